@@ -1,0 +1,25 @@
+"""Data sources: lmmprobe JSONL, the built-in demo, and a registry for more."""
+
+from lmmprobe.data.base import (
+    SOURCES,
+    DataError,
+    LoadResult,
+    SampleProblem,
+    Source,
+    data_fingerprint,
+    load_source,
+    parse_source_spec,
+    sample_fingerprint,
+)
+
+__all__ = [
+    "SOURCES",
+    "DataError",
+    "LoadResult",
+    "SampleProblem",
+    "Source",
+    "data_fingerprint",
+    "load_source",
+    "parse_source_spec",
+    "sample_fingerprint",
+]

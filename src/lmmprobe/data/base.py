@@ -1,0 +1,141 @@
+"""Data sources: the registry, load reports with file:line problems, and data fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from lmmprobe.registry import Registry
+from lmmprobe.schema import Sample
+
+MAX_PROBLEMS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class SampleProblem:
+    """Why one input row was rejected, and where it is."""
+
+    source: str
+    line: int | None
+    field: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        what = f"{self.field}: {self.reason}" if self.field else self.reason
+        return f"{where}: {what}"
+
+
+class DataError(ValueError):
+    """Invalid input in strict mode, or a source that cannot be read at all."""
+
+    def __init__(self, problem: SampleProblem | str) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+@dataclass
+class LoadResult:
+    """Samples a source produced, plus what it rejected."""
+
+    samples: list[Sample]
+    source: str
+    invalid: int = 0
+    problems: list[SampleProblem] = field(default_factory=list)
+
+    def add_problem(self, problem: SampleProblem, strict: bool) -> None:
+        """Record a rejected row; in strict mode raise instead."""
+        if strict:
+            raise DataError(problem)
+        self.invalid += 1
+        if len(self.problems) < MAX_PROBLEMS_SHOWN:
+            self.problems.append(problem)
+
+
+class Source(Protocol):
+    """A data source: builds samples from a spec's target and options."""
+
+    def __call__(
+        self, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+    ) -> LoadResult:
+        """Load samples; report invalid rows in the result (or raise DataError if strict)."""
+        ...
+
+
+SOURCES: Registry[Source] = Registry("data source")
+
+
+def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """Split a data spec: a ``.jsonl`` path, or ``name[:target][,key=value...]``.
+
+    Raises:
+        ValueError: An option is not ``key=value``.
+    """
+    head, *opts = spec.split(",")
+    options: dict[str, str] = {}
+    for opt in opts:
+        k, eq, v = opt.partition("=")
+        if not eq:
+            raise ValueError(f"data spec {spec!r}: option {opt!r} is not key=value")
+        options[k.strip()] = v.strip()
+    if head.endswith(".jsonl") or Path(head).is_file():
+        return "jsonl", head, options
+    name, sep, target = head.partition(":")
+    return name, (target if sep else None), options
+
+
+def load_source(spec: str, *, strict: bool = False, limit: int | None = None) -> LoadResult:
+    """Load samples from a data spec through the source registry.
+
+    Args:
+        spec: ``demo``, ``demo,n=500,seed=1``, ``path/to/data.jsonl`` or ``jsonl:PATH``.
+        strict: Raise `DataError` on the first invalid row instead of skipping it.
+        limit: Stop after this many valid samples.
+
+    Raises:
+        RegistryError: Unknown source name.
+        DataError: Unreadable source, or an invalid row in strict mode.
+    """
+    import lmmprobe.data.demo
+    import lmmprobe.data.jsonl  # noqa: F401  (register the built-in sources)
+
+    name, target, options = parse_source_spec(spec)
+    return SOURCES.get(name)(target, options, strict=strict, limit=limit)
+
+
+def sample_fingerprint(sample: Sample) -> str:
+    """Hash of everything in a sample that a model or the scorer sees."""
+    # Built by hand rather than with model_dump: this runs for every sample of every run.
+    body = [
+        sample.id,
+        [im.content_hash() for im in sample.images],
+        sample.question,
+        sample.choices,
+        sample.answer,
+        sample.formulation,
+        sample.context,
+        [(t.role, t.content) for t in sample.history],
+        sample.metadata,
+    ]
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def data_fingerprint(samples: Iterable[Sample]) -> str:
+    """Order-sensitive hash of a sample list: same data, same fingerprint."""
+    h = hashlib.sha256()
+    for s in samples:
+        h.update(sample_fingerprint(s).encode())
+    return h.hexdigest()
+
+
+def require_unique_ids(samples: Sequence[Sample]) -> None:
+    """Raise DataError when two samples share an id (results are keyed by it)."""
+    seen: set[str] = set()
+    for s in samples:
+        if s.id in seen:
+            raise DataError(f"duplicate sample id {s.id!r}")
+        seen.add(s.id)

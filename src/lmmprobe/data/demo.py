@@ -1,0 +1,149 @@
+"""Built-in demo source: seeded color / shape / count questions about drawn shapes.
+
+Origin: written for lmmprobe (no external data, no license constraints). Images are drawn with
+Pillow on demand from a recipe, so the job runs with nothing on disk and thousands of samples
+cost almost no memory. The colors are Dysca's eight. Questions are multiple choice (4 options,
+distractors from the same list, seeded shuffle) and true/false (negative with p = 0.5).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.schema import ImageRef, Sample, register_renderer
+
+COLORS: dict[str, tuple[int, int, int]] = {
+    "red": (220, 30, 30),
+    "orange": (245, 140, 20),
+    "yellow": (245, 225, 30),
+    "green": (30, 160, 50),
+    "blue": (30, 70, 220),
+    "purple": (130, 40, 170),
+    "white": (250, 250, 250),
+    "black": (10, 10, 10),
+}
+SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "hexagon")
+COUNTS: tuple[str, ...] = ("1", "2", "3", "4")
+RENDERER = "demo-shapes"
+RENDERER_VERSION = "1"
+SUBTASKS: tuple[str, ...] = ("color", "shape", "count", "color_tf")
+
+
+def _polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
+    if shape == "square":
+        return [(cx - r, cy - r), (cx + r, cy - r), (cx + r, cy + r), (cx - r, cy + r)]
+    if shape == "triangle":
+        return [(cx + r * math.cos(a), cy + r * math.sin(a)) for a in (-math.pi / 2, math.pi / 6, 5 * math.pi / 6)]
+    if shape == "diamond":
+        return [(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)]
+    if shape == "hexagon":
+        return [(cx + r * math.cos(k * math.pi / 3), cy + r * math.sin(k * math.pi / 3)) for k in range(6)]
+    if shape == "star":
+        pts = []
+        for k in range(10):
+            rad = r if k % 2 == 0 else r * 0.45
+            a = -math.pi / 2 + k * math.pi / 5
+            pts.append((cx + rad * math.cos(a), cy + rad * math.sin(a)))
+        return pts
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+def render(recipe: dict[str, Any]) -> Image.Image:
+    """Draw a demo image: `count` shapes of one kind and color on a gray background."""
+    size = int(recipe["size"])
+    bg = int(recipe["bg"])
+    im = Image.new("RGB", (size, size), (bg, bg, bg))
+    draw = ImageDraw.Draw(im)
+    color = COLORS[recipe["color"]]
+    for cx, cy, r in recipe["spots"]:
+        x, y, rad = cx * size, cy * size, r * size
+        if recipe["shape"] == "circle":
+            draw.ellipse((x - rad, y - rad, x + rad, y + rad), fill=color)
+        else:
+            draw.polygon(_polygon(recipe["shape"], x, y, rad), fill=color)
+    return im
+
+
+register_renderer(RENDERER, RENDERER_VERSION, render)
+
+
+def _spots(rng: random.Random, count: int) -> list[list[float]]:
+    # Cells of a 2x2 grid keep shapes apart, so counting stays unambiguous.
+    cells = rng.sample([(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)], count)
+    r = 0.16 if count > 1 else 0.3
+    return [[cx if count > 1 else 0.5, cy if count > 1 else 0.5, r] for cx, cy in cells]
+
+
+def _choices(rng: random.Random, truth: str, pool: tuple[str, ...]) -> tuple[list[str], int]:
+    options = [truth, *rng.sample([p for p in pool if p != truth], 3)]
+    rng.shuffle(options)
+    return options, options.index(truth)
+
+
+def make_sample(index: int, seed: int, size: int) -> Sample:
+    """Build demo sample number `index`; the same (index, seed, size) gives the same sample."""
+    rng = random.Random(f"demo:{seed}:{index}")
+    subtask = SUBTASKS[index % len(SUBTASKS)]
+    color = rng.choice(list(COLORS))
+    shape = rng.choice(SHAPES)
+    count = rng.randint(1, 4)
+    recipe = {
+        "size": size,
+        "bg": rng.randint(110, 150),
+        "color": color,
+        "shape": shape,
+        "spots": _spots(rng, count),
+    }
+    meta: dict[str, Any] = {"task": "demo", "subtask": subtask, "question_type": "multiple_choice"}
+    image = ImageRef.from_recipe(RENDERER, recipe)
+    sid = f"demo-{seed}-{index:06d}"
+    if subtask == "color_tf":
+        asked = color if rng.random() < 0.5 else rng.choice([c for c in COLORS if c != color])
+        meta["question_type"] = "true_false"
+        subject = "Are the shapes" if count > 1 else "Is the shape"
+        return Sample.model_construct(
+            id=sid, images=[image], question=f"{subject} in the image {asked}?",
+            choices=["yes", "no"], answer=0 if asked == color else 1, formulation="true_false",
+            context=None, history=[], metadata=meta,
+        )
+    are = "are the shapes" if count > 1 else "is the shape"
+    question, truth, pool = {
+        "color": (f"What color {are} in the image?", color, tuple(COLORS)),
+        "shape": ("Which shape is shown in the image?", shape, SHAPES),
+        "count": ("How many shapes are in the image?", str(count), COUNTS),
+    }[subtask]
+    choices, answer = _choices(rng, truth, pool)
+    # model_construct: the generator's output is valid by construction, and validation would
+    # dominate the cost of building 10,000 samples.
+    return Sample.model_construct(
+        id=sid, images=[image], question=question, choices=choices, answer=answer,
+        formulation="single_choice", context=None, history=[], metadata=meta,
+    )
+
+
+def _int_opt(options: dict[str, str], name: str, default: int) -> int:
+    try:
+        return int(options.get(name, default))
+    except ValueError as exc:
+        raise DataError(f"demo source: option {name}={options[name]!r} is not an integer") from exc
+
+
+@SOURCES.register("demo", summary="demo[,n=120,seed=0,size=128]  drawn color/shape/count questions")
+def load_demo(
+    target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> LoadResult:
+    """Generate the demo set (nothing is read from disk)."""
+    unknown = set(options) - {"n", "seed", "size"}
+    if target or unknown:
+        raise DataError(f"the demo source takes options n, seed, size (got {target or sorted(unknown)})")
+    n = _int_opt(options, "n", 120)
+    if limit is not None:
+        n = min(n, limit)
+    seed = _int_opt(options, "seed", 0)
+    size = _int_opt(options, "size", 128)
+    return LoadResult(samples=[make_sample(i, seed, size) for i in range(n)], source="demo")

@@ -1,0 +1,23 @@
+"""Run-level metrics with cluster-bootstrap confidence intervals."""
+
+from lmmprobe.metrics.bootstrap import (
+    bootstrap_distribution,
+    percentile_interval,
+    ratio,
+    ratio_intervals,
+    resample_weights,
+)
+from lmmprobe.metrics.choice import METRIC_NAMES, MISSING, MetricValue, breakdown, summarize
+
+__all__ = [
+    "METRIC_NAMES",
+    "MISSING",
+    "MetricValue",
+    "bootstrap_distribution",
+    "breakdown",
+    "percentile_interval",
+    "ratio",
+    "ratio_intervals",
+    "resample_weights",
+    "summarize",
+]

@@ -1,0 +1,264 @@
+"""The model protocol every backend implements, its typed errors, and the model registry.
+
+A backend knows nothing about tasks: it turns `Request`s into `Response`s. Batched calls return
+one response per request, in order; a failure of one request is a `Response` carrying an
+`ErrorInfo`, a failure of the whole call is a raised `ModelError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from lmmprobe.registry import Registry, RegistryError
+from lmmprobe.schema import ErrorInfo, Request, Response
+
+# ---------------------------------------------------------------------------------------------
+# Errors
+
+
+class ModelError(Exception):
+    """A failed model call. Subclasses fix `type` and whether a retry could succeed."""
+
+    type: ClassVar[str] = "internal"
+    retryable: ClassVar[bool] = False
+
+    def to_info(self) -> ErrorInfo:
+        """The error as stored with a response."""
+        return ErrorInfo(type=self.type, message=str(self) or type(self).__name__, retryable=self.retryable)
+
+
+class RetryableError(ModelError):
+    """Trying again later may succeed; retried on resume."""
+
+    type = "transient"
+    retryable = True
+
+
+class RateLimitError(RetryableError):
+    """The server asked us to slow down (HTTP 429)."""
+
+    type = "rate_limit"
+
+    def __init__(self, message: str = "rate limited", retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class TransientError(RetryableError):
+    """A server or connection failure that may pass (HTTP 5xx, reset connection)."""
+
+    type = "transient"
+
+
+class ModelTimeoutError(RetryableError):
+    """The call took longer than its timeout."""
+
+    type = "timeout"
+
+
+class PermanentError(ModelError):
+    """The same request will fail again; stored, not retried within a run."""
+
+    type = "bad_request"
+
+
+class BadRequestError(PermanentError):
+    """The backend rejected the request (HTTP 4xx other than 429)."""
+
+    type = "bad_request"
+
+
+class UnsupportedInputError(PermanentError):
+    """The request needs something the model cannot do (too many images, no likelihoods)."""
+
+    type = "unsupported_input"
+
+
+def internal_error(exc: BaseException) -> ErrorInfo:
+    """Describe an unexpected exception from a backend as a stored error."""
+    return ErrorInfo(type="internal", message=f"{type(exc).__name__}: {exc}", retryable=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Protocol
+
+
+class Capabilities(BaseModel):
+    """What a backend can do; the runner plans batches and inference methods from it."""
+
+    likelihood: bool = Field(default=False, description="Implements loglikelihood().")
+    multi_image: bool = Field(default=True, description="Accepts several images per request.")
+    max_images: int | None = Field(default=None, description="Images per request; None = no limit.")
+    max_batch_size: int = Field(default=1, ge=1, description="Requests per call.")
+    is_async: bool = Field(default=False, description="Implements agenerate()/aloglikelihood().")
+    max_concurrency: int = Field(default=1, ge=1, description="Concurrent calls for async backends.")
+
+
+class ModelIdentity(BaseModel):
+    """What identifies a model's outputs: part of every cache key and of the manifest."""
+
+    backend: str = Field(description="Registry name of the backend.")
+    name: str = Field(description="Model name, path or hub id.")
+    revision: str | None = Field(default=None, description="Hub revision or commit, when known.")
+    fingerprint: str | None = Field(default=None, description="Hash of local weights, when cheap.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Backend options that change outputs (not secrets)."
+    )
+
+    def cache_id(self) -> str:
+        """Canonical JSON used inside cache keys."""
+        return json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A synchronous, batched model backend."""
+
+    identity: ModelIdentity
+    capabilities: Capabilities
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Generate text for each request (one response per request, in order)."""
+        ...
+
+    def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        """Score each request's candidates; raise UnsupportedInputError if unsupported."""
+        ...
+
+
+@runtime_checkable
+class AsyncModel(Protocol):
+    """An asynchronous backend (API clients); the runner bounds its concurrency."""
+
+    identity: ModelIdentity
+    capabilities: Capabilities
+
+    async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
+        """Async counterpart of `Model.generate`."""
+        ...
+
+    async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        """Async counterpart of `Model.loglikelihood`."""
+        ...
+
+
+# ---------------------------------------------------------------------------------------------
+# Specs and registry
+
+
+class ModelFactory(Protocol):
+    """Builds a backend from a parsed spec."""
+
+    def __call__(self, target: str | None, options: dict[str, str]) -> Model | AsyncModel:
+        """Build the model; `target` is the part after ``backend:``."""
+        ...
+
+
+MODELS: Registry[ModelFactory] = Registry("model backend")
+
+
+def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """Split ``backend[:target][,key=value...]`` into its parts.
+
+    Examples: ``random``, ``first,delay=0.01``, ``hf:./ckpt,dtype=float32``,
+    ``openai:gpt-4o@http://localhost:8000/v1``.
+
+    Raises:
+        ValueError: An option is not ``key=value``.
+    """
+    head, *opts = spec.split(",")
+    backend, sep, target = head.partition(":")
+    options: dict[str, str] = {}
+    for opt in opts:
+        k, eq, v = opt.partition("=")
+        if not eq or not k.strip():
+            raise ValueError(f"model spec {spec!r}: option {opt!r} is not key=value")
+        options[k.strip()] = v.strip()
+    return backend.strip(), (target if sep else None), options
+
+
+def _load_plugins() -> None:
+    # Third-party backends announce themselves as entry points "name = package.module:factory".
+    for ep in entry_points(group="lmmprobe.models"):
+        if ep.name not in MODELS.names():
+            MODELS.register_lazy(ep.name, ep.value, summary=f"plugin from {ep.value}")
+
+
+def load_model(spec: str) -> Model | AsyncModel:
+    """Resolve a model spec through the registry and build the backend.
+
+    Raises:
+        RegistryError: Unknown backend, or its optional dependencies are missing (the message
+            gives the exact ``pip install`` to run).
+        ValueError: The spec is malformed.
+    """
+    _ensure_builtin()
+    backend, target, options = parse_model_spec(spec)
+    factory = MODELS.get(backend)
+    return factory(target, options)
+
+
+def list_models() -> list[tuple[str, str, str]]:
+    """(name, status, summary) for every registered backend; status tells what is missing."""
+    _ensure_builtin()
+    rows = []
+    for name in MODELS.names():
+        missing = MODELS.missing_requirements(name)
+        status = "ready" if not missing else f"needs: {MODELS.install_hint(name)}"
+        rows.append((name, status, MODELS.summary(name)))
+    return rows
+
+
+_BUILTIN_LOADED = False
+
+
+def _ensure_builtin() -> None:
+    global _BUILTIN_LOADED
+    if _BUILTIN_LOADED:
+        return
+    _BUILTIN_LOADED = True
+    import lmmprobe.models.baselines  # noqa: F401  (registers random, first)
+
+    MODELS.register_lazy(
+        "hf",
+        "lmmprobe.models.hf:load",
+        requires=("torch", "transformers"),
+        extra="hf",
+        summary="hf:PATH_OR_ID  Hugging Face transformers checkpoint (local path or hub id)",
+    )
+    MODELS.register_lazy(
+        "openai",
+        "lmmprobe.models.openai_api:load",
+        requires=("openai",),
+        extra="api",
+        summary="openai:MODEL[@BASE_URL]  any OpenAI-compatible chat server",
+    )
+    _load_plugins()
+
+
+__all__ = [
+    "MODELS",
+    "AsyncModel",
+    "BadRequestError",
+    "Capabilities",
+    "Model",
+    "ModelError",
+    "ModelFactory",
+    "ModelIdentity",
+    "ModelTimeoutError",
+    "PermanentError",
+    "RateLimitError",
+    "RegistryError",
+    "RetryableError",
+    "TransientError",
+    "UnsupportedInputError",
+    "internal_error",
+    "list_models",
+    "load_model",
+    "parse_model_spec",
+]

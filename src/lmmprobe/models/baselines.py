@@ -1,0 +1,101 @@
+"""Reference baselines: a seeded random guesser and an always-first-option model.
+
+They need no weights, answer instantly (or after a configurable delay), and support both
+generation and likelihood ranking, so every code path of the runner runs without a real model.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity, UnsupportedInputError
+from lmmprobe.schema import Request, Response
+
+
+def _float_opt(options: dict[str, str], name: str, default: float) -> float:
+    try:
+        return float(options.get(name, default))
+    except ValueError as exc:
+        raise ValueError(f"option {name}={options[name]!r} is not a number") from exc
+
+
+class _Baseline(ABC):
+    """Shared plumbing: options, identity, delay."""
+
+    backend = ""
+
+    def __init__(self, target: str | None, options: dict[str, str]) -> None:
+        if target:
+            raise ValueError(f"the {self.backend!r} baseline takes no target (got {target!r})")
+        unknown = set(options) - {"delay", "seed", "batch"}
+        if unknown:
+            raise ValueError(f"the {self.backend!r} baseline has no option(s) {sorted(unknown)}")
+        self.delay = _float_opt(options, "delay", 0.0)
+        self.seed = int(_float_opt(options, "seed", 0))
+        batch = int(_float_opt(options, "batch", 64))
+        # delay only slows a run down; it does not change outputs, so it is not in the identity.
+        self.identity = ModelIdentity(backend=self.backend, name=self.backend, options={"seed": self.seed})
+        self.capabilities = Capabilities(likelihood=True, multi_image=True, max_batch_size=batch)
+
+    def _wait(self, n: int) -> None:
+        if self.delay > 0:
+            time.sleep(self.delay * n)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Answer each request with an option mark (empty text for open-ended requests)."""
+        self._wait(len(requests))
+        return [Response(key=r.key, text=self._answer(r)) for r in requests]
+
+    def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        """Score each candidate; see the subclass for the rule."""
+        self._wait(len(requests))
+        out = []
+        for r in requests:
+            if not r.candidates:
+                raise UnsupportedInputError(f"request {r.key} has no candidates to score")
+            scores = self._scores(r, len(r.candidates))
+            out.append(Response(key=r.key, loglikelihoods=scores, token_counts=[1] * len(scores)))
+        return out
+
+    @abstractmethod
+    def _answer(self, request: Request) -> str:
+        """The generated text for one request."""
+
+    @abstractmethod
+    def _scores(self, request: Request, n: int) -> list[float]:
+        """One log-likelihood per candidate."""
+
+
+@MODELS.register("random", summary="random  seeded random option (options: seed, delay, batch)")
+class RandomBaseline(_Baseline):
+    """Picks an option uniformly at random, seeded by the request key (reproducible)."""
+
+    backend = "random"
+
+    def _rng(self, request: Request) -> random.Random:
+        return random.Random(f"{self.seed}:{request.key}")
+
+    def _answer(self, request: Request) -> str:
+        if not request.marks:
+            return ""
+        return f"({self._rng(request).choice(request.marks)})"
+
+    def _scores(self, request: Request, n: int) -> list[float]:
+        rng = self._rng(request)
+        return [-rng.random() * 10 for _ in range(n)]
+
+
+@MODELS.register("first", summary="first  always the first option shown (options: delay, batch)")
+class FirstBaseline(_Baseline):
+    """Always answers the first option shown; exposes position bias in a benchmark."""
+
+    backend = "first"
+
+    def _answer(self, request: Request) -> str:
+        return f"({request.marks[0]})" if request.marks else ""
+
+    def _scores(self, request: Request, n: int) -> list[float]:
+        return [-float(i) for i in range(n)]

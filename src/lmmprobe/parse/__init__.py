@@ -1,0 +1,6 @@
+"""Answer extraction: read which option a generated answer chose, and detect refusals."""
+
+from lmmprobe.parse.extract import Extraction, ExtractionStage, extract_choice
+from lmmprobe.parse.refusal import is_refusal
+
+__all__ = ["Extraction", "ExtractionStage", "extract_choice", "is_refusal"]

@@ -1,0 +1,341 @@
+"""Map a generated single-choice answer to a displayed option.
+
+The pipeline tries, in order: the option mark ("B", "(b)", "the answer is C"), the option text
+("blue"), a refusal check, and a fuzzy match of the whole output against the option texts
+("gren" -> "green"). Whatever cannot be mapped is `unparsed`; no option is ever guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from rapidfuzz import fuzz, process
+
+from lmmprobe.parse.refusal import is_refusal
+from lmmprobe.schema.score import FORMAT_HIT_STAGES
+
+ExtractionStage = Literal["mark", "text", "fuzzy", "unparsed"]
+"""The pipeline stage that decided an extraction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The option read from one model output, and how it was read.
+
+    Attributes:
+        index: Position of the chosen option in the displayed order (0-based); None when
+            unparsed.
+        stage: "mark", "text", "fuzzy" or "unparsed".
+        reason: For unparsed outputs one of "empty", "refusal", "no_match", "ambiguous";
+            otherwise a short note on what matched (the mark span, the option text, the score).
+
+    """
+
+    index: int | None
+    stage: ExtractionStage
+    reason: str
+
+    @property
+    def format_hit(self) -> bool:
+        """Whether the answer followed the expected format (decided by mark or option text)."""
+        return self.stage in FORMAT_HIT_STAGES
+
+
+# Whitespace, markdown emphasis and quotes that may wrap a mark ("**B**", '"B"').
+_DECOR = "[\\s*_\"'`\u201c\u201d\u2018\u2019]*"
+_TIGHT_DECOR = "[*_\"'`\u201c\u201d\u2018\u2019]*"
+_OPEN = "[(\uff08]"
+_CLOSE = "[)\uff09]"
+# What may follow a bare mark at the start of the output. A full stop or colon followed by more
+# characters of a word or number ("A.I.", "2.5", "2:30") is not a delimiter.
+_LEAD_END = (
+    f"(?={_TIGHT_DECOR}(?:\\s*\\Z|[ \\t]*\\n|\\.(?!\\w)|{_CLOSE}"
+    "|[:\uff1a,\uff0c\u3002\u3001](?!\\d)))"
+)
+# Phrases that announce the model's final answer.
+_STRONG_PHRASES = (
+    r"\banswer\b(?:\s+(?:is|would\s+be|should\s+be|will\s+be))?"
+    r"|\b(?:correct|right|best|final)\s+(?:option|choice)\b(?:\s+(?:is|would\s+be|should\s+be))?"
+    r"|\bI\s+(?:would\s+|will\s+|'d\s+)?(?:choose|pick|select|go\s+with)\b"
+    "|\u7b54\u6848(?:\u5e94\u8be5|\u61c9\u8a72)?(?:\u662f|\u4e3a|\u70ba)?"  # 答案(应该)(是|为)
+    "|\u9009(?:\u62e9|\u64c7|\u9879|\u9805)?"  # 选(择|项)
+)
+# Phrases that merely name an option; they may also introduce options the model rejects.
+_WEAK_PHRASES = r"\b(?:option|choice)\b(?:\s+is)?"
+# Every phrase above contains one of these; a substring test is far cheaper than the regex scan.
+_STRONG_HINTS = ("answer", "option", "choice", "choos", "pick", "select", "go", "\u7b54\u6848", "\u9009")
+_WEAK_HINTS = ("option", "choice")
+# Scripts written without spaces between words have no word boundary to test against.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"
+)
+_NON_WORD = re.compile(r"[\W_]+")
+_NOTE_LEN = 40
+
+
+@dataclass(frozen=True, slots=True)
+class _MarkPatterns:
+    lookup: dict[str, int]
+    leading: re.Pattern[str]
+    strong: re.Pattern[str]
+    weak: re.Pattern[str]
+    paren: re.Pattern[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _OptionTable:
+    patterns: tuple[re.Pattern[str] | None, ...]
+    # Lowercased first word of each ASCII option: an option absent from the lowercased output
+    # cannot match, which spares most regex scans. None where lowercasing is not exact.
+    hints: tuple[str | None, ...]
+    fuzzy_keys: tuple[str | None, ...]
+
+
+def extract_choice(
+    output: str,
+    options: Sequence[str],
+    marks: Sequence[str],
+    *,
+    fuzzy_threshold: float = 80.0,
+) -> Extraction:
+    """Read which displayed option a generated answer chose.
+
+    Stages, in order: empty output; option mark (a leading mark such as "B." or "(b)", an answer
+    phrase such as "the answer is C" or "答案是B", or a single distinct parenthesized mark);
+    option text (exactly one option named as whole words, longer options shadowing the ones they
+    contain); refusal; fuzzy similarity of the whole output to one option. Letter marks compare
+    case-insensitively.
+
+    Args:
+        output: Raw model output.
+        options: Option texts in display order.
+        marks: Displayed marks in the same order, e.g. ["A", "B", "C"] or ["1", "2", "3"].
+        fuzzy_threshold: Minimum rapidfuzz ratio (0-100) for the fuzzy stage.
+
+    Returns:
+        The chosen display position and the stage that decided it, or an unparsed result whose
+        reason is "empty", "refusal", "no_match" or "ambiguous".
+
+    Raises:
+        ValueError: `options` and `marks` differ in length, or a mark is blank or repeated
+            (ignoring case).
+
+    """
+    if len(options) != len(marks):
+        raise ValueError(
+            f"extract_choice got {len(options)} options but {len(marks)} marks; "
+            "pass one mark per displayed option"
+        )
+    if not output.strip():
+        return _unparsed("empty")
+    option_key = tuple(options)
+    by_mark, marks_ambiguous = _mark_stage(output, tuple(marks), option_key)
+    if by_mark is not None:
+        return by_mark
+    table = _option_table(option_key)
+    named = _named_options(output, table)
+    if len(named) == 1:
+        return Extraction(named[0], "text", _note(options[named[0]]))
+    if is_refusal(output):
+        return _unparsed("refusal")
+    # An output naming several options cannot be settled by overall similarity either.
+    if marks_ambiguous or named:
+        return _unparsed("ambiguous")
+    return _fuzzy_stage(output, table.fuzzy_keys, fuzzy_threshold)
+
+
+def _unparsed(reason: str) -> Extraction:
+    return Extraction(None, "unparsed", reason)
+
+
+def _note(span: str) -> str:
+    return " ".join(span.split()).strip("*_\"'`")[:_NOTE_LEN]
+
+
+def _mark_stage(
+    output: str, marks: tuple[str, ...], options: tuple[str, ...]
+) -> tuple[Extraction | None, bool]:
+    """Return the mark-decided extraction, if any, and whether distinct marks competed."""
+    if not marks:
+        return None, False
+    pats = _mark_patterns(marks)
+    stripped = output.strip()
+    exact = pats.lookup.get(stripped.lower())
+    if exact is not None:
+        return Extraction(exact, "mark", stripped), False
+    lead = pats.leading.match(output)
+    if lead is not None:
+        return Extraction(pats.lookup[_captured(lead).lower()], "mark", _note(lead[0])), False
+    phrases_disagree = False
+    low = output.lower()
+    for phrase, hints in ((pats.strong, _STRONG_HINTS), (pats.weak, _WEAK_HINTS)):
+        if not any(h in low for h in hints):
+            continue
+        found = _phrase_marks(phrase, output, pats.lookup, options)
+        if len(found) == 1:
+            return _single(found), False
+        if found:
+            # A weaker phrase must not settle what the model's own answer phrases left open.
+            phrases_disagree = True
+            break
+    paren: dict[int, str] = {}
+    if "(" in output or "\uff08" in output:
+        for m in pats.paren.finditer(output):
+            paren.setdefault(pats.lookup[m[1].lower()], m[0])
+    if len(paren) == 1:
+        return _single(paren), False
+    return None, phrases_disagree or bool(paren)
+
+
+def _single(found: dict[int, str]) -> Extraction:
+    ((index, span),) = found.items()
+    return Extraction(index, "mark", _note(span))
+
+
+def _captured(match: re.Match[str]) -> str:
+    return next(g for g in match.groups() if g is not None)
+
+
+def _phrase_marks(
+    phrase: re.Pattern[str], output: str, lookup: dict[str, int], options: tuple[str, ...]
+) -> dict[int, str]:
+    """Map each option index announced by an answer phrase to the first span announcing it."""
+    found: dict[int, str] = {}
+    for m in phrase.finditer(output):
+        bare = m["b"]
+        index = lookup[(bare if bare is not None else m["p"]).lower()]
+        if bare is not None and not _bare_mark_fits(output, m.end(), index, options):
+            continue
+        found.setdefault(index, m[0])
+    return found
+
+
+def _bare_mark_fits(output: str, end: int, index: int, options: tuple[str, ...]) -> bool:
+    """Tell whether a bare mark is a mark rather than a word ("the answer is a cat").
+
+    It is when followed by the end, by punctuation, or by whitespace and then the option's own
+    text ("the answer is b blue").
+    """
+    rest = output[end:]
+    if not rest or not rest[0].isspace():
+        return True
+    after = rest.lstrip()
+    if not after or not after[0].isalnum():
+        return True
+    pattern = _option_table(options).patterns[index]
+    return pattern is not None and pattern.match(output, len(output) - len(after)) is not None
+
+
+def _named_options(output: str, table: _OptionTable) -> list[int]:
+    """List the options named in the output, dropping those only named inside longer ones."""
+    # Unicode case folding under IGNORECASE differs from str.lower() outside ASCII ("ſ" ~ "s").
+    low = output.lower() if output.isascii() else None
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for index, (pattern, hint) in enumerate(zip(table.patterns, table.hints, strict=True)):
+        if low is not None and hint is not None and hint not in low:
+            continue
+        if pattern is not None:
+            hits = [m.span() for m in pattern.finditer(output)]
+            if hits:
+                spans[index] = hits
+    return [i for i, own in spans.items() if not _shadowed(own, i, spans)]
+
+
+def _shadowed(
+    own: list[tuple[int, int]], index: int, spans: dict[int, list[tuple[int, int]]]
+) -> bool:
+    """Tell whether every span in `own` lies inside a longer span of another option ("dark red")."""
+    return all(
+        any(
+            js <= s and e <= je and je - js > e - s
+            for j, theirs in spans.items()
+            if j != index
+            for js, je in theirs
+        )
+        for s, e in own
+    )
+
+
+def _fuzzy_stage(output: str, keys: tuple[str | None, ...], threshold: float) -> Extraction:
+    query = _normalize(output)
+    if not query:
+        return _unparsed("no_match")
+    # process.extract skips None keys (blank options) and keeps their positions.
+    top = process.extract(query, keys, scorer=fuzz.ratio, limit=2)
+    if not top:
+        return _unparsed("no_match")
+    key, best, index = top[0]
+    # A tie means two options are equally close, and picking either would be a guess.
+    if best < threshold or (len(top) > 1 and top[1][1] >= best):
+        return _unparsed("no_match")
+    return Extraction(int(index), "fuzzy", f"{key} ({best:.0f})")
+
+
+def _normalize(text: str) -> str:
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
+
+
+@lru_cache(maxsize=256)
+def _mark_patterns(marks: tuple[str, ...]) -> _MarkPatterns:
+    lookup: dict[str, int] = {}
+    for index, mark in enumerate(marks):
+        key = mark.strip().lower()
+        if not key or key != mark.lower():
+            raise ValueError(
+                f"option mark {mark!r} (position {index}) must be non-blank text without padding"
+            )
+        if key in lookup:
+            raise ValueError(f"option marks repeat {mark!r} ignoring case: {list(marks)}")
+        lookup[key] = index
+    # Longest first, so that mark "10" is not read as mark "1".
+    alt = "|".join(re.escape(m) for m in sorted(marks, key=len, reverse=True))
+    paren = f"{_OPEN}\\s*({alt})\\s*{_CLOSE}"
+    # A bare mark glued to a following letter or digit is part of a word ("answer is Blue").
+    announced = (
+        f"\\s*[:\uff1a]?{_DECOR}"
+        f"(?:{_OPEN}\\s*(?P<p>{alt})\\s*{_CLOSE}|(?P<b>{alt})(?![A-Za-z0-9]))"
+    )
+    flags = re.IGNORECASE
+    return _MarkPatterns(
+        lookup=lookup,
+        leading=re.compile(
+            f"{_DECOR}(?:{_OPEN}\\s*({alt})\\s*{_CLOSE}|({alt}){_LEAD_END}|\\*\\*\\s*({alt})\\s*\\*\\*)",
+            flags,
+        ),
+        strong=re.compile(f"(?:{_STRONG_PHRASES}){announced}", flags),
+        weak=re.compile(f"(?:{_WEAK_PHRASES}){announced}", flags),
+        paren=re.compile(paren, flags),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _option_table(options: tuple[str, ...]) -> _OptionTable:
+    return _OptionTable(
+        patterns=tuple(_option_pattern(o) for o in options),
+        hints=tuple(_hint(o) for o in options),
+        fuzzy_keys=tuple(_normalize(o) or None for o in options),
+    )
+
+
+def _option_pattern(option: str) -> re.Pattern[str] | None:
+    """Compile a case-insensitive whole-word pattern for an option text (None if blank)."""
+    words = option.split()
+    if not words:
+        return None
+    body = r"\s+".join(re.escape(w) for w in words)
+    left = r"(?<!\w)" if _bounded(words[0][0]) else ""
+    right = r"(?!\w)" if _bounded(words[-1][-1]) else ""
+    return re.compile(left + body + right, re.IGNORECASE)
+
+
+def _hint(option: str) -> str | None:
+    words = option.split()
+    return words[0].lower() if words and option.isascii() else None
+
+
+def _bounded(char: str) -> bool:
+    return (char.isalnum() or char == "_") and _UNSPACED.match(char) is None

@@ -1,0 +1,130 @@
+"""Per-run outputs: ``results.json`` (everything) and ``results.md`` (for people)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.metrics import METRIC_NAMES, breakdown, summarize
+from lmmprobe.run.runner import RunOutcome
+
+HEADLINE = ("accuracy", "balanced_accuracy", "format_hit_rate", "unparsed_rate", "error_rate", "abstention_rate")
+
+
+def build_results(outcome: RunOutcome) -> dict[str, Any]:
+    """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run."""
+    spec = outcome.spec
+    models: dict[str, Any] = {}
+    for mo in outcome.models:
+        metrics = summarize(mo.scores, n_boot=spec.bootstrap, seed=spec.seed)
+        parts = breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
+        models[mo.spec] = {
+            "metrics": {k: v.to_dict() for k, v in metrics.items()},
+            "breakdown": {
+                key: {val: {k: v.to_dict() for k, v in ms.items()} for val, ms in groups.items()}
+                for key, groups in parts.items()
+            },
+            "stats": mo.stats(),
+        }
+    return {
+        "run_id": outcome.run_id,
+        "status": outcome.status,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "store": str(outcome.store_path),
+        "data": {
+            "source": outcome.load.source,
+            "samples": len(outcome.load.samples),
+            "invalid": outcome.load.invalid,
+            "problems": [str(p) for p in outcome.load.problems],
+        },
+        "models": models,
+        "spec": spec.model_dump(mode="json"),
+        "manifest": outcome.manifest,
+    }
+
+
+def _md_escape(text: Any) -> str:
+    # Dataset and model text is untrusted: keep it from breaking the table or injecting HTML.
+    s = str(text)
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("\n", " ")):
+        s = s.replace(a, b)
+    return s
+
+
+def format_metric(m: dict[str, Any] | None, *, ci: bool = True) -> str:
+    """``0.734 [0.70, 0.77]`` as a percentage-free fraction; ``-`` when undefined."""
+    if not m or m.get("value") is None:
+        return "-"
+    out = f"{m['value']:.3f}"
+    if ci and m.get("low") is not None:
+        out += f" [{m['low']:.2f}, {m['high']:.2f}]"
+    return out
+
+
+def _table(rows: list[tuple[str, dict[str, Any]]], first: str) -> list[str]:
+    names = [n for n in HEADLINE if n in METRIC_NAMES]
+    lines = [
+        "| " + " | ".join([first, "n", *names]) + " |",
+        "|" + "---|" * (len(names) + 2),
+    ]
+    for label, metrics in rows:
+        n = metrics.get("error_rate", {}).get("n", 0)
+        cells = [format_metric(metrics.get(k)) for k in names]
+        lines.append("| " + " | ".join([_md_escape(label), str(n), *cells]) + " |")
+    return lines
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    """The run as Markdown: headline table, breakdowns, data problems, reproducibility facts."""
+    data = results["data"]
+    lines = [
+        f"# lmmprobe run {results['run_id']}",
+        "",
+        f"Status: **{results['status']}**. Data: `{_md_escape(data['source'])}`, "
+        f"{data['samples']} samples ({data['invalid']} invalid rows skipped). "
+        f"Repeats: {results['spec']['repeats']}, seed {results['spec']['seed']}, "
+        f"method {results['spec']['formulate']['method']}.",
+        "",
+        "Values are fractions with 95% bootstrap confidence intervals (resampling samples). "
+        "Errors are excluded from accuracy and counted in error_rate; unparsed answers count as wrong.",
+        "",
+    ]
+    lines += _table([(m, r["metrics"]) for m, r in results["models"].items()], "model")
+    lines += ["", "| model | requests | cached | called | errors | prompt tokens | completion tokens |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for m, r in results["models"].items():
+        s = r["stats"]
+        lines.append(
+            f"| {_md_escape(m)} | {s['requests']} | {s['cached']} | {s['called']} | {s['errors']} "
+            f"| {s['prompt_tokens']} | {s['completion_tokens']} |"
+        )
+    for m, r in results["models"].items():
+        for key, groups in r["breakdown"].items():
+            lines += ["", f"## {_md_escape(m)} by {_md_escape(key)}", ""]
+            lines += _table(list(groups.items()), key)
+    if data["problems"]:
+        lines += ["", f"## Invalid input rows (first {len(data['problems'])} of {data['invalid']})", ""]
+        lines += [f"- {_md_escape(p)}" for p in data["problems"]]
+    man = results["manifest"]
+    lines += [
+        "",
+        "## Reproducibility",
+        "",
+        f"- lmmprobe {man['lmmprobe']}, Python {man['python']}, git commit {man['git_commit'] or 'n/a'}",
+        f"- data fingerprint `{man['data']['fingerprint'][:16]}`",
+    ]
+    for spec_, ident in man["models"].items():
+        lines.append(f"- model `{_md_escape(spec_)}`: {_md_escape(json.dumps(ident, sort_keys=True))}")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(results: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write results.json and results.md into `out_dir` (created); return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    j = out_dir / "results.json"
+    md = out_dir / "results.md"
+    j.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md.write_text(render_markdown(results), encoding="utf-8")
+    return j, md

@@ -1,0 +1,140 @@
+"""Executors run a model over pending requests in batches and hand back each batch's responses.
+
+The local executor is the first implementation of one interface; a distributed one (Ray) can
+replace it later because requests are independent and keyed and the store does the joining.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from lmmprobe.models.base import AsyncModel, Model, ModelError, internal_error
+from lmmprobe.schema import ErrorInfo, Request, Response
+
+log = logging.getLogger(__name__)
+
+OnBatch = Callable[[Sequence[Request], list[Response]], None]
+
+
+class RunAborted(RuntimeError):
+    """Too many consecutive batches failed with unexpected exceptions: a backend bug, not bad luck."""
+
+
+class Executor(Protocol):
+    """Runs requests on a model; calls `on_batch` with each finished batch, in arrival order."""
+
+    def execute(self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch) -> None:
+        """Run every request exactly once."""
+        ...
+
+
+def plan_batches(requests: Sequence[Request], max_batch_size: int) -> list[list[Request]]:
+    """Group requests by method (a batch is one backend call) and cut them to the batch size."""
+    by_method: dict[str, list[Request]] = {}
+    for r in requests:
+        by_method.setdefault(r.method, []).append(r)
+    batches = []
+    for group in by_method.values():
+        for i in range(0, len(group), max_batch_size):
+            batches.append(group[i : i + max_batch_size])
+    return batches
+
+
+def _errors(batch: Sequence[Request], info: ErrorInfo) -> list[Response]:
+    return [Response(key=r.key, error=info) for r in batch]
+
+
+def _checked(batch: Sequence[Request], responses: list[Response], elapsed: float) -> list[Response]:
+    """Validate a backend's answer to a batch and fill in latency where it gave none."""
+    if len(responses) != len(batch) or any(
+        resp.key != req.key for req, resp in zip(batch, responses, strict=False)
+    ):
+        info = ErrorInfo(
+            type="internal",
+            message=f"backend returned {len(responses)} responses for {len(batch)} requests "
+            "or out of order",
+            retryable=True,
+        )
+        return _errors(batch, info)
+    share = elapsed / max(len(batch), 1)
+    return [r if r.latency_s else r.model_copy(update={"latency_s": share}) for r in responses]
+
+
+class LocalExecutor:
+    """Runs synchronous backends batch by batch and async backends with bounded concurrency.
+
+    Args:
+        max_consecutive_failures: Abort after this many batches in a row raised something
+            other than a `ModelError` (their requests are stored as ``internal`` errors first).
+        max_concurrency: Overrides the backend's own limit for async backends.
+    """
+
+    def __init__(self, max_consecutive_failures: int = 20, max_concurrency: int | None = None) -> None:
+        self.max_consecutive_failures = max_consecutive_failures
+        self.max_concurrency = max_concurrency
+        self._failures = 0
+
+    def _outcome(self, batch: Sequence[Request], exc: BaseException | None) -> list[Response] | None:
+        if exc is None:
+            self._failures = 0
+            return None
+        if isinstance(exc, ModelError):
+            self._failures = 0
+            return _errors(batch, exc.to_info())
+        self._failures += 1
+        log.warning("backend raised %s: %s", type(exc).__name__, exc, exc_info=self._failures == 1)
+        return _errors(batch, internal_error(exc))
+
+    def _check_abort(self) -> None:
+        if self._failures >= self.max_consecutive_failures:
+            raise RunAborted(
+                f"{self._failures} consecutive batches failed with unexpected exceptions; "
+                "see the stored error messages (lmmprobe export) and the log"
+            )
+
+    def execute(self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch) -> None:
+        """Run every request once, calling `on_batch` as each batch finishes."""
+        batches = plan_batches(requests, model.capabilities.max_batch_size)
+        if isinstance(model, AsyncModel) and model.capabilities.is_async:
+            asyncio.run(self._run_async(model, batches, on_batch))
+            return
+        assert isinstance(model, Model)
+        for batch in batches:
+            t0 = time.perf_counter()
+            try:
+                fn = model.generate if batch[0].method == "generate" else model.loglikelihood
+                responses = _checked(batch, fn(batch), time.perf_counter() - t0)
+                failed = None
+            except Exception as exc:
+                failed = exc
+                responses = []
+            on_batch(batch, self._outcome(batch, failed) or responses)
+            self._check_abort()
+
+    async def _run_async(self, model: AsyncModel, batches: list[list[Request]], on_batch: OnBatch) -> None:
+        limit = self.max_concurrency or model.capabilities.max_concurrency
+        sem = asyncio.Semaphore(limit)
+
+        async def one(batch: list[Request]) -> tuple[list[Request], list[Response] | None, BaseException | None]:
+            async with sem:
+                t0 = time.perf_counter()
+                try:
+                    fn = model.agenerate if batch[0].method == "generate" else model.aloglikelihood
+                    out = await fn(batch)
+                    return batch, _checked(batch, out, time.perf_counter() - t0), None
+                except Exception as exc:
+                    return batch, None, exc
+
+        tasks = [asyncio.create_task(one(b)) for b in batches]
+        try:
+            for fut in asyncio.as_completed(tasks):
+                batch, responses, exc = await fut
+                on_batch(batch, self._outcome(batch, exc) or responses or [])
+                self._check_abort()
+        finally:
+            for t in tasks:
+                t.cancel()

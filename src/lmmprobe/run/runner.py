@@ -1,0 +1,218 @@
+"""The runner: samples × repeats → requests → cached or model-answered responses → scores.
+
+Resume is the default. Every request has a content cache key (run.keys); responses already in
+the store are reused, the rest are sent to the model in batches and each batch is committed to
+the store as soon as it returns, before anything is scored. Stored errors are not reused, so a
+re-run retries them.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data import LoadResult, data_fingerprint, load_source
+from lmmprobe.formulate import formulate
+from lmmprobe.models.base import (
+    AsyncModel,
+    Model,
+    ModelIdentity,
+    UnsupportedInputError,
+    load_model,
+)
+from lmmprobe.run.executor import Executor, LocalExecutor
+from lmmprobe.run.keys import request_key
+from lmmprobe.run.manifest import build_manifest
+from lmmprobe.run.progress import NullProgress, ProgressSink
+from lmmprobe.run.scoring import score_response
+from lmmprobe.schema import Request, Response, RunSpec, Sample, Score
+from lmmprobe.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ModelOutcome:
+    """What happened for one model of a run."""
+
+    spec: str
+    identity: ModelIdentity
+    scores: list[Score]
+    requests: int = 0
+    cached: int = 0
+    called: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s_total: float = 0.0
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and usage for results.json."""
+        return {
+            "requests": self.requests,
+            "cached": self.cached,
+            "called": self.called,
+            "errors": self.errors,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "mean_latency_s": (self.latency_s_total / self.requests) if self.requests else None,
+        }
+
+
+@dataclass
+class RunOutcome:
+    """A finished run: its id, inputs, manifest and per-model scores."""
+
+    run_id: str
+    spec: RunSpec
+    store_path: Path
+    out_dir: Path
+    load: LoadResult
+    manifest: dict[str, Any]
+    models: list[ModelOutcome] = field(default_factory=list)
+    status: str = "running"
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``YYYYmmdd-HHMMSS-xxxxxx``."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def plan_requests(
+    samples: Sequence[Sample], spec: RunSpec, identity: ModelIdentity
+) -> list[tuple[Sample, Request]]:
+    """One keyed request per (sample, repeat), in sample order."""
+    ident = identity.cache_id()
+    rows = []
+    for sample in samples:
+        for repeat in range(spec.repeats):
+            req = formulate(sample, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed)
+            req.key = request_key(ident, req)
+            rows.append((sample, req))
+    return rows
+
+
+def _input_error(model: Model | AsyncModel, req: Request) -> Response | None:
+    """Reject requests the model cannot take, without calling it."""
+    cap = model.capabilities
+    n = len(req.images)
+    if (cap.max_images is not None and n > cap.max_images) or (n > 1 and not cap.multi_image):
+        limit = cap.max_images if cap.max_images is not None else 1
+        err = UnsupportedInputError(f"sample {req.sample_id} has {n} images; the model takes at most {limit}")
+        return Response(key=req.key, error=err.to_info())
+    return None
+
+
+def run_model(
+    model_spec: str,
+    model: Model | AsyncModel,
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    store: Store,
+    *,
+    executor: Executor | None = None,
+    progress: ProgressSink | None = None,
+) -> ModelOutcome:
+    """Answer every (sample, repeat) with one model, resuming from the store, and score it."""
+    if spec.formulate.method == "likelihood" and not model.capabilities.likelihood:
+        raise ValueError(
+            f"model {model_spec!r} cannot do likelihood inference; use --method generate or a "
+            "white-box backend such as hf:"
+        )
+    executor = executor or LocalExecutor()
+    progress = progress or NullProgress()
+    rows = plan_requests(samples, spec, model.identity)
+    unique: dict[str, Request] = {}
+    for _, req in rows:
+        unique.setdefault(req.key, req)
+    responses = {} if spec.no_cache else store.get_responses(unique)
+    outcome = ModelOutcome(spec=model_spec, identity=model.identity, scores=[], requests=len(unique))
+    outcome.cached = len(responses)
+    pending = [r for k, r in unique.items() if k not in responses]
+    rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
+    if rejected:
+        store.put_responses(model_spec, [r for r, _ in rejected], [e for _, e in rejected])
+        responses.update((e.key, e) for _, e in rejected)
+        pending = [r for r in pending if r.key not in responses]
+
+    def on_batch(batch: Sequence[Request], got: list[Response]) -> None:
+        # Stored before anything else happens to it: a crash after this line loses nothing.
+        store.put_responses(model_spec, batch, got)
+        for resp in got:
+            responses[resp.key] = resp
+        outcome.called += len(batch)
+        progress.advance(len(batch), sum(1 for r in got if r.error is not None))
+
+    progress.start(model_spec, len(unique), outcome.cached + len(rejected))
+    try:
+        if pending:
+            executor.execute(model, pending, on_batch)
+    finally:
+        progress.finish()
+    for resp in responses.values():
+        outcome.latency_s_total += resp.latency_s
+        if resp.error is not None:
+            outcome.errors += 1
+        if resp.usage is not None:
+            outcome.prompt_tokens += resp.usage.prompt_tokens or 0
+            outcome.completion_tokens += resp.usage.completion_tokens or 0
+    outcome.scores = [
+        score_response(model_spec, sample, req, responses[req.key], spec.formulate) for sample, req in rows
+    ]
+    return outcome
+
+
+def execute_run(
+    spec: RunSpec,
+    *,
+    store: Store | None = None,
+    progress: ProgressSink | None = None,
+    executor: Executor | None = None,
+    run_id: str | None = None,
+) -> RunOutcome:
+    """Run a spec end to end: load data, resolve models, answer, score, record in the store.
+
+    Raises:
+        RegistryError: A model or data source is unknown or not installed.
+        DataError: The data cannot be read, or is invalid in strict mode.
+        ValueError: The spec asks for something a model cannot do.
+    """
+    own_store = store is None
+    store = store or Store(spec.db)
+    try:
+        # Resolve everything that can fail on bad input before any model work starts.
+        models = [(s, load_model(s)) for s in spec.models]
+        load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
+        if not load.samples:
+            raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
+        run_id = run_id or new_run_id()
+        out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
+        identities = {s: m.identity for s, m in models}
+        manifest = build_manifest(spec, identities, data_fingerprint(load.samples), len(load.samples))
+        store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
+        store.update_run(run_id, manifest=manifest)
+        outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest)
+        try:
+            for model_spec, model in models:
+                mo = run_model(
+                    model_spec, model, load.samples, spec, store, executor=executor, progress=progress
+                )
+                store.put_scores(run_id, mo.scores)
+                outcome.models.append(mo)
+        except KeyboardInterrupt:
+            store.update_run(run_id, status="interrupted")
+            raise
+        except BaseException:
+            store.update_run(run_id, status="failed")
+            raise
+        outcome.status = "complete" if not any(m.errors for m in outcome.models) else "complete_with_errors"
+        store.update_run(run_id, status=outcome.status)
+        return outcome
+    finally:
+        if own_store:
+            store.close()

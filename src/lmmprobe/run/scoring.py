@@ -1,0 +1,106 @@
+"""Scoring one response against its sample: prediction, stage, correctness, abstention.
+
+Errors are never answers: a failed request becomes a row with stage ``error`` and no
+correctness. An answer that cannot be read is ``unparsed`` and incorrect, never a random option.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+
+from lmmprobe.parse import extract_choice
+from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
+
+UNKNOWN_OPTIONS: frozenset[str] = frozenset(
+    {
+        "unknown",
+        "not sure",
+        "i don't know",
+        "i do not know",
+        "cannot be determined",
+        "can't be determined",
+        "cannot determine",
+        "none of the above",
+        "not enough information",
+    }
+)
+_PUNCT = re.compile(r"[^\w\s]")
+_SPACE = re.compile(r"\s+")
+
+
+def normalize_text(text: str) -> str:
+    """Lowercase, NFKC, punctuation removed, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return _SPACE.sub(" ", _PUNCT.sub(" ", text)).strip()
+
+
+def unknown_option(sample: Sample) -> int | None:
+    """Index of an "unknown"-style option the sample offers (metadata ``unknown_option`` wins)."""
+    explicit = sample.metadata.get("unknown_option")
+    if isinstance(explicit, int) and not isinstance(explicit, bool):
+        return explicit
+    for i, c in enumerate(sample.choices or []):
+        if normalize_text(c) in UNKNOWN_OPTIONS:
+            return i
+    return None
+
+
+def _ranked(response: Response, reduction: str) -> int | None:
+    lls = response.loglikelihoods or []
+    if not lls or any(math.isnan(x) for x in lls):
+        return None
+    if reduction == "mean":
+        counts = response.token_counts or [1] * len(lls)
+        lls = [ll / max(c, 1) for ll, c in zip(lls, counts, strict=True)]
+    return max(range(len(lls)), key=lls.__getitem__)  # first of ties, in display order
+
+
+def score_response(
+    model: str, sample: Sample, request: Request, response: Response, config: FormulateConfig
+) -> Score:
+    """Score one (sample, repeat) for one model."""
+    base = {
+        "model": model,
+        "sample_id": sample.id,
+        "repeat": request.repeat,
+        "key": request.key,
+        "gold": sample.answer,
+        "gold_text": sample.gold_text,
+        "metadata": sample.metadata,
+    }
+    unknown = unknown_option(sample) if sample.is_choice else None
+    base["abstain_offered"] = unknown is not None
+    if response.error is not None:
+        return Score(stage="error", correct=None, error_type=response.error.type, **base)
+    if not sample.is_choice:
+        text = response.text or ""
+        refs = {normalize_text(r) for r in sample.answer} if isinstance(sample.answer, list) else set()
+        norm = normalize_text(text)
+        if not norm:
+            return Score(stage="unparsed", correct=False, prediction_text=text, **base)
+        return Score(stage="match", correct=norm in refs, prediction_text=text, **base)
+    assert request.options is not None and request.order is not None and request.marks is not None
+    if request.method == "loglikelihood":
+        position = _ranked(response, config.likelihood_reduction)
+        if position is None:
+            return Score(stage="unparsed", correct=False, **base)
+        stage = "likelihood"
+    else:
+        ext = extract_choice(
+            response.text or "", request.options, request.marks, fuzzy_threshold=config.fuzzy_threshold
+        )
+        if ext.index is None:
+            return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)
+        position, stage = ext.index, ext.stage
+    predicted = request.order[position]
+    return Score(
+        stage=stage,
+        prediction=predicted,
+        prediction_text=request.options[position],
+        correct=predicted == sample.answer,
+        format_hit=stage in ("mark", "text", "likelihood"),
+        abstained=unknown is not None and predicted == unknown,
+        **base,
+    )

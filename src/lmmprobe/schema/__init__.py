@@ -1,0 +1,33 @@
+"""Typed, documented data schemas shared by every layer."""
+
+from lmmprobe.schema.image import ImageRef, register_renderer
+from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
+from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
+from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
+from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
+from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkStyle, RunSpec
+
+__all__ = [
+    "CHOICE_FORMULATIONS",
+    "ERROR_TYPES",
+    "FORMAT_HIT_STAGES",
+    "ContentPart",
+    "ErrorInfo",
+    "FormulateConfig",
+    "Formulation",
+    "GenerationParams",
+    "ImageRef",
+    "InferenceMethod",
+    "MarkStyle",
+    "Message",
+    "Method",
+    "Request",
+    "Response",
+    "RunSpec",
+    "Sample",
+    "Score",
+    "Stage",
+    "Turn",
+    "Usage",
+    "register_renderer",
+]

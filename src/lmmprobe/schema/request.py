@@ -1,0 +1,74 @@
+"""What the runner sends to a model backend."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lmmprobe.schema.image import ImageRef
+
+Method = Literal["generate", "loglikelihood"]
+"""Black-box generation, or white-box scoring of candidate continuations."""
+
+
+class ContentPart(BaseModel):
+    """A piece of a chat message: text, or a pointer to one of the request's images."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["text", "image"] = Field(description="Kind of part.")
+    text: str | None = Field(default=None, description="The text, for a text part.")
+    image: int | None = Field(default=None, description="Index into `Request.images`, for an image part.")
+
+
+class Message(BaseModel):
+    """One chat turn as a backend should render it (chat template or API message)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"] = Field(description="Speaker.")
+    content: list[ContentPart] = Field(description="Ordered text and image parts.")
+
+    @property
+    def text(self) -> str:
+        """The message's text parts joined, images left out."""
+        return "".join(p.text or "" for p in self.content if p.type == "text")
+
+
+class GenerationParams(BaseModel):
+    """Decoding settings; part of the cache key because they change the output."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_new_tokens: int = Field(default=32, ge=1, description="Upper bound on generated tokens.")
+    temperature: float = Field(default=0.0, ge=0.0, description="0 means greedy decoding.")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    seed: int | None = Field(
+        default=None, description="Sampling seed, set per repeat only when temperature > 0."
+    )
+
+
+class Request(BaseModel):
+    """One model call for one sample and repeat; independent of every other request."""
+
+    key: str = Field(default="", description="Cache key, set by the runner (see run.keys).")
+    sample_id: str = Field(description="The sample this request asks.")
+    repeat: int = Field(default=0, ge=0, description="Repeat index, 0-based.")
+    method: Method = Field(description="generate or loglikelihood.")
+    messages: list[Message] = Field(description="Chat-style prompt: system, history, question.")
+    prompt: str = Field(description="Plain text of the final user message (for display and logs).")
+    images: list[ImageRef] = Field(default_factory=list, description="Images the messages point to.")
+    candidates: list[str] | None = Field(
+        default=None, description="Continuations to score, for loglikelihood requests."
+    )
+    options: list[str] | None = Field(
+        default=None, description="Option texts in the order shown (or scored) for this request."
+    )
+    marks: list[str] | None = Field(
+        default=None, description="Option marks in display order, e.g. ['A', 'B', 'C']."
+    )
+    order: list[int] | None = Field(
+        default=None, description="order[i] is the original choice index shown at position i."
+    )
+    gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")

@@ -1,0 +1,51 @@
+"""What a model backend returns for one request."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+ERROR_TYPES: tuple[str, ...] = (
+    "rate_limit",
+    "transient",
+    "timeout",
+    "bad_request",
+    "unsupported_input",
+    "internal",
+)
+"""Known error types; rate_limit, transient and timeout are retryable (see models.base)."""
+
+
+class Usage(BaseModel):
+    """Token accounting reported by the backend."""
+
+    prompt_tokens: int | None = Field(default=None, description="Tokens in the prompt.")
+    completion_tokens: int | None = Field(default=None, description="Tokens generated.")
+
+
+class ErrorInfo(BaseModel):
+    """A failed request. Stored, counted in the error rate, never scored as an answer."""
+
+    type: str = Field(description="One of ERROR_TYPES.")
+    message: str = Field(description="What went wrong, for a person.")
+    retryable: bool = Field(description="Whether trying again could succeed.")
+
+
+class Response(BaseModel):
+    """The outcome of one request: text, candidate scores, or a typed error."""
+
+    key: str = Field(description="The request's cache key.")
+    text: str | None = Field(default=None, description="Generated text (generate requests).")
+    loglikelihoods: list[float] | None = Field(
+        default=None, description="Summed log-probability of each candidate (loglikelihood requests)."
+    )
+    token_counts: list[int] | None = Field(
+        default=None, description="Tokens in each candidate, for mean-per-token reduction."
+    )
+    latency_s: float = Field(default=0.0, ge=0.0, description="Seconds spent on this request.")
+    usage: Usage | None = Field(default=None, description="Token usage, when the backend reports it.")
+    error: ErrorInfo | None = Field(default=None, description="Set when the request failed.")
+
+    @property
+    def ok(self) -> bool:
+        """Whether the request succeeded."""
+        return self.error is None

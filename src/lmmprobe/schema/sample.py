@@ -1,0 +1,93 @@
+"""The one sample schema every source produces and every formulation consumes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from lmmprobe.schema.image import ImageRef
+
+Formulation = Literal["single_choice", "true_false", "open_ended"]
+"""How a sample is asked: pick one option, answer yes/no, or answer in free text."""
+
+CHOICE_FORMULATIONS: frozenset[str] = frozenset({"single_choice", "true_false"})
+DEFAULT_TRUE_FALSE_CHOICES: tuple[str, str] = ("yes", "no")
+
+
+class Turn(BaseModel):
+    """One earlier round of a dialogue, given to the model before the question."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"] = Field(description="Who spoke.")
+    content: str = Field(description="What was said, as plain text.")
+
+
+class Sample(BaseModel):
+    """A question about one or more images, with its gold answer.
+
+    For `single_choice` and `true_false` the answer is the index of the correct entry in
+    `choices`; for `open_ended` it is one or more reference texts.
+    """
+
+    id: str = Field(min_length=1, description="Identifier, unique within its source.")
+    images: list[ImageRef] = Field(default_factory=list, description="Images the question is about.")
+    question: str = Field(min_length=1, description="The question, without options or instruction.")
+    choices: list[str] | None = Field(
+        default=None, description="Option texts in their original order; None for open-ended."
+    )
+    answer: int | list[str] = Field(
+        description="Gold answer: index into `choices`, or reference texts for open-ended."
+    )
+    formulation: Formulation = Field(
+        default="single_choice", description="single_choice, true_false or open_ended."
+    )
+    context: str | None = Field(default=None, description="Text shown before the question.")
+    history: list[Turn] = Field(default_factory=list, description="Earlier dialogue rounds.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Free annotations: task, subtask, style, scenario, question_type...",
+    )
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _wrap_reference(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("answer must be a choice index or reference text(s), not a boolean")
+        if isinstance(value, str):
+            return [value]
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Sample:
+        if self.formulation == "true_false" and self.choices is None:
+            self.choices = list(DEFAULT_TRUE_FALSE_CHOICES)
+        if self.formulation in CHOICE_FORMULATIONS:
+            if not self.choices or len(self.choices) < 2:
+                raise ValueError(f"choices: a {self.formulation} sample needs at least 2 choices")
+            if not isinstance(self.answer, int):
+                raise ValueError(f"answer: a {self.formulation} sample needs an integer choice index")
+            if not 0 <= self.answer < len(self.choices):
+                raise ValueError(
+                    f"answer: index {self.answer} is out of range for {len(self.choices)} choices"
+                )
+        else:
+            if isinstance(self.answer, int):
+                raise ValueError("answer: an open_ended sample needs reference text(s), not an index")
+            if not self.answer:
+                raise ValueError("answer: an open_ended sample needs at least one reference text")
+        return self
+
+    @property
+    def is_choice(self) -> bool:
+        """Whether the sample is answered by picking one of `choices`."""
+        return self.formulation in CHOICE_FORMULATIONS
+
+    @property
+    def gold_text(self) -> str:
+        """The correct option text, or the first reference for open-ended samples."""
+        if isinstance(self.answer, int):
+            assert self.choices is not None
+            return self.choices[self.answer]
+        return self.answer[0]

@@ -1,0 +1,37 @@
+"""The scored outcome of one request for one sample."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Stage = Literal["mark", "text", "fuzzy", "likelihood", "match", "unparsed", "error"]
+"""Which step decided the prediction.
+
+mark/text/fuzzy: the extraction pipeline's stages for generated choice answers; likelihood:
+highest-scoring candidate; match: open-ended comparison; unparsed: no answer could be read
+(scored incorrect); error: the request failed (not scored).
+"""
+
+FORMAT_HIT_STAGES: frozenset[str] = frozenset({"mark", "text", "likelihood"})
+
+
+class Score(BaseModel):
+    """One (model, sample, repeat) row of a run's results."""
+
+    model: str = Field(description="Model spec as given by the user.")
+    sample_id: str = Field(description="Sample identifier.")
+    repeat: int = Field(description="Repeat index.")
+    key: str = Field(description="Cache key of the request whose response was scored.")
+    stage: Stage = Field(description="Which step decided the prediction.")
+    prediction: int | None = Field(default=None, description="Predicted original choice index.")
+    prediction_text: str | None = Field(default=None, description="Predicted option or raw text.")
+    correct: bool | None = Field(default=None, description="None when the request failed.")
+    format_hit: bool = Field(default=False, description="Answer mapped by mark/text/likelihood.")
+    gold: int | list[str] = Field(description="The sample's gold answer.")
+    gold_text: str = Field(description="Text of the gold option (first reference if open-ended).")
+    abstain_offered: bool = Field(default=False, description="An 'unknown' option was offered.")
+    abstained: bool = Field(default=False, description="The prediction was the 'unknown' option.")
+    error_type: str | None = Field(default=None, description="Error type when the request failed.")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="The sample's metadata.")

@@ -1,0 +1,54 @@
+"""The full description of a run; stored in the manifest so a run can be repeated."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from lmmprobe.schema.request import GenerationParams
+
+MarkStyle = Literal["upper", "lower", "number"]
+InferenceMethod = Literal["generate", "likelihood"]
+
+
+class FormulateConfig(BaseModel):
+    """How samples become prompts."""
+
+    method: InferenceMethod = Field(
+        default="generate",
+        description="generate: options in the prompt, answer parsed from text; "
+        "likelihood: options scored as continuations (needs a white-box backend).",
+    )
+    option_marks: MarkStyle = Field(default="upper", description="(A) / (a) / (1) option marks.")
+    instruction: str | None = Field(
+        default=None, description="Instruction after the question; None uses the formulation's default."
+    )
+    system_prompt: str | None = Field(default=None, description="Optional system message.")
+    shuffle_repeats: bool = Field(
+        default=True, description="Shuffle option order (seeded) on repeats after the first."
+    )
+    likelihood_reduction: Literal["sum", "mean"] = Field(
+        default="sum", description="Rank candidates by summed or mean per-token log-likelihood."
+    )
+    fuzzy_threshold: float = Field(
+        default=80.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
+    )
+
+
+class RunSpec(BaseModel):
+    """Everything that determines a run's requests and scoring."""
+
+    models: list[str] = Field(default_factory=lambda: ["random", "first"], description="Model specs.")
+    data: str = Field(default="demo", description="Data source spec: a .jsonl path or a source name.")
+    limit: int | None = Field(default=None, ge=1, description="Use at most this many samples.")
+    repeats: int = Field(default=1, ge=1, description="Ask each sample this many times.")
+    seed: int = Field(default=0, description="Seed for every random choice of the run.")
+    by: list[str] = Field(default_factory=list, description="Metadata keys to break results down by.")
+    out: str | None = Field(default=None, description="Output folder; default beside the store.")
+    strict: bool = Field(default=False, description="Fail on the first invalid sample.")
+    no_cache: bool = Field(default=False, description="Ignore stored responses and call the model.")
+    db: str | None = Field(default=None, description="SQLite store path.")
+    bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for 95% CIs.")
+    formulate: FormulateConfig = Field(default_factory=FormulateConfig, description="Prompting.")
+    gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")

@@ -1,0 +1,299 @@
+"""The SQLite store: runs, every response as it arrives, and scores.
+
+Responses are keyed by their request's cache key (one row per key, ever), so a crashed or
+repeated run can never store a response twice; a later success replaces a stored error. The
+database runs in WAL mode so a reader (``lmmprobe show``) never blocks a running evaluation,
+and each batch is committed on its own so a killed process loses at most its in-flight batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.schema import ErrorInfo, Request, Response, Score, Usage
+
+DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
+SCHEMA_VERSION = 1
+_CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    status TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    manifest TEXT,
+    results TEXT,
+    out_dir TEXT
+);
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    method TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    text TEXT,
+    loglikelihoods TEXT,
+    token_counts TEXT,
+    latency_s REAL NOT NULL,
+    prompt_tokens INTEGER,
+    completion_tokens INTEGER,
+    error_type TEXT,
+    error_message TEXT,
+    error_retryable INTEGER,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS scores (
+    run_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    stage TEXT NOT NULL,
+    prediction INTEGER,
+    prediction_text TEXT,
+    correct INTEGER,
+    format_hit INTEGER NOT NULL,
+    gold TEXT NOT NULL,
+    gold_text TEXT NOT NULL,
+    abstain_offered INTEGER NOT NULL,
+    abstained INTEGER NOT NULL,
+    error_type TEXT,
+    metadata TEXT NOT NULL,
+    PRIMARY KEY (run_id, model, sample_id, repeat)
+);
+"""
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+class Store:
+    """A SQLite database of runs, responses and scores.
+
+    Args:
+        path: Database file; parent folders are created. Defaults to
+            ``./lmmprobe-runs/lmmprobe.db``.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else DEFAULT_DB
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable against a killed process in WAL mode (only a power loss can drop
+        # the last commits), and avoids an fsync per batch.
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.executescript(_DDL)
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction, committed on success and rolled back on error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- runs -----------------------------------------------------------------------------
+
+    def create_run(self, run_id: str, spec: dict[str, Any], out_dir: str) -> None:
+        """Record a new run as ``running``."""
+        now = time.time()
+        with self.transaction() as c:
+            c.execute(
+                "INSERT INTO runs (id, created_at, updated_at, status, spec, out_dir) VALUES (?,?,?,?,?,?)",
+                (run_id, now, now, "running", json.dumps(spec), out_dir),
+            )
+
+    def update_run(
+        self,
+        run_id: str,
+        *,
+        status: str | None = None,
+        manifest: dict[str, Any] | None = None,
+        results: dict[str, Any] | None = None,
+    ) -> None:
+        """Update a run's status, manifest or results."""
+        sets, args = ["updated_at = ?"], [time.time()]
+        for col, val in (("status", status), ("manifest", manifest), ("results", results)):
+            if val is not None:
+                sets.append(f"{col} = ?")
+                args.append(val if isinstance(val, str) else json.dumps(val))
+        with self.transaction() as c:
+            c.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?", (*args, run_id))
+
+    def resolve_run(self, ref: str) -> str:
+        """Turn ``latest``, a full run id or a unique id prefix into a run id.
+
+        Raises:
+            KeyError: No run matches, or a prefix matches several.
+        """
+        if ref == "latest":
+            row = self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+            if row is None:
+                raise KeyError(f"no runs in {self.path}")
+            return str(row[0])
+        rows = self.conn.execute(
+            "SELECT id FROM runs WHERE id = ? OR id LIKE ? ORDER BY created_at", (ref, ref + "%")
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        if ref in ids:
+            return ref
+        if len(ids) == 1:
+            return str(ids[0])
+        if not ids:
+            raise KeyError(f"no run {ref!r} in {self.path} (try `lmmprobe show latest`)")
+        raise KeyError(f"run prefix {ref!r} is ambiguous: {', '.join(ids[:5])}")
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """A run's row with spec, manifest and results decoded."""
+        row = self.conn.execute(
+            "SELECT id, created_at, updated_at, status, spec, manifest, results, out_dir FROM runs WHERE id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"no run {run_id!r} in {self.path}")
+        keys = ("id", "created_at", "updated_at", "status", "spec", "manifest", "results", "out_dir")
+        out = dict(zip(keys, row, strict=True))
+        for k in ("spec", "manifest", "results"):
+            out[k] = json.loads(out[k]) if out[k] else None
+        return out
+
+    def list_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The most recent runs (id, created_at, status), newest first."""
+        rows = self.conn.execute(
+            "SELECT id, created_at, status FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [{"id": r[0], "created_at": r[1], "status": r[2]} for r in rows]
+
+    # -- responses ------------------------------------------------------------------------
+
+    def put_responses(self, model: str, requests: Sequence[Request], responses: Sequence[Response]) -> None:
+        """Store one batch of responses in one transaction (error rows included).
+
+        A success replaces any stored row for its key; an error never replaces a success.
+        """
+        now = time.time()
+        rows = []
+        for req, resp in zip(requests, responses, strict=True):
+            err = resp.error
+            usage = resp.usage or Usage()
+            rows.append(
+                (
+                    resp.key, model, req.method, req.prompt, resp.text,
+                    _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
+                    usage.prompt_tokens, usage.completion_tokens,
+                    err.type if err else None, err.message if err else None,
+                    (int(err.retryable) if err else None), now,
+                )
+            )  # fmt: skip
+        with self.transaction() as c:
+            c.executemany(
+                """INSERT INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                ON CONFLICT(key) DO UPDATE SET
+                    model=excluded.model, method=excluded.method, prompt=excluded.prompt,
+                    text=excluded.text, loglikelihoods=excluded.loglikelihoods,
+                    token_counts=excluded.token_counts, latency_s=excluded.latency_s,
+                    prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
+                    error_type=excluded.error_type, error_message=excluded.error_message,
+                    error_retryable=excluded.error_retryable, created_at=excluded.created_at
+                WHERE excluded.error_type IS NULL OR responses.error_type IS NOT NULL""",
+                rows,
+            )
+
+    def get_responses(self, keys: Iterable[str], *, include_errors: bool = False) -> dict[str, Response]:
+        """Stored responses for these keys; by default only successes (errors are retried)."""
+        out: dict[str, Response] = {}
+        keys = list(keys)
+        where = "" if include_errors else " AND error_type IS NULL"
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                "SELECT key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, "
+                "completion_tokens, error_type, error_message, error_retryable FROM responses "
+                f"WHERE key IN ({marks}){where}",
+                chunk,
+            ):
+                out[row[0]] = _response_from_row(row)
+        return out
+
+    def count_responses(self) -> int:
+        """Number of stored responses (successes and errors)."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    # -- scores ---------------------------------------------------------------------------
+
+    def put_scores(self, run_id: str, scores: Sequence[Score]) -> None:
+        """Store a run's scores, replacing any earlier scoring of the same rows."""
+        rows = [
+            (
+                run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction,
+                s.prediction_text, None if s.correct is None else int(s.correct), int(s.format_hit),
+                json.dumps(s.gold), s.gold_text, int(s.abstain_offered), int(s.abstained),
+                s.error_type, json.dumps(s.metadata, default=str),
+            )
+            for s in scores
+        ]  # fmt: skip
+        with self.transaction() as c:
+            c.executemany("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+    def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
+        """Scores of a run joined with their responses, one dict per row (for exports)."""
+        cur = self.conn.execute(
+            """SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
+                      s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
+                      s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
+                      r.latency_s, r.prompt_tokens, r.completion_tokens, s.metadata
+               FROM scores s LEFT JOIN responses r ON r.key = s.key
+               WHERE s.run_id = ? ORDER BY s.model, s.sample_id, s.repeat""",
+            (run_id,),
+        )
+        names = [d[0] for d in cur.description]
+        for row in cur:
+            rec = dict(zip(names, row, strict=True))
+            rec["gold"] = json.loads(rec["gold"])
+            rec["metadata"] = json.loads(rec["metadata"])
+            rec["loglikelihoods"] = json.loads(rec["loglikelihoods"]) if rec["loglikelihoods"] else None
+            for b in ("correct", "format_hit", "abstain_offered", "abstained"):
+                rec[b] = None if rec[b] is None else bool(rec[b])
+            yield rec
+
+
+def _response_from_row(row: Sequence[Any]) -> Response:
+    key, text, lls, counts, latency, pt, ct, etype, emsg, eretry = row
+    usage = Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
+    error = ErrorInfo(type=etype, message=emsg or "", retryable=bool(eretry)) if etype else None
+    return Response(
+        key=key,
+        text=text,
+        loglikelihoods=json.loads(lls) if lls else None,
+        token_counts=json.loads(counts) if counts else None,
+        latency_s=latency,
+        usage=usage,
+        error=error,
+    )
