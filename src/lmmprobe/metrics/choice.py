@@ -153,10 +153,10 @@ def _build_table(scores: Sequence[Score]) -> _Table:
 def _balanced(
     correct: npt.NDArray[np.floating[Any]], rows: npt.NDArray[np.floating[Any]]
 ) -> FloatArray:
-    """Mean per-class accuracy over classes present, per resample (last axis = classes)."""
-    per_class = ratio(correct, rows)
-    present = ~np.isnan(per_class)
-    return ratio(np.where(present, per_class, 0.0).sum(axis=-1), present.sum(axis=-1))
+    """Mean per-class accuracy over the classes present, per resample (last axis: classes)."""
+    present = rows > 0
+    per_class = np.divide(correct, rows, out=np.zeros(rows.shape), where=present)
+    return ratio(per_class.sum(axis=-1), present.sum(axis=-1))
 
 
 def _statistics(table: _Table, weights: WeightArray) -> FloatArray:
@@ -179,9 +179,7 @@ def _point_values(table: _Table) -> tuple[FloatArray, list[int]]:
     values = _statistics(table, ones)[0]
     sums = table.totals.sum(axis=0, dtype=np.float64)
     counts = [
-        table.n_class_rows
-        if name == "balanced_accuracy"
-        else int(sums[_COL[_RATIOS[name][1]]])
+        table.n_class_rows if name == "balanced_accuracy" else int(sums[_COL[_RATIOS[name][1]]])
         for name in METRIC_NAMES
     ]
     return values, counts

@@ -67,7 +67,8 @@ _STRONG_PHRASES = (
 # Phrases that merely name an option; they may also introduce options the model rejects.
 _WEAK_PHRASES = r"\b(?:option|choice)\b(?:\s+is)?"
 # Every phrase above contains one of these; a substring test is far cheaper than the regex scan.
-_STRONG_HINTS = ("answer", "option", "choice", "choos", "pick", "select", "go", "\u7b54\u6848", "\u9009")
+_STRONG_HINTS: tuple[str, ...] = ("answer", "option", "choice", "choos", "pick", "select", "go")
+_STRONG_HINTS += ("\u7b54\u6848", "\u9009")  # 答案, 选
 _WEAK_HINTS = ("option", "choice")
 # Scripts written without spaces between words have no word boundary to test against.
 _UNSPACED = re.compile(
@@ -163,32 +164,43 @@ def _mark_stage(
     if not marks:
         return None, False
     pats = _mark_patterns(marks)
+    leading = _leading_mark(output, pats)
+    if leading is not None:
+        return leading, False
+    low = output.lower()
+    strong = _phrase_marks(pats.strong, _STRONG_HINTS, output, low, pats.lookup, options)
+    if strong:
+        # Answer phrases naming different marks conflict; no weaker mark rule may settle that.
+        return (_single(strong), False) if len(strong) == 1 else (None, True)
+    # "Option A: red, option B: blue" merely lists options; a parenthesized mark may still decide.
+    weak = _phrase_marks(pats.weak, _WEAK_HINTS, output, low, pats.lookup, options)
+    if len(weak) == 1:
+        return _single(weak), False
+    paren = _paren_marks(output, pats)
+    if len(paren) == 1:
+        return _single(paren), False
+    return None, len(weak) > 1 or len(paren) > 1
+
+
+def _leading_mark(output: str, pats: _MarkPatterns) -> Extraction | None:
+    """Read a mark that opens the output: "B", "B.", "(b) blue", "**B**"."""
     stripped = output.strip()
     exact = pats.lookup.get(stripped.lower())
     if exact is not None:
-        return Extraction(exact, "mark", stripped), False
+        return Extraction(exact, "mark", stripped)
     lead = pats.leading.match(output)
-    if lead is not None:
-        return Extraction(pats.lookup[_captured(lead).lower()], "mark", _note(lead[0])), False
-    phrases_disagree = False
-    low = output.lower()
-    for phrase, hints in ((pats.strong, _STRONG_HINTS), (pats.weak, _WEAK_HINTS)):
-        if not any(h in low for h in hints):
-            continue
-        found = _phrase_marks(phrase, output, pats.lookup, options)
-        if len(found) == 1:
-            return _single(found), False
-        if found:
-            # A weaker phrase must not settle what the model's own answer phrases left open.
-            phrases_disagree = True
-            break
-    paren: dict[int, str] = {}
+    if lead is None:
+        return None
+    return Extraction(pats.lookup[_captured(lead).lower()], "mark", _note(lead[0]))
+
+
+def _paren_marks(output: str, pats: _MarkPatterns) -> dict[int, str]:
+    """Map each parenthesized valid mark in the output to its first occurrence."""
+    found: dict[int, str] = {}
     if "(" in output or "\uff08" in output:
         for m in pats.paren.finditer(output):
-            paren.setdefault(pats.lookup[m[1].lower()], m[0])
-    if len(paren) == 1:
-        return _single(paren), False
-    return None, phrases_disagree or bool(paren)
+            found.setdefault(pats.lookup[m[1].lower()], m[0])
+    return found
 
 
 def _single(found: dict[int, str]) -> Extraction:
@@ -201,10 +213,17 @@ def _captured(match: re.Match[str]) -> str:
 
 
 def _phrase_marks(
-    phrase: re.Pattern[str], output: str, lookup: dict[str, int], options: tuple[str, ...]
+    phrase: re.Pattern[str],
+    hints: tuple[str, ...],
+    output: str,
+    low: str,
+    lookup: dict[str, int],
+    options: tuple[str, ...],
 ) -> dict[int, str]:
     """Map each option index announced by an answer phrase to the first span announcing it."""
     found: dict[int, str] = {}
+    if not any(h in low for h in hints):
+        return found
     for m in phrase.finditer(output):
         bare = m["b"]
         index = lookup[(bare if bare is not None else m["p"]).lower()]
@@ -232,7 +251,7 @@ def _bare_mark_fits(output: str, end: int, index: int, options: tuple[str, ...])
 
 def _named_options(output: str, table: _OptionTable) -> list[int]:
     """List the options named in the output, dropping those only named inside longer ones."""
-    # Unicode case folding under IGNORECASE differs from str.lower() outside ASCII ("ſ" ~ "s").
+    # Unicode case folding under IGNORECASE differs from str.lower() outside ASCII (U+017F ~ "s").
     low = output.lower() if output.isascii() else None
     spans: dict[int, list[tuple[int, int]]] = {}
     for index, (pattern, hint) in enumerate(zip(table.patterns, table.hints, strict=True)):
@@ -296,8 +315,7 @@ def _mark_patterns(marks: tuple[str, ...]) -> _MarkPatterns:
     paren = f"{_OPEN}\\s*({alt})\\s*{_CLOSE}"
     # A bare mark glued to a following letter or digit is part of a word ("answer is Blue").
     announced = (
-        f"\\s*[:\uff1a]?{_DECOR}"
-        f"(?:{_OPEN}\\s*(?P<p>{alt})\\s*{_CLOSE}|(?P<b>{alt})(?![A-Za-z0-9]))"
+        f"\\s*[:\uff1a]?{_DECOR}(?:{_OPEN}\\s*(?P<p>{alt})\\s*{_CLOSE}|(?P<b>{alt})(?![A-Za-z0-9]))"
     )
     flags = re.IGNORECASE
     return _MarkPatterns(

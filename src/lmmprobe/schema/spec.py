@@ -32,7 +32,7 @@ class FormulateConfig(BaseModel):
         default="sum", description="Rank candidates by summed or mean per-token log-likelihood."
     )
     fuzzy_threshold: float = Field(
-        default=80.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
+        default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
     )
 
 

@@ -1,0 +1,50 @@
+"""Runner overhead: an instant model over demo samples, first run vs. re-run from the store.
+
+Prints end-to-end samples/s (loading the demo source, formulating, hashing, calling the model,
+committing every batch to SQLite, scoring, metrics with bootstrap CIs, writing results) for a
+first run into an empty store and for an immediate re-run answered entirely from the store,
+then the peak resident memory of the process.
+
+Targets on a 2-core machine: first >= 2,000 samples/s, re-run >= 20,000 samples/s, < 400 MB.
+
+Usage: python benchmarks/overhead.py [--samples 10000] [--model first]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+from lmmprobe import RunSpec, evaluate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--samples", type=int, default=10_000)
+    ap.add_argument("--model", default="first")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = RunSpec(models=[args.model], data=f"demo,n={args.samples}", db=str(Path(tmp) / "bench.db"))
+        rows = []
+        for label in ("first run", "re-run"):
+            t0 = time.perf_counter()
+            ev = evaluate(spec, out=str(Path(tmp) / label.replace(" ", "-")))
+            dt = time.perf_counter() - t0
+            st = ev.results["models"][args.model]["stats"]
+            rows.append((label, dt, args.samples / dt, st["called"], st["cached"]))
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{'phase':<10} {'seconds':>8} {'samples/s':>10} {'called':>7} {'cached':>7}")
+    for label, dt, sps, called, cached in rows:
+        print(f"{label:<10} {dt:>8.2f} {sps:>10.0f} {called:>7} {cached:>7}")
+    print(f"peak resident memory: {rss_mb:.0f} MB")
+    print(
+        f"first_run_samples_per_s={rows[0][2]:.0f} rerun_samples_per_s={rows[1][2]:.0f} "
+        f"peak_rss_mb={rss_mb:.0f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""The ``lmmprobe`` command: thin typer wrappers over the Python API."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from lmmprobe.api import evaluate
+from lmmprobe.data import DataError
+from lmmprobe.metrics import METRIC_NAMES
+from lmmprobe.models import list_models
+from lmmprobe.registry import RegistryError
+from lmmprobe.report import format_metric
+from lmmprobe.run import RichProgress, RunAborted
+from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
+from lmmprobe.store import DEFAULT_DB, Store, export_run
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Measure what large multimodal models can and cannot do.",
+)
+console = Console()
+err_console = Console(stderr=True)
+
+DbOption = Annotated[
+    Path | None, typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}].")
+]
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
+
+
+# The terminal table keeps CIs for accuracy only; results.md and results.json have them all.
+SHORT_NAMES = {
+    "balanced_accuracy": "balanced",
+    "abstention_rate": "abstain",
+    "format_hit_rate": "format hit",
+    "unparsed_rate": "unparsed",
+    "error_rate": "errors",
+}
+
+
+def results_table(results: dict[str, Any], title: str | None = None) -> Table:
+    """A rich table of a run's headline metrics, one row per model."""
+    table = Table(title=title or f"run {results['run_id']} ({results['status']})", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table.add_column("model", style="bold", overflow="fold")
+    table.add_column("n", justify="right")
+    table.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
+    # Abstention is only defined when an "unknown" option was offered; skip an empty column.
+    names = [
+        n for n in METRIC_NAMES[1:]
+        if n != "abstention_rate"
+        or any(r["metrics"][n]["value"] is not None for r in results["models"].values())
+    ]  # fmt: skip
+    for name in names:
+        header = SHORT_NAMES.get(name, name)
+        table.add_column(header, justify="right", min_width=len(header))
+    for model, r in results["models"].items():
+        m = r["metrics"]
+        cells = [format_metric(m.get("accuracy"))]
+        cells += [format_metric(m.get(k), ci=False) for k in names]
+        table.add_row(escape(model), str(m["error_rate"]["n"]), *cells)
+    return table
+
+
+@app.command()
+def run(
+    model: Annotated[
+        list[str] | None,
+        typer.Option("--model", "-m", help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL."),
+    ] = None,
+    data: Annotated[str, typer.Option("--data", "-d", help="Data: PATH.jsonl, demo, demo,n=500.")] = "demo",
+    limit: Annotated[int | None, typer.Option(min=1, help="Use at most N samples.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Ask each sample K times.")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    by: Annotated[list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Folder for results.json and results.md.")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first invalid sample.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the model even for stored responses.")] = False,
+    method: Annotated[str, typer.Option(help="generate, or likelihood (white-box backends).")] = "generate",
+    marks: Annotated[str, typer.Option(help="Option marks: upper, lower or number.")] = "upper",
+    max_new_tokens: Annotated[int, typer.Option(min=1, help="Generation length limit.")] = 32,
+    temperature: Annotated[float, typer.Option(min=0.0, help="0 = greedy.")] = 0.0,
+    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for CIs.")] = 1000,
+    db: DbOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Evaluate models on a data source; with no options, the baselines on the demo data."""
+    try:
+        spec = RunSpec(
+            models=_split(model) or ["random", "first"],
+            data=data,
+            limit=limit,
+            repeats=repeats,
+            seed=seed,
+            by=_split(by),
+            out=str(out) if out else None,
+            strict=strict,
+            no_cache=no_cache,
+            db=str(db) if db else None,
+            bootstrap=bootstrap,
+            formulate=FormulateConfig(method=method, option_marks=marks),  # type: ignore[arg-type]
+            gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+    progress = None if quiet or not sys.stderr.isatty() else RichProgress(err_console)
+    try:
+        ev = evaluate(spec, progress=progress)
+    except (RegistryError, DataError, ValueError, RunAborted) as exc:
+        _fail(str(exc))
+    res = ev.results
+    if res["data"]["invalid"]:
+        err_console.print(
+            f"[yellow]skipped {res['data']['invalid']} invalid row(s); first {len(res['data']['problems'])}:[/]"
+        )
+        for p in res["data"]["problems"]:
+            err_console.print(f"  {p}", highlight=False, markup=False)
+    console.print(results_table(res))
+    for m, r in res["models"].items():
+        s = r["stats"]
+        console.print(
+            f"{m}: {s['requests']} requests, {s['cached']} from the store, {s['called']} sent, {s['errors']} errors",
+            highlight=False,
+            markup=False,
+        )
+    console.print(f"run id: {ev.run_id}\nresults: {ev.results_json}\n         {ev.results_md}", highlight=False)
+
+
+@app.command()
+def models() -> None:
+    """List model backends and whether they are ready to use."""
+    table = Table(title="model backends")
+    table.add_column("name", style="bold")
+    table.add_column("status")
+    table.add_column("spec and options")
+    for name, status, summary in list_models():
+        table.add_row(escape(name), escape(status), escape(summary))
+    console.print(table)
+
+
+@app.command()
+def show(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")] = "latest",
+    db: DbOption = None,
+) -> None:
+    """Show a stored run's metrics as a table."""
+    with Store(db) as store:
+        try:
+            run_id = store.resolve_run(run_ref)
+        except KeyError as exc:
+            _fail(str(exc.args[0]))
+        row = store.get_run(run_id)
+    if not row["results"]:
+        console.print(f"run {run_id}: status {row['status']}, no results yet (interrupted runs resume on re-run)")
+        raise typer.Exit(1)
+    console.print(results_table(row["results"]))
+    console.print(f"results: {row['out_dir']}", highlight=False)
+
+
+@app.command()
+def export(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write [default: stdout].")] = None,
+    db: DbOption = None,
+) -> None:
+    """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error."""
+    if fmt not in ("jsonl", "csv"):
+        _fail(f"--format must be jsonl or csv, not {fmt!r}")
+    with Store(db) as store:
+        try:
+            run_id = store.resolve_run(run_ref)
+        except KeyError as exc:
+            _fail(str(exc.args[0]))
+        if out is None:
+            export_run(store, run_id, fmt, sys.stdout)  # type: ignore[arg-type]
+            return
+        with open(out, "w", encoding="utf-8", newline="") as f:
+            n = export_run(store, run_id, fmt, f)  # type: ignore[arg-type]
+    err_console.print(f"wrote {n} rows to {out}", highlight=False)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":
+    main()
