@@ -2,8 +2,8 @@
 
 __version__ = "0.1.0"
 
-from lmmprobe.api import Evaluation, evaluate  # noqa: E402
-from lmmprobe.schema import (  # noqa: E402
+from lmmprobe.api import Evaluation, evaluate
+from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
     ImageRef,

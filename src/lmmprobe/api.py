@@ -44,6 +44,7 @@ def evaluate(
 
     Returns:
         The evaluation, with metrics per model under ``results["models"]``.
+
     """
     spec = (spec or RunSpec()).model_copy(update=overrides) if overrides else (spec or RunSpec())
     spec = RunSpec.model_validate(spec.model_dump())

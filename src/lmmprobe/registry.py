@@ -35,6 +35,7 @@ class Registry(Generic[T]):
 
     Attributes:
         kind: What the registry holds ("model backend", "data source"), used in messages.
+
     """
 
     kind: str
@@ -47,9 +48,9 @@ class Registry(Generic[T]):
 
         def deco(obj: T) -> T:
             self._eager[name] = obj
-            self._summaries[name] = summary or (getattr(obj, "__doc__", "") or "").strip().split(
-                "\n"
-            )[0]
+            self._summaries[name] = (
+                summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
+            )
             return obj
 
         return deco
@@ -71,6 +72,7 @@ class Registry(Generic[T]):
             requires: Top-level modules the entry needs (checked before importing).
             extra: The lmmprobe extra that installs them, for the error message.
             summary: One line shown in listings.
+
         """
         self._lazy[name] = _LazyEntry(target, requires, extra, summary)
         self._summaries[name] = summary
@@ -103,6 +105,7 @@ class Registry(Generic[T]):
         Raises:
             RegistryError: Unknown name, missing dependency (with the pip command), or an
                 entry whose module is not part of this lmmprobe version.
+
         """
         if name in self._eager:
             return self._eager[name]

@@ -53,13 +53,27 @@ def test_run_with_jsonl_reports_bad_rows_and_strict_fails(tmp_path, db):
     from PIL import Image
 
     Image.new("RGB", (8, 8), "blue").save(tmp_path / "b.png")
-    good = {"id": "1", "images": ["b.png"], "question": "Color?", "choices": ["red", "blue"], "answer": 1}
-    bad = {"id": "2", "images": ["missing.png"], "question": "Color?", "choices": ["red", "blue"], "answer": 1}
+    good = {
+        "id": "1",
+        "images": ["b.png"],
+        "question": "Color?",
+        "choices": ["red", "blue"],
+        "answer": 1,
+    }
+    bad = {
+        "id": "2",
+        "images": ["missing.png"],
+        "question": "Color?",
+        "choices": ["red", "blue"],
+        "answer": 1,
+    }
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     res = invoke("run", "--db", db, "--data", str(path), "-m", "first", "-q")
     assert res.exit_code == 0
-    assert "skipped 1 invalid" in res.output and f"{path}:2: images[0]" in res.output.replace("\n", "")
+    assert "skipped 1 invalid" in res.output and f"{path}:2: images[0]" in res.output.replace(
+        "\n", ""
+    )
     strict = invoke("run", "--db", db, "--data", str(path), "-m", "first", "--strict", "-q")
     assert strict.exit_code == 2 and f"{path}:2" in strict.output.replace("\n", "")
 

@@ -41,7 +41,9 @@ class RecordingModel:
         calls_file: str | None = None,
     ) -> None:
         self.identity = ModelIdentity(backend="fake", name=name)
-        self.capabilities = Capabilities(likelihood=likelihood, max_batch_size=batch, max_images=max_images)
+        self.capabilities = Capabilities(
+            likelihood=likelihood, max_batch_size=batch, max_images=max_images
+        )
         self.delay = delay
         self.text = text
         self.fail_keys = fail_keys if fail_keys is not None else set()
@@ -66,7 +68,11 @@ class RecordingModel:
             if r.key in self.fail_keys:
                 out.append(Response(key=r.key, error=RateLimitError("slow down").to_info()))
             else:
-                out.append(Response(key=r.key, text=self.text if self.text is not None else keyed_answer(r)))
+                out.append(
+                    Response(
+                        key=r.key, text=self.text if self.text is not None else keyed_answer(r)
+                    )
+                )
         return out
 
     def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
@@ -84,7 +90,9 @@ class AsyncRecordingModel:
 
     def __init__(self, concurrency: int = 3, delay: float = 0.01) -> None:
         self.identity = ModelIdentity(backend="fake-async", name="async")
-        self.capabilities = Capabilities(is_async=True, max_concurrency=concurrency, max_batch_size=1)
+        self.capabilities = Capabilities(
+            is_async=True, max_concurrency=concurrency, max_batch_size=1
+        )
         self.delay = delay
         self.in_flight = 0
         self.peak = 0

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import sys
 
+from tests.run.fakes import RecordingModel
+
 from lmmprobe import RunSpec, evaluate
 from lmmprobe.models.base import MODELS
-from tests.run.fakes import RecordingModel
 
 db, calls_file, out_dir, delay = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
 

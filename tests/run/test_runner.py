@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tests.run.fakes import AsyncRecordingModel, ExplodingModel, RecordingModel
 
 from lmmprobe import RunSpec, evaluate
 from lmmprobe.data import load_source
@@ -12,7 +13,6 @@ from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity
 from lmmprobe.run import RunAborted, execute_run, plan_requests, run_model
 from lmmprobe.schema import FormulateConfig, ImageRef, Sample
 from lmmprobe.store import Store
-from tests.run.fakes import AsyncRecordingModel, ExplodingModel, RecordingModel
 
 
 @pytest.fixture
@@ -64,7 +64,9 @@ def test_errors_are_stored_not_scored_and_retried_on_resume(samples, store):
     out = run_model("x", RecordingModel(fail_keys=failing), samples, spec(), store)
     errs = [s for s in out.scores if s.stage == "error"]
     assert len(errs) == 5 and out.errors == 5
-    assert all(s.correct is None and s.error_type == "rate_limit" and s.prediction is None for s in errs)
+    assert all(
+        s.correct is None and s.error_type == "rate_limit" and s.prediction is None for s in errs
+    )
     stored = store.get_responses(failing, include_errors=True)
     assert all(r.error is not None and r.text is None for r in stored.values())
     retry = RecordingModel()
@@ -74,8 +76,12 @@ def test_errors_are_stored_not_scored_and_retried_on_resume(samples, store):
 
 
 def test_unparsed_answers_are_incorrect_never_random(samples, store):
-    out = run_model("x", RecordingModel(text="I cannot tell from this picture."), samples, spec(), store)
-    assert all(s.stage == "unparsed" and s.correct is False and s.prediction is None for s in out.scores)
+    out = run_model(
+        "x", RecordingModel(text="I cannot tell from this picture."), samples, spec(), store
+    )
+    assert all(
+        s.stage == "unparsed" and s.correct is False and s.prediction is None for s in out.scores
+    )
     assert not any(s.format_hit for s in out.scores)
 
 
@@ -89,17 +95,27 @@ def test_repeats_expand_and_shuffle(samples, store):
     model = RecordingModel()
     out = run_model("x", model, samples[:6], spec(repeats=3), store)
     assert len(out.scores) == 18
-    assert {(s.sample_id, s.repeat) for s in out.scores} == {(x.id, r) for x in samples[:6] for r in range(3)}
+    assert {(s.sample_id, s.repeat) for s in out.scores} == {
+        (x.id, r) for x in samples[:6] for r in range(3)
+    }
 
 
 def test_likelihood_needs_capability(samples, store):
     with pytest.raises(ValueError, match="likelihood"):
-        run_model("x", RecordingModel(likelihood=False), samples, spec(formulate={"method": "likelihood"}), store)
+        run_model(
+            "x",
+            RecordingModel(likelihood=False),
+            samples,
+            spec(formulate={"method": "likelihood"}),
+            store,
+        )
 
 
 def test_likelihood_ranking_maps_back_to_original_choice(samples, store):
     # The fake scores -len(candidate): the shortest option text wins, whatever the display order.
-    out = run_model("x", RecordingModel(), samples, spec(repeats=2, formulate={"method": "likelihood"}), store)
+    out = run_model(
+        "x", RecordingModel(), samples, spec(repeats=2, formulate={"method": "likelihood"}), store
+    )
     by_id = {s.id: s for s in samples}
     for sc in out.scores:
         choices = by_id[sc.sample_id].choices
@@ -112,7 +128,9 @@ def test_too_many_images_is_an_error_without_a_model_call(tmp_path, store):
     from PIL import Image
 
     Image.new("RGB", (8, 8), "red").save(img)
-    two = Sample(id="two", images=[ImageRef.from_path(img)] * 2, question="q?", choices=["a", "b"], answer=0)
+    two = Sample(
+        id="two", images=[ImageRef.from_path(img)] * 2, question="q?", choices=["a", "b"], answer=0
+    )
     model = RecordingModel(max_images=1)
     out = run_model("x", model, [two], spec(), store)
     assert model.calls == []
@@ -130,19 +148,44 @@ def test_unexpected_backend_exceptions_are_stored_then_abort(samples, store):
     model = ExplodingModel()
     with pytest.raises(RunAborted):
         run_model("x", model, samples, spec(), store)
-    stored = store.get_responses([r.key for _, r in plan_requests(samples, spec(), model.identity)], include_errors=True)
-    assert len(stored) == 20 and all(r.error.type == "internal" and "ZeroDivisionError" in r.error.message for r in stored.values())
+    stored = store.get_responses(
+        [r.key for _, r in plan_requests(samples, spec(), model.identity)], include_errors=True
+    )
+    assert len(stored) == 20 and all(
+        r.error.type == "internal" and "ZeroDivisionError" in r.error.message
+        for r in stored.values()
+    )
 
 
 def test_evaluate_writes_results_with_manifest(tmp_path):
-    ev = evaluate(models=["random", "first"], data="demo,n=40", db=str(tmp_path / "db"), out=str(tmp_path / "o"), by=["subtask"])
+    ev = evaluate(
+        models=["random", "first"],
+        data="demo,n=40",
+        db=str(tmp_path / "db"),
+        out=str(tmp_path / "o"),
+        by=["subtask"],
+    )
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     assert set(res["models"]) == {"random", "first"}
     m = res["models"]["first"]["metrics"]["accuracy"]
     assert 0 <= m["low"] <= m["value"] <= m["high"] <= 1 and m["n"] == 40
-    assert set(res["models"]["first"]["breakdown"]["subtask"]) == {"color", "color_tf", "count", "shape"}
+    assert set(res["models"]["first"]["breakdown"]["subtask"]) == {
+        "color",
+        "color_tf",
+        "count",
+        "shape",
+    }
     man = res["manifest"]
-    for field in ("lmmprobe", "libraries", "git_commit", "models", "data", "prompts", "generation", "seed"):
+    for field in (
+        "lmmprobe",
+        "libraries",
+        "git_commit",
+        "models",
+        "data",
+        "prompts",
+        "generation",
+        "seed",
+    ):
         assert field in man
     assert man["data"]["samples"] == 40 and len(man["data"]["fingerprint"]) == 64
     assert "# lmmprobe run" in (tmp_path / "o" / "results.md").read_text()
@@ -151,9 +194,18 @@ def test_evaluate_writes_results_with_manifest(tmp_path):
 
 def test_same_spec_and_seed_give_same_requests(samples):
     ident = ModelIdentity(backend="x", name="x")
-    a = [r.model_dump(exclude={"images"}) for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)]
-    b = [r.model_dump(exclude={"images"}) for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)]
-    c = [r.model_dump(exclude={"images"}) for _, r in plan_requests(samples, spec(repeats=2, seed=8), ident)]
+    a = [
+        r.model_dump(exclude={"images"})
+        for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)
+    ]
+    b = [
+        r.model_dump(exclude={"images"})
+        for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)
+    ]
+    c = [
+        r.model_dump(exclude={"images"})
+        for _, r in plan_requests(samples, spec(repeats=2, seed=8), ident)
+    ]
     assert a == b and a != c
 
 

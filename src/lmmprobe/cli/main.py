@@ -32,7 +32,8 @@ console = Console()
 err_console = Console(stderr=True)
 
 DbOption = Annotated[
-    Path | None, typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}].")
+    Path | None,
+    typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}]."),
 ]
 
 
@@ -57,7 +58,11 @@ SHORT_NAMES = {
 
 def results_table(results: dict[str, Any], title: str | None = None) -> Table:
     """A rich table of a run's headline metrics, one row per model."""
-    table = Table(title=title or f"run {results['run_id']} ({results['status']})", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table = Table(
+        title=title or f"run {results['run_id']} ({results['status']})",
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+    )
     table.add_column("model", style="bold", overflow="fold")
     table.add_column("n", justify="right")
     table.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
@@ -82,17 +87,33 @@ def results_table(results: dict[str, Any], title: str | None = None) -> Table:
 def run(
     model: Annotated[
         list[str] | None,
-        typer.Option("--model", "-m", help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL."),
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL.",
+        ),
     ] = None,
-    data: Annotated[str, typer.Option("--data", "-d", help="Data: PATH.jsonl, demo, demo,n=500.")] = "demo",
+    data: Annotated[
+        str, typer.Option("--data", "-d", help="Data: PATH.jsonl, demo, demo,n=500.")
+    ] = "demo",
     limit: Annotated[int | None, typer.Option(min=1, help="Use at most N samples.")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Ask each sample K times.")] = 1,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
-    by: Annotated[list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Folder for results.json and results.md.")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail on the first invalid sample.")] = False,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the model even for stored responses.")] = False,
-    method: Annotated[str, typer.Option(help="generate, or likelihood (white-box backends).")] = "generate",
+    by: Annotated[
+        list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Folder for results.json and results.md.")
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Fail on the first invalid sample.")
+    ] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Call the model even for stored responses.")
+    ] = False,
+    method: Annotated[
+        str, typer.Option(help="generate, or likelihood (white-box backends).")
+    ] = "generate",
     marks: Annotated[str, typer.Option(help="Option marks: upper, lower or number.")] = "upper",
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Generation length limit.")] = 32,
     temperature: Annotated[float, typer.Option(min=0.0, help="0 = greedy.")] = 0.0,
@@ -114,7 +135,7 @@ def run(
             no_cache=no_cache,
             db=str(db) if db else None,
             bootstrap=bootstrap,
-            formulate=FormulateConfig(method=method, option_marks=marks),  # type: ignore[arg-type]
+            formulate=FormulateConfig.model_validate({"method": method, "option_marks": marks}),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),
         )
     except ValueError as exc:
@@ -139,7 +160,10 @@ def run(
             highlight=False,
             markup=False,
         )
-    console.print(f"run id: {ev.run_id}\nresults: {ev.results_json}\n         {ev.results_md}", highlight=False)
+    console.print(
+        f"run id: {ev.run_id}\nresults: {ev.results_json}\n         {ev.results_md}",
+        highlight=False,
+    )
 
 
 @app.command()
@@ -156,7 +180,9 @@ def models() -> None:
 
 @app.command()
 def show(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")] = "latest",
+    run_ref: Annotated[
+        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+    ] = "latest",
     db: DbOption = None,
 ) -> None:
     """Show a stored run's metrics as a table."""
@@ -167,7 +193,9 @@ def show(
             _fail(str(exc.args[0]))
         row = store.get_run(run_id)
     if not row["results"]:
-        console.print(f"run {run_id}: status {row['status']}, no results yet (interrupted runs resume on re-run)")
+        console.print(
+            f"run {run_id}: status {row['status']}, no results yet (interrupted runs resume on re-run)"
+        )
         raise typer.Exit(1)
     console.print(results_table(row["results"]))
     console.print(f"results: {row['out_dir']}", highlight=False)
@@ -175,9 +203,13 @@ def show(
 
 @app.command()
 def export(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")],
+    run_ref: Annotated[
+        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+    ],
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="File to write [default: stdout].")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="File to write [default: stdout].")
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error."""

@@ -74,6 +74,7 @@ def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
 
     Raises:
         ValueError: An option is not ``key=value``.
+
     """
     head, *opts = spec.split(",")
     options: dict[str, str] = {}
@@ -82,9 +83,11 @@ def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
         if not eq:
             raise ValueError(f"data spec {spec!r}: option {opt!r} is not key=value")
         options[k.strip()] = v.strip()
+    name, sep, target = head.partition(":")
+    if name in SOURCES.names():
+        return name, (target if sep else None), options
     if head.endswith(".jsonl") or Path(head).is_file():
         return "jsonl", head, options
-    name, sep, target = head.partition(":")
     return name, (target if sep else None), options
 
 
@@ -99,6 +102,7 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     Raises:
         RegistryError: Unknown source name.
         DataError: Unreadable source, or an invalid row in strict mode.
+
     """
     import lmmprobe.data.demo
     import lmmprobe.data.jsonl  # noqa: F401  (register the built-in sources)
@@ -107,8 +111,7 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
 
 
-def sample_fingerprint(sample: Sample) -> str:
-    """Hash of everything in a sample that a model or the scorer sees."""
+def _canonical(sample: Sample) -> bytes:
     # Built by hand rather than with model_dump: this runs for every sample of every run.
     body = [
         sample.id,
@@ -121,14 +124,21 @@ def sample_fingerprint(sample: Sample) -> str:
         [(t.role, t.content) for t in sample.history],
         sample.metadata,
     ]
-    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()
+    return json.dumps(body, sort_keys=True, default=str, ensure_ascii=False).encode()
+
+
+def sample_fingerprint(sample: Sample) -> str:
+    """Hash of everything in a sample that a model or the scorer sees."""
+    return hashlib.sha256(_canonical(sample)).hexdigest()
 
 
 def data_fingerprint(samples: Iterable[Sample]) -> str:
     """Order-sensitive hash of a sample list: same data, same fingerprint."""
     h = hashlib.sha256()
     for s in samples:
-        h.update(sample_fingerprint(s).encode())
+        blob = _canonical(s)
+        h.update(f"{len(blob)}:".encode())
+        h.update(blob)
     return h.hexdigest()
 
 

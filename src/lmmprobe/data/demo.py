@@ -38,11 +38,17 @@ def _polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, fl
     if shape == "square":
         return [(cx - r, cy - r), (cx + r, cy - r), (cx + r, cy + r), (cx - r, cy + r)]
     if shape == "triangle":
-        return [(cx + r * math.cos(a), cy + r * math.sin(a)) for a in (-math.pi / 2, math.pi / 6, 5 * math.pi / 6)]
+        return [
+            (cx + r * math.cos(a), cy + r * math.sin(a))
+            for a in (-math.pi / 2, math.pi / 6, 5 * math.pi / 6)
+        ]
     if shape == "diamond":
         return [(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)]
     if shape == "hexagon":
-        return [(cx + r * math.cos(k * math.pi / 3), cy + r * math.sin(k * math.pi / 3)) for k in range(6)]
+        return [
+            (cx + r * math.cos(k * math.pi / 3), cy + r * math.sin(k * math.pi / 3))
+            for k in range(6)
+        ]
     if shape == "star":
         pts = []
         for k in range(10):
@@ -72,11 +78,16 @@ def render(recipe: dict[str, Any]) -> Image.Image:
 register_renderer(RENDERER, RENDERER_VERSION, render)
 
 
+_CELLS = ((0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75))
+
+
 def _spots(rng: random.Random, count: int) -> list[list[float]]:
     # Cells of a 2x2 grid keep shapes apart, so counting stays unambiguous.
-    cells = rng.sample([(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)], count)
-    r = 0.16 if count > 1 else 0.3
-    return [[cx if count > 1 else 0.5, cy if count > 1 else 0.5, r] for cx, cy in cells]
+    if count == 1:
+        return [[0.5, 0.5, 0.3]]
+    cells = list(_CELLS)
+    rng.shuffle(cells)
+    return [[cx, cy, 0.16] for cx, cy in cells[:count]]
 
 
 def _choices(rng: random.Random, truth: str, pool: tuple[str, ...]) -> tuple[list[str], int]:
@@ -85,9 +96,8 @@ def _choices(rng: random.Random, truth: str, pool: tuple[str, ...]) -> tuple[lis
     return options, options.index(truth)
 
 
-def make_sample(index: int, seed: int, size: int) -> Sample:
-    """Build demo sample number `index`; the same (index, seed, size) gives the same sample."""
-    rng = random.Random(f"demo:{seed}:{index}")
+def make_sample(index: int, rng: random.Random, seed: int, size: int) -> Sample:
+    """Build demo sample number `index`, drawing from `rng` (one seeded stream per set)."""
     subtask = SUBTASKS[index % len(SUBTASKS)]
     color = rng.choice(list(COLORS))
     shape = rng.choice(SHAPES)
@@ -107,9 +117,15 @@ def make_sample(index: int, seed: int, size: int) -> Sample:
         meta["question_type"] = "true_false"
         subject = "Are the shapes" if count > 1 else "Is the shape"
         return Sample.model_construct(
-            id=sid, images=[image], question=f"{subject} in the image {asked}?",
-            choices=["yes", "no"], answer=0 if asked == color else 1, formulation="true_false",
-            context=None, history=[], metadata=meta,
+            id=sid,
+            images=[image],
+            question=f"{subject} in the image {asked}?",
+            choices=["yes", "no"],
+            answer=0 if asked == color else 1,
+            formulation="true_false",
+            context=None,
+            history=[],
+            metadata=meta,
         )
     are = "are the shapes" if count > 1 else "is the shape"
     question, truth, pool = {
@@ -121,8 +137,15 @@ def make_sample(index: int, seed: int, size: int) -> Sample:
     # model_construct: the generator's output is valid by construction, and validation would
     # dominate the cost of building 10,000 samples.
     return Sample.model_construct(
-        id=sid, images=[image], question=question, choices=choices, answer=answer,
-        formulation="single_choice", context=None, history=[], metadata=meta,
+        id=sid,
+        images=[image],
+        question=question,
+        choices=choices,
+        answer=answer,
+        formulation="single_choice",
+        context=None,
+        history=[],
+        metadata=meta,
     )
 
 
@@ -140,10 +163,15 @@ def load_demo(
     """Generate the demo set (nothing is read from disk)."""
     unknown = set(options) - {"n", "seed", "size"}
     if target or unknown:
-        raise DataError(f"the demo source takes options n, seed, size (got {target or sorted(unknown)})")
+        raise DataError(
+            f"the demo source takes options n, seed, size (got {target or sorted(unknown)})"
+        )
     n = _int_opt(options, "n", 120)
     if limit is not None:
         n = min(n, limit)
     seed = _int_opt(options, "seed", 0)
     size = _int_opt(options, "size", 128)
-    return LoadResult(samples=[make_sample(i, seed, size) for i in range(n)], source="demo")
+    # One stream for the whole set: sample i depends on the seed and on i only through the
+    # samples before it, so a smaller n (or --limit) gives a prefix of the larger set.
+    rng = random.Random(seed)
+    return LoadResult(samples=[make_sample(i, rng, seed, size) for i in range(n)], source="demo")

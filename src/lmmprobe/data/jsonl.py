@@ -10,6 +10,7 @@ choices are given, else open_ended), ``context``, ``history`` (list of {role, co
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,17 @@ from lmmprobe.schema import ImageRef, Sample
 
 REQUIRED = ("id", "images", "question", "answer")
 KNOWN = frozenset(
-    {"id", "images", "question", "choices", "answer", "formulation", "context", "history", "metadata"}
+    {
+        "id",
+        "images",
+        "question",
+        "choices",
+        "answer",
+        "formulation",
+        "context",
+        "history",
+        "metadata",
+    }
 )
 
 
@@ -47,7 +58,7 @@ def _check_image(base: Path, index: int, value: Any) -> ImageRef:
     return ImageRef.from_path(path)
 
 
-def _field_of(err: dict[str, Any]) -> tuple[str | None, str]:
+def _field_of(err: Mapping[str, Any]) -> tuple[str | None, str]:
     loc = ".".join(str(p) for p in err.get("loc", ()))
     msg = str(err.get("msg", "invalid"))
     msg = msg.removeprefix("Value error, ")
@@ -63,6 +74,7 @@ def parse_row(row: Any, base: Path) -> Sample:
 
     Raises:
         _RowError: The row is invalid; carries the field and reason.
+
     """
     if not isinstance(row, dict):
         raise _RowError(None, f"expected a JSON object, got {type(row).__name__}")
@@ -82,7 +94,7 @@ def parse_row(row: Any, base: Path) -> Sample:
     try:
         return Sample.model_validate(data)
     except ValidationError as exc:
-        field, reason = _field_of(exc.errors()[0])
+        field, reason = _field_of(dict(exc.errors()[0]))
         raise _RowError(field, reason) from exc
 
 
@@ -100,7 +112,7 @@ def load_jsonl(
         raise DataError(f"data file not found: {path}")
     result = LoadResult(samples=[], source=str(path))
     first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8") as f:
+    with path.open(encoding="utf-8-sig") as f:  # tolerate a byte-order mark
         for lineno, raw in enumerate(f, start=1):
             if limit is not None and len(result.samples) >= limit:
                 break
@@ -110,7 +122,9 @@ def load_jsonl(
             try:
                 row = json.loads(text)
             except json.JSONDecodeError as exc:
-                result.add_problem(SampleProblem(str(path), lineno, None, f"invalid JSON: {exc}"), strict)
+                result.add_problem(
+                    SampleProblem(str(path), lineno, None, f"invalid JSON: {exc}"), strict
+                )
                 continue
             try:
                 sample = parse_row(row, path.parent)

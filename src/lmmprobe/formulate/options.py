@@ -12,6 +12,7 @@ def option_marks(style: MarkStyle, n: int) -> list[str]:
 
     Raises:
         ValueError: More options than the style has marks.
+
     """
     if style == "number":
         return [str(i + 1) for i in range(n)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.schema import (
@@ -10,6 +11,7 @@ from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
     Message,
+    Method,
     Request,
     Sample,
 )
@@ -25,6 +27,12 @@ def default_instruction(sample: Sample, config: FormulateConfig) -> str:
     if config.method == "likelihood":
         return ""  # options are scored, not shown, so there is nothing to pick from in the text
     return CHOICE_INSTRUCTION.format(mark=option_marks(config.option_marks, 1)[0])
+
+
+@lru_cache(maxsize=64)
+def _image_part(index: int) -> ContentPart:
+    # Parts are frozen, so one instance per index serves every request.
+    return ContentPart(type="image", image=index)
 
 
 def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int) -> list[int]:
@@ -62,7 +70,7 @@ def formulate(
     options: list[str] | None = None
     marks: list[str] | None = None
     order: list[int] | None = None
-    method = "generate"
+    method: Method = "generate"
     if sample.is_choice:
         assert sample.choices is not None
         order = option_order(sample, repeat, config, seed)
@@ -72,23 +80,30 @@ def formulate(
             method = "loglikelihood"
         else:
             parts.append(render_options(options, marks))
-    instruction = config.instruction if config.instruction is not None else default_instruction(sample, config)
+    instruction = (
+        config.instruction
+        if config.instruction is not None
+        else default_instruction(sample, config)
+    )
     if instruction:
         parts.append(instruction)
     text = "\n".join(parts)
     messages: list[Message] = []
     if config.system_prompt:
-        messages.append(Message(role="system", content=[ContentPart(type="text", text=config.system_prompt)]))
+        messages.append(
+            Message(role="system", content=[ContentPart(type="text", text=config.system_prompt)])
+        )
     messages.extend(
-        Message(role=t.role, content=[ContentPart(type="text", text=t.content)]) for t in sample.history
+        Message(role=t.role, content=[ContentPart(type="text", text=t.content)])
+        for t in sample.history
     )
-    user = [ContentPart(type="image", image=i) for i in range(len(sample.images))]
+    user = [_image_part(i) for i in range(len(sample.images))]
     user.append(ContentPart(type="text", text=text))
     messages.append(Message(role="user", content=user))
     return Request(
         sample_id=sample.id,
         repeat=repeat,
-        method=method,  # type: ignore[arg-type]
+        method=method,
         messages=messages,
         prompt=text,
         images=list(sample.images),

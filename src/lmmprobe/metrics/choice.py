@@ -2,7 +2,8 @@
 
 Every metric is a ratio of row counts. Rows whose request failed (errors) are not answers:
 they count only in ``error_rate`` and are left out of every other denominator. Unparsed
-answers are answers, and wrong ones. Confidence intervals resample samples, not rows,
+answers are answers, and wrong ones. A row is an error when it carries an ``error_type`` (or,
+defensively, has stage ``"error"``). Confidence intervals resample samples, not rows,
 because repeats of one sample are not independent draws.
 """
 
@@ -17,7 +18,7 @@ import numpy.typing as npt
 
 from lmmprobe.metrics.bootstrap import (
     FloatArray,
-    GroupedSums,
+    GroupRatioMean,
     WeightArray,
     bootstrap_distribution,
     finite_or_none,
@@ -49,6 +50,10 @@ _RATIOS: dict[str, tuple[str, str]] = {
     "unparsed_rate": ("unparsed", "answered"),
     "error_rate": ("error", "row"),
 }
+_RATIO_POS = [METRIC_NAMES.index(name) for name in _RATIOS]
+_RATIO_NUM = [_COL[num] for num, _ in _RATIOS.values()]
+_RATIO_DEN = [_COL[den] for _, den in _RATIOS.values()]
+_BALANCED_POS = METRIC_NAMES.index("balanced_accuracy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +111,13 @@ class _Table:
 
     Attributes:
         totals: ``(n_samples, len(_COLUMNS))`` per-sample sums of the row indicators.
-        classes: Correct and total answered choice rows per (gold class, sample).
+        classes: Balanced accuracy from correct and total rows per (gold class, sample).
         n_class_rows: Rows balanced accuracy is computed over.
 
     """
 
     totals: npt.NDArray[np.float32]
-    classes: GroupedSums
+    classes: GroupRatioMean
     n_class_rows: int
 
     @property
@@ -124,51 +129,50 @@ def _build_table(scores: Sequence[Score]) -> _Table:
     # Samples are indexed in sorted id order so the resampling, and hence the interval, does not
     # depend on the order rows arrive in.
     sample_index = {sid: i for i, sid in enumerate(sorted({s.sample_id for s in scores}))}
-    n_samples = len(sample_index)
-    row_sample = np.empty(len(scores), dtype=np.intp)
-    flags = np.empty((len(scores), len(_COLUMNS)), dtype=np.float64)
-    class_index: dict[str, int] = {}
-    cells: dict[tuple[int, int], list[int]] = {}
-    for r, s in enumerate(scores):
-        sample = row_sample[r] = sample_index[s.sample_id]
-        flags[r] = _indicators(s)
-        if flags[r, _COL["answered"]] and _is_choice(s):
-            label = class_index.setdefault(s.gold_text, len(class_index))
-            cell = cells.setdefault((label, sample), [0, 0])
-            cell[0] += bool(s.correct)
-            cell[1] += 1
+    row_sample = np.array([sample_index[s.sample_id] for s in scores], dtype=np.intp)
+    flags = np.array([_indicators(s) for s in scores], dtype=np.float64)
     totals = np.stack(
-        [np.bincount(row_sample, weights=col, minlength=n_samples) for col in flags.T], axis=1
+        [np.bincount(row_sample, weights=col, minlength=len(sample_index)) for col in flags.T],
+        axis=1,
     )
-    classes = GroupedSums(
-        [sample for _, sample in cells],
-        [label for label, _ in cells],
-        np.array(list(cells.values()), dtype=np.float32).reshape(-1, 2),
-        n_samples,
-    )
+    row_class = _row_classes(scores)
+    row_class[flags[:, _COL["answered"]] == 0] = -1  # errors are not answers of any class
+    classes = _class_cells(row_class, row_sample, flags[:, _COL["correct"]], len(sample_index))
     # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
-    return _Table(totals.astype(np.float32), classes, sum(c[1] for c in cells.values()))
+    return _Table(totals.astype(np.float32), classes, int((row_class >= 0).sum()))
 
 
-def _balanced(
-    correct: npt.NDArray[np.floating[Any]], rows: npt.NDArray[np.floating[Any]]
-) -> FloatArray:
-    """Mean per-class accuracy over the classes present, per resample (last axis: classes)."""
-    present = rows > 0
-    per_class = np.divide(correct, rows, out=np.zeros(rows.shape), where=present)
-    return ratio(per_class.sum(axis=-1), present.sum(axis=-1))
+def _row_classes(scores: Sequence[Score]) -> npt.NDArray[np.int64]:
+    """Integer class of each row (its gold option text), -1 for open-ended rows."""
+    index: dict[str, int] = {}
+    return np.array(
+        [index.setdefault(s.gold_text, len(index)) if _is_choice(s) else -1 for s in scores],
+        dtype=np.int64,
+    )
+
+
+def _class_cells(
+    row_class: npt.NDArray[np.int64],
+    row_sample: npt.NDArray[np.intp],
+    row_correct: FloatArray,
+    n_samples: int,
+) -> GroupRatioMean:
+    """Balanced accuracy over rows with a class >= 0, summed per (class, sample) cell."""
+    kept = row_class >= 0
+    cells, cell_of_row = np.unique(
+        row_class[kept] * n_samples + row_sample[kept], return_inverse=True
+    )
+    correct = np.bincount(cell_of_row, weights=row_correct[kept], minlength=cells.size)
+    rows = np.bincount(cell_of_row, minlength=cells.size)
+    return GroupRatioMean(cells % n_samples, cells // n_samples, correct, rows, n_samples)
 
 
 def _statistics(table: _Table, weights: WeightArray) -> FloatArray:
     """Every metric of `METRIC_NAMES` on each resample of a weight chunk; NaN if undefined."""
     sums = weights @ table.totals
-    out = np.full((weights.shape[0], len(METRIC_NAMES)), np.nan)
-    for j, name in enumerate(METRIC_NAMES):
-        if name in _RATIOS:
-            num, den = _RATIOS[name]
-            out[:, j] = ratio(sums[:, _COL[num]], sums[:, _COL[den]])
-    per_class = table.classes.sums(weights)
-    out[:, METRIC_NAMES.index("balanced_accuracy")] = _balanced(per_class[:, 0], per_class[:, 1])
+    out = np.empty((weights.shape[0], len(METRIC_NAMES)))
+    out[:, _RATIO_POS] = ratio(sums[:, _RATIO_NUM], sums[:, _RATIO_DEN])
+    out[:, _BALANCED_POS] = table.classes(weights)
     return out
 
 
@@ -223,7 +227,7 @@ def summarize(
             lambda w: _statistics(table, w), table.n_samples, n_boot, np.random.default_rng(seed)
         )
         low, high = percentile_interval(dist)
-    result = {}
+    result: dict[str, MetricValue] = {}
     for j, name in enumerate(METRIC_NAMES):
         value = finite_or_none(values[j])
         defined = value is not None

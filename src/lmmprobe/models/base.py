@@ -29,7 +29,9 @@ class ModelError(Exception):
 
     def to_info(self) -> ErrorInfo:
         """The error as stored with a response."""
-        return ErrorInfo(type=self.type, message=str(self) or type(self).__name__, retryable=self.retryable)
+        return ErrorInfo(
+            type=self.type, message=str(self) or type(self).__name__, retryable=self.retryable
+        )
 
 
 class RetryableError(ModelError):
@@ -96,7 +98,9 @@ class Capabilities(BaseModel):
     max_images: int | None = Field(default=None, description="Images per request; None = no limit.")
     max_batch_size: int = Field(default=1, ge=1, description="Requests per call.")
     is_async: bool = Field(default=False, description="Implements agenerate()/aloglikelihood().")
-    max_concurrency: int = Field(default=1, ge=1, description="Concurrent calls for async backends.")
+    max_concurrency: int = Field(
+        default=1, ge=1, description="Concurrent calls for async backends."
+    )
 
 
 class ModelIdentity(BaseModel):
@@ -170,6 +174,7 @@ def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
 
     Raises:
         ValueError: An option is not ``key=value``.
+
     """
     head, *opts = spec.split(",")
     backend, sep, target = head.partition(":")
@@ -196,6 +201,7 @@ def load_model(spec: str) -> Model | AsyncModel:
         RegistryError: Unknown backend, or its optional dependencies are missing (the message
             gives the exact ``pip install`` to run).
         ValueError: The spec is malformed.
+
     """
     _ensure_builtin()
     backend, target, options = parse_model_spec(spec)

@@ -37,7 +37,9 @@ class _Baseline(ABC):
         self.seed = int(_float_opt(options, "seed", 0))
         batch = int(_float_opt(options, "batch", 64))
         # delay only slows a run down; it does not change outputs, so it is not in the identity.
-        self.identity = ModelIdentity(backend=self.backend, name=self.backend, options={"seed": self.seed})
+        self.identity = ModelIdentity(
+            backend=self.backend, name=self.backend, options={"seed": self.seed}
+        )
         self.capabilities = Capabilities(likelihood=True, multi_image=True, max_batch_size=batch)
 
     def _wait(self, n: int) -> None:

@@ -10,7 +10,14 @@ from typing import Any
 from lmmprobe.metrics import METRIC_NAMES, breakdown, summarize
 from lmmprobe.run.runner import RunOutcome
 
-HEADLINE = ("accuracy", "balanced_accuracy", "format_hit_rate", "unparsed_rate", "error_rate", "abstention_rate")
+HEADLINE = (
+    "accuracy",
+    "balanced_accuracy",
+    "format_hit_rate",
+    "unparsed_rate",
+    "error_rate",
+    "abstention_rate",
+)
 
 
 def build_results(outcome: RunOutcome) -> dict[str, Any]:
@@ -19,7 +26,9 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
     models: dict[str, Any] = {}
     for mo in outcome.models:
         metrics = summarize(mo.scores, n_boot=spec.bootstrap, seed=spec.seed)
-        parts = breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
+        parts = (
+            breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
+        )
         models[mo.spec] = {
             "metrics": {k: v.to_dict() for k, v in metrics.items()},
             "breakdown": {
@@ -105,7 +114,11 @@ def render_markdown(results: dict[str, Any]) -> str:
             lines += ["", f"## {_md_escape(m)} by {_md_escape(key)}", ""]
             lines += _table(list(groups.items()), key)
     if data["problems"]:
-        lines += ["", f"## Invalid input rows (first {len(data['problems'])} of {data['invalid']})", ""]
+        lines += [
+            "",
+            f"## Invalid input rows (first {len(data['problems'])} of {data['invalid']})",
+            "",
+        ]
         lines += [f"- {_md_escape(p)}" for p in data["problems"]]
     man = results["manifest"]
     lines += [
@@ -116,7 +129,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         f"- data fingerprint `{man['data']['fingerprint'][:16]}`",
     ]
     for spec_, ident in man["models"].items():
-        lines.append(f"- model `{_md_escape(spec_)}`: {_md_escape(json.dumps(ident, sort_keys=True))}")
+        lines.append(
+            f"- model `{_md_escape(spec_)}`: {_md_escape(json.dumps(ident, sort_keys=True))}"
+        )
     return "\n".join(lines) + "\n"
 
 

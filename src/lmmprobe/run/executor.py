@@ -27,7 +27,9 @@ class RunAborted(RuntimeError):
 class Executor(Protocol):
     """Runs requests on a model; calls `on_batch` with each finished batch, in arrival order."""
 
-    def execute(self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch) -> None:
+    def execute(
+        self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
+    ) -> None:
         """Run every request exactly once."""
         ...
 
@@ -71,14 +73,19 @@ class LocalExecutor:
         max_consecutive_failures: Abort after this many batches in a row raised something
             other than a `ModelError` (their requests are stored as ``internal`` errors first).
         max_concurrency: Overrides the backend's own limit for async backends.
+
     """
 
-    def __init__(self, max_consecutive_failures: int = 20, max_concurrency: int | None = None) -> None:
+    def __init__(
+        self, max_consecutive_failures: int = 20, max_concurrency: int | None = None
+    ) -> None:
         self.max_consecutive_failures = max_consecutive_failures
         self.max_concurrency = max_concurrency
         self._failures = 0
 
-    def _outcome(self, batch: Sequence[Request], exc: BaseException | None) -> list[Response] | None:
+    def _outcome(
+        self, batch: Sequence[Request], exc: BaseException | None
+    ) -> list[Response] | None:
         if exc is None:
             self._failures = 0
             return None
@@ -96,7 +103,9 @@ class LocalExecutor:
                 "see the stored error messages (lmmprobe export) and the log"
             )
 
-    def execute(self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch) -> None:
+    def execute(
+        self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
+    ) -> None:
         """Run every request once, calling `on_batch` as each batch finishes."""
         batches = plan_batches(requests, model.capabilities.max_batch_size)
         if isinstance(model, AsyncModel) and model.capabilities.is_async:
@@ -115,11 +124,15 @@ class LocalExecutor:
             on_batch(batch, self._outcome(batch, failed) or responses)
             self._check_abort()
 
-    async def _run_async(self, model: AsyncModel, batches: list[list[Request]], on_batch: OnBatch) -> None:
+    async def _run_async(
+        self, model: AsyncModel, batches: list[list[Request]], on_batch: OnBatch
+    ) -> None:
         limit = self.max_concurrency or model.capabilities.max_concurrency
         sem = asyncio.Semaphore(limit)
 
-        async def one(batch: list[Request]) -> tuple[list[Request], list[Response] | None, BaseException | None]:
+        async def one(
+            batch: list[Request],
+        ) -> tuple[list[Request], list[Response] | None, BaseException | None]:
             async with sem:
                 t0 = time.perf_counter()
                 try:

@@ -36,7 +36,12 @@ def git_commit(path: Path | None = None) -> str | None:
     where = path or Path(lmmprobe.__file__).resolve().parent
     try:
         res = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=False
+            ["git", "rev-parse", "HEAD"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
         )
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],

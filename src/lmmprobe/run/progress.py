@@ -70,7 +70,9 @@ class RichProgress:
             transient=False,
         )
         self._progress.start()
-        self._task = self._progress.add_task(model, total=total, completed=cached, errors=0, cached=cached)
+        self._task = self._progress.add_task(
+            model, total=total, completed=cached, errors=0, cached=cached
+        )
 
     def advance(self, done: int, errors: int) -> None:
         """Move the bar."""

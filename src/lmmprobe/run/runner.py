@@ -91,7 +91,9 @@ def plan_requests(
     rows = []
     for sample in samples:
         for repeat in range(spec.repeats):
-            req = formulate(sample, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed)
+            req = formulate(
+                sample, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed
+            )
             req.key = request_key(ident, req)
             rows.append((sample, req))
     return rows
@@ -103,7 +105,9 @@ def _input_error(model: Model | AsyncModel, req: Request) -> Response | None:
     n = len(req.images)
     if (cap.max_images is not None and n > cap.max_images) or (n > 1 and not cap.multi_image):
         limit = cap.max_images if cap.max_images is not None else 1
-        err = UnsupportedInputError(f"sample {req.sample_id} has {n} images; the model takes at most {limit}")
+        err = UnsupportedInputError(
+            f"sample {req.sample_id} has {n} images; the model takes at most {limit}"
+        )
         return Response(key=req.key, error=err.to_info())
     return None
 
@@ -131,7 +135,9 @@ def run_model(
     for _, req in rows:
         unique.setdefault(req.key, req)
     responses = {} if spec.no_cache else store.get_responses(unique)
-    outcome = ModelOutcome(spec=model_spec, identity=model.identity, scores=[], requests=len(unique))
+    outcome = ModelOutcome(
+        spec=model_spec, identity=model.identity, scores=[], requests=len(unique)
+    )
     outcome.cached = len(responses)
     pending = [r for k, r in unique.items() if k not in responses]
     rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
@@ -162,7 +168,8 @@ def run_model(
             outcome.prompt_tokens += resp.usage.prompt_tokens or 0
             outcome.completion_tokens += resp.usage.completion_tokens or 0
     outcome.scores = [
-        score_response(model_spec, sample, req, responses[req.key], spec.formulate) for sample, req in rows
+        score_response(model_spec, sample, req, responses[req.key], spec.formulate)
+        for sample, req in rows
     ]
     return outcome
 
@@ -181,6 +188,7 @@ def execute_run(
         RegistryError: A model or data source is unknown or not installed.
         DataError: The data cannot be read, or is invalid in strict mode.
         ValueError: The spec asks for something a model cannot do.
+
     """
     own_store = store is None
     store = store or Store(spec.db)
@@ -193,14 +201,22 @@ def execute_run(
         run_id = run_id or new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         identities = {s: m.identity for s, m in models}
-        manifest = build_manifest(spec, identities, data_fingerprint(load.samples), len(load.samples))
+        manifest = build_manifest(
+            spec, identities, data_fingerprint(load.samples), len(load.samples)
+        )
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
         store.update_run(run_id, manifest=manifest)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest)
         try:
             for model_spec, model in models:
                 mo = run_model(
-                    model_spec, model, load.samples, spec, store, executor=executor, progress=progress
+                    model_spec,
+                    model,
+                    load.samples,
+                    spec,
+                    store,
+                    executor=executor,
+                    progress=progress,
                 )
                 store.put_scores(run_id, mo.scores)
                 outcome.models.append(mo)
@@ -210,7 +226,9 @@ def execute_run(
         except BaseException:
             store.update_run(run_id, status="failed")
             raise
-        outcome.status = "complete" if not any(m.errors for m in outcome.models) else "complete_with_errors"
+        outcome.status = (
+            "complete" if not any(m.errors for m in outcome.models) else "complete_with_errors"
+        )
         store.update_run(run_id, status=outcome.status)
         return outcome
     finally:

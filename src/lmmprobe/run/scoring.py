@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from functools import lru_cache
 
 from lmmprobe.parse import extract_choice
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
@@ -36,13 +37,19 @@ def normalize_text(text: str) -> str:
     return _SPACE.sub(" ", _PUNCT.sub(" ", text)).strip()
 
 
+@lru_cache(maxsize=8192)
+def _is_unknown(choice: str) -> bool:
+    # Cached: option texts repeat across samples and this runs for every scored row.
+    return normalize_text(choice) in UNKNOWN_OPTIONS
+
+
 def unknown_option(sample: Sample) -> int | None:
     """Index of an "unknown"-style option the sample offers (metadata ``unknown_option`` wins)."""
     explicit = sample.metadata.get("unknown_option")
     if isinstance(explicit, int) and not isinstance(explicit, bool):
         return explicit
     for i, c in enumerate(sample.choices or []):
-        if normalize_text(c) in UNKNOWN_OPTIONS:
+        if _is_unknown(c):
             return i
     return None
 
@@ -76,7 +83,9 @@ def score_response(
         return Score(stage="error", correct=None, error_type=response.error.type, **base)
     if not sample.is_choice:
         text = response.text or ""
-        refs = {normalize_text(r) for r in sample.answer} if isinstance(sample.answer, list) else set()
+        refs = (
+            {normalize_text(r) for r in sample.answer} if isinstance(sample.answer, list) else set()
+        )
         norm = normalize_text(text)
         if not norm:
             return Score(stage="unparsed", correct=False, prediction_text=text, **base)
@@ -89,7 +98,10 @@ def score_response(
         stage = "likelihood"
     else:
         ext = extract_choice(
-            response.text or "", request.options, request.marks, fuzzy_threshold=config.fuzzy_threshold
+            response.text or "",
+            request.options,
+            request.marks,
+            fuzzy_threshold=config.fuzzy_threshold,
         )
         if ext.index is None:
             return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)

@@ -32,6 +32,7 @@ def register_renderer(name: str, version: str, fn: Renderer) -> None:
         name: Renderer name stored in the recipe reference.
         version: Bumped whenever the renderer's output changes; part of the content hash.
         fn: Function drawing the image from its recipe dictionary.
+
     """
     _RENDERERS[name] = (version, fn)
 
@@ -49,9 +50,12 @@ class ImageRef(BaseModel):
         default=None,
         description="Filesystem path. Data sources resolve paths relative to the dataset file.",
     )
-    data_b64: str | None = Field(default=None, description="Encoded image bytes (PNG, JPEG...), base64.")
+    data_b64: str | None = Field(
+        default=None, description="Encoded image bytes (PNG, JPEG...), base64."
+    )
     renderer: str | None = Field(
-        default=None, description="Name of a registered deterministic renderer that draws the image."
+        default=None,
+        description="Name of a registered deterministic renderer that draws the image.",
     )
     recipe: dict[str, Any] | None = Field(
         default=None, description="Parameters passed to `renderer`; with it they fix every pixel."
@@ -112,6 +116,7 @@ class ImageRef(BaseModel):
 
         Raises:
             OSError: The file is missing or is not an image Pillow can read.
+
         """
         if self._image is not None:
             return self._image

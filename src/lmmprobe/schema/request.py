@@ -19,7 +19,9 @@ class ContentPart(BaseModel):
 
     type: Literal["text", "image"] = Field(description="Kind of part.")
     text: str | None = Field(default=None, description="The text, for a text part.")
-    image: int | None = Field(default=None, description="Index into `Request.images`, for an image part.")
+    image: int | None = Field(
+        default=None, description="Index into `Request.images`, for an image part."
+    )
 
 
 class Message(BaseModel):
@@ -58,7 +60,9 @@ class Request(BaseModel):
     method: Method = Field(description="generate or loglikelihood.")
     messages: list[Message] = Field(description="Chat-style prompt: system, history, question.")
     prompt: str = Field(description="Plain text of the final user message (for display and logs).")
-    images: list[ImageRef] = Field(default_factory=list, description="Images the messages point to.")
+    images: list[ImageRef] = Field(
+        default_factory=list, description="Images the messages point to."
+    )
     candidates: list[str] | None = Field(
         default=None, description="Continuations to score, for loglikelihood requests."
     )

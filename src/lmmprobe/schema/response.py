@@ -36,13 +36,16 @@ class Response(BaseModel):
     key: str = Field(description="The request's cache key.")
     text: str | None = Field(default=None, description="Generated text (generate requests).")
     loglikelihoods: list[float] | None = Field(
-        default=None, description="Summed log-probability of each candidate (loglikelihood requests)."
+        default=None,
+        description="Summed log-probability of each candidate (loglikelihood requests).",
     )
     token_counts: list[int] | None = Field(
         default=None, description="Tokens in each candidate, for mean-per-token reduction."
     )
     latency_s: float = Field(default=0.0, ge=0.0, description="Seconds spent on this request.")
-    usage: Usage | None = Field(default=None, description="Token usage, when the backend reports it.")
+    usage: Usage | None = Field(
+        default=None, description="Token usage, when the backend reports it."
+    )
     error: ErrorInfo | None = Field(default=None, description="Set when the request failed.")
 
     @property

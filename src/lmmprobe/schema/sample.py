@@ -32,7 +32,9 @@ class Sample(BaseModel):
     """
 
     id: str = Field(min_length=1, description="Identifier, unique within its source.")
-    images: list[ImageRef] = Field(default_factory=list, description="Images the question is about.")
+    images: list[ImageRef] = Field(
+        default_factory=list, description="Images the question is about."
+    )
     question: str = Field(min_length=1, description="The question, without options or instruction.")
     choices: list[str] | None = Field(
         default=None, description="Option texts in their original order; None for open-ended."
@@ -67,14 +69,18 @@ class Sample(BaseModel):
             if not self.choices or len(self.choices) < 2:
                 raise ValueError(f"choices: a {self.formulation} sample needs at least 2 choices")
             if not isinstance(self.answer, int):
-                raise ValueError(f"answer: a {self.formulation} sample needs an integer choice index")
+                raise ValueError(
+                    f"answer: a {self.formulation} sample needs an integer choice index"
+                )
             if not 0 <= self.answer < len(self.choices):
                 raise ValueError(
                     f"answer: index {self.answer} is out of range for {len(self.choices)} choices"
                 )
         else:
             if isinstance(self.answer, int):
-                raise ValueError("answer: an open_ended sample needs reference text(s), not an index")
+                raise ValueError(
+                    "answer: an open_ended sample needs reference text(s), not an index"
+                )
             if not self.answer:
                 raise ValueError("answer: an open_ended sample needs at least one reference text")
         return self

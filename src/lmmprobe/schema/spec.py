@@ -22,7 +22,8 @@ class FormulateConfig(BaseModel):
     )
     option_marks: MarkStyle = Field(default="upper", description="(A) / (a) / (1) option marks.")
     instruction: str | None = Field(
-        default=None, description="Instruction after the question; None uses the formulation's default."
+        default=None,
+        description="Instruction after the question; None uses the formulation's default.",
     )
     system_prompt: str | None = Field(default=None, description="Optional system message.")
     shuffle_repeats: bool = Field(
@@ -39,12 +40,18 @@ class FormulateConfig(BaseModel):
 class RunSpec(BaseModel):
     """Everything that determines a run's requests and scoring."""
 
-    models: list[str] = Field(default_factory=lambda: ["random", "first"], description="Model specs.")
-    data: str = Field(default="demo", description="Data source spec: a .jsonl path or a source name.")
+    models: list[str] = Field(
+        default_factory=lambda: ["random", "first"], description="Model specs."
+    )
+    data: str = Field(
+        default="demo", description="Data source spec: a .jsonl path or a source name."
+    )
     limit: int | None = Field(default=None, ge=1, description="Use at most this many samples.")
     repeats: int = Field(default=1, ge=1, description="Ask each sample this many times.")
     seed: int = Field(default=0, description="Seed for every random choice of the run.")
-    by: list[str] = Field(default_factory=list, description="Metadata keys to break results down by.")
+    by: list[str] = Field(
+        default_factory=list, description="Metadata keys to break results down by."
+    )
     out: str | None = Field(default=None, description="Output folder; default beside the store.")
     strict: bool = Field(default=False, description="Fail on the first invalid sample.")
     no_cache: bool = Field(default=False, description="Ignore stored responses and call the model.")

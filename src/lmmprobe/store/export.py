@@ -17,6 +17,7 @@ def export_run(store: Store, run_id: str, fmt: ExportFormat, out: TextIO) -> int
 
     Returns:
         The number of rows written.
+
     """
     n = 0
     if fmt == "jsonl":
@@ -26,7 +27,10 @@ def export_run(store: Store, run_id: str, fmt: ExportFormat, out: TextIO) -> int
         return n
     writer: csv.DictWriter[str] | None = None
     for rec in store.iter_score_rows(run_id):
-        flat = {k: (json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v) for k, v in rec.items()}
+        flat = {
+            k: (json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v)
+            for k, v in rec.items()
+        }
         if writer is None:
             writer = csv.DictWriter(out, fieldnames=list(flat))
             writer.writeheader()

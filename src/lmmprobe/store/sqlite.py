@@ -82,6 +82,7 @@ class Store:
     Args:
         path: Database file; parent folders are created. Defaults to
             ``./lmmprobe-runs/lmmprobe.db``.
+
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
@@ -138,7 +139,8 @@ class Store:
         results: dict[str, Any] | None = None,
     ) -> None:
         """Update a run's status, manifest or results."""
-        sets, args = ["updated_at = ?"], [time.time()]
+        sets: list[str] = ["updated_at = ?"]
+        args: list[object] = [time.time()]
         for col, val in (("status", status), ("manifest", manifest), ("results", results)):
             if val is not None:
                 sets.append(f"{col} = ?")
@@ -151,14 +153,19 @@ class Store:
 
         Raises:
             KeyError: No run matches, or a prefix matches several.
+
         """
         if ref == "latest":
-            row = self.conn.execute("SELECT id FROM runs ORDER BY created_at DESC LIMIT 1").fetchone()
+            row = self.conn.execute(
+                "SELECT id FROM runs ORDER BY created_at DESC LIMIT 1"
+            ).fetchone()
             if row is None:
                 raise KeyError(f"no runs in {self.path}")
             return str(row[0])
         rows = self.conn.execute(
-            "SELECT id FROM runs WHERE id = ? OR id LIKE ? ORDER BY created_at", (ref, ref + "%")
+            # substr, not LIKE: "_" and "%" in a run id are literal characters.
+            "SELECT id FROM runs WHERE substr(id, 1, ?) = ? ORDER BY created_at",
+            (len(ref), ref),
         ).fetchall()
         ids = [r[0] for r in rows]
         if ref in ids:
@@ -177,7 +184,16 @@ class Store:
         ).fetchone()
         if row is None:
             raise KeyError(f"no run {run_id!r} in {self.path}")
-        keys = ("id", "created_at", "updated_at", "status", "spec", "manifest", "results", "out_dir")
+        keys = (
+            "id",
+            "created_at",
+            "updated_at",
+            "status",
+            "spec",
+            "manifest",
+            "results",
+            "out_dir",
+        )
         out = dict(zip(keys, row, strict=True))
         for k in ("spec", "manifest", "results"):
             out[k] = json.loads(out[k]) if out[k] else None
@@ -192,7 +208,9 @@ class Store:
 
     # -- responses ------------------------------------------------------------------------
 
-    def put_responses(self, model: str, requests: Sequence[Request], responses: Sequence[Response]) -> None:
+    def put_responses(
+        self, model: str, requests: Sequence[Request], responses: Sequence[Response]
+    ) -> None:
         """Store one batch of responses in one transaction (error rows included).
 
         A success replaces any stored row for its key; an error never replaces a success.
@@ -225,7 +243,9 @@ class Store:
                 rows,
             )
 
-    def get_responses(self, keys: Iterable[str], *, include_errors: bool = False) -> dict[str, Response]:
+    def get_responses(
+        self, keys: Iterable[str], *, include_errors: bool = False
+    ) -> dict[str, Response]:
         """Stored responses for these keys; by default only successes (errors are retried)."""
         out: dict[str, Response] = {}
         keys = list(keys)
@@ -260,7 +280,9 @@ class Store:
             for s in scores
         ]  # fmt: skip
         with self.transaction() as c:
-            c.executemany("INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            c.executemany(
+                "INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
 
     def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports)."""
@@ -278,7 +300,9 @@ class Store:
             rec = dict(zip(names, row, strict=True))
             rec["gold"] = json.loads(rec["gold"])
             rec["metadata"] = json.loads(rec["metadata"])
-            rec["loglikelihoods"] = json.loads(rec["loglikelihoods"]) if rec["loglikelihoods"] else None
+            rec["loglikelihoods"] = (
+                json.loads(rec["loglikelihoods"]) if rec["loglikelihoods"] else None
+            )
             for b in ("correct", "format_hit", "abstain_offered", "abstained"):
                 rec[b] = None if rec[b] is None else bool(rec[b])
             yield rec
@@ -286,7 +310,9 @@ class Store:
 
 def _response_from_row(row: Sequence[Any]) -> Response:
     key, text, lls, counts, latency, pt, ct, etype, emsg, eretry = row
-    usage = Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
+    usage = (
+        Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
+    )
     error = ErrorInfo(type=etype, message=emsg or "", retryable=bool(eretry)) if etype else None
     return Response(
         key=key,

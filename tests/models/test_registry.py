@@ -1,0 +1,178 @@
+"""Model specs and the registry: known names, lazy optional backends, install hints."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from lmmprobe.models import Model, list_models, load_model, parse_model_spec
+from lmmprobe.registry import Registry, RegistryError
+
+
+def _installed(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+# --- parse_model_spec ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("random", ("random", None, {})),
+        ("first,delay=0", ("first", None, {"delay": "0"})),
+        ("first,delay=0.01,batch=8", ("first", None, {"delay": "0.01", "batch": "8"})),
+        ("random, seed = 3 ", ("random", None, {"seed": "3"})),
+        ("hf:./ckpt,dtype=float32", ("hf", "./ckpt", {"dtype": "float32"})),
+        ("hf:org/model", ("hf", "org/model", {})),
+        (
+            "openai:gpt-4o@http://localhost:8000/v1",
+            ("openai", "gpt-4o@http://localhost:8000/v1", {}),
+        ),
+        ("openai:gpt@http://h,temperature=0", ("openai", "gpt@http://h", {"temperature": "0"})),
+        ("first,note=a=b", ("first", None, {"note": "a=b"})),
+        ("hf:", ("hf", "", {})),
+    ],
+)
+def test_parse_model_spec(spec: str, expected: tuple[object, ...]) -> None:
+    assert parse_model_spec(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["first,delay", "first,=3", "random,", "hf:x,dtype"])
+def test_malformed_option_is_value_error(spec: str) -> None:
+    with pytest.raises(ValueError, match="key=value"):
+        parse_model_spec(spec)
+    with pytest.raises(ValueError):
+        load_model(spec)
+
+
+# --- load_model ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec", ["random", "first", "first,delay=0", "random,seed=4", "random,batch=2,delay=0"]
+)
+def test_load_baselines(spec: str) -> None:
+    model = load_model(spec)
+    assert isinstance(model, Model)
+    assert model.identity.backend == spec.split(",")[0]
+    assert model.capabilities.likelihood
+
+
+def test_baseline_options_reach_the_model() -> None:
+    model = load_model("random,seed=4,batch=2")
+    assert model.identity.options == {"seed": 4}
+    assert model.capabilities.max_batch_size == 2
+
+
+def test_delay_does_not_change_identity() -> None:
+    assert load_model("first,delay=0").identity == load_model("first").identity
+    assert load_model("random,seed=1").identity != load_model("random,seed=2").identity
+
+
+def test_unknown_backend_lists_known_names() -> None:
+    with pytest.raises(RegistryError) as info:
+        load_model("nosuchbackend:x")
+    message = str(info.value)
+    assert "nosuchbackend" in message
+    for name in ("first", "random", "hf", "openai"):
+        assert name in message
+
+
+@pytest.mark.parametrize(
+    ("spec", "requires", "hint"),
+    [
+        ("hf:x", ("torch", "transformers"), "pip install 'lmmprobe[hf]'"),
+        ("openai:gpt@http://h", ("openai",), "pip install 'lmmprobe[api]'"),
+    ],
+)
+def test_missing_optional_dependency_gives_install_command(
+    spec: str, requires: tuple[str, ...], hint: str
+) -> None:
+    if _installed(*requires):
+        pytest.skip(f"{', '.join(requires)} installed")
+    with pytest.raises(RegistryError) as info:
+        load_model(spec)
+    assert hint in str(info.value)
+    rows = {name: status for name, status, _ in list_models()}
+    assert hint in rows[spec.split(":")[0]]
+
+
+def test_list_models_marks_baselines_ready() -> None:
+    rows = {name: (status, summary) for name, status, summary in list_models()}
+    assert {"first", "random", "hf", "openai"} <= set(rows)
+    assert rows["first"][0] == "ready"
+    assert rows["random"][0] == "ready"
+    assert all(summary for _, summary in rows.values())
+
+
+@pytest.mark.parametrize(
+    "spec", ["random,foo=1", "first,temperature=0", "random:target", "first:x", "random,seed=abc"]
+)
+def test_bad_baseline_option_is_value_error(spec: str) -> None:
+    with pytest.raises(ValueError):
+        load_model(spec)
+
+
+# --- Registry ------------------------------------------------------------------------------------
+
+
+def test_registry_register_and_get() -> None:
+    reg: Registry[object] = Registry("widget")
+
+    @reg.register("b", summary="the b widget")
+    def b() -> str:
+        """Make b."""
+        return "b"
+
+    @reg.register("a")
+    def a() -> str:
+        """Make a.
+
+        More text.
+        """
+        return "a"
+
+    assert reg.get("b") is b
+    assert reg.names() == ["a", "b"]
+    assert reg.summary("b") == "the b widget"
+    assert reg.summary("a") == "Make a."
+    with pytest.raises(RegistryError, match="unknown widget 'c'; known: a, b"):
+        reg.get("c")
+
+
+def test_registry_lazy_entry_missing_dependency() -> None:
+    reg: Registry[object] = Registry("widget")
+    reg.register_lazy(
+        "fancy", "json:dumps", requires=("lmmprobe_no_such_dep_xyz",), extra="fancy", summary="s"
+    )
+    assert reg.missing_requirements("fancy") == ["lmmprobe_no_such_dep_xyz"]
+    with pytest.raises(RegistryError) as info:
+        reg.get("fancy")
+    assert "pip install 'lmmprobe[fancy]'" in str(info.value)
+    assert "lmmprobe_no_such_dep_xyz" in str(info.value)
+
+
+def test_registry_lazy_entry_without_extra_names_the_module() -> None:
+    reg: Registry[object] = Registry("widget")
+    reg.register_lazy("plain", "json:dumps", requires=("lmmprobe_no_such_dep_xyz",))
+    with pytest.raises(RegistryError, match="pip install lmmprobe_no_such_dep_xyz"):
+        reg.get("plain")
+
+
+def test_registry_lazy_entry_imports_on_use() -> None:
+    import json
+
+    reg: Registry[object] = Registry("widget")
+    reg.register_lazy("dumps", "json:dumps", requires=("json",))
+    assert reg.names() == ["dumps"]
+    assert reg.missing_requirements("dumps") == []
+    assert reg.get("dumps") is json.dumps
+
+
+def test_registry_lazy_entry_for_absent_module() -> None:
+    reg: Registry[object] = Registry("widget")
+    reg.register_lazy("gone", "lmmprobe.models.no_such_module:load")
+    with pytest.raises(RegistryError, match="not available"):
+        reg.get("gone")
