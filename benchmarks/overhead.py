@@ -27,7 +27,9 @@ def main() -> None:
     ap.add_argument("--model", default="first")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        spec = RunSpec(models=[args.model], data=f"demo,n={args.samples}", db=str(Path(tmp) / "bench.db"))
+        spec = RunSpec(
+            models=[args.model], data=f"demo,n={args.samples}", db=str(Path(tmp) / "bench.db")
+        )
         rows = []
         for label in ("first run", "re-run"):
             t0 = time.perf_counter()

@@ -8,6 +8,7 @@ from typing import Any
 
 from lmmprobe.report import build_results, write_results
 from lmmprobe.run import Executor, ProgressSink, RunOutcome, execute_run
+from lmmprobe.run._gc import fewer_collections
 from lmmprobe.schema import RunSpec
 from lmmprobe.store import Store
 
@@ -50,7 +51,8 @@ def evaluate(
     spec = RunSpec.model_validate(spec.model_dump())
     with Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
-        results = build_results(outcome)
+        with fewer_collections():
+            results = build_results(outcome)
         store.update_run(outcome.run_id, results=results)
     j, md = write_results(results, outcome.out_dir)
     return Evaluation(outcome, results, j, md)

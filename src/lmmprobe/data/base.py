@@ -112,19 +112,21 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
 
 
 def _canonical(sample: Sample) -> bytes:
-    # Built by hand rather than with model_dump: this runs for every sample of every run.
-    body = [
+    # Built by hand (length-prefixed fields) rather than with model_dump or one big JSON
+    # document: this runs for every sample of every run and must stay cheap.
+    fields = [
         sample.id,
-        [im.content_hash() for im in sample.images],
+        *(im.content_hash() for im in sample.images),
         sample.question,
-        sample.choices,
-        sample.answer,
+        *(sample.choices or ()),
+        repr(sample.answer),
         sample.formulation,
-        sample.context,
-        [(t.role, t.content) for t in sample.history],
-        sample.metadata,
+        sample.context or "",
+        *(f"{t.role}:{t.content}" for t in sample.history),
+        json.dumps(sample.metadata, sort_keys=True, default=str) if sample.metadata else "",
     ]
-    return json.dumps(body, sort_keys=True, default=str, ensure_ascii=False).encode()
+    counts = f"{len(sample.images)},{len(sample.choices or ())},{len(sample.history)}"
+    return (counts + "".join(f"|{len(f)}:{f}" for f in fields)).encode()
 
 
 def sample_fingerprint(sample: Sample) -> str:

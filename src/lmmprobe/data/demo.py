@@ -27,6 +27,7 @@ COLORS: dict[str, tuple[int, int, int]] = {
     "white": (250, 250, 250),
     "black": (10, 10, 10),
 }
+COLOR_NAMES: tuple[str, ...] = tuple(COLORS)
 SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "hexagon")
 COUNTS: tuple[str, ...] = ("1", "2", "3", "4")
 RENDERER = "demo-shapes"
@@ -99,7 +100,7 @@ def _choices(rng: random.Random, truth: str, pool: tuple[str, ...]) -> tuple[lis
 def make_sample(index: int, rng: random.Random, seed: int, size: int) -> Sample:
     """Build demo sample number `index`, drawing from `rng` (one seeded stream per set)."""
     subtask = SUBTASKS[index % len(SUBTASKS)]
-    color = rng.choice(list(COLORS))
+    color = rng.choice(COLOR_NAMES)
     shape = rng.choice(SHAPES)
     count = rng.randint(1, 4)
     recipe = {
@@ -116,7 +117,7 @@ def make_sample(index: int, rng: random.Random, seed: int, size: int) -> Sample:
         asked = color if rng.random() < 0.5 else rng.choice([c for c in COLORS if c != color])
         meta["question_type"] = "true_false"
         subject = "Are the shapes" if count > 1 else "Is the shape"
-        return Sample.model_construct(
+        return Sample(
             id=sid,
             images=[image],
             question=f"{subject} in the image {asked}?",
@@ -129,14 +130,12 @@ def make_sample(index: int, rng: random.Random, seed: int, size: int) -> Sample:
         )
     are = "are the shapes" if count > 1 else "is the shape"
     question, truth, pool = {
-        "color": (f"What color {are} in the image?", color, tuple(COLORS)),
+        "color": (f"What color {are} in the image?", color, COLOR_NAMES),
         "shape": ("Which shape is shown in the image?", shape, SHAPES),
         "count": ("How many shapes are in the image?", str(count), COUNTS),
     }[subtask]
     choices, answer = _choices(rng, truth, pool)
-    # model_construct: the generator's output is valid by construction, and validation would
-    # dominate the cost of building 10,000 samples.
-    return Sample.model_construct(
+    return Sample(
         id=sid,
         images=[image],
         question=question,

@@ -26,20 +26,20 @@ class _Baseline(ABC):
     """Shared plumbing: options, identity, delay."""
 
     backend = ""
+    uses_seed = False
 
     def __init__(self, target: str | None, options: dict[str, str]) -> None:
         if target:
             raise ValueError(f"the {self.backend!r} baseline takes no target (got {target!r})")
-        unknown = set(options) - {"delay", "seed", "batch"}
+        unknown = set(options) - {"delay", "batch", *(("seed",) if self.uses_seed else ())}
         if unknown:
             raise ValueError(f"the {self.backend!r} baseline has no option(s) {sorted(unknown)}")
         self.delay = _float_opt(options, "delay", 0.0)
         self.seed = int(_float_opt(options, "seed", 0))
         batch = int(_float_opt(options, "batch", 64))
         # delay only slows a run down; it does not change outputs, so it is not in the identity.
-        self.identity = ModelIdentity(
-            backend=self.backend, name=self.backend, options={"seed": self.seed}
-        )
+        ident_opts: dict[str, object] = {"seed": self.seed} if self.uses_seed else {}
+        self.identity = ModelIdentity(backend=self.backend, name=self.backend, options=ident_opts)
         self.capabilities = Capabilities(likelihood=True, multi_image=True, max_batch_size=batch)
 
     def _wait(self, n: int) -> None:
@@ -76,6 +76,7 @@ class RandomBaseline(_Baseline):
     """Picks an option uniformly at random, seeded by the request key (reproducible)."""
 
     backend = "random"
+    uses_seed = True
 
     def _rng(self, request: Request) -> random.Random:
         return random.Random(f"{self.seed}:{request.key}")

@@ -25,6 +25,7 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
+from lmmprobe.run._gc import fewer_collections
 from lmmprobe.run.executor import Executor, LocalExecutor
 from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest
@@ -190,6 +191,18 @@ def execute_run(
         ValueError: The spec asks for something a model cannot do.
 
     """
+    with fewer_collections():
+        return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
+
+
+def _execute_run(
+    spec: RunSpec,
+    *,
+    store: Store | None = None,
+    progress: ProgressSink | None = None,
+    executor: Executor | None = None,
+    run_id: str | None = None,
+) -> RunOutcome:
     own_store = store is None
     store = store or Store(spec.db)
     try:

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,6 @@ class ImageRef(BaseModel):
     )
 
     _image: Image.Image | None = PrivateAttr(default=None)
-    _hash: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _one_source(self) -> ImageRef:
@@ -95,7 +95,7 @@ class ImageRef(BaseModel):
         """Reference an image drawn on demand by a registered renderer."""
         if renderer not in _RENDERERS:
             raise KeyError(f"no image renderer named {renderer!r}; known: {sorted(_RENDERERS)}")
-        return cls.model_construct(path=None, data_b64=None, renderer=renderer, recipe=recipe)
+        return cls(renderer=renderer, recipe=recipe)
 
     @property
     def kind(self) -> str:
@@ -118,8 +118,6 @@ class ImageRef(BaseModel):
             OSError: The file is missing or is not an image Pillow can read.
 
         """
-        if self._image is not None:
-            return self._image
         if self.path is not None:
             with Image.open(self.path) as im:
                 im.load()
@@ -130,6 +128,8 @@ class ImageRef(BaseModel):
                 return im
         if self.renderer is not None and self.recipe is not None:
             return _RENDERERS[self.renderer][1](self.recipe)
+        if self._image is not None:
+            return self._image
         raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
 
     def content_hash(self) -> str:
@@ -138,23 +138,27 @@ class ImageRef(BaseModel):
         Files and base64 data hash their encoded bytes; in-memory pictures hash mode, size and
         pixels; recipes hash renderer name, renderer version and the canonical recipe JSON.
         """
-        if self._hash is None:
-            h = hashlib.sha256()
-            if self.path is not None:
-                with open(self.path, "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        h.update(chunk)
-            elif self.data_b64 is not None:
-                h.update(_b64.b64decode(self.data_b64))
-            elif self.renderer is not None:
-                version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
-                h.update(f"recipe:{self.renderer}:{version}:".encode())
-                h.update(json.dumps(self.recipe, sort_keys=True, separators=(",", ":")).encode())
-            elif self._image is not None:
-                im = self._image
-                h.update(f"pixels:{im.mode}:{im.size}:".encode())
-                h.update(im.tobytes())
-            else:
-                raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
-            self._hash = h.hexdigest()
-        return self._hash
+        return self._content_hash
+
+    @cached_property
+    def _content_hash(self) -> str:
+        # A cached_property lives in the instance __dict__, so a repeated call costs a dict
+        # lookup; a pydantic private attribute would go through the slow __getattr__ path.
+        h = hashlib.sha256()
+        if self.path is not None:
+            with open(self.path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+        elif self.data_b64 is not None:
+            h.update(_b64.b64decode(self.data_b64))
+        elif self.renderer is not None:
+            version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
+            h.update(f"recipe:{self.renderer}:{version}:".encode())
+            h.update(json.dumps(self.recipe, sort_keys=True, separators=(",", ":")).encode())
+        elif self._image is not None:
+            im = self._image
+            h.update(f"pixels:{im.mode}:{im.size}:".encode())
+            h.update(im.tobytes())
+        else:
+            raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
+        return h.hexdigest()
