@@ -220,3 +220,48 @@ def test_registered_model_runs_through_execute_run(tmp_path):
     out = execute_run(RunSpec(models=["test-recording"], data="demo,n=10", db=str(tmp_path / "db")))
     assert out.status == "complete" and len(made[0].calls) == 10
     assert isinstance(made[0].capabilities, Capabilities)
+
+
+def test_cache_key_covers_images_and_candidates(samples, tmp_path):
+    from PIL import Image
+
+    ident = ModelIdentity(backend="x", name="x")
+    paths = []
+    for i, color in enumerate(("red", "blue")):
+        paths.append(tmp_path / f"{i}.png")
+        Image.new("RGB", (8, 8), color).save(paths[-1])
+
+    def key(path, choices, method="generate"):
+        s = Sample(
+            id="s", images=[ImageRef.from_path(path)], question="q?", choices=choices, answer=0
+        )
+        return plan_requests([s], spec(formulate={"method": method}), ident)[0][1].key
+
+    assert key(paths[0], ["a", "b"]) != key(paths[1], ["a", "b"])
+    assert key(paths[0], ["a", "b"], "likelihood") != key(paths[0], ["a", "c"], "likelihood")
+    # Same content at another path: same key (content hash, not file name).
+    copy = tmp_path / "copy.png"
+    copy.write_bytes(paths[0].read_bytes())
+    assert key(paths[0], ["a", "b"]) == key(copy, ["a", "b"])
+
+
+def test_rich_progress_reports_done_errors_and_eta(samples, store):
+    import io
+
+    from rich.console import Console
+
+    from lmmprobe.run import RichProgress
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=200)
+    keys = [r.key for _, r in plan_requests(samples, spec(), RecordingModel().identity)]
+    run_model(
+        "x",
+        RecordingModel(fail_keys={keys[0]}),
+        samples,
+        spec(),
+        store,
+        progress=RichProgress(console),
+    )
+    text = buf.getvalue()
+    assert f"{len(samples)}/{len(samples)}" in text and "errors: 1" in text and "ETA" in text
