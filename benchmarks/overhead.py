@@ -19,6 +19,11 @@ import time
 from pathlib import Path
 
 from lmmprobe import RunSpec, evaluate
+from lmmprobe.data import load_source
+from lmmprobe.models import load_model
+from lmmprobe.run import run_model
+from lmmprobe.run._gc import fewer_collections
+from lmmprobe.store import Store
 
 
 def main() -> None:
@@ -37,14 +42,25 @@ def main() -> None:
             dt = time.perf_counter() - t0
             st = ev.results["models"][args.model]["stats"]
             rows.append((label, dt, args.samples / dt, st["called"], st["cached"]))
+        # The runner alone on already-loaded samples: plan, keys, store lookup, scoring.
+        samples = load_source(spec.data).samples
+        model = load_model(args.model)
+        with Store(spec.db) as store, fewer_collections():
+            t0 = time.perf_counter()
+            out = run_model(args.model, model, samples, spec, store)
+            runner_only = args.samples / (time.perf_counter() - t0)
+        assert out.called == 0
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{'phase':<10} {'seconds':>8} {'samples/s':>10} {'called':>7} {'cached':>7}")
     for label, dt, sps, called, cached in rows:
         print(f"{label:<10} {dt:>8.2f} {sps:>10.0f} {called:>7} {cached:>7}")
+    print(
+        f"re-run, runner only (samples already loaded, no metrics/report): {runner_only:.0f} samples/s"
+    )
     print(f"peak resident memory: {rss_mb:.0f} MB")
     print(
         f"first_run_samples_per_s={rows[0][2]:.0f} rerun_samples_per_s={rows[1][2]:.0f} "
-        f"peak_rss_mb={rss_mb:.0f}"
+        f"rerun_runner_only_samples_per_s={runner_only:.0f} peak_rss_mb={rss_mb:.0f}"
     )
 
 

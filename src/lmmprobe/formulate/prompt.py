@@ -44,6 +44,16 @@ def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int
     return order
 
 
+def _candidates(
+    method: Method, options: list[str] | None, marks: list[str] | None
+) -> list[str] | None:
+    if method == "loglikelihood":
+        return list(options or [])
+    if method == "mark_logprob":
+        return list(marks or [])
+    return None
+
+
 def formulate(
     sample: Sample,
     *,
@@ -80,6 +90,8 @@ def formulate(
             method = "loglikelihood"
         else:
             parts.append(render_options(options, marks))
+            if config.method == "mark_logprob":
+                method = "mark_logprob"
     instruction = (
         config.instruction
         if config.instruction is not None
@@ -107,7 +119,7 @@ def formulate(
         messages=messages,
         prompt=text,
         images=list(sample.images),
-        candidates=list(options) if method == "loglikelihood" and options else None,
+        candidates=_candidates(method, options, marks),
         options=options,
         marks=marks,
         order=order,

@@ -94,6 +94,9 @@ class Capabilities(BaseModel):
     """What a backend can do; the runner plans batches and inference methods from it."""
 
     likelihood: bool = Field(default=False, description="Implements loglikelihood().")
+    mark_logprobs: bool = Field(
+        default=False, description="Implements mark_logprobs() (API token log-probabilities)."
+    )
     multi_image: bool = Field(default=True, description="Accepts several images per request.")
     max_images: int | None = Field(default=None, description="Images per request; None = no limit.")
     max_batch_size: int = Field(default=1, ge=1, description="Requests per call.")
@@ -148,6 +151,24 @@ class AsyncModel(Protocol):
 
     async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
         """Async counterpart of `Model.loglikelihood`."""
+        ...
+
+
+@runtime_checkable
+class MarkLogprobModel(Protocol):
+    """An async backend that can rank option marks by first-token log-probability."""
+
+    async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
+        """One log-probability per candidate mark (-inf when not among the top tokens)."""
+        ...
+
+
+@runtime_checkable
+class ClosableModel(Protocol):
+    """A backend holding resources (connections) to release at the end of an async run."""
+
+    async def aclose(self) -> None:
+        """Release connections; called inside the event loop that used them."""
         ...
 
 

@@ -12,7 +12,15 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from lmmprobe.models.base import AsyncModel, Model, ModelError, internal_error
+from lmmprobe.models.base import (
+    AsyncModel,
+    ClosableModel,
+    MarkLogprobModel,
+    Model,
+    ModelError,
+    UnsupportedInputError,
+    internal_error,
+)
 from lmmprobe.schema import ErrorInfo, Request, Response
 
 log = logging.getLogger(__name__)
@@ -44,6 +52,26 @@ def plan_batches(requests: Sequence[Request], max_batch_size: int) -> list[list[
         for i in range(0, len(group), max_batch_size):
             batches.append(group[i : i + max_batch_size])
     return batches
+
+
+def _sync_call(model: Model, batch: list[Request]) -> list[Response]:
+    method = batch[0].method
+    if method == "generate":
+        return model.generate(batch)
+    if method == "loglikelihood":
+        return model.loglikelihood(batch)
+    raise UnsupportedInputError(f"this backend does not implement {method} requests")
+
+
+async def _async_call(model: AsyncModel, batch: list[Request]) -> list[Response]:
+    method = batch[0].method
+    if method == "generate":
+        return await model.agenerate(batch)
+    if method == "loglikelihood":
+        return await model.aloglikelihood(batch)
+    if isinstance(model, MarkLogprobModel):
+        return await model.amark_logprobs(batch)
+    raise UnsupportedInputError(f"this backend does not implement {method} requests")
 
 
 def _errors(batch: Sequence[Request], info: ErrorInfo) -> list[Response]:
@@ -115,8 +143,7 @@ class LocalExecutor:
         for batch in batches:
             t0 = time.perf_counter()
             try:
-                fn = model.generate if batch[0].method == "generate" else model.loglikelihood
-                responses = _checked(batch, fn(batch), time.perf_counter() - t0)
+                responses = _checked(batch, _sync_call(model, batch), time.perf_counter() - t0)
                 failed = None
             except Exception as exc:
                 failed = exc
@@ -136,8 +163,7 @@ class LocalExecutor:
             async with sem:
                 t0 = time.perf_counter()
                 try:
-                    fn = model.agenerate if batch[0].method == "generate" else model.aloglikelihood
-                    out = await fn(batch)
+                    out = await _async_call(model, batch)
                     return batch, _checked(batch, out, time.perf_counter() - t0), None
                 except Exception as exc:
                     return batch, None, exc
@@ -151,3 +177,5 @@ class LocalExecutor:
         finally:
             for t in tasks:
                 t.cancel()
+            if isinstance(model, ClosableModel):
+                await model.aclose()

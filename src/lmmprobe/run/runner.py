@@ -79,6 +79,14 @@ class RunOutcome:
     status: str = "running"
 
 
+def _status(outcome: RunOutcome) -> str:
+    """complete, complete_with_errors, or stopped_budget (a budget ran out: re-run to go on)."""
+    errors = {s.error_type for m in outcome.models for s in m.scores if s.error_type}
+    if "budget" in errors:
+        return "stopped_budget"
+    return "complete_with_errors" if errors else "complete"
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: ``YYYYmmdd-HHMMSS-xxxxxx``."""
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
@@ -128,6 +136,11 @@ def run_model(
         raise ValueError(
             f"model {model_spec!r} cannot do likelihood inference; use --method generate or a "
             "white-box backend such as hf:"
+        )
+    if spec.formulate.method == "mark_logprob" and not model.capabilities.mark_logprobs:
+        raise ValueError(
+            f"model {model_spec!r} does not expose token log-probabilities; use --method "
+            "generate, or an openai: backend whose server supports logprobs"
         )
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
@@ -239,9 +252,7 @@ def _execute_run(
         except BaseException:
             store.update_run(run_id, status="failed")
             raise
-        outcome.status = (
-            "complete" if not any(m.errors for m in outcome.models) else "complete_with_errors"
-        )
+        outcome.status = _status(outcome)
         store.update_run(run_id, status=outcome.status)
         return outcome
     finally:

@@ -56,8 +56,8 @@ def unknown_option(sample: Sample) -> int | None:
 
 def _ranked(response: Response, reduction: str) -> int | None:
     lls = response.loglikelihoods or []
-    if not lls or any(math.isnan(x) for x in lls):
-        return None
+    if not lls or any(math.isnan(x) for x in lls) or all(math.isinf(x) for x in lls):
+        return None  # nothing was scored (e.g. no option mark among an API's top tokens)
     if reduction == "mean":
         counts = response.token_counts or [1] * len(lls)
         lls = [ll / max(c, 1) for ll, c in zip(lls, counts, strict=True)]
@@ -91,7 +91,8 @@ def score_response(
             return Score(stage="unparsed", correct=False, prediction_text=text, **base)
         return Score(stage="match", correct=norm in refs, prediction_text=text, **base)
     assert request.options is not None and request.order is not None and request.marks is not None
-    if request.method == "loglikelihood":
+    if request.method in ("loglikelihood", "mark_logprob"):
+        # Mark log-probabilities are single tokens: the reduction does not change their order.
         position = _ranked(response, config.likelihood_reduction)
         if position is None:
             return Score(stage="unparsed", correct=False, **base)

@@ -8,8 +8,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lmmprobe.schema.image import ImageRef
 
-Method = Literal["generate", "loglikelihood"]
-"""Black-box generation, or white-box scoring of candidate continuations."""
+Method = Literal["generate", "loglikelihood", "mark_logprob"]
+"""Black-box generation; white-box scoring of candidate continuations; or, for APIs that expose
+token log-probabilities, the log-probability of each option mark as the first answer token."""
 
 
 class ContentPart(BaseModel):
@@ -64,7 +65,8 @@ class Request(BaseModel):
         default_factory=list, description="Images the messages point to."
     )
     candidates: list[str] | None = Field(
-        default=None, description="Continuations to score, for loglikelihood requests."
+        default=None,
+        description="Continuations to score (loglikelihood) or option marks to rank (mark_logprob).",
     )
     options: list[str] | None = Field(
         default=None, description="Option texts in the order shown (or scored) for this request."

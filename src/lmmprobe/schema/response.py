@@ -8,11 +8,12 @@ ERROR_TYPES: tuple[str, ...] = (
     "rate_limit",
     "transient",
     "timeout",
+    "budget",
     "bad_request",
     "unsupported_input",
     "internal",
 )
-"""Known error types; rate_limit, transient and timeout are retryable (see models.base)."""
+"""Known error types; rate_limit, transient, timeout and budget are retryable (see models.base)."""
 
 
 class Usage(BaseModel):
@@ -37,7 +38,8 @@ class Response(BaseModel):
     text: str | None = Field(default=None, description="Generated text (generate requests).")
     loglikelihoods: list[float] | None = Field(
         default=None,
-        description="Summed log-probability of each candidate (loglikelihood requests).",
+        description="Summed log-probability of each candidate (loglikelihood requests), or of "
+        "each mark as first answer token (mark_logprob; -inf when not among the top tokens).",
     )
     token_counts: list[int] | None = Field(
         default=None, description="Tokens in each candidate, for mean-per-token reduction."

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from lmmprobe.schema.request import GenerationParams
 
 MarkStyle = Literal["upper", "lower", "number"]
-InferenceMethod = Literal["generate", "likelihood"]
+InferenceMethod = Literal["generate", "likelihood", "mark_logprob"]
 
 
 class FormulateConfig(BaseModel):
@@ -18,7 +18,9 @@ class FormulateConfig(BaseModel):
     method: InferenceMethod = Field(
         default="generate",
         description="generate: options in the prompt, answer parsed from text; "
-        "likelihood: options scored as continuations (needs a white-box backend).",
+        "likelihood: options scored as continuations (needs a white-box backend); "
+        "mark_logprob: options in the prompt, ranked by the log-probability of each mark as the "
+        "first answer token (APIs with logprobs).",
     )
     option_marks: MarkStyle = Field(default="upper", description="(A) / (a) / (1) option marks.")
     instruction: str | None = Field(
