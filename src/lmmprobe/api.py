@@ -47,8 +47,8 @@ def evaluate(
         The evaluation, with metrics per model under ``results["models"]``.
 
     """
-    spec = (spec or RunSpec()).model_copy(update=overrides) if overrides else (spec or RunSpec())
-    spec = RunSpec.model_validate(spec.model_dump())
+    # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
+    spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     with Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
         with fewer_collections():

@@ -112,7 +112,10 @@ def run(
         bool, typer.Option("--no-cache", help="Call the model even for stored responses.")
     ] = False,
     method: Annotated[
-        str, typer.Option(help="generate; likelihood (white-box backends); mark_logprob (APIs with logprobs).")
+        str,
+        typer.Option(
+            help="generate; likelihood (white-box backends); mark_logprob (APIs with logprobs)."
+        ),
     ] = "generate",
     marks: Annotated[str, typer.Option(help="Option marks: upper, lower or number.")] = "upper",
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Generation length limit.")] = 32,

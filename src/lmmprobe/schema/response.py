@@ -11,6 +11,7 @@ ERROR_TYPES: tuple[str, ...] = (
     "budget",
     "bad_request",
     "unsupported_input",
+    "refusal",
     "internal",
 )
 """Known error types; rate_limit, transient, timeout and budget are retryable (see models.base)."""

@@ -1,0 +1,459 @@
+"""OpenAI-compatible chat backend: ``openai:MODEL[@BASE_URL][,option=value...]``.
+
+Works with any server speaking the chat-completions protocol (vLLM, SGLang, Ollama, LM Studio,
+hosted providers) through the official ``openai`` client. Requests run asynchronously under an
+adaptive concurrency limit (halved on rate limiting, grown back one step at a time), each with a
+timeout and bounded retries (exponential backoff with jitter, ``Retry-After`` honoured). A request
+that still fails is returned as a typed error, never as answer text.
+
+Options: ``key_env`` (environment variable holding the API key; default ``OPENAI_API_KEY``),
+``max_concurrency`` (16), ``timeout`` (seconds per attempt, 60), ``max_attempts`` (6),
+``backoff`` (first retry delay, 0.5 s), ``max_backoff`` (30 s), ``max_image_pixels``
+(1,048,576), ``image_format`` (png | jpeg), ``send_seed`` (true), ``max_tokens_param``
+(max_tokens | max_completion_tokens), ``top_logprobs`` (20), ``max_requests`` and
+``max_tokens_total`` (a budget; when spent, the remaining requests are returned as ``budget``
+errors so the run stops cleanly and resumes later).
+
+The API key is read from the environment only; it is never part of the model identity, the
+manifest, the store or any log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import math
+import os
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from lmmprobe.models._images import data_url
+from lmmprobe.models.base import (
+    BadRequestError,
+    Capabilities,
+    ModelError,
+    ModelIdentity,
+    ModelTimeoutError,
+    RateLimitError,
+    TransientError,
+    UnsupportedInputError,
+)
+from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+
+log = logging.getLogger(__name__)
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
+
+
+@dataclass(frozen=True)
+class OpenAIOptions:
+    """Parsed backend options (see the module docstring)."""
+
+    model: str
+    base_url: str | None = None
+    key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 16
+    timeout: float = 60.0
+    max_attempts: int = 6
+    backoff: float = 0.5
+    max_backoff: float = 30.0
+    max_image_pixels: int = 1024 * 1024
+    image_format: str = "png"
+    send_seed: bool = True
+    max_tokens_param: str = "max_tokens"
+    top_logprobs: int = 20
+    max_requests: int | None = None
+    max_tokens_total: int | None = None
+
+
+_CONVERT: dict[str, Any] = {
+    "key_env": str,
+    "max_concurrency": int,
+    "timeout": float,
+    "max_attempts": int,
+    "backoff": float,
+    "max_backoff": float,
+    "max_image_pixels": int,
+    "image_format": str,
+    "send_seed": lambda v: v.lower() in ("1", "true", "yes"),
+    "max_tokens_param": str,
+    "top_logprobs": int,
+    "max_requests": int,
+    "max_tokens_total": int,
+}
+
+
+def parse_target(target: str | None) -> tuple[str, str | None]:
+    """Split ``MODEL@BASE_URL`` (the URL may itself contain ``@``; the first ``@http`` wins)."""
+    if not target:
+        raise ValueError("the openai backend needs a model name: openai:MODEL[@BASE_URL]")
+    at = target.find("@http")
+    if at < 0:
+        at = target.find("@")
+    if at < 0:
+        return target, None
+    model, url = target[:at], target[at + 1 :]
+    if not model or not url:
+        raise ValueError(f"openai spec {target!r}: expected MODEL@BASE_URL")
+    return model, url.rstrip("/")
+
+
+def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
+    """Validate the spec's options.
+
+    Raises:
+        ValueError: Unknown option or a value of the wrong type.
+
+    """
+    model, base_url = parse_target(target)
+    unknown = sorted(set(options) - set(_CONVERT))
+    if unknown:
+        raise ValueError(f"openai backend: unknown option(s) {unknown}; known: {sorted(_CONVERT)}")
+    values: dict[str, Any] = {}
+    for k, v in options.items():
+        try:
+            values[k] = _CONVERT[k](v)
+        except ValueError as exc:
+            raise ValueError(f"openai backend: option {k}={v!r} is invalid") from exc
+    opts = OpenAIOptions(model=model, base_url=base_url, **values)
+    if opts.image_format.lower() not in ("png", "jpeg"):
+        raise ValueError("openai backend: image_format must be png or jpeg")
+    if opts.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
+        raise ValueError(
+            "openai backend: max_tokens_param must be max_tokens or max_completion_tokens"
+        )
+    if opts.max_concurrency < 1 or opts.max_attempts < 1:
+        raise ValueError("openai backend: max_concurrency and max_attempts must be at least 1")
+    return opts
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+class AdaptiveLimit:
+    """A concurrency limit that halves on rate limiting and grows back one step per window.
+
+    Additive increase, multiplicative decrease: after a 429 the limit halves; after `limit`
+    successes in a row it grows by one, up to `maximum`.
+    """
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = maximum
+        self.limit = maximum
+        self.in_flight = 0
+        self._successes = 0
+        self._cond: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    async def acquire(self) -> None:
+        """Wait for a free slot under the current limit."""
+        cond = self._condition()
+        async with cond:
+            await cond.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+
+    async def release(self) -> None:
+        """Free a slot."""
+        cond = self._condition()
+        async with cond:
+            self.in_flight -= 1
+            cond.notify_all()
+
+    def rate_limited(self) -> None:
+        """Halve the limit (never below one)."""
+        self.limit = max(1, self.limit // 2)
+        self._successes = 0
+        log.warning("rate limited: concurrency lowered to %d", self.limit)
+
+    def succeeded(self) -> None:
+        """Count a success; grow the limit by one after `limit` of them."""
+        self._successes += 1
+        if self.limit < self.maximum and self._successes >= self.limit:
+            self.limit += 1
+            self._successes = 0
+
+
+def _classify(exc: BaseException) -> ModelError:
+    """Map an openai client exception to our typed errors (which decide retrying)."""
+    if isinstance(exc, openai.RateLimitError):
+        return RateLimitError(_brief(exc), retry_after=retry_after_seconds(exc))
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelTimeoutError(f"no answer within the timeout: {_brief(exc)}")
+    if isinstance(exc, openai.APIConnectionError):
+        return TransientError(f"connection failed: {_brief(exc)}")
+    if isinstance(exc, openai.APIStatusError):
+        if exc.status_code == 408 or exc.status_code >= 500:
+            return TransientError(f"HTTP {exc.status_code}: {_brief(exc)}")
+        return BadRequestError(f"HTTP {exc.status_code}: {_brief(exc)}")
+    # A 200 whose body is not a chat completion (malformed JSON, missing fields): the server
+    # misbehaved once; trying again is reasonable.
+    return TransientError(f"malformed response: {type(exc).__name__}: {_brief(exc)}")
+
+
+def _brief(exc: BaseException, limit: int = 300) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class OpenAIChatModel:
+    """An OpenAI-compatible chat-completions backend (async)."""
+
+    def __init__(self, opts: OpenAIOptions) -> None:
+        self.opts = opts
+        key = os.environ.get(opts.key_env)
+        if not key:
+            if opts.base_url is None or not any(h in opts.base_url for h in LOCAL_HOSTS):
+                raise ValueError(
+                    f"no API key: set the environment variable {opts.key_env} "
+                    "(or name another with key_env=VAR)"
+                )
+            key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
+        self._key = key
+        self.identity = ModelIdentity(
+            backend="openai",
+            name=opts.model,
+            options={
+                "base_url": opts.base_url,
+                "max_image_pixels": opts.max_image_pixels,
+                "image_format": opts.image_format.lower(),
+            },
+        )
+        self.capabilities = Capabilities(
+            likelihood=False,
+            mark_logprobs=True,
+            multi_image=True,
+            max_batch_size=1,
+            is_async=True,
+            max_concurrency=opts.max_concurrency,
+        )
+        self.limit = AdaptiveLimit(opts.max_concurrency)
+        self.requests_sent = 0
+        self.tokens_used = 0
+        self._clients: dict[int, openai.AsyncOpenAI] = {}
+        self._jitter = random.Random()
+
+    def __repr__(self) -> str:  # the key must never show up in a repr or a log line
+        return f"OpenAIChatModel(model={self.opts.model!r}, base_url={self.opts.base_url!r})"
+
+    def _client(self) -> openai.AsyncOpenAI:
+        # One client per event loop: the runner uses a fresh loop per model run, and an httpx
+        # client cannot move between loops.
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=self._key,
+                base_url=self.opts.base_url,
+                max_retries=0,  # retries are ours: typed, bounded, Retry-After aware
+                timeout=self.opts.timeout,
+            )
+            self._clients[loop_id] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
+
+    # -- protocol -------------------------------------------------------------------------
+
+    async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
+        """Generate an answer for each request."""
+        return list(await asyncio.gather(*(self._one(r, logprobs=False) for r in requests)))
+
+    async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        """Chat APIs do not score arbitrary continuations."""
+        raise UnsupportedInputError(
+            "chat-completion APIs cannot score continuations; use --method mark_logprob"
+        )
+
+    async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
+        """Log-probability of each option mark as the first answer token."""
+        return list(await asyncio.gather(*(self._one(r, logprobs=True) for r in requests)))
+
+    # -- one request ----------------------------------------------------------------------
+
+    def _messages(self, request: Request) -> list[dict[str, Any]]:
+        urls: dict[int, str] = {}
+        out: list[dict[str, Any]] = []
+        for m in request.messages:
+            out.append({"role": m.role, "content": self._content(m, request, urls)})
+        return out
+
+    def _content(self, m: Message, request: Request, urls: dict[int, str]) -> Any:
+        if all(p.type == "text" for p in m.content):
+            return m.text
+        parts: list[dict[str, Any]] = []
+        for p in m.content:
+            if p.type == "text":
+                parts.append({"type": "text", "text": p.text or ""})
+                continue
+            assert p.image is not None
+            if p.image not in urls:
+                urls[p.image] = data_url(
+                    request.images[p.image],
+                    max_pixels=self.opts.max_image_pixels,
+                    fmt=self.opts.image_format,
+                )
+            parts.append({"type": "image_url", "image_url": {"url": urls[p.image]}})
+        return parts
+
+    def _params(self, request: Request, logprobs: bool) -> dict[str, Any]:
+        g = request.gen
+        params: dict[str, Any] = {
+            "model": self.opts.model,
+            "messages": self._messages(request),
+            "temperature": g.temperature,
+            "top_p": g.top_p,
+            self.opts.max_tokens_param: g.max_new_tokens,
+        }
+        if g.seed is not None and self.opts.send_seed:
+            params["seed"] = g.seed
+        if logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = self.opts.top_logprobs
+        return params
+
+    def _budget_error(self) -> ErrorInfo | None:
+        o = self.opts
+        if o.max_requests is not None and self.requests_sent >= o.max_requests:
+            reason = f"request budget of {o.max_requests} reached"
+        elif o.max_tokens_total is not None and self.tokens_used >= o.max_tokens_total:
+            reason = f"token budget of {o.max_tokens_total} reached"
+        else:
+            return None
+        return ErrorInfo(type="budget", message=f"{reason}; re-run to continue", retryable=True)
+
+    def _delay(self, attempt: int, err: ModelError) -> float:
+        if isinstance(err, RateLimitError) and err.retry_after is not None:
+            return min(err.retry_after, 120.0)
+        base = min(self.opts.max_backoff, self.opts.backoff * 2.0 ** (attempt - 1))
+        return base * (0.5 + self._jitter.random())  # jitter spreads synchronized retries
+
+    async def _one(self, request: Request, *, logprobs: bool) -> Response:
+        t0 = time.perf_counter()
+        try:
+            params = self._params(request, logprobs)
+        except OSError as exc:
+            info = UnsupportedInputError(f"image could not be read: {exc}").to_info()
+            return Response(key=request.key, error=info, latency_s=time.perf_counter() - t0)
+        err: ModelError | None = None
+        for attempt in range(1, self.opts.max_attempts + 1):
+            budget = self._budget_error()
+            if budget is not None:
+                return Response(key=request.key, error=budget, latency_s=time.perf_counter() - t0)
+            await self.limit.acquire()
+            try:
+                self.requests_sent += 1
+                completion = await self._client().chat.completions.create(**params)
+                resp = self._response(request, completion, logprobs, time.perf_counter() - t0)
+            except (openai.APIError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                err = _classify(exc)
+            else:
+                self.limit.succeeded()
+                return resp
+            finally:
+                await self.limit.release()
+            if isinstance(err, RateLimitError):
+                self.limit.rate_limited()
+            if not err.retryable or attempt == self.opts.max_attempts:
+                break
+            await asyncio.sleep(self._delay(attempt, err))
+        assert err is not None
+        info = err.to_info()
+        if err.retryable:
+            info = info.model_copy(update={"message": f"{info.message} (after {attempt} attempts)"})
+        return Response(key=request.key, error=info, latency_s=time.perf_counter() - t0)
+
+    def _response(
+        self, request: Request, completion: Any, logprobs: bool, latency: float
+    ) -> Response:
+        choice = completion.choices[0]
+        usage = None
+        if completion.usage is not None:
+            usage = Usage(
+                prompt_tokens=completion.usage.prompt_tokens,
+                completion_tokens=completion.usage.completion_tokens,
+            )
+            self.tokens_used += completion.usage.total_tokens or 0
+        message = choice.message
+        refusal = getattr(message, "refusal", None)
+        if choice.finish_reason == "content_filter" or (message.content is None and refusal):
+            info = ErrorInfo(
+                type="refusal",
+                message=f"the API refused: {refusal or 'content filter'}",
+                retryable=False,
+            )
+            return Response(key=request.key, error=info, latency_s=latency, usage=usage)
+        if not logprobs:
+            return Response(
+                key=request.key, text=message.content or "", latency_s=latency, usage=usage
+            )
+        scores = mark_scores(choice.logprobs, request.candidates or [])
+        return Response(
+            key=request.key,
+            text=message.content or "",
+            loglikelihoods=scores,
+            token_counts=[1] * len(scores),
+            latency_s=latency,
+            usage=usage,
+        )
+
+
+def _norm_token(token: str) -> str:
+    return token.strip().strip("([*{").strip(")]}.:*").strip()
+
+
+def mark_scores(logprobs: Any, marks: Sequence[str]) -> list[float]:
+    """Log-probability of each mark at the first answer position (-inf where absent).
+
+    The answer position is the first generated token that is not just whitespace or an opening
+    bracket, so ``(B)`` and ``B`` are read the same way. Letter marks compare case-insensitively.
+    """
+    content = getattr(logprobs, "content", None) or []
+    wanted = {m.lower(): i for i, m in enumerate(marks)}
+    scores = [-math.inf] * len(marks)
+    for entry in content:
+        if not _norm_token(entry.token):
+            continue  # "(" or " " before the mark
+        for cand in [entry, *(entry.top_logprobs or [])]:
+            i = wanted.get(_norm_token(cand.token).lower())
+            if i is not None:
+                scores[i] = max(scores[i], float(cand.logprob))
+        break
+    return scores
+
+
+def load(target: str | None, options: dict[str, str]) -> OpenAIChatModel:
+    """Registry factory for ``openai:MODEL[@BASE_URL][,option=value...]``."""
+    return OpenAIChatModel(parse_options(target, options))
