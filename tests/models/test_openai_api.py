@@ -84,15 +84,18 @@ def test_adaptive_limit_halves_and_grows_back():
 
 
 def test_mark_scores_reads_first_answer_token():
-    tok = lambda t, lp, top=(): SimpleNamespace(token=t, logprob=lp, top_logprobs=list(top))  # noqa: E731
-    lp = SimpleNamespace(
-        content=[
+    def tok(t, lp, top=()):
+        return {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": list(top)}
+
+    lp = {
+        "content": [
             tok("(", -0.01, [tok("(", -0.01)]),
             tok("B", -0.1, [tok("B", -0.1), tok("A", -2.5), tok(" c", -4.0)]),
             tok(")", -0.01),
         ]
-    )
+    }
     assert mark_scores(lp, ["A", "B", "C", "D"]) == [-2.5, -0.1, -4.0, -math.inf]
+    assert mark_scores(None, ["A", "B"]) == [-math.inf, -math.inf]
 
 
 def test_images_arrive_intact_and_answers_follow_them(tmp_path):
