@@ -295,3 +295,27 @@ def test_event_loops_do_not_leak_clients():
         for _ in range(2):  # a fresh loop each time, as the runner does per model run
             assert all(r.ok for r in asyncio.run(go()))
         assert model._clients == {}
+
+
+def test_mark_logprob_without_server_support_is_a_clear_error(tmp_path):
+    with FakeOpenAIServer(logprobs=False) as server:
+        model = spec_for(server)
+        ev = evaluate(
+            models=[model], data="demo,n=4", db=str(tmp_path / "db"), out=str(tmp_path / "o"),
+            formulate={"method": "mark_logprob"},
+        )  # fmt: skip
+        assert server.requests_total == 4  # a capability error is not retried
+    with Store(tmp_path / "db") as store:
+        rows = list(store.iter_score_rows(ev.run_id))
+    assert {r["error_type"] for r in rows} == {"unsupported_input"}
+    assert "no logprobs" in rows[0]["error_message"]
+
+
+def test_baselines_refuse_mark_logprob_up_front(tmp_path):
+    with pytest.raises(ValueError, match="log-probabilities"):
+        evaluate(
+            models=["first"],
+            data="demo,n=4",
+            db=str(tmp_path / "db"),
+            formulate={"method": "mark_logprob"},
+        )

@@ -214,7 +214,7 @@ def _classify(exc: BaseException) -> ModelError:
     if isinstance(exc, openai.APIConnectionError):
         return TransientError(f"connection failed: {_brief(exc)}")
     if isinstance(exc, openai.APIStatusError):
-        if exc.status_code == 408 or exc.status_code >= 500:
+        if exc.status_code >= 500:
             return TransientError(f"HTTP {exc.status_code}: {_brief(exc)}")
         return BadRequestError(f"HTTP {exc.status_code}: {_brief(exc)}")
     # A 200 whose body is not a chat completion (malformed JSON, missing fields): the server
@@ -405,6 +405,8 @@ class OpenAIChatModel:
                     "/chat/completions", body=params, cast_to=httpx2.Response
                 )
                 resp = self._response(request, raw.json(), logprobs, time.perf_counter() - t0)
+            except UnsupportedInputError as exc:
+                err = exc
             except (openai.APIError, ValueError, LookupError, TypeError, AttributeError) as exc:
                 err = _classify(exc)
             else:
@@ -448,7 +450,12 @@ class OpenAIChatModel:
             raise TypeError(f"message content is {type(content).__name__}, not text")
         if not logprobs:
             return Response(key=request.key, text=content or "", latency_s=latency, usage=usage)
-        scores = mark_scores(choice.get("logprobs"), request.candidates or [])
+        if not (choice.get("logprobs") or {}).get("content"):
+            raise UnsupportedInputError(
+                "the server returned no logprobs: it does not support --method mark_logprob "
+                "(use --method generate)"
+            )
+        scores = mark_scores(choice["logprobs"], request.candidates or [])
         return Response(
             key=request.key,
             text=content or "",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import hashlib
 import io
 import json
@@ -621,6 +622,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake._sleep(fake.latency):
             self.close_connection = True
             return
+        if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
+            chat = dataclasses.replace(chat, logprobs=False)
         self._send_json(200, json.dumps(_completion_body(chat)).encode())
         fake._complete()
 
@@ -659,6 +662,8 @@ class FakeOpenAIServer:
         api_key: When set, requests must carry ``Authorization: Bearer <api_key>`` or get 401.
         always: A fault kind forced on every chat completion (e.g. ``"bad_request"``), ignoring
             `faults` rate and `max_per_request`.
+        logprobs: Whether log-probabilities are returned when asked for; False imitates a
+            server that ignores the parameter.
 
     Raises:
         ValueError: `always` is not one of `FAULT_KINDS`.
@@ -672,6 +677,7 @@ class FakeOpenAIServer:
         faults: FaultPlan | None = None,
         api_key: str | None = None,
         always: str | None = None,
+        logprobs: bool = True,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
@@ -679,6 +685,7 @@ class FakeOpenAIServer:
         self.faults = faults
         self.api_key = api_key
         self.always = always
+        self.logprobs = logprobs
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
