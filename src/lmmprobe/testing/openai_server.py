@@ -39,20 +39,13 @@ from typing import Any, Final, cast
 
 from PIL import Image
 
+from lmmprobe.data.demo import COLORS as DEMO_COLORS
+
 MODEL_ID: Final = "fake-vlm"
 """The one model `GET /v1/models` lists (any model name is accepted and echoed back)."""
 
-COLORS: Final[dict[str, tuple[int, int, int]]] = {
-    "red": (220, 30, 30),
-    "orange": (245, 140, 20),
-    "yellow": (245, 225, 30),
-    "green": (30, 160, 50),
-    "blue": (30, 70, 220),
-    "purple": (130, 40, 170),
-    "white": (250, 250, 250),
-    "black": (10, 10, 10),
-}
-"""The colors the fake can name, with the RGB value each is matched against."""
+COLORS: Final[dict[str, tuple[int, int, int]]] = dict(DEMO_COLORS)
+"""The colors the fake can name (the demo source's palette), matched by nearest RGB."""
 
 FAULT_KINDS: Final = ("rate_limit", "server_error", "stall", "malformed", "bad_request")
 """Every fault kind the server knows how to inject."""
@@ -543,6 +536,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.close_connection:
             self.send_header("Connection", "close")
         self.end_headers()
+        self._done()
         self.wfile.write(payload)
         self.wfile.flush()
 
@@ -588,12 +582,20 @@ class _Handler(BaseHTTPRequestHandler):
         """Serve `POST /v1/chat/completions`, counting it as in flight until answered."""
         fake = self.server.fake
         fake._arrive(self.headers)
+        self._in_flight = True
         try:
             self._chat(fake)
         except OSError:
             pass  # the client hung up (timeout or retry); nothing left to answer
         finally:
-            fake._leave()
+            self._done()
+
+    def _done(self) -> None:
+        # Leave before the reply's bytes go out: once the client has them it may send its next
+        # request at once, and counting both would overstate the concurrency it used.
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
+            self.server.fake._leave()
 
     def _chat(self, fake: FakeOpenAIServer) -> None:
         try:
@@ -624,8 +626,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
-        self._send_json(200, json.dumps(_completion_body(chat)).encode())
-        fake._complete()
+        body = json.dumps(_completion_body(chat)).encode()
+        fake._complete()  # counted before the reply leaves, so a client never sees it uncounted
+        self._send_json(200, body)
 
     def _send_fault(self, fault: str) -> None:
         if fault == "rate_limit":
