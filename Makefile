@@ -4,12 +4,19 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test bench clean
+
+# PyTorch is pinned and installed first so the hf extra's range is already satisfied: on this
+# workplace's machines pip finds the CPU build on local disk. Elsewhere, on a machine without a
+# GPU, set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid a multi-GB CUDA download.
+TORCH ?= torch==2.13.0
+TORCH_INDEX ?=
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,api]'
+	$(PY) -m pip install --quiet '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install --quiet -e '.[dev,api,hf]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## run the baselines on the built-in demo data and print the results table
@@ -21,8 +28,10 @@ test: $(STAMP)  ## lint, type-check and run the fast offline test suite
 	$(PY) -m mypy
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## runner overhead benchmark (prints name=value figures)
+bench: $(STAMP)  ## runner, API and ranking benchmarks (each ends with name=value figures)
 	$(PY) benchmarks/overhead.py
+	$(PY) benchmarks/api_throughput.py
+	$(PY) benchmarks/rank.py
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

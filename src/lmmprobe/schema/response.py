@@ -9,12 +9,13 @@ ERROR_TYPES: tuple[str, ...] = (
     "transient",
     "timeout",
     "budget",
+    "out_of_memory",
     "bad_request",
     "unsupported_input",
     "refusal",
     "internal",
 )
-"""Known error types; rate_limit, transient, timeout and budget are retryable (see models.base)."""
+"""Known error types; rate_limit, transient, timeout, budget and out_of_memory are retryable (see models.base)."""
 
 
 class Usage(BaseModel):

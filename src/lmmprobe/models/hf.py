@@ -1,0 +1,448 @@
+"""Hugging Face transformers backend: ``hf:PATH_OR_ID[,option=value...]``.
+
+Loads a vision-language checkpoint with ``AutoProcessor`` and ``AutoModelForImageTextToText``
+(falling back to the class named in the config), renders requests through the processor's chat
+template with images as typed content parts, generates in left-padded batches, and ranks
+candidate continuations by log-likelihood, encoding image and prompt once per sample and reusing
+the prompt's key/value cache for every candidate.
+
+Options: ``device`` (auto | cpu | cuda | cuda:N), ``dtype`` (auto | bfloat16 | float16 |
+float32), ``device_map`` (passed through, e.g. ``auto`` for several GPUs), ``revision``,
+``trust_remote_code`` (false), ``batch_size`` (8), ``max_images`` (images per prompt; default:
+unlimited, 1 for architectures known to take one).
+
+``hf:tiny-llava``, ``hf:tiny-idefics3``, ``hf:tiny-paligemma``, ``hf:tiny-blip2`` and
+``hf:small-llava`` name tiny random-weight models built locally (``models/tiny.py``): their
+answers are meaningless; they exist to exercise this code offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import transformers
+from PIL import Image
+from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
+from lmmprobe.schema import ErrorInfo, Request, Response
+
+log = logging.getLogger(__name__)
+
+# Architectures whose processors take exactly one image per prompt.
+SINGLE_IMAGE_MODEL_TYPES = frozenset({"blip-2", "paligemma"})
+_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+@dataclass(frozen=True)
+class HFOptions:
+    """Parsed backend options (see the module docstring)."""
+
+    path: str
+    device: str = "auto"
+    dtype: str = "auto"
+    device_map: str | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    batch_size: int = 8
+    max_images: int | None = None
+
+
+def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
+    """Validate the spec's options.
+
+    Raises:
+        ValueError: Missing target, unknown option or bad value.
+
+    """
+    if not target:
+        raise ValueError("the hf backend needs a checkpoint: hf:PATH_OR_HUB_ID")
+    known = {
+        "device",
+        "dtype",
+        "device_map",
+        "revision",
+        "trust_remote_code",
+        "batch_size",
+        "max_images",
+    }
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"hf backend: unknown option(s) {unknown}; known: {sorted(known)}")
+    dtype = options.get("dtype", "auto")
+    if dtype != "auto" and dtype not in _DTYPES:
+        raise ValueError(f"hf backend: dtype must be auto or one of {sorted(_DTYPES)}")
+    device = options.get("device", "auto")
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise ValueError("hf backend: device must be auto, cpu, cuda or cuda:N")
+    try:
+        batch = int(options.get("batch_size", 8))
+        max_images = int(options["max_images"]) if "max_images" in options else None
+    except ValueError as exc:
+        raise ValueError("hf backend: batch_size and max_images must be integers") from exc
+    return HFOptions(
+        path=target,
+        device=device,
+        dtype=dtype,
+        device_map=options.get("device_map"),
+        revision=options.get("revision"),
+        trust_remote_code=options.get("trust_remote_code", "false").lower() in ("1", "true", "yes"),
+        batch_size=max(1, batch),
+        max_images=max_images,
+    )
+
+
+def resolve_path(path: str) -> str:
+    """Map tiny-model aliases to their built folders; other paths and hub ids pass through."""
+    if path.startswith(("tiny-", "small-")):
+        from lmmprobe.models.tiny import tiny_alias
+
+        built = tiny_alias(path)
+        if built is not None:
+            return str(built)
+    return path
+
+
+def weights_fingerprint(folder: Path) -> str | None:
+    """Cheap fingerprint of local weights: config plus name, size, head and tail of each file."""
+    if not folder.is_dir():
+        return None
+    h = hashlib.sha256()
+    for f in sorted(folder.iterdir()):
+        if not f.is_file() or not f.name.endswith((".safetensors", ".bin", ".json")):
+            continue
+        size = f.stat().st_size
+        h.update(f"{f.name}:{size}:".encode())
+        with f.open("rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 2 << 20:
+                fh.seek(-(1 << 20), os.SEEK_END)
+                h.update(fh.read())
+    return h.hexdigest()[:32]
+
+
+def _pick_device(opt: str) -> torch.device:
+    if opt == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(opt)
+
+
+def _pick_dtype(opt: str, device: torch.device) -> torch.dtype:
+    if opt != "auto":
+        return _DTYPES[opt]
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.float32
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()
+
+
+class HFModel:
+    """A transformers vision-language model behind the lmmprobe model protocol."""
+
+    def __init__(self, opts: HFOptions) -> None:
+        self.opts = opts
+        path = resolve_path(opts.path)
+        common: dict[str, Any] = {"trust_remote_code": opts.trust_remote_code}
+        if opts.revision:
+            common["revision"] = opts.revision
+        self.processor = AutoProcessor.from_pretrained(path, **common)  # type: ignore[no-untyped-call]
+        config = AutoConfig.from_pretrained(path, **common)
+        self.device = _pick_device(opts.device)
+        self.dtype = _pick_dtype(opts.dtype, self.device)
+        kwargs: dict[str, Any] = {**common, "dtype": self.dtype, "low_cpu_mem_usage": True}
+        if opts.device_map:
+            kwargs["device_map"] = opts.device_map
+        self.model = self._load(path, config, kwargs)
+        if not opts.device_map:
+            self.model.to(self.device)
+        self.model.eval()
+        self.model.requires_grad_(False)
+        self.model_type = str(getattr(config, "model_type", ""))
+        self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        max_images = opts.max_images
+        if max_images is None and self.model_type in SINGLE_IMAGE_MODEL_TYPES:
+            max_images = 1
+        local = Path(path)
+        self.identity = ModelIdentity(
+            backend="hf",
+            name=opts.path,
+            revision=opts.revision or getattr(config, "_commit_hash", None),
+            fingerprint=weights_fingerprint(local) if local.is_dir() else None,
+            options={"dtype": str(self.dtype).removeprefix("torch.")},
+        )
+        self.capabilities = Capabilities(
+            likelihood=True,
+            multi_image=max_images != 1,
+            max_images=max_images,
+            max_batch_size=opts.batch_size,
+        )
+        self._batch = opts.batch_size
+
+    @staticmethod
+    def _load(path: str, config: Any, kwargs: dict[str, Any]) -> Any:
+        try:
+            return AutoModelForImageTextToText.from_pretrained(path, **kwargs)
+        except ValueError as exc:
+            # The auto class does not map every architecture; the config names its own class.
+            names = getattr(config, "architectures", None) or []
+            cls = getattr(transformers, names[0], None) if names else None
+            if cls is None:
+                raise ValueError(f"cannot load {path}: {exc}") from exc
+            return cls.from_pretrained(path, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"HFModel({self.opts.path!r}, device={self.device}, dtype={self.dtype})"
+
+    # -- prompts --------------------------------------------------------------------------
+
+    def render(self, request: Request) -> str:
+        """The prompt text for a request, through the chat template (images as typed parts)."""
+        conversation = []
+        for m in request.messages:
+            parts: list[dict[str, Any]] = []
+            for p in m.content:
+                parts.append(
+                    {"type": "image"}
+                    if p.type == "image"
+                    else {"type": "text", "text": p.text or ""}
+                )
+            conversation.append({"role": m.role, "content": parts})
+        # Some processors (BLIP-2 in transformers 5) drop their template on load while the
+        # tokenizer keeps it, so pass whichever exists explicitly.
+        template = getattr(self.processor, "chat_template", None) or getattr(
+            self.tokenizer, "chat_template", None
+        )
+        if template:
+            text = self.processor.apply_chat_template(
+                conversation, chat_template=template, add_generation_prompt=True, tokenize=False
+            )
+            return str(text)
+        # No template (e.g. original BLIP-2 checkpoints): the plain question-answer format.
+        image_token = getattr(self.processor, "image_token", None)
+        n_images = len(request.images)
+        prefix = (
+            (str(image_token) * n_images) if image_token and self.model_type != "blip-2" else ""
+        )
+        return f"{prefix}Question: {request.prompt} Answer:"
+
+    def _images(self, request: Request) -> list[Image.Image]:
+        limit = self.capabilities.max_images
+        if limit is not None and len(request.images) > limit:
+            raise UnsupportedInputError(
+                f"sample {request.sample_id} has {len(request.images)} images; "
+                f"{self.opts.path} takes at most {limit}"
+            )
+        return [ref.load().convert("RGB") for ref in request.images]
+
+    def _encode(self, texts: list[str], images: list[list[Image.Image]], **extra: Any) -> Any:
+        kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True, **extra}
+        if any(images):
+            kwargs["images"] = images
+        batch = self.processor(**kwargs)
+        batch.pop("labels", None)  # PaliGemma returns labels; they would only add a loss pass
+        return batch.to(self.device)
+
+    # -- generation -----------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        """Generate greedily (or sample when temperature > 0) in left-padded batches."""
+        return self._run(requests, self._generate_batch)
+
+    def _generate_batch(self, requests: Sequence[Request]) -> list[Response]:
+        texts = [self.render(r) for r in requests]
+        images = [self._images(r) for r in requests]
+        self.tokenizer.padding_side = "left"  # new tokens must follow every prompt directly
+        inputs = self._encode(texts, images)
+        g = requests[0].gen
+        sample = g.temperature > 0
+        kwargs: dict[str, Any] = {"max_new_tokens": g.max_new_tokens, "do_sample": sample}
+        if sample:
+            kwargs.update(temperature=g.temperature, top_p=g.top_p)
+        pad = self.tokenizer.pad_token_id
+        if pad is None:
+            pad = self.tokenizer.eos_token_id
+        with torch.inference_mode(), torch.random.fork_rng(devices=self._rng_devices()):
+            if sample and g.seed is not None:
+                torch.manual_seed(g.seed)  # inside fork_rng: the global generator is restored
+            out = self.model.generate(**inputs, pad_token_id=pad, **kwargs)
+        new = out[:, inputs["input_ids"].shape[1] :]
+        decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        return [
+            Response(key=r.key, text=t.strip(), usage=_usage(inputs, i, new))
+            for i, (r, t) in enumerate(zip(requests, decoded, strict=True))
+        ]
+
+    def _rng_devices(self) -> list[int]:
+        return [self.device.index or 0] if self.device.type == "cuda" else []
+
+    # -- likelihood -----------------------------------------------------------------------
+
+    def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        """Summed log-probability of each candidate; one prompt encoding per sample."""
+        return self._run(requests, lambda batch: [self._rank_one(r) for r in batch])
+
+    @property
+    def _suffix_style(self) -> bool:
+        # PaliGemma's processor closes the prefix with "\n" and takes the answer as `suffix`
+        # (token type 1): a candidate is tokenized on its own, as the processor would.
+        return self.model_type == "paligemma"
+
+    def continuation_ids(self, prompt: str, candidate: str) -> list[int]:
+        """Token ids of `candidate` as it continues `prompt` (tokenized in context)."""
+        if self._suffix_style:
+            return list(self.tokenizer(candidate, add_special_tokens=False)["input_ids"])
+        joiner = "" if not prompt or prompt[-1].isspace() else " "
+        full = self.tokenizer(prompt + joiner + candidate, add_special_tokens=False)["input_ids"]
+        head = self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        if full[: len(head)] == head and len(full) > len(head):
+            return list(full[len(head) :])
+        return list(self.tokenizer(joiner + candidate, add_special_tokens=False)["input_ids"])
+
+    def _rank_one(self, request: Request) -> Response:
+        cands = request.candidates or []
+        if not cands:
+            raise UnsupportedInputError(f"request {request.key} has no candidates")
+        prompt = self.render(request)
+        images = [self._images(request)]
+        ids = [self.continuation_ids(prompt, c) for c in cands]
+        with torch.inference_mode():
+            scores = self._score_with_cache(prompt, images, ids)
+        return Response(key=request.key, loglikelihoods=scores, token_counts=[len(x) for x in ids])
+
+    def _prefix_inputs(self, prompt: str, images: list[list[Image.Image]]) -> Any:
+        self.tokenizer.padding_side = "right"
+        return self._encode([prompt], images)
+
+    def _score_with_cache(
+        self, prompt: str, images: list[list[Image.Image]], ids: list[list[int]]
+    ) -> list[float]:
+        inputs = self._prefix_inputs(prompt, images)
+        out = self.model(**inputs, use_cache=True)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        n = len(ids)
+        longest = max(len(x) for x in ids)
+        pad = self.tokenizer.pad_token_id or 0
+        cand = torch.full((n, longest), pad, dtype=torch.long, device=self.device)
+        mask = torch.zeros((n, longest), dtype=torch.long, device=self.device)
+        for i, x in enumerate(ids):
+            cand[i, : len(x)] = torch.tensor(x, device=self.device)
+            mask[i, : len(x)] = 1
+        cache = getattr(out, "past_key_values", None)
+        if cache is None:  # BLIP-2 nests its language model's outputs
+            cache = out.language_model_outputs.past_key_values
+        cache.batch_repeat_interleave(n)  # one copy of the prompt's keys/values per candidate
+        prefix_mask = inputs["attention_mask"].expand(n, -1)
+        extra: dict[str, Any] = {}
+        if "token_type_ids" in inputs:  # PaliGemma: candidate tokens are output, not prefix
+            extra["token_type_ids"] = torch.ones_like(cand)
+        cont = self._continuation_model()(
+            input_ids=cand,
+            attention_mask=torch.cat([prefix_mask, mask], dim=1),
+            past_key_values=cache,
+            use_cache=True,
+            **extra,
+        )
+        logp = torch.log_softmax(cont.logits.float(), dim=-1)
+        scores = []
+        for i, x in enumerate(ids):
+            total = first[x[0]]
+            if len(x) > 1:
+                targets = torch.tensor(x[1:], device=self.device)
+                total = total + logp[i, : len(x) - 1].gather(1, targets[:, None]).sum()
+            scores.append(float(total))
+        return scores
+
+    def _continuation_model(self) -> Callable[..., Any]:
+        # Continuing from a cache needs no new images. Most image-text models accept input_ids
+        # alone; BLIP-2 insists on pixel_values, so its causal language model continues instead.
+        lm = getattr(self.model, "language_model", None)
+        if (
+            lm is not None
+            and hasattr(lm, "get_output_embeddings")
+            and lm.get_output_embeddings() is not None
+        ):
+            return lm  # type: ignore[no-any-return]
+        return self.model  # type: ignore[no-any-return]
+
+    def naive_scores(self, request: Request) -> list[float]:
+        """Reference scoring: one full forward (image included) per candidate.
+
+        This is what ReForm-Eval and APEx do; kept for tests and benchmarks.
+        """
+        prompt = self.render(request)
+        images = [self._images(request)]
+        out = []
+        with torch.inference_mode():
+            for cand in request.candidates or []:
+                ids = self.continuation_ids(prompt, cand)
+                n = len(ids)
+                if self._suffix_style:
+                    self.tokenizer.padding_side = "right"
+                    inputs = self._encode([prompt], images, suffix=[cand])
+                    start = int(inputs["token_type_ids"][0].tolist().index(1))
+                else:
+                    joiner = "" if not prompt or prompt[-1].isspace() else " "
+                    inputs = self._prefix_inputs(prompt + joiner + cand, images)
+                    start = int(inputs["input_ids"].shape[1]) - n
+                logits = self.model(**inputs).logits[0].float()
+                got = inputs["input_ids"][0, start : start + n].tolist()
+                if got != ids:
+                    raise RuntimeError(f"continuation tokens differ in context: {got} != {ids}")
+                logp = torch.log_softmax(logits[start - 1 : start + n - 1], dim=-1)
+                target = torch.tensor(ids, device=logp.device)
+                out.append(float(logp.gather(1, target[:, None]).sum()))
+        return out
+
+    # -- batching with out-of-memory back-off ---------------------------------------------
+
+    def _run(
+        self, requests: Sequence[Request], fn: Callable[[Sequence[Request]], list[Response]]
+    ) -> list[Response]:
+        out: list[Response] = []
+        i = 0
+        while i < len(requests):
+            batch = requests[i : i + self._batch]
+            try:
+                out.extend(fn(batch))
+            except UnsupportedInputError as exc:
+                if len(batch) == 1:
+                    out.append(Response(key=batch[0].key, error=exc.to_info()))
+                else:  # isolate the offending request; the others still run
+                    out.extend(self._run(batch[:1], fn) + self._run(batch[1:], fn))
+            except RuntimeError as exc:
+                if not _is_oom(exc):
+                    raise
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                if self._batch == 1:
+                    info = ErrorInfo(type="out_of_memory", message=str(exc)[:300], retryable=True)
+                    out.extend(Response(key=r.key, error=info) for r in batch)
+                else:
+                    self._batch = max(1, self._batch // 2)
+                    log.warning("out of memory: batch size lowered to %d", self._batch)
+                    continue
+            i += len(batch)
+        return out
+
+
+def _usage(inputs: Any, row: int, new: torch.Tensor) -> Any:
+    from lmmprobe.schema import Usage
+
+    prompt = int(inputs["attention_mask"][row].sum())
+    completion = int((new[row] != -1).sum())
+    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+
+
+def load(target: str | None, options: dict[str, str]) -> HFModel:
+    """Registry factory for ``hf:PATH_OR_ID[,option=value...]``."""
+    return HFModel(parse_options(target, options))

@@ -1,0 +1,497 @@
+"""Tiny random-weight vision-language checkpoints, built locally for tests and demos.
+
+These models have random weights; their answers are meaningless. They exist to exercise real
+loading, prompting, generation and scoring code offline: each folder is a genuine transformers
+checkpoint (config, safetensors weights, a locally trained fast tokenizer, a PIL image processor,
+the architecture's processor and a chat template) that `AutoProcessor.from_pretrained(path)` and
+`AutoModelForImageTextToText.from_pretrained(path)` load without a network.
+
+Architectures (``TINY_ARCHS``) and what callers must know about them. Each loads with
+`AutoModelForImageTextToText`; processors use the PIL image processors (no torchvision).
+
+- ``llava``: `LlavaProcessor` + `CLIPImageProcessorPil`, CLIP vision tower, Llama text model.
+  16 image tokens per image (64 for ``size="small"``); several images per prompt.
+- ``idefics3``: `Idefics3Processor` + `Idefics3ImageProcessorPil` with image splitting off; 4
+  ``<image>`` tokens per image, wrapped as ``<fake_token_around_image><global-img>`` ...
+  ``<fake_token_around_image>``; several images per prompt.
+- ``paligemma``: `PaliGemmaProcessor` + `SiglipImageProcessorPil`, Gemma text model; 16 image
+  tokens per image; several images per prompt. The template puts every ``<image>`` first; the
+  processor inserts BOS after the last one and appends the newline that separates prefix from
+  answer. It also returns ``token_type_ids`` and ``labels`` (prefix masked), which the model
+  accepts.
+- ``blip2``: `Blip2Processor` + `BlipImageProcessorPil`, OPT text model; 4 query tokens that the
+  processor prepends itself before the (padded) text, so the template renders no image
+  placeholder. One image per prompt only. transformers 5.23 drops the chat template when it
+  loads a `Blip2Processor`; the tokenizer carries the same template, so render with
+  ``processor.apply_chat_template(..., chat_template=processor.tokenizer.chat_template)``.
+
+``images=`` takes one list per prompt (``[[a], [b, c]]``) for llava, idefics3 and paligemma
+(a flat list in prompt order works too), and a flat list with one image per prompt
+(``[a, b]``) for blip2.
+
+The chat templates ("USER: <image> ... ASSISTANT:") emit BOS themselves (PaliGemma's
+processor adds it instead) and the tokenizers add no special tokens, so
+``processor(text=apply_chat_template(...))`` yields exactly one BOS. Tokenizers pad on the left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lmmprobe import __version__
+
+__all__ = ["TINY_ARCHS", "tiny_alias", "tiny_model_path"]
+
+TINY_ARCHS: tuple[str, ...] = ("llava", "idefics3", "paligemma", "blip2")
+
+_ALIASES: dict[str, tuple[str, str]] = {
+    "tiny-llava": ("llava", "tiny"),
+    "tiny-idefics3": ("idefics3", "tiny"),
+    "tiny-paligemma": ("paligemma", "tiny"),
+    "tiny-blip2": ("blip2", "tiny"),
+    "small-llava": ("llava", "small"),
+}
+
+_SEED = 0
+_BOS, _EOS, _PAD, _UNK, _IMAGE = "<s>", "</s>", "<pad>", "<unk>", "<image>"
+
+# Words the demo and synthetic tasks ask about, so they tokenize into few pieces.
+_CORPUS_LINES: tuple[str, ...] = (
+    "What color is the shape in the image? Options: (A) red; (B) blue. "
+    "Answer with the option's mark from the given choices directly, e.g. (A).",
+    "What shape is in the image? Options: (A) circle; (B) square; (C) triangle; (D) diamond.",
+    "Is there a star in the image? Answer yes or no.",
+    "How many shapes are in the image? Answer with a number.",
+    "The answer is (A). The answer is (B). The answer is (C). The answer is (D).",
+    "red orange yellow green blue purple white black",
+    "circle square triangle diamond star hexagon",
+    "yes no Yes No YES NO true false True False",
+    "1 2 3 4 5 6 7 8 9 10 one two three four five six seven eight nine ten 0 11 12 100",
+    "A B C D E F (A) (B) (C) (D) (E) (F) A. B. C. D.",
+    "USER: ASSISTANT: SYSTEM: User: Assistant: System:",
+    "USER: What is it? ASSISTANT: The answer is (A).",
+    "SYSTEM: You are a helpful assistant. USER: Look at the image. ASSISTANT: yes",
+    "a an the is are was were of in on at to from with and or not this that there here it",
+    "image picture photo shape color colour number count left right top bottom center middle",
+    "small large big tiny background foreground object objects caption describe question answer",
+    "Describe the image. Please answer the question. Choose the correct option. Which one?",
+    "The image shows a red circle on a white background.",
+    "A blue square and a green triangle next to a yellow star.",
+    "Question: Answer: Options: Option Hint: Context: Choices:",
+    ", . ; : ! ? ' \" ( ) [ ] - _ / + = * % & # @",
+)
+
+
+def _default_cache_dir() -> Path:
+    env = os.environ.get("LMMPROBE_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "lmmprobe"
+
+
+def _versions_dir(cache_dir: Path) -> Path:
+    import transformers
+
+    return cache_dir / "tiny" / f"{__version__}-tf{transformers.__version__}"
+
+
+def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | None = None) -> Path:
+    """Build (once, then reuse) a tiny random-weight checkpoint and return its folder.
+
+    The folder loads with `AutoProcessor.from_pretrained(path)` and
+    `AutoModelForImageTextToText.from_pretrained(path)`, offline. It lives under
+    ``<cache_dir>/tiny/<lmmprobe version>-tf<transformers version>/<arch>-<size>``; it is built in
+    a temporary folder beside it and renamed into place, so concurrent builders never see half a
+    model. Builds are seeded and deterministic.
+
+    Args:
+        arch: One of `TINY_ARCHS`.
+        size: ``"tiny"`` for every architecture, or ``"small"`` (llava only: text hidden 256,
+            4 layers, 64 image tokens) for speed benchmarks.
+        cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
+
+    Returns:
+        The checkpoint folder.
+
+    Raises:
+        ValueError: `arch` or `size` is unknown, or ``size="small"`` is asked of an architecture
+            other than llava.
+        ImportError: torch, transformers or tokenizers is missing
+            (``pip install 'lmmprobe[hf]'``).
+
+    """
+    if arch not in TINY_ARCHS:
+        raise ValueError(
+            f"unknown tiny architecture {arch!r}; choose one of {', '.join(TINY_ARCHS)}"
+        )
+    if size not in ("tiny", "small"):
+        raise ValueError(f"unknown size {size!r}; choose 'tiny' or 'small'")
+    if size == "small" and arch != "llava":
+        raise ValueError(f"size='small' exists for llava only, not {arch!r}")
+    try:
+        import tokenizers  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"tiny models need torch, transformers and tokenizers ({exc}); "
+            "run: pip install 'lmmprobe[hf]'"
+        ) from exc
+
+    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
+    final = root / f"{arch}-{size}"
+    if final.is_dir():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{arch}-{size}.", suffix=".tmp", dir=root))
+    try:
+        _BUILDERS[arch](tmp, size)
+        try:
+            os.replace(tmp, final)
+        except OSError:
+            # Another process renamed its finished build into place first; theirs is as good.
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def tiny_alias(name: str) -> Path | None:
+    """Resolve a tiny-model alias to its (built on first use) folder.
+
+    Args:
+        name: ``"tiny-llava"``, ``"tiny-idefics3"``, ``"tiny-paligemma"``, ``"tiny-blip2"`` or
+            ``"small-llava"``.
+
+    Returns:
+        The checkpoint folder, or None when `name` is not an alias.
+
+    """
+    spec = _ALIASES.get(name)
+    if spec is None:
+        return None
+    arch, size = spec
+    return tiny_model_path(arch, size=size)
+
+
+# --------------------------------------------------------------------------- tokenizer
+
+
+def _train_tokenizer(specials: list[str], extra_specials: list[str]) -> Any:
+    """A byte-level BPE tokenizer trained on the built-in corpus, wrapped as a fast tokenizer.
+
+    Byte-level so any text encodes (no unknown characters); no post-processor, so encoding adds
+    no special tokens and the chat template owns BOS.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=640,
+        min_frequency=1,
+        special_tokens=[*specials, *extra_specials],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    # Repeat the corpus so merges for the task words are learned before rarer pairs.
+    tok.train_from_iterator(list(_CORPUS_LINES) * 4, trainer=trainer)
+    fast = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
+        tokenizer_object=tok,
+        bos_token=_BOS,
+        eos_token=_EOS,
+        pad_token=_PAD,
+        unk_token=_UNK,
+        extra_special_tokens=extra_specials,
+        padding_side="left",
+        model_max_length=1024,
+    )
+    return fast
+
+
+def _chat_template(*, bos: bool, image: str, turn_end: str) -> str:
+    """A "USER: <image> ... ASSISTANT:" template over typed-part or string content.
+
+    Every literal is a Jinja string expression so whitespace control cannot eat spaces and
+    newlines; `image` and `turn_end` are Jinja expressions.
+    """
+    start = "{{ bos_token }}" if bos else ""
+    return (
+        start + "{%- for message in messages -%}"
+        "{%- if message['role'] == 'system' -%}{{ 'SYSTEM: ' }}"
+        "{%- elif message['role'] == 'user' -%}{{ 'USER: ' }}"
+        "{%- else -%}{{ 'ASSISTANT: ' }}{%- endif -%}"
+        "{%- if message['content'] is string -%}{{ message['content'] }}"
+        "{%- else -%}{%- for part in message['content'] -%}"
+        "{%- if part['type'] == 'image' -%}{{ " + image + " }}"
+        "{%- elif part['type'] == 'text' -%}{{ part['text'] }}{%- endif -%}"
+        "{%- endfor -%}{%- endif -%}"
+        "{%- if message['role'] == 'assistant' -%}{{ " + turn_end + " }}{%- endif -%}"
+        "{{ '\\n' }}{%- endfor -%}"
+        "{%- if add_generation_prompt -%}{{ 'ASSISTANT:' }}{%- endif -%}"
+    )
+
+
+# PaliGemma wants every image placeholder before the prefix text: the processor inserts BOS
+# right after the last <image> and appends the "\n" that separates prefix from answer.
+_PALIGEMMA_TEMPLATE = (
+    "{%- for message in messages -%}{%- if message['content'] is not string -%}"
+    "{%- for part in message['content'] -%}{%- if part['type'] == 'image' -%}{{ '<image>' }}"
+    "{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}"
+    "{%- for message in messages -%}{%- if not loop.first -%}{{ '\\n' }}{%- endif -%}"
+    "{%- if message['content'] is string -%}{{ message['content'] }}"
+    "{%- else -%}{%- for part in message['content'] -%}{%- if part['type'] == 'text' -%}"
+    "{{ part['text'] }}{%- endif -%}{%- endfor -%}{%- endif -%}{%- endfor -%}"
+)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """Seed torch for weight initialisation without touching the caller's global RNG state."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_SEED)
+        yield
+
+
+def _save_model(config: Any, folder: Path, tokenizer: Any) -> None:
+    from transformers import AutoModelForImageTextToText
+
+    with _seeded():
+        model = AutoModelForImageTextToText.from_config(config)  # type: ignore[no-untyped-call]
+    gen = model.generation_config
+    gen.bos_token_id = tokenizer.bos_token_id
+    gen.eos_token_id = tokenizer.eos_token_id
+    gen.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder)
+
+
+def _llama_text(vocab: int, tokenizer: Any, *, hidden: int, layers: int) -> dict[str, Any]:
+    return {
+        "model_type": "llama",
+        "vocab_size": vocab,
+        "hidden_size": hidden,
+        "intermediate_size": hidden * 2,
+        "num_hidden_layers": layers,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 1024,
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+        "tie_word_embeddings": False,
+    }
+
+
+def _build_llava(folder: Path, size: str) -> None:
+    from transformers import CLIPImageProcessorPil, LlavaConfig, LlavaProcessor
+
+    small = size == "small"
+    image_size, patch = (128, 16) if small else (32, 8)
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
+    tokenizer.chat_template = _chat_template(bos=True, image="'<image>\\n'", turn_end="eos_token")
+    image_processor = CLIPImageProcessorPil(
+        size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
+    )
+    # CLIP adds a CLS token; "default" feature selection drops it again, so the count is exactly
+    # (image_size // patch) ** 2: 16 for tiny, 64 for small.
+    processor = LlavaProcessor(  # type: ignore[no-untyped-call]
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=patch,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=tokenizer.chat_template,
+    )
+    vision_hidden = 64 if small else 32
+    config = LlavaConfig(
+        vision_config={
+            "model_type": "clip_vision_model",
+            "hidden_size": vision_hidden,
+            "intermediate_size": vision_hidden * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": image_size,
+            "patch_size": patch,
+            "projection_dim": vision_hidden,
+        },
+        text_config=_llama_text(
+            len(tokenizer), tokenizer, hidden=256 if small else 32, layers=4 if small else 2
+        ),
+        image_token_index=tokenizer.convert_tokens_to_ids(_IMAGE),
+        image_seq_length=(image_size // patch) ** 2,
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-2,
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
+def _build_idefics3(folder: Path, size: str) -> None:
+    from transformers import Idefics3Config, Idefics3ImageProcessorPil, Idefics3Processor
+
+    del size  # tiny only
+    image_size, patch, scale = 32, 8, 2
+    extras = [
+        "<fake_token_around_image>",
+        _IMAGE,
+        "<end_of_utterance>",
+        "<global-img>",
+        *[f"<row_{i}_col_{j}>" for i in range(1, 7) for j in range(1, 7)],
+    ]
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], extras)
+    tokenizer.chat_template = _chat_template(
+        bos=True, image="'<image>'", turn_end="'<end_of_utterance>'"
+    )
+    # Splitting off: one global view per image keeps the sequence (and the test) short.
+    image_processor = Idefics3ImageProcessorPil(
+        size={"longest_edge": image_size},
+        max_image_size={"longest_edge": image_size},
+        do_image_splitting=False,
+    )
+    seq_len = (image_size // patch) ** 2 // scale**2
+    processor = Idefics3Processor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        image_seq_len=seq_len,
+        chat_template=tokenizer.chat_template,
+    )
+    config = Idefics3Config(
+        vision_config={
+            "model_type": "idefics3_vision",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": image_size,
+            "patch_size": patch,
+        },
+        text_config=_llama_text(len(tokenizer), tokenizer, hidden=64, layers=2),
+        image_token_id=tokenizer.convert_tokens_to_ids(_IMAGE),
+        scale_factor=scale,
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
+def _build_paligemma(folder: Path, size: str) -> None:
+    from transformers import PaliGemmaConfig, PaliGemmaProcessor, SiglipImageProcessorPil
+
+    del size
+    image_size, patch = 32, 8
+    seq_len = (image_size // patch) ** 2
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
+    tokenizer.chat_template = _PALIGEMMA_TEMPLATE
+    image_processor = SiglipImageProcessorPil(
+        size={"height": image_size, "width": image_size}, image_seq_length=seq_len
+    )
+    # The processor adds 1152 <locNNNN>/<segNNN> tokens to the tokenizer, so the model's
+    # vocabulary is sized after it is built.
+    processor = PaliGemmaProcessor(  # type: ignore[no-untyped-call]
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=_PALIGEMMA_TEMPLATE
+    )
+    vocab = len(tokenizer)
+    hidden = 32
+    config = PaliGemmaConfig(
+        vision_config={
+            "model_type": "siglip_vision_model",
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": image_size,
+            "patch_size": patch,
+        },
+        text_config={
+            "model_type": "gemma",
+            "vocab_size": vocab,
+            "hidden_size": hidden,
+            "intermediate_size": hidden * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 8,
+            "max_position_embeddings": 1024,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        image_token_index=tokenizer.convert_tokens_to_ids(_IMAGE),
+        vocab_size=vocab,
+        projection_dim=hidden,
+        hidden_size=hidden,
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
+def _build_blip2(folder: Path, size: str) -> None:
+    from transformers import Blip2Config, Blip2Processor, BlipImageProcessorPil
+
+    del size
+    image_size, patch, queries = 32, 8, 4
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
+    # The processor prepends the query-token placeholders itself, so the template has none.
+    tokenizer.chat_template = _chat_template(bos=True, image="''", turn_end="eos_token")
+    image_processor = BlipImageProcessorPil(size={"height": image_size, "width": image_size})
+    processor = Blip2Processor(  # type: ignore[no-untyped-call]
+        image_processor=image_processor, tokenizer=tokenizer, num_query_tokens=queries
+    )
+    # Blip2Processor.__init__ drops chat_template; set it afterwards so save_pretrained writes it.
+    processor.chat_template = tokenizer.chat_template
+    config = Blip2Config(
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": image_size,
+            "patch_size": patch,
+        },
+        qformer_config={
+            "vocab_size": 64,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "max_position_embeddings": 64,
+            "cross_attention_frequency": 1,
+        },
+        text_config={
+            "model_type": "opt",
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "ffn_dim": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "word_embed_proj_dim": 32,
+            "max_position_embeddings": 512,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        num_query_tokens=queries,
+        image_token_index=tokenizer.convert_tokens_to_ids(_IMAGE),
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
+_BUILDERS: dict[str, Callable[[Path, str], None]] = {
+    "llava": _build_llava,
+    "idefics3": _build_idefics3,
+    "paligemma": _build_paligemma,
+    "blip2": _build_blip2,
+}
