@@ -116,3 +116,19 @@ def test_too_many_images_is_a_typed_error():
     r.key = "k"
     out = model.generate([r])
     assert out[0].error is not None and out[0].error.type == "unsupported_input"
+
+
+def test_ranking_multi_token_candidates_matches_naive(arch_model):
+    from lmmprobe.schema import Sample
+
+    _, model = arch_model
+    img = load_source("demo,n=1,size=64").samples[0].images[0]
+    s = Sample(
+        id="long", images=[img], question="Describe the picture.", answer=0,
+        choices=["a red star on gray", "blue", "two green squares and a circle"],
+    )  # fmt: skip
+    req = formulate(s, config=FormulateConfig(method="likelihood"))
+    req.key = "k"
+    fast = model.loglikelihood([req])[0]
+    assert max(fast.token_counts) > 1 and min(fast.token_counts) >= 1
+    assert fast.loglikelihoods == pytest.approx(model.naive_scores(req), abs=1e-4)

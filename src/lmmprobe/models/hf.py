@@ -18,7 +18,9 @@ answers are meaningless; they exist to exercise this code offline.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -32,7 +34,7 @@ from PIL import Image
 from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
-from lmmprobe.schema import ErrorInfo, Request, Response
+from lmmprobe.schema import ErrorInfo, Request, Response, Usage
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +280,7 @@ class HFModel:
         new = out[:, inputs["input_ids"].shape[1] :]
         decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
         return [
-            Response(key=r.key, text=t.strip(), usage=_usage(inputs, i, new))
+            Response(key=r.key, text=t.strip(), usage=_usage(inputs, i, new, pad))
             for i, (r, t) in enumerate(zip(requests, decoded, strict=True))
         ]
 
@@ -327,24 +329,34 @@ class HFModel:
         self, prompt: str, images: list[list[Image.Image]], ids: list[list[int]]
     ) -> list[float]:
         inputs = self._prefix_inputs(prompt, images)
-        out = self.model(**inputs, use_cache=True)
+        extra: dict[str, Any] = {}
+        if self._accepts_logits_to_keep:
+            extra["logits_to_keep"] = 1  # only the last position predicts a candidate token
+        out = self.model(**inputs, use_cache=True, **extra)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-        n = len(ids)
-        longest = max(len(x) for x in ids)
+        scores = [float(first[x[0]]) for x in ids]
+        # Single-token candidates are fully scored by the prompt's last position; only longer
+        # ones need a second pass over the cached prompt.
+        longer = [i for i, x in enumerate(ids) if len(x) > 1]
+        if not longer:
+            return scores
+        rest = [ids[i][1:] for i in longer]
+        n, width = len(longer), max(len(ids[i]) for i in longer)
         pad = self.tokenizer.pad_token_id or 0
-        cand = torch.full((n, longest), pad, dtype=torch.long, device=self.device)
-        mask = torch.zeros((n, longest), dtype=torch.long, device=self.device)
-        for i, x in enumerate(ids):
-            cand[i, : len(x)] = torch.tensor(x, device=self.device)
-            mask[i, : len(x)] = 1
+        cand = torch.full((n, width), pad, dtype=torch.long, device=self.device)
+        mask = torch.zeros((n, width), dtype=torch.long, device=self.device)
+        for row, i in enumerate(longer):
+            cand[row, : len(ids[i])] = torch.tensor(ids[i], device=self.device)
+            mask[row, : len(ids[i])] = 1
         cache = getattr(out, "past_key_values", None)
         if cache is None:  # BLIP-2 nests its language model's outputs
             cache = out.language_model_outputs.past_key_values
         cache.batch_repeat_interleave(n)  # one copy of the prompt's keys/values per candidate
         prefix_mask = inputs["attention_mask"].expand(n, -1)
-        extra: dict[str, Any] = {}
         if "token_type_ids" in inputs:  # PaliGemma: candidate tokens are output, not prefix
-            extra["token_type_ids"] = torch.ones_like(cand)
+            extra = {"token_type_ids": torch.ones_like(cand)}
+        else:
+            extra = {}
         cont = self._continuation_model()(
             input_ids=cand,
             attention_mask=torch.cat([prefix_mask, mask], dim=1),
@@ -353,14 +365,14 @@ class HFModel:
             **extra,
         )
         logp = torch.log_softmax(cont.logits.float(), dim=-1)
-        scores = []
-        for i, x in enumerate(ids):
-            total = first[x[0]]
-            if len(x) > 1:
-                targets = torch.tensor(x[1:], device=self.device)
-                total = total + logp[i, : len(x) - 1].gather(1, targets[:, None]).sum()
-            scores.append(float(total))
+        for row, i in enumerate(longer):
+            targets = torch.tensor(rest[row], device=self.device)
+            scores[i] += float(logp[row, : len(rest[row])].gather(1, targets[:, None]).sum())
         return scores
+
+    @functools.cached_property
+    def _accepts_logits_to_keep(self) -> bool:
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def _continuation_model(self) -> Callable[..., Any]:
         # Continuing from a cache needs no new images. Most image-text models accept input_ids
@@ -435,12 +447,11 @@ class HFModel:
         return out
 
 
-def _usage(inputs: Any, row: int, new: torch.Tensor) -> Any:
-    from lmmprobe.schema import Usage
-
+def _usage(inputs: Any, row: int, new: torch.Tensor, pad: int | None) -> Usage:
+    """Prompt tokens (padding excluded) and generated tokens (padding after the end excluded)."""
     prompt = int(inputs["attention_mask"][row].sum())
-    completion = int((new[row] != -1).sum())
-    return Usage(prompt_tokens=prompt, completion_tokens=completion)
+    generated = new[row] if pad is None else new[row][new[row] != pad]
+    return Usage(prompt_tokens=prompt, completion_tokens=int(generated.numel()))
 
 
 def load(target: str | None, options: dict[str, str]) -> HFModel:
