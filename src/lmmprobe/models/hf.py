@@ -353,10 +353,8 @@ class HFModel:
             cache = out.language_model_outputs.past_key_values
         cache.batch_repeat_interleave(n)  # one copy of the prompt's keys/values per candidate
         prefix_mask = inputs["attention_mask"].expand(n, -1)
-        if "token_type_ids" in inputs:  # PaliGemma: candidate tokens are output, not prefix
-            extra = {"token_type_ids": torch.ones_like(cand)}
-        else:
-            extra = {}
+        # PaliGemma: candidate tokens are output (type 1), not prefix.
+        extra = {"token_type_ids": torch.ones_like(cand)} if "token_type_ids" in inputs else {}
         cont = self._continuation_model()(
             input_ids=cand,
             attention_mask=torch.cat([prefix_mask, mask], dim=1),
