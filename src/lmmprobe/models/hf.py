@@ -257,8 +257,21 @@ class HFModel:
     # -- generation -----------------------------------------------------------------------
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        """Generate greedily (or sample when temperature > 0) in left-padded batches."""
-        return self._run(requests, self._generate_batch)
+        """Generate greedily (or sample when temperature > 0) in left-padded batches.
+
+        Requests with different decoding settings (e.g. per-repeat sampling seeds) never share
+        a `generate` call; results come back in request order.
+        """
+        groups: dict[Any, list[int]] = {}
+        for i, r in enumerate(requests):
+            groups.setdefault(r.gen, []).append(i)
+        out: list[Response | None] = [None] * len(requests)
+        for idx in groups.values():
+            for i, resp in zip(
+                idx, self._run([requests[i] for i in idx], self._generate_batch), strict=True
+            ):
+                out[i] = resp
+        return [r for r in out if r is not None]
 
     def _generate_batch(self, requests: Sequence[Request]) -> list[Response]:
         texts = [self.render(r) for r in requests]
