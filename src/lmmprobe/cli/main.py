@@ -28,7 +28,8 @@ app = typer.Typer(
     no_args_is_help=True,
     help="Measure what large multimodal models can and cannot do.",
 )
-console = Console()
+# Piped or captured output gets a fixed width wide enough for every metric column.
+console = Console(width=None if sys.stdout.isatty() else 132)
 err_console = Console(stderr=True)
 
 DbOption = Annotated[
@@ -53,6 +54,7 @@ SHORT_NAMES = {
     "format_hit_rate": "format hit",
     "unparsed_rate": "unparsed",
     "error_rate": "errors",
+    "circular_accuracy": "circular",
 }
 
 
@@ -67,11 +69,13 @@ def results_table(results: dict[str, Any], title: str | None = None) -> Table:
     table.add_column("n", justify="right")
     table.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
     # Abstention is only defined when an "unknown" option was offered; skip an empty column.
+    shown = [*METRIC_NAMES[1:], "instability", "circular_accuracy"]
     names = [
-        n for n in METRIC_NAMES[1:]
-        if n != "abstention_rate"
-        or any(r["metrics"][n]["value"] is not None for r in results["models"].values())
-    ]  # fmt: skip
+        n
+        for n in shown
+        if any(r["metrics"].get(n, {}).get("value") is not None for r in results["models"].values())
+        or n in ("balanced_accuracy", "format_hit_rate", "unparsed_rate", "error_rate")
+    ]
     for name in names:
         header = SHORT_NAMES.get(name, name)
         table.add_column(header, justify="right", min_width=len(header))
@@ -117,7 +121,25 @@ def run(
             help="generate; likelihood (white-box backends); mark_logprob (APIs with logprobs)."
         ),
     ] = "generate",
-    marks: Annotated[str, typer.Option(help="Option marks: upper, lower or number.")] = "upper",
+    marks: Annotated[
+        str, typer.Option(help="Option marks: upper, lower, number, or random per request.")
+    ] = "upper",
+    instruction_pool: Annotated[
+        bool,
+        typer.Option(
+            "--instruction-pool", help="Rotate through the instruction pool across repeats."
+        ),
+    ] = False,
+    in_context_example: Annotated[
+        bool, typer.Option("--in-context-example", help="Prepend ReForm-Eval's example turn.")
+    ] = False,
+    response_prefix: Annotated[
+        str | None, typer.Option(help="Text the answer starts with, e.g. 'The answer is'.")
+    ] = None,
+    circular: Annotated[
+        bool,
+        typer.Option("--circular", help="CircularEval: ask once per rotation of the options."),
+    ] = False,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Generation length limit.")] = 32,
     temperature: Annotated[float, typer.Option(min=0.0, help="0 = greedy.")] = 0.0,
     bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for CIs.")] = 1000,
@@ -138,7 +160,16 @@ def run(
             no_cache=no_cache,
             db=str(db) if db else None,
             bootstrap=bootstrap,
-            formulate=FormulateConfig.model_validate({"method": method, "option_marks": marks}),
+            formulate=FormulateConfig.model_validate(
+                {
+                    "method": method,
+                    "option_marks": marks,
+                    "instruction_pool": instruction_pool,
+                    "in_context_example": in_context_example,
+                    "response_prefix": response_prefix,
+                    "circular": circular,
+                }
+            ),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),
         )
     except ValueError as exc:

@@ -6,27 +6,59 @@ import random
 from functools import lru_cache
 
 from lmmprobe.formulate.options import option_marks, render_options
+from lmmprobe.formulate.pools import CHOICE_POOL, EXAMPLE_OPTIONS, EXAMPLE_QUESTION, OPEN_POOL
 from lmmprobe.schema import (
     ContentPart,
     FormulateConfig,
     GenerationParams,
+    MarkStyle,
     Message,
     Method,
     Request,
     Sample,
 )
 
-CHOICE_INSTRUCTION = "Answer with the option's mark from the given choices directly, e.g. ({mark})."
-OPEN_INSTRUCTION = "Answer the question briefly."
+CHOICE_INSTRUCTION = CHOICE_POOL[0]
+OPEN_INSTRUCTION = OPEN_POOL[0]
+_MARK_STYLES: tuple[MarkStyle, ...] = ("upper", "lower", "number")
 
 
-def default_instruction(sample: Sample, config: FormulateConfig) -> str:
-    """The instruction used when the config gives none; the example mark follows the style."""
+def mark_style(sample: Sample, repeat: int, config: FormulateConfig, seed: int) -> MarkStyle:
+    """The mark style of one request; ``random`` draws one per (sample, repeat), seeded."""
+    if config.option_marks == "random":
+        return random.Random(f"{seed}:{sample.id}:{repeat}:marks").choice(_MARK_STYLES)
+    return config.option_marks
+
+
+def default_instruction(
+    sample: Sample, config: FormulateConfig, *, repeat: int = 0, style: MarkStyle | None = None
+) -> str:
+    """The instruction used when the config gives none.
+
+    The pool's first entry, or with ``instruction_pool`` entry ``repeat % len(pool)``; the
+    example mark follows the request's mark style.
+    """
+    index = repeat if config.instruction_pool else 0
     if not sample.is_choice:
-        return OPEN_INSTRUCTION
+        return OPEN_POOL[index % len(OPEN_POOL)]
     if config.method == "likelihood":
         return ""  # options are scored, not shown, so there is nothing to pick from in the text
-    return CHOICE_INSTRUCTION.format(mark=option_marks(config.option_marks, 1)[0])
+    mark = option_marks(style or mark_style(sample, repeat, config, 0), 1)[0]
+    return CHOICE_POOL[index % len(CHOICE_POOL)].format(mark=mark)
+
+
+def _example_turns(config: FormulateConfig, style: MarkStyle) -> list[Message]:
+    """ReForm-Eval's in-context example as a user turn and the assistant's answer."""
+    marks = option_marks(style, len(EXAMPLE_OPTIONS))
+    if config.method == "likelihood":
+        question, answer = EXAMPLE_QUESTION, EXAMPLE_OPTIONS[0]
+    else:
+        question = f"{EXAMPLE_QUESTION} {render_options(list(EXAMPLE_OPTIONS), marks)}"
+        answer = f"({marks[0]}) {EXAMPLE_OPTIONS[0]}"
+    return [
+        Message(role="user", content=[ContentPart(type="text", text=question)]),
+        Message(role="assistant", content=[ContentPart(type="text", text=answer)]),
+    ]
 
 
 @lru_cache(maxsize=64)
@@ -36,8 +68,14 @@ def _image_part(index: int) -> ContentPart:
 
 
 def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int) -> list[int]:
-    """Display order of the sample's choices for a repeat: original first, then seeded shuffles."""
+    """Display order of the sample's choices for a repeat.
+
+    Repeat 0 keeps the original order; later repeats are seeded shuffles, or rotations by the
+    repeat index under CircularEval.
+    """
     n = len(sample.choices or [])
+    if config.circular:  # CircularEval: repeat r shows the options rotated by r
+        return [(i + repeat) % n for i in range(n)] if n else []
     order = list(range(n))
     if repeat > 0 and config.shuffle_repeats:
         random.Random(f"{seed}:{sample.id}:{repeat}").shuffle(order)
@@ -73,6 +111,7 @@ def formulate(
     if gen.temperature > 0 and gen.seed is None:
         # Sampled repeats must differ, and the same run seed must give the same samples.
         gen = gen.model_copy(update={"seed": seed + repeat})
+    style = mark_style(sample, repeat, config, seed)
     parts: list[str] = []
     if sample.context:
         parts.append(sample.context)
@@ -85,7 +124,7 @@ def formulate(
         assert sample.choices is not None
         order = option_order(sample, repeat, config, seed)
         options = [sample.choices[i] for i in order]
-        marks = option_marks(config.option_marks, len(options))
+        marks = option_marks(style, len(options))
         if config.method == "likelihood":
             method = "loglikelihood"
         else:
@@ -95,7 +134,7 @@ def formulate(
     instruction = (
         config.instruction
         if config.instruction is not None
-        else default_instruction(sample, config)
+        else default_instruction(sample, config, repeat=repeat, style=style)
     )
     if instruction:
         parts.append(instruction)
@@ -105,6 +144,8 @@ def formulate(
         messages.append(
             Message(role="system", content=[ContentPart(type="text", text=config.system_prompt)])
         )
+    if config.in_context_example and sample.is_choice:
+        messages.extend(_example_turns(config, style))
     messages.extend(
         Message(role=t.role, content=[ContentPart(type="text", text=t.content)])
         for t in sample.history
@@ -123,5 +164,6 @@ def formulate(
         options=options,
         marks=marks,
         order=order,
+        response_prefix=config.response_prefix,
         gen=gen,
     )

@@ -7,7 +7,15 @@ from lmmprobe.metrics.bootstrap import (
     ratio_intervals,
     resample_weights,
 )
-from lmmprobe.metrics.choice import METRIC_NAMES, MISSING, MetricValue, breakdown, summarize
+from lmmprobe.metrics.choice import (
+    METRIC_NAMES,
+    MISSING,
+    MetricValue,
+    breakdown,
+    group_by,
+    summarize,
+)
+from lmmprobe.metrics.stability import circular_accuracy, entropy, instability
 
 __all__ = [
     "METRIC_NAMES",
@@ -15,6 +23,10 @@ __all__ = [
     "MetricValue",
     "bootstrap_distribution",
     "breakdown",
+    "circular_accuracy",
+    "entropy",
+    "group_by",
+    "instability",
     "percentile_interval",
     "ratio",
     "ratio_intervals",

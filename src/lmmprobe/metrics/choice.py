@@ -269,6 +269,11 @@ def _group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:
     return ordered
 
 
+def group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:
+    """Rows per ``str(metadata[key])`` in `breakdown`'s group order ("(missing)" last)."""
+    return _group_by(scores, key)
+
+
 def breakdown(
     scores: Sequence[Score],
     keys: Sequence[str],

@@ -228,14 +228,14 @@ class HFModel:
             text = self.processor.apply_chat_template(
                 conversation, chat_template=template, add_generation_prompt=True, tokenize=False
             )
-            return str(text)
+            return str(text) + _prefix(request)
         # No template (e.g. original BLIP-2 checkpoints): the plain question-answer format.
         image_token = getattr(self.processor, "image_token", None)
         n_images = len(request.images)
         prefix = (
             (str(image_token) * n_images) if image_token and self.model_type != "blip-2" else ""
         )
-        return f"{prefix}Question: {request.prompt} Answer:"
+        return f"{prefix}Question: {request.prompt} Answer:{_prefix(request)}"
 
     def _images(self, request: Request) -> list[Image.Image]:
         limit = self.capabilities.max_images
@@ -456,6 +456,11 @@ class HFModel:
                     continue
             i += len(batch)
         return out
+
+
+def _prefix(request: Request) -> str:
+    """The response prefix as it follows the generation prompt (one space before it)."""
+    return f" {request.response_prefix}" if request.response_prefix else ""
 
 
 def _usage(inputs: Any, row: int, new: torch.Tensor, pad: int | None) -> Usage:

@@ -329,6 +329,10 @@ class OpenAIChatModel:
         out: list[dict[str, Any]] = []
         for m in request.messages:
             out.append({"role": m.role, "content": self._content(m, request, urls)})
+        if request.response_prefix:
+            # A trailing assistant message is how chat APIs take a prefill; servers that cannot
+            # continue it answer after it, which the answer parser handles the same way.
+            out.append({"role": "assistant", "content": request.response_prefix})
         return out
 
     def _content(self, m: Message, request: Request, urls: dict[int, str]) -> Any:

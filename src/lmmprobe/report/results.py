@@ -7,8 +7,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.metrics import METRIC_NAMES, breakdown, summarize
+from lmmprobe.metrics import (
+    MetricValue,
+    breakdown,
+    circular_accuracy,
+    group_by,
+    instability,
+    summarize,
+)
 from lmmprobe.run.runner import RunOutcome
+from lmmprobe.schema import RunSpec, Score
 
 HEADLINE = (
     "accuracy",
@@ -17,7 +25,20 @@ HEADLINE = (
     "unparsed_rate",
     "error_rate",
     "abstention_rate",
+    "instability",
+    "circular_accuracy",
 )
+
+
+def stability_metrics(scores: list[Score], spec: RunSpec) -> dict[str, MetricValue]:
+    """Instability when samples were asked more than once, CircularEval accuracy when asked for."""
+    out: dict[str, MetricValue] = {}
+    asked = {s.sample_id for s in scores}
+    if len(scores) > len(asked):
+        out["instability"] = instability(scores, n_boot=spec.bootstrap, seed=spec.seed)
+    if spec.formulate.circular:
+        out["circular_accuracy"] = circular_accuracy(scores, n_boot=spec.bootstrap, seed=spec.seed)
+    return out
 
 
 def build_results(outcome: RunOutcome) -> dict[str, Any]:
@@ -26,9 +47,14 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
     models: dict[str, Any] = {}
     for mo in outcome.models:
         metrics = summarize(mo.scores, n_boot=spec.bootstrap, seed=spec.seed)
+        metrics |= stability_metrics(mo.scores, spec)
         parts = (
             breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
         )
+        for key, groups in parts.items():
+            rows = group_by(mo.scores, key)
+            for label, group in groups.items():
+                group |= stability_metrics(rows[label], spec)
         models[mo.spec] = {
             "metrics": {k: v.to_dict() for k, v in metrics.items()},
             "breakdown": {
@@ -73,7 +99,7 @@ def format_metric(m: dict[str, Any] | None, *, ci: bool = True) -> str:
 
 
 def _table(rows: list[tuple[str, dict[str, Any]]], first: str) -> list[str]:
-    names = [n for n in HEADLINE if n in METRIC_NAMES]
+    names = [n for n in HEADLINE if any(n in metrics for _, metrics in rows)]
     lines = [
         "| " + " | ".join([first, "n", *names]) + " |",
         "|" + "---|" * (len(names) + 2),

@@ -32,6 +32,7 @@ def request_key(identity: ModelIdentity | str, request: Request) -> str:
     cands = request.candidates
     parts.append(_field(None if cands is None else len(cands)))
     parts.extend(_field(c) for c in cands or ())
+    parts.append(_field(request.response_prefix))
     g = request.gen
     parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:32]

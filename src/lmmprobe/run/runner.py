@@ -95,11 +95,17 @@ def new_run_id() -> str:
 def plan_requests(
     samples: Sequence[Sample], spec: RunSpec, identity: ModelIdentity
 ) -> list[tuple[Sample, Request]]:
-    """One keyed request per (sample, repeat), in sample order."""
+    """One keyed request per (sample, repeat), in sample order.
+
+    Under CircularEval a choice sample is asked once per rotation of its options instead of
+    `spec.repeats` times.
+    """
     ident = identity.cache_id()
     rows = []
+    circular = spec.formulate.circular
     for sample in samples:
-        for repeat in range(spec.repeats):
+        times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
+        for repeat in range(times):
             req = formulate(
                 sample, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed
             )

@@ -5,7 +5,7 @@ from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Meth
 from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
-from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkStyle, RunSpec
+from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
 
 __all__ = [
     "CHOICE_FORMULATIONS",
@@ -18,6 +18,7 @@ __all__ = [
     "GenerationParams",
     "ImageRef",
     "InferenceMethod",
+    "MarkChoice",
     "MarkStyle",
     "Message",
     "Method",

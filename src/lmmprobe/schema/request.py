@@ -77,4 +77,7 @@ class Request(BaseModel):
     order: list[int] | None = Field(
         default=None, description="order[i] is the original choice index shown at position i."
     )
+    response_prefix: str | None = Field(
+        default=None, description="Text the model's answer is made to start with (prefill)."
+    )
     gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")

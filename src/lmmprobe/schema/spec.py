@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from lmmprobe.schema.request import GenerationParams
 
 MarkStyle = Literal["upper", "lower", "number"]
+MarkChoice = Literal["upper", "lower", "number", "random"]
 InferenceMethod = Literal["generate", "likelihood", "mark_logprob"]
 
 
@@ -22,10 +23,30 @@ class FormulateConfig(BaseModel):
         "mark_logprob: options in the prompt, ranked by the log-probability of each mark as the "
         "first answer token (APIs with logprobs).",
     )
-    option_marks: MarkStyle = Field(default="upper", description="(A) / (a) / (1) option marks.")
+    option_marks: MarkChoice = Field(
+        default="upper",
+        description="(A) / (a) / (1) option marks, or random: a seeded style per request.",
+    )
     instruction: str | None = Field(
         default=None,
         description="Instruction after the question; None uses the formulation's default.",
+    )
+    instruction_pool: bool = Field(
+        default=False,
+        description="Rotate through the formulation's instruction pool across repeats "
+        "(ReForm-Eval: duplicate i uses pool[i % len(pool)]).",
+    )
+    in_context_example: bool = Field(
+        default=False,
+        description="Prepend ReForm-Eval's example turn (can you see the image? ... -> (A) yes).",
+    )
+    response_prefix: str | None = Field(
+        default=None, description="Text the answer starts with, e.g. 'The answer is'."
+    )
+    circular: bool = Field(
+        default=False,
+        description="CircularEval: ask each choice sample once per rotation of its options "
+        "(replaces repeats for choice samples).",
     )
     system_prompt: str | None = Field(default=None, description="Optional system message.")
     shuffle_repeats: bool = Field(

@@ -1,0 +1,121 @@
+"""Prompt-stability metrics over repeats of a sample: instability and CircularEval accuracy.
+
+Instability follows ReForm-Eval (Li et al., 2023): each sample is asked several times with other
+instructions and reshuffled options; for each sample, the entropy ``H = -sum p ln p`` of the
+distribution of its predicted option *texts* over those duplicates (an answer that maps to no
+option counts as its own category: its raw text) is averaged over samples. 0 means the model
+always picks the same option; uniform random picking over k options approaches ``ln k``.
+
+CircularEval follows VLMEvalKit (MMBench): a question is asked once per rotation of its options
+and counts as correct only if every rotation is answered correctly.
+
+Failed requests are not answers: they are left out of the entropy, and a sample with a failed
+rotation has no CircularEval verdict. Intervals resample samples, like `summarize`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from lmmprobe.metrics.bootstrap import (
+    FloatArray,
+    WeightArray,
+    bootstrap_distribution,
+    finite_or_none,
+    percentile_interval,
+    ratio,
+)
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.schema import Score
+
+
+def _by_sample(scores: Sequence[Score]) -> dict[str, list[Score]]:
+    groups: dict[str, list[Score]] = defaultdict(list)
+    for s in scores:
+        groups[s.sample_id].append(s)
+    return dict(sorted(groups.items()))
+
+
+def entropy(categories: Sequence[str]) -> float:
+    """Natural-log entropy of the empirical distribution of `categories` (0 when empty)."""
+    n = len(categories)
+    if n == 0:
+        return 0.0
+    return -sum((c / n) * math.log(c / n) for c in Counter(categories).values())
+
+
+def _category(score: Score) -> str:
+    # ReForm-Eval compares predicted option texts; an unmatched output is its own category.
+    if score.prediction_text is not None:
+        return ("option:" if score.prediction is not None else "raw:") + score.prediction_text
+    return "raw:"
+
+
+def _mean_with_interval(
+    values: FloatArray, defined: FloatArray, n_rows: int, n_boot: int, seed: int
+) -> MetricValue:
+    """Mean of per-sample values over defined samples, with a cluster-bootstrap interval."""
+    if not defined.any():
+        return MetricValue(None, None, None, n_rows)
+    point = float(values[defined > 0].mean())
+    low = high = None
+    if n_boot:
+
+        def stat(w: WeightArray) -> FloatArray:
+            return ratio((w @ (values * defined))[:, None], (w @ defined)[:, None])
+
+        dist = bootstrap_distribution(stat, values.size, n_boot, np.random.default_rng(seed))
+        lo, hi = percentile_interval(dist)
+        low, high = finite_or_none(lo[0]), finite_or_none(hi[0])
+    return MetricValue(point, low, high, n_rows)
+
+
+def instability(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -> MetricValue:
+    """ReForm-Eval instability: mean per-sample entropy of predicted option texts.
+
+    Args:
+        scores: One model's rows; a sample's duplicates share its ``sample_id``.
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    Returns:
+        The mean entropy (nats) over samples with at least one answered row; ``n`` counts the
+        answered rows it is computed from.
+
+    """
+    groups = _by_sample(scores)
+    values = np.zeros(len(groups))
+    defined = np.zeros(len(groups))
+    rows = 0
+    for i, group in enumerate(groups.values()):
+        answered = [_category(s) for s in group if s.error_type is None and s.stage != "error"]
+        if answered:
+            values[i], defined[i] = entropy(answered), 1.0
+            rows += len(answered)
+    return _mean_with_interval(values, defined, rows, n_boot, seed)
+
+
+def circular_accuracy(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -> MetricValue:
+    """CircularEval accuracy: share of samples answered correctly under every rotation.
+
+    Args:
+        scores: One model's rows, one per (sample, rotation).
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    Returns:
+        The share over samples whose rotations all got an answer; ``n`` counts those samples.
+
+    """
+    groups = _by_sample(scores)
+    values = np.zeros(len(groups))
+    defined = np.zeros(len(groups))
+    for i, group in enumerate(groups.values()):
+        if any(s.error_type is not None or s.stage == "error" for s in group):
+            continue  # an unanswered rotation leaves the sample without a verdict
+        values[i], defined[i] = float(all(s.correct for s in group)), 1.0
+    return _mean_with_interval(values, defined, int(defined.sum()), n_boot, seed)
