@@ -17,6 +17,7 @@ from lmmprobe.api import evaluate
 from lmmprobe.data import DataError
 from lmmprobe.metrics import METRIC_NAMES
 from lmmprobe.models import list_models
+from lmmprobe.predictions import score_prediction_file
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import format_metric
 from lmmprobe.run import RichProgress, RunAborted
@@ -260,6 +261,49 @@ def export(
         with open(out, "w", encoding="utf-8", newline="") as f:
             n = export_run(store, run_id, fmt, f)  # type: ignore[arg-type]
     err_console.print(f"wrote {n} rows to {out}", highlight=False)
+
+
+@app.command()
+def score(
+    file: Annotated[
+        Path, typer.Argument(help="Prediction file: ReForm-Eval JSON or lmmprobe export.")
+    ],
+    formulation: Annotated[
+        str, typer.Option(help="single_choice, generation, ocr or kie (ReForm-Eval files).")
+    ] = "single_choice",
+    infer_method: Annotated[
+        str, typer.Option(help="generation (text predictions) or likelihood (option indices).")
+    ] = "generation",
+) -> None:
+    """Score predictions made elsewhere, with ReForm-Eval's definitions."""
+    if formulation not in ("single_choice", "generation", "ocr", "kie"):
+        _fail("--formulation must be single_choice, generation, ocr or kie")
+    if infer_method not in ("generation", "likelihood"):
+        _fail("--infer-method must be generation or likelihood")
+    try:
+        result = score_prediction_file(file, formulation, infer_method)  # type: ignore[arg-type]
+    except (DataError, OSError) as exc:
+        _fail(str(exc))
+    table = Table(title=f"{file} ({result['format']})", box=box.SIMPLE_HEAD)
+    table.add_column("model" if "models" in result else "metric", style="bold")
+    if "models" in result:
+        for name in ("accuracy", "format_hit_rate", "instability"):
+            table.add_column(name, justify="right")
+        for model, m in result["models"].items():
+            table.add_row(
+                escape(model),
+                *(format_metric(m[k]) for k in ("accuracy", "format_hit_rate", "instability")),
+            )
+    else:
+        table.add_column("value", justify="right")
+        for name, value in result["metrics"].items():
+            table.add_row(
+                name,
+                "-"
+                if value is None
+                else (f"{value:.4f}" if isinstance(value, float) else str(value)),
+            )
+    console.print(table)
 
 
 def main() -> None:

@@ -1,0 +1,34 @@
+"""ReForm-Eval's own answer matcher, for scoring prediction files exactly as ReForm-Eval does.
+
+Their rule: the first parenthesized mark ``(X)`` in the output (X a digit 1-9 or a letter)
+names the option; otherwise the output must equal an option text exactly; otherwise the answer
+is unmatched (wrong, and not a format hit). lmmprobe's own pipeline (`extract_choice`) is more
+forgiving; this one exists so numbers computed on ReForm-Eval's files match theirs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_MARK = re.compile(r"\(([1-9A-Za-z])\)")
+
+
+def mark_index(mark: str) -> int:
+    """Option index of a mark: ``A``/``a`` → 0, ``1`` → 0."""
+    if mark.isdigit():
+        return int(mark) - 1
+    return ord(mark.upper()) - ord("A")
+
+
+def reform_match(output: str, options: Sequence[str]) -> int | None:
+    """The option `output` chooses under ReForm-Eval's rule, or None when unmatched."""
+    found = _MARK.search(output)
+    if found is not None:
+        index = mark_index(found.group(1))
+        return index if 0 <= index < len(options) else None
+    text = output.strip()
+    for i, option in enumerate(options):
+        if text == option.strip():
+            return i
+    return None

@@ -1,0 +1,166 @@
+"""Scoring prediction files made elsewhere: ReForm-Eval's ``run_loader_eval`` output or our export.
+
+ReForm-Eval's file is a JSON list (JSONL is accepted too) of ``{sample_id, answer,
+answer_options, prediction}`` entries, one per duplicate of a sample; ``prediction`` is the
+generated text (generation-based inference) or the chosen option index (likelihood-based);
+caption entries carry ``references``. Single-choice files are scored with ReForm-Eval's own
+matcher and definitions, so the numbers are the ones their evaluation prints: accuracy over all
+entries (unmatched answers are wrong), format-hit rate, and instability (mean per-sample entropy
+of predicted option texts). Open-ended files get the OCR, KIE or caption metrics.
+
+A file exported by ``lmmprobe export`` is recognized by its ``stage`` column and summarized per
+model with the same metrics as a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from lmmprobe.data.base import DataError
+from lmmprobe.metrics import entropy, instability, summarize
+from lmmprobe.parse import reform_match
+from lmmprobe.schema import Score
+
+FileFormulation = Literal["single_choice", "generation", "ocr", "kie"]
+InferMethod = Literal["generation", "likelihood"]
+
+
+def read_records(path: str | Path) -> list[dict[str, Any]]:
+    """A JSON list (or ``{"data": [...]}``) or JSON lines, as a list of objects.
+
+    Raises:
+        DataError: The file is not JSON, or an entry is not an object (with its position).
+
+    """
+    text = Path(path).read_text(encoding="utf-8-sig")
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith(("[", "{")) and not _looks_like_jsonl(stripped):
+            data = json.loads(text)
+            records = data.get("data", data) if isinstance(data, dict) else data
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: not JSON or JSON lines: {exc}") from exc
+    if not isinstance(records, list):
+        raise DataError(f"{path}: expected a list of predictions")
+    for i, r in enumerate(records, start=1):
+        if not isinstance(r, dict):
+            raise DataError(f"{path}:#{i}: expected an object, got {type(r).__name__}")
+    return records
+
+
+def _looks_like_jsonl(text: str) -> bool:
+    first = text.split("\n", 1)[0].strip()
+    try:
+        return isinstance(json.loads(first), dict) and "\n" in text.strip()
+    except json.JSONDecodeError:
+        return False
+
+
+def _require(path: str | Path, i: int, r: dict[str, Any], *fields: str) -> None:
+    for f in fields:
+        if f not in r:
+            raise DataError(f"{path}:#{i}: {f}: missing required field")
+
+
+def score_single_choice(
+    records: Sequence[dict[str, Any]], infer_method: InferMethod, path: str | Path = "<predictions>"
+) -> dict[str, Any]:
+    """ReForm-Eval single-choice metrics for one prediction file."""
+    correct = hits = 0
+    categories: dict[str, list[str]] = {}
+    for i, r in enumerate(records, start=1):
+        _require(path, i, r, "sample_id", "answer", "answer_options", "prediction")
+        options = [str(o) for o in r["answer_options"]]
+        pred = r["prediction"]
+        if infer_method == "likelihood":
+            if not isinstance(pred, int) or not 0 <= pred < len(options):
+                raise DataError(f"{path}:#{i}: prediction: expected an option index, got {pred!r}")
+            index: int | None = pred
+        else:
+            index = reform_match(str(pred), options)
+        hits += index is not None
+        correct += index is not None and index == int(r["answer"])
+        label = options[index] if index is not None else f"raw:{pred}"
+        categories.setdefault(str(r["sample_id"]), []).append(label)
+    n = len(records)
+    return {
+        "n": n,
+        "samples": len(categories),
+        "accuracy": correct / n if n else None,
+        "format_hit_rate": hits / n if n else None,
+        "instability": (
+            sum(entropy(c) for c in categories.values()) / len(categories) if categories else None
+        ),
+    }
+
+
+def score_open_ended(
+    records: Sequence[dict[str, Any]],
+    formulation: FileFormulation,
+    path: str | Path = "<predictions>",
+) -> dict[str, Any]:
+    """OCR / KIE accuracy, or caption metrics, for one prediction file."""
+    from lmmprobe.metrics import text
+
+    if formulation == "generation":
+        preds: dict[str, str] = {}
+        refs: dict[str, list[str]] = {}
+        for i, r in enumerate(records, start=1):
+            _require(path, i, r, "sample_id", "prediction")
+            got = r.get("references") or r.get("answer")
+            if not got:
+                raise DataError(f"{path}:#{i}: references: missing (captions need references)")
+            key = f"{r['sample_id']}#{i}"
+            preds[key] = str(r["prediction"])
+            refs[key] = [str(x) for x in (got if isinstance(got, list) else [got])]
+        return {"n": len(preds), **text.caption_scores(preds, refs)}
+    check = text.ocr_correct if formulation == "ocr" else text.kie_correct
+    correct = 0
+    for i, r in enumerate(records, start=1):
+        _require(path, i, r, "prediction", "answer")
+        answers = r["answer"] if isinstance(r["answer"], list) else [r["answer"]]
+        correct += any(check(str(r["prediction"]), str(a)) for a in answers)
+    n = len(records)
+    return {"n": n, "accuracy": correct / n if n else None}
+
+
+def score_export(records: Sequence[dict[str, Any]], n_boot: int = 1000) -> dict[str, Any]:
+    """Run metrics per model from rows of ``lmmprobe export --format jsonl``."""
+    by_model: dict[str, list[Score]] = {}
+    fields = set(Score.model_fields)
+    for r in records:
+        by_model.setdefault(str(r["model"]), []).append(
+            Score.model_validate({k: v for k, v in r.items() if k in fields})
+        )
+    out: dict[str, Any] = {}
+    for model, scores in by_model.items():
+        metrics = {k: v.to_dict() for k, v in summarize(scores, n_boot=n_boot).items()}
+        metrics["instability"] = instability(scores, n_boot=n_boot).to_dict()
+        out[model] = metrics
+    return out
+
+
+def score_prediction_file(
+    path: str | Path,
+    formulation: FileFormulation = "single_choice",
+    infer_method: InferMethod = "generation",
+) -> dict[str, Any]:
+    """Score a prediction file; see the module docstring for the formats.
+
+    Raises:
+        DataError: Unreadable file or an entry lacking a field (with its position).
+
+    """
+    records = read_records(path)
+    if records and "stage" in records[0] and "model" in records[0]:
+        return {"format": "lmmprobe-export", "models": score_export(records)}
+    if formulation == "single_choice":
+        metrics = score_single_choice(records, infer_method, path)
+    else:
+        metrics = score_open_ended(records, formulation, path)
+    return {"format": "reform-eval", "formulation": formulation, "metrics": metrics}
