@@ -105,7 +105,10 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
 
     """
     import lmmprobe.data.demo
-    import lmmprobe.data.jsonl  # noqa: F401  (register the built-in sources)
+    import lmmprobe.data.hf_dataset
+    import lmmprobe.data.imagefolder
+    import lmmprobe.data.jsonl
+    import lmmprobe.data.reform  # noqa: F401  (register the built-in sources)
 
     name, target, options = parse_source_spec(spec)
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)

@@ -1,0 +1,330 @@
+"""Hugging Face ``datasets`` as a data source, with a column mapping.
+
+Origin: any dataset the `datasets` library (Apache-2.0) reads from local disk: a folder written
+by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (read with ``load_from_disk``), a
+parquet / json / jsonl / csv / arrow data file (read with ``load_dataset(BUILDER,
+data_files=...)``), or a local folder that ``load_dataset`` understands (data files, an
+``imagefolder``). Nothing is fetched from the Hub: download a dataset once and save it. The
+license is the dataset's own; see its dataset card.
+
+Spec: ``hf:PATH[,split=test,config=NAME,image=image,question=question,options=choices,
+answer=answer,id=id]``. The column options name the dataset's columns:
+
+- ``image``: a datasets ``Image`` column (PIL images when you build the dataset; read here as
+  the encoded bytes it stores, never decoded), raw bytes, a file path (relative to the
+  dataset folder or the data file's folder), or a list of these. Bytes are verified and kept
+  as base64, so an image hashes the same as the file it came from.
+- ``question``: the question text.
+- ``options``: a list of option texts. Without that column (when not named explicitly) or with
+  a null value, the row is open-ended.
+- ``answer``: the index of the correct option, or its text (which must be one of the options);
+  for open-ended rows, the reference text(s).
+- ``id``: unique ids; without that column the ids are ``row-N``.
+
+Other columns holding plain values (text, numbers, booleans) are kept in ``metadata``, so
+results can be broken down by them (``--by category``). Problems are reported as
+``PATH[split]:N: column: reason`` with N the 0-based row index, as in ``dataset[N]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import importlib
+import io
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from PIL import Image
+from pydantic import ValidationError
+
+from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
+from lmmprobe.data.jsonl import _check_image, _field_of, _RowError
+from lmmprobe.registry import RegistryError
+from lmmprobe.schema import ImageRef, Sample
+
+INSTALL_HINT = "pip install 'lmmprobe[datasets]'"
+COLUMNS: dict[str, str] = {
+    "image": "image",
+    "question": "question",
+    "options": "choices",
+    "answer": "answer",
+    "id": "id",
+}
+OPTIONS = frozenset({"split", "config", *COLUMNS})
+BUILDERS = {
+    ".parquet": "parquet",
+    ".json": "json",
+    ".jsonl": "json",
+    ".csv": "csv",
+    ".arrow": "arrow",
+}
+_SAVED_MARKERS = ("dataset_dict.json", "state.json")
+_BATCH = 256
+
+
+def image_from_bytes(data: bytes) -> ImageRef:
+    """Verify encoded image bytes and reference them as base64.
+
+    Raises:
+        ValueError: Pillow cannot read the bytes as an image.
+
+    """
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im.verify()  # reads everything; catches truncated and non-image data
+    except Exception as exc:
+        raise ValueError(f"unreadable image data: {exc}") from exc
+    return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))
+
+
+def image_from_base64(text: str) -> ImageRef:
+    """Verify base64-encoded image data and reference it.
+
+    Raises:
+        ValueError: The text is not base64, or its bytes are not an image.
+
+    """
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"not base64 image data: {exc}") from exc
+    return image_from_bytes(data)
+
+
+def _import_datasets() -> ModuleType:
+    # import_module rather than an import statement: datasets ships no type information, and
+    # a module object is all this source needs from the type checker.
+    try:
+        return importlib.import_module("datasets")
+    except ModuleNotFoundError as exc:
+        if exc.name != "datasets":
+            raise
+        raise RegistryError(
+            f"the data source 'hf' needs datasets, which is not installed; run: {INSTALL_HINT}"
+        ) from exc
+
+
+@contextmanager
+def _quiet(datasets: ModuleType) -> Iterator[None]:
+    # datasets draws progress bars on stderr while it converts a data file; they would tear
+    # through the run's own progress display. Restore the caller's setting afterwards.
+    was_disabled = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
+def _pick_split(loaded: Any, split: str | None, path: Path) -> tuple[Any, str | None]:
+    if not hasattr(loaded, "keys"):  # a single Dataset: it has no splits to choose from
+        return loaded, None
+    splits = sorted(loaded.keys())
+    if split is None:
+        split = "test" if "test" in splits or len(splits) != 1 else splits[0]
+    if split not in splits:
+        raise DataError(f"{path}: no split {split!r}; available: {', '.join(splits)}")
+    return loaded[split], split
+
+
+def _open(datasets: ModuleType, path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
+    split, config = options.get("split"), options.get("config")
+    if path.is_dir() and any((path / m).is_file() for m in _SAVED_MARKERS):
+        if config is not None:
+            raise DataError(f"{path}: config= applies to load_dataset, not to a saved folder")
+        return _pick_split(datasets.load_from_disk(str(path)), split, path)
+    split = split or "test"
+    if path.is_file():
+        builder = BUILDERS.get(path.suffix.lower())
+        if builder is None:
+            known = ", ".join(sorted(BUILDERS))
+            raise DataError(f"{path}: unknown data file type (known: {known})")
+        ds = datasets.load_dataset(builder, name=config, data_files={split: str(path)}, split=split)
+    else:
+        ds = datasets.load_dataset(str(path), name=config, split=split)
+    return ds, split
+
+
+def _load_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
+    datasets = _import_datasets()
+    try:
+        with _quiet(datasets):
+            return _open(datasets, path, options)
+    except DataError:
+        raise
+    except Exception as exc:  # datasets raises many types; all mean "cannot read this"
+        raise DataError(f"{path}: datasets cannot load it: {type(exc).__name__}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class _Mapping:
+    """Which dataset column feeds which sample field (None: the dataset has none)."""
+
+    image: str
+    question: str
+    options: str | None
+    answer: str
+    id: str | None
+    extra: tuple[str, ...]
+
+
+def _mapping(ds: Any, options: dict[str, str], path: Path) -> _Mapping:
+    columns = list(ds.column_names)
+    found: dict[str, str | None] = {}
+    for field, default in COLUMNS.items():
+        column = options.get(field, default)
+        if column in columns:
+            found[field] = column
+        elif field in options or field in ("image", "question", "answer"):
+            raise DataError(
+                f"{path}: no column {column!r} for {field}; columns: {', '.join(columns)} "
+                f"(name it with {field}=COLUMN)"
+            )
+        else:
+            found[field] = None
+    used = set(found.values())
+    # Plain-valued columns only: lists, images and nested records would bloat metadata.
+    value = _import_datasets().Value
+    extra = tuple(c for c in columns if c not in used and isinstance(ds.features[c], value))
+    return _Mapping(
+        image=str(found["image"]),
+        question=str(found["question"]),
+        options=found["options"],
+        answer=str(found["answer"]),
+        id=found["id"],
+        extra=extra,
+    )
+
+
+def _one_image(value: Any, base: Path, field: str) -> ImageRef:
+    if isinstance(value, dict):  # the storage of a datasets Image: {"bytes", "path"}
+        value = value.get("bytes") or value.get("path")
+    if isinstance(value, bytes | bytearray):
+        try:
+            return image_from_bytes(bytes(value))
+        except ValueError as exc:
+            raise _RowError(field, str(exc)) from exc
+    try:
+        return _check_image(base, 0, value)
+    except _RowError as exc:  # jsonl calls the field images[0]; here it is the column
+        raise _RowError(field, exc.reason) from exc
+
+
+def _images(value: Any, base: Path, column: str) -> list[ImageRef]:
+    if value is None:
+        raise _RowError(column, "no image (null)")
+    if isinstance(value, list):
+        return [_one_image(v, base, f"{column}[{i}]") for i, v in enumerate(value)]
+    return [_one_image(value, base, column)]
+
+
+def _choices(value: Any, column: str) -> list[str]:
+    if not isinstance(value, list):
+        raise _RowError(column, f"expected a list of option texts, got {value!r}")
+    if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        raise _RowError(column, f"expected option texts, got {value!r}")
+    return [str(v) for v in value]
+
+
+def _answer(value: Any, choices: list[str] | None, column: str) -> Any:
+    if choices is None:
+        return value  # reference text(s); the Sample checks them
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if value in choices:
+            return choices.index(value)
+        raise _RowError(column, f"{value!r} is not among the options {choices}")
+    raise _RowError(column, f"expected an option index or option text, got {value!r}")
+
+
+def _parse_row(
+    row: dict[str, Any], index: int, m: _Mapping, base: Path, split: str | None
+) -> Sample:
+    choices = (
+        _choices(row[m.options], m.options) if m.options and row[m.options] is not None else None
+    )
+    raw_id = row[m.id] if m.id else f"row-{index}"
+    if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
+        raise _RowError(m.id, f"expected a string or an integer id, got {raw_id!r}")
+    metadata = {c: row[c] for c in m.extra if row[c] is not None}
+    if split is not None:
+        metadata.setdefault("split", split)
+    data = {
+        "id": str(raw_id),
+        "images": _images(row[m.image], base, m.image),
+        "question": row[m.question],
+        "choices": choices,
+        "answer": _answer(row[m.answer], choices, m.answer),
+        "formulation": "single_choice" if choices is not None else "open_ended",
+        "metadata": metadata,
+    }
+    try:
+        return Sample.model_validate(data)
+    except ValidationError as exc:
+        field, reason = _field_of(dict(exc.errors()[0]))
+        head = (field or "").split(".")[0]
+        column = {"id": m.id, "question": m.question, "choices": m.options, "answer": m.answer}
+        raise _RowError(column.get(head) or field, reason) from exc
+
+
+def _rows(ds: Any, m: _Mapping) -> Iterator[dict[str, Any]]:
+    wanted = [c for c in (m.id, m.image, m.question, m.options, m.answer, *m.extra) if c]
+    # Arrow batches hand over an Image column's stored bytes without decoding every picture,
+    # and only the columns we use are read.
+    table = ds.select_columns(list(dict.fromkeys(wanted))).with_format("arrow")
+    for batch in table.iter(batch_size=_BATCH):
+        yield from batch.to_pylist()
+
+
+def _check_options(target: str | None, options: dict[str, str]) -> Path:
+    if not target:
+        raise DataError("the hf source needs a path: hf:PATH[,split=test,question=...]")
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise DataError(f"the hf source has no option(s) {unknown}; known: {sorted(OPTIONS)}")
+    path = Path(target)
+    if not path.exists():
+        raise DataError(
+            f"dataset not found: {path} (the hf source reads local data only: a save_to_disk "
+            "folder or a parquet/json/csv/arrow file)"
+        )
+    return path
+
+
+@SOURCES.register(
+    "hf",
+    summary="hf:PATH[,split=,config=,image=,question=,options=,answer=,id=]  Hugging Face datasets",
+)
+def load_hf(
+    target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> LoadResult:
+    """Load a local Hugging Face dataset through a column mapping; see the module docstring."""
+    path = _check_options(target, options)
+    ds, split = _load_dataset(path, options)
+    mapping = _mapping(ds, options, path)
+    base = (path if path.is_dir() else path.parent).resolve()
+    source = f"{path}[{split}]" if split else str(path)
+    result = LoadResult(samples=[], source=source)
+    first: dict[str, int] = {}
+    for index, row in enumerate(_rows(ds, mapping)):
+        if limit is not None and len(result.samples) >= limit:
+            break
+        try:
+            sample = _parse_row(row, index, mapping, base, split)
+        except _RowError as exc:
+            result.add_problem(SampleProblem(source, index, exc.field, exc.reason), strict)
+            continue
+        if sample.id in first:
+            reason = f"duplicate id {sample.id!r} (first in row {first[sample.id]})"
+            result.add_problem(SampleProblem(source, index, mapping.id or "id", reason), strict)
+            continue
+        first[sample.id] = index
+        result.samples.append(sample)
+    return result

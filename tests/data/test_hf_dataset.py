@@ -1,0 +1,258 @@
+"""The Hugging Face datasets source: saved folders and data files, column mapping, problems."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from lmmprobe import evaluate
+from lmmprobe.data import DataError, LoadResult, SampleProblem, load_source
+from lmmprobe.registry import RegistryError
+
+datasets = pytest.importorskip("datasets")
+
+COLORS = {"red": (220, 30, 30), "green": (30, 160, 50), "blue": (30, 70, 220)}
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # load_dataset converts data files into a cache; keep it out of the home folder.
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf-cache")
+
+
+def png_bytes(color: str, size: tuple[int, int] = (8, 6)) -> bytes:
+    buf = io.BytesIO()
+    Image.new("RGB", size, COLORS[color]).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def columns(n: int = 6, **override: list[Any]) -> dict[str, list[Any]]:
+    """n color questions: image bytes, choices, an index answer, ids and a category column."""
+    names = list(COLORS)
+    truth = [names[i % 3] for i in range(n)]
+    data: dict[str, list[Any]] = {
+        "id": [f"q{i}" for i in range(n)],
+        "image": [{"bytes": png_bytes(c), "path": None} for c in truth],
+        "question": ["What color is the picture?"] * n,
+        "choices": [names] * n,
+        "answer": [names.index(c) for c in truth],
+        "category": ["color"] * n,
+    }
+    data.update(override)
+    return data
+
+
+def image_dataset(data: dict[str, list[Any]]) -> Any:
+    return datasets.Dataset.from_dict(data).cast_column("image", datasets.Image())
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load(spec: str, **kw: Any) -> LoadResult:
+    return load_source(spec, **kw)
+
+
+def only_problem(result: LoadResult, row: int, field: str) -> SampleProblem:
+    assert result.invalid == 1, [str(p) for p in result.problems]
+    (problem,) = result.problems
+    assert (problem.line, problem.field) == (row, field)
+    assert f"{result.source}:{row}: {field}: " in str(problem)
+    return problem
+
+
+# --- formats -------------------------------------------------------------------------------------
+
+
+def test_parquet_file_with_image_feature(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    image_dataset(columns()).to_parquet(str(path))
+    result = load(f"hf:{path}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert result.source == f"{path}[test]"
+    first = result.samples[0]
+    assert [s.id for s in result.samples] == [f"q{i}" for i in range(6)]
+    assert first.question == "What color is the picture?"
+    assert first.choices == ["red", "green", "blue"]
+    assert first.answer == 0 and result.samples[1].answer == 1
+    assert first.formulation == "single_choice"
+    assert first.metadata == {"category": "color", "split": "test"}
+    # Encoded bytes are kept as they were stored: same hash as the PNG file itself.
+    assert first.images[0].kind == "base64"
+    assert first.images[0].content_hash() == sha(png_bytes("red"))
+    assert first.images[0].load().getpixel((0, 0)) == COLORS["red"]
+
+
+def test_save_to_disk_folder_dataset_dict(tmp_path: Path) -> None:
+    folder = tmp_path / "saved"
+    dd = datasets.DatasetDict(
+        {"train": image_dataset(columns(2)), "test": image_dataset(columns(4))}
+    )
+    dd.save_to_disk(str(folder))
+    assert len(load(f"hf:{folder}").samples) == 4  # default split: test
+    train = load(f"hf:{folder},split=train")
+    assert len(train.samples) == 2 and train.source == f"{folder}[train]"
+    with pytest.raises(DataError, match="available: test, train"):
+        load(f"hf:{folder},split=validation")
+
+
+def test_save_to_disk_single_dataset_pil_images(tmp_path: Path) -> None:
+    folder = tmp_path / "saved"
+    pics = [Image.new("RGB", (5, 5), COLORS[c]) for c in ("red", "blue")]
+    data = columns(2, image=pics, answer=["red", "blue"])  # answers given as option text
+    image_dataset(data).save_to_disk(str(folder))
+    result = load(f"hf:{folder}")
+    assert result.source == str(folder)
+    assert [s.answer for s in result.samples] == [0, 2]
+    assert result.samples[1].images[0].load().getpixel((2, 2)) == COLORS["blue"]
+
+
+def test_only_split_of_a_dict_is_used_without_split_option(tmp_path: Path) -> None:
+    folder = tmp_path / "saved"
+    datasets.DatasetDict({"validation": image_dataset(columns(3))}).save_to_disk(str(folder))
+    assert len(load(f"hf:{folder}").samples) == 3
+
+
+def test_jsonl_file_with_image_paths_and_mapping(tmp_path: Path, write_png, write_jsonl) -> None:
+    write_png(tmp_path / "pics" / "a.png", size=(7, 3))
+    rows = [
+        {"qid": 11, "img": "pics/a.png", "prompt": "Which?", "opts": ["x", "y"], "label": "y"},
+        {"qid": 12, "img": "pics/a.png", "prompt": "Which?", "opts": ["x", "y"], "label": "x"},
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    spec = f"hf:{path},image=img,question=prompt,options=opts,answer=label,id=qid,split=dev"
+    result = load(spec)
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [(s.id, s.answer) for s in result.samples] == [("11", 1), ("12", 0)]
+    assert result.samples[0].images[0].load().size == (7, 3)
+    assert result.samples[0].metadata == {"split": "dev"}
+
+
+def test_open_ended_without_options_column_and_row_ids(tmp_path: Path) -> None:
+    data = columns(2, answer=["a red picture", "green"])
+    del data["choices"], data["id"]
+    path = tmp_path / "d.parquet"
+    image_dataset(data).to_parquet(str(path))
+    result = load(f"hf:{path}")
+    assert [s.id for s in result.samples] == ["row-0", "row-1"]
+    assert [s.formulation for s in result.samples] == ["open_ended"] * 2
+    assert result.samples[0].answer == ["a red picture"]
+
+
+def test_raw_bytes_column(tmp_path: Path) -> None:
+    path = tmp_path / "d.parquet"
+    datasets.Dataset.from_dict(columns(2, image=[png_bytes("blue")] * 2)).to_parquet(str(path))
+    (a, _) = load(f"hf:{path}").samples
+    assert a.images[0].content_hash() == sha(png_bytes("blue"))
+
+
+def test_image_list_column(tmp_path: Path) -> None:
+    pair = [{"bytes": png_bytes("red"), "path": None}, {"bytes": png_bytes("blue"), "path": None}]
+    ds = datasets.Dataset.from_dict(columns(1, image=[pair])).cast_column(
+        "image", datasets.List(datasets.Image())
+    )
+    path = tmp_path / "d.parquet"
+    ds.to_parquet(str(path))
+    (s,) = load(f"hf:{path}").samples
+    assert [im.content_hash() for im in s.images] == [sha(png_bytes("red")), sha(png_bytes("blue"))]
+
+
+# --- invalid rows --------------------------------------------------------------------------------
+
+
+def _parquet(tmp_path: Path, data: dict[str, list[Any]]) -> str:
+    path = tmp_path / "d.parquet"
+    image_dataset(data).to_parquet(str(path))
+    return f"hf:{path}"
+
+
+def test_answer_text_not_among_options(tmp_path: Path) -> None:
+    spec = _parquet(tmp_path, columns(3, answer=["red", "purple", "blue"]))
+    result = load(spec)
+    assert [s.id for s in result.samples] == ["q0", "q2"]
+    assert "not among the options" in only_problem(result, 1, "answer").reason
+
+
+def test_answer_index_out_of_range(tmp_path: Path) -> None:
+    result = load(_parquet(tmp_path, columns(3, answer=[0, 5, 1])))
+    assert "out of range" in only_problem(result, 1, "answer").reason
+
+
+def test_unreadable_image_bytes(tmp_path: Path) -> None:
+    data = columns(3)
+    data["image"][2] = {"bytes": b"garbage" * 20, "path": None}
+    path = tmp_path / "d.parquet"
+    # Stored as a plain struct column: the Image feature would refuse to encode garbage.
+    datasets.Dataset.from_dict(data).to_parquet(str(path))
+    result = load(f"hf:{path}")
+    assert "unreadable image" in only_problem(result, 2, "image").reason
+
+
+def test_duplicate_ids(tmp_path: Path) -> None:
+    result = load(_parquet(tmp_path, columns(3, id=["a", "b", "a"])))
+    assert [s.id for s in result.samples] == ["a", "b"]
+    assert "row 0" in only_problem(result, 2, "id").reason
+
+
+def test_strict_raises(tmp_path: Path) -> None:
+    spec = _parquet(tmp_path, columns(3, answer=[0, 7, 1]))
+    with pytest.raises(DataError) as info:
+        load(spec, strict=True)
+    assert ":1: answer: " in str(info.value)
+
+
+@pytest.mark.parametrize("limit", [1, 4])
+def test_limit_counts_valid_samples(tmp_path: Path, limit: int) -> None:
+    spec = _parquet(tmp_path, columns(6, answer=[9, 0, 1, 2, 0, 1]))
+    result = load(spec, limit=limit)
+    assert [s.id for s in result.samples] == [f"q{i}" for i in range(1, limit + 1)]
+
+
+# --- setup errors --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("opts", "words"),
+    [
+        (",question=prompt", "no column 'prompt' for question"),
+        (",options=opts", "no column 'opts' for options"),
+        (",colour=red", "no option"),
+    ],
+)
+def test_bad_options(tmp_path: Path, opts: str, words: str) -> None:
+    spec = _parquet(tmp_path, columns(2))
+    with pytest.raises(DataError, match=words):
+        load(spec + opts)
+
+
+def test_missing_path_and_unknown_file_type(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="not found"):
+        load(f"hf:{tmp_path / 'nope'}")
+    (tmp_path / "d.xyz").write_text("x")
+    with pytest.raises(DataError, match="unknown data file type"):
+        load(f"hf:{tmp_path / 'd.xyz'}")
+
+
+def test_missing_datasets_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _parquet(tmp_path, columns(1))
+    monkeypatch.setitem(sys.modules, "datasets", None)  # makes `import datasets` fail
+    with pytest.raises(RegistryError, match=r"pip install 'lmmprobe\[datasets\]'"):
+        load(spec)
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+
+def test_evaluate_end_to_end(tmp_path: Path) -> None:
+    spec = _parquet(tmp_path, columns(6))
+    ev = evaluate(models=["first"], data=spec, db=str(tmp_path / "db"), out=str(tmp_path / "o"))
+    assert ev.results["data"]["samples"] == 6
+    # "first" always answers option 0 (red): right on rows 0 and 3.
+    assert ev.results["models"]["first"]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 6)
