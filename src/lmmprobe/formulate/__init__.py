@@ -1,7 +1,7 @@
 """Prompt building: formulations, option marks, instructions and chat messages."""
 
 from lmmprobe.formulate.options import option_marks, render_options
-from lmmprobe.formulate.pools import CHOICE_POOL, OPEN_POOL
+from lmmprobe.formulate.pools import CAPTION_POOL, CHOICE_POOL, KIE_POOL, OCR_POOL, OPEN_POOL, POOLS
 from lmmprobe.formulate.prompt import (
     CHOICE_INSTRUCTION,
     OPEN_INSTRUCTION,
@@ -12,10 +12,14 @@ from lmmprobe.formulate.prompt import (
 )
 
 __all__ = [
+    "CAPTION_POOL",
     "CHOICE_INSTRUCTION",
     "CHOICE_POOL",
+    "KIE_POOL",
+    "OCR_POOL",
     "OPEN_INSTRUCTION",
     "OPEN_POOL",
+    "POOLS",
     "default_instruction",
     "formulate",
     "mark_style",

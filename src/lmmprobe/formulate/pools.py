@@ -25,6 +25,41 @@ OPEN_POOL: tuple[str, ...] = (
 )
 """Instructions for open-ended questions."""
 
+CAPTION_POOL: tuple[str, ...] = (
+    "Describe the image in one sentence.",
+    "Write a short caption for the image.",
+    "Summarize what the image shows in a single sentence.",
+    "Give a brief description of the image.",
+    "What does the image show? Answer in one sentence.",
+)
+"""Instructions for captioning (generation) questions."""
+
+OCR_POOL: tuple[str, ...] = (
+    "Read the text in the image and answer with the text only.",
+    "Answer with the exact words written in the image.",
+    "Transcribe the requested text from the image.",
+    "Reply with the text shown in the image, nothing else.",
+    "What is written? Answer with the words only.",
+)
+"""Instructions for OCR questions (the answer is text read from the image)."""
+
+KIE_POOL: tuple[str, ...] = (
+    "Answer with the requested value from the image only.",
+    "Extract the requested information from the image and reply with it alone.",
+    "Give only the value asked for, as it appears in the image.",
+    "Reply with the key information asked for, without explanation.",
+    "Find the requested field in the image and answer with its value.",
+)
+"""Instructions for key-information-extraction questions (e.g. a total on a receipt)."""
+
+POOLS: dict[str, tuple[str, ...]] = {
+    "open_ended": OPEN_POOL,
+    "caption": CAPTION_POOL,
+    "ocr": OCR_POOL,
+    "kie": KIE_POOL,
+}
+"""The instruction pool of each open-ended formulation."""
+
 EXAMPLE_QUESTION = "can you see the image?"
 EXAMPLE_OPTIONS: tuple[str, ...] = ("yes", "no", "not sure", "maybe")
 """ReForm-Eval's in-context example: a question every model can answer, shown before the real one."""

@@ -6,7 +6,13 @@ import random
 from functools import lru_cache
 
 from lmmprobe.formulate.options import option_marks, render_options
-from lmmprobe.formulate.pools import CHOICE_POOL, EXAMPLE_OPTIONS, EXAMPLE_QUESTION, OPEN_POOL
+from lmmprobe.formulate.pools import (
+    CHOICE_POOL,
+    EXAMPLE_OPTIONS,
+    EXAMPLE_QUESTION,
+    OPEN_POOL,
+    POOLS,
+)
 from lmmprobe.schema import (
     ContentPart,
     FormulateConfig,
@@ -40,7 +46,8 @@ def default_instruction(
     """
     index = repeat if config.instruction_pool else 0
     if not sample.is_choice:
-        return OPEN_POOL[index % len(OPEN_POOL)]
+        pool = POOLS.get(sample.formulation, OPEN_POOL)
+        return pool[index % len(pool)]
     if config.method == "likelihood":
         return ""  # options are scored, not shown, so there is nothing to pick from in the text
     mark = option_marks(style or mark_style(sample, repeat, config, 0), 1)[0]

@@ -41,10 +41,20 @@ MISSING = "(missing)"
 """Breakdown group of rows whose metadata lacks the key."""
 
 # Per-row indicator columns, summed per sample; ratio metrics divide two of them.
-_COLUMNS = ("answered", "correct", "offered", "abstained", "format_hit", "unparsed", "error", "row")
+_COLUMNS = (
+    "answered",
+    "correct",
+    "offered",
+    "abstained",
+    "format_hit",
+    "unparsed",
+    "error",
+    "row",
+    "judged",
+)
 _COL = {name: i for i, name in enumerate(_COLUMNS)}
 _RATIOS: dict[str, tuple[str, str]] = {
-    "accuracy": ("correct", "answered"),
+    "accuracy": ("correct", "judged"),
     "abstention_rate": ("abstained", "offered"),
     "format_hit_rate": ("format_hit", "answered"),
     "unparsed_rate": ("unparsed", "answered"),
@@ -91,7 +101,7 @@ def _is_choice(score: Score) -> bool:
 def _indicators(score: Score) -> tuple[bool, ...]:
     """One row's values for `_COLUMNS`."""
     if _is_error(score):
-        return (False, False, False, False, False, False, True, True)
+        return (False, False, False, False, False, False, True, True, False)
     offered = score.abstain_offered
     return (
         True,
@@ -102,6 +112,8 @@ def _indicators(score: Score) -> tuple[bool, ...]:
         score.stage == "unparsed",
         False,
         True,
+        # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
+        score.correct is not None,
     )
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.metrics import (
+    MetricUnavailable,
     MetricValue,
     breakdown,
+    caption_scores,
     circular_accuracy,
     group_by,
     instability,
@@ -17,6 +20,8 @@ from lmmprobe.metrics import (
 )
 from lmmprobe.run.runner import RunOutcome
 from lmmprobe.schema import RunSpec, Score
+
+log = logging.getLogger(__name__)
 
 HEADLINE = (
     "accuracy",
@@ -27,6 +32,9 @@ HEADLINE = (
     "abstention_rate",
     "instability",
     "circular_accuracy",
+    "BLEU-4",
+    "ROUGE-L",
+    "CIDEr",
 )
 
 
@@ -41,6 +49,27 @@ def stability_metrics(scores: list[Score], spec: RunSpec) -> dict[str, MetricVal
     return out
 
 
+def caption_metrics(scores: list[Score]) -> dict[str, MetricValue]:
+    """Corpus caption metrics over rows judged as a corpus (captions), METEOR left out.
+
+    METEOR needs a Java process per call; `lmmprobe score --formulation generation` computes it.
+    """
+    rows = [
+        s for s in scores
+        if s.correct is None and s.error_type is None and isinstance(s.gold, list)
+    ]  # fmt: skip
+    if not rows:
+        return {}
+    preds = {f"{s.sample_id}#{s.repeat}": s.prediction_text or "" for s in rows}
+    refs = {f"{s.sample_id}#{s.repeat}": list(s.gold) for s in rows if isinstance(s.gold, list)}
+    try:
+        values = caption_scores(preds, refs, meteor=False)
+    except MetricUnavailable as exc:
+        log.warning("caption metrics skipped: %s", exc)
+        return {}
+    return {k: MetricValue(v, None, None, len(rows)) for k, v in values.items()}
+
+
 def build_results(outcome: RunOutcome) -> dict[str, Any]:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run."""
     spec = outcome.spec
@@ -48,6 +77,7 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
     for mo in outcome.models:
         metrics = summarize(mo.scores, n_boot=spec.bootstrap, seed=spec.seed)
         metrics |= stability_metrics(mo.scores, spec)
+        metrics |= caption_metrics(mo.scores)
         parts = (
             breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
         )

@@ -10,8 +10,10 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 from lmmprobe.parse import extract_choice
+from lmmprobe.parse.open_ended import kie_correct, ocr_correct
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
@@ -64,6 +66,25 @@ def _ranked(response: Response, reduction: str) -> int | None:
     return max(range(len(lls)), key=lls.__getitem__)  # first of ties, in display order
 
 
+def _score_open(sample: Sample, text: str, base: dict[str, Any]) -> Score:
+    """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus."""
+    refs = sample.answer if isinstance(sample.answer, list) else []
+    caption = sample.formulation == "caption"
+    if not normalize_text(text):
+        return Score(
+            stage="unparsed", correct=None if caption else False, prediction_text=text, **base
+        )
+    if caption:
+        return Score(stage="match", correct=None, prediction_text=text, **base)
+    if sample.formulation == "ocr":
+        correct = any(ocr_correct(text, r) for r in refs)
+    elif sample.formulation == "kie":
+        correct = any(kie_correct(text, r) for r in refs)
+    else:
+        correct = normalize_text(text) in {normalize_text(r) for r in refs}
+    return Score(stage="match", correct=correct, prediction_text=text, **base)
+
+
 def score_response(
     model: str, sample: Sample, request: Request, response: Response, config: FormulateConfig
 ) -> Score:
@@ -82,14 +103,7 @@ def score_response(
     if response.error is not None:
         return Score(stage="error", correct=None, error_type=response.error.type, **base)
     if not sample.is_choice:
-        text = response.text or ""
-        refs = (
-            {normalize_text(r) for r in sample.answer} if isinstance(sample.answer, list) else set()
-        )
-        norm = normalize_text(text)
-        if not norm:
-            return Score(stage="unparsed", correct=False, prediction_text=text, **base)
-        return Score(stage="match", correct=norm in refs, prediction_text=text, **base)
+        return _score_open(sample, response.text or "", base)
     assert request.options is not None and request.order is not None and request.marks is not None
     if request.method in ("loglikelihood", "mark_logprob"):
         # Mark log-probabilities are single tokens: the reduction does not change their order.

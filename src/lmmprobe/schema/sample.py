@@ -8,8 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lmmprobe.schema.image import ImageRef
 
-Formulation = Literal["single_choice", "true_false", "open_ended"]
-"""How a sample is asked: pick one option, answer yes/no, or answer in free text."""
+Formulation = Literal["single_choice", "true_false", "open_ended", "caption", "ocr", "kie"]
+"""How a sample is asked: pick one option, answer yes/no, or answer in free text: a short
+answer (open_ended, normalized exact match), a caption (corpus BLEU/ROUGE-L/CIDEr/METEOR), text
+read from the image (ocr) or key information extracted from it (kie)."""
 
 CHOICE_FORMULATIONS: frozenset[str] = frozenset({"single_choice", "true_false"})
 DEFAULT_TRUE_FALSE_CHOICES: tuple[str, str] = ("yes", "no")
@@ -43,7 +45,8 @@ class Sample(BaseModel):
         description="Gold answer: index into `choices`, or reference texts for open-ended."
     )
     formulation: Formulation = Field(
-        default="single_choice", description="single_choice, true_false or open_ended."
+        default="single_choice",
+        description="single_choice, true_false, open_ended, caption, ocr or kie.",
     )
     context: str | None = Field(default=None, description="Text shown before the question.")
     history: list[Turn] = Field(default_factory=list, description="Earlier dialogue rounds.")
@@ -79,10 +82,12 @@ class Sample(BaseModel):
         else:
             if isinstance(self.answer, int):
                 raise ValueError(
-                    "answer: an open_ended sample needs reference text(s), not an index"
+                    f"answer: a {self.formulation} sample needs reference text(s), not an index"
                 )
             if not self.answer:
-                raise ValueError("answer: an open_ended sample needs at least one reference text")
+                raise ValueError(
+                    f"answer: a {self.formulation} sample needs at least one reference text"
+                )
         return self
 
     @property

@@ -27,7 +27,11 @@ class Score(BaseModel):
     stage: Stage = Field(description="Which step decided the prediction.")
     prediction: int | None = Field(default=None, description="Predicted original choice index.")
     prediction_text: str | None = Field(default=None, description="Predicted option or raw text.")
-    correct: bool | None = Field(default=None, description="None when the request failed.")
+    correct: bool | None = Field(
+        default=None,
+        description="None when the request failed, or for answers judged only as a corpus "
+        "(captions).",
+    )
     format_hit: bool = Field(default=False, description="Answer mapped by mark/text/likelihood.")
     gold: int | list[str] = Field(description="The sample's gold answer.")
     gold_text: str = Field(description="Text of the gold option (first reference if open-ended).")
