@@ -31,7 +31,7 @@ from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import score_response
-from lmmprobe.schema import Request, Response, RunSpec, Sample, Score
+from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.store import Store
 
 log = logging.getLogger(__name__)
@@ -150,15 +150,105 @@ def run_model(
         )
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
-    rows = plan_requests(samples, spec, model.identity)
+    outcome = ModelOutcome(spec=model_spec, identity=model.identity, scores=[])
+    stages = dialogue_stages(samples)
+    if stages is None:
+        rows = plan_requests(samples, spec, model.identity)
+        responses = _answer(model_spec, model, rows, spec, store, executor, progress, outcome)
+        outcome.scores = [
+            score_response(model_spec, sample, req, responses[req.key], spec.formulate)
+            for sample, req in rows
+        ]
+        return outcome
+    # Multi-round dialogues run round by round: each round's prompt carries the earlier
+    # questions with the model's own answers, so it can only be built once those exist.
+    turns: dict[tuple[str, int], list[Turn]] = {}
+    for stage in stages:
+        rows = _plan_dialogue_round(stage, spec, model.identity, turns)
+        responses = _answer(model_spec, model, rows, spec, store, executor, progress, outcome)
+        for sample, req in rows:
+            score = score_response(model_spec, sample, req, responses[req.key], spec.formulate)
+            outcome.scores.append(score)
+            said = responses[req.key].text if req.method == "generate" else score.prediction_text
+            turns.setdefault(_dialogue_key(sample, req.repeat), []).extend(
+                [Turn(role="user", content=req.prompt), Turn(role="assistant", content=said or "")]
+            )
+    return outcome
+
+
+def _dialogue_key(sample: Sample, repeat: int) -> tuple[str, int]:
+    return str(sample.metadata["dialogue_id"]), repeat
+
+
+def dialogue_stages(samples: Sequence[Sample]) -> list[list[Sample]] | None:
+    """Samples grouped by dialogue round, or None when no sample belongs to a dialogue.
+
+    A dialogue is the samples sharing ``metadata["dialogue_id"]``, ordered by
+    ``metadata["round"]`` (default 0); samples outside any dialogue run in the first stage.
+
+    Raises:
+        ValueError: A round is not an integer, or a dialogue repeats a round.
+
+    """
+    if not any("dialogue_id" in s.metadata for s in samples):
+        return None
+    by_round: dict[int, list[Sample]] = {}
+    seen: set[tuple[str, int]] = set()
+    for s in samples:
+        if "dialogue_id" not in s.metadata:
+            by_round.setdefault(0, []).append(s)
+            continue
+        rnd = s.metadata.get("round", 0)
+        if not isinstance(rnd, int) or isinstance(rnd, bool):
+            raise ValueError(f"sample {s.id}: metadata.round must be an integer, got {rnd!r}")
+        key = (str(s.metadata["dialogue_id"]), rnd)
+        if key in seen:
+            raise ValueError(f"sample {s.id}: dialogue {key[0]!r} has round {rnd} twice")
+        seen.add(key)
+        by_round.setdefault(rnd, []).append(s)
+    return [by_round[r] for r in sorted(by_round)]
+
+
+def _plan_dialogue_round(
+    stage: Sequence[Sample],
+    spec: RunSpec,
+    identity: ModelIdentity,
+    turns: dict[tuple[str, int], list[Turn]],
+) -> list[tuple[Sample, Request]]:
+    rows = []
+    for sample in stage:
+        if "dialogue_id" not in sample.metadata:
+            rows.extend(plan_requests([sample], spec, identity))
+            continue
+        for repeat in range(spec.repeats):
+            earlier = turns.get(_dialogue_key(sample, repeat), [])
+            # The sample's own history (if any) comes first, then the rounds asked so far.
+            online = sample.model_copy(update={"history": [*sample.history, *earlier]})
+            req = formulate(
+                online, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed
+            )
+            req.key = request_key(identity.cache_id(), req)
+            rows.append((sample, req))
+    return rows
+
+
+def _answer(
+    model_spec: str,
+    model: Model | AsyncModel,
+    rows: Sequence[tuple[Sample, Request]],
+    spec: RunSpec,
+    store: Store,
+    executor: Executor,
+    progress: ProgressSink,
+    outcome: ModelOutcome,
+) -> dict[str, Response]:
+    """Responses for every row's request: from the store, or from the model (stored first)."""
     unique: dict[str, Request] = {}
     for _, req in rows:
         unique.setdefault(req.key, req)
     responses = {} if spec.no_cache else store.get_responses(unique)
-    outcome = ModelOutcome(
-        spec=model_spec, identity=model.identity, scores=[], requests=len(unique)
-    )
-    outcome.cached = len(responses)
+    outcome.requests += len(unique)
+    outcome.cached += len(responses)
     pending = [r for k, r in unique.items() if k not in responses]
     rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
     if rejected:
@@ -174,24 +264,20 @@ def run_model(
         outcome.called += len(batch)
         progress.advance(len(batch), sum(1 for r in got if r.error is not None))
 
-    progress.start(model_spec, len(unique), outcome.cached + len(rejected))
+    progress.start(model_spec, len(unique), len(unique) - len(pending))
     try:
         if pending:
             executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
-    for resp in responses.values():
+    for resp in (responses[k] for k in unique):
         outcome.latency_s_total += resp.latency_s
         if resp.error is not None:
             outcome.errors += 1
         if resp.usage is not None:
             outcome.prompt_tokens += resp.usage.prompt_tokens or 0
             outcome.completion_tokens += resp.usage.completion_tokens or 0
-    outcome.scores = [
-        score_response(model_spec, sample, req, responses[req.key], spec.formulate)
-        for sample, req in rows
-    ]
-    return outcome
+    return responses
 
 
 def execute_run(
