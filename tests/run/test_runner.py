@@ -265,3 +265,25 @@ def test_rich_progress_reports_done_errors_and_eta(samples, store):
     )
     text = buf.getvalue()
     assert f"{len(samples)}/{len(samples)}" in text and "errors: 1" in text and "ETA" in text
+
+
+def test_reform_matcher_is_strict(samples, store):
+    # "The answer is (X)." has a mark; "blue" alone is an exact option text; anything else is
+    # unmatched under ReForm-Eval's rule even where lmmprobe's pipeline would read it.
+    loose = RecordingModel(text="I would say the shapes are blue")
+    ours = run_model("x", loose, samples, spec(no_cache=True), store)
+    theirs = run_model(
+        "x", loose, samples, spec(no_cache=True, formulate={"matcher": "reform"}), store
+    )
+    assert any(s.stage == "text" for s in ours.scores)
+    assert all(s.stage == "unparsed" for s in theirs.scores)
+    marked = run_model(
+        "x", RecordingModel(name="other"), samples, spec(formulate={"matcher": "reform"}), store
+    )
+    assert all(s.stage == "mark" for s in marked.scores)
+
+
+def test_instruction_pool_needs_whole_rounds():
+    with pytest.raises(ValueError, match="multiple of 5"):
+        RunSpec(repeats=3, formulate={"instruction_pool": True})
+    assert RunSpec(repeats=10, formulate={"instruction_pool": True}).repeats == 10

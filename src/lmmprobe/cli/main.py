@@ -137,6 +137,9 @@ def run(
     response_prefix: Annotated[
         str | None, typer.Option(help="Text the answer starts with, e.g. 'The answer is'.")
     ] = None,
+    matcher: Annotated[
+        str, typer.Option(help="Answer reading: lmmprobe (forgiving) or reform (ReForm-Eval's).")
+    ] = "lmmprobe",
     circular: Annotated[
         bool,
         typer.Option("--circular", help="CircularEval: ask once per rotation of the options."),
@@ -169,6 +172,7 @@ def run(
                     "in_context_example": in_context_example,
                     "response_prefix": response_prefix,
                     "circular": circular,
+                    "matcher": matcher,
                 }
             ),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from lmmprobe.schema.request import GenerationParams
 
@@ -55,9 +55,18 @@ class FormulateConfig(BaseModel):
     likelihood_reduction: Literal["sum", "mean"] = Field(
         default="sum", description="Rank candidates by summed or mean per-token log-likelihood."
     )
+    matcher: Literal["lmmprobe", "reform"] = Field(
+        default="lmmprobe",
+        description="Reading generated choice answers: lmmprobe's pipeline (mark, option text, "
+        "refusal, fuzzy) or ReForm-Eval's exact rule (first '(X)' mark, else exact option text).",
+    )
     fuzzy_threshold: float = Field(
         default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
     )
+
+
+POOL_SIZE = 5
+"""Instructions per pool; with instruction_pool, repeats must be a multiple (ReForm-Eval)."""
 
 
 class RunSpec(BaseModel):
@@ -82,3 +91,14 @@ class RunSpec(BaseModel):
     bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for 95% CIs.")
     formulate: FormulateConfig = Field(default_factory=FormulateConfig, description="Prompting.")
     gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")
+
+    @model_validator(mode="after")
+    def _whole_pool_rounds(self) -> RunSpec:
+        # ReForm-Eval duplicates each sample N times with N a multiple of the pool size, so
+        # every instruction is used equally often; other counts would bias the instability.
+        if self.formulate.instruction_pool and self.repeats > 1 and self.repeats % POOL_SIZE:
+            raise ValueError(
+                f"with instruction_pool, repeats must be a multiple of {POOL_SIZE} "
+                f"(got {self.repeats})"
+            )
+        return self
