@@ -97,3 +97,17 @@ def test_score_command(tmp_path):
     assert res.exit_code == 0 and "accuracy" in res.output and "0.5000" in res.output
     res = CliRunner().invoke(app, ["score", str(path), "--formulation", "nope"])
     assert res.exit_code == 2
+
+
+def test_caption_file_scores_and_anls(tmp_path):
+    pytest.importorskip("pycocoevalcap")
+    path = tmp_path / "cap.json"
+    path.write_text(json.dumps([
+        {"sample_id": "1", "prediction": "a red star on a gray background", "references": ["a red star on a gray background"]},
+        {"sample_id": "2", "prediction": "two blue squares", "references": ["two blue squares side by side"]},
+    ]))  # fmt: skip
+    m = score_prediction_file(path, "generation")["metrics"]
+    assert m["n"] == 2 and 0 < m["BLEU-1"] <= 1 and "CIDEr" in m and "ROUGE-L" in m
+    ocr = tmp_path / "ocr.json"
+    ocr.write_text(json.dumps([{"sample_id": "1", "answer": "stop", "prediction": "stop"}]))
+    assert score_prediction_file(ocr, "ocr")["metrics"]["anls"] == 1.0

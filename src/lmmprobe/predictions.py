@@ -118,15 +118,23 @@ def score_open_ended(
             key = f"{r['sample_id']}#{i}"
             preds[key] = str(r["prediction"])
             refs[key] = [str(x) for x in (got if isinstance(got, list) else [got])]
-        return {"n": len(preds), **text.caption_scores(preds, refs)}
+        # Raw strings, as ReForm-Eval's own evaluation feeds pycocoevalcap (no tokenizer).
+        return {"n": len(preds), **text.caption_scores(preds, refs, tokenize=False)}
     check = text.ocr_correct if formulation == "ocr" else text.kie_correct
-    correct = 0
+    correct, anls_total = 0, 0.0
     for i, r in enumerate(records, start=1):
         _require(path, i, r, "prediction", "answer")
-        answers = r["answer"] if isinstance(r["answer"], list) else [r["answer"]]
-        correct += any(check(str(r["prediction"]), str(a)) for a in answers)
+        answers = [
+            str(a) for a in (r["answer"] if isinstance(r["answer"], list) else [r["answer"]])
+        ]
+        correct += any(check(str(r["prediction"]), a) for a in answers)
+        anls_total += text.anls(str(r["prediction"]), answers)
     n = len(records)
-    return {"n": n, "accuracy": correct / n if n else None}
+    return {
+        "n": n,
+        "accuracy": correct / n if n else None,
+        "anls": anls_total / n if n else None,
+    }
 
 
 def score_export(records: Sequence[dict[str, Any]], n_boot: int = 1000) -> dict[str, Any]:

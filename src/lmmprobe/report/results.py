@@ -63,7 +63,8 @@ def caption_metrics(scores: list[Score]) -> dict[str, MetricValue]:
     preds = {f"{s.sample_id}#{s.repeat}": s.prediction_text or "" for s in rows}
     refs = {f"{s.sample_id}#{s.repeat}": list(s.gold) for s in rows if isinstance(s.gold, list)}
     try:
-        values = caption_scores(preds, refs, meteor=False)
+        # Raw strings, as ReForm-Eval feeds pycocoevalcap, so numbers compare with theirs.
+        values = caption_scores(preds, refs, meteor=False, tokenize=False)
     except MetricUnavailable as exc:
         log.warning("caption metrics skipped: %s", exc)
         return {}
