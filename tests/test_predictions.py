@@ -27,6 +27,7 @@ def test_reform_matcher_rules():
     assert reform_match("I pick (c) because", OPTS) == 2
     assert reform_match("(2)", OPTS) == 1
     assert reform_match("blue", OPTS) == 1  # exact option text
+    assert reform_match(" blue", OPTS) is None  # exact means exact
     assert reform_match("I think blue", OPTS) is None  # not exact, no mark
     assert reform_match("(E)", OPTS) is None  # out of range
     assert reform_match("(A) no wait (B)", OPTS) == 0  # the first mark wins
@@ -40,10 +41,20 @@ def test_single_choice_file_matches_hand_computation(tmp_path):
     ]  # fmt: skip
     path.write_text(json.dumps(records))
     m = score_prediction_file(path)["metrics"]
-    assert m["accuracy"] == pytest.approx(4 / 6)
-    assert m["format_hit_rate"] == pytest.approx(5 / 6)
+    # As ReForm-Eval's own evaluation: only "(X)" marks are read from a file ("blue" alone is
+    # unmatched there), and the raw "blue" shares its category with the option text "blue".
+    assert m["accuracy"] == pytest.approx(3 / 6)
+    assert m["format_hit_rate"] == pytest.approx(4 / 6)
     h1 = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
     assert m["instability"] == pytest.approx(h1 / 2)
+
+
+def test_out_of_range_mark_is_a_hit_but_wrong(tmp_path):
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps([entry("1", "(E)"), entry("1", "(B)")]))
+    m = score_prediction_file(path)["metrics"]
+    assert m["format_hit_rate"] == 1.0 and m["accuracy"] == 0.5
+    assert m["instability"] == pytest.approx(math.log(2))  # "(E)" counts as its raw text
 
 
 def test_likelihood_file_and_bad_entries(tmp_path):

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from lmmprobe.data.base import DataError
 from lmmprobe.metrics import entropy, instability, summarize
-from lmmprobe.parse import reform_match
+from lmmprobe.parse import reform_mark
 from lmmprobe.schema import Score
 
 FileFormulation = Literal["single_choice", "generation", "ocr", "kie"]
@@ -78,14 +78,18 @@ def score_single_choice(
         options = [str(o) for o in r["answer_options"]]
         pred = r["prediction"]
         if infer_method == "likelihood":
-            if not isinstance(pred, int) or not 0 <= pred < len(options):
+            if not isinstance(pred, int) or isinstance(pred, bool):
                 raise DataError(f"{path}:#{i}: prediction: expected an option index, got {pred!r}")
             index: int | None = pred
         else:
-            index = reform_match(str(pred), options)
+            # ReForm-Eval's evaluation reads only the first "(X)" mark here (its metric is
+            # called without the options), and counts any mark, in range or not, as a hit.
+            index = reform_mark(str(pred))
         hits += index is not None
         correct += index is not None and index == int(r["answer"])
-        label = options[index] if index is not None else f"raw:{pred}"
+        in_range = index is not None and 0 <= index < len(options)
+        # Option texts and raw outputs share one space of categories, as in their code.
+        label = options[index] if in_range and index is not None else str(pred)
         categories.setdefault(str(r["sample_id"]), []).append(label)
     n = len(records)
     return {

@@ -1,7 +1,7 @@
 """Answer extraction: read which option a generated answer chose, and detect refusals."""
 
 from lmmprobe.parse.extract import Extraction, ExtractionStage, extract_choice
-from lmmprobe.parse.reform import mark_index, reform_match
+from lmmprobe.parse.reform import mark_index, reform_mark, reform_match
 from lmmprobe.parse.refusal import is_refusal
 
 __all__ = [
@@ -10,5 +10,6 @@ __all__ = [
     "extract_choice",
     "is_refusal",
     "mark_index",
+    "reform_mark",
     "reform_match",
 ]

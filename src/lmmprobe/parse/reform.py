@@ -21,14 +21,23 @@ def mark_index(mark: str) -> int:
     return ord(mark.upper()) - ord("A")
 
 
-def reform_match(output: str, options: Sequence[str]) -> int | None:
-    """The option `output` chooses under ReForm-Eval's rule, or None when unmatched."""
+def reform_mark(output: str) -> int | None:
+    """Index named by the first ``(X)`` mark in `output`, in range or not; None without one."""
     found = _MARK.search(output)
-    if found is not None:
-        index = mark_index(found.group(1))
+    return mark_index(found.group(1)) if found is not None else None
+
+
+def reform_match(output: str, options: Sequence[str]) -> int | None:
+    """The option `output` chooses under ReForm-Eval's rule, or None when unmatched.
+
+    A mark outside the options counts as unmatched here (lmmprobe never scores a choice that
+    was not offered); `reform_mark` gives the raw mark for file scoring, where ReForm-Eval
+    counts such a mark as a format hit.
+    """
+    index = reform_mark(output)
+    if index is not None:
         return index if 0 <= index < len(options) else None
-    text = output.strip()
     for i, option in enumerate(options):
-        if text == option.strip():
+        if output == option:  # exact equality, no stripping, as theirs
             return i
     return None

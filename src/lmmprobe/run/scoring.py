@@ -118,7 +118,7 @@ def score_response(
         # Their rule reads a parenthesized mark first, else an exact option text.
         position, stage = (
             found,
-            ("text" if (response.text or "").strip() in request.options else "mark"),
+            ("text" if (response.text or "") in request.options else "mark"),
         )
     else:
         ext = extract_choice(
