@@ -16,6 +16,15 @@ from lmmprobe.metrics.choice import (
     summarize,
 )
 from lmmprobe.metrics.stability import circular_accuracy, entropy, instability
+from lmmprobe.metrics.synth import (
+    blind_gap,
+    covariate_shift_sensitivity,
+    covariate_shift_sensitivity_from_scores,
+    question_type_sensitivity,
+    question_type_sensitivity_from_scores,
+    scenario_deltas,
+    scores_by,
+)
 from lmmprobe.metrics.text import (
     CAPTION_METRICS,
     MetricUnavailable,
@@ -33,10 +42,13 @@ __all__ = [
     "MetricUnavailable",
     "MetricValue",
     "anls",
+    "blind_gap",
     "bootstrap_distribution",
     "breakdown",
     "caption_scores",
     "circular_accuracy",
+    "covariate_shift_sensitivity",
+    "covariate_shift_sensitivity_from_scores",
     "entropy",
     "group_by",
     "instability",
@@ -44,8 +56,12 @@ __all__ = [
     "normalize_vqa_answer",
     "ocr_correct",
     "percentile_interval",
+    "question_type_sensitivity",
+    "question_type_sensitivity_from_scores",
     "ratio",
     "ratio_intervals",
     "resample_weights",
+    "scenario_deltas",
+    "scores_by",
     "summarize",
 ]

