@@ -73,10 +73,66 @@ def render(recipe: dict[str, Any]) -> Image.Image:
             draw.ellipse((x - rad, y - rad, x + rad, y + rad), fill=color)
         else:
             draw.polygon(_polygon(recipe["shape"], x, y, rad), fill=color)
+    scenario = recipe.get("scenario")
+    if scenario:
+        im = _apply_scenario(im, scenario)
     return im
 
 
+def _apply_scenario(im: Image.Image, scenario: dict[str, Any]) -> Image.Image:
+    # Imported here: the image tools need optional libraries (albumentations) that a clean
+    # demo never does.
+    from lmmprobe.tools import PrintAttack, apply_print_attack, corrupt
+
+    if scenario["type"] == "corruption":
+        return corrupt(
+            im, scenario["kind"], severity=int(scenario["severity"]), seed=int(scenario["seed"])
+        )
+    if scenario["type"] == "print_attack":
+        return apply_print_attack(im, PrintAttack.from_dict(scenario["attack"]))
+    raise ValueError(f"unknown demo scenario {scenario['type']!r}")
+
+
 register_renderer(RENDERER, RENDERER_VERSION, render)
+
+SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack")
+"""Dysca's image scenarios the demo can apply (adversarial needs a proxy model; not here)."""
+
+
+def with_scenario(sample: Sample, scenario: str, rng: random.Random, severity: int) -> Sample:
+    """A copy of a demo sample whose image is shown under `scenario` (recorded in metadata).
+
+    Corruption draws one of Dysca's 11 kinds; the print attack writes a wrong option's text
+    on the image with parameters drawn from Dysca's grid.
+    """
+    image = sample.images[0]
+    assert image.recipe is not None
+    meta = {**sample.metadata, "scenario": scenario}
+    if scenario == "clean":
+        return sample.model_copy(update={"id": f"{sample.id}@clean", "metadata": meta})
+    from lmmprobe.tools import CORRUPTIONS, sample_print_attack
+
+    size = int(image.recipe["size"])
+    if scenario == "corruption":
+        kind = rng.choice(CORRUPTIONS)
+        params: dict[str, Any] = {
+            "type": "corruption", "kind": kind, "severity": severity, "seed": rng.randrange(2**31),
+        }  # fmt: skip
+        meta.update(corruption=kind, severity=severity)
+    elif scenario == "print_attack":
+        assert sample.choices is not None and isinstance(sample.answer, int)
+        wrong = [c for i, c in enumerate(sample.choices) if i != sample.answer]
+        attack = sample_print_attack(rng, rng.choice(wrong), (size, size))
+        params = {"type": "print_attack", "attack": attack.to_dict()}
+        meta["print_attack"] = attack.to_dict()
+    else:
+        raise DataError(
+            f"demo source: unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})"
+        )
+    shown = ImageRef.from_recipe(RENDERER, {**image.recipe, "scenario": params})
+    return sample.model_copy(
+        update={"id": f"{sample.id}@{scenario}", "images": [shown], "metadata": meta}
+    )
 
 
 _CELLS = ((0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75))
@@ -155,15 +211,20 @@ def _int_opt(options: dict[str, str], name: str, default: int) -> int:
         raise DataError(f"demo source: option {name}={options[name]!r} is not an integer") from exc
 
 
-@SOURCES.register("demo", summary="demo[,n=120,seed=0,size=128]  drawn color/shape/count questions")
+@SOURCES.register(
+    "demo",
+    summary="demo[,n=120,seed=0,size=128,scenario=clean+corruption+print_attack,severity=3]  "
+    "drawn color/shape/count questions",
+)
 def load_demo(
     target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
 ) -> LoadResult:
     """Generate the demo set (nothing is read from disk)."""
-    unknown = set(options) - {"n", "seed", "size"}
+    unknown = set(options) - {"n", "seed", "size", "scenario", "severity"}
     if target or unknown:
         raise DataError(
-            f"the demo source takes options n, seed, size (got {target or sorted(unknown)})"
+            "the demo source takes options n, seed, size, scenario, severity "
+            f"(got {target or sorted(unknown)})"
         )
     n = _int_opt(options, "n", 120)
     if limit is not None:
@@ -173,4 +234,12 @@ def load_demo(
     # One stream for the whole set: sample i depends on the seed and on i only through the
     # samples before it, so a smaller n (or --limit) gives a prefix of the larger set.
     rng = random.Random(seed)
-    return LoadResult(samples=[make_sample(i, rng, seed, size) for i in range(n)], source="demo")
+    samples = [make_sample(i, rng, seed, size) for i in range(n)]
+    scenarios = [s for s in options.get("scenario", "").split("+") if s]
+    if scenarios:
+        # Every base sample is shown once per scenario, so scenarios compare on the same
+        # questions; a separate stream keeps the clean set identical with or without them.
+        srng = random.Random(f"{seed}:scenario")
+        severity = _int_opt(options, "severity", 3)
+        samples = [with_scenario(s, sc, srng, severity) for s in samples for sc in scenarios]
+    return LoadResult(samples=samples, source="demo")
