@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -14,10 +15,14 @@ from lmmprobe.metrics import (
     breakdown,
     caption_scores,
     circular_accuracy,
+    covariate_shift_sensitivity_from_scores,
     group_by,
     instability,
+    question_type_sensitivity_from_scores,
+    scenario_deltas,
     summarize,
 )
+from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.run.runner import RunOutcome
 from lmmprobe.schema import RunSpec, Score
 
@@ -71,6 +76,26 @@ def caption_metrics(scores: list[Score]) -> dict[str, MetricValue]:
     return {k: MetricValue(v, None, None, len(rows)) for k, v in values.items()}
 
 
+def sensitivity_metrics(scores: list[Score]) -> dict[str, Any]:
+    """Dysca's sensitivities where the metadata allows them (percent scale).
+
+    SQ needs both true/false and multiple-choice rows (``metadata.question_type``), SC two or
+    more ``metadata.style`` values, scenario deltas a ``clean`` ``metadata.scenario``.
+    """
+    out: dict[str, Any] = {}
+    types = {s.metadata.get("question_type") for s in scores}
+    if {TRUE_FALSE, MULTIPLE_CHOICE} <= types:
+        with contextlib.suppress(ValueError):  # e.g. every row of one type failed
+            out["question_type"] = question_type_sensitivity_from_scores(scores)
+    if len({s.metadata.get("style") for s in scores if "style" in s.metadata}) > 1:
+        with contextlib.suppress(ValueError):
+            out["covariate_shift_SC"] = covariate_shift_sensitivity_from_scores(scores)
+    if any(s.metadata.get("scenario") == "clean" for s in scores):
+        with contextlib.suppress(ValueError):
+            out["scenario_deltas"] = scenario_deltas(scores)
+    return out
+
+
 def build_results(outcome: RunOutcome) -> dict[str, Any]:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run."""
     spec = outcome.spec
@@ -92,6 +117,7 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
                 key: {val: {k: v.to_dict() for k, v in ms.items()} for val, ms in groups.items()}
                 for key, groups in parts.items()
             },
+            "sensitivity": sensitivity_metrics(mo.scores),
             "stats": mo.stats(),
         }
     return {
@@ -170,6 +196,21 @@ def render_markdown(results: dict[str, Any]) -> str:
         for key, groups in r["breakdown"].items():
             lines += ["", f"## {_md_escape(m)} by {_md_escape(key)}", ""]
             lines += _table(list(groups.items()), key)
+    for m, r in results["models"].items():
+        sens = r.get("sensitivity") or {}
+        if sens:
+            lines += ["", f"## {_md_escape(m)}: sensitivity (Dysca, percent scale)", ""]
+            if "question_type" in sens:
+                q = sens["question_type"]
+                lines.append(
+                    f"- question type: TFSQ {q['TFSQ']:.1f}, MCSQ {q['MCSQ']:.1f}, SQ {q['SQ']:.1f}"
+                )
+            if "covariate_shift_SC" in sens:
+                lines.append(
+                    f"- covariate shift across styles: SC {sens['covariate_shift_SC']:.1f}"
+                )
+            for scen, delta in (sens.get("scenario_deltas") or {}).items():
+                lines.append(f"- {_md_escape(scen)} vs clean: {delta:+.1f} points")
     if data["problems"]:
         lines += [
             "",
