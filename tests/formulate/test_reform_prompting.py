@@ -70,3 +70,21 @@ def test_demo_open_ended_pool():
         OPEN_POOL
     )
     assert load_source("demo,n=1").samples  # the demo still formulates with defaults
+
+
+def test_blind_setting_sends_no_images():
+    from lmmprobe.schema import ImageRef
+
+    s = SAMPLE.model_copy(update={"images": [ImageRef.from_recipe(*_demo_recipe())]})
+    seen = formulate(s)
+    blind = formulate(s, config=FormulateConfig(blind=True))
+    assert len(seen.images) == 1 and blind.images == []
+    assert all(p.type == "text" for m in blind.messages for p in m.content)
+    assert blind.prompt == seen.prompt
+    ident = ModelIdentity(backend="x", name="x")
+    assert request_key(ident, blind) != request_key(ident, seen)
+
+
+def _demo_recipe():
+    img = load_source("demo,n=1").samples[0].images[0]
+    return img.renderer, img.recipe

@@ -69,3 +69,22 @@ def test_each_formulation_with_a_baseline(data, tmp_path):
     # A baseline has nothing to say to open questions: unparsed, and wrong where judged.
     for f in ("open", "ocr", "kie"):
         assert groups[f]["accuracy"]["value"] == 0.0 and groups[f]["unparsed_rate"]["value"] == 1.0
+
+
+def test_blind_setting_and_gap(data, tmp_path):
+    from lmmprobe.metrics import blind_gap
+
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake@{server.base_url}"
+        seen = evaluate(
+            models=[model], data=str(data), db=str(tmp_path / "db"), out=str(tmp_path / "a")
+        )
+        blind = evaluate(
+            models=[model], data=str(data), db=str(tmp_path / "db"), out=str(tmp_path / "b"),
+            formulate={"blind": True},
+        )  # fmt: skip
+        assert server.received_images  # the normal run sent images...
+    # ...the blind one asked the same questions without them, and the model could not answer.
+    assert blind.results["models"][model]["metrics"]["accuracy"]["value"] == 0.0
+    gap = blind_gap(seen.outcome.models[0].scores, blind.outcome.models[0].scores)
+    assert gap > 50

@@ -140,6 +140,9 @@ def run(
     matcher: Annotated[
         str, typer.Option(help="Answer reading: lmmprobe (forgiving) or reform (ReForm-Eval's).")
     ] = "lmmprobe",
+    blind: Annotated[
+        bool, typer.Option("--blind", help="Ask without the images (Dysca's blind setting).")
+    ] = False,
     circular: Annotated[
         bool,
         typer.Option("--circular", help="CircularEval: ask once per rotation of the options."),
@@ -173,6 +176,7 @@ def run(
                     "response_prefix": response_prefix,
                     "circular": circular,
                     "matcher": matcher,
+                    "blind": blind,
                 }
             ),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),

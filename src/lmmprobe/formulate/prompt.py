@@ -157,7 +157,8 @@ def formulate(
         Message(role=t.role, content=[ContentPart(type="text", text=t.content)])
         for t in sample.history
     )
-    user = [_image_part(i) for i in range(len(sample.images))]
+    images = [] if config.blind else list(sample.images)
+    user = [_image_part(i) for i in range(len(images))]
     user.append(ContentPart(type="text", text=text))
     messages.append(Message(role="user", content=user))
     return Request(
@@ -166,7 +167,7 @@ def formulate(
         method=method,
         messages=messages,
         prompt=text,
-        images=list(sample.images),
+        images=images,
         candidates=_candidates(method, options, marks),
         options=options,
         marks=marks,

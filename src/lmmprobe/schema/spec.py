@@ -48,6 +48,11 @@ class FormulateConfig(BaseModel):
         description="CircularEval: ask each choice sample once per rotation of its options "
         "(replaces repeats for choice samples).",
     )
+    blind: bool = Field(
+        default=False,
+        description="Ask without the images (Dysca's blind setting: what can be answered from "
+        "the text alone).",
+    )
     system_prompt: str | None = Field(default=None, description="Optional system message.")
     shuffle_repeats: bool = Field(
         default=True, description="Shuffle option order (seeded) on repeats after the first."
