@@ -88,3 +88,14 @@ def test_blind_setting_sends_no_images():
 def _demo_recipe():
     img = load_source("demo,n=1").samples[0].images[0]
     return img.renderer, img.recipe
+
+
+def test_dysca_prompt_style():
+    req = formulate(SAMPLE, config=FormulateConfig(prompt_style="dysca"))
+    lines = req.prompt.split("\n")
+    assert lines[0] == "Question: What color?"
+    assert lines[1:5] == ["(A) red", "(B) blue", "(C) green", "(D) white"]
+    assert lines[5].startswith(
+        "Hint: Please answer the question and provide the correct option letter"
+    )
+    assert lines[-1] == "Your answer is:"

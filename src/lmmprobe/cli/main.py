@@ -138,8 +138,11 @@ def run(
         str | None, typer.Option(help="Text the answer starts with, e.g. 'The answer is'.")
     ] = None,
     matcher: Annotated[
-        str, typer.Option(help="Answer reading: lmmprobe (forgiving) or reform (ReForm-Eval's).")
+        str, typer.Option(help="Answer reading: lmmprobe (forgiving), reform or dysca (theirs).")
     ] = "lmmprobe",
+    prompt_style: Annotated[
+        str, typer.Option(help="Prompt wording for choice questions: reform or dysca.")
+    ] = "reform",
     blind: Annotated[
         bool, typer.Option("--blind", help="Ask without the images (Dysca's blind setting).")
     ] = False,
@@ -177,6 +180,7 @@ def run(
                     "circular": circular,
                     "matcher": matcher,
                     "blind": blind,
+                    "prompt_style": prompt_style,
                 }
             ),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),

@@ -60,6 +60,12 @@ POOLS: dict[str, tuple[str, ...]] = {
 }
 """The instruction pool of each open-ended formulation."""
 
+DYSCA_CHOICE_HINT = (
+    "Hint: Please answer the question and provide the correct option letter, e.g., "
+    "(A), (B), (C), (D), at the end. Do not contain the analysis progress.\nYour answer is:"
+)
+"""Dysca's multiple-choice instruction (REFERENCE.md), used with ``prompt_style="dysca"``."""
+
 EXAMPLE_QUESTION = "can you see the image?"
 EXAMPLE_OPTIONS: tuple[str, ...] = ("yes", "no", "not sure", "maybe")
 """ReForm-Eval's in-context example: a question every model can answer, shown before the real one."""

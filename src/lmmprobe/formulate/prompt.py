@@ -8,6 +8,7 @@ from functools import lru_cache
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
+    DYSCA_CHOICE_HINT,
     EXAMPLE_OPTIONS,
     EXAMPLE_QUESTION,
     OPEN_POOL,
@@ -119,10 +120,11 @@ def formulate(
         # Sampled repeats must differ, and the same run seed must give the same samples.
         gen = gen.model_copy(update={"seed": seed + repeat})
     style = mark_style(sample, repeat, config, seed)
+    dysca = config.prompt_style == "dysca" and sample.is_choice and config.method != "likelihood"
     parts: list[str] = []
     if sample.context:
         parts.append(sample.context)
-    parts.append(sample.question)
+    parts.append(f"Question: {sample.question}" if dysca else sample.question)
     options: list[str] | None = None
     marks: list[str] | None = None
     order: list[int] | None = None
@@ -135,14 +137,18 @@ def formulate(
         if config.method == "likelihood":
             method = "loglikelihood"
         else:
-            parts.append(render_options(options, marks))
+            if dysca:  # one option per line, as Dysca asks
+                parts.extend(f"({m}) {o}" for m, o in zip(marks, options, strict=True))
+            else:
+                parts.append(render_options(options, marks))
             if config.method == "mark_logprob":
                 method = "mark_logprob"
-    instruction = (
-        config.instruction
-        if config.instruction is not None
-        else default_instruction(sample, config, repeat=repeat, style=style)
-    )
+    if config.instruction is not None:
+        instruction = config.instruction
+    elif dysca:
+        instruction = DYSCA_CHOICE_HINT
+    else:
+        instruction = default_instruction(sample, config, repeat=repeat, style=style)
     if instruction:
         parts.append(instruction)
     text = "\n".join(parts)

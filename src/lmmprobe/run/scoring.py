@@ -12,7 +12,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
-from lmmprobe.parse import extract_choice, reform_match
+from lmmprobe.parse import dysca_match, extract_choice, reform_match
 from lmmprobe.parse.open_ended import kie_correct, ocr_correct
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
 
@@ -111,6 +111,11 @@ def score_response(
         if position is None:
             return Score(stage="unparsed", correct=False, **base)
         stage = "likelihood"
+    elif config.matcher == "dysca":
+        picked, step = dysca_match(response.text or "", request.options)
+        if picked is None:
+            return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)
+        position, stage = picked, ("fuzzy" if step == "levenshtein" else "mark")
     elif config.matcher == "reform":
         found = reform_match(response.text or "", request.options)
         if found is None:

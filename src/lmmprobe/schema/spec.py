@@ -48,6 +48,11 @@ class FormulateConfig(BaseModel):
         description="CircularEval: ask each choice sample once per rotation of its options "
         "(replaces repeats for choice samples).",
     )
+    prompt_style: Literal["reform", "dysca"] = Field(
+        default="reform",
+        description="reform: 'question Options: (A) x; (B) y. instruction'; dysca: Dysca's wording "
+        "('Question: ...' with one option per line, its hint, 'Your answer is:').",
+    )
     blind: bool = Field(
         default=False,
         description="Ask without the images (Dysca's blind setting: what can be answered from "
@@ -60,10 +65,11 @@ class FormulateConfig(BaseModel):
     likelihood_reduction: Literal["sum", "mean"] = Field(
         default="sum", description="Rank candidates by summed or mean per-token log-likelihood."
     )
-    matcher: Literal["lmmprobe", "reform"] = Field(
+    matcher: Literal["lmmprobe", "reform", "dysca"] = Field(
         default="lmmprobe",
         description="Reading generated choice answers: lmmprobe's pipeline (mark, option text, "
-        "refusal, fuzzy) or ReForm-Eval's exact rule (first '(X)' mark, else exact option text).",
+        "refusal, fuzzy), ReForm-Eval's exact rule (first '(X)' mark, else exact option text), "
+        "or Dysca's (letter mark, else last capital, else closest option by edit distance).",
     )
     fuzzy_threshold: float = Field(
         default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
