@@ -35,7 +35,8 @@ RENDERER_VERSION = "1"
 SUBTASKS: tuple[str, ...] = ("color", "shape", "count", "color_tf")
 
 
-def _polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
+def shape_polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
+    """Vertices of a named shape (not circle) of radius `r` centred at (cx, cy)."""
     if shape == "square":
         return [(cx - r, cy - r), (cx + r, cy - r), (cx + r, cy + r), (cx - r, cy + r)]
     if shape == "triangle":
@@ -72,7 +73,7 @@ def render(recipe: dict[str, Any]) -> Image.Image:
         if recipe["shape"] == "circle":
             draw.ellipse((x - rad, y - rad, x + rad, y + rad), fill=color)
         else:
-            draw.polygon(_polygon(recipe["shape"], x, y, rad), fill=color)
+            draw.polygon(shape_polygon(recipe["shape"], x, y, rad), fill=color)
     scenario = recipe.get("scenario")
     if scenario:
         im = _apply_scenario(im, scenario)

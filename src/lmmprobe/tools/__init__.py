@@ -1,4 +1,4 @@
-"""Image tools: Dysca's corruptions and print attack, deterministic for a seed."""
+"""Image tools: Dysca's corruptions and print attack, APEx's transforms, and their registry."""
 
 from lmmprobe.tools.corruptions import CORRUPTIONS, corrupt, severity_params
 from lmmprobe.tools.print_attack import (
@@ -12,6 +12,15 @@ from lmmprobe.tools.print_attack import (
     cell_box,
     sample_print_attack,
 )
+from lmmprobe.tools.registry import (
+    TOOLS,
+    ToolCallError,
+    ToolSpec,
+    call_tool,
+    get_tool,
+    tool,
+    tool_catalog,
+)
 
 __all__ = [
     "ANGLES",
@@ -20,10 +29,17 @@ __all__ = [
     "GRID",
     "OPACITIES",
     "PRINT_COLORS",
+    "TOOLS",
     "PrintAttack",
+    "ToolCallError",
+    "ToolSpec",
     "apply_print_attack",
+    "call_tool",
     "cell_box",
     "corrupt",
+    "get_tool",
     "sample_print_attack",
     "severity_params",
+    "tool",
+    "tool_catalog",
 ]
