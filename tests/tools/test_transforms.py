@@ -15,6 +15,7 @@ APEX_TOOLS = {
     "Identity", "RotateImage", "FlipImage", "ChangeBrightness", "ChangeContrast", "AddGaussianNoise",
     "AddJPEGCompression", "CropRandomShuffleAndRecompose", "DefocusBlurImage", "OverlayColor",
     "PasteGeometricShapeAtRandomPosition", "PasteTextAtRandomPosition", "ZoomAtRandomPosition",
+    "ApplyCorruption", "PrintAttack",
 }  # fmt: skip
 
 
@@ -22,6 +23,8 @@ APEX_TOOLS = {
 REQUIRED = {
     "ChangeBrightness": {"brightness_factor": 1.5},
     "ChangeContrast": {"contrast_factor": 1.5},
+    "ApplyCorruption": {"kind": "gaussian_blur"},
+    "PrintAttack": {"text": "dog"},
 }
 
 

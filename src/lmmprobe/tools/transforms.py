@@ -18,7 +18,8 @@ from PIL import Image, ImageColor, ImageDraw, ImageEnhance, ImageFilter
 from pydantic import AfterValidator, Field
 
 from lmmprobe.data.demo import SHAPES, shape_polygon
-from lmmprobe.tools.print_attack import _font
+from lmmprobe.tools.corruptions import CORRUPTIONS, corrupt
+from lmmprobe.tools.print_attack import _font, apply_print_attack, sample_print_attack
 from lmmprobe.tools.registry import tool
 
 
@@ -242,3 +243,27 @@ def zoom_at_random_position(
     cw, ch = max(1, round(w / zoom_factor)), max(1, round(h / zoom_factor))
     x, y = rng.randint(0, w - cw), rng.randint(0, h - ch)
     return image.crop((x, y, x + cw, y + ch)).resize((w, h), Image.Resampling.BILINEAR)
+
+
+@tool("ApplyCorruption", "Apply one of Dysca's 11 corruptions at a severity from 1 to 5.")
+def apply_corruption(
+    image: Image.Image,
+    rng: random.Random,
+    kind: Literal[CORRUPTIONS],  # type: ignore[valid-type]
+    severity: Annotated[int, Field(ge=1, le=5)] = 3,
+) -> Image.Image:
+    """Dysca's corruption `kind` (severity 3 = Dysca's setting), seeded by the call."""
+    return corrupt(image, kind, severity=severity, seed=rng.randrange(2**31))
+
+
+@tool("PrintAttack", "Write text on the image with Dysca's print-attack parameters.")
+def print_attack(
+    image: Image.Image,
+    rng: random.Random,
+    text: Annotated[str, Field(min_length=1, max_length=60)],
+) -> Image.Image:
+    """Write `text` (typically a wrong answer) on the image.
+
+    Font size, color, opacity, angle and grid cell are drawn from Dysca's grid, seeded by the call.
+    """
+    return apply_print_attack(image, sample_print_attack(rng, text, image.size))
