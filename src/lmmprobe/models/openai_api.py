@@ -21,6 +21,7 @@ manifest, the store or any log line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import math
@@ -144,10 +145,8 @@ def retry_after_seconds(exc: BaseException) -> float | None:
         return None
     ms = headers.get("retry-after-ms")
     if ms is not None:
-        try:
+        with contextlib.suppress(ValueError):  # malformed: fall back to Retry-After
             return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
     value = headers.get("retry-after")
     if value is None:
         return None

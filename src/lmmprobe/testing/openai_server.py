@@ -502,8 +502,8 @@ class _Server(ThreadingHTTPServer):
     fake: FakeOpenAIServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that gave up (timeout, retry) closes its socket mid-answer: not worth a traceback.
-        pass
+        """Stay quiet: a client that gave up (timeout, retry) closed its socket mid-answer."""
+        return
 
 
 class _Handler(BaseHTTPRequestHandler):
