@@ -52,7 +52,7 @@ from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
 log = logging.getLogger(__name__)
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
-CONNECTIONS_PER_CLIENT = 8
+CONNECTIONS_PER_CLIENT = 4
 
 
 @dataclass(frozen=True)

@@ -339,6 +339,7 @@ def _option_table(options: tuple[str, ...]) -> _OptionTable:
     )
 
 
+@lru_cache(maxsize=8192)
 def _option_pattern(option: str) -> re.Pattern[str] | None:
     """Compile a case-insensitive whole-word pattern for an option text (None if blank)."""
     words = option.split()
