@@ -99,6 +99,19 @@ def _versions_dir(cache_dir: Path) -> Path:
     return cache_dir / "tiny" / f"{__version__}-tf{transformers.__version__}"
 
 
+def _tiny_vision(image_size: int, patch: int, **extra: Any) -> dict[str, Any]:
+    """The vision tower every tiny architecture shares: hidden 32, 2 layers, 4 heads."""
+    return {
+        **extra,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "image_size": image_size,
+        "patch_size": patch,
+    }
+
+
 def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | None = None) -> Path:
     """Build (once, then reuse) a tiny random-weight checkpoint and return its folder.
 
@@ -369,15 +382,7 @@ def _build_idefics3(folder: Path, size: str) -> None:
         chat_template=tokenizer.chat_template,
     )
     config = Idefics3Config(
-        vision_config={
-            "model_type": "idefics3_vision",
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "image_size": image_size,
-            "patch_size": patch,
-        },
+        vision_config=_tiny_vision(image_size, patch, model_type="idefics3_vision"),
         text_config=_llama_text(len(tokenizer), tokenizer, hidden=64, layers=2),
         image_token_id=tokenizer.convert_tokens_to_ids(_IMAGE),
         scale_factor=scale,
@@ -405,15 +410,7 @@ def _build_paligemma(folder: Path, size: str) -> None:
     vocab = len(tokenizer)
     hidden = 32
     config = PaliGemmaConfig(
-        vision_config={
-            "model_type": "siglip_vision_model",
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "image_size": image_size,
-            "patch_size": patch,
-        },
+        vision_config=_tiny_vision(image_size, patch, model_type="siglip_vision_model"),
         text_config={
             "model_type": "gemma",
             "vocab_size": vocab,
@@ -452,14 +449,7 @@ def _build_blip2(folder: Path, size: str) -> None:
     # Blip2Processor.__init__ drops chat_template; set it afterwards so save_pretrained writes it.
     processor.chat_template = tokenizer.chat_template
     config = Blip2Config(
-        vision_config={
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 2,
-            "num_attention_heads": 4,
-            "image_size": image_size,
-            "patch_size": patch,
-        },
+        vision_config=_tiny_vision(image_size, patch),
         qformer_config={
             "vocab_size": 64,
             "hidden_size": 32,
