@@ -318,6 +318,17 @@ def score(
     console.print(table)
 
 
+# Sub-commands that live in their own modules (one owner each): register them here.
+def _register_subcommands() -> None:
+    # Imported here so `lmmprobe run` does not pay for modules it never uses.
+    from lmmprobe.cli import synth as synth_cli
+
+    app.add_typer(synth_cli.app, name="synth")
+
+
+_register_subcommands()
+
+
 def main() -> None:
     """Console-script entry point."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")

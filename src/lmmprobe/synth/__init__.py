@@ -1,0 +1,1 @@
+"""Leak-free synthetic benchmarks (Dysca): metadata → prompt → image → questions."""
