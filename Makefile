@@ -19,8 +19,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,api,hf,metrics,datasets,embed,synth,report,diffusion,holistic]'
 	touch $(STAMP)
 
-demo: $(STAMP)  ## run the baselines on the built-in demo data and print the results table
-	$(VENV)/bin/lmmprobe run
+demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in baselines on it
+	$(VENV)/bin/lmmprobe synth generate --n 52 --size 256 --scenarios clean,corruption,print_attack \
+		--out lmmprobe-runs/synth-demo --overwrite
+	$(VENV)/bin/lmmprobe run --data synth:lmmprobe-runs/synth-demo --by subtask --by scenario
 
 test: $(STAMP)  ## lint, type-check and run the fast offline test suite
 	$(PY) -m ruff check .

@@ -56,6 +56,7 @@ SHORT_NAMES = {
     "unparsed_rate": "unparsed",
     "error_rate": "errors",
     "circular_accuracy": "circular",
+    "freeform_score": "free-form",
 }
 
 
@@ -70,7 +71,7 @@ def results_table(results: dict[str, Any], title: str | None = None) -> Table:
     table.add_column("n", justify="right")
     table.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
     # Abstention is only defined when an "unknown" option was offered; skip an empty column.
-    shown = [*METRIC_NAMES[1:], "instability", "circular_accuracy"]
+    shown = [*METRIC_NAMES[1:], "instability", "circular_accuracy", "freeform_score"]
     names = [
         n
         for n in shown
@@ -141,8 +142,12 @@ def run(
         str, typer.Option(help="Answer reading: lmmprobe (forgiving), reform or dysca (theirs).")
     ] = "lmmprobe",
     prompt_style: Annotated[
-        str, typer.Option(help="Prompt wording for choice questions: reform or dysca.")
-    ] = "reform",
+        str,
+        typer.Option(
+            help="Prompt wording for choice questions: reform, dysca, or auto (each sample's "
+            "own: dysca for synthetic samples, else reform)."
+        ),
+    ] = "auto",
     blind: Annotated[
         bool, typer.Option("--blind", help="Ask without the images (Dysca's blind setting).")
     ] = False,
@@ -321,9 +326,13 @@ def score(
 # Sub-commands that live in their own modules (one owner each): register them here.
 def _register_subcommands() -> None:
     # Imported here so `lmmprobe run` does not pay for modules it never uses.
+    from lmmprobe.cli import apex as apex_cli
+    from lmmprobe.cli import report as report_cli
     from lmmprobe.cli import synth as synth_cli
 
     app.add_typer(synth_cli.app, name="synth")
+    app.command("report")(report_cli.report)
+    app.command("apex")(apex_cli.apex)
 
 
 _register_subcommands()

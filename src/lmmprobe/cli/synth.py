@@ -1,7 +1,166 @@
-"""``lmmprobe synth``: generate and inspect synthetic (Dysca-style) benchmarks."""
+"""``lmmprobe synth``: generate, inspect and clean synthetic (Dysca-style) benchmarks."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True, help="Generate and inspect synthetic benchmarks (Dysca).")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(2)
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+@app.command()
+def generate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
+    n: Annotated[
+        int, typer.Option("--n", help="Metadata items (3 questions each per scenario).")
+    ] = 100,
+    tasks: Annotated[str, typer.Option(help="Comma-separated subtasks (default: all 13).")] = "",
+    scenarios: Annotated[
+        str, typer.Option(help="Comma-separated: clean, corruption, print_attack, adversarial.")
+    ] = "clean",
+    renderer: Annotated[
+        str, typer.Option(help="procedural (CPU, offline) or diffusion.")
+    ] = "procedural",
+    diffusion_model: Annotated[
+        str | None, typer.Option(help="diffusers pipeline path or id (SDXL / SDXL-Turbo).")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
+    size: Annotated[int, typer.Option(help="Image side in pixels.")] = 512,
+    severity: Annotated[int, typer.Option(help="Corruption severity 1-5.")] = 3,
+    proxy: Annotated[
+        str | None, typer.Option(help="hf model attacked by PGD for the adversarial scenario.")
+    ] = None,
+    epsilon: Annotated[float, typer.Option(help="PGD L-inf bound (pixel scale 0-1).")] = 8 / 255,
+    step_size: Annotated[float, typer.Option(help="PGD step size.")] = 2 / 255,
+    steps: Annotated[int, typer.Option(help="PGD iterations.")] = 10,
+    clip_model: Annotated[
+        str | None, typer.Option(help="CLIP checkpoint for the text-image consistency filter.")
+    ] = None,
+    clip_threshold: Annotated[
+        float, typer.Option(help="Minimum CLIP score (0-100) to keep.")
+    ] = 20.0,
+    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing dataset folder.")] = False,
+) -> None:
+    """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
+    from lmmprobe.synth.generate import SynthConfig, write_dataset
+    from lmmprobe.synth.metadata import SUBTASKS
+
+    try:
+        config = SynthConfig(
+            n=n,
+            seed=seed,
+            subtasks=_split(tasks) or SUBTASKS,
+            scenarios=_split(scenarios),
+            size=size,
+            severity=severity,
+            renderer=renderer,
+            diffusion_model=diffusion_model,
+            proxy=proxy,
+            epsilon=epsilon,
+            step_size=step_size,
+            steps=steps,
+            clip_model=clip_model,
+            clip_threshold=clip_threshold,
+        )
+    except ValueError as exc:
+        _fail(str(exc))
+        return
+    start = time.perf_counter()
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("items", total=n)
+        try:
+            manifest = write_dataset(
+                config,
+                out,
+                workers=workers,
+                overwrite=overwrite,
+                on_progress=lambda done, _total: progress.update(task, completed=done),
+            )
+        except (FileExistsError, ValueError, OSError) as exc:
+            _fail(str(exc))
+            return
+    elapsed = time.perf_counter() - start
+    counts = manifest["counts"]
+    console.print(
+        f"wrote {counts['samples']} samples from {counts['items']} items to {escape(str(out))} "
+        f"in {elapsed:.1f} s"
+    )
+    console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
+
+
+@app.command()
+def show(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder made by `synth generate`.")],
+) -> None:
+    """Counts per subtask, scenario, style and question type, and the generation settings."""
+    from lmmprobe.synth.generate import count_samples, load_manifest
+
+    try:
+        manifest = load_manifest(folder)
+        counts = count_samples(folder)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    cfg = manifest["config"]
+    console.print(
+        f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
+        f"{cfg['seed']}, {cfg['size']}px, renderer {escape(str(manifest['renderer'].get('name')))}"
+    )
+    for key in ("subtask", "scenario", "style", "question_type"):
+        table = Table(title=f"by {key}", box=box.SIMPLE_HEAD)
+        table.add_column(key)
+        table.add_column("samples", justify="right")
+        for value, count in counts[key].items():
+            table.add_row(escape(value), str(count))
+        console.print(table)
+    for f in manifest.get("filters", []):
+        console.print(f"filter: {escape(str(f))}")
+
+
+@app.command("filter")
+def filter_(
+    folder: Annotated[Path, typer.Argument(help="A dataset folder made by `synth generate`.")],
+    run: Annotated[
+        list[str],
+        typer.Option("--run", help="Run id of a reference model's evaluation (repeatable)."),
+    ],
+    db: Annotated[
+        Path | None, typer.Option("--db", envvar="LMMPROBE_DB", help="SQLite store.")
+    ] = None,
+) -> None:
+    """Dysca's model-consensus filter: drop questions that every reference model got wrong."""
+    from lmmprobe.synth.cleaning import apply_consensus_filter
+
+    try:
+        kept, dropped = apply_consensus_filter(folder, run, db=db)
+    except (FileNotFoundError, ValueError, LookupError) as exc:
+        _fail(str(exc))
+        return
+    console.print(f"kept {kept} samples, dropped {dropped} that every reference model missed")

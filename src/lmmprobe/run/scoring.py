@@ -69,7 +69,9 @@ def _ranked(response: Response, reduction: str) -> int | None:
 def _score_open(sample: Sample, text: str, base: dict[str, Any]) -> Score:
     """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus."""
     refs = sample.answer if isinstance(sample.answer, list) else []
-    caption = sample.formulation == "caption"
+    # Captions are judged as a corpus and free-form descriptions by embedding similarity
+    # (metrics.embedding), so neither has a per-answer verdict.
+    caption = sample.formulation in ("caption", "free_form")
     if not normalize_text(text):
         return Score(
             stage="unparsed", correct=None if caption else False, prediction_text=text, **base

@@ -8,10 +8,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lmmprobe.schema.image import ImageRef
 
-Formulation = Literal["single_choice", "true_false", "open_ended", "caption", "ocr", "kie"]
+Formulation = Literal[
+    "single_choice", "true_false", "open_ended", "caption", "ocr", "kie", "free_form"
+]
 """How a sample is asked: pick one option, answer yes/no, or answer in free text: a short
 answer (open_ended, normalized exact match), a caption (corpus BLEU/ROUGE-L/CIDEr/METEOR), text
-read from the image (ocr) or key information extracted from it (kie)."""
+read from the image (ocr), key information extracted from it (kie), or a free-form description
+(free_form, Dysca's third question type: scored by sentence-embedding similarity to the
+reference, never right or wrong)."""
 
 CHOICE_FORMULATIONS: frozenset[str] = frozenset({"single_choice", "true_false"})
 DEFAULT_TRUE_FALSE_CHOICES: tuple[str, str] = ("yes", "no")

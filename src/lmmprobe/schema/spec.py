@@ -48,10 +48,11 @@ class FormulateConfig(BaseModel):
         description="CircularEval: ask each choice sample once per rotation of its options "
         "(replaces repeats for choice samples).",
     )
-    prompt_style: Literal["reform", "dysca"] = Field(
-        default="reform",
+    prompt_style: Literal["auto", "reform", "dysca"] = Field(
+        default="auto",
         description="reform: 'question Options: (A) x; (B) y. instruction'; dysca: Dysca's wording "
-        "('Question: ...' with one option per line, its hint, 'Your answer is:').",
+        "('Question: ...' with one option per line, its hint, 'Your answer is:'); auto: the "
+        "sample's own ``metadata.prompt_style`` (synthetic samples ask for dysca), else reform.",
     )
     blind: bool = Field(
         default=False,

@@ -33,6 +33,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final, cast
@@ -434,6 +435,36 @@ def _completion_body(chat: _Chat) -> dict[str, Any]:
     }
 
 
+def _scripted_body(chat: _Chat, reply: str | dict[str, Any]) -> dict[str, Any]:
+    """A `chat.completion` whose message is a scripted reply (text, or a message object)."""
+    if isinstance(reply, str):
+        message: dict[str, Any] = {"role": "assistant", "content": reply, "refusal": None}
+    else:
+        message = {"role": "assistant", "content": None, "refusal": None, **reply}
+    words = len(str(message.get("content") or "").split())
+    prompt_tokens = chat.text_words + TOKENS_PER_IMAGE * len(chat.images)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": chat.model,
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": words,
+            "total_tokens": prompt_tokens + words,
+        },
+    }
+
+
 # --------------------------------------------------------------------------- faults and statistics
 
 
@@ -624,6 +655,15 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake._sleep(fake.latency):
             self.close_connection = True
             return
+        if fake._replies is not None:
+            reply = fake._next_reply()
+            if reply is None:
+                self._send_error(_bad("the fake server has no scripted reply left"))
+                return
+            body = json.dumps(_scripted_body(chat, reply)).encode()
+            fake._complete()
+            self._send_json(200, body)
+            return
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
         body = json.dumps(_completion_body(chat)).encode()
@@ -667,6 +707,10 @@ class FakeOpenAIServer:
             `faults` rate and `max_per_request`.
         logprobs: Whether log-probabilities are returned when asked for; False imitates a
             server that ignores the parameter.
+        replies: Scripted replies, for testing a client that reads what a chat model writes
+            (an orchestrator): each valid chat completion is answered with the next one, a
+            string as the message content or a mapping merged into the assistant message
+            (e.g. ``{"tool_calls": [...]}``); once they run out, requests get a 400.
 
     Raises:
         ValueError: `always` is not one of `FAULT_KINDS`.
@@ -681,6 +725,7 @@ class FakeOpenAIServer:
         api_key: str | None = None,
         always: str | None = None,
         logprobs: bool = True,
+        replies: Sequence[str | Mapping[str, Any]] | None = None,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
@@ -689,6 +734,10 @@ class FakeOpenAIServer:
         self.api_key = api_key
         self.always = always
         self.logprobs = logprobs
+        self._replies = (
+            None if replies is None else [r if isinstance(r, str) else dict(r) for r in replies]
+        )
+        self._replies_lock = threading.Lock()
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
@@ -852,6 +901,17 @@ class FakeOpenAIServer:
     def _complete(self) -> None:
         with self._stats.lock:
             self._stats.completed += 1
+
+    def _next_reply(self) -> str | dict[str, Any] | None:
+        with self._replies_lock:
+            assert self._replies is not None
+            return self._replies.pop(0) if self._replies else None
+
+    @property
+    def replies_left(self) -> int:
+        """Scripted replies not yet sent (0 without a script)."""
+        with self._replies_lock:
+            return len(self._replies or [])
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep up to `seconds`; False when shutdown cut it short."""

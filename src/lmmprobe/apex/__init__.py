@@ -1,0 +1,67 @@
+"""APEx: a research question in, VQA experiments programmed from image tools, a report out.
+
+Origin: APEx (Conti et al., "Automatic benchmarking of large multimodal models via iterative
+experiment programming"). Start with `run_campaign` (the ``lmmprobe apex`` command calls it).
+"""
+
+from lmmprobe.apex.dataset import ExperimentDataset, ImageCache, build_dataset
+from lmmprobe.apex.loop import Campaign, fallback_conclusions, replay_settings, run_campaign
+from lmmprobe.apex.orchestrators import (
+    Attempt,
+    Orchestrator,
+    OrchestratorError,
+    PlanningEnv,
+    QueryError,
+    Reply,
+    load_orchestrator,
+)
+from lmmprobe.apex.report import render_markdown, write_report
+from lmmprobe.apex.schema import (
+    Answer,
+    Conclusions,
+    DatasetInfo,
+    Discussion,
+    Experiment,
+    ExperimentRecord,
+    Finding,
+    Initialization,
+    Interval,
+    ModelResult,
+    Report,
+    Results,
+    Settings,
+    Sufficiency,
+)
+
+__all__ = [
+    "Answer",
+    "Attempt",
+    "Campaign",
+    "Conclusions",
+    "DatasetInfo",
+    "Discussion",
+    "Experiment",
+    "ExperimentDataset",
+    "ExperimentRecord",
+    "Finding",
+    "ImageCache",
+    "Initialization",
+    "Interval",
+    "ModelResult",
+    "Orchestrator",
+    "OrchestratorError",
+    "PlanningEnv",
+    "QueryError",
+    "Reply",
+    "Report",
+    "Results",
+    "Settings",
+    "Sufficiency",
+    "build_dataset",
+    "fallback_conclusions",
+    "load_orchestrator",
+    "render_markdown",
+    "replay_settings",
+    "run_campaign",
+    "write_report",
+]

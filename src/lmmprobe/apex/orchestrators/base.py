@@ -1,0 +1,152 @@
+"""The orchestrator protocol: the five decisions of APEx's loop, answered as data.
+
+Origin: APEx (Conti et al.): report = init(query) → experiment = design(report) → findings =
+discuss(experiment, results) → sufficient = judge(report) → conclusions. An orchestrator makes
+those decisions; the loop (`lmmprobe.apex.loop`) validates what it returns, feeds errors back for
+healing, runs the experiments and keeps the transcript.
+
+Each method returns a `Reply`: the output (JSON text, a dict or a pydantic model — the loop
+parses and validates it, whatever produced it) and the messages exchanged to get it, which the
+loop stores in the report's transcript. `retries` lists the earlier outputs of the same step that
+were rejected, with the error fed back, so an orchestrator can heal them (an empty list asks
+for a fresh answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from lmmprobe.apex.schema import ExperimentRecord, Report
+from lmmprobe.tools.retrieval import LabelledCollection
+
+Role = Literal["system", "user", "assistant", "planner"]
+
+
+class QueryError(ValueError):
+    """The orchestrator cannot plan for this query (the message lists supported forms)."""
+
+
+class OrchestratorError(RuntimeError):
+    """The orchestrator failed outside its output (an API error, a missing replay file)."""
+
+
+class PlanExhausted(Exception):
+    """The orchestrator has no further experiment to design (the loop then concludes)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A rejected output of one step and the error that was fed back."""
+
+    output: str
+    error: str
+
+
+@dataclass
+class Reply:
+    """What an orchestrator answered and the messages exchanged to get it."""
+
+    output: object
+    messages: list[tuple[Role, str]] = field(default_factory=list)
+
+
+@dataclass
+class PlanningEnv:
+    """What an orchestrator may plan with, besides the report.
+
+    Attributes:
+        models: Model specs under evaluation.
+        methods: Inference method per model (likelihood or generate).
+        drawable: Classes the procedural renderer draws, with their groups.
+        collection: The retrieval collection, when one is configured.
+        select_tool: The select tool experiments should use by default.
+        catalog: The tool catalog (name, kind, summary, doc, JSON schema).
+
+    """
+
+    models: list[str]
+    methods: Mapping[str, str] = field(default_factory=dict)
+    drawable: Mapping[str, str] = field(default_factory=dict)
+    collection: LabelledCollection | None = None
+    select_tool: str = "TextToImageGeneration"
+    catalog: list[dict[str, Any]] = field(default_factory=list)
+
+    def groups(self) -> dict[str, list[str]]:
+        """Class groups: the collection's taxonomy groups when retrieving, else the renderer's."""
+        if self.collection is not None:
+            # Retrieval draws only from the collection: its groups (maybe none) are what exists.
+            return {g: list(cs) for g, cs in sorted(self.collection.groups().items())}
+        out: dict[str, list[str]] = {}
+        for c, g in self.drawable.items():
+            out.setdefault(g, []).append(c)
+        return {g: sorted(cs) for g, cs in sorted(out.items())}
+
+    def classes(self) -> list[str]:
+        """Every class experiments can select: the collection's, else the drawable ones."""
+        if self.collection is not None:
+            return list(self.collection.classes)
+        return sorted(self.drawable)
+
+
+class Orchestrator(Protocol):
+    """Makes APEx's decisions; see the module docstring."""
+
+    name: str
+
+    def init(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Open the report: an `Initialization` (open questions)."""
+        ...
+
+    def design(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """The next `Experiment`."""
+        ...
+
+    def discuss(
+        self,
+        report: Report,
+        env: PlanningEnv,
+        record: ExperimentRecord,
+        retries: Sequence[Attempt],
+    ) -> Reply:
+        """A `Discussion` of the record's results: findings and open questions."""
+        ...
+
+    def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """A `Sufficiency` decision: can the query be answered now."""
+        ...
+
+    def conclude(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """The `Conclusions`."""
+        ...
+
+
+def load_orchestrator(spec: str) -> Orchestrator:
+    """Build an orchestrator from its spec.
+
+    Forms: ``rules`` (offline planner), ``openai:MODEL[@BASE_URL][,option=value...]`` (an
+    OpenAI-compatible chat model), ``replay:REPORT.json`` (a saved campaign's experiments).
+
+    Raises:
+        ValueError: Unknown form or bad options.
+        OrchestratorError: The replay file cannot be read.
+
+    """
+    kind, sep, target = spec.partition(":")
+    kind = kind.strip().lower()
+    if kind == "rules" and not target:
+        from lmmprobe.apex.orchestrators.rules import RulesOrchestrator
+
+        return RulesOrchestrator()
+    if kind == "openai" and sep:
+        from lmmprobe.apex.orchestrators.llm import LLMOrchestrator
+
+        return LLMOrchestrator.from_spec(target)
+    if kind == "replay" and target:
+        from lmmprobe.apex.orchestrators.replay import ReplayOrchestrator
+
+        return ReplayOrchestrator.from_file(target)
+    raise ValueError(
+        f"unknown orchestrator {spec!r}; use rules, openai:MODEL@URL or replay:REPORT.json"
+    )

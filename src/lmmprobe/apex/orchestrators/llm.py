@@ -1,0 +1,348 @@
+"""``openai:MODEL[@BASE_URL]``: an OpenAI-compatible chat model as APEx's orchestrator.
+
+Origin: APEx (Conti et al.) drives its loop with an LLM that reads the report and the tool
+library and writes experiments as structured output. Here any chat-completions server serves
+(vLLM, SGLang, Ollama, hosted APIs). Each step is one request: a system message with the role,
+the tool catalog (names, summaries, docstrings, JSON argument schemas) and the classes that can
+be drawn; a user message with the step's instruction and the report so far (JSON). The reply
+must be one JSON object of the step's schema, requested through ``response_format`` with a JSON
+schema (default) or by forcing a function call (``mode=tools``). Temperature is 0 unless set.
+
+A rejected reply is healed in the same conversation: the loop passes back the reply and the
+validation error, which are appended as assistant and user messages before asking again. Every
+message sent and received is returned to the loop, which stores it in the report's transcript.
+
+Options (``openai:MODEL@URL,option=value``): ``key_env`` (environment variable with the API
+key, default ``OPENAI_API_KEY``; local servers need none), ``mode`` (``json_schema`` or
+``tools``), ``temperature`` (0), ``timeout`` (seconds, 120), ``max_tokens`` (4096),
+``max_retries`` (HTTP retries of the client, 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from lmmprobe.apex.orchestrators.base import (
+    Attempt,
+    OrchestratorError,
+    PlanningEnv,
+    Reply,
+    Role,
+)
+from lmmprobe.apex.schema import (
+    Conclusions,
+    Discussion,
+    Experiment,
+    ExperimentRecord,
+    Initialization,
+    Report,
+    Sufficiency,
+)
+
+_LOCAL = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
+
+SYSTEM = """\
+You are the orchestrator of APEx, a system that answers research questions about large \
+multimodal models by programming visual question answering experiments.
+
+An experiment has a question and at least two answers. Each answer carries one select tool \
+call that makes a starting image and a list of transform tool calls applied to it; the \
+ground truth of an image is the answer whose tools made it. Every model under test is asked \
+the question about N images per answer and must pick an answer. Plan from easy to hard: first \
+whether a property is present at all (yes/no), then discrimination among alternatives of the \
+same kind, then milder severities. Results give accuracy with 95% confidence intervals and the \
+chance level.
+
+Rules: a tool call is {{"tool": NAME, "args": {{...}}}} naming one tool of the catalog with \
+arguments its schema allows. Text fields hold plain text, never code or file paths. Reply with \
+exactly one JSON object following the requested schema and nothing else.
+
+Models under test: {models}
+
+Classes a select call may name ({source}): 'random' for any class, 'random:GROUP' for any \
+class of a group, or a class name. Groups and examples:
+{groups}
+
+Tool catalog:
+{catalog}
+"""
+
+STEPS: dict[str, tuple[type[BaseModel], str]] = {
+    "init": (
+        Initialization,
+        "Start the report for this research question: list the open questions that the "
+        "experiments must answer.",
+    ),
+    "design": (
+        Experiment,
+        "Design the next experiment. Build on the findings so far; do not repeat an experiment "
+        "that has been run. Designs listed under 'rejections' failed validation: avoid their "
+        "errors.",
+    ),
+    "discuss": (
+        Discussion,
+        "Discuss the results of the latest experiment: state the findings (one sentence each, "
+        "name the model when it is about one) and the questions still open.",
+    ),
+    "judge": (
+        Sufficiency,
+        "Decide whether the report now answers the research question well enough to stop, "
+        "and give the reason.",
+    ),
+    "conclude": (
+        Conclusions,
+        "Write the conclusions: the answer to the research question, per model where they "
+        "differ, citing the experiments.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """Parsed orchestrator options (see the module docstring)."""
+
+    model: str
+    base_url: str | None = None
+    key_env: str = "OPENAI_API_KEY"
+    mode: str = "json_schema"
+    temperature: float = 0.0
+    timeout: float = 120.0
+    max_tokens: int = 4096
+    max_retries: int = 2
+
+
+def parse_spec(spec: str) -> LLMOptions:
+    """Parse ``MODEL[@BASE_URL][,option=value...]`` (the part after ``openai:``).
+
+    Raises:
+        ValueError: Missing model, unknown option or bad value.
+
+    """
+    from lmmprobe.models.openai_api import parse_target
+
+    head, *opts = spec.split(",")
+    model, base_url = parse_target(head)
+    values: dict[str, Any] = {}
+    convert: dict[str, Any] = {
+        "key_env": str,
+        "mode": str,
+        "temperature": float,
+        "timeout": float,
+        "max_tokens": int,
+        "max_retries": int,
+    }
+    for opt in opts:
+        k, eq, v = opt.partition("=")
+        k = k.strip()
+        if not eq or k not in convert:
+            raise ValueError(
+                f"openai orchestrator: option {opt!r} is not one of {sorted(convert)} as KEY=VALUE"
+            )
+        try:
+            values[k] = convert[k](v.strip())
+        except ValueError as exc:
+            raise ValueError(f"openai orchestrator: option {k}={v!r} is invalid") from exc
+    options = LLMOptions(model=model, base_url=base_url, **values)
+    if options.mode not in ("json_schema", "tools"):
+        raise ValueError("openai orchestrator: mode must be json_schema or tools")
+    if not 0.0 <= options.temperature <= 2.0:
+        raise ValueError("openai orchestrator: temperature must lie in [0, 2]")
+    return options
+
+
+def _catalog_text(env: PlanningEnv) -> str:
+    lines = []
+    for t in env.catalog:
+        schema = t.get("schema", {})
+        args = {
+            name: {k: v for k, v in prop.items() if k != "title"}
+            for name, prop in schema.get("properties", {}).items()
+        }
+        entry = {
+            "name": t["name"],
+            "kind": t.get("kind", "transform"),
+            "summary": t.get("summary", ""),
+            "doc": t.get("doc", ""),
+            "args": args,
+            "required": schema.get("required", []),
+        }
+        lines.append(json.dumps(entry, ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _groups_text(env: PlanningEnv, per_group: int = 12) -> str:
+    lines = []
+    for group, classes in env.groups().items():
+        shown = ", ".join(classes[:per_group])
+        more = f" (+{len(classes) - per_group} more)" if len(classes) > per_group else ""
+        lines.append(f"- {group}: {shown}{more}")
+    return "\n".join(lines) or "- (no groups)"
+
+
+class LLMOrchestrator:
+    """APEx's LLM orchestrator over the OpenAI chat-completions protocol."""
+
+    def __init__(self, options: LLMOptions) -> None:
+        self.options = options
+        self.name = f"openai:{options.model}" + (f"@{options.base_url}" if options.base_url else "")
+        key = os.environ.get(options.key_env)
+        if not key:
+            if options.base_url is None or not any(h in options.base_url for h in _LOCAL):
+                raise ValueError(
+                    f"no API key for the orchestrator: set {options.key_env} "
+                    "(or name another variable with key_env=VAR)"
+                )
+            key = "EMPTY"  # local servers accept any key
+        self._key = key
+        self._client: Any = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"LLMOrchestrator(model={self.options.model!r}, base_url={self.options.base_url!r})"
+
+    @classmethod
+    def from_spec(cls, spec: str) -> LLMOrchestrator:
+        """Build from ``MODEL[@BASE_URL][,option=value...]``."""
+        return cls(parse_spec(spec))
+
+    def _openai(self) -> Any:
+        if self._client is None:
+            try:
+                import openai
+            except ImportError as exc:  # pragma: no cover - depends on the install
+                raise OrchestratorError(
+                    "the openai orchestrator needs the openai client: pip install 'lmmprobe[api]'"
+                ) from exc
+            self._client = openai.OpenAI(
+                api_key=self._key,
+                base_url=self.options.base_url,
+                timeout=self.options.timeout,
+                max_retries=self.options.max_retries,
+            )
+        return self._client
+
+    def _messages(
+        self,
+        step: str,
+        report: Report,
+        env: PlanningEnv,
+        retries: Sequence[Attempt],
+        extra: dict[str, Any] | None = None,
+    ) -> list[dict[str, str]]:
+        model, instruction = STEPS[step]
+        system = SYSTEM.format(
+            models=", ".join(f"{m} ({env.methods.get(m, '?')})" for m in env.models),
+            source="retrieved from " + env.collection.source
+            if env.collection is not None
+            else "generated",
+            groups=_groups_text(env),
+            catalog=_catalog_text(env),
+        )
+        state: dict[str, Any] = {"report": report.state_for_orchestrator()}
+        if extra:
+            state.update(extra)
+        user = (
+            f"Step: {step}. {instruction}\n\nReply with one JSON object of the schema "
+            f"{model.__name__}:\n{json.dumps(model.model_json_schema())}\n\n"
+            f"State:\n{json.dumps(state, ensure_ascii=False)}"
+        )
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        for a in retries:
+            messages.append({"role": "assistant", "content": a.output})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": f"That reply was rejected: {a.error}\nReply again with one "
+                    f"corrected JSON object of the schema {model.__name__}.",
+                }
+            )
+        return messages
+
+    def _ask(
+        self,
+        step: str,
+        report: Report,
+        env: PlanningEnv,
+        retries: Sequence[Attempt],
+        extra: dict[str, Any] | None = None,
+    ) -> Reply:
+        model, _ = STEPS[step]
+        messages = self._messages(step, report, env, retries, extra)
+        schema = model.model_json_schema()
+        kwargs: dict[str, Any] = {
+            "model": self.options.model,
+            "messages": messages,
+            "temperature": self.options.temperature,
+            "max_tokens": self.options.max_tokens,
+        }
+        function = f"submit_{model.__name__.lower()}"
+        if self.options.mode == "tools":
+            kwargs["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": function,
+                        "description": f"Submit the {model.__name__}.",
+                        "parameters": schema,
+                    },
+                }
+            ]
+            kwargs["tool_choice"] = {"type": "function", "function": {"name": function}}
+        else:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": model.__name__, "schema": schema},
+            }
+        client = self._openai()
+        try:
+            completion = client.chat.completions.create(**kwargs)
+        except Exception as exc:  # the client's errors have no common base worth naming here
+            raise OrchestratorError(
+                f"{self.name}: the chat request failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not completion.choices:
+            raise OrchestratorError(f"{self.name}: the reply has no choices")
+        message = completion.choices[0].message
+        text = message.content or ""
+        calls = getattr(message, "tool_calls", None) or []
+        if calls:
+            fn = getattr(calls[0], "function", None)
+            text = getattr(fn, "arguments", "") or text
+        exchanged: list[tuple[Role, str]] = []
+        for m in messages:
+            role = m["role"]
+            if role in ("system", "user", "assistant"):
+                exchanged.append((role, m["content"]))  # type: ignore[arg-type]
+        exchanged.append(("assistant", text))
+        return Reply(text, exchanged)
+
+    def init(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Ask for the report's opening questions."""
+        return self._ask("init", report, env, retries)
+
+    def design(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Ask for the next experiment."""
+        return self._ask("design", report, env, retries)
+
+    def discuss(
+        self,
+        report: Report,
+        env: PlanningEnv,
+        record: ExperimentRecord,
+        retries: Sequence[Attempt],
+    ) -> Reply:
+        """Ask for findings on the latest experiment."""
+        return self._ask("discuss", report, env, retries, {"latest_experiment": record.index})
+
+    def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Ask whether the report suffices."""
+        return self._ask("judge", report, env, retries)
+
+    def conclude(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Ask for the conclusions."""
+        return self._ask("conclude", report, env, retries)

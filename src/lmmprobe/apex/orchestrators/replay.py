@@ -1,0 +1,124 @@
+"""``replay:REPORT.json``: re-run a saved campaign's exact experiments, on other models.
+
+Origin: an lmmprobe addition to APEx (Conti et al.). APEx's campaigns depend on what its LLM
+happened to design, so two models evaluated in two campaigns are not compared on the same
+experiments. Replay takes the experiments of a saved report.json, in order, and (with the saved
+settings: seed, images per answer, abstention, image size) rebuilds identical datasets, so any
+set of models can be compared on exactly those experiments. Findings are the statistical ones,
+the campaign is sufficient once every saved experiment has run, and conclusions summarize the
+verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from lmmprobe.apex.evaluation import statistical_findings
+from lmmprobe.apex.orchestrators.base import (
+    Attempt,
+    OrchestratorError,
+    PlanExhausted,
+    PlanningEnv,
+    Reply,
+)
+from lmmprobe.apex.schema import (
+    Conclusions,
+    Discussion,
+    Experiment,
+    ExperimentRecord,
+    Initialization,
+    Report,
+    Settings,
+    Sufficiency,
+)
+
+
+class ReplayOrchestrator:
+    """Plays back the experiments of a saved report, in order."""
+
+    def __init__(self, saved: Report, source: str = "report") -> None:
+        if not saved.experiments:
+            raise OrchestratorError(f"{source}: the saved report has no experiments to replay")
+        self.saved = saved
+        self.source = source
+        self.name = f"replay:{source}"
+        self.saved_settings: Settings = saved.settings.model_copy(
+            update={"max_experiments": len(saved.experiments)}
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ReplayOrchestrator:
+        """Read a report.json written by an earlier campaign.
+
+        Raises:
+            OrchestratorError: The file is missing or is not an APEx report.
+
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise OrchestratorError(f"replay: no report file {str(p)!r}")
+        try:
+            saved = Report.model_validate_json(p.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, json.JSONDecodeError) as exc:
+            raise OrchestratorError(f"replay: {p} is not an APEx report.json: {exc}") from exc
+        return cls(saved, p.name)
+
+    def _experiment(self, report: Report) -> Experiment | None:
+        i = len(report.experiments)
+        return self.saved.experiments[i].experiment if i < len(self.saved.experiments) else None
+
+    def init(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """The saved campaign's opening questions."""
+        n = len(self.saved.experiments)
+        note = f"replaying {n} experiments of {self.source} (query: {self.saved.query!r})"
+        return Reply(
+            Initialization(open_questions=list(self.saved.open_questions)[:10]),
+            [("planner", note)],
+        )
+
+    def design(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """The next saved experiment, unchanged."""
+        exp = self._experiment(report)
+        if exp is None:
+            raise PlanExhausted("replay: every saved experiment has been run")
+        if retries:
+            # A saved experiment that no longer validates (a tool changed) cannot be healed by
+            # replay; say so rather than substitute another.
+            raise OrchestratorError(
+                f"replay: saved experiment {len(report.experiments) + 1} no longer validates: "
+                f"{retries[-1].error}"
+            )
+        return Reply(exp, [("planner", exp.model_dump_json())])
+
+    def discuss(
+        self,
+        report: Report,
+        env: PlanningEnv,
+        record: ExperimentRecord,
+        retries: Sequence[Attempt],
+    ) -> Reply:
+        """Findings from the numbers."""
+        return Reply(Discussion(findings=statistical_findings(record.results)), [])
+
+    def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Sufficient once every saved experiment has run."""
+        done, total = len(report.experiments), len(self.saved.experiments)
+        verdict = Sufficiency(
+            sufficient=done >= total,
+            reason=f"replayed {done} of {total} saved experiments",
+        )
+        return Reply(verdict, [("planner", verdict.model_dump_json())])
+
+    def conclude(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """Per model, the experiments it answered above chance."""
+        from lmmprobe.apex.loop import fallback_conclusions
+
+        lines = [
+            f"Replay of {self.source} ({self.saved.query!r}) on {', '.join(report.models)}.",
+            *fallback_conclusions(report),
+        ]
+        return Reply(Conclusions(conclusions=lines), [])

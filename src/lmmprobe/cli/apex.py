@@ -1,0 +1,174 @@
+"""``lmmprobe apex "QUERY"``: answer a research question with automatically programmed experiments.
+
+A thin wrapper over `lmmprobe.apex.run_campaign` (APEx, Conti et al.): it reads the options into
+campaign settings, prints the campaign's progress and a results table, and exits with status 2
+on bad input (an unsupported query, an unknown model, a missing replay file).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console(width=None if sys.stdout.isatty() else 132)
+err_console = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(2)
+
+
+def apex(
+    query: Annotated[
+        str,
+        typer.Argument(help='The research question, e.g. "Can models identify rotated images?".'),
+    ],
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL.",
+        ),
+    ] = None,
+    orchestrator: Annotated[
+        str, typer.Option(help="rules, openai:MODEL@URL[,mode=tools], or replay:REPORT.json.")
+    ] = "rules",
+    max_experiments: Annotated[
+        int | None,
+        typer.Option(min=1, max=50, help="Stop after this many experiments [default: 5]."),
+    ] = None,
+    images_per_answer: Annotated[
+        int | None, typer.Option(min=1, max=1000, help="Images made per answer [default: 20].")
+    ] = None,
+    retrieval: Annotated[
+        str | None,
+        typer.Option(
+            help="Labelled image collection for TextToImageRetrieval: a folder or hf:PATH."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder [default: apex-runs/<time>].")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed of every dataset [default: 0].")] = None,
+    unknown: Annotated[
+        bool | None,
+        typer.Option("--unknown/--no-unknown", help="Offer an 'Unknown' option (abstention)."),
+    ] = None,
+    max_calls: Annotated[
+        int | None,
+        typer.Option(min=1, max=1000, help="Hard cap on orchestrator calls [default: 40]."),
+    ] = None,
+    image_size: Annotated[
+        int | None, typer.Option(min=16, max=2048, help="Image side in pixels [default: 256].")
+    ] = None,
+    bootstrap: Annotated[
+        int | None, typer.Option(min=0, help="Bootstrap resamples for the 95% CIs [default: 1000].")
+    ] = None,
+    run_all: Annotated[
+        bool,
+        typer.Option("--run-all", help="Run max-experiments even when the report is sufficient."),
+    ] = False,
+    db: Annotated[Path | None, typer.Option(help="SQLite store [default: OUT/apex.db].")] = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="Composed-image cache [default: $LMMPROBE_CACHE/apex-images]."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the results.")] = False,
+) -> None:
+    """Design VQA experiments from image tools, run them on the models, write a report."""
+    from lmmprobe.apex import QueryError, Settings, run_campaign
+    from lmmprobe.apex.orchestrators import OrchestratorError, load_orchestrator
+    from lmmprobe.registry import RegistryError
+    from lmmprobe.tools.retrieval import CollectionError
+
+    # One spec per --model: specs carry their own commas (hf:PATH,dtype=float32).
+    models = [m.strip() for m in model or [] if m.strip()]
+    if not models:
+        _fail("give at least one --model (e.g. --model random --model hf:tiny-llava)")
+    try:
+        orch = load_orchestrator(orchestrator)
+    except (ValueError, OrchestratorError) as exc:
+        _fail(str(exc))
+        return
+    saved = getattr(orch, "saved_settings", None)
+    base = saved if isinstance(saved, Settings) else Settings()
+    given = {
+        "max_experiments": max_experiments,
+        "images_per_answer": images_per_answer,
+        "retrieval": retrieval,
+        "seed": seed,
+        "unknown_option": unknown,
+        "max_orchestrator_calls": max_calls,
+        "image_size": image_size,
+        "bootstrap": bootstrap,
+    }
+    updates: dict[str, object] = {k: v for k, v in given.items() if v is not None}
+    if run_all:
+        updates["stop_when_sufficient"] = False
+    settings = Settings.model_validate({**base.model_dump(), **updates})
+    out_dir = out or Path("apex-runs") / time.strftime("%Y%m%d-%H%M%S")
+
+    def say(line: str) -> None:
+        if not quiet:
+            console.print(escape(line), highlight=False)
+
+    try:
+        campaign = run_campaign(
+            query,
+            models,
+            orch,
+            out=out_dir,
+            settings=settings,
+            db=db,
+            cache_dir=cache_dir,
+            say=say,
+        )
+    except QueryError as exc:
+        _fail(str(exc))
+        return
+    except (RegistryError, CollectionError, ValueError) as exc:
+        _fail(str(exc))
+        return
+    report = campaign.report
+    table = Table(
+        title=f"APEx: {escape(report.query)} ({report.status}, "
+        f"{report.orchestrator_calls} orchestrator calls)",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("experiment", overflow="fold")
+    table.add_column("chance", justify="right")
+    for m in report.models:
+        table.add_column(escape(m), justify="right", no_wrap=True)
+    for rec in report.experiments:
+        cells = []
+        for m in report.models:
+            r = next((x for x in rec.results.models if x.model == m), None)
+            if r is None or r.accuracy.value is None:
+                cells.append("-")
+                continue
+            ci = (
+                f" [{r.accuracy.low:.2f}, {r.accuracy.high:.2f}]"
+                if r.accuracy.low is not None and r.accuracy.high is not None
+                else ""
+            )
+            mark = {"above_chance": "+", "below_chance": "-", "at_chance": "="}.get(r.verdict, "?")
+            cells.append(f"{r.accuracy.value:.2f}{ci} {mark}")
+        table.add_row(
+            escape(f"E{rec.index} {rec.experiment.difficulty}: {rec.experiment.question}"),
+            f"{rec.results.chance:.2f}",
+            *cells,
+        )
+    console.print(table)
+    for line in report.conclusions:
+        console.print(f"- {escape(line)}", highlight=False)
+    console.print(f"report: {escape(str(campaign.report_md))}", highlight=False)

@@ -1,0 +1,64 @@
+"""``lmmprobe report``: one self-contained HTML page (or Markdown, CSV, JSON) from runs."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from lmmprobe.store import DEFAULT_DB
+
+err_console = Console(stderr=True)
+
+_FORMATS = ("html", "md", "csv", "json")
+
+
+def _fail(message: str) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    raise typer.Exit(2)
+
+
+def report(
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="RUN...",
+            help="Run ids, unique prefixes, 'latest', run folders (with results.json) or APEx "
+            "campaign folders (with report.json) [default: latest].",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="File to write [default: report.html; stdout for md/csv/json]."
+        ),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="html, md, csv or json.")] = "html",
+    title: Annotated[str | None, typer.Option(help="Report title.")] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}]."),
+    ] = None,
+) -> None:
+    """Build a report of one or more runs: leaderboard, charts, sensitivity, sample browser."""
+    from lmmprobe.report import ReportError, build_report
+    from lmmprobe.report.html import MissingDependency
+
+    if fmt not in _FORMATS:
+        _fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
+    try:
+        text = build_report(runs or ["latest"], fmt=fmt, db=db, title=title)  # type: ignore[arg-type]
+    except (ReportError, MissingDependency) as exc:
+        _fail(str(exc))
+    if out is None and fmt != "html":
+        sys.stdout.write(text)
+        return
+    path = out or Path("report.html")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="" if fmt == "csv" else None)
+    size = path.stat().st_size / 1e6
+    err_console.print(f"wrote {fmt} report to {path} ({size:.1f} MB)", highlight=False)

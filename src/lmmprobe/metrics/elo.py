@@ -1,0 +1,323 @@
+"""Human pairwise battles: average win rate and Elo ratings, as HEMM defines them.
+
+HEMM (Liang et al., 2024, "HEMM: Holistic Evaluation of Multimodal Foundation Models") has
+people compare two models' answers to the same input and vote for one or call a tie, then
+ranks models two ways:
+
+- Average win rate. For models a and b, ``w_ab = N_a / (N_a + N_b)`` where ``N_a`` and ``N_b``
+  count the battles between them that a and b won; a model's win rate is the mean of ``w_ab``
+  over the opponents it met. Ties count for neither side (``ties="half"`` instead credits each
+  side half a win).
+- Elo (Elo, 1978, as in Chatbot Arena). Every model starts at 1000. A battle between ratings
+  ``R_a`` and ``R_b`` expects ``E_a = 1 / (1 + base^((R_b - R_a) / scale))`` for a, and moves
+  ``R_a += K (S_a - E_a)`` and ``R_b += K ((1 - S_a) - E_b)``, with ``S_a`` = 1 for a win,
+  0 for a loss and 0.5 for a tie; K = 4, scale 400, base 10. The result depends on the order of
+  battles, so HEMM replays them in 1,000 random orders and reports each model's median.
+
+Battle files are JSONL (one object per line) or CSV (a header row), with fields ``model_a``,
+``model_b`` and ``winner``; ``winner`` is ``a``, ``b`` or ``tie`` (``model_a``/``model_b``,
+either model's own name, and Chatbot Arena's ``tie (bothbad)`` are accepted too).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "Battle",
+    "BattleFileError",
+    "elo_ratings",
+    "elo_sequence",
+    "load_battles",
+    "win_rates",
+]
+
+Winner = Literal["a", "b", "tie"]
+
+_MAX_ORDER_CELLS = 1 << 22
+"""Upper bound on orders x battles held at once by `elo_ratings`."""
+
+_WINNERS: dict[str, Winner] = {
+    "a": "a",
+    "model_a": "a",
+    "b": "b",
+    "model_b": "b",
+    "tie": "tie",
+    "tie (bothbad)": "tie",
+    "both_bad": "tie",
+    "draw": "tie",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Battle:
+    """One human vote between two models' answers.
+
+    Attributes:
+        model_a: The first model.
+        model_b: The second model (a different one).
+        winner: ``"a"``, ``"b"`` or ``"tie"``.
+
+    """
+
+    model_a: str
+    model_b: str
+    winner: Winner
+
+    def __post_init__(self) -> None:
+        for name in ("model_a", "model_b"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"{name} must be a non-empty model name, got {value!r}")
+        if self.model_a == self.model_b:
+            raise ValueError(f"a battle needs two different models, got {self.model_a!r} twice")
+        if self.winner not in ("a", "b", "tie"):
+            raise ValueError(f"winner must be 'a', 'b' or 'tie', got {self.winner!r}")
+
+
+class BattleFileError(ValueError):
+    """A battle file is unreadable or holds a bad row (the message names file:line)."""
+
+
+def _battle_from_row(row: Any, where: str) -> Battle:
+    if not isinstance(row, dict):
+        raise BattleFileError(f"{where}: expected an object with model_a, model_b, winner")
+    missing = [k for k in ("model_a", "model_b", "winner") if row.get(k) in (None, "")]
+    if missing:
+        raise BattleFileError(f"{where}: missing field(s) {', '.join(missing)}")
+    a, b = str(row["model_a"]).strip(), str(row["model_b"]).strip()
+    raw = str(row["winner"]).strip()
+    winner: Winner | None = _WINNERS.get(raw.lower())
+    if winner is None:
+        winner = "a" if raw == a else "b" if raw == b else None
+    if winner is None:
+        raise BattleFileError(
+            f"{where}: winner {raw!r} is not 'a', 'b', 'tie' or one of the two models"
+        )
+    try:
+        return Battle(a, b, winner)
+    except ValueError as exc:
+        raise BattleFileError(f"{where}: {exc}") from exc
+
+
+def load_battles(path: str | Path) -> list[Battle]:
+    """Read battles from a JSONL or CSV file (chosen by the ``.csv`` extension).
+
+    Blank lines (and, in JSONL, lines starting with ``#``) are skipped.
+
+    Args:
+        path: The battle file.
+
+    Returns:
+        The battles in file order.
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        BattleFileError: A row is not valid JSON, lacks a field, names the same model twice or
+            has an unknown winner; the message names ``file:line``.
+
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"battle file {p} does not exist")
+    battles: list[Battle] = []
+    if p.suffix.lower() == ".csv":
+        with p.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            fields = set(reader.fieldnames or [])
+            need = {"model_a", "model_b", "winner"} - fields
+            if need:
+                raise BattleFileError(
+                    f"{p}:1: the CSV header lacks column(s) {', '.join(sorted(need))}"
+                )
+            for row in reader:
+                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                    continue
+                battles.append(_battle_from_row(row, f"{p}:{reader.line_num}"))
+        return battles
+    with p.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise BattleFileError(f"{p}:{number}: not valid JSON ({exc.msg})") from exc
+            battles.append(_battle_from_row(row, f"{p}:{number}"))
+    return battles
+
+
+def win_rates(
+    battles: Iterable[Battle], *, ties: Literal["ignore", "half"] = "ignore"
+) -> dict[str, float]:
+    """HEMM's average win rate of every model.
+
+    Args:
+        battles: The votes.
+        ties: ``"ignore"`` (HEMM: a tie is a win for neither side) or ``"half"`` (half a win
+            for each side).
+
+    Returns:
+        Model -> mean over its opponents of ``N_model / (N_model + N_opponent)``. An opponent
+        against whom every battle was a tie (with ``ties="ignore"``) is left out of the mean;
+        a model with no decided battle at all gets NaN. Models are sorted by name. (HEMM's
+        released analysis script divides by the number of models, itself included, instead
+        of by the opponents met; with every pair met that scales all rates by (M - 1) / M
+        and leaves the ranking unchanged. This follows the paper's definition.)
+
+    Raises:
+        ValueError: `ties` is unknown.
+
+    """
+    if ties not in ("ignore", "half"):
+        raise ValueError(f"ties must be 'ignore' or 'half', got {ties!r}")
+    wins: defaultdict[tuple[str, str], float] = defaultdict(float)
+    models: set[str] = set()
+    for battle in battles:
+        a, b = battle.model_a, battle.model_b
+        models.update((a, b))
+        # Touch both cells so a pair that only tied is still known to have met.
+        wins[(a, b)] += 0.0
+        wins[(b, a)] += 0.0
+        if battle.winner == "a":
+            wins[(a, b)] += 1.0
+        elif battle.winner == "b":
+            wins[(b, a)] += 1.0
+        elif ties == "half":
+            wins[(a, b)] += 0.5
+            wins[(b, a)] += 0.5
+    rates: defaultdict[str, list[float]] = defaultdict(list)
+    for (a, b), n_a in wins.items():
+        total = n_a + wins[(b, a)]
+        if total > 0:
+            rates[a].append(n_a / total)
+    return {m: (statistics.fmean(rates[m]) if rates[m] else math.nan) for m in sorted(models)}
+
+
+def _check_elo_params(k: float, scale: float, base: float) -> None:
+    if not (math.isfinite(k) and k > 0):
+        raise ValueError(f"k must be a positive number, got {k}")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive number, got {scale}")
+    if not (math.isfinite(base) and base > 1):
+        raise ValueError(f"base must be a number > 1, got {base}")
+
+
+def elo_sequence(
+    battles: Sequence[Battle],
+    *,
+    k: float = 4.0,
+    initial: float = 1000.0,
+    scale: float = 400.0,
+    base: float = 10.0,
+) -> dict[str, float]:
+    """Elo ratings after replaying the battles once, in the order given.
+
+    Args:
+        battles: The votes, in the order to replay them.
+        k: Update step K (HEMM: 4).
+        initial: Every model's starting rating (HEMM: 1000).
+        scale: Rating difference at which the expected score odds are ``base`` to 1 (400).
+        base: Base of the logistic expectation (10).
+
+    Returns:
+        Model -> final rating, sorted by name.
+
+    Raises:
+        ValueError: A parameter is out of range.
+
+    """
+    _check_elo_params(k, scale, base)
+    rating: dict[str, float] = {}
+    for battle in battles:
+        ra = rating.setdefault(battle.model_a, initial)
+        rb = rating.setdefault(battle.model_b, initial)
+        ea = 1.0 / (1.0 + base ** ((rb - ra) / scale))
+        eb = 1.0 / (1.0 + base ** ((ra - rb) / scale))
+        sa = 1.0 if battle.winner == "a" else 0.0 if battle.winner == "b" else 0.5
+        rating[battle.model_a] = ra + k * (sa - ea)
+        rating[battle.model_b] = rb + k * ((1.0 - sa) - eb)
+    return dict(sorted(rating.items()))
+
+
+def elo_ratings(
+    battles: Iterable[Battle],
+    *,
+    k: float = 4.0,
+    initial: float = 1000.0,
+    scale: float = 400.0,
+    base: float = 10.0,
+    shuffles: int = 1000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """HEMM's Elo ratings: each model's median rating over random orders of the battles.
+
+    The orders are replayed side by side (one row of a ratings matrix per order), so 1,000
+    orders cost about as many vectorized steps as there are battles.
+
+    Args:
+        battles: The votes.
+        k: Update step K (HEMM: 4).
+        initial: Starting rating (HEMM: 1000).
+        scale: Logistic scale (400).
+        base: Logistic base (10).
+        shuffles: Number of random battle orders (HEMM: 1,000); 0 replays the given order
+            once, as `elo_sequence`.
+        seed: Seed of the orders (``numpy.random.default_rng(seed)``), so the result is
+            reproducible.
+
+    Returns:
+        Model -> median final rating over the orders, sorted by name.
+
+    Raises:
+        ValueError: `shuffles` is negative or a parameter is out of range.
+
+    """
+    order = list(battles)
+    if shuffles < 0:
+        raise ValueError(f"shuffles must be >= 0, got {shuffles}")
+    if shuffles == 0:
+        return elo_sequence(order, k=k, initial=initial, scale=scale, base=base)
+    _check_elo_params(k, scale, base)
+    models = sorted({m for b in order for m in (b.model_a, b.model_b)})
+    if not order:
+        return {}
+    index = {m: i for i, m in enumerate(models)}
+    a = np.array([index[b.model_a] for b in order], dtype=np.intp)
+    b = np.array([index[b.model_b] for b in order], dtype=np.intp)
+    score_a = np.array([1.0 if x.winner == "a" else 0.0 if x.winner == "b" else 0.5 for x in order])
+    rng = np.random.default_rng(seed)
+    n = len(order)
+    finals: list[npt.NDArray[np.float64]] = []
+    # Orders are drawn in blocks so the (orders, battles) permutation matrix stays small.
+    block = max(1, _MAX_ORDER_CELLS // n)
+    for start in range(0, shuffles, block):
+        rows = min(block, shuffles - start)
+        perms = rng.permuted(np.tile(np.arange(n), (rows, 1)), axis=1)
+        ratings = np.full((rows, len(models)), float(initial))
+        which = np.arange(rows)
+        for t in range(n):
+            step = perms[:, t]
+            ia, ib, sa = a[step], b[step], score_a[step]
+            ra, rb = ratings[which, ia], ratings[which, ib]
+            ea = 1.0 / (1.0 + base ** ((rb - ra) / scale))
+            eb = 1.0 / (1.0 + base ** ((ra - rb) / scale))
+            # ia != ib in every row (a battle has two different models), so the two
+            # scattered updates never touch the same cell.
+            ratings[which, ia] = ra + k * (sa - ea)
+            ratings[which, ib] = rb + k * ((1.0 - sa) - eb)
+        finals.append(ratings)
+    medians = np.median(np.concatenate(finals, axis=0), axis=0)
+    return {m: float(v) for m, v in zip(models, medians, strict=True)}

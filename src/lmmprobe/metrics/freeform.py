@@ -1,0 +1,100 @@
+"""Dysca's free-form score over a run's rows: mean embedding similarity with a bootstrap CI.
+
+Free-form descriptions (``metadata.question_type == "free_form"``) are never right or wrong;
+each is scored by `lmmprobe.metrics.embedding.freeform_scores` (cosine similarity of
+all-MiniLM-L6-v2 embeddings × 100) against its reference, and the scores are averaged. An empty
+answer scores 0 (it describes nothing) rather than whatever the embedding of "" happens to be;
+failed requests are errors and left out. The interval resamples samples, like `summarize`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from lmmprobe.metrics.bootstrap import (
+    WeightArray,
+    bootstrap_distribution,
+    finite_or_none,
+    percentile_interval,
+    ratio,
+)
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.schema import Score
+
+__all__ = ["FREE_FORM", "freeform_rows", "freeform_summary"]
+
+FREE_FORM = "free_form"
+"""``metadata.question_type`` of free-form description questions."""
+
+Scorer = Callable[[Sequence[str], Sequence[str]], list[float]]
+
+
+def freeform_rows(scores: Sequence[Score]) -> list[Score]:
+    """The answered free-form rows of `scores` (errors left out)."""
+    return [
+        s
+        for s in scores
+        if s.metadata.get("question_type") == FREE_FORM
+        and s.error_type is None
+        and s.stage != "error"
+    ]
+
+
+def _similarities(rows: Sequence[Score], scorer: Scorer | None) -> list[float]:
+    if scorer is None:
+        from lmmprobe.metrics.embedding import freeform_scores
+
+        scorer = freeform_scores
+    texts = [(s.prediction_text or "").strip() for s in rows]
+    refs = [s.gold[0] if isinstance(s.gold, list) and s.gold else s.gold_text for s in rows]
+    asked = [i for i, t in enumerate(texts) if t]
+    values = [0.0] * len(rows)
+    for i, v in zip(
+        asked, scorer([texts[i] for i in asked], [refs[i] for i in asked]), strict=True
+    ):
+        values[i] = v
+    return values
+
+
+def freeform_summary(
+    scores: Sequence[Score],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    scorer: Scorer | None = None,
+) -> MetricValue | None:
+    """Mean free-form score (0-100 scale) with a 95% cluster-bootstrap interval.
+
+    Args:
+        scores: A model's rows (any mix; only free-form rows are used).
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Bootstrap seed.
+        scorer: ``(predictions, references) -> scores``; defaults to Dysca's MiniLM similarity.
+
+    Returns:
+        None when there is no answered free-form row.
+
+    """
+    rows = freeform_rows(scores)
+    if not rows:
+        return None
+    values = _similarities(rows, scorer)
+    per_sample: dict[str, list[float]] = defaultdict(list)
+    for row, v in zip(rows, values, strict=True):
+        per_sample[row.sample_id].append(v)
+    means = np.array([float(np.mean(v)) for v in per_sample.values()])
+    point = float(means.mean())
+    low = high = None
+    if n_boot:
+        ones = np.ones_like(means)
+
+        def stat(w: WeightArray) -> np.ndarray:
+            return ratio((w @ means)[:, None], (w @ ones)[:, None])
+
+        dist = bootstrap_distribution(stat, means.size, n_boot, np.random.default_rng(seed))
+        lo, hi = percentile_interval(dist)
+        low, high = finite_or_none(lo[0]), finite_or_none(hi[0])
+    return MetricValue(point, low, high, len(rows))

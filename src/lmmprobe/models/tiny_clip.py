@@ -1,0 +1,163 @@
+"""A tiny random-weight CLIP checkpoint, built locally for tests of CLIP-based code.
+
+CLIP (Radford et al., 2021, "Learning Transferable Visual Models From Natural Language
+Supervision") embeds images and texts in one space; Dysca filters generated images by their
+CLIP text-image score, and HEMM's RefCLIPScore and CLIP-I use the same embeddings. Real CLIP
+weights cannot be downloaded here, so this module builds a genuine transformers `CLIPModel`
+checkpoint with random weights: its scores are meaningless, but every loading, tokenizing,
+preprocessing and embedding path is the real one.
+
+The folder holds the model config and safetensors weights, a `CLIPProcessor` made of a
+`CLIPImageProcessorPil` (torchvision is absent) and a byte-level BPE fast tokenizer trained
+locally (see `models/tiny.py`). `CLIPModel.from_pretrained(path)` and
+`CLIPProcessor.from_pretrained(path)` load it offline.
+
+What callers must know:
+
+- Images are resized (shortest edge) and center-cropped to 32×32; patches of 8 pixels.
+- Text: at most 77 positions (CLIP's context). The tokenizer wraps every text as
+  ``<s> ... </s>``, because CLIP pools the text at the first end-of-text token; pass
+  ``truncation=True`` for long texts (the end token is kept), and pad on the right.
+- Embeddings (``projection_dim``) have 16 dimensions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.models.tiny import _default_cache_dir, _train_tokenizer, _versions_dir
+
+__all__ = ["TINY_CLIP_CONTEXT", "tiny_clip_path"]
+
+TINY_CLIP_CONTEXT = 77
+"""Text positions of the tiny CLIP model (CLIP's own context length)."""
+
+_SEED = 0
+_IMAGE_SIZE, _PATCH, _HIDDEN, _PROJECTION = 32, 8, 32, 16
+# End-of-text must not be id 2: CLIPTextModel treats eos_token_id == 2 as the legacy
+# configuration and pools at the highest token id instead of at the end token.
+_PAD, _UNK, _BOS, _EOS = "<pad>", "<unk>", "<s>", "</s>"
+_FOLDER = "clip-tiny"
+
+
+def tiny_clip_path(cache_dir: str | Path | None = None) -> Path:
+    """Build (once, then reuse) the tiny random-weight CLIP checkpoint and return its folder.
+
+    The folder lives beside the tiny vision-language models, under
+    ``<cache_dir>/tiny/<lmmprobe version>-tf<transformers version>/clip-tiny``. It is built in
+    a temporary folder and renamed into place, so concurrent builders never see half a model.
+    The build is seeded and deterministic.
+
+    Args:
+        cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
+
+    Returns:
+        A folder that `CLIPModel.from_pretrained` and `CLIPProcessor.from_pretrained` load
+        offline.
+
+    Raises:
+        ImportError: torch, transformers or tokenizers is missing
+            (``pip install 'lmmprobe[hf]'``).
+
+    """
+    try:
+        import tokenizers  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"the tiny CLIP model needs torch, transformers and tokenizers ({exc}); "
+            "run: pip install 'lmmprobe[hf]'"
+        ) from exc
+
+    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
+    final = root / _FOLDER
+    if final.is_dir():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{_FOLDER}.", suffix=".tmp", dir=root))
+    try:
+        _build(tmp)
+        try:
+            os.replace(tmp, final)
+        except OSError:
+            # Another process renamed its finished build into place first; theirs is as good.
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """Seed torch for weight initialisation without touching the caller's global RNG state."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_SEED)
+        yield
+
+
+def _tokenizer() -> Any:
+    """The project's locally trained BPE tokenizer, wrapping each text as ``<s> ... </s>``."""
+    from tokenizers import processors
+
+    tok = _train_tokenizer([_PAD, _UNK, _BOS, _EOS], [])
+    bos, eos = tok.convert_tokens_to_ids(_BOS), tok.convert_tokens_to_ids(_EOS)
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"{_BOS} $A {_EOS}",
+        pair=f"{_BOS} $A {_EOS} $B {_EOS}",
+        special_tokens=[(_BOS, bos), (_EOS, eos)],
+    )
+    tok.padding_side = "right"  # CLIP's convention; pooling finds the first end token anyway
+    tok.model_max_length = TINY_CLIP_CONTEXT
+    return tok
+
+
+def _build(folder: Path) -> None:
+    from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel, CLIPProcessor
+
+    tokenizer = _tokenizer()
+    image_processor = CLIPImageProcessorPil(
+        size={"shortest_edge": _IMAGE_SIZE},
+        crop_size={"height": _IMAGE_SIZE, "width": _IMAGE_SIZE},
+    )
+    processor = CLIPProcessor(  # type: ignore[no-untyped-call]
+        image_processor=image_processor, tokenizer=tokenizer
+    )
+    config = CLIPConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": _HIDDEN,
+            "intermediate_size": _HIDDEN * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "max_position_embeddings": TINY_CLIP_CONTEXT,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+            "projection_dim": _PROJECTION,
+        },
+        vision_config={
+            "hidden_size": _HIDDEN,
+            "intermediate_size": _HIDDEN * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "image_size": _IMAGE_SIZE,
+            "patch_size": _PATCH,
+            "projection_dim": _PROJECTION,
+        },
+        projection_dim=_PROJECTION,
+    )
+    with _seeded():
+        model = CLIPModel(config)
+    processor.save_pretrained(folder)
+    model.save_pretrained(folder)

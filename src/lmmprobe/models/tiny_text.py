@@ -1,0 +1,187 @@
+"""Tiny random-weight text checkpoints (BART, BERT), built locally for tests of text metrics.
+
+HEMM (Liang et al., 2024, "HEMM: Holistic Evaluation of Multimodal Foundation Models") scores
+generated text with BARTScore (Yuan et al., 2021, "BARTScore: Evaluating Generated Text as
+Text Generation"), which needs a seq2seq model such as bart-large-cnn, and with BERTScore
+(Zhang et al., 2020, "BERTScore: Evaluating Text Generation with BERT"), which needs an encoder.
+Real weights cannot be downloaded here, so this module builds genuine transformers checkpoints
+with random weights: their scores are meaningless, but every loading, tokenizing and scoring
+path is the real one.
+
+- `tiny_bart_path`: a `BartForConditionalGeneration` (hidden 32, 2 encoder and 2 decoder layers)
+  with the project's locally trained byte-level BPE fast tokenizer; encoding wraps text as
+  ``<s> ... </s>``, as BART's own tokenizer does. At most 128 positions.
+- `tiny_bert_path`: a `BertModel` (hidden 32, 2 layers) with the same kind of tokenizer, whose
+  ``<s>`` / ``</s>`` also serve as CLS / SEP, so the ``bert-score`` package can load it from a
+  local path (``model_type=str(path), num_layers=2``). At most 128 positions.
+
+Both folders live beside the tiny vision-language models (see `lmmprobe.models.tiny`), are built
+once in a temporary folder and renamed into place, and are seeded and deterministic.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.models.tiny import _default_cache_dir, _train_tokenizer, _versions_dir
+
+__all__ = ["TINY_BERT_LAYERS", "TINY_TEXT_CONTEXT", "tiny_bart_path", "tiny_bert_path"]
+
+TINY_TEXT_CONTEXT = 128
+"""Token positions of the tiny BART and BERT models (tokenizers truncate to this)."""
+
+TINY_BERT_LAYERS = 2
+"""Hidden layers of the tiny BERT; the largest ``num_layers`` bert-score may use with it."""
+
+_SEED = 0
+_HIDDEN = 32
+_PAD, _UNK, _BOS, _EOS = "<pad>", "<unk>", "<s>", "</s>"
+
+
+def tiny_bart_path(cache_dir: str | Path | None = None) -> Path:
+    """Build (once, then reuse) a tiny random-weight BART checkpoint and return its folder.
+
+    Args:
+        cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
+
+    Returns:
+        A folder that `BartForConditionalGeneration.from_pretrained` and
+        `AutoTokenizer.from_pretrained` load offline.
+
+    Raises:
+        ImportError: torch, transformers or tokenizers is missing
+            (``pip install 'lmmprobe[hf]'``).
+
+    """
+    return _cached("bart-tiny", _build_bart, cache_dir)
+
+
+def tiny_bert_path(cache_dir: str | Path | None = None) -> Path:
+    """Build (once, then reuse) a tiny random-weight BERT checkpoint and return its folder.
+
+    Args:
+        cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
+
+    Returns:
+        A folder that `AutoModel.from_pretrained` and `AutoTokenizer.from_pretrained` load
+        offline, and that ``bert_score.score(..., model_type=str(path), num_layers=2)``
+        accepts.
+
+    Raises:
+        ImportError: torch, transformers or tokenizers is missing
+            (``pip install 'lmmprobe[hf]'``).
+
+    """
+    return _cached("bert-tiny", _build_bert, cache_dir)
+
+
+def _cached(name: str, build: Callable[[Path], None], cache_dir: str | Path | None) -> Path:
+    try:
+        import tokenizers  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"the tiny text models need torch, transformers and tokenizers ({exc}); "
+            "run: pip install 'lmmprobe[hf]'"
+        ) from exc
+    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
+    final = root / name
+    if final.is_dir():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=root))
+    try:
+        build(tmp)
+        try:
+            os.replace(tmp, final)
+        except OSError:
+            # Another process renamed its finished build into place first; theirs is as good.
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """Seed torch for weight initialisation without touching the caller's global RNG state."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_SEED)
+        yield
+
+
+def _tokenizer(**special: str) -> Any:
+    """The project's locally trained BPE tokenizer, wrapping each text as ``<s> ... </s>``."""
+    from tokenizers import processors
+
+    tok = _train_tokenizer([_PAD, _UNK, _BOS, _EOS], [])
+    bos, eos = tok.convert_tokens_to_ids(_BOS), tok.convert_tokens_to_ids(_EOS)
+    # Both BART and BERT-style scoring expect the tokenizer itself to add the boundary tokens.
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"{_BOS} $A {_EOS}",
+        pair=f"{_BOS} $A {_EOS} $B {_EOS}",
+        special_tokens=[(_BOS, bos), (_EOS, eos)],
+    )
+    for key, value in special.items():
+        setattr(tok, key, value)
+    tok.padding_side = "right"
+    tok.model_max_length = TINY_TEXT_CONTEXT
+    return tok
+
+
+def _build_bart(folder: Path) -> None:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    tok = _tokenizer()
+    config = BartConfig(
+        vocab_size=len(tok),
+        d_model=_HIDDEN,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=_HIDDEN * 2,
+        decoder_ffn_dim=_HIDDEN * 2,
+        max_position_embeddings=TINY_TEXT_CONTEXT,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        # BART starts decoding from </s>: labels are shifted right behind it.
+        decoder_start_token_id=tok.eos_token_id,
+        forced_eos_token_id=tok.eos_token_id,
+    )
+    with _seeded():
+        model = BartForConditionalGeneration(config)
+    tok.save_pretrained(folder)
+    model.save_pretrained(folder)
+
+
+def _build_bert(folder: Path) -> None:
+    from transformers import BertConfig, BertModel
+
+    # bert-score zeroes the IDF weight of the CLS and SEP ids, so they must be set.
+    tok = _tokenizer(cls_token=_BOS, sep_token=_EOS)
+    config = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=_HIDDEN,
+        num_hidden_layers=TINY_BERT_LAYERS,
+        num_attention_heads=4,
+        intermediate_size=_HIDDEN * 2,
+        max_position_embeddings=TINY_TEXT_CONTEXT,
+        pad_token_id=tok.pad_token_id,
+    )
+    with _seeded():
+        model = BertModel(config)
+    tok.save_pretrained(folder)
+    model.save_pretrained(folder)

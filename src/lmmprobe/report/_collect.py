@@ -1,0 +1,332 @@
+"""Gather what a report shows: runs from the store or run folders, their rows, their samples.
+
+A report reads; it never changes the store. Runs are named the way ``lmmprobe show`` and
+``lmmprobe export`` name them (a run id, a unique prefix, ``latest``) or by their output folder
+(the one holding ``results.json``). An APEx campaign folder (its ``report.json`` lists
+``experiments``) is recognised among the same arguments and rendered by its own fragment.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data import data_fingerprint, load_source
+from lmmprobe.registry import RegistryError
+from lmmprobe.schema import Sample, Score
+from lmmprobe.store import DEFAULT_DB, Store
+
+log = logging.getLogger(__name__)
+
+
+class ReportError(ValueError):
+    """A run reference that names nothing readable, or data a report cannot use."""
+
+
+@dataclass
+class RunInfo:
+    """One run as the report sees it: the store row and where it came from."""
+
+    run_id: str
+    status: str
+    created_at: float | None
+    spec: dict[str, Any]
+    manifest: dict[str, Any] | None
+    results: dict[str, Any] | None
+    store: Path | None
+
+    @property
+    def blind(self) -> bool:
+        """Whether the run asked without images (Dysca's blind setting)."""
+        return bool((self.spec.get("formulate") or {}).get("blind"))
+
+    @property
+    def data(self) -> str:
+        """The run's data spec."""
+        return str(self.spec.get("data", ""))
+
+
+@dataclass
+class RawAnswer:
+    """What a model said for one (sample, repeat), as stored, for the sample browser."""
+
+    text: str | None
+    error_message: str | None
+    prompt: str | None
+
+
+@dataclass
+class Entry:
+    """One model of one run: a row of the leaderboard.
+
+    Attributes:
+        label: Unique display name: the model spec, ``[blind]`` for blind runs, and the run id
+            when the same model appears in several runs.
+        model: The model spec as the run gave it.
+        run: The run it belongs to.
+        scores: Its scored rows (empty when only ``results.json`` could be read).
+        raw: Stored raw answers keyed by (sample id, repeat).
+
+    """
+
+    label: str
+    model: str
+    run: RunInfo
+    scores: list[Score] = field(default_factory=list)
+    raw: dict[tuple[str, int], RawAnswer] = field(default_factory=dict)
+
+    @property
+    def results(self) -> dict[str, Any] | None:
+        """The model's block of the run's ``results.json``, when the run finished."""
+        res = self.run.results
+        if not res:
+            return None
+        block = res.get("models", {}).get(self.model)
+        return block if isinstance(block, dict) else None
+
+
+@dataclass
+class ReportData:
+    """Everything a report is made from.
+
+    Attributes:
+        runs: The runs, in the order given.
+        entries: One per (run, model), in run order then model order.
+        samples: Samples reloaded from each run's data spec, by data spec then sample id;
+            a data spec whose source can no longer be read maps to an empty dict.
+        apex_dirs: APEx campaign folders among the arguments.
+        warnings: Things a reader should know (unreadable data, changed data...).
+
+    """
+
+    runs: list[RunInfo]
+    entries: list[Entry]
+    samples: dict[str, dict[str, Sample]]
+    apex_dirs: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def is_apex_dir(path: Path) -> bool:
+    """Whether `path` is an APEx campaign folder: ``report.json`` with an ``experiments`` list."""
+    report = path / "report.json"
+    if not path.is_dir() or not report.is_file():
+        return False
+    try:
+        doc = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("experiments"), list)
+
+
+def _run_from_row(row: dict[str, Any], store_path: Path | None) -> RunInfo:
+    return RunInfo(
+        run_id=str(row["id"]),
+        status=str(row.get("status") or "unknown"),
+        created_at=row.get("created_at"),
+        spec=row.get("spec") or {},
+        manifest=row.get("manifest"),
+        results=row.get("results"),
+        store=store_path,
+    )
+
+
+def _score_from_row(rec: dict[str, Any]) -> Score:
+    return Score(
+        model=rec["model"],
+        sample_id=rec["sample_id"],
+        repeat=rec["repeat"],
+        key=rec["key"],
+        stage=rec["stage"],
+        prediction=rec["prediction"],
+        prediction_text=rec["prediction_text"],
+        correct=rec["correct"],
+        format_hit=bool(rec["format_hit"]),
+        gold=rec["gold"],
+        gold_text=rec["gold_text"],
+        abstain_offered=bool(rec["abstain_offered"]),
+        abstained=bool(rec["abstained"]),
+        error_type=rec["error_type"],
+        metadata=rec["metadata"],
+    )
+
+
+def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
+    entries: dict[str, Entry] = {}
+    for model in run.spec.get("models") or []:
+        entries[str(model)] = Entry(label=str(model), model=str(model), run=run)
+    seen_prompt: set[str] = set()
+    for rec in store.iter_score_rows(run.run_id):
+        model = str(rec["model"])
+        entry = entries.get(model)
+        if entry is None:
+            entry = entries[model] = Entry(label=model, model=model, run=run)
+        entry.scores.append(_score_from_row(rec))
+        sid = str(rec["sample_id"])
+        # The prompt is only a fallback question for samples whose source cannot be reloaded;
+        # one copy per sample is enough.
+        prompt = None if sid in seen_prompt else rec["prompt"]
+        seen_prompt.add(sid)
+        entry.raw[(sid, int(rec["repeat"]))] = RawAnswer(
+            text=rec["text"], error_message=rec["error_message"], prompt=prompt
+        )
+    return entries
+
+
+def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunInfo, Store | None]:
+    """A run named by id/prefix/latest (in `db`) or by its output folder."""
+
+    def open_store(path: Path) -> Store:
+        key = path.resolve()
+        if key not in stores:
+            stores[key] = Store(path)
+        return stores[key]
+
+    path = Path(ref)
+    if path.is_dir():
+        res_file = path / "results.json"
+        if not res_file.is_file():
+            raise ReportError(
+                f"{ref}: folder holds neither results.json (a run) nor report.json with "
+                "experiments (an APEx campaign)"
+            )
+        try:
+            results = json.loads(res_file.read_text(encoding="utf-8"))
+            run_id = str(results["run_id"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ReportError(f"{res_file}: not a readable lmmprobe results.json ({exc})") from exc
+        store_path = db or (Path(results["store"]) if results.get("store") else None)
+        candidates = [p for p in (store_path, path.parent / DEFAULT_DB.name) if p is not None]
+        for cand in candidates:
+            if cand.is_file():
+                store = open_store(cand)
+                try:
+                    return _run_from_row(store.get_run(run_id), cand), store
+                except KeyError:
+                    continue
+        log.warning("run %s: no store holds it; reporting from results.json only", run_id)
+        spec = results.get("spec") or {}
+        info = RunInfo(
+            run_id=run_id,
+            status=str(results.get("status", "unknown")),
+            created_at=None,
+            spec=spec,
+            manifest=results.get("manifest"),
+            results=results,
+            store=None,
+        )
+        return info, None
+    store_path = db or DEFAULT_DB
+    if not store_path.is_file():
+        raise ReportError(
+            f"{ref!r} is not a run folder, and there is no store at {store_path} to look it up "
+            "in (pass --db PATH, or a run folder holding results.json)"
+        )
+    store = open_store(store_path)
+    try:
+        run_id = store.resolve_run(ref)
+    except KeyError as exc:
+        raise ReportError(str(exc.args[0])) from exc
+    return _run_from_row(store.get_run(run_id), store_path), store
+
+
+def _label_entries(entries: list[Entry]) -> None:
+    """Make labels unique: ``model``, ``model [blind]``, then ``... @run`` on collisions."""
+    for e in entries:
+        e.label = f"{e.model} [blind]" if e.run.blind else e.model
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[e.label] = counts.get(e.label, 0) + 1
+    for e in entries:
+        if counts[e.label] > 1:
+            e.label = f"{e.label} @{e.run.run_id}"
+
+
+def _reload_samples(run: RunInfo, warnings: list[str]) -> dict[str, Sample]:
+    spec = run.data
+    try:
+        load = load_source(spec, limit=run.spec.get("limit"))
+    except (RegistryError, OSError, ValueError) as exc:  # DataError is a ValueError
+        warnings.append(
+            f"data {spec!r} of run {run.run_id} could not be reloaded ({exc}); the sample "
+            "browser shows the stored prompts without images"
+        )
+        return {}
+    fingerprint = ((run.manifest or {}).get("data") or {}).get("fingerprint")
+    if fingerprint:
+        try:
+            same = data_fingerprint(load.samples) == fingerprint
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            warnings.append(
+                f"data {spec!r} changed since run {run.run_id}: the sample browser shows "
+                "today's images and questions"
+            )
+    return {s.id: s for s in load.samples}
+
+
+def load_report_data(
+    refs: Sequence[str | Path],
+    *,
+    db: str | Path | None = None,
+    samples: bool = True,
+) -> ReportData:
+    """Read runs (and APEx campaigns) for a report.
+
+    Args:
+        refs: Run ids, unique prefixes, ``latest``, run folders (holding ``results.json``) or
+            APEx campaign folders (holding ``report.json`` with ``experiments``).
+        db: Store to look run ids up in (default ``./lmmprobe-runs/lmmprobe.db``); for run
+            folders it overrides the store named in ``results.json``.
+        samples: Reload each run's data to show images and questions in the sample browser.
+
+    Returns:
+        The runs, one entry per (run, model), the reloaded samples and any warnings.
+
+    Raises:
+        ReportError: A reference names no run or campaign, or nothing was given at all.
+
+    """
+    if not refs:
+        raise ReportError("name at least one run (a run id, 'latest', or a run folder)")
+    db_path = Path(db) if db is not None else None
+    stores: dict[Path, Store] = {}
+    runs: list[RunInfo] = []
+    entries: list[Entry] = []
+    apex_dirs: list[Path] = []
+    warnings: list[str] = []
+    seen: set[tuple[str, Path | None]] = set()
+    try:
+        for ref in refs:
+            path = Path(ref)
+            if is_apex_dir(path):
+                apex_dirs.append(path)
+                continue
+            run, store = _resolve(str(ref), db_path, stores)
+            ident = (run.run_id, run.store.resolve() if run.store else None)
+            if ident in seen:
+                continue  # the same run named twice (id and folder): report it once
+            seen.add(ident)
+            runs.append(run)
+            if store is not None:
+                entries.extend(_read_rows(store, run).values())
+            else:
+                for model in (run.results or {}).get("models", {}):
+                    entries.append(Entry(label=str(model), model=str(model), run=run))
+                warnings.append(f"run {run.run_id}: no store found; only its results.json is shown")
+            if run.status not in ("complete", "complete_with_errors"):
+                warnings.append(f"run {run.run_id} is {run.status}: its numbers may be partial")
+    finally:
+        for store in stores.values():
+            store.close()
+    _label_entries(entries)
+    reloaded: dict[str, dict[str, Sample]] = {}
+    if samples:
+        for run in runs:
+            if run.data not in reloaded and any(e.run is run and e.scores for e in entries):
+                reloaded[run.data] = _reload_samples(run, warnings)
+    return ReportData(runs, entries, reloaded, apex_dirs, warnings)

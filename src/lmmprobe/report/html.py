@@ -1,0 +1,256 @@
+"""The self-contained HTML report: one file, plotly embedded, readable offline.
+
+It gathers the views the research systems lmmprobe follows use to present results: a leaderboard
+with confidence intervals (HELM-style), HEMM's per-dimension scores (Liang et al., 2024), Dysca's
+per-scenario radar charts and sensitivity metrics (Zhang et al., 2024, figure 7 and section 4),
+ReForm-Eval's instability (Li et al., 2023), the blind-setting gap, APEx campaign reports
+(Conti et al., 2024) and a sample browser with every model's raw answer.
+
+Safety: text from datasets and models is untrusted. Markup goes through jinja2's autoescape;
+the data the page's script reads sits in one ``application/json`` script element serialized by
+`lmmprobe.report._embed.script_json` and is shown with ``textContent``; a Content-Security-Policy
+allows only this file's own scripts (by nonce), so even a missed escape could not run a script,
+and no fetch of any kind can leave the page.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from lmmprobe.report._analysis import ReportTables, build_tables
+from lmmprobe.report._browser import THUMB_PX, browser_payload
+from lmmprobe.report._collect import ReportData, load_report_data
+from lmmprobe.report._embed import inline_script, script_json
+from lmmprobe.report._figures import (
+    blind_gap_figure,
+    dimension_figures,
+    heatmap_figure,
+    leaderboard_figure,
+    radar_figures,
+    scenario_delta_figure,
+)
+from lmmprobe.report.results import format_metric
+
+log = logging.getLogger(__name__)
+
+ReportFormat = Literal["html", "md", "csv", "json"]
+REPORT_FORMATS: tuple[str, ...] = ("html", "md", "csv", "json")
+
+
+class MissingDependency(ImportError):
+    """An optional package the HTML report needs (plotly, jinja2) is not installed."""
+
+
+def _require(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependency(
+            f"the HTML report needs {module}: pip install 'lmmprobe[report]'"
+        ) from exc
+
+
+@cache
+def _plotly_js() -> str:
+    offline = _require("plotly.offline")
+    return inline_script(str(offline.get_plotlyjs()))
+
+
+def _asset(name: str) -> str:
+    return (importlib.resources.files("lmmprobe.report") / "templates" / name).read_text(
+        encoding="utf-8"
+    )
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{float(value):.{digits}f}"
+
+
+def _signed(value: Any) -> str:
+    return "-" if value is None else f"{float(value):+.1f}"
+
+
+def _apex_blocks(dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    if not dirs:
+        return []
+    Markup = _require("markupsafe").Markup
+    try:
+        module = importlib.import_module("lmmprobe.report.apex_section")
+        render = module.apex_section
+    except (ImportError, AttributeError) as exc:
+        note = f"APEx report found; rendering it needs lmmprobe.report.apex_section ({exc})"
+        return [{"path": str(d), "html": None, "note": note} for d in dirs]
+    blocks = []
+    for d in dirs:
+        try:
+            # The APEx fragment escapes its own text (its contract); it is inserted as markup.
+            html = Markup(str(render(Path(d))))
+            blocks.append({"path": str(d), "html": html, "note": None})
+        except Exception as exc:  # one broken campaign must not sink the whole report
+            log.warning("APEx report %s could not be rendered: %s", d, exc)
+            blocks.append({"path": str(d), "html": None, "note": f"could not render: {exc}"})
+    return blocks
+
+
+def _figures(
+    tables: ReportTables,
+) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, str]]]:
+    figures: dict[str, Any] = {}
+    for fid, fig in (
+        ("fig-leaderboard", leaderboard_figure(tables)),
+        ("fig-heatmap", heatmap_figure(tables)),
+        ("fig-deltas", scenario_delta_figure(tables)),
+        ("fig-blind", blind_gap_figure(tables)),
+    ):
+        if fig is not None:
+            figures[fid] = fig
+    dims = []
+    for i, (name, fig) in enumerate(dimension_figures(tables)):
+        figures[f"fig-dim-{i}"] = fig
+        dims.append((f"fig-dim-{i}", name))
+    radars = []
+    for i, (name, fig) in enumerate(radar_figures(tables)):
+        figures[f"fig-radar-{i}"] = fig
+        radars.append((f"fig-radar-{i}", name))
+    return figures, dims, radars
+
+
+def render_html(
+    data: ReportData,
+    *,
+    title: str | None = None,
+    thumb_px: int = THUMB_PX,
+) -> str:
+    """Render a report as one self-contained HTML page.
+
+    Args:
+        data: Runs and samples from `load_report_data`.
+        title: Page title; by default names the runs.
+        thumb_px: Longest side of sample thumbnails.
+
+    Returns:
+        The page: plotly.js, the data and the page's script are inline; nothing is fetched.
+
+    Raises:
+        MissingDependency: plotly or jinja2 is not installed.
+
+    """
+    jinja2 = _require("jinja2")
+    Markup = _require("markupsafe").Markup
+    from lmmprobe import __version__
+
+    # The browser first: thumbnails that fail to load add a warning the tables then carry.
+    browser = browser_payload(data, max_px=thumb_px)
+    tables = build_tables(data)
+    figures, dims, radars = _figures(tables)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("lmmprobe.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    template = env.get_template("report.html.j2")
+    delta_scenarios: dict[str, None] = {}
+    for row in tables.sensitivity:
+        delta_scenarios.update(dict.fromkeys(row.get("scenario_deltas") or {}))
+    gap_subtasks: dict[str, None] = {}
+    for gap in tables.blind_gaps:
+        gap_subtasks.update(dict.fromkeys(gap["by_subtask"]))
+    payload = {
+        "figures": figures,
+        "browser": browser,
+    }
+    runs = ", ".join(r["run_id"] for r in tables.runs) or "APEx campaigns"
+    return str(
+        template.render(
+            title=title or f"lmmprobe report: {runs}",
+            version=__version__,
+            generated=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            nonce=secrets.token_urlsafe(18),
+            tables=tables,
+            figures=figures,
+            dimension_ids=dims,
+            radar_ids=radars,
+            delta_scenarios=list(delta_scenarios),
+            gap_subtasks=list(gap_subtasks),
+            apex=_apex_blocks(data.apex_dirs),
+            fmt_metric=lambda m, ci=False: format_metric(m, ci=ci),
+            num=_num,
+            signed=_signed,
+            css=Markup(_asset("report.css")),
+            plotly_js=Markup(_plotly_js()),
+            data_json=Markup(script_json(payload)),
+            report_js=Markup(inline_script(_asset("report.js"))),
+        )
+    )
+
+
+def build_report(
+    refs: Sequence[str | Path],
+    *,
+    fmt: ReportFormat = "html",
+    db: str | Path | None = None,
+    title: str | None = None,
+) -> str:
+    """Read runs and render a report in one format.
+
+    Args:
+        refs: Run ids, prefixes, ``latest``, run folders or APEx campaign folders.
+        fmt: ``html`` (self-contained page), ``md``, ``csv`` (one tidy table) or ``json``.
+        db: Store to look run ids up in (default ``./lmmprobe-runs/lmmprobe.db``).
+        title: Page title (HTML and Markdown).
+
+    Returns:
+        The report text.
+
+    Raises:
+        ReportError: A reference names no run or campaign.
+        ValueError: Unknown format.
+        MissingDependency: plotly or jinja2 is missing (HTML only).
+
+    """
+    from lmmprobe.report.tables import render_tables
+
+    if fmt not in REPORT_FORMATS:
+        raise ValueError(f"report format must be one of {', '.join(REPORT_FORMATS)}, not {fmt!r}")
+    data = load_report_data(refs, db=db, samples=fmt == "html")
+    if fmt == "html":
+        return render_html(data, title=title)
+    return render_tables(build_tables(data), fmt, title=title)
+
+
+def write_report(
+    refs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    fmt: ReportFormat = "html",
+    db: str | Path | None = None,
+    title: str | None = None,
+) -> Path:
+    """Render a report and write it to `out` (parent folders created); return the path.
+
+    Args:
+        refs: Run ids, prefixes, ``latest``, run folders or APEx campaign folders.
+        out: File to write.
+        fmt: ``html``, ``md``, ``csv`` or ``json``.
+        db: Store to look run ids up in.
+        title: Page title (HTML and Markdown).
+
+    Raises:
+        ReportError: A reference names no run or campaign.
+        ValueError: Unknown format.
+
+    """
+    text = build_report(refs, fmt=fmt, db=db, title=title)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="" if fmt == "csv" else None)
+    return path

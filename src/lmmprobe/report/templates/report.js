@@ -1,0 +1,153 @@
+// lmmprobe report: draws the charts and the paginated sample browser from the embedded JSON.
+// Every text from data or models is put in the page with textContent, never as markup.
+(function () {
+  "use strict";
+  var DATA = JSON.parse(document.getElementById("lmmprobe-data").textContent);
+
+  // ---- charts
+  var config = { displaylogo: false, responsive: true };
+  Object.keys(DATA.figures).forEach(function (id) {
+    var el = document.getElementById(id);
+    if (!el || typeof Plotly === "undefined") { return; }
+    var fig = DATA.figures[id];
+    Plotly.newPlot(el, fig.data, fig.layout, config);
+  });
+
+  // ---- sample browser
+  var B = DATA.browser;
+  var root = document.getElementById("b-items");
+  if (!root) { return; }
+  var search = document.getElementById("b-search");
+  var filter = document.getElementById("b-filter");
+  var sizeSel = document.getElementById("b-size");
+  var status = document.getElementById("b-status");
+  var buttons = {
+    first: document.getElementById("b-first"), prev: document.getElementById("b-prev"),
+    next: document.getElementById("b-next"), last: document.getElementById("b-last")
+  };
+  var state = { page: 0, size: parseInt(sizeSel.value, 10) || 25, shown: B.items.map(function (_, i) { return i; }) };
+  var F = {}; // answer field name -> position
+  B.answer_fields.forEach(function (name, i) { F[name] = i; });
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+
+  var hay = [];
+  function haystack(i) {
+    if (hay[i] === undefined) {
+      var it = B.items[i];
+      var parts = [it.id, it.q || "", it.ctx || "", it.meta || "", it.gold || ""].concat(it.opts || []);
+      it.ans.forEach(function (a) { parts.push(a[F.raw] || "", a[F.prediction] || "", a[F.error] || "", B.entries[a[F.entry]]); });
+      hay[i] = parts.join("\n").toLowerCase();
+    }
+    return hay[i];
+  }
+
+  function keep(it) {
+    var mode = filter.value;
+    if (mode === "wrong") { return it.ans.some(function (a) { return a[F.correct] === 0; }); }
+    if (mode === "problem") { return it.ans.some(function (a) { return a[F.stage] === "unparsed" || a[F.stage] === "error"; }); }
+    if (mode === "disagree") {
+      var seen = {};
+      it.ans.forEach(function (a) { if (a[F.stage] !== "error") { seen["#" + a[F.prediction]] = true; } });
+      return Object.keys(seen).length > 1;
+    }
+    return true;
+  }
+
+  function applyFilter() {
+    var q = search.value.trim().toLowerCase();
+    state.shown = [];
+    for (var i = 0; i < B.items.length; i++) {
+      if (keep(B.items[i]) && (!q || haystack(i).indexOf(q) !== -1)) { state.shown.push(i); }
+    }
+    state.page = 0;
+    render();
+  }
+
+  function thumb(index) {
+    var uri = B.thumbs[index];
+    // Only our own data URIs of images are ever used as a source.
+    if (typeof uri !== "string" || uri.indexOf("data:image/") !== 0) { return null; }
+    var img = el("img");
+    img.src = uri;
+    img.alt = "sample image";
+    return img;
+  }
+
+  function card(it) {
+    var art = el("article", "sample");
+    art.dataset.sampleId = it.id;
+    var thumbs = el("div", "thumbs");
+    it.img.forEach(function (k) { var t = thumb(k); if (t) { thumbs.appendChild(t); } });
+    art.appendChild(thumbs);
+    var body = el("div", "body");
+    body.appendChild(el("div", "sid", it.id + (it.meta ? " · " + it.meta : "") + (B.data.length > 1 ? " · " + B.data[it.data] : "")));
+    if (it.ctx) { body.appendChild(el("p", "ctx", it.ctx)); }
+    body.appendChild(el("p", "q", it.q));
+    if (it.opts) {
+      var ol = el("ol", "opts");
+      ol.type = "A";
+      it.opts.forEach(function (o, i) { ol.appendChild(el("li", i === it.goldi ? "gold" : "", o)); });
+      body.appendChild(ol);
+    } else {
+      var g = el("div");
+      g.appendChild(el("span", null, "reference: "));
+      g.appendChild(el("span", "gold-text", it.gold));
+      body.appendChild(g);
+    }
+    var table = el("table", "answers");
+    var head = el("tr");
+    ["model", "raw answer", "stage", "prediction", ""].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    table.appendChild(head);
+    it.ans.forEach(function (a) {
+      var tr = el("tr");
+      var name = B.entries[a[F.entry]] + (a[F.repeat] ? " #" + a[F.repeat] : "");
+      tr.appendChild(el("td", null, name));
+      var raw = el("td", "raw");
+      if (a[F.error]) { raw.appendChild(el("span", "errtext", a[F.error])); } else { raw.textContent = a[F.raw] === null ? "" : a[F.raw]; }
+      tr.appendChild(raw);
+      var st = el("td");
+      st.appendChild(el("span", "stage " + String(a[F.stage]).replace(/[^a-z]/g, ""), a[F.stage]));
+      tr.appendChild(st);
+      tr.appendChild(el("td", null, a[F.prediction]));
+      var c = a[F.correct];
+      tr.appendChild(el("td", c === 1 ? "ok" : c === 0 ? "bad" : "", c === 1 ? "✓" : c === 0 ? "✗" : ""));
+      table.appendChild(tr);
+    });
+    body.appendChild(table);
+    art.appendChild(body);
+    return art;
+  }
+
+  function pages() { return Math.max(1, Math.ceil(state.shown.length / state.size)); }
+
+  function render() {
+    var n = pages();
+    state.page = Math.min(Math.max(state.page, 0), n - 1);
+    var start = state.page * state.size;
+    var frag = document.createDocumentFragment();
+    state.shown.slice(start, start + state.size).forEach(function (i) { frag.appendChild(card(B.items[i])); });
+    root.replaceChildren(frag);
+    status.textContent = state.shown.length
+      ? "page " + (state.page + 1) + " of " + n + " · " + state.shown.length + " of " + B.items.length + " samples"
+      : "no sample matches";
+    buttons.first.disabled = buttons.prev.disabled = state.page === 0;
+    buttons.next.disabled = buttons.last.disabled = state.page >= n - 1;
+  }
+
+  function go(page) { state.page = page; render(); }
+  buttons.first.addEventListener("click", function () { go(0); });
+  buttons.prev.addEventListener("click", function () { go(state.page - 1); });
+  buttons.next.addEventListener("click", function () { go(state.page + 1); });
+  buttons.last.addEventListener("click", function () { go(pages() - 1); });
+  sizeSel.addEventListener("change", function () { state.size = parseInt(sizeSel.value, 10) || 25; go(0); });
+  filter.addEventListener("change", applyFilter);
+  var timer = null;
+  search.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(applyFilter, 150); });
+  render();
+})();

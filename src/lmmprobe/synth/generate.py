@@ -1,0 +1,488 @@
+"""Generate a synthetic benchmark: items → images → questions, streamed to disk or in memory.
+
+Origin: Dysca (Zhang et al., 2024) — unlimited, leak-free test data whose ground truth is known
+by construction. Two ways to use it:
+
+- `iter_samples`: samples whose images are lazy recipes (drawn when a model needs them), for
+  ``lmmprobe run --data synth``; procedural renderer and recipe scenarios only.
+- `write_dataset`: a dataset folder — ``samples.jsonl`` (lmmprobe's JSONL, loadable with
+  ``--data synth:DIR``), ``images/`` (PNG), ``dysca.json`` (Dysca's evaluation layout) and
+  ``manifest.json`` (settings, renderer, font, filters, counts). Items are made in chunks by
+  worker processes and written in item order as they arrive, so memory stays flat at any size
+  and the same settings give byte-identical files whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from lmmprobe import __version__
+from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.synth import procedural, scenarios, vocab
+from lmmprobe.synth.metadata import SUBTASKS, Item, make_item
+from lmmprobe.synth.questions import item_questions
+
+__all__ = [
+    "DYSCA_FILE",
+    "MANIFEST_FILE",
+    "SAMPLES_FILE",
+    "SynthConfig",
+    "dysca_record",
+    "iter_samples",
+    "write_dataset",
+]
+
+SAMPLES_FILE = "samples.jsonl"
+DYSCA_FILE = "dysca.json"
+MANIFEST_FILE = "manifest.json"
+FORMAT = "lmmprobe-synth/1"
+
+FONT = {
+    "name": "Noto Emoji (monochrome), weight 400",
+    "license": "SIL Open Font License 1.1",
+    "source": "npm @fontsource/noto-emoji 5.3.2",
+}
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """Everything that decides a synthetic dataset's content (recorded in its manifest).
+
+    Attributes:
+        n: Number of metadata items; each gives 3 questions per scenario it is shown under.
+        seed: Seed of the whole set.
+        subtasks: Subtasks items cycle through (`lmmprobe.synth.metadata.SUBTASKS`).
+        scenarios: Scenarios each item is shown under (`lmmprobe.synth.scenarios.SCENARIOS`).
+        size: Image side in pixels.
+        severity: Corruption severity (1-5; Dysca's settings are 3).
+        renderer: ``procedural`` (offline, CPU) or ``diffusion`` (a diffusers pipeline).
+        diffusion_model: Pipeline path or hub id for the diffusion renderer.
+        proxy: hf model spec attacked by PGD for the adversarial scenario.
+        epsilon: PGD L-infinity bound on pixel values in [0, 1].
+        step_size: PGD step.
+        steps: PGD iterations.
+        clip_model: CLIP checkpoint path for the text-image consistency filter (None: off).
+        clip_threshold: Items whose clean image scores below this against the prompt are dropped.
+
+    """
+
+    n: int = 100
+    seed: int = 0
+    subtasks: tuple[str, ...] = SUBTASKS
+    scenarios: tuple[str, ...] = ("clean",)
+    size: int = 512
+    severity: int = 3
+    renderer: str = "procedural"
+    diffusion_model: str | None = None
+    proxy: str | None = None
+    epsilon: float = 8 / 255
+    step_size: float = 2 / 255
+    steps: int = 10
+    clip_model: str | None = None
+    clip_threshold: float = 20.0
+
+    def __post_init__(self) -> None:
+        problems = []
+        if self.n < 0:
+            problems.append(f"n must be >= 0, got {self.n}")
+        if not 32 <= self.size <= 4096:
+            problems.append(f"size must be in [32, 4096], got {self.size}")
+        if not 1 <= self.severity <= 5:
+            problems.append(f"severity must be in [1, 5], got {self.severity}")
+        bad = [s for s in self.subtasks if s not in SUBTASKS]
+        if bad or not self.subtasks:
+            problems.append(f"unknown subtasks {bad} (known: {', '.join(SUBTASKS)})")
+        bad = [s for s in self.scenarios if s not in scenarios.SCENARIOS]
+        if bad or not self.scenarios:
+            problems.append(f"unknown scenarios {bad} (known: {', '.join(scenarios.SCENARIOS)})")
+        if self.renderer not in ("procedural", "diffusion"):
+            problems.append(f"renderer must be procedural or diffusion, got {self.renderer!r}")
+        if self.renderer == "diffusion" and not self.diffusion_model:
+            problems.append("the diffusion renderer needs a model (--diffusion-model PATH_OR_ID)")
+        if "adversarial" in self.scenarios and not self.proxy:
+            problems.append("the adversarial scenario needs a proxy model (--proxy hf:PATH)")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready settings (tuples as lists)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def _wrong_options(sample: Sample) -> list[str]:
+    assert sample.choices is not None and isinstance(sample.answer, int)
+    return [c for i, c in enumerate(sample.choices) if i != sample.answer]
+
+
+def _with_scenario(
+    samples: list[Sample], params: dict[str, Any], extra: dict[str, Any]
+) -> list[Sample]:
+    meta: dict[str, Any] = dict(extra)
+    if params.get("type") == "corruption":
+        meta.update(corruption=params["kind"], severity=params["severity"])
+    elif params.get("type") == "print_attack":
+        meta["print_attack"] = params["attack"]
+    if not meta:
+        return samples
+    return [s.model_copy(update={"metadata": {**s.metadata, **meta}}) for s in samples]
+
+
+def iter_samples(config: SynthConfig) -> Iterator[Sample]:
+    """Samples with lazily drawn images (procedural renderer, recipe scenarios only).
+
+    Raises:
+        ValueError: The config asks for something only `write_dataset` makes (diffusion,
+            adversarial images, the CLIP filter).
+
+    """
+    if config.renderer != "procedural" or config.clip_model:
+        raise ValueError(
+            "on-the-fly synthetic data uses the procedural renderer without filters; "
+            "use `lmmprobe synth generate` for diffusion images or the CLIP filter"
+        )
+    if "adversarial" in config.scenarios:
+        raise ValueError(
+            "the adversarial scenario needs a proxy model: make the set with "
+            "`lmmprobe synth generate --scenarios ...,adversarial --proxy hf:PATH`"
+        )
+    for index in range(config.n):
+        item = make_item(index, config.seed, subtasks=config.subtasks, size=config.size)
+        clean = item_questions(item, scenarios.scenario_ref(item, {}), scenario="clean")
+        for name in config.scenarios:
+            if not scenarios.applies(item, name):
+                continue
+            params = scenarios.scenario_params(
+                item, name, _wrong_options(clean[0]), config.severity
+            )
+            ref = scenarios.scenario_ref(item, params)
+            yield from _with_scenario(item_questions(item, ref, scenario=name), params, {})
+
+
+# --- writing a dataset folder -------------------------------------------------------------
+
+# Heavy per-process objects (a diffusion pipeline, the PGD proxy, CLIP), built on first use in
+# each worker and kept for its later chunks.
+_STATE: dict[str, Any] = {}
+
+
+def _diffusion(config: SynthConfig) -> Any:
+    if "diffusion" not in _STATE:
+        from lmmprobe.synth.diffusion import DiffusionRenderer
+
+        assert config.diffusion_model is not None
+        _STATE["diffusion"] = DiffusionRenderer(config.diffusion_model)
+    return _STATE["diffusion"]
+
+
+def _attacker(config: SynthConfig) -> Any:
+    if "attacker" not in _STATE:
+        from lmmprobe.synth.adversarial import PGDAttacker, PGDConfig
+
+        assert config.proxy is not None
+        pgd = PGDConfig(epsilon=config.epsilon, step_size=config.step_size, steps=config.steps)
+        _STATE["attacker"] = PGDAttacker(config.proxy, pgd)
+    return _STATE["attacker"]
+
+
+def _clip(config: SynthConfig) -> Any:
+    if "clip" not in _STATE:
+        from lmmprobe.synth.filters import ClipScoreFilter
+
+        assert config.clip_model is not None
+        _STATE["clip"] = ClipScoreFilter(config.clip_model, config.clip_threshold)
+    return _STATE["clip"]
+
+
+def _prompt(recipe: dict[str, Any]) -> str:
+    from lmmprobe.synth.prompt import build_prompt
+
+    return build_prompt(recipe)
+
+
+def image_path(item: Item, scenario: str) -> str:
+    """Where an item's image under a scenario is written, relative to the dataset folder."""
+    # Shards of 1,000 items keep directories small at 100k+ items.
+    return f"images/{item.index // 1000:04d}/{item.id}@{scenario}.png"
+
+
+def dysca_record(sample: Sample, prompt: str) -> dict[str, Any]:
+    """One question in Dysca's evaluation JSON layout.
+
+    ``answer`` is the correct option's text for choice questions (its letter is
+    ``answer_letter``) and the reference description for free-form ones; ``instruction`` is the
+    full text Dysca asks with.
+    """
+    from lmmprobe.formulate import formulate
+    from lmmprobe.schema import FormulateConfig
+
+    request = formulate(sample, config=FormulateConfig(prompt_style="dysca"))
+    record: dict[str, Any] = {
+        "id": sample.id,
+        "images": [img.path for img in sample.images],
+        "prompt": prompt,
+        "instruction": request.prompt,
+        "question": sample.question,
+        "answer": sample.gold_text,
+        "options": list(sample.choices or []),
+        "question_type": sample.metadata["question_type"],
+        "question_majority": sample.metadata["subtask"],
+        "granularity": sample.metadata["granularity"],
+        "scenario": sample.metadata["scenario"],
+        "style": sample.metadata["style"],
+    }
+    if sample.is_choice and request.marks is not None:
+        assert request.order is not None
+        record["options"] = list(request.options or [])
+        record["answer_letter"] = request.marks[request.order.index(int(sample.answer))]  # type: ignore[arg-type]
+    return record
+
+
+def _row(sample: Sample) -> str:
+    data: dict[str, Any] = {
+        "id": sample.id,
+        "images": [img.path for img in sample.images],
+        "question": sample.question,
+        "choices": sample.choices,
+        "answer": sample.answer,
+        "formulation": sample.formulation,
+        "metadata": sample.metadata,
+    }
+    return json.dumps({k: v for k, v in data.items() if v is not None}, ensure_ascii=False)
+
+
+@dataclass
+class _Chunk:
+    lines: list[str] = field(default_factory=list)
+    dysca: list[str] = field(default_factory=list)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    dropped: dict[str, int] = field(default_factory=dict)
+    adversarial: dict[str, Any] | None = None
+
+
+def _save_png(image: Image.Image, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Level 1: most of zlib's size win at a fraction of the default level's time; fixed
+    # settings keep the bytes identical run to run.
+    image.save(path, format="PNG", compress_level=1)
+
+
+def _clean_images(config: SynthConfig, items: list[Item]) -> list[Image.Image]:
+    if config.renderer == "diffusion":
+        return list(_diffusion(config).render([item.recipe for item in items]))
+    return [procedural.render(item.recipe) for item in items]
+
+
+def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
+    config, out, indices = job
+    root = Path(out)
+    items = [make_item(i, config.seed, subtasks=config.subtasks, size=config.size) for i in indices]
+    images = _clean_images(config, items)
+    result = _Chunk()
+    counters: dict[str, Counter[str]] = {
+        k: Counter() for k in ("subtask", "scenario", "style", "question_type")
+    }
+    for item, clean_image in zip(items, images, strict=True):
+        prompt = _prompt(item.recipe)
+        if config.clip_model and not _clip(config).keep([clean_image], [prompt])[0]:
+            result.dropped["clip_score"] = result.dropped.get("clip_score", 0) + 1
+            continue
+        clean_questions = item_questions(item, ImageRef(path="x"), scenario="clean")
+        wrong = _wrong_options(clean_questions[0])
+        for name in config.scenarios:
+            if not scenarios.applies(item, name):
+                continue
+            rel = image_path(item, name)
+            extra: dict[str, Any] = {}
+            if name == "adversarial":
+                attacker = _attacker(config)
+                mc = clean_questions[0].model_copy(
+                    update={"images": [ImageRef.from_pil(clean_image)]}
+                )
+                attack = attacker.attack(mc, clean_image, seed=item.recipe["seed"])
+                image = attack.image
+                params: dict[str, Any] = {}
+                # The proxy's identity (with its weights fingerprint) travels with every sample,
+                # so results can be split into white-box and transfer rows
+                # (`lmmprobe.synth.adversarial.proxy_relation`).
+                extra["adversarial"] = attacker.sample_metadata(attack)
+                result.adversarial = dict(attacker.identity)
+            else:
+                params = scenarios.scenario_params(item, name, wrong, config.severity)
+                image = scenarios.apply_params(clean_image, params)
+            _save_png(image, root / rel)
+            ref = ImageRef(path=rel)
+            for sample in _with_scenario(item_questions(item, ref, scenario=name), params, extra):
+                result.lines.append(_row(sample))
+                result.dysca.append(json.dumps(dysca_record(sample, prompt), ensure_ascii=False))
+                for key, counter in counters.items():
+                    counter[str(sample.metadata[key])] += 1
+    result.counts = {k: dict(c) for k, c in counters.items()}
+    return result
+
+
+def _chunks(n: int, size: int) -> Iterator[list[int]]:
+    for start in range(0, n, size):
+        yield list(range(start, min(n, start + size)))
+
+
+def _vocabulary() -> dict[str, int]:
+    return {
+        "glyph_classes": sum(len(g) for g in vocab.GLYPHS.values()),
+        "glyph_groups": len(vocab.GLYPHS),
+        "shapes": len(vocab.SHAPES),
+        "words": len(vocab.WORDS),
+        "backgrounds": len(vocab.BACKGROUNDS),
+        "styles": len(vocab.STYLES),
+        "colors": len(vocab.COLORS),
+    }
+
+
+def _renderer_identity(config: SynthConfig) -> dict[str, Any]:
+    if config.renderer == "diffusion":
+        return {"name": "diffusion", **dict(_diffusion(config).identity)}
+    return {
+        "name": procedural.RENDERER,
+        "version": procedural.RENDERER_VERSION,
+        "font": FONT,
+    }
+
+
+def write_dataset(
+    config: SynthConfig,
+    out: str | Path,
+    *,
+    workers: int = 1,
+    chunk_size: int = 32,
+    overwrite: bool = False,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Generate the dataset into folder `out` and return its manifest.
+
+    Args:
+        config: What to generate.
+        out: Output folder (created; must be empty or absent unless `overwrite`).
+        workers: Worker processes making chunks of items (1: in this process). The diffusion
+            renderer always runs in this process (one pipeline on one device).
+        chunk_size: Items per chunk handed to a worker.
+        overwrite: Replace an existing dataset folder.
+        on_progress: Called with (items done, items total) after each chunk.
+
+    Raises:
+        FileExistsError: `out` holds files and `overwrite` is false.
+
+    """
+    root = Path(out)
+    if root.exists() and any(root.iterdir()):
+        if not overwrite:
+            raise FileExistsError(f"{root} is not empty (pass overwrite=True / --overwrite)")
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    if config.renderer == "diffusion" or "adversarial" in config.scenarios:
+        workers = 1  # one model on one device; extra processes would each load it
+    jobs = ((config, str(root), idx) for idx in _chunks(config.n, chunk_size))
+    totals: dict[str, Counter[str]] = {}
+    dropped: Counter[str] = Counter()
+    adversarial: dict[str, Any] | None = None
+    done = samples = 0
+    with (
+        (root / SAMPLES_FILE).open("w", encoding="utf-8", newline="\n") as jsonl,
+        (root / DYSCA_FILE).open("w", encoding="utf-8", newline="\n") as dysca,
+    ):
+        dysca.write("[")
+        first = True
+        for chunk in _run_jobs(jobs, workers):
+            for line in chunk.lines:
+                jsonl.write(line + "\n")
+            for record in chunk.dysca:
+                dysca.write(("\n" if first else ",\n") + record)
+                first = False
+            samples += len(chunk.lines)
+            for key, counts in chunk.counts.items():
+                totals.setdefault(key, Counter()).update(counts)
+            dropped.update(chunk.dropped)
+            adversarial = chunk.adversarial or adversarial
+            done = min(config.n, done + chunk_size)
+            if on_progress:
+                on_progress(done, config.n)
+        dysca.write("\n]\n")
+    manifest = _manifest(config, totals, dropped, samples, adversarial)
+    (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _run_jobs(jobs: Iterator[tuple[SynthConfig, str, list[int]]], workers: int) -> Iterator[_Chunk]:
+    if workers <= 1:
+        yield from map(_make_chunk, jobs)
+        return
+    # spawn: workers start clean (no inherited torch threads or open files) on every platform.
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        # imap keeps item order, so the files do not depend on which worker finished first.
+        yield from pool.imap(_make_chunk, jobs)
+
+
+def _manifest(
+    config: SynthConfig,
+    totals: dict[str, Counter[str]],
+    dropped: Counter[str],
+    samples: int,
+    adversarial: dict[str, Any] | None,
+) -> dict[str, Any]:
+    filters: list[dict[str, Any]] = []
+    if config.clip_model:
+        filters.append(
+            {**dict(_clip(config).describe()), "dropped_items": dropped.get("clip_score", 0)}
+        )
+    return {
+        "format": FORMAT,
+        "lmmprobe": __version__,
+        "config": config.to_dict(),
+        "renderer": _renderer_identity(config),
+        "vocabulary": _vocabulary(),
+        "files": {"samples": SAMPLES_FILE, "dysca": DYSCA_FILE, "images": "images/"},
+        "counts": {
+            "items": config.n - sum(dropped.values()),
+            "samples": samples,
+            **{f"by_{k}": dict(sorted(v.items())) for k, v in sorted(totals.items())},
+        },
+        "filters": filters,
+        "adversarial_proxy": adversarial,
+    }
+
+
+def load_manifest(folder: str | Path) -> dict[str, Any]:
+    """Read a dataset folder's manifest.
+
+    Raises:
+        FileNotFoundError: No manifest (not a dataset made by `write_dataset`).
+
+    """
+    path = Path(folder) / MANIFEST_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no synthetic-dataset manifest (make one with `lmmprobe synth generate`)"
+        )
+    result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return result
+
+
+def count_samples(
+    folder: str | Path, keys: Sequence[str] = ("subtask", "scenario", "style", "question_type")
+) -> dict[str, dict[str, int]]:
+    """Count a dataset's samples per metadata key, read from its JSONL (true after filtering)."""
+    counts: dict[str, Counter[str]] = {k: Counter() for k in keys}
+    with (Path(folder) / SAMPLES_FILE).open(encoding="utf-8") as f:
+        for line in f:
+            meta = json.loads(line).get("metadata", {})
+            for k in keys:
+                counts[k][str(meta.get(k, "-"))] += 1
+    return {k: dict(sorted(c.items())) for k, c in counts.items()}

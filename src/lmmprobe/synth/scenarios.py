@@ -1,0 +1,122 @@
+"""Dysca's four scenarios: clean, corruption, print attack, adversarial.
+
+Origin: Dysca (Zhang et al., 2024). The same item (and so the same questions) is shown under
+each scenario:
+
+- ``clean``: the rendered image;
+- ``corruption``: one of Dysca's 11 corruptions (`lmmprobe.tools.corrupt`) at a severity;
+- ``print_attack``: the text of a wrong multiple-choice option printed on the image with
+  parameters from Dysca's grid (`lmmprobe.tools.sample_print_attack`); OCR items are excluded,
+  since printed text would change their answer;
+- ``adversarial``: PGD against a proxy model (`lmmprobe.synth.adversarial`); needs the model,
+  so only `lmmprobe synth generate --proxy` makes it, never the on-the-fly source.
+
+Scenario parameters are drawn from the item's own stream and recorded in the sample metadata
+(``corruption``, ``severity``, ``print_attack``, ``adversarial``).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from PIL import Image
+
+from lmmprobe.schema import ImageRef, register_renderer
+from lmmprobe.synth import procedural
+from lmmprobe.synth.metadata import Item
+
+__all__ = [
+    "RECIPE_SCENARIOS",
+    "RENDERER",
+    "SCENARIOS",
+    "applies",
+    "render",
+    "scenario_params",
+    "scenario_ref",
+]
+
+SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack", "adversarial")
+"""Dysca's scenarios, in report order."""
+
+RECIPE_SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack")
+"""Scenarios drawn from a recipe alone (the adversarial one needs a proxy model)."""
+
+RENDERER = "synth"
+"""Recipe renderer name: the procedural image with its scenario applied."""
+
+_VERSION = f"1+{procedural.RENDERER_VERSION}"
+
+
+def applies(item: Item, scenario: str) -> bool:
+    """Whether `item` is shown under `scenario` (OCR items never get a print attack)."""
+    return not (scenario == "print_attack" and item.subtask == "ocr")
+
+
+def scenario_params(
+    item: Item, scenario: str, wrong_options: list[str], severity: int
+) -> dict[str, Any]:
+    """The recorded parameters of `item` under `scenario` (empty for clean and adversarial).
+
+    Args:
+        item: The metadata item.
+        scenario: One of `SCENARIOS`.
+        wrong_options: The item's multiple-choice distractors (print-attack text comes from them).
+        severity: Corruption severity, 1-5.
+
+    """
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
+    rng = random.Random(f"{item.seed}:{item.index}:{scenario}")
+    size = int(item.recipe["size"])
+    if scenario == "corruption":
+        from lmmprobe.tools import CORRUPTIONS
+
+        kind = rng.choice(CORRUPTIONS)
+        return {
+            "type": "corruption",
+            "kind": kind,
+            "severity": severity,
+            "seed": rng.randrange(2**31),
+        }
+    if scenario == "print_attack":
+        from lmmprobe.tools import sample_print_attack
+
+        attack = sample_print_attack(rng, rng.choice(wrong_options), (size, size))
+        return {"type": "print_attack", "attack": attack.to_dict()}
+    return {}
+
+
+def _apply(image: Image.Image, params: dict[str, Any]) -> Image.Image:
+    # Imported here: corruptions need albumentations, which a clean set never does.
+    from lmmprobe.tools import PrintAttack, apply_print_attack, corrupt
+
+    if params["type"] == "corruption":
+        return corrupt(
+            image, params["kind"], severity=int(params["severity"]), seed=int(params["seed"])
+        )
+    if params["type"] == "print_attack":
+        return apply_print_attack(image, PrintAttack.from_dict(params["attack"]))
+    raise ValueError(f"unknown scenario type {params['type']!r}")
+
+
+def render(recipe: dict[str, Any]) -> Image.Image:
+    """Draw a recipe with the procedural renderer, then apply its ``scenario`` if any."""
+    base = {k: v for k, v in recipe.items() if k != "scenario"}
+    image = procedural.render(base)
+    params = recipe.get("scenario")
+    return _apply(image, params) if params else image
+
+
+def apply_params(image: Image.Image, params: dict[str, Any]) -> Image.Image:
+    """Apply recorded scenario parameters to an already rendered image (identity when empty)."""
+    return _apply(image, params) if params else image
+
+
+def scenario_ref(item: Item, params: dict[str, Any]) -> ImageRef:
+    """A lazily drawn reference to the item's image under a recipe scenario."""
+    recipe = {**item.recipe, "scenario": params} if params else dict(item.recipe)
+    return ImageRef.from_recipe(RENDERER, recipe)
+
+
+register_renderer(RENDERER, _VERSION, render)

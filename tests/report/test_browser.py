@@ -1,0 +1,120 @@
+"""The HTML report in a real browser: headless Chromium through Playwright (system executable).
+
+It must render without console or page errors, draw its charts, paginate the sample browser,
+and show hostile model output as text that never runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.report.test_html import IMG, PAYLOADS, SCRIPT, Runs, make_runs
+
+from lmmprobe.report import build_report
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+if not Path(CHROMIUM).exists():
+    pytest.skip(f"no Chromium executable at {CHROMIUM}", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser")
+    runs: Runs = make_runs(root)
+    out = root / "report.html"
+    out.write_text(build_report([runs.normal, runs.blind], db=runs.db), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        try:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        except Exception as exc:  # a Chromium that cannot start here is an environment issue
+            pytest.skip(f"Chromium did not start: {exc}")
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def opened(browser: Any, report_file: Path) -> Iterator[tuple[Any, list[str], list[str]]]:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    console: list[str] = []
+    errors: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)  # fmt: skip
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(report_file.as_uri())
+    # Selector waits, not wait_for_function: the page's CSP rightly forbids eval.
+    page.wait_for_selector(".chart .main-svg")
+    yield page, console + errors, requests
+    page.close()
+
+
+def test_renders_without_errors_and_draws_charts(opened: tuple[Any, list[str], list[str]]) -> None:
+    page, problems, requests = opened
+    page.wait_for_timeout(300)
+    assert problems == []
+    # Nothing but the file itself (and its data: URIs) is ever requested.
+    assert all(u.startswith(("file:", "data:")) for u in requests), requests
+    charts = page.eval_on_selector_all(
+        ".chart", "els => els.map(e => [e.id, e.querySelectorAll('svg.main-svg').length])"
+    )
+    assert len(charts) >= 5
+    assert all(n > 0 for _, n in charts), charts
+    ids = {c for c, _ in charts}
+    assert {"fig-leaderboard", "fig-heatmap", "fig-radar-0", "fig-radar-1", "fig-blind"} <= ids
+    # The heatmap shows the hostile subtask name as text, not as a bold tag and an image.
+    ticks = page.eval_on_selector_all(
+        "#fig-heatmap .xtick text", "els => els.map(e => e.textContent)"
+    )
+    assert "<b>bold</b><img src=x onerror=window.__xss=1>" in ticks
+
+
+def test_sample_browser_paginates(opened: tuple[Any, list[str], list[str]]) -> None:
+    page, problems, _ = opened
+    page.select_option("#b-size", "10")
+    first = page.eval_on_selector_all("article.sample", "els => els.map(e => e.dataset.sampleId)")
+    assert len(first) == 10 and first[0] == "s-000"
+    assert page.text_content("#b-status").startswith("page 1 of 3")
+    page.click("#b-next")
+    second = page.eval_on_selector_all("article.sample", "els => els.map(e => e.dataset.sampleId)")
+    assert second[0] == "s-010" and not set(first) & set(second)
+    assert page.text_content("#b-status").startswith("page 2 of 3")
+    page.click("#b-last")
+    assert page.locator("article.sample").count() == 10
+    assert page.is_disabled("#b-next") and not page.is_disabled("#b-prev")
+    # Filtering: only samples where a request failed or an answer could not be read.
+    page.select_option("#b-filter", "problem")
+    n = page.locator("article.sample").count()
+    assert 0 < n <= 10
+    page.fill("#b-search", "s-004")
+    sync_api.expect(page.locator("article.sample")).to_have_count(1)
+    assert page.locator("article.sample img").count() == 1
+    assert problems == []
+
+
+def test_hostile_output_is_text_and_never_runs(opened: tuple[Any, list[str], list[str]]) -> None:
+    page, problems, _ = opened
+    page.select_option("#b-size", "100")
+    raws = page.eval_on_selector_all("td.raw", "els => els.map(e => e.textContent)")
+    for payload in PAYLOADS:
+        assert f"(B) {payload}" in raws
+    assert any(IMG in r for r in raws)  # the error message with the payload
+    questions = page.eval_on_selector_all("p.q", "els => els.map(e => e.textContent)")
+    assert any(q.endswith(SCRIPT) for q in questions)
+    options = page.eval_on_selector_all("ol.opts li", "els => els.map(e => e.textContent)")
+    assert IMG in options and SCRIPT in options
+    # None of it became an element: the only images are the thumbnails, no script ran.
+    srcs = page.eval_on_selector_all("img", "els => els.map(e => e.getAttribute('src'))")
+    assert srcs and all(s.startswith("data:image/") for s in srcs)
+    assert page.evaluate("typeof window.__xss") == "undefined"
+    assert page.evaluate("document.querySelectorAll('script').length") == 3
+    assert problems == []
