@@ -62,3 +62,33 @@ def test_errors_exit_2_with_a_message(run: tuple[Path, str, Path], tmp_path: Pat
     assert res.exit_code == 2 and "no run 'no-such-run'" in res.output
     res = runner.invoke(app, ["report", str(tmp_path)])
     assert res.exit_code == 2 and "neither results.json" in res.output
+
+
+def test_cards_are_shown_and_bad_cards_exit_2(run: tuple[Path, str, Path], tmp_path: Path) -> None:
+    db, run_id, _ = run
+    cards = tmp_path / "cards.yaml"
+    cards.write_text(
+        "random:\n  parameters: 7B\n  instruction_tuning: true\nfirst:\n  parameters: 1B\n"
+    )
+    res = runner.invoke(
+        app, ["report", run_id, "--db", str(db), "-f", "json", "--cards", str(cards)]
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert {c["model"]: c["parameters"] for c in doc["cards"]} == {
+        "random": "medium",
+        "first": "small",
+    }
+    assert doc["cards_source"] == str(cards)
+    (t,) = doc["group_tests"]  # medium vs small: pairs over the demo's four tasks
+    assert (t["dimension"], t["a"], t["b"], t["n"]) == ("parameters", "medium", "small", 4)
+    assert t["p_value"] is None or 0.0 <= t["p_value"] <= 1.0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("random:\n  instruction_tuning: maybe\n")
+    res = runner.invoke(app, ["report", run_id, "--db", str(db), "--cards", str(bad)])
+    assert res.exit_code == 2
+    assert f"{bad}:1: model 'random': field 'instruction_tuning'" in res.output
+    res = runner.invoke(
+        app, ["report", run_id, "--db", str(db), "--cards", str(tmp_path / "no.yaml")]
+    )
+    assert res.exit_code == 2 and "no.yaml: file does not exist" in res.output

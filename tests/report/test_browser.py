@@ -1,7 +1,8 @@
 """The HTML report in a real browser: headless Chromium through Playwright (system executable).
 
 It must render without console or page errors, draw its charts, paginate the sample browser,
-and show hostile model output as text that never runs.
+show hostile model output as text that never runs, and show a real APEx campaign's experiment
+tables and thumbnails and the model cards.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.test_html import IMG, PAYLOADS, SCRIPT, Runs, make_runs
+from tests.report.test_html import (
+    APEX_QUERY,
+    IMG,
+    PAYLOADS,
+    SCRIPT,
+    Runs,
+    make_campaign,
+    make_runs,
+)
 
 from lmmprobe.report import build_report
 
@@ -26,8 +35,15 @@ if not Path(CHROMIUM).exists():
 def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser")
     runs: Runs = make_runs(root)
+    campaign = make_campaign(root)
+    cards = root / "cards.yaml"
+    cards.write_text(
+        f"first:\n  parameters: 1B\n  notes: '{IMG}'\nscripted:\n  proprietary: true\n",
+        encoding="utf-8",
+    )
     out = root / "report.html"
-    out.write_text(build_report([runs.normal, runs.blind], db=runs.db), encoding="utf-8")
+    html = build_report([runs.normal, runs.blind, campaign], db=runs.db, cards=cards)
+    out.write_text(html, encoding="utf-8")
     return out
 
 
@@ -117,4 +133,41 @@ def test_hostile_output_is_text_and_never_runs(opened: tuple[Any, list[str], lis
     assert srcs and all(s.startswith("data:image/") for s in srcs)
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert page.evaluate("document.querySelectorAll('script').length") == 3
+    assert problems == []
+
+
+def test_apex_campaign_renders_with_its_tables_and_thumbnails(
+    opened: tuple[Any, list[str], list[str]],
+) -> None:
+    page, problems, _ = opened
+    page.locator("#apex").scroll_into_view_if_needed()
+    assert page.text_content("#apex h2 + article h2") == f"APEx: {APEX_QUERY}"
+    experiments = page.locator("#apex section.apex-experiment")
+    assert experiments.count() == 2
+    # Per experiment: the answers-and-tools table and the results table, one row per model.
+    for i in range(2):
+        tables = experiments.nth(i).locator("table")
+        assert tables.count() == 2
+        models = tables.nth(1).locator("tbody tr td:first-child").all_text_contents()
+        assert models == ["random", "first"]
+    # Thumbnails are decoded images (not broken icons), drawn at their 64 px size.
+    thumbs = page.eval_on_selector_all(
+        "#apex img",
+        "els => els.map(e => [e.complete, e.naturalWidth, e.getBoundingClientRect().width])",
+    )
+    assert len(thumbs) >= 8
+    for complete, natural, width in thumbs:
+        assert complete and natural > 0 and width == 64
+    assert problems == []
+
+
+def test_model_cards_and_tests_show_as_text(opened: tuple[Any, list[str], list[str]]) -> None:
+    page, problems, _ = opened
+    rows = page.eval_on_selector_all("#card-table tbody tr", "els => els.map(e => e.textContent)")
+    assert len(rows) == 2 and any(IMG in r for r in rows)
+    # scripted (proprietary: large) and first (1B: small) form two size groups, but they
+    # share a single catalog task: the pair is listed with the reason it was not tested.
+    note = page.text_content("#cards table.ttests tbody tr")
+    assert note is not None and "parameters" in note and "at least 2 datasets" in note
+    assert page.evaluate("typeof window.__xss") == "undefined"
     assert problems == []

@@ -2,7 +2,9 @@
 
 Runs are made by the real runner and store: a JSONL dataset whose questions, options and
 subtask names carry HTML/script payloads, answered by a scripted external-model stand-in whose
-raw answers (and error messages) carry them too; once with images and once blind.
+raw answers (and error messages) carry them too; once with images and once blind. Model cards,
+HEMM's t-tests and the rank agreement between benchmarks use four baseline models on two demo
+data sets; the APEx section renders a real campaign made by ``lmmprobe apex``.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+from scipy import stats
+from typer.testing import CliRunner
 
 from lmmprobe.api import evaluate
+from lmmprobe.cli.main import app
 from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity, RateLimitError
 from lmmprobe.report import (
     ReportError,
+    ReportTables,
     build_report,
     build_tables,
     load_report_data,
@@ -173,7 +179,7 @@ def test_page_is_self_contained(page: str) -> None:
 
 def test_page_has_every_section_and_chart(page: str, runs: Runs) -> None:
     ids = {a.get("id") for _, a in _tags(page)}
-    for section in ("runs", "leaderboard", "dimensions", "radar", "heatmap", "sensitivity", "blind", "apex", "samples"):  # fmt: skip
+    for section in ("runs", "leaderboard", "agreement", "dimensions", "cards", "radar", "heatmap", "sensitivity", "blind", "apex", "samples"):  # fmt: skip
         assert section in ids
     figures = _blob(page)["figures"]
     assert {"fig-leaderboard", "fig-heatmap", "fig-deltas", "fig-blind"} <= set(figures)
@@ -360,3 +366,239 @@ def test_a_vanished_data_source_falls_back_to_the_stored_prompts(tmp_path: Path)
     browser = _blob(render_html(report))["browser"]
     assert len(browser["items"]) == 6 and browser["thumbs"] == []
     assert all("Options:" in item["q"] and item["opts"] is None for item in browser["items"])
+
+
+# ---- model cards, HEMM's t-tests, agreement between benchmarks
+
+MODELS4 = ["random", "random,seed=1", "random,seed=2", "first"]
+CARDS = f"""
+random:
+  parameters: 7B
+  instruction_tuning: true
+  training_type: modular
+"random,seed=1":
+  parameters: 13B
+  instruction_tuning: true
+"random,seed=2":
+  parameters: 2B
+  instruction_tuning: false
+first:
+  parameters: 1.5B
+  instruction_tuning: false
+  notes: "{SCRIPT}"
+"""
+
+
+@dataclass
+class Bench:
+    db: Path
+    a: str
+    b: str
+    blind: str
+    cards: Path
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    root = tmp_path_factory.mktemp("bench")
+    db = root / "lmmprobe.db"
+    spec = RunSpec(models=MODELS4, data="demo,n=40,size=32", db=str(db), bootstrap=20)
+    a = evaluate(spec)
+    blind = evaluate(spec, formulate={"blind": True})
+    b = evaluate(spec.model_copy(update={"data": "demo,n=40,seed=3,size=32"}))
+    cards = root / "cards.yaml"
+    cards.write_text(CARDS, encoding="utf-8")
+    return Bench(db, a.run_id, b.run_id, blind.run_id, cards)
+
+
+def _by_model(tables: ReportTables, run_id: str) -> dict[str, float]:
+    return {
+        r["model"]: r["metrics"]["accuracy"]["value"]
+        for r in tables.leaderboard
+        if r["run_id"] == run_id
+    }
+
+
+def test_rank_agreement_between_runs_on_different_data(bench: Bench) -> None:
+    refs = [bench.a, bench.b, bench.blind]
+    tables = build_tables(load_report_data(refs, db=bench.db, samples=False))
+    # The blind run is on the same data as run a, and without images: not a second benchmark.
+    (row,) = tables.rank_agreement
+    assert (row["run_a"], row["run_b"], row["metric"]) == (bench.a, bench.b, "accuracy")
+    assert row["n"] == 4 and row["models"] == sorted(MODELS4)
+    x, y = _by_model(tables, bench.a), _by_model(tables, bench.b)
+    xs, ys = [x[m] for m in row["models"]], [y[m] for m in row["models"]]
+    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(xs, ys).statistic)
+    assert row["kendall_p"] == pytest.approx(stats.kendalltau(xs, ys).pvalue)
+    # One run, or runs sharing fewer than 3 models, give no table (and say why).
+    assert (
+        build_tables(load_report_data([bench.a], db=bench.db, samples=False)).rank_agreement == []
+    )
+
+
+def test_rank_agreement_needs_three_shared_models(bench: Bench, tmp_path: Path) -> None:
+    db = tmp_path / "lmmprobe.db"
+    two = evaluate(RunSpec(models=["random", "first"], data="demo,n=12", db=str(db), bootstrap=0))
+    other = evaluate(
+        RunSpec(models=["random", "first"], data="demo,n=12,seed=5", db=str(db), bootstrap=0)
+    )
+    tables = build_tables(load_report_data([two.run_id, other.run_id], db=db, samples=False))
+    assert tables.rank_agreement == []
+    assert tables.agreement_note and "2 shared model(s)" in tables.agreement_note
+
+
+def test_category_tests_pair_over_models(bench: Bench) -> None:
+    tables = build_tables(load_report_data([bench.a, bench.blind], db=bench.db, samples=False))
+    # The demo's count task is fine-grained, color/shape/color_tf coarse: one testable pair.
+    (t,) = tables.category_tests
+    assert (t["dimension"], t["a"], t["b"]) == ("granularity", "fine", "coarse")
+    assert t["units"] == sorted(MODELS4) and t["n"] == 4  # the blind run is not a model
+    fine = [tables.normalized[m]["count"] for m in t["units"]]
+    coarse = [
+        sum(tables.normalized[m][k] for k in ("color", "shape", "color_tf")) / 3 for m in t["units"]
+    ]
+    want = stats.ttest_rel(fine, coarse)
+    assert t["statistic"] == pytest.approx(want.statistic)
+    assert t["p_value"] == pytest.approx(want.pvalue)
+    assert t["significant"] == (want.pvalue < 0.05)
+
+
+def test_model_cards_and_group_tests(bench: Bench) -> None:
+    data = load_report_data([bench.a, bench.b, bench.blind], db=bench.db, cards=bench.cards)
+    tables = build_tables(data)
+    cards = {c["model"]: c for c in tables.cards}
+    assert set(cards) == set(MODELS4) and tables.cards_source == str(bench.cards)
+    assert cards["random"]["parameters"] == "medium" and cards["first"]["parameters"] == "small"
+    assert cards["random"]["instruction_tuning"] == "yes"
+    assert cards["random"]["parameter_count"] == 7_000_000_000
+    assert len(cards["random"]["entries"]) == 3 and "random [blind]" in cards["random"]["entries"]
+    tests = {(t["dimension"], t["a"], t["b"]): t for t in tables.group_tests}
+    # Groups with two or more values: parameters (medium/small), instruction tuning (no/yes);
+    # training type has only one model with it known, so one group: no test.
+    assert set(tests) == {("parameters", "medium", "small"), ("instruction_tuning", "no", "yes")}
+    t = tests[("instruction_tuning", "no", "yes")]
+    assert t["models_a"] == ["first", "random,seed=2"] and t["models_b"] == [
+        "random",
+        "random,seed=1",
+    ]
+    # Pairs are tasks: each side is the mean over its models of their normalized score, a
+    # model's score being its mean over the two runs with images (the blind run is left out).
+    labels: dict[str, list[str]] = {}
+    for e in data.entries:
+        if not e.run.blind:
+            labels.setdefault(e.model, []).append(e.label)
+
+    def score(model: str, task: str) -> float:
+        values = [tables.normalized[lab][task] for lab in labels[model]]
+        return sum(values) / len(values)
+
+    tasks = t["units"]
+    assert tasks == ["color", "color_tf", "count", "shape"]
+    side_a = [sum(score(m, k) for m in t["models_a"]) / 2 for k in tasks]
+    side_b = [sum(score(m, k) for m in t["models_b"]) / 2 for k in tasks]
+    want = stats.ttest_rel(side_a, side_b)
+    assert t["statistic"] == pytest.approx(want.statistic)
+    assert t["p_value"] == pytest.approx(want.pvalue) and t["n"] == 4
+
+
+def test_cards_in_every_format(bench: Bench) -> None:
+    refs = [bench.a, bench.b]
+    html = build_report(refs, db=bench.db, cards=bench.cards)
+    section = html.split('<section id="cards">', 1)[1].split("</section>", 1)[0]
+    assert 'id="card-table"' in section and "instruction tuning" in section
+    assert "Paired t-tests between model groups" in section
+    assert SCRIPT not in html and "&lt;script&gt;window.__xss=1&lt;/script&gt;" in section
+    dims = html.split('<section id="dimensions">', 1)[1].split("</section>", 1)[0]
+    block = dims.split('data-dimension="granularity"', 1)[1].split("</table>", 1)[0]
+    assert "fine" in block and "coarse" in block and "ttests" in block  # next to its bars
+    assert "Spearman" in html.split('<section id="agreement">', 1)[1].split("</section>", 1)[0]
+
+    md = build_report(refs, fmt="md", db=bench.db, cards=bench.cards)
+    for heading in ("## Model cards", "### Paired t-tests between model groups", "### Paired t-tests between task categories", "## Agreement between benchmarks"):  # fmt: skip
+        assert heading in md
+    assert SCRIPT not in md
+
+    rows = list(csv.DictReader(io.StringIO(build_report(refs, fmt="csv", db=bench.db, cards=bench.cards))))  # fmt: skip
+    sections = {r["section"] for r in rows}
+    assert {"model_card", "group_ttest", "category_ttest", "rank_agreement"} <= sections
+    p = [r for r in rows if r["section"] == "group_ttest" and r["metric"] == "p_value"]
+    assert {r["dimension"] for r in p} == {"parameters", "instruction_tuning"}
+    assert {r["value"] for r in rows if r["section"] == "model_card" and r["model"] == "first" and r["dimension"] == "parameters"} == {"small"}  # fmt: skip
+
+    doc = json.loads(build_report(refs, fmt="json", db=bench.db, cards=bench.cards))
+    assert len(doc["group_tests"]) == 2 and len(doc["cards"]) == 4
+    assert len(doc["rank_agreement"]) == 1 and doc["category_tests"]
+
+
+def test_cards_without_enough_groups_say_why(runs: Runs, tmp_path: Path) -> None:
+    cards = tmp_path / "cards.yaml"
+    cards.write_text("first:\n  instruction_tuning: true\nnobody:\n  parameters: 3B\n")
+    data = load_report_data([runs.normal], db=runs.db, cards=cards, samples=False)
+    assert any("no model card" in w and "scripted" in w for w in data.warnings)
+    assert any("match no model" in w and "nobody" in w for w in data.warnings)
+    tables = build_tables(data)
+    assert [c["model"] for c in tables.cards] == ["first"]
+    assert tables.group_tests == [] and "no model-group t-tests" in (tables.groups_note or "")
+
+
+def test_bad_card_files_name_file_and_field(runs: Runs, tmp_path: Path) -> None:
+    bad = tmp_path / "cards.yaml"
+    bad.write_text("first:\n  parameters: 2B\nrandom:\n  training_type: sideways\n")
+    with pytest.raises(ReportError, match=r"cards\.yaml:3: model 'random': field 'training_type'"):
+        build_report([runs.normal], db=runs.db, cards=bad)
+    with pytest.raises(ReportError, match="does not exist"):
+        build_report([runs.normal], db=runs.db, cards=tmp_path / "missing.yaml")
+
+
+# ---- APEx: a real campaign, rendered in the report
+
+APEX_QUERY = "Can models identify rotated images?"
+
+
+def make_campaign(root: Path) -> Path:
+    """A small real campaign: rules orchestrator, the two baselines, 2 experiments."""
+    out = root / "campaign"
+    res = CliRunner().invoke(
+        app,
+        ["apex", APEX_QUERY, "-m", "random", "-m", "first", "--orchestrator", "rules",
+         "--images-per-answer", "4", "--max-experiments", "2", "--image-size", "32",
+         "--bootstrap", "50", "--out", str(out), "--cache-dir", str(root / "cache"), "-q"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_a_real_apex_campaign_in_the_report(runs: Runs, tmp_path: Path) -> None:
+    import base64
+
+    campaign = make_campaign(tmp_path)
+    report = json.loads((campaign / "report.json").read_text(encoding="utf-8"))
+    assert len(report["experiments"]) == 2
+    out = tmp_path / "report.html"
+    res = CliRunner().invoke(
+        app, ["report", runs.normal, str(campaign), "--db", str(runs.db), "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    html = out.read_text(encoding="utf-8")
+    section = html.split('<section id="apex">', 1)[1].split('<section id="samples">', 1)[0]
+    assert APEX_QUERY in section and "1 APEx campaign(s)" in html
+    tags = _tags(section)
+    for i, exp in enumerate(report["experiments"], 1):
+        assert ("section", {"class": "apex-experiment", "id": f"apex-e{i}"}) in tags
+        assert exp["experiment"]["question"] in section
+        # The results table: one row per model with its accuracy and verdict.
+        for r in exp["results"]["models"]:
+            acc = f"{r['accuracy']['value']:.3f} [{r['accuracy']['low']:.2f}"
+            assert f"<td>{r['model']}</td><td>{r['method']}</td><td>{acc}" in section
+    assert section.count("<th>accuracy [95% CI]</th>") == 2
+    # Every thumbnail the campaign saved is inlined as the PNG file itself.
+    files = [
+        f for e in report["experiments"] for v in e["dataset"]["thumbnails"].values() for f in v
+    ]
+    imgs = [a["src"] for t, a in tags if t == "img"]
+    assert files and len(imgs) == len(files)
+    first = base64.b64decode(imgs[0].split(",", 1)[1])
+    assert first == (campaign / files[0]).read_bytes()
+    assert all(src.startswith("data:image/png;base64,") for src in imgs)
+    md = CliRunner().invoke(app, ["report", str(campaign), "--format", "md"])
+    assert md.exit_code == 0 and "2 experiment(s)" in md.stdout

@@ -327,12 +327,14 @@ def score(
 def _register_subcommands() -> None:
     # Imported here so `lmmprobe run` does not pay for modules it never uses.
     from lmmprobe.cli import apex as apex_cli
+    from lmmprobe.cli import holistic as holistic_cli
     from lmmprobe.cli import report as report_cli
     from lmmprobe.cli import synth as synth_cli
 
     app.add_typer(synth_cli.app, name="synth")
     app.command("report")(report_cli.report)
     app.command("apex")(apex_cli.apex)
+    app.command("elo")(holistic_cli.elo)
 
 
 _register_subcommands()

@@ -18,7 +18,8 @@ _FORMATS = ("html", "md", "csv", "json")
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    # Soft wrap: a long file:line or path stays on one line, whole and searchable.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -43,15 +44,33 @@ def report(
         Path | None,
         typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}]."),
     ] = None,
+    cards: Annotated[
+        Path | None,
+        typer.Option(
+            "--cards",
+            help="Model cards (YAML or JSON: model spec -> size, modality processing, training "
+            "type, data, instruction tuning) to show and compare model groups with t-tests.",
+        ),
+    ] = None,
 ) -> None:
-    """Build a report of one or more runs: leaderboard, charts, sensitivity, sample browser."""
+    """Build a report of one or more runs: leaderboard, charts, sensitivity, sample browser.
+
+    With several runs on different data it compares their model rankings (Spearman, Kendall);
+    with --cards it adds each model's card and HEMM's t-tests between model groups.
+    """
     from lmmprobe.report import ReportError, build_report
     from lmmprobe.report.html import MissingDependency
 
     if fmt not in _FORMATS:
         _fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
     try:
-        text = build_report(runs or ["latest"], fmt=fmt, db=db, title=title)  # type: ignore[arg-type]
+        text = build_report(
+            runs or ["latest"],
+            fmt=fmt,  # type: ignore[arg-type]
+            db=db,
+            title=title,
+            cards=cards,
+        )
     except (ReportError, MissingDependency) as exc:
         _fail(str(exc))
     if out is None and fmt != "html":

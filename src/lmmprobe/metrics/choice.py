@@ -51,13 +51,16 @@ _COLUMNS = (
     "error",
     "row",
     "judged",
+    "choice",
 )
 _COL = {name: i for i, name in enumerate(_COLUMNS)}
 _RATIOS: dict[str, tuple[str, str]] = {
     "accuracy": ("correct", "judged"),
     "abstention_rate": ("abstained", "offered"),
-    "format_hit_rate": ("format_hit", "answered"),
-    "unparsed_rate": ("unparsed", "answered"),
+    # Format hits are a property of choice answers (a mark or an option text); unparsed counts
+    # among rows that get a verdict, so free-form descriptions and captions dilute neither.
+    "format_hit_rate": ("format_hit", "choice"),
+    "unparsed_rate": ("unparsed", "judged"),
     "error_rate": ("error", "row"),
 }
 _RATIO_POS = [METRIC_NAMES.index(name) for name in _RATIOS]
@@ -101,7 +104,7 @@ def _is_choice(score: Score) -> bool:
 def _indicators(score: Score) -> tuple[bool, ...]:
     """One row's values for `_COLUMNS`."""
     if _is_error(score):
-        return (False, False, False, False, False, False, True, True, False)
+        return (False, False, False, False, False, False, True, True, False, False)
     offered = score.abstain_offered
     return (
         True,
@@ -109,11 +112,12 @@ def _indicators(score: Score) -> tuple[bool, ...]:
         offered,
         offered and score.abstained,
         score.format_hit,
-        score.stage == "unparsed",
+        score.stage == "unparsed" and score.correct is not None,
         False,
         True,
         # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
         score.correct is not None,
+        _is_choice(score),
     )
 
 

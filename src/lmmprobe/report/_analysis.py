@@ -11,23 +11,32 @@ What is computed, and after whom:
   asked more than once;
 - blind-setting gaps: a model's accuracy with images minus without (Dysca's blind setting);
 - HEMM's dimension means (Liang et al. 2024): per-dataset min-max normalized scores averaged per
-  category of each task dimension, through `lmmprobe.holistic`.
+  category of each task dimension, through `lmmprobe.holistic`; HEMM's paired t-tests between
+  the categories of a task dimension (pairing over models) and, with model cards, between the
+  groups of a modeling dimension (pairing over datasets);
+- agreement between benchmarks (Dysca's validation, Zhang et al. 2024): Spearman's rho and
+  Kendall's tau between the model rankings of two runs on different data.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmmprobe.metrics import blind_gap, instability, summarize
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
 from lmmprobe.report.results import HEADLINE, sensitivity_metrics
 from lmmprobe.schema import Score
+
+if TYPE_CHECKING:
+    from lmmprobe.holistic import Catalog, TTestResult
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,15 @@ ALL = "all"
 
 LEADERBOARD_METRICS: tuple[str, ...] = HEADLINE
 """Metrics the leaderboard may show, in this order (those no entry has are left out)."""
+
+RANK_METRICS: tuple[str, ...] = ("accuracy", "circular_accuracy", "freeform_score")
+"""Metrics two runs' rankings are compared on: the first that both give for 3+ common models."""
+
+ALPHA = 0.05
+"""Significance level of the report's t-tests."""
+
+TEST_BOOTSTRAP = 1000
+"""Bootstrap resamples of a t-test's interval of the mean difference."""
 
 
 def subtask_of(score: Score) -> str:
@@ -75,6 +93,24 @@ class ReportTables:
             accuracies, ``gap`` (points) and ``by_subtask`` gaps.
         dimensions: HEMM dimension means: dimension, category, model, mean, sd, n.
         dimensions_note: Why dimension means are missing, when they are.
+        normalized: Entry label -> catalog task -> min-max normalized score (what the
+            dimension means and t-tests are computed from).
+        category_tests: HEMM's paired t-tests between two categories of a task dimension,
+            pairing over models (model specs, runs with images only; a model in several runs
+            takes its mean per task): dimension, a, b, n, units, mean_a,
+            mean_b, mean_diff, statistic, p_value, significant (p < `ALPHA`), ci_low, ci_high.
+        cards_source: The model card file, when cards were given.
+        cards: One dict per model spec with a card: model, entries (its entry labels), one key per
+            `lmmprobe.holistic.MODEL_DIMENSIONS` field (its group, or None), parameter_count,
+            pretraining_data_count, proprietary, notes.
+        group_tests: Paired t-tests between two groups of models (specs) of a modeling
+            dimension, pairing over tasks: dimension, a, b, models_a, models_b, and the statistics of
+            `category_tests` (None with a ``note`` when the pair could not be tested).
+        groups_note: Why there are no group tests, when cards were given but there are none.
+        rank_agreement: One dict per pair of runs on different data sharing 3+ models: run_a,
+            data_a, run_b, data_b, metric, models, n, spearman_rho, spearman_p, kendall_tau,
+            kendall_p.
+        agreement_note: Pairs of runs on different data that could not be compared.
         apex: One dict per APEx campaign folder: path, query, status, number of experiments.
         warnings: Things the reader should know.
 
@@ -91,6 +127,14 @@ class ReportTables:
     blind_gaps: list[dict[str, Any]] = field(default_factory=list)
     dimensions: list[dict[str, Any]] = field(default_factory=list)
     dimensions_note: str | None = None
+    normalized: dict[str, dict[str, float]] = field(default_factory=dict)
+    category_tests: list[dict[str, Any]] = field(default_factory=list)
+    cards_source: str | None = None
+    cards: list[dict[str, Any]] = field(default_factory=list)
+    group_tests: list[dict[str, Any]] = field(default_factory=list)
+    groups_note: str | None = None
+    rank_agreement: list[dict[str, Any]] = field(default_factory=list)
+    agreement_note: str | None = None
     apex: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -306,10 +350,162 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
         # Min-max over one model maps every task to 0 (it is the worst model): say so.
         notes.append("with a single model every normalized score is 0; compare several models")
     if raw:
-        tables.dimensions = [asdict(r) for r in dimension_means(normalize_scores(raw), catalog)]
+        tables.normalized = normalize_scores(raw)
+        tables.dimensions = [asdict(r) for r in dimension_means(tables.normalized, catalog)]
+        try:
+            tables.category_tests = _category_tests(data, tables.normalized, catalog)
+        except ImportError as exc:  # scipy, an optional dependency, is missing
+            notes.append(f"t-tests between categories are unavailable: {exc}")
     else:
         notes.insert(0, "no task of these runs is annotated in the HEMM catalog")
     tables.dimensions_note = "; ".join(notes) or None
+
+
+def _test_row(t: TTestResult) -> dict[str, Any]:
+    return {
+        "a": t.label_a,
+        "b": t.label_b,
+        "n": t.n,
+        "units": list(t.units),
+        "mean_a": t.mean_a,
+        "mean_b": t.mean_b,
+        "mean_diff": t.mean_diff,
+        # NaN when the differences do not vary (inf when they are equal and non-zero), as
+        # scipy gives; the JSON format writes both as null.
+        "statistic": t.statistic,
+        "p_value": t.p_value,
+        "significant": t.significant(ALPHA),
+        "ci_low": t.ci_low,
+        "ci_high": t.ci_high,
+    }
+
+
+def _model_scores(
+    data: ReportData, normalized: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """What the t-tests pair: model spec -> task -> normalized score, runs with images only.
+
+    A blind run is a setting, not a model, so it is left out; a model in several runs counts
+    once (its mean on a task reported by more than one run), so pairing over models does not
+    count one model twice.
+    """
+    pooled: dict[str, dict[str, list[float]]] = {}
+    for e in data.entries:
+        if e.run.blind or e.label not in normalized:
+            continue
+        per = pooled.setdefault(e.model, {})
+        for task, value in normalized[e.label].items():
+            per.setdefault(task, []).append(value)
+    return {m: {t: sum(v) / len(v) for t, v in per.items()} for m, per in pooled.items()}
+
+
+def _category_tests(
+    data: ReportData, normalized: dict[str, dict[str, float]], catalog: Catalog
+) -> list[dict[str, Any]]:
+    from lmmprobe.holistic import DIMENSIONS, compare_all_categories
+
+    scores = _model_scores(data, normalized)
+    if len(scores) < 2:
+        return []
+    rows = []
+    for dimension in DIMENSIONS:
+        for t in compare_all_categories(scores, catalog, dimension, n_boot=TEST_BOOTSTRAP):
+            rows.append({"dimension": dimension, **_test_row(t)})
+    return rows
+
+
+def _card_rows(data: ReportData, tables: ReportTables) -> None:
+    """The cards of the entries and HEMM's paired t-tests between model groups."""
+    from lmmprobe.holistic import MODEL_DIMENSIONS, compare_model_groups, group_models
+
+    tables.cards_source = data.cards_source
+    seen: dict[str, dict[str, Any]] = {}
+    for e in data.entries:
+        card = data.cards.get(e.label)
+        if card is None:
+            continue
+        if e.model in seen:
+            seen[e.model]["entries"].append(e.label)
+            continue
+        row: dict[str, Any] = {"model": e.model, "entries": [e.label]}
+        seen[e.model] = row
+        row.update({d: card.category(d) for d in MODEL_DIMENSIONS})
+        row.update(
+            parameter_count=card.parameter_count,
+            pretraining_data_count=card.pretraining_data_count,
+            proprietary=card.proprietary,
+            notes=card.notes,
+        )
+        tables.cards.append(row)
+    if data.cards_source is None:
+        return
+    scores = _model_scores(data, tables.normalized)
+    card_of = {e.model: data.cards[e.label] for e in data.entries if e.label in data.cards}
+    carded = {model: card_of[model] for model in scores if model in card_of}
+    for dimension in MODEL_DIMENSIONS:
+        groups = group_models(carded, dimension)
+        for a, b in itertools.combinations(groups, 2):
+            row = {"dimension": dimension, "a": a, "b": b}
+            row |= {"models_a": groups[a], "models_b": groups[b]}
+            try:
+                t = compare_model_groups(
+                    scores, groups[a], groups[b], labels=(a, b), n_boot=TEST_BOOTSTRAP
+                )
+            except ValueError as exc:  # fewer than 2 tasks scored by both groups
+                row |= {"n": 0, "statistic": None, "p_value": None, "significant": False}
+                row["note"] = str(exc)
+            else:
+                row |= _test_row(t)
+            tables.group_tests.append(row)
+    if not tables.group_tests:
+        if not carded:
+            why = "no model with a card has normalized scores (runs with images, catalog tasks)"
+        else:
+            why = "no modeling dimension splits the models with cards into two or more groups"
+        tables.groups_note = f"no model-group t-tests: {why}"
+
+
+def _rank_agreement(data: ReportData, tables: ReportTables) -> None:
+    """Spearman/Kendall between the model rankings of every two runs on different data."""
+    from lmmprobe.metrics.ranking import rank_correlation
+
+    values: dict[str, dict[str, dict[str, float]]] = {}
+    for row in tables.leaderboard:
+        for metric in RANK_METRICS:
+            value = (row["metrics"].get(metric) or {}).get("value")
+            if value is not None and math.isfinite(float(value)):
+                values.setdefault(metric, {}).setdefault(row["run_id"], {})[row["model"]] = float(
+                    value
+                )
+    skipped = []
+    for ra, rb in itertools.combinations(data.runs, 2):
+        if ra.data == rb.data or ra.blind != rb.blind:
+            continue  # the same data, or images against none: not two benchmarks
+        shared = 0
+        for metric in RANK_METRICS:
+            a = values.get(metric, {}).get(ra.run_id, {})
+            b = values.get(metric, {}).get(rb.run_id, {})
+            shared = max(shared, len(set(a) & set(b)))
+            if len(set(a) & set(b)) >= 3:
+                res = rank_correlation(a, b)
+                tables.rank_agreement.append(
+                    {
+                        "run_a": ra.run_id,
+                        "data_a": ra.data,
+                        "run_b": rb.run_id,
+                        "data_b": rb.data,
+                        "metric": metric,
+                        **res,
+                    }
+                )
+                break
+        else:
+            skipped.append(f"{ra.run_id} and {rb.run_id} ({shared} shared model(s))")
+    if skipped:
+        tables.agreement_note = (
+            "rank agreement needs 3 or more models scored on both runs; not compared: "
+            + "; ".join(skipped)
+        )
 
 
 def _apex_rows(dirs: Sequence[Path]) -> list[dict[str, Any]]:
@@ -349,5 +545,13 @@ def build_tables(data: ReportData) -> ReportTables:
     tables.sensitivity = _sensitivity(data)
     tables.blind_gaps = _blind_gaps(data)
     _dimension_rows(data, tables)
+    try:
+        _card_rows(data, tables)
+    except ImportError as exc:  # scipy, an optional dependency, is missing
+        tables.groups_note = f"t-tests between model groups are unavailable: {exc}"
+    try:
+        _rank_agreement(data, tables)
+    except ImportError as exc:
+        tables.agreement_note = f"rank agreement is unavailable: {exc}"
     tables.apex = _apex_rows(data.apex_dirs)
     return tables

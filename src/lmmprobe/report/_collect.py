@@ -4,21 +4,27 @@ A report reads; it never changes the store. Runs are named the way ``lmmprobe sh
 ``lmmprobe export`` name them (a run id, a unique prefix, ``latest``) or by their output folder
 (the one holding ``results.json``). An APEx campaign folder (its ``report.json`` lists
 ``experiments``) is recognised among the same arguments and rendered by its own fragment.
+
+Model cards (HEMM's modeling dimensions, `lmmprobe.holistic.load_model_cards`) can be attached
+to the runs' model specs; a card is matched to a spec with `lmmprobe.holistic.card_for`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmmprobe.data import data_fingerprint, load_source
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store
+
+if TYPE_CHECKING:
+    from lmmprobe.holistic import ModelCard
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +106,8 @@ class ReportData:
             a data spec whose source can no longer be read maps to an empty dict.
         apex_dirs: APEx campaign folders among the arguments.
         warnings: Things a reader should know (unreadable data, changed data...).
+        cards: Model cards matched to entries, by entry label (only entries with a card).
+        cards_source: Where the cards came from (the file), or None when none were given.
 
     """
 
@@ -108,6 +116,8 @@ class ReportData:
     samples: dict[str, dict[str, Sample]]
     apex_dirs: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    cards: dict[str, ModelCard] = field(default_factory=dict)
+    cards_source: str | None = None
 
 
 def is_apex_dir(path: Path) -> bool:
@@ -269,11 +279,57 @@ def _reload_samples(run: RunInfo, warnings: list[str]) -> dict[str, Sample]:
     return {s.id: s for s in load.samples}
 
 
+def _read_cards(cards: str | Path | Mapping[str, ModelCard]) -> tuple[dict[str, ModelCard], str]:
+    """Cards by model spec and where they came from; a bad card file is a `ReportError`."""
+    from lmmprobe.holistic import TaxonomyError, load_model_cards
+
+    if not isinstance(cards, str | Path):
+        return dict(cards), "the given cards"
+    try:
+        return load_model_cards(cards), str(cards)
+    except TaxonomyError as exc:
+        # The message already names the file, line, model and field.
+        raise ReportError(f"model cards: {exc}") from exc
+
+
+def _match_cards(
+    by_spec: dict[str, ModelCard], source: str, entries: list[Entry], warnings: list[str]
+) -> dict[str, ModelCard]:
+    """Each entry's card by label; models without a card and unused cards become warnings."""
+    from lmmprobe.holistic import TaxonomyError, card_for
+
+    matched: dict[str, ModelCard] = {}
+    missing: dict[str, None] = {}
+    for e in entries:
+        try:
+            card = card_for(e.model, by_spec)
+        except TaxonomyError as exc:  # several loose matches that disagree
+            raise ReportError(f"model cards {source}: {exc}") from exc
+        if card is None:
+            missing[e.model] = None
+        else:
+            matched[e.label] = card
+    if missing:
+        warnings.append(f"no model card in {source} for: {', '.join(missing)}")
+    # A card no model uses is most likely a typo in its key: say so rather than drop it.
+    unused = [
+        key
+        for key, card in by_spec.items()
+        if not any(card_for(e.model, {key: card}) is not None for e in entries)
+    ]
+    if unused and entries:
+        warnings.append(
+            f"model card(s) in {source} match no model of these runs: {', '.join(unused)}"
+        )
+    return matched
+
+
 def load_report_data(
     refs: Sequence[str | Path],
     *,
     db: str | Path | None = None,
     samples: bool = True,
+    cards: str | Path | Mapping[str, ModelCard] | None = None,
 ) -> ReportData:
     """Read runs (and APEx campaigns) for a report.
 
@@ -283,16 +339,22 @@ def load_report_data(
         db: Store to look run ids up in (default ``./lmmprobe-runs/lmmprobe.db``); for run
             folders it overrides the store named in ``results.json``.
         samples: Reload each run's data to show images and questions in the sample browser.
+        cards: Model cards: a YAML/JSON card file (`lmmprobe.holistic.load_model_cards`) or
+            cards by model spec. Each entry's model spec is matched with
+            `lmmprobe.holistic.card_for`.
 
     Returns:
-        The runs, one entry per (run, model), the reloaded samples and any warnings.
+        The runs, one entry per (run, model), the reloaded samples, matched cards and any
+        warnings.
 
     Raises:
-        ReportError: A reference names no run or campaign, or nothing was given at all.
+        ReportError: A reference names no run or campaign, nothing was given at all, or the
+            card file is invalid (the message names the file, line, model and field).
 
     """
     if not refs:
         raise ReportError("name at least one run (a run id, 'latest', or a run folder)")
+    by_spec, source = _read_cards(cards) if cards is not None else ({}, None)
     db_path = Path(db) if db is not None else None
     stores: dict[Path, Store] = {}
     runs: list[RunInfo] = []
@@ -324,9 +386,10 @@ def load_report_data(
         for store in stores.values():
             store.close()
     _label_entries(entries)
+    matched = _match_cards(by_spec, source, entries, warnings) if source is not None else {}
     reloaded: dict[str, dict[str, Sample]] = {}
     if samples:
         for run in runs:
             if run.data not in reloaded and any(e.run is run and e.scores for e in entries):
                 reloaded[run.data] = _reload_samples(run, warnings)
-    return ReportData(runs, entries, reloaded, apex_dirs, warnings)
+    return ReportData(runs, entries, reloaded, apex_dirs, warnings, matched, source)

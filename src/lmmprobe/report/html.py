@@ -4,7 +4,9 @@ It gathers the views the research systems lmmprobe follows use to present result
 with confidence intervals (HELM-style), HEMM's per-dimension scores (Liang et al., 2024), Dysca's
 per-scenario radar charts and sensitivity metrics (Zhang et al., 2024, figure 7 and section 4),
 ReForm-Eval's instability (Li et al., 2023), the blind-setting gap, APEx campaign reports
-(Conti et al., 2024) and a sample browser with every model's raw answer.
+(Conti et al., 2024) and a sample browser with every model's raw answer. With model cards it adds
+HEMM's paired t-tests between model groups; with runs on different data, Dysca's rank
+agreement between benchmarks (Spearman's rho, Kendall's tau).
 
 Safety: text from datasets and models is untrusted. Markup goes through jinja2's autoescape;
 the data the page's script reads sits in one ``application/json`` script element serialized by
@@ -18,14 +20,15 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import logging
+import math
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from lmmprobe.report._analysis import ReportTables, build_tables
+from lmmprobe.report._analysis import ALPHA, ReportTables, build_tables
 from lmmprobe.report._browser import THUMB_PX, browser_payload
 from lmmprobe.report._collect import ReportData, load_report_data
 from lmmprobe.report._embed import inline_script, script_json
@@ -38,6 +41,9 @@ from lmmprobe.report._figures import (
     scenario_delta_figure,
 )
 from lmmprobe.report.results import format_metric
+
+if TYPE_CHECKING:
+    from lmmprobe.holistic import ModelCard
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +82,47 @@ def _num(value: Any, digits: int = 3) -> str:
 
 def _signed(value: Any) -> str:
     return "-" if value is None else f"{float(value):+.1f}"
+
+
+def _stat(value: Any, digits: int = 2) -> str:
+    # NaN: undefined (no variance); inf: every paired difference equal and non-zero.
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else f"{float(value):+}"
+
+
+def _pval(value: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
+def _count(value: Any) -> str:
+    if value is None:
+        return "-"
+    for size, suffix in ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K")):
+        if value >= size:
+            return f"{value / size:.3g}{suffix}"
+    return str(value)
+
+
+def _dimension_tests(tables: ReportTables) -> tuple[dict[str, list[Any]], dict[str, str]]:
+    """Category t-tests by dimension, and why a dimension has none."""
+    tests: dict[str, list[Any]] = {}
+    for t in tables.category_tests:
+        tests.setdefault(str(t["dimension"]), []).append(t)
+    cats: dict[str, set[str]] = {}
+    for row in tables.dimensions:
+        cats.setdefault(str(row["dimension"]), set()).add(str(row["category"]))
+    notes = {}
+    for dim, found in cats.items():
+        if dim not in tests:
+            notes[dim] = (
+                f"No t-test: every task of these runs is in one category ({next(iter(found))})."
+                if len(found) < 2
+                else "No t-test: fewer than two models (with images) scored in two categories."
+            )
+    return tests, notes
 
 
 def _apex_blocks(dirs: Sequence[Path]) -> list[dict[str, Any]]:
@@ -151,6 +198,9 @@ def render_html(
     browser = browser_payload(data, max_px=thumb_px)
     tables = build_tables(data)
     figures, dims, radars = _figures(tables)
+    category_tests, dim_test_note = _dimension_tests(tables)
+    from lmmprobe.holistic import MODEL_DIMENSIONS
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("lmmprobe.report", "templates"),
         autoescape=True,
@@ -183,8 +233,15 @@ def render_html(
             gap_subtasks=list(gap_subtasks),
             apex=_apex_blocks(data.apex_dirs),
             fmt_metric=lambda m, ci=False: format_metric(m, ci=ci),
+            category_tests=category_tests,
+            dim_test_note=dim_test_note,
+            card_fields=MODEL_DIMENSIONS,
+            alpha=ALPHA,
             num=_num,
             signed=_signed,
+            stat=_stat,
+            pval=_pval,
+            count=_count,
             css=Markup(_asset("report.css")),
             plotly_js=Markup(_plotly_js()),
             data_json=Markup(script_json(payload)),
@@ -199,6 +256,7 @@ def build_report(
     fmt: ReportFormat = "html",
     db: str | Path | None = None,
     title: str | None = None,
+    cards: str | Path | Mapping[str, ModelCard] | None = None,
 ) -> str:
     """Read runs and render a report in one format.
 
@@ -207,12 +265,14 @@ def build_report(
         fmt: ``html`` (self-contained page), ``md``, ``csv`` (one tidy table) or ``json``.
         db: Store to look run ids up in (default ``./lmmprobe-runs/lmmprobe.db``).
         title: Page title (HTML and Markdown).
+        cards: Model cards (a YAML/JSON file or cards by model spec): adds each model's card
+            and HEMM's t-tests between model groups.
 
     Returns:
         The report text.
 
     Raises:
-        ReportError: A reference names no run or campaign.
+        ReportError: A reference names no run or campaign, or the card file is invalid.
         ValueError: Unknown format.
         MissingDependency: plotly or jinja2 is missing (HTML only).
 
@@ -221,7 +281,7 @@ def build_report(
 
     if fmt not in REPORT_FORMATS:
         raise ValueError(f"report format must be one of {', '.join(REPORT_FORMATS)}, not {fmt!r}")
-    data = load_report_data(refs, db=db, samples=fmt == "html")
+    data = load_report_data(refs, db=db, samples=fmt == "html", cards=cards)
     if fmt == "html":
         return render_html(data, title=title)
     return render_tables(build_tables(data), fmt, title=title)
@@ -234,6 +294,7 @@ def write_report(
     fmt: ReportFormat = "html",
     db: str | Path | None = None,
     title: str | None = None,
+    cards: str | Path | Mapping[str, ModelCard] | None = None,
 ) -> Path:
     """Render a report and write it to `out` (parent folders created); return the path.
 
@@ -243,13 +304,14 @@ def write_report(
         fmt: ``html``, ``md``, ``csv`` or ``json``.
         db: Store to look run ids up in.
         title: Page title (HTML and Markdown).
+        cards: Model cards (a YAML/JSON file or cards by model spec).
 
     Raises:
-        ReportError: A reference names no run or campaign.
+        ReportError: A reference names no run or campaign, or the card file is invalid.
         ValueError: Unknown format.
 
     """
-    text = build_report(refs, fmt=fmt, db=db, title=title)
+    text = build_report(refs, fmt=fmt, db=db, title=title, cards=cards)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", newline="" if fmt == "csv" else None)

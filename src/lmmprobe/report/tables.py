@@ -2,7 +2,9 @@
 
 The numbers are the HTML report's (see `lmmprobe.report._analysis`): the leaderboard with 95%
 bootstrap intervals, per-subtask and per-scenario accuracy (Dysca figure 7), Dysca's SQ/SC and
-scenario deltas, ReForm-Eval's instability, blind-setting gaps and HEMM's dimension means.
+scenario deltas, ReForm-Eval's instability, blind-setting gaps, HEMM's dimension means with its
+paired t-tests (between task categories, and between model groups of the model cards), and the
+rank agreement (Spearman, Kendall) between runs on different data.
 Markdown is for reading, CSV is one tidy table (one value per row) for spreadsheets and pandas,
 JSON holds every table as it is.
 """
@@ -12,9 +14,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from typing import Any
 
-from lmmprobe.report._analysis import ReportTables, build_tables
+from lmmprobe.report._analysis import ALPHA, ReportTables, build_tables
 from lmmprobe.report._embed import json_ready
 from lmmprobe.report.results import format_metric
 
@@ -52,6 +55,37 @@ def _num(value: Any, digits: int = 1, signed: bool = False) -> str:
     if value is None:
         return "-"
     return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
+
+
+def _stat(value: Any, digits: int = 2) -> str:
+    # NaN: the paired differences do not vary; inf: they are all equal and non-zero.
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else f"{float(value):+}"
+
+
+def _p(value: Any) -> str:
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
+
+
+def _tests(rows: list[dict[str, Any]], groups: bool = False) -> list[str]:
+    head = ["dimension", "A", "B"] + (["models A", "models B"] if groups else [])
+    head += ["mean A", "mean B", "A - B", "t", "p", "n", f"significant at {ALPHA}"]
+    body = []
+    for t in rows:
+        row = [_cell(t["dimension"]), _cell(t["a"]), _cell(t["b"])]
+        if groups:
+            row += [_cell(", ".join(t["models_a"])), _cell(", ".join(t["models_b"]))]
+        if t.get("note"):
+            row += ["-"] * 6 + [_cell(t["note"])]
+        else:
+            row += [_num(t.get(k), 3) for k in ("mean_a", "mean_b", "mean_diff")]
+            row += [_stat(t["statistic"]), _p(t["p_value"]), str(t["n"])]
+            row.append("yes" if t["significant"] else "no")
+        body.append(row)
+    return _table(head, body)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -100,6 +134,32 @@ def _markdown(t: ReportTables, title: str | None) -> str:
             for i, r in enumerate(t.leaderboard, 1)
         ],
     )
+    if t.rank_agreement or t.agreement_note:
+        out += ["", "## Agreement between benchmarks (rank correlation of model scores)", ""]
+        if t.agreement_note:
+            out += [_cell(t.agreement_note), ""]
+    if t.rank_agreement:
+        head = ["run A", "data A", "run B", "data B", "metric", "n"]
+        head += ["Spearman rho", "p", "Kendall tau", "p", "models"]
+        out += _table(
+            head,
+            [
+                [
+                    _cell(r["run_a"]),
+                    f"`{_cell(r['data_a'])}`",
+                    _cell(r["run_b"]),
+                    f"`{_cell(r['data_b'])}`",
+                    _cell(r["metric"]),
+                    str(r["n"]),
+                    _stat(r["spearman_rho"], 3),
+                    _p(r["spearman_p"]),
+                    _stat(r["kendall_tau"], 3),
+                    _p(r["kendall_p"]),
+                    _cell(", ".join(r["models"])),
+                ]
+                for r in t.rank_agreement
+            ],
+        )
     out += ["", "## Per-dimension scores (HEMM, normalized)", ""]
     if t.dimensions_note:
         out += [_cell(t.dimensions_note), ""]
@@ -118,6 +178,31 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                 for d in t.dimensions
             ],
         )
+    if t.category_tests:
+        out += ["", "### Paired t-tests between task categories (pairs: models)", ""]
+        out += _tests(t.category_tests)
+    if t.cards_source is not None:
+        from lmmprobe.holistic import MODEL_DIMENSIONS
+
+        out += ["", "## Model cards (HEMM)", "", f"Cards from `{_cell(t.cards_source)}`.", ""]
+        if t.cards:
+            out += _table(
+                ["model", *MODEL_DIMENSIONS, "parameter count", "notes"],
+                [
+                    [
+                        _cell(c["model"]),
+                        *(_cell(c[d]) for d in MODEL_DIMENSIONS),
+                        _cell(c["parameter_count"]),
+                        _cell(c["notes"] or "-"),
+                    ]
+                    for c in t.cards
+                ],
+            )
+        if t.group_tests:
+            out += ["", "### Paired t-tests between model groups (pairs: tasks)", ""]
+            out += _tests(t.group_tests, groups=True)
+        if t.groups_note:
+            out += ["", _cell(t.groups_note)]
     if t.subtask_accuracy:
         out += ["", "## Accuracy per subtask (%)", ""]
         out += _table(
@@ -215,6 +300,27 @@ def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
         add("dimension", str(d["model"]), "normalized_mean", d.get("mean"), dimension=d["dimension"], category=d["category"], n=d.get("n"))  # fmt: skip
         if d.get("sd") is not None:
             add("dimension", str(d["model"]), "normalized_sd", d["sd"], dimension=d["dimension"], category=d["category"], n=d.get("n"))  # fmt: skip
+    for r in t.rank_agreement:
+        pair = f"{r['run_a']} vs {r['run_b']}"
+        for key in ("spearman_rho", "spearman_p", "kendall_tau", "kendall_p"):
+            rows.append(
+                {"section": "rank_agreement", "run_id": pair, "metric": key, "value": r[key]}
+                | {"subtask": r["metric"], "n": r["n"]}
+            )
+    for section, tests in (("category_ttest", t.category_tests), ("group_ttest", t.group_tests)):
+        for r in tests:
+            if r.get("note"):
+                continue  # a pair that could not be tested has no values to list
+            where = {"dimension": r["dimension"], "category": f"{r['a']} vs {r['b']}", "n": r["n"]}
+            for key in ("mean_a", "mean_b", "mean_diff", "statistic", "p_value", "significant"):
+                if r.get(key) is not None:
+                    rows.append({"section": section, "metric": key, "value": r[key]} | where)
+    from lmmprobe.holistic import MODEL_DIMENSIONS
+
+    for c in t.cards:
+        for dim in MODEL_DIMENSIONS:
+            if c[dim] is not None:
+                add("model_card", c["model"], "group", c[dim], dimension=dim, category=c[dim])
     return rows
 
 

@@ -1,0 +1,154 @@
+"""``lmmprobe elo VOTES_FILE``: rank models from human pairwise votes, as HEMM does.
+
+HEMM (Liang et al., 2024, "HEMM: Holistic Evaluation of Multimodal Foundation Models") ranks
+models by people's votes between two models' answers: the average win rate against the
+opponents a model met, and Elo (every model starts at 1000, K = 4) as the median over 1,000
+random orders of the battles. The computation is `lmmprobe.metrics.elo`; this command reads a
+vote file, prints one row per model sorted by Elo, and exits with status 2 on a bad file.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from lmmprobe.metrics.elo import Battle
+
+console = Console(width=None if sys.stdout.isatty() else 132)
+err_console = Console(stderr=True)
+
+_FORMATS = ("table", "json")
+
+
+def _fail(message: str) -> None:
+    # Soft wrap: a long file:line or path stays on one line, whole and searchable.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def elo_table(
+    battles: Sequence[Battle], *, k: float = 4.0, shuffles: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One row per model: median Elo, average win rate and its battle record, best Elo first.
+
+    Args:
+        battles: `lmmprobe.metrics.elo.Battle` votes.
+        k: Elo update step (HEMM: 4).
+        shuffles: Random battle orders the median is taken over (HEMM: 1,000).
+        seed: Seed of the orders.
+
+    Returns:
+        Dicts with ``model``, ``elo``, ``win_rate`` (None when the model won or lost no
+        battle, only tied), ``battles``, ``wins``, ``losses`` and ``ties``; sorted by Elo
+        (descending), then name.
+
+    Raises:
+        ValueError: `k` or `shuffles` is out of range.
+
+    """
+    from lmmprobe.metrics.elo import elo_ratings, win_rates
+
+    ratings = elo_ratings(battles, k=k, shuffles=shuffles, seed=seed)
+    rates = win_rates(battles)
+    record: dict[str, dict[str, int]] = {
+        m: {"battles": 0, "wins": 0, "losses": 0, "ties": 0} for m in ratings
+    }
+    for b in battles:
+        for side, model in (("a", b.model_a), ("b", b.model_b)):
+            rec = record[model]
+            rec["battles"] += 1
+            if b.winner == "tie":
+                rec["ties"] += 1
+            else:
+                rec["wins" if b.winner == side else "losses"] += 1
+    order = sorted(ratings, key=lambda m: (-ratings[m], m))
+    return [
+        {
+            "model": m,
+            "elo": ratings[m],
+            "win_rate": rates[m] if math.isfinite(rates[m]) else None,
+            **record[m],
+        }
+        for m in order
+    ]
+
+
+def elo(
+    votes_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="VOTES_FILE",
+            help="Pairwise votes: JSONL (or CSV with a header) with model_a, model_b and winner "
+            "(a, b or tie).",
+        ),
+    ],
+    k: Annotated[float, typer.Option("--k", help="Elo update step K (HEMM: 4).")] = 4.0,
+    shuffles: Annotated[
+        int,
+        typer.Option(min=0, help="Random battle orders to take the median over (0: file order)."),
+    ] = 1000,
+    seed: Annotated[int, typer.Option(help="Seed of the battle orders.")] = 0,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+) -> None:
+    """Rank models from human pairwise votes: median Elo over shuffles and average win rate."""
+    from lmmprobe.metrics.elo import BattleFileError, load_battles
+
+    if fmt not in _FORMATS:
+        _fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
+    if not (math.isfinite(k) and k > 0):
+        _fail(f"--k must be a positive number, got {k}")
+    try:
+        battles = load_battles(votes_file)
+    except (BattleFileError, FileNotFoundError, UnicodeDecodeError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"{votes_file}: cannot be read ({exc})")
+    if not battles:
+        _fail(f"{votes_file}: no votes in the file")
+    rows = elo_table(battles, k=k, shuffles=shuffles, seed=seed)
+    if fmt == "json":
+        doc = {
+            "file": str(votes_file),
+            "battles": len(battles),
+            "k": k,
+            "initial": 1000.0,
+            "shuffles": shuffles,
+            "seed": seed,
+            "models": rows,
+        }
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        return
+    order = f"median over {shuffles} shuffles" if shuffles else "file order"
+    table = Table(
+        title=f"Elo from {len(battles)} votes in {escape(votes_file.name)}",
+        caption=f"K={k:g}, start 1000, {order}; win rate: mean over opponents met",
+        box=box.SIMPLE_HEAD,
+    )
+    table.add_column("#", justify="right")
+    table.add_column("model", style="bold", overflow="fold")
+    table.add_column("Elo", justify="right")
+    table.add_column("win rate", justify="right")
+    table.add_column("battles", justify="right")
+    table.add_column("W / L / T", justify="right")
+    for i, r in enumerate(rows, 1):
+        rate = "-" if r["win_rate"] is None else f"{r['win_rate']:.3f}"
+        table.add_row(
+            str(i),
+            escape(r["model"]),
+            f"{r['elo']:.1f}",
+            rate,
+            str(r["battles"]),
+            f"{r['wins']} / {r['losses']} / {r['ties']}",
+        )
+    console.print(table)
