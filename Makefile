@@ -30,10 +30,13 @@ test: $(STAMP)  ## lint, type-check and run the fast offline test suite
 	$(PY) -m mypy
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## runner, API and ranking benchmarks (each ends with name=value figures)
+bench: $(STAMP)  ## runner, API, ranking, synth, report and APEx benchmarks (each ends with name=value figures)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/api_throughput.py
 	$(PY) benchmarks/rank.py
+	$(PY) benchmarks/synth.py
+	$(PY) benchmarks/report.py
+	$(PY) benchmarks/apex.py
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

@@ -170,36 +170,39 @@ def iter_samples(config: SynthConfig) -> Iterator[Sample]:
 # --- writing a dataset folder -------------------------------------------------------------
 
 # Heavy per-process objects (a diffusion pipeline, the PGD proxy, CLIP), built on first use in
-# each worker and kept for its later chunks.
-_STATE: dict[str, Any] = {}
+# each worker and kept for its later chunks, keyed by the settings they were built with.
+_STATE: dict[tuple[Any, ...], Any] = {}
 
 
 def _diffusion(config: SynthConfig) -> Any:
-    if "diffusion" not in _STATE:
+    key = ("diffusion", config.diffusion_model)
+    if key not in _STATE:
         from lmmprobe.synth.diffusion import DiffusionRenderer
 
         assert config.diffusion_model is not None
-        _STATE["diffusion"] = DiffusionRenderer(config.diffusion_model)
-    return _STATE["diffusion"]
+        _STATE[key] = DiffusionRenderer(config.diffusion_model)
+    return _STATE[key]
 
 
 def _attacker(config: SynthConfig) -> Any:
-    if "attacker" not in _STATE:
+    key = ("attacker", config.proxy, config.epsilon, config.step_size, config.steps)
+    if key not in _STATE:
         from lmmprobe.synth.adversarial import PGDAttacker, PGDConfig
 
         assert config.proxy is not None
         pgd = PGDConfig(epsilon=config.epsilon, step_size=config.step_size, steps=config.steps)
-        _STATE["attacker"] = PGDAttacker(config.proxy, pgd)
-    return _STATE["attacker"]
+        _STATE[key] = PGDAttacker(config.proxy, pgd)
+    return _STATE[key]
 
 
 def _clip(config: SynthConfig) -> Any:
-    if "clip" not in _STATE:
+    key = ("clip", config.clip_model, config.clip_threshold)
+    if key not in _STATE:
         from lmmprobe.synth.filters import ClipScoreFilter
 
         assert config.clip_model is not None
-        _STATE["clip"] = ClipScoreFilter(config.clip_model, config.clip_threshold)
-    return _STATE["clip"]
+        _STATE[key] = ClipScoreFilter(config.clip_model, config.clip_threshold)
+    return _STATE[key]
 
 
 def _prompt(recipe: dict[str, Any]) -> str:
