@@ -46,7 +46,7 @@ from typing import Any
 
 from lmmprobe import __version__
 
-__all__ = ["TINY_ARCHS", "tiny_alias", "tiny_model_path"]
+__all__ = ["TINY_ARCHS", "build_once", "seeded", "tiny_alias", "tiny_model_path"]
 
 TINY_ARCHS: tuple[str, ...] = ("llava", "idefics3", "paligemma", "blip2")
 
@@ -155,24 +155,7 @@ def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | No
             "run: pip install 'lmmprobe[hf]'"
         ) from exc
 
-    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
-    final = root / f"{arch}-{size}"
-    if final.is_dir():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{arch}-{size}.", suffix=".tmp", dir=root))
-    try:
-        _BUILDERS[arch](tmp, size)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            # Another process renamed its finished build into place first; theirs is as good.
-            if not final.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
+    return build_once(f"{arch}-{size}", lambda folder: _BUILDERS[arch](folder, size), cache_dir)
 
 
 def tiny_alias(name: str) -> Path | None:
@@ -269,20 +252,59 @@ _PALIGEMMA_TEMPLATE = (
 # --------------------------------------------------------------------------- builders
 
 
+def build_once(
+    name: str,
+    build: Callable[[Path], None],
+    cache_dir: str | Path | None = None,
+    *,
+    marker: str | None = None,
+) -> Path:
+    """Build a tiny checkpoint folder once under the versioned cache and return it.
+
+    The folder is built in a temporary sibling and renamed into place, so a crashed build never
+    leaves a half-written checkpoint and concurrent builders (test workers) do not collide.
+
+    Args:
+        name: Folder name under ``<cache_dir>/tiny/<lmmprobe version>-tf<transformers version>``.
+        build: Writes the checkpoint into the folder it is given.
+        cache_dir: Cache root (default: ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``).
+        marker: A file whose presence marks a finished folder (default: the folder itself).
+
+    """
+    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
+    final = root / name
+    if (final / marker).is_file() if marker else final.is_dir():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=root))
+    try:
+        build(tmp)
+        try:
+            os.replace(tmp, final)
+        except OSError:
+            # Another process renamed its finished build into place first; theirs is as good.
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
 @contextlib.contextmanager
-def _seeded() -> Iterator[None]:
+def seeded(seed: int = _SEED) -> Iterator[None]:
     """Seed torch for weight initialisation without touching the caller's global RNG state."""
     import torch
 
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_SEED)
+        torch.manual_seed(seed)
         yield
 
 
 def _save_model(config: Any, folder: Path, tokenizer: Any) -> None:
     from transformers import AutoModelForImageTextToText
 
-    with _seeded():
+    with seeded():
         model = AutoModelForImageTextToText.from_config(config)  # type: ignore[no-untyped-call]
     gen = model.generation_config
     gen.bos_token_id = tokenizer.bos_token_id

@@ -23,15 +23,10 @@ What callers must know:
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.models.tiny import _default_cache_dir, _train_tokenizer, _versions_dir
+from lmmprobe.models.tiny import _train_tokenizer, build_once, seeded
 
 __all__ = ["TINY_CLIP_CONTEXT", "tiny_clip_path"]
 
@@ -76,34 +71,7 @@ def tiny_clip_path(cache_dir: str | Path | None = None) -> Path:
             "run: pip install 'lmmprobe[hf]'"
         ) from exc
 
-    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
-    final = root / _FOLDER
-    if final.is_dir():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{_FOLDER}.", suffix=".tmp", dir=root))
-    try:
-        _build(tmp)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            # Another process renamed its finished build into place first; theirs is as good.
-            if not final.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
-
-
-@contextlib.contextmanager
-def _seeded() -> Iterator[None]:
-    """Seed torch for weight initialisation without touching the caller's global RNG state."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_SEED)
-        yield
+    return build_once(_FOLDER, _build, cache_dir)
 
 
 def _tokenizer() -> Any:
@@ -157,7 +125,7 @@ def _build(folder: Path) -> None:
         },
         projection_dim=_PROJECTION,
     )
-    with _seeded():
+    with seeded(_SEED):
         model = CLIPModel(config)
     processor.save_pretrained(folder)
     model.save_pretrained(folder)

@@ -21,15 +21,11 @@ once in a temporary folder and renamed into place, and are seeded and determinis
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.models.tiny import _default_cache_dir, _train_tokenizer, _versions_dir
+from lmmprobe.models.tiny import _train_tokenizer, build_once, seeded
 
 __all__ = ["TINY_BERT_LAYERS", "TINY_TEXT_CONTEXT", "tiny_bart_path", "tiny_bert_path"]
 
@@ -91,34 +87,7 @@ def _cached(name: str, build: Callable[[Path], None], cache_dir: str | Path | No
             f"the tiny text models need torch, transformers and tokenizers ({exc}); "
             "run: pip install 'lmmprobe[hf]'"
         ) from exc
-    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
-    final = root / name
-    if final.is_dir():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=root))
-    try:
-        build(tmp)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            # Another process renamed its finished build into place first; theirs is as good.
-            if not final.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
-
-
-@contextlib.contextmanager
-def _seeded() -> Iterator[None]:
-    """Seed torch for weight initialisation without touching the caller's global RNG state."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_SEED)
-        yield
+    return build_once(name, build, cache_dir)
 
 
 def _tokenizer(**special: str) -> Any:
@@ -161,7 +130,7 @@ def _build_bart(folder: Path) -> None:
         decoder_start_token_id=tok.eos_token_id,
         forced_eos_token_id=tok.eos_token_id,
     )
-    with _seeded():
+    with seeded(_SEED):
         model = BartForConditionalGeneration(config)
     tok.save_pretrained(folder)
     model.save_pretrained(folder)
@@ -181,7 +150,7 @@ def _build_bert(folder: Path) -> None:
         max_position_embeddings=TINY_TEXT_CONTEXT,
         pad_token_id=tok.pad_token_id,
     )
-    with _seeded():
+    with seeded(_SEED):
         model = BertModel(config)
     tok.save_pretrained(folder)
     model.save_pretrained(folder)

@@ -22,6 +22,7 @@ from lmmprobe.data import data_fingerprint, load_source
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store
+from lmmprobe.store.sqlite import score_from_row
 
 if TYPE_CHECKING:
     from lmmprobe.holistic import ModelCard
@@ -144,26 +145,6 @@ def _run_from_row(row: dict[str, Any], store_path: Path | None) -> RunInfo:
     )
 
 
-def _score_from_row(rec: dict[str, Any]) -> Score:
-    return Score(
-        model=rec["model"],
-        sample_id=rec["sample_id"],
-        repeat=rec["repeat"],
-        key=rec["key"],
-        stage=rec["stage"],
-        prediction=rec["prediction"],
-        prediction_text=rec["prediction_text"],
-        correct=rec["correct"],
-        format_hit=bool(rec["format_hit"]),
-        gold=rec["gold"],
-        gold_text=rec["gold_text"],
-        abstain_offered=bool(rec["abstain_offered"]),
-        abstained=bool(rec["abstained"]),
-        error_type=rec["error_type"],
-        metadata=rec["metadata"],
-    )
-
-
 def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
     entries: dict[str, Entry] = {}
     for model in run.spec.get("models") or []:
@@ -174,7 +155,7 @@ def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
         entry = entries.get(model)
         if entry is None:
             entry = entries[model] = Entry(label=model, model=model, run=run)
-        entry.scores.append(_score_from_row(rec))
+        entry.scores.append(score_from_row(rec))
         sid = str(rec["sample_id"])
         # The prompt is only a fallback question for samples whose source cannot be reloaded;
         # one copy per sample is enough.

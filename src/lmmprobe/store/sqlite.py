@@ -308,6 +308,27 @@ class Store:
             yield rec
 
 
+def score_from_row(rec: dict[str, Any]) -> Score:
+    """Rebuild the `Score` of one `Store.iter_score_rows` record."""
+    return Score(
+        model=rec["model"],
+        sample_id=rec["sample_id"],
+        repeat=rec["repeat"],
+        key=rec["key"],
+        stage=rec["stage"],
+        prediction=rec["prediction"],
+        prediction_text=rec["prediction_text"],
+        correct=rec["correct"],
+        format_hit=bool(rec["format_hit"]),
+        gold=rec["gold"],
+        gold_text=rec["gold_text"],
+        abstain_offered=bool(rec["abstain_offered"]),
+        abstained=bool(rec["abstained"]),
+        error_type=rec["error_type"],
+        metadata=rec["metadata"],
+    )
+
+
 def _response_from_row(row: Sequence[Any]) -> Response:
     key, text, lls, counts, latency, pt, ct, etype, emsg, eretry = row
     usage = (

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lmmprobe.schema import Score
 from lmmprobe.store import Store
+from lmmprobe.store.sqlite import score_from_row
 from lmmprobe.synth.filters import ConsensusFilter
 from lmmprobe.synth.generate import (
     DYSCA_FILE,
@@ -36,23 +37,7 @@ def run_scores(store: Store, run_ids: Sequence[str]) -> dict[str, list[Score]]:
     for ref in run_ids:
         run_id = store.resolve_run(ref)
         for rec in store.iter_score_rows(run_id):
-            by_model[rec["model"]].append(
-                Score(
-                    model=rec["model"],
-                    sample_id=rec["sample_id"],
-                    repeat=rec["repeat"],
-                    key=rec["key"],
-                    stage=rec["stage"],
-                    prediction=rec["prediction"],
-                    prediction_text=rec["prediction_text"],
-                    correct=rec["correct"],
-                    format_hit=bool(rec["format_hit"]),
-                    gold=rec["gold"],
-                    gold_text=rec["gold_text"],
-                    error_type=rec["error_type"],
-                    metadata=rec["metadata"],
-                )
-            )
+            by_model[rec["model"]].append(score_from_row(rec))
     return dict(by_model)
 
 

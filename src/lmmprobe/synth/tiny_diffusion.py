@@ -30,18 +30,14 @@ renderer's default 30 steps with guidance).
 from __future__ import annotations
 
 import collections
-import contextlib
 import itertools
 import json
-import os
 import re
 import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.models.tiny import _default_cache_dir, _versions_dir
+from lmmprobe.models.tiny import build_once, seeded
 
 __all__ = ["TINY_SDXL_RESOLUTION", "tiny_sdxl_path"]
 
@@ -104,34 +100,12 @@ def tiny_sdxl_path(cache_dir: str | Path | None = None) -> Path:
             "run: pip install 'lmmprobe[diffusion]'"
         ) from exc
 
-    root = _versions_dir(Path(cache_dir) if cache_dir is not None else _default_cache_dir())
-    final = root / f"sdxl-tiny-d{diffusers.__version__}-b{_BUILD}"
-    if (final / "model_index.json").is_file():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".sdxl-tiny.", suffix=".tmp", dir=root))
-    try:
-        _build(tmp)
-        try:
-            os.replace(tmp, final)
-        except OSError:
-            # Another process renamed its finished build into place first; theirs is as good.
-            if not final.is_dir():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
-
-
-@contextlib.contextmanager
-def _seeded() -> Iterator[None]:
-    """Seed torch for weight initialisation without touching the caller's global RNG state."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(_SEED)
-        yield
+    return build_once(
+        f"sdxl-tiny-d{diffusers.__version__}-b{_BUILD}",
+        _build,
+        cache_dir,
+        marker="model_index.json",
+    )
 
 
 # --------------------------------------------------------------------------- tokenizer
@@ -293,7 +267,7 @@ def _build(folder: Path) -> None:
     _write_bpe(bpe)
     tokenizer, tokenizer_2 = _tokenizer(bpe), _tokenizer(bpe)
     text_config = _text_config(tokenizer)
-    with _seeded():
+    with seeded(_SEED):
         unet: Any = UNet2DConditionModel(  # type: ignore[no-untyped-call]
             sample_size=TINY_SDXL_RESOLUTION // 2,
             in_channels=4,
