@@ -60,3 +60,23 @@ def test_apex_errors_exit_2_and_write_nothing(tmp_path):
     res = runner.invoke(app, ["apex", "Can models recognize dogs?", "-m", "random",
                               "--orchestrator", "replay:/nonexistent/report.json"])  # fmt: skip
     assert res.exit_code == 2 and "no report file" in res.output
+
+
+def test_apex_generates_through_a_diffusion_pipeline_when_given_one(tmp_path):
+    from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+    out = tmp_path / "diff"
+    res = invoke(
+        "apex", "Can models identify rotated images?", "--model", "first",
+        "--diffusion-model", str(tiny_sdxl_path()), "--max-experiments", "1",
+        "--out", str(out), "--cache-dir", str(tmp_path / "cache"), *FAST,
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["metadata"]["renderer"].startswith("diffusion:")
+    assert list((out / "thumbnails").rglob("*.png"))
+    bad = runner.invoke(
+        app, ["apex", "Can models identify rotated images?", "-m", "first",
+              "--diffusion-model", str(tmp_path / "missing"), "--out", str(tmp_path / "x")],
+    )  # fmt: skip
+    assert bad.exit_code == 2 and "missing" in bad.output

@@ -61,7 +61,7 @@ from lmmprobe.run.scoring import UNKNOWN_OPTIONS, normalize_text
 from lmmprobe.store import Store
 from lmmprobe.tools.compose import catalog
 from lmmprobe.tools.registry import ToolCallError
-from lmmprobe.tools.select import SelectContext, drawable_classes
+from lmmprobe.tools.select import ImageRenderer, SelectContext, drawable_classes
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,7 @@ def run_campaign(
     out: Path | str,
     settings: Settings | None = None,
     context: SelectContext | None = None,
+    renderer: ImageRenderer | None = None,
     db: Path | str | None = None,
     cache_dir: Path | str | None = None,
     executor: Executor | None = None,
@@ -228,6 +229,8 @@ def run_campaign(
         context: Renderer, collection and image size for the tools; by default the
             procedural renderer at ``settings.image_size`` with ``settings.retrieval``'s
             collection.
+        renderer: Image generator for the default context (e.g. a
+            `lmmprobe.synth.diffusion.DiffusionRenderer`); None: the procedural renderer.
         db: SQLite store for responses (default ``OUT/apex.db``).
         cache_dir: Content cache of composed images (default ``$LMMPROBE_CACHE/apex-images``).
         executor: Where model requests run.
@@ -258,7 +261,7 @@ def run_campaign(
             from lmmprobe.tools.retrieval import imagenet_x_taxonomy, open_collection
 
             collection = open_collection(settings.retrieval, taxonomy=imagenet_x_taxonomy())
-        context = SelectContext(size=settings.image_size, collection=collection)
+        context = SelectContext(size=settings.image_size, collection=collection, renderer=renderer)
     env = PlanningEnv(
         models=list(models),
         methods={s: method_for(m) for s, m in loaded.items()},

@@ -78,6 +78,13 @@ def apex(
         bool,
         typer.Option("--run-all", help="Run max-experiments even when the report is sufficient."),
     ] = False,
+    diffusion_model: Annotated[
+        str | None,
+        typer.Option(
+            help="Generate images with this diffusers pipeline (SDXL / SDXL-Turbo path or id) "
+            "instead of the procedural renderer."
+        ),
+    ] = None,
     db: Annotated[Path | None, typer.Option(help="SQLite store [default: OUT/apex.db].")] = None,
     cache_dir: Annotated[
         Path | None,
@@ -122,6 +129,15 @@ def apex(
         if not quiet:
             console.print(escape(line), highlight=False)
 
+    renderer = None
+    if diffusion_model:
+        from lmmprobe.synth.diffusion import DiffusionRenderer
+
+        try:
+            renderer = DiffusionRenderer(diffusion_model)
+        except (ImportError, OSError, ValueError) as exc:
+            _fail(str(exc))
+            return
     try:
         campaign = run_campaign(
             query,
@@ -129,6 +145,7 @@ def apex(
             orch,
             out=out_dir,
             settings=settings,
+            renderer=renderer,
             db=db,
             cache_dir=cache_dir,
             say=say,
