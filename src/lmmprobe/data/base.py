@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
@@ -122,22 +122,48 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
 
 
+_METADATA_JSON = json.JSONEncoder(sort_keys=True, default=str)
+_MEMO_LIMIT = 4096
+_metadata_memo: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def metadata_json(metadata: dict[str, Any]) -> str:
+    """``json.dumps(metadata, sort_keys=True, default=str)``, remembered for flat text dicts.
+
+    Metadata such as ``{"task": ..., "subtask": ...}`` takes few distinct values across a data
+    set, so its text is encoded once. Only dicts whose values are all strings are remembered:
+    equal memo keys then always encode equally (unlike ``1``, ``1.0`` and ``True``).
+    """
+    items = tuple(metadata.items())
+    for k, v in items:
+        if type(k) is not str or type(v) is not str:
+            return _METADATA_JSON.encode(metadata)
+    known = _metadata_memo.get(items)
+    if known is None:
+        if len(_metadata_memo) >= _MEMO_LIMIT:
+            _metadata_memo.clear()
+        known = _metadata_memo[items] = _METADATA_JSON.encode(metadata)
+    return known
+
+
 def _canonical(sample: Sample) -> bytes:
     # Built by hand (length-prefixed fields) rather than with model_dump or one big JSON
     # document: this runs for every sample of every run and must stay cheap.
+    images, choices, history = sample.images, sample.choices or (), sample.history
     fields = [
         sample.id,
-        *(im.content_hash() for im in sample.images),
+        *[im.content_hash() for im in images],
         sample.question,
-        *(sample.choices or ()),
+        *choices,
         repr(sample.answer),
         sample.formulation,
         sample.context or "",
-        *(f"{t.role}:{t.content}" for t in sample.history),
-        json.dumps(sample.metadata, sort_keys=True, default=str) if sample.metadata else "",
+        *[f"{t.role}:{t.content}" for t in history],
+        metadata_json(sample.metadata) if sample.metadata else "",
     ]
-    counts = f"{len(sample.images)},{len(sample.choices or ())},{len(sample.history)}"
-    return (counts + "".join(f"|{len(f)}:{f}" for f in fields)).encode()
+    parts = [f"{len(images)},{len(choices)},{len(history)}"]
+    parts += [f"|{len(f)}:{f}" for f in fields]
+    return "".join(parts).encode()
 
 
 def sample_fingerprint(sample: Sample) -> str:

@@ -24,6 +24,7 @@ from lmmprobe.schema import (
     Request,
     Sample,
 )
+from lmmprobe.schema._trusted import trusted
 
 CHOICE_INSTRUCTION = CHOICE_POOL[0]
 OPEN_INSTRUCTION = OPEN_POOL[0]
@@ -65,10 +66,13 @@ def _example_turns(config: FormulateConfig, style: MarkStyle) -> list[Message]:
     else:
         question = f"{EXAMPLE_QUESTION} {render_options(list(EXAMPLE_OPTIONS), marks)}"
         answer = f"({marks[0]}) {EXAMPLE_OPTIONS[0]}"
-    return [
-        Message(role="user", content=[ContentPart(type="text", text=question)]),
-        Message(role="assistant", content=[ContentPart(type="text", text=answer)]),
-    ]
+    return [_text_message("user", question), _text_message("assistant", answer)]
+
+
+def _text_message(role: str, text: str) -> Message:
+    # Built without validation: roles and texts come from validated samples and configs.
+    part = trusted(ContentPart, {"type": "text", "text": text, "image": None})
+    return trusted(Message, {"role": role, "content": [part]})
 
 
 @lru_cache(maxsize=64)
@@ -116,6 +120,8 @@ def formulate(
     likelihood inference the options are not shown and become the request's candidates.
     Open-ended samples are always generated.
     """
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
     config = config or FormulateConfig()
     gen = gen or GenerationParams()
     if gen.temperature > 0 and gen.seed is None:
@@ -159,30 +165,31 @@ def formulate(
     text = "\n".join(parts)
     messages: list[Message] = []
     if config.system_prompt:
-        messages.append(
-            Message(role="system", content=[ContentPart(type="text", text=config.system_prompt)])
-        )
+        messages.append(_text_message("system", config.system_prompt))
     if config.in_context_example and sample.is_choice:
         messages.extend(_example_turns(config, style))
-    messages.extend(
-        Message(role=t.role, content=[ContentPart(type="text", text=t.content)])
-        for t in sample.history
-    )
+    messages += [_text_message(t.role, t.content) for t in sample.history]
     images = [] if config.blind else list(sample.images)
-    user = [_image_part(i) for i in range(len(images))]
-    user.append(ContentPart(type="text", text=text))
-    messages.append(Message(role="user", content=user))
-    return Request(
-        sample_id=sample.id,
-        repeat=repeat,
-        method=method,
-        messages=messages,
-        prompt=text,
-        images=images,
-        candidates=_candidates(method, options, marks),
-        options=options,
-        marks=marks,
-        order=order,
-        response_prefix=config.response_prefix,
-        gen=gen,
+    user: list[ContentPart] = [_image_part(i) for i in range(len(images))]
+    user.append(trusted(ContentPart, {"type": "text", "text": text, "image": None}))
+    messages.append(trusted(Message, {"role": "user", "content": user}))
+    # Every value below is valid by construction (a validated sample, config and decoding
+    # settings, lists built here), so the request is assembled without validating it again.
+    return trusted(
+        Request,
+        {
+            "key": "",
+            "sample_id": sample.id,
+            "repeat": repeat,
+            "method": method,
+            "messages": messages,
+            "prompt": text,
+            "images": images,
+            "candidates": _candidates(method, options, marks),
+            "options": options,
+            "marks": marks,
+            "order": order,
+            "response_prefix": config.response_prefix,
+            "gen": gen,
+        },
     )

@@ -21,17 +21,27 @@ def request_key(identity: ModelIdentity | str, request: Request) -> str:
     thing to the same model share one stored response.
     """
     ident = identity if isinstance(identity, str) else identity.cache_id()
-    parts = [_field(ident), _field(request.method), _field(len(request.messages))]
-    for m in request.messages:
-        parts.append(_field(m.role))
-        parts.append(_field(len(m.content)))
-        for p in m.content:
-            parts.append(_field(p.text) if p.type == "text" else f"i{p.image}")
-    parts.append(_field(len(request.images)))
-    parts.extend(im.content_hash() for im in request.images)
+    method = request.method
+    messages = request.messages
+    # The same length-prefixed fields as `_field` gives, written inline: this runs for every
+    # request of every run, and the function calls were most of its cost.
+    parts = [f"{len(ident)}:{ident}{len(method)}:{method}{_field(len(messages))}"]
+    for m in messages:
+        content = m.content
+        parts.append(f"{len(m.role)}:{m.role}{_field(len(content))}")
+        for p in content:
+            if p.type == "text":
+                text = p.text
+                parts.append("1:\x00" if text is None else f"{len(text)}:{text}")
+            else:
+                parts.append(f"i{p.image}")
+    images = request.images
+    parts.append(_field(len(images)))
+    parts += [im.content_hash() for im in images]
     cands = request.candidates
     parts.append(_field(None if cands is None else len(cands)))
-    parts.extend(_field(c) for c in cands or ())
+    if cands:
+        parts += [_field(c) for c in cands]
     parts.append(_field(request.response_prefix))
     g = request.gen
     parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))

@@ -15,6 +15,7 @@ from typing import Any
 from lmmprobe.parse import dysca_match, extract_choice, reform_match
 from lmmprobe.parse.open_ended import kie_correct, ocr_correct
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
+from lmmprobe.schema._trusted import trusted
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
     {
@@ -66,6 +67,43 @@ def _ranked(response: Response, reduction: str) -> int | None:
     return max(range(len(lls)), key=lls.__getitem__)  # first of ties, in display order
 
 
+def _score(
+    base: dict[str, Any],
+    stage: str,
+    correct: bool | None,
+    *,
+    prediction: int | None = None,
+    prediction_text: str | None = None,
+    format_hit: bool = False,
+    abstained: bool = False,
+    error_type: str | None = None,
+) -> Score:
+    # Every value comes from a validated sample, request or response (or is a literal stage),
+    # so the row is assembled without validating it again; the metadata and a reference list
+    # are copied, as validation would, so no score shares a mutable value with its sample.
+    gold = base["gold"]
+    return trusted(
+        Score,
+        {
+            "model": base["model"],
+            "sample_id": base["sample_id"],
+            "repeat": base["repeat"],
+            "key": base["key"],
+            "stage": stage,
+            "prediction": prediction,
+            "prediction_text": prediction_text,
+            "correct": correct,
+            "format_hit": format_hit,
+            "gold": list(gold) if isinstance(gold, list) else gold,
+            "gold_text": base["gold_text"],
+            "abstain_offered": base["abstain_offered"],
+            "abstained": abstained,
+            "error_type": error_type,
+            "metadata": dict(base["metadata"]),
+        },
+    )
+
+
 def _score_open(sample: Sample, text: str, base: dict[str, Any]) -> Score:
     """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus."""
     refs = sample.answer if isinstance(sample.answer, list) else []
@@ -73,24 +111,23 @@ def _score_open(sample: Sample, text: str, base: dict[str, Any]) -> Score:
     # (metrics.embedding), so neither has a per-answer verdict.
     caption = sample.formulation in ("caption", "free_form")
     if not normalize_text(text):
-        return Score(
-            stage="unparsed", correct=None if caption else False, prediction_text=text, **base
-        )
+        return _score(base, "unparsed", None if caption else False, prediction_text=text)
     if caption:
-        return Score(stage="match", correct=None, prediction_text=text, **base)
+        return _score(base, "match", None, prediction_text=text)
     if sample.formulation == "ocr":
         correct = any(ocr_correct(text, r) for r in refs)
     elif sample.formulation == "kie":
         correct = any(kie_correct(text, r) for r in refs)
     else:
         correct = normalize_text(text) in {normalize_text(r) for r in refs}
-    return Score(stage="match", correct=correct, prediction_text=text, **base)
+    return _score(base, "match", correct, prediction_text=text)
 
 
 def score_response(
     model: str, sample: Sample, request: Request, response: Response, config: FormulateConfig
 ) -> Score:
     """Score one (sample, repeat) for one model."""
+    unknown = unknown_option(sample) if sample.is_choice else None
     base = {
         "model": model,
         "sample_id": sample.id,
@@ -99,11 +136,10 @@ def score_response(
         "gold": sample.answer,
         "gold_text": sample.gold_text,
         "metadata": sample.metadata,
+        "abstain_offered": unknown is not None,
     }
-    unknown = unknown_option(sample) if sample.is_choice else None
-    base["abstain_offered"] = unknown is not None
     if response.error is not None:
-        return Score(stage="error", correct=None, error_type=response.error.type, **base)
+        return _score(base, "error", None, error_type=response.error.type)
     if not sample.is_choice:
         return _score_open(sample, response.text or "", base)
     assert request.options is not None and request.order is not None and request.marks is not None
@@ -111,17 +147,17 @@ def score_response(
         # Mark log-probabilities are single tokens: the reduction does not change their order.
         position = _ranked(response, config.likelihood_reduction)
         if position is None:
-            return Score(stage="unparsed", correct=False, **base)
+            return _score(base, "unparsed", False)
         stage = "likelihood"
     elif config.matcher == "dysca":
         picked, step = dysca_match(response.text or "", request.options)
         if picked is None:
-            return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)
+            return _score(base, "unparsed", False, prediction_text=response.text)
         position, stage = picked, ("fuzzy" if step == "levenshtein" else "mark")
     elif config.matcher == "reform":
         found = reform_match(response.text or "", request.options)
         if found is None:
-            return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)
+            return _score(base, "unparsed", False, prediction_text=response.text)
         # Their rule reads a parenthesized mark first, else an exact option text.
         position, stage = (
             found,
@@ -135,15 +171,15 @@ def score_response(
             fuzzy_threshold=config.fuzzy_threshold,
         )
         if ext.index is None:
-            return Score(stage="unparsed", correct=False, prediction_text=response.text, **base)
+            return _score(base, "unparsed", False, prediction_text=response.text)
         position, stage = ext.index, ext.stage
     predicted = request.order[position]
-    return Score(
-        stage=stage,
+    return _score(
+        base,
+        stage,
+        predicted == sample.answer,
         prediction=predicted,
         prediction_text=request.options[position],
-        correct=predicted == sample.answer,
         format_hit=stage in ("mark", "text", "likelihood"),
         abstained=unknown is not None and predicted == unknown,
-        **base,
     )

@@ -11,7 +11,6 @@ import hashlib
 import io
 import json
 from collections.abc import Callable
-from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,8 @@ Renderer = Callable[[dict[str, Any]], Image.Image]
 # pixels are a pure function of (renderer name, renderer version, recipe), so hashing those
 # identifies the content without drawing it.
 _RENDERERS: dict[str, tuple[str, Renderer]] = {}
+# Canonical recipe JSON; one encoder built once (json.dumps with options builds one per call).
+_RECIPE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def register_renderer(name: str, version: str, fn: Renderer) -> None:
@@ -138,12 +139,15 @@ class ImageRef(BaseModel):
         Files and base64 data hash their encoded bytes; in-memory pictures hash mode, size and
         pixels; recipes hash renderer name, renderer version and the canonical recipe JSON.
         """
-        return self._content_hash
+        # Remembered in the instance __dict__ (as a cached_property would, minus its lock), so a
+        # repeated call costs a dict lookup; a pydantic private attribute would go through the
+        # slow __getattr__ path.
+        known: str | None = self.__dict__.get("_content_hash")
+        if known is None:
+            known = self.__dict__["_content_hash"] = self._hash_content()
+        return known
 
-    @cached_property
-    def _content_hash(self) -> str:
-        # A cached_property lives in the instance __dict__, so a repeated call costs a dict
-        # lookup; a pydantic private attribute would go through the slow __getattr__ path.
+    def _hash_content(self) -> str:
         h = hashlib.sha256()
         if self.path is not None:
             with open(self.path, "rb") as f:
@@ -154,7 +158,7 @@ class ImageRef(BaseModel):
         elif self.renderer is not None:
             version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
             h.update(f"recipe:{self.renderer}:{version}:".encode())
-            h.update(json.dumps(self.recipe, sort_keys=True, separators=(",", ":")).encode())
+            h.update(_RECIPE_JSON.encode(self.recipe).encode())
         elif self._image is not None:
             im = self._image
             h.update(f"pixels:{im.mode}:{im.size}:".encode())

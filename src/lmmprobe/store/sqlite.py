@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.schema import ErrorInfo, Request, Response, Score, Usage
+from lmmprobe.schema._trusted import trusted
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
 SCHEMA_VERSION = 1
@@ -70,6 +71,28 @@ CREATE TABLE IF NOT EXISTS scores (
     PRIMARY KEY (run_id, model, sample_id, repeat)
 );
 """
+
+
+_METADATA_JSON = json.JSONEncoder(default=str)
+_metadata_memo: dict[tuple[tuple[str, str], ...], str] = {}
+
+
+def _metadata_text(metadata: dict[str, Any]) -> str:
+    """``json.dumps(metadata, default=str)``, remembered for flat dicts of strings.
+
+    Score metadata repeats across rows (task, subtask...); only all-string dicts are remembered,
+    since equal keys of them always encode equally (unlike ``1``, ``1.0`` and ``True``).
+    """
+    items = tuple(metadata.items())
+    for k, v in items:
+        if type(k) is not str or type(v) is not str:
+            return _METADATA_JSON.encode(metadata)
+    known = _metadata_memo.get(items)
+    if known is None:
+        if len(_metadata_memo) >= 4096:
+            _metadata_memo.clear()
+        known = _metadata_memo[items] = _METADATA_JSON.encode(metadata)
+    return known
 
 
 def _dumps(value: Any) -> str | None:
@@ -275,7 +298,7 @@ class Store:
                 run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction,
                 s.prediction_text, None if s.correct is None else int(s.correct), int(s.format_hit),
                 json.dumps(s.gold), s.gold_text, int(s.abstain_offered), int(s.abstained),
-                s.error_type, json.dumps(s.metadata, default=str),
+                s.error_type, _metadata_text(s.metadata),
             )
             for s in scores
         ]  # fmt: skip
@@ -335,6 +358,21 @@ def _response_from_row(row: Sequence[Any]) -> Response:
         Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
     )
     error = ErrorInfo(type=etype, message=emsg or "", retryable=bool(eretry)) if etype else None
+    if lls is None and counts is None and error is None and usage is None:
+        # The common row, a stored text answer: its values were validated when it was stored
+        # and come back with the same types, so it is rebuilt without validating again.
+        return trusted(
+            Response,
+            {
+                "key": key,
+                "text": text,
+                "loglikelihoods": None,
+                "token_counts": None,
+                "latency_s": float(latency),
+                "usage": None,
+                "error": None,
+            },
+        )
     return Response(
         key=key,
         text=text,
