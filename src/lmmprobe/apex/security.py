@@ -11,6 +11,7 @@ derived from orchestrator text go through `safe_name`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -110,10 +111,9 @@ def load_json(text: str) -> Any:
         # A reply with prose around one JSON object: take the outermost braces once.
         start, end = body.find("{"), body.rfind("}")
         if 0 <= start < end:
-            try:
+            # Still not JSON: the original error is the one worth reporting back.
+            with contextlib.suppress(json.JSONDecodeError):
                 return json.loads(body[start : end + 1])
-            except json.JSONDecodeError:
-                pass
         raise UnsafeOutputError(
             f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "answer with one JSON object that follows the schema, nothing else"
