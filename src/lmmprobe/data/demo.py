@@ -77,22 +77,11 @@ def render(recipe: dict[str, Any]) -> Image.Image:
             draw.polygon(shape_polygon(recipe["shape"], x, y, rad), fill=color)
     scenario = recipe.get("scenario")
     if scenario:
-        im = _apply_scenario(im, scenario)
+        # Imported here: corruptions need albumentations, which a clean demo never does.
+        from lmmprobe.tools.scenario import apply_scenario
+
+        im = apply_scenario(im, scenario)
     return im
-
-
-def _apply_scenario(im: Image.Image, scenario: dict[str, Any]) -> Image.Image:
-    # Imported here: the image tools need optional libraries (albumentations) that a clean
-    # demo never does.
-    from lmmprobe.tools import PrintAttack, apply_print_attack, corrupt
-
-    if scenario["type"] == "corruption":
-        return corrupt(
-            im, scenario["kind"], severity=int(scenario["severity"]), seed=int(scenario["seed"])
-        )
-    if scenario["type"] == "print_attack":
-        return apply_print_attack(im, PrintAttack.from_dict(scenario["attack"]))
-    raise ValueError(f"unknown demo scenario {scenario['type']!r}")
 
 
 register_renderer(RENDERER, RENDERER_VERSION, render)

@@ -25,6 +25,7 @@ from PIL import Image
 from lmmprobe.schema import ImageRef, register_renderer
 from lmmprobe.synth import procedural
 from lmmprobe.synth.metadata import Item
+from lmmprobe.tools.scenario import apply_scenario
 
 __all__ = [
     "RECIPE_SCENARIOS",
@@ -87,30 +88,15 @@ def scenario_params(
     return {}
 
 
-def _apply(image: Image.Image, params: dict[str, Any]) -> Image.Image:
-    # Imported here: corruptions need albumentations, which a clean set never does.
-    from lmmprobe.tools import PrintAttack, apply_print_attack, corrupt
-
-    if params["type"] == "corruption":
-        return corrupt(
-            image, params["kind"], severity=int(params["severity"]), seed=int(params["seed"])
-        )
-    if params["type"] == "print_attack":
-        return apply_print_attack(image, PrintAttack.from_dict(params["attack"]))
-    raise ValueError(f"unknown scenario type {params['type']!r}")
-
-
 def render(recipe: dict[str, Any]) -> Image.Image:
     """Draw a recipe with the procedural renderer, then apply its ``scenario`` if any."""
     base = {k: v for k, v in recipe.items() if k != "scenario"}
-    image = procedural.render(base)
-    params = recipe.get("scenario")
-    return _apply(image, params) if params else image
+    return apply_scenario(procedural.render(base), recipe.get("scenario") or {})
 
 
 def apply_params(image: Image.Image, params: dict[str, Any]) -> Image.Image:
     """Apply recorded scenario parameters to an already rendered image (identity when empty)."""
-    return _apply(image, params) if params else image
+    return apply_scenario(image, params)
 
 
 def scenario_ref(item: Item, params: dict[str, Any]) -> ImageRef:
