@@ -195,15 +195,15 @@ def test_evaluate_writes_results_with_manifest(tmp_path):
 def test_same_spec_and_seed_give_same_requests(samples):
     ident = ModelIdentity(backend="x", name="x")
     a = [
-        r.model_dump(exclude={"images"})
+        r.to_request().model_dump(exclude={"images"})
         for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)
     ]
     b = [
-        r.model_dump(exclude={"images"})
+        r.to_request().model_dump(exclude={"images"})
         for _, r in plan_requests(samples, spec(repeats=2, seed=7), ident)
     ]
     c = [
-        r.model_dump(exclude={"images"})
+        r.to_request().model_dump(exclude={"images"})
         for _, r in plan_requests(samples, spec(repeats=2, seed=8), ident)
     ]
     assert a == b and a != c

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from functools import lru_cache
 
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
@@ -14,17 +13,8 @@ from lmmprobe.formulate.pools import (
     OPEN_POOL,
     POOLS,
 )
-from lmmprobe.schema import (
-    ContentPart,
-    FormulateConfig,
-    GenerationParams,
-    MarkStyle,
-    Message,
-    Method,
-    Request,
-    Sample,
-)
-from lmmprobe.schema._trusted import trusted
+from lmmprobe.formulate.ask import Ask, Turn
+from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
 
 CHOICE_INSTRUCTION = CHOICE_POOL[0]
 OPEN_INSTRUCTION = OPEN_POOL[0]
@@ -58,7 +48,7 @@ def default_instruction(
     return CHOICE_POOL[index % len(CHOICE_POOL)].format(mark=mark)
 
 
-def _example_turns(config: FormulateConfig, style: MarkStyle) -> list[Message]:
+def _example_turns(config: FormulateConfig, style: MarkStyle) -> tuple[Turn, ...]:
     """ReForm-Eval's in-context example as a user turn and the assistant's answer."""
     marks = option_marks(style, len(EXAMPLE_OPTIONS))
     if config.method == "likelihood":
@@ -66,19 +56,7 @@ def _example_turns(config: FormulateConfig, style: MarkStyle) -> list[Message]:
     else:
         question = f"{EXAMPLE_QUESTION} {render_options(list(EXAMPLE_OPTIONS), marks)}"
         answer = f"({marks[0]}) {EXAMPLE_OPTIONS[0]}"
-    return [_text_message("user", question), _text_message("assistant", answer)]
-
-
-def _text_message(role: str, text: str) -> Message:
-    # Built without validation: roles and texts come from validated samples and configs.
-    part = trusted(ContentPart, {"type": "text", "text": text, "image": None})
-    return trusted(Message, {"role": role, "content": [part]})
-
-
-@lru_cache(maxsize=64)
-def _image_part(index: int) -> ContentPart:
-    # Parts are frozen, so one instance per index serves every request.
-    return ContentPart(type="image", image=index)
+    return (("user", question), ("assistant", answer))
 
 
 def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int) -> list[int]:
@@ -106,6 +84,136 @@ def _candidates(
     return None
 
 
+class Formulator:
+    """Builds the asks of one formulation config, decoding settings and seed.
+
+    What depends only on the config (the system turn, the in-context example per mark style,
+    the default instruction per formulation, mark style and pool entry, the decoding settings
+    per repeat) is worked out once and reused for every sample of a run.
+    """
+
+    def __init__(
+        self,
+        config: FormulateConfig | None = None,
+        gen: GenerationParams | None = None,
+        seed: int = 0,
+    ) -> None:
+        """Prepare for `config` (default: `FormulateConfig()`), `gen` and the run `seed`."""
+        self.config = config = config or FormulateConfig()
+        self.gen = gen or GenerationParams()
+        self.seed = seed
+        self._system: tuple[Turn, ...] = (
+            (("system", config.system_prompt),) if config.system_prompt else ()
+        )
+        self._examples: dict[MarkStyle, tuple[Turn, ...]] = {}
+        self._instructions: dict[tuple[str, MarkStyle, int], str] = {}
+        self._gens: dict[int, GenerationParams] = {}
+        self._marks: dict[tuple[MarkStyle, int], list[str]] = {}
+
+    def _gen_for(self, repeat: int) -> GenerationParams:
+        gen = self.gen
+        if gen.temperature > 0 and gen.seed is None:
+            # Sampled repeats must differ, and the same run seed must give the same samples.
+            known = self._gens.get(repeat)
+            if known is None:
+                known = self._gens[repeat] = gen.model_copy(update={"seed": self.seed + repeat})
+            return known
+        return gen
+
+    def _instruction(self, sample: Sample, repeat: int, style: MarkStyle) -> str:
+        index = repeat if self.config.instruction_pool else 0
+        memo = (sample.formulation, style, index)
+        known = self._instructions.get(memo)
+        if known is None:
+            known = self._instructions[memo] = default_instruction(
+                sample, self.config, repeat=repeat, style=style
+            )
+        return known
+
+    def _example(self, style: MarkStyle) -> tuple[Turn, ...]:
+        known = self._examples.get(style)
+        if known is None:
+            known = self._examples[style] = _example_turns(self.config, style)
+        return known
+
+    def _option_marks(self, style: MarkStyle, n: int) -> list[str]:
+        known = self._marks.get((style, n))
+        if known is None:
+            known = self._marks[(style, n)] = option_marks(style, n)
+        return list(known)  # a fresh list per ask: nothing mutable is shared between requests
+
+    def ask(self, sample: Sample, repeat: int = 0) -> Ask:
+        """Plan how `sample` is asked on `repeat` (its key is set later by the runner).
+
+        Choice samples under generation show their options with marks and an instruction;
+        under likelihood inference the options are not shown and become the candidates.
+        Open-ended samples are always generated.
+        """
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+            raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
+        config = self.config
+        style = (
+            config.option_marks
+            if config.option_marks != "random"
+            else mark_style(sample, repeat, config, self.seed)
+        )
+        style_name = config.prompt_style
+        if style_name == "auto":
+            style_name = "dysca" if sample.metadata.get("prompt_style") == "dysca" else "reform"
+        choice = sample.is_choice
+        dysca = style_name == "dysca" and choice and config.method != "likelihood"
+        parts: list[str] = []
+        if sample.context:
+            parts.append(sample.context)
+        parts.append(f"Question: {sample.question}" if dysca else sample.question)
+        options: list[str] | None = None
+        marks: list[str] | None = None
+        order: list[int] | None = None
+        method: Method = "generate"
+        if choice:
+            assert sample.choices is not None
+            order = option_order(sample, repeat, config, self.seed)
+            choices = sample.choices
+            options = [choices[i] for i in order]
+            marks = self._option_marks(style, len(options))
+            if config.method == "likelihood":
+                method = "loglikelihood"
+            else:
+                if dysca:  # one option per line, as Dysca asks
+                    parts.extend(f"({m}) {o}" for m, o in zip(marks, options, strict=True))
+                else:
+                    parts.append(render_options(options, marks))
+                if config.method == "mark_logprob":
+                    method = "mark_logprob"
+        if config.instruction is not None:
+            instruction = config.instruction
+        elif dysca:
+            instruction = DYSCA_CHOICE_HINT
+        else:
+            instruction = self._instruction(sample, repeat, style)
+        if instruction:
+            parts.append(instruction)
+        preamble = self._system
+        if config.in_context_example and choice:
+            preamble = preamble + self._example(style)
+        if sample.history:
+            preamble = preamble + tuple((t.role, t.content) for t in sample.history)
+        return Ask(
+            sample.id,
+            repeat,
+            method,
+            "\n".join(parts),
+            [] if config.blind else list(sample.images),
+            _candidates(method, options, marks),
+            options,
+            marks,
+            order,
+            config.response_prefix,
+            self._gen_for(repeat),
+            preamble,
+        )
+
+
 def formulate(
     sample: Sample,
     *,
@@ -118,78 +226,7 @@ def formulate(
 
     Choice samples under generation show their options with marks and an instruction; under
     likelihood inference the options are not shown and become the request's candidates.
-    Open-ended samples are always generated.
+    Open-ended samples are always generated. A run builds many: `Formulator` does the same
+    with the config's fixed parts worked out once.
     """
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
-        raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
-    config = config or FormulateConfig()
-    gen = gen or GenerationParams()
-    if gen.temperature > 0 and gen.seed is None:
-        # Sampled repeats must differ, and the same run seed must give the same samples.
-        gen = gen.model_copy(update={"seed": seed + repeat})
-    style = mark_style(sample, repeat, config, seed)
-    style_name = config.prompt_style
-    if style_name == "auto":
-        style_name = "dysca" if sample.metadata.get("prompt_style") == "dysca" else "reform"
-    dysca = style_name == "dysca" and sample.is_choice and config.method != "likelihood"
-    parts: list[str] = []
-    if sample.context:
-        parts.append(sample.context)
-    parts.append(f"Question: {sample.question}" if dysca else sample.question)
-    options: list[str] | None = None
-    marks: list[str] | None = None
-    order: list[int] | None = None
-    method: Method = "generate"
-    if sample.is_choice:
-        assert sample.choices is not None
-        order = option_order(sample, repeat, config, seed)
-        options = [sample.choices[i] for i in order]
-        marks = option_marks(style, len(options))
-        if config.method == "likelihood":
-            method = "loglikelihood"
-        else:
-            if dysca:  # one option per line, as Dysca asks
-                parts.extend(f"({m}) {o}" for m, o in zip(marks, options, strict=True))
-            else:
-                parts.append(render_options(options, marks))
-            if config.method == "mark_logprob":
-                method = "mark_logprob"
-    if config.instruction is not None:
-        instruction = config.instruction
-    elif dysca:
-        instruction = DYSCA_CHOICE_HINT
-    else:
-        instruction = default_instruction(sample, config, repeat=repeat, style=style)
-    if instruction:
-        parts.append(instruction)
-    text = "\n".join(parts)
-    messages: list[Message] = []
-    if config.system_prompt:
-        messages.append(_text_message("system", config.system_prompt))
-    if config.in_context_example and sample.is_choice:
-        messages.extend(_example_turns(config, style))
-    messages += [_text_message(t.role, t.content) for t in sample.history]
-    images = [] if config.blind else list(sample.images)
-    user: list[ContentPart] = [_image_part(i) for i in range(len(images))]
-    user.append(trusted(ContentPart, {"type": "text", "text": text, "image": None}))
-    messages.append(trusted(Message, {"role": "user", "content": user}))
-    # Every value below is valid by construction (a validated sample, config and decoding
-    # settings, lists built here), so the request is assembled without validating it again.
-    return trusted(
-        Request,
-        {
-            "key": "",
-            "sample_id": sample.id,
-            "repeat": repeat,
-            "method": method,
-            "messages": messages,
-            "prompt": text,
-            "images": images,
-            "candidates": _candidates(method, options, marks),
-            "options": options,
-            "marks": marks,
-            "order": order,
-            "response_prefix": config.response_prefix,
-            "gen": gen,
-        },
-    )
+    return Formulator(config, gen, seed).ask(sample, repeat).to_request()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
+from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.schema import Request
 
@@ -44,5 +45,36 @@ def request_key(identity: ModelIdentity | str, request: Request) -> str:
         parts += [_field(c) for c in cands]
     parts.append(_field(request.response_prefix))
     g = request.gen
+    parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
+    return hashlib.sha256("".join(parts).encode()).hexdigest()[:32]
+
+
+def ask_key(identity: str, ask: Ask) -> str:
+    """`request_key` of ``ask.to_request()``, computed without building the request.
+
+    The runner keys every planned request of a run this way and builds full requests only for
+    those the store cannot answer. The text hashed is the one `request_key` writes: the
+    preamble's turns each hold one text part; the question holds one part per image, then its
+    text. A test checks the two agree across formulations and configs.
+    """
+    method = ask.method
+    preamble = ask.preamble
+    images = ask.images
+    n_parts = str(len(images) + 1)
+    parts = [
+        f"{len(identity)}:{identity}{len(method)}:{method}{_field(len(preamble) + 1)}",
+        *[f"{len(role)}:{role}1:1{len(text)}:{text}" for role, text in preamble],
+        f"4:user{len(n_parts)}:{n_parts}",
+        *[f"i{i}" for i in range(len(images))],
+        f"{len(ask.prompt)}:{ask.prompt}",
+        _field(len(images)),
+        *[im.content_hash() for im in images],
+    ]
+    cands = ask.candidates
+    parts.append(_field(None if cands is None else len(cands)))
+    if cands:
+        parts += [_field(c) for c in cands]
+    parts.append(_field(ask.response_prefix))
+    g = ask.gen
     parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
     return hashlib.sha256("".join(parts).encode()).hexdigest()[:32]

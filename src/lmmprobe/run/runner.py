@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data import LoadResult, data_fingerprint, load_source
-from lmmprobe.formulate import formulate
+from lmmprobe.formulate.ask import Ask
+from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.base import (
     AsyncModel,
     Model,
@@ -27,7 +28,7 @@ from lmmprobe.models.base import (
 )
 from lmmprobe.run._gc import fewer_collections
 from lmmprobe.run.executor import Executor, LocalExecutor
-from lmmprobe.run.keys import request_key
+from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import score_response
@@ -94,23 +95,23 @@ def new_run_id() -> str:
 
 def plan_requests(
     samples: Sequence[Sample], spec: RunSpec, identity: ModelIdentity
-) -> list[tuple[Sample, Request]]:
-    """One keyed request per (sample, repeat), in sample order.
+) -> list[tuple[Sample, Ask]]:
+    """One keyed ask per (sample, repeat), in sample order.
 
     Under CircularEval a choice sample is asked once per rotation of its options instead of
-    `spec.repeats` times.
+    `spec.repeats` times. Asks become full requests (`Ask.to_request`) only when they are sent.
     """
     ident = identity.cache_id()
+    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
+    ask = formulator.ask
     rows = []
     circular = spec.formulate.circular
     for sample in samples:
         times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
         for repeat in range(times):
-            req = formulate(
-                sample, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed
-            )
-            req.key = request_key(ident, req)
-            rows.append((sample, req))
+            planned = ask(sample, repeat)
+            planned.key = ask_key(ident, planned)
+            rows.append((sample, planned))
     return rows
 
 
@@ -214,8 +215,9 @@ def _plan_dialogue_round(
     spec: RunSpec,
     identity: ModelIdentity,
     turns: dict[tuple[str, int], list[Turn]],
-) -> list[tuple[Sample, Request]]:
+) -> list[tuple[Sample, Ask]]:
     rows = []
+    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
     for sample in stage:
         if "dialogue_id" not in sample.metadata:
             rows.extend(plan_requests([sample], spec, identity))
@@ -224,18 +226,16 @@ def _plan_dialogue_round(
             earlier = turns.get(_dialogue_key(sample, repeat), [])
             # The sample's own history (if any) comes first, then the rounds asked so far.
             online = sample.model_copy(update={"history": [*sample.history, *earlier]})
-            req = formulate(
-                online, repeat=repeat, config=spec.formulate, gen=spec.gen, seed=spec.seed
-            )
-            req.key = request_key(identity.cache_id(), req)
-            rows.append((sample, req))
+            planned = formulator.ask(online, repeat)
+            planned.key = ask_key(identity.cache_id(), planned)
+            rows.append((sample, planned))
     return rows
 
 
 def _answer(
     model_spec: str,
     model: Model | AsyncModel,
-    rows: Sequence[tuple[Sample, Request]],
+    rows: Sequence[tuple[Sample, Ask]],
     spec: RunSpec,
     store: Store,
     executor: Executor,
@@ -243,13 +243,14 @@ def _answer(
     outcome: ModelOutcome,
 ) -> dict[str, Response]:
     """Responses for every row's request: from the store, or from the model (stored first)."""
-    unique: dict[str, Request] = {}
+    unique: dict[str, Ask] = {}
     for _, req in rows:
         unique.setdefault(req.key, req)
     responses = {} if spec.no_cache else store.get_responses(unique)
     outcome.requests += len(unique)
     outcome.cached += len(responses)
-    pending = [r for k, r in unique.items() if k not in responses]
+    # Only what the store cannot answer becomes a full request.
+    pending = [a.to_request() for k, a in unique.items() if k not in responses]
     rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
     if rejected:
         store.put_responses(model_spec, [r for r, _ in rejected], [e for _, e in rejected])
