@@ -15,7 +15,7 @@ from PIL import Image
 
 from lmmprobe.formulate import formulate
 from lmmprobe.formulate.prompt import Formulator
-from lmmprobe.run.keys import ask_key, request_key
+from lmmprobe.run.keys import AskKeys, ask_key, request_key
 from lmmprobe.schema import FormulateConfig, GenerationParams, ImageRef, Sample, Turn
 
 IDENT = "backend=x|name=x|rev=1"
@@ -59,12 +59,13 @@ CONFIGS: list[dict[str, Any]] = [
 def test_ask_key_equals_request_key(cfg: dict[str, Any], gen: GenerationParams) -> None:
     config = FormulateConfig(**cfg)
     formulator = Formulator(config, gen, seed=3)
+    run_keys = AskKeys(IDENT)  # one per model of a run, remembering repeated parts
     keys = set()
-    for sample in _samples():
+    for sample in _samples() * 2:
         for repeat in range(3):
             ask = formulator.ask(sample, repeat)
-            key = ask_key(IDENT, ask)
-            assert key == request_key(IDENT, ask.to_request())
+            key = run_keys(ask)
+            assert key == ask_key(IDENT, ask) == request_key(IDENT, ask.to_request())
             keys.add(key)
     # Different samples and repeats are really keyed apart (the check above is not vacuous).
     assert len(keys) >= len(_samples())

@@ -24,5 +24,5 @@ def option_marks(style: MarkStyle, n: int) -> list[str]:
 
 def render_options(options: list[str], marks: list[str]) -> str:
     """Render options as ReForm-Eval does: ``Options: (A) red; (B) blue.``."""
-    body = "; ".join(f"({m}) {o}" for m, o in zip(marks, options, strict=True))
+    body = "; ".join([f"({m}) {o}" for m, o in zip(marks, options, strict=True)])
     return f"Options: {body}."

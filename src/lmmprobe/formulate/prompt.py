@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from lmmprobe.formulate.ask import Ask, Turn
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
@@ -13,8 +14,8 @@ from lmmprobe.formulate.pools import (
     OPEN_POOL,
     POOLS,
 )
-from lmmprobe.formulate.ask import Ask, Turn
 from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
+from lmmprobe.schema.sample import CHOICE_FORMULATIONS
 
 CHOICE_INSTRUCTION = CHOICE_POOL[0]
 OPEN_INSTRUCTION = OPEN_POOL[0]
@@ -109,6 +110,13 @@ class Formulator:
         self._instructions: dict[tuple[str, MarkStyle, int], str] = {}
         self._gens: dict[int, GenerationParams] = {}
         self._marks: dict[tuple[MarkStyle, int], list[str]] = {}
+        # Config fields read for every ask, held as plain attributes.
+        self._style = config.option_marks
+        self._prompt_style = config.prompt_style
+        self._method = config.method
+        self._circular = config.circular
+        self._shuffle = config.shuffle_repeats
+        self._blind = config.blind
 
     def _gen_for(self, repeat: int) -> GenerationParams:
         gen = self.gen
@@ -149,52 +157,49 @@ class Formulator:
         under likelihood inference the options are not shown and become the candidates.
         Open-ended samples are always generated.
         """
-        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        if type(repeat) is not int or repeat < 0:  # bool is an int subclass: not a repeat
             raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
         config = self.config
-        style = (
-            config.option_marks
-            if config.option_marks != "random"
-            else mark_style(sample, repeat, config, self.seed)
-        )
-        style_name = config.prompt_style
+        style = self._style
+        if style == "random":
+            style = mark_style(sample, repeat, config, self.seed)
+        style_name = self._prompt_style
         if style_name == "auto":
             style_name = "dysca" if sample.metadata.get("prompt_style") == "dysca" else "reform"
-        choice = sample.is_choice
-        dysca = style_name == "dysca" and choice and config.method != "likelihood"
-        parts: list[str] = []
-        if sample.context:
-            parts.append(sample.context)
-        parts.append(f"Question: {sample.question}" if dysca else sample.question)
+        choices = sample.choices
+        choice = sample.formulation in CHOICE_FORMULATIONS
+        dysca = style_name == "dysca" and choice and self._method != "likelihood"
+        question = f"Question: {sample.question}" if dysca else sample.question
+        parts = [sample.context, question] if sample.context else [question]
         options: list[str] | None = None
         marks: list[str] | None = None
         order: list[int] | None = None
         method: Method = "generate"
         if choice:
-            assert sample.choices is not None
-            order = option_order(sample, repeat, config, self.seed)
-            choices = sample.choices
-            options = [choices[i] for i in order]
+            assert choices is not None
+            if repeat and (self._circular or self._shuffle):
+                order = option_order(sample, repeat, config, self.seed)
+                options = [choices[i] for i in order]
+            else:  # the original order (repeat 0 of a rotation is a rotation by 0)
+                order = list(range(len(choices)))
+                options = list(choices)
             marks = self._option_marks(style, len(options))
-            if config.method == "likelihood":
+            if self._method == "likelihood":
                 method = "loglikelihood"
             else:
                 if dysca:  # one option per line, as Dysca asks
-                    parts.extend(f"({m}) {o}" for m, o in zip(marks, options, strict=True))
+                    parts += [f"({m}) {o}" for m, o in zip(marks, options, strict=True)]
                 else:
                     parts.append(render_options(options, marks))
-                if config.method == "mark_logprob":
+                if self._method == "mark_logprob":
                     method = "mark_logprob"
-        if config.instruction is not None:
-            instruction = config.instruction
-        elif dysca:
-            instruction = DYSCA_CHOICE_HINT
-        else:
-            instruction = self._instruction(sample, repeat, style)
+        instruction = config.instruction
+        if instruction is None:
+            instruction = DYSCA_CHOICE_HINT if dysca else self._instruction(sample, repeat, style)
         if instruction:
             parts.append(instruction)
         preamble = self._system
-        if config.in_context_example and choice:
+        if choice and config.in_context_example:
             preamble = preamble + self._example(style)
         if sample.history:
             preamble = preamble + tuple((t.role, t.content) for t in sample.history)
@@ -203,7 +208,7 @@ class Formulator:
             repeat,
             method,
             "\n".join(parts),
-            [] if config.blind else list(sample.images),
+            [] if self._blind else list(sample.images),
             _candidates(method, options, marks),
             options,
             marks,

@@ -6,7 +6,7 @@ import hashlib
 
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import ModelIdentity
-from lmmprobe.schema import Request
+from lmmprobe.schema import GenerationParams, Request
 
 
 def _field(value: object) -> str:
@@ -52,29 +52,77 @@ def request_key(identity: ModelIdentity | str, request: Request) -> str:
 def ask_key(identity: str, ask: Ask) -> str:
     """`request_key` of ``ask.to_request()``, computed without building the request.
 
-    The runner keys every planned request of a run this way and builds full requests only for
-    those the store cannot answer. The text hashed is the one `request_key` writes: the
-    preamble's turns each hold one text part; the question holds one part per image, then its
-    text. A test checks the two agree across formulations and configs.
+    The runner keys every planned request of a run this way (through `AskKeys`, which
+    remembers the parts that repeat across asks) and builds full requests only for those the
+    store cannot answer. A test checks the two keys agree across formulations and configs.
     """
-    method = ask.method
-    preamble = ask.preamble
-    images = ask.images
-    n_parts = str(len(images) + 1)
-    parts = [
-        f"{len(identity)}:{identity}{len(method)}:{method}{_field(len(preamble) + 1)}",
-        *[f"{len(role)}:{role}1:1{len(text)}:{text}" for role, text in preamble],
-        f"4:user{len(n_parts)}:{n_parts}",
-        *[f"i{i}" for i in range(len(images))],
-        f"{len(ask.prompt)}:{ask.prompt}",
-        _field(len(images)),
-        *[im.content_hash() for im in images],
-    ]
-    cands = ask.candidates
-    parts.append(_field(None if cands is None else len(cands)))
-    if cands:
-        parts += [_field(c) for c in cands]
-    parts.append(_field(ask.response_prefix))
-    g = ask.gen
-    parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
-    return hashlib.sha256("".join(parts).encode()).hexdigest()[:32]
+    return AskKeys(identity)(ask)
+
+
+class AskKeys:
+    """`ask_key` for one model identity, remembering what repeats from ask to ask.
+
+    The hashed text is the one `request_key` writes for ``ask.to_request()``: the preamble's
+    turns each hold one text part; the question holds one part per image, then its text.
+    Within a run the head (identity, method, preamble) and the tail (response prefix and
+    decoding settings) take a handful of values, so each is written once.
+    """
+
+    _MEMO_LIMIT = 4096
+
+    def __init__(self, identity: str) -> None:
+        """Key asks for the model whose `ModelIdentity.cache_id` is `identity`."""
+        self._ident = f"{len(identity)}:{identity}"
+        self._heads: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+        # Keyed by the settings object's id; the object is kept so the id stays its own.
+        self._tails: dict[tuple[str | None, int], tuple[GenerationParams, str]] = {}
+        self._users: dict[int, tuple[str, str]] = {}
+
+    def _head(self, method: str, preamble: tuple[tuple[str, str], ...]) -> str:
+        memo = (method, preamble)
+        known = self._heads.get(memo)
+        if known is None:
+            if len(self._heads) >= self._MEMO_LIMIT:  # distinct dialogue histories
+                self._heads.clear()
+            turns = "".join(f"{len(r)}:{r}1:1{len(t)}:{t}" for r, t in preamble)
+            known = f"{self._ident}{len(method)}:{method}{_field(len(preamble) + 1)}{turns}"
+            self._heads[memo] = known
+        return known
+
+    def _tail(self, prefix: str | None, gen: GenerationParams) -> str:
+        known = self._tails.get((prefix, id(gen)))
+        if known is None or known[0] is not gen:
+            if len(self._tails) >= self._MEMO_LIMIT:
+                self._tails.clear()
+            g = f"{gen.max_new_tokens}|{gen.temperature!r}|{gen.top_p!r}|{gen.seed}"
+            known = self._tails[(prefix, id(gen))] = (gen, _field(prefix) + _field(g))
+        return known[1]
+
+    def _user(self, n_images: int) -> tuple[str, str]:
+        # The question's role and part count with its image parts, and the image count field.
+        known = self._users.get(n_images)
+        if known is None:
+            n_parts = str(n_images + 1)
+            head = f"4:user{len(n_parts)}:{n_parts}" + "".join(f"i{i}" for i in range(n_images))
+            known = self._users[n_images] = (head, _field(n_images))
+        return known
+
+    def __call__(self, ask: Ask) -> str:
+        """The ask's key."""
+        images = ask.images
+        user, n_field = self._user(len(images))
+        prompt = ask.prompt
+        cands = ask.candidates
+        if cands is None:
+            cand_text = _NONE
+        else:
+            cand_text = _field(len(cands)) + "".join([_field(c) for c in cands])
+        text = (
+            f"{self._head(ask.method, ask.preamble)}{user}{len(prompt)}:{prompt}{n_field}"
+            f"{''.join([im.content_hash() for im in images])}{cand_text}"
+            f"{self._tail(ask.response_prefix, ask.gen)}"
+        )
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+_NONE = _field(None)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,13 @@ KEY_LIBRARIES = (
 
 def library_versions() -> dict[str, str | None]:
     """Installed versions of the libraries that can change results (None when absent)."""
+    return dict(_library_versions())
+
+
+@cache
+def _library_versions() -> dict[str, str | None]:
+    # Read once per process: each lookup scans the installed distributions (about 2 ms), and
+    # a running process keeps the modules it imported whatever is installed later.
     out: dict[str, str | None] = {}
     for name in KEY_LIBRARIES:
         try:
@@ -32,26 +41,43 @@ def library_versions() -> dict[str, str | None]:
 
 
 def git_commit(path: Path | None = None) -> str | None:
-    """Commit of the git checkout holding lmmprobe's source (None outside a checkout)."""
+    """Commit of the git checkout holding lmmprobe's source (None outside a checkout).
+
+    ``+dirty`` is appended when tracked files have uncommitted changes.
+    """
     where = path or Path(lmmprobe.__file__).resolve().parent
     try:
-        res = subprocess.run(
+        # Both commands run at once: each is a process start, most of the cost.
+        head = subprocess.Popen(
             ["git", "rev-parse", "HEAD"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where, capture_output=True, text=True, timeout=5, check=False,
+            cwd=where, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
+        status = subprocess.Popen(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        try:
+            out, _ = head.communicate(timeout=5)
+            dirty, _ = status.communicate(timeout=5)
+        finally:
+            for proc in (head, status):
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
     except (OSError, subprocess.SubprocessError):
         return None
-    if res.returncode != 0:
+    if head.returncode != 0:
         return None
-    return res.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    return out.strip() + ("+dirty" if dirty.strip() else "")
+
+
+def git_commit_later(path: Path | None = None) -> Future[str | None]:
+    """`git_commit` started in a background thread, so the caller's work overlaps it."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-git")
+    try:
+        return pool.submit(git_commit, path)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its one task
 
 
 def build_manifest(
@@ -59,14 +85,19 @@ def build_manifest(
     identities: dict[str, ModelIdentity],
     data_fingerprint: str,
     n_samples: int,
+    *,
+    commit: Future[str | None] | None = None,
 ) -> dict[str, Any]:
-    """Everything needed to repeat a run: same manifest + same seed gives the same requests."""
+    """Everything needed to repeat a run: same manifest + same seed gives the same requests.
+
+    `commit` is a `git_commit_later` started earlier; without it the commit is looked up here.
+    """
     return {
         "lmmprobe": lmmprobe.__version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "libraries": library_versions(),
-        "git_commit": git_commit(),
+        "git_commit": commit.result() if commit is not None else git_commit(),
         "models": {spec_: ident.model_dump() for spec_, ident in identities.items()},
         "data": {"spec": spec.data, "fingerprint": data_fingerprint, "samples": n_samples},
         "prompts": {

@@ -28,8 +28,8 @@ from lmmprobe.models.base import (
 )
 from lmmprobe.run._gc import fewer_collections
 from lmmprobe.run.executor import Executor, LocalExecutor
-from lmmprobe.run.keys import ask_key
-from lmmprobe.run.manifest import build_manifest
+from lmmprobe.run.keys import AskKeys
+from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
@@ -101,16 +101,15 @@ def plan_requests(
     Under CircularEval a choice sample is asked once per rotation of its options instead of
     `spec.repeats` times. Asks become full requests (`Ask.to_request`) only when they are sent.
     """
-    ident = identity.cache_id()
-    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
-    ask = formulator.ask
+    key = AskKeys(identity.cache_id())
+    ask = Formulator(spec.formulate, spec.gen, spec.seed).ask
     rows = []
     circular = spec.formulate.circular
     for sample in samples:
         times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
         for repeat in range(times):
             planned = ask(sample, repeat)
-            planned.key = ask_key(ident, planned)
+            planned.key = key(planned)
             rows.append((sample, planned))
     return rows
 
@@ -218,6 +217,7 @@ def _plan_dialogue_round(
 ) -> list[tuple[Sample, Ask]]:
     rows = []
     formulator = Formulator(spec.formulate, spec.gen, spec.seed)
+    key = AskKeys(identity.cache_id())
     for sample in stage:
         if "dialogue_id" not in sample.metadata:
             rows.extend(plan_requests([sample], spec, identity))
@@ -227,7 +227,7 @@ def _plan_dialogue_round(
             # The sample's own history (if any) comes first, then the rounds asked so far.
             online = sample.model_copy(update={"history": [*sample.history, *earlier]})
             planned = formulator.ask(online, repeat)
-            planned.key = ask_key(identity.cache_id(), planned)
+            planned.key = key(planned)
             rows.append((sample, planned))
     return rows
 
@@ -312,6 +312,7 @@ def _execute_run(
     own_store = store is None
     store = store or Store(spec.db)
     try:
+        commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
         models = [(s, load_model(s)) for s in spec.models]
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
@@ -321,7 +322,7 @@ def _execute_run(
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         identities = {s: m.identity for s, m in models}
         manifest = build_manifest(
-            spec, identities, data_fingerprint(load.samples), len(load.samples)
+            spec, identities, data_fingerprint(load.samples), len(load.samples), commit=commit
         )
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
         store.update_run(run_id, manifest=manifest)
