@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 
 import pytest
 
 from lmmprobe.data import DataError, data_fingerprint, load_source, sample_fingerprint
-from lmmprobe.data.demo import COLORS, SHAPES, SUBTASKS
+from lmmprobe.data.demo import _BLOCK, COLORS, SHAPES, SUBTASKS
 from lmmprobe.schema import Sample
 
 
@@ -161,3 +162,31 @@ def test_data_fingerprint_depends_on_seed_size_and_order() -> None:
     assert data_fingerprint(load_source("demo,n=10,seed=1").samples) != fp
     assert data_fingerprint(load_source("demo,n=10,size=64").samples) != fp
     assert data_fingerprint(list(reversed(base))) != fp
+
+
+@pytest.mark.parametrize("seed", [0, -3, 10**30])
+def test_smaller_n_is_a_prefix_across_blocks(seed: int) -> None:
+    # Samples are drawn in blocks; cutting inside, at and past a block edge keeps the prefix.
+    full = load_source(f"demo,n={2 * _BLOCK + 3},seed={seed}").samples
+    for n in (_BLOCK - 1, _BLOCK, _BLOCK + 1, 2 * _BLOCK + 1):
+        part = load_source(f"demo,n={n},seed={seed}").samples
+        assert [sample_fingerprint(s) for s in part] == [sample_fingerprint(s) for s in full[:n]]
+        assert part[-1].id == f"demo-{seed}-{n - 1:06d}"
+
+
+def test_negative_seed_differs_from_its_absolute_value() -> None:
+    a, b = _summary("demo,n=24,seed=-1"), _summary("demo,n=24,seed=1")
+    assert [x[1:] for x in a] != [x[1:] for x in b]
+
+
+def test_draws_cover_every_value_in_balance() -> None:
+    samples = load_source("demo,n=4000,seed=11").samples
+    recipes = [s.images[0].recipe or {} for s in samples]
+    assert Counter(r["color"] for r in recipes).keys() == set(COLORS)
+    assert Counter(r["shape"] for r in recipes).keys() == set(SHAPES)
+    assert {len(r["spots"]) for r in recipes} == {1, 2, 3, 4}
+    assert {r["bg"] for r in recipes} == set(range(110, 151))
+    choice = [s for s in samples if s.formulation == "single_choice"]
+    assert Counter(s.answer for s in choice).keys() == {0, 1, 2, 3}
+    yes = [s.answer for s in samples if s.formulation == "true_false"].count(0)
+    assert 0.4 < yes / (len(samples) / 4) < 0.6
