@@ -7,8 +7,13 @@ from lmmprobe.metrics import bootstrap
 from lmmprobe.metrics.bootstrap import (
     GroupedSums,
     GroupRatioMean,
+    Statistic,
     bootstrap_distribution,
+    cluster_profiles,
     percentile_interval,
+    profile_bootstrap_distribution,
+    profile_weight_chunks,
+    profiles_pay_off,
     ratio,
     ratio_intervals,
     resample_weights,
@@ -180,3 +185,73 @@ def test_group_ratio_mean_undefined_when_nothing_drawn() -> None:
     out = mean(weights)
     assert np.isnan(out[0])
     assert out[1] == 1.0
+
+
+def test_cluster_profiles_group_equal_rows_in_key_order() -> None:
+    keys = np.array([[1, 5], [0, 7], [1, 5], [0, 7], [0, 2]])
+    profile, first, sizes = cluster_profiles(keys)
+    # Profiles follow the lexicographic order of the keys: (0, 2), (0, 7), (1, 5).
+    assert list(profile) == [2, 1, 2, 1, 0]
+    assert list(first) == [4, 1, 0]
+    assert list(sizes) == [1, 2, 2]
+    # Reordering the clusters reorders `profile` but keeps the numbering.
+    order = np.array([3, 0, 4, 2, 1])
+    assert list(cluster_profiles(keys[order])[0]) == list(profile[order])
+
+
+def test_cluster_profiles_wide_and_sparse_keys() -> None:
+    # Columns whose ranges multiply past int64 are renumbered on the way, not overflowed.
+    rng = np.random.default_rng(0)
+    keys = rng.integers(-(2**40), 2**40, size=(50, 20))
+    keys[25:] = keys[:25]
+    profile, first, sizes = cluster_profiles(keys)
+    assert list(sizes) == [2] * 25
+    assert np.array_equal(keys[first[profile]], keys)
+    _, expected = np.unique(keys, axis=0, return_inverse=True)
+    assert np.array_equal(profile, expected.ravel())
+    empty = cluster_profiles(np.zeros((0, 3), dtype=int))
+    assert all(a.size == 0 for a in empty)
+
+
+def test_profiles_pay_off_only_when_clusters_are_many_times_more() -> None:
+    assert profiles_pay_off(10, 10 * bootstrap.CLUSTERS_PER_PROFILE)
+    assert not profiles_pay_off(10, 10 * bootstrap.CLUSTERS_PER_PROFILE - 1)
+
+
+def test_profile_weight_chunks_are_multinomial_draws_per_profile() -> None:
+    sizes = np.array([3, 1, 6])
+    chunks = list(profile_weight_chunks(sizes, 5000, np.random.default_rng(0), max_elements=3000))
+    assert [c.shape for c in chunks] == [(1000, 3)] * 5
+    weights = np.concatenate(chunks)
+    assert weights.dtype == np.float32
+    assert np.all(weights.sum(axis=1) == 10)
+    # Each profile gets its share of the draws on average.
+    assert weights.mean(axis=0) == pytest.approx(sizes, abs=0.1)
+    again = np.concatenate(list(profile_weight_chunks(sizes, 5000, np.random.default_rng(0))))
+    assert np.array_equal(weights, again)
+    assert next(profile_weight_chunks(np.zeros(0, int), 4, np.random.default_rng(0))).shape == (
+        4,
+        0,
+    )
+
+
+def test_profile_bootstrap_matches_cluster_bootstrap_in_distribution() -> None:
+    # 300 clusters in 3 profiles with different per-cluster numerator/denominator pairs.
+    profile_values = np.array([[1.0, 1.0], [0.0, 1.0], [1.0, 2.0]])
+    sizes = np.array([90, 150, 60])
+    cluster_values = np.repeat(profile_values, sizes, axis=0)
+
+    def statistic(values: np.ndarray) -> Statistic:
+        return lambda w: ratio((w @ values)[:, :1], (w @ values)[:, 1:])
+
+    n_boot = 4000
+    by_cluster = bootstrap_distribution(
+        statistic(cluster_values), 300, n_boot, np.random.default_rng(1)
+    )
+    by_profile = profile_bootstrap_distribution(
+        statistic(profile_values), sizes, n_boot, np.random.default_rng(2)
+    )
+    assert by_profile.shape == (n_boot, 1)
+    for q in (2.5, 50, 97.5):
+        assert np.percentile(by_profile, q) == pytest.approx(np.percentile(by_cluster, q), abs=0.01)
+    assert by_profile.std() == pytest.approx(by_cluster.std(), rel=0.1)

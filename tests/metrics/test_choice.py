@@ -4,8 +4,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lmmprobe.metrics import METRIC_NAMES, MISSING, MetricValue, breakdown, summarize
+from lmmprobe.metrics import METRIC_NAMES, MISSING, MetricValue, bootstrap, breakdown, summarize
 from lmmprobe.metrics.bootstrap import weight_chunks
+from lmmprobe.metrics.choice import _build_table, _profiles, _statistics
 from lmmprobe.schema import Score
 
 
@@ -281,11 +282,91 @@ def _naive_cluster_intervals(
 
 def test_cluster_bootstrap_matches_explicit_sample_resampling() -> None:
     rows = mixed_rows(60, seed=5)
+    assert _profiles(_build_table(rows)) is None  # too varied to collapse: samples are drawn
     out = summarize(rows, n_boot=200, seed=11)
     naive = _naive_cluster_intervals(rows, 200, seed=11)
     for name, (low, high) in naive.items():
         assert out[name].low == pytest.approx(low, abs=1e-6), name
         assert out[name].high == pytest.approx(high, abs=1e-6), name
+
+
+def many_alike_rows(n: int, seed: int = 0) -> list[Score]:
+    """Rows of many samples but few distinct profiles (class, verdict, offer, error)."""
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        gold = i % 4
+        p = rnd.random()
+        if p < 0.04:
+            rows.append(row(f"s{i:05d}", error="timeout", gold=gold))
+        elif p < 0.1:
+            rows.append(row(f"s{i:05d}", False, stage="unparsed", gold=gold))
+        else:
+            correct = rnd.random() < 0.4 + 0.1 * gold
+            offered = i % 2 == 0
+            rows.append(
+                row(
+                    f"s{i:05d}",
+                    correct,
+                    gold=gold,
+                    gold_text=f"opt{gold}",
+                    offered=offered,
+                    abstained=offered and not correct and rnd.random() < 0.3,
+                )
+            )
+    return rows
+
+
+def test_profile_statistics_equal_sample_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Collapse whatever the ratio, on rows with errors, unparsed rows (their gold text differs
+    # from the option's, so those samples have cells in two classes), a class of one sample
+    # and a sample whose repeats have different classes.
+    monkeypatch.setattr(bootstrap, "CLUSTERS_PER_PROFILE", 1)
+    rows = [
+        *mixed_rows(150, seed=3),
+        row("single", gold_text="only-one"),
+        row("split", gold_text="opt0"),
+        row("split", False, repeat=1, gold_text="opt1"),
+    ]
+    table = _build_table(rows)
+    collapsed = _profiles(table)
+    assert collapsed is not None
+    small, profile, sizes = collapsed
+    assert sizes.size < table.n_samples
+    assert np.array_equal(np.bincount(profile), sizes)
+    weights = np.concatenate(list(weight_chunks(table.n_samples, 300, np.random.default_rng(0))))
+    # Plus resamples of nothing but the lone-class sample, or the split one: metrics undefined.
+    alone = np.zeros((2, table.n_samples))
+    alone[0, -2], alone[1, -1] = table.n_samples, table.n_samples  # ids sort as s..., single, split
+    weights = np.concatenate([weights.astype(np.float64), alone])
+    per_profile = weights @ np.eye(sizes.size)[profile]
+    expected = _statistics(table, weights)
+    assert np.isnan(expected).any()
+    assert _statistics(small, per_profile) == pytest.approx(expected, nan_ok=True)
+
+
+def test_profile_intervals_agree_with_sample_resampling(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = many_alike_rows(1500)
+    assert _profiles(_build_table(rows)) is not None
+    by_profile = summarize(rows, n_boot=2000, seed=1)
+    monkeypatch.setattr(bootstrap, "CLUSTERS_PER_PROFILE", 10**9)  # never collapse
+    assert _profiles(_build_table(rows)) is None
+    by_sample = summarize(rows, n_boot=2000, seed=1)
+    for name in METRIC_NAMES:
+        a, b = by_profile[name], by_sample[name]
+        assert a.value == b.value and a.n == b.n, name
+        assert a.low is not None and a.high is not None and b.low is not None, name
+        # The same bootstrap distribution: the ends agree within Monte Carlo error.
+        assert a.low == pytest.approx(b.low, abs=0.1 * width(b)), name
+        assert a.high == pytest.approx(b.high, abs=0.1 * width(b)), name
+
+
+def test_profile_interval_does_not_depend_on_row_order() -> None:
+    rows = many_alike_rows(1000)
+    assert _profiles(_build_table(rows)) is not None
+    shuffled = rows[:]
+    random.Random(3).shuffle(shuffled)
+    assert summarize(rows, n_boot=200) == summarize(shuffled, n_boot=200)
 
 
 def test_resamples_without_denominator_are_dropped() -> None:

@@ -9,8 +9,10 @@ because repeats of one sample are not independent draws.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -19,10 +21,14 @@ import numpy.typing as npt
 from lmmprobe.metrics.bootstrap import (
     FloatArray,
     GroupRatioMean,
+    IntArray,
     WeightArray,
     bootstrap_distribution,
+    cluster_profiles,
     finite_or_none,
     percentile_interval,
+    profile_bootstrap_distribution,
+    profiles_pay_off,
     ratio,
 )
 from lmmprobe.schema import Score
@@ -92,33 +98,13 @@ class MetricValue:
         return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
 
 
-def _is_error(score: Score) -> bool:
-    # Either marker means the request failed; such a row must never be scored as an answer.
-    return score.error_type is not None or score.stage == "error"
+def _is_choice(gold: object) -> bool:
+    return isinstance(gold, int) and not isinstance(gold, bool)
 
 
-def _is_choice(score: Score) -> bool:
-    return isinstance(score.gold, int) and not isinstance(score.gold, bool)
-
-
-def _indicators(score: Score) -> tuple[bool, ...]:
-    """One row's values for `_COLUMNS`."""
-    if _is_error(score):
-        return (False, False, False, False, False, False, True, True, False, False)
-    offered = score.abstain_offered
-    return (
-        True,
-        bool(score.correct),
-        offered,
-        offered and score.abstained,
-        score.format_hit,
-        score.stage == "unparsed" and score.correct is not None,
-        False,
-        True,
-        # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
-        score.correct is not None,
-        _is_choice(score),
-    )
+def _is_not_none(values: list[Any]) -> npt.NDArray[np.bool_]:
+    """``value is not None`` for each value, without a Python-level loop."""
+    return np.fromiter(map(operator.is_not, values, repeat(None)), dtype=bool, count=len(values))
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,12 +115,18 @@ class _Table:
         totals: ``(n_samples, len(_COLUMNS))`` per-sample sums of the row indicators.
         classes: Balanced accuracy from correct and total rows per (gold class, sample).
         n_class_rows: Rows balanced accuracy is computed over.
+        cells: The (gold class, sample) cells behind `classes`: sample, class, correct rows
+            and rows of each.
+        class_rank: Rank of each class's gold text in sorted order, a numbering of the
+            classes that does not depend on the order rows arrive in.
 
     """
 
     totals: npt.NDArray[np.float32]
     classes: GroupRatioMean
     n_class_rows: int
+    cells: tuple[IntArray, IntArray, FloatArray, FloatArray]
+    class_rank: IntArray
 
     @property
     def n_samples(self) -> int:
@@ -142,45 +134,121 @@ class _Table:
 
 
 def _build_table(scores: Sequence[Score]) -> _Table:
+    # Per-row Python work dominates here, so each field is fetched once (a C-level map over the
+    # rows) and every indicator is then computed column-wise.
+    def field(name: str) -> list[Any]:
+        return list(map(operator.attrgetter(name), scores))
+
+    ids = field("sample_id")
     # Samples are indexed in sorted id order so the resampling, and hence the interval, does not
-    # depend on the order rows arrive in.
-    sample_index = {sid: i for i, sid in enumerate(sorted({s.sample_id for s in scores}))}
-    row_sample = np.array([sample_index[s.sample_id] for s in scores], dtype=np.intp)
-    flags = np.array([_indicators(s) for s in scores], dtype=np.float64)
+    # depend on the order rows arrive in. (Sorting in order of appearance is near-linear when
+    # rows arrive sorted, as they usually do.)
+    sample_index = {sid: i for i, sid in enumerate(sorted(dict.fromkeys(ids)))}
+    n_samples = len(sample_index)
+    row_sample = np.fromiter(map(sample_index.__getitem__, ids), dtype=np.intp, count=len(ids))
+    stage = np.array(field("stage"))
+    # Either marker means the request failed; such a row must never be scored as an answer.
+    error = _is_not_none(field("error_type")) | (stage == "error")
+    answered = ~error
+    verdict = field("correct")  # True, False or None
+    judged = answered & _is_not_none(verdict)
+    offered = answered & np.array(field("abstain_offered"), dtype=bool)
+    choice = list(map(_is_choice, field("gold")))
+    columns = {
+        "answered": answered,
+        "correct": answered & np.array(verdict, dtype=object).astype(bool),
+        "offered": offered,
+        "abstained": offered & np.array(field("abstained"), dtype=bool),
+        "format_hit": answered & np.array(field("format_hit"), dtype=bool),
+        "unparsed": judged & (stage == "unparsed"),
+        "error": error,
+        "row": np.ones(len(ids), dtype=bool),
+        # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
+        "judged": judged,
+        "choice": answered & np.array(choice, dtype=bool),
+    }
     totals = np.stack(
-        [np.bincount(row_sample, weights=col, minlength=len(sample_index)) for col in flags.T],
+        [np.bincount(row_sample, weights=columns[c], minlength=n_samples) for c in _COLUMNS],
         axis=1,
     )
-    row_class = _row_classes(scores)
-    row_class[flags[:, _COL["answered"]] == 0] = -1  # errors are not answers of any class
-    classes = _class_cells(row_class, row_sample, flags[:, _COL["correct"]], len(sample_index))
-    # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
-    return _Table(totals.astype(np.float32), classes, int((row_class >= 0).sum()))
-
-
-def _row_classes(scores: Sequence[Score]) -> npt.NDArray[np.int64]:
-    """Integer class of each row (its gold option text), -1 for open-ended rows."""
+    # Classes are gold option texts, numbered by first appearance; open-ended rows get -1.
     index: dict[str, int] = {}
-    return np.array(
-        [index.setdefault(s.gold_text, len(index)) if _is_choice(s) else -1 for s in scores],
+    row_class = np.array(
+        [
+            index.setdefault(t, len(index)) if c else -1
+            for t, c in zip(field("gold_text"), choice, strict=True)
+        ],
         dtype=np.int64,
+    )
+    row_class[error] = -1  # errors are not answers of any class
+    texts = list(index)
+    class_rank = np.empty(len(texts), dtype=np.intp)
+    class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
+    cells = _class_cells(row_class, row_sample, columns["correct"], n_samples)
+    # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
+    return _make_table(
+        totals.astype(np.float32), cells, int((row_class >= 0).sum()), class_rank, n_samples
     )
 
 
 def _class_cells(
     row_class: npt.NDArray[np.int64],
-    row_sample: npt.NDArray[np.intp],
-    row_correct: FloatArray,
+    row_sample: IntArray,
+    row_correct: npt.NDArray[np.bool_],
     n_samples: int,
-) -> GroupRatioMean:
-    """Balanced accuracy over rows with a class >= 0, summed per (class, sample) cell."""
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """Rows with a class >= 0 summed per (class, sample) cell: sample, class, correct, rows."""
     kept = row_class >= 0
     cells, cell_of_row = np.unique(
         row_class[kept] * n_samples + row_sample[kept], return_inverse=True
     )
-    correct = np.bincount(cell_of_row, weights=row_correct[kept], minlength=cells.size)
-    rows = np.bincount(cell_of_row, minlength=cells.size)
-    return GroupRatioMean(cells % n_samples, cells // n_samples, correct, rows, n_samples)
+    correct = np.asarray(
+        np.bincount(cell_of_row, weights=row_correct[kept], minlength=cells.size), np.float64
+    )
+    rows = np.bincount(cell_of_row, minlength=cells.size).astype(np.float64)
+    return (cells % n_samples).astype(np.intp), (cells // n_samples).astype(np.intp), correct, rows
+
+
+def _make_table(
+    totals: npt.NDArray[np.float32],
+    cells: tuple[IntArray, IntArray, FloatArray, FloatArray],
+    n_class_rows: int,
+    class_rank: IntArray,
+    n_samples: int,
+) -> _Table:
+    """A `_Table` whose balanced accuracy is computed from ``cells`` over ``n_samples``."""
+    sample, cls, correct, rows = cells
+    classes = GroupRatioMean(sample, cls, correct, rows, n_samples)
+    return _Table(totals, classes, n_class_rows, cells, class_rank)
+
+
+def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
+    """Collapse interchangeable samples: a table over profiles, each sample's profile and sizes.
+
+    Two samples are interchangeable when they have the same indicator totals and the same
+    balanced-accuracy cell (class, correct rows, rows); a sample with cells in several classes
+    is kept on its own. None when too few samples collapse for `profile_bootstrap_distribution`
+    to pay off.
+    """
+    n = table.n_samples
+    sample, cls, correct, rows = table.cells
+    per_sample = np.bincount(sample, minlength=n)
+    one = per_sample[sample] == 1
+    cell_key = np.full((n, 3), -1.0)
+    cell_key[sample[one]] = np.stack([table.class_rank[cls[one]], correct[one], rows[one]], axis=1)
+    alone = np.where(per_sample > 1, np.arange(n), -1)
+    keys = np.column_stack([table.totals, cell_key, alone]).astype(np.int64)
+    profile, first, sizes = cluster_profiles(keys)
+    if not profiles_pay_off(sizes.size, n):
+        return None
+    # Every sample of a profile has the same cells: keep the first one's, on its profile.
+    is_first = np.zeros(n, dtype=bool)
+    is_first[first] = True
+    kept = is_first[sample]
+    cells = (profile[sample[kept]], table.class_rank[cls[kept]], correct[kept], rows[kept])
+    ranks = np.arange(table.class_rank.size)  # the profile table's classes are the ranks
+    small = _make_table(table.totals[first], cells, 0, ranks, sizes.size)
+    return small, profile, sizes
 
 
 def _statistics(table: _Table, weights: WeightArray) -> FloatArray:
@@ -218,6 +286,9 @@ def summarize(
 
     Intervals are 95% percentile intervals of a cluster bootstrap that resamples samples
     (``sample_id``) with all their repeats; resamples where a metric is undefined are dropped.
+    When samples are many times more than their distinct profiles (indicator totals and gold
+    class cell), each resample is drawn as multinomial counts per profile, which has the same
+    distribution as drawing samples (see `lmmprobe.metrics.bootstrap`) at a fraction of the cost.
 
     Args:
         scores: Rows of one model, one per sample and repeat.
@@ -239,9 +310,17 @@ def summarize(
     values, counts = _point_values(table)
     low = high = np.full(len(METRIC_NAMES), np.nan)
     if n_boot:
-        dist = bootstrap_distribution(
-            lambda w: _statistics(table, w), table.n_samples, n_boot, np.random.default_rng(seed)
-        )
+        rng = np.random.default_rng(seed)
+        collapsed = _profiles(table)
+        if collapsed is not None:
+            small, _, sizes = collapsed
+            dist = profile_bootstrap_distribution(
+                lambda w: _statistics(small, w), sizes, n_boot, rng
+            )
+        else:
+            dist = bootstrap_distribution(
+                lambda w: _statistics(table, w), table.n_samples, n_boot, rng
+            )
         low, high = percentile_interval(dist)
     result: dict[str, MetricValue] = {}
     for j, name in enumerate(METRIC_NAMES):

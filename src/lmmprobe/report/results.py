@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import operator
 import time
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ HEADLINE = (
 def stability_metrics(scores: list[Score], spec: RunSpec) -> dict[str, MetricValue]:
     """Instability when samples were asked more than once, CircularEval accuracy when asked for."""
     out: dict[str, MetricValue] = {}
-    asked = {s.sample_id for s in scores}
+    asked = set(map(operator.attrgetter("sample_id"), scores))
     if len(scores) > len(asked):
         out["instability"] = instability(scores, n_boot=spec.bootstrap, seed=spec.seed)
     if spec.formulate.circular:
@@ -119,14 +120,15 @@ def sensitivity_metrics(scores: list[Score]) -> dict[str, Any]:
     more ``metadata.style`` values, scenario deltas a ``clean`` ``metadata.scenario``.
     """
     out: dict[str, Any] = {}
-    types = {s.metadata.get("question_type") for s in scores}
+    metadata = list(map(operator.attrgetter("metadata"), scores))  # fetched once for three passes
+    types = {m.get("question_type") for m in metadata}
     if {TRUE_FALSE, MULTIPLE_CHOICE} <= types:
         with contextlib.suppress(ValueError):  # e.g. every row of one type failed
             out["question_type"] = question_type_sensitivity_from_scores(scores)
-    if len({s.metadata.get("style") for s in scores if "style" in s.metadata}) > 1:
+    if len({m["style"] for m in metadata if "style" in m}) > 1:
         with contextlib.suppress(ValueError):
             out["covariate_shift_SC"] = covariate_shift_sensitivity_from_scores(scores)
-    if any(s.metadata.get("scenario") == "clean" for s in scores):
+    if any(m.get("scenario") == "clean" for m in metadata):
         with contextlib.suppress(ValueError):
             out["scenario_deltas"] = scenario_deltas(scores)
     return out
