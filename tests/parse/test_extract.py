@@ -450,3 +450,41 @@ def test_accepts_any_sequence_and_repeated_calls_agree() -> None:
     first = extract_choice("(C)", tuple(COLORS), tuple(UPPER))
     again = extract_choice("(C)", list(COLORS), list(UPPER))
     assert first == again == Extraction(2, "mark", "(C)")
+
+
+# --- bare marks (read from a table built once per mark set) ------------------------------------
+
+TWELVE = [str(i) for i in range(1, 13)]
+
+
+@pytest.mark.parametrize(
+    ("output", "marks", "index", "reason"),
+    [
+        ("B", UPPER, 1, "B"),
+        ("b", UPPER, 1, "b"),
+        ("(B)", UPPER, 1, "(B)"),
+        ("(b)", UPPER, 1, "(b)"),
+        ("B.", UPPER, 1, "B"),
+        ("B)", UPPER, 1, "B"),
+        ("(B).", UPPER, 1, "(B)"),
+        ("c", LOWER, 2, "c"),
+        ("(C)", LOWER, 2, "(C)"),
+        ("(1)", TWELVE, 0, "(1)"),
+        ("(10)", TWELVE, 9, "(10)"),
+        ("12.", TWELVE, 11, "12"),
+    ],
+)
+def test_bare_mark_reads_as_it_does_inside_whitespace(
+    output: str, marks: list[str], index: int, reason: str
+) -> None:
+    options = [f"option {i}" for i in range(len(marks))]
+    bare = extract_choice(output, options, marks)
+    padded = extract_choice(f" {output}\n", options, marks)
+    assert bare == padded
+    assert (bare.index, bare.stage, bare.reason) == (index, "mark", reason)
+
+
+def test_blank_output_is_empty_before_marks_are_checked() -> None:
+    assert extract_choice(" ", ["red", "blue"], ["A", "a"]) == Extraction(None, "unparsed", "empty")
+    with pytest.raises(ValueError, match="mark"):
+        extract_choice("(A)", ["red", "blue"], ["A", "a"])

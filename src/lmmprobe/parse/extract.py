@@ -85,6 +85,9 @@ class _MarkPatterns:
     strong: re.Pattern[str]
     weak: re.Pattern[str]
     paren: re.Pattern[str]
+    # What extract_choice returns for outputs that are exactly a mark in a common form ("B",
+    # "(B)", "b."), which is how most models answer; filled once per mark set.
+    exact: dict[str, Extraction]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,8 +136,15 @@ def extract_choice(
         )
     if not output.strip():
         return _unparsed("empty")
+    mark_key = tuple(marks)
+    pats = _mark_patterns(mark_key) if mark_key else None
+    if pats is not None:
+        # Extractions are frozen, so the tabulated one can be handed out as it is.
+        known = pats.exact.get(output)
+        if known is not None:
+            return known
     option_key = tuple(options)
-    by_mark, marks_ambiguous = _mark_stage(output, tuple(marks), option_key)
+    by_mark, marks_ambiguous = _mark_stage(output, pats, option_key)
     if by_mark is not None:
         return by_mark
     table = _option_table(option_key)
@@ -158,12 +168,11 @@ def _note(span: str) -> str:
 
 
 def _mark_stage(
-    output: str, marks: tuple[str, ...], options: tuple[str, ...]
+    output: str, pats: _MarkPatterns | None, options: tuple[str, ...]
 ) -> tuple[Extraction | None, bool]:
     """Return the mark-decided extraction, if any, and whether distinct marks competed."""
-    if not marks:
+    if pats is None:
         return None, False
-    pats = _mark_patterns(marks)
     leading = _leading_mark(output, pats)
     if leading is not None:
         return leading, False
@@ -318,7 +327,7 @@ def _mark_patterns(marks: tuple[str, ...]) -> _MarkPatterns:
         f"\\s*[:\uff1a]?{_DECOR}(?:{_OPEN}\\s*(?P<p>{alt})\\s*{_CLOSE}|(?P<b>{alt})(?![A-Za-z0-9]))"
     )
     flags = re.IGNORECASE
-    return _MarkPatterns(
+    pats = _MarkPatterns(
         lookup=lookup,
         leading=re.compile(
             f"{_DECOR}(?:{_OPEN}\\s*({alt})\\s*{_CLOSE}|({alt}){_LEAD_END}|\\*\\*\\s*({alt})\\s*\\*\\*)",
@@ -327,7 +336,31 @@ def _mark_patterns(marks: tuple[str, ...]) -> _MarkPatterns:
         strong=re.compile(f"(?:{_STRONG_PHRASES}){announced}", flags),
         weak=re.compile(f"(?:{_WEAK_PHRASES}){announced}", flags),
         paren=re.compile(paren, flags),
+        exact={},
     )
+    # Each tabulated result is the one the full pipeline gives for that exact output: a
+    # non-blank output whose leading mark is read never reaches the later stages.
+    for mark in marks:
+        for form in _common_forms(mark):
+            try:
+                found = _leading_mark(form, pats)
+            except KeyError:
+                # Case folding can pair text with a mark it does not lowercase to (U+017F
+                # and "S"); such an output keeps failing in the full pipeline as it did.
+                continue
+            if found is not None:
+                pats.exact.setdefault(form, found)
+    return pats
+
+
+def _common_forms(mark: str) -> list[str]:
+    """Ways a model commonly writes a bare answer mark: "B", "b", "(B)", "B.", "B)", "(B)."."""
+    key = mark.lower()
+    forms = []
+    for case in dict.fromkeys((mark, mark.upper(), key)):
+        if case.lower() == key:  # "ß".upper() is "SS", which is not that mark
+            forms += [case, f"({case})", f"{case}.", f"{case})", f"({case})."]
+    return forms
 
 
 @lru_cache(maxsize=4096)

@@ -10,8 +10,8 @@ import math
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
 
+from lmmprobe.formulate.ask import Ask
 from lmmprobe.parse import dysca_match, extract_choice, reform_match
 from lmmprobe.parse.open_ended import kie_correct, ocr_correct
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
@@ -46,15 +46,22 @@ def _is_unknown(choice: str) -> bool:
     return normalize_text(choice) in UNKNOWN_OPTIONS
 
 
-def unknown_option(sample: Sample) -> int | None:
-    """Index of an "unknown"-style option the sample offers (metadata ``unknown_option`` wins)."""
-    explicit = sample.metadata.get("unknown_option")
-    if isinstance(explicit, int) and not isinstance(explicit, bool):
-        return explicit
-    for i, c in enumerate(sample.choices or []):
+@lru_cache(maxsize=4096)
+def _unknown_index(choices: tuple[str, ...]) -> int | None:
+    # Cached by value: whole option lists repeat too (every repeat and model of a sample, and
+    # shared answer sets), and one lookup is cheaper than one per option.
+    for i, c in enumerate(choices):
         if _is_unknown(c):
             return i
     return None
+
+
+def unknown_option(sample: Sample) -> int | None:
+    """Index of an "unknown"-style option the sample offers (metadata ``unknown_option`` wins)."""
+    explicit = sample.metadata.get("unknown_option")
+    if explicit is not None and isinstance(explicit, int) and not isinstance(explicit, bool):
+        return explicit
+    return _unknown_index(tuple(sample.choices)) if sample.choices else None
 
 
 def _ranked(response: Response, reduction: str) -> int | None:
@@ -68,10 +75,12 @@ def _ranked(response: Response, reduction: str) -> int | None:
 
 
 def _score(
-    base: dict[str, Any],
+    model: str,
+    sample: Sample,
+    request: Request | Ask,
+    offered: bool,
     stage: str,
     correct: bool | None,
-    *,
     prediction: int | None = None,
     prediction_text: str | None = None,
     format_hit: bool = False,
@@ -81,105 +90,102 @@ def _score(
     # Every value comes from a validated sample, request or response (or is a literal stage),
     # so the row is assembled without validating it again; the metadata and a reference list
     # are copied, as validation would, so no score shares a mutable value with its sample.
-    gold = base["gold"]
+    gold = sample.answer
     return trusted(
         Score,
         {
-            "model": base["model"],
-            "sample_id": base["sample_id"],
-            "repeat": base["repeat"],
-            "key": base["key"],
+            "model": model,
+            "sample_id": sample.id,
+            "repeat": request.repeat,
+            "key": request.key,
             "stage": stage,
             "prediction": prediction,
             "prediction_text": prediction_text,
             "correct": correct,
             "format_hit": format_hit,
             "gold": list(gold) if isinstance(gold, list) else gold,
-            "gold_text": base["gold_text"],
-            "abstain_offered": base["abstain_offered"],
+            "gold_text": sample.gold_text,
+            "abstain_offered": offered,
             "abstained": abstained,
             "error_type": error_type,
-            "metadata": dict(base["metadata"]),
+            "metadata": dict(sample.metadata),
         },
     )
 
 
-def _score_open(sample: Sample, text: str, base: dict[str, Any]) -> Score:
+def _score_open(model: str, sample: Sample, request: Request | Ask, text: str) -> Score:
     """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus."""
     refs = sample.answer if isinstance(sample.answer, list) else []
     # Captions are judged as a corpus and free-form descriptions by embedding similarity
     # (metrics.embedding), so neither has a per-answer verdict.
     caption = sample.formulation in ("caption", "free_form")
+    row = (model, sample, request, False)  # open-ended samples offer no "unknown" option
     if not normalize_text(text):
-        return _score(base, "unparsed", None if caption else False, prediction_text=text)
+        return _score(*row, "unparsed", None if caption else False, prediction_text=text)
     if caption:
-        return _score(base, "match", None, prediction_text=text)
+        return _score(*row, "match", None, prediction_text=text)
     if sample.formulation == "ocr":
         correct = any(ocr_correct(text, r) for r in refs)
     elif sample.formulation == "kie":
         correct = any(kie_correct(text, r) for r in refs)
     else:
         correct = normalize_text(text) in {normalize_text(r) for r in refs}
-    return _score(base, "match", correct, prediction_text=text)
+    return _score(*row, "match", correct, prediction_text=text)
 
 
 def score_response(
-    model: str, sample: Sample, request: Request, response: Response, config: FormulateConfig
+    model: str,
+    sample: Sample,
+    request: Request | Ask,
+    response: Response,
+    config: FormulateConfig,
 ) -> Score:
-    """Score one (sample, repeat) for one model."""
-    unknown = unknown_option(sample) if sample.is_choice else None
-    base = {
-        "model": model,
-        "sample_id": sample.id,
-        "repeat": request.repeat,
-        "key": request.key,
-        "gold": sample.answer,
-        "gold_text": sample.gold_text,
-        "metadata": sample.metadata,
-        "abstain_offered": unknown is not None,
-    }
+    """Score one (sample, repeat) for one model, from its request or its planned ask."""
+    choice = sample.is_choice
+    unknown = unknown_option(sample) if choice else None
+    offered = unknown is not None
     if response.error is not None:
-        return _score(base, "error", None, error_type=response.error.type)
-    if not sample.is_choice:
-        return _score_open(sample, response.text or "", base)
+        error_type = response.error.type
+        return _score(model, sample, request, offered, "error", None, error_type=error_type)
+    if not choice:
+        return _score_open(model, sample, request, response.text or "")
     assert request.options is not None and request.order is not None and request.marks is not None
+    text = response.text
     if request.method in ("loglikelihood", "mark_logprob"):
         # Mark log-probabilities are single tokens: the reduction does not change their order.
         position = _ranked(response, config.likelihood_reduction)
         if position is None:
-            return _score(base, "unparsed", False)
+            return _score(model, sample, request, offered, "unparsed", False)
         stage = "likelihood"
     elif config.matcher == "dysca":
-        picked, step = dysca_match(response.text or "", request.options)
+        picked, step = dysca_match(text or "", request.options)
         if picked is None:
-            return _score(base, "unparsed", False, prediction_text=response.text)
+            return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = picked, ("fuzzy" if step == "levenshtein" else "mark")
     elif config.matcher == "reform":
-        found = reform_match(response.text or "", request.options)
+        found = reform_match(text or "", request.options)
         if found is None:
-            return _score(base, "unparsed", False, prediction_text=response.text)
+            return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         # Their rule reads a parenthesized mark first, else an exact option text.
-        position, stage = (
-            found,
-            ("text" if (response.text or "") in request.options else "mark"),
-        )
+        position, stage = found, ("text" if (text or "") in request.options else "mark")
     else:
         ext = extract_choice(
-            response.text or "",
-            request.options,
-            request.marks,
-            fuzzy_threshold=config.fuzzy_threshold,
+            text or "", request.options, request.marks, fuzzy_threshold=config.fuzzy_threshold
         )
         if ext.index is None:
-            return _score(base, "unparsed", False, prediction_text=response.text)
+            return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = ext.index, ext.stage
     predicted = request.order[position]
+    format_hit = stage in ("mark", "text", "likelihood")
     return _score(
-        base,
+        model,
+        sample,
+        request,
+        offered,
         stage,
         predicted == sample.answer,
-        prediction=predicted,
-        prediction_text=request.options[position],
-        format_hit=stage in ("mark", "text", "likelihood"),
-        abstained=unknown is not None and predicted == unknown,
+        predicted,
+        request.options[position],
+        format_hit,
+        offered and predicted == unknown,
     )
