@@ -15,7 +15,13 @@ from pydantic import BaseModel
 
 M = TypeVar("M", bound=BaseModel)
 
+_new = object.__new__
 _setattr = object.__setattr__
+# pydantic keeps these in slots of BaseModel; their descriptors set them without going through
+# BaseModel.__setattr__ (or object.__setattr__'s name lookup).
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def trusted(cls: type[M], values: dict[str, Any]) -> M:
@@ -33,19 +39,20 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
         The instance; private attributes start at their defaults.
 
     """
-    m = cls.__new__(cls)
+    known = _CLASSES.get(cls)
+    if known is None:
+        defaults = {name: a.get_default() for name, a in cls.__private_attributes__.items()}
+        known = _CLASSES[cls] = (frozenset(cls.model_fields), defaults or None)
+    fields, private = known
+    m = _new(cls)
     _setattr(m, "__dict__", values)
-    _setattr(m, "__pydantic_fields_set__", set(values))
-    _setattr(m, "__pydantic_extra__", None)
-    private = _PRIVATE.get(cls)
-    if private is None:
-        private = _PRIVATE[cls] = {
-            name: attr.get_default() for name, attr in cls.__private_attributes__.items()
-        }
+    _set_fields_set(m, set(fields))
+    _set_extra(m, None)
     # A fresh dict per instance, as pydantic gives; None for models without private attributes.
-    _setattr(m, "__pydantic_private__", dict(private) if private else None)
+    _set_private(m, dict(private) if private else None)
     return m
 
 
-# Default private attribute values per model class (immutable defaults only: None so far).
-_PRIVATE: dict[type[BaseModel], dict[str, Any]] = {}
+# Per model class: its field names, and its private attributes' defaults (immutable defaults
+# only: None so far) or None when it has none.
+_CLASSES: dict[type[BaseModel], tuple[frozenset[str], dict[str, Any] | None]] = {}
