@@ -13,6 +13,9 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
+from itertools import chain
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,11 @@ from lmmprobe.schema._trusted import trusted
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
 SCHEMA_VERSION = 1
-_CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
+# Keys per IN (...) query where SQLite lacks json_each, under its oldest variable limit (999).
+_CHUNK = 500
+# Score rows per INSERT statement: 50 rows of 16 values is 800 variables, also under 999.
+_SCORES_PER_INSERT = 50
+_SCORE_COLUMNS = 16
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,7 +81,7 @@ CREATE TABLE IF NOT EXISTS scores (
 
 
 _METADATA_JSON = json.JSONEncoder(default=str)
-_metadata_memo: dict[tuple[tuple[str, str], ...], str] = {}
+_metadata_memo: dict[tuple[Any, ...], str] = {}
 
 
 def _metadata_text(metadata: dict[str, Any]) -> str:
@@ -83,16 +90,40 @@ def _metadata_text(metadata: dict[str, Any]) -> str:
     Score metadata repeats across rows (task, subtask...); only all-string dicts are remembered,
     since equal keys of them always encode equally (unlike ``1``, ``1.0`` and ``True``).
     """
-    items = tuple(metadata.items())
-    for k, v in items:
-        if type(k) is not str or type(v) is not str:
-            return _METADATA_JSON.encode(metadata)
-    known = _metadata_memo.get(items)
+    # The keys then the values: a flat tuple is quicker to build and hash than one of pairs,
+    # and still tells dicts apart (its length gives the number of keys).
+    flat = (*metadata, *metadata.values())
+    try:
+        known = _metadata_memo.get(flat)
+    except TypeError:  # an unhashable value (list, dict): not a flat dict of strings
+        return _METADATA_JSON.encode(metadata)
     if known is None:
+        for item in flat:
+            if type(item) is not str:
+                return _METADATA_JSON.encode(metadata)
         if len(_metadata_memo) >= 4096:
             _metadata_memo.clear()
-        known = _metadata_memo[items] = _METADATA_JSON.encode(metadata)
+        known = _metadata_memo[flat] = _METADATA_JSON.encode(metadata)
+    # A hit needs no type check: only strings (and str subclasses, which encode as the same
+    # text) compare equal to the all-string tuples remembered.
     return known
+
+
+def _gold_json(gold: Any) -> str:
+    """``json.dumps(gold)``, quicker for the usual golds: an int, or a list of strings."""
+    if type(gold) is int:  # not bool, which json spells ``true``
+        return str(gold)
+    if type(gold) is list and all(type(g) is str for g in gold):
+        # json.dumps's default separators and ASCII escaping, item by item.
+        return "[" + ", ".join(map(encode_basestring_ascii, gold)) + "]"
+    return json.dumps(gold)
+
+
+@cache
+def _insert_scores_sql(rows: int) -> str:
+    """``INSERT OR REPLACE`` of this many score rows in one statement."""
+    one = "(" + ",".join("?" * _SCORE_COLUMNS) + ")"
+    return "INSERT OR REPLACE INTO scores VALUES " + ",".join([one] * rows)
 
 
 def _dumps(value: Any) -> str | None:
@@ -120,6 +151,7 @@ class Store:
         self.conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
+        self._json_each = _has_json_each(self.conn)
 
     def close(self) -> None:
         """Close the connection."""
@@ -270,20 +302,42 @@ class Store:
         self, keys: Iterable[str], *, include_errors: bool = False
     ) -> dict[str, Response]:
         """Stored responses for these keys; by default only successes (errors are retried)."""
-        out: dict[str, Response] = {}
         keys = list(keys)
-        where = "" if include_errors else " AND error_type IS NULL"
-        for i in range(0, len(keys), _CHUNK):
-            chunk = keys[i : i + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            for row in self.conn.execute(
-                "SELECT key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, "
-                "completion_tokens, error_type, error_message, error_retryable FROM responses "
-                f"WHERE key IN ({marks}){where}",
+        if not keys:
+            return {}
+        if include_errors:
+            return {
+                row[0]: _response_from_row(row)
+                for row in self._select_responses(_RESPONSE_COLUMNS, keys, answers_only=False)
+            }
+        return _answers(self._select_responses(_ANSWER_COLUMNS, keys, answers_only=True))
+
+    def _select_responses(
+        self, columns: str, keys: list[str], *, answers_only: bool
+    ) -> Iterable[tuple[Any, ...]]:
+        """Rows of these columns (of ``responses AS r``) for the stored keys among `keys`."""
+        ok = " AND r.error_type IS NULL" if answers_only else ""
+        # Non-ASCII characters go in as they are, as in a bound parameter. A NUL must be
+        # escaped in JSON and would end the key in SQLite's JSON, so such keys (or keys that
+        # merely look like that escape) take the IN (...) path below.
+        array = json.dumps(keys, ensure_ascii=False) if self._json_each else ""
+        if array and "\\u0000" not in array:
+            # All keys in one statement, as one JSON array that SQLite walks, looking each
+            # key up in the primary key index: no per-key parameter to bind, and no
+            # IN (...) list for SQLite to sort first. CROSS JOIN keeps the array outermost.
+            return self.conn.execute(
+                f"SELECT {columns} FROM json_each(?) AS j CROSS JOIN responses AS r "
+                f"WHERE r.key = j.value{ok}",
+                (array,),
+            )
+        return chain.from_iterable(
+            self.conn.execute(
+                f"SELECT {columns} FROM responses AS r "
+                f"WHERE r.key IN ({','.join('?' * len(chunk))}){ok}",
                 chunk,
-            ):
-                out[row[0]] = _response_from_row(row)
-        return out
+            )
+            for chunk in (keys[i : i + _CHUNK] for i in range(0, len(keys), _CHUNK))
+        )
 
     def count_responses(self) -> int:
         """Number of stored responses (successes and errors)."""
@@ -293,19 +347,24 @@ class Store:
 
     def put_scores(self, run_id: str, scores: Sequence[Score]) -> None:
         """Store a run's scores, replacing any earlier scoring of the same rows."""
-        rows = [
-            (
+        # One flat list of values, inserted many rows per statement: a statement per row
+        # (executemany) costs about as much again in per-row stepping as the insert itself.
+        # Booleans are bound as ints: sqlite3 stores both as 0/1, but adapts a bool slowly.
+        values: list[object] = []
+        add = values.extend
+        for s in scores:
+            add((
                 run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction,
                 s.prediction_text, None if s.correct is None else int(s.correct), int(s.format_hit),
-                json.dumps(s.gold), s.gold_text, int(s.abstain_offered), int(s.abstained),
+                _gold_json(s.gold), s.gold_text, int(s.abstain_offered), int(s.abstained),
                 s.error_type, _metadata_text(s.metadata),
-            )
-            for s in scores
-        ]  # fmt: skip
+            ))  # fmt: skip
+        step = _SCORES_PER_INSERT * _SCORE_COLUMNS
         with self.transaction() as c:
-            c.executemany(
-                "INSERT OR REPLACE INTO scores VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
-            )
+            # Rows go in in order, so a row repeated in `scores` ends as its last copy, as before.
+            for i in range(0, len(values), step):
+                part = values[i : i + step]
+                c.execute(_insert_scores_sql(len(part) // _SCORE_COLUMNS), part)
 
     def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports)."""
@@ -350,6 +409,53 @@ def score_from_row(rec: dict[str, Any]) -> Score:
         error_type=rec["error_type"],
         metadata=rec["metadata"],
     )
+
+
+def _has_json_each(conn: sqlite3.Connection) -> bool:
+    """Whether this SQLite has the JSON functions (built in since 3.38, optional before)."""
+    try:
+        conn.execute("SELECT value FROM json_each('[]')").fetchall()
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+# Columns of a stored response, in the order `_response_from_row` reads them.
+_RESPONSE_COLUMNS = (
+    "r.key, r.text, r.loglikelihoods, r.token_counts, r.latency_s, r.prompt_tokens, "
+    "r.completion_tokens, r.error_type, r.error_message, r.error_retryable"
+)
+# The same less the error columns, which are NULL in a stored answer.
+_ANSWER_COLUMNS = (
+    "r.key, r.text, r.loglikelihoods, r.token_counts, r.latency_s, r.prompt_tokens, "
+    "r.completion_tokens"
+)
+
+
+def _answers(rows: Iterable[tuple[Any, ...]]) -> dict[str, Response]:
+    """The `Response` of each row of `_ANSWER_COLUMNS` (stored answers, no errors), by key."""
+    out: dict[str, Response] = {}
+    for row in rows:
+        key, text, lls, counts, latency, pt, ct = row
+        if lls is None and counts is None and pt is None and ct is None:
+            # The common row, a stored text answer: its values were validated when stored and
+            # come back with the same types (a REAL column always reads back as a float).
+            resp = trusted(
+                Response,
+                {
+                    "key": key,
+                    "text": text,
+                    "loglikelihoods": None,
+                    "token_counts": None,
+                    "latency_s": latency,
+                    "usage": None,
+                    "error": None,
+                },
+            )
+            out[key] = resp
+        else:
+            out[key] = _response_from_row((*row, None, None, None))
+    return out
 
 
 def _response_from_row(row: Sequence[Any]) -> Response:
