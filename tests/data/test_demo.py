@@ -9,7 +9,7 @@ import pytest
 
 from lmmprobe.data import DataError, data_fingerprint, load_source, sample_fingerprint
 from lmmprobe.data.demo import _BLOCK, COLORS, SHAPES, SUBTASKS
-from lmmprobe.schema import Sample
+from lmmprobe.schema import ImageRef, Sample
 
 
 def _pixel_hash(sample: Sample) -> str:
@@ -190,3 +190,15 @@ def test_draws_cover_every_value_in_balance() -> None:
     assert Counter(s.answer for s in choice).keys() == {0, 1, 2, 3}
     yes = [s.answer for s in samples if s.formulation == "true_false"].count(0)
     assert 0.4 < yes / (len(samples) / 4) < 0.6
+
+
+def test_recipes_are_in_the_canonical_form_validation_stores() -> None:
+    # Demo images skip validation; their recipes must already be what validation would store,
+    # or the same picture would hash differently when read back from a saved data set.
+    samples = load_source("demo,n=8,scenario=clean+corruption+print_attack").samples
+    for s in samples:
+        ref = s.images[0]
+        again = ImageRef.model_validate(ref.model_dump())
+        assert again.recipe == ref.recipe
+        assert list(again.recipe or {}) == list(ref.recipe or {})
+        assert again.content_hash() == ref.content_hash()

@@ -302,3 +302,12 @@ def test_response_ok_flag() -> None:
 def test_generation_params_bounds(fields: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         GenerationParams(**fields)
+
+
+def test_recipe_keys_are_sorted_at_every_level() -> None:
+    ref = ImageRef.from_recipe(
+        "test-box", {"size": 12, "box": 3, "extra": {"b": 1, "a": [{"y": 1, "x": 2}]}}
+    )
+    assert ref.recipe == {"box": 3, "extra": {"a": [{"x": 2, "y": 1}], "b": 1}, "size": 12}
+    assert list(ref.recipe or {}) == ["box", "extra", "size"]
+    assert list((ref.recipe or {})["extra"]["a"][0]) == ["x", "y"]

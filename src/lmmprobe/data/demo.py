@@ -21,6 +21,7 @@ from PIL import Image, ImageDraw
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
 from lmmprobe.schema import ImageRef, Sample, register_renderer
 from lmmprobe.schema._trusted import trusted
+from lmmprobe.schema.image import canonical_recipe
 
 COLORS: dict[str, tuple[int, int, int]] = {
     "red": (220, 30, 30),
@@ -127,7 +128,7 @@ def with_scenario(sample: Sample, scenario: str, rng: random.Random, severity: i
         raise DataError(
             f"demo source: unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})"
         )
-    recipe = {**image.recipe, "scenario": params}
+    recipe = canonical_recipe({**image.recipe, "scenario": params})
     shown = trusted(
         ImageRef, {"path": None, "data_b64": None, "renderer": RENDERER, "recipe": recipe}
     )
@@ -242,8 +243,9 @@ def _block(seed: int, size: int, block: int, count: int) -> list[Sample]:
         range(first, first + count), *_draws(seed, block, count), strict=True
     ):
         color = COLOR_NAMES[c]
+        # Keys in sorted order, the canonical form validation would store (`canonical_recipe`).
         recipe = {
-            "size": size, "bg": _BG_MIN + bg, "color": color, "shape": SHAPES[s],
+            "bg": _BG_MIN + bg, "color": color, "shape": SHAPES[s], "size": size,
             "spots": _SPOTS[k][order],
         }  # fmt: skip
         image = trusted(

@@ -9,13 +9,13 @@ from __future__ import annotations
 import base64 as _b64
 import hashlib
 import io
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 from PIL import Image
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Renderer = Callable[[dict[str, Any]], Image.Image]
 
@@ -23,8 +23,27 @@ Renderer = Callable[[dict[str, Any]], Image.Image]
 # pixels are a pure function of (renderer name, renderer version, recipe), so hashing those
 # identifies the content without drawing it.
 _RENDERERS: dict[str, tuple[str, Renderer]] = {}
-# Canonical recipe JSON; one encoder built once (json.dumps with options builds one per call).
-_RECIPE_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+
+
+def canonical_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
+    """`recipe` with the keys of every dict in it sorted (lists keep their order).
+
+    `ImageRef` validation stores recipes in this form; code that builds recipe references
+    without validation (`schema._trusted`) must pass them in it too.
+    """
+    out = _sorted_keys(recipe)
+    assert isinstance(out, dict)
+    return out
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_sorted_keys(v) for v in value)
+    return value
 
 
 def register_renderer(name: str, version: str, fn: Renderer) -> None:
@@ -64,6 +83,13 @@ class ImageRef(BaseModel):
     )
 
     _image: Image.Image | None = PrivateAttr(default=None)
+
+    @field_validator("recipe")
+    @classmethod
+    def _canonical_recipe(cls, recipe: dict[str, Any] | None) -> dict[str, Any] | None:
+        # Keys sorted at every level, so equal recipes hash equally whatever order they were
+        # written in (the hash reads the recipe's JSON in its key order).
+        return None if recipe is None else canonical_recipe(recipe)
 
     @model_validator(mode="after")
     def _one_source(self) -> ImageRef:
@@ -137,7 +163,7 @@ class ImageRef(BaseModel):
         """Hex SHA-256 identifying the image content; computed once and remembered.
 
         Files and base64 data hash their encoded bytes; in-memory pictures hash mode, size and
-        pixels; recipes hash renderer name, renderer version and the canonical recipe JSON.
+        pixels; recipes hash renderer name, renderer version and the recipe's JSON.
         """
         # Remembered in the instance __dict__ (as a cached_property would, minus its lock), so a
         # repeated call costs a dict lookup; a pydantic private attribute would go through the
@@ -158,7 +184,10 @@ class ImageRef(BaseModel):
         elif self.renderer is not None:
             version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
             h.update(f"recipe:{self.renderer}:{version}:".encode())
-            h.update(_RECIPE_JSON.encode(self.recipe).encode())
+            # Recipes are stored with sorted keys (`canonical_recipe`), so their JSON in key
+            # order is canonical. pydantic-core writes it several times faster than the json
+            # module would, and this runs for every sample of a run.
+            h.update(pydantic_core.to_json(self.recipe))
         elif self._image is not None:
             im = self._image
             h.update(f"pixels:{im.mode}:{im.size}:".encode())
