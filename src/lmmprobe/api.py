@@ -51,7 +51,7 @@ def evaluate(
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     with Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
-        with fewer_collections():
+        with fewer_collections(), store.checkpoint_in_background():
             results = build_results(outcome)
         store.update_run(outcome.run_id, results=results)
     j, md = write_results(results, outcome.out_dir)

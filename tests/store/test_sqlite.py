@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -374,3 +376,43 @@ def test_loglikelihoods_joined_into_score_rows(store: Store) -> None:
     store.put_scores("r1", [score("a", stage="likelihood")])
     (row,) = store.iter_score_rows("r1")
     assert row["loglikelihoods"] == [-1.0, -2.5]
+
+
+# --- background checkpoint -----------------------------------------------------------------------
+
+
+def _stored_in_database_file(path: Path, copy: Path) -> int:
+    """Responses in the database file alone, as if its write-ahead log were lost."""
+    shutil.copyfile(path, copy)
+    with contextlib.closing(sqlite3.connect(copy)) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if "responses" not in tables:  # even the tables are still only in the log
+            return 0
+        return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
+def test_background_checkpoint_copies_the_log_and_keeps_data(tmp_db: Path) -> None:
+    copy = tmp_db.with_name("copy.db")
+    with Store(tmp_db) as store:
+        put(store, *[ok(f"k{i}", text=f"({i})") for i in range(200)])
+        assert _stored_in_database_file(tmp_db, copy) == 0  # still only in the log
+        with store.checkpoint_in_background():
+            pass  # the caller's work would go here
+        assert _stored_in_database_file(tmp_db, copy) == 200
+        assert len(store.get_responses([f"k{i}" for i in range(200)])) == 200
+    with Store(tmp_db) as again:
+        assert again.get_responses(["k7"])["k7"].text == "(7)"
+
+
+def test_background_checkpoint_never_fails_the_caller(tmp_db: Path) -> None:
+    with Store(tmp_db) as store:
+        put(store, ok("a"))
+        blocker = sqlite3.connect(tmp_db, isolation_level=None)
+        blocker.execute("BEGIN EXCLUSIVE")  # the checkpoint cannot get the database
+        try:
+            with store.checkpoint_in_background():
+                pass
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert store.get_responses(["a"])["a"].text == "(A)"

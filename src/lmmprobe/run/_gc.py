@@ -1,4 +1,4 @@
-"""Garbage-collector tuning for the runner's hot loops."""
+"""Garbage-collector settings for the runner's hot loops."""
 
 from __future__ import annotations
 
@@ -8,26 +8,40 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def fewer_collections(threshold0: int = 50_000, threshold1: int = 1_000) -> Iterator[None]:
-    """Collect less while a run creates many long-lived objects.
+def fewer_collections() -> Iterator[None]:
+    """No automatic collection in the runner's own loops; model code still collects.
 
-    A run allocates tens of thousands of samples, asks and scores that all stay alive until the
-    end. With the default thresholds (700, 10) the collector rescans them over and over, and
-    every tenth young collection also rescans everything that survived the earlier ones; both
-    cost about a third of a cached re-run. Inside this context young collections come every
-    `threshold0` allocations and older ones every `threshold1` young ones, and the objects
-    that existed before it (e.g. an earlier run's results in a notebook) are frozen, i.e. not
-    scanned at all. Cyclic garbage is still collected, only in larger steps.
+    A run allocates tens of thousands of samples, asks, responses and scores that all stay alive
+    until the end, and makes no reference cycles of its own. The collector would only rescan
+    them again and again (about a third of a cached re-run with default settings). Inside this
+    context automatic collection is off, except inside `normal_collections` (the runner wraps
+    model calls in it: backends may make cycles). Objects that existed before are frozen, and
+    on leaving, everything made inside is moved to the oldest generation without a scan, so
+    turning collection back on does not begin with one big collection either.
     """
-    old = gc.get_threshold()
+    enabled = gc.isenabled()
     # Only an outermost use freezes: unfreezing also releases what someone else froze.
-    froze = gc.get_freeze_count() == 0
-    if froze:
+    outermost = gc.get_freeze_count() == 0
+    if outermost:
         gc.freeze()
-    gc.set_threshold(threshold0, threshold1, old[2])
+    gc.disable()
     try:
         yield
     finally:
-        gc.set_threshold(*old)
-        if froze:
-            gc.unfreeze()
+        if outermost:
+            gc.freeze()  # everything, the objects made inside too; resets the young count
+            gc.unfreeze()  # back as the oldest generation, unscanned
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def normal_collections() -> Iterator[None]:
+    """Automatic collection on, as outside the runner (for code that may make cycles)."""
+    enabled = gc.isenabled()
+    gc.enable()
+    try:
+        yield
+    finally:
+        if not enabled:
+            gc.disable()

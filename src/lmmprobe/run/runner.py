@@ -26,7 +26,7 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
-from lmmprobe.run._gc import fewer_collections
+from lmmprobe.run._gc import fewer_collections, normal_collections
 from lmmprobe.run.executor import Executor, LocalExecutor
 from lmmprobe.run.keys import AskKeys
 from lmmprobe.run.manifest import build_manifest, git_commit_later
@@ -268,7 +268,8 @@ def _answer(
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     try:
         if pending:
-            executor.execute(model, pending, on_batch)
+            with normal_collections():  # model code may make reference cycles
+                executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
     for resp in (responses[k] for k in unique):
