@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmmprobe.formulate import formulate
+from lmmprobe.formulate import formulate, render_options
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.run.keys import AskKeys, ask_key, request_key
 from lmmprobe.schema import FormulateConfig, GenerationParams, ImageRef, Sample, Turn
@@ -96,3 +96,16 @@ def test_requests_share_no_lists() -> None:
     assert a.marks is not None
     a.marks.append("Z")  # a backend mutating its request does not change the next one
     assert formulator.ask(sample).to_request().marks == ["A", "B", "C"]
+
+
+@pytest.mark.parametrize("style", ["upper", "lower", "number"])
+def test_option_rendering_matches_render_options_for_any_text(style: str) -> None:
+    # The formulator renders options through a per-layout template; texts with braces,
+    # separators or marks of their own must come out exactly as render_options writes them.
+    texts = ["{0}", "}{", "a; b", "(B) trap", "{}", "x.", "ünï", "{name}", "%s", "\\n"]
+    formulator = Formulator(FormulateConfig(option_marks=style))  # type: ignore[arg-type]
+    for n in range(2, len(texts) + 1):
+        sample = Sample(id=f"t{n}", question="Q?", choices=texts[:n], answer=0)
+        ask = formulator.ask(sample)
+        assert ask.marks is not None
+        assert render_options(texts[:n], ask.marks) in ask.prompt.split("\n")

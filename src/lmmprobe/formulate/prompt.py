@@ -109,7 +109,7 @@ class Formulator:
         self._examples: dict[MarkStyle, tuple[Turn, ...]] = {}
         self._instructions: dict[tuple[str, MarkStyle, int], str] = {}
         self._gens: dict[int, GenerationParams] = {}
-        self._marks: dict[tuple[MarkStyle, int], list[str]] = {}
+        self._layouts: dict[tuple[MarkStyle, int], tuple[list[str], str]] = {}
         # Config fields read for every ask, held as plain attributes.
         self._style = config.option_marks
         self._prompt_style = config.prompt_style
@@ -117,16 +117,15 @@ class Formulator:
         self._circular = config.circular
         self._shuffle = config.shuffle_repeats
         self._blind = config.blind
+        self._pool = config.instruction_pool
+        self._fixed_gen = None if self.gen.temperature > 0 and self.gen.seed is None else self.gen
 
     def _gen_for(self, repeat: int) -> GenerationParams:
-        gen = self.gen
-        if gen.temperature > 0 and gen.seed is None:
-            # Sampled repeats must differ, and the same run seed must give the same samples.
-            known = self._gens.get(repeat)
-            if known is None:
-                known = self._gens[repeat] = gen.model_copy(update={"seed": self.seed + repeat})
-            return known
-        return gen
+        # Sampled repeats must differ, and the same run seed must give the same samples.
+        known = self._gens.get(repeat)
+        if known is None:
+            known = self._gens[repeat] = self.gen.model_copy(update={"seed": self.seed + repeat})
+        return known
 
     def _instruction(self, sample: Sample, repeat: int, style: MarkStyle) -> str:
         index = repeat if self.config.instruction_pool else 0
@@ -144,11 +143,16 @@ class Formulator:
             known = self._examples[style] = _example_turns(self.config, style)
         return known
 
-    def _option_marks(self, style: MarkStyle, n: int) -> list[str]:
-        known = self._marks.get((style, n))
+    def _layout(self, style: MarkStyle, n: int) -> tuple[list[str], str]:
+        """The marks of `n` options and a template that renders them (`render_options`)."""
+        known = self._layouts.get((style, n))
         if known is None:
-            known = self._marks[(style, n)] = option_marks(style, n)
-        return list(known)  # a fresh list per ask: nothing mutable is shared between requests
+            marks = option_marks(style, n)
+            # Marks are letters or digits, so the template holds no other braces; option
+            # texts fill it as arguments of str.format, where braces are plain text.
+            known = (marks, render_options(["{}"] * n, marks))
+            self._layouts[(style, n)] = known
+        return known
 
     def ask(self, sample: Sample, repeat: int = 0) -> Ask:
         """Plan how `sample` is asked on `repeat` (its key is set later by the runner).
@@ -183,14 +187,15 @@ class Formulator:
             else:  # the original order (repeat 0 of a rotation is a rotation by 0)
                 order = list(range(len(choices)))
                 options = list(choices)
-            marks = self._option_marks(style, len(options))
+            shown, template = self._layout(style, len(options))
+            marks = list(shown)  # a fresh list per ask: asks share nothing mutable
             if self._method == "likelihood":
                 method = "loglikelihood"
             else:
                 if dysca:  # one option per line, as Dysca asks
                     parts += [f"({m}) {o}" for m, o in zip(marks, options, strict=True)]
                 else:
-                    parts.append(render_options(options, marks))
+                    parts.append(template.format(*options))
                 if self._method == "mark_logprob":
                     method = "mark_logprob"
         instruction = config.instruction
@@ -214,7 +219,7 @@ class Formulator:
             marks,
             order,
             config.response_prefix,
-            self._gen_for(repeat),
+            self._fixed_gen if self._fixed_gen is not None else self._gen_for(repeat),
             preamble,
         )
 
