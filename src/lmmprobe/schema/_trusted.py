@@ -42,17 +42,20 @@ def trusted(cls: type[M], values: dict[str, Any]) -> M:
     known = _CLASSES.get(cls)
     if known is None:
         defaults = {name: a.get_default() for name, a in cls.__private_attributes__.items()}
-        known = _CLASSES[cls] = (frozenset(cls.model_fields), defaults or None)
+        known = _CLASSES[cls] = (set(cls.model_fields), defaults or None)
     fields, private = known
     m = _new(cls)
     _setattr(m, "__dict__", values)
-    _set_fields_set(m, set(fields))
+    # One fields-set object serves every trusted instance of a class: it names every field,
+    # and pydantic only ever adds a field name to it (on assignment), which changes nothing;
+    # copies (model_copy, copy.copy) get a set of their own.
+    _set_fields_set(m, fields)
     _set_extra(m, None)
     # A fresh dict per instance, as pydantic gives; None for models without private attributes.
     _set_private(m, dict(private) if private else None)
     return m
 
 
-# Per model class: its field names, and its private attributes' defaults (immutable defaults
-# only: None so far) or None when it has none.
-_CLASSES: dict[type[BaseModel], tuple[frozenset[str], dict[str, Any] | None]] = {}
+# Per model class: the set of its field names (shared, see above), and its private
+# attributes' defaults (immutable defaults only: None so far) or None when it has none.
+_CLASSES: dict[type[BaseModel], tuple[set[str], dict[str, Any] | None]] = {}
