@@ -6,7 +6,6 @@ import contextlib
 import shutil
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,12 +21,6 @@ from lmmprobe.schema import (
     Usage,
 )
 from lmmprobe.store import Store
-
-
-@pytest.fixture
-def store(tmp_db: Path) -> Iterator[Store]:
-    with Store(tmp_db) as s:
-        yield s
 
 
 def request(key: str, *, likelihood: bool = False) -> Request:

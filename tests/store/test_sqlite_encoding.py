@@ -8,7 +8,6 @@ give the stored text of ``json.dumps`` and the `Response` of a validated constru
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -28,12 +27,6 @@ from lmmprobe.schema import (
 from lmmprobe.schema._trusted import trusted
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import _gold_json, _metadata_text
-
-
-@pytest.fixture
-def store(tmp_db: Path) -> Iterator[Store]:
-    with Store(tmp_db) as s:
-        yield s
 
 
 class Level(StrEnum):
