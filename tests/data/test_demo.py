@@ -202,3 +202,16 @@ def test_recipes_are_in_the_canonical_form_validation_stores() -> None:
         assert again.recipe == ref.recipe
         assert list(again.recipe or {}) == list(ref.recipe or {})
         assert again.content_hash() == ref.content_hash()
+
+
+def test_fingerprint_takes_any_metadata_and_ignores_its_key_order() -> None:
+    base = {"id": "s", "question": "Q?", "choices": ["a", "b"], "answer": 0}
+    raw = Sample(**base, metadata={"thumb": b"\x89PNG\xff\x00", "task": "t"})  # not UTF-8
+    assert len(sample_fingerprint(raw)) == 64
+    a = Sample(**base, metadata={"task": "t", "subtask": "s"})
+    b = Sample(**base, metadata={"subtask": "s", "task": "t"})
+    assert sample_fingerprint(a) == sample_fingerprint(b)
+    values = [None, float("nan"), float("inf"), 1, 1.0, True, "1"]
+    prints = {sample_fingerprint(Sample(**base, metadata={"x": v})) for v in values}
+    assert len(prints) == len(values)
+    assert data_fingerprint([a, raw]) != data_fingerprint([raw, a])

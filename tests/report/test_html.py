@@ -37,6 +37,7 @@ from lmmprobe.report import (
 from lmmprobe.report._embed import plotly_text, script_json
 from lmmprobe.report.tables import CSV_COLUMNS
 from lmmprobe.schema import Request, Response, RunSpec
+from lmmprobe.store import Store
 
 SCRIPT = "<script>window.__xss=1</script>"
 IMG = '<img src=x onerror="window.__xss=1">'
@@ -602,3 +603,21 @@ def test_a_real_apex_campaign_in_the_report(runs: Runs, tmp_path: Path) -> None:
     assert all(src.startswith("data:image/png;base64,") for src in imgs)
     md = CliRunner().invoke(app, ["report", str(campaign), "--format", "md"])
     assert md.exit_code == 0 and "2 experiment(s)" in md.stdout
+
+
+def test_data_change_is_checked_only_against_fingerprints_of_this_format(tmp_path: Path) -> None:
+    db = tmp_path / "lmmprobe.db"
+    ev = evaluate(RunSpec(models=["first"], data="demo,n=6", db=str(db), bootstrap=0))
+    assert not load_report_data([ev.run_id], db=db).warnings  # same data, same format
+    with Store(db) as store:
+        run = store.get_run(ev.run_id)
+        manifest = run["manifest"]
+        manifest["data"]["fingerprint"] = "0" * 64
+        store.update_run(ev.run_id, manifest=manifest)
+    assert any("changed since run" in w for w in load_report_data([ev.run_id], db=db).warnings)
+    with Store(db) as store:
+        del manifest["data"]["fingerprint_version"]  # written before versions were recorded
+        store.update_run(ev.run_id, manifest=manifest)
+    warnings = load_report_data([ev.run_id], db=db).warnings
+    assert any("older lmmprobe" in w for w in warnings)
+    assert not any("changed since run" in w for w in warnings)

@@ -409,3 +409,18 @@ def test_background_checkpoint_never_fails_the_caller(tmp_db: Path) -> None:
             blocker.execute("ROLLBACK")
             blocker.close()
         assert store.get_responses(["a"])["a"].text == "(A)"
+
+
+def test_background_checkpoint_finds_its_file_after_a_change_of_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with Store("runs/lmmprobe.db") as store:
+        put(store, ok("a"))
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        with store.checkpoint_in_background():
+            pass
+        assert not (elsewhere / "runs").exists()
+        assert _stored_in_database_file(tmp_path / "runs/lmmprobe.db", tmp_path / "copy.db") == 1

@@ -1,6 +1,7 @@
 """Data sources: lmmprobe JSONL, the built-in demo, and a registry for more."""
 
 from lmmprobe.data.base import (
+    FINGERPRINT_VERSION,
     SOURCES,
     DataError,
     LoadResult,
@@ -13,6 +14,7 @@ from lmmprobe.data.base import (
 )
 
 __all__ = [
+    "FINGERPRINT_VERSION",
     "SOURCES",
     "DataError",
     "LoadResult",

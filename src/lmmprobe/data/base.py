@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
@@ -121,20 +122,53 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
 
 
-# Everything of a sample but its images, as JSON (images are represented by content hashes).
+FINGERPRINT_VERSION = 2
+"""Version of the `data_fingerprint` / `sample_fingerprint` format, recorded in manifests:
+fingerprints of different versions do not compare (2: fields written by pydantic-core)."""
+
+# A sample's fields but its images and metadata, as JSON: their types are fixed by the schema
+# (strings, lists of strings, an int), so pydantic-core writes them exactly and fast.
 _SAMPLE_SERIALIZER = Sample.__pydantic_serializer__
-_NOT_IMAGES = {"images"}
+_WRITTEN_APART = {"images", "metadata"}
+# Metadata is free-form (numbers, NaN, bytes, nested values), so it is written by the json
+# module: keys sorted, anything JSON lacks as its str().
+_METADATA_JSON = json.JSONEncoder(sort_keys=True, default=str)
+_MEMO_LIMIT = 4096
+_metadata_memo: dict[tuple[object, ...], bytes] = {}
+
+
+def _metadata_json(metadata: dict[str, Any]) -> bytes:
+    """Sorted JSON of `metadata`, remembered for flat dicts of strings.
+
+    Metadata such as ``{"task": ..., "subtask": ...}`` takes few distinct values across a data
+    set, so its text is encoded once. Only dicts of strings are remembered: equal memo keys
+    then always encode equally (unlike ``1``, ``1.0`` and ``True``).
+    """
+    # Keys then values: a flat tuple is quick to build and hash, and its length tells how
+    # many keys there are, so two dicts never share one.
+    flat = (*metadata, *metadata.values())
+    try:
+        known = _metadata_memo.get(flat)
+    except TypeError:  # an unhashable value (list, dict): not a flat dict of strings
+        return _METADATA_JSON.encode(metadata).encode()
+    if known is None:
+        text = _METADATA_JSON.encode(metadata).encode()
+        if any(type(item) is not str for item in flat):
+            return text
+        if len(_metadata_memo) >= _MEMO_LIMIT:
+            _metadata_memo.clear()
+        known = _metadata_memo[flat] = text
+    return known
 
 
 def _canonical(sample: Sample) -> bytes:
-    # The sample's fields as pydantic-core writes them (field order; metadata in its own key
-    # order; values JSON cannot hold as their str()), then each image's content hash: a
-    # file's bytes, not its path. The counts in front keep every part in its place. This runs
-    # for every sample of every run; the serializer does it in a fraction of a Python encoder's
-    # time.
-    body = _SAMPLE_SERIALIZER.to_json(sample, exclude=_NOT_IMAGES, fallback=str)
+    # The sample's fixed-type fields as JSON, its metadata as sorted JSON, then each image's
+    # content hash (a file's bytes, not its path); the lengths in front keep every part in its
+    # place. This runs for every sample of every run, so the fields go through pydantic-core.
+    body = _SAMPLE_SERIALIZER.to_json(sample, exclude=_WRITTEN_APART)
+    meta = _metadata_json(sample.metadata)
     hashes = "".join([im.content_hash() for im in sample.images]).encode()
-    return b"%d:%d:%b%b" % (len(sample.images), len(body), body, hashes)
+    return b"%d:%d:%d:%b%b%b" % (len(sample.images), len(body), len(meta), body, meta, hashes)
 
 
 def sample_fingerprint(sample: Sample) -> str:

@@ -161,7 +161,7 @@ class Formulator:
         under likelihood inference the options are not shown and become the candidates.
         Open-ended samples are always generated.
         """
-        if type(repeat) is not int or repeat < 0:  # bool is an int subclass: not a repeat
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
             raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
         config = self.config
         style = self._style

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lmmprobe.data import data_fingerprint, load_source
+from lmmprobe.data import FINGERPRINT_VERSION, data_fingerprint, load_source
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store
@@ -246,8 +246,16 @@ def _reload_samples(run: RunInfo, warnings: list[str]) -> dict[str, Sample]:
             "browser shows the stored prompts without images"
         )
         return {}
-    fingerprint = ((run.manifest or {}).get("data") or {}).get("fingerprint")
-    if fingerprint:
+    recorded = (run.manifest or {}).get("data") or {}
+    fingerprint = recorded.get("fingerprint")
+    # Manifests before fingerprint_version existed hold version 1 fingerprints.
+    if fingerprint and recorded.get("fingerprint_version", 1) != FINGERPRINT_VERSION:
+        warnings.append(
+            f"data {spec!r} of run {run.run_id} was fingerprinted by an older lmmprobe, so "
+            "whether it changed since cannot be checked: the sample browser shows today's "
+            "images and questions"
+        )
+    elif fingerprint:
         try:
             same = data_fingerprint(load.samples) == fingerprint
         except (OSError, ValueError):

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import platform
 import subprocess
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
-from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import lmmprobe
+from lmmprobe.data import FINGERPRINT_VERSION
 from lmmprobe.formulate import CHOICE_INSTRUCTION, OPEN_INSTRUCTION
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.schema import RunSpec
@@ -24,20 +25,20 @@ KEY_LIBRARIES = (
 
 def library_versions() -> dict[str, str | None]:
     """Installed versions of the libraries that can change results (None when absent)."""
-    return dict(_library_versions())
-
-
-@cache
-def _library_versions() -> dict[str, str | None]:
-    # Read once per process: each lookup scans the installed distributions (about 2 ms), and
-    # a running process keeps the modules it imported whatever is installed later.
     out: dict[str, str | None] = {}
     for name in KEY_LIBRARIES:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
+        known = _found_versions.get(name)
+        if known is None:
+            with contextlib.suppress(PackageNotFoundError):
+                known = _found_versions[name] = version(name)
+        out[name] = known
     return out
+
+
+# Versions found so far in this process. Each lookup scans the installed distributions (about
+# 2 ms); a running process keeps the modules it imported whatever is installed later, so a
+# version once found stays. Absent libraries are looked up again (they may be installed since).
+_found_versions: dict[str, str] = {}
 
 
 def git_commit(path: Path | None = None) -> str | None:
@@ -48,19 +49,23 @@ def git_commit(path: Path | None = None) -> str | None:
     where = path or Path(lmmprobe.__file__).resolve().parent
     try:
         # Both commands run at once: each is a process start, most of the cost.
-        head = subprocess.Popen(
-            ["git", "rev-parse", "HEAD"],
-            cwd=where, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
-        status = subprocess.Popen(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=where, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+        procs: list[subprocess.Popen[str]] = []
         try:
+            for args in (["rev-parse", "HEAD"], ["status", "--porcelain", "--untracked-files=no"]):
+                procs.append(
+                    subprocess.Popen(
+                        ["git", *args],
+                        cwd=where,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        text=True,
+                    )
+                )
+            head, status = procs
             out, _ = head.communicate(timeout=5)
             dirty, _ = status.communicate(timeout=5)
         finally:
-            for proc in (head, status):
+            for proc in procs:  # whatever failed, no git process is left behind
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
@@ -99,7 +104,12 @@ def build_manifest(
         "libraries": library_versions(),
         "git_commit": commit.result() if commit is not None else git_commit(),
         "models": {spec_: ident.model_dump() for spec_, ident in identities.items()},
-        "data": {"spec": spec.data, "fingerprint": data_fingerprint, "samples": n_samples},
+        "data": {
+            "spec": spec.data,
+            "fingerprint": data_fingerprint,
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "samples": n_samples,
+        },
         "prompts": {
             "formulate": spec.formulate.model_dump(),
             "default_choice_instruction": CHOICE_INSTRUCTION,

@@ -315,7 +315,8 @@ def _execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
-        models = [(s, load_model(s)) for s in spec.models]
+        with normal_collections():  # loading a backend (weights, processors) may make cycles
+            models = [(s, load_model(s)) for s in spec.models]
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
         if not load.samples:
             raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")

@@ -38,7 +38,8 @@ def canonical_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
 
 def _sorted_keys(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+        # Ordered by the keys' text, so keys of mixed types (possible from Python) still sort.
+        return {k: _sorted_keys(value[k]) for k in sorted(value, key=str)}
     if isinstance(value, list):
         return [_sorted_keys(v) for v in value]
     if isinstance(value, tuple):
@@ -184,9 +185,11 @@ class ImageRef(BaseModel):
         elif self.renderer is not None:
             version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
             h.update(f"recipe:{self.renderer}:{version}:".encode())
-            # Recipes are stored with sorted keys (`canonical_recipe`), so their JSON in key
-            # order is canonical. pydantic-core writes it several times faster than the json
-            # module would, and this runs for every sample of a run.
+            # Validated recipes are stored with sorted keys (`canonical_recipe`), so their JSON
+            # in key order is canonical. pydantic-core writes it several times faster than the
+            # json module would, and this runs for every sample of a run. (A recipe changed
+            # later without validation may hash apart from an equal one: a cache miss at worst,
+            # never two contents under one hash.)
             h.update(pydantic_core.to_json(self.recipe))
         elif self._image is not None:
             im = self._image

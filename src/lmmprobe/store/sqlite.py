@@ -146,6 +146,9 @@ class Store:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The file itself, for connections opened later (a relative path could point elsewhere
+        # once the working directory changes).
+        self._file = self.path.resolve()
         self.conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL is durable against a killed process in WAL mode (only a power loss can drop
@@ -178,7 +181,7 @@ class Store:
 
         def checkpoint() -> None:
             try:
-                conn = sqlite3.connect(self.path, timeout=0.5, isolation_level=None)
+                conn = sqlite3.connect(self._file, timeout=0.5, isolation_level=None)
                 try:
                     conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 finally:
