@@ -110,18 +110,25 @@ class AskKeys:
     def __call__(self, ask: Ask) -> str:
         """The ask's key."""
         images = ask.images
-        user, n_field = self._user(len(images))
+        n_images = len(images)
+        # The memos are read inline (a method call per part costs as much as the lookup).
+        user = self._users.get(n_images) or self._user(n_images)
+        head = self._heads.get((ask.method, ask.preamble)) or self._head(ask.method, ask.preamble)
+        tail = self._tails.get((ask.response_prefix, id(ask.gen)))
+        if tail is None or tail[0] is not ask.gen:
+            tail = (ask.gen, self._tail(ask.response_prefix, ask.gen))
         prompt = ask.prompt
         cands = ask.candidates
         if cands is None:
             cand_text = _NONE
         else:
             cand_text = _field(len(cands)) + "".join([_field(c) for c in cands])
-        text = (
-            f"{self._head(ask.method, ask.preamble)}{user}{len(prompt)}:{prompt}{n_field}"
-            f"{''.join([im.content_hash() for im in images])}{cand_text}"
-            f"{self._tail(ask.response_prefix, ask.gen)}"
+        hashes = (
+            images[0].content_hash()
+            if n_images == 1
+            else "".join([im.content_hash() for im in images])
         )
+        text = f"{head}{user[0]}{len(prompt)}:{prompt}{user[1]}{hashes}{cand_text}{tail[1]}"
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
