@@ -138,3 +138,27 @@ def test_blind_gap():
         blind_gap(normal, [row(error="timeout")])
     with pytest.raises(ValueError, match="normal run"):
         blind_gap([], blind)
+
+
+def test_scores_by_is_accuracy_percent_of_each_group():
+    mixed = [
+        *rows(3, 1, style="a"),
+        row(True, stage="unparsed", style="a"),  # unreadable: wrong, whatever correct says
+        row(None, stage="match", style="a"),  # no verdict (a caption): left out
+        row(error="timeout", style="a"),  # failed: left out
+        *rows(1, 2, style="b"),
+        row(error="timeout", style="c"),  # a group with no judged row is left out
+        row(None, stage="match", style="d"),
+        *rows(2, 0, style=1),  # labels are str() of the value
+        *rows(5, 5),  # no style: in no group
+    ]
+    groups: dict[str, list[Score]] = {}
+    for s in mixed:
+        if "style" in s.metadata:
+            groups.setdefault(str(s.metadata["style"]), []).append(s)
+    expected = {
+        label: acc
+        for label in sorted(groups)
+        if (acc := accuracy_percent(groups[label])) is not None
+    }
+    assert scores_by(mixed, "style") == expected == {"1": 100.0, "a": 60.0, "b": 100 / 3}

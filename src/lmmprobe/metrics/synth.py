@@ -157,16 +157,29 @@ def scores_by(scores: Sequence[Score], key: str) -> dict[str, float]:
         errors or ``correct is None`` rows), since its accuracy is undefined.
 
     """
-    groups: dict[str, list[Score]] = {}
+    # One pass counting judged and right rows per group, with `_verdict` written inline: this
+    # runs over every row of a run for each breakdown.
+    judged: dict[str, int] = {}
+    right: dict[str, int] = {}
     for s in scores:
-        if key in s.metadata:
-            groups.setdefault(str(s.metadata[key]), []).append(s)
-    result: dict[str, float] = {}
-    for label in sorted(groups):
-        acc = _accuracy(groups[label])
-        if acc is not None:
-            result[label] = acc
-    return result
+        meta = s.metadata
+        if key not in meta or s.error_type is not None:
+            continue
+        stage = s.stage
+        if stage == "error":
+            continue
+        if stage == "unparsed":
+            ok = False  # an unreadable answer is an answer, and a wrong one
+        else:
+            verdict = s.correct
+            if verdict is None:
+                continue
+            ok = verdict
+        label = str(meta[key])
+        judged[label] = judged.get(label, 0) + 1
+        if ok:
+            right[label] = right.get(label, 0) + 1
+    return {label: 100.0 * right.get(label, 0) / judged[label] for label in sorted(judged)}
 
 
 def question_type_sensitivity_from_scores(
