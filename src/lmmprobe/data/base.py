@@ -7,10 +7,11 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
+from lmmprobe.schema._jsonmemo import MetadataJSON
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -132,33 +133,7 @@ _SAMPLE_SERIALIZER = Sample.__pydantic_serializer__
 _WRITTEN_APART = {"images", "metadata"}
 # Metadata is free-form (numbers, NaN, bytes, nested values), so it is written by the json
 # module: keys sorted, anything JSON lacks as its str().
-_METADATA_JSON = json.JSONEncoder(sort_keys=True, default=str)
-_MEMO_LIMIT = 4096
-_metadata_memo: dict[tuple[object, ...], bytes] = {}
-
-
-def _metadata_json(metadata: dict[str, Any]) -> bytes:
-    """Sorted JSON of `metadata`, remembered for flat dicts of strings.
-
-    Metadata such as ``{"task": ..., "subtask": ...}`` takes few distinct values across a data
-    set, so its text is encoded once. Only dicts of strings are remembered: equal memo keys
-    then always encode equally (unlike ``1``, ``1.0`` and ``True``).
-    """
-    # Keys then values: a flat tuple is quick to build and hash, and its length tells how
-    # many keys there are, so two dicts never share one.
-    flat = (*metadata, *metadata.values())
-    try:
-        known = _metadata_memo.get(flat)
-    except TypeError:  # an unhashable value (list, dict): not a flat dict of strings
-        return _METADATA_JSON.encode(metadata).encode()
-    if known is None:
-        text = _METADATA_JSON.encode(metadata).encode()
-        if any(type(item) is not str for item in flat):
-            return text
-        if len(_metadata_memo) >= _MEMO_LIMIT:
-            _metadata_memo.clear()
-        known = _metadata_memo[flat] = text
-    return known
+_metadata_json = MetadataJSON(json.JSONEncoder(sort_keys=True, default=str))
 
 
 def _canonical(sample: Sample) -> bytes:
@@ -166,7 +141,7 @@ def _canonical(sample: Sample) -> bytes:
     # content hash (a file's bytes, not its path); the lengths in front keep every part in its
     # place. This runs for every sample of every run, so the fields go through pydantic-core.
     body = _SAMPLE_SERIALIZER.to_json(sample, exclude=_WRITTEN_APART)
-    meta = _metadata_json(sample.metadata)
+    meta = _metadata_json(sample.metadata).encode()
     hashes = "".join([im.content_hash() for im in sample.images]).encode()
     return b"%d:%d:%d:%b%b%b" % (len(sample.images), len(body), len(meta), body, meta, hashes)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.schema import ErrorInfo, Request, Response, Score, Usage
+from lmmprobe.schema._jsonmemo import MetadataJSON
 from lmmprobe.schema._trusted import trusted
 
 log = logging.getLogger(__name__)
@@ -84,33 +85,8 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
-_METADATA_JSON = json.JSONEncoder(default=str)
-_metadata_memo: dict[tuple[Any, ...], str] = {}
-
-
-def _metadata_text(metadata: dict[str, Any]) -> str:
-    """``json.dumps(metadata, default=str)``, remembered for flat dicts of strings.
-
-    Score metadata repeats across rows (task, subtask...); only all-string dicts are remembered,
-    since equal keys of them always encode equally (unlike ``1``, ``1.0`` and ``True``).
-    """
-    # The keys then the values: a flat tuple is quicker to build and hash than one of pairs,
-    # and still tells dicts apart (its length gives the number of keys).
-    flat = (*metadata, *metadata.values())
-    try:
-        known = _metadata_memo.get(flat)
-    except TypeError:  # an unhashable value (list, dict): not a flat dict of strings
-        return _METADATA_JSON.encode(metadata)
-    if known is None:
-        for item in flat:
-            if type(item) is not str:
-                return _METADATA_JSON.encode(metadata)
-        if len(_metadata_memo) >= 4096:
-            _metadata_memo.clear()
-        known = _metadata_memo[flat] = _METADATA_JSON.encode(metadata)
-    # A hit needs no type check: only strings (and str subclasses, which encode as the same
-    # text) compare equal to the all-string tuples remembered.
-    return known
+# Score metadata as ``json.dumps(metadata, default=str)`` writes it.
+_metadata_text = MetadataJSON(json.JSONEncoder(default=str))
 
 
 def _gold_json(gold: Any) -> str:
