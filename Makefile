@@ -24,10 +24,11 @@ demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in b
 		--out lmmprobe-runs/synth-demo --overwrite
 	$(VENV)/bin/lmmprobe run --data synth:lmmprobe-runs/synth-demo --by subtask --by scenario
 
-test: $(STAMP)  ## lint, type-check and run the fast offline test suite
+test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast offline test suite
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports  # import-linter: the layers of docs/architecture.md (pyproject)
 	$(PY) -m pytest
 
 bench: $(STAMP)  ## runner, API, ranking, synth, report and APEx benchmarks (each ends with name=value figures)

@@ -136,7 +136,7 @@ def build_store(db: Path, data: Path, models: int, seed: int = 0) -> str:
                 ModelOutcome(model, idents[model], scores, requests=len(scores), called=len(scores))
             )
         results = build_results(outcome)
-        store.update_run(run_id, status="complete", results=results)
+        store.update_run(run_id, status="complete", results=results.model_dump(mode="json"))
     write_results(results, out_dir)
     return run_id
 

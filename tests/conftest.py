@@ -1,4 +1,5 @@
-"""Shared fixtures: a store path, small PNG files and JSONL files written on the fly."""
+"""Shared fixtures: a store path, small PNG and JSONL files written on the fly, and what the
+tests of tiny random-weight checkpoints share (an offline hub, one build cache per session)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,25 @@ def write_png() -> PngWriter:
 def write_jsonl() -> JsonlWriter:
     """`write_jsonl(path, rows) -> path`; dict rows become JSON, str rows are written as is."""
     return _write_jsonl
+
+
+@pytest.fixture
+def hf_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep transformers, diffusers and the hub client off the network for one test.
+
+    Modules that load checkpoints use it for every test:
+    ``pytestmark = pytest.mark.usefixtures("hf_offline")``.
+    """
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def tiny_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache root for the tiny random-weight checkpoints built during the session.
+
+    Pass it as ``cache_dir`` (`tiny_model_path`, `tiny_clip_path`, `tiny_bart_path`,
+    `tiny_sdxl_path`, ...): each checkpoint is built once per session, away from the user's
+    cache.
+    """
+    return tmp_path_factory.mktemp("tiny-cache")

@@ -96,9 +96,9 @@ def test_own_export_scores_like_the_run(tmp_path):
     with Store(tmp_path / "db") as store:
         export_run_to_file(store, ev.run_id, "jsonl", tmp_path / "e.jsonl")
     got = score_prediction_file(tmp_path / "e.jsonl")["models"]["random"]
-    want = ev.results["models"]["random"]["metrics"]
-    assert got["accuracy"]["value"] == pytest.approx(want["accuracy"]["value"])
-    assert got["instability"]["value"] == pytest.approx(want["instability"]["value"])
+    want = ev.results.models["random"].metrics
+    assert got["accuracy"]["value"] == pytest.approx(want["accuracy"].value)
+    assert got["instability"]["value"] == pytest.approx(want["instability"].value)
 
 
 def test_score_command(tmp_path):

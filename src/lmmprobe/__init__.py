@@ -1,7 +1,6 @@
 """lmmprobe: measure what large multimodal models can and cannot do."""
 
-__version__ = "0.1.0"
-
+from lmmprobe._version import __version__
 from lmmprobe.api import Evaluation, evaluate
 from lmmprobe.schema import (
     FormulateConfig,

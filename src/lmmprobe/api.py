@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.report import build_results, write_results
+from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import Executor, ProgressSink, RunOutcome, execute_run
-from lmmprobe.run._gc import fewer_collections
 from lmmprobe.schema import RunSpec
 from lmmprobe.store import Store
 
@@ -18,7 +17,7 @@ class Evaluation:
     """A finished evaluation: the run outcome, its results and where they were written."""
 
     outcome: RunOutcome
-    results: dict[str, Any]
+    results: Results
     results_json: Path
     results_md: Path
 
@@ -44,15 +43,15 @@ def evaluate(
         **overrides: Fields of `RunSpec` to set, e.g. ``models=["random"], limit=50``.
 
     Returns:
-        The evaluation, with metrics per model under ``results["models"]``.
+        The evaluation, with metrics per model under ``results.models``.
 
     """
     # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     with Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
-        with fewer_collections(), store.checkpoint_in_background():
+        with store.checkpoint_in_background():
             results = build_results(outcome)
-        store.update_run(outcome.run_id, results=results)
+        store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
     j, md = write_results(results, outcome.out_dir)
     return Evaluation(outcome, results, j, md)

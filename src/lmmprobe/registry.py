@@ -1,24 +1,48 @@
-"""One registry mechanism for models, data sources and (later) tools and metrics.
+"""One registry mechanism for models, data sources, matchers, prompt styles, metrics and tools.
 
 Entries are registered with a decorator under a name, or lazily by import path so that an
 optional backend's dependencies are imported only when it is used. A lazy entry lists the
 modules it needs and the extra that installs them; a missing one fails with the exact
 ``pip install`` to run.
+
+A registry may name the modules holding its built-in entries (imported on first lookup, so
+nothing is loaded before it is needed) and an entry-point group through which other packages
+add entries: a plugin package declares, in its ``pyproject.toml``,
+
+.. code-block:: toml
+
+    [project.entry-points."lmmprobe.matchers"]
+    strict = "my_package.matchers:strict_matcher"
+
+and after ``pip install`` the name ``strict`` resolves like a built-in one. Plugins are found
+once, on the registry's first lookup or listing, and imported only when their entry is used;
+a built-in entry wins over a plugin of the same name.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
 
 class RegistryError(LookupError):
-    """An unknown name, or a known one whose optional dependencies are missing."""
+    """An unknown name, a missing optional dependency, or a plugin that fails to load."""
+
+
+@lru_cache(maxsize=4)
+def _entry_points(path: tuple[str, ...]) -> dict[str, tuple[EntryPoint, ...]]:
+    # One scan of the installed distributions serves every registry (each scan reads every
+    # package's metadata). Keyed by sys.path: what is installed changes with it.
+    found = entry_points()  # every group at once; `select` then works on what was read
+    return {group: tuple(found.select(group=group)) for group in found.groups}
 
 
 @dataclass(frozen=True)
@@ -27,27 +51,54 @@ class _LazyEntry:
     requires: tuple[str, ...]
     extra: str | None
     summary: str
+    plugin: str | None = None  # the distribution that declared it, for plugin entries
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    """One entry as a listing shows it.
+
+    Attributes:
+        name: Registry name.
+        summary: One line describing it.
+        status: ``ready``, or what to install first (``needs: pip install ...``).
+        origin: ``built-in``, or ``plugin (DIST)`` for an entry declared by another package.
+
+    """
+
+    name: str
+    summary: str
+    status: str
+    origin: str
 
 
 @dataclass
 class Registry(Generic[T]):
-    """A named collection of factories.
+    """A named collection of factories (or other objects), found by name.
 
     Attributes:
-        kind: What the registry holds ("model backend", "data source"), used in messages.
+        kind: What the registry holds ("model backend", "matcher"), used in messages.
+        entry_point_group: Entry-point group through which installed packages add entries
+            (e.g. ``lmmprobe.matchers``); None for no plugins.
+        builtins: Modules whose import registers the built-in entries; imported on the first
+            lookup or listing.
 
     """
 
     kind: str
-    _eager: dict[str, T] = field(default_factory=dict)
-    _lazy: dict[str, _LazyEntry] = field(default_factory=dict)
-    _summaries: dict[str, str] = field(default_factory=dict)
+    entry_point_group: str | None = None
+    builtins: tuple[str, ...] = ()
+    _eager: dict[str, T] = field(default_factory=dict, init=False, repr=False)
+    _lazy: dict[str, _LazyEntry] = field(default_factory=dict, init=False, repr=False)
+    _summaries: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _loaded: bool = field(default=False, init=False, repr=False)
 
     def register(self, name: str, summary: str = "") -> Callable[[T], T]:
         """Decorator registering `obj` under `name` (replacing an earlier entry)."""
 
         def deco(obj: T) -> T:
             self._eager[name] = obj
+            self._lazy.pop(name, None)  # replaced: no longer imported from elsewhere
             self._summaries[name] = (
                 summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
             )
@@ -77,16 +128,61 @@ class Registry(Generic[T]):
         self._lazy[name] = _LazyEntry(target, requires, extra, summary)
         self._summaries[name] = summary
 
+    def unregister(self, name: str) -> None:
+        """Remove an entry (a plugin host replacing one, a test cleaning up); no-op if absent."""
+        self._eager.pop(name, None)
+        self._lazy.pop(name, None)
+        self._summaries.pop(name, None)
+
+    def _load(self) -> None:
+        """Import the built-in modules and discover plugins, once."""
+        if self._loaded:
+            return
+        # Set first: a built-in module may look names up while it registers its entries.
+        self._loaded = True
+        try:
+            for module in self.builtins:
+                importlib.import_module(module)
+        except BaseException:
+            self._loaded = False
+            raise
+        if self.entry_point_group is not None:
+            self._discover(self.entry_point_group)
+
+    def _discover(self, group: str) -> None:
+        for ep in _entry_points(tuple(sys.path)).get(group, ()):
+            if ep.name in self._eager or ep.name in self._lazy:
+                continue  # a built-in (or an earlier plugin) keeps its name
+            dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+            summary = f"plugin {ep.value}"
+            self._lazy[ep.name] = _LazyEntry(ep.value, (), None, summary, plugin=dist)
+            self._summaries[ep.name] = summary
+
     def names(self) -> list[str]:
-        """All registered names, sorted."""
+        """All registered names (built-in, registered and plugins), sorted."""
+        self._load()
         return sorted(set(self._eager) | set(self._lazy))
+
+    def __contains__(self, name: object) -> bool:
+        self._load()
+        return name in self._eager or name in self._lazy
 
     def summary(self, name: str) -> str:
         """The one-line summary of an entry."""
+        self._load()
         return self._summaries.get(name, "")
+
+    def origin(self, name: str) -> str:
+        """``built-in``, or ``plugin (DIST)`` when an installed package declared the entry."""
+        self._load()
+        entry = self._lazy.get(name)
+        if entry is None or entry.plugin is None:
+            return "built-in"
+        return f"plugin ({entry.plugin})"
 
     def missing_requirements(self, name: str) -> list[str]:
         """Modules a lazy entry needs that are not installed (empty when ready)."""
+        self._load()
         entry = self._lazy.get(name)
         if entry is None or name in self._eager:
             return []
@@ -94,25 +190,45 @@ class Registry(Generic[T]):
 
     def install_hint(self, name: str) -> str | None:
         """The pip command installing a lazy entry's dependencies, if it has an extra."""
+        self._load()
         entry = self._lazy.get(name)
         if entry is None or entry.extra is None:
             return None
         return f"pip install 'lmmprobe[{entry.extra}]'"
 
+    def entries(self) -> list[EntryInfo]:
+        """Every entry with its summary, readiness and origin, sorted by name (for listings)."""
+        rows = []
+        for name in self.names():
+            missing = self.missing_requirements(name)
+            hint = self.install_hint(name) or f"pip install {' '.join(missing)}"
+            status = "ready" if not missing else f"needs: {hint}"
+            rows.append(EntryInfo(name, self.summary(name), status, self.origin(name)))
+        return rows
+
+    def unknown(self, name: str) -> RegistryError:
+        """The error for a name that is not registered, listing the known ones."""
+        known = ", ".join(self.names()) or "(none)"
+        return RegistryError(f"unknown {self.kind} {name!r}; known: {known}")
+
     def get(self, name: str) -> T:
         """Return the entry, importing a lazy one.
 
         Raises:
-            RegistryError: Unknown name, missing dependency (with the pip command), or an
-                entry whose module is not part of this lmmprobe version.
+            RegistryError: Unknown name (the message lists the known ones), missing dependency
+                (with the pip command), a plugin that fails to import, or an entry whose
+                module is not part of this lmmprobe version.
 
         """
+        obj = self._eager.get(name)
+        if obj is not None:
+            return obj
+        self._load()
         if name in self._eager:
             return self._eager[name]
         entry = self._lazy.get(name)
         if entry is None:
-            known = ", ".join(self.names()) or "(none)"
-            raise RegistryError(f"unknown {self.kind} {name!r}; known: {known}")
+            raise self.unknown(name)
         missing = self.missing_requirements(name)
         if missing:
             hint = self.install_hint(name) or f"pip install {' '.join(missing)}"
@@ -120,7 +236,27 @@ class Registry(Generic[T]):
                 f"the {self.kind} {name!r} needs {', '.join(missing)}, which "
                 f"{'is' if len(missing) == 1 else 'are'} not installed; run: {hint}"
             )
+        loaded: T = self._import(name, entry)
+        self._eager[name] = loaded
+        return loaded
+
+    def _import(self, name: str, entry: _LazyEntry) -> Any:
         module_name, _, attr = entry.target.partition(":")
+        if entry.plugin is not None:
+            # A plugin is someone else's code: whatever goes wrong while importing it is
+            # reported as that package's problem, with the line that declared it.
+            declared = f"{self.entry_point_group}: {name} = {entry.target}"
+            try:
+                obj: Any = importlib.import_module(module_name.strip())
+                for part in attr.strip().split(".") if attr.strip() else ():
+                    obj = getattr(obj, part)
+            except Exception as exc:
+                raise RegistryError(
+                    f"the {self.kind} {name!r} comes from the plugin package {entry.plugin} "
+                    f"(entry point {declared}), which failed to load: "
+                    f"{type(exc).__name__}: {exc}; fix or uninstall {entry.plugin}"
+                ) from exc
+            return obj
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -130,6 +266,4 @@ class Registry(Generic[T]):
                     f"lmmprobe ({module_name} is missing)"
                 ) from exc
             raise
-        obj: T = getattr(module, attr)
-        self._eager[name] = obj
-        return obj
+        return getattr(module, attr)

@@ -8,8 +8,8 @@ import pytest
 from tests.apex.scripts import answer, call, experiment_json
 
 from lmmprobe.apex import Experiment, Report, Settings, run_campaign
+from lmmprobe.apex.experiments import Conclusions, Discussion, Initialization, Sufficiency
 from lmmprobe.apex.orchestrators.base import Attempt, PlanningEnv, Reply
-from lmmprobe.apex.schema import Conclusions, Discussion, Initialization, Sufficiency
 from lmmprobe.apex.security import UnsafeOutputError, load_json, parse_output, safe_name
 from lmmprobe.report.apex_section import apex_section
 
@@ -30,7 +30,7 @@ class ScriptedOrchestrator:
     def design(self, report: Report, env: PlanningEnv, retries: list[Attempt]) -> Reply:
         return Reply(self._design, [("assistant", self._design)])
 
-    def discuss(self, report, env, record, retries) -> Reply:
+    def discuss(self, report, env, retries) -> Reply:
         return Reply(Discussion(findings=[{"statement": HOSTILE}]), [])
 
     def judge(self, report, env, retries) -> Reply:

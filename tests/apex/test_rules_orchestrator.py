@@ -9,7 +9,8 @@ import pytest
 from lmmprobe.apex import QueryError, Settings, run_campaign
 from lmmprobe.apex.datatypes import APEX27, DATA_TYPES, GROUPS, find_data_type, group_members
 from lmmprobe.apex.orchestrators.base import PlanningEnv
-from lmmprobe.apex.orchestrators.rules import parse_query, resolution
+from lmmprobe.apex.orchestrators.rules import resolution
+from lmmprobe.apex.plans import plan_query
 from lmmprobe.tools.select import drawable_classes
 
 
@@ -41,7 +42,7 @@ def env() -> PlanningEnv:
     ],
 )  # fmt: skip
 def test_query_families(env, query, family, task):
-    plan = parse_query(query, env)
+    plan = plan_query(query, env)
     assert (plan.family, plan.task) == (family, task)
     assert len(plan.rungs) >= 5  # enough for the default 5 experiments
     # Easy to hard: the first rung is never harder than the last.
@@ -51,7 +52,7 @@ def test_query_families(env, query, family, task):
 
 def test_unsupported_query_lists_the_supported_forms(env):
     with pytest.raises(QueryError) as err:
-        parse_query("What is the meaning of life?", env)
+        plan_query("What is the meaning of life?", env)
     message = str(err.value)
     assert "supported query forms" in message and "Can models recognize" in message
     assert "tiger stripes" in message and "vehicle" in message
@@ -162,16 +163,17 @@ def test_tiny_llava_end_to_end(tmp_path, cache_dir):
 
 
 def test_every_rung_of_every_plan_is_a_valid_experiment(env):
-    from lmmprobe.apex.dataset import validated_calls
-    from lmmprobe.apex.schema import Report
+    from lmmprobe.apex.experiment_data import validated_calls
+    from lmmprobe.apex.experiments import Report
 
     queries = [f"Can models identify {d.name}?" for d in DATA_TYPES if d.name != "geometric shapes"]
     queries += [f"Can models identify {g} transformations?" for g in GROUPS]
     queries += ["Can models recognize dogs under fog?", "Can models recognize shapes?"]
     for query in queries:
-        plan = parse_query(query, env)
+        plan = plan_query(query, env)
         for rung in plan.rungs:
-            experiment = rung.build(Report(query=query, models=["random"], orchestrator="rules"))
+            report = Report(query=query, models=["random"], orchestrator="rules")
+            experiment = plan.build(rung, report)
             assert experiment is not None, (query, rung.title)
             validated_calls(experiment)  # raises on an unknown tool or a bad argument
 

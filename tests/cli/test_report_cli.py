@@ -75,7 +75,7 @@ def test_cards_are_shown_and_bad_cards_exit_2(run: tuple[Path, str, Path], tmp_p
     )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert {c["model"]: c["parameters"] for c in doc["cards"]} == {
+    assert {c["model"]: c["groups"]["parameters"] for c in doc["cards"]} == {
         "random": "medium",
         "first": "small",
     }

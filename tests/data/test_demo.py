@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from lmmprobe.data import DataError, data_fingerprint, load_source, sample_fingerprint
-from lmmprobe.data.demo import _BLOCK, COLORS, SHAPES, SUBTASKS
+from lmmprobe.data.demo import _BLOCK, SHAPES, SUBTASKS
+from lmmprobe.imaging.colors import COLORS
 from lmmprobe.schema import ImageRef, Sample
 
 

@@ -55,6 +55,6 @@ def test_scenario_breakdown_end_to_end(tmp_path):
         db=str(tmp_path / "db"),
         out=str(tmp_path / "o"),
     )
-    groups = ev.results["models"]["first"]["breakdown"]["scenario"]
+    groups = ev.results.models["first"].breakdown["scenario"]
     assert set(groups) == {"clean", "corruption", "print_attack"}
-    assert all(g["error_rate"]["value"] == 0.0 for g in groups.values())
+    assert all(g["error_rate"].value == 0.0 for g in groups.values())

@@ -253,6 +253,6 @@ def test_missing_datasets_names_the_extra(tmp_path: Path, monkeypatch: pytest.Mo
 def test_evaluate_end_to_end(tmp_path: Path) -> None:
     spec = _parquet(tmp_path, columns(6))
     ev = evaluate(models=["first"], data=spec, db=str(tmp_path / "db"), out=str(tmp_path / "o"))
-    assert ev.results["data"]["samples"] == 6
+    assert ev.results.data.samples == 6
     # "first" always answers option 0 (red): right on rows 0 and 3.
-    assert ev.results["models"]["first"]["metrics"]["accuracy"]["value"] == pytest.approx(2 / 6)
+    assert ev.results.models["first"].metrics["accuracy"].value == pytest.approx(2 / 6)

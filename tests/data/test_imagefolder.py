@@ -147,6 +147,6 @@ def test_evaluate_end_to_end(root: Path, tmp_path: Path) -> None:
         db=str(tmp_path / "db"),
         out=str(tmp_path / "o"),
     )
-    assert ev.results["data"]["samples"] == 15
+    assert ev.results.data.samples == 15
     expected = sum(s.answer == 0 for s in load(root).samples) / 15
-    assert ev.results["models"]["first"]["metrics"]["accuracy"]["value"] == pytest.approx(expected)
+    assert ev.results.models["first"].metrics["accuracy"].value == pytest.approx(expected)

@@ -316,8 +316,8 @@ def test_evaluate_end_to_end(folder: Path) -> None:
     ev = evaluate(
         models=["first"], data=f"reform:{path}", db=str(folder / "db"), out=str(folder / "o")
     )
-    assert ev.results["data"]["samples"] == 8
-    metrics = ev.results["models"]["first"]["metrics"]
+    assert ev.results.data.samples == 8
+    metrics = ev.results.models["first"].metrics
     # "first" always picks option 0; two of the eight answers are option 0.
-    assert metrics["accuracy"]["value"] == pytest.approx(2 / 8)
+    assert metrics["accuracy"].value == pytest.approx(2 / 8)
     assert ev.results_json.is_file()

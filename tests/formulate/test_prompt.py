@@ -172,7 +172,7 @@ def test_formulate_does_not_mutate_sample() -> None:
 def test_likelihood_method(repeat: int) -> None:
     s = choice_sample(4)
     req = formulate(s, repeat=repeat, config=FormulateConfig(method="likelihood"), seed=5)
-    assert req.method == "loglikelihood"
+    assert req.method == "likelihood"
     assert "Options:" not in req.prompt
     for text in CHOICES[:4]:
         assert f") {text}" not in req.prompt
@@ -188,7 +188,7 @@ def test_likelihood_true_false_candidates() -> None:
     s = Sample(id="t", question="Is it red?", answer=0, formulation="true_false")
     req = formulate(s, config=FormulateConfig(method="likelihood"))
     assert req.candidates == ["yes", "no"]
-    assert req.method == "loglikelihood"
+    assert req.method == "likelihood"
 
 
 # --- open-ended ----------------------------------------------------------------------------------

@@ -15,7 +15,12 @@ from pathlib import Path
 
 from PIL import Image
 
-COLOURS = {"red": (220, 30, 30), "green": (30, 180, 60), "blue": (40, 60, 220), "yellow": (240, 220, 40)}
+COLOURS = {
+    "red": (220, 30, 30),
+    "green": (30, 180, 60),
+    "blue": (40, 60, 220),
+    "yellow": (240, 220, 40),
+}
 
 
 def _png(colour: tuple[int, int, int]) -> bytes:
@@ -35,16 +40,37 @@ def write(folder: Path) -> Path:
         image_b64 = base64.b64encode(_png(COLOURS[colour])).decode()
         if i % 3 == 0:
             options = rng.sample(names, 4)
-            entries.append({"sample_id": i, "image": image_b64, "question": "What colour is the image?",
-                            "answer": options.index(colour), "answer_options": options})
+            entries.append(
+                {
+                    "sample_id": i,
+                    "image": image_b64,
+                    "question": "What colour is the image?",
+                    "answer": options.index(colour),
+                    "answer_options": options,
+                }
+            )
         elif i % 3 == 1:
             asked = rng.choice(names)
-            entries.append({"sample_id": i, "image": image_b64, "question": f"Is the image {asked}?",
-                            "answer": 0 if asked == colour else 1, "answer_options": ["yes", "no"]})
+            entries.append(
+                {
+                    "sample_id": i,
+                    "image": image_b64,
+                    "question": f"Is the image {asked}?",
+                    "answer": 0 if asked == colour else 1,
+                    "answer_options": ["yes", "no"],
+                }
+            )
         else:
             refs = [f"a {colour} square", f"{colour} image", "a plain colour"]
-            entries.append({"sample_id": i, "image": image_b64, "question": "Describe the image.",
-                            "references": refs, "answer": refs[0]})
+            entries.append(
+                {
+                    "sample_id": i,
+                    "image": image_b64,
+                    "question": "Describe the image.",
+                    "references": refs,
+                    "answer": refs[0],
+                }
+            )
     path = folder / "reform.json"
     path.write_text(json.dumps(entries))
     return path

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.invariants.make_reform_fixture import write as write_reform
 
 BASELINE = Path(__file__).parent / "baseline"

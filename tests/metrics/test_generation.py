@@ -20,26 +20,17 @@ from lmmprobe.models.tiny_text import TINY_BERT_LAYERS, tiny_bart_path, tiny_ber
 CANDIDATES = ["a red circle on a white background", "blue square", "The answer is (A)."]
 REFERENCES = ["a red circle", "a green triangle next to a yellow star", "The answer is (B)."]
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("hf_offline")
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tiny-text")
+def bart(tiny_cache: Path) -> Path:
+    return tiny_bart_path(tiny_cache)
 
 
 @pytest.fixture(scope="module")
-def bart(cache: Path) -> Path:
-    return tiny_bart_path(cache)
-
-
-@pytest.fixture(scope="module")
-def bert(cache: Path) -> Path:
-    return tiny_bert_path(cache)
+def bert(tiny_cache: Path) -> Path:
+    return tiny_bert_path(tiny_cache)
 
 
 def _manual_log_likelihood(path: Path, source: str, target: str) -> float:

@@ -61,16 +61,12 @@ pytest.importorskip("transformers")
 
 from lmmprobe.models.tiny_clip import tiny_clip_path  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("hf_offline")
 
 
 @pytest.fixture(scope="module")
-def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tiny_clip_path(tmp_path_factory.mktemp("tiny-clip"))
+def clip(tiny_cache: Path) -> Path:
+    return tiny_clip_path(tiny_cache)
 
 
 IMAGES = [Image.new("RGB", (40, 40), (200, 30, 30)), _noise(1), _noise(2)]

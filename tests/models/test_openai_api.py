@@ -25,6 +25,7 @@ from lmmprobe.models.openai_api import (
     parse_target,
     retry_after_seconds,
 )
+from lmmprobe.report import Results
 from lmmprobe.run import run_model
 from lmmprobe.store import Store, export_run_to_file
 from lmmprobe.testing import FakeOpenAIServer, FaultPlan
@@ -36,9 +37,9 @@ def spec_for(server: FakeOpenAIServer, extra: str = "") -> str:
     return f"openai:fake-vlm@{server.base_url},{FAST}" + (f",{extra}" if extra else "")
 
 
-def color_accuracy(results: dict, model: str) -> dict[str, float]:
-    groups = results["models"][model]["breakdown"]["subtask"]
-    return {k: groups[k]["accuracy"]["value"] for k in ("color", "color_tf")}
+def color_accuracy(results: Results, model: str) -> dict[str, float | None]:
+    groups = results.models[model].breakdown["subtask"]
+    return {k: groups[k]["accuracy"].value for k in ("color", "color_tf")}
 
 
 def test_target_parsing():
@@ -122,8 +123,8 @@ def test_images_arrive_intact_and_answers_follow_them(tmp_path):
     assert sent == sorted(
         (tmp_path / f"{i}.{f}").read_bytes() for i, f in enumerate(["png", "jpeg", "png"])
     )
-    m = ev.results["models"][spec_for(server)]["metrics"]
-    assert m["accuracy"]["value"] == 1.0 and m["error_rate"]["value"] == 0.0
+    m = ev.results.models[spec_for(server)].metrics
+    assert m["accuracy"].value == 1.0 and m["error_rate"].value == 0.0
 
 
 def test_demo_answers_from_image_content(tmp_path):
@@ -137,8 +138,8 @@ def test_demo_answers_from_image_content(tmp_path):
             out=str(tmp_path / "o"),
         )
     assert color_accuracy(ev.results, model) == {"color": 1.0, "color_tf": 1.0}
-    stats = ev.results["models"][model]["stats"]
-    assert stats["prompt_tokens"] > 0 and stats["completion_tokens"] > 0
+    stats = ev.results.models[model].stats
+    assert stats.prompt_tokens > 0 and stats.completion_tokens > 0
 
 
 def test_transient_faults_all_recover_with_right_answers(tmp_path):
@@ -155,7 +156,7 @@ def test_transient_faults_all_recover_with_right_answers(tmp_path):
         )
         injected = sum(server.faults_injected.values())
     assert injected > 0
-    assert ev.results["models"][model]["metrics"]["error_rate"]["value"] == 0.0
+    assert ev.results.models[model].metrics["error_rate"].value == 0.0
     assert color_accuracy(ev.results, model) == {"color": 1.0, "color_tf": 1.0}
 
 
@@ -166,8 +167,8 @@ def test_bad_request_is_not_retried_and_is_reported(tmp_path):
             models=[model], data="demo,n=6", db=str(tmp_path / "db"), out=str(tmp_path / "o")
         )
         assert server.requests_total == 6  # one attempt each
-    m = ev.results["models"][model]["metrics"]
-    assert m["error_rate"]["value"] == 1.0 and m["accuracy"]["value"] is None
+    m = ev.results.models[model].metrics
+    assert m["error_rate"].value == 1.0 and m["accuracy"].value is None
     with Store(tmp_path / "db") as store:
         rows = list(store.iter_score_rows(ev.run_id))
     assert {r["error_type"] for r in rows} == {"bad_request"}
@@ -223,11 +224,11 @@ def test_budget_stops_cleanly_and_resume_completes(tmp_path):
         model = spec_for(server)
         second = evaluate(models=[model], data=f"demo,n={n}", db=db, out=str(tmp_path / "b"))
         assert server.requests_total == n - 5  # only what the budget left undone
-    assert first.results["status"] == "stopped_budget"
-    stats = first.results["models"][spec_for(server, "max_requests=5")]["stats"]
-    assert stats["errors"] == n - 5
-    assert second.results["status"] == "complete"
-    assert second.results["models"][model]["stats"]["cached"] == 5
+    assert first.results.status == "stopped_budget"
+    stats = first.results.models[spec_for(server, "max_requests=5")].stats
+    assert stats.errors == n - 5
+    assert second.results.status == "complete"
+    assert second.results.models[model].stats.cached == 5
 
 
 def test_mark_logprob_method_ranks_options(tmp_path):
@@ -238,7 +239,7 @@ def test_mark_logprob_method_ranks_options(tmp_path):
             formulate={"method": "mark_logprob"},
         )  # fmt: skip
     assert color_accuracy(ev.results, model) == {"color": 1.0, "color_tf": 1.0}
-    assert ev.results["models"][model]["metrics"]["format_hit_rate"]["value"] > 0.4
+    assert ev.results.models[model].metrics["format_hit_rate"].value > 0.4
 
 
 def test_api_key_never_written_anywhere(tmp_path, monkeypatch, caplog):
@@ -251,7 +252,7 @@ def test_api_key_never_written_anywhere(tmp_path, monkeypatch, caplog):
             models=[model], data="demo,n=8", db=str(tmp_path / "db"), out=str(tmp_path / "o")
         )
         assert any(secret in h for h in server.seen_authorization)  # it was used...
-    assert ev.results["models"][model]["metrics"]["error_rate"]["value"] == 0.0
+    assert ev.results.models[model].metrics["error_rate"].value == 0.0
     with Store(tmp_path / "db") as store:
         export_run_to_file(store, ev.run_id, "jsonl", tmp_path / "export.jsonl")
     for path in Path(tmp_path).rglob("*"):

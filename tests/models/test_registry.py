@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -104,7 +109,8 @@ def test_list_models_marks_baselines_ready() -> None:
     assert {"first", "random", "hf", "openai"} <= set(rows)
     assert rows["first"][0] == "ready"
     assert rows["random"][0] == "ready"
-    assert all(summary for _, summary in rows.values())
+    # Built-ins only: other test modules register stand-ins of their own.
+    assert all(rows[name][1] for name in ("first", "random", "hf", "openai"))
 
 
 @pytest.mark.parametrize(
@@ -176,3 +182,127 @@ def test_registry_lazy_entry_for_absent_module() -> None:
     reg.register_lazy("gone", "lmmprobe.models.no_such_module:load")
     with pytest.raises(RegistryError, match="not available"):
         reg.get("gone")
+
+
+# --- entry-point plugins ---------------------------------------------------------------------------
+
+
+def write_plugin(
+    root: Path, dist: str, group: str, entries: dict[str, str], modules: dict[str, str]
+) -> Path:
+    """Install a tiny plugin distribution under `root`: its modules and a dist-info whose
+    entry_points.txt declares `entries` in `group` (what pip writes for a pyproject's
+    ``[project.entry-points]`` table)."""
+    for name, source in modules.items():
+        (root / f"{name}.py").write_text(source, encoding="utf-8")
+    info = root / f"{dist.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    lines = [f"[{group}]", *(f"{name} = {target}" for name, target in entries.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def test_plugin_is_listed_before_import_and_loaded_on_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "lmmprobe_plugin_shiny_xyz"
+    write_plugin(
+        tmp_path,
+        "lmmprobe-widgets-xyz",
+        "lmmprobe.test_widgets",
+        {"shiny": f"{module}:make"},
+        {module: "def make():\n    return 'shiny!'\n"},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg: Registry[Callable[[], str]] = Registry("widget", entry_point_group="lmmprobe.test_widgets")
+
+    @reg.register("plain")
+    def plain() -> str:
+        return "plain"
+
+    assert reg.names() == ["plain", "shiny"]
+    assert module not in sys.modules  # listed from its metadata, not imported
+    assert reg.origin("shiny") == "plugin (lmmprobe-widgets-xyz)"
+    assert reg.origin("plain") == "built-in"
+    assert reg.get("shiny")() == "shiny!"
+    rows = {e.name: e for e in reg.entries()}
+    assert rows["shiny"].status == "ready" and rows["shiny"].origin.startswith("plugin")
+
+
+def test_builtin_keeps_its_name_over_a_plugin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = "lmmprobe_plugin_clash_xyz"
+    write_plugin(
+        tmp_path,
+        "lmmprobe-clash-xyz",
+        "lmmprobe.test_clash",
+        {"plain": f"{module}:make"},
+        {module: "def make():\n    return 'plugin'\n"},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg: Registry[Callable[[], str]] = Registry("widget", entry_point_group="lmmprobe.test_clash")
+    reg.register("plain")(lambda: "built-in")
+    assert reg.get("plain")() == "built-in"
+    assert reg.origin("plain") == "built-in"
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "why"),
+    [
+        (
+            "raise RuntimeError('needs a licence key')\n",
+            "make",
+            "RuntimeError: needs a licence key",
+        ),
+        ("def other():\n    pass\n", "make", "AttributeError"),
+    ],
+)
+def test_broken_plugin_names_its_package_and_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, target: str, why: str
+) -> None:
+    module = f"lmmprobe_plugin_broken_{len(why)}_xyz"
+    write_plugin(
+        tmp_path,
+        "lmmprobe-broken-xyz",
+        "lmmprobe.test_broken",
+        {"bad": f"{module}:{target}"},
+        {module: source},
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg: Registry[object] = Registry("widget", entry_point_group="lmmprobe.test_broken")
+    assert reg.names() == ["bad"]  # a broken plugin does not break listing
+    with pytest.raises(RegistryError) as info:
+        reg.get("bad")
+    message = str(info.value)
+    assert "widget 'bad'" in message and "lmmprobe-broken-xyz" in message
+    assert f"lmmprobe.test_broken: bad = {module}:{target}" in message
+    assert why in message and "fix or uninstall lmmprobe-broken-xyz" in message
+
+
+def test_model_plugin_resolves_through_load_model_in_a_fresh_process(tmp_path: Path) -> None:
+    module = "lmmprobe_plugin_model_xyz"
+    write_plugin(
+        tmp_path,
+        "lmmprobe-model-xyz",
+        "lmmprobe.models",
+        {"plugged": f"{module}:load"},
+        {
+            module: "from lmmprobe.models.baselines import FirstBaseline\n"
+            "def load(target, options):\n    return FirstBaseline(target, options)\n"
+        },
+    )
+    script = (
+        "from lmmprobe.models import list_models, load_model\n"
+        "print(sorted(n for n, _, _ in list_models()))\n"
+        "print(load_model('plugged').identity.backend)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    listed, backend = proc.stdout.splitlines()
+    assert "'plugged'" in listed and "'first'" in listed
+    assert backend == "first"

@@ -24,26 +24,17 @@ QUESTION = (
 IMAGE_TOKENS = {"llava": 16, "idefics3": 4, "paligemma": 16, "blip2": 4}
 MULTI_IMAGE = {"llava": True, "idefics3": True, "paligemma": True, "blip2": False}
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("hf_offline")
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("tiny-cache")
-
-
-@pytest.fixture(scope="module")
-def loaded(cache: Path) -> dict[str, tuple[Any, Any]]:
+def loaded(tiny_cache: Path) -> dict[str, tuple[Any, Any]]:
     """Each architecture built once and loaded once for the whole module."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     out: dict[str, tuple[Any, Any]] = {}
     for arch in TINY_ARCHS:
-        path = tiny_model_path(arch, cache_dir=cache)
+        path = tiny_model_path(arch, cache_dir=tiny_cache)
         processor = AutoProcessor.from_pretrained(path)
         model = AutoModelForImageTextToText.from_pretrained(
             path, low_cpu_mem_usage=True, dtype=torch.float32
@@ -92,8 +83,8 @@ def _encode(arch: str, processor: Any, prompts: list[str], images: list[list[Ima
 
 
 @pytest.mark.parametrize("arch", TINY_ARCHS)
-def test_folder_is_a_complete_checkpoint(arch: str, cache: Path) -> None:
-    path = tiny_model_path(arch, cache_dir=cache)
+def test_folder_is_a_complete_checkpoint(arch: str, tiny_cache: Path) -> None:
+    path = tiny_model_path(arch, cache_dir=tiny_cache)
     names = set(os.listdir(path))
     assert {"config.json", "model.safetensors", "tokenizer.json", "processor_config.json"} <= names
     assert "chat_template.jinja" in names
@@ -239,3 +230,16 @@ def test_aliases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bad_arguments(arch: str, size: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"choose|llava only"):
         tiny_model_path(arch, size=size, cache_dir=tmp_path)
+
+
+def test_plain_variant_has_no_chat_template_and_the_same_weights(tiny_cache: Path) -> None:
+    from transformers import AutoProcessor
+
+    plain = tiny_model_path("paligemma", cache_dir=tiny_cache, chat_template=False)
+    templated = tiny_model_path("paligemma", cache_dir=tiny_cache)
+    assert plain.name == "paligemma-tiny-plain" and plain.parent == templated.parent
+    processor = AutoProcessor.from_pretrained(plain)
+    assert not processor.chat_template and not processor.tokenizer.chat_template
+    assert AutoProcessor.from_pretrained(templated).chat_template
+    weights = "model.safetensors"
+    assert (plain / weights).read_bytes() == (templated / weights).read_bytes()

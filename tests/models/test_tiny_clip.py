@@ -15,38 +15,29 @@ from transformers import CLIPModel, CLIPProcessor  # noqa: E402
 
 from lmmprobe.models.tiny_clip import TINY_CLIP_CONTEXT, tiny_clip_path  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("hf_offline")
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("clip-cache")
-
-
-@pytest.fixture(scope="module")
-def clip(cache: Path) -> tuple[CLIPModel, CLIPProcessor]:
-    path = tiny_clip_path(cache)
+def clip(tiny_cache: Path) -> tuple[CLIPModel, CLIPProcessor]:
+    path = tiny_clip_path(tiny_cache)
     model = CLIPModel.from_pretrained(path)
     model.eval()
     return model, CLIPProcessor.from_pretrained(path)
 
 
-def test_built_once_under_the_cache_and_reused(cache: Path) -> None:
-    path = tiny_clip_path(cache)
-    assert path.is_dir() and cache in path.parents
+def test_built_once_under_the_cache_and_reused(tiny_cache: Path) -> None:
+    path = tiny_clip_path(tiny_cache)
+    assert path.is_dir() and tiny_cache in path.parents
     stamp = (path / "model.safetensors").stat().st_mtime_ns
-    assert tiny_clip_path(cache) == path
+    assert tiny_clip_path(tiny_cache) == path
     assert (path / "model.safetensors").stat().st_mtime_ns == stamp
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
 
-def test_build_is_deterministic(cache: Path, tmp_path: Path) -> None:
+def test_build_is_deterministic(tiny_cache: Path, tmp_path: Path) -> None:
     again = tiny_clip_path(tmp_path)
-    first = tiny_clip_path(cache)
+    first = tiny_clip_path(tiny_cache)
     assert (again / "model.safetensors").read_bytes() == (first / "model.safetensors").read_bytes()
 
 

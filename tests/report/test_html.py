@@ -29,6 +29,7 @@ from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity, RateLimitE
 from lmmprobe.report import (
     ReportError,
     ReportTables,
+    Results,
     build_report,
     build_tables,
     load_report_data,
@@ -82,7 +83,7 @@ class Runs:
     normal: str
     blind: str
     normal_dir: Path
-    results: dict
+    results: Results
 
 
 def write_hostile_dataset(folder: Path, n: int = N_SAMPLES) -> Path:
@@ -248,32 +249,33 @@ def test_thumbnails_are_downscaled(runs: Runs) -> None:
 
 def test_leaderboard_and_blind_gap_match_the_runs(runs: Runs) -> None:
     tables = build_tables(load_report_data([runs.normal, runs.blind], db=runs.db, samples=False))
-    rows = {r["label"]: r for r in tables.leaderboard}
+    rows = {r.label: r for r in tables.leaderboard}
     assert set(rows) == {"scripted", "first", "scripted [blind]", "first [blind]"}
-    assert rows["first"]["metrics"]["accuracy"] == runs.results["models"]["first"]["metrics"]["accuracy"]  # fmt: skip
-    accs = [r["metrics"]["accuracy"]["value"] for r in tables.leaderboard]
+    assert rows["first"].metrics["accuracy"] == runs.results.models["first"].metrics["accuracy"]
+    accs = [r.metrics["accuracy"].value for r in tables.leaderboard]
     assert accs == sorted(accs, reverse=True)
-    gaps = {g["model"]: g for g in tables.blind_gaps}
+    gaps = {g.model: g for g in tables.blind_gaps}
     assert set(gaps) == {"scripted", "first"}
     for g in gaps.values():
-        assert g["gap"] == pytest.approx(g["normal_accuracy"] - g["blind_accuracy"])
+        assert g.normal_accuracy is not None and g.blind_accuracy is not None
+        assert g.gap == pytest.approx(g.normal_accuracy - g.blind_accuracy)
     # `first` always picks option A: right on true/false (gold "yes") and on a quarter of the
     # multiple-choice questions, with or without images.
-    assert gaps["first"]["gap"] == pytest.approx(0.0)
+    assert gaps["first"].gap == pytest.approx(0.0)
     expected = 100 * (15 + sum(1 for i in range(0, N_SAMPLES, 2) if i % 4 == 0)) / N_SAMPLES
-    assert gaps["first"]["normal_accuracy"] == pytest.approx(expected)
+    assert gaps["first"].normal_accuracy == pytest.approx(expected)
     # Errors are not answers: the scripted model's 6 failed requests are out of its accuracy.
-    assert rows["scripted"]["metrics"]["accuracy"]["n"] == N_SAMPLES - 6
+    assert rows["scripted"].metrics["accuracy"].n == N_SAMPLES - 6
 
 
 def test_sensitivity_and_scenarios(runs: Runs) -> None:
     tables = build_tables(load_report_data([runs.normal], db=runs.db, samples=False))
     assert tables.scenarios == ["clean", "print_attack"]
-    sens = {r["label"]: r for r in tables.sensitivity}
-    assert {"SQ", "TFSQ", "MCSQ"} <= set(sens["first"])
-    assert set(sens["first"]["scenario_deltas"]) == {"print_attack"}
+    sens = {r.label: r for r in tables.sensitivity}
+    assert None not in (sens["first"].SQ, sens["first"].TFSQ, sens["first"].MCSQ)
+    assert set(sens["first"].scenario_deltas) == {"print_attack"}
     per = tables.subtask_accuracy["first"]
-    assert set(per) == {EVIL_SUBTASK, "color"} and per["color"]["n"] + per[EVIL_SUBTASK]["n"] == N_SAMPLES  # fmt: skip
+    assert set(per) == {EVIL_SUBTASK, "color"} and per["color"].n + per[EVIL_SUBTASK].n == N_SAMPLES
 
 
 def test_run_folder_and_run_id_give_the_same_report(runs: Runs) -> None:
@@ -298,14 +300,14 @@ def test_csv_format_is_one_tidy_table(runs: Runs) -> None:
     rows = list(csv.DictReader(io.StringIO(text)))
     assert tuple(rows[0]) == CSV_COLUMNS
     acc = {r["model"]: float(r["value"]) for r in rows if r["section"] == "leaderboard" and r["metric"] == "accuracy"}  # fmt: skip
-    assert acc["first"] == pytest.approx(runs.results["models"]["first"]["metrics"]["accuracy"]["value"])  # fmt: skip
+    assert acc["first"] == pytest.approx(runs.results.models["first"].metrics["accuracy"].value)
     assert {r["section"] for r in rows} >= {"leaderboard", "subtask", "scenario", "sensitivity", "blind_gap"}  # fmt: skip
     assert any(r["subtask"] == EVIL_SUBTASK for r in rows)
 
 
 def test_json_format(runs: Runs) -> None:
     doc = json.loads(build_report([runs.normal, runs.blind], fmt="json", db=runs.db))
-    assert doc["format"] == "lmmprobe-report" and doc["version"] == 1
+    assert doc["format"] == "lmmprobe-report" and doc["version"] == 2
     assert len(doc["leaderboard"]) == 4 and len(doc["blind_gaps"]) == 2
     assert doc["scenarios"] == ["clean", "print_attack"]
 
@@ -339,8 +341,9 @@ def test_repeats_show_instability_and_every_answer(tmp_path: Path) -> None:
     data = load_report_data([ev.run_id], db=db)
     tables = build_tables(data)
     (row,) = tables.sensitivity
-    expected = ev.results["models"]["random"]["metrics"]["instability"]["value"]
-    assert row["instability"] == pytest.approx(expected) and expected > 0
+    expected = ev.results.models["random"].metrics["instability"].value
+    assert expected is not None and expected > 0
+    assert row.instability == pytest.approx(expected)
     browser = _blob(render_html(data))["browser"]
     assert all(sorted(a[1] for a in item["ans"]) == [0, 1, 2] for item in browser["items"])
 
@@ -353,8 +356,8 @@ def test_a_run_without_results_is_scored_from_its_rows(tmp_path: Path) -> None:
     outcome = execute_run(RunSpec(models=["first"], data="demo,n=12", db=str(db), bootstrap=30))
     tables = build_tables(load_report_data([outcome.run_id], db=db, samples=False))
     (row,) = tables.leaderboard
-    want = summarize(outcome.models[0].scores, n_boot=30, seed=0)["accuracy"].to_dict()
-    assert row["metrics"]["accuracy"] == want
+    want = summarize(outcome.models[0].scores, n_boot=30, seed=0)["accuracy"]
+    assert row.metrics["accuracy"] == want
 
 
 def test_a_vanished_data_source_falls_back_to_the_stored_prompts(tmp_path: Path) -> None:
@@ -414,9 +417,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
 
 def _by_model(tables: ReportTables, run_id: str) -> dict[str, float]:
     return {
-        r["model"]: r["metrics"]["accuracy"]["value"]
+        r.model: value
         for r in tables.leaderboard
-        if r["run_id"] == run_id
+        if r.run_id == run_id and (value := r.metrics["accuracy"].value) is not None
     }
 
 
@@ -425,12 +428,12 @@ def test_rank_agreement_between_runs_on_different_data(bench: Bench) -> None:
     tables = build_tables(load_report_data(refs, db=bench.db, samples=False))
     # The blind run is on the same data as run a, and without images: not a second benchmark.
     (row,) = tables.rank_agreement
-    assert (row["run_a"], row["run_b"], row["metric"]) == (bench.a, bench.b, "accuracy")
-    assert row["n"] == 4 and row["models"] == sorted(MODELS4)
+    assert (row.run_a, row.run_b, row.metric) == (bench.a, bench.b, "accuracy")
+    assert row.n == 4 and row.models == sorted(MODELS4)
     x, y = _by_model(tables, bench.a), _by_model(tables, bench.b)
-    xs, ys = [x[m] for m in row["models"]], [y[m] for m in row["models"]]
-    assert row["spearman_rho"] == pytest.approx(stats.spearmanr(xs, ys).statistic)
-    assert row["kendall_p"] == pytest.approx(stats.kendalltau(xs, ys).pvalue)
+    xs, ys = [x[m] for m in row.models], [y[m] for m in row.models]
+    assert row.spearman_rho == pytest.approx(stats.spearmanr(xs, ys).statistic)
+    assert row.kendall_p == pytest.approx(stats.kendalltau(xs, ys).pvalue)
     # One run, or runs sharing fewer than 3 models, give no table (and say why).
     assert (
         build_tables(load_report_data([bench.a], db=bench.db, samples=False)).rank_agreement == []
@@ -452,36 +455,34 @@ def test_category_tests_pair_over_models(bench: Bench) -> None:
     tables = build_tables(load_report_data([bench.a, bench.blind], db=bench.db, samples=False))
     # The demo's count task is fine-grained, color/shape/color_tf coarse: one testable pair.
     (t,) = tables.category_tests
-    assert (t["dimension"], t["a"], t["b"]) == ("granularity", "fine", "coarse")
-    assert t["units"] == sorted(MODELS4) and t["n"] == 4  # the blind run is not a model
-    fine = [tables.normalized[m]["count"] for m in t["units"]]
+    assert (t.dimension, t.a, t.b) == ("granularity", "fine", "coarse")
+    assert t.units == sorted(MODELS4) and t.n == 4  # the blind run is not a model
+    fine = [tables.normalized[m]["count"] for m in t.units]
     coarse = [
-        sum(tables.normalized[m][k] for k in ("color", "shape", "color_tf")) / 3 for m in t["units"]
+        sum(tables.normalized[m][k] for k in ("color", "shape", "color_tf")) / 3 for m in t.units
     ]
     want = stats.ttest_rel(fine, coarse)
-    assert t["statistic"] == pytest.approx(want.statistic)
-    assert t["p_value"] == pytest.approx(want.pvalue)
-    assert t["significant"] == (want.pvalue < 0.05)
+    assert t.statistic == pytest.approx(want.statistic)
+    assert t.p_value == pytest.approx(want.pvalue)
+    assert t.significant == (want.pvalue < 0.05)
 
 
 def test_model_cards_and_group_tests(bench: Bench) -> None:
     data = load_report_data([bench.a, bench.b, bench.blind], db=bench.db, cards=bench.cards)
     tables = build_tables(data)
-    cards = {c["model"]: c for c in tables.cards}
+    cards = {c.model: c for c in tables.cards}
     assert set(cards) == set(MODELS4) and tables.cards_source == str(bench.cards)
-    assert cards["random"]["parameters"] == "medium" and cards["first"]["parameters"] == "small"
-    assert cards["random"]["instruction_tuning"] == "yes"
-    assert cards["random"]["parameter_count"] == 7_000_000_000
-    assert len(cards["random"]["entries"]) == 3 and "random [blind]" in cards["random"]["entries"]
-    tests = {(t["dimension"], t["a"], t["b"]): t for t in tables.group_tests}
+    assert cards["random"].groups["parameters"] == "medium"
+    assert cards["first"].groups["parameters"] == "small"
+    assert cards["random"].groups["instruction_tuning"] == "yes"
+    assert cards["random"].parameter_count == 7_000_000_000
+    assert len(cards["random"].entries) == 3 and "random [blind]" in cards["random"].entries
+    tests = {(t.dimension, t.a, t.b): t for t in tables.group_tests}
     # Groups with two or more values: parameters (medium/small), instruction tuning (no/yes);
     # training type has only one model with it known, so one group: no test.
     assert set(tests) == {("parameters", "medium", "small"), ("instruction_tuning", "no", "yes")}
     t = tests[("instruction_tuning", "no", "yes")]
-    assert t["models_a"] == ["first", "random,seed=2"] and t["models_b"] == [
-        "random",
-        "random,seed=1",
-    ]
+    assert t.models_a == ["first", "random,seed=2"] and t.models_b == ["random", "random,seed=1"]
     # Pairs are tasks: each side is the mean over its models of their normalized score, a
     # model's score being its mean over the two runs with images (the blind run is left out).
     labels: dict[str, list[str]] = {}
@@ -493,13 +494,13 @@ def test_model_cards_and_group_tests(bench: Bench) -> None:
         values = [tables.normalized[lab][task] for lab in labels[model]]
         return sum(values) / len(values)
 
-    tasks = t["units"]
+    tasks = t.units
     assert tasks == ["color", "color_tf", "count", "shape"]
-    side_a = [sum(score(m, k) for m in t["models_a"]) / 2 for k in tasks]
-    side_b = [sum(score(m, k) for m in t["models_b"]) / 2 for k in tasks]
+    side_a = [sum(score(m, k) for m in t.models_a) / 2 for k in tasks]
+    side_b = [sum(score(m, k) for m in t.models_b) / 2 for k in tasks]
     want = stats.ttest_rel(side_a, side_b)
-    assert t["statistic"] == pytest.approx(want.statistic)
-    assert t["p_value"] == pytest.approx(want.pvalue) and t["n"] == 4
+    assert t.statistic == pytest.approx(want.statistic)
+    assert t.p_value == pytest.approx(want.pvalue) and t.n == 4
 
 
 def test_cards_in_every_format(bench: Bench) -> None:
@@ -538,7 +539,7 @@ def test_cards_without_enough_groups_say_why(runs: Runs, tmp_path: Path) -> None
     assert any("no model card" in w and "scripted" in w for w in data.warnings)
     assert any("match no model" in w and "nobody" in w for w in data.warnings)
     tables = build_tables(data)
-    assert [c["model"] for c in tables.cards] == ["first"]
+    assert [c.model for c in tables.cards] == ["first"]
     assert tables.group_tests == [] and "no model-group t-tests" in (tables.groups_note or "")
 
 

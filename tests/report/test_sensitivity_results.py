@@ -14,11 +14,14 @@ def test_demo_results_carry_question_type_and_scenario_sensitivity(tmp_path):
         models=["random"], data="demo,n=24,size=64,scenario=clean+corruption", db=str(tmp_path / "db"),
         out=str(tmp_path / "o"),
     )  # fmt: skip
-    sens = ev.results["models"]["random"]["sensitivity"]
+    sens = ev.results.models["random"].sensitivity
     scores = ev.outcome.models[0].scores
-    assert sens["question_type"] == pytest.approx(question_type_sensitivity_from_scores(scores))
-    assert sens["scenario_deltas"] == pytest.approx(scenario_deltas(scores))
-    assert "corruption" in sens["scenario_deltas"]
+    assert sens.question_type is not None and sens.scenario_deltas is not None
+    assert sens.question_type.model_dump() == pytest.approx(
+        question_type_sensitivity_from_scores(scores)
+    )
+    assert sens.scenario_deltas == pytest.approx(scenario_deltas(scores))
+    assert "corruption" in sens.scenario_deltas
     assert "sensitivity (Dysca" in (tmp_path / "o" / "results.md").read_text()
 
 
@@ -40,4 +43,6 @@ def test_no_sensitivity_without_the_metadata(tmp_path):
         db=str(tmp_path / "db"),
         out=str(tmp_path / "o"),
     )
-    assert ev.results["models"]["first"]["sensitivity"] == {}
+    # Nothing computed: the file holds an empty object, not a list of nulls.
+    saved = json.loads(ev.results_json.read_text(encoding="utf-8"))
+    assert saved["models"]["first"]["sensitivity"] == {}

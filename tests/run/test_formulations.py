@@ -50,25 +50,25 @@ def test_each_formulation_with_an_image_reading_model(data, tmp_path):
             db=str(tmp_path / "db"),
             out=str(tmp_path / "o"),
         )
-    r = ev.results["models"][model]
-    groups = r["breakdown"]["f"]
+    r = ev.results.models[model]
+    groups = r.breakdown["f"]
     for f in ("sc", "tf", "open", "ocr", "kie"):
-        assert groups[f]["accuracy"]["value"] == 1.0, f
+        assert groups[f]["accuracy"].value == 1.0, f
     # Captions are judged as a corpus: no per-answer accuracy, corpus metrics instead.
-    assert groups["cap"]["accuracy"]["value"] is None
-    assert r["metrics"]["BLEU-1"]["value"] > 0 and "CIDEr" in r["metrics"]
-    assert r["metrics"]["accuracy"]["n"] == 5
+    assert groups["cap"]["accuracy"].value is None
+    assert (r.metrics["BLEU-1"].value or 0) > 0 and "CIDEr" in r.metrics
+    assert r.metrics["accuracy"].n == 5
 
 
 def test_each_formulation_with_a_baseline(data, tmp_path):
     ev = evaluate(
         models=["first"], data=str(data), by=["f"], db=str(tmp_path / "db"), out=str(tmp_path / "o")
     )
-    groups = ev.results["models"]["first"]["breakdown"]["f"]
-    assert groups["sc"]["accuracy"]["value"] == 1.0 and groups["tf"]["accuracy"]["value"] == 1.0
+    groups = ev.results.models["first"].breakdown["f"]
+    assert groups["sc"]["accuracy"].value == 1.0 and groups["tf"]["accuracy"].value == 1.0
     # A baseline has nothing to say to open questions: unparsed, and wrong where judged.
     for f in ("open", "ocr", "kie"):
-        assert groups[f]["accuracy"]["value"] == 0.0 and groups[f]["unparsed_rate"]["value"] == 1.0
+        assert groups[f]["accuracy"].value == 0.0 and groups[f]["unparsed_rate"].value == 1.0
 
 
 def test_blind_setting_and_gap(data, tmp_path):
@@ -85,6 +85,6 @@ def test_blind_setting_and_gap(data, tmp_path):
         )  # fmt: skip
         assert server.received_images  # the normal run sent images...
     # ...the blind one asked the same questions without them, and the model could not answer.
-    assert blind.results["models"][model]["metrics"]["accuracy"]["value"] == 0.0
+    assert blind.results.models[model].metrics["accuracy"].value == 0.0
     gap = blind_gap(seen.outcome.models[0].scores, blind.outcome.models[0].scores)
     assert gap > 50

@@ -189,7 +189,7 @@ def test_evaluate_writes_results_with_manifest(tmp_path):
         assert field in man
     assert man["data"]["samples"] == 40 and len(man["data"]["fingerprint"]) == 64
     assert "# lmmprobe run" in (tmp_path / "o" / "results.md").read_text()
-    assert ev.results == res
+    assert ev.results.model_dump(mode="json") == res
 
 
 def test_same_spec_and_seed_give_same_requests(samples):

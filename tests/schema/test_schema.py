@@ -311,3 +311,43 @@ def test_recipe_keys_are_sorted_at_every_level() -> None:
     assert ref.recipe == {"box": 3, "extra": {"a": [{"x": 2, "y": 1}], "b": 1}, "size": 12}
     assert list(ref.recipe or {}) == ["box", "extra", "size"]
     assert list((ref.recipe or {})["extra"]["a"][0]) == ["x", "y"]
+
+
+# --- ImageRef copies never keep a stale hash ------------------------------------------------------
+
+
+def test_image_ref_fields_cannot_be_reassigned() -> None:
+    ref = ImageRef.from_recipe("test-box", {"size": 12, "box": 3})
+    with pytest.raises(ValidationError, match="frozen"):
+        ref.recipe = {"size": 12, "box": 4}
+
+
+def test_updated_copy_is_validated_and_hashes_its_own_content(tmp_path: Path) -> None:
+    ref = ImageRef.from_recipe("test-box", {"size": 12, "box": 3})
+    before = ref.content_hash()  # remembered on `ref`
+    moved = ref.model_copy(update={"recipe": {"size": 12, "box": 4}})
+    assert (
+        moved.content_hash()
+        == ImageRef.from_recipe("test-box", {"size": 12, "box": 4}).content_hash()
+    )
+    assert moved.content_hash() != before
+    # Validated like a new reference: the recipe in canonical key order, one source only.
+    assert list(moved.model_copy(update={"recipe": {"z": 1, "a": 2}}).recipe or {}) == ["a", "z"]
+    with pytest.raises(ValidationError, match="only one"):
+        ref.model_copy(update={"path": str(tmp_path / "a.png")})
+
+
+def test_plain_copy_keeps_the_hash_and_equality() -> None:
+    ref = ImageRef.from_recipe("test-box", {"size": 12, "box": 3})
+    fresh = ImageRef.from_recipe("test-box", {"size": 12, "box": 3})
+    ref.content_hash()
+    assert ref == fresh  # a remembered hash does not make equal references unequal
+    for copied in (ref.model_copy(), ref.model_copy(deep=True)):
+        assert copied == ref and copied.content_hash() == fresh.content_hash()
+
+
+def test_updated_copy_of_a_picture_keeps_the_picture() -> None:
+    im = Image.new("RGB", (3, 3), (9, 9, 9))
+    ref = ImageRef.from_pil(im)
+    # No source field named: the copy is still the same in-memory picture.
+    assert ref.model_copy(update={"path": None}).content_hash() == ref.content_hash()

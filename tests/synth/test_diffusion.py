@@ -18,21 +18,12 @@ from lmmprobe.synth.diffusion import DiffusionRenderer, model_kind
 from lmmprobe.synth.metadata import make_item
 from lmmprobe.synth.tiny_diffusion import TINY_SDXL_RESOLUTION, tiny_sdxl_path
 
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+pytestmark = pytest.mark.usefixtures("hf_offline")
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("sdxl-cache")
-
-
-@pytest.fixture(scope="module")
-def tiny(cache: Path) -> Path:
-    return tiny_sdxl_path(cache)
+def tiny(tiny_cache: Path) -> Path:
+    return tiny_sdxl_path(tiny_cache)
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +40,8 @@ def pixels(image: Any) -> np.ndarray:
     return np.asarray(image).astype(np.int16)
 
 
-def test_tiny_pipeline_is_built_once_as_an_sdxl_folder(cache: Path, tiny: Path) -> None:
-    assert cache in tiny.parents
+def test_tiny_pipeline_is_built_once_as_an_sdxl_folder(tiny_cache: Path, tiny: Path) -> None:
+    assert tiny_cache in tiny.parents
     index = json.loads((tiny / "model_index.json").read_text())
     assert index["_class_name"] == "StableDiffusionXLPipeline"
     assert index["scheduler"] == ["diffusers", "EulerDiscreteScheduler"]
@@ -59,7 +50,7 @@ def test_tiny_pipeline_is_built_once_as_an_sdxl_folder(cache: Path, tiny: Path) 
     unet = json.loads((tiny / "unet" / "config.json").read_text())
     assert unet["addition_embed_type"] == "text_time"
     stamp = (tiny / "unet" / "diffusion_pytorch_model.safetensors").stat().st_mtime_ns
-    assert tiny_sdxl_path(cache) == tiny
+    assert tiny_sdxl_path(tiny_cache) == tiny
     assert (tiny / "unet" / "diffusion_pytorch_model.safetensors").stat().st_mtime_ns == stamp
     assert not [p for p in tiny.parent.iterdir() if p.name.endswith(".tmp")]
 

@@ -71,8 +71,12 @@ def test_threshold_keeps_and_drops(clip_path: Path, clip_filter: ClipScoreFilter
     scores = clip_filter.scores(_images(), TEXTS)
     top = max(scores)
     assert top > 0.0  # random CLIP still aligns some pairs positively
-    at_top = ClipScoreFilter(clip_path, top, device="cpu")
-    assert at_top.keep(_images(), TEXTS) == [s >= top for s in scores]
+    # Two instances agree to about 1e-4 (CPU kernels), not to the last bit: thresholds sit a
+    # margin away from the scores they are meant to separate.
+    margin = 1e-3
+    assert sorted(scores)[-2] < top - margin, "the two best scores are too close to separate"
+    at_top = ClipScoreFilter(clip_path, top - margin, device="cpu")
+    assert at_top.keep(_images(), TEXTS) == [s >= top - margin for s in scores]
     assert any(at_top.keep(_images(), TEXTS))
     everything = ClipScoreFilter(clip_path, 0.0, device="cpu")
     assert all(everything.keep(_images(), TEXTS))

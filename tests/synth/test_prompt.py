@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from lmmprobe.synth import vocab
+from lmmprobe.imaging import vocab
 from lmmprobe.synth.metadata import SUBTASKS, make_item
 from lmmprobe.synth.prompt import STYLE_TEMPLATES, build_prompt, negative_prompt
 

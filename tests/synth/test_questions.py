@@ -3,8 +3,8 @@ from collections import Counter
 import pytest
 
 from lmmprobe.formulate import formulate
+from lmmprobe.imaging import vocab
 from lmmprobe.schema import FormulateConfig, ImageRef
-from lmmprobe.synth import vocab
 from lmmprobe.synth.metadata import GROUP_SUBTASKS, SUBTASKS, make_item
 from lmmprobe.synth.questions import free_form_reference, item_questions, plural
 

@@ -16,7 +16,7 @@ import openai
 import pytest
 from PIL import Image
 
-from lmmprobe.data.demo import SHAPES, render
+from lmmprobe.imaging.shapes import SHAPES, render
 from lmmprobe.testing import COLORS, FakeOpenAIServer, FaultPlan, dominant_color, parse_options
 
 BG = (128, 128, 128)

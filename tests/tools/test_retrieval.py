@@ -173,9 +173,9 @@ def test_matcher_exact_names_need_no_embedder():
 
 
 def test_matcher_paraphrase_scores_below_apex_threshold():
-    from lmmprobe.tools.select import SelectContext
+    from lmmprobe.metrics.embedding import SentenceEmbedder
 
-    m = ClassMatcher(["dog", "car", "apple"], SelectContext().get_embedder)
+    m = ClassMatcher(["dog", "car", "apple"], SentenceEmbedder)
     ranked = m.rank("puppy", k=3)
     assert ranked[0][0] == "dog"
     assert 0.6 < ranked[0][1] < 0.95  # close, but not APEx's "same class"
@@ -192,10 +192,10 @@ class _Counting:
 
 
 def test_known_name_embeddings_are_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from lmmprobe.tools.select import SelectContext
+    from lmmprobe.metrics.embedding import SentenceEmbedder
 
     monkeypatch.setenv("LMMPROBE_CACHE", str(tmp_path))
-    counting = _Counting(SelectContext().get_embedder())
+    counting = _Counting(SentenceEmbedder())
     first = ClassMatcher(["dog", "car", "apple"], lambda: counting).rank("puppy", k=3)
     assert counting.calls == 2  # the known names, then the query
     assert list((tmp_path / "class-embeddings").glob("*.npy"))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from lmmprobe.metrics.embedding import SentenceEmbedder
 from lmmprobe.tools import ToolCallError, call_tool, get_tool, validate_call
 from lmmprobe.tools.retrieval import LabelledCollection, imagenet_x_taxonomy
 from lmmprobe.tools.select import SelectContext, SelectedImage, drawable_classes
@@ -66,12 +67,31 @@ def test_generation_draws_the_class_seeded():
 
 
 def test_generation_near_and_far_names():
-    ctx = SelectContext(size=64)
+    ctx = SelectContext(size=64, embedder=SentenceEmbedder)
     near = select("TextToImageGeneration", ctx, class_name="puppy")
     assert near.class_name == "dog" and "closest class 'dog'" in (near.note or "")
     assert select("TextToImageGeneration", ctx, class_name="Dog").note is None
     with pytest.raises(ToolCallError, match=r"cannot draw 'quantum chromodynamics'.*closest:"):
         select("TextToImageGeneration", ctx, class_name="quantum chromodynamics")
+
+
+def test_without_an_embedder_only_exact_names_resolve():
+    bare = SelectContext(size=48)  # tools never load an embedder themselves
+    assert select("TextToImageGeneration", bare, class_name="Dog").class_name == "dog"
+    with pytest.raises(ToolCallError, match=r"needs a sentence embedder.*embedder=lmmprobe"):
+        select("TextToImageGeneration", bare, class_name="puppy")
+
+
+def test_contexts_given_one_factory_share_its_embedder():
+    made: list[object] = []
+
+    def factory() -> object:
+        made.append(object())
+        return made[-1]
+
+    first = SelectContext(embedder=factory).get_embedder()  # type: ignore[arg-type]
+    second = SelectContext(size=32, embedder=factory).get_embedder()  # type: ignore[arg-type]
+    assert first is second and len(made) == 1
 
 
 def test_random_is_seeded_and_groups_restrict_it():
@@ -112,12 +132,14 @@ def test_retrieval_returns_a_collection_image(context: SelectContext):
 
 
 def test_retrieval_paraphrase_falls_back_or_matches(collection: LabelledCollection):
-    strict = SelectContext(collection=collection, size=64)  # APEx's 0.95
+    strict = SelectContext(collection=collection, size=64, embedder=SentenceEmbedder)  # 0.95
     got = select("TextToImageRetrieval", strict, class_name="puppy")
     assert got.source == "generated" and got.class_name == "dog"
     assert "closest 'dog'" in (got.note or "") and "< 0.95" in (got.note or "")
     assert "generated instead" in (got.note or "")
-    lenient = SelectContext(collection=collection, size=64, match_threshold=0.75)
+    lenient = SelectContext(
+        collection=collection, size=64, match_threshold=0.75, embedder=SentenceEmbedder
+    )
     matched = select("TextToImageRetrieval", lenient, class_name="puppy")
     assert matched.source == "retrieved" and matched.class_name == "dog"
     assert "matched 'puppy'" in (matched.note or "")

@@ -4,19 +4,9 @@ Origin: APEx (Conti et al., "Automatic benchmarking of large multimodal models v
 experiment programming"). Start with `run_campaign` (the ``lmmprobe apex`` command calls it).
 """
 
-from lmmprobe.apex.dataset import ExperimentDataset, ImageCache, build_dataset
-from lmmprobe.apex.loop import Campaign, fallback_conclusions, replay_settings, run_campaign
-from lmmprobe.apex.orchestrators import (
-    Attempt,
-    Orchestrator,
-    OrchestratorError,
-    PlanningEnv,
-    QueryError,
-    Reply,
-    load_orchestrator,
-)
-from lmmprobe.apex.report import render_markdown, write_report
-from lmmprobe.apex.schema import (
+from lmmprobe.apex.campaign_report import render_markdown, write_report
+from lmmprobe.apex.experiment_data import ExperimentDataset, ImageCache, build_dataset
+from lmmprobe.apex.experiments import (
     Answer,
     Conclusions,
     DatasetInfo,
@@ -31,6 +21,16 @@ from lmmprobe.apex.schema import (
     Results,
     Settings,
     Sufficiency,
+)
+from lmmprobe.apex.loop import Campaign, fallback_conclusions, replay_settings, run_campaign
+from lmmprobe.apex.orchestrators import (
+    Attempt,
+    Orchestrator,
+    OrchestratorError,
+    PlanningEnv,
+    QueryError,
+    Reply,
+    load_orchestrator,
 )
 
 __all__ = [

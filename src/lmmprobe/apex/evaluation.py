@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from lmmprobe.apex.schema import Finding, Interval, ModelResult, Results, Verdict
+from lmmprobe.apex.experiments import Finding, Interval, ModelResult, Results, Verdict
 from lmmprobe.metrics import MetricValue, group_by, summarize
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run import (

@@ -20,7 +20,6 @@ are parsed as data and tool calls resolve only through the registry.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -30,19 +29,10 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-import lmmprobe
-from lmmprobe.apex.dataset import UNKNOWN, ExperimentDataset, ImageCache, build_dataset
+from lmmprobe._version import __version__
 from lmmprobe.apex.evaluation import evaluate_models, method_for, statistical_findings
-from lmmprobe.apex.orchestrators.base import (
-    Attempt,
-    Orchestrator,
-    OrchestratorError,
-    PlanExhausted,
-    PlanningEnv,
-    Reply,
-    load_orchestrator,
-)
-from lmmprobe.apex.schema import (
+from lmmprobe.apex.experiment_data import UNKNOWN, ExperimentDataset, ImageCache, build_dataset
+from lmmprobe.apex.experiments import (
     Conclusions,
     Discussion,
     Experiment,
@@ -54,7 +44,17 @@ from lmmprobe.apex.schema import (
     Sufficiency,
     TranscriptEntry,
 )
+from lmmprobe.apex.orchestrators.base import (
+    Attempt,
+    Orchestrator,
+    OrchestratorError,
+    PlanExhausted,
+    PlanningEnv,
+    Reply,
+    load_orchestrator,
+)
 from lmmprobe.apex.security import UnsafeOutputError, output_text, parse_output
+from lmmprobe.metrics.embedding import SentenceEmbedder
 from lmmprobe.models.base import AsyncModel, Model, load_model
 from lmmprobe.run import Executor, ProgressSink, git_commit, library_versions
 from lmmprobe.run.scoring import UNKNOWN_OPTIONS, normalize_text
@@ -246,7 +246,7 @@ def run_campaign(
         ValueError: Bad settings.
 
     """
-    from lmmprobe.apex.report import write_report
+    from lmmprobe.apex.campaign_report import write_report
 
     say = say or (lambda line: log.info(line))
     orch = load_orchestrator(orchestrator) if isinstance(orchestrator, str) else orchestrator
@@ -261,7 +261,13 @@ def run_campaign(
             from lmmprobe.tools.retrieval import imagenet_x_taxonomy, open_collection
 
             collection = open_collection(settings.retrieval, taxonomy=imagenet_x_taxonomy())
-        context = SelectContext(size=settings.image_size, collection=collection, renderer=renderer)
+        # Class names are matched by meaning with MiniLM (tools take the embedder from here).
+        context = SelectContext(
+            size=settings.image_size,
+            collection=collection,
+            renderer=renderer,
+            embedder=SentenceEmbedder,
+        )
     env = PlanningEnv(
         models=list(models),
         methods={s: method_for(m) for s, m in loaded.items()},
@@ -277,7 +283,7 @@ def run_campaign(
         settings=settings,
     )
     report.metadata = {
-        "lmmprobe": lmmprobe.__version__,
+        "lmmprobe": __version__,
         "libraries": library_versions(),
         "git_commit": git_commit(),
         "renderer": context.renderer_name,
@@ -390,9 +396,7 @@ def _experiments(
         )
         report.experiments.append(record)
         say(_summary_line(record))
-        discussion, _ = session.ask(
-            "discuss", Discussion, functools.partial(orch.discuss, report, env, record)
-        )
+        discussion, _ = session.ask("discuss", Discussion, lambda r: orch.discuss(report, env, r))
         if discussion is None:
             record.findings = statistical_findings(results)
         else:

@@ -7,24 +7,16 @@ on bad input (an unsupported query, an unknown model, a missing replay file).
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 132)
-err_console = Console(stderr=True)
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    raise typer.Exit(2)
+from lmmprobe.cli._common import ModelsOption, console, fail
 
 
 def apex(
@@ -32,14 +24,7 @@ def apex(
         str,
         typer.Argument(help='The research question, e.g. "Can models identify rotated images?".'),
     ],
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL.",
-        ),
-    ] = None,
+    model: ModelsOption = None,
     orchestrator: Annotated[
         str, typer.Option(help="rules, openai:MODEL@URL[,mode=tools], or replay:REPORT.json.")
     ] = "rules",
@@ -93,7 +78,7 @@ def apex(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the results.")] = False,
 ) -> None:
     """Design VQA experiments from image tools, run them on the models, write a report."""
-    from lmmprobe.apex import QueryError, Settings, run_campaign
+    from lmmprobe.apex import Settings, run_campaign
     from lmmprobe.apex.orchestrators import OrchestratorError, load_orchestrator
     from lmmprobe.registry import RegistryError
     from lmmprobe.tools.retrieval import CollectionError
@@ -101,12 +86,11 @@ def apex(
     # One spec per --model: specs carry their own commas (hf:PATH,dtype=float32).
     models = [m.strip() for m in model or [] if m.strip()]
     if not models:
-        _fail("give at least one --model (e.g. --model random --model hf:tiny-llava)")
+        fail("give at least one --model (e.g. --model random --model hf:tiny-llava)")
     try:
         orch = load_orchestrator(orchestrator)
     except (ValueError, OrchestratorError) as exc:
-        _fail(str(exc))
-        return
+        fail(str(exc))
     saved = getattr(orch, "saved_settings", None)
     base = saved if isinstance(saved, Settings) else Settings()
     given = {
@@ -136,8 +120,7 @@ def apex(
         try:
             renderer = DiffusionRenderer(diffusion_model)
         except (ImportError, OSError, ValueError) as exc:
-            _fail(str(exc))
-            return
+            fail(str(exc))
     try:
         campaign = run_campaign(
             query,
@@ -150,12 +133,8 @@ def apex(
             cache_dir=cache_dir,
             say=say,
         )
-    except QueryError as exc:
-        _fail(str(exc))
-        return
-    except (RegistryError, CollectionError, ValueError) as exc:
-        _fail(str(exc))
-        return
+    except (RegistryError, CollectionError, ValueError) as exc:  # QueryError is a ValueError
+        fail(str(exc))
     report = campaign.report
     table = Table(
         title=f"APEx: {escape(report.query)} ({report.status}, "

@@ -18,23 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from lmmprobe.cli._common import console, fail
 
 if TYPE_CHECKING:
     from lmmprobe.metrics.elo import Battle
 
-console = Console(width=None if sys.stdout.isatty() else 132)
-err_console = Console(stderr=True)
-
 _FORMATS = ("table", "json")
-
-
-def _fail(message: str) -> None:
-    # Soft wrap: a long file:line or path stays on one line, whole and searchable.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def elo_table(
@@ -105,17 +97,17 @@ def elo(
     from lmmprobe.metrics.elo import BattleFileError, load_battles
 
     if fmt not in _FORMATS:
-        _fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
+        fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
     if not (math.isfinite(k) and k > 0):
-        _fail(f"--k must be a positive number, got {k}")
+        fail(f"--k must be a positive number, got {k}")
     try:
         battles = load_battles(votes_file)
     except (BattleFileError, FileNotFoundError, UnicodeDecodeError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except OSError as exc:
-        _fail(f"{votes_file}: cannot be read ({exc})")
+        fail(f"{votes_file}: cannot be read ({exc})")
     if not battles:
-        _fail(f"{votes_file}: no votes in the file")
+        fail(f"{votes_file}: no votes in the file")
     rows = elo_table(battles, k=k, shuffles=shuffles, seed=seed)
     if fmt == "json":
         doc = {

@@ -5,100 +5,77 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.api import evaluate
+from lmmprobe.cli._common import DbOption, ModelsOption, console, err_console
+from lmmprobe.cli._common import fail as _fail
+from lmmprobe.cli.registries import choices, names, one_of, registered
 from lmmprobe.data import DataError
-from lmmprobe.metrics import METRIC_NAMES
+from lmmprobe.formulate import PROMPT_STYLES
+from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.models import list_models
-from lmmprobe.predictions import score_prediction_file
+from lmmprobe.parse import MATCHERS
+from lmmprobe.predictions import FileFormulation, InferMethod, score_prediction_file
 from lmmprobe.registry import RegistryError
-from lmmprobe.report import format_metric
+from lmmprobe.report import Results, ResultsFormatError, format_metric, results_from_dict
 from lmmprobe.run import RichProgress, RunAborted
-from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
-from lmmprobe.store import DEFAULT_DB, Store, export_run
+from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
+from lmmprobe.store import Store, export_run
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="Measure what large multimodal models can and cannot do.",
 )
-# Piped or captured output gets a fixed width wide enough for every metric column.
-console = Console(width=None if sys.stdout.isatty() else 132)
-err_console = Console(stderr=True)
-
-DbOption = Annotated[
-    Path | None,
-    typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}]."),
-]
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    raise typer.Exit(code)
 
 
 def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
-# The terminal table keeps CIs for accuracy only; results.md and results.json have them all.
-SHORT_NAMES = {
-    "balanced_accuracy": "balanced",
-    "abstention_rate": "abstain",
-    "format_hit_rate": "format hit",
-    "unparsed_rate": "unparsed",
-    "error_rate": "errors",
-    "circular_accuracy": "circular",
-    "freeform_score": "free-form",
-}
+def results_table(results: Results, title: str | None = None) -> Table:
+    """A rich table of a run's headline metrics (`lmmprobe.metrics.headline_metrics`), one row per model.
 
-
-def results_table(results: dict[str, Any], title: str | None = None) -> Table:
-    """A rich table of a run's headline metrics, one row per model."""
+    Columns no model has a value for are left out; the terminal keeps the interval for
+    accuracy only (results.md and results.json have them all).
+    """
     table = Table(
-        title=title or f"run {results['run_id']} ({results['status']})",
+        title=title or f"run {results.run_id} ({results.status})",
         box=box.SIMPLE_HEAD,
         padding=(0, 1),
     )
     table.add_column("model", style="bold", overflow="fold")
     table.add_column("n", justify="right")
-    table.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
-    # Abstention is only defined when an "unknown" option was offered; skip an empty column.
-    shown = [*METRIC_NAMES[1:], "instability", "circular_accuracy", "freeform_score"]
-    names = [
-        n
-        for n in shown
-        if any(r["metrics"].get(n, {}).get("value") is not None for r in results["models"].values())
-        or n in ("balanced_accuracy", "format_hit_rate", "unparsed_rate", "error_rate")
+    shown = [
+        m
+        for m in headline_metrics()
+        if any(_value(r.metrics.get(m.name)) is not None for r in results.models.values())
     ]
-    for name in names:
-        header = SHORT_NAMES.get(name, name)
-        table.add_column(header, justify="right", min_width=len(header))
-    for model, r in results["models"].items():
-        m = r["metrics"]
-        cells = [format_metric(m.get("accuracy"))]
-        cells += [format_metric(m.get(k), ci=False) for k in names]
-        table.add_row(escape(model), str(m["error_rate"]["n"]), *cells)
+    for m in shown:
+        header = "accuracy [95% CI]" if m.name == "accuracy" else m.column
+        table.add_column(
+            header, justify="right", min_width=len(header), no_wrap=m.name == "accuracy"
+        )
+    for model, r in results.models.items():
+        errors = r.metrics.get("error_rate")
+        cells = [format_metric(r.metrics.get(m.name), ci=m.name == "accuracy") for m in shown]
+        table.add_row(escape(model), str(errors.n if errors else 0), *cells)
     return table
+
+
+def _value(m: MetricValue | None) -> float | None:
+    return None if m is None else m.value
 
 
 @app.command()
 def run(
-    model: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model",
-            "-m",
-            help="Model spec, repeatable: random, first, hf:PATH, openai:MODEL@URL.",
-        ),
-    ] = None,
+    model: ModelsOption = None,
     data: Annotated[
         str, typer.Option("--data", "-d", help="Data: PATH.jsonl, demo, demo,n=500.")
     ] = "demo",
@@ -120,11 +97,17 @@ def run(
     method: Annotated[
         str,
         typer.Option(
-            help="generate; likelihood (white-box backends); mark_logprob (APIs with logprobs)."
+            help=f"Inference method: {choices(InferenceMethod)}. likelihood needs a white-box "
+            "backend, mark_logprob an API with logprobs.",
+            callback=one_of("inference method", InferenceMethod),
         ),
     ] = "generate",
     marks: Annotated[
-        str, typer.Option(help="Option marks: upper, lower, number, or random per request.")
+        str,
+        typer.Option(
+            help=f"Option marks: {choices(MarkChoice)} (random: a seeded style per request).",
+            callback=one_of("mark style", MarkChoice),
+        ),
     ] = "upper",
     instruction_pool: Annotated[
         bool,
@@ -139,13 +122,18 @@ def run(
         str | None, typer.Option(help="Text the answer starts with, e.g. 'The answer is'.")
     ] = None,
     matcher: Annotated[
-        str, typer.Option(help="Answer reading: lmmprobe (forgiving), reform or dysca (theirs).")
+        str,
+        typer.Option(
+            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`).",
+            callback=registered(MATCHERS),
+        ),
     ] = "lmmprobe",
     prompt_style: Annotated[
         str,
         typer.Option(
-            help="Prompt wording for choice questions: reform, dysca, or auto (each sample's "
-            "own: dysca for synthetic samples, else reform)."
+            help=f"Prompt wording for choice questions: {names(PROMPT_STYLES)} (see `lmmprobe "
+            "list prompt-styles`; auto: each sample's own, dysca for synthetic samples).",
+            callback=registered(PROMPT_STYLES),
         ),
     ] = "auto",
     blind: Annotated[
@@ -198,17 +186,17 @@ def run(
     except (RegistryError, DataError, ValueError, RunAborted) as exc:
         _fail(str(exc))
     res = ev.results
-    if res["data"]["invalid"]:
+    if res.data.invalid:
         err_console.print(
-            f"[yellow]skipped {res['data']['invalid']} invalid row(s); first {len(res['data']['problems'])}:[/]"
+            f"[yellow]skipped {res.data.invalid} invalid row(s); first {len(res.data.problems)}:[/]"
         )
-        for p in res["data"]["problems"]:
+        for p in res.data.problems:
             err_console.print(f"  {p}", highlight=False, markup=False)
     console.print(results_table(res))
-    for m, r in res["models"].items():
-        s = r["stats"]
+    for m, r in res.models.items():
+        s = r.stats
         console.print(
-            f"{m}: {s['requests']} requests, {s['cached']} from the store, {s['called']} sent, {s['errors']} errors",
+            f"{m}: {s.requests} requests, {s.cached} from the store, {s.called} sent, {s.errors} errors",
             highlight=False,
             markup=False,
         )
@@ -244,12 +232,17 @@ def show(
         except KeyError as exc:
             _fail(str(exc.args[0]))
         row = store.get_run(run_id)
+        where = f"run {run_id} in {store.path}"
     if not row["results"]:
         console.print(
             f"run {run_id}: status {row['status']}, no results yet (interrupted runs resume on re-run)"
         )
         raise typer.Exit(1)
-    console.print(results_table(row["results"]))
+    try:
+        results = results_from_dict(row["results"], where)
+    except ResultsFormatError as exc:
+        _fail(str(exc))
+    console.print(results_table(results))
     console.print(f"results: {row['out_dir']}", highlight=False)
 
 
@@ -286,10 +279,18 @@ def score(
         Path, typer.Argument(help="Prediction file: ReForm-Eval JSON or lmmprobe export.")
     ],
     formulation: Annotated[
-        str, typer.Option(help="single_choice, generation, ocr or kie (ReForm-Eval files).")
+        str,
+        typer.Option(
+            help=f"Formulation of a ReForm-Eval file: {choices(FileFormulation)}.",
+            callback=one_of("formulation", FileFormulation),
+        ),
     ] = "single_choice",
     infer_method: Annotated[
-        str, typer.Option(help="generation (text predictions) or likelihood (option indices).")
+        str,
+        typer.Option(
+            help=f"{choices(InferMethod)}: text predictions, or option indices.",
+            callback=one_of("inference method", InferMethod),
+        ),
     ] = "generation",
 ) -> None:
     """Score predictions made elsewhere, with ReForm-Eval's definitions."""
@@ -309,7 +310,10 @@ def score(
         for model, m in result["models"].items():
             table.add_row(
                 escape(model),
-                *(format_metric(m[k]) for k in ("accuracy", "format_hit_rate", "instability")),
+                *(
+                    format_metric(MetricValue(**m[k]))
+                    for k in ("accuracy", "format_hit_rate", "instability")
+                ),
             )
     else:
         table.add_column("value", justify="right")
@@ -328,6 +332,7 @@ def _register_subcommands() -> None:
     # Imported here so `lmmprobe run` does not pay for modules it never uses.
     from lmmprobe.cli import apex as apex_cli
     from lmmprobe.cli import holistic as holistic_cli
+    from lmmprobe.cli import registries as registries_cli
     from lmmprobe.cli import report as report_cli
     from lmmprobe.cli import synth as synth_cli
 
@@ -335,6 +340,7 @@ def _register_subcommands() -> None:
     app.command("report")(report_cli.report)
     app.command("apex")(apex_cli.apex)
     app.command("elo")(holistic_cli.elo)
+    app.command("list")(registries_cli.list_entries)
 
 
 _register_subcommands()

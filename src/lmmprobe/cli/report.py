@@ -7,20 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from lmmprobe.store import DEFAULT_DB
-
-err_console = Console(stderr=True)
+from lmmprobe.cli._common import DbOption, err_console, fail
 
 _FORMATS = ("html", "md", "csv", "json")
-
-
-def _fail(message: str) -> None:
-    # Soft wrap: a long file:line or path stays on one line, whole and searchable.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(2)
 
 
 def report(
@@ -40,10 +30,7 @@ def report(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="html, md, csv or json.")] = "html",
     title: Annotated[str | None, typer.Option(help="Report title.")] = None,
-    db: Annotated[
-        Path | None,
-        typer.Option("--db", envvar="LMMPROBE_DB", help=f"SQLite store [default: {DEFAULT_DB}]."),
-    ] = None,
+    db: DbOption = None,
     cards: Annotated[
         Path | None,
         typer.Option(
@@ -62,7 +49,7 @@ def report(
     from lmmprobe.report.html import MissingDependency
 
     if fmt not in _FORMATS:
-        _fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
+        fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
     try:
         text = build_report(
             runs or ["latest"],
@@ -72,7 +59,7 @@ def report(
             cards=cards,
         )
     except (ReportError, MissingDependency) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if out is None and fmt != "html":
         sys.stdout.write(text)
         return

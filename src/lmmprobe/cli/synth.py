@@ -8,19 +8,13 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
+from lmmprobe.cli._common import console, err_console, fail
+
 app = typer.Typer(no_args_is_help=True, help="Generate and inspect synthetic benchmarks (Dysca).")
-console = Console()
-err_console = Console(stderr=True)
-
-
-def _fail(message: str) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    raise typer.Exit(2)
 
 
 def _split(value: str) -> tuple[str, ...]:
@@ -83,8 +77,7 @@ def generate(
             clip_threshold=clip_threshold,
         )
     except ValueError as exc:
-        _fail(str(exc))
-        return
+        fail(str(exc))
     start = time.perf_counter()
     with Progress(
         "[progress.description]{task.description}",
@@ -104,8 +97,7 @@ def generate(
                 on_progress=lambda done, _total: progress.update(task, completed=done),
             )
         except (FileExistsError, ValueError, OSError) as exc:
-            _fail(str(exc))
-            return
+            fail(str(exc))
     elapsed = time.perf_counter() - start
     counts = manifest["counts"]
     console.print(
@@ -126,8 +118,7 @@ def show(
         manifest = load_manifest(folder)
         counts = count_samples(folder)
     except (FileNotFoundError, ValueError) as exc:
-        _fail(str(exc))
-        return
+        fail(str(exc))
     cfg = manifest["config"]
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
@@ -161,6 +152,5 @@ def filter_(
     try:
         kept, dropped = apply_consensus_filter(folder, run, db=db)
     except (FileNotFoundError, ValueError, LookupError) as exc:
-        _fail(str(exc))
-        return
+        fail(str(exc))
     console.print(f"kept {kept} samples, dropped {dropped} that every reference model missed")

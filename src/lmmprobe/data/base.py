@@ -1,4 +1,9 @@
-"""Data sources: the registry, load reports with file:line problems, and data fingerprints."""
+"""Data sources: the registry, load reports with file:line problems, and data fingerprints.
+
+A source is a function ``(target, options, *, strict, limit) -> LoadResult`` registered in
+`SOURCES`; a data spec ``name:target,key=value`` names it. Built-in sources are one file each
+in this package; another package adds one through the ``lmmprobe.sources`` entry-point group.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,6 @@ from typing import Protocol
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
-from lmmprobe.schema._jsonmemo import MetadataJSON
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -67,7 +71,19 @@ class Source(Protocol):
         ...
 
 
-SOURCES: Registry[Source] = Registry("data source")
+SOURCES: Registry[Source] = Registry(
+    "data source",
+    entry_point_group="lmmprobe.sources",
+    builtins=(
+        "lmmprobe.data.demo",
+        "lmmprobe.data.hf_dataset",
+        "lmmprobe.data.imagefolder",
+        "lmmprobe.data.jsonl",
+        "lmmprobe.data.reform",
+    ),
+)
+"""Data sources by name, one file each (plus plugins from the ``lmmprobe.sources`` entry-point
+group); ``lmmprobe list sources`` shows them."""
 # The synthetic benchmark lives in a higher layer (it draws with the image tools); it is
 # imported only when a spec names it.
 SOURCES.register_lazy(
@@ -113,12 +129,6 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
         DataError: Unreadable source, or an invalid row in strict mode.
 
     """
-    import lmmprobe.data.demo
-    import lmmprobe.data.hf_dataset
-    import lmmprobe.data.imagefolder
-    import lmmprobe.data.jsonl
-    import lmmprobe.data.reform  # noqa: F401  (register the built-in sources)
-
     name, target, options = parse_source_spec(spec)
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
 
@@ -133,7 +143,7 @@ _SAMPLE_SERIALIZER = Sample.__pydantic_serializer__
 _WRITTEN_APART = {"images", "metadata"}
 # Metadata is free-form (numbers, NaN, bytes, nested values), so it is written by the json
 # module: keys sorted, anything JSON lacks as its str().
-_metadata_json = MetadataJSON(json.JSONEncoder(sort_keys=True, default=str))
+_metadata_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def _canonical(sample: Sample) -> bytes:

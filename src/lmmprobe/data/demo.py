@@ -1,8 +1,9 @@
 """Built-in demo source: seeded color / shape / count questions about drawn shapes.
 
-Origin: written for lmmprobe (no external data, no license constraints). Images are drawn with
-Pillow on demand from a recipe, so the job runs with nothing on disk and thousands of samples
-cost almost no memory. The colors are Dysca's eight. Questions are multiple choice (4 options,
+Origin: written for lmmprobe (no external data, no license constraints). Images are recipes of
+the ``demo-shapes`` renderer (`lmmprobe.imaging.shapes`), drawn on demand, so the job runs with
+nothing on disk and thousands of samples cost almost no memory. The colors are Dysca's eight
+(`lmmprobe.imaging.colors`); scenarios are Dysca's (`lmmprobe.imaging.scenario`). Questions are multiple choice (4 options,
 distractors from the same list, in a seeded order) and true/false (negative with p = 0.5).
 All random values are drawn with numpy, a block of samples at a time from a stream seeded by
 (seed, block), and looked up in tables built once at import.
@@ -10,88 +11,23 @@ All random values are drawn with numpy, a block of samples at a time from a stre
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import random
-from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw
 
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
-from lmmprobe.schema import ImageRef, Sample, register_renderer
-from lmmprobe.schema._trusted import trusted
+from lmmprobe.imaging.colors import COLOR_NAMES
+from lmmprobe.imaging.scenario import RECIPE_SCENARIOS, draw_scenario
+from lmmprobe.imaging.shapes import RENDERER, SHAPES
+from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import canonical_recipe
 
-COLORS: dict[str, tuple[int, int, int]] = {
-    "red": (220, 30, 30),
-    "orange": (245, 140, 20),
-    "yellow": (245, 225, 30),
-    "green": (30, 160, 50),
-    "blue": (30, 70, 220),
-    "purple": (130, 40, 170),
-    "white": (250, 250, 250),
-    "black": (10, 10, 10),
-}
-COLOR_NAMES: tuple[str, ...] = tuple(COLORS)
-SHAPES: tuple[str, ...] = ("circle", "square", "triangle", "diamond", "star", "hexagon")
 COUNTS: tuple[str, ...] = ("1", "2", "3", "4")
-RENDERER = "demo-shapes"
-RENDERER_VERSION = "1"
 SUBTASKS: tuple[str, ...] = ("color", "shape", "count", "color_tf")
-
-
-def shape_polygon(shape: str, cx: float, cy: float, r: float) -> list[tuple[float, float]]:
-    """Vertices of a named shape (not circle) of radius `r` centred at (cx, cy)."""
-    if shape == "square":
-        return [(cx - r, cy - r), (cx + r, cy - r), (cx + r, cy + r), (cx - r, cy + r)]
-    if shape == "triangle":
-        return [
-            (cx + r * math.cos(a), cy + r * math.sin(a))
-            for a in (-math.pi / 2, math.pi / 6, 5 * math.pi / 6)
-        ]
-    if shape == "diamond":
-        return [(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)]
-    if shape == "hexagon":
-        return [
-            (cx + r * math.cos(k * math.pi / 3), cy + r * math.sin(k * math.pi / 3))
-            for k in range(6)
-        ]
-    if shape == "star":
-        pts = []
-        for k in range(10):
-            rad = r if k % 2 == 0 else r * 0.45
-            a = -math.pi / 2 + k * math.pi / 5
-            pts.append((cx + rad * math.cos(a), cy + rad * math.sin(a)))
-        return pts
-    raise ValueError(f"unknown shape {shape!r}")
-
-
-def render(recipe: dict[str, Any]) -> Image.Image:
-    """Draw a demo image: `count` shapes of one kind and color on a gray background."""
-    size = int(recipe["size"])
-    bg = int(recipe["bg"])
-    im = Image.new("RGB", (size, size), (bg, bg, bg))
-    draw = ImageDraw.Draw(im)
-    color = COLORS[recipe["color"]]
-    for cx, cy, r in recipe["spots"]:
-        x, y, rad = cx * size, cy * size, r * size
-        if recipe["shape"] == "circle":
-            draw.ellipse((x - rad, y - rad, x + rad, y + rad), fill=color)
-        else:
-            draw.polygon(shape_polygon(recipe["shape"], x, y, rad), fill=color)
-    scenario = recipe.get("scenario")
-    if scenario:
-        # Imported here: corruptions need albumentations, which a clean demo never does.
-        from lmmprobe.tools.scenario import apply_scenario
-
-        im = apply_scenario(im, scenario)
-    return im
-
-
-register_renderer(RENDERER, RENDERER_VERSION, render)
-
-SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack")
+SCENARIOS: tuple[str, ...] = RECIPE_SCENARIOS
 """Dysca's image scenarios the demo can apply (adversarial needs a proxy model; not here)."""
 
 
@@ -104,37 +40,24 @@ def with_scenario(sample: Sample, scenario: str, rng: random.Random, severity: i
     image = sample.images[0]
     assert image.recipe is not None
     meta = {**sample.metadata, "scenario": scenario}
-    # Copies are assembled without validation, like the samples: a valid sample with a new id,
-    # fresh metadata and (but for clean) a fresh image is valid. Other fields are shared with
-    # the base sample, as a shallow model_copy shares them.
     if scenario == "clean":
-        return trusted(Sample, {**sample.__dict__, "id": f"{sample.id}@clean", "metadata": meta})
-    from lmmprobe.tools import CORRUPTIONS, sample_print_attack
-
-    size = int(image.recipe["size"])
-    if scenario == "corruption":
-        kind = rng.choice(CORRUPTIONS)
-        params: dict[str, Any] = {
-            "type": "corruption", "kind": kind, "severity": severity, "seed": rng.randrange(2**31),
-        }  # fmt: skip
-        meta.update(corruption=kind, severity=severity)
-    elif scenario == "print_attack":
-        assert sample.choices is not None and isinstance(sample.answer, int)
-        wrong = [c for i, c in enumerate(sample.choices) if i != sample.answer]
-        attack = sample_print_attack(rng, rng.choice(wrong), (size, size))
-        params = {"type": "print_attack", "attack": attack.to_dict()}
-        meta["print_attack"] = attack.to_dict()
-    else:
+        return Sample.model_validate({**dict(sample), "id": f"{sample.id}@clean", "metadata": meta})
+    if scenario not in SCENARIOS:
         raise DataError(
             f"demo source: unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})"
         )
+    assert sample.choices is not None and isinstance(sample.answer, int)
+    wrong = [c for i, c in enumerate(sample.choices) if i != sample.answer]
+    size = int(image.recipe["size"])
+    params = draw_scenario(scenario, rng, wrong_options=wrong, size=size, severity=severity)
+    if scenario == "corruption":
+        meta.update(corruption=params["kind"], severity=severity)
+    else:
+        meta["print_attack"] = copy.deepcopy(params["attack"])  # not shared with the recipe
     recipe = canonical_recipe({**image.recipe, "scenario": params})
-    shown = trusted(
-        ImageRef, {"path": None, "data_b64": None, "renderer": RENDERER, "recipe": recipe}
-    )
-    return trusted(
-        Sample,
-        {**sample.__dict__, "id": f"{sample.id}@{scenario}", "images": [shown], "metadata": meta},
+    shown = ImageRef(renderer=RENDERER, recipe=recipe)
+    return Sample.model_validate(
+        {**dict(sample), "id": f"{sample.id}@{scenario}", "images": [shown], "metadata": meta}
     )
 
 
@@ -232,9 +155,7 @@ def _draws(seed: int, block: int, count: int) -> list[list[int]]:
 
 
 def _block(seed: int, size: int, block: int, count: int) -> list[Sample]:
-    # The first `count` samples of block number `block`. The values are valid by construction
-    # (fresh dicts and lists but the shared spot lists, an index into the choices), so the
-    # samples are assembled without validation: thousands are made per run.
+    # The first `count` samples of block number `block`.
     first = block * _BLOCK
     prefix = f"demo-{seed}-"  # ids are demo-{seed}-{index:06d}; zfill is the faster spelling
     samples: list[Sample] = []
@@ -248,9 +169,7 @@ def _block(seed: int, size: int, block: int, count: int) -> list[Sample]:
             "bg": _BG_MIN + bg, "color": color, "shape": SHAPES[s], "size": size,
             "spots": _SPOTS[k][order],
         }  # fmt: skip
-        image = trusted(
-            ImageRef, {"path": None, "data_b64": None, "renderer": RENDERER, "recipe": recipe}
-        )
+        image = ImageRef(renderer=RENDERER, recipe=recipe)
         subtask = index % 4  # SUBTASKS: color, shape, count, color_tf
         if subtask == 3:
             asked = color if pick < _TF_OTHERS else _OTHER_COLORS[c][pick - _TF_OTHERS]
@@ -285,7 +204,7 @@ def _block(seed: int, size: int, block: int, count: int) -> list[Sample]:
                     "task": "demo", "subtask": SUBTASKS[subtask], "question_type": "multiple_choice"
                 },
             }  # fmt: skip
-        append(trusted(Sample, values))
+        append(Sample.model_validate(values))
     return samples
 
 

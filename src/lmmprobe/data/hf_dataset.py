@@ -40,10 +40,9 @@ from types import ModuleType
 from typing import Any
 
 from PIL import Image
-from pydantic import ValidationError
 
-from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
-from lmmprobe.data.jsonl import _check_image, _field_of, _RowError
+from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
 
@@ -151,7 +150,22 @@ def _open(datasets: ModuleType, path: Path, options: dict[str, str]) -> tuple[An
     return ds, split
 
 
-def _load_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
+def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
+    """Open a local dataset as the ``hf`` source does, without reading its rows.
+
+    Args:
+        path: A ``save_to_disk`` folder, a parquet/json/jsonl/csv/arrow file, or a folder
+            ``load_dataset`` reads.
+        options: ``split`` and ``config``, as in the source spec (other keys are ignored).
+
+    Returns:
+        The `datasets.Dataset` and the split it is (None for a saved single dataset).
+
+    Raises:
+        RegistryError: `datasets` is not installed (with the pip command).
+        DataError: The dataset cannot be read, or has no such split.
+
+    """
     datasets = _import_datasets()
     try:
         with _quiet(datasets):
@@ -209,16 +223,13 @@ def _one_image(value: Any, base: Path, field: str) -> ImageRef:
         try:
             return image_from_bytes(bytes(value))
         except ValueError as exc:
-            raise _RowError(field, str(exc)) from exc
-    try:
-        return _check_image(base, 0, value)
-    except _RowError as exc:  # jsonl calls the field images[0]; here it is the column
-        raise _RowError(field, exc.reason) from exc
+            raise RowError(field, str(exc)) from exc
+    return check_image(base, value, field)
 
 
 def _images(value: Any, base: Path, column: str) -> list[ImageRef]:
     if value is None:
-        raise _RowError(column, "no image (null)")
+        raise RowError(column, "no image (null)")
     if isinstance(value, list):
         return [_one_image(v, base, f"{column}[{i}]") for i, v in enumerate(value)]
     return [_one_image(value, base, column)]
@@ -226,9 +237,9 @@ def _images(value: Any, base: Path, column: str) -> list[ImageRef]:
 
 def _choices(value: Any, column: str) -> list[str]:
     if not isinstance(value, list):
-        raise _RowError(column, f"expected a list of option texts, got {value!r}")
+        raise RowError(column, f"expected a list of option texts, got {value!r}")
     if not all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
-        raise _RowError(column, f"expected option texts, got {value!r}")
+        raise RowError(column, f"expected option texts, got {value!r}")
     return [str(v) for v in value]
 
 
@@ -240,8 +251,8 @@ def _answer(value: Any, choices: list[str] | None, column: str) -> Any:
     if isinstance(value, str):
         if value in choices:
             return choices.index(value)
-        raise _RowError(column, f"{value!r} is not among the options {choices}")
-    raise _RowError(column, f"expected an option index or option text, got {value!r}")
+        raise RowError(column, f"{value!r} is not among the options {choices}")
+    raise RowError(column, f"expected an option index or option text, got {value!r}")
 
 
 def _parse_row(
@@ -252,7 +263,7 @@ def _parse_row(
     )
     raw_id = row[m.id] if m.id else f"row-{index}"
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
-        raise _RowError(m.id, f"expected a string or an integer id, got {raw_id!r}")
+        raise RowError(m.id, f"expected a string or an integer id, got {raw_id!r}")
     metadata = {c: row[c] for c in m.extra if row[c] is not None}
     if split is not None:
         metadata.setdefault("split", split)
@@ -265,13 +276,8 @@ def _parse_row(
         "formulation": "single_choice" if choices is not None else "open_ended",
         "metadata": metadata,
     }
-    try:
-        return Sample.model_validate(data)
-    except ValidationError as exc:
-        field, reason = _field_of(dict(exc.errors()[0]))
-        head = (field or "").split(".")[0]
-        column = {"id": m.id, "question": m.question, "choices": m.options, "answer": m.answer}
-        raise _RowError(column.get(head) or field, reason) from exc
+    columns = {"id": m.id, "question": m.question, "choices": m.options, "answer": m.answer}
+    return to_sample(data, columns)
 
 
 def _rows(ds: Any, m: _Mapping) -> Iterator[dict[str, Any]]:
@@ -307,24 +313,17 @@ def load_hf(
 ) -> LoadResult:
     """Load a local Hugging Face dataset through a column mapping; see the module docstring."""
     path = _check_options(target, options)
-    ds, split = _load_dataset(path, options)
+    ds, split = open_dataset(path, options)
     mapping = _mapping(ds, options, path)
     base = (path if path.is_dir() else path.parent).resolve()
     source = f"{path}[{split}]" if split else str(path)
     result = LoadResult(samples=[], source=source)
-    first: dict[str, int] = {}
-    for index, row in enumerate(_rows(ds, mapping)):
-        if limit is not None and len(result.samples) >= limit:
-            break
-        try:
-            sample = _parse_row(row, index, mapping, base, split)
-        except _RowError as exc:
-            result.add_problem(SampleProblem(source, index, exc.field, exc.reason), strict)
-            continue
-        if sample.id in first:
-            reason = f"duplicate id {sample.id!r} (first in row {first[sample.id]})"
-            result.add_problem(SampleProblem(source, index, mapping.id or "id", reason), strict)
-            continue
-        first[sample.id] = index
-        result.samples.append(sample)
-    return result
+    return collect_rows(
+        result,
+        enumerate(_rows(ds, mapping)),
+        lambda index, row: _parse_row(row, index, mapping, base, split),
+        strict=strict,
+        limit=limit,
+        id_field=mapping.id or "id",
+        unit="row",
+    )

@@ -24,7 +24,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
-from lmmprobe.data.jsonl import _check_image, _RowError
+from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import Sample
 
 EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
@@ -85,11 +85,11 @@ def make_sample(root: Path, name: str, file: Path, names: list[str], cfg: _Setti
     """Build the question for one image (after checking that the image is readable).
 
     Raises:
-        _RowError: The image cannot be read.
+        RowError: The image cannot be read.
 
     """
     rel = file.relative_to(root).as_posix()
-    image = _check_image(file.parent, 0, file.name)
+    image = check_image(file.parent, file.name, "image")
     # The relative path, not the absolute one, seeds the draw: a copied folder asks the same.
     choices, answer = _options(name, names, f"{cfg.seed}:{rel}", cfg.choices)
     return Sample(
@@ -151,6 +151,6 @@ def load_imagefolder(
             break
         try:
             result.samples.append(make_sample(root, name, file, names, cfg))
-        except _RowError as exc:
+        except RowError as exc:
             result.add_problem(SampleProblem(str(file), None, "image", exc.reason), strict)
     return result

@@ -10,15 +10,13 @@ choices are given, else open_ended), ``context``, ``history`` (list of {role, co
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
-from pydantic import ValidationError
-
-from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
-from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
+from lmmprobe.schema import Sample
 
 REQUIRED = ("id", "images", "question", "answer")
 KNOWN = frozenset(
@@ -36,66 +34,45 @@ KNOWN = frozenset(
 )
 
 
-class _RowError(Exception):
-    def __init__(self, field: str | None, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
-
-
-def _check_image(base: Path, index: int, value: Any) -> ImageRef:
-    field = f"images[{index}]"
-    if not isinstance(value, str) or not value:
-        raise _RowError(field, f"expected a file path, got {value!r}")
-    path = (base / value).resolve()
-    if not path.is_file():
-        raise _RowError(field, f"image file not found: {value} (looked for {path})")
-    try:
-        with Image.open(path) as im:
-            im.verify()  # reads the whole file; catches truncated and non-image files
-    except Exception as exc:
-        raise _RowError(field, f"unreadable image {value}: {exc}") from exc
-    return ImageRef.from_path(path)
-
-
-def _field_of(err: Mapping[str, Any]) -> tuple[str | None, str]:
-    loc = ".".join(str(p) for p in err.get("loc", ()))
-    msg = str(err.get("msg", "invalid"))
-    msg = msg.removeprefix("Value error, ")
-    if not loc and ": " in msg:  # sample-level checks name their field first ("answer: ...")
-        head, rest = msg.split(": ", 1)
-        if head.isidentifier():
-            return head, rest
-    return (loc or None), msg
-
-
 def parse_row(row: Any, base: Path) -> Sample:
     """Validate one decoded JSON row into a Sample, resolving image paths against `base`.
 
     Raises:
-        _RowError: The row is invalid; carries the field and reason.
+        RowError: The row is invalid; carries the field and reason.
 
     """
     if not isinstance(row, dict):
-        raise _RowError(None, f"expected a JSON object, got {type(row).__name__}")
+        raise RowError(None, f"expected a JSON object, got {type(row).__name__}")
     missing = [f for f in REQUIRED if f not in row]
     if missing:
-        raise _RowError(missing[0], "missing required field")
+        raise RowError(missing[0], "missing required field")
     unknown = sorted(set(row) - KNOWN)
     if unknown:
-        raise _RowError(unknown[0], f"unknown field (known: {', '.join(sorted(KNOWN))})")
+        raise RowError(unknown[0], f"unknown field (known: {', '.join(sorted(KNOWN))})")
     if not isinstance(row["images"], list):
-        raise _RowError("images", "expected a list of file paths")
+        raise RowError("images", "expected a list of file paths")
     data = dict(row)
     data["id"] = str(row["id"]) if isinstance(row["id"], int | str) else row["id"]
-    data["images"] = [_check_image(base, i, v) for i, v in enumerate(row["images"])]
+    data["images"] = [check_image(base, v, f"images[{i}]") for i, v in enumerate(row["images"])]
     if "formulation" not in data:
         data["formulation"] = "single_choice" if row.get("choices") else "open_ended"
+    return to_sample(data)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open(encoding="utf-8-sig") as f:  # tolerate a byte-order mark
+        for lineno, raw in enumerate(f, start=1):
+            text = raw.strip()
+            if text and not text.startswith("#"):
+                yield lineno, text
+
+
+def _parse_line(text: str, base: Path) -> Sample:
     try:
-        return Sample.model_validate(data)
-    except ValidationError as exc:
-        field, reason = _field_of(dict(exc.errors()[0]))
-        raise _RowError(field, reason) from exc
+        row = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RowError(None, f"invalid JSON: {exc}") from exc
+    return parse_row(row, base)
 
 
 @SOURCES.register("jsonl", summary="PATH.jsonl  lmmprobe's JSONL format (one sample per line)")
@@ -111,30 +88,11 @@ def load_jsonl(
     if not path.is_file():
         raise DataError(f"data file not found: {path}")
     result = LoadResult(samples=[], source=str(path))
-    first_line: dict[str, int] = {}
-    with path.open(encoding="utf-8-sig") as f:  # tolerate a byte-order mark
-        for lineno, raw in enumerate(f, start=1):
-            if limit is not None and len(result.samples) >= limit:
-                break
-            text = raw.strip()
-            if not text or text.startswith("#"):
-                continue
-            try:
-                row = json.loads(text)
-            except json.JSONDecodeError as exc:
-                result.add_problem(
-                    SampleProblem(str(path), lineno, None, f"invalid JSON: {exc}"), strict
-                )
-                continue
-            try:
-                sample = parse_row(row, path.parent)
-            except _RowError as exc:
-                result.add_problem(SampleProblem(str(path), lineno, exc.field, exc.reason), strict)
-                continue
-            if sample.id in first_line:
-                reason = f"duplicate id {sample.id!r} (first on line {first_line[sample.id]})"
-                result.add_problem(SampleProblem(str(path), lineno, "id", reason), strict)
-                continue
-            first_line[sample.id] = lineno
-            result.samples.append(sample)
-    return result
+    base = path.parent
+    return collect_rows(
+        result,
+        _lines(path),
+        lambda _, text: _parse_line(text, base),
+        strict=strict,
+        limit=limit,
+    )

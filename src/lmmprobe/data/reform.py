@@ -33,11 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
+from lmmprobe.data.base import SOURCES, DataError, LoadResult
 from lmmprobe.data.hf_dataset import image_from_base64
-from lmmprobe.data.jsonl import _check_image, _field_of, _RowError
+from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
 from lmmprobe.schema import ImageRef, Sample, Turn
 
 FORMULATIONS = ("single_choice", "open_ended")
@@ -52,6 +50,8 @@ ROLES: dict[str, Literal["system", "user", "assistant"]] = {
     "model": "assistant",
     "system": "system",
 }
+# ReForm-Eval's names of Sample fields, for problems found when the sample is validated.
+_FIELD_NAMES = {"id": "sample_id", "choices": "answer_options"}
 # Fields turned into Sample fields; everything else in an entry is kept as metadata.
 _CONSUMED = frozenset({"sample_id", "image", "question", "answer", "history", "references"})
 # Base64 text, optionally as a data URI. Paths contain "." or "_" and never match.
@@ -82,19 +82,16 @@ def _image(base: Path, value: Any, field: str) -> ImageRef:
             try:
                 return image_from_base64(value[match.end(1) :] if match.group(1) else value)
             except ValueError as exc:
-                raise _RowError(field, f"not an image file, and {exc}") from exc
+                raise RowError(field, f"not an image file, and {exc}") from exc
         shown = value if len(value) <= 80 else f"{value[:77]}..."
-        raise _RowError(field, f"image file not found: {shown} (looked in {base})")
-    try:
-        return _check_image(base, 0, value)
-    except _RowError as exc:  # jsonl names the field images[0]; ReForm calls it image
-        raise _RowError(field, exc.reason) from exc
+        raise RowError(field, f"image file not found: {shown} (looked in {base})")
+    return check_image(base, value, field)
 
 
 def _images(base: Path, value: Any) -> list[ImageRef]:
     if isinstance(value, list):
         if not value:
-            raise _RowError("image", "expected at least one image")
+            raise RowError("image", "expected at least one image")
         return [_image(base, v, f"image[{i}]") for i, v in enumerate(value)]
     return [_image(base, value, "image")]
 
@@ -102,14 +99,14 @@ def _images(base: Path, value: Any) -> list[ImageRef]:
 def _options(entry: dict[str, Any]) -> list[str]:
     value = entry.get("answer_options")
     if value is None:
-        raise _RowError("answer_options", "missing required field for a single-choice entry")
+        raise RowError("answer_options", "missing required field for a single-choice entry")
     if not isinstance(value, list):
-        raise _RowError("answer_options", f"expected a list of option texts, got {value!r}")
+        raise RowError("answer_options", f"expected a list of option texts, got {value!r}")
     options = []
     for i, opt in enumerate(value):
         # Counting tasks list numbers as options; they are asked as text all the same.
         if isinstance(opt, bool) or not isinstance(opt, str | int | float):
-            raise _RowError(f"answer_options[{i}]", f"expected option text, got {opt!r}")
+            raise RowError(f"answer_options[{i}]", f"expected option text, got {opt!r}")
         options.append(str(opt))
     return options
 
@@ -124,14 +121,14 @@ def _choice_index(value: Any, options: list[str]) -> int:
             return int(text)
         if text in options:
             return options.index(text)
-    raise _RowError("answer", f"expected an option index or one of answer_options, got {value!r}")
+    raise RowError("answer", f"expected an option index or one of answer_options, got {value!r}")
 
 
 def _texts(value: Any, field: str) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-        raise _RowError(field, f"expected reference text(s), got {value!r}")
+        raise RowError(field, f"expected reference text(s), got {value!r}")
     return value
 
 
@@ -139,7 +136,7 @@ def _references(entry: dict[str, Any]) -> list[str]:
     if "references" in entry:
         return _texts(entry["references"], "references")
     if "answer" not in entry:
-        raise _RowError("answer", "missing required field (or give references)")
+        raise RowError("answer", "missing required field (or give references)")
     answer = entry["answer"]
     options = entry.get("answer_options")
     is_index = (isinstance(answer, int) and not isinstance(answer, bool)) or (
@@ -149,7 +146,7 @@ def _references(entry: dict[str, Any]) -> list[str]:
         # A single-choice entry asked open-ended: its gold option text is the reference.
         index = _choice_index(answer, [])
         if not 0 <= index < len(options):
-            raise _RowError("answer", f"index {index} is out of range for answer_options")
+            raise RowError("answer", f"index {index} is out of range for answer_options")
         return [str(options[index])]
     return _texts(answer, "answer")
 
@@ -158,24 +155,24 @@ def _history(value: Any) -> list[Turn]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _RowError("history", f"expected a list of turns, got {type(value).__name__}")
+        raise RowError("history", f"expected a list of turns, got {type(value).__name__}")
     return [_turn(i, t) for i, t in enumerate(value)]
 
 
 def _turn(index: int, turn: Any) -> Turn:
     field = f"history[{index}]"
     if not isinstance(turn, dict):
-        raise _RowError(field, f"expected an object with from/value, got {turn!r}")
+        raise RowError(field, f"expected an object with from/value, got {turn!r}")
     role_key = "from" if "from" in turn else "role"
     text_key = "value" if "value" in turn else "content"
     role = turn.get(role_key)
     role = ROLES.get(role.lower()) if isinstance(role, str) else None
     if role is None:
         known = ", ".join(ROLES)
-        raise _RowError(f"{field}.{role_key}", f"unknown role {turn.get(role_key)!r} ({known})")
+        raise RowError(f"{field}.{role_key}", f"unknown role {turn.get(role_key)!r} ({known})")
     text = turn.get(text_key)
     if not isinstance(text, str):
-        raise _RowError(f"{field}.{text_key}", f"expected text, got {text!r}")
+        raise RowError(f"{field}.{text_key}", f"expected text, got {text!r}")
     return Turn(role=role, content=text)
 
 
@@ -186,7 +183,7 @@ def _same_answer(raw: Any, answer: int | list[str]) -> bool:
 
 def _sample_id(value: Any) -> str:
     if isinstance(value, bool) or not isinstance(value, int | str) or value == "":
-        raise _RowError("sample_id", f"expected a non-empty string or an integer, got {value!r}")
+        raise RowError("sample_id", f"expected a non-empty string or an integer, got {value!r}")
     return str(value)
 
 
@@ -194,14 +191,14 @@ def parse_entry(entry: Any, ctx: _Context) -> Sample:
     """Turn one ReForm-Eval entry into a Sample.
 
     Raises:
-        _RowError: The entry is invalid; carries the field and reason.
+        RowError: The entry is invalid; carries the field and reason.
 
     """
     if not isinstance(entry, dict):
-        raise _RowError(None, f"expected a JSON object, got {type(entry).__name__}")
+        raise RowError(None, f"expected a JSON object, got {type(entry).__name__}")
     missing = [f for f in REQUIRED if f not in entry]
     if missing:
-        raise _RowError(missing[0], "missing required field")
+        raise RowError(missing[0], "missing required field")
     formulation = ctx.formulation or (
         "single_choice" if entry.get("answer_options") is not None else "open_ended"
     )
@@ -209,7 +206,7 @@ def parse_entry(entry: Any, ctx: _Context) -> Sample:
     choices: list[str] | None = None
     if formulation == "single_choice":
         if "answer" not in entry:
-            raise _RowError("answer", "missing required field")
+            raise RowError("answer", "missing required field")
         choices = _options(entry)
         answer: int | list[str] = _choice_index(entry["answer"], choices)
         consumed.add("answer_options")
@@ -230,13 +227,7 @@ def parse_entry(entry: Any, ctx: _Context) -> Sample:
         "history": _history(entry.get("history")),
         "metadata": metadata,
     }
-    try:
-        return Sample.model_validate(data)
-    except ValidationError as exc:
-        field, reason = _field_of(dict(exc.errors()[0]))
-        raise _RowError(
-            {"id": "sample_id", "choices": "answer_options"}.get(field or "", field), reason
-        ) from exc
+    return to_sample(data, _FIELD_NAMES)
 
 
 def _read_entries(path: Path) -> tuple[list[Any], str | None]:
@@ -287,19 +278,12 @@ def load_reform(
     entries, dataset = _read_entries(path)
     ctx = _Context(base=ctx.base, formulation=ctx.formulation, dataset=dataset)
     result = LoadResult(samples=[], source=str(path))
-    first: dict[str, int] = {}
-    for index, entry in enumerate(entries, start=1):
-        if limit is not None and len(result.samples) >= limit:
-            break
-        try:
-            sample = parse_entry(entry, ctx)
-        except _RowError as exc:
-            result.add_problem(SampleProblem(str(path), index, exc.field, exc.reason), strict)
-            continue
-        if sample.id in first:
-            reason = f"duplicate sample_id {sample.id!r} (first at entry {first[sample.id]})"
-            result.add_problem(SampleProblem(str(path), index, "sample_id", reason), strict)
-            continue
-        first[sample.id] = index
-        result.samples.append(sample)
-    return result
+    return collect_rows(
+        result,
+        enumerate(entries, start=1),
+        lambda _, entry: parse_entry(entry, ctx),
+        strict=strict,
+        limit=limit,
+        id_field="sample_id",
+        unit="entry",
+    )

@@ -10,6 +10,7 @@ from lmmprobe.formulate.prompt import (
     mark_style,
     option_order,
 )
+from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt, PromptStyle
 
 __all__ = [
     "CAPTION_POOL",
@@ -20,6 +21,9 @@ __all__ = [
     "OPEN_INSTRUCTION",
     "OPEN_POOL",
     "POOLS",
+    "PROMPT_STYLES",
+    "ChoicePrompt",
+    "PromptStyle",
     "default_instruction",
     "formulate",
     "mark_style",

@@ -8,12 +8,12 @@ from lmmprobe.formulate.ask import Ask, Turn
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
-    DYSCA_CHOICE_HINT,
     EXAMPLE_OPTIONS,
     EXAMPLE_QUESTION,
     OPEN_POOL,
     POOLS,
 )
+from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt, PromptStyle
 from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS
 
@@ -78,7 +78,7 @@ def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int
 def _candidates(
     method: Method, options: list[str] | None, marks: list[str] | None
 ) -> list[str] | None:
-    if method == "loglikelihood":
+    if method == "likelihood":
         return list(options or [])
     if method == "mark_logprob":
         return list(marks or [])
@@ -109,10 +109,11 @@ class Formulator:
         self._examples: dict[MarkStyle, tuple[Turn, ...]] = {}
         self._instructions: dict[tuple[str, MarkStyle, int], str] = {}
         self._gens: dict[int, GenerationParams] = {}
-        self._layouts: dict[tuple[MarkStyle, int], tuple[list[str], str]] = {}
+        self._marks: dict[tuple[MarkStyle, int], list[str]] = {}
+        # Resolved now, so an unknown name fails before anything is asked.
+        self._prompt_style: PromptStyle = PROMPT_STYLES.get(config.prompt_style)
         # Config fields read for every ask, held as plain attributes.
         self._style = config.option_marks
-        self._prompt_style = config.prompt_style
         self._method = config.method
         self._circular = config.circular
         self._shuffle = config.shuffle_repeats
@@ -143,15 +144,10 @@ class Formulator:
             known = self._examples[style] = _example_turns(self.config, style)
         return known
 
-    def _layout(self, style: MarkStyle, n: int) -> tuple[list[str], str]:
-        """The marks of `n` options and a template that renders them (`render_options`)."""
-        known = self._layouts.get((style, n))
+    def _marks_for(self, style: MarkStyle, n: int) -> list[str]:
+        known = self._marks.get((style, n))
         if known is None:
-            marks = option_marks(style, n)
-            # Marks are letters or digits, so the template holds no other braces; option
-            # texts fill it as arguments of str.format, where braces are plain text.
-            known = (marks, render_options(["{}"] * n, marks))
-            self._layouts[(style, n)] = known
+            known = self._marks[(style, n)] = option_marks(style, n)
         return known
 
     def ask(self, sample: Sample, repeat: int = 0) -> Ask:
@@ -167,14 +163,8 @@ class Formulator:
         style = self._style
         if style == "random":
             style = mark_style(sample, repeat, config, self.seed)
-        style_name = self._prompt_style
-        if style_name == "auto":
-            style_name = "dysca" if sample.metadata.get("prompt_style") == "dysca" else "reform"
         choices = sample.choices
         choice = sample.formulation in CHOICE_FORMULATIONS
-        dysca = style_name == "dysca" and choice and self._method != "likelihood"
-        question = f"Question: {sample.question}" if dysca else sample.question
-        parts = [sample.context, question] if sample.context else [question]
         options: list[str] | None = None
         marks: list[str] | None = None
         order: list[int] | None = None
@@ -187,22 +177,30 @@ class Formulator:
             else:  # the original order (repeat 0 of a rotation is a rotation by 0)
                 order = list(range(len(choices)))
                 options = list(choices)
-            shown, template = self._layout(style, len(options))
-            marks = list(shown)  # a fresh list per ask: asks share nothing mutable
+            # A fresh list per ask: asks share nothing mutable.
+            marks = list(self._marks_for(style, len(options)))
             if self._method == "likelihood":
-                method = "loglikelihood"
-            else:
-                if dysca:  # one option per line, as Dysca asks
-                    parts += [f"({m}) {o}" for m, o in zip(marks, options, strict=True)]
-                else:
-                    parts.append(template.format(*options))
-                if self._method == "mark_logprob":
-                    method = "mark_logprob"
-        instruction = config.instruction
-        if instruction is None:
-            instruction = DYSCA_CHOICE_HINT if dysca else self._instruction(sample, repeat, style)
-        if instruction:
-            parts.append(instruction)
+                method = "likelihood"
+            elif self._method == "mark_logprob":
+                method = "mark_logprob"
+        if options is not None and marks is not None and method != "likelihood":
+            # Shown options: the prompt style words the question, options and instruction.
+            lines = self._prompt_style(
+                ChoicePrompt(
+                    sample,
+                    sample.question,
+                    options,
+                    marks,
+                    config.instruction,
+                    self._instruction(sample, repeat, style),
+                )
+            )
+        else:
+            instruction = config.instruction
+            if instruction is None:
+                instruction = self._instruction(sample, repeat, style)
+            lines = [sample.question, instruction] if instruction else [sample.question]
+        parts = [sample.context, *lines] if sample.context else lines
         preamble = self._system
         if choice and config.in_context_example:
             preamble = preamble + self._example(style)

@@ -210,17 +210,9 @@ def profile_bootstrap_distribution(
     The same bootstrap as `bootstrap_distribution` over the clusters, for a statistic that
     depends on a resample only through the draws per profile (see the module docstring).
 
-    Args:
-        statistic: Maps a ``(b, n_profiles)`` chunk of draws per profile to a ``(b, m)``
-            array; NaN marks a resample on which the statistic is undefined.
-        sizes: Number of clusters of each profile.
-        n_boot: Number of resamples.
-        rng: Source of randomness.
-        max_elements: Memory bound passed to `profile_weight_chunks`.
-
-    Returns:
-        The ``(n_boot, m)`` bootstrap distribution (``m`` is 0 when ``n_boot`` is 0).
-
+    The arguments are `bootstrap_distribution`'s, except that `statistic` maps a
+    ``(b, n_profiles)`` chunk of draws per profile, `sizes` gives the number of clusters of each
+    profile, and `max_elements` bounds `profile_weight_chunks`.
     """
     return _evaluate(statistic, profile_weight_chunks(sizes, n_boot, rng, max_elements))
 

@@ -14,14 +14,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lmmprobe.metrics.bootstrap import (
-    WeightArray,
-    bootstrap_distribution,
-    finite_or_none,
-    percentile_interval,
-    ratio,
-)
 from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.stability import mean_with_interval
 from lmmprobe.schema import Score
 
 __all__ = ["FREE_FORM", "freeform_rows", "freeform_summary"]
@@ -86,15 +80,5 @@ def freeform_summary(
     for row, v in zip(rows, values, strict=True):
         per_sample[row.sample_id].append(v)
     means = np.array([float(np.mean(v)) for v in per_sample.values()])
-    point = float(means.mean())
-    low = high = None
-    if n_boot:
-        ones = np.ones_like(means)
-
-        def stat(w: WeightArray) -> np.ndarray:
-            return ratio((w @ means)[:, None], (w @ ones)[:, None])
-
-        dist = bootstrap_distribution(stat, means.size, n_boot, np.random.default_rng(seed))
-        lo, hi = percentile_interval(dist)
-        low, high = finite_or_none(lo[0]), finite_or_none(hi[0])
-    return MetricValue(point, low, high, len(rows))
+    # Every sample with a free-form row has a mean: all are defined.
+    return mean_with_interval(means, np.ones_like(means), len(rows), n_boot, seed)

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from lmmprobe.metrics._checkpoints import local_checkpoint, reference_groups, resolve_device
+
 if TYPE_CHECKING:
     import torch
 
@@ -44,24 +46,6 @@ Direction = Literal["candidate_to_reference", "reference_to_candidate"]
 
 _HF_HINT = "pip install 'lmmprobe[hf]'"
 _BERT_SCORE_HINT = "pip install 'lmmprobe[holistic]'"
-
-
-def _resolve_device(device: str | None) -> str:
-    import torch
-
-    if device is not None:
-        return device
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _check_folder(model_path: str | Path, what: str) -> str:
-    path = Path(model_path)
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(
-            f"{what}: {path} is not a local model folder (no config.json); pass the folder of "
-            "a checkpoint saved with save_pretrained (hub names are not fetched)"
-        )
-    return str(path.resolve())
 
 
 @functools.lru_cache(maxsize=2)
@@ -138,8 +122,10 @@ def bart_score(
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"BARTScore needs torch ({exc}); run: {_HF_HINT}") from exc
-    dev = _resolve_device(device)
-    tokenizer, model = _load_seq2seq(_check_folder(model_path, "bart_score"), dev)
+    dev = resolve_device(device)
+    tokenizer, model = _load_seq2seq(
+        local_checkpoint(model_path, "model", caller="bart_score"), dev
+    )
     max_length = _max_length(tokenizer, model)
     scores: list[float] = []
     with torch.no_grad():
@@ -269,13 +255,8 @@ def bert_score(
         raise ValueError(f"num_layers must be >= 1, got {num_layers}")
     if not candidates:
         return BertScores([], [], [])
-    groups: list[list[str]] = []
-    for i, r in enumerate(references):
-        group = [r] if isinstance(r, str) else [str(x) for x in r]
-        if not group:
-            raise ValueError(f"references[{i}] is an empty list; give at least one reference")
-        groups.append(group)
-    path = _check_folder(model_path, "bert_score")
+    groups = reference_groups(references)
+    path = local_checkpoint(model_path, "model", caller="bert_score")
     # bert-score gives an empty text raw scores of 0 (its only tokens, CLS and SEP, carry no
     # weight), but its empty-text path calls a tokenizer method transformers 5 removed; so
     # empty texts are settled here with the same result and never reach it.
@@ -292,7 +273,7 @@ def bert_score(
     recall = [0.0] * len(candidates)
     f1 = [0.0] * len(candidates)
     if kept:
-        scorer = _bert_scorer(path, num_layers, _resolve_device(device), batch_size)
+        scorer = _bert_scorer(path, num_layers, resolve_device(device), batch_size)
         single = all(len(g) == 1 for g in refs)
         scored_p, scored_r, scored_f = (
             _floats(t) for t in scorer.score(cands, [g[0] for g in refs] if single else refs)

@@ -31,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from lmmprobe.metrics._checkpoints import local_checkpoint, reference_groups, resolve_device
 from lmmprobe.schema import ImageRef
 
 if TYPE_CHECKING:
@@ -83,17 +84,10 @@ def _load_clip(path: str, device: str) -> tuple[Any, Any]:
 
 def _clip(model_path: str | Path, device: str | None) -> tuple[Any, Any, str]:
     try:
-        import torch
+        dev = resolve_device(device)
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"CLIP metrics need torch ({exc}); run: {_HF_HINT}") from exc
-    path = Path(model_path)
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(
-            f"{path} is not a local CLIP folder (no config.json); pass the folder of a "
-            "checkpoint saved with save_pretrained (hub names are not fetched)"
-        )
-    dev = device if device is not None else ("cuda" if torch.cuda.is_available() else "cpu")
-    processor, model = _load_clip(str(path.resolve()), dev)
+    processor, model = _load_clip(local_checkpoint(model_path, "CLIP"), dev)
     return processor, model, dev
 
 
@@ -237,12 +231,7 @@ def ref_clip_score(
         )
     if not w > 0:
         raise ValueError(f"w must be positive, got {w}")
-    groups: list[list[str]] = []
-    for i, r in enumerate(references):
-        group = [r] if isinstance(r, str) else [str(x) for x in r]
-        if not group:
-            raise ValueError(f"references[{i}] is an empty list; give at least one reference")
-        groups.append(group)
+    groups = reference_groups(references)
     if not candidates:
         return RefClipScores([], [])
     processor, model, dev = _clip(model_path, device)

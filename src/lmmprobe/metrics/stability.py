@@ -55,10 +55,22 @@ def _category(score: Score) -> str:
     return "raw:"
 
 
-def _mean_with_interval(
+def mean_with_interval(
     values: FloatArray, defined: FloatArray, n_rows: int, n_boot: int, seed: int
 ) -> MetricValue:
-    """Mean of per-sample values over defined samples, with a cluster-bootstrap interval."""
+    """Mean of per-sample values over the defined samples, with a cluster-bootstrap interval.
+
+    Args:
+        values: One value per sample.
+        defined: 1.0 where the sample's value is defined, else 0.0.
+        n_rows: The ``n`` to report (rows behind the values).
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    Returns:
+        The mean (None when no sample is defined) with its 95% percentile interval.
+
+    """
     if not defined.any():
         return MetricValue(None, None, None, n_rows)
     point = float(values[defined > 0].mean())
@@ -96,7 +108,7 @@ def instability(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -
         if answered:
             values[i], defined[i] = entropy(answered), 1.0
             rows += len(answered)
-    return _mean_with_interval(values, defined, rows, n_boot, seed)
+    return mean_with_interval(values, defined, rows, n_boot, seed)
 
 
 def circular_accuracy(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -> MetricValue:
@@ -118,4 +130,4 @@ def circular_accuracy(scores: Sequence[Score], *, n_boot: int = 1000, seed: int 
         if any(s.error_type is not None or s.stage == "error" for s in group):
             continue  # an unanswered rotation leaves the sample without a verdict
         values[i], defined[i] = float(all(s.correct for s in group)), 1.0
-    return _mean_with_interval(values, defined, int(defined.sum()), n_boot, seed)
+    return mean_with_interval(values, defined, int(defined.sum()), n_boot, seed)

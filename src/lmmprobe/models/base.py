@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from lmmprobe.registry import Registry, RegistryError
+from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +183,9 @@ class ModelFactory(Protocol):
         ...
 
 
-MODELS: Registry[ModelFactory] = Registry("model backend")
+# Third-party backends announce themselves as entry points "name = package.module:factory";
+# built-ins (registered by _ensure_builtin) keep their names.
+MODELS: Registry[ModelFactory] = Registry("model backend", entry_point_group="lmmprobe.models")
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
@@ -206,13 +207,6 @@ def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
             raise ValueError(f"model spec {spec!r}: option {opt!r} is not key=value")
         options[k.strip()] = v.strip()
     return backend.strip(), (target if sep else None), options
-
-
-def _load_plugins() -> None:
-    # Third-party backends announce themselves as entry points "name = package.module:factory".
-    for ep in entry_points(group="lmmprobe.models"):
-        if ep.name not in MODELS.names():
-            MODELS.register_lazy(ep.name, ep.value, summary=f"plugin from {ep.value}")
 
 
 def load_model(spec: str) -> Model | AsyncModel:
@@ -265,27 +259,3 @@ def _ensure_builtin() -> None:
         extra="api",
         summary="openai:MODEL[@BASE_URL]  any OpenAI-compatible chat server",
     )
-    _load_plugins()
-
-
-__all__ = [
-    "MODELS",
-    "AsyncModel",
-    "BadRequestError",
-    "Capabilities",
-    "Model",
-    "ModelError",
-    "ModelFactory",
-    "ModelIdentity",
-    "ModelTimeoutError",
-    "PermanentError",
-    "RateLimitError",
-    "RegistryError",
-    "RetryableError",
-    "TransientError",
-    "UnsupportedInputError",
-    "internal_error",
-    "list_models",
-    "load_model",
-    "parse_model_spec",
-]

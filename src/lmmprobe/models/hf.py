@@ -6,6 +6,12 @@ template with images as typed content parts, generates in left-padded batches, a
 candidate continuations by log-likelihood, encoding image and prompt once per sample and reusing
 the prompt's key/value cache for every candidate.
 
+Every turn of a request reaches the model (the cache key covers them all): the system prompt,
+the in-context example and the dialogue history. A checkpoint without a chat template gets the
+plain layout of `plain_prompt`; a chat template that rejects a turn, or renders the
+conversation without one, makes that request fail with ``unsupported_input`` rather than send a
+prompt its key does not describe.
+
 Options: ``device`` (auto | cpu | cuda | cuda:N), ``dtype`` (auto | bfloat16 | float16 |
 float32), ``device_map`` (passed through, e.g. ``auto`` for several GPUs), ``revision``,
 ``trust_remote_code`` (false), ``batch_size`` (8), ``max_images`` (images per prompt; default:
@@ -30,11 +36,12 @@ from typing import Any
 
 import torch
 import transformers
+from jinja2 import TemplateError
 from PIL import Image
 from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
-from lmmprobe.schema import ErrorInfo, Request, Response, Usage
+from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
 
 log = logging.getLogger(__name__)
 
@@ -208,7 +215,18 @@ class HFModel:
     # -- prompts --------------------------------------------------------------------------
 
     def render(self, request: Request) -> str:
-        """The prompt text for a request, through the chat template (images as typed parts)."""
+        """The prompt text for a request, with every message the cache key covers.
+
+        Through the chat template when the checkpoint has one (images as typed parts);
+        otherwise in the plain layout of `plain_prompt`, with the processor's image
+        placeholders first (none for BLIP-2, whose processor inserts its query tokens itself).
+
+        Raises:
+            UnsupportedInputError: The chat template rejects the conversation (e.g. a system
+                turn or two user turns in a row), or renders it without the text of a system,
+                example or history turn.
+
+        """
         conversation = []
         for m in request.messages:
             parts: list[dict[str, Any]] = []
@@ -225,17 +243,66 @@ class HFModel:
             self.tokenizer, "chat_template", None
         )
         if template:
-            text = self.processor.apply_chat_template(
-                conversation, chat_template=template, add_generation_prompt=True, tokenize=False
-            )
-            return str(text) + _prefix(request)
-        # No template (e.g. original BLIP-2 checkpoints): the plain question-answer format.
+            try:
+                text = str(
+                    self.processor.apply_chat_template(
+                        conversation,
+                        chat_template=template,
+                        add_generation_prompt=True,
+                        tokenize=False,
+                    )
+                )
+            except TemplateError as exc:
+                raise UnsupportedInputError(
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} rejects "
+                    f"this conversation ({exc}); {_PREAMBLE_ADVICE}"
+                ) from exc
+            self._check_rendered(request, text)
+            return text + _prefix(request.response_prefix)
+        # No template (e.g. original BLIP-2 and PaliGemma checkpoints).
         image_token = getattr(self.processor, "image_token", None)
         n_images = len(request.images)
-        prefix = (
+        images = (
             (str(image_token) * n_images) if image_token and self.model_type != "blip-2" else ""
         )
-        return f"{prefix}Question: {request.prompt} Answer:{_prefix(request)}"
+        return plain_prompt(
+            request.messages, images=images, response_prefix=request.response_prefix
+        )
+
+    def _check_rendered(self, request: Request, text: str) -> None:
+        """Refuse a rendering that lost the text of a turn before the question.
+
+        Templates written for one conversation shape may skip what they do not expect (a
+        system turn, a second user turn) without an error. Each earlier turn's text must appear
+        in order; the question itself is always rendered, and is not checked, so templates that
+        rewrite it slightly (whitespace) are not refused.
+        """
+        pos = 0
+        for i, message in enumerate(request.messages[:-1]):
+            wanted = message.text.strip()
+            if not wanted:
+                continue
+            found = text.find(wanted, pos)
+            if found < 0:
+                raise UnsupportedInputError(
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} drops "
+                    f"message {i} ({message.role}: {wanted[:60]!r}), so the prompt would not "
+                    f"be what the cache key describes; {_PREAMBLE_ADVICE}"
+                )
+            pos = found + len(wanted)
+
+    def prompt_inputs(self, request: Request) -> Any:
+        """The processor's encoding of a request's prompt and images, as the model gets it.
+
+        Likelihood scoring encodes exactly this before the candidates; generation encodes the
+        same text and images in left-padded batches.
+
+        Raises:
+            UnsupportedInputError: As `render`, or the request has more images than the
+                checkpoint takes.
+
+        """
+        return self._prefix_inputs(self.render(request), [self._images(request)])
 
     def _images(self, request: Request) -> list[Image.Image]:
         limit = self.capabilities.max_images
@@ -485,9 +552,59 @@ class HFModel:
         return out
 
 
-def _prefix(request: Request) -> str:
+_PREAMBLE_ADVICE = (
+    "run this model without those turns (unset formulate.system_prompt, set "
+    "formulate.in_context_example to false, or use samples without history), or use a "
+    "checkpoint whose chat template renders them"
+)
+
+# Labels of the plain layout: BLIP-2's "Question: ... Answer:" prompt for visual questions,
+# extended to the turns before the question.
+_PLAIN_LABELS = {"system": "System:", "user": "Question:", "assistant": "Answer:"}
+
+
+def plain_prompt(
+    messages: Sequence[Message], *, images: str = "", response_prefix: str | None = None
+) -> str:
+    """The prompt for a checkpoint without a chat template: every turn, labelled, as text.
+
+    The layout, for a system prompt, an in-context example (or history) and the question::
+
+        <image placeholders>System: <system prompt>
+        Question: <example question> Answer: <example answer>
+        Question: <question> Answer: <response prefix>
+
+    Each turn starts a line with its label (``System:``, ``Question:``, ``Answer:``), except
+    that an answer continues the line of the question it answers; the prompt ends with the
+    label of the answer to give. A lone question gives ``Question: <question> Answer:``, the
+    prompt BLIP-2's model card uses for visual questions. Image parts are not rendered where they stand: the
+    placeholders (`images`) go first, where BLIP-2 and PaliGemma expect them.
+
+    Args:
+        messages: The request's messages; the last is the question.
+        images: The processor's placeholder text for the request's images.
+        response_prefix: Text the answer is made to start with.
+
+    Returns:
+        The prompt text.
+
+    """
+    lines: list[str] = []
+    previous: str | None = None
+    for message in messages:
+        turn = f"{_PLAIN_LABELS[message.role]} {message.text}"
+        if message.role == "assistant" and previous == "user":
+            lines[-1] += f" {turn}"
+        else:
+            lines.append(turn)
+        previous = message.role
+    answer = _PLAIN_LABELS["assistant"]
+    return images + "\n".join(lines) + f" {answer}{_prefix(response_prefix)}"
+
+
+def _prefix(response_prefix: str | None) -> str:
     """The response prefix as it follows the generation prompt (one space before it)."""
-    return f" {request.response_prefix}" if request.response_prefix else ""
+    return f" {response_prefix}" if response_prefix else ""
 
 
 def _usage(inputs: Any, row: int, new: torch.Tensor, pad: int | None) -> Usage:

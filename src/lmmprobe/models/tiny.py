@@ -32,6 +32,10 @@ Architectures (``TINY_ARCHS``) and what callers must know about them. Each loads
 The chat templates ("USER: <image> ... ASSISTANT:") emit BOS themselves (PaliGemma's
 processor adds it instead) and the tokenizers add no special tokens, so
 ``processor(text=apply_chat_template(...))`` yields exactly one BOS. Tokenizers pad on the left.
+
+``tiny_model_path(arch, chat_template=False)`` builds the same checkpoint without any chat
+template (folder ``<arch>-<size>-plain``), like the original BLIP-2 and PaliGemma releases:
+it exercises the plain-text prompt layout of the ``hf`` backend.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe import __version__
+from lmmprobe._optional import require
+from lmmprobe._version import __version__
 
 __all__ = ["TINY_ARCHS", "build_once", "seeded", "tiny_alias", "tiny_model_path"]
 
@@ -112,7 +117,13 @@ def _tiny_vision(image_size: int, patch: int, **extra: Any) -> dict[str, Any]:
     }
 
 
-def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | None = None) -> Path:
+def tiny_model_path(
+    arch: str,
+    *,
+    size: str = "tiny",
+    cache_dir: str | Path | None = None,
+    chat_template: bool = True,
+) -> Path:
     """Build (once, then reuse) a tiny random-weight checkpoint and return its folder.
 
     The folder loads with `AutoProcessor.from_pretrained(path)` and
@@ -126,6 +137,9 @@ def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | No
         size: ``"tiny"`` for every architecture, or ``"small"`` (llava only: text hidden 256,
             4 layers, 64 image tokens) for speed benchmarks.
         cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
+        chat_template: False builds the same checkpoint (same weights and tokenizer) without a
+            chat template, in ``<arch>-<size>-plain``, as original BLIP-2 and PaliGemma
+            releases ship; backends must then lay the conversation out themselves.
 
     Returns:
         The checkpoint folder.
@@ -145,17 +159,9 @@ def tiny_model_path(arch: str, *, size: str = "tiny", cache_dir: str | Path | No
         raise ValueError(f"unknown size {size!r}; choose 'tiny' or 'small'")
     if size == "small" and arch != "llava":
         raise ValueError(f"size='small' exists for llava only, not {arch!r}")
-    try:
-        import tokenizers  # noqa: F401
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"tiny models need torch, transformers and tokenizers ({exc}); "
-            "run: pip install 'lmmprobe[hf]'"
-        ) from exc
-
-    return build_once(f"{arch}-{size}", lambda folder: _BUILDERS[arch](folder, size), cache_dir)
+    require("torch", "transformers", "tokenizers", extra="hf", purpose="tiny models")
+    name = f"{arch}-{size}" if chat_template else f"{arch}-{size}-plain"
+    return build_once(name, lambda folder: _BUILDERS[arch](folder, size, chat_template), cache_dir)
 
 
 def tiny_alias(name: str) -> Path | None:
@@ -211,6 +217,30 @@ def _train_tokenizer(specials: list[str], extra_specials: list[str]) -> Any:
         model_max_length=1024,
     )
     return fast
+
+
+def _wrapping_tokenizer(max_length: int, **special: str) -> Any:
+    """The trained tokenizer for encoder models: every text becomes ``<s> ... </s>``.
+
+    Special tokens take ids 0-3 as ``<pad> <unk> <s> </s>``; the tokenizer itself adds the
+    boundary tokens (CLIP pools at the end token, BART and BERT-style scoring expect them), pads
+    on the right and truncates to `max_length`. `special` sets further attributes, e.g.
+    ``cls_token="<s>"``.
+    """
+    from tokenizers import processors
+
+    tok = _train_tokenizer([_PAD, _UNK, _BOS, _EOS], [])
+    bos, eos = tok.convert_tokens_to_ids(_BOS), tok.convert_tokens_to_ids(_EOS)
+    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
+        single=f"{_BOS} $A {_EOS}",
+        pair=f"{_BOS} $A {_EOS} $B {_EOS}",
+        special_tokens=[(_BOS, bos), (_EOS, eos)],
+    )
+    for key, value in special.items():
+        setattr(tok, key, value)
+    tok.padding_side = "right"
+    tok.model_max_length = max_length
+    return tok
 
 
 def _chat_template(*, bos: bool, image: str, turn_end: str) -> str:
@@ -330,13 +360,16 @@ def _llama_text(vocab: int, tokenizer: Any, *, hidden: int, layers: int) -> dict
     }
 
 
-def _build_llava(folder: Path, size: str) -> None:
+def _build_llava(folder: Path, size: str, template: bool) -> None:
     from transformers import CLIPImageProcessorPil, LlavaConfig, LlavaProcessor
 
     small = size == "small"
     image_size, patch = (128, 16) if small else (32, 8)
     tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
-    tokenizer.chat_template = _chat_template(bos=True, image="'<image>\\n'", turn_end="eos_token")
+    if template:
+        tokenizer.chat_template = _chat_template(
+            bos=True, image="'<image>\\n'", turn_end="eos_token"
+        )
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}
     )
@@ -374,7 +407,7 @@ def _build_llava(folder: Path, size: str) -> None:
     _save_model(config, folder, tokenizer)
 
 
-def _build_idefics3(folder: Path, size: str) -> None:
+def _build_idefics3(folder: Path, size: str, template: bool) -> None:
     from transformers import Idefics3Config, Idefics3ImageProcessorPil, Idefics3Processor
 
     del size  # tiny only
@@ -387,9 +420,10 @@ def _build_idefics3(folder: Path, size: str) -> None:
         *[f"<row_{i}_col_{j}>" for i in range(1, 7) for j in range(1, 7)],
     ]
     tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], extras)
-    tokenizer.chat_template = _chat_template(
-        bos=True, image="'<image>'", turn_end="'<end_of_utterance>'"
-    )
+    if template:
+        tokenizer.chat_template = _chat_template(
+            bos=True, image="'<image>'", turn_end="'<end_of_utterance>'"
+        )
     # Splitting off: one global view per image keeps the sequence (and the test) short.
     image_processor = Idefics3ImageProcessorPil(
         size={"longest_edge": image_size},
@@ -413,21 +447,22 @@ def _build_idefics3(folder: Path, size: str) -> None:
     _save_model(config, folder, tokenizer)
 
 
-def _build_paligemma(folder: Path, size: str) -> None:
+def _build_paligemma(folder: Path, size: str, template: bool) -> None:
     from transformers import PaliGemmaConfig, PaliGemmaProcessor, SiglipImageProcessorPil
 
     del size
     image_size, patch = 32, 8
     seq_len = (image_size // patch) ** 2
     tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
-    tokenizer.chat_template = _PALIGEMMA_TEMPLATE
+    chat_template = _PALIGEMMA_TEMPLATE if template else None
+    tokenizer.chat_template = chat_template
     image_processor = SiglipImageProcessorPil(
         size={"height": image_size, "width": image_size}, image_seq_length=seq_len
     )
     # The processor adds 1152 <locNNNN>/<segNNN> tokens to the tokenizer, so the model's
     # vocabulary is sized after it is built.
     processor = PaliGemmaProcessor(  # type: ignore[no-untyped-call]
-        image_processor=image_processor, tokenizer=tokenizer, chat_template=_PALIGEMMA_TEMPLATE
+        image_processor=image_processor, tokenizer=tokenizer, chat_template=chat_template
     )
     vocab = len(tokenizer)
     hidden = 32
@@ -456,14 +491,15 @@ def _build_paligemma(folder: Path, size: str) -> None:
     _save_model(config, folder, tokenizer)
 
 
-def _build_blip2(folder: Path, size: str) -> None:
+def _build_blip2(folder: Path, size: str, template: bool) -> None:
     from transformers import Blip2Config, Blip2Processor, BlipImageProcessorPil
 
     del size
     image_size, patch, queries = 32, 8, 4
     tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
     # The processor prepends the query-token placeholders itself, so the template has none.
-    tokenizer.chat_template = _chat_template(bos=True, image="''", turn_end="eos_token")
+    if template:
+        tokenizer.chat_template = _chat_template(bos=True, image="''", turn_end="eos_token")
     image_processor = BlipImageProcessorPil(size={"height": image_size, "width": image_size})
     processor = Blip2Processor(  # type: ignore[no-untyped-call]
         image_processor=image_processor, tokenizer=tokenizer, num_query_tokens=queries
@@ -501,7 +537,7 @@ def _build_blip2(folder: Path, size: str) -> None:
     _save_model(config, folder, tokenizer)
 
 
-_BUILDERS: dict[str, Callable[[Path, str], None]] = {
+_BUILDERS: dict[str, Callable[[Path, str, bool], None]] = {
     "llava": _build_llava,
     "idefics3": _build_idefics3,
     "paligemma": _build_paligemma,

@@ -24,9 +24,9 @@ What callers must know:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from lmmprobe.models.tiny import _train_tokenizer, build_once, seeded
+from lmmprobe._optional import require
+from lmmprobe.models.tiny import _wrapping_tokenizer, build_once, seeded
 
 __all__ = ["TINY_CLIP_CONTEXT", "tiny_clip_path"]
 
@@ -35,9 +35,6 @@ TINY_CLIP_CONTEXT = 77
 
 _SEED = 0
 _IMAGE_SIZE, _PATCH, _HIDDEN, _PROJECTION = 32, 8, 32, 16
-# End-of-text must not be id 2: CLIPTextModel treats eos_token_id == 2 as the legacy
-# configuration and pools at the highest token id instead of at the end token.
-_PAD, _UNK, _BOS, _EOS = "<pad>", "<unk>", "<s>", "</s>"
 _FOLDER = "clip-tiny"
 
 
@@ -61,39 +58,16 @@ def tiny_clip_path(cache_dir: str | Path | None = None) -> Path:
             (``pip install 'lmmprobe[hf]'``).
 
     """
-    try:
-        import tokenizers  # noqa: F401
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"the tiny CLIP model needs torch, transformers and tokenizers ({exc}); "
-            "run: pip install 'lmmprobe[hf]'"
-        ) from exc
-
+    require("torch", "transformers", "tokenizers", extra="hf", purpose="the tiny CLIP model")
     return build_once(_FOLDER, _build, cache_dir)
-
-
-def _tokenizer() -> Any:
-    """The project's locally trained BPE tokenizer, wrapping each text as ``<s> ... </s>``."""
-    from tokenizers import processors
-
-    tok = _train_tokenizer([_PAD, _UNK, _BOS, _EOS], [])
-    bos, eos = tok.convert_tokens_to_ids(_BOS), tok.convert_tokens_to_ids(_EOS)
-    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{_BOS} $A {_EOS}",
-        pair=f"{_BOS} $A {_EOS} $B {_EOS}",
-        special_tokens=[(_BOS, bos), (_EOS, eos)],
-    )
-    tok.padding_side = "right"  # CLIP's convention; pooling finds the first end token anyway
-    tok.model_max_length = TINY_CLIP_CONTEXT
-    return tok
 
 
 def _build(folder: Path) -> None:
     from transformers import CLIPConfig, CLIPImageProcessorPil, CLIPModel, CLIPProcessor
 
-    tokenizer = _tokenizer()
+    # End-of-text is id 3, not 2: CLIPTextModel treats eos_token_id == 2 as the legacy
+    # configuration and pools at the highest token id instead of at the end token.
+    tokenizer = _wrapping_tokenizer(TINY_CLIP_CONTEXT)
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": _IMAGE_SIZE},
         crop_size={"height": _IMAGE_SIZE, "width": _IMAGE_SIZE},

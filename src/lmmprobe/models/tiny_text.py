@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from lmmprobe.models.tiny import _train_tokenizer, build_once, seeded
+from lmmprobe._optional import require
+from lmmprobe.models.tiny import _wrapping_tokenizer, build_once, seeded
 
 __all__ = ["TINY_BERT_LAYERS", "TINY_TEXT_CONTEXT", "tiny_bart_path", "tiny_bert_path"]
 
@@ -37,7 +37,6 @@ TINY_BERT_LAYERS = 2
 
 _SEED = 0
 _HIDDEN = 32
-_PAD, _UNK, _BOS, _EOS = "<pad>", "<unk>", "<s>", "</s>"
 
 
 def tiny_bart_path(cache_dir: str | Path | None = None) -> Path:
@@ -78,41 +77,14 @@ def tiny_bert_path(cache_dir: str | Path | None = None) -> Path:
 
 
 def _cached(name: str, build: Callable[[Path], None], cache_dir: str | Path | None) -> Path:
-    try:
-        import tokenizers  # noqa: F401
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"the tiny text models need torch, transformers and tokenizers ({exc}); "
-            "run: pip install 'lmmprobe[hf]'"
-        ) from exc
+    require("torch", "transformers", "tokenizers", extra="hf", purpose="the tiny text models")
     return build_once(name, build, cache_dir)
-
-
-def _tokenizer(**special: str) -> Any:
-    """The project's locally trained BPE tokenizer, wrapping each text as ``<s> ... </s>``."""
-    from tokenizers import processors
-
-    tok = _train_tokenizer([_PAD, _UNK, _BOS, _EOS], [])
-    bos, eos = tok.convert_tokens_to_ids(_BOS), tok.convert_tokens_to_ids(_EOS)
-    # Both BART and BERT-style scoring expect the tokenizer itself to add the boundary tokens.
-    tok.backend_tokenizer.post_processor = processors.TemplateProcessing(
-        single=f"{_BOS} $A {_EOS}",
-        pair=f"{_BOS} $A {_EOS} $B {_EOS}",
-        special_tokens=[(_BOS, bos), (_EOS, eos)],
-    )
-    for key, value in special.items():
-        setattr(tok, key, value)
-    tok.padding_side = "right"
-    tok.model_max_length = TINY_TEXT_CONTEXT
-    return tok
 
 
 def _build_bart(folder: Path) -> None:
     from transformers import BartConfig, BartForConditionalGeneration
 
-    tok = _tokenizer()
+    tok = _wrapping_tokenizer(TINY_TEXT_CONTEXT)
     config = BartConfig(
         vocab_size=len(tok),
         d_model=_HIDDEN,
@@ -140,7 +112,7 @@ def _build_bert(folder: Path) -> None:
     from transformers import BertConfig, BertModel
 
     # bert-score zeroes the IDF weight of the CLS and SEP ids, so they must be set.
-    tok = _tokenizer(cls_token=_BOS, sep_token=_EOS)
+    tok = _wrapping_tokenizer(TINY_TEXT_CONTEXT, cls_token="<s>", sep_token="</s>")
     config = BertConfig(
         vocab_size=len(tok),
         hidden_size=_HIDDEN,

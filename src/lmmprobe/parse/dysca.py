@@ -13,6 +13,9 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
+from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.schema import FormulateConfig
+
 _PAREN = re.compile(r"\(([a-zA-Z])\)")
 _CAPITAL = re.compile(r"[A-Z]")
 
@@ -40,3 +43,16 @@ def dysca_match(output: str, options: Sequence[str]) -> tuple[int | None, str]:
             return index, "capital"
     distances = [Levenshtein.distance(output, option) for option in options]
     return distances.index(min(distances)), "levenshtein"
+
+
+@MATCHERS.register(
+    "dysca", summary="Dysca's rule: (x) mark, else last capital, else closest option by edits"
+)
+def dysca_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """Dysca's rule as a matcher: a mark or capital is a ``mark`` hit, edit distance ``fuzzy``."""
+    index, step = dysca_match(output, options)
+    if index is None:
+        return unparsed(step)
+    return Extraction(index, "fuzzy" if step == "levenshtein" else "mark", step)

@@ -11,39 +11,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
 from rapidfuzz import fuzz, process
 
+from lmmprobe.parse.matcher import MATCHERS, Extraction, ExtractionStage, unparsed
 from lmmprobe.parse.refusal import is_refusal
-from lmmprobe.schema.score import FORMAT_HIT_STAGES
-
-ExtractionStage = Literal["mark", "text", "fuzzy", "unparsed"]
-"""The pipeline stage that decided an extraction."""
-
-
-@dataclass(frozen=True, slots=True)
-class Extraction:
-    """The option read from one model output, and how it was read.
-
-    Attributes:
-        index: Position of the chosen option in the displayed order (0-based); None when
-            unparsed.
-        stage: "mark", "text", "fuzzy" or "unparsed".
-        reason: For unparsed outputs one of "empty", "refusal", "no_match", "ambiguous";
-            otherwise a short note on what matched (the mark span, the option text, the score).
-
-    """
-
-    index: int | None
-    stage: ExtractionStage
-    reason: str
-
-    @property
-    def format_hit(self) -> bool:
-        """Whether the answer followed the expected format (decided by mark or option text)."""
-        return self.stage in FORMAT_HIT_STAGES
-
+from lmmprobe.schema import FormulateConfig
 
 # Whitespace, markdown emphasis and quotes that may wrap a mark ("**B**", '"B"').
 _DECOR = "[\\s*_\"'`\u201c\u201d\u2018\u2019]*"
@@ -135,7 +108,7 @@ def extract_choice(
             "pass one mark per displayed option"
         )
     if not output.strip():
-        return _unparsed("empty")
+        return unparsed("empty")
     mark_key = tuple(marks)
     pats = _mark_patterns(mark_key) if mark_key else None
     if pats is not None:
@@ -152,15 +125,11 @@ def extract_choice(
     if len(named) == 1:
         return Extraction(named[0], "text", _note(options[named[0]]))
     if is_refusal(output):
-        return _unparsed("refusal")
+        return unparsed("refusal")
     # An output naming several options cannot be settled by overall similarity either.
     if marks_ambiguous or named:
-        return _unparsed("ambiguous")
+        return unparsed("ambiguous")
     return _fuzzy_stage(output, table.fuzzy_keys, fuzzy_threshold)
-
-
-def _unparsed(reason: str) -> Extraction:
-    return Extraction(None, "unparsed", reason)
 
 
 def _note(span: str) -> str:
@@ -291,15 +260,15 @@ def _shadowed(
 def _fuzzy_stage(output: str, keys: tuple[str | None, ...], threshold: float) -> Extraction:
     query = _normalize(output)
     if not query:
-        return _unparsed("no_match")
+        return unparsed("no_match")
     # process.extract skips None keys (blank options) and keeps their positions.
     top = process.extract(query, keys, scorer=fuzz.ratio, limit=2)
     if not top:
-        return _unparsed("no_match")
+        return unparsed("no_match")
     key, best, index = top[0]
     # A tie means two options are equally close, and picking either would be a guess.
     if best < threshold or (len(top) > 1 and top[1][1] >= best):
-        return _unparsed("no_match")
+        return unparsed("no_match")
     return Extraction(int(index), "fuzzy", f"{key} ({best:.0f})")
 
 
@@ -391,3 +360,16 @@ def _hint(option: str) -> str | None:
 
 def _bounded(char: str) -> bool:
     return (char.isalnum() or char == "_") and _UNSPACED.match(char) is None
+
+
+@MATCHERS.register(
+    "lmmprobe", summary="lmmprobe's pipeline: option mark, option text, refusal, fuzzy (default)"
+)
+def lmmprobe_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """Read the answer with `extract_choice` and the config's fuzzy threshold."""
+    return extract_choice(output, options, marks, fuzzy_threshold=config.fuzzy_threshold)
+
+
+__all__ = ["Extraction", "ExtractionStage", "extract_choice", "lmmprobe_matcher"]

@@ -11,6 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from lmmprobe.parse.matcher import MATCHERS, Extraction, ExtractionStage, unparsed
+from lmmprobe.schema import FormulateConfig
+
 _MARK = re.compile(r"\(([1-9A-Za-z])\)")
 
 
@@ -41,3 +44,16 @@ def reform_match(output: str, options: Sequence[str]) -> int | None:
         if output == option:  # exact equality, no stripping, as theirs
             return i
     return None
+
+
+@MATCHERS.register("reform", summary="ReForm-Eval's rule: first (X) mark, else exact option text")
+def reform_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """ReForm-Eval's rule as a matcher: an exact option text is a ``text`` hit, else ``mark``."""
+    index = reform_match(output, options)
+    if index is None:
+        return unparsed("no_match")
+    # Their rule reads a parenthesized mark first, else an exact option text.
+    stage: ExtractionStage = "text" if output in options else "mark"
+    return Extraction(index, stage, options[index] if stage == "text" else "mark")

@@ -25,14 +25,29 @@ import json
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lmmprobe.metrics import blind_gap, instability, summarize
+from pydantic import BaseModel, Field
+
+from lmmprobe.holistic import DimensionRow
+from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_metrics, instability
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
-from lmmprobe.report.results import HEADLINE, sensitivity_metrics
+from lmmprobe.report.model import Sensitivity
+from lmmprobe.report.results import sensitivity_metrics
+from lmmprobe.report.rows import (
+    ApexRow,
+    BlindGapRow,
+    CardRow,
+    GroupTestRow,
+    LeaderboardRow,
+    RankAgreementRow,
+    RunRow,
+    SensitivityRow,
+    SubtaskCell,
+    TTestRow,
+)
 from lmmprobe.schema import Score
 
 if TYPE_CHECKING:
@@ -45,9 +60,6 @@ SUBTASK_KEYS: tuple[str, ...] = ("subtask", "task")
 
 ALL = "all"
 """Group label of rows whose metadata names no subtask (or no scenario)."""
-
-LEADERBOARD_METRICS: tuple[str, ...] = HEADLINE
-"""Metrics the leaderboard may show, in this order (those no entry has are left out)."""
 
 RANK_METRICS: tuple[str, ...] = ("accuracy", "circular_accuracy", "freeform_score")
 """Metrics two runs' rankings are compared on: the first that both give for 3+ common models."""
@@ -74,91 +86,84 @@ def scenario_of(score: Score) -> str:
     return ALL if value is None else str(value)
 
 
-@dataclass
-class ReportTables:
-    """Every table of a report, as plain JSON-ready values.
+class ReportTables(BaseModel):
+    """Every table of a report, typed; the JSON format is its dump.
 
     Attributes:
-        runs: One dict per run: id, status, data, models, blind, created_at, versions.
-        leaderboard: One dict per entry, best accuracy first: label, model, run_id, blind, n
-            and ``metrics`` (name → value, low, high, n; fractions).
-        metric_names: Leaderboard metrics present in at least one entry.
+        runs: One row per run.
+        leaderboard: One row per entry, best accuracy first.
+        metric_names: Headline metrics (`lmmprobe.metrics.headline_metrics`) that at least one
+            entry has, in column order.
         subtasks: Subtask labels, in first-seen order.
-        subtask_accuracy: Entry label → subtask → ``{"value": percent, "n": rows}``.
+        subtask_accuracy: Entry label → subtask → accuracy in percent and rows.
         scenarios: Scenario labels (``clean`` first), or ``["all"]`` without scenarios.
         scenario_accuracy: Scenario → entry label → subtask → accuracy in percent.
-        sensitivity: One dict per entry with any of SQ/TFSQ/MCSQ/S_tf/S_mc, SC, instability
-            (nats) and ``scenario_deltas`` (scenario → percentage points against clean).
-        blind_gaps: One dict per (normal, blind) pair of the same model on the same data:
-            accuracies, ``gap`` (points) and ``by_subtask`` gaps.
-        dimensions: HEMM dimension means: dimension, category, model, mean, sd, n.
+        sensitivity: One row per entry with any of Dysca's sensitivities or instability.
+        blind_gaps: One row per (normal, blind) pair of the same model on the same data.
+        dimensions: HEMM dimension means (`lmmprobe.holistic.DimensionRow`).
         dimensions_note: Why dimension means are missing, when they are.
-        normalized: Entry label -> catalog task -> min-max normalized score (what the
+        normalized: Entry label → catalog task → min-max normalized score (what the
             dimension means and t-tests are computed from).
         category_tests: HEMM's paired t-tests between two categories of a task dimension,
             pairing over models (model specs, runs with images only; a model in several runs
-            takes its mean per task): dimension, a, b, n, units, mean_a,
-            mean_b, mean_diff, statistic, p_value, significant (p < `ALPHA`), ci_low, ci_high.
+            takes its mean per task); significant means p < `ALPHA`.
         cards_source: The model card file, when cards were given.
-        cards: One dict per model spec with a card: model, entries (its entry labels), one key per
-            `lmmprobe.holistic.MODEL_DIMENSIONS` field (its group, or None), parameter_count,
-            pretraining_data_count, proprietary, notes.
+        cards: One row per model spec with a card.
         group_tests: Paired t-tests between two groups of models (specs) of a modeling
-            dimension, pairing over tasks: dimension, a, b, models_a, models_b, and the statistics of
-            `category_tests` (None with a ``note`` when the pair could not be tested).
+            dimension, pairing over tasks (a ``note`` says why a pair could not be tested).
         groups_note: Why there are no group tests, when cards were given but there are none.
-        rank_agreement: One dict per pair of runs on different data sharing 3+ models: run_a,
-            data_a, run_b, data_b, metric, models, n, spearman_rho, spearman_p, kendall_tau,
-            kendall_p.
+        rank_agreement: One row per pair of runs on different data sharing 3+ models.
         agreement_note: Pairs of runs on different data that could not be compared.
-        apex: One dict per APEx campaign folder: path, query, status, number of experiments.
+        apex: One row per APEx campaign folder.
         warnings: Things the reader should know.
 
     """
 
-    runs: list[dict[str, Any]] = field(default_factory=list)
-    leaderboard: list[dict[str, Any]] = field(default_factory=list)
-    metric_names: list[str] = field(default_factory=list)
-    subtasks: list[str] = field(default_factory=list)
-    subtask_accuracy: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-    scenarios: list[str] = field(default_factory=list)
-    scenario_accuracy: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    sensitivity: list[dict[str, Any]] = field(default_factory=list)
-    blind_gaps: list[dict[str, Any]] = field(default_factory=list)
-    dimensions: list[dict[str, Any]] = field(default_factory=list)
+    runs: list[RunRow] = Field(default_factory=list)
+    leaderboard: list[LeaderboardRow] = Field(default_factory=list)
+    metric_names: list[str] = Field(default_factory=list)
+    subtasks: list[str] = Field(default_factory=list)
+    subtask_accuracy: dict[str, dict[str, SubtaskCell]] = Field(default_factory=dict)
+    scenarios: list[str] = Field(default_factory=list)
+    scenario_accuracy: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
+    sensitivity: list[SensitivityRow] = Field(default_factory=list)
+    blind_gaps: list[BlindGapRow] = Field(default_factory=list)
+    dimensions: list[DimensionRow] = Field(default_factory=list)
     dimensions_note: str | None = None
-    normalized: dict[str, dict[str, float]] = field(default_factory=dict)
-    category_tests: list[dict[str, Any]] = field(default_factory=list)
+    normalized: dict[str, dict[str, float]] = Field(default_factory=dict)
+    category_tests: list[TTestRow] = Field(default_factory=list)
     cards_source: str | None = None
-    cards: list[dict[str, Any]] = field(default_factory=list)
-    group_tests: list[dict[str, Any]] = field(default_factory=list)
+    cards: list[CardRow] = Field(default_factory=list)
+    group_tests: list[GroupTestRow] = Field(default_factory=list)
     groups_note: str | None = None
-    rank_agreement: list[dict[str, Any]] = field(default_factory=list)
+    rank_agreement: list[RankAgreementRow] = Field(default_factory=list)
     agreement_note: str | None = None
-    apex: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    apex: list[ApexRow] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """All tables as one JSON-ready dictionary."""
-        return asdict(self)
+        """All tables as one JSON-ready dictionary (NaN and infinities as None)."""
+        # Through JSON: pydantic writes NaN and infinities (undefined t statistics) as null.
+        out: dict[str, Any] = json.loads(self.model_dump_json())
+        return out
 
 
-def _run_rows(data: ReportData) -> list[dict[str, Any]]:
+def _run_rows(data: ReportData) -> list[RunRow]:
     rows = []
     for run in data.runs:
-        man = run.manifest or {}
+        man = run.manifest
         rows.append(
-            {
-                "run_id": run.run_id,
-                "status": run.status,
-                "data": run.data,
-                "models": [e.label for e in data.entries if e.run is run],
-                "blind": run.blind,
-                "created_at": run.created_at,
-                "lmmprobe": man.get("lmmprobe"),
-                "git_commit": man.get("git_commit"),
-                "samples": (man.get("data") or {}).get("samples"),
-            }
+            RunRow(
+                run_id=run.run_id,
+                status=run.status,
+                data=run.data,
+                models=[e.label for e in data.entries if e.run is run],
+                blind=run.blind,
+                created_at=run.created_at,
+                lmmprobe=man.lmmprobe if man else None,
+                git_commit=man.git_commit if man else None,
+                samples=man.data.samples if man else None,
+            )
         )
     return rows
 
@@ -167,46 +172,47 @@ def _has_repeats(scores: Sequence[Score]) -> bool:
     return len(scores) > len({s.sample_id for s in scores})
 
 
-def _entry_metrics(entry: Entry) -> dict[str, dict[str, Any]]:
+def _entry_metrics(entry: Entry) -> dict[str, MetricValue]:
     block = entry.results
-    if block and block.get("metrics"):
-        return dict(block["metrics"])
+    if block is not None and block.metrics:
+        return dict(block.metrics)
     if not entry.scores:
         return {}
     # An unfinished run has no results.json yet: compute what `lmmprobe run` would have.
-    boot = int(entry.run.spec.get("bootstrap", 1000))
-    seed = int(entry.run.spec.get("seed", 0))
-    metrics = {k: v.to_dict() for k, v in summarize(entry.scores, n_boot=boot, seed=seed).items()}
-    if _has_repeats(entry.scores):
-        metrics["instability"] = instability(entry.scores, n_boot=boot, seed=seed).to_dict()
-    return metrics
+    return compute_metrics(entry.scores, entry.run.spec)
 
 
-def _leaderboard(data: ReportData) -> tuple[list[dict[str, Any]], list[str]]:
-    rows: list[dict[str, Any]] = []
+def value_of(metrics: dict[str, MetricValue], name: str) -> float | None:
+    """The point value of metric `name`, None when absent or undefined."""
+    m = metrics.get(name)
+    return None if m is None else m.value
+
+
+def _leaderboard(data: ReportData) -> tuple[list[LeaderboardRow], list[str]]:
+    rows: list[LeaderboardRow] = []
     for e in data.entries:
         metrics = _entry_metrics(e)
-        n = (metrics.get("error_rate") or {}).get("n") or len(e.scores)
+        errors = metrics.get("error_rate")
         rows.append(
-            {
-                "label": e.label,
-                "model": e.model,
-                "run_id": e.run.run_id,
-                "blind": e.run.blind,
-                "n": n,
-                "metrics": metrics,
-            }
+            LeaderboardRow(
+                label=e.label,
+                model=e.model,
+                run_id=e.run.run_id,
+                blind=e.run.blind,
+                n=(errors.n if errors is not None else 0) or len(e.scores),
+                metrics=metrics,
+            )
         )
 
-    def accuracy(row: dict[str, Any]) -> float:
-        value = (row["metrics"].get("accuracy") or {}).get("value")
+    def accuracy(row: LeaderboardRow) -> float:
+        value = value_of(row.metrics, "accuracy")
         return -1.0 if value is None else float(value)
 
     rows.sort(key=accuracy, reverse=True)
     names = [
-        n
-        for n in LEADERBOARD_METRICS
-        if any((r["metrics"].get(n) or {}).get("value") is not None for r in rows)
+        m.name
+        for m in headline_metrics()
+        if any(value_of(r.metrics, m.name) is not None for r in rows)
     ]
     return rows, names
 
@@ -230,12 +236,12 @@ def _accuracy_tables(data: ReportData, tables: ReportTables) -> None:
     for e in data.entries:
         if not e.scores:
             continue
-        per_sub: dict[str, dict[str, Any]] = {}
+        per_sub: dict[str, SubtaskCell] = {}
         for sub, rows in _group(e.scores, subtask_of).items():
             subtasks.setdefault(sub, None)
             acc = accuracy_percent(rows)
             if acc is not None:
-                per_sub[sub] = {"value": acc, "n": len(rows)}
+                per_sub[sub] = SubtaskCell(value=acc, n=len(rows))
         tables.subtask_accuracy[e.label] = per_sub
         for scen, rows in _group(e.scores, scenario_of).items():
             scenarios.add(scen)
@@ -249,31 +255,30 @@ def _accuracy_tables(data: ReportData, tables: ReportTables) -> None:
     tables.scenario_accuracy = {s: tables.scenario_accuracy[s] for s in tables.scenarios}
 
 
-def _sensitivity(data: ReportData) -> list[dict[str, Any]]:
+def _sensitivity(data: ReportData) -> list[SensitivityRow]:
     rows = []
     for e in data.entries:
         block = e.results
-        sens: dict[str, Any] = dict((block or {}).get("sensitivity") or {})
-        if not sens and e.scores:
+        sens = block.sensitivity if block is not None else Sensitivity()
+        if sens == Sensitivity() and e.scores:
             sens = sensitivity_metrics(e.scores)
-        row: dict[str, Any] = {"label": e.label}
-        row.update(sens.get("question_type") or {})
-        if "covariate_shift_SC" in sens:
-            row["SC"] = sens["covariate_shift_SC"]
-        metrics = (block or {}).get("metrics") or {}
-        inst = (metrics.get("instability") or {}).get("value")
+        inst = value_of(block.metrics, "instability") if block is not None else None
         if inst is None and e.scores and _has_repeats(e.scores):
             inst = instability(e.scores, n_boot=0).value
-        if inst is not None:
-            row["instability"] = inst
-        if sens.get("scenario_deltas"):
-            row["scenario_deltas"] = dict(sens["scenario_deltas"])
-        if len(row) > 1:
+        qt = sens.question_type.model_dump() if sens.question_type is not None else {}
+        row = SensitivityRow(
+            label=e.label,
+            **qt,
+            SC=sens.covariate_shift_SC,
+            instability=inst,
+            scenario_deltas=dict(sens.scenario_deltas or {}),
+        )
+        if row != SensitivityRow(label=e.label):
             rows.append(row)
     return rows
 
 
-def _blind_gaps(data: ReportData) -> list[dict[str, Any]]:
+def _blind_gaps(data: ReportData) -> list[BlindGapRow]:
     rows = []
     groups: dict[tuple[str, str], list[Entry]] = {}
     for e in data.entries:
@@ -297,16 +302,16 @@ def _blind_gaps(data: ReportData) -> list[dict[str, Any]]:
                         if with_img is not None and without is not None:
                             by_sub[sub] = with_img - without
                 rows.append(
-                    {
-                        "model": model,
-                        "data": spec,
-                        "normal": n.label,
-                        "blind": b.label,
-                        "normal_accuracy": accuracy_percent(n.scores),
-                        "blind_accuracy": accuracy_percent(b.scores),
-                        "gap": gap,
-                        "by_subtask": by_sub,
-                    }
+                    BlindGapRow(
+                        model=model,
+                        data=spec,
+                        normal=n.label,
+                        blind=b.label,
+                        normal_accuracy=accuracy_percent(n.scores),
+                        blind_accuracy=accuracy_percent(b.scores),
+                        gap=gap,
+                        by_subtask=by_sub,
+                    )
                 )
     return rows
 
@@ -351,7 +356,7 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
         notes.append("with a single model every normalized score is 0; compare several models")
     if raw:
         tables.normalized = normalize_scores(raw)
-        tables.dimensions = [asdict(r) for r in dimension_means(tables.normalized, catalog)]
+        tables.dimensions = dimension_means(tables.normalized, catalog)
         try:
             tables.category_tests = _category_tests(data, tables.normalized, catalog)
         except ImportError as exc:  # scipy, an optional dependency, is missing
@@ -361,7 +366,7 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
     tables.dimensions_note = "; ".join(notes) or None
 
 
-def _test_row(t: TTestResult) -> dict[str, Any]:
+def _test_fields(t: TTestResult) -> dict[str, Any]:
     return {
         "a": t.label_a,
         "b": t.label_b,
@@ -401,7 +406,7 @@ def _model_scores(
 
 def _category_tests(
     data: ReportData, normalized: dict[str, dict[str, float]], catalog: Catalog
-) -> list[dict[str, Any]]:
+) -> list[TTestRow]:
     from lmmprobe.holistic import DIMENSIONS, compare_all_categories
 
     scores = _model_scores(data, normalized)
@@ -410,7 +415,7 @@ def _category_tests(
     rows = []
     for dimension in DIMENSIONS:
         for t in compare_all_categories(scores, catalog, dimension, n_boot=TEST_BOOTSTRAP):
-            rows.append({"dimension": dimension, **_test_row(t)})
+            rows.append(TTestRow(dimension=dimension, **_test_fields(t)))
     return rows
 
 
@@ -419,23 +424,24 @@ def _card_rows(data: ReportData, tables: ReportTables) -> None:
     from lmmprobe.holistic import MODEL_DIMENSIONS, compare_model_groups, group_models
 
     tables.cards_source = data.cards_source
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, CardRow] = {}
     for e in data.entries:
         card = data.cards.get(e.label)
         if card is None:
             continue
         if e.model in seen:
-            seen[e.model]["entries"].append(e.label)
+            seen[e.model].entries.append(e.label)
             continue
-        row: dict[str, Any] = {"model": e.model, "entries": [e.label]}
-        seen[e.model] = row
-        row.update({d: card.category(d) for d in MODEL_DIMENSIONS})
-        row.update(
+        row = CardRow(
+            model=e.model,
+            entries=[e.label],
+            groups={d: card.category(d) for d in MODEL_DIMENSIONS},
             parameter_count=card.parameter_count,
             pretraining_data_count=card.pretraining_data_count,
             proprietary=card.proprietary,
             notes=card.notes,
         )
+        seen[e.model] = row
         tables.cards.append(row)
     if data.cards_source is None:
         return
@@ -445,18 +451,16 @@ def _card_rows(data: ReportData, tables: ReportTables) -> None:
     for dimension in MODEL_DIMENSIONS:
         groups = group_models(carded, dimension)
         for a, b in itertools.combinations(groups, 2):
-            row = {"dimension": dimension, "a": a, "b": b}
-            row |= {"models_a": groups[a], "models_b": groups[b]}
+            pair = {"dimension": dimension, "models_a": groups[a], "models_b": groups[b]}
             try:
                 t = compare_model_groups(
                     scores, groups[a], groups[b], labels=(a, b), n_boot=TEST_BOOTSTRAP
                 )
             except ValueError as exc:  # fewer than 2 tasks scored by both groups
-                row |= {"n": 0, "statistic": None, "p_value": None, "significant": False}
-                row["note"] = str(exc)
+                test = GroupTestRow(**pair, a=a, b=b, n=0, note=str(exc))
             else:
-                row |= _test_row(t)
-            tables.group_tests.append(row)
+                test = GroupTestRow(**pair, **_test_fields(t))
+            tables.group_tests.append(test)
     if not tables.group_tests:
         if not carded:
             why = "no model with a card has normalized scores (runs with images, catalog tasks)"
@@ -472,11 +476,9 @@ def _rank_agreement(data: ReportData, tables: ReportTables) -> None:
     values: dict[str, dict[str, dict[str, float]]] = {}
     for row in tables.leaderboard:
         for metric in RANK_METRICS:
-            value = (row["metrics"].get(metric) or {}).get("value")
+            value = value_of(row.metrics, metric)
             if value is not None and math.isfinite(float(value)):
-                values.setdefault(metric, {}).setdefault(row["run_id"], {})[row["model"]] = float(
-                    value
-                )
+                values.setdefault(metric, {}).setdefault(row.run_id, {})[row.model] = float(value)
     skipped = []
     for ra, rb in itertools.combinations(data.runs, 2):
         if ra.data == rb.data or ra.blind != rb.blind:
@@ -489,14 +491,14 @@ def _rank_agreement(data: ReportData, tables: ReportTables) -> None:
             if len(set(a) & set(b)) >= 3:
                 res = rank_correlation(a, b)
                 tables.rank_agreement.append(
-                    {
-                        "run_a": ra.run_id,
-                        "data_a": ra.data,
-                        "run_b": rb.run_id,
-                        "data_b": rb.data,
-                        "metric": metric,
+                    RankAgreementRow(
+                        run_a=ra.run_id,
+                        data_a=ra.data,
+                        run_b=rb.run_id,
+                        data_b=rb.data,
+                        metric=metric,
                         **res,
-                    }
+                    )
                 )
                 break
         else:
@@ -508,7 +510,7 @@ def _rank_agreement(data: ReportData, tables: ReportTables) -> None:
         )
 
 
-def _apex_rows(dirs: Sequence[Path]) -> list[dict[str, Any]]:
+def _apex_rows(dirs: Sequence[Path]) -> list[ApexRow]:
     rows = []
     for d in dirs:
         try:
@@ -518,13 +520,14 @@ def _apex_rows(dirs: Sequence[Path]) -> list[dict[str, Any]]:
         doc = doc if isinstance(doc, dict) else {}
         exps = doc.get("experiments")
         query = doc.get("query")
+        status = doc.get("status")
         rows.append(
-            {
-                "path": str(d),
-                "query": query if isinstance(query, str) else None,
-                "status": doc.get("status") if isinstance(doc.get("status"), str) else None,
-                "experiments": len(exps) if isinstance(exps, list) else 0,
-            }
+            ApexRow(
+                path=str(d),
+                query=query if isinstance(query, str) else None,
+                status=status if isinstance(status, str) else None,
+                experiments=len(exps) if isinstance(exps, list) else 0,
+            )
         )
     return rows
 

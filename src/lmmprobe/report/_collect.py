@@ -18,9 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from lmmprobe.data import FINGERPRINT_VERSION, data_fingerprint, load_source
 from lmmprobe.registry import RegistryError
-from lmmprobe.schema import Sample, Score
+from lmmprobe.report.model import (
+    Manifest,
+    ModelResults,
+    Results,
+    ResultsFormatError,
+    load_results,
+    results_from_dict,
+)
+from lmmprobe.schema import RunSpec, Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.sqlite import score_from_row
 
@@ -41,20 +51,20 @@ class RunInfo:
     run_id: str
     status: str
     created_at: float | None
-    spec: dict[str, Any]
-    manifest: dict[str, Any] | None
-    results: dict[str, Any] | None
+    spec: RunSpec
+    manifest: Manifest | None
+    results: Results | None
     store: Path | None
 
     @property
     def blind(self) -> bool:
         """Whether the run asked without images (Dysca's blind setting)."""
-        return bool((self.spec.get("formulate") or {}).get("blind"))
+        return self.spec.formulate.blind
 
     @property
     def data(self) -> str:
         """The run's data spec."""
-        return str(self.spec.get("data", ""))
+        return self.spec.data
 
 
 @dataclass
@@ -87,13 +97,10 @@ class Entry:
     raw: dict[tuple[str, int], RawAnswer] = field(default_factory=dict)
 
     @property
-    def results(self) -> dict[str, Any] | None:
+    def results(self) -> ModelResults | None:
         """The model's block of the run's ``results.json``, when the run finished."""
         res = self.run.results
-        if not res:
-            return None
-        block = res.get("models", {}).get(self.model)
-        return block if isinstance(block, dict) else None
+        return None if res is None else res.models.get(self.model)
 
 
 @dataclass
@@ -133,21 +140,36 @@ def is_apex_dir(path: Path) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("experiments"), list)
 
 
-def _run_from_row(row: dict[str, Any], store_path: Path | None) -> RunInfo:
+def _manifest(doc: Any) -> Manifest | None:
+    # The manifest only adds facts (versions, fingerprint); an unreadable one is left out.
+    try:
+        return Manifest.model_validate(doc) if doc else None
+    except ValidationError as exc:
+        log.warning("manifest left out: %s", exc.errors()[0]["msg"])
+        return None
+
+
+def _run_from_row(row: dict[str, Any], store_path: Path) -> RunInfo:
+    where = f"run {row['id']} in {store_path}"
+    try:
+        spec = RunSpec.model_validate(row.get("spec") or {})
+        results = results_from_dict(row["results"], where) if row.get("results") else None
+    except (ValidationError, ResultsFormatError) as exc:
+        raise ReportError(f"{where}: the stored run cannot be read: {exc}") from exc
     return RunInfo(
         run_id=str(row["id"]),
         status=str(row.get("status") or "unknown"),
         created_at=row.get("created_at"),
-        spec=row.get("spec") or {},
-        manifest=row.get("manifest"),
-        results=row.get("results"),
+        spec=spec,
+        manifest=_manifest(row.get("manifest")),
+        results=results,
         store=store_path,
     )
 
 
 def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
     entries: dict[str, Entry] = {}
-    for model in run.spec.get("models") or []:
+    for model in run.spec.models:
         entries[str(model)] = Entry(label=str(model), model=str(model), run=run)
     seen_prompt: set[str] = set()
     for rec in store.iter_score_rows(run.run_id):
@@ -185,11 +207,11 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
                 "experiments (an APEx campaign)"
             )
         try:
-            results = json.loads(res_file.read_text(encoding="utf-8"))
-            run_id = str(results["run_id"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise ReportError(f"{res_file}: not a readable lmmprobe results.json ({exc})") from exc
-        store_path = db or (Path(results["store"]) if results.get("store") else None)
+            results = load_results(res_file)
+        except (OSError, ResultsFormatError) as exc:
+            raise ReportError(f"not a readable lmmprobe results.json: {exc}") from exc
+        run_id = results.run_id
+        store_path = db or (Path(results.store) if results.store else None)
         candidates = [p for p in (store_path, path.parent / DEFAULT_DB.name) if p is not None]
         for cand in candidates:
             if cand.is_file():
@@ -199,13 +221,12 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
                 except KeyError:
                     continue
         log.warning("run %s: no store holds it; reporting from results.json only", run_id)
-        spec = results.get("spec") or {}
         info = RunInfo(
             run_id=run_id,
-            status=str(results.get("status", "unknown")),
+            status=results.status,
             created_at=None,
-            spec=spec,
-            manifest=results.get("manifest"),
+            spec=results.spec,
+            manifest=results.manifest,
             results=results,
             store=None,
         )
@@ -239,17 +260,17 @@ def _label_entries(entries: list[Entry]) -> None:
 def _reload_samples(run: RunInfo, warnings: list[str]) -> dict[str, Sample]:
     spec = run.data
     try:
-        load = load_source(spec, limit=run.spec.get("limit"))
+        load = load_source(spec, limit=run.spec.limit)
     except (RegistryError, OSError, ValueError) as exc:  # DataError is a ValueError
         warnings.append(
             f"data {spec!r} of run {run.run_id} could not be reloaded ({exc}); the sample "
             "browser shows the stored prompts without images"
         )
         return {}
-    recorded = (run.manifest or {}).get("data") or {}
-    fingerprint = recorded.get("fingerprint")
+    recorded = run.manifest.data if run.manifest is not None else None
+    fingerprint = recorded.fingerprint if recorded is not None else None
     # Manifests before fingerprint_version existed hold version 1 fingerprints.
-    if fingerprint and recorded.get("fingerprint_version", 1) != FINGERPRINT_VERSION:
+    if recorded is not None and fingerprint and recorded.fingerprint_version != FINGERPRINT_VERSION:
         warnings.append(
             f"data {spec!r} of run {run.run_id} was fingerprinted by an older lmmprobe, so "
             "whether it changed since cannot be checked: the sample browser shows today's "
@@ -366,7 +387,7 @@ def load_report_data(
             if store is not None:
                 entries.extend(_read_rows(store, run).values())
             else:
-                for model in (run.results or {}).get("models", {}):
+                for model in run.results.models if run.results is not None else {}:
                     entries.append(Entry(label=str(model), model=str(model), run=run))
                 warnings.append(f"run {run.run_id}: no store found; only its results.json is shown")
             if run.status not in ("complete", "complete_with_errors"):

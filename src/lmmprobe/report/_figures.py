@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from lmmprobe.holistic import DimensionRow
+from lmmprobe.metrics import MetricValue
 from lmmprobe.report._analysis import ReportTables
 from lmmprobe.report._embed import plotly_text as esc
+from lmmprobe.report.rows import SubtaskCell
 
 Figure = dict[str, Any]
 
@@ -31,9 +34,13 @@ _PALETTE = (
 
 def model_colors(tables: ReportTables) -> dict[str, str]:
     """One color per entry label, the same in every chart (entry order, palette cycled)."""
-    labels = [m for run in tables.runs for m in run["models"]]
-    labels += [r["label"] for r in tables.leaderboard if r["label"] not in labels]
+    labels = [m for run in tables.runs for m in run.models]
+    labels += [r.label for r in tables.leaderboard if r.label not in labels]
     return {label: _PALETTE[i % len(_PALETTE)] for i, label in enumerate(labels)}
+
+
+def _cell_value(cell: SubtaskCell | None) -> float | None:
+    return None if cell is None else cell.value
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -56,27 +63,26 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
 
 def leaderboard_figure(tables: ReportTables) -> Figure | None:
     """Horizontal accuracy bars with 95% CI whiskers, best model on top."""
-    rows = [
-        r
-        for r in tables.leaderboard
-        if (r["metrics"].get("accuracy") or {}).get("value") is not None
-    ]
+    rows: list[tuple[str, MetricValue, float]] = []
+    for r in tables.leaderboard:
+        m = r.metrics.get("accuracy")
+        if m is not None and m.value is not None:
+            rows.append((r.label, m, m.value))
     if not rows:
         return None
     rows = rows[::-1]  # plotly draws the first category at the bottom
     colors = model_colors(tables)
-    acc = [r["metrics"]["accuracy"] for r in rows]
-    values = [100 * a["value"] for a in acc]
-    plus = [100 * (a["high"] - a["value"]) if a.get("high") is not None else 0 for a in acc]
-    minus = [100 * (a["value"] - a["low"]) if a.get("low") is not None else 0 for a in acc]
+    values = [100 * v for _, _, v in rows]
+    plus = [100 * (a.high - v) if a.high is not None else 0 for _, a, v in rows]
+    minus = [100 * (v - a.low) if a.low is not None else 0 for _, a, v in rows]
     trace = {
         "type": "bar",
         "orientation": "h",
         "x": values,
-        "y": [esc(r["label"]) for r in rows],
+        "y": [esc(label) for label, _, _ in rows],
         "error_x": {"type": "data", "array": plus, "arrayminus": minus, "visible": True},
         "hovertemplate": "%{y}: %{x:.1f}%<extra></extra>",
-        "marker": {"color": [colors.get(r["label"], "#7f7f7f") for r in rows]},
+        "marker": {"color": [colors.get(label, "#7f7f7f") for label, _, _ in rows]},
     }
     height = 120 + 28 * len(rows)
     return {
@@ -94,13 +100,11 @@ def leaderboard_figure(tables: ReportTables) -> Figure | None:
 def dimension_figures(tables: ReportTables) -> list[tuple[str, Figure]]:
     """One grouped bar chart per HEMM dimension: categories × models, whiskers ± 1 SD."""
     colors = model_colors(tables)
-    by_dim: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+    by_dim: dict[str, dict[str, dict[str, DimensionRow]]] = {}
     for row in tables.dimensions:
-        if row["model"] == ALL_MODELS:
+        if row.model == ALL_MODELS:
             continue  # the pooled row is in the table; the chart compares models
-        dim = str(row["dimension"])
-        model = str(row["model"])
-        by_dim.setdefault(dim, {}).setdefault(model, {})[str(row["category"])] = row
+        by_dim.setdefault(row.dimension, {}).setdefault(row.model, {})[row.category] = row
     figures = []
     for dim, models in by_dim.items():
         cats: dict[str, None] = {}
@@ -114,13 +118,13 @@ def dimension_figures(tables: ReportTables) -> list[tuple[str, Figure]]:
                     "name": esc(model),
                     "marker": {"color": colors.get(model, "#7f7f7f")},
                     "x": [esc(c) for c in cats],
-                    "y": [(per[c]["mean"] if c in per else None) for c in cats],
+                    "y": [(per[c].mean if c in per else None) for c in cats],
                     "error_y": {
                         "type": "data",
-                        "array": [(per[c].get("sd") or 0) if c in per else 0 for c in cats],
+                        "array": [(per[c].sd or 0) if c in per else 0 for c in cats],
                         "visible": True,
                     },
-                    "customdata": [(per[c].get("n") if c in per else None) for c in cats],
+                    "customdata": [(per[c].n if c in per else None) for c in cats],
                     "hovertemplate": "%{x}: %{y:.3f} (n=%{customdata})<extra>%{fullData.name}</extra>",
                 }
             )
@@ -203,11 +207,11 @@ def radar_figures(tables: ReportTables) -> list[tuple[str, Figure]]:
 
 def heatmap_figure(tables: ReportTables) -> Figure | None:
     """Models × subtasks accuracy (%) with the value written in each cell."""
-    labels = [r["label"] for r in tables.leaderboard if r["label"] in tables.subtask_accuracy]
+    labels = [r.label for r in tables.leaderboard if r.label in tables.subtask_accuracy]
     if not labels or not tables.subtasks:
         return None
     z = [
-        [(tables.subtask_accuracy[lab].get(s) or {}).get("value") for s in tables.subtasks]
+        [_cell_value(tables.subtask_accuracy[lab].get(s)) for s in tables.subtasks]
         for lab in labels
     ]
     text = [["" if v is None else f"{v:.1f}" for v in row] for row in z]
@@ -240,20 +244,20 @@ def heatmap_figure(tables: ReportTables) -> Figure | None:
 
 def scenario_delta_figure(tables: ReportTables) -> Figure | None:
     """Grouped bars: each model's accuracy change against clean, per scenario (points)."""
-    rows = [r for r in tables.sensitivity if r.get("scenario_deltas")]
+    rows = [r for r in tables.sensitivity if r.scenario_deltas]
     if not rows:
         return None
     scenarios: dict[str, None] = {}
     for r in rows:
-        scenarios.update(dict.fromkeys(r["scenario_deltas"]))
+        scenarios.update(dict.fromkeys(r.scenario_deltas))
     colors = model_colors(tables)
     traces = [
         {
             "type": "bar",
-            "name": esc(r["label"]),
-            "marker": {"color": colors.get(r["label"], "#7f7f7f")},
+            "name": esc(r.label),
+            "marker": {"color": colors.get(r.label, "#7f7f7f")},
             "x": [esc(s) for s in scenarios],
-            "y": [r["scenario_deltas"].get(s) for s in scenarios],
+            "y": [r.scenario_deltas.get(s) for s in scenarios],
             "hovertemplate": "%{x}: %{y:+.1f} points<extra>%{fullData.name}</extra>",
         }
         for r in rows
@@ -275,18 +279,15 @@ def blind_gap_figure(tables: ReportTables) -> Figure | None:
     if not tables.blind_gaps:
         return None
     rows = tables.blind_gaps
-    models = [r["model"] for r in rows]
+    models = [r.model for r in rows]
     # The model names the bar, unless it was compared in several pairs of runs.
-    names = [
-        r["model"] if models.count(r["model"]) == 1 else f"{r['normal']} vs {r['blind']}"
-        for r in rows
-    ]
+    names = [r.model if models.count(r.model) == 1 else f"{r.normal} vs {r.blind}" for r in rows]
     colors = model_colors(tables)
     trace = {
         "type": "bar",
         "x": [esc(n) for n in names],
-        "y": [r["gap"] for r in rows],
-        "marker": {"color": [colors.get(r["normal"], "#7f7f7f") for r in rows]},
+        "y": [r.gap for r in rows],
+        "marker": {"color": [colors.get(r.normal, "#7f7f7f") for r in rows]},
         "hovertemplate": "%{x}: %{y:+.1f} points<extra></extra>",
     }
     return {

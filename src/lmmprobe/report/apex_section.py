@@ -16,7 +16,8 @@ import base64
 import html
 from pathlib import Path
 
-from lmmprobe.apex.schema import ExperimentRecord, Interval, Report
+from lmmprobe.apex.campaign_report import call_text, results_table
+from lmmprobe.apex.experiments import ExperimentRecord, Report
 
 MAX_THUMB_BYTES = 64 * 1024
 """Thumbnails larger than this are left out (they are ~5 KB; a big file is not ours)."""
@@ -24,15 +25,6 @@ MAX_THUMB_BYTES = 64 * 1024
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _fmt(iv: Interval | None, ci: bool = True) -> str:
-    if iv is None or iv.value is None:
-        return "–"
-    out = f"{iv.value:.3f}"
-    if ci and iv.low is not None and iv.high is not None:
-        out += f" [{iv.low:.2f}, {iv.high:.2f}]"
-    return out
 
 
 def _thumb(report_dir: Path, rel: str) -> str | None:
@@ -47,13 +39,8 @@ def _thumb(report_dir: Path, rel: str) -> str | None:
     return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
-def _call(tool: str, args: dict[str, object]) -> str:
-    return f"{tool}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-
-
 def _experiment(rec: ExperimentRecord, report_dir: Path) -> str:
     exp = rec.experiment
-    answers = [a.text for a in exp.answers]
     parts = [
         f'<section class="apex-experiment" id="apex-e{rec.index}">',
         f"<h3>Experiment {rec.index} ({_e(exp.difficulty)}): {_e(exp.question)}</h3>",
@@ -64,9 +51,8 @@ def _experiment(rec: ExperimentRecord, report_dir: Path) -> str:
         "<table><thead><tr><th>answer</th><th>tools</th><th>examples</th></tr></thead><tbody>"
     )
     for a in exp.answers:
-        tools = " → ".join(
-            [_call(a.select.tool, a.select.args), *(_call(t.tool, t.args) for t in a.transforms)]
-        )
+        calls = [a.select, *a.transforms]
+        tools = " → ".join(call_text(c.tool, c.args) for c in calls)
         thumbs = []
         for rel in rec.dataset.thumbnails.get(a.text, []):
             uri = _thumb(report_dir, rel)
@@ -85,22 +71,11 @@ def _experiment(rec: ExperimentRecord, report_dir: Path) -> str:
         f"({rec.results.n_images} in all), seed {ds.seed}, chance accuracy "
         f"{rec.results.chance:.3f}.</p>"
     )
-    head = ["model", "method", "accuracy [95% CI]", "balanced", "abstention", "errors"]
-    head += [f"acc: {a}" for a in answers] + ["verdict"]
+    head, rows = results_table(rec, missing="–")
     parts.append(
         "<table><thead><tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr></thead><tbody>"
     )
-    for r in rec.results.models:
-        cells = [
-            r.model,
-            r.method,
-            _fmt(r.accuracy),
-            _fmt(r.balanced_accuracy, ci=False),
-            _fmt(r.abstention_rate, ci=False),
-            _fmt(r.error_rate, ci=False),
-            *(_fmt(r.per_answer.get(a), ci=False) for a in answers),
-            r.verdict.replace("_", " "),
-        ]
+    for r, cells in zip(rec.results.models, rows, strict=True):
         parts.append(
             f'<tr class="apex-{_e(r.verdict)}">'
             + "".join(f"<td>{_e(c)}</td>" for c in cells)

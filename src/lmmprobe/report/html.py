@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import importlib.resources
 import logging
-import math
 import secrets
 import time
 from collections.abc import Mapping, Sequence
@@ -40,7 +39,8 @@ from lmmprobe.report._figures import (
     radar_figures,
     scenario_delta_figure,
 )
-from lmmprobe.report.results import format_metric
+from lmmprobe.report._format import format_metric, num, pval, stat
+from lmmprobe.report.rows import TTestRow
 
 if TYPE_CHECKING:
     from lmmprobe.holistic import ModelCard
@@ -76,27 +76,6 @@ def _asset(name: str) -> str:
     )
 
 
-def _num(value: Any, digits: int = 3) -> str:
-    return "-" if value is None else f"{float(value):.{digits}f}"
-
-
-def _signed(value: Any) -> str:
-    return "-" if value is None else f"{float(value):+.1f}"
-
-
-def _stat(value: Any, digits: int = 2) -> str:
-    # NaN: undefined (no variance); inf: every paired difference equal and non-zero.
-    if value is None or math.isnan(float(value)):
-        return "-"
-    return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else f"{float(value):+}"
-
-
-def _pval(value: Any) -> str:
-    if value is None or math.isnan(float(value)):
-        return "-"
-    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
-
-
 def _count(value: Any) -> str:
     if value is None:
         return "-"
@@ -106,14 +85,14 @@ def _count(value: Any) -> str:
     return str(value)
 
 
-def _dimension_tests(tables: ReportTables) -> tuple[dict[str, list[Any]], dict[str, str]]:
+def _dimension_tests(tables: ReportTables) -> tuple[dict[str, list[TTestRow]], dict[str, str]]:
     """Category t-tests by dimension, and why a dimension has none."""
-    tests: dict[str, list[Any]] = {}
+    tests: dict[str, list[TTestRow]] = {}
     for t in tables.category_tests:
-        tests.setdefault(str(t["dimension"]), []).append(t)
+        tests.setdefault(t.dimension, []).append(t)
     cats: dict[str, set[str]] = {}
     for row in tables.dimensions:
-        cats.setdefault(str(row["dimension"]), set()).add(str(row["category"]))
+        cats.setdefault(row.dimension, set()).add(row.category)
     notes = {}
     for dim, found in cats.items():
         if dim not in tests:
@@ -192,7 +171,7 @@ def render_html(
     """
     jinja2 = _require("jinja2")
     Markup = _require("markupsafe").Markup
-    from lmmprobe import __version__
+    from lmmprobe._version import __version__
 
     # The browser first: thumbnails that fail to load add a warning the tables then carry.
     browser = browser_payload(data, max_px=thumb_px)
@@ -210,15 +189,15 @@ def render_html(
     template = env.get_template("report.html.j2")
     delta_scenarios: dict[str, None] = {}
     for row in tables.sensitivity:
-        delta_scenarios.update(dict.fromkeys(row.get("scenario_deltas") or {}))
+        delta_scenarios.update(dict.fromkeys(row.scenario_deltas))
     gap_subtasks: dict[str, None] = {}
     for gap in tables.blind_gaps:
-        gap_subtasks.update(dict.fromkeys(gap["by_subtask"]))
+        gap_subtasks.update(dict.fromkeys(gap.by_subtask))
     payload = {
         "figures": figures,
         "browser": browser,
     }
-    runs = ", ".join(r["run_id"] for r in tables.runs) or "APEx campaigns"
+    runs = ", ".join(r.run_id for r in tables.runs) or "APEx campaigns"
     return str(
         template.render(
             title=title or f"lmmprobe report: {runs}",
@@ -237,10 +216,10 @@ def render_html(
             dim_test_note=dim_test_note,
             card_fields=MODEL_DIMENSIONS,
             alpha=ALPHA,
-            num=_num,
-            signed=_signed,
-            stat=_stat,
-            pval=_pval,
+            num=num,
+            signed=lambda v: num(v, 1, signed=True),
+            stat=stat,
+            pval=pval,
             count=_count,
             css=Markup(_asset("report.css")),
             plotly_js=Markup(_plotly_js()),

@@ -14,12 +14,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import math
+from collections.abc import Sequence
 from typing import Any
 
 from lmmprobe.report._analysis import ALPHA, ReportTables, build_tables
-from lmmprobe.report._embed import json_ready
-from lmmprobe.report.results import format_metric
+from lmmprobe.report._format import format_metric, num, pval, stat
+from lmmprobe.report._format import md_cell as _cell
+from lmmprobe.report.rows import GroupTestRow, TTestRow
 
 __all__ = ["CSV_COLUMNS", "ReportTables", "build_tables", "render_tables"]
 
@@ -39,51 +40,24 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 """Columns of the CSV format; cells that do not apply to a row are empty."""
 
-JSON_FORMAT_VERSION = 1
+JSON_FORMAT_VERSION = 2
+"""Version of the JSON format (2: typed rows; model cards list their groups under ``groups``)."""
 
 
-def _cell(text: Any) -> str:
-    # Dataset and model text is untrusted: keep it from breaking the table or injecting HTML
-    # when the Markdown is rendered.
-    s = "-" if text is None else str(text)
-    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("\n", " ")):
-        s = s.replace(a, b)
-    return s
-
-
-def _num(value: Any, digits: int = 1, signed: bool = False) -> str:
-    if value is None:
-        return "-"
-    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
-
-
-def _stat(value: Any, digits: int = 2) -> str:
-    # NaN: the paired differences do not vary; inf: they are all equal and non-zero.
-    if value is None or math.isnan(float(value)):
-        return "-"
-    return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else f"{float(value):+}"
-
-
-def _p(value: Any) -> str:
-    if value is None or math.isnan(float(value)):
-        return "-"
-    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"
-
-
-def _tests(rows: list[dict[str, Any]], groups: bool = False) -> list[str]:
+def _tests(rows: Sequence[TTestRow]) -> list[str]:
+    groups = any(isinstance(t, GroupTestRow) for t in rows)
     head = ["dimension", "A", "B"] + (["models A", "models B"] if groups else [])
     head += ["mean A", "mean B", "A - B", "t", "p", "n", f"significant at {ALPHA}"]
     body = []
     for t in rows:
-        row = [_cell(t["dimension"]), _cell(t["a"]), _cell(t["b"])]
-        if groups:
-            row += [_cell(", ".join(t["models_a"])), _cell(", ".join(t["models_b"]))]
-        if t.get("note"):
-            row += ["-"] * 6 + [_cell(t["note"])]
-        else:
-            row += [_num(t.get(k), 3) for k in ("mean_a", "mean_b", "mean_diff")]
-            row += [_stat(t["statistic"]), _p(t["p_value"]), str(t["n"])]
-            row.append("yes" if t["significant"] else "no")
+        row = [_cell(t.dimension), _cell(t.a), _cell(t.b)]
+        if isinstance(t, GroupTestRow):
+            row += [_cell(", ".join(t.models_a)), _cell(", ".join(t.models_b))]
+            if t.note:
+                body.append([*row, *["-"] * 6, _cell(t.note)])
+                continue
+        row += [num(v, 3) for v in (t.mean_a, t.mean_b, t.mean_diff)]
+        row += [stat(t.statistic), pval(t.p_value), str(t.n), "yes" if t.significant else "no"]
         body.append(row)
     return _table(head, body)
 
@@ -94,8 +68,12 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines
 
 
+SENSITIVITY_KEYS: tuple[str, ...] = ("S_tf", "S_mc", "TFSQ", "MCSQ", "SQ", "SC")
+"""Dysca's sensitivity columns (percent scale), in table order."""
+
+
 def _markdown(t: ReportTables, title: str | None) -> str:
-    runs = ", ".join(r["run_id"] for r in t.runs) or "APEx campaigns"
+    runs = ", ".join(r.run_id for r in t.runs) or "APEx campaigns"
     out = [f"# {_cell(title or f'lmmprobe report: {runs}')}", ""]
     if t.warnings:
         out += ["## Notes", ""] + [f"- {_cell(w)}" for w in t.warnings] + [""]
@@ -104,11 +82,11 @@ def _markdown(t: ReportTables, title: str | None) -> str:
         ["run", "status", "data", "setting", "models"],
         [
             [
-                _cell(r["run_id"]),
-                _cell(r["status"]),
-                f"`{_cell(r['data'])}`",
-                "blind" if r["blind"] else "with images",
-                _cell(", ".join(r["models"])),
+                _cell(r.run_id),
+                _cell(r.status),
+                f"`{_cell(r.data)}`",
+                "blind" if r.blind else "with images",
+                _cell(", ".join(r.models)),
             ]
             for r in t.runs
         ],
@@ -126,10 +104,10 @@ def _markdown(t: ReportTables, title: str | None) -> str:
         [
             [
                 str(i),
-                _cell(r["label"]),
-                _cell(r["run_id"]),
-                str(r["n"]),
-                *(format_metric(r["metrics"].get(m), ci=m == "accuracy") for m in t.metric_names),
+                _cell(r.label),
+                _cell(r.run_id),
+                str(r.n),
+                *(format_metric(r.metrics.get(m), ci=m == "accuracy") for m in t.metric_names),
             ]
             for i, r in enumerate(t.leaderboard, 1)
         ],
@@ -145,17 +123,17 @@ def _markdown(t: ReportTables, title: str | None) -> str:
             head,
             [
                 [
-                    _cell(r["run_a"]),
-                    f"`{_cell(r['data_a'])}`",
-                    _cell(r["run_b"]),
-                    f"`{_cell(r['data_b'])}`",
-                    _cell(r["metric"]),
-                    str(r["n"]),
-                    _stat(r["spearman_rho"], 3),
-                    _p(r["spearman_p"]),
-                    _stat(r["kendall_tau"], 3),
-                    _p(r["kendall_p"]),
-                    _cell(", ".join(r["models"])),
+                    _cell(r.run_a),
+                    f"`{_cell(r.data_a)}`",
+                    _cell(r.run_b),
+                    f"`{_cell(r.data_b)}`",
+                    _cell(r.metric),
+                    str(r.n),
+                    stat(r.spearman_rho, 3),
+                    pval(r.spearman_p),
+                    stat(r.kendall_tau, 3),
+                    pval(r.kendall_p),
+                    _cell(", ".join(r.models)),
                 ]
                 for r in t.rank_agreement
             ],
@@ -168,12 +146,12 @@ def _markdown(t: ReportTables, title: str | None) -> str:
             ["dimension", "category", "model", "mean", "sd", "n"],
             [
                 [
-                    _cell(d["dimension"]),
-                    _cell(d["category"]),
-                    _cell(d["model"]),
-                    _num(d.get("mean"), 3),
-                    _num(d.get("sd"), 3),
-                    _cell(d.get("n")),
+                    _cell(d.dimension),
+                    _cell(d.category),
+                    _cell(d.model),
+                    num(d.mean, 3),
+                    num(d.sd, 3),
+                    _cell(d.n),
                 ]
                 for d in t.dimensions
             ],
@@ -190,17 +168,17 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                 ["model", *MODEL_DIMENSIONS, "parameter count", "notes"],
                 [
                     [
-                        _cell(c["model"]),
-                        *(_cell(c[d]) for d in MODEL_DIMENSIONS),
-                        _cell(c["parameter_count"]),
-                        _cell(c["notes"] or "-"),
+                        _cell(c.model),
+                        *(_cell(c.groups.get(d)) for d in MODEL_DIMENSIONS),
+                        _cell(c.parameter_count),
+                        _cell(c.notes or "-"),
                     ]
                     for c in t.cards
                 ],
             )
         if t.group_tests:
             out += ["", "### Paired t-tests between model groups (pairs: tasks)", ""]
-            out += _tests(t.group_tests, groups=True)
+            out += _tests(t.group_tests)
         if t.groups_note:
             out += ["", _cell(t.groups_note)]
     if t.subtask_accuracy:
@@ -208,7 +186,10 @@ def _markdown(t: ReportTables, title: str | None) -> str:
         out += _table(
             ["model", *t.subtasks],
             [
-                [_cell(label), *(_num((per.get(s) or {}).get("value")) for s in t.subtasks)]
+                [
+                    _cell(label),
+                    *(num(c.value if (c := per.get(s)) else None, 1) for s in t.subtasks),
+                ]
                 for label, per in t.subtask_accuracy.items()
             ],
         )
@@ -219,24 +200,23 @@ def _markdown(t: ReportTables, title: str | None) -> str:
             out += _table(
                 ["model", *t.subtasks],
                 [
-                    [_cell(label), *(_num(accs.get(s)) for s in t.subtasks)]
+                    [_cell(label), *(num(accs.get(s), 1) for s in t.subtasks)]
                     for label, accs in per_model.items()
                 ],
             )
     if t.sensitivity:
         scen: dict[str, None] = {}
         for r in t.sensitivity:
-            scen.update(dict.fromkeys(r.get("scenario_deltas") or {}))
+            scen.update(dict.fromkeys(r.scenario_deltas))
         out += ["", "## Sensitivity (Dysca, percent scale; instability in nats)", ""]
-        keys = ["S_tf", "S_mc", "TFSQ", "MCSQ", "SQ", "SC"]
         out += _table(
-            ["model", *keys, "instability", *(f"{s} vs clean" for s in scen)],
+            ["model", *SENSITIVITY_KEYS, "instability", *(f"{s} vs clean" for s in scen)],
             [
                 [
-                    _cell(r["label"]),
-                    *(_num(r.get(k)) for k in keys),
-                    _num(r.get("instability"), 3),
-                    *(_num((r.get("scenario_deltas") or {}).get(s), signed=True) for s in scen),
+                    _cell(r.label),
+                    *(num(getattr(r, k), 1) for k in SENSITIVITY_KEYS),
+                    num(r.instability, 3),
+                    *(num(r.scenario_deltas.get(s), 1, signed=True) for s in scen),
                 ]
                 for r in t.sensitivity
             ],
@@ -247,11 +227,11 @@ def _markdown(t: ReportTables, title: str | None) -> str:
             ["model", "data", "with images %", "blind %", "gap"],
             [
                 [
-                    _cell(g["model"]),
-                    f"`{_cell(g['data'])}`",
-                    _num(g["normal_accuracy"]),
-                    _num(g["blind_accuracy"]),
-                    _num(g["gap"], signed=True),
+                    _cell(g.model),
+                    f"`{_cell(g.data)}`",
+                    num(g.normal_accuracy, 1),
+                    num(g.blind_accuracy, 1),
+                    num(g.gap, 1, signed=True),
                 ]
                 for g in t.blind_gaps
             ],
@@ -259,13 +239,13 @@ def _markdown(t: ReportTables, title: str | None) -> str:
     if t.apex:
         out += ["", "## APEx campaigns", ""]
         for a in t.apex:
-            q = f": {_cell(a['query'])}" if a.get("query") else ""
-            out.append(f"- `{_cell(a['path'])}`, {a['experiments']} experiment(s){q}")
+            q = f": {_cell(a.query)}" if a.query else ""
+            out.append(f"- `{_cell(a.path)}`, {a.experiments} experiment(s){q}")
     return "\n".join(out) + "\n"
 
 
 def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
-    run_of = {r["label"]: r["run_id"] for r in t.leaderboard}
+    run_of = {r.label: r.run_id for r in t.leaderboard}
     rows: list[dict[str, Any]] = []
 
     def add(section: str, model: str, metric: str, value: Any, **extra: Any) -> None:
@@ -276,51 +256,52 @@ def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
         )
 
     for r in t.leaderboard:
-        for name, m in r["metrics"].items():
-            if isinstance(m, dict):
-                add("leaderboard", r["label"], name, m.get("value"), low=m.get("low"), high=m.get("high"), n=m.get("n"))  # fmt: skip
+        for name, m in r.metrics.items():
+            add("leaderboard", r.label, name, m.value, low=m.low, high=m.high, n=m.n)
     for label, per in t.subtask_accuracy.items():
         for sub, cell in per.items():
-            add("subtask", label, "accuracy_pct", cell["value"], subtask=sub, n=cell["n"])
+            add("subtask", label, "accuracy_pct", cell.value, subtask=sub, n=cell.n)
     for scenario, per_model in t.scenario_accuracy.items():
         for label, accs in per_model.items():
             for sub, value in accs.items():
                 add("scenario", label, "accuracy_pct", value, scenario=scenario, subtask=sub)
-    for r in t.sensitivity:
-        for key in ("S_tf", "S_mc", "TFSQ", "MCSQ", "SQ", "SC", "instability"):
-            if r.get(key) is not None:
-                add("sensitivity", r["label"], key, r[key])
-        for scenario, delta in (r.get("scenario_deltas") or {}).items():
-            add("sensitivity", r["label"], "delta_vs_clean_points", delta, scenario=scenario)
+    for sens in t.sensitivity:
+        for key in (*SENSITIVITY_KEYS, "instability"):
+            if getattr(sens, key) is not None:
+                add("sensitivity", sens.label, key, getattr(sens, key))
+        for scenario, delta in sens.scenario_deltas.items():
+            add("sensitivity", sens.label, "delta_vs_clean_points", delta, scenario=scenario)
     for g in t.blind_gaps:
-        add("blind_gap", g["normal"], "gap_points", g["gap"])
-        for sub, gap in g["by_subtask"].items():
-            add("blind_gap", g["normal"], "gap_points", gap, subtask=sub)
+        add("blind_gap", g.normal, "gap_points", g.gap)
+        for sub, gap in g.by_subtask.items():
+            add("blind_gap", g.normal, "gap_points", gap, subtask=sub)
     for d in t.dimensions:
-        add("dimension", str(d["model"]), "normalized_mean", d.get("mean"), dimension=d["dimension"], category=d["category"], n=d.get("n"))  # fmt: skip
-        if d.get("sd") is not None:
-            add("dimension", str(d["model"]), "normalized_sd", d["sd"], dimension=d["dimension"], category=d["category"], n=d.get("n"))  # fmt: skip
-    for r in t.rank_agreement:
-        pair = f"{r['run_a']} vs {r['run_b']}"
+        where = {"dimension": d.dimension, "category": d.category, "n": d.n}
+        add("dimension", d.model, "normalized_mean", d.mean, **where)
+        if d.sd is not None:
+            add("dimension", d.model, "normalized_sd", d.sd, **where)
+    for agree in t.rank_agreement:
+        pair = f"{agree.run_a} vs {agree.run_b}"
         for key in ("spearman_rho", "spearman_p", "kendall_tau", "kendall_p"):
             rows.append(
-                {"section": "rank_agreement", "run_id": pair, "metric": key, "value": r[key]}
-                | {"subtask": r["metric"], "n": r["n"]}
+                {"section": "rank_agreement", "run_id": pair, "metric": key}
+                | {"value": getattr(agree, key), "subtask": agree.metric, "n": agree.n}
             )
-    for section, tests in (("category_ttest", t.category_tests), ("group_ttest", t.group_tests)):
-        for r in tests:
-            if r.get("note"):
-                continue  # a pair that could not be tested has no values to list
-            where = {"dimension": r["dimension"], "category": f"{r['a']} vs {r['b']}", "n": r["n"]}
-            for key in ("mean_a", "mean_b", "mean_diff", "statistic", "p_value", "significant"):
-                if r.get(key) is not None:
-                    rows.append({"section": section, "metric": key, "value": r[key]} | where)
-    from lmmprobe.holistic import MODEL_DIMENSIONS
-
+    tests: list[tuple[str, TTestRow]] = [("category_ttest", r) for r in t.category_tests]
+    tests += [("group_ttest", r) for r in t.group_tests]
+    for section, test in tests:
+        if isinstance(test, GroupTestRow) and test.note:
+            continue  # a pair that could not be tested has no values to list
+        where = {"dimension": test.dimension, "category": f"{test.a} vs {test.b}", "n": test.n}
+        for key in ("mean_a", "mean_b", "mean_diff", "statistic", "p_value", "significant"):
+            if getattr(test, key) is not None:
+                rows.append(
+                    {"section": section, "metric": key, "value": getattr(test, key)} | where
+                )
     for c in t.cards:
-        for dim in MODEL_DIMENSIONS:
-            if c[dim] is not None:
-                add("model_card", c["model"], "group", c[dim], dimension=dim, category=c[dim])
+        for dim, group in c.groups.items():
+            if group is not None:
+                add("model_card", c.model, "group", group, dimension=dim, category=group)
     return rows
 
 
@@ -355,5 +336,5 @@ def render_tables(tables: ReportTables, fmt: str, *, title: str | None = None) -
         return _csv(tables)
     if fmt == "json":
         doc = {"format": "lmmprobe-report", "version": JSON_FORMAT_VERSION, **tables.to_dict()}
-        return json.dumps(json_ready(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     raise ValueError(f"table format must be md, csv or json, not {fmt!r}")

@@ -58,7 +58,7 @@ def _sync_call(model: Model, batch: list[Request]) -> list[Response]:
     method = batch[0].method
     if method == "generate":
         return model.generate(batch)
-    if method == "loglikelihood":
+    if method == "likelihood":
         return model.loglikelihood(batch)
     raise UnsupportedInputError(f"this backend does not implement {method} requests")
 
@@ -67,7 +67,7 @@ async def _async_call(model: AsyncModel, batch: list[Request]) -> list[Response]
     method = batch[0].method
     if method == "generate":
         return await model.agenerate(batch)
-    if method == "loglikelihood":
+    if method == "likelihood":
         return await model.aloglikelihood(batch)
     if isinstance(model, MarkLogprobModel):
         return await model.amark_logprobs(batch)

@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import lmmprobe
+from lmmprobe._version import __version__
 from lmmprobe.data import FINGERPRINT_VERSION
 from lmmprobe.formulate import CHOICE_INSTRUCTION, OPEN_INSTRUCTION
 from lmmprobe.models.base import ModelIdentity
@@ -46,7 +46,7 @@ def git_commit(path: Path | None = None) -> str | None:
 
     ``+dirty`` is appended when tracked files have uncommitted changes.
     """
-    where = path or Path(lmmprobe.__file__).resolve().parent
+    where = path or Path(__file__).resolve().parents[1]
     try:
         # Both commands run at once: each is a process start, most of the cost.
         procs: list[subprocess.Popen[str]] = []
@@ -98,7 +98,7 @@ def build_manifest(
     `commit` is a `git_commit_later` started earlier; without it the commit is looked up here.
     """
     return {
-        "lmmprobe": lmmprobe.__version__,
+        "lmmprobe": __version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "libraries": library_versions(),

@@ -26,12 +26,11 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
-from lmmprobe.run._gc import fewer_collections, normal_collections
 from lmmprobe.run.executor import Executor, LocalExecutor
-from lmmprobe.run.keys import AskKeys
+from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.progress import NullProgress, ProgressSink
-from lmmprobe.run.scoring import score_response
+from lmmprobe.run.scoring import check_names, score_response
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.store import Store
 
@@ -99,19 +98,26 @@ def plan_requests(
     """One keyed ask per (sample, repeat), in sample order.
 
     Under CircularEval a choice sample is asked once per rotation of its options instead of
-    `spec.repeats` times. Asks become full requests (`Ask.to_request`) only when they are sent.
+    `spec.repeats` times. Each ask's key is `request_key` of its request (`Ask.to_request`);
+    the runner keeps the asks, which hold all the scorer reads, and builds the requests again
+    only for what it sends.
     """
-    key = AskKeys(identity.cache_id())
-    ask = Formulator(spec.formulate, spec.gen, spec.seed).ask
+    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
+    ident = identity.cache_id()
     rows = []
     circular = spec.formulate.circular
     for sample in samples:
         times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
         for repeat in range(times):
-            planned = ask(sample, repeat)
-            planned.key = key(planned)
-            rows.append((sample, planned))
+            rows.append((sample, _keyed(formulator, sample, repeat, ident)))
     return rows
+
+
+def _keyed(formulator: Formulator, sample: Sample, repeat: int, identity: str) -> Ask:
+    """The ask of `sample` on `repeat`, keyed for the model whose cache id is `identity`."""
+    ask = formulator.ask(sample, repeat)
+    ask.key = request_key(identity, ask.to_request())
+    return ask
 
 
 def _input_error(model: Model | AsyncModel, req: Request) -> Response | None:
@@ -217,7 +223,7 @@ def _plan_dialogue_round(
 ) -> list[tuple[Sample, Ask]]:
     rows = []
     formulator = Formulator(spec.formulate, spec.gen, spec.seed)
-    key = AskKeys(identity.cache_id())
+    ident = identity.cache_id()
     for sample in stage:
         if "dialogue_id" not in sample.metadata:
             rows.extend(plan_requests([sample], spec, identity))
@@ -225,10 +231,8 @@ def _plan_dialogue_round(
         for repeat in range(spec.repeats):
             earlier = turns.get(_dialogue_key(sample, repeat), [])
             # The sample's own history (if any) comes first, then the rounds asked so far.
-            online = sample.model_copy(update={"history": [*sample.history, *earlier]})
-            planned = formulator.ask(online, repeat)
-            planned.key = key(planned)
-            rows.append((sample, planned))
+            online = Sample.model_validate({**dict(sample), "history": [*sample.history, *earlier]})
+            rows.append((sample, _keyed(formulator, online, repeat, ident)))
     return rows
 
 
@@ -244,12 +248,11 @@ def _answer(
 ) -> dict[str, Response]:
     """Responses for every row's request: from the store, or from the model (stored first)."""
     unique: dict[str, Ask] = {}
-    for _, req in rows:
-        unique.setdefault(req.key, req)
+    for _, ask in rows:
+        unique.setdefault(ask.key, ask)
     responses = {} if spec.no_cache else store.get_responses(unique)
     outcome.requests += len(unique)
     outcome.cached += len(responses)
-    # Only what the store cannot answer becomes a full request.
     pending = [a.to_request() for k, a in unique.items() if k not in responses]
     rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
     if rejected:
@@ -268,8 +271,7 @@ def _answer(
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     try:
         if pending:
-            with normal_collections():  # model code may make reference cycles
-                executor.execute(model, pending, on_batch)
+            executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
     for resp in (responses[k] for k in unique):
@@ -293,30 +295,19 @@ def execute_run(
     """Run a spec end to end: load data, resolve models, answer, score, record in the store.
 
     Raises:
-        RegistryError: A model or data source is unknown or not installed.
+        RegistryError: A model, data source, matcher or prompt style is unknown or not
+            installed.
         DataError: The data cannot be read, or is invalid in strict mode.
         ValueError: The spec asks for something a model cannot do.
 
     """
-    with fewer_collections():
-        return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
-
-
-def _execute_run(
-    spec: RunSpec,
-    *,
-    store: Store | None = None,
-    progress: ProgressSink | None = None,
-    executor: Executor | None = None,
-    run_id: str | None = None,
-) -> RunOutcome:
+    check_names(spec.formulate)  # before the store or any model is touched
     own_store = store is None
     store = store or Store(spec.db)
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
-        with normal_collections():  # loading a backend (weights, processors) may make cycles
-            models = [(s, load_model(s)) for s in spec.models]
+        models = [(s, load_model(s)) for s in spec.models]
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
         if not load.samples:
             raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")

@@ -12,10 +12,10 @@ import unicodedata
 from functools import lru_cache
 
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.parse import dysca_match, extract_choice, reform_match
+from lmmprobe.formulate.styles import PROMPT_STYLES
+from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.open_ended import kie_correct, ocr_correct
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
-from lmmprobe.schema._trusted import trusted
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
     {
@@ -56,6 +56,18 @@ def _unknown_index(choices: tuple[str, ...]) -> int | None:
     return None
 
 
+def check_names(config: FormulateConfig) -> None:
+    """Resolve the matcher and prompt style `config` names, so a run fails before it starts.
+
+    Raises:
+        RegistryError: A name is not registered (the message lists the known ones), or its
+            plugin fails to load.
+
+    """
+    MATCHERS.get(config.matcher)
+    PROMPT_STYLES.get(config.prompt_style)
+
+
 def unknown_option(sample: Sample) -> int | None:
     """Index of an "unknown"-style option the sample offers (metadata ``unknown_option`` wins)."""
     explicit = sample.metadata.get("unknown_option")
@@ -87,12 +99,9 @@ def _score(
     abstained: bool = False,
     error_type: str | None = None,
 ) -> Score:
-    # Every value comes from a validated sample, request or response (or is a literal stage),
-    # so the row is assembled without validating it again; the metadata and a reference list
-    # are copied, as validation would, so no score shares a mutable value with its sample.
-    gold = sample.answer
-    return trusted(
-        Score,
+    # Validation copies the metadata dict and a reference list, so no score shares a mutable
+    # value with its sample.
+    return Score.model_validate(
         {
             "model": model,
             "sample_id": sample.id,
@@ -103,12 +112,12 @@ def _score(
             "prediction_text": prediction_text,
             "correct": correct,
             "format_hit": format_hit,
-            "gold": list(gold) if isinstance(gold, list) else gold,
+            "gold": sample.answer,
             "gold_text": sample.gold_text,
             "abstain_offered": offered,
             "abstained": abstained,
             "error_type": error_type,
-            "metadata": dict(sample.metadata),
+            "metadata": sample.metadata,
         },
     )
 
@@ -151,27 +160,14 @@ def score_response(
         return _score_open(model, sample, request, response.text or "")
     assert request.options is not None and request.order is not None and request.marks is not None
     text = response.text
-    if request.method in ("loglikelihood", "mark_logprob"):
+    if request.method in ("likelihood", "mark_logprob"):
         # Mark log-probabilities are single tokens: the reduction does not change their order.
         position = _ranked(response, config.likelihood_reduction)
         if position is None:
             return _score(model, sample, request, offered, "unparsed", False)
         stage = "likelihood"
-    elif config.matcher == "dysca":
-        picked, step = dysca_match(text or "", request.options)
-        if picked is None:
-            return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
-        position, stage = picked, ("fuzzy" if step == "levenshtein" else "mark")
-    elif config.matcher == "reform":
-        found = reform_match(text or "", request.options)
-        if found is None:
-            return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
-        # Their rule reads a parenthesized mark first, else an exact option text.
-        position, stage = found, ("text" if (text or "") in request.options else "mark")
     else:
-        ext = extract_choice(
-            text or "", request.options, request.marks, fuzzy_threshold=config.fuzzy_threshold
-        )
+        ext = MATCHERS.get(config.matcher)(text or "", request.options, request.marks, config)
         if ext.index is None:
             return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = ext.index, ext.stage

@@ -1,7 +1,8 @@
 """Image references: a path, base64 bytes, an in-memory picture, or a deterministic recipe.
 
 Images are loaded lazily and identified by a content hash, so a cache key can name an image
-without the image being held in memory.
+without the image being held in memory. References are frozen, and a copy with changed fields is
+a new, validated reference, so a remembered hash always belongs to the fields it was computed from.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 import base64 as _b64
 import hashlib
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from copy import deepcopy
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pydantic_core
 from PIL import Image
@@ -28,23 +30,26 @@ _RENDERERS: dict[str, tuple[str, Renderer]] = {}
 def canonical_recipe(recipe: dict[str, Any]) -> dict[str, Any]:
     """`recipe` with the keys of every dict in it sorted (lists keep their order).
 
-    `ImageRef` validation stores recipes in this form; code that builds recipe references
-    without validation (`schema._trusted`) must pass them in it too.
+    `ImageRef` validation stores recipes in this form, so equal recipes hash equally whatever
+    order their keys were written in.
     """
     out = _sorted_keys(recipe)
     assert isinstance(out, dict)
     return out
 
 
+_CONTAINERS = (dict, list, tuple)
+
+
 def _sorted_keys(value: Any) -> Any:
+    """`value` with every dict in it rebuilt in key order; anything but a container as it is."""
+    if not isinstance(value, _CONTAINERS):
+        return value
     if isinstance(value, dict):
         # Ordered by the keys' text, so keys of mixed types (possible from Python) still sort.
         return {k: _sorted_keys(value[k]) for k in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [_sorted_keys(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_sorted_keys(v) for v in value)
-    return value
+    items = [_sorted_keys(v) for v in value]
+    return items if isinstance(value, list) else tuple(items)
 
 
 def register_renderer(name: str, version: str, fn: Renderer) -> None:
@@ -64,9 +69,13 @@ class ImageRef(BaseModel):
 
     Exactly one of `path`, `data_b64`, `renderer` (with `recipe`) is set for a serializable
     reference; an in-memory picture made with `ImageRef.from_pil` sets none of them.
+
+    A reference is frozen: its fields cannot be reassigned, and `model_copy` with ``update``
+    gives a new validated reference whose content hash is computed afresh. (A recipe is a
+    dict, so its items could still be changed in place; never do that, copy instead.)
     """
 
-    model_config = ConfigDict(frozen=False, arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     path: str | None = Field(
         default=None,
@@ -125,6 +134,27 @@ class ImageRef(BaseModel):
             raise KeyError(f"no image renderer named {renderer!r}; known: {sorted(_RENDERERS)}")
         return cls(renderer=renderer, recipe=recipe)
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy of this reference; with `update`, a new reference validated like any other.
+
+        A plain copy names the same content, so it keeps the remembered content hash. An
+        updated copy is validated (one source, canonical recipe) and hashes its own content:
+        it never inherits the hash of the reference it was copied from.
+
+        Args:
+            update: Field values to change.
+            deep: Copy the field values too (the recipe dict), not only the reference.
+
+        """
+        if not update:
+            return super().model_copy(deep=deep)
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        values.update(update)
+        copied = type(self).model_validate(deepcopy(values) if deep else values)
+        if copied.kind == "memory":  # no field names a source: the picture is still the content
+            copied._image = self._image
+        return copied
+
     @property
     def kind(self) -> str:
         """One of ``path``, ``base64``, ``recipe``, ``memory``."""
@@ -166,9 +196,11 @@ class ImageRef(BaseModel):
         Files and base64 data hash their encoded bytes; in-memory pictures hash mode, size and
         pixels; recipes hash renderer name, renderer version and the recipe's JSON.
         """
-        # Remembered in the instance __dict__ (as a cached_property would, minus its lock), so a
-        # repeated call costs a dict lookup; a pydantic private attribute would go through the
-        # slow __getattr__ path.
+        # Remembered in the instance __dict__, as functools.cached_property would: pydantic
+        # leaves such entries out of equality and dumps (a private attribute would make a
+        # reference whose hash was asked unequal to one whose hash was not). The fields are
+        # frozen and an updated copy is a new reference (`model_copy`), so the entry cannot
+        # outlive the fields it describes.
         known: str | None = self.__dict__.get("_content_hash")
         if known is None:
             known = self.__dict__["_content_hash"] = self._hash_content()
@@ -186,10 +218,7 @@ class ImageRef(BaseModel):
             version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
             h.update(f"recipe:{self.renderer}:{version}:".encode())
             # Validated recipes are stored with sorted keys (`canonical_recipe`), so their JSON
-            # in key order is canonical. pydantic-core writes it several times faster than the
-            # json module would, and this runs for every sample of a run. (A recipe changed
-            # later without validation may hash apart from an equal one: a cache miss at worst,
-            # never two contents under one hash.)
+            # in key order is canonical.
             h.update(pydantic_core.to_json(self.recipe))
         elif self._image is not None:
             im = self._image

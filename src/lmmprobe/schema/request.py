@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lmmprobe.schema.image import ImageRef
 
-Method = Literal["generate", "loglikelihood", "mark_logprob"]
+Method = Literal["generate", "likelihood", "mark_logprob"]
 """Black-box generation; white-box scoring of candidate continuations; or, for APIs that expose
 token log-probabilities, the log-probability of each option mark as the first answer token."""
 
@@ -58,7 +58,7 @@ class Request(BaseModel):
     key: str = Field(default="", description="Cache key, set by the runner (see run.keys).")
     sample_id: str = Field(description="The sample this request asks.")
     repeat: int = Field(default=0, ge=0, description="Repeat index, 0-based.")
-    method: Method = Field(description="generate or loglikelihood.")
+    method: Method = Field(description="generate, likelihood or mark_logprob.")
     messages: list[Message] = Field(description="Chat-style prompt: system, history, question.")
     prompt: str = Field(description="Plain text of the final user message (for display and logs).")
     images: list[ImageRef] = Field(
@@ -66,7 +66,7 @@ class Request(BaseModel):
     )
     candidates: list[str] | None = Field(
         default=None,
-        description="Continuations to score (loglikelihood) or option marks to rank (mark_logprob).",
+        description="Continuations to score (likelihood) or option marks to rank (mark_logprob).",
     )
     options: list[str] | None = Field(
         default=None, description="Option texts in the order shown (or scored) for this request."

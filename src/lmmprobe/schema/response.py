@@ -40,7 +40,7 @@ class Response(BaseModel):
     text: str | None = Field(default=None, description="Generated text (generate requests).")
     loglikelihoods: list[float] | None = Field(
         default=None,
-        description="Summed log-probability of each candidate (loglikelihood requests), or of "
+        description="Summed log-probability of each candidate (likelihood requests), or of "
         "each mark as first answer token (mark_logprob; -inf when not among the top tokens).",
     )
     token_counts: list[int] | None = Field(

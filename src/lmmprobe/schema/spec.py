@@ -48,11 +48,14 @@ class FormulateConfig(BaseModel):
         description="CircularEval: ask each choice sample once per rotation of its options "
         "(replaces repeats for choice samples).",
     )
-    prompt_style: Literal["auto", "reform", "dysca"] = Field(
+    prompt_style: str = Field(
         default="auto",
-        description="reform: 'question Options: (A) x; (B) y. instruction'; dysca: Dysca's wording "
-        "('Question: ...' with one option per line, its hint, 'Your answer is:'); auto: the "
-        "sample's own ``metadata.prompt_style`` (synthetic samples ask for dysca), else reform.",
+        min_length=1,
+        description="Name of a registered prompt style (``lmmprobe list prompt-styles``; checked "
+        "when a run starts). Built in: reform: 'question Options: (A) x; (B) y. instruction'; "
+        "dysca: Dysca's wording ('Question: ...' with one option per line, its hint, 'Your "
+        "answer is:'); auto: the sample's own ``metadata.prompt_style`` (synthetic samples ask "
+        "for dysca), else reform.",
     )
     blind: bool = Field(
         default=False,
@@ -66,11 +69,14 @@ class FormulateConfig(BaseModel):
     likelihood_reduction: Literal["sum", "mean"] = Field(
         default="sum", description="Rank candidates by summed or mean per-token log-likelihood."
     )
-    matcher: Literal["lmmprobe", "reform", "dysca"] = Field(
+    matcher: str = Field(
         default="lmmprobe",
-        description="Reading generated choice answers: lmmprobe's pipeline (mark, option text, "
-        "refusal, fuzzy), ReForm-Eval's exact rule (first '(X)' mark, else exact option text), "
-        "or Dysca's (letter mark, else last capital, else closest option by edit distance).",
+        min_length=1,
+        description="Name of a registered matcher reading generated choice answers (``lmmprobe "
+        "list matchers``; checked when a run starts). Built in: lmmprobe's pipeline (mark, "
+        "option text, refusal, fuzzy), reform: ReForm-Eval's exact rule (first '(X)' mark, else "
+        "exact option text), dysca: Dysca's (letter mark, else last capital, else closest "
+        "option by edit distance).",
     )
     fuzzy_threshold: float = Field(
         default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."

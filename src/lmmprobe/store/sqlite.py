@@ -4,6 +4,8 @@ Responses are keyed by their request's cache key (one row per key, ever), so a c
 repeated run can never store a response twice; a later success replaces a stored error. The
 database runs in WAL mode so a reader (``lmmprobe show``) never blocks a running evaluation,
 and each batch is committed on its own so a killed process loses at most its in-flight batch.
+The database records the version of its layout (`SCHEMA_VERSION`): opening an older store
+migrates it, and a newer one is refused with what to do.
 """
 
 from __future__ import annotations
@@ -13,97 +15,127 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
-from itertools import chain
-from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.schema import ErrorInfo, Request, Response, Score, Usage
-from lmmprobe.schema._jsonmemo import MetadataJSON
-from lmmprobe.schema._trusted import trusted
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 1
-# Keys per IN (...) query where SQLite lacks json_each, under its oldest variable limit (999).
-_CHUNK = 500
-# Score rows per INSERT statement: 50 rows of 16 values is 800 variables, also under 999.
-_SCORES_PER_INSERT = 50
-_SCORE_COLUMNS = 16
+SCHEMA_VERSION = 2
+"""Version of the database layout, kept in the ``meta`` table.
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    status TEXT NOT NULL,
-    spec TEXT NOT NULL,
-    manifest TEXT,
-    results TEXT,
-    out_dir TEXT
-);
-CREATE TABLE IF NOT EXISTS responses (
-    key TEXT PRIMARY KEY,
-    model TEXT NOT NULL,
-    method TEXT NOT NULL,
-    prompt TEXT NOT NULL,
-    text TEXT,
-    loglikelihoods TEXT,
-    token_counts TEXT,
-    latency_s REAL NOT NULL,
-    prompt_tokens INTEGER,
-    completion_tokens INTEGER,
-    error_type TEXT,
-    error_message TEXT,
-    error_retryable INTEGER,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS scores (
-    run_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    sample_id TEXT NOT NULL,
-    repeat INTEGER NOT NULL,
-    key TEXT NOT NULL,
-    stage TEXT NOT NULL,
-    prediction INTEGER,
-    prediction_text TEXT,
-    correct INTEGER,
-    format_hit INTEGER NOT NULL,
-    gold TEXT NOT NULL,
-    gold_text TEXT NOT NULL,
-    abstain_offered INTEGER NOT NULL,
-    abstained INTEGER NOT NULL,
-    error_type TEXT,
-    metadata TEXT NOT NULL,
-    PRIMARY KEY (run_id, model, sample_id, repeat)
-);
+1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
+``loglikelihood``); the tables are unchanged.
 """
+# Keys per IN (...) query, under SQLite's oldest limit on bound variables (999).
+_CHUNK = 500
+
+# The tables of a new store, created together with its ``meta`` row.
+_DDL = (
+    """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        status TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        manifest TEXT,
+        results TEXT,
+        out_dir TEXT
+    )""",
+    """CREATE TABLE responses (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        method TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        text TEXT,
+        loglikelihoods TEXT,
+        token_counts TEXT,
+        latency_s REAL NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        error_type TEXT,
+        error_message TEXT,
+        error_retryable INTEGER,
+        created_at REAL NOT NULL
+    )""",
+    """CREATE TABLE scores (
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        prediction INTEGER,
+        prediction_text TEXT,
+        correct INTEGER,
+        format_hit INTEGER NOT NULL,
+        gold TEXT NOT NULL,
+        gold_text TEXT NOT NULL,
+        abstain_offered INTEGER NOT NULL,
+        abstained INTEGER NOT NULL,
+        error_type TEXT,
+        metadata TEXT NOT NULL,
+        PRIMARY KEY (run_id, model, sample_id, repeat)
+    )""",
+)
+
+_OUR_TABLES = ("runs", "responses", "scores")
+
+# The scores table: the run id, then a column per `Score` field (gold and metadata as JSON),
+# in the order `_score_values` writes them.
+_SCORE_COLUMNS = (
+    "run_id", "model", "sample_id", "repeat", "key", "stage", "prediction", "prediction_text",
+    "correct", "format_hit", "gold", "gold_text", "abstain_offered", "abstained", "error_type",
+    "metadata",
+)  # fmt: skip
+_SCORE_JSON = ("gold", "metadata")
+# Metadata is free-form: anything JSON lacks (a Path, say) is written as its str().
+_metadata_json = json.JSONEncoder(default=str).encode
 
 
-# Score metadata as ``json.dumps(metadata, default=str)`` writes it.
-_metadata_text = MetadataJSON(json.JSONEncoder(default=str))
+class StoreVersionError(ValueError):
+    """The database cannot be opened by this lmmprobe: newer, too old, or not a store."""
 
 
-def _gold_json(gold: Any) -> str:
-    """``json.dumps(gold)``, quicker for the usual golds: an int, or a list of strings."""
-    if type(gold) is int:  # not bool, which json spells ``true``
-        return str(gold)
-    if type(gold) is list and all(type(g) is str for g in gold):
-        # json.dumps's default separators and ASCII escaping, item by item.
-        return "[" + ", ".join(map(encode_basestring_ascii, gold)) + "]"
-    return json.dumps(gold)
+def _stored_version(conn: sqlite3.Connection, path: Path) -> int | None:
+    """The schema version a database records, or None for a new (empty) database.
+
+    Raises:
+        StoreVersionError: The database holds tables of ours but no version, or a version
+            that is not a number: lmmprobe did not write it, or it is damaged.
+
+    """
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "meta" not in tables:
+        if tables.intersection(_OUR_TABLES):
+            raise StoreVersionError(
+                f"{path} has tables named like lmmprobe's but no meta table with a schema "
+                "version: it was not written by lmmprobe. Pass another --db file."
+            )
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        found = "none" if row is None else repr(row[0])
+        raise StoreVersionError(
+            f"{path}: the meta table records schema_version {found}, not a number: the file "
+            "is damaged or was not written by lmmprobe. Pass another --db file."
+        ) from None
 
 
-@cache
-def _insert_scores_sql(rows: int) -> str:
-    """``INSERT OR REPLACE`` of this many score rows in one statement."""
-    one = "(" + ",".join("?" * _SCORE_COLUMNS) + ")"
-    return "INSERT OR REPLACE INTO scores VALUES " + ",".join([one] * rows)
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    # One name per concept: likelihood requests are "likelihood" everywhere now.
+    conn.execute("UPDATE responses SET method = 'likelihood' WHERE method = 'loglikelihood'")
+
+
+# Version n → n + 1, run in order inside one transaction when an older store is opened.
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
 
 
 def _dumps(value: Any) -> str | None:
@@ -130,11 +162,48 @@ class Store:
         # NORMAL is durable against a killed process in WAL mode (only a power loss can drop
         # the last commits), and avoids an fsync per batch.
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_DDL)
-        self.conn.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-        )
-        self._json_each = _has_json_each(self.conn)
+        try:
+            self._open_schema()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _open_schema(self) -> None:
+        """Create the tables in a new database; check (and migrate) an existing one's version.
+
+        Raises:
+            StoreVersionError: The store is newer than this lmmprobe, has no migration path,
+                or is a database lmmprobe did not write.
+
+        """
+        if _stored_version(self.conn, self.path) == SCHEMA_VERSION:
+            return  # the usual case, settled without taking the write lock
+        with self.transaction() as c:  # one writer at a time creates or migrates
+            # Read again under the lock: another process may have created or migrated it.
+            found = _stored_version(c, self.path)
+            if found is None:
+                for statement in _DDL:  # one by one: executescript would commit first
+                    c.execute(statement)
+                c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                return
+            if found > SCHEMA_VERSION:
+                raise StoreVersionError(
+                    f"{self.path} is an lmmprobe store of schema version {found}, written by a "
+                    f"newer lmmprobe; this one reads version {SCHEMA_VERSION} and older. Upgrade "
+                    "lmmprobe (pip install -U lmmprobe) to use it, or pass another --db file."
+                )
+            while found < SCHEMA_VERSION:
+                step = _MIGRATIONS.get(found)
+                if step is None:
+                    raise StoreVersionError(
+                        f"{self.path} is an lmmprobe store of schema version {found}, which this "
+                        f"lmmprobe (version {SCHEMA_VERSION}) cannot migrate; pass another --db "
+                        "file to start a new store."
+                    )
+                step(c)
+                found += 1
+                c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
+                log.info("migrated %s to store schema version %d", self.path, found)
 
     def close(self) -> None:
         """Close the connection."""
@@ -315,41 +384,18 @@ class Store:
     ) -> dict[str, Response]:
         """Stored responses for these keys; by default only successes (errors are retried)."""
         keys = list(keys)
-        if not keys:
-            return {}
-        if include_errors:
-            return {
-                row[0]: _response_from_row(row)
-                for row in self._select_responses(_RESPONSE_COLUMNS, keys, answers_only=False)
-            }
-        return _answers(self._select_responses(_ANSWER_COLUMNS, keys, answers_only=True))
-
-    def _select_responses(
-        self, columns: str, keys: list[str], *, answers_only: bool
-    ) -> Iterable[tuple[Any, ...]]:
-        """Rows of these columns (of ``responses AS r``) for the stored keys among `keys`."""
-        ok = " AND r.error_type IS NULL" if answers_only else ""
-        # Non-ASCII characters go in as they are, as in a bound parameter. A NUL must be
-        # escaped in JSON and would end the key in SQLite's JSON, so such keys (or keys that
-        # merely look like that escape) take the IN (...) path below.
-        array = json.dumps(keys, ensure_ascii=False) if self._json_each else ""
-        if array and "\\u0000" not in array:
-            # All keys in one statement, as one JSON array that SQLite walks, looking each
-            # key up in the primary key index: no per-key parameter to bind, and no
-            # IN (...) list for SQLite to sort first. CROSS JOIN keeps the array outermost.
-            return self.conn.execute(
-                f"SELECT {columns} FROM json_each(?) AS j CROSS JOIN responses AS r "
-                f"WHERE r.key = j.value{ok}",
-                (array,),
-            )
-        return chain.from_iterable(
-            self.conn.execute(
-                f"SELECT {columns} FROM responses AS r "
-                f"WHERE r.key IN ({','.join('?' * len(chunk))}){ok}",
+        ok = "" if include_errors else " AND error_type IS NULL"
+        out: dict[str, Response] = {}
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            rows = self.conn.execute(
+                f"SELECT {_RESPONSE_COLUMNS} FROM responses "
+                f"WHERE key IN ({','.join('?' * len(chunk))}){ok}",
                 chunk,
             )
-            for chunk in (keys[i : i + _CHUNK] for i in range(0, len(keys), _CHUNK))
-        )
+            for row in rows:
+                out[row[0]] = _response_from_row(row)
+        return out
 
     def count_responses(self) -> int:
         """Number of stored responses (successes and errors)."""
@@ -359,24 +405,12 @@ class Store:
 
     def put_scores(self, run_id: str, scores: Sequence[Score]) -> None:
         """Store a run's scores, replacing any earlier scoring of the same rows."""
-        # One flat list of values, inserted many rows per statement: a statement per row
-        # (executemany) costs about as much again in per-row stepping as the insert itself.
-        # Booleans are bound as ints: sqlite3 stores both as 0/1, but adapts a bool slowly.
-        values: list[object] = []
-        add = values.extend
-        for s in scores:
-            add((
-                run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction,
-                s.prediction_text, None if s.correct is None else int(s.correct), int(s.format_hit),
-                _gold_json(s.gold), s.gold_text, int(s.abstain_offered), int(s.abstained),
-                s.error_type, _metadata_text(s.metadata),
-            ))  # fmt: skip
-        step = _SCORES_PER_INSERT * _SCORE_COLUMNS
+        marks = ",".join("?" * len(_SCORE_COLUMNS))
         with self.transaction() as c:
-            # Rows go in in order, so a row repeated in `scores` ends as its last copy, as before.
-            for i in range(0, len(values), step):
-                part = values[i : i + step]
-                c.execute(_insert_scores_sql(len(part) // _SCORE_COLUMNS), part)
+            c.executemany(
+                f"INSERT OR REPLACE INTO scores ({', '.join(_SCORE_COLUMNS)}) VALUES ({marks})",
+                [_score_values(run_id, s) for s in scores],
+            )
 
     def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports)."""
@@ -392,8 +426,8 @@ class Store:
         names = [d[0] for d in cur.description]
         for row in cur:
             rec = dict(zip(names, row, strict=True))
-            rec["gold"] = json.loads(rec["gold"])
-            rec["metadata"] = json.loads(rec["metadata"])
+            for name in _SCORE_JSON:
+                rec[name] = json.loads(rec[name])
             rec["loglikelihoods"] = (
                 json.loads(rec["loglikelihoods"]) if rec["loglikelihoods"] else None
             )
@@ -402,72 +436,25 @@ class Store:
             yield rec
 
 
+def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:
+    """A score as a row of the scores table, in `_SCORE_COLUMNS` order."""
+    return (
+        run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
+        s.correct, s.format_hit, json.dumps(s.gold), s.gold_text, s.abstain_offered, s.abstained,
+        s.error_type, _metadata_json(s.metadata),
+    )  # fmt: skip
+
+
 def score_from_row(rec: dict[str, Any]) -> Score:
     """Rebuild the `Score` of one `Store.iter_score_rows` record."""
-    return Score(
-        model=rec["model"],
-        sample_id=rec["sample_id"],
-        repeat=rec["repeat"],
-        key=rec["key"],
-        stage=rec["stage"],
-        prediction=rec["prediction"],
-        prediction_text=rec["prediction_text"],
-        correct=rec["correct"],
-        format_hit=bool(rec["format_hit"]),
-        gold=rec["gold"],
-        gold_text=rec["gold_text"],
-        abstain_offered=bool(rec["abstain_offered"]),
-        abstained=bool(rec["abstained"]),
-        error_type=rec["error_type"],
-        metadata=rec["metadata"],
-    )
-
-
-def _has_json_each(conn: sqlite3.Connection) -> bool:
-    """Whether this SQLite has the JSON functions (built in since 3.38, optional before)."""
-    try:
-        conn.execute("SELECT value FROM json_each('[]')").fetchall()
-    except sqlite3.OperationalError:
-        return False
-    return True
+    return Score.model_validate({name: rec[name] for name in Score.model_fields})
 
 
 # Columns of a stored response, in the order `_response_from_row` reads them.
 _RESPONSE_COLUMNS = (
-    "r.key, r.text, r.loglikelihoods, r.token_counts, r.latency_s, r.prompt_tokens, "
-    "r.completion_tokens, r.error_type, r.error_message, r.error_retryable"
+    "key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, completion_tokens, "
+    "error_type, error_message, error_retryable"
 )
-# The same less the error columns, which are NULL in a stored answer.
-_ANSWER_COLUMNS = (
-    "r.key, r.text, r.loglikelihoods, r.token_counts, r.latency_s, r.prompt_tokens, "
-    "r.completion_tokens"
-)
-
-
-def _answers(rows: Iterable[tuple[Any, ...]]) -> dict[str, Response]:
-    """The `Response` of each row of `_ANSWER_COLUMNS` (stored answers, no errors), by key."""
-    out: dict[str, Response] = {}
-    for row in rows:
-        key, text, lls, counts, latency, pt, ct = row
-        if lls is None and counts is None and pt is None and ct is None:
-            # The common row, a stored text answer: its values were validated when stored and
-            # come back with the same types (a REAL column always reads back as a float).
-            resp = trusted(
-                Response,
-                {
-                    "key": key,
-                    "text": text,
-                    "loglikelihoods": None,
-                    "token_counts": None,
-                    "latency_s": latency,
-                    "usage": None,
-                    "error": None,
-                },
-            )
-            out[key] = resp
-        else:
-            out[key] = _response_from_row((*row, None, None, None))
-    return out
 
 
 def _response_from_row(row: Sequence[Any]) -> Response:
@@ -476,21 +463,6 @@ def _response_from_row(row: Sequence[Any]) -> Response:
         Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
     )
     error = ErrorInfo(type=etype, message=emsg or "", retryable=bool(eretry)) if etype else None
-    if lls is None and counts is None and error is None and usage is None:
-        # The common row, a stored text answer: its values were validated when it was stored
-        # and come back with the same types, so it is rebuilt without validating again.
-        return trusted(
-            Response,
-            {
-                "key": key,
-                "text": text,
-                "loglikelihoods": None,
-                "token_counts": None,
-                "latency_s": float(latency),
-                "usage": None,
-                "error": None,
-            },
-        )
     return Response(
         key=key,
         text=text,

@@ -398,7 +398,7 @@ class PGDAttacker:
         request = formulate(asked, config=self.formulate_config)
         assert request.order is not None and request.options is not None
         position = request.order.index(sample.answer)
-        if request.method == "loglikelihood":
+        if request.method == "likelihood":
             target = request.options[position]
         else:
             assert request.marks is not None

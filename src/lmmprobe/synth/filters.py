@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
+from lmmprobe._optional import require
 from lmmprobe.schema import Score
 
 if TYPE_CHECKING:
@@ -84,14 +85,10 @@ class ClipScoreFilter:
         path = Path(model_path)
         if not path.is_dir():
             raise FileNotFoundError(f"CLIP checkpoint folder not found: {path}")
-        try:
-            import torch
-            from transformers import CLIPModel, CLIPProcessor
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                f"the CLIP score filter needs torch and transformers ({exc}); "
-                "run: pip install 'lmmprobe[hf]'"
-            ) from exc
+        require("torch", "transformers", extra="hf", purpose="the CLIP score filter")
+        import torch
+        from transformers import CLIPModel, CLIPProcessor
+
         from lmmprobe.models.hf import weights_fingerprint
 
         try:

@@ -25,9 +25,11 @@ from typing import Any
 
 from PIL import Image
 
-from lmmprobe import __version__
+from lmmprobe._version import __version__
+from lmmprobe.imaging import procedural, vocab
+from lmmprobe.imaging.scenario import apply_scenario
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.synth import procedural, scenarios, vocab
+from lmmprobe.synth import scenarios
 from lmmprobe.synth.metadata import SUBTASKS, Item, make_item
 from lmmprobe.synth.questions import item_questions
 
@@ -320,7 +322,7 @@ def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
                 result.adversarial = dict(attacker.identity)
             else:
                 params = scenarios.scenario_params(item, name, wrong, config.severity)
-                image = scenarios.apply_params(clean_image, params)
+                image = apply_scenario(clean_image, params)
             _save_png(image, root / rel)
             ref = ImageRef(path=rel)
             for sample in _with_scenario(item_questions(item, ref, scenario=name), params, extra):

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmmprobe.synth import procedural, vocab
+from lmmprobe.imaging import procedural, vocab
 
 __all__ = [
     "COUNT_RANGE",

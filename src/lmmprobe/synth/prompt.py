@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lmmprobe.synth import vocab
+from lmmprobe.imaging import vocab
 
 __all__ = ["NEGATIVE_BASE", "STYLE_TEMPLATES", "build_prompt", "negative_prompt"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from lmmprobe.imaging import vocab
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.synth import vocab
 from lmmprobe.synth.metadata import COUNT_RANGE, FINE_SUBTASKS, GROUP_SUBTASKS, Item
 
 __all__ = [

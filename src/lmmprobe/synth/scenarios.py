@@ -4,9 +4,9 @@ Origin: Dysca (Zhang et al., 2024). The same item (and so the same questions) is
 each scenario:
 
 - ``clean``: the rendered image;
-- ``corruption``: one of Dysca's 11 corruptions (`lmmprobe.tools.corrupt`) at a severity;
+- ``corruption``: one of Dysca's 11 corruptions (`lmmprobe.imaging.corruptions`) at a severity;
 - ``print_attack``: the text of a wrong multiple-choice option printed on the image with
-  parameters from Dysca's grid (`lmmprobe.tools.sample_print_attack`); OCR items are excluded,
+  parameters from Dysca's grid (`lmmprobe.imaging.print_attack`); OCR items are excluded,
   since printed text would change their answer;
 - ``adversarial``: PGD against a proxy model (`lmmprobe.synth.adversarial`); needs the model,
   so only `lmmprobe synth generate --proxy` makes it, never the on-the-fly source.
@@ -22,10 +22,10 @@ from typing import Any
 
 from PIL import Image
 
+from lmmprobe.imaging import procedural
+from lmmprobe.imaging.scenario import RECIPE_SCENARIOS, apply_scenario, draw_scenario
 from lmmprobe.schema import ImageRef, register_renderer
-from lmmprobe.synth import procedural
 from lmmprobe.synth.metadata import Item
-from lmmprobe.tools.scenario import apply_scenario
 
 __all__ = [
     "RECIPE_SCENARIOS",
@@ -39,9 +39,6 @@ __all__ = [
 
 SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack", "adversarial")
 """Dysca's scenarios, in report order."""
-
-RECIPE_SCENARIOS: tuple[str, ...] = ("clean", "corruption", "print_attack")
-"""Scenarios drawn from a recipe alone (the adversarial one needs a proxy model)."""
 
 RENDERER = "synth"
 """Recipe renderer name: the procedural image with its scenario applied."""
@@ -68,35 +65,17 @@ def scenario_params(
     """
     if scenario not in SCENARIOS:
         raise ValueError(f"unknown scenario {scenario!r} (known: {', '.join(SCENARIOS)})")
+    if scenario not in RECIPE_SCENARIOS:
+        return {}  # adversarial: made by the generator with its proxy model
     rng = random.Random(f"{item.seed}:{item.index}:{scenario}")
     size = int(item.recipe["size"])
-    if scenario == "corruption":
-        from lmmprobe.tools import CORRUPTIONS
-
-        kind = rng.choice(CORRUPTIONS)
-        return {
-            "type": "corruption",
-            "kind": kind,
-            "severity": severity,
-            "seed": rng.randrange(2**31),
-        }
-    if scenario == "print_attack":
-        from lmmprobe.tools import sample_print_attack
-
-        attack = sample_print_attack(rng, rng.choice(wrong_options), (size, size))
-        return {"type": "print_attack", "attack": attack.to_dict()}
-    return {}
+    return draw_scenario(scenario, rng, wrong_options=wrong_options, size=size, severity=severity)
 
 
 def render(recipe: dict[str, Any]) -> Image.Image:
     """Draw a recipe with the procedural renderer, then apply its ``scenario`` if any."""
     base = {k: v for k, v in recipe.items() if k != "scenario"}
     return apply_scenario(procedural.render(base), recipe.get("scenario") or {})
-
-
-def apply_params(image: Image.Image, params: dict[str, Any]) -> Image.Image:
-    """Apply recorded scenario parameters to an already rendered image (identity when empty)."""
-    return apply_scenario(image, params)
 
 
 def scenario_ref(item: Item, params: dict[str, Any]) -> ImageRef:

@@ -37,6 +37,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._optional import require
 from lmmprobe.models.tiny import build_once, seeded
 
 __all__ = ["TINY_SDXL_RESOLUTION", "tiny_sdxl_path"]
@@ -90,15 +91,9 @@ def tiny_sdxl_path(cache_dir: str | Path | None = None) -> Path:
             (``pip install 'lmmprobe[diffusion]'``).
 
     """
-    try:
-        import diffusers
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"the tiny SDXL pipeline needs torch, transformers and diffusers ({exc}); "
-            "run: pip install 'lmmprobe[diffusion]'"
-        ) from exc
+    _, _, diffusers = require(
+        "torch", "transformers", "diffusers", extra="diffusion", purpose="the tiny SDXL pipeline"
+    )
 
     return build_once(
         f"sdxl-tiny-d{diffusers.__version__}-b{_BUILD}",
@@ -141,7 +136,7 @@ def _corpus_words() -> list[str]:
     punctuation), so that the merges learnt here are the ones the tokenizer applies, and
     built prompts stay within the 77 positions.
     """
-    from lmmprobe.synth import vocab
+    from lmmprobe.imaging import vocab
     from lmmprobe.synth.prompt import NEGATIVE_BASE, STYLE_TEMPLATES
 
     parts = [

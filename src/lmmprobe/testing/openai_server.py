@@ -40,7 +40,7 @@ from typing import Any, Final, cast
 
 from PIL import Image
 
-from lmmprobe.data.demo import COLORS as DEMO_COLORS
+from lmmprobe.imaging.colors import COLORS as DEMO_COLORS
 
 MODEL_ID: Final = "fake-vlm"
 """The one model `GET /v1/models` lists (any model name is accepted and echoed back)."""

@@ -1,22 +1,12 @@
-"""Image tools: APEx's select tools and transforms, Dysca's corruptions and print attack.
+"""Image tools: APEx's select tools and transforms, as a registry an orchestrator calls by name.
 
 The registry (`registry`) derives each tool's argument schema from its signature; `compose`
 validates orchestrator-written calls and runs one select call then any transforms, seeded.
+The pixels come from `lmmprobe.imaging` (renderers, Dysca's corruptions and print attack),
+which the transforms wrap as tools.
 """
 
 from lmmprobe.tools.compose import ComposedImage, ToolCall, catalog, compose, validate_call
-from lmmprobe.tools.corruptions import CORRUPTIONS, corrupt, severity_params
-from lmmprobe.tools.print_attack import (
-    ANGLES,
-    FONT_SIZES_1024,
-    GRID,
-    OPACITIES,
-    PRINT_COLORS,
-    PrintAttack,
-    apply_print_attack,
-    cell_box,
-    sample_print_attack,
-)
 from lmmprobe.tools.registry import (
     TOOLS,
     ToolCallError,
@@ -39,36 +29,24 @@ from lmmprobe.tools.retrieval import (
 from lmmprobe.tools.select import SelectContext, SelectedImage
 
 __all__ = [
-    "ANGLES",
-    "CORRUPTIONS",
-    "FONT_SIZES_1024",
-    "GRID",
-    "OPACITIES",
-    "PRINT_COLORS",
     "TOOLS",
     "ClassTaxonomy",
     "CollectionError",
     "ComposedImage",
     "LabelledCollection",
-    "PrintAttack",
     "SelectContext",
     "SelectedImage",
     "ToolCall",
     "ToolCallError",
     "ToolKind",
     "ToolSpec",
-    "apply_print_attack",
     "call_tool",
     "catalog",
-    "cell_box",
     "compose",
-    "corrupt",
     "get_tool",
     "imagenet_x_taxonomy",
     "open_collection",
-    "sample_print_attack",
     "select_tool",
-    "severity_params",
     "tool",
     "tool_catalog",
     "tool_names",

@@ -5,16 +5,16 @@ experiment programming"), with its tool names, arguments and defaults:
 ``EditImageStyle(style)``, ``EditImageWeather(weather)``,
 ``PasteGeneratedObjectAtRandomPosition(class_name, size, repeat)``, ``ApplyCutMix(alpha=1.0)``
 and ``ApplyMixUp(alpha=0.7)``. APEx makes the extra content with SDXL-Turbo; here it comes from
-lmmprobe's synthetic renderers through the active `SelectContext`
+lmmprobe's renderers through the active `SelectContext`
 (`lmmprobe.tools.select.active_context`, set by `lmmprobe.tools.compose.compose`): the
 procedural renderer by default, a diffusion renderer when one is configured.
 
 - Style and weather edits: APEx regenerates the image's class in the style ("a {style} of a
   {class}") or weather. With the procedural renderer the edit is the renderer's own style or
-  weather pass (`lmmprobe.synth.procedural.apply_style` / `apply_weather`) over the current
+  weather pass (`lmmprobe.imaging.procedural.apply_style` / `apply_weather`) over the current
   image, which keeps earlier transforms; with a diffusion renderer and a known class (inside
   `compose`) the class is re-rendered with the style or weather in its recipe, as APEx does.
-  Style and weather names are those of `lmmprobe.synth.vocab` (``STYLES``, ``WEATHERS``);
+  Style and weather names are those of `lmmprobe.imaging.vocab` (``STYLES``, ``WEATHERS``);
   unknown names are rejected with the known ones listed.
 - The second image of CutMix and MixUp is a generated image of a random class other than the
   current image's (when known), seeded by the call, resized and center-cropped to the image.
@@ -38,16 +38,17 @@ import numpy as np
 from PIL import Image
 from pydantic import AfterValidator, Field
 
+from lmmprobe.imaging import procedural, vocab
 from lmmprobe.tools.registry import ToolCallError, tool
 from lmmprobe.tools.retrieval import normalize_class
 from lmmprobe.tools.select import (
     ClassName,
     SelectContext,
-    _procedural,
     _resolve_drawable,
     current_context,
     current_subject,
     drawable_classes,
+    fit_to,
     generate_image,
     is_random,
     random_class,
@@ -56,7 +57,6 @@ from lmmprobe.tools.select import (
 __all__ = [
     "cutmix",
     "cutmix_box",
-    "fit_to",
     "mixup",
     "second_image",
     "style_names",
@@ -65,22 +65,16 @@ __all__ = [
 
 
 def style_names() -> list[str]:
-    """The style names EditImageStyle accepts (`lmmprobe.synth.vocab.STYLES`)."""
-    from lmmprobe.synth import vocab
-
+    """The style names EditImageStyle accepts (`lmmprobe.imaging.vocab.STYLES`)."""
     return sorted(vocab.STYLES)
 
 
 def weather_names() -> list[str]:
-    """The weather names EditImageWeather accepts (`lmmprobe.synth.vocab.WEATHERS`)."""
-    from lmmprobe.synth import vocab
-
+    """The weather names EditImageWeather accepts (`lmmprobe.imaging.vocab.WEATHERS`)."""
     return sorted(vocab.WEATHERS)
 
 
 def _phrases(table: str) -> dict[str, str]:
-    from lmmprobe.synth import vocab
-
     out: dict[str, str] = {}
     for name, entry in getattr(vocab, table).items():
         phrase = getattr(entry, "phrase", entry)  # STYLES holds StyleInfo, WEATHERS strings
@@ -104,8 +98,7 @@ def _known(what: str, names: Callable[[], list[str]], table: str) -> Callable[[s
 
 
 def _enum(names: Callable[[], list[str]]) -> Callable[[dict[str, Any]], None]:
-    # Filled in when the schema is built (not at import), so the orchestrator sees the
-    # vocabulary's current names without tools importing synth while synth imports tools.
+    # Filled in when the schema is built, from the vocabulary's current names.
     def extra(schema: dict[str, Any]) -> None:
         schema["enum"] = names()
 
@@ -122,19 +115,6 @@ WeatherName = Annotated[
     Field(max_length=40, description="A weather name.", json_schema_extra=_enum(weather_names)),
     AfterValidator(_known("weather", weather_names, "WEATHERS")),
 ]
-
-
-def fit_to(image: Image.Image, size: tuple[int, int]) -> Image.Image:
-    """Scale `image` to cover `size` and center-crop it to exactly `size` (RGB)."""
-    image = image.convert("RGB")
-    w, h = size
-    if image.size == size:
-        return image
-    scale = max(w / image.width, h / image.height)
-    nw, nh = max(w, round(image.width * scale)), max(h, round(image.height * scale))
-    image = image.resize((nw, nh), Image.Resampling.BICUBIC)
-    left, top = (nw - w) // 2, (nh - h) // 2
-    return image.crop((left, top, left + w, top + h))
 
 
 def second_image(rng: random.Random, size: tuple[int, int]) -> tuple[Image.Image, str]:
@@ -180,7 +160,7 @@ def edit_image_style(image: Image.Image, rng: random.Random, style: StyleName) -
     context = current_context()
     if context.renderer is not None and current_subject() is not None:
         return _same_size(_regenerate(context, "style", style, rng), image)
-    out = _procedural().apply_style(image, style, seed=rng.randrange(2**31))
+    out = procedural.apply_style(image, style, seed=rng.randrange(2**31))
     return _same_size(out, image)
 
 
@@ -195,7 +175,7 @@ def edit_image_weather(image: Image.Image, rng: random.Random, weather: WeatherN
     context = current_context()
     if context.renderer is not None and current_subject() is not None:
         return _same_size(_regenerate(context, "weather", weather, rng), image)
-    out = _procedural().apply_weather(image, weather, seed=rng.randrange(2**31))
+    out = procedural.apply_weather(image, weather, seed=rng.randrange(2**31))
     return _same_size(out, image)
 
 
@@ -203,8 +183,6 @@ def _object_patch(
     class_name: str, side: int, rng: random.Random, context: SelectContext
 ) -> tuple[Image.Image, str]:
     """An RGBA picture of the class, `side` pixels square, and the class drawn."""
-    from lmmprobe.synth import vocab
-
     if is_random(class_name):
         name = random_class(rng, drawable_classes(), class_name, exclude=current_subject())
     elif context.renderer is not None:
@@ -217,7 +195,7 @@ def _object_patch(
         name, _ = _resolve_drawable(class_name, context)
     colors = sorted(vocab.COLORS)
     color = colors[rng.randrange(len(colors))]
-    glyph = _procedural().glyph_image(name, color, side).convert("RGBA")
+    glyph = procedural.glyph_image(name, color, side).convert("RGBA")
     return (glyph if glyph.size == (side, side) else glyph.resize((side, side))), name
 
 

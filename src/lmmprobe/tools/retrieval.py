@@ -378,7 +378,6 @@ class LabelledCollection:
         self._by_class: dict[str, list[int]] = {}
         for i, item in enumerate(self._items):
             self._by_class.setdefault(item.class_name, []).append(i)
-        self._matcher: ClassMatcher | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -404,12 +403,6 @@ class LabelledCollection:
             if g is not None:
                 out.setdefault(g, []).append(c)
         return out
-
-    def matcher(self, embedder: Callable[[], Embedder]) -> ClassMatcher:
-        """A matcher over the class names (built once; later calls reuse it)."""
-        if self._matcher is None:
-            self._matcher = ClassMatcher(self.classes, embedder)
-        return self._matcher
 
     def pick(self, class_name: str, rng: random.Random) -> tuple[Image.Image, str]:
         """A seeded random image of `class_name` and where it comes from.
@@ -503,14 +496,14 @@ class LabelledCollection:
 
         """
         from lmmprobe.data.base import DataError
-        from lmmprobe.data.hf_dataset import _load_dataset
+        from lmmprobe.data.hf_dataset import open_dataset
 
         p = Path(path)
         if not p.exists():
             raise CollectionError(f"dataset not found: {p} (retrieval reads local data only)")
         options = {k: v for k, v in (("split", split), ("config", config)) if v is not None}
         try:
-            ds, used_split = _load_dataset(p, options)
+            ds, used_split = open_dataset(p, options)
         except DataError as exc:
             raise CollectionError(str(exc)) from exc
         columns = list(ds.column_names)

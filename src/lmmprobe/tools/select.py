@@ -5,13 +5,17 @@ experiment programming"). Every answer of an APEx experiment starts from one sel
 
 - ``TextToImageGeneration(class_name, image_type="photo")`` draws the class. APEx prompts
   SDXL-Turbo with "a {image_type} of a {class_name}"; here generation goes through lmmprobe's
-  synthetic renderers: the procedural renderer (`lmmprobe.synth.procedural`, offline, draws the
-  classes of its vocabulary) by default, or a diffusion renderer when the `SelectContext` holds
-  one (any class name, rendered from a recipe).
+  renderers: the procedural renderer (`lmmprobe.imaging.procedural`, offline, draws the classes
+  of its vocabulary) by default, or a diffusion renderer when the `SelectContext` holds one (any
+  class name, rendered from a recipe).
 - ``TextToImageRetrieval(class_name, image_type="photo")`` takes a real image of the class from a
   local labelled collection (`lmmprobe.tools.retrieval`). The name is matched to the collection's
   classes by all-MiniLM-L6-v2 cosine similarity; below APEx's threshold (0.95), for a non-photo
   image type, or without a collection, the tool generates instead and its note says why.
+
+Matching names by meaning needs a sentence embedder, which the caller hands to the
+`SelectContext` (APEx passes `lmmprobe.metrics.embedding.SentenceEmbedder`): tools sit below
+metrics and never import it. Without one, only exact class names (and ``random``) resolve.
 
 The class name ``random`` picks a class at random (seeded): any drawable class for generation,
 any collection class for retrieval. ``random:GROUP`` (an lmmprobe extension) picks within one
@@ -33,11 +37,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 from PIL import Image
 from pydantic import AfterValidator, Field
 
+from lmmprobe.imaging import procedural, vocab
 from lmmprobe.tools.registry import ToolCallError, select_tool
 from lmmprobe.tools.retrieval import (
     APEX_MATCH_THRESHOLD,
@@ -47,9 +52,6 @@ from lmmprobe.tools.retrieval import (
     LabelledCollection,
     normalize_class,
 )
-
-if TYPE_CHECKING:
-    from types import ModuleType
 
 __all__ = [
     "RANDOM",
@@ -62,7 +64,7 @@ __all__ = [
     "current_context",
     "current_subject",
     "drawable_classes",
-    "fit_square",
+    "fit_to",
     "generate_image",
     "image_types",
     "is_random",
@@ -103,14 +105,10 @@ ClassName = Annotated[
 
 def image_types() -> list[str]:
     """The image types generation accepts: ``photo`` and the renderer vocabulary's styles."""
-    from lmmprobe.synth import vocab
-
     return ["photo", *sorted(vocab.STYLES)]
 
 
 def _check_image_type(value: str) -> str:
-    from lmmprobe.synth import vocab
-
     # A style's phrase ("pencil sketch") or its name in any case stands for the style's key.
     known = {normalize_class(info.phrase): name for name, info in vocab.STYLES.items()}
     known.update({normalize_class(n): n for n in image_types()})
@@ -123,7 +121,6 @@ def _check_image_type(value: str) -> str:
 
 
 def _image_type_enum(schema: dict[str, Any]) -> None:
-    # Filled in when the schema is built, so tools need not import synth at import time.
     schema["enum"] = image_types()
 
 
@@ -171,11 +168,9 @@ class SelectedImage:
 
 
 @functools.cache
-def _shared_embedder() -> Embedder:
-    from lmmprobe.metrics.embedding import SentenceEmbedder
-
-    # Loading MiniLM takes about a second; every context without its own embedder shares one.
-    return SentenceEmbedder()
+def _shared_embedder(factory: Callable[[], Embedder]) -> Embedder:
+    # Loading MiniLM takes about a second: contexts given the same factory share one embedder.
+    return factory()
 
 
 @dataclass
@@ -192,8 +187,9 @@ class SelectContext:
         match_threshold: Cosine similarity a retrieval class match needs (APEx: 0.95).
         generation_match_threshold: Cosine similarity the procedural renderer needs to draw its
             closest class for a name it does not know (e.g. "puppy" → "dog", 0.80).
-        embedder: Zero-argument factory of the sentence embedder, called on first need;
-            None uses a shared all-MiniLM-L6-v2 `SentenceEmbedder`.
+        embedder: Zero-argument factory of the sentence embedder that matches class names by
+            meaning (e.g. `lmmprobe.metrics.embedding.SentenceEmbedder`), called on first need,
+            once per process for a given factory; None: exact class names only.
 
     """
 
@@ -205,6 +201,7 @@ class SelectContext:
     embedder: Callable[[], Embedder] | None = None
     _embedder: Embedder | None = field(default=None, init=False, repr=False)
     _drawable_matcher: ClassMatcher | None = field(default=None, init=False, repr=False)
+    _collection_matcher: ClassMatcher | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 16 <= self.size <= 2048:
@@ -228,9 +225,20 @@ class SelectContext:
         return dict(identity) if isinstance(identity, Mapping) else None
 
     def get_embedder(self) -> Embedder:
-        """The sentence embedder (loaded on first call)."""
+        """The sentence embedder (loaded on first call).
+
+        Raises:
+            ToolCallError: The context has no embedder factory.
+
+        """
         if self._embedder is None:
-            self._embedder = (self.embedder or _shared_embedder)()
+            if self.embedder is None:
+                raise ToolCallError(
+                    "matching class names by meaning needs a sentence embedder, and this "
+                    "SelectContext has none: use an exact class name or 'random', or create the "
+                    "context with embedder=lmmprobe.metrics.embedding.SentenceEmbedder"
+                )
+            self._embedder = _shared_embedder(self.embedder)
         return self._embedder
 
     def drawable_matcher(self) -> ClassMatcher:
@@ -249,6 +257,22 @@ class SelectContext:
                     _DRAWABLE_MATCHERS[embedder] = matcher
             self._drawable_matcher = matcher
         return self._drawable_matcher
+
+    def collection_matcher(self) -> ClassMatcher:
+        """A matcher over the collection's class names with this context's embedder (built once).
+
+        The known names' embeddings are cached on disk (`ClassMatcher`), so another context
+        over the same collection and embedder model pays only for its queries.
+
+        Raises:
+            ToolCallError: The context has no collection.
+
+        """
+        if self.collection is None:
+            raise ToolCallError("no retrieval collection is set")
+        if self._collection_matcher is None:
+            self._collection_matcher = ClassMatcher(self.collection.classes, self.get_embedder)
+        return self._collection_matcher
 
 
 _DRAWABLE_MATCHERS: weakref.WeakKeyDictionary[Any, ClassMatcher] = weakref.WeakKeyDictionary()
@@ -304,17 +328,9 @@ def current_subject() -> str | None:
 # Generation
 
 
-def _procedural() -> ModuleType:
-    # Imported on use: synth builds on tools (corruptions, print attack), so tools must not
-    # import synth while its own package is still loading.
-    from lmmprobe.synth import procedural
-
-    return procedural
-
-
 def drawable_classes() -> dict[str, str]:
     """The classes the procedural renderer draws, each with its vocabulary group."""
-    return dict(_procedural().drawable_classes())
+    return dict(procedural.drawable_classes())
 
 
 def _groups_of(classes: Mapping[str, str | None]) -> dict[str, list[str]]:
@@ -367,17 +383,17 @@ def is_random(class_name: str) -> bool:
     return head.strip().lower() == RANDOM
 
 
-def fit_square(image: Image.Image, size: int) -> Image.Image:
-    """Resize the shorter side to `size` and center-crop to a `size` × `size` RGB image."""
+def fit_to(image: Image.Image, size: tuple[int, int]) -> Image.Image:
+    """Scale `image` to cover `size` and center-crop it to exactly `size` (RGB)."""
     image = image.convert("RGB")
-    w, h = image.size
-    if (w, h) == (size, size):
+    w, h = size
+    if image.size == size:
         return image
-    scale = size / min(w, h)
-    nw, nh = max(size, round(w * scale)), max(size, round(h * scale))
+    scale = max(w / image.width, h / image.height)
+    nw, nh = max(w, round(image.width * scale)), max(h, round(image.height * scale))
     image = image.resize((nw, nh), Image.Resampling.BICUBIC)
-    left, top = (nw - size) // 2, (nh - size) // 2
-    return image.crop((left, top, left + size, top + size))
+    left, top = (nw - w) // 2, (nh - h) // 2
+    return image.crop((left, top, left + w, top + h))
 
 
 def _resolve_drawable(class_name: str, context: SelectContext) -> tuple[str, str | None]:
@@ -402,14 +418,14 @@ def _resolve_drawable(class_name: str, context: SelectContext) -> tuple[str, str
 
 def _render_procedural(class_name: str, image_type: str, size: int, seed: int) -> Image.Image:
     try:
-        image = _procedural().render_class_image(
+        image = procedural.render_class_image(
             class_name, image_type=image_type, size=size, seed=seed
         )
     except KeyError as exc:
         raise ToolCallError(f"the procedural renderer cannot draw {class_name!r}") from exc
     except ValueError as exc:  # e.g. an image type the renderer does not know
         raise ToolCallError(f"the procedural renderer rejected the request: {exc}") from exc
-    return fit_square(image, size)
+    return fit_to(image, (size, size))
 
 
 def _recipe(class_name: str, image_type: str, size: int, seed: int) -> dict[str, Any]:
@@ -461,7 +477,7 @@ def generate_image(
         image = _render_procedural(drawn, image_type, context.size, render_seed)
     else:
         images = context.renderer.render([_recipe(drawn, image_type, context.size, render_seed)])
-        image = fit_square(images[0], context.size)
+        image = fit_to(images[0], (context.size, context.size))
     return SelectedImage(image=image, class_name=drawn, source="generated", note=note)
 
 
@@ -531,7 +547,7 @@ def text_to_image_retrieval(
         chosen = random_class(rng, groups, class_name)
         note = None
     else:
-        match = collection.matcher(context.get_embedder).match(class_name, context.match_threshold)
+        match = context.collection_matcher().match(class_name, context.match_threshold)
         if not match.matched:
             why = (
                 f"no class of {collection.source} matches {class_name!r} (closest "
@@ -549,4 +565,6 @@ def text_to_image_retrieval(
         image, path = collection.pick(chosen, rng)
     except CollectionError as exc:
         raise ToolCallError(f"TextToImageRetrieval: {exc}") from exc
-    return SelectedImage(fit_square(image, context.size), chosen, "retrieved", note, path)
+    return SelectedImage(
+        fit_to(image, (context.size, context.size)), chosen, "retrieved", note, path
+    )

@@ -17,9 +17,9 @@ import numpy as np
 from PIL import Image, ImageColor, ImageDraw, ImageEnhance, ImageFilter
 from pydantic import AfterValidator, Field
 
-from lmmprobe.data.demo import SHAPES, shape_polygon
-from lmmprobe.tools.corruptions import CORRUPTIONS, corrupt
-from lmmprobe.tools.print_attack import _font, apply_print_attack, sample_print_attack
+from lmmprobe.imaging.corruptions import CORRUPTIONS, corrupt
+from lmmprobe.imaging.print_attack import apply_print_attack, sample_print_attack, text_font
+from lmmprobe.imaging.shapes import SHAPES, shape_polygon
 from lmmprobe.tools.registry import tool
 
 
@@ -224,7 +224,7 @@ def paste_text(
     """Draw `text` `repeat` times at seeded positions (clipped at the edges)."""
     out = image.copy()
     draw = ImageDraw.Draw(out)
-    font = _font(font_size)
+    font = text_font(font_size)
     left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
     for _ in range(repeat):
         x, y = _spot(rng, image.size, int(max(right - left, bottom - top)))

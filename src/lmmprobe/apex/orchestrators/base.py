@@ -5,11 +5,12 @@ discuss(experiment, results) → sufficient = judge(report) → conclusions. An 
 those decisions; the loop (`lmmprobe.apex.loop`) validates what it returns, feeds errors back for
 healing, runs the experiments and keeps the transcript.
 
-Each method returns a `Reply`: the output (JSON text, a dict or a pydantic model — the loop
-parses and validates it, whatever produced it) and the messages exchanged to get it, which the
-loop stores in the report's transcript. `retries` lists the earlier outputs of the same step that
+Every step gets the same inputs: the report so far (``discuss`` is about its latest experiment,
+`latest_record`), the `PlanningEnv`, and ``retries``: the earlier outputs of the same step that
 were rejected, with the error fed back, so an orchestrator can heal them (an empty list asks
-for a fresh answer).
+for a fresh answer). Each method returns a `Reply`: the output (JSON text, a dict or a pydantic
+model — the loop parses and validates it, whatever produced it) and the messages exchanged to
+get it, which the loop stores in the report's transcript.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from lmmprobe.apex.schema import ExperimentRecord, Report
+from lmmprobe.apex.experiments import ExperimentRecord, Report
 from lmmprobe.tools.retrieval import LabelledCollection
 
 Role = Literal["system", "user", "assistant", "planner"]
@@ -90,6 +91,18 @@ class PlanningEnv:
         return sorted(self.drawable)
 
 
+def latest_record(report: Report) -> ExperimentRecord:
+    """The experiment the loop asks an orchestrator to discuss: the one it ran last.
+
+    Raises:
+        OrchestratorError: The report has no experiment yet.
+
+    """
+    if not report.experiments:
+        raise OrchestratorError("discuss was asked before any experiment ran")
+    return report.experiments[-1]
+
+
 class Orchestrator(Protocol):
     """Makes APEx's decisions; see the module docstring."""
 
@@ -103,14 +116,8 @@ class Orchestrator(Protocol):
         """The next `Experiment`."""
         ...
 
-    def discuss(
-        self,
-        report: Report,
-        env: PlanningEnv,
-        record: ExperimentRecord,
-        retries: Sequence[Attempt],
-    ) -> Reply:
-        """A `Discussion` of the record's results: findings and open questions."""
+    def discuss(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
+        """A `Discussion` of the latest experiment (`latest_record`): findings, open questions."""
         ...
 
     def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:

@@ -28,21 +28,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from lmmprobe.apex.experiments import (
+    Conclusions,
+    Discussion,
+    Experiment,
+    Initialization,
+    Report,
+    Sufficiency,
+)
 from lmmprobe.apex.orchestrators.base import (
     Attempt,
     OrchestratorError,
     PlanningEnv,
     Reply,
     Role,
-)
-from lmmprobe.apex.schema import (
-    Conclusions,
-    Discussion,
-    Experiment,
-    ExperimentRecord,
-    Initialization,
-    Report,
-    Sufficiency,
+    latest_record,
 )
 
 _LOCAL = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
@@ -185,6 +185,44 @@ def _groups_text(env: PlanningEnv, per_group: int = 12) -> str:
     return "\n".join(lines) or "- (no groups)"
 
 
+def step_messages(
+    step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]
+) -> list[dict[str, str]]:
+    """The chat messages asking for one step: role and catalog, instruction and state, healing.
+
+    The state is the report as the orchestrator sees it; for ``discuss`` it also names the
+    latest experiment. Each rejected attempt follows as the assistant's reply and the error.
+    """
+    model, instruction = STEPS[step]
+    system = SYSTEM.format(
+        models=", ".join(f"{m} ({env.methods.get(m, '?')})" for m in env.models),
+        source="retrieved from " + env.collection.source
+        if env.collection is not None
+        else "generated",
+        groups=_groups_text(env),
+        catalog=_catalog_text(env),
+    )
+    state: dict[str, Any] = {"report": report.state_for_orchestrator()}
+    if step == "discuss":
+        state["latest_experiment"] = latest_record(report).index
+    user = (
+        f"Step: {step}. {instruction}\n\nReply with one JSON object of the schema "
+        f"{model.__name__}:\n{json.dumps(model.model_json_schema())}\n\n"
+        f"State:\n{json.dumps(state, ensure_ascii=False)}"
+    )
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    for a in retries:
+        messages.append({"role": "assistant", "content": a.output})
+        messages.append(
+            {
+                "role": "user",
+                "content": f"That reply was rejected: {a.error}\nReply again with one "
+                f"corrected JSON object of the schema {model.__name__}.",
+            }
+        )
+    return messages
+
+
 class LLMOrchestrator:
     """APEx's LLM orchestrator over the OpenAI chat-completions protocol."""
 
@@ -226,53 +264,11 @@ class LLMOrchestrator:
             )
         return self._client
 
-    def _messages(
-        self,
-        step: str,
-        report: Report,
-        env: PlanningEnv,
-        retries: Sequence[Attempt],
-        extra: dict[str, Any] | None = None,
-    ) -> list[dict[str, str]]:
-        model, instruction = STEPS[step]
-        system = SYSTEM.format(
-            models=", ".join(f"{m} ({env.methods.get(m, '?')})" for m in env.models),
-            source="retrieved from " + env.collection.source
-            if env.collection is not None
-            else "generated",
-            groups=_groups_text(env),
-            catalog=_catalog_text(env),
-        )
-        state: dict[str, Any] = {"report": report.state_for_orchestrator()}
-        if extra:
-            state.update(extra)
-        user = (
-            f"Step: {step}. {instruction}\n\nReply with one JSON object of the schema "
-            f"{model.__name__}:\n{json.dumps(model.model_json_schema())}\n\n"
-            f"State:\n{json.dumps(state, ensure_ascii=False)}"
-        )
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        for a in retries:
-            messages.append({"role": "assistant", "content": a.output})
-            messages.append(
-                {
-                    "role": "user",
-                    "content": f"That reply was rejected: {a.error}\nReply again with one "
-                    f"corrected JSON object of the schema {model.__name__}.",
-                }
-            )
-        return messages
-
     def _ask(
-        self,
-        step: str,
-        report: Report,
-        env: PlanningEnv,
-        retries: Sequence[Attempt],
-        extra: dict[str, Any] | None = None,
+        self, step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]
     ) -> Reply:
         model, _ = STEPS[step]
-        messages = self._messages(step, report, env, retries, extra)
+        messages = step_messages(step, report, env, retries)
         schema = model.model_json_schema()
         kwargs: dict[str, Any] = {
             "model": self.options.model,
@@ -329,15 +325,9 @@ class LLMOrchestrator:
         """Ask for the next experiment."""
         return self._ask("design", report, env, retries)
 
-    def discuss(
-        self,
-        report: Report,
-        env: PlanningEnv,
-        record: ExperimentRecord,
-        retries: Sequence[Attempt],
-    ) -> Reply:
+    def discuss(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Ask for findings on the latest experiment."""
-        return self._ask("discuss", report, env, retries, {"latest_experiment": record.index})
+        return self._ask("discuss", report, env, retries)
 
     def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Ask whether the report suffices."""

@@ -18,22 +18,22 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lmmprobe.apex.evaluation import statistical_findings
+from lmmprobe.apex.experiments import (
+    Conclusions,
+    Discussion,
+    Experiment,
+    Initialization,
+    Report,
+    Settings,
+    Sufficiency,
+)
 from lmmprobe.apex.orchestrators.base import (
     Attempt,
     OrchestratorError,
     PlanExhausted,
     PlanningEnv,
     Reply,
-)
-from lmmprobe.apex.schema import (
-    Conclusions,
-    Discussion,
-    Experiment,
-    ExperimentRecord,
-    Initialization,
-    Report,
-    Settings,
-    Sufficiency,
+    latest_record,
 )
 
 
@@ -94,15 +94,10 @@ class ReplayOrchestrator:
             )
         return Reply(exp, [("planner", exp.model_dump_json())])
 
-    def discuss(
-        self,
-        report: Report,
-        env: PlanningEnv,
-        record: ExperimentRecord,
-        retries: Sequence[Attempt],
-    ) -> Reply:
+    def discuss(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Findings from the numbers."""
-        return Reply(Discussion(findings=statistical_findings(record.results)), [])
+        results = latest_record(report).results
+        return Reply(Discussion(findings=statistical_findings(results)), [])
 
     def judge(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Sufficient once every saved experiment has run."""

@@ -1,0 +1,140 @@
+"""Row validation every file-based source shares.
+
+One invalid row is a `RowError`, reported with the file and position it came from; the rest of
+the file still loads.
+
+A source turns each raw row (a JSON line, a ReForm-Eval entry, a dataset row) into a `Sample`
+with a parse function that raises `RowError(field, reason)`, and hands the rows to
+`collect_rows`, which applies ``limit``, records problems (or raises in strict mode) and drops
+repeated ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from PIL import Image
+from pydantic import ValidationError
+
+from lmmprobe.data.base import LoadResult, SampleProblem
+from lmmprobe.schema import ImageRef, Sample
+
+R = TypeVar("R")
+
+
+class RowError(Exception):
+    """One input row is invalid: which field (None for the whole row) and why.
+
+    Attributes:
+        field: The field (or column) at fault, in the source's own naming.
+        reason: What is wrong, for the person fixing the file.
+
+    """
+
+    def __init__(self, field: str | None, reason: str) -> None:
+        """Describe the problem with `field` (None: the row as a whole)."""
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def check_image(base: Path, value: Any, field: str) -> ImageRef:
+    """Reference an image file given relative to `base`, after checking Pillow can read it.
+
+    Raises:
+        RowError: `value` is not a path, the file is missing, or it is not a readable image.
+
+    """
+    if not isinstance(value, str) or not value:
+        raise RowError(field, f"expected a file path, got {value!r}")
+    path = (base / value).resolve()
+    if not path.is_file():
+        raise RowError(field, f"image file not found: {value} (looked for {path})")
+    try:
+        with Image.open(path) as im:
+            im.verify()  # reads the whole file; catches truncated and non-image files
+    except Exception as exc:
+        raise RowError(field, f"unreadable image {value}: {exc}") from exc
+    return ImageRef.from_path(path)
+
+
+def _field_of(err: Mapping[str, Any]) -> tuple[str | None, str]:
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", "invalid"))
+    msg = msg.removeprefix("Value error, ")
+    if not loc and ": " in msg:  # sample-level checks name their field first ("answer: ...")
+        head, rest = msg.split(": ", 1)
+        if head.isidentifier():
+            return head, rest
+    return (loc or None), msg
+
+
+def to_sample(data: dict[str, Any], names: Mapping[str, str | None] | None = None) -> Sample:
+    """Validate sample fields into a `Sample`, naming a rejected field as the source does.
+
+    Args:
+        data: `Sample` fields.
+        names: The source's name for a `Sample` field (``{"id": "sample_id"}``); the first
+            part of a dotted location is renamed (``choices.1`` -> ``answer_options.1``).
+
+    Raises:
+        RowError: The fields do not make a valid sample (the first problem pydantic finds).
+
+    """
+    try:
+        return Sample.model_validate(data)
+    except ValidationError as exc:
+        field, reason = _field_of(dict(exc.errors()[0]))
+        if field is not None and names:
+            head, dot, rest = field.partition(".")
+            renamed = names.get(head)
+            if renamed:
+                field = renamed + dot + rest
+        raise RowError(field, reason) from exc
+
+
+def collect_rows(
+    result: LoadResult,
+    rows: Iterable[tuple[int, R]],
+    parse: Callable[[int, R], Sample],
+    *,
+    strict: bool,
+    limit: int | None,
+    id_field: str = "id",
+    unit: str = "line",
+) -> LoadResult:
+    """Parse positioned rows into `result`: problems recorded, repeated ids dropped.
+
+    Args:
+        result: Where samples and problems go (its ``source`` names the file in problems).
+        rows: ``(position, raw row)`` pairs; the position is what problems report.
+        parse: ``(position, raw row)`` to sample; raises `RowError` for an invalid row.
+        strict: Raise `DataError` on the first problem instead of recording it.
+        limit: Stop after this many valid samples.
+        id_field: The source's name of the id field, for duplicate-id problems.
+        unit: What a position counts ("line", "entry", "row"), for duplicate-id messages.
+
+    Returns:
+        `result`, filled. The first sample with an id is kept; later ones are problems.
+
+    """
+    first: dict[str, int] = {}
+    for position, raw in rows:
+        if limit is not None and len(result.samples) >= limit:
+            break
+        try:
+            sample = parse(position, raw)
+        except RowError as exc:
+            result.add_problem(
+                SampleProblem(result.source, position, exc.field, exc.reason), strict
+            )
+            continue
+        if sample.id in first:
+            reason = f"duplicate {id_field} {sample.id!r} (first at {unit} {first[sample.id]})"
+            result.add_problem(SampleProblem(result.source, position, id_field, reason), strict)
+            continue
+        first[sample.id] = position
+        result.samples.append(sample)
+    return result

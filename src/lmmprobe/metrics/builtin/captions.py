@@ -1,0 +1,62 @@
+"""Corpus caption metrics (pycocoevalcap, as ReForm-Eval): BLEU-1..4, ROUGE-L, CIDEr.
+
+Computed over the rows judged as a corpus (captions: no per-answer verdict, a list of
+references, not a free-form description) of the whole run only: CIDEr's IDF depends on the
+corpus, so a group's value would not be comparable. METEOR is left out (it starts a Java
+process per call); ``lmmprobe score --formulation generation`` computes it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.freeform import FREE_FORM
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.text import MetricUnavailable, caption_scores
+
+log = logging.getLogger(__name__)
+
+# name, column position, headline, summary.
+CAPTION_COLUMNS: tuple[tuple[str, int, bool, str], ...] = (
+    ("BLEU-1", 110, False, "Corpus BLEU with 1-grams (captions)."),
+    ("BLEU-2", 111, False, "Corpus BLEU up to 2-grams (captions)."),
+    ("BLEU-3", 112, False, "Corpus BLEU up to 3-grams (captions)."),
+    ("BLEU-4", 113, True, "Corpus BLEU up to 4-grams (captions)."),
+    ("ROUGE-L", 120, True, "Mean LCS F-measure against the best reference (captions)."),
+    ("CIDEr", 130, True, "CIDEr-D consensus score, 0-10 (captions)."),
+)
+
+
+def _captions(ctx: MetricContext) -> dict[str, MetricValue]:
+    rows = [
+        s for s in ctx.scores
+        if s.correct is None and s.error_type is None and isinstance(s.gold, list)
+        and s.metadata.get("question_type") != FREE_FORM
+    ]  # fmt: skip
+    if not rows:
+        return {}
+    preds = {f"{s.sample_id}#{s.repeat}": s.prediction_text or "" for s in rows}
+    refs = {f"{s.sample_id}#{s.repeat}": list(s.gold) for s in rows if isinstance(s.gold, list)}
+    try:
+        # Raw strings, as ReForm-Eval feeds pycocoevalcap, so numbers compare with theirs.
+        values = caption_scores(preds, refs, meteor=False, tokenize=False)
+    except MetricUnavailable as exc:
+        log.warning("caption metrics skipped: %s", exc)
+        return {}
+    return {k: MetricValue(v, None, None, len(rows)) for k, v in values.items()}
+
+
+def _caption(name: str) -> Callable[[MetricContext], MetricValue | None]:
+    def compute(ctx: MetricContext) -> MetricValue | None:
+        return ctx.shared("captions", lambda: _captions(ctx)).get(name)
+
+    compute.__doc__ = f"{name} over the run's caption rows."
+    return compute
+
+
+for _name, _order, _headline, _summary in CAPTION_COLUMNS:
+    run_metric(_name, summary=_summary, headline=_headline, order=_order, per_group=False)(
+        _caption(_name)
+    )

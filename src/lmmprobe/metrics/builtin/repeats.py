@@ -1,0 +1,32 @@
+"""Prompt-stability metrics over repeats: ReForm-Eval's instability and CircularEval accuracy."""
+
+from __future__ import annotations
+
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.stability import circular_accuracy, instability
+
+
+@run_metric(
+    "instability",
+    summary="Mean per-sample entropy (nats) of predicted options across repeats (ReForm-Eval).",
+    order=70,
+)
+def instability_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined when some sample was asked more than once."""
+    if len(ctx.scores) <= len({s.sample_id for s in ctx.scores}):
+        return None
+    return instability(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
+
+
+@run_metric(
+    "circular_accuracy",
+    summary="Share of samples right under every rotation of the options (CircularEval).",
+    label="circular",
+    order=80,
+)
+def circular_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined when the run asked for CircularEval (``--circular``)."""
+    if not ctx.spec.formulate.circular:
+        return None
+    return circular_accuracy(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)

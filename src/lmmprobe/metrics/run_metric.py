@@ -1,0 +1,204 @@
+"""Run-level metrics as registry entries: one file and a decorator per metric.
+
+Every number under ``metrics`` (and each ``breakdown`` group) of ``results.json`` is computed by
+an entry of `RUN_METRICS`. An entry says what it is (name, one-line summary, column label),
+whether it is a headline column (the terminal table, results.md and the HTML leaderboard show
+headline metrics), and how to compute it from a model's scores and the run spec: a function of
+a `MetricContext` returning a `MetricValue`, or None when the metric does not apply to those
+rows (then it is left out, not written as null).
+
+Built-in metrics live in `lmmprobe.metrics.builtin` (one module per family); third-party
+packages announce theirs as entry points in the ``lmmprobe.metrics`` group, ``name =
+package.module:attribute`` naming the `RunMetric` the decorator returned. A metric in a script
+or notebook only has to be defined (imported) before the run's results are built.
+
+Metrics computed together share work through `MetricContext.shared`: the six answer rates come
+from one bootstrap pass, the caption metrics from one pycocoevalcap call.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.registry import Registry, RegistryError
+from lmmprobe.schema import RunSpec, Score
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "RUN_METRICS",
+    "MetricContext",
+    "RunMetric",
+    "compute_metrics",
+    "headline_metrics",
+    "run_metric",
+    "run_metrics",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ENTRY_POINT_GROUP = "lmmprobe.metrics"
+"""Entry-point group third-party packages register run-level metrics in."""
+
+PLUGIN_ORDER = 1000
+"""Column position of metrics that state none: after every built-in one."""
+
+
+@dataclass
+class MetricContext:
+    """What a run-level metric is computed from: one model's rows (of a run or a group) and the spec.
+
+    Attributes:
+        scores: The rows, one per (sample, repeat).
+        spec: The run's spec (bootstrap resamples, seed, formulation settings).
+        group: The breakdown group the rows belong to (``"subtask=color"``), None for the run.
+
+    """
+
+    scores: Sequence[Score]
+    spec: RunSpec
+    group: str | None = None
+    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_boot(self) -> int:
+        """Bootstrap resamples of the intervals (``spec.bootstrap``; 0: no intervals)."""
+        return self.spec.bootstrap
+
+    @property
+    def seed(self) -> int:
+        """Seed of the resampling (``spec.seed``)."""
+        return self.spec.seed
+
+    def shared(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per context, so metrics computed together pay for it once.
+
+        Args:
+            key: Names the shared result; metrics using the same key get the same object.
+            compute: Makes it on first use.
+
+        """
+        if key not in self._shared:
+            self._shared[key] = compute()
+        value: T = self._shared[key]
+        return value
+
+
+@dataclass(frozen=True)
+class RunMetric:
+    """A run-level metric: what it is, where it shows, and how it is computed.
+
+    Attributes:
+        name: Key in ``results.json`` (``metrics`` and each breakdown group).
+        summary: One line for listings (``lmmprobe list metrics``) and help texts.
+        compute: Context → value, or None when the metric does not apply to the rows.
+        headline: Shown as a column of the terminal table, results.md and the HTML leaderboard.
+        label: Short column header (default: the name).
+        order: Column position; built-ins use 10-199, plugins default to `PLUGIN_ORDER`.
+        per_group: Also computed for each breakdown group (``--by``), not only the whole run.
+
+    """
+
+    name: str
+    summary: str
+    compute: Callable[[MetricContext], MetricValue | None]
+    headline: bool = True
+    label: str = ""
+    order: int = PLUGIN_ORDER
+    per_group: bool = True
+
+    @property
+    def column(self) -> str:
+        """The column header: `label`, else the name."""
+        return self.label or self.name
+
+
+RUN_METRICS: Registry[RunMetric] = Registry(
+    "metric", entry_point_group=ENTRY_POINT_GROUP, builtins=("lmmprobe.metrics.builtin",)
+)
+"""Every run-level metric, by name: the built-ins, then plugins of the ``lmmprobe.metrics`` group."""
+
+
+def run_metric(
+    name: str,
+    *,
+    summary: str,
+    headline: bool = True,
+    label: str = "",
+    order: int = PLUGIN_ORDER,
+    per_group: bool = True,
+) -> Callable[[Callable[[MetricContext], MetricValue | None]], RunMetric]:
+    """Decorator registering a function of a `MetricContext` as a run-level metric.
+
+    Args:
+        name: Key in ``results.json``; an earlier metric of that name is replaced.
+        summary: One line for listings.
+        headline: Show it as a column of the result tables.
+        label: Short column header (default: the name).
+        order: Column position (built-ins use 10-199).
+        per_group: Also compute it for each breakdown group.
+
+    Returns:
+        A decorator turning the function into the registered `RunMetric` (what an entry point
+        in the ``lmmprobe.metrics`` group names).
+
+    """
+
+    def deco(compute: Callable[[MetricContext], MetricValue | None]) -> RunMetric:
+        metric = RunMetric(name, summary, compute, headline, label, order, per_group)
+        RUN_METRICS.register(name, summary)(metric)
+        return metric
+
+    return deco
+
+
+def run_metrics() -> list[RunMetric]:
+    """Every usable run-level metric in column order; a plugin that fails to load is skipped."""
+    metrics = []
+    for name in RUN_METRICS.names():
+        try:
+            metric = RUN_METRICS.get(name)
+        except RegistryError as exc:  # a plugin that fails to import
+            log.warning("metric %s skipped: %s", name, exc)
+            continue
+        if not isinstance(metric, RunMetric):
+            log.warning("metric %s skipped: its entry point names no RunMetric", name)
+            continue
+        metrics.append(metric)
+    return sorted(metrics, key=lambda m: (m.order, m.name))
+
+
+def headline_metrics() -> list[RunMetric]:
+    """The headline metrics (result table columns) in column order."""
+    return [m for m in run_metrics() if m.headline]
+
+
+def compute_metrics(
+    scores: Sequence[Score], spec: RunSpec, *, group: str | None = None
+) -> dict[str, MetricValue]:
+    """Every metric that applies to one model's rows, in column order.
+
+    Args:
+        scores: The rows of one model (a whole run, or one breakdown group).
+        spec: The run's spec.
+        group: The breakdown group (``"key=value"``), None for the whole run; metrics with
+            ``per_group=False`` are computed for the whole run only.
+
+    Returns:
+        Name → value for each metric that applies (those returning None are left out).
+
+    """
+    ctx = MetricContext(scores, spec, group)
+    out: dict[str, MetricValue] = {}
+    for metric in run_metrics():
+        if group is not None and not metric.per_group:
+            continue
+        value = metric.compute(ctx)
+        if value is not None:
+            out[metric.name] = value
+    return out

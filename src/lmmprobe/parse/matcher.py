@@ -1,0 +1,86 @@
+"""The matcher contract: how a generated answer is read as one of the displayed options.
+
+A matcher is a function registered in `MATCHERS` under the name ``FormulateConfig.matcher``
+(``--matcher`` on the command line) selects. It gets the raw output, the option texts and
+marks in display order, and the run's formulation config (for settings such as
+``fuzzy_threshold``), and returns an `Extraction`: the display position it read, or None when
+the answer cannot be read (scored ``unparsed`` and incorrect; never a guessed option), and the
+stage that decided it. Stages ``mark`` and ``text`` count as format hits.
+
+Built-in matchers live one per file (`extract`: lmmprobe's pipeline, `reform`, `dysca`);
+another package adds one through the ``lmmprobe.matchers`` entry-point group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from lmmprobe.registry import Registry
+from lmmprobe.schema import FormulateConfig
+from lmmprobe.schema.score import FORMAT_HIT_STAGES
+
+ExtractionStage = Literal["mark", "text", "fuzzy", "unparsed"]
+"""The stage that decided an extraction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The option read from one model output, and how it was read.
+
+    Attributes:
+        index: Position of the chosen option in the displayed order (0-based); None when
+            unparsed.
+        stage: "mark", "text", "fuzzy" or "unparsed".
+        reason: For unparsed outputs why (lmmprobe's pipeline says "empty", "refusal",
+            "no_match" or "ambiguous"); otherwise a short note on what matched.
+
+    """
+
+    index: int | None
+    stage: ExtractionStage
+    reason: str
+
+    @property
+    def format_hit(self) -> bool:
+        """Whether the answer followed the expected format (decided by mark or option text)."""
+        return self.stage in FORMAT_HIT_STAGES
+
+
+class Matcher(Protocol):
+    """Reads which displayed option a generated answer chose."""
+
+    def __call__(
+        self,
+        output: str,
+        options: Sequence[str],
+        marks: Sequence[str],
+        config: FormulateConfig,
+    ) -> Extraction:
+        """Read `output` against `options` (display order) shown with `marks`.
+
+        Args:
+            output: The model's raw text ("" when it returned none).
+            options: Option texts in display order.
+            marks: The marks shown with them, e.g. ``["A", "B", "C"]``.
+            config: The run's formulation settings.
+
+        Returns:
+            The display position read and the stage that decided it, or an unparsed result.
+
+        """
+        ...
+
+
+MATCHERS: Registry[Matcher] = Registry(
+    "matcher",
+    entry_point_group="lmmprobe.matchers",
+    builtins=("lmmprobe.parse.extract", "lmmprobe.parse.reform", "lmmprobe.parse.dysca"),
+)
+"""Answer matchers by name; ``lmmprobe list matchers`` shows them."""
+
+
+def unparsed(reason: str) -> Extraction:
+    """An answer no option could be read from, and why."""
+    return Extraction(None, "unparsed", reason)

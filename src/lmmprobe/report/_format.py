@@ -1,0 +1,53 @@
+"""Number and text formatting shared by every report format (results.md, tables, HTML)."""
+
+from __future__ import annotations
+
+import math
+
+from lmmprobe.metrics import MetricValue
+
+
+def format_metric(m: MetricValue | None, *, ci: bool = True) -> str:
+    """``0.734 [0.70, 0.77]`` as a percentage-free fraction; ``-`` when undefined."""
+    if m is None or m.value is None:
+        return "-"
+    out = f"{m.value:.3f}"
+    if ci and m.low is not None and m.high is not None:
+        out += f" [{m.low:.2f}, {m.high:.2f}]"
+    return out
+
+
+def md_cell(text: object) -> str:
+    """Text for a Markdown table cell (None: ``-``).
+
+    Dataset and model text is untrusted: HTML is escaped and pipes and newlines neutralized so
+    it can neither break the table nor inject markup when the Markdown is rendered.
+    """
+    s = "-" if text is None else str(text)
+    for a, b in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|"), ("\n", " ")):
+        s = s.replace(a, b)
+    return s
+
+
+def num(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
+    """``value`` with `digits` decimals (a sign when `signed`); ``-`` for None."""
+    if value is None:
+        return "-"
+    return f"{float(value):+.{digits}f}" if signed else f"{float(value):.{digits}f}"
+
+
+def stat(value: float | None, digits: int = 2) -> str:
+    """A test statistic: ``-`` when undefined (NaN: no variance), ``+inf`` when infinite.
+
+    scipy gives an infinite t when every paired difference is equal and non-zero.
+    """
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return f"{float(value):.{digits}f}" if math.isfinite(float(value)) else f"{float(value):+}"
+
+
+def pval(value: float | None) -> str:
+    """A p-value: ``<0.001`` below that, ``-`` when undefined."""
+    if value is None or math.isnan(float(value)):
+        return "-"
+    return "<0.001" if float(value) < 0.001 else f"{float(value):.3f}"

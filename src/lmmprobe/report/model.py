@@ -1,0 +1,224 @@
+"""`Results`: what a run's ``results.json`` is a dump of, typed and versioned.
+
+``results.json`` is exactly ``Results.model_dump_json(indent=2)``; results.md, the terminal
+tables, the HTML report and `lmmprobe.api.evaluate` read the typed object. Files are
+versioned by ``format_version``:
+
+- version 1 (lmmprobe 0.1 before typed results): no ``format_version`` field, otherwise the
+  shape of version 2. It is read by adding the field.
+- version 2: this model.
+
+A file newer than `FORMAT_VERSION` is refused with a `ResultsFormatError` naming the file and
+both versions (upgrade lmmprobe to read it), never half-read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
+
+from lmmprobe.metrics import MetricValue
+from lmmprobe.schema import RunSpec
+
+__all__ = [
+    "FORMAT_VERSION",
+    "DataSummary",
+    "Manifest",
+    "ModelResults",
+    "ModelStats",
+    "QuestionTypeSensitivity",
+    "Results",
+    "ResultsFormatError",
+    "Sensitivity",
+    "load_results",
+    "results_from_dict",
+]
+
+FORMAT_VERSION = 2
+"""The ``format_version`` this lmmprobe writes and the newest it reads."""
+
+Metrics = dict[str, MetricValue]
+"""Metric name → value with its 95% interval (see `lmmprobe.metrics.RUN_METRICS`)."""
+
+
+class ResultsFormatError(ValueError):
+    """A results document that cannot be read: too new, or not lmmprobe results."""
+
+
+class DataSummary(BaseModel):
+    """What the run's data source gave."""
+
+    source: str = Field(description="The data spec, e.g. ``demo`` or ``reform:PATH``.")
+    samples: int = Field(description="Valid samples loaded.")
+    invalid: int = Field(default=0, description="Rows skipped as invalid.")
+    problems: list[str] = Field(
+        default_factory=list, description="The first invalid rows: ``file:line: field: reason``."
+    )
+
+
+class QuestionTypeSensitivity(BaseModel):
+    """Dysca's sensitivity to question type (percent scale)."""
+
+    TFSQ: float = Field(description="True/false accuracy normalized by chance: (S_tf-50)/50*100.")
+    MCSQ: float = Field(description="Multiple-choice accuracy normalized: (S_mc-25)/75*100.")
+    SQ: float = Field(description="Population variance of TFSQ and MCSQ.")
+    S_tf: float = Field(description="True/false accuracy in percent.")
+    S_mc: float = Field(description="Multiple-choice accuracy in percent.")
+
+
+class Sensitivity(BaseModel):
+    """Dysca's sensitivities, each present only where the run's metadata allows it."""
+
+    question_type: QuestionTypeSensitivity | None = Field(
+        default=None, description="Needs true/false and multiple-choice rows."
+    )
+    covariate_shift_SC: float | None = Field(
+        default=None, description="SC: variance of accuracy over two or more image styles."
+    )
+    scenario_deltas: dict[str, float] | None = Field(
+        default=None, description="Scenario → accuracy points against ``clean``."
+    )
+
+    @model_serializer(mode="wrap")
+    def _present_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # What was not computed is absent from the file rather than null, as it always was.
+        out: dict[str, Any] = handler(self)
+        return {k: v for k, v in out.items() if v is not None}
+
+
+class ModelStats(BaseModel):
+    """Request counts and usage of one model in the run."""
+
+    requests: int = Field(description="Requests the run needed.")
+    cached: int = Field(description="Answered from the store.")
+    called: int = Field(description="Sent to the model.")
+    errors: int = Field(description="Requests that ended in an error.")
+    prompt_tokens: int = Field(default=0, description="Prompt tokens reported by the backend.")
+    completion_tokens: int = Field(default=0, description="Completion tokens reported.")
+    mean_latency_s: float | None = Field(default=None, description="Mean seconds per request.")
+
+
+class ModelResults(BaseModel):
+    """One model's results."""
+
+    metrics: Metrics = Field(description="Run-level metrics with 95% bootstrap intervals.")
+    breakdown: dict[str, dict[str, Metrics]] = Field(
+        default_factory=dict,
+        description="Metadata key (``--by``) → group value → metrics of the group's rows.",
+    )
+    sensitivity: Sensitivity = Field(default_factory=Sensitivity, description="Dysca's SQ/SC.")
+    stats: ModelStats = Field(description="Request counts and usage.")
+
+
+class ManifestData(BaseModel):
+    """The data part of the manifest."""
+
+    model_config = ConfigDict(extra="allow")
+
+    spec: str = Field(description="The data spec.")
+    fingerprint: str = Field(description="Hash of every sample (questions, answers, images).")
+    fingerprint_version: int = Field(
+        default=1, description="How the fingerprint was computed (files before it existed: 1)."
+    )
+    samples: int | None = Field(default=None, description="Samples fingerprinted.")
+
+
+class Manifest(BaseModel):
+    """The reproducibility manifest (`lmmprobe.run.manifest`); further fields are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    lmmprobe: str = Field(description="lmmprobe version.")
+    python: str = Field(description="Python version.")
+    git_commit: str | None = Field(default=None, description="Commit of the lmmprobe checkout.")
+    models: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="Model spec → identity (backend, name, revision...)."
+    )
+    data: ManifestData = Field(description="Data spec and fingerprint.")
+
+
+class Results(BaseModel):
+    """A run's results: ``results.json`` is its dump."""
+
+    format_version: int = Field(default=FORMAT_VERSION, description="Version of this layout.")
+    run_id: str = Field(description="The run's id in the store.")
+    status: str = Field(description="complete, complete_with_errors, stopped_budget, ...")
+    finished_at: str = Field(description="When the results were built (ISO 8601, local time).")
+    store: str = Field(description="The SQLite store holding every response.")
+    data: DataSummary = Field(description="What the data source gave.")
+    models: dict[str, ModelResults] = Field(description="Model spec → its results.")
+    spec: RunSpec = Field(description="The run's spec.")
+    manifest: Manifest = Field(description="Versions, identities, fingerprint, prompts, seeds.")
+
+    def to_json(self) -> str:
+        """The ``results.json`` text."""
+        return self.model_dump_json(indent=2) + "\n"
+
+
+def _migrate(doc: dict[str, Any], source: str) -> dict[str, Any]:
+    """`doc` brought to `FORMAT_VERSION`, or a `ResultsFormatError` saying why not."""
+    version = doc.get("format_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ResultsFormatError(
+            f"{source}: format_version must be a whole number >= 1, not {version!r}"
+        )
+    if version > FORMAT_VERSION:
+        raise ResultsFormatError(
+            f"{source}: results format version {version} is newer than this lmmprobe reads "
+            f"(up to {FORMAT_VERSION}); upgrade lmmprobe to read it"
+        )
+    if version == 1:
+        # Version 1 differs only in lacking the version field.
+        doc = {**doc, "format_version": 2}
+    return doc
+
+
+def results_from_dict(doc: Any, source: str) -> Results:
+    """Validate a results document (migrating an older version).
+
+    Args:
+        doc: The decoded JSON (``results.json``, or a run's results in the store).
+        source: Where it came from, for messages (a file path, ``run X in DB``).
+
+    Raises:
+        ResultsFormatError: Too new, or not lmmprobe results (the message names the field).
+
+    """
+    if not isinstance(doc, dict):
+        raise ResultsFormatError(f"{source}: not lmmprobe results (a JSON object is expected)")
+    try:
+        return Results.model_validate(_migrate(doc, source))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ResultsFormatError(
+            f"{source}: not readable lmmprobe results: {where}: {first['msg']}"
+            + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")
+        ) from exc
+
+
+def load_results(path: str | Path) -> Results:
+    """Read a ``results.json`` file, migrating an older version.
+
+    Raises:
+        ResultsFormatError: The file is not JSON, too new, or not lmmprobe results; the
+            message names the file.
+        OSError: The file cannot be read.
+
+    """
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ResultsFormatError(f"{path}: not JSON ({exc})") from exc
+    return results_from_dict(doc, str(path))
