@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
-from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
+from lmmprobe.data.rows import RowError, check_image, collect_rows, require_object, to_sample
 from lmmprobe.schema import Sample
 
 REQUIRED = ("id", "images", "question", "answer")
@@ -41,11 +41,7 @@ def parse_row(row: Any, base: Path) -> Sample:
         RowError: The row is invalid; carries the field and reason.
 
     """
-    if not isinstance(row, dict):
-        raise RowError(None, f"expected a JSON object, got {type(row).__name__}")
-    missing = [f for f in REQUIRED if f not in row]
-    if missing:
-        raise RowError(missing[0], "missing required field")
+    row = require_object(row, REQUIRED)
     unknown = sorted(set(row) - KNOWN)
     if unknown:
         raise RowError(unknown[0], f"unknown field (known: {', '.join(sorted(KNOWN))})")

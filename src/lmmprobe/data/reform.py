@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
 from lmmprobe.data.hf_dataset import image_from_base64
-from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
+from lmmprobe.data.rows import RowError, check_image, collect_rows, require_object, to_sample
 from lmmprobe.schema import ImageRef, Sample, Turn
 
 FORMULATIONS = ("single_choice", "open_ended")
@@ -194,11 +194,7 @@ def parse_entry(entry: Any, ctx: _Context) -> Sample:
         RowError: The entry is invalid; carries the field and reason.
 
     """
-    if not isinstance(entry, dict):
-        raise RowError(None, f"expected a JSON object, got {type(entry).__name__}")
-    missing = [f for f in REQUIRED if f not in entry]
-    if missing:
-        raise RowError(missing[0], "missing required field")
+    entry = require_object(entry, REQUIRED)
     formulation = ctx.formulation or (
         "single_choice" if entry.get("answer_options") is not None else "open_ended"
     )

@@ -40,6 +40,21 @@ class RowError(Exception):
         self.reason = reason
 
 
+def require_object(row: Any, required: Iterable[str]) -> dict[str, Any]:
+    """The row as a JSON object holding every `required` field.
+
+    Raises:
+        RowError: The row is not an object, or lacks a required field (the first one named).
+
+    """
+    if not isinstance(row, dict):
+        raise RowError(None, f"expected a JSON object, got {type(row).__name__}")
+    missing = [f for f in required if f not in row]
+    if missing:
+        raise RowError(missing[0], "missing required field")
+    return row
+
+
 def check_image(base: Path, value: Any, field: str) -> ImageRef:
     """Reference an image file given relative to `base`, after checking Pillow can read it.
 

@@ -25,7 +25,6 @@ import contextlib
 import email.utils
 import logging
 import math
-import os
 import random
 import ssl
 import time
@@ -37,6 +36,7 @@ import httpx2
 import openai
 
 from lmmprobe.models._images import data_url
+from lmmprobe.models.api_keys import resolve_api_key
 from lmmprobe.models.base import (
     BadRequestError,
     Capabilities,
@@ -51,7 +51,6 @@ from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
 
 log = logging.getLogger(__name__)
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
 CONNECTIONS_PER_CLIENT = 4
 
 
@@ -231,15 +230,7 @@ class OpenAIChatModel:
 
     def __init__(self, opts: OpenAIOptions) -> None:
         self.opts = opts
-        key = os.environ.get(opts.key_env)
-        if not key:
-            if opts.base_url is None or not any(h in opts.base_url for h in LOCAL_HOSTS):
-                raise ValueError(
-                    f"no API key: set the environment variable {opts.key_env} "
-                    "(or name another with key_env=VAR)"
-                )
-            key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
-        self._key = key
+        self._key = resolve_api_key(opts.key_env, opts.base_url)
         self.identity = ModelIdentity(
             backend="openai",
             name=opts.model,

@@ -21,7 +21,6 @@ key, default ``OPENAI_API_KEY``; local servers need none), ``mode`` (``json_sche
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +43,7 @@ from lmmprobe.apex.orchestrators.base import (
     Role,
     latest_record,
 )
-
-_LOCAL = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
+from lmmprobe.models.api_keys import resolve_api_key
 
 SYSTEM = """\
 You are the orchestrator of APEx, a system that answers research questions about large \
@@ -229,15 +227,7 @@ class LLMOrchestrator:
     def __init__(self, options: LLMOptions) -> None:
         self.options = options
         self.name = f"openai:{options.model}" + (f"@{options.base_url}" if options.base_url else "")
-        key = os.environ.get(options.key_env)
-        if not key:
-            if options.base_url is None or not any(h in options.base_url for h in _LOCAL):
-                raise ValueError(
-                    f"no API key for the orchestrator: set {options.key_env} "
-                    "(or name another variable with key_env=VAR)"
-                )
-            key = "EMPTY"  # local servers accept any key
-        self._key = key
+        self._key = resolve_api_key(options.key_env, options.base_url, what="the orchestrator")
         self._client: Any = None
 
     def __repr__(self) -> str:  # never show the key
