@@ -95,3 +95,24 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
         ):
             execute_run(spec, store=store)
         assert store.list_runs() == []
+
+
+@pytest.mark.parametrize("index", [-1, 99])
+def test_matcher_index_outside_the_options_is_an_error_not_an_answer(tmp_path, index: int) -> None:
+    @MATCHERS.register("out-of-range")
+    def match(
+        output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+    ) -> Extraction:
+        return Extraction(index, "mark", "A")
+
+    try:
+        spec = RunSpec.model_validate(
+            {"models": ["first"], "data": "demo,n=4", "formulate": {"matcher": "out-of-range"}}
+        )
+        with Store(tmp_path / "db.sqlite") as store:
+            with pytest.raises(ValueError, match=f"returned option index {index} for a request"):
+                execute_run(spec, store=store)
+            # The answers were stored before scoring failed: nothing is asked twice.
+            assert store.conn.execute("SELECT count(*) FROM responses").fetchone()[0] > 0
+    finally:
+        MATCHERS.unregister("out-of-range")

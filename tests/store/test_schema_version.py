@@ -6,7 +6,10 @@ and what to do; an older one is migrated in place and keeps its data.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,21 @@ def test_refused_store_leaves_no_open_connection(tmp_db: Path) -> None:
         Store(tmp_db)
     _set_version(tmp_db, str(SCHEMA_VERSION))  # the file is not locked by the failed open
     Store(tmp_db).close()
+
+
+@pytest.mark.parametrize("command", [["show"], ["export", "latest"], ["report", "latest"]])
+def test_commands_refuse_a_newer_store_cleanly(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "new.db"
+    Store(db).close()
+    _set_version(db, str(SCHEMA_VERSION + 1))
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    out = ["--out", str(tmp_path / "r.html")] if command[0] == "report" else []
+    proc = subprocess.run(
+        [exe, *command, "--db", str(db), *out], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"version {SCHEMA_VERSION + 1}" in proc.stderr and str(db) in proc.stderr.replace(
+        "\n", ""
+    )

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lmmprobe.store import DEFAULT_DB
+from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
 
 # Piped or captured output gets a fixed width wide enough for every metric column.
 console = Console(width=None if sys.stdout.isatty() else 132)
@@ -40,3 +40,14 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """
     err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def open_store(db: Path | None) -> Store:
+    """The store at `db` (default path when None), or a clean exit when lmmprobe cannot read it.
+
+    A store written by a newer lmmprobe is refused with its file and both layout versions.
+    """
+    try:
+        return Store(db)
+    except StoreVersionError as exc:
+        fail(str(exc))

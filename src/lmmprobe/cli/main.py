@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.api import evaluate
-from lmmprobe.cli._common import DbOption, ModelsOption, console, err_console
+from lmmprobe.cli._common import DbOption, ModelsOption, console, err_console, open_store
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli.registries import choices, names, one_of, registered
 from lmmprobe.data import DataError
@@ -26,7 +26,7 @@ from lmmprobe.registry import RegistryError
 from lmmprobe.report import Results, ResultsFormatError, format_metric, results_from_dict
 from lmmprobe.run import RichProgress, RunAborted
 from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
-from lmmprobe.store import Store, export_run
+from lmmprobe.store import export_run
 
 app = typer.Typer(
     add_completion=False,
@@ -226,7 +226,7 @@ def show(
     db: DbOption = None,
 ) -> None:
     """Show a stored run's metrics as a table."""
-    with Store(db) as store:
+    with open_store(db) as store:
         try:
             run_id = store.resolve_run(run_ref)
         except KeyError as exc:
@@ -260,7 +260,7 @@ def export(
     """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error."""
     if fmt not in ("jsonl", "csv"):
         _fail(f"--format must be jsonl or csv, not {fmt!r}")
-    with Store(db) as store:
+    with open_store(db) as store:
         try:
             run_id = store.resolve_run(run_ref)
         except KeyError as exc:

@@ -187,7 +187,10 @@ class HFModel:
             name=opts.path,
             revision=opts.revision or getattr(config, "_commit_hash", None),
             fingerprint=weights_fingerprint(local) if local.is_dir() else None,
-            options={"dtype": str(self.dtype).removeprefix("torch.")},
+            # "prompt": the turn-rendering version. Version 2 sends the system prompt, example
+            # turn and history that version 1 dropped for template-less checkpoints, so answers
+            # stored under version 1 keys are not served for the prompts sent now.
+            options={"dtype": str(self.dtype).removeprefix("torch."), "prompt": 2},
         )
         self.capabilities = Capabilities(
             likelihood=True,

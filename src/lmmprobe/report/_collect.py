@@ -31,7 +31,7 @@ from lmmprobe.report.model import (
     results_from_dict,
 )
 from lmmprobe.schema import RunSpec, Sample, Score
-from lmmprobe.store import DEFAULT_DB, Store
+from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
 from lmmprobe.store.sqlite import score_from_row
 
 if TYPE_CHECKING:
@@ -195,7 +195,10 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
     def open_store(path: Path) -> Store:
         key = path.resolve()
         if key not in stores:
-            stores[key] = Store(path)
+            try:
+                stores[key] = Store(path)
+            except StoreVersionError as exc:
+                raise ReportError(str(exc)) from exc
         return stores[key]
 
     path = Path(ref)

@@ -76,8 +76,10 @@ def sensitivity_metrics(scores: list[Score]) -> Sensitivity:
     metadata = list(map(operator.attrgetter("metadata"), scores))  # fetched once for three passes
     types = {m.get("question_type") for m in metadata}
     if {TRUE_FALSE, MULTIPLE_CHOICE} <= types:
+        qt = None
         with contextlib.suppress(ValueError):  # e.g. every row of one type failed
             qt = question_type_sensitivity_from_scores(scores)
+        if qt is not None:  # validated outside the suppress: a schema mismatch is a bug, not n/a
             out.question_type = QuestionTypeSensitivity.model_validate(qt)
     if len({m["style"] for m in metadata if "style" in m}) > 1:
         with contextlib.suppress(ValueError):

@@ -15,7 +15,7 @@ from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.styles import PROMPT_STYLES
 from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.open_ended import kie_correct, ocr_correct
-from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
+from lmmprobe.schema import FORMAT_HIT_STAGES, FormulateConfig, Request, Response, Sample, Score
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
     {
@@ -171,8 +171,13 @@ def score_response(
         if ext.index is None:
             return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = ext.index, ext.stage
+        if not 0 <= position < len(request.options):
+            raise ValueError(
+                f"matcher {config.matcher!r} returned option index {position} for a request with "
+                f"{len(request.options)} options (valid: 0 to {len(request.options) - 1})"
+            )
     predicted = request.order[position]
-    format_hit = stage in ("mark", "text", "likelihood")
+    format_hit = stage in FORMAT_HIT_STAGES
     return _score(
         model,
         sample,

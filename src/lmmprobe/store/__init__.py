@@ -1,6 +1,13 @@
 """Persistence: the SQLite store of runs, responses and scores, and its exports."""
 
 from lmmprobe.store.export import ExportFormat, export_run, export_run_to_file
-from lmmprobe.store.sqlite import DEFAULT_DB, Store
+from lmmprobe.store.sqlite import DEFAULT_DB, Store, StoreVersionError
 
-__all__ = ["DEFAULT_DB", "ExportFormat", "Store", "export_run", "export_run_to_file"]
+__all__ = [
+    "DEFAULT_DB",
+    "ExportFormat",
+    "Store",
+    "StoreVersionError",
+    "export_run",
+    "export_run_to_file",
+]

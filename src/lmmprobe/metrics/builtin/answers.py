@@ -8,18 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lmmprobe.metrics.choice import MetricValue, summarize
+from lmmprobe.metrics.choice import METRIC_NAMES, MetricValue, summarize
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 
-# name, column label, column position, summary: the table is the data, registered below.
-ANSWER_RATES: tuple[tuple[str, str, int, str], ...] = (
-    ("accuracy", "accuracy", 10, "Correct answers / answered rows; unparsed answers count as wrong."),
-    ("balanced_accuracy", "balanced", 20, "Mean per-class accuracy over gold option texts (choice samples)."),
-    ("abstention_rate", "abstain", 30, "Abstentions / rows offered an 'unknown' option."),
-    ("format_hit_rate", "format hit", 40, "Choice answers mapped to an option by mark or text."),
-    ("unparsed_rate", "unparsed", 50, "Answers that could not be mapped / judged rows."),
-    ("error_rate", "errors", 60, "Failed requests / all rows (errors are never answers)."),
-)  # fmt: skip
+# Column label, column position and summary of each of `summarize`'s metrics (`METRIC_NAMES`,
+# whose order is also their order in results.json); a name missing here fails at import.
+_COLUMNS: dict[str, tuple[str, int, str]] = {
+    "accuracy": ("accuracy", 10, "Correct answers / answered rows; unparsed answers count as wrong."),
+    "balanced_accuracy": ("balanced", 20, "Mean per-class accuracy over gold option texts (choice samples)."),
+    "abstention_rate": ("abstain", 65, "Abstentions / rows offered an 'unknown' option."),
+    "format_hit_rate": ("format hit", 40, "Choice answers mapped to an option by mark or text."),
+    "unparsed_rate": ("unparsed", 50, "Answers that could not be mapped / judged rows."),
+    "error_rate": ("errors", 60, "Failed requests / all rows (errors are never answers)."),
+}  # fmt: skip
+ANSWER_RATES: tuple[tuple[str, str, int, str], ...] = tuple(
+    (name, *_COLUMNS[name]) for name in METRIC_NAMES
+)
+"""(name, column label, column position, summary) of each answer rate, registered below."""
 
 
 def _rates(ctx: MetricContext) -> dict[str, MetricValue]:
