@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -92,6 +93,12 @@ class Registry(Generic[T]):
     _lazy: dict[str, _LazyEntry] = field(default_factory=dict, init=False, repr=False)
     _summaries: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _loaded: bool = field(default=False, init=False, repr=False)
+    _loading: bool = field(default=False, init=False, repr=False, compare=False)
+    # Re-entrant: importing a built-in module registers (and may look up) entries on the
+    # thread that is loading.
+    _lock: threading.RLock = field(
+        default_factory=threading.RLock, init=False, repr=False, compare=False
+    )
 
     def register(self, name: str, summary: str = "") -> Callable[[T], T]:
         """Decorator registering `obj` under `name` (replacing an earlier entry)."""
@@ -135,19 +142,27 @@ class Registry(Generic[T]):
         self._summaries.pop(name, None)
 
     def _load(self) -> None:
-        """Import the built-in modules and discover plugins, once."""
+        """Import the built-in modules and discover plugins, once.
+
+        Thread-safe: a thread that finds the registry not yet loaded waits for the load in
+        progress, so no thread sees a partly loaded registry. The loading thread itself may look
+        names up while a built-in module registers its entries (it then sees what is registered
+        so far).
+        """
         if self._loaded:
             return
-        # Set first: a built-in module may look names up while it registers its entries.
-        self._loaded = True
-        try:
-            for module in self.builtins:
-                importlib.import_module(module)
-        except BaseException:
-            self._loaded = False
-            raise
-        if self.entry_point_group is not None:
-            self._discover(self.entry_point_group)
+        with self._lock:
+            if self._loaded or self._loading:  # loaded meanwhile, or re-entered while loading
+                return
+            self._loading = True
+            try:
+                for module in self.builtins:
+                    importlib.import_module(module)
+                if self.entry_point_group is not None:
+                    self._discover(self.entry_point_group)
+                self._loaded = True  # only now: other threads skip the lock from here on
+            finally:
+                self._loading = False
 
     def _discover(self, group: str) -> None:
         for ep in _entry_points(tuple(sys.path)).get(group, ()):

@@ -21,20 +21,6 @@ from lmmprobe.cli._common import console
 from lmmprobe.registry import Registry, RegistryError
 
 
-def _models() -> Registry[Any]:
-    from lmmprobe.models import MODELS, list_models
-
-    list_models()  # registers the built-in backends (hf and openai lazily)
-    return MODELS
-
-
-def _tools() -> Registry[Any]:
-    from lmmprobe.tools.registry import TOOLS, tool_names
-
-    tool_names()  # registers the built-in tools
-    return TOOLS
-
-
 def _attribute(module: str, name: str) -> Callable[[], Registry[Any]]:
     def load() -> Registry[Any]:
         registry: Registry[Any] = getattr(importlib.import_module(module), name)
@@ -48,8 +34,8 @@ LISTINGS: dict[str, Callable[[], Registry[Any]]] = {
     "prompt-styles": _attribute("lmmprobe.formulate", "PROMPT_STYLES"),
     "sources": _attribute("lmmprobe.data", "SOURCES"),
     "metrics": _attribute("lmmprobe.metrics.run_metric", "RUN_METRICS"),
-    "models": _models,
-    "tools": _tools,
+    "models": _attribute("lmmprobe.models", "MODELS"),
+    "tools": _attribute("lmmprobe.tools.registry", "TOOLS"),
 }
 """Listable registries by the name ``lmmprobe list`` takes; each is imported only when listed."""
 

@@ -183,9 +183,14 @@ class ModelFactory(Protocol):
         ...
 
 
-# Third-party backends announce themselves as entry points "name = package.module:factory";
-# built-ins (registered by _ensure_builtin) keep their names.
-MODELS: Registry[ModelFactory] = Registry("model backend", entry_point_group="lmmprobe.models")
+MODELS: Registry[ModelFactory] = Registry(
+    "model backend",
+    entry_point_group="lmmprobe.models",
+    builtins=("lmmprobe.models._builtin",),
+)
+"""Model backends by name: the built-ins of `lmmprobe.models._builtin` (registered on the first
+lookup or listing) and plugins from the ``lmmprobe.models`` entry-point group
+(``name = package.module:factory``); a built-in keeps its name over a plugin."""
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
@@ -218,7 +223,6 @@ def load_model(spec: str) -> Model | AsyncModel:
         ValueError: The spec is malformed.
 
     """
-    _ensure_builtin()
     backend, target, options = parse_model_spec(spec)
     factory = MODELS.get(backend)
     return factory(target, options)
@@ -226,36 +230,9 @@ def load_model(spec: str) -> Model | AsyncModel:
 
 def list_models() -> list[tuple[str, str, str]]:
     """(name, status, summary) for every registered backend; status tells what is missing."""
-    _ensure_builtin()
     rows = []
     for name in MODELS.names():
         missing = MODELS.missing_requirements(name)
         status = "ready" if not missing else f"needs: {MODELS.install_hint(name)}"
         rows.append((name, status, MODELS.summary(name)))
     return rows
-
-
-_BUILTIN_LOADED = False
-
-
-def _ensure_builtin() -> None:
-    global _BUILTIN_LOADED
-    if _BUILTIN_LOADED:
-        return
-    _BUILTIN_LOADED = True
-    import lmmprobe.models.baselines  # noqa: F401  (registers random, first)
-
-    MODELS.register_lazy(
-        "hf",
-        "lmmprobe.models.hf:load",
-        requires=("torch", "transformers"),
-        extra="hf",
-        summary="hf:PATH_OR_ID  Hugging Face transformers checkpoint (local path or hub id)",
-    )
-    MODELS.register_lazy(
-        "openai",
-        "lmmprobe.models.openai_api:load",
-        requires=("openai",),
-        extra="api",
-        summary="openai:MODEL[@BASE_URL]  any OpenAI-compatible chat server",
-    )

@@ -71,8 +71,9 @@ class ImageRef(BaseModel):
     reference; an in-memory picture made with `ImageRef.from_pil` sets none of them.
 
     A reference is frozen: its fields cannot be reassigned, and `model_copy` with ``update``
-    gives a new validated reference whose content hash is computed afresh. (A recipe is a
-    dict, so its items could still be changed in place; never do that, copy instead.)
+    gives a new validated reference whose content hash is computed afresh. A recipe is a dict,
+    so its items could still be changed in place; the content hash follows such a change (see
+    `content_hash`), but copying is the clearer way to describe another image.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -108,6 +109,15 @@ class ImageRef(BaseModel):
             raise ValueError("an ImageRef takes only one of path, data_b64, renderer")
         if self.renderer is not None and self.recipe is None:
             raise ValueError("an ImageRef with a renderer needs a recipe")
+        if self.recipe is not None:
+            # The recipe was just canonicalised: remember its JSON as canonical, so hashing it
+            # needs no second canonicalisation (see `_recipe_hash`).
+            try:
+                canonical = pydantic_core.to_json(self.recipe)
+            except pydantic_core.PydanticSerializationError:
+                pass  # not JSON: hashing it fails, as it always has, when a hash is asked
+            else:
+                self.__dict__["_recipe_json"] = (canonical, canonical)
         return self
 
     @classmethod
@@ -191,20 +201,47 @@ class ImageRef(BaseModel):
         raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
 
     def content_hash(self) -> str:
-        """Hex SHA-256 identifying the image content; computed once and remembered.
+        """Hex SHA-256 identifying the image content.
 
         Files and base64 data hash their encoded bytes; in-memory pictures hash mode, size and
-        pixels; recipes hash renderer name, renderer version and the recipe's JSON.
+        pixels; recipes hash renderer name, renderer version and the recipe's JSON with its keys
+        sorted at every level, so the order they were written in never matters (not even for a
+        reference made with ``model_construct``, which skips validation).
+
+        A file's, base64 data's or picture's hash is computed once and remembered. A recipe's
+        hash is computed on every call from the recipe as it is now, so a recipe dict changed
+        in place (or a renderer registered again under a new version) never keeps a stale hash.
         """
+        if self.renderer is not None and self.kind == "recipe":
+            return self._recipe_hash(self.renderer)
         # Remembered in the instance __dict__, as functools.cached_property would: pydantic
         # leaves such entries out of equality and dumps (a private attribute would make a
-        # reference whose hash was asked unequal to one whose hash was not). The fields are
-        # frozen and an updated copy is a new reference (`model_copy`), so the entry cannot
-        # outlive the fields it describes.
+        # reference whose hash was asked unequal to one whose hash was not). Path and base64
+        # fields are frozen strings and an updated copy is a new reference (`model_copy`), so
+        # the entry cannot outlive the fields it describes.
         known: str | None = self.__dict__.get("_content_hash")
         if known is None:
             known = self.__dict__["_content_hash"] = self._hash_content()
         return known
+
+    def _recipe_hash(self, renderer: str) -> str:
+        # Hashed from the recipe's JSON with its keys sorted at every level. Sorting costs far
+        # more than serialising, so the instance __dict__ remembers (JSON as stored, canonical
+        # JSON): validation records its canonical recipe's, and any other recipe (one changed
+        # in place, or never validated: `model_construct`) is canonicalised when its JSON as
+        # stored differs from the remembered one.
+        version = _RENDERERS[renderer][0] if renderer in _RENDERERS else "?"
+        raw = pydantic_core.to_json(self.recipe)
+        known: tuple[bytes, bytes] | None = self.__dict__.get("_recipe_json")
+        if known is not None and known[0] == raw:
+            canonical = known[1]
+        else:
+            recipe = None if self.recipe is None else canonical_recipe(self.recipe)
+            canonical = pydantic_core.to_json(recipe)
+            self.__dict__["_recipe_json"] = (raw, canonical)
+        h = hashlib.sha256(f"recipe:{renderer}:{version}:".encode())
+        h.update(canonical)
+        return h.hexdigest()
 
     def _hash_content(self) -> str:
         h = hashlib.sha256()
@@ -214,12 +251,6 @@ class ImageRef(BaseModel):
                     h.update(chunk)
         elif self.data_b64 is not None:
             h.update(_b64.b64decode(self.data_b64))
-        elif self.renderer is not None:
-            version = _RENDERERS[self.renderer][0] if self.renderer in _RENDERERS else "?"
-            h.update(f"recipe:{self.renderer}:{version}:".encode())
-            # Validated recipes are stored with sorted keys (`canonical_recipe`), so their JSON
-            # in key order is canonical.
-            h.update(pydantic_core.to_json(self.recipe))
         elif self._image is not None:
             im = self._image
             h.update(f"pixels:{im.mode}:{im.size}:".encode())

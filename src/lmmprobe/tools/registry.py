@@ -121,7 +121,12 @@ class ToolSpec:
         return cast("SelectedImage", self.fn(rng, context, **parsed))
 
 
-TOOLS: Registry[ToolSpec] = Registry("image tool")
+TOOLS: Registry[ToolSpec] = Registry(
+    "image tool",
+    builtins=("lmmprobe.tools.generated", "lmmprobe.tools.select", "lmmprobe.tools.transforms"),
+)
+"""Image tools by name; the modules in `builtins` (which import this one to register their
+tools with `tool` and `select_tool`) are imported on the first lookup or listing."""
 
 
 def _register(name: str, summary: str, kind: ToolKind) -> Callable[[F], F]:
@@ -163,7 +168,6 @@ def get_tool(name: str, kind: ToolKind | None = None) -> ToolSpec:
         ToolCallError: No such tool (of that kind); the message lists the known ones.
 
     """
-    _load_builtin()
     try:
         spec = TOOLS.get(name)
     except LookupError as exc:
@@ -180,7 +184,6 @@ def get_tool(name: str, kind: ToolKind | None = None) -> ToolSpec:
 
 def tool_names(kind: ToolKind | None = None) -> list[str]:
     """Registered tool names (of `kind`, when given), sorted."""
-    _load_builtin()
     return [n for n in TOOLS.names() if kind is None or TOOLS.get(n).kind == kind]
 
 
@@ -256,10 +259,3 @@ def describe_validation_error(spec: ToolSpec, exc: ValidationError) -> str:
             f"argument {arg!r}={shown(err.get('input'))}: {err.get('msg')} (allowed: {rule})"
         )
     return f"{spec.name}: invalid arguments: " + "; ".join(problems)
-
-
-def _load_builtin() -> None:
-    # Imported here, not at module top: these modules import this one to register their tools.
-    import lmmprobe.tools.generated
-    import lmmprobe.tools.select
-    import lmmprobe.tools.transforms  # noqa: F401
