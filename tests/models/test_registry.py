@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.fresh_python import run_fresh
 
 from lmmprobe.models import Model, list_models, load_model, parse_model_spec
 from lmmprobe.registry import Registry, RegistryError
@@ -311,16 +312,6 @@ def test_model_plugin_resolves_through_load_model_in_a_fresh_process(tmp_path: P
 
 
 # --- built-in entries load on first use, once, for every thread -------------------------------------
-
-
-def run_fresh(script: str) -> list[str]:
-    """Run `script` in a new interpreter (nothing imported or registered yet); its stdout lines."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.splitlines()
 
 
 def test_models_registry_resolves_builtins_without_a_helper_call() -> None:

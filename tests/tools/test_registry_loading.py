@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests.fresh_python import run_fresh
 
 from lmmprobe.tools import TOOLS, tool_names
-
-
-def run_fresh(script: str) -> list[str]:
-    """Run `script` in a new interpreter (nothing imported or registered yet); its stdout lines."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
-    )
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout.splitlines()
 
 
 def test_fresh_registry_lists_every_builtin_tool() -> None:
