@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install --quiet -e '.[dev,api,hf,metrics,datasets,embed,synth,report,diffusion,holistic]'
+	$(PY) -m pip install --quiet -e '.[dev,api,hf,metrics,datasets,embed,synth,report,diffusion,holistic,ray,serve]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in baselines on it
