@@ -38,6 +38,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report and APEx benchmarks (eac
 	$(PY) benchmarks/synth.py
 	$(PY) benchmarks/report.py
 	$(PY) benchmarks/apex.py
+	$(PY) benchmarks/distributed.py
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

@@ -1,7 +1,10 @@
 """lmmprobe: measure what large multimodal models can and cannot do."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from lmmprobe._version import __version__
-from lmmprobe.api import Evaluation, evaluate
 from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
@@ -13,6 +16,9 @@ from lmmprobe.schema import (
     Score,
     Turn,
 )
+
+if TYPE_CHECKING:
+    from lmmprobe.api import Evaluation, evaluate
 
 __all__ = [
     "Evaluation",
@@ -28,3 +34,17 @@ __all__ = [
     "__version__",
     "evaluate",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`evaluate` and `Evaluation` load the runner and the report on first use (PEP 562).
+
+    So commands that need neither (``lmmprobe serve``, ``lmmprobe data list``) start fast.
+    """
+    if name in ("evaluate", "Evaluation"):
+        from lmmprobe import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

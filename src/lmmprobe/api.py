@@ -113,7 +113,7 @@ def evaluate(
     spec: RunSpec | None = None,
     *,
     progress: ProgressSink | None = None,
-    executor: Executor | None = None,
+    executor: Executor | str | None = None,
     **overrides: Any,
 ) -> Evaluation:
     """Run an evaluation and write results.json and results.md.
@@ -121,7 +121,9 @@ def evaluate(
     Args:
         spec: The run; defaults to the demo data and the built-in baselines.
         progress: Progress reporting (none by default; the CLI shows a rich bar).
-        executor: Where requests run (the local executor by default).
+        executor: Where requests run: an executor object, or a spec string ``local`` /
+            ``ray[:ADDRESS]`` (the same as ``RunSpec.executor``; replica settings go with it:
+            ``evaluate(executor="ray", replicas=2)``). By default ``spec.executor``.
         **overrides: Fields of `RunSpec` to set, e.g. ``models=["random"], limit=50``.
 
     Returns:
@@ -132,8 +134,11 @@ def evaluate(
             model work starts).
 
     """
+    if isinstance(executor, str):  # a spec, recorded with the run like any other field
+        overrides["executor"], executor = executor, None
     # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
+    spec.check_executor_settings()  # before a store or an output folder is made
     # A folder named by `out` may be shared; the default folder is the run's own (its id).
     claim = _claim(Path(spec.out)) if spec.out else contextlib.nullcontext()
     with claim, Store(spec.db) as store:

@@ -89,7 +89,9 @@ def test_unknown_matcher_lists_the_known_ones() -> None:
 def test_unknown_prompt_style_lists_the_known_ones() -> None:
     proc = lmmprobe("run", "--prompt-style", "fancy")
     assert proc.returncode == 2
-    assert "unknown prompt style 'fancy'; known: auto, dysca, reform" in said(proc.stderr)
+    assert "unknown prompt style 'fancy'; known: auto, benchmark, dysca, reform" in said(
+        proc.stderr
+    )
 
 
 @pytest.mark.parametrize(
@@ -108,7 +110,7 @@ def test_fixed_choices_come_from_the_schema(option: str, what: str, literal: obj
 def test_help_lists_registered_names() -> None:
     helped = said(CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output)
     assert "Answer reading: dysca, lmmprobe, reform" in helped
-    assert "choice questions: auto, dysca, reform" in helped
+    assert "choice questions: auto, benchmark, dysca, reform" in helped
 
 
 @pytest.mark.parametrize(

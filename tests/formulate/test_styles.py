@@ -74,6 +74,6 @@ def test_registered_style_is_chosen_by_name(numbered: str) -> None:
 
 def test_unknown_style_lists_the_known_ones() -> None:
     with pytest.raises(
-        RegistryError, match="unknown prompt style 'foo'; known: auto, dysca, reform"
+        RegistryError, match="unknown prompt style 'foo'; known: auto, benchmark, dysca, reform"
     ):
         Formulator(FormulateConfig(prompt_style="foo"))

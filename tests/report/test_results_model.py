@@ -17,6 +17,7 @@ from lmmprobe.report import (
     load_results,
     render_markdown,
 )
+from lmmprobe.schema import RunSpec
 
 BASELINE = Path(__file__).parents[1] / "invariants" / "baseline"
 # Every results.json written before results were versioned: the invariant baselines still in
@@ -49,6 +50,11 @@ def test_version_1_files_migrate_without_losing_a_value(path: Path) -> None:
     assert results.format_version == FORMAT_VERSION
     after = json.loads(results.model_dump_json())
     assert after.pop("format_version") == FORMAT_VERSION
+    # Spec fields added since (where requests run) read as their defaults; nothing else moves.
+    defaults = RunSpec().model_dump(mode="json")
+    for added in ("executor", "replicas", "gpus_per_replica", "cpus_per_replica"):
+        assert added not in before["spec"]
+        assert after["spec"].pop(added) == defaults[added]
     assert after == before
     # The Markdown is rendered from the typed object as for a new run.
     md = render_markdown(results)

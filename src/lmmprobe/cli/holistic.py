@@ -4,9 +4,9 @@ HEMM (Liang et al., 2024, "HEMM: Holistic Evaluation of Multimodal Foundation Mo
 models by people's votes between two models' answers: the average win rate, and Elo (every
 model starts at 1000, K = 4) as the median over 1,000 shuffled orders of the battles, both as
 HEMM's released code computes them. ``--win-rate met`` shows lmmprobe's win rate over
-opponents met instead of HEMM's. The computation is `lmmprobe.metrics.elo`; this command
-reads a vote file, prints one row per model sorted by Elo, and exits with status 2 on a bad
-file.
+opponents met instead of HEMM's. The computation is `lmmprobe.metrics.elo.elo_table`, the
+same function the live leaderboard of ``lmmprobe serve``'s arena calls; this command reads a
+vote file, prints one row per model sorted by Elo, and exits with status 2 on a bad file.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
@@ -25,78 +24,8 @@ from rich.table import Table
 
 from lmmprobe.cli._common import console, fail
 
-if TYPE_CHECKING:
-    from lmmprobe.metrics.elo import Battle
-
 _FORMATS = ("table", "json")
 _WIN_RATES = ("hemm", "met")
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
-
-
-def elo_table(
-    battles: Sequence[Battle],
-    *,
-    k: float = 4.0,
-    shuffles: int = 1000,
-    seed: int = 0,
-    win_rate: str = "hemm",
-) -> list[dict[str, Any]]:
-    """One row per model: median Elo, average win rate and its battle record, best Elo first.
-
-    Args:
-        battles: `lmmprobe.metrics.elo.Battle` votes.
-        k: Elo update step (HEMM: 4).
-        shuffles: Shuffled battle orders the median is taken over (HEMM: 1,000).
-        seed: Seed of the orders (``random.Random(seed)``, HEMM's ``random.shuffle`` orders).
-        win_rate: Which definition ``win_rate`` holds: ``"hemm"`` (HEMM's average win rate)
-            or ``"met"`` (lmmprobe's win rate over opponents met).
-
-    Returns:
-        Dicts with ``model``, ``elo``, ``elo_hemm_int`` (HEMM's printed ``int(median + 0.5)``),
-        ``win_rate`` (the chosen definition), ``hemm_win_rate`` and
-        ``win_rate_over_opponents_met`` (None where the value is NaN: for HEMM's, some pair of
-        models never met or only tied; for ours, the model won or lost no battle), ``battles``,
-        ``wins``, ``losses`` and ``ties``; sorted by Elo (descending), then name.
-
-    Raises:
-        ValueError: `k`, `shuffles` or `win_rate` is out of range.
-
-    """
-    from lmmprobe.metrics.elo import elo_ratings, hemm_rounded, hemm_win_rates, win_rates
-
-    if win_rate not in _WIN_RATES:
-        raise ValueError(f"win_rate must be one of {', '.join(_WIN_RATES)}, got {win_rate!r}")
-    ratings = elo_ratings(battles, k=k, shuffles=shuffles, seed=seed)
-    rounded = hemm_rounded(ratings)
-    hemm = hemm_win_rates(battles)
-    met = win_rates(battles)
-    record: dict[str, dict[str, int]] = {
-        m: {"battles": 0, "wins": 0, "losses": 0, "ties": 0} for m in ratings
-    }
-    for b in battles:
-        for side, model in (("a", b.model_a), ("b", b.model_b)):
-            rec = record[model]
-            rec["battles"] += 1
-            if b.winner == "tie":
-                rec["ties"] += 1
-            else:
-                rec["wins" if b.winner == side else "losses"] += 1
-    order = sorted(ratings, key=lambda m: (-ratings[m], m))
-    return [
-        {
-            "model": m,
-            "elo": ratings[m],
-            "elo_hemm_int": rounded[m],
-            "win_rate": _finite((hemm if win_rate == "hemm" else met)[m]),
-            "hemm_win_rate": _finite(hemm[m]),
-            "win_rate_over_opponents_met": _finite(met[m]),
-            **record[m],
-        }
-        for m in order
-    ]
 
 
 def elo(
@@ -128,7 +57,12 @@ def elo(
     fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
 ) -> None:
     """Rank models from human pairwise votes: median Elo over shuffles and average win rate."""
-    from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, BattleFileError, load_battles
+    from lmmprobe.metrics.elo import (
+        WIN_RATE_DEFINITIONS,
+        BattleFileError,
+        elo_table,
+        load_battles,
+    )
 
     if fmt not in _FORMATS:
         fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
@@ -144,7 +78,9 @@ def elo(
         fail(f"{votes_file}: cannot be read ({exc})")
     if not battles:
         fail(f"{votes_file}: no votes in the file")
-    rows = elo_table(battles, k=k, shuffles=shuffles, seed=seed, win_rate=win_rate)
+    rows = elo_table(
+        battles, k=k, shuffles=shuffles, seed=seed, win_rate="hemm" if win_rate == "hemm" else "met"
+    )
     undefined = any(r["win_rate"] is None for r in rows)
     if fmt == "json":
         doc = {

@@ -11,7 +11,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.api import evaluate
 from lmmprobe.cli._common import DbOption, ModelsOption, console, err_console, open_store
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
@@ -29,8 +28,8 @@ from lmmprobe.models.base import split_model_specs
 from lmmprobe.parse import MATCHERS
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
-from lmmprobe.run import RichProgress, RunAborted
 from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
+from lmmprobe.schema.spec import check_executor
 from lmmprobe.store import export_run
 
 app = typer.Typer(
@@ -64,11 +63,23 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for item in values or [] for v in item.split(",") if v.strip()]
 
 
+def _executor_option(value: str) -> str:
+    try:
+        return check_executor(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
 @app.command()
 def run(
     model: ModelsOption = None,
     data: Annotated[
-        str, typer.Option("--data", "-d", help="Data: PATH.jsonl, demo, demo,n=500.")
+        str,
+        typer.Option(
+            "--data",
+            "-d",
+            help="Data: PATH.jsonl, demo, demo,n=500, or a benchmark by name: mmbench, textvqa,split=validation, hemm (lmmprobe data list).",
+        ),
     ] = "demo",
     limit: Annotated[int | None, typer.Option(min=1, help="Use at most N samples.")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Ask each sample K times.")] = 1,
@@ -139,6 +150,26 @@ def run(
     bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for CIs.")] = 1000,
     db: DbOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="Where requests run: local, or ray[:ADDRESS] for model replicas on Ray (ray: a "
+            "local instance or $RAY_ADDRESS; ray:auto: this machine's cluster; ray:HOST:PORT; "
+            "ray://HOST:PORT). See docs/distributed.md.",
+            callback=_executor_option,
+        ),
+    ] = "local",
+    replicas: Annotated[
+        int | None,
+        typer.Option(min=1, help="Ray: replicas per model (default one per GPU, else per CPU)."),
+    ] = None,
+    gpus_per_replica: Annotated[
+        float | None,
+        typer.Option(min=0, help="Ray: GPUs per replica (default 1 for hf: when there are GPUs)."),
+    ] = None,
+    cpus_per_replica: Annotated[
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+    ] = None,
 ) -> None:
     """Evaluate models on a data source; with no options, the baselines on the demo data."""
     try:
@@ -168,9 +199,17 @@ def run(
                 }
             ),
             gen=GenerationParams(max_new_tokens=max_new_tokens, temperature=temperature),
+            executor=executor,
+            replicas=replicas,
+            gpus_per_replica=gpus_per_replica,
+            cpus_per_replica=cpus_per_replica,
         )
     except ValueError as exc:
         _fail(str(exc))
+    # Imported here: the runner and the report load only for the commands that use them.
+    from lmmprobe.api import evaluate
+    from lmmprobe.run import RichProgress, RunAborted
+
     progress = None if quiet or not sys.stderr.isatty() else RichProgress(err_console)
     try:
         ev = evaluate(spec, progress=progress)
@@ -315,11 +354,14 @@ def export(
 def _register_subcommands() -> None:
     # Imported here so `lmmprobe run` does not pay for modules it never uses.
     from lmmprobe.cli import apex as apex_cli
+    from lmmprobe.cli import arena as arena_cli
+    from lmmprobe.cli import data as data_cli
     from lmmprobe.cli import holistic as holistic_cli
     from lmmprobe.cli import registries as registries_cli
     from lmmprobe.cli import report as report_cli
     from lmmprobe.cli import runs as runs_cli
     from lmmprobe.cli import score as score_cli
+    from lmmprobe.cli import serve as serve_cli
     from lmmprobe.cli import synth as synth_cli
 
     app.add_typer(synth_cli.app, name="synth")
@@ -330,6 +372,9 @@ def _register_subcommands() -> None:
     app.command("list")(registries_cli.list_entries)
     app.add_typer(runs_cli.app, name="runs")
     app.command("compare")(runs_cli.compare)
+    app.add_typer(data_cli.app, name="data")
+    app.command("serve")(serve_cli.serve)
+    app.add_typer(arena_cli.app, name="arena")
 
 
 _register_subcommands()

@@ -7,8 +7,8 @@ one side is right, how often the two agree, and the samples where they differ. O
 both sides scored count: errors are errors, not wrong answers, so a pair with an error on
 either side is left out (and counted), as are answers judged only as a corpus (captions).
 
-The statistics are plain functions (`list_runs`, `compare_runs`) a Python user can call with a
-`Store`; the commands only print them.
+The statistics are plain functions (`list_runs`, `lmmprobe.report.compare.compare_runs`) a
+Python user can call with a `Store`; the commands only print them.
 """
 
 from __future__ import annotations
@@ -17,27 +17,26 @@ import json
 import re
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-import numpy as np
 import typer
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe._optional import require
 from lmmprobe.cli._common import DbOption, fail, open_store
 from lmmprobe.cli.registries import one_of
-from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
+from lmmprobe.report.compare import Comparison, Difference, compare_runs
 from lmmprobe.store import DEFAULT_DB, Store
+from lmmprobe.store.queries import run_models
 
 RunsFormat = Literal["table", "json"]
-LEVEL = 0.95
+
+__all__ = ["Comparison", "Difference", "RunSummary", "compare", "compare_runs", "list_runs", "runs"]
 
 # Tables here are meant for a person at a terminal: rich takes the terminal's width, or
 # $COLUMNS, or 80 when neither is known, so piped output reads at 80 columns as well.
@@ -53,11 +52,6 @@ def _plain(text: str | None, width: int = 40) -> str:
         return ""
     line = _CONTROL.sub(" ", text).strip()
     return line if len(line) <= width else line[: width - 1] + "…"
-
-
-def _natural(sample_id: str) -> list[Any]:
-    # "s2" before "s10": ids are usually a prefix and a number.
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", sample_id)]
 
 
 def _iso(ts: float) -> str:
@@ -251,224 +245,8 @@ def runs(
 # -- comparing ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Answer:
-    correct: bool | None
-    error_type: str | None
-    prediction: int | None
-    prediction_text: str | None
-    raw: str | None
-    gold: str
-    gold_text: str
-
-
-def _answers(store: Store, run_id: str, model: str) -> dict[tuple[str, int], _Answer]:
-    rows = store.conn.execute(
-        """SELECT s.sample_id, s.repeat, s.correct, s.error_type, s.prediction,
-                  s.prediction_text, r.text, s.gold, s.gold_text
-           FROM scores s LEFT JOIN responses r ON r.key = s.key
-           WHERE s.run_id = ? AND s.model = ?""",
-        (run_id, model),
-    )
-    return {
-        (sid, rep): _Answer(
-            None if correct is None else bool(correct), etype, pred, ptext, raw, gold, gtext
-        )
-        for sid, rep, correct, etype, pred, ptext, raw, gold, gtext in rows
-    }
-
-
 def _scored_models(store: Store, run_id: str) -> list[str]:
-    spec = _decode(
-        store.conn.execute("SELECT spec FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
-    )
-    have = [
-        r[0]
-        for r in store.conn.execute(
-            "SELECT DISTINCT model FROM scores WHERE run_id = ? ORDER BY model", (run_id,)
-        )
-    ]
-    # In the order the run was asked for, then any others the scores hold.
-    ordered = [str(m) for m in spec.get("models") or [] if m in have]
-    return ordered + [m for m in have if m not in ordered]
-
-
-@dataclass
-class Difference:
-    """One paired answer where exactly one side is right."""
-
-    sample_id: str
-    repeat: int
-    gold: str
-    a: str
-    b: str
-    a_correct: bool
-
-
-@dataclass
-class Comparison:
-    """Two sets of answers to the same samples, compared pair by pair (see the module docstring)."""
-
-    run_a: str
-    model_a: str
-    run_b: str
-    model_b: str
-    n: int
-    """Paired answers: (sample, repeat) scored right or wrong on both sides."""
-    samples: int
-    """Distinct samples among them (the bootstrap resamples these)."""
-    accuracy_a: float | None
-    accuracy_b: float | None
-    difference: float | None
-    """accuracy_a - accuracy_b on the paired answers."""
-    low: float | None
-    high: float | None
-    level: float
-    n_boot: int
-    seed: int
-    a_only_correct: int
-    b_only_correct: int
-    mcnemar_p: float | None
-    """Two-sided exact McNemar p-value (binomial test of the discordant pairs at 1/2)."""
-    agreement: float | None
-    """Share of paired answers with the same verdict (both right or both wrong)."""
-    same_answer: float | None
-    """Share of paired answers where both gave the same answer (option or text)."""
-    left_out: dict[str, int]
-    """Answers not paired, by reason: an error on either side, answered only by one side, no
-    right/wrong verdict (captions), or a different gold answer for the same sample id."""
-    same_data: bool | None
-    """Whether the two runs' data fingerprints match (None when one is unknown)."""
-    differ_total: int
-    differ: list[Difference]
-
-
-def _shown(ans: _Answer) -> str:
-    if ans.prediction_text is not None:
-        return ans.prediction_text
-    return f"(unparsed) {ans.raw or ''}".strip()
-
-
-def _same_answer(x: _Answer, y: _Answer) -> bool:
-    if x.prediction is not None or y.prediction is not None:
-        return x.prediction == y.prediction
-    return (
-        _plain(x.prediction_text, 10**6).casefold() == _plain(y.prediction_text, 10**6).casefold()
-    )
-
-
-def _mcnemar(b: int, c: int) -> float | None:
-    if b + c == 0:
-        return 1.0  # no answer where only one side is right: nothing tells them apart
-    (stats,) = require("scipy.stats", extra="metrics", purpose="McNemar's exact test")
-    return float(stats.binomtest(b, b + c, 0.5).pvalue)
-
-
-def _fingerprint(store: Store, run_id: str) -> str | None:
-    row = store.conn.execute("SELECT manifest FROM runs WHERE id = ?", (run_id,)).fetchone()
-    data = _decode(row[0] if row else None).get("data")
-    fp = data.get("fingerprint") if isinstance(data, dict) else None
-    return fp if isinstance(fp, str) else None
-
-
-def compare_runs(
-    store: Store,
-    run_a: str,
-    model_a: str,
-    run_b: str,
-    model_b: str,
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    limit: int = 20,
-) -> Comparison:
-    """Compare two models' answers (of one run or two) on the samples both scored.
-
-    Args:
-        store: An open store.
-        run_a: Run id of side A (resolved: see `Store.resolve_run`).
-        model_a: Model spec of side A, as stored in the run.
-        run_b: Run id of side B (may equal `run_a`).
-        model_b: Model spec of side B.
-        n_boot: Bootstrap resamples for the difference's interval.
-        seed: Seed of the bootstrap (`numpy.random.default_rng`).
-        limit: Keep at most this many differing answers in `Comparison.differ`.
-
-    Raises:
-        ImportError: scipy is missing (McNemar's test needs it).
-
-    """
-    a, b = _answers(store, run_a, model_a), _answers(store, run_b, model_b)
-    left = Counter[str]()
-    left["only_a"] = len(a.keys() - b.keys())
-    left["only_b"] = len(b.keys() - a.keys())
-    pairs: list[tuple[tuple[str, int], _Answer, _Answer]] = []
-    for key in sorted(a.keys() & b.keys(), key=lambda k: (_natural(k[0]), k[1])):
-        x, y = a[key], b[key]
-        if x.error_type or y.error_type:
-            left["error"] += 1
-        elif x.correct is None or y.correct is None:
-            left["no_verdict"] += 1
-        elif x.gold != y.gold:
-            left["gold_differs"] += 1
-        else:
-            pairs.append((key, x, y))
-    n = len(pairs)
-    ca = np.array([x.correct for _, x, _ in pairs], dtype=np.float64)
-    cb = np.array([y.correct for _, _, y in pairs], dtype=np.float64)
-    # Per-sample sums of the difference and answer counts: the bootstrap resamples samples
-    # (their repeats travel together), as the run's own accuracy intervals do.
-    index: dict[str, int] = {}
-    for (sid, _), _, _ in pairs:
-        index.setdefault(sid, len(index))
-    num = np.zeros((len(index), 1))
-    den = np.zeros((len(index), 1))
-    for i, ((sid, _), _, _) in enumerate(pairs):
-        num[index[sid], 0] += ca[i] - cb[i]
-        den[index[sid], 0] += 1
-    low = high = None
-    if n:
-        lo, hi = ratio_intervals(num, den, n_boot, np.random.default_rng(seed), LEVEL)
-        low, high = finite_or_none(float(lo[0])), finite_or_none(float(hi[0]))
-    a_only = int(((ca == 1) & (cb == 0)).sum())
-    b_only = int(((ca == 0) & (cb == 1)).sum())
-    differing = [(k, x, y) for k, x, y in pairs if x.correct != y.correct]
-    fa, fb = _fingerprint(store, run_a), _fingerprint(store, run_b)
-    return Comparison(
-        run_a=run_a,
-        model_a=model_a,
-        run_b=run_b,
-        model_b=model_b,
-        n=n,
-        samples=len(index),
-        accuracy_a=float(ca.mean()) if n else None,
-        accuracy_b=float(cb.mean()) if n else None,
-        difference=float(ca.mean() - cb.mean()) if n else None,
-        low=low,
-        high=high,
-        level=LEVEL,
-        n_boot=n_boot,
-        seed=seed,
-        a_only_correct=a_only,
-        b_only_correct=b_only,
-        mcnemar_p=_mcnemar(a_only, b_only),
-        agreement=(n - a_only - b_only) / n if n else None,
-        same_answer=sum(_same_answer(x, y) for _, x, y in pairs) / n if n else None,
-        left_out={k: v for k, v in sorted(left.items()) if v},
-        same_data=None if fa is None or fb is None else fa == fb,
-        differ_total=len(differing),
-        differ=[
-            Difference(
-                sample_id=sid,
-                repeat=rep,
-                gold=x.gold_text,
-                a=_shown(x),
-                b=_shown(y),
-                a_correct=bool(x.correct),
-            )
-            for (sid, rep), x, y in differing[:limit]
-        ],
-    )
+    return run_models(store.conn, run_id)
 
 
 def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, str]:

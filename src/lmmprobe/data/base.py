@@ -7,6 +7,7 @@ in this package; another package adds one through the ``lmmprobe.sources`` entry
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from lmmprobe.registry import Registry
+from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import Sample
 
 MAX_PROBLEMS_SHOWN = 10
@@ -80,6 +81,8 @@ SOURCES: Registry[Source] = Registry(
         "lmmprobe.data.imagefolder",
         "lmmprobe.data.jsonl",
         "lmmprobe.data.reform",
+        # Every registered benchmark is also a source of its name (``--data mmbench``).
+        "lmmprobe.data.benchmarks._builtin",
     ),
 )
 """Data sources by name, one file each (plus plugins from the ``lmmprobe.sources`` entry-point
@@ -130,7 +133,24 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
 
     """
     name, target, options = parse_source_spec(spec)
+    if name not in SOURCES:
+        raise _unknown_source(name)
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
+
+
+def _unknown_source(name: str) -> RegistryError:
+    # Dozens of benchmarks are sources too: name the close ones and the plain sources, and
+    # leave the full list of benchmarks to `lmmprobe data list`.
+    from lmmprobe.data.benchmarks.base import BENCHMARKS
+
+    benchmarks = set(BENCHMARKS.names())
+    close = difflib.get_close_matches(name.lower(), SOURCES.names(), n=3, cutoff=0.6)
+    plain = ", ".join(n for n in SOURCES.names() if n not in benchmarks)
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    return RegistryError(
+        f"unknown data source {name!r}; {hint}sources: {plain}, or a benchmark by name "
+        "(`lmmprobe data list` shows them)"
+    )
 
 
 def no_valid_samples(result: LoadResult) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import importlib
 import io
 from collections.abc import Iterator
@@ -95,7 +96,8 @@ def image_from_base64(text: str) -> ImageRef:
     return image_from_bytes(data)
 
 
-def _import_datasets() -> ModuleType:
+def import_datasets() -> ModuleType:
+    """The `datasets` module, or a RegistryError with the pip command when it is missing."""
     # import_module rather than an import statement: datasets ships no type information, and
     # a module object is all this source needs from the type checker.
     try:
@@ -109,7 +111,8 @@ def _import_datasets() -> ModuleType:
 
 
 @contextmanager
-def _quiet(datasets: ModuleType) -> Iterator[None]:
+def quiet_progress(datasets: ModuleType) -> Iterator[None]:
+    """Within the block, `datasets` draws no progress bars (the caller's setting is restored)."""
     # datasets draws progress bars on stderr while it converts a data file; they would tear
     # through the run's own progress display. Restore the caller's setting afterwards.
     was_disabled = datasets.are_progress_bars_disabled()
@@ -139,15 +142,38 @@ def _open(datasets: ModuleType, path: Path, options: dict[str, str]) -> tuple[An
             raise DataError(f"{path}: config= applies to load_dataset, not to a saved folder")
         return _pick_split(datasets.load_from_disk(str(path)), split, path)
     split = split or "test"
+    cache = str(_local_cache_dir(datasets, path))
     if path.is_file():
         builder = BUILDERS.get(path.suffix.lower())
         if builder is None:
             known = ", ".join(sorted(BUILDERS))
             raise DataError(f"{path}: unknown data file type (known: {known})")
-        ds = datasets.load_dataset(builder, name=config, data_files={split: str(path)}, split=split)
+        ds = datasets.load_dataset(
+            builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
+        )
     else:
-        ds = datasets.load_dataset(str(path), name=config, split=split)
+        ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
+
+
+def _local_cache_dir(datasets: ModuleType, path: Path) -> Path:
+    """Where `datasets` keeps its Arrow copy of the local data at `path`.
+
+    `datasets` keys the copy of a local folder whose card names configs by the folder's name
+    and the config alone, so two copies with the same folder name (or an updated copy) would
+    silently share the first one's rows. This folder is keyed by the resolved path and every
+    file's name, size and modification time, so other or changed data is never read stale.
+    """
+    resolved = path.resolve()
+    files = [resolved] if resolved.is_file() else sorted(resolved.rglob("*"))
+    h = hashlib.sha256(str(resolved).encode())
+    for f in files:
+        if f.is_file() and not any(
+            part.startswith(".") for part in f.relative_to(resolved.parent).parts
+        ):
+            st = f.stat()
+            h.update(f"\0{f.relative_to(resolved.parent)}\0{st.st_size}\0{st.st_mtime_ns}".encode())
+    return Path(datasets.config.HF_DATASETS_CACHE) / "lmmprobe-local" / h.hexdigest()[:24]
 
 
 def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
@@ -166,9 +192,9 @@ def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
         DataError: The dataset cannot be read, or has no such split.
 
     """
-    datasets = _import_datasets()
+    datasets = import_datasets()
     try:
-        with _quiet(datasets):
+        with quiet_progress(datasets):
             return _open(datasets, path, options)
     except DataError:
         raise
@@ -204,7 +230,7 @@ def _mapping(ds: Any, options: dict[str, str], path: Path) -> _Mapping:
             found[field] = None
     used = set(found.values())
     # Plain-valued columns only: lists, images and nested records would bloat metadata.
-    value = _import_datasets().Value
+    value = import_datasets().Value
     extra = tuple(c for c in columns if c not in used and isinstance(ds.features[c], value))
     return _Mapping(
         image=str(found["image"]),

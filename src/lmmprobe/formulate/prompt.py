@@ -14,6 +14,7 @@ from lmmprobe.formulate.pools import (
     POOLS,
 )
 from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt, PromptStyle
+from lmmprobe.formulate.styles.benchmark import whole_prompt
 from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS
 
@@ -183,7 +184,17 @@ class Formulator:
                 method = "likelihood"
             elif self._method == "mark_logprob":
                 method = "mark_logprob"
-        if options is not None and marks is not None and method != "likelihood":
+        shown = method != "likelihood"
+        whole = (
+            whole_prompt(config.prompt_style, sample, options, marks, config.instruction)
+            if shown
+            else None
+        )
+        if whole is not None:
+            # A benchmark loaded by name words the whole message, context included, in the
+            # template its definition cites (choice and open-ended alike).
+            lines = whole
+        elif options is not None and marks is not None and shown:
             # Shown options: the prompt style words the question, options and instruction.
             lines = self._prompt_style(
                 ChoicePrompt(
@@ -200,7 +211,7 @@ class Formulator:
             if instruction is None:
                 instruction = self._instruction(sample, repeat, style)
             lines = [sample.question, instruction] if instruction else [sample.question]
-        parts = [sample.context, *lines] if sample.context else lines
+        parts = [sample.context, *lines] if sample.context and whole is None else lines
         preamble = self._system
         if choice and config.in_context_example:
             preamble = preamble + self._example(style)

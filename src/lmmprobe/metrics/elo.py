@@ -20,6 +20,9 @@ ranks models two ways. Both are reproduced exactly as HEMM's released code
   previous one left), replays each order and reports each model's median (`elo_ratings`), which
   it prints as ``int(median + 0.5)`` (`hemm_rounded`).
 
+`elo_table` joins them into one row per model; ``lmmprobe elo`` prints it and the arena's live
+leaderboard (``lmmprobe serve``) shows it, so both give the same numbers by construction.
+
 Battle files are JSONL (one object per line) or CSV (a header row), with fields ``model_a``,
 ``model_b`` and ``winner``; ``winner`` is ``a``, ``b`` or ``tie`` (``model_a``/``model_b``,
 either model's own name, and Chatbot Arena's ``tie (bothbad)`` are accepted too).
@@ -48,6 +51,7 @@ __all__ = [
     "WinRateDefinition",
     "elo_ratings",
     "elo_sequence",
+    "elo_table",
     "hemm_rounded",
     "hemm_win_rates",
     "load_battles",
@@ -435,3 +439,72 @@ def hemm_win_rates(
     np.fill_diagonal(pairwise, 0.0)
     rates = pairwise.mean(axis=1) if size else np.zeros(0)
     return {m: float(v) for m, v in zip(names, rates, strict=True)}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def elo_table(
+    battles: Sequence[Battle],
+    *,
+    k: float = 4.0,
+    shuffles: int = 1000,
+    seed: int = 0,
+    win_rate: WinRateDefinition = "hemm",
+) -> list[dict[str, Any]]:
+    """One row per model: median Elo, average win rate and its battle record, best Elo first.
+
+    The one implementation behind ``lmmprobe elo`` and the arena's leaderboard.
+
+    Args:
+        battles: The votes, in file (or vote) order: the shuffled orders start from it.
+        k: Elo update step (HEMM: 4).
+        shuffles: Shuffled battle orders the median is taken over (HEMM: 1,000).
+        seed: Seed of the orders (``random.Random(seed)``, HEMM's ``random.shuffle`` orders).
+        win_rate: Which definition ``win_rate`` holds: ``"hemm"`` (HEMM's average win rate)
+            or ``"met"`` (lmmprobe's win rate over opponents met).
+
+    Returns:
+        Dicts with ``model``, ``elo``, ``elo_hemm_int`` (HEMM's printed ``int(median + 0.5)``),
+        ``win_rate`` (the chosen definition), ``hemm_win_rate`` and
+        ``win_rate_over_opponents_met`` (None where the value is NaN: for HEMM's, some pair of
+        models never met or only tied; for ours, the model won or lost no battle), ``battles``,
+        ``wins``, ``losses`` and ``ties``; sorted by Elo (descending), then name.
+
+    Raises:
+        ValueError: `k`, `shuffles` or `win_rate` is out of range.
+
+    """
+    if win_rate not in WIN_RATE_DEFINITIONS:
+        raise ValueError(
+            f"win_rate must be one of {', '.join(WIN_RATE_DEFINITIONS)}, got {win_rate!r}"
+        )
+    ratings = elo_ratings(battles, k=k, shuffles=shuffles, seed=seed)
+    rounded = hemm_rounded(ratings)
+    hemm = hemm_win_rates(battles)
+    met = win_rates(battles)
+    record: dict[str, dict[str, int]] = {
+        m: {"battles": 0, "wins": 0, "losses": 0, "ties": 0} for m in ratings
+    }
+    for b in battles:
+        for side, model in (("a", b.model_a), ("b", b.model_b)):
+            rec = record[model]
+            rec["battles"] += 1
+            if b.winner == "tie":
+                rec["ties"] += 1
+            else:
+                rec["wins" if b.winner == side else "losses"] += 1
+    order = sorted(ratings, key=lambda m: (-ratings[m], m))
+    return [
+        {
+            "model": m,
+            "elo": ratings[m],
+            "elo_hemm_int": rounded[m],
+            "win_rate": _finite((hemm if win_rate == "hemm" else met)[m]),
+            "hemm_win_rate": _finite(hemm[m]),
+            "win_rate_over_opponents_met": _finite(met[m]),
+            **record[m],
+        }
+        for m in order
+    ]

@@ -35,6 +35,9 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.holistic import DimensionRow
 from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_metrics, instability
+from lmmprobe.metrics.builtin.hemm_bart import MODEL_ENV as BART_MODEL_ENV
+from lmmprobe.metrics.builtin.hemm_bart import NAME as HEMM_BART
+from lmmprobe.metrics.builtin.hemm_bart import hemm_task_score
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
 from lmmprobe.report.model import Sensitivity
@@ -426,15 +429,35 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
         return known[names] or ""
 
     raw: dict[str, dict[str, float]] = {}
+    maxima: dict[str, float] = {}
+    unscored: set[str] = set()
     for e in data.entries:
         per: dict[str, float] = {}
         for name, rows in _group(e.scores, dataset).items():
-            acc = accuracy_percent(rows) if name else None
+            if not name:
+                continue
+            if any(s.metadata.get("metric") == HEMM_BART for s in rows):
+                # HEMM's datasets are scored by BARTScore, normalized by the identity score,
+                # never by exact match (which puts every caption near 0).
+                got = hemm_task_score(rows)
+                if got is None:
+                    unscored.add(name)
+                    continue
+                per[name], ceiling = got
+                maxima[name] = max(maxima.get(name, ceiling), ceiling)
+                continue
+            acc = accuracy_percent(rows)
             if acc is not None:
                 per[name] = acc / 100.0
         if per:
             raw[e.label] = per
     notes = []
+    if unscored:
+        notes.append(
+            "HEMM tasks scored by BARTScore are left out because the BART model is not "
+            f"available (set {BART_MODEL_ENV}; see `lmmprobe data show hemm`): "
+            + ", ".join(sorted(unscored))
+        )
     if unknown:
         notes.append(f"tasks not in the HEMM catalog are left out: {', '.join(sorted(unknown))}")
     if len(raw) == 1:
@@ -442,7 +465,7 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
         notes.append("with a single model every normalized score is 0; compare several models")
     if raw:
         defs = tables.definitions
-        tables.normalized = normalize_scores(raw, definitions=defs)
+        tables.normalized = normalize_scores(raw, maxima, definitions=defs)
         tables.dimensions = dimension_means(tables.normalized, catalog, definitions=defs)
         if defs == "hemm":
             tables.dimension_notes = _hemm_quirk_notes(raw, tables.normalized)

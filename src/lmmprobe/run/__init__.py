@@ -1,16 +1,24 @@
-"""The runner: expand, batch, schedule, resume through the store, score."""
+"""The runner: expand, batch, schedule, resume through the store, score.
+
+`RayExecutor` (`lmmprobe.run.ray_executor`) imports Ray only when it runs: Ray is an extra.
+"""
 
 from lmmprobe.run.executor import (
+    AbortPolicy,
     AuthenticationFailed,
+    BatchResult,
     Executor,
     LocalExecutor,
     RunAborted,
     ServerUnreachable,
+    SpecExecutor,
+    call_batch,
     plan_batches,
 )
 from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest, git_commit, library_versions
 from lmmprobe.run.progress import NullProgress, ProgressSink, RichProgress
+from lmmprobe.run.ray_executor import RayExecutor, ReplicasLost
 from lmmprobe.run.runner import (
     ModelOutcome,
     RunOutcome,
@@ -23,17 +31,23 @@ from lmmprobe.run.scoring import UNKNOWN_OPTIONS, normalize_text, score_response
 
 __all__ = [
     "UNKNOWN_OPTIONS",
+    "AbortPolicy",
     "AuthenticationFailed",
+    "BatchResult",
     "Executor",
     "LocalExecutor",
     "ModelOutcome",
     "NullProgress",
     "ProgressSink",
+    "RayExecutor",
+    "ReplicasLost",
     "RichProgress",
     "RunAborted",
     "RunOutcome",
     "ServerUnreachable",
+    "SpecExecutor",
     "build_manifest",
+    "call_batch",
     "execute_run",
     "git_commit",
     "library_versions",

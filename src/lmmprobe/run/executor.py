@@ -11,7 +11,8 @@ import logging
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 from lmmprobe.models.api_keys import scrub_secrets
 from lmmprobe.models.base import (
@@ -61,6 +62,27 @@ class Executor(Protocol):
         self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
     ) -> None:
         """Run every request exactly once."""
+        ...
+
+
+@runtime_checkable
+class SpecExecutor(Protocol):
+    """An executor that builds the model where it runs, from its spec (the Ray executor).
+
+    The runner calls `execute_spec` on such an executor instead of `Executor.execute`.
+    """
+
+    def execute_spec(
+        self,
+        model_spec: str,
+        model: Model | AsyncModel,
+        requests: Sequence[Request],
+        on_batch: OnBatch,
+    ) -> None:
+        """Run every request exactly once on models built from `model_spec`.
+
+        `model` is the caller's own instance, for its identity and capabilities.
+        """
         ...
 
 
@@ -134,55 +156,103 @@ def _scrubbed(responses: Sequence[Response]) -> list[Response]:
     return out
 
 
-class LocalExecutor:
-    """Runs synchronous backends batch by batch and async backends with bounded concurrency.
+@dataclass
+class BatchResult:
+    """What one backend call made of a batch, ready to store.
 
-    Every batch is handed to `on_batch` (stored) before any decision to stop, so a stopped run
-    loses nothing; requests not yet answered are simply not stored and a re-run asks them.
-
-    Args:
-        max_consecutive_failures: Abort after this many batches in a row raised something
-            other than a `ModelError` (their requests are stored as ``internal`` errors first).
-        max_concurrency: Overrides the backend's own limit for async backends.
-        max_auth_failures: Stop (`AuthenticationFailed`) after this many responses in a row
-            were ``auth`` errors: a refused key fails every request alike.
-
-    A response of type ``unreachable`` stops the run at once (`ServerUnreachable`): the backend
-    only reports it after its own count of failed connection attempts.
+    Attributes:
+        responses: One per request, in order, error messages scrubbed of API keys.
+        unexpected: ``"TypeName: message"`` (scrubbed) when the call raised something other
+            than a `ModelError` (a backend bug, counted towards `RunAborted`); None otherwise.
+        frames: The traceback's frames of that exception, without its text (which may quote a
+            key), for the log.
 
     """
 
-    def __init__(
-        self,
-        max_consecutive_failures: int = 20,
-        max_concurrency: int | None = None,
-        max_auth_failures: int = 3,
-    ) -> None:
+    responses: list[Response]
+    unexpected: str | None = None
+    frames: str = ""
+
+
+def failed_result(batch: Sequence[Request], exc: BaseException) -> BatchResult:
+    """The batch's responses when its call raised `exc`: the typed error, else ``internal``."""
+    if isinstance(exc, ModelError):
+        return BatchResult(_scrubbed(_errors(batch, exc.to_info())))
+    info = internal_error(exc)
+    info = info.model_copy(update={"message": scrub_secrets(info.message)})
+    return BatchResult(
+        _errors(batch, info),
+        unexpected=f"{type(exc).__name__}: {scrub_secrets(str(exc))}",
+        # The frames without the exception's text: that text may quote a key, the frames cannot.
+        frames="".join(traceback.format_tb(exc.__traceback__)),
+    )
+
+
+def call_batch(model: Model, batch: list[Request]) -> BatchResult:
+    """One synchronous backend call for `batch`, every failure turned into stored errors.
+
+    The one code path of a batch, wherever it runs: in the local executor or in a replica
+    of the Ray executor, so an error is the same typed error in both.
+    """
+    t0 = time.perf_counter()
+    try:
+        return BatchResult(
+            _scrubbed(_checked(batch, _sync_call(model, batch), time.perf_counter() - t0))
+        )
+    except Exception as exc:
+        return failed_result(batch, exc)
+
+
+async def acall_batch(model: AsyncModel, batch: list[Request]) -> BatchResult:
+    """Async counterpart of `call_batch` for async backends."""
+    t0 = time.perf_counter()
+    try:
+        out = await _async_call(model, batch)
+        return BatchResult(_scrubbed(_checked(batch, out, time.perf_counter() - t0)))
+    except Exception as exc:
+        return failed_result(batch, exc)
+
+
+class AbortPolicy:
+    """Decides when a run stops, from the batches' results as they arrive (in arrival order).
+
+    Shared by every executor so a run stops for the same reasons wherever its batches ran.
+
+    Args:
+        max_consecutive_failures: Abort (`RunAborted`) after this many batches in a row raised
+            something other than a `ModelError`.
+        max_auth_failures: Stop (`AuthenticationFailed`) after this many responses in a row
+            were ``auth`` errors.
+
+    A response of type ``unreachable`` stops the run at once (`ServerUnreachable`).
+
+    """
+
+    def __init__(self, max_consecutive_failures: int = 20, max_auth_failures: int = 3) -> None:
         self.max_consecutive_failures = max_consecutive_failures
-        self.max_concurrency = max_concurrency
         self.max_auth_failures = max_auth_failures
         self._failures = 0
         self._auth_failures = 0
 
-    def _outcome(
-        self, batch: Sequence[Request], exc: BaseException | None
-    ) -> list[Response] | None:
-        if exc is None:
+    def settle(self, result: BatchResult) -> list[Response]:
+        """Count the batch's outcome (and log an unexpected exception); its responses."""
+        if result.unexpected is None:
             self._failures = 0
-            return None
-        if isinstance(exc, ModelError):
-            self._failures = 0
-            return _errors(batch, exc.to_info())
+            return result.responses
         self._failures += 1
-        # The frames without the exception's text: that text may quote a key, the frames cannot.
-        frames = "".join(traceback.format_tb(exc.__traceback__)) if self._failures == 1 else ""
-        log.warning(
-            "backend raised %s: %s\n%s", type(exc).__name__, scrub_secrets(str(exc)), frames
-        )
-        info = internal_error(exc)
-        return _errors(batch, info.model_copy(update={"message": scrub_secrets(info.message)}))
+        frames = result.frames if self._failures == 1 else ""
+        log.warning("backend raised %s\n%s", result.unexpected, frames)
+        return result.responses
 
-    def _check_abort(self, responses: Sequence[Response]) -> None:
+    def check(self, responses: Sequence[Response]) -> None:
+        """Raise the `RunAborted` the stored responses call for, if any.
+
+        Raises:
+            RunAborted: Too many batches in a row raised unexpected exceptions.
+            ServerUnreachable: A response says the server is down.
+            AuthenticationFailed: Too many responses in a row were refused authentication.
+
+        """
         if self._failures >= self.max_consecutive_failures:
             raise RunAborted(
                 f"{self._failures} consecutive batches failed with unexpected exceptions; "
@@ -201,51 +271,72 @@ class LocalExecutor:
                     f"authentication: {resp.error.message}"
                 )
 
+
+class LocalExecutor:
+    """Runs synchronous backends batch by batch and async backends with bounded concurrency.
+
+    Every batch is handed to `on_batch` (stored) before any decision to stop, so a stopped run
+    loses nothing; requests not yet answered are simply not stored and a re-run asks them.
+
+    Args:
+        max_consecutive_failures: Abort after this many batches in a row raised something
+            other than a `ModelError` (their requests are stored as ``internal`` errors first).
+        max_concurrency: Overrides the backend's own limit for async backends.
+        max_auth_failures: Stop (`AuthenticationFailed`) after this many responses in a row
+            were ``auth`` errors: a refused key fails every request alike.
+
+    A response of type ``unreachable`` stops the run at once (`ServerUnreachable`): the backend
+    only reports it after its own count of failed connection attempts. The rules are
+    `AbortPolicy`'s, shared with the Ray executor.
+
+    """
+
+    def __init__(
+        self,
+        max_consecutive_failures: int = 20,
+        max_concurrency: int | None = None,
+        max_auth_failures: int = 3,
+    ) -> None:
+        self.max_consecutive_failures = max_consecutive_failures
+        self.max_concurrency = max_concurrency
+        self.max_auth_failures = max_auth_failures
+
     def execute(
         self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
     ) -> None:
         """Run every request once, calling `on_batch` as each batch finishes."""
         batches = plan_batches(requests, model.capabilities.max_batch_size)
+        policy = AbortPolicy(self.max_consecutive_failures, self.max_auth_failures)
         if isinstance(model, AsyncModel) and model.capabilities.is_async:
-            asyncio.run(self._run_async(model, batches, on_batch))
+            asyncio.run(self._run_async(model, batches, on_batch, policy))
             return
         assert isinstance(model, Model)
         for batch in batches:
-            t0 = time.perf_counter()
-            try:
-                responses = _checked(batch, _sync_call(model, batch), time.perf_counter() - t0)
-                failed = None
-            except Exception as exc:
-                failed = exc
-                responses = []
-            responses = _scrubbed(self._outcome(batch, failed) or responses)
+            responses = policy.settle(call_batch(model, batch))
             on_batch(batch, responses)
-            self._check_abort(responses)
+            policy.check(responses)
 
     async def _run_async(
-        self, model: AsyncModel, batches: list[list[Request]], on_batch: OnBatch
+        self,
+        model: AsyncModel,
+        batches: list[list[Request]],
+        on_batch: OnBatch,
+        policy: AbortPolicy,
     ) -> None:
         limit = self.max_concurrency or model.capabilities.max_concurrency
         sem = asyncio.Semaphore(limit)
 
-        async def one(
-            batch: list[Request],
-        ) -> tuple[list[Request], list[Response] | None, BaseException | None]:
+        async def one(batch: list[Request]) -> tuple[list[Request], BatchResult]:
             async with sem:
-                t0 = time.perf_counter()
-                try:
-                    out = await _async_call(model, batch)
-                    return batch, _checked(batch, out, time.perf_counter() - t0), None
-                except Exception as exc:
-                    return batch, None, exc
+                return batch, await acall_batch(model, batch)
 
         tasks = [asyncio.create_task(one(b)) for b in batches]
         try:
             for fut in asyncio.as_completed(tasks):
-                batch, answered, exc = await fut
-                responses = _scrubbed(self._outcome(batch, exc) or answered or [])
+                batch, result = await fut
+                responses = policy.settle(result)
                 on_batch(batch, responses)
-                self._check_abort(responses)
+                policy.check(responses)
         finally:
             for t in tasks:
                 t.cancel()

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
 from lmmprobe.formulate.ask import Ask
@@ -26,13 +26,16 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
-from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted
+from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
 from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.store import Store
+
+if TYPE_CHECKING:
+    from lmmprobe.run.ray_executor import RayExecutor
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +275,10 @@ def _answer(
 
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     try:
-        if pending:
+        if pending and isinstance(executor, SpecExecutor):
+            # Replicas elsewhere build their own model from the spec (the Ray executor).
+            executor.execute_spec(model_spec, model, pending, on_batch)
+        elif pending:
             executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
@@ -286,6 +292,21 @@ def _answer(
     return responses
 
 
+def _ray_executor(spec: RunSpec) -> RayExecutor:
+    """The Ray executor `spec` asks for, connected to its cluster (Ray is an extra).
+
+    Raises:
+        ValueError: The cluster cannot be reached.
+        RegistryError: Ray is not installed.
+
+    """
+    from lmmprobe.run.ray_executor import RayExecutor
+
+    executor = RayExecutor.from_spec(spec)
+    executor.connect()
+    return executor
+
+
 def execute_run(
     spec: RunSpec,
     *,
@@ -296,18 +317,26 @@ def execute_run(
 ) -> RunOutcome:
     """Run a spec end to end: load data, resolve models, answer, score, record in the store.
 
+    Requests run on `executor` when given, else where ``spec.executor`` says: in this process,
+    or on Ray replicas (`RayExecutor`, started here and shut down at the end). The driver
+    loads each model only for its identity and capabilities; an ``hf`` model's weights load
+    on its first request, which under Ray is sent to the replicas alone.
+
     Raises:
         RegistryError: A model, data source, matcher or prompt style is unknown or not
             installed.
         DataError: The data cannot be read, or is invalid in strict mode.
-        ValueError: The spec asks for something a model cannot do.
+        ValueError: The spec asks for something a model cannot do, or gives replica settings
+            without the Ray executor.
         RunAborted: The run stopped early (server unreachable, key refused, a broken backend);
             the run is recorded with the exception's `status` and a re-run resumes it.
 
     """
     check_names(spec.formulate)  # before the store or any model is touched
+    spec.check_executor_settings()
     own_store = store is None
     store = store or Store(spec.db)
+    own_executor: RayExecutor | None = None
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
@@ -317,6 +346,9 @@ def execute_run(
             raise DataError(no_valid_samples(load))
         if not load.samples:
             raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
+        if executor is None and spec.executor != "local":
+            # Ray is joined (or started) now: a wrong address fails before the run is recorded.
+            own_executor = executor = _ray_executor(spec)
         run_id = run_id or new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         identities = {s: m.identity for s, m in models}
@@ -324,6 +356,7 @@ def execute_run(
             spec, identities, data_fingerprint(load.samples), len(load.samples), commit=commit
         )
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
+        store.put_samples(run_id, load.samples)
         store.update_run(run_id, manifest=manifest)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest)
         try:
@@ -354,5 +387,7 @@ def execute_run(
         store.update_run(run_id, status=outcome.status)
         return outcome
     finally:
+        if own_executor is not None:
+            own_executor.close()  # shuts down a Ray instance it started
         if own_store:
             store.close()

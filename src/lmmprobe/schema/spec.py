@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from lmmprobe.schema.request import GenerationParams
 
@@ -84,6 +84,21 @@ class FormulateConfig(BaseModel):
     )
 
 
+def check_executor(value: str) -> str:
+    """`value` stripped if it names an executor: ``local``, ``ray``, ``ray:ADDRESS``.
+
+    Raises:
+        ValueError: Anything else, saying what is accepted.
+
+    """
+    value = value.strip()
+    if value in ("local", "ray") or (value.startswith("ray:") and value not in ("ray:", "ray://")):
+        return value
+    raise ValueError(
+        f"unknown executor {value!r}: use local, ray, ray:auto, ray:HOST:PORT or ray://HOST:PORT"
+    )
+
+
 POOL_SIZE = 5
 """Instructions per pool; with instruction_pool, repeats must be a multiple (ReForm-Eval)."""
 
@@ -110,6 +125,54 @@ class RunSpec(BaseModel):
     bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for 95% CIs.")
     formulate: FormulateConfig = Field(default_factory=FormulateConfig, description="Prompting.")
     gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")
+    # Where requests run. These fields change how fast a run goes, never what it answers: they
+    # are not part of any cache key, the data fingerprint or the manifest (which records what
+    # determines the answers); the run's stored spec keeps them.
+    executor: str = Field(
+        default="local",
+        description="Where requests run: local (this process), or ray[:ADDRESS] for model "
+        "replicas as Ray actors: ray starts a local Ray instance (or joins $RAY_ADDRESS), "
+        "ray:auto joins the cluster this machine is part of (`ray start`), ray:HOST:PORT a "
+        "head node's address, ray://HOST:PORT through Ray Client.",
+    )
+    replicas: int | None = Field(
+        default=None,
+        ge=1,
+        description="Model replicas (Ray actors) per model; default one per GPU when replicas "
+        "use GPUs, else one per CPU of the cluster (at most 16). Ray executor only.",
+    )
+    gpus_per_replica: float | None = Field(
+        default=None,
+        ge=0,
+        description="GPUs each replica reserves; default 1 for hf models when the cluster has "
+        "GPUs, else 0. Ray executor only.",
+    )
+    cpus_per_replica: float | None = Field(
+        default=None, ge=0, description="CPUs each replica reserves (default 1). Ray executor only."
+    )
+
+    @field_validator("executor")
+    @classmethod
+    def _executor_spec(cls, value: str) -> str:
+        return check_executor(value)
+
+    def check_executor_settings(self) -> None:
+        """Refuse replica settings given with the local executor (they would be ignored).
+
+        Raises:
+            ValueError: Naming the options and what to add.
+
+        """
+        given = [
+            name
+            for name in ("replicas", "gpus_per_replica", "cpus_per_replica")
+            if getattr(self, name) is not None
+        ]
+        if given and self.executor == "local":
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(
+                f"{flags}: used by the Ray executor only; add --executor ray (or leave it out)"
+            )
 
     @model_validator(mode="after")
     def _whole_pool_rounds(self) -> RunSpec:

@@ -1,4 +1,4 @@
-"""The SQLite store: runs, every response as it arrives, and scores.
+"""The SQLite store: runs, the samples each run asked, every response as it arrives, and scores.
 
 Responses are keyed by their request's cache key (one row per key, ever), so a crashed or
 repeated run can never store a response twice; a later success replaces a stored error. The
@@ -16,6 +16,8 @@ while it was running, ``incomplete`` when it finished without its results).
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import logging
 import os
@@ -29,19 +31,22 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from lmmprobe.schema import ErrorInfo, Request, Response, Score, Usage
+from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Score, Usage
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
 ``loglikelihood``); the tables are unchanged. 3: scores record the sample's formulation and the
 options, marks and order shown (``formulation``, ``options``, ``marks``, ``option_order``; NULL
 in rows scored before). 4: runs record their owner process (``owner``: host, pid and process
-start), so a run whose process died can be told from one still going.
+start), so a run whose process died can be told from one still going. 5: runs record the
+samples they asked (``samples``: the sample JSON as the run saw it, images as references a
+viewer can serve), ``battles`` holds the arena's human votes, and an index on scores by
+(run, sample) lets a viewer page through a run's rows and read one sample's answers quickly.
 """
 
 DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
@@ -105,7 +110,37 @@ _DDL = (
     )""",
 )
 
-_OUR_TABLES = ("runs", "responses", "scores")
+# Added by schema 5 (new stores and the migration from 4 alike): idempotent, so a migration
+# can run them over tables that exist already.
+_DDL_5 = (
+    """CREATE TABLE IF NOT EXISTS samples (
+        run_id TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        sample TEXT NOT NULL,
+        PRIMARY KEY (run_id, sample_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS battles (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at REAL NOT NULL,
+        rater TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        model_a TEXT NOT NULL,
+        model_b TEXT NOT NULL,
+        key_a TEXT NOT NULL,
+        key_b TEXT NOT NULL,
+        vote TEXT NOT NULL CHECK (vote IN ('a', 'b', 'tie', 'both_bad')),
+        UNIQUE (rater, run_id, sample_id, repeat, model_a, model_b)
+    )""",
+    # One sample's answers by every model, and a run's rows in sample order (the viewer's
+    # sample browser pages through it) without a scan of the run. The verdict columns ride
+    # along so that filtering and counting by them reads the index alone, never the rows.
+    """CREATE INDEX IF NOT EXISTS scores_by_sample
+        ON scores (run_id, sample_id, model, repeat, correct, stage, format_hit)""",
+)
+
+_OUR_TABLES = ("runs", "responses", "scores", "samples", "battles")
 
 # The scores table: the run id, then a column per `Score` field (gold, metadata and the shown
 # options as JSON; `order` is the column option_order, ORDER being an SQL keyword), in the order
@@ -321,11 +356,19 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE scores ADD COLUMN {column} TEXT")
 
 
+def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
+    # Runs stored before record no samples: a viewer shows their rows without questions or
+    # images (the scores and responses are all there).
+    for statement in _DDL_5:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
 }
 
 
@@ -404,6 +447,9 @@ class Store:
         self._checked = False  # integrity checked (before the first write)
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
+        # Samples of runs recorded by `put_samples`, written with their first answers:
+        # sample id → run id → the sample's JSON.
+        self._pending_samples: dict[str, dict[str, str]] = {}
         if self.path.is_dir():
             raise StoreAccessError(
                 f"{self.path} is a folder, not a store file: pass --db with a file path "
@@ -482,7 +528,7 @@ class Store:
             # Read again under the lock: another process may have created or migrated it.
             found = _stored_version(c, self.path)
             if found is None:
-                for statement in _DDL:  # one by one: executescript would commit first
+                for statement in (*_DDL, *_DDL_5):  # one by one: executescript commits first
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -746,6 +792,54 @@ class Store:
         ).fetchall()
         return [{"id": r[0], "created_at": r[1], "status": r[2]} for r in rows]
 
+    def put_samples(self, run_id: str, samples: Sequence[Sample]) -> None:
+        """Record the samples a run asks, as the run sees them.
+
+        Each sample is kept as its JSON with its images as references a viewer can serve
+        later: a file path made absolute (a relative one would point elsewhere from another
+        working directory), a recipe or base64 data as the source gave them, and an in-memory
+        picture as base64 PNG (it has no other form that outlives the process).
+
+        A sample is written in the transaction of the first batch of responses that asks it
+        (`put_responses`), or with the run's scores (`put_scores`) when every answer came from
+        the store. So recording costs no transaction of its own, a run writes nothing before
+        its first answers, and a sample is on record exactly when something of it is; the
+        samples of a run stopped early that were never asked are not recorded.
+
+        Raises:
+            OSError: An in-memory picture cannot be encoded.
+
+        """
+        for sample in samples:
+            self._pending_samples.setdefault(sample.id, {})[run_id] = recorded_sample_json(sample)
+
+    def _write_samples(
+        self, c: sqlite3.Connection, sample_ids: Iterable[str] | None, run_id: str | None = None
+    ) -> None:
+        """Write (inside transaction `c`) the pending samples of these ids, or of `run_id`."""
+        rows = []
+        if sample_ids is not None:
+            for sid in dict.fromkeys(sample_ids):
+                rows += [(run, sid, doc) for run, doc in self._pending_samples.get(sid, {}).items()]
+        else:
+            for sid, runs in self._pending_samples.items():
+                if run_id in runs:
+                    rows.append((run_id, sid, runs[run_id]))
+        if rows:
+            c.executemany("INSERT OR REPLACE INTO samples VALUES (?,?,?)", rows)
+
+    def _forget_samples(self, sample_ids: Iterable[str] | None, run_id: str | None = None) -> None:
+        """Drop written samples from the pending ones (after their transaction committed)."""
+        if sample_ids is not None:
+            for sid in set(sample_ids):
+                self._pending_samples.pop(sid, None)
+            return
+        for sid in [sid for sid, runs in self._pending_samples.items() if run_id in runs]:
+            runs = self._pending_samples[sid]
+            runs.pop(str(run_id))
+            if not runs:
+                del self._pending_samples[sid]
+
     # -- responses ------------------------------------------------------------------------
 
     def put_responses(
@@ -769,7 +863,9 @@ class Store:
                     (int(err.retryable) if err else None), now,
                 )
             )  # fmt: skip
+        asked = [req.sample_id for req in requests]
         with self.transaction(doing=f"storing responses of {model}") as c:
+            self._write_samples(c, asked)
             c.executemany(
                 """INSERT INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
                 ON CONFLICT(key) DO UPDATE SET
@@ -782,6 +878,7 @@ class Store:
                 WHERE excluded.error_type IS NULL OR responses.error_type IS NOT NULL""",
                 rows,
             )
+        self._forget_samples(asked)
 
     @_reading
     def get_responses(
@@ -813,10 +910,12 @@ class Store:
         """Store a run's scores, replacing any earlier scoring of the same rows."""
         marks = ",".join("?" * len(_SCORE_COLUMNS))
         with self.transaction(doing=f"storing scores of run {run_id}") as c:
+            self._write_samples(c, None, run_id)  # those every answer of came from the store
             c.executemany(
                 f"INSERT OR REPLACE INTO scores ({', '.join(_SCORE_COLUMNS)}) VALUES ({marks})",
                 [_score_values(run_id, s) for s in scores],
             )
+        self._forget_samples(None, run_id)
 
     def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports)."""
@@ -847,6 +946,25 @@ class Store:
             for b in ("correct", "format_hit", "abstain_offered", "abstained"):
                 rec[b] = None if rec[b] is None else bool(rec[b])
             yield rec
+
+
+def _recorded_image(ref: ImageRef) -> dict[str, Any]:
+    """An image reference as `Store.put_samples` records it (see there)."""
+    if ref.kind == "path":
+        return {"path": os.path.abspath(str(ref.path))}
+    if ref.kind == "memory":
+        buf = io.BytesIO()
+        ref.load().save(buf, format="PNG")
+        return {"data_b64": base64.b64encode(buf.getvalue()).decode("ascii")}
+    return ref.model_dump(mode="json", exclude_none=True)
+
+
+def recorded_sample_json(sample: Sample) -> str:
+    """The JSON a store records for a sample: the sample with its images as recorded refs."""
+    doc = sample.model_dump(mode="json", exclude={"images"})
+    doc["images"] = [_recorded_image(ref) for ref in sample.images]
+    # Characters kept as they are (not \u escapes), so a text search can match the raw JSON.
+    return json.dumps(doc, ensure_ascii=False, default=str)
 
 
 def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:

@@ -7,7 +7,7 @@ returns the lines of the user message after the sample's context. Styles apply t
 questions whose options are shown (generation and mark log-probabilities); likelihood
 inference and open-ended questions are asked as question plus instruction.
 
-Built-in styles live one per file (`reform`, `dysca`, `auto`); another package adds one
+Built-in styles live one per file (`reform`, `dysca`, `auto`, `benchmark`); another package adds one
 through the ``lmmprobe.prompt_styles`` entry-point group.
 """
 
@@ -59,6 +59,7 @@ PROMPT_STYLES: Registry[PromptStyle] = Registry(
         "lmmprobe.formulate.styles.reform",
         "lmmprobe.formulate.styles.dysca",
         "lmmprobe.formulate.styles.auto",
+        "lmmprobe.formulate.styles.benchmark",
     ),
 )
 """Prompt styles by name; ``lmmprobe list prompt-styles`` shows them."""

@@ -5,5 +5,8 @@ first use.
 """
 
 from lmmprobe.metrics.builtin import answers, captions, description, repeats
+from lmmprobe.metrics.builtin import benchmark_choice as benchmark_choice
+from lmmprobe.metrics.builtin import benchmark_open as benchmark_open
+from lmmprobe.metrics.builtin import hemm_bart as hemm_bart
 
 __all__ = ["answers", "captions", "description", "repeats"]

@@ -1,0 +1,75 @@
+"""`image_ref`: one image value from a benchmark row, checked, as an `ImageRef`.
+
+Hub datasets store an ``Image`` column as ``{"bytes": ..., "path": ...}`` (read undecoded),
+VLMEvalKit's TSV files as base64 text, release archives as paths relative to the copy's folder.
+Each is checked with Pillow (within lmmprobe's pixel cap) when the row is read, so a bad image
+is a problem with its row's position, not a failure in the middle of a run.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data.benchmarks.base import RowContext
+from lmmprobe.data.rows import RowError, check_image
+from lmmprobe.schema import ImageRef
+from lmmprobe.schema.image import open_image
+
+# A path is short; base64 image data is never shorter than a few hundred characters.
+_MAX_PATH_CHARS = 1024
+
+
+def _from_bytes(data: bytes, field: str) -> ImageRef:
+    try:
+        with open_image(io.BytesIO(data), field) as im:
+            im.verify()  # reads everything: catches truncated and non-image data
+    except Exception as exc:
+        raise RowError(field, f"unreadable image data: {exc}") from exc
+    return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))
+
+
+def _from_text(text: str, root: Path | None, field: str) -> ImageRef:
+    base = root if root is not None else Path.cwd()
+    if len(text) <= _MAX_PATH_CHARS and (base / text).is_file():
+        return check_image(base, text, field)
+    try:
+        data = base64.b64decode("".join(text.split()), validate=True)
+    except (binascii.Error, ValueError):
+        if len(text) <= _MAX_PATH_CHARS:
+            raise RowError(field, f"image file not found: {text} (looked in {base})") from None
+        raise RowError(field, "neither an image path nor base64 image data") from None
+    return _from_bytes(data, field)
+
+
+def image_ref(value: Any, ctx: RowContext, field: str = "image") -> ImageRef:
+    """The image a row holds, checked.
+
+    Args:
+        value: A datasets ``Image`` value (``{"bytes", "path"}``, read undecoded), raw bytes,
+            base64 text, or a path relative to ``ctx.root`` (absolute paths work too).
+        ctx: The row's context (its ``root`` resolves relative paths; the current folder when
+            the rows come from the hub cache).
+        field: The row's field name, for the error.
+
+    Raises:
+        RowError: No image (null), a missing file, or data Pillow cannot read.
+
+    """
+    if isinstance(value, dict):
+        data, path = value.get("bytes"), value.get("path")
+        if data:
+            return _from_bytes(bytes(data), field)
+        value = path
+    if value is None or value == "":
+        raise RowError(field, "no image (null)")
+    if isinstance(value, bytes | bytearray):
+        return _from_bytes(bytes(value), field)
+    if isinstance(value, str):
+        return _from_text(value, ctx.root, field)
+    raise RowError(
+        field, f"expected image bytes, a path or base64 text, got {type(value).__name__}"
+    )

@@ -1,0 +1,497 @@
+"""Loading a benchmark by name: where its copy is, reading its rows, turning them into samples.
+
+``--data NAME[,split=S,path=P,limit=N,config=C]`` (``NAME:P`` is short for ``path=P``) finds the
+data in this order:
+
+1. ``path=FOLDER``;
+2. ``$LMMPROBE_DATA_DIR/NAME``, when that folder exists;
+3. the Hugging Face Hub at the definition's pinned revision: first the local hub cache (what an
+   earlier download left, read without the network), then, when the Hub is reachable,
+   ``datasets.load_dataset`` (which caches what it downloads);
+4. otherwise a `DataError` giving the exact command that fetches a copy.
+
+Offline is known without waiting: ``HF_HUB_OFFLINE`` (or ``HF_DATASETS_OFFLINE``) set, or the
+Hub's host not answering a connection within `PROBE_TIMEOUT` seconds. Nothing is downloaded when
+lmmprobe is imported.
+
+A local folder is read with `datasets` as the Hub would serve it: a hub snapshot (parquet,
+json or arrow files under ``data/`` or the root, the split chosen by file name, the config by
+the card's ``configs:``), or a ``save_to_disk`` folder. ``Image`` columns are not decoded: a row
+holds ``{"bytes", "path"}``, which the definition's reader turns into an `ImageRef`.
+Definitions with ``layout="files"`` read the original release files themselves.
+
+Each row goes through the definition's reader; a bad row is a problem
+``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries
+``metadata["benchmark"]``, ``["metric"]``, ``["prompt_style"] = "benchmark"``, the prompt
+template keys the ``benchmark`` prompt style reads, and ``["split"]``; ids are prefixed
+``NAME/``. A suite (``members``) loads each member and concatenates them; a member that cannot
+be loaded is a problem naming the command that fetches it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import ValidationError
+
+from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
+from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
+from lmmprobe.data.hf_dataset import import_datasets, open_dataset, quiet_progress
+from lmmprobe.data.rows import RowError
+from lmmprobe.schema import Sample
+
+DATA_DIR_ENV = "LMMPROBE_DATA_DIR"
+OPTIONS = frozenset({"split", "path", "limit", "config"})
+PROBE_TIMEOUT = 3.0
+"""Seconds to wait for the Hub's host to accept a connection before calling it unreachable."""
+_BATCH = 256
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+# --- where the copy is ---------------------------------------------------------------------
+
+
+def data_dir() -> Path | None:
+    """``$LMMPROBE_DATA_DIR``, or None when it is not set."""
+    value = os.environ.get(DATA_DIR_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
+def local_copy(b: Benchmark) -> Path | None:
+    """Where ``$LMMPROBE_DATA_DIR/NAME`` is (whether or not it exists); None when unset."""
+    root = data_dir()
+    return None if root is None else root / b.name
+
+
+def has_local_copy(b: Benchmark) -> bool:
+    """Whether ``$LMMPROBE_DATA_DIR/NAME`` exists (for a suite: every member's copy)."""
+    if b.members:
+        return all(has_local_copy(BENCHMARKS.get(m)) for m in b.members)
+    where = local_copy(b)
+    return where is not None and where.is_dir()
+
+
+def _hub_constants() -> Any:
+    # huggingface_hub comes with the datasets extra; without it there is no Hub to ask.
+    try:
+        return importlib.import_module("huggingface_hub.constants")
+    except ModuleNotFoundError:
+        return None
+
+
+def hub_offline() -> str | None:
+    """Why the Hub cannot be reached right now, or None when it can.
+
+    Never waits long: the offline switches are read first, then one TCP connection to the
+    Hub's host is tried for at most `PROBE_TIMEOUT` seconds.
+    """
+    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        if os.environ.get(name, "").strip().lower() in _TRUE:
+            return f"{name} is set"
+    constants = _hub_constants()
+    if constants is None:
+        return "huggingface_hub is not installed (pip install 'lmmprobe[datasets]')"
+    if constants.HF_HUB_OFFLINE:
+        return "huggingface_hub is in offline mode"
+    endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+    url = urlparse(endpoint)
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT):
+            return None
+    except OSError as exc:
+        return f"cannot connect to {host}:{port}: {exc}"
+
+
+def hub_cache_snapshot(b: Benchmark) -> Path | None:
+    """The hub cache's snapshot folder of the benchmark at its revision, if one was downloaded."""
+    if b.hub_id is None:
+        return None
+    constants = _hub_constants()
+    if constants is None:
+        return None
+    cache = os.environ.get("HF_HUB_CACHE") or (
+        str(Path(os.environ["HF_HOME"]) / "hub") if os.environ.get("HF_HOME") else None
+    )
+    repo = Path(cache or constants.HF_HUB_CACHE) / f"datasets--{b.hub_id.replace('/', '--')}"
+    revision = b.revision
+    if revision is None:
+        ref = repo / "refs" / "main"
+        if not ref.is_file():
+            return None
+        revision = ref.read_text().strip()
+    snapshot = repo / "snapshots" / revision
+    return snapshot if snapshot.is_dir() else None
+
+
+def fetch_hint(b: Benchmark) -> str:
+    """How to get a copy: the definition's fetch command, and where the copy is looked for."""
+    lines = [f"Fetch it with:\n  {b.fetch}"]
+    if data_dir() is None:
+        lines.append(
+            f"(set {DATA_DIR_ENV} first: copies are looked for in $LMMPROBE_DATA_DIR/NAME)"
+        )
+    lines.append("or pass path=FOLDER")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Location:
+    """Where the rows come from: a local folder, or the Hub through `datasets`."""
+
+    label: str  # for messages: the folder, or "hub:ID@REV"
+    folder: Path | None  # None: load_dataset from the Hub
+    cached: bool = False  # the folder is the hub cache's snapshot (it may hold only some files)
+
+
+def locate(b: Benchmark, path: str | None) -> _Location:
+    """Where to read `b` from, following the order in the module docstring.
+
+    Raises:
+        DataError: ``path=`` does not exist, or no copy is present and the Hub cannot be
+            reached (with the fetch command).
+
+    """
+    if path is not None:
+        folder = Path(path).expanduser()
+        if not folder.exists():
+            raise DataError(f"benchmark {b.name}: path={path} does not exist.\n{fetch_hint(b)}")
+        return _Location(str(folder), folder)
+    local = local_copy(b)
+    if local is not None and local.is_dir():
+        return _Location(str(local), local)
+    where = f"${DATA_DIR_ENV}/{b.name}" + (f" ({local})" if local is not None else " (unset)")
+    if b.layout == "files" or b.hub_id is None:
+        raise DataError(
+            f"benchmark {b.name}: no local copy at {where}, and its data is not on the "
+            f"Hugging Face Hub.\n{fetch_hint(b)}"
+        )
+    snapshot = hub_cache_snapshot(b)
+    if snapshot is not None:
+        return _Location(str(snapshot), snapshot, cached=True)
+    why = hub_offline()
+    if why is not None:
+        raise DataError(
+            f"benchmark {b.name}: no local copy at {where} and the Hugging Face Hub is not "
+            f"reachable ({why}).\n{fetch_hint(b)}"
+        )
+    rev = f"@{b.revision}" if b.revision else ""
+    return _Location(f"hub:{b.hub_id}{rev}", None)
+
+
+# --- reading rows --------------------------------------------------------------------------
+
+
+def _has_card_configs(folder: Path) -> bool:
+    # A hub snapshot's README.md front matter names its configs and their data files.
+    card = folder / "README.md"
+    if not card.is_file():
+        return False
+    head = card.read_text(encoding="utf-8", errors="replace").split("\n---", 1)[0]
+    return head.startswith("---") and "\nconfigs:" in head
+
+
+def _open_local(b: Benchmark, folder: Path, split: str, config: str | None) -> Any:
+    if folder.is_dir() and config is not None and not _has_card_configs(folder):
+        # A copy without its card: a config is the sub-folder the Hub keeps it in, if any.
+        if (folder / config).is_dir():
+            folder = folder / config
+        config = None
+    try:
+        ds, _ = open_dataset(folder, {"split": split, **({"config": config} if config else {})})
+    except DataError as exc:  # a partial or foreign copy: say how to get the whole one
+        raise DataError(f"benchmark {b.name}: {exc}\n{fetch_hint(b)}") from exc
+    return ds
+
+
+def _open_hub(b: Benchmark, split: str, config: str | None) -> Any:
+    datasets = import_datasets()
+    try:
+        with quiet_progress(datasets):
+            return datasets.load_dataset(b.hub_id, name=config, split=split, revision=b.revision)
+    except Exception as exc:  # datasets raises many types; all mean "cannot load it"
+        raise DataError(
+            f"benchmark {b.name}: loading {b.hub_id} from the Hugging Face Hub failed: "
+            f"{type(exc).__name__}: {exc}\n{fetch_hint(b)}"
+        ) from exc
+
+
+def _arrow_rows(ds: Any) -> Iterator[dict[str, Any]]:
+    # Arrow batches hand over an Image column's stored {"bytes", "path"} without decoding it.
+    for batch in ds.with_format("arrow").iter(batch_size=_BATCH):
+        yield from batch.to_pylist()
+
+
+def _rows(
+    b: Benchmark, where: _Location, split: str, config: str | None
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if b.layout == "files":
+        assert b.read_files is not None and where.folder is not None
+        try:
+            yield from b.read_files(where.folder, split)
+        except OSError as exc:  # a partial copy: a release file is missing or unreadable
+            raise DataError(
+                f"benchmark {b.name}: cannot read {where.label}: {exc}\n{fetch_hint(b)}"
+            ) from exc
+        return
+    label = f"{where.label}[{split}]"
+    if where.folder is None:
+        ds = _open_hub(b, split, config)
+    elif where.cached:
+        try:
+            ds = _open_local(b, where.folder, split, config)
+        except DataError:
+            # An earlier download fetched other files (another config): ask the Hub when it
+            # answers, else say what is missing.
+            if hub_offline() is not None:
+                raise
+            ds = _open_hub(b, split, config)
+            label = f"hub:{b.hub_id}[{split}]"
+    else:
+        ds = _open_local(b, where.folder, split, config)
+    for index, row in enumerate(_arrow_rows(ds)):
+        yield f"{label}:{index}", row
+
+
+# --- rows to samples -----------------------------------------------------------------------
+
+
+def check_template(b: Benchmark) -> None:
+    """Fill the definition's template once, so a wrong placeholder fails before any row.
+
+    Raises:
+        DataError: The template or an option/context format names an unknown placeholder.
+
+    """
+    p = b.prompt
+    try:
+        p.option_format.format(mark="A", text="x")
+        p.context_format.format(context="x")
+        p.template.format(question="q", options="o", context="c")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise DataError(
+            f"benchmark {b.name}: its prompt template has an unknown placeholder {exc} "
+            "(template: {question} {options} {context}; option_format: {mark} {text}; "
+            "context_format: {context})"
+        ) from exc
+
+
+def _finish(b: Benchmark, sample: Sample, split: str) -> Sample:
+    meta = dict(sample.metadata)
+    for key, value in (
+        ("benchmark", b.name),
+        ("metric", b.metric),
+        ("prompt_style", "benchmark"),
+        ("prompt_template", b.prompt.template),
+        ("option_format", b.prompt.option_format),
+        ("option_sep", b.prompt.option_sep),
+        ("context_format", b.prompt.context_format),
+        ("split", split),
+    ):
+        meta.setdefault(key, value)
+    prefix = f"{b.name}/"
+    sid = sample.id if sample.id.startswith(prefix) else prefix + sample.id
+    return sample.model_copy(update={"id": sid, "metadata": meta})
+
+
+def _split_where(where: str) -> tuple[str, int | None]:
+    head, sep, tail = where.rpartition(":")
+    if sep and tail.isdigit():
+        return head, int(tail)
+    return where, None
+
+
+def _read(b: Benchmark, ctx: RowContext, row: Mapping[str, Any]) -> list[Sample]:
+    try:
+        got = b.to_sample(row, ctx)
+    except KeyError as exc:
+        column = exc.args[0] if exc.args else None
+        raise RowError(
+            str(column), f"no such column (the row has: {', '.join(map(str, row))})"
+        ) from exc
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err.get("loc", ())) or None
+        raise RowError(loc, str(err.get("msg", "invalid")).removeprefix("Value error, ")) from exc
+    except (TypeError, ValueError, AttributeError, IndexError) as exc:
+        # A value of a type the reader did not expect (a null, a number for a text): this row
+        # is reported, the others still load; --strict stops here.
+        raise RowError(
+            None, f"the {b.name} reader cannot read this row: {type(exc).__name__}: {exc}"
+        ) from exc
+    if got is None:
+        return []
+    return got if isinstance(got, list) else [got]
+
+
+def load_rows(
+    b: Benchmark,
+    rows: Iterator[tuple[str, Mapping[str, Any]]],
+    *,
+    split: str,
+    root: Path | None,
+    source: str,
+    strict: bool,
+    limit: int | None,
+) -> LoadResult:
+    """Turn `(where, row)` pairs into samples through the definition's reader.
+
+    Args:
+        b: The definition.
+        rows: ``(where, row)``; ``where`` is ``PATH[split]:N``.
+        split: The split read.
+        root: The local copy's folder (None for rows from the Hub).
+        source: Names the data in the result.
+        strict: Raise `DataError` on the first bad row.
+        limit: Stop after this many samples.
+
+    """
+    result = LoadResult(samples=[], source=source)
+    first: dict[str, str] = {}
+    for index, (where, row) in enumerate(rows):
+        if limit is not None and len(result.samples) >= limit:
+            break
+        ctx = RowContext(benchmark=b, split=split, root=root, where=where, index=index)
+        file, line = _split_where(where)
+        try:
+            samples = _read(b, ctx, row)
+        except RowError as exc:
+            result.add_problem(SampleProblem(file, line, exc.field, exc.reason), strict)
+            continue
+        for sample in samples:
+            done = _finish(b, sample, split)
+            if done.id in first:
+                reason = f"duplicate id {done.id!r} (first at {first[done.id]})"
+                result.add_problem(SampleProblem(file, line, "id", reason), strict)
+                continue
+            first[done.id] = where
+            result.samples.append(done)
+            if limit is not None and len(result.samples) >= limit:
+                break
+    return result
+
+
+# --- the source ----------------------------------------------------------------------------
+
+
+def _options(b: Benchmark, target: str | None, options: dict[str, str]) -> dict[str, str]:
+    unknown = sorted(set(options) - OPTIONS)
+    if unknown:
+        raise DataError(
+            f"benchmark {b.name}: no option(s) {', '.join(unknown)}; known: {', '.join(sorted(OPTIONS))}"
+        )
+    opts = dict(options)
+    if target:
+        if "path" in opts:
+            raise DataError(f"benchmark {b.name}: give the folder once ({b.name}:PATH or path=)")
+        opts["path"] = target
+    return opts
+
+
+def _limit(b: Benchmark, opts: dict[str, str], limit: int | None) -> int | None:
+    if "limit" not in opts:
+        return limit
+    text = opts["limit"]
+    if not text.isdigit() or int(text) < 1:
+        raise DataError(f"benchmark {b.name}: limit={text} is not a positive integer")
+    return int(text) if limit is None else min(int(text), limit)
+
+
+def _split(b: Benchmark, opts: dict[str, str]) -> str:
+    split = opts.get("split") or b.split
+    if b.splits and split not in b.splits:
+        raise DataError(
+            f"benchmark {b.name}: no split {split!r}; its splits: {', '.join(b.splits)}"
+        )
+    return split
+
+
+def _load_suite(
+    b: Benchmark, opts: dict[str, str], *, strict: bool, limit: int | None
+) -> LoadResult:
+    # A suite's path= is a folder holding one copy per member (FOLDER/MEMBER); limit= applies
+    # to each member, the call's `limit` to the whole suite.
+    if "split" in opts or "config" in opts:
+        raise DataError(f"benchmark {b.name} is a suite: split= and config= apply to its members")
+    result = LoadResult(samples=[], source=b.name)
+    missing = 0
+    for name in b.members:
+        member = BENCHMARKS.get(name)
+        member_opts = {k: v for k, v in opts.items() if k == "limit"}
+        if "path" in opts:
+            member_opts["path"] = str(Path(opts["path"]) / name)
+        room = None if limit is None else limit - len(result.samples)
+        if room is not None and room <= 0:
+            break
+        try:
+            part = load_benchmark(member, None, member_opts, strict=strict, limit=room)
+        except DataError as exc:
+            missing += 1
+            problem = SampleProblem(
+                b.name, None, name, str(exc).removeprefix(f"benchmark {name}: ")
+            )
+            # A member known to be unrunnable (`needs`) is listed, never fatal.
+            result.add_problem(problem, strict and member.needs is None)
+            continue
+        result.samples.extend(part.samples)
+        result.invalid += part.invalid
+        result.problems.extend(part.problems[: max(0, MAX_PROBLEMS_SHOWN - len(result.problems))])
+    if not result.samples and missing == len(b.members):
+        first = "\n".join(f"  {p}" for p in result.problems[:3])
+        raise DataError(
+            f"benchmark {b.name}: none of its {missing} members could be loaded "
+            f"(`lmmprobe data list` shows which copies are present, `lmmprobe data show MEMBER` "
+            f"how to fetch each); the first {min(3, missing)}:\n{first}"
+        )
+    return result
+
+
+def load_benchmark(
+    b: Benchmark, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> LoadResult:
+    """Load a registered benchmark as the data source of its name (see the module docstring).
+
+    Args:
+        b: The definition.
+        target: ``NAME:FOLDER``'s folder (same as ``path=``), or None.
+        options: ``split``, ``path``, ``limit``, ``config``.
+        strict: Raise on the first bad row (or missing suite member).
+        limit: Stop after this many samples.
+
+    Raises:
+        DataError: An unknown option, a benchmark lmmprobe cannot run (``needs``), no copy and
+            no Hub (with the fetch command), data `datasets` cannot read, or a bad row in
+            strict mode.
+
+    """
+    opts = _options(b, target, options)
+    if b.needs is not None:
+        raise DataError(
+            f"benchmark {b.name} needs {b.needs}, which lmmprobe does not have; it is listed "
+            "(lmmprobe data show " + b.name + ") but cannot be run"
+        )
+    if b.members:
+        return _load_suite(b, opts, strict=strict, limit=limit)
+    limit = _limit(b, opts, limit)
+    check_template(b)
+    split = _split(b, opts)
+    config = opts.get("config") or b.config
+    where = locate(b, opts.get("path"))
+    source = f"{where.label}[{split}]"
+    return load_rows(
+        b,
+        _rows(b, where, split, config),
+        split=split,
+        root=where.folder.resolve() if where.folder is not None else None,
+        source=source,
+        strict=strict,
+        limit=limit,
+    )

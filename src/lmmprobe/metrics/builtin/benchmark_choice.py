@@ -1,0 +1,287 @@
+"""Official scores of the multiple-choice and yes/no benchmarks as run metrics.
+
+Each metric computes over the rows whose ``metadata["metric"]`` names its benchmark's metric
+(the loader of `lmmprobe.data.benchmarks` sets it) and is left out otherwise. The scores read
+each model answer again from its raw text (``Score.prediction_text``) with the benchmark's own
+rules (`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
+Values are points for MME (as MME reports them) and shares in [0, 1] otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lmmprobe.metrics.benchmark_choice import (
+    MME_COGNITION,
+    MME_PERCEPTION,
+    HallusionRow,
+    PopeCounts,
+    hallusion_correctness,
+    hallusion_scores,
+    mathvista_correct,
+    mme_subtask_score,
+    mmmu_multi_choice,
+    mmmu_open_correct,
+    mmmu_parse_open,
+    pope_scores,
+)
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.stability import circular_accuracy
+from lmmprobe.schema import Score
+
+MME = "mme_perception"
+POPE = "pope_f1"
+HALLUSION = "hallusionbench_qacc"
+MMBENCH = "mmbench_circular"
+MMMU = "mmmu_accuracy"
+MATHVISTA = "mathvista_accuracy"
+
+
+def _rows(ctx: MetricContext, tag: str) -> list[Score]:
+    """The answered rows of the benchmark whose metric is ``tag`` (failed requests left out)."""
+    return [
+        s
+        for s in ctx.scores
+        if s.metadata.get("metric") == tag and s.error_type is None and s.stage != "error"
+    ]
+
+
+def _tagged(ctx: MetricContext, tag: str) -> bool:
+    return any(s.metadata.get("metric") == tag for s in ctx.scores)
+
+
+def _value(value: float | None, n: int) -> MetricValue:
+    return MetricValue(value, None, None, n)
+
+
+def _text(score: Score) -> str:
+    return score.prediction_text or ""
+
+
+def _gold(score: Score) -> str:
+    gold = score.gold
+    return gold[0] if isinstance(gold, list) and gold else score.gold_text
+
+
+# --------------------------------------------------------------------------- MME
+
+
+def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
+    if not _tagged(ctx, MME):
+        return None
+    by_task: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    for s in _rows(ctx, MME):
+        task = str(s.metadata.get("category"))
+        by_task[task][str(s.metadata.get("question_id"))].append((_gold(s), _text(s)))
+    present = [t for t in subtasks if t in by_task]
+    if not present:
+        return None
+    total = sum(mme_subtask_score(list(by_task[t].values()))[0] for t in present)
+    return _value(total, sum(sum(len(p) for p in by_task[t].values()) for t in present))
+
+
+@run_metric(
+    MME,
+    summary="MME perception score: sum over its subtasks of (acc + acc+) x 100 (MME's eval tool).",
+    label="MME perc.",
+    order=300,
+)
+def mme_perception(ctx: MetricContext) -> MetricValue | None:
+    """Perception subtasks present in the rows; a breakdown by category gives each subtask's."""
+    return _mme(ctx, MME_PERCEPTION)
+
+
+@run_metric(
+    "mme_cognition",
+    summary="MME cognition score: sum over its subtasks of (acc + acc+) x 100 (MME's eval tool).",
+    label="MME cogn.",
+    order=301,
+)
+def mme_cognition(ctx: MetricContext) -> MetricValue | None:
+    """Cognition subtasks present in the rows."""
+    return _mme(ctx, MME_COGNITION)
+
+
+# --------------------------------------------------------------------------- POPE
+
+
+def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
+    if not _tagged(ctx, POPE):
+        return None
+    rows = _rows(ctx, POPE)
+    if not rows:
+        return _value(None, 0)
+    counts = ctx.shared(
+        "pope_counts", lambda: pope_scores([(_gold(s).lower(), _text(s)) for s in rows])
+    )
+    value = pick(counts)
+    return _value(None if value != value else value, counts.n)  # NaN: undefined
+
+
+def _pope_metric(
+    name: str, label: str, order: int, what: str, pick: Callable[[PopeCounts], float]
+) -> None:
+    def compute(ctx: MetricContext) -> MetricValue | None:
+        return _pope(ctx, pick)
+
+    compute.__doc__ = f"POPE's {what}."
+    run_metric(
+        name,
+        summary=f"POPE {what} with POPE's yes/no reading (evaluate.py).",
+        label=label,
+        order=order,
+    )(compute)
+
+
+_pope_metric(POPE, "POPE F1", 310, "F1 of 'yes'", lambda c: c.f1)
+_pope_metric("pope_accuracy", "POPE acc", 311, "accuracy", lambda c: c.accuracy)
+_pope_metric("pope_precision", "POPE prec.", 312, "precision of 'yes'", lambda c: c.precision)
+_pope_metric("pope_recall", "POPE recall", 313, "recall of 'yes'", lambda c: c.recall)
+_pope_metric("pope_yes_ratio", "POPE yes", 314, "share of 'yes' answers", lambda c: c.yes_ratio)
+
+
+# --------------------------------------------------------------------------- HallusionBench
+
+
+def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
+    if not _tagged(ctx, HALLUSION):
+        return None
+
+    def compute() -> dict[str, tuple[int, int]]:
+        rows = []
+        for s in _rows(ctx, HALLUSION):
+            m: dict[str, Any] = s.metadata
+            rows.append(
+                HallusionRow(
+                    str(m.get("category")),
+                    str(m.get("subcategory")),
+                    str(m.get("set_id")),
+                    str(m.get("figure_id")),
+                    str(m.get("question_id")),
+                    hallusion_correctness(_text(s), str(m.get("gt_answer"))),
+                )
+            )
+        return hallusion_scores(rows)
+
+    right, total = ctx.shared("hallusion_scores", compute)[key]
+    return _value(right / total if total else None, total)
+
+
+@run_metric(
+    HALLUSION,
+    summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule).",
+    label="HB qAcc",
+    order=320,
+)
+def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
+    """Per question pair."""
+    return _hallusion(ctx, "qAcc")
+
+
+@run_metric(
+    "hallusionbench_facc",
+    summary="HallusionBench fAcc: figures whose every question is right (answers read by rule).",
+    label="HB fAcc",
+    order=321,
+)
+def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
+    """Per figure."""
+    return _hallusion(ctx, "fAcc")
+
+
+@run_metric(
+    "hallusionbench_aacc",
+    summary="HallusionBench aAcc: questions right (answers read by rule).",
+    label="HB aAcc",
+    order=322,
+)
+def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
+    """Per question."""
+    return _hallusion(ctx, "aAcc")
+
+
+# --------------------------------------------------------------------------- MMBench
+
+
+@run_metric(
+    MMBENCH,
+    summary="MMBench CircularEval: a question counts only if every circular copy is right.",
+    label="MMB circ.",
+    order=330,
+)
+def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
+    """Rows grouped by ``metadata["circular_index"]`` (MMBench's index mod 1e6).
+
+    The published data holds each question once per rotation of its options; with
+    ``--circular`` lmmprobe's own rotations of each copy join the same group.
+    """
+    rows = [s for s in ctx.scores if s.metadata.get("metric") == MMBENCH]
+    if not rows:
+        return None
+    grouped = [
+        s.model_copy(update={"sample_id": str(s.metadata.get("circular_index", s.sample_id))})
+        for s in rows
+    ]
+    return circular_accuracy(grouped, n_boot=ctx.n_boot, seed=ctx.seed)
+
+
+# --------------------------------------------------------------------------- MMMU
+
+
+def _mmmu_correct(s: Score) -> bool:
+    m = s.metadata
+    if m.get("question_type") == "multiple-choice":
+        letters = m.get("option_letters") or []
+        options = m.get("option_texts") or []
+        index2ans = dict(zip(letters, options, strict=True))
+        return mmmu_multi_choice(_text(s), index2ans) == _gold(s)
+    return mmmu_open_correct(list(m.get("answers") or [_gold(s)]), mmmu_parse_open(_text(s)))
+
+
+@run_metric(
+    MMMU,
+    summary="MMMU accuracy with MMMU's rule-based answer reading (unread answers are wrong).",
+    label="MMMU acc",
+    order=340,
+)
+def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Multiple-choice and open questions, each with its own reading."""
+    if not _tagged(ctx, MMMU):
+        return None
+    rows = _rows(ctx, MMMU)
+    right = sum(_mmmu_correct(s) for s in rows)
+    return _value(right / len(rows) if rows else None, len(rows))
+
+
+# --------------------------------------------------------------------------- MathVista
+
+
+def _mathvista_correct(s: Score) -> bool:
+    m = s.metadata
+    choices = m.get("choices")
+    return mathvista_correct(
+        _text(s),
+        _gold(s),
+        list(choices) if choices is not None else None,
+        str(m.get("mathvista_question_type")),
+        str(m.get("answer_type")),
+        m.get("precision"),
+    )
+
+
+@run_metric(
+    MATHVISTA,
+    summary="MathVista accuracy with the rule-based answer reading (the official one adds GPT-4).",
+    label="MathVista",
+    order=350,
+)
+def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Normalized extraction equal to the answer."""
+    if not _tagged(ctx, MATHVISTA):
+        return None
+    rows = _rows(ctx, MATHVISTA)
+    right = sum(_mathvista_correct(s) for s in rows)
+    return _value(right / len(rows) if rows else None, len(rows))

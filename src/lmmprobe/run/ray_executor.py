@@ -1,0 +1,511 @@
+"""The Ray executor: model replicas as Ray actors, the driver alone writing to the store.
+
+Each replica is a Ray actor that builds the model itself from the run's model spec (the
+registry's factory, sent by reference), so the driver never needs the weights: the ``hf``
+backend reads only the config and processor there (its weights load on the first request, and
+the driver sends it none). Pending requests are cut into batches (`plan_batches`) and handed
+to the replicas with at most `max_in_flight` batches per replica (backpressure: a slow replica
+is not flooded, and an abort leaves little work thrown away); finished batches come back to the
+driver in arrival order, and the driver stores each one in one transaction (`on_batch`) before
+it decides anything else, exactly as the local executor does. Errors are the local executor's:
+a replica runs the same `call_batch`, and the driver applies the same `AbortPolicy`.
+
+Images travel by reference where a replica can read them (recipes always; file paths to
+replicas on the driver's own machine) and through Ray's object store otherwise: each such image
+is put there once and fetched once per replica, never copied into every request.
+
+Faults: when a replica's worker dies (killed, out of memory, node lost), its batches in flight
+go back to the front of the queue for the other replicas and the replica is started again, up
+to `max_restarts` times each; one more death aborts the run (`ReplicasLost`). Responses are
+stored by key and each batch is stored once, when its one answer arrives, so nothing is stored
+twice; a killed driver loses only the batches in flight, and a re-run resumes from the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from lmmprobe.models.base import MODELS, AsyncModel, Model, parse_model_spec
+from lmmprobe.registry import RegistryError
+from lmmprobe.run._ray_replica import (
+    AsyncReplica,
+    ImageSlot,
+    SyncReplica,
+    WireBatch,
+    ray_module,
+)
+from lmmprobe.run.executor import (
+    AbortPolicy,
+    OnBatch,
+    RunAborted,
+    failed_result,
+    plan_batches,
+)
+from lmmprobe.schema import ImageRef, Request, RunSpec
+from lmmprobe.schema.image import Renderer
+
+log = logging.getLogger(__name__)
+
+ImageTransport = Literal["auto", "reference", "object_store"]
+
+MAX_AUTO_CPU_REPLICAS = 16
+"""Most replicas started by default for a model whose replicas use no GPU."""
+
+
+class ReplicasLost(RunAborted):
+    """A replica died more often than the executor restarts one; the run stops (``failed``)."""
+
+
+@dataclass
+class ReplicaInfo:
+    """One replica as the driver knows it.
+
+    Attributes:
+        index: The replica's number, 0-based.
+        pid: Its worker's process id (None until it has answered or described itself).
+        node_id: The Ray node it runs on (None after a restart, until known again).
+        restarts: How often it was started again after its worker died.
+
+    """
+
+    index: int
+    pid: int | None
+    node_id: str | None
+    restarts: int
+
+
+@dataclass
+class _Slot:
+    """A replica position: the current actor, and how often it had to be replaced."""
+
+    index: int
+    handle: Any
+    gen: int = 0
+    restarts: int = 0
+    pid: int | None = None
+    node_id: str | None = None
+    local: bool = False  # on the driver's node, so it reads the driver's files
+    in_flight: int = 0
+
+
+@dataclass
+class _Placement:
+    replicas: int
+    num_gpus: float
+    num_cpus: float
+    is_async: bool
+    in_flight: int
+    concurrency: int
+
+
+def parse_executor(value: str) -> str | None:
+    """The Ray address an executor spec names: ``ray`` → None (local or $RAY_ADDRESS).
+
+    Raises:
+        ValueError: `value` is not ``ray``, ``ray:ADDRESS`` or ``ray://HOST:PORT``.
+
+    """
+    if value == "ray":
+        return None
+    if value.startswith("ray://"):
+        return value
+    if value.startswith("ray:") and value[4:]:
+        return value[4:]
+    raise ValueError(f"not a Ray executor spec: {value!r} (use ray, ray:auto, ray:HOST:PORT)")
+
+
+@dataclass
+class RayExecutor:
+    """Runs a model's requests on replicas that are Ray actors (see the module docstring).
+
+    Args:
+        address: Ray cluster to join: None starts a local instance (or joins $RAY_ADDRESS),
+            ``auto`` the cluster this machine is part of, ``HOST:PORT`` a head node,
+            ``ray://HOST:PORT`` through Ray Client. Ignored when Ray is already initialised
+            in this process (a notebook, a test): that instance is used as it is.
+        replicas: Replicas per model; None: one per GPU when replicas use GPUs, else one per
+            CPU of the cluster (at most `MAX_AUTO_CPU_REPLICAS`).
+        gpus_per_replica: GPUs each replica reserves; None: 1 for ``hf`` models when the
+            cluster has GPUs (one replica per GPU), else 0.
+        cpus_per_replica: CPUs each replica reserves; None: 1.
+        max_in_flight: Batches sent to one replica before it answers; None: 2 for a
+            synchronous backend (one running, one waiting), twice the concurrency for an async
+            one.
+        max_concurrency: Calls at once inside each replica of an async backend; None: the
+            backend's own limit. N replicas multiply it.
+        max_restarts: Times each replica is started again after its worker died; one more
+            death stops the run (`ReplicasLost`).
+        images: ``auto``: recipes and (for replicas on the driver's machine) file paths by
+            reference, everything else through the object store once; ``reference``: every
+            path by reference (a filesystem every node shares); ``object_store``: every image
+            but recipes through the object store.
+        max_consecutive_failures: As `LocalExecutor`'s (`AbortPolicy`).
+        max_auth_failures: As `LocalExecutor`'s (`AbortPolicy`).
+
+    Use it as a context manager, or call `close`, to shut down a Ray instance it started.
+
+    """
+
+    address: str | None = None
+    replicas: int | None = None
+    gpus_per_replica: float | None = None
+    cpus_per_replica: float | None = None
+    max_in_flight: int | None = None
+    max_concurrency: int | None = None
+    max_restarts: int = 3
+    images: ImageTransport = "auto"
+    max_consecutive_failures: int = 20
+    max_auth_failures: int = 3
+    stats: dict[str, float] = field(default_factory=dict, init=False)
+    """The last `execute_spec`: ``ready_s`` (seconds until every replica had built its model),
+    ``run_s`` (seconds answering after that), ``batches`` and ``restarts``."""
+    _started_ray: bool = field(default=False, init=False, repr=False)
+    _slots: list[_Slot] = field(default_factory=list, init=False, repr=False)
+    _bad_address: str | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.replicas is not None and self.replicas < 1:
+            raise ValueError(f"replicas must be at least 1 (got {self.replicas})")
+        if self.max_restarts < 0:
+            raise ValueError(f"max_restarts must be 0 or more (got {self.max_restarts})")
+
+    @classmethod
+    def from_spec(cls, spec: RunSpec) -> RayExecutor:
+        """The executor a run spec asks for (``spec.executor`` is ``ray[:ADDRESS]``)."""
+        return cls(
+            address=parse_executor(spec.executor),
+            replicas=spec.replicas,
+            gpus_per_replica=spec.gpus_per_replica,
+            cpus_per_replica=spec.cpus_per_replica,
+        )
+
+    def __enter__(self) -> RayExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Shut down the Ray instance this executor started (one it joined stays up)."""
+        if self._started_ray:
+            ray_module().shutdown()
+            self._started_ray = False
+
+    def replica_info(self) -> list[ReplicaInfo]:
+        """The replicas of the model being run now (empty between models)."""
+        return [ReplicaInfo(s.index, s.pid, s.node_id, s.restarts) for s in self._slots]
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    def execute(
+        self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
+    ) -> None:
+        """Not usable without the model's spec: replicas build the model themselves.
+
+        Raises:
+            TypeError: Always; the runner calls `execute_spec`.
+
+        """
+        raise TypeError(
+            "RayExecutor builds the model in each replica from its spec: call "
+            "execute_spec(model_spec, model, requests, on_batch) (run_model and evaluate do)"
+        )
+
+    def execute_spec(
+        self,
+        model_spec: str,
+        model: Model | AsyncModel,
+        requests: Sequence[Request],
+        on_batch: OnBatch,
+    ) -> None:
+        """Run every request once on replicas of `model_spec`, calling `on_batch` per batch.
+
+        Args:
+            model_spec: The spec each replica builds its model from (``hf:PATH,...``).
+            model: The driver's own instance of it, for its identity and capabilities (the
+                replicas' identity must equal it, or their answers would be stored under
+                other keys).
+            requests: The pending requests, keyed.
+            on_batch: Stores a finished batch; called on this thread, in arrival order.
+
+        Raises:
+            RunAborted: As the local executor (`AbortPolicy`), or `ReplicasLost`.
+            ValueError: A replica cannot build the model, or builds one of another identity.
+            RegistryError: Ray is not installed.
+
+        """
+        ray = self.connect()
+        backend, target, options = parse_model_spec(model_spec)
+        factory = MODELS.get(backend)
+        place = self._placement(ray, backend, model)
+        renderers = _renderers(requests)
+        policy = AbortPolicy(self.max_consecutive_failures, self.max_auth_failures)
+        batches: deque[list[Request]] = deque(
+            plan_batches(requests, model.capabilities.max_batch_size)
+        )
+        cls = ray.remote(AsyncReplica if place.is_async else SyncReplica).options(
+            num_gpus=place.num_gpus,
+            num_cpus=place.num_cpus,
+            max_restarts=0,  # restarted here, so the driver knows which batches to run again
+            # One call at a time for a synchronous backend (an hf model is not thread-safe);
+            # an async one overlaps its calls on its event loop.
+            max_concurrency=place.in_flight + 2 if place.is_async else 1,
+        )
+        args: tuple[Any, ...] = (factory, target, options, renderers)
+        if place.is_async:
+            args = (*args, place.concurrency)
+
+        def start() -> Any:
+            return cls.remote(*args)
+
+        self._slots = [_Slot(i, start()) for i in range(place.replicas)]
+        shipper = _ImageShipper(ray, self.images)
+        t0 = time.perf_counter()
+        try:
+            self._check_replicas(ray, model_spec, model, ray.get_runtime_context().get_node_id())
+            t1 = time.perf_counter()
+            self.stats = {"ready_s": t1 - t0, "batches": len(batches), "restarts": 0}
+            self._run(ray, model_spec, batches, place, shipper, policy, on_batch, start)
+            self.stats["run_s"] = time.perf_counter() - t1
+            if place.is_async:
+                self._close_async(ray, model_spec)
+        finally:
+            for slot in self._slots:
+                ray.kill(slot.handle, no_restart=True)
+            self._slots = []
+            shipper.clear()
+
+    def _close_async(self, ray: Any, model_spec: str) -> None:
+        """Let each async replica close its connections; every answer is already stored."""
+        for slot in self._slots:
+            try:
+                ray.get(slot.handle.close.remote())
+            except ray.exceptions.RayError as exc:  # a replica lost after the last batch
+                log.warning("replica %d of %s did not close: %s", slot.index, model_spec, exc)
+
+    # -- set-up -------------------------------------------------------------------------------
+
+    def connect(self) -> Any:
+        """Join the cluster (or start a local instance, or use the one already initialised).
+
+        Returns:
+            The ``ray`` module.
+
+        Raises:
+            RegistryError: Ray is not installed (the message gives the ``pip install``).
+            ValueError: The cluster cannot be reached.
+
+        """
+        try:
+            ray = ray_module()
+        except ImportError as exc:
+            raise RegistryError(str(exc)) from exc
+        if not ray.is_initialized():
+            if self.address is None:
+                log.info("starting a local Ray instance (or joining $RAY_ADDRESS)")
+            try:
+                # A local instance without the dashboard starts faster and listens on less.
+                extra = {"include_dashboard": False} if self.address is None else {}
+                ray.init(address=self.address, **extra)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ValueError(
+                    f"cannot join the Ray cluster at {self.address or '(local)'}: "
+                    f"{' '.join(str(exc).split())[:300]}; start one with `ray start --head` "
+                    "or check the address"
+                ) from exc
+            self._started_ray = True
+        return ray
+
+    def _placement(self, ray: Any, backend: str, model: Model | AsyncModel) -> _Placement:
+        total = ray.cluster_resources()
+        gpus = self.gpus_per_replica
+        if gpus is None:
+            gpus = 1.0 if backend == "hf" and total.get("GPU", 0) > 0 else 0.0
+        cpus = 1.0 if self.cpus_per_replica is None else self.cpus_per_replica
+        n = self.replicas
+        if n is None:
+            if gpus > 0:
+                n = max(1, int(total.get("GPU", 0) // gpus))
+            else:
+                per_cpu = int(total.get("CPU", 1) // cpus) if cpus > 0 else int(total.get("CPU", 1))
+                n = max(1, min(MAX_AUTO_CPU_REPLICAS, per_cpu))
+        is_async = isinstance(model, AsyncModel) and model.capabilities.is_async
+        concurrency = self.max_concurrency or model.capabilities.max_concurrency
+        in_flight = self.max_in_flight or (2 * concurrency if is_async else 2)
+        return _Placement(n, gpus, cpus, is_async, in_flight, concurrency)
+
+    def _check_replicas(
+        self, ray: Any, model_spec: str, model: Model | AsyncModel, driver_node: str
+    ) -> None:
+        """Wait for every replica to build its model, and check it is the driver's model."""
+        try:
+            described = ray.get([s.handle.describe.remote() for s in self._slots])
+        except ray.exceptions.RayActorError as exc:
+            raise ValueError(
+                f"a Ray replica could not build {model_spec}: {_reason(exc)}; check that every "
+                "node has lmmprobe, the backend's libraries and the model's files"
+            ) from exc
+        mine = model.identity.cache_id()
+        for slot, d in zip(self._slots, described, strict=True):
+            if d["identity"] != mine:
+                raise ValueError(
+                    f"replica {slot.index} of {model_spec} built a model of another identity "
+                    f"than the driver's, so its answers would be stored under other keys: "
+                    f"driver {mine}, replica {d['identity']}. Pin what differs in the spec "
+                    "(e.g. hf:...,dtype=bfloat16 when only the replicas have a GPU)"
+                )
+            slot.pid, slot.node_id = d["pid"], d["node_id"]
+            slot.local = d["node_id"] == driver_node
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def _run(
+        self,
+        ray: Any,
+        model_spec: str,
+        batches: deque[list[Request]],
+        place: _Placement,
+        shipper: _ImageShipper,
+        policy: AbortPolicy,
+        on_batch: OnBatch,
+        start: Any,
+    ) -> None:
+        in_flight: dict[Any, tuple[_Slot, int, list[Request]]] = {}
+        while batches or in_flight:
+            for slot in self._slots:  # fill every replica up to its bound
+                while batches and slot.in_flight < place.in_flight:
+                    batch = batches.popleft()
+                    wire, objects = shipper.pack(batch, slot.local)
+                    ref = slot.handle.run.remote(wire, objects)
+                    in_flight[ref] = (slot, slot.gen, batch)
+                    slot.in_flight += 1
+            (ready,), _ = ray.wait(list(in_flight), num_returns=1)
+            slot, gen, batch = in_flight.pop(ready)
+            if gen == slot.gen:
+                slot.in_flight -= 1
+            try:
+                result, slot.pid = ray.get(ready)
+            except ray.exceptions.RayActorError as exc:
+                batches.appendleft(batch)  # run again, on whichever replica is free first
+                if gen == slot.gen:  # the first news of this death (its other batches follow)
+                    self._restart(ray, slot, model_spec, exc, start)
+                continue
+            except ray.exceptions.RayError as exc:
+                # The replica lives but the call failed outside the backend (an argument that
+                # cannot be unpickled there, an image lost from the object store).
+                result = failed_result(batch, exc)
+            responses = policy.settle(result)
+            on_batch(batch, responses)
+            policy.check(responses)
+
+    def _restart(self, ray: Any, slot: _Slot, model_spec: str, exc: Exception, start: Any) -> None:
+        slot.restarts += 1
+        self.stats["restarts"] = self.stats.get("restarts", 0) + 1
+        reason = _reason(exc)
+        if slot.restarts > self.max_restarts:
+            raise ReplicasLost(
+                f"replica {slot.index} of {model_spec} died {slot.restarts} times (the limit "
+                f"is {self.max_restarts} restarts), last: {reason}. Everything answered is "
+                "stored; check the workers' logs (out of memory? a request that crashes the "
+                "model?)"
+            )
+        log.warning(
+            "replica %d of %s died (%s); its batches run again, restart %d of %d",
+            slot.index,
+            model_spec,
+            reason,
+            slot.restarts,
+            self.max_restarts,
+        )
+        ray.kill(slot.handle, no_restart=True)
+        slot.handle = start()
+        slot.gen += 1
+        slot.in_flight = 0
+        # It may start on another node: until it is known, it reads no file of the driver's.
+        slot.pid = slot.node_id = None
+        slot.local = False
+
+
+class _ImageShipper:
+    """Turns batches into wire form: images by reference, or once into the object store."""
+
+    def __init__(self, ray: Any, mode: ImageTransport) -> None:
+        self.ray = ray
+        self.mode = mode
+        self._objects: dict[str, Any] = {}
+
+    def _by_reference(self, image: ImageRef, local: bool) -> bool:
+        if image.kind == "recipe":
+            return True
+        if image.kind != "path" or self.mode == "object_store":
+            return False
+        return self.mode == "reference" or local
+
+    def _put(self, image: ImageRef) -> str:
+        h = image.content_hash()
+        if h not in self._objects:
+            if image.kind == "path":
+                # The file's bytes, encoded as they are: the replica decodes what the driver
+                # would have, and the content hash (of the encoded bytes) stays the same.
+                with open(image.path or "", "rb") as f:
+                    image = ImageRef.from_base64(base64.b64encode(f.read()).decode("ascii"))
+            self._objects[h] = self.ray.put(image)
+        return h
+
+    def pack(self, batch: list[Request], local: bool) -> tuple[WireBatch, dict[str, Any]]:
+        """The batch as sent to a replica (on the driver's node or not), and its objects."""
+        wire: WireBatch = []
+        objects: dict[str, Any] = {}
+        for req in batch:
+            if not req.images:
+                wire.append((req, []))
+                continue
+            slots: list[ImageSlot] = []
+            for image in req.images:
+                if self._by_reference(image, local):
+                    slots.append(image)
+                    continue
+                try:
+                    h = self._put(image)
+                except OSError:
+                    # Unreadable here: sent as it is, the replica fails to read it as the
+                    # local executor would, and stores the same typed error.
+                    slots.append(image)
+                    continue
+                objects[h] = self._objects[h]
+                slots.append(h)
+            wire.append((req.model_copy(update={"images": []}), slots))
+        return wire, objects
+
+    def clear(self) -> None:
+        """Drop the driver's references, so the object store can free the images."""
+        self._objects.clear()
+
+
+def _renderers(requests: Sequence[Request]) -> dict[str, tuple[str, Renderer]]:
+    """The renderers the requests' recipe images need, to register in each replica.
+
+    Their functions travel by reference (module and name), so importing them in the worker
+    registers them there as on the driver.
+    """
+    from lmmprobe.schema.image import _RENDERERS  # the renderer table; no public accessor
+
+    names = {i.renderer for r in requests for i in r.images if i.renderer is not None}
+    return {n: _RENDERERS[n] for n in names if n in _RENDERERS}
+
+
+def _reason(exc: BaseException) -> str:
+    """One line saying why a replica died or failed to start (Ray's messages span pages)."""
+    text = " ".join(str(exc).split())
+    return text[:400] + ("…" if len(text) > 400 else "")
+
+
+def ray_executor_for(spec: RunSpec) -> RayExecutor:
+    """The executor ``spec.executor`` names (``ray[:ADDRESS]``) with its replica settings."""
+    return RayExecutor.from_spec(spec)

@@ -1,0 +1,143 @@
+"""The web app over a store: `create_app` builds it, ``lmmprobe serve`` runs it with uvicorn.
+
+Pages: ``/`` (runs, the running ones updating live), ``/runs/{run}`` (metrics and breakdowns),
+``/runs/{run}/samples`` (every row, filtered and paged in SQL), ``/runs/{run}/samples/{sample}``
+(one sample: images, prompt, every model's answer), ``/compare`` (two runs or two models), and
+HEMM's arena (`lmmprobe.serve.arena`). Each page has its JSON beside it under ``/api/``.
+Images come only from ``/images/{run}/{sample}/{index}``, by the references the store recorded.
+
+Every request passes `lmmprobe.serve.security` first (host check, access token, CSRF, size
+limits, headers). The app only reads the store (through a pool of ``query_only`` connections,
+so a running evaluation is never blocked), except for the arena's votes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from lmmprobe.serve import _pages, arena, compare, images, runs, samples, security
+from lmmprobe.store import Store
+from lmmprobe.store.queries import Readers, is_time_limit
+from lmmprobe.store.search import SearchIndexer
+
+__all__ = ["STATIC", "create_app"]
+
+STATIC = Path(__file__).with_name("static")
+"""The app's own CSS and scripts, served at ``/static`` (the page loads nothing from elsewhere)."""
+
+
+def _warm_up() -> None:
+    """Import what the first compare page and the first recipe image need, off the clock.
+
+    Only an optimisation: a module that cannot be imported is reported by the page that
+    needs it, so a failure here is left for that page.
+    """
+    try:
+        importlib.import_module("scipy.stats")
+        images.register_renderers()
+    except ImportError:
+        pass
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    threading.Thread(target=_warm_up, name="lmmprobe-serve-warm-up", daemon=True).start()
+    # The text search's index of finished runs, built beside the store (never in it) while
+    # the app serves; until a run's is ready, its searches read its rows.
+    app.state.search_indexer = SearchIndexer(app.state.db_path)
+    app.state.search_indexer.start()
+    try:
+        yield
+    finally:
+        app.state.search_indexer.stop()
+        app.state.readers.close()
+
+
+def _wants_json(request: Request) -> bool:
+    return "/api/" in request.url.path or request.url.path.startswith("/api")
+
+
+def create_app(db: str | Path, *, token: str | None = None, public: bool = False) -> FastAPI:
+    """Build the app over the store at `db`.
+
+    Args:
+        db: The store file; it must exist. Opening it once here migrates an older store.
+        token: The access token every request must carry (see `lmmprobe.serve.security`);
+            None for none (only on loopback).
+        public: Whether the server listens beyond loopback (then a token is required).
+
+    Raises:
+        FileNotFoundError: There is no store at `db`.
+        StoreError: The store cannot be opened (damaged, newer, locked while migrating).
+        ValueError: `public` without a token.
+
+    """
+    path = Path(db)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"no store at {path}: run an evaluation first (`lmmprobe run`, or `make demo`), "
+            "or pass --db with the store it wrote"
+        )
+    Store(path).close()  # creates nothing; migrates an older layout, settles dead runs
+    app = FastAPI(
+        title="lmmprobe", docs_url=None, redoc_url=None, openapi_url=None, lifespan=_lifespan
+    )
+    app.state.db_path = path.resolve()
+    app.state.readers = Readers(app.state.db_path)
+    app.state.public = public
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for module in (runs, samples, compare, images):
+        app.include_router(module.router)
+    app.include_router(arena.router)
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if _wants_json(request):
+            return JSONResponse(
+                {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
+            )
+        return _pages.render(
+            request,
+            "error.html",
+            {"status": exc.status_code, "detail": str(exc.detail)},
+            status_code=exc.status_code,
+        )
+
+    @app.exception_handler(sqlite3.OperationalError)
+    async def _slow_query(request: Request, exc: sqlite3.OperationalError) -> Response:
+        if not is_time_limit(exc):
+            raise exc
+        detail = (
+            f"this page's query ran past {app.state.readers.time_limit_s:g} s and was stopped: "
+            "narrow it (pick a model, or a longer search text) and try again"
+        )
+        if _wants_json(request):
+            return JSONResponse({"detail": detail}, status_code=503)
+        return _pages.render(
+            request, "error.html", {"status": 503, "detail": detail}, status_code=503
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(request: Request, exc: RequestValidationError) -> Response:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}"
+            for e in exc.errors()
+        )
+        if _wants_json(request):
+            return JSONResponse({"detail": problems}, status_code=422)
+        return _pages.render(
+            request, "error.html", {"status": 422, "detail": problems}, status_code=422
+        )
+
+    security.install(app, token=token, public=public)
+    return app

@@ -1,0 +1,472 @@
+"""The arena: HEMM's human evaluation, battle by battle, with a live Elo leaderboard.
+
+A rater enters a name (kept in their server-side session), then sees one sample of a stored
+run (its images and the prompt the models were sent) and two models' raw answers to it, as
+"A" and "B" in random order, and votes A, B, tie or both bad. Only after the vote does the
+reveal page name the two models. Which battle comes next is `lmmprobe.serve.pairs.draw_battle`
+(least-voted pair of models, then least-voted sample, never one the rater has voted on).
+
+The leaderboard is `lmmprobe.metrics.elo.elo_table` over the stored votes in the order stored,
+the very function ``lmmprobe elo`` runs on the file ``lmmprobe arena export`` writes, so the
+two agree to the last digit. ``tie`` and ``both_bad`` both count as a tie, as HEMM and
+FastChat count ``tie (bothbad)``.
+
+Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/leaderboard``. JSON for scripts and load
+tests: ``GET /arena/api/session``, ``POST /arena/api/rater``, ``GET /arena/api/battle``,
+``POST /arena/api/vote``, ``GET /arena/api/leaderboard``. Every POST needs the session's CSRF
+token (`lmmprobe.serve.security`).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Body, Form, HTTPException, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, Battle, elo_table
+from lmmprobe.serve import _pages
+from lmmprobe.serve.pairs import BattleKey, Draw, PairIndex, draw_battle
+from lmmprobe.serve.security import Session, session
+from lmmprobe.store import Store, StoreError, queries
+from lmmprobe.store import battles as store_battles
+from lmmprobe.store.queries import Readers
+
+__all__ = ["LEADERBOARD_SETTINGS", "TIE_NOTE", "router"]
+
+router = APIRouter()
+
+LEADERBOARD_SETTINGS: dict[str, Any] = {"k": 4.0, "shuffles": 1000, "seed": 0, "win_rate": "hemm"}
+"""The leaderboard's Elo settings: HEMM's, and ``lmmprobe elo``'s defaults."""
+TIE_NOTE = (
+    "A tie and a 'both bad' vote both count as a tie (0.5 each), as HEMM and FastChat count "
+    "Chatbot Arena's 'tie (bothbad)'; the export keeps the vote itself in its 'vote' field."
+)
+"""Shown on the leaderboard and written into the docs of the export."""
+VOTE_LABELS = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
+
+_INDEX_CHECK_S = 2.0  # how often the battles on offer are checked against the runs table
+_PENDING_TTL_S = 15 * 60.0  # a battle handed out and never voted on stops counting after this
+
+
+@dataclass
+class _Pending:
+    """A battle handed to a session, not yet voted on."""
+
+    id: str
+    draw: Draw
+    rater: str
+    at: float = field(default_factory=time.time)
+
+
+class Arena:
+    """Per-app arena state: the battles on offer, battles handed out, the leaderboard cache.
+
+    Reads go through the app's pool of read-only connections; votes are written by one
+    thread that owns the app's only writing `Store` (SQLite has one writer at a time anyway,
+    and one connection checks the file's integrity once, not once per worker thread).
+
+    Args:
+        db_path: The store file.
+        readers: The app's read-only connection pool.
+        seed: Seed of the draws' tie-breaks and sides (with the rater and their vote count).
+
+    """
+
+    def __init__(self, db_path: Path, readers: Readers, *, seed: int = 0) -> None:
+        self.db_path = db_path
+        self.readers = readers
+        self.seed = seed
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-arena-votes")
+        self._store: Store | None = None  # opened and used in the writer thread only
+        self._lock = threading.Lock()
+        self._index = PairIndex(())
+        self._index_stamp: tuple[Any, ...] | None = None
+        self._index_checked = 0.0
+        self._pending: dict[str, _Pending] = {}  # session id -> battle
+        self._board_lock = threading.Lock()
+        self._board: dict[str, Any] | None = None
+
+    def _record(self, **vote: Any) -> store_battles.BattleVote:
+        """Store a vote; runs in the writer thread."""
+        if self._store is None:
+            self._store = Store(self.db_path)
+        return store_battles.record_vote(self._store, **vote)
+
+    def index(self) -> PairIndex:
+        """The battles on offer, reloaded when a run has changed (checked every 2 s)."""
+        now = time.monotonic()
+        if now - self._index_checked < _INDEX_CHECK_S and self._index_stamp is not None:
+            return self._index
+        with self.readers.connection() as conn:
+            stamp = tuple(
+                conn.execute(
+                    "SELECT COUNT(*), MAX(updated_at), (SELECT MAX(rowid) FROM scores) FROM runs"
+                ).fetchone()
+            )
+            if stamp != self._index_stamp:
+                self._index = PairIndex(store_battles.arena_items(conn))
+                self._index_stamp = stamp
+        self._index_checked = now
+        return self._index
+
+    def current(self, sess: Session, rater: str) -> _Pending | None:
+        """The session's undecided battle, or a new one drawn for it (None: all seen)."""
+        with self._lock:
+            held = self._pending.get(sess.id)
+            now = time.time()
+            if held is not None and held.rater == rater and now - held.at < _PENDING_TTL_S:
+                return held
+            index = self.index()
+            with self.readers.connection() as conn:
+                seen: set[BattleKey] = store_battles.seen_pairs(conn, rater)
+                counts = store_battles.item_counts(conn)
+            for sid, other in list(self._pending.items()):
+                if now - other.at >= _PENDING_TTL_S:
+                    del self._pending[sid]  # abandoned: stop counting it
+                    continue
+                counts[other.draw.key] = counts.get(other.draw.key, 0) + 1
+                if other.rater == rater:
+                    seen.add(other.draw.key)  # the same name in another browser
+            rng = random.Random(f"{self.seed}|{rater}|{len(seen)}")
+            drawn = draw_battle(index, seen=seen, counts=counts, rng=rng)
+            if drawn is None:
+                self._pending.pop(sess.id, None)
+                return None
+            held = _Pending(secrets.token_urlsafe(12), drawn, rater)
+            self._pending[sess.id] = held
+            return held
+
+    def vote(
+        self, sess: Session, rater: str, battle_id: str, vote: str
+    ) -> store_battles.BattleVote:
+        """Store the vote on the session's current battle (committed when this returns).
+
+        Raises:
+            HTTPException: 409 when the battle is not the session's current one (voted on
+                already, or drawn again since), 400 for an unknown vote.
+
+        """
+        if vote not in store_battles.VOTES:
+            raise HTTPException(400, f"vote must be one of {', '.join(store_battles.VOTES)}")
+        with self._lock:
+            held = self._pending.get(sess.id)
+            if held is None or held.id != battle_id or held.rater != rater:
+                raise HTTPException(
+                    409, "this battle is no longer yours to vote on: open /arena for the next one"
+                )
+            del self._pending[sess.id]
+        d = held.draw
+        try:
+            return self._writer.submit(
+                self._record,
+                rater=rater,
+                run_id=d.run_id,
+                sample_id=d.sample_id,
+                repeat=d.repeat,
+                model_a=d.model_a,
+                model_b=d.model_b,
+                key_a=d.key_a,
+                key_b=d.key_b,
+                vote=vote,
+            ).result()
+        except store_battles.DuplicateVoteError as exc:
+            raise HTTPException(409, str(exc)) from exc
+        except StoreError as exc:
+            with self._lock:  # not stored: the rater may vote on it again
+                self._pending.setdefault(sess.id, held)
+            raise HTTPException(503, str(exc)) from exc
+
+    def leaderboard(self) -> dict[str, Any]:
+        """The leaderboard over the stored votes, with ``votes_stored`` (the count now).
+
+        Recomputed only when a vote was added. 1,000 shuffled replays take seconds once there
+        are thousands of votes, so one computation runs at a time: while it runs, other
+        requests get the last board (its ``votes`` says how many votes it covers, and
+        ``updating`` is true); the first request after the votes stop gets the exact one.
+        """
+        with self.readers.connection() as conn:
+            count, last = conn.execute("SELECT COUNT(*), MAX(id) FROM battles").fetchone()
+        board = self._board
+        if board is not None and board["stamp"] == [count, last]:
+            return {**board, "votes_stored": count, "updating": False}
+        if not self._board_lock.acquire(blocking=board is None):
+            assert board is not None
+            return {**board, "votes_stored": count, "updating": True}
+        try:
+            board = self._board
+            if board is None or board["stamp"] != [count, last]:
+                with self.readers.connection() as conn:
+                    votes = store_battles.list_votes(conn)
+                board = self._board = _board_of(votes)
+        finally:
+            self._board_lock.release()
+        return {**board, "votes_stored": board["votes"], "updating": False}
+
+
+def _board_of(votes: list[store_battles.BattleVote]) -> dict[str, Any]:
+    """The leaderboard of these votes, in the order stored: `elo_table` and the vote counts."""
+    battles = [Battle(v.model_a, v.model_b, v.winner) for v in votes]
+    rows = elo_table(battles, **LEADERBOARD_SETTINGS) if battles else []
+    counts: dict[str, int] = dict.fromkeys(store_battles.VOTES, 0)
+    for v in votes:
+        counts[v.vote] += 1
+    return {
+        "stamp": [len(votes), votes[-1].id if votes else None],
+        "votes": len(votes),
+        "vote_counts": counts,
+        "raters": len({v.rater for v in votes}),
+        "settings": {**LEADERBOARD_SETTINGS, "initial": 1000.0, "scale": 400.0, "base": 10.0},
+        "columns": {
+            "elo": "median Elo over 1,000 seeded shuffles of the votes (HEMM)",
+            "win_rate": WIN_RATE_DEFINITIONS["hemm"],
+            "win_rate_over_opponents_met": WIN_RATE_DEFINITIONS["met"],
+        },
+        "tie_note": TIE_NOTE,
+        "models": rows,
+        "computed_at": time.time(),
+    }
+
+
+_ARENA_LOCK = threading.Lock()
+
+
+def arena_of(request: Request) -> Arena:
+    """The app's `Arena`, made on first use from ``app.state.db_path`` and ``readers``."""
+    state = request.app.state
+    found = getattr(state, "arena", None)
+    if found is None:
+        with _ARENA_LOCK:
+            found = getattr(state, "arena", None)
+            if found is None:
+                found = Arena(Path(state.db_path), state.readers)
+                state.arena = found
+    assert isinstance(found, Arena)
+    return found
+
+
+def _rater(request: Request) -> str | None:
+    name = session(request).data.get("rater")
+    return name if isinstance(name, str) else None
+
+
+def _set_rater(request: Request, name: str) -> str:
+    clean = " ".join(name.split())
+    if not clean or len(clean) > store_battles.MAX_RATER_CHARS:
+        raise HTTPException(
+            400, f"a rater name has 1 to {store_battles.MAX_RATER_CHARS} characters"
+        )
+    session(request).data["rater"] = clean
+    return clean
+
+
+def _seg(text: str) -> str:
+    """One URL path segment (ids may hold '/', '?', '#')."""
+    return quote(text, safe="")
+
+
+def _battle_view(arena: Arena, held: _Pending) -> dict[str, Any]:
+    """What the vote page shows: images, prompt, the two answers; never the models."""
+    d = held.draw
+    with arena.readers.connection() as conn:
+        texts = store_battles.battle_texts(conn, d.key_a, d.key_b)
+        recorded = queries.get_sample(conn, d.run_id, d.sample_id) or {}
+    a, b = texts.get(d.key_a), texts.get(d.key_b)
+    if a is None or b is None:
+        raise HTTPException(410, "an answer of this battle is no longer stored; open /arena again")
+    n_images = len(recorded.get("images") or [])
+    return {
+        "battle": held.id,
+        "run_id": d.run_id,
+        "sample_id": d.sample_id,
+        "repeat": d.repeat,
+        "images": [f"/images/{_seg(d.run_id)}/{_seg(d.sample_id)}/{i}" for i in range(n_images)],
+        "prompt": a["prompt"],
+        "prompt_b": b["prompt"] if b["prompt"] != a["prompt"] else None,
+        "answer_a": a["text"],
+        "answer_b": b["text"],
+    }
+
+
+def _votes_by(arena: Arena, rater: str) -> int:
+    with arena.readers.connection() as conn:
+        return store_battles.count_votes(conn, rater=rater)
+
+
+def _reveal_view(arena: Arena, vote: store_battles.BattleVote) -> dict[str, Any]:
+    with arena.readers.connection() as conn:
+        texts = store_battles.battle_texts(conn, vote.key_a, vote.key_b)
+    return {
+        "id": vote.id,
+        "run_id": vote.run_id,
+        "sample_id": vote.sample_id,
+        "repeat": vote.repeat,
+        "model_a": vote.model_a,
+        "model_b": vote.model_b,
+        "vote": vote.vote,
+        "vote_label": VOTE_LABELS[vote.vote],
+        "winner": vote.winner,
+        "prompt": texts.get(vote.key_a, {}).get("prompt"),
+        "answer_a": texts.get(vote.key_a, {}).get("text"),
+        "answer_b": texts.get(vote.key_b, {}).get("text"),
+    }
+
+
+# -- pages ----------------------------------------------------------------------------------
+
+
+@router.get("/arena", include_in_schema=False)
+def arena_page(request: Request) -> Response:
+    """The vote page (or the name form, or the page saying every battle has been seen)."""
+    rater = _rater(request)
+    if rater is None:
+        return _pages.render(
+            request, "arena_rater.html", {"max_chars": store_battles.MAX_RATER_CHARS}
+        )
+    arena = arena_of(request)
+    held = arena.current(session(request), rater)
+    if held is None:
+        index = arena.index()
+        return _pages.render(
+            request,
+            "arena_done.html",
+            {"rater": rater, "battles": index.battles, "models": index.models},
+        )
+    return _pages.render(
+        request,
+        "arena.html",
+        {"rater": rater, "b": _battle_view(arena, held), "labels": VOTE_LABELS},
+    )
+
+
+@router.post("/arena/rater", include_in_schema=False)
+def arena_rater(request: Request, name: Annotated[str, Form()] = "") -> Response:
+    """Set (or change) the session's rater name, then go to the vote page."""
+    _set_rater(request, name)
+    return RedirectResponse("/arena", status_code=303)
+
+
+@router.post("/arena/leave", include_in_schema=False)
+def arena_leave(request: Request) -> Response:
+    """Forget the session's rater (another person takes the seat)."""
+    session(request).data.pop("rater", None)
+    session(request).data.pop("revealed", None)
+    session(request).data.pop("revealed_battle", None)
+    return RedirectResponse("/arena", status_code=303)
+
+
+@router.post("/arena/vote", include_in_schema=False)
+def arena_vote(
+    request: Request,
+    battle: Annotated[str, Form()] = "",
+    vote: Annotated[str, Form()] = "",
+) -> Response:
+    """Store a vote from the vote page's form and show the reveal."""
+    rater = _rater(request)
+    if rater is None:
+        return RedirectResponse("/arena", status_code=303)
+    data = session(request).data
+    if battle and battle == data.get("revealed_battle"):
+        # The same form sent twice (a double click): the first vote stands; show its reveal.
+        return RedirectResponse("/arena/reveal", status_code=303)
+    stored = arena_of(request).vote(session(request), rater, battle, vote)
+    data["revealed"], data["revealed_battle"] = stored, battle
+    return RedirectResponse("/arena/reveal", status_code=303)
+
+
+@router.get("/arena/reveal", include_in_schema=False)
+def arena_reveal(request: Request) -> Response:
+    """Which models the rater's last vote was between (only after the vote)."""
+    stored = session(request).data.get("revealed")
+    if not isinstance(stored, store_battles.BattleVote):
+        return RedirectResponse("/arena", status_code=303)
+    arena = arena_of(request)
+    return _pages.render(
+        request,
+        "arena_reveal.html",
+        {
+            "rater": _rater(request),
+            "r": _reveal_view(arena, stored),
+            "votes_by_rater": _votes_by(arena, stored.rater),
+        },
+    )
+
+
+@router.get("/arena/leaderboard", include_in_schema=False)
+def arena_leaderboard(request: Request) -> Response:
+    """The live leaderboard (the table refreshes itself from the JSON endpoint)."""
+    return _pages.render(
+        request, "arena_leaderboard.html", {"board": arena_of(request).leaderboard()}
+    )
+
+
+_SCRIPT = Path(__file__).with_name("templates") / "arena_leaderboard.js"
+
+
+@router.get("/arena/leaderboard.js", include_in_schema=False)
+def arena_leaderboard_script() -> Response:
+    """The leaderboard's polling script (a file: the pages allow no inline script)."""
+    return Response(
+        _SCRIPT.read_text(encoding="utf-8"),
+        media_type="text/javascript",
+        headers={"cache-control": "no-cache"},
+    )
+
+
+# -- JSON ------------------------------------------------------------------------------------
+
+
+@router.get("/arena/api/session")
+def api_session(request: Request) -> dict[str, Any]:
+    """The session's rater (or null) and its CSRF token, for scripts and API clients."""
+    return {"rater": _rater(request), "csrf_token": session(request).csrf_token}
+
+
+@router.post("/arena/api/rater")
+def api_rater(request: Request, name: Annotated[str, Body(embed=True)]) -> dict[str, Any]:
+    """Set the session's rater name."""
+    return {"rater": _set_rater(request, name)}
+
+
+@router.get("/arena/api/battle")
+def api_battle(request: Request) -> Response:
+    """The session's current battle (the same one until it is voted on); 204 when none is left."""
+    rater = _rater(request)
+    if rater is None:
+        raise HTTPException(409, "set a rater name first (POST /arena/api/rater)")
+    arena = arena_of(request)
+    held = arena.current(session(request), rater)
+    if held is None:
+        return Response(status_code=204)
+    return JSONResponse(_battle_view(arena, held))
+
+
+@router.post("/arena/api/vote")
+def api_vote(
+    request: Request,
+    battle: Annotated[str, Body()],
+    vote: Annotated[str, Body()],
+) -> dict[str, Any]:
+    """Vote on the current battle; the answer names its two models (the reveal)."""
+    rater = _rater(request)
+    if rater is None:
+        raise HTTPException(409, "set a rater name first (POST /arena/api/rater)")
+    arena = arena_of(request)
+    stored = arena.vote(session(request), rater, battle, vote)
+    data = session(request).data
+    data["revealed"], data["revealed_battle"] = stored, battle
+    return _reveal_view(arena, stored)
+
+
+@router.get("/arena/api/leaderboard")
+def api_leaderboard(request: Request) -> dict[str, Any]:
+    """The leaderboard: `elo_table` rows over every stored vote, with its settings."""
+    return arena_of(request).leaderboard()

@@ -1,0 +1,134 @@
+"""``/compare``: two runs, or two models of one run, on the same data.
+
+The figures are `lmmprobe.report.compare.compare_runs`, the very comparison ``lmmprobe
+compare`` prints: the accuracy difference with a paired bootstrap 95% interval, McNemar's exact
+test, agreement, and the answers where one side is right and the other wrong (paged here, 50
+to a page). A comparison is kept for the next pages until either run changes.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, replace
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from lmmprobe.report.compare import Comparison, compare_runs
+from lmmprobe.serve import _pages
+from lmmprobe.store import queries
+
+__all__ = ["COMPARE_TIME_LIMIT_S", "PAGE", "router"]
+
+router = APIRouter()
+
+PAGE = 50
+"""Differing answers per page."""
+
+COMPARE_TIME_LIMIT_S = 300.0
+"""Seconds a comparison's queries may take (two models of a million-row run take a few)."""
+
+_KEEP = 8  # comparisons kept for paging
+_cache: OrderedDict[tuple[Any, ...], Comparison] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _stamp(conn: sqlite3.Connection, run_id: str) -> float | None:
+    row = conn.execute("SELECT updated_at FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return None if row is None else float(row[0])
+
+
+def _comparison(
+    conn: sqlite3.Connection, run_a: str, model_a: str, run_b: str, model_b: str
+) -> Comparison:
+    key = (run_a, model_a, run_b, model_b, _stamp(conn, run_a), _stamp(conn, run_b))
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    try:
+        found = compare_runs(conn, run_a, model_a, run_b, model_b, limit=10**9)
+    except ImportError as exc:  # scipy missing: say what to install
+        raise HTTPException(status_code=500, detail=str(exc)) from exc
+    with _cache_lock:
+        _cache[key] = found
+        while len(_cache) > _KEEP:
+            _cache.popitem(last=False)
+    return found
+
+
+def _pick(models_a: list[str], models_b: list[str], same: bool) -> tuple[str | None, str | None]:
+    """Default models: two of one run, or the one both runs share (else each run's first)."""
+    if same:
+        return (models_a[0], models_a[1]) if len(models_a) >= 2 else (None, None)
+    shared = [m for m in models_a if m in models_b]
+    if shared:
+        return shared[0], shared[0]
+    return (models_a[0] if models_a else None), (models_b[0] if models_b else None)
+
+
+def _view(request: Request) -> dict[str, Any]:
+    q = request.query_params
+    try:
+        offset = max(0, int(q.get("offset") or 0))
+    except ValueError:
+        raise HTTPException(status_code=422, detail="offset: a whole number") from None
+    # A comparison reads both sides' every answer: longer than a page may take.
+    with _pages.connection(request, COMPARE_TIME_LIMIT_S) as conn:
+        runs = queries.list_runs(conn)
+        known = {r.id for r in runs}
+        run_a = q.get("run_a") or (runs[0].id if runs else None)
+        run_b = q.get("run_b") or run_a
+        for name, value in (("run_a", run_a), ("run_b", run_b)):
+            if value is not None and value not in known:
+                raise _pages.not_found(f"{name}: no run {value!r} in this store")
+        models_a = queries.run_models(conn, run_a) if run_a else []
+        models_b = models_a if run_b == run_a else queries.run_models(conn, run_b or "")
+        pick_a, pick_b = _pick(models_a, models_b, run_a == run_b)
+        model_a = q.get("model_a") or pick_a
+        model_b = q.get("model_b") or pick_b
+        problem = None
+        result = None
+        if run_a and run_b and model_a and model_b:
+            if model_a not in models_a:
+                problem = f"run {run_a} has no scores for model {model_a!r}"
+            elif model_b not in models_b:
+                problem = f"run {run_b} has no scores for model {model_b!r}"
+            elif run_a == run_b and model_a == model_b:
+                problem = "both sides are the same model of the same run: pick two models or runs"
+            else:
+                full = _comparison(conn, run_a, model_a, run_b, model_b)
+                result = replace(full, differ=full.differ[offset : offset + PAGE], offset=offset)
+        elif runs:
+            problem = "pick two models (a run with one model is compared with another run)"
+    return {
+        "runs": runs,
+        "run_a": run_a,
+        "run_b": run_b,
+        "models_a": models_a,
+        "models_b": models_b,
+        "model_a": model_a,
+        "model_b": model_b,
+        "result": result,
+        "problem": problem,
+        "offset": offset,
+        "page": PAGE,
+    }
+
+
+@router.get("/compare", response_class=HTMLResponse, include_in_schema=False)
+def compare_page(request: Request) -> HTMLResponse:
+    """Pick two runs and models; see their paired comparison and where they differ."""
+    return _pages.render(request, "compare.html", _view(request))
+
+
+@router.get("/api/compare")
+def api_compare(request: Request) -> dict[str, Any]:
+    """The comparison as JSON (``run_a``, ``model_a``, ``run_b``, ``model_b``, ``offset``)."""
+    view = _view(request)
+    if view["result"] is None:
+        raise HTTPException(status_code=422, detail=view["problem"] or "nothing to compare")
+    return asdict(view["result"])

@@ -1,0 +1,110 @@
+"""Pages and JSON of runs: the list (``/``, ``/api/runs``) and one run (``/runs/{run}``).
+
+A run's metrics and breakdowns are those its results hold (the figures of ``results.json``,
+with their 95% intervals); a run still going has none yet and shows its rows' counts instead,
+read live from the scores table.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from lmmprobe.metrics import headline_metrics
+from lmmprobe.serve import _pages
+from lmmprobe.store import queries
+
+__all__ = ["metric_names", "router"]
+
+router = APIRouter()
+
+# Metrics whose value is a share (0..1), shown with a bar.
+_SHARE_METRICS = frozenset(
+    {"accuracy", "balanced_accuracy", "format_hit_rate", "unparsed_rate", "error_rate",
+     "abstention_rate"}
+)  # fmt: skip
+
+
+def metric_names(metrics: dict[str, dict[str, Any]]) -> list[str]:
+    """The metric names of a run's models: headline metrics first (in column order), then others."""
+    present: list[str] = []
+    for per_model in metrics.values():
+        for name in per_model:
+            if name not in present:
+                present.append(name)
+    head = [m.name for m in headline_metrics() if m.name in present]
+    return head + [n for n in present if n not in head]
+
+
+def _run_json(row: queries.RunRow) -> dict[str, Any]:
+    out = asdict(row)
+    out["url"] = f"/runs/{_pages.quote_segment(row.id)}"
+    return out
+
+
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def runs_page(request: Request) -> HTMLResponse:
+    """Every stored run, newest first; running runs update live."""
+    with _pages.connection(request) as conn:
+        runs = queries.list_runs(conn)
+    return _pages.render(request, "runs.html", {"runs": runs})
+
+
+@router.get("/api/runs")
+def api_runs(request: Request) -> dict[str, Any]:
+    """The runs as JSON (what the runs page polls): ``{"now": ..., "runs": [...]}``."""
+    with _pages.connection(request) as conn:
+        runs = queries.list_runs(conn)
+    return {"now": time.time(), "runs": [_run_json(r) for r in runs]}
+
+
+def _run_view(request: Request, run_id: str) -> dict[str, Any]:
+    with _pages.connection(request) as conn:
+        found = queries.get_run(conn, run_id)
+        if found is None:
+            raise _pages.not_found(f"no run {run_id!r} in this store")
+        row, docs = found
+        models = queries.run_models(conn, run_id) or row.models
+        # A run without results (still going, or stopped) shows what its scores say so far.
+        counts = queries.model_counts(conn, run_id) if not docs["results"] else {}
+    results = docs["results"]
+    per_model = results.get("models") if isinstance(results.get("models"), dict) else {}
+    breakdown_keys: list[str] = []
+    for m in per_model.values():
+        for key in (m.get("breakdown") or {}) if isinstance(m, dict) else {}:
+            if key not in breakdown_keys:
+                breakdown_keys.append(key)
+    return {
+        "run": row,
+        "spec": docs["spec"],
+        "manifest": docs["manifest"],
+        "results": results,
+        "models": models or row.models,
+        "per_model": per_model,
+        "metric_names": metric_names(row.metrics),
+        "share_metrics": _SHARE_METRICS,
+        "breakdown_keys": breakdown_keys,
+        "counts": counts,
+    }
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+def run_page(request: Request, run_id: str) -> HTMLResponse:
+    """One run: its facts, metrics per model with intervals, breakdowns, request counts."""
+    return _pages.render(request, "run.html", _run_view(request, run_id))
+
+
+@router.get("/api/runs/{run_id}")
+def api_run(request: Request, run_id: str) -> dict[str, Any]:
+    """One run as JSON: its row, models, counts (while running) and results."""
+    view = _run_view(request, run_id)
+    return {
+        "run": _run_json(view["run"]),
+        "models": view["models"],
+        "counts": view["counts"],
+        "results": view["results"] or None,
+    }

@@ -1,0 +1,260 @@
+"""The sample browser (``/runs/{run}/samples``) and one sample (``/runs/{run}/samples/{id}``).
+
+The browser lists a run's rows (one per model, sample and repeat) filtered in SQL by model,
+verdict, stage, a metadata key (and value) and text, and pages them by keyset: the page after
+is ``?after=CURSOR``, the page before ``?before=CURSOR`` (`lmmprobe.store.queries.score_page`),
+so the ten-thousandth page costs what the first does. A sample's page shows its images, the
+question, options and gold answer as the run recorded them, and every model's answer: the
+exact prompt sent, the raw output, the extracted answer, the verdict and the stage.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from lmmprobe.serve import _pages
+from lmmprobe.store import queries, search
+from lmmprobe.store.queries import Cursor, RowFilter
+
+__all__ = ["PAGE_SIZES", "router"]
+
+router = APIRouter()
+
+PAGE_SIZES = (25, 50, 100, 200)
+"""Rows per page a browser may ask for (default 50)."""
+
+_VERDICTS = ("correct", "wrong")
+_STAGES = ("format_hit", "unparsed", "error")
+_MAX_TEXT = 200  # characters of a search text or metadata filter
+
+
+def _bad(detail: str) -> HTTPException:
+    return HTTPException(status_code=422, detail=detail)
+
+
+def _cursor(text: str | None, name: str) -> Cursor | None:
+    """A page cursor from its query value (JSON ``[sample_id, model, repeat]``)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if (
+        isinstance(value, list)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and isinstance(value[1], str)
+        and isinstance(value[2], int)
+        and not isinstance(value[2], bool)
+    ):
+        return (value[0], value[1], value[2])
+    raise _bad(f"{name}: not a page cursor (a JSON list [sample_id, model, repeat])")
+
+
+def _one_of(value: str | None, allowed: tuple[str, ...], name: str) -> Any:
+    if value in (None, ""):
+        return None
+    if value not in allowed:
+        raise _bad(f"{name}: {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _short(value: str | None, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if len(value) > _MAX_TEXT:
+        raise _bad(f"{name}: at most {_MAX_TEXT} characters")
+    return value
+
+
+def _browse(request: Request, run_id: str) -> dict[str, Any]:
+    q = request.query_params
+    flt = RowFilter(
+        model=_short(q.get("model"), "model"),
+        verdict=_one_of(q.get("verdict"), _VERDICTS, "verdict"),
+        stage=_one_of(q.get("stage"), _STAGES, "stage"),
+        meta_key=_short(q.get("key"), "key"),
+        meta_value=_short(q.get("value"), "value"),
+        text=_short(q.get("q"), "q"),
+    )
+    try:
+        limit = int(q.get("limit") or 50)
+    except ValueError:
+        limit = -1
+    if limit not in PAGE_SIZES:
+        raise _bad(f"limit: one of {', '.join(map(str, PAGE_SIZES))}")
+    after, before = _cursor(q.get("after"), "after"), _cursor(q.get("before"), "before")
+    with _pages.connection(request) as conn:
+        found = queries.get_run(conn, run_id)
+        if found is None:
+            raise _pages.not_found(f"no run {run_id!r} in this store")
+        run, _ = found
+        page = queries.score_page(conn, run_id, flt, after=after, before=before, limit=limit)
+        models = queries.run_models(conn, run_id) or run.models
+        keys = queries.metadata_keys(conn, run_id)
+        note = _search_note(request, conn, run, flt) if page.search == "scan" else None
+    params = {
+        "model": flt.model,
+        "verdict": flt.verdict,
+        "stage": flt.stage,
+        "key": flt.meta_key,
+        "value": flt.meta_value,
+        "q": flt.text,
+        "limit": None if limit == 50 else limit,
+    }
+    return {
+        "run": run,
+        "page": page,
+        "filter": flt,
+        "params": params,
+        "models": models,
+        "meta_keys": keys,
+        "limit": limit,
+        "page_sizes": PAGE_SIZES,
+        "next": None if page.next is None else json.dumps(list(page.next)),
+        "prev": None if page.prev is None else json.dumps(list(page.prev)),
+        "first": after is None and before is None,
+        "search_note": note,
+    }
+
+
+def _search_note(
+    request: Request, conn: sqlite3.Connection, run: queries.RunRow, flt: RowFilter
+) -> str:
+    """Why a text search read the run's rows instead of its search index (shown on the page)."""
+    slow = (
+        "this search reads the run's rows instead (slow for a rare text on a big run; "
+        f"stopped after {request.app.state.readers.time_limit_s:g} s)"
+    )
+    if not search.searchable(flt.text):
+        return f"Texts under {search.MIN_CHARS} characters are not in the search index: {slow}."
+    if run.status == "running":
+        return f"This run is still running; its search index is built when it ends: {slow}."
+    indexer: search.SearchIndexer | None = getattr(request.app.state, "search_indexer", None)
+    if indexer is not None:
+        if indexer.error and search.index_progress(conn, run.id) is None:
+            return f"The search index cannot be built ({indexer.error}): {slow}."
+        indexer.prioritise(run.id)
+    state = search.index_progress(conn, run.id)
+    if state is not None and state[0] == "failed":
+        return f"The search index of this run could not be built: {slow}."
+    done = f" ({state[1]:,} rows so far)" if state is not None and state[0] == "building" else ""
+    return f"The search index of this run is being built{done}: {slow}."
+
+
+@router.get("/runs/{run_id}/samples", response_class=HTMLResponse, include_in_schema=False)
+def samples_page(request: Request, run_id: str) -> HTMLResponse:
+    """A run's rows, filtered and paged (see the module docstring for the parameters)."""
+    return _pages.render(request, "samples.html", _browse(request, run_id))
+
+
+@router.get("/api/runs/{run_id}/samples")
+def api_samples(request: Request, run_id: str) -> dict[str, Any]:
+    """A page of a run's rows as JSON, with the cursors of the pages before and after.
+
+    Query parameters: ``model``, ``verdict`` (correct, wrong), ``stage`` (format_hit,
+    unparsed, error), ``key`` and ``value`` (metadata), ``q`` (text), ``limit``, ``after`` /
+    ``before`` (a cursor from a previous page). With ``q``, ``search`` says whether the run's
+    search index answered (``index``) or its rows were read (``scan``, and ``search_note``
+    says why: index being built, run still running, text under 3 characters).
+    """
+    view = _browse(request, run_id)
+    page: queries.ScorePage = view["page"]
+    return {
+        "run_id": run_id,
+        "rows": [asdict(r) for r in page.rows],
+        "next": view["next"],
+        "prev": view["prev"],
+        "total": page.total,
+        "capped": page.capped,
+        "search": page.search,
+        "search_note": view["search_note"],
+    }
+
+
+def _choices_view(sample: dict[str, Any]) -> list[dict[str, Any]]:
+    choices = sample.get("choices")
+    if not isinstance(choices, list):
+        return []
+    answer = sample.get("answer")
+    return [
+        {"text": str(c), "gold": isinstance(answer, int) and answer == i}
+        for i, c in enumerate(choices)
+    ]
+
+
+def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
+    with _pages.connection(request) as conn:
+        found = queries.get_run(conn, run_id)
+        if found is None:
+            raise _pages.not_found(f"no run {run_id!r} in this store")
+        run, _ = found
+        sample = queries.get_sample(conn, run_id, sample_id)
+        answers = queries.sample_answers(conn, run_id, sample_id)
+        if sample is None and not answers:
+            raise _pages.not_found(f"no sample {sample_id!r} in run {run_id}")
+        prev_id, next_id = queries.neighbour_samples(conn, run_id, sample_id)
+    images = sample.get("images") if sample else None
+    n_images = len(images) if isinstance(images, list) else 0
+    answer = sample.get("answer") if sample else None
+    gold_texts = (
+        [str(a) for a in answer]
+        if isinstance(answer, list)
+        else [answers[0].gold_text]
+        if answers
+        else []
+    )
+    if isinstance(answer, int):
+        gold_texts = [c["text"] for c in _choices_view(sample or {}) if c["gold"]]
+    metadata = (sample or {}).get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = answers[0].metadata if answers else {}
+    return {
+        "run": run,
+        "sample_id": sample_id,
+        "sample": sample,
+        "question": (sample or {}).get("question"),
+        "context": (sample or {}).get("context"),
+        "history": (sample or {}).get("history") or [],
+        "formulation": (sample or {}).get("formulation"),
+        "choices": _choices_view(sample or {}),
+        "gold": gold_texts,
+        "metadata": metadata,
+        "n_images": n_images,
+        "answers": answers,
+        "prev_id": prev_id,
+        "next_id": next_id,
+    }
+
+
+@router.get(
+    "/runs/{run_id}/samples/{sample_id:path}",
+    response_class=HTMLResponse,
+    include_in_schema=False,
+)
+def sample_page(request: Request, run_id: str, sample_id: str) -> HTMLResponse:
+    """One sample of a run: images, question, gold, and every model's answer in full."""
+    return _pages.render(request, "sample.html", _sample_view(request, run_id, sample_id))
+
+
+@router.get("/api/runs/{run_id}/samples/{sample_id:path}")
+def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
+    """One sample as JSON: the recorded sample (images as URLs) and every model's answer."""
+    view = _sample_view(request, run_id, sample_id)
+    base = f"/images/{_pages.quote_segment(run_id)}/{_pages.quote_segment(sample_id)}"
+    sample = dict(view["sample"] or {})
+    sample.pop("images", None)
+    return {
+        "run_id": run_id,
+        "sample_id": sample_id,
+        "sample": sample or None,
+        "images": [f"{base}/{i}" for i in range(view["n_images"])],
+        "answers": [asdict(a) for a in view["answers"]],
+    }

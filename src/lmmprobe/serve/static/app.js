@@ -1,0 +1,184 @@
+// lmmprobe serve: live runs, the image lightbox, small form helpers. No framework; every text
+// from the store is set with textContent, never parsed as HTML.
+"use strict";
+
+(function () {
+  const POLL_MS = 3000;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function shortSpec(spec) {
+    // As lmmprobe.report's short_spec: no backend prefix, server or folders.
+    const comma = spec.indexOf(",");
+    let name = comma >= 0 ? spec.slice(0, comma) : spec;
+    const options = comma >= 0 ? spec.slice(comma) : "";
+    name = name.replace(/^[a-z][a-z0-9_+-]*:(?!\/\/)/, "");
+    name = name.split("@")[0] || name;
+    const parts = name.replace(/\/+$/, "").split("/");
+    name = parts[parts.length - 1] || name;
+    return name + options;
+  }
+
+  function two(n) { return String(n).padStart(2, "0"); }
+  function when(ts) {
+    const d = new Date(ts * 1000);
+    return d.getFullYear() + "-" + two(d.getMonth() + 1) + "-" + two(d.getDate()) + " " +
+      two(d.getHours()) + ":" + two(d.getMinutes()) + ":" + two(d.getSeconds());
+  }
+  function duration(s) {
+    s = Math.max(0, Math.floor(s));
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
+    return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+  }
+  function metric(m) {
+    if (!m || typeof m.value !== "number" || !isFinite(m.value)) return "-";
+    return m.value.toFixed(3);
+  }
+
+  function runRow(r, now) {
+    const tr = el("tr");
+    tr.dataset.run = r.id;
+    tr.dataset.status = r.status;
+    const id = el("td", "id");
+    const a = el("a", null, r.id);
+    a.href = r.url;
+    id.appendChild(a);
+    tr.appendChild(id);
+    const st = el("td");
+    st.appendChild(el("span", "badge st-" + r.status, r.status.replace(/_/g, " ")));
+    tr.appendChild(st);
+    const data = el("td", "data", r.data || "-");
+    data.title = r.data || "";
+    tr.appendChild(data);
+    const models = el("td", "models");
+    if (!r.models.length) models.textContent = "-";
+    r.models.forEach(function (m) {
+      const row = el("div", "mrow");
+      const name = el("span", "model", shortSpec(m));
+      name.title = m;
+      row.appendChild(name);
+      row.appendChild(document.createTextNode(" "));
+      row.appendChild(el("span", "acc", metric((r.metrics[m] || {}).accuracy)));
+      models.appendChild(row);
+    });
+    tr.appendChild(models);
+    const n = el("td", "num", r.n === null ? "-" : r.n);
+    if (r.status === "running" && r.asked !== null) n.appendChild(el("div", "small", r.asked + " asked"));
+    tr.appendChild(n);
+    tr.appendChild(el("td", "when", when(r.created_at)));
+    tr.appendChild(el("td", "num", duration((r.status === "running" ? now : r.updated_at) - r.created_at)));
+    return tr;
+  }
+
+  function liveRuns() {
+    const table = document.getElementById("runs-table");
+    if (!table) return;
+    const note = document.getElementById("live-note");
+    async function tick() {
+      try {
+        const resp = await fetch(table.dataset.live, { credentials: "same-origin", cache: "no-store" });
+        if (resp.ok) {
+          const body = await resp.json();
+          const tbody = el("tbody");
+          body.runs.forEach(function (r) { tbody.appendChild(runRow(r, body.now)); });
+          table.replaceChild(tbody, table.tBodies[0]);
+          const running = body.runs.some(function (r) { return r.status === "running"; });
+          if (note) note.hidden = !running;
+          table.dataset.updated = String(body.now);
+        }
+      } catch (e) { /* the server restarting: try again next tick */ }
+      setTimeout(tick, POLL_MS);
+    }
+    if (note) note.hidden = !table.querySelector('tr[data-status="running"]');
+    setTimeout(tick, POLL_MS);
+  }
+
+  function liveRun() {
+    const probe = document.getElementById("run-live");
+    if (!probe) return;
+    async function tick() {
+      try {
+        const resp = await fetch(probe.dataset.live, { credentials: "same-origin", cache: "no-store" });
+        if (resp.ok) {
+          const body = await resp.json();
+          const asked = document.getElementById("asked");
+          if (asked && body.run.asked !== null) asked.textContent = "(" + body.run.asked + " asked so far)";
+          const counted = JSON.stringify(body.counts);
+          if (body.run.status !== probe.dataset.status ||
+              (probe.dataset.counts !== undefined && probe.dataset.counts !== counted)) {
+            window.location.reload();
+            return;
+          }
+          probe.dataset.counts = counted;
+        }
+      } catch (e) { /* try again */ }
+      setTimeout(tick, POLL_MS);
+    }
+    setTimeout(tick, POLL_MS);
+  }
+
+  function lightbox() {
+    const box = document.getElementById("lightbox");
+    if (!box) return;
+    const big = box.querySelector("img");
+    document.addEventListener("click", function (ev) {
+      const img = ev.target.closest ? ev.target.closest("img.zoomable") : null;
+      if (img) {
+        big.src = img.src;
+        big.alt = img.alt;
+        box.hidden = false;
+        ev.preventDefault();
+      } else if (!box.hidden && box.contains(ev.target)) {
+        box.hidden = true;
+      }
+    });
+    document.addEventListener("keydown", function (ev) {
+      if (ev.key === "Escape") box.hidden = true;
+    });
+  }
+
+  function metaValues() {
+    const key = document.getElementById("meta-key");
+    const list = document.getElementById("meta-values");
+    const data = document.getElementById("meta-keys-data");
+    if (!key || !list || !data) return;
+    const values = JSON.parse(data.textContent || "{}");
+    key.addEventListener("change", function () {
+      list.replaceChildren();
+      (values[key.value] || []).forEach(function (v) {
+        const opt = document.createElement("option");
+        opt.value = v;
+        list.appendChild(opt);
+      });
+      const value = document.getElementById("meta-value");
+      if (value) value.value = "";
+    });
+  }
+
+  function compareForm() {
+    const form = document.getElementById("compare-form");
+    if (!form) return;
+    form.querySelectorAll("select.autosubmit").forEach(function (sel) {
+      sel.addEventListener("change", function () {
+        // The other run's models differ: let the server pick them again.
+        const model = sel.closest("fieldset").querySelector("select:not(.autosubmit)");
+        if (model) model.disabled = true;
+        form.submit();
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    liveRuns();
+    liveRun();
+    lightbox();
+    metaValues();
+    compareForm();
+  });
+})();

@@ -1,0 +1,367 @@
+"""Human battles (the arena of ``lmmprobe serve``): votes between two stored answers.
+
+A battle shows one rater two models' answers to the same sample and repeat of a run, in an
+order the rater cannot tell, and records the vote: ``a`` (left), ``b`` (right), ``tie`` or
+``both_bad``. Rows live in the store's ``battles`` table (schema 5) with the rater, the time,
+the run, sample and repeat, both response keys and both models **in the order shown**.
+
+For Elo, a vote becomes a battle winner (`WINNER_OF_VOTE`): ``a`` and ``b`` name the winner;
+``tie`` and ``both_bad`` are both ties, as HEMM and FastChat count Chatbot Arena's
+``tie (bothbad)``. Exports keep the vote itself in an extra ``vote`` field.
+
+Writes go through `Store.transaction` (``BEGIN IMMEDIATE`` with the store's lock timeout), so
+a vote this module returns from is committed; a rater never votes twice on the same sample,
+repeat and pair of models, whatever order the pair was shown in.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lmmprobe.store.sqlite import Store
+
+__all__ = [
+    "VOTES",
+    "WINNER_OF_VOTE",
+    "ArenaItem",
+    "BattleVote",
+    "DuplicateVoteError",
+    "Reader",
+    "arena_items",
+    "battle_texts",
+    "count_votes",
+    "export_rows",
+    "item_counts",
+    "list_votes",
+    "pair_counts",
+    "record_vote",
+    "seen_pairs",
+    "write_jsonl",
+]
+
+Vote = Literal["a", "b", "tie", "both_bad"]
+VOTES: tuple[Vote, ...] = ("a", "b", "tie", "both_bad")
+"""The votes a rater can cast: left better, right better, tie, both bad."""
+
+WINNER_OF_VOTE: dict[str, Literal["a", "b", "tie"]] = {
+    "a": "a",
+    "b": "b",
+    "tie": "tie",
+    "both_bad": "tie",
+}
+"""Vote -> battle winner for Elo; ``both_bad`` is a tie, as FastChat's ``tie (bothbad)``."""
+
+MAX_RATER_CHARS = 80
+"""Longest rater name stored (names are display labels, not identities)."""
+
+_VOTE_COLUMNS = (
+    "id, created_at, rater, run_id, sample_id, repeat, model_a, model_b, key_a, key_b, vote"
+)
+
+
+Reader = Store | sqlite3.Connection
+"""What the read functions take: a `Store`, or an open connection to one (a reader pool's)."""
+
+
+def _conn(source: Reader) -> sqlite3.Connection:
+    return source.conn if isinstance(source, Store) else source
+
+
+class DuplicateVoteError(ValueError):
+    """The rater has already voted on this sample, repeat and pair of models."""
+
+
+@dataclass(frozen=True, slots=True)
+class BattleVote:
+    """One stored vote.
+
+    Attributes:
+        id: Row id; votes are numbered in the order they were stored.
+        created_at: Unix time of the vote.
+        rater: The name the rater entered.
+        run_id: The run whose responses were compared.
+        sample_id: The sample both models answered.
+        repeat: The repeat of the sample within the run.
+        model_a: The model whose answer was shown first (left, "A").
+        model_b: The model whose answer was shown second (right, "B").
+        key_a: The stored response key of A's answer.
+        key_b: The stored response key of B's answer.
+        vote: ``a``, ``b``, ``tie`` or ``both_bad``.
+
+    """
+
+    id: int
+    created_at: float
+    rater: str
+    run_id: str
+    sample_id: str
+    repeat: int
+    model_a: str
+    model_b: str
+    key_a: str
+    key_b: str
+    vote: str
+
+    @property
+    def winner(self) -> Literal["a", "b", "tie"]:
+        """The battle winner Elo counts (`WINNER_OF_VOTE`)."""
+        return WINNER_OF_VOTE[self.vote]
+
+    def export_row(self) -> dict[str, Any]:
+        """The vote as a line of a battle file that ``lmmprobe elo`` reads.
+
+        ``winner`` is what Elo counts (``both_bad`` -> ``tie``); ``vote`` keeps the vote cast.
+        """
+        row = asdict(self)
+        return {
+            "model_a": row.pop("model_a"),
+            "model_b": row.pop("model_b"),
+            "winner": self.winner,
+            **row,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaItem:
+    """A sample and repeat of a run that at least two models answered with text.
+
+    Attributes:
+        run_id: The run.
+        sample_id: The sample.
+        repeat: The repeat.
+        keys: Model -> key of its stored response (only answers without error, with text).
+
+    """
+
+    run_id: str
+    sample_id: str
+    repeat: int
+    keys: dict[str, str]
+
+
+def _check_vote(vote: str) -> None:
+    if vote not in VOTES:
+        raise ValueError(f"vote must be one of {', '.join(VOTES)}, got {vote!r}")
+
+
+def record_vote(
+    store: Store,
+    *,
+    rater: str,
+    run_id: str,
+    sample_id: str,
+    repeat: int,
+    model_a: str,
+    model_b: str,
+    key_a: str,
+    key_b: str,
+    vote: str,
+    created_at: float | None = None,
+) -> BattleVote:
+    """Store one vote and commit it before returning.
+
+    Args:
+        store: The store.
+        rater: The rater's name (stripped; 1 to `MAX_RATER_CHARS` characters).
+        run_id: The run both responses belong to.
+        sample_id: The sample.
+        repeat: The repeat.
+        model_a: The model shown first (left).
+        model_b: The model shown second (right), not `model_a`.
+        key_a: A's response key.
+        key_b: B's response key.
+        vote: ``a``, ``b``, ``tie`` or ``both_bad``.
+        created_at: Unix time of the vote (now by default).
+
+    Returns:
+        The stored vote, with its id.
+
+    Raises:
+        ValueError: The vote, rater or models are invalid.
+        DuplicateVoteError: The rater already voted on this sample, repeat and pair (in
+            either order); nothing is stored.
+        StoreError: The store cannot be written (locked past its timeout, disk full...);
+            nothing is stored.
+
+    """
+    _check_vote(vote)
+    name = rater.strip()
+    if not name or len(name) > MAX_RATER_CHARS:
+        raise ValueError(f"rater must be 1 to {MAX_RATER_CHARS} characters, got {len(name)}")
+    if model_a == model_b:
+        raise ValueError(f"a battle needs two different models, got {model_a!r} twice")
+    when = time.time() if created_at is None else created_at
+    with store.transaction(doing=f"storing a vote of {name}") as c:
+        # Inside BEGIN IMMEDIATE: no other writer can slip the same battle in between.
+        already = c.execute(
+            "SELECT 1 FROM battles WHERE rater = ? AND run_id = ? AND sample_id = ? AND "
+            "repeat = ? AND ((model_a = ? AND model_b = ?) OR (model_a = ? AND model_b = ?))",
+            (name, run_id, sample_id, repeat, model_a, model_b, model_b, model_a),
+        ).fetchone()
+        if already is not None:
+            raise DuplicateVoteError(
+                f"{name} has already voted on sample {sample_id} (repeat {repeat}) of run "
+                f"{run_id} between {model_a} and {model_b}"
+            )
+        try:
+            cur = c.execute(
+                "INSERT INTO battles (created_at, rater, run_id, sample_id, repeat, model_a, "
+                "model_b, key_a, key_b, vote) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (when, name, run_id, sample_id, repeat, model_a, model_b, key_a, key_b, vote),
+            )
+        except sqlite3.IntegrityError as exc:  # the UNIQUE constraint, as a second guard
+            raise DuplicateVoteError(f"{name} has already voted on this battle ({exc})") from exc
+        row_id = cur.lastrowid
+    assert row_id is not None  # an INSERT always sets it
+    return BattleVote(
+        row_id, when, name, run_id, sample_id, repeat, model_a, model_b, key_a, key_b, vote
+    )
+
+
+def _vote_from_row(row: tuple[Any, ...]) -> BattleVote:
+    return BattleVote(*row)
+
+
+def list_votes(
+    store: Reader, *, rater: str | None = None, after_id: int = 0, limit: int | None = None
+) -> list[BattleVote]:
+    """Stored votes in the order they were stored (by id).
+
+    Args:
+        store: The store.
+        rater: Only this rater's votes (all by default).
+        after_id: Only votes with a larger id (to read new votes incrementally).
+        limit: At most this many (all by default).
+
+    Returns:
+        The votes, oldest first.
+
+    """
+    sql = f"SELECT {_VOTE_COLUMNS} FROM battles WHERE id > ?"
+    args: list[Any] = [after_id]
+    if rater is not None:
+        sql += " AND rater = ?"
+        args.append(rater)
+    sql += " ORDER BY id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return [_vote_from_row(r) for r in _conn(store).execute(sql, args)]
+
+
+def count_votes(store: Reader, *, rater: str | None = None) -> int:
+    """Number of stored votes (of one rater, or of all)."""
+    if rater is None:
+        row = _conn(store).execute("SELECT COUNT(*) FROM battles").fetchone()
+    else:
+        row = (
+            _conn(store)
+            .execute("SELECT COUNT(*) FROM battles WHERE rater = ?", (rater,))
+            .fetchone()
+        )
+    return int(row[0])
+
+
+def seen_pairs(store: Reader, rater: str) -> set[tuple[str, str, int, str, str]]:
+    """The battles a rater has voted on, as ``(run_id, sample_id, repeat, m1, m2)``, m1 < m2.
+
+    The pair is sorted, so a battle counts as seen whichever side each model was shown on.
+    """
+    rows = _conn(store).execute(
+        "SELECT run_id, sample_id, repeat, model_a, model_b FROM battles WHERE rater = ?",
+        (rater,),
+    )
+    return {(r, s, int(k), min(a, b), max(a, b)) for r, s, k, a, b in rows}
+
+
+def pair_counts(store: Reader) -> dict[tuple[str, str], int]:
+    """Votes per pair of models (the pair sorted, whichever side each was shown on)."""
+    rows = _conn(store).execute(
+        "SELECT min(model_a, model_b), max(model_a, model_b), COUNT(*) FROM battles GROUP BY 1, 2"
+    )
+    return {(a, b): int(n) for a, b, n in rows}
+
+
+def item_counts(store: Reader) -> dict[tuple[str, str, int, str, str], int]:
+    """Votes per ``(run_id, sample_id, repeat, m1, m2)`` battle (m1 < m2), all raters."""
+    rows = _conn(store).execute(
+        "SELECT run_id, sample_id, repeat, min(model_a, model_b), max(model_a, model_b), "
+        "COUNT(*) FROM battles GROUP BY 1, 2, 3, 4, 5"
+    )
+    return {(r, s, int(k), a, b): int(n) for r, s, k, a, b, n in rows}
+
+
+def export_rows(store: Reader) -> Iterator[dict[str, Any]]:
+    """Every vote as a battle-file row (`BattleVote.export_row`), in the order stored."""
+    cur = _conn(store).execute(f"SELECT {_VOTE_COLUMNS} FROM battles ORDER BY id")
+    for row in cur:
+        yield _vote_from_row(row).export_row()
+
+
+def write_jsonl(store: Reader, path: str | Path) -> int:
+    """Write every vote as JSONL that ``lmmprobe elo`` reads; return the number written.
+
+    The file is written to a temporary name beside `path` and renamed into place, so a
+    reader never sees half a file.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    n = 0
+    with tmp.open("w", encoding="utf-8") as f:
+        for row in export_rows(store):
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            n += 1
+    tmp.replace(target)
+    return n
+
+
+def arena_items(store: Reader) -> list[ArenaItem]:
+    """The samples and repeats of stored runs that two or more models answered with text.
+
+    Only generated answers (no likelihood scores) that were stored without an error count.
+
+    Returns:
+        Items ordered by run, sample and repeat; each lists its models' response keys.
+
+    """
+    rows = _conn(store).execute(
+        """SELECT s.run_id, s.sample_id, s.repeat, s.model, s.key
+           FROM scores s JOIN responses r ON r.key = s.key
+           WHERE r.error_type IS NULL AND r.text IS NOT NULL AND r.method = 'generate'
+           ORDER BY s.run_id, s.sample_id, s.repeat, s.model"""
+    )
+    items: list[ArenaItem] = []
+    current: tuple[str, str, int] | None = None
+    keys: dict[str, str] = {}
+    for run_id, sample_id, repeat, model, key in rows:
+        where = (run_id, sample_id, int(repeat))
+        if where != current:
+            if current is not None and len(keys) >= 2:
+                items.append(ArenaItem(*current, keys))
+            current, keys = where, {}
+        keys[model] = key
+    if current is not None and len(keys) >= 2:
+        items.append(ArenaItem(*current, keys))
+    return items
+
+
+def battle_texts(store: Reader, key_a: str, key_b: str) -> dict[str, dict[str, str]]:
+    """The prompt sent and the raw text generated, for two response keys.
+
+    Returns:
+        Key -> ``{"prompt": ..., "text": ...}``; a key not stored (or stored as an error)
+        is missing.
+
+    """
+    rows = _conn(store).execute(
+        "SELECT key, prompt, text FROM responses WHERE key IN (?, ?) AND text IS NOT NULL "
+        "AND error_type IS NULL",
+        (key_a, key_b),
+    )
+    return {k: {"prompt": p, "text": t} for k, p, t in rows}

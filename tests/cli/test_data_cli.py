@@ -1,0 +1,122 @@
+"""``lmmprobe data list`` / ``data show NAME`` through the console script (issue 18)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.data.benchmarks._describe import describe
+
+
+def _lmmprobe(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    return subprocess.run(
+        [exe, *args], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """An empty data dir, no Hub, and a wide terminal."""
+    data = tmp_path / "data"
+    data.mkdir()
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "LMMPROBE_"))}
+    out.update(
+        LMMPROBE_DATA_DIR=str(data),
+        HF_HUB_OFFLINE="1",
+        HF_HUB_CACHE=str(tmp_path / "hub"),
+        COLUMNS="200",
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def names() -> list[str]:
+    found = BENCHMARKS.names()
+    assert "mmbench" in found, "the built-in benchmarks are not registered"
+    return found
+
+
+def test_list_json_has_every_benchmark_and_sees_local_copies(
+    env: dict[str, str], names: list[str]
+) -> None:
+    (Path(env["LMMPROBE_DATA_DIR"]) / "mmbench").mkdir()
+    proc = _lmmprobe("data", "list", "--format", "json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert sorted(rows) == names
+    assert rows["mmbench"]["present"] is True
+    assert rows["mmbench"]["local_copy"] == str(Path(env["LMMPROBE_DATA_DIR"]) / "mmbench")
+    assert all(not r["present"] for n, r in rows.items() if n != "mmbench")
+    for key in ("title", "size", "split", "formulation", "metric", "hemm", "reform", "needs"):
+        assert key in rows["mmbench"]
+
+
+def test_list_table_names_every_benchmark(env: dict[str, str], names: list[str]) -> None:
+    proc = _lmmprobe("data", "list", env=env)
+    assert proc.returncode == 0, proc.stderr
+    for name in names:
+        assert f" {name} " in proc.stdout or f" {name}\n" in proc.stdout, name
+    assert "formulation" in proc.stdout and "copy" in proc.stdout
+    unset = {k: v for k, v in env.items() if k != "LMMPROBE_DATA_DIR"}
+    bare = _lmmprobe("data", "list", env=unset)
+    assert "LMMPROBE_DATA_DIR is not set" in bare.stdout
+
+
+def test_show_prints_prompt_notes_fetch_and_where_the_copy_goes(
+    env: dict[str, str], names: list[str]
+) -> None:
+    b = BENCHMARKS.get("mmbench")
+    proc = _lmmprobe("data", "show", "mmbench", env=env)
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())  # long lines wrap at the terminal's width
+    assert flat.startswith(f"mmbench: {b.title}")
+    assert f"official metric: {b.metric}" in flat
+    assert " ".join(b.fetch.split()) in flat
+    assert " ".join(b.prompt.source.split()) in flat
+    for line in b.prompt.template.split("\n"):
+        assert f"| {line}".strip() in proc.stdout
+    for note in b.notes:
+        assert " ".join(note.split()) in flat
+    where = Path(env["LMMPROBE_DATA_DIR"]) / "mmbench"
+    assert f"local copy: {where} (absent)" in flat
+
+
+def test_show_json_is_every_field(env: dict[str, str], names: list[str]) -> None:
+    proc = _lmmprobe("data", "show", names[-1], "--format", "json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    expected = describe(BENCHMARKS.get(names[-1]))
+    expected["local_copy"] = str(Path(env["LMMPROBE_DATA_DIR"]) / names[-1])
+    expected["present"] = False
+    assert shown == json.loads(json.dumps(expected))
+
+
+def test_unknown_name_suggests_close_ones(env: dict[str, str], names: list[str]) -> None:
+    proc = _lmmprobe("data", "show", "mmbnch", env=env)
+    assert proc.returncode == 2
+    assert "no benchmark named 'mmbnch'; did you mean mmbench" in proc.stderr
+    bad = _lmmprobe("data", "show", "mmbench", "--format", "xml", env=env)
+    assert bad.returncode == 2 and "unknown format 'xml'" in bad.stderr
+
+
+def test_run_without_a_copy_offline_prints_the_fetch_command(
+    env: dict[str, str], tmp_path: Path, names: list[str]
+) -> None:
+    b = BENCHMARKS.get("mmbench")
+    proc = _lmmprobe(
+        "run", "--data", "mmbench", "-m", "first", "--db", str(tmp_path / "db"), "-q", env=env
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    flat = " ".join(proc.stderr.split())
+    assert "the Hugging Face Hub is not reachable (HF_HUB_OFFLINE is set)" in flat
+    assert " ".join(b.fetch.split()) in flat
+    assert "Traceback" not in proc.stderr

@@ -1,0 +1,230 @@
+"""Helpers for benchmark fixtures in each benchmark's published layout.
+
+Import them in a test module: ``from tests.data.benchmarks.conftest import tiny_png,
+write_hub_snapshot``. `write_hub_snapshot` lays parquet files out as the Hugging Face Hub serves a
+dataset (``data/{split}-00000-of-00001.parquet``, or ``{config}/{split}-...`` with the card's
+``configs:`` front matter), which ``--data NAME,path=FOLDER`` then reads as it would a
+``huggingface-cli download`` of the real thing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlparse
+
+import datasets
+import pytest
+from PIL import Image
+
+
+def tiny_png(
+    color: tuple[int, int, int] | str = (200, 30, 30), size: tuple[int, int] = (8, 8)
+) -> bytes:
+    """Encoded bytes of a small one-colour PNG (give each row its own colour to tell them apart)."""
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _card(folder: Path) -> str:
+    # The front matter the Hub writes for a dataset with configs: one entry per config folder,
+    # one data_files pattern per split.
+    lines = ["---", "configs:"]
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        splits = sorted({f.name.split("-", 1)[0] for f in sub.glob("*.parquet")})
+        if not splits:
+            continue
+        lines += [f"- config_name: {sub.name}", "  data_files:"]
+        for split in splits:
+            lines += [f"  - split: {split}", f"    path: {sub.name}/{split}-*"]
+    lines += ["---", "", "Test fixture written by tests/data/benchmarks/conftest.py.", ""]
+    return "\n".join(lines)
+
+
+def write_hub_snapshot(
+    folder: Path, split_files: Mapping[str, Any], *, config: str | None = None
+) -> Path:
+    """Write `datasets.Dataset` objects as a hub snapshot folder, one parquet file per split.
+
+    Args:
+        folder: The snapshot folder (created).
+        split_files: ``{"dev": Dataset, ...}``; build each with ``Dataset.from_dict(...,
+            features=Features(...))`` in the benchmark's published schema (``Image()`` columns
+            are stored as the Hub stores them: ``{"bytes", "path"}`` structs).
+        config: Write under ``{config}/`` and (re)write README.md naming every config folder,
+            as the Hub lays out a dataset with several configs.
+
+    Returns:
+        `folder`.
+
+    """
+    base = folder / (config if config is not None else "data")
+    base.mkdir(parents=True, exist_ok=True)
+    datasets.disable_progress_bars()  # tests' stderr stays readable
+    for split, ds in split_files.items():
+        ds.to_parquet(str(base / f"{split}-00000-of-00001.parquet"))
+    if config is not None:
+        (folder / "README.md").write_text(_card(folder), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty ``$LMMPROBE_DATA_DIR`` for the test, with the Hub switched off."""
+    root = tmp_path / "lmmprobe-data"
+    root.mkdir()
+    monkeypatch.setenv("LMMPROBE_DATA_DIR", str(root))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub-cache"))
+    yield root
+
+
+class FakeHub:
+    """A stand-in for the Hugging Face Hub on loopback, serving one dataset repo at one commit.
+
+    It speaks the part of the Hub's HTTP API that `datasets.load_dataset(ID, revision=SHA)` uses
+    (revision info, tree listing, paths-info, ``resolve`` downloads with ``X-Repo-Commit``), so a
+    test can point ``HF_ENDPOINT`` at `url` and load as if online. `requests` records each
+    ``METHOD path`` asked. Use as a context manager.
+    """
+
+    def __init__(self, repo: str, sha: str, folder: Path) -> None:
+        """Serve the files under `folder` as dataset `repo` at commit `sha`."""
+        self.repo, self.sha = repo, sha
+        self.files = {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        }
+        self.requests: list[str] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _send(self, code: int, body: bytes, headers: dict[str, str], head: bool) -> None:
+                self.send_response(code)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+
+            def _route(self, head: bool = False) -> None:
+                url = urlparse(self.path)
+                hub.requests.append(f"{self.command} {url.path}")
+                body = b""
+                if self.command == "POST":
+                    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                code, payload, headers = hub.answer(unquote(url.path), url.query, body)
+                self._send(code, payload, headers, head)
+
+            def do_GET(self) -> None:
+                self._route()
+
+            def do_HEAD(self) -> None:
+                self._route(head=True)
+
+            def do_POST(self) -> None:
+                self._route()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _entry(self, path: str) -> dict[str, Any]:
+        if path in self.files:
+            data = self.files[path]
+            return {
+                "type": "file",
+                "oid": hashlib.sha1(data).hexdigest(),
+                "size": len(data),
+                "path": path,
+            }
+        return {
+            "type": "directory",
+            "oid": hashlib.sha1(path.encode()).hexdigest(),
+            "size": 0,
+            "path": path,
+        }
+
+    def _tree(self, sub: str, recursive: bool) -> list[dict[str, Any]]:
+        prefix = f"{sub.strip('/')}/" if sub.strip("/") else ""
+        found: dict[str, dict[str, Any]] = {}
+        for name in self.files:
+            if not name.startswith(prefix):
+                continue
+            parts = name[len(prefix) :].split("/")
+            if not recursive and len(parts) > 1:
+                found.setdefault(prefix + parts[0], self._entry(prefix + parts[0]))
+                continue
+            for i in range(1, len(parts)):
+                folder = prefix + "/".join(parts[:i])
+                found.setdefault(folder, self._entry(folder))
+            found[name] = self._entry(name)
+        return list(found.values())
+
+    def answer(self, path: str, query: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+        """The status, body and headers the Hub gives for one request."""
+        resolve = f"/datasets/{self.repo}/resolve/"
+        api = f"/api/datasets/{self.repo}"
+        if path.startswith(resolve):
+            name = path[len(resolve) :].partition("/")[2]
+            if name not in self.files:
+                return 404, b'{"error":"Entry not found"}', {"X-Error-Code": "EntryNotFound"}
+            data = self.files[name]
+            etag = f'"{hashlib.sha1(data).hexdigest()}"'
+            headers = {
+                "Content-Type": "application/octet-stream",
+                "X-Repo-Commit": self.sha,
+                "ETag": etag,
+            }
+            return 200, data, headers
+        if path == api or path.startswith(f"{api}/revision/"):
+            info = {
+                "id": self.repo,
+                "sha": self.sha,
+                "private": False,
+                "gated": False,
+                "disabled": False,
+                "tags": [],
+                "cardData": {},
+                "siblings": [{"rfilename": f} for f in self.files],
+            }
+            return 200, json.dumps(info).encode(), {}
+        if path.startswith(f"{api}/tree/"):
+            sub = path[len(f"{api}/tree/") :].partition("/")[2]
+            recursive = "recursive=true" in query.lower()
+            return 200, json.dumps(self._tree(sub, recursive)).encode(), {}
+        if path.startswith(f"{api}/paths-info/"):
+            try:
+                asked = json.loads(body)["paths"]
+            except ValueError:
+                asked = parse_qs(body.decode()).get("paths", [])
+            known = [
+                p
+                for p in asked
+                if p in self.files or any(f.startswith(f"{p}/") for f in self.files)
+            ]
+            return 200, json.dumps([self._entry(p) for p in known]).encode(), {}
+        return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
+
+    def __enter__(self) -> FakeHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()

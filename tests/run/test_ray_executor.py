@@ -1,0 +1,177 @@
+"""The Ray executor gives the local executor's answers: same keys, same errors, same metrics.
+
+One local Ray instance (2 CPUs) serves the whole module; the tests run models with 2 replicas.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+ray = pytest.importorskip("ray")
+
+from lmmprobe import evaluate  # noqa: E402
+from lmmprobe.run.ray_executor import RayExecutor  # noqa: E402
+from lmmprobe.testing import FakeOpenAIServer, FaultPlan  # noqa: E402
+
+SCORES = (
+    "SELECT sample_id, repeat, key, prediction, correct, error_type FROM scores ORDER BY 1, 2, 3"
+)
+RESPONSES = (
+    "SELECT key, model, text, loglikelihoods, error_type, error_message FROM responses ORDER BY key"
+)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+def _rows(db: Path, query: str) -> list[tuple]:
+    with sqlite3.connect(db) as c:
+        return c.execute(query).fetchall()
+
+
+def _metrics(ev) -> dict:
+    return {m: {k: v.value for k, v in r.metrics.items()} for m, r in ev.results.models.items()}
+
+
+def test_demo_with_ray_equals_local(tmp_path):
+    kw = {"models": ["random,seed=3", "first"], "data": "demo,n=30", "repeats": 2, "bootstrap": 0}
+    local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
+    # The spec string, as the CLI gives it: Ray is already up here, so the executor joins it.
+    remote = evaluate(
+        db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor="ray", replicas=2, **kw
+    )
+    assert remote.outcome.spec.executor == "ray" and remote.outcome.spec.replicas == 2
+    assert [m.called for m in remote.outcome.models] == [m.called for m in local.outcome.models]
+    assert _rows(tmp_path / "r.db", SCORES) == _rows(tmp_path / "l.db", SCORES)
+    assert _rows(tmp_path / "r.db", RESPONSES) == _rows(tmp_path / "l.db", RESPONSES)
+    assert _metrics(remote) == _metrics(local)
+    # Executor settings change neither the manifest (what determines answers) nor the data.
+    assert remote.outcome.manifest["data"] == local.outcome.manifest["data"]
+    assert remote.outcome.manifest["models"] == local.outcome.manifest["models"]
+
+
+@pytest.mark.slow
+def test_likelihood_on_ray_equals_local(tmp_path):
+    kw = {"models": ["random"], "data": "demo,n=12", "bootstrap": 0}
+    kw["formulate"] = {"method": "likelihood"}
+    local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
+    remote = evaluate(
+        db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor=RayExecutor(replicas=2), **kw
+    )
+    assert _rows(tmp_path / "r.db", RESPONSES) == _rows(tmp_path / "l.db", RESPONSES)
+    assert _metrics(remote) == _metrics(local)
+
+
+def _color_files(tmp_path: Path) -> Path:
+    colors = {"red": (220, 30, 30), "blue": (30, 70, 220), "green": (30, 160, 50)}
+    rows = []
+    for i in range(9):
+        color = list(colors)[i % 3]
+        path = tmp_path / f"{i}.png"
+        Image.new("RGB", (24 + i, 24), colors[color]).save(path)
+        choices = list(colors)
+        rows.append({"id": str(i), "images": [path.name], "question": "What color is it?",
+                     "choices": choices, "answer": choices.index(color)})  # fmt: skip
+    data = tmp_path / "colors.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return data
+
+
+@pytest.mark.slow
+def test_openai_replicas_ship_file_images_and_keep_typed_errors(tmp_path):
+    """Async replicas: images sent through the object store arrive intact, errors stay typed."""
+    data = _color_files(tmp_path)
+    # Every attempt of some requests is refused (400): a PermanentError inside the replica.
+    # (A server per run: the same body then meets the same faults, drawn from its hash.)
+    faults = FaultPlan(rate=0.4, kinds=("bad_request",), max_per_request=9, seed=1)
+    with FakeOpenAIServer(faults=faults) as server:
+        model = f"openai:fake-vlm@{server.base_url},max_attempts=1,backoff=0.01"
+        kw = {"models": [model], "data": str(data), "repeats": 2, "bootstrap": 0}
+        local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
+    port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+    with FakeOpenAIServer(faults=faults, port=port) as server:
+        ex = RayExecutor(replicas=2, images="object_store")
+        remote = evaluate(db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor=ex, **kw)
+    got, want = _rows(tmp_path / "r.db", RESPONSES), _rows(tmp_path / "l.db", RESPONSES)
+    assert got == want
+    errors = {row[4] for row in want}
+    assert errors == {None, "bad_request"}, "the fault plan should fail some requests, not all"
+    assert _metrics(remote) == _metrics(local)
+    answered = [row for row in got if row[4] is None]
+    assert answered and all(row[2] for row in answered)
+    assert remote.results.models[model].metrics["accuracy"].value == 1.0  # colours seen
+
+
+@pytest.mark.slow
+def test_a_replica_with_another_identity_is_refused(tmp_path):
+    """A replica must build the driver's model, or its answers would go under other keys."""
+    from lmmprobe.models import load_model
+
+    driver = load_model("random,seed=1")
+    with pytest.raises(ValueError, match="another identity"):
+        RayExecutor(replicas=1).execute_spec(
+            "random,seed=2", driver, [_request(driver)], lambda *_: None
+        )
+
+
+def _request(model):
+    from lmmprobe.data import load_source
+    from lmmprobe.run import plan_requests
+    from lmmprobe.schema import RunSpec
+
+    spec = RunSpec(models=["random"], data="demo,n=1")
+    ((_, ask),) = plan_requests(load_source(spec.data).samples, spec, model.identity)
+    return ask.to_request()
+
+
+@pytest.mark.slow
+def test_tiny_hf_model_on_ray_equals_local_and_the_driver_never_loads_weights(tmp_path):
+    pytest.importorskip("transformers")
+    from lmmprobe.data import load_source
+    from lmmprobe.models import load_model
+    from lmmprobe.run import run_model
+    from lmmprobe.schema import RunSpec
+    from lmmprobe.store import Store
+
+    spec = RunSpec(models=["hf:tiny-llava"], data="demo,n=6", bootstrap=0)
+    local = evaluate(spec, db=str(tmp_path / "l.db"), out=str(tmp_path / "l"))
+    (want,) = local.outcome.models
+    driver = load_model("hf:tiny-llava")
+    samples = load_source(spec.data).samples
+    with Store(tmp_path / "r.db") as store:
+        got = run_model(
+            "hf:tiny-llava", driver, samples, spec, store, executor=RayExecutor(replicas=2)
+        )
+    assert not driver.weights_loaded  # only the replicas loaded the model
+    assert got.called == want.called > 0
+    assert _rows(tmp_path / "r.db", RESPONSES) == _rows(tmp_path / "l.db", RESPONSES)
+    fields = [(s.sample_id, s.repeat, s.key, s.prediction, s.correct) for s in got.scores]
+    assert fields == [(s.sample_id, s.repeat, s.key, s.prediction, s.correct) for s in want.scores]
+
+
+@pytest.mark.slow
+def test_a_dead_server_stops_a_ray_run_as_it_stops_a_local_one(tmp_path):
+    from lmmprobe.run import ServerUnreachable
+
+    with FakeOpenAIServer(always="disconnect") as server:
+        model = f"openai:fake-vlm@{server.base_url},max_attempts=1,backoff=0.01,unreachable_after=3"
+        with pytest.raises(ServerUnreachable) as info:
+            evaluate(
+                models=[model], data="demo,n=40", db=str(tmp_path / "db"), out=str(tmp_path / "a"),
+                executor=RayExecutor(replicas=2),
+            )  # fmt: skip
+    assert server.base_url in str(info.value) and info.value.run_id is not None
+    with sqlite3.connect(tmp_path / "db") as c:
+        (status,) = c.execute("SELECT status FROM runs").fetchone()
+        types = {t for (t,) in c.execute("SELECT error_type FROM responses")}
+    assert status == "stopped_unreachable"
+    assert types <= {"connection", "unreachable"}

@@ -1,0 +1,134 @@
+"""Runs record the samples they ask, and the app serves their images from that record only."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from PIL import Image
+
+import lmmprobe
+from lmmprobe.data import load_source
+from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.store import Store
+
+from .conftest import Row, client, png_b64, write_run
+
+
+def test_a_real_demo_run_records_every_sample_it_asked(demo_db: tuple[Path, str]) -> None:
+    db, run_id = demo_db
+    conn = sqlite3.connect(db)
+    stored = dict(
+        conn.execute("SELECT sample_id, sample FROM samples WHERE run_id = ?", (run_id,)).fetchall()
+    )
+    conn.close()
+    asked = load_source("demo", limit=24).samples
+    assert sorted(stored) == sorted(s.id for s in asked)
+    for s in asked:
+        doc = json.loads(stored[s.id])
+        assert doc["question"] == s.question and doc["answer"] == s.answer
+        assert doc["images"] == [
+            {"renderer": ref.renderer, "recipe": ref.recipe} for ref in s.images
+        ]
+
+
+def test_recipe_images_are_drawn_and_served_as_png(demo: tuple[TestClient, str]) -> None:
+    c, run_id = demo
+    sample_id = c.get(f"/api/runs/{run_id}/samples?limit=25").json()["rows"][0]["sample_id"]
+    got = c.get(f"/images/{run_id}/{sample_id}/0")
+    assert got.status_code == 200 and got.headers["content-type"] == "image/png"
+    with Image.open(io.BytesIO(got.content)) as im:
+        assert im.size[0] > 16
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/images/{run}/..%2F..%2F..%2Fetc%2Fpasswd/0",
+        "/images/{run}/%2Fetc%2Fpasswd/0",
+        "/images/{run}/{sample}/1",
+        "/images/{run}/{sample}/-1",
+        "/images/{run}/{sample}/x",
+        "/images/nope/{sample}/0",
+        "/images/{run}/{sample}/0?path=/etc/passwd",
+    ],
+)
+def test_only_recorded_images_are_served(demo: tuple[TestClient, str], path: str) -> None:
+    c, run_id = demo
+    sample_id = c.get(f"/api/runs/{run_id}/samples").json()["rows"][0]["sample_id"]
+    url = path.format(run=run_id, sample=sample_id)
+    got = c.get(url)
+    if url.endswith("/0?path=/etc/passwd"):  # a query cannot change which image is served
+        assert got.headers["content-type"] == "image/png"
+        return
+    assert got.status_code == 404
+    assert "root:" not in got.text
+
+
+def test_jsonl_images_are_recorded_absolute_and_served_as_their_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    Image.new("RGB", (64, 48), (10, 200, 10)).save(data / "green.jpg", quality=90)
+    rows = [
+        {"id": "file", "images": ["green.jpg"], "question": "Colour?", "choices": ["red", "green"],
+         "answer": 1},
+    ]  # fmt: skip
+    (data / "set.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    monkeypatch.chdir(tmp_path)
+    ev = lmmprobe.evaluate(db="runs/l.db", data="data/set.jsonl", models=["first"], out="out")
+    conn = sqlite3.connect(tmp_path / "runs/l.db")
+    docs = {
+        sid: json.loads(doc)
+        for sid, doc in conn.execute(
+            "SELECT sample_id, sample FROM samples WHERE run_id = ?", (ev.run_id,)
+        )
+    }
+    conn.close()
+    (file_ref,) = docs["file"]["images"]
+    assert os.path.isabs(file_ref["path"]) and Path(file_ref["path"]) == data / "green.jpg"
+    monkeypatch.chdir("/")  # the app finds the file wherever it runs
+    with client(tmp_path / "runs/l.db") as c:
+        jpg = c.get(f"/images/{ev.run_id}/file/0")
+        assert jpg.headers["content-type"] == "image/jpeg"
+        assert jpg.content == (data / "green.jpg").read_bytes()
+        (data / "green.jpg").unlink()  # moved away after the run: a 404 that says so
+        gone = c.get(f"/images/{ev.run_id}/file/0")
+        assert gone.status_code == 404 and "cannot be read now" in gone.text
+        assert str(data) not in gone.text  # the reason stays in the server's log
+
+
+def test_base64_and_in_memory_images_are_recorded_as_base64_and_served(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    picture = Image.new("RGB", (30, 20), (0, 0, 255))
+    samples = [
+        Sample(
+            id="b64",
+            images=[ImageRef.from_base64(png_b64())],
+            question="q",
+            choices=["a", "b"],
+            answer=0,
+        ),
+        Sample(
+            id="mem",
+            images=[ImageRef.from_pil(picture)],
+            question="q",
+            choices=["a", "b"],
+            answer=0,
+        ),
+    ]
+    with Store(db) as store:
+        write_run(store, "r", ["m"], samples, [Row("m", s, "(A)", 0, True) for s in samples])
+    with client(db) as c:
+        assert c.get("/images/r/b64/0").content == base64.b64decode(png_b64())
+        mem = c.get("/images/r/mem/0")
+        assert mem.headers["content-type"] == "image/png"
+        with Image.open(io.BytesIO(mem.content)) as im:
+            assert im.size == (30, 20) and im.convert("RGB").getpixel((3, 3)) == (0, 0, 255)

@@ -1,0 +1,139 @@
+"""Store schema 5: the samples and battles tables, the migration from 4, `Store.put_samples`."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from lmmprobe.schema import ImageRef, Request, Response, Sample, Score
+from lmmprobe.store import Store
+from lmmprobe.store.sqlite import SCHEMA_VERSION
+
+
+def _sample(i: int) -> Sample:
+    return Sample(id=f"s{i}", question=f"q{i} é", choices=["a", "b"], answer=i % 2)
+
+
+def _ask(store: Store, model: str, samples: list[Sample]) -> None:
+    reqs = [
+        Request(key=f"{model}-{s.id}", sample_id=s.id, method="generate", messages=[], prompt="p")
+        for s in samples
+    ]
+    store.put_responses(model, reqs, [Response(key=r.key, text="(A)") for r in reqs])
+
+
+def _recorded(db: Path, run_id: str) -> dict[str, dict]:
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT sample_id, sample FROM samples WHERE run_id = ?", (run_id,))
+    out = {sid: json.loads(doc) for sid, doc in rows}
+    conn.close()
+    return out
+
+
+def test_new_store_has_samples_battles_and_the_viewer_index(tmp_db: Path) -> None:
+    Store(tmp_db).close()
+    conn = sqlite3.connect(tmp_db)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"samples", "battles", "scores_by_sample"} <= names
+    assert SCHEMA_VERSION == 5
+    conn.execute(
+        "INSERT INTO battles (created_at, rater, run_id, sample_id, repeat, model_a, model_b, "
+        "key_a, key_b, vote) VALUES (1, 'r', 'run', 's', 0, 'a', 'b', 'ka', 'kb', 'tie')"
+    )
+    with pytest.raises(sqlite3.IntegrityError):  # a vote is one of four
+        conn.execute(
+            "INSERT INTO battles (created_at, rater, run_id, sample_id, repeat, model_a, "
+            "model_b, key_a, key_b, vote) VALUES (1, 'r', 'run', 's', 1, 'a', 'b', 'k', 'k', 'x')"
+        )
+    with pytest.raises(sqlite3.IntegrityError):  # one vote per rater and battle
+        conn.execute(
+            "INSERT INTO battles (created_at, rater, run_id, sample_id, repeat, model_a, "
+            "model_b, key_a, key_b, vote) VALUES (2, 'r', 'run', 's', 0, 'a', 'b', 'k', 'k', 'a')"
+        )
+    conn.close()
+
+
+def test_version_4_store_is_migrated_and_keeps_its_rows(tmp_db: Path) -> None:
+    with Store(tmp_db) as store:
+        store.create_run("old", {"data": "x", "models": ["m"]}, str(tmp_db.parent / "old"))
+        _ask(store, "m", [_sample(0)])
+    conn = sqlite3.connect(tmp_db)
+    for statement in ("DROP INDEX scores_by_sample", "DROP TABLE samples", "DROP TABLE battles"):
+        conn.execute(statement)
+    conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+    with Store(tmp_db) as store:
+        assert store.get_responses(["m-s0"])["m-s0"].text == "(A)"
+        assert store.get_run("old")["id"] == "old"
+    conn = sqlite3.connect(tmp_db)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    conn.close()
+    assert {"samples", "battles", "scores_by_sample"} <= names and version == ("5",)
+
+
+def test_samples_are_recorded_with_their_first_answers(tmp_db: Path) -> None:
+    samples = [_sample(i) for i in range(4)]
+    with Store(tmp_db) as store:
+        store.create_run("r", {"data": "x", "models": ["m"]}, str(tmp_db.parent / "r"))
+        store.put_samples("r", samples)
+        assert _recorded(tmp_db, "r") == {}  # nothing written before an answer
+        _ask(store, "m", samples[:2])
+        assert sorted(_recorded(tmp_db, "r")) == ["s0", "s1"]
+        # The rest came from the store (no new response): recorded with the run's scores.
+        store.put_scores(
+            "r",
+            [
+                Score(model="m", sample_id=s.id, repeat=0, key=f"m-{s.id}", stage="mark",
+                      gold=s.answer, gold_text=s.gold_text)
+                for s in samples
+            ],
+        )  # fmt: skip
+    got = _recorded(tmp_db, "r")
+    assert sorted(got) == ["s0", "s1", "s2", "s3"]
+    assert got["s0"]["question"] == "q0 é" and got["s3"]["answer"] == 1
+
+
+def test_a_run_stopped_early_records_only_the_samples_it_asked(tmp_db: Path) -> None:
+    with Store(tmp_db) as store:
+        store.create_run("r", {"data": "x", "models": ["m"]}, str(tmp_db.parent / "r"))
+        store.put_samples("r", [_sample(i) for i in range(5)])
+        _ask(store, "m", [_sample(3)])
+    assert list(_recorded(tmp_db, "r")) == ["s3"]
+
+
+def test_image_references_are_recorded_as_a_viewer_can_serve_them(
+    tmp_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Image.new("RGB", (4, 4)).save(tmp_path / "rel.png")
+    sample = Sample(
+        id="img",
+        question="q",
+        choices=["a", "b"],
+        answer=0,
+        images=[
+            ImageRef.from_path("rel.png"),
+            ImageRef.from_base64("aGVsbG8="),
+            ImageRef(renderer="demo-shapes", recipe={"b": 1, "a": 2}),
+            ImageRef.from_pil(Image.new("RGB", (3, 2), (255, 0, 0))),
+        ],
+    )
+    with Store(tmp_db) as store:
+        store.create_run("r", {"data": "x", "models": ["m"]}, str(tmp_path / "r"))
+        store.put_samples("r", [sample])
+        _ask(store, "m", [sample])
+    images = _recorded(tmp_db, "r")["img"]["images"]
+    assert images[0] == {"path": str(tmp_path / "rel.png")}
+    assert images[1] == {"data_b64": "aGVsbG8="}
+    assert images[2] == {"renderer": "demo-shapes", "recipe": {"a": 2, "b": 1}}
+    (memory,) = images[3].values()
+    with Image.open(io.BytesIO(base64.b64decode(memory))) as im:
+        assert im.size == (3, 2) and im.format == "PNG"
