@@ -31,7 +31,7 @@ test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast off
 	$(VENV)/bin/lint-imports  # import-linter: the layers of docs/architecture.md (pyproject)
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## runner, API, ranking, synth, report and APEx benchmarks (each ends with name=value figures)
+bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serve and arena benchmarks (each ends with name=value figures)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/api_throughput.py
 	$(PY) benchmarks/rank.py
@@ -39,6 +39,8 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report and APEx benchmarks (eac
 	$(PY) benchmarks/report.py
 	$(PY) benchmarks/apex.py
 	$(PY) benchmarks/distributed.py
+	$(PY) benchmarks/serve_pages.py
+	$(PY) benchmarks/arena_load.py
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

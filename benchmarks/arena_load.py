@@ -7,7 +7,13 @@ a name, then draws a battle and votes on it, again and again, until the time is 
 counts as acknowledged when the server answered 200 (the reveal). After the server stops, the
 store is opened again and its votes counted: every acknowledged vote must be there.
 
-Usage: python benchmarks/arena_load.py [--raters 50] [--seconds 30] [--samples 200]
+Before the raters start, one rater's first draw is timed on its own (the arena reads the runs'
+models then). ``--store PATH`` loads a copy of an existing store instead of a demo one (the file
+and its search sidecar are copied; PATH itself is never written), e.g. the 1,000,000-response
+store ``benchmarks/serve_pages.py`` builds, to time draws where a store offers millions of
+battles.
+
+Usage: python benchmarks/arena_load.py [--raters 50] [--seconds 30] [--samples 200] [--store PATH]
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -30,6 +37,7 @@ import httpx
 from lmmprobe.api import evaluate
 from lmmprobe.store import Store
 from lmmprobe.store.battles import count_votes
+from lmmprobe.store.search import sidecar_path
 
 MODELS = ["random", "first", "random,seed=3", "random,seed=7"]
 VOTES = ("a", "b", "tie", "both_bad")
@@ -118,10 +126,56 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def run(raters: int, seconds: float, samples: int, folder: Path) -> dict[str, float]:
-    """Fill a store, serve it, load it; return the figures."""
+SOLO_DRAWS = 40
+"""Draws (each followed by its vote) of one rater alone on the server, before the crowd."""
+
+
+def _solo_draws_ms(base: str) -> tuple[list[float], int]:
+    """One rater alone on the server: the times of its draws (the first is the server's first)
+    and its votes acknowledged."""
+    times: list[float] = []
+    acked = 0
+    with httpx.Client(base_url=base, timeout=120) as client:
+        token = client.get("/arena/api/session").json()["csrf_token"]
+        headers = {"X-CSRF-Token": token}
+        client.post("/arena/api/rater", json={"name": "solo"}, headers=headers).raise_for_status()
+        for _ in range(SOLO_DRAWS):
+            t0 = time.perf_counter()
+            r = client.get("/arena/api/battle")
+            times.append((time.perf_counter() - t0) * 1000)
+            if r.status_code == 204:
+                break
+            r.raise_for_status()
+            client.post(
+                "/arena/api/vote",
+                json={"battle": r.json()["battle"], "vote": "tie"},
+                headers=headers,
+            ).raise_for_status()
+            acked += 1
+    return times, acked
+
+
+def _copy_store(source: Path, folder: Path) -> Path:
+    """A private copy of `source` (and its search sidecar): the benchmark votes into it."""
     db = folder / "arena.db"
-    evaluate(models=MODELS, limit=samples, db=str(db), out=str(folder / "out"))
+    shutil.copyfile(source, db)
+    wal = source.with_name(source.name + "-wal")
+    if wal.is_file() and wal.stat().st_size:  # commits not yet in the file itself
+        shutil.copyfile(wal, db.with_name(db.name + "-wal"))
+    if sidecar_path(source).is_file():
+        shutil.copyfile(sidecar_path(source), sidecar_path(db))
+    return db
+
+
+def run(
+    raters: int, seconds: float, samples: int, folder: Path, store: Path | None = None
+) -> dict[str, float]:
+    """Fill a store (or copy `store`), serve it, load it; return the figures."""
+    if store is None:
+        db = folder / "arena.db"
+        evaluate(models=MODELS, limit=samples, db=str(db), out=str(folder / "out"))
+    else:
+        db = _copy_store(store, folder)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     for attempt in range(3):
         # A free port can be taken by another process before the server binds it: try again.
@@ -135,6 +189,7 @@ def run(raters: int, seconds: float, samples: int, folder: Path) -> dict[str, fl
             if attempt == 2:
                 raise SystemExit("the server exited three times before answering") from None
     try:
+        solo, solo_acked = _solo_draws_ms(base)
         people = [Rater(f"rater-{i:02d}") for i in range(raters)]
         elapsed = asyncio.run(_load(base, people, seconds))
     finally:
@@ -148,7 +203,7 @@ def run(raters: int, seconds: float, samples: int, folder: Path) -> dict[str, fl
     for r in people:
         for code, n in r.refused.items():
             refused[code] = refused.get(code, 0) + n
-    acked = sum(r.acked for r in people)
+    acked = sum(r.acked for r in people) + solo_acked
     return {
         "raters": raters,
         "seconds": seconds,
@@ -161,6 +216,8 @@ def run(raters: int, seconds: float, samples: int, folder: Path) -> dict[str, fl
         "p95_vote": _pct(vote_ms, 95),
         "p50_draw": _pct(draw_ms, 50),
         "p95_draw": _pct(draw_ms, 95),
+        "first_draw": solo[0],
+        "p95_solo_draw": _pct(solo[1:], 95),
     }
 
 
@@ -169,27 +226,32 @@ def main() -> None:
     ap.add_argument("--raters", type=int, default=50)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--samples", type=int, default=200, help="demo samples (x 6 pairs = battles)")
+    ap.add_argument("--store", type=Path, help="load a copy of this store instead of a demo")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="arena-load-") as tmp:
-        f = run(args.raters, args.seconds, args.samples, Path(tmp))
+        f = run(args.raters, args.seconds, args.samples, Path(tmp), args.store)
     rows = [
         ("raters", f"{f['raters']}"),
         ("seconds (asked / ran)", f"{f['seconds']:g} / {f['elapsed']:.1f}"),
-        ("battles offered per rater", f"{args.samples * 6}"),
+        ("store", str(args.store) + " (a copy)" if args.store else f"demo, {args.samples} samples"),
         ("votes acknowledged (200)", f"{f['acked']}"),
         ("votes stored", f"{f['stored']}"),
         ("votes refused (non-200)", f"{f['refused']}"),
         ("raters who saw every battle", f"{f['exhausted']}"),
         ("votes per second", f"{f['acked'] / f['elapsed']:.1f}"),
         ("vote latency p50 / p95 (ms)", f"{f['p50_vote']:.1f} / {f['p95_vote']:.1f}"),
-        ("draw latency p50 / p95 (ms)", f"{f['p50_draw']:.1f} / {f['p95_draw']:.1f}"),
+        ("one rater alone: first draw (ms)", f"{f['first_draw']:.1f}"),
+        (f"one rater alone: p95 of {SOLO_DRAWS - 1} more draws (ms)", f"{f['p95_solo_draw']:.1f}"),
+        ("all raters at once: draw p50 / p95 (ms)", f"{f['p50_draw']:.1f} / {f['p95_draw']:.1f}"),
     ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k:<{width}}  {v}")
     print(
         f"raters={f['raters']} seconds={f['seconds']:g} votes_acked={f['acked']} "
-        f"votes_stored={f['stored']} p50_vote_ms={f['p50_vote']:.1f} p95_vote_ms={f['p95_vote']:.1f}"
+        f"votes_stored={f['stored']} p50_vote_ms={f['p50_vote']:.1f} p95_vote_ms={f['p95_vote']:.1f} "
+        f"first_draw_ms={f['first_draw']:.1f} p95_solo_draw_ms={f['p95_solo_draw']:.1f} "
+        f"p95_draw_ms={f['p95_draw']:.1f}"
     )
     if f["stored"] != f["acked"]:
         raise SystemExit(f"votes stored ({f['stored']}) != votes acknowledged ({f['acked']})")

@@ -16,7 +16,7 @@ is reused with the store) before it measures, and also times a search the index 
 
 Also times ``lmmprobe serve`` from start until its URL answers (5 starts).
 
-Usage: .venv/bin/python benchmarks/serve_pages.py [--reps 40] [--db /tmp/...db] [--rebuild]
+Usage: .venv/bin/python benchmarks/serve_pages.py [--reps 40] [--db /tmp/lmmprobe-bench-serve-1M-v2.db] [--rebuild]
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 from lmmprobe.store.search import sidecar_path, wait_ready
 
-LAYOUT = "serve-pages-v1"  # bump when the filled content changes
+LAYOUT = "serve-pages-v2"  # bump when the filled content changes
 MODELS = [f"openai:model-{i}@http://127.0.0.1:9/v1" for i in range(10)]
 N_SAMPLES = 100_000
 SMALL_RUNS = 30
@@ -151,8 +151,8 @@ def fill(path: Path) -> None:
             "metadata": {"subtask": SUBTASKS[i % 8], "difficulty": i % 3},
             "images": [{"renderer": "demo-shapes", "recipe": {"bg": 120, "color": "red", "shape": "circle", "size": 128, "spots": [[0.5, 0.5, 0.2]]}}],
         }  # fmt: skip
-        samples.append((BIG, sid, json.dumps(doc)))
-    conn.executemany("INSERT INTO samples VALUES (?,?,?)", samples)
+        samples.append((BIG, sid, doc["question"], json.dumps(doc)))
+    conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", samples)
     conn.execute("COMMIT")
     rng = random.Random(0)
     for mi, model in enumerate(MODELS):
@@ -273,7 +273,7 @@ def startup_seconds(db: Path, times: int = 5) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--db", type=Path, default=Path("/tmp/lmmprobe-bench-serve-1M.db"))
+    ap.add_argument("--db", type=Path, default=Path("/tmp/lmmprobe-bench-serve-1M-v2.db"))
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()

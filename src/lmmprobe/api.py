@@ -59,6 +59,7 @@ def _claim(out: Path) -> Iterator[None]:
     killed or not, so a crashed run never leaves the folder blocked.
 
     Raises:
+        ValueError: A replica setting given here differs from the executor object's.
         OutputInUseError: Another process holds the folder; the message names it.
         ValueError: The folder cannot be created or written.
 
@@ -123,19 +124,35 @@ def evaluate(
         progress: Progress reporting (none by default; the CLI shows a rich bar).
         executor: Where requests run: an executor object, or a spec string ``local`` /
             ``ray[:ADDRESS]`` (the same as ``RunSpec.executor``; replica settings go with it:
-            ``evaluate(executor="ray", replicas=2)``). By default ``spec.executor``.
+            ``evaluate(executor="ray", replicas=2)``). By default ``spec.executor``. An
+            object's own settings (``RayExecutor(replicas=2)``) are recorded with the run as
+            the spec's ``executor`` and replica fields, since they are what ran; a replica
+            setting given here as well must agree with the object's.
         **overrides: Fields of `RunSpec` to set, e.g. ``models=["random"], limit=50``.
 
     Returns:
         The evaluation, with metrics per model under ``results.models``.
 
     Raises:
+        ValueError: A replica setting given here differs from the executor object's.
         OutputInUseError: ``spec.out`` is being written by another run (checked before any
             model work starts).
 
     """
     if isinstance(executor, str):  # a spec, recorded with the run like any other field
         overrides["executor"], executor = executor, None
+    elif executor is not None:
+        # Record what runs, not the spec's default: an object says where it runs (`spec_fields`).
+        fields = getattr(executor, "spec_fields", None)
+        if callable(fields):
+            for key, value in fields().items():
+                given = overrides.get(key, value)
+                if key != "executor" and given != value:  # one setting, one truth: the object's
+                    raise ValueError(
+                        f"{key}={given!r} differs from the executor object's {key}={value!r}: "
+                        f"set it on the object (e.g. RayExecutor({key}={given!r}))"
+                    )
+                overrides[key] = value
     # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     spec.check_executor_settings()  # before a store or an output folder is made

@@ -49,6 +49,9 @@ def test_run_on_a_local_ray_instance_equals_the_local_executor(tmp_path):
     )  # fmt: skip
     assert remote.returncode == 0, remote.stderr
     assert "Traceback" not in remote.stderr
+    # The run started its own Ray instance (Ray says so on stderr); the local run did not.
+    assert "Started a local Ray instance" in remote.stderr
+    assert "Ray" not in local.stderr
     for line in ("random: 20 requests, 0 from the store, 20 sent, 0 errors",
                  "first: 20 requests, 0 from the store, 20 sent, 0 errors"):  # fmt: skip
         assert line in remote.stdout

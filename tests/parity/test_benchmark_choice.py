@@ -7,9 +7,11 @@ its checkout on seeded inputs:
 - benchmark_choice_pope.json: POPE's evaluate.py, each answer's reading and the five scores;
 - benchmark_choice_hallusion.json: HallusionBench's aAcc / fAcc / qAcc counts from its utils.py;
 - benchmark_choice_mmmu.json: MMMU's multiple-choice and open readings and open verdicts;
-- benchmark_choice_mathvista.json: MathVista's rule-based extraction, normalization, verdict.
+- benchmark_choice_mathvista.json: MathVista's rule-based extraction, normalization, verdict
+  (the verdict departs where the rules read nothing from a multiple-choice answer: lmmprobe
+  reads a bare option letter and leaves the rest unread, see `mathvista_read`).
 
-Every case must match exactly (floats to the last bit where the reference prints them).
+Every other case must match exactly (floats to the last bit where the reference prints them).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from lmmprobe.metrics.benchmark_choice import (
     MME_COGNITION,
     MME_PERCEPTION,
     HallusionRow,
+    hallusion_correctness,
     hallusion_scores,
     mathvista_correct,
     mathvista_extract,
     mathvista_normalize,
+    mathvista_read,
     mme_subtask_score,
     mmmu_multi_choice,
     mmmu_open_correct,
@@ -112,6 +116,16 @@ def test_hallusionbench_accuracies_match_utils_py() -> None:
     assert diffs == []
 
 
+def test_hallusionbench_rule_reading_keeps_unclear_for_stated_uncertainty() -> None:
+    # The judge's "unclear" ("2") is for answers unclear about the answer, not unreadable ones.
+    for answer in ("I cannot tell.", "I can’t determine that.", "I'm not sure", "Hard to say"):
+        assert hallusion_correctness(answer, "1") == "2", answer
+    for answer in ("", "blah", "Yes and no", "No, I cannot see a cat."):
+        assert hallusion_correctness(answer, "1") == "0", answer
+    assert hallusion_correctness("Yes, it is.", "1") == "1"
+    assert hallusion_correctness("No, I cannot see a cat.", "0") == "1"
+
+
 def test_mmmu_readings_match_eval_utils_py() -> None:
     (case,) = load("mmmu")
     mc_diffs = [
@@ -129,8 +143,24 @@ def test_mmmu_readings_match_eval_utils_py() -> None:
     assert open_diffs == []
 
 
+def _letter_reply_gold(c: dict[str, Any]) -> bool:
+    """lmmprobe's verdict where MathVista's rules read nothing from a multiple-choice answer.
+
+    The released code sends such an answer to GPT-4 (and, without it, to the nearest option by
+    edit distance); lmmprobe reads a reply that is only an option letter, as GPT-4 would, and
+    leaves anything else unread and wrong.
+    """
+    text = c["response"].strip()
+    letter = text[1:-1] if len(text) == 3 and text[0] + text[2] == "()" else text.rstrip(".)")
+    letters = [chr(ord("A") + i) for i in range(len(c["choices"]))]
+    if letter.upper() in letters and (letter.isupper() or text.startswith("(")):
+        return bool(c["choices"][letters.index(letter.upper())] == c["answer"])
+    return False
+
+
 def test_mathvista_rule_based_reading_matches_reference() -> None:
     diffs = []
+    departures = 0
     for c in load("mathvista"):
         extraction = mathvista_extract(
             c["response"], c["question_type"], c["answer_type"], c["choices"]
@@ -146,6 +176,27 @@ def test_mathvista_rule_based_reading_matches_reference() -> None:
             c["answer_type"],
             c["precision"],
         )
-        if (extraction, normalized, verdict) != (c["extraction"], c["normalized"], c["correct"]):
+        expected = c["correct"]
+        if c["question_type"] == "multi_choice" and c["extraction"] == "":
+            expected = _letter_reply_gold(c)
+            departures += expected != c["correct"]
+        if (extraction, normalized, verdict) != (c["extraction"], c["normalized"], expected):
             diffs.append((c["response"], extraction, normalized, verdict, c))
     assert diffs == []
+    assert departures > 0  # the cases where the edit-distance fallback picked an option
+
+
+def test_mathvista_letter_replies_are_read_and_unreadable_ones_are_wrong() -> None:
+    choices = ["3", "5", "7"]
+
+    def correct(response: str, answer: str = "5") -> bool:
+        return mathvista_correct(response, answer, choices, "multi_choice", "text", None)
+
+    for reply in ("B", "(B)", "B.", "B)", "(b)", ' The answer is "B".'):
+        assert correct(reply), reply
+    # Nothing readable: never the nearest option, even when it is the gold one.
+    assert not correct("", "3") and not correct("blah", "3") and not correct("blah")
+    assert not correct("E", "3")  # a letter beyond the options is unread
+    assert mathvista_read("", choices, "multi_choice", "text", None) is None
+    assert mathvista_read("blah", choices, "multi_choice", "text", None) is None
+    assert mathvista_read("C", choices, "multi_choice", "text", None) == "7"

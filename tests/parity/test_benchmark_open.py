@@ -1,8 +1,8 @@
 """Open-ended benchmark metrics against the outputs of their reference code.
 
 The data come from tests/parity/generate/benchmark_open_*.py, which run: the official VQA
-evaluation (GT-Vision-Lab/VQA ``vqaEval.py``, Python 2.7), lmms-eval's TextVQA scoring, ChartQA
-relaxed correctness and GQA exact match, and OCRBench's released scoring (``example.py``).
+evaluation (GT-Vision-Lab/VQA ``vqaEval.py``, Python 2.7), lmms-eval's TextVQA, VQAv2 and OK-VQA
+scoring, ChartQA relaxed correctness and GQA exact match, and OCRBench's released scoring (``example.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from lmmprobe.metrics.benchmark_open import (
     relaxed_correct,
     vqa_accuracy,
     vqa_accuracy_evalai,
+    vqa_accuracy_lmms_eval,
 )
 
 DATA = Path(__file__).parent / "data"
@@ -30,6 +31,8 @@ DATA = Path(__file__).parent / "data"
 CASES: dict[str, tuple[Callable[..., Any], int]] = {
     "benchmark_open_vqa.json": (vqa_accuracy, 1000),
     "benchmark_open_evalai.json": (vqa_accuracy_evalai, 1000),
+    "benchmark_open_vqav2.json": (vqa_accuracy_lmms_eval, 1000),
+    "benchmark_open_okvqa.json": (vqa_accuracy_evalai, 1000),
     "benchmark_open_chartqa.json": (relaxed_correct, 1000),
     "benchmark_open_gqa.json": (gqa_exact_match, 1000),
     "benchmark_open_ocrbench.json": (ocrbench_correct, 1000),
@@ -79,6 +82,14 @@ def test_vqa_accuracy_cases_cover_the_normalization() -> None:
     assert len(unanimous) > 100  # the branch where nothing is normalized
 
 
+def test_lmms_eval_vqav2_cases_include_replies_vqa_eval_would_score_differently() -> None:
+    # The raw replies lmms-eval cleans ("Yes" against ten "yes") are what the data must cover.
+    cases = _load("benchmark_open_vqav2.json")["cases"]
+    differ = [c for c in cases if vqa_accuracy(**c["input"]) != c["expected"]]
+    assert len(differ) > 50
+    assert any(len(set(c["input"]["answers"])) == 1 for c in differ)
+
+
 ANSWER_TEXT = st.text(alphabet="abcAB 12,.!'-", max_size=8)
 
 
@@ -86,7 +97,7 @@ ANSWER_TEXT = st.text(alphabet="abcAB 12,.!'-", max_size=8)
 def test_vqa_accuracies_are_multiples_of_a_third_averaged(
     prediction: str, answers: list[str]
 ) -> None:
-    for score in (vqa_accuracy, vqa_accuracy_evalai):
+    for score in (vqa_accuracy, vqa_accuracy_evalai, vqa_accuracy_lmms_eval):
         value = score(prediction, answers)
         assert 0.0 <= value <= 1.0
         # Each left-out term is 0, 1/3, 2/3 or 1.
@@ -101,3 +112,4 @@ def test_four_annotators_agreeing_with_the_answer_give_full_credit(
     answers = [prediction] * 4 + others
     assert vqa_accuracy(prediction, answers) == 1.0
     assert vqa_accuracy_evalai(prediction, answers) == 1.0
+    assert vqa_accuracy_lmms_eval(prediction, answers) == 1.0

@@ -6,6 +6,7 @@ One local Ray instance (2 CPUs) serves the whole module; the tests run models wi
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -45,11 +46,17 @@ def _metrics(ev) -> dict:
 def test_demo_with_ray_equals_local(tmp_path):
     kw = {"models": ["random,seed=3", "first"], "data": "demo,n=30", "repeats": 2, "bootstrap": 0}
     local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
-    # The spec string, as the CLI gives it: Ray is already up here, so the executor joins it.
-    remote = evaluate(
-        db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor="ray", replicas=2, **kw
-    )
+    ex = RayExecutor(replicas=2)
+    remote = evaluate(db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor=ex, **kw)
+    # The batches ran in the replicas' worker processes, not here.
+    assert ex.stats["batches"] > 0
+    assert len(set(ex.stats["pids"])) == 2  # the last model's two replicas
+    assert os.getpid() not in ex.stats["pids"]
+    # The stored spec records what ran: the executor object's settings.
     assert remote.outcome.spec.executor == "ray" and remote.outcome.spec.replicas == 2
+    with sqlite3.connect(tmp_path / "r.db") as c:
+        (stored,) = c.execute("SELECT spec FROM runs").fetchone()
+    assert json.loads(stored)["executor"] == "ray" and json.loads(stored)["replicas"] == 2
     assert [m.called for m in remote.outcome.models] == [m.called for m in local.outcome.models]
     assert _rows(tmp_path / "r.db", SCORES) == _rows(tmp_path / "l.db", SCORES)
     assert _rows(tmp_path / "r.db", RESPONSES) == _rows(tmp_path / "l.db", RESPONSES)
@@ -57,6 +64,46 @@ def test_demo_with_ray_equals_local(tmp_path):
     # Executor settings change neither the manifest (what determines answers) nor the data.
     assert remote.outcome.manifest["data"] == local.outcome.manifest["data"]
     assert remote.outcome.manifest["models"] == local.outcome.manifest["models"]
+    # The same setting given twice must agree, or it is refused before anything runs.
+    again = evaluate(
+        executor=ex, replicas=2, db=str(tmp_path / "r.db"), out=str(tmp_path / "a"), **kw
+    )
+    assert again.outcome.spec.replicas == 2 and all(m.called == 0 for m in again.outcome.models)
+    with pytest.raises(ValueError, match=r"replicas=3 differs from the executor object's"):
+        evaluate(executor=ex, replicas=3, db=str(tmp_path / "x.db"), **kw)
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_replicas_the_cluster_cannot_hold_fail_before_any_starts():
+    """4 replicas of 1 CPU on a 2-CPU instance: refused at once, saying what fits."""
+    from lmmprobe.models import load_model
+
+    model = load_model("first")
+    ex = RayExecutor(replicas=4, cpus_per_replica=1)
+    with pytest.raises(ValueError, match=r"cannot place 4 replicas.*4 x 1 = 4 CPUs.*2 CPUs") as e:
+        ex.execute_spec("first", model, [_request(model)], lambda *_: None)
+    assert "pass --replicas 2" in str(e.value)
+    with pytest.raises(ValueError, match=r"0 GPUs.*pass --gpus-per-replica 0"):
+        RayExecutor(replicas=1, gpus_per_replica=1).execute_spec(
+            "first", model, [_request(model)], lambda *_: None
+        )
+
+
+def test_a_replica_that_is_never_placed_fails_after_the_timeout_naming_resources():
+    """Resources taken by someone else: the run fails after `ready_timeout_s`, not never."""
+    from lmmprobe.models import load_model
+
+    model = load_model("first")
+    # Another job's reservation of both CPUs (a placement group: Ray's own way to hold them).
+    hog = ray.util.placement_group([{"CPU": 2}])
+    try:
+        ray.get(hog.ready())
+        with pytest.raises(ValueError, match=r"not ready within 1 s.*1 CPU and 0 GPU.*0 CPUs"):
+            RayExecutor(replicas=1, ready_timeout_s=1).execute_spec(
+                "first", model, [_request(model)], lambda *_: None
+            )
+    finally:
+        ray.util.remove_placement_group(hog)
 
 
 @pytest.mark.slow

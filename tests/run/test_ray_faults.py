@@ -6,6 +6,7 @@ as a second Ray driver joining it (``--executor ray:ADDRESS``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -16,11 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 ray = pytest.importorskip("ray")
 
 from lmmprobe import evaluate  # noqa: E402
+from lmmprobe.models.base import MODELS, ModelIdentity  # noqa: E402
+from lmmprobe.models.baselines import FirstBaseline  # noqa: E402
 from lmmprobe.run.ray_executor import RayExecutor, ReplicasLost  # noqa: E402
+from lmmprobe.schema import Request  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -139,3 +144,105 @@ def test_a_killed_driver_resumes_from_the_store(tmp_path, address):
     assert _rows(db, RESPONSES) == _rows(tmp_path / "clean.db", RESPONSES)
     q = "SELECT s.sample_id, s.repeat, s.key, s.prediction, s.correct FROM scores s JOIN runs r ON r.id = s.run_id WHERE r.status = 'complete' ORDER BY 1, 2, 3"
     assert _rows(db, q) == _rows(tmp_path / "clean.db", q)
+
+
+class CrashOnMarker(FirstBaseline):
+    """The ``first`` baseline whose worker dies (as on a segfault) on a question saying CRASH.
+
+    Defined here and sent to the replicas by value: it is a test's model, not lmmprobe's.
+    """
+
+    backend = "crash_on_marker"
+
+    def _answer(self, request: Request) -> str:
+        if "CRASH" in request.prompt:
+            os._exit(1)  # only ever called in a Ray worker: the driver answers nothing
+        return super()._answer(request)
+
+
+@pytest.fixture
+def crash_model():
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    MODELS.register(CrashOnMarker.backend)(CrashOnMarker)
+    yield CrashOnMarker.backend
+    MODELS.unregister(CrashOnMarker.backend)
+    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def test_a_request_that_kills_its_replica_twice_is_stored_as_an_error_and_the_run_goes_on(
+    tmp_path, address, crash_model
+):
+    Image.new("RGB", (8, 8), (200, 40, 40)).save(tmp_path / "red.png")
+    rows = [
+        {"id": str(i), "images": ["red.png"], "question": "CRASH?" if i == 5 else f"Is {i} red?",
+         "choices": ["yes", "no"], "answer": 0}
+        for i in range(8)
+    ]  # fmt: skip
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # One restart allowed: the deaths the lone suspect causes are its own, not the replica's.
+    ex = RayExecutor(replicas=2, max_restarts=1)
+    ev = evaluate(
+        models=[f"{crash_model},batch=4"], data=str(data), bootstrap=0, db=str(tmp_path / "db"),
+        out=str(tmp_path / "o"), executor=ex,
+    )  # fmt: skip
+    assert ex.stats["splits"] == 2  # 4 -> 2 + 2 -> 1 + 1
+    with sqlite3.connect(tmp_path / "db") as c:
+        got = c.execute(
+            "SELECT s.sample_id, r.text, r.error_type, r.error_message FROM scores s "
+            "JOIN responses r ON r.key = s.key ORDER BY 1"
+        ).fetchall()
+    assert [(sid, text) for sid, text, _, _ in got if sid != "5"] == [
+        (str(i), "(A)") for i in range(8) if i != 5
+    ]
+    ((_, text, kind, message),) = [row for row in got if row[0] == "5"]
+    assert text is None and kind == "internal"
+    assert "killed its Ray replica's worker 2 times" in message
+    assert ev.outcome.models[0].errors == 1
+
+
+class OtherAfterTwoReplicas(FirstBaseline):
+    """The ``first`` baseline whose 4th build in a run (a restarted replica) has another identity.
+
+    Builds are numbered across processes by creating files `builds`.1, .2, ... atomically: the
+    driver's and the first two replicas' builds agree; the replica started again after a death
+    does not, as a replacement landing on a node of another kind might not.
+    """
+
+    backend = "other_after_two_replicas"
+    builds = ""  # set by the test; travels with the class, which is sent by value
+
+    def __init__(self, target: str | None, options: dict[str, str]) -> None:
+        super().__init__(target, options)
+        n = 1
+        while True:
+            try:
+                os.close(os.open(f"{self.builds}.{n}", os.O_CREAT | os.O_EXCL))
+                break
+            except FileExistsError:
+                n += 1
+        if n > 3:
+            self.identity = ModelIdentity(backend=self.backend, name="elsewhere", options={})
+
+
+def test_a_restarted_replica_with_another_identity_stops_the_run(tmp_path, address):
+    OtherAfterTwoReplicas.builds = str(tmp_path / "builds")
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    MODELS.register(OtherAfterTwoReplicas.backend)(OtherAfterTwoReplicas)
+    try:
+        ex = RayExecutor(replicas=2)
+        with pytest.raises(ValueError, match=r"replica 0 of other_after.* another identity"):
+            evaluate(
+                models=[f"{OtherAfterTwoReplicas.backend},delay=0.02,batch=4"], data="demo,n=40",
+                bootstrap=0, db=str(tmp_path / "db"), out=str(tmp_path / "o"), executor=ex,
+                progress=KillReplica(ex, after=8),
+            )  # fmt: skip
+    finally:
+        MODELS.unregister(OtherAfterTwoReplicas.backend)
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    with sqlite3.connect(tmp_path / "db") as c:
+        (status,) = c.execute("SELECT status FROM runs").fetchone()
+        answered = {m for (m,) in c.execute("SELECT DISTINCT model FROM responses")}
+    assert status == "failed"
+    assert len(list(tmp_path.glob("builds.*"))) == 4  # driver, 2 replicas, 1 restart
+    assert answered <= {f"{OtherAfterTwoReplicas.backend},delay=0.02,batch=4"}

@@ -13,7 +13,7 @@ from markupsafe import escape
 
 from lmmprobe.metrics.elo import Battle, elo_table, load_battles
 from lmmprobe.store import Store
-from lmmprobe.store.battles import arena_items, count_votes, list_votes, write_jsonl
+from lmmprobe.store.battles import count_votes, list_votes, write_jsonl
 
 from .test_arena_support import (
     DEMO_SAMPLES,
@@ -80,7 +80,7 @@ def test_the_models_are_named_only_after_the_vote(db: Path) -> None:
         for _ in range(BATTLES + 1):
             battle = client.get("/arena/api/battle").json()
             page = client.get("/arena").text
-            if battle["run_id"] == "hostile-run":
+            if battle["answer_a"] in HOSTILE_ANSWERS:
                 break
             vote_once(client, token)
         else:  # pragma: no cover - the hostile battle is always drawn eventually
@@ -116,14 +116,46 @@ def test_the_models_are_named_only_after_the_vote(db: Path) -> None:
         assert _esc(HOSTILE_MODELS[0]) in page
 
 
+def test_the_vote_view_names_no_run_sample_or_model_and_images_go_by_battle(db: Path) -> None:
+    with Store(db) as store:
+        run_id, n_samples = store.conn.execute(
+            "SELECT run_id, COUNT(DISTINCT sample_id) FROM scores"
+        ).fetchone()
+        sample_ids = [s for (s,) in store.conn.execute("SELECT DISTINCT sample_id FROM samples")]
+    assert n_samples == DEMO_SAMPLES
+    with client_for(db) as client, client_for(db) as other:
+        token = start_rater(client, "ivy")
+        for _ in range(3):
+            battle = client.get("/arena/api/battle").json()
+            page = client.get("/arena").text
+            for text in (json.dumps(battle), page):
+                assert run_id not in text and "/runs/" not in text.replace('href="/runs"', "")
+                assert not set(battle) & {"run_id", "sample_id", "repeat", "model_a", "model_b"}
+                for model in MODELS:
+                    assert f'"{model}"' not in text and f">{model}<" not in text
+            # Sample ids are short ("0", "1"...): none appears as a field or in a link.
+            for sid in sample_ids:
+                assert f"/{sid}/" not in json.dumps(battle["images"])
+            assert battle["images"], "the demo's samples have images"
+            for src in battle["images"]:
+                assert src.startswith(f"/arena/images/{battle['battle']}/")
+                got = client.get(src)
+                assert got.status_code == 200 and got.headers["content-type"].startswith("image/")
+                # Another session cannot resolve this battle's images.
+                assert other.get(src).status_code == 404
+            reveal = vote_once(client, token)
+            assert reveal is not None and reveal["reveal"]["run_id"] == run_id
+        assert client.get("/arena/images/not-a-battle/0").status_code == 404
+
+
 def test_a_rater_never_gets_the_same_battle_twice_and_is_told_when_done(db: Path) -> None:
     with client_for(db) as client:
         token = start_rater(client, "cy")
         seen = []
         while (done := vote_once(client, token, vote="tie")) is not None:
-            b, r = done["battle"], done["reveal"]
+            r = done["reveal"]
             seen.append(
-                (b["run_id"], b["sample_id"], b["repeat"], *sorted((r["model_a"], r["model_b"])))
+                (r["run_id"], r["sample_id"], r["repeat"], *sorted((r["model_a"], r["model_b"])))
             )
             assert len(seen) <= BATTLES
         assert len(seen) == len(set(seen)) == BATTLES
@@ -162,7 +194,7 @@ def test_pairs_and_samples_are_drawn_balanced(db: Path) -> None:
     # Within each pair the samples are used evenly too, and the sides are mixed.
     per_sample = Counter((tuple(sorted((v.model_a, v.model_b))), v.sample_id) for v in votes)
     with Store(db) as store:
-        sample_ids = sorted({item.sample_id for item in arena_items(store)})
+        sample_ids = [s for (s,) in store.conn.execute("SELECT DISTINCT sample_id FROM scores")]
     assert len(sample_ids) == DEMO_SAMPLES
     for pair in itertools.combinations(sorted(MODELS), 2):
         used = [per_sample.get((pair, sid), 0) for sid in sample_ids]
@@ -219,7 +251,7 @@ def test_hostile_strings_render_as_text(db: Path) -> None:
     with client_for(db) as client:
         token = start_rater(client, '<b onmouseover="x()">rater</b>')
         for _ in range(BATTLES + 1):
-            if client.get("/arena/api/battle").json()["run_id"] == "hostile-run":
+            if client.get("/arena/api/battle").json()["answer_a"] in HOSTILE_ANSWERS:
                 break
             vote_once(client, token)
         pages = [client.get("/arena").text]
@@ -308,3 +340,23 @@ def test_exported_battles_carry_what_elo_reads_and_the_vote(db: Path, tmp_path: 
         "key_b",
     }
     assert load_battles(out) == [Battle(row["model_a"], row["model_b"], "tie")]
+
+
+def test_the_arena_opens_its_writer_at_start_and_closes_it_at_stop(db: Path) -> None:
+    import threading
+
+    from lmmprobe.serve import arena
+    from lmmprobe.serve.app import create_app
+
+    def writers() -> int:
+        return sum(t.name.startswith("lmmprobe-arena-votes") for t in threading.enumerate())
+
+    before = writers()
+    app = create_app(db)
+    made = arena.start(app)
+    assert arena.start(app) is made  # one arena per app
+    made.close()
+    assert writers() == before
+    with client_for(db) as client:  # an app whose arena was never started makes one on use
+        token = start_rater(client, "zed")
+        assert vote_once(client, token) is not None

@@ -125,7 +125,17 @@ def test_runs_filter_sample_and_enlarge(served: dict, browser: object) -> None:
     assert not box.is_visible()
     img.click()
     sync_api.expect(box).to_be_visible()
-    assert page.evaluate("() => document.querySelector('#lightbox img').naturalWidth") > 0
+    sync_api.expect(box.locator(".lb-size")).to_contain_text(" px")
+    shown, natural = page.evaluate(
+        "() => { const i = document.querySelector('#lightbox img');"
+        " return [i.getBoundingClientRect().width, i.naturalWidth]; }"
+    )
+    assert natural > 0 and shown == natural  # its own size: never stretched
+    assert box.locator(".lb-open").get_attribute("href") == base + (img.get_attribute("src") or "")
+    box.locator(".lb-fit").click()
+    assert "fit" in (box.get_attribute("class") or "") and box.is_visible()
+    box.locator(".lb-fit").click()
+    assert "fit" not in (box.get_attribute("class") or "")
     page.keyboard.press("Escape")
     sync_api.expect(box).to_be_hidden()
     assert page.errors == []  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from math import comb
@@ -113,3 +114,48 @@ def test_two_models_of_one_run_and_paging_of_differences(tmp_path: Path) -> None
         unknown = c.get("/api/compare", params={"run_a": "r", "model_a": "zz", "model_b": "x"})
         assert unknown.status_code == 422 and "no scores for model 'zz'" in unknown.json()["detail"]
         assert c.get("/compare", params={"run_a": "nope"}).status_code == 404
+
+
+def test_runs_older_than_the_pickers_and_the_runs_list_stay_reachable(
+    two_runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Pickers and the runs list show the newest runs only (500 each; 1 here): an older run
+    # named in the address is compared all the same, and the runs list pages to it.
+    from lmmprobe.serve import compare, runs
+
+    monkeypatch.setattr(compare, "_PICKER_RUNS", 1)
+    monkeypatch.setattr(runs, "RUNS_PAGE", 1)
+    with client(two_runs) as c:
+        got = c.get(
+            "/api/compare",
+            params={"run_a": "run-a", "model_a": "mA", "run_b": "run-b", "model_b": "mB"},
+        )
+        assert got.status_code == 200 and got.json()["n"] == 11
+        assert c.get("/compare", params={"run_a": "nope"}).status_code == 404
+        first = c.get("/")
+        assert "Showing runs 1–1 of 2" in first.text and 'href="/?offset=1"' in first.text
+        older = c.get("/api/runs", params={"offset": 1}).json()
+        assert older["total"] == 2 and [r["id"] for r in older["runs"]] == ["run-a"]
+        assert "run-a" in c.get("/?offset=1").text
+
+
+def test_comparisons_of_two_stores_are_never_mixed(two_runs: Path, tmp_path: Path) -> None:
+    # Same run ids and models in another store, with every answer right on both sides.
+    other = tmp_path / "other" / "c.db"
+    samples = [choice_sample(i) for i in range(len(A))]
+    right = {m: [Row(m, s, "(A)", s.answer, True) for s in samples] for m in ("mA", "mB")}  # type: ignore[arg-type]
+    with Store(other) as store:
+        write_run(store, "run-a", ["mA"], samples, right["mA"])
+        write_run(store, "run-b", ["mB"], samples, right["mB"])
+    for db in (two_runs, other):  # the runs' stamps alike too: only the file tells them apart
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE runs SET updated_at = 1")
+        conn.commit()
+        conn.close()
+    params = {"run_a": "run-a", "model_a": "mA", "run_b": "run-b", "model_b": "mB"}
+    with client(two_runs) as c:
+        first = c.get("/api/compare", params=params).json()
+    with client(other) as c:
+        second = c.get("/api/compare", params=params).json()
+    assert first["differ"]
+    assert second["differ"] == []

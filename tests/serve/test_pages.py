@@ -191,7 +191,7 @@ def test_a_store_of_schema_4_is_migrated_and_its_runs_shown_without_samples(
     with client(db) as c:
         page = c.get("/runs/old/samples/s000")
         assert page.status_code == 200
-        assert "stored before lmmprobe recorded its samples" in page.text
+        assert "holds no copy of this sample for this run" in page.text
         assert "PROMPT Which colour is shape 0?" in page.text
 
 

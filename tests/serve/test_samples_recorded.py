@@ -105,7 +105,7 @@ def test_jsonl_images_are_recorded_absolute_and_served_as_their_bytes(
         assert str(data) not in gone.text  # the reason stays in the server's log
 
 
-def test_base64_and_in_memory_images_are_recorded_as_base64_and_served(tmp_path: Path) -> None:
+def test_base64_and_in_memory_images_are_kept_as_bytes_and_served(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     picture = Image.new("RGB", (30, 20), (0, 0, 255))
     samples = [
@@ -132,3 +132,77 @@ def test_base64_and_in_memory_images_are_recorded_as_base64_and_served(tmp_path:
         assert mem.headers["content-type"] == "image/png"
         with Image.open(io.BytesIO(mem.content)) as im:
             assert im.size == (30, 20) and im.convert("RGB").getpixel((3, 3)) == (0, 0, 255)
+
+
+def test_apex_runs_record_their_samples_and_pages_show_them(tmp_path: Path) -> None:
+    from lmmprobe.apex.evaluation import evaluate_models
+    from lmmprobe.models.base import load_model
+
+    samples = [
+        Sample(id=f"x{i}", question=f"Is it rotated? ({i})", choices=["yes", "no"], answer=i % 2,
+               images=[ImageRef.from_pil(Image.new("RGB", (12, 8), (i * 40, 0, 0)))])
+        for i in range(3)
+    ]  # fmt: skip
+    db = tmp_path / "apex.db"
+    with Store(db) as store:
+        _, run_id = evaluate_models(
+            samples, {"first": load_model("first")}, store=store, answers=["yes", "no"], seed=0,
+            n_boot=0, label="apex:test", out_dir=tmp_path / "out", data_fingerprint="f",
+        )  # fmt: skip
+    with client(db) as c:
+        page = c.get(f"/runs/{run_id}/samples/x1")
+        assert page.status_code == 200
+        assert "Is it rotated? (1)" in page.text and "holds no copy" not in page.text
+        got = c.get(f"/images/{run_id}/x1/0")
+        assert got.status_code == 200 and got.headers["content-type"] == "image/png"
+        with Image.open(io.BytesIO(got.content)) as im:
+            assert im.size == (12, 8)
+
+
+def test_the_prompt_sent_shows_every_turn_of_the_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real run with a system prompt, the in-context example and dialogue history: the sample
+    # page rebuilds each request, checks its key against the stored answer's, and shows it all.
+    data = tmp_path / "data"
+    data.mkdir()
+    Image.new("RGB", (16, 16), (10, 200, 10)).save(data / "g.png")
+    rows = [
+        {"id": "h", "images": ["g.png"], "question": "And its colour?", "choices": ["red", "green"],
+         "answer": 1, "history": [{"role": "user", "content": "Look at this."},
+                                  {"role": "assistant", "content": "I see a square."}]},
+    ]  # fmt: skip
+    (data / "set.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    monkeypatch.chdir(tmp_path)
+    formulate = {"system_prompt": "SYSTEM <b>rules</b>", "in_context_example": True}
+    ev = lmmprobe.evaluate(db="runs/p.db", data="data/set.jsonl", models=["first"], out="out",
+                           formulate=formulate)  # fmt: skip
+    with client(tmp_path / "runs/p.db") as c:
+        (answer,) = c.get(f"/api/runs/{ev.run_id}/samples/h").json()["answers"]
+        turns = answer["sent"]["turns"]
+        assert turns is not None, answer["sent"]
+        roles = [t["role"] for t in turns]
+        assert roles[0] == "system" and roles[-1] == "user" and "assistant" in roles
+        texts = [p.get("text", "") for t in turns for p in t["parts"]]
+        assert texts[0] == "SYSTEM <b>rules</b>"
+        assert "Look at this." in texts and "I see a square." in texts
+        assert {"image": 0} in turns[-1]["parts"] and texts[-1] == answer["prompt"]
+        page = c.get(f"/runs/{ev.run_id}/samples/h").text
+        assert "SYSTEM &lt;b&gt;rules&lt;/b&gt;" in page and "[image 1]" in page
+        # A request built otherwise than the run's spec says is not passed off as the one sent.
+        conn = sqlite3.connect(tmp_path / "runs/p.db")
+        conn.execute("UPDATE runs SET spec = json_set(spec, '$.formulate.system_prompt', 'X')")
+        conn.commit()
+        conn.close()
+        (changed,) = c.get(f"/api/runs/{ev.run_id}/samples/h").json()["answers"]
+        assert changed["sent"]["turns"] is None and "differs" in changed["sent"]["note"]
+
+
+def test_demo_answers_show_the_request_rebuilt(demo: tuple[TestClient, str]) -> None:
+    c, run_id = demo
+    sample_id = c.get(f"/api/runs/{run_id}/samples").json()["rows"][0]["sample_id"]
+    answers = c.get(f"/api/runs/{run_id}/samples/{sample_id}").json()["answers"]
+    assert len(answers) == 2
+    for a in answers:
+        assert a["sent"]["turns"] is not None, a["sent"]
+        assert a["sent"]["turns"][-1]["parts"][-1]["text"] == a["prompt"]

@@ -51,7 +51,7 @@ TERMS = [
     "near", "NEAR/3", "-minus", "x - y", "+plus", "col:", ":on", "{sid}", "} :", "^caret",
     "AND", "or not", "NOT", "C:\\p", "\\to\\", "\\", "\there", "\nline", "red", "RED", "Red",
     "gReEn", "blue", "yes", "no*", "maybe", "a_b", "a-b", "a:b", "s00", "S01", "s1", "re",
-    "zzzz", "question", "e", "",
+    "zzzz", "question", "e", "", "rawout3", "«zeta»", "ZETA", "t3 «",
 ]  # fmt: skip
 
 MODELS = ["m-one", "m-two", "m:three"]
@@ -71,7 +71,14 @@ def _store(root: Path) -> Path:
         for i in range(2 * len(QUESTIONS))
     ]
     rows = [
-        Row(m, s, f"answer {j}", (i + j) % 3 if (i + j) % 5 else None, (i + j) % 2 == 0)
+        # The raw output holds text nothing else has: a search finds it there too.
+        Row(
+            m,
+            s,
+            f"answer {j} rawout{i % 7} «Zeta»",
+            (i + j) % 3 if (i + j) % 5 else None,
+            (i + j) % 2 == 0,
+        )
         for j, m in enumerate(MODELS)
         for i, s in enumerate(samples)
     ]
@@ -131,6 +138,8 @@ def test_index_finds_what_reading_the_run_finds(tmp_path: Path) -> None:
         accents = score_page(conn, "r1", RowFilter(text="ÉCOLE"), limit=50)
         # LIKE folds ASCII only: "ÉCOLE" is in question 0 and in choices ["école", "ÉCOLE"].
         assert accents.total > 0
+        raw = score_page(conn, "r1", RowFilter(text="RAWOUT3"), limit=50)
+        assert raw.search == "index" and raw.total == 3 * len(range(3, 2 * len(QUESTIONS), 7))
         assert all(
             "ÉCOLE" in (r.question or "") + (r.prediction_text or "") + r.gold_text
             for r in accents.rows

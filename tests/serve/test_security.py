@@ -218,3 +218,31 @@ def test_the_session_survives_other_local_apps_odd_cookies(db: Path) -> None:
         header = f'weird"one=1; no-equals-sign; {name}={value}; {ACCESS_COOKIE}="q'
         again = client.get("/arena/api/session", headers={"cookie": header})
         assert again.status_code == 200 and again.json()["csrf_token"] == token
+
+
+def test_cookieless_requests_never_push_out_a_raters_session(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastapi.testclient import TestClient
+
+    from lmmprobe.serve import security
+
+    monkeypatch.setattr(security, "MAX_SESSIONS", 20)
+    app = create_app(db)
+    with (
+        TestClient(app, base_url="http://127.0.0.1") as rater,
+        TestClient(app, base_url="http://127.0.0.1") as loop,
+    ):
+        token = csrf_of(rater)
+        assert rater.post(
+            "/arena/api/rater", json={"name": "kim"}, headers={"X-CSRF-Token": token}
+        ).is_success
+        for _ in range(60):  # three times the limit, each without a cookie
+            loop.cookies.clear()
+            assert loop.get("/arena/api/session").status_code == 200
+        # The rater's session (and name, and CSRF token) is still there.
+        assert rater.get("/arena/api/session").json() == {"rater": "kim", "csrf_token": token}
+        # A state-changing request without any session is refused and makes none.
+        loop.cookies.clear()
+        r = loop.post("/arena/api/rater", json={"name": "x"}, headers={"X-CSRF-Token": token})
+        assert r.status_code == 403 and not r.headers.get_list("set-cookie")

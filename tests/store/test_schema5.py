@@ -40,7 +40,7 @@ def test_new_store_has_samples_battles_and_the_viewer_index(tmp_db: Path) -> Non
     Store(tmp_db).close()
     conn = sqlite3.connect(tmp_db)
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    assert {"samples", "battles", "scores_by_sample"} <= names
+    assert {"samples", "images", "battles", "scores_by_sample"} <= names
     assert SCHEMA_VERSION == 5
     conn.execute(
         "INSERT INTO battles (created_at, rater, run_id, sample_id, repeat, model_a, model_b, "
@@ -64,7 +64,13 @@ def test_version_4_store_is_migrated_and_keeps_its_rows(tmp_db: Path) -> None:
         store.create_run("old", {"data": "x", "models": ["m"]}, str(tmp_db.parent / "old"))
         _ask(store, "m", [_sample(0)])
     conn = sqlite3.connect(tmp_db)
-    for statement in ("DROP INDEX scores_by_sample", "DROP TABLE samples", "DROP TABLE battles"):
+    drop = (
+        "DROP INDEX scores_by_sample",
+        "DROP TABLE samples",
+        "DROP TABLE images",
+        "DROP TABLE battles",
+    )
+    for statement in drop:
         conn.execute(statement)
     conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     conn.commit()
@@ -76,7 +82,7 @@ def test_version_4_store_is_migrated_and_keeps_its_rows(tmp_db: Path) -> None:
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     conn.close()
-    assert {"samples", "battles", "scores_by_sample"} <= names and version == ("5",)
+    assert {"samples", "images", "battles", "scores_by_sample"} <= names and version == ("5",)
 
 
 def test_samples_are_recorded_with_their_first_answers(tmp_db: Path) -> None:
@@ -132,8 +138,56 @@ def test_image_references_are_recorded_as_a_viewer_can_serve_them(
         _ask(store, "m", [sample])
     images = _recorded(tmp_db, "r")["img"]["images"]
     assert images[0] == {"path": str(tmp_path / "rel.png")}
-    assert images[1] == {"data_b64": "aGVsbG8="}
+    assert images[1] == {"image": sample.images[1].content_hash()}
     assert images[2] == {"renderer": "demo-shapes", "recipe": {"a": 2, "b": 1}}
-    (memory,) = images[3].values()
-    with Image.open(io.BytesIO(base64.b64decode(memory))) as im:
+    assert images[3] == {"image": sample.images[3].content_hash()}
+    kept = _kept_images(tmp_db)
+    assert kept[images[1]["image"]] == b"hello"
+    with Image.open(io.BytesIO(kept[images[3]["image"]])) as im:
         assert im.size == (3, 2) and im.format == "PNG"
+
+
+def _kept_images(db: Path) -> dict[str, bytes]:
+    conn = sqlite3.connect(db)
+    out = {h: bytes(d) for h, d in conn.execute("SELECT hash, data FROM images")}
+    conn.close()
+    return out
+
+
+def test_image_bytes_are_kept_once_however_many_runs_ask_them(tmp_db: Path) -> None:
+    # Two runs of the same data (one in-memory picture, one base64) keep each picture once;
+    # the samples table holds references and the question in a column of its own.
+    picture = ImageRef.from_pil(Image.new("RGB", (64, 64), (0, 90, 0)))
+    data = base64.b64encode(b"not really a png").decode()
+    samples = [
+        Sample(id=f"s{i}", question=f"q{i}", choices=["a", "b"], answer=0,
+               images=[picture, ImageRef.from_base64(data)])
+        for i in range(3)
+    ]  # fmt: skip
+    with Store(tmp_db) as store:
+        for run in ("r1", "r2"):
+            store.create_run(run, {"data": "x", "models": ["m"]}, str(tmp_db.parent / run))
+            store.put_samples(run, samples)
+            _ask(store, f"m-{run}", samples)
+            store.update_run(run, status="done")
+    assert len(_kept_images(tmp_db)) == 2
+    conn = sqlite3.connect(tmp_db)
+    rows = conn.execute("SELECT run_id, sample_id, question, length(sample) FROM samples")
+    got = sorted(rows)
+    conn.close()
+    assert [r[:3] for r in got] == [(r, f"s{i}", f"q{i}") for r in ("r1", "r2") for i in range(3)]
+    assert all(size < 500 for *_, size in got)  # no image bytes inline
+
+
+def test_a_finished_run_leaves_nothing_pending(tmp_db: Path) -> None:
+    # Samples of a run that ended before asking them are not written later under its id
+    # when another run asks the same sample ids.
+    with Store(tmp_db) as store:
+        for run in ("old", "new"):
+            store.create_run(run, {"data": "x", "models": ["m"]}, str(tmp_db.parent / run))
+        store.put_samples("old", [_sample(0)])
+        store.update_run("old", status="failed")
+        store.put_samples("new", [_sample(0)])
+        _ask(store, "m", [_sample(0)])
+    assert _recorded(tmp_db, "old") == {}
+    assert list(_recorded(tmp_db, "new")) == ["s0"]

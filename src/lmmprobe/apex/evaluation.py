@@ -121,6 +121,8 @@ def evaluate_models(
     base = RunSpec(models=list(models), data=label, seed=seed, bootstrap=n_boot)
     methods = {spec: method_for(m) for spec, m in models.items()}
     store.create_run(run_id, base.model_dump(mode="json"), str(out_dir))
+    # Recorded with the first answers, so a viewer shows each sample's question and images.
+    store.put_samples(run_id, samples)
     manifest = build_manifest(
         base, {s: m.identity for s, m in models.items()}, data_fingerprint, len(samples)
     )

@@ -161,7 +161,10 @@ def run(
     ] = "local",
     replicas: Annotated[
         int | None,
-        typer.Option(min=1, help="Ray: replicas per model (default one per GPU, else per CPU)."),
+        typer.Option(
+            min=1,
+            help="Ray: replicas per model (default one per GPU when replicas use GPUs, else 1).",
+        ),
     ] = None,
     gpus_per_replica: Annotated[
         float | None,

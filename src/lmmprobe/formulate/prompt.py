@@ -23,8 +23,21 @@ OPEN_INSTRUCTION = OPEN_POOL[0]
 _MARK_STYLES: tuple[MarkStyle, ...] = ("upper", "lower", "number")
 
 
+def fixed_options(sample: Sample) -> bool:
+    """Whether the sample's options must be shown as published: in order, marked A, B, C...
+
+    A benchmark whose question text already holds its lettered options (MMStar,
+    RealWorldQA) sets ``metadata["fixed_options"] = True``: the model sees those letters
+    whatever the run's shuffle, rotation or mark settings, so the request keeps them too and
+    the matcher reads the model's letter as the option the text gave it.
+    """
+    return sample.metadata.get("fixed_options") is True
+
+
 def mark_style(sample: Sample, repeat: int, config: FormulateConfig, seed: int) -> MarkStyle:
     """The mark style of one request; ``random`` draws one per (sample, repeat), seeded."""
+    if fixed_options(sample):
+        return "upper"
     if config.option_marks == "random":
         return random.Random(f"{seed}:{sample.id}:{repeat}:marks").choice(_MARK_STYLES)
     return config.option_marks
@@ -65,9 +78,11 @@ def option_order(sample: Sample, repeat: int, config: FormulateConfig, seed: int
     """Display order of the sample's choices for a repeat.
 
     Repeat 0 keeps the original order; later repeats are seeded shuffles, or rotations by the
-    repeat index under CircularEval.
+    repeat index under CircularEval; a sample with `fixed_options` keeps its order.
     """
     n = len(sample.choices or [])
+    if fixed_options(sample):
+        return list(range(n))
     if config.circular:  # CircularEval: repeat r shows the options rotated by r
         return [(i + repeat) % n for i in range(n)] if n else []
     order = list(range(n))
@@ -162,7 +177,7 @@ class Formulator:
             raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
         config = self.config
         style = self._style
-        if style == "random":
+        if style == "random" or fixed_options(sample):
             style = mark_style(sample, repeat, config, self.seed)
         choices = sample.choices
         choice = sample.formulation in CHOICE_FORMULATIONS
@@ -172,7 +187,7 @@ class Formulator:
         method: Method = "generate"
         if choice:
             assert choices is not None
-            if repeat and (self._circular or self._shuffle):
+            if repeat and (self._circular or self._shuffle) and not fixed_options(sample):
                 order = option_order(sample, repeat, config, self.seed)
                 options = [choices[i] for i in order]
             else:  # the original order (repeat 0 of a rotation is a rotation by 0)

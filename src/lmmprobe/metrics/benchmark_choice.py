@@ -15,14 +15,17 @@ metrics that apply them to a run's rows live in `lmmprobe.metrics.builtin.benchm
 - HallusionBench (Guan et al. 2024; ``utils.py`` of tianyi-lab/HallusionBench): per question
   (aAcc), per figure (fAcc: every question about the figure right) and per question pair (qAcc:
   the question right on every figure). The released code asks GPT-4 whether an answer agrees
-  with the reference; lmmprobe reads yes/no by rule (`hallusion_correctness`) until a judge exists.
+  with the reference; lmmprobe reads yes/no by rule (`hallusion_correctness`) until a judge
+  exists, and only an answer stating uncertainty is "unclear".
 - MMMU (Yue et al. 2024; ``mmmu/utils/eval_utils.py`` of MMMU-Benchmark/MMMU): the rule-based
   reading of a multiple-choice answer and of an open answer, and their verdicts. Where the
   released code picks a random letter (nothing could be read), lmmprobe leaves the answer
   unread and wrong: lmmprobe never scores a random option.
 - MathVista (Lu et al. 2024; ``evaluation/extract_answer.py`` and ``calculate_score.py`` of
   lupantech/MathVista): the rule-based part of answer extraction (the released code then asks
-  GPT-4), normalization to the answer type, and exact equality.
+  GPT-4), normalization to the answer type, and exact equality. Where the rules read nothing
+  from a multiple-choice answer, a bare option letter is read (as GPT-4 would) and anything
+  else is unread and wrong, never sent to the nearest option (`mathvista_read`).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = [
     "mathvista_correct",
     "mathvista_extract",
     "mathvista_normalize",
+    "mathvista_read",
     "mme_read",
     "mme_subtask_score",
     "mmmu_multi_choice",
@@ -192,18 +196,36 @@ def pope_scores(rows: Sequence[tuple[str, str]]) -> PopeCounts:
 # --------------------------------------------------------------------------- HallusionBench
 
 
+# Phrases by which an answer says it cannot tell. HallusionBench's judge (GPT-4, asked for
+# "correct", "incorrect" or "unclear") gives "unclear" only to an answer that is unclear about
+# the answer; an answer the rules cannot read is not thereby uncertain.
+_UNSURE = re.compile(
+    r"\b(?:can ?not|can[’']t|unable to|impossible to|not possible to|no way to)\s+"
+    r"(?:be\s+)?(?:tell|say|determine|determined|know|answer|answered|confirm|confirmed|"
+    r"judge|decide|verify|verified)\b"
+    r"|\b(?:not sure|unsure|uncertain|unclear|hard to (?:say|tell)|difficult to (?:say|tell)"
+    r"|(?:do not|don[’']t) know|not (?:enough|sufficient) information|insufficient information"
+    r"|not clear)\b",
+    re.IGNORECASE,
+)
+
+
 def hallusion_correctness(answer: str, gold: str) -> str:
     """Rule-based stand-in for HallusionBench's GPT-4 check: "1" right, "0" wrong, "2" unclear.
 
-    The answer is read as yes/no by POPE's word rule restricted to explicit words: "yes" when
-    its first sentence has the word yes, "no" when it has no/not, unclear otherwise or when
-    both appear. ``gold`` is the dataset's ``gt_answer`` ("1" yes, "0" no).
+    "2" only for an answer stating uncertainty ("I cannot tell", "not sure", "hard to say"...),
+    as the judge's "unclear" is for an answer unclear about the answer. Otherwise the first
+    sentence is read as yes/no by its explicit words: "yes" when it has the word yes, "no"
+    when it has no/not; an answer with both or neither cannot be read and is wrong ("0").
+    ``gold`` is the dataset's ``gt_answer`` ("1" yes, "0" no).
     """
+    if _UNSURE.search(answer):
+        return "2"
     first = answer.split(".")[0] if "." in answer else answer
     words = {w.strip(",;:!?\"'()").lower() for w in first.split()}
     says_yes, says_no = "yes" in words, bool(words & {"no", "not"})
     if says_yes == says_no:
-        return "2"
+        return "0"
     return "1" if ("1" if says_yes else "0") == str(gold).strip() else "0"
 
 
@@ -396,7 +418,8 @@ def mathvista_normalize(
     """MathVista's ``normalize_extracted_answer``: a choice text, or the number/list as text.
 
     A multiple-choice extraction that is no option letter goes to the nearest choice by
-    Levenshtein distance (first of ties), so even an empty one gets a choice, as released.
+    Levenshtein distance (first of ties), so even an empty one gets a choice, as released;
+    `mathvista_read` never passes it an empty multiple-choice extraction.
     """
     if question_type == "multi_choice":
         text = extraction.strip()
@@ -425,6 +448,36 @@ def mathvista_normalize(
     return None
 
 
+# A reply that is only an option letter, bare or marked: "B", "(B)", "B.", "B)", "(b)".
+_LETTER_REPLY = re.compile(r"^\s*(?:\(([A-Za-z])\)|([A-Z])[.)]?)\s*$")
+
+
+def mathvista_read(
+    response: str,
+    choices: Sequence[str] | None,
+    question_type: str,
+    answer_type: str,
+    precision: float | None,
+) -> str | None:
+    """The reading of a MathVista answer in lmmprobe: the normalized answer, or None if unread.
+
+    MathVista's rules (`mathvista_extract`, `mathvista_normalize`) with two departures for
+    multiple-choice questions, both where the released code would hand the answer to GPT-4:
+    a reply that is only an option letter ("B", "(B)", "B.") is read as that option (GPT-4's
+    extraction reads it), and an answer the rules leave empty is unread (None) instead of
+    going to the nearest option by edit distance: lmmprobe never scores an option the model
+    did not give. A letter beyond the options is unread too.
+    """
+    extraction = mathvista_extract(response, question_type, answer_type, choices)
+    if question_type == "multi_choice" and extraction.strip() == "":
+        found = _LETTER_REPLY.match(response)
+        letter = (found.group(1) or found.group(2)).upper() if found else None
+        if letter is None or ord(letter) - ord("A") >= len(choices or []):
+            return None
+        extraction = letter
+    return mathvista_normalize(extraction, choices, question_type, answer_type, precision)
+
+
 def mathvista_correct(
     response: str,
     answer: str,
@@ -433,7 +486,6 @@ def mathvista_correct(
     answer_type: str,
     precision: float | None,
 ) -> bool:
-    """MathVista's verdict with the rule-based reading: normalized extraction == answer."""
-    extraction = mathvista_extract(response, question_type, answer_type, choices)
-    normalized = mathvista_normalize(extraction, choices, question_type, answer_type, precision)
-    return normalized == answer
+    """MathVista's verdict with lmmprobe's rule-based reading (`mathvista_read`) == answer."""
+    normalized = mathvista_read(response, choices, question_type, answer_type, precision)
+    return normalized is not None and normalized == answer

@@ -6,7 +6,9 @@ generated inputs. The run metrics that aggregate them live in
 `lmmprobe.metrics.builtin.benchmark_open`.
 
 - `vqa_accuracy`: the official VQA evaluation (Antol et al., 2015; ``vqaEval.py`` of
-  GT-Vision-Lab/VQA), used by VQAv2 and OK-VQA.
+  GT-Vision-Lab/VQA), which expects answers already cleaned by its challenge's processing.
+- `vqa_accuracy_lmms_eval`: the same formula with every answer normalized first, as lmms-eval's
+  VQAv2 task computes it on a model's raw reply (VQAv2's run metric).
 - `vqa_accuracy_evalai`: the same 10-annotator formula with EvalAI's answer processor (mmf's,
   the TextVQA evaluation's), as lmms-eval's TextVQA / VizWiz / OK-VQA tasks compute it.
 - `relaxed_correct`: ChartQA's relaxed accuracy (Masry et al., 2022; Methani et al., 2020), as
@@ -37,6 +39,7 @@ __all__ = [
     "relaxed_correct",
     "vqa_accuracy",
     "vqa_accuracy_evalai",
+    "vqa_accuracy_lmms_eval",
 ]
 
 
@@ -80,6 +83,10 @@ def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
     decimals of a percentage). Non-ASCII digits next to commas and periods are treated as
     Python 3 treats ``\d`` (VQA's Python 2 code sees only ASCII digits there).
 
+    The script scores answers the VQA challenge has already cleaned; a model's raw reply is
+    scored with `vqa_accuracy_lmms_eval` (VQAv2) or `vqa_accuracy_evalai` (OK-VQA), as
+    lmms-eval, whose prompts the benchmarks use, scores it.
+
     Args:
         prediction: The model's answer.
         answers: The annotators' answers (10 in VQAv2 and OK-VQA).
@@ -99,6 +106,44 @@ def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
         pred = normalize_vqa_answer(pred)
     scores = _leave_one_out(pred, refs)
     return sum(scores) / len(scores)
+
+
+def _exact_mean(scores: list[float]) -> float:
+    # statistics.mean (lmms-eval's) sums exactly, as fractions, and rounds once; so does this.
+    return float(sum((Fraction(s) for s in scores), Fraction(0)) / len(scores))
+
+
+def vqa_accuracy_lmms_eval(prediction: str, answers: Sequence[str]) -> float:
+    """VQAv2's accuracy of a model's raw reply, as lmms-eval scores its ``vqav2`` tasks.
+
+    The prediction and every reference are always normalized with VQA's punctuation, digit,
+    article and contraction rules (`normalize_vqa_answer`, which lowercases: ``"Yes"``,
+    ``"yes."`` and ``"Two"`` match ten ``"yes"`` / ``"2"``); then each reference is left out in
+    turn and the answer scores ``min(1, #other references equal to it / 3)``; the result is the
+    exact mean of these scores. Unlike `vqa_accuracy` (``vqaEval.py``, whose inputs the VQA
+    challenge has already cleaned), the normalization does not depend on whether the annotators
+    agree. Unlike `vqa_accuracy_evalai`, commas and question marks are not deleted and ``'s`` is
+    not split off before that normalization.
+
+    Source: ``vqav2_process_results`` of lmms-eval ``lmms_eval/tasks/vqav2/utils.py``
+    (``process_punctuation`` and ``process_digit_article`` of its ``EvalAIAnswerProcessor``).
+    Its "other answers" are the answer records different from the one left out; VQAv2's records
+    carry distinct ``answer_id`` values, so they are the other positions, as here.
+
+    Args:
+        prediction: The model's reply.
+        answers: The annotators' answers (10 in VQAv2).
+
+    Returns:
+        The accuracy in ``[0, 1]``.
+
+    Raises:
+        TypeError: `answers` is a string.
+        ValueError: `answers` is empty.
+
+    """
+    refs = [normalize_vqa_answer(a) for a in _answers(answers, "vqa_accuracy_lmms_eval")]
+    return _exact_mean(_leave_one_out(normalize_vqa_answer(prediction), refs))
 
 
 def evalai_normalize(text: str) -> str:
@@ -122,7 +167,7 @@ def vqa_accuracy_evalai(prediction: str, answers: Sequence[str]) -> float:
     `statistics.mean`'s exact arithmetic.
 
     Source: lmms-eval ``textvqa_process_results`` (``lmms_eval/tasks/textvqa/utils.py``; the
-    same code scores ``vizwiz_vqa`` and ``ok_vqa``). Its answer processor is copied from mmf,
+    same computation scores ``vizwiz_vqa`` and ``ok_vqa``, ``ok_vqa_process_results``). Its answer processor is copied from mmf,
     whose ``TextVQAAccuracyEvaluator`` (the TextVQA challenge's) applies the same formula but
     averages with a float sum, which can differ in the last bit.
 
@@ -140,9 +185,7 @@ def vqa_accuracy_evalai(prediction: str, answers: Sequence[str]) -> float:
     """
     refs = [evalai_normalize(a) for a in _answers(answers, "vqa_accuracy_evalai")]
     pred = evalai_normalize(prediction)
-    scores = _leave_one_out(pred, refs)
-    # statistics.mean sums exactly (as fractions) and rounds once; so does this.
-    return float(sum((Fraction(s) for s in scores), Fraction(0)) / len(scores))
+    return _exact_mean(_leave_one_out(pred, refs))
 
 
 def _chart_float(text: str) -> float | None:

@@ -122,12 +122,15 @@ class AsyncReplica(_ReplicaBase):
             # Another call may have dropped an image this one counted on while it waited.
             needed, missing = self._fetch(wire, objects)
         self._remember(needed, {})
+        # Unpacked now, before waiting for a turn: meanwhile other calls may drop the images
+        # this one needs from the cache.
+        reqs = self._unpack(wire)
         if self._sem is None:  # created inside the actor's event loop
             self._sem = asyncio.Semaphore(self.concurrency)
         model = self.model
         assert isinstance(model, AsyncModel)
         async with self._sem:
-            return await acall_batch(model, self._unpack(wire)), os.getpid()
+            return await acall_batch(model, reqs), os.getpid()
 
     async def close(self) -> None:
         """Release the backend's connections inside the loop that used them."""

@@ -300,21 +300,33 @@ class LocalExecutor:
         self.max_consecutive_failures = max_consecutive_failures
         self.max_concurrency = max_concurrency
         self.max_auth_failures = max_auth_failures
+        self.stats: dict[str, float] = {}
+        """The last `execute`: ``run_s`` (seconds answering and storing) and ``batches``; the
+        same window as the Ray executor's ``run_s``, so the two compare like for like."""
+
+    def spec_fields(self) -> dict[str, str]:
+        """The `RunSpec` fields that record this executor with a run."""
+        return {"executor": "local"}
 
     def execute(
         self, model: Model | AsyncModel, requests: Sequence[Request], on_batch: OnBatch
     ) -> None:
         """Run every request once, calling `on_batch` as each batch finishes."""
+        t0 = time.perf_counter()
         batches = plan_batches(requests, model.capabilities.max_batch_size)
+        self.stats = {"batches": len(batches)}
         policy = AbortPolicy(self.max_consecutive_failures, self.max_auth_failures)
-        if isinstance(model, AsyncModel) and model.capabilities.is_async:
-            asyncio.run(self._run_async(model, batches, on_batch, policy))
-            return
-        assert isinstance(model, Model)
-        for batch in batches:
-            responses = policy.settle(call_batch(model, batch))
-            on_batch(batch, responses)
-            policy.check(responses)
+        try:
+            if isinstance(model, AsyncModel) and model.capabilities.is_async:
+                asyncio.run(self._run_async(model, batches, on_batch, policy))
+                return
+            assert isinstance(model, Model)
+            for batch in batches:
+                responses = policy.settle(call_batch(model, batch))
+                on_batch(batch, responses)
+                policy.check(responses)
+        finally:
+            self.stats["run_s"] = time.perf_counter() - t0
 
     async def _run_async(
         self,

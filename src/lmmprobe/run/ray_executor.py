@@ -15,10 +15,14 @@ replicas on the driver's own machine) and through Ray's object store otherwise: 
 is put there once and fetched once per replica, never copied into every request.
 
 Faults: when a replica's worker dies (killed, out of memory, node lost), its batches in flight
-go back to the front of the queue for the other replicas and the replica is started again, up
-to `max_restarts` times each; one more death aborts the run (`ReplicasLost`). Responses are
-stored by key and each batch is stored once, when its one answer arrives, so nothing is stored
-twice; a killed driver loses only the batches in flight, and a re-run resumes from the store.
+go back to the front of the queue for the other replicas and the replica is started again (and
+its model's identity checked again), up to `max_restarts` times each; one more death aborts the
+run (`ReplicasLost`). A batch that was in flight when a replica died is a suspect: it runs
+alone on a replica next, so a second death is surely its own; a batch that killed two replicas
+is split in halves, and a single request that did is stored as an ``internal`` error (the run
+goes on). Responses are stored by key and each batch is stored once, when its one answer
+arrives, so nothing is stored twice; a killed driver loses only the batches in flight, and a
+re-run resumes from the store.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from lmmprobe.models.api_keys import scrub_secrets
 from lmmprobe.models.base import MODELS, AsyncModel, Model, parse_model_spec
 from lmmprobe.registry import RegistryError
 from lmmprobe.run._ray_replica import (
@@ -42,20 +47,22 @@ from lmmprobe.run._ray_replica import (
 )
 from lmmprobe.run.executor import (
     AbortPolicy,
+    BatchResult,
     OnBatch,
     RunAborted,
     failed_result,
     plan_batches,
 )
-from lmmprobe.schema import ImageRef, Request, RunSpec
+from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, RunSpec
 from lmmprobe.schema.image import Renderer
+from lmmprobe.schema.spec import ray_address
 
 log = logging.getLogger(__name__)
 
 ImageTransport = Literal["auto", "reference", "object_store"]
 
-MAX_AUTO_CPU_REPLICAS = 16
-"""Most replicas started by default for a model whose replicas use no GPU."""
+DEATHS_PER_BATCH = 2
+"""Replica deaths a batch may cause before it is split (or, one request, stored as an error)."""
 
 
 class ReplicasLost(RunAborted):
@@ -92,6 +99,17 @@ class _Slot:
     node_id: str | None = None
     local: bool = False  # on the driver's node, so it reads the driver's files
     in_flight: int = 0
+    solo: bool = False  # running a suspect batch alone: no other batch is sent to it meanwhile
+
+
+@dataclass
+class _Sent:
+    """A batch in flight: where it went (the replica and its generation) and whether alone."""
+
+    slot: _Slot
+    gen: int
+    batch: list[Request]
+    solo: bool
 
 
 @dataclass
@@ -104,22 +122,6 @@ class _Placement:
     concurrency: int
 
 
-def parse_executor(value: str) -> str | None:
-    """The Ray address an executor spec names: ``ray`` → None (local or $RAY_ADDRESS).
-
-    Raises:
-        ValueError: `value` is not ``ray``, ``ray:ADDRESS`` or ``ray://HOST:PORT``.
-
-    """
-    if value == "ray":
-        return None
-    if value.startswith("ray://"):
-        return value
-    if value.startswith("ray:") and value[4:]:
-        return value[4:]
-    raise ValueError(f"not a Ray executor spec: {value!r} (use ray, ray:auto, ray:HOST:PORT)")
-
-
 @dataclass
 class RayExecutor:
     """Runs a model's requests on replicas that are Ray actors (see the module docstring).
@@ -129,8 +131,10 @@ class RayExecutor:
             ``auto`` the cluster this machine is part of, ``HOST:PORT`` a head node,
             ``ray://HOST:PORT`` through Ray Client. Ignored when Ray is already initialised
             in this process (a notebook, a test): that instance is used as it is.
-        replicas: Replicas per model; None: one per GPU when replicas use GPUs, else one per
-            CPU of the cluster (at most `MAX_AUTO_CPU_REPLICAS`).
+        replicas: Replicas per model; None: one per GPU of the cluster when replicas use GPUs
+            (``hf`` on a cluster with GPUs), else one (each replica of a CPU model would load
+            its own copy of the weights; an API model's replicas multiply its concurrency: ask
+            for more with `replicas`).
         gpus_per_replica: GPUs each replica reserves; None: 1 for ``hf`` models when the
             cluster has GPUs (one replica per GPU), else 0.
         cpus_per_replica: CPUs each replica reserves; None: 1.
@@ -140,7 +144,10 @@ class RayExecutor:
         max_concurrency: Calls at once inside each replica of an async backend; None: the
             backend's own limit. N replicas multiply it.
         max_restarts: Times each replica is started again after its worker died; one more
-            death stops the run (`ReplicasLost`).
+            death stops the run (`ReplicasLost`). A death a suspect batch caused while running
+            alone is the batch's, not the replica's, and is not counted here.
+        ready_timeout_s: Seconds to wait for a replica to be placed and build its model (at
+            the start and after each restart) before the run fails, naming the resources.
         images: ``auto``: recipes and (for replicas on the driver's machine) file paths by
             reference, everything else through the object store once; ``reference``: every
             path by reference (a filesystem every node shares); ``object_store``: every image
@@ -159,12 +166,14 @@ class RayExecutor:
     max_in_flight: int | None = None
     max_concurrency: int | None = None
     max_restarts: int = 3
+    ready_timeout_s: float = 120.0
     images: ImageTransport = "auto"
     max_consecutive_failures: int = 20
     max_auth_failures: int = 3
-    stats: dict[str, float] = field(default_factory=dict, init=False)
+    stats: dict[str, Any] = field(default_factory=dict, init=False)
     """The last `execute_spec`: ``ready_s`` (seconds until every replica had built its model),
-    ``run_s`` (seconds answering after that), ``batches`` and ``restarts``."""
+    ``run_s`` (seconds answering after that), ``batches``, ``restarts``, ``splits`` (batches cut
+    in halves after killing two replicas), and ``pids``: the replicas' worker process ids."""
     _started_ray: bool = field(default=False, init=False, repr=False)
     _slots: list[_Slot] = field(default_factory=list, init=False, repr=False)
     _bad_address: str | None = field(default=None, init=False, repr=False)
@@ -174,12 +183,14 @@ class RayExecutor:
             raise ValueError(f"replicas must be at least 1 (got {self.replicas})")
         if self.max_restarts < 0:
             raise ValueError(f"max_restarts must be 0 or more (got {self.max_restarts})")
+        if self.ready_timeout_s <= 0:
+            raise ValueError(f"ready_timeout_s must be positive (got {self.ready_timeout_s})")
 
     @classmethod
     def from_spec(cls, spec: RunSpec) -> RayExecutor:
         """The executor a run spec asks for (``spec.executor`` is ``ray[:ADDRESS]``)."""
         return cls(
-            address=parse_executor(spec.executor),
+            address=ray_address(spec.executor),
             replicas=spec.replicas,
             gpus_per_replica=spec.gpus_per_replica,
             cpus_per_replica=spec.cpus_per_replica,
@@ -196,6 +207,17 @@ class RayExecutor:
         if self._started_ray:
             ray_module().shutdown()
             self._started_ray = False
+
+    def spec_fields(self) -> dict[str, Any]:
+        """The `RunSpec` fields that record this executor with a run (what actually ran)."""
+        if self.address is None:
+            name = "ray"
+        else:
+            name = self.address if self.address.startswith("ray://") else f"ray:{self.address}"
+        fields: dict[str, Any] = {"executor": name}
+        for key in ("replicas", "gpus_per_replica", "cpus_per_replica"):
+            fields[key] = getattr(self, key)  # None too: the executor's default is what runs
+        return fields
 
     def replica_info(self) -> list[ReplicaInfo]:
         """The replicas of the model being run now (empty between models)."""
@@ -236,7 +258,9 @@ class RayExecutor:
 
         Raises:
             RunAborted: As the local executor (`AbortPolicy`), or `ReplicasLost`.
-            ValueError: A replica cannot build the model, or builds one of another identity.
+            ValueError: The cluster lacks the resources the replicas ask for (checked before
+                any starts, and again when one is not placed within `ready_timeout_s`), or a
+                replica cannot build the model, or builds one of another identity.
             RegistryError: Ray is not installed.
 
         """
@@ -266,12 +290,13 @@ class RayExecutor:
 
         self._slots = [_Slot(i, start()) for i in range(place.replicas)]
         shipper = _ImageShipper(ray, self.images)
+        self.stats = {"batches": len(batches), "restarts": 0, "splits": 0, "pids": []}
         t0 = time.perf_counter()
         try:
-            self._check_replicas(ray, model_spec, model, ray.get_runtime_context().get_node_id())
+            self._check_replicas(ray, model_spec, model, place, self._slots)
             t1 = time.perf_counter()
-            self.stats = {"ready_s": t1 - t0, "batches": len(batches), "restarts": 0}
-            self._run(ray, model_spec, batches, place, shipper, policy, on_batch, start)
+            self.stats["ready_s"] = t1 - t0
+            self._run(ray, model_spec, model, batches, place, shipper, policy, on_batch, start)
             self.stats["run_s"] = time.perf_counter() - t1
             if place.is_async:
                 self._close_async(ray, model_spec)
@@ -330,29 +355,51 @@ class RayExecutor:
         cpus = 1.0 if self.cpus_per_replica is None else self.cpus_per_replica
         n = self.replicas
         if n is None:
-            if gpus > 0:
-                n = max(1, int(total.get("GPU", 0) // gpus))
-            else:
-                per_cpu = int(total.get("CPU", 1) // cpus) if cpus > 0 else int(total.get("CPU", 1))
-                n = max(1, min(MAX_AUTO_CPU_REPLICAS, per_cpu))
+            # One per GPU; without GPUs one replica: each would load its own copy of the
+            # weights (hf) or multiply an API's concurrency (openai) unasked.
+            n = max(1, int(total.get("GPU", 0) // gpus)) if gpus > 0 else 1
+        _check_fits(n, cpus, gpus, total)
         is_async = isinstance(model, AsyncModel) and model.capabilities.is_async
         concurrency = self.max_concurrency or model.capabilities.max_concurrency
         in_flight = self.max_in_flight or (2 * concurrency if is_async else 2)
         return _Placement(n, gpus, cpus, is_async, in_flight, concurrency)
 
     def _check_replicas(
-        self, ray: Any, model_spec: str, model: Model | AsyncModel, driver_node: str
+        self,
+        ray: Any,
+        model_spec: str,
+        model: Model | AsyncModel,
+        place: _Placement,
+        slots: list[_Slot],
     ) -> None:
-        """Wait for every replica to build its model, and check it is the driver's model."""
+        """Wait for `slots`' replicas to build their model; check it is the driver's model.
+
+        Run at the start and after each restart, so a replica started again (perhaps on a
+        node of another kind) never answers under the driver's keys with another model.
+        """
+        refs = [s.handle.describe.remote() for s in slots]
+        _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.ready_timeout_s)
+        if waiting:
+            late = [slots[refs.index(r)].index for r in waiting]
+            raise ValueError(
+                f"{len(late)} of {len(refs)} Ray replicas of {model_spec} (replicas "
+                f"{', '.join(map(str, late))}) were not ready within {self.ready_timeout_s:g} s: "
+                f"each asks for {_asks(place.num_cpus, place.num_gpus)} and the cluster has "
+                f"{_has(ray.available_resources())} free of {_has(ray.cluster_resources())}; "
+                "pass fewer --replicas or smaller --cpus-per-replica/--gpus-per-replica, add "
+                "nodes, or give RayExecutor(ready_timeout_s=...) when building the model takes "
+                "longer"
+            )
         try:
-            described = ray.get([s.handle.describe.remote() for s in self._slots])
-        except ray.exceptions.RayActorError as exc:
+            described = ray.get(refs)
+        except ray.exceptions.RayError as exc:
             raise ValueError(
                 f"a Ray replica could not build {model_spec}: {_reason(exc)}; check that every "
                 "node has lmmprobe, the backend's libraries and the model's files"
             ) from exc
         mine = model.identity.cache_id()
-        for slot, d in zip(self._slots, described, strict=True):
+        driver_node = ray.get_runtime_context().get_node_id()
+        for slot, d in zip(slots, described, strict=True):
             if d["identity"] != mine:
                 raise ValueError(
                     f"replica {slot.index} of {model_spec} built a model of another identity "
@@ -362,6 +409,7 @@ class RayExecutor:
                 )
             slot.pid, slot.node_id = d["pid"], d["node_id"]
             slot.local = d["node_id"] == driver_node
+        self.stats["pids"] = [*self.stats.get("pids", []), *(d["pid"] for d in described)]
 
     # -- the loop -----------------------------------------------------------------------------
 
@@ -369,6 +417,7 @@ class RayExecutor:
         self,
         ray: Any,
         model_spec: str,
+        model: Model | AsyncModel,
         batches: deque[list[Request]],
         place: _Placement,
         shipper: _ImageShipper,
@@ -376,37 +425,99 @@ class RayExecutor:
         on_batch: OnBatch,
         start: Any,
     ) -> None:
-        in_flight: dict[Any, tuple[_Slot, int, list[Request]]] = {}
-        while batches or in_flight:
-            for slot in self._slots:  # fill every replica up to its bound
-                while batches and slot.in_flight < place.in_flight:
-                    batch = batches.popleft()
-                    wire, objects = shipper.pack(batch, slot.local)
-                    ref = slot.handle.run.remote(wire, objects)
-                    in_flight[ref] = (slot, slot.gen, batch)
-                    slot.in_flight += 1
-            (ready,), _ = ray.wait(list(in_flight), num_returns=1)
-            slot, gen, batch = in_flight.pop(ready)
-            if gen == slot.gen:
-                slot.in_flight -= 1
-            try:
-                result, slot.pid = ray.get(ready)
-            except ray.exceptions.RayActorError as exc:
-                batches.appendleft(batch)  # run again, on whichever replica is free first
-                if gen == slot.gen:  # the first news of this death (its other batches follow)
-                    self._restart(ray, slot, model_spec, exc, start)
-                continue
-            except ray.exceptions.RayError as exc:
-                # The replica lives but the call failed outside the backend (an argument that
-                # cannot be unpickled there, an image lost from the object store).
-                result = failed_result(batch, exc)
+        in_flight: dict[Any, _Sent] = {}
+        # Replica deaths each batch was in flight for, by its requests' keys.
+        deaths: dict[tuple[str, ...], int] = {}
+
+        def store(batch: list[Request], result: BatchResult) -> None:
             responses = policy.settle(result)
             on_batch(batch, responses)
             policy.check(responses)
 
-    def _restart(self, ray: Any, slot: _Slot, model_spec: str, exc: Exception, start: Any) -> None:
-        slot.restarts += 1
+        while batches or in_flight:
+            for slot in self._slots:  # fill every replica up to its bound
+                while batches and slot.in_flight < place.in_flight and not slot.solo:
+                    # A suspect batch runs alone, so if its replica dies again it is the cause.
+                    solo = deaths.get(_keys(batches[0]), 0) > 0
+                    if solo and slot.in_flight:
+                        break
+                    batch = batches.popleft()
+                    wire, objects = shipper.pack(batch, slot.local)
+                    ref = slot.handle.run.remote(wire, objects)
+                    in_flight[ref] = _Sent(slot, slot.gen, batch, solo)
+                    slot.in_flight += 1
+                    slot.solo = solo
+            (ready,), _ = ray.wait(list(in_flight), num_returns=1)
+            sent = in_flight.pop(ready)
+            slot, batch = sent.slot, sent.batch
+            if sent.gen == slot.gen:
+                slot.in_flight -= 1
+                slot.solo = slot.solo and not sent.solo
+            try:
+                result, slot.pid = ray.get(ready)
+            except ray.exceptions.RayActorError as exc:
+                if sent.gen == slot.gen:  # the first news of this death (its other batches follow)
+                    lost = [sent] + [
+                        o for o in in_flight.values() if o.slot is slot and o.gen == sent.gen
+                    ]
+                    for o in lost:
+                        deaths[_keys(o.batch)] = deaths.get(_keys(o.batch), 0) + 1
+                    # A suspect that died alone killed its replica: the batch's fault.
+                    self._restart(
+                        ray, slot, model_spec, model, place, exc, start, counted=not sent.solo
+                    )
+                self._requeue(batch, deaths, batches, store)
+                continue
+            except ray.exceptions.RayError as exc:
+                # The replica lives but the call failed: the backend raised through Ray (a
+                # RayTaskError, stored as its cause, as locally), or outside the backend (an
+                # argument that cannot be unpickled there, an image lost from the object store).
+                cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) else None
+                result = failed_result(batch, cause if isinstance(cause, BaseException) else exc)
+            store(batch, result)
+
+    def _requeue(
+        self,
+        batch: list[Request],
+        deaths: dict[tuple[str, ...], int],
+        batches: deque[list[Request]],
+        store: Any,
+    ) -> None:
+        """Send a batch lost with its replica again: whole, in halves, or stored as an error."""
+        if deaths.get(_keys(batch), 0) < DEATHS_PER_BATCH:
+            batches.appendleft(batch)  # run again, on whichever replica is free first
+        elif len(batch) > 1:
+            # One of its requests kills the worker: halve until that one is alone. The halves
+            # are suspects already, so each runs alone and only the guilty half dies again.
+            half = len(batch) // 2
+            for part in (batch[half:], batch[:half]):
+                deaths[_keys(part)] = DEATHS_PER_BATCH - 1
+                batches.appendleft(part)
+            self.stats["splits"] = self.stats.get("splits", 0) + 1
+        else:
+            message = (
+                f"this request killed its Ray replica's worker {DEATHS_PER_BATCH} times (a "
+                "crash in the backend: out of memory, a segfault), so it was not answered; "
+                "check the workers' logs; a re-run asks it again"
+            )
+            info = ErrorInfo(type="internal", message=message, retryable=True)
+            responses = [Response(key=r.key, error=info) for r in batch]
+            store(batch, BatchResult(responses, unexpected=f"ReplicaKilled: {message}"))
+
+    def _restart(
+        self,
+        ray: Any,
+        slot: _Slot,
+        model_spec: str,
+        model: Model | AsyncModel,
+        place: _Placement,
+        exc: Exception,
+        start: Any,
+        *,
+        counted: bool,
+    ) -> None:
         self.stats["restarts"] = self.stats.get("restarts", 0) + 1
+        slot.restarts += counted
         reason = _reason(exc)
         if slot.restarts > self.max_restarts:
             raise ReplicasLost(
@@ -427,9 +538,12 @@ class RayExecutor:
         slot.handle = start()
         slot.gen += 1
         slot.in_flight = 0
-        # It may start on another node: until it is known, it reads no file of the driver's.
+        slot.solo = False
+        # It may start on another node, of another kind: nothing is sent to it before it has
+        # built the driver's model (identity checked) and is known to be local or not.
         slot.pid = slot.node_id = None
         slot.local = False
+        self._check_replicas(ray, model_spec, model, place, [slot])
 
 
 class _ImageShipper:
@@ -502,10 +616,45 @@ def _renderers(requests: Sequence[Request]) -> dict[str, tuple[str, Renderer]]:
 
 def _reason(exc: BaseException) -> str:
     """One line saying why a replica died or failed to start (Ray's messages span pages)."""
-    text = " ".join(str(exc).split())
+    text = scrub_secrets(" ".join(str(exc).split()))  # a worker's error may quote a key
     return text[:400] + ("…" if len(text) > 400 else "")
 
 
-def ray_executor_for(spec: RunSpec) -> RayExecutor:
-    """The executor ``spec.executor`` names (``ray[:ADDRESS]``) with its replica settings."""
-    return RayExecutor.from_spec(spec)
+def _keys(batch: Sequence[Request]) -> tuple[str, ...]:
+    return tuple(r.key for r in batch)
+
+
+def _asks(cpus: float, gpus: float) -> str:
+    return f"{cpus:g} CPU and {gpus:g} GPU"
+
+
+def _has(resources: dict[str, float]) -> str:
+    return f"{resources.get('CPU', 0):g} CPUs and {resources.get('GPU', 0):g} GPUs"
+
+
+def _check_fits(n: int, cpus: float, gpus: float, total: dict[str, float]) -> None:
+    """Refuse replicas the cluster can never place (Ray would wait for them for ever).
+
+    Raises:
+        ValueError: Naming what is asked, what the cluster has, and what to pass instead.
+
+    """
+    short = [
+        (what, per, total.get(what, 0.0))
+        for what, per in (("CPU", cpus), ("GPU", gpus))
+        if n * per > total.get(what, 0.0)
+    ]
+    if not short:
+        return
+    fit = min(int(have // per) for _, per, have in short)
+    asked = "; ".join(f"{n} x {per:g} = {n * per:g} {what}s" for what, per, _ in short)
+    if fit >= 1:
+        advice = f"pass --replicas {fit}"
+    elif any(what == "GPU" for what, _, _ in short):
+        advice = "pass --gpus-per-replica 0 to run on CPUs, or join a cluster with GPUs"
+    else:
+        advice = "pass a smaller --cpus-per-replica"
+    raise ValueError(
+        f"the Ray cluster cannot place {n} replicas: they ask for {asked}, and it has "
+        f"{_has(total)} in all; {advice} (or add nodes)"
+    )

@@ -99,6 +99,21 @@ def check_executor(value: str) -> str:
     )
 
 
+def ray_address(value: str) -> str | None:
+    """The Ray address an executor spec names (``ray`` → None: a local instance or $RAY_ADDRESS).
+
+    Raises:
+        ValueError: `value` does not name the Ray executor (`check_executor`'s grammar).
+
+    """
+    value = check_executor(value)
+    if value == "local":
+        raise ValueError("executor 'local' names no Ray cluster: use ray or ray:ADDRESS")
+    if value == "ray" or value.startswith("ray://"):
+        return None if value == "ray" else value
+    return value[4:]
+
+
 POOL_SIZE = 5
 """Instructions per pool; with instruction_pool, repeats must be a multiple (ReForm-Eval)."""
 
@@ -138,8 +153,10 @@ class RunSpec(BaseModel):
     replicas: int | None = Field(
         default=None,
         ge=1,
-        description="Model replicas (Ray actors) per model; default one per GPU when replicas "
-        "use GPUs, else one per CPU of the cluster (at most 16). Ray executor only.",
+        description="Model replicas (Ray actors) per model; default one per GPU of the cluster "
+        "when replicas use GPUs (hf on a cluster with GPUs), else one: a CPU model's replicas "
+        "would each load the weights, an API model's multiply its concurrency, so ask for more "
+        "explicitly. Ray executor only.",
     )
     gpus_per_replica: float | None = Field(
         default=None,

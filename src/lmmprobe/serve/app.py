@@ -56,10 +56,13 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # the app serves; until a run's is ready, its searches read its rows.
     app.state.search_indexer = SearchIndexer(app.state.db_path)
     app.state.search_indexer.start()
+    # The arena's writing store opens and checks the file in the background, before a vote.
+    arena.start(app)
     try:
         yield
     finally:
         app.state.search_indexer.stop()
+        arena.stop(app)
         app.state.readers.close()
 
 

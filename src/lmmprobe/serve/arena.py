@@ -11,6 +11,11 @@ the very function ``lmmprobe elo`` runs on the file ``lmmprobe arena export`` wr
 two agree to the last digit. ``tie`` and ``both_bad`` both count as a tie, as HEMM and
 FastChat count ``tie (bothbad)``.
 
+The vote page and its JSON name neither the models nor the run and sample (either would lead
+to the run's pages, which name the models): the sample's images are served by the battle's
+opaque id, ``/arena/images/{battle}/{i}``, which only the rater's session resolves. The reveal
+names all of them.
+
 Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/leaderboard``. JSON for scripts and load
 tests: ``GET /arena/api/session``, ``POST /arena/api/rater``, ``GET /arena/api/battle``,
 ``POST /arena/api/vote``, ``GET /arena/api/leaderboard``. Every POST needs the session's CSRF
@@ -27,20 +32,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import quote
 
-from fastapi import APIRouter, Body, Form, HTTPException, Request
+from fastapi import APIRouter, Body, FastAPI, Form, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, Battle, elo_table
 from lmmprobe.serve import _pages
-from lmmprobe.serve.pairs import BattleKey, Draw, PairIndex, draw_battle
+from lmmprobe.serve import images as serve_images
+from lmmprobe.serve.pairs import Catalog, Draw, Pair, SeenKey, Tally, draw_battle
 from lmmprobe.serve.security import Session, session
 from lmmprobe.store import Store, StoreError, queries
 from lmmprobe.store import battles as store_battles
 from lmmprobe.store.queries import Readers
 
-__all__ = ["LEADERBOARD_SETTINGS", "TIE_NOTE", "router"]
+__all__ = ["LEADERBOARD_SETTINGS", "TIE_NOTE", "Arena", "arena_of", "router", "start", "stop"]
 
 router = APIRouter()
 
@@ -53,7 +58,8 @@ TIE_NOTE = (
 """Shown on the leaderboard and written into the docs of the export."""
 VOTE_LABELS = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad": "Both are bad"}
 
-_INDEX_CHECK_S = 2.0  # how often the battles on offer are checked against the runs table
+_INDEX_CHECK_S = 2.0  # how often the runs table is checked for new or changed runs
+_DRAW_TRIES = 8  # draws refused because another thread took the battle first, then 503
 _PENDING_TTL_S = 15 * 60.0  # a battle handed out and never voted on stops counting after this
 
 
@@ -68,11 +74,12 @@ class _Pending:
 
 
 class Arena:
-    """Per-app arena state: the battles on offer, battles handed out, the leaderboard cache.
+    """Per-app arena state: the runs' models, the vote tally, battles handed out, the board.
 
     Reads go through the app's pool of read-only connections; votes are written by one
-    thread that owns the app's only writing `Store` (SQLite has one writer at a time anyway,
-    and one connection checks the file's integrity once, not once per worker thread).
+    thread that owns the app's only writing `Store` (SQLite has one writer at a time anyway).
+    That store is opened, and the file's integrity checked, in that thread as soon as the
+    arena is made, so no vote waits for the check unless it comes first; `close` closes it.
 
     Args:
         db_path: The store file.
@@ -87,63 +94,128 @@ class Arena:
         self.seed = seed
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-arena-votes")
         self._store: Store | None = None  # opened and used in the writer thread only
-        self._lock = threading.Lock()
-        self._index = PairIndex(())
-        self._index_stamp: tuple[Any, ...] | None = None
-        self._index_checked = 0.0
+        self._opening = self._writer.submit(self._open)
+        self._lock = threading.Lock()  # guards the tally and the battles handed out
+        self.catalog = Catalog()
+        self._catalog_checked = 0.0
+        self._catalog_lock = threading.Lock()
+        self._tally = Tally()
+        self._closed: dict[str, tuple[int, set[Pair]]] = {}  # rater -> (catalog gen, pairs)
+        self._catalog_gen = 0
         self._pending: dict[str, _Pending] = {}  # session id -> battle
         self._board_lock = threading.Lock()
         self._board: dict[str, Any] | None = None
 
+    def _open(self) -> None:
+        """Open the writing store and check the file; runs in the writer thread."""
+        store = Store(self.db_path)
+        try:
+            store.check_integrity()
+        except BaseException:
+            store.close()
+            raise
+        self._store = store
+
     def _record(self, **vote: Any) -> store_battles.BattleVote:
         """Store a vote; runs in the writer thread."""
         if self._store is None:
-            self._store = Store(self.db_path)
+            self._open()  # the first open failed (locked, damaged): try again, say why
+        assert self._store is not None
         return store_battles.record_vote(self._store, **vote)
 
-    def index(self) -> PairIndex:
-        """The battles on offer, reloaded when a run has changed (checked every 2 s)."""
+    def close(self) -> None:
+        """Close the writing store (after the votes already queued); the arena stays readable."""
+
+        def shut() -> None:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+        self._writer.submit(shut).result()
+        self._writer.shutdown(wait=True)
+
+    def refresh(self) -> Catalog:
+        """The runs' models, re-read when a run changed (checked every 2 s, off the lock)."""
         now = time.monotonic()
-        if now - self._index_checked < _INDEX_CHECK_S and self._index_stamp is not None:
-            return self._index
-        with self.readers.connection() as conn:
-            stamp = tuple(
-                conn.execute(
-                    "SELECT COUNT(*), MAX(updated_at), (SELECT MAX(rowid) FROM scores) FROM runs"
-                ).fetchone()
-            )
-            if stamp != self._index_stamp:
-                self._index = PairIndex(store_battles.arena_items(conn))
-                self._index_stamp = stamp
-        self._index_checked = now
-        return self._index
+        if now - self._catalog_checked < _INDEX_CHECK_S:
+            return self.catalog
+        with self._catalog_lock:
+            if now - self._catalog_checked >= _INDEX_CHECK_S:
+                with self.readers.connection() as conn:
+                    before = self.catalog.pairs()
+                    self.catalog.refresh(conn)
+                    if self.catalog.pairs() != before:
+                        self._catalog_gen += 1  # new battles: pairs closed to raters reopen
+                self._catalog_checked = time.monotonic()
+        return self.catalog
 
     def current(self, sess: Session, rater: str) -> _Pending | None:
-        """The session's undecided battle, or a new one drawn for it (None: all seen)."""
-        with self._lock:
-            held = self._pending.get(sess.id)
-            now = time.time()
-            if held is not None and held.rater == rater and now - held.at < _PENDING_TTL_S:
+        """The session's undecided battle, or a new one drawn for it (None: all seen).
+
+        The draw reads the store outside the lock (draws of many raters run side by side);
+        under the lock, a battle the same rater took meanwhile in another browser is refused
+        and drawn again.
+        """
+        catalog = self.refresh()
+        for _ in range(_DRAW_TRIES):
+            with self._lock:
+                held = self._pending.get(sess.id)
+                now = time.time()
+                if held is not None and held.rater == rater and now - held.at < _PENDING_TTL_S:
+                    return held
+                for sid, other in list(self._pending.items()):
+                    if now - other.at >= _PENDING_TTL_S or sid == sess.id:
+                        del self._pending[sid]  # abandoned: stop counting it
+                pending = list(self._pending.values())
+                with self.readers.connection() as conn:
+                    self._tally.sync(conn)
+                gen, closed = self._closed.get(rater, (-1, set()))
+                closed = set(closed) if gen == self._catalog_gen else set()
+                gen = self._catalog_gen
+            drawn, closed = self._draw(catalog, rater, pending, closed)
+            with self._lock:
+                self._closed[rater] = (gen, closed)
+                if drawn is None:
+                    return None
+                before = {id(p) for p in pending}
+                taken = {p.draw.seen_key for p in self._pending.values() if p.rater == rater} | {
+                    p.draw.key for p in self._pending.values() if id(p) not in before
+                }
+                if drawn.seen_key in taken or drawn.key in taken:
+                    continue  # drawn meanwhile for this rater, or for someone else: again
+                held = _Pending(secrets.token_urlsafe(16), drawn, rater)
+                self._pending[sess.id] = held
                 return held
-            index = self.index()
-            with self.readers.connection() as conn:
-                seen: set[BattleKey] = store_battles.seen_pairs(conn, rater)
-                counts = store_battles.item_counts(conn)
-            for sid, other in list(self._pending.items()):
-                if now - other.at >= _PENDING_TTL_S:
-                    del self._pending[sid]  # abandoned: stop counting it
-                    continue
-                counts[other.draw.key] = counts.get(other.draw.key, 0) + 1
-                if other.rater == rater:
-                    seen.add(other.draw.key)  # the same name in another browser
-            rng = random.Random(f"{self.seed}|{rater}|{len(seen)}")
-            drawn = draw_battle(index, seen=seen, counts=counts, rng=rng)
-            if drawn is None:
-                self._pending.pop(sess.id, None)
-                return None
-            held = _Pending(secrets.token_urlsafe(12), drawn, rater)
-            self._pending[sess.id] = held
-            return held
+        raise HTTPException(503, "too many raters drew at once; open /arena again")
+
+    def _draw(
+        self, catalog: Catalog, rater: str, pending: list[_Pending], closed: set[Pair]
+    ) -> tuple[Draw | None, set[Pair]]:
+        """Draw for `rater` given the battles handed out (reads only; no lock held)."""
+        with self.readers.connection() as conn:
+            mine = store_battles.list_votes(conn, rater=rater)
+            seen: set[SeenKey] = set()
+            seen_answers: set[tuple[str, str]] = set()
+            for v in mine:
+                low, high = sorted((v.model_a, v.model_b))
+                seen.add((v.run_id, v.sample_id, low, high))
+                seen_answers.add((min(v.key_a, v.key_b), max(v.key_a, v.key_b)))
+            for other in pending:
+                if other.rater == rater:  # the same name in another browser
+                    seen.add(other.draw.seen_key)
+                    seen_answers.add(other.draw.answers)
+            rng = random.Random(f"{self.seed}|{rater}|{len(mine)}")
+            drawn = draw_battle(
+                conn,
+                catalog,
+                self._tally,
+                seen=seen,
+                seen_answers=seen_answers,
+                pending=[p.draw for p in pending],
+                rng=rng,
+                closed=closed,
+            )
+        return drawn, closed
 
     def vote(
         self, sess: Session, rater: str, battle_id: str, vote: str
@@ -241,16 +313,38 @@ _ARENA_LOCK = threading.Lock()
 
 def arena_of(request: Request) -> Arena:
     """The app's `Arena`, made on first use from ``app.state.db_path`` and ``readers``."""
-    state = request.app.state
-    found = getattr(state, "arena", None)
-    if found is None:
-        with _ARENA_LOCK:
-            found = getattr(state, "arena", None)
-            if found is None:
-                found = Arena(Path(state.db_path), state.readers)
-                state.arena = found
+    found = getattr(request.app.state, "arena", None)
+    if isinstance(found, Arena):
+        return found
+    return start(request.app)
+
+
+def start(app: FastAPI) -> Arena:
+    """Make the app's arena now (call at startup): its writing store opens in the background.
+
+    Args:
+        app: The app, with ``state.db_path`` and ``state.readers`` set.
+
+    Returns:
+        The arena.
+
+    """
+    with _ARENA_LOCK:
+        found = getattr(app.state, "arena", None)
+        if found is None:
+            found = Arena(Path(app.state.db_path), app.state.readers)
+            app.state.arena = found
     assert isinstance(found, Arena)
     return found
+
+
+def stop(app: FastAPI) -> None:
+    """Close the arena's writing store, if the app made an arena (call at shutdown)."""
+    with _ARENA_LOCK:
+        found = getattr(app.state, "arena", None)
+        app.state.arena = None  # a later start (the app served again) makes a fresh one
+    if isinstance(found, Arena):
+        found.close()
 
 
 def _rater(request: Request) -> str | None:
@@ -268,13 +362,16 @@ def _set_rater(request: Request, name: str) -> str:
     return clean
 
 
-def _seg(text: str) -> str:
-    """One URL path segment (ids may hold '/', '?', '#')."""
-    return quote(text, safe="")
+_IMAGE_TOKENS = 16  # battles per session whose images stay reachable (the current and recent)
 
 
-def _battle_view(arena: Arena, held: _Pending) -> dict[str, Any]:
-    """What the vote page shows: images, prompt, the two answers; never the models."""
+def _battle_view(request: Request, arena: Arena, held: _Pending) -> dict[str, Any]:
+    """What the vote page shows: images, prompt, the two answers; never the models.
+
+    Nor the run or the sample: either would lead to the run's pages, which name the models.
+    The images are served by the battle's opaque id (``/arena/images/{battle}/{i}``), which
+    only this session can resolve.
+    """
     d = held.draw
     with arena.readers.connection() as conn:
         texts = store_battles.battle_texts(conn, d.key_a, d.key_b)
@@ -283,12 +380,14 @@ def _battle_view(arena: Arena, held: _Pending) -> dict[str, Any]:
     if a is None or b is None:
         raise HTTPException(410, "an answer of this battle is no longer stored; open /arena again")
     n_images = len(recorded.get("images") or [])
+    shown: dict[str, tuple[str, str]] = session(request).data.setdefault("battle_images", {})
+    shown.pop(held.id, None)
+    shown[held.id] = (d.run_id, d.sample_id)
+    while len(shown) > _IMAGE_TOKENS:
+        del shown[next(iter(shown))]  # the oldest battle's images
     return {
         "battle": held.id,
-        "run_id": d.run_id,
-        "sample_id": d.sample_id,
-        "repeat": d.repeat,
-        "images": [f"/images/{_seg(d.run_id)}/{_seg(d.sample_id)}/{i}" for i in range(n_images)],
+        "images": [f"/arena/images/{held.id}/{i}" for i in range(n_images)],
         "prompt": a["prompt"],
         "prompt_b": b["prompt"] if b["prompt"] != a["prompt"] else None,
         "answer_a": a["text"],
@@ -334,16 +433,15 @@ def arena_page(request: Request) -> Response:
     arena = arena_of(request)
     held = arena.current(session(request), rater)
     if held is None:
-        index = arena.index()
         return _pages.render(
             request,
             "arena_done.html",
-            {"rater": rater, "battles": index.battles, "models": index.models},
+            {"rater": rater, "votes": _votes_by(arena, rater), "models": arena.catalog.models},
         )
     return _pages.render(
         request,
         "arena.html",
-        {"rater": rater, "b": _battle_view(arena, held), "labels": VOTE_LABELS},
+        {"rater": rater, "b": _battle_view(request, arena, held), "labels": VOTE_LABELS},
     )
 
 
@@ -408,6 +506,17 @@ def arena_leaderboard(request: Request) -> Response:
     )
 
 
+@router.get("/arena/images/{battle}/{index}", include_in_schema=False)
+def arena_image(request: Request, battle: str, index: str) -> Response:
+    """An image of one of this session's battles, by the battle's opaque id."""
+    shown = session(request).data.get("battle_images") or {}
+    where = shown.get(battle)
+    if where is None:
+        raise _pages.not_found("no such image: open /arena for the current battle")
+    run_id, sample_id = where
+    return serve_images.image(request, run_id, sample_id, index)
+
+
 _SCRIPT = Path(__file__).with_name("templates") / "arena_leaderboard.js"
 
 
@@ -446,7 +555,7 @@ def api_battle(request: Request) -> Response:
     held = arena.current(session(request), rater)
     if held is None:
         return Response(status_code=204)
-    return JSONResponse(_battle_view(arena, held))
+    return JSONResponse(_battle_view(request, arena, held))
 
 
 @router.post("/arena/api/vote")

@@ -31,6 +31,8 @@ PAGE = 50
 COMPARE_TIME_LIMIT_S = 300.0
 """Seconds a comparison's queries may take (two models of a million-row run take a few)."""
 
+_PICKER_RUNS = 500  # newest runs offered in the pickers
+
 _KEEP = 8  # comparisons kept for paging
 _cache: OrderedDict[tuple[Any, ...], Comparison] = OrderedDict()
 _cache_lock = threading.Lock()
@@ -44,7 +46,10 @@ def _stamp(conn: sqlite3.Connection, run_id: str) -> float | None:
 def _comparison(
     conn: sqlite3.Connection, run_a: str, model_a: str, run_b: str, model_b: str
 ) -> Comparison:
-    key = (run_a, model_a, run_b, model_b, _stamp(conn, run_a), _stamp(conn, run_b))
+    # The store's file is in the key: two apps in one process (tests, an embedding program)
+    # over different stores never share a comparison.
+    main = next((r[2] for r in conn.execute("PRAGMA database_list") if r[1] == "main"), "")
+    key = (main, run_a, model_a, run_b, model_b, _stamp(conn, run_a), _stamp(conn, run_b))
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
@@ -78,13 +83,17 @@ def _view(request: Request) -> dict[str, Any]:
         raise HTTPException(status_code=422, detail="offset: a whole number") from None
     # A comparison reads both sides' every answer: longer than a page may take.
     with _pages.connection(request, COMPARE_TIME_LIMIT_S) as conn:
-        runs = queries.list_runs(conn)
-        known = {r.id for r in runs}
+        # The pickers offer the newest runs; any stored run can be named in the address.
+        runs = queries.list_runs(conn, _PICKER_RUNS)
         run_a = q.get("run_a") or (runs[0].id if runs else None)
         run_b = q.get("run_b") or run_a
         for name, value in (("run_a", run_a), ("run_b", run_b)):
-            if value is not None and value not in known:
+            if value is None or any(r.id == value for r in runs):
+                continue
+            found = queries.get_run(conn, value)
+            if found is None:
                 raise _pages.not_found(f"{name}: no run {value!r} in this store")
+            runs.append(found[0])  # an older run: offered in the pickers too
         models_a = queries.run_models(conn, run_a) if run_a else []
         models_b = models_a if run_b == run_a else queries.run_models(conn, run_b or "")
         pick_a, pick_b = _pick(models_a, models_b, run_a == run_b)

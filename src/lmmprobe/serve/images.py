@@ -1,7 +1,8 @@
 """``/images/{run}/{sample}/{index}``: a sample's images, by the references the store recorded.
 
 A client names an image only by run, sample and position; the file, data or recipe comes from
-the samples table (`lmmprobe.store.Store.put_samples`), never from anything the client sends,
+the samples table (`lmmprobe.store.Store.put_samples`; bytes from its ``images`` table, by
+content hash), never from anything the client sends,
 so no request can read a file the runs did not use. A PNG, JPEG, GIF or WebP file (recognised
 by Pillow from its content, never by its name) within the decoding cap is sent as it is;
 anything else (a recipe, another format) is drawn or decoded and sent as PNG.
@@ -9,8 +10,6 @@ anything else (a recipe, another format) is drawn or decoded and sent as PNG.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
 import logging
 from typing import Any
@@ -60,24 +59,26 @@ def _encoded(raw: bytes, name: str) -> tuple[bytes, str]:
         return _png(im), "image/png"
 
 
-def image_bytes(ref: dict[str, Any]) -> tuple[bytes, str]:
+def image_bytes(ref: dict[str, Any], stored: bytes | None = None) -> tuple[bytes, str]:
     """The bytes and media type of one recorded image reference.
+
+    Args:
+        ref: The reference as the samples table records it.
+        stored: The bytes the store keeps for ``ref["image"]`` (a content hash), if any.
 
     Raises:
         OSError: The file is missing or unreadable, or not an image, or over the pixel cap.
         ValueError: The reference names nothing that can be drawn.
 
     """
+    if isinstance(ref.get("image"), str):
+        if stored is None:
+            raise ValueError(f"the store keeps no bytes for image {ref['image']}")
+        return _encoded(stored, "(stored image)")
     if isinstance(ref.get("path"), str):
         path = ref["path"]
         with open(path, "rb") as f:
             return _encoded(f.read(), path)
-    if isinstance(ref.get("data_b64"), str):
-        try:
-            raw = base64.b64decode(ref["data_b64"], validate=False)
-        except (binascii.Error, ValueError) as exc:
-            raise ValueError(f"the recorded base64 data is not base64 ({exc})") from exc
-        return _encoded(raw, "(base64 data)")
     if isinstance(ref.get("renderer"), str) and isinstance(ref.get("recipe"), dict):
         register_renderers()
         image = ImageRef(renderer=ref["renderer"], recipe=ref["recipe"])
@@ -95,10 +96,12 @@ def image(request: Request, run_id: str, sample_id: str, index: str) -> Response
         raise _pages.not_found("no such image")
     with _pages.connection(request) as conn:
         ref = queries.image_ref(conn, run_id, sample_id, int(index))
+        digest = None if ref is None else ref.get("image")
+        stored = queries.image_data(conn, digest) if isinstance(digest, str) else None
     if ref is None:
         raise _pages.not_found("no such image")
     try:
-        data, media = image_bytes(ref)
+        data, media = image_bytes(ref, stored)
     except (OSError, ValueError) as exc:
         # The run recorded it but it cannot be shown now (moved, deleted, damaged): say so.
         # The reason (which may name a file) goes to the server's log, not to the client.

@@ -11,16 +11,19 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics import headline_metrics
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
-__all__ = ["metric_names", "router"]
+__all__ = ["RUNS_PAGE", "metric_names", "router"]
 
 router = APIRouter()
+
+RUNS_PAGE = 500
+"""Runs per page of the runs list (newest first; older ones on the next pages)."""
 
 # Metrics whose value is a share (0..1), shown with a bar.
 _SHARE_METRICS = frozenset(
@@ -46,20 +49,43 @@ def _run_json(row: queries.RunRow) -> dict[str, Any]:
     return out
 
 
+def _offset(request: Request) -> int:
+    raw = request.query_params.get("offset") or "0"
+    if not raw.isdigit() or len(raw) > 9:
+        raise HTTPException(status_code=422, detail="offset: a whole number of runs to skip")
+    return int(raw)
+
+
 @router.get("/", response_class=HTMLResponse, include_in_schema=False)
 def runs_page(request: Request) -> HTMLResponse:
-    """Every stored run, newest first; running runs update live."""
+    """The stored runs, newest first, `RUNS_PAGE` to a page; running runs update live."""
+    offset = _offset(request)
     with _pages.connection(request) as conn:
-        runs = queries.list_runs(conn)
-    return _pages.render(request, "runs.html", {"runs": runs})
+        runs = queries.list_runs(conn, RUNS_PAGE, offset)
+        total = queries.count_runs(conn)
+    return _pages.render(
+        request,
+        "runs.html",
+        {"runs": runs, "total": total, "offset": offset, "page": RUNS_PAGE},
+    )
 
 
 @router.get("/api/runs")
 def api_runs(request: Request) -> dict[str, Any]:
-    """The runs as JSON (what the runs page polls): ``{"now": ..., "runs": [...]}``."""
+    """The runs as JSON (what the runs page polls): ``{"now", "total", "offset", "runs"}``.
+
+    ``runs`` holds at most `RUNS_PAGE` runs, newest first, after skipping ``?offset=`` runs.
+    """
+    offset = _offset(request)
     with _pages.connection(request) as conn:
-        runs = queries.list_runs(conn)
-    return {"now": time.time(), "runs": [_run_json(r) for r in runs]}
+        runs = queries.list_runs(conn, RUNS_PAGE, offset)
+        total = queries.count_runs(conn)
+    return {
+        "now": time.time(),
+        "total": total,
+        "offset": offset,
+        "runs": [_run_json(r) for r in runs],
+    }
 
 
 def _run_view(request: Request, run_id: str) -> dict[str, Any]:

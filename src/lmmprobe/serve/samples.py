@@ -6,12 +6,21 @@ is ``?after=CURSOR``, the page before ``?before=CURSOR`` (`lmmprobe.store.querie
 so the ten-thousandth page costs what the first does. A sample's page shows its images, the
 question, options and gold answer as the run recorded them, and every model's answer: the
 exact prompt sent, the raw output, the extracted answer, the verdict and the stage.
+
+The store keeps only the final user message's text of each request (``responses.prompt``). The
+page shows the whole request (system prompt, in-context example, dialogue turns, the images'
+places and the question) by building it again as the run did, from the run's spec and the
+recorded sample (`lmmprobe.formulate.Formulator`), and shows it only when its cache key is the
+stored answer's key (`lmmprobe.run.keys.request_key`), so what is shown is what was sent; else
+the stored text, with a note saying why.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -23,6 +32,8 @@ from lmmprobe.store import queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
 
 __all__ = ["PAGE_SIZES", "router"]
+
+log = logging.getLogger(__name__)
 
 router = APIRouter()
 
@@ -190,12 +201,110 @@ def _choices_view(sample: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _recorded_images(refs: Sequence[Any]) -> list[Any]:
+    """`ImageRef`s of recorded references, hashing as the run's images did (for their keys)."""
+    from lmmprobe.schema import ImageRef
+
+    out = []
+    for ref in refs:
+        if not isinstance(ref, dict):
+            raise ValueError("a recorded image reference is not an object")
+        if isinstance(ref.get("image"), str):
+            # Bytes the store keeps by the content hash the run computed: a reference that
+            # names that hash (ImageRef remembers a content hash in its __dict__).
+            kept = ImageRef()
+            kept.__dict__["_content_hash"] = ref["image"]
+            out.append(kept)
+        else:
+            out.append(ImageRef.model_validate(ref))
+    return out
+
+
+def _sent_turns(
+    spec: dict[str, Any] | None,
+    manifest: dict[str, Any] | None,
+    sample: dict[str, Any] | None,
+    answers: Sequence[queries.Answer],
+) -> list[dict[str, Any]]:
+    """Per answer, the request as sent (every turn) when rebuilding it gives the stored key.
+
+    Each item is ``{"turns": [{"role", "parts": [{"text"} | {"image"}]}], "candidates"}``
+    when the rebuilt request is the one answered, else ``{"turns": None, "note": why}``.
+    """
+    if sample is None:
+        why = "the run recorded no copy of this sample"
+        return [{"turns": None, "note": why} for _ in answers]
+    from pydantic import ValidationError
+
+    from lmmprobe.formulate.prompt import Formulator
+    from lmmprobe.models import ModelIdentity
+    from lmmprobe.run.keys import request_key
+    from lmmprobe.schema import RunSpec, Sample
+    from lmmprobe.serve.images import register_renderers
+
+    identities = (manifest or {}).get("models")
+    identities = identities if isinstance(identities, dict) else {}
+    try:
+        run_spec = RunSpec.model_validate(spec or {})
+        register_renderers()  # a recipe's hash names its renderer's version
+        rebuilt = Sample.model_validate(
+            {**sample, "images": _recorded_images(sample.get("images") or [])}
+        )
+        formulator = Formulator(run_spec.formulate, run_spec.gen, run_spec.seed)
+    except (ValidationError, ValueError, KeyError) as exc:
+        log.info("cannot rebuild the requests of sample %s: %s", sample.get("id"), exc)
+        why = "the run's spec or recorded sample cannot be read by this lmmprobe"
+        return [{"turns": None, "note": why} for _ in answers]
+    out: list[dict[str, Any]] = []
+    for a in answers:
+        try:
+            req = formulator.ask(rebuilt, a.repeat).to_request()
+            ident = identities.get(a.model)
+            if isinstance(ident, dict):
+                same = request_key(ModelIdentity.model_validate(ident).cache_id(), req) == a.key
+            else:  # no identity recorded: the question text is all that can be compared
+                same = a.prompt is not None and req.prompt == a.prompt
+        except (ValidationError, ValueError, KeyError, OSError) as exc:
+            # An image file moved away cannot be hashed: the stored text is still shown.
+            log.info("cannot rebuild the request of %s for %s: %s", a.key, a.model, exc)
+            out.append(
+                {
+                    "turns": None,
+                    "note": "the request cannot be rebuilt now (an image "
+                    "moved, or a renderer is missing)",
+                }
+            )
+            continue
+        if not same:
+            out.append(
+                {
+                    "turns": None,
+                    "note": "the request rebuilt from the run's recorded settings differs "
+                    "from the one answered (the program that asked it set it otherwise, as "
+                    "APEx does, or another lmmprobe version built it)",
+                }
+            )
+            continue
+        turns = [
+            {
+                "role": m.role,
+                "parts": [
+                    {"image": p.image} if p.type == "image" else {"text": p.text or ""}
+                    for p in m.content
+                ],
+            }
+            for m in req.messages
+        ]
+        out.append({"turns": turns, "candidates": req.candidates, "prefix": req.response_prefix})
+    return out
+
+
 def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         found = queries.get_run(conn, run_id)
         if found is None:
             raise _pages.not_found(f"no run {run_id!r} in this store")
-        run, _ = found
+        run, docs = found
         sample = queries.get_sample(conn, run_id, sample_id)
         answers = queries.sample_answers(conn, run_id, sample_id)
         if sample is None and not answers:
@@ -229,6 +338,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "metadata": metadata,
         "n_images": n_images,
         "answers": answers,
+        "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
         "prev_id": prev_id,
         "next_id": next_id,
     }
@@ -256,5 +366,8 @@ def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
         "sample_id": sample_id,
         "sample": sample or None,
         "images": [f"{base}/{i}" for i in range(view["n_images"])],
-        "answers": [asdict(a) for a in view["answers"]],
+        "answers": [
+            {**asdict(a), "sent": sent}
+            for a, sent in zip(view["answers"], view["sent"], strict=True)
+        ],
     }

@@ -11,7 +11,9 @@ One ASGI middleware (`install`) guards every request before the app sees it:
   ``?token=...`` once: that request sets the cookie (HttpOnly, SameSite=Strict) and forwards to
   the same address without the token, so it stays out of history and ``Referer``. Without a
   credential the answer is 401; with a wrong one, 403.
-- **Sessions.** Every browser gets a random session id in an HttpOnly, SameSite=Strict cookie;
+- **Sessions.** Every browser gets a random session id in an HttpOnly, SameSite=Strict cookie
+  (a cookieless request gets a new one; sessions whose cookie came back are kept apart from
+  new ones, so a loop of cookieless requests cannot push a rater's session out of memory);
   the session itself (its CSRF token, the arena's rater and current battle) stays in this
   process's memory, never in the cookie, so a rater cannot read which models they are about to
   judge. Sessions are lost when the server restarts (a rater enters their name again).
@@ -82,7 +84,8 @@ CSRF_FIELD = "csrf_token"
 MAX_BODY_BYTES = 16 * 1024
 """Largest request body accepted; the app takes votes and short forms, never uploads."""
 MAX_SESSIONS = 10_000
-"""Sessions kept in memory; past this the least recently used one is dropped."""
+"""Sessions kept in memory per tier (new, returning); past this the least recently used one of
+the tier is dropped. Read when the middleware is built."""
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
     "img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; form-action 'self'; "
@@ -147,30 +150,48 @@ class Session:
 
 
 class _Sessions:
-    """Sessions in memory, least recently used dropped first past `MAX_SESSIONS`."""
+    """Sessions in memory, in two least-recently-used tiers of `MAX_SESSIONS` each.
 
-    def __init__(self, limit: int = MAX_SESSIONS) -> None:
-        self._limit = limit
-        self._items: OrderedDict[str, Session] = OrderedDict()
+    A request without a session cookie gets a *new* session; only when its cookie comes back
+    (the browser kept it) does the session move to the *returning* tier. A client that never
+    keeps cookies (a script, a crawler, a loop of cookieless requests) therefore only ever
+    pushes out other new sessions, never a rater who has been using the app.
+    """
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = MAX_SESSIONS if limit is None else limit
+        self._returning: OrderedDict[str, Session] = OrderedDict()
+        self._new: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, session_id: str | None) -> Session | None:
         if not session_id:
             return None
         with self._lock:
-            found = self._items.get(session_id)
+            found = self._returning.get(session_id)
             if found is not None:
-                self._items.move_to_end(session_id)
-                found.last_seen = time.time()
+                self._returning.move_to_end(session_id)
+            else:
+                found = self._new.pop(session_id, None)
+                if found is None:
+                    return None
+                self._returning[session_id] = found  # its cookie came back: keep it longer
+                while len(self._returning) > self._limit:
+                    self._returning.popitem(last=False)
+            found.last_seen = time.time()
             return found
 
     def new(self) -> Session:
         made = Session(id=secrets.token_urlsafe(32), csrf_token=secrets.token_urlsafe(32))
         with self._lock:
-            self._items[made.id] = made
-            while len(self._items) > self._limit:
-                self._items.popitem(last=False)
+            self._new[made.id] = made
+            while len(self._new) > self._limit:
+                self._new.popitem(last=False)
         return made
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._returning) + len(self._new)
 
 
 def _cookies(headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
@@ -319,6 +340,16 @@ class SecurityMiddleware:
         if self.token is not None and not await self._admit(scope, headers, cookies, send):
             return
         found = self.sessions.get(cookies.get(session_cookie))
+        if found is None and scope["method"] in _UNSAFE_METHODS:
+            # No session, so no CSRF token it could carry: refuse without making one.
+            await _plain(
+                send,
+                403,
+                "Forbidden",
+                "This request has no session (cookies off, or the server restarted). Reload "
+                "the page and try again.",
+            )
+            return
         fresh = found is None
         current = found if found is not None else self.sessions.new()
         state = scope.setdefault("state", {})

@@ -29,11 +29,9 @@ from lmmprobe.store.sqlite import Store
 __all__ = [
     "VOTES",
     "WINNER_OF_VOTE",
-    "ArenaItem",
     "BattleVote",
     "DuplicateVoteError",
     "Reader",
-    "arena_items",
     "battle_texts",
     "count_votes",
     "export_rows",
@@ -125,24 +123,6 @@ class BattleVote:
             "winner": self.winner,
             **row,
         }
-
-
-@dataclass(frozen=True, slots=True)
-class ArenaItem:
-    """A sample and repeat of a run that at least two models answered with text.
-
-    Attributes:
-        run_id: The run.
-        sample_id: The sample.
-        repeat: The repeat.
-        keys: Model -> key of its stored response (only answers without error, with text).
-
-    """
-
-    run_id: str
-    sample_id: str
-    repeat: int
-    keys: dict[str, str]
 
 
 def _check_vote(vote: str) -> None:
@@ -319,36 +299,6 @@ def write_jsonl(store: Reader, path: str | Path) -> int:
             n += 1
     tmp.replace(target)
     return n
-
-
-def arena_items(store: Reader) -> list[ArenaItem]:
-    """The samples and repeats of stored runs that two or more models answered with text.
-
-    Only generated answers (no likelihood scores) that were stored without an error count.
-
-    Returns:
-        Items ordered by run, sample and repeat; each lists its models' response keys.
-
-    """
-    rows = _conn(store).execute(
-        """SELECT s.run_id, s.sample_id, s.repeat, s.model, s.key
-           FROM scores s JOIN responses r ON r.key = s.key
-           WHERE r.error_type IS NULL AND r.text IS NOT NULL AND r.method = 'generate'
-           ORDER BY s.run_id, s.sample_id, s.repeat, s.model"""
-    )
-    items: list[ArenaItem] = []
-    current: tuple[str, str, int] | None = None
-    keys: dict[str, str] = {}
-    for run_id, sample_id, repeat, model, key in rows:
-        where = (run_id, sample_id, int(repeat))
-        if where != current:
-            if current is not None and len(keys) >= 2:
-                items.append(ArenaItem(*current, keys))
-            current, keys = where, {}
-        keys[model] = key
-    if current is not None and len(keys) >= 2:
-        items.append(ArenaItem(*current, keys))
-    return items
 
 
 def battle_texts(store: Reader, key_a: str, key_b: str) -> dict[str, dict[str, str]]:

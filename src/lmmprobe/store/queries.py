@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -31,6 +30,7 @@ from lmmprobe.store import search
 
 __all__ = [
     "COUNT_CAP",
+    "MISSING",
     "Answer",
     "PairedAnswer",
     "Readers",
@@ -38,9 +38,11 @@ __all__ = [
     "RunRow",
     "ScorePage",
     "ScoreRow",
+    "count_runs",
     "data_fingerprint",
     "get_run",
     "get_sample",
+    "image_data",
     "image_ref",
     "is_time_limit",
     "list_runs",
@@ -52,6 +54,10 @@ __all__ = [
     "sample_answers",
     "score_page",
 ]
+
+MISSING = "(missing)"
+"""The metadata value a filter reads as "the key is absent": the label the run's breakdown
+gives such rows (`lmmprobe.metrics.choice.MISSING`; the store sits below metrics)."""
 
 COUNT_CAP = 1_000
 """Counts of filtered rows stop here (a page shows "more than 1,000"), so counting a page's
@@ -204,15 +210,21 @@ def _asked(conn: sqlite3.Connection, run_id: str) -> int:
     )
 
 
-def list_runs(conn: sqlite3.Connection, limit: int = 500) -> list[RunRow]:
-    """The store's runs, newest first (at most `limit`).
+def list_runs(conn: sqlite3.Connection, limit: int = 500, offset: int = 0) -> list[RunRow]:
+    """The store's runs, newest first (at most `limit`, after skipping the `offset` newest).
 
     A running run also says how many of its samples are recorded so far (`RunRow.asked`).
     """
     rows = conn.execute(
-        f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT ?", (limit,)
+        f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+        (limit, offset),
     ).fetchall()
     return [_run_row(r, _asked(conn, r[0]) if r[3] == "running" else None) for r in rows]
+
+
+def count_runs(conn: sqlite3.Connection) -> int:
+    """How many runs the store holds."""
+    return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
 
 def get_run(conn: sqlite3.Connection, run_id: str) -> tuple[RunRow, dict[str, Any]] | None:
@@ -299,10 +311,12 @@ class RowFilter:
         stage: ``format_hit`` (the answer read by option mark, text or likelihood),
             ``unparsed`` or ``error``.
         meta_key: A metadata key; with `meta_value`, rows whose value equals it (compared as
-            text: ``3`` matches the number 3, ``true`` the boolean), alone, rows that have it.
+            text: ``3`` matches the number 3, ``true`` or ``True`` the boolean, ``null`` or
+            ``None`` a null, and ``(missing)`` rows lacking the key, as the run's breakdown
+            groups them), alone, rows that have it.
         meta_value: See `meta_key`.
-        text: Case-insensitive substring of the question, the prediction, the gold answer or
-            the sample id.
+        text: Case-insensitive substring of the question, the model's raw output, the
+            prediction, the gold answer or the sample id.
 
     """
 
@@ -331,9 +345,6 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
-
-
 def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
     clauses, args = ["s.run_id = ?"], [run_id]
     if f.model:
@@ -353,29 +364,35 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
         if f.meta_value is None or f.meta_value == "":
             clauses.append("json_type(s.metadata, ?) IS NOT NULL")
             args.append(path)
+        elif f.meta_value == MISSING:
+            # The run page's breakdown groups rows lacking the key as "(missing)" (with
+            # any whose value is that very text): its link shows the same rows.
+            clauses.append("(json_type(s.metadata, ?) IS NULL OR json_extract(s.metadata, ?) = ?)")
+            args += [path, path, MISSING]
         else:
-            # Booleans come back from json_extract as 1/0: compare them by their JSON text.
+            # A value is written as the breakdown labels it (Python's ``True``, ``None``) or
+            # as JSON (``true``, ``null``); booleans come back from json_extract as 1/0, so
+            # they are told by their JSON type.
             clauses.append(
-                "(CASE json_type(s.metadata, ?) WHEN 'true' THEN 'true' WHEN 'false' "
-                "THEN 'false' ELSE CAST(json_extract(s.metadata, ?) AS TEXT) END) = ?"
+                "(CASE json_type(s.metadata, ?) WHEN 'true' THEN ? IN ('true', 'True') "
+                "WHEN 'false' THEN ? IN ('false', 'False') WHEN 'null' THEN ? IN ('null', "
+                "'None') ELSE CAST(json_extract(s.metadata, ?) AS TEXT) = ? END)"
             )
-            args += [path, path, f.meta_value]
+            args += [path, f.meta_value, f.meta_value, f.meta_value, path, f.meta_value]
     if f.text:
         like = _like(f.text)
-        # The question is matched in the recorded sample (one row per sample, not per model);
-        # the JSON text itself is tried first (a cheap test) where the search text reads the
-        # same inside JSON: no quote, backslash or control character.
-        raw = "" if _JSON_ESCAPED.search(f.text) else "sample LIKE ? ESCAPE '\\' AND "
+        # Checked row by row as the page is read (in the order written, cheapest first), so a
+        # common text costs a page's worth of rows and only a rare one a scan of the run. The
+        # question is the recorded sample's (one row per sample, not per model); the raw
+        # output is the stored response's.
         clauses.append(
             "(s.prediction_text LIKE ? ESCAPE '\\' OR s.gold_text LIKE ? ESCAPE '\\' "
             "OR s.sample_id LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM samples sm "
             "WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id AND "
-            + raw.replace("sample LIKE", "sm.sample LIKE")
-            + "json_extract(sm.sample, '$.question') LIKE ? ESCAPE '\\'))"
+            "sm.question LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM responses r "
+            "WHERE r.key = s.key AND r.text LIKE ? ESCAPE '\\'))"
         )
-        # Checked row by row as the page is read (in the order written, cheapest first), so a
-        # common text costs a page's worth of rows and only a rare one a scan of the run.
-        args += [like, like, like, *([like] if raw else []), like]
+        args += [like] * 5
     return clauses, args
 
 
@@ -421,7 +438,7 @@ class ScorePage:
 
 _PAGE_COLUMNS = """s.sample_id, s.model, s.repeat, s.stage, s.correct, s.format_hit,
     s.prediction_text, s.gold_text, s.error_type, s.metadata,
-    (SELECT json_extract(sm.sample, '$.question') FROM samples sm
+    (SELECT sm.question FROM samples sm
      WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id)"""
 
 
@@ -610,6 +627,12 @@ def image_ref(
         return None
     ref = images[index]
     return ref if isinstance(ref, dict) else None
+
+
+def image_data(conn: sqlite3.Connection, digest: str) -> bytes | None:
+    """The bytes the store keeps for an image's content hash, or None when it keeps none."""
+    row = conn.execute("SELECT data FROM images WHERE hash = ?", (digest,)).fetchone()
+    return None if row is None else bytes(row[0])
 
 
 @dataclass

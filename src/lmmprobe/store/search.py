@@ -1,7 +1,7 @@
 """A full-text index of finished runs for the sample browser's text search, beside the store.
 
-The browser's text filter is a case-insensitive substring of a row's question, prediction, gold
-answer or sample id (`lmmprobe.store.queries.RowFilter.text`). Read by ``LIKE`` row by row, a
+The browser's text filter is a case-insensitive substring of a row's question, raw model output,
+prediction, gold answer or sample id (`lmmprobe.store.queries.RowFilter.text`). Read by ``LIKE`` row by row, a
 common text fills a page at once but a rare one reads the whole run (seconds on a million rows).
 This module keeps, per finished run, an FTS5 table with the trigram tokenizer that finds the
 candidate rows of any text of 3 or more characters in milliseconds; the browser's query then
@@ -23,7 +23,7 @@ Layout of the sidecar (``PRAGMA user_version`` = `LAYOUT`):
 - ``rows_<tab>(pos INTEGER PRIMARY KEY, sample_id, model, repeat)``: the run's rows, ``pos``
   in the browser's (sample, model, repeat) order.
 - ``fts_<tab>``: contentless FTS5 (trigram, case-insensitive) over ``sid, question,
-  prediction, gold, mdl`` with rowid ``pos``; ``mdl`` holds a fixed-width token per model so a
+  prediction, gold, raw, mdl`` with rowid ``pos`` (``raw``: the model's raw output); ``mdl`` holds a fixed-width token per model so a
   model filter narrows the index search too.
 """
 
@@ -56,7 +56,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-LAYOUT = 1
+LAYOUT = 2
 """The sidecar's layout version; a file with another is rebuilt from scratch."""
 
 MIN_CHARS = 3
@@ -92,7 +92,7 @@ def _model_token(index: int) -> str:
 
 def fts_query(text: str, model_index: int | None = None) -> str:
     """The FTS5 query finding rows whose text columns hold `text` (and, given, the model)."""
-    found = "{sid question prediction gold} : " + _literal(text)
+    found = "{sid question prediction gold raw} : " + _literal(text)
     if model_index is None:
         return found
     return "mdl : " + _literal(_model_token(model_index)) + " AND " + found
@@ -177,8 +177,9 @@ def index_progress(conn: sqlite3.Connection, run_id: str) -> tuple[str, int] | N
 # -- building ---------------------------------------------------------------------------------
 
 _ROWS_SQL = """SELECT s.sample_id, s.model, s.repeat, s.prediction_text, s.gold_text,
-    (SELECT CAST(json_extract(sm.sample, '$.question') AS TEXT) FROM samples sm
-     WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id)
+    (SELECT CAST(sm.question AS TEXT) FROM samples sm
+     WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id),
+    (SELECT CAST(r.text AS TEXT) FROM responses r WHERE r.key = s.key)
     FROM scores s INDEXED BY scores_by_sample
     WHERE s.run_id = ? AND (s.sample_id, s.model, s.repeat) > (?, ?, ?)
     ORDER BY s.sample_id, s.model, s.repeat LIMIT ?"""
@@ -335,7 +336,7 @@ class SearchIndexer:
         # the index only ever appends.
         out.execute(f"CREATE UNIQUE INDEX rows_{tab}_key ON rows_{tab} (sample_id, model, repeat)")
         out.execute(
-            f"CREATE VIRTUAL TABLE fts_{tab} USING fts5(sid, question, prediction, gold, mdl, "
+            f"CREATE VIRTUAL TABLE fts_{tab} USING fts5(sid, question, prediction, gold, raw, mdl, "
             "tokenize = 'trigram', content = '', detail = full)"
         )
         out.execute(
@@ -374,10 +375,10 @@ class SearchIndexer:
                     [(pos + i + 1, r[0], r[1], r[2]) for i, r in enumerate(chunk)],
                 )
                 out.executemany(
-                    f"INSERT INTO fts_{tab} (rowid, sid, question, prediction, gold, mdl) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO fts_{tab} (rowid, sid, question, prediction, gold, raw, mdl) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        (pos + i + 1, r[0], r[5], r[3], r[4], _model_token(index[r[1]]))
+                        (pos + i + 1, r[0], r[5], r[3], r[4], r[6], _model_token(index[r[1]]))
                         for i, r in enumerate(chunk)
                     ],
                 )

@@ -44,9 +44,11 @@ SCHEMA_VERSION = 5
 options, marks and order shown (``formulation``, ``options``, ``marks``, ``option_order``; NULL
 in rows scored before). 4: runs record their owner process (``owner``: host, pid and process
 start), so a run whose process died can be told from one still going. 5: runs record the
-samples they asked (``samples``: the sample JSON as the run saw it, images as references a
-viewer can serve), ``battles`` holds the arena's human votes, and an index on scores by
-(run, sample) lets a viewer page through a run's rows and read one sample's answers quickly.
+samples they asked (``samples``: the sample JSON as the run saw it, its question in a column of
+its own, images as references a viewer can serve), image bytes a run held only in memory or as
+base64 are kept once per content in ``images`` (keyed by `ImageRef.content_hash`),
+``battles`` holds the arena's human votes, and an index on scores by (run, sample) lets a
+viewer page through a run's rows and read one sample's answers quickly.
 """
 
 DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
@@ -113,12 +115,17 @@ _DDL = (
 # Added by schema 5 (new stores and the migration from 4 alike): idempotent, so a migration
 # can run them over tables that exist already.
 _DDL_5 = (
+    # The question has a column of its own so the viewer's pages and text search never parse
+    # the sample's JSON.
     """CREATE TABLE IF NOT EXISTS samples (
         run_id TEXT NOT NULL,
         sample_id TEXT NOT NULL,
+        question TEXT,
         sample TEXT NOT NULL,
         PRIMARY KEY (run_id, sample_id)
     )""",
+    # Image bytes by content: the same picture asked by many runs is kept once.
+    """CREATE TABLE IF NOT EXISTS images (hash TEXT PRIMARY KEY, data BLOB NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS battles (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         created_at REAL NOT NULL,
@@ -140,7 +147,7 @@ _DDL_5 = (
         ON scores (run_id, sample_id, model, repeat, correct, stage, format_hit)""",
 )
 
-_OUR_TABLES = ("runs", "responses", "scores", "samples", "battles")
+_OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles")
 
 # The scores table: the run id, then a column per `Score` field (gold, metadata and the shown
 # options as JSON; `order` is the column option_order, ORDER being an SQL keyword), in the order
@@ -448,8 +455,8 @@ class Store:
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
         # Samples of runs recorded by `put_samples`, written with their first answers:
-        # sample id → run id → the sample's JSON.
-        self._pending_samples: dict[str, dict[str, str]] = {}
+        # sample id → run id → the sample (encoded only when written).
+        self._pending_samples: dict[str, dict[str, Sample]] = {}
         if self.path.is_dir():
             raise StoreAccessError(
                 f"{self.path} is a folder, not a store file: pass --db with a file path "
@@ -730,6 +737,10 @@ class Store:
                 args.append(val if isinstance(val, str) else json.dumps(val))
         with self.transaction(doing=f"updating run {run_id}") as c:
             c.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?", (*args, run_id))
+        if status is not None and status != "running":
+            # A finished or failed run asks nothing more: its samples never asked are not
+            # recorded, and are not kept for a later write under this run's id.
+            self._forget_samples(None, run_id)
 
     @_reading
     def resolve_run(self, ref: str) -> str:
@@ -795,38 +806,40 @@ class Store:
     def put_samples(self, run_id: str, samples: Sequence[Sample]) -> None:
         """Record the samples a run asks, as the run sees them.
 
-        Each sample is kept as its JSON with its images as references a viewer can serve
-        later: a file path made absolute (a relative one would point elsewhere from another
-        working directory), a recipe or base64 data as the source gave them, and an in-memory
-        picture as base64 PNG (it has no other form that outlives the process).
+        Each sample is kept as its JSON (its question also in a column of its own) with its
+        images as references a viewer can serve later: a file path made absolute (a relative
+        one would point elsewhere from another working directory), a recipe as the source gave
+        it, and base64 data or an in-memory picture (as PNG, encoded once per content) as bytes
+        in the ``images`` table, referenced by content hash.
 
         A sample is written in the transaction of the first batch of responses that asks it
         (`put_responses`), or with the run's scores (`put_scores`) when every answer came from
         the store. So recording costs no transaction of its own, a run writes nothing before
         its first answers, and a sample is on record exactly when something of it is; the
-        samples of a run stopped early that were never asked are not recorded.
-
-        Raises:
-            OSError: An in-memory picture cannot be encoded.
-
+        samples of a run stopped early that were never asked are not recorded (they are
+        forgotten when `update_run` gives the run a final status).
         """
         for sample in samples:
-            self._pending_samples.setdefault(sample.id, {})[run_id] = recorded_sample_json(sample)
+            self._pending_samples.setdefault(sample.id, {})[run_id] = sample
 
     def _write_samples(
         self, c: sqlite3.Connection, sample_ids: Iterable[str] | None, run_id: str | None = None
     ) -> None:
         """Write (inside transaction `c`) the pending samples of these ids, or of `run_id`."""
-        rows = []
+        pending: list[tuple[str, Sample]] = []
         if sample_ids is not None:
             for sid in dict.fromkeys(sample_ids):
-                rows += [(run, sid, doc) for run, doc in self._pending_samples.get(sid, {}).items()]
+                pending += list(self._pending_samples.get(sid, {}).items())
         else:
-            for sid, runs in self._pending_samples.items():
+            for runs in self._pending_samples.values():
                 if run_id in runs:
-                    rows.append((run_id, sid, runs[run_id]))
+                    pending.append((str(run_id), runs[str(run_id)]))
+        rows = [
+            (run, sample.id, sample.question, recorded_sample_json(sample, c))
+            for run, sample in pending
+        ]
         if rows:
-            c.executemany("INSERT OR REPLACE INTO samples VALUES (?,?,?)", rows)
+            c.executemany("INSERT OR REPLACE INTO samples VALUES (?,?,?,?)", rows)
 
     def _forget_samples(self, sample_ids: Iterable[str] | None, run_id: str | None = None) -> None:
         """Drop written samples from the pending ones (after their transaction committed)."""
@@ -948,22 +961,45 @@ class Store:
             yield rec
 
 
-def _recorded_image(ref: ImageRef) -> dict[str, Any]:
-    """An image reference as `Store.put_samples` records it (see there)."""
+def _png_bytes(ref: ImageRef) -> bytes:
+    """An in-memory picture as PNG (converted first where PNG cannot hold its mode: CMYK...)."""
+    image = ref.load()
+    buf = io.BytesIO()
+    try:
+        image.save(buf, format="PNG")
+    except (OSError, ValueError):
+        buf = io.BytesIO()
+        image.convert("RGBA").save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> dict[str, Any]:
+    """An image reference as `Store.put_samples` records it, its bytes written to `c` if kept."""
     if ref.kind == "path":
         return {"path": os.path.abspath(str(ref.path))}
-    if ref.kind == "memory":
-        buf = io.BytesIO()
-        ref.load().save(buf, format="PNG")
-        return {"data_b64": base64.b64encode(buf.getvalue()).decode("ascii")}
-    return ref.model_dump(mode="json", exclude_none=True)
+    if ref.kind not in ("base64", "memory"):
+        return ref.model_dump(mode="json", exclude_none=True)
+    digest = ref.content_hash()
+    # Encoded only when the store does not hold this content yet (a picture asked again, by
+    # this run or another, costs a lookup).
+    if c.execute("SELECT 1 FROM images WHERE hash = ?", (digest,)).fetchone() is None:
+        data = base64.b64decode(ref.data_b64 or "") if ref.kind == "base64" else _png_bytes(ref)
+        c.execute("INSERT OR IGNORE INTO images VALUES (?, ?)", (digest, data))
+    return {"image": digest}
 
 
-def recorded_sample_json(sample: Sample) -> str:
-    """The JSON a store records for a sample: the sample with its images as recorded refs."""
+def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
+    """The JSON a store records for a sample: the sample with its images as recorded refs.
+
+    Image bytes the reference holds (base64 data, an in-memory picture) are written to the
+    ``images`` table through `c` (inside the caller's transaction).
+
+    Raises:
+        OSError: An in-memory picture cannot be encoded.
+
+    """
     doc = sample.model_dump(mode="json", exclude={"images"})
-    doc["images"] = [_recorded_image(ref) for ref in sample.images]
-    # Characters kept as they are (not \u escapes), so a text search can match the raw JSON.
+    doc["images"] = [_recorded_image(ref, c) for ref in sample.images]
     return json.dumps(doc, ensure_ascii=False, default=str)
 
 

@@ -9,6 +9,7 @@ layout with `datasets`, read back through ``--data NAME,...`` and run end to end
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import subprocess
@@ -36,7 +37,7 @@ from lmmprobe.data.benchmarks import (
     image_ref,
 )
 from lmmprobe.data.benchmarks._table import render_page
-from lmmprobe.data.benchmarks.load import hub_offline
+from lmmprobe.data.benchmarks.load import has_local_copy, hub_offline
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample
 from lmmprobe.store import Store
@@ -466,6 +467,149 @@ def test_files_layout_reads_release_files(tmp_path: Path) -> None:
     assert [str(p) for p in result.problems] == [
         f"{tmp_path / 'rel' / 'qa.json'}:1: answer: 'Q' is out of range for 2 options"
     ]
+
+
+def _read_release(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    # A release whose questions sit in rel/{split}.json, next to their images (as GQA's
+    # snapshot keeps its configs in sub-folders of the repository).
+    path = root / "rel" / f"{split}.json"
+    for i, row in enumerate(json.loads(path.read_text(encoding="utf-8"))):
+        yield f"{path}:{i}", row
+
+
+def _release(folder: Path) -> Path:
+    (folder / "rel").mkdir(parents=True)
+    (folder / "rel" / "red.png").write_bytes(tiny_png("red"))
+    rows = [
+        {"index": i, "question": "Colour?", "hint": None, "A": "red", "B": "blue", "C": None,
+         "D": None, "answer": "A", "category": "c", "image": "rel/red.png"}
+        for i in range(2)
+    ]  # fmt: skip
+    (folder / "rel" / "dev.json").write_text(json.dumps(rows), encoding="utf-8")
+    (folder / "train").mkdir()
+    (folder / "train" / "huge.bin").write_bytes(b"not fetched")  # outside the fetch command
+    return folder
+
+
+FILES_REV = "89abcdef0123456789abcdef0123456789abcdef"
+FILES_FETCH = (
+    "huggingface-cli download toy/files --repo-type dataset --revision " + FILES_REV
+    + " --include 'rel/*' --local-dir $LMMPROBE_DATA_DIR/toy-files"
+)  # fmt: skip
+
+
+@pytest.fixture
+def toy_files() -> Iterator[Benchmark]:
+    """``toy-files``: release files (layout="files") kept in a dataset repository on the Hub."""
+    b = Benchmark(
+        **{
+            **CHOICE.__dict__,
+            "name": "toy-files",
+            "layout": "files",
+            "read_files": _read_release,
+            "hub_id": "toy/files",
+            "revision": FILES_REV,
+            "fetch": FILES_FETCH,
+        }
+    )
+    benchmark(b)
+    yield b
+    BENCHMARKS.unregister("toy-files")
+    SOURCES.unregister("toy-files")
+
+
+def test_files_layout_on_the_hub_offline_says_the_hub_is_not_reachable(
+    toy_files: Benchmark,
+) -> None:
+    with pytest.raises(DataError) as err:
+        load_source("toy-files")
+    message = str(err.value)
+    assert "the Hugging Face Hub is not reachable (HF_HUB_OFFLINE is set)" in message
+    assert "not on the Hugging Face Hub" not in message
+    assert f"Fetch it with:\n  {FILES_FETCH}" in message
+
+
+def test_files_layout_off_the_hub_says_so(toy_files: Benchmark) -> None:
+    b = Benchmark(**{**toy_files.__dict__, "name": "toy-release", "hub_id": None})
+    benchmark(b)
+    try:
+        with pytest.raises(DataError, match="its data is not on the Hugging Face Hub"):
+            load_source("toy-release")
+    finally:
+        BENCHMARKS.unregister("toy-release")
+        SOURCES.unregister("toy-release")
+
+
+def test_files_layout_reads_the_hub_cache_snapshot_offline(
+    tmp_path: Path, toy_files: Benchmark
+) -> None:
+    snapshot = tmp_path / "hub-cache" / "datasets--toy--files" / "snapshots" / FILES_REV
+    _release(snapshot)  # what an earlier download left at the pinned revision
+    result = load_source("toy-files")
+    assert result.source == f"{snapshot}[dev]"
+    assert [s.id for s in result.samples] == ["toy-files/0", "toy-files/1"]
+    assert result.samples[0].images[0].path == str(snapshot / "rel" / "red.png")
+
+
+_ONLINE_FILES = """
+import json, sys
+from pathlib import Path
+from lmmprobe.data import load_source
+from lmmprobe.data.benchmarks import Benchmark, PromptTemplate, benchmark
+from lmmprobe.schema import Sample
+
+def read_files(root, split):
+    path = Path(root) / "rel" / f"{split}.json"
+    for i, row in enumerate(json.loads(path.read_text())):
+        yield f"{path}:{i}", row
+
+def read(row, ctx):
+    return Sample(id=str(row["index"]), question=row["question"], answer=[row["A"]], formulation="open_ended")
+
+benchmark(Benchmark(name="toy-files", title="t", citation="c", license="l", formulation="open_ended",
+    metric="accuracy", prompt=PromptTemplate("{question}", "s"), to_sample=read, fetch=sys.argv[2],
+    split="dev", hub_id="toy/files", revision=sys.argv[1], layout="files", read_files=read_files))
+result = load_source("toy-files")
+print(result.source)
+print(",".join(s.id for s in result.samples))
+"""
+
+
+def test_files_layout_online_downloads_the_fetch_commands_files_then_reads_the_cache(
+    tmp_path: Path, toy_files: Benchmark
+) -> None:
+    repo = _release(tmp_path / "repo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "LMMPROBE_"))}
+    env.update(PYTHONPATH=os.pathsep.join(sys.path), HF_HUB_CACHE=str(tmp_path / "hub-cache"))
+    with FakeHub("toy/files", FILES_REV, repo) as hub:
+        proc = subprocess.run(
+            [sys.executable, "-c", _ONLINE_FILES, FILES_REV, FILES_FETCH],
+            capture_output=True,
+            text=True,
+            env={**env, "HF_ENDPOINT": hub.url},
+            check=False,
+        )
+        asked = list(hub.requests)
+    assert proc.returncode == 0, proc.stderr
+    snapshot = tmp_path / "hub-cache" / "datasets--toy--files" / "snapshots" / FILES_REV
+    assert proc.stdout.splitlines() == [f"{snapshot}[dev]", "toy-files/0,toy-files/1"]
+    assert f"GET /datasets/toy/files/resolve/{FILES_REV}/rel/dev.json" in asked
+    assert not any("huge.bin" in r for r in asked)  # only what the fetch command takes
+    # Offline later (HF_HUB_OFFLINE is set here): the download is read from the hub cache.
+    cached = load_source("toy-files")
+    assert cached.source == f"{snapshot}[dev]" and len(cached.samples) == 2
+
+
+def test_a_suite_is_present_when_its_runnable_members_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LMMPROBE_DATA_DIR", str(tmp_path / "data"))
+    assert not has_local_copy(SUITE)
+    (tmp_path / "data" / "toy-choice").mkdir(parents=True)
+    assert not has_local_copy(SUITE)
+    (tmp_path / "data" / "toy-open").mkdir()
+    # toy-gen needs an image-generation backend: it never runs, so no copy of it is asked for.
+    assert has_local_copy(SUITE)
 
 
 def test_a_wrong_template_fails_before_any_row(tmp_path: Path) -> None:

@@ -204,6 +204,22 @@ def test_mme_scores_with_acc_plus(tmp_path: Path) -> None:
     assert PROMPTS["a"] == "Is it a? Please answer yes or no. #a"
 
 
+def test_mme_acc_plus_pairs_questions_within_a_repeat(tmp_path: Path) -> None:
+    # One image, two questions, both right on every repeat: acc+ is 1, not a 4-row "pair".
+    rows = {
+        "question_id": ["existence/1.png", "existence/1.png"],
+        "image": [_img(1), _img(2)],
+        "question": ["Is there a cat? Please answer yes or no. #a",
+                     "Is there a dog? Please answer yes or no. #b"],
+        "answer": ["Yes", "No"],
+        "category": ["existence", "existence"],
+    }  # fmt: skip
+    feats = Features({k: (IMG if k == "image" else Value("string")) for k in rows})
+    folder = write_hub_snapshot(tmp_path / "mme", {"test": Dataset.from_dict(rows, features=feats)})
+    ev = _evaluate(tmp_path, f"mme,path={folder}", {"a": "Yes", "b": "No"}, repeats=2)
+    assert ev.results.models[MODEL].metrics["mme_perception"].value == pytest.approx(200.0)
+
+
 # --------------------------------------------------------------------------- POPE
 
 
@@ -346,12 +362,14 @@ def test_ai2d_index_answers(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- MMStar
 
 
-def test_mmstar_options_inside_the_question(tmp_path: Path) -> None:
-    q = ("Where is the cup? #a\nOptions: A: on the table, B: under the chair, "
-         "C: in the sink, D: on the shelf")  # fmt: skip
+MMSTAR_Q = ("Where is the cup? #a\nOptions: A: on the table, B: under the chair, "
+            "C: in the sink, D: on the shelf")  # fmt: skip
+
+
+def _mmstar_folder(tmp_path: Path) -> Path:
     rows = {
         "index": [0, 1],
-        "question": [q, "Count? #b\nOptions: A: 1, B: 2, C: 3, D: 4"],
+        "question": [MMSTAR_Q, "Count? #b\nOptions: A: 1, B: 2, C: 3, D: 4"],
         "image": [_img(1), _img(2)],
         "answer": ["C", "D"],
         "category": ["coarse perception", "math"],
@@ -369,29 +387,73 @@ def test_mmstar_options_inside_the_question(tmp_path: Path) -> None:
     # Lin-Chen/MMStar keeps one parquet file at the root; its card's configs name it split val.
     card = "---\nconfigs:\n- config_name: val\n  data_files:\n  - split: val\n    path: mmstar.parquet\n---\n"
     (folder / "README.md").write_text(card, encoding="utf-8")
-    m = _run(tmp_path, "mmstar", folder, {"a": "C", "b": "The answer is A"})
+    return folder
+
+
+def test_mmstar_options_inside_the_question(tmp_path: Path) -> None:
+    m = _run(tmp_path, "mmstar", _mmstar_folder(tmp_path), {"a": "C", "b": "The answer is A"})
     assert m["accuracy"] == pytest.approx(1 / 2)
-    assert PROMPTS["a"] == q + "\nAnswer with the option's letter from the given choices directly"
+    assert (
+        PROMPTS["a"]
+        == MMSTAR_Q + "\nAnswer with the option's letter from the given choices directly"
+    )
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"formulate": {"option_marks": "lower"}}, {"formulate": {"option_marks": "random"}}],
+)
+def test_mmstar_letters_keep_their_options_under_repeats(
+    tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    # The question text fixes the letters: shuffled repeats or other marks must not make the
+    # matcher read the model's (right) letter as another option.
+    folder = _mmstar_folder(tmp_path)
+    ev = _evaluate(tmp_path, f"mmstar,path={folder}", {"a": "C", "b": "D"}, repeats=3, **settings)
+    assert ev.results.models[MODEL].metrics["accuracy"].value == pytest.approx(1.0)
+
+
+def test_mmstar_under_circular_asks_the_published_order(tmp_path: Path) -> None:
+    folder = _mmstar_folder(tmp_path)
+    ev = _evaluate(
+        tmp_path, f"mmstar,path={folder}", {"a": "C", "b": "D"}, formulate={"circular": True}
+    )
+    assert ev.results.models[MODEL].metrics["accuracy"].value == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------------------- RealWorldQA
 
 
-def test_realworldqa_letter_and_open_answers(tmp_path: Path) -> None:
-    tail = "Please answer directly with only the letter of the correct option and nothing else."
+RWQA_TAIL = "Please answer directly with only the letter of the correct option and nothing else."
+
+
+def _rwqa_folder(tmp_path: Path) -> Path:
     rows = {
         "image": [_img(1), _img(2)],
-        "question": [f"Which way? #a\nA. Left\nB. Right\nC. Straight\n\n{tail}",
+        "question": [f"Which way? #a\nA. Left\nB. Right\nC. Straight\n\n{RWQA_TAIL}",
                      "How many cars? #b\nPlease answer directly with a single word or number."],
         "answer": ["B", "3"],
     }  # fmt: skip
     feats = Features({"image": IMG, "question": Value("string"), "answer": Value("string")})
-    folder = write_hub_snapshot(
-        tmp_path / "rwqa", {"test": Dataset.from_dict(rows, features=feats)}
-    )
-    m = _run(tmp_path, "realworldqa", folder, {"a": "B", "b": "3"})
+    return write_hub_snapshot(tmp_path / "rwqa", {"test": Dataset.from_dict(rows, features=feats)})
+
+
+def test_realworldqa_letter_and_open_answers(tmp_path: Path) -> None:
+    m = _run(tmp_path, "realworldqa", _rwqa_folder(tmp_path), {"a": "B", "b": "3"})
     assert m["accuracy"] == pytest.approx(1.0)
-    assert PROMPTS["a"] == rows["question"][0]
+    assert PROMPTS["a"] == f"Which way? #a\nA. Left\nB. Right\nC. Straight\n\n{RWQA_TAIL}"
+
+
+def test_realworldqa_letters_keep_their_options_under_repeats(tmp_path: Path) -> None:
+    folder = _rwqa_folder(tmp_path)
+    ev = _evaluate(
+        tmp_path,
+        f"realworldqa,path={folder}",
+        {"a": "B", "b": "3"},
+        repeats=3,
+        formulate={"option_marks": "number"},
+    )
+    assert ev.results.models[MODEL].metrics["accuracy"].value == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------------------- HallusionBench
@@ -453,7 +515,79 @@ def test_hallusionbench_non_image_split_has_no_images(tmp_path: Path) -> None:
     assert m.get("hallusionbench_facc") is None  # no question has a figure
 
 
+def _hallusion_vd_folder(tmp_path: Path) -> Path:
+    keys = [("0", "0"), ("1", "0"), ("0", "1"), ("1", "1")]  # (figure_id, question_id)
+    rows = {
+        "category": ["VD"] * 4,
+        "subcategory": ["illusion"] * 4,
+        "visual_input": ["1"] * 4,
+        "set_id": ["0"] * 4,
+        "figure_id": [f for f, _ in keys],
+        "sample_note": ["circle"] * 4,
+        "question_id": [q for _, q in keys],
+        "question": [f"Is the left circle bigger? #{t}" for t in "abcd"],
+        "gt_answer_details": ["details"] * 4,
+        "gt_answer": ["1", "0", "0", "1"],
+        "filename": ["VD/illusion/0_0.png"] * 4,
+        "image": [_img(i) for i in range(4)],
+    }
+    feats = Features({k: (IMG if k == "image" else Value("string")) for k in rows})
+    return write_hub_snapshot(tmp_path / "hb", {"image": Dataset.from_dict(rows, features=feats)})
+
+
+def test_hallusionbench_with_repeats_scores_each_repeat(tmp_path: Path) -> None:
+    folder = _hallusion_vd_folder(tmp_path)
+    replies = {"a": "Yes, it is.", "b": "No.", "c": "Yes", "d": "It is hard to say"}
+    ev = _evaluate(tmp_path, f"hallusionbench,path={folder}", replies, repeats=2)
+    m = ev.results.models[MODEL].metrics
+    # The same answers on both repeats: each repeat's accuracies, averaged, are one run's.
+    assert m["hallusionbench_aacc"].value == pytest.approx(2 / 4)
+    assert m["hallusionbench_aacc"].n == 8
+    assert m["hallusionbench_facc"].value == pytest.approx(0.0)
+    assert m["hallusionbench_qacc"].value == pytest.approx(1 / 2)
+
+
+def test_hallusionbench_only_stated_uncertainty_is_unclear(tmp_path: Path) -> None:
+    # Visual-supplement questions without their figure: "I cannot tell" is right (the judge's
+    # "unclear"), an answer saying neither yes nor no is unread and wrong.
+    n = 4
+    rows = {
+        "category": ["VS"] * n,
+        "subcategory": ["map"] * n,
+        "visual_input": ["0"] * n,
+        "set_id": [str(i) for i in range(n)],
+        "figure_id": ["0"] * n,
+        "sample_note": [""] * n,
+        "question_id": ["0"] * n,
+        "question": [f"Is the city on the coast? #{t}" for t in "abcd"],
+        "gt_answer_details": [""] * n,
+        "gt_answer": ["1"] * n,
+        "filename": [None] * n,
+        "image": [None] * n,
+    }
+    feats = Features({k: (IMG if k == "image" else Value("string")) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "hb", {"non_image": Dataset.from_dict(rows, features=feats)}
+    )
+    replies = {"a": "I cannot tell without the map.", "b": "blah", "c": "", "d": "I'm not sure."}
+    ev = _evaluate(tmp_path, f"hallusionbench,path={folder},split=non_image", replies)
+    assert ev.results.models[MODEL].metrics["hallusionbench_aacc"].value == pytest.approx(2 / 4)
+
+
 # --------------------------------------------------------------------------- MathVista
+
+
+MATHVISTA_META = {
+    "category": Value("string"), "context": Value("string"), "grade": Value("string"),
+    "img_height": Value("int64"), "img_width": Value("int64"), "language": Value("string"),
+    "skills": Seq(Value("string")), "source": Value("string"), "split": Value("string"),
+    "task": Value("string"),
+}  # fmt: skip
+MATHVISTA_META_ROW = {
+    "category": "math-targeted-vqa", "context": "bar chart", "grade": "high school",
+    "img_height": 8, "img_width": 8, "language": "english", "skills": ["arithmetic"],
+    "source": "x", "split": "testmini", "task": "figure question answering",
+}  # fmt: skip
 
 
 def test_mathvista_rule_based_reading(tmp_path: Path) -> None:
@@ -470,16 +604,11 @@ def test_mathvista_rule_based_reading(tmp_path: Path) -> None:
         "answer": ["5", "7", "2.5"],
         "question_type": ["multi_choice", "free_form", "free_form"],
         "answer_type": ["text", "integer", "float"],
-        "metadata": [{"category": "math-targeted-vqa", "context": "bar chart", "grade": "high school",
-                      "img_height": 8, "img_width": 8, "language": "english", "skills": ["arithmetic"],
-                      "source": "x", "split": "testmini", "task": "figure question answering"}] * 3,
+        "metadata": [MATHVISTA_META_ROW] * 3,
         "query": [query_mc, "Hint: integer.\nQuestion: How many {items}? #b",
                   "Hint: float with one decimal.\nQuestion: What is x? #c"],
     }  # fmt: skip
-    meta = {"category": Value("string"), "context": Value("string"), "grade": Value("string"),
-            "img_height": Value("int64"), "img_width": Value("int64"), "language": Value("string"),
-            "skills": Seq(Value("string")), "source": Value("string"), "split": Value("string"),
-            "task": Value("string")}  # fmt: skip
+    meta = MATHVISTA_META
     feats = Features({
         "pid": Value("string"), "question": Value("string"), "image": Value("string"),
         "decoded_image": IMG, "choices": Seq(Value("string")), "unit": Value("string"),
@@ -496,6 +625,77 @@ def test_mathvista_rule_based_reading(tmp_path: Path) -> None:
     assert m["mathvista_accuracy"] == pytest.approx(2 / 3)
     assert PROMPTS["a"] == query_mc
     assert PROMPTS["b"] == "Hint: integer.\nQuestion: How many {items}? #b"
+
+
+def test_mathvista_letter_replies_read_and_unreadable_ones_wrong(tmp_path: Path) -> None:
+    n = 4
+    query = ("Hint: Please answer the question and provide the correct option letter, e.g., "
+             "A, B, C, D, at the end.\nQuestion: Which is larger? #{t}\nChoices:\n(A) 3\n(B) 5")  # fmt: skip
+    rows = {
+        "pid": [str(i) for i in range(n)],
+        "question": [f"Which is larger? #{t}" for t in "abcd"],
+        "image": [f"images/{i}.jpg" for i in range(n)],
+        "decoded_image": [_img(i) for i in range(n)],
+        "choices": [["3", "5"]] * n,
+        "unit": [None] * n,
+        "precision": [None] * n,
+        # The gold of c and d is the option MathVista's edit-distance fallback would pick.
+        "answer": ["5", "5", "3", "3"],
+        "question_type": ["multi_choice"] * n,
+        "answer_type": ["text"] * n,
+        "metadata": [MATHVISTA_META_ROW] * n,
+        "query": [query.format(t=t) for t in "abcd"],
+    }
+    feats = Features({
+        "pid": Value("string"), "question": Value("string"), "image": Value("string"),
+        "decoded_image": IMG, "choices": Seq(Value("string")), "unit": Value("string"),
+        "precision": Value("float64"), "answer": Value("string"), "question_type": Value("string"),
+        "answer_type": Value("string"), "metadata": MATHVISTA_META, "query": Value("string"),
+    })  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "mv", {"testmini": Dataset.from_dict(rows, features=feats)}
+    )
+    # a "B" and b "(B)": read as option 5 (right); c "" and d "blah": unread, wrong.
+    m = _run(tmp_path, "mathvista", folder, {"a": "B", "b": "(B)", "c": "", "d": "blah"})
+    assert m["mathvista_accuracy"] == pytest.approx(2 / 4)
+
+
+# --------------------------------------------------------------------------- MMBench limit
+
+
+def test_mmbench_circular_leaves_out_questions_missing_a_copy(tmp_path: Path) -> None:
+    # Question 1 has both copies (right), question 2 only its first (right): CircularEval can
+    # judge question 1 only; question 2 alone must not pass as CircularEval.
+    rows = {
+        "index": ["1", "1000001", "2"],
+        "question": ["What colour? #a", "What colour? #b", "Which shape? #c"],
+        "hint": ["nan"] * 3,
+        "answer": ["A", "B", "B"],
+        "A": ["red", "blue", "round"],
+        "B": ["blue", "red", "square"],
+        "C": [None] * 3,
+        "D": [None] * 3,
+        "category": ["color", "color", "shape"],
+        "image": [_img(i) for i in range(3)],
+        "source": ["s"] * 3,
+        "L2-category": ["perception"] * 3,
+        "comment": [None] * 3,
+        "split": ["dev"] * 3,
+    }
+    feats = Features({k: Value("string") for k in rows if k != "image"} | {"image": IMG})
+    folder = write_hub_snapshot(
+        tmp_path / "mmb", {"dev": Dataset.from_dict(rows, features=feats)}, config="en"
+    )
+    replies = {"a": "A", "b": "B", "c": "B"}
+    ev = _evaluate(tmp_path, f"mmbench,path={folder}", replies)
+    circ = ev.results.models[MODEL].metrics["mmbench_circular"]
+    assert (circ.value, circ.n) == (pytest.approx(1.0), 1)
+    # limit=1 keeps one copy of question 1: no question can be judged.
+    ev = _evaluate(tmp_path, f"mmbench,path={folder},limit=1", replies)
+    assert ev.results.models[MODEL].metrics["mmbench_circular"].value is None
+    # With repeats, each repeat is its own pass over the complete question.
+    ev = _evaluate(tmp_path, f"mmbench,path={folder}", replies, repeats=2)
+    assert ev.results.models[MODEL].metrics["mmbench_circular"].value == pytest.approx(1.0)
 
 
 # --------------------------------------------------------------------------- bad rows

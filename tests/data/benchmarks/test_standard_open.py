@@ -24,6 +24,11 @@ from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks.standard_open import BENCHMARK_NAMES
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.imaging.colors import COLORS
+from lmmprobe.metrics.benchmark_open import (
+    vqa_accuracy,
+    vqa_accuracy_evalai,
+    vqa_accuracy_lmms_eval,
+)
 from lmmprobe.schema import FormulateConfig, Sample
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -78,7 +83,7 @@ def test_all_eleven_are_registered_with_metric_prompt_and_schema_note() -> None:
     assert metrics == {
         "textvqa": "vqa_accuracy_evalai", "docvqa": "anls", "chartqa": "relaxed_accuracy",
         "ocrbench": "ocrbench_score", "vqav2": "vqa_accuracy", "gqa": "gqa_exact_match",
-        "okvqa": "vqa_accuracy", "vizwiz": "vqa_accuracy_evalai", "coco-caption": "coco_cider",
+        "okvqa": "vqa_accuracy_evalai", "vizwiz": "vqa_accuracy_evalai", "coco-caption": "coco_cider",
         "nocaps": "coco_cider", "flickr30k": "coco_cider",
     }  # fmt: skip
     for name in BENCHMARK_NAMES:
@@ -190,6 +195,18 @@ def test_chartqa_relaxed_accuracy(tmp_path: Path) -> None:
     assert m["relaxed_accuracy"] == pytest.approx(2 / 3)
 
 
+def test_chartqa_strips_the_reply_as_lmms_eval_does(tmp_path: Path) -> None:
+    # lmms-eval strips every generation before relaxed_correctness: " Yes" and "yes\n" are right.
+    rows = {
+        "type": ["human_test"] * 2, "question": ["Is it rising?", "Is 2020 higher?"],
+        "answer": ["Yes", "Yes"], "image": [_img("red"), _img("blue")],
+    }  # fmt: skip
+    feats = {"type": STR, "question": STR, "answer": STR, "image": IMG}
+    folder = write_hub_snapshot(tmp_path / "chartqa", {"test": _ds(rows, feats)})
+    model = _evaluate(tmp_path, "chartqa", folder, FakeOpenAIServer(replies=[" Yes", "yes\n"]))
+    assert model.metrics["relaxed_accuracy"].value == 1.0
+
+
 # --------------------------------------------------------------------------- OCRBench
 
 
@@ -239,7 +256,7 @@ def _vqa_answers(texts: list[str]) -> list[dict[str, Any]]:
     ]
 
 
-def test_vqav2_official_vqa_accuracy(tmp_path: Path) -> None:
+def test_vqav2_vqa_accuracy_as_lmms_eval_scores_replies(tmp_path: Path) -> None:
     answers = [
         ["Red"] * 10,
         ["Blue"] * 3 + ["blue"] + ["navy"] * 6,
@@ -258,11 +275,35 @@ def test_vqav2_official_vqa_accuracy(tmp_path: Path) -> None:
     assert samples[0].metadata["answer_type"] == "other"
     assert _asked(samples[0]) == "What color is the bus?" + SHORT
     value = _evaluate(tmp_path, "vqav2", folder, bootstrap=200).metrics["vqa_accuracy"]
-    # Ten identical "Red": nothing is normalized, so "red" matches none (vqaEval.py's rule).
-    # "blue" vs 4 normalized "blue": 1 for every left-out annotator. "green" vs 2 "green"
-    # (articles dropped): (2*1/3 + 8*2/3)/10.
-    assert value.value == pytest.approx((0 + 1 + 0.6) / 3) and value.n == 3
+    # lmms-eval normalizes every answer (lowercase too): "red" matches ten "Red". "blue" vs 4
+    # normalized "blue": 1 for every left-out annotator. "green" vs 2 "green" (articles
+    # dropped): (2*1/3 + 8*2/3)/10.
+    assert value.value == pytest.approx((1 + 1 + 0.6) / 3) and value.n == 3
     assert 0 <= value.low <= value.value <= value.high <= 1
+
+
+def test_vqav2_scores_a_raw_reply_after_cleaning_it(tmp_path: Path) -> None:
+    # "Yes" and "yes." match ten "yes" once cleaned (lmms-eval's vqav2_process_results).
+    rows = {
+        "question_type": ["is the"] * 2, "multiple_choice_answer": ["yes"] * 2,
+        "answers": [_vqa_answers(["yes"] * 10)] * 2, "image_id": [1, 2],
+        "answer_type": ["yes/no"] * 2, "question_id": [1, 2], "question": ["Is it red?"] * 2,
+        "image": [_img("red"), _img("blue")],
+    }  # fmt: skip
+    folder = write_hub_snapshot(tmp_path / "vqav2", {"validation": _ds(rows, VQAV2)})
+    model = _evaluate(tmp_path, "vqav2", folder, FakeOpenAIServer(replies=["Yes", "yes."]))
+    assert model.metrics["vqa_accuracy"].value == 1.0
+
+
+def test_vqa_scores_of_raw_replies_match_lmms_eval() -> None:
+    # What lmms-eval's vqav2 and ok_vqa process_results give these replies (see the parity data).
+    for reply in ("Yes", "yes.", " yes\n", "YES!"):
+        assert vqa_accuracy_lmms_eval(reply, ["yes"] * 10) == 1.0
+        assert vqa_accuracy_evalai(reply, ["yes"] * 10) == 1.0
+    assert vqa_accuracy_lmms_eval("Two", ["2"] * 10) == 1.0
+    assert vqa_accuracy_evalai("Two", ["2"] * 10) == 1.0
+    # vqaEval.py itself expects cleaned answers: unanimous references are compared as written.
+    assert vqa_accuracy("Two", ["2"] * 10) == 0.0
 
 
 def test_failed_requests_are_not_scored_as_wrong_answers(tmp_path: Path) -> None:
@@ -336,7 +377,7 @@ OKVQA = {"question_id": STR, "image": IMG, "question": STR, "answers": Sequence(
          "question_type": STR, "answer_type": STR}  # fmt: skip
 
 
-def test_okvqa_official_vqa_accuracy_and_prompt(tmp_path: Path) -> None:
+def test_okvqa_lmms_eval_vqa_accuracy_and_prompt(tmp_path: Path) -> None:
     rows = {
         "question_id": ["2971475", "3195695"], "image": [_img("white"), _img("black")],
         "question": ["What colour are these clouds?", "What colour is this animal?"],
@@ -348,7 +389,19 @@ def test_okvqa_official_vqa_accuracy_and_prompt(tmp_path: Path) -> None:
     assert _asked(samples[0]) == "What colour are these clouds?" + UNANSWERABLE + SHORT
     m = _run(tmp_path, "okvqa", folder)
     # 1; then "black" said once: left out gives 0, each of the 9 others gives 1/3.
-    assert m["vqa_accuracy"] == pytest.approx((1 + 0.3) / 2)
+    assert m["vqa_accuracy_evalai"] == pytest.approx((1 + 0.3) / 2)
+    assert "vqa_accuracy" not in m
+
+
+def test_okvqa_scores_a_number_word_reply(tmp_path: Path) -> None:
+    # "Two" matches ten "2" once EvalAI's processor cleans it (ok_vqa_process_results).
+    rows = {
+        "question_id": ["1"], "image": [_img("white")], "question": ["How many clouds?"],
+        "answers": [["2"] * 10], "question_type": ["how many"], "answer_type": ["number"],
+    }  # fmt: skip
+    folder = write_hub_snapshot(tmp_path / "okvqa", {"val2014": _ds(rows, OKVQA)})
+    model = _evaluate(tmp_path, "okvqa", folder, FakeOpenAIServer(replies=["Two"]))
+    assert model.metrics["vqa_accuracy_evalai"].value == 1.0
 
 
 # --------------------------------------------------------------------------- VizWiz

@@ -1,10 +1,15 @@
 """Regenerate the parity data of the metrics lmms-eval defines, by running lmms-eval's code.
 
-Writes three files under tests/parity/data/:
+Writes five files under tests/parity/data/:
 
 - ``benchmark_open_evalai.json``: ``textvqa_process_results`` (``lmms_eval/tasks/textvqa/
-  utils.py``, the EvalAI answer processor and 10-annotator accuracy; ``vizwiz_vqa`` and
-  ``ok_vqa`` run the same code) on seeded answer sets of 10 and predictions;
+  utils.py``, the EvalAI answer processor and 10-annotator accuracy; ``vizwiz_vqa`` runs the
+  same code) on seeded answer sets of 10 and predictions;
+- ``benchmark_open_okvqa.json``: ``ok_vqa_process_results`` (``lmms_eval/tasks/ok_vqa/utils.py``)
+  on such answer sets and predictions (the same computation, checked from its own code);
+- ``benchmark_open_vqav2.json``: ``vqav2_process_results`` (``lmms_eval/tasks/vqav2/utils.py``,
+  VQA's punctuation and digit-article rules on every answer, then the 10-annotator accuracy) on
+  answer records ``{answer, answer_confidence, answer_id}`` as lmms-lab/VQAv2 stores them;
 - ``benchmark_open_chartqa.json``: ``relaxed_correctness`` (``lmms_eval/tasks/chartqa/utils.py``)
   on numbers (integers, decimals, percentages, exponents, signs, ``nan``/``inf``, underscores,
   surrounding spaces, zero gold answers, values 4-6% apart) and words;
@@ -49,6 +54,8 @@ FILES = (
     "lmms_eval/tasks/_task_utils/vqa_eval_metric.py",
     "lmms_eval/tasks/_task_utils/file_utils.py",
     "lmms_eval/tasks/textvqa/utils.py",
+    "lmms_eval/tasks/vqav2/utils.py",
+    "lmms_eval/tasks/ok_vqa/utils.py",
     "lmms_eval/tasks/chartqa/utils.py",
     "lmms_eval/api/metrics.py",
 )
@@ -66,7 +73,8 @@ def _extract(git_dir: Path, commit: str, folder: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     for package in ("lmms_eval", "lmms_eval/tasks", "lmms_eval/tasks/_task_utils",
-                    "lmms_eval/tasks/textvqa", "lmms_eval/tasks/chartqa", "lmms_eval/api"):  # fmt: skip
+                    "lmms_eval/tasks/textvqa", "lmms_eval/tasks/vqav2", "lmms_eval/tasks/ok_vqa",
+                    "lmms_eval/tasks/chartqa", "lmms_eval/api"):  # fmt: skip
         (folder / package / "__init__.py").write_text("", encoding="utf-8")
 
 
@@ -144,6 +152,8 @@ def main() -> None:
         sys.path.insert(0, str(folder))
         textvqa = importlib.import_module("lmms_eval.tasks.textvqa.utils")
         chartqa = importlib.import_module("lmms_eval.tasks.chartqa.utils")
+        vqav2 = importlib.import_module("lmms_eval.tasks.vqav2.utils")
+        ok_vqa = importlib.import_module("lmms_eval.tasks.ok_vqa.utils")
         exact_match = _exact_match_function(folder)
 
         rng = random.Random(SEED)
@@ -169,10 +179,35 @@ def main() -> None:
                 ignore_punctuation=True,
             )["exact_match"]
             gqa.append({"input": case, "expected": bool(got)})
+        # Their own generator, so the three files above stay as they were generated.
+        rng = random.Random(SEED + 1)
+        vqa2, okvqa = [], []
+        for _ in range(N_CASES):
+            answers = annotators(rng)
+            case = {"prediction": prediction(rng, answers), "answers": answers}
+            records = [
+                {"answer": a, "answer_confidence": "yes", "answer_id": i + 1}
+                for i, a in enumerate(answers)
+            ]
+            doc = {"answers": records, "question_id": 0}
+            got = vqav2.vqav2_process_results(doc, [case["prediction"]])["exact_match"]
+            vqa2.append({"input": case, "expected": float(got)})
+        for _ in range(N_CASES):
+            answers = annotators(rng)
+            case = {"prediction": prediction(rng, answers), "answers": answers}
+            doc = {"answers": list(answers), "question_id": 0}
+            got = ok_vqa.ok_vqa_process_results(doc, [case["prediction"]])["exact_match"]
+            okvqa.append({"input": case, "expected": float(got)})
 
     outputs = {
         "benchmark_open_evalai.json": (
             "lmms_eval/tasks/textvqa/utils.py", "textvqa_process_results (exact_match)", evalai
+        ),
+        "benchmark_open_vqav2.json": (
+            "lmms_eval/tasks/vqav2/utils.py", "vqav2_process_results (exact_match)", vqa2
+        ),
+        "benchmark_open_okvqa.json": (
+            "lmms_eval/tasks/ok_vqa/utils.py", "ok_vqa_process_results (exact_match)", okvqa
         ),
         "benchmark_open_chartqa.json": (
             "lmms_eval/tasks/chartqa/utils.py", "relaxed_correctness", chart

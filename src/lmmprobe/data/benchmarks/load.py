@@ -18,7 +18,9 @@ A local folder is read with `datasets` as the Hub would serve it: a hub snapshot
 json or arrow files under ``data/`` or the root, the split chosen by file name, the config by
 the card's ``configs:``), or a ``save_to_disk`` folder. ``Image`` columns are not decoded: a row
 holds ``{"bytes", "path"}``, which the definition's reader turns into an `ImageRef`.
-Definitions with ``layout="files"`` read the original release files themselves.
+Definitions with ``layout="files"`` read the original release files themselves, from a folder:
+the local copy, or, for one on the Hub, the hub cache's snapshot, downloaded when the Hub is
+reachable (``huggingface_hub.snapshot_download`` of the files the fetch command takes).
 
 Each row goes through the definition's reader; a bad row is a problem
 ``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import shlex
 import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -71,9 +74,14 @@ def local_copy(b: Benchmark) -> Path | None:
 
 
 def has_local_copy(b: Benchmark) -> bool:
-    """Whether ``$LMMPROBE_DATA_DIR/NAME`` exists (for a suite: every member's copy)."""
+    """Whether ``$LMMPROBE_DATA_DIR/NAME`` exists (for a suite: every runnable member's copy).
+
+    A member that needs what lmmprobe lacks (``needs``) can never run, so no copy of it is
+    asked for; a suite none of whose members can run has no copy to be present.
+    """
     if b.members:
-        return all(has_local_copy(BENCHMARKS.get(m)) for m in b.members)
+        runnable = [m for m in (BENCHMARKS.get(name) for name in b.members) if m.needs is None]
+        return bool(runnable) and all(has_local_copy(m) for m in runnable)
     where = local_copy(b)
     return where is not None and where.is_dir()
 
@@ -169,7 +177,7 @@ def locate(b: Benchmark, path: str | None) -> _Location:
     if local is not None and local.is_dir():
         return _Location(str(local), local)
     where = f"${DATA_DIR_ENV}/{b.name}" + (f" ({local})" if local is not None else " (unset)")
-    if b.layout == "files" or b.hub_id is None:
+    if b.hub_id is None:
         raise DataError(
             f"benchmark {b.name}: no local copy at {where}, and its data is not on the "
             f"Hugging Face Hub.\n{fetch_hint(b)}"
@@ -183,8 +191,56 @@ def locate(b: Benchmark, path: str | None) -> _Location:
             f"benchmark {b.name}: no local copy at {where} and the Hugging Face Hub is not "
             f"reachable ({why}).\n{fetch_hint(b)}"
         )
+    if b.layout == "files":
+        # Release files are read from a folder: download the snapshot the fetch command takes.
+        folder = download_snapshot(b)
+        return _Location(str(folder), folder, cached=True)
     rev = f"@{b.revision}" if b.revision else ""
     return _Location(f"hub:{b.hub_id}{rev}", None)
+
+
+def fetch_patterns(b: Benchmark) -> list[str]:
+    """The ``--include`` patterns of the definition's fetch command (empty: every file).
+
+    A ``layout="files"`` benchmark downloaded from the Hub takes the files its fetch command
+    takes, no more: lmms-lab/GQA, for one, also holds the training images, tens of gigabytes.
+    """
+    try:
+        words = shlex.split(b.fetch)
+    except ValueError:  # not a shell command (a sentence): no patterns to read
+        return []
+    return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--include"]
+
+
+def download_snapshot(b: Benchmark) -> Path:
+    """Download `b`'s hub snapshot (at its revision; the fetch command's files) into the cache.
+
+    Raises:
+        DataError: ``huggingface_hub`` is missing, or the download fails (with the fetch
+            command).
+
+    """
+    assert b.hub_id is not None
+    try:
+        hub = importlib.import_module("huggingface_hub")
+    except ModuleNotFoundError as exc:
+        raise DataError(
+            f"benchmark {b.name}: downloading it needs huggingface_hub: "
+            f"pip install 'lmmprobe[datasets]'.\n{fetch_hint(b)}"
+        ) from exc
+    try:
+        folder = hub.snapshot_download(
+            b.hub_id,
+            repo_type="dataset",
+            revision=b.revision,
+            allow_patterns=fetch_patterns(b) or None,
+        )
+    except Exception as exc:  # huggingface_hub raises many types; all mean "cannot download"
+        raise DataError(
+            f"benchmark {b.name}: downloading {b.hub_id} from the Hugging Face Hub failed: "
+            f"{type(exc).__name__}: {exc}\n{fetch_hint(b)}"
+        ) from exc
+    return Path(folder)
 
 
 # --- reading rows --------------------------------------------------------------------------
@@ -224,6 +280,30 @@ def _open_hub(b: Benchmark, split: str, config: str | None) -> Any:
         ) from exc
 
 
+def _file_rows(
+    b: Benchmark, where: _Location, split: str
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    assert b.read_files is not None and where.folder is not None
+    folder, given, retry = where.folder, 0, where.cached
+    while True:
+        try:
+            for item in b.read_files(folder, split):
+                given += 1
+                yield item
+            return
+        except (OSError, DataError) as exc:  # a partial copy: a release file is missing
+            # The hub cache may hold only what an earlier download took (another config):
+            # fetch the rest once when the Hub answers, unless rows were already given.
+            if retry and given == 0 and hub_offline() is None:
+                folder, retry = download_snapshot(b), False
+                continue
+            if isinstance(exc, DataError):
+                raise
+            raise DataError(
+                f"benchmark {b.name}: cannot read {folder}: {exc}\n{fetch_hint(b)}"
+            ) from exc
+
+
 def _arrow_rows(ds: Any) -> Iterator[dict[str, Any]]:
     # Arrow batches hand over an Image column's stored {"bytes", "path"} without decoding it.
     for batch in ds.with_format("arrow").iter(batch_size=_BATCH):
@@ -234,13 +314,7 @@ def _rows(
     b: Benchmark, where: _Location, split: str, config: str | None
 ) -> Iterator[tuple[str, Mapping[str, Any]]]:
     if b.layout == "files":
-        assert b.read_files is not None and where.folder is not None
-        try:
-            yield from b.read_files(where.folder, split)
-        except OSError as exc:  # a partial copy: a release file is missing or unreadable
-            raise DataError(
-                f"benchmark {b.name}: cannot read {where.label}: {exc}\n{fetch_hint(b)}"
-            ) from exc
+        yield from _file_rows(b, where, split)
         return
     label = f"{where.label}[{split}]"
     if where.folder is None:

@@ -108,6 +108,8 @@ def _mmbench(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         metadata={
             "index": index,
             "circular_index": index % MMBENCH_CIRCULAR_BASE,
+            # CircularEval needs one published copy per option (mmbench_circular checks it).
+            "n_options": len(choices),
             "category": _plain(row.get("category")),
             "l2_category": _plain(row.get("L2-category", row.get("l2-category"))),
             "source": _plain(row.get("source")),
@@ -150,7 +152,9 @@ MMBENCH = benchmark(
             "The published dev split holds every question once per rotation of its options "
             "(index i, i+1e6, i+2e6...): 4329 rows, about 1164 questions. mmbench_circular "
             "counts a question only if all its rows are right (CircularEval); do not add "
-            "--circular, the rotations are already in the data.",
+            "--circular, the rotations are already in the data. A question missing one of "
+            "its copies (limit=, a partial copy) is left out of mmbench_circular (n counts "
+            "the complete ones); with --repeats each repeat is its own CircularEval pass.",
             "Answers are read by lmmprobe's matcher (mark, then option text); MMBench's "
             "official reading adds a ChatGPT step for answers its rules cannot read. lmmprobe "
             "uses the rule-based reading until a judge exists: unread answers are wrong.",
@@ -338,7 +342,8 @@ MME = benchmark(
             "accuracy x 100 + accuracy+ x 100 (both questions of an image right), summed over "
             "the 10 perception and 4 cognition subtasks (maxima 2000 and 800). Answers are read "
             "as MME's eval tool reads them (yes/no in the first four characters). --by category "
-            "gives each subtask's score.",
+            "gives each subtask's score. With --repeats, accuracy+ pairs an image's two "
+            "questions within each repeat, so the score is the average over repeats.",
             "lmms-eval replaces 'Please answer yes or no.' by 'Answer the question using a "
             "single word or phrase.'; lmmprobe asks MME's questions as released.",
         ),
@@ -591,7 +596,9 @@ def _embedded_sample(
     metadata: dict[str, Any],
 ) -> Sample:
     # The options are part of the question text as published: the prompt shows that text
-    # verbatim, and the parsed options let lmmprobe's matcher read the answer.
+    # verbatim, and the parsed options let lmmprobe's matcher read the answer. The model sees
+    # the published letters whatever the run's shuffle, rotation or marks, so the request must
+    # keep them (fixed_options) or the matcher would map its letter to another option.
     meta = {**metadata, "prompt_template": template}
     letters = [chr(ord("A") + i) for i in range(len(marks))]
     if len(marks) >= 2 and marks == letters and answer.strip() in marks:
@@ -601,7 +608,7 @@ def _embedded_sample(
             question=question,
             choices=texts,
             answer=marks.index(answer.strip()),
-            metadata=meta,
+            metadata={**meta, "fixed_options": True},
         )
     return Sample(
         id=sid,
@@ -668,7 +675,9 @@ MMSTAR = benchmark(
         size=1500,
         notes=(
             "The question text holds its options ('Options: A: ..., B: ...'); the prompt shows "
-            "it verbatim, so --shuffle and --circular do not reorder what the model sees.",
+            "it verbatim, so the options keep their published order and letters whatever "
+            "--repeats, --circular or --option-marks say (metadata fixed_options): repeats ask "
+            "the same text again, and --circular gives identical copies, not rotations.",
             "The official score is accuracy (--by category gives MMStar's six capabilities).",
         ),
         schema_confirmed="Lin-Chen/MMStar card @ a9beb09 (mmstar.parquet as split val: index "
@@ -716,7 +725,10 @@ REALWORLDQA = benchmark(
         size=765,
         notes=(
             "Questions carry their options and instruction in the text; rows whose answer is "
-            "an option letter are choice samples, the others (numbers, words) open-ended.",
+            "an option letter are choice samples, the others (numbers, words) open-ended. "
+            "The options keep their published order and letters whatever --repeats, "
+            "--circular or --option-marks say (metadata fixed_options): repeats ask the same "
+            "text again, and --circular gives identical copies, not rotations.",
             "The official score is exact-match accuracy.",
         ),
         schema_confirmed="",
@@ -779,7 +791,12 @@ HALLUSIONBENCH = benchmark(
             "hallusionbench_qacc, _facc and _aacc are HallusionBench's question-pair, figure "
             "and question accuracies (its utils.py). The official protocol asks GPT-4 whether "
             "each answer agrees with the reference; lmmprobe reads yes/no by rule until a "
-            "judge exists (an answer with both or neither is 'unclear').",
+            "judge exists. Only an answer stating uncertainty ('I cannot tell', 'not sure', "
+            "'hard to say'...) is 'unclear' (the judge's verdict for an answer unclear about "
+            "the answer; right for a visual-supplement question asked without its figure); "
+            "an answer with both yes and no, or neither, is unread and wrong.",
+            "With --repeats each repeat is scored as its own run and the accuracies are "
+            "averaged over repeats.",
             "split=non_image holds the 178 visual-supplement questions asked without a figure.",
         ),
         schema_confirmed="lmms-lab/HallusionBench card (category, subcategory, visual_input, "
@@ -852,9 +869,12 @@ MATHVISTA = benchmark(
         notes=(
             "The official protocol extracts answers with an LLM (GPT-4) after a few rules; "
             "lmmprobe uses the rule-based reading (extract_answer with quick_extract, then "
-            "normalize_extracted_answer) until a judge exists, so answers in free prose that "
-            "the rules cannot read count as wrong (multiple-choice ones go to the nearest "
-            "option, as MathVista's normalization does).",
+            "normalize_extracted_answer) until a judge exists. A multiple-choice reply that is "
+            "only an option letter ('B', '(B)', 'B.') is read as that option, as GPT-4's "
+            "extraction would read it. An answer the rules cannot read is unparsed and wrong: "
+            "unlike the released code, whose normalization sends an empty extraction to the "
+            "nearest option by edit distance, lmmprobe never scores an option the model did "
+            "not give.",
             "The prompt is the row's query column verbatim.",
         ),
         schema_confirmed="AI4Math/MathVista card @ d32e834 (pid, question, image path, "

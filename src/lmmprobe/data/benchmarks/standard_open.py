@@ -376,9 +376,12 @@ VQAV2 = benchmark(
         hemm="VQA",
         reform="visually grounded reasoning",
         notes=(
-            "VQA accuracy over the 10 annotators exactly as the official evaluation "
-            "(GT-Vision-Lab/VQA vqaEval.py): answers are normalized only when the annotators "
-            "disagree. lmms-eval's vqav2_val normalizes always; scores can differ slightly.",
+            "Scored as lmms-eval's vqav2_val scores the model's raw reply (the prompt is "
+            "lmms-eval's): the reply and every annotator answer normalized with VQA's "
+            "punctuation, digit, article and contraction rules, then the 10-annotator VQA "
+            "accuracy (vqav2/utils.py vqav2_process_results). The official vqaEval.py "
+            "normalizes only when the annotators disagree, because the challenge cleans the "
+            "submitted answers first.",
             _LMMS_ENCODER.format(repo="VQAv2"),
         ),
         schema_confirmed=(
@@ -478,8 +481,9 @@ GQA = benchmark(
         notes=(
             "Questions and images are two configs of lmms-lab/GQA "
             "(testdev_balanced_instructions, testdev_balanced_images) joined on imageId, as "
-            "lmms-eval joins them; a local copy of both is needed (the fetch command takes "
-            "both). Scored by exact match ignoring case and punctuation against the short "
+            "lmms-eval joins them. The fetch command takes both; without a local copy, the "
+            "hub cache's snapshot is read, and online the same two configs are downloaded "
+            "into it. Scored by exact match ignoring case and punctuation against the short "
             "answer, as lmms-eval's gqa task.",
             "Revision not pinned: the repository's current commit could not be read offline.",
             _LMMS_ENCODER.format(repo="GQA"),
@@ -516,7 +520,7 @@ OKVQA = benchmark(
         "External Knowledge. CVPR 2019, arXiv:1906.00067",
         license="unknown (see card)",
         formulation="open_ended",
-        metric="vqa_accuracy",
+        metric="vqa_accuracy_evalai",
         prompt=PromptTemplate(
             template="{question}" + UNANSWERABLE + SHORT_ANSWER,
             source=_lmms(
@@ -533,9 +537,10 @@ OKVQA = benchmark(
         hemm="OK-VQA",
         reform="visually grounded reasoning",
         notes=(
-            "OK-VQA is scored with the official VQA evaluation (vqaEval.py), as its paper does; "
-            "lmms-eval's ok_vqa_val2014 uses EvalAI's answer processor instead (metric "
-            "vqa_accuracy_evalai gives that number from the same run's answers).",
+            "Scored as lmms-eval's ok_vqa_val2014 scores the model's raw reply (the prompt is "
+            "lmms-eval's): EvalAI's answer processor on the reply and every annotator answer, "
+            "then the 10-annotator VQA accuracy (ok_vqa/utils.py ok_vqa_process_results). The "
+            "official vqaEval.py expects answers its challenge has already cleaned.",
             _LMMS_ENCODER.format(repo="OK-VQA"),
         ),
         schema_confirmed=(

@@ -72,10 +72,15 @@ def _gold(score: Score) -> str:
 def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
     if not _tagged(ctx, MME):
         return None
-    by_task: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+    # acc+ is per image and asking: with --repeats each repeat's pair is its own, so the score
+    # is the average over repeats of MME's score (a pair never spans two repeats).
+    by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for s in _rows(ctx, MME):
         task = str(s.metadata.get("category"))
-        by_task[task][str(s.metadata.get("question_id"))].append((_gold(s), _text(s)))
+        image = (str(s.metadata.get("question_id")), s.repeat)
+        by_task[task][image].append((_gold(s), _text(s)))
     present = [t for t in subtasks if t in by_task]
     if not present:
         return None
@@ -85,7 +90,8 @@ def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
 
 @run_metric(
     MME,
-    summary="MME perception score: sum over its subtasks of (acc + acc+) x 100 (MME's eval tool).",
+    summary="MME perception score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
+    "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME perc.",
     order=300,
 )
@@ -96,7 +102,8 @@ def mme_perception(ctx: MetricContext) -> MetricValue | None:
 
 @run_metric(
     "mme_cognition",
-    summary="MME cognition score: sum over its subtasks of (acc + acc+) x 100 (MME's eval tool).",
+    summary="MME cognition score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
+    "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME cogn.",
     order=301,
 )
@@ -151,10 +158,12 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         return None
 
     def compute() -> dict[str, tuple[int, int]]:
-        rows = []
+        # HallusionBench scores one answer per question: each repeat is scored as its own run
+        # and the counts are pooled, i.e. the accuracies are averaged over repeats.
+        by_repeat: dict[int, list[HallusionRow]] = defaultdict(list)
         for s in _rows(ctx, HALLUSION):
             m: dict[str, Any] = s.metadata
-            rows.append(
+            by_repeat[s.repeat].append(
                 HallusionRow(
                     str(m.get("category")),
                     str(m.get("subcategory")),
@@ -164,7 +173,11 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
                     hallusion_correctness(_text(s), str(m.get("gt_answer"))),
                 )
             )
-        return hallusion_scores(rows)
+        pooled = {"aAcc": (0, 0), "fAcc": (0, 0), "qAcc": (0, 0)}
+        for rows in by_repeat.values():
+            for name, (right, total) in hallusion_scores(rows).items():
+                pooled[name] = (pooled[name][0] + right, pooled[name][1] + total)
+        return pooled
 
     right, total = ctx.shared("hallusion_scores", compute)[key]
     return _value(right / total if total else None, total)
@@ -172,7 +185,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
 
 @run_metric(
     HALLUSION,
-    summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule).",
+    summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule; "
+    "averaged over repeats).",
     label="HB qAcc",
     order=320,
 )
@@ -183,7 +197,8 @@ def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
 
 @run_metric(
     "hallusionbench_facc",
-    summary="HallusionBench fAcc: figures whose every question is right (answers read by rule).",
+    summary="HallusionBench fAcc: figures whose every question is right (answers read by rule; "
+    "averaged over repeats).",
     label="HB fAcc",
     order=321,
 )
@@ -194,7 +209,7 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
 
 @run_metric(
     "hallusionbench_aacc",
-    summary="HallusionBench aAcc: questions right (answers read by rule).",
+    summary="HallusionBench aAcc: questions right (answers read by rule; averaged over repeats).",
     label="HB aAcc",
     order=322,
 )
@@ -206,26 +221,51 @@ def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
 # --------------------------------------------------------------------------- MMBench
 
 
+def _n_options(s: Score) -> int:
+    n = s.metadata.get("n_options")
+    return n if isinstance(n, int) else len(s.options or ())
+
+
+def _has_every_copy(group: Sequence[Score]) -> bool:
+    """Whether a question's rows hold one published copy per option (MMBench's rotations)."""
+    need = max(_n_options(s) for s in group)
+    copies = {s.metadata.get("index", s.sample_id) for s in group}
+    return need >= 2 and len(copies) >= need
+
+
 @run_metric(
     MMBENCH,
-    summary="MMBench CircularEval: a question counts only if every circular copy is right.",
+    summary="MMBench CircularEval: a question counts only if every circular copy is right "
+    "(questions missing a copy, e.g. under limit=, are left out).",
     label="MMB circ.",
     order=330,
 )
 def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     """Rows grouped by ``metadata["circular_index"]`` (MMBench's index mod 1e6).
 
-    The published data holds each question once per rotation of its options; with
-    ``--circular`` lmmprobe's own rotations of each copy join the same group.
+    The published data holds each question once per rotation of its options (as many copies
+    as options); with ``--circular`` lmmprobe's own rotations of each copy join the same
+    group, otherwise each repeat is its own CircularEval pass (averaged over repeats). A
+    question whose group lacks one of its copies (``limit=``, a partial copy of the data)
+    cannot pass CircularEval and is left out; with no complete question the value is None.
     """
     rows = [s for s in ctx.scores if s.metadata.get("metric") == MMBENCH]
     if not rows:
         return None
-    grouped = [
-        s.model_copy(update={"sample_id": str(s.metadata.get("circular_index", s.sample_id))})
-        for s in rows
+    by_repeat = not ctx.spec.formulate.circular
+    groups: dict[str, list[Score]] = defaultdict(list)
+    for s in rows:
+        question = str(s.metadata.get("circular_index", s.sample_id))
+        groups[f"{question}@{s.repeat}" if by_repeat else question].append(s)
+    complete = [
+        s.model_copy(update={"sample_id": key})
+        for key, group in groups.items()
+        if _has_every_copy(group)
+        for s in group
     ]
-    return circular_accuracy(grouped, n_boot=ctx.n_boot, seed=ctx.seed)
+    if not complete:
+        return _value(None, 0)
+    return circular_accuracy(complete, n_boot=ctx.n_boot, seed=ctx.seed)
 
 
 # --------------------------------------------------------------------------- MMMU

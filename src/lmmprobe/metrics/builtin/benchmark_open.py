@@ -3,8 +3,9 @@
 Each metric computes over the rows whose ``metadata["metric"]`` names it (the loader of
 `lmmprobe.data.benchmarks` sets it from the definition) and is left out otherwise. The model's
 raw answer (``Score.prediction_text``) is scored again against every reference
-(``Score.gold``) with the benchmark's own rules (`lmmprobe.metrics.benchmark_open`); failed
-requests are not answers and are left out, while an empty answer scores 0. Accuracies are
+(``Score.gold``) with the rules of the evaluation the benchmark's prompt comes from
+(`lmmprobe.metrics.benchmark_open`), after stripping it as lmms-eval strips every generation;
+failed requests are not answers and are left out, while an empty answer scores 0. Accuracies are
 shares in [0, 1] with 95% cluster-bootstrap intervals over samples; OCRBench is in points (out of
 1,000 for the whole benchmark), as OCRBench reports it.
 """
@@ -20,8 +21,8 @@ from lmmprobe.metrics.benchmark_open import (
     gqa_exact_match,
     ocrbench_correct,
     relaxed_correct,
-    vqa_accuracy,
     vqa_accuracy_evalai,
+    vqa_accuracy_lmms_eval,
 )
 from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
 from lmmprobe.metrics.choice import MetricValue
@@ -87,19 +88,22 @@ def _per_row(
 
 
 def _text(score: Score) -> str:
-    return score.prediction_text or ""
+    # lmms-eval's ConfigurableTask.process_results strips every generation before the task's
+    # scoring; ChartQA's relaxed accuracy is the one rule here that a stray space or line
+    # break changes (" Yes" is not "yes"); the others strip or tokenize anyway.
+    return (score.prediction_text or "").strip()
 
 
 run_metric(
     VQA,
-    summary="VQA accuracy over the 10 annotators (official vqaEval.py): VQAv2, OK-VQA.",
+    summary="VQA accuracy over the 10 annotators, every answer normalized (lmms-eval's vqav2).",
     label="VQA acc",
     order=320,
-)(_per_row(VQA, lambda s: vqa_accuracy(_text(s), _refs(s))))
+)(_per_row(VQA, lambda s: vqa_accuracy_lmms_eval(_text(s), _refs(s))))
 
 run_metric(
     VQA_EVALAI,
-    summary="VQA accuracy with EvalAI's answer processor (TextVQA's evaluator): TextVQA, VizWiz.",
+    summary="VQA accuracy with EvalAI's answer processor (lmms-eval): TextVQA, VizWiz, OK-VQA.",
     label="VQA acc (EvalAI)",
     order=321,
 )(_per_row(VQA_EVALAI, lambda s: vqa_accuracy_evalai(_text(s), _refs(s))))

@@ -124,19 +124,38 @@
   }
 
   function lightbox() {
+    // The image at its natural size in a scrolling overlay; "Fit to window" toggles shrinking
+    // it to the window (a small image is never enlarged beyond its pixels).
     const box = document.getElementById("lightbox");
     if (!box) return;
-    const big = box.querySelector("img");
+    const big = box.querySelector(".lightbox-stage img");
+    const fit = box.querySelector(".lb-fit");
+    const open = box.querySelector(".lb-open");
+    const size = box.querySelector(".lb-size");
+    function setFit(on) {
+      box.classList.toggle("fit", on);
+      fit.textContent = on ? "Actual size (100%)" : "Fit to window";
+      fit.setAttribute("aria-pressed", String(on));
+    }
+    big.addEventListener("load", function () {
+      size.textContent = big.naturalWidth + " × " + big.naturalHeight + " px";
+    });
     document.addEventListener("click", function (ev) {
       const img = ev.target.closest ? ev.target.closest("img.zoomable") : null;
       if (img) {
+        size.textContent = "";
         big.src = img.src;
         big.alt = img.alt;
+        open.href = img.src;
+        setFit(false);
         box.hidden = false;
         ev.preventDefault();
-      } else if (!box.hidden && box.contains(ev.target)) {
-        box.hidden = true;
+        return;
       }
+      if (box.hidden || !box.contains(ev.target)) return;
+      if (ev.target === fit) setFit(!box.classList.contains("fit"));
+      else if (ev.target === big || ev.target.closest(".lb-open, .lb-size")) return;
+      else if (ev.target.closest(".lb-close") || !ev.target.closest(".lightbox-bar")) box.hidden = true;
     });
     document.addEventListener("keydown", function (ev) {
       if (ev.key === "Escape") box.hidden = true;
