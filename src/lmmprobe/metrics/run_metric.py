@@ -75,6 +75,23 @@ class MetricContext:
         """Seed of the resampling (``spec.seed``)."""
         return self.spec.seed
 
+    def tagged(self, metric: str) -> list[Score]:
+        """The rows whose ``metadata["metric"]`` names `metric` (benchmarks loaded by name).
+
+        The rows are grouped by that tag once per context, so the official metrics of many
+        benchmarks cost one pass over the rows, not one each.
+        """
+
+        def group() -> dict[Any, list[Score]]:
+            by_tag: dict[Any, list[Score]] = {}
+            for s in self.scores:
+                tag = s.metadata.get("metric")
+                if tag is not None:
+                    by_tag.setdefault(tag, []).append(s)
+            return by_tag
+
+        return list(self.shared("rows_by_metric_tag", group).get(metric, ()))
+
     def shared(self, key: str, compute: Callable[[], T]) -> T:
         """``compute()`` once per context, so metrics computed together pay for it once.
 

@@ -42,15 +42,11 @@ MATHVISTA = "mathvista_accuracy"
 
 def _rows(ctx: MetricContext, tag: str) -> list[Score]:
     """The answered rows of the benchmark whose metric is ``tag`` (failed requests left out)."""
-    return [
-        s
-        for s in ctx.scores
-        if s.metadata.get("metric") == tag and s.error_type is None and s.stage != "error"
-    ]
+    return [s for s in ctx.tagged(tag) if s.error_type is None and s.stage != "error"]
 
 
 def _tagged(ctx: MetricContext, tag: str) -> bool:
-    return any(s.metadata.get("metric") == tag for s in ctx.scores)
+    return bool(ctx.tagged(tag))
 
 
 def _value(value: float | None, n: int) -> MetricValue:
@@ -249,7 +245,7 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     question whose group lacks one of its copies (``limit=``, a partial copy of the data)
     cannot pass CircularEval and is left out; with no complete question the value is None.
     """
-    rows = [s for s in ctx.scores if s.metadata.get("metric") == MMBENCH]
+    rows = ctx.tagged(MMBENCH)
     if not rows:
         return None
     by_repeat = not ctx.spec.formulate.circular

@@ -43,11 +43,7 @@ COCO = "coco_cider"
 
 def _rows(ctx: MetricContext, tag: str) -> list[Score]:
     """The answered rows of the benchmarks scored by ``tag`` (failed requests left out)."""
-    return [
-        s
-        for s in ctx.scores
-        if s.metadata.get("metric") == tag and s.error_type is None and s.stage != "error"
-    ]
+    return [s for s in ctx.tagged(tag) if s.error_type is None and s.stage != "error"]
 
 
 def _refs(score: Score) -> list[str]:
@@ -79,7 +75,7 @@ def _per_row(
     tag: str, score: Callable[[Score], float]
 ) -> Callable[[MetricContext], MetricValue | None]:
     def compute(ctx: MetricContext) -> MetricValue | None:
-        if not any(s.metadata.get("metric") == tag for s in ctx.scores):
+        if not ctx.tagged(tag):
             return None
         rows = _rows(ctx, tag)
         return _mean(ctx, rows, [score(s) for s in rows])
@@ -138,7 +134,7 @@ run_metric(
 )
 def ocrbench_score(ctx: MetricContext) -> MetricValue | None:
     """OCRBench's final score (points); ``--by question_type`` gives its category totals."""
-    if not any(s.metadata.get("metric") == OCRBENCH for s in ctx.scores):
+    if not ctx.tagged(OCRBENCH):
         return None
     rows = _rows(ctx, OCRBENCH)
     points = sum(
@@ -179,7 +175,7 @@ def _coco(ctx: MetricContext) -> dict[str, MetricValue]:
 
 def _coco_metric(name: str) -> Callable[[MetricContext], MetricValue | None]:
     def compute(ctx: MetricContext) -> MetricValue | None:
-        if not any(s.metadata.get("metric") == COCO for s in ctx.scores):
+        if not ctx.tagged(COCO):
             return None
         return ctx.shared("coco_captions", lambda: _coco(ctx)).get(name)
 

@@ -117,7 +117,7 @@ def bart_model_folder() -> str | None:
 )
 def hemm_bart_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows of HEMM's datasets when the BART model and its libraries are present."""
-    rows = [s for s in ctx.scores if s.metadata.get("metric") == NAME and s.error_type is None]
+    rows = [s for s in ctx.tagged(NAME) if s.error_type is None]
     if not rows:
         return None
     model = bart_model_folder()
