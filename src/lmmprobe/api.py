@@ -59,7 +59,6 @@ def _claim(out: Path) -> Iterator[None]:
     killed or not, so a crashed run never leaves the folder blocked.
 
     Raises:
-        ValueError: A replica setting given here differs from the executor object's.
         OutputInUseError: Another process holds the folder; the message names it.
         ValueError: The folder cannot be created or written.
 
