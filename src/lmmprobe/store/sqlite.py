@@ -973,19 +973,19 @@ def _png_bytes(ref: ImageRef) -> bytes:
     return buf.getvalue()
 
 
-def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> dict[str, Any]:
-    """An image reference as `Store.put_samples` records it, its bytes written to `c` if kept."""
+def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> str:
+    """An image reference as `Store.put_samples` records it (JSON), its bytes written to `c`."""
     if ref.kind == "path":
-        return {"path": os.path.abspath(str(ref.path))}
+        return json.dumps({"path": os.path.abspath(str(ref.path))}, ensure_ascii=False)
     if ref.kind not in ("base64", "memory"):
-        return ref.model_dump(mode="json", exclude_none=True)
+        return ref.model_dump_json(exclude_none=True)
     digest = ref.content_hash()
     # Encoded only when the store does not hold this content yet (a picture asked again, by
     # this run or another, costs a lookup).
     if c.execute("SELECT 1 FROM images WHERE hash = ?", (digest,)).fetchone() is None:
         data = base64.b64decode(ref.data_b64 or "") if ref.kind == "base64" else _png_bytes(ref)
         c.execute("INSERT OR IGNORE INTO images VALUES (?, ?)", (digest, data))
-    return {"image": digest}
+    return json.dumps({"image": digest})
 
 
 def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
@@ -998,9 +998,11 @@ def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
         OSError: An in-memory picture cannot be encoded.
 
     """
-    doc = sample.model_dump(mode="json", exclude={"images"})
-    doc["images"] = [_recorded_image(ref, c) for ref in sample.images]
-    return json.dumps(doc, ensure_ascii=False, default=str)
+    # Written by pydantic-core (every run records every sample it asks, so this is on the
+    # runner's path); metadata values JSON lacks (a Path, say) are written as their str().
+    body = sample.model_dump_json(exclude={"images"}, fallback=str)
+    images = ",".join(_recorded_image(ref, c) for ref in sample.images)
+    return f'{body[:-1]},"images":[{images}]}}'
 
 
 def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:
