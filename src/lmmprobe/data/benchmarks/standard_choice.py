@@ -28,29 +28,15 @@ from lmmprobe.data.benchmarks import (
     benchmark,
     image_ref,
 )
+from lmmprobe.data.benchmarks._lmms import (
+    LMMS_EVAL_COMMIT,
+    hub_fetch,
+    lmms_source,
+    required_text,
+)
 from lmmprobe.schema import ImageRef, Sample
 
-LMMS_EVAL = "EvolvingLMMs-Lab/lmms-eval"
-LMMS_EVAL_COMMIT = "75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3"
 LETTER_PROMPT = "Answer with the option's letter from the given choices directly."
-_FETCH = "huggingface-cli download {hub} --repo-type dataset{rev}{include} --local-dir $LMMPROBE_DATA_DIR/{name}"
-
-
-def _lmms(path: str) -> str:
-    return f"{LMMS_EVAL} lmms_eval/tasks/{path} @ {LMMS_EVAL_COMMIT}"
-
-
-def _fetch(name: str, hub: str, revision: str | None, include: str = "") -> str:
-    rev = f" --revision {revision}" if revision else ""
-    inc = f" --include {include}" if include else ""
-    return _FETCH.format(hub=hub, rev=rev, include=inc, name=name)
-
-
-def _text(row: Mapping[str, Any], field: str) -> str:
-    value = row[field]
-    if not isinstance(value, str) or not value.strip():
-        raise RowError(field, f"expected non-empty text, got {value!r}")
-    return value
 
 
 def _present(value: Any) -> bool:
@@ -100,7 +86,7 @@ def _mmbench(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     return Sample(
         id=str(index),
         images=[image_ref(row["image"], ctx)],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         choices=choices,
         answer=as_index(row["answer"], choices),
         formulation="single_choice",
@@ -129,14 +115,14 @@ MMBENCH = benchmark(
         prompt=PromptTemplate(
             template="{context}{question} There are several options:\n{options}\n\n"
             + LETTER_PROMPT,
-            source=_lmms(
+            source=lmms_source(
                 "mmbench/en_utils.py (mmbench_doc_to_text) and "
                 "_default_template_mmbench_en_yaml (post_prompt)"
             ),
             context_format="{context} ",
         ),
         to_sample=_mmbench,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "mmbench",
             "lmms-lab/MMBench",
             "ac155b9c318a37ac5a75267b18cbca12cbcc6bab",
@@ -188,8 +174,8 @@ def _mmmu_answers(answer: str) -> list[str]:
 
 
 def _mmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    question = _text(row, "question")
-    qtype = _text(row, "question_type")
+    question = required_text(row, "question")
+    qtype = required_text(row, "question_type")
     try:
         options = ast.literal_eval(row["options"]) if row["options"] else []
     except (ValueError, SyntaxError) as exc:
@@ -200,7 +186,7 @@ def _mmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         raise RowError("options", f"expected a list, got {options!r}")
     options = [str(o) for o in options]
     letters = [chr(ord("A") + i) for i in range(len(options))]
-    answer = _text(row, "answer")
+    answer = required_text(row, "answer")
     if qtype == "multiple-choice":
         if answer not in letters:
             raise RowError("answer", f"{answer!r} is not one of the option letters {letters}")
@@ -222,7 +208,7 @@ def _mmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         if token not in row or row[token] is None:
             raise RowError(token, "the question names this image but the row has none")
         images.append(image_ref(row[token], ctx, token))
-    sid = _text(row, "id")
+    sid = required_text(row, "id")
     return Sample(
         id=sid,
         images=images,
@@ -254,13 +240,13 @@ MMMU = benchmark(
         metric="mmmu_accuracy",
         prompt=PromptTemplate(
             template="{question}\n{options}\n\n" + LETTER_PROMPT,
-            source=_lmms(
+            source=lmms_source(
                 "mmmu/utils.py (construct_prompt) and mmmu_val.yaml "
                 "(multiple_choice_prompt, open_ended_prompt)"
             ),
         ),
         to_sample=_mmmu,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "mmmu",
             "lmms-lab/MMMU",
             "364f2e2eb107b36e07ff4c5a15f5947a759cef47",
@@ -299,12 +285,12 @@ def _yes_no(value: Any, field: str) -> str:
 
 
 def _mme(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    qid = _text(row, "question_id")
-    category = _text(row, "category")
+    qid = required_text(row, "question_id")
+    category = required_text(row, "category")
     return Sample(
         id=f"{qid}/{ctx.index}",  # both questions of an image share its question_id
         images=[image_ref(row["image"], ctx)],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         answer=[_yes_no(row["answer"], "answer")],
         formulation="open_ended",
         metadata={"question_id": qid, "category": category},
@@ -327,7 +313,7 @@ MME = benchmark(
             "tools/eval_tool.zip Your_Results/*.txt @ dd29509)",
         ),
         to_sample=_mme,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "mme",
             "lmms-lab/MME",
             "d6c9023f017b564f7b3ccccf5348166bce8fdbcd",
@@ -363,7 +349,7 @@ def _pope(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     return Sample(
         id=f"{row.get('category') or 'pope'}-{qid}",
         images=[image_ref(row["image"], ctx)],
-        question=_text(row, "question").strip(),
+        question=required_text(row, "question").strip(),
         answer=[_yes_no(row["answer"], "answer")],
         formulation="open_ended",
         metadata={
@@ -385,10 +371,10 @@ POPE = benchmark(
         metric="pope_f1",
         prompt=PromptTemplate(
             template="{question}\n" + POPE_POST,
-            source=_lmms("pope/pope.yaml (post_prompt) and pope/utils.py (pope_doc_to_text)"),
+            source=lmms_source("pope/pope.yaml (post_prompt) and pope/utils.py (pope_doc_to_text)"),
         ),
         to_sample=_pope,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "pope",
             "lmms-lab/POPE",
             "4db1276663dfa5eb8ad16a52d24c31a09e470896",
@@ -420,11 +406,11 @@ def _seed(row: Mapping[str, Any], ctx: RowContext) -> Sample | None:
     images = row["image"]
     if not isinstance(images, list) or not images:
         raise RowError("image", "expected a list of images (Sequence(Image))")
-    choices = [_text(row, f"choice_{c}") for c in "abcd"]
+    choices = [required_text(row, f"choice_{c}") for c in "abcd"]
     return Sample(
         id=str(row["question_id"]),
         images=[image_ref(im, ctx, f"image[{i}]") for i, im in enumerate(images)],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         choices=choices,
         answer=as_index(row["answer"], choices),
         metadata={
@@ -445,10 +431,10 @@ SEEDBENCH = benchmark(
         metric="accuracy",
         prompt=PromptTemplate(
             template="{question}\n{options}\n" + LETTER_PROMPT,
-            source=_lmms("seedbench/utils.py (seed_doc_to_text)"),
+            source=lmms_source("seedbench/utils.py (seed_doc_to_text)"),
         ),
         to_sample=_seed,
-        fetch=_fetch("seedbench", "lmms-lab/SEED-Bench", None),
+        fetch=hub_fetch("seedbench", "lmms-lab/SEED-Bench", None),
         splits=("test",),
         hub_id="lmms-lab/SEED-Bench",
         size=14233,
@@ -479,7 +465,7 @@ def _scienceqa(row: Mapping[str, Any], ctx: RowContext) -> Sample | None:
     return Sample(
         id=f"{ctx.split}-{ctx.index}",  # the hub copy has no question id
         images=[image_ref(row["image"], ctx)],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         choices=choices,
         answer=as_index(row["answer"], choices),
         context=str(hint) if _present(hint) else None,
@@ -501,14 +487,14 @@ SCIENCEQA = benchmark(
         metric="accuracy",
         prompt=PromptTemplate(
             template="{context}{question}\n{options}\n" + LETTER_PROMPT,
-            source=_lmms(
+            source=lmms_source(
                 "scienceqa/utils.py (sqa_doc_to_text, format default) and "
                 "scienceqa_img.yaml (post_prompt)"
             ),
             context_format="Context: {context}\n",
         ),
         to_sample=_scienceqa,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "scienceqa-img",
             "lmms-lab/ScienceQA",
             "df59f11e9fd34bc02e24b4d5314bb1c86dcd21c0",
@@ -544,7 +530,7 @@ def _ai2d(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     return Sample(
         id=str(ctx.index),
         images=[image_ref(row["image"], ctx)],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         choices=choices,
         answer=as_index(row["answer"], choices),
     )
@@ -561,10 +547,10 @@ AI2D = benchmark(
         metric="accuracy",
         prompt=PromptTemplate(
             template="{question}\n{options}\n" + LETTER_PROMPT,
-            source=_lmms("ai2d/utils.py (ai2d_doc_to_text, prompt_format mcq) and ai2d.yaml"),
+            source=lmms_source("ai2d/utils.py (ai2d_doc_to_text, prompt_format mcq) and ai2d.yaml"),
         ),
         to_sample=_ai2d,
-        fetch=_fetch("ai2d", "lmms-lab/ai2d", "c83a9b9692933aff8349157c88a413df9d02c4e5"),
+        fetch=hub_fetch("ai2d", "lmms-lab/ai2d", "c83a9b9692933aff8349157c88a413df9d02c4e5"),
         splits=("test",),
         hub_id="lmms-lab/ai2d",
         revision="c83a9b9692933aff8349157c88a413df9d02c4e5",
@@ -621,7 +607,7 @@ def _embedded_sample(
 
 
 def _mmstar(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    question = _text(row, "question")
+    question = required_text(row, "question")
     _head, sep, tail = question.partition("Options:")
     marks: list[str] = []
     texts: list[str] = []
@@ -634,7 +620,7 @@ def _mmstar(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         question.strip(),
         marks,
         texts,
-        _text(row, "answer"),
+        required_text(row, "answer"),
         [image_ref(row["image"], ctx)],
         "{question}\n" + LETTER_PROMPT.rstrip("."),
         {
@@ -656,13 +642,13 @@ MMSTAR = benchmark(
         metric="accuracy",
         prompt=PromptTemplate(
             template="{question}\n" + LETTER_PROMPT.rstrip("."),
-            source=_lmms(
+            source=lmms_source(
                 "mmstar/utils.py (mmstar_doc_to_text) and _default_template_yaml "
                 "(post_prompt, without a final period)"
             ),
         ),
         to_sample=_mmstar,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "mmstar",
             "Lin-Chen/MMStar",
             "bc98d668301da7b14f648724866e57302778ab27",
@@ -689,7 +675,7 @@ MMSTAR = benchmark(
 
 
 def _realworldqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    question = _text(row, "question")
+    question = required_text(row, "question")
     found = _LINE_OPTION.findall(question)
     return _embedded_sample(
         str(ctx.index),
@@ -713,10 +699,10 @@ REALWORLDQA = benchmark(
         metric="accuracy",
         prompt=PromptTemplate(
             template="{question}",
-            source=_lmms("realworldqa/realworldqa.yaml (empty pre/post prompt) and utils.py"),
+            source=lmms_source("realworldqa/realworldqa.yaml (empty pre/post prompt) and utils.py"),
         ),
         to_sample=_realworldqa,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "realworldqa", "lmms-lab/RealWorldQA", "907c4e5228fd1703c710ed937601cb5f89ab8d5c"
         ),
         splits=("test",),
@@ -754,7 +740,7 @@ def _hallusion(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     return Sample(
         id="_".join(meta[k] for k in keys),
         images=[image_ref(image, ctx)] if image is not None else [],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         answer=["yes" if gold == "1" else "no"],
         formulation="open_ended",
         metadata=meta,
@@ -773,13 +759,13 @@ HALLUSIONBENCH = benchmark(
         metric="hallusionbench_qacc",
         prompt=PromptTemplate(
             template="{question}",
-            source=_lmms(
+            source=lmms_source(
                 "hallusion_bench/hallusion_bench_image.yaml and evaluate_hb.py "
                 "(hb_doc_to_text: the question alone)"
             ),
         ),
         to_sample=_hallusion,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "hallusionbench", "lmms-lab/HallusionBench", "ea5fd49f1b711d12cc8b0ec75be0c0593e17befe"
         ),
         split="image",
@@ -812,16 +798,16 @@ HALLUSIONBENCH = benchmark(
 
 def _mathvista(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     choices = row.get("choices")
-    qtype = _text(row, "question_type")
+    qtype = required_text(row, "question_type")
     if qtype == "multi_choice" and (not isinstance(choices, list) or len(choices) < 2):
         raise RowError(
             "choices", f"a multi_choice question needs a list of options, got {choices!r}"
         )
     meta_info = _struct(row.get("metadata"))
     return Sample(
-        id=_text(row, "pid"),
+        id=required_text(row, "pid"),
         images=[image_ref(row["decoded_image"], ctx, "decoded_image")],
-        question=_text(row, "question"),
+        question=required_text(row, "question"),
         answer=[str(row["answer"])],
         formulation="open_ended",
         metadata={
@@ -829,13 +815,13 @@ def _mathvista(row: Mapping[str, Any], ctx: RowContext) -> Sample:
             # Not "question_type": lmmprobe reads question_type "free_form" as a Dysca
             # free-form description (scored by embedding similarity).
             "mathvista_question_type": qtype,
-            "answer_type": _text(row, "answer_type"),
+            "answer_type": required_text(row, "answer_type"),
             "precision": _plain(row.get("precision")),
             "unit": _plain(row.get("unit")),
             "category": _plain(meta_info.get("category")),
             "task": _plain(meta_info.get("task")),
             "context": _plain(meta_info.get("context")),
-            "prompt_template": _escape(_text(row, "query")),
+            "prompt_template": _escape(required_text(row, "query")),
         },
     )
 
@@ -855,7 +841,7 @@ MATHVISTA = benchmark(
             "built by lupantech/MathVista evaluation/build_query.py @ 53d5258",
         ),
         to_sample=_mathvista,
-        fetch=_fetch(
+        fetch=hub_fetch(
             "mathvista",
             "AI4Math/MathVista",
             "d32e834bdd9442cf2a0f72e3b2b7a74151c2a2d1",

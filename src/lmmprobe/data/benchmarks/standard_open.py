@@ -23,19 +23,18 @@ from lmmprobe.data.benchmarks import (
     benchmark,
     image_ref,
 )
+from lmmprobe.data.benchmarks._lmms import (
+    hub_fetch,
+    lmms_source,
+    required_text,
+)
 from lmmprobe.schema import Sample
 
 __all__ = ["BENCHMARK_NAMES", "read_gqa_snapshot"]
 
-LMMS_EVAL = "EvolvingLMMs-Lab/lmms-eval"
-LMMS_EVAL_COMMIT = "75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3"
 SHORT_ANSWER = "\nAnswer the question using a single word or phrase."
 UNANSWERABLE = "\nWhen the provided information is insufficient, respond with 'Unanswerable'."
 CAPTION_PROMPT = "Provide a one-sentence caption for the provided image."
-_FETCH = (
-    "huggingface-cli download {hub} --repo-type dataset{rev}{include} "
-    "--local-dir $LMMPROBE_DATA_DIR/{name}"
-)
 _LMMS_ENCODER = (
     "lmms-eval's task files now load the identical copy lmms-lab-encoder/{repo} (moved there "
     "in July 2026); either works."
@@ -46,24 +45,7 @@ _REVISION_UNKNOWN = (
 )
 
 
-def _lmms(path: str) -> str:
-    return f"{LMMS_EVAL} lmms_eval/tasks/{path} @ {LMMS_EVAL_COMMIT}"
-
-
-def _fetch(name: str, hub: str, revision: str | None, include: str = "") -> str:
-    rev = f" --revision {revision}" if revision else ""
-    inc = f" --include '{include}'" if include else ""
-    return _FETCH.format(hub=hub, rev=rev, include=inc, name=name)
-
-
 # --- reading fields ------------------------------------------------------------------------
-
-
-def _text(row: Mapping[str, Any], field: str) -> str:
-    value = row[field]
-    if not isinstance(value, str) or not value.strip():
-        raise RowError(field, f"expected non-empty text, got {value!r}")
-    return value
 
 
 def _texts(row: Mapping[str, Any], field: str) -> list[str]:
@@ -112,7 +94,7 @@ def _textvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "question_id"),
         row,
         ctx,
-        _text(row, "question").capitalize(),
+        required_text(row, "question").capitalize(),
         _texts(row, "answers"),
         "open_ended",
         question_id=row["question_id"],
@@ -131,13 +113,13 @@ TEXTVQA = benchmark(
         metric="vqa_accuracy_evalai",
         prompt=PromptTemplate(
             template="{question}" + SHORT_ANSWER,
-            source=_lmms(
+            source=lmms_source(
                 "textvqa/_default_template_textvqa_yaml (post_prompt) + utils.py "
                 "textvqa_doc_to_text (question.capitalize())"
             ),
         ),
         to_sample=_textvqa,
-        fetch=_fetch("textvqa", "lmms-lab/textvqa", None, "data/validation-*"),
+        fetch=hub_fetch("textvqa", "lmms-lab/textvqa", None, "data/validation-*"),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/textvqa",
@@ -170,7 +152,7 @@ def _docvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "questionId"),
         row,
         ctx,
-        _text(row, "question"),
+        required_text(row, "question"),
         _texts(row, "answers"),
         "open_ended",
         question_types=row.get("question_types"),
@@ -190,12 +172,12 @@ DOCVQA = benchmark(
         metric="anls",
         prompt=PromptTemplate(
             template="{question}" + SHORT_ANSWER,
-            source=_lmms(
+            source=lmms_source(
                 "docvqa/_default_template_docvqa_yaml (post_prompt) + utils.py docvqa_doc_to_text"
             ),
         ),
         to_sample=_docvqa,
-        fetch=_fetch("docvqa", "lmms-lab/DocVQA", DOCVQA_REVISION, "DocVQA/validation-*"),
+        fetch=hub_fetch("docvqa", "lmms-lab/DocVQA", DOCVQA_REVISION, "DocVQA/validation-*"),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/DocVQA",
@@ -227,8 +209,8 @@ def _chartqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         f"{ctx.split}-{ctx.index}",
         row,
         ctx,
-        _text(row, "question"),
-        [_text(row, "answer")],
+        required_text(row, "question"),
+        [required_text(row, "answer")],
         "open_ended",
         type=row.get("type"),
     )
@@ -246,10 +228,10 @@ CHARTQA = benchmark(
         metric="relaxed_accuracy",
         prompt=PromptTemplate(
             template="{question}\nAnswer the question with a single word.",
-            source=_lmms("chartqa/chartqa.yaml (post_prompt) + utils.py chartqa_doc_to_text"),
+            source=lmms_source("chartqa/chartqa.yaml (post_prompt) + utils.py chartqa_doc_to_text"),
         ),
         to_sample=_chartqa,
-        fetch=_fetch("chartqa", "lmms-lab/ChartQA", CHARTQA_REVISION),
+        fetch=hub_fetch("chartqa", "lmms-lab/ChartQA", CHARTQA_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/ChartQA",
@@ -274,17 +256,17 @@ CHARTQA = benchmark(
 
 
 def _ocrbench(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    category = _text(row, "question_type")
+    category = required_text(row, "question_type")
     # lmms-eval strips the question and adds nothing to it.
     return _open_sample(
         f"{ctx.split}-{ctx.index}",
         row,
         ctx,
-        _text(row, "question").strip(),
+        required_text(row, "question").strip(),
         _texts(row, "answer"),
         "ocr",
         question_type=category,
-        dataset=_text(row, "dataset"),
+        dataset=required_text(row, "dataset"),
     )
 
 
@@ -299,13 +281,13 @@ OCRBENCH = benchmark(
         metric="ocrbench_score",
         prompt=PromptTemplate(
             template="{question}",
-            source=_lmms(
+            source=lmms_source(
                 "ocrbench/ocrbench.yaml (no pre/post prompt) + utils.py "
                 "ocrbench_doc_to_text (question.strip())"
             ),
         ),
         to_sample=_ocrbench,
-        fetch=_fetch("ocrbench", "echo840/OCRBench", None),
+        fetch=hub_fetch("ocrbench", "echo840/OCRBench", None),
         split="test",
         splits=("test",),
         hub_id="echo840/OCRBench",
@@ -343,7 +325,7 @@ def _vqav2(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "question_id"),
         row,
         ctx,
-        _text(row, "question"),
+        required_text(row, "question"),
         answers,
         "open_ended",
         question_type=row.get("question_type"),
@@ -364,10 +346,10 @@ VQAV2 = benchmark(
         metric="vqa_accuracy",
         prompt=PromptTemplate(
             template="{question}" + SHORT_ANSWER,
-            source=_lmms("vqav2/vqav2_val.yaml (post_prompt) + utils.py vqav2_doc_to_text"),
+            source=lmms_source("vqav2/vqav2_val.yaml (post_prompt) + utils.py vqav2_doc_to_text"),
         ),
         to_sample=_vqav2,
-        fetch=_fetch("vqav2", "lmms-lab/VQAv2", VQAV2_REVISION, "data/validation-*"),
+        fetch=hub_fetch("vqav2", "lmms-lab/VQAv2", VQAV2_REVISION, "data/validation-*"),
         split="validation",
         splits=("validation",),
         hub_id="lmms-lab/VQAv2",
@@ -447,8 +429,8 @@ def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "id"),
         row,
         ctx,
-        _text(row, "question"),
-        [_text(row, "answer")],
+        required_text(row, "question"),
+        [required_text(row, "answer")],
         "open_ended",
         image_id=row.get("imageId"),
         full_answer=row.get("fullAnswer"),
@@ -466,10 +448,10 @@ GQA = benchmark(
         metric="gqa_exact_match",
         prompt=PromptTemplate(
             template="{question}" + SHORT_ANSWER,
-            source=_lmms("gqa/gqa.yaml (post_prompt) + utils.py gqa_doc_to_text"),
+            source=lmms_source("gqa/gqa.yaml (post_prompt) + utils.py gqa_doc_to_text"),
         ),
         to_sample=_gqa,
-        fetch=_fetch("gqa", "lmms-lab/GQA", None, "testdev_balanced_*"),
+        fetch=hub_fetch("gqa", "lmms-lab/GQA", None, "testdev_balanced_*"),
         split="testdev",
         splits=("testdev",),
         hub_id="lmms-lab/GQA",
@@ -503,7 +485,7 @@ def _okvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "question_id"),
         row,
         ctx,
-        _text(row, "question"),
+        required_text(row, "question"),
         _texts(row, "answers"),
         "open_ended",
         question_type=row.get("question_type"),
@@ -523,12 +505,12 @@ OKVQA = benchmark(
         metric="vqa_accuracy_evalai",
         prompt=PromptTemplate(
             template="{question}" + UNANSWERABLE + SHORT_ANSWER,
-            source=_lmms(
+            source=lmms_source(
                 "ok_vqa/_default_template_vqa_yaml (post_prompt) + utils.py ok_vqa_doc_to_text"
             ),
         ),
         to_sample=_okvqa,
-        fetch=_fetch("okvqa", "lmms-lab/OK-VQA", OKVQA_REVISION),
+        fetch=hub_fetch("okvqa", "lmms-lab/OK-VQA", OKVQA_REVISION),
         split="val2014",
         splits=("val2014",),
         hub_id="lmms-lab/OK-VQA",
@@ -560,7 +542,7 @@ def _vizwiz(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         _id(row, "question_id"),
         row,
         ctx,
-        _text(row, "question").capitalize(),
+        required_text(row, "question").capitalize(),
         _texts(row, "answers"),
         "open_ended",
         category=row.get("category"),
@@ -579,13 +561,13 @@ VIZWIZ = benchmark(
         metric="vqa_accuracy_evalai",
         prompt=PromptTemplate(
             template="{question}" + UNANSWERABLE + SHORT_ANSWER,
-            source=_lmms(
+            source=lmms_source(
                 "vizwiz_vqa/_default_template_vqa_yaml (post_prompt) + utils.py "
                 "vizwiz_vqa_doc_to_text (question.capitalize())"
             ),
         ),
         to_sample=_vizwiz,
-        fetch=_fetch("vizwiz", "lmms-lab/VizWiz-VQA", VIZWIZ_REVISION, "data/val-*"),
+        fetch=hub_fetch("vizwiz", "lmms-lab/VizWiz-VQA", VIZWIZ_REVISION, "data/val-*"),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/VizWiz-VQA",
@@ -653,7 +635,7 @@ def _flickr(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 _CAPTION_TEMPLATE = PromptTemplate(
     template=CAPTION_PROMPT,
-    source=_lmms(
+    source=lmms_source(
         "coco_cap/utils.py coco_doc_to_text; nocaps/_default_template_nocaps_yaml; "
         "flickr30k/utils.py flickr_doc_to_text (the same sentence)"
     ),
@@ -671,7 +653,7 @@ COCO_CAPTION = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_coco,
-        fetch=_fetch("coco-caption", "lmms-lab/COCO-Caption2017", COCO_REVISION, "data/val-*"),
+        fetch=hub_fetch("coco-caption", "lmms-lab/COCO-Caption2017", COCO_REVISION, "data/val-*"),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/COCO-Caption2017",
@@ -705,7 +687,7 @@ NOCAPS = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_nocaps,
-        fetch=_fetch("nocaps", "lmms-lab/NoCaps", NOCAPS_REVISION, "data/validation-*"),
+        fetch=hub_fetch("nocaps", "lmms-lab/NoCaps", NOCAPS_REVISION, "data/validation-*"),
         split="validation",
         splits=("validation", "test"),
         hub_id="lmms-lab/NoCaps",
@@ -741,7 +723,7 @@ FLICKR30K = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_flickr,
-        fetch=_fetch("flickr30k", "lmms-lab/flickr30k", FLICKR_REVISION),
+        fetch=hub_fetch("flickr30k", "lmms-lab/flickr30k", FLICKR_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/flickr30k",
