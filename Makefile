@@ -4,20 +4,37 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench lock clean
 
-# PyTorch is pinned and installed first so the hf extra's range is already satisfied: on this
-# workplace's machines pip finds the CPU build on local disk. Elsewhere, on a machine without a
-# GPU, set TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid a multi-GB CUDA download.
+# Installs are reproducible: every package, transitive ones included, is pinned by LOCK (pip
+# constraints), so a fresh clone resolves the versions `make test` passed with, whatever was
+# released since. `make lock` re-resolves at the newest versions pyproject.toml allows.
+# PyTorch is installed first so the hf extra's range is already satisfied: on this workplace's
+# machines pip finds the CPU build on local disk. Elsewhere, on a machine without a GPU, set
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid a multi-GB CUDA download.
+LOCK := requirements.lock
+EXTRAS := dev,api,hf,metrics,datasets,embed,synth,report,diffusion,holistic,ray,serve
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
-	$(PY) -m pip install --quiet -e '.[dev,api,hf,metrics,datasets,embed,synth,report,diffusion,holistic,ray,serve]'
+	$(PY) -m pip install --quiet -c $(LOCK) --upgrade pip
+	$(PY) -m pip install --quiet -c $(LOCK) '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[$(EXTRAS)]'
 	touch $(STAMP)
+
+lock:  ## re-resolve every dependency at the newest allowed versions into requirements.lock
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet '$(TORCH)' $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
+	.venv-lock/bin/python -m pip install --quiet -e '.[$(EXTRAS)]'
+	{ sed -n '1,3p' $(LOCK); .venv-lock/bin/python -m pip freeze --all --exclude-editable \
+		| sed -E 's/\+[A-Za-z0-9.]+$$//' | LC_ALL=C sort -f; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .venv-lock
+	@echo "requirements.lock refreshed: run 'make test' (it reinstalls .venv from the lock) before committing"
 
 demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in baselines on it
 	$(VENV)/bin/lmmprobe synth generate --n 52 --size 256 --scenarios clean,corruption,print_attack \

@@ -4,13 +4,55 @@ tests of tiny random-weight checkpoints share (an offline hub, one build cache p
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
+
+# Caches the libraries and lmmprobe itself would write under the user's home (the datasets
+# cache, the hub cache, lmmprobe's tiny checkpoints and APEx images, matplotlib's font list),
+# pointed at one temporary folder for the session: tests write only under temporary folders.
+# Set before any test module imports `datasets` (it reads its cache path at import time), and
+# inherited by the console scripts the CLI tests start.
+_CACHE_VARIABLES = {
+    "HF_HOME": "huggingface",
+    "HF_DATASETS_CACHE": "huggingface/datasets",
+    "LMMPROBE_CACHE": "lmmprobe",
+    "XDG_CACHE_HOME": "xdg",
+    "MPLCONFIGDIR": "matplotlib",
+}
+_session_cache: Path | None = None
+
+
+# The suite's models are tiny: a forward pass is microseconds of arithmetic, and a second
+# OpenMP thread only adds synchronisation. On a loaded 2-core machine it is far worse: threads
+# spin waiting for a core (12 MiniLM passes took 15 s with 2 threads, 0.7 s with one). One
+# thread per process, for the tests and the console scripts they start, changes no result
+# (the parity tests already pin one thread).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point every cache at a temporary folder for the session (removed at the end)."""
+    global _session_cache
+    _session_cache = Path(tempfile.mkdtemp(prefix="lmmprobe-tests-cache-"))
+    for variable, folder in _CACHE_VARIABLES.items():
+        os.environ[variable] = str(_session_cache / folder)
+    for variable in _THREAD_VARIABLES:
+        os.environ.setdefault(variable, "1")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the session's cache folder."""
+    if _session_cache is not None:
+        shutil.rmtree(_session_cache, ignore_errors=True)
+
 
 PngWriter = Callable[..., Path]
 JsonlWriter = Callable[[Path, Sequence[dict[str, Any] | str]], Path]

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.parity._floats import rounded_close
 
 from lmmprobe.parse.dysca import (
     dysca_answer,
@@ -101,10 +102,11 @@ def caption_parity(cases: list[dict[str, Any]]) -> None:
         [c["input"]["reference"] for c in cases],
         SentenceEmbedder(device="cpu"),
     )
+    # Rounded after a float32 kernel: equal, or the neighbour on a rounding boundary (_floats).
     diffs = [
         (c["input"], c["expected"], g)
         for c, g in zip(cases, got, strict=True)
-        if g != c["expected"]
+        if not rounded_close(g, c["expected"], c["unrounded"], 2)
     ]
     assert not diffs, report(diffs, len(cases))
     print(f"dysca caption similarity: {len(cases)} cases, {len(cases) - len(diffs)} equal")

@@ -1,0 +1,243 @@
+"""Every code block of README.md and docs/*.md that a user would run, run as written.
+
+The Python blocks run in a fresh interpreter in an empty folder. The shell blocks run in
+document order in one shared folder, as a reader following the page would: the README's JSONL
+example is `my.jsonl`, `latest` is the run a block above made. A command that needs what this
+machine cannot have (a GPU checkpoint, a hosted API, the Hugging Face Hub, a cluster, a
+placeholder such as RUN_A) is listed in `NOT_RUN` with the reason; any other command is run,
+so a new command in the docs is run by default and fails the test if it does not work.
+
+The README's "Extending lmmprobe" blocks (each headed by its file name) are run together by
+tests/test_readme_extending.py; the `make` commands by .ci/run and the fresh-clone check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+ROOT = Path(__file__).parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LMMPROBE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block of a page."""
+
+    page: Path
+    line: int
+    lang: str
+    text: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks(lang: str) -> list[Block]:
+    found = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for m in re.finditer(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M):
+            if m.group(1) == lang:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(Block(page, line, lang, m.group(2)))
+    return found
+
+
+def _uncommented(line: str) -> str:
+    """`line` without its shell comment (a `#` outside quotes that starts a word)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
+def commands(block: Block) -> list[str]:
+    """The block's commands: continuation lines joined, comments and blank lines dropped."""
+    joined = block.text.replace("\\\n", " ")
+    return [
+        " ".join(c.split()) for line in joined.splitlines() if (c := _uncommented(line).strip())
+    ]
+
+
+# Commands documented for the reader's own setting, with why they cannot run here. Keyed by
+# the command as `commands` normalizes it (shlex-joined, comments dropped).
+NOT_RUN = {
+    "make demo": "the README's main job: run by the fresh-clone check",
+    "make test": "the README's test command: what .ci/run runs",
+    "pip install 'lmmprobe[ray]'": "an install, done by make",
+    ".venv/bin/lmmprobe run --data synth:bench/ -m hf:/models/llava --by subtask --by scenario": "a local 7B checkpoint",
+    ".venv/bin/lmmprobe run --data mmbench -m openai:gpt-4o-mini@https://api.openai.com/v1": "the Hub and a hosted API",
+    ".venv/bin/lmmprobe run --data textvqa,split=validation,limit=200 -m hf:llava-hf/llava-1.5-7b-hf": "the Hub",
+    "lmmprobe run --data mmbench -m openai:gpt-4o-mini@https://api.openai.com/v1": "the Hub and a hosted API",
+    "lmmprobe run --data textvqa,split=validation,limit=200 -m hf:llava-hf/llava-1.5-7b-hf": "the Hub",
+    "lmmprobe run --data hemm -m ...": "placeholder model",
+    "export LMMPROBE_BART_MODEL=/path/to/bart-large-cnn": "a local BART checkpoint",
+    ".venv/bin/lmmprobe run --data hemm -m MODEL_A -m MODEL_B --by task": "placeholder models and the Hub",
+    ".venv/bin/lmmprobe run --data reform:ReForm-Eval-Data/VQA_v2.json": "ReForm-Eval's released data (tests/data/test_reform.py reads its schema)",
+    ".venv/bin/lmmprobe run --data 'hf:./mmbench_dev,split=dev,options=choices,answer=answer'": "a saved datasets copy (tests/data/test_hf_dataset.py)",
+    ".venv/bin/lmmprobe score preds.json": "the reader's prediction file (formats: tests/test_predictions.py)",
+    ".venv/bin/lmmprobe score preds.json --infer-method likelihood": "the reader's prediction file",
+    ".venv/bin/lmmprobe score captions.json --formulation generation": "the reader's prediction file",
+    ".venv/bin/lmmprobe score captions.json --formulation generation --tokenizer ptb": "the reader's prediction file and Java",
+    ".venv/bin/lmmprobe score kie.json --formulation kie --format json": "the reader's prediction file",
+    ".venv/bin/lmmprobe score outputs.json --ground-truth Dysca.json": "the reader's Dysca outputs (tests/test_predictions.py)",
+    '.venv/bin/lmmprobe apex "Can models recognize vehicles under heavy blur?" -m hf:/models/llava --orchestrator openai:gpt-4o-mini --max-experiments 5 --images-per-answer 20': "a local checkpoint and a hosted orchestrator",
+    '.venv/bin/lmmprobe apex "Can models identify rotated images?" -m hf:/models/other --orchestrator replay:apex-rot/report.json': "a local checkpoint",
+    ".venv/bin/lmmprobe run -m hf:./my-checkpoint": "a local checkpoint",
+    ".venv/bin/lmmprobe run -m openai:gpt-4o@http://localhost:8000/v1": "a local server (tests/models/test_openai*.py use a loopback fake)",
+    ".venv/bin/lmmprobe run --method likelihood ...": "placeholder arguments",
+    ".venv/bin/lmmprobe compare RUN_A RUN_B": "placeholder run ids",
+    ".venv/bin/lmmprobe report RUN_A RUN_B --out report.html": "placeholder run ids",
+    ".venv/bin/lmmprobe report RUN_A RUN_B --cards cards.yaml --out report.html": "placeholder run ids",
+    ".venv/bin/lmmprobe serve": "serves until stopped (tests/serve start it on loopback)",
+    ".venv/bin/lmmprobe elo votes.jsonl": "the reader's votes file (tests/holistic, tests/serve)",
+    ".venv/bin/lmmprobe elo battles.jsonl": "votes cast in the arena (tests/serve/test_arena_cli.py)",
+    "ray start --head": "a cluster",
+    "ray start --head --port=6379": "a cluster",
+    "ray start --address=HEAD_IP:6379": "a cluster",
+}
+NOT_RUN_PREFIXES = {
+    ".venv/bin/lmmprobe run -m hf:llava-hf/": "the Hub",
+    ".venv/bin/lmmprobe run -m hf:/models/": "a local checkpoint on a GPU",
+    ".venv/bin/lmmprobe run -m hf:google/": "the Hub",
+    ".venv/bin/lmmprobe run -m 'hf:google/": "the Hub",
+    ".venv/bin/lmmprobe run -m 'hf:/models/": "a local checkpoint on several GPUs",
+    ".venv/bin/lmmprobe run -m openai:": "a model server or hosted API",
+    ".venv/bin/lmmprobe run -m 'openai:": "a hosted API",
+    "OPENAI_API_KEY=": "a hosted API",
+    "MY_PROVIDER_KEY=": "a hosted API",
+    ".venv/bin/lmmprobe run --data mmbench -m hf:/models/": "the Hub and a local checkpoint",
+    "lmmprobe run -m hf:./ckpt": "a local checkpoint (the Ray executor: tests/run/test_ray*.py)",
+    "lmmprobe run -m hf:/models/": "a local checkpoint on a cluster",
+    "lmmprobe run ... ": "placeholder arguments",
+}
+
+
+# Documented commands that take a minute or more here (a 1,000-image synthetic set, a tiny
+# checkpoint's weights, an APEx campaign): run by the slow test, in document order, each group
+# with what it needs from the group above it.
+SLOW = [
+    ".venv/bin/lmmprobe synth generate --n 1000 --out bench/ --workers 2 --scenarios clean,corruption,print_attack",
+    ".venv/bin/lmmprobe synth show bench/",
+    ".venv/bin/lmmprobe run -m hf:tiny-llava --method likelihood --response-prefix 'The answer is'",
+    '.venv/bin/lmmprobe apex "Can models identify rotated images?" -m hf:tiny-llava -m random --out apex-rot/',
+    ".venv/bin/lmmprobe report apex-rot/ --out apex.html",
+]
+
+
+def not_run_reason(command: str) -> str | None:
+    if command in NOT_RUN:
+        return NOT_RUN[command]
+    return next((why for p, why in NOT_RUN_PREFIXES.items() if command.startswith(p)), None)
+
+
+def _prepare(folder: Path) -> None:
+    """What the pages tell the reader to have: the JSONL example, its images, a class folder."""
+    (jsonl,) = [b for b in blocks("json") if '"question"' in b.text]
+    (folder / "my.jsonl").write_text(jsonl.text, encoding="utf-8")
+    for row in map(json.loads, jsonl.text.splitlines()):
+        for image in row["images"]:
+            (folder / image).parent.mkdir(parents=True, exist_ok=True)
+            Image.new("RGB", (32, 32), "orange").save(folder / image)
+    for label, colour in [
+        ("daisy", "white"),
+        ("iris", "blue"),
+        ("rose", "red"),
+        ("tulip", "yellow"),
+    ]:
+        (folder / "flowers" / label).mkdir(parents=True)
+        for i in range(3):
+            Image.new("RGB", (16, 16), colour).save(folder / "flowers" / label / f"{i}.png")
+
+
+def _shell(command: str) -> str:
+    """The command with the docs' `.venv/bin/lmmprobe` / `lmmprobe` made this venv's script."""
+    assert LMMPROBE is not None, "pip install -e . installs the lmmprobe console script"
+    command = command.replace(".venv/bin/lmmprobe", shlex.quote(LMMPROBE))
+    return re.sub(r"(^|&& )lmmprobe ", lambda m: f"{m.group(1)}{shlex.quote(LMMPROBE)} ", command)
+
+
+def _run_in_order(folder: Path, wanted: Callable[[str], bool]) -> int:
+    """Run the documented commands `wanted` selects, in page order, in `folder`."""
+    _prepare(folder)
+    ran, failed = 0, []
+    for block in blocks("bash"):
+        for command in commands(block):
+            if not_run_reason(command) is not None or not wanted(command):
+                continue
+            proc = subprocess.run(
+                _shell(command), shell=True, cwd=folder, capture_output=True, text=True,
+                timeout=900,
+            )  # fmt: skip
+            ran += 1
+            if proc.returncode != 0:
+                failed.append(f"{block.where}: {command}\n{proc.stderr[-1500:]}")
+    assert not failed, "\n\n".join(failed)
+    return ran
+
+
+def test_every_shell_block_runs_in_document_order(tmp_path: Path) -> None:
+    ran = _run_in_order(tmp_path, lambda command: command not in SLOW)
+    assert ran >= 25, f"only {ran} documented commands ran"
+
+
+@pytest.mark.slow
+def test_the_slow_documented_commands_run(tmp_path: Path) -> None:
+    assert _run_in_order(tmp_path, lambda command: command in SLOW) == len(SLOW)
+
+
+def test_commands_not_run_are_still_in_the_docs() -> None:
+    # A stale entry would hide nothing, but it says the tables no longer describe the pages.
+    documented = {c for lang in ("bash", "sh") for b in blocks(lang) for c in commands(b)}
+    assert not (set(NOT_RUN) | set(SLOW)) - documented, (set(NOT_RUN) | set(SLOW)) - documented
+
+
+# Python blocks not run here, by a line they contain, with why.
+PYTHON_NOT_RUN = {
+    'RayExecutor(address="auto"': "a Ray cluster and a local checkpoint ./ckpt (tests/run/test_ray*.py)",
+}
+
+
+def _python_blocks() -> list[Block]:
+    # A block headed by its file name ("# my_source.py") is an "Extending" file: those run
+    # together in tests/test_readme_extending.py.
+    return [
+        b
+        for b in blocks("python")
+        if not re.match(r"# [\w/]+\.py\n", b.text)
+        and not any(line in b.text for line in PYTHON_NOT_RUN)
+    ]
+
+
+def test_python_blocks_are_run_or_say_why_not() -> None:
+    every = blocks("python")
+    extending = [b for b in every if re.match(r"# [\w/]+\.py\n", b.text)]
+    assert len(extending) == 4 and len(_python_blocks()) >= 2
+    assert len(every) == len(extending) + len(_python_blocks()) + len(PYTHON_NOT_RUN)
+
+
+@pytest.mark.parametrize("block", _python_blocks(), ids=lambda b: b.where)
+def test_python_block_runs(block: Block, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", block.text], cwd=tmp_path, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{block.where}\n{done.stdout}{done.stderr}"
