@@ -24,7 +24,6 @@ from lmmprobe.data.benchmarks import (
     image_ref,
 )
 from lmmprobe.data.benchmarks._lmms import (
-    hub_fetch,
     lmms_source,
     required_text,
 )
@@ -38,6 +37,10 @@ CAPTION_PROMPT = "Provide a one-sentence caption for the provided image."
 _LMMS_ENCODER = (
     "lmms-eval's task files now load the identical copy lmms-lab-encoder/{repo} (moved there "
     "in July 2026); either works."
+)
+_REVISION_CITED = (
+    "The pinned revision is the commit the hub page shows as {short}, in full as other public "
+    "evaluation code pins it (read offline: the Hub itself could not be asked)."
 )
 _REVISION_UNKNOWN = (
     "Revision not pinned: the hub page shows the current commit only as {short}, and the full "
@@ -103,6 +106,7 @@ def _textvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
+TEXTVQA_REVISION = "9c0699cd19768ac5ab97568f6b3cbac4c0062884"
 TEXTVQA = benchmark(
     Benchmark(
         name="textvqa",
@@ -119,10 +123,11 @@ TEXTVQA = benchmark(
             ),
         ),
         to_sample=_textvqa,
-        fetch=hub_fetch("textvqa", "lmms-lab/textvqa", None, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/textvqa",
+        revision=TEXTVQA_REVISION,
         size=5000,
         reform="scene text perception",
         notes=(
@@ -130,7 +135,7 @@ TEXTVQA = benchmark(
             "lmms-eval's textvqa_val computes it (the TextVQA evaluation's formula, mmf); the "
             "question is shown capitalized as lmms-eval shows it. lmms-eval's optional "
             "OCR-token hint is off by default and not added.",
-            _REVISION_UNKNOWN.format(short="9c0699c"),
+            _REVISION_CITED.format(short="9c0699c"),
             _LMMS_ENCODER.format(repo="textvqa"),
         ),
         schema_confirmed=(
@@ -177,7 +182,7 @@ DOCVQA = benchmark(
             ),
         ),
         to_sample=_docvqa,
-        fetch=hub_fetch("docvqa", "lmms-lab/DocVQA", DOCVQA_REVISION, "DocVQA/validation-*"),
+        include=("DocVQA/validation-*",),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/DocVQA",
@@ -231,7 +236,6 @@ CHARTQA = benchmark(
             source=lmms_source("chartqa/chartqa.yaml (post_prompt) + utils.py chartqa_doc_to_text"),
         ),
         to_sample=_chartqa,
-        fetch=hub_fetch("chartqa", "lmms-lab/ChartQA", CHARTQA_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/ChartQA",
@@ -287,7 +291,6 @@ OCRBENCH = benchmark(
             ),
         ),
         to_sample=_ocrbench,
-        fetch=hub_fetch("ocrbench", "echo840/OCRBench", None),
         split="test",
         splits=("test",),
         hub_id="echo840/OCRBench",
@@ -349,7 +352,7 @@ VQAV2 = benchmark(
             source=lmms_source("vqav2/vqav2_val.yaml (post_prompt) + utils.py vqav2_doc_to_text"),
         ),
         to_sample=_vqav2,
-        fetch=hub_fetch("vqav2", "lmms-lab/VQAv2", VQAV2_REVISION, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("validation",),
         hub_id="lmms-lab/VQAv2",
@@ -437,6 +440,7 @@ def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
+GQA_REVISION = "a6e72d6e1b912da88af8b2f9eba05d5ea8ec2dd8"
 GQA = benchmark(
     Benchmark(
         name="gqa",
@@ -451,10 +455,11 @@ GQA = benchmark(
             source=lmms_source("gqa/gqa.yaml (post_prompt) + utils.py gqa_doc_to_text"),
         ),
         to_sample=_gqa,
-        fetch=hub_fetch("gqa", "lmms-lab/GQA", None, "testdev_balanced_*"),
+        include=("testdev_balanced_*",),
         split="testdev",
         splits=("testdev",),
         hub_id="lmms-lab/GQA",
+        revision=GQA_REVISION,
         size=12578,
         layout="files",
         read_files=read_gqa_snapshot,
@@ -467,7 +472,7 @@ GQA = benchmark(
             "hub cache's snapshot is read, and online the same two configs are downloaded "
             "into it. Scored by exact match ignoring case and punctuation against the short "
             "answer, as lmms-eval's gqa task.",
-            "Revision not pinned: the repository's current commit could not be read offline.",
+            _REVISION_CITED.format(short="a6e72d6"),
             _LMMS_ENCODER.format(repo="GQA"),
         ),
         # The images config (id, image) is on the card; of the instructions config only the
@@ -510,7 +515,6 @@ OKVQA = benchmark(
             ),
         ),
         to_sample=_okvqa,
-        fetch=hub_fetch("okvqa", "lmms-lab/OK-VQA", OKVQA_REVISION),
         split="val2014",
         splits=("val2014",),
         hub_id="lmms-lab/OK-VQA",
@@ -567,7 +571,7 @@ VIZWIZ = benchmark(
             ),
         ),
         to_sample=_vizwiz,
-        fetch=hub_fetch("vizwiz", "lmms-lab/VizWiz-VQA", VIZWIZ_REVISION, "data/val-*"),
+        include=("data/val-*",),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/VizWiz-VQA",
@@ -653,7 +657,7 @@ COCO_CAPTION = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_coco,
-        fetch=hub_fetch("coco-caption", "lmms-lab/COCO-Caption2017", COCO_REVISION, "data/val-*"),
+        include=("data/val-*",),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/COCO-Caption2017",
@@ -687,7 +691,7 @@ NOCAPS = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_nocaps,
-        fetch=hub_fetch("nocaps", "lmms-lab/NoCaps", NOCAPS_REVISION, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("validation", "test"),
         hub_id="lmms-lab/NoCaps",
@@ -723,7 +727,6 @@ FLICKR30K = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_flickr,
-        fetch=hub_fetch("flickr30k", "lmms-lab/flickr30k", FLICKR_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/flickr30k",
