@@ -4,7 +4,7 @@ Import them in a test module: ``from tests.data.benchmarks.conftest import tiny_
 write_hub_snapshot``. `write_hub_snapshot` lays parquet files out as the Hugging Face Hub serves a
 dataset (``data/{split}-00000-of-00001.parquet``, or ``{config}/{split}-...`` with the card's
 ``configs:`` front matter), which ``--data NAME,path=FOLDER`` then reads as it would a
-``huggingface-cli download`` of the real thing.
+``hf download`` of the real thing.
 """
 
 from __future__ import annotations
@@ -240,11 +240,7 @@ class FakeHub:
                 asked = json.loads(body)["paths"]
             except ValueError:
                 asked = parse_qs(body.decode()).get("paths", [])
-            known = [
-                p
-                for p in asked
-                if p in files or any(f.startswith(f"{p}/") for f in files)
-            ]
+            known = [p for p in asked if p in files or any(f.startswith(f"{p}/") for f in files)]
             return 200, json.dumps([self._entry(files, p) for p in known]).encode(), {}
         return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
 

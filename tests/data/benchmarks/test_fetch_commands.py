@@ -97,7 +97,11 @@ def test_every_fetch_command_runs_in_a_real_shell_with_the_words_intended(
         record.mkdir(parents=True)
         cwd = tmp_path / "cwd" / name
         cwd.mkdir(parents=True)
-        env = {"PATH": str(stub_path), "LMMPROBE_DATA_DIR": str(data_dir), "FETCH_RECORD": str(record)}
+        env = {
+            "PATH": str(stub_path),
+            "LMMPROBE_DATA_DIR": str(data_dir),
+            "FETCH_RECORD": str(record),
+        }
         proc = _run_in_bash(b.fetch, env, cwd)
         assert proc.returncode == 0, f"{name}: {b.fetch}\n{proc.stderr}"
         calls = [f.read_bytes().split(b"\0")[:-1] for f in record.iterdir()]

@@ -47,7 +47,7 @@ from urllib.parse import urlparse
 from pydantic import ValidationError
 
 from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
-from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV
+from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV as DATA_DIR_ENV  # re-exported
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
 from lmmprobe.data.hf_dataset import BUILDERS, import_datasets, open_dataset, quiet_progress
 from lmmprobe.data.rows import RowError
