@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -130,6 +131,22 @@ def test_patterns_reach_hf_as_separate_unexpanded_words(tmp_path: Path, stub_pat
         "--include", "en/*", "--include", "README.md", "--local-dir", "/d/mmbench",
     ]  # fmt: skip
     assert b.include == ("en/*", "README.md")
+
+
+def test_hub_benchmarks_are_pinned_or_say_why_not() -> None:
+    unpinned = []
+    for name in BENCHMARKS.names():
+        b = BENCHMARKS.get(name)
+        if b.hub_id is None or name.startswith("hemm-"):  # HEMM's own loads are unpinned
+            continue
+        if b.revision is None:
+            assert any("not pinned" in note for note in b.notes), name
+            unpinned.append(name)
+        else:
+            assert re.fullmatch(r"[0-9a-f]{40}", b.revision), (name, b.revision)
+            assert f"--revision {b.revision} " in b.fetch, name
+    # SEED-Bench: the hub shows only an abbreviated commit and no public source gives it whole.
+    assert unpinned == ["seedbench"]
 
 
 # --- the real `hf download` and the automatic download, against the hub fake ---------------

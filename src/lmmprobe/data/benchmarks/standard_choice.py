@@ -421,8 +421,8 @@ SEEDBENCH = benchmark(
             "rows are skipped.",
             "The official score is accuracy (lmms-eval: seed_image); lmms-eval reads the first "
             "character of the answer, lmmprobe its matcher (mark, then option text).",
-            "No pinned revision: the commit sha of lmms-lab/SEED-Bench could not be read "
-            "offline (main was 74c4ea0, abbreviated); pass revision by fetching a copy.",
+            "Revision not pinned: the hub shows its main only as 74c4ea0 and no public source "
+            "read offline gives the full commit id, so the data is read from main.",
         ),
         schema_confirmed="",
     )
