@@ -264,7 +264,8 @@ def _open_card_config(folder: Path, split: str, config: str) -> Any:
     card = folder / "README.md"
     if not _has_card_configs(folder):
         return None
-    import yaml
+    datasets = import_datasets()
+    import yaml  # a dependency of `datasets`
 
     try:
         front = card.read_text(encoding="utf-8").split("\n---", 1)[0].removeprefix("---")
@@ -282,7 +283,6 @@ def _open_card_config(folder: Path, split: str, config: str) -> Any:
     builder = BUILDERS.get(files[0].suffix.lower()) if files else None
     if builder is None:
         return None
-    datasets = import_datasets()
     try:
         with quiet_progress(datasets):
             return datasets.load_dataset(
