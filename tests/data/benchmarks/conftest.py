@@ -4,7 +4,7 @@ Import them in a test module: ``from tests.data.benchmarks.conftest import tiny_
 write_hub_snapshot``. `write_hub_snapshot` lays parquet files out as the Hugging Face Hub serves a
 dataset (``data/{split}-00000-of-00001.parquet``, or ``{config}/{split}-...`` with the card's
 ``configs:`` front matter), which ``--data NAME,path=FOLDER`` then reads as it would a
-``huggingface-cli download`` of the real thing.
+``hf download`` of the real thing.
 """
 
 from __future__ import annotations
@@ -86,6 +86,14 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield root
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
 class FakeHub:
     """A stand-in for the Hugging Face Hub on loopback, serving one dataset repo at one commit.
 
@@ -95,14 +103,23 @@ class FakeHub:
     ``METHOD path`` asked. Use as a context manager.
     """
 
-    def __init__(self, repo: str, sha: str, folder: Path) -> None:
-        """Serve the files under `folder` as dataset `repo` at commit `sha`."""
+    def __init__(
+        self,
+        repo: str,
+        sha: str,
+        folder: Path,
+        more: Mapping[str, tuple[str, Path]] | None = None,
+    ) -> None:
+        """Serve the files under `folder` as dataset `repo` at commit `sha`.
+
+        `more` serves further repos on the same endpoint: ``{repo: (sha, folder)}``.
+        """
         self.repo, self.sha = repo, sha
-        self.files = {
-            p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*"))
-            if p.is_file()
+        self.repos = {
+            name: (commit, _files(path))
+            for name, (commit, path) in {repo: (sha, folder), **(more or {})}.items()
         }
+        self.files = self.repos[repo][1]
         self.requests: list[str] = []
         hub = self
 
@@ -143,9 +160,10 @@ class FakeHub:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
-    def _entry(self, path: str) -> dict[str, Any]:
-        if path in self.files:
-            data = self.files[path]
+    @staticmethod
+    def _entry(files: Mapping[str, bytes], path: str) -> dict[str, Any]:
+        if path in files:
+            data = files[path]
             return {
                 "type": "file",
                 "oid": hashlib.sha1(data).hexdigest(),
@@ -159,65 +177,71 @@ class FakeHub:
             "path": path,
         }
 
-    def _tree(self, sub: str, recursive: bool) -> list[dict[str, Any]]:
+    def _tree(self, files: Mapping[str, bytes], sub: str, recursive: bool) -> list[dict[str, Any]]:
         prefix = f"{sub.strip('/')}/" if sub.strip("/") else ""
         found: dict[str, dict[str, Any]] = {}
-        for name in self.files:
+        for name in files:
             if not name.startswith(prefix):
                 continue
             parts = name[len(prefix) :].split("/")
             if not recursive and len(parts) > 1:
-                found.setdefault(prefix + parts[0], self._entry(prefix + parts[0]))
+                found.setdefault(prefix + parts[0], self._entry(files, prefix + parts[0]))
                 continue
             for i in range(1, len(parts)):
                 folder = prefix + "/".join(parts[:i])
-                found.setdefault(folder, self._entry(folder))
-            found[name] = self._entry(name)
+                found.setdefault(folder, self._entry(files, folder))
+            found[name] = self._entry(files, name)
         return list(found.values())
 
     def answer(self, path: str, query: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
         """The status, body and headers the Hub gives for one request."""
-        resolve = f"/datasets/{self.repo}/resolve/"
-        api = f"/api/datasets/{self.repo}"
+        for repo, (sha, files) in self.repos.items():
+            if path.startswith((f"/datasets/{repo}/", f"/api/datasets/{repo}/")) or path == (
+                f"/api/datasets/{repo}"
+            ):
+                return self._answer(repo, sha, files, path, query, body)
+        return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
+
+    def _answer(
+        self, repo: str, sha: str, files: Mapping[str, bytes], path: str, query: str, body: bytes
+    ) -> tuple[int, bytes, dict[str, str]]:
+        resolve = f"/datasets/{repo}/resolve/"
+        api = f"/api/datasets/{repo}"
         if path.startswith(resolve):
             name = path[len(resolve) :].partition("/")[2]
-            if name not in self.files:
+            if name not in files:
                 return 404, b'{"error":"Entry not found"}', {"X-Error-Code": "EntryNotFound"}
-            data = self.files[name]
+            data = files[name]
             etag = f'"{hashlib.sha1(data).hexdigest()}"'
             headers = {
                 "Content-Type": "application/octet-stream",
-                "X-Repo-Commit": self.sha,
+                "X-Repo-Commit": sha,
                 "ETag": etag,
             }
             return 200, data, headers
         if path == api or path.startswith(f"{api}/revision/"):
             info = {
-                "id": self.repo,
-                "sha": self.sha,
+                "id": repo,
+                "sha": sha,
                 "private": False,
                 "gated": False,
                 "disabled": False,
                 "tags": [],
                 "cardData": {},
-                "siblings": [{"rfilename": f} for f in self.files],
+                "siblings": [{"rfilename": f} for f in files],
             }
             return 200, json.dumps(info).encode(), {}
         if path.startswith(f"{api}/tree/"):
             sub = path[len(f"{api}/tree/") :].partition("/")[2]
             recursive = "recursive=true" in query.lower()
-            return 200, json.dumps(self._tree(sub, recursive)).encode(), {}
+            return 200, json.dumps(self._tree(files, sub, recursive)).encode(), {}
         if path.startswith(f"{api}/paths-info/"):
             try:
                 asked = json.loads(body)["paths"]
             except ValueError:
                 asked = parse_qs(body.decode()).get("paths", [])
-            known = [
-                p
-                for p in asked
-                if p in self.files or any(f.startswith(f"{p}/") for f in self.files)
-            ]
-            return 200, json.dumps([self._entry(p) for p in known]).encode(), {}
+            known = [p for p in asked if p in files or any(f.startswith(f"{p}/") for f in files)]
+            return 200, json.dumps([self._entry(files, p) for p in known]).encode(), {}
         return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
 
     def __enter__(self) -> FakeHub:

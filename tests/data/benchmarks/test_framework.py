@@ -44,7 +44,7 @@ from lmmprobe.store import Store
 
 CHOICE_TEMPLATE = "{context}{question}\n{options}\nAnswer with the option's letter from the given choices directly."
 OPEN_TEMPLATE = "{question}\nAnswer the question using a single word or phrase."
-FETCH = "huggingface-cli download toy/choice --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-choice"
+FETCH = "hf download toy/choice --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-choice"
 
 
 def _choice_row(row: Mapping[str, Any], ctx: RowContext) -> Sample:
@@ -104,7 +104,7 @@ OPEN = Benchmark(
     metric="accuracy",
     prompt=PromptTemplate(OPEN_TEMPLATE, "tests/data/benchmarks/test_framework.py"),
     to_sample=_open_row,
-    fetch="huggingface-cli download toy/open --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-open",
+    fetch="hf download toy/open --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-open",
     split="validation",
     hub_id="toy/open",
 )
@@ -493,8 +493,8 @@ def _release(folder: Path) -> Path:
 
 FILES_REV = "89abcdef0123456789abcdef0123456789abcdef"
 FILES_FETCH = (
-    "huggingface-cli download toy/files --repo-type dataset --revision " + FILES_REV
-    + " --include 'rel/*' --local-dir $LMMPROBE_DATA_DIR/toy-files"
+    "hf download toy/files --repo-type dataset --revision " + FILES_REV
+    + " --include 'rel/*' --local-dir \"$LMMPROBE_DATA_DIR/toy-files\""
 )  # fmt: skip
 
 
@@ -509,9 +509,11 @@ def toy_files() -> Iterator[Benchmark]:
             "read_files": _read_release,
             "hub_id": "toy/files",
             "revision": FILES_REV,
-            "fetch": FILES_FETCH,
+            "include": ("rel/*",),
+            "fetch": "",  # made from hub_id, revision and include
         }
     )
+    assert b.fetch == FILES_FETCH
     benchmark(b)
     yield b
     BENCHMARKS.unregister("toy-files")
@@ -567,7 +569,7 @@ def read(row, ctx):
     return Sample(id=str(row["index"]), question=row["question"], answer=[row["A"]], formulation="open_ended")
 
 benchmark(Benchmark(name="toy-files", title="t", citation="c", license="l", formulation="open_ended",
-    metric="accuracy", prompt=PromptTemplate("{question}", "s"), to_sample=read, fetch=sys.argv[2],
+    metric="accuracy", prompt=PromptTemplate("{question}", "s"), to_sample=read, include=(sys.argv[2],),
     split="dev", hub_id="toy/files", revision=sys.argv[1], layout="files", read_files=read_files))
 result = load_source("toy-files")
 print(result.source)
@@ -583,7 +585,7 @@ def test_files_layout_online_downloads_the_fetch_commands_files_then_reads_the_c
     env.update(PYTHONPATH=os.pathsep.join(sys.path), HF_HUB_CACHE=str(tmp_path / "hub-cache"))
     with FakeHub("toy/files", FILES_REV, repo) as hub:
         proc = subprocess.run(
-            [sys.executable, "-c", _ONLINE_FILES, FILES_REV, FILES_FETCH],
+            [sys.executable, "-c", _ONLINE_FILES, FILES_REV, "rel/*"],
             capture_output=True,
             text=True,
             env={**env, "HF_ENDPOINT": hub.url},
@@ -640,7 +642,7 @@ def test_suite_loads_members_and_names_a_missing_ones_fetch_command(tmp_path: Pa
     assert len(result.samples) == 4  # toy-open's copy is missing, toy-gen cannot run
     problems = [str(p) for p in result.problems]
     assert problems[0].startswith("toy-suite: toy-open: path=")
-    assert "huggingface-cli download toy/open" in problems[0]
+    assert "hf download toy/open" in problems[0]
     assert problems[1].startswith("toy-suite: toy-gen: benchmark toy-gen needs an image-generation")
     with pytest.raises(DataError, match="toy-suite: toy-open: path="):
         load_source(f"toy-suite,path={tmp_path / 'suite'}", strict=True)

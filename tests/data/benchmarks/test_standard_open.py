@@ -89,7 +89,7 @@ def test_all_eleven_are_registered_with_metric_prompt_and_schema_note() -> None:
     for name in BENCHMARK_NAMES:
         b = BENCHMARKS.get(name)
         assert "lmms-eval" in b.prompt.source and "@" in b.prompt.source
-        assert b.fetch.startswith("huggingface-cli download ") and b.hub_id and b.size
+        assert b.fetch.startswith("hf download ") and b.hub_id and b.size
         assert b.revision is None or len(b.revision) == 40
         if b.revision is None:
             assert any("not pinned" in n for n in b.notes), name
@@ -367,7 +367,7 @@ def test_gqa_without_its_images_config_names_the_fetch(tmp_path: Path) -> None:
     folder = _gqa(tmp_path)
     for f in (folder / "testdev_balanced_images").iterdir():
         f.unlink()
-    with pytest.raises(DataError, match="huggingface-cli download lmms-lab/GQA"):
+    with pytest.raises(DataError, match="hf download lmms-lab/GQA"):
         load_source(f"gqa,path={folder}")
 
 
@@ -509,6 +509,4 @@ def test_flickr30k_test(tmp_path: Path) -> None:
 def test_no_copy_and_no_hub_gives_the_fetch_command(data_dir: Path) -> None:
     with pytest.raises(DataError) as err:
         load_source("vqav2")
-    assert "huggingface-cli download lmms-lab/VQAv2 --repo-type dataset --revision " in str(
-        err.value
-    )
+    assert "hf download lmms-lab/VQAv2 --repo-type dataset --revision " in str(err.value)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import SOURCES, LoadResult
+from lmmprobe.data.benchmarks._fetch import hf_download
 from lmmprobe.data.rows import RowError
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
@@ -96,13 +97,17 @@ class Benchmark:
         metric: The run metric (``RUN_METRICS``) computing the official score.
         prompt: The official prompt.
         to_sample: Reads one row (see `RowReader`).
-        fetch: The exact command that fetches a local copy into
-            ``$LMMPROBE_DATA_DIR/NAME``.
+        fetch: The exact shell command that fetches a local copy into
+            ``$LMMPROBE_DATA_DIR/NAME``. Leave it out for data on the Hub: it is then made
+            from `hub_id`, `revision` and `include` (``hf download ...``, each word quoted).
+            `dataclasses.replace` keeps the old command; pass ``fetch=""`` to make it anew.
         split: The default split.
         splits: The known splits.
         hub_id: The Hugging Face Hub dataset id, if it is there.
         revision: The pinned commit of the hub repository (None: unknown, say so in notes).
         config: The hub config (subset).
+        include: Glob patterns of the hub repository's files a copy needs (the fetch command's
+            ``--include`` patterns, and what the automatic download takes); empty: every file.
         size: Rows (questions) in the default split, from the card or paper.
         layout: ``hub`` (read with `datasets`) or ``files`` (original release files read by
             `read_files`).
@@ -125,12 +130,13 @@ class Benchmark:
     metric: str
     prompt: PromptTemplate
     to_sample: RowReader
-    fetch: str
+    fetch: str = ""
     split: str = "test"
     splits: tuple[str, ...] = ()
     hub_id: str | None = None
     revision: str | None = None
     config: str | None = None
+    include: tuple[str, ...] = ()
     size: int | None = None
     layout: str = "hub"
     read_files: FileReader | None = None
@@ -151,6 +157,14 @@ class Benchmark:
             raise ValueError(f"benchmark {self.name}: layout must be 'hub' or 'files'")
         if self.layout == "files" and self.read_files is None and not self.members:
             raise ValueError(f"benchmark {self.name}: layout='files' needs read_files")
+        if isinstance(self.include, str):  # ("a/*") is a string: each pattern must be one item
+            raise ValueError(f"benchmark {self.name}: include must be a tuple of patterns")
+        if not self.fetch:
+            if self.hub_id is None:
+                raise ValueError(f"benchmark {self.name}: give fetch (its data is not on the Hub)")
+            # Written once: the command comes from the same fields the automatic download uses.
+            command = hf_download(self.name, self.hub_id, self.revision, self.include)
+            object.__setattr__(self, "fetch", command)
 
 
 BENCHMARKS: Registry[Benchmark] = Registry(

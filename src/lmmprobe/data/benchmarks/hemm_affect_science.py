@@ -163,7 +163,7 @@ NY_CARTOON_BENCHMARK = Benchmark(
     ),
     **_files(
         "git clone https://github.com/nextml/caption-contest-data "
-        "$LMMPROBE_DATA_DIR/hemm-nycartoon/caption-contest-data"
+        '"$LMMPROBE_DATA_DIR"/hemm-nycartoon/caption-contest-data'
     ),
 )
 
@@ -201,7 +201,7 @@ HATEFUL_MEMES = Benchmark(
     notes=("Ground truth: yes for label 1, no for 0.",),
     **_files(
         "kaggle datasets download -d parthplc/facebook-hateful-meme-dataset -p "
-        "$LMMPROBE_DATA_DIR/hemm-hatefulmemes && cd $LMMPROBE_DATA_DIR/hemm-hatefulmemes && "
+        '"$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && cd "$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && '
         "unzip facebook-hateful-meme-dataset.zip -d hateful_memes/"
     ),
 )
@@ -247,7 +247,7 @@ MEMECAP_BENCHMARK = Benchmark(
         "row); the gold answer is the first meme caption.",
     ),
     **_files(
-        "cd $LMMPROBE_DATA_DIR && mkdir -p hemm-memecap && cd hemm-memecap && "
+        'cd "$LMMPROBE_DATA_DIR" && mkdir -p hemm-memecap && cd hemm-memecap && '
         "gdown https://drive.google.com/uc?id=1o1IB6am0HdYS58CEOmmxra3WjJkrn-M1 && "
         "wget https://raw.githubusercontent.com/eujhwang/meme-cap/main/data/memes-test.json && "
         "unzip memes.zip -d memecap_images/"
@@ -322,7 +322,7 @@ MEMOTION_BENCHMARK = Benchmark(
     ),
     **_files(
         "kaggle datasets download -d williamscott701/memotion-dataset-7k -p "
-        "$LMMPROBE_DATA_DIR/hemm-memotion && cd $LMMPROBE_DATA_DIR/hemm-memotion && "
+        '"$LMMPROBE_DATA_DIR"/hemm-memotion && cd "$LMMPROBE_DATA_DIR"/hemm-memotion && '
         "unzip memotion-dataset-7k.zip -d memotion-dataset-7k"
     ),
 )
@@ -374,8 +374,8 @@ FER2013 = Benchmark(
         "surprise).",
     ),
     **_files(
-        "kaggle datasets download -d msambare/fer2013 -p $LMMPROBE_DATA_DIR/hemm-fer2013 && "
-        "cd $LMMPROBE_DATA_DIR/hemm-fer2013 && unzip fer2013.zip && mv test face_emotion"
+        'kaggle datasets download -d msambare/fer2013 -p "$LMMPROBE_DATA_DIR"/hemm-fer2013 && '
+        'cd "$LMMPROBE_DATA_DIR"/hemm-fer2013 && unzip fer2013.zip && mv test face_emotion'
     ),
 )
 
@@ -424,10 +424,6 @@ SCIENCEQA_BENCHMARK = Benchmark(
         at("hemm/prompts/scienceqa_prompt.py") + " and hemm/data/scienceQA_dataset.py",
     ),
     to_sample=_scienceqa_sample,
-    fetch=(
-        "huggingface-cli download derek-thomas/ScienceQA --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-scienceqa"
-    ),
     split="test",
     splits=("test",),
     hub_id="derek-thomas/ScienceQA",
@@ -486,8 +482,8 @@ RESISC45_BENCHMARK = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/resisc45_dataset.py"),
     notes=("HEMM asks every image of the 45 class folders; the gold answer is the folder name.",),
     **_files(
-        "kaggle datasets download -d happyyang/nwpu-data-set -p $LMMPROBE_DATA_DIR/hemm-resisc45 "
-        "&& cd $LMMPROBE_DATA_DIR/hemm-resisc45 && unzip nwpu-data-set.zip -d resisc45"
+        'kaggle datasets download -d happyyang/nwpu-data-set -p "$LMMPROBE_DATA_DIR"/hemm-resisc45 '
+        '&& cd "$LMMPROBE_DATA_DIR"/hemm-resisc45 && unzip nwpu-data-set.zip -d resisc45'
     ),
 )
 
@@ -528,7 +524,7 @@ UCMERCED_BENCHMARK = Benchmark(
     notes=("Ground truth: validation.csv's ClassName.",),
     **_files(
         "kaggle datasets download -d apollo2506/landuse-scene-classification -p "
-        "$LMMPROBE_DATA_DIR/hemm-ucmerced && cd $LMMPROBE_DATA_DIR/hemm-ucmerced && "
+        '"$LMMPROBE_DATA_DIR"/hemm-ucmerced && cd "$LMMPROBE_DATA_DIR"/hemm-ucmerced && '
         "unzip landuse-scene-classification.zip -d ucmercedimages/"
     ),
 )
@@ -571,7 +567,7 @@ INAT_BENCHMARK = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/inat_dataset.py"),
     notes=("Ground truth: the last two parts of the species folder name (genus species).",),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-inat/inat && cd $LMMPROBE_DATA_DIR/hemm-inat/inat && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-inat/inat && cd "$LMMPROBE_DATA_DIR"/hemm-inat/inat && '
         "wget https://ml-inat-competition-datasets.s3.amazonaws.com/2021/val.tar.gz && "
         "tar -xf val.tar.gz"
     ),
@@ -618,8 +614,8 @@ DECIMER_BENCHMARK = Benchmark(
         "asked; the gold answer is the SMILES string.",
     ),
     **_files(
-        "kaggle datasets download -d juliajakubowska/decimer -p $LMMPROBE_DATA_DIR/hemm-decimer/DECIMER "
-        "&& cd $LMMPROBE_DATA_DIR/hemm-decimer/DECIMER && unzip decimer.zip"
+        'kaggle datasets download -d juliajakubowska/decimer -p "$LMMPROBE_DATA_DIR"/hemm-decimer/DECIMER '
+        '&& cd "$LMMPROBE_DATA_DIR"/hemm-decimer/DECIMER && unzip decimer.zip'
     ),
 )
 

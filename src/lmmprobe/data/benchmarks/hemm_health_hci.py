@@ -107,7 +107,7 @@ PATHVQA_BENCHMARK = Benchmark(
         "naming any class or function is refused, never run).",
     ),
     **_files(
-        "cd $LMMPROBE_DATA_DIR && mkdir -p hemm-pathvqa && cd hemm-pathvqa && gdown "
+        'cd "$LMMPROBE_DATA_DIR" && mkdir -p hemm-pathvqa && cd hemm-pathvqa && gdown '
         "--no-check-certificate --folder "
         "https://drive.google.com/drive/folders/1G2C2_FUCyYQKCkSeCRRiTTsLDvOAjFj5 && "
         "unzip Backup/pvqa.zip -d pathvqa_images/"
@@ -134,10 +134,6 @@ VQARAD_BENCHMARK = Benchmark(
     metric=METRIC,
     prompt=PromptTemplate(VQARAD, at("hemm/prompts/vqarad_prompt.py")),
     to_sample=_vqarad_sample,
-    fetch=(
-        "huggingface-cli download flaviagiammarino/vqa-rad --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-vqarad"
-    ),
     split="test",
     splits=("test",),
     hub_id="flaviagiammarino/vqa-rad",
@@ -193,8 +189,8 @@ OPENPATH = Benchmark(
         "HEMM cuts it (the tissue name).",
     ),
     **_files(
-        "huggingface-cli download akshayg08/OpenPath --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-openpath/open_path"
+        "hf download akshayg08/OpenPath --repo-type dataset --local-dir "
+        '"$LMMPROBE_DATA_DIR"/hemm-openpath/open_path'
     ),
 )
 
@@ -234,7 +230,7 @@ SLAKE_BENCHMARK = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/slake_dataset.py"),
     notes=("As HEMM: only questions with q_lang 'en' and answer_type 'CLOSED'.",),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-slake/Slake1.0 && cd $LMMPROBE_DATA_DIR/hemm-slake/Slake1.0 "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-slake/Slake1.0 && cd "$LMMPROBE_DATA_DIR"/hemm-slake/Slake1.0 '
         "&& wget https://huggingface.co/datasets/BoKelvin/SLAKE/raw/main/test.json "
         "https://huggingface.co/datasets/BoKelvin/SLAKE/resolve/main/imgs.zip && unzip imgs.zip"
     ),
@@ -280,7 +276,7 @@ ENRICO_BENCHMARK = Benchmark(
         "last tenth asked; the gold answer is the topic.",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-enrico/enrico && cd $LMMPROBE_DATA_DIR/hemm-enrico/enrico "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-enrico/enrico && cd "$LMMPROBE_DATA_DIR"/hemm-enrico/enrico '
         "&& wget http://userinterfaces.aalto.fi/enrico/resources/screenshots.zip "
         "https://raw.githubusercontent.com/luileito/enrico/master/design_topics.csv && "
         "unzip screenshots.zip"
@@ -334,7 +330,7 @@ SCREEN2WORDS_BENCHMARK = Benchmark(
     notes=("Ground truth: the screen's last summary in screen_summaries.csv, as HEMM takes it.",),
     **_files(
         "kaggle datasets download -d onurgunes1993/rico-dataset -p "
-        "$LMMPROBE_DATA_DIR/hemm-screen2words && cd $LMMPROBE_DATA_DIR/hemm-screen2words && "
+        '"$LMMPROBE_DATA_DIR"/hemm-screen2words && cd "$LMMPROBE_DATA_DIR"/hemm-screen2words && '
         "unzip rico-dataset.zip -d screen2wordsimages && git clone "
         "https://github.com/google-research-datasets/screen2words screen2words"
     ),

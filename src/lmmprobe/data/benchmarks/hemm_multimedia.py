@@ -142,7 +142,7 @@ VQA = Benchmark(
         "Ground truth: the question's multiple_choice_answer (one reference).",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-vqa && cd $LMMPROBE_DATA_DIR/hemm-vqa && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-vqa && cd "$LMMPROBE_DATA_DIR"/hemm-vqa && '
         "wget https://s3.amazonaws.com/cvmlp/vqa/abstract_v002/vqa/Annotations_Val_abstract_v002.zip "
         "https://s3.amazonaws.com/cvmlp/vqa/abstract_v002/vqa/Questions_Val_abstract_v002.zip "
         "https://s3.amazonaws.com/cvmlp/vqa/abstract_v002/scene_img/scene_img_abstract_v002_val2015.zip && "
@@ -210,8 +210,8 @@ VISUAL_GENOME = Benchmark(
         "(not in VG_100K, except the entry at index 1, read from VG_100K_2) are skipped.",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-visualgenome/visual_genome && "
-        "cd $LMMPROBE_DATA_DIR/hemm-visualgenome/visual_genome && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-visualgenome/visual_genome && '
+        'cd "$LMMPROBE_DATA_DIR"/hemm-visualgenome/visual_genome && '
         "wget https://homes.cs.washington.edu/~ranjay/visualgenome/data/dataset/question_answers.json.zip "
         "https://cs.stanford.edu/people/rak248/VG_100K_2/images.zip "
         "https://cs.stanford.edu/people/rak248/VG_100K_2/images2.zip && "
@@ -326,7 +326,7 @@ VCR_BENCHMARK = Benchmark(
         "HEMM's evaluate_dataset asks every val question; its batched variant stops after 101.",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-vcr && cd $LMMPROBE_DATA_DIR/hemm-vcr && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-vcr && cd "$LMMPROBE_DATA_DIR"/hemm-vcr && '
         "wget https://s3.us-west-2.amazonaws.com/ai2-rowanz/vcr1images.zip "
         "https://s3.us-west-2.amazonaws.com/ai2-rowanz/vcr1annots.zip && "
         "unzip vcr1annots.zip -d vcr_annotations && unzip vcr1images.zip"
@@ -396,7 +396,7 @@ OK_VQA = Benchmark(
         "file does not exist are skipped, so only images with 6-digit ids are asked.",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-okvqa/okvqa && cd $LMMPROBE_DATA_DIR/hemm-okvqa/okvqa && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-okvqa/okvqa && cd "$LMMPROBE_DATA_DIR"/hemm-okvqa/okvqa && '
         "wget http://images.cocodataset.org/zips/val2014.zip "
         "https://okvqa.allenai.org/static/data/mscoco_val2014_annotations.json.zip "
         "https://okvqa.allenai.org/static/data/OpenEnded_mscoco_val2014_questions.json.zip && "
@@ -442,7 +442,7 @@ GQA = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/gqa_dataset.py"),
     notes=("HEMM asks testdev_all_questions.json (all, not the balanced subset).",),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-gqa && cd $LMMPROBE_DATA_DIR/hemm-gqa && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-gqa && cd "$LMMPROBE_DATA_DIR"/hemm-gqa && '
         "wget https://downloads.cs.stanford.edu/nlp/data/gqa/questions1.2.zip "
         "https://downloads.cs.stanford.edu/nlp/data/gqa/images.zip && "
         "unzip questions1.2.zip -d gqa_questions && unzip -j images.zip -d gqa_images"
@@ -490,10 +490,10 @@ NOCAPS = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/nocaps_dataset.py"),
     notes=("Ground truth: the image's 10 captions (annotations 10i..10i+9, as HEMM slices).",),
     **_files(
-        "huggingface-cli download akshayg08/NocapsTest --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-nocaps/nocaps_images && wget "
+        "hf download akshayg08/NocapsTest --repo-type dataset --local-dir "
+        '"$LMMPROBE_DATA_DIR"/hemm-nocaps/nocaps_images && wget '
         "https://s3.amazonaws.com/nocaps/nocaps_val_4500_captions.json -P "
-        "$LMMPROBE_DATA_DIR/hemm-nocaps/nocaps_images"
+        '"$LMMPROBE_DATA_DIR"/hemm-nocaps/nocaps_images'
     ),
 )
 
@@ -539,7 +539,7 @@ FLICKR30K = Benchmark(
     ),
     **_files(
         "kaggle datasets download -d hsankesara/flickr-image-dataset -p "
-        "$LMMPROBE_DATA_DIR/hemm-flickr30k && cd $LMMPROBE_DATA_DIR/hemm-flickr30k && "
+        '"$LMMPROBE_DATA_DIR"/hemm-flickr30k && cd "$LMMPROBE_DATA_DIR"/hemm-flickr30k && '
         "unzip flickr-image-dataset.zip && wget "
         "https://huggingface.co/datasets/akshayg08/Flickr30k_test/raw/main/flickr30k_test.json "
         "-P flickr30k_images/"
@@ -573,8 +573,8 @@ WINOGROUND_BENCHMARK = Benchmark(
     prompt=PromptTemplate(WINOGROUND, at("hemm/prompts/winoground_prompt.py")),
     to_sample=_winoground_sample,
     fetch=(
-        "huggingface-cli download facebook/winoground --repo-type dataset --revision "
-        "refs/convert/parquet --local-dir $LMMPROBE_DATA_DIR/hemm-winoground"
+        "hf download facebook/winoground --repo-type dataset --revision "
+        'refs/convert/parquet --local-dir "$LMMPROBE_DATA_DIR"/hemm-winoground'
     ),
     split="test",
     splits=("test",),
@@ -628,7 +628,7 @@ NLVR = Benchmark(
     hemm="NLVR",
     schema_confirmed=loader_confirmed("hemm/data/nlvr_dataset.py"),
     notes=("As HEMM: the first of the three renderings (dev-ID-0.png) of each statement.",),
-    **_files("git clone https://github.com/lil-lab/nlvr.git $LMMPROBE_DATA_DIR/hemm-nlvr/nlvr"),
+    **_files('git clone https://github.com/lil-lab/nlvr.git "$LMMPROBE_DATA_DIR"/hemm-nlvr/nlvr'),
 )
 
 
@@ -698,8 +698,8 @@ NLVR2 = Benchmark(
         "the output's letters, lowercased, are what is scored.",
     ),
     **_files(
-        "git clone https://github.com/lil-lab/nlvr.git $LMMPROBE_DATA_DIR/hemm-nlvr2/nlvr && "
-        "cd $LMMPROBE_DATA_DIR/hemm-nlvr2 && jq -r '.left_url, .right_url' "
+        'git clone https://github.com/lil-lab/nlvr.git "$LMMPROBE_DATA_DIR"/hemm-nlvr2/nlvr && '
+        "cd \"$LMMPROBE_DATA_DIR\"/hemm-nlvr2 && jq -r '.left_url, .right_url' "
         f"nlvr/nlvr2/data/dev.json | wget -nc -q -P {NLVR2_IMAGES} -i -"
     ),
 )
@@ -747,8 +747,8 @@ IRFL_BENCHMARK = Benchmark(
     prompt=PromptTemplate(IRFL, at("hemm/prompts/irfl_prompt.py")),
     to_sample=_irfl_sample,
     fetch=(
-        "huggingface-cli download lampent/IRFL --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-irfl && cd $LMMPROBE_DATA_DIR/hemm-irfl && "
+        "hf download lampent/IRFL --repo-type dataset --local-dir "
+        '"$LMMPROBE_DATA_DIR"/hemm-irfl && cd "$LMMPROBE_DATA_DIR"/hemm-irfl && '
         f"unzip -j IRFL_images.zip -d {IRFL_IMAGES}"
     ),
     split="test",
@@ -809,8 +809,8 @@ MMIMDB_BENCHMARK = Benchmark(
     schema_confirmed=loader_confirmed("hemm/data/mmimdb_dataset.py"),
     notes=("Ground truth: the movie's genres joined with ', '; the prompt shows plot[0].",),
     **_files(
-        "huggingface-cli download akshayg08/mmimdb_test --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-mmimdb/mmimdb"
+        "hf download akshayg08/mmimdb_test --repo-type dataset --local-dir "
+        '"$LMMPROBE_DATA_DIR"/hemm-mmimdb/mmimdb'
     ),
 )
 
@@ -864,8 +864,8 @@ MAGIC_BRUSH_BENCHMARK = Benchmark(
         "image against the reference with CLIP-I (and MSE), over the first 100 edit turns.",
     ),
     **_files(
-        "huggingface-cli download akshayg08/MagicBrushTest --repo-type dataset --local-dir "
-        "$LMMPROBE_DATA_DIR/hemm-magicbrush/magic_brush"
+        "hf download akshayg08/MagicBrushTest --repo-type dataset --local-dir "
+        '"$LMMPROBE_DATA_DIR"/hemm-magicbrush/magic_brush'
     ),
 )
 
@@ -889,7 +889,7 @@ LNCOCO_BENCHMARK = Benchmark(
         "image (val2017/000000{image_id}.jpg) with CLIP-I (and MSE).",
     ),
     **_files(
-        "mkdir -p $LMMPROBE_DATA_DIR/hemm-lncoco/ln_coco && cd $LMMPROBE_DATA_DIR/hemm-lncoco/ln_coco && "
+        'mkdir -p "$LMMPROBE_DATA_DIR"/hemm-lncoco/ln_coco && cd "$LMMPROBE_DATA_DIR"/hemm-lncoco/ln_coco && '
         "wget https://storage.googleapis.com/localized-narratives/annotations/coco_val_captions.jsonl "
         "http://images.cocodataset.org/zips/val2017.zip && unzip val2017.zip"
     ),

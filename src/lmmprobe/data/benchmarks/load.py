@@ -6,7 +6,9 @@ data in this order:
 1. ``path=FOLDER``;
 2. ``$LMMPROBE_DATA_DIR/NAME``, when that folder exists;
 3. the Hugging Face Hub at the definition's pinned revision: first the local hub cache (what an
-   earlier download left, read without the network), then, when the Hub is reachable,
+   earlier download left, read without the network), then, when the Hub is reachable, a
+   download: of the files the definition's ``include`` patterns name (the fetch command's
+   files, into the hub cache, read as a local copy), or, without patterns,
    ``datasets.load_dataset`` (which caches what it downloads);
 4. otherwise a `DataError` giving the exact command that fetches a copy.
 
@@ -20,7 +22,8 @@ the card's ``configs:``), or a ``save_to_disk`` folder. ``Image`` columns are no
 holds ``{"bytes", "path"}``, which the definition's reader turns into an `ImageRef`.
 Definitions with ``layout="files"`` read the original release files themselves, from a folder:
 the local copy, or, for one on the Hub, the hub cache's snapshot, downloaded when the Hub is
-reachable (``huggingface_hub.snapshot_download`` of the files the fetch command takes).
+reachable (``huggingface_hub.snapshot_download`` of the definition's ``include`` patterns, the
+files its fetch command takes).
 
 Each row goes through the definition's reader; a bad row is a problem
 ``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries
@@ -34,7 +37,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shlex
 import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -45,12 +47,12 @@ from urllib.parse import urlparse
 from pydantic import ValidationError
 
 from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
+from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV as DATA_DIR_ENV  # re-exported
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
-from lmmprobe.data.hf_dataset import import_datasets, open_dataset, quiet_progress
+from lmmprobe.data.hf_dataset import BUILDERS, import_datasets, open_dataset, quiet_progress
 from lmmprobe.data.rows import RowError
 from lmmprobe.schema import Sample
 
-DATA_DIR_ENV = "LMMPROBE_DATA_DIR"
 OPTIONS = frozenset({"split", "path", "limit", "config"})
 PROBE_TIMEOUT = 3.0
 """Seconds to wait for the Hub's host to accept a connection before calling it unreachable."""
@@ -191,8 +193,9 @@ def locate(b: Benchmark, path: str | None) -> _Location:
             f"benchmark {b.name}: no local copy at {where} and the Hugging Face Hub is not "
             f"reachable ({why}).\n{fetch_hint(b)}"
         )
-    if b.layout == "files":
-        # Release files are read from a folder: download the snapshot the fetch command takes.
+    if b.layout == "files" or b.include:
+        # Release files are read from a folder, and a definition naming the files its copy
+        # needs gets just those: download what the fetch command takes, then read that copy.
         folder = download_snapshot(b)
         return _Location(str(folder), folder, cached=True)
     rev = f"@{b.revision}" if b.revision else ""
@@ -200,16 +203,13 @@ def locate(b: Benchmark, path: str | None) -> _Location:
 
 
 def fetch_patterns(b: Benchmark) -> list[str]:
-    """The ``--include`` patterns of the definition's fetch command (empty: every file).
+    """The files a download takes: the definition's ``include`` patterns (empty: every file).
 
-    A ``layout="files"`` benchmark downloaded from the Hub takes the files its fetch command
+    They are the fetch command's ``--include`` patterns too (both are made from the same field),
+    so a ``layout="files"`` benchmark downloaded from the Hub takes what its fetch command
     takes, no more: lmms-lab/GQA, for one, also holds the training images, tens of gigabytes.
     """
-    try:
-        words = shlex.split(b.fetch)
-    except ValueError:  # not a shell command (a sentence): no patterns to read
-        return []
-    return [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--include"]
+    return list(b.include)
 
 
 def download_snapshot(b: Benchmark) -> Path:
@@ -255,6 +255,43 @@ def _has_card_configs(folder: Path) -> bool:
     return head.startswith("---") and "\nconfigs:" in head
 
 
+def _open_card_config(folder: Path, split: str, config: str) -> Any:
+    """The split's files as the card's entry for `config` names them, or None if absent.
+
+    The fetch command takes one config's files and the card naming every config; `datasets`
+    refuses such a copy (the other configs' files are missing), so the card is read here.
+    """
+    card = folder / "README.md"
+    if not _has_card_configs(folder):
+        return None
+    datasets = import_datasets()
+    import yaml  # a dependency of `datasets`
+
+    try:
+        front = card.read_text(encoding="utf-8").split("\n---", 1)[0].removeprefix("---")
+        entries = (yaml.safe_load(front) or {}).get("configs") or []
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    patterns: list[str] = []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("config_name") == config:
+            for item in entry.get("data_files") or []:
+                if isinstance(item, dict) and item.get("split") == split:
+                    path = item.get("path")
+                    patterns += [path] if isinstance(path, str) else list(path or [])
+    files = sorted({f for p in patterns for f in folder.glob(p) if f.is_file()})
+    builder = BUILDERS.get(files[0].suffix.lower()) if files else None
+    if builder is None:
+        return None
+    try:
+        with quiet_progress(datasets):
+            return datasets.load_dataset(
+                builder, data_files={split: [str(f) for f in files]}, split=split
+            )
+    except Exception:  # datasets raises many types: the caller reports the original failure
+        return None
+
+
 def _open_local(b: Benchmark, folder: Path, split: str, config: str | None) -> Any:
     if folder.is_dir() and config is not None and not _has_card_configs(folder):
         # A copy without its card: a config is the sub-folder the Hub keeps it in, if any.
@@ -264,6 +301,9 @@ def _open_local(b: Benchmark, folder: Path, split: str, config: str | None) -> A
     try:
         ds, _ = open_dataset(folder, {"split": split, **({"config": config} if config else {})})
     except DataError as exc:  # a partial or foreign copy: say how to get the whole one
+        ds = _open_card_config(folder, split, config) if config is not None else None
+        if ds is not None:
+            return ds
         raise DataError(f"benchmark {b.name}: {exc}\n{fetch_hint(b)}") from exc
     return ds
 

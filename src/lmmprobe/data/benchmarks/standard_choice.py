@@ -30,7 +30,6 @@ from lmmprobe.data.benchmarks import (
 )
 from lmmprobe.data.benchmarks._lmms import (
     LMMS_EVAL_COMMIT,
-    hub_fetch,
     lmms_source,
     required_text,
 )
@@ -122,12 +121,7 @@ MMBENCH = benchmark(
             context_format="{context} ",
         ),
         to_sample=_mmbench,
-        fetch=hub_fetch(
-            "mmbench",
-            "lmms-lab/MMBench",
-            "ac155b9c318a37ac5a75267b18cbca12cbcc6bab",
-            "'en/*' README.md",
-        ),
+        include=("en/*", "README.md"),
         split="dev",
         splits=("dev", "test"),
         hub_id="lmms-lab/MMBench",
@@ -246,12 +240,7 @@ MMMU = benchmark(
             ),
         ),
         to_sample=_mmmu,
-        fetch=hub_fetch(
-            "mmmu",
-            "lmms-lab/MMMU",
-            "364f2e2eb107b36e07ff4c5a15f5947a759cef47",
-            "'data/validation-*' README.md",
-        ),
+        include=("data/validation-*", "README.md"),
         split="validation",
         splits=("dev", "validation", "test"),
         hub_id="lmms-lab/MMMU",
@@ -313,12 +302,7 @@ MME = benchmark(
             "tools/eval_tool.zip Your_Results/*.txt @ dd29509)",
         ),
         to_sample=_mme,
-        fetch=hub_fetch(
-            "mme",
-            "lmms-lab/MME",
-            "d6c9023f017b564f7b3ccccf5348166bce8fdbcd",
-            "'data/test-*' README.md",
-        ),
+        include=("data/test-*", "README.md"),
         splits=("test",),
         hub_id="lmms-lab/MME",
         revision="d6c9023f017b564f7b3ccccf5348166bce8fdbcd",
@@ -374,12 +358,7 @@ POPE = benchmark(
             source=lmms_source("pope/pope.yaml (post_prompt) and pope/utils.py (pope_doc_to_text)"),
         ),
         to_sample=_pope,
-        fetch=hub_fetch(
-            "pope",
-            "lmms-lab/POPE",
-            "4db1276663dfa5eb8ad16a52d24c31a09e470896",
-            "'data/*' README.md",
-        ),
+        include=("data/*", "README.md"),
         splits=("test",),
         hub_id="lmms-lab/POPE",
         revision="4db1276663dfa5eb8ad16a52d24c31a09e470896",
@@ -434,7 +413,6 @@ SEEDBENCH = benchmark(
             source=lmms_source("seedbench/utils.py (seed_doc_to_text)"),
         ),
         to_sample=_seed,
-        fetch=hub_fetch("seedbench", "lmms-lab/SEED-Bench", None),
         splits=("test",),
         hub_id="lmms-lab/SEED-Bench",
         size=14233,
@@ -443,8 +421,8 @@ SEEDBENCH = benchmark(
             "rows are skipped.",
             "The official score is accuracy (lmms-eval: seed_image); lmms-eval reads the first "
             "character of the answer, lmmprobe its matcher (mark, then option text).",
-            "No pinned revision: the commit sha of lmms-lab/SEED-Bench could not be read "
-            "offline (main was 74c4ea0, abbreviated); pass revision by fetching a copy.",
+            "Revision not pinned: the hub shows its main only as 74c4ea0 and no public source "
+            "read offline gives the full commit id, so the data is read from main.",
         ),
         schema_confirmed="",
     )
@@ -494,12 +472,7 @@ SCIENCEQA = benchmark(
             context_format="Context: {context}\n",
         ),
         to_sample=_scienceqa,
-        fetch=hub_fetch(
-            "scienceqa-img",
-            "lmms-lab/ScienceQA",
-            "df59f11e9fd34bc02e24b4d5314bb1c86dcd21c0",
-            "'ScienceQA-IMG/*' README.md",
-        ),
+        include=("ScienceQA-IMG/*", "README.md"),
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/ScienceQA",
         revision="df59f11e9fd34bc02e24b4d5314bb1c86dcd21c0",
@@ -550,7 +523,6 @@ AI2D = benchmark(
             source=lmms_source("ai2d/utils.py (ai2d_doc_to_text, prompt_format mcq) and ai2d.yaml"),
         ),
         to_sample=_ai2d,
-        fetch=hub_fetch("ai2d", "lmms-lab/ai2d", "c83a9b9692933aff8349157c88a413df9d02c4e5"),
         splits=("test",),
         hub_id="lmms-lab/ai2d",
         revision="c83a9b9692933aff8349157c88a413df9d02c4e5",
@@ -648,12 +620,7 @@ MMSTAR = benchmark(
             ),
         ),
         to_sample=_mmstar,
-        fetch=hub_fetch(
-            "mmstar",
-            "Lin-Chen/MMStar",
-            "bc98d668301da7b14f648724866e57302778ab27",
-            "mmstar.parquet README.md",
-        ),
+        include=("mmstar.parquet", "README.md"),
         split="val",
         splits=("val",),
         hub_id="Lin-Chen/MMStar",
@@ -702,9 +669,6 @@ REALWORLDQA = benchmark(
             source=lmms_source("realworldqa/realworldqa.yaml (empty pre/post prompt) and utils.py"),
         ),
         to_sample=_realworldqa,
-        fetch=hub_fetch(
-            "realworldqa", "lmms-lab/RealWorldQA", "907c4e5228fd1703c710ed937601cb5f89ab8d5c"
-        ),
         splits=("test",),
         hub_id="lmms-lab/RealWorldQA",
         revision="907c4e5228fd1703c710ed937601cb5f89ab8d5c",
@@ -765,9 +729,6 @@ HALLUSIONBENCH = benchmark(
             ),
         ),
         to_sample=_hallusion,
-        fetch=hub_fetch(
-            "hallusionbench", "lmms-lab/HallusionBench", "ea5fd49f1b711d12cc8b0ec75be0c0593e17befe"
-        ),
         split="image",
         splits=("image", "non_image"),
         hub_id="lmms-lab/HallusionBench",
@@ -841,12 +802,7 @@ MATHVISTA = benchmark(
             "built by lupantech/MathVista evaluation/build_query.py @ 53d5258",
         ),
         to_sample=_mathvista,
-        fetch=hub_fetch(
-            "mathvista",
-            "AI4Math/MathVista",
-            "d32e834bdd9442cf2a0f72e3b2b7a74151c2a2d1",
-            "'data/testmini-*' README.md",
-        ),
+        include=("data/testmini-*", "README.md"),
         split="testmini",
         splits=("testmini", "test"),
         hub_id="AI4Math/MathVista",

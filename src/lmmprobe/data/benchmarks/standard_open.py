@@ -24,7 +24,6 @@ from lmmprobe.data.benchmarks import (
     image_ref,
 )
 from lmmprobe.data.benchmarks._lmms import (
-    hub_fetch,
     lmms_source,
     required_text,
 )
@@ -38,10 +37,6 @@ CAPTION_PROMPT = "Provide a one-sentence caption for the provided image."
 _LMMS_ENCODER = (
     "lmms-eval's task files now load the identical copy lmms-lab-encoder/{repo} (moved there "
     "in July 2026); either works."
-)
-_REVISION_UNKNOWN = (
-    "Revision not pinned: the hub page shows the current commit only as {short}, and the full "
-    "commit id could not be read offline; the data is read from the repository's main branch."
 )
 
 
@@ -103,6 +98,7 @@ def _textvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
+TEXTVQA_REVISION = "9c0699cd19768ac5ab97568f6b3cbac4c0062884"
 TEXTVQA = benchmark(
     Benchmark(
         name="textvqa",
@@ -119,10 +115,11 @@ TEXTVQA = benchmark(
             ),
         ),
         to_sample=_textvqa,
-        fetch=hub_fetch("textvqa", "lmms-lab/textvqa", None, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/textvqa",
+        revision=TEXTVQA_REVISION,
         size=5000,
         reform="scene text perception",
         notes=(
@@ -130,7 +127,8 @@ TEXTVQA = benchmark(
             "lmms-eval's textvqa_val computes it (the TextVQA evaluation's formula, mmf); the "
             "question is shown capitalized as lmms-eval shows it. lmms-eval's optional "
             "OCR-token hint is off by default and not added.",
-            _REVISION_UNKNOWN.format(short="9c0699c"),
+            "The pinned revision is the repository's current main (9c0699c on the hub's commit "
+            "list; the full id as public evaluation code pins it, read offline).",
             _LMMS_ENCODER.format(repo="textvqa"),
         ),
         schema_confirmed=(
@@ -177,7 +175,7 @@ DOCVQA = benchmark(
             ),
         ),
         to_sample=_docvqa,
-        fetch=hub_fetch("docvqa", "lmms-lab/DocVQA", DOCVQA_REVISION, "DocVQA/validation-*"),
+        include=("DocVQA/validation-*",),
         split="validation",
         splits=("train", "validation", "test"),
         hub_id="lmms-lab/DocVQA",
@@ -231,7 +229,6 @@ CHARTQA = benchmark(
             source=lmms_source("chartqa/chartqa.yaml (post_prompt) + utils.py chartqa_doc_to_text"),
         ),
         to_sample=_chartqa,
-        fetch=hub_fetch("chartqa", "lmms-lab/ChartQA", CHARTQA_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/ChartQA",
@@ -270,6 +267,7 @@ def _ocrbench(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
+OCRBENCH_REVISION = "92a54bd1384387c178d5a07140a2d85e0a3d12e1"
 OCRBENCH = benchmark(
     Benchmark(
         name="ocrbench",
@@ -287,10 +285,10 @@ OCRBENCH = benchmark(
             ),
         ),
         to_sample=_ocrbench,
-        fetch=hub_fetch("ocrbench", "echo840/OCRBench", None),
         split="test",
         splits=("test",),
         hub_id="echo840/OCRBench",
+        revision=OCRBENCH_REVISION,
         size=1000,
         reform="scene text perception",
         notes=(
@@ -298,7 +296,9 @@ OCRBENCH = benchmark(
             "answer (lowercased; HME100k formulas compared without spaces), as OCRBench's "
             "example.py scores it; --by question_type gives its ten category totals. lmms-eval's "
             "copy also folds full-width characters, which OCRBench's own code does not.",
-            _REVISION_UNKNOWN.format(short="276bd0b"),
+            "The pinned revision 92a54bd is the repository's current main as the hub's file "
+            "listing shows it (read offline); it changed only README.md since 276bd0b, where "
+            "the schema was confirmed: the data files are those of the 'Upload dataset' commit.",
         ),
         schema_confirmed=(
             "echo840/OCRBench card @ 276bd0b (dataset, question, question_type strings, answer "
@@ -349,7 +349,7 @@ VQAV2 = benchmark(
             source=lmms_source("vqav2/vqav2_val.yaml (post_prompt) + utils.py vqav2_doc_to_text"),
         ),
         to_sample=_vqav2,
-        fetch=hub_fetch("vqav2", "lmms-lab/VQAv2", VQAV2_REVISION, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("validation",),
         hub_id="lmms-lab/VQAv2",
@@ -437,6 +437,7 @@ def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
+GQA_REVISION = "a6e72d6e1b912da88af8b2f9eba05d5ea8ec2dd8"
 GQA = benchmark(
     Benchmark(
         name="gqa",
@@ -451,10 +452,11 @@ GQA = benchmark(
             source=lmms_source("gqa/gqa.yaml (post_prompt) + utils.py gqa_doc_to_text"),
         ),
         to_sample=_gqa,
-        fetch=hub_fetch("gqa", "lmms-lab/GQA", None, "testdev_balanced_*"),
+        include=("testdev_balanced_*",),
         split="testdev",
         splits=("testdev",),
         hub_id="lmms-lab/GQA",
+        revision=GQA_REVISION,
         size=12578,
         layout="files",
         read_files=read_gqa_snapshot,
@@ -467,7 +469,8 @@ GQA = benchmark(
             "hub cache's snapshot is read, and online the same two configs are downloaded "
             "into it. Scored by exact match ignoring case and punctuation against the short "
             "answer, as lmms-eval's gqa task.",
-            "Revision not pinned: the repository's current commit could not be read offline.",
+            "The pinned revision a6e72d6 is the commit public evaluation code pins for "
+            "lmms-lab/GQA (read offline: whether main has moved since could not be asked).",
             _LMMS_ENCODER.format(repo="GQA"),
         ),
         # The images config (id, image) is on the card; of the instructions config only the
@@ -510,7 +513,6 @@ OKVQA = benchmark(
             ),
         ),
         to_sample=_okvqa,
-        fetch=hub_fetch("okvqa", "lmms-lab/OK-VQA", OKVQA_REVISION),
         split="val2014",
         splits=("val2014",),
         hub_id="lmms-lab/OK-VQA",
@@ -567,7 +569,7 @@ VIZWIZ = benchmark(
             ),
         ),
         to_sample=_vizwiz,
-        fetch=hub_fetch("vizwiz", "lmms-lab/VizWiz-VQA", VIZWIZ_REVISION, "data/val-*"),
+        include=("data/val-*",),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/VizWiz-VQA",
@@ -653,7 +655,7 @@ COCO_CAPTION = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_coco,
-        fetch=hub_fetch("coco-caption", "lmms-lab/COCO-Caption2017", COCO_REVISION, "data/val-*"),
+        include=("data/val-*",),
         split="val",
         splits=("val", "test"),
         hub_id="lmms-lab/COCO-Caption2017",
@@ -687,7 +689,7 @@ NOCAPS = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_nocaps,
-        fetch=hub_fetch("nocaps", "lmms-lab/NoCaps", NOCAPS_REVISION, "data/validation-*"),
+        include=("data/validation-*",),
         split="validation",
         splits=("validation", "test"),
         hub_id="lmms-lab/NoCaps",
@@ -723,7 +725,6 @@ FLICKR30K = benchmark(
         metric="coco_cider",
         prompt=_CAPTION_TEMPLATE,
         to_sample=_flickr,
-        fetch=hub_fetch("flickr30k", "lmms-lab/flickr30k", FLICKR_REVISION),
         split="test",
         splits=("test",),
         hub_id="lmms-lab/flickr30k",
