@@ -156,28 +156,27 @@ def _serving(db: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
 def test_serve_answers_an_error_page_with_the_one_line_message(
     damaged: tuple[Path, str, bytes], tmp_path: Path
 ) -> None:
-    src, run_id, data = damaged
+    _, run_id, data = damaged
     db = tmp_path / "bad.db"  # a copy: serve keeps its search index beside the store
     db.write_bytes(data)
     pages = [
         "/", f"/runs/{run_id}", f"/runs/{run_id}/samples", f"/runs/{run_id}/samples/demo-0-000000",
         f"/compare?a={run_id}&b={run_id}&model_a=random&model_b=first",
     ]  # fmt: skip
-    with _serving(db) as (url, proc):
-        with httpx.Client(timeout=30) as client:
-            for path in pages:
-                page = client.get(url + path)
-                assert page.status_code in (500, 503), (path, page.status_code)
-                assert page.headers["content-type"].startswith("text/html"), path
-                found = re.search(r"<h1>(.*?)</h1>\s*<p>(.*?)</p>", page.text, re.S)
-                assert found is not None, (path, page.text[:500])
-                title, message = found.groups()
-                assert title == "The store cannot be read", (path, title)
-                assert "damaged" in message and "\n" not in message, (path, message)
-                assert "Traceback" not in page.text and 'href="/"' in page.text
-            listing = client.get(url + "/api/runs")
-            assert listing.status_code == 500
-            assert "damaged" in listing.json()["detail"]
+    with _serving(db) as (url, proc), httpx.Client(timeout=30) as client:
+        for path in pages:
+            page = client.get(url + path)
+            assert page.status_code in (500, 503), (path, page.status_code)
+            assert page.headers["content-type"].startswith("text/html"), path
+            found = re.search(r"<h1>(.*?)</h1>\s*<p>(.*?)</p>", page.text, re.S)
+            assert found is not None, (path, page.text[:500])
+            title, message = found.groups()
+            assert title == "The store cannot be read", (path, title)
+            assert "damaged" in message and "\n" not in message, (path, message)
+            assert "Traceback" not in page.text and 'href="/"' in page.text
+        listing = client.get(url + "/api/runs")
+        assert listing.status_code == 500
+        assert "damaged" in listing.json()["detail"]
     assert proc.stderr is not None
     log = proc.stderr.read()
     assert "Traceback" not in log, log[-3000:]
