@@ -579,9 +579,11 @@ class Store:
         the file. Where the folder is read-only (read-only media, another user's folder) and
         no index exists, ``mode=ro`` cannot open it; the store is then opened ``immutable=1``
         (no index, no locks: SQLite reads the file as it is). That is correct only when no
-        change waits in a ``-wal`` (or ``-journal``) file, which immutable reading ignores,
-        and no writer can be at work, which needs write access to that folder; so it is used
-        only when no such file holds anything, and otherwise refused with what to do.
+        writer is at work, and none is without a ``-shm`` (a writer keeps one while it works),
+        and when no change waits in a ``-wal`` (or ``-journal``) file, which an immutable read
+        would ignore. So it is used only when there is no ``-shm`` and no such file holds
+        anything; otherwise the store is refused with what to do. (Copying the store to a
+        temporary file would also work, at the cost of a whole copy per command.)
 
         A store of an older layout is migrated, and runs of dead processes are marked, by a
         short writable open, as any open did before: both are writes the file needs once, and
@@ -642,21 +644,23 @@ class Store:
         """The immutable connection `_open_read_only` falls back on, when that is correct.
 
         Raises:
-            StoreAccessError: A ``-wal`` or ``-journal`` file holds changes that an immutable
-                read would miss (``reason`` ``read_only``).
+            StoreAccessError: A ``-shm`` file (a writer may be at work), or a ``-wal`` or
+                ``-journal`` file holding changes an immutable read would miss, is beside the
+                store (``reason`` ``read_only``).
 
         """
-        for suffix in ("-wal", "-journal"):
-            pending = _companion(self._file, suffix)
-            if pending.exists() and pending.stat().st_size > 0:
-                raise StoreAccessError(
-                    f"{self.path} cannot be read here: {pending.name} beside it holds changes "
-                    f"not yet in the file, and SQLite reads them only with write access to the "
-                    f"folder {self.path.parent} ({exc}). Make the folder writable, or copy the "
-                    f"store with its {pending.name} to a writable folder and pass --db with the "
-                    "copy.",
-                    "read_only",
-                ) from exc
+        for suffix in ("-shm", "-wal", "-journal"):
+            beside = _companion(self._file, suffix)
+            if not beside.exists() or (suffix != "-shm" and beside.stat().st_size == 0):
+                continue
+            what = "may be in use" if suffix == "-shm" else "holds changes not yet in the file"
+            raise StoreAccessError(
+                f"{self.path} cannot be read here: {beside.name} beside it {what}, and SQLite "
+                f"reads such a store only with write access to the folder {self.path.parent} "
+                f"({exc}). Make the folder writable, or copy the store with the files beside it "
+                "to a writable folder and pass --db with the copy.",
+                "read_only",
+            ) from exc
         self._tidy_on_close = False  # an immutable read makes no files
         return self._connect(immutable=True)
 
