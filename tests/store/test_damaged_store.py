@@ -23,8 +23,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreDamagedError
 from lmmprobe.store.battles import record_vote
+from lmmprobe.store.queries import Readers, is_time_limit, list_runs
 
 LMMPROBE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent)) or "lmmprobe"
 PAGE_NOISE = bytes(range(256)) * 4
@@ -181,3 +182,27 @@ def test_serve_answers_an_error_page_with_the_one_line_message(
     log = proc.stderr.read()
     assert "Traceback" not in log, log[-3000:]
     assert db.read_bytes() == data
+
+
+def test_the_viewers_reads_raise_the_typed_error(
+    damaged: tuple[Path, str, bytes], tmp_path: Path
+) -> None:
+    readers = Readers(damaged[0])
+    try:
+        with pytest.raises(StoreDamagedError, match="is damaged"), readers.connection() as conn:
+            list_runs(conn)
+    finally:
+        readers.close()
+    # A query the viewer stops on purpose (its time limit) is not a fault of the file.
+    Store(tmp_path / "s.db").close()
+    stopping = Readers(tmp_path / "s.db", time_limit_s=0.0)
+    count = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
+        "SELECT COUNT(*) FROM n"
+    )
+    try:
+        with pytest.raises(sqlite3.OperationalError) as info, stopping.connection() as conn:
+            conn.execute(count).fetchone()
+        assert is_time_limit(info.value)
+    finally:
+        stopping.close()
