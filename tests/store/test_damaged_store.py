@@ -93,15 +93,11 @@ def _synth_folder(root: Path) -> Path:
 
 COMMANDS = {
     "run": ["run", "-q", "-m", "random", "-d", "demo,n=3"],
-    "show": ["show"],
-    "show RUN": ["show", "RUN"],
+    "show": ["show", "RUN"],
     "runs": ["runs"],
     "compare": ["compare", "latest", "-m", "random", "-m", "first"],
-    "runs compare": ["runs", "compare", "latest", "-m", "random", "-m", "first"],
     "export": ["export", "latest"],
-    "export -o": ["export", "latest", "-o", "OUT/rows.csv", "-f", "csv"],
     "report": ["report", "latest", "-o", "OUT/report.html"],
-    "report md": ["report", "RUN", "-f", "md"],
     "arena export": ["arena", "export", "-o", "OUT/votes.jsonl"],
     "synth filter": ["synth", "filter", "SYNTH", "--run", "RUN"],
     "apex": ["apex", "Can models recognize shapes?", "-m", "random", "--max-experiments", "1",
