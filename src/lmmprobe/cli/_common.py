@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -11,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
+from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 
 def _width() -> int | None:
@@ -55,12 +58,44 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def open_store(db: Path | None) -> Store:
-    """The store at `db` (default path when None), or a clean exit when lmmprobe cannot read it.
+@contextmanager
+def open_store(db: Path | None) -> Iterator[Store]:
+    """The store at `db` (default path when None), opened read-only for the block inside.
 
-    A store written by a newer lmmprobe is refused with its file and both layout versions.
+    Every command that opens a store this way only reads it, so a store on read-only media
+    can be read, and nothing is created or changed. A store fault met opening it or inside
+    the block (no store there, damaged, newer, locked, unreadable) ends the command with its
+    one-line message and exit status 2: the store layer's `StoreError`, or an SQLite error
+    of code that reads `Store.conn` directly, told the same way (`as_store_error`).
     """
     try:
-        return Store(db)
-    except StoreVersionError as exc:
+        store = Store(db, read_only=True)
+    except StoreError as exc:
         fail(str(exc))
+    try:
+        with store:
+            yield store
+    except StoreError as exc:
+        fail(str(exc))
+    except sqlite3.Error as exc:
+        fault = as_store_error(exc, store.path)
+        if fault is None:
+            raise  # a bug (bad SQL), not a fault of the file
+        fail(str(fault))
+
+
+@contextmanager
+def store_faults_exit() -> Iterator[None]:
+    """Turn a `StoreError` that escapes a command into its one line and exit status 2.
+
+    For commands that open their store through the Python API (``report``, ``apex``,
+    ``synth filter``...) rather than `open_store`; wraps the whole application, outside
+    typer, so it exits with `SystemExit` itself.
+    """
+    try:
+        yield
+    except StoreError as exc:
+        try:
+            fail(str(exc))
+        except typer.Exit as done:  # printed as every error is; outside typer, exit here
+            raise SystemExit(done.exit_code) from None

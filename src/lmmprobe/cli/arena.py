@@ -32,22 +32,17 @@ def export(
     db: DbOption = None,
 ) -> None:
     """Write every arena vote as JSONL that `lmmprobe elo` reads (tie and both_bad -> tie)."""
-    from lmmprobe.store import StoreError
     from lmmprobe.store.battles import write_jsonl
 
     if out.is_dir():
         fail(f"--out {out} is a folder: give a file name such as {out / 'battles.jsonl'}")
     if not out.parent.is_dir():
         fail(f"--out {out}: the folder {out.parent} does not exist")
-    store = open_store(db)
-    try:
-        n = write_jsonl(store, out)
-    except StoreError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot write {out}: {exc.strerror or exc}")
-    finally:
-        store.close()
+    with open_store(db) as store:
+        try:
+            n = write_jsonl(store, out)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror or exc}")
     if n == 0:
         console.print(f"No votes in {store.path} yet: wrote an empty {out}.")
         return

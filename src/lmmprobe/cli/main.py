@@ -11,7 +11,14 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import DbOption, ModelsOption, console, err_console, open_store
+from lmmprobe.cli._common import (
+    DbOption,
+    ModelsOption,
+    console,
+    err_console,
+    open_store,
+    store_faults_exit,
+)
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
     all_failed,
@@ -386,7 +393,8 @@ _register_subcommands()
 def main() -> None:
     """Console-script entry point."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    app()
+    with store_faults_exit():
+        app()
 
 
 if __name__ == "__main__":

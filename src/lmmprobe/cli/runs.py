@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -226,10 +225,7 @@ def runs(
             _console.print(f"no runs: {escape(str(path))} does not exist (`lmmprobe run` makes it)")
         return
     with open_store(db) as store:
-        try:
-            found, total = list_runs(store, limit or None)
-        except sqlite3.Error as exc:
-            fail(f"cannot read runs from {store.path}: {exc}")
+        found, total = list_runs(store, limit or None)
         where = str(store.path)
     if fmt == "json":
         print(json.dumps([asdict(r) for r in found], indent=2))

@@ -196,7 +196,7 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
         key = path.resolve()
         if key not in stores:
             try:
-                stores[key] = Store(path)
+                stores[key] = Store(path, read_only=True)
             except StoreVersionError as exc:
                 raise ReportError(str(exc)) from exc
         return stores[key]

@@ -14,6 +14,7 @@ so a running evaluation is never blocked), except for the arena's votes.
 from __future__ import annotations
 
 import importlib
+import logging
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -26,11 +27,13 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from lmmprobe.serve import _pages, arena, compare, images, runs, samples, security
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreAccessError, StoreError, as_store_error
 from lmmprobe.store.queries import Readers, is_time_limit
 from lmmprobe.store.search import SearchIndexer
 
 __all__ = ["STATIC", "create_app"]
+
+log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).with_name("static")
 """The app's own CSS and scripts, served at ``/static`` (the page loads nothing from elsewhere)."""
@@ -116,19 +119,39 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
             status_code=exc.status_code,
         )
 
-    @app.exception_handler(sqlite3.OperationalError)
-    async def _slow_query(request: Request, exc: sqlite3.OperationalError) -> Response:
-        if not is_time_limit(exc):
-            raise exc
-        detail = (
-            f"this page's query ran past {app.state.readers.time_limit_s:g} s and was stopped: "
-            "narrow it (pick a model, or a longer search text) and try again"
-        )
+    def _error(request: Request, status: int, detail: str, title: str | None = None) -> Response:
         if _wants_json(request):
-            return JSONResponse({"detail": detail}, status_code=503)
+            return JSONResponse({"detail": detail}, status_code=status)
         return _pages.render(
-            request, "error.html", {"status": 503, "detail": detail}, status_code=503
+            request,
+            "error.html",
+            {"status": status, "detail": detail, "title": title},
+            status_code=status,
         )
+
+    @app.exception_handler(StoreError)
+    async def _store_fault(request: Request, exc: StoreError) -> Response:
+        # The store file failed (damaged, locked, unreadable): its one-line message, on the
+        # page and once on the server's terminal, never a traceback. Locked is temporary
+        # (503: try again); the others last until someone fixes the file (500).
+        locked = isinstance(exc, StoreAccessError) and exc.reason == "locked"
+        log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return _error(request, 503 if locked else 500, str(exc), "The store cannot be read")
+
+    @app.exception_handler(sqlite3.Error)
+    async def _sqlite_error(request: Request, exc: sqlite3.Error) -> Response:
+        if is_time_limit(exc):
+            detail = (
+                f"this page's query ran past {app.state.readers.time_limit_s:g} s and was "
+                "stopped: narrow it (pick a model, or a longer search text) and try again"
+            )
+            return _error(request, 503, detail)
+        # Reads through the store's connections arrive as StoreError already; any other
+        # fault of the file is told the same way. A bug (bad SQL) stays the error it is.
+        fault = as_store_error(exc, app.state.db_path)
+        if fault is None:
+            raise exc
+        return await _store_fault(request, fault)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(request: Request, exc: RequestValidationError) -> Response:

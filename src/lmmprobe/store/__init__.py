@@ -8,6 +8,7 @@ from lmmprobe.store.sqlite import (
     StoreDamagedError,
     StoreError,
     StoreVersionError,
+    as_store_error,
 )
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "StoreDamagedError",
     "StoreError",
     "StoreVersionError",
+    "as_store_error",
     "export_run",
     "export_run_to_file",
 ]

@@ -24,9 +24,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from lmmprobe.store import search
+from lmmprobe.store.sqlite import as_store_error
 
 __all__ = [
     "COUNT_CAP",
@@ -106,17 +107,27 @@ class Readers:
             time_limit_s: Stop queries after this many seconds instead of `time_limit_s`
                 (a whole-run comparison may need longer than a page).
 
+        Raises:
+            StoreError: A fault of the store file met inside the block (damaged, locked...),
+                as the one-line error `Store` raises (`lmmprobe.store.as_store_error`); a query
+                stopped by the time limit stays the `sqlite3.OperationalError` it is.
+
         """
         try:
             conn = self._pool.get_nowait()
         except queue.Empty:
-            conn = self._open()
+            try:
+                conn = self._open()
+            except sqlite3.Error as exc:
+                self._raise_typed(exc)
         limit = self.time_limit_s if time_limit_s is None else time_limit_s
         deadline = time.monotonic() + limit
         # Checked every 100,000 virtual-machine steps: a few milliseconds apart at most.
         conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 100_000)
         try:
             yield conn
+        except sqlite3.Error as exc:
+            self._raise_typed(exc)
         finally:
             conn.set_progress_handler(None, 0)
             if conn.in_transaction:
@@ -125,6 +136,13 @@ class Readers:
                 self._pool.put_nowait(conn)
             except queue.Full:
                 conn.close()
+
+    def _raise_typed(self, exc: sqlite3.Error) -> NoReturn:
+        """Raise `exc` as a `StoreError` when it is a fault of the file, else as it is."""
+        fault = as_store_error(exc, self.path)
+        if fault is None:
+            raise exc
+        raise fault from exc
 
     def close(self) -> None:
         """Close every pooled connection."""

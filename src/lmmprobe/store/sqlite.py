@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from urllib.parse import quote
 
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Score, Usage
 
@@ -195,28 +196,58 @@ class StoreAccessError(StoreVersionError):
 
 
 # SQLite's primary result codes (the low byte of an extended code) that name a fault of the file.
-_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_IOERR = 5, 6, 8, 10
+_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_INTERRUPT, _SQLITE_IOERR = 5, 6, 8, 9, 10
 _SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 13, 14, 26
-_DAMAGED_WORDS = ("malformed", "not a database", "file is encrypted")
+# "Could not decode to UTF-8": a text column holding bytes that are not UTF-8. lmmprobe writes
+# text only from Python strings, so such bytes are damage (or another program's writing).
+_DAMAGED_WORDS = ("malformed", "not a database", "file is encrypted", "could not decode")
 
 
 def _is_fault(exc: sqlite3.Error) -> bool:
     """Whether an SQLite error is a fault of the file or its disk, not a misuse by the caller.
 
-    A broken constraint or bad SQL is a bug of the caller and stays the error it is.
+    A broken constraint or bad SQL is a bug of the caller and stays the error it is; so does
+    a query the caller interrupted on purpose (a viewer's time limit).
     """
+    if _primary(exc) == _SQLITE_INTERRUPT:
+        return False
     return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+def as_store_error(
+    exc: sqlite3.Error, path: str | Path, doing: str = "reading it"
+) -> StoreError | None:
+    """The one-line `StoreError` for an SQLite error met on the store at `path`, if a fault.
+
+    For code that reads a store through its own connection (`Store.conn`, the viewer's
+    `lmmprobe.store.queries.Readers`) and reports what `Store`'s own methods raise.
+
+    Args:
+        exc: The error SQLite raised.
+        path: The store file.
+        doing: What was being done, for the message ("reading it").
+
+    Returns:
+        A `StoreDamagedError`, `StoreAccessError` or `StoreError`; None when the error is not
+        a fault of the file (a bug of the caller, a query stopped on purpose), which the
+        caller should let through as it is.
+
+    """
+    if not _is_fault(exc):
+        return None
+    return _fault(exc, Path(path), doing, _timeout_from_env_or_default())
 
 
 def _fault(exc: sqlite3.Error, path: Path, doing: str, timeout: float) -> StoreError:
     """A one-line `StoreError` for an SQLite error met while `doing` something with `path`."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
+    primary = _primary(exc)
     text = str(exc)
     lower = text.lower()
     if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or any(w in lower for w in _DAMAGED_WORDS):
+        # SQLite's decoding error quotes the damaged bytes: never echo them to a terminal.
+        what = "a text value is not valid UTF-8" if "could not decode" in lower else text
         return StoreDamagedError(
-            f"{path} is damaged or is not an lmmprobe store ({text}, while {doing}). lmmprobe "
+            f"{path} is damaged or is not an lmmprobe store ({what}, while {doing}). lmmprobe "
             f"has left it as it is: move it aside (`sqlite3 {path} .recover` may save its "
             "rows) and pass another --db file."
         )
@@ -253,6 +284,43 @@ def _fault(exc: sqlite3.Error, path: Path, doing: str, timeout: float) -> StoreE
             "io",
         )
     return StoreError(f"{path}: {text} (while {doing})")
+
+
+def _primary(exc: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of an error (None where Python gives none)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _companion(file: Path, suffix: str) -> Path:
+    """One of the files SQLite keeps beside a database: ``-wal``, ``-shm``, ``-journal``."""
+    return file.with_name(file.name + suffix)
+
+
+def _tidy(file: Path) -> None:
+    """Let SQLite remove the ``-wal`` and ``-shm`` files a read-only connection left.
+
+    A read-only connection cannot remove them; a plain connection that reads and closes does,
+    exactly as after a writer, and only when no other connection has the store open (then
+    they are in use and stay). It writes nothing else: the log it empties is empty. Only an
+    optimisation, so a failure leaves the files, which SQLite reuses.
+    """
+    try:
+        conn = sqlite3.connect(file, timeout=0.1, isolation_level=None)
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        log.debug("files beside %s left as they are: %s", file, exc)
+
+
+def _timeout_from_env_or_default() -> float:
+    """The write-lock wait for messages: `_timeout_from_env`, or the default when unset."""
+    try:
+        return _timeout_from_env()
+    except StoreAccessError:
+        return DEFAULT_TIMEOUT_S
 
 
 def _timeout_from_env() -> float:
@@ -439,18 +507,31 @@ class Store:
             ``./lmmprobe-runs/lmmprobe.db``.
         timeout: Seconds to wait for another process's write lock before giving up with a
             `StoreAccessError`; default ``$LMMPROBE_DB_TIMEOUT`` or 30.
+        read_only: Open the existing store for reading only (``show``, ``export``...): a
+            store on read-only media or in a read-only folder can be read, and nothing is
+            created or changed (see `_open_read_only` for the two exceptions an older
+            layout and dead runs make, where the file can be written).
 
     Raises:
         StoreVersionError: The store was written by another lmmprobe version, or not by
             lmmprobe.
         StoreDamagedError: The file is not a readable SQLite database.
-        StoreAccessError: The folder or file cannot be created or written, or stays locked.
+        StoreAccessError: The folder or file cannot be created or written, or stays locked;
+            with `read_only`, there is no store at `path`.
 
     """
 
-    def __init__(self, path: str | Path | None = None, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        timeout: float | None = None,
+        read_only: bool = False,
+    ) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
         self.timeout = _timeout_from_env() if timeout is None else timeout
+        self.read_only = read_only
+        self._tidy_on_close = False  # a read-only open made SQLite's -wal/-shm files
         self._checked = False  # integrity checked (before the first write)
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
@@ -463,6 +544,9 @@ class Store:
                 f"such as {self.path / DEFAULT_DB.name}.",
                 "cannot_open",
             )
+        if read_only:
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -488,6 +572,113 @@ class Store:
             self.conn.close()
             raise
 
+    def _open_read_only(self) -> None:
+        """Open the existing store with a read-only connection (SQLite's ``mode=ro``).
+
+        A store in WAL mode is read through its ``-shm`` index, which SQLite creates beside
+        the file. Where the folder is read-only (read-only media, another user's folder) and
+        no index exists, ``mode=ro`` cannot open it; the store is then opened ``immutable=1``
+        (no index, no locks: SQLite reads the file as it is). That is correct only when no
+        writer is at work, and none is without a ``-shm`` (a writer keeps one while it works),
+        and when no change waits in a ``-wal`` (or ``-journal``) file, which an immutable read
+        would ignore. So it is used only when there is no ``-shm`` and no such file holds
+        anything; otherwise the store is refused with what to do. (Copying the store to a
+        temporary file would also work, at the cost of a whole copy per command.)
+
+        A store of an older layout is migrated, and runs of dead processes are marked, by a
+        short writable open, as any open did before: both are writes the file needs once, and
+        both are made only when needed and possible. Where the file cannot be written, an
+        older layout is refused with what to do and dead runs keep their stored status.
+        """
+        if not self.path.is_file():
+            raise StoreAccessError(
+                f"no store at {self.path}: run an evaluation first (`lmmprobe run`), or pass "
+                "--db with the store it wrote.",
+                "cannot_open",
+            )
+        self._file = self.path.resolve()
+        self._checked = True  # never written through this connection
+        # SQLite leaves the -wal and -shm files a read-only connection makes; made here, they
+        # are tidied on close (see `close`).
+        self._tidy_on_close = not any(_companion(self._file, s).exists() for s in ("-wal", "-shm"))
+        with self._faults("opening it"):
+            self.conn = self._connect(immutable=False)
+        try:
+            with self._faults("opening it"):
+                try:
+                    found = _stored_version(self.conn, self.path)
+                except sqlite3.OperationalError as exc:
+                    if _primary(exc) not in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+                        raise
+                    self.conn.close()
+                    self.conn = self._connect_immutable(exc)
+                    found = _stored_version(self.conn, self.path)
+                if found is None:
+                    raise StoreVersionError(
+                        f"{self.path} holds no lmmprobe tables: it is empty or was not written "
+                        "by lmmprobe. Pass --db with the store `lmmprobe run` wrote."
+                    )
+                self._refuse_version(found)
+                if found < SCHEMA_VERSION:
+                    self._migrate_with_a_writer(found)
+                if self._abandoned_runs():
+                    try:
+                        Store(self.path, timeout=self.timeout).close()
+                    except StoreError as exc:  # read-only, busy or damaged: shown as stored
+                        log.debug(
+                            "runs of dead processes in %s left as they are: %s", self.path, exc
+                        )
+        except BaseException:
+            self.conn.close()
+            if self._tidy_on_close:
+                _tidy(self._file)
+            raise
+
+    def _connect(self, *, immutable: bool) -> sqlite3.Connection:
+        """A read-only connection to the store file (``mode=ro``, or also ``immutable=1``)."""
+        flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+        uri = f"file:{quote(str(self._file))}?{flags}"
+        return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+
+    def _connect_immutable(self, exc: sqlite3.Error) -> sqlite3.Connection:
+        """The immutable connection `_open_read_only` falls back on, when that is correct.
+
+        Raises:
+            StoreAccessError: A ``-shm`` file (a writer may be at work), or a ``-wal`` or
+                ``-journal`` file holding changes an immutable read would miss, is beside the
+                store (``reason`` ``read_only``).
+
+        """
+        for suffix in ("-shm", "-wal", "-journal"):
+            beside = _companion(self._file, suffix)
+            if not beside.exists() or (suffix != "-shm" and beside.stat().st_size == 0):
+                continue
+            what = "may be in use" if suffix == "-shm" else "holds changes not yet in the file"
+            raise StoreAccessError(
+                f"{self.path} cannot be read here: {beside.name} beside it {what}, and SQLite "
+                f"reads such a store only with write access to the folder {self.path.parent} "
+                f"({exc}). Make the folder writable, or copy the store with the files beside it "
+                "to a writable folder and pass --db with the copy.",
+                "read_only",
+            ) from exc
+        self._tidy_on_close = False  # an immutable read makes no files
+        return self._connect(immutable=True)
+
+    def _migrate_with_a_writer(self, found: int) -> None:
+        """Migrate an older store through a writable open (read-only `Store` only)."""
+        try:
+            Store(self.path, timeout=self.timeout).close()
+        except StoreAccessError as exc:
+            if exc.reason not in ("read_only", "cannot_open"):
+                raise
+            raise StoreAccessError(
+                f"{self.path} is an lmmprobe store of schema version {found}, which this lmmprobe "
+                f"reads once it has migrated it to version {SCHEMA_VERSION}; that writes to the "
+                "file, which cannot be written here. Copy the store to a writable folder and "
+                "pass --db with the copy.",
+                "read_only",
+            ) from exc
+
     @contextmanager
     def _faults(self, doing: str) -> Iterator[None]:
         """Raise SQLite errors met inside as one-line `StoreError` s (see `_fault`)."""
@@ -510,10 +701,18 @@ class Store:
         """
         with self._faults("checking its integrity"):
             rows = self.conn.execute("PRAGMA quick_check").fetchall()
-        problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+        # SQLite may report many problems in one row, one a line, under a "*** in database
+        # main ***" heading: the message names the first and counts the others.
+        reported = [str(r[0]) for r in rows if r and r[0] != "ok"]
+        problems = [
+            line.strip()
+            for text in reported
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("***")
+        ] or [" ".join(text.split()) for text in reported]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            first = problems[0].replace("\n", " ")
+            first = problems[0][:200]
             raise StoreDamagedError(
                 f"{self.path} is damaged: SQLite's integrity check reports {first!r}{more}. "
                 f"lmmprobe has left it as it is: move it aside (`sqlite3 {self.path} .recover` "
@@ -539,35 +738,35 @@ class Store:
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
-            if found > SCHEMA_VERSION:
-                raise StoreVersionError(
-                    f"{self.path} is an lmmprobe store of schema version {found}, written by a "
-                    f"newer lmmprobe; this one reads version {SCHEMA_VERSION} and older. Upgrade "
-                    "lmmprobe (pip install -U lmmprobe) to use it, or pass another --db file."
-                )
+            self._refuse_version(found)
             while found < SCHEMA_VERSION:
-                step = _MIGRATIONS.get(found)
-                if step is None:
-                    raise StoreVersionError(
-                        f"{self.path} is an lmmprobe store of schema version {found}, which this "
-                        f"lmmprobe (version {SCHEMA_VERSION}) cannot migrate; pass another --db "
-                        "file to start a new store."
-                    )
-                step(c)
+                _MIGRATIONS[found](c)
                 found += 1
                 c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
                 log.info("migrated %s to store schema version %d", self.path, found)
 
-    def _settle_abandoned_runs(self) -> None:
-        """Mark runs whose owner process has died for what they are.
+    def _refuse_version(self, found: int) -> None:
+        """Refuse a store this lmmprobe cannot read: newer, or older than any migration.
 
-        A run still ``running`` becomes ``interrupted``; one whose status says it finished but
-        whose results were never written (killed in between) becomes ``incomplete``. Either
-        resumes from its stored responses when run again. Runs of live processes, of other
-        machines and of stores older than schema version 4 (no owner) are left alone. Done
-        only when there is something to mark, and given up when another process holds the
-        write lock (the next open tries again).
+        Raises:
+            StoreVersionError: With the file, both versions and what to do.
+
         """
+        if found > SCHEMA_VERSION:
+            raise StoreVersionError(
+                f"{self.path} is an lmmprobe store of schema version {found}, written by a "
+                f"newer lmmprobe; this one reads version {SCHEMA_VERSION} and older. Upgrade "
+                "lmmprobe (pip install -U lmmprobe) to use it, or pass another --db file."
+            )
+        if any(step not in _MIGRATIONS for step in range(found, SCHEMA_VERSION)):
+            raise StoreVersionError(
+                f"{self.path} is an lmmprobe store of schema version {found}, which this "
+                f"lmmprobe (version {SCHEMA_VERSION}) cannot migrate; pass another --db "
+                "file to start a new store."
+            )
+
+    def _abandoned_runs(self) -> list[tuple[str, float, str, str]]:
+        """Runs whose owner process has died, as ``(new status, now, id, owner)`` rows."""
         rows = self.conn.execute(
             "SELECT id, status, owner, results IS NULL, json_extract(spec, '$.data') FROM runs "
             "WHERE owner IS NOT NULL"
@@ -584,6 +783,19 @@ class Store:
             else:
                 new = status
             settle.append((new, time.time(), run_id, owner))
+        return settle
+
+    def _settle_abandoned_runs(self) -> None:
+        """Mark runs whose owner process has died for what they are.
+
+        A run still ``running`` becomes ``interrupted``; one whose status says it finished but
+        whose results were never written (killed in between) becomes ``incomplete``. Either
+        resumes from its stored responses when run again. Runs of live processes, of other
+        machines and of stores older than schema version 4 (no owner) are left alone. Done
+        only when there is something to mark, and given up when another process holds the
+        write lock (the next open tries again).
+        """
+        settle = self._abandoned_runs()
         if not settle:
             return
         try:
@@ -631,6 +843,8 @@ class Store:
             except (StoreError, sqlite3.Error) as exc:
                 log.debug("runs in %s keep their owner: %s", self.path, exc)
         self.conn.close()
+        if self._tidy_on_close:
+            _tidy(self._file)
 
     def __enter__(self) -> Store:
         return self
@@ -681,6 +895,12 @@ class Store:
                 read-only, damaged); nothing the transaction wrote is kept.
 
         """
+        if self.read_only:
+            raise StoreAccessError(
+                f"{self.path} was opened read-only, so it cannot be written (while {doing}): "
+                "open it with Store(path) to write.",
+                "read_only",
+            )
         if not self._checked:
             self.check_integrity()
         with self._faults(doing):

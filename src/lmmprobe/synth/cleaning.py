@@ -64,7 +64,7 @@ def apply_consensus_filter(
     """
     root = Path(folder)
     manifest = load_manifest(root)
-    store = Store(db)
+    store = Store(db, read_only=True)
     try:
         scores = run_scores(store, run_ids)
     finally:
