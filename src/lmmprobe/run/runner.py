@@ -328,8 +328,9 @@ def execute_run(
         DataError: The data cannot be read, or is invalid in strict mode.
         ValueError: The spec asks for something a model cannot do, or gives replica settings
             without the Ray executor.
-        RunAborted: The run stopped early (server unreachable, key refused, a broken backend);
-            the run is recorded with the exception's `status` and a re-run resumes it.
+        RunAborted: The run stopped early (server unreachable or unhealthy, key refused, a
+            broken backend); the run is recorded with the exception's `status` and a re-run
+            resumes it.
 
     """
     check_names(spec.formulate)  # before the store or any model is touched
@@ -376,7 +377,8 @@ def execute_run(
             store.update_run(run_id, status="interrupted")
             raise
         except RunAborted as exc:
-            # stopped_unreachable / stopped_auth: everything answered is stored; a re-run resumes.
+            # stopped_unreachable / stopped_auth / stopped_unhealthy: everything answered is
+            # stored; a re-run resumes.
             exc.run_id = run_id
             store.update_run(run_id, status=exc.status)
             raise

@@ -401,7 +401,15 @@ def _reading(
 
 # Statuses that say a run did not finish; such a run has no results and is not "incomplete".
 _UNFINISHED = frozenset(
-    {"running", "failed", "interrupted", "incomplete", "stopped_unreachable", "stopped_auth"}
+    {
+        "running",
+        "failed",
+        "interrupted",
+        "incomplete",
+        "stopped_unreachable",
+        "stopped_auth",
+        "stopped_unhealthy",
+    }
 )
 # APEx experiments are runs whose figures live in the campaign's report, never in the run row:
 # finished without results is their normal state.
