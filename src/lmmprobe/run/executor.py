@@ -12,9 +12,9 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from lmmprobe.models.api_keys import scrub_secrets
+from lmmprobe.models.api_keys import scrub_answer, scrub_secrets
 from lmmprobe.models.base import (
     AsyncModel,
     ClosableModel,
@@ -169,20 +169,25 @@ def _checked(batch: Sequence[Request], responses: list[Response], elapsed: float
 
 
 def _scrubbed(responses: Sequence[Response]) -> list[Response]:
-    """The responses with every error message scrubbed of API keys (`scrub_secrets`).
+    """The responses with API keys scrubbed out of every error message and answer.
 
-    The one place every backend's error passes before it is stored, logged or shown, so a key
-    a server or a plugin quotes in an error never reaches the store, an export or a report.
+    The one place every backend's output passes before it is stored, logged or shown, so a key
+    a server, a model or a plugin quotes never reaches the store, an export or a report. Error
+    messages lose every key-like word (`scrub_secrets`); answers only the configured keys
+    (`scrub_answer`), and a response whose answer lost one says so (`Response.redacted`).
     """
     out: list[Response] = []
     for resp in responses:
+        update: dict[str, Any] = {}
         if resp.error is not None:
             clean = scrub_secrets(resp.error.message)
             if clean != resp.error.message:
-                resp = resp.model_copy(
-                    update={"error": resp.error.model_copy(update={"message": clean})}
-                )
-        out.append(resp)
+                update["error"] = resp.error.model_copy(update={"message": clean})
+        if resp.text is not None:
+            text = scrub_answer(resp.text)
+            if text != resp.text:
+                update.update(text=text, redacted=True)
+        out.append(resp.model_copy(update=update) if update else resp)
     return out
 
 

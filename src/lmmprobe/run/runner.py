@@ -54,6 +54,7 @@ class ModelOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s_total: float = 0.0
+    redacted: int = 0
 
     def stats(self) -> dict[str, Any]:
         """Counts and usage for results.json."""
@@ -65,6 +66,7 @@ class ModelOutcome:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "mean_latency_s": (self.latency_s_total / self.requests) if self.requests else None,
+            "redacted": self.redacted,
         }
 
 
@@ -286,6 +288,7 @@ def _answer(
         outcome.latency_s_total += resp.latency_s
         if resp.error is not None:
             outcome.errors += 1
+        outcome.redacted += resp.redacted
         if resp.usage is not None:
             outcome.prompt_tokens += resp.usage.prompt_tokens or 0
             outcome.completion_tokens += resp.usage.completion_tokens or 0
