@@ -98,7 +98,7 @@ def test_an_unhealthy_server_stops_the_run_in_one_line_then_the_same_command_res
     assert len(stored) == N and all(text and etype is None for text, etype in stored)
 
 
-def test_a_success_between_failures_keeps_a_flaky_server_running(tmp_path):
+def test_a_success_between_failures_keeps_a_flaky_server_running():
     # A server failing most requests but answering some is slow, not dead: the run finishes.
     policy = AbortPolicy(max_transient_failures=3)
     fail = Response(key="k", error=ErrorInfo(type="timeout", message="slow", retryable=True))
