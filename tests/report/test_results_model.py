@@ -55,6 +55,9 @@ def test_version_1_files_migrate_without_losing_a_value(path: Path) -> None:
     for added in ("executor", "replicas", "gpus_per_replica", "cpus_per_replica"):
         assert added not in before["spec"]
         assert after["spec"].pop(added) == defaults[added]
+    for model in after["models"].values():  # counted since: answers a key was taken out of
+        assert "redacted" not in before["models"]["random"]["stats"]
+        assert model["stats"].pop("redacted") == 0
     assert after == before
     # The Markdown is rendered from the typed object as for a new run.
     md = render_markdown(results)

@@ -222,3 +222,24 @@ def test_a_dead_server_stops_a_ray_run_as_it_stops_a_local_one(tmp_path):
         types = {t for (t,) in c.execute("SELECT error_type FROM responses")}
     assert status == "stopped_unreachable"
     assert types <= {"connection", "unreachable"}
+
+
+@pytest.mark.slow
+def test_an_unhealthy_server_stops_a_ray_run_as_it_stops_a_local_one(tmp_path):
+    from lmmprobe.run import ServerUnhealthy
+    from lmmprobe.run.executor import DEFAULT_MAX_TRANSIENT_FAILURES
+
+    with FakeOpenAIServer(always="server_error") as server:
+        model = f"openai:fake-vlm@{server.base_url},max_attempts=1,max_concurrency=2"
+        with pytest.raises(ServerUnhealthy) as info:
+            evaluate(
+                models=[model], data="demo,n=60", db=str(tmp_path / "db"), out=str(tmp_path / "a"),
+                executor=RayExecutor(replicas=2),
+            )  # fmt: skip
+    assert "server looks unhealthy" in str(info.value) and info.value.run_id is not None
+    with sqlite3.connect(tmp_path / "db") as c:
+        (status,) = c.execute("SELECT status FROM runs").fetchone()
+        types = [t for (t,) in c.execute("SELECT error_type FROM responses")]
+    assert status == "stopped_unhealthy"
+    # The driver stops at the same count as the local executor; nothing unanswered is stored.
+    assert types == ["transient"] * DEFAULT_MAX_TRANSIENT_FAILURES

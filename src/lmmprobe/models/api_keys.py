@@ -2,14 +2,33 @@
 
 Kept apart from `openai_api` so that a caller can resolve a key without importing the openai
 client. Every key handed out is remembered (in this process only) so that `scrub_secrets` can
-take it out of any text a server sends back: some servers echo the key in their error messages.
+take it out of any error a server sends back (some servers echo the key in their messages), and
+`scrub_answer` out of any answer (a server or model may quote its request headers).
+
+How a remembered key is found depends on its length and on the text, because a short key is
+also an ordinary word (``test``, ``no``, ``A``) and an answer is scored:
+
+| key length | error messages (`scrub_secrets`) | answers (`scrub_answer`) |
+| --- | --- | --- |
+| 8 or more (`MIN_SECRET_LENGTH`) | wherever it appears | wherever it appears |
+| 4 to 7 | wherever it appears | as a whole word only |
+| 1 to 3 (below `MIN_ANSWER_SECRET_LENGTH`) | as a whole word only | left alone |
+
+A whole word is the key with no letter or digit right before or after it, so a key ``test``
+is taken out of "key test was refused" but leaves "testing" and "latest" intact. A key of one
+to three characters is left in answers on purpose: scrubbing ``A`` would turn the answer
+"(A)" into "([redacted])", scored wrong, and such a key guards nothing (a few hundred thousand
+guesses find it); `resolve_api_key` warns when it hands one out.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
+
+log = logging.getLogger(__name__)
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "[::1]", "0.0.0.0")
 """Hosts of local servers (vLLM, SGLang, Ollama), which accept any key."""
@@ -18,11 +37,16 @@ REDACTED = "[redacted]"
 """What a scrubbed secret is replaced with."""
 
 MIN_SECRET_LENGTH = 8
-"""Shorter configured keys are not scrubbed verbatim (a 3-letter key would eat ordinary words);
-their ``Bearer`` form still is."""
+"""Configured keys at least this long are scrubbed wherever they appear, inside words too;
+shorter ones are scrubbed as whole words from answers (see the module docstring)."""
+
+MIN_ANSWER_SECRET_LENGTH = 4
+"""Shorter configured keys are not taken out of answers: they cannot be told from ordinary
+words ("A", "no", "yes"), and removing them would change what is scored."""
 
 # "Bearer <token>" (any token) and key-shaped words: sk-..., sk-proj-..., sk-ant-..., and the
 # pk-/rk- variants some providers use. Eight characters after the dash keep "sk-learn" safe.
+# Applied to error messages only: an answer may well speak of bearer bonds.
 _PATTERNS = (
     re.compile(r"(?i)(\bbearer\s+)(?!\[redacted\])[^\s\"',;)}\]]+"),
     re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"),
@@ -30,36 +54,85 @@ _PATTERNS = (
 
 _secrets: set[str] = set()
 _lock = threading.Lock()
+# One alternation of every remembered key per kind of text, rebuilt when a key is added; None
+# while no key is known (the common case: local models), so scrubbing an answer costs nothing.
+_error_re: re.Pattern[str] | None = None
+_answer_re: re.Pattern[str] | None = None
 
 
-def remember_secret(secret: str) -> None:
-    """Have `scrub_secrets` remove `secret` from every text from now on (this process only)."""
-    if len(secret) >= MIN_SECRET_LENGTH:
-        with _lock:
-            _secrets.add(secret)
+def _word(secret: str) -> str:
+    # No letter or digit (of any script) right before or after: "test" but not "testing".
+    return rf"(?<![^\W_]){re.escape(secret)}(?![^\W_])"
+
+
+def _alternation(parts: list[str]) -> re.Pattern[str] | None:
+    return re.compile("|".join(parts)) if parts else None
+
+
+def _rebuild() -> None:
+    """Compile the patterns of `_secrets` (caller holds `_lock`)."""
+    global _error_re, _answer_re
+    # Longest first: one key may contain another, and the longer one must go whole.
+    known = sorted(_secrets, key=len, reverse=True)
+    _error_re = _alternation(
+        [re.escape(s) if len(s) >= MIN_ANSWER_SECRET_LENGTH else _word(s) for s in known]
+    )
+    _answer_re = _alternation(
+        [
+            re.escape(s) if len(s) >= MIN_SECRET_LENGTH else _word(s)
+            for s in known
+            if len(s) >= MIN_ANSWER_SECRET_LENGTH
+        ]
+    )
+
+
+def remember_secret(secret: str) -> bool:
+    """Have `scrub_secrets` and `scrub_answer` remove `secret` from now on (this process only).
+
+    Returns:
+        Whether it is new (False for one remembered before, or one of only whitespace).
+
+    """
+    if not secret.strip():
+        return False
+    with _lock:
+        if secret in _secrets:
+            return False
+        _secrets.add(secret)
+        _rebuild()
+        return True
 
 
 def scrub_secrets(text: str) -> str:
     """`text` without any API key: configured keys, ``Bearer <token>`` and ``sk-...`` words.
 
-    Applied by the executor to every stored error message of every backend, and by the
-    openai backend before it shortens a server's message, so no key is stored, logged or
-    shown.
+    For error messages and other text that is not an answer. Applied by the executor to every
+    stored error message of every backend, and by the openai backend before it shortens a
+    server's message, so no key is stored, logged or shown.
     """
-    with _lock:
-        # Longest first: one key may contain another.
-        known = sorted(_secrets, key=len, reverse=True)
-    for secret in known:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+    pattern = _error_re
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
     text = _PATTERNS[0].sub(lambda m: m.group(1) + REDACTED, text)
     return _PATTERNS[1].sub(REDACTED, text)
+
+
+def scrub_answer(text: str) -> str:
+    """A model's answer without the configured API keys (as the module docstring says).
+
+    Only keys this process was given are looked for: an answer may legitimately hold words
+    that merely look like keys or tokens, which `scrub_secrets` would take out.
+    """
+    pattern = _answer_re
+    return text if pattern is None else pattern.sub(REDACTED, text)
 
 
 def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> str:
     """The key in the environment variable `key_env`, or "EMPTY" for a local server.
 
-    The key is remembered for `scrub_secrets`.
+    The key is remembered for `scrub_secrets` and `scrub_answer`; a key shorter than
+    `MIN_ANSWER_SECRET_LENGTH` is logged as a warning (once), naming the variable: it cannot
+    be kept out of answers.
 
     Args:
         key_env: The environment variable holding the key.
@@ -73,7 +146,15 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
     """
     key = os.environ.get(key_env)
     if key:
-        remember_secret(key)
+        if remember_secret(key) and len(key) < MIN_ANSWER_SECRET_LENGTH:
+            log.warning(
+                "the API key in %s is %d character(s) long: too short to tell from ordinary "
+                "words, so it is kept out of error messages but not out of answers; use a key "
+                "of %d characters or more",
+                key_env,
+                len(key),
+                MIN_ANSWER_SECRET_LENGTH,
+            )
         return key
     if base_url is not None and any(host in base_url for host in LOCAL_HOSTS):
         return "EMPTY"

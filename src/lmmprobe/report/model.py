@@ -106,6 +106,11 @@ class ModelStats(BaseModel):
     prompt_tokens: int = Field(default=0, description="Prompt tokens reported by the backend.")
     completion_tokens: int = Field(default=0, description="Completion tokens reported.")
     mean_latency_s: float | None = Field(default=None, description="Mean seconds per request.")
+    redacted: int = Field(
+        default=0,
+        description="Answers from which the configured API key was taken out before they were "
+        "stored (the server or model quoted it; `Response.redacted`).",
+    )
 
 
 class ModelResults(BaseModel):

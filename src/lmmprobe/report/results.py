@@ -196,6 +196,10 @@ def render_markdown(results: Results) -> str:
             f"| {s.prompt_tokens} | {s.completion_tokens} |"
         )
     for m, r in results.models.items():
+        if r.stats.redacted:
+            lines += ["", f"{md_text(m)}: {r.stats.redacted} answer(s) quoted the API key; it was "
+                      "replaced by `[redacted]` before they were stored."]  # fmt: skip
+    for m, r in results.models.items():
         for key, groups in r.breakdown.items():
             lines += ["", f"## {md_text(m)} by {md_text(key)}", ""]
             lines += _table(list(groups.items()), key)

@@ -12,9 +12,9 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from lmmprobe.models.api_keys import scrub_secrets
+from lmmprobe.models.api_keys import scrub_answer, scrub_secrets
 from lmmprobe.models.base import (
     AsyncModel,
     ClosableModel,
@@ -53,6 +53,36 @@ class AuthenticationFailed(RunAborted):
     """Several requests in a row were refused authentication (``auth`` errors)."""
 
     status = "stopped_auth"
+
+
+class ServerUnhealthy(RunAborted):
+    """Many requests in a row failed with transient errors (5xx, timeouts) and none succeeded.
+
+    The server answers (or accepts connections) but not usefully: every further request would
+    spend its whole retry budget the same way.
+    """
+
+    status = "stopped_unhealthy"
+
+
+TRANSIENT_ERRORS = frozenset({"transient", "timeout", "connection", "rate_limit"})
+"""Error types that count towards `ServerUnhealthy`: failures that may pass (HTTP 5xx, no
+answer within the timeout, a dropped connection, rate limiting), each reported by a backend
+only after its own retries. ``unreachable`` and ``auth`` have rules of their own; errors that
+say something about the request or the answer (``bad_request``, ``empty_response``, ...) say
+nothing about the server's health and neither count nor break a streak."""
+
+DEFAULT_MAX_TRANSIENT_FAILURES = 10
+"""Responses in a row that end in a `TRANSIENT_ERRORS` error, with no success among them, after
+which a run stops as ``stopped_unhealthy``.
+
+Each such response already spent the backend's retries (six attempts at the openai backend's
+defaults), so ten in a row is some sixty failed attempts with not one answer between them: a
+live server that fails half of all attempts gets there with odds of about 1e-18. Ten is below
+the openai backend's default concurrency (16), so the run stops when the first wave of requests
+has run out of retries: about 15 s for a server answering 500 to everything, about 6 minutes
+for one that accepts requests and never answers (60 s timeout x 6 attempts), instead of that
+long per request and concurrency slot."""
 
 
 class Executor(Protocol):
@@ -139,20 +169,25 @@ def _checked(batch: Sequence[Request], responses: list[Response], elapsed: float
 
 
 def _scrubbed(responses: Sequence[Response]) -> list[Response]:
-    """The responses with every error message scrubbed of API keys (`scrub_secrets`).
+    """The responses with API keys scrubbed out of every error message and answer.
 
-    The one place every backend's error passes before it is stored, logged or shown, so a key
-    a server or a plugin quotes in an error never reaches the store, an export or a report.
+    The one place every backend's output passes before it is stored, logged or shown, so a key
+    a server, a model or a plugin quotes never reaches the store, an export or a report. Error
+    messages lose every key-like word (`scrub_secrets`); answers only the configured keys
+    (`scrub_answer`), and a response whose answer lost one says so (`Response.redacted`).
     """
     out: list[Response] = []
     for resp in responses:
+        update: dict[str, Any] = {}
         if resp.error is not None:
             clean = scrub_secrets(resp.error.message)
             if clean != resp.error.message:
-                resp = resp.model_copy(
-                    update={"error": resp.error.model_copy(update={"message": clean})}
-                )
-        out.append(resp)
+                update["error"] = resp.error.model_copy(update={"message": clean})
+        if resp.text is not None:
+            text = scrub_answer(resp.text)
+            if text != resp.text:
+                update.update(text=text, redacted=True)
+        out.append(resp.model_copy(update=update) if update else resp)
     return out
 
 
@@ -223,16 +258,35 @@ class AbortPolicy:
             something other than a `ModelError`.
         max_auth_failures: Stop (`AuthenticationFailed`) after this many responses in a row
             were ``auth`` errors.
+        max_transient_failures: Stop (`ServerUnhealthy`) after this many responses ended in
+            a `TRANSIENT_ERRORS` error with no success among them (other errors neither count
+            nor break the streak); 0 never stops for this. Default
+            `DEFAULT_MAX_TRANSIENT_FAILURES`.
 
     A response of type ``unreachable`` stops the run at once (`ServerUnreachable`).
 
+    Raises:
+        ValueError: A limit is negative.
+
     """
 
-    def __init__(self, max_consecutive_failures: int = 20, max_auth_failures: int = 3) -> None:
+    def __init__(
+        self,
+        max_consecutive_failures: int = 20,
+        max_auth_failures: int = 3,
+        max_transient_failures: int = DEFAULT_MAX_TRANSIENT_FAILURES,
+    ) -> None:
+        if max_transient_failures < 0:
+            raise ValueError(
+                f"max_transient_failures must be 0 (never stop) or more, got "
+                f"{max_transient_failures}"
+            )
         self.max_consecutive_failures = max_consecutive_failures
         self.max_auth_failures = max_auth_failures
+        self.max_transient_failures = max_transient_failures
         self._failures = 0
         self._auth_failures = 0
+        self._transient_failures = 0
 
     def settle(self, result: BatchResult) -> list[Response]:
         """Count the batch's outcome (and log an unexpected exception); its responses."""
@@ -251,6 +305,7 @@ class AbortPolicy:
             RunAborted: Too many batches in a row raised unexpected exceptions.
             ServerUnreachable: A response says the server is down.
             AuthenticationFailed: Too many responses in a row were refused authentication.
+            ServerUnhealthy: Too many responses in a row failed with transient errors.
 
         """
         if self._failures >= self.max_consecutive_failures:
@@ -270,6 +325,26 @@ class AbortPolicy:
                     f"run stopped: {self._auth_failures} requests in a row failed "
                     f"authentication: {resp.error.message}"
                 )
+            if kind is None:
+                self._transient_failures = 0
+            elif kind in TRANSIENT_ERRORS:
+                self._transient_failures += 1
+                if 0 < self.max_transient_failures <= self._transient_failures:
+                    assert resp.error is not None
+                    raise ServerUnhealthy(_unhealthy(self._transient_failures, resp.error))
+
+
+def _unhealthy(n: int, last: ErrorInfo) -> str:
+    """The one-line message of `ServerUnhealthy`, quoting the last error (already scrubbed)."""
+    quoted = " ".join(last.message.split())  # a server's message may hold line breaks
+    if len(quoted) > 300:
+        quoted = quoted[:300] + "..."
+    return (
+        f"run stopped: the server looks unhealthy: {n} requests in a row failed with "
+        f"transient errors after all their retries and none succeeded (last: {last.type}: "
+        f"{quoted}); check the server's logs and load, or give the backend a longer timeout, "
+        "then re-run to resume"
+    )
 
 
 class LocalExecutor:
@@ -284,10 +359,15 @@ class LocalExecutor:
         max_concurrency: Overrides the backend's own limit for async backends.
         max_auth_failures: Stop (`AuthenticationFailed`) after this many responses in a row
             were ``auth`` errors: a refused key fails every request alike.
+        max_transient_failures: Stop (`ServerUnhealthy`) after this many responses failed with
+            transient errors (5xx, timeouts...) and none succeeded; 0 never stops for this.
 
     A response of type ``unreachable`` stops the run at once (`ServerUnreachable`): the backend
     only reports it after its own count of failed connection attempts. The rules are
     `AbortPolicy`'s, shared with the Ray executor.
+
+    Raises:
+        ValueError: A limit is negative.
 
     """
 
@@ -296,10 +376,14 @@ class LocalExecutor:
         max_consecutive_failures: int = 20,
         max_concurrency: int | None = None,
         max_auth_failures: int = 3,
+        max_transient_failures: int = DEFAULT_MAX_TRANSIENT_FAILURES,
     ) -> None:
+        # Built once here only to refuse bad limits before a run starts; `execute` makes its own.
+        AbortPolicy(max_consecutive_failures, max_auth_failures, max_transient_failures)
         self.max_consecutive_failures = max_consecutive_failures
         self.max_concurrency = max_concurrency
         self.max_auth_failures = max_auth_failures
+        self.max_transient_failures = max_transient_failures
         self.stats: dict[str, float] = {}
         """The last `execute`: ``run_s`` (seconds answering and storing) and ``batches``; the
         same window as the Ray executor's ``run_s``, so the two compare like for like."""
@@ -315,7 +399,9 @@ class LocalExecutor:
         t0 = time.perf_counter()
         batches = plan_batches(requests, model.capabilities.max_batch_size)
         self.stats = {"batches": len(batches)}
-        policy = AbortPolicy(self.max_consecutive_failures, self.max_auth_failures)
+        policy = AbortPolicy(
+            self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
+        )
         try:
             if isinstance(model, AsyncModel) and model.capabilities.is_async:
                 asyncio.run(self._run_async(model, batches, on_batch, policy))

@@ -46,6 +46,7 @@ from lmmprobe.run._ray_replica import (
     ray_module,
 )
 from lmmprobe.run.executor import (
+    DEFAULT_MAX_TRANSIENT_FAILURES,
     AbortPolicy,
     BatchResult,
     OnBatch,
@@ -154,6 +155,7 @@ class RayExecutor:
             but recipes through the object store.
         max_consecutive_failures: As `LocalExecutor`'s (`AbortPolicy`).
         max_auth_failures: As `LocalExecutor`'s (`AbortPolicy`).
+        max_transient_failures: As `LocalExecutor`'s (`AbortPolicy`).
 
     Use it as a context manager, or call `close`, to shut down a Ray instance it started.
 
@@ -170,6 +172,7 @@ class RayExecutor:
     images: ImageTransport = "auto"
     max_consecutive_failures: int = 20
     max_auth_failures: int = 3
+    max_transient_failures: int = DEFAULT_MAX_TRANSIENT_FAILURES
     stats: dict[str, Any] = field(default_factory=dict, init=False)
     """The last `execute_spec`: ``ready_s`` (seconds until every replica had built its model),
     ``run_s`` (seconds answering after that), ``batches``, ``restarts``, ``splits`` (batches cut
@@ -185,6 +188,10 @@ class RayExecutor:
             raise ValueError(f"max_restarts must be 0 or more (got {self.max_restarts})")
         if self.ready_timeout_s <= 0:
             raise ValueError(f"ready_timeout_s must be positive (got {self.ready_timeout_s})")
+        # Refuses bad stop limits now, not when the first model runs.
+        AbortPolicy(
+            self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
+        )
 
     @classmethod
     def from_spec(cls, spec: RunSpec) -> RayExecutor:
@@ -269,7 +276,9 @@ class RayExecutor:
         factory = MODELS.get(backend)
         place = self._placement(ray, backend, model)
         renderers = _renderers(requests)
-        policy = AbortPolicy(self.max_consecutive_failures, self.max_auth_failures)
+        policy = AbortPolicy(
+            self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
+        )
         batches: deque[list[Request]] = deque(
             plan_batches(requests, model.capabilities.max_batch_size)
         )

@@ -54,6 +54,7 @@ class ModelOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s_total: float = 0.0
+    redacted: int = 0
 
     def stats(self) -> dict[str, Any]:
         """Counts and usage for results.json."""
@@ -65,6 +66,7 @@ class ModelOutcome:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "mean_latency_s": (self.latency_s_total / self.requests) if self.requests else None,
+            "redacted": self.redacted,
         }
 
 
@@ -286,6 +288,7 @@ def _answer(
         outcome.latency_s_total += resp.latency_s
         if resp.error is not None:
             outcome.errors += 1
+        outcome.redacted += resp.redacted
         if resp.usage is not None:
             outcome.prompt_tokens += resp.usage.prompt_tokens or 0
             outcome.completion_tokens += resp.usage.completion_tokens or 0
@@ -328,8 +331,9 @@ def execute_run(
         DataError: The data cannot be read, or is invalid in strict mode.
         ValueError: The spec asks for something a model cannot do, or gives replica settings
             without the Ray executor.
-        RunAborted: The run stopped early (server unreachable, key refused, a broken backend);
-            the run is recorded with the exception's `status` and a re-run resumes it.
+        RunAborted: The run stopped early (server unreachable or unhealthy, key refused, a
+            broken backend); the run is recorded with the exception's `status` and a re-run
+            resumes it.
 
     """
     check_names(spec.formulate)  # before the store or any model is touched
@@ -376,7 +380,8 @@ def execute_run(
             store.update_run(run_id, status="interrupted")
             raise
         except RunAborted as exc:
-            # stopped_unreachable / stopped_auth: everything answered is stored; a re-run resumes.
+            # stopped_unreachable / stopped_auth / stopped_unhealthy: everything answered is
+            # stored; a re-run resumes.
             exc.run_id = run_id
             store.update_run(run_id, status=exc.status)
             raise

@@ -57,6 +57,12 @@ class Response(BaseModel):
         default=None, description="Token usage, when the backend reports it."
     )
     error: ErrorInfo | None = Field(default=None, description="Set when the request failed.")
+    redacted: bool = Field(
+        default=False,
+        description="A configured API key was taken out of `text` (replaced by ``[redacted]``) "
+        "before the response was stored: the server or model quoted it. Error messages are "
+        "always scrubbed and show ``[redacted]`` where a key was.",
+    )
 
     @property
     def ok(self) -> bool:

@@ -37,7 +37,7 @@ from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Scor
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -49,7 +49,9 @@ samples they asked (``samples``: the sample JSON as the run saw it, its question
 its own, images as references a viewer can serve), image bytes a run held only in memory or as
 base64 are kept once per content in ``images`` (keyed by `ImageRef.content_hash`),
 ``battles`` holds the arena's human votes, and an index on scores by (run, sample) lets a
-viewer page through a run's rows and read one sample's answers quickly.
+viewer page through a run's rows and read one sample's answers quickly. 6: responses record
+whether an API key was taken out of their answer before it was stored (``redacted``; NULL in
+rows stored before, read as not redacted).
 """
 
 DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
@@ -86,7 +88,8 @@ _DDL = (
         error_type TEXT,
         error_message TEXT,
         error_retryable INTEGER,
-        created_at REAL NOT NULL
+        created_at REAL NOT NULL,
+        redacted INTEGER
     )""",
     """CREATE TABLE scores (
         run_id TEXT NOT NULL,
@@ -438,12 +441,21 @@ def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
+    # Responses stored before recorded no redaction: NULL, read as "nothing was taken out"
+    # (older versions scrubbed error messages only, and those show "[redacted]" themselves).
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    if "redacted" not in have:
+        conn.execute("ALTER TABLE responses ADD COLUMN redacted INTEGER")
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
 }
 
 
@@ -469,7 +481,15 @@ def _reading(
 
 # Statuses that say a run did not finish; such a run has no results and is not "incomplete".
 _UNFINISHED = frozenset(
-    {"running", "failed", "interrupted", "incomplete", "stopped_unreachable", "stopped_auth"}
+    {
+        "running",
+        "failed",
+        "interrupted",
+        "incomplete",
+        "stopped_unreachable",
+        "stopped_auth",
+        "stopped_unhealthy",
+    }
 )
 # APEx experiments are runs whose figures live in the campaign's report, never in the run row:
 # finished without results is their normal state.
@@ -1093,21 +1113,22 @@ class Store:
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
                     err.type if err else None, err.message if err else None,
-                    (int(err.retryable) if err else None), now,
+                    (int(err.retryable) if err else None), now, int(resp.redacted),
                 )
             )  # fmt: skip
         asked = [req.sample_id for req in requests]
         with self.transaction(doing=f"storing responses of {model}") as c:
             self._write_samples(c, asked)
             c.executemany(
-                """INSERT INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                f"""INSERT INTO responses ({_RESPONSE_WRITE}) VALUES ({_RESPONSE_MARKS})
                 ON CONFLICT(key) DO UPDATE SET
                     model=excluded.model, method=excluded.method, prompt=excluded.prompt,
                     text=excluded.text, loglikelihoods=excluded.loglikelihoods,
                     token_counts=excluded.token_counts, latency_s=excluded.latency_s,
                     prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
                     error_type=excluded.error_type, error_message=excluded.error_message,
-                    error_retryable=excluded.error_retryable, created_at=excluded.created_at
+                    error_retryable=excluded.error_retryable, created_at=excluded.created_at,
+                    redacted=excluded.redacted
                 WHERE excluded.error_type IS NULL OR responses.error_type IS NOT NULL""",
                 rows,
             )
@@ -1161,7 +1182,7 @@ class Store:
                       s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
                       s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
                       r.latency_s, r.prompt_tokens, r.completion_tokens, s.metadata,
-                      s.formulation, s.options, s.marks, s.option_order AS "order"
+                      s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted
                FROM scores s LEFT JOIN responses r ON r.key = s.key
                WHERE s.run_id = ? ORDER BY s.model, s.sample_id, s.repeat""",
             (run_id,),
@@ -1178,6 +1199,7 @@ class Store:
             )
             for b in ("correct", "format_hit", "abstain_offered", "abstained"):
                 rec[b] = None if rec[b] is None else bool(rec[b])
+            rec["redacted"] = bool(rec["redacted"])  # NULL: stored before schema 6, or no answer
             yield rec
 
 
@@ -1247,12 +1269,19 @@ def score_from_row(rec: dict[str, Any]) -> Score:
 # Columns of a stored response, in the order `_response_from_row` reads them.
 _RESPONSE_COLUMNS = (
     "key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, completion_tokens, "
-    "error_type, error_message, error_retryable"
+    "error_type, error_message, error_retryable, redacted"
 )
+# Columns `Store.put_responses` writes, in its order: named, since a migrated store has its
+# later columns where ALTER TABLE put them.
+_RESPONSE_WRITE = (
+    "key, model, method, prompt, text, loglikelihoods, token_counts, latency_s, prompt_tokens, "
+    "completion_tokens, error_type, error_message, error_retryable, created_at, redacted"
+)
+_RESPONSE_MARKS = ",".join("?" * len(_RESPONSE_WRITE.split(",")))
 
 
 def _response_from_row(row: Sequence[Any]) -> Response:
-    key, text, lls, counts, latency, pt, ct, etype, emsg, eretry = row
+    key, text, lls, counts, latency, pt, ct, etype, emsg, eretry, redacted = row
     usage = (
         Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
     )
@@ -1265,4 +1294,5 @@ def _response_from_row(row: Sequence[Any]) -> Response:
         latency_s=latency,
         usage=usage,
         error=error,
+        redacted=bool(redacted),
     )

@@ -4,9 +4,10 @@ Origin: written for lmmprobe (no external code or data). It speaks the real wire
 real `openai` client (and any other HTTP client) can exercise lmmprobe's `openai:` backend without
 a network: images travel as base64 data URLs, errors come back in OpenAI's error shape, and faults
 (429 with ``Retry-After``, 500, stalls past the client's timeout, truncated JSON, 400, a completion
-with empty or null content, a connection closed without an answer) can be injected at a seeded
-rate. A server that quotes the caller's key in its error messages can be imitated too
-(``echo_key``), as some real ones do.
+with empty or null content, a connection closed without an answer, a request never answered) can
+be injected at a seeded rate, or forced on every request (``always``). A server that quotes the
+caller's key in its error messages (``echo_key``), as some real ones do, or even in its answers
+(``echo_key_in_answers``), can be imitated too.
 
 The fake "looks" at the first image of the last user message and answers from its dominant color,
 so a test can prove that images arrive intact and that options and marks survive the round trip.
@@ -59,10 +60,12 @@ FAULT_KINDS: Final = (
     "empty_content",
     "null_content",
     "disconnect",
+    "hang",
 )
 """Every fault kind the server knows how to inject: ``empty_content`` and ``null_content`` answer
 200 with a message whose content is ``""`` or ``null``; ``disconnect`` closes the connection
-without answering (the client sees a connection error)."""
+without answering (the client sees a connection error); ``hang`` accepts the request and never
+answers (until the server stops), as a wedged server does: only the client's timeout ends it."""
 
 NO_IMAGE_REPLY: Final = "I cannot see an image."
 TOKENS_PER_IMAGE: Final = 85
@@ -417,9 +420,14 @@ def _logprobs(ans: _Answer, words: list[str], top: int) -> dict[str, Any]:
     return {"content": entries, "refusal": None}
 
 
-def _completion_body(chat: _Chat) -> dict[str, Any]:
-    """The `chat.completion` object answering a validated request."""
+def _completion_body(chat: _Chat, echoed: str = "") -> dict[str, Any]:
+    """The `chat.completion` object answering a validated request.
+
+    `echoed` (a key an echoing server quotes) is appended to the answer's text.
+    """
     ans = _answer(chat.last_user_text, chat.last_user_images)
+    if echoed:
+        ans = dataclasses.replace(ans, text=f"{ans.text} (request by {echoed}; key: {echoed})")
     words = ans.text.split()
     finish = "stop"
     if chat.max_tokens is not None and len(words) > chat.max_tokens:
@@ -600,9 +608,10 @@ class _Handler(BaseHTTPRequestHandler):
             )
         return self.rfile.read(int(length))
 
-    def _echo(self) -> str:
-        """What an echoing server quotes: the Authorization header as received."""
-        if not self.server.fake.echo_key:
+    def _echo(self, *, answers: bool = False) -> str:
+        """The Authorization header as received, where the server echoes it (errors or answers)."""
+        fake = self.server.fake
+        if not (fake.echo_key_in_answers if answers else fake.echo_key):
             return ""
         return str(self.headers.get("Authorization") or "")
 
@@ -676,6 +685,10 @@ class _Handler(BaseHTTPRequestHandler):
                 with contextlib.suppress(OSError):
                     self.connection.shutdown(socket.SHUT_RDWR)
                 return
+            if fault == "hang":
+                fake._stop.wait()  # until the server stops; the client gives up long before
+                self.close_connection = True
+                return
             if fault != "stall":
                 self._send_fault(fault)
                 return
@@ -697,7 +710,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
-        body = json.dumps(_completion_body(chat)).encode()
+        echoed = self._echo(answers=True).removeprefix("Bearer ")
+        body = json.dumps(_completion_body(chat, echoed)).encode()
         fake._complete()  # counted before the reply leaves, so a client never sees it uncounted
         self._send_json(200, body)
 
@@ -753,6 +767,9 @@ class FakeOpenAIServer:
         echo_key: Quote the request's key in error messages, as some servers do: a 401 says
             ``Incorrect API key provided: Bearer <key>``, and injected ``server_error`` and
             ``bad_request`` faults name the raw key (without ``Bearer``).
+        echo_key_in_answers: Quote the request's raw key (without ``Bearer``) in the text of
+            every chat completion answered normally, after the answer itself, as a server or
+            model that leaks its request headers would.
         port: The loopback port to bind; 0 (the default) picks a free one. A fixed port lets a
             test stop a server and start another at the same URL (same cache keys).
         replies: Scripted replies, for testing a client that reads what a chat model writes
@@ -775,6 +792,7 @@ class FakeOpenAIServer:
         logprobs: bool = True,
         replies: Sequence[str | Mapping[str, Any]] | None = None,
         echo_key: bool = False,
+        echo_key_in_answers: bool = False,
         port: int = 0,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
@@ -785,6 +803,7 @@ class FakeOpenAIServer:
         self.always = always
         self.logprobs = logprobs
         self.echo_key = echo_key
+        self.echo_key_in_answers = echo_key_in_answers
         self.port = port
         self._replies = (
             None if replies is None else [r if isinstance(r, str) else dict(r) for r in replies]
