@@ -13,7 +13,7 @@ number for a run of one dataset; ``--by benchmark`` gives it per dataset. Failed
 errors, left out; an empty answer is scored as the empty text HEMM would score.
 
 The model is never downloaded: ``LMMPROBE_BART_MODEL`` names a local folder holding
-facebook/bart-large-cnn (``huggingface-cli download facebook/bart-large-cnn --local-dir
+facebook/bart-large-cnn (``hf download facebook/bart-large-cnn --local-dir
 FOLDER``). Without it, or without torch and transformers, the metric is skipped with a warning
 saying what to set or install: never a number from another model.
 """
@@ -100,7 +100,7 @@ def bart_model_folder() -> str | None:
     if not folder:
         _skip(
             "HEMM scores answers with BARTScore (facebook/bart-large-cnn), which lmmprobe never "
-            "downloads. Fetch it with `huggingface-cli download facebook/bart-large-cnn "
+            "downloads. Fetch it with `hf download facebook/bart-large-cnn "
             f"--local-dir FOLDER`, set {MODEL_ENV}=FOLDER and re-score the run "
             "(lmmprobe score RUN_ID)"
         )
