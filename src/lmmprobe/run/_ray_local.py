@@ -9,7 +9,7 @@ bare ``ray.init()``, which on Linux starts a node that
   servers (GCS, raylet, every worker) bind all interfaces unless the node's address is
   loopback. Here the node's address is ``127.0.0.1`` with that mode on while Ray starts, so
   every server and agent binds loopback only;
-- turns token authentication on by default and says so in a warning on every run (Ray 2.52+),
+- turns token authentication on by default and says so in a warning on every run (Ray 2.60),
   writing the token to ``~/.ray/auth_token`` when none is there. Here the mode is set
   explicitly (``RAY_AUTH_MODE=token``, which is what silences the warning: Ray warns only when
   it chose the mode itself) with a fresh token for this instance in ``RAY_AUTH_TOKEN``: other
@@ -102,6 +102,8 @@ def _set_auth(ray: Any) -> dict[str, str | None]:
     """Token auth with a fresh token, unless the user configured Ray's auth themselves."""
     if "RAY_AUTH_MODE" in os.environ:
         return {}  # their choice (``disabled``, or ``token`` with their own token)
+    if not hasattr(ray._raylet, "AuthenticationTokenLoader"):
+        return {}  # a Ray without token authentication: nothing to configure
     wanted = {**_AUTH, "RAY_AUTH_TOKEN": secrets.token_hex(32)}  # as `ray get-auth-token`
     saved = {k: os.environ.get(k) for k in (*wanted, "RAY_AUTH_TOKEN_PATH")}
     os.environ.pop("RAY_AUTH_TOKEN_PATH", None)  # the token above is the one to use

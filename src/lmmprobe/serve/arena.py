@@ -452,7 +452,7 @@ def _scope_view(arena: Arena, runs: Scope) -> dict[str, Any]:
         {
             "id": r.id,
             "data": r.data or "",
-            "models": len(offered[r.id]),
+            "models": offered[r.id],
             "created": time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)),
             "chosen": runs is not None and r.id in runs,
         }
