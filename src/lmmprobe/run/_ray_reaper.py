@@ -2,12 +2,18 @@
 
 Run by `lmmprobe.run._ray_local` as ``python -I _ray_reaper.py MARKER DRIVER_PID`` with a pipe
 from the driver as its stdin; it imports nothing but the standard library (nor lmmprobe), so it
-starts in milliseconds and weighs little. It reads stdin until end of file, which the kernel
-delivers when the driver closes the pipe (its `LocalRay.shutdown`) or dies in any way,
-SIGKILL included. Then it SIGKILLs every process of this user whose environment carries
-``LMMPROBE_RAY_OWNER=MARKER``: the driver put that variable into its environment just before
-starting Ray, so the GCS server, the raylet, the agents the raylet starts and the workers all
-inherit it, and nothing else does.
+starts in milliseconds and weighs little. It waits for end of file on that pipe, which the
+kernel delivers when the driver closes it (`LocalRay.shutdown`) or dies in any way, SIGKILL
+included; then it SIGKILLs every process of the instance.
+
+Which processes: the driver put ``LMMPROBE_RAY_OWNER=MARKER`` into its environment just before
+starting Ray, so the GCS server, the raylet and the workers inherit it, and nothing else does.
+The agents the raylet starts inherit it too but then overwrite their environment's memory with
+their process title (``ray::DashboardAgent``), so they cannot be told by it: while it waits,
+the reaper looks every `POLL_S` seconds for the marked processes and remembers them and all
+their descendants (by process id and start time, so a reused id is never killed). When the
+driver dies, the raylet dies with it and its children lose their parent: only that memory
+still knows them.
 
 Why: Ray ties only its direct children to the driver (``PR_SET_PDEATHSIG``). The dashboard
 and runtime-env agents are the raylet's children; when the raylet dies they try to report it
@@ -20,58 +26,106 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import time
 
+POLL_S = 1.0
+"""How often the reaper looks for new processes of the instance while the driver lives."""
 SWEEP_S = 10.0
-"""How long the reaper keeps looking for processes (one may start while it kills the rest)."""
+"""How long the reaper keeps killing after the driver is gone (one may start meanwhile)."""
+
+Stat = tuple[int, int, bool]
+"""A process's parent id, start time (clock ticks after boot) and whether it is a zombie."""
 
 
-def owned(marker: str, spare: set[int]) -> list[int]:
-    """Process ids whose environment carries ``LMMPROBE_RAY_OWNER=marker`` (not `spare`)."""
-    needle = f"LMMPROBE_RAY_OWNER={marker}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in spare:
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as f:
-                env = f.read().split(b"\0")
-        except OSError:  # gone, or another user's: not ours
-            continue
-        if needle in env:
-            found.append(int(name))
-    return found
+def _stat(pid: int) -> Stat | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:  # ended meanwhile
+        return None
+    fields = data[data.rindex(b")") + 2 :].split()  # the name, in parentheses, may hold spaces
+    return int(fields[1]), int(fields[19]), fields[0] == b"Z"
 
 
-def sweep(marker: str, spare: set[int]) -> int:
-    """SIGKILL the marked processes until none is left (or `SWEEP_S` passed); how many."""
-    killed: set[int] = set()
-    deadline = time.monotonic() + SWEEP_S
-    while time.monotonic() < deadline:
-        # Killed processes stay in /proc as zombies until reaped: skip those already signalled.
-        alive = [p for p in owned(marker, spare) if p not in killed]
-        if not alive:
-            break
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            killed.add(pid)
-        time.sleep(0.2)
-    return len(killed)
+def _marked(pid: int, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return needle in f.read().split(b"\0")
+    except OSError:  # ended, or another user's: not ours
+        return False
+
+
+class Tracker:
+    """The processes of one instance: marked ones and their descendants, as last seen."""
+
+    def __init__(self, marker: str, spare: set[int]) -> None:
+        self.needle = f"LMMPROBE_RAY_OWNER={marker}".encode()
+        self.spare = spare
+        self.known: dict[int, int] = {}  # pid -> start time
+        self._checked: dict[tuple[int, int], bool] = {}  # (pid, start) -> marked
+
+    def scan(self) -> dict[int, Stat]:
+        """Look at every process once; remember the instance's; return what was seen."""
+        procs: dict[int, Stat] = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit() and (st := _stat(int(name))) is not None:
+                procs[int(name)] = st
+        checked: dict[tuple[int, int], bool] = {}
+        ours = set()
+        for pid, (_, start, _) in procs.items():
+            key = (pid, start)
+            mark = self._checked.get(key)
+            checked[key] = _marked(pid, self.needle) if mark is None else mark
+            if checked[key] or self.known.get(pid) == start:
+                ours.add(pid)
+        self._checked = checked  # only processes that still exist
+        grown = True
+        while grown:  # and every descendant of one of them
+            grown = False
+            for pid, (ppid, _, _) in procs.items():
+                if pid not in ours and ppid in ours:
+                    ours.add(pid)
+                    grown = True
+        for pid in ours - self.spare:
+            self.known[pid] = procs[pid][1]
+        self.known = {p: s for p, s in self.known.items() if p in procs and procs[p][1] == s}
+        return procs
+
+    def sweep(self) -> int:
+        """SIGKILL the instance's processes until none is left (or `SWEEP_S` passed)."""
+        killed: set[tuple[int, int]] = set()
+        deadline = time.monotonic() + SWEEP_S
+        while time.monotonic() < deadline:
+            procs = self.scan()
+            alive = [p for p, s in self.known.items() if (p, s) not in killed and not procs[p][2]]
+            if not alive:
+                break
+            for pid in alive:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                killed.add((pid, self.known[pid]))
+            time.sleep(0.1)
+        return len(killed)
 
 
 def main(argv: list[str]) -> int:
-    """Wait for the driver's pipe to close, then end what its Ray instance left running."""
+    """Follow the instance while the driver's pipe is open, then end what it left running."""
     marker, driver = argv[1], int(argv[2])
     # A Ctrl-C in the driver's terminal is the driver's to handle; this waits for its end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not os.path.isdir("/proc"):
         return 0
-    while os.read(0, 4096):  # the driver never writes: this returns b"" when it is gone
-        pass
-    sweep(marker, {os.getpid(), driver})
+    tracker = Tracker(marker, {os.getpid(), driver})
+    while True:
+        tracker.scan()
+        ready, _, _ = select.select([0], [], [], POLL_S)
+        # The driver never writes: readable means end of file, the driver is gone.
+        if ready and not os.read(0, 4096):
+            break
+    tracker.sweep()
     return 0
 
 
