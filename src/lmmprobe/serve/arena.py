@@ -16,16 +16,18 @@ to the run's pages, which name the models): the sample's images are served by th
 opaque id, ``/arena/images/{battle}/{i}``, which only the rater's session resolves. The reveal
 names all of them.
 
-Runs are not pooled unasked: the run selector (``/arena/runs``, linked from every arena page;
-``POST /arena/api/runs`` for scripts) scopes a session's battles to chosen runs, and the leaderboard counts
-the votes of the same runs (``/arena/leaderboard?run=ID&run=ID`` names them; without ``run`` it
-takes the session's), as ``lmmprobe arena export --run ID`` does. Two answers that read the
-same are never offered (`lmmprobe.serve.pairs`); an empty answer shows as "(empty answer)".
+Runs are not pooled unasked: the run selector (``/arena/runs``, linked from every arena
+page; ``POST /arena/api/runs`` for scripts) scopes a session's battles to chosen runs, and the
+leaderboard counts the votes of the same runs (``/arena/leaderboard?run=ID&run=ID`` names
+them; without ``run`` it takes the session's), as ``lmmprobe arena export --run ID`` does. Two
+answers that read the same are never offered (`lmmprobe.serve.pairs`); an empty answer shows
+as "(empty answer)".
 
-Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/runs``, ``/arena/leaderboard``. JSON for scripts and load
-tests: ``GET /arena/api/session``, ``POST /arena/api/rater``, ``GET``/``POST /arena/api/runs``,
-``GET /arena/api/battle``, ``POST /arena/api/vote``, ``GET /arena/api/leaderboard``. Every POST
-needs the session's CSRF token (`lmmprobe.serve.security`).
+Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/runs``, ``/arena/leaderboard``. JSON for
+scripts and load tests: ``GET /arena/api/session``, ``POST /arena/api/rater``,
+``GET``/``POST /arena/api/runs``, ``GET /arena/api/battle``, ``POST /arena/api/vote``,
+``GET /arena/api/leaderboard``. Every POST needs the session's CSRF token
+(`lmmprobe.serve.security`).
 """
 
 from __future__ import annotations
