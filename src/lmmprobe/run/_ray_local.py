@@ -85,7 +85,10 @@ def start_local(ray: Any, **init_kwargs: Any) -> LocalRay:
         # own environment) carry the mark; it leaves ours again once they have it.
         os.environ[OWNER_VARIABLE] = marker
         with _single_machine():
-            ray.init(_node_ip_address=LOOPBACK, include_dashboard=False, **init_kwargs)
+            # "local": a new instance, even where `ray start` left one for ray.init() to join.
+            ray.init(
+                address="local", _node_ip_address=LOOPBACK, include_dashboard=False, **init_kwargs
+            )
     except BaseException:
         os.environ.pop(OWNER_VARIABLE, None)
         if reaper is not None and reaper.stdin is not None:
