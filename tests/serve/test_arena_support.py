@@ -8,6 +8,7 @@ written through the store's own API (the runner never makes such names).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import shutil
 import socket
 import threading
@@ -42,6 +43,26 @@ def build_demo_store(folder: Path) -> Path:
     db = folder / "arena.db"
     evaluate(models=MODELS, limit=DEMO_SAMPLES, db=str(db), out=str(folder / "out"))
     return db
+
+
+def offered_battles(db: Path) -> set[tuple[str, str, int, str, str]]:
+    """The battles the arena may offer, found here without its code: ``(run, sample, repeat,
+    m1, m2)`` with m1 < m2 where both answered with text that reads differently (the demo's
+    baselines sometimes give the same answer, and such a pair is never offered)."""
+    with Store(db) as store:
+        rows = store.conn.execute(
+            "SELECT s.run_id, s.sample_id, s.repeat, s.model, r.text FROM scores s "
+            "JOIN responses r ON r.key = s.key WHERE r.text IS NOT NULL AND r.error_type IS NULL"
+        ).fetchall()
+    answers: dict[tuple[str, str, int], dict[str, str]] = {}
+    for run_id, sample_id, repeat, model, text in rows:
+        answers.setdefault((run_id, sample_id, int(repeat)), {})[model] = text
+    return {
+        (*item, low, high)
+        for item, by_model in answers.items()
+        for low, high in itertools.combinations(sorted(by_model), 2)
+        if by_model[low].strip() != by_model[high].strip()
+    }
 
 
 def copy_store(db: Path, folder: Path) -> Path:

@@ -5,7 +5,8 @@ The file is JSONL that ``lmmprobe elo`` reads: one vote per line in the order st
 vote is a tie, as HEMM and FastChat count ``tie (bothbad)``), plus ``vote`` (the vote cast),
 ``rater``, ``created_at``, ``run_id``, ``sample_id``, ``repeat``, ``key_a``, ``key_b`` and ``id``.
 ``lmmprobe elo battles.jsonl`` then prints the numbers of the live leaderboard of
-``lmmprobe serve``.
+``lmmprobe serve``; ``--run ID`` (repeatable) keeps the votes on those runs' answers, as the
+leaderboard scoped to them (``/arena/leaderboard?run=ID``) counts them.
 """
 
 from __future__ import annotations
@@ -30,20 +31,39 @@ def export(
         typer.Option("--out", "-o", help="The JSONL file to write (replaced if it exists)."),
     ],
     db: DbOption = None,
+    run: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--run",
+            "-r",
+            help="Only the votes on this run's answers (repeat for several), as the "
+            "leaderboard scoped to these runs counts them. Default: every vote.",
+        ),
+    ] = None,
 ) -> None:
-    """Write every arena vote as JSONL that `lmmprobe elo` reads (tie and both_bad -> tie)."""
+    """Write the arena's votes as JSONL that `lmmprobe elo` reads (tie and both_bad -> tie)."""
     from lmmprobe.store.battles import write_jsonl
 
     if out.is_dir():
         fail(f"--out {out} is a folder: give a file name such as {out / 'battles.jsonl'}")
     if not out.parent.is_dir():
         fail(f"--out {out}: the folder {out.parent} does not exist")
+    runs = sorted(set(run)) if run else None
     with open_store(db) as store:
+        if runs is not None:
+            known = {r for (r,) in store.conn.execute("SELECT id FROM runs")}
+            missing = [r for r in runs if r not in known]
+            if missing:
+                fail(
+                    f"--run {missing[0]}: no such run in {store.path} "
+                    f"(`lmmprobe runs --db {store.path}` lists them)"
+                )
         try:
-            n = write_jsonl(store, out)
+            n = write_jsonl(store, out, runs)
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror or exc}")
+    of = "" if runs is None else f" on run(s) {', '.join(runs)}"
     if n == 0:
-        console.print(f"No votes in {store.path} yet: wrote an empty {out}.")
+        console.print(f"No votes{of} in {store.path} yet: wrote an empty {out}.")
         return
-    console.print(f"Wrote {n} vote(s) to {out}; rank them with `lmmprobe elo {out}`.")
+    console.print(f"Wrote {n} vote(s){of} to {out}; rank them with `lmmprobe elo {out}`.")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -38,6 +39,7 @@ from typing import Any, Literal
 from lmmprobe.models.api_keys import scrub_secrets
 from lmmprobe.models.base import MODELS, AsyncModel, Model, parse_model_spec
 from lmmprobe.registry import RegistryError
+from lmmprobe.run._ray_local import LocalRay, start_local
 from lmmprobe.run._ray_replica import (
     AsyncReplica,
     ImageSlot,
@@ -128,7 +130,9 @@ class RayExecutor:
     """Runs a model's requests on replicas that are Ray actors (see the module docstring).
 
     Args:
-        address: Ray cluster to join: None starts a local instance (or joins $RAY_ADDRESS),
+        address: Ray cluster to join: None starts a local instance (or joins $RAY_ADDRESS)
+            that listens on loopback only, with a token of its own, and whose processes end
+            with this one (`lmmprobe.run._ray_local`);
             ``auto`` the cluster this machine is part of, ``HOST:PORT`` a head node,
             ``ray://HOST:PORT`` through Ray Client. Ignored when Ray is already initialised
             in this process (a notebook, a test): that instance is used as it is.
@@ -178,6 +182,7 @@ class RayExecutor:
     ``run_s`` (seconds answering after that), ``batches``, ``restarts``, ``splits`` (batches cut
     in halves after killing two replicas), and ``pids``: the replicas' worker process ids."""
     _started_ray: bool = field(default=False, init=False, repr=False)
+    _local: LocalRay | None = field(default=None, init=False, repr=False)
     _slots: list[_Slot] = field(default_factory=list, init=False, repr=False)
     _bad_address: str | None = field(default=None, init=False, repr=False)
 
@@ -212,7 +217,11 @@ class RayExecutor:
     def close(self) -> None:
         """Shut down the Ray instance this executor started (one it joined stays up)."""
         if self._started_ray:
-            ray_module().shutdown()
+            if self._local is not None:
+                self._local.shutdown()
+                self._local = None
+            else:
+                ray_module().shutdown()
             self._started_ray = False
 
     def spec_fields(self) -> dict[str, Any]:
@@ -341,12 +350,12 @@ class RayExecutor:
         except ImportError as exc:
             raise RegistryError(str(exc)) from exc
         if not ray.is_initialized():
-            if self.address is None:
-                log.info("starting a local Ray instance (or joining $RAY_ADDRESS)")
             try:
-                # A local instance without the dashboard starts faster and listens on less.
-                extra = {"include_dashboard": False} if self.address is None else {}
-                ray.init(address=self.address, **extra)
+                if self.address is None and not os.environ.get("RAY_ADDRESS"):
+                    log.info("starting a local Ray instance (loopback only)")
+                    self._local = start_local(ray)
+                else:
+                    ray.init(address=self.address)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ValueError(
                     f"cannot join the Ray cluster at {self.address or '(local)'}: "

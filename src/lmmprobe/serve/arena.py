@@ -16,22 +16,32 @@ to the run's pages, which name the models): the sample's images are served by th
 opaque id, ``/arena/images/{battle}/{i}``, which only the rater's session resolves. The reveal
 names all of them.
 
-Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/leaderboard``. JSON for scripts and load
-tests: ``GET /arena/api/session``, ``POST /arena/api/rater``, ``GET /arena/api/battle``,
-``POST /arena/api/vote``, ``GET /arena/api/leaderboard``. Every POST needs the session's CSRF
-token (`lmmprobe.serve.security`).
+Runs are not pooled unasked: the run selector (``/arena/runs``, linked from every arena
+page; ``POST /arena/api/runs`` for scripts) scopes a session's battles to chosen runs, and the
+leaderboard counts the votes of the same runs (``/arena/leaderboard?run=ID&run=ID`` names
+them; without ``run`` it takes the session's), as ``lmmprobe arena export --run ID`` does. Two
+answers that read the same are never offered (`lmmprobe.serve.pairs`); an empty answer shows
+as "(empty answer)".
+
+Pages: ``/arena`` (vote), ``/arena/reveal``, ``/arena/runs``, ``/arena/leaderboard``. JSON for
+scripts and load tests: ``GET /arena/api/session``, ``POST /arena/api/rater``,
+``GET``/``POST /arena/api/runs``, ``GET /arena/api/battle``, ``POST /arena/api/vote``,
+``GET /arena/api/leaderboard``. Every POST needs the session's CSRF token
+(`lmmprobe.serve.security`).
 """
 
 from __future__ import annotations
 
 import random
 import secrets
+import shlex
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Body, FastAPI, Form, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -61,6 +71,10 @@ VOTE_LABELS = {"a": "A is better", "b": "B is better", "tie": "Tie", "both_bad":
 _INDEX_CHECK_S = 2.0  # how often the runs table is checked for new or changed runs
 _DRAW_TRIES = 8  # draws refused because another thread took the battle first, then 503
 _PENDING_TTL_S = 15 * 60.0  # a battle handed out and never voted on stops counting after this
+_BOARDS = 32  # leaderboards of distinct run scopes kept computed
+
+Scope = frozenset[str] | None
+"""The runs a rater draws battles from and a leaderboard counts votes of; None: every run."""
 
 
 @dataclass
@@ -100,11 +114,12 @@ class Arena:
         self._catalog_checked = 0.0
         self._catalog_lock = threading.Lock()
         self._tally = Tally()
-        self._closed: dict[str, tuple[int, set[Pair]]] = {}  # rater -> (catalog gen, pairs)
+        # (rater, scope) -> (catalog generation, pairs with nothing left for them)
+        self._closed: dict[tuple[str, Scope], tuple[int, set[Pair]]] = {}
         self._catalog_gen = 0
         self._pending: dict[str, _Pending] = {}  # session id -> battle
         self._board_lock = threading.Lock()
-        self._board: dict[str, Any] | None = None
+        self._boards: dict[Scope, dict[str, Any]] = {}  # scope -> its last board
 
     def _open(self) -> None:
         """Open the writing store and check the file; runs in the writer thread."""
@@ -149,19 +164,25 @@ class Arena:
                 self._catalog_checked = time.monotonic()
         return self.catalog
 
-    def current(self, sess: Session, rater: str) -> _Pending | None:
+    def current(self, sess: Session, rater: str, runs: Scope = None) -> _Pending | None:
         """The session's undecided battle, or a new one drawn for it (None: all seen).
 
         The draw reads the store outside the lock (draws of many raters run side by side);
         under the lock, a battle the same rater took meanwhile in another browser is refused
-        and drawn again.
+        and drawn again. `runs` is the session's scope: battles of these runs only (None: of
+        every run); a battle held from outside it is given back.
         """
         catalog = self.refresh()
         for _ in range(_DRAW_TRIES):
             with self._lock:
                 held = self._pending.get(sess.id)
                 now = time.time()
-                if held is not None and held.rater == rater and now - held.at < _PENDING_TTL_S:
+                if (
+                    held is not None
+                    and held.rater == rater
+                    and now - held.at < _PENDING_TTL_S
+                    and (runs is None or held.draw.run_id in runs)
+                ):
                     return held
                 for sid, other in list(self._pending.items()):
                     if now - other.at >= _PENDING_TTL_S or sid == sess.id:
@@ -169,12 +190,12 @@ class Arena:
                 pending = list(self._pending.values())
                 with self.readers.connection() as conn:
                     self._tally.sync(conn)
-                gen, closed = self._closed.get(rater, (-1, set()))
+                gen, closed = self._closed.get((rater, runs), (-1, set()))
                 closed = set(closed) if gen == self._catalog_gen else set()
                 gen = self._catalog_gen
-            drawn, closed = self._draw(catalog, rater, pending, closed)
+            drawn, closed = self._draw(catalog, rater, pending, closed, runs)
             with self._lock:
-                self._closed[rater] = (gen, closed)
+                self._closed[(rater, runs)] = (gen, closed)
                 if drawn is None:
                     return None
                 before = {id(p) for p in pending}
@@ -189,7 +210,12 @@ class Arena:
         raise HTTPException(503, "too many raters drew at once; open /arena again")
 
     def _draw(
-        self, catalog: Catalog, rater: str, pending: list[_Pending], closed: set[Pair]
+        self,
+        catalog: Catalog,
+        rater: str,
+        pending: list[_Pending],
+        closed: set[Pair],
+        runs: Scope,
     ) -> tuple[Draw | None, set[Pair]]:
         """Draw for `rater` given the battles handed out (reads only; no lock held)."""
         with self.readers.connection() as conn:
@@ -214,6 +240,7 @@ class Arena:
                 pending=[p.draw for p in pending],
                 rng=rng,
                 closed=closed,
+                runs=runs,
             )
         return drawn, closed
 
@@ -257,28 +284,34 @@ class Arena:
                 self._pending.setdefault(sess.id, held)
             raise HTTPException(503, str(exc)) from exc
 
-    def leaderboard(self) -> dict[str, Any]:
+    def leaderboard(self, runs: Scope = None) -> dict[str, Any]:
         """The leaderboard over the stored votes, with ``votes_stored`` (the count now).
 
-        Recomputed only when a vote was added. 1,000 shuffled replays take seconds once there
-        are thousands of votes, so one computation runs at a time: while it runs, other
-        requests get the last board (its ``votes`` says how many votes it covers, and
-        ``updating`` is true); the first request after the votes stop gets the exact one.
+        `runs` scopes it to the votes on those runs' answers (None: every vote); ``runs`` in
+        the answer says which (null: all). Recomputed only when a vote was added. 1,000
+        shuffled replays take seconds once there are thousands of votes, so one computation
+        runs at a time: while it runs, other requests get the last board (its ``votes`` says
+        how many votes it covers, and ``updating`` is true); the first request after the
+        votes stop gets the exact one.
         """
         with self.readers.connection() as conn:
-            count, last = conn.execute("SELECT COUNT(*), MAX(id) FROM battles").fetchone()
-        board = self._board
+            count, last = store_battles.vote_stamp(conn, runs)
+        board = self._boards.get(runs)
         if board is not None and board["stamp"] == [count, last]:
             return {**board, "votes_stored": count, "updating": False}
         if not self._board_lock.acquire(blocking=board is None):
             assert board is not None
             return {**board, "votes_stored": count, "updating": True}
         try:
-            board = self._board
+            board = self._boards.get(runs)
             if board is None or board["stamp"] != [count, last]:
                 with self.readers.connection() as conn:
-                    votes = store_battles.list_votes(conn)
-                board = self._board = _board_of(votes)
+                    votes = store_battles.list_votes(conn, runs=runs)
+                board = _board_of(votes)
+                board["runs"] = None if runs is None else sorted(runs)
+                if len(self._boards) >= _BOARDS:
+                    self._boards.pop(next(iter(self._boards)))  # the oldest scope's
+                self._boards[runs] = board
         finally:
             self._board_lock.release()
         return {**board, "votes_stored": board["votes"], "updating": False}
@@ -362,6 +395,89 @@ def _set_rater(request: Request, name: str) -> str:
     return clean
 
 
+def _session_scope(request: Request, arena: Arena) -> Scope:
+    """The session's chosen runs that still offer battles (None: every run)."""
+    chosen = session(request).data.get("arena_runs")
+    if not chosen:
+        return None
+    offered = arena.refresh().runs()
+    kept = frozenset(r for r in chosen if r in offered)
+    return kept or None
+
+
+def _set_scope(request: Request, arena: Arena, runs: list[str] | None) -> Scope:
+    """Scope the session to `runs` (None or empty: every run), each one a run with battles.
+
+    Raises:
+        HTTPException: 400 naming a run that is not stored or has fewer than two models.
+
+    """
+    data = session(request).data
+    if not runs:
+        data.pop("arena_runs", None)
+        return None
+    offered = arena.refresh().runs()
+    for run_id in runs:
+        if run_id not in offered:
+            raise HTTPException(
+                400,
+                f"run {run_id!r} offers no battles (not stored, or fewer than two models); "
+                f"runs that do: {', '.join(offered) or 'none yet'}",
+            )
+    data["arena_runs"] = sorted(set(runs))
+    return frozenset(runs)
+
+
+def _query_scope(request: Request, arena: Arena) -> Scope:
+    """The leaderboard's runs: ``?run=ID`` (repeatable), ``?all=1`` (all), else the session's.
+
+    Raises:
+        HTTPException: 404 naming a run the store does not hold.
+
+    """
+    asked = request.query_params.getlist("run")
+    if not asked:
+        return None if "all" in request.query_params else _session_scope(request, arena)
+    with arena.readers.connection() as conn:
+        for run_id in asked:
+            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise _pages.not_found(f"no run {run_id!r} in this store")
+    return frozenset(asked)
+
+
+def _scope_view(arena: Arena, runs: Scope) -> dict[str, Any]:
+    """The run selector: the runs offering battles (newest first), which are chosen, a label."""
+    offered = arena.refresh().runs()
+    with arena.readers.connection() as conn:
+        rows = [r for r in queries.list_runs(conn) if r.id in offered]
+    choices = [
+        {
+            "id": r.id,
+            "data": r.data or "",
+            "models": offered[r.id],
+            "created": time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)),
+            "chosen": runs is not None and r.id in runs,
+        }
+        for r in rows
+    ]
+    if runs is None:
+        label = count = f"all {len(choices)} run{'' if len(choices) == 1 else 's'}"
+    else:
+        label = ", ".join(sorted(runs))
+        # The vote page names no run (its page names the models): a count says enough there.
+        count = f"{len(runs)} chosen run{'' if len(runs) == 1 else 's'} of {len(choices)}"
+    query = "?all=1" if runs is None else "?" + urlencode([("run", r) for r in sorted(runs)])
+    export = "" if runs is None else "".join(f" --run {shlex.quote(r)}" for r in sorted(runs))
+    return {
+        "choices": choices,
+        "all": runs is None,
+        "label": label,
+        "count_label": count,
+        "query": query,
+        "export_args": export,
+    }
+
+
 _IMAGE_TOKENS = 16  # battles per session whose images stay reachable (the current and recent)
 
 
@@ -431,18 +547,52 @@ def arena_page(request: Request) -> Response:
             request, "arena_rater.html", {"max_chars": store_battles.MAX_RATER_CHARS}
         )
     arena = arena_of(request)
-    held = arena.current(session(request), rater)
+    runs = _session_scope(request, arena)
+    held = arena.current(session(request), rater, runs)
+    scope = _scope_view(arena, runs)
     if held is None:
         return _pages.render(
             request,
             "arena_done.html",
-            {"rater": rater, "votes": _votes_by(arena, rater), "models": arena.catalog.models},
+            {
+                "rater": rater,
+                "votes": _votes_by(arena, rater),
+                "models": arena.catalog.models_in(runs),
+                "scope": scope,
+            },
         )
     return _pages.render(
         request,
         "arena.html",
-        {"rater": rater, "b": _battle_view(request, arena, held), "labels": VOTE_LABELS},
+        {
+            "rater": rater,
+            "b": _battle_view(request, arena, held),
+            "labels": VOTE_LABELS,
+            "scope": scope,
+        },
     )
+
+
+@router.get("/arena/runs", include_in_schema=False)
+def arena_runs_page(request: Request) -> Response:
+    """The run selector: which runs battles come from (and the leaderboard counts)."""
+    arena = arena_of(request)
+    return _pages.render(
+        request,
+        "arena_runs.html",
+        {"rater": _rater(request), "scope": _scope_view(arena, _session_scope(request, arena))},
+    )
+
+
+@router.post("/arena/runs", include_in_schema=False)
+def arena_runs(
+    request: Request,
+    run: Annotated[list[str] | None, Form()] = None,
+    scope: Annotated[str, Form()] = "chosen",
+) -> Response:
+    """Choose the runs battles come from (the run selector); ``scope=all``: every run."""
+    _set_scope(request, arena_of(request), None if scope == "all" else run)
+    return RedirectResponse("/arena", status_code=303)
 
 
 @router.post("/arena/rater", include_in_schema=False)
@@ -494,15 +644,23 @@ def arena_reveal(request: Request) -> Response:
             "rater": _rater(request),
             "r": _reveal_view(arena, stored),
             "votes_by_rater": _votes_by(arena, stored.rater),
+            "scope": _scope_view(arena, _session_scope(request, arena)),
         },
     )
 
 
 @router.get("/arena/leaderboard", include_in_schema=False)
 def arena_leaderboard(request: Request) -> Response:
-    """The live leaderboard (the table refreshes itself from the JSON endpoint)."""
+    """The live leaderboard of ``?run=ID`` (repeatable), else of the session's runs.
+
+    The table refreshes itself from the JSON endpoint, asked for the same runs.
+    """
+    arena = arena_of(request)
+    runs = _query_scope(request, arena)
     return _pages.render(
-        request, "arena_leaderboard.html", {"board": arena_of(request).leaderboard()}
+        request,
+        "arena_leaderboard.html",
+        {"board": arena.leaderboard(runs), "scope": _scope_view(arena, runs)},
     )
 
 
@@ -539,6 +697,23 @@ def api_session(request: Request) -> dict[str, Any]:
     return {"rater": _rater(request), "csrf_token": session(request).csrf_token}
 
 
+@router.get("/arena/api/runs")
+def api_runs_chosen(request: Request) -> dict[str, Any]:
+    """The session's runs (null: all) and the runs that offer battles, with their models."""
+    arena = arena_of(request)
+    runs = _session_scope(request, arena)
+    return {"runs": None if runs is None else sorted(runs), "offered": arena.refresh().runs()}
+
+
+@router.post("/arena/api/runs")
+def api_runs(
+    request: Request, runs: Annotated[list[str] | None, Body(embed=True)] = None
+) -> dict[str, Any]:
+    """Choose the runs battles come from (null or []: every run)."""
+    chosen = _set_scope(request, arena_of(request), runs)
+    return {"runs": None if chosen is None else sorted(chosen)}
+
+
 @router.post("/arena/api/rater")
 def api_rater(request: Request, name: Annotated[str, Body(embed=True)]) -> dict[str, Any]:
     """Set the session's rater name."""
@@ -552,7 +727,7 @@ def api_battle(request: Request) -> Response:
     if rater is None:
         raise HTTPException(409, "set a rater name first (POST /arena/api/rater)")
     arena = arena_of(request)
-    held = arena.current(session(request), rater)
+    held = arena.current(session(request), rater, _session_scope(request, arena))
     if held is None:
         return Response(status_code=204)
     return JSONResponse(_battle_view(request, arena, held))
@@ -577,5 +752,10 @@ def api_vote(
 
 @router.get("/arena/api/leaderboard")
 def api_leaderboard(request: Request) -> dict[str, Any]:
-    """The leaderboard: `elo_table` rows over every stored vote, with its settings."""
-    return arena_of(request).leaderboard()
+    """The leaderboard: `elo_table` rows over the votes of some runs, with its settings.
+
+    The runs are ``?run=ID`` (repeatable), else the session's, else every run; ``runs`` in the
+    answer names them (null: all).
+    """
+    arena = arena_of(request)
+    return arena.leaderboard(_query_scope(request, arena))

@@ -17,6 +17,10 @@ millions): a draw reads a handful of rows.
    comes next.
 3. **Side.** A seeded coin flip puts each answer on the left or the right.
 
+Two answers that read the same (equal once surrounding blanks are stripped) are never offered:
+a rater could only call them a tie, which says nothing about which model answers better. A
+rater may scope the draw to chosen runs (``runs``): battles then come from these runs only.
+
 A rater never gets a sample with a pair of models they have already voted on, in either order
 and in whatever repeat of the sample (repeats ask the same question again, with the options
 maybe shuffled); when none is left the draw is None. Two runs that stored the very same two
@@ -73,8 +77,11 @@ JOIN responses rb ON rb.key = b.key
 WHERE a.run_id = :run AND a.model = :ma AND a.sample_id {op} :pivot
     AND ra.method = 'generate' AND ra.text IS NOT NULL AND ra.error_type IS NULL
     AND rb.method = 'generate' AND rb.text IS NOT NULL AND rb.error_type IS NULL
+    AND trim(ra.text, :blank) <> trim(rb.text, :blank)
 ORDER BY a.sample_id, a.repeat"""
 # Walked row by row from the pivot along the scores primary key, and left after a few rows.
+BLANK = " \t\r\n\f\v"
+"""What `_ANSWERED` strips before it compares two answers (a rater cannot see it either)."""
 
 
 def battle_key(run_id: str, sample_id: str, repeat: int, model_1: str, model_2: str) -> BattleKey:
@@ -167,12 +174,29 @@ class Catalog:
     @property
     def models(self) -> list[str]:
         """Every model in a run with at least two models, sorted."""
-        return sorted({m for run in self._runs.values() if len(run.models) > 1 for m in run.models})
+        return self.models_in(None)
 
-    def pairs(self) -> dict[Pair, list[str]]:
-        """Pair of models (sorted) -> the runs both answered, in run order."""
+    def models_in(self, runs: Set[str] | None) -> list[str]:
+        """Every model in a run of `runs` (None: any run) with at least two models, sorted."""
+        return sorted(
+            {
+                m
+                for run_id, run in self._runs.items()
+                if len(run.models) > 1 and (runs is None or run_id in runs)
+                for m in run.models
+            }
+        )
+
+    def runs(self) -> dict[str, list[str]]:
+        """The runs that offer battles (two models or more) -> their models, by run id."""
+        return {r: list(run.models) for r, run in sorted(self._runs.items()) if len(run.models) > 1}
+
+    def pairs(self, runs: Set[str] | None = None) -> dict[Pair, list[str]]:
+        """Pair of models (sorted) -> the runs of `runs` (None: all) both answered, in order."""
         found: dict[Pair, list[str]] = {}
         for run_id, run in sorted(self._runs.items()):
+            if runs is not None and run_id not in runs:
+                continue
             for low, high in combinations(sorted(run.models), 2):
                 found.setdefault((low, high), []).append(run_id)
         return found
@@ -258,6 +282,7 @@ def draw_battle(
     pending: Iterable[Draw],
     rng: random.Random,
     closed: set[Pair],
+    runs: Set[str] | None = None,
 ) -> Draw | None:
     """The next battle for a rater, or None when they have voted on every battle.
 
@@ -270,6 +295,7 @@ def draw_battle(
         pending: Battles handed out to anyone and not yet voted on (counted like votes).
         rng: The seeded tie-breaker (and side chooser).
         closed: Pairs with nothing left for this rater; pairs found empty are added to it.
+        runs: Draw from these runs only (the rater's scope); None: from every run.
 
     Returns:
         The battle, with the side of each model chosen.
@@ -279,13 +305,13 @@ def draw_battle(
     held_pair = Counter((d.key[3], d.key[4]) for d in held)
     held_item = Counter(d.key for d in held)
     held_answers = {d.answers for d in held}
-    pairs = catalog.pairs()
+    pairs = catalog.pairs(runs)
     order = sorted(pairs, key=lambda p: (tally.pair[p] + held_pair[p], rng.random()))
     for pair in order:
         if pair in closed:
             continue
-        runs = sorted(pairs[pair], key=lambda r: (tally.run_pair[(r, *pair)], rng.random()))
-        for run_id in runs:
+        where = sorted(pairs[pair], key=lambda r: (tally.run_pair[(r, *pair)], rng.random()))
+        for run_id in where:
             found = _unvoted(
                 conn, catalog, tally, run_id, pair, held_item, held_answers, seen, rng
             ) or _least_voted(conn, tally, run_id, pair, held_item, seen, seen_answers, rng)
@@ -328,7 +354,8 @@ def _unvoted(
     held_back = False  # a sample skipped only because it is handed out (not voted) right now
     for op in (">=", "<"):
         cur = conn.execute(
-            _ANSWERED.format(op=op), {"run": run_id, "ma": low, "mb": high, "pivot": pivot}
+            _ANSWERED.format(op=op),
+            {"run": run_id, "ma": low, "mb": high, "pivot": pivot, "blank": BLANK},
         )
         try:
             for sample_id, repeat, key_low, key_high in cur:

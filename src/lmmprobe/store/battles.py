@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +40,7 @@ __all__ = [
     "pair_counts",
     "record_vote",
     "seen_pairs",
+    "vote_stamp",
     "write_jsonl",
 ]
 
@@ -208,8 +209,20 @@ def _vote_from_row(row: tuple[Any, ...]) -> BattleVote:
     return BattleVote(*row)
 
 
+def _in_runs(runs: Collection[str] | None) -> tuple[str, list[Any]]:
+    """The SQL condition (and its arguments) of a run scope; None: every run."""
+    if runs is None:
+        return "", []
+    return f" AND run_id IN ({', '.join('?' * len(runs))})", sorted(runs)
+
+
 def list_votes(
-    store: Reader, *, rater: str | None = None, after_id: int = 0, limit: int | None = None
+    store: Reader,
+    *,
+    rater: str | None = None,
+    after_id: int = 0,
+    limit: int | None = None,
+    runs: Collection[str] | None = None,
 ) -> list[BattleVote]:
     """Stored votes in the order they were stored (by id).
 
@@ -218,13 +231,15 @@ def list_votes(
         rater: Only this rater's votes (all by default).
         after_id: Only votes with a larger id (to read new votes incrementally).
         limit: At most this many (all by default).
+        runs: Only votes on answers of these runs (every run by default).
 
     Returns:
         The votes, oldest first.
 
     """
-    sql = f"SELECT {_VOTE_COLUMNS} FROM battles WHERE id > ?"
-    args: list[Any] = [after_id]
+    scope, scope_args = _in_runs(runs)
+    sql = f"SELECT {_VOTE_COLUMNS} FROM battles WHERE id > ?{scope}"
+    args: list[Any] = [after_id, *scope_args]
     if rater is not None:
         sql += " AND rater = ?"
         args.append(rater)
@@ -246,6 +261,17 @@ def count_votes(store: Reader, *, rater: str | None = None) -> int:
             .fetchone()
         )
     return int(row[0])
+
+
+def vote_stamp(store: Reader, runs: Collection[str] | None = None) -> tuple[int, int | None]:
+    """How many votes (on `runs`' answers, or all) are stored, and the newest one's id."""
+    scope, args = _in_runs(runs)
+    count, last = (
+        _conn(store)
+        .execute(f"SELECT COUNT(*), MAX(id) FROM battles WHERE 1 = 1{scope}", args)
+        .fetchone()
+    )
+    return int(count), None if last is None else int(last)
 
 
 def seen_pairs(store: Reader, rater: str) -> set[tuple[str, str, int, str, str]]:
@@ -277,24 +303,34 @@ def item_counts(store: Reader) -> dict[tuple[str, str, int, str, str], int]:
     return {(r, s, int(k), a, b): int(n) for r, s, k, a, b, n in rows}
 
 
-def export_rows(store: Reader) -> Iterator[dict[str, Any]]:
-    """Every vote as a battle-file row (`BattleVote.export_row`), in the order stored."""
-    cur = _conn(store).execute(f"SELECT {_VOTE_COLUMNS} FROM battles ORDER BY id")
+def export_rows(store: Reader, runs: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Every vote (on `runs`' answers, or all) as a battle-file row, in the order stored."""
+    scope, args = _in_runs(runs)
+    cur = _conn(store).execute(
+        f"SELECT {_VOTE_COLUMNS} FROM battles WHERE 1 = 1{scope} ORDER BY id", args
+    )
     for row in cur:
         yield _vote_from_row(row).export_row()
 
 
-def write_jsonl(store: Reader, path: str | Path) -> int:
+def write_jsonl(store: Reader, path: str | Path, runs: Collection[str] | None = None) -> int:
     """Write every vote as JSONL that ``lmmprobe elo`` reads; return the number written.
 
     The file is written to a temporary name beside `path` and renamed into place, so a
     reader never sees half a file.
+
+    Args:
+        store: The store.
+        path: The file to write (replaced).
+        runs: Only votes on answers of these runs, as the arena's leaderboard scoped to
+            them counts (every vote by default).
+
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")
     n = 0
     with tmp.open("w", encoding="utf-8") as f:
-        for row in export_rows(store):
+        for row in export_rows(store, runs):
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             n += 1
     tmp.replace(target)

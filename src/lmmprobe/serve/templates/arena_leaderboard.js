@@ -6,6 +6,7 @@
   var table = document.getElementById("board");
   if (!table) { return; }
   var body = table.tBodies[0];
+  var api = table.getAttribute("data-api") || "/arena/api/leaderboard";  // the page's runs
   var status = document.getElementById("board-status");
   var votes = document.getElementById("board-votes");
   var raters = document.getElementById("board-raters");
@@ -40,7 +41,7 @@
     updating.textContent = board.updating && newer > 0 ? " (recomputing with " + newer + " newer vote(s)…)" : "";
   }
   function poll() {
-    fetch("/arena/api/leaderboard", { credentials: "same-origin", headers: { "Accept": "application/json" } })
+    fetch(api, { credentials: "same-origin", headers: { "Accept": "application/json" } })
       .then(function (r) { if (!r.ok) { throw new Error("HTTP " + r.status); } return r.json(); })
       .then(render)
       .catch(function () { /* the server may be restarting: try again next period */ })
