@@ -9,15 +9,21 @@ deprecation warnings.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shlex
 import shutil
 import socket
 import subprocess
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -32,6 +38,98 @@ from lmmprobe.schema import FormulateConfig, Sample  # noqa: E402
 from lmmprobe.store import Store  # noqa: E402
 
 EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+
+
+class ModelHub:
+    """The Hugging Face Hub on loopback, serving one model repo (any revision) from a folder.
+
+    It answers what ``hf download ORG/NAME --local-dir DIR`` asks: the revision's info, the
+    recursive tree listing, and ``resolve`` downloads (HEAD and GET) with ``X-Repo-Commit``.
+    """
+
+    def __init__(self, repo: str, folder: Path, sha: str = "a" * 40) -> None:
+        self.repo, self.sha = repo, sha
+        self.files = {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file()
+        }
+        self.asked: list[str] = []
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _route(self, head: bool) -> None:
+                path = unquote(urlparse(self.path).path)
+                hub.asked.append(f"{self.command} {path}")
+                code, body, headers = hub.answer(path)
+                self.send_response(code)
+                for k, v in {"Content-Type": "application/json", **headers}.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if not head:
+                    self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                self._route(head=False)
+
+            def do_HEAD(self) -> None:
+                self._route(head=True)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _oid(self, name: str) -> str:
+        return hashlib.sha1(self.files[name]).hexdigest()
+
+    def answer(self, path: str) -> tuple[int, bytes, dict[str, str]]:
+        resolve, api = f"/{self.repo}/resolve/", f"/api/models/{self.repo}"
+        if path.startswith(resolve):
+            name = path[len(resolve) :].partition("/")[2]
+            if name not in self.files:
+                return 404, b'{"error":"Entry not found"}', {"X-Error-Code": "EntryNotFound"}
+            return (
+                200,
+                self.files[name],
+                {
+                    "Content-Type": "application/octet-stream",
+                    "X-Repo-Commit": self.sha,
+                    "ETag": f'"{self._oid(name)}"',
+                },
+            )
+        if path == api or path.startswith(f"{api}/revision/"):
+            info = {
+                "id": self.repo,
+                "sha": self.sha,
+                "private": False,
+                "gated": False,
+                "disabled": False,
+                "tags": [],
+                "siblings": [{"rfilename": f} for f in self.files],
+            }
+            return 200, json.dumps(info).encode(), {}
+        if path.startswith(f"{api}/tree/"):
+            tree = [
+                {"type": "file", "oid": self._oid(f), "size": len(d), "path": f}
+                for f, d in self.files.items()
+            ]
+            return 200, json.dumps(tree).encode(), {}
+        return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
+
+    def __enter__(self) -> ModelHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
 
 
 @pytest.fixture
@@ -62,13 +160,23 @@ def _lmmprobe(
     )
 
 
-def test_hub_id_without_network_is_refused_at_once_with_the_fetch_command(
-    tmp_path: Path, closed_port: int
+def _shell(command: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a printed command through a real shell, with this environment's `hf` on PATH."""
+    path = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=cwd,
+        env={**env, "PATH": path},
+    )  # fmt: skip
+
+
+def test_hub_id_without_network_is_refused_at_once_with_the_command_that_fetches_it(
+    tmp_path: Path, closed_port: int, tiny_cache: Path
 ) -> None:
-    env = _unreachable_hub_env(tmp_path, closed_port)
+    offline = _unreachable_hub_env(tmp_path, closed_port)
     proc = _lmmprobe(
-        "run", "-m", "hf:some-org/some-model,revision=v1.0", "--limit", "2",
-        "--db", tmp_path / "db", env=env, cwd=tmp_path,
+        "run", "-m", "hf:acme/llava-mini,revision=v1.0,device=cpu,dtype=float32",
+        "-d", "demo,n=2,size=64", "--max-new-tokens", "2", "--db", tmp_path / "db",
+        env=offline, cwd=tmp_path,
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
@@ -76,36 +184,38 @@ def test_hub_id_without_network_is_refused_at_once_with_the_fetch_command(
     assert "Retry" not in lines[0] and f"127.0.0.1:{closed_port}" in lines[0]
     command = lines[0].split("with: ", 1)[1]
     assert shlex.split(command) == [
-        "hf", "download", "some-org/some-model", "--revision", "v1.0",
-        "--local-dir", "./checkpoints/some-model",
+        "hf", "download", "acme/llava-mini", "--revision", "v1.0",
+        "--local-dir", "./checkpoints/llava-mini",
     ]  # fmt: skip
-    assert "-m hf:./checkpoints/some-model" in lines[0]
-    # The command is one the installed `hf` accepts: run through a real shell it gets past its
-    # option parsing (exit 2 is a usage error) to the download, which offline mode stops.
-    hf = subprocess.run(
-        ["bash", "-c", command], capture_output=True, text=True, timeout=120, cwd=tmp_path,
-        env={**env, "HF_HUB_OFFLINE": "1",
-             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"},
+    assert "then use -m hf:./checkpoints/llava-mini" in lines[0]
+    # Where the Hub is reachable, the command as printed, through a real shell, fetches the
+    # checkpoint; the copy then runs with the Hub unreachable again.
+    with ModelHub("acme/llava-mini", tiny_model_path("llava", cache_dir=tiny_cache)) as hub:
+        fetched = _shell(command, {**offline, "HF_ENDPOINT": hub.url}, tmp_path)
+    assert fetched.returncode == 0, fetched.stderr
+    assert (tmp_path / "checkpoints" / "llava-mini" / "model.safetensors").is_file()
+    run = _lmmprobe(
+        "run", "-q", "-m", "hf:./checkpoints/llava-mini,device=cpu,dtype=float32",
+        "-d", "demo,n=2,size=64", "--max-new-tokens", "2", "--db", tmp_path / "db",
+        env=offline, cwd=tmp_path,
     )  # fmt: skip
-    assert hf.returncode == 1 and "offline" in hf.stdout + hf.stderr, hf.stdout + hf.stderr
+    assert run.returncode == 0, run.stderr
 
 
 def test_a_cached_hub_checkpoint_loads_without_waiting_for_the_hub(
     tmp_path: Path, closed_port: int, tiny_cache: Path
 ) -> None:
-    # The hub cache's layout, as `hf download ORG/NAME` leaves it.
-    built = tiny_model_path("llava", cache_dir=tiny_cache)
     env = _unreachable_hub_env(tmp_path, closed_port)
-    repo = tmp_path / "hf-home" / "hub" / "models--acme--llava-mini"
-    sha = "0123456789abcdef0123456789abcdef01234567"
-    shutil.copytree(built, repo / "snapshots" / sha)
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(sha)
+    # Into the hub cache (no --local-dir), as a download on a machine with network leaves it.
+    with ModelHub("acme/llava-mini", tiny_model_path("llava", cache_dir=tiny_cache)) as hub:
+        fetched = _shell("hf download acme/llava-mini", {**env, "HF_ENDPOINT": hub.url}, tmp_path)
+    assert fetched.returncode == 0, fetched.stderr
     proc = _lmmprobe(
         "run", "-q", "-m", "hf:acme/llava-mini,device=cpu,dtype=float32",
         "-d", "demo,n=2,size=64", "--max-new-tokens", "2", "--db", tmp_path / "db",
         env=env, cwd=tmp_path,
     )  # fmt: skip
+    # Before, the hub client retried every file for minutes before falling back to the cache.
     assert proc.returncode == 0, proc.stderr
     assert "Retry" not in proc.stderr and "thrown while requesting" not in proc.stderr
 
