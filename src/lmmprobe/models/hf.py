@@ -44,6 +44,7 @@ from PIL import Image
 from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 from transformers.utils import logging as hf_logging
 
+from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
 
@@ -93,8 +94,10 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
     if dtype != "auto" and dtype not in _DTYPES:
         raise ValueError(f"hf backend: dtype must be auto or one of {sorted(_DTYPES)}")
     device = options.get("device", "auto")
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
-        raise ValueError("hf backend: device must be auto, cpu, cuda or cuda:N")
+    if device not in ("auto", "cpu", "cuda") and not (
+        device.startswith("cuda:") and device[5:].isdigit()
+    ):
+        raise ValueError(f"hf backend: device={device}: must be auto, cpu, cuda or cuda:N")
     try:
         batch = int(options.get("batch_size", 8))
         max_images = int(options["max_images"]) if "max_images" in options else None
@@ -176,10 +179,15 @@ class HFModel:
 
     def __init__(self, opts: HFOptions) -> None:
         self.opts = opts
+        check_device(opts.device)  # before anything is built or loaded
         path = resolve_path(opts.path)
         common: dict[str, Any] = {"trust_remote_code": opts.trust_remote_code}
         if opts.revision:
             common["revision"] = opts.revision
+        # A hub id while the Hub is unreachable: the cache alone, or a refusal with the fetch
+        # command, instead of minutes of the hub client's retries.
+        if not Path(path).expanduser().exists() and cache_only(path, opts.revision):
+            common["local_files_only"] = True
         self.processor = AutoProcessor.from_pretrained(path, **common)  # type: ignore[no-untyped-call]
         config = AutoConfig.from_pretrained(path, **common)
         self.device = _pick_device(opts.device)
@@ -491,17 +499,16 @@ class HFModel:
         for row, i in enumerate(longer):
             cand[row, : len(ids[i])] = torch.tensor(ids[i], device=self.device)
             mask[row, : len(ids[i])] = 1
-        cache = getattr(out, "past_key_values", None)
-        if cache is None:  # BLIP-2 nests its language model's outputs
-            cache = out.language_model_outputs.past_key_values
+        cache = _output_cache(out)
         cache.batch_repeat_interleave(n)  # one copy of the prompt's keys/values per candidate
         prefix_mask = inputs["attention_mask"].expand(n, -1)
         # PaliGemma: candidate tokens are output (type 1), not prefix.
         extra = {"token_type_ids": torch.ones_like(cand)} if "token_type_ids" in inputs else {}
-        cont = self._continuation_model()(
+        model = self._continuation_model()
+        extra[_cache_argument(model)] = cache
+        cont = model(
             input_ids=cand,
             attention_mask=torch.cat([prefix_mask, mask], dim=1),
-            past_key_values=cache,
             use_cache=True,
             **extra,
         )
@@ -663,6 +670,33 @@ def plain_prompt(
         previous = message.role
     answer = _PLAIN_LABELS["assistant"]
     return images + "\n".join(lines) + f" {answer}{_prefix(response_prefix)}"
+
+
+def _output_cache(out: Any) -> Any:
+    """The prompt's key/value cache in a forward pass's output.
+
+    transformers 5 renamed the output field ``past_key_values`` to ``cache``; reading the old
+    name logs a deprecation warning on every pass, so the new one is looked up first and the
+    old one only where the new one is absent (earlier 5.x releases). BLIP-2 nests its language
+    model's outputs.
+    """
+    for holder in (out, getattr(out, "language_model_outputs", None)):
+        if holder is None:
+            continue
+        for name in ("cache", "past_key_values"):
+            if name in holder and holder[name] is not None:
+                return holder[name]
+    raise RuntimeError(f"the forward pass returned no key/value cache ({type(out).__name__})")
+
+
+def _cache_argument(model: Callable[..., Any]) -> str:
+    """The keyword a model's forward takes its key/value cache by: ``cache`` or the older name.
+
+    Passing ``past_key_values`` where ``cache`` exists raises a FutureWarning on every call
+    (transformers 5.x, removal announced for 5.40).
+    """
+    forward = getattr(model, "forward", model)
+    return "cache" if "cache" in inspect.signature(forward).parameters else "past_key_values"
 
 
 def _prefix(response_prefix: str | None) -> str:

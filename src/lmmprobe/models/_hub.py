@@ -1,0 +1,126 @@
+"""What the ``hf`` backend checks before transformers is asked for a checkpoint.
+
+A hub id (``hf:ORG/NAME``) that is not in the Hugging Face cache, asked for while the Hub cannot
+be reached, used to cost minutes of the hub client's retries (five per file, several files)
+before failing. Offline is known without waiting, as data loading knows it
+(`lmmprobe.data.benchmarks.load.hub_offline`, which this layer cannot import): an offline
+switch is set, or the Hub's host does not accept a TCP connection within `PROBE_TIMEOUT`
+seconds. Then a cached checkpoint is read from the cache alone, and a missing one is refused
+at once with the command that fetches it.
+
+A ``device`` the machine does not have is refused here too, before any request is sent,
+instead of failing every request once the weights are first needed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import socket
+from urllib.parse import urlparse
+
+import torch
+from huggingface_hub import constants, try_to_load_from_cache
+from huggingface_hub.errors import HFValidationError
+
+PROBE_TIMEOUT = 3.0
+"""Seconds to wait for the Hub's host to accept a connection before calling it unreachable."""
+_OFFLINE_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_TRUE = frozenset({"1", "true", "yes", "on"})
+
+
+def hub_offline() -> str | None:
+    """Why the Hub cannot be reached right now, or None when it can.
+
+    Never waits long: the offline switches are read first, then one TCP connection to the
+    Hub's host (``HF_ENDPOINT``, else huggingface.co) is tried for at most `PROBE_TIMEOUT`
+    seconds.
+    """
+    for name in _OFFLINE_SWITCHES:
+        if os.environ.get(name, "").strip().lower() in _TRUE:
+            return f"{name} is set"
+    if constants.HF_HUB_OFFLINE:
+        return "huggingface_hub is in offline mode"
+    url = urlparse(os.environ.get("HF_ENDPOINT") or constants.ENDPOINT)
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT):
+            return None
+    except OSError as exc:
+        return f"cannot connect to {host}:{port}: {exc}"
+
+
+def fetch_command(repo_id: str, revision: str | None = None) -> tuple[str, str]:
+    """The shell command that downloads a hub checkpoint to a folder, and that folder.
+
+    Returns:
+        ``(command, folder)``: the command shell-quoted, to paste as it is; ``hf:FOLDER`` then
+        loads the copy without the network.
+
+    """
+    folder = f"./checkpoints/{repo_id.rstrip('/').rsplit('/', 1)[-1]}"
+    args = ["hf", "download", repo_id]
+    if revision:
+        args += ["--revision", revision]
+    args += ["--local-dir", folder]
+    return shlex.join(args), folder
+
+
+def cache_only(repo_id: str, revision: str | None = None) -> bool:
+    """Whether a hub checkpoint must be read from the local cache alone.
+
+    True when the Hub cannot be reached and the checkpoint's config is in the cache: the
+    caller then loads with ``local_files_only`` instead of letting the hub client retry.
+    False when the Hub can be reached.
+
+    Raises:
+        ValueError: The Hub cannot be reached and the checkpoint is not cached (the message
+            gives the command that fetches it), or `repo_id` is no valid hub id.
+
+    """
+    why = hub_offline()
+    if why is None:
+        return False
+    try:
+        cached = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    except HFValidationError as exc:
+        raise ValueError(
+            f"hf:{repo_id} is neither a local folder nor a hub id (ORG/NAME): {exc}"
+        ) from exc
+    if isinstance(cached, str):
+        return True
+    command, folder = fetch_command(repo_id, revision)
+    at = f" at revision {revision}" if revision else ""
+    # The command ends the line, so it can be copied from "with: " to the end as it is.
+    raise ValueError(
+        f"hf:{repo_id}{at} is not in the Hugging Face cache and the Hub cannot be reached "
+        f"({why}); fetch it to {folder} (then use -m hf:{folder}) where the Hub is "
+        f"reachable, with: {command}"
+    )
+
+
+def check_device(device: str) -> None:
+    """Refuse a ``device`` option this machine does not have.
+
+    Raises:
+        ValueError: ``cuda`` or ``cuda:N`` without CUDA, or ``cuda:N`` past the last GPU, in
+            one line naming the option and the devices there are.
+
+    """
+    if not device.startswith("cuda"):
+        return
+    if not torch.cuda.is_available():
+        build = "built without CUDA" if torch.version.cuda is None else "no CUDA device visible"
+        raise ValueError(
+            f"hf backend: device={device} needs CUDA, and this machine has none (torch "
+            f"{torch.__version__}, {build}); available: device=cpu (or device=auto)"
+        )
+    count = torch.cuda.device_count()
+    index = torch.device(device).index
+    if index is not None and index >= count:
+        gpus = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+        raise ValueError(
+            f"hf backend: device={device}, but this machine has {count} CUDA device(s); "
+            f"available: device=cpu, cuda, {gpus} (or auto)"
+        )

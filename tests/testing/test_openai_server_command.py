@@ -1,0 +1,79 @@
+"""``python -m lmmprobe.testing.openai_server``: the fake API served from a terminal (issue 23, 18).
+
+The README's way to try the ``openai:`` backend offline: start the command, paste the URL it
+prints into ``lmmprobe run -m openai:MODEL@URL``, stop it with Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+
+
+def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        first = server.stdout.readline()
+        match = re.search(r"at (http://127\.0\.0\.1:\d+/v1) \(Ctrl-C stops it\)", first)
+        assert match, first
+        url = match.group(1)
+        assert server.stdout.readline().strip() == f"try: lmmprobe run -m openai:fake-vlm@{url}"
+        assert EXE is not None
+        run = subprocess.run(
+            [EXE, "run", "-m", f"openai:fake-vlm@{url}", "-d", "demo,n=6,size=64", "-q",
+             "--db", str(tmp_path / "db"), "--out", str(tmp_path / "out")],
+            capture_output=True, text=True, timeout=300,
+            env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        results = json.loads((tmp_path / "out" / "results.json").read_text())
+        metrics = results["models"][f"openai:fake-vlm@{url}"]["metrics"]
+        # Every request answered (none failed), and the fake, naming the colour it sees, gets
+        # the demo's colour questions right.
+        assert metrics["error_rate"]["value"] == 0.0
+        assert metrics["accuracy"]["value"] > 0.0
+    finally:
+        server.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        out, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err
+    assert "Traceback" not in err and "RuntimeWarning" not in err, err
+    served = re.search(r"stopped after (\d+) chat completion", out)
+    assert served and int(served.group(1)) >= 6, out
+
+
+def test_a_busy_port_is_one_line_and_exit_2() -> None:
+    first = subprocess.Popen(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stdout is not None
+        port = re.search(r":(\d+)/v1", first.stdout.readline())
+        assert port
+        second = subprocess.run(
+            [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", port.group(1)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert second.returncode == 2
+        assert second.stderr.strip().count("\n") == 0
+        assert f"cannot listen on 127.0.0.1:{port.group(1)}" in second.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.communicate(timeout=60)
+    assert first.returncode == 0
