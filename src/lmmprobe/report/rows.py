@@ -46,7 +46,10 @@ class LeaderboardRow(BaseModel):
     model: str = Field(description="The model spec.")
     run_id: str
     blind: bool
-    n: int = Field(description="Rows scored.")
+    n: int = Field(description="Rows: every (sample, repeat) row, errors included.")
+    judged: int = Field(
+        default=0, description="Rows with a right/wrong verdict: accuracy's n (no captions)."
+    )
     metrics: dict[str, MetricValue] = Field(description="Metric name → value, 95% CI, n.")
 
 
@@ -54,7 +57,7 @@ class SubtaskCell(BaseModel):
     """Accuracy of one entry on one subtask."""
 
     value: float = Field(description="Accuracy in percent.")
-    n: int = Field(description="Rows.")
+    n: int = Field(description="Judged rows (with a right/wrong verdict): accuracy's n.")
 
 
 class SensitivityRow(BaseModel):

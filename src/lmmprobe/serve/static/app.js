@@ -63,6 +63,13 @@
       const name = el("span", "model", shortSpec(m));
       name.title = m;
       row.appendChild(name);
+      if (r.setting && r.setting.length) {
+        // What the run changed from a default run, as the server-rendered rows show it.
+        row.appendChild(document.createTextNode(" "));
+        const setting = el("span", "setting", "[" + r.setting.join(", ") + "]");
+        setting.title = "what this run changed from a default run";
+        row.appendChild(setting);
+      }
       row.appendChild(document.createTextNode(" "));
       row.appendChild(el("span", "acc", metric((r.metrics[m] || {}).accuracy)));
       models.appendChild(row);
