@@ -157,10 +157,9 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
         if any(_value(r.metrics.get(m.name)) is not None for r in results.models.values())
     ]
     counts = [row_counts(results.models[s].metrics, results.models[s].counts) for s in models]
-    lead = [
-        Column("rows", [str(c[0]) for c in counts]),
-        Column("judged", [str(c[1]) for c in counts]),
-    ]
+    lead = [Column("rows", [str(c[0]) for c in counts])]
+    if any(c[1] for c in counts):  # captions only: nothing is judged, no accuracy to count for
+        lead.append(Column("judged", [str(c[1]) for c in counts]))
     columns = [
         Column(
             "accuracy [95% CI]" if m.name == "accuracy" else m.column,
@@ -295,7 +294,9 @@ def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
     free-form descriptions); a line per such model says how many of each, so the two counts
     and the free-form score's n can be told apart.
     """
-    lines = []
+    lines: list[str] = []
+    if not any(r.counts is not None and r.counts.judged for r in results.models.values()):
+        return lines  # no verdicts at all (captions only): no accuracy whose n to explain
     for spec, r in results.models.items():
         c = r.counts
         if c is None or c.rows == c.judged:
