@@ -92,9 +92,11 @@ def test_serve_runs_list_names_settings(store: tuple[Path, dict[str, str]]) -> N
         runs = {r["id"]: r["setting"] for r in c.get("/api/runs").json()["runs"]}
         page = c.get("/").text
         run_page = c.get(f"/runs/{ids['blind']}").text
+        compare = c.get("/compare", params={"run_a": ids["default"], "run_b": ids["blind"]}).text
     assert runs[ids["blind"]] == ["blind"] and runs[ids["default"]] == []
     assert "[repeats 2]" in page and "[prompt reform]" in page
     assert "[blind]" in run_page
+    assert f"{ids['blind']} · demo [blind]</option>" in compare  # the run pickers
 
 
 def _blob(html: str) -> dict:

@@ -21,7 +21,7 @@ from lmmprobe.report.settings import run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
-__all__ = ["RUNS_PAGE", "metric_names", "router"]
+__all__ = ["RUNS_PAGE", "metric_names", "router", "run_settings"]
 
 router = APIRouter()
 
@@ -67,7 +67,7 @@ def _row_counts(
     return n("error_rate"), n("accuracy"), None
 
 
-def _settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
+def run_settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
     """Run id → what the run changed from a default run (`run_setting`: blind, likelihood...)."""
     out: dict[str, list[str]] = {}
     for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit, with room
@@ -103,7 +103,7 @@ def runs_page(request: Request) -> HTMLResponse:
     with _pages.connection(request) as conn:
         runs = queries.list_runs(conn, RUNS_PAGE, offset)
         total = queries.count_runs(conn)
-        settings = _settings(conn, [r.id for r in runs])
+        settings = run_settings(conn, [r.id for r in runs])
     return _pages.render(
         request,
         "runs.html",
@@ -127,7 +127,7 @@ def api_runs(request: Request) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         runs = queries.list_runs(conn, RUNS_PAGE, offset)
         total = queries.count_runs(conn)
-        settings = _settings(conn, [r.id for r in runs])
+        settings = run_settings(conn, [r.id for r in runs])
     return {
         "now": time.time(),
         "total": total,
