@@ -37,6 +37,10 @@ class RunRow(BaseModel):
     lmmprobe: str | None = Field(default=None, description="lmmprobe version of the run.")
     git_commit: str | None = None
     samples: int | None = Field(default=None, description="Samples of its data.")
+    setting: list[str] = Field(
+        default_factory=list,
+        description="Other settings the run changed (likelihood, repeats 3...; blind apart).",
+    )
 
 
 class LeaderboardRow(BaseModel):
