@@ -113,6 +113,15 @@ def test_terminal_results_report_and_serve_count_alike(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert re.search(r"<th[^>]*>rows</th><th[^>]*>judged</th>", page)
     assert f'<td class="num">{b.rows}</td><td class="num">{b.judged}</td>' in page
+    # The page's sample browser names an empty caption's stage "empty", never "unparsed".
+    blob = re.search(
+        r'<script type="application/json" id="lmmprobe-data">(.*?)</script>', page, re.S
+    )
+    assert blob
+    browser = json.loads(blob.group(1))["browser"]
+    stage = browser["answer_fields"].index("stage")
+    captions = [a[stage] for it in browser["items"] if it["id"][0] == "c" for a in it["ans"]]
+    assert captions.count("empty") == b.empty and "unparsed" not in captions
 
     # serve: the run page, the stage filter and the verdict of an empty caption.
     from tests.serve.conftest import client
