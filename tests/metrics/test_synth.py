@@ -78,14 +78,15 @@ def test_scores_by_counts_answers_only():
         row(error="timeout", style="oil"),  # errors left out
         row(None, stage="match", style="oil"),  # no verdict: left out
         *rows(1, 1, style="anime"),  # 50%
-        row(None, stage="unparsed", style="anime"),  # unparsed counts wrong even without a verdict
+        # An empty caption (stored as unparsed, no verdict) is not judged, as in `summarize`.
+        row(None, stage="unparsed", style="anime"),
         row(error="oom", style="sketch"),  # a group of errors only has no accuracy
         row(True),  # no style: in no group
     ]
-    assert scores_by(scores, "style") == pytest.approx({"anime": 100 / 3, "oil": 60.0})
+    assert scores_by(scores, "style") == pytest.approx({"anime": 50.0, "oil": 60.0})
     assert list(scores_by(scores, "style")) == ["anime", "oil"]
     assert scores_by([], "style") == {}
-    assert accuracy_percent(scores) == pytest.approx(100 * 5 / 9)
+    assert accuracy_percent(scores) == pytest.approx(100 * 5 / 8)
     assert accuracy_percent([row(error="x")]) is None
 
 

@@ -22,8 +22,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.metrics import MetricValue, headline_metrics
+from lmmprobe.metrics.outcome import COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
+from lmmprobe.report.results import row_counts
 from lmmprobe.schema import Score
 from lmmprobe.store import Store
 
@@ -154,7 +156,10 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
         for m in headline_metrics()
         if any(_value(r.metrics.get(m.name)) is not None for r in results.models.values())
     ]
-    n = Column("n", [str(_rows(results, m)) for m in models])
+    counts = [row_counts(results.models[s].metrics, results.models[s].counts) for s in models]
+    lead = [Column("rows", [str(c[0]) for c in counts])]
+    if any(c[1] for c in counts):  # captions only: nothing is judged, no accuracy to count for
+        lead.append(Column("judged", [str(c[1]) for c in counts]))
     columns = [
         Column(
             "accuracy [95% CI]" if m.name == "accuracy" else m.column,
@@ -167,13 +172,8 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     ]
     title = f"run {results.run_id} ({results.status})"
     return fit_tables(
-        console, title, Column("model", [labels[s] for s in models]), columns, lead=[n]
+        console, title, Column("model", [labels[s] for s in models]), columns, lead=lead
     )
-
-
-def _rows(results: Results, spec: str) -> int:
-    errors = results.models[spec].metrics.get("error_rate")
-    return errors.n if errors else 0
 
 
 def breakdown_tables(
@@ -205,11 +205,15 @@ def breakdown_tables(
     if main is None:
         return []
 
+    # The count beside the main metric is its own n: judged rows for accuracy (captions and
+    # free-form rows have no verdict), every row for a metric of every row.
+    judged = main.name in ("accuracy", "balanced_accuracy", "unparsed_rate")
+
     def n_of(group: str) -> str:
         counts = [
-            errors.n
-            for per_group in by_model.values()
-            if (errors := per_group.get(group, {}).get("error_rate")) is not None
+            row_counts(metrics, r.breakdown_counts.get(key, {}).get(group))[1 if judged else 0]
+            for r in results.models.values()
+            if (metrics := r.breakdown.get(key, {}).get(group)) is not None
         ]
         return str(max(counts, default=0))
 
@@ -222,9 +226,8 @@ def breakdown_tables(
         for s in results.models
     ]
     title = f"{main.column} by {key}" + (" [95% CI]" if ci else "")
-    return fit_tables(
-        console, title, Column(key, groups), columns, lead=[Column("n", [n_of(g) for g in groups])]
-    )
+    n = Column("judged" if judged else "rows", [n_of(g) for g in groups])
+    return fit_tables(console, title, Column(key, groups), columns, lead=[n])
 
 
 def failures(store: Store, results: Results) -> dict[str, list[tuple[str, str]]]:
@@ -284,12 +287,40 @@ def missing_by_keys(results: Results, scores: Sequence[Score]) -> list[tuple[str
     return [(key, sorted(present)) for key in results.spec.by if key not in present]
 
 
+def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
+    """What ``rows`` and ``judged`` count, when they differ for some model (else nothing).
+
+    Rows a model has that are not judged are errors or answers without a verdict (captions and
+    free-form descriptions); a line per such model says how many of each, so the two counts
+    and the free-form score's n can be told apart.
+    """
+    lines: list[str] = []
+    if not any(r.counts is not None and r.counts.judged for r in results.models.values()):
+        return lines  # no verdicts at all (captions only): no accuracy whose n to explain
+    for spec, r in results.models.items():
+        c = r.counts
+        if c is None or c.rows == c.judged:
+            continue
+        parts = [f"{c.free_text} free-form/caption with text"] if c.free_text else []
+        parts += [f"{c.empty} free-form/caption with no text"] if c.empty else []
+        parts += [f"{c.error} errors"] if c.error else []
+        lines.append(
+            f"  {labels.get(spec, spec)}: {c.rows - c.judged} rows not judged ({', '.join(parts)})"
+        )
+    if not lines:
+        return []
+    head = f"rows: {COUNT_HELP['rows']}; judged: {COUNT_HELP['judged']}"
+    return [head, *lines, ""]
+
+
 def print_results(console: Console, results: Results) -> dict[str, str]:
     """Print the headline tables, the legend and one table per ``--by`` key; return the labels."""
     labels = model_labels(list(results.models))
     for table in headline_tables(console, results, labels):
         console.print(table)
         console.print()
+    for line in count_notes(results, labels):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in legend(labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if legend(labels):

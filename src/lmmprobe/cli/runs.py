@@ -30,6 +30,7 @@ from rich.table import Table
 from lmmprobe.cli._common import DbOption, fail, open_store
 from lmmprobe.cli.registries import one_of
 from lmmprobe.report.compare import Comparison, Difference, compare_runs
+from lmmprobe.report.settings import run_setting
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.queries import run_models
 
@@ -74,6 +75,9 @@ class RunSummary:
     """Samples evaluated (None when the run recorded no count)."""
     accuracy: dict[str, float | None] = field(default_factory=dict)
     """Headline accuracy per model; None while a run has no results or for caption-only data."""
+    setting: list[str] = field(default_factory=list)
+    """What the run changed from a default run (``blind``, ``likelihood``, ``repeats 3``...):
+    `lmmprobe.report.settings.run_setting`, so runs of one model tell apart."""
 
 
 def _decode(text: str | None) -> dict[str, Any]:
@@ -110,6 +114,7 @@ def _summary(row: Sequence[Any]) -> RunSummary:
         models=models,
         n=n if isinstance(n, int) else None,
         accuracy=accuracy,
+        setting=run_setting(spec),
     )
 
 
@@ -146,8 +151,11 @@ def _runs_table(runs: list[RunSummary], where: str, width: int) -> Table:
     for r in runs:
         created = datetime.fromisoformat(r.created).timestamp()
         local = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
-        models = r.models or ["-"]
-        accs = ["-" if r.accuracy.get(m) is None else f"{r.accuracy[m]:.3f}" for m in models]
+        accs = ["-" if r.accuracy.get(m) is None else f"{r.accuracy[m]:.3f}" for m in r.models]
+        # Each model with its run's settings: a model and its blind run are told apart.
+        setting = f" [{', '.join(r.setting)}]" if r.setting else ""
+        models = [f"{m}{setting}" for m in r.models] or ["-"]
+        accs = accs or ["-"]
         n = "-" if r.n is None else str(r.n)
         status = r.status.replace("_", " ")
         # The run's id, start and data on its first three lines, beside its first models.

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from lmmprobe.metrics.outcome import row_outcome
 from lmmprobe.schema import Score
 
 __all__ = [
@@ -108,19 +109,16 @@ def covariate_shift_sensitivity(scores_by_style: Mapping[str, float]) -> float:
     return float(np.mean((values - values.mean()) ** 2))
 
 
-def _is_error(score: Score) -> bool:
-    # Either marker means the request failed; such a row must never be scored as an answer.
-    return score.error_type is not None or score.stage == "error"
-
-
 def _verdict(score: Score) -> bool | None:
-    """Whether a row counts as right (True), wrong (False), or not at all (None)."""
-    if _is_error(score):
-        return None
-    if score.stage == "unparsed":
-        # An unreadable answer is an answer, and a wrong one, whatever else the row says.
-        return False
-    return score.correct
+    """Whether a row counts as right (True), wrong (False), or not at all (None).
+
+    By `lmmprobe.metrics.outcome.row_outcome`: unparsed answers are wrong; errors and rows
+    without a verdict (captions, free-form descriptions, empty or not) do not count.
+    """
+    outcome = row_outcome(score)
+    if outcome in ("correct", "wrong", "unparsed"):
+        return outcome == "correct"
+    return None
 
 
 def _accuracy(scores: Sequence[Score]) -> float | None:
@@ -165,16 +163,12 @@ def scores_by(scores: Sequence[Score], key: str) -> dict[str, float]:
         meta = s.metadata
         if key not in meta or s.error_type is not None:
             continue
-        stage = s.stage
-        if stage == "error":
+        # `row_outcome` written inline: no verdict (errors are None too) is not judged, and a
+        # judged unparsed answer is wrong.
+        verdict = s.correct
+        if verdict is None or s.stage == "error":
             continue
-        if stage == "unparsed":
-            ok = False  # an unreadable answer is an answer, and a wrong one
-        else:
-            verdict = s.correct
-            if verdict is None:
-                continue
-            ok = verdict
+        ok = verdict and s.stage != "unparsed"
         label = str(meta[key])
         judged[label] = judged.get(label, 0) + 1
         if ok:

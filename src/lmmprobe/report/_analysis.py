@@ -38,10 +38,11 @@ from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_m
 from lmmprobe.metrics.builtin.hemm_bart import MODEL_ENV as BART_MODEL_ENV
 from lmmprobe.metrics.builtin.hemm_bart import NAME as HEMM_BART
 from lmmprobe.metrics.builtin.hemm_bart import hemm_task_score
+from lmmprobe.metrics.outcome import count_outcomes
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
 from lmmprobe.report.model import Sensitivity
-from lmmprobe.report.results import sensitivity_metrics
+from lmmprobe.report.results import row_counts, sensitivity_metrics
 from lmmprobe.report.rows import (
     ApexRow,
     BlindGapRow,
@@ -54,6 +55,7 @@ from lmmprobe.report.rows import (
     SubtaskCell,
     TTestRow,
 )
+from lmmprobe.report.settings import run_setting
 from lmmprobe.schema import Score
 
 if TYPE_CHECKING:
@@ -226,6 +228,7 @@ def _run_rows(data: ReportData) -> list[RunRow]:
                 lmmprobe=man.lmmprobe if man else None,
                 git_commit=man.git_commit if man else None,
                 samples=man.data.samples if man else None,
+                setting=[w for w in run_setting(run.spec) if w != "blind"],
             )
         )
     return rows
@@ -255,14 +258,19 @@ def _leaderboard(data: ReportData) -> tuple[list[LeaderboardRow], list[str]]:
     rows: list[LeaderboardRow] = []
     for e in data.entries:
         metrics = _entry_metrics(e)
-        errors = metrics.get("error_rate")
+        if e.scores:
+            counts = count_outcomes(e.scores)
+            n_rows, judged = counts.rows, counts.judged
+        else:
+            n_rows, judged = row_counts(metrics, e.results.counts if e.results else None)
         rows.append(
             LeaderboardRow(
                 label=e.label,
                 model=e.model,
                 run_id=e.run.run_id,
                 blind=e.run.blind,
-                n=(errors.n if errors is not None else 0) or len(e.scores),
+                n=n_rows,
+                judged=judged,
                 metrics=metrics,
             )
         )
@@ -304,7 +312,7 @@ def _accuracy_tables(data: ReportData, tables: ReportTables) -> None:
             subtasks.setdefault(sub, None)
             acc = accuracy_percent(rows)
             if acc is not None:
-                per_sub[sub] = SubtaskCell(value=acc, n=len(rows))
+                per_sub[sub] = SubtaskCell(value=acc, n=count_outcomes(rows).judged)
         tables.subtask_accuracy[e.label] = per_sub
         for scen, rows in _group(e.scores, scenario_of).items():
             scenarios.add(scen)

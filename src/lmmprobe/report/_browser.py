@@ -27,6 +27,7 @@ from typing import Any
 
 from PIL import Image, features
 
+from lmmprobe.metrics.outcome import row_outcome
 from lmmprobe.report._collect import Entry, ReportData
 from lmmprobe.schema import ImageRef, Sample, Score
 
@@ -250,7 +251,9 @@ def _answers(
                     idx,
                     s.repeat,
                     _cut(raw.text if raw else None),
-                    s.stage,
+                    # An empty caption is stored as unparsed but has no verdict: "empty" here,
+                    # as every count names it (`lmmprobe.metrics.outcome`).
+                    "empty" if row_outcome(s) == "empty" else s.stage,
                     _cut(s.prediction_text, 300),
                     None if s.correct is None else int(s.correct),
                     _cut(error, 500),

@@ -30,6 +30,7 @@ from lmmprobe.report.model import (
     load_results,
     results_from_dict,
 )
+from lmmprobe.report.settings import setting_label
 from lmmprobe.schema import RunSpec, Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
 from lmmprobe.store.sqlite import score_from_row
@@ -249,9 +250,13 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
 
 
 def _label_entries(entries: list[Entry]) -> None:
-    """Make labels unique: ``model``, ``model [blind]``, then ``... @run`` on collisions."""
+    """Make labels unique: the model with its run's settings, then ``... @run`` on collisions.
+
+    The settings are those a run changed (``model [blind]``, ``model [likelihood]``), as
+    `lmmprobe.report.settings.setting_label` names them.
+    """
     for e in entries:
-        e.label = f"{e.model} [blind]" if e.run.blind else e.model
+        e.label = setting_label(e.model, e.run.spec)
     counts: dict[str, int] = {}
     for e in entries:
         counts[e.label] = counts.get(e.label, 0) + 1

@@ -2,7 +2,8 @@
 
 A model spec such as ``openai:fake-vlm@http://127.0.0.1:44397/v1`` and an entry label such as
 ``... [blind] @20261123-200739-38e361`` are exact but crowd every chart and table. The page
-names each model by a code and a shortened spec (``M3 fake-vlm``) and each data spec by a code
+names each model by a code and a shortened spec (``M3 fake-vlm``), each entry by that and the
+settings its run changed (``M3 fake-vlm blind, likelihood``), and each data spec by a code
 (``D2``); legend tables on the page give the full spec of every code. Codes follow the order
 of the runs as given and of the models within each run, so the same arguments always give the
 same names.
@@ -16,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmmprobe.report._collect import Entry, ReportData
+from lmmprobe.report.settings import run_setting
 
 MAX_NAME = 22
 """Longest shortened spec, in characters; longer ones end in an ellipsis."""
@@ -70,6 +72,8 @@ class Labels:
         global_entry: Entry label → a name unique across data specs (the short name, followed
             by `` · D2`` when the report holds more than one data spec).
         entry_data: Entry label → the code of its data spec.
+        entry_variant: Entry label → its model's name and run settings (``M1 x blind``),
+            without a run number: entries of one variant share a colour.
 
     """
 
@@ -78,6 +82,7 @@ class Labels:
     entry: dict[str, str] = field(default_factory=dict)
     global_entry: dict[str, str] = field(default_factory=dict)
     entry_data: dict[str, str] = field(default_factory=dict)
+    entry_variant: dict[str, str] = field(default_factory=dict)
 
     def name(self, label: str) -> str:
         """The global short name of an entry label (the label itself when unknown)."""
@@ -116,8 +121,10 @@ def build_labels(data: ReportData) -> Labels:
 def _entry_names(entries: list[Entry], labels: Labels) -> None:
     base: dict[str, str] = {}
     for e in entries:
-        name = labels.models[e.model].name + (" blind" if e.run.blind else "")
+        words = run_setting(e.run.spec)  # blind, likelihood, repeats 3...: what sets it apart
+        name = labels.models[e.model].name + (f" {', '.join(words)}" if words else "")
         base[e.label] = name
+        labels.entry_variant[e.label] = name
         labels.entry_data[e.label] = labels.datasets.get(e.run.data, DataKey("D?", "")).code
     # Several runs of one model in one setting on one data spec: number them r1, r2...
     groups: dict[tuple[str, str], list[Entry]] = {}

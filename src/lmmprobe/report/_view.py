@@ -112,6 +112,34 @@ def _board_rows(
     return out
 
 
+def variant_colors(
+    labels: Labels, entry_model: dict[str, str], model_colors: dict[str, str]
+) -> dict[str, str]:
+    """Entry label → colour, one per variant (a model with its run's settings).
+
+    A model's first variant keeps the model's colour; each other one (its blind run, a
+    likelihood run...) takes the next colour after every model's, so no two look alike.
+    """
+    colors: dict[str, str] = {}
+    by_variant: dict[str, str] = {}
+    seen_models: set[str] = set()
+    # The palette's colours in order, continued past the models' own.
+    seq = list(palette([str(i) for i in range(len(model_colors) + len(entry_model))]).values())
+    extra_colors = seq[len(model_colors) :]
+    k = 0
+    for label, model in entry_model.items():
+        variant = labels.entry_variant.get(label, label)
+        if variant not in by_variant:
+            if model not in seen_models:
+                by_variant[variant] = model_colors[model]
+            else:
+                by_variant[variant] = extra_colors[k % len(extra_colors)]
+                k += 1
+            seen_models.add(model)
+        colors[label] = by_variant[variant]
+    return colors
+
+
 def build_view(data: ReportData, tables: ReportTables) -> View:
     """Arrange a report's tables for the page: names, one board per data spec, figures.
 
@@ -126,7 +154,7 @@ def build_view(data: ReportData, tables: ReportTables) -> View:
     labels = build_labels(data)
     model_colors = palette(list(labels.models))
     entry_model = {e.label: e.model for e in data.entries}
-    entry_colors = {label: model_colors[m] for label, m in entry_model.items()}
+    entry_colors = variant_colors(labels, entry_model, model_colors)
     data_of = {r.run_id: r.data for r in tables.runs}
     gaps = {(g.normal, g.blind): g.gap for g in tables.blind_gaps}
     order = [r.label for r in tables.leaderboard]

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from lmmprobe.metrics import MetricValue
+from lmmprobe.metrics.outcome import COUNT_HELP, OutcomeCounts
 from lmmprobe.schema import RunSpec
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "QuestionTypeSensitivity",
     "Results",
     "ResultsFormatError",
+    "RowCounts",
     "Sensitivity",
     "load_results",
     "results_from_dict",
@@ -113,6 +115,24 @@ class ModelStats(BaseModel):
     )
 
 
+class RowCounts(BaseModel):
+    """A model's rows by outcome (`lmmprobe.metrics.outcome`): what every ``n`` shown counts."""
+
+    rows: int = Field(description=COUNT_HELP["rows"] + ".")
+    judged: int = Field(description=COUNT_HELP["judged"] + ".")
+    correct: int = Field(description=COUNT_HELP["correct"] + ".")
+    wrong: int = Field(description=COUNT_HELP["wrong"] + ".")
+    unparsed: int = Field(description=COUNT_HELP["unparsed"] + ".")
+    free_text: int = Field(description=COUNT_HELP["free_text"] + ".")
+    empty: int = Field(description=COUNT_HELP["empty"] + ".")
+    error: int = Field(description=COUNT_HELP["error"] + ".")
+
+    @classmethod
+    def of(cls, counts: OutcomeCounts) -> RowCounts:
+        """The typed counts of `counts`."""
+        return cls.model_validate(counts.to_dict())
+
+
 class ModelResults(BaseModel):
     """One model's results."""
 
@@ -123,6 +143,25 @@ class ModelResults(BaseModel):
     )
     sensitivity: Sensitivity = Field(default_factory=Sensitivity, description="Dysca's SQ/SC.")
     stats: ModelStats = Field(description="Request counts and usage.")
+    counts: RowCounts | None = Field(
+        default=None,
+        description="The model's rows by outcome; None in files written before lmmprobe "
+        "recorded them (the metrics' n then say as much).",
+    )
+    breakdown_counts: dict[str, dict[str, RowCounts]] = Field(
+        default_factory=dict,
+        description="Metadata key (``--by``) → group value → the group's rows by outcome.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _counts_when_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A file written before counts were recorded reads back and dumps as it was.
+        out: dict[str, Any] = handler(self)
+        if out.get("counts") is None:
+            out.pop("counts", None)
+        if not out.get("breakdown_counts"):
+            out.pop("breakdown_counts", None)
+        return out
 
 
 class ManifestData(BaseModel):

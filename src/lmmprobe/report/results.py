@@ -19,6 +19,7 @@ from lmmprobe.metrics import (
     question_type_sensitivity_from_scores,
     scenario_deltas,
 )
+from lmmprobe.metrics.outcome import COUNT_HELP, count_outcomes
 from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
@@ -29,6 +30,7 @@ from lmmprobe.report.model import (
     ModelStats,
     QuestionTypeSensitivity,
     Results,
+    RowCounts,
     Sensitivity,
 )
 from lmmprobe.run.runner import RunOutcome
@@ -40,6 +42,7 @@ __all__ = [
     "build_results",
     "format_metric",
     "render_markdown",
+    "row_counts",
     "sensitivity_metrics",
     "split_adversarial",
     "write_results",
@@ -103,6 +106,17 @@ def _breakdown(scores: list[Score], outcome: RunOutcome) -> dict[str, dict[str, 
     }
 
 
+def _breakdown_counts(scores: list[Score], keys: list[str]) -> dict[str, dict[str, RowCounts]]:
+    """Rows by outcome per group of each ``--by`` key (the groups of `_breakdown`)."""
+    return {
+        key: {
+            label: RowCounts.of(count_outcomes(rows))
+            for label, rows in group_by(scores, key).items()
+        }
+        for key in keys
+    }
+
+
 def build_results(outcome: RunOutcome) -> Results:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run."""
     spec = outcome.spec
@@ -114,6 +128,8 @@ def build_results(outcome: RunOutcome) -> Results:
             breakdown=_breakdown(mo.scores, outcome),
             sensitivity=sensitivity_metrics(split_adversarial(mo.scores, identities.get(mo.spec))),
             stats=ModelStats.model_validate(mo.stats()),
+            counts=RowCounts.of(count_outcomes(mo.scores)),
+            breakdown_counts=_breakdown_counts(mo.scores, list(spec.by)),
         )
     return Results(
         run_id=outcome.run_id,
@@ -146,17 +162,28 @@ def md_text(text: object) -> str:
     return md_cell(None if text is None else _MD_SPECIAL.sub(r"\\\g<0>", str(text)))
 
 
-def _table(rows: list[tuple[str, Metrics]], first: str) -> list[str]:
-    names = [m.name for m in headline_metrics() if any(m.name in metrics for _, metrics in rows)]
+def row_counts(metrics: Metrics, counts: RowCounts | None) -> tuple[int, int]:
+    """``(rows, judged)`` of a model or group: its counts, else its metrics' denominators.
+
+    Files written before lmmprobe recorded counts have no `counts`: every row is the error
+    rate's n and the judged rows are accuracy's (`lmmprobe.metrics.outcome` defines both).
+    """
+    if counts is not None:
+        return counts.rows, counts.judged
+    errors, accuracy = metrics.get("error_rate"), metrics.get("accuracy")
+    return (errors.n if errors else 0), (accuracy.n if accuracy else 0)
+
+
+def _table(rows: list[tuple[str, Metrics, RowCounts | None]], first: str) -> list[str]:
+    names = [m.name for m in headline_metrics() if any(m.name in r[1] for r in rows)]
     lines = [
-        "| " + " | ".join([md_text(first), "n", *names]) + " |",
-        "|" + "---|" * (len(names) + 2),
+        "| " + " | ".join([md_text(first), "rows", "judged", *names]) + " |",
+        "|" + "---|" * (len(names) + 3),
     ]
-    for label, metrics in rows:
-        errors = metrics.get("error_rate")
-        n = errors.n if errors is not None else 0
+    for label, metrics, counts in rows:
+        n_rows, judged = row_counts(metrics, counts)
         cells = [format_metric(metrics.get(k)) for k in names]
-        lines.append("| " + " | ".join([md_text(label), str(n), *cells]) + " |")
+        lines.append("| " + " | ".join([md_text(label), str(n_rows), str(judged), *cells]) + " |")
     return lines
 
 
@@ -185,8 +212,11 @@ def render_markdown(results: Results) -> str:
         "Values are fractions with 95% bootstrap confidence intervals (resampling samples). "
         "Errors are excluded from accuracy and counted in error_rate; unparsed answers count as wrong.",
         "",
+        f"rows: {COUNT_HELP['rows']}; judged: {COUNT_HELP['judged']}. Captions and free-form "
+        "descriptions have no verdict: they are rows but not judged.",
+        "",
     ]
-    lines += _table([(m, r.metrics) for m, r in results.models.items()], "model")
+    lines += _table([(m, r.metrics, r.counts) for m, r in results.models.items()], "model")
     lines += ["", "| model | requests | cached | called | errors | prompt tokens | completion tokens |",
               "|---|---|---|---|---|---|---|"]  # fmt: skip
     for m, r in results.models.items():
@@ -202,7 +232,8 @@ def render_markdown(results: Results) -> str:
     for m, r in results.models.items():
         for key, groups in r.breakdown.items():
             lines += ["", f"## {md_text(m)} by {md_text(key)}", ""]
-            lines += _table(list(groups.items()), key)
+            per_group = r.breakdown_counts.get(key, {})
+            lines += _table([(g, ms, per_group.get(g)) for g, ms in groups.items()], key)
     for m, r in results.models.items():
         sens = _sensitivity_lines(r.sensitivity)
         if sens:

@@ -37,6 +37,10 @@ class RunRow(BaseModel):
     lmmprobe: str | None = Field(default=None, description="lmmprobe version of the run.")
     git_commit: str | None = None
     samples: int | None = Field(default=None, description="Samples of its data.")
+    setting: list[str] = Field(
+        default_factory=list,
+        description="Other settings the run changed (likelihood, repeats 3...; blind apart).",
+    )
 
 
 class LeaderboardRow(BaseModel):
@@ -46,7 +50,10 @@ class LeaderboardRow(BaseModel):
     model: str = Field(description="The model spec.")
     run_id: str
     blind: bool
-    n: int = Field(description="Rows scored.")
+    n: int = Field(description="Rows: every (sample, repeat) row, errors included.")
+    judged: int = Field(
+        default=0, description="Rows with a right/wrong verdict: accuracy's n (no captions)."
+    )
     metrics: dict[str, MetricValue] = Field(description="Metric name → value, 95% CI, n.")
 
 
@@ -54,7 +61,7 @@ class SubtaskCell(BaseModel):
     """Accuracy of one entry on one subtask."""
 
     value: float = Field(description="Accuracy in percent.")
-    n: int = Field(description="Rows.")
+    n: int = Field(description="Judged rows (with a right/wrong verdict): accuracy's n.")
 
 
 class SensitivityRow(BaseModel):

@@ -138,13 +138,14 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                         _cell(row.label),
                         _cell(row.run_id),
                         str(row.n),
+                        str(row.judged),
                         *(
                             format_metric(row.metrics.get(m), ci=m == "accuracy")
                             for m in t.metric_names
                         ),
                     ]
                 )
-        out += [*_table(["#", "model", "run", "n", *t.metric_names], body), ""]
+        out += [*_table(["#", "model", "run", "rows", "judged", *t.metric_names], body), ""]
     if t.rank_agreement or t.agreement_note:
         out += ["", "## Agreement between benchmarks (rank correlation of model scores)", ""]
         if t.agreement_note:

@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse
 
 from lmmprobe.report.compare import Comparison, compare_runs
 from lmmprobe.serve import _pages
+from lmmprobe.serve.runs import run_settings
 from lmmprobe.store import queries
 
 __all__ = ["COMPARE_TIME_LIMIT_S", "PAGE", "router"]
@@ -94,6 +95,7 @@ def _view(request: Request) -> dict[str, Any]:
             if found is None:
                 raise _pages.not_found(f"{name}: no run {value!r} in this store")
             runs.append(found[0])  # an older run: offered in the pickers too
+        settings = run_settings(conn, [r.id for r in runs])
         models_a = queries.run_models(conn, run_a) if run_a else []
         models_b = models_a if run_b == run_a else queries.run_models(conn, run_b or "")
         pick_a, pick_b = _pick(models_a, models_b, run_a == run_b)
@@ -115,6 +117,7 @@ def _view(request: Request) -> dict[str, Any]:
             problem = "pick two models (a run with one model is compared with another run)"
     return {
         "runs": runs,
+        "settings": settings,
         "run_a": run_a,
         "run_b": run_b,
         "models_a": models_a,

@@ -7,6 +7,8 @@ read live from the scores table.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from dataclasses import asdict
 from typing import Any
@@ -15,10 +17,11 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics import headline_metrics
+from lmmprobe.report.settings import run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
-__all__ = ["RUNS_PAGE", "metric_names", "router"]
+__all__ = ["RUNS_PAGE", "metric_names", "router", "run_settings"]
 
 router = APIRouter()
 
@@ -43,9 +46,46 @@ def metric_names(metrics: dict[str, dict[str, Any]]) -> list[str]:
     return head + [n for n in present if n not in head]
 
 
-def _run_json(row: queries.RunRow) -> dict[str, Any]:
+def _row_counts(
+    results: Any, metrics: dict[str, Any] | None
+) -> tuple[int | None, int | None, int | None]:
+    """``(rows, judged, empty)`` of a model, as `lmmprobe.metrics.outcome` counts them.
+
+    From the results' ``counts`` (what ``lmmprobe run`` prints); results written before
+    lmmprobe recorded counts give the error rate's n (every row) and accuracy's (judged rows).
+    """
+    counts = results.get("counts") if isinstance(results, dict) else None
+    if isinstance(counts, dict):
+        got = (counts.get("rows"), counts.get("judged"), counts.get("empty"))
+        return tuple(v if isinstance(v, int) else None for v in got)  # type: ignore[return-value]
+
+    def n(name: str) -> int | None:
+        m = (metrics or {}).get(name)
+        v = m.get("n") if isinstance(m, dict) else None
+        return v if isinstance(v, int) else None
+
+    return n("error_rate"), n("accuracy"), None
+
+
+def run_settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
+    """Run id → what the run changed from a default run (`run_setting`: blind, likelihood...)."""
+    out: dict[str, list[str]] = {}
+    for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit, with room
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for run_id, text in conn.execute(f"SELECT id, spec FROM runs WHERE id IN ({marks})", chunk):
+            try:
+                spec = json.loads(text) if text else None
+            except ValueError:  # a damaged spec names no setting, never breaks the listing
+                spec = None
+            out[str(run_id)] = run_setting(spec if isinstance(spec, dict) else None)
+    return out
+
+
+def _run_json(row: queries.RunRow, setting: list[str] | None = None) -> dict[str, Any]:
     out = asdict(row)
     out["url"] = f"/runs/{_pages.quote_segment(row.id)}"
+    out["setting"] = setting or []
     return out
 
 
@@ -63,10 +103,17 @@ def runs_page(request: Request) -> HTMLResponse:
     with _pages.connection(request) as conn:
         runs = queries.list_runs(conn, RUNS_PAGE, offset)
         total = queries.count_runs(conn)
+        settings = run_settings(conn, [r.id for r in runs])
     return _pages.render(
         request,
         "runs.html",
-        {"runs": runs, "total": total, "offset": offset, "page": RUNS_PAGE},
+        {
+            "runs": runs,
+            "settings": settings,
+            "total": total,
+            "offset": offset,
+            "page": RUNS_PAGE,
+        },
     )
 
 
@@ -80,11 +127,12 @@ def api_runs(request: Request) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         runs = queries.list_runs(conn, RUNS_PAGE, offset)
         total = queries.count_runs(conn)
+        settings = run_settings(conn, [r.id for r in runs])
     return {
         "now": time.time(),
         "total": total,
         "offset": offset,
-        "runs": [_run_json(r) for r in runs],
+        "runs": [_run_json(r, settings.get(r.id)) for r in runs],
     }
 
 
@@ -104,7 +152,11 @@ def _run_view(request: Request, run_id: str) -> dict[str, Any]:
         for key in (m.get("breakdown") or {}) if isinstance(m, dict) else {}:
             if key not in breakdown_keys:
                 breakdown_keys.append(key)
+    counted = {m: _row_counts(per_model.get(m), row.metrics.get(m)) for m in row.metrics}
     return {
+        "setting": run_setting(docs["spec"] or None),
+        "row_counts": counted,
+        "has_empty": any(c[2] for c in counted.values()),
         "run": row,
         "spec": docs["spec"],
         "manifest": docs["manifest"],
@@ -129,7 +181,7 @@ def api_run(request: Request, run_id: str) -> dict[str, Any]:
     """One run as JSON: its row, models, counts (while running) and results."""
     view = _run_view(request, run_id)
     return {
-        "run": _run_json(view["run"]),
+        "run": _run_json(view["run"], view["setting"]),
         "models": view["models"],
         "counts": view["counts"],
         "results": view["results"] or None,

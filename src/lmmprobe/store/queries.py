@@ -274,18 +274,23 @@ def run_models(conn: sqlite3.Connection, run_id: str) -> list[str]:
 
 
 def model_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, dict[str, int]]:
-    """Per model: rows, correct, wrong, format hits, unparsed and errors (a scan of the run).
+    """Per model: rows, correct, wrong, format hits, unparsed, no verdict and errors (a scan).
 
+    The outcomes of `lmmprobe.metrics.outcome` in SQL (the store sits below metrics): unparsed
+    rows have a verdict; ``no_verdict`` are captions and free-form descriptions (empty or not).
     For a run still going, whose results are not written yet; a finished run's results hold
     these figures already.
     """
     rows = conn.execute(
-        """SELECT model, COUNT(*), SUM(correct = 1), SUM(correct = 0), SUM(format_hit),
-                  SUM(stage = 'unparsed'), SUM(stage = 'error')
+        """SELECT model, COUNT(*), SUM(correct = 1 AND stage != 'unparsed'),
+                  SUM(correct = 0 AND stage != 'unparsed'), SUM(format_hit),
+                  SUM(stage = 'unparsed' AND correct IS NOT NULL),
+                  SUM(correct IS NULL AND stage != 'error' AND error_type IS NULL),
+                  SUM(stage = 'error' OR error_type IS NOT NULL)
            FROM scores WHERE run_id = ? GROUP BY model""",
         (run_id,),
     ).fetchall()
-    names = ("rows", "correct", "wrong", "format_hit", "unparsed", "error")
+    names = ("rows", "correct", "wrong", "format_hit", "unparsed", "no_verdict", "error")
     return {r[0]: dict(zip(names, (int(x or 0) for x in r[1:]), strict=True)) for r in rows}
 
 
@@ -374,9 +379,12 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
         clauses.append("s.correct = 0")
     if f.stage == "format_hit":
         clauses.append("s.format_hit = 1")
-    elif f.stage in ("unparsed", "error"):
-        clauses.append("s.stage = ?")
-        args.append(f.stage)
+    elif f.stage == "unparsed":
+        # Answers with a verdict that could not be read, as `lmmprobe.metrics.outcome` defines
+        # them: an empty caption is stored as unparsed too but has no verdict (it is "empty").
+        clauses.append("s.stage = 'unparsed' AND s.correct IS NOT NULL")
+    elif f.stage == "error":
+        clauses.append("s.stage = 'error'")
     if f.meta_key:
         path = _json_path(f.meta_key)
         if f.meta_value is None or f.meta_value == "":

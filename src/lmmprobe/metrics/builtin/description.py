@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
     "freeform_score",
     summary="Mean embedding similarity x 100 of free-form descriptions (lmmprobe's: an empty "
     "answer scores 0, unrounded).",
-    label="free-form",
+    label="free-form (0-100)",
     order=150,
 )
 def freeform_metric(ctx: MetricContext) -> MetricValue | None:

@@ -60,9 +60,18 @@
     if (!r.models.length) models.textContent = "-";
     r.models.forEach(function (m) {
       const row = el("div", "mrow");
+      const who = el("span");
       const name = el("span", "model", shortSpec(m));
       name.title = m;
-      row.appendChild(name);
+      who.appendChild(name);
+      if (r.setting && r.setting.length) {
+        // What the run changed from a default run, as the server-rendered rows show it.
+        who.appendChild(document.createTextNode(" "));
+        const setting = el("span", "setting", "[" + r.setting.join(", ") + "]");
+        setting.title = "what this run changed from a default run";
+        who.appendChild(setting);
+      }
+      row.appendChild(who);
       row.appendChild(document.createTextNode(" "));
       row.appendChild(el("span", "acc", metric((r.metrics[m] || {}).accuracy)));
       models.appendChild(row);
