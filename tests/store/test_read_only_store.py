@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from lmmprobe.store import Store, StoreAccessError
+from lmmprobe.store.sqlite import SCHEMA_VERSION
 
 LMMPROBE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent)) or "lmmprobe"
 # Runs a command with an empty capability bounding set: after its ``exec``, even root holds
@@ -222,7 +223,7 @@ def test_an_older_store_that_can_be_written_is_migrated_then_read(
     with Store(db, read_only=True) as store:
         assert store.resolve_run("latest") == written[1]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
     conn.close()
 
 
