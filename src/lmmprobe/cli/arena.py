@@ -43,7 +43,7 @@ def export(
     try:
         n = write_jsonl(store, out)
     except StoreError as exc:
-        fail(str(exc))
+        fail(exc)
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     finally:

@@ -68,7 +68,7 @@ def serve(
             "uvicorn", "fastapi", "jinja2", extra="serve", purpose="lmmprobe serve"
         )
     except ImportError as exc:
-        fail(str(exc))
+        fail(exc)
     from lmmprobe.serve.app import create_app
     from lmmprobe.serve.security import access_url, is_loopback, new_access_token
     from lmmprobe.store import StoreError
@@ -80,7 +80,7 @@ def serve(
     try:
         app = create_app(path, token=token, public=public)
     except (FileNotFoundError, StoreError, ValueError) as exc:
-        fail(str(exc))
+        fail(exc)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     typer.echo(f"lmmprobe serve: {path} at {access_url(host, bound, token)}", nl=True)
