@@ -98,7 +98,11 @@ def run(
         list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Folder for results.json and results.md.")
+        Path | None,
+        typer.Option(
+            help="Folder for results.json and results.md (default: RUN_ID beside the store: "
+            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db)."
+        ),
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on the first invalid sample.")
