@@ -8,7 +8,8 @@ can clear the screen and print a fake verdict, move the cursor over a number, se
 (U+202E) shows text in another order than it is read. `inert` shows each such character as a
 Python-style escape (``\x1b``, ``\u202e``), so nothing is lost and nothing is obeyed.
 
-Newline and tab stay: they lay text out and cannot rewrite what is already on screen.
+Newline, tab and a CRLF line end stay: they lay text out and cannot rewrite what is already on
+screen.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import re
 from typing import Final
 
 _BIDI: Final = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-_UNSAFE_RE: Final = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]")
+# A carriage return right before a newline (CRLF, as CSV writes lines) ends a line: kept.
+_UNSAFE_RE: Final = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}]|\r(?!\n)")
 _JSON_UNSAFE_RE: Final = re.compile(f"[\x7f-\x9f{_BIDI}]")
 
 
@@ -31,8 +33,9 @@ def inert(text: str) -> str:
 
     C0 controls other than newline and tab, DEL, C1 controls (U+0080-U+009F, e.g. the one-byte
     CSI U+009B) and the bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
-    U+2066-U+2069) become ``\xNN`` or ``\uNNNN``. Printable text, newline and tab are unchanged,
-    so text without controls comes back as it was.
+    U+2066-U+2069) become ``\xNN`` or ``\uNNNN``; so does a carriage return, unless a newline
+    follows it (a CRLF line end). Printable text, newline and tab are unchanged, so text without
+    controls comes back as it was.
 
     Args:
         text: Untrusted text, about to be shown in a terminal or written to a text file.

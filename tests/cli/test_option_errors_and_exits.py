@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.apex.scripts import answer, call, conclude_json, experiment_json, init_json
 
 from lmmprobe.apex.loop import MAX_FRESH_DESIGNS, MAX_HEALS
 from lmmprobe.testing.openai_server import FakeOpenAIServer
-from tests.apex.scripts import answer, call, conclude_json, experiment_json, init_json
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -74,10 +74,9 @@ def test_option_errors_are_one_line_naming_the_option(
 
 
 def test_apex_settings_error_is_one_line(tmp_path: Path) -> None:
-    line = _one_error_line(
-        _lmmprobe("apex", "Can models identify rotated images?", "-m", "random",
-                  "--max-calls", "0", "--out", tmp_path / "o")  # fmt: skip
-    )
+    query = "Can models identify rotated images?"
+    proc = _lmmprobe("apex", query, "-m", "random", "--max-calls", "0", "--out", tmp_path / "o")
+    line = _one_error_line(proc)
     assert "--max-calls" in line and "1" in line
     assert not (tmp_path / "o").exists()
 

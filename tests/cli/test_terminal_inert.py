@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
 import sys
 import threading
+import tty
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -40,8 +42,10 @@ PAYLOAD = (
     "\rover"  # carriage return: overwrite the line
 )
 
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Any control character a terminal would obey (newline and tab excepted)."""
+RAW = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)"
+)
+"""Any control character a terminal would obey (newline, tab and a CRLF line end excepted)."""
 
 
 def _lmmprobe(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -157,6 +161,59 @@ def test_ids_by_values_and_model_names_are_shown_escaped(
             _assert_inert(export.stdout, "export --format jsonl")
             ids = {json.loads(line)["sample_id"] for line in export.stdout.splitlines()}
             assert f"s0{PAYLOAD}" in ids
+
+
+def _on_a_terminal(*args: str | Path) -> tuple[int, str]:
+    """Run the console script with its stdout on a pseudo-terminal: exit status and output."""
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    leader, follower = pty.openpty()
+    tty.setraw(follower)  # no newline translation: what arrives is what the program wrote
+    chunks: list[bytes] = []
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the follower side closed: all read
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [exe, *map(str, args)], stdout=follower, stderr=subprocess.PIPE, env=env, timeout=300
+    )
+    os.close(follower)
+    reader.join(timeout=30)
+    os.close(leader)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_documents_on_a_terminal_are_escaped_and_piped_ones_kept(
+    tmp_path: Path, hostile_data: Path
+) -> None:
+    proc = _lmmprobe(
+        "run", "-m", "first", "--data", hostile_data, "-q", "--db", tmp_path / "db",
+        "--out", tmp_path / "o",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    code, shown = _on_a_terminal("export", "latest", "--format", "csv", "--db", tmp_path / "db")
+    assert code == 0
+    _assert_inert(shown, "export --format csv on a terminal")
+    assert r"s0\x1b[2J\x1b[HFAKE" in shown
+    # Piped, the CSV is the data as stored, for the program that reads it.
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    piped = subprocess.run(
+        [exe, "export", "latest", "--format", "csv", "--db", str(tmp_path / "db")],
+        capture_output=True,
+        timeout=300,
+    )
+    assert f"s0{PAYLOAD}".encode() in piped.stdout  # bytes: no newline translation
 
 
 def test_rich_styles_still_reach_a_terminal() -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from lmmprobe._inert import inert
 from lmmprobe.cli._common import DbOption, err_console, fail, write_document
 
 _FORMATS = ("html", "md", "csv", "json")
@@ -72,8 +73,10 @@ def report(
         )
     except (ReportError, MissingDependency) as exc:
         fail(exc)
+    if fmt == "md":  # read in terminals, as results.md: control characters shown escaped
+        text = inert(text)
     if out is None and fmt != "html":
-        write_document(text)
+        write_document(text, json_text=fmt == "json")
         return
     path = out or Path("report.html")
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,13 +7,14 @@ does not pay for them and a missing ``serve`` extra fails here with the command 
 from __future__ import annotations
 
 import socket
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lmmprobe._optional import require
-from lmmprobe.cli._common import DbOption, fail
+from lmmprobe.cli._common import DbOption, console, fail
 from lmmprobe.store import DEFAULT_DB
 
 __all__ = ["serve"]
@@ -83,12 +84,13 @@ def serve(
         fail(exc)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
-    typer.echo(f"lmmprobe serve: {path} at {access_url(host, bound, token)}", nl=True)
+    say = partial(console.print, markup=False, highlight=False, soft_wrap=True)
+    say(f"lmmprobe serve: {path} at {access_url(host, bound, token)}")
     if public:
-        typer.echo(
+        say(
             "listening beyond this machine: anyone with the URL above (its token) can read the store"
         )
-    typer.echo("Ctrl+C stops it.")
+    say("Ctrl+C stops it.")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     try:
