@@ -81,6 +81,20 @@ def test_apex_settings_error_is_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
+def test_a_path_option_the_system_refuses_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    assert _lmmprobe("run", "--limit", "2", "-q", "--db", db).returncode == 0
+    missing = tmp_path / "no-such-folder" / "rows.jsonl"
+    line = _one_error_line(_lmmprobe("export", "latest", "--db", db, "-o", missing, columns=300))
+    assert line == f"error: {missing}: No such file or directory"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    line = _one_error_line(
+        _lmmprobe("report", "latest", "--db", db, "--out", blocked / "r.html", columns=300)
+    )
+    assert line == f"error: {blocked}: File exists"  # mkdir of its folder refused
+
+
 # --- item 9: apex exits non-zero when no experiment ran ----------------------------------------
 
 

@@ -152,7 +152,8 @@ def error_text(exc: BaseException) -> str:
     A pydantic `ValidationError` (an option value a schema refused) becomes
     ``--OPTION: what is wrong (got VALUE)`` per error, joined by ``; ``, with field names in the
     message written as the options that set them; pydantic's multi-line dump (input dict, error
-    type, documentation URL) is left out. Anything else is ``str(exc)``.
+    type, documentation URL) is left out. A file the system refused (`OSError` with a file name)
+    is ``PATH: reason``. Anything else is ``str(exc)``.
 
     Args:
         exc: The exception that stopped a command.
@@ -161,6 +162,9 @@ def error_text(exc: BaseException) -> str:
         The message; one line for a validation error.
 
     """
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        # "[Errno 2] No such file or directory: 'x'" -> "x: No such file or directory"
+        return f"{exc.filename}: {exc.strerror}"
     if not isinstance(exc, ValidationError):
         return str(exc)
     opts, given = _options()

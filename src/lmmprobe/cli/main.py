@@ -413,9 +413,9 @@ class _InertFormatter(logging.Formatter):
 def main() -> None:
     """Console-script entry point.
 
-    Logging goes to stderr through `_InertFormatter`; a `pydantic.ValidationError` that an
-    option value causes anywhere in a command ends it with the one line `error_text` makes
-    (exit 2), not pydantic's dump or a traceback.
+    Logging goes to stderr through `_InertFormatter`. Usage errors, a `pydantic.ValidationError`
+    that an option value causes anywhere in a command, and a file the system refuses end the
+    command with the one line `error_text` makes (exit 2), not a dump, a box or a traceback.
     """
     handler = logging.StreamHandler()
     handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
@@ -424,6 +424,12 @@ def main() -> None:
         code = app(standalone_mode=False)
     except ValidationError as exc:
         # A schema refused an option value where no command caught it: one line, exit 2.
+        err_console.print(f"[bold red]error:[/] {escape(error_text(exc))}", soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A path given as an option that cannot be read or written (--out in a missing folder).
         err_console.print(f"[bold red]error:[/] {escape(error_text(exc))}", soft_wrap=True)
         sys.exit(2)
     except _CLICK_EXCEPTION as exc:
