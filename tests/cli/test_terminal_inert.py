@@ -250,3 +250,16 @@ def test_apex_query_and_report_are_escaped_and_a_failed_orchestrator_exits_1(
     md = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     _assert_inert(md, "report.md")
     assert r"\x1b[2J" in md
+
+
+def test_log_lines_are_escaped() -> None:
+    import logging
+
+    from lmmprobe.cli.main import _InertFormatter
+
+    record = logging.LogRecord(
+        "lmmprobe.run.executor", logging.WARNING, __file__, 1, "backend raised %s", (PAYLOAD,), None
+    )
+    line = _InertFormatter("%(levelname)s %(name)s: %(message)s").format(record)
+    _assert_inert(line, "a log line")
+    assert line.startswith(r"WARNING lmmprobe.run.executor: backend raised \x1b[2J")
