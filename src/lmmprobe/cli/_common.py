@@ -184,11 +184,14 @@ def error_text(exc: BaseException) -> str:
         field = next((str(x) for x in reversed(err["loc"]) if isinstance(x, str)), "")
         param = _FIELD_ALIASES.get(field, field)
         # Outside a command's context (it has closed), options follow typer's naming rule.
-        option = opts.get(param) or ("--" + param.replace("_", "-") if field and not opts else "")
+        top = len(err["loc"]) == 1  # a top-level field: settings a command fills from options
+        option = opts.get(param) or ("--" + param.replace("_", "-") if top and not opts else "")
+        # A field no option sets (a file's row, say) is named by its path in the model.
+        where = option or ".".join(str(x) for x in err["loc"])
         value = err.get("input")
-        if option and isinstance(value, str | int | float | bool) and "(got " not in msg:
+        if where and isinstance(value, str | int | float | bool) and "(got " not in msg:
             msg = f"{msg} (got {value!r})"
-        parts.append(f"{option}: {msg}" if option and option not in msg else msg)
+        parts.append(f"{where}: {msg}" if where and where not in msg else msg)
     return "; ".join(" ".join(p.split("\n")) for p in parts)
 
 
