@@ -21,6 +21,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from lmmprobe._inert import inert
 from lmmprobe.apex.experiment_data import ExperimentDataset
 from lmmprobe.apex.experiments import ExperimentRecord, Interval, Report
 from lmmprobe.apex.security import safe_name
@@ -225,5 +226,7 @@ def write_report(
     j = out_dir / REPORT_JSON
     md = out_dir / REPORT_MD
     j.write_text(report.model_dump_json(indent=2), encoding="utf-8")
-    md.write_text(render_markdown(report), encoding="utf-8")
+    # Shown in terminals (cat, less -R): control characters from the query and the orchestrator
+    # are escaped.
+    md.write_text(inert(render_markdown(report)), encoding="utf-8")
     return j, md

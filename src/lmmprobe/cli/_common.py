@@ -1,19 +1,31 @@
-"""What every ``lmmprobe`` command shares: the consoles, the error exit, common options."""
+"""What every ``lmmprobe`` command shares: the consoles, the error exit, common options.
+
+Everything lmmprobe prints to a terminal goes through an `InertConsole`: text from servers, data
+and models (error messages, ``--by`` groups, sample ids, model names, APEx queries) is shown with
+its control characters escaped (`lmmprobe._inert.inert`), never obeyed by the terminal.
+"""
 
 from __future__ import annotations
 
+import importlib
+import io
 import os
+import re
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
+from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 
@@ -28,8 +40,62 @@ def _width() -> int | None:
     return 132
 
 
-console = Console(width=_width())
-err_console = Console(stderr=True)
+class InertConsole(Console):
+    r"""A rich console that shows control characters in printed text escaped (``\x1b``).
+
+    `render_str` is where rich turns every ``str`` it prints into text (``print`` arguments,
+    table cells and titles, markup): escaping there keeps layout right, as the escaped form is
+    what is measured. Text that reaches the console already built (a progress bar's description,
+    a `rich.text.Text` from elsewhere) is escaped as it is written out, the one place every
+    segment passes. Rich's own styles and cursor controls are added after that, so they work.
+    """
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """Rich's `Console.render_str` on `text` with its control characters escaped."""
+        return super().render_str(inert(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # Control segments are rich's own (cursor moves of a live progress bar): kept.
+        return super()._render_buffer(
+            seg if seg.control else Segment(inert(seg.text), seg.style, seg.control)
+            for seg in buffer
+        )
+
+
+console = InertConsole(width=_width())
+err_console = InertConsole(stderr=True)
+
+
+class StdoutDocument(io.TextIOBase):
+    r"""Stdout for a document (JSON, JSON lines, Markdown, CSV), with control characters inert.
+
+    JSON gets ``\uNNNN`` escapes for the controls `json.dumps` leaves raw (the same document, as
+    a parser reads it). Other text is escaped with `inert` on a terminal, where a person reads
+    it; piped or redirected, it is written as it is, for the program or file that takes it.
+    """
+
+    def __init__(self, *, json_text: bool) -> None:
+        super().__init__()
+        self._json = json_text
+        self._tty = sys.stdout.isatty()
+
+    def writable(self) -> bool:
+        """Always: this is stdout."""
+        return True
+
+    def write(self, text: str) -> int:
+        """Write `text` to stdout, made inert as the class says; return its length."""
+        if self._json:
+            sys.stdout.write(inert_json(text))
+        else:
+            sys.stdout.write(inert(text) if self._tty else text)
+        return len(text)
+
+
+def write_document(text: str, *, json_text: bool = False) -> None:
+    """Write a whole document to stdout through `StdoutDocument`."""
+    StdoutDocument(json_text=json_text).write(text)
+
 
 DbOption = Annotated[
     Path | None,
@@ -49,12 +115,96 @@ ModelsOption = Annotated[
 """``--model/-m``, repeatable: the model specs a command evaluates."""
 
 
-def fail(message: str, code: int = 2) -> NoReturn:
+_MSG_PREFIX_RE = re.compile(r"^(Value error|Assertion failed), ")
+_FIELD_ALIASES = {
+    # RunSpec / Settings field -> the command's parameter, where their names differ.
+    "models": "model",
+    "option_marks": "marks",
+    "unknown_option": "unknown",
+    "max_orchestrator_calls": "max_calls",
+    "stop_when_sufficient": "run_all",
+}
+
+
+def _options() -> tuple[dict[str, str], set[str]]:
+    """The running command's parameters: name -> ``--option``, and the names given by the user."""
+    ctx: Any = None
+    # Typer >= 0.2x runs commands on its own copy of click; older ones on click itself.
+    for module in ("typer._click.globals", "click.globals"):
+        try:
+            ctx = importlib.import_module(module).get_current_context(silent=True)
+        except ImportError:
+            continue
+        if ctx is not None:
+            break
+    if ctx is None:
+        return {}, set()
+    opts = {p.name: p.opts[0] for p in ctx.command.params if p.name and p.opts}
+    given = {
+        name
+        for name in opts
+        if getattr(ctx.get_parameter_source(name), "name", "") in ("COMMANDLINE", "ENVIRONMENT")
+    }
+    return opts, given
+
+
+def error_text(exc: BaseException) -> str:
+    """The one line a user sees for `exc`: option errors name the option and what is allowed.
+
+    A pydantic `ValidationError` (an option value a schema refused) becomes
+    ``--OPTION: what is wrong (got VALUE)`` per error, joined by ``; ``, with field names in the
+    message written as the options that set them; pydantic's multi-line dump (input dict, error
+    type, documentation URL) is left out. A file the system refused (`OSError` with a file name)
+    is ``PATH: reason``. Anything else is ``str(exc)``.
+
+    Args:
+        exc: The exception that stopped a command.
+
+    Returns:
+        The message; one line for a validation error.
+
+    """
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        # "[Errno 2] No such file or directory: 'x'" -> "x: No such file or directory"
+        return f"{exc.filename}: {exc.strerror}"
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    opts, given = _options()
+    # Names a message may use for an option: underscored field names, and any the user gave.
+    named = {n: o for n, o in opts.items() if "_" in n or n in given}
+    for field, param in _FIELD_ALIASES.items():
+        if param in opts:
+            named[field] = opts[param]
+    # Whole names only: "replicas" in "--replicas" or "max_replicas" stays as it is.
+    alts = "|".join(map(re.escape, sorted(named, key=len, reverse=True)))
+    words = re.compile(rf"(?<![\w-])({alts})(?![\w-])")
+    parts = []
+    for err in exc.errors():
+        msg = _MSG_PREFIX_RE.sub("", str(err["msg"]))
+        if named:
+            msg = words.sub(lambda m: named[m.group()], msg)
+        field = next((str(x) for x in reversed(err["loc"]) if isinstance(x, str)), "")
+        param = _FIELD_ALIASES.get(field, field)
+        # Outside a command's context (it has closed), options follow typer's naming rule.
+        top = len(err["loc"]) == 1  # a top-level field: settings a command fills from options
+        option = opts.get(param) or ("--" + param.replace("_", "-") if top and not opts else "")
+        # A field no option sets (a file's row, say) is named by its path in the model.
+        where = option or ".".join(str(x) for x in err["loc"])
+        value = err.get("input")
+        if where and isinstance(value, str | int | float | bool) and "(got " not in msg:
+            msg = f"{msg} (got {value!r})"
+        parts.append(f"{where}: {msg}" if where and where not in msg else msg)
+    return "; ".join(" ".join(p.split("\n")) for p in parts)
+
+
+def fail(message: str | BaseException, code: int = 2) -> NoReturn:
     """Print ``error: MESSAGE`` on stderr and exit with `code` (2: bad input).
 
-    Soft wrap keeps a long ``file:line`` or path on one line, whole and searchable.
+    An exception is shown as `error_text` makes it: one line. Soft wrap keeps a long
+    ``file:line`` or path on one line, whole and searchable.
     """
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    text = message if isinstance(message, str) else error_text(message)
+    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -2,14 +2,16 @@
 
 A thin wrapper over `lmmprobe.apex.run_campaign` (APEx, Conti et al.): it reads the options into
 campaign settings, prints the campaign's progress and a results table, and exits with status 2
-on bad input (an unsupported query, an unknown model, a missing replay file).
+on bad input (an unsupported query, an unknown model, a missing replay file) and 1 when the
+campaign ran no experiment (the orchestrator failed or designed nothing valid: the report, still
+written, says why).
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -17,6 +19,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import ModelsOption, console, fail
+
+if TYPE_CHECKING:
+    from lmmprobe.apex import Report
 
 
 def apex(
@@ -90,7 +95,7 @@ def apex(
     try:
         orch = load_orchestrator(orchestrator)
     except (ValueError, OrchestratorError) as exc:
-        fail(str(exc))
+        fail(exc)
     saved = getattr(orch, "saved_settings", None)
     base = saved if isinstance(saved, Settings) else Settings()
     given = {
@@ -106,7 +111,10 @@ def apex(
     updates: dict[str, object] = {k: v for k, v in given.items() if v is not None}
     if run_all:
         updates["stop_when_sufficient"] = False
-    settings = Settings.model_validate({**base.model_dump(), **updates})
+    try:
+        settings = Settings.model_validate({**base.model_dump(), **updates})
+    except ValueError as exc:  # pydantic's ValidationError: one line naming the option
+        fail(exc)
     out_dir = out or Path("apex-runs") / time.strftime("%Y%m%d-%H%M%S")
 
     def say(line: str) -> None:
@@ -120,7 +128,7 @@ def apex(
         try:
             renderer = DiffusionRenderer(diffusion_model)
         except (ImportError, OSError, ValueError) as exc:
-            fail(str(exc))
+            fail(exc)
     try:
         campaign = run_campaign(
             query,
@@ -134,7 +142,7 @@ def apex(
             say=say,
         )
     except (RegistryError, CollectionError, ValueError) as exc:  # QueryError is a ValueError
-        fail(str(exc))
+        fail(exc)
     report = campaign.report
     table = Table(
         title=f"APEx: {escape(report.query)} ({report.status}, "
@@ -168,3 +176,27 @@ def apex(
     for line in report.conclusions:
         console.print(f"- {escape(line)}", highlight=False)
     console.print(f"report: {escape(str(campaign.report_md))}", highlight=False)
+    if not report.experiments:
+        # The report is written all the same (it says why); the exit status says nothing ran.
+        fail(f"no experiment ran: {_why_none(report)}; see {campaign.report_md}", code=1)
+
+
+def _why_none(report: Report) -> str:
+    """Why a campaign ran no experiment, from its status, in a few words."""
+    status = report.status
+    if status == "orchestrator_error":
+        return f"the orchestrator failed ({report.metadata.get('error', 'no detail')})"
+    if status == "no_design":
+        last = report.rejections[-1].error if report.rejections else "no detail"
+        return (
+            f"the orchestrator designed no valid experiment in {len(report.rejections)} "
+            f"attempts (last: {last[:200]})"
+        )
+    if status == "call_cap":
+        return (
+            f"the orchestrator call cap ({report.settings.max_orchestrator_calls}) was reached "
+            "before an experiment was designed (--max-calls raises it)"
+        )
+    if status == "plan_exhausted":
+        return "the orchestrator had no experiment to run (a replayed report without experiments?)"
+    return f"campaign status {status}"

@@ -173,7 +173,7 @@ def show(
     try:
         d = describe(find_benchmark(name))
     except DataError as exc:
-        fail(str(exc))
+        fail(exc)
     if fmt == "json":
         print(json.dumps(d, indent=2))
         return

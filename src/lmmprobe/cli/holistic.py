@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -22,7 +21,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, fail
+from lmmprobe.cli._common import console, fail, write_document
 
 _FORMATS = ("table", "json")
 _WIN_RATES = ("hemm", "met")
@@ -73,7 +72,7 @@ def elo(
     try:
         battles = load_battles(votes_file)
     except (BattleFileError, FileNotFoundError, UnicodeDecodeError) as exc:
-        fail(str(exc))
+        fail(exc)
     except OSError as exc:
         fail(f"{votes_file}: cannot be read ({exc})")
     if not battles:
@@ -100,7 +99,7 @@ def elo(
             },
             "models": rows,
         }
-        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_document(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", json_text=True)
         return
     order = f"median over {shuffles} shuffles" if shuffles else "file order"
     which = (

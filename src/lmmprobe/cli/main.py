@@ -5,17 +5,21 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe._inert import inert
 from lmmprobe.cli._common import (
     DbOption,
     ModelsOption,
+    StdoutDocument,
     console,
     err_console,
+    error_text,
     open_store,
     store_faults_exit,
 )
@@ -95,7 +99,11 @@ def run(
         list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Folder for results.json and results.md.")
+        Path | None,
+        typer.Option(
+            help="Folder for results.json and results.md (default: RUN_ID beside the store: "
+            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db)."
+        ),
     ] = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Fail on the first invalid sample.")
@@ -214,8 +222,8 @@ def run(
             gpus_per_replica=gpus_per_replica,
             cpus_per_replica=cpus_per_replica,
         )
-    except ValueError as exc:
-        _fail(str(exc))
+    except ValueError as exc:  # a pydantic ValidationError among them: one line per option
+        _fail(exc)
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
     from lmmprobe.run import RichProgress, RunAborted
@@ -229,7 +237,7 @@ def run(
         where = f" (run {exc.run_id}, status {exc.status})" if exc.run_id else ""
         _fail(f"{exc}{where}; the same command resumes it", code=1)
     except (RegistryError, DataError, ValueError) as exc:
-        _fail(str(exc))
+        _fail(exc)
     res = ev.results
     if res.data.invalid:
         err_console.print(
@@ -353,7 +361,7 @@ def export(
         except KeyError as exc:
             _fail(str(exc.args[0]))
         if out is None:
-            export_run(store, run_id, fmt, sys.stdout)  # type: ignore[arg-type]
+            export_run(store, run_id, fmt, StdoutDocument(json_text=fmt == "jsonl"))  # type: ignore[arg-type]
             return
         with open(out, "w", encoding="utf-8", newline="") as f:
             n = export_run(store, run_id, fmt, f)  # type: ignore[arg-type]
@@ -390,11 +398,60 @@ def _register_subcommands() -> None:
 _register_subcommands()
 
 
+_CLICK_EXCEPTION: Any = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+)
+"""Click's base of usage errors (typer runs on click or on its own copy of it)."""
+
+
+class _InertFormatter(logging.Formatter):
+    """Log lines with control characters escaped: they quote servers' and data's text too."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return inert(super().format(record))
+
+
 def main() -> None:
-    """Console-script entry point."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    with store_faults_exit():
-        app()
+    """Console-script entry point.
+
+    Logging goes to stderr through `_InertFormatter`. Usage errors, a `pydantic.ValidationError`
+    that an option value causes anywhere in a command, and a file the system refuses end the
+    command with the one line `error_text` makes (exit 2), not a dump, a box or a traceback.
+    """
+    handler = logging.StreamHandler()
+    handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    try:
+        with store_faults_exit():  # a damaged or unreadable store: its one line, exit 2
+            code = app(standalone_mode=False)
+    except ValidationError as exc:
+        # A schema refused an option value where no command caught it: one line, exit 2.
+        err_console.print(f"[bold red]error:[/] {escape(error_text(exc))}", soft_wrap=True)
+        sys.exit(2)
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A path given as an option that cannot be read or written (--out in a missing folder).
+        err_console.print(f"[bold red]error:[/] {escape(error_text(exc))}", soft_wrap=True)
+        sys.exit(2)
+    except _CLICK_EXCEPTION as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `lmmprobe` alone: the help
+            exc.show()
+            sys.exit(exc.exit_code)
+        # A bad or missing option or argument: one line naming it and what is allowed (click
+        # writes what is allowed into the message), and where the command's help is.
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        err_console.print(
+            f"[bold red]error:[/] {escape(exc.format_message())}{escape(where)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err_console.print("aborted", highlight=False)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

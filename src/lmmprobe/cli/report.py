@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from lmmprobe.cli._common import DbOption, err_console, fail
+from lmmprobe._inert import inert
+from lmmprobe.cli._common import DbOption, err_console, fail, write_document
 
 _FORMATS = ("html", "md", "csv", "json")
 
@@ -72,9 +72,11 @@ def report(
             definitions=definitions,  # type: ignore[arg-type]
         )
     except (ReportError, MissingDependency) as exc:
-        fail(str(exc))
+        fail(exc)
+    if fmt == "md":  # read in terminals, as results.md: control characters shown escaped
+        text = inert(text)
     if out is None and fmt != "html":
-        sys.stdout.write(text)
+        write_document(text, json_text=fmt == "json")
         return
     path = out or Path("report.html")
     path.parent.mkdir(parents=True, exist_ok=True)

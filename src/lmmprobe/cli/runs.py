@@ -23,11 +23,10 @@ from typing import Annotated, Any, Literal
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import DbOption, fail, open_store
+from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
 from lmmprobe.report.compare import Comparison, Difference, compare_runs
 from lmmprobe.report.settings import run_setting
@@ -40,7 +39,7 @@ __all__ = ["Comparison", "Difference", "RunSummary", "compare", "compare_runs", 
 
 # Tables here are meant for a person at a terminal: rich takes the terminal's width, or
 # $COLUMNS, or 80 when neither is known, so piped output reads at 80 columns as well.
-_console = Console(highlight=False)
+_console = InertConsole(highlight=False)
 # Model outputs are untrusted: control characters (escape sequences, newlines) never reach the
 # terminal raw.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -415,7 +414,7 @@ def compare(
                 store, a, model_a, b, model_b, n_boot=n_boot, seed=seed, limit=limit
             )
         except ImportError as exc:
-            fail(str(exc))
+            fail(exc)
     if result.n == 0:
         why = ", ".join(f"{v} {k}" for k, v in result.left_out.items()) or "no scores"
         fail(

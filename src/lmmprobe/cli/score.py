@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -20,7 +19,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, fail
+from lmmprobe.cli._common import console, fail, write_document
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
@@ -172,9 +171,11 @@ def score(
             ground_truth=ground_truth,
         )
     except (DataError, OSError, MetricUnavailable) as exc:
-        fail(str(exc))
+        fail(exc)
     if fmt == "json":
-        sys.stdout.write(json.dumps(json_ready(result), ensure_ascii=False, indent=2) + "\n")
+        write_document(
+            json.dumps(json_ready(result), ensure_ascii=False, indent=2) + "\n", json_text=True
+        )
         return
     title = f"{escape(str(file))} ({result['format']})"
     if result["format"] == "lmmprobe-export":

@@ -7,13 +7,14 @@ does not pay for them and a missing ``serve`` extra fails here with the command 
 from __future__ import annotations
 
 import socket
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lmmprobe._optional import require
-from lmmprobe.cli._common import DbOption, fail
+from lmmprobe.cli._common import DbOption, console, fail
 from lmmprobe.store import DEFAULT_DB
 
 __all__ = ["serve"]
@@ -68,7 +69,7 @@ def serve(
             "uvicorn", "fastapi", "jinja2", extra="serve", purpose="lmmprobe serve"
         )
     except ImportError as exc:
-        fail(str(exc))
+        fail(exc)
     from lmmprobe.serve.app import create_app
     from lmmprobe.serve.security import access_url, is_loopback, new_access_token
     from lmmprobe.store import StoreError
@@ -80,15 +81,16 @@ def serve(
     try:
         app = create_app(path, token=token, public=public)
     except (FileNotFoundError, StoreError, ValueError) as exc:
-        fail(str(exc))
+        fail(exc)
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
-    typer.echo(f"lmmprobe serve: {path} at {access_url(host, bound, token)}", nl=True)
+    say = partial(console.print, markup=False, highlight=False, soft_wrap=True)
+    say(f"lmmprobe serve: {path} at {access_url(host, bound, token)}")
     if public:
-        typer.echo(
+        say(
             "listening beyond this machine: anyone with the URL above (its token) can read the store"
         )
-    typer.echo("Ctrl+C stops it.")
+    say("Ctrl+C stops it.")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     try:

@@ -77,7 +77,7 @@ def generate(
             clip_threshold=clip_threshold,
         )
     except ValueError as exc:
-        fail(str(exc))
+        fail(exc)
     start = time.perf_counter()
     with Progress(
         "[progress.description]{task.description}",
@@ -97,7 +97,7 @@ def generate(
                 on_progress=lambda done, _total: progress.update(task, completed=done),
             )
         except (FileExistsError, ValueError, OSError) as exc:
-            fail(str(exc))
+            fail(exc)
     elapsed = time.perf_counter() - start
     counts = manifest["counts"]
     console.print(
@@ -118,7 +118,7 @@ def show(
         manifest = load_manifest(folder)
         counts = count_samples(folder)
     except (FileNotFoundError, ValueError) as exc:
-        fail(str(exc))
+        fail(exc)
     cfg = manifest["config"]
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
@@ -152,5 +152,5 @@ def filter_(
     try:
         kept, dropped = apply_consensus_filter(folder, run, db=db)
     except (FileNotFoundError, ValueError, LookupError) as exc:
-        fail(str(exc))
+        fail(exc)
     console.print(f"kept {kept} samples, dropped {dropped} that every reference model missed")

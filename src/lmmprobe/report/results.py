@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._inert import inert
 from lmmprobe.metrics import (
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
@@ -260,5 +261,6 @@ def write_results(results: Results, out_dir: Path) -> tuple[Path, Path]:
     j = out_dir / "results.json"
     md = out_dir / "results.md"
     j.write_text(results.to_json(), encoding="utf-8")
-    md.write_text(render_markdown(results), encoding="utf-8")
+    # Shown in terminals (cat, less -R): control characters from data and models are escaped.
+    md.write_text(inert(render_markdown(results)), encoding="utf-8")
     return j, md

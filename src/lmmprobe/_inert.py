@@ -1,0 +1,68 @@
+r"""Untrusted text made inert for terminals and text files: control characters shown, not obeyed.
+
+Text from servers, data sets, models and orchestrators reaches the terminal (error messages,
+``--by`` groups, sample ids, model names, APEx queries) and files people open in one (results.md,
+report.md). Left raw, an ESC or C1 byte starts a terminal control sequence: a server's error text
+can clear the screen and print a fake verdict, move the cursor over a number, set the clipboard
+(OSC 52) or hide a link (OSC 8); a carriage return overwrites the line it is on; a bidi override
+(U+202E) shows text in another order than it is read. `inert` shows each such character as a
+Python-style escape (``\x1b``, ``\u202e``), so nothing is lost and nothing is obeyed.
+
+Newline, tab and a CRLF line end stay: they lay text out and cannot rewrite what is already on
+screen.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_BIDI: Final = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# A carriage return right before a newline (CRLF, as CSV writes lines) ends a line: kept.
+_UNSAFE_RE: Final = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f{_BIDI}]|\r(?!\n)")
+_JSON_UNSAFE_RE: Final = re.compile(f"[\x7f-\x9f{_BIDI}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def inert(text: str) -> str:
+    r"""`text` with every terminal control character shown as an escape, not sent raw.
+
+    C0 controls other than newline and tab, DEL, C1 controls (U+0080-U+009F, e.g. the one-byte
+    CSI U+009B) and the bidirectional controls (U+061C, U+200E, U+200F, U+202A-U+202E,
+    U+2066-U+2069) become ``\xNN`` or ``\uNNNN``; so does a carriage return, unless a newline
+    follows it (a CRLF line end). Printable text, newline and tab are unchanged, so text without
+    controls comes back as it was.
+
+    Args:
+        text: Untrusted text, about to be shown in a terminal or written to a text file.
+
+    Returns:
+        The text with each control character replaced by its escape.
+
+    Example:
+        >>> inert("\x1b[2Jok\u202e")
+        '\\x1b[2Jok\\u202e'
+
+    """
+    return _UNSAFE_RE.sub(_escaped, text)
+
+
+def inert_json(text: str) -> str:
+    r"""JSON text with the controls JSON leaves raw written as ``\uNNNN`` escapes.
+
+    `json.dumps` escapes C0 controls always, but with ``ensure_ascii=False`` it writes DEL, the
+    C1 controls and the bidi controls raw. They can only occur inside JSON strings, where
+    ``\uNNNN`` means the same character: the document parses to the same value.
+
+    Args:
+        text: A JSON document (``json.dumps(..., ensure_ascii=False)``).
+
+    Returns:
+        The same document, safe to print to a terminal.
+
+    """
+    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
