@@ -2,10 +2,9 @@
 
 A hub id (``hf:ORG/NAME``) that is not in the Hugging Face cache, asked for while the Hub cannot
 be reached, used to cost minutes of the hub client's retries (five per file, several files)
-before failing. Offline is known without waiting, as data loading knows it
-(`lmmprobe.data.benchmarks.load.hub_offline`, which this layer cannot import): an offline
-switch is set, or the Hub's host does not accept a TCP connection within `PROBE_TIMEOUT`
-seconds. Then a cached checkpoint is read from the cache alone, and a missing one is refused
+before failing. Offline is known without waiting, by the probe data loading uses too
+(`lmmprobe._hub.hub_offline`): an offline switch is set, or the Hub's host does not accept a
+TCP connection within a few seconds. Then a cached checkpoint is read from the cache alone, and a missing one is refused
 at once with the command that fetches it.
 
 A ``device`` the machine does not have is refused here too, before any request is sent,
@@ -14,41 +13,18 @@ instead of failing every request once the weights are first needed.
 
 from __future__ import annotations
 
-import os
 import shlex
-import socket
-from urllib.parse import urlparse
 
 import torch
-from huggingface_hub import constants, try_to_load_from_cache
+from huggingface_hub import try_to_load_from_cache
 from huggingface_hub.errors import HFValidationError
 
-PROBE_TIMEOUT = 3.0
-"""Seconds to wait for the Hub's host to accept a connection before calling it unreachable."""
-_OFFLINE_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-_TRUE = frozenset({"1", "true", "yes", "on"})
+from lmmprobe._hub import hub_offline as _probe_hub
 
 
 def hub_offline() -> str | None:
-    """Why the Hub cannot be reached right now, or None when it can.
-
-    Never waits long: the offline switches are read first, then one TCP connection to the
-    Hub's host (``HF_ENDPOINT``, else huggingface.co) is tried for at most `PROBE_TIMEOUT`
-    seconds.
-    """
-    for name in _OFFLINE_SWITCHES:
-        if os.environ.get(name, "").strip().lower() in _TRUE:
-            return f"{name} is set"
-    if constants.HF_HUB_OFFLINE:
-        return "huggingface_hub is in offline mode"
-    url = urlparse(os.environ.get("HF_ENDPOINT") or constants.ENDPOINT)
-    host = url.hostname or "huggingface.co"
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT):
-            return None
-    except OSError as exc:
-        return f"cannot connect to {host}:{port}: {exc}"
+    """Why the Hub cannot be reached right now, or None when it can (`lmmprobe._hub`)."""
+    return _probe_hub(("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def fetch_command(repo_id: str, revision: str | None = None) -> tuple[str, str]:

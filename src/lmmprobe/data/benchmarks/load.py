@@ -13,8 +13,8 @@ data in this order:
 4. otherwise a `DataError` giving the exact command that fetches a copy.
 
 Offline is known without waiting: ``HF_HUB_OFFLINE`` (or ``HF_DATASETS_OFFLINE``) set, or the
-Hub's host not answering a connection within `PROBE_TIMEOUT` seconds. Nothing is downloaded when
-lmmprobe is imported.
+Hub's host not answering a connection within `lmmprobe._hub.PROBE_TIMEOUT` seconds. Nothing
+is downloaded when lmmprobe is imported.
 
 A local folder is read with `datasets` as the Hub would serve it: a hub snapshot (parquet,
 json or arrow files under ``data/`` or the root, the split chosen by file name, the config by
@@ -37,15 +37,14 @@ from __future__ import annotations
 
 import importlib
 import os
-import socket
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from pydantic import ValidationError
 
+from lmmprobe._hub import hub_offline as _probe_hub
 from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
 from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV as DATA_DIR_ENV  # re-exported
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
@@ -54,10 +53,7 @@ from lmmprobe.data.rows import RowError
 from lmmprobe.schema import Sample
 
 OPTIONS = frozenset({"split", "path", "limit", "config"})
-PROBE_TIMEOUT = 3.0
-"""Seconds to wait for the Hub's host to accept a connection before calling it unreachable."""
 _BATCH = 256
-_TRUE = frozenset({"1", "true", "yes", "on"})
 
 
 # --- where the copy is ---------------------------------------------------------------------
@@ -97,28 +93,8 @@ def _hub_constants() -> Any:
 
 
 def hub_offline() -> str | None:
-    """Why the Hub cannot be reached right now, or None when it can.
-
-    Never waits long: the offline switches are read first, then one TCP connection to the
-    Hub's host is tried for at most `PROBE_TIMEOUT` seconds.
-    """
-    for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
-        if os.environ.get(name, "").strip().lower() in _TRUE:
-            return f"{name} is set"
-    constants = _hub_constants()
-    if constants is None:
-        return "huggingface_hub is not installed (pip install 'lmmprobe[datasets]')"
-    if constants.HF_HUB_OFFLINE:
-        return "huggingface_hub is in offline mode"
-    endpoint = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
-    url = urlparse(endpoint)
-    host = url.hostname or "huggingface.co"
-    port = url.port or (80 if url.scheme == "http" else 443)
-    try:
-        with socket.create_connection((host, port), timeout=PROBE_TIMEOUT):
-            return None
-    except OSError as exc:
-        return f"cannot connect to {host}:{port}: {exc}"
+    """Why the Hub cannot be reached right now, or None when it can (`lmmprobe._hub`)."""
+    return _probe_hub(("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
 
 
 def hub_cache_snapshot(b: Benchmark) -> Path | None:
