@@ -13,6 +13,15 @@ model, which seeds each answer on the request key (image hash included), answers
 differently: 82 of its values moved (e.g. accuracy 0.375 -> 0.372); ``first`` and every clean
 and corruption figure stayed identical. The file as first recorded is kept in ``baseline/v1/``
 for the results-format migration test.
+
+Five values of ``synth.results.json`` moved on purpose in issue 23 (item 14, one definition of
+each count): Dysca's SC and the scenario deltas are computed from per-style and per-scenario
+accuracy, which had counted a free-form question's empty answer (a baseline gives one to every
+description question) as a wrong answer while accuracy itself left it out. They now use
+accuracy's definition (`lmmprobe.metrics.outcome`): random's SC 22.45 -> 50.51 and its deltas
+-7.78 -> -11.67 (corruption) and -2.74 -> -4.11 (print attack); first's SC 217.77 -> 489.99 and
+print-attack delta 1.23 -> 1.85 (the deltas grow by 3/2: one question in three no longer dilutes
+them). Every accuracy, rate and count stayed identical.
 """
 
 from __future__ import annotations
