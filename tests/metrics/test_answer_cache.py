@@ -165,3 +165,9 @@ def test_dysca_similarity_with_another_reference_is_computed_again(tmp_path: Pat
     with Store(db) as store, scoring_scope(AnswerScores(store)):
         dysca_similarities([owl], ["an owl"], embedder)
     assert set(first) < set(rows(db)) and len(rows(db)) == 4
+
+
+def test_pair_key_is_exact_and_takes_any_text() -> None:
+    assert pair_key("a", "b") != pair_key("b", "a") != pair_key("a ", "b")
+    assert pair_key("a", "b") != pair_key("", "ab")  # the two texts stay apart
+    assert len(pair_key("\ud800 \x00 é", "")) == 64  # a lone surrogate from a model's output

@@ -127,7 +127,8 @@ def scoring_scope(
 
 def pair_key(answer: str, reference: str) -> str:
     """The key of one (answer, reference) pair: a SHA-256 of both texts, exactly as given."""
-    data = json.dumps([answer, reference], ensure_ascii=False).encode("utf-8")
+    # surrogatepass: a model's text may hold a lone surrogate, which is still one exact text.
+    data = json.dumps([answer, reference], ensure_ascii=False).encode("utf-8", "surrogatepass")
     return hashlib.sha256(data).hexdigest()
 
 
