@@ -78,7 +78,7 @@ class PairScorer:
         version: Bumped whenever the definition changes; values of other versions are never
             read.
         scorer: Identity of the model computing it (e.g. a checkpoint fingerprint); a
-            callable, so that it is only worked out when a store is asked.
+            callable, so that it is only worked out inside a `scoring_scope`.
         label: What the progress bar says while it is computed.
 
     """

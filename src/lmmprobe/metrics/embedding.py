@@ -393,7 +393,7 @@ def dysca_similarities(
 
 
 def _identity(embedder: SentenceEmbedder | None) -> Callable[[], str]:
-    """The scoring model's identity, worked out only when a store is asked (no torch needed)."""
+    """The scoring model's identity, worked out only inside a scoring scope (no torch needed)."""
     return lambda: model_fingerprint(embedder.path if embedder is not None else None)
 
 
