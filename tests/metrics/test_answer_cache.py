@@ -14,6 +14,10 @@ from lmmprobe.metrics.embedding import model_fingerprint
 from lmmprobe.run.progress import RichProgress
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
+from lmmprobe.store.sqlite import SCHEMA_VERSION
+
+PREVIOUS = 6
+"""The store schema before ``answer_scores`` (7)."""
 
 
 class Counting:
@@ -92,21 +96,13 @@ def test_without_a_scope_every_call_computes() -> None:
     assert len(compute.asked) == 4  # a plain function, as before
 
 
-def test_store_of_schema_5_is_migrated_and_an_unmigrated_one_reads_empty(tmp_path: Path) -> None:
+def test_store_of_the_previous_schema_is_migrated(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     with Store(db) as store:
         store.create_run("r", {"data": "x", "models": ["m"]}, str(tmp_path / "r"))
     conn = sqlite3.connect(db)
     conn.execute("DROP TABLE answer_scores")
-    conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
-    # A reader that meets the old layout (e.g. a store opened read-only) finds nothing.
-    with Store(db) as store:
-        store.conn.execute("DROP TABLE answer_scores")
-        assert AnswerScores(store).get_answer_scores("m", 1, "s", ["k"]) == {}
-    conn = sqlite3.connect(db)
-    conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(PREVIOUS),))
     conn.commit()
     conn.close()
     with Store(db) as store, scoring_scope(AnswerScores(store)):
@@ -115,7 +111,13 @@ def test_store_of_schema_5_is_migrated_and_an_unmigrated_one_reads_empty(tmp_pat
     conn = sqlite3.connect(db)
     version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     conn.close()
-    assert version == ("6",) and len(rows(db)) == 1
+    assert version == (str(SCHEMA_VERSION),) and len(rows(db)) == 1
+
+
+def test_a_store_without_the_table_reads_as_empty(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        store.conn.execute("DROP TABLE answer_scores")  # as a store read before migrating
+        assert AnswerScores(store).get_answer_scores("m", 1, "s", ["k"]) == {}
 
 
 def test_computing_shows_a_labelled_bar_and_reading_shows_none(tmp_path: Path) -> None:
