@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import Executor, ProgressSink, RunOutcome, execute_run
 from lmmprobe.schema import RunSpec
 from lmmprobe.store import Store
+from lmmprobe.store.answer_scores import AnswerScores
 
 try:  # POSIX; elsewhere an output folder is not guarded against a second run
     import fcntl
@@ -159,7 +161,13 @@ def evaluate(
     claim = _claim(Path(spec.out)) if spec.out else contextlib.nullcontext()
     with claim, Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
-        with store.checkpoint_in_background():
+        # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
+        # same answers reads them back instead of loading an embedding model.
+        cache = AnswerScores(store)
+        with (
+            store.checkpoint_in_background(),
+            scoring_scope(cache, progress, read=not spec.no_cache),
+        ):
             results = build_results(outcome)
         store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
         previous = _previous_run(outcome.out_dir)

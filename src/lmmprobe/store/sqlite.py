@@ -37,7 +37,7 @@ from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Scor
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -51,7 +51,9 @@ base64 are kept once per content in ``images`` (keyed by `ImageRef.content_hash`
 ``battles`` holds the arena's human votes, and an index on scores by (run, sample) lets a
 viewer page through a run's rows and read one sample's answers quickly. 6: responses record
 whether an API key was taken out of their answer before it was stored (``redacted``; NULL in
-rows stored before, read as not redacted).
+rows stored before, read as not redacted). 7: ``answer_scores`` keeps per-answer scores that
+depend only on the answer, its reference and the scoring definition
+(`lmmprobe.store.answer_scores`), so a re-run does not compute them again.
 """
 
 DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
@@ -149,6 +151,20 @@ _DDL_5 = (
     # along so that filtering and counting by them reads the index alone, never the rows.
     """CREATE INDEX IF NOT EXISTS scores_by_sample
         ON scores (run_id, sample_id, model, repeat, correct, stage, format_hit)""",
+)
+
+# Added by schema 7: per-answer scores by (metric, version, scoring model, answer + reference
+# hash); see `lmmprobe.store.answer_scores`.
+_DDL_7 = (
+    """CREATE TABLE IF NOT EXISTS answer_scores (
+        metric TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        scorer TEXT NOT NULL,
+        pair TEXT NOT NULL,
+        value REAL NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (metric, version, scorer, pair)
+    ) WITHOUT ROWID""",
 )
 
 _OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles")
@@ -449,6 +465,12 @@ def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE responses ADD COLUMN redacted INTEGER")
 
 
+def _migrate_6_to_7(conn: sqlite3.Connection) -> None:
+    # An empty cache: the first re-run computes and keeps the per-answer scores.
+    for statement in _DDL_7:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -456,6 +478,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
     5: _migrate_5_to_6,
+    6: _migrate_6_to_7,
 }
 
 
@@ -754,7 +777,8 @@ class Store:
             # Read again under the lock: another process may have created or migrated it.
             found = _stored_version(c, self.path)
             if found is None:
-                for statement in (*_DDL, *_DDL_5):  # one by one: executescript commits first
+                # One by one: executescript commits first.
+                for statement in (*_DDL, *_DDL_5, *_DDL_7):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
