@@ -398,3 +398,11 @@ def test_failed_builtin_import_is_retried(tmp_path: Path, monkeypatch: pytest.Mo
         assert reg.names() == ["late"]
     finally:
         sys.modules.pop(module, None)
+
+
+def test_hub_ids_whose_organisation_starts_with_tiny_are_not_taken_for_aliases() -> None:
+    from lmmprobe.models._builtin import check_hf_target
+
+    check_hf_target("tiny-org/some-model")  # a hub id: left to the hub checks, not refused here
+    with pytest.raises(ValueError, match="did you mean hf:tiny-llava"):
+        check_hf_target("tiny-lava")

@@ -41,7 +41,8 @@ def check_hf_target(target: str | None) -> None:
     """
     if not target or Path(target).expanduser().exists():
         return  # a missing target is parse_options' message; an existing folder is loadable
-    if target.startswith(("tiny-", "small-")) and target not in TINY_ALIASES:
+    # Aliases have no "/": "tiny-org/model" is a hub id whose organisation starts with tiny-.
+    if target.startswith(("tiny-", "small-")) and "/" not in target and target not in TINY_ALIASES:
         close = difflib.get_close_matches(target, TINY_ALIASES, n=1)
         hint = f"did you mean hf:{close[0]}? " if close else ""
         raise ValueError(
