@@ -223,7 +223,9 @@ def test_an_older_store_that_can_be_written_is_migrated_then_read(
     with Store(db, read_only=True) as store:
         assert store.resolve_run("latest") == written[1]
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+        str(SCHEMA_VERSION),
+    )
     conn.close()
 
 
