@@ -58,6 +58,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/distributed.py
 	$(PY) benchmarks/serve_pages.py
 	$(PY) benchmarks/arena_load.py
+	$(PY) benchmarks/answer_cache.py
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

@@ -26,6 +26,7 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from contextlib import ExitStack
@@ -38,9 +39,9 @@ RERUN_TARGET_S = 5.0
 
 
 def _lmmprobe(*args: str) -> str:
-    exe = shutil.which("lmmprobe")
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))  # the venv's script
     if exe is None:
-        raise SystemExit("the lmmprobe console script is not on PATH (pip install -e .)")
+        raise SystemExit("no lmmprobe console script beside this Python (pip install -e .)")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     done = subprocess.run([exe, *args], capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
