@@ -65,12 +65,16 @@ class ServerUnhealthy(RunAborted):
     status = "stopped_unhealthy"
 
 
-TRANSIENT_ERRORS = frozenset({"transient", "timeout", "connection", "rate_limit"})
-"""Error types that count towards `ServerUnhealthy`: failures that may pass (HTTP 5xx, no
-answer within the timeout, a dropped connection, rate limiting), each reported by a backend
-only after its own retries. ``unreachable`` and ``auth`` have rules of their own; errors that
-say something about the request or the answer (``bad_request``, ``empty_response``, ...) say
-nothing about the server's health and neither count nor break a streak."""
+TRANSIENT_ERRORS = frozenset({"transient", "timeout", "rate_limit"})
+"""Error types that count towards `ServerUnhealthy`: failures of a server that answers, or
+accepts and never answers (HTTP 5xx, no answer within the timeout, rate limiting), each
+reported by a backend only after its own retries. A refused or dropped connection
+(``connection``) is the reachability rule's: the backend turns a streak of them into
+``unreachable`` (its ``unreachable_after``), which stops the run as ``stopped_unreachable``;
+counting them here too would race that rule (with several Ray replicas, each with its own
+streak, this one fired first). ``auth`` has its own rule; errors that say something about the
+request or the answer (``bad_request``, ``empty_response``, ...) say nothing about the
+server's health and neither count nor break a streak."""
 
 DEFAULT_MAX_TRANSIENT_FAILURES = 10
 """Responses in a row that end in a `TRANSIENT_ERRORS` error, with no success among them, after
