@@ -10,6 +10,7 @@ package never imports `lmmprobe.testing` (an import-linter contract).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import threading
@@ -113,9 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         url = server.base_url
         print(f"serving a fake OpenAI-compatible API at {url} (Ctrl-C stops it)", flush=True)
         print(f"try: lmmprobe run -m openai:{MODEL_ID}@{url}", flush=True)
-        threading.Event().wait()  # serving happens on the server's thread
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C (or SIGTERM, below) ends serving
+            threading.Event().wait()  # serving happens on the server's thread
     finally:
         server.__exit__(None, None, None)
     print(f"stopped after {server.requests_total} chat completion(s)", flush=True)
