@@ -17,15 +17,12 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import warnings
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlparse
 
 import pytest
+from tests.hub_server import Answer, LoopbackHub
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -40,7 +37,7 @@ from lmmprobe.store import Store  # noqa: E402
 EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
 
 
-class ModelHub:
+class ModelHub(LoopbackHub):
     """The Hugging Face Hub on loopback, serving one model repo (any revision) from a folder.
 
     It answers what ``hf download ORG/NAME --local-dir DIR`` asks: the revision's info, the
@@ -54,41 +51,12 @@ class ModelHub:
             for p in sorted(folder.rglob("*"))
             if p.is_file()
         }
-        self.asked: list[str] = []
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _route(self, head: bool) -> None:
-                path = unquote(urlparse(self.path).path)
-                hub.asked.append(f"{self.command} {path}")
-                code, body, headers = hub.answer(path)
-                self.send_response(code)
-                for k, v in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if not head:
-                    self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                self._route(head=False)
-
-            def do_HEAD(self) -> None:
-                self._route(head=True)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__()
 
     def _oid(self, name: str) -> str:
         return hashlib.sha1(self.files[name]).hexdigest()
 
-    def answer(self, path: str) -> tuple[int, bytes, dict[str, str]]:
+    def answer(self, path: str, query: str, body: bytes) -> Answer:
         resolve, api = f"/{self.repo}/resolve/", f"/api/models/{self.repo}"
         if path.startswith(resolve):
             name = path[len(resolve) :].partition("/")[2]
@@ -121,15 +89,6 @@ class ModelHub:
             ]
             return 200, json.dumps(tree).encode(), {}
         return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
-
-    def __enter__(self) -> ModelHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
 
 
 @pytest.fixture

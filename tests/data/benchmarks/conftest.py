@@ -12,16 +12,15 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import threading
 from collections.abc import Iterator, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlparse
+from urllib.parse import parse_qs
 
 import datasets
 import pytest
 from PIL import Image
+from tests.hub_server import Answer, LoopbackHub
 
 
 def tiny_png(
@@ -94,7 +93,7 @@ def _files(folder: Path) -> dict[str, bytes]:
     }
 
 
-class FakeHub:
+class FakeHub(LoopbackHub):
     """A stand-in for the Hugging Face Hub on loopback, serving one dataset repo at one commit.
 
     It speaks the part of the Hub's HTTP API that `datasets.load_dataset(ID, revision=SHA)` uses
@@ -120,45 +119,7 @@ class FakeHub:
             for name, (commit, path) in {repo: (sha, folder), **(more or {})}.items()
         }
         self.files = self.repos[repo][1]
-        self.requests: list[str] = []
-        hub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def _send(self, code: int, body: bytes, headers: dict[str, str], head: bool) -> None:
-                self.send_response(code)
-                for k, v in {"Content-Type": "application/json", **headers}.items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                if not head:
-                    self.wfile.write(body)
-
-            def _route(self, head: bool = False) -> None:
-                url = urlparse(self.path)
-                hub.requests.append(f"{self.command} {url.path}")
-                body = b""
-                if self.command == "POST":
-                    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                code, payload, headers = hub.answer(unquote(url.path), url.query, body)
-                self._send(code, payload, headers, head)
-
-            def do_GET(self) -> None:
-                self._route()
-
-            def do_HEAD(self) -> None:
-                self._route(head=True)
-
-            def do_POST(self) -> None:
-                self._route()
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__()
 
     @staticmethod
     def _entry(files: Mapping[str, bytes], path: str) -> dict[str, Any]:
@@ -193,7 +154,7 @@ class FakeHub:
             found[name] = self._entry(files, name)
         return list(found.values())
 
-    def answer(self, path: str, query: str, body: bytes) -> tuple[int, bytes, dict[str, str]]:
+    def answer(self, path: str, query: str, body: bytes) -> Answer:
         """The status, body and headers the Hub gives for one request."""
         for repo, (sha, files) in self.repos.items():
             if path.startswith((f"/datasets/{repo}/", f"/api/datasets/{repo}/")) or path == (
@@ -243,12 +204,3 @@ class FakeHub:
             known = [p for p in asked if p in files or any(f.startswith(f"{p}/") for f in files)]
             return 200, json.dumps([self._entry(files, p) for p in known]).encode(), {}
         return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
-
-    def __enter__(self) -> FakeHub:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
