@@ -17,18 +17,29 @@ add entries: a plugin package declares, in its ``pyproject.toml``,
 and after ``pip install`` the name ``strict`` resolves like a built-in one. Plugins are found
 once, on the registry's first lookup or listing, and imported only when their entry is used;
 a built-in entry wins over a plugin of the same name.
+
+lmmprobe declares some of its own entries the same way (the ``synth`` data source, which lives in
+a layer above the registry that holds it): an entry point of lmmprobe's own distribution is listed
+as ``built-in``, with the first line of its target's docstring (read from the source, without
+importing it) as its summary.
+
+An entry may carry a tag (``benchmark`` for the data sources that are benchmarks), so a caller
+can tell kinds of entry apart without importing the code that registered them.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
+import re
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.metadata import EntryPoint, entry_points
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
@@ -36,6 +47,38 @@ T = TypeVar("T")
 
 class RegistryError(LookupError):
     """An unknown name, a missing optional dependency, or a plugin that fails to load."""
+
+
+_OWN_DISTRIBUTION = __name__.partition(".")[0]  # "lmmprobe": its entry points are built-ins
+
+
+def _canonical(dist: str) -> str:
+    # Distribution names compare as PEP 503 normalises them (lmmprobe, LMMProbe, lmm_probe...).
+    return re.sub(r"[-_.]+", "-", dist).lower()
+
+
+def _docstring_summary(target: str) -> str:
+    """First docstring line of ``module:attribute``, read from the source without importing it.
+
+    Its closing period is dropped. Empty when the module's source or the attribute cannot be found (a compiled module, a name
+    bound by assignment): the listing then shows no summary rather than importing the entry.
+    """
+    module, _, attr = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(module.strip())
+    except (ImportError, ValueError):
+        return ""
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return ""
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and node.name == attr.strip()
+        ):
+            # Summaries are written without a closing period; docstring lines end with one.
+            return (ast.get_docstring(node) or "").strip().split("\n")[0].removesuffix(".")
+    return ""
 
 
 @lru_cache(maxsize=4)
@@ -53,6 +96,7 @@ class _LazyEntry:
     extra: str | None
     summary: str
     plugin: str | None = None  # the distribution that declared it, for plugin entries
+    documented: bool = False  # summary still to be read from the target's docstring
 
 
 @dataclass(frozen=True)
@@ -92,6 +136,7 @@ class Registry(Generic[T]):
     _eager: dict[str, T] = field(default_factory=dict, init=False, repr=False)
     _lazy: dict[str, _LazyEntry] = field(default_factory=dict, init=False, repr=False)
     _summaries: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _tags: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _loaded: bool = field(default=False, init=False, repr=False)
     _loading: bool = field(default=False, init=False, repr=False, compare=False)
     # Re-entrant: importing a built-in module registers (and may look up) entries on the
@@ -100,8 +145,15 @@ class Registry(Generic[T]):
         default_factory=threading.RLock, init=False, repr=False, compare=False
     )
 
-    def register(self, name: str, summary: str = "") -> Callable[[T], T]:
-        """Decorator registering `obj` under `name` (replacing an earlier entry)."""
+    def register(self, name: str, summary: str = "", *, tag: str | None = None) -> Callable[[T], T]:
+        """Decorator registering `obj` under `name` (replacing an earlier entry).
+
+        Args:
+            name: Registry name.
+            summary: One line shown in listings (default: the first line of the docstring).
+            tag: What kind of entry this is, when a registry holds several (see `tagged`).
+
+        """
 
         def deco(obj: T) -> T:
             self._eager[name] = obj
@@ -109,6 +161,10 @@ class Registry(Generic[T]):
             self._summaries[name] = (
                 summary or (getattr(obj, "__doc__", "") or "").strip().split("\n")[0]
             )
+            if tag is None:
+                self._tags.pop(name, None)
+            else:
+                self._tags[name] = tag
             return obj
 
         return deco
@@ -140,6 +196,7 @@ class Registry(Generic[T]):
         self._eager.pop(name, None)
         self._lazy.pop(name, None)
         self._summaries.pop(name, None)
+        self._tags.pop(name, None)
 
     def _load(self) -> None:
         """Import the built-in modules and discover plugins, once.
@@ -169,6 +226,12 @@ class Registry(Generic[T]):
             if ep.name in self._eager or ep.name in self._lazy:
                 continue  # a built-in (or an earlier plugin) keeps its name
             dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+            if _canonical(dist) == _OWN_DISTRIBUTION:
+                # lmmprobe's own entry (declared in its pyproject.toml): a built-in, documented
+                # by its docstring, which `summary` reads when first asked.
+                self._lazy[ep.name] = _LazyEntry(ep.value, (), None, "", documented=True)
+                self._summaries[ep.name] = ""
+                continue
             summary = f"plugin {ep.value}"
             self._lazy[ep.name] = _LazyEntry(ep.value, (), None, summary, plugin=dist)
             self._summaries[ep.name] = summary
@@ -185,7 +248,21 @@ class Registry(Generic[T]):
     def summary(self, name: str) -> str:
         """The one-line summary of an entry."""
         self._load()
+        entry = self._lazy.get(name)
+        if entry is not None and entry.documented and name not in self._eager:
+            self._summaries[name] = _docstring_summary(entry.target)
+            self._lazy[name] = _LazyEntry(entry.target, entry.requires, entry.extra, "")
         return self._summaries.get(name, "")
+
+    def tag(self, name: str) -> str | None:
+        """The tag an entry was registered with, or None."""
+        self._load()
+        return self._tags.get(name)
+
+    def tagged(self, tag: str) -> list[str]:
+        """The names registered with `tag`, sorted."""
+        self._load()
+        return sorted(n for n, t in self._tags.items() if t == tag)
 
     def origin(self, name: str) -> str:
         """``built-in``, or ``plugin (DIST)`` when an installed package declared the entry."""

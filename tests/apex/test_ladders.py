@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from lmmprobe.apex.datatypes import DATA_TYPES, DataType
 from lmmprobe.apex.experiments import Report
 from lmmprobe.apex.ladders import LADDERS, Ladder, RungRow, check_ladder
-from lmmprobe.apex.orchestrators.base import OrchestratorError, PlanningEnv, latest_record
 from lmmprobe.apex.plans import plan_query
+from lmmprobe.apex.protocol import OrchestratorError, PlanningEnv, latest_record
 from lmmprobe.apex.query import read_query
 from lmmprobe.tools.select import drawable_classes
 

@@ -8,9 +8,9 @@ import pytest
 
 from lmmprobe.apex import QueryError, Settings, run_campaign
 from lmmprobe.apex.datatypes import APEX27, DATA_TYPES, GROUPS, find_data_type, group_members
-from lmmprobe.apex.orchestrators.base import PlanningEnv
 from lmmprobe.apex.orchestrators.rules import resolution
 from lmmprobe.apex.plans import plan_query
+from lmmprobe.apex.protocol import PlanningEnv
 from lmmprobe.tools.select import drawable_classes
 
 

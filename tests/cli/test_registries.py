@@ -120,6 +120,7 @@ def test_help_lists_registered_names() -> None:
         ("prompt-styles", ["auto", "dysca", "reform"]),
         ("sources", ["demo", "hf", "imagefolder", "jsonl", "reform", "synth"]),
         ("models", ["first", "hf", "openai", "random"]),
+        ("orchestrators", ["openai", "replay", "rules"]),
     ],
 )
 def test_list_shows_each_registry(kind: str, names: list[str]) -> None:

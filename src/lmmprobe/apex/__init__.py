@@ -5,6 +5,7 @@ experiment programming"). Start with `run_campaign` (the ``lmmprobe apex`` comma
 """
 
 from lmmprobe.apex.campaign_report import render_markdown, write_report
+from lmmprobe.apex.evaluation import fallback_conclusions
 from lmmprobe.apex.experiment_data import ExperimentDataset, ImageCache, build_dataset
 from lmmprobe.apex.experiments import (
     Answer,
@@ -22,8 +23,9 @@ from lmmprobe.apex.experiments import (
     Settings,
     Sufficiency,
 )
-from lmmprobe.apex.loop import Campaign, fallback_conclusions, replay_settings, run_campaign
+from lmmprobe.apex.loop import Campaign, replay_settings, run_campaign
 from lmmprobe.apex.orchestrators import (
+    ORCHESTRATORS,
     Attempt,
     Orchestrator,
     OrchestratorError,
@@ -34,6 +36,7 @@ from lmmprobe.apex.orchestrators import (
 )
 
 __all__ = [
+    "ORCHESTRATORS",
     "Answer",
     "Attempt",
     "Campaign",

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from lmmprobe.apex.experiments import Finding, Interval, ModelResult, Results, Verdict
+from lmmprobe.apex.experiments import Finding, Interval, ModelResult, Report, Results, Verdict
 from lmmprobe.metrics import MetricValue, group_by, summarize
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run import (
@@ -244,4 +244,23 @@ def statistical_findings(results: Results) -> list[Finding]:
                     "(non-overlapping 95% intervals)."
                 )
             )
+    return out
+
+
+def fallback_conclusions(report: Report) -> list[str]:
+    """Conclusions from the verdicts alone (used when the orchestrator cannot be asked)."""
+    out = []
+    for model in report.models:
+        rows = [
+            (rec.index, r)
+            for rec in report.experiments
+            for r in rec.results.models
+            if r.model == model
+        ]
+        above = [i for i, r in rows if r.verdict == "above_chance"]
+        if not rows:
+            out.append(f"{model}: no experiment was run.")
+            continue
+        which = ", ".join(f"E{i}" for i in above) if above else "none"
+        out.append(f"{model}: above chance in {len(above)} of {len(rows)} experiments ({which}).")
     return out

@@ -30,7 +30,12 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from lmmprobe._version import __version__
-from lmmprobe.apex.evaluation import evaluate_models, method_for, statistical_findings
+from lmmprobe.apex.evaluation import (
+    evaluate_models,
+    fallback_conclusions,
+    method_for,
+    statistical_findings,
+)
 from lmmprobe.apex.experiment_data import UNKNOWN, ExperimentDataset, ImageCache, build_dataset
 from lmmprobe.apex.experiments import (
     Conclusions,
@@ -44,7 +49,7 @@ from lmmprobe.apex.experiments import (
     Sufficiency,
     TranscriptEntry,
 )
-from lmmprobe.apex.orchestrators.base import (
+from lmmprobe.apex.protocol import (
     Attempt,
     Orchestrator,
     OrchestratorError,
@@ -172,25 +177,6 @@ def _summary_line(record: ExperimentRecord) -> str:
         value = f"{acc.value:.2f}" if acc.value is not None else "-"
         parts.append(f"{r.model} {value}{ci} ({r.verdict.replace('_', ' ')})")
     return f"  results (chance {record.results.chance:.2f}): " + "; ".join(parts)
-
-
-def fallback_conclusions(report: Report) -> list[str]:
-    """Conclusions from the verdicts alone (used when the orchestrator cannot be asked)."""
-    out = []
-    for model in report.models:
-        rows = [
-            (rec.index, r)
-            for rec in report.experiments
-            for r in rec.results.models
-            if r.model == model
-        ]
-        above = [i for i, r in rows if r.verdict == "above_chance"]
-        if not rows:
-            out.append(f"{model}: no experiment was run.")
-            continue
-        which = ", ".join(f"E{i}" for i in above) if above else "none"
-        out.append(f"{model}: above chance in {len(above)} of {len(rows)} experiments ({which}).")
-    return out
 
 
 def _load_models(specs: Sequence[str]) -> dict[str, Model | AsyncModel]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from lmmprobe.apex.datatypes import NONE_LABEL, DataType, Group, by_name, group_members
 from lmmprobe.apex.experiments import MAX_ANSWERS, Answer, Difficulty, Experiment, Report
 from lmmprobe.apex.ladders import LADDERS, Family, RungRow
-from lmmprobe.apex.orchestrators.base import PlanExhausted, PlanningEnv
+from lmmprobe.apex.protocol import PlanExhausted, PlanningEnv
 from lmmprobe.apex.query import Condition, QueryReading, Severity, Subject, read_query
 from lmmprobe.tools.compose import ToolCall
 

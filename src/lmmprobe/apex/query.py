@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lmmprobe.apex.datatypes import APEX27, GROUPS, DataType, Group, find_data_type
-from lmmprobe.apex.orchestrators.base import PlanningEnv, QueryError
+from lmmprobe.apex.protocol import PlanningEnv, QueryError
 
 Severity = Literal["strong", "mild"]
 

@@ -1,8 +1,8 @@
 """``lmmprobe list KIND``: what each registry holds; and checks for options that name an entry.
 
 Every extension point (matchers, prompt styles, data sources, metrics, model backends, image
-tools) is a `Registry`, so one command lists them all, with plugins from installed packages
-marked as such. Options such as ``--matcher`` are checked against the same registries (or, for
+tools, APEx orchestrators) is a `Registry`, so one command lists them all, with plugins from
+installed packages marked as such. Options such as ``--matcher`` are checked against the same registries (or, for
 fixed choices, the schema's literal types), so a wrong value names the allowed ones.
 """
 
@@ -36,6 +36,7 @@ LISTINGS: dict[str, Callable[[], Registry[Any]]] = {
     "metrics": _attribute("lmmprobe.metrics.run_metric", "RUN_METRICS"),
     "models": _attribute("lmmprobe.models", "MODELS"),
     "tools": _attribute("lmmprobe.tools.registry", "TOOLS"),
+    "orchestrators": _attribute("lmmprobe.apex.protocol", "ORCHESTRATORS"),
 }
 """Listable registries by the name ``lmmprobe list`` takes; each is imported only when listed."""
 

@@ -86,15 +86,8 @@ SOURCES: Registry[Source] = Registry(
     ),
 )
 """Data sources by name, one file each (plus plugins from the ``lmmprobe.sources`` entry-point
-group); ``lmmprobe list sources`` shows them."""
-# The synthetic benchmark lives in a higher layer (it draws with the image tools); it is
-# imported only when a spec names it.
-SOURCES.register_lazy(
-    "synth",
-    "lmmprobe.synth.source:load_synth",
-    summary="synth[:DIR][,n=52,seed=0,size=256,tasks=a+b,scenario=clean+corruption]  "
-    "Dysca-style synthetic questions (generated folder, or made on the fly)",
-)
+group); ``lmmprobe list sources`` shows them. The ``synth`` source, in a higher layer (it draws
+with the image tools), is lmmprobe's own entry point in that group (see pyproject.toml)."""
 
 
 def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
@@ -138,12 +131,14 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
 
 
+BENCHMARK_TAG = "benchmark"
+"""The tag of the `SOURCES` entries that are benchmarks (each registered benchmark is a source)."""
+
+
 def _unknown_source(name: str) -> RegistryError:
     # Dozens of benchmarks are sources too: name the close ones and the plain sources, and
     # leave the full list of benchmarks to `lmmprobe data list`.
-    from lmmprobe.data.benchmarks.base import BENCHMARKS
-
-    benchmarks = set(BENCHMARKS.names())
+    benchmarks = set(SOURCES.tagged(BENCHMARK_TAG))
     close = difflib.get_close_matches(name.lower(), SOURCES.names(), n=3, cutoff=0.6)
     plain = ", ".join(n for n in SOURCES.names() if n not in benchmarks)
     hint = f"did you mean {', '.join(close)}? " if close else ""

@@ -37,7 +37,12 @@ def _list(options: dict[str, str], name: str, default: tuple[str, ...]) -> tuple
 def load_synth(
     target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
 ) -> LoadResult:
-    """Load a generated synthetic dataset folder, or generate a small set on the fly."""
+    """synth[:DIR][,n=52,seed=0,size=256,tasks=a+b,scenario=clean+corruption]  Dysca-style synthetic questions (generated folder, or made on the fly).
+
+    Loads a generated synthetic dataset folder, or generates a small set on the fly. Registered
+    as the ``synth`` data source by lmmprobe's entry point in the ``lmmprobe.sources`` group; the
+    first docstring line is its summary in ``lmmprobe list sources``.
+    """
     from lmmprobe.data.jsonl import load_jsonl
 
     if target:

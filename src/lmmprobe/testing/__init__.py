@@ -1,7 +1,8 @@
 """Test doubles that speak real protocols, for the test suite and benchmarks.
 
-The names below load their module on first use, so ``python -m lmmprobe.testing.openai_server``
-(the fake server's command) runs that module without it having been imported already.
+The names below load their module on first use, so importing `lmmprobe.testing` stays cheap;
+``python -m lmmprobe.testing.openai_server`` (the fake server's command) runs the package's
+``__main__.py``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ which the transforms wrap as tools.
 from lmmprobe.tools.compose import ComposedImage, ToolCall, catalog, compose, validate_call
 from lmmprobe.tools.registry import (
     TOOLS,
+    SelectedImage,
     ToolCallError,
     ToolKind,
     ToolSpec,
@@ -26,7 +27,7 @@ from lmmprobe.tools.retrieval import (
     imagenet_x_taxonomy,
     open_collection,
 )
-from lmmprobe.tools.select import SelectContext, SelectedImage
+from lmmprobe.tools.select import SelectContext
 
 __all__ = [
     "TOOLS",

@@ -18,15 +18,12 @@ import inspect
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, get_type_hints
+from typing import Any, Literal, TypeVar, cast, get_type_hints
 
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from lmmprobe.registry import Registry
-
-if TYPE_CHECKING:
-    from lmmprobe.tools.select import SelectContext, SelectedImage
 
 ToolFn = Callable[..., Image.Image]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,6 +33,28 @@ KINDS: tuple[ToolKind, ...] = ("select", "transform")
 
 class ToolCallError(ValueError):
     """A tool call named an unknown tool or gave arguments its schema rejects."""
+
+
+@dataclass(frozen=True)
+class SelectedImage:
+    """The result of a select call.
+
+    Attributes:
+        image: The RGB image.
+        class_name: The class the image shows (the drawn or retrieved class, which may differ
+            from the requested name; `note` then says how).
+        source: ``"generated"`` or ``"retrieved"``.
+        note: Why the image is not exactly what was asked (a fallback, a near match), or None.
+        path: Where a retrieved image comes from (a file, or ``DATASET[split]:row``); None for
+            generated images.
+
+    """
+
+    image: Image.Image
+    class_name: str
+    source: Literal["generated", "retrieved"]
+    note: str | None = None
+    path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,8 +125,11 @@ class ToolSpec:
         rng = random.Random(f"{self.name}:{seed}")
         return cast(Image.Image, self.fn(image.convert("RGB"), rng, **parsed))
 
-    def select(self, context: SelectContext, *, seed: int = 0, **args: Any) -> SelectedImage:
+    def select(self, context: object, *, seed: int = 0, **args: Any) -> SelectedImage:
         """Validate `args` and run a select tool; the same seed gives the same image.
+
+        `context` is the call's `lmmprobe.tools.select.SelectContext`, passed to the tool as is
+        (typed loosely here: the select module builds on this one, not the other way round).
 
         Raises:
             ToolCallError: Invalid arguments, a request the tool cannot serve, or this is a
@@ -118,7 +140,7 @@ class ToolSpec:
             raise ToolCallError(f"{self.name} is a transform: it needs an image to change")
         parsed = self.validate(args)
         rng = random.Random(f"{self.name}:{seed}")
-        return cast("SelectedImage", self.fn(rng, context, **parsed))
+        return cast(SelectedImage, self.fn(rng, context, **parsed))
 
 
 TOOLS: Registry[ToolSpec] = Registry(

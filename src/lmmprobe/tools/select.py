@@ -37,13 +37,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 
 from PIL import Image
 from pydantic import AfterValidator, Field
 
 from lmmprobe.imaging import procedural, vocab
-from lmmprobe.tools.registry import ToolCallError, select_tool
+from lmmprobe.tools.registry import SelectedImage, ToolCallError, select_tool
 from lmmprobe.tools.retrieval import (
     APEX_MATCH_THRESHOLD,
     ClassMatcher,
@@ -143,28 +143,6 @@ class ImageRenderer(Protocol):
     def render(self, recipes: Sequence[Mapping[str, Any]]) -> Sequence[Image.Image]:
         """One image per recipe, in order."""
         ...
-
-
-@dataclass(frozen=True)
-class SelectedImage:
-    """The result of a select call.
-
-    Attributes:
-        image: The RGB image.
-        class_name: The class the image shows (the drawn or retrieved class, which may differ
-            from the requested name; `note` then says how).
-        source: ``"generated"`` or ``"retrieved"``.
-        note: Why the image is not exactly what was asked (a fallback, a near match), or None.
-        path: Where a retrieved image comes from (a file, or ``DATASET[split]:row``); None for
-            generated images.
-
-    """
-
-    image: Image.Image
-    class_name: str
-    source: Literal["generated", "retrieved"]
-    note: str | None = None
-    path: str | None = None
 
 
 @functools.cache

@@ -1,6 +1,11 @@
-"""APEx orchestrators: ``rules`` (offline planner), ``openai:MODEL@URL`` (an LLM), ``replay:FILE``."""
+"""APEx orchestrators: ``rules`` (offline planner), ``openai:MODEL@URL`` (an LLM), ``replay:FILE``.
 
-from lmmprobe.apex.orchestrators.base import (
+Each module registers its orchestrator in `lmmprobe.apex.protocol.ORCHESTRATORS`; the protocol
+types are re-exported here.
+"""
+
+from lmmprobe.apex.protocol import (
+    ORCHESTRATORS,
     Attempt,
     Orchestrator,
     OrchestratorError,
@@ -12,6 +17,7 @@ from lmmprobe.apex.orchestrators.base import (
 )
 
 __all__ = [
+    "ORCHESTRATORS",
     "Attempt",
     "Orchestrator",
     "OrchestratorError",

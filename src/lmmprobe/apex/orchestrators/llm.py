@@ -35,7 +35,8 @@ from lmmprobe.apex.experiments import (
     Report,
     Sufficiency,
 )
-from lmmprobe.apex.orchestrators.base import (
+from lmmprobe.apex.protocol import (
+    ORCHESTRATORS,
     Attempt,
     OrchestratorError,
     PlanningEnv,
@@ -328,3 +329,19 @@ class LLMOrchestrator:
     def conclude(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Ask for the conclusions."""
         return self._ask("conclude", report, env, retries)
+
+
+@ORCHESTRATORS.register(
+    "openai",
+    summary="openai:MODEL[@BASE_URL][,option=value...]  an OpenAI-compatible chat model plans",
+)
+def openai_orchestrator(target: str | None) -> LLMOrchestrator:
+    """Build the ``openai:MODEL[@BASE_URL][,option=value...]`` orchestrator.
+
+    Raises:
+        ValueError: No ``:MODEL`` part, or a bad model or option (see `parse_spec`).
+
+    """
+    if target is None:
+        raise ValueError("the openai orchestrator needs a model: openai:MODEL[@BASE_URL]")
+    return LLMOrchestrator.from_spec(target)

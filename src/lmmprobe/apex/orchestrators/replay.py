@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from lmmprobe.apex.evaluation import statistical_findings
+from lmmprobe.apex.evaluation import fallback_conclusions, statistical_findings
 from lmmprobe.apex.experiments import (
     Conclusions,
     Discussion,
@@ -27,7 +27,8 @@ from lmmprobe.apex.experiments import (
     Settings,
     Sufficiency,
 )
-from lmmprobe.apex.orchestrators.base import (
+from lmmprobe.apex.protocol import (
+    ORCHESTRATORS,
     Attempt,
     OrchestratorError,
     PlanExhausted,
@@ -110,10 +111,24 @@ class ReplayOrchestrator:
 
     def conclude(self, report: Report, env: PlanningEnv, retries: Sequence[Attempt]) -> Reply:
         """Per model, the experiments it answered above chance."""
-        from lmmprobe.apex.loop import fallback_conclusions
-
         lines = [
             f"Replay of {self.source} ({self.saved.query!r}) on {', '.join(report.models)}.",
             *fallback_conclusions(report),
         ]
         return Reply(Conclusions(conclusions=lines), [])
+
+
+@ORCHESTRATORS.register(
+    "replay", summary="replay:REPORT.json  re-run a saved campaign's experiments, in order"
+)
+def replay_orchestrator(target: str | None) -> ReplayOrchestrator:
+    """Build the ``replay:REPORT.json`` orchestrator.
+
+    Raises:
+        ValueError: No report file named.
+        OrchestratorError: The file is missing or is not an APEx report.
+
+    """
+    if not target:
+        raise ValueError("the replay orchestrator needs a report: replay:REPORT.json")
+    return ReplayOrchestrator.from_file(target)

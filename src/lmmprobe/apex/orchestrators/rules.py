@@ -25,8 +25,8 @@ from lmmprobe.apex.experiments import (
     Report,
     Sufficiency,
 )
-from lmmprobe.apex.orchestrators.base import Attempt, PlanningEnv, Reply, latest_record
 from lmmprobe.apex.plans import Plan, plan_query
+from lmmprobe.apex.protocol import ORCHESTRATORS, Attempt, PlanningEnv, Reply, latest_record
 
 
 def _model_history(report: Report, model: str) -> list[str]:
@@ -165,3 +165,18 @@ class RulesOrchestrator:
             "95% cluster-bootstrap intervals against chance."
         )
         return Reply(Conclusions(conclusions=lines[:20]), [("planner", "\n".join(lines))])
+
+
+@ORCHESTRATORS.register(
+    "rules", summary="rules  offline, deterministic planner for APEx's query families"
+)
+def rules_orchestrator(target: str | None) -> RulesOrchestrator:
+    """Build the ``rules`` orchestrator (``rules``; it takes no target).
+
+    Raises:
+        ValueError: A target was given (``rules:x``).
+
+    """
+    if target:
+        raise ValueError(f"the rules orchestrator takes no target (got rules:{target}); use rules")
+    return RulesOrchestrator()

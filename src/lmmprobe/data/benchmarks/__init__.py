@@ -14,8 +14,8 @@ from lmmprobe.data.benchmarks.base import (
     RowContext,
     RowError,
     RowReader,
-    benchmark,
 )
+from lmmprobe.data.benchmarks.register import benchmark
 
 __all__ = [
     "BENCHMARKS",

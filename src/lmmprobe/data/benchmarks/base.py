@@ -2,9 +2,9 @@
 
 A definition says where the data lives (a hub id at a pinned revision, or the original release
 files), how one row becomes a `Sample`, the benchmark's official prompt (cited) and metric,
-and its HEMM and ReForm-Eval dimensions. `benchmark` registers it in `BENCHMARKS` and as a data
-source of the same name, so ``--data mmbench,split=dev`` loads it (see
-`lmmprobe.data.benchmarks.load`).
+and its HEMM and ReForm-Eval dimensions. `lmmprobe.data.benchmarks.register.benchmark` registers
+it in `BENCHMARKS` and as a data source of the same name, so ``--data mmbench,split=dev`` loads it
+(see `lmmprobe.data.benchmarks.load`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import SOURCES, LoadResult
 from lmmprobe.data.benchmarks._fetch import hf_download
 from lmmprobe.data.rows import RowError
 from lmmprobe.registry import Registry
@@ -27,7 +26,6 @@ __all__ = [
     "RowContext",
     "RowError",
     "RowReader",
-    "benchmark",
 ]
 
 
@@ -174,38 +172,3 @@ BENCHMARKS: Registry[Benchmark] = Registry(
 )
 """Benchmarks by name; ``lmmprobe data list`` shows them. Another package adds one by calling
 `benchmark` in a module it registers in the ``lmmprobe.sources`` entry-point group."""
-
-
-def _source_for(b: Benchmark) -> Callable[..., LoadResult]:
-    def load(
-        target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
-    ) -> LoadResult:
-        # Imported here: the loader pulls in `datasets` helpers, definitions need none of it.
-        from lmmprobe.data.benchmarks.load import load_benchmark
-
-        return load_benchmark(b, target, options, strict=strict, limit=limit)
-
-    load.__doc__ = f"{b.title} (benchmark)"
-    return load
-
-
-# The data sources that are not benchmarks: a benchmark may not take their names.
-_OTHER_SOURCES = frozenset({"demo", "hf", "imagefolder", "jsonl", "reform", "synth"})
-
-
-def benchmark(b: Benchmark) -> Benchmark:
-    """Register `b` in `BENCHMARKS` and as the data source of its name; returns `b`.
-
-    Raises:
-        ValueError: The name is taken by a data source that is not a benchmark (``hf``).
-
-    """
-    if b.name in _OTHER_SOURCES:
-        raise ValueError(f"benchmark {b.name!r}: a data source of that name already exists")
-    size = f"{b.size} rows, " if b.size else ""
-    summary = f"{b.title}: {size}{b.formulation}, {b.metric}"
-    BENCHMARKS.register(b.name, summary=summary)(b)
-    SOURCES.register(
-        b.name, summary=f"{b.name}[,split=,path=,limit=,config=]  benchmark: {b.title}"
-    )(_source_for(b))
-    return b

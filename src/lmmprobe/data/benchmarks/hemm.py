@@ -21,11 +21,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, benchmark
+from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_affect_science import DEFINITIONS as _AFFECT_SCIENCE
 from lmmprobe.data.benchmarks.hemm_common import CITATION, HEMM_COMMIT, HEMM_REPO, METRIC
 from lmmprobe.data.benchmarks.hemm_health_hci import DEFINITIONS as _HEALTH_HCI
 from lmmprobe.data.benchmarks.hemm_multimedia import DEFINITIONS as _MULTIMEDIA
+from lmmprobe.data.benchmarks.register import benchmark
 from lmmprobe.schema import Sample
 
 __all__ = ["HEMM_DATASETS", "HEMM_SUITE", "SUITE_NAME"]

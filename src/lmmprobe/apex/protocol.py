@@ -1,4 +1,4 @@
-"""The orchestrator protocol: the five decisions of APEx's loop, answered as data.
+"""The orchestrator protocol and registry: the five decisions of APEx's loop, answered as data.
 
 Origin: APEx (Conti et al.): report = init(query) → experiment = design(report) → findings =
 discuss(experiment, results) → sufficient = judge(report) → conclusions. An orchestrator makes
@@ -11,6 +11,12 @@ were rejected, with the error fed back, so an orchestrator can heal them (an emp
 for a fresh answer). Each method returns a `Reply`: the output (JSON text, a dict or a pydantic
 model — the loop parses and validates it, whatever produced it) and the messages exchanged to
 get it, which the loop stores in the report's transcript.
+
+Orchestrators are found by name in `ORCHESTRATORS`, as models and data sources are: each
+built-in one (``rules``, ``openai``, ``replay`` in `lmmprobe.apex.orchestrators`) registers its
+factory with a decorator, and another package adds one through the ``lmmprobe.orchestrators``
+entry-point group. This module sits below the orchestrators and the rules planner's parts
+(`lmmprobe.apex.query`, `lmmprobe.apex.plans`), which all speak its types.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from lmmprobe.apex.experiments import ExperimentRecord, Report
+from lmmprobe.registry import Registry
 from lmmprobe.tools.retrieval import LabelledCollection
 
 Role = Literal["system", "user", "assistant", "planner"]
@@ -129,31 +136,54 @@ class Orchestrator(Protocol):
         ...
 
 
+class OrchestratorFactory(Protocol):
+    """Builds an orchestrator from the part of its spec after ``NAME:``."""
+
+    def __call__(self, target: str | None) -> Orchestrator:
+        """Build it; `target` is None when the spec has no ``:`` (``rules``).
+
+        Raises:
+            ValueError: The target is missing, not allowed, or malformed.
+
+        """
+        ...
+
+
+ORCHESTRATORS: Registry[OrchestratorFactory] = Registry(
+    "orchestrator",
+    entry_point_group="lmmprobe.orchestrators",
+    builtins=(
+        "lmmprobe.apex.orchestrators.rules",
+        "lmmprobe.apex.orchestrators.llm",
+        "lmmprobe.apex.orchestrators.replay",
+    ),
+)
+"""Orchestrators by name (``lmmprobe list orchestrators`` shows them): the built-ins register
+themselves on the first lookup or listing; plugins come from the ``lmmprobe.orchestrators``
+entry-point group (``name = package.module:factory``)."""
+
+_FORMS = "rules, openai:MODEL@URL or replay:REPORT.json"
+
+
 def load_orchestrator(spec: str) -> Orchestrator:
-    """Build an orchestrator from its spec.
+    """Build an orchestrator from its spec, through `ORCHESTRATORS`.
 
     Forms: ``rules`` (offline planner), ``openai:MODEL[@BASE_URL][,option=value...]`` (an
-    OpenAI-compatible chat model), ``replay:REPORT.json`` (a saved campaign's experiments).
+    OpenAI-compatible chat model), ``replay:REPORT.json`` (a saved campaign's experiments), or
+    ``NAME[:TARGET]`` for a plugin's.
 
     Raises:
-        ValueError: Unknown form or bad options.
+        ValueError: Unknown name, or a target the orchestrator does not accept.
         OrchestratorError: The replay file cannot be read.
 
     """
     kind, sep, target = spec.partition(":")
     kind = kind.strip().lower()
-    if kind == "rules" and not target:
-        from lmmprobe.apex.orchestrators.rules import RulesOrchestrator
-
-        return RulesOrchestrator()
-    if kind == "openai" and sep:
-        from lmmprobe.apex.orchestrators.llm import LLMOrchestrator
-
-        return LLMOrchestrator.from_spec(target)
-    if kind == "replay" and target:
-        from lmmprobe.apex.orchestrators.replay import ReplayOrchestrator
-
-        return ReplayOrchestrator.from_file(target)
-    raise ValueError(
-        f"unknown orchestrator {spec!r}; use rules, openai:MODEL@URL or replay:REPORT.json"
-    )
+    if kind not in ORCHESTRATORS:
+        # ValueError as before the registry (callers report bad specs as bad values); the
+        # registry's names include plugins.
+        raise ValueError(
+            f"unknown orchestrator {spec!r}; use {_FORMS} "
+            f"(registered: {', '.join(ORCHESTRATORS.names())})"
+        )
+    return ORCHESTRATORS.get(kind)(target if sep else None)

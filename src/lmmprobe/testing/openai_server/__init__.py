@@ -989,9 +989,3 @@ class FakeOpenAIServer:
         if seconds <= 0:
             return not self._stop.is_set()
         return not self._stop.wait(seconds)
-
-
-if __name__ == "__main__":  # python -m lmmprobe.testing.openai_server: serve until Ctrl-C
-    from lmmprobe.testing._serve import main
-
-    raise SystemExit(main())

@@ -120,3 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.__exit__(None, None, None)
     print(f"stopped after {server.requests_total} chat completion(s)", flush=True)
     return 0
+
+
+if __name__ == "__main__":  # python -m lmmprobe.testing.openai_server: serve until Ctrl-C
+    raise SystemExit(main())
