@@ -229,3 +229,23 @@ def test_compare_leaves_errors_out_of_the_pairs(tmp_path: Path) -> None:
     assert got["left_out"] == {"error": errors} and got["n"] == 30 - errors
     pairs = np.array(_paired(db, run, spec, run, "first"))
     assert got["accuracy_a"] == pytest.approx(pairs[:, 0].mean())
+
+
+def test_a_run_whose_results_are_not_json_lists_and_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """One reader: the listing shows missing figures, commands reading the run refuse it."""
+    db = tmp_path / "db"
+    with Store(db) as store:
+        store.create_run("edited", {"data": "demo,n=3", "models": ["random"]}, str(tmp_path))
+        store.update_run("edited", status="complete", manifest={"data": {"samples": 3}})
+        store.conn.execute("UPDATE runs SET results = '{bad' WHERE id = 'edited'")
+    (listed,) = json.loads(_ok(_lmmprobe("runs", "--db", db, "--format", "json")))
+    assert (listed["id"], listed["n"], listed["accuracy"]) == ("edited", 3, {"random": None})
+    for command in (["show", "edited"], ["report", "edited", "-o", tmp_path / "r.html"]):
+        proc = _lmmprobe(*command, "--db", db)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.strip().splitlines() == [
+            f"error: {db}: run edited's results column does not hold a JSON object (damaged, "
+            "or edited by hand); re-run it, or pass another --db"
+        ]

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmmprobe.cli.runs import list_runs
 from lmmprobe.schema import ImageRef, Request, Response, Sample, Score
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreDamagedError, queries
 from lmmprobe.store.sqlite import SCHEMA_VERSION
 
 
@@ -192,3 +193,80 @@ def test_a_finished_run_leaves_nothing_pending(tmp_db: Path) -> None:
         _ask(store, "m", [_sample(0)])
     assert _recorded(tmp_db, "old") == {}
     assert list(_recorded(tmp_db, "new")) == ["s0"]
+
+
+_ACCURACY = {"value": 0.5, "low": 0.2, "high": 0.8, "n": 4}
+
+
+def _older_runs(db: Path) -> None:
+    """Runs as older lmmprobe versions (and hands) left them, in a version 4 store."""
+    out = str(db.parent / "runs")
+    with Store(db) as store:
+        # Predictions imported before specs listed the models: the results name them.
+        store.create_run("imported", {"data": "demo"}, out)
+        metrics = {"accuracy": _ACCURACY}
+        results = {"data": {"samples": 4}, "models": {"m": {"metrics": metrics}}}
+        store.update_run("imported", status="complete", results=results)
+        # Stopped before it had results: the sample count is the manifest's.
+        spec = {"data": "demo", "models": ["a", "b"], "formulate": {"blind": True}}
+        store.create_run("stopped", spec, out)
+        store.update_run("stopped", status="interrupted", manifest={"data": {"samples": 7}})
+        store.create_run("edited", {"data": "demo", "models": ["m"]}, out)
+    conn = sqlite3.connect(db)
+    # A results column edited by hand into something that is not JSON.
+    conn.execute("UPDATE runs SET results = '{\"models\": ' WHERE id = 'edited'")
+    for i, run_id in enumerate(("imported", "stopped", "edited")):
+        conn.execute("UPDATE runs SET created_at = ? WHERE id = ?", (1_700_000_000 + i, run_id))
+    for statement in (
+        "DROP INDEX scores_by_sample",
+        "DROP TABLE samples",
+        "DROP TABLE images",
+        "DROP TABLE battles",
+    ):
+        conn.execute(statement)
+    conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    conn.commit()
+    conn.close()
+
+
+def test_runs_of_a_version_4_store_read_alike_everywhere(tmp_db: Path) -> None:
+    """`lmmprobe runs`, the viewer's listing and `Store` read older runs the same way.
+
+    Models come from the spec, else the results; the sample count from the results, else the
+    manifest; a column that is not JSON lists as missing figures, never as a crash.
+    """
+    _older_runs(tmp_db)
+    with Store(tmp_db) as store:  # migrated on opening
+        assert [r["id"] for r in store.list_runs()] == ["edited", "stopped", "imported"]
+        summaries, total = list_runs(store)
+    assert total == 3
+    by_id = {s.id: s for s in summaries}
+    assert (by_id["imported"].models, by_id["imported"].n) == (["m"], 4)
+    assert by_id["imported"].accuracy == {"m": 0.5}
+    assert (by_id["stopped"].models, by_id["stopped"].n) == (["a", "b"], 7)
+    assert by_id["stopped"].setting == ["blind"]
+    assert (by_id["edited"].models, by_id["edited"].n, by_id["edited"].accuracy) == (
+        ["m"],
+        None,
+        {"m": None},
+    )
+    readers = queries.Readers(tmp_db)
+    try:
+        with readers.connection() as conn:
+            rows = {r.id: r for r in queries.list_runs(conn)}
+            found = queries.get_run(conn, "edited")
+    finally:
+        readers.close()
+    assert {r: (rows[r].models, rows[r].n) for r in rows} == {
+        s.id: (s.models, s.n) for s in summaries
+    }
+    assert rows["imported"].metrics == {"m": {"accuracy": _ACCURACY}}
+    assert found is not None and found[1]["results"] == {}
+
+
+def test_a_run_whose_column_is_not_json_is_refused_where_it_is_read_whole(tmp_db: Path) -> None:
+    _older_runs(tmp_db)
+    with Store(tmp_db) as store:
+        assert store.get_run("stopped")["results"] is None  # empty, not damaged
+        with pytest.raises(StoreDamagedError, match="run edited's results column does not hold"):
+            store.get_run("edited")

@@ -16,10 +16,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import typer
 from rich import box
@@ -32,6 +31,7 @@ from lmmprobe.report.compare import Comparison, Difference, compare_runs
 from lmmprobe.report.settings import run_setting
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.queries import run_models
+from lmmprobe.store.runs import StoredRun, count_runs, read_runs
 
 RunsFormat = Literal["table", "json"]
 
@@ -79,41 +79,22 @@ class RunSummary:
     `lmmprobe.report.settings.run_setting`, so runs of one model tell apart."""
 
 
-def _decode(text: str | None) -> dict[str, Any]:
-    # A damaged or foreign JSON column shows as missing figures, never as a crash of the listing.
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _summary(row: Sequence[Any]) -> RunSummary:
-    run_id, created_at, status, spec_text, manifest_text, results_text = row
-    spec, manifest, results = _decode(spec_text), _decode(manifest_text), _decode(results_text)
-    models_res = results.get("models") if isinstance(results.get("models"), dict) else {}
-    models = [str(m) for m in spec.get("models") or []] or [str(m) for m in models_res or {}]
+def _summary(run: StoredRun) -> RunSummary:
+    models = run.models
     accuracy: dict[str, float | None] = {}
     for m in models:
-        metric = (models_res or {}).get(m, {})
-        acc = metric.get("metrics", {}).get("accuracy") if isinstance(metric, dict) else None
+        acc = run.metrics(m).get("accuracy")
         value = acc.get("value") if isinstance(acc, dict) else None
         accuracy[m] = float(value) if isinstance(value, int | float) else None
-    data_res = results.get("data") if isinstance(results.get("data"), dict) else {}
-    data_man = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
-    n = (data_res or {}).get("samples", (data_man or {}).get("samples"))
-    data = spec.get("data")
     return RunSummary(
-        id=str(run_id),
-        created=_iso(float(created_at)),
-        status=str(status),
-        data=None if data is None else str(data),
+        id=run.id,
+        created=_iso(run.created_at),
+        status=run.status,
+        data=run.data,
         models=models,
-        n=n if isinstance(n, int) else None,
+        n=run.samples,
         accuracy=accuracy,
-        setting=run_setting(spec),
+        setting=run_setting(run.spec),
     )
 
 
@@ -125,13 +106,8 @@ def list_runs(store: Store, limit: int | None = None) -> tuple[list[RunSummary],
         limit: Return at most this many (None: all).
 
     """
-    total = int(store.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
-    rows = store.conn.execute(
-        "SELECT id, created_at, status, spec, manifest, results FROM runs "
-        "ORDER BY created_at DESC, id DESC LIMIT ?",
-        (-1 if limit is None else limit,),
-    ).fetchall()
-    return [_summary(r) for r in rows], total
+    total = count_runs(store.conn)
+    return [_summary(r) for r in read_runs(store.conn, limit)], total
 
 
 _ID_WIDTH = 22  # a run id: YYYYmmdd-HHMMSS-xxxxxx

@@ -17,6 +17,7 @@ from typing import Protocol
 
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import Sample
+from lmmprobe.spec import parse_spec
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -93,23 +94,21 @@ with the image tools), is lmmprobe's own entry point in that group (see pyprojec
 def parse_source_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
     """Split a data spec: a ``.jsonl`` path, or ``name[:target][,key=value...]``.
 
+    The grammar is `lmmprobe.spec`'s; a head that names no registered source and is a
+    ``.jsonl`` path or an existing file is read by the ``jsonl`` source (the path shortcut).
+
     Raises:
-        ValueError: An option is not ``key=value``.
+        SpecError: The spec does not follow the grammar (a `ValueError`: an option that is not
+            ``key=value``, a key given twice...).
 
     """
-    head, *opts = spec.split(",")
-    options: dict[str, str] = {}
-    for opt in opts:
-        k, eq, v = opt.partition("=")
-        if not eq:
-            raise ValueError(f"data spec {spec!r}: option {opt!r} is not key=value")
-        options[k.strip()] = v.strip()
-    name, sep, target = head.partition(":")
-    if name in SOURCES.names():
-        return name, (target if sep else None), options
-    if head.endswith(".jsonl") or Path(head).is_file():
-        return "jsonl", head, options
-    return name, (target if sep else None), options
+    parsed = parse_spec(spec, "data")
+    options = dict(parsed.options)
+    if parsed.name not in SOURCES.names():
+        head = parsed.head
+        if head.endswith(".jsonl") or Path(head).is_file():
+            return "jsonl", head, options
+    return parsed.name, parsed.target, options
 
 
 def load_source(spec: str, *, strict: bool = False, limit: int | None = None) -> LoadResult:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
+from lmmprobe.spec import KEY, parse_spec
 
 # ---------------------------------------------------------------------------------------------
 # Errors
@@ -237,27 +238,21 @@ lookup or listing) and plugins from the ``lmmprobe.models`` entry-point group
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None, dict[str, str]]:
-    """Split ``backend[:target][,key=value...]`` into its parts.
+    """Split ``backend[:target][,key=value...]`` into its parts (`lmmprobe.spec`'s grammar).
 
     Examples: ``random``, ``first,delay=0.01``, ``hf:./ckpt,dtype=float32``,
     ``openai:gpt-4o@http://localhost:8000/v1``.
 
     Raises:
-        ValueError: An option is not ``key=value``.
+        SpecError: The spec does not follow the grammar (a `ValueError`: an option that is not
+            ``key=value``, a key given twice...).
 
     """
-    head, *opts = spec.split(",")
-    backend, sep, target = head.partition(":")
-    options: dict[str, str] = {}
-    for opt in opts:
-        k, eq, v = opt.partition("=")
-        if not eq or not k.strip():
-            raise ValueError(f"model spec {spec!r}: option {opt!r} is not key=value")
-        options[k.strip()] = v.strip()
-    return backend.strip(), (target if sep else None), options
+    parsed = parse_spec(spec, "model")
+    return parsed.name, parsed.target, dict(parsed.options)
 
 
-_OPTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*=")
+_OPTION = re.compile(rf"{KEY.pattern}\s*=")
 """A spec piece that is an option (``key=value``) rather than the start of another spec."""
 
 

@@ -7,7 +7,6 @@ read live from the scores table.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from dataclasses import asdict
@@ -20,6 +19,7 @@ from lmmprobe.metrics import headline_metrics
 from lmmprobe.report.settings import run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
+from lmmprobe.store.runs import read_runs
 
 __all__ = ["RUNS_PAGE", "metric_names", "router", "run_settings"]
 
@@ -69,17 +69,8 @@ def _row_counts(
 
 def run_settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
     """Run id → what the run changed from a default run (`run_setting`: blind, likelihood...)."""
-    out: dict[str, list[str]] = {}
-    for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit, with room
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for run_id, text in conn.execute(f"SELECT id, spec FROM runs WHERE id IN ({marks})", chunk):
-            try:
-                spec = json.loads(text) if text else None
-            except ValueError:  # a damaged spec names no setting, never breaks the listing
-                spec = None
-            out[str(run_id)] = run_setting(spec if isinstance(spec, dict) else None)
-    return out
+    # A damaged spec reads as empty: it names no setting, and never breaks the listing.
+    return {r.id: run_setting(r.spec) for r in read_runs(conn, ids=ids)}
 
 
 def _run_json(row: queries.RunRow, setting: list[str] | None = None) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from lmmprobe.store import search
+from lmmprobe.store.runs import StoredRun, count_runs, decode_column, read_run, read_runs
 from lmmprobe.store.sqlite import as_store_error
 
 __all__ = [
@@ -159,17 +160,7 @@ def is_time_limit(exc: BaseException) -> bool:
 
 
 def _decode(text: str | None) -> dict[str, Any]:
-    if not text:
-        return {}
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+    return decode_column(text) or {}
 
 
 # -- runs -----------------------------------------------------------------------------------
@@ -194,37 +185,27 @@ class RunRow:
     the run has none)."""
 
 
-def _run_row(row: Sequence[Any], asked: int | None) -> RunRow:
-    run_id, created, updated, status, spec_text, manifest_text, results_text = row
-    spec, manifest, results = _decode(spec_text), _decode(manifest_text), _decode(results_text)
-    models_res = _dict(results.get("models"))
-    models = [str(m) for m in spec.get("models") or []] or [str(m) for m in models_res]
-    metrics = {
-        m: {k: v for k, v in _dict(_dict(models_res.get(m)).get("metrics")).items()}
-        for m in models
-        if m in models_res
-    }
-    n = _dict(results.get("data")).get("samples", _dict(manifest.get("data")).get("samples"))
-    data = spec.get("data")
+def _run_row(run: StoredRun, asked: int | None) -> RunRow:
+    models = run.models
     return RunRow(
-        id=str(run_id),
-        created_at=float(created),
-        updated_at=float(updated),
-        status=str(status),
-        data=None if data is None else str(data),
+        id=run.id,
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        status=run.status,
+        data=run.data,
         models=models,
-        n=n if isinstance(n, int) else None,
+        n=run.samples,
         asked=asked,
-        metrics=metrics,
+        metrics={m: dict(run.metrics(m)) for m in models if m in run.model_results},
     )
 
 
-_RUN_COLUMNS = "id, created_at, updated_at, status, spec, manifest, results"
-
-
-def _asked(conn: sqlite3.Connection, run_id: str) -> int:
+def _asked(conn: sqlite3.Connection, run: StoredRun) -> int | None:
+    """Samples recorded so far by a running run (None for a run that is not running)."""
+    if run.status != "running":
+        return None
     return int(
-        conn.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run_id,)).fetchone()[0]
+        conn.execute("SELECT COUNT(*) FROM samples WHERE run_id = ?", (run.id,)).fetchone()[0]
     )
 
 
@@ -233,31 +214,22 @@ def list_runs(conn: sqlite3.Connection, limit: int = 500, offset: int = 0) -> li
 
     A running run also says how many of its samples are recorded so far (`RunRow.asked`).
     """
-    rows = conn.execute(
-        f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
-        (limit, offset),
-    ).fetchall()
-    return [_run_row(r, _asked(conn, r[0]) if r[3] == "running" else None) for r in rows]
-
-
-def count_runs(conn: sqlite3.Connection) -> int:
-    """How many runs the store holds."""
-    return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+    return [_run_row(r, _asked(conn, r)) for r in read_runs(conn, limit, offset)]
 
 
 def get_run(conn: sqlite3.Connection, run_id: str) -> tuple[RunRow, dict[str, Any]] | None:
     """A run's row and its decoded columns (``spec``, ``manifest``, ``results``); None if absent."""
-    row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
-    if row is None:
+    run = read_run(conn, run_id)
+    if run is None:
         return None
-    docs = {"spec": _decode(row[4]), "manifest": _decode(row[5]), "results": _decode(row[6])}
-    return _run_row(row, _asked(conn, run_id) if row[3] == "running" else None), docs
+    docs = {"spec": run.spec, "manifest": run.manifest, "results": run.results}
+    return _run_row(run, _asked(conn, run)), docs
 
 
 def run_models(conn: sqlite3.Connection, run_id: str) -> list[str]:
     """Models with scores in a run: in the order the run asked for them, then any others."""
-    row = conn.execute("SELECT spec FROM runs WHERE id = ?", (run_id,)).fetchone()
-    asked = [str(m) for m in _decode(row[0] if row else None).get("models") or []]
+    run = read_run(conn, run_id)
+    asked = [str(m) for m in (run.spec.get("models") or [] if run else [])]
     # One index probe per model (the scores key starts with run and model), not a scan.
     have: list[str] = []
     found = conn.execute(
@@ -793,7 +765,7 @@ def paired_answers(
 
 def data_fingerprint(conn: sqlite3.Connection, run_id: str) -> str | None:
     """The data fingerprint a run's manifest records, or None."""
-    row = conn.execute("SELECT manifest FROM runs WHERE id = ?", (run_id,)).fetchone()
-    data = _decode(row[0] if row else None).get("data")
+    run = read_run(conn, run_id)
+    data = run.manifest.get("data") if run else None
     fp = data.get("fingerprint") if isinstance(data, dict) else None
     return fp if isinstance(fp, str) else None

@@ -33,6 +33,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Score, Usage
+from lmmprobe.store.runs import read_run, read_runs
 
 log = logging.getLogger(__name__)
 
@@ -1037,35 +1038,42 @@ class Store:
 
     @_reading
     def get_run(self, run_id: str) -> dict[str, Any]:
-        """A run's row with spec, manifest and results decoded."""
-        row = self.conn.execute(
-            "SELECT id, created_at, updated_at, status, spec, manifest, results, out_dir FROM runs WHERE id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None:
+        """A run's row with spec, manifest and results decoded (None where a column is empty).
+
+        Raises:
+            KeyError: The store holds no such run.
+            StoreDamagedError: A JSON column of the run does not hold a JSON object.
+
+        """
+        run = read_run(self.conn, run_id)
+        if run is None:
             raise KeyError(f"no run {run_id!r} in {self.path}")
-        keys = (
-            "id",
-            "created_at",
-            "updated_at",
-            "status",
-            "spec",
-            "manifest",
-            "results",
-            "out_dir",
-        )
-        out = dict(zip(keys, row, strict=True))
-        for k in ("spec", "manifest", "results"):
-            out[k] = json.loads(out[k]) if out[k] else None
-        return out
+        if run.damaged:
+            raise StoreDamagedError(
+                f"{self.path}: run {run_id}'s {' and '.join(run.damaged)} column does not hold "
+                "a JSON object (damaged, or edited by hand); re-run it, or pass another --db"
+            )
+        return {
+            "id": run.id,
+            "created_at": run.created_at,
+            "updated_at": run.updated_at,
+            "status": run.status,
+            "spec": run.spec or None,
+            "manifest": run.manifest or None,
+            "results": run.results or None,
+            "out_dir": run.out_dir,
+        }
 
     @_reading
     def list_runs(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The most recent runs (id, created_at, status), newest first."""
-        rows = self.conn.execute(
-            "SELECT id, created_at, status FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
-        ).fetchall()
-        return [{"id": r[0], "created_at": r[1], "status": r[2]} for r in rows]
+        """The most recent runs (id, created_at, status), newest first.
+
+        `lmmprobe.store.runs.read_runs` gives the whole rows, decoded.
+        """
+        return [
+            {"id": r.id, "created_at": r.created_at, "status": r.status}
+            for r in read_runs(self.conn, limit)
+        ]
 
     def put_samples(self, run_id: str, samples: Sequence[Sample]) -> None:
         """Record the samples a run asks, as the run sees them.

@@ -36,6 +36,8 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from lmmprobe.spec import SpecError, parse_spec
+
 __all__ = [
     "APEX_MATCH_THRESHOLD",
     "IMAGENET_X_METACLASSES",
@@ -574,15 +576,13 @@ def open_collection(
 
     """
     text = str(spec)
-    scheme, sep, rest = text.partition(":")
+    scheme, sep, _ = text.partition(":")
     if sep and scheme in ("imagefolder", "hf"):
-        target, *parts = rest.split(",")
-        options: dict[str, str] = {}
-        for part in parts:
-            key, eq, value = part.partition("=")
-            if not eq:
-                raise CollectionError(f"{text}: option {part!r} is not KEY=VALUE")
-            options[key.strip()] = value.strip()
+        try:
+            parsed = parse_spec(text, "retrieval")
+        except SpecError as exc:
+            raise CollectionError(str(exc)) from exc
+        target, options = parsed.target or "", parsed.options
         if scheme == "imagefolder":
             if options:
                 raise CollectionError(f"{text}: imagefolder takes no options")

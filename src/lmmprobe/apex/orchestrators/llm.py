@@ -45,6 +45,7 @@ from lmmprobe.apex.protocol import (
     latest_record,
 )
 from lmmprobe.models.api_keys import resolve_api_key, scrub_secrets
+from lmmprobe.spec import parse_spec as parse_grammar
 
 SYSTEM = """\
 You are the orchestrator of APEx, a system that answers research questions about large \
@@ -125,8 +126,9 @@ def parse_spec(spec: str) -> LLMOptions:
     """
     from lmmprobe.models.openai_api import parse_target
 
-    head, *opts = spec.split(",")
-    model, base_url = parse_target(head)
+    # The grammar is lmmprobe.spec's; `spec` is what follows ``openai:``, as written there.
+    parsed = parse_grammar(f"openai:{spec}", "orchestrator")
+    model, base_url = parse_target(parsed.target)
     values: dict[str, Any] = {}
     convert: dict[str, Any] = {
         "key_env": str,
@@ -136,15 +138,13 @@ def parse_spec(spec: str) -> LLMOptions:
         "max_tokens": int,
         "max_retries": int,
     }
-    for opt in opts:
-        k, eq, v = opt.partition("=")
-        k = k.strip()
-        if not eq or k not in convert:
+    for k, v in parsed.options.items():
+        if k not in convert:
             raise ValueError(
-                f"openai orchestrator: option {opt!r} is not one of {sorted(convert)} as KEY=VALUE"
+                f"openai orchestrator: option {k!r} is not one of {sorted(convert)} as KEY=VALUE"
             )
         try:
-            values[k] = convert[k](v.strip())
+            values[k] = convert[k](v)
         except ValueError as exc:
             raise ValueError(f"openai orchestrator: option {k}={v!r} is invalid") from exc
     options = LLMOptions(model=model, base_url=base_url, **values)
