@@ -24,12 +24,9 @@ from lmmprobe.schema import Sample
 
 __all__ = ["DECIMER", "DECIMER_BENCHMARK"]
 
-
 DECIMER = "Simplified molecular-input line-entry system (SMILES) notation of the given molecule: "
 
-
 _DECIMER_TSV = "DECIMER/DECIMER_HDM_Dataset_SMILES.tsv"
-
 
 _DECIMER_IMAGES = "DECIMER/DECIMER_HDM_Dataset_Images/DECIMER_HDM_Dataset_Images"
 

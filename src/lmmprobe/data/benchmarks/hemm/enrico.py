@@ -24,14 +24,12 @@ from lmmprobe.schema import Sample
 
 __all__ = ["ENRICO", "ENRICO_BENCHMARK"]
 
-
 ENRICO = (
     "Given a screenshot of the user interface of a mobile application. Choose the most "
     "appropriate design topic from the following comma separated choices:\nbare, dialer, "
     "camera, chat, editor, form, gallery, list, login, maps, mediaplayer, menu, modal, news, "
     "other, profile, search, settings, terms, tutorial\nAnswer:"
 )
-
 
 _ENRICO = "enrico/design_topics.csv"
 

@@ -23,12 +23,10 @@ from lmmprobe.schema import Sample
 
 __all__ = ["FACE_EMOTION", "FER2013"]
 
-
 FACE_EMOTION = (
     "Given an Image of a face, determinte the face expression, choose from the following "
     "choices: angry, disgust, fear, happy, neutral, sad, surprise. Answer: "
 )
-
 
 _FER = "face_emotion"
 

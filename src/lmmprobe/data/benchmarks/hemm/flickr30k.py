@@ -24,7 +24,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["FLICKR30K"]
 
-
 _FLICKR = "flickr30k_images/flickr30k_test.json"
 
 

@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["GQA"]
 
-
 _GQA_QUESTIONS = "gqa_questions/testdev_all_questions.json"
 
 

@@ -22,9 +22,7 @@ from lmmprobe.schema import Sample
 
 __all__ = ["HATEFUL", "HATEFUL_MEMES"]
 
-
 HATEFUL = "Given a meme with {question} written on it. Is it hateful? Answer: "
-
 
 _HATEFUL_DEV = "hateful_memes/data/dev.jsonl"
 

@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["INAT", "INAT_BENCHMARK"]
 
-
 INAT = "The scientific species name of the species present in the image is: "
 
 

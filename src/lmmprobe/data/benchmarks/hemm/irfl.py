@@ -19,13 +19,11 @@ from lmmprobe.schema import Sample
 
 __all__ = ["IRFL", "IRFL_BENCHMARK", "IRFL_IMAGES"]
 
-
 IRFL = (
     " You are given a simile and a picture along with the simile. You have to say if the "
     "simile matches the given picture. Answer the following question in a single word with a "
     "yes or no.\nSimile: {question}. Answer:"
 )
-
 
 IRFL_IMAGES = "IRFL_images"
 

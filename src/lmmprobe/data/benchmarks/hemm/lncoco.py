@@ -18,9 +18,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
 
 __all__ = ["LNCOCO", "LNCOCO_BENCHMARK"]
 
-
 LNCOCO = "Generate an Image based on the provided caption.\nCaption: {question}"
-
 
 _LNCOCO = "ln_coco/coco_val_captions.jsonl"
 

@@ -18,9 +18,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
 
 __all__ = ["MAGIC_BRUSH", "MAGIC_BRUSH_BENCHMARK"]
 
-
 MAGIC_BRUSH = "Edit the given image based on the provided instruction.\nInstruction: {question}"
-
 
 _MAGIC = "magic_brush/edit_sessions.json"
 

@@ -23,12 +23,10 @@ from lmmprobe.schema import Sample
 
 __all__ = ["MEMECAP", "MEMECAP_BENCHMARK"]
 
-
 MEMECAP = (
     'This is a meme with the title "{question}". The image description is "{description}". '
     "What is the meme poster trying to convey? Answer:"
 )
-
 
 _MEMECAP = "memes-test.json"
 

@@ -23,13 +23,11 @@ from lmmprobe.schema import Sample
 
 __all__ = ["MEMOTION", "MEMOTION_BENCHMARK"]
 
-
 MEMOTION = (
     "Given the Meme and the following caption\nCaption: {question}.\nQuestion: How funny is the "
     "meme? Choose from the following comma separated options: funny, very funny, not funny, "
     "hilarious. Answer: "
 )
-
 
 _MEMOTION = "memotion-dataset-7k/memotion_dataset_7k"
 

@@ -22,7 +22,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["MMIMDB", "MMIMDB_BENCHMARK"]
 
-
 MMIMDB = (
     "Given the movie poster and the corresponding plot of the movie, choose the appropriate "
     "genres from the following comma separated genres: drama, comedy, romance, thriller, "
@@ -31,7 +30,6 @@ MMIMDB = (
     "Plot: {question}\nNote that a movie can belong to more than one genres, provide all the "
     "suitable genres seperated by commas. Answer: "
 )
-
 
 _MMIMDB_SPLIT = "mmimdb/split.json"
 

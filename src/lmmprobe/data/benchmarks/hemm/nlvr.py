@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["NLVR"]
 
-
 _NLVR_DEV = "nlvr/nlvr/dev/dev.json"
 
 

@@ -23,9 +23,7 @@ from lmmprobe.schema import Sample
 
 __all__ = ["NLVR2", "NLVR2_IMAGES"]
 
-
 _NLVR2_DEV = "nlvr/nlvr2/data/dev.json"
-
 
 NLVR2_IMAGES = "nlvr2_images"
 """Folder of the copy holding each row's left_url/right_url file under the URL's last part."""

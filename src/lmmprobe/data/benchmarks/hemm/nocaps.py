@@ -24,7 +24,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["NOCAPS"]
 
-
 _NOCAPS = "nocaps_images/nocaps_val_4500_captions.json"
 
 

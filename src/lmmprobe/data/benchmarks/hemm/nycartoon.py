@@ -22,15 +22,12 @@ from lmmprobe.schema import Sample
 
 __all__ = ["NY_CARTOON", "NY_CARTOON_BENCHMARK"]
 
-
 NY_CARTOON = (
     "Given a cartoon image and a caption.\nCaption: {question}. Question: Is the Caption Funny? "
     "Short Answer: "
 )
 
-
 _CARTOONS = "caption-contest-data/cartoons"
-
 
 _SUMMARIES = "caption-contest-data/summaries"
 

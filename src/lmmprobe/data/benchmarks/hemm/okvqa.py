@@ -22,15 +22,12 @@ from lmmprobe.schema import Sample
 
 __all__ = ["OKVQA", "OK_VQA"]
 
-
 OKVQA = (
     "Given an image and a question. Answer the question in a single word.\n"
     "Question: {question} Short Answer: "
 )
 
-
 _OKVQA_ANNOTATIONS = "okvqa/mscoco_val2014_annotations.json"
-
 
 _OKVQA_QUESTIONS = "okvqa/OpenEnded_mscoco_val2014_questions.json"
 

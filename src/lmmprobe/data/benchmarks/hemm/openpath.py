@@ -23,14 +23,12 @@ from lmmprobe.schema import Sample
 
 __all__ = ["KATHER", "OPENPATH"]
 
-
 KATHER = (
     "Answer the Question from the below Options.\nQuestion: Given Pathalogy image is a "
     "hematoxylin and eosin image of:\nOptions: cancer-associated stroma, adipose tissue, debris, "
     "lymphocytes, mucus, background, normal colon mucosa, colorectal adenocarcinoma epithelium, "
     "smooth muscle\nAnswer:"
 )
-
 
 _KATHER_CSV = "open_path/Kather_test/Kather_test.csv"
 

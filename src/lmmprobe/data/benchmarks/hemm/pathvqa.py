@@ -23,12 +23,10 @@ from lmmprobe.schema import Sample
 
 __all__ = ["PATHVQA", "PATHVQA_BENCHMARK"]
 
-
 PATHVQA = (
     "Given a Radiology Image and a question. Answer the question in a single word.\n"
     "Question: {question} Short Answer: "
 )
-
 
 _PVQA_QA = "pathvqa_images/pvqa/qas/test/test_qa.pkl"
 

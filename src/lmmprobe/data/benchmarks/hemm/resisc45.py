@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["RESISC45", "RESISC45_BENCHMARK"]
 
-
 _RESISC_CLASSES = (
     "basketball_court, overpass, ground_track_field, church, chaparral, forest, parking_lot, "
     "golf_course, baseball_diamond, meadow, beach, sparse_residential, desert, terrace, palace, "
@@ -34,12 +33,10 @@ _RESISC_CLASSES = (
     "rectangular_farmland"
 )
 
-
 RESISC45 = (
     "Given a Remote Sensing image scene, Classify the scene in following classes:\n"
     f"{_RESISC_CLASSES}\nChoose a class from the above classes.\nAnswer:"
 )
-
 
 _RESISC = "resisc45/NWPU Data Set/NWPU-RESISC45/NWPU-RESISC45"
 

@@ -18,7 +18,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["SCIENCEQA", "SCIENCEQA_BENCHMARK", "scienceqa_template"]
 
-
 SCIENCEQA = (
     "You are given an image, question and few choices. A context is also provided to help you "
     "understand the image. In order to answer the question, you have been given lecture notes. "

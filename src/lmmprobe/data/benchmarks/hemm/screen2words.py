@@ -24,12 +24,9 @@ from lmmprobe.schema import Sample
 
 __all__ = ["SCREEN2WORDS", "SCREEN2WORDS_BENCHMARK"]
 
-
 SCREEN2WORDS = "You are given a phone UI screen. Describe the screen in one sentence."
 
-
 _S2W_CSV = "screen2words/screen_summaries.csv"
-
 
 _S2W_TEST = "screen2words/split/test_screens.txt"
 

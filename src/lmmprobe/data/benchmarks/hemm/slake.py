@@ -22,12 +22,10 @@ from lmmprobe.schema import Sample
 
 __all__ = ["SLAKE", "SLAKE_BENCHMARK"]
 
-
 SLAKE = (
     "Given a Radiology Image. Answer the question in a single word, Question: {question} "
     "Short Answer: "
 )
-
 
 _SLAKE = "Slake1.0/test.json"
 

@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["UCMERCED", "UCMERCED_BENCHMARK"]
 
-
 UCMERCED = (
     "Classify the given land image into the following classes: mediumresidential, buildings, "
     "tenniscourt, denseresidential, baseballdiamond, intersection, harbor, parkinglot, river, "
@@ -31,7 +30,6 @@ UCMERCED = (
     "chaparral, golfcourse, sparseresidential, agricultural.\nChoose a class from the above "
     "classes: "
 )
-
 
 _UCM_CSV = "ucmercedimages/validation.csv"
 

@@ -27,16 +27,13 @@ from lmmprobe.schema import Sample
 
 __all__ = ["VCR", "VCR_BENCHMARK", "VCR_SHOWN", "vcr_words"]
 
-
 VCR = (
     "Given an Image and a Question: {question}. Choose the correct answet from the choices: "
     "{a0}, {a1}, {a2}, {a3}, Answer: "
 )
 
-
 VCR_SHOWN = VCR.replace("{a", "{{a").replace("}, {{a", "}}, {{a").replace("a3}", "a3}}")
 """HEMM's VCR prompt as `data show` prints it: the choice slots are filled per row."""
-
 
 _VCR_ANNOTATIONS = "vcr_annotations/val.jsonl"
 

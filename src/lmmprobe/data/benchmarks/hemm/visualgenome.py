@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["VISUAL_GENOME"]
 
-
 _VG_QA = "visual_genome/question_answers.json"
 
 

@@ -24,9 +24,7 @@ from lmmprobe.schema import Sample
 
 __all__ = ["VQA"]
 
-
 _VQA_QUESTIONS = "vqa_questions/OpenEnded_abstract_v002_val2015_questions.json"
-
 
 _VQA_ANNOTATIONS = "vqa_annotations/abstract_v002_val2015_annotations.json"
 

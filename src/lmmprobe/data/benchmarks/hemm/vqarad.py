@@ -17,7 +17,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["VQARAD", "VQARAD_BENCHMARK"]
 
-
 VQARAD = (
     "Given a Radiology image and a Question. Answer the question in a single word.\n"
     "Question: {question}\nAnswer: "

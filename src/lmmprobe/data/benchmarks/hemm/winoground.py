@@ -17,7 +17,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["WINOGROUND", "WINOGROUND_BENCHMARK"]
 
-
 WINOGROUND = (
     "Given an image and a text. Answer yes if the text matches the image and no if the text "
     "does not match the image.\nText: {question}\nAnswer: "

@@ -26,6 +26,7 @@ LETTER_PROMPT = "Answer with the option's letter from the given choices directly
 
 
 def present(value: Any) -> bool:
+    """Whether a table cell holds a value (not null, NaN, empty or the text "nan")."""
     # MMBench's tables write a missing option or hint as null, NaN or the text "nan".
     if value is None or (isinstance(value, float) and value != value):
         return False
@@ -43,6 +44,7 @@ def escape_braces(text: str) -> str:
 
 
 def plain(value: Any) -> Any:
+    """`value` as plain JSON values (mappings, lists, str, numbers), for sample metadata."""
     # Metadata must be JSON: numpy scalars and the like become Python values.
     if value is None or isinstance(value, str | int | float | bool):
         return value
@@ -54,6 +56,7 @@ def plain(value: Any) -> Any:
 
 
 def yes_no(value: Any, field: str) -> str:
+    """A gold answer read as ``yes`` or ``no`` (`RowError` naming `field` otherwise)."""
     text = str(value).strip().lower().rstrip(".")
     if text not in ("yes", "no"):
         raise RowError(field, f"expected Yes or No, got {value!r}")
@@ -70,6 +73,7 @@ def embedded_sample(
     template: str,
     metadata: dict[str, Any],
 ) -> Sample:
+    """A sample of a question whose options are in its text: a choice sample when they parse."""
     # The options are part of the question text as published: the prompt shows that text
     # verbatim, and the parsed options let lmmprobe's matcher read the answer. The model sees
     # the published letters whatever the run's shuffle, rotation or marks, so the request must

@@ -27,12 +27,9 @@ from lmmprobe.schema import Sample
 
 SHORT_ANSWER = "\nAnswer the question using a single word or phrase."
 
-
 UNANSWERABLE = "\nWhen the provided information is insufficient, respond with 'Unanswerable'."
 
-
 CAPTION_PROMPT = "Provide a one-sentence caption for the provided image."
-
 
 LMMS_ENCODER = (
     "lmms-eval's task files now load the identical copy lmms-lab-encoder/{repo} (moved there "
@@ -52,6 +49,7 @@ def answer_texts(row: Mapping[str, Any], field: str) -> list[str]:
 
 
 def row_id(row: Mapping[str, Any], field: str) -> str:
+    """The row's id in `field`, as text (`RowError` if it is missing or empty)."""
     value = row[field]
     if value is None or isinstance(value, bool) or (isinstance(value, str) and not value):
         raise RowError(field, f"expected an id, got {value!r}")
@@ -67,6 +65,7 @@ def open_sample(
     formulation: str,
     **metadata: Any,
 ) -> Sample:
+    """A one-image open-ended sample; metadata values that are None are left out."""
     return Sample(
         id=sid,
         images=[image_ref(row["image"], ctx)],
@@ -87,6 +86,7 @@ CAPTION_NOTE = (
 def caption_sample(
     sid: str, row: Mapping[str, Any], ctx: RowContext, refs_field: str, **metadata: Any
 ) -> Sample:
+    """A caption sample: the caption prompt, every reference caption of `refs_field`."""
     return open_sample(
         sid, row, ctx, CAPTION_PROMPT, answer_texts(row, refs_field), "caption", **metadata
     )

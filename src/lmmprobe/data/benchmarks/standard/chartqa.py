@@ -36,7 +36,6 @@ def _chartqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 CHARTQA_REVISION = "9e63b7df1592a1c2158e735cc1725454aef0d6d9"
 
-
 CHARTQA = benchmark(
     Benchmark(
         name="chartqa",

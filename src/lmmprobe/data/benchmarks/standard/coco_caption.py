@@ -35,7 +35,6 @@ def _coco(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 COCO_REVISION = "3bdd5827e243cc3084ac69a1111e69c3ab9193ff"
 
-
 COCO_CAPTION = benchmark(
     Benchmark(
         name="coco-caption",

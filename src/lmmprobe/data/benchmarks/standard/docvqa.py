@@ -42,7 +42,6 @@ def _docvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 DOCVQA_REVISION = "59fed3cdc38662abeef8f363171b2ec7c95c165c"
 
-
 DOCVQA = benchmark(
     Benchmark(
         name="docvqa",

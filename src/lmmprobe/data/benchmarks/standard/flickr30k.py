@@ -28,7 +28,6 @@ def _flickr(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 FLICKR_REVISION = "0d6d9049be2e08261be315e731e0d8054c1d1c03"
 
-
 FLICKR30K = benchmark(
     Benchmark(
         name="flickr30k",

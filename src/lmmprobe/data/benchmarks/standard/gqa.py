@@ -22,9 +22,7 @@ from lmmprobe.schema import Sample
 
 __all__ = ["GQA", "GQA_IMAGES", "GQA_INSTRUCTIONS", "GQA_REVISION", "read_gqa_snapshot"]
 
-
 GQA_INSTRUCTIONS = "testdev_balanced_instructions"
-
 
 GQA_IMAGES = "testdev_balanced_images"
 
@@ -85,7 +83,6 @@ def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 
 GQA_REVISION = "a6e72d6e1b912da88af8b2f9eba05d5ea8ec2dd8"
-
 
 GQA = benchmark(
     Benchmark(

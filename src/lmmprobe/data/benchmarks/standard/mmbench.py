@@ -24,7 +24,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["MMBENCH", "MMBENCH_CIRCULAR_BASE"]
 
-
 MMBENCH_CIRCULAR_BASE = 1_000_000
 """MMBench numbers the circular copies of question ``i`` as ``i + k * 1e6``."""
 

@@ -25,9 +25,7 @@ from lmmprobe.schema import ImageRef, Sample
 
 __all__ = ["MMMU", "MMMU_OPEN_PROMPT"]
 
-
 _IMAGE_TOKEN = re.compile(r"<image \d+>")
-
 
 MMMU_OPEN_PROMPT = "Answer the question using a single word or phrase."
 

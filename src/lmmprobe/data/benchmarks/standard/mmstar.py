@@ -23,7 +23,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["MMSTAR"]
 
-
 _MMSTAR_OPTION = re.compile(r"(?:^|,\s)([A-D]):\s")
 
 

@@ -34,7 +34,6 @@ def _nocaps(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 NOCAPS_REVISION = "dad208efd3283d30699ce151cd2035c96ee95a71"
 
-
 NOCAPS = benchmark(
     Benchmark(
         name="nocaps",

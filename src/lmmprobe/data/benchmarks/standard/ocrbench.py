@@ -38,7 +38,6 @@ def _ocrbench(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 OCRBENCH_REVISION = "92a54bd1384387c178d5a07140a2d85e0a3d12e1"
 
-
 OCRBENCH = benchmark(
     Benchmark(
         name="ocrbench",

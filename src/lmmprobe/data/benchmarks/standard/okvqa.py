@@ -43,7 +43,6 @@ def _okvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 OKVQA_REVISION = "c9f858961f4095a9aeef615057b0822cce967096"
 
-
 OKVQA = benchmark(
     Benchmark(
         name="okvqa",

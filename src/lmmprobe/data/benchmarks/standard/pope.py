@@ -22,7 +22,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["POPE", "POPE_POST"]
 
-
 POPE_POST = "Answer the question using a single word or phrase."
 
 

@@ -22,7 +22,6 @@ from lmmprobe.schema import Sample
 
 __all__ = ["REALWORLDQA"]
 
-
 _LINE_OPTION = re.compile(r"^([A-Z])\.\s+(.*)$", re.MULTILINE)
 
 

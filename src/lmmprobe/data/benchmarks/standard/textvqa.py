@@ -44,7 +44,6 @@ def _textvqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 TEXTVQA_REVISION = "9c0699cd19768ac5ab97568f6b3cbac4c0062884"
 
-
 TEXTVQA = benchmark(
     Benchmark(
         name="textvqa",

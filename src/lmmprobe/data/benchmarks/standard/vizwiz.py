@@ -42,7 +42,6 @@ def _vizwiz(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 VIZWIZ_REVISION = "d428a2dae984f79cf1b9d99467dfa883e0c30686"
 
-
 VIZWIZ = benchmark(
     Benchmark(
         name="vizwiz",

@@ -47,7 +47,6 @@ def _vqav2(row: Mapping[str, Any], ctx: RowContext) -> Sample:
 
 VQAV2_REVISION = "32665d35052eb4a6d4414851c3c829a72754915a"
 
-
 VQAV2 = benchmark(
     Benchmark(
         name="vqav2",
