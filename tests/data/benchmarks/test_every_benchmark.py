@@ -69,6 +69,11 @@ def test_benchmark_is_complete(name: str) -> None:
         shlex.split(b.fetch)
     if b.hub_id is not None:
         assert b.fetch.startswith(f"hf download {shlex.quote(b.hub_id)} "), name
+        # Pinned to a commit, or its notes say why not.
+        if b.revision is None:
+            assert any("pinned" in note for note in b.notes), f"{name}: unpinned, no note why"
+        else:
+            assert re.fullmatch(r"[0-9a-f]{40}", b.revision), f"{name}: {b.revision}"
 
 
 def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them() -> None:
