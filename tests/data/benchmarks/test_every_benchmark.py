@@ -153,6 +153,8 @@ def test_the_fetch_command_is_made_from_the_hub_id_once() -> None:
     assert copy.fetch == made.replace("toy-hub", "toy-copy")
     with pytest.raises(ValueError, match="after_download follows the download made from hub_id"):
         _hub(hub_id=None, fetch="f", after_download="unzip x.zip")
+    with pytest.raises(ValueError, match="with fetch given, write every step in fetch"):
+        _hub(fetch=other, after_download="unzip x.zip")
 
 
 # --- a benchmark is a file: dropped into the folder, found; broken, named ---------------------

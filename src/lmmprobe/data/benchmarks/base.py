@@ -190,7 +190,12 @@ class Benchmark:
                 raise ValueError(f"benchmark {self.name}: give fetch (its data is not on the Hub)")
             # Written once: the command comes from the same fields the automatic download uses.
             object.__setattr__(self, "fetch", derived)
-        elif self.fetch != derived and self._fetch_repeats_hub():
+        elif self.after_download:
+            raise ValueError(
+                f"benchmark {self.name}: after_download follows the download made from hub_id; "
+                "with fetch given, write every step in fetch"
+            )
+        elif self._fetch_repeats_hub():
             raise ValueError(
                 f"benchmark {self.name}: fetch repeats the download of hub_id {self.hub_id!r} at "
                 f"revision {self.revision!r}, which is made from those fields: leave fetch out "
