@@ -6,7 +6,8 @@ modules it needs and the extra that installs them; a missing one fails with the 
 ``pip install`` to run.
 
 A registry may name the modules holding its built-in entries (imported on first lookup, so
-nothing is loaded before it is needed) and an entry-point group through which other packages
+nothing is loaded before it is needed), packages whose every module is imported then (adding a
+built-in is adding a file to such a package, no list to edit), and an entry-point group through which other packages
 add entries: a plugin package declares, in its ``pyproject.toml``,
 
 .. code-block:: toml
@@ -32,6 +33,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import pkgutil
 import re
 import sys
 import threading
@@ -89,6 +91,29 @@ def _entry_points(path: tuple[str, ...]) -> dict[str, tuple[EntryPoint, ...]]:
     return {group: tuple(found.select(group=group)) for group in found.groups}
 
 
+def discover_modules(package: str) -> list[str]:
+    """The importable modules of `package`, by full name, sorted; ``_private`` ones left out.
+
+    A subpackage counts as a module (its ``__init__`` is what is imported); its own modules are
+    not walked. Sorted so that entries register in the same order on every machine.
+
+    Raises:
+        RegistryError: `package` cannot be imported or is a module, not a package.
+
+    """
+    try:
+        found = importlib.import_module(package)
+    except Exception as exc:
+        raise RegistryError(
+            f"the package {package} failed to import: {type(exc).__name__}: {exc}"
+        ) from exc
+    path = getattr(found, "__path__", None)
+    if path is None:
+        raise RegistryError(f"{package} is a module, not a package: there is nothing to discover")
+    names = sorted(info.name for info in pkgutil.iter_modules(path))
+    return [f"{package}.{name}" for name in names if not name.startswith("_")]
+
+
 @dataclass(frozen=True)
 class _LazyEntry:
     target: str  # "package.module:attribute"
@@ -127,12 +152,16 @@ class Registry(Generic[T]):
             (e.g. ``lmmprobe.matchers``); None for no plugins.
         builtins: Modules whose import registers the built-in entries; imported on the first
             lookup or listing.
+        discover: Packages whose every submodule is imported on the first lookup or listing,
+            after `builtins` (see `discover_modules`): a module registers its entries, so adding
+            one is adding a file.
 
     """
 
     kind: str
     entry_point_group: str | None = None
     builtins: tuple[str, ...] = ()
+    discover: tuple[str, ...] = ()
     _eager: dict[str, T] = field(default_factory=dict, init=False, repr=False)
     _lazy: dict[str, _LazyEntry] = field(default_factory=dict, init=False, repr=False)
     _summaries: dict[str, str] = field(default_factory=dict, init=False, repr=False)
@@ -215,11 +244,24 @@ class Registry(Generic[T]):
             try:
                 for module in self.builtins:
                     importlib.import_module(module)
+                for package in self.discover:
+                    for module in discover_modules(package):
+                        self._import_discovered(module)
                 if self.entry_point_group is not None:
                     self._discover(self.entry_point_group)
                 self._loaded = True  # only now: other threads skip the lock from here on
             finally:
                 self._loading = False
+
+    def _import_discovered(self, module: str) -> None:
+        # A discovered module is a built-in that nobody listed: if it cannot be imported, the
+        # registry would silently lack its entries, so the failure names the module instead.
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            raise RegistryError(
+                f"the {self.kind} module {module} failed to import: {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _discover(self, group: str) -> None:
         for ep in _entry_points(tuple(sys.path)).get(group, ()):

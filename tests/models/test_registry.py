@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -406,3 +407,86 @@ def test_hub_ids_whose_organisation_starts_with_tiny_are_not_taken_for_aliases()
     check_hf_target("tiny-org/some-model")  # a hub id: left to the hub checks, not refused here
     with pytest.raises(ValueError, match="did you mean hf:tiny-llava"):
         check_hf_target("tiny-lava")
+
+
+# --- discovered packages: every module of a folder, no list -------------------------------------
+
+
+def _package(root: Path, name: str, modules: dict[str, str]) -> None:
+    """A package `name` under `root` whose modules append their name to `<name>_seen.SEEN`."""
+    (root / f"{name}_seen.py").write_text("SEEN: list[str] = []\n", encoding="utf-8")
+    folder = root / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    for module, body in modules.items():
+        head = f"from {name}_seen import SEEN\nSEEN.append({module!r})\n"
+        (folder / f"{module}.py").write_text(head + body, encoding="utf-8")
+
+
+@pytest.fixture
+def discovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., Registry[object]]]:
+    """Make a package on sys.path and a registry discovering it; forget both afterwards."""
+    made: list[str] = []
+
+    def make(name: str, modules: dict[str, str]) -> Registry[object]:
+        _package(tmp_path, name, modules)
+        made.append(name)
+        return Registry("widget", discover=(name,))
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield make
+    for name in made:
+        for key in [k for k in sys.modules if k == name or k.startswith(f"{name}.")]:
+            sys.modules.pop(key)
+        sys.modules.pop(f"{name}_seen", None)
+
+
+def test_every_module_of_a_discovered_package_is_imported_in_name_order(
+    discovered: Callable[..., Registry[object]],
+) -> None:
+    # The modules register into the registry they find on the package (no list names them).
+    body = "import {pkg}\n{pkg}.REG.register(__name__.rsplit('.', 1)[1])(object())\n"
+    reg = discovered(
+        "lmmprobe_test_disc",
+        {
+            "zebra": body.format(pkg="lmmprobe_test_disc"),
+            "alpha": body.format(pkg="lmmprobe_test_disc"),
+            "_helper": "raise RuntimeError('a private module is never imported by discovery')\n",
+        },
+    )
+    import lmmprobe_test_disc  # type: ignore[import-not-found]
+    import lmmprobe_test_disc_seen  # type: ignore[import-not-found]
+
+    lmmprobe_test_disc.REG = reg
+    assert reg.names() == ["alpha", "zebra"]
+    assert lmmprobe_test_disc_seen.SEEN == ["alpha", "zebra"]  # sorted, on every machine
+    assert "zebra" in reg  # imported once: a second lookup imports nothing more
+    assert lmmprobe_test_disc_seen.SEEN == ["alpha", "zebra"]
+
+
+def test_a_broken_discovered_module_raises_naming_it(
+    discovered: Callable[..., Registry[object]],
+) -> None:
+    reg = discovered("lmmprobe_test_broken", {"fine": "", "typo": "x = undefined_name\n"})
+    with pytest.raises(RegistryError) as err:
+        reg.names()
+    assert str(err.value) == (
+        "the widget module lmmprobe_test_broken.typo failed to import: "
+        "NameError: name 'undefined_name' is not defined"
+    )
+    # Never skipped: the next lookup fails the same way instead of answering without it.
+    with pytest.raises(RegistryError, match=re.escape("lmmprobe_test_broken.typo")):
+        reg.get("fine")
+
+
+def test_discovering_a_module_or_a_missing_package_says_which(
+    discovered: Callable[..., Registry[object]],
+) -> None:
+    with pytest.raises(
+        RegistryError, match=re.escape("lmmprobe.registry is a module, not a package")
+    ):
+        Registry("widget", discover=("lmmprobe.registry",)).names()
+    with pytest.raises(RegistryError, match="the package lmmprobe_no_such_pkg failed to import"):
+        Registry("widget", discover=("lmmprobe_no_such_pkg",)).names()

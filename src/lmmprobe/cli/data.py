@@ -53,7 +53,7 @@ def _list_table(rows: list[dict[str, Any]]) -> Table:
         "rows": [f"{len(r['members'])} sets" if r["members"] else _dash(r["size"]) for r in rows],
         "split": ["" if r["members"] else r["split"] for r in rows],
         "formulation": [r["formulation"] for r in rows],
-        "metric": [r["metric"] for r in rows],
+        "metric": [_dash(r["metric"]) for r in rows],
         "copy": ["yes" if r["present"] else "no" for r in rows],
     }
     table.add_column("benchmark", ratio=1, min_width=max(len(r["name"]) for r in rows))

@@ -82,9 +82,10 @@ SOURCES: Registry[Source] = Registry(
         "lmmprobe.data.imagefolder",
         "lmmprobe.data.jsonl",
         "lmmprobe.data.reform",
-        # Every registered benchmark is also a source of its name (``--data mmbench``).
-        "lmmprobe.data.benchmarks._builtin",
     ),
+    # Every benchmark is also a source of its name (``--data mmbench``): each module of these
+    # folders registers one (`lmmprobe.data.benchmarks.BENCHMARKS` discovers the same folders).
+    discover=("lmmprobe.data.benchmarks.standard", "lmmprobe.data.benchmarks.hemm"),
 )
 """Data sources by name, one file each (plus plugins from the ``lmmprobe.sources`` entry-point
 group); ``lmmprobe list sources`` shows them. The ``synth`` source, in a higher layer (it draws

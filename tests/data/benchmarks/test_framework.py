@@ -44,7 +44,6 @@ from lmmprobe.store import Store
 
 CHOICE_TEMPLATE = "{context}{question}\n{options}\nAnswer with the option's letter from the given choices directly."
 OPEN_TEMPLATE = "{question}\nAnswer the question using a single word or phrase."
-FETCH = "hf download toy/choice --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-choice"
 
 
 def _choice_row(row: Mapping[str, Any], ctx: RowContext) -> Sample:
@@ -85,7 +84,6 @@ CHOICE = Benchmark(
     metric="accuracy",
     prompt=PromptTemplate(CHOICE_TEMPLATE, "tests/data/benchmarks/test_framework.py"),
     to_sample=_choice_row,
-    fetch=FETCH,
     split="dev",
     splits=("dev", "test"),
     hub_id="toy/choice",
@@ -104,10 +102,10 @@ OPEN = Benchmark(
     metric="accuracy",
     prompt=PromptTemplate(OPEN_TEMPLATE, "tests/data/benchmarks/test_framework.py"),
     to_sample=_open_row,
-    fetch="hf download toy/open --repo-type dataset --local-dir $LMMPROBE_DATA_DIR/toy-open",
     split="validation",
     hub_id="toy/open",
 )
+FETCH = CHOICE.fetch  # made from hub_id and revision (hf download ...)
 UNRUNNABLE = Benchmark(
     name="toy-gen",
     title="Toy image generation",

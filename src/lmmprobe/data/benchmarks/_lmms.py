@@ -1,7 +1,7 @@
 """What the standard benchmark definitions share: lmms-eval citations and text fields.
 
-The definitions in `standard_choice` and `standard_open` cite lmms-eval's task files at one
-commit, so both build their citations here. (Their fetch commands come from each definition's
+The definitions in ``standard/`` cite lmms-eval's task files at one commit, so they build
+their citations here. (Their fetch commands come from each definition's
 hub id, revision and ``include`` patterns: see `lmmprobe.data.benchmarks._fetch`.)
 """
 

@@ -37,7 +37,7 @@ def _row(b: Benchmark) -> str:
         size,
         "" if b.members else b.split,
         b.formulation,
-        f"`{b.metric}`",
+        f"`{b.metric}`" if b.metric else None,
         dims,
         source,
         b.needs,

@@ -9,12 +9,15 @@ it in `BENCHMARKS` and as a data source of the same name, so ``--data mmbench,sp
 
 from __future__ import annotations
 
+import re
+import shlex
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.benchmarks._fetch import hf_download
+from lmmprobe.data.base import SOURCES
+from lmmprobe.data.benchmarks._fetch import hf_download, local_dir_word
 from lmmprobe.data.rows import RowError
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
@@ -92,13 +95,23 @@ class Benchmark:
         citation: The paper.
         license: From the dataset card (``unknown (see card)`` if it says nothing).
         formulation: The `Sample` formulation most rows get.
-        metric: The run metric (``RUN_METRICS``) computing the official score.
+        metric: The run metric (``RUN_METRICS``) computing the official score; `benchmark`
+            refuses a name that is not registered. None only with `needs`: a benchmark
+            lmmprobe cannot run has no score to compute (its notes say how its authors score
+            it).
         prompt: The official prompt.
         to_sample: Reads one row (see `RowReader`).
         fetch: The exact shell command that fetches a local copy into
             ``$LMMPROBE_DATA_DIR/NAME``. Leave it out for data on the Hub: it is then made
-            from `hub_id`, `revision` and `include` (``hf download ...``, each word quoted).
-            `dataclasses.replace` keeps the old command; pass ``fetch=""`` to make it anew.
+            from `hub_id`, `revision` and `include` (``hf download ...``, each word quoted),
+            followed by `after_download`. A `fetch` given with `hub_id` that downloads that
+            repository at that revision is refused (it would write them twice); one that
+            differs in kind (another ref of the repository, as HEMM's Winoground reads the
+            parquet conversion) is kept. A command made from these fields for another name (a
+            copy made with `dataclasses.replace`) is made anew for this one.
+        after_download: Shell steps run in the copy's folder after the download made from
+            `hub_id` (unpacking an archive the reader needs); only with `hub_id` and no
+            `fetch`.
         split: The default split.
         splits: The known splits.
         hub_id: The Hugging Face Hub dataset id, if it is there.
@@ -125,10 +138,11 @@ class Benchmark:
     citation: str
     license: str
     formulation: str
-    metric: str
+    metric: str | None
     prompt: PromptTemplate
     to_sample: RowReader
     fetch: str = ""
+    after_download: str = ""
     split: str = "test"
     splits: tuple[str, ...] = ()
     hub_id: str | None = None
@@ -157,18 +171,75 @@ class Benchmark:
             raise ValueError(f"benchmark {self.name}: layout='files' needs read_files")
         if isinstance(self.include, str):  # ("a/*") is a string: each pattern must be one item
             raise ValueError(f"benchmark {self.name}: include must be a tuple of patterns")
-        if not self.fetch:
-            if self.hub_id is None:
+        if self.metric is None and self.needs is None:
+            raise ValueError(
+                f"benchmark {self.name}: give metric (the run metric computing its official "
+                "score); only a benchmark that needs what lmmprobe lacks (needs=) may have none"
+            )
+        if self.after_download and self.hub_id is None:
+            raise ValueError(
+                f"benchmark {self.name}: after_download follows the download made from hub_id; "
+                "without hub_id, write the whole command as fetch"
+            )
+        derived = self._derived_fetch()
+        if not self.fetch or (derived is not None and self._copied_derived_fetch()):
+            if derived is None:
                 raise ValueError(f"benchmark {self.name}: give fetch (its data is not on the Hub)")
             # Written once: the command comes from the same fields the automatic download uses.
-            command = hf_download(self.name, self.hub_id, self.revision, self.include)
-            object.__setattr__(self, "fetch", command)
+            object.__setattr__(self, "fetch", derived)
+        elif self.after_download:
+            raise ValueError(
+                f"benchmark {self.name}: after_download follows the download made from hub_id; "
+                "with fetch given, write every step in fetch"
+            )
+        elif self._fetch_repeats_hub():
+            raise ValueError(
+                f"benchmark {self.name}: fetch repeats the download of hub_id {self.hub_id!r} at "
+                f"revision {self.revision!r}, which is made from those fields: leave fetch out "
+                "and put any later step (unzip ...) in after_download"
+            )
+
+    def _derived_fetch(self, name: str | None = None) -> str | None:
+        """The command made from `hub_id`, `revision`, `include` and `after_download`."""
+        if self.hub_id is None:
+            return None
+        name = self.name if name is None else name
+        command = hf_download(name, self.hub_id, self.revision, self.include)
+        if self.after_download:
+            command += f" && cd {local_dir_word(name)} && {self.after_download}"
+        return command
+
+    def _copied_derived_fetch(self) -> bool:
+        """Whether `fetch` is the command these fields make, for this name or another one."""
+        mark = "benchmark-name-mark"  # a plain name: local_dir_word writes it as is
+        made = self._derived_fetch(mark)
+        assert made is not None
+        pattern = re.escape(made).replace(re.escape(mark), r"[a-z0-9._-]+")
+        return re.fullmatch(pattern, self.fetch) is not None
+
+    def _fetch_repeats_hub(self) -> bool:
+        """Whether `fetch` starts by downloading `hub_id` other than at another named ref."""
+        lexer = shlex.shlex(self.fetch, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            words = list(lexer)
+        except ValueError:  # unbalanced quotes: not a command this check can read
+            return False
+        first = words[: words.index("&&")] if "&&" in words else words
+        if first[:3] != ["hf", "download", self.hub_id]:
+            return False
+        # Only another ref than the pinned one differs in kind; no --revision at all would
+        # fetch whatever the repository holds today, not what the definition pins.
+        revision = first[first.index("--revision") + 1] if "--revision" in first[:-1] else None
+        return revision is None or revision == self.revision
 
 
 BENCHMARKS: Registry[Benchmark] = Registry(
     "benchmark",
-    # One module imports the built-in definitions (standard_choice, standard_open, hemm).
-    builtins=("lmmprobe.data.benchmarks._builtin",),
+    # Every benchmark is a data source of its name, found in the same folders: one file each.
+    discover=SOURCES.discover,
 )
-"""Benchmarks by name; ``lmmprobe data list`` shows them. Another package adds one by calling
-`benchmark` in a module it registers in the ``lmmprobe.sources`` entry-point group."""
+"""Benchmarks by name; ``lmmprobe data list`` shows them. A built-in one is a file in one of the
+discovered folders (``lmmprobe/data/benchmarks/standard/``, ``.../hemm/``). Another package adds
+one by calling `benchmark` in a module it registers in the ``lmmprobe.sources`` entry-point
+group."""

@@ -46,6 +46,23 @@ PREDICTION_FILTER = "hemm_prediction_filter"
 """Metadata key: how HEMM's loader rewrites the model output before scoring (``"alpha"``: NLVR2
 keeps the letters of the lowercased output)."""
 
+Row = Mapping[str, Any]
+"""One row a file-based reader yields (a JSON object, a table row)."""
+Rows = Iterator[tuple[str, Row]]
+"""What a file-based reader yields: ``(where, row)`` pairs (see `Benchmark.read_files`)."""
+
+# HEMM's prompt texts that several datasets share (hemm/prompts/*.py at HEMM_COMMIT), with
+# {question} for the main slot; a prompt of one dataset lives in that dataset's file.
+SHORT_ANSWER = (
+    "Given an image and a question. Answer the question in a single word. "
+    "Question: {question} Short Answer: "
+)
+PICTURE_OF = "A Picture of "
+TRUE_FALSE = (
+    "Given an image and the Question: {question}, Answer the question with only 'true' or "
+    "'false'. Answer: "
+)
+
 
 def at(path: str) -> str:
     """``pliang279/HEMM PATH @ COMMIT``: where a prompt or loader comes from."""
@@ -269,3 +286,21 @@ def read_plain_pickle(path: Path) -> Any:
             return _NoObjects(f).load()
     except (pickle.UnpicklingError, EOFError, ValueError) as exc:
         raise DataError(f"{path}: {exc}") from exc
+
+
+def release_files(fetch: str) -> dict[str, Any]:
+    """`Benchmark` fields of a dataset read from its release files, fetched by `fetch`."""
+    return {"layout": "files", "fetch": fetch}
+
+
+def fixed_sample(ctx: RowContext, sid: str, image: Any, prompt: str, gold: str) -> Sample:
+    """A sample of a prompt without slots: the prompt is the whole message."""
+    return hemm_sample(ctx, sid, [image], prompt, escape(prompt), gold)
+
+
+def needs_generation(row: Row, ctx: RowContext) -> Sample:
+    """The reader of a dataset whose answer is an image: it says so (`DataError`)."""
+    raise DataError(
+        f"benchmark {ctx.benchmark.name} needs {IMAGE_GENERATION}: its answer is an image, "
+        "scored by CLIP-I against the reference image; lmmprobe's backends generate text"
+    )

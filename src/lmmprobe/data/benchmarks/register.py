@@ -9,11 +9,13 @@ sources without importing this package.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 
 from lmmprobe.data.base import BENCHMARK_TAG, SOURCES, LoadResult
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark
 from lmmprobe.data.benchmarks.load import load_benchmark
+from lmmprobe.metrics.run_metric import RUN_METRICS
 
 __all__ = ["benchmark"]
 
@@ -36,13 +38,22 @@ def benchmark(b: Benchmark) -> Benchmark:
     """Register `b` in `BENCHMARKS` and as the data source of its name; returns `b`.
 
     Raises:
-        ValueError: The name is taken by a data source that is not a benchmark (``hf``).
+        ValueError: The name is taken by a data source that is not a benchmark (``hf``), or
+            the metric is not a registered run metric (the message names close ones).
 
     """
     if b.name in _OTHER_SOURCES:
         raise ValueError(f"benchmark {b.name!r}: a data source of that name already exists")
+    if b.metric is not None and b.metric not in RUN_METRICS:
+        close = difflib.get_close_matches(b.metric, RUN_METRICS.names(), n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise ValueError(
+            f"benchmark {b.name!r}: metric {b.metric!r} is not a registered run metric; "
+            f"{hint}(`lmmprobe list metrics` shows them)"
+        )
     size = f"{b.size} rows, " if b.size else ""
-    summary = f"{b.title}: {size}{b.formulation}, {b.metric}"
+    metric = b.metric or f"no metric (needs {b.needs})"
+    summary = f"{b.title}: {size}{b.formulation}, {metric}"
     BENCHMARKS.register(b.name, summary=summary)(b)
     SOURCES.register(
         b.name,

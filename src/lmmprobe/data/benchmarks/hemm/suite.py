@@ -1,13 +1,4 @@
-"""HEMM's 30 datasets by name (``hemm-vqa`` ... ``hemm-screen2words``) and the suite ``hemm``.
-
-HEMM (Liang et al., 2024, "HEMM: Holistic Evaluation of Multimodal Foundation Models",
-arXiv:2407.03418; code: pliang279/HEMM) evaluates multimodal models on 30 datasets annotated
-along skill, information-flow and use-case dimensions, scoring every text answer with BARTScore
-and comparing models per dimension after min-max normalizing each dataset. Each definition here
-reads what HEMM's loader reads and asks HEMM's prompt (see ``hemm_common``); its ``hemm`` field
-and each sample's ``metadata["task"]`` are the dataset's name in the task catalog
-(``lmmprobe/holistic/data/hemm_tasks.json``), so the holistic analysis groups results by HEMM's
-dimensions.
+"""The suite ``hemm``: HEMM's 30 datasets, of which the 28 with text answers run.
 
 ``--data hemm,path=FOLDER`` runs the 28 text datasets from ``FOLDER/hemm-NAME`` (or
 ``$LMMPROBE_DATA_DIR/hemm-NAME``); the two whose answer is an image, LNCOCO and MagicBrush,
@@ -22,21 +13,52 @@ from typing import Any
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
-from lmmprobe.data.benchmarks.hemm_affect_science import DEFINITIONS as _AFFECT_SCIENCE
 from lmmprobe.data.benchmarks.hemm_common import CITATION, HEMM_COMMIT, HEMM_REPO, METRIC
-from lmmprobe.data.benchmarks.hemm_health_hci import DEFINITIONS as _HEALTH_HCI
-from lmmprobe.data.benchmarks.hemm_multimedia import DEFINITIONS as _MULTIMEDIA
 from lmmprobe.data.benchmarks.register import benchmark
 from lmmprobe.schema import Sample
 
-__all__ = ["HEMM_DATASETS", "HEMM_SUITE", "SUITE_NAME"]
+__all__ = ["HEMM_SUITE", "MEMBERS", "SUITE_NAME"]
 
 SUITE_NAME = "hemm"
 
-HEMM_DATASETS: tuple[Benchmark, ...] = tuple(
-    benchmark(b) for b in (*_MULTIMEDIA, *_AFFECT_SCIENCE, *_HEALTH_HCI)
+MEMBERS: tuple[str, ...] = (
+    # Multimedia (HEMM's README list, then LNCOCO).
+    "hemm-vqa",
+    "hemm-visualgenome",
+    "hemm-vcr",
+    "hemm-okvqa",
+    "hemm-gqa",
+    "hemm-nocaps",
+    "hemm-flickr30k",
+    "hemm-winoground",
+    "hemm-nlvr",
+    "hemm-nlvr2",
+    "hemm-irfl",
+    "hemm-mmimdb",
+    "hemm-magicbrush",
+    "hemm-lncoco",
+    # Affective computing and science.
+    "hemm-nycartoon",
+    "hemm-hatefulmemes",
+    "hemm-memecap",
+    "hemm-memotion",
+    "hemm-fer2013",
+    "hemm-scienceqa",
+    "hemm-resisc45",
+    "hemm-ucmerced",
+    "hemm-inat",
+    "hemm-decimer",
+    # Healthcare and HCI.
+    "hemm-pathvqa",
+    "hemm-vqarad",
+    "hemm-openpath",
+    "hemm-slake",
+    "hemm-enrico",
+    "hemm-screen2words",
 )
-"""The 30 definitions, registered, in HEMM's README order (use case by use case)."""
+"""The members in HEMM's README order (use case by use case), which is the order the suite reads
+them. HEMM's published set of 30, not a list of files: each member is its own discovered file,
+and a test checks this tuple names exactly the registered ``hemm-*`` benchmarks."""
 
 
 def _suite_row(row: Mapping[str, Any], ctx: RowContext) -> Sample:
@@ -56,7 +78,7 @@ HEMM_SUITE = benchmark(
         to_sample=_suite_row,
         fetch="each member's own: lmmprobe data show hemm-NAME",
         layout="files",
-        members=tuple(b.name for b in HEMM_DATASETS),
+        members=MEMBERS,
         schema_confirmed=f"each member's HEMM loader, {HEMM_REPO} hemm/data/ @ {HEMM_COMMIT}",
         notes=(
             "path=FOLDER holds one copy per member, FOLDER/hemm-NAME (as $LMMPROBE_DATA_DIR does).",

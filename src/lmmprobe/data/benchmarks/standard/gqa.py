@@ -1,0 +1,126 @@
+"""GQA (testdev, balanced): the ``gqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data.benchmarks import (
+    Benchmark,
+    PromptTemplate,
+    RowContext,
+    RowError,
+    benchmark,
+)
+from lmmprobe.data.benchmarks._lmms import (
+    lmms_source,
+    required_text,
+)
+from lmmprobe.data.benchmarks.standard._open import LMMS_ENCODER, SHORT_ANSWER, open_sample, row_id
+from lmmprobe.schema import Sample
+
+__all__ = ["GQA", "GQA_IMAGES", "GQA_INSTRUCTIONS", "GQA_REVISION", "read_gqa_snapshot"]
+
+GQA_INSTRUCTIONS = "testdev_balanced_instructions"
+
+GQA_IMAGES = "testdev_balanced_images"
+
+
+def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Rows of GQA's hub snapshot, each question joined with its image.
+
+    lmms-lab/GQA keeps questions and images in two configs (``{split}_balanced_instructions``
+    and ``{split}_balanced_images``, parquet files named ``{split}-0000N-of-0000M.parquet``);
+    lmms-eval joins them on ``imageId`` (``gqa/utils.py gqa_process_docs``), and so does this.
+
+    Raises:
+        lmmprobe.data.base.DataError: A config folder or its files are missing.
+        lmmprobe.registry.RegistryError: `datasets` is not installed (with the pip command).
+
+    """
+    from lmmprobe.data.base import DataError
+    from lmmprobe.data.hf_dataset import import_datasets
+
+    import_datasets()  # says which extra to install when `datasets` (and pyarrow) are missing
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    folders = {kind: root / f"{split}_balanced_{kind}" for kind in ("instructions", "images")}
+    files = {}
+    for kind, folder in folders.items():
+        found = sorted(folder.glob(f"{split}-*.parquet"))
+        if not found:
+            raise DataError(
+                f"benchmark gqa: no {folder}/{split}-*.parquet; fetch both configs with:\n  "
+                f"{GQA.fetch}"
+            )
+        files[kind] = found
+    images: dict[str, Any] = {}
+    for path in files["images"]:
+        for item in pq.read_table(path).to_pylist():
+            images[str(item["id"])] = item["image"]
+    index = 0
+    for path in files["instructions"]:
+        for row in pq.read_table(path).to_pylist():
+            image = images.get(str(row.get("imageId")))
+            yield f"{path}[{split}]:{index}", {**row, "image": image}
+            index += 1
+
+
+def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    if row.get("image") is None:
+        raise RowError("imageId", f"image {row.get('imageId')!r} is not in {GQA_IMAGES}")
+    return open_sample(
+        row_id(row, "id"),
+        row,
+        ctx,
+        required_text(row, "question"),
+        [required_text(row, "answer")],
+        "open_ended",
+        image_id=row.get("imageId"),
+        full_answer=row.get("fullAnswer"),
+    )
+
+
+GQA_REVISION = "a6e72d6e1b912da88af8b2f9eba05d5ea8ec2dd8"
+
+GQA = benchmark(
+    Benchmark(
+        name="gqa",
+        title="GQA (testdev, balanced)",
+        citation="Hudson and Manning 2019, GQA: A New Dataset for Real-World Visual Reasoning "
+        "and Compositional Question Answering. CVPR 2019, arXiv:1902.09506",
+        license="mit (lmms-lab/GQA card)",
+        formulation="open_ended",
+        metric="gqa_exact_match",
+        prompt=PromptTemplate(
+            template="{question}" + SHORT_ANSWER,
+            source=lmms_source("gqa/gqa.yaml (post_prompt) + utils.py gqa_doc_to_text"),
+        ),
+        to_sample=_gqa,
+        include=("testdev_balanced_*",),
+        split="testdev",
+        splits=("testdev",),
+        hub_id="lmms-lab/GQA",
+        revision=GQA_REVISION,
+        size=12578,
+        layout="files",
+        read_files=read_gqa_snapshot,
+        hemm="GQA",
+        reform="visually grounded reasoning",
+        notes=(
+            "Questions and images are two configs of lmms-lab/GQA "
+            "(testdev_balanced_instructions, testdev_balanced_images) joined on imageId, as "
+            "lmms-eval joins them. The fetch command takes both; without a local copy, the "
+            "hub cache's snapshot is read, and online the same two configs are downloaded "
+            "into it. Scored by exact match ignoring case and punctuation against the short "
+            "answer, as lmms-eval's gqa task.",
+            "The pinned revision a6e72d6 is the commit public evaluation code pins for "
+            "lmms-lab/GQA (read offline: whether main has moved since could not be asked).",
+            LMMS_ENCODER.format(repo="GQA"),
+        ),
+        # The images config (id, image) is on the card; of the instructions config only the
+        # columns lmms-eval reads (id, imageId, question, answer) and fullAnswer were seen.
+        schema_confirmed="",
+    )
+)
