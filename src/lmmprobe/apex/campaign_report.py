@@ -24,7 +24,7 @@ from PIL import Image
 from lmmprobe._inert import inert
 from lmmprobe.apex.experiment_data import ExperimentDataset
 from lmmprobe.apex.experiments import ExperimentRecord, Interval, Report
-from lmmprobe.apex.security import safe_name
+from lmmprobe.apex.orchestrator_output import safe_name
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"

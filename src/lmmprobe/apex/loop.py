@@ -49,6 +49,7 @@ from lmmprobe.apex.experiments import (
     Sufficiency,
     TranscriptEntry,
 )
+from lmmprobe.apex.orchestrator_output import UnsafeOutputError, output_text, parse_output
 from lmmprobe.apex.protocol import (
     Attempt,
     Orchestrator,
@@ -58,7 +59,6 @@ from lmmprobe.apex.protocol import (
     Reply,
     load_orchestrator,
 )
-from lmmprobe.apex.security import UnsafeOutputError, output_text, parse_output
 from lmmprobe.metrics.embedding import SentenceEmbedder
 from lmmprobe.models.base import AsyncModel, Model, load_model
 from lmmprobe.run import Executor, ProgressSink, git_commit, library_versions

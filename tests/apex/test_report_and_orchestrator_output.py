@@ -9,8 +9,8 @@ from tests.apex.scripts import answer, call, experiment_json
 
 from lmmprobe.apex import Experiment, Report, Settings, run_campaign
 from lmmprobe.apex.experiments import Conclusions, Discussion, Initialization, Sufficiency
+from lmmprobe.apex.orchestrator_output import UnsafeOutputError, load_json, parse_output, safe_name
 from lmmprobe.apex.protocol import Attempt, PlanningEnv, Reply
-from lmmprobe.apex.security import UnsafeOutputError, load_json, parse_output, safe_name
 from lmmprobe.report.apex_section import apex_section
 
 HOSTILE = "<script>alert(1)</script> | [x](javascript:alert(2))"
