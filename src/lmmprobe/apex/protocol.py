@@ -152,11 +152,8 @@ class OrchestratorFactory(Protocol):
 ORCHESTRATORS: Registry[OrchestratorFactory] = Registry(
     "orchestrator",
     entry_point_group="lmmprobe.orchestrators",
-    builtins=(
-        "lmmprobe.apex.orchestrators.rules",
-        "lmmprobe.apex.orchestrators.llm",
-        "lmmprobe.apex.orchestrators.replay",
-    ),
+    # A built-in orchestrator is one module of apex/orchestrators/, registering itself.
+    discover=("lmmprobe.apex.orchestrators",),
 )
 """Orchestrators by name (``lmmprobe list orchestrators`` shows them): the built-ins register
 themselves on the first lookup or listing; plugins come from the ``lmmprobe.orchestrators``

@@ -73,19 +73,17 @@ class Source(Protocol):
         ...
 
 
+BENCHMARK_FOLDERS = ("lmmprobe.data.benchmarks.standard", "lmmprobe.data.benchmarks.hemm")
+"""The packages whose every module defines one benchmark (found, never listed)."""
+
 SOURCES: Registry[Source] = Registry(
     "data source",
     entry_point_group="lmmprobe.sources",
-    builtins=(
-        "lmmprobe.data.demo",
-        "lmmprobe.data.hf_dataset",
-        "lmmprobe.data.imagefolder",
-        "lmmprobe.data.jsonl",
-        "lmmprobe.data.reform",
-    ),
-    # Every benchmark is also a source of its name (``--data mmbench``): each module of these
-    # folders registers one (`lmmprobe.data.benchmarks.BENCHMARKS` discovers the same folders).
-    discover=("lmmprobe.data.benchmarks.standard", "lmmprobe.data.benchmarks.hemm"),
+    # A built-in source is a module of lmmprobe.data registering itself (demo, hf_dataset,
+    # imagefolder, jsonl, reform). Every benchmark is also a source of its name (``--data
+    # mmbench``): each module of the benchmark folders registers one
+    # (`lmmprobe.data.benchmarks.BENCHMARKS` discovers the same folders).
+    discover=("lmmprobe.data", *BENCHMARK_FOLDERS),
 )
 """Data sources by name, one file each (plus plugins from the ``lmmprobe.sources`` entry-point
 group); ``lmmprobe list sources`` shows them. The ``synth`` source, in a higher layer (it draws

@@ -76,7 +76,9 @@ class Matcher(Protocol):
 MATCHERS: Registry[Matcher] = Registry(
     "matcher",
     entry_point_group="lmmprobe.matchers",
-    builtins=("lmmprobe.parse.extract", "lmmprobe.parse.reform", "lmmprobe.parse.dysca"),
+    # A built-in matcher is a module of lmmprobe.parse registering itself (extract, reform,
+    # dysca); every module of the package is imported on the first lookup.
+    discover=("lmmprobe.parse",),
 )
 """Answer matchers by name; ``lmmprobe list matchers`` shows them."""
 

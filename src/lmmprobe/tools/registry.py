@@ -145,9 +145,11 @@ class ToolSpec:
 
 TOOLS: Registry[ToolSpec] = Registry(
     "image tool",
-    builtins=("lmmprobe.tools.generated", "lmmprobe.tools.select", "lmmprobe.tools.transforms"),
+    # A built-in tool is a function in a module of lmmprobe.tools, registered with its
+    # decorator (generated, select, transforms); every module is imported on the first lookup.
+    discover=("lmmprobe.tools",),
 )
-"""Image tools by name; the modules in `builtins` (which import this one to register their
+"""Image tools by name; the modules of `lmmprobe.tools` (which import this one to register their
 tools with `tool` and `select_tool`) are imported on the first lookup or listing."""
 
 

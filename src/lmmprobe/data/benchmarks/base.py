@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import SOURCES
+from lmmprobe.data.base import BENCHMARK_FOLDERS
 from lmmprobe.data.benchmarks._fetch import hf_download, local_dir_word
 from lmmprobe.data.rows import RowError
 from lmmprobe.registry import Registry
@@ -237,7 +237,7 @@ class Benchmark:
 BENCHMARKS: Registry[Benchmark] = Registry(
     "benchmark",
     # Every benchmark is a data source of its name, found in the same folders: one file each.
-    discover=SOURCES.discover,
+    discover=BENCHMARK_FOLDERS,
 )
 """Benchmarks by name; ``lmmprobe data list`` shows them. A built-in one is a file in one of the
 discovered folders (``lmmprobe/data/benchmarks/standard/``, ``.../hemm/``). Another package adds

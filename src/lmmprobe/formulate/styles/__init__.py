@@ -55,12 +55,8 @@ class PromptStyle(Protocol):
 PROMPT_STYLES: Registry[PromptStyle] = Registry(
     "prompt style",
     entry_point_group="lmmprobe.prompt_styles",
-    builtins=(
-        "lmmprobe.formulate.styles.reform",
-        "lmmprobe.formulate.styles.dysca",
-        "lmmprobe.formulate.styles.auto",
-        "lmmprobe.formulate.styles.benchmark",
-    ),
+    # A built-in style is one module of this package, registering itself: nothing lists it.
+    discover=("lmmprobe.formulate.styles",),
 )
 """Prompt styles by name; ``lmmprobe list prompt-styles`` shows them."""
 
