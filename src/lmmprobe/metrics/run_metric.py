@@ -76,7 +76,7 @@ class MetricContext:
         return self.spec.seed
 
     def tagged(self, metric: str) -> list[Score]:
-        """The rows whose ``metadata["metric"]`` names `metric` (benchmarks loaded by name).
+        """The rows whose `Score.official_metric` is `metric` (benchmarks loaded by name).
 
         The rows are grouped by that tag once per context, so the official metrics of many
         benchmarks cost one pass over the rows, not one each.
@@ -85,7 +85,7 @@ class MetricContext:
         def group() -> dict[Any, list[Score]]:
             by_tag: dict[Any, list[Score]] = {}
             for s in self.scores:
-                tag = s.metadata.get("metric")
+                tag = s.official_metric
                 if tag is not None:
                     by_tag.setdefault(tag, []).append(s)
             return by_tag

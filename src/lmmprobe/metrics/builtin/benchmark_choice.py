@@ -1,10 +1,12 @@
 """Official scores of the multiple-choice and yes/no benchmarks as run metrics.
 
-Each metric computes over the rows whose ``metadata["metric"]`` names its benchmark's metric
-(the loader of `lmmprobe.data.benchmarks` sets it) and is left out otherwise. The scores read
-each model answer again from its raw text (``Score.prediction_text``) with the benchmark's own
-rules (`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
-Values are points for MME (as MME reports them) and shares in [0, 1] otherwise.
+Each metric computes over the rows whose benchmark names it as its official metric and is
+left out otherwise (`lmmprobe.metrics.builtin._official`, which also says how the answer is
+read). The scores read each model answer again with the benchmark's own rules
+(`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
+Values are points for MME (as MME reports them) and shares in [0, 1] otherwise. MME, MMMU,
+MathVista and MMBench come with 95% cluster-bootstrap intervals (MME's over images); POPE's
+and HallusionBench's scores, computed from pooled counts, have none yet.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from lmmprobe.metrics.benchmark_choice import (
     MME_COGNITION,
@@ -27,6 +31,14 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_parse_open,
     pope_scores,
 )
+from lmmprobe.metrics.bootstrap import FloatArray, ratio
+from lmmprobe.metrics.builtin._official import (
+    answer_text,
+    answered,
+    bootstrap_value,
+    gold,
+    per_row,
+)
 from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy
@@ -40,48 +52,70 @@ MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
 
 
-def _rows(ctx: MetricContext, tag: str) -> list[Score]:
-    """The answered rows of the benchmark whose metric is ``tag`` (failed requests left out)."""
-    return [s for s in ctx.tagged(tag) if s.error_type is None and s.stage != "error"]
-
-
-def _tagged(ctx: MetricContext, tag: str) -> bool:
-    return bool(ctx.tagged(tag))
-
-
 def _value(value: float | None, n: int) -> MetricValue:
+    # POPE's and HallusionBench's scores: no interval yet (see the module docstring).
     return MetricValue(value, None, None, n)
-
-
-def _text(score: Score) -> str:
-    return score.prediction_text or ""
-
-
-def _gold(score: Score) -> str:
-    gold = score.gold
-    return gold[0] if isinstance(gold, list) and gold else score.gold_text
 
 
 # --------------------------------------------------------------------------- MME
 
 
 def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
-    if not _tagged(ctx, MME):
+    rows = answered(ctx, MME)
+    if rows is None:
         return None
     # acc+ is per image and asking: with --repeats each repeat's pair is its own, so the score
     # is the average over repeats of MME's score (a pair never spans two repeats).
     by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for s in _rows(ctx, MME):
+    for s in rows:
         task = str(s.metadata.get("category"))
         image = (str(s.metadata.get("question_id")), s.repeat)
-        by_task[task][image].append((_gold(s), _text(s)))
+        by_task[task][image].append((gold(s), answer_text(s)))
     present = [t for t in subtasks if t in by_task]
     if not present:
         return None
     total = sum(mme_subtask_score(list(by_task[t].values()))[0] for t in present)
-    return _value(total, sum(sum(len(p) for p in by_task[t].values()) for t in present))
+    n = sum(sum(len(p) for p in by_task[t].values()) for t in present)
+    return _mme_interval(ctx, total, n, {t: by_task[t] for t in present})
+
+
+def _mme_interval(
+    ctx: MetricContext,
+    total: float,
+    n: int,
+    by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]],
+) -> MetricValue:
+    """MME's score with its interval: images are resampled, each with its questions and repeats.
+
+    Per image and subtask the columns are (right answers, questions, pairs all right, pairs), so
+    a resample's score is MME's sum over subtasks of (acc + acc+) x 100 on the drawn images.
+    """
+    tasks = list(by_task)
+    clusters: list[tuple[str, str]] = []
+    columns: list[list[float]] = []
+    for i, task in enumerate(tasks):
+        for (image, _repeat), pair in by_task[task].items():
+            _, acc, acc_plus = mme_subtask_score([pair])
+            row = [0.0] * (4 * len(tasks))
+            row[4 * i : 4 * i + 4] = [
+                float(round(acc * len(pair))),
+                float(len(pair)),
+                acc_plus,
+                1.0,
+            ]
+            clusters.append((task, image))
+            columns.append(row)
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        score = np.zeros(sums.shape[0])
+        for i in range(len(tasks)):
+            right, asked, both, pairs = (sums[:, 4 * i + j] for j in range(4))
+            score = score + 100 * (ratio(right, asked) + ratio(both, pairs))
+        return score
+
+    return bootstrap_value(ctx, total, n, clusters, columns, statistic)
 
 
 @run_metric(
@@ -112,13 +146,13 @@ def mme_cognition(ctx: MetricContext) -> MetricValue | None:
 
 
 def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
-    if not _tagged(ctx, POPE):
+    rows = answered(ctx, POPE)
+    if rows is None:
         return None
-    rows = _rows(ctx, POPE)
     if not rows:
         return _value(None, 0)
     counts = ctx.shared(
-        "pope_counts", lambda: pope_scores([(_gold(s).lower(), _text(s)) for s in rows])
+        "pope_counts", lambda: pope_scores([(gold(s).lower(), answer_text(s)) for s in rows])
     )
     value = pick(counts)
     return _value(None if value != value else value, counts.n)  # NaN: undefined
@@ -150,14 +184,15 @@ _pope_metric("pope_yes_ratio", "POPE yes", 314, "share of 'yes' answers", lambda
 
 
 def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
-    if not _tagged(ctx, HALLUSION):
+    answers = answered(ctx, HALLUSION)
+    if answers is None:
         return None
 
     def compute() -> dict[str, tuple[int, int]]:
         # HallusionBench scores one answer per question: each repeat is scored as its own run
         # and the counts are pooled, i.e. the accuracies are averaged over repeats.
         by_repeat: dict[int, list[HallusionRow]] = defaultdict(list)
-        for s in _rows(ctx, HALLUSION):
+        for s in answers:
             m: dict[str, Any] = s.metadata
             by_repeat[s.repeat].append(
                 HallusionRow(
@@ -166,12 +201,12 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
                     str(m.get("set_id")),
                     str(m.get("figure_id")),
                     str(m.get("question_id")),
-                    hallusion_correctness(_text(s), str(m.get("gt_answer"))),
+                    hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
                 )
             )
         pooled = {"aAcc": (0, 0), "fAcc": (0, 0), "qAcc": (0, 0)}
-        for rows in by_repeat.values():
-            for name, (right, total) in hallusion_scores(rows).items():
+        for one_pass in by_repeat.values():
+            for name, (right, total) in hallusion_scores(one_pass).items():
                 pooled[name] = (pooled[name][0] + right, pooled[name][1] + total)
         return pooled
 
@@ -273,8 +308,11 @@ def _mmmu_correct(s: Score) -> bool:
         letters = m.get("option_letters") or []
         options = m.get("option_texts") or []
         index2ans = dict(zip(letters, options, strict=True))
-        return mmmu_multi_choice(_text(s), index2ans) == _gold(s)
-    return mmmu_open_correct(list(m.get("answers") or [_gold(s)]), mmmu_parse_open(_text(s)))
+        return mmmu_multi_choice(answer_text(s), index2ans) == gold(s)
+    return mmmu_open_correct(list(m.get("answers") or [gold(s)]), mmmu_parse_open(answer_text(s)))
+
+
+_mmmu = per_row(MMMU, lambda s: float(_mmmu_correct(s)))
 
 
 @run_metric(
@@ -285,11 +323,7 @@ def _mmmu_correct(s: Score) -> bool:
 )
 def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Multiple-choice and open questions, each with its own reading."""
-    if not _tagged(ctx, MMMU):
-        return None
-    rows = _rows(ctx, MMMU)
-    right = sum(_mmmu_correct(s) for s in rows)
-    return _value(right / len(rows) if rows else None, len(rows))
+    return _mmmu(ctx)
 
 
 # --------------------------------------------------------------------------- MathVista
@@ -299,13 +333,16 @@ def _mathvista_correct(s: Score) -> bool:
     m = s.metadata
     choices = m.get("choices")
     return mathvista_correct(
-        _text(s),
-        _gold(s),
+        answer_text(s),
+        gold(s),
         list(choices) if choices is not None else None,
         str(m.get("mathvista_question_type")),
         str(m.get("answer_type")),
         m.get("precision"),
     )
+
+
+_mathvista = per_row(MATHVISTA, lambda s: float(_mathvista_correct(s)))
 
 
 @run_metric(
@@ -316,8 +353,4 @@ def _mathvista_correct(s: Score) -> bool:
 )
 def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Normalized extraction equal to the answer."""
-    if not _tagged(ctx, MATHVISTA):
-        return None
-    rows = _rows(ctx, MATHVISTA)
-    right = sum(_mathvista_correct(s) for s in rows)
-    return _value(right / len(rows) if rows else None, len(rows))
+    return _mathvista(ctx)
