@@ -44,6 +44,7 @@ from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy
 from lmmprobe.schema import Score
 
+FAMILY = "benchmark_choice"
 MME = "mme_perception"
 POPE = "pope_f1"
 HALLUSION = "hallusionbench_qacc"
@@ -123,7 +124,8 @@ def _mme_interval(
     summary="MME perception score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
     "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME perc.",
-    order=300,
+    family=FAMILY,
+    order=0,
 )
 def mme_perception(ctx: MetricContext) -> MetricValue | None:
     """Perception subtasks present in the rows; a breakdown by category gives each subtask's."""
@@ -135,7 +137,8 @@ def mme_perception(ctx: MetricContext) -> MetricValue | None:
     summary="MME cognition score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
     "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME cogn.",
-    order=301,
+    family=FAMILY,
+    order=1,
 )
 def mme_cognition(ctx: MetricContext) -> MetricValue | None:
     """Cognition subtasks present in the rows."""
@@ -169,15 +172,16 @@ def _pope_metric(
         name,
         summary=f"POPE {what} with POPE's yes/no reading (evaluate.py).",
         label=label,
+        family=FAMILY,
         order=order,
     )(compute)
 
 
-_pope_metric(POPE, "POPE F1", 310, "F1 of 'yes'", lambda c: c.f1)
-_pope_metric("pope_accuracy", "POPE acc", 311, "accuracy", lambda c: c.accuracy)
-_pope_metric("pope_precision", "POPE prec.", 312, "precision of 'yes'", lambda c: c.precision)
-_pope_metric("pope_recall", "POPE recall", 313, "recall of 'yes'", lambda c: c.recall)
-_pope_metric("pope_yes_ratio", "POPE yes", 314, "share of 'yes' answers", lambda c: c.yes_ratio)
+_pope_metric(POPE, "POPE F1", 10, "F1 of 'yes'", lambda c: c.f1)
+_pope_metric("pope_accuracy", "POPE acc", 11, "accuracy", lambda c: c.accuracy)
+_pope_metric("pope_precision", "POPE prec.", 12, "precision of 'yes'", lambda c: c.precision)
+_pope_metric("pope_recall", "POPE recall", 13, "recall of 'yes'", lambda c: c.recall)
+_pope_metric("pope_yes_ratio", "POPE yes", 14, "share of 'yes' answers", lambda c: c.yes_ratio)
 
 
 # --------------------------------------------------------------------------- HallusionBench
@@ -219,7 +223,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
     summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule; "
     "averaged over repeats).",
     label="HB qAcc",
-    order=320,
+    family=FAMILY,
+    order=20,
 )
 def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
     """Per question pair."""
@@ -231,7 +236,8 @@ def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
     summary="HallusionBench fAcc: figures whose every question is right (answers read by rule; "
     "averaged over repeats).",
     label="HB fAcc",
-    order=321,
+    family=FAMILY,
+    order=21,
 )
 def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
     """Per figure."""
@@ -242,7 +248,8 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
     "hallusionbench_aacc",
     summary="HallusionBench aAcc: questions right (answers read by rule; averaged over repeats).",
     label="HB aAcc",
-    order=322,
+    family=FAMILY,
+    order=22,
 )
 def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
     """Per question."""
@@ -269,7 +276,8 @@ def _has_every_copy(group: Sequence[Score]) -> bool:
     summary="MMBench CircularEval: a question counts only if every circular copy is right "
     "(questions missing a copy, e.g. under limit=, are left out).",
     label="MMB circ.",
-    order=330,
+    family=FAMILY,
+    order=30,
 )
 def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     """Rows grouped by ``metadata["circular_index"]`` (MMBench's index mod 1e6).
@@ -319,7 +327,8 @@ _mmmu = per_row(MMMU, lambda s: float(_mmmu_correct(s)))
     MMMU,
     summary="MMMU accuracy with MMMU's rule-based answer reading (unread answers are wrong).",
     label="MMMU acc",
-    order=340,
+    family=FAMILY,
+    order=40,
 )
 def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Multiple-choice and open questions, each with its own reading."""
@@ -349,7 +358,8 @@ _mathvista = per_row(MATHVISTA, lambda s: float(_mathvista_correct(s)))
     MATHVISTA,
     summary="MathVista accuracy with the rule-based answer reading (the official one adds GPT-4).",
     label="MathVista",
-    order=350,
+    family=FAMILY,
+    order=50,
 )
 def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Normalized extraction equal to the answer."""

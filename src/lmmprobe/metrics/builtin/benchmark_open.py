@@ -34,6 +34,7 @@ from lmmprobe.metrics.text import MetricUnavailable, anls, caption_scores
 
 log = logging.getLogger(__name__)
 
+FAMILY = "benchmark_open"
 VQA = "vqa_accuracy"
 VQA_EVALAI = "vqa_accuracy_evalai"
 ANLS = "anls"
@@ -47,35 +48,40 @@ run_metric(
     VQA,
     summary="VQA accuracy over the 10 annotators, every answer normalized (lmms-eval's vqav2).",
     label="VQA acc",
-    order=320,
+    family=FAMILY,
+    order=0,
 )(per_row(VQA, lambda s: vqa_accuracy_lmms_eval(answer_text(s), references(s))))
 
 run_metric(
     VQA_EVALAI,
     summary="VQA accuracy with EvalAI's answer processor (lmms-eval): TextVQA, VizWiz, OK-VQA.",
     label="VQA acc (EvalAI)",
-    order=321,
+    family=FAMILY,
+    order=1,
 )(per_row(VQA_EVALAI, lambda s: vqa_accuracy_evalai(answer_text(s), references(s))))
 
 run_metric(
     ANLS,
     summary="Average normalized Levenshtein similarity, threshold 0.5 (DocVQA's RRC script).",
     label="ANLS",
-    order=322,
+    family=FAMILY,
+    order=2,
 )(per_row(ANLS, lambda s: anls(answer_text(s), references(s))))
 
 run_metric(
     RELAXED,
     summary="ChartQA relaxed accuracy: numbers within 5% of the gold, other answers exact.",
     label="relaxed acc",
-    order=323,
+    family=FAMILY,
+    order=3,
 )(per_row(RELAXED, lambda s: float(relaxed_correct(answer_text(s), references(s)[0]))))
 
 run_metric(
     GQA,
     summary="GQA exact match ignoring case and punctuation (lmms-eval's gqa task).",
     label="GQA EM",
-    order=324,
+    family=FAMILY,
+    order=4,
 )(per_row(GQA, lambda s: float(gqa_exact_match(answer_text(s), references(s)[0]))))
 
 
@@ -83,7 +89,8 @@ run_metric(
     OCRBENCH,
     summary="OCRBench points: answers containing a reference (its example.py), out of 1,000.",
     label="OCRBench",
-    order=325,
+    family=FAMILY,
+    order=5,
 )
 def ocrbench_score(ctx: MetricContext) -> MetricValue | None:
     """OCRBench's final score (points); ``--by question_type`` gives its category totals."""
@@ -107,11 +114,11 @@ def ocrbench_score(ctx: MetricContext) -> MetricValue | None:
 
 # --------------------------------------------------------------------------- captions
 
-# name, column label, position, headline, summary.
+# name, column label, position in the family, headline, summary.
 COCO_COLUMNS: tuple[tuple[str, str, int, bool, str], ...] = (
-    (COCO, "CIDEr (COCO)", 330, True, "CIDEr-D as COCO's caption evaluation (PTB tokenizer)."),
-    ("coco_bleu4", "BLEU-4 (COCO)", 331, False, "BLEU-4 as COCO's caption evaluation."),
-    ("coco_rouge_l", "ROUGE-L (COCO)", 332, False, "ROUGE-L as COCO's caption evaluation."),
+    (COCO, "CIDEr (COCO)", 10, True, "CIDEr-D as COCO's caption evaluation (PTB tokenizer)."),
+    ("coco_bleu4", "BLEU-4 (COCO)", 11, False, "BLEU-4 as COCO's caption evaluation."),
+    ("coco_rouge_l", "ROUGE-L (COCO)", 12, False, "ROUGE-L as COCO's caption evaluation."),
 )
 _COCO_KEYS = {COCO: "CIDEr", "coco_bleu4": "BLEU-4", "coco_rouge_l": "ROUGE-L"}
 
@@ -148,5 +155,11 @@ def _coco_metric(name: str) -> Callable[[MetricContext], MetricValue | None]:
 for _name, _label, _order, _headline, _summary in COCO_COLUMNS:
     # The whole run only: CIDEr's IDF depends on the corpus scored together.
     run_metric(
-        _name, summary=_summary, label=_label, order=_order, headline=_headline, per_group=False
+        _name,
+        summary=_summary,
+        label=_label,
+        family=FAMILY,
+        order=_order,
+        headline=_headline,
+        per_group=False,
     )(_coco_metric(_name))

@@ -116,7 +116,7 @@ def bart_model_folder() -> str | None:
     summary="HEMM's BARTScore (bart-large-cnn, output -> reference, best of several references), "
     "mean over the rows of HEMM's datasets; needs LMMPROBE_BART_MODEL=local bart-large-cnn folder.",
     label="BARTScore",
-    order=160,
+    family="hemm",
 )
 def hemm_bart_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows of HEMM's datasets when the BART model and its libraries are present."""
