@@ -1,31 +1,63 @@
 """Every official metric reports the bootstrap interval every other metric has.
 
-The fixtures are the published schemas of `test_standard_choice` (MMMU, MME, MathVista), loaded
-by name through the real loader and run end to end with its scripted model; the point values
-are the ones those tests check by hand, with and without resampling.
+The fixtures hold the published schemas (as `test_standard_choice` builds them: MMMU, MME,
+MathVista), are loaded by name through the real loader and run end to end with a scripted
+model; each point value is checked by hand, its interval by its bounds.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import datasets
 import pytest
-from datasets import Dataset, Features, Value
-from tests.data.benchmarks.conftest import write_hub_snapshot
-from tests.data.benchmarks.test_standard_choice import (
-    IMG,
-    MODEL,
-    REPLIES,
-    _img,
-    _own_datasets_cache,
-)
+from datasets import Dataset, Features, Image, Value
+from tests.data.benchmarks.conftest import tiny_png, write_hub_snapshot
 
 from lmmprobe.api import evaluate
 from lmmprobe.metrics.run_metric import compute_metrics
-from lmmprobe.schema import RunSpec, Score
+from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity
+from lmmprobe.schema import Request, Response, RunSpec, Score
 
-__all__ = ["_own_datasets_cache"]  # its autouse fixture gives each test its own datasets cache
+MODEL = "intervals-scripted"
+REPLIES: dict[str, str] = {}
+_TAG = re.compile(r"#(\w+)")
+IMG = Image()
+
+
+class ScriptedModel:
+    """Replies with ``REPLIES[tag]`` for the ``#tag`` its question carries."""
+
+    def __init__(self, target: str | None, options: dict[str, str]) -> None:
+        self.identity = ModelIdentity(backend=MODEL, name=MODEL)
+        self.capabilities = Capabilities(multi_image=True, max_batch_size=16)
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        out = []
+        for r in requests:
+            tag = _TAG.search(r.prompt)
+            assert tag is not None, r.prompt
+            out.append(Response(key=r.key, text=REPLIES[tag.group(1)]))
+        return out
+
+    def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+        raise NotImplementedError
+
+
+MODELS.register(MODEL, summary="test: scripted replies")(ScriptedModel)
+
+
+@pytest.fixture(autouse=True)
+def _own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `datasets` caches a local folder by its name, not its files: each test its own cache.
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
+
+
+def _img(i: int) -> dict[str, Any]:
+    return {"bytes": tiny_png((10 * i % 255, 80, 160)), "path": f"{i}.png"}
 
 
 def _interval(tmp_path: Path, data: str, replies: dict[str, str], metric: str) -> Any:

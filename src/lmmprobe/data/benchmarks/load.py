@@ -28,13 +28,15 @@ files its fetch command takes).
 Each row goes through the definition's reader; a bad row is a problem
 ``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries its
 benchmark as typed fields: `Sample.benchmark` (name, split, official metric) and
-`Sample.prompt` (the definition's template, unless the reader gave the row its own); ids are
-prefixed ``NAME/``. A suite (``members``) loads each member and concatenates them; a member
-that cannot be loaded is a problem naming the command that fetches it.
+`Sample.prompt` (the definition's, or the row's own template worded as the definition's
+prompt says); ids are prefixed ``NAME/``. A suite (``members``) loads each member and
+concatenates them; a member that cannot be loaded is a problem naming the command that
+fetches it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Iterator, Mapping
@@ -376,10 +378,16 @@ def check_template(b: Benchmark) -> None:
 
 
 def _finish(b: Benchmark, sample: Sample, split: str) -> Sample:
-    # The reader's own prompt (HEMM fills each row's template) wins over the definition's.
+    prompt = sample.prompt
+    if prompt is None:
+        prompt = b.prompt
+    elif not prompt.source:
+        # A row's own template (MMMU's, MathVista's query; given as metadata.prompt_template)
+        # is worded as the definition's prompt says, and cited as it is.
+        prompt = dataclasses.replace(b.prompt, template=prompt.template)
     update: dict[str, Any] = {
         "benchmark": BenchmarkTag(name=b.name, split=split, metric=b.metric),
-        "prompt": sample.prompt or b.prompt,
+        "prompt": prompt,
     }
     prefix = f"{b.name}/"
     if not sample.id.startswith(prefix):
