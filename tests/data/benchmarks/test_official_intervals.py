@@ -60,13 +60,17 @@ def _img(i: int) -> dict[str, Any]:
     return {"bytes": tiny_png((10 * i % 255, 80, 160)), "path": f"{i}.png"}
 
 
-def _interval(tmp_path: Path, data: str, replies: dict[str, str], metric: str) -> Any:
+def _metrics(tmp_path: Path, data: str, replies: dict[str, str]) -> dict[str, Any]:
     REPLIES.clear()
     REPLIES.update(replies)
     ev = evaluate(
         models=[MODEL], data=data, db=str(tmp_path / "db"), out=str(tmp_path / "out"), bootstrap=400
     )
-    return ev.results.models[MODEL].metrics[metric]
+    return dict(ev.results.models[MODEL].metrics)
+
+
+def _interval(tmp_path: Path, data: str, replies: dict[str, str], metric: str) -> Any:
+    return _metrics(tmp_path, data, replies)[metric]
 
 
 def _mme_folder(tmp_path: Path) -> Path:
@@ -146,6 +150,60 @@ def test_mathvista_accuracy_has_an_interval(tmp_path: Path) -> None:
     assert got.value == pytest.approx(0.75) and got.n == 4
     assert got.low is not None and got.high is not None
     assert 0 <= got.low < 0.75 <= got.high <= 1
+
+
+def test_pope_scores_have_intervals(tmp_path: Path) -> None:
+    n = 8
+    rows = {
+        "id": [str(i) for i in range(n)],
+        "question_id": [str(i) for i in range(n)],
+        "question": [f"Is there a thing in the image? #{t}" for t in "abcdefgh"],
+        "answer": ["yes", "yes", "no", "no", "yes", "no", "yes", "no"],
+        "image_source": ["COCO_val2014_1"] * n,
+        "image": [_img(i) for i in range(n)],
+        "category": ["adversarial"] * n,
+    }
+    feats = Features({k: (IMG if k == "image" else Value("string")) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "pope", {"test": Dataset.from_dict(rows, features=feats)}
+    )
+    # read: yes, no, yes, no, yes, no, yes, yes -> TP 3, FN 1, FP 2, TN 2
+    replies = dict(
+        zip("abcdefgh", ["Yes", "No", "Yes", "No", "Yes", "No", "Yes", "Yes"], strict=True)
+    )
+    metrics = _metrics(tmp_path, f"pope,path={folder}", replies)
+    assert metrics["pope_accuracy"].value == pytest.approx(5 / 8)
+    assert metrics["pope_f1"].value == pytest.approx(2 * 0.6 * 0.75 / 1.35)
+    for name in ("pope_f1", "pope_accuracy", "pope_precision", "pope_recall", "pope_yes_ratio"):
+        got = metrics[name]
+        assert got.low is not None and got.high is not None, name
+        assert 0 <= got.low <= got.value <= got.high <= 1, name
+
+
+def test_hallusionbench_accuracies_have_intervals_over_question_sets(tmp_path: Path) -> None:
+    # Three VD sets of two figures x one question: set 0 all right, set 1 half, set 2 none.
+    n = 6
+    rows = {
+        "category": ["VD"] * n,
+        "subcategory": ["illusion"] * n,
+        "visual_input": ["1"] * n,
+        "set_id": ["0", "0", "1", "1", "2", "2"],
+        "figure_id": ["0", "1"] * 3,
+        "sample_note": ["circle"] * n,
+        "question_id": ["0"] * n,
+        "question": [f"Is the left circle bigger? #{t}" for t in "abcdef"],
+        "gt_answer_details": ["details"] * n,
+        "gt_answer": ["1", "0"] * 3,
+        "filename": ["VD/illusion/0_0.png"] * n,
+        "image": [_img(i) for i in range(n)],
+    }
+    feats = Features({k: (IMG if k == "image" else Value("string")) for k in rows})
+    folder = write_hub_snapshot(tmp_path / "hb", {"image": Dataset.from_dict(rows, features=feats)})
+    replies = {"a": "Yes", "b": "No", "c": "Yes", "d": "Yes", "e": "No", "f": "Yes"}
+    got = _interval(tmp_path, f"hallusionbench,path={folder}", replies, "hallusionbench_aacc")
+    assert got.value == pytest.approx(3 / 6) and got.n == 6
+    assert got.low is not None and got.high is not None
+    assert 0 <= got.low < 0.5 < got.high <= 1
 
 
 def test_a_row_stored_before_the_typed_tag_is_scored_by_its_official_metric() -> None:

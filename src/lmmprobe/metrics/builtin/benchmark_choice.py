@@ -4,9 +4,9 @@ Each metric computes over the rows whose benchmark names it as its official metr
 left out otherwise (`lmmprobe.metrics.builtin._official`, which also says how the answer is
 read). The scores read each model answer again with the benchmark's own rules
 (`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
-Values are points for MME (as MME reports them) and shares in [0, 1] otherwise. MME, MMMU,
-MathVista and MMBench come with 95% cluster-bootstrap intervals (MME's over images); POPE's
-and HallusionBench's scores, computed from pooled counts, have none yet.
+Values are points for MME (as MME reports them) and shares in [0, 1] otherwise, each with a 95%
+cluster-bootstrap interval: over samples, MME's over images (its acc+ unit) and
+HallusionBench's over question sets (its figures and question pairs lie within one).
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ MATHVISTA = "mathvista_accuracy"
 
 
 def _value(value: float | None, n: int) -> MetricValue:
-    # POPE's and HallusionBench's scores: no interval yet (see the module docstring).
     return MetricValue(value, None, None, n)
 
 
@@ -154,11 +153,26 @@ def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValu
         return None
     if not rows:
         return _value(None, 0)
-    counts = ctx.shared(
-        "pope_counts", lambda: pope_scores([(gold(s).lower(), answer_text(s)) for s in rows])
+    # Each row's own counts (one of TP, FP, TN, FN is 1): a resample's counts are their sums.
+    per_row = ctx.shared(
+        "pope_rows",
+        lambda: [pope_scores([(gold(s).lower(), answer_text(s))]) for s in rows],
     )
+    counts = PopeCounts(*(sum(getattr(c, f) for c in per_row) for f in ("tp", "fp", "tn", "fn")))
     value = pick(counts)
-    return _value(None if value != value else value, counts.n)  # NaN: undefined
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        # POPE's own formulas on each resample's counts (NaN where one is undefined).
+        return np.array([pick(PopeCounts(*(round(float(x)) for x in row))) for row in sums])
+
+    return bootstrap_value(
+        ctx,
+        None if value != value else value,  # NaN: undefined
+        counts.n,
+        [s.sample_id for s in rows],
+        [[c.tp, c.fp, c.tn, c.fn] for c in per_row],
+        statistic,
+    )
 
 
 def _pope_metric(
@@ -187,35 +201,52 @@ _pope_metric("pope_yes_ratio", "POPE yes", 14, "share of 'yes' answers", lambda 
 # --------------------------------------------------------------------------- HallusionBench
 
 
+_HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
+
+
 def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
     answers = answered(ctx, HALLUSION)
     if answers is None:
         return None
 
-    def compute() -> dict[str, tuple[int, int]]:
+    def compute() -> dict[tuple[str, ...], list[int]]:
         # HallusionBench scores one answer per question: each repeat is scored as its own run
-        # and the counts are pooled, i.e. the accuracies are averaged over repeats.
-        by_repeat: dict[int, list[HallusionRow]] = defaultdict(list)
+        # and the counts are pooled, i.e. the accuracies are averaged over repeats. Figures and
+        # question pairs lie within a question set, so the counts are kept per set (the unit
+        # the interval resamples): (right, total) of aAcc, fAcc and qAcc in a row.
+        by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
         for s in answers:
             m: dict[str, Any] = s.metadata
-            by_repeat[s.repeat].append(
-                HallusionRow(
-                    str(m.get("category")),
-                    str(m.get("subcategory")),
-                    str(m.get("set_id")),
-                    str(m.get("figure_id")),
-                    str(m.get("question_id")),
-                    hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
-                )
+            row = HallusionRow(
+                str(m.get("category")),
+                str(m.get("subcategory")),
+                str(m.get("set_id")),
+                str(m.get("figure_id")),
+                str(m.get("question_id")),
+                hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
             )
-        pooled = {"aAcc": (0, 0), "fAcc": (0, 0), "qAcc": (0, 0)}
-        for one_pass in by_repeat.values():
-            for name, (right, total) in hallusion_scores(one_pass).items():
-                pooled[name] = (pooled[name][0] + right, pooled[name][1] + total)
-        return pooled
+            by_pass[(row.category, row.subcategory, row.set_id), s.repeat].append(row)
+        per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
+        for (question_set, _repeat), rows in by_pass.items():
+            scores = hallusion_scores(rows)
+            counts = per_set[question_set]
+            for i, name in enumerate(_HALLUSION_KEYS):
+                counts[2 * i] += scores[name][0]
+                counts[2 * i + 1] += scores[name][1]
+        return dict(per_set)
 
-    right, total = ctx.shared("hallusion_scores", compute)[key]
-    return _value(right / total if total else None, total)
+    per_set = ctx.shared("hallusion_sets", compute)
+    i = _HALLUSION_KEYS.index(key)
+    right = sum(c[2 * i] for c in per_set.values())
+    total = sum(c[2 * i + 1] for c in per_set.values())
+    return bootstrap_value(
+        ctx,
+        right / total if total else None,
+        total,
+        list(per_set),
+        [c[2 * i : 2 * i + 2] for c in per_set.values()],
+        lambda sums: ratio(sums[:, 0], sums[:, 1]),
+    )
 
 
 @run_metric(
