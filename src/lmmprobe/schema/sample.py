@@ -79,8 +79,11 @@ class Sample(BaseModel):
     def _lift_legacy(cls, data: Any) -> Any:
         # Samples written before the typed fields (JSONL, exports, stored rows) held the
         # benchmark's prompt and tag as metadata strings: read them into the fields.
-        if isinstance(data, dict) and "metadata" in data:
-            return lift_legacy(data) or data
+        if isinstance(data, dict):
+            meta = data.get("metadata")
+            # Checked here first: every sample of every source passes this way.
+            if isinstance(meta, dict) and "prompt_template" in meta:
+                return lift_legacy(data) or data
         return data
 
     @field_validator("answer", mode="before")
