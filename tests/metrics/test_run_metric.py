@@ -94,3 +94,40 @@ def test_per_group_false_metrics_skip_breakdown_groups(tmp_path: Path) -> None:
     assert calls == [None]
     assert ev.results.models["first"].metrics["whole_run_only"].value == 8.0
     assert "whole_run_only" not in (tmp_path / "o" / "results.md").read_text()  # not headline
+
+
+def test_columns_come_by_family_in_family_order() -> None:
+    from lmmprobe.metrics.run_metric import FAMILIES
+
+    metrics = run_metrics()
+    families = [m.family for m in metrics]
+    # Each family's columns sit together, families in the order FAMILIES gives.
+    runs = [f for i, f in enumerate(families) if i == 0 or families[i - 1] != f]
+    assert runs == [f for f in FAMILIES if f in families]
+    # Within a family no two metrics share a position (ties would fall back to names).
+    for family in FAMILIES:
+        orders = [m.order for m in metrics if m.family == family]
+        assert len(orders) == len(set(orders)), family
+    names = [m.name for m in metrics]
+    # The official scores of choice benchmarks, then of open-ended ones, never interleaved.
+    assert names.index("mathvista_accuracy") < names.index("vqa_accuracy")
+    assert names.index("mme_perception") < names.index("mme_cognition") < names.index("pope_f1")
+    assert names[names.index("hallusionbench_qacc") + 1] == "hallusionbench_facc"
+
+
+def test_a_plugin_metric_sits_in_its_family_or_after_the_builtins() -> None:
+    @run_metric("answered_twice", summary="test", family="answers", order=99)
+    def in_answers(ctx: MetricContext) -> MetricValue | None:
+        return None
+
+    @run_metric("own_family_metric", summary="test")
+    def own(ctx: MetricContext) -> MetricValue | None:
+        return None
+
+    try:
+        names = [m.name for m in run_metrics()]
+    finally:
+        RUN_METRICS.unregister("answered_twice")
+        RUN_METRICS.unregister("own_family_metric")
+    assert names[names.index("abstention_rate") + 1] == "answered_twice"
+    assert names[-1] == "own_family_metric"

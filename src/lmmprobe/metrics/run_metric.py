@@ -29,6 +29,8 @@ from lmmprobe.schema import RunSpec, Score
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "FAMILIES",
+    "PLUGIN_FAMILY",
     "RUN_METRICS",
     "MetricContext",
     "RunMetric",
@@ -45,8 +47,21 @@ T = TypeVar("T")
 ENTRY_POINT_GROUP = "lmmprobe.metrics"
 """Entry-point group third-party packages register run-level metrics in."""
 
-PLUGIN_ORDER = 1000
-"""Column position of metrics that state none: after every built-in one."""
+FAMILIES: tuple[str, ...] = (
+    "answers",  # accuracy and the other answer rates (metrics.builtin.answers)
+    "repeats",  # prompt stability over repeats
+    "captions",  # corpus caption metrics of lmmprobe's own
+    "free_form",  # free-form descriptions (embedding similarity)
+    "hemm",  # HEMM's BARTScore
+    "benchmark_choice",  # official scores of multiple-choice and yes/no benchmarks
+    "benchmark_open",  # official scores of open-ended, OCR and caption benchmarks
+)
+"""The built-in metric families, in the order their columns come; a metric's `RunMetric.order`
+places it within its family."""
+
+PLUGIN_FAMILY = "plugin"
+"""The family of metrics that name none. Families not in `FAMILIES` come after every built-in
+one, in the order of their names."""
 
 
 @dataclass
@@ -76,7 +91,7 @@ class MetricContext:
         return self.spec.seed
 
     def tagged(self, metric: str) -> list[Score]:
-        """The rows whose ``metadata["metric"]`` names `metric` (benchmarks loaded by name).
+        """The rows whose `Score.official_metric` is `metric` (benchmarks loaded by name).
 
         The rows are grouped by that tag once per context, so the official metrics of many
         benchmarks cost one pass over the rows, not one each.
@@ -85,7 +100,7 @@ class MetricContext:
         def group() -> dict[Any, list[Score]]:
             by_tag: dict[Any, list[Score]] = {}
             for s in self.scores:
-                tag = s.metadata.get("metric")
+                tag = s.official_metric
                 if tag is not None:
                     by_tag.setdefault(tag, []).append(s)
             return by_tag
@@ -116,8 +131,10 @@ class RunMetric:
         compute: Context → value, or None when the metric does not apply to the rows.
         headline: Shown as a column of the terminal table, results.md and the HTML leaderboard.
         label: Short column header (default: the name).
-        order: Column position; built-ins use 10-199, plugins default to `PLUGIN_ORDER`.
+        order: Position within its family (ties: by name).
         per_group: Also computed for each breakdown group (``--by``), not only the whole run.
+        family: Which family of metrics it belongs to: its columns sit with the family's,
+            families in the order of `FAMILIES` (others after, by name).
 
     """
 
@@ -126,13 +143,21 @@ class RunMetric:
     compute: Callable[[MetricContext], MetricValue | None]
     headline: bool = True
     label: str = ""
-    order: int = PLUGIN_ORDER
+    order: int = 0
     per_group: bool = True
+    family: str = PLUGIN_FAMILY
 
     @property
     def column(self) -> str:
         """The column header: `label`, else the name."""
         return self.label or self.name
+
+    @property
+    def position(self) -> tuple[int, str, int, str]:
+        """Sort key of its column: family (`FAMILIES` first), order within it, then name."""
+        if self.family in FAMILIES:
+            return FAMILIES.index(self.family), "", self.order, self.name
+        return len(FAMILIES), self.family, self.order, self.name
 
 
 RUN_METRICS: Registry[RunMetric] = Registry(
@@ -147,8 +172,9 @@ def run_metric(
     summary: str,
     headline: bool = True,
     label: str = "",
-    order: int = PLUGIN_ORDER,
+    order: int = 0,
     per_group: bool = True,
+    family: str = PLUGIN_FAMILY,
 ) -> Callable[[Callable[[MetricContext], MetricValue | None]], RunMetric]:
     """Decorator registering a function of a `MetricContext` as a run-level metric.
 
@@ -157,8 +183,10 @@ def run_metric(
         summary: One line for listings.
         headline: Show it as a column of the result tables.
         label: Short column header (default: the name).
-        order: Column position (built-ins use 10-199).
+        order: Position within its family.
         per_group: Also compute it for each breakdown group.
+        family: The family it belongs to (see `FAMILIES`); a plugin's metrics come after the
+            built-in ones.
 
     Returns:
         A decorator turning the function into the registered `RunMetric` (what an entry point
@@ -167,7 +195,7 @@ def run_metric(
     """
 
     def deco(compute: Callable[[MetricContext], MetricValue | None]) -> RunMetric:
-        metric = RunMetric(name, summary, compute, headline, label, order, per_group)
+        metric = RunMetric(name, summary, compute, headline, label, order, per_group, family)
         RUN_METRICS.register(name, summary)(metric)
         return metric
 
@@ -187,7 +215,7 @@ def run_metrics() -> list[RunMetric]:
             log.warning("metric %s skipped: its entry point names no RunMetric", name)
             continue
         metrics.append(metric)
-    return sorted(metrics, key=lambda m: (m.order, m.name))
+    return sorted(metrics, key=lambda m: m.position)
 
 
 def headline_metrics() -> list[RunMetric]:

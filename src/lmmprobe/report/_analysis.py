@@ -444,7 +444,7 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
         for name, rows in _group(e.scores, dataset).items():
             if not name:
                 continue
-            if any(s.metadata.get("metric") == HEMM_BART for s in rows):
+            if any(s.official_metric == HEMM_BART for s in rows):
                 # HEMM's datasets are scored by BARTScore, normalized by the identity score,
                 # never by exact match (which puts every caption near 0).
                 got = hemm_task_score(rows)

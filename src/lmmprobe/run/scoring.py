@@ -122,7 +122,7 @@ def _score(
             "abstain_offered": offered,
             "abstained": abstained,
             "error_type": error_type,
-            "metadata": sample.metadata,
+            "metadata": sample.row_metadata,
             # What was asked and shown, so an export can be read again by another matcher.
             "formulation": sample.formulation,
             "options": request.options,

@@ -1,5 +1,6 @@
 """Typed, documented data schemas shared by every layer."""
 
+from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
 from lmmprobe.schema.image import ImageRef, register_renderer
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
 from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
@@ -11,6 +12,7 @@ __all__ = [
     "CHOICE_FORMULATIONS",
     "ERROR_TYPES",
     "FORMAT_HIT_STAGES",
+    "BenchmarkTag",
     "ContentPart",
     "ErrorInfo",
     "FormulateConfig",
@@ -22,6 +24,7 @@ __all__ = [
     "MarkStyle",
     "Message",
     "Method",
+    "PromptTemplate",
     "Request",
     "Response",
     "RunSpec",

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate, lift_legacy
 from lmmprobe.schema.image import ImageRef
 
 Formulation = Literal[
@@ -58,6 +59,32 @@ class Sample(BaseModel):
         default_factory=dict,
         description="Free annotations: task, subtask, style, scenario, question_type...",
     )
+    # Left out of every dump when None, so a sample without them serializes (and so hashes
+    # and is stored) exactly as before these fields existed.
+    prompt: PromptTemplate | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The official wording the `benchmark` prompt style fills (a benchmark's "
+        "cited template, or one of one's own); None: the run's prompt style words it.",
+    )
+    benchmark: BenchmarkTag | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The benchmark the sample was loaded from: name, split and official "
+        "metric; None for other data.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_legacy(cls, data: Any) -> Any:
+        # Samples written before the typed fields (JSONL, exports, stored rows) held the
+        # benchmark's prompt and tag as metadata strings: read them into the fields.
+        if isinstance(data, dict):
+            meta = data.get("metadata")
+            # Checked here first: every sample of every source passes this way.
+            if isinstance(meta, dict) and "prompt_template" in meta:
+                return lift_legacy(data) or data
+        return data
 
     @field_validator("answer", mode="before")
     @classmethod
@@ -102,6 +129,20 @@ class Sample(BaseModel):
                     f"answer: a {self.formulation} sample needs at least one reference text"
                 )
         return self
+
+    @property
+    def row_metadata(self) -> dict[str, Any]:
+        """The metadata a recorded row (`Score`) keeps: `metadata` and the benchmark tag's keys.
+
+        The tag adds ``benchmark``, ``split`` and ``metric`` where the metadata lacks them, so
+        breakdowns (``--by benchmark``), exports and the official metrics read them there.
+        """
+        if self.benchmark is None:
+            return self.metadata
+        meta = dict(self.metadata)
+        for key, value in self.benchmark.row_metadata().items():
+            meta.setdefault(key, value)
+        return meta
 
     @property
     def is_choice(self) -> bool:

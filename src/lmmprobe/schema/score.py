@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from lmmprobe.schema.benchmark import ROW_BENCHMARK, ROW_METRIC
+
 Stage = Literal["mark", "text", "fuzzy", "likelihood", "match", "unparsed", "error"]
 """Which step decided the prediction.
 
@@ -56,3 +58,19 @@ class Score(BaseModel):
     order: list[int] | None = Field(
         default=None, description="order[i] is the original choice index shown at position i."
     )
+
+    @property
+    def benchmark_name(self) -> str | None:
+        """The benchmark the row's sample was loaded from (`Sample.benchmark`), or None."""
+        name = self.metadata.get(ROW_BENCHMARK)
+        return name if isinstance(name, str) else None
+
+    @property
+    def official_metric(self) -> str | None:
+        """The run metric giving the official score of the row's benchmark, or None.
+
+        A recorded row keeps its sample's `BenchmarkTag` as metadata keys
+        (`BenchmarkTag.row_metadata`), which rows stored before the typed tag hold too.
+        """
+        metric = self.metadata.get(ROW_METRIC)
+        return metric if isinstance(metric, str) else None

@@ -299,6 +299,22 @@ def _sent_turns(
     return out
 
 
+def _with_benchmark(metadata: dict[str, Any], tag: Any) -> dict[str, Any]:
+    # A recorded benchmark sample keeps its tag as a typed field; the page shows its keys
+    # (benchmark, split, metric) among the metadata, as the sample's rows record them.
+    from pydantic import ValidationError
+
+    from lmmprobe.schema import BenchmarkTag
+
+    if not isinstance(tag, dict):
+        return metadata
+    try:
+        keys = BenchmarkTag.model_validate(tag).row_metadata()
+    except ValidationError:
+        return metadata
+    return {**metadata, **{k: v for k, v in keys.items() if k not in metadata}}
+
+
 def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         found = queries.get_run(conn, run_id)
@@ -325,6 +341,8 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
     metadata = (sample or {}).get("metadata")
     if not isinstance(metadata, dict):
         metadata = answers[0].metadata if answers else {}
+    else:
+        metadata = _with_benchmark(metadata, (sample or {}).get("benchmark"))
     return {
         "run": run,
         "sample_id": sample_id,

@@ -39,7 +39,7 @@ from lmmprobe.data.benchmarks import (
 from lmmprobe.data.benchmarks._table import render_page
 from lmmprobe.data.benchmarks.load import has_local_copy, hub_offline
 from lmmprobe.formulate.prompt import Formulator
-from lmmprobe.schema import FormulateConfig, Request, Response, Sample
+from lmmprobe.schema import BenchmarkTag, FormulateConfig, Request, Response, Sample
 from lmmprobe.store import Store
 
 CHOICE_TEMPLATE = "{context}{question}\n{options}\nAnswer with the option's letter from the given choices directly."
@@ -224,17 +224,10 @@ def test_path_loads_rows_as_samples_with_the_benchmarks_metadata(tmp_path: Path)
     assert result.samples[1].choices == ["red", "green"] and result.samples[1].answer == 1
     # The image is the parquet's stored PNG, kept byte for byte.
     assert base64.b64decode(first.images[0].data_b64 or "") == tiny_png((0, 0, 0))
-    assert first.metadata == {
-        "category": "colour",
-        "benchmark": "toy-choice",
-        "metric": "accuracy",
-        "prompt_style": "benchmark",
-        "prompt_template": CHOICE_TEMPLATE,
-        "option_format": "{mark}. {text}",
-        "option_sep": "\n",
-        "context_format": "{context}\n",
-        "split": "dev",
-    }
+    # The benchmark's prompt and tag are typed fields; the reader's metadata stays as it was.
+    assert first.metadata == {"category": "colour"}
+    assert first.prompt == CHOICE.prompt
+    assert first.benchmark == BenchmarkTag(name="toy-choice", split="dev", metric="accuracy")
 
 
 def test_name_colon_folder_is_path(tmp_path: Path) -> None:
@@ -392,7 +385,7 @@ def test_split_is_chosen_by_file_name(tmp_path: Path) -> None:
     folder = _snapshot(tmp_path / "copy", dev=choice_rows(4), test=choice_rows(2, offset=100))
     test = load_source(f"toy-choice,path={folder},split=test")
     assert [s.id for s in test.samples] == ["toy-choice/100", "toy-choice/101"]
-    assert test.samples[0].metadata["split"] == "test"
+    assert test.samples[0].benchmark is not None and test.samples[0].benchmark.split == "test"
     assert len(load_source(f"toy-choice,path={folder}").samples) == 4  # the default: dev
     with pytest.raises(DataError, match="no split 'train'; its splits: dev, test"):
         load_source(f"toy-choice,path={folder},split=train")

@@ -91,8 +91,8 @@ def test_loader_reads_hemm_layout_and_asks_hemms_prompt(name: str, tmp_path: Pat
     b = BENCHMARKS.get(name)
     for s in samples:
         assert len(s.images) == 1 and s.formulation == "open_ended"
-        assert s.metadata["task"] == b.hemm and s.metadata["metric"] == "hemm_bart_score"
-        assert s.metadata["benchmark"] == name
+        assert s.metadata["task"] == b.hemm and s.benchmark is not None
+        assert s.benchmark.metric == "hemm_bart_score" and s.benchmark.name == name
 
 
 @pytest.mark.parametrize("name", IMAGE_GENERATION)
@@ -182,7 +182,7 @@ def test_bart_metric_is_skipped_with_what_to_set_when_no_model(
     row = Score(
         model="m", sample_id=sample.id, repeat=0, key="k", stage="match",
         prediction_text="right", correct=True, gold=sample.answer, gold_text="right",
-        metadata=sample.metadata,
+        metadata=sample.row_metadata,
     )  # fmt: skip
     with caplog.at_level(logging.WARNING):
         got = compute_metrics([row], RunSpec(bootstrap=0))
@@ -216,7 +216,7 @@ def test_hemm_suite_runs_end_to_end_and_the_holistic_analysis_groups_it(
     problems = " | ".join(str(p) for p in ev.outcome.load.problems)
     for name in IMAGE_GENERATION:
         assert f"{name}: benchmark {name} needs an image-generation backend" in problems
-    asked = {s.metadata["benchmark"] for s in ev.outcome.load.samples}
+    asked = {s.benchmark.name for s in ev.outcome.load.samples if s.benchmark is not None}
     assert asked == set(ran)
     assert len(ev.outcome.load.samples) == sum(expects[n].count for n in ran)
     catalog = load_catalog()

@@ -21,6 +21,7 @@ from lmmprobe.data.benchmarks._fetch import hf_download, local_dir_word
 from lmmprobe.data.rows import RowError
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
+from lmmprobe.schema.benchmark import PromptTemplate  # re-exported: definitions import it here
 
 __all__ = [
     "BENCHMARKS",
@@ -30,29 +31,6 @@ __all__ = [
     "RowError",
     "RowReader",
 ]
-
-
-@dataclass(frozen=True)
-class PromptTemplate:
-    r"""The benchmark's official prompt, cited.
-
-    Attributes:
-        template: A ``str.format`` template with the placeholders ``{question}``,
-            ``{options}`` and ``{context}``, e.g. ``"{context}{question}\n{options}\nAnswer
-            with the option's letter from the given choices directly."``.
-        source: Where it comes from (repository, file and commit).
-        option_format: One option line, with ``{mark}`` and ``{text}``.
-        option_sep: What joins the option lines.
-        context_format: How a non-empty context (a hint) fills ``{context}``; a sample without
-            one gets ``""``.
-
-    """
-
-    template: str
-    source: str
-    option_format: str = "{mark}. {text}"
-    option_sep: str = "\n"
-    context_format: str = "{context}\n"
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ prompt and keep the same ground truth, so ``--data hemm-NAME,path=FOLDER`` asks 
 when its ``download_dir`` is FOLDER. Every model output is scored by BARTScore
 (`lmmprobe.metrics.builtin.hemm_bart`).
 
-A sample's whole user message is its ``prompt_template`` (the benchmark prompt style renders
+A sample's whole user message is its ``prompt.template`` (the benchmark prompt style renders
 it): HEMM's prompt text with every slot but the main one already filled (and its braces
 doubled), the main one (the question, caption or statement) left as ``{question}``.
 """
@@ -19,6 +19,7 @@ import base64
 import io
 import pickle
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -116,8 +117,6 @@ def hemm_sample(
         raise RowError("question", "empty")
     metadata: dict[str, Any] = {
         "task": ctx.benchmark.hemm,
-        "prompt_template": template,
-        "prompt_style": "benchmark",
         MULTI_REF: multi_ref,
     }
     if prediction_filter is not None:
@@ -131,6 +130,8 @@ def hemm_sample(
         answer=refs,
         formulation="open_ended",
         metadata=metadata,
+        # The row's own filled template, worded as the definition's prompt says.
+        prompt=replace(ctx.benchmark.prompt, template=template),
     )
 
 

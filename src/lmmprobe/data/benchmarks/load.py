@@ -26,15 +26,17 @@ reachable (``huggingface_hub.snapshot_download`` of the definition's ``include``
 files its fetch command takes).
 
 Each row goes through the definition's reader; a bad row is a problem
-``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries
-``metadata["benchmark"]``, ``["metric"]``, ``["prompt_style"] = "benchmark"``, the prompt
-template keys the ``benchmark`` prompt style reads, and ``["split"]``; ids are prefixed
-``NAME/``. A suite (``members``) loads each member and concatenates them; a member that cannot
-be loaded is a problem naming the command that fetches it.
+``FOLDER[split]:N: field: reason`` (strict mode raises). Every sample then carries its
+benchmark as typed fields: `Sample.benchmark` (name, split, official metric) and
+`Sample.prompt` (the definition's, or the row's own template worded as the definition's
+prompt says); ids are prefixed ``NAME/``. A suite (``members``) loads each member and
+concatenates them; a member that cannot be loaded is a problem naming the command that
+fetches it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 from collections.abc import Iterator, Mapping
@@ -51,6 +53,7 @@ from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
 from lmmprobe.data.hf_dataset import BUILDERS, import_datasets, open_dataset, quiet_progress
 from lmmprobe.data.rows import RowError
 from lmmprobe.schema import Sample
+from lmmprobe.schema.benchmark import BenchmarkTag
 
 OPTIONS = frozenset({"split", "path", "limit", "config"})
 _BATCH = 256
@@ -375,21 +378,21 @@ def check_template(b: Benchmark) -> None:
 
 
 def _finish(b: Benchmark, sample: Sample, split: str) -> Sample:
-    meta = dict(sample.metadata)
-    for key, value in (
-        ("benchmark", b.name),
-        ("metric", b.metric),
-        ("prompt_style", "benchmark"),
-        ("prompt_template", b.prompt.template),
-        ("option_format", b.prompt.option_format),
-        ("option_sep", b.prompt.option_sep),
-        ("context_format", b.prompt.context_format),
-        ("split", split),
-    ):
-        meta.setdefault(key, value)
+    prompt = sample.prompt
+    if prompt is None:
+        prompt = b.prompt
+    elif not prompt.source:
+        # A row's own template (MMMU's, MathVista's query; given as metadata.prompt_template)
+        # is worded as the definition's prompt says, and cited as it is.
+        prompt = dataclasses.replace(b.prompt, template=prompt.template)
+    update: dict[str, Any] = {
+        "benchmark": BenchmarkTag(name=b.name, split=split, metric=b.metric),
+        "prompt": prompt,
+    }
     prefix = f"{b.name}/"
-    sid = sample.id if sample.id.startswith(prefix) else prefix + sample.id
-    return sample.model_copy(update={"id": sid, "metadata": meta})
+    if not sample.id.startswith(prefix):
+        update["id"] = prefix + sample.id
+    return sample.model_copy(update=update)
 
 
 def _split_where(where: str) -> tuple[str, int | None]:

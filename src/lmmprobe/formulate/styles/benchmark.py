@@ -1,42 +1,33 @@
 """A benchmark's official wording: the template its definition cites, filled for each request.
 
-Samples loaded by name (``--data mmbench``) carry their benchmark's prompt in metadata:
-``prompt_template`` (a ``str.format`` template with ``{question}``, ``{options}`` and
-``{context}``), ``option_format`` (one option line, with ``{mark}`` and ``{text}``),
-``option_sep`` (what joins the option lines) and ``context_format`` (how a non-empty context
-fills ``{context}``). The options are the ones this request shows, in the order it shows them
-(shuffled or rotated repeats included) with the run's marks; an open-ended sample fills
-``{options}`` with ``""``. A run's own ``--instruction`` is added as a last line.
+Samples loaded by name (``--data mmbench``) carry their benchmark's prompt as `Sample.prompt`
+(a `PromptTemplate`): a ``str.format`` template with ``{question}``, ``{options}`` and
+``{context}``, how one option line is written (``{mark}`` and ``{text}``), what joins the
+option lines, and how a non-empty context fills ``{context}``. The options are the ones this
+request shows, in the order it shows them (shuffled or rotated repeats included) with the
+run's marks; an open-ended sample fills ``{options}`` with ``""``. A run's own
+``--instruction`` is added as a last line.
 
-Under ``auto`` (the default) and ``benchmark``, `whole_prompt` words the whole user message,
-context included, for choice and open-ended samples alike. A sample without a template is
-worded as ReForm-Eval's style words it.
+Under ``benchmark``, and under ``auto`` (the default) for samples loaded by name or whose
+``metadata.prompt_style`` is ``benchmark``, `whole_prompt` words the whole user message,
+context included, for choice and open-ended samples alike. A sample without a prompt is worded
+as ReForm-Eval's style words it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt
-from lmmprobe.schema import Sample
+from lmmprobe.schema import PromptTemplate, Sample
+from lmmprobe.schema.benchmark import BENCHMARK_STYLE
 
-NAME = "benchmark"
+NAME = BENCHMARK_STYLE
 FALLBACK = "reform"
-DEFAULT_OPTION_FORMAT = "{mark}. {text}"
-DEFAULT_OPTION_SEP = "\n"
-DEFAULT_CONTEXT_FORMAT = "{context}\n"
-
-
-def _text(metadata: Mapping[str, Any], key: str, default: str) -> str:
-    value = metadata.get(key, default)
-    if not isinstance(value, str):
-        raise ValueError(f"metadata.{key} must be a string, got {type(value).__name__}")
-    return value
 
 
 def render_prompt(
-    metadata: Mapping[str, Any],
+    prompt: PromptTemplate,
     question: str,
     options: Sequence[str],
     marks: Sequence[str],
@@ -46,8 +37,7 @@ def render_prompt(
     """Fill a sample's official template.
 
     Args:
-        metadata: The sample's metadata, holding ``prompt_template`` and optionally
-            ``option_format``, ``option_sep`` and ``context_format``.
+        prompt: The sample's prompt (`Sample.prompt`).
         question: The question text.
         options: The option texts in display order (empty for an open-ended question).
         marks: Their marks.
@@ -55,26 +45,20 @@ def render_prompt(
         instruction: The run's own instruction, added as a last line when given.
 
     Raises:
-        ValueError: The template is missing, or names a placeholder other than ``question``,
-            ``options`` and ``context`` (the message says which).
+        ValueError: The template names a placeholder other than ``question``, ``options``
+            and ``context`` (the message says which).
 
     """
-    template = metadata.get("prompt_template")
-    if not isinstance(template, str):
-        raise ValueError("the benchmark prompt style needs metadata.prompt_template (a string)")
-    option_format = _text(metadata, "option_format", DEFAULT_OPTION_FORMAT)
-    lines = [option_format.format(mark=m, text=o) for m, o in zip(marks, options, strict=True)]
-    shown = _text(metadata, "option_sep", DEFAULT_OPTION_SEP).join(lines)
-    filled = (
-        _text(metadata, "context_format", DEFAULT_CONTEXT_FORMAT).format(context=context)
-        if context
-        else ""
-    )
+    lines = [
+        prompt.option_format.format(mark=m, text=o) for m, o in zip(marks, options, strict=True)
+    ]
+    shown = prompt.option_sep.join(lines)
+    filled = prompt.context_format.format(context=context) if context else ""
     try:
-        text = template.format(question=question, options=shown, context=filled)
+        text = prompt.template.format(question=question, options=shown, context=filled)
     except (KeyError, IndexError) as exc:
         raise ValueError(
-            f"metadata.prompt_template {template!r}: unknown placeholder {exc}; "
+            f"prompt template {prompt.template!r}: unknown placeholder {exc}; "
             "use {question}, {options} and {context}"
         ) from exc
     return f"{text}\n{instruction}" if instruction else text
@@ -82,9 +66,14 @@ def render_prompt(
 
 def worded_by_benchmark(style: str, sample: Sample) -> bool:
     """Whether a run with prompt style `style` asks `sample` with its benchmark's template."""
-    if not isinstance(sample.metadata.get("prompt_template"), str):
+    if sample.prompt is None:
         return False
-    return style == NAME or (style == "auto" and sample.metadata.get("prompt_style") == NAME)
+    if style == NAME:
+        return True
+    # Under auto: samples loaded by name, and one's own that ask for it.
+    return style == "auto" and (
+        sample.benchmark is not None or sample.metadata.get("prompt_style") == NAME
+    )
 
 
 def whole_prompt(
@@ -108,10 +97,10 @@ def whole_prompt(
         (the run chose another style, or the sample carries no template).
 
     """
-    if not worded_by_benchmark(style, sample):
+    if sample.prompt is None or not worded_by_benchmark(style, sample):
         return None
     text = render_prompt(
-        sample.metadata, sample.question, options or (), marks or (), sample.context, instruction
+        sample.prompt, sample.question, options or (), marks or (), sample.context, instruction
     )
     return [text]
 
@@ -125,10 +114,10 @@ def benchmark_style(prompt: ChoicePrompt) -> list[str]:
     Called as a choice style, the context is left out of ``{context}``: the formulator puts it
     before these lines (`whole_prompt` words the context itself).
     """
-    if not isinstance(prompt.sample.metadata.get("prompt_template"), str):
+    if prompt.sample.prompt is None:
         return PROMPT_STYLES.get(FALLBACK)(prompt)
     text = render_prompt(
-        prompt.sample.metadata,
+        prompt.sample.prompt,
         prompt.question,
         prompt.options,
         prompt.marks,

@@ -11,20 +11,22 @@ from collections.abc import Callable
 from lmmprobe.metrics.choice import METRIC_NAMES, MetricValue, summarize
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 
-# Column label, column position and summary of each of `summarize`'s metrics (`METRIC_NAMES`,
+FAMILY = "answers"
+
+# Column label, position within the family and summary of each of `summarize`'s metrics (`METRIC_NAMES`,
 # whose order is also their order in results.json); a name missing here fails at import.
 _COLUMNS: dict[str, tuple[str, int, str]] = {
-    "accuracy": ("accuracy", 10, "Correct answers / answered rows; unparsed answers count as wrong."),
-    "balanced_accuracy": ("balanced", 20, "Mean per-class accuracy over gold option texts (choice samples)."),
-    "abstention_rate": ("abstain", 65, "Abstentions / rows offered an 'unknown' option."),
-    "format_hit_rate": ("format hit", 40, "Choice answers mapped to an option by mark or text."),
-    "unparsed_rate": ("unparsed", 50, "Answers that could not be mapped / judged rows."),
-    "error_rate": ("errors", 60, "Failed requests / all rows (errors are never answers)."),
+    "accuracy": ("accuracy", 0, "Correct answers / answered rows; unparsed answers count as wrong."),
+    "balanced_accuracy": ("balanced", 1, "Mean per-class accuracy over gold option texts (choice samples)."),
+    "abstention_rate": ("abstain", 5, "Abstentions / rows offered an 'unknown' option."),
+    "format_hit_rate": ("format hit", 2, "Choice answers mapped to an option by mark or text."),
+    "unparsed_rate": ("unparsed", 3, "Answers that could not be mapped / judged rows."),
+    "error_rate": ("errors", 4, "Failed requests / all rows (errors are never answers)."),
 }  # fmt: skip
 ANSWER_RATES: tuple[tuple[str, str, int, str], ...] = tuple(
     (name, *_COLUMNS[name]) for name in METRIC_NAMES
 )
-"""(name, column label, column position, summary) of each answer rate, registered below."""
+"""(name, column label, position in the family, summary) of each answer rate, registered below."""
 
 
 def _rates(ctx: MetricContext) -> dict[str, MetricValue]:
@@ -42,4 +44,4 @@ def _rate(name: str) -> Callable[[MetricContext], MetricValue | None]:
 
 
 for _name, _label, _order, _summary in ANSWER_RATES:
-    run_metric(_name, summary=_summary, label=_label, order=_order)(_rate(_name))
+    run_metric(_name, summary=_summary, label=_label, order=_order, family=FAMILY)(_rate(_name))

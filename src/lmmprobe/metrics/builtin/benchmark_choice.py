@@ -1,10 +1,12 @@
 """Official scores of the multiple-choice and yes/no benchmarks as run metrics.
 
-Each metric computes over the rows whose ``metadata["metric"]`` names its benchmark's metric
-(the loader of `lmmprobe.data.benchmarks` sets it) and is left out otherwise. The scores read
-each model answer again from its raw text (``Score.prediction_text``) with the benchmark's own
-rules (`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
-Values are points for MME (as MME reports them) and shares in [0, 1] otherwise.
+Each metric computes over the rows whose benchmark names it as its official metric and is
+left out otherwise (`lmmprobe.metrics.builtin._official`, which also says how the answer is
+read). The scores read each model answer again with the benchmark's own rules
+(`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
+Values are points for MME (as MME reports them) and shares in [0, 1] otherwise, each with a 95%
+cluster-bootstrap interval: over samples, MME's over images (its acc+ unit) and
+HallusionBench's over question sets (its figures and question pairs lie within one).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from lmmprobe.metrics.benchmark_choice import (
     MME_COGNITION,
@@ -27,11 +31,20 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_parse_open,
     pope_scores,
 )
+from lmmprobe.metrics.bootstrap import FloatArray, ratio
+from lmmprobe.metrics.builtin._official import (
+    answer_text,
+    answered,
+    bootstrap_value,
+    gold,
+    per_row,
+)
 from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy
 from lmmprobe.schema import Score
 
+FAMILY = "benchmark_choice"
 MME = "mme_perception"
 POPE = "pope_f1"
 HALLUSION = "hallusionbench_qacc"
@@ -40,48 +53,69 @@ MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
 
 
-def _rows(ctx: MetricContext, tag: str) -> list[Score]:
-    """The answered rows of the benchmark whose metric is ``tag`` (failed requests left out)."""
-    return [s for s in ctx.tagged(tag) if s.error_type is None and s.stage != "error"]
-
-
-def _tagged(ctx: MetricContext, tag: str) -> bool:
-    return bool(ctx.tagged(tag))
-
-
 def _value(value: float | None, n: int) -> MetricValue:
     return MetricValue(value, None, None, n)
-
-
-def _text(score: Score) -> str:
-    return score.prediction_text or ""
-
-
-def _gold(score: Score) -> str:
-    gold = score.gold
-    return gold[0] if isinstance(gold, list) and gold else score.gold_text
 
 
 # --------------------------------------------------------------------------- MME
 
 
 def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
-    if not _tagged(ctx, MME):
+    rows = answered(ctx, MME)
+    if rows is None:
         return None
     # acc+ is per image and asking: with --repeats each repeat's pair is its own, so the score
     # is the average over repeats of MME's score (a pair never spans two repeats).
     by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for s in _rows(ctx, MME):
+    for s in rows:
         task = str(s.metadata.get("category"))
         image = (str(s.metadata.get("question_id")), s.repeat)
-        by_task[task][image].append((_gold(s), _text(s)))
+        by_task[task][image].append((gold(s), answer_text(s)))
     present = [t for t in subtasks if t in by_task]
     if not present:
         return None
     total = sum(mme_subtask_score(list(by_task[t].values()))[0] for t in present)
-    return _value(total, sum(sum(len(p) for p in by_task[t].values()) for t in present))
+    n = sum(sum(len(p) for p in by_task[t].values()) for t in present)
+    return _mme_interval(ctx, total, n, {t: by_task[t] for t in present})
+
+
+def _mme_interval(
+    ctx: MetricContext,
+    total: float,
+    n: int,
+    by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]],
+) -> MetricValue:
+    """MME's score with its interval: images are resampled, each with its questions and repeats.
+
+    Per image and subtask the columns are (right answers, questions, pairs all right, pairs), so
+    a resample's score is MME's sum over subtasks of (acc + acc+) x 100 on the drawn images.
+    """
+    tasks = list(by_task)
+    clusters: list[tuple[str, str]] = []
+    columns: list[list[float]] = []
+    for i, task in enumerate(tasks):
+        for (image, _repeat), pair in by_task[task].items():
+            _, acc, acc_plus = mme_subtask_score([pair])
+            row = [0.0] * (4 * len(tasks))
+            row[4 * i : 4 * i + 4] = [
+                float(round(acc * len(pair))),
+                float(len(pair)),
+                acc_plus,
+                1.0,
+            ]
+            clusters.append((task, image))
+            columns.append(row)
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        score = np.zeros(sums.shape[0])
+        for i in range(len(tasks)):
+            right, asked, both, pairs = (sums[:, 4 * i + j] for j in range(4))
+            score = score + 100 * (ratio(right, asked) + ratio(both, pairs))
+        return score
+
+    return bootstrap_value(ctx, total, n, clusters, columns, statistic)
 
 
 @run_metric(
@@ -89,7 +123,8 @@ def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
     summary="MME perception score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
     "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME perc.",
-    order=300,
+    family=FAMILY,
+    order=0,
 )
 def mme_perception(ctx: MetricContext) -> MetricValue | None:
     """Perception subtasks present in the rows; a breakdown by category gives each subtask's."""
@@ -101,7 +136,8 @@ def mme_perception(ctx: MetricContext) -> MetricValue | None:
     summary="MME cognition score: sum over its subtasks of (acc + acc+) x 100 (MME's eval "
     "tool); with --repeats, acc+ pairs each image's questions within a repeat.",
     label="MME cogn.",
-    order=301,
+    family=FAMILY,
+    order=1,
 )
 def mme_cognition(ctx: MetricContext) -> MetricValue | None:
     """Cognition subtasks present in the rows."""
@@ -112,16 +148,31 @@ def mme_cognition(ctx: MetricContext) -> MetricValue | None:
 
 
 def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
-    if not _tagged(ctx, POPE):
+    rows = answered(ctx, POPE)
+    if rows is None:
         return None
-    rows = _rows(ctx, POPE)
     if not rows:
         return _value(None, 0)
-    counts = ctx.shared(
-        "pope_counts", lambda: pope_scores([(_gold(s).lower(), _text(s)) for s in rows])
+    # Each row's own counts (one of TP, FP, TN, FN is 1): a resample's counts are their sums.
+    per_row = ctx.shared(
+        "pope_rows",
+        lambda: [pope_scores([(gold(s).lower(), answer_text(s))]) for s in rows],
     )
+    counts = PopeCounts(*(sum(getattr(c, f) for c in per_row) for f in ("tp", "fp", "tn", "fn")))
     value = pick(counts)
-    return _value(None if value != value else value, counts.n)  # NaN: undefined
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        # POPE's own formulas on each resample's counts (NaN where one is undefined).
+        return np.array([pick(PopeCounts(*(round(float(x)) for x in row))) for row in sums])
+
+    return bootstrap_value(
+        ctx,
+        None if value != value else value,  # NaN: undefined
+        counts.n,
+        [s.sample_id for s in rows],
+        [[c.tp, c.fp, c.tn, c.fn] for c in per_row],
+        statistic,
+    )
 
 
 def _pope_metric(
@@ -135,48 +186,67 @@ def _pope_metric(
         name,
         summary=f"POPE {what} with POPE's yes/no reading (evaluate.py).",
         label=label,
+        family=FAMILY,
         order=order,
     )(compute)
 
 
-_pope_metric(POPE, "POPE F1", 310, "F1 of 'yes'", lambda c: c.f1)
-_pope_metric("pope_accuracy", "POPE acc", 311, "accuracy", lambda c: c.accuracy)
-_pope_metric("pope_precision", "POPE prec.", 312, "precision of 'yes'", lambda c: c.precision)
-_pope_metric("pope_recall", "POPE recall", 313, "recall of 'yes'", lambda c: c.recall)
-_pope_metric("pope_yes_ratio", "POPE yes", 314, "share of 'yes' answers", lambda c: c.yes_ratio)
+_pope_metric(POPE, "POPE F1", 10, "F1 of 'yes'", lambda c: c.f1)
+_pope_metric("pope_accuracy", "POPE acc", 11, "accuracy", lambda c: c.accuracy)
+_pope_metric("pope_precision", "POPE prec.", 12, "precision of 'yes'", lambda c: c.precision)
+_pope_metric("pope_recall", "POPE recall", 13, "recall of 'yes'", lambda c: c.recall)
+_pope_metric("pope_yes_ratio", "POPE yes", 14, "share of 'yes' answers", lambda c: c.yes_ratio)
 
 
 # --------------------------------------------------------------------------- HallusionBench
 
 
+_HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
+
+
 def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
-    if not _tagged(ctx, HALLUSION):
+    answers = answered(ctx, HALLUSION)
+    if answers is None:
         return None
 
-    def compute() -> dict[str, tuple[int, int]]:
+    def compute() -> dict[tuple[str, ...], list[int]]:
         # HallusionBench scores one answer per question: each repeat is scored as its own run
-        # and the counts are pooled, i.e. the accuracies are averaged over repeats.
-        by_repeat: dict[int, list[HallusionRow]] = defaultdict(list)
-        for s in _rows(ctx, HALLUSION):
+        # and the counts are pooled, i.e. the accuracies are averaged over repeats. Figures and
+        # question pairs lie within a question set, so the counts are kept per set (the unit
+        # the interval resamples): (right, total) of aAcc, fAcc and qAcc in a row.
+        by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
+        for s in answers:
             m: dict[str, Any] = s.metadata
-            by_repeat[s.repeat].append(
-                HallusionRow(
-                    str(m.get("category")),
-                    str(m.get("subcategory")),
-                    str(m.get("set_id")),
-                    str(m.get("figure_id")),
-                    str(m.get("question_id")),
-                    hallusion_correctness(_text(s), str(m.get("gt_answer"))),
-                )
+            row = HallusionRow(
+                str(m.get("category")),
+                str(m.get("subcategory")),
+                str(m.get("set_id")),
+                str(m.get("figure_id")),
+                str(m.get("question_id")),
+                hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
             )
-        pooled = {"aAcc": (0, 0), "fAcc": (0, 0), "qAcc": (0, 0)}
-        for rows in by_repeat.values():
-            for name, (right, total) in hallusion_scores(rows).items():
-                pooled[name] = (pooled[name][0] + right, pooled[name][1] + total)
-        return pooled
+            by_pass[(row.category, row.subcategory, row.set_id), s.repeat].append(row)
+        per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
+        for (question_set, _repeat), rows in by_pass.items():
+            scores = hallusion_scores(rows)
+            counts = per_set[question_set]
+            for i, name in enumerate(_HALLUSION_KEYS):
+                counts[2 * i] += scores[name][0]
+                counts[2 * i + 1] += scores[name][1]
+        return dict(per_set)
 
-    right, total = ctx.shared("hallusion_scores", compute)[key]
-    return _value(right / total if total else None, total)
+    per_set = ctx.shared("hallusion_sets", compute)
+    i = _HALLUSION_KEYS.index(key)
+    right = sum(c[2 * i] for c in per_set.values())
+    total = sum(c[2 * i + 1] for c in per_set.values())
+    return bootstrap_value(
+        ctx,
+        right / total if total else None,
+        total,
+        list(per_set),
+        [c[2 * i : 2 * i + 2] for c in per_set.values()],
+        lambda sums: ratio(sums[:, 0], sums[:, 1]),
+    )
 
 
 @run_metric(
@@ -184,7 +254,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
     summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule; "
     "averaged over repeats).",
     label="HB qAcc",
-    order=320,
+    family=FAMILY,
+    order=20,
 )
 def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
     """Per question pair."""
@@ -196,7 +267,8 @@ def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
     summary="HallusionBench fAcc: figures whose every question is right (answers read by rule; "
     "averaged over repeats).",
     label="HB fAcc",
-    order=321,
+    family=FAMILY,
+    order=21,
 )
 def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
     """Per figure."""
@@ -207,7 +279,8 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
     "hallusionbench_aacc",
     summary="HallusionBench aAcc: questions right (answers read by rule; averaged over repeats).",
     label="HB aAcc",
-    order=322,
+    family=FAMILY,
+    order=22,
 )
 def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
     """Per question."""
@@ -234,7 +307,8 @@ def _has_every_copy(group: Sequence[Score]) -> bool:
     summary="MMBench CircularEval: a question counts only if every circular copy is right "
     "(questions missing a copy, e.g. under limit=, are left out).",
     label="MMB circ.",
-    order=330,
+    family=FAMILY,
+    order=30,
 )
 def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     """Rows grouped by ``metadata["circular_index"]`` (MMBench's index mod 1e6).
@@ -273,23 +347,23 @@ def _mmmu_correct(s: Score) -> bool:
         letters = m.get("option_letters") or []
         options = m.get("option_texts") or []
         index2ans = dict(zip(letters, options, strict=True))
-        return mmmu_multi_choice(_text(s), index2ans) == _gold(s)
-    return mmmu_open_correct(list(m.get("answers") or [_gold(s)]), mmmu_parse_open(_text(s)))
+        return mmmu_multi_choice(answer_text(s), index2ans) == gold(s)
+    return mmmu_open_correct(list(m.get("answers") or [gold(s)]), mmmu_parse_open(answer_text(s)))
+
+
+_mmmu = per_row(MMMU, lambda s: float(_mmmu_correct(s)))
 
 
 @run_metric(
     MMMU,
     summary="MMMU accuracy with MMMU's rule-based answer reading (unread answers are wrong).",
     label="MMMU acc",
-    order=340,
+    family=FAMILY,
+    order=40,
 )
 def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Multiple-choice and open questions, each with its own reading."""
-    if not _tagged(ctx, MMMU):
-        return None
-    rows = _rows(ctx, MMMU)
-    right = sum(_mmmu_correct(s) for s in rows)
-    return _value(right / len(rows) if rows else None, len(rows))
+    return _mmmu(ctx)
 
 
 # --------------------------------------------------------------------------- MathVista
@@ -299,8 +373,8 @@ def _mathvista_correct(s: Score) -> bool:
     m = s.metadata
     choices = m.get("choices")
     return mathvista_correct(
-        _text(s),
-        _gold(s),
+        answer_text(s),
+        gold(s),
         list(choices) if choices is not None else None,
         str(m.get("mathvista_question_type")),
         str(m.get("answer_type")),
@@ -308,16 +382,16 @@ def _mathvista_correct(s: Score) -> bool:
     )
 
 
+_mathvista = per_row(MATHVISTA, lambda s: float(_mathvista_correct(s)))
+
+
 @run_metric(
     MATHVISTA,
     summary="MathVista accuracy with the rule-based answer reading (the official one adds GPT-4).",
     label="MathVista",
-    order=350,
+    family=FAMILY,
+    order=50,
 )
 def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Normalized extraction equal to the answer."""
-    if not _tagged(ctx, MATHVISTA):
-        return None
-    rows = _rows(ctx, MATHVISTA)
-    right = sum(_mathvista_correct(s) for s in rows)
-    return _value(right / len(rows) if rows else None, len(rows))
+    return _mathvista(ctx)

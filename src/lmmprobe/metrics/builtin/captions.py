@@ -18,14 +18,16 @@ from lmmprobe.metrics.text import MetricUnavailable, caption_scores
 
 log = logging.getLogger(__name__)
 
-# name, column position, headline, summary.
+FAMILY = "captions"
+
+# name, position in the family, headline, summary.
 CAPTION_COLUMNS: tuple[tuple[str, int, bool, str], ...] = (
-    ("BLEU-1", 110, False, "Corpus BLEU with 1-grams (captions)."),
-    ("BLEU-2", 111, False, "Corpus BLEU up to 2-grams (captions)."),
-    ("BLEU-3", 112, False, "Corpus BLEU up to 3-grams (captions)."),
-    ("BLEU-4", 113, True, "Corpus BLEU up to 4-grams (captions)."),
-    ("ROUGE-L", 120, True, "Mean LCS F-measure against the best reference (captions)."),
-    ("CIDEr", 130, True, "CIDEr-D consensus score, 0-10 (captions)."),
+    ("BLEU-1", 0, False, "Corpus BLEU with 1-grams (captions)."),
+    ("BLEU-2", 1, False, "Corpus BLEU up to 2-grams (captions)."),
+    ("BLEU-3", 2, False, "Corpus BLEU up to 3-grams (captions)."),
+    ("BLEU-4", 3, True, "Corpus BLEU up to 4-grams (captions)."),
+    ("ROUGE-L", 4, True, "Mean LCS F-measure against the best reference (captions)."),
+    ("CIDEr", 5, True, "CIDEr-D consensus score, 0-10 (captions)."),
 )
 
 
@@ -61,6 +63,6 @@ def _caption(name: str) -> Callable[[MetricContext], MetricValue | None]:
 
 
 for _name, _order, _headline, _summary in CAPTION_COLUMNS:
-    run_metric(_name, summary=_summary, headline=_headline, order=_order, per_group=False)(
-        _caption(_name)
-    )
+    run_metric(
+        _name, summary=_summary, headline=_headline, order=_order, per_group=False, family=FAMILY
+    )(_caption(_name))

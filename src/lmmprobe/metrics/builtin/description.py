@@ -15,13 +15,16 @@ from lmmprobe.metrics.run_metric import MetricContext, run_metric
 
 log = logging.getLogger(__name__)
 
+FAMILY = "free_form"
+
 
 @run_metric(
     "freeform_score",
     summary="Mean embedding similarity x 100 of free-form descriptions (lmmprobe's: an empty "
     "answer scores 0, unrounded).",
     label="free-form (0-100)",
-    order=150,
+    family=FAMILY,
+    order=0,
 )
 def freeform_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows with free-form questions, when the embedding model is installed."""
@@ -41,7 +44,8 @@ def freeform_metric(ctx: MetricContext) -> MetricValue | None:
     "counts as one more answer.",
     label="Dysca caption",
     headline=False,
-    order=151,
+    family=FAMILY,
+    order=1,
 )
 def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
     """Dysca's own free-form figure, next to lmmprobe's `freeform_score`; no interval (Dysca has none)."""

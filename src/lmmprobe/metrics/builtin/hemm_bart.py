@@ -5,11 +5,12 @@ HEMM (Liang et al., 2024) scores every text-generating dataset with
 `lmmprobe.metrics.generation.hemm_bart_scores`: outputs and references stripped and
 lowercased, the output the source and the reference the target, a dataset whose references
 are lists scored one pair at a time keeping the best, others in batches. This metric applies
-it to the rows of HEMM's datasets (``metadata["metric"] == "hemm_bart_score"``, set by the
+it to the rows of HEMM's datasets (their official metric is ``hemm_bart_score``: the
 ``hemm-*`` benchmarks), each dataset as HEMM scores it (``metadata["hemm_multi_ref"]``), with
 the output rewritten first where HEMM's loader does so (``metadata["hemm_prediction_filter"]``:
 NLVR2 keeps the letters of the lowercased output). The value is the mean over rows: HEMM's
-number for a run of one dataset; ``--by benchmark`` gives it per dataset. Failed requests are
+number for a run of one dataset, with the cluster-bootstrap interval every official metric has
+(`lmmprobe.metrics.builtin._official`); ``--by benchmark`` gives it per dataset. Failed requests are
 errors, left out; an empty answer is scored as the empty text HEMM would score.
 
 The model is never downloaded: ``LMMPROBE_BART_MODEL`` names a local folder holding
@@ -23,7 +24,9 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
+from lmmprobe.metrics.builtin._official import answer_text, answered, mean_value
 from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.schema import Score
@@ -45,8 +48,8 @@ _cache: dict[tuple[str, bool, str, tuple[str, ...]], float] = {}
 
 
 def hemm_prediction(score: Score) -> str:
-    """The text HEMM scores for a row: the raw output, rewritten as its loader rewrites it."""
-    text = score.prediction_text or ""
+    """The text HEMM scores for a row: the answer (stripped), rewritten as its loader does."""
+    text = answer_text(score)
     if score.metadata.get(PREDICTION_FILTER) == "alpha":
         # HEMM's NLVR2 loop: ''.join(filter(str.isalpha, answer.lower())).
         return "".join(ch for ch in text.lower() if ch.isalpha())
@@ -113,11 +116,11 @@ def bart_model_folder() -> str | None:
     summary="HEMM's BARTScore (bart-large-cnn, output -> reference, best of several references), "
     "mean over the rows of HEMM's datasets; needs LMMPROBE_BART_MODEL=local bart-large-cnn folder.",
     label="BARTScore",
-    order=160,
+    family="hemm",
 )
 def hemm_bart_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows of HEMM's datasets when the BART model and its libraries are present."""
-    rows = [s for s in ctx.tagged(NAME) if s.error_type is None]
+    rows = answered(ctx, NAME)
     if not rows:
         return None
     model = bart_model_folder()
@@ -134,14 +137,14 @@ def hemm_bart_metric(ctx: MetricContext) -> MetricValue | None:
     import numpy as np
 
     # np.mean, as HEMM averages, so the value is bit-identical to its number.
-    return MetricValue(float(np.mean(np.array(values))), None, None, len(values))
+    return replace(mean_value(ctx, rows, values), value=float(np.mean(np.array(values))))
 
 
 def hemm_task_score(rows: Sequence[Score]) -> tuple[float, float] | None:
     """One HEMM dataset's BARTScore and its ceiling, as the holistic analysis normalizes them.
 
     Args:
-        rows: One model's rows of one HEMM dataset (``metadata["metric"] == NAME``); failed
+        rows: One model's rows of one HEMM dataset (`Score.official_metric` is NAME); failed
             requests are left out, as the run metric leaves them out.
 
     Returns:

@@ -6,11 +6,14 @@ from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy, instability
 
+FAMILY = "repeats"
+
 
 @run_metric(
     "instability",
     summary="Mean per-sample entropy (nats) of predicted options across repeats (ReForm-Eval).",
-    order=70,
+    family=FAMILY,
+    order=0,
 )
 def instability_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined when some sample was asked more than once."""
@@ -23,7 +26,8 @@ def instability_metric(ctx: MetricContext) -> MetricValue | None:
     "circular_accuracy",
     summary="Share of samples right under every rotation of the options (CircularEval).",
     label="circular",
-    order=80,
+    family=FAMILY,
+    order=1,
 )
 def circular_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined when the run asked for CircularEval (``--circular``)."""

@@ -1,0 +1,176 @@
+"""The plumbing every official benchmark metric shares: its rows, its answer text, its interval.
+
+An official metric applies to the rows whose `Score.official_metric` names it (samples loaded
+by name carry their benchmark's `BenchmarkTag`) and is left out otherwise (`answered` gives
+None). Failed requests are not answers and are left out; an empty answer is scored as the empty
+text.
+
+Every official metric reads the answer as `answer_text` gives it: the model's raw text
+(``Score.prediction_text``) stripped of surrounding whitespace. That is what the reference
+pipelines score: lmms-eval's ``ConfigurableTask.process_results`` strips every generation, and
+the inference scripts whose output files the papers' own tools read (MME's eval tool, POPE's
+``evaluate.py``, MMMU's and MathVista's evaluation) strip the decoded text.
+
+Intervals are the 95% cluster-bootstrap percentile intervals every metric reports: samples are
+resampled (a sample's repeats stay together), with ``spec.bootstrap`` resamples seeded by
+``spec.seed``. `mean_value` gives the mean of per-row values; `bootstrap_value` any statistic
+of per-cluster sums (MME's score, OCRBench's points).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from lmmprobe.metrics.bootstrap import (
+    FloatArray,
+    WeightArray,
+    bootstrap_distribution,
+    finite_or_none,
+    percentile_interval,
+    ratio_intervals,
+)
+from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.run_metric import MetricContext
+from lmmprobe.schema import Score
+
+__all__ = [
+    "answer_text",
+    "answered",
+    "bootstrap_value",
+    "gold",
+    "mean_value",
+    "per_row",
+    "references",
+]
+
+
+def answered(ctx: MetricContext, tag: str) -> list[Score] | None:
+    """The answered rows of the benchmarks whose official metric is `tag`.
+
+    Returns:
+        The rows, failed requests left out; None when no row is tagged `tag` (the metric does
+        not apply), an empty list when every tagged row failed.
+
+    """
+    tagged = ctx.tagged(tag)
+    if not tagged:
+        return None
+    return [s for s in tagged if s.error_type is None and s.stage != "error"]
+
+
+def answer_text(score: Score) -> str:
+    """The answer an official metric reads: the raw text, stripped (see the module docstring)."""
+    return (score.prediction_text or "").strip()
+
+
+def gold(score: Score) -> str:
+    """The gold answer text: the first reference of an open-ended row, else the gold option."""
+    value = score.gold
+    return value[0] if isinstance(value, list) and value else score.gold_text
+
+
+def references(score: Score) -> list[str]:
+    """Every reference text of an open-ended row.
+
+    Raises:
+        ValueError: The row's gold answer is no list of reference texts (a choice index).
+
+    """
+    value = score.gold
+    if not isinstance(value, list) or not value:
+        raise ValueError(
+            f"sample {score.sample_id!r}: {score.benchmark_name} scores open-ended "
+            f"answers against reference texts, but its gold answer is {value!r}"
+        )
+    return value
+
+
+def bootstrap_value(
+    ctx: MetricContext,
+    value: float | None,
+    n: int,
+    clusters: Sequence[Hashable],
+    columns: npt.ArrayLike,
+    statistic: Callable[[FloatArray], FloatArray],
+) -> MetricValue:
+    """A metric's value with the cluster-bootstrap interval of a statistic of per-row sums.
+
+    Args:
+        ctx: The metric's context (resamples and seed).
+        value: The point value (computed by the metric's own rule, so it stays exact).
+        n: The rows it is computed over.
+        clusters: Each row's cluster (its sample): rows of one cluster are drawn together.
+        columns: ``(rows, k)`` per-row values the statistic sums.
+        statistic: Maps resampled sums ``(b, k)`` to the statistic ``(b,)``; NaN drops a
+            resample on which it is undefined.
+
+    Returns:
+        The value with its interval; no interval when the value is None, ``spec.bootstrap``
+        is 0 or no resample is defined.
+
+    """
+    if value is None or ctx.n_boot == 0 or not clusters:
+        return MetricValue(value, None, None, n)
+    index: dict[Hashable, int] = {}
+    where = np.array([index.setdefault(c, len(index)) for c in clusters])
+    per_row = np.asarray(columns, dtype=np.float64).reshape(len(where), -1)
+    sums = np.zeros((len(index), per_row.shape[1]))
+    np.add.at(sums, where, per_row)
+
+    def resampled(weights: WeightArray) -> FloatArray:
+        return np.asarray(statistic(weights @ sums), dtype=np.float64).reshape(-1, 1)
+
+    rng = np.random.default_rng(ctx.seed)
+    low, high = percentile_interval(bootstrap_distribution(resampled, len(index), ctx.n_boot, rng))
+    return MetricValue(value, finite_or_none(low[0]), finite_or_none(high[0]), n)
+
+
+def mean_value(ctx: MetricContext, rows: Sequence[Score], values: Sequence[float]) -> MetricValue:
+    """Mean of per-row values, with a cluster bootstrap over samples (repeats stay together).
+
+    Args:
+        ctx: The metric's context.
+        rows: The rows scored.
+        values: Each row's value.
+
+    Returns:
+        The mean (None for no rows) and its interval.
+
+    """
+    if not rows:
+        return MetricValue(None, None, None, 0)
+    clusters: dict[str, list[float]] = {}
+    for s, v in zip(rows, values, strict=True):
+        clusters.setdefault(s.sample_id, []).append(v)
+    num = np.array([[sum(v)] for v in clusters.values()])
+    den = np.array([[len(v)] for v in clusters.values()], dtype=float)
+    low, high = ratio_intervals(num, den, ctx.n_boot, np.random.default_rng(ctx.seed))
+    return MetricValue(
+        sum(values) / len(values), finite_or_none(low[0]), finite_or_none(high[0]), len(rows)
+    )
+
+
+def per_row(
+    tag: str, score: Callable[[Score], float]
+) -> Callable[[MetricContext], MetricValue | None]:
+    """An official metric that is the mean of a per-row score over its benchmark's rows.
+
+    Args:
+        tag: The metric's name, which its benchmarks' rows carry (`Score.official_metric`).
+        score: One answered row's score (1.0 right, 0.0 wrong, or a partial credit).
+
+    Returns:
+        The metric's compute function: None where no row is tagged `tag`.
+
+    """
+
+    def compute(ctx: MetricContext) -> MetricValue | None:
+        rows = answered(ctx, tag)
+        if rows is None:
+            return None
+        return mean_value(ctx, rows, [score(s) for s in rows])
+
+    return compute
