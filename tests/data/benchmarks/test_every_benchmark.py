@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from lmmprobe.data.base import SOURCES
+from lmmprobe.data.base import BENCHMARK_FOLDERS, SOURCES
 from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark, PromptTemplate, benchmark
 from lmmprobe.metrics.run_metric import RUN_METRICS
 from lmmprobe.registry import discover_modules
@@ -78,7 +78,7 @@ def test_benchmark_is_complete(name: str) -> None:
 
 def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them() -> None:
     found: dict[str, str] = {}
-    for package in SOURCES.discover:
+    for package in BENCHMARK_FOLDERS:
         for module in discover_modules(package):
             defined = {
                 v.name for v in vars(importlib.import_module(module)).values()
@@ -88,7 +88,9 @@ def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them()
             (only,) = defined
             found[only] = module
     assert sorted(found) == BENCHMARKS.names()
-    assert BENCHMARKS.discover == SOURCES.discover  # every benchmark is a source of its name
+    # Every benchmark is a source of its name: the sources discover the benchmark folders too.
+    assert BENCHMARKS.discover == BENCHMARK_FOLDERS
+    assert set(BENCHMARK_FOLDERS) <= set(SOURCES.discover)
 
 
 def test_a_misspelt_metric_is_refused_when_the_benchmark_registers() -> None:

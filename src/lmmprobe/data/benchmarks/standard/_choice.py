@@ -20,7 +20,7 @@ from typing import Any
 from lmmprobe.data.benchmarks import (
     RowError,
 )
-from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema import ImageRef, PromptTemplate, Sample
 
 LETTER_PROMPT = "Answer with the option's letter from the given choices directly."
 
@@ -78,7 +78,7 @@ def embedded_sample(
     # verbatim, and the parsed options let lmmprobe's matcher read the answer. The model sees
     # the published letters whatever the run's shuffle, rotation or marks, so the request must
     # keep them (fixed_options) or the matcher would map its letter to another option.
-    meta = {**metadata, "prompt_template": template}
+    prompt = PromptTemplate(template)  # the row's own template, cited as its definition's
     letters = [chr(ord("A") + i) for i in range(len(marks))]
     if len(marks) >= 2 and marks == letters and answer.strip() in marks:
         return Sample(
@@ -87,7 +87,8 @@ def embedded_sample(
             question=question,
             choices=texts,
             answer=marks.index(answer.strip()),
-            metadata={**meta, "fixed_options": True},
+            metadata={**metadata, "fixed_options": True},
+            prompt=prompt,
         )
     return Sample(
         id=sid,
@@ -95,5 +96,6 @@ def embedded_sample(
         question=question,
         answer=[answer],
         formulation="open_ended",
-        metadata=meta,
+        metadata=metadata,
+        prompt=prompt,
     )

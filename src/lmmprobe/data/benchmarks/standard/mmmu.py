@@ -93,8 +93,8 @@ def _mmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
             "subfield": plain(row.get("subfield")),
             "img_type": plain(row.get("img_type")),
             "topic_difficulty": plain(row.get("topic_difficulty")),
-            "prompt_template": template,
         },
+        prompt=PromptTemplate(template),  # the row's own, cited as the definition's
     )
 
 
