@@ -10,7 +10,6 @@ from lmmprobe.metrics.bootstrap import (
 from lmmprobe.metrics.choice import (
     METRIC_NAMES,
     MISSING,
-    MetricValue,
     breakdown,
     group_by,
     summarize,
@@ -45,6 +44,7 @@ from lmmprobe.metrics.text import (
     reform_kie_correct,
     reform_ocr_correct,
 )
+from lmmprobe.metrics.value import MetricValue
 
 __all__ = [
     "CAPTION_METRICS",

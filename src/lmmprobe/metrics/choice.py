@@ -31,6 +31,7 @@ from lmmprobe.metrics.bootstrap import (
     profiles_pay_off,
     ratio,
 )
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 METRIC_NAMES: tuple[str, ...] = (
@@ -73,29 +74,6 @@ _RATIO_POS = [METRIC_NAMES.index(name) for name in _RATIOS]
 _RATIO_NUM = [_COL[num] for num, _ in _RATIOS.values()]
 _RATIO_DEN = [_COL[den] for _, den in _RATIOS.values()]
 _BALANCED_POS = METRIC_NAMES.index("balanced_accuracy")
-
-
-@dataclass(frozen=True, slots=True)
-class MetricValue:
-    """A metric's point value with its 95% bootstrap confidence interval.
-
-    Attributes:
-        value: The metric, or None when undefined (no eligible rows).
-        low: 2.5th percentile of the bootstrap distribution; None when ``value`` is None or no
-            resampling was done.
-        high: 97.5th percentile of the bootstrap distribution, likewise.
-        n: Number of rows the metric is computed over (its denominator).
-
-    """
-
-    value: float | None
-    low: float | None
-    high: float | None
-    n: int
-
-    def to_dict(self) -> dict[str, float | int | None]:
-        """Return the fields as a JSON-ready dictionary."""
-        return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
 
 
 def _is_choice(gold: object) -> bool:

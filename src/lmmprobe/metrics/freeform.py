@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.stability import mean_with_interval
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 __all__ = ["FREE_FORM", "dysca_caption_score", "freeform_rows", "freeform_summary"]

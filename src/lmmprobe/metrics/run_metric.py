@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import RunSpec, Score
 

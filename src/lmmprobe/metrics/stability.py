@@ -29,7 +29,7 @@ from lmmprobe.metrics.bootstrap import (
     percentile_interval,
     ratio,
 )
-from lmmprobe.metrics.choice import MetricValue
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 

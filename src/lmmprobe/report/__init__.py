@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lmmprobe.report._analysis import (
+    from lmmprobe.report._build_tables import (
         REPORT_DEFINITIONS,
         ReportDefinitions,
         ReportTables,
@@ -55,20 +55,20 @@ _EXPORTS: dict[str, str] = {
     "ModelResults": "lmmprobe.report.model",
     "ModelStats": "lmmprobe.report.model",
     "QuestionTypeSensitivity": "lmmprobe.report.model",
-    "REPORT_DEFINITIONS": "lmmprobe.report._analysis",
+    "REPORT_DEFINITIONS": "lmmprobe.report._build_tables",
     "REPORT_FORMATS": "lmmprobe.report.html",
     "ReportData": "lmmprobe.report._collect",
-    "ReportDefinitions": "lmmprobe.report._analysis",
+    "ReportDefinitions": "lmmprobe.report._build_tables",
     "ReportError": "lmmprobe.report._collect",
     "ReportFormat": "lmmprobe.report.html",
-    "ReportTables": "lmmprobe.report._analysis",
+    "ReportTables": "lmmprobe.report._build_tables",
     "Results": "lmmprobe.report.model",
     "ResultsFormatError": "lmmprobe.report.model",
     "Sensitivity": "lmmprobe.report.model",
     "build_report": "lmmprobe.report.html",
     "build_results": "lmmprobe.report.results",
-    "build_tables": "lmmprobe.report._analysis",
-    "definitions_sentence": "lmmprobe.report._analysis",
+    "build_tables": "lmmprobe.report._build_tables",
+    "definitions_sentence": "lmmprobe.report._build_tables",
     "format_metric": "lmmprobe.report._format",
     "json_ready": "lmmprobe.report._embed",
     "load_report_data": "lmmprobe.report._collect",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmmprobe.report._analysis import ReportTables
+from lmmprobe.report._build_tables import ReportTables
 from lmmprobe.report._collect import ReportData
 from lmmprobe.report._figures import (
     blind_gap_figure,

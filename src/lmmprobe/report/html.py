@@ -28,7 +28,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from lmmprobe.report._analysis import (
+from lmmprobe.report._browser import THUMB_PX, browser_payload
+from lmmprobe.report._build_tables import (
     ALPHA,
     DEFINITIONS_PAGE,
     REPORT_DEFINITIONS,
@@ -38,7 +39,6 @@ from lmmprobe.report._analysis import (
     build_tables,
     definitions_sentence,
 )
-from lmmprobe.report._browser import THUMB_PX, browser_payload
 from lmmprobe.report._collect import ReportData, load_report_data
 from lmmprobe.report._embed import inline_script, script_json
 from lmmprobe.report._format import format_metric, num, pval, stat

@@ -1,6 +1,6 @@
 """A report's tables as Markdown, CSV or JSON (``lmmprobe report --format md|csv|json``).
 
-The numbers are the HTML report's (see `lmmprobe.report._analysis`): the leaderboard with 95%
+The numbers are the HTML report's (see `lmmprobe.report._build_tables`): the leaderboard with 95%
 bootstrap intervals, per-subtask and per-scenario accuracy (Dysca figure 7), Dysca's SQ/SC and
 scenario deltas, ReForm-Eval's instability, blind-setting gaps, means along HEMM's task
 dimensions with paired t-tests (between task categories, and between model groups of the model
@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from lmmprobe.report._analysis import (
+from lmmprobe.report._build_tables import (
     ALPHA,
     UNDEFINED,
     ReportTables,

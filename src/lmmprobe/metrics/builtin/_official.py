@@ -32,8 +32,8 @@ from lmmprobe.metrics.bootstrap import (
     percentile_interval,
     ratio_intervals,
 )
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 __all__ = [

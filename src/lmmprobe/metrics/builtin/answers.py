@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lmmprobe.metrics.choice import METRIC_NAMES, MetricValue, summarize
+from lmmprobe.metrics.choice import METRIC_NAMES, summarize
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
 
 FAMILY = "answers"
 

@@ -39,9 +39,9 @@ from lmmprobe.metrics.builtin._official import (
     gold,
     per_row,
 )
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 FAMILY = "benchmark_choice"

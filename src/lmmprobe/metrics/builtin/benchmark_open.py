@@ -28,9 +28,9 @@ from lmmprobe.metrics.builtin._official import (
     per_row,
     references,
 )
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.text import MetricUnavailable, anls, caption_scores
+from lmmprobe.metrics.value import MetricValue
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.freeform import FREE_FORM
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.text import MetricUnavailable, caption_scores
+from lmmprobe.metrics.value import MetricValue
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.freeform import dysca_caption_score, freeform_rows, freeform_summary
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
 
 log = logging.getLogger(__name__)
 

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from lmmprobe.metrics.builtin._official import answer_text, answered, mean_value
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 log = logging.getLogger(__name__)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lmmprobe.metrics.choice import MetricValue
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy, instability
+from lmmprobe.metrics.value import MetricValue
 
 FAMILY = "repeats"
 
