@@ -161,7 +161,7 @@ class RunMetric:
 
 
 RUN_METRICS: Registry[RunMetric] = Registry(
-    "metric", entry_point_group=ENTRY_POINT_GROUP, builtins=("lmmprobe.metrics.builtin",)
+    "metric", entry_point_group=ENTRY_POINT_GROUP, discover=("lmmprobe.metrics.builtin",)
 )
 """Every run-level metric, by name: the built-ins, then plugins of the ``lmmprobe.metrics`` group."""
 
