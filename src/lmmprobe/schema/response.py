@@ -28,7 +28,14 @@ class Usage(BaseModel):
     """Token accounting reported by the backend."""
 
     prompt_tokens: int | None = Field(default=None, description="Tokens in the prompt.")
-    completion_tokens: int | None = Field(default=None, description="Tokens generated.")
+    completion_tokens: int | None = Field(
+        default=None, description="Tokens generated, reasoning tokens included."
+    )
+    reasoning_tokens: int | None = Field(
+        default=None,
+        description="Of the tokens generated, those spent thinking, where the backend reports "
+        "them (``usage.completion_tokens_details.reasoning_tokens``).",
+    )
 
 
 class ErrorInfo(BaseModel):
@@ -43,7 +50,22 @@ class Response(BaseModel):
     """The outcome of one request: text, candidate scores, or a typed error."""
 
     key: str = Field(description="The request's cache key.")
-    text: str | None = Field(default=None, description="Generated text (generate requests).")
+    text: str | None = Field(
+        default=None,
+        description="Generated text as the model sent it (generate requests): inline thinking "
+        "(``<think>...</think>``) included. What is read as the answer is decided when it is "
+        "scored (`lmmprobe.parse.thinking`), so a stored answer is re-read by today's rules.",
+    )
+    reasoning: str | None = Field(
+        default=None,
+        description="Thinking the server sent apart from the text (``reasoning_content`` or "
+        "``reasoning`` of an OpenAI-compatible reply); None when it sent none.",
+    )
+    finish_reason: str | None = Field(
+        default=None,
+        description="Why generation stopped, as the backend says it: ``stop``, ``length`` (the "
+        "token limit), ``content_filter``...; None when unknown.",
+    )
     loglikelihoods: list[float] | None = Field(
         default=None,
         description="Summed log-probability of each candidate (likelihood requests), or of "

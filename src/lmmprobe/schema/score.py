@@ -8,12 +8,14 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.schema.benchmark import ROW_BENCHMARK, ROW_METRIC
 
-Stage = Literal["mark", "text", "fuzzy", "likelihood", "match", "unparsed", "error"]
+Stage = Literal["mark", "text", "fuzzy", "likelihood", "match", "unparsed", "truncated", "error"]
 """Which step decided the prediction.
 
 mark/text/fuzzy: the extraction pipeline's stages for generated choice answers; likelihood:
 highest-scoring candidate; match: open-ended comparison; unparsed: no answer could be read
-(scored incorrect); error: the request failed (not scored).
+(scored incorrect); truncated: the output stopped before an answer (inside its thinking, or at
+the token limit), never read for a mark and scored incorrect; error: the request failed (not
+scored).
 """
 
 FORMAT_HIT_STAGES: frozenset[str] = frozenset({"mark", "text", "likelihood"})
