@@ -120,7 +120,7 @@ def write_questions(path: Path, n: int, seed: int = 0) -> None:
             right = a + b
             wrong = rng.sample([v for v in range(right - 9, right + 10) if v != right], 3)
             answer = rng.randrange(4)
-            choices = [str(v) for v in wrong[:answer] + [right] + wrong[answer:]]
+            choices = [str(v) for v in [*wrong[:answer], right, *wrong[answer:]]]
             row = {
                 "id": f"q{i:05d}",
                 "images": [],
