@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 LMMS_EVAL_VERSION = "0.7.3"
+FILELOCK_FOR_LMMS_EVAL = "filelock==3.18.0"
 LETTERS = "ABCD"
 
 _TASK_YAML = """\
@@ -209,6 +210,8 @@ def setup_venv(venv: Path, reuse_site: bool) -> None:
         pth.write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     subprocess.run([*pip, f"lmms-eval=={LMMS_EVAL_VERSION}"], check=True)
+    # lmms-eval 0.7.3 imports filelock._api, which filelock 4 no longer has.
+    subprocess.run([*pip, FILELOCK_FOR_LMMS_EVAL], check=True)
 
 
 def timed(cmd: list[str]) -> float:
