@@ -59,6 +59,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/serve_pages.py
 	$(PY) benchmarks/arena_load.py
 	$(PY) benchmarks/answer_cache.py
+	$(PY) benchmarks/vs_lmms_eval.py  # skipped unless lmms-eval is in its scratch venv
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache

@@ -6,6 +6,13 @@ first run into an empty store and for immediate re-runs answered entirely from t
 the peak resident memory of the process. The re-run figure is the median of `--reruns`
 consecutive re-runs (each is printed): one run on a shared 2-core machine varies by +-10%.
 
+Samples/s depend on the machine, so the same process also times a plain-Python reference loop
+over the same questions (`_reference_loop.py`: build the prompt, ask an instant model, read the
+letter, count accuracy, write one JSON line per sample) and prints lmmprobe's samples/s as a
+fraction of the loop's: that ratio compares across machines. The loop is timed before and
+after lmmprobe's runs and its median used, so a machine that speeds up or slows down midway
+moves both sides.
+
 Targets on a 2-core machine: first run >= 2,000 samples/s, re-run >= 3,000 samples/s, < 400 MB.
 The script exits with an error when a run falls below them.
 
@@ -21,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _reference_loop import Question, reference_loop
 from lmmprobe import RunSpec, evaluate
 from lmmprobe.data import load_source
 from lmmprobe.models import load_model
@@ -43,6 +51,11 @@ def main() -> None:
         spec = RunSpec(
             models=[args.model], data=f"demo,n={args.samples}", db=str(Path(tmp) / "bench.db")
         )
+        questions: list[Question] = [
+            (s.id, s.question, s.choices or [], s.answer if isinstance(s.answer, int) else -1)
+            for s in load_source(spec.data).samples
+        ]
+        reference = [reference_loop(questions, Path(tmp) / "reference.jsonl")[1] for _ in range(3)]
         rows = []
         labels = ["first run"] + [f"re-run {i + 1}" for i in range(max(1, args.reruns))]
         for label in labels:
@@ -60,6 +73,7 @@ def main() -> None:
             out = run_model(args.model, model, samples, spec, store)
             runner_only = args.samples / (time.perf_counter() - t0)
         assert out.called == 0
+        reference += [reference_loop(questions, Path(tmp) / "reference.jsonl")[1] for _ in range(3)]
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{'phase':<10} {'seconds':>8} {'samples/s':>10} {'called':>7} {'cached':>7}")
     for label, dt, sps, called, cached in rows:
@@ -70,9 +84,17 @@ def main() -> None:
     print(f"peak resident memory: {rss_mb:.0f} MB")
     rerun = statistics.median(r[2] for r in rows[1:])
     print(f"re-run median: {rerun:.0f} samples/s")
+    ref = statistics.median(reference)
+    print(
+        f"reference loop (plain Python, same questions): {ref:.0f} samples/s "
+        f"(min {min(reference):.0f}, max {max(reference):.0f}); lmmprobe / reference: "
+        f"first run {rows[0][2] / ref:.4f}, re-run {rerun / ref:.4f}"
+    )
     print(
         f"first_run_samples_per_s={rows[0][2]:.0f} rerun_samples_per_s={rerun:.0f} "
-        f"rerun_runner_only_samples_per_s={runner_only:.0f} peak_rss_mb={rss_mb:.0f}"
+        f"rerun_runner_only_samples_per_s={runner_only:.0f} peak_rss_mb={rss_mb:.0f} "
+        f"reference_samples_per_s={ref:.0f} first_run_vs_reference={rows[0][2] / ref:.4f} "
+        f"rerun_vs_reference={rerun / ref:.4f}"
     )
     missed = [
         f"{what} {got:.0f} samples/s < {want:,}"

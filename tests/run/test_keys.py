@@ -16,9 +16,11 @@ import pytest
 from PIL import Image
 
 from lmmprobe.formulate import formulate, render_options
+from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.run import plan_requests, request_key
+from lmmprobe.run.keys import ask_key
 from lmmprobe.schema import (
     ContentPart,
     FormulateConfig,
@@ -256,3 +258,22 @@ def test_option_rendering_matches_render_options_for_any_text(style: str) -> Non
         ask = formulator.ask(sample)
         assert ask.marks is not None
         assert render_options(texts[:n], ask.marks) in ask.prompt.split("\n")
+
+
+@pytest.mark.parametrize(
+    "text", ["", "3:abc", "\x00", "line\nbreak", "caf\u00e9 \U0001f600", "lone \ud800 surrogate"]
+)
+def test_ask_key_is_the_key_of_the_request_it_builds(text: str) -> None:
+    # The runner keys asks without building their requests; the key must be the request's
+    # whatever the texts hold (length-prefix look-alikes, NUL, lone surrogates).
+    red = _samples()[0].images[0]
+    for images, preamble, candidates, prefix in [
+        ([], (), None, None),
+        ([red, red], (("system", text), ("user", "Hi"), ("assistant", text)), [text, "B"], text),
+    ]:
+        ask = Ask(
+            sample_id="s", repeat=1, method="likelihood" if candidates else "generate",
+            prompt=text, images=images, candidates=candidates, options=None, marks=None,
+            order=None, response_prefix=prefix, gen=GenerationParams(seed=4), preamble=preamble,
+        )  # fmt: skip
+        assert ask_key(IDENT, ask) == request_key(IDENT, ask.to_request())

@@ -99,6 +99,29 @@ def too_deep(value: Any, limit: int = MAX_NESTING) -> str | None:
     The top level is level 0; the path (built with `value_path`) names the first
     `_PATH_PARTS` levels and ends in ``...`` when it goes deeper.
     """
+    # Every row of every file is measured and almost none is too deep: a walk that follows
+    # containers only and names nothing answers those; paths are built only for a hit.
+    return _deep_path(value, limit) if _deeper_than(value, limit) else None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether a list, tuple or dict sits more than `limit` levels below `value` (no paths).
+
+    Recursive, yet safe on any nesting: it descends at most `limit` + 1 levels.
+    """
+    if isinstance(value, dict):
+        children: Iterable[Any] = value.values()
+    elif isinstance(value, list | tuple):
+        children = value
+    else:
+        return False
+    if limit < 0:
+        return True
+    return any(_deeper_than(v, limit - 1) for v in children if isinstance(v, dict | list | tuple))
+
+
+def _deep_path(value: Any, limit: int) -> str | None:
+    """`too_deep` measured the plain way: every container visited with its path."""
     stack: list[tuple[Any, str | None, int]] = [(value, None, 0)]
     while stack:
         item, path, depth = stack.pop()

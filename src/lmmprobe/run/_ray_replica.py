@@ -8,17 +8,19 @@ same typed errors as the local executor) and returns a `BatchResult` with its pr
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmmprobe._optional import require
 from lmmprobe.models.base import AsyncModel, ClosableModel, Model, ModelFactory
 from lmmprobe.run.executor import BatchResult, acall_batch, call_batch
 from lmmprobe.schema import ImageRef, Request
 from lmmprobe.schema.image import Renderer, register_renderer
+
+if TYPE_CHECKING:  # asyncio itself is imported where a replica awaits: a local run never does
+    import asyncio
 
 ImageSlot = ImageRef | str
 """An image as sent: the reference itself, or the content hash of one in the object store."""
@@ -114,6 +116,8 @@ class AsyncReplica(_ReplicaBase):
 
     async def run(self, wire: WireBatch, objects: dict[str, Any]) -> tuple[BatchResult, int]:
         """Answer one batch (up to `concurrency` at once); the result and this worker's pid."""
+        import asyncio
+
         needed, missing = self._fetch(wire, objects)
         while missing:
             # Object references are awaitable: fetching never blocks the replica's other calls.

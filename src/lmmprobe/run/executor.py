@@ -6,7 +6,6 @@ replace it later because requests are independent and keyed and the store does t
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import traceback
@@ -408,6 +407,8 @@ class LocalExecutor:
         )
         try:
             if isinstance(model, AsyncModel) and model.capabilities.is_async:
+                import asyncio  # only async backends need it; a run of a local model skips it
+
                 asyncio.run(self._run_async(model, batches, on_batch, policy))
                 return
             assert isinstance(model, Model)
@@ -425,6 +426,8 @@ class LocalExecutor:
         on_batch: OnBatch,
         policy: AbortPolicy,
     ) -> None:
+        import asyncio
+
         limit = self.max_concurrency or model.capabilities.max_concurrency
         sem = asyncio.Semaphore(limit)
 

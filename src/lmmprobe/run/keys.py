@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
+from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.schema import Request
 
@@ -38,19 +40,56 @@ def request_key(identity: ModelIdentity | str, request: Request) -> str:
         32 hex characters.
 
     """
+    messages = [
+        (m.role, [_field(p.text) if p.type == "text" else f"i{p.image}" for p in m.content])
+        for m in request.messages
+    ]
+    return _key(identity, request.method, messages, request, request.candidates)
+
+
+def ask_key(identity: ModelIdentity | str, ask: Ask) -> str:
+    """`request_key` of ``ask.to_request()``, without building and validating that request.
+
+    The runner keys every planned ask, and most asks of a re-run are answered from the store
+    and never sent; assembling each one's validated `Request` only to hash it was the largest
+    single cost of planning. The messages are spelled here exactly as `Ask.to_request` lays
+    them out (the preamble's text turns, then the user turn: image parts, then the prompt),
+    and both keys go through one serializer, so the two cannot disagree
+    (tests/run/test_keys.py checks them against each other on every configuration).
+
+    Args:
+        identity: The model, or its `ModelIdentity.cache_id` text.
+        ask: The planned ask.
+
+    Returns:
+        32 hex characters, equal to ``request_key(identity, ask.to_request())``.
+
+    """
+    messages = [(role, [_field(text)]) for role, text in ask.preamble]
+    messages.append(("user", [*(f"i{i}" for i in range(len(ask.images))), _field(ask.prompt)]))
+    return _key(identity, ask.method, messages, ask, ask.candidates)
+
+
+def _key(
+    identity: ModelIdentity | str,
+    method: str,
+    messages: Sequence[tuple[str, list[str]]],
+    rest: Request | Ask,
+    candidates: list[str] | None,
+) -> str:
+    # The one serializer of keys: `messages` holds each turn's role and its parts already
+    # written as key text; `rest` gives the images, the prefix and the decoding settings.
     ident = identity if isinstance(identity, str) else identity.cache_id()
-    method = _METHOD_IN_KEY.get(request.method, request.method)
-    parts = [_field(ident), _field(method), _field(len(request.messages))]
-    for message in request.messages:
-        parts += [_field(message.role), _field(len(message.content))]
-        parts += [_field(p.text) if p.type == "text" else f"i{p.image}" for p in message.content]
-    parts.append(_field(len(request.images)))
-    parts += [image.content_hash() for image in request.images]
-    candidates = request.candidates
+    method = _METHOD_IN_KEY.get(method, method)
+    parts = [_field(ident), _field(method), _field(len(messages))]
+    for role, content in messages:
+        parts += [_field(role), _field(len(content)), *content]
+    parts.append(_field(len(rest.images)))
+    parts += [image.content_hash() for image in rest.images]
     parts.append(_field(None if candidates is None else len(candidates)))
     parts += [_field(c) for c in candidates or ()]
-    parts.append(_field(request.response_prefix))
-    g = request.gen
+    parts.append(_field(rest.response_prefix))
+    g = rest.gen
     parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
     # surrogatepass: text read from JSON may hold lone surrogates, which strict UTF-8 rejects;
     # any other text encodes exactly as before.

@@ -27,7 +27,7 @@ from lmmprobe.models.base import (
     load_model,
 )
 from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
-from lmmprobe.run.keys import request_key
+from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response
@@ -103,9 +103,9 @@ def plan_requests(
     """One keyed ask per (sample, repeat), in sample order.
 
     Under CircularEval a choice sample is asked once per rotation of its options instead of
-    `spec.repeats` times. Each ask's key is `request_key` of its request (`Ask.to_request`);
-    the runner keeps the asks, which hold all the scorer reads, and builds the requests again
-    only for what it sends.
+    `spec.repeats` times. Each ask's key is `request_key` of its request (`Ask.to_request`),
+    computed from the ask (`ask_key`); the runner keeps the asks, which hold all the scorer
+    reads, and builds requests only for what it sends.
     """
     formulator = Formulator(spec.formulate, spec.gen, spec.seed)
     ident = identity.cache_id()
@@ -121,7 +121,7 @@ def plan_requests(
 def _keyed(formulator: Formulator, sample: Sample, repeat: int, identity: str) -> Ask:
     """The ask of `sample` on `repeat`, keyed for the model whose cache id is `identity`."""
     ask = formulator.ask(sample, repeat)
-    ask.key = request_key(identity, ask.to_request())
+    ask.key = ask_key(identity, ask)
     return ask
 
 

@@ -1,0 +1,54 @@
+"""The runner-overhead benchmarks: the reference loop, and the lmms-eval comparison's inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks._reference_loop import reference_loop
+from benchmarks.vs_lmms_eval import lmmprobe_command, write_lmms_inputs, write_questions
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_reference_loop_counts_and_writes_every_sample(tmp_path: Path) -> None:
+    # The instant model answers "A": right exactly where the first option is the answer.
+    questions = [
+        ("a", "Q1?", ["x", "y"], 0),
+        ("b", "Q2?", ["x", "y", "z"], 2),
+        ("c", "Q3?", ["x"], 0),
+    ]
+    accuracy, per_s = reference_loop(questions, tmp_path / "out.jsonl")
+    assert accuracy == 2 / 3 and per_s > 0
+    lines = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(x["id"], x["prediction"], x["correct"]) for x in lines] == [
+        ("a", 0, True), ("b", 0, False), ("c", 0, True)
+    ]  # fmt: skip
+
+
+def test_the_compared_questions_are_what_lmmprobe_runs(tmp_path: Path) -> None:
+    # Both tools read one file; lmmprobe must take every row as a four-option question, and
+    # the task lmms-eval reads must name that file.
+    data = tmp_path / "questions.jsonl"
+    write_questions(data, 50)
+    cmd = lmmprobe_command(data, tmp_path / "s.db", tmp_path / "out")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "50 requests, 0 from the store, 50 sent, 0 errors" in done.stdout
+    for row in map(json.loads, data.read_text().splitlines()):
+        a, b = row["question"].removeprefix("What is ").removesuffix("?").split(" + ")
+        assert len(row["choices"]) == 4 and row["choices"][row["answer"]] == str(int(a) + int(b))
+    tasks, plugin = write_lmms_inputs(tmp_path, data)
+    assert str(data) in (tasks / "probe_mc" / "probe_mc.yaml").read_text()
+    assert (plugin / "probe_instant" / "models" / "instant.py").is_file()
+
+
+def test_comparison_skips_with_a_message_without_lmms_eval(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vs_lmms_eval.py"), "--venv", str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("skipped: lmms-eval 0.7.3 is not installed in")
