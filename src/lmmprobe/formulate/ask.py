@@ -16,6 +16,9 @@ from lmmprobe.schema import GenerationParams, ImageRef, Method, Request
 Turn = tuple[str, str]
 """A text-only chat turn before the question: (role, text)."""
 
+Part = str | int
+"""One part of a chat turn as laid out: a text, or the index of an image in `Ask.images`."""
+
 
 @dataclass(slots=True, eq=False)
 class Ask:
@@ -37,6 +40,17 @@ class Ask:
     key: str = ""
     """Cache key of `to_request()`'s request, set by the runner."""
 
+    def layout(self) -> list[tuple[str, list[Part]]]:
+        """The chat turns the request sends, each as (role, parts): the one place they are laid out.
+
+        The preamble's text turns, then the user turn: its images (by index), then the prompt.
+        `to_request` builds the request's messages from it and `lmmprobe.run.keys.ask_key`
+        keys it, so what is keyed is what is sent.
+        """
+        turns: list[tuple[str, list[Part]]] = [(role, [text]) for role, text in self.preamble]
+        turns.append(("user", [*range(len(self.images)), self.prompt]))
+        return turns
+
     def to_request(self) -> Request:
         """The full request: the preamble's turns, then the images and the question.
 
@@ -45,11 +59,9 @@ class Ask:
                 role other than system/user/assistant, say).
 
         """
-        turns = [_text_turn(role, text) for role, text in self.preamble]
-        parts: list[dict[str, object]] = [
-            {"type": "image", "image": i} for i in range(len(self.images))
+        messages = [
+            {"role": role, "content": [_part(p) for p in parts]} for role, parts in self.layout()
         ]
-        parts.append({"type": "text", "text": self.prompt})
         # One validation builds the request with its messages and parts; it copies the lists,
         # so the request shares nothing mutable with this ask.
         return Request.model_validate(
@@ -58,7 +70,7 @@ class Ask:
                 "sample_id": self.sample_id,
                 "repeat": self.repeat,
                 "method": self.method,
-                "messages": [*turns, {"role": "user", "content": parts}],
+                "messages": messages,
                 "prompt": self.prompt,
                 "images": self.images,
                 "candidates": self.candidates,
@@ -71,5 +83,7 @@ class Ask:
         )
 
 
-def _text_turn(role: str, text: str) -> dict[str, object]:
-    return {"role": role, "content": [{"type": "text", "text": text}]}
+def _part(part: Part) -> dict[str, object]:
+    if isinstance(part, int):
+        return {"type": "image", "image": part}
+    return {"type": "text", "text": part}

@@ -52,10 +52,10 @@ def ask_key(identity: ModelIdentity | str, ask: Ask) -> str:
 
     The runner keys every planned ask, and most asks of a re-run are answered from the store
     and never sent; assembling each one's validated `Request` only to hash it was the largest
-    single cost of planning. The messages are spelled here exactly as `Ask.to_request` lays
-    them out (the preamble's text turns, then the user turn: image parts, then the prompt),
-    and both keys go through one serializer, so the two cannot disagree
-    (tests/run/test_keys.py checks them against each other on every configuration).
+    single cost of planning. The turns come from `Ask.layout`, the one place they are laid
+    out (`Ask.to_request` builds its messages from it too), and both keys go through one
+    serializer, so the two cannot disagree (tests/run/test_keys.py checks them against each
+    other on every configuration).
 
     Args:
         identity: The model, or its `ModelIdentity.cache_id` text.
@@ -65,8 +65,10 @@ def ask_key(identity: ModelIdentity | str, ask: Ask) -> str:
         32 hex characters, equal to ``request_key(identity, ask.to_request())``.
 
     """
-    messages = [(role, [_field(text)]) for role, text in ask.preamble]
-    messages.append(("user", [*(f"i{i}" for i in range(len(ask.images))), _field(ask.prompt)]))
+    messages = [
+        (role, [f"i{p}" if isinstance(p, int) else _field(p) for p in parts])
+        for role, parts in ask.layout()
+    ]
     return _key(identity, ask.method, messages, ask, ask.candidates)
 
 
