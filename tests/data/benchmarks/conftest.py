@@ -12,7 +12,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -21,6 +23,9 @@ import datasets
 import pytest
 from PIL import Image
 from tests.hub_server import Answer, LoopbackHub
+
+from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity
+from lmmprobe.schema import Request, Response
 
 
 def tiny_png(
@@ -204,3 +209,51 @@ class FakeHub(LoopbackHub):
             known = [p for p in asked if p in files or any(f.startswith(f"{p}/") for f in files)]
             return 200, json.dumps([self._entry(files, p) for p in known]).encode(), {}
         return 404, b'{"error":"not found"}', {"X-Error-Code": "RepoNotFound"}
+
+
+_TAG = re.compile(r"#(\w+)")
+
+
+@dataclass
+class Script:
+    """A scripted model's name, its replies by tag, and the prompts it was sent by tag."""
+
+    name: str
+    replies: dict[str, str] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+def scripted_model(name: str) -> Script:
+    """Register model `name`: it replies ``replies[tag]`` for the ``#tag`` its question carries.
+
+    An external-model stand-in for end-to-end runs on benchmark fixtures (each question holds
+    ``#tag``); the prompts it receives are recorded by tag, so a test can check the wording.
+    """
+    script = Script(name)
+
+    class Scripted:
+        def __init__(self, target: str | None, options: dict[str, str]) -> None:
+            self.identity = ModelIdentity(backend=name, name=name)
+            self.capabilities = Capabilities(multi_image=True, max_batch_size=16)
+
+        def generate(self, requests: Sequence[Request]) -> list[Response]:
+            out = []
+            for r in requests:
+                tag = _TAG.search(r.prompt)
+                assert tag is not None, r.prompt
+                script.prompts[tag.group(1)] = r.prompt
+                out.append(Response(key=r.key, text=script.replies[tag.group(1)]))
+            return out
+
+        def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
+            raise NotImplementedError
+
+    MODELS.register(name, summary="test: scripted replies")(Scripted)
+    return script
+
+
+@pytest.fixture
+def own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`datasets` caches a local folder by its name and config, not by its files: two fixtures
+    in folders of the same name would share one cache entry. Each test gets its own cache."""
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")

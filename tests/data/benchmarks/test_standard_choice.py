@@ -9,57 +9,25 @@ computed by hand.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pytest
 from datasets import Dataset, Features, Image, Value
 from datasets import Sequence as Seq
-from tests.data.benchmarks.conftest import tiny_png, write_hub_snapshot
+from tests.data.benchmarks.conftest import scripted_model, tiny_png, write_hub_snapshot
 
 from lmmprobe.api import evaluate
 from lmmprobe.data.base import DataError, load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity
-from lmmprobe.schema import Request, Response
 
-MODEL = "e1-scripted"
-REPLIES: dict[str, str] = {}
-PROMPTS: dict[str, str] = {}
-_TAG = re.compile(r"#(\w+)")
+SCRIPT = scripted_model("e1-scripted")
+MODEL = SCRIPT.name
+REPLIES = SCRIPT.replies
+PROMPTS = SCRIPT.prompts
 
 
-class ScriptedModel:
-    """Replies with ``REPLIES[tag]`` for the ``#tag`` its question carries; records prompts."""
-
-    def __init__(self, target: str | None, options: dict[str, str]) -> None:
-        self.identity = ModelIdentity(backend=MODEL, name=MODEL)
-        self.capabilities = Capabilities(multi_image=True, max_batch_size=16)
-
-    def generate(self, requests: Sequence[Request]) -> list[Response]:
-        out = []
-        for r in requests:
-            tag = _TAG.search(r.prompt)
-            assert tag is not None, r.prompt
-            PROMPTS[tag.group(1)] = r.prompt
-            out.append(Response(key=r.key, text=REPLIES[tag.group(1)]))
-        return out
-
-    def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
-        raise NotImplementedError
-
-
-MODELS.register(MODEL, summary="test: scripted replies")(ScriptedModel)
-
-
-@pytest.fixture(autouse=True)
-def _own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # `datasets` caches a local folder by its name and config, not by its files: two fixtures
-    # in folders of the same name would share one cache entry. Each test gets its own cache.
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
 
 
 IMG = Image()
