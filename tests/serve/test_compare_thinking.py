@@ -75,6 +75,9 @@ def test_thinking_on_and_off_paired_and_named(thinking_runs: Path) -> None:
     both = sum(1 for a, b in zip(on, off, strict=True) if a and b)
     assert (got["both_correct"], got["both_wrong"]) == (both, len(on) - both - 6) == (5, 3)
     assert got["mcnemar_p"] == pytest.approx(p, rel=1e-12)
+    # The answer cut off inside its thinking is named so where the sides differ.
+    cut = next(d for d in got["differ"] if d["sample_id"] == "s007")
+    assert cut["a"].startswith("(cut off) <think>") and not cut["a_correct"]
     # The page: the sides' labels, the pair counts, the difference and the p-value.
     assert '<span class="badge setting-a">thinking default</span>' in page
     assert '<span class="badge setting-b">thinking off</span>' in page

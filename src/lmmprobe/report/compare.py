@@ -148,7 +148,9 @@ def _plain(text: str | None) -> str:
 def _shown(ans: PairedAnswer) -> str:
     if ans.prediction_text is not None:
         return ans.prediction_text
-    return f"(unparsed) {ans.raw or ''}".strip()
+    # A cut-off answer (thinking that never ended) is named as such, not as an unparsed one.
+    why = "(cut off)" if ans.stage == "truncated" else "(unparsed)"
+    return f"{why} {ans.raw or ''}".strip()
 
 
 def _same_answer(x: PairedAnswer, y: PairedAnswer) -> bool:

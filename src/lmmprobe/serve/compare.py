@@ -20,7 +20,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from lmmprobe.report.compare import Comparison, checkpoint_pair, compare_runs
+from lmmprobe.report.compare import Comparison, checkpoint, checkpoint_pair, compare_runs
 from lmmprobe.report.settings import sides_apart
 from lmmprobe.serve import _pages
 from lmmprobe.serve.runs import run_settings
@@ -157,6 +157,9 @@ def _view(request: Request) -> dict[str, Any]:
         "result": result,
         "setting_a": apart[0],
         "setting_b": apart[1],
+        # The differing answers' columns: the checkpoint and what sets the side apart.
+        "head_a": checkpoint(model_a) if model_a else None,
+        "head_b": checkpoint(model_b) if model_b else None,
         "problem": problem,
         "offset": offset,
         "page": PAGE,
