@@ -3,9 +3,12 @@
 ``compare`` pairs the answers two runs gave to the same samples (one model each, or two models
 of one run) and reports the accuracy difference with a paired cluster-bootstrap interval
 (samples resampled, as the run metrics do), McNemar's exact test on the answers where exactly
-one side is right, how often the two agree, and the samples where they differ. Only answers
-both sides scored count: errors are errors, not wrong answers, so a pair with an error on
-either side is left out (and counted), as are answers judged only as a corpus (captions).
+one side is right (with the counts of right/wrong pairs), how often the two agree, and the
+samples where they differ. Each side is labelled by what sets it apart (`sides_apart`:
+``thinking off``, ``effort high``, ``blind``...), so two specs of one checkpoint with thinking
+on and off read as such. Only answers both sides scored count: errors are errors, not wrong
+answers, so a pair with an error on either side is left out (and counted), as are answers
+judged only as a corpus (captions).
 
 The statistics are plain functions (`list_runs`, `lmmprobe.report.compare.compare_runs`) a
 Python user can call with a `Store`; the commands only print them.
@@ -27,11 +30,17 @@ from rich.table import Table
 
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
-from lmmprobe.report.compare import Comparison, Difference, compare_runs
-from lmmprobe.report.settings import run_setting
+from lmmprobe.report.compare import (
+    Comparison,
+    Difference,
+    checkpoint,
+    checkpoint_pair,
+    compare_runs,
+)
+from lmmprobe.report.settings import run_setting, sides_apart
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.queries import run_models
-from lmmprobe.store.runs import StoredRun, count_runs, read_runs
+from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs
 
 RunsFormat = Literal["table", "json"]
 
@@ -247,6 +256,11 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
             return need(asked[0], run_a, in_a), need(asked[1], run_a, in_a)
         if not asked and len(in_a) == 2:
             return in_a[0], in_a[1]
+        # Thinking on and off of one checkpoint among other models: that pair, when it is the
+        # only one.
+        pair = None if asked else checkpoint_pair(in_a, in_a)
+        if pair is not None:
+            return pair
         fail(
             f"comparing within run {run_a}: name two of its models with --model A --model B "
             f"(it has: {', '.join(in_a) or 'none'})"
@@ -254,12 +268,23 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
     if len(asked) == 2:
         return need(asked[0], run_a, in_a), need(asked[1], run_b, in_b)
     if len(asked) == 1:
-        return need(asked[0], run_a, in_a), need(asked[0], run_b, in_b)
+        # One spec named, held by one run only: the other run's one spec of its checkpoint
+        # (``hf:x`` against ``hf:x,chat_template_kwargs=enable_thinking:false``).
+        (one,) = asked
+        if (one in in_a) != (one in in_b):
+            other = in_b if one in in_a else in_a
+            kin = [m for m in other if checkpoint(m) == checkpoint(one)]
+            if len(kin) == 1:
+                return (one, kin[0]) if one in in_a else (kin[0], one)
+        return need(one, run_a, in_a), need(one, run_b, in_b)
     shared = [m for m in in_a if m in in_b]
     if len(shared) == 1:
         return shared[0], shared[0]
     if not shared and len(in_a) == 1 and len(in_b) == 1:
         return in_a[0], in_b[0]
+    pair = None if shared else checkpoint_pair(in_a, in_b)
+    if pair is not None:
+        return pair
     fail(
         f"name the model to compare with --model (run {run_a} has: {', '.join(in_a) or 'none'}; "
         f"run {run_b} has: {', '.join(in_b) or 'none'})"
@@ -270,13 +295,19 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def _print_comparison(c: Comparison) -> None:
+def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None:
     same_run = c.run_a == c.run_b
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold", no_wrap=True)
     head.add_column(overflow="fold")
-    for side, run, model in (("A", c.run_a, c.model_a), ("B", c.run_b, c.model_b)):
-        head.add_row(side, escape(model if same_run else f"{model}  (run {run})"))
+    for side, run, model, words in (
+        ("A", c.run_a, c.model_a, apart[0]),
+        ("B", c.run_b, c.model_b, apart[1]),
+    ):
+        label = model if same_run else f"{model}  (run {run})"
+        if words:
+            label += f"  [{', '.join(words)}]"
+        head.add_row(side, escape(label))
     if same_run:
         head.add_row("run", escape(c.run_a))
     head.add_row("paired", f"{c.n} answers on {c.samples} samples")
@@ -292,6 +323,7 @@ def _print_comparison(c: Comparison) -> None:
         "McNemar",
         f"{p} (exact); only A right: {c.a_only_correct}, only B right: {c.b_only_correct}",
     )
+    head.add_row("", f"[dim]both right: {c.both_correct}, both wrong: {c.both_wrong}[/]")
     head.add_row(
         "agreement",
         f"{_fmt(c.agreement)} same verdict, {_fmt(c.same_answer)} same answer",
@@ -391,6 +423,13 @@ def compare(
             )
         except ImportError as exc:
             fail(exc)
+        run_spec_a, run_spec_b = read_run(store.conn, a), read_run(store.conn, b)
+    apart = sides_apart(
+        model_a,
+        model_b,
+        run_spec_a.spec if run_spec_a else None,
+        run_spec_b.spec if run_spec_b else None,
+    )
     if result.n == 0:
         why = ", ".join(f"{v} {k}" for k, v in result.left_out.items()) or "no scores"
         fail(
@@ -398,9 +437,11 @@ def compare(
             f"({why}); compare runs on the same data"
         )
     if fmt == "json":
-        print(json.dumps(asdict(result), indent=2))
+        doc = asdict(result)
+        doc["setting_a"], doc["setting_b"] = apart
+        print(json.dumps(doc, indent=2))
         return
-    _print_comparison(result)
+    _print_comparison(result, apart)
 
 
 app = typer.Typer(

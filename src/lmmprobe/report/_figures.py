@@ -4,7 +4,8 @@ The page draws them with the embedded plotly.js (``Plotly.newPlot``); building t
 skips plotly's Python-side validation, which is slow for large figures and adds nothing here.
 Every label from data or models goes through `plotly_text` so plotly shows it literally.
 The radar charts follow Dysca's figure 7 (Zhang et al., 2024): per-subtask accuracy of each
-model, one radar per scenario (here per data spec and scenario).
+model, one radar per scenario (here per data spec and scenario). `tokens_figure` sets accuracy
+against mean output tokens per answer (what thinking costs), when the results carry them.
 
 Readable at a dozen models: series are named by the page's short names
 (`lmmprobe.report._labels`), legends stand on the right in one column, a model keeps its color
@@ -469,5 +470,87 @@ def blind_gap_figure(
             height=340,
             xaxis={"type": "category", "automargin": True},
             yaxis={"zeroline": True, "title": {"text": "points"}},
+        ),
+    }
+
+
+OUTPUT_TOKENS = "output_tokens"
+"""The run metric of mean completion tokens per answered row (the x of `tokens_figure`)."""
+
+
+def _whiskers(m: MetricValue, scale: float) -> tuple[float, float]:
+    """(plus, minus) lengths of `m`'s interval around its value, on `scale`."""
+    if m.value is None or m.low is None or m.high is None:
+        return 0.0, 0.0
+    return scale * (m.high - m.value), scale * (m.value - m.low)
+
+
+def tokens_figure(
+    rows: Sequence[tuple[str, str, LeaderboardRow]],
+    colors: Mapping[str, str],
+) -> Figure | None:
+    """Accuracy (%) with its 95% CI against mean output tokens per answer, one point per entry.
+
+    What thinking costs and buys: a model with thinking on and the same checkpoint with it off
+    are two points, right of and above (or not) each other. The tokens are the run metric
+    `OUTPUT_TOKENS`, read from the results as they are; nothing is computed here.
+
+    Args:
+        rows: ``(name, entry label, row)``, one per model and setting.
+        colors: Entry label → color.
+
+    Returns:
+        The figure, or None when no entry has both an accuracy and `OUTPUT_TOKENS` (runs
+        whose results do not carry the metric show no such chart).
+
+    """
+    traces: list[dict[str, Any]] = []
+    xs: list[float] = []
+    for name, label, row in rows:
+        acc = row.metrics.get("accuracy")
+        tok = row.metrics.get(OUTPUT_TOKENS)
+        if acc is None or tok is None:
+            continue
+        x, y = _finite(tok.value), _finite(acc.value)
+        if x is None or y is None:
+            continue
+        xs.append(x)
+        y_plus, y_minus = _whiskers(acc, 100)
+        x_plus, x_minus = _whiskers(tok, 1)
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": esc(name),
+                "visible": _shown(len(traces)),
+                "x": [x],
+                "y": [100 * y],
+                "marker": {"color": colors.get(label, "#7f7f7f"), "size": 11},
+                "error_y": {"type": "data", "array": [y_plus], "arrayminus": [y_minus],
+                            "visible": True},
+                "error_x": {"type": "data", "array": [x_plus], "arrayminus": [x_minus],
+                            "visible": True, "thickness": 1},
+                "hovertemplate": "%{fullData.name}: %{y:.1f}% at %{x:.0f} tokens<extra></extra>",
+            }
+        )  # fmt: skip
+    if not traces:
+        return None
+    xaxis: dict[str, Any] = {
+        "title": {"text": "mean output tokens per answer"},
+        "rangemode": "tozero",
+    }
+    if min(xs) > 0 and max(xs) / min(xs) > 20:
+        # Thinking and non-thinking answers differ by orders of magnitude: a linear axis would
+        # crowd the short ones against zero.
+        xaxis = {"title": xaxis["title"], "type": "log"}
+    return {
+        "data": traces,
+        "layout": _layout(
+            "Accuracy against output tokens (95% CI)",
+            series=len(traces),
+            height=380,
+            xaxis=xaxis,
+            yaxis={"range": [0, 100], "title": {"text": "accuracy (%)"}},
+            showlegend=True,
         ),
     }

@@ -3,7 +3,8 @@
 A model spec such as ``openai:fake-vlm@http://127.0.0.1:44397/v1`` and an entry label such as
 ``... [blind] @20261123-200739-38e361`` are exact but crowd every chart and table. The page
 names each model by a code and a shortened spec (``M3 fake-vlm``), each entry by that and the
-settings its run changed (``M3 fake-vlm blind, likelihood``), and each data spec by a code
+settings its run changed (``M3 fake-vlm blind, likelihood``) or its options say about thinking
+(``M4 qwen3-vl,enable_thi… thinking off``), and each data spec by a code
 (``D2``); legend tables on the page give the full spec of every code. Codes follow the order
 of the runs as given and of the models within each run, so the same arguments always give the
 same names.
@@ -17,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmmprobe.report._collect import Entry, ReportData
-from lmmprobe.report.settings import run_setting
+from lmmprobe.report.settings import model_setting, run_setting
 
 MAX_NAME = 22
 """Longest shortened spec, in characters; longer ones end in an ellipsis."""
@@ -121,7 +122,9 @@ def build_labels(data: ReportData) -> Labels:
 def _entry_names(entries: list[Entry], labels: Labels) -> None:
     base: dict[str, str] = {}
     for e in entries:
-        words = run_setting(e.run.spec)  # blind, likelihood, repeats 3...: what sets it apart
+        # Thinking off, effort high (the model's options), blind, likelihood, repeats 3 (the
+        # run's settings): what sets it apart, in words a cut-off spec may not show.
+        words = model_setting(e.model) + run_setting(e.run.spec)
         name = labels.models[e.model].name + (f" {', '.join(words)}" if words else "")
         base[e.label] = name
         labels.entry_variant[e.label] = name

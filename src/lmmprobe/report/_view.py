@@ -2,7 +2,8 @@
 
 `build_view` groups a report's tables by data spec (`Board`): a leaderboard that ranks only runs
 on the same data, each model's blind run (Dysca's setting without images) beside its run with
-images rather than ranked against it, and that data spec's heatmap, radars and scenario deltas.
+images rather than ranked against it, its accuracy against output tokens, and that data spec's
+heatmap, radars and scenario deltas.
 Names come from `lmmprobe.report._labels`; the numbers are `ReportTables`' own, unchanged.
 """
 
@@ -21,6 +22,7 @@ from lmmprobe.report._figures import (
     palette,
     radar_figure,
     scenario_delta_figure,
+    tokens_figure,
 )
 from lmmprobe.report._labels import Labels, build_labels
 from lmmprobe.report.rows import LeaderboardRow
@@ -60,6 +62,8 @@ class Board:
     has_blind: bool
     several_runs: bool
     figure: str | None = None
+    tokens: str | None = None
+    """Id of the accuracy-against-output-tokens chart (None: no entry has the tokens)."""
     heatmap: str | None = None
     radars: list[tuple[str, str]] = field(default_factory=list)
     deltas: str | None = None
@@ -182,6 +186,12 @@ def build_view(data: ReportData, tables: ReportTables) -> View:
         if fig is not None:
             board.figure = f"fig-board-{n}"
             figures[board.figure] = fig
+        # One point per model and setting: blind runs and runs with images alike.
+        points = [(labels.entry[r.label], r.label, r) for r in rows]
+        tok = tokens_figure(points, entry_colors)
+        if tok is not None:
+            board.tokens = f"fig-tokens-{n}"
+            figures[board.tokens] = tok
         mine = [label for label in order if labels.entry_data.get(label) == key.code]
         names = labels.entry
         heat = heatmap_figure(

@@ -7,6 +7,11 @@ differ. Only answers both sides scored count: errors are errors, not wrong answe
 with an error on either side is left out (and counted), as are answers judged only as a corpus
 (captions).
 
+Two specs of one checkpoint (``hf:PATH`` and ``hf:PATH,enable_thinking=false``: thinking on
+and off) are two models like any others, paired answer by answer: `checkpoint` names what they
+share and `checkpoint_pair` finds such a pair among two runs' models, so comparing thinking on
+against off needs no ``--model`` when the runs hold one such pair.
+
 `lmmprobe compare` prints a `Comparison`; ``lmmprobe serve`` shows it with the differing
 answers paged.
 """
@@ -23,10 +28,19 @@ import numpy as np
 
 from lmmprobe._optional import require
 from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
+from lmmprobe.spec import SpecError, parse_spec
 from lmmprobe.store import Store
 from lmmprobe.store.queries import PairedAnswer, data_fingerprint, paired_answers
 
-__all__ = ["LEVEL", "Comparison", "Difference", "compare_runs", "natural_key"]
+__all__ = [
+    "LEVEL",
+    "Comparison",
+    "Difference",
+    "checkpoint",
+    "checkpoint_pair",
+    "compare_runs",
+    "natural_key",
+]
 
 LEVEL = 0.95
 """Confidence level of the difference's interval."""
@@ -37,6 +51,36 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 def natural_key(sample_id: str) -> list[Any]:
     """Sort key putting ``s2`` before ``s10``: ids are usually a prefix and a number."""
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", sample_id)]
+
+
+def checkpoint(model: str) -> str:
+    """A model spec without its options: what two settings of one checkpoint share.
+
+    ``hf:/m/qwen,chat_template_kwargs=enable_thinking:false`` → ``hf:/m/qwen``;
+    ``openai:m@http://h/v1,reasoning_effort=high`` → ``openai:m@http://h/v1``. A spec that does
+    not parse is its own checkpoint.
+    """
+    try:
+        return parse_spec(model, "model").head
+    except SpecError:
+        return model
+
+
+def checkpoint_pair(models_a: list[str], models_b: list[str]) -> tuple[str, str] | None:
+    """The one pair of different specs of one checkpoint, a from `models_a`, b from `models_b`.
+
+    Two runs of a checkpoint with thinking on and off, or one run holding both, give that
+    pair; pass the same list twice for the models of one run (the pair then keeps the run's
+    order). None when no such pair exists, or when several do (the caller asks which).
+    """
+    same = models_a is models_b or models_a == models_b
+    found = [
+        (a, b)
+        for i, a in enumerate(models_a)
+        for b in (models_b[i + 1 :] if same else models_b)
+        if a != b and checkpoint(a) == checkpoint(b)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 @dataclass
@@ -73,7 +117,13 @@ class Comparison:
     n_boot: int
     seed: int
     a_only_correct: int
+    """Paired answers right on side A only (a discordant pair)."""
     b_only_correct: int
+    """Paired answers right on side B only (a discordant pair)."""
+    both_correct: int
+    """Paired answers right on both sides."""
+    both_wrong: int
+    """Paired answers wrong on both sides (an unparsed or cut-off answer is wrong)."""
     mcnemar_p: float | None
     """Two-sided exact McNemar p-value (binomial test of the discordant pairs at 1/2)."""
     agreement: float | None
@@ -98,7 +148,9 @@ def _plain(text: str | None) -> str:
 def _shown(ans: PairedAnswer) -> str:
     if ans.prediction_text is not None:
         return ans.prediction_text
-    return f"(unparsed) {ans.raw or ''}".strip()
+    # A cut-off answer (thinking that never ended) is named as such, not as an unparsed one.
+    why = "(cut off)" if ans.stage == "truncated" else "(unparsed)"
+    return f"{why} {ans.raw or ''}".strip()
 
 
 def _same_answer(x: PairedAnswer, y: PairedAnswer) -> bool:
@@ -197,6 +249,8 @@ def compare_runs(
         seed=seed,
         a_only_correct=a_only,
         b_only_correct=b_only,
+        both_correct=int(((ca == 1) & (cb == 1)).sum()),
+        both_wrong=int(((ca == 0) & (cb == 0)).sum()),
         mcnemar_p=_mcnemar(a_only, b_only),
         agreement=(n - a_only - b_only) / n if n else None,
         same_answer=sum(_same_answer(x, y) for _, x, y in pairs) / n if n else None,

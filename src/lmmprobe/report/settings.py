@@ -8,16 +8,23 @@ colours. `run_setting` names the settings a run changed from the defaults, in a 
 
 A spec is read as a mapping (a run's stored spec, decoded) as well as a `RunSpec`, so listings
 that read the store's JSON columns name runs the way the report does.
+
+A model's own options set it apart too: two specs of one checkpoint with thinking on and off
+(``hf:PATH`` and ``hf:PATH,chat_template_kwargs=enable_thinking:false``, or
+``openai:M@URL,reasoning_effort=high``) are named by `model_setting` (``thinking off``,
+``effort high``), and `sides_apart` names what tells the two sides of a comparison apart.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
+from lmmprobe.spec import SpecError, parse_spec
 
-__all__ = ["run_setting", "setting_label"]
+__all__ = ["model_setting", "run_setting", "setting_label", "sides_apart"]
 
 _FORMULATE_DEFAULTS: dict[str, Any] = FormulateConfig().model_dump()
 _GEN_DEFAULTS: dict[str, Any] = GenerationParams().model_dump()
@@ -85,3 +92,118 @@ def setting_label(model: str, spec: RunSpec | Mapping[str, Any] | None) -> str:
     """
     words = run_setting(spec)
     return f"{model} [{', '.join(words)}]" if words else model
+
+
+# Model options that switch thinking, set its effort or budget, or say how it is read. Keys are
+# the request options the backends take (Chat Completions' ``reasoning_effort``, the
+# ``enable_thinking`` / ``thinking_budget`` of Qwen3-style chat templates, alone or inside
+# ``chat_template_kwargs``) and the scoring option ``think=`` (which tags hold the thinking).
+_SWITCHES = frozenset({"enable_thinking", "thinking"})
+_BUDGETS = frozenset({"thinking_budget", "max_thinking_tokens", "thinking_token_budget"})
+_ON_OFF = {
+    **dict.fromkeys(("true", "1", "yes", "on", "enabled", "enable"), "on"),
+    **dict.fromkeys(("false", "0", "no", "off", "disabled", "disable", "none"), "off"),
+}
+# Inside chat_template_kwargs (``enable_thinking:false``, ``{"enable_thinking": false}``...):
+# a key, a few separator characters, a word. Bounded repeats keep it linear in the value.
+_IN_KWARGS = re.compile(r"(enable_thinking|thinking_budget)[\W_]{0,4}(\w+)", re.IGNORECASE)
+
+
+def _thinking_parts(key: str, value: str) -> list[tuple[str, str]]:
+    """(family, value) pairs an option says about thinking: ``("thinking", "off")``..."""
+    k = key.lower()
+    if k in _SWITCHES:
+        return [("thinking", _ON_OFF.get(value.lower(), _short(value)))]
+    if k == "reasoning_effort":
+        return [("effort", _short(value))]
+    if k in _BUDGETS:
+        return [("thinking budget", _short(value))]
+    if k == "think":
+        return [("think", _short(value))]
+    if k == "chat_template_kwargs":
+        parts: list[tuple[str, str]] = []
+        for name, word in _IN_KWARGS.findall(value):
+            if name.lower() == "enable_thinking":
+                parts.append(("thinking", _ON_OFF.get(word.lower(), _short(word))))
+            else:
+                parts.append(("thinking budget", _short(word)))
+        return parts
+    return []
+
+
+def _options(model: str) -> dict[str, str]:
+    try:
+        return dict(parse_spec(model, "model").options)
+    except SpecError:
+        return {}  # a stored spec that no longer parses names no option
+
+
+def model_setting(model: str) -> list[str]:
+    """What a model spec's options say about thinking, as short words.
+
+    Args:
+        model: A model spec, e.g. ``hf:PATH,chat_template_kwargs=enable_thinking:false``.
+
+    Returns:
+        E.g. ``["thinking off"]``, ``["effort high"]``, ``["thinking budget 512"]`` or
+        ``["think off"]`` (the ``think=`` reading option); ``[]`` for a spec without such an
+        option (or one that does not parse).
+
+    """
+    return [
+        f"{family} {value}"
+        for key, value in _options(model).items()
+        for family, value in _thinking_parts(key, value)
+    ]
+
+
+def sides_apart(
+    model_a: str,
+    model_b: str,
+    spec_a: RunSpec | Mapping[str, Any] | None = None,
+    spec_b: RunSpec | Mapping[str, Any] | None = None,
+) -> tuple[list[str], list[str]]:
+    """What sets side A of a comparison apart from side B, and B from A, as short words.
+
+    The model options whose values differ come first: thinking options in words (``thinking
+    off`` against ``thinking default`` where B leaves the template's default), any other as
+    ``key=value`` (``key default`` on the side without it); then the run settings only one
+    side's run changed (`run_setting`).
+
+    Args:
+        model_a: Model spec of side A.
+        model_b: Model spec of side B.
+        spec_a: Side A's run spec (a `RunSpec` or its stored JSON), if known.
+        spec_b: Side B's run spec, likewise.
+
+    Returns:
+        ``(words of A, words of B)``: ``(["thinking off"], ["thinking default"])`` for
+        ``hf:x,enable_thinking=false`` against ``hf:x``; empty lists when nothing differs.
+
+    """
+    opts_a, opts_b = _options(model_a), _options(model_b)
+    words_a: list[str] = []
+    words_b: list[str] = []
+    # Thinking is compared as a whole: ``enable_thinking=false`` on one side and
+    # ``chat_template_kwargs=enable_thinking:true`` on the other are thinking off against on.
+    fam_a = {f: v for k, x in opts_a.items() for f, v in _thinking_parts(k, x)}
+    fam_b = {f: v for k, x in opts_b.items() for f, v in _thinking_parts(k, x)}
+    for family in dict.fromkeys([*fam_a, *fam_b]):
+        xa, xb = fam_a.get(family, "default"), fam_b.get(family, "default")
+        if xa != xb:
+            words_a.append(f"{family} {xa}")
+            words_b.append(f"{family} {xb}")
+    told = bool(words_a)
+    for key in dict.fromkeys([*opts_a, *opts_b]):
+        va, vb = opts_a.get(key), opts_b.get(key)
+        if va == vb:
+            continue
+        thinking = any(_thinking_parts(key, v) for v in (va, vb) if v is not None)
+        if thinking and told:
+            continue  # already said in words
+        words_a.append(f"{key} default" if va is None else f"{key}={_short(va)}")
+        words_b.append(f"{key} default" if vb is None else f"{key}={_short(vb)}")
+    run_a, run_b = run_setting(spec_a), run_setting(spec_b)
+    words_a += [w for w in run_a if w not in run_b]
+    words_b += [w for w in run_b if w not in run_a]
+    return words_a, words_b

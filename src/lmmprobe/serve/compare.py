@@ -2,8 +2,11 @@
 
 The figures are `lmmprobe.report.compare.compare_runs`, the very comparison ``lmmprobe
 compare`` prints: the accuracy difference with a paired bootstrap 95% interval, McNemar's exact
-test, agreement, and the answers where one side is right and the other wrong (paged here, 50
-to a page). A comparison is kept for the next pages until either run changes.
+test with the counts of right/wrong pairs, agreement, and the answers where one side is right
+and the other wrong (paged here, 50 to a page). Each side is labelled by what sets it apart
+(`lmmprobe.report.settings.sides_apart`: ``thinking off``, ``effort high``...), and two specs of
+one checkpoint (thinking on and off) are picked as the default pair when a run holds one. A
+comparison is kept for the next pages until either run changes.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from lmmprobe.report.compare import Comparison, compare_runs
+from lmmprobe.report.compare import Comparison, checkpoint, checkpoint_pair, compare_runs
+from lmmprobe.report.settings import sides_apart
 from lmmprobe.serve import _pages
 from lmmprobe.serve.runs import run_settings
 from lmmprobe.store import queries
+from lmmprobe.store.runs import read_run
 
 __all__ = ["COMPARE_TIME_LIMIT_S", "PAGE", "router"]
 
@@ -67,13 +72,36 @@ def _comparison(
 
 
 def _pick(models_a: list[str], models_b: list[str], same: bool) -> tuple[str | None, str | None]:
-    """Default models: two of one run, or the one both runs share (else each run's first)."""
+    """Default models: two of one run, or the one both runs share (else each run's first).
+
+    Two specs of one checkpoint (thinking on and off) are the default pair when they are the
+    only such pair: of one run, or of two runs that share no model.
+    """
     if same:
+        pair = checkpoint_pair(models_a, models_a)
+        if pair is not None:
+            return pair
         return (models_a[0], models_a[1]) if len(models_a) >= 2 else (None, None)
     shared = [m for m in models_a if m in models_b]
     if shared:
         return shared[0], shared[0]
+    pair = checkpoint_pair(models_a, models_b)
+    if pair is not None:
+        return pair
     return (models_a[0] if models_a else None), (models_b[0] if models_b else None)
+
+
+def _apart(
+    conn: sqlite3.Connection, run_a: str, model_a: str, run_b: str, model_b: str
+) -> tuple[list[str], list[str]]:
+    """What sets each side apart (`sides_apart`), read with the two runs' specs."""
+    found_a, found_b = read_run(conn, run_a), read_run(conn, run_b)
+    return sides_apart(
+        model_a,
+        model_b,
+        found_a.spec if found_a else None,
+        found_b.spec if found_b else None,
+    )
 
 
 def _view(request: Request) -> dict[str, Any]:
@@ -103,6 +131,7 @@ def _view(request: Request) -> dict[str, Any]:
         model_b = q.get("model_b") or pick_b
         problem = None
         result = None
+        apart: tuple[list[str], list[str]] = ([], [])
         if run_a and run_b and model_a and model_b:
             if model_a not in models_a:
                 problem = f"run {run_a} has no scores for model {model_a!r}"
@@ -113,6 +142,7 @@ def _view(request: Request) -> dict[str, Any]:
             else:
                 full = _comparison(conn, run_a, model_a, run_b, model_b)
                 result = replace(full, differ=full.differ[offset : offset + PAGE], offset=offset)
+                apart = _apart(conn, run_a, model_a, run_b, model_b)
         elif runs:
             problem = "pick two models (a run with one model is compared with another run)"
     return {
@@ -125,6 +155,11 @@ def _view(request: Request) -> dict[str, Any]:
         "model_a": model_a,
         "model_b": model_b,
         "result": result,
+        "setting_a": apart[0],
+        "setting_b": apart[1],
+        # The differing answers' columns: the checkpoint and what sets the side apart.
+        "head_a": checkpoint(model_a) if model_a else None,
+        "head_b": checkpoint(model_b) if model_b else None,
         "problem": problem,
         "offset": offset,
         "page": PAGE,
@@ -139,8 +174,14 @@ def compare_page(request: Request) -> HTMLResponse:
 
 @router.get("/api/compare")
 def api_compare(request: Request) -> dict[str, Any]:
-    """The comparison as JSON (``run_a``, ``model_a``, ``run_b``, ``model_b``, ``offset``)."""
+    """The comparison as JSON (``run_a``, ``model_a``, ``run_b``, ``model_b``, ``offset``).
+
+    Beside `Comparison`'s fields, ``setting_a`` and ``setting_b`` name what sets each side
+    apart (``thinking off``...), as ``lmmprobe compare --format json`` does.
+    """
     view = _view(request)
     if view["result"] is None:
         raise HTTPException(status_code=422, detail=view["problem"] or "nothing to compare")
-    return asdict(view["result"])
+    out = asdict(view["result"])
+    out["setting_a"], out["setting_b"] = view["setting_a"], view["setting_b"]
+    return out

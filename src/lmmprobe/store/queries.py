@@ -742,6 +742,8 @@ class PairedAnswer:
     gold: str
     """The gold answer's JSON as stored (compared between sides as text)."""
     gold_text: str
+    stage: str | None = None
+    """The score's stage (``mark``, ``unparsed``, ``truncated``...): how the answer was read."""
 
 
 def paired_answers(
@@ -750,16 +752,16 @@ def paired_answers(
     """One model's answers in a run by (sample id, repeat), for a comparison."""
     rows = conn.execute(
         """SELECT s.sample_id, s.repeat, s.correct, s.error_type, s.prediction,
-                  s.prediction_text, r.text, s.gold, s.gold_text
+                  s.prediction_text, r.text, s.gold, s.gold_text, s.stage
            FROM scores s LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.model = ?""",
         (run_id, model),
     )
     return {
         (sid, rep): PairedAnswer(
-            None if correct is None else bool(correct), etype, pred, ptext, raw, gold, gtext
+            None if correct is None else bool(correct), etype, pred, ptext, raw, gold, gtext, stage
         )
-        for sid, rep, correct, etype, pred, ptext, raw, gold, gtext in rows
+        for sid, rep, correct, etype, pred, ptext, raw, gold, gtext, stage in rows
     }
 
 
