@@ -188,6 +188,29 @@ def run(
     cpus_per_replica: Annotated[
         float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
     ] = None,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="Price table: a JSON or YAML file mapping model names to {input: $, output: $} "
+            "per million tokens (a model's own price=IN:OUT option wins). Gives the cost metrics."
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Stop sending once this run has spent this many dollars (every model needs a "
+            "price); the run ends as stopped_budget and the same command resumes it.",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print how many requests each model would be sent (answers in the store are "
+            "not sent again) and what their completions cost at most; call no model, record no run.",
+        ),
+    ] = False,
 ) -> None:
     """Evaluate models on a data source; with no options, the baselines on the demo data."""
     try:
@@ -221,9 +244,14 @@ def run(
             replicas=replicas,
             gpus_per_replica=gpus_per_replica,
             cpus_per_replica=cpus_per_replica,
+            prices=_price_table(prices),
+            max_cost=max_cost,
         )
     except ValueError as exc:  # a pydantic ValidationError among them: one line per option
         _fail(exc)
+    if dry_run:
+        _dry_run(spec)
+        return
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
     from lmmprobe.run import RichProgress, RunAborted
@@ -284,6 +312,16 @@ def run(
         markup=False,
         soft_wrap=True,
     )
+    if res.status == "stopped_budget":
+        spent = f" (${ev.outcome.spent:.4f} spent)" if spec.max_cost is not None else ""
+        console.print(
+            f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
+            "errors: run the same command again to continue (stored answers are not asked "
+            "again), with a higher --max-cost or max_requests to go further at once",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     dead = all_failed(res)
     if dead:
         _fail(
@@ -291,6 +329,48 @@ def run(
             "the results hold no answers from it",
             code=1,
         )
+
+
+def _price_table(path: Path | None) -> dict[str, Any]:
+    """The entries of a ``--prices`` file (none without one)."""
+    if path is None:
+        return {}
+    from lmmprobe.run.prices import load_price_table
+
+    return dict(load_price_table(path))
+
+
+def _dry_run(spec: RunSpec) -> None:
+    """Print what `spec` would send per model, and exit without sending anything."""
+    from lmmprobe.run.dry_run import plan_run
+
+    try:
+        planned = plan_run(spec)
+    except (RegistryError, DataError, ValueError) as exc:
+        _fail(exc)
+    for p in planned:
+        line = (
+            f"{p.spec}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
+            f"{p.stored} answered in the store"
+        )
+        if p.rejected:
+            line += f", {p.rejected} the model cannot take"
+        if p.later_rounds:
+            line += f", {p.later_rounds} of later dialogue rounds (counted as sent)"
+        bound = p.completion_cost_bound
+        if bound is not None:
+            line += (
+                f"; completions cost at most ${bound:.4f} ({p.to_send} x {p.max_new_tokens} "
+                "tokens); prompt tokens are counted only when sent"
+            )
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    total = sum(p.to_send for p in planned)
+    console.print(
+        f"dry run: {total} request(s) would be sent; nothing was sent and no run was recorded",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()

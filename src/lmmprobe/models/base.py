@@ -282,8 +282,27 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
     return specs
 
 
+RUN_OPTIONS: frozenset[str] = frozenset({"price"})
+"""Model options the run reads, never the backend: ``price=IN:OUT`` (`lmmprobe.run.prices`).
+They change no answer, so they are taken off before the backend is built and are no part of
+its identity or any cache key."""
+
+
+def backend_spec_parts(spec: str) -> tuple[str, str | None, dict[str, str]]:
+    """`parse_model_spec` without the `RUN_OPTIONS`: what the backend's factory is given.
+
+    Raises:
+        SpecError: The spec does not follow the grammar.
+
+    """
+    backend, target, options = parse_model_spec(spec)
+    return backend, target, {k: v for k, v in options.items() if k not in RUN_OPTIONS}
+
+
 def load_model(spec: str) -> Model | AsyncModel:
     """Resolve a model spec through the registry and build the backend.
+
+    The spec's `RUN_OPTIONS` are not passed to the backend (`backend_spec_parts`).
 
     Raises:
         RegistryError: Unknown backend, or its optional dependencies are missing (the message
@@ -291,7 +310,7 @@ def load_model(spec: str) -> Model | AsyncModel:
         ValueError: The spec is malformed.
 
     """
-    backend, target, options = parse_model_spec(spec)
+    backend, target, options = backend_spec_parts(spec)
     factory = MODELS.get(backend)
     return factory(target, options)
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lmmprobe.models.api_keys import scrub_secrets
-from lmmprobe.models.base import MODELS, AsyncModel, Model, parse_model_spec
+from lmmprobe.models.base import MODELS, AsyncModel, Model, backend_spec_parts
 from lmmprobe.registry import RegistryError
 from lmmprobe.run._ray_local import LocalRay, start_local
 from lmmprobe.run._ray_replica import (
@@ -281,7 +281,7 @@ class RayExecutor:
 
         """
         ray = self.connect()
-        backend, target, options = parse_model_spec(model_spec)
+        backend, target, options = backend_spec_parts(model_spec)
         factory = MODELS.get(backend)
         place = self._placement(ray, backend, model)
         renderers = _renderers(requests)

@@ -26,11 +26,13 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
+from lmmprobe.run.cost import CostMeter, CostSpent
 from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
 from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
+from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
-from lmmprobe.run.scoring import check_names, score_response
+from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.store import Store
 
@@ -82,6 +84,8 @@ class RunOutcome:
     manifest: dict[str, Any]
     models: list[ModelOutcome] = field(default_factory=list)
     status: str = "running"
+    spent: float = 0.0
+    """Dollars this invocation's model calls cost (priced models only; see `CostMeter`)."""
 
 
 def _status(outcome: RunOutcome) -> str:
@@ -147,8 +151,13 @@ def run_model(
     *,
     executor: Executor | None = None,
     progress: ProgressSink | None = None,
+    meter: CostMeter | None = None,
 ) -> ModelOutcome:
-    """Answer every (sample, repeat) with one model, resuming from the store, and score it."""
+    """Answer every (sample, repeat) with one model, resuming from the store, and score it.
+
+    With a `meter` whose limit is reached (before or while this model runs), the requests not
+    yet answered are stored as ``budget`` errors instead of being sent.
+    """
     if spec.formulate.method == "likelihood" and not model.capabilities.likelihood:
         raise ValueError(
             f"model {model_spec!r} cannot do likelihood inference; use --method generate or a "
@@ -165,9 +174,14 @@ def run_model(
     stages = dialogue_stages(samples)
     if stages is None:
         rows = plan_requests(samples, spec, model.identity)
-        responses = _answer(model_spec, model, rows, spec, store, executor, progress, outcome)
+        responses = _answer(
+            model_spec, model, rows, spec, store, executor, progress, outcome, meter
+        )
         outcome.scores = [
-            score_response(model_spec, sample, req, responses[req.key], spec.formulate)
+            with_usage(
+                score_response(model_spec, sample, req, responses[req.key], spec.formulate),
+                responses[req.key],
+            )
             for sample, req in rows
         ]
         return outcome
@@ -176,9 +190,12 @@ def run_model(
     turns: dict[tuple[str, int], list[Turn]] = {}
     for stage in stages:
         rows = _plan_dialogue_round(stage, spec, model.identity, turns)
-        responses = _answer(model_spec, model, rows, spec, store, executor, progress, outcome)
+        responses = _answer(
+            model_spec, model, rows, spec, store, executor, progress, outcome, meter
+        )
         for sample, req in rows:
             score = score_response(model_spec, sample, req, responses[req.key], spec.formulate)
+            with_usage(score, responses[req.key])
             outcome.scores.append(score)
             if "dialogue_id" not in sample.metadata:
                 continue  # an ordinary row in a file with dialogues: no later round needs it
@@ -252,6 +269,7 @@ def _answer(
     executor: Executor,
     progress: ProgressSink,
     outcome: ModelOutcome,
+    meter: CostMeter | None = None,
 ) -> dict[str, Response]:
     """Responses for every row's request: from the store, or from the model (stored first)."""
     unique: dict[str, Ask] = {}
@@ -274,16 +292,31 @@ def _answer(
             responses[resp.key] = resp
         outcome.called += len(batch)
         progress.advance(len(batch), sum(1 for r in got if r.error is not None))
+        if meter is not None:
+            meter.add(model_spec, got)
+            if meter.exhausted:
+                raise CostSpent  # the executor stops sending; what is left is stored below
 
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     try:
-        if pending and isinstance(executor, SpecExecutor):
+        if meter is not None and meter.exhausted:
+            pass  # spent on an earlier model: nothing more is sent
+        elif pending and isinstance(executor, SpecExecutor):
             # Replicas elsewhere build their own model from the spec (the Ray executor).
             executor.execute_spec(model_spec, model, pending, on_batch)
         elif pending:
             executor.execute(model, pending, on_batch)
+    except CostSpent:
+        pass
     finally:
         progress.finish()
+    unsent = [r for r in pending if r.key not in responses]
+    if unsent and meter is not None and meter.exhausted:
+        # As a backend's request budget does: stored as budget errors, which a re-run asks again.
+        info = meter.budget_error()
+        errors = [Response(key=r.key, error=info) for r in unsent]
+        store.put_responses(model_spec, unsent, errors)
+        responses.update((e.key, e) for e in errors)
     for resp in (responses[k] for k in unique):
         outcome.latency_s_total += resp.latency_s
         if resp.error is not None:
@@ -293,6 +326,31 @@ def _answer(
             outcome.prompt_tokens += resp.usage.prompt_tokens or 0
             outcome.completion_tokens += resp.usage.completion_tokens or 0
     return responses
+
+
+def priced(spec: RunSpec) -> RunSpec:
+    """`spec` with each model's price (`RunSpec.prices` by model spec), checked for ``max_cost``.
+
+    The spec's `RunSpec.prices` are read as a price table (`load_price_table` reads a file of
+    them); each model gets its ``price=`` option or its table entry (`resolve_prices`). A spec
+    priced already comes back the same.
+
+    Raises:
+        ValueError: A ``price=`` option is invalid, or ``max_cost`` is set and a model has no
+            price.
+
+    """
+    table = dict(spec.prices)
+    prices = resolve_prices(spec.models, table)
+    if spec.max_cost is not None:
+        unpriced = [m for m in spec.models if m not in prices]
+        if unpriced:
+            raise ValueError(
+                f"--max-cost needs a price for every model; {', '.join(map(repr, unpriced))} "
+                "has none: add price=IN:OUT to the model spec (dollars per million prompt and "
+                "completion tokens) or an entry in a --prices file"
+            )
+    return spec.model_copy(update={"prices": prices})
 
 
 def _ray_executor(spec: RunSpec) -> RayExecutor:
@@ -338,6 +396,7 @@ def execute_run(
     """
     check_names(spec.formulate)  # before the store or any model is touched
     spec.check_executor_settings()
+    spec = priced(spec)
     own_store = store is None
     store = store or Store(spec.db)
     own_executor: RayExecutor | None = None
@@ -363,6 +422,7 @@ def execute_run(
         store.put_samples(run_id, load.samples)
         store.update_run(run_id, manifest=manifest)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest)
+        meter = CostMeter(spec.max_cost, spec.prices)
         try:
             for model_spec, model in models:
                 mo = run_model(
@@ -373,9 +433,11 @@ def execute_run(
                     store,
                     executor=executor,
                     progress=progress,
+                    meter=meter,
                 )
                 store.put_scores(run_id, mo.scores)
                 outcome.models.append(mo)
+                outcome.spent = meter.spent
         except KeyboardInterrupt:
             store.update_run(run_id, status="interrupted")
             raise

@@ -215,3 +215,17 @@ def score_response(
         format_hit,
         offered and predicted == unknown,
     )
+
+
+def with_usage(score: Score, response: Response) -> Score:
+    """`score` with the token counts `response` reported (`Response.usage`), in place.
+
+    Every scored row carries its response's usage, errors included (a refusal can be billed),
+    so the token and cost metrics read the rows alone.
+    """
+    usage = response.usage
+    if usage is not None:
+        score.prompt_tokens = usage.prompt_tokens
+        score.completion_tokens = usage.completion_tokens
+        score.reasoning_tokens = usage.reasoning_tokens
+    return score

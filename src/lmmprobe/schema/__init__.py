@@ -2,6 +2,7 @@
 
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
 from lmmprobe.schema.image import ImageRef, register_renderer
+from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
 from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
@@ -24,6 +25,7 @@ __all__ = [
     "MarkStyle",
     "Message",
     "Method",
+    "Price",
     "PromptTemplate",
     "Request",
     "Response",

@@ -60,6 +60,20 @@ class Score(BaseModel):
     order: list[int] | None = Field(
         default=None, description="order[i] is the original choice index shown at position i."
     )
+    # The scored response's usage (`Response.usage`): what the token and cost metrics read.
+    # A store keeps it once, with the response; its score rows read it from there.
+    prompt_tokens: int | None = Field(
+        default=None, description="Prompt tokens of the scored response, when reported."
+    )
+    completion_tokens: int | None = Field(
+        default=None,
+        description="Tokens the scored response generated (thinking included), when reported.",
+    )
+    reasoning_tokens: int | None = Field(
+        default=None,
+        description="Of the completion tokens, those spent thinking, where the backend reports "
+        "them.",
+    )
 
     @property
     def benchmark_name(self) -> str | None:

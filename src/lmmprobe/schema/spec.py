@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import GenerationParams
 
 MarkStyle = Literal["upper", "lower", "number"]
@@ -166,6 +167,22 @@ class RunSpec(BaseModel):
     )
     cpus_per_replica: float | None = Field(
         default=None, ge=0, description="CPUs each replica reserves (default 1). Ray executor only."
+    )
+    # What tokens cost, and how much a run may spend. Like the executor fields, they change no
+    # answer: not part of any cache key; the run's stored spec keeps them.
+    prices: dict[str, Price] = Field(
+        default_factory=dict,
+        description="Price per model spec (dollars per million prompt / completion tokens): "
+        "a price table's entries before the run starts, the price each model of the run gets "
+        "once it has started (its ``price=IN:OUT`` option, else its table entry); models "
+        "without one have no cost metrics.",
+    )
+    max_cost: float | None = Field(
+        default=None,
+        gt=0,
+        description="Dollars this invocation may spend on model calls (every model priced); "
+        "once spent, the remaining requests are stored as ``budget`` errors and the run stops "
+        "as ``stopped_budget``; a re-run resumes.",
     )
 
     @field_validator("executor")

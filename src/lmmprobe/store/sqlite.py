@@ -1294,8 +1294,11 @@ def _json_or_null(value: list[Any] | None) -> str | None:
 
 
 def score_from_row(rec: dict[str, Any]) -> Score:
-    """Rebuild the `Score` of one `Store.iter_score_rows` record."""
-    return Score.model_validate({name: rec[name] for name in Score.model_fields})
+    """Rebuild the `Score` of one `Store.iter_score_rows` record.
+
+    Fields the record lacks keep their defaults (the usage counts a response did not record).
+    """
+    return Score.model_validate({name: rec[name] for name in Score.model_fields if name in rec})
 
 
 # Columns of a stored response, in the order `_response_from_row` reads them.

@@ -1,0 +1,132 @@
+"""Tokens and cost: what a model generated to give its answers, and what that cost.
+
+Every row carries its response's usage (`Score.completion_tokens`, `Score.reasoning_tokens`,
+`Score.prompt_tokens`, as the backend reported it). Means are over answered rows (errors are
+not answers); a response that several rows share (identical requests) counts once per row,
+except in `cost`, which counts the money paid: once per response. A metric is left out when no
+row has what it needs (a backend that reports no usage, a model without a price); the totals
+(`tokens_per_correct`, `cost`) also when some answered row lacks its counts, since a total over
+part of the rows would be too low.
+
+Prices are dollars per million prompt / completion tokens (`RunSpec.prices`, from a model's
+``price=IN:OUT`` option or a ``--prices`` table); completion tokens include thinking.
+"""
+
+from __future__ import annotations
+
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import Price, Score
+
+FAMILY = "tokens"
+
+
+def _value(value: float | None, n: int) -> MetricValue:
+    return MetricValue(value, None, None, n)
+
+
+def _answered(ctx: MetricContext) -> list[Score]:
+    return ctx.shared("tokens_answered", lambda: [s for s in ctx.scores if s.error_type is None])
+
+
+def _correct(ctx: MetricContext) -> int:
+    return sum(1 for s in ctx.scores if s.correct)
+
+
+def _total_completion(ctx: MetricContext) -> int | None:
+    """Completion tokens of every answered row; None when some answered row lacks them."""
+    rows = _answered(ctx)
+    if not rows or any(s.completion_tokens is None for s in rows):
+        return None
+    return sum(s.completion_tokens or 0 for s in rows)
+
+
+def _price(ctx: MetricContext) -> Price | None:
+    models = {s.model for s in ctx.scores}
+    if len(models) != 1:
+        return None
+    return ctx.spec.prices.get(models.pop())
+
+
+@run_metric(
+    "output_tokens",
+    summary="Mean completion tokens (thinking included) per answered row, as the backend reports them.",
+    label="out tokens",
+    family=FAMILY,
+    order=0,
+)
+def output_tokens(ctx: MetricContext) -> MetricValue | None:
+    """Defined when some answered row reports its completion tokens."""
+    counts = [s.completion_tokens for s in _answered(ctx) if s.completion_tokens is not None]
+    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+
+
+@run_metric(
+    "reasoning_tokens",
+    summary="Mean thinking tokens per answered row, over the rows whose backend reports them.",
+    label="think tokens",
+    family=FAMILY,
+    order=1,
+)
+def reasoning_tokens(ctx: MetricContext) -> MetricValue | None:
+    """Defined when some answered row reports its reasoning tokens."""
+    counts = [s.reasoning_tokens for s in _answered(ctx) if s.reasoning_tokens is not None]
+    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+
+
+@run_metric(
+    "tokens_per_correct",
+    summary="Completion tokens of all answered rows / correct answers (undefined with none correct).",
+    label="tokens/correct",
+    family=FAMILY,
+    order=2,
+)
+def tokens_per_correct(ctx: MetricContext) -> MetricValue | None:
+    """Defined when every answered row reports its completion tokens."""
+    total = _total_completion(ctx)
+    if total is None:
+        return None
+    correct = _correct(ctx)
+    return _value(total / correct if correct else None, correct)
+
+
+def _cost(ctx: MetricContext) -> tuple[float, int] | None:
+    """(dollars, responses counted): every response of the rows once, errors included."""
+    price = _price(ctx)
+    if price is None or _total_completion(ctx) is None:
+        return None
+    by_key: dict[str, Score] = {}
+    for s in ctx.scores:
+        if s.prompt_tokens is not None or s.completion_tokens is not None:
+            by_key.setdefault(s.key, s)
+    dollars = sum(price.cost(s.prompt_tokens, s.completion_tokens) for s in by_key.values())
+    return dollars, len(by_key)
+
+
+@run_metric(
+    "cost",
+    summary="Dollars the model's responses cost at its price (prompt and completion tokens; each response once).",
+    label="cost $",
+    family=FAMILY,
+    order=3,
+)
+def cost(ctx: MetricContext) -> MetricValue | None:
+    """Defined for a priced model whose answered rows all report their tokens."""
+    spent = ctx.shared("tokens_cost", lambda: _cost(ctx))
+    return None if spent is None else _value(spent[0], spent[1])
+
+
+@run_metric(
+    "cost_per_correct",
+    summary="Cost / correct answers, in dollars (undefined with none correct).",
+    label="$/correct",
+    family=FAMILY,
+    order=4,
+)
+def cost_per_correct(ctx: MetricContext) -> MetricValue | None:
+    """Defined where `cost` is."""
+    spent = ctx.shared("tokens_cost", lambda: _cost(ctx))
+    if spent is None:
+        return None
+    correct = _correct(ctx)
+    return _value(spent[0] / correct if correct else None, correct)

@@ -1,0 +1,133 @@
+"""``lmmprobe run --dry-run``: what a run would send, counted before anything is sent.
+
+The run is planned exactly as `execute_run` plans it (the same data, requests and cache keys),
+and the store is looked up for answers it already holds, which are not sent again. No model is
+called, no run is recorded, and a store that does not exist yet is not created.
+
+The cost of what would be sent cannot be known before it is sent: the prompt's tokens are
+counted by the server (images included), the completion's by what the model writes. What can
+be known is a bound on the completion side: each answer is at most ``max_new_tokens`` tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmmprobe.data import DataError, load_source, no_valid_samples
+from lmmprobe.formulate.ask import Ask
+from lmmprobe.models.base import AsyncModel, Model, load_model
+from lmmprobe.run.runner import (
+    _input_error,
+    _plan_dialogue_round,
+    dialogue_stages,
+    plan_requests,
+    priced,
+)
+from lmmprobe.run.scoring import check_names
+from lmmprobe.schema import Price, RunSpec, Sample
+from lmmprobe.schema.price import PER_TOKENS
+from lmmprobe.store import Store
+from lmmprobe.store.sqlite import DEFAULT_DB
+
+__all__ = ["PlannedModel", "plan_run"]
+
+
+@dataclass(frozen=True)
+class PlannedModel:
+    """What one model of a run would be asked.
+
+    Attributes:
+        spec: The model spec.
+        requests: Distinct requests the run asks of it (rows sharing a request count once).
+        stored: Of those, answered in the store already (reused, not sent).
+        rejected: Of those, requests the model cannot take (too many images): never sent.
+        later_rounds: Requests of later dialogue rounds, whose prompts hold the model's own
+            earlier answers, so they cannot be looked up before: all counted as sent.
+        price: The model's price, when it has one.
+        max_new_tokens: The completion limit of each request.
+
+    """
+
+    spec: str
+    requests: int
+    stored: int
+    rejected: int
+    later_rounds: int
+    price: Price | None
+    max_new_tokens: int
+
+    @property
+    def to_send(self) -> int:
+        """Requests that would be sent to the model."""
+        return self.requests - self.stored - self.rejected + self.later_rounds
+
+    @property
+    def completion_cost_bound(self) -> float | None:
+        """Dollars the completions of `to_send` cost at most (each ``max_new_tokens`` long)."""
+        if self.price is None:
+            return None
+        return self.to_send * self.max_new_tokens * self.price.output / PER_TOKENS
+
+
+def plan_run(spec: RunSpec) -> list[PlannedModel]:
+    """Count, per model, the requests `spec` would send after the store's answers.
+
+    Raises:
+        RegistryError: A model, data source, matcher or prompt style is unknown.
+        DataError: The data cannot be read.
+        ValueError: The spec is invalid (a bad ``price=``, ``max_cost`` without prices...).
+
+    """
+    check_names(spec.formulate)
+    spec = priced(spec)
+    models = [(s, load_model(s)) for s in spec.models]  # builds clients; loads no weights
+    load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
+    if not load.samples and load.invalid:
+        raise DataError(no_valid_samples(load))
+    path = Path(spec.db) if spec.db else DEFAULT_DB
+    # An absent store holds nothing: it is not created just to be looked at.
+    store = Store(path) if path.exists() and not spec.no_cache else None
+    try:
+        return [
+            _plan_model(model_spec, model, load.samples, spec, store)
+            for model_spec, model in models
+        ]
+    finally:
+        if store is not None:
+            store.close()
+
+
+def _plan_model(
+    model_spec: str,
+    model: Model | AsyncModel,
+    samples: list[Sample],
+    spec: RunSpec,
+    store: Store | None,
+) -> PlannedModel:
+    identity = model.identity
+    stages = dialogue_stages(samples)
+    later = 0
+    if stages is None:
+        rows: list[tuple[Sample, Ask]] = plan_requests(samples, spec, identity)
+    else:
+        rows = _plan_dialogue_round(stages[0], spec, identity, {})
+        later = sum(len(stage) for stage in stages[1:]) * spec.repeats
+    unique: dict[str, Ask] = {}
+    for _, ask in rows:
+        unique.setdefault(ask.key, ask)
+    stored = set(store.get_responses(unique)) if store is not None else set()
+    rejected = sum(
+        1
+        for key, ask in unique.items()
+        if key not in stored and _input_error(model, ask.to_request()) is not None
+    )
+    return PlannedModel(
+        spec=model_spec,
+        requests=len(unique),
+        stored=len(stored),
+        rejected=rejected,
+        later_rounds=later,
+        price=spec.prices.get(model_spec),
+        max_new_tokens=spec.gen.max_new_tokens,
+    )

@@ -1,0 +1,187 @@
+"""Model prices: the ``price=IN:OUT`` model option and price table files (``--prices``).
+
+A price is dollars per million prompt (input) and completion (output) tokens (`Price`). It
+changes no answer, so it is never part of a model's identity or a cache key: the option is taken
+off the spec before the backend sees it (`lmmprobe.models.base.RUN_OPTIONS`).
+
+A price table is a JSON or YAML file mapping model names to prices::
+
+    gpt-4o: {input: 2.5, output: 10}
+    "openai:qwen3-vl@http://localhost:8000/v1": {input: 0, output: 0}
+
+A model finds its entry by its spec as written, the spec without its options, the backend's
+target (``MODEL@URL``), or the model name alone (``MODEL``), in that order; its own ``price=``
+option wins over the table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from lmmprobe.models.base import parse_model_spec
+from lmmprobe.schema import Price
+
+__all__ = ["PRICE_OPTION", "load_price_table", "model_price", "parse_price", "resolve_prices"]
+
+PRICE_OPTION = "price"
+"""The model option naming a price: ``price=IN:OUT``."""
+
+_FORMAT = "IN:OUT, dollars per million prompt and completion tokens, e.g. price=2.5:10"
+_YAML_HINT = "pip install 'lmmprobe[holistic]'"
+
+
+def parse_price(text: str, model: str) -> Price:
+    """Read the value of a ``price=IN:OUT`` option.
+
+    Args:
+        text: The option's value.
+        model: The model spec, for the error.
+
+    Raises:
+        ValueError: One line naming the spec, the value and the format.
+
+    """
+    head, colon, tail = text.partition(":")
+    try:
+        if not colon:
+            raise ValueError("no ':'")
+        return Price(input=float(head), output=float(tail))
+    except ValueError:  # a ValidationError among them: negative, inf, nan
+        raise ValueError(
+            f"model spec {model!r}: price={text!r} is not a price; expected {_FORMAT} "
+            "(two numbers of 0 or more)"
+        ) from None
+
+
+def _names(spec: str) -> list[str]:
+    """The names a model's table entry may have, most specific first."""
+    backend, target, options = parse_model_spec(spec)
+    head = backend if target is None else f"{backend}:{target}"
+    rest = [f"{k}={v}" for k, v in options.items() if k != PRICE_OPTION]
+    names = [spec, ",".join([head, *rest]), head]
+    if target:
+        names += [target, target.split("@", 1)[0]]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def model_price(spec: str, table: Mapping[str, Price]) -> Price | None:
+    """The price of one model spec: its ``price=`` option, else its table entry, else None.
+
+    Raises:
+        ValueError: The spec's ``price=`` option is not ``IN:OUT``.
+
+    """
+    _, _, options = parse_model_spec(spec)
+    if PRICE_OPTION in options:
+        return parse_price(options[PRICE_OPTION], spec)
+    return next((table[n] for n in _names(spec) if n in table), None)
+
+
+def resolve_prices(models: Iterable[str], table: Mapping[str, Price]) -> dict[str, Price]:
+    """The price of each model spec that has one (see `model_price`), by spec.
+
+    Raises:
+        ValueError: A ``price=`` option is not ``IN:OUT``.
+
+    """
+    out = {}
+    for spec in models:
+        price = model_price(spec, table)
+        if price is not None:
+            out[spec] = price
+    return out
+
+
+def load_price_table(path: str | Path) -> dict[str, Price]:
+    """Read a price table: a JSON (``.json``) or YAML file mapping model names to prices.
+
+    Each entry is ``{input: DOLLARS, output: DOLLARS}`` (per million tokens).
+
+    Raises:
+        ValueError: The file is missing or unparsable, is not a mapping, or an entry is not a
+            price; the message names the file, the line and the entry.
+        ImportError: A YAML file is given and pyyaml is not installed.
+
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--prices {p}: file does not exist")
+    text = p.read_text(encoding="utf-8")
+    data, lines = _read_json(p, text) if p.suffix.lower() == ".json" else _read_yaml(p, text)
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{p}: a price table maps model names to {{input: ..., output: ...}}, "
+            f"not a {type(data).__name__}"
+        )
+    table: dict[str, Price] = {}
+    for name, entry in data.items():
+        at = f"{p}:{lines[str(name)]}" if str(name) in lines else str(p)
+        table[str(name)] = _entry(at, str(name), entry)
+    return table
+
+
+def _entry(at: str, name: str, entry: Any) -> Price:
+    """One table entry as a `Price`, or a one-line error naming where it is."""
+    if not isinstance(entry, dict):
+        raise ValueError(
+            f"{at}: model {name!r}: expected {{input: DOLLARS, output: DOLLARS}} (per million "
+            f"tokens), got {entry!r}"
+        )
+    unknown = sorted(set(map(str, entry)) - {"input", "output"})
+    if unknown:
+        raise ValueError(f"{at}: model {name!r}: unknown field(s) {unknown}; give input and output")
+    try:
+        return Price.model_validate(entry)
+    except ValidationError as exc:
+        problem = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in exc.errors()
+        )
+        raise ValueError(
+            f"{at}: model {name!r}: {problem} (dollars per million tokens, 0 or more)"
+        ) from None
+
+
+def _read_json(path: Path, text: str) -> tuple[Any, dict[str, int]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    # json gives no positions: a top-level key's line is where its quoted name first appears.
+    lines: dict[str, int] = {}
+    if isinstance(data, dict):
+        for key in data:
+            at = text.find(json.dumps(key) + ":")
+            at = at if at >= 0 else text.find(json.dumps(key))
+            if at >= 0:
+                lines[key] = text.count("\n", 0, at) + 1
+    return data, lines
+
+
+def _read_yaml(path: Path, text: str) -> tuple[Any, dict[str, int]]:
+    try:
+        import yaml
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"reading {path} needs pyyaml ({exc}); run: {_YAML_HINT}") from exc
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ValueError(f"{where}: not valid YAML ({' '.join(str(exc).split())})") from None
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            key = str(key_node.value)
+            if key in lines:
+                raise ValueError(
+                    f"{path}:{key_node.start_mark.line + 1}: model {key!r} is priced twice "
+                    f"(first on line {lines[key]})"
+                )
+            lines[key] = key_node.start_mark.line + 1
+    return data, lines

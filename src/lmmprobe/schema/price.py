@@ -1,0 +1,33 @@
+"""What a model's tokens cost: dollars per million prompt and completion tokens."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, Field, field_validator
+
+PER_TOKENS = 1_000_000
+"""Prices are quoted per this many tokens, as API price lists quote them."""
+
+
+class Price(BaseModel):
+    """A model's price: dollars per million prompt (input) and completion (output) tokens.
+
+    Completion tokens include the tokens spent thinking, which APIs bill as output.
+    """
+
+    input: float = Field(ge=0, description="Dollars per million prompt tokens.")
+    output: float = Field(ge=0, description="Dollars per million completion tokens.")
+
+    @field_validator("input", "output")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number of dollars")
+        return value
+
+    def cost(self, prompt_tokens: int | None, completion_tokens: int | None) -> float:
+        """Dollars for one response's tokens (a count the backend did not report counts 0)."""
+        return ((prompt_tokens or 0) * self.input + (completion_tokens or 0) * self.output) / (
+            PER_TOKENS
+        )
