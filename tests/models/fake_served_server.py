@@ -5,7 +5,7 @@ Run as ``python fake_served_server.py MODEL --host 127.0.0.1 --port N [vllm flag
 tests read them in the server log), ignores the server flags it does not know, and serves
 ``python -m lmmprobe.testing.openai_server`` on the port. ``--fake-*`` flags make it misbehave
 as a real server can: slow answers, an exit at start, never answering, a child process (as
-vLLM's engine processes), and a file naming its process ids.
+vLLM's engine processes), a crash mid-run, and a file naming its process ids.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fake-exit", default=None, help="print this to stderr, exit 3 at start")
     p.add_argument("--fake-never-answer", action="store_true", help="start but never listen")
     p.add_argument("--fake-child", action="store_true", help="start a child that sleeps")
+    p.add_argument("--fake-die-after", type=float, default=None, help="exit 5 after S seconds")
     p.add_argument("--fake-pidfile", default=None, help="write 'SERVER_PID CHILD_PID' here")
     return p
 
@@ -53,6 +55,13 @@ def main() -> int:
     if args.fake_never_answer:
         time.sleep(600)
         return 0
+    if args.fake_die_after is not None:
+
+        def die() -> None:
+            print("fake server: Fatal Python error: Segmentation fault", flush=True)
+            os._exit(5)
+
+        threading.Timer(args.fake_die_after, die).start()
     return serve(["--port", str(args.port), "--latency", str(args.fake_latency)])
 
 

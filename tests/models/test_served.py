@@ -235,3 +235,48 @@ def test_the_python_api_stops_the_server_when_the_run_returns(
     assert ev.outcome.models[0].called == 3
     # Gone when evaluate returns, not only when this interpreter exits.
     assert _all_gone(_pids(pidfile), within=5.0)
+
+
+def test_identity_names_a_folder_by_fingerprint_and_a_hub_id_by_its_cached_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmmprobe.models import load_model
+    from lmmprobe.models.base import StartableModel
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "llava"}')
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    refs = tmp_path / "hub" / "models--org--model" / "refs"
+    refs.mkdir(parents=True)
+    (refs / "main").write_text(commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("LMMPROBE_VLLM_COMMAND", _command())
+
+    identities = {}
+    for target in (str(folder), "org/model"):
+        model = load_model(f"vllm:{target},max_num_seqs=8")
+        assert isinstance(model, StartableModel)
+        # The concurrency the server takes: max_num_seqs when given.
+        assert model.capabilities.max_concurrency == 8
+        model.start(tmp_path / "logs")
+        try:
+            identities[target] = model.identity
+        finally:
+            model.stop()
+    local, hub = identities[str(folder)], identities["org/model"]
+    assert local.name == str(folder.resolve()) and local.fingerprint
+    assert hub.name == "org/model" and hub.revision == commit and hub.fingerprint is None
+    assert load_model("vllm:org/model").capabilities.max_concurrency == 64
+
+
+def test_a_server_that_dies_mid_run_stops_the_run_with_its_log_tail(tmp_path: Path) -> None:
+    fake = _command("--fake-latency", "0.2", "--fake-die-after", "1.5")
+    spec = f"vllm:some/model,command={fake},max_concurrency=1,unreachable_after=3"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "40", "-q", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "the vllm:some/model server exited with status 5 during the run" in proc.stderr
+    assert "ends: " in proc.stderr and "Fatal Python error: Segmentation fault (run" in proc.stderr
+    assert "status stopped_unreachable); the same command resumes it" in proc.stderr

@@ -183,6 +183,15 @@ class LocalServer:
                 return str(body["version"])
         return None
 
+    def exit_note(self) -> str | None:
+        """One line on why the server is gone, when it exited by itself (None while it runs)."""
+        if self.proc is None or self.proc.poll() is None:
+            return None  # running, or stopped by us
+        return (
+            f"the {self.what} server exited with status {self.proc.returncode} during the run; "
+            f"its log ({self.log_path}) ends: {log_tail(self.log_path)}"
+        )
+
     @property
     def running(self) -> bool:
         """Whether the server process is alive."""

@@ -78,6 +78,7 @@ _IDENTITY = ("max_model_len", "reasoning_parser", "dtype", "args", "revision")
 """Server options that change answers, so they are part of the identity. The parallel layout,
 memory share and batch size are not: they change speed, not what a request is answered."""
 _OWN = ("command", "startup_timeout", "args")
+_CONNECTION_ERRORS = frozenset({"connection", "unreachable"})
 _DEFAULT_CONCURRENCY = 64
 _DEFAULT_TIMEOUT = "600"  # a thinking model's long answer on a busy local GPU, per attempt
 _DEFAULT_STARTUP_S = 1800.0  # download, load, compile and capture graphs of a large model
@@ -325,9 +326,22 @@ class ServedModel:
 
     # -- the openai backend does the asking ----------------------------------------------
 
+    def _explained(self, responses: list[Response]) -> list[Response]:
+        """Connection errors after the server died say so, with the end of its log."""
+        note = self.server.exit_note() if self.server is not None else None
+        if note is None:
+            return responses
+        out = []
+        for r in responses:
+            if r.error is not None and r.error.type in _CONNECTION_ERRORS:
+                error = r.error.model_copy(update={"message": f"{r.error.message}; {note}"})
+                r = r.model_copy(update={"error": error})
+            out.append(r)
+        return out
+
     async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate through the server (`OpenAIChatModel.agenerate`)."""
-        return await self._client.agenerate(requests)
+        return self._explained(await self._client.agenerate(requests))
 
     async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
         """Chat servers do not score continuations (`OpenAIChatModel.aloglikelihood`)."""
@@ -335,7 +349,7 @@ class ServedModel:
 
     async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
         """Option-mark log-probabilities through the server."""
-        return await self._client.amark_logprobs(requests)
+        return self._explained(await self._client.amark_logprobs(requests))
 
     async def aclose(self) -> None:
         """Close the HTTP clients of the running event loop (the server keeps running)."""
