@@ -272,7 +272,7 @@ def test_identity_names_a_folder_by_fingerprint_and_a_hub_id_by_its_cached_revis
 
 def test_a_server_that_dies_mid_run_stops_the_run_with_its_log_tail(tmp_path: Path) -> None:
     fake = _command("--fake-latency", "0.2", "--fake-die-after", "1.5")
-    spec = f"vllm:some/model,command={fake},max_concurrency=1,unreachable_after=3"
+    spec = f"vllm:some/model,command={fake},max_concurrency=1"  # unreachable_after as default
     proc = _lmmprobe("run", "-m", spec, "--limit", "40", "-q", "--db", tmp_path / "db",
                      "--out", tmp_path / "o")  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr

@@ -36,6 +36,8 @@ port, so runs on different ports share the store.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
 import os
@@ -44,7 +46,7 @@ import shlex
 import shutil
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -54,7 +56,7 @@ from lmmprobe.models import openai_api
 from lmmprobe.models._fingerprint import weights_fingerprint
 from lmmprobe.models._local_server import LOOPBACK, LocalServer, free_port
 from lmmprobe.models.base import ModelIdentity
-from lmmprobe.schema import Request, Response
+from lmmprobe.schema import ErrorInfo, Request, Response
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,7 @@ _IDENTITY = ("max_model_len", "reasoning_parser", "dtype", "args", "revision")
 memory share and batch size are not: they change speed, not what a request is answered."""
 _OWN = ("command", "startup_timeout", "args")
 _CONNECTION_ERRORS = frozenset({"connection", "unreachable"})
+_WATCH_S = 0.5  # how often a request in flight looks whether the server is still alive
 _DEFAULT_CONCURRENCY = 64
 _DEFAULT_TIMEOUT = "600"  # a thinking model's long answer on a busy local GPU, per attempt
 _DEFAULT_STARTUP_S = 1800.0  # download, load, compile and capture graphs of a large model
@@ -339,9 +342,41 @@ class ServedModel:
             out.append(r)
         return out
 
+    def _gone(self, requests: Sequence[Request]) -> list[Response] | None:
+        """``unreachable`` errors at once when the server has exited (the runner stops on them)."""
+        note = self.server.exit_note() if self.server is not None else None
+        if note is None:
+            return None
+        info = ErrorInfo(type="unreachable", message=note, retryable=True)
+        return [Response(key=r.key, error=info) for r in requests]
+
+    async def _watched(
+        self,
+        call: Callable[[Sequence[Request]], Awaitable[list[Response]]],
+        requests: Sequence[Request],
+    ) -> list[Response]:
+        """`call`, given up as soon as the server exits (not after minutes of retries)."""
+        gone = self._gone(requests)
+        if gone is not None:
+            return gone
+        task = asyncio.ensure_future(call(requests))
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=_WATCH_S)
+                if done:
+                    return self._explained(task.result())
+                gone = self._gone(requests)
+                if gone is not None:
+                    return gone
+        finally:
+            if not task.done():  # the server died, or our caller was cancelled
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
     async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate through the server (`OpenAIChatModel.agenerate`)."""
-        return self._explained(await self._client.agenerate(requests))
+        return await self._watched(self._client.agenerate, requests)
 
     async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
         """Chat servers do not score continuations (`OpenAIChatModel.aloglikelihood`)."""
@@ -349,7 +384,7 @@ class ServedModel:
 
     async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
         """Option-mark log-probabilities through the server."""
-        return self._explained(await self._client.amark_logprobs(requests))
+        return await self._watched(self._client.amark_logprobs, requests)
 
     async def aclose(self) -> None:
         """Close the HTTP clients of the running event loop (the server keeps running)."""
