@@ -212,6 +212,8 @@ def test_vllm_not_installed_says_what_to_do(tmp_path: Path) -> None:
         ("max_model_len=4k", "option max_model_len='4k' is a whole number"),
         ("trust_remote_code=maybe", "option trust_remote_code='maybe' is true or false"),
         ("startup_timeout=soon", "option startup_timeout='soon' is invalid"),
+        ("args=--host 0.0.0.0", "args= cannot set --host; the server listens on 127.0.0.1"),
+        ("args=--port=80", "args= cannot set --port; the server listens on 127.0.0.1"),
     ],
 )
 def test_bad_served_options_are_one_line(tmp_path: Path, option: str, message: str) -> None:
@@ -280,3 +282,14 @@ def test_a_server_that_dies_mid_run_stops_the_run_with_its_log_tail(tmp_path: Pa
     assert "the vllm:some/model server exited with status 5 during the run" in proc.stderr
     assert "ends: " in proc.stderr and "Fatal Python error: Segmentation fault (run" in proc.stderr
     assert "status stopped_unreachable); the same command resumes it" in proc.stderr
+
+
+def test_a_served_model_is_refused_with_the_ray_executor_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pids"
+    spec = f"vllm:some/model,command={_command('--fake-pidfile', str(pidfile))}"
+    proc = _lmmprobe("run", "-m", spec, "--executor", "ray", "--limit", "2",
+                     "--db", tmp_path / "db")  # fmt: skip
+    assert "use --executor local (the default) with it" in _one_line_error(proc)
+    assert not pidfile.exists()  # no server was started

@@ -188,6 +188,13 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
             raise ValueError(f"{kind.name} backend: option {name}={value!r} is a whole number")
         args += [flags[kind.flag_column], value]
     extra = shlex.split(options.get("args", ""))
+    for arg in extra:
+        if arg.split("=")[0] in ("--host", "--port"):
+            # Loopback only, on a port that was free: the server is ours alone.
+            raise ValueError(
+                f"{kind.name} backend: args= cannot set {arg.split('=')[0]}; the server listens "
+                f"on {LOOPBACK} at a free port lmmprobe picks"
+            )
     startup = options.get("startup_timeout", str(_DEFAULT_STARTUP_S))
     try:
         startup_timeout = float(startup)
