@@ -212,6 +212,8 @@ def test_vllm_not_installed_says_what_to_do(tmp_path: Path) -> None:
         ("max_model_len=4k", "option max_model_len='4k' is a whole number"),
         ("trust_remote_code=maybe", "option trust_remote_code='maybe' is true or false"),
         ("startup_timeout=soon", "option startup_timeout='soon' is invalid"),
+        ("startup_timeout=0", "option startup_timeout='0' is not positive"),
+        ("args=--chat-template 'x", 'option args="--chat-template \'x": No closing quotation'),
         ("args=--host 0.0.0.0", "args= cannot set --host; the server listens on 127.0.0.1"),
         ("args=--port=80", "args= cannot set --port; the server listens on 127.0.0.1"),
     ],

@@ -135,10 +135,18 @@ class ServedOptions:
     client: openai_api.OpenAIOptions
 
 
+def _split(kind: ServerKind, option: str, text: str) -> list[str]:
+    """Shell words of an option's value (quotes group words, as in a shell)."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:  # an unclosed quote
+        raise ValueError(f"{kind.name} backend: option {option}={text!r}: {exc}") from exc
+
+
 def _command(kind: ServerKind, written: str | None) -> tuple[str, ...]:
     text = written if written is not None else os.environ.get(kind.env_var)
     if text is not None:
-        argv = tuple(shlex.split(text))
+        argv = tuple(_split(kind, "command", text))
         if not argv:
             raise ValueError(
                 f"{kind.name}: the server command (command= or ${kind.env_var}) is empty"
@@ -187,7 +195,7 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
         if name in _INTEGER and not value.isdigit():
             raise ValueError(f"{kind.name} backend: option {name}={value!r} is a whole number")
         args += [flags[kind.flag_column], value]
-    extra = shlex.split(options.get("args", ""))
+    extra = _split(kind, "args", options.get("args", ""))
     for arg in extra:
         if arg.split("=")[0] in ("--host", "--port"):
             # Loopback only, on a port that was free: the server is ours alone.
@@ -202,6 +210,8 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
         raise ValueError(
             f"{kind.name} backend: option startup_timeout={startup!r} is invalid"
         ) from exc
+    if not startup_timeout > 0:
+        raise ValueError(f"{kind.name} backend: option startup_timeout={startup!r} is not positive")
     client = {k: v for k, v in options.items() if k in client_names}
     client.setdefault("timeout", _DEFAULT_TIMEOUT)
     client.setdefault("max_concurrency", options.get("max_num_seqs", str(_DEFAULT_CONCURRENCY)))
