@@ -91,3 +91,41 @@ MODELS.register_lazy(
     extra="api",
     summary="openai:MODEL[@BASE_URL]  any OpenAI-compatible chat server",
 )
+# The served backends' option → flag mapping is served.py's SERVER_FLAGS, written out here so
+# that listing the backends imports neither them nor openai.
+_SERVED = (
+    "starts a local {name} server on a free loopback port for the run, asks it as openai: does "
+    "and stops it at the end (its log in the run folder). Options tensor_parallel_size, "
+    "max_model_len, reasoning_parser, gpu_memory_utilization, max_num_seqs, dtype, revision, "
+    "trust_remote_code=true become {flags}; args='...' adds server arguments as written; "
+    "command=CMD (or ${var}) replaces `{command}`; max_concurrency (default max_num_seqs, else "
+    "64), startup_timeout (1800 s) and the openai: options apply"
+)
+MODELS.register_lazy(
+    "vllm",
+    "lmmprobe.models.served:load_vllm",
+    requires=("openai",),
+    extra="api",
+    summary="vllm:PATH_OR_ID  "
+    + _SERVED.format(
+        name="vLLM",
+        flags="--tensor-parallel-size, --max-model-len, --reasoning-parser, "
+        "--gpu-memory-utilization, --max-num-seqs, --dtype, --revision, --trust-remote-code",
+        var="LMMPROBE_VLLM_COMMAND",
+        command="vllm serve",
+    ),
+)
+MODELS.register_lazy(
+    "sglang",
+    "lmmprobe.models.served:load_sglang",
+    requires=("openai",),
+    extra="api",
+    summary="sglang:PATH_OR_ID  "
+    + _SERVED.format(
+        name="SGLang",
+        flags="--tp-size, --context-length, --reasoning-parser, --mem-fraction-static, "
+        "--max-running-requests, --dtype, --revision, --trust-remote-code",
+        var="LMMPROBE_SGLANG_COMMAND",
+        command="python -m sglang.launch_server",
+    ),
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -212,6 +213,24 @@ class ClosableModel(Protocol):
 
     async def aclose(self) -> None:
         """Release connections; called inside the event loop that used them."""
+        ...
+
+
+@runtime_checkable
+class StartableModel(Protocol):
+    """A backend that runs a server of its own for the run (``vllm:``, ``sglang:``).
+
+    The runner starts it once the run folder is known (the server's log goes there), before it
+    reads the identity (which names what the server serves), and stops it when the run ends,
+    however it ends.
+    """
+
+    def start(self, log_dir: Path | None = None) -> None:
+        """Start the server and wait until it answers; `log_dir` holds its log."""
+        ...
+
+    def stop(self) -> None:
+        """Stop the server; safe to call when it is not running."""
         ...
 
 

@@ -26,10 +26,8 @@ answers are meaningless; they exist to exercise this code offline.
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -44,6 +42,7 @@ from PIL import Image
 from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 from transformers.utils import logging as hf_logging
 
+from lmmprobe.models._fingerprint import weights_fingerprint as weights_fingerprint
 from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
@@ -124,24 +123,6 @@ def resolve_path(path: str) -> str:
         if built is not None:
             return str(built)
     return path
-
-
-def weights_fingerprint(folder: Path) -> str | None:
-    """Cheap fingerprint of local weights: config plus name, size, head and tail of each file."""
-    if not folder.is_dir():
-        return None
-    h = hashlib.sha256()
-    for f in sorted(folder.iterdir()):
-        if not f.is_file() or not f.name.endswith((".safetensors", ".bin", ".json")):
-            continue
-        size = f.stat().st_size
-        h.update(f"{f.name}:{size}:".encode())
-        with f.open("rb") as fh:
-            h.update(fh.read(1 << 20))
-            if size > 2 << 20:
-                fh.seek(-(1 << 20), os.SEEK_END)
-                h.update(fh.read())
-    return h.hexdigest()[:32]
 
 
 def _pick_device(opt: str) -> torch.device:

@@ -1,7 +1,8 @@
 """Ends the processes of a local Ray instance once the driver that started it is gone.
 
 Run by `lmmprobe.run._ray_local` as ``python -I _ray_reaper.py MARKER DRIVER_PID`` with a pipe
-from the driver as its stdin; it imports nothing but the standard library (nor lmmprobe), so it
+from the driver as its stdin (and by `lmmprobe.models._local_server`, for a model server, as
+``... MARKER DRIVER_PID VARIABLE``: the processes marked ``VARIABLE=MARKER``); it imports nothing but the standard library (nor lmmprobe), so it
 starts in milliseconds and weighs little. It waits for end of file on that pipe, which the
 kernel delivers when the driver closes it (`LocalRay.shutdown`) or dies in any way, SIGKILL
 included; then it SIGKILLs every process of the instance.
@@ -61,8 +62,8 @@ def _marked(pid: int, needle: bytes) -> bool:
 class Tracker:
     """The processes of one instance: marked ones and their descendants, as last seen."""
 
-    def __init__(self, marker: str, spare: set[int]) -> None:
-        self.needle = f"LMMPROBE_RAY_OWNER={marker}".encode()
+    def __init__(self, marker: str, spare: set[int], variable: str = "LMMPROBE_RAY_OWNER") -> None:
+        self.needle = f"{variable}={marker}".encode()
         self.spare = spare
         self.known: dict[int, int] = {}  # pid -> start time
         self._checked: dict[tuple[int, int], bool] = {}  # (pid, start) -> marked
@@ -114,11 +115,12 @@ class Tracker:
 def main(argv: list[str]) -> int:
     """Follow the instance while the driver's pipe is open, then end what it left running."""
     marker, driver = argv[1], int(argv[2])
+    variable = argv[3] if len(argv) > 3 else "LMMPROBE_RAY_OWNER"
     # A Ctrl-C in the driver's terminal is the driver's to handle; this waits for its end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not os.path.isdir("/proc"):
         return 0
-    tracker = Tracker(marker, {os.getpid(), driver})
+    tracker = Tracker(marker, {os.getpid(), driver}, variable)
     while True:
         tracker.scan()
         ready, _, _ = select.select([0], [], [], POLL_S)

@@ -23,6 +23,7 @@ from lmmprobe.models.base import (
     AsyncModel,
     Model,
     ModelIdentity,
+    StartableModel,
     UnsupportedInputError,
     load_model,
 )
@@ -400,10 +401,17 @@ def execute_run(
     own_store = store is None
     store = store or Store(spec.db)
     own_executor: RayExecutor | None = None
+    servers: list[StartableModel] = []  # models that run a server of their own: stopped below
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
         models = [(s, load_model(s)) for s in spec.models]
+        servers = [m for _, m in models if isinstance(m, StartableModel)]
+        if servers and spec.executor != "local":
+            raise ValueError(
+                "a served model (vllm:, sglang:) runs its server on this machine and is asked "
+                "from here: use --executor local (the default) with it"
+            )
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
         if not load.samples and load.invalid:  # say why, not only how many
             raise DataError(no_valid_samples(load))
@@ -414,6 +422,9 @@ def execute_run(
             own_executor = executor = _ray_executor(spec)
         run_id = run_id or new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
+        for server in servers:
+            # Its log goes to the run folder; its identity names the server it started.
+            server.start(out_dir)
         identities = {s: m.identity for s, m in models}
         manifest = build_manifest(
             spec, identities, data_fingerprint(load.samples), len(load.samples), commit=commit
@@ -454,6 +465,8 @@ def execute_run(
         store.update_run(run_id, status=outcome.status)
         return outcome
     finally:
+        for server in servers:
+            server.stop()  # on success, error and Ctrl-C alike (a reaper covers a SIGKILL)
         if own_executor is not None:
             own_executor.close()  # shuts down a Ray instance it started
         if own_store:

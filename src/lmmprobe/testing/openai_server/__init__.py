@@ -48,6 +48,9 @@ from lmmprobe.imaging.colors import COLORS as DEMO_COLORS
 MODEL_ID: Final = "fake-vlm"
 """The one model `GET /v1/models` lists (any model name is accepted and echoed back)."""
 
+FAKE_VERSION: Final = "fake-1"
+"""What `GET /version` reports (vLLM reports its own version there)."""
+
 COLORS: Final[dict[str, tuple[int, int, int]]] = dict(DEMO_COLORS)
 """The colors the fake can name (the demo source's palette), matched by nearest RGB."""
 
@@ -629,9 +632,12 @@ class _Handler(BaseHTTPRequestHandler):
             )
 
     def do_GET(self) -> None:
-        """Serve `GET /v1/models`."""
+        """Serve `GET /v1/models`, and `GET /version` as vLLM does (the fake's version)."""
         try:
             self._check_auth()
+            if self.path.rstrip("/") == "/version":
+                self._send_json(200, json.dumps({"version": FAKE_VERSION}).encode())
+                return
             if self.path.rstrip("/") != "/v1/models":
                 raise _RequestError(404, f"unknown route GET {self.path}", code="not_found")
         except _RequestError as err:
