@@ -441,9 +441,7 @@ def _logprobs(ans: _Answer, words: list[str], top: int) -> dict[str, Any]:
     return {"content": entries, "refusal": None}
 
 
-def _completion_body(
-    chat: _Chat, echoed: str = "", thinking: str | None = None
-) -> dict[str, Any]:
+def _completion_body(chat: _Chat, echoed: str = "", thinking: str | None = None) -> dict[str, Any]:
     """The `chat.completion` object answering a validated request.
 
     `echoed` (a key an echoing server quotes) is appended to the answer's text; `thinking` is

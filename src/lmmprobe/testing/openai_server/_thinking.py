@@ -1,4 +1,4 @@
-"""How the fake server thinks: the ways real servers return a reasoning model's thinking.
+r"""How the fake server thinks: the ways real servers return a reasoning model's thinking.
 
 Origin: written for lmmprobe from the servers' documented behaviour. A mode is chosen per
 request: the header ``X-Fake-Thinking: MODE``, else a model name ending in ``+MODE``
@@ -10,10 +10,10 @@ mode                   the reply
 ``reasoning_content``  thinking in ``message.reasoning_content`` (vLLM < 0.13 and SGLang
                        with a reasoning parser, DeepSeek's API), the answer as content
 ``reasoning``          thinking in ``message.reasoning`` (vLLM 0.13+, OpenRouter, Ollama)
-``inline``             ``<think>\\n...\\n</think>\\n\\n`` before the answer in the content
-``open``               ``<think>\\n...`` and no closing tag, ``finish_reason=length``: the
+``inline``             ``<think>\n...\n</think>\n\n`` before the answer in the content
+``open``               ``<think>\n...`` and no closing tag, ``finish_reason=length``: the
                        token limit ran out inside the thinking
-``closing``            ``...\\n</think>\\n\\n`` before the answer: the chat template opened the
+``closing``            ``...\n</think>\n\n`` before the answer: the chat template opened the
                        block in the prompt (Qwen3-Thinking style), so only its end is output
 ====================== ===============================================================
 
