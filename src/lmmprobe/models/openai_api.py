@@ -34,11 +34,13 @@ them is sent):
   ``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off.
 
 What the reply says about thinking is kept apart from its text: the message's
-``reasoning_content`` (vLLM before 0.13 and SGLang with a reasoning parser, DeepSeek's API,
-llama.cpp) or ``reasoning`` (vLLM 0.13+, OpenRouter, Ollama, LM Studio) becomes
-`Response.reasoning`; ``finish_reason`` becomes `Response.finish_reason`;
-``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. Inline
-``<think>`` tags stay in the text: they are read apart when the answer is scored.
+``reasoning_content`` (SGLang with a reasoning parser, DeepSeek's API, llama.cpp, vLLM up to
+0.10) or ``reasoning`` (vLLM from 0.11, which renamed the field, OpenRouter, Ollama, LM Studio)
+becomes `Response.reasoning`; ``finish_reason`` becomes `Response.finish_reason`;
+``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. The body
+is read as JSON (not through the client's typed models, whose ``model_extra`` would hold these
+fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
+in the text: they are read apart when the answer is scored.
 
 An empty or null completion is an ``empty_response`` error, never an empty answer. HTTP 401/403
 is an ``auth`` error naming the key's environment variable. One exception: a reply with no

@@ -7,9 +7,9 @@ request: the header ``X-Fake-Thinking: MODE``, else a model name ending in ``+MO
 ====================== ===============================================================
 mode                   the reply
 ====================== ===============================================================
-``reasoning_content``  thinking in ``message.reasoning_content`` (vLLM < 0.13 and SGLang
-                       with a reasoning parser, DeepSeek's API), the answer as content
-``reasoning``          thinking in ``message.reasoning`` (vLLM 0.13+, OpenRouter, Ollama)
+``reasoning_content``  thinking in ``message.reasoning_content`` (SGLang with a reasoning
+                       parser, DeepSeek's API, vLLM up to 0.10), the answer as content
+``reasoning``          thinking in ``message.reasoning`` (vLLM 0.11+, OpenRouter, Ollama)
 ``inline``             ``<think>\n...\n</think>\n\n`` before the answer in the content
 ``open``               ``<think>\n...`` and no closing tag, ``finish_reason=length``: the
                        token limit ran out inside the thinking
