@@ -185,3 +185,25 @@ def test_console_script_run_stores_the_raw_text_and_sends_the_options(tmp_path: 
     (identity,) = manifest["models"].values()
     assert identity["options"]["reasoning_effort"] == "low"
     assert identity["options"]["chat_template_kwargs"] == {"enable_thinking": True}
+
+
+def test_a_key_quoted_in_the_thinking_is_stored_nowhere(tmp_path: Path) -> None:
+    secret = "ThinkingQuotesTheKey-3f9a2c"
+    with FakeOpenAIServer(api_key=secret, echo_key_in_answers=True) as server:
+        proc = subprocess.run(
+            [
+                shutil.which("lmmprobe", path=str(Path(sys.executable).parent)) or "lmmprobe",
+                "run", "-m", f"openai:fake-vlm+reasoning_content@{server.base_url},max_attempts=1",
+                "--data", "demo,n=3", "-q", "--db", str(tmp_path / "db"),
+                "--out", str(tmp_path / "o"),
+            ],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "OPENAI_API_KEY": secret},
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    stored = _stored(tmp_path / "db")
+    assert len(stored) == 3 and all(r.redacted for r in stored)

@@ -13,8 +13,7 @@ pytest.importorskip("openai")
 import openai
 from PIL import Image
 
-from lmmprobe.testing.openai_server import FakeOpenAIServer
-from lmmprobe.testing.openai_server._thinking import THINKING_MODES
+from lmmprobe.testing.openai_server import THINKING_MODES, FakeOpenAIServer
 
 QUESTION = "What color is it? Options: (A) blue; (B) red."
 

@@ -444,7 +444,8 @@ def _logprobs(ans: _Answer, words: list[str], top: int) -> dict[str, Any]:
 def _completion_body(chat: _Chat, echoed: str = "", thinking: str | None = None) -> dict[str, Any]:
     """The `chat.completion` object answering a validated request.
 
-    `echoed` (a key an echoing server quotes) is appended to the answer's text; `thinking` is
+    `echoed` (a key an echoing server quotes) is appended to the answer's text (and to the
+    thinking, in a thinking mode); `thinking` is
     the request's thinking mode (one of `THINKING_MODES`), None to answer without thinking.
     """
     ans = _answer(chat.last_user_text, chat.last_user_images)
@@ -452,7 +453,7 @@ def _completion_body(chat: _Chat, echoed: str = "", thinking: str | None = None)
         ans = dataclasses.replace(ans, text=f"{ans.text} (request by {echoed}; key: {echoed})")
     words = ans.text.split()
     if thinking is not None:
-        return _thinking_body(chat, ans, words, thinking)
+        return _thinking_body(chat, ans, words, thinking, echoed)
     finish = "stop"
     if chat.max_tokens is not None and len(words) > chat.max_tokens:
         words, finish = words[: chat.max_tokens], "length"
@@ -480,11 +481,16 @@ def _completion_body(chat: _Chat, echoed: str = "", thinking: str | None = None)
     }
 
 
-def _thinking_body(chat: _Chat, ans: _Answer, words: list[str], mode: str) -> dict[str, Any]:
+def _thinking_body(
+    chat: _Chat, ans: _Answer, words: list[str], mode: str, echoed: str = ""
+) -> dict[str, Any]:
     """The `chat.completion` of a model that thinks before it answers, in `mode`."""
     trap = ans.alternatives[0] if ans.alternatives else None
-    marked = ans.text == f"({ans.chosen})"
-    reply = thinking_reply(mode, thinking_text(trap, marked=marked), words, chat.max_tokens)
+    marked = words[0] == f"({ans.chosen})" if words else False
+    thinking = thinking_text(trap, marked=marked)
+    if echoed:
+        thinking += f" The request came with key {echoed}."
+    reply = thinking_reply(mode, thinking, words, chat.max_tokens)
     logprobs = None
     if chat.logprobs and reply.answer_words:
         logprobs = _logprobs(ans, reply.answer_words, chat.top_logprobs)
