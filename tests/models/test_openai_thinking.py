@@ -84,6 +84,7 @@ def test_cut_off_inside_the_thinking_is_an_output_not_an_error() -> None:
     with FakeOpenAIServer() as server:
         field = _generate(_model(server, "fake-vlm+reasoning_content"), _requests(1, 3))[0]
         inline = _generate(_model(server, "fake-vlm+open"), _requests(1))[0]
+        hidden = _generate(_model(server, "fake-vlm+hidden"), _requests(1, 3))[0]
         # No thinking at all and no content at the limit stays the error it always was.
         with FakeOpenAIServer(always="empty_content") as empty:
             failed = _generate(_model(empty), _requests(1))[0]
@@ -93,6 +94,10 @@ def test_cut_off_inside_the_thinking_is_an_output_not_an_error() -> None:
     assert inline.ok and inline.finish_reason == "length"
     assert inline.text is not None and inline.text.startswith("<think>")
     assert "</think>" not in inline.text
+    # A server that keeps its thinking to itself: only the token count says it thought.
+    assert hidden.ok and hidden.text == "" and hidden.reasoning is None
+    assert hidden.finish_reason == "length"
+    assert hidden.usage is not None and hidden.usage.reasoning_tokens == 3
     assert failed.error is not None and failed.error.type == "empty_response"
 
 

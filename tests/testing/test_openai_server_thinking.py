@@ -52,6 +52,8 @@ def test_each_mode_speaks_the_protocol_the_client_parses() -> None:
     assert inline.startswith("<think>\n") and inline.endswith("</think>\n\n(B)")
     closing = got["closing"].choices[0].message.content
     assert "<think>" not in closing and closing.endswith("\n</think>\n\n(B)")
+    hidden = got["hidden"].choices[0]
+    assert hidden.message.content == "(B)" and not hidden.message.model_extra
     cut = got["open"].choices[0]
     assert cut.finish_reason == "length"
     assert cut.message.content.startswith("<think>\n") and "</think>" not in cut.message.content

@@ -15,6 +15,9 @@ mode                   the reply
                        token limit ran out inside the thinking
 ``closing``            ``...\n</think>\n\n`` before the answer: the chat template opened the
                        block in the prompt (Qwen3-Thinking style), so only its end is output
+``hidden``             the answer alone, its thinking only counted in the usage (OpenAI's
+                       o-series and gpt-5 keep their reasoning to themselves); cut off inside
+                       the thinking, the content is ``""``
 ====================== ===============================================================
 
 In every mode ``usage.completion_tokens`` counts thinking and answer words, and
@@ -29,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-THINKING_MODES: Final = ("reasoning_content", "reasoning", "inline", "open", "closing")
+THINKING_MODES: Final = ("reasoning_content", "reasoning", "inline", "open", "closing", "hidden")
 """Every thinking mode the fake can answer in (see the module docstring)."""
 
 THINKING_HEADER: Final = "X-Fake-Thinking"
@@ -112,6 +115,8 @@ def thinking_reply(
     if mode in ("reasoning_content", "reasoning"):
         message[mode] = body
         content = " ".join(words) if words else None  # vLLM sends null when no answer came
+    elif mode == "hidden":
+        content = " ".join(words)
     elif mode in ("inline", "open"):
         content = f"<think>\n{body}" + ("" if cut else "\n</think>\n\n" + " ".join(words))
     else:  # closing: the template opened the block
