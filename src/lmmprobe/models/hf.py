@@ -247,6 +247,9 @@ class HFModel:
         if max_images is None and self.model_type in SINGLE_IMAGE_MODEL_TYPES:
             max_images = 1
         local = Path(path)
+        # "prompt": the turn-rendering version. Version 2 sends the system prompt, example
+        # turn and history that version 1 dropped for template-less checkpoints, so answers
+        # stored under version 1 keys are not served for the prompts sent now.
         identity: dict[str, Any] = {"dtype": str(self.dtype).removeprefix("torch."), "prompt": 2}
         if opts.chat_template_kwargs:
             # They change the prompt (thinking on or off); only when set, so identities (and
@@ -257,9 +260,6 @@ class HFModel:
             name=opts.path,
             revision=opts.revision or getattr(config, "_commit_hash", None),
             fingerprint=weights_fingerprint(local) if local.is_dir() else None,
-            # "prompt": the turn-rendering version. Version 2 sends the system prompt, example
-            # turn and history that version 1 dropped for template-less checkpoints, so answers
-            # stored under version 1 keys are not served for the prompts sent now.
             options=identity,
         )
         self.capabilities = Capabilities(

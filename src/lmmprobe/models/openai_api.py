@@ -608,8 +608,10 @@ class OpenAIChatModel:
         if not isinstance(content, str | None):
             raise TypeError(f"message content is {type(content).__name__}, not text")
         if content is None or not content.strip():
-            if finish_reason == "length" and (reasoning or (usage and usage.reasoning_tokens)):
+            thought = reasoning or (usage and usage.reasoning_tokens)
+            if finish_reason == "length" and thought and not logprobs:
                 # Cut off while thinking: an output (scored truncated), not a failed request.
+                # (mark_logprob reads the first answer token, which never came: an error.)
                 return Response(
                     key=request.key,
                     text="",
