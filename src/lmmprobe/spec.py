@@ -18,15 +18,20 @@ The rules:
   (``device=cuda:1``, ``note=a=b``) and may be empty (``key=``). A key is a name (letters,
   digits and ``_``, not starting with a digit) and appears once.
 - Spaces around the name, the target, each key and each value are ignored.
+
+An option whose value is itself a mapping (``chat_template_kwargs``) writes it as
+``key=value`` pairs joined by ``;`` (commas belong to the spec), read by `parse_option_map`:
+``chat_template_kwargs=enable_thinking=false;thinking_budget=512``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["KEY", "Spec", "SpecError", "format_spec", "parse_spec"]
+__all__ = ["KEY", "Spec", "SpecError", "format_spec", "parse_option_map", "parse_spec"]
 
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """What an option's key may be."""
@@ -136,3 +141,56 @@ def format_spec(
             raise ValueError(f"spec option {key}={value!r}: the key a name, the value without ','")
         parts.append(f"{key}={value}")
     return ",".join(parts)
+
+
+OptionScalar = str | int | float | bool | None
+"""A value of an option map: what `parse_option_map` makes of one written value."""
+
+
+def parse_option_map(value: str, option: str) -> dict[str, OptionScalar]:
+    """Read an option's value written as ``key=value`` pairs joined by ``;``.
+
+    Each value is read as a JSON scalar where it is one (``true``/``false`` in any case,
+    ``null``, numbers, a ``"quoted string"``), else kept as the text written, so
+    ``enable_thinking=false;thinking_budget=512;mode=fast`` gives
+    ``{"enable_thinking": False, "thinking_budget": 512, "mode": "fast"}``.
+
+    Args:
+        value: The option's value as written.
+        option: The option's name, for errors.
+
+    Raises:
+        ValueError: A pair without ``=``, a key that is not a name or given twice, or no pair
+            at all; the message names the option and the pair.
+
+    """
+    out: dict[str, OptionScalar] = {}
+    for pair in value.split(";"):
+        if not pair.strip():
+            continue  # a trailing ';'
+        key, eq, raw = pair.partition("=")
+        key = key.strip()
+        if not eq or not KEY.fullmatch(key):
+            raise ValueError(
+                f"option {option}: {pair.strip()!r} is not key=value (pairs joined by ';', "
+                f"e.g. {option}=enable_thinking=false;thinking_budget=512)"
+            )
+        if key in out:
+            raise ValueError(f"option {option}: key {key!r} is given twice")
+        out[key] = _scalar(raw.strip())
+    if not out:
+        raise ValueError(
+            f"option {option}: no key=value pair (e.g. {option}=enable_thinking=false)"
+        )
+    return out
+
+
+def _scalar(text: str) -> OptionScalar:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    # Only scalars: "[1]" or "{}" stay text, as nothing in a spec value can nest.
+    return parsed if isinstance(parsed, str | int | float | bool) or parsed is None else text

@@ -1,4 +1,4 @@
-"""Hugging Face transformers backend: ``hf:PATH_OR_ID[,option=value...]``.
+r"""Hugging Face transformers backend: ``hf:PATH_OR_ID[,option=value...]``.
 
 Loads a vision-language checkpoint with ``AutoProcessor`` and ``AutoModelForImageTextToText``
 (falling back to the class named in the config), renders requests through the processor's chat
@@ -16,11 +16,23 @@ prompt its key does not describe.
 Options: ``device`` (auto | cpu | cuda | cuda:N), ``dtype`` (auto | bfloat16 | float16 |
 float32), ``device_map`` (passed through, e.g. ``auto`` for several GPUs), ``revision``,
 ``trust_remote_code`` (false), ``batch_size`` (8), ``max_images`` (images per prompt; default:
-unlimited, 1 for architectures known to take one).
+unlimited, 1 for architectures known to take one), ``chat_template_kwargs`` (``key=value``
+pairs joined by ``;``, values read as JSON scalars, passed to the chat template: e.g.
+``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off, so
+thinking on and off are two model specs of one checkpoint, with two identities).
+
+Each generated answer records why it stopped (`Response.finish_reason`): ``stop`` when it ended
+with an end-of-sequence token, ``length`` when it ran to ``max_new_tokens`` without one. When
+the chat template opens a think block in the generation prompt (``<think>`` at its end, as
+Qwen3-Thinking-style templates do), the model's turn starts inside that block: the stored text
+starts with the opening the template wrote (e.g. ``<think>\n``), so the answer is read after
+the block ends, and an output that never closes it is read as cut off.
 
 ``hf:tiny-llava``, ``hf:tiny-idefics3``, ``hf:tiny-paligemma``, ``hf:tiny-blip2`` and
 ``hf:small-llava`` name tiny random-weight models built locally (``models/tiny.py``): their
-answers are meaningless; they exist to exercise this code offline.
+answers are meaningless; they exist to exercise this code offline. ``hf:tiny-llava-think`` is
+tiny-llava with a thinking chat template (it opens a think block unless ``enable_thinking`` is
+false).
 """
 
 from __future__ import annotations
@@ -29,7 +41,7 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,12 +58,20 @@ from lmmprobe.models._fingerprint import weights_fingerprint as weights_fingerpr
 from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
 
 # Architectures whose processors take exactly one image per prompt.
 SINGLE_IMAGE_MODEL_TYPES = frozenset({"blip-2", "paligemma"})
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+# Arguments `render` gives apply_chat_template itself: chat_template_kwargs may not replace them.
+_RESERVED_TEMPLATE_KWARGS = frozenset(
+    {"add_generation_prompt", "chat_template", "continue_final_message", "conversation",
+     "return_dict", "return_tensors", "tokenize"}
+)  # fmt: skip
+# The opening of a think block a generation prompt may end with (Qwen3-Thinking style).
+_THINK_OPEN = "<think>"
 
 
 @dataclass(frozen=True)
@@ -66,6 +86,7 @@ class HFOptions:
     trust_remote_code: bool = False
     batch_size: int = 8
     max_images: int | None = None
+    chat_template_kwargs: Mapping[str, OptionScalar] | None = None
 
 
 def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
@@ -85,6 +106,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         "trust_remote_code",
         "batch_size",
         "max_images",
+        "chat_template_kwargs",
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -102,6 +124,20 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         max_images = int(options["max_images"]) if "max_images" in options else None
     except ValueError as exc:
         raise ValueError("hf backend: batch_size and max_images must be integers") from exc
+    template_kwargs = None
+    if "chat_template_kwargs" in options:
+        try:
+            template_kwargs = parse_option_map(
+                options["chat_template_kwargs"], "chat_template_kwargs"
+            )
+        except ValueError as exc:
+            raise ValueError(f"hf backend: {exc}") from exc
+        reserved = sorted(_RESERVED_TEMPLATE_KWARGS & set(template_kwargs))
+        if reserved:
+            raise ValueError(
+                f"hf backend: chat_template_kwargs may not set {', '.join(reserved)} (the "
+                "backend sets them itself)"
+            )
     return HFOptions(
         path=target,
         device=device,
@@ -111,6 +147,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         trust_remote_code=options.get("trust_remote_code", "false").lower() in ("1", "true", "yes"),
         batch_size=max(1, batch),
         max_images=max_images,
+        chat_template_kwargs=template_kwargs,
     )
 
 
@@ -191,15 +228,20 @@ class HFModel:
         if max_images is None and self.model_type in SINGLE_IMAGE_MODEL_TYPES:
             max_images = 1
         local = Path(path)
+        # "prompt": the turn-rendering version. Version 2 sends the system prompt, example
+        # turn and history that version 1 dropped for template-less checkpoints, so answers
+        # stored under version 1 keys are not served for the prompts sent now.
+        identity: dict[str, Any] = {"dtype": str(self.dtype).removeprefix("torch."), "prompt": 2}
+        if opts.chat_template_kwargs:
+            # They change the prompt (thinking on or off); only when set, so identities (and
+            # stored answers) of specs without them stay as they were.
+            identity["chat_template_kwargs"] = dict(sorted(opts.chat_template_kwargs.items()))
         self.identity = ModelIdentity(
             backend="hf",
             name=opts.path,
             revision=opts.revision or getattr(config, "_commit_hash", None),
             fingerprint=weights_fingerprint(local) if local.is_dir() else None,
-            # "prompt": the turn-rendering version. Version 2 sends the system prompt, example
-            # turn and history that version 1 dropped for template-less checkpoints, so answers
-            # stored under version 1 keys are not served for the prompts sent now.
-            options={"dtype": str(self.dtype).removeprefix("torch."), "prompt": 2},
+            options=identity,
         )
         self.capabilities = Capabilities(
             likelihood=True,
@@ -302,6 +344,7 @@ class HFModel:
                         chat_template=template,
                         add_generation_prompt=True,
                         tokenize=False,
+                        **dict(self.opts.chat_template_kwargs or {}),
                     )
                 )
             except TemplateError as exc:
@@ -411,10 +454,27 @@ class HFModel:
             out = self.model.generate(**inputs, pad_token_id=pad, **kwargs)
         new = out[:, inputs["input_ids"].shape[1] :]
         decoded = self.tokenizer.batch_decode(new, skip_special_tokens=True)
+        eos = self._eos_ids()
         return [
-            Response(key=r.key, text=t.strip(), usage=_usage(inputs, i, new, pad))
-            for i, (r, t) in enumerate(zip(requests, decoded, strict=True))
+            Response(
+                key=r.key,
+                text=opened_think_block(prompt) + t.strip(),
+                finish_reason=_finish_reason(new[i], eos, g.max_new_tokens),
+                usage=_usage(inputs, i, new, pad),
+            )
+            for i, (r, t, prompt) in enumerate(zip(requests, decoded, texts, strict=True))
         ]
+
+    def _eos_ids(self) -> set[int]:
+        """Every token id that ends a sequence: the generation config's and the tokenizer's."""
+        ids: set[int] = set()
+        config = getattr(self.model, "generation_config", None)
+        for value in (getattr(config, "eos_token_id", None), self.tokenizer.eos_token_id):
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, list | tuple):
+                ids.update(v for v in value if isinstance(v, int))
+        return ids
 
     def _rng_devices(self) -> list[int]:
         return [self.device.index or 0] if self.device.type == "cuda" else []
@@ -683,6 +743,31 @@ def _cache_argument(model: Callable[..., Any]) -> str:
 def _prefix(response_prefix: str | None) -> str:
     """The response prefix as it follows the generation prompt (one space before it)."""
     return f" {response_prefix}" if response_prefix else ""
+
+
+def opened_think_block(prompt: str) -> str:
+    r"""The think block a prompt leaves open for the model, as the template wrote it, or ``""``.
+
+    A generation prompt that ends with ``<think>`` (and whitespace) makes the model start inside
+    its thinking; the block's opening is part of the model's turn, so it is kept with the text.
+    A response prefix after it (``<think>\n The answer is``) does not count: the prompt must
+    end with the opening.
+    """
+    at = prompt.rfind(_THINK_OPEN)
+    if at < 0 or prompt[at + len(_THINK_OPEN) :].strip():
+        return ""
+    return prompt[at:]
+
+
+def _finish_reason(row: torch.Tensor, eos: set[int], max_new_tokens: int) -> str:
+    """Why a generated row stopped: ``stop`` (it holds an end-of-sequence token) or ``length``.
+
+    ``length`` when it ran to `max_new_tokens` without an end-of-sequence token; ``stop``
+    otherwise (another stopping rule ended it).
+    """
+    if any(int(t) in eos for t in row.tolist()):
+        return "stop"
+    return "length" if row.numel() >= max_new_tokens else "stop"
 
 
 def _usage(inputs: Any, row: int, new: torch.Tensor, pad: int | None) -> Usage:

@@ -17,8 +17,37 @@ connection attempts in a row fail with no answer in between, the server counts a
 remaining requests come back at once as ``unreachable`` errors, on which the runner stops the
 run; 0 never gives up).
 
+Reasoning models (options that change the output, so part of the model identity; unset, none of
+them is sent):
+
+- ``reasoning_effort`` (none | minimal | low | medium | high | xhigh): sent as the Chat
+  Completions parameter ``reasoning_effort`` (OpenAI o-series and gpt-5, Ollama, OpenRouter,
+  vLLM/SGLang pass it to the chat template).
+- ``thinking_budget`` (tokens, 0 or more): sent twice, for the two kinds of server that take a
+  budget: as ``thinking_token_budget`` (vLLM's per-request cap on thinking tokens, enforced when
+  the server runs with a reasoning parser/config) and as ``chat_template_kwargs.thinking_budget``
+  (the chat-template hint SGLang documents for Qwen3-style templates). Servers ignore the field
+  they do not know (vLLM and SGLang accept unknown fields); a strict server refuses it with a
+  ``bad_request`` error, so set it only for a server that takes one.
+- ``chat_template_kwargs`` (``key=value`` pairs joined by ``;``, values read as JSON scalars):
+  sent as ``chat_template_kwargs``, which vLLM and SGLang pass to the model's chat template, e.g.
+  ``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off.
+
+What the reply says about thinking is kept apart from its text: the message's
+``reasoning_content`` (SGLang with a reasoning parser, DeepSeek's API, llama.cpp, vLLM up to
+0.10) or ``reasoning`` (vLLM from 0.11, which renamed the field, OpenRouter, Ollama, LM Studio)
+becomes `Response.reasoning`; ``finish_reason`` becomes `Response.finish_reason`;
+``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. The body
+is read as JSON (not through the client's typed models, whose ``model_extra`` would hold these
+fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
+in the text: they are read apart when the answer is scored.
+
 An empty or null completion is an ``empty_response`` error, never an empty answer. HTTP 401/403
-is an ``auth`` error naming the key's environment variable.
+is an ``auth`` error naming the key's environment variable. One exception: a reply with no
+content that stopped at the token limit (``finish_reason=length``) after thinking (reasoning
+sent, or reasoning tokens counted) is the output of a model cut off inside its thinking: it is
+returned with empty text, its reasoning and ``finish_reason=length``, to be scored
+``truncated``, not retried as an error.
 
 The API key is read from the environment only; it is never part of the model identity, the
 manifest, the store or any log line, and every error message is scrubbed of it (and of anything
@@ -35,9 +64,9 @@ import math
 import random
 import ssl
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 import openai
@@ -59,10 +88,17 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
 )
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
 
 CONNECTIONS_PER_CLIENT = 4
+
+REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""Values of ``reasoning_effort`` (the Chat Completions parameter's, as openai 2.x knows them)."""
+
+REASONING_FIELDS: Final = ("reasoning_content", "reasoning")
+"""Message fields servers send thinking in, in the order they are looked for."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +121,9 @@ class OpenAIOptions:
     max_requests: int | None = None
     max_tokens_total: int | None = None
     unreachable_after: int = 20
+    reasoning_effort: str | None = None
+    thinking_budget: int | None = None
+    chat_template_kwargs: Mapping[str, OptionScalar] | None = None
 
 
 _CONVERT: dict[str, Any] = {
@@ -102,6 +141,9 @@ _CONVERT: dict[str, Any] = {
     "max_requests": int,
     "max_tokens_total": int,
     "unreachable_after": int,
+    "reasoning_effort": str,
+    "thinking_budget": int,
+    "chat_template_kwargs": lambda v: parse_option_map(v, "chat_template_kwargs"),
 }
 
 
@@ -136,6 +178,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         try:
             values[k] = _CONVERT[k](v)
         except ValueError as exc:
+            if k == "chat_template_kwargs":  # its own message says which pair is wrong
+                raise ValueError(f"openai backend: {exc}") from exc
             raise ValueError(f"openai backend: option {k}={v!r} is invalid") from exc
     opts = OpenAIOptions(model=model, base_url=base_url, **values)
     if opts.image_format.lower() not in ("png", "jpeg"):
@@ -148,6 +192,13 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         raise ValueError("openai backend: max_concurrency and max_attempts must be at least 1")
     if opts.unreachable_after < 0:
         raise ValueError("openai backend: unreachable_after must be 0 (never) or more")
+    if opts.reasoning_effort is not None and opts.reasoning_effort not in REASONING_EFFORTS:
+        raise ValueError(
+            f"openai backend: reasoning_effort={opts.reasoning_effort!r}: must be one of "
+            f"{', '.join(REASONING_EFFORTS)}"
+        )
+    if opts.thinking_budget is not None and opts.thinking_budget < 0:
+        raise ValueError("openai backend: thinking_budget must be 0 or more tokens")
     return opts
 
 
@@ -297,15 +348,15 @@ class OpenAIChatModel:
     def __init__(self, opts: OpenAIOptions) -> None:
         self.opts = opts
         self._key = resolve_api_key(opts.key_env, opts.base_url)
-        self.identity = ModelIdentity(
-            backend="openai",
-            name=opts.model,
-            options={
-                "base_url": opts.base_url,
-                "max_image_pixels": opts.max_image_pixels,
-                "image_format": opts.image_format.lower(),
-            },
-        )
+        identity: dict[str, Any] = {
+            "base_url": opts.base_url,
+            "max_image_pixels": opts.max_image_pixels,
+            "image_format": opts.image_format.lower(),
+        }
+        # The thinking options change what the model writes, so they key its answers; only
+        # when set, so the identities (and stored answers) of runs without them stay as they were.
+        identity.update(_thinking_request_fields(opts))
+        self.identity = ModelIdentity(backend="openai", name=opts.model, options=identity)
         self.capabilities = Capabilities(
             likelihood=False,
             mark_logprobs=True,
@@ -421,6 +472,7 @@ class OpenAIChatModel:
         }
         if g.seed is not None and self.opts.send_seed:
             params["seed"] = g.seed
+        params.update(_thinking_request_fields(self.opts))
         if logprobs:
             params["logprobs"] = True
             params["top_logprobs"] = self.opts.top_logprobs
@@ -532,13 +584,21 @@ class OpenAIChatModel:
         usage = None
         if data.get("usage"):
             u = data["usage"]
+            details = u.get("completion_tokens_details")
             usage = Usage(
-                prompt_tokens=u.get("prompt_tokens"), completion_tokens=u.get("completion_tokens")
+                prompt_tokens=u.get("prompt_tokens"),
+                completion_tokens=u.get("completion_tokens"),
+                reasoning_tokens=(
+                    details.get("reasoning_tokens") if isinstance(details, dict) else None
+                ),
             )
             self.tokens_used += u.get("total_tokens") or 0
         message = choice["message"]
         content, refusal = message.get("content"), message.get("refusal")
-        if choice.get("finish_reason") == "content_filter" or (content is None and refusal):
+        finish = choice.get("finish_reason")
+        finish_reason = finish if isinstance(finish, str) else None
+        reasoning = _reasoning(message)
+        if finish_reason == "content_filter" or (content is None and refusal):
             info = ErrorInfo(
                 type="refusal",
                 message=f"the API refused: {refusal or 'content filter'}",
@@ -548,9 +608,28 @@ class OpenAIChatModel:
         if not isinstance(content, str | None):
             raise TypeError(f"message content is {type(content).__name__}, not text")
         if content is None or not content.strip():
-            raise _empty(content, choice.get("finish_reason"))
+            thought = reasoning or (usage and usage.reasoning_tokens)
+            if finish_reason == "length" and thought and not logprobs:
+                # Cut off while thinking: an output (scored truncated), not a failed request.
+                # (mark_logprob reads the first answer token, which never came: an error.)
+                return Response(
+                    key=request.key,
+                    text="",
+                    reasoning=reasoning,
+                    finish_reason=finish_reason,
+                    latency_s=latency,
+                    usage=usage,
+                )
+            raise _empty(content, finish)
         if not logprobs:
-            return Response(key=request.key, text=content, latency_s=latency, usage=usage)
+            return Response(
+                key=request.key,
+                text=content,
+                reasoning=reasoning,
+                finish_reason=finish_reason,
+                latency_s=latency,
+                usage=usage,
+            )
         if not (choice.get("logprobs") or {}).get("content"):
             raise UnsupportedInputError(
                 "the server returned no logprobs: it does not support --method mark_logprob "
@@ -560,11 +639,36 @@ class OpenAIChatModel:
         return Response(
             key=request.key,
             text=content,
+            reasoning=reasoning,
+            finish_reason=finish_reason,
             loglikelihoods=scores,
             token_counts=[1] * len(scores),
             latency_s=latency,
             usage=usage,
         )
+
+
+def _thinking_request_fields(opts: OpenAIOptions) -> dict[str, Any]:
+    """The request fields the thinking options add (none when none is set)."""
+    fields: dict[str, Any] = {}
+    if opts.reasoning_effort is not None:
+        fields["reasoning_effort"] = opts.reasoning_effort
+    kwargs = dict(opts.chat_template_kwargs or {})
+    if opts.thinking_budget is not None:
+        fields["thinking_token_budget"] = opts.thinking_budget
+        kwargs.setdefault("thinking_budget", opts.thinking_budget)  # an explicit one wins
+    if kwargs:
+        fields["chat_template_kwargs"] = kwargs
+    return fields
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    """The thinking a server sent beside the content (the first of `REASONING_FIELDS` set)."""
+    for name in REASONING_FIELDS:
+        value = message.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
 
 
 def _empty(content: str | None, finish_reason: object) -> EmptyResponseError:

@@ -1,4 +1,4 @@
-"""Tiny random-weight vision-language checkpoints, built locally for tests and demos.
+r"""Tiny random-weight vision-language checkpoints, built locally for tests and demos.
 
 These models have random weights; their answers are meaningless. They exist to exercise real
 loading, prompting, generation and scoring code offline: each folder is a genuine transformers
@@ -36,6 +36,13 @@ processor adds it instead) and the tokenizers add no special tokens, so
 ``tiny_model_path(arch, chat_template=False)`` builds the same checkpoint without any chat
 template (folder ``<arch>-<size>-plain``), like the original BLIP-2 and PaliGemma releases:
 it exercises the plain-text prompt layout of the ``hf`` backend.
+
+``tiny_model_path("llava", thinking=True)`` (alias ``tiny-llava-think``, folder
+``llava-tiny-think``) is tiny-llava (same weights and tokenizer) with a thinking chat template
+in the manner of Qwen3's: the generation prompt opens a think block (``ASSISTANT: <think>\n``),
+or, when the template argument ``enable_thinking`` is false, gives an empty closed one
+(``ASSISTANT: <think>\n\n</think>\n\n``), so thinking on and off are two prompts of one
+checkpoint.
 """
 
 from __future__ import annotations
@@ -55,12 +62,13 @@ __all__ = ["TINY_ALIASES", "TINY_ARCHS", "build_once", "seeded", "tiny_alias", "
 
 TINY_ARCHS: tuple[str, ...] = ("llava", "idefics3", "paligemma", "blip2")
 
-_ALIASES: dict[str, tuple[str, str]] = {
-    "tiny-llava": ("llava", "tiny"),
-    "tiny-idefics3": ("idefics3", "tiny"),
-    "tiny-paligemma": ("paligemma", "tiny"),
-    "tiny-blip2": ("blip2", "tiny"),
-    "small-llava": ("llava", "small"),
+_ALIASES: dict[str, tuple[str, str, bool]] = {
+    "tiny-llava": ("llava", "tiny", False),
+    "tiny-idefics3": ("idefics3", "tiny", False),
+    "tiny-paligemma": ("paligemma", "tiny", False),
+    "tiny-blip2": ("blip2", "tiny", False),
+    "small-llava": ("llava", "small", False),
+    "tiny-llava-think": ("llava", "tiny", True),
 }
 
 TINY_ALIASES: tuple[str, ...] = tuple(_ALIASES)
@@ -126,6 +134,7 @@ def tiny_model_path(
     size: str = "tiny",
     cache_dir: str | Path | None = None,
     chat_template: bool = True,
+    thinking: bool = False,
 ) -> Path:
     """Build (once, then reuse) a tiny random-weight checkpoint and return its folder.
 
@@ -143,6 +152,9 @@ def tiny_model_path(
         chat_template: False builds the same checkpoint (same weights and tokenizer) without a
             chat template, in ``<arch>-<size>-plain``, as original BLIP-2 and PaliGemma
             releases ship; backends must then lay the conversation out themselves.
+        thinking: True builds the checkpoint with a thinking chat template (llava only, in
+            ``<arch>-<size>-think``): the generation prompt opens a ``<think>`` block unless
+            the template argument ``enable_thinking`` is false.
 
     Returns:
         The checkpoint folder.
@@ -162,7 +174,13 @@ def tiny_model_path(
         raise ValueError(f"unknown size {size!r}; choose 'tiny' or 'small'")
     if size == "small" and arch != "llava":
         raise ValueError(f"size='small' exists for llava only, not {arch!r}")
+    if thinking and (arch != "llava" or not chat_template):
+        raise ValueError("thinking=True exists for llava with a chat template only")
     require("torch", "transformers", "tokenizers", extra="hf", purpose="tiny models")
+    if thinking:
+        return build_once(
+            f"{arch}-{size}-think", lambda folder: _build_llava(folder, size, True, True), cache_dir
+        )
     name = f"{arch}-{size}" if chat_template else f"{arch}-{size}-plain"
     return build_once(name, lambda folder: _BUILDERS[arch](folder, size, chat_template), cache_dir)
 
@@ -171,8 +189,8 @@ def tiny_alias(name: str) -> Path | None:
     """Resolve a tiny-model alias to its (built on first use) folder.
 
     Args:
-        name: ``"tiny-llava"``, ``"tiny-idefics3"``, ``"tiny-paligemma"``, ``"tiny-blip2"`` or
-            ``"small-llava"``.
+        name: ``"tiny-llava"``, ``"tiny-idefics3"``, ``"tiny-paligemma"``, ``"tiny-blip2"``,
+            ``"small-llava"`` or ``"tiny-llava-think"``.
 
     Returns:
         The checkpoint folder, or None when `name` is not an alias.
@@ -181,8 +199,8 @@ def tiny_alias(name: str) -> Path | None:
     spec = _ALIASES.get(name)
     if spec is None:
         return None
-    arch, size = spec
-    return tiny_model_path(arch, size=size)
+    arch, size, thinking = spec
+    return tiny_model_path(arch, size=size, thinking=thinking)
 
 
 # --------------------------------------------------------------------------- tokenizer
@@ -246,13 +264,22 @@ def _wrapping_tokenizer(max_length: int, **special: str) -> Any:
     return tok
 
 
-def _chat_template(*, bos: bool, image: str, turn_end: str) -> str:
+# Qwen3's way: thinking on opens the block for the model; off closes an empty one for it.
+_THINK_PROMPT = (
+    "{%- if enable_thinking is defined and enable_thinking is false -%}"
+    "{{ ' <think>\\n\\n</think>\\n\\n' }}{%- else -%}{{ ' <think>\\n' }}{%- endif -%}"
+)
+
+
+def _chat_template(*, bos: bool, image: str, turn_end: str, thinking: bool = False) -> str:
     """A "USER: <image> ... ASSISTANT:" template over typed-part or string content.
 
     Every literal is a Jinja string expression so whitespace control cannot eat spaces and
-    newlines; `image` and `turn_end` are Jinja expressions.
+    newlines; `image` and `turn_end` are Jinja expressions. `thinking` adds `_THINK_PROMPT`
+    after the generation prompt.
     """
     start = "{{ bos_token }}" if bos else ""
+    think = _THINK_PROMPT if thinking else ""
     return (
         start + "{%- for message in messages -%}"
         "{%- if message['role'] == 'system' -%}{{ 'SYSTEM: ' }}"
@@ -265,7 +292,7 @@ def _chat_template(*, bos: bool, image: str, turn_end: str) -> str:
         "{%- endfor -%}{%- endif -%}"
         "{%- if message['role'] == 'assistant' -%}{{ " + turn_end + " }}{%- endif -%}"
         "{{ '\\n' }}{%- endfor -%}"
-        "{%- if add_generation_prompt -%}{{ 'ASSISTANT:' }}{%- endif -%}"
+        "{%- if add_generation_prompt -%}{{ 'ASSISTANT:' }}" + think + "{%- endif -%}"
     )
 
 
@@ -363,7 +390,7 @@ def _llama_text(vocab: int, tokenizer: Any, *, hidden: int, layers: int) -> dict
     }
 
 
-def _build_llava(folder: Path, size: str, template: bool) -> None:
+def _build_llava(folder: Path, size: str, template: bool, thinking: bool = False) -> None:
     from transformers import CLIPImageProcessorPil, LlavaConfig, LlavaProcessor
 
     small = size == "small"
@@ -371,7 +398,7 @@ def _build_llava(folder: Path, size: str, template: bool) -> None:
     tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE])
     if template:
         tokenizer.chat_template = _chat_template(
-            bos=True, image="'<image>\\n'", turn_end="eos_token"
+            bos=True, image="'<image>\\n'", turn_end="eos_token", thinking=thinking
         )
     image_processor = CLIPImageProcessorPil(
         size={"shortest_edge": image_size}, crop_size={"height": image_size, "width": image_size}

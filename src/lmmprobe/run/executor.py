@@ -176,8 +176,9 @@ def _scrubbed(responses: Sequence[Response]) -> list[Response]:
 
     The one place every backend's output passes before it is stored, logged or shown, so a key
     a server, a model or a plugin quotes never reaches the store, an export or a report. Error
-    messages lose every key-like word (`scrub_secrets`); answers only the configured keys
-    (`scrub_answer`), and a response whose answer lost one says so (`Response.redacted`).
+    messages lose every key-like word (`scrub_secrets`); answers and their separate thinking only
+    the configured keys (`scrub_answer`), and a response that lost one says so
+    (`Response.redacted`).
     """
     out: list[Response] = []
     for resp in responses:
@@ -190,6 +191,10 @@ def _scrubbed(responses: Sequence[Response]) -> list[Response]:
             text = scrub_answer(resp.text)
             if text != resp.text:
                 update.update(text=text, redacted=True)
+        if resp.reasoning is not None:  # thinking is shown beside the answer: same rule
+            reasoning = scrub_answer(resp.reasoning)
+            if reasoning != resp.reasoning:
+                update.update(reasoning=reasoning, redacted=True)
         out.append(resp.model_copy(update=update) if update else resp)
     return out
 

@@ -7,7 +7,9 @@ a network: images travel as base64 data URLs, errors come back in OpenAI's error
 with empty or null content, a connection closed without an answer, a request never answered) can
 be injected at a seeded rate, or forced on every request (``always``). A server that quotes the
 caller's key in its error messages (``echo_key``), as some real ones do, or even in its answers
-(``echo_key_in_answers``), can be imitated too.
+(``echo_key_in_answers``), can be imitated too. A reasoning model's ways of returning its
+thinking (``reasoning_content`` or ``reasoning`` fields, inline ``<think>`` tags, a block cut off
+by the token limit, a block the template opened) are chosen per request (`_thinking`).
 
 The fake "looks" at the first image of the last user message and answers from its dominant color,
 so a test can prove that images arrive intact and that options and marks survive the round trip.
@@ -44,6 +46,14 @@ from typing import Any, Final, cast
 from PIL import Image
 
 from lmmprobe.imaging.colors import COLORS as DEMO_COLORS
+from lmmprobe.testing.openai_server._thinking import (
+    THINKING_HEADER,
+    THINKING_MODES,
+    thinking_mode,
+    thinking_off,
+    thinking_reply,
+    thinking_text,
+)
 
 MODEL_ID: Final = "fake-vlm"
 """The one model `GET /v1/models` lists (any model name is accepted and echoed back)."""
@@ -78,6 +88,7 @@ _FILLER_TOKENS: Final = (
     "The", "Answer", "answer", "I", " ", "the", "It", "This", "Option", "A", "is", ":",
     "\n", "(", "My", "Based", "In", "Looking", "Sure", "Yes",
 )  # fmt: skip
+_REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
 _THUMB: Final = 64  # images are judged on at most 64x64 pixels: plenty for a dominant color
 _OPTION_RE: Final = re.compile(r"^\(([A-Za-z]|\d+)\)\s*(.*?)\s*$", re.DOTALL)
 _DATA_URL_RE: Final = re.compile(r"^data:image/[\w.+-]+;base64,(.*)$", re.DOTALL)
@@ -280,6 +291,16 @@ def _parse_chat(body: object) -> _Chat:
     if max_tokens is None:
         max_tokens = _int_param(body, "max_tokens", 1)
     top = _int_param(body, "top_logprobs", 0, 20)
+    _int_param(body, "thinking_token_budget", 0)
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in _REASONING_EFFORTS:
+        raise _bad(
+            f"reasoning_effort must be one of {', '.join(_REASONING_EFFORTS)}, got {effort!r}",
+            "reasoning_effort",
+        )
+    kwargs = body.get("chat_template_kwargs")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise _bad("chat_template_kwargs must be an object", "chat_template_kwargs")
     logprobs = body.get("logprobs")
     if logprobs is not None and not isinstance(logprobs, bool):
         raise _bad("logprobs must be a boolean", "logprobs")
@@ -423,15 +444,19 @@ def _logprobs(ans: _Answer, words: list[str], top: int) -> dict[str, Any]:
     return {"content": entries, "refusal": None}
 
 
-def _completion_body(chat: _Chat, echoed: str = "") -> dict[str, Any]:
+def _completion_body(chat: _Chat, echoed: str = "", thinking: str | None = None) -> dict[str, Any]:
     """The `chat.completion` object answering a validated request.
 
-    `echoed` (a key an echoing server quotes) is appended to the answer's text.
+    `echoed` (a key an echoing server quotes) is appended to the answer's text (and to the
+    thinking, in a thinking mode); `thinking` is
+    the request's thinking mode (one of `THINKING_MODES`), None to answer without thinking.
     """
     ans = _answer(chat.last_user_text, chat.last_user_images)
     if echoed:
         ans = dataclasses.replace(ans, text=f"{ans.text} (request by {echoed}; key: {echoed})")
     words = ans.text.split()
+    if thinking is not None:
+        return _thinking_body(chat, ans, words, thinking, echoed)
     finish = "stop"
     if chat.max_tokens is not None and len(words) > chat.max_tokens:
         words, finish = words[: chat.max_tokens], "length"
@@ -455,6 +480,43 @@ def _completion_body(chat: _Chat, echoed: str = "") -> dict[str, Any]:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": len(words),
             "total_tokens": prompt_tokens + len(words),
+        },
+    }
+
+
+def _thinking_body(
+    chat: _Chat, ans: _Answer, words: list[str], mode: str, echoed: str = ""
+) -> dict[str, Any]:
+    """The `chat.completion` of a model that thinks before it answers, in `mode`."""
+    trap = ans.alternatives[0] if ans.alternatives else None
+    marked = words[0] == f"({ans.chosen})" if words else False
+    thinking = thinking_text(trap, marked=marked)
+    if echoed:
+        thinking += f" The request came with key {echoed}."
+    reply = thinking_reply(mode, thinking, words, chat.max_tokens)
+    logprobs = None
+    if chat.logprobs and reply.answer_words:
+        logprobs = _logprobs(ans, reply.answer_words, chat.top_logprobs)
+    prompt_tokens = chat.text_words + TOKENS_PER_IMAGE * len(chat.images)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": chat.model,
+        "system_fingerprint": "fp_fake",
+        "choices": [
+            {
+                "index": 0,
+                "message": reply.message,
+                "finish_reason": reply.finish_reason,
+                "logprobs": logprobs,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": prompt_tokens + reply.completion_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
         },
     }
 
@@ -676,6 +738,12 @@ class _Handler(BaseHTTPRequestHandler):
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise _bad(f"request body is not valid JSON: {exc}") from exc
             chat = _parse_chat(payload)
+            try:
+                mode = thinking_mode(chat.model, self.headers.get(THINKING_HEADER), fake.thinking)
+            except ValueError as exc:
+                raise _bad(str(exc)) from exc
+            if thinking_off(chat.params):
+                mode = None
         except _RequestError as err:
             self._send_error(err)
             return
@@ -717,7 +785,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
         echoed = self._echo(answers=True).removeprefix("Bearer ")
-        body = json.dumps(_completion_body(chat, echoed)).encode()
+        body = json.dumps(_completion_body(chat, echoed, mode)).encode()
         fake._complete()  # counted before the reply leaves, so a client never sees it uncounted
         self._send_json(200, body)
 
@@ -782,9 +850,13 @@ class FakeOpenAIServer:
             (an orchestrator): each valid chat completion is answered with the next one, a
             string as the message content or a mapping merged into the assistant message
             (e.g. ``{"tool_calls": [...]}``); once they run out, requests get a 400.
+        thinking: The thinking mode of requests that pick none themselves (one of
+            `THINKING_MODES`; a request picks one with a model name ending in ``+MODE`` or the
+            ``X-Fake-Thinking`` header); None answers without thinking.
 
     Raises:
-        ValueError: `always` is not one of `FAULT_KINDS`.
+        ValueError: `always` is not one of `FAULT_KINDS`, or `thinking` not one of
+            `THINKING_MODES`.
 
     """
 
@@ -800,9 +872,13 @@ class FakeOpenAIServer:
         echo_key: bool = False,
         echo_key_in_answers: bool = False,
         port: int = 0,
+        thinking: str | None = None,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
+        if thinking is not None and thinking not in THINKING_MODES:
+            raise ValueError(f"thinking must be one of {THINKING_MODES}, got {thinking!r}")
+        self.thinking = thinking
         self.latency = latency
         self.faults = faults
         self.api_key = api_key

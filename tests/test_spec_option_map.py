@@ -1,0 +1,34 @@
+"""Options whose value is a mapping (``chat_template_kwargs``): `lmmprobe.spec.parse_option_map`."""
+
+from __future__ import annotations
+
+import pytest
+
+from lmmprobe.spec import parse_option_map, parse_spec
+
+
+def test_pairs_are_read_as_json_scalars_inside_one_spec_option() -> None:
+    spec = parse_spec(
+        "hf:x,chat_template_kwargs=enable_thinking=false;thinking_budget=512;mode=fast"
+    )
+    value = parse_option_map(spec.options["chat_template_kwargs"], "chat_template_kwargs")
+    assert value == {"enable_thinking": False, "thinking_budget": 512, "mode": "fast"}
+    assert parse_option_map('a=True;b=null;c=0.5;d="7";', "o") == {
+        "a": True, "b": None, "c": 0.5, "d": "7",
+    }  # fmt: skip
+    assert parse_option_map("x=[1]", "o") == {"x": "[1]"}  # nothing nests: kept as text
+
+
+@pytest.mark.parametrize(
+    ("value", "wanted"),
+    [
+        ("enable_thinking", "option o: 'enable_thinking' is not key=value"),
+        ("1a=2", "'1a=2' is not key=value"),
+        ("a=1;a=2", "key 'a' is given twice"),
+        (";", "no key=value pair"),
+    ],
+)
+def test_bad_maps_say_which_pair(value: str, wanted: str) -> None:
+    with pytest.raises(ValueError, match=wanted) as info:
+        parse_option_map(value, "o")
+    assert "\n" not in str(info.value)
