@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
-from lmmprobe.spec import KEY, parse_spec
+from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
 
 # ---------------------------------------------------------------------------------------------
 # Errors
@@ -292,6 +292,10 @@ def load_model(spec: str) -> Model | AsyncModel:
 
     """
     backend, target, options = parse_model_spec(spec)
+    # ``think=`` names how the output is split into thinking and answer when it is scored
+    # (`lmmprobe.parse.thinking`, which checks its value): it never reaches the backend, so it
+    # is no part of the model's identity or its cache keys (the text sent back is the same).
+    options.pop(THINK_OPTION, None)
     factory = MODELS.get(backend)
     return factory(target, options)
 

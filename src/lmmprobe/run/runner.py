@@ -26,6 +26,7 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
+from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
 from lmmprobe.run.keys import request_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
@@ -182,11 +183,27 @@ def run_model(
             outcome.scores.append(score)
             if "dialogue_id" not in sample.metadata:
                 continue  # an ordinary row in a file with dialogues: no later round needs it
-            said = responses[req.key].text if req.method == "generate" else score.prediction_text
+            # The model's own answer goes into the next round, its thinking does not (as
+            # thinking models' chat templates drop earlier thinking).
+            said: str | None = (
+                _answer_text(model_spec, responses[req.key])
+                if req.method == "generate"
+                else score.prediction_text
+            )
             turns.setdefault(_dialogue_key(sample, req.repeat), []).extend(
                 [Turn(role="user", content=req.prompt), Turn(role="assistant", content=said or "")]
             )
     return outcome
+
+
+def _answer_text(model_spec: str, response: Response) -> str:
+    thought = split_answer(
+        response.text,
+        reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+        tags=tags_for_model(model_spec),
+    )
+    return thought.answer
 
 
 def _dialogue_key(sample: Sample, repeat: int) -> tuple[str, int]:
@@ -344,6 +361,8 @@ def execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
+        for s in spec.models:
+            tags_for_model(s)  # a think= value that cannot be read fails here, not at scoring
         models = [(s, load_model(s)) for s in spec.models]
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
         if not load.samples and load.invalid:  # say why, not only how many
