@@ -41,7 +41,7 @@ PAGE_SIZES = (25, 50, 100, 200)
 """Rows per page a browser may ask for (default 50)."""
 
 _VERDICTS = ("correct", "wrong")
-_STAGES = ("format_hit", "unparsed", "error")
+_STAGES = ("format_hit", "unparsed", "truncated", "error")
 _MAX_TEXT = 200  # characters of a search text or metadata filter
 
 

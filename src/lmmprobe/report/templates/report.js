@@ -50,7 +50,7 @@
   function keep(it) {
     var mode = filter.value;
     if (mode === "wrong") { return it.ans.some(function (a) { return a[F.correct] === 0; }); }
-    if (mode === "problem") { return it.ans.some(function (a) { return a[F.stage] === "unparsed" || a[F.stage] === "error"; }); }
+    if (mode === "problem") { return it.ans.some(function (a) { return a[F.stage] === "unparsed" || a[F.stage] === "truncated" || a[F.stage] === "error"; }); }
     if (mode === "disagree") {
       var seen = {};
       it.ans.forEach(function (a) { if (a[F.stage] !== "error") { seen["#" + a[F.prediction]] = true; } });
