@@ -85,6 +85,19 @@ def test_stored_thinking_answers_are_reread_without_calling_the_model(tmp_path: 
     header = next(line for line in stdout.splitlines() if "unparsed" in line)
     assert header.index("unparsed") < header.index("truncated") < header.index("errors")
 
+    # The export has the raw text and, read from it, the thinking and the answer.
+    proc = _lmmprobe("export", "latest", "--db", tmp_path / "s.db")
+    assert proc.returncode == 0, proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    cut = [r for r in rows if r["finish_reason"] == "length"]
+    done = [r for r in rows if r["finish_reason"] == "stop"]
+    assert (len(cut), len(done)) == (3, 5)
+    assert all(r["truncated"] and r["answer"] == "" and r["stage"] == "truncated" for r in cut)
+    for r in done:
+        right = r["marks"][r["order"].index(r["gold"])]
+        assert r["text"].startswith("<think>") and r["answer"] == f"({right})"
+        assert r["reasoning"].startswith("The answer is (") and "<think>" not in r["reasoning"]
+
     # Same stored text, other rules: think=off reads the thinking as answer text. The option is
     # no part of the cache key, so every answer still comes from the store.
     off, _ = _run(tmp_path, "random,think=off", "off")

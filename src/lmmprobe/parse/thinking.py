@@ -27,9 +27,10 @@ time linear in the text, whatever it holds (no regular expression over the text)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from lmmprobe.spec import THINK_OPTION, SpecError, parse_spec
 
@@ -40,6 +41,7 @@ __all__ = [
     "parse_think_option",
     "split_answer",
     "tags_for_model",
+    "thinking_columns",
 ]
 
 TagPair = tuple[str, str]
@@ -222,3 +224,35 @@ def split_answer(
     truncated = cut or (finish_reason == "length" and not answer)
     thinking = "\n\n".join(t for t in thoughts if t) or None
     return Thought(reasoning=thinking, answer=answer, truncated=truncated)
+
+
+def thinking_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``reasoning`` and ``answer`` of one exported row, read as scoring reads them.
+
+    Args:
+        row: A row of `lmmprobe.store.Store.iter_score_rows`: its ``model`` (whose ``think=``
+            option is in force), raw ``text``, the server's ``reasoning`` and ``finish_reason``.
+
+    Returns:
+        ``reasoning``: the thinking (the server's and inline blocks), ``answer``: the text read
+        for an answer, None for a row with no generated text (an error, a likelihood ranking);
+        ``truncated`` says the output was cut off before its answer.
+
+    Raises:
+        ValueError: The model's ``think=`` value cannot be read.
+
+    """
+    text = row.get("text")
+    if text is None:
+        return {"reasoning": row.get("reasoning"), "answer": None, "truncated": None}
+    thought = split_answer(
+        text,
+        reasoning=row.get("reasoning"),
+        finish_reason=row.get("finish_reason"),
+        tags=tags_for_model(str(row.get("model"))),
+    )
+    return {
+        "reasoning": thought.reasoning,
+        "answer": thought.answer,
+        "truncated": thought.truncated,
+    }
