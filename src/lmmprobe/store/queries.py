@@ -668,6 +668,10 @@ class Answer:
     latency_s: float | None
     method: str | None
     loglikelihoods: list[float] | None
+    reasoning: str | None = None
+    """Thinking the server sent apart from the text (None: none sent, or stored before 8)."""
+    finish_reason: str | None = None
+    """Why generation stopped (``length``: the token limit), when the backend said."""
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -685,7 +689,7 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
         """SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
                   s.format_hit, s.gold, s.gold_text, s.error_type, s.metadata, s.options,
                   s.marks, s.option_order, r.prompt, r.text, r.error_message, r.latency_s,
-                  r.method, r.loglikelihoods
+                  r.method, r.loglikelihoods, r.reasoning, r.finish_reason
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.sample_id = ? ORDER BY s.model, s.repeat""",
         (run_id, sample_id),
@@ -713,6 +717,8 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
             latency_s=r[18],
             method=r[19],
             loglikelihoods=_json_or_none(r[20]),
+            reasoning=r[21],
+            finish_reason=r[22],
         )
         for r in rows
     ]
