@@ -98,6 +98,13 @@ def test_stored_thinking_answers_are_reread_without_calling_the_model(tmp_path: 
         assert r["text"].startswith("<think>") and r["answer"] == f"({right})"
         assert r["reasoning"].startswith("The answer is (") and "<think>" not in r["reasoning"]
 
+    # The HTML report's sample browser carries the thinking and the answer as read apart.
+    proc = _lmmprobe("report", "latest", "--db", tmp_path / "s.db", "-o", tmp_path / "r.html")
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert '"thinking","answer"]' in page.replace(" ", "")
+    assert "Let me look again at the picture." in page
+
     # Same stored text, other rules: think=off reads the thinking as answer text. The option is
     # no part of the cache key, so every answer still comes from the store.
     off, _ = _run(tmp_path, "random,think=off", "off")
