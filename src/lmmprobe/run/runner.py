@@ -33,7 +33,7 @@ from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreError
 
 if TYPE_CHECKING:
     from lmmprobe.run.ray_executor import RayExecutor
@@ -404,8 +404,15 @@ def execute_run(
             exc.run_id = run_id
             store.update_run(run_id, status=exc.status)
             raise
-        except BaseException:
-            store.update_run(run_id, status="failed")
+        except BaseException as exc:
+            try:
+                store.update_run(run_id, status="failed")
+            except StoreError as also:
+                # The store itself failed (a full disk): marking the run fails the same way.
+                # The first fault is the one to report; the run, whose process is gone, is
+                # marked when the store is next opened.
+                log.debug("could not mark run %s failed: %s", run_id, also)
+                raise exc from None
             raise
         outcome.status = _status(outcome)
         store.update_run(run_id, status=outcome.status)
