@@ -98,6 +98,14 @@ def test_stored_thinking_answers_are_reread_without_calling_the_model(tmp_path: 
         assert r["text"].startswith("<think>") and r["answer"] == f"({right})"
         assert r["reasoning"].startswith("The answer is (") and "<think>" not in r["reasoning"]
 
+    # `lmmprobe score` re-reads the export's raw text with a matcher by the same rules.
+    export = tmp_path / "export.jsonl"
+    export.write_text(proc.stdout)
+    proc = _lmmprobe("score", export, "--matcher", "lmmprobe", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
+    rescored = json.loads(proc.stdout)["models"]["random"]
+    assert rescored["accuracy"]["value"] == 5 / 8 and rescored["truncated_rate"]["value"] == 3 / 8
+
     # The HTML report's sample browser carries the thinking and the answer as read apart.
     proc = _lmmprobe("report", "latest", "--db", tmp_path / "s.db", "-o", tmp_path / "r.html")
     assert proc.returncode == 0, proc.stderr
