@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lmmprobe.models.base import load_model
 from lmmprobe.parse.thinking import (
     DEFAULT_TAGS,
     Thought,
@@ -19,6 +20,7 @@ from lmmprobe.parse.thinking import (
     split_answer,
     tags_for_model,
 )
+from lmmprobe.run.keys import request_key
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample
 
@@ -155,3 +157,12 @@ def test_splitting_is_linear_in_the_text() -> None:
     assert split_answer(long).truncated
     quoted = "B " + "<think> </think> " * 100_000
     assert split_answer(quoted).answer == quoted
+
+
+def test_the_think_option_is_no_part_of_the_model_or_its_cache_keys() -> None:
+    # The stored text is the same whatever the rules that read it: one identity, one key.
+    plain, off = load_model("random"), load_model("random,think=off")
+    own = load_model("random,think=<r>|</r>")
+    assert plain.identity == off.identity == own.identity
+    request = Request(key="", sample_id="s", method="generate", messages=[], prompt="?")
+    assert request_key(plain.identity, request) == request_key(off.identity, request)

@@ -59,6 +59,7 @@ from lmmprobe.run.executor import (
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, RunSpec
 from lmmprobe.schema.image import Renderer
 from lmmprobe.schema.spec import ray_address
+from lmmprobe.spec import THINK_OPTION
 
 log = logging.getLogger(__name__)
 
@@ -282,6 +283,7 @@ class RayExecutor:
         """
         ray = self.connect()
         backend, target, options = parse_model_spec(model_spec)
+        options.pop(THINK_OPTION, None)  # read at scoring; no backend sees it (`load_model`)
         factory = MODELS.get(backend)
         place = self._placement(ray, backend, model)
         renderers = _renderers(requests)
