@@ -28,9 +28,8 @@ time linear in the text, whatever it holds (no regular expression over the text)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lmmprobe.spec import THINK_OPTION, SpecError, parse_spec
 
@@ -63,9 +62,11 @@ _OFF = ("off", "none", "false", "no")
 _DEFAULT = ("on", "auto", "default", "true", "yes")
 
 
-@dataclass(frozen=True)
-class Thought:
-    """One output split into what the model thought and what it answered."""
+class Thought(NamedTuple):
+    """One output split into what the model thought and what it answered.
+
+    A named tuple: made for every scored row, and cheaper to build than a dataclass.
+    """
 
     reasoning: str | None
     """The thinking: the server's own field and any inline think blocks; None when neither."""
@@ -175,6 +176,15 @@ def _final_answer(text: str) -> str | None:
     return text.strip() if found else None
 
 
+def _marked(text: str, tags: Sequence[TagPair]) -> bool:
+    """Whether `text` holds any tag `split_answer` reads (a thinking or a GLM answer tag)."""
+    return (
+        any(open_tag in text or close_tag in text for open_tag, close_tag in tags)
+        or _ANSWER_TAGS[0] in text
+        or _BOX_TAGS[0] in text
+    )
+
+
 def split_answer(
     text: str | None,
     *,
@@ -197,6 +207,9 @@ def split_answer(
 
     """
     raw = text or ""
+    if raw and not reasoning and not _marked(raw, tags):
+        # The common case, a reply with no tag at all: read as sent (a few C-level scans).
+        return Thought(None, raw, False)
     thoughts = [reasoning] if reasoning else []
     at = _skip_space(raw, 0)
     cut = False
