@@ -31,10 +31,22 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["KEY", "Spec", "SpecError", "format_spec", "parse_option_map", "parse_spec"]
+__all__ = [
+    "KEY",
+    "THINK_OPTION",
+    "Spec",
+    "SpecError",
+    "format_spec",
+    "parse_option_map",
+    "parse_spec",
+]
 
 KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 """What an option's key may be."""
+
+THINK_OPTION = "think"
+"""The option every model spec may carry and no backend sees: how its output is split into
+thinking and answer when it is scored (`lmmprobe.parse.thinking`)."""
 
 _GRAMMAR = "name[:target][,key=value...]"
 

@@ -189,6 +189,8 @@ def mixed_rows(n: int, seed: int = 0) -> list[Score]:
                 rows.append(row(f"s{i}", repeat=r, error="timeout", gold=gold))
             elif p < 0.12:
                 rows.append(row(f"s{i}", False, repeat=r, stage="unparsed", gold=gold))
+            elif p < 0.16:  # cut off before an answer: wrong, and in truncated_rate
+                rows.append(row(f"s{i}", False, repeat=r, stage="truncated", gold=gold))
             else:
                 rows.append(
                     row(

@@ -40,9 +40,10 @@ def first_option_rate() -> Iterator[str]:
 
 def test_builtins_are_listed_in_column_order_with_summaries() -> None:
     names = [m.name for m in run_metrics()]
-    # The terminal table's order before metrics were registered: abstention after errors.
-    assert names[:6] == ["accuracy", "balanced_accuracy", "format_hit_rate", "unparsed_rate",
-                         "error_rate", "abstention_rate"]  # fmt: skip
+    # The terminal table's order before metrics were registered: abstention after errors; the
+    # truncated rate (issue 25) right after the unparsed rate.
+    assert names[:7] == ["accuracy", "balanced_accuracy", "format_hit_rate", "unparsed_rate",
+                         "truncated_rate", "error_rate", "abstention_rate"]  # fmt: skip
     assert {"instability", "circular_accuracy", "BLEU-4", "CIDEr", "freeform_score"} <= set(names)
     assert all(RUN_METRICS.summary(n) for n in names)
     headline = [m.name for m in headline_metrics()]

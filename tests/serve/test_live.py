@@ -54,7 +54,7 @@ def test_run_page_counts_rows_of_a_run_without_results(tmp_path: Path) -> None:
             correct = sum(1 for s in samples if s.answer == 0)
             assert counts == {
                 "m": {"rows": 6, "correct": correct, "wrong": 6 - correct, "format_hit": 6,
-                      "unparsed": 0, "no_verdict": 0, "error": 0}
+                      "unparsed": 0, "truncated": 0, "no_verdict": 0, "error": 0}
             }  # fmt: skip
             page = c.get("/runs/r").text
             assert "Rows so far" in page and 'data-live="/api/runs/r"' in page

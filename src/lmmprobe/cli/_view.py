@@ -207,7 +207,7 @@ def breakdown_tables(
 
     # The count beside the main metric is its own n: judged rows for accuracy (captions and
     # free-form rows have no verdict), every row for a metric of every row.
-    judged = main.name in ("accuracy", "balanced_accuracy", "unparsed_rate")
+    judged = main.name in ("accuracy", "balanced_accuracy", "unparsed_rate", "truncated_rate")
 
     def n_of(group: str) -> str:
         counts = [
@@ -313,6 +313,29 @@ def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
     return [head, *lines, ""]
 
 
+def truncation_notes(results: Results, labels: dict[str, str]) -> list[str]:
+    """How many answers each model left cut off, and the option that gives them room.
+
+    A truncated output stopped inside its thinking or at the token limit before an answer; it
+    is counted wrong and never read, so a reader needs to know it happened and what to raise.
+    Nothing when no model has a truncated row.
+    """
+    lines = [
+        f"  {labels.get(spec, spec)}: {c.truncated} of {c.judged} answers truncated"
+        for spec, r in results.models.items()
+        if (c := r.counts) is not None and c.truncated
+    ]
+    if not lines:
+        return []
+    limit = results.spec.gen.max_new_tokens
+    head = (
+        "truncated: outputs cut off before their answer (inside their thinking, or at the "
+        "token limit), counted wrong and never read; raise --max-new-tokens (this run: "
+        f"{limit}) to give the model room to answer"
+    )
+    return [head, *lines, ""]
+
+
 def print_results(console: Console, results: Results) -> dict[str, str]:
     """Print the headline tables, the legend and one table per ``--by`` key; return the labels."""
     labels = model_labels(list(results.models))
@@ -320,6 +343,8 @@ def print_results(console: Console, results: Results) -> dict[str, str]:
         console.print(table)
         console.print()
     for line in count_notes(results, labels):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for line in truncation_notes(results, labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in legend(labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -37,6 +37,7 @@ from lmmprobe.formulate import PROMPT_STYLES
 from lmmprobe.models import list_models
 from lmmprobe.models.base import split_model_specs
 from lmmprobe.parse import MATCHERS
+from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
 from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
@@ -432,7 +433,11 @@ def export(
     ] = None,
     db: DbOption = None,
 ) -> None:
-    """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error."""
+    """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error.
+
+    Each row has the raw output (``text``) and, read from it as scoring reads it, the thinking
+    (``reasoning``), the ``answer`` and whether it was ``truncated``, with the ``finish_reason``.
+    """
     if fmt not in ("jsonl", "csv"):
         _fail(f"--format must be jsonl or csv, not {fmt!r}")
     with open_store(db) as store:
@@ -441,10 +446,11 @@ def export(
         except KeyError as exc:
             _fail(str(exc.args[0]))
         if out is None:
-            export_run(store, run_id, fmt, StdoutDocument(json_text=fmt == "jsonl"))  # type: ignore[arg-type]
+            stdout = StdoutDocument(json_text=fmt == "jsonl")
+            export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
             return
         with open(out, "w", encoding="utf-8", newline="") as f:
-            n = export_run(store, run_id, fmt, f)  # type: ignore[arg-type]
+            n = export_run(store, run_id, fmt, f, thinking_columns)  # type: ignore[arg-type]
     err_console.print(f"wrote {n} rows to {out}", highlight=False)
 
 

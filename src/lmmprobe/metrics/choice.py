@@ -40,6 +40,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "abstention_rate",
     "format_hit_rate",
     "unparsed_rate",
+    "truncated_rate",
     "error_rate",
 )
 """Metrics `summarize` reports, in this order."""
@@ -55,6 +56,7 @@ _COLUMNS = (
     "abstained",
     "format_hit",
     "unparsed",
+    "truncated",
     "error",
     "row",
     "judged",
@@ -68,6 +70,7 @@ _RATIOS: dict[str, tuple[str, str]] = {
     # among rows that get a verdict, so free-form descriptions and captions dilute neither.
     "format_hit_rate": ("format_hit", "choice"),
     "unparsed_rate": ("unparsed", "judged"),
+    "truncated_rate": ("truncated", "judged"),
     "error_rate": ("error", "row"),
 }
 _RATIO_POS = [METRIC_NAMES.index(name) for name in _RATIOS]
@@ -139,6 +142,7 @@ def _build_table(scores: Sequence[Score]) -> _Table:
         "abstained": offered & np.array(field("abstained"), dtype=bool),
         "format_hit": answered & np.array(field("format_hit"), dtype=bool),
         "unparsed": judged & (stage == "unparsed"),
+        "truncated": judged & (stage == "truncated"),
         "error": error,
         "row": np.ones(len(ids), dtype=bool),
         # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
@@ -259,7 +263,8 @@ def summarize(
     Metrics (see `METRIC_NAMES`): accuracy (correct / answered rows; unparsed rows count as
     wrong), balanced_accuracy (mean over gold option texts of per-class accuracy, choice
     samples only), abstention_rate (abstained / rows offered an "unknown" option),
-    format_hit_rate, unparsed_rate (each over answered rows) and error_rate (failed / all rows).
+    format_hit_rate, unparsed_rate, truncated_rate (outputs cut off before their answer; each
+    over answered rows) and error_rate (failed / all rows).
     Failed requests are excluded from every denominator except error_rate's.
 
     Intervals are 95% percentile intervals of a cluster bootstrap that resamples samples

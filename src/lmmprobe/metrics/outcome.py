@@ -7,16 +7,21 @@ A run has one row per (model, sample, repeat). Each row has exactly one outcome:
 - ``correct`` / ``wrong``: an answer with a right/wrong verdict that was read.
 - ``unparsed``: an answer that has a verdict but could not be read (no option mark, text or
   fuzzy match; an empty OCR answer). It counts as wrong, in accuracy and in the unparsed rate.
+- ``truncated``: an output cut off before its answer (it ended inside its thinking, or at the
+  token limit with nothing after the thinking; stage ``"truncated"``). Never read for a mark:
+  it counts as wrong, in accuracy and in the truncated rate, and is not unparsed.
 - ``free_text``: a caption or free-form description with text. It has no per-answer verdict:
   captions are scored as a corpus (BLEU, CIDEr), descriptions by embedding similarity.
 - ``empty``: a caption or free-form description with no text (what the built-in baselines
-  give). The free-form score counts it 0; it is in neither accuracy nor the unparsed rate.
+  give), or one cut off before its text (a truncated caption has no verdict either). The
+  free-form score counts it 0; it is in neither accuracy nor the unparsed rate.
 
 The scorer stores an empty caption with stage ``"unparsed"`` and no verdict; this module is
 where that row stops being called unparsed. The counts a reader sees follow from the outcomes:
 
 - ``rows``: every row (errors included): the error rate's n.
-- ``judged``: correct + wrong + unparsed: accuracy's and the unparsed rate's n.
+- ``judged``: correct + wrong + unparsed + truncated: accuracy's, the unparsed rate's and the
+  truncated rate's n.
 - ``free_text`` + ``empty``: the free-form (or caption) rows: the free-form score's n.
 
 `lmmprobe.metrics.choice.summarize` computes its rates column-wise over the same definition
@@ -33,18 +38,28 @@ from lmmprobe.schema import Score
 
 __all__ = ["COUNT_HELP", "OUTCOMES", "Outcome", "OutcomeCounts", "count_outcomes", "row_outcome"]
 
-Outcome = Literal["correct", "wrong", "unparsed", "free_text", "empty", "error"]
+Outcome = Literal["correct", "wrong", "unparsed", "truncated", "free_text", "empty", "error"]
 """What one row counts as (see the module docstring)."""
 
-OUTCOMES: tuple[Outcome, ...] = ("correct", "wrong", "unparsed", "free_text", "empty", "error")
+OUTCOMES: tuple[Outcome, ...] = (
+    "correct",
+    "wrong",
+    "unparsed",
+    "truncated",
+    "free_text",
+    "empty",
+    "error",
+)
 """Every outcome, in the order tables show them."""
 
 COUNT_HELP: dict[str, str] = {
     "rows": "every (sample, repeat) row of the model, errors included",
-    "judged": "rows with a right/wrong verdict (correct, wrong, unparsed): accuracy's n",
+    "judged": "rows with a right/wrong verdict (correct, wrong, unparsed, truncated): accuracy's n",
     "correct": "answers read and right",
     "wrong": "answers read and wrong",
     "unparsed": "answers with a verdict that could not be read: counted wrong",
+    "truncated": "outputs cut off before their answer (in their thinking or at the token "
+    "limit): never read, counted wrong",
     "free_text": "captions and free-form descriptions with text: no per-answer verdict",
     "empty": "captions and free-form descriptions with no text: scored 0, not in accuracy",
     "error": "failed requests: not answers, counted only in the error rate",
@@ -66,9 +81,11 @@ def row_outcome(score: Score) -> Outcome:
         return "error"
     if score.correct is None:
         # No per-answer verdict: a caption or free-form description, scored apart.
-        return "empty" if score.stage == "unparsed" else "free_text"
+        return "empty" if score.stage in ("unparsed", "truncated") else "free_text"
     if score.stage == "unparsed":
         return "unparsed"
+    if score.stage == "truncated":
+        return "truncated"
     return "correct" if score.correct else "wrong"
 
 
@@ -80,6 +97,7 @@ class OutcomeCounts:
         correct: Answers read and right.
         wrong: Answers read and wrong.
         unparsed: Answers with a verdict that could not be read (counted wrong).
+        truncated: Outputs cut off before their answer (counted wrong).
         free_text: Captions and free-form descriptions with text.
         empty: Captions and free-form descriptions with no text.
         error: Failed requests.
@@ -89,6 +107,7 @@ class OutcomeCounts:
     correct: int = 0
     wrong: int = 0
     unparsed: int = 0
+    truncated: int = 0
     free_text: int = 0
     empty: int = 0
     error: int = 0
@@ -100,8 +119,8 @@ class OutcomeCounts:
 
     @property
     def judged(self) -> int:
-        """Rows with a right/wrong verdict (accuracy's and the unparsed rate's n)."""
-        return self.correct + self.wrong + self.unparsed
+        """Rows with a right/wrong verdict (accuracy's, the unparsed and truncated rates' n)."""
+        return self.correct + self.wrong + self.unparsed + self.truncated
 
     @property
     def answered(self) -> int:

@@ -112,11 +112,11 @@ def covariate_shift_sensitivity(scores_by_style: Mapping[str, float]) -> float:
 def _verdict(score: Score) -> bool | None:
     """Whether a row counts as right (True), wrong (False), or not at all (None).
 
-    By `lmmprobe.metrics.outcome.row_outcome`: unparsed answers are wrong; errors and rows
+    By `lmmprobe.metrics.outcome.row_outcome`: unparsed and truncated answers are wrong; errors and rows
     without a verdict (captions, free-form descriptions, empty or not) do not count.
     """
     outcome = row_outcome(score)
-    if outcome in ("correct", "wrong", "unparsed"):
+    if outcome in ("correct", "wrong", "unparsed", "truncated"):
         return outcome == "correct"
     return None
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
-from lmmprobe.spec import KEY, parse_spec
+from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
 
 # ---------------------------------------------------------------------------------------------
 # Errors
@@ -301,10 +301,11 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
     return specs
 
 
-RUN_OPTIONS: frozenset[str] = frozenset({"price"})
-"""Model options the run reads, never the backend: ``price=IN:OUT`` (`lmmprobe.run.prices`).
-They change no answer, so they are taken off before the backend is built and are no part of
-its identity or any cache key."""
+RUN_OPTIONS: frozenset[str] = frozenset({"price", THINK_OPTION})
+"""Model options the run reads, never the backend: ``price=IN:OUT`` (`lmmprobe.run.prices`) and
+``think=`` (how an output is split into thinking and answer when it is scored,
+`lmmprobe.parse.thinking`). They change no answer the model sends, so they are taken off before
+the backend is built and are no part of its identity or any cache key."""
 
 
 def backend_spec_parts(spec: str) -> tuple[str, str | None, dict[str, str]]:

@@ -97,7 +97,13 @@ def _reread(i: int, r: dict[str, Any], config: FormulateConfig) -> dict[str, Any
     if text is not None and not isinstance(text, str):
         raise DataError(f"{_row_name(i, r)}: text: expected the raw output, got {text!r}")
     sample, request = _asked(i, r)
-    response = Response(key=request.key, text=text, latency_s=0.0)
+    finish = r.get("finish_reason")  # in exports since store layout 8: a cut-off is truncated
+    response = Response(
+        key=request.key,
+        text=text,
+        latency_s=0.0,
+        finish_reason=finish if isinstance(finish, str) else None,
+    )
     try:
         score = score_response(str(r.get("model")), sample, request, response, config)
     except ValueError as exc:  # a matcher naming an option that was not shown

@@ -28,7 +28,8 @@ from typing import Any
 from PIL import Image, features
 
 from lmmprobe.metrics.outcome import row_outcome
-from lmmprobe.report._collect import Entry, ReportData
+from lmmprobe.parse.thinking import split_answer, tags_for_model
+from lmmprobe.report._collect import Entry, RawAnswer, ReportData
 from lmmprobe.schema import ImageRef, Sample, Score
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ THUMB_PX = 96
 
 MAX_TEXT = 2000
 """Characters of a raw answer or question kept in the page; longer ones are cut with a note."""
+MAX_THINKING = 4000
+"""Characters of an answer's thinking kept in the page (collapsed under the answer)."""
 
 _META_TEXT = 300
 
@@ -233,6 +236,22 @@ def _sample_order(data: ReportData, spec: str, entries: list[Entry]) -> list[str
     return list(seen)
 
 
+def _thinking(model: str, raw: RawAnswer | None) -> tuple[str | None, str | None]:
+    """(thinking, answer as read) of an output that has thinking; (None, None) otherwise."""
+    if raw is None or (raw.text is None and raw.reasoning is None):
+        return None, None
+    try:
+        tags = tags_for_model(model)
+    except ValueError:  # a think= value the run itself refused: show the raw text only
+        return None, None
+    thought = split_answer(
+        raw.text, reasoning=raw.reasoning, finish_reason=raw.finish_reason, tags=tags
+    )
+    if thought.reasoning is None and not thought.truncated:
+        return None, None
+    return _cut(thought.reasoning or "", MAX_THINKING), thought.answer
+
+
 def _answers(
     entries: Iterable[tuple[int, Entry, dict[str, list[Score]]]],
     sid: str,
@@ -242,6 +261,7 @@ def _answers(
     for idx, entry, by_sample in entries:
         for s in by_sample.get(sid, ()):
             raw = entry.raw.get((sid, s.repeat))
+            thinking, answer = _thinking(entry.model, raw)
             error = None
             if s.error_type:
                 msg = raw.error_message if raw else None
@@ -258,6 +278,8 @@ def _answers(
                     None if s.correct is None else int(s.correct),
                     _cut(error, 500),
                     None if (v := freeform.get((idx, sid, s.repeat))) is None else round(v, 1),
+                    thinking,
+                    None if answer is None else _cut(answer),
                 ]
             )
     return out
@@ -288,7 +310,8 @@ def browser_payload(
         (question), ``ctx`` (context), ``opts`` (options in their original order), ``gold``
         (text), ``goldi`` (its option index), ``meta`` (one line of metadata) and ``ans`` (one
         list per model and repeat, fields as ``answer_fields`` names them; ``score`` is the
-        free-form score of a free-form answer, else null).
+        free-form score of a free-form answer, else null; ``thinking`` and ``answer`` are the
+        thinking and the answer as read of an output that has thinking, else null).
 
     """
     names = names or {}
@@ -360,5 +383,7 @@ def browser_payload(
             "correct",
             "error",
             "score",
+            "thinking",
+            "answer",
         ],
     }

@@ -75,6 +75,10 @@ class RawAnswer:
     text: str | None
     error_message: str | None
     prompt: str | None
+    reasoning: str | None = None
+    """Thinking the server sent apart from the text (store layout 8)."""
+    finish_reason: str | None = None
+    """Why generation stopped, when the backend said (``length``: the token limit)."""
 
 
 @dataclass
@@ -185,7 +189,11 @@ def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
         prompt = None if sid in seen_prompt else rec["prompt"]
         seen_prompt.add(sid)
         entry.raw[(sid, int(rec["repeat"]))] = RawAnswer(
-            text=rec["text"], error_message=rec["error_message"], prompt=prompt
+            text=rec["text"],
+            error_message=rec["error_message"],
+            prompt=prompt,
+            reasoning=rec.get("reasoning"),
+            finish_reason=rec.get("finish_reason"),
         )
     return entries
 

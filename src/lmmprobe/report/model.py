@@ -123,6 +123,10 @@ class RowCounts(BaseModel):
     correct: int = Field(description=COUNT_HELP["correct"] + ".")
     wrong: int = Field(description=COUNT_HELP["wrong"] + ".")
     unparsed: int = Field(description=COUNT_HELP["unparsed"] + ".")
+    truncated: int = Field(
+        default=0,
+        description=COUNT_HELP["truncated"] + " (0 in files written before lmmprobe named them).",
+    )
     free_text: int = Field(description=COUNT_HELP["free_text"] + ".")
     empty: int = Field(description=COUNT_HELP["empty"] + ".")
     error: int = Field(description=COUNT_HELP["error"] + ".")

@@ -211,7 +211,8 @@ def render_markdown(results: Results) -> str:
         f"Repeats: {spec.repeats}, seed {spec.seed}, method {spec.formulate.method}.",
         "",
         "Values are fractions with 95% bootstrap confidence intervals (resampling samples). "
-        "Errors are excluded from accuracy and counted in error_rate; unparsed answers count as wrong.",
+        "Errors are excluded from accuracy and counted in error_rate; unparsed and truncated "
+        "answers (cut off before their answer) count as wrong.",
         "",
         f"rows: {COUNT_HELP['rows']}; judged: {COUNT_HELP['judged']}. Captions and free-form "
         "descriptions have no verdict: they are rows but not judged.",

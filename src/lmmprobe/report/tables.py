@@ -118,7 +118,7 @@ def _markdown(t: ReportTables, title: str | None) -> str:
         "## Leaderboard",
         "",
         "Fractions with 95% bootstrap confidence intervals (accuracy); errors are left out of "
-        "accuracy and counted in error_rate, unparsed answers count as wrong.",
+        "accuracy and counted in error_rate, unparsed and truncated answers count as wrong.",
         "",
     ]
     # One table per data spec: runs on different data are not ranked together, and a blind

@@ -27,6 +27,7 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
     load_model,
 )
+from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.run.cost import CostMeter, CostSpent
 from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
 from lmmprobe.run.keys import ask_key
@@ -35,7 +36,7 @@ from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreError
 
 if TYPE_CHECKING:
     from lmmprobe.run.ray_executor import RayExecutor
@@ -200,11 +201,27 @@ def run_model(
             outcome.scores.append(score)
             if "dialogue_id" not in sample.metadata:
                 continue  # an ordinary row in a file with dialogues: no later round needs it
-            said = responses[req.key].text if req.method == "generate" else score.prediction_text
+            # The model's own answer goes into the next round, its thinking does not (as
+            # thinking models' chat templates drop earlier thinking).
+            said: str | None = (
+                _answer_text(model_spec, responses[req.key])
+                if req.method == "generate"
+                else score.prediction_text
+            )
             turns.setdefault(_dialogue_key(sample, req.repeat), []).extend(
                 [Turn(role="user", content=req.prompt), Turn(role="assistant", content=said or "")]
             )
     return outcome
+
+
+def _answer_text(model_spec: str, response: Response) -> str:
+    thought = split_answer(
+        response.text,
+        reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+        tags=tags_for_model(model_spec),
+    )
+    return thought.answer
 
 
 def _dialogue_key(sample: Sample, repeat: int) -> tuple[str, int]:
@@ -405,6 +422,8 @@ def execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
+        for s in spec.models:
+            tags_for_model(s)  # a think= value that cannot be read fails here, not at scoring
         models = [(s, load_model(s)) for s in spec.models]
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
@@ -458,8 +477,15 @@ def execute_run(
             exc.run_id = run_id
             store.update_run(run_id, status=exc.status)
             raise
-        except BaseException:
-            store.update_run(run_id, status="failed")
+        except BaseException as exc:
+            try:
+                store.update_run(run_id, status="failed")
+            except StoreError as also:
+                # The store itself failed (a full disk): marking the run fails the same way.
+                # The first fault is the one to report; the run, whose process is gone, is
+                # marked when the store is next opened.
+                log.debug("could not mark run %s failed: %s", run_id, also)
+                raise exc from None
             raise
         outcome.status = _status(outcome)
         store.update_run(run_id, status=outcome.status)

@@ -2,6 +2,9 @@
 
 Errors are never answers: a failed request becomes a row with stage ``error`` and no
 correctness. An answer that cannot be read is ``unparsed`` and incorrect, never a random option.
+Only the answer is read: a generated output is split into thinking and answer first
+(`lmmprobe.parse.thinking`, by the ``think=`` option of the model's spec), and an output cut off
+before its answer is ``truncated``: incorrect, never read for a mark.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from lmmprobe.parse.open_ended import (
     reform_kie_correct,
     reform_ocr_correct,
 )
+from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.schema import FORMAT_HIT_STAGES, FormulateConfig, Request, Response, Sample, Score
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
@@ -181,18 +185,31 @@ def score_response(
     if response.error is not None:
         error_type = response.error.type
         return _score(model, sample, request, offered, "error", None, error_type=error_type)
+    ranked = choice and request.method in ("likelihood", "mark_logprob")
+    text = ""
+    if not ranked:
+        thought = split_answer(
+            response.text,
+            reasoning=response.reasoning,
+            finish_reason=response.finish_reason,
+            tags=tags_for_model(model),
+        )
+        if thought.truncated:
+            # Captions have no per-answer verdict (see `_score_open`); every other row is wrong.
+            verdict = None if sample.formulation in ("caption", "free_form") else False
+            return _score(model, sample, request, offered, "truncated", verdict)
+        text = thought.answer
     if not choice:
-        return _score_open(model, sample, request, response.text or "", config.matcher)
+        return _score_open(model, sample, request, text, config.matcher)
     assert request.options is not None and request.order is not None and request.marks is not None
-    text = response.text
-    if request.method in ("likelihood", "mark_logprob"):
+    if ranked:
         # Mark log-probabilities are single tokens: the reduction does not change their order.
         position = _ranked(response, config.likelihood_reduction)
         if position is None:
             return _score(model, sample, request, offered, "unparsed", False)
         stage = "likelihood"
     else:
-        ext = MATCHERS.get(config.matcher)(text or "", request.options, request.marks, config)
+        ext = MATCHERS.get(config.matcher)(text, request.options, request.marks, config)
         if ext.index is None:
             return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = ext.index, ext.stage

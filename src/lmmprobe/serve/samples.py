@@ -27,6 +27,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
+from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
@@ -41,7 +42,7 @@ PAGE_SIZES = (25, 50, 100, 200)
 """Rows per page a browser may ask for (default 50)."""
 
 _VERDICTS = ("correct", "wrong")
-_STAGES = ("format_hit", "unparsed", "error")
+_STAGES = ("format_hit", "unparsed", "truncated", "error")
 _MAX_TEXT = 200  # characters of a search text or metadata filter
 
 
@@ -315,6 +316,24 @@ def _with_benchmark(metadata: dict[str, Any], tag: Any) -> dict[str, Any]:
     return {**metadata, **{k: v for k, v in keys.items() if k not in metadata}}
 
 
+def _thought(answer: queries.Answer) -> Thought | None:
+    """The answer's output split as scoring reads it, when it has thinking (else None).
+
+    A model spec whose ``think=`` value cannot be read (a run stored by hand) shows its raw
+    output only: the page never fails on it, and the run itself says what is wrong.
+    """
+    if answer.raw is None and answer.reasoning is None:
+        return None
+    try:
+        tags = tags_for_model(answer.model)
+    except ValueError:
+        return None
+    thought = split_answer(
+        answer.raw, reasoning=answer.reasoning, finish_reason=answer.finish_reason, tags=tags
+    )
+    return thought if thought.reasoning is not None or thought.truncated else None
+
+
 def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
     with _pages.connection(request) as conn:
         found = queries.get_run(conn, run_id)
@@ -357,6 +376,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "n_images": n_images,
         "answers": answers,
         "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
+        "thoughts": [_thought(a) for a in answers],
         "prev_id": prev_id,
         "next_id": next_id,
     }

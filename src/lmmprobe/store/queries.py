@@ -66,7 +66,7 @@ COUNT_CAP = 1_000
 rows costs about what reading the page does, never a scan of the run."""
 
 Verdict = Literal["correct", "wrong"]
-StageFilter = Literal["format_hit", "unparsed", "error"]
+StageFilter = Literal["format_hit", "unparsed", "truncated", "error"]
 
 
 class Readers:
@@ -246,23 +246,27 @@ def run_models(conn: sqlite3.Connection, run_id: str) -> list[str]:
 
 
 def model_counts(conn: sqlite3.Connection, run_id: str) -> dict[str, dict[str, int]]:
-    """Per model: rows, correct, wrong, format hits, unparsed, no verdict and errors (a scan).
+    """Per model: rows, correct, wrong, format hits, unparsed, truncated, no verdict and errors.
 
-    The outcomes of `lmmprobe.metrics.outcome` in SQL (the store sits below metrics): unparsed
-    rows have a verdict; ``no_verdict`` are captions and free-form descriptions (empty or not).
+    The outcomes of `lmmprobe.metrics.outcome` in SQL (the store sits below metrics), by a scan:
+    unparsed and truncated rows have a verdict (wrong, counted apart from ``wrong``);
+    ``no_verdict`` are captions and free-form descriptions (empty, cut off or not).
     For a run still going, whose results are not written yet; a finished run's results hold
     these figures already.
     """
     rows = conn.execute(
-        """SELECT model, COUNT(*), SUM(correct = 1 AND stage != 'unparsed'),
-                  SUM(correct = 0 AND stage != 'unparsed'), SUM(format_hit),
+        """SELECT model, COUNT(*), SUM(correct = 1 AND stage NOT IN ('unparsed', 'truncated')),
+                  SUM(correct = 0 AND stage NOT IN ('unparsed', 'truncated')), SUM(format_hit),
                   SUM(stage = 'unparsed' AND correct IS NOT NULL),
+                  SUM(stage = 'truncated' AND correct IS NOT NULL),
                   SUM(correct IS NULL AND stage != 'error' AND error_type IS NULL),
                   SUM(stage = 'error' OR error_type IS NOT NULL)
            FROM scores WHERE run_id = ? GROUP BY model""",
         (run_id,),
     ).fetchall()
-    names = ("rows", "correct", "wrong", "format_hit", "unparsed", "no_verdict", "error")
+    names = (
+        "rows", "correct", "wrong", "format_hit", "unparsed", "truncated", "no_verdict", "error"
+    )  # fmt: skip
     return {r[0]: dict(zip(names, (int(x or 0) for x in r[1:]), strict=True)) for r in rows}
 
 
@@ -304,7 +308,7 @@ class RowFilter:
         verdict: ``correct`` or ``wrong`` (rows without a verdict, errors and captions, match
             neither).
         stage: ``format_hit`` (the answer read by option mark, text or likelihood),
-            ``unparsed`` or ``error``.
+            ``unparsed``, ``truncated`` (cut off before an answer) or ``error``.
         meta_key: A metadata key; with `meta_value`, rows whose value equals it (compared as
             text: ``3`` matches the number 3, ``true`` or ``True`` the boolean, ``null`` or
             ``None`` a null, and ``(missing)`` rows lacking the key, as the run's breakdown
@@ -355,6 +359,10 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
         # Answers with a verdict that could not be read, as `lmmprobe.metrics.outcome` defines
         # them: an empty caption is stored as unparsed too but has no verdict (it is "empty").
         clauses.append("s.stage = 'unparsed' AND s.correct IS NOT NULL")
+    elif f.stage == "truncated":
+        # Outputs cut off before their answer that have a verdict (wrong), as outcome.py
+        # counts them; a cut-off caption has none and is "empty" there.
+        clauses.append("s.stage = 'truncated' AND s.correct IS NOT NULL")
     elif f.stage == "error":
         clauses.append("s.stage = 'error'")
     if f.meta_key:
@@ -660,6 +668,10 @@ class Answer:
     latency_s: float | None
     method: str | None
     loglikelihoods: list[float] | None
+    reasoning: str | None = None
+    """Thinking the server sent apart from the text (None: none sent, or stored before 8)."""
+    finish_reason: str | None = None
+    """Why generation stopped (``length``: the token limit), when the backend said."""
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -677,7 +689,7 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
         """SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
                   s.format_hit, s.gold, s.gold_text, s.error_type, s.metadata, s.options,
                   s.marks, s.option_order, r.prompt, r.text, r.error_message, r.latency_s,
-                  r.method, r.loglikelihoods
+                  r.method, r.loglikelihoods, r.reasoning, r.finish_reason
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.sample_id = ? ORDER BY s.model, s.repeat""",
         (run_id, sample_id),
@@ -705,6 +717,8 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
             latency_s=r[18],
             method=r[19],
             loglikelihoods=_json_or_none(r[20]),
+            reasoning=r[21],
+            finish_reason=r[22],
         )
         for r in rows
     ]

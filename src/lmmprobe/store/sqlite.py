@@ -38,7 +38,7 @@ from lmmprobe.store.runs import read_run, read_runs
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -54,7 +54,11 @@ viewer page through a run's rows and read one sample's answers quickly. 6: respo
 whether an API key was taken out of their answer before it was stored (``redacted``; NULL in
 rows stored before, read as not redacted). 7: ``answer_scores`` keeps per-answer scores that
 depend only on the answer, its reference and the scoring definition
-(`lmmprobe.store.answer_scores`), so a re-run does not compute them again.
+(`lmmprobe.store.answer_scores`), so a re-run does not compute them again. 8: responses
+record the thinking a server sent apart from the text (``reasoning``), why generation stopped
+(``finish_reason``) and the reasoning tokens of the usage (``reasoning_tokens``); NULL in rows
+stored before, read as "none sent" and "unknown" (their text, inline thinking included, is
+split when it is scored, so old answers are read by today's rules).
 """
 
 DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
@@ -92,7 +96,10 @@ _DDL = (
         error_message TEXT,
         error_retryable INTEGER,
         created_at REAL NOT NULL,
-        redacted INTEGER
+        redacted INTEGER,
+        reasoning TEXT,
+        finish_reason TEXT,
+        reasoning_tokens INTEGER
     )""",
     """CREATE TABLE scores (
         run_id TEXT NOT NULL,
@@ -472,6 +479,19 @@ def _migrate_6_to_7(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_7_to_8(conn: sqlite3.Connection) -> None:
+    # Responses stored before record no separate thinking, no finish reason and no reasoning
+    # tokens: NULL, read as "none sent" and "unknown".
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    for column, kind in (
+        ("reasoning", "TEXT"),
+        ("finish_reason", "TEXT"),
+        ("reasoning_tokens", "INTEGER"),
+    ):
+        if column not in have:
+            conn.execute(f"ALTER TABLE responses ADD COLUMN {column} {kind}")
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -480,6 +500,7 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     4: _migrate_4_to_5,
     5: _migrate_5_to_6,
     6: _migrate_6_to_7,
+    7: _migrate_7_to_8,
 }
 
 
@@ -1146,6 +1167,7 @@ class Store:
                     usage.prompt_tokens, usage.completion_tokens,
                     err.type if err else None, err.message if err else None,
                     (int(err.retryable) if err else None), now, int(resp.redacted),
+                    resp.reasoning, resp.finish_reason, usage.reasoning_tokens,
                 )
             )  # fmt: skip
         asked = [req.sample_id for req in requests]
@@ -1160,7 +1182,8 @@ class Store:
                     prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens,
                     error_type=excluded.error_type, error_message=excluded.error_message,
                     error_retryable=excluded.error_retryable, created_at=excluded.created_at,
-                    redacted=excluded.redacted
+                    redacted=excluded.redacted, reasoning=excluded.reasoning,
+                    finish_reason=excluded.finish_reason, reasoning_tokens=excluded.reasoning_tokens
                 WHERE excluded.error_type IS NULL OR responses.error_type IS NOT NULL""",
                 rows,
             )
@@ -1214,7 +1237,8 @@ class Store:
                       s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
                       s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
                       r.latency_s, r.prompt_tokens, r.completion_tokens, s.metadata,
-                      s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted
+                      s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted,
+                      r.reasoning, r.finish_reason, r.reasoning_tokens
                FROM scores s LEFT JOIN responses r ON r.key = s.key
                WHERE s.run_id = ? ORDER BY s.model, s.sample_id, s.repeat""",
             (run_id,),
@@ -1304,21 +1328,26 @@ def score_from_row(rec: dict[str, Any]) -> Score:
 # Columns of a stored response, in the order `_response_from_row` reads them.
 _RESPONSE_COLUMNS = (
     "key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, completion_tokens, "
-    "error_type, error_message, error_retryable, redacted"
+    "error_type, error_message, error_retryable, redacted, reasoning, finish_reason, "
+    "reasoning_tokens"
 )
 # Columns `Store.put_responses` writes, in its order: named, since a migrated store has its
 # later columns where ALTER TABLE put them.
 _RESPONSE_WRITE = (
     "key, model, method, prompt, text, loglikelihoods, token_counts, latency_s, prompt_tokens, "
-    "completion_tokens, error_type, error_message, error_retryable, created_at, redacted"
+    "completion_tokens, error_type, error_message, error_retryable, created_at, redacted, "
+    "reasoning, finish_reason, reasoning_tokens"
 )
 _RESPONSE_MARKS = ",".join("?" * len(_RESPONSE_WRITE.split(",")))
 
 
 def _response_from_row(row: Sequence[Any]) -> Response:
-    key, text, lls, counts, latency, pt, ct, etype, emsg, eretry, redacted = row
+    key, text, lls, counts, latency, pt, ct, etype, emsg, eretry, redacted = row[:11]
+    reasoning, finish_reason, rt = row[11:14]
     usage = (
-        Usage(prompt_tokens=pt, completion_tokens=ct) if pt is not None or ct is not None else None
+        Usage(prompt_tokens=pt, completion_tokens=ct, reasoning_tokens=rt)
+        if pt is not None or ct is not None or rt is not None
+        else None
     )
     error = ErrorInfo(type=etype, message=emsg or "", retryable=bool(eretry)) if etype else None
     return Response(
@@ -1330,4 +1359,6 @@ def _response_from_row(row: Sequence[Any]) -> Response:
         usage=usage,
         error=error,
         redacted=bool(redacted),
+        reasoning=reasoning,
+        finish_reason=finish_reason,
     )

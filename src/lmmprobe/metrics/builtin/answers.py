@@ -1,6 +1,6 @@
 """Answer rates (`lmmprobe.metrics.choice.summarize`): accuracy, balanced accuracy and the rest.
 
-The six come from one cluster-bootstrap pass over the rows, shared through the context, so their
+The seven come from one cluster-bootstrap pass over the rows, shared through the context, so their
 intervals are drawn from the same resamples.
 """
 
@@ -19,10 +19,11 @@ FAMILY = "answers"
 _COLUMNS: dict[str, tuple[str, int, str]] = {
     "accuracy": ("accuracy", 0, "Correct answers / answered rows; unparsed answers count as wrong."),
     "balanced_accuracy": ("balanced", 1, "Mean per-class accuracy over gold option texts (choice samples)."),
-    "abstention_rate": ("abstain", 5, "Abstentions / rows offered an 'unknown' option."),
+    "abstention_rate": ("abstain", 6, "Abstentions / rows offered an 'unknown' option."),
     "format_hit_rate": ("format hit", 2, "Choice answers mapped to an option by mark or text."),
     "unparsed_rate": ("unparsed", 3, "Answers that could not be mapped / judged rows."),
-    "error_rate": ("errors", 4, "Failed requests / all rows (errors are never answers)."),
+    "truncated_rate": ("truncated", 4, "Outputs cut off before their answer (in their thinking or at the token limit; never read, counted wrong) / judged rows."),
+    "error_rate": ("errors", 5, "Failed requests / all rows (errors are never answers)."),
 }  # fmt: skip
 ANSWER_RATES: tuple[tuple[str, str, int, str], ...] = tuple(
     (name, *_COLUMNS[name]) for name in METRIC_NAMES

@@ -50,7 +50,7 @@
   function keep(it) {
     var mode = filter.value;
     if (mode === "wrong") { return it.ans.some(function (a) { return a[F.correct] === 0; }); }
-    if (mode === "problem") { return it.ans.some(function (a) { return a[F.stage] === "unparsed" || a[F.stage] === "error"; }); }
+    if (mode === "problem") { return it.ans.some(function (a) { return a[F.stage] === "unparsed" || a[F.stage] === "truncated" || a[F.stage] === "error"; }); }
     if (mode === "disagree") {
       var seen = {};
       it.ans.forEach(function (a) { if (a[F.stage] !== "error") { seen["#" + a[F.prediction]] = true; } });
@@ -146,7 +146,19 @@
       var name = B.entries[a[F.entry]] + (a[F.repeat] ? " #" + a[F.repeat] : "");
       tr.appendChild(el("td", null, name));
       var raw = el("td", "raw");
-      if (a[F.error]) { raw.appendChild(el("span", "errtext", a[F.error])); } else { raw.textContent = a[F.raw] === null ? "" : a[F.raw]; }
+      var think = F.thinking === undefined ? null : a[F.thinking];
+      if (a[F.error]) { raw.appendChild(el("span", "errtext", a[F.error])); }
+      else if (think !== null && think !== undefined) {
+        // A reasoning output: the answer as read, the thinking and the raw text collapsed.
+        raw.appendChild(el("div", "answer-read", a[F.answer] ? a[F.answer] : "(none: cut off before its answer)"));
+        [["thinking (" + think.length + " characters, never read)", think], ["raw output", a[F.raw] === null ? "" : a[F.raw]]].forEach(function (part) {
+          var d = el("details", "thinking");
+          d.appendChild(el("summary", null, part[0]));
+          d.appendChild(el("div", "think-text", part[1]));
+          raw.appendChild(d);
+        });
+      }
+      else { raw.textContent = a[F.raw] === null ? "" : a[F.raw]; }
       tr.appendChild(raw);
       var st = el("td");
       st.appendChild(el("span", "stage " + String(a[F.stage]).replace(/[^a-z]/g, ""), a[F.stage]));
