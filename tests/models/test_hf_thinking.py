@@ -111,6 +111,11 @@ def test_thinking_on_and_off_are_two_models_of_one_run(tmp_path: Path) -> None:
     assert len(stored) == 4 and all(len(t) == 2 for t in texts.values())
     assert all(t is not None and t.startswith("<think>\n") for t in texts[THINK])
     assert not any(t is not None and t.startswith("<think>") for t in texts[OFF])
+    # Four new tokens never close a think block: stored as stopped at the limit (layout 8),
+    # and the thinking-on answers are scored as cut off, never read for a mark.
+    assert {r.finish_reason for r in stored.values()} <= {"length", "stop"}
+    stages = {r["model"]: {r2["stage"] for r2 in rows if r2["model"] == r["model"]} for r in rows}
+    assert stages[THINK] == {"truncated"}
 
 
 @pytest.mark.parametrize(

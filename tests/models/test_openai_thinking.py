@@ -186,6 +186,9 @@ def test_console_script_run_stores_the_raw_text_and_sends_the_options(tmp_path: 
         assert "</think>\n\n" in resp.text
         assert resp.usage is not None and resp.usage.completion_tokens is not None
         assert resp.usage.completion_tokens > len(resp.text.split("</think>")[1].split())
+        # Store layout 8 keeps what the server said apart from the text.
+        assert resp.finish_reason == "stop"
+        assert resp.usage.reasoning_tokens is not None and resp.usage.reasoning_tokens > 0
     manifest = json.loads((tmp_path / "o" / "results.json").read_text())["manifest"]
     (identity,) = manifest["models"].values()
     assert identity["options"]["reasoning_effort"] == "low"
@@ -212,3 +215,5 @@ def test_a_key_quoted_in_the_thinking_is_stored_nowhere(tmp_path: Path) -> None:
             assert secret.encode() not in path.read_bytes(), path
     stored = _stored(tmp_path / "db")
     assert len(stored) == 3 and all(r.redacted for r in stored)
+    # The thinking is stored (layout 8), scrubbed like the text.
+    assert all(r.reasoning and "[redacted]" in r.reasoning for r in stored)
