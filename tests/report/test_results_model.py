@@ -52,7 +52,8 @@ def test_version_1_files_migrate_without_losing_a_value(path: Path) -> None:
     assert after.pop("format_version") == FORMAT_VERSION
     # Spec fields added since (where requests run) read as their defaults; nothing else moves.
     defaults = RunSpec().model_dump(mode="json")
-    for added in ("executor", "replicas", "gpus_per_replica", "cpus_per_replica"):
+    added_since = ("executor", "replicas", "gpus_per_replica", "cpus_per_replica", "prices")
+    for added in (*added_since, "max_cost"):
         assert added not in before["spec"]
         assert after["spec"].pop(added) == defaults[added]
     for model in after["models"].values():  # counted since: answers a key was taken out of

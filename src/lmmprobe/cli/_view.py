@@ -164,7 +164,11 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
         Column(
             "accuracy [95% CI]" if m.name == "accuracy" else m.column,
             [
-                format_metric(results.models[s].metrics.get(m.name), ci=m.name == "accuracy")
+                format_metric(
+                    results.models[s].metrics.get(m.name),
+                    ci=m.name == "accuracy",
+                    digits=m.digits,
+                )
                 for s in models
             ],
         )
@@ -221,7 +225,10 @@ def breakdown_tables(
     columns = [
         Column(
             labels[s],
-            [format_metric(by_model[s].get(g, {}).get(main.name), ci=ci) for g in groups],
+            [
+                format_metric(by_model[s].get(g, {}).get(main.name), ci=ci, digits=main.digits)
+                for g in groups
+            ],
         )
         for s in results.models
     ]

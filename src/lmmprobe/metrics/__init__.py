@@ -20,6 +20,7 @@ from lmmprobe.metrics.run_metric import (
     RunMetric,
     compute_metrics,
     headline_metrics,
+    metric_digits,
     run_metric,
     run_metrics,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "headline_metrics",
     "instability",
     "kie_correct_strict",
+    "metric_digits",
     "normalize_vqa_answer",
     "ocr_correct_words",
     "percentile_interval",

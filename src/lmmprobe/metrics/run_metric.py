@@ -36,6 +36,7 @@ __all__ = [
     "RunMetric",
     "compute_metrics",
     "headline_metrics",
+    "metric_digits",
     "run_metric",
     "run_metrics",
 ]
@@ -134,6 +135,8 @@ class RunMetric:
         label: Short column header (default: the name).
         order: Position within its family (ties: by name).
         per_group: Also computed for each breakdown group (``--by``), not only the whole run.
+        digits: Decimals shown in tables (3 for rates and scores; fewer for token counts, more
+            for dollar amounts that are fractions of a cent).
         family: Which family of metrics it belongs to: its columns sit with the family's,
             families in the order of `FAMILIES` (others after, by name).
 
@@ -147,6 +150,7 @@ class RunMetric:
     order: int = 0
     per_group: bool = True
     family: str = PLUGIN_FAMILY
+    digits: int = 3
 
     @property
     def column(self) -> str:
@@ -176,6 +180,7 @@ def run_metric(
     order: int = 0,
     per_group: bool = True,
     family: str = PLUGIN_FAMILY,
+    digits: int = 3,
 ) -> Callable[[Callable[[MetricContext], MetricValue | None]], RunMetric]:
     """Decorator registering a function of a `MetricContext` as a run-level metric.
 
@@ -188,6 +193,7 @@ def run_metric(
         per_group: Also compute it for each breakdown group.
         family: The family it belongs to (see `FAMILIES`); a plugin's metrics come after the
             built-in ones.
+        digits: Decimals shown in tables.
 
     Returns:
         A decorator turning the function into the registered `RunMetric` (what an entry point
@@ -196,7 +202,9 @@ def run_metric(
     """
 
     def deco(compute: Callable[[MetricContext], MetricValue | None]) -> RunMetric:
-        metric = RunMetric(name, summary, compute, headline, label, order, per_group, family)
+        metric = RunMetric(
+            name, summary, compute, headline, label, order, per_group, family, digits
+        )
         RUN_METRICS.register(name, summary)(metric)
         return metric
 
@@ -217,6 +225,15 @@ def run_metrics() -> list[RunMetric]:
             continue
         metrics.append(metric)
     return sorted(metrics, key=lambda m: m.position)
+
+
+def metric_digits(name: str) -> int:
+    """Decimals a table shows for metric `name`: its `RunMetric.digits`, else 3."""
+    try:
+        metric = RUN_METRICS.get(name)
+    except RegistryError:
+        return 3
+    return metric.digits if isinstance(metric, RunMetric) else 3
 
 
 def headline_metrics() -> list[RunMetric]:

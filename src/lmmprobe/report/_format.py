@@ -7,13 +7,18 @@ import math
 from lmmprobe.metrics import MetricValue
 
 
-def format_metric(m: MetricValue | None, *, ci: bool = True) -> str:
-    """``0.734 [0.70, 0.77]`` as a percentage-free fraction; ``-`` when undefined."""
+def format_metric(m: MetricValue | None, *, ci: bool = True, digits: int = 3) -> str:
+    """``0.734 [0.70, 0.77]`` as a percentage-free fraction; ``-`` when undefined.
+
+    `digits` decimals for the value (the metric's `RunMetric.digits`: 1 for token counts, 5 for
+    a cost per correct answer); the interval keeps two fewer, at least two.
+    """
     if m is None or m.value is None:
         return "-"
-    out = f"{m.value:.3f}"
+    out = f"{m.value:.{digits}f}"
     if ci and m.low is not None and m.high is not None:
-        out += f" [{m.low:.2f}, {m.high:.2f}]"
+        d = max(2, digits - 1)
+        out += f" [{m.low:.{d}f}, {m.high:.{d}f}]"
     return out
 
 

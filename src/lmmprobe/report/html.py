@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from lmmprobe.metrics import metric_digits
 from lmmprobe.report._browser import THUMB_PX, browser_payload
 from lmmprobe.report._build_tables import (
     ALPHA,
@@ -238,7 +239,9 @@ def render_html(
             delta_scenarios=list(delta_scenarios),
             gap_subtasks=list(gap_subtasks),
             apex=apex,
-            fmt_metric=lambda m, ci=False: format_metric(m, ci=ci),
+            fmt_metric=lambda m, ci=False, name="": format_metric(
+                m, ci=ci, digits=metric_digits(name) if name else 3
+            ),
             category_tests=category_tests,
             dim_test_note=dim_test_note,
             card_fields=MODEL_DIMENSIONS,

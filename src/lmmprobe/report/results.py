@@ -17,6 +17,7 @@ from lmmprobe.metrics import (
     covariate_shift_sensitivity_from_scores,
     group_by,
     headline_metrics,
+    metric_digits,
     question_type_sensitivity_from_scores,
     scenario_deltas,
 )
@@ -183,7 +184,7 @@ def _table(rows: list[tuple[str, Metrics, RowCounts | None]], first: str) -> lis
     ]
     for label, metrics, counts in rows:
         n_rows, judged = row_counts(metrics, counts)
-        cells = [format_metric(metrics.get(k)) for k in names]
+        cells = [format_metric(metrics.get(k), digits=metric_digits(k)) for k in names]
         lines.append("| " + " | ".join([md_text(label), str(n_rows), str(judged), *cells]) + " |")
     return lines
 

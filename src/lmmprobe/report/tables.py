@@ -20,6 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from lmmprobe.metrics import metric_digits
 from lmmprobe.report._build_tables import (
     ALPHA,
     UNDEFINED,
@@ -140,7 +141,9 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                         str(row.n),
                         str(row.judged),
                         *(
-                            format_metric(row.metrics.get(m), ci=m == "accuracy")
+                            format_metric(
+                                row.metrics.get(m), ci=m == "accuracy", digits=metric_digits(m)
+                            )
                             for m in t.metric_names
                         ),
                     ]

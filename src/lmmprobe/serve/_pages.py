@@ -20,7 +20,7 @@ import jinja2
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from lmmprobe.metrics import MetricValue
+from lmmprobe.metrics import MetricValue, metric_digits
 from lmmprobe.report import format_metric
 from lmmprobe.report._labels import short_spec
 from lmmprobe.store.queries import Readers
@@ -31,8 +31,11 @@ TEMPLATES = Path(__file__).with_name("templates")
 """The folder of the app's templates (``base.html`` and every page)."""
 
 
-def _metric(value: Any, ci: bool = True) -> str:
-    """A stored metric (``{value, low, high, n}``) as ``0.734 [0.70, 0.77]``; ``-`` when absent."""
+def _metric(value: Any, ci: bool = True, name: str = "") -> str:
+    """A stored metric (``{value, low, high, n}``) as ``0.734 [0.70, 0.77]``; ``-`` when absent.
+
+    `name` gives the metric's decimals (`lmmprobe.metrics.metric_digits`).
+    """
     if not isinstance(value, Mapping):
         return "-"
     v = value.get("value")
@@ -48,6 +51,7 @@ def _metric(value: Any, ci: bool = True) -> str:
             n if isinstance(n, int) else 0,
         ),
         ci=ci,
+        digits=metric_digits(name) if name else 3,
     )
 
 

@@ -53,6 +53,7 @@ def _price(ctx: MetricContext) -> Price | None:
     summary="Mean completion tokens (thinking included) per answered row, as the backend reports them.",
     label="out tokens",
     family=FAMILY,
+    digits=1,
     order=0,
 )
 def output_tokens(ctx: MetricContext) -> MetricValue | None:
@@ -66,6 +67,7 @@ def output_tokens(ctx: MetricContext) -> MetricValue | None:
     summary="Mean thinking tokens per answered row, over the rows whose backend reports them.",
     label="think tokens",
     family=FAMILY,
+    digits=1,
     order=1,
 )
 def reasoning_tokens(ctx: MetricContext) -> MetricValue | None:
@@ -79,6 +81,7 @@ def reasoning_tokens(ctx: MetricContext) -> MetricValue | None:
     summary="Completion tokens of all answered rows / correct answers (undefined with none correct).",
     label="tokens/correct",
     family=FAMILY,
+    digits=1,
     order=2,
 )
 def tokens_per_correct(ctx: MetricContext) -> MetricValue | None:
@@ -108,6 +111,7 @@ def _cost(ctx: MetricContext) -> tuple[float, int] | None:
     summary="Dollars the model's responses cost at its price (prompt and completion tokens; each response once).",
     label="cost $",
     family=FAMILY,
+    digits=4,
     order=3,
 )
 def cost(ctx: MetricContext) -> MetricValue | None:
@@ -121,6 +125,7 @@ def cost(ctx: MetricContext) -> MetricValue | None:
     summary="Cost / correct answers, in dollars (undefined with none correct).",
     label="$/correct",
     family=FAMILY,
+    digits=5,
     order=4,
 )
 def cost_per_correct(ctx: MetricContext) -> MetricValue | None:
