@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def _run(spec: str, tmp: Path, name: str) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def server() -> object:
+def server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as fake:
         yield fake
 
