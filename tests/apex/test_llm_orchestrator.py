@@ -178,3 +178,27 @@ def test_spec_parsing_and_key_handling(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
     orch = LLMOrchestrator.from_spec("gpt-4o@https://api.example.com/v1")
     assert "sk-secret" not in repr(orch)
+
+
+def test_a_thinking_orchestrator_is_read_after_its_thinking(tmp_path, small, cache_dir):
+    # Thinking that holds JSON of its own (a trap): only the answer after it is the program.
+    trap = experiment_json(question="__import__('os')")
+
+    def thinking(reply: str) -> str:
+        return f"<think>\nFirst draft: {trap}\n</think>\n\n{reply}"
+
+    replies = [init_json(), experiment_json(), discuss_json(), judge_json(True), conclude_json()]
+    campaign, _, left = _run([thinking(r) for r in replies], tmp_path, small, cache_dir)
+    report = campaign.report
+    assert left == 0 and report.status == "sufficient" and report.orchestrator_calls == 5
+    [rec] = report.experiments
+    assert [a.text for a in rec.experiment.answers] == ["yes", "no"]
+    assert [t.content for t in report.transcript if t.role == "assistant"] == replies
+
+
+def test_an_orchestrator_cut_off_inside_its_thinking_says_so(tmp_path, small, cache_dir):
+    replies = ["<think>\nLet me plan the experiments. First"]
+    campaign, _, _ = _run(replies, tmp_path, small, cache_dir)
+    report = campaign.report
+    assert report.status == "orchestrator_error" and not report.experiments
+    assert "cut off inside its thinking; raise max_tokens" in report.metadata["error"]

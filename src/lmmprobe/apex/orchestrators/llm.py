@@ -45,6 +45,7 @@ from lmmprobe.apex.protocol import (
     latest_record,
 )
 from lmmprobe.models.api_keys import resolve_api_key, scrub_secrets
+from lmmprobe.parse.thinking import split_answer
 from lmmprobe.spec import parse_spec as parse_grammar
 
 SYSTEM = """\
@@ -297,7 +298,17 @@ class LLMOrchestrator:
         if not completion.choices:
             raise OrchestratorError(f"{self.name}: the reply has no choices")
         message = completion.choices[0].message
-        text = message.content or ""
+        # A thinking model's reply: only the answer after its thinking is the program (marks
+        # of JSON inside the thinking must not be parsed); cut off inside it, there is none.
+        thought = split_answer(
+            message.content, finish_reason=getattr(completion.choices[0], "finish_reason", None)
+        )
+        if thought.truncated:
+            raise OrchestratorError(
+                f"{self.name}: the reply was cut off inside its thinking; raise max_tokens "
+                f"(now {self.options.max_tokens})"
+            )
+        text = thought.answer
         calls = getattr(message, "tool_calls", None) or []
         if calls:
             fn = getattr(calls[0], "function", None)
