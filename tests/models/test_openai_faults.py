@@ -29,7 +29,11 @@ FAST = "max_attempts=4,backoff=0.01,max_backoff=0.05"
 
 
 def spec_for(url: str, extra: str = "") -> str:
-    return f"openai:fake-vlm@{url},{FAST}" + (f",{extra}" if extra else "")
+    """The fake server's spec with fast retries; `extra` options replace the fast ones they
+    name (a spec gives each option once)."""
+    options = dict(o.split("=", 1) for o in FAST.split(","))
+    options.update(o.split("=", 1) for o in extra.split(",") if o)
+    return f"openai:fake-vlm@{url}," + ",".join(f"{k}={v}" for k, v in options.items())
 
 
 def free_port() -> int:
