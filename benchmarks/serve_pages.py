@@ -214,9 +214,9 @@ def _layout(path: Path) -> str | None:
 
 def _same_indexes(path: Path) -> None:
     """Rebuild the viewer's index in a reused file when the store's definition changed."""
-    from lmmprobe.store.sqlite import _DDL_5
+    from lmmprobe.store.layout import DDL_5
 
-    want = next(d for d in _DDL_5 if "scores_by_sample" in d)
+    want = next(d for d in DDL_5 if "scores_by_sample" in d)
     conn = sqlite3.connect(path)
     (have,) = conn.execute(
         "SELECT sql FROM sqlite_master WHERE name = 'scores_by_sample'"

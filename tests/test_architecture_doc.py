@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 import lmmprobe
-from lmmprobe.store.sqlite import SCHEMA_VERSION
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"

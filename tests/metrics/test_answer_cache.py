@@ -14,7 +14,7 @@ from lmmprobe.metrics.embedding import model_fingerprint
 from lmmprobe.run.progress import RichProgress
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
-from lmmprobe.store.sqlite import SCHEMA_VERSION
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 PREVIOUS = 6
 """The store schema before ``answer_scores`` (7)."""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from lmmprobe.store import Store, StoreAccessError
-from lmmprobe.store.sqlite import SCHEMA_VERSION
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 LMMPROBE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent)) or "lmmprobe"
 # Runs a command with an empty capability bounding set: after its ``exec``, even root holds

@@ -14,7 +14,7 @@ from PIL import Image
 from lmmprobe.cli.runs import list_runs
 from lmmprobe.schema import ImageRef, Request, Response, Sample, Score
 from lmmprobe.store import Store, StoreDamagedError, queries
-from lmmprobe.store.sqlite import SCHEMA_VERSION
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 
 def _sample(i: int) -> Sample:

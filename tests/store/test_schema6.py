@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lmmprobe.schema import Request, Response
 from lmmprobe.store import Store
-from lmmprobe.store.sqlite import SCHEMA_VERSION
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 
 def _request(key: str) -> Request:

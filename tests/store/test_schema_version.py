@@ -16,7 +16,8 @@ import pytest
 
 from lmmprobe.schema import Response
 from lmmprobe.store import Store
-from lmmprobe.store.sqlite import SCHEMA_VERSION, StoreVersionError
+from lmmprobe.store.errors import StoreVersionError
+from lmmprobe.store.layout import SCHEMA_VERSION
 
 
 def _version(path: Path) -> str:

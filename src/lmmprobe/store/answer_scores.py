@@ -15,7 +15,8 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
-from lmmprobe.store.sqlite import Store, StoreAccessError
+from lmmprobe.store.errors import StoreAccessError
+from lmmprobe.store.sqlite import Store
 
 __all__ = ["AnswerScores"]
 

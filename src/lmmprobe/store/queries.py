@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from lmmprobe.store import search
+from lmmprobe.store.errors import as_store_error
 from lmmprobe.store.runs import StoredRun, count_runs, decode_column, read_run, read_runs
-from lmmprobe.store.sqlite import as_store_error
 
 __all__ = [
     "COUNT_CAP",

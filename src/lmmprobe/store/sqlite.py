@@ -33,149 +33,26 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Score, Usage
+from lmmprobe.store.errors import (
+    SQLITE_CANTOPEN,
+    SQLITE_READONLY,
+    StoreAccessError,
+    StoreDamagedError,
+    StoreError,
+    StoreVersionError,
+    fault,
+    is_fault,
+    primary_code,
+    timeout_from_env,
+)
+from lmmprobe.store.layout import DDL, DDL_5, DDL_7, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
 from lmmprobe.store.runs import read_run, read_runs
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
-SCHEMA_VERSION = 8
-"""Version of the database layout, kept in the ``meta`` table.
-
-1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
-``loglikelihood``); the tables are unchanged. 3: scores record the sample's formulation and the
-options, marks and order shown (``formulation``, ``options``, ``marks``, ``option_order``; NULL
-in rows scored before). 4: runs record their owner process (``owner``: host, pid and process
-start), so a run whose process died can be told from one still going. 5: runs record the
-samples they asked (``samples``: the sample JSON as the run saw it, its question in a column of
-its own, images as references a viewer can serve), image bytes a run held only in memory or as
-base64 are kept once per content in ``images`` (keyed by `ImageRef.content_hash`),
-``battles`` holds the arena's human votes, and an index on scores by (run, sample) lets a
-viewer page through a run's rows and read one sample's answers quickly. 6: responses record
-whether an API key was taken out of their answer before it was stored (``redacted``; NULL in
-rows stored before, read as not redacted). 7: ``answer_scores`` keeps per-answer scores that
-depend only on the answer, its reference and the scoring definition
-(`lmmprobe.store.answer_scores`), so a re-run does not compute them again. 8: responses
-record the thinking a server sent apart from the text (``reasoning``), why generation stopped
-(``finish_reason``) and the reasoning tokens of the usage (``reasoning_tokens``); NULL in rows
-stored before, read as "none sent" and "unknown" (their text, inline thinking included, is
-split when it is scored, so old answers are read by today's rules).
-"""
-
-DB_TIMEOUT_ENV = "LMMPROBE_DB_TIMEOUT"
-"""Environment variable: seconds to wait for another process's write lock (default 30)."""
-DEFAULT_TIMEOUT_S = 30.0
 # Keys per IN (...) query, under SQLite's oldest limit on bound variables (999).
 _CHUNK = 500
-
-# The tables of a new store, created together with its ``meta`` row.
-_DDL = (
-    """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
-    """CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL,
-        status TEXT NOT NULL,
-        spec TEXT NOT NULL,
-        manifest TEXT,
-        results TEXT,
-        out_dir TEXT,
-        owner TEXT
-    )""",
-    """CREATE TABLE responses (
-        key TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        method TEXT NOT NULL,
-        prompt TEXT NOT NULL,
-        text TEXT,
-        loglikelihoods TEXT,
-        token_counts TEXT,
-        latency_s REAL NOT NULL,
-        prompt_tokens INTEGER,
-        completion_tokens INTEGER,
-        error_type TEXT,
-        error_message TEXT,
-        error_retryable INTEGER,
-        created_at REAL NOT NULL,
-        redacted INTEGER,
-        reasoning TEXT,
-        finish_reason TEXT,
-        reasoning_tokens INTEGER
-    )""",
-    """CREATE TABLE scores (
-        run_id TEXT NOT NULL,
-        model TEXT NOT NULL,
-        sample_id TEXT NOT NULL,
-        repeat INTEGER NOT NULL,
-        key TEXT NOT NULL,
-        stage TEXT NOT NULL,
-        prediction INTEGER,
-        prediction_text TEXT,
-        correct INTEGER,
-        format_hit INTEGER NOT NULL,
-        gold TEXT NOT NULL,
-        gold_text TEXT NOT NULL,
-        abstain_offered INTEGER NOT NULL,
-        abstained INTEGER NOT NULL,
-        error_type TEXT,
-        metadata TEXT NOT NULL,
-        formulation TEXT,
-        options TEXT,
-        marks TEXT,
-        option_order TEXT,
-        PRIMARY KEY (run_id, model, sample_id, repeat)
-    )""",
-)
-
-# Added by schema 5 (new stores and the migration from 4 alike): idempotent, so a migration
-# can run them over tables that exist already.
-_DDL_5 = (
-    # The question has a column of its own so the viewer's pages and text search never parse
-    # the sample's JSON.
-    """CREATE TABLE IF NOT EXISTS samples (
-        run_id TEXT NOT NULL,
-        sample_id TEXT NOT NULL,
-        question TEXT,
-        sample TEXT NOT NULL,
-        PRIMARY KEY (run_id, sample_id)
-    )""",
-    # Image bytes by content: the same picture asked by many runs is kept once.
-    """CREATE TABLE IF NOT EXISTS images (hash TEXT PRIMARY KEY, data BLOB NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS battles (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        created_at REAL NOT NULL,
-        rater TEXT NOT NULL,
-        run_id TEXT NOT NULL,
-        sample_id TEXT NOT NULL,
-        repeat INTEGER NOT NULL,
-        model_a TEXT NOT NULL,
-        model_b TEXT NOT NULL,
-        key_a TEXT NOT NULL,
-        key_b TEXT NOT NULL,
-        vote TEXT NOT NULL CHECK (vote IN ('a', 'b', 'tie', 'both_bad')),
-        UNIQUE (rater, run_id, sample_id, repeat, model_a, model_b)
-    )""",
-    # One sample's answers by every model, and a run's rows in sample order (the viewer's
-    # sample browser pages through it) without a scan of the run. The verdict columns ride
-    # along so that filtering and counting by them reads the index alone, never the rows.
-    """CREATE INDEX IF NOT EXISTS scores_by_sample
-        ON scores (run_id, sample_id, model, repeat, correct, stage, format_hit)""",
-)
-
-# Added by schema 7: per-answer scores by (metric, version, scoring model, answer + reference
-# hash); see `lmmprobe.store.answer_scores`.
-_DDL_7 = (
-    """CREATE TABLE IF NOT EXISTS answer_scores (
-        metric TEXT NOT NULL,
-        version INTEGER NOT NULL,
-        scorer TEXT NOT NULL,
-        pair TEXT NOT NULL,
-        value REAL NOT NULL,
-        created_at REAL NOT NULL,
-        PRIMARY KEY (metric, version, scorer, pair)
-    ) WITHOUT ROWID""",
-)
-
-_OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles")
 
 # The scores table: the run id, then a column per `Score` field (gold, metadata and the shown
 # options as JSON; `order` is the column option_order, ORDER being an SQL keyword), in the order
@@ -189,134 +66,6 @@ _SCORE_JSON = ("gold", "metadata")
 _SCORE_NULLABLE_JSON = ("options", "marks", "order")
 # Metadata is free-form: anything JSON lacks (a Path, say) is written as its str().
 _metadata_json = json.JSONEncoder(default=str).encode
-
-
-class StoreError(ValueError):
-    """A store fault; its message is one line: what happened, to which file, what to do."""
-
-
-class StoreVersionError(StoreError):
-    """The database cannot be opened by this lmmprobe: newer, too old, or not a store."""
-
-
-# The two faults below derive from StoreVersionError (not only StoreError) so that callers which
-# already turn a store that cannot be opened into a clean exit (the CLI's ``open_store``, the
-# report) do the same for them; catch StoreError to handle every store fault.
-
-
-class StoreDamagedError(StoreVersionError):
-    """The file is not a readable SQLite database, or fails SQLite's integrity check."""
-
-
-class StoreAccessError(StoreVersionError):
-    """The store cannot be written now: locked by another process, disk full, read-only, I/O.
-
-    Attributes:
-        reason: ``locked``, ``full``, ``read_only``, ``cannot_open``, ``io``, ``out_dir`` or
-            ``setting`` (``$LMMPROBE_DB_TIMEOUT`` is not a number).
-
-    """
-
-    def __init__(self, message: str, reason: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-
-
-# SQLite's primary result codes (the low byte of an extended code) that name a fault of the file.
-_SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_INTERRUPT, _SQLITE_IOERR = 5, 6, 8, 9, 10
-_SQLITE_CORRUPT, _SQLITE_FULL, _SQLITE_CANTOPEN, _SQLITE_NOTADB = 11, 13, 14, 26
-# "Could not decode to UTF-8": a text column holding bytes that are not UTF-8. lmmprobe writes
-# text only from Python strings, so such bytes are damage (or another program's writing).
-_DAMAGED_WORDS = ("malformed", "not a database", "file is encrypted", "could not decode")
-
-
-def _is_fault(exc: sqlite3.Error) -> bool:
-    """Whether an SQLite error is a fault of the file or its disk, not a misuse by the caller.
-
-    A broken constraint or bad SQL is a bug of the caller and stays the error it is; so does
-    a query the caller interrupted on purpose (a viewer's time limit).
-    """
-    if _primary(exc) == _SQLITE_INTERRUPT:
-        return False
-    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
-
-
-def as_store_error(
-    exc: sqlite3.Error, path: str | Path, doing: str = "reading it"
-) -> StoreError | None:
-    """The one-line `StoreError` for an SQLite error met on the store at `path`, if a fault.
-
-    For code that reads a store through its own connection (`Store.conn`, the viewer's
-    `lmmprobe.store.queries.Readers`) and reports what `Store`'s own methods raise.
-
-    Args:
-        exc: The error SQLite raised.
-        path: The store file.
-        doing: What was being done, for the message ("reading it").
-
-    Returns:
-        A `StoreDamagedError`, `StoreAccessError` or `StoreError`; None when the error is not
-        a fault of the file (a bug of the caller, a query stopped on purpose), which the
-        caller should let through as it is.
-
-    """
-    if not _is_fault(exc):
-        return None
-    return _fault(exc, Path(path), doing, _timeout_from_env_or_default())
-
-
-def _fault(exc: sqlite3.Error, path: Path, doing: str, timeout: float) -> StoreError:
-    """A one-line `StoreError` for an SQLite error met while `doing` something with `path`."""
-    primary = _primary(exc)
-    text = str(exc)
-    lower = text.lower()
-    if primary in (_SQLITE_CORRUPT, _SQLITE_NOTADB) or any(w in lower for w in _DAMAGED_WORDS):
-        # SQLite's decoding error quotes the damaged bytes: never echo them to a terminal.
-        what = "a text value is not valid UTF-8" if "could not decode" in lower else text
-        return StoreDamagedError(
-            f"{path} is damaged or is not an lmmprobe store ({what}, while {doing}). lmmprobe "
-            f"has left it as it is: move it aside (`sqlite3 {path} .recover` may save its "
-            "rows) and pass another --db file."
-        )
-    if primary in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in lower:
-        return StoreAccessError(
-            f"{path} is locked: another process held its write lock for {timeout:g} s (while "
-            f"{doing}). Wait for that run to finish (or stop it) and re-run, or pass another "
-            f"--db file; {DB_TIMEOUT_ENV}=SECONDS waits longer. Nothing stored was lost.",
-            "locked",
-        )
-    if primary == _SQLITE_FULL or "disk is full" in lower:
-        return StoreAccessError(
-            f"the disk holding {path} is full (while {doing}). Free some space and re-run: "
-            "everything stored so far is kept and the run resumes where it stopped.",
-            "full",
-        )
-    if primary == _SQLITE_READONLY or "readonly" in lower:
-        return StoreAccessError(
-            f"{path} cannot be written: the file or its folder is read-only (while {doing}). "
-            "Make them writable, or pass --db with a file in a writable folder.",
-            "read_only",
-        )
-    if primary == _SQLITE_CANTOPEN:
-        return StoreAccessError(
-            f"cannot open the store {path} ({text}, while {doing}): check that its folder "
-            "exists and is writable, or pass another --db file.",
-            "cannot_open",
-        )
-    if primary == _SQLITE_IOERR:
-        return StoreAccessError(
-            f"could not write {path} ({text}, while {doing}): the disk may be full, removed or "
-            "read-only. Free space or fix the disk and re-run: everything stored so far is kept "
-            "and the run resumes where it stopped.",
-            "io",
-        )
-    return StoreError(f"{path}: {text} (while {doing})")
-
-
-def _primary(exc: sqlite3.Error) -> int | None:
-    """The primary SQLite result code of an error (None where Python gives none)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return code & 0xFF if isinstance(code, int) else None
 
 
 def _companion(file: Path, suffix: str) -> Path:
@@ -340,31 +89,6 @@ def _tidy(file: Path) -> None:
             conn.close()
     except sqlite3.Error as exc:
         log.debug("files beside %s left as they are: %s", file, exc)
-
-
-def _timeout_from_env_or_default() -> float:
-    """The write-lock wait for messages: `_timeout_from_env`, or the default when unset."""
-    try:
-        return _timeout_from_env()
-    except StoreAccessError:
-        return DEFAULT_TIMEOUT_S
-
-
-def _timeout_from_env() -> float:
-    """The write-lock wait: ``$LMMPROBE_DB_TIMEOUT`` seconds when set and valid, else 30."""
-    raw = os.environ.get(DB_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT_S
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # also refuses NaN
-        raise StoreAccessError(
-            f"{DB_TIMEOUT_ENV}={raw!r} is not a number of seconds: set it to e.g. 30, or unset it.",
-            "setting",
-        )
-    return value
 
 
 def _process_start(pid: int) -> str | None:
@@ -420,7 +144,7 @@ def _stored_version(conn: sqlite3.Connection, path: Path) -> int | None:
     """
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if "meta" not in tables:
-        if tables.intersection(_OUR_TABLES):
+        if tables.intersection(OUR_TABLES):
             raise StoreVersionError(
                 f"{path} has tables named like lmmprobe's but no meta table with a schema "
                 "version: it was not written by lmmprobe. Pass another --db file."
@@ -435,73 +159,6 @@ def _stored_version(conn: sqlite3.Connection, path: Path) -> int | None:
             f"{path}: the meta table records schema_version {found}, not a number: the file "
             "is damaged or was not written by lmmprobe. Pass another --db file."
         ) from None
-
-
-def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
-    # One name per concept: likelihood requests are "likelihood" everywhere now.
-    conn.execute("UPDATE responses SET method = 'likelihood' WHERE method = 'loglikelihood'")
-
-
-def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
-    # Runs record their owner process; runs stored before have none and are never marked.
-    have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
-    if "owner" not in have:
-        conn.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
-
-
-def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
-    # Scores record what was shown, so an export can be read again by another matcher. Rows
-    # scored before keep NULL there (and say so when someone tries).
-    have = {row[1] for row in conn.execute("PRAGMA table_info(scores)")}
-    for column in ("formulation", "options", "marks", "option_order"):
-        if column not in have:
-            conn.execute(f"ALTER TABLE scores ADD COLUMN {column} TEXT")
-
-
-def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
-    # Runs stored before record no samples: a viewer shows their rows without questions or
-    # images (the scores and responses are all there).
-    for statement in _DDL_5:
-        conn.execute(statement)
-
-
-def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
-    # Responses stored before recorded no redaction: NULL, read as "nothing was taken out"
-    # (older versions scrubbed error messages only, and those show "[redacted]" themselves).
-    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
-    if "redacted" not in have:
-        conn.execute("ALTER TABLE responses ADD COLUMN redacted INTEGER")
-
-
-def _migrate_6_to_7(conn: sqlite3.Connection) -> None:
-    # An empty cache: the first re-run computes and keeps the per-answer scores.
-    for statement in _DDL_7:
-        conn.execute(statement)
-
-
-def _migrate_7_to_8(conn: sqlite3.Connection) -> None:
-    # Responses stored before record no separate thinking, no finish reason and no reasoning
-    # tokens: NULL, read as "none sent" and "unknown".
-    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
-    for column, kind in (
-        ("reasoning", "TEXT"),
-        ("finish_reason", "TEXT"),
-        ("reasoning_tokens", "INTEGER"),
-    ):
-        if column not in have:
-            conn.execute(f"ALTER TABLE responses ADD COLUMN {column} {kind}")
-
-
-# Version n → n + 1, run in order inside one transaction when an older store is opened.
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    1: _migrate_1_to_2,
-    2: _migrate_2_to_3,
-    3: _migrate_3_to_4,
-    4: _migrate_4_to_5,
-    5: _migrate_5_to_6,
-    6: _migrate_6_to_7,
-    7: _migrate_7_to_8,
-}
 
 
 def _dumps(value: Any) -> str | None:
@@ -594,7 +251,7 @@ class Store:
         read_only: bool = False,
     ) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
-        self.timeout = _timeout_from_env() if timeout is None else timeout
+        self.timeout = timeout_from_env() if timeout is None else timeout
         self.read_only = read_only
         self._tidy_on_close = False  # a read-only open made SQLite's -wal/-shm files
         self._checked = False  # integrity checked (before the first write)
@@ -673,7 +330,7 @@ class Store:
                 try:
                     found = _stored_version(self.conn, self.path)
                 except sqlite3.OperationalError as exc:
-                    if _primary(exc) not in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
+                    if primary_code(exc) not in (SQLITE_READONLY, SQLITE_CANTOPEN):
                         raise
                     self.conn.close()
                     self.conn = self._connect_immutable(exc)
@@ -750,9 +407,9 @@ class Store:
         try:
             yield
         except sqlite3.Error as exc:
-            if not _is_fault(exc):
+            if not is_fault(exc):
                 raise
-            raise _fault(exc, self.path, doing, self.timeout) from exc
+            raise fault(exc, self.path, doing, self.timeout) from exc
 
     def check_integrity(self) -> None:
         """Run SQLite's ``PRAGMA quick_check`` on the file.
@@ -800,13 +457,13 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*_DDL, *_DDL_5, *_DDL_7):
+                for statement in (*DDL, *DDL_5, *DDL_7):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
             self._refuse_version(found)
             while found < SCHEMA_VERSION:
-                _MIGRATIONS[found](c)
+                MIGRATIONS[found](c)
                 found += 1
                 c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
                 log.info("migrated %s to store schema version %d", self.path, found)
@@ -824,7 +481,7 @@ class Store:
                 f"newer lmmprobe; this one reads version {SCHEMA_VERSION} and older. Upgrade "
                 "lmmprobe (pip install -U lmmprobe) to use it, or pass another --db file."
             )
-        if any(step not in _MIGRATIONS for step in range(found, SCHEMA_VERSION)):
+        if any(step not in MIGRATIONS for step in range(found, SCHEMA_VERSION)):
             raise StoreVersionError(
                 f"{self.path} is an lmmprobe store of schema version {found}, which this "
                 f"lmmprobe (version {SCHEMA_VERSION}) cannot migrate; pass another --db "
@@ -981,8 +638,8 @@ class Store:
                     self.conn.execute("ROLLBACK")
                 except sqlite3.Error as rollback_exc:
                     log.debug("rollback on %s failed: %s", self.path, rollback_exc)
-            if isinstance(exc, sqlite3.Error) and _is_fault(exc):
-                raise _fault(exc, self.path, doing, self.timeout) from exc
+            if isinstance(exc, sqlite3.Error) and is_fault(exc):
+                raise fault(exc, self.path, doing, self.timeout) from exc
             raise
 
     # -- runs -----------------------------------------------------------------------------

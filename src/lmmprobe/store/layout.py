@@ -1,0 +1,214 @@
+"""The store's layout: its version, the tables of a new store, and the migrations to it.
+
+`SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
+store with `DDL`, `DDL_5` and `DDL_7` and migrates an older one step by step through
+`MIGRATIONS`, inside one transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["DDL", "DDL_5", "DDL_7", "MIGRATIONS", "OUR_TABLES", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = 8
+"""Version of the database layout, kept in the ``meta`` table.
+
+1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
+``loglikelihood``); the tables are unchanged. 3: scores record the sample's formulation and the
+options, marks and order shown (``formulation``, ``options``, ``marks``, ``option_order``; NULL
+in rows scored before). 4: runs record their owner process (``owner``: host, pid and process
+start), so a run whose process died can be told from one still going. 5: runs record the
+samples they asked (``samples``: the sample JSON as the run saw it, its question in a column of
+its own, images as references a viewer can serve), image bytes a run held only in memory or as
+base64 are kept once per content in ``images`` (keyed by `ImageRef.content_hash`),
+``battles`` holds the arena's human votes, and an index on scores by (run, sample) lets a
+viewer page through a run's rows and read one sample's answers quickly. 6: responses record
+whether an API key was taken out of their answer before it was stored (``redacted``; NULL in
+rows stored before, read as not redacted). 7: ``answer_scores`` keeps per-answer scores that
+depend only on the answer, its reference and the scoring definition
+(`lmmprobe.store.answer_scores`), so a re-run does not compute them again. 8: responses
+record the thinking a server sent apart from the text (``reasoning``), why generation stopped
+(``finish_reason``) and the reasoning tokens of the usage (``reasoning_tokens``); NULL in rows
+stored before, read as "none sent" and "unknown" (their text, inline thinking included, is
+split when it is scored, so old answers are read by today's rules).
+"""
+
+
+# The tables of a new store, created together with its ``meta`` row.
+DDL = (
+    """CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)""",
+    """CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        status TEXT NOT NULL,
+        spec TEXT NOT NULL,
+        manifest TEXT,
+        results TEXT,
+        out_dir TEXT,
+        owner TEXT
+    )""",
+    """CREATE TABLE responses (
+        key TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        method TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        text TEXT,
+        loglikelihoods TEXT,
+        token_counts TEXT,
+        latency_s REAL NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        error_type TEXT,
+        error_message TEXT,
+        error_retryable INTEGER,
+        created_at REAL NOT NULL,
+        redacted INTEGER,
+        reasoning TEXT,
+        finish_reason TEXT,
+        reasoning_tokens INTEGER
+    )""",
+    """CREATE TABLE scores (
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        key TEXT NOT NULL,
+        stage TEXT NOT NULL,
+        prediction INTEGER,
+        prediction_text TEXT,
+        correct INTEGER,
+        format_hit INTEGER NOT NULL,
+        gold TEXT NOT NULL,
+        gold_text TEXT NOT NULL,
+        abstain_offered INTEGER NOT NULL,
+        abstained INTEGER NOT NULL,
+        error_type TEXT,
+        metadata TEXT NOT NULL,
+        formulation TEXT,
+        options TEXT,
+        marks TEXT,
+        option_order TEXT,
+        PRIMARY KEY (run_id, model, sample_id, repeat)
+    )""",
+)
+
+# Added by schema 5 (new stores and the migration from 4 alike): idempotent, so a migration
+# can run them over tables that exist already.
+DDL_5 = (
+    # The question has a column of its own so the viewer's pages and text search never parse
+    # the sample's JSON.
+    """CREATE TABLE IF NOT EXISTS samples (
+        run_id TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        question TEXT,
+        sample TEXT NOT NULL,
+        PRIMARY KEY (run_id, sample_id)
+    )""",
+    # Image bytes by content: the same picture asked by many runs is kept once.
+    """CREATE TABLE IF NOT EXISTS images (hash TEXT PRIMARY KEY, data BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS battles (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        created_at REAL NOT NULL,
+        rater TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        model_a TEXT NOT NULL,
+        model_b TEXT NOT NULL,
+        key_a TEXT NOT NULL,
+        key_b TEXT NOT NULL,
+        vote TEXT NOT NULL CHECK (vote IN ('a', 'b', 'tie', 'both_bad')),
+        UNIQUE (rater, run_id, sample_id, repeat, model_a, model_b)
+    )""",
+    # One sample's answers by every model, and a run's rows in sample order (the viewer's
+    # sample browser pages through it) without a scan of the run. The verdict columns ride
+    # along so that filtering and counting by them reads the index alone, never the rows.
+    """CREATE INDEX IF NOT EXISTS scores_by_sample
+        ON scores (run_id, sample_id, model, repeat, correct, stage, format_hit)""",
+)
+
+# Added by schema 7: per-answer scores by (metric, version, scoring model, answer + reference
+# hash); see `lmmprobe.store.answer_scores`.
+DDL_7 = (
+    """CREATE TABLE IF NOT EXISTS answer_scores (
+        metric TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        scorer TEXT NOT NULL,
+        pair TEXT NOT NULL,
+        value REAL NOT NULL,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (metric, version, scorer, pair)
+    ) WITHOUT ROWID""",
+)
+
+OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles")
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    # One name per concept: likelihood requests are "likelihood" everywhere now.
+    conn.execute("UPDATE responses SET method = 'likelihood' WHERE method = 'loglikelihood'")
+
+
+def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
+    # Runs record their owner process; runs stored before have none and are never marked.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    if "owner" not in have:
+        conn.execute("ALTER TABLE runs ADD COLUMN owner TEXT")
+
+
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    # Scores record what was shown, so an export can be read again by another matcher. Rows
+    # scored before keep NULL there (and say so when someone tries).
+    have = {row[1] for row in conn.execute("PRAGMA table_info(scores)")}
+    for column in ("formulation", "options", "marks", "option_order"):
+        if column not in have:
+            conn.execute(f"ALTER TABLE scores ADD COLUMN {column} TEXT")
+
+
+def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
+    # Runs stored before record no samples: a viewer shows their rows without questions or
+    # images (the scores and responses are all there).
+    for statement in DDL_5:
+        conn.execute(statement)
+
+
+def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
+    # Responses stored before recorded no redaction: NULL, read as "nothing was taken out"
+    # (older versions scrubbed error messages only, and those show "[redacted]" themselves).
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    if "redacted" not in have:
+        conn.execute("ALTER TABLE responses ADD COLUMN redacted INTEGER")
+
+
+def _migrate_6_to_7(conn: sqlite3.Connection) -> None:
+    # An empty cache: the first re-run computes and keeps the per-answer scores.
+    for statement in DDL_7:
+        conn.execute(statement)
+
+
+def _migrate_7_to_8(conn: sqlite3.Connection) -> None:
+    # Responses stored before record no separate thinking, no finish reason and no reasoning
+    # tokens: NULL, read as "none sent" and "unknown".
+    have = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    for column, kind in (
+        ("reasoning", "TEXT"),
+        ("finish_reason", "TEXT"),
+        ("reasoning_tokens", "INTEGER"),
+    ):
+        if column not in have:
+            conn.execute(f"ALTER TABLE responses ADD COLUMN {column} {kind}")
+
+
+# Version n → n + 1, run in order inside one transaction when an older store is opened.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
+    6: _migrate_6_to_7,
+    7: _migrate_7_to_8,
+}
