@@ -211,7 +211,8 @@ def test_user_yaml_errors_name_file_and_field(
 def test_json_user_file_and_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "tasks.json"
     path.write_text('{"T": {"metric": "accuracy", "bounded": true}}', encoding="utf-8")
-    with pytest.raises(TaxonomyError, match=r"tasks\.json: task 'T': field 'dimensions'"):
+    # A JSON entry is named by its line too (the shared reader finds each name's line).
+    with pytest.raises(TaxonomyError, match=r"tasks\.json:1: task 'T': field 'dimensions'"):
         load_catalog(path)
     with pytest.raises(TaxonomyError, match="does not exist"):
         load_catalog(tmp_path / "missing.yaml")

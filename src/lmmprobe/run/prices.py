@@ -16,13 +16,13 @@ option wins over the table.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from lmmprobe._mapping_file import read_mapping, where
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
 
@@ -32,7 +32,6 @@ PRICE_OPTION = "price"
 """The model option naming a price: ``price=IN:OUT``."""
 
 _FORMAT = "IN:OUT, dollars per million prompt and completion tokens, e.g. price=2.5:10"
-_YAML_HINT = "pip install 'lmmprobe[holistic]'"
 
 
 def parse_price(text: str, model: str) -> Price:
@@ -109,20 +108,8 @@ def load_price_table(path: str | Path) -> dict[str, Price]:
 
     """
     p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"--prices {p}: file does not exist")
-    text = p.read_text(encoding="utf-8")
-    data, lines = _read_json(p, text) if p.suffix.lower() == ".json" else _read_yaml(p, text)
-    if not isinstance(data, dict):
-        raise ValueError(
-            f"{p}: a price table maps model names to {{input: ..., output: ...}}, "
-            f"not a {type(data).__name__}"
-        )
-    table: dict[str, Price] = {}
-    for name, entry in data.items():
-        at = f"{p}:{lines[str(name)]}" if str(name) in lines else str(p)
-        table[str(name)] = _entry(at, str(name), entry)
-    return table
+    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})")
+    return {name: _entry(where(p, lines, name), name, entry) for name, entry in data.items()}
 
 
 def _entry(at: str, name: str, entry: Any) -> Price:
@@ -144,44 +131,3 @@ def _entry(at: str, name: str, entry: Any) -> Price:
         raise ValueError(
             f"{at}: model {name!r}: {problem} (dollars per million tokens, 0 or more)"
         ) from None
-
-
-def _read_json(path: Path, text: str) -> tuple[Any, dict[str, int]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    # json gives no positions: a top-level key's line is where its quoted name first appears.
-    lines: dict[str, int] = {}
-    if isinstance(data, dict):
-        for key in data:
-            at = text.find(json.dumps(key) + ":")
-            at = at if at >= 0 else text.find(json.dumps(key))
-            if at >= 0:
-                lines[key] = text.count("\n", 0, at) + 1
-    return data, lines
-
-
-def _read_yaml(path: Path, text: str) -> tuple[Any, dict[str, int]]:
-    try:
-        import yaml
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"reading {path} needs pyyaml ({exc}); run: {_YAML_HINT}") from exc
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ValueError(f"{where}: not valid YAML ({' '.join(str(exc).split())})") from None
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            key = str(key_node.value)
-            if key in lines:
-                raise ValueError(
-                    f"{path}:{key_node.start_mark.line + 1}: model {key!r} is priced twice "
-                    f"(first on line {lines[key]})"
-                )
-            lines[key] = key_node.start_mark.line + 1
-    return data, lines
