@@ -11,15 +11,13 @@ discordant counts. Everything goes through the installed console script.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe.store import Store
 
@@ -27,12 +25,7 @@ SEEDED = "random,seed=7"
 
 
 def _lmmprobe(*args: str | Path, columns: int = 80) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": str(columns)}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env, check=False
-    )
+    return lmmprobe(*args, columns=columns)
 
 
 def _ok(proc: subprocess.CompletedProcess[str]) -> str:

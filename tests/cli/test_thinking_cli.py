@@ -9,24 +9,18 @@ from the store (no model call) and is read by today's thinking rules. Changing o
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests.console import lmmprobe
 
 from lmmprobe.store import Store
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "160"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    return lmmprobe(*args)
 
 
 def _run(tmp_path: Path, model: str, name: str) -> tuple[dict[str, Any], str]:

@@ -9,26 +9,19 @@ checked against the rows ``lmmprobe export`` gives; it also counts the requests 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "160", "OPENAI_API_KEY": "test-key"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
 
 
 def _one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:

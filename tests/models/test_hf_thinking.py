@@ -5,13 +5,11 @@ Runs on ``hf:tiny-llava-think``, tiny-llava with a Qwen3-style thinking chat tem
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.console import lmmprobe
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -86,12 +84,7 @@ def test_a_sequence_ending_in_eos_is_stop() -> None:
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "132", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=600, env=env
-    )
+    return lmmprobe(*args, columns=132, timeout=600, HF_HUB_OFFLINE="1")
 
 
 def test_thinking_on_and_off_are_two_models_of_one_run(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.console import lmmprobe
 
 pytest.importorskip("openai")
 
@@ -149,12 +150,7 @@ def test_bad_thinking_option_is_one_line_from_the_console_script(
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "132", "OPENAI_API_KEY": "test-key"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    return lmmprobe(*args, columns=132, OPENAI_API_KEY="test-key")
 
 
 def _stored(db: Path) -> list[Response]:

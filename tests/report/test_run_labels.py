@@ -8,14 +8,12 @@ Runs of one model that differ only by ``--blind``, ``--circular``, ``--repeats``
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe.report.settings import run_setting, setting_label
 from lmmprobe.schema import RunSpec
@@ -30,12 +28,7 @@ SETTINGS: dict[str, tuple[str, ...]] = {
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "160"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env
-    )
+    return lmmprobe(*args)
 
 
 @pytest.fixture(scope="module")

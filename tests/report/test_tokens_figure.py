@@ -10,15 +10,13 @@ report reads, and ``results.json``) as a run that counts tokens records it.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe.store import Store
 
@@ -27,12 +25,7 @@ TOKENS = {"random": (12.0, 10.5, 13.5), "random,seed=7": (850.0, 800.0, 910.0), 
 
 
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
-    assert exe is not None
-    env = {**os.environ, "COLUMNS": "160"}
-    return subprocess.run(
-        [exe, *map(str, args)], capture_output=True, text=True, timeout=300, env=env, check=False
-    )
+    return lmmprobe(*args)
 
 
 def _figures(page: str) -> dict[str, Any]:

@@ -1,0 +1,36 @@
+"""Running the real ``lmmprobe`` console script from a test: the one helper the CLI tests share."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+def lmmprobe(
+    *args: str | Path,
+    columns: int = 160,
+    timeout: float = 300,
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
+    """Run this interpreter's ``lmmprobe`` with `args`; never raises on a non-zero exit.
+
+    Args:
+        args: The command line after ``lmmprobe``.
+        columns: The terminal width the tables are laid out for.
+        timeout: Seconds before the test fails instead of hanging.
+        env: Environment variables set on top of this process's (``HF_HUB_OFFLINE="1"``).
+
+    """
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the lmmprobe console script is not installed beside this Python"
+    return subprocess.run(
+        [exe, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": str(columns), **env},
+        check=False,
+    )
