@@ -88,6 +88,10 @@ def test_think_option() -> None:
     assert tags_for_model("openai:m@http://h:1/v1,think=<r>|</r>") == (("<r>", "</r>"),)
     assert tags_for_model("a model name, not a spec") == DEFAULT_TAGS
     assert split_answer("<think>A</think>B", tags=()) == Thought(None, "<think>A</think>B", False)
+    # think=off reads everything as sent: GLM's answer tags are not read out either.
+    glm = "<answer>The box says <|begin_of_box|>B<|end_of_box|>.</answer>"
+    assert split_answer(glm, tags=()).answer == glm
+    assert split_answer(glm).answer == "B"
     assert split_answer("<r>A</r>B", tags=(("<r>", "</r>"),)).answer == "B"
     for bad in ("maybe", "<r>|", "|</r>", "<r>|<r>"):
         with pytest.raises(ValueError, match="think="):

@@ -207,6 +207,9 @@ def split_answer(
 
     """
     raw = text or ""
+    if not tags:
+        # think=off: the whole text is the answer, answer tags included (nothing is read out).
+        return Thought(reasoning or None, raw, finish_reason == "length" and not raw.strip())
     if raw and not reasoning and not _marked(raw, tags):
         # The common case, a reply with no tag at all: read as sent (a few C-level scans).
         return Thought(None, raw, False)
