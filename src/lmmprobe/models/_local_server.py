@@ -7,7 +7,7 @@ with its output in a log file, and waits until ``GET /v1/models`` answers on its
 Ending with lmmprobe: the server runs in its own session, so a Ctrl-C in the terminal reaches
 lmmprobe alone, which stops the server on its way out (the runner's ``finally``). A lmmprobe that
 dies without running its clean-up (SIGKILL, a crash of the interpreter) is covered by the
-reaper lmmprobe also uses for a local Ray instance (``run/_ray_reaper.py``, a standard-library
+reaper lmmprobe also uses for a local Ray instance (``lmmprobe/_reaper.py``, a standard-library
 script run by path, not imported): it waits on a pipe only this process holds and, when the
 pipe closes, SIGKILLs every process carrying this server's mark in its environment
 (`OWNER_VARIABLE`) and their descendants, so neither the server nor the engine processes it
@@ -48,7 +48,7 @@ TAIL_LINES = 6
 
 # The reaper sits in the run package (it also ends local Ray instances); it is a script run by
 # path with the standard library only, so starting it imports nothing from a higher layer.
-_REAPER = Path(__file__).resolve().parents[1] / "run" / "_ray_reaper.py"
+_REAPER = Path(__file__).resolve().parents[1] / "_reaper.py"
 
 
 # Straight to the loopback port: an http_proxy in the environment must not see these requests.

@@ -16,7 +16,7 @@ bare ``ray.init()``, which on Linux starts a node that
   users of the machine cannot drive it through its loopback ports, and no token is written to
   disk;
 - leaves the dashboard and runtime-env agents running for a minute after a SIGKILLed driver:
-  a reaper process (`lmmprobe.run._ray_reaper`) ends every process of the instance as soon
+  a reaper process (`lmmprobe._reaper`) ends every process of the instance as soon
   as the driver is gone.
 """
 
@@ -155,7 +155,7 @@ def _start_reaper(marker: str) -> subprocess.Popen[bytes] | None:
     """The reaper, waiting on a pipe only this process holds (None where /proc is missing)."""
     if not Path("/proc").is_dir():
         return None
-    script = Path(__file__).with_name("_ray_reaper.py")
+    script = Path(__file__).resolve().parents[1] / "_reaper.py"
     env = {k: v for k, v in os.environ.items() if k != OWNER_VARIABLE}
     return subprocess.Popen(
         [sys.executable, "-I", str(script), marker, str(os.getpid())],

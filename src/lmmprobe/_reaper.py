@@ -1,6 +1,8 @@
-"""Ends the processes of a local Ray instance once the driver that started it is gone.
+"""Ends the processes a driver started (a local Ray instance, a model server) once it is gone.
 
-Run by `lmmprobe.run._ray_local` as ``python -I _ray_reaper.py MARKER DRIVER_PID`` with a pipe
+It sits at the bottom of the package (it imports nothing of lmmprobe's) because two layers use
+it: `run` for its local Ray instance and `models` for a served model's server. Run by
+`lmmprobe.run._ray_local` as ``python -I _reaper.py MARKER DRIVER_PID`` with a pipe
 from the driver as its stdin (and by `lmmprobe.models._local_server`, for a model server, as
 ``... MARKER DRIVER_PID VARIABLE``: the processes marked ``VARIABLE=MARKER``); it imports nothing but the standard library (nor lmmprobe), so it
 starts in milliseconds and weighs little. It waits for end of file on that pipe, which the
