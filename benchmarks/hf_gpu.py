@@ -18,7 +18,9 @@ to the backend (`HFModel.model`) instead of being read from a file (``--weights 
 and lets the backend load them instead, which costs a 14 GB write and read at 7B).
 
 - Generation: SAMPLES requests at batch 1, 8 and 32, greedy, ``--max-new-tokens`` (32) each;
-  requests/s and generated tokens/s (generated tokens as the backend counts them).
+  requests/s and generated tokens/s (generated tokens as the backend counts them: a random
+  model may stop early at an end-of-sequence token). Each batch size runs one untimed batch
+  first; a batch the backend lowers after running out of memory is flagged (``gen_bN_oom_lowered``).
 - Likelihood ranking: the backend's ranking (image and prompt encoded once per sample, every
   option scored from the prompt's key/value cache) against a naive reference written here (one
   full forward pass, image included, per option over prompt + option, summing the option
@@ -31,10 +33,11 @@ and lets the backend load them instead, which costs a 14 GB write and read at 7B
 Prints a table, then one line of ``name=value`` figures. ``--device cuda`` without a CUDA
 device prints ``skipped: ...`` and exits 0 (so ``make bench`` passes on a CPU machine).
 
-Expected time on one H100 at ``--shape 7b`` with the defaults (64 samples): ~2-3 minutes
-(build ~15 s; generation ~60 s at batch 1, ~15 s at 8, ~10 s at 32; likelihood ~5 s shared,
-~15 s naive); peak GPU memory ~30 GiB (weights 14 GiB, batch 32's key/value cache ~11 GiB).
-Not yet run on a GPU. ``--shape tiny --device cpu --samples 4`` takes seconds.
+Expected time on one H100 at ``--shape 7b`` with the defaults (64 samples), estimated, not yet
+measured: ~2-3 minutes (build ~15 s; generation ~60 s at batch 1, ~15 s at 8, ~15 s at 32 with
+its warm-up batch; likelihood ~5 s shared, ~15 s naive); peak GPU memory ~30 GiB (weights 14 GiB,
+batch 32's key/value cache ~11 GiB). Run it with ``timeout 480`` and ``--samples 32`` where
+device time is short. ``--shape tiny --device cpu --samples 4`` takes seconds.
 
 Usage: python benchmarks/hf_gpu.py [--shape 7b|tiny] [--device cuda] [--dtype bfloat16]
     [--samples 64] [--max-new-tokens 32] [--batches 1,8,32] [--weights device|disk]
