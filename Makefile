@@ -48,7 +48,7 @@ test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast off
 	$(VENV)/bin/lint-imports  # import-linter: the layers of docs/architecture.md (pyproject)
 	$(PY) -m pytest
 
-bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serve and arena benchmarks (each ends with name=value figures)
+bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serve, arena and GPU benchmarks (each ends with name=value figures)
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/api_throughput.py
 	$(PY) benchmarks/rank.py
@@ -60,6 +60,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/arena_load.py
 	$(PY) benchmarks/answer_cache.py
 	$(PY) benchmarks/vs_lmms_eval.py  # skipped unless lmms-eval is in its scratch venv
+	$(PY) benchmarks/hf_gpu.py  # skipped without a CUDA device
 
 clean:
 	rm -rf $(VENV) lmmprobe-runs .mypy_cache .ruff_cache .pytest_cache
