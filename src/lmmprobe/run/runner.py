@@ -8,6 +8,7 @@ re-run retries them.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -316,16 +317,16 @@ def _answer(
                 raise CostSpent  # the executor stops sending; what is left is stored below
 
     progress.start(model_spec, len(unique), len(unique) - len(pending))
+    spent = meter is not None and meter.exhausted  # on an earlier model: nothing more is sent
     try:
-        if meter is not None and meter.exhausted:
-            pass  # spent on an earlier model: nothing more is sent
-        elif pending and isinstance(executor, SpecExecutor):
-            # Replicas elsewhere build their own model from the spec (the Ray executor).
-            executor.execute_spec(model_spec, model, pending, on_batch)
-        elif pending:
-            executor.execute(model, pending, on_batch)
-    except CostSpent:
-        pass
+        # CostSpent, raised by on_batch once the money is spent, stops the executor; what is
+        # left unsent is stored below as budget errors.
+        with contextlib.suppress(CostSpent):
+            if pending and not spent and isinstance(executor, SpecExecutor):
+                # Replicas elsewhere build their own model from the spec (the Ray executor).
+                executor.execute_spec(model_spec, model, pending, on_batch)
+            elif pending and not spent:
+                executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
     unsent = [r for r in pending if r.key not in responses]
