@@ -216,12 +216,17 @@ def test_vllm_not_installed_says_what_to_do(tmp_path: Path) -> None:
         ("args=--chat-template 'x", 'option args="--chat-template \'x": No closing quotation'),
         ("args=--host 0.0.0.0", "args= cannot set --host; the server listens on 127.0.0.1"),
         ("args=--port=80", "args= cannot set --port; the server listens on 127.0.0.1"),
+        # A secret in the spec would be recorded in the manifest, results and the server's log.
+        ("args=--api-key sk-secret-1", "args= cannot pass --api-key: the spec is recorded"),
+        ("args=--hf_token=hf_secret", "args= cannot pass --hf_token: the spec is recorded"),
     ],
 )
 def test_bad_served_options_are_one_line(tmp_path: Path, option: str, message: str) -> None:
     spec = f"vllm:some/model,command={_command()},{option}"
     proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db")
     assert message in _one_line_error(proc)
+    out = proc.stdout + proc.stderr
+    assert "sk-secret-1" not in out and "hf_secret" not in out  # a refused value is not echoed
 
 
 def test_the_python_api_stops_the_server_when_the_run_returns(

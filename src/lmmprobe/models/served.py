@@ -80,6 +80,19 @@ _IDENTITY = ("max_model_len", "reasoning_parser", "dtype", "args", "revision")
 """Server options that change answers, so they are part of the identity. The parallel layout,
 memory share and batch size are not: they change speed, not what a request is answered."""
 _OWN = ("command", "startup_timeout", "args")
+
+
+def _carries_secret(arg: str) -> bool:
+    """Whether a server flag carries a secret (``--api-key``, ``--hf-token``, ``--token``...).
+
+    Named by how the flag ends, so ``--tokenizer`` or ``--max-num-batched-tokens`` pass.
+    """
+    flag = arg.split("=")[0].replace("_", "-").lower()
+    if not flag.startswith("-"):
+        return False
+    return flag.endswith(("api-key", "-token", "-secret", "password")) or flag == "--token"
+
+
 _CONNECTION_ERRORS = frozenset({"connection", "unreachable"})
 _WATCH_S = 0.5  # how often a request in flight looks whether the server is still alive
 _DEFAULT_CONCURRENCY = 64
@@ -197,6 +210,14 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
         args += [flags[kind.flag_column], value]
     extra = _split(kind, "args", options.get("args", ""))
     for arg in extra:
+        if _carries_secret(arg):
+            # A spec is recorded (manifest, results, the server's log): a secret never goes in it.
+            raise ValueError(
+                f"{kind.name} backend: args= cannot pass {arg.split('=')[0]}: the spec is "
+                "recorded in the run's manifest, results and log; give the server its secrets "
+                "through its environment instead (HF_TOKEN, VLLM_API_KEY...), which lmmprobe "
+                "passes on and never records"
+            )
         if arg.split("=")[0] in ("--host", "--port"):
             # Loopback only, on a port that was free: the server is ours alone.
             raise ValueError(
