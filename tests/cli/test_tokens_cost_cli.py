@@ -159,6 +159,20 @@ def test_max_cost_stops_cleanly_and_the_same_command_resumes(tmp_path: Path) -> 
     assert stats["cached"] == sent and stats["called"] == n - sent and stats["errors"] == 0
 
 
+def test_a_budget_spent_before_a_later_model_is_a_stop_not_a_failure(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        # The first model spends the budget; the second model's requests are all left unsent.
+        first = f"openai:fake-vlm@{server.base_url},price=1000:1000,max_concurrency=1"
+        second = f"openai:other-vlm@{server.base_url},price=1000:1000"
+        proc = _lmmprobe(
+            "run", "-m", first, "-m", second, "--data", "demo,n=6", "-q",
+            "--db", tmp_path / "db", "--out", tmp_path / "o", "--max-cost", "0.2",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "run the same command again" in proc.stdout
+    assert "every request of" not in proc.stdout + proc.stderr
+
+
 def test_dry_run_counts_only_uncached_requests_and_calls_nothing(tmp_path: Path) -> None:
     db = tmp_path / "db"
     with FakeOpenAIServer() as server:

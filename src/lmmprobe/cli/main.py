@@ -323,7 +323,9 @@ def run(
             markup=False,
             soft_wrap=True,
         )
-    dead = all_failed(res)
+    # A model whose requests a spent budget left unsent has only budget errors: the stop above
+    # says so and how to continue; "every request failed" would send its reader the wrong way.
+    dead = [] if res.status == "stopped_budget" else all_failed(res)
     if dead:
         _fail(
             f"every request of {', '.join(dead)} failed (see the error types above); "
