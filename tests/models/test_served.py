@@ -300,3 +300,15 @@ def test_a_served_model_is_refused_with_the_ray_executor_before_anything_starts(
                      "--db", tmp_path / "db")  # fmt: skip
     assert "use --executor local (the default) with it" in _one_line_error(proc)
     assert not pidfile.exists()  # no server was started
+
+
+def test_a_dry_run_starts_no_server(tmp_path: Path) -> None:
+    # `false` exits at once: had the dry run started the server, it would fail saying so.
+    proc = _lmmprobe(
+        "run", "-m", "vllm:some/model,command=false", "--limit", "3", "--dry-run",
+        "--db", tmp_path / "db",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "its server is not started for a dry run" in proc.stdout
+    assert "3 request(s) to send" in proc.stdout
+    assert not (tmp_path / "db").exists()  # nothing recorded

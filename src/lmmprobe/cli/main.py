@@ -356,6 +356,9 @@ def _dry_run(spec: RunSpec) -> None:
             f"{p.spec}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
             f"{p.stored} answered in the store"
         )
+        if p.store_unchecked:
+            line += " (a served model: its server is not started for a dry run, so the store "
+            line += "was not checked and every request is counted)"
         if p.rejected:
             line += f", {p.rejected} the model cannot take"
         if p.later_rounds:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lmmprobe.data import DataError, load_source, no_valid_samples
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.models.base import AsyncModel, Model, load_model
+from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel, load_model
 from lmmprobe.run.runner import (
     _input_error,
     _plan_dialogue_round,
@@ -46,6 +46,9 @@ class PlannedModel:
             earlier answers, so they cannot be looked up before: all counted as sent.
         price: The model's price, when it has one.
         max_new_tokens: The completion limit of each request.
+        store_unchecked: A served model (``vllm:``, ``sglang:``): its identity names what the
+            server serves, known only once it runs, and a dry run starts no server; so the
+            store was not looked at and every request is counted.
 
     """
 
@@ -56,6 +59,7 @@ class PlannedModel:
     later_rounds: int
     price: Price | None
     max_new_tokens: int
+    store_unchecked: bool = False
 
     @property
     def to_send(self) -> int:
@@ -105,7 +109,11 @@ def _plan_model(
     spec: RunSpec,
     store: Store | None,
 ) -> PlannedModel:
-    identity = model.identity
+    served = isinstance(model, StartableModel)
+    # A served model's identity would start its server (it names the version served): a dry
+    # run starts nothing, so its requests are told apart under a stand-in identity and none is
+    # looked up in the store.
+    identity = ModelIdentity(backend="dry-run", name=model_spec) if served else model.identity
     stages = dialogue_stages(samples)
     later = 0
     if stages is None:
@@ -116,7 +124,7 @@ def _plan_model(
     unique: dict[str, Ask] = {}
     for _, ask in rows:
         unique.setdefault(ask.key, ask)
-    stored = set(store.get_responses(unique)) if store is not None else set()
+    stored = set(store.get_responses(unique)) if store is not None and not served else set()
     rejected = sum(
         1
         for key, ask in unique.items()
@@ -130,4 +138,5 @@ def _plan_model(
         later_rounds=later,
         price=spec.prices.get(model_spec),
         max_new_tokens=spec.gen.max_new_tokens,
+        store_unchecked=served,
     )
