@@ -80,6 +80,21 @@ def test_server_thinking_and_the_token_limit() -> None:
     )
 
 
+def test_think_opened_reads_a_block_the_template_opened() -> None:
+    # Qwen3-VL-Thinking asked with no reasoning parser: the template put <think> in the prompt,
+    # so a cut-off output holds no tag at all; under think=opened it is thinking, not an answer.
+    opened = parse_think_option("opened")
+    assert parse_think_option("|</think>")[0] == opened[0]
+    cut = split_answer("Option A looks plausible, but", finish_reason="length", tags=opened)
+    assert cut == Thought("Option A looks plausible, but", "", True)
+    assert split_answer("A? no.\n</think>\n\nD", tags=opened) == Thought("A? no.", "D", False)
+    # A server that sent the thinking apart has taken the block out: the text is the answer.
+    assert split_answer("D", reasoning="A? no", tags=opened) == Thought("A? no", "D", False)
+    # Without the option, untagged text is read as an answer (the template is not known).
+    assert split_answer("Option A", finish_reason="length").answer == "Option A"
+    assert tags_for_model("openai:qwen3-vl@http://h:1/v1,think=opened") == opened
+
+
 def test_think_option() -> None:
     assert parse_think_option("off") == ()
     assert parse_think_option("on") == DEFAULT_TAGS
@@ -93,7 +108,7 @@ def test_think_option() -> None:
     assert split_answer(glm, tags=()).answer == glm
     assert split_answer(glm).answer == "B"
     assert split_answer("<r>A</r>B", tags=(("<r>", "</r>"),)).answer == "B"
-    for bad in ("maybe", "<r>|", "|</r>", "<r>|<r>"):
+    for bad in ("maybe", "<r>|", "|", "<r>|<r>"):
         with pytest.raises(ValueError, match="think="):
             parse_think_option(bad)
 

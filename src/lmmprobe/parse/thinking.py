@@ -60,6 +60,8 @@ _BOX_TAGS: TagPair = ("<|begin_of_box|>", "<|end_of_box|>")
 # The words of ``think=`` that are not a tag pair.
 _OFF = ("off", "none", "false", "no")
 _DEFAULT = ("on", "auto", "default", "true", "yes")
+_OPENED = ("opened",)
+"""``think=opened``: the chat template opens a ``<think>`` block in the prompt."""
 
 
 class Thought(NamedTuple):
@@ -83,8 +85,11 @@ def parse_think_option(value: str) -> tuple[TagPair, ...]:
 
     Args:
         value: ``off`` (read the whole text as the answer), ``on``/``auto`` (the default
-            pairs), or ``OPEN|CLOSE`` (this pair alone, e.g. ``<reasoning>|</reasoning>``;
-            split at the first ``|``, so the opening tag cannot hold one).
+            pairs), ``opened`` (the chat template opens a ``<think>`` block in the prompt, so
+            the output starts inside it: text with no ``</think>`` is thinking, cut off), or
+            ``OPEN|CLOSE`` (this pair alone, e.g. ``<reasoning>|</reasoning>``; split at the
+            first ``|``, so the opening tag cannot hold one; an empty OPEN, ``|</r>``, is a
+            block the template opens, like ``opened``).
 
     Raises:
         ValueError: The value is none of these (the message says what is accepted).
@@ -95,12 +100,16 @@ def parse_think_option(value: str) -> tuple[TagPair, ...]:
         return ()
     if text.lower() in _DEFAULT:
         return DEFAULT_TAGS
+    if text.lower() in _OPENED:
+        # An empty opening tag marks the block the template opened (see `split_answer`).
+        return (("", DEFAULT_TAGS[0][1]), *DEFAULT_TAGS)
     open_tag, bar, close_tag = text.partition("|")
     open_tag, close_tag = open_tag.strip(), close_tag.strip()
-    if not bar or not open_tag or not close_tag:
+    if not bar or not close_tag:
         raise ValueError(
-            f"think={value!r}: expected off, on, or OPEN|CLOSE (the opening and closing "
-            "thinking tags, e.g. think=<reasoning>|</reasoning>)"
+            f"think={value!r}: expected off, on, opened, or OPEN|CLOSE (the opening and "
+            "closing thinking tags, e.g. think=<reasoning>|</reasoning>; |CLOSE when the "
+            "template opens the block)"
         )
     if open_tag == close_tag:
         raise ValueError(f"think={value!r}: the opening and closing tags must differ")
@@ -210,17 +219,31 @@ def split_answer(
     if not tags:
         # think=off: the whole text is the answer, answer tags included (nothing is read out).
         return Thought(reasoning or None, raw, finish_reason == "length" and not raw.strip())
-    if raw and not reasoning and not _marked(raw, tags):
+    # A pair with an empty opening tag (think=opened): the template opened that block in the
+    # prompt, so the output starts inside it.
+    opened = next((pair for pair in tags if not pair[0]), None)
+    tags = [pair for pair in tags if pair[0]]
+    if raw and not reasoning and opened is None and not _marked(raw, tags):
         # The common case, a reply with no tag at all: read as sent (a few C-level scans).
         return Thought(None, raw, False)
     thoughts = [reasoning] if reasoning else []
     at = _skip_space(raw, 0)
     cut = False
-    if tags:
+    if opened is not None and not reasoning and not _opening(raw, at, tags):
+        # (A server that sent its thinking apart has already taken the block out of the text.)
+        end = raw.find(opened[1])
+        if end < 0:  # never closed: all of it is thinking, cut off before an answer
+            thoughts.append(raw.strip())
+            at, cut = len(raw), True
+        else:
+            thoughts.append(raw[:end].strip())
+            at = _skip_space(raw, end + len(opened[1]))
+    elif tags:
         lone = None if _opening(raw, at, tags) else _lone_close(raw, tags)
         if lone is not None:
             thoughts.append(raw[: lone[0]].strip())
             at = _skip_space(raw, lone[1])
+    if tags and not cut:
         while (pair := _opening(raw, at, tags)) is not None:
             inner = at + len(pair[0])
             end = raw.find(pair[1], inner)
