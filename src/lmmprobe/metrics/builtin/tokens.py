@@ -48,6 +48,12 @@ def _price(ctx: MetricContext) -> Price | None:
     return ctx.spec.prices.get(models.pop())
 
 
+def _mean_reported(ctx: MetricContext, field: str) -> MetricValue | None:
+    """The mean of a usage count over the answered rows that report it; n is those rows."""
+    counts = [c for s in _answered(ctx) if (c := getattr(s, field)) is not None]
+    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+
+
 @run_metric(
     "output_tokens",
     summary="Mean completion tokens (thinking included) per answered row, as the backend reports them.",
@@ -58,8 +64,7 @@ def _price(ctx: MetricContext) -> Price | None:
 )
 def output_tokens(ctx: MetricContext) -> MetricValue | None:
     """Defined when some answered row reports its completion tokens."""
-    counts = [s.completion_tokens for s in _answered(ctx) if s.completion_tokens is not None]
-    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+    return _mean_reported(ctx, "completion_tokens")
 
 
 @run_metric(
@@ -72,8 +77,7 @@ def output_tokens(ctx: MetricContext) -> MetricValue | None:
 )
 def reasoning_tokens(ctx: MetricContext) -> MetricValue | None:
     """Defined when some answered row reports its reasoning tokens."""
-    counts = [s.reasoning_tokens for s in _answered(ctx) if s.reasoning_tokens is not None]
-    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+    return _mean_reported(ctx, "reasoning_tokens")
 
 
 @run_metric(
