@@ -2,6 +2,7 @@
 
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
 from lmmprobe.schema.image import ImageRef, register_renderer
+from lmmprobe.schema.judgement import DecidedBy, Judgement
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
 from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
@@ -15,12 +16,14 @@ __all__ = [
     "FORMAT_HIT_STAGES",
     "BenchmarkTag",
     "ContentPart",
+    "DecidedBy",
     "ErrorInfo",
     "FormulateConfig",
     "Formulation",
     "GenerationParams",
     "ImageRef",
     "InferenceMethod",
+    "Judgement",
     "MarkChoice",
     "MarkStyle",
     "Message",

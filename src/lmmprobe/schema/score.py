@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from lmmprobe.schema.benchmark import ROW_BENCHMARK, ROW_METRIC
+from lmmprobe.schema.judgement import Judgement
 
 Stage = Literal["mark", "text", "fuzzy", "likelihood", "match", "unparsed", "truncated", "error"]
 """Which step decided the prediction.
@@ -73,6 +74,14 @@ class Score(BaseModel):
         default=None,
         description="Of the completion tokens, those spent thinking, where the backend reports "
         "them.",
+    )
+
+    judgements: list[Judgement] = Field(
+        default_factory=list,
+        # Left out of every dump while empty, so rows no judge touched serialize as before.
+        exclude_if=lambda v: not v,
+        description="Verdicts of the judges (and rules) that read this answer, where a judge "
+        "protocol applies; empty otherwise.",
     )
 
     @property

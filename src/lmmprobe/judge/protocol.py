@@ -1,0 +1,120 @@
+"""What a judge protocol is: the prompt it sends about one answer and how it reads the reply.
+
+A protocol is data plus pure functions, so it can be checked against a benchmark's released
+judge code byte for byte without calling any model. The judging step (which sends the prompts
+through the runner and the store) and the official metrics (which read the verdicts from
+`Score.judgements`) use only this interface.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from lmmprobe.registry import Registry
+from lmmprobe.schema import GenerationParams, Judgement, Sample, Score
+
+__all__ = [
+    "JUDGE_PROTOCOLS",
+    "JudgeItem",
+    "JudgePrompt",
+    "JudgeProtocol",
+    "JudgeWhen",
+    "Reading",
+]
+
+JudgeWhen = Literal["miss", "always"]
+"""``miss``: rules first, the judge only where they cannot read the answer; ``always``: every
+answer goes to the judge."""
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """What a protocol sees of one answer."""
+
+    sample: Sample
+    """The sample answered: question, options, gold answer(s), metadata, images."""
+    answer: str
+    """The model's answer after any thinking is split off, stripped (what official metrics
+    read)."""
+    score: Score
+    """The rule-based score row of the answer (stage, prediction, correct)."""
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """The exact messages a protocol sends to a judge about one answer."""
+
+    user: str
+    """The user turn's text, byte for byte as the reference sends it."""
+    system: str | None = None
+    """A system turn, where the reference sends one."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a protocol read from a judge's reply (or from the answer by its rules)."""
+
+    value: float | None = None
+    """Numeric verdict: 1.0/0.0 for correct/wrong, or a grade on the protocol's scale."""
+    reading: str | None = None
+    """The answer read (an option letter, an extracted answer text)."""
+    detail: dict[str, float | str] | None = None
+    """Protocol-specific figures beside the verdict (`Judgement.detail`)."""
+
+
+class JudgeProtocol(Protocol):
+    """A benchmark's (or lmmprobe's own) way of judging one answer with a model."""
+
+    name: str
+    """Registry name, e.g. ``mathvista-extract``."""
+    version: str
+    """Version of the prompt and the reading: part of every judge answer's key, so a changed
+    prompt re-judges and nothing else does."""
+    source: str
+    """Where the definition comes from: ``owner/repo@commit:path`` for an official one, or
+    ``lmmprobe`` for our own."""
+    when: tuple[JudgeWhen, ...]
+    """The modes the protocol allows, the default first (an official protocol that always
+    judges allows only ``always``)."""
+    repeats: int
+    """How many times the reference asks the judge about each answer (MM-Vet grades several
+    times and averages)."""
+    gen: GenerationParams
+    """Decoding settings the reference uses (temperature, max tokens)."""
+
+    def rule(self, item: JudgeItem) -> Reading | None:
+        """What the protocol's rules read from the answer; None where they cannot.
+
+        The judge is then asked. A protocol without rules always returns None.
+        """
+        ...
+
+    def prompt(self, item: JudgeItem) -> JudgePrompt:
+        """The prompt about `item`, byte for byte as the reference builds it."""
+        ...
+
+    def read(self, reply: str, item: JudgeItem) -> Reading | None:
+        """The verdict in a judge's `reply`, as the reference reads it.
+
+        Returns None when the reply cannot be read: the answer is then ``unjudged``, never
+        guessed.
+        """
+        ...
+
+    def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
+        """Whether the answer is correct given its verdicts (one per repeat).
+
+        None where the protocol grades on a scale (its metric reads `Judgement.value`) or
+        nothing was judged.
+        """
+        ...
+
+
+JUDGE_PROTOCOLS: Registry[JudgeProtocol] = Registry(
+    "judge protocol",
+    entry_point_group="lmmprobe.judge_protocols",
+    # A protocol is a module of lmmprobe.judge.protocols registering itself.
+    discover=("lmmprobe.judge.protocols",),
+)
+"""Judge protocols by name; ``lmmprobe list judge-protocols`` shows them."""

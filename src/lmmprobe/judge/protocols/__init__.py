@@ -1,0 +1,1 @@
+"""Judge protocols, one module each, registering themselves in `JUDGE_PROTOCOLS`."""

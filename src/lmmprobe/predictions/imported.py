@@ -1,0 +1,105 @@
+"""Predictions made by other tools, read into one typed row each (issue 27's shared interface).
+
+A reader (one module per layout in `lmmprobe.predictions.readers`, registered in `READERS`)
+turns a file or folder written by another tool (lmms-eval's ``--log_samples``, VLMEvalKit's
+prediction tables, MMMU's and MathVista's output files, a mapped JSON/JSONL/CSV) into
+`ImportedPrediction` rows, streamed, with the `Origin` that names the tool, the file and its
+hash. lmmprobe scores the rows with its own code; the other tool's own per-item reading and
+verdict ride along so an audit can say where and why the two differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from lmmprobe.registry import Registry
+
+__all__ = ["READERS", "ImportedPrediction", "Origin", "PredictionReader", "ReadOptions"]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where imported predictions came from: recorded with the run they become."""
+
+    tool: str
+    """The tool that wrote the file: ``lmms-eval``, ``vlmevalkit``, ``mmmu``, ``mathvista``,
+    ``mapped``."""
+    path: str
+    """The file or folder read, as given."""
+    sha256: str
+    """Hex SHA-256 of the file's bytes (of the sorted files' bytes for a folder)."""
+    detail: Mapping[str, str] = field(default_factory=dict)
+    """What the file says about itself: task name, model name, tool version, judge model."""
+
+
+@dataclass(frozen=True)
+class ImportedPrediction:
+    """One prediction read from another tool's file, before lmmprobe scores it."""
+
+    row: int
+    """1-based row (line, table row, list position) in the file: what errors and the audit
+    name."""
+    sample_id: str | None
+    """The benchmark's id of the item (joined to lmmprobe's local copy); None when the file
+    carries no id (its gold must then be in the file)."""
+    prediction: str
+    """The model's raw answer text as the tool recorded it (before any extraction)."""
+    gold: str | list[str] | None = None
+    """The gold answer the file carries, if any (what the other tool scored against)."""
+    tool_extraction: str | None = None
+    """What the other tool read as the answer (MMMU's parsed letter, MathVista's stored
+    ``extraction``, VLMEvalKit's judge-read option), or None when it recorded none."""
+    tool_judged: bool = False
+    """True when `tool_extraction` came from a judge model rather than rules."""
+    tool_verdict: float | None = None
+    """The other tool's own per-item verdict (lmms-eval's per-sample metric, VLMEvalKit's
+    ``hit``, MathVista's ``true_false``) as a number (1.0 correct, 0.0 wrong), or None."""
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    """The row as read (JSON-safe values), shown on the sample page."""
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """What the user told `lmmprobe score` / `lmmprobe import` about a file."""
+
+    benchmark: str | None = None
+    """The lmmprobe benchmark the predictions answer (``--benchmark``)."""
+    field_map: Mapping[str, str] = field(default_factory=dict)
+    """``--field id=qid,prediction=answer,gold=gt``: our field name → the file's column."""
+
+
+class PredictionReader(Protocol):
+    """A layout of prediction files: recognises it, and streams its rows."""
+
+    tool: str
+    """`Origin.tool` of what it reads."""
+
+    def sniff(self, path: Path) -> bool:
+        """True when `path` is in this layout (reads at most the first few rows)."""
+        ...
+
+    def origin(self, path: Path, options: ReadOptions) -> Origin:
+        """The file's origin (hash and what it says about itself)."""
+        ...
+
+    def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
+        """The rows, streamed (a 1 GB file is never loaded whole).
+
+        Raises:
+            DataError: A row does not match the layout: names the file, the row and the
+                field.
+
+        """
+        ...
+
+
+READERS: Registry[PredictionReader] = Registry(
+    "prediction reader",
+    entry_point_group="lmmprobe.prediction_readers",
+    # A reader is a module of lmmprobe.predictions.readers registering itself.
+    discover=("lmmprobe.predictions.readers",),
+)
+"""Prediction file layouts by name; ``lmmprobe list readers`` shows them."""
