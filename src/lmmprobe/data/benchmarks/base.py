@@ -106,6 +106,8 @@ class Benchmark:
         notes: Plain sentences ``data show`` prints (an LLM-judge caveat, say).
         needs: A capability lmmprobe lacks; loading it raises `DataError` saying so.
         circular: The official protocol is CircularEval (run it with ``--circular``).
+        judge: The judge protocol (``JUDGE_PROTOCOLS`` name) of the benchmark's official
+            evaluation, where it uses an LLM judge; ``--judge SPEC`` runs it.
         members: For a suite (``hemm``): the member benchmarks' names.
         schema_confirmed: Where the exact schema was confirmed; ``""`` if it was not.
 
@@ -135,6 +137,7 @@ class Benchmark:
     notes: tuple[str, ...] = ()
     needs: str | None = None
     circular: bool = False
+    judge: str | None = None
     members: tuple[str, ...] = ()
     schema_confirmed: str = ""
 
