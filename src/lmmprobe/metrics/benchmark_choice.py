@@ -489,3 +489,22 @@ def mathvista_correct(
     """MathVista's verdict with lmmprobe's rule-based reading (`mathvista_read`) == answer."""
     normalized = mathvista_read(response, choices, question_type, answer_type, precision)
     return normalized is not None and normalized == answer
+
+
+def mathvista_judged_correct(
+    extraction: str,
+    answer: str,
+    choices: Sequence[str] | None,
+    question_type: str,
+    answer_type: str,
+    precision: float | None,
+) -> bool:
+    """MathVista's verdict on an extraction (a judge's, or its rules'): normalized == answer.
+
+    ``calculate_score.py``: `mathvista_normalize` then exact match. An empty multiple-choice
+    extraction is wrong, not sent to the nearest option (as in `mathvista_read`).
+    """
+    if question_type == "multi_choice" and extraction.strip() == "":
+        return False
+    normalized = mathvista_normalize(extraction, choices, question_type, answer_type, precision)
+    return normalized is not None and normalized == answer

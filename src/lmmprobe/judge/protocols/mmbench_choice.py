@@ -1,0 +1,191 @@
+"""MMBench's choice matching with a judge fallback: ``mmbench-choice``.
+
+The official MMBench evaluation is VLMEvalKit's (open-compass/VLMEvalKit @ e8e78f0,
+``vlmeval/dataset/utils/multiple_choice.py`` ``extract_answer_from_item``, ``build_prompt``,
+``build_prompt_cn``; rules in ``vlmeval/utils/matching_util.py`` ``can_infer``): the rules read
+an option letter from the answer (`can_infer`); only where they cannot does a judge get the
+matching prompt, and its reply is read by the same rules.
+
+Departure: after three judge replies the rules cannot read, VLMEvalKit picks a random option
+(``rd.choice``). lmmprobe never guesses: the answer is ``unjudged`` (counted apart, judged again
+on resume). A reply holding ``Failed to obtain answer via API`` is unreadable too, as there.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
+from lmmprobe.schema import GenerationParams, Judgement
+
+__all__ = [
+    "MMBenchChoice",
+    "can_infer",
+    "choice_prompt",
+    "shown_options",
+]
+
+SOURCE = (
+    "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94:"
+    "vlmeval/dataset/utils/multiple_choice.py"
+)
+
+_API_FAILED = "Failed to obtain answer via API"
+_REJECTS = (
+    "Sorry, I can't help with images of people yet.",
+    "I can't process this file.",
+    "I'm sorry, but without the image provided",
+    "Cannot determine the answer",
+)
+_PUNCTUATION = ".()[],:;!*#{}"
+# "The correct answer is **B**." / "The answer is C." (matching_util._VERBOSE_ANSWER_RE).
+_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
+
+
+def _infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
+    """``can_infer_option``: a letter standing alone near the end, ``Z`` for a refusal."""
+    if _API_FAILED in answer:
+        return None
+    if any(reject in answer for reject in _REJECTS):
+        return "Z"
+    spaced = answer
+    for ch in _PUNCTUATION:
+        spaced = spaced.replace(ch, " ")
+    splits = [x.strip() for x in spaced.split()]
+    count = sum(1 for c in choices if c in splits)
+    if count == 1:
+        for c in choices:
+            # The reference checks the position against the last five words.
+            if c in splits and splits.index(c) > len(splits) - 5:
+                return c
+    elif count == 0 and sum(1 for c in ("Z", "") if c in splits) == 1:
+        return "Z"
+    found = _VERBOSE.search(answer)
+    if found and found.group(1).upper() in choices:
+        return found.group(1).upper()
+    return None
+
+
+def _infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
+    """``can_infer_text``: the one option whose text the (short enough) answer contains."""
+    answer = answer.lower()
+    if len(answer) > 2 * sum(len(str(v)) for v in choices.values()):
+        return None
+    found = [k for k, v in choices.items() if str(v).lower() in answer]
+    return found[0] if len(found) == 1 else None
+
+
+def can_infer(answer: str, choices: Mapping[str, str]) -> str | None:
+    """VLMEvalKit's ``can_infer``: the option letter the rules read, ``Z`` or None.
+
+    Args:
+        answer: The text to read (a model's answer or a judge's reply).
+        choices: Option letter to option text, in the order shown.
+
+    Returns:
+        A letter of `choices`, ``Z`` (the answer matches no option or refuses), or None where
+        the rules cannot read it.
+
+    """
+    return _infer_option(str(answer), choices) or _infer_text(str(answer), choices)
+
+
+def shown_options(item: JudgeItem) -> dict[str, str]:
+    """Option letter to text as the model saw them (`Score.options`, else the sample's)."""
+    options = item.score.options or item.sample.choices or []
+    return {string.ascii_uppercase[i]: text for i, text in enumerate(options)}
+
+
+def _cn(text: str) -> bool:
+    return re.search("[\u4e00-\u9fff]", text) is not None
+
+
+def choice_prompt(question: str, choices: Mapping[str, str], prediction: str) -> str:
+    """``build_prompt`` (``build_prompt_cn`` for a question in Chinese), byte for byte."""
+    options = "There are several options: \n" + "".join(
+        f"{c}. {text}\n" for c, text in choices.items()
+    )
+    if _cn(question):
+        tmpl = (
+            "你是一个帮助我匹配答案与单选题中多个选项的 AI 助手。"
+            "你会被提供：一个问题，多个选项，一个答案。你的任务是找到与答案意义最相近的选项。"
+            "如果所有选项的意义都与答案显著不同，则输出 Z。"
+            "你应该输出一个单个的大写字母，例如 A, B, C, D（如果它们是有效选项），或 Z。"
+            "例 1:"
+            "问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 一只可爱的泰迪熊\n输出: A\n"
+            "例 2: \n"
+            "问题: 图中最主要的物体是什么?\n选项: A. 泰迪熊 B. 兔子 C. 猫 D. 狗\n答案: 蜘蛛\n输出: Z\n"
+            "例 3: \n"
+            "问题: {}?\n选项: {}\n答案: {}\n输出: "
+        )
+    else:
+        tmpl = (
+            "You are an AI assistant who will help me to match "
+            "an answer with several options of a single-choice question. "
+            "You are provided with a question, several options, and an answer, "
+            "and you need to find which option is most similar to the answer. "
+            "If the meaning of all options are significantly different from the answer, output Z. "
+            "Your should output a single uppercase character in A, B, C, D (if they are valid options), and Z. \n"
+            "Example 1: \n"
+            "Question: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n"
+            "Answer: a cute teddy bear\nYour output: A\n"
+            "Example 2: \n"
+            "Question: What is the main object in image?\nOptions: A. teddy bear B. rabbit C. cat D. dog\n"
+            "Answer: Spider\nYour output: Z\n"
+            "Example 3: \n"
+            "Question: {}?\nOptions: {}\nAnswer: {}\nYour output: "
+        )
+    return tmpl.format(question, options, prediction)
+
+
+@dataclass
+class MMBenchChoice:
+    """MMBench's option matching: VLMEvalKit's rules, a judge only where they fail."""
+
+    name: str = "mmbench-choice"
+    version: str = "open-compass/VLMEvalKit@e8e78f0"
+    source: str = SOURCE
+    when: tuple[JudgeWhen, ...] = ("miss", "always")
+    repeats: int = 1
+    # VLMEvalKit's judge wrappers default to temperature 0; the reply is one letter.
+    gen: GenerationParams = field(
+        default_factory=lambda: GenerationParams(max_new_tokens=2048, temperature=0.0)
+    )
+
+    def rule(self, item: JudgeItem) -> Reading | None:
+        """``can_infer`` on the answer (``prefetch_answer``); None sends it to the judge."""
+        letter = can_infer(item.answer, shown_options(item))
+        return Reading(reading=letter) if letter else None
+
+    def prompt(self, item: JudgeItem) -> JudgePrompt:
+        """``build_prompt(question, build_option_str(choices), prediction)``."""
+        return JudgePrompt(
+            user=choice_prompt(item.sample.question, shown_options(item), item.answer)
+        )
+
+    def read(self, reply: str, item: JudgeItem) -> Reading | None:
+        """``can_infer`` on the judge's reply; None (unjudged, never a random option) if unread."""
+        letter = can_infer(reply, shown_options(item))
+        return Reading(reading=letter) if letter else None
+
+    def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
+        """The first decided letter is the gold option (``Z`` is wrong)."""
+        for j in judgements:
+            if j.decided_by != "unjudged" and j.reading is not None:
+                return mmbench_letter_correct(j.reading, item.score.order, item.score.gold)
+        return None
+
+
+def mmbench_letter_correct(letter: str, order: list[int] | None, gold: int | list[str]) -> bool:
+    """Whether the shown option `letter` is the gold one (`order` maps shown to original)."""
+    if len(letter) != 1 or letter not in string.ascii_uppercase:
+        return False
+    shown = string.ascii_uppercase.index(letter)
+    original = order[shown] if order is not None and shown < len(order) else shown
+    return isinstance(gold, int) and original == gold
+
+
+MMBENCH_CHOICE = JUDGE_PROTOCOLS.register("mmbench-choice")(MMBenchChoice())
