@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
+from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.schema import GenerationParams, Judgement
 
 __all__ = [
@@ -177,15 +178,6 @@ class MMBenchChoice:
             if j.decided_by != "unjudged" and j.reading is not None:
                 return mmbench_letter_correct(j.reading, item.score.order, item.score.gold)
         return None
-
-
-def mmbench_letter_correct(letter: str, order: list[int] | None, gold: int | list[str]) -> bool:
-    """Whether the shown option `letter` is the gold one (`order` maps shown to original)."""
-    if len(letter) != 1 or letter not in string.ascii_uppercase:
-        return False
-    shown = string.ascii_uppercase.index(letter)
-    original = order[shown] if order is not None and shown < len(order) else shown
-    return isinstance(gold, int) and original == gold
 
 
 MMBENCH_CHOICE = JUDGE_PROTOCOLS.register("mmbench-choice")(MMBenchChoice())
