@@ -501,7 +501,7 @@ def mmvet(root: Path, rng: random.Random) -> None:
                 "prompts": dict(first_prompts),
                 "decoding": asked[0],
                 "grades": {q: v["score"] for q, v in grades.items()},
-                "capability_scores": {k: (v if isinstance(v, str) else float(v)) for k, v in row.items()},
+                "capability_scores": {k: (v if isinstance(v, str) else float(v)) for k, v in sorted(row.items())},
                 "readable_only": readable_only,
             })  # fmt: skip
     write("mmvet", "MM-Vet", "mm-vet_evaluator.py", cases)
