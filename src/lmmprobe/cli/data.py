@@ -127,6 +127,10 @@ def _show_text(d: dict[str, Any]) -> None:
             "official protocol",
             "CircularEval (see the notes for how lmmprobe runs it)" if d["circular"] else None,
         ),
+        (
+            "official judge",
+            f"{d['judge']} (the official number needs --judge SPEC)" if d.get("judge") else None,
+        ),
         ("members", ", ".join(d["members"])),
         ("needs", d["needs"]),
         ("reads rows with", d["to_sample"]),

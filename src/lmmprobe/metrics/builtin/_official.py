@@ -15,6 +15,12 @@ Intervals are the 95% cluster-bootstrap percentile intervals every metric report
 resampled (a sample's repeats stay together), with ``spec.bootstrap`` resamples seeded by
 ``spec.seed``. `mean_value` gives the mean of per-row values; `bootstrap_value` any statistic
 of per-cluster sums (MME's score, OCRBench's points).
+
+Where a benchmark's official protocol uses a judge, its metric reads the verdicts stored on the
+row (`Score.judgements`, from the protocol's rules or a judge: `verdicts`) and falls back to
+lmmprobe's rule-based reading on a row that was not judged. A row whose every verdict is
+``unjudged`` (the judge failed or replied unreadably) is left out of the figure: it is counted
+apart (``judge_coverage``), never scored.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from lmmprobe.metrics.bootstrap import (
 )
 from lmmprobe.metrics.run_metric import MetricContext
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Score
+from lmmprobe.schema import Judgement, Score
 
 __all__ = [
     "answer_text",
@@ -44,6 +50,7 @@ __all__ = [
     "mean_value",
     "per_row",
     "references",
+    "verdicts",
 ]
 
 
@@ -59,6 +66,26 @@ def answered(ctx: MetricContext, tag: str) -> list[Score] | None:
     if not tagged:
         return None
     return [s for s in tagged if s.error_type is None and s.stage != "error"]
+
+
+def verdicts(score: Score, protocol: str) -> list[Judgement] | None:
+    """The decided verdicts of judge protocol `protocol` on a row, for an official metric.
+
+    Returns:
+        None where the protocol did not judge the row (the metric reads it by rule, as without
+        a judge); an empty list where every verdict is ``unjudged`` (the metric leaves the row
+        out); else the verdicts that decided it. With several judges the first judge's
+        verdicts count (one per repeat, in order); the others' agreement is reported apart.
+
+    """
+    mine = [j for j in score.judgements if j.protocol == protocol]
+    if not mine:
+        return None
+    decided = [j for j in mine if j.decided_by != "unjudged"]
+    if not decided:
+        return []
+    first = decided[0].judge
+    return sorted((j for j in decided if j.judge == first), key=lambda j: j.attempt)
 
 
 def answer_text(score: Score) -> str:

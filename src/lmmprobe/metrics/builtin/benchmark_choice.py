@@ -3,7 +3,10 @@
 Each metric computes over the rows whose benchmark names it as its official metric and is
 left out otherwise (`lmmprobe.metrics.builtin._official`, which also says how the answer is
 read). The scores read each model answer again with the benchmark's own rules
-(`lmmprobe.metrics.benchmark_choice`); failed requests are not answers and are left out.
+(`lmmprobe.metrics.benchmark_choice`), or, where the benchmark's official judge protocol judged
+it, with the protocol's verdict (`_official.verdicts`: MathVista's extraction, MMBench's
+option letter, HallusionBench's correctness); a row left unjudged is left out. Failed requests
+are not answers and are left out.
 Values are points for MME (as MME reports them) and shares in [0, 1] otherwise, each with a 95%
 cluster-bootstrap interval: over samples, MME's over images (its acc+ unit) and
 HallusionBench's over question sets (its figures and question pairs lie within one).
@@ -25,19 +28,23 @@ from lmmprobe.metrics.benchmark_choice import (
     hallusion_correctness,
     hallusion_scores,
     mathvista_correct,
+    mathvista_judged_correct,
     mme_subtask_score,
     mmmu_multi_choice,
     mmmu_open_correct,
     mmmu_parse_open,
     pope_scores,
 )
+from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.metrics.bootstrap import FloatArray, ratio
 from lmmprobe.metrics.builtin._official import (
     answer_text,
     answered,
     bootstrap_value,
     gold,
+    mean_value,
     per_row,
+    verdicts,
 )
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_accuracy
@@ -51,6 +58,11 @@ HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
+
+# The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
+HALLUSION_JUDGE = "hallusionbench-correct"
+MMBENCH_JUDGE = "mmbench-choice"
+MATHVISTA_JUDGE = "mathvista-extract"
 
 
 def _value(value: float | None, n: int) -> MetricValue:
@@ -217,13 +229,18 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
         for s in answers:
             m: dict[str, Any] = s.metadata
+            judged = verdicts(s, HALLUSION_JUDGE)
+            if judged == []:
+                continue  # unjudged: left out, counted apart
             row = HallusionRow(
                 str(m.get("category")),
                 str(m.get("subcategory")),
                 str(m.get("set_id")),
                 str(m.get("figure_id")),
                 str(m.get("question_id")),
-                hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
+                str(judged[0].reading)
+                if judged
+                else hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
             )
             by_pass[(row.category, row.subcategory, row.set_id), s.repeat].append(row)
         per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
@@ -251,8 +268,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
 
 @run_metric(
     HALLUSION,
-    summary="HallusionBench qAcc: question pairs right on every figure (answers read by rule; "
-    "averaged over repeats).",
+    summary="HallusionBench qAcc: question pairs right on every figure (judged by hallusionbench-correct "
+    "where judged, else read by rule; unjudged answers left out; averaged over repeats).",
     label="HB qAcc",
     family=FAMILY,
     order=20,
@@ -264,8 +281,8 @@ def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
 
 @run_metric(
     "hallusionbench_facc",
-    summary="HallusionBench fAcc: figures whose every question is right (answers read by rule; "
-    "averaged over repeats).",
+    summary="HallusionBench fAcc: figures whose every question is right (judged by hallusionbench-correct "
+    "where judged, else read by rule; unjudged answers left out; averaged over repeats).",
     label="HB fAcc",
     family=FAMILY,
     order=21,
@@ -277,7 +294,8 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
 
 @run_metric(
     "hallusionbench_aacc",
-    summary="HallusionBench aAcc: questions right (answers read by rule; averaged over repeats).",
+    summary="HallusionBench aAcc: questions right (judged by hallusionbench-correct where judged, "
+    "else read by rule; unjudged answers left out; averaged over repeats).",
     label="HB aAcc",
     family=FAMILY,
     order=22,
@@ -318,6 +336,8 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     group, otherwise each repeat is its own CircularEval pass (averaged over repeats). A
     question whose group lacks one of its copies (``limit=``, a partial copy of the data)
     cannot pass CircularEval and is left out; with no complete question the value is None.
+    A row judged by ``mmbench-choice`` (VLMEvalKit's rules, then a judge) is right when the
+    option letter read is the gold option; an unjudged row is left out, and its question with it.
     """
     rows = ctx.tagged(MMBENCH)
     if not rows:
@@ -325,6 +345,12 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     by_repeat = not ctx.spec.formulate.circular
     groups: dict[str, list[Score]] = defaultdict(list)
     for s in rows:
+        judged = verdicts(s, MMBENCH_JUDGE)
+        if judged == []:
+            continue  # unjudged: its question lacks a copy and is left out
+        if judged and judged[0].reading is not None:
+            right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
+            s = s.model_copy(update={"correct": right})
         question = str(s.metadata.get("circular_index", s.sample_id))
         groups[f"{question}@{s.repeat}" if by_repeat else question].append(s)
     complete = [
@@ -382,12 +408,38 @@ def _mathvista_correct(s: Score) -> bool:
     )
 
 
-_mathvista = per_row(MATHVISTA, lambda s: float(_mathvista_correct(s)))
+def _mathvista_judged(s: Score, extraction: str) -> bool:
+    m = s.metadata
+    choices = m.get("choices")
+    return mathvista_judged_correct(
+        extraction,
+        gold(s),
+        list(choices) if choices is not None else None,
+        str(m.get("mathvista_question_type")),
+        str(m.get("answer_type")),
+        m.get("precision"),
+    )
+
+
+def _mathvista(ctx: MetricContext) -> MetricValue | None:
+    rows = answered(ctx, MATHVISTA)
+    if rows is None:
+        return None
+    kept, values = [], []
+    for s in rows:
+        judged = verdicts(s, MATHVISTA_JUDGE)
+        if judged == []:
+            continue  # unjudged: left out, counted apart
+        right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)
+        kept.append(s)
+        values.append(float(right))
+    return mean_value(ctx, kept, values)
 
 
 @run_metric(
     MATHVISTA,
-    summary="MathVista accuracy with the rule-based answer reading (the official one adds GPT-4).",
+    summary="MathVista accuracy: the answer extracted by mathvista-extract where judged (its "
+    "rules, then a judge), else by the rule-based reading; unjudged answers left out.",
     label="MathVista",
     family=FAMILY,
     order=50,

@@ -69,11 +69,13 @@ HALLUSIONBENCH = benchmark(
         hub_id="lmms-lab/HallusionBench",
         revision="ea5fd49f1b711d12cc8b0ec75be0c0593e17befe",
         size=951,
+        judge="hallusionbench-correct",
         notes=(
             "hallusionbench_qacc, _facc and _aacc are HallusionBench's question-pair, figure "
-            "and question accuracies (its utils.py). The official protocol asks GPT-4 whether "
-            "each answer agrees with the reference; lmmprobe reads yes/no by rule until a "
-            "judge exists. Only an answer stating uncertainty ('I cannot tell', 'not sure', "
+            "and question accuracies (its utils.py). With --judge SPEC they are the official ones: "
+            "the hallusionbench-correct protocol asks the judge whether each answer agrees "
+            "with the reference (its utils.py prompt and reading). Without a judge lmmprobe "
+            "reads yes/no by rule (not the official number): only an answer stating uncertainty ('I cannot tell', 'not sure', "
             "'hard to say'...) is 'unclear' (the judge's verdict for an answer unclear about "
             "the answer; right for a visual-supplement question asked without its figure); "
             "an answer with both yes and no, or neither, is unread and wrong.",

@@ -74,10 +74,14 @@ MATHVISTA = benchmark(
         hub_id="AI4Math/MathVista",
         revision="d32e834bdd9442cf2a0f72e3b2b7a74151c2a2d1",
         size=1000,
+        judge="mathvista-extract",
         notes=(
-            "The official protocol extracts answers with an LLM (GPT-4) after a few rules; "
-            "lmmprobe uses the rule-based reading (extract_answer with quick_extract, then "
-            "normalize_extracted_answer) until a judge exists. A multiple-choice reply that is "
+            "With --judge SPEC the score is the official one: the mathvista-extract protocol "
+            "applies MathVista's extraction rules, then the judge's few-shot extraction prompt "
+            "where they fail, and scores the extraction with normalize_extracted_answer. "
+            "Without a judge lmmprobe uses the rule-based reading (extract_answer with "
+            "quick_extract, then normalize_extracted_answer): not the official number. A "
+            "multiple-choice reply that is "
             "only an option letter ('B', '(B)', 'B.') is read as that option, as GPT-4's "
             "extraction would read it. An answer the rules cannot read is unparsed and wrong: "
             "unlike the released code, whose normalization sends an empty extraction to the "

@@ -84,6 +84,7 @@ MMBENCH = benchmark(
         revision="ac155b9c318a37ac5a75267b18cbca12cbcc6bab",
         config="en",
         size=4329,
+        judge="mmbench-choice",
         notes=(
             "The published dev split holds every question once per rotation of its options "
             "(index i, i+1e6, i+2e6...): 4329 rows, about 1164 questions. mmbench_circular "
@@ -91,9 +92,12 @@ MMBENCH = benchmark(
             "--circular, the rotations are already in the data. A question missing one of "
             "its copies (limit=, a partial copy) is left out of mmbench_circular (n counts "
             "the complete ones); with --repeats each repeat is its own CircularEval pass.",
-            "Answers are read by lmmprobe's matcher (mark, then option text); MMBench's "
-            "official reading adds a ChatGPT step for answers its rules cannot read. lmmprobe "
-            "uses the rule-based reading until a judge exists: unread answers are wrong.",
+            "With --judge SPEC the score is the official one: answers are read by the "
+            "mmbench-choice protocol (VLMEvalKit's rules, then the judge's matching prompt for "
+            "answers the rules cannot read); an answer the judge cannot match is unjudged and "
+            "left out (VLMEvalKit guesses a random option). Without a judge, answers are read "
+            "by lmmprobe's matcher (mark, then option text) and unread answers are wrong: not "
+            "the official number.",
             "Pinned to the lmms-lab/MMBench commit whose card lists the en config (index as "
             "string); the repository's newest commit (56ba1af) adds the cc config.",
         ),

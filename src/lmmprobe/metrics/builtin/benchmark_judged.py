@@ -1,0 +1,125 @@
+"""Official scores of the benchmarks a judge grades: MM-Vet and LLaVA-Bench (In-the-Wild).
+
+Each metric computes over the rows whose benchmark names it as its official metric
+(`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
+(`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
+LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``). Without a judge these benchmarks
+have no score (None). Unjudged answers are left out of the figure and counted apart
+(``judge_coverage``); failed requests are not answers and are left out.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from lmmprobe.metrics.benchmark_judged import llava_relative, mmvet_capability_scores
+from lmmprobe.metrics.bootstrap import FloatArray, ratio
+from lmmprobe.metrics.builtin._official import answered, bootstrap_value, verdicts
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import Score
+
+FAMILY = "benchmark_open"
+MMVET = "mmvet_score"
+LLAVA_WILD = "llava_wild_relative"
+MMVET_JUDGE = "mmvet-grade"
+LLAVA_JUDGE = "llava-wild-review"
+
+
+def _grades(s: Score) -> dict[int, float]:
+    """A row's MM-Vet grade per run (attempt); empty where none was graded."""
+    judged = verdicts(s, MMVET_JUDGE) or []
+    return {j.attempt: float(j.value) for j in judged if j.value is not None}
+
+
+@run_metric(
+    MMVET,
+    summary="MM-Vet score: the judge's 0-1 grades (mmvet-grade) averaged per run and over runs, "
+    "in points (mm-vet_evaluator.py); unjudged answers left out.",
+    label="MM-Vet",
+    family=FAMILY,
+    order=60,
+    digits=1,
+)
+def mmvet_score(ctx: MetricContext) -> MetricValue | None:
+    """Total score in [0, 100]; a breakdown by ``capability`` gives each capability's.
+
+    As ``export_result`` computes it: per run (a judge repeat; with ``--repeats`` each model
+    repeat is one more run), the sum of the grades over the graded answers x 100 / their count,
+    then the mean over runs. The interval resamples questions.
+    """
+    rows = answered(ctx, MMVET)
+    if rows is None:
+        return None
+    by_run: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
+    for s in rows:
+        for attempt, grade in _grades(s).items():
+            by_run[(s.repeat, attempt)][s.sample_id] = grade
+    runs = sorted(by_run)
+    per_question: dict[str, list[float | None]] = defaultdict(lambda: [None] * len(runs))
+    for r, run in enumerate(runs):
+        for sample_id, grade in by_run[run].items():
+            per_question[sample_id][r] = grade
+    if not per_question:
+        return MetricValue(None, None, None, 0)
+    value = mmvet_capability_scores([((), g) for g in per_question.values()], len(runs)).get(
+        "total"
+    )
+    # Per question: (grade, graded) in each run; a resample's score is MM-Vet's on its draw.
+    columns = [
+        [x for g in grades for x in ((g or 0.0), float(g is not None))]
+        for grades in per_question.values()
+    ]
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        per_run = [ratio(sums[:, 2 * r], sums[:, 2 * r + 1]) for r in range(len(runs))]
+        return np.asarray(np.mean(per_run, axis=0) * 100, dtype=np.float64)
+
+    return bootstrap_value(
+        ctx,
+        value,
+        sum(1 for g in per_question.values() for x in g if x is not None),
+        list(per_question),
+        columns,
+        statistic,
+    )
+
+
+@run_metric(
+    LLAVA_WILD,
+    summary="LLaVA-Bench (In-the-Wild) relative score: the judge's mean score of the model's "
+    "answers over its mean score of the reference answers x 100 (llava-wild-review, "
+    "summarize_gpt_review.py); unjudged answers left out.",
+    label="LLaVA-W",
+    family=FAMILY,
+    order=61,
+    digits=1,
+)
+def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
+    """Relative score in points; a breakdown by ``category`` gives each category's.
+
+    As ``summarize_gpt_review.py`` prints it: both means rounded to 3 decimals, then
+    round(model / reference x 100, 1). The interval resamples questions (repeats together).
+    """
+    rows = answered(ctx, LLAVA_WILD)
+    if rows is None:
+        return None
+    pairs: list[tuple[float, float]] = []
+    clusters: list[str] = []
+    for s in rows:
+        for j in verdicts(s, LLAVA_JUDGE) or []:
+            if j.value is None or "reference" not in j.detail:
+                continue
+            pairs.append((float(j.detail["reference"]), float(j.value)))
+            clusters.append(s.sample_id)
+    result = llava_relative(pairs)
+    return bootstrap_value(
+        ctx,
+        None if result is None else result[0],
+        len(pairs),
+        clusters,
+        [[model, ref] for ref, model in pairs],
+        lambda sums: ratio(sums[:, 0], sums[:, 1]) * 100,
+    )
