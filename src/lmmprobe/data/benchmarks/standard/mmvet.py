@@ -21,7 +21,11 @@ __all__ = ["MMVET"]
 
 def _mmvet(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     capability = row.get("capability")
-    if not isinstance(capability, list) or not all(isinstance(c, str) for c in capability):
+    if (
+        not isinstance(capability, list)
+        or not capability
+        or not all(isinstance(c, str) for c in capability)
+    ):
         raise RowError("capability", f"expected a list of capability names, got {capability!r}")
     return open_sample(
         row_id(row, "question_id"),

@@ -1,0 +1,168 @@
+"""The official metrics read the verdicts a judge protocol stored on each row.
+
+Rows are built as a run stores them (the benchmark's tag in the metadata, `Score.judgements`
+from a protocol's rule or judge) and scored by `compute_metrics`, the function a run calls. A
+row without judgements is read by rule exactly as before; a row whose verdicts are all
+``unjudged`` is left out of the figure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
+from lmmprobe.metrics.run_metric import compute_metrics
+from lmmprobe.schema import Judgement, RunSpec, Score
+
+SPEC = RunSpec(bootstrap=0)
+
+
+def row(
+    benchmark: str,
+    metric: str,
+    sid: str,
+    *,
+    text: str = "",
+    judgements: list[Judgement] | None = None,
+    gold: int | list[str] = 0,
+    repeat: int = 0,
+    **metadata: Any,
+) -> Score:
+    return Score(
+        model="m",
+        sample_id=sid,
+        repeat=repeat,
+        key=f"k{sid}{repeat}",
+        stage="match" if isinstance(gold, list) else "unparsed",
+        prediction_text=text,
+        correct=False if isinstance(gold, int) else None,
+        gold=gold,
+        gold_text=gold[0] if isinstance(gold, list) else "x",
+        metadata={"benchmark": benchmark, "metric": metric, **metadata},
+        judgements=judgements or [],
+    )
+
+
+def judged(protocol: str, *, value: float | None = None, reading: str | None = None,
+           attempt: int = 0, detail: dict[str, float | str] | None = None,
+           judge: str = "openai:j@http://x") -> Judgement:  # fmt: skip
+    return Judgement(
+        judge=judge, protocol=protocol, version="v", decided_by="judge", key="jk",
+        attempt=attempt, value=value, reading=reading, detail=detail or {},
+    )  # fmt: skip
+
+
+def unjudged(protocol: str, attempt: int = 0) -> Judgement:
+    return Judgement(
+        judge="openai:j@http://x", protocol=protocol, version="v", decided_by="unjudged",
+        attempt=attempt, reason="unreadable reply",
+    )  # fmt: skip
+
+
+def test_every_benchmark_judge_is_a_registered_protocol() -> None:
+    judges = {n: BENCHMARKS.get(n).judge for n in BENCHMARKS.names() if BENCHMARKS.get(n).judge}
+    assert judges == {
+        "mathvista": "mathvista-extract",
+        "mmbench": "mmbench-choice",
+        "hallusionbench": "hallusionbench-correct",
+        "mmvet": "mmvet-grade",
+        "llava-wild": "llava-wild-review",
+    }
+    for name in judges.values():
+        protocol = JUDGE_PROTOCOLS.get(name)
+        assert protocol.name == name and protocol.source.count("@") == 1
+
+
+def test_mmvet_score_averages_grades_per_run_then_over_runs() -> None:
+    def grades(*values: float | None) -> list[Judgement]:
+        return [
+            unjudged("mmvet-grade", a) if v is None else judged("mmvet-grade", value=v, attempt=a)
+            for a, v in enumerate(values)
+        ]
+
+    rows = [
+        row("mmvet", "mmvet_score", "q1", judgements=grades(1.0, 0.5), gold=["4"]),
+        row("mmvet", "mmvet_score", "q2", judgements=grades(0.0, 0.5), gold=["4"]),
+        # Unjudged in run 1: left out of that run's sum and count.
+        row("mmvet", "mmvet_score", "q3", judgements=grades(0.5, None), gold=["4"]),
+        # Never judged (all unjudged): out of the figure altogether.
+        row("mmvet", "mmvet_score", "q4", judgements=grades(None, None), gold=["4"]),
+    ]
+    got = compute_metrics(rows, SPEC)["mmvet_score"]
+    # run 0: (1 + 0 + 0.5) / 3; run 1: (0.5 + 0.5) / 2; mean x 100.
+    assert got.value == pytest.approx((0.5 + 0.5) / 2 * 100)
+    assert got.n == 5  # grades counted
+
+
+def test_mmvet_without_a_judge_has_no_score() -> None:
+    rows = [row("mmvet", "mmvet_score", "q1", text="4", gold=["4"])]
+    assert compute_metrics(rows, SPEC)["mmvet_score"].value is None
+
+
+def test_llava_wild_relative_is_the_ratio_of_rounded_means() -> None:
+    pairs = [(8.0, 6.0), (7.0, 7.0), (9.0, 5.0)]
+    rows = [
+        row("llava-wild", "llava_wild_relative", f"q{i}", gold=["ref"], judgements=[
+            judged("llava-wild-review", value=m, detail={"reference": r})])
+        for i, (r, m) in enumerate(pairs)
+    ] + [row("llava-wild", "llava_wild_relative", "q9", gold=["ref"],
+             judgements=[unjudged("llava-wild-review")])]  # fmt: skip
+    got = compute_metrics(rows, SPEC)["llava_wild_relative"]
+    assert got.value == round(6.0 / 8.0 * 100, 1) and got.n == 3
+
+
+def test_mathvista_reads_the_judges_extraction_and_leaves_unjudged_out() -> None:
+    meta = {"choices": None, "mathvista_question_type": "free_form", "answer_type": "integer",
+            "precision": None}  # fmt: skip
+    tag = ("mathvista", "mathvista_accuracy")
+    rows = [
+        # The rules cannot read it (no number alone); the judge extracted 14: right.
+        row(*tag, "1", text="The missing number is fourteen", gold=["14"],
+            judgements=[judged("mathvista-extract", reading="14")], **meta),
+        # Judged wrong.
+        row(*tag, "2", text="It is 12 or 13", gold=["14"],
+            judgements=[judged("mathvista-extract", reading="12")], **meta),
+        # Unjudged: not in the figure.
+        row(*tag, "3", text="hmm", gold=["14"], judgements=[unjudged("mathvista-extract")], **meta),
+        # Not judged at all: the rule-based reading, as without a judge.
+        row(*tag, "4", text="14", gold=["14"], **meta),
+    ]  # fmt: skip
+    got = compute_metrics(rows, SPEC)["mathvista_accuracy"]
+    assert got.value == pytest.approx(2 / 3) and got.n == 3
+    assert compute_metrics(rows[3:], SPEC)["mathvista_accuracy"].value == 1.0
+
+
+def test_mmbench_circular_reads_judged_letters_through_the_shown_order() -> None:
+    tag = ("mmbench", "mmbench_circular")
+
+    def copy(index: int, letter: str | None, order: list[int], unread: bool = False) -> Score:
+        js = [unjudged("mmbench-choice")] if unread else [judged("mmbench-choice", reading=letter)]
+        s = row(*tag, str(index), gold=0, judgements=js, index=index, circular_index=index % 10,
+                n_options=2)  # fmt: skip
+        return s.model_copy(update={"order": order, "options": ["cat", "dog"]})
+
+    # Question 1: both copies right (gold 0 shown first, then second). Question 2: one copy's
+    # answer unjudged, so the question lacks a copy and is left out.
+    rows = [copy(1, "A", [0, 1]), copy(11, "B", [1, 0]),
+            copy(2, "A", [0, 1]), copy(12, None, [1, 0], unread=True)]  # fmt: skip
+    got = compute_metrics(rows, SPEC)["mmbench_circular"]
+    assert got.value == 1.0 and got.n == 1
+
+
+def test_hallusionbench_reads_the_judges_correctness() -> None:
+    tag = ("hallusionbench", "hallusionbench_qacc")
+
+    def q(fig: str, qid: str, text: str, verdict: str | None) -> Score:
+        js = [] if verdict is None else [judged("hallusionbench-correct", reading=verdict)]
+        return row(*tag, f"{fig}{qid}", text=text, gold=["yes"], judgements=js,
+                   category="VD", subcategory="chart", set_id="0", figure_id=fig,
+                   question_id=qid, gt_answer="1")  # fmt: skip
+
+    # By rule "No." would be wrong; the judge says it is right ("1").
+    rows = [q("0", "0", "No.", "1"), q("1", "0", "Yes", "0"), q("0", "1", "Yes", None)]
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
+    assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
