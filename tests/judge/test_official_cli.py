@@ -1,0 +1,226 @@
+"""Each official judge protocol end to end through the console script (issue 26, item 2).
+
+A benchmark is loaded by name from a fixture in its published schema, answered by the fake
+OpenAI server and judged by the same server scripted by prompt (`reply_table`: a judge prompt
+quotes the model's answer in the reference's own words, so each needle below is a piece of the
+official prompt). ``lmmprobe run --judge SPEC`` picks the benchmark's official protocol
+(`Benchmark.judge`) by itself; the official metric in results.json is then computed from the
+verdicts, with the paths that decided them and the calls the server received known exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from datasets import Dataset, Features, Image, Sequence, Value
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import tiny_png, write_hub_snapshot
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+STR = Value("string")
+
+
+def _img(i: int) -> dict[str, Any]:
+    return {"bytes": tiny_png((30 * i % 255, 60, 90)), "path": f"{i}.png"}
+
+
+def _run(tmp_path: Path, data: str, table: list[tuple[str, str]]) -> tuple[dict[str, Any], int]:
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db",
+            "--out", out, "--judge", f"openai:judge@{url}", "--bootstrap", "0",
+            OPENAI_API_KEY="test-key", HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        calls = server.requests_total
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    return model, calls
+
+
+def _metric(model: dict[str, Any], name: str) -> float:
+    value: float = model["metrics"][name]["value"]
+    return value
+
+
+# --------------------------------------------------------------------------- MathVista
+
+
+def test_mathvista_extract_rules_first_then_the_judges_extraction(tmp_path: Path) -> None:
+    meta = {"category": "math-targeted-vqa", "task": "figure question answering",
+            "context": "bar chart"}  # fmt: skip
+    rows = {
+        "pid": ["1", "2", "3"],
+        "question": ["How many bars? #a", "How many bars? #b", "How many bars? #c"],
+        "image": ["images/1.jpg", "images/2.jpg", "images/3.jpg"],
+        "decoded_image": [_img(1), _img(2), _img(3)],
+        "choices": [None, None, None],
+        "unit": [None, None, None],
+        "precision": [None, None, None],
+        "answer": ["7", "7", "7"],
+        "question_type": ["free_form"] * 3,
+        "answer_type": ["integer"] * 3,
+        "metadata": [meta] * 3,
+        "query": [f"Hint: integer.\nQuestion: How many bars? #{t}" for t in "abc"],
+    }
+    feats = Features({
+        "pid": STR, "question": STR, "image": STR, "decoded_image": Image(),
+        "choices": Sequence(STR), "unit": STR, "precision": Value("float64"), "answer": STR,
+        "question_type": STR, "answer_type": STR,
+        "metadata": {"category": STR, "task": STR, "context": STR}, "query": STR,
+    })  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "mv", {"testmini": Dataset.from_dict(rows, features=feats)}
+    )
+    table = [
+        # The few-shot prompt ends with the query, the response and "Extracted answer: ".
+        ("#b\n\nThere are seven bars.\n\nExtracted answer: ", "7"),
+        ("#c\n\nHard to count.\n\nExtracted answer: ", "!fail"),  # a failing judge: unjudged
+        ("#a", "7"), ("#b", "There are seven bars."), ("#c", "Hard to count."),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"mathvista,path={folder}", table)
+    # a: "7" read by MathVista's rules (no judge); b: the judge extracted 7; c: unjudged.
+    assert calls == 3 + 2
+    assert model["judge"]["protocols"] == {"mathvista-extract": "lupantech/MathVista@53d5258"}
+    assert model["judge"]["decided"] == {"rule": 1, "judge": 1, "unjudged": 1}
+    assert _metric(model, "mathvista_accuracy") == pytest.approx(1.0)
+    assert model["metrics"]["mathvista_accuracy"]["n"] == 2
+
+
+# --------------------------------------------------------------------------- MMBench
+
+
+def test_mmbench_choice_judges_only_what_vlmevalkits_rules_cannot_read(tmp_path: Path) -> None:
+    # Question 1: copies a (gold A) and b (gold B); question 2: copies c and d.
+    rows = {
+        "index": ["1", "1000001", "2", "1000002"],
+        "question": ["What colour? #a", "What colour? #b", "Which shape? #c", "Which shape? #d"],
+        "hint": ["nan"] * 4,
+        "answer": ["A", "B", "B", "A"],
+        "A": ["red", "blue", "round", "square"],
+        "B": ["blue", "red", "square", "round"],
+        "C": [None] * 4,
+        "D": [None] * 4,
+        "category": ["color", "color", "shape", "shape"],
+        "image": [_img(i) for i in range(4)],
+        "source": ["s"] * 4,
+        "L2-category": ["perception"] * 4,
+        "comment": [None] * 4,
+        "split": ["dev"] * 4,
+    }
+    feats = Features({k: STR for k in rows if k != "image"} | {"image": Image()})
+    folder = write_hub_snapshot(
+        tmp_path / "mmb", {"dev": Dataset.from_dict(rows, features=feats)}, config="en"
+    )
+    table = [
+        ("Answer: It looks crimson to me\nYour output: ", "A"),
+        ("Answer: no idea at all\nYour output: ", "I cannot tell"),  # unreadable: unjudged
+        ("#a", "It looks crimson to me"), ("#b", "B"), ("#c", "B"), ("#d", "no idea at all"),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"mmbench,path={folder}", table)
+    assert calls == 4 + 2
+    assert model["judge"]["decided"] == {"rule": 2, "judge": 1, "unjudged": 1}
+    # Question 1 passes CircularEval (a by the judge, b by rule); question 2 lacks a judged
+    # copy and is left out (VLMEvalKit would have guessed a random option for d).
+    assert _metric(model, "mmbench_circular") == pytest.approx(1.0)
+    assert model["metrics"]["mmbench_circular"]["n"] == 1
+
+
+# --------------------------------------------------------------------------- HallusionBench
+
+
+def test_hallusionbench_correct_judges_every_answer(tmp_path: Path) -> None:
+    keys = [("0", "0"), ("1", "0"), ("0", "1"), ("1", "1")]  # (figure_id, question_id)
+    rows = {
+        "category": ["VD"] * 4,
+        "subcategory": ["illusion"] * 4,
+        "visual_input": ["1"] * 4,
+        "set_id": ["0"] * 4,
+        "figure_id": [f for f, _ in keys],
+        "sample_note": ["circle"] * 4,
+        "question_id": [q for _, q in keys],
+        "question": [f"Is the left circle bigger? #{t}" for t in "abcd"],
+        "gt_answer_details": ["details"] * 4,
+        "gt_answer": ["1", "0", "0", "1"],
+        "filename": ["VD/illusion/0_0.png"] * 4,
+        "image": [_img(i) for i in range(4)],
+    }
+    feats = Features({k: (Image() if k == "image" else STR) for k in rows})
+    folder = write_hub_snapshot(tmp_path / "hb", {"image": Dataset.from_dict(rows, features=feats)})
+    table = [
+        ("Prediction answer:Yes, it is.\nOutput:", "correct"),
+        ("Prediction answer:No.\nOutput:", "Correct."),
+        # By rule "Yes" to a "no" question is wrong; this judge says it does not conflict.
+        ("Prediction answer:Yes\nOutput:", "correct"),
+        ("Prediction answer:It is hard to say\nOutput:", "unclear"),
+        ("#a", "Yes, it is."), ("#b", "No."), ("#c", "Yes"), ("#d", "It is hard to say"),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"hallusionbench,path={folder}", table)
+    assert calls == 4 + 4
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 4, "unjudged": 0}
+    assert _metric(model, "hallusionbench_aacc") == pytest.approx(3 / 4)
+    assert _metric(model, "hallusionbench_facc") == pytest.approx(1 / 2)
+    assert _metric(model, "hallusionbench_qacc") == pytest.approx(1 / 2)
+
+
+# --------------------------------------------------------------------------- MM-Vet
+
+
+def test_mmvet_grade_five_runs_averaged(tmp_path: Path) -> None:
+    rows = {
+        "question_id": ["v1_0", "v1_1", "v1_2"],
+        "image": [_img(0), _img(1), _img(2)],
+        "question": ["What is x? #a", "Explain the meme. #b", "What is written? #c"],
+        "answer": ["-1<AND>-5", "Iceland is green", "STOP"],
+        "image_source": ["s"] * 3,
+        "capability": [["math", "ocr"], ["rec", "know"], ["ocr"]],
+    }
+    feats = Features({"question_id": STR, "image": Image(), "question": STR, "answer": STR,
+                      "image_source": STR, "capability": Sequence(STR)})  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "mmvet", {"test": Dataset.from_dict(rows, features=feats)}
+    )
+    table = [
+        # The few-shot table holds "| -1 <AND> -5 | x = -1 | 0.5" itself: needles name the question.
+        ("#a | -1 <AND> -5 | x = -1 | ", "0.5"),
+        ("#b | Iceland is green | Iceland is green indeed | ", "1.0"),
+        ("#c | STOP | a sign | ", "great answer"),  # no grade: unjudged in every run
+        ("#a", "x = -1"), ("#b", "Iceland is green indeed"), ("#c", "a sign"),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"mmvet,path={folder}", table)
+    assert calls == 3 + 3 * 5  # the grader's five runs per answer
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    assert _metric(model, "mmvet_score") == pytest.approx((0.5 + 1.0) / 2 * 100)
+
+
+# --------------------------------------------------------------------------- LLaVA-Bench
+
+
+def test_llava_wild_review_relative_score(tmp_path: Path) -> None:
+    rows = {
+        "question_id": [0, 1],
+        "question": ["What dish is this? #a", "Describe the photo. #b"],
+        "image": [_img(0), _img(1)],
+        "caption": ["A bowl of ramen.", "A street at night."],
+        "gpt_answer": ["It is ramen.", "A busy street lit by neon signs."],
+        "category": ["conv", "detail"],
+        "image_id": ["001", "002"],
+    }
+    feats = Features({"question_id": Value("int8"), "question": STR, "image": Image(),
+                      "caption": STR, "gpt_answer": STR, "category": STR, "image_id": STR})  # fmt: skip
+    folder = write_hub_snapshot(tmp_path / "lw", {"train": Dataset.from_dict(rows, features=feats)})
+    table = [
+        ("[Assistant 2]\nRamen.\n\n[End of Assistant 2]", "8 6\nAssistant 1 is more detailed."),
+        ("[Assistant 2]\nA street.\n\n[End of Assistant 2]", "7 7\nBoth fine."),
+        ("#a", "Ramen."), ("#b", "A street."),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"llava-wild,path={folder}", table)
+    assert calls == 2 + 2
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 0}
+    # Means 7.5 (reference) and 6.5 (model): round(6.5 / 7.5 x 100, 1).
+    assert _metric(model, "llava_wild_relative") == 86.7
