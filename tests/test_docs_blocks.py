@@ -89,6 +89,8 @@ NOT_RUN = {
     "lmmprobe run --data mmbench -m openai:gpt-4o-mini@https://api.openai.com/v1": "the Hub and a hosted API",
     "lmmprobe run --data textvqa,split=validation,limit=200 -m hf:llava-hf/llava-1.5-7b-hf": "the Hub",
     "lmmprobe run --data hemm -m ...": "placeholder model",
+    "lmmprobe run --data mathvista -m openai:gpt-4o-mini@https://api.openai.com/v1 --judge openai:gpt-4o@https://api.openai.com/v1": "the Hub and a hosted API (model and judge)",
+    "lmmprobe run --data llava-wild -m hf:llava-hf/llava-1.5-7b-hf --judge vllm:Qwen/Qwen2.5-72B-Instruct": "the Hub and a served 72B judge",
     "export LMMPROBE_BART_MODEL=/path/to/bart-large-cnn": "a local BART checkpoint",
     ".venv/bin/lmmprobe run --data hemm -m MODEL_A -m MODEL_B --by task": "placeholder models and the Hub",
     ".venv/bin/lmmprobe run --data reform:ReForm-Eval-Data/VQA_v2.json": "ReForm-Eval's released data (tests/data/test_reform.py reads its schema)",

@@ -224,3 +224,15 @@ def test_llava_wild_review_relative_score(tmp_path: Path) -> None:
     assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 0}
     # Means 7.5 (reference) and 6.5 (model): round(6.5 / 7.5 x 100, 1).
     assert _metric(model, "llava_wild_relative") == 86.7
+
+
+def test_data_show_names_the_official_judge() -> None:
+    proc = lmmprobe("data", "show", "mathvista")
+    assert proc.returncode == 0, proc.stderr
+    assert "official judge: mathvista-extract (the official number needs --judge SPEC)" in (
+        proc.stdout
+    )
+    # Without a judge the rule-based reading is used and said not to be the official number.
+    assert "not the official number" in proc.stdout
+    shown = lmmprobe("data", "show", "pope")
+    assert "official judge" not in shown.stdout
