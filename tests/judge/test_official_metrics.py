@@ -166,3 +166,17 @@ def test_hallusionbench_reads_the_judges_correctness() -> None:
     metrics = compute_metrics(rows, SPEC)
     assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
     assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
+
+
+def test_mmvet_capability_scores_are_over_the_questions_needing_each() -> None:
+    def graded(sid: str, caps: list[str], value: float) -> Score:
+        js = [judged("mmvet-grade", value=value, attempt=a) for a in range(2)]
+        return row("mmvet", "mmvet_score", sid, judgements=js, gold=["4"], capability=caps)
+
+    rows = [graded("q1", ["rec"], 1.0), graded("q2", ["ocr", "rec"], 0.0),
+            graded("q3", ["ocr"], 0.5)]  # fmt: skip
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["mmvet_score"].value == pytest.approx(1.5 / 3 * 100)
+    assert metrics["mmvet_rec"].value == pytest.approx(50.0)
+    assert metrics["mmvet_ocr"].value == pytest.approx(25.0)
+    assert metrics["mmvet_math"].value is None  # no question needs it

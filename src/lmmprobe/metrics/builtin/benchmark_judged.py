@@ -34,27 +34,16 @@ def _grades(s: Score) -> dict[int, float]:
     return {j.attempt: float(j.value) for j in judged if j.value is not None}
 
 
-@run_metric(
-    MMVET,
-    summary="MM-Vet score: the judge's 0-1 grades (mmvet-grade) averaged per run and over runs, "
-    "in points (mm-vet_evaluator.py); unjudged answers left out.",
-    label="MM-Vet",
-    family=FAMILY,
-    order=60,
-    digits=1,
-)
-def mmvet_score(ctx: MetricContext) -> MetricValue | None:
-    """Total score in [0, 100]; a breakdown by ``capability`` gives each capability's.
-
-    As ``export_result`` computes it: per run (a judge repeat; with ``--repeats`` each model
-    repeat is one more run), the sum of the grades over the graded answers x 100 / their count,
-    then the mean over runs. The interval resamples questions.
-    """
+def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
+    """MM-Vet's score over the questions needing `capability` (None: every question)."""
     rows = answered(ctx, MMVET)
     if rows is None:
         return None
     by_run: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
     for s in rows:
+        caps = s.metadata.get("capability")
+        if capability is not None and not (isinstance(caps, list) and capability in caps):
+            continue
         for attempt, grade in _grades(s).items():
             by_run[(s.repeat, attempt)][s.sample_id] = grade
     runs = sorted(by_run)
@@ -88,13 +77,58 @@ def mmvet_score(ctx: MetricContext) -> MetricValue | None:
 
 
 @run_metric(
+    MMVET,
+    summary="MM-Vet score: the judge's 0-1 grades (mmvet-grade) averaged per run and over runs, "
+    "in points (mm-vet_evaluator.py); unjudged answers left out.",
+    label="MM-Vet",
+    family=FAMILY,
+    order=60,
+    digits=1,
+)
+def mmvet_score(ctx: MetricContext) -> MetricValue | None:
+    """Total score in [0, 100]; ``mmvet_rec``, ``mmvet_ocr``... give each capability's.
+
+    As ``export_result`` computes it: per run (a judge repeat; with ``--repeats`` each model
+    repeat is one more run), the sum of the grades over the graded answers x 100 / their count,
+    then the mean over runs. ``--by capability`` groups rows by their capability combination
+    (the reference's capability-integration table). The interval resamples questions.
+    """
+    return _mmvet(ctx, None)
+
+
+def _capability_metric(capability: str, title: str, order: int) -> None:
+    def compute(ctx: MetricContext) -> MetricValue | None:
+        return _mmvet(ctx, capability)
+
+    compute.__doc__ = f"MM-Vet's {title} score: over the questions needing {capability}."
+    run_metric(
+        f"mmvet_{capability}",
+        summary=f"MM-Vet {title} ({capability}) score: mmvet_score over the questions needing "
+        "it, as export_result's per-capability columns.",
+        label=f"MM-Vet {capability}",
+        family=FAMILY,
+        order=order,
+        digits=1,
+        headline=False,
+    )(compute)
+
+
+# MM-Vet's six capabilities (its paper and mm-vet.json's "capability" lists).
+for _i, (_cap, _title) in enumerate(
+    [("rec", "recognition"), ("ocr", "OCR"), ("know", "knowledge"),
+     ("gen", "language generation"), ("spat", "spatial awareness"), ("math", "math")]
+):  # fmt: skip
+    _capability_metric(_cap, _title, 62 + _i)
+
+
+@run_metric(
     LLAVA_WILD,
     summary="LLaVA-Bench (In-the-Wild) relative score: the judge's mean score of the model's "
     "answers over its mean score of the reference answers x 100 (llava-wild-review, "
     "summarize_gpt_review.py); unjudged answers left out.",
     label="LLaVA-W",
     family=FAMILY,
-    order=61,
+    order=70,
     digits=1,
 )
 def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:

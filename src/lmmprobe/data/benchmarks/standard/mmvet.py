@@ -63,8 +63,9 @@ MMVET = benchmark(
         notes=(
             "Scored by a judge only: run with --judge SPEC. mmvet_score is MM-Vet's grader "
             "(mmvet-grade: its few-shot 0-1 prompt, 5 runs as in the paper) averaged per run "
-            "and over runs, in points; --by capability gives each capability's score. Without "
-            "a judge there is no score.",
+            "and over runs, in points; mmvet_rec, mmvet_ocr, mmvet_know, mmvet_gen, mmvet_spat "
+            "and mmvet_math give each capability's score, --by capability each capability "
+            "combination's. Without a judge there is no score.",
             "The prompt is the question alone, as MM-Vet's own inference scripts send it; "
             "lmms-eval's mmvet task adds a 'think step by step' pre-prompt, not used here.",
             "Revision not pinned: no public source read offline gives the hub commit of "
