@@ -11,9 +11,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.judge.step import JudgeRunOutcome, check_config, judge_run
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
-from lmmprobe.run import Executor, ProgressSink, RunOutcome, execute_run
+from lmmprobe.run import (
+    Executor,
+    ProgressSink,
+    RunOutcome,
+    connect_ray_executor,
+    execute_run,
+)
 from lmmprobe.schema import RunSpec
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
@@ -111,6 +118,25 @@ def _previous_run(out_dir: Path) -> str | None:
     return None
 
 
+def _judge(
+    outcome: RunOutcome,
+    spec: RunSpec,
+    store: Store,
+    executor: Executor | None,
+    progress: ProgressSink | None,
+) -> JudgeRunOutcome:
+    """Judge a finished run's answers on the run's executor (a Ray one started for it)."""
+    assert spec.judge is not None
+    own = None
+    if executor is None and spec.executor != "local":
+        own = executor = connect_ray_executor(spec)
+    try:
+        return judge_run(outcome, spec.judge, store, executor=executor, progress=progress)
+    finally:
+        if own is not None:
+            own.close()
+
+
 def evaluate(
     spec: RunSpec | None = None,
     *,
@@ -159,8 +185,13 @@ def evaluate(
     spec.check_executor_settings()  # before a store or an output folder is made
     # A folder named by `out` may be shared; the default folder is the run's own (its id).
     claim = _claim(Path(spec.out)) if spec.out else contextlib.nullcontext()
+    if spec.judge is not None:
+        check_config(spec.judge)  # a bad template or protocol fails before any model work
     with claim, Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
+        judging = None
+        if spec.judge is not None:
+            judging = _judge(outcome, spec, store, executor, progress)
         # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
         # same answers reads them back instead of loading an embedding model.
         cache = AnswerScores(store)
@@ -168,7 +199,7 @@ def evaluate(
             store.checkpoint_in_background(),
             scoring_scope(cache, progress, read=not spec.no_cache),
         ):
-            results = build_results(outcome)
+            results = build_results(outcome, judging)
         store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
         previous = _previous_run(outcome.out_dir)
         j, md = write_results(results, outcome.out_dir)

@@ -31,6 +31,16 @@ from lmmprobe.cli._view import (
     missing_by_keys,
     print_results,
 )
+from lmmprobe.cli.judge import (
+    JudgeOption,
+    JudgePromptOption,
+    JudgeProtocolOption,
+    JudgeScaleOption,
+    JudgeSeesImageOption,
+    JudgeWhenOption,
+    judge_config,
+    judge_lines,
+)
 from lmmprobe.cli.registries import choices, names, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.formulate import PROMPT_STYLES
@@ -204,6 +214,12 @@ def run(
             "price); the run ends as stopped_budget and the same command resumes it.",
         ),
     ] = None,
+    judge: JudgeOption = None,
+    judge_protocol: JudgeProtocolOption = None,
+    judge_when: JudgeWhenOption = None,
+    judge_sees_image: JudgeSeesImageOption = False,
+    judge_prompt: JudgePromptOption = None,
+    judge_scale: JudgeScaleOption = "binary",
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -247,12 +263,68 @@ def run(
             cpus_per_replica=cpus_per_replica,
             prices=_price_table(prices),
             max_cost=max_cost,
+            judge=judge_config(
+                judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+            ),
         )
     except ValueError as exc:  # a pydantic ValidationError among them: one line per option
         _fail(exc)
     if dry_run:
         _dry_run(spec)
         return
+    _evaluate_and_show(spec, quiet=quiet)
+
+
+@app.command("judge")
+def judge_command(
+    run_ref: Annotated[str, typer.Argument(metavar="RUN_ID", help="The stored run to judge.")],
+    judge: JudgeOption = None,
+    judge_protocol: JudgeProtocolOption = None,
+    judge_when: JudgeWhenOption = None,
+    judge_sees_image: JudgeSeesImageOption = False,
+    judge_prompt: JudgePromptOption = None,
+    judge_scale: JudgeScaleOption = "binary",
+    db: DbOption = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Output folder [default: beside the store, the new run's id]."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Judge a stored run's answers (no model is asked again): the run's spec plus --judge."""
+    if not judge:
+        _fail("lmmprobe judge: give at least one --judge SPEC")
+    with open_store(Path(db) if db else None) as store:
+        try:
+            run_id = store.resolve_run(run_ref)
+            stored = store.get_run(run_id)
+        except KeyError as exc:
+            _fail(str(exc.args[0]) if exc.args else str(exc))
+    try:
+        spec = RunSpec.model_validate(
+            {
+                **stored["spec"],
+                "db": str(db) if db else stored["spec"].get("db"),
+                "out": str(out) if out else None,
+                "judge": judge_config(
+                    judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+                ),
+            }
+        )
+    except ValueError as exc:
+        _fail(exc)
+    console.print(
+        f"judging run {run_id}: its answers come from the store; the judged results are "
+        "recorded as a new run",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    _evaluate_and_show(spec, quiet=quiet)
+
+
+def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
+    """Run `spec` (answers the store holds are not asked again) and print its results."""
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
     from lmmprobe.run import RichProgress, RunAborted
@@ -297,6 +369,8 @@ def run(
             markup=False,
             soft_wrap=True,
         )
+        for line in judge_lines(r.judge):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:

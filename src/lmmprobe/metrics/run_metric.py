@@ -56,6 +56,7 @@ FAMILIES: tuple[str, ...] = (
     "hemm",  # HEMM's BARTScore
     "benchmark_choice",  # official scores of multiple-choice and yes/no benchmarks
     "benchmark_open",  # official scores of open-ended, OCR and caption benchmarks
+    "judges",  # judged figures and their coverage (metrics.builtin.judges)
     "tokens",  # tokens generated and what they cost
 )
 """The built-in metric families, in the order their columns come; a metric's `RunMetric.order`

@@ -34,6 +34,8 @@ from lmmprobe.schema import RunSpec
 __all__ = [
     "FORMAT_VERSION",
     "DataSummary",
+    "JudgeCalls",
+    "JudgeResults",
     "Manifest",
     "ModelResults",
     "ModelStats",
@@ -137,6 +139,35 @@ class RowCounts(BaseModel):
         return cls.model_validate(counts.to_dict())
 
 
+class JudgeCalls(BaseModel):
+    """One judge's calls about one model's answers."""
+
+    requests: int = Field(description="Judge requests the answers needed.")
+    cached: int = Field(description="Answered from the store.")
+    called: int = Field(description="Sent to the judge.")
+    errors: int = Field(description="Requests that ended in an error (their answers unjudged).")
+
+
+class JudgeResults(BaseModel):
+    """How one model's answers were judged (``--judge``)."""
+
+    judges: list[str] = Field(description="Judge model specs, in order.")
+    protocols: dict[str, str] = Field(description="Protocol name → version, of those applied.")
+    decided: dict[str, int] = Field(
+        description="Answers a protocol applies to, by the path that decided them: ``rule`` "
+        "(rules read it, no judge asked), ``judge`` (a judge's reply was read) and "
+        "``unjudged`` (every judge failed or replied unreadably: counted apart)."
+    )
+    calls: dict[str, JudgeCalls] = Field(
+        default_factory=dict, description="Judge spec → its calls about this model's answers."
+    )
+    agreement: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Agreement between judges (percent, Cohen's or Fleiss' kappa, "
+        "Krippendorff's alpha) and with the rules (``with_rules``); see docs/judges.md.",
+    )
+
+
 class ModelResults(BaseModel):
     """One model's results."""
 
@@ -156,6 +187,9 @@ class ModelResults(BaseModel):
         default_factory=dict,
         description="Metadata key (``--by``) → group value → the group's rows by outcome.",
     )
+    judge: JudgeResults | None = Field(
+        default=None, description="How the answers were judged; None (left out): no judge."
+    )
 
     @model_serializer(mode="wrap")
     def _counts_when_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -165,6 +199,8 @@ class ModelResults(BaseModel):
             out.pop("counts", None)
         if not out.get("breakdown_counts"):
             out.pop("breakdown_counts", None)
+        if out.get("judge") is None:
+            out.pop("judge", None)
         return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe._inert import inert
+from lmmprobe.judge.step import JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import (
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
@@ -26,6 +27,8 @@ from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
     DataSummary,
+    JudgeCalls,
+    JudgeResults,
     Manifest,
     Metrics,
     ModelResults,
@@ -119,8 +122,25 @@ def _breakdown_counts(scores: list[Score], keys: list[str]) -> dict[str, dict[st
     }
 
 
-def build_results(outcome: RunOutcome) -> Results:
-    """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run."""
+def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
+    return JudgeResults(
+        judges=judges,
+        protocols=dict(stats.protocols),
+        decided={k: stats.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
+        calls={
+            j: JudgeCalls(requests=c.requests, cached=c.cached, called=c.called, errors=c.errors)
+            for j, c in stats.calls.items()
+        },
+        agreement=stats.agreement,
+    )
+
+
+def build_results(outcome: RunOutcome, judging: JudgeRunOutcome | None = None) -> Results:
+    """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run.
+
+    With `judging` (the judging step's outcome), each model's results say how its answers
+    were judged (`JudgeResults`); the judged figures are among its metrics.
+    """
     spec = outcome.spec
     identities = outcome.manifest.get("models", {})
     models: dict[str, ModelResults] = {}
@@ -132,6 +152,11 @@ def build_results(outcome: RunOutcome) -> Results:
             stats=ModelStats.model_validate(mo.stats()),
             counts=RowCounts.of(count_outcomes(mo.scores)),
             breakdown_counts=_breakdown_counts(mo.scores, list(spec.by)),
+            judge=(
+                _judge_results(judging.models[mo.spec], list(judging.config.judges))
+                if judging is not None and mo.spec in judging.models
+                else None
+            ),
         )
     return Results(
         run_id=outcome.run_id,
@@ -201,6 +226,39 @@ def _sensitivity_lines(sens: Sensitivity) -> list[str]:
     return lines
 
 
+def _judge_lines(results: Results) -> list[str]:
+    """The judges section: who judged with which protocol, what each path decided, agreement."""
+    judged = {m: r.judge for m, r in results.models.items() if r.judge is not None}
+    if not judged:
+        return []
+    first = next(iter(judged.values()))
+    protocols = sorted(
+        {f"{p} (version {v})" for j in judged.values() for p, v in j.protocols.items()}
+    )
+    lines = [
+        "",
+        "## Judges",
+        "",
+        f"Judges: {', '.join(f'`{md_cell(j)}`' for j in first.judges)}; protocols: "
+        f"{md_cell(', '.join(protocols) or 'none applied')}. judge_score is the judged figure "
+        "(majority verdict, or mean grade) over the answers that have one; judge_coverage the "
+        "share of the answers a protocol applies to that have one (unjudged answers are counted "
+        "apart, never guessed).",
+        "",
+        "| model | decided by rule | by judge | unjudged | judge_score | judge_coverage | agreement |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m, j in judged.items():
+        metrics = results.models[m].metrics
+        agree = ", ".join(f"{k} {v:.3f}" for k, v in j.agreement.items() if isinstance(v, float))
+        lines.append(
+            f"| {md_cell(m)} | {j.decided.get('rule', 0)} | {j.decided.get('judge', 0)} "
+            f"| {j.decided.get('unjudged', 0)} | {format_metric(metrics.get('judge_score'))} "
+            f"| {format_metric(metrics.get('judge_coverage'))} | {md_cell(agree or '-')} |"
+        )
+    return lines
+
+
 def render_markdown(results: Results) -> str:
     """The run as Markdown: headline table, breakdowns, data problems, reproducibility facts."""
     data, spec = results.data, results.spec
@@ -237,6 +295,7 @@ def render_markdown(results: Results) -> str:
             lines += ["", f"## {md_text(m)} by {md_text(key)}", ""]
             per_group = r.breakdown_counts.get(key, {})
             lines += _table([(g, ms, per_group.get(g)) for g, ms in groups.items()], key)
+    lines += _judge_lines(results)
     for m, r in results.models.items():
         sens = _sensitivity_lines(r.sensitivity)
         if sens:

@@ -16,13 +16,15 @@ from lmmprobe.run.executor import (
     call_batch,
     plan_batches,
 )
-from lmmprobe.run.keys import request_key
+from lmmprobe.run.keys import judge_key, request_key
 from lmmprobe.run.manifest import build_manifest, git_commit, library_versions
 from lmmprobe.run.progress import NullProgress, ProgressSink, RichProgress
 from lmmprobe.run.ray_executor import RayExecutor, ReplicasLost
 from lmmprobe.run.runner import (
     ModelOutcome,
     RunOutcome,
+    answer_requests,
+    connect_ray_executor,
     execute_run,
     new_run_id,
     plan_requests,
@@ -48,10 +50,13 @@ __all__ = [
     "ServerUnhealthy",
     "ServerUnreachable",
     "SpecExecutor",
+    "answer_requests",
     "build_manifest",
     "call_batch",
+    "connect_ray_executor",
     "execute_run",
     "git_commit",
+    "judge_key",
     "library_versions",
     "new_run_id",
     "normalize_text",

@@ -96,3 +96,37 @@ def _key(
     # surrogatepass: text read from JSON may hold lone surrogates, which strict UTF-8 rejects;
     # any other text encodes exactly as before.
     return hashlib.sha256("".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def judge_key(
+    identity: ModelIdentity | str,
+    protocol: str,
+    version: str,
+    request: Request,
+    attempt: int = 0,
+) -> str:
+    """Hex key of a judge's request: `request_key` of what is sent, plus the protocol.
+
+    The request holds the judge's identity (through `identity`), the rendered judge prompt
+    (which quotes the judged answer), any image sent and the decoding settings; the protocol's
+    name and version are added on top, so a changed prompt template or reading re-judges even
+    where the rendered text happens to be the same. Model requests keep `request_key`
+    unchanged (their stored answers stay valid).
+
+    Args:
+        identity: The judge model, or its `ModelIdentity.cache_id` text.
+        protocol: The judge protocol's registry name.
+        version: The protocol's version.
+        request: The judge request as it will be sent.
+        attempt: The repeat of a protocol that asks the judge several times about one answer
+            (MM-Vet): each repeat is its own call; the first keeps the plain key.
+
+    Returns:
+        32 hex characters.
+
+    """
+    inner = request_key(identity, request)
+    text = _field("judge") + _field(protocol) + _field(version) + _field(inner)
+    if attempt:
+        text += _field(f"attempt {attempt}")
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]

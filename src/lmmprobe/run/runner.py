@@ -12,7 +12,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -294,10 +294,62 @@ def _answer(
     unique: dict[str, Ask] = {}
     for _, ask in rows:
         unique.setdefault(ask.key, ask)
-    responses = {} if spec.no_cache else store.get_responses(unique)
+    return answer_requests(
+        model_spec,
+        model,
+        unique,
+        store,
+        executor=executor,
+        progress=progress,
+        outcome=outcome,
+        meter=meter,
+        no_cache=spec.no_cache,
+    )
+
+
+def answer_requests(
+    model_spec: str,
+    model: Model | AsyncModel,
+    unique: Mapping[str, Ask | Request],
+    store: Store,
+    *,
+    executor: Executor,
+    progress: ProgressSink,
+    outcome: ModelOutcome,
+    meter: CostMeter | None = None,
+    no_cache: bool = False,
+) -> dict[str, Response]:
+    """Responses for keyed requests: from the store, or from the model (stored first).
+
+    The one path every model call takes, a judge's included: stored successes are reused
+    (errors are asked again), requests the model cannot take are stored as errors without a
+    call, the rest go to `executor` (or, for a `SpecExecutor`, to replicas building their
+    own model) and each batch is stored the moment it returns. Counts and usage are added to
+    `outcome`.
+
+    Args:
+        model_spec: The model's spec as given (stored with each response).
+        model: The loaded model (its identity and capabilities).
+        unique: Key → the ask or request with that key (one per key).
+        store: Where responses are read and written.
+        executor: Where requests run.
+        progress: Progress sink.
+        outcome: Counts to add to (requests, cached, called, errors, tokens).
+        meter: Spending limit; once reached, what is left is stored as ``budget`` errors.
+        no_cache: Ignore stored responses.
+
+    Returns:
+        Key → response, for every key of `unique`.
+
+    """
+    responses = {} if no_cache else store.get_responses(unique)
     outcome.requests += len(unique)
     outcome.cached += len(responses)
-    pending = [a.to_request() for k, a in unique.items() if k not in responses]
+    pending = [
+        a if isinstance(a, Request) else a.to_request()
+        for k, a in unique.items()
+        if k not in responses
+    ]
     rejected = [(r, e) for r in pending if (e := _input_error(model, r)) is not None]
     if rejected:
         store.put_responses(model_spec, [r for r, _ in rejected], [e for _, e in rejected])
@@ -372,8 +424,10 @@ def priced(spec: RunSpec) -> RunSpec:
     return spec.model_copy(update={"prices": prices})
 
 
-def _ray_executor(spec: RunSpec) -> RayExecutor:
+def connect_ray_executor(spec: RunSpec) -> RayExecutor:
     """The Ray executor `spec` asks for, connected to its cluster (Ray is an extra).
+
+    The caller closes it (which shuts down a Ray instance it started).
 
     Raises:
         ValueError: The cluster cannot be reached.
@@ -439,7 +493,7 @@ def execute_run(
             raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
         if executor is None and spec.executor != "local":
             # Ray is joined (or started) now: a wrong address fails before the run is recorded.
-            own_executor = executor = _ray_executor(spec)
+            own_executor = executor = connect_ray_executor(spec)
         run_id = run_id or new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         for server in servers:

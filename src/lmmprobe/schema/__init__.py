@@ -2,7 +2,7 @@
 
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
 from lmmprobe.schema.image import ImageRef, register_renderer
-from lmmprobe.schema.judgement import DecidedBy, Judgement
+from lmmprobe.schema.judgement import DecidedBy, JudgeConfig, Judgement
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
 from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
@@ -23,6 +23,7 @@ __all__ = [
     "GenerationParams",
     "ImageRef",
     "InferenceMethod",
+    "JudgeConfig",
     "Judgement",
     "MarkChoice",
     "MarkStyle",

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["DecidedBy", "Judgement"]
+__all__ = ["DecidedBy", "JudgeConfig", "Judgement"]
 
 DecidedBy = Literal["rule", "judge", "unjudged"]
 """Which path decided an answer where a judge protocol applies.
@@ -50,4 +50,34 @@ class Judgement(BaseModel):
     )
     reason: str | None = Field(
         default=None, description="Why the answer is unjudged (error type, unreadable reply)."
+    )
+
+
+class JudgeConfig(BaseModel):
+    """How a run's answers are judged (``lmmprobe run --judge ...``, `RunSpec.judge`)."""
+
+    judges: list[str] = Field(
+        min_length=1, description="Judge model specs (``--judge``, repeatable), in order."
+    )
+    protocol: str | None = Field(
+        default=None,
+        description="Judge protocol for every row (``--judge-protocol``); None: a benchmark "
+        "row's official judge, else ``lmmprobe-choice`` for single-choice rows and "
+        "``lmmprobe-open`` for open-ended rows with a reference or rubric.",
+    )
+    when: Literal["miss", "always"] | None = Field(
+        default=None,
+        description="``miss``: rules first, the judge only where they cannot read the answer; "
+        "``always``: every answer goes to the judge; None: each protocol's default.",
+    )
+    sees_image: bool = Field(
+        default=False, description="Send the sample's images to the judge too."
+    )
+    prompt: str | None = Field(
+        default=None,
+        description="A judge prompt template of one's own (``--judge-prompt FILE``), for "
+        "``lmmprobe-open``.",
+    )
+    scale: Literal["binary", "1-5", "1-10"] = Field(
+        default="binary", description="The scale of ``lmmprobe-open`` (``--judge-scale``)."
     )

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from lmmprobe.schema.judgement import JudgeConfig
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import GenerationParams
 
@@ -183,6 +184,12 @@ class RunSpec(BaseModel):
         description="Dollars this invocation may spend on model calls (every model priced); "
         "once spent, the remaining requests are stored as ``budget`` errors and the run stops "
         "as ``stopped_budget``; a re-run resumes.",
+    )
+    judge: JudgeConfig | None = Field(
+        default=None,
+        # Left out of every dump while unset, so runs without a judge record what they did.
+        exclude_if=lambda v: v is None,
+        description="Judges of the run's answers (``--judge``); None: no judge.",
     )
 
     @field_validator("executor")

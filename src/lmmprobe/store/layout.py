@@ -1,7 +1,7 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5` and `DDL_7` and migrates an older one step by step through
+store with `DDL`, `DDL_5`, `DDL_7` and `DDL_9` and migrates an older one step by step through
 `MIGRATIONS`, inside one transaction.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-__all__ = ["DDL", "DDL_5", "DDL_7", "MIGRATIONS", "OUR_TABLES", "SCHEMA_VERSION"]
+__all__ = ["DDL", "DDL_5", "DDL_7", "DDL_9", "MIGRATIONS", "OUR_TABLES", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -32,7 +32,9 @@ depend only on the answer, its reference and the scoring definition
 record the thinking a server sent apart from the text (``reasoning``), why generation stopped
 (``finish_reason``) and the reasoning tokens of the usage (``reasoning_tokens``); NULL in rows
 stored before, read as "none sent" and "unknown" (their text, inline thinking included, is
-split when it is scored, so old answers are read by today's rules).
+split when it is scored, so old answers are read by today's rules). 9: ``judgements`` keeps the
+verdicts of judges (and of a judge protocol's rules) on a run's answers, one row per (run,
+model, sample, repeat, judge, protocol, version, attempt); a run stored before has none.
 """
 
 
@@ -144,7 +146,31 @@ DDL_7 = (
     ) WITHOUT ROWID""",
 )
 
-OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles")
+# Added by schema 9: a judge's (or a protocol rule's) verdict on one answer of a run; the
+# judge's own reply is a response like any other, under `key`. `judge` is '' where a rule
+# decided (a primary key column cannot be NULL).
+DDL_9 = (
+    """CREATE TABLE IF NOT EXISTS judgements (
+        run_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        sample_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        judge TEXT NOT NULL,
+        protocol TEXT NOT NULL,
+        version TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        decided_by TEXT NOT NULL CHECK (decided_by IN ('rule', 'judge', 'unjudged')),
+        key TEXT,
+        value REAL,
+        reading TEXT,
+        detail TEXT NOT NULL,
+        reason TEXT,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (run_id, model, sample_id, repeat, judge, protocol, version, attempt)
+    )""",
+)
+
+OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles", "judgements")
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
@@ -202,6 +228,12 @@ def _migrate_7_to_8(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE responses ADD COLUMN {column} {kind}")
 
 
+def _migrate_8_to_9(conn: sqlite3.Connection) -> None:
+    # Runs stored before were judged by nobody: an empty table.
+    for statement in DDL_9:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -211,4 +243,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     5: _migrate_5_to_6,
     6: _migrate_6_to_7,
     7: _migrate_7_to_8,
+    8: _migrate_8_to_9,
 }

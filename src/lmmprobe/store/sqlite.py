@@ -32,7 +32,16 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
-from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, Sample, Score, Usage
+from lmmprobe.schema import (
+    ErrorInfo,
+    ImageRef,
+    Judgement,
+    Request,
+    Response,
+    Sample,
+    Score,
+    Usage,
+)
 from lmmprobe.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_READONLY,
@@ -45,7 +54,15 @@ from lmmprobe.store.errors import (
     primary_code,
     timeout_from_env,
 )
-from lmmprobe.store.layout import DDL, DDL_5, DDL_7, MIGRATIONS, OUR_TABLES, SCHEMA_VERSION
+from lmmprobe.store.layout import (
+    DDL,
+    DDL_5,
+    DDL_7,
+    DDL_9,
+    MIGRATIONS,
+    OUR_TABLES,
+    SCHEMA_VERSION,
+)
 from lmmprobe.store.runs import read_run, read_runs
 
 log = logging.getLogger(__name__)
@@ -457,7 +474,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -884,9 +901,69 @@ class Store:
         self._forget_samples(None, run_id)
 
     def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
-        """Scores of a run joined with their responses, one dict per row (for exports)."""
+        """Scores of a run joined with their responses, one dict per row (for exports).
+
+        A row an answer's judges (or a judge protocol's rules) decided carries its verdicts
+        under ``judgements`` (a list of `Judgement` dicts); other rows have no such key.
+        """
         with self._faults("reading it"):
-            yield from self._score_rows(run_id)
+            judged = self.get_judgements(run_id)
+            for rec in self._score_rows(run_id):
+                found = judged.get((rec["model"], rec["sample_id"], rec["repeat"]))
+                if found:
+                    rec["judgements"] = [j.model_dump() for j in found]
+                yield rec
+
+    # -- judgements -----------------------------------------------------------------------
+
+    def put_judgements(
+        self, run_id: str, model: str, rows: Sequence[tuple[str, int, Judgement]]
+    ) -> None:
+        """Store verdicts on answers of `model` in run `run_id`, in one transaction.
+
+        Each row is (sample id, repeat, judgement); a verdict replaces the stored one of the
+        same judge, protocol, version and attempt (a judge asked again on resume).
+        """
+        now = time.time()
+        values = [
+            (
+                run_id, model, sid, repeat, j.judge or "", j.protocol, j.version, j.attempt,
+                j.decided_by, j.key, j.value, j.reading, json.dumps(j.detail), j.reason, now,
+            )
+            for sid, repeat, j in rows
+        ]  # fmt: skip
+        with self.transaction(doing=f"storing judgements of run {run_id}") as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO judgements (run_id, model, sample_id, repeat, judge, "
+                "protocol, version, attempt, decided_by, key, value, reading, detail, reason, "
+                "created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
+
+    @_reading
+    def get_judgements(self, run_id: str) -> dict[tuple[str, int | str, int], list[Judgement]]:
+        """Stored verdicts of a run by (model, sample id, repeat), judge by judge.
+
+        The verdicts of one answer come in the order (protocol, version, judge, attempt), a
+        rule's (judge '') before any judge's.
+        """
+        out: dict[tuple[str, Any, int], list[Judgement]] = {}
+        rows = self.conn.execute(
+            "SELECT model, sample_id, repeat, judge, protocol, version, attempt, decided_by, "
+            "key, value, reading, detail, reason FROM judgements WHERE run_id = ? "
+            "ORDER BY model, sample_id, repeat, protocol, version, judge, attempt",
+            (run_id,),
+        )
+        for model, sid, repeat, judge, protocol, version, attempt, by, key, *rest in rows:
+            value, reading, detail, reason = rest
+            out.setdefault((model, sid, repeat), []).append(
+                Judgement(
+                    judge=judge or None, protocol=protocol, version=version, decided_by=by,
+                    key=key, attempt=attempt, value=value, reading=reading,
+                    detail=json.loads(detail), reason=reason,
+                )
+            )  # fmt: skip
+        return out
 
     def _score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         cur = self.conn.execute(

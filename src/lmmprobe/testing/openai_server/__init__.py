@@ -773,6 +773,20 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake._sleep(fake.latency):
             self.close_connection = True
             return
+        scripted = fake._reply_for(chat.last_user_text)
+        if scripted is not None:
+            if scripted.startswith("!fail"):
+                self._send_error(_bad("Invalid request (scripted failure)."))
+                return
+            if scripted.startswith("!slow="):
+                seconds, _, scripted = scripted.removeprefix("!slow=").partition(":")
+                if not fake._sleep(float(seconds)):
+                    self.close_connection = True
+                    return
+            body = json.dumps(_scripted_body(chat, scripted)).encode()
+            fake._complete()
+            self._send_json(200, body)
+            return
         if fake._replies is not None:
             reply = fake._next_reply()
             if reply is None:
@@ -850,6 +864,11 @@ class FakeOpenAIServer:
             (an orchestrator): each valid chat completion is answered with the next one, a
             string as the message content or a mapping merged into the assistant message
             (e.g. ``{"tool_calls": [...]}``); once they run out, requests get a 400.
+        reply_table: Replies by prompt, for scripting a judge: (text, reply) pairs; a request
+            whose last user turn contains a pair's text (the first such pair wins) gets its
+            reply as the message content. A reply ``!fail`` answers 400 (a failing judge);
+            ``!slow=S:TEXT`` answers TEXT after S more seconds. Requests no pair matches are
+            answered as usual.
         thinking: The thinking mode of requests that pick none themselves (one of
             `THINKING_MODES`; a request picks one with a model name ending in ``+MODE`` or the
             ``X-Fake-Thinking`` header); None answers without thinking.
@@ -873,6 +892,7 @@ class FakeOpenAIServer:
         echo_key_in_answers: bool = False,
         port: int = 0,
         thinking: str | None = None,
+        reply_table: Sequence[tuple[str, str]] = (),
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
@@ -891,6 +911,7 @@ class FakeOpenAIServer:
             None if replies is None else [r if isinstance(r, str) else dict(r) for r in replies]
         )
         self._replies_lock = threading.Lock()
+        self.reply_table = [(str(k), str(v)) for k, v in reply_table]
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
@@ -1019,6 +1040,12 @@ class FakeOpenAIServer:
         self._faults.reset()
 
     # ---- hooks for the handler
+
+    def _reply_for(self, text: str) -> str | None:
+        for needle, reply in self.reply_table:
+            if needle in text:
+                return reply
+        return None
 
     def _track(self, conn: socket.socket, *, add: bool) -> None:
         with self._conns_lock:

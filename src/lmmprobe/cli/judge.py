@@ -1,0 +1,134 @@
+"""The judge options of ``lmmprobe run`` and ``lmmprobe judge``, and the lines they print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lmmprobe.report.model import JudgeResults
+from lmmprobe.schema import JudgeConfig
+
+__all__ = [
+    "JudgeOption",
+    "JudgePromptOption",
+    "JudgeProtocolOption",
+    "JudgeScaleOption",
+    "JudgeSeesImageOption",
+    "JudgeWhenOption",
+    "judge_config",
+    "judge_lines",
+]
+
+JudgeOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        help="A judge model (any model spec: openai:MODEL@URL, hf:PATH, vllm:...); repeat it "
+        "for several judges (majority verdict, mean grade, and their agreement).",
+    ),
+]
+JudgeProtocolOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-protocol",
+        help="Judge protocol for every row (lmmprobe list judge-protocols) [default: a "
+        "benchmark's official one, else lmmprobe-choice / lmmprobe-open].",
+    ),
+]
+JudgeWhenOption = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-when",
+        help="miss: rules first, the judge only where they cannot read the answer; always: "
+        "every answer [default: the protocol's first allowed mode].",
+    ),
+]
+JudgeSeesImageOption = Annotated[
+    bool,
+    typer.Option("--judge-sees-image", help="Send the sample's images to the judge too."),
+]
+JudgePromptOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--judge-prompt",
+        help="Your own judge prompt template for lmmprobe-open ({question}, {answer}, "
+        "{reference}, {rubric}, {instruction}); checked before the run.",
+    ),
+]
+JudgeScaleOption = Annotated[
+    str,
+    typer.Option("--judge-scale", help="Scale of lmmprobe-open: binary, 1-5 or 1-10."),
+]
+
+
+def judge_config(
+    judges: list[str] | None,
+    protocol: str | None,
+    when: str | None,
+    sees_image: bool,
+    prompt: Path | None,
+    scale: str,
+) -> JudgeConfig | None:
+    """The run's `JudgeConfig` from the options; None without a ``--judge``.
+
+    Raises:
+        ValueError: A judge option is given without ``--judge``, or a value is not allowed.
+
+    """
+    if not judges:
+        given = [
+            name
+            for name, value in (
+                ("--judge-protocol", protocol),
+                ("--judge-when", when),
+                ("--judge-sees-image", sees_image or None),
+                ("--judge-prompt", prompt),
+                ("--judge-scale", None if scale == "binary" else scale),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ValueError(f"{', '.join(given)} needs a judge: add --judge SPEC")
+        return None
+    if when not in (None, "miss", "always"):
+        raise ValueError(f"--judge-when {when}: must be miss or always")
+    if scale not in ("binary", "1-5", "1-10"):
+        raise ValueError(f"--judge-scale {scale}: must be binary, 1-5 or 1-10")
+    return JudgeConfig.model_validate(
+        {
+            "judges": judges,
+            "protocol": protocol,
+            "when": when,
+            "sees_image": sees_image,
+            "prompt": str(prompt) if prompt else None,
+            "scale": scale,
+        }
+    )
+
+
+def judge_lines(judge: JudgeResults | None) -> list[str]:
+    """What the terminal says about one model's judging: paths, calls, agreement."""
+    if judge is None:
+        return []
+    d = judge.decided
+    protocols = ", ".join(f"{p} v{v}" for p, v in judge.protocols.items()) or "none applied"
+    lines = [
+        f"  judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by judge, "
+        f"{d.get('unjudged', 0)} unjudged"
+    ]
+    for spec, c in judge.calls.items():
+        lines.append(
+            f"  judge {spec}: {c.requests} requests, {c.cached} from the store, {c.called} sent, "
+            f"{c.errors} errors"
+        )
+    figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))
+    if figures:
+        lines.append(f"  judges agree: {figures}")
+    for spec, f in judge.agreement.get("with_rules", {}).items():
+        kappa = f" kappa {f['cohen_kappa']:.3f}" if "cohen_kappa" in f else ""
+        lines.append(
+            f"  judge {spec} vs rules: {f['percent']:.3f} agree{kappa} ({f['items']} answers)"
+        )
+    return lines

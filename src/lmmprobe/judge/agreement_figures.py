@@ -1,0 +1,140 @@
+"""How far a run's judges agree with each other and with the rules, per model.
+
+Over the answers a judge protocol applies to, each judge's rating of an answer is its
+reading where the protocol reads one (an option mark, ``correct``/``incorrect``) and its grade
+otherwise (the mean of its repeats). The figures (our definitions, docs/judges.md):
+
+- ``percent``: share of answers all judges rated alike (answers every judge rated);
+- ``cohen_kappa`` (two judges) or ``fleiss_kappa`` (three or more) on the ratings as
+  categories, where the protocol reads a category;
+- ``krippendorff_alpha`` (interval level) over every judge's grade, where the protocol grades
+  on a scale (answers some judge left unjudged count as missing);
+- ``with_rules``: per judge, its agreement with the rules' reading on the answers both read
+  (``--judge-when always`` on single-choice data): ``percent`` and ``cohen_kappa``.
+
+The statistics are `lmmprobe.metrics.agreement`'s. A figure that cannot be computed (fewer than
+two answers, a single category) is left out.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import math
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+from lmmprobe.judge.protocol import Reading
+from lmmprobe.schema import Judgement, Score
+
+__all__ = ["agreement_figures", "ratings"]
+
+log = logging.getLogger(__name__)
+
+
+def _stat(name: str) -> Callable[..., float] | None:
+    # The statistics live in lmmprobe.metrics.agreement (its parity-tested implementations);
+    # looked up by name so this module works, without those figures, where it is absent.
+    try:
+        module = importlib.import_module("lmmprobe.metrics.agreement")
+    except ImportError:
+        log.debug("lmmprobe.metrics.agreement is absent: agreement figures left out")
+        return None
+    fn = getattr(module, name, None)
+    return fn if callable(fn) else None
+
+
+def _call(name: str, *args: Any, **kwargs: Any) -> float | None:
+    fn = _stat(name)
+    if fn is None:
+        return None
+    try:
+        value = float(fn(*args, **kwargs))
+    except (ValueError, ZeroDivisionError) as exc:
+        log.debug("%s not computed: %s", name, exc)
+        return None
+    return value if math.isfinite(value) else None
+
+
+def ratings(judgements: Sequence[Judgement], judge: str) -> Hashable | float | None:
+    """One judge's rating of one answer: its reading (first readable repeat), else its grade."""
+    mine = [j for j in judgements if j.judge == judge and j.decided_by == "judge"]
+    if not mine:
+        return None
+    if mine[0].reading is not None and len(mine) == 1:
+        return mine[0].reading
+    values = [j.value for j in mine if j.value is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _graded(rows: Sequence[Sequence[Any]]) -> bool:
+    # A scale: numeric ratings (readings are texts).
+    return any(isinstance(v, float) for row in rows for v in row if v is not None)
+
+
+def agreement_figures(
+    scores: Sequence[Score], judges: Sequence[str], rules: Mapping[tuple[str, int], Reading]
+) -> dict[str, Any]:
+    """The agreement figures of one model's judged answers (module docstring).
+
+    Args:
+        scores: The answers a protocol applies to, with their judgements.
+        judges: The judge specs, in order.
+        rules: (sample id, repeat) → the rules' reading, where the rules read the answer.
+
+    Returns:
+        The figures, only those that apply (empty with one judge and no rule readings).
+
+    """
+    out: dict[str, Any] = {}
+    table = [[ratings(s.judgements, j) for j in judges] for s in scores]
+    if len(judges) >= 2 and table:
+        full = [row for row in table if all(v is not None for v in row)]
+        out["items"] = len(full)
+        if full:
+            out["percent"] = sum(1 for row in full if len(set(row)) == 1) / len(full)
+        if _graded(table):
+            by_rater = [[_num(row[i]) for row in table] for i in range(len(judges))]
+            alpha = _call("krippendorff_alpha", by_rater, level="interval")
+            if alpha is not None:
+                out["krippendorff_alpha"] = alpha
+        elif len(full) >= 2:
+            if len(judges) == 2:
+                kappa = _call("cohen_kappa", [r[0] for r in full], [r[1] for r in full])
+                if kappa is not None:
+                    out["cohen_kappa"] = kappa
+            else:
+                fleiss = _call("fleiss_kappa", full)
+                if fleiss is not None:
+                    out["fleiss_kappa"] = fleiss
+    with_rules: dict[str, dict[str, float | int]] = {}
+    for i, judge in enumerate(judges):
+        pairs = [
+            (rule.reading, row[i])
+            for s, row in zip(scores, table, strict=True)
+            if (rule := rules.get((s.sample_id, s.repeat))) is not None
+            and rule.reading is not None
+            and row[i] is not None
+        ]
+        if not pairs:
+            continue
+        figures: dict[str, float | int] = {
+            "items": len(pairs),
+            "percent": sum(1 for a, b in pairs if a == b) / len(pairs),
+        }
+        kappa = _call("cohen_kappa", [a for a, _ in pairs], [b for _, b in pairs])
+        if kappa is not None:
+            figures["cohen_kappa"] = kappa
+        with_rules[judge] = figures
+    if with_rules:
+        out["with_rules"] = with_rules
+    return out
+
+
+def _num(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,142 @@
+"""``lmmprobe-open``: lmmprobe's own generic judge of open-ended answers.
+
+Our definition (docs/definitions.md, "lmmprobe-open"). It applies to open-ended rows with a
+reference answer and/or a ``rubric`` (a metadata field) whose request returned an answer that
+was not cut off; there are no rules, so every such answer goes to the judge (``always``).
+
+The judge grades on a scale chosen with ``--judge-scale``: ``binary`` (reply ``correct`` or
+``incorrect``: 1 or 0), ``1-5`` or ``1-10`` (reply a whole number in the range: the grade).
+The reply is read strictly: its first word (case and a final full stop aside) on the binary
+scale, a whole number alone on the line on a graded one (``4``, ``4/5``, ``Grade: 4`` all
+read as 4); anything else, or a grade out of range, is unreadable and leaves the answer
+unjudged. A template of one's own (``--judge-prompt FILE``, `lmmprobe.judge.template`) replaces
+the prompt; its hash and the scale are part of the protocol version, so changing either
+re-judges.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
+from lmmprobe.judge.template import JudgeTemplate
+from lmmprobe.schema import GenerationParams, Judgement
+
+__all__ = ["INSTRUCTIONS", "OPEN_TEMPLATE", "SCALES", "JudgeScale", "OpenProtocol"]
+
+JudgeScale = Literal["binary", "1-5", "1-10"]
+SCALES: tuple[JudgeScale, ...] = ("binary", "1-5", "1-10")
+
+OPEN_TEMPLATE = """\
+You are grading a model's answer to a question, against a reference answer and a rubric where \
+they are given.
+
+Question: {question}
+Reference answer: {reference}
+Rubric: {rubric}
+Model's answer: {answer}
+
+{instruction}"""
+"""The user turn sent to the judge (no system turn)."""
+
+INSTRUCTIONS: dict[JudgeScale, str] = {
+    "binary": "Is the model's answer correct? Reply with one word: correct or incorrect.",
+    "1-5": "Grade the model's answer from 1 (wrong or useless) to 5 (fully correct and "
+    "complete). Reply with the grade only, a whole number from 1 to 5.",
+    "1-10": "Grade the model's answer from 1 (wrong or useless) to 10 (fully correct and "
+    "complete). Reply with the grade only, a whole number from 1 to 10.",
+}
+"""The last sentence of the prompt (``{instruction}``), by scale."""
+
+_NONE = "(none)"
+_WORD = re.compile(r"^\W*([A-Za-z]+)")
+_GRADE = re.compile(r"^\s*(?:(?:grade|score)\s*[:=]?\s*)?(\d+)(?:\s*/\s*\d+)?\s*\.?\s*$", re.I)
+
+
+def _references(item: JudgeItem) -> list[str]:
+    answer = item.sample.answer
+    return [a for a in answer if a.strip()] if isinstance(answer, list) else []
+
+
+def _rubric(item: JudgeItem) -> str | None:
+    rubric = item.sample.metadata.get("rubric")
+    return str(rubric) if rubric not in (None, "") else None
+
+
+@dataclass
+class OpenProtocol:
+    """lmmprobe's generic open-ended judge (module docstring), on one scale."""
+
+    scale: JudgeScale = "binary"
+    template: JudgeTemplate | None = None
+    name: str = "lmmprobe-open"
+    source: str = "lmmprobe"
+    when: tuple[JudgeWhen, ...] = ("always",)
+    repeats: int = 1
+    gen: GenerationParams = field(
+        default_factory=lambda: GenerationParams(max_new_tokens=8, temperature=0.0)
+    )
+
+    version: str = field(init=False)
+    """``1:SCALE``, plus ``:custom-HASH`` with a template of one's own."""
+
+    def __post_init__(self) -> None:
+        base = f"1:{self.scale}"
+        self.version = base if self.template is None else f"{base}:custom-{self.template.digest}"
+
+    def applies(self, item: JudgeItem) -> bool:
+        """Open-ended rows with a reference or a rubric, answered and not cut off."""
+        return (
+            not item.sample.is_choice
+            and (bool(_references(item)) or _rubric(item) is not None)
+            and item.score.stage not in ("error", "truncated")
+            and item.score.error_type is None
+        )
+
+    def rule(self, item: JudgeItem) -> Reading | None:
+        """No rules: every answer goes to the judge."""
+        return None
+
+    def prompt(self, item: JudgeItem) -> JudgePrompt:
+        """The prompt about `item` (the built-in template, or one's own)."""
+        text = OPEN_TEMPLATE if self.template is None else self.template.text
+        return JudgePrompt(
+            text.format(
+                question=item.sample.question,
+                answer=item.answer,
+                reference="; ".join(_references(item)) or _NONE,
+                rubric=_rubric(item) or _NONE,
+                instruction=INSTRUCTIONS[self.scale],
+            )
+        )
+
+    def read(self, reply: str, item: JudgeItem) -> Reading | None:
+        """The verdict or grade in `reply` (module docstring); None where it is unreadable."""
+        if self.scale == "binary":
+            match = _WORD.match(reply)
+            word = match.group(1).lower() if match else ""
+            if word in ("correct", "incorrect"):
+                return Reading(value=1.0 if word == "correct" else 0.0, reading=word)
+            return None
+        match = _GRADE.match(reply.strip().splitlines()[0] if reply.strip() else "")
+        if match is None:
+            return None
+        grade = int(match.group(1))
+        top = 5 if self.scale == "1-5" else 10
+        return Reading(value=float(grade), reading=str(grade)) if 1 <= grade <= top else None
+
+    def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
+        """On the binary scale, the first decided verdict; None on a graded scale."""
+        if self.scale != "binary":
+            return None
+        for j in judgements:
+            if j.decided_by != "unjudged" and j.value is not None:
+                return j.value == 1.0
+        return None
+
+
+JUDGE_PROTOCOLS.register(
+    "lmmprobe-open", "lmmprobe's own: grade an open-ended answer against a reference or rubric"
+)(OpenProtocol())

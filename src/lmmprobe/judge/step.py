@@ -1,0 +1,413 @@
+"""The judging step: judge a run's answers with judge models, through the runner and the store.
+
+After a run's answers are scored (`lmmprobe.run.execute_run`), each answer a judge protocol
+applies to is decided by the protocol's rules (``--judge-when miss``, where they read it) or
+by every judge (``--judge A --judge B``; each of the protocol's repeats is its own call). A
+judge call is a request like a model's: it goes through `lmmprobe.run.answer_requests` (stored
+responses reused, the rest sent concurrently through the local or Ray executor and stored batch
+by batch), keyed by `lmmprobe.run.judge_key` (judge identity, protocol name and version, the
+rendered prompt that quotes the answer, any image sent, decoding settings).
+
+A judge that fails (an error response) or replies unreadably leaves its verdict ``unjudged``
+with the reason; never a guess. On resume an error is asked again (errors are never reused, as
+for models); an unreadable reply is stored like any reply and read again, not asked again: the
+same request to the same judge would give the same reply, and a changed reading comes with a
+new protocol version, whose key asks anew.
+
+Verdicts are stored (`Store.put_judgements`) and put on each `Score.judgements`; the judged
+figures (`judge_score`, `judge_coverage`) are computed from them by the run metrics, and the
+per-model counts and agreement figures (`JudgeModelStats`) go to results.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data.benchmarks.base import BENCHMARKS
+from lmmprobe.judge.agreement_figures import agreement_figures
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgeProtocol, Reading
+from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
+from lmmprobe.judge.template import load_template
+from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
+from lmmprobe.parse.thinking import split_answer, tags_for_model
+from lmmprobe.registry import RegistryError
+from lmmprobe.run import (
+    Executor,
+    LocalExecutor,
+    ModelOutcome,
+    NullProgress,
+    ProgressSink,
+    RunOutcome,
+    answer_requests,
+    judge_key,
+)
+from lmmprobe.schema import (
+    ContentPart,
+    DecidedBy,
+    JudgeConfig,
+    Judgement,
+    Message,
+    Request,
+    Response,
+    Sample,
+    Score,
+)
+from lmmprobe.store import Store
+
+__all__ = [
+    "JudgeModelStats",
+    "JudgeRunOutcome",
+    "check_config",
+    "judge_run",
+    "resolve_protocols",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CHOICE = "lmmprobe-choice"
+DEFAULT_OPEN = "lmmprobe-open"
+
+
+@dataclass
+class JudgeModelStats:
+    """How one model's answers were judged."""
+
+    decided: Counter[str] = field(default_factory=Counter)
+    """Answers by the path that decided them: rule, judge, unjudged."""
+    protocols: dict[str, str] = field(default_factory=dict)
+    """Protocol name → version, of the protocols applied."""
+    calls: dict[str, ModelOutcome] = field(default_factory=dict)
+    """Judge spec → its requests (cached, called, errors, tokens)."""
+    agreement: dict[str, Any] = field(default_factory=dict)
+    """Agreement figures between judges and with the rules (`agreement_figures`)."""
+
+
+@dataclass
+class JudgeRunOutcome:
+    """What the judging step did to a run: per model, and what it ran with."""
+
+    config: JudgeConfig
+    models: dict[str, JudgeModelStats] = field(default_factory=dict)
+    manifest: dict[str, Any] = field(default_factory=dict)
+    """What the manifest records under ``judge`` (judges' identities, protocols, versions)."""
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """One judge call about one answer (its request is built per judge)."""
+
+    score: Score
+    item: JudgeItem
+    protocol: JudgeProtocol
+    attempt: int
+
+
+def _applies(protocol: JudgeProtocol, item: JudgeItem) -> bool:
+    # `applies` is an optional member of a protocol; without it, every answered row that was
+    # not cut off.
+    check = getattr(protocol, "applies", None)
+    if callable(check):
+        return bool(check(item))
+    return item.score.error_type is None and item.score.stage not in ("error", "truncated")
+
+
+def _configured(name: str, config: JudgeConfig) -> JudgeProtocol:
+    """The protocol named `name`, with the run's scale and template where it takes them."""
+    protocol = JUDGE_PROTOCOLS.get(name)
+    if isinstance(protocol, OpenProtocol):
+        template = load_template(config.prompt) if config.prompt else None
+        return replace(protocol, scale=config.scale, template=template)
+    return protocol
+
+
+def check_config(config: JudgeConfig) -> None:
+    """Check what can be checked before a run: the protocol's name, the template, the mode.
+
+    Raises:
+        RegistryError: The protocol is not registered.
+        TemplateError: The ``--judge-prompt`` template is unusable (the message names the
+            file and the placeholder).
+        ValueError: ``config.when`` is a mode the named protocol does not allow.
+
+    """
+    if config.prompt is not None:
+        load_template(config.prompt)
+    if config.protocol is not None:
+        protocol = _configured(config.protocol, config)
+        if config.when is not None and config.when not in protocol.when:
+            raise ValueError(
+                f"--judge-when {config.when}: protocol {protocol.name} allows only "
+                + " or ".join(protocol.when)
+            )
+
+
+def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[str, JudgeProtocol]:
+    """The protocol of each sample a protocol may apply to (sample id → protocol).
+
+    ``config.protocol`` for every sample when given; else a benchmark sample's official judge
+    (`Benchmark.judge`), single-choice samples ``lmmprobe-choice`` and the other samples
+    ``lmmprobe-open``. Checked before any call.
+
+    Raises:
+        RegistryError: A protocol is not registered.
+        TemplateError: ``config.prompt`` cannot be used.
+        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row, or
+            ``config.when`` is a mode a protocol does not allow.
+
+    """
+    cache: dict[str, JudgeProtocol] = {}
+
+    def get(name: str) -> JudgeProtocol:
+        if name not in cache:
+            cache[name] = _configured(name, config)
+        return cache[name]
+
+    out: dict[str, JudgeProtocol] = {}
+    for sample in samples:
+        name = config.protocol
+        if name is None and sample.benchmark is not None:
+            with contextlib.suppress(RegistryError):
+                name = BENCHMARKS.get(sample.benchmark.name).judge
+        if name is None:
+            name = DEFAULT_CHOICE if sample.is_choice else DEFAULT_OPEN
+        out[sample.id] = get(name)
+    if config.prompt is not None and not any(isinstance(p, OpenProtocol) for p in cache.values()):
+        raise ValueError(
+            f"--judge-prompt {config.prompt}: a template is used by lmmprobe-open only, and no "
+            f"row here is judged by it (protocols: {', '.join(sorted(cache))})"
+        )
+    if config.when is not None:
+        for p in cache.values():
+            if config.when not in p.when:
+                raise ValueError(
+                    f"--judge-when {config.when}: protocol {p.name} allows only "
+                    + " or ".join(p.when)
+                )
+    return out
+
+
+def _request(
+    protocol: JudgeProtocol, item: JudgeItem, attempt: int, sees_image: bool, ident: str
+) -> Request:
+    prompt = protocol.prompt(item)
+    images = list(item.sample.images) if sees_image else []
+    parts = [ContentPart(type="image", image=i) for i in range(len(images))]
+    parts.append(ContentPart(type="text", text=prompt.user))
+    messages = [Message(role="user", content=parts)]
+    if prompt.system is not None:
+        messages.insert(
+            0, Message(role="system", content=[ContentPart(type="text", text=prompt.system)])
+        )
+    req = Request(
+        sample_id=item.sample.id,
+        repeat=item.score.repeat,
+        method="generate",
+        messages=messages,
+        prompt=prompt.user,
+        images=images,
+        gen=protocol.gen,
+    )
+    req.key = judge_key(ident, protocol.name, protocol.version, req, attempt)
+    return req
+
+
+def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None) -> Judgement:
+    """A judge's verdict on one answer, from its response (unjudged where none is readable)."""
+    base = {
+        "judge": judge,
+        "protocol": ask.protocol.name,
+        "version": ask.protocol.version,
+        "key": request.key,
+        "attempt": ask.attempt,
+    }
+    if response is None:
+        return Judgement(**base, decided_by="unjudged", reason="not asked (the run stopped)")
+    if response.error is not None:
+        return Judgement(
+            **base,
+            decided_by="unjudged",
+            reason=f"judge error {response.error.type}: {response.error.message}"[:300],
+        )
+    thought = split_answer(
+        response.text,
+        reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+        tags=tags_for_model(judge),
+    )
+    reading = None if thought.truncated else ask.protocol.read(thought.answer, ask.item)
+    if reading is None:
+        return Judgement(
+            **base,
+            decided_by="unjudged",
+            reason=f"unreadable reply: {thought.answer[:200]!r}",
+        )
+    return _from_reading(base, "judge", reading)
+
+
+def _from_reading(base: dict[str, Any], by: DecidedBy, reading: Reading) -> Judgement:
+    return Judgement(
+        **base,
+        decided_by=by,
+        value=reading.value,
+        reading=reading.reading,
+        detail=dict(reading.detail or {}),
+    )
+
+
+def _answer_of(model_spec: str, response: Response | None) -> str:
+    if response is None:
+        return ""
+    thought = split_answer(
+        response.text,
+        reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+        tags=tags_for_model(model_spec),
+    )
+    return thought.answer.strip()
+
+
+def _load_judges(specs: Sequence[str]) -> dict[str, Model | AsyncModel]:
+    return {s: load_model(s) for s in dict.fromkeys(specs)}
+
+
+def judge_run(
+    outcome: RunOutcome,
+    config: JudgeConfig,
+    store: Store,
+    *,
+    executor: Executor | None = None,
+    progress: ProgressSink | None = None,
+) -> JudgeRunOutcome:
+    """Judge every answer of `outcome` a protocol applies to; store and attach the verdicts.
+
+    Each model's `Score.judgements` are set (in memory and in the store), the run's scores are
+    stored again with them, and the manifest gains a ``judge`` entry naming the judges, their
+    identities and the protocols with their versions.
+
+    Args:
+        outcome: A finished run (its scores in the store).
+        config: The judges and how to use them.
+        store: The run's store.
+        executor: Where judge calls run (the run's executor; local by default).
+        progress: Progress sink (one bar per judge and model).
+
+    Returns:
+        Per model: the answers each path decided, the judges' call counts, agreement figures.
+
+    Raises:
+        RegistryError: A judge model or protocol is unknown or not installed.
+        TemplateError: The ``--judge-prompt`` template is unusable.
+        ValueError: A setting does not fit the data (see `resolve_protocols`).
+
+    """
+    executor = executor or LocalExecutor()
+    progress = progress or NullProgress()
+    samples = {s.id: s for s in outcome.load.samples}
+    protocols = resolve_protocols(config, outcome.load.samples)
+    judges = _load_judges(config.judges)
+    result = JudgeRunOutcome(config)
+    servers = [m for m in judges.values() if isinstance(m, StartableModel)]
+    try:
+        for server in servers:
+            server.start(Path(outcome.out_dir))
+        for mo in outcome.models:
+            result.models[mo.spec] = _judge_model(
+                mo,
+                samples,
+                protocols,
+                config,
+                judges,
+                store,
+                executor,
+                progress,
+                outcome.spec.no_cache,
+            )
+            rows = [(s.sample_id, s.repeat, j) for s in mo.scores for j in s.judgements]
+            store.put_judgements(outcome.run_id, mo.spec, rows)
+    finally:
+        for server in servers:
+            server.stop()
+    used = {p.name: p for p in protocols.values()}
+    result.manifest = {
+        "judges": {s: m.identity.model_dump(mode="json") for s, m in judges.items()},
+        "protocols": {
+            name: {"version": p.version, "source": p.source, "repeats": p.repeats}
+            for name, p in sorted(used.items())
+        },
+        "when": config.when,
+        "sees_image": config.sees_image,
+        "scale": config.scale,
+        "prompt": config.prompt,
+    }
+    outcome.manifest["judge"] = result.manifest
+    store.update_run(outcome.run_id, manifest=outcome.manifest)
+    return result
+
+
+def _judge_model(
+    mo: ModelOutcome,
+    samples: dict[str, Sample],
+    protocols: dict[str, JudgeProtocol],
+    config: JudgeConfig,
+    judges: dict[str, Model | AsyncModel],
+    store: Store,
+    executor: Executor,
+    progress: ProgressSink,
+    no_cache: bool,
+) -> JudgeModelStats:
+    stats = JudgeModelStats()
+    answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
+    asks: list[_Ask] = []
+    rules: dict[tuple[str, int], Reading] = {}
+    for score in mo.scores:
+        score.judgements = []
+        sample = samples.get(score.sample_id)
+        protocol = protocols.get(score.sample_id)
+        if sample is None or protocol is None:
+            continue
+        item = JudgeItem(sample, _answer_of(mo.spec, answers.get(score.key)), score)
+        if not _applies(protocol, item):
+            continue
+        stats.protocols[protocol.name] = protocol.version
+        when = config.when or protocol.when[0]
+        rule = protocol.rule(item)
+        if rule is not None:
+            rules[(score.sample_id, score.repeat)] = rule
+        if when == "miss" and rule is not None:
+            base = {"judge": None, "protocol": protocol.name, "version": protocol.version}
+            score.judgements.append(_from_reading(base, "rule", rule))
+            continue
+        for attempt in range(protocol.repeats):
+            asks.append(_Ask(score, item, protocol, attempt))
+    for judge, model in judges.items():
+        ident = model.identity.cache_id()
+        mine = [
+            (a, _request(a.protocol, a.item, a.attempt, config.sees_image, ident)) for a in asks
+        ]
+        calls = ModelOutcome(spec=judge, identity=model.identity, scores=[])
+        unique = {r.key: r for _, r in mine}
+        responses = answer_requests(
+            judge,
+            model,
+            unique,
+            store,
+            executor=executor,
+            progress=progress,
+            outcome=calls,
+            no_cache=no_cache,
+        )
+        stats.calls[judge] = calls
+        for a, r in mine:
+            a.score.judgements.append(_verdict(judge, a, r, responses.get(r.key)))
+    for score in mo.scores:
+        if score.judgements:
+            by = {j.decided_by for j in score.judgements}
+            stats.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
+    stats.agreement = agreement_figures([s for s in mo.scores if s.judgements], list(judges), rules)
+    return stats

@@ -1,0 +1,98 @@
+"""Judge prompt templates of one's own (``--judge-prompt FILE``), checked before any call.
+
+A template is a text file with ``{placeholder}`` fields (Python's `str.format` syntax; ``{{``
+and ``}}`` are literal braces). The generic open-ended protocol (``lmmprobe-open``) fills:
+
+- ``{question}``: the question asked (required);
+- ``{answer}``: the model's answer, thinking split off (required);
+- ``{reference}``: the reference answer(s), ``; ``-joined, or ``(none)``;
+- ``{rubric}``: the row's ``rubric`` metadata, or ``(none)``;
+- ``{instruction}``: how to reply on the chosen scale (``--judge-scale``), the same sentence
+  the built-in template ends with; without it, say yourself how the judge should reply (the
+  reply is read on the scale all the same).
+
+An unknown placeholder, a missing required one, or a malformed field fails before the run
+with one line naming the file and the placeholder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["OPEN_FIELDS", "OPEN_REQUIRED", "JudgeTemplate", "TemplateError", "load_template"]
+
+OPEN_FIELDS = ("question", "answer", "reference", "rubric", "instruction")
+"""Every placeholder a template of ``lmmprobe-open`` may use."""
+OPEN_REQUIRED = ("question", "answer")
+"""The placeholders a template of ``lmmprobe-open`` must use."""
+
+
+class TemplateError(ValueError):
+    """A judge prompt template cannot be used (the message names the file and placeholder)."""
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """A checked template: its text and a short hash naming it in the protocol version."""
+
+    text: str
+    source: str
+
+    @property
+    def digest(self) -> str:
+        """12 hex characters of the text's SHA-256 (part of the protocol version)."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:12]
+
+
+def check_template(
+    text: str, source: str, fields: tuple[str, ...], required: tuple[str, ...]
+) -> JudgeTemplate:
+    """`text` as a template, after checking its placeholders.
+
+    Raises:
+        TemplateError: A placeholder is unknown, has a format spec or conversion, a required
+            one is missing, or a brace is unmatched.
+
+    """
+    used: set[str] = set()
+    try:
+        parsed = list(string.Formatter().parse(text))
+    except ValueError as exc:
+        raise TemplateError(
+            f"{source}: not a valid template: {exc} (write {{{{ for a brace)"
+        ) from None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name not in fields:
+            raise TemplateError(
+                f"{source}: unknown placeholder {{{name}}}; the placeholders are "
+                + ", ".join(f"{{{f}}}" for f in fields)
+            )
+        if spec or conversion:
+            raise TemplateError(
+                f"{source}: placeholder {{{name}}} takes no format spec or conversion"
+            )
+        used.add(name)
+    for name in required:
+        if name not in used:
+            raise TemplateError(f"{source}: missing required placeholder {{{name}}}")
+    return JudgeTemplate(text, source)
+
+
+def load_template(path: str | Path) -> JudgeTemplate:
+    """Read and check a template of ``lmmprobe-open`` (module docstring).
+
+    Raises:
+        TemplateError: The file cannot be read as UTF-8 text, or its placeholders are wrong.
+
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TemplateError(f"{path}: cannot read the judge prompt template: {exc}") from exc
+    return check_template(text, str(path), OPEN_FIELDS, OPEN_REQUIRED)

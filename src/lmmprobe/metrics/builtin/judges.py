@@ -1,0 +1,50 @@
+"""Judged figures: the score judges (and a protocol's rules) gave, and how much they covered.
+
+Both apply only to the rows a judge protocol applies to (rows carrying `Score.judgements`:
+``lmmprobe run --judge``) and are left out otherwise. `judge_score` is the mean judged figure
+(`lmmprobe.metrics.judged.judged_value`: accuracy for verdicts, the mean grade for a scale)
+over the answers that have one; `judge_coverage` is the share of those rows that have one
+(judged / total): an answer whose judges all failed or replied unreadably is counted apart,
+never guessed. The two are shown side by side.
+"""
+
+from __future__ import annotations
+
+from lmmprobe.metrics.builtin._official import mean_value
+from lmmprobe.metrics.judged import judged_rows, judged_value
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
+
+FAMILY = "judges"
+
+
+@run_metric(
+    "judge_score",
+    summary="Mean judged figure (majority verdict or mean grade) over judged answers",
+    label="judged",
+    family=FAMILY,
+    order=0,
+)
+def judge_score(ctx: MetricContext) -> MetricValue | None:
+    """Mean of each judged answer's figure, with a cluster-bootstrap interval."""
+    rows = judged_rows(ctx.scores)
+    if not rows:
+        return None
+    pairs = [(s, v) for s in rows if (v := judged_value(s.judgements)) is not None]
+    return mean_value(ctx, [s for s, _ in pairs], [v for _, v in pairs])
+
+
+@run_metric(
+    "judge_coverage",
+    summary="Share of the answers a judge protocol applies to that got a judged figure",
+    label="coverage",
+    family=FAMILY,
+    order=1,
+)
+def judge_coverage(ctx: MetricContext) -> MetricValue | None:
+    """Judged / total over the rows a judge protocol applies to."""
+    rows = judged_rows(ctx.scores)
+    if not rows:
+        return None
+    values = [0.0 if judged_value(s.judgements) is None else 1.0 for s in rows]
+    return mean_value(ctx, rows, values)

@@ -1,0 +1,65 @@
+"""One answer's judged figure from its verdicts: majority for verdicts, mean for grades.
+
+An answer a judge protocol applies to carries its verdicts in `Score.judgements`: a rule's
+reading (``decided_by="rule"``: the protocol's rules read it and no judge was asked), each
+judge's verdict per repeat (``judge``), or a judge's failure (``unjudged``). This module turns
+them into one figure per answer, lmmprobe's own definition (docs/definitions.md, "judged
+figure"):
+
+- a rule's verdict, where one decided, is the figure;
+- else each judge's repeats are averaged (MM-Vet's grader is asked several times and averaged);
+- several judges: where every judge's figure is 0 or 1 (a verdict), the majority; a tie
+  decides nothing (the answer counts as not judged: never a coin flip); otherwise (grades
+  on a scale) the mean of the judges' figures.
+
+An answer none of whose verdicts holds a figure (every judge failed or replied unreadably) has
+no judged figure: it is counted apart, in `judge_coverage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from statistics import fmean
+
+from lmmprobe.schema import Judgement, Score
+
+__all__ = ["decided", "judge_values", "judged_rows", "judged_value"]
+
+
+def decided(judgements: Sequence[Judgement]) -> bool:
+    """Whether a rule or at least one judge decided the answer (not every path failed)."""
+    return any(j.decided_by != "unjudged" for j in judgements)
+
+
+def judge_values(judgements: Sequence[Judgement]) -> dict[str, float]:
+    """Each judge's figure on one answer: the mean of its readable repeats' values.
+
+    Judges whose every repeat failed, was unreadable or holds no value are left out.
+    """
+    per: dict[str, list[float]] = {}
+    for j in judgements:
+        if j.decided_by == "judge" and j.judge is not None and j.value is not None:
+            per.setdefault(j.judge, []).append(j.value)
+    return {judge: fmean(values) for judge, values in per.items()}
+
+
+def judged_value(judgements: Sequence[Judgement]) -> float | None:
+    """The answer's judged figure (module docstring), or None where nothing decided one."""
+    for j in judgements:
+        if j.decided_by == "rule" and j.value is not None:
+            return j.value
+    values = list(judge_values(judgements).values())
+    if not values:
+        return None
+    if all(v in (0.0, 1.0) for v in values):
+        yes = sum(values)
+        no = len(values) - yes
+        if yes == no:
+            return None  # a tie between judges decides nothing
+        return 1.0 if yes > no else 0.0
+    return fmean(values)
+
+
+def judged_rows(scores: Sequence[Score]) -> list[Score]:
+    """The rows a judge protocol applies to: those carrying any verdict."""
+    return [s for s in scores if s.judgements]

@@ -1,0 +1,236 @@
+"""Judges through the console script (issue 26: items 1, 3, 4, 5, 6 and 8).
+
+The model and the judges are the fake OpenAI server, scripted by prompt (`reply_table`): each
+row's model answer and each judge's reply about it are fixed, so the verdicts, the paths that
+decided them, the coverage and the calls the server received are known exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+CHOICE_ASK = "Say which option the answer chose"
+OPEN_ASK = "You are grading a model's answer"
+
+# Model answers by question: q1 and q2 are read by rules, q3-q6 are not (unparsed).
+MODEL = [
+    ("Which animal is q1?", "(A)"),
+    ("Which animal is q2?", "(B)"),
+    ("Which animal is q3?", "I would say the feline one"),
+    ("Which animal is q4?", "Probably the barking one"),
+    ("Which animal is q5?", "hmm, the grumpy one"),
+    ("Which animal is q6?", "zzz unclear"),
+]
+# What a judge replies about each unparsed answer (needle: a text of its prompt).
+JUDGE = [
+    (f"{CHOICE_ASK}", None),  # placeholder; per-answer rules below come first
+]
+
+
+def _rows(path: Path) -> Path:
+    lines = [
+        {"id": f"q{i}", "images": [], "question": q, "choices": ["cat", "dog"], "answer": 0}
+        for i, (q, _) in enumerate(MODEL, 1)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _table(judge_replies: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    # Judge prompts quote the model's answer: they are matched first; then the model's rows.
+    return [*judge_replies, *[(q, a) for q, a in MODEL]]
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
+
+
+def _results(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return doc
+
+
+CHOICE_JUDGE = [
+    ("Answer: I would say the feline one", "A"),  # correct
+    ("Answer: Probably the barking one", "(B)"),  # wrong
+    ("Answer: hmm, the grumpy one", "I cannot tell, maybe"),  # unreadable
+    ("Answer: zzz unclear", "!fail"),  # failing judge
+]
+
+
+def test_choice_judge_reads_only_what_rules_cannot(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    db, out = tmp_path / "db", tmp_path / "o"
+    with FakeOpenAIServer(reply_table=_table(CHOICE_JUDGE)) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+            "--out", out, "--judge", f"openai:judge-a@{url}",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        # 6 model answers, then the judge only for the 4 the rules could not read.
+        assert server.requests_total == 6 + 4
+    res = _results(out)
+    (model,) = res["models"].values()
+    judge = model["judge"]
+    assert judge["protocols"] == {"lmmprobe-choice": "1"}
+    assert judge["decided"] == {"rule": 2, "judge": 2, "unjudged": 2}
+    assert judge["calls"][f"openai:judge-a@{url}"]["errors"] == 1
+    # Judged figure: q1 right, q2 wrong (rules), q3 right, q4 wrong (judge): 2/4.
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx(0.5)
+    assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(4 / 6)
+    # The rule-based accuracy is unchanged: unparsed answers count as wrong.
+    assert model["metrics"]["accuracy"]["value"] == pytest.approx(1 / 6)
+    assert "lmmprobe-choice" in res["manifest"]["judge"]["protocols"]
+    assert "2 by rule, 2 by judge, 2 unjudged" in proc.stdout
+    md = (out / "results.md").read_text()
+    assert "## Judges" in md and "lmmprobe-choice (version 1)" in md
+    # Stored verdicts, with the reason of each unjudged one.
+    with sqlite3.connect(db) as conn:
+        rows = dict(
+            conn.execute(
+                "SELECT sample_id, decided_by || ':' || COALESCE(reason, '') FROM judgements"
+            )
+        )
+    assert rows["q1"] == "rule:" and rows["q3"] == "judge:"
+    assert rows["q5"].startswith("unjudged:unreadable reply")
+    assert rows["q6"].startswith("unjudged:judge error")
+    # Exported rows carry their verdicts.
+    export = _run("export", res["run_id"], "--db", db)
+    assert export.returncode == 0, export.stderr
+    by_id = {r["sample_id"]: r for r in map(json.loads, export.stdout.splitlines())}
+    assert by_id["q3"]["judgements"][0]["reading"] == "A"
+    assert (
+        "judgements" not in by_id.get("q1", {})
+        or by_id["q1"]["judgements"][0]["decided_by"] == "rule"
+    )
+
+
+def test_resume_asks_only_failed_judge_calls_again(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=_table(CHOICE_JUDGE)) as server:
+        url = server.base_url
+        args = ("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+                "--judge", f"openai:judge-a@{url}")  # fmt: skip
+        assert _run(*args, "--out", tmp_path / "o1").returncode == 0
+        server.reset_stats()
+        second = _run(*args, "--out", tmp_path / "o2")
+        assert second.returncode == 0, second.stderr
+        # Every stored answer and judge reply is reused; only the failed judge call (q6)
+        # is asked again. The unreadable reply (q5) is re-read, not re-asked.
+        assert server.requests_total == 1
+    (model,) = _results(tmp_path / "o2")["models"].values()
+    assert model["judge"]["decided"] == {"rule": 2, "judge": 2, "unjudged": 2}
+
+
+def test_judge_when_always_and_agreement_with_rules(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    out = tmp_path / "o"
+    replies = [("Answer: (A)", "A"), ("Answer: (B)", "A"), *CHOICE_JUDGE]
+    with FakeOpenAIServer(reply_table=_table(replies)) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db",
+            "--out", out, "--judge", f"openai:judge-a@{url}", "--judge-when", "always",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests_total == 6 + 6
+    (model,) = _results(out)["models"].values()
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 4, "unjudged": 2}
+    with_rules = model["judge"]["agreement"]["with_rules"][f"openai:judge-a@{url}"]
+    # The rules read q1 (A) and q2 (B); the judge said A for both.
+    assert with_rules["items"] == 2 and with_rules["percent"] == pytest.approx(0.5)
+
+
+def test_several_judges_majority(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    out = tmp_path / "o"
+    # judge-b always says B, judge-c says the gold A: per answer A/B/A → majority A (q3),
+    # and on q4 B/B/A → B.
+    replies = [
+        ("Answer: I would say the feline one", "A"),
+        ("Answer: Probably the barking one", "B"),
+        ("Answer: hmm, the grumpy one", "A"),
+        ("Answer: zzz unclear", "B"),
+    ]
+    with FakeOpenAIServer(reply_table=_table(replies)) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db",
+            "--out", out, "--judge", f"openai:judge-a@{url}", "--judge", f"openai:judge-b@{url}",
+            "--judge", f"openai:judge-c@{url}",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        # Three judges: three distinct identities, so three calls per unparsed answer.
+        assert server.requests_total == 6 + 3 * 4
+    (model,) = _results(out)["models"].values()
+    assert model["judge"]["decided"] == {"rule": 2, "judge": 4, "unjudged": 0}
+    assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(1.0)
+    # q1 right, q2 wrong (rules); q3 A right, q4 B wrong, q5 A right, q6 B wrong.
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx(3 / 6)
+    assert model["judge"]["agreement"]["percent"] == pytest.approx(1.0)
+
+
+def _open_rows(path: Path) -> Path:
+    rows = [
+        {"id": "o1", "images": [], "question": "Name the capital of France.", "answer": ["Paris"]},
+        {"id": "o2", "images": [], "question": "Describe the sky.", "answer": ["blue"],
+         "metadata": {"rubric": "mentions a colour"}},
+        {"id": "o3", "images": [], "question": "What is 2+2?", "answer": ["4"]},
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
+    data = _open_rows(tmp_path / "open.jsonl")
+    model_replies = [
+        ("Name the capital", "Paris, of course"),
+        ("Describe the sky", "It is grey"),
+        ("What is 2+2", "five"),
+    ]
+    judge = [
+        ("Model's answer: Paris, of course", "5"),
+        ("Model's answer: It is grey", "Grade: 2"),
+        ("Model's answer: five", "no idea"),
+    ]
+    with FakeOpenAIServer(reply_table=[*judge, *model_replies]) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db",
+            "--out", tmp_path / "o", "--judge", f"openai:judge-a@{url}", "--judge-scale", "1-5",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = _results(tmp_path / "o")["models"].values()
+    assert model["judge"]["protocols"] == {"lmmprobe-open": "1:1-5"}
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx(3.5)
+    assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(2 / 3)
+
+    # A template of one's own: a bad placeholder fails before the run, naming it.
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Q: {question}\nA: {answr}\n")
+    proc = _run(
+        "run", "-m", "first", "--data", data, "-q", "--db", tmp_path / "db",
+        "--out", tmp_path / "o2", "--judge", "openai:judge-a@http://127.0.0.1:9/v1",
+        "--judge-prompt", bad,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert str(bad) in proc.stderr and "{answr}" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    missing = tmp_path / "missing.txt"
+    missing.write_text("Q: {question}\n")
+    proc = _run(
+        "run", "-m", "first", "--data", data, "-q", "--db", tmp_path / "db",
+        "--judge", "openai:j@http://127.0.0.1:9/v1", "--judge-prompt", missing,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "missing required placeholder {answer}" in proc.stderr
