@@ -32,15 +32,15 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lmmprobe.judge._calls import answer_requests, judge_key
 from lmmprobe.judge.pairwise import PAIRWISE, PairwiseJudgement, Verdict, unswap
 from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_consistency
 from lmmprobe.metrics.elo import Battle, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run.executor import Executor, LocalExecutor
+from lmmprobe.run.keys import judge_key
 from lmmprobe.run.progress import NullProgress, ProgressSink
-from lmmprobe.run.runner import ModelOutcome
+from lmmprobe.run.runner import ModelOutcome, answer_requests
 from lmmprobe.schema import ContentPart, ImageRef, Message, Request, Response
 from lmmprobe.store import Store, queries
 from lmmprobe.store.battles import BattleVote, battle_texts, list_votes
