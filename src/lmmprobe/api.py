@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.judge.step import JudgeRunOutcome, check_config, judge_run
+from lmmprobe.judge.step import check_config, judge_run
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import (
@@ -118,25 +118,6 @@ def _previous_run(out_dir: Path) -> str | None:
     return None
 
 
-def _judge(
-    outcome: RunOutcome,
-    spec: RunSpec,
-    store: Store,
-    executor: Executor | None,
-    progress: ProgressSink | None,
-) -> JudgeRunOutcome:
-    """Judge a finished run's answers on the run's executor (a Ray one started for it)."""
-    assert spec.judge is not None
-    own = None
-    if executor is None and spec.executor != "local":
-        own = executor = connect_ray_executor(spec)
-    try:
-        return judge_run(outcome, spec.judge, store, executor=executor, progress=progress)
-    finally:
-        if own is not None:
-            own.close()
-
-
 def evaluate(
     spec: RunSpec | None = None,
     *,
@@ -185,13 +166,30 @@ def evaluate(
     spec.check_executor_settings()  # before a store or an output folder is made
     # A folder named by `out` may be shared; the default folder is the run's own (its id).
     claim = _claim(Path(spec.out)) if spec.out else contextlib.nullcontext()
+    own_executor = None
     if spec.judge is not None:
         check_config(spec.judge)  # a bad template or protocol fails before any model work
+        if executor is None and spec.executor != "local":
+            # One Ray executor (a local instance started once) for the answers and the judges.
+            own_executor = executor = connect_ray_executor(spec)
+    with contextlib.ExitStack() as stack:
+        if own_executor is not None:
+            stack.callback(own_executor.close)
+        return _evaluate(spec, claim, progress, executor)
+
+
+def _evaluate(
+    spec: RunSpec,
+    claim: contextlib.AbstractContextManager[None],
+    progress: ProgressSink | None,
+    executor: Executor | None,
+) -> Evaluation:
     with claim, Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor)
         judging = None
         if spec.judge is not None:
-            judging = _judge(outcome, spec, store, executor, progress)
+            # The judges' calls go through the run's executor, the store and the runner's path.
+            judging = judge_run(outcome, spec.judge, store, executor=executor, progress=progress)
         # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
         # same answers reads them back instead of loading an embedding model.
         cache = AnswerScores(store)

@@ -30,10 +30,6 @@ MODEL = [
     ("Which animal is q5?", "hmm, the grumpy one"),
     ("Which animal is q6?", "zzz unclear"),
 ]
-# What a judge replies about each unparsed answer (needle: a text of its prompt).
-JUDGE = [
-    (f"{CHOICE_ASK}", None),  # placeholder; per-answer rules below come first
-]
 
 
 def _rows(path: Path) -> Path:

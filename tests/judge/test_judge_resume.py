@@ -1,0 +1,164 @@
+"""Judging a stored run, resuming after SIGKILL while judging, images to the judge, and Ray.
+
+The judge is the fake OpenAI server (in this process) and lmmprobe the console script; the
+server counts what it receives, so "no stored judge call asked again" is checked by counting.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from tests.console import lmmprobe
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+CHOICE_ASK = "Say which option the answer chose"
+N = 24
+
+
+def _rows(path: Path, n: int = N) -> tuple[Path, list[tuple[str, str]]]:
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(n)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # Every answer is one the rules cannot read.
+    return path, [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(n)]
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
+
+
+def _model(out: Path) -> dict[str, Any]:
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    result: dict[str, Any] = model
+    return result
+
+
+def _judge_rows(db: Path, judge: str) -> int:
+    with sqlite3.connect(db) as c:
+        (n,) = c.execute(
+            "SELECT COUNT(*) FROM responses WHERE model = ? AND error_type IS NULL", (judge,)
+        ).fetchone()
+    return int(n)
+
+
+def test_judge_a_stored_run_without_asking_the_model(tmp_path: Path) -> None:
+    data, answers = _rows(tmp_path / "rows.jsonl", 6)
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
+        url = server.base_url
+        first = _run("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+                     "--out", tmp_path / "o1")  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        run_id = json.loads((tmp_path / "o1" / "results.json").read_text())["run_id"]
+        assert "judge" not in _model(tmp_path / "o1")
+        server.reset_stats()
+        judged = _run("judge", run_id, "--db", db, "--judge", f"openai:judge@{url}", "-q",
+                      "--out", tmp_path / "o2")  # fmt: skip
+        assert judged.returncode == 0, judged.stderr
+        # Only the judge was asked: one call per answer the rules could not read.
+        assert server.requests_total == 6
+    model = _model(tmp_path / "o2")
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 6, "unjudged": 0}
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx(1.0)
+    assert model["stats"]["called"] == 0
+    assert f"judging run {run_id}" in judged.stdout
+    missing = _run("judge", run_id, "--db", db)
+    assert missing.returncode == 2 and "--judge SPEC" in missing.stderr
+
+
+def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
+    tmp_path: Path,
+) -> None:
+    data, answers = _rows(tmp_path / "rows.jsonl")
+    db = tmp_path / "db"
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "!slow=0.15:A"), *answers]) as server:
+        url = server.base_url
+        judge = f"openai:judge@{url}"
+        args = [exe, "run", "-m", f"openai:fake-vlm@{url}", "--data", str(data), "-q",
+                "--db", str(db), "--judge", judge]  # fmt: skip
+        env = {**os.environ, "OPENAI_API_KEY": "test-key"}
+        proc = subprocess.Popen([*args, "--out", str(tmp_path / "o1")], env=env)
+        deadline = time.monotonic() + 120
+        while not db.exists() or _judge_rows(db, judge) < 4:
+            assert proc.poll() is None, "the run ended before it was killed"
+            assert time.monotonic() < deadline, "judging made no progress"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        stored = _judge_rows(db, judge)
+        assert 4 <= stored < N, stored
+        server.reset_stats()
+        again = subprocess.run([*args, "--out", str(tmp_path / "o2")], env=env, timeout=300)
+        assert again.returncode == 0
+        # Every model answer and every stored judge reply came from the store: the judge was
+        # asked exactly about the answers it had not been stored for.
+        assert server.requests_total == N - stored
+    model = _model(tmp_path / "o2")
+    assert model["judge"]["calls"][judge] == {
+        "requests": N, "cached": stored, "called": N - stored, "errors": 0
+    }  # fmt: skip
+    assert model["judge"]["decided"] == {"rule": 0, "judge": N, "unjudged": 0}
+
+
+def test_judge_sees_the_image_when_asked(tmp_path: Path) -> None:
+    image = tmp_path / "red.png"
+    Image.new("RGB", (32, 32), (220, 20, 20)).save(image)
+    row = {"id": "i1", "images": [str(image)], "question": "Which animal is pictured?",
+           "choices": ["cat", "dog"], "answer": 0}  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    table = [(CHOICE_ASK, "A"), ("Which animal is pictured?", "the cute one")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        for name, extra in (("blind", ()), ("sees", ("--judge-sees-image",))):
+            server.reset_stats()
+            proc = _run("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q",
+                        "--db", tmp_path / "db", "--out", tmp_path / name,
+                        "--judge", f"openai:judge@{url}", *extra)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            # The second time the model's answer comes from the store and only the judge is
+            # asked (the image is part of its key): its request carried the one picture.
+            assert server.requests_total == (2 if name == "blind" else 1)
+            assert len(server.received_images) == 1
+    assert _model(tmp_path / "sees")["judge"]["decided"]["judge"] == 1
+
+
+@pytest.mark.slow
+def test_judging_on_a_local_ray_instance(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    data, answers = _rows(tmp_path / "rows.jsonl", 8)
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["OPENAI_API_KEY"] = "test-key"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "B"), *answers]) as server:
+        url = server.base_url
+        proc = subprocess.run(
+            [exe, "run", "-m", f"openai:fake-vlm@{url}", "--data", str(data), "-q",
+             "--db", str(tmp_path / "db"), "--out", str(tmp_path / "o"),
+             "--judge", f"openai:judge@{url}", "--executor", "ray", "--replicas", "1",
+             "--cpus-per-replica", "0.5"],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests_total == 8 + 8
+    model = _model(tmp_path / "o")
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 8, "unjudged": 0}
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx(0.0)
