@@ -13,7 +13,7 @@ from tests.serve.test_arena_support import build_demo_store, offered_battles
 from lmmprobe.metrics.elo import Battle, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
 from lmmprobe.store import Store
-from lmmprobe.store.battles import record_vote
+from lmmprobe.store.battles import list_judge_votes, record_vote
 from lmmprobe.testing import FakeOpenAIServer
 
 # (human vote, judge reply with A's answer first, judge reply with the answers swapped)
@@ -91,6 +91,11 @@ def test_arena_judge_reports_agreement_consistency_and_rank_correlation(
     assert "Cohen's kappa" in again.stdout and "Kendall tau" in again.stdout
     got = json.loads(done.stdout)
     assert (got["battles"], got["judged"], got["unjudged"]) == (6, 5, 1)
+    with Store(db) as store:  # the judge's votes are kept in the store, beside the humans'
+        kept = list_judge_votes(store, judge=spec)
+    assert [v.winner for v in kept] == [*JUDGE, None]
+    assert kept[3].first == "A" and kept[3].swapped == "B" and not kept[3].sees_image
+    assert kept[5].reason == "unreadable reply (no Verdict: A, B or tie)"
     assert got["judge_calls"] == {"requests": 12, "cached": 0, "called": 12, "errors": 0}
     assert got["percent_agreement"] == pytest.approx(3 / 5)
     assert got["cohen_kappa"] == pytest.approx(cohen_kappa_score(HUMAN, JUDGE))

@@ -6,8 +6,9 @@ prompt the models were asked and the two answers as the raters saw them, with th
 image(s) when ``--judge-sees-image`` is given. Each battle is asked in both orders with
 lmmprobe's pairwise protocol (`lmmprobe.judge.pairwise`); a verdict that flips with the order
 is a tie, an unreadable or failed reply leaves the battle unjudged (counted apart, asked again
-on the next run). Judge calls go through the runner's path: stored in the store as they
-arrive, keyed by the judge's identity, the protocol and its version, the prompt (which quotes
+on the next run). The judge's votes are kept in the store's ``judge_votes`` table
+(`lmmprobe.store.battles.put_judge_votes`). Judge calls go through the runner's path: stored
+in the store as they arrive, keyed by the judge's identity, the protocol and its version, the prompt (which quotes
 both answers) and any image, so a second run asks only what is missing.
 
 Reported:
@@ -43,7 +44,13 @@ from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.runner import ModelOutcome, answer_requests
 from lmmprobe.schema import ContentPart, ImageRef, Message, Request, Response
 from lmmprobe.store import Store, queries
-from lmmprobe.store.battles import BattleVote, battle_texts, list_votes
+from lmmprobe.store.battles import (
+    BattleVote,
+    JudgeVote,
+    battle_texts,
+    list_votes,
+    put_judge_votes,
+)
 
 __all__ = ["ArenaJudgeResult", "JudgedBattle", "judge_battles", "verdict_of_vote"]
 
@@ -317,6 +324,25 @@ def judge_battles(
         battle.judgement = PairwiseJudgement(first=first, swapped=swapped)
         if battle.judge is None:
             battle.reason = _unjudged_reason(got_first, got_swapped)
+    put_judge_votes(
+        store,
+        [
+            JudgeVote(
+                battle_id=b.vote.id,
+                judge=judge_spec,
+                protocol=PAIRWISE.name,
+                version=PAIRWISE.version,
+                sees_image=sees_image,
+                key_first=b.keys[0] if b.keys else None,
+                key_swapped=b.keys[1] if b.keys else None,
+                first=b.judgement.first if b.judgement else None,
+                swapped=b.judgement.swapped if b.judgement else None,
+                winner=b.judge,
+                reason=b.reason,
+            )
+            for b in battles
+        ],
+    )
     result = ArenaJudgeResult(
         judge=judge_spec,
         protocol=PAIRWISE.name,
