@@ -41,7 +41,7 @@ from lmmprobe.metrics.builtin.hemm_bart import hemm_task_score
 from lmmprobe.metrics.outcome import count_outcomes
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
-from lmmprobe.report.model import Sensitivity
+from lmmprobe.report.model import Manifest, Sensitivity
 from lmmprobe.report.results import row_counts, sensitivity_metrics
 from lmmprobe.report.rows import (
     ApexRow,
@@ -229,9 +229,24 @@ def _run_rows(data: ReportData) -> list[RunRow]:
                 git_commit=man.git_commit if man else None,
                 samples=man.data.samples if man else None,
                 setting=[w for w in run_setting(run.spec) if w != "blind"],
+                judged_by=_judged_by(man),
             )
         )
     return rows
+
+
+def _judged_by(man: Manifest | None) -> str | None:
+    """The judges and protocols with versions, from a manifest's ``judge`` entry, if any."""
+    judge = (man.model_extra or {}).get("judge") if man is not None else None
+    if not isinstance(judge, dict):
+        return None
+    judges = ", ".join(str(j) for j in judge.get("judges") or {})
+    protocols = judge.get("protocols") or {}
+    named = ", ".join(
+        f"{name} version {p.get('version')}" if isinstance(p, dict) else str(name)
+        for name, p in protocols.items()
+    )
+    return f"{judges}; {named}" if named else judges
 
 
 def _has_repeats(scores: Sequence[Score]) -> bool:

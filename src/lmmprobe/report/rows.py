@@ -41,6 +41,10 @@ class RunRow(BaseModel):
         default_factory=list,
         description="Other settings the run changed (likelihood, repeats 3...; blind apart).",
     )
+    judged_by: str | None = Field(
+        default=None,
+        description="The run's judges and judge protocols with their versions (``--judge``).",
+    )
 
 
 class LeaderboardRow(BaseModel):
