@@ -142,3 +142,22 @@ def test_arena_judge_without_votes_or_with_a_bad_judge_says_so(tmp_path: Path) -
     assert done.returncode == 2 and "no human votes" in done.stderr
     bad = lmmprobe("arena", "judge", "--judge", "nosuch:thing", "--db", db)
     assert bad.returncode == 2 and "--judge nosuch:thing" in bad.stderr
+
+
+def test_arena_judge_run_scope(voted: Path, tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    with Store(db) as store:
+        (run_id,) = {v[0] for v in store.conn.execute("SELECT run_id FROM battles")}
+    with FakeOpenAIServer(replies=[]) as server:
+        spec = f"openai:judge@{server.base_url}"
+        missing = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--run", "nosuch")
+        assert missing.returncode == 2 and "--run nosuch: no such run" in missing.stderr
+        assert server.requests_total == 0
+    with FakeOpenAIServer(replies=_replies()) as server:
+        spec = f"openai:judge@{server.base_url},max_concurrency=1"
+        scoped = lmmprobe(
+            "arena", "judge", "--judge", spec, "--db", db, "--run", run_id, "-f", "json"
+        )
+        assert scoped.returncode == 0, scoped.stderr
+    assert json.loads(scoped.stdout)["battles"] == 6
