@@ -161,3 +161,30 @@ def test_arena_judge_run_scope(voted: Path, tmp_path: Path) -> None:
         )
         assert scoped.returncode == 0, scoped.stderr
     assert json.loads(scoped.stdout)["battles"] == 6
+
+
+def test_arena_judge_refuses_an_unknown_executor(voted: Path) -> None:
+    bad = lmmprobe(
+        "arena", "judge", "--judge", "openai:j@http://127.0.0.1:9/v1", "--db", voted,
+        "--executor", "slurm",
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--executor: unknown executor 'slurm'" in bad.stderr
+
+
+@pytest.mark.slow
+def test_arena_judge_on_a_local_ray_instance(voted: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    # A judge that always prefers the first place: every battle is a tie, never consistent.
+    with FakeOpenAIServer(reply_table=[("[Answer A]", "Verdict: A")]) as server:
+        done = lmmprobe(
+            "arena", "judge", "--judge", f"openai:judge@{server.base_url}", "--db", db,
+            "--executor", "ray", "--replicas", "1", "--cpus-per-replica", "0.5", "-f", "json",
+            RAY_ADDRESS="",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert server.requests_total == 12
+    got = json.loads(done.stdout)
+    assert (got["judged"], got["position_consistency"]) == (6, 0.0)
+    assert got["judge_calls"]["called"] == 12

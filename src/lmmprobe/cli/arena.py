@@ -115,6 +115,18 @@ def judge(
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the Elo shuffles.")] = 0,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="Where judge calls run: local, or ray / ray:ADDRESS (replicas as Ray actors)."
+        ),
+    ] = "local",
+    replicas: Annotated[
+        int | None, typer.Option(min=1, help="Ray: judge replicas (default: one).")
+    ] = None,
+    cpus_per_replica: Annotated[
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+    ] = None,
 ) -> None:
     """A judge votes on the arena's battles (both orders); agreement with the human votes.
 
@@ -139,22 +151,51 @@ def judge(
         model = load_model(judge_spec)
     except (RegistryError, ValueError, ImportError) as exc:
         fail(f"--judge {judge_spec}: {exc}")
-    with store_faults_exit(), Store(db) as store:
-        runs = sorted(set(run)) if run else None
-        if runs is not None:
-            known = {r for (r,) in store.conn.execute("SELECT id FROM runs")}
-            missing = [r for r in runs if r not in known]
-            if missing:
-                fail(f"--run {missing[0]}: no such run in {store.path}")
+    from lmmprobe.run.executor import Executor
+    from lmmprobe.schema.spec import check_executor, ray_address
+
+    try:
+        executor = check_executor(executor)
+    except ValueError as exc:
+        fail(f"--executor: {exc}")
+    ray = None
+    if executor != "local":
+        from lmmprobe.run.ray_executor import RayExecutor
+
+        ray = RayExecutor(
+            address=ray_address(executor), replicas=replicas, cpus_per_replica=cpus_per_replica
+        )
         try:
-            result = judge_battles(
-                store, judge_spec, model, sees_image=sees_image, runs=runs, seed=seed
-            )
-        except RunAborted as exc:
-            # What was answered is stored: the next `arena judge` asks only the rest.
-            fail(f"judge {judge_spec}: {exc}", code=1)
-        except ValueError as exc:
-            fail(exc)
+            ray.connect()
+        except (RegistryError, ValueError) as exc:
+            fail(f"--executor {executor}: {exc}")
+    runner: Executor | None = ray
+    try:
+        with store_faults_exit(), Store(db) as store:
+            runs = sorted(set(run)) if run else None
+            if runs is not None:
+                known = {r for (r,) in store.conn.execute("SELECT id FROM runs")}
+                missing = [r for r in runs if r not in known]
+                if missing:
+                    fail(f"--run {missing[0]}: no such run in {store.path}")
+            try:
+                result = judge_battles(
+                    store,
+                    judge_spec,
+                    model,
+                    sees_image=sees_image,
+                    runs=runs,
+                    seed=seed,
+                    executor=runner,
+                )
+            except RunAborted as exc:
+                # What was answered is stored: the next `arena judge` asks only the rest.
+                fail(f"judge {judge_spec}: {exc}", code=1)
+            except ValueError as exc:
+                fail(exc)
+    finally:
+        if ray is not None:
+            ray.close()  # a Ray instance it started is shut down
     if not result.battles:
         fail(f"no human votes in {store.path}: vote in `lmmprobe serve`'s arena first")
     if out is not None:
