@@ -115,6 +115,7 @@ NOT_RUN = {
     ".venv/bin/lmmprobe serve": "serves until stopped (tests/serve start it on loopback)",
     ".venv/bin/lmmprobe elo votes.jsonl": "the reader's votes file (tests/holistic, tests/serve)",
     ".venv/bin/lmmprobe elo battles.jsonl": "votes cast in the arena (tests/serve/test_arena_cli.py)",
+    ".venv/bin/lmmprobe arena judge --judge openai:gpt-4o-mini@https://api.openai.com/v1 --judge-sees-image": "a hosted API (tests/cli/test_arena_judge.py uses a loopback fake)",
     "ray start --head": "a cluster",
     "ray start --head --port=6379": "a cluster",
     "ray start --address=HEAD_IP:6379": "a cluster",

@@ -121,6 +121,7 @@ def test_help_lists_registered_names() -> None:
         ("sources", ["demo", "hf", "imagefolder", "jsonl", "reform", "synth"]),
         ("models", ["first", "hf", "openai", "random"]),
         ("orchestrators", ["openai", "replay", "rules"]),
+        ("judge-protocols", ["lmmprobe-choice", "lmmprobe-open"]),
     ],
 )
 def test_list_shows_each_registry(kind: str, names: list[str]) -> None:

@@ -174,7 +174,36 @@ def test_several_judges_majority(tmp_path: Path) -> None:
     assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(1.0)
     # q1 right, q2 wrong (rules); q3 A right, q4 B wrong, q5 A right, q6 B wrong.
     assert model["metrics"]["judge_score"]["value"] == pytest.approx(3 / 6)
-    assert model["judge"]["agreement"]["percent"] == pytest.approx(1.0)
+    agreement = model["judge"]["agreement"]
+    assert agreement["percent"] == pytest.approx(1.0) and agreement["items"] == 4
+    assert agreement["fleiss_kappa"] == pytest.approx(1.0)
+
+
+def test_two_judges_who_differ_cohen_kappa(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    out = tmp_path / "o"
+    # judge-a: A, B, A, B on q3..q6; judge-b: A, A, A, B. Kappa of those two label lists.
+    a = ["A", "B", "A", "B"]
+    b = ["A", "A", "A", "B"]
+    texts = [q for q in ("I would say the feline one", "Probably the barking one",
+                         "hmm, the grumpy one", "zzz unclear")]  # fmt: skip
+    replies = [(f"@judge-a Answer: {t}", x) for t, x in zip(texts, a, strict=True)]
+    replies += [(f"@judge-b Answer: {t}", x) for t, x in zip(texts, b, strict=True)]
+    with FakeOpenAIServer(reply_table=_table(replies)) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db",
+            "--out", out, "--judge", f"openai:judge-a@{url}", "--judge", f"openai:judge-b@{url}",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = _results(out)["models"].values()
+    agreement = model["judge"]["agreement"]
+    assert agreement["items"] == 4 and agreement["percent"] == pytest.approx(0.75)
+    # Cohen's kappa by hand: p_o = 3/4; p_e = (2/4)(3/4) + (2/4)(1/4) = 1/2 → 0.5.
+    assert agreement["cohen_kappa"] == pytest.approx(0.5)
+    # q4: the judges split 1-1 on a verdict, so it is not judged (a tie decides nothing).
+    assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(5 / 6)
+    assert "judges agree: percent 0.750, cohen_kappa 0.500" in proc.stdout
 
 
 def _open_rows(path: Path) -> Path:
@@ -211,6 +240,30 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
     assert model["judge"]["protocols"] == {"lmmprobe-open": "1:1-5"}
     assert model["metrics"]["judge_score"]["value"] == pytest.approx(3.5)
     assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(2 / 3)
+
+    # Two judges grading: the judged figure is their mean grade; Krippendorff's alpha
+    # (interval) over both judges' grades, the unreadable one missing.
+    judges = [
+        ("@judge-b Model's answer: Paris, of course", "4"),
+        ("@judge-b Model's answer: It is grey", "1"),
+        ("@judge-b Model's answer: five", "1"),
+        *judge,
+    ]
+    with FakeOpenAIServer(reply_table=[*judges, *model_replies]) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", tmp_path / "db2",
+            "--out", tmp_path / "o3", "--judge", f"openai:judge-a@{url}",
+            "--judge", f"openai:judge-b@{url}", "--judge-scale", "1-5",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = _results(tmp_path / "o3")["models"].values()
+    # o1: (5 + 4) / 2, o2: (2 + 1) / 2, o3: judge-b alone, 1.
+    assert model["metrics"]["judge_score"]["value"] == pytest.approx((4.5 + 1.5 + 1) / 3)
+    from lmmprobe.metrics.agreement import krippendorff_alpha
+
+    want = krippendorff_alpha([[5.0, 2.0, None], [4.0, 1.0, 1.0]], level="interval")
+    assert model["judge"]["agreement"]["krippendorff_alpha"] == pytest.approx(want)
 
     # A template of one's own: a bad placeholder fails before the run, naming it.
     bad = tmp_path / "bad.txt"

@@ -49,10 +49,13 @@ def _model(out: Path) -> dict[str, Any]:
 
 
 def _judge_rows(db: Path, judge: str) -> int:
-    with sqlite3.connect(db) as c:
-        (n,) = c.execute(
-            "SELECT COUNT(*) FROM responses WHERE model = ? AND error_type IS NULL", (judge,)
-        ).fetchone()
+    try:
+        with sqlite3.connect(db) as c:
+            (n,) = c.execute(
+                "SELECT COUNT(*) FROM responses WHERE model = ? AND error_type IS NULL", (judge,)
+            ).fetchone()
+    except sqlite3.OperationalError:  # the store is still being created
+        return 0
     return int(n)
 
 

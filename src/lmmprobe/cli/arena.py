@@ -1,4 +1,6 @@
-"""``lmmprobe arena export -o battles.jsonl``: the arena's votes as a battle file.
+"""``lmmprobe arena export`` and ``lmmprobe arena judge``: the arena's votes, and a judge's.
+
+``lmmprobe arena export -o battles.jsonl`` writes the arena's votes as a battle file.
 
 The file is JSONL that ``lmmprobe elo`` reads: one vote per line in the order stored, with
 ``model_a``/``model_b`` in the order shown and ``winner`` ``a``, ``b`` or ``tie`` (a ``both_bad``
@@ -12,11 +14,18 @@ leaderboard scoped to them (``/arena/leaderboard?run=ID``) counts them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from lmmprobe.cli._common import DbOption, console, fail, open_store
+from lmmprobe.cli._common import (
+    DbOption,
+    console,
+    fail,
+    open_store,
+    store_faults_exit,
+    write_document,
+)
 
 app = typer.Typer(
     help="The arena of `lmmprobe serve`: human battles between models' answers.",
@@ -67,3 +76,179 @@ def export(
         console.print(f"No votes{of} in {store.path} yet: wrote an empty {out}.")
         return
     console.print(f"Wrote {n} vote(s){of} to {out}; rank them with `lmmprobe elo {out}`.")
+
+
+def _figure(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+@app.command("judge")
+def judge(
+    judge_spec: Annotated[
+        str,
+        typer.Option(
+            "--judge",
+            help="The judge: any model spec lmmprobe runs (openai:MODEL@URL, hf:PATH, vllm:...).",
+        ),
+    ],
+    db: DbOption = None,
+    sees_image: Annotated[
+        bool,
+        typer.Option(
+            "--judge-sees-image",
+            help="Send each battle's image(s) to the judge with the prompt (the judge must "
+            "take images).",
+        ),
+    ] = False,
+    run: Annotated[
+        list[str] | None,
+        typer.Option("--run", "-r", help="Only the votes on this run's answers (repeatable)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the judge's verdicts on the judged battles as JSONL that `lmmprobe "
+            "elo` reads (winner = the judge's; human, vote, both orders beside it).",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the Elo shuffles.")] = 0,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    executor: Annotated[
+        str,
+        typer.Option(
+            help="Where judge calls run: local, or ray / ray:ADDRESS (replicas as Ray actors)."
+        ),
+    ] = "local",
+    replicas: Annotated[
+        int | None, typer.Option(min=1, help="Ray: judge replicas (default: one).")
+    ] = None,
+    cpus_per_replica: Annotated[
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+    ] = None,
+) -> None:
+    """A judge votes on the arena's battles (both orders); agreement with the human votes.
+
+    Reports percent agreement and Cohen's kappa between judge and people (tie and both_bad
+    are ties, as HEMM counts them), the judge's position consistency, and Spearman's and
+    Kendall's rank correlation of the models' judge Elo and human Elo (HEMM's Elo settings).
+    Judge replies are stored in the store, so running it again asks only what is missing.
+    """
+    import json
+
+    from lmmprobe.judge.arena import judge_battles
+    from lmmprobe.models.base import load_model
+    from lmmprobe.registry import RegistryError
+    from lmmprobe.run import RunAborted
+    from lmmprobe.store import Store
+
+    if fmt not in ("table", "json"):
+        fail(f"--format must be table or json, not {fmt!r}")
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        fail(f"--out {out}: give a file in an existing folder")
+    try:
+        model = load_model(judge_spec)
+    except (RegistryError, ValueError, ImportError) as exc:
+        fail(f"--judge {judge_spec}: {exc}")
+    from lmmprobe.run.executor import Executor
+    from lmmprobe.schema.spec import check_executor, ray_address
+
+    try:
+        executor = check_executor(executor)
+    except ValueError as exc:
+        fail(f"--executor: {exc}")
+    ray = None
+    if executor != "local":
+        from lmmprobe.run.ray_executor import RayExecutor
+
+        ray = RayExecutor(
+            address=ray_address(executor), replicas=replicas, cpus_per_replica=cpus_per_replica
+        )
+        try:
+            ray.connect()
+        except (RegistryError, ValueError) as exc:
+            fail(f"--executor {executor}: {exc}")
+    runner: Executor | None = ray
+    try:
+        with store_faults_exit(), Store(db) as store:
+            runs = sorted(set(run)) if run else None
+            if runs is not None:
+                known = {r for (r,) in store.conn.execute("SELECT id FROM runs")}
+                missing = [r for r in runs if r not in known]
+                if missing:
+                    fail(f"--run {missing[0]}: no such run in {store.path}")
+            try:
+                result = judge_battles(
+                    store,
+                    judge_spec,
+                    model,
+                    sees_image=sees_image,
+                    runs=runs,
+                    seed=seed,
+                    executor=runner,
+                )
+            except RunAborted as exc:
+                # What was answered is stored: the next `arena judge` asks only the rest.
+                fail(f"judge {judge_spec}: {exc}", code=1)
+            except ValueError as exc:
+                fail(exc)
+    finally:
+        if ray is not None:
+            ray.close()  # a Ray instance it started is shut down
+    if not result.battles:
+        fail(f"no human votes in {store.path}: vote in `lmmprobe serve`'s arena first")
+    if out is not None:
+        with out.open("w", encoding="utf-8") as f:
+            for battle in result.judged:
+                f.write(json.dumps(battle.row(), ensure_ascii=False) + "\n")
+    summary = result.summary()
+    if fmt == "json":
+        write_document(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", json_text=True)
+        return
+    _print_judge_table(result, summary)
+
+
+def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    calls = summary["judge_calls"]
+    console.print(
+        f"Judge {result.judge} ({result.protocol} v{result.version}, both orders"
+        f"{', with images' if result.sees_image else ''}): {len(result.judged)} of "
+        f"{len(result.battles)} battles judged, {result.unjudged} unjudged; "
+        f"{calls['called']} judge call(s), {calls['cached']} from the store, "
+        f"{calls['errors']} failed.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    table = Table(title="Judge vs human votes (tie and both_bad are ties, as HEMM counts them)")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_column("n", justify="right")
+    n = str(len(result.judged))
+    table.add_row("percent agreement", _figure(result.percent_agreement), n)
+    table.add_row("Cohen's kappa", _figure(result.cohen_kappa), n)
+    table.add_row(
+        "agreement, decided battles", _figure(result.decided_agreement), str(result.decided)
+    )
+    table.add_row(
+        "position consistency", _figure(result.position_consistency), str(result.consistency_n)
+    )
+    corr = result.correlation
+    models = str(corr["n"]) if corr else "-"
+    table.add_row(
+        "Spearman rho (judge Elo, human Elo)", _figure(corr and corr["spearman_rho"]), models
+    )
+    table.add_row(
+        "Kendall tau (judge Elo, human Elo)", _figure(corr and corr["kendall_tau"]), models
+    )
+    console.print(table)
+    if result.correlation_note:
+        console.print(f"Rank correlation: {result.correlation_note}", highlight=False)
+    elo = Table(title="Elo (HEMM: K=4, start 1000, median of 1,000 shuffles), same battles")
+    for column in ("model", "human Elo", "judge Elo"):
+        elo.add_column(column, justify="left" if column == "model" else "right")
+    for model, pair in summary["elo"].items():
+        elo.add_row(model, _figure(pair["human"], 1), _figure(pair["judge"], 1))
+    console.print(elo)

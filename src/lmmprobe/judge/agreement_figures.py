@@ -13,18 +13,18 @@ otherwise (the mean of its repeats). The figures (our definitions, docs/judges.m
   (``--judge-when always`` on single-choice data): ``percent`` and ``cohen_kappa``.
 
 The statistics are `lmmprobe.metrics.agreement`'s. A figure that cannot be computed (fewer than
-two answers, a single category) is left out.
+two answers, no answer two judges graded) is left out.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from lmmprobe.judge.protocol import Reading
+from lmmprobe.metrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 from lmmprobe.schema import Judgement, Score
 
 __all__ = ["agreement_figures", "ratings"]
@@ -32,26 +32,22 @@ __all__ = ["agreement_figures", "ratings"]
 log = logging.getLogger(__name__)
 
 
-def _stat(name: str) -> Callable[..., float] | None:
-    # The statistics live in lmmprobe.metrics.agreement (its parity-tested implementations);
-    # looked up by name so this module works, without those figures, where it is absent.
-    try:
-        module = importlib.import_module("lmmprobe.metrics.agreement")
-    except ImportError:
-        log.debug("lmmprobe.metrics.agreement is absent: agreement figures left out")
-        return None
-    fn = getattr(module, name, None)
-    return fn if callable(fn) else None
+_STATS: dict[str, Callable[..., float]] = {
+    "cohen_kappa": cohen_kappa,
+    "fleiss_kappa": fleiss_kappa,
+    "krippendorff_alpha": krippendorff_alpha,
+}
 
 
 def _call(name: str, *args: Any, **kwargs: Any) -> float | None:
-    fn = _stat(name)
-    if fn is None:
-        return None
+    # A statistic that cannot be computed on these ratings (too few items) is left out.
     try:
-        value = float(fn(*args, **kwargs))
-    except (ValueError, ZeroDivisionError) as exc:
+        value = float(_STATS[name](*args, **kwargs))
+    except ValueError as exc:
         log.debug("%s not computed: %s", name, exc)
+        return None
+    except ImportError as exc:  # Krippendorff's alpha needs the `krippendorff` package
+        log.warning("%s left out: %s", name, exc)
         return None
     return value if math.isfinite(value) else None
 

@@ -157,8 +157,7 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
     Raises:
         RegistryError: A protocol is not registered.
         TemplateError: ``config.prompt`` cannot be used.
-        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row, or
-            ``config.when`` is a mode a protocol does not allow.
+        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row.
 
     """
     cache: dict[str, JudgeProtocol] = {}
@@ -182,13 +181,6 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
             f"--judge-prompt {config.prompt}: a template is used by lmmprobe-open only, and no "
             f"row here is judged by it (protocols: {', '.join(sorted(cache))})"
         )
-    if config.when is not None:
-        for p in cache.values():
-            if config.when not in p.when:
-                raise ValueError(
-                    f"--judge-when {config.when}: protocol {p.name} allows only "
-                    + " or ".join(p.when)
-                )
     return out
 
 
@@ -375,7 +367,9 @@ def _judge_model(
         if not _applies(protocol, item):
             continue
         stats.protocols[protocol.name] = protocol.version
-        when = config.when or protocol.when[0]
+        # --judge-when applies where the protocol allows it; a protocol chosen by default
+        # that allows one mode only (no rules: always) keeps it (a named one was checked).
+        when = config.when if config.when in protocol.when else protocol.when[0]
         rule = protocol.rule(item)
         if rule is not None:
             rules[(score.sample_id, score.repeat)] = rule

@@ -1,11 +1,14 @@
 """The sample browser (``/runs/{run}/samples``) and one sample (``/runs/{run}/samples/{id}``).
 
 The browser lists a run's rows (one per model, sample and repeat) filtered in SQL by model,
-verdict, stage, a metadata key (and value) and text, and pages them by keyset: the page after
+verdict, stage, a metadata key (and value), text, and judges (``judge=J``: judged by J;
+``judgement=unjudged`` or ``judgement=disagree``: judges disagree, `lmmprobe.store.judged`),
+and pages them by keyset: the page after
 is ``?after=CURSOR``, the page before ``?before=CURSOR`` (`lmmprobe.store.queries.score_page`),
 so the ten-thousandth page costs what the first does. A sample's page shows its images, the
 question, options and gold answer as the run recorded them, and every model's answer: the
-exact prompt sent, the raw output, the extracted answer, the verdict and the stage.
+exact prompt sent, the raw output, the extracted answer, the verdict and the stage, and under
+it each judge's verdict with the judge's own prompt and reply (read by the verdict's key).
 
 The store keeps only the final user message's text of each request (``responses.prompt``). The
 page shows the whole request (system prompt, in-context example, dialogue turns, the images'
@@ -29,7 +32,7 @@ from fastapi.responses import HTMLResponse
 
 from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
 from lmmprobe.serve import _pages
-from lmmprobe.store import queries, search
+from lmmprobe.store import judged, queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
 
 __all__ = ["PAGE_SIZES", "router"]
@@ -95,6 +98,8 @@ def _browse(request: Request, run_id: str) -> dict[str, Any]:
         meta_key=_short(q.get("key"), "key"),
         meta_value=_short(q.get("value"), "value"),
         text=_short(q.get("q"), "q"),
+        judge=_short(q.get("judge"), "judge"),
+        judgement=_one_of(q.get("judgement"), judged.JUDGE_FILTERS, "judgement"),
     )
     try:
         limit = int(q.get("limit") or 50)
@@ -111,6 +116,7 @@ def _browse(request: Request, run_id: str) -> dict[str, Any]:
         page = queries.score_page(conn, run_id, flt, after=after, before=before, limit=limit)
         models = queries.run_models(conn, run_id) or run.models
         keys = queries.metadata_keys(conn, run_id)
+        judges = judged.run_judges(conn, run_id)
         note = _search_note(request, conn, run, flt) if page.search == "scan" else None
     params = {
         "model": flt.model,
@@ -119,6 +125,8 @@ def _browse(request: Request, run_id: str) -> dict[str, Any]:
         "key": flt.meta_key,
         "value": flt.meta_value,
         "q": flt.text,
+        "judge": flt.judge,
+        "judgement": flt.judgement,
         "limit": None if limit == 50 else limit,
     }
     return {
@@ -128,6 +136,7 @@ def _browse(request: Request, run_id: str) -> dict[str, Any]:
         "params": params,
         "models": models,
         "meta_keys": keys,
+        "judges": judges,
         "limit": limit,
         "page_sizes": PAGE_SIZES,
         "next": None if page.next is None else json.dumps(list(page.next)),
@@ -342,6 +351,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         run, docs = found
         sample = queries.get_sample(conn, run_id, sample_id)
         answers = queries.sample_answers(conn, run_id, sample_id)
+        verdicts = judged.sample_verdicts(conn, run_id, sample_id)
         if sample is None and not answers:
             raise _pages.not_found(f"no sample {sample_id!r} in run {run_id}")
         prev_id, next_id = queries.neighbour_samples(conn, run_id, sample_id)
@@ -377,6 +387,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "answers": answers,
         "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
         "thoughts": [_thought(a) for a in answers],
+        "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],
         "prev_id": prev_id,
         "next_id": next_id,
     }
@@ -405,7 +416,9 @@ def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
         "sample": sample or None,
         "images": [f"{base}/{i}" for i in range(view["n_images"])],
         "answers": [
-            {**asdict(a), "sent": sent}
-            for a, sent in zip(view["answers"], view["sent"], strict=True)
+            {**asdict(a), "sent": sent, "judgements": [asdict(v) for v in verdicts]}
+            for a, sent, verdicts in zip(
+                view["answers"], view["sent"], view["verdicts"], strict=True
+            )
         ],
     }

@@ -9,6 +9,9 @@ For Elo, a vote becomes a battle winner (`WINNER_OF_VOTE`): ``a`` and ``b`` name
 ``tie`` and ``both_bad`` are both ties, as HEMM and FastChat count Chatbot Arena's
 ``tie (bothbad)``. Exports keep the vote itself in an extra ``vote`` field.
 
+A judge's votes on the same battles (``lmmprobe arena judge``) live in ``judge_votes``
+(schema 9): `put_judge_votes` and `list_judge_votes`.
+
 Writes go through `Store.transaction` (``BEGIN IMMEDIATE`` with the store's lock timeout), so
 a vote this module returns from is committed; a rater never votes twice on the same sample,
 repeat and pair of models, whatever order the pair was shown in.
@@ -31,13 +34,16 @@ __all__ = [
     "WINNER_OF_VOTE",
     "BattleVote",
     "DuplicateVoteError",
+    "JudgeVote",
     "Reader",
     "battle_texts",
     "count_votes",
     "export_rows",
     "item_counts",
+    "list_judge_votes",
     "list_votes",
     "pair_counts",
+    "put_judge_votes",
     "record_vote",
     "seen_pairs",
     "vote_stamp",
@@ -351,3 +357,77 @@ def battle_texts(store: Reader, key_a: str, key_b: str) -> dict[str, dict[str, s
         (key_a, key_b),
     )
     return {k: {"prompt": p, "text": t} for k, p, t in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVote:
+    """A judge's vote on one human battle, asked in both orders.
+
+    Attributes:
+        battle_id: The human vote's `BattleVote.id`.
+        judge: The judge's spec as given.
+        protocol: The pairwise protocol's name (``lmmprobe-pairwise``).
+        version: The protocol's version.
+        sees_image: Whether the judge was sent the sample's image(s).
+        key_first: Store key of the judge's reply with A shown first.
+        key_swapped: Store key of the judge's reply with B shown first.
+        first: The verdict with A first: ``A``, ``B``, ``tie``, or None (unreadable).
+        swapped: The swapped order's verdict in terms of the answers, or None.
+        winner: The combined vote as a battle winner (``a``, ``b``, ``tie``); None: unjudged.
+        reason: Why the battle is unjudged, when it is.
+
+    """
+
+    battle_id: int
+    judge: str
+    protocol: str
+    version: str
+    sees_image: bool
+    key_first: str | None
+    key_swapped: str | None
+    first: str | None
+    swapped: str | None
+    winner: str | None
+    reason: str | None
+
+
+_JUDGE_VOTE_COLUMNS = (
+    "battle_id, judge, protocol, version, sees_image, key_first, key_swapped, first, swapped, "
+    "winner, reason"
+)
+
+
+def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
+    """Store a judge's votes in one transaction.
+
+    A vote replaces the stored one of the same battle, judge, protocol, version and image
+    setting (the judge asked again).
+    """
+    now = time.time()
+    rows = [
+        (
+            v.battle_id, v.judge, v.protocol, v.version, int(v.sees_image), v.key_first,
+            v.key_swapped, v.first, v.swapped, v.winner, v.reason, now,
+        )
+        for v in votes
+    ]  # fmt: skip
+    with store.transaction(doing="storing a judge's votes on the arena's battles") as c:
+        c.executemany(
+            f"INSERT OR REPLACE INTO judge_votes ({_JUDGE_VOTE_COLUMNS}, created_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+
+
+def list_judge_votes(store: Reader, *, judge: str | None = None) -> list[JudgeVote]:
+    """Stored judge votes (of one judge, or all), by battle then judge."""
+    sql = f"SELECT {_JUDGE_VOTE_COLUMNS} FROM judge_votes"
+    args: list[Any] = []
+    if judge is not None:
+        sql += " WHERE judge = ?"
+        args.append(judge)
+    rows = _conn(store).execute(sql + " ORDER BY battle_id, judge, protocol, version", args)
+    return [
+        JudgeVote(b, j, p, v, bool(img), kf, ks, f, s, w, r)
+        for b, j, p, v, img, kf, ks, f, s, w, r in rows
+    ]

@@ -35,6 +35,8 @@ stored before, read as "none sent" and "unknown" (their text, inline thinking in
 split when it is scored, so old answers are read by today's rules). 9: ``judgements`` keeps the
 verdicts of judges (and of a judge protocol's rules) on a run's answers, one row per (run,
 model, sample, repeat, judge, protocol, version, attempt); a run stored before has none.
+``judge_votes`` keeps a judge's votes on the arena's human battles (``lmmprobe arena judge``):
+one row per (battle, judge, protocol, version, image sent or not), with both orders' verdicts.
 """
 
 
@@ -168,9 +170,35 @@ DDL_9 = (
         created_at REAL NOT NULL,
         PRIMARY KEY (run_id, model, sample_id, repeat, judge, protocol, version, attempt)
     )""",
+    # A judge's vote on a human battle (`battles.id`), asked in both orders; the judge's
+    # replies are responses under `key_first` / `key_swapped`. `winner` is NULL when unjudged.
+    """CREATE TABLE IF NOT EXISTS judge_votes (
+        battle_id INTEGER NOT NULL,
+        judge TEXT NOT NULL,
+        protocol TEXT NOT NULL,
+        version TEXT NOT NULL,
+        sees_image INTEGER NOT NULL,
+        key_first TEXT,
+        key_swapped TEXT,
+        first TEXT CHECK (first IN ('A', 'B', 'tie')),
+        swapped TEXT CHECK (swapped IN ('A', 'B', 'tie')),
+        winner TEXT CHECK (winner IN ('a', 'b', 'tie')),
+        reason TEXT,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (battle_id, judge, protocol, version, sees_image)
+    )""",
 )
 
-OUR_TABLES = ("runs", "responses", "scores", "samples", "images", "battles", "judgements")
+OUR_TABLES = (
+    "runs",
+    "responses",
+    "scores",
+    "samples",
+    "images",
+    "battles",
+    "judgements",
+    "judge_votes",
+)
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

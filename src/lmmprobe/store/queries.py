@@ -28,6 +28,7 @@ from typing import Any, Literal, NoReturn
 
 from lmmprobe.store import search
 from lmmprobe.store.errors import as_store_error
+from lmmprobe.store.judged import JudgeFilter, judge_clauses
 from lmmprobe.store.runs import StoredRun, count_runs, decode_column, read_run, read_runs
 
 __all__ = [
@@ -316,6 +317,9 @@ class RowFilter:
         meta_value: See `meta_key`.
         text: Case-insensitive substring of the question, the model's raw output, the
             prediction, the gold answer or the sample id.
+        judge: Only answers this judge gave a verdict on (`lmmprobe.store.judged`).
+        judgement: ``unjudged`` (a judge could not decide the answer) or ``disagree`` (two
+            judges rated it differently); see `lmmprobe.store.judged`.
 
     """
 
@@ -325,12 +329,22 @@ class RowFilter:
     meta_key: str | None = None
     meta_value: str | None = None
     text: str | None = None
+    judge: str | None = None
+    judgement: JudgeFilter | None = None
 
     def active(self) -> bool:
         """Whether any filter is set."""
         return any(
             v not in (None, "")
-            for v in (self.model, self.verdict, self.stage, self.meta_key, self.text)
+            for v in (
+                self.model,
+                self.verdict,
+                self.stage,
+                self.meta_key,
+                self.text,
+                self.judge,
+                self.judgement,
+            )
         )
 
 
@@ -399,7 +413,8 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
             "WHERE r.key = s.key AND r.text LIKE ? ESCAPE '\\'))"
         )
         args += [like] * 5
-    return clauses, args
+    judged, judged_args = judge_clauses(f.judge, f.judgement)
+    return clauses + judged, args + judged_args
 
 
 Cursor = tuple[str, str, int]

@@ -125,7 +125,8 @@ class OpenProtocol:
             return None
         grade = int(match.group(1))
         top = 5 if self.scale == "1-5" else 10
-        return Reading(value=float(grade), reading=str(grade)) if 1 <= grade <= top else None
+        # A grade is a value, not a reading (`Judgement.reading` is None for grades).
+        return Reading(value=float(grade)) if 1 <= grade <= top else None
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """On the binary scale, the first decided verdict; None on a graded scale."""

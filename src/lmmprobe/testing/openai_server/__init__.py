@@ -773,7 +773,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not fake._sleep(fake.latency):
             self.close_connection = True
             return
-        scripted = fake._reply_for(chat.last_user_text)
+        scripted = fake._reply_for(chat.last_user_text, chat.model)
         if scripted is not None:
             if scripted.startswith("!fail"):
                 self._send_error(_bad("Invalid request (scripted failure)."))
@@ -866,7 +866,8 @@ class FakeOpenAIServer:
             (e.g. ``{"tool_calls": [...]}``); once they run out, requests get a 400.
         reply_table: Replies by prompt, for scripting a judge: (text, reply) pairs; a request
             whose last user turn contains a pair's text (the first such pair wins) gets its
-            reply as the message content. A reply ``!fail`` answers 400 (a failing judge);
+            reply as the message content; a text ``@MODEL rest`` matches only requests for
+            that model name (a judge of its own). A reply ``!fail`` answers 400 (a failing judge);
             ``!slow=S:TEXT`` answers TEXT after S more seconds. Requests no pair matches are
             answered as usual.
         thinking: The thinking mode of requests that pick none themselves (one of
@@ -1041,8 +1042,12 @@ class FakeOpenAIServer:
 
     # ---- hooks for the handler
 
-    def _reply_for(self, text: str) -> str | None:
+    def _reply_for(self, text: str, model: str) -> str | None:
         for needle, reply in self.reply_table:
+            if needle.startswith("@"):  # "@MODEL text": only requests to that model name
+                only, _, needle = needle[1:].partition(" ")
+                if only != model:
+                    continue
             if needle in text:
                 return reply
         return None

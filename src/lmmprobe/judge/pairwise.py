@@ -1,0 +1,181 @@
+"""``lmmprobe-pairwise``: a judge compares two answers to the same question, in both orders.
+
+lmmprobe's own protocol (no paper's: the name is ours, the prompt is written down verbatim in
+docs/definitions.md and docs/judges.md). The judge is shown the question (and, when it takes
+images and is asked to, the image), answer A and answer B, and replies with one of three
+verdicts: A better, B better, or a tie. Every pair is asked twice, the second time with the
+answers' places swapped, because judges favour a position (Zheng et al., 2023, "Judging
+LLM-as-a-Judge with MT-Bench and Chatbot Arena", section 3.3). The two verdicts, in terms of
+the answers rather than the places they were shown in, combine into one:
+
+- both orders name the same answer (or both say tie): that verdict;
+- the verdict flips with the order (A first, then B; or a win one way and a tie the other):
+  a **tie**, since the judge preferred a place, not an answer;
+- either reply cannot be read: no verdict (``unjudged``), never a guess.
+
+`lmmprobe.metrics.agreement.position_consistency` over the readable pairs says how often the
+two orders agreed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from lmmprobe.judge.protocol import JudgePrompt
+from lmmprobe.schema import GenerationParams
+
+__all__ = [
+    "PAIRWISE",
+    "PairwiseJudgement",
+    "PairwiseProtocol",
+    "Verdict",
+    "combine",
+    "unswap",
+]
+
+Verdict = Literal["A", "B", "tie"]
+"""Which answer the judge preferred: ``A``, ``B``, or neither (``tie``)."""
+
+_SYSTEM = (
+    "You are an impartial judge. You compare two answers to the same question and decide "
+    "which one is better."
+)
+
+_USER = """\
+Compare two answers to the question below{about_image}. The better answer is the one that is \
+more correct, answers what was asked, and is more faithful to {source}. Do not let the order \
+of the answers, their length, or their style sway you.
+
+[Question]
+{question}
+
+[Answer A]
+{answer_a}
+
+[Answer B]
+{answer_b}
+
+Reply with one line and nothing else: "Verdict: A" if answer A is better, "Verdict: B" if \
+answer B is better, or "Verdict: tie" if they are equally good or equally bad."""
+
+# The last "Verdict: X" in the reply counts (a judge that reasons first states it at the end);
+# a bare "A", "B" or "tie" (with an optional full stop) is read too.
+_VERDICT_RE = re.compile(r"verdict\s*:\s*\**\s*\[*\s*(A|B|tie)\b", re.IGNORECASE)
+_BARE_RE = re.compile(r"^\s*\**\s*(A|B|tie)\s*\**\s*\.?\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class PairwiseProtocol:
+    """The prompt and the reading of lmmprobe's pairwise judge.
+
+    Attributes:
+        name: Registry-style name, ``lmmprobe-pairwise``.
+        version: Part of every judge request (its text changes with the version), so a new
+            prompt re-judges.
+        source: ``lmmprobe``: our own definition.
+        gen: Greedy decoding with room for a short line (a judge that reasons first gets
+            its reasoning cut, and an unreadable reply is unjudged).
+
+    """
+
+    name: str = "lmmprobe-pairwise"
+    version: str = "1"
+    source: str = "lmmprobe"
+    gen: GenerationParams = field(
+        default_factory=lambda: GenerationParams(max_new_tokens=64, temperature=0.0)
+    )
+
+    def prompt(self, question: str, answer_a: str, answer_b: str, *, image: bool) -> JudgePrompt:
+        """The messages about one ordered pair of answers.
+
+        Args:
+            question: The question both answers answer, as the models were asked it.
+            answer_a: The answer shown first.
+            answer_b: The answer shown second.
+            image: Whether the judge is shown the question's image(s) with the prompt.
+
+        Returns:
+            The system and user turns.
+
+        """
+        user = _USER.format(
+            about_image=" about the image shown" if image else "",
+            source="the image" if image else "the question",
+            question=question,
+            answer_a=answer_a,
+            answer_b=answer_b,
+        )
+        return JudgePrompt(user=user, system=_SYSTEM)
+
+    def read(self, reply: str) -> Verdict | None:
+        """The verdict in a judge's reply, by position; None when it cannot be read.
+
+        The last ``Verdict: A|B|tie`` counts (case-insensitive, Markdown bold and brackets
+        allowed); a reply that is only ``A``, ``B`` or ``tie`` counts too. Anything else is
+        unreadable.
+        """
+        found = _VERDICT_RE.findall(reply)
+        if found:
+            return _canonical(found[-1])
+        bare = _BARE_RE.match(reply)
+        return _canonical(bare.group(1)) if bare else None
+
+
+def _canonical(word: str) -> Verdict:
+    upper = word.upper()
+    return "A" if upper == "A" else "B" if upper == "B" else "tie"
+
+
+PAIRWISE = PairwiseProtocol()
+"""The protocol `lmmprobe arena judge` uses."""
+
+
+def unswap(verdict: Verdict | None) -> Verdict | None:
+    """A verdict given with the answers swapped, in terms of the original answers."""
+    if verdict == "A":
+        return "B"
+    if verdict == "B":
+        return "A"
+    return verdict
+
+
+@dataclass(frozen=True)
+class PairwiseJudgement:
+    """One pair judged in both orders.
+
+    Attributes:
+        first: The verdict with the original order (A first), or None if unreadable.
+        swapped: The verdict with B shown first, mapped back to the original answers
+            (`unswap`), or None if unreadable.
+
+    """
+
+    first: Verdict | None
+    swapped: Verdict | None
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """The combined verdict (`combine`)."""
+        return combine(self.first, self.swapped)
+
+    @property
+    def consistent(self) -> bool | None:
+        """Whether both orders gave the same verdict; None when either is unreadable."""
+        if self.first is None or self.swapped is None:
+            return None
+        return self.first == self.swapped
+
+
+def combine(first: Verdict | None, swapped: Verdict | None) -> Verdict | None:
+    """One verdict from both orders, both in terms of the original answers.
+
+    Returns:
+        The shared verdict when both agree; ``tie`` when the verdict flips with the order;
+        None (unjudged) when either reply was unreadable.
+
+    """
+    if first is None or swapped is None:
+        return None
+    return first if first == swapped else "tie"

@@ -1,0 +1,190 @@
+"""`lmmprobe arena judge` end to end: a scripted fake judge votes on stored human battles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from tests.console import lmmprobe
+from tests.serve.test_arena_support import build_demo_store, offered_battles
+
+from lmmprobe.metrics.elo import Battle, elo_ratings
+from lmmprobe.metrics.ranking import rank_correlation
+from lmmprobe.store import Store
+from lmmprobe.store.battles import list_judge_votes, record_vote
+from lmmprobe.testing import FakeOpenAIServer
+
+# (human vote, judge reply with A's answer first, judge reply with the answers swapped)
+SCRIPT = [
+    ("a", "Verdict: A", "Verdict: B"),  # A both ways: agrees
+    ("b", "Verdict: B", "**Verdict: A**"),  # B both ways: agrees
+    ("tie", "Verdict: tie", "tie"),  # tie both ways: agrees
+    ("a", "Verdict: A", "Verdict: A"),  # the first place wins both times: flips -> tie
+    ("both_bad", "B", "Verdict: A"),  # B both ways; the human's both_bad is a tie (HEMM)
+    ("b", "I cannot decide.", "Verdict: A"),  # unreadable first reply: unjudged
+]
+HUMAN = ["a", "b", "tie", "a", "tie"]  # the judged battles' human winners
+JUDGE = ["a", "b", "tie", "tie", "b"]  # and the judge's
+
+
+@pytest.fixture(scope="module")
+def voted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo store with one human vote on six battles spread over the four models."""
+    folder = tmp_path_factory.mktemp("arena-judge")
+    db = build_demo_store(folder)
+    battles = sorted(offered_battles(db))
+    chosen, pairs = [], set()
+    for battle in battles:  # a new pair of models first, so every model takes part
+        if (battle[3], battle[4]) not in pairs:
+            pairs.add((battle[3], battle[4]))
+            chosen.append(battle)
+    chosen += [b for b in battles if b not in chosen]
+    with Store(db) as store:
+        for (run_id, sample_id, repeat, m1, m2), (vote, _, _) in zip(chosen, SCRIPT, strict=False):
+            keys = dict(
+                store.conn.execute(
+                    "SELECT model, key FROM scores WHERE run_id = ? AND sample_id = ? AND "
+                    "repeat = ?",
+                    (run_id, sample_id, repeat),
+                ).fetchall()
+            )
+            record_vote(
+                store,
+                rater="kim",
+                run_id=run_id,
+                sample_id=sample_id,
+                repeat=repeat,
+                model_a=m1,
+                model_b=m2,
+                key_a=keys[m1],
+                key_b=keys[m2],
+                vote=vote,
+            )
+    return db
+
+
+def _replies() -> list[str]:
+    return [reply for _, first, swapped in SCRIPT for reply in (first, swapped)]
+
+
+def test_arena_judge_reports_agreement_consistency_and_rank_correlation(
+    voted: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    out = tmp_path / "judge.jsonl"
+    with FakeOpenAIServer(replies=_replies()) as server:
+        # One request at a time, so the scripted replies meet the battles in order.
+        spec = f"openai:judge@{server.base_url},max_concurrency=1"
+        done = lmmprobe(
+            "arena", "judge", "--judge", spec, "--db", db, "--format", "json", "-o", out
+        )
+        assert done.returncode == 0, done.stderr
+        assert server.replies_left == 0 and server.received_images == []
+        # Asked again (same judge, same server): every reply comes from the store.
+        again = lmmprobe("arena", "judge", "--judge", spec, "--db", db)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 12
+    assert "5 of 6 battles judged, 1 unjudged; 0 judge call(s), 12 from the store" in again.stdout
+    assert "Cohen's kappa" in again.stdout and "Kendall tau" in again.stdout
+    got = json.loads(done.stdout)
+    assert (got["battles"], got["judged"], got["unjudged"]) == (6, 5, 1)
+    with Store(db) as store:  # the judge's votes are kept in the store, beside the humans'
+        kept = list_judge_votes(store, judge=spec)
+    assert [v.winner for v in kept] == [*JUDGE, None]
+    assert kept[3].first == "A" and kept[3].swapped == "B" and not kept[3].sees_image
+    assert kept[5].reason == "unreadable reply (no Verdict: A, B or tie)"
+    assert got["judge_calls"] == {"requests": 12, "cached": 0, "called": 12, "errors": 0}
+    assert got["percent_agreement"] == pytest.approx(3 / 5)
+    assert got["cohen_kappa"] == pytest.approx(cohen_kappa_score(HUMAN, JUDGE))
+    assert (got["decided_battles"], got["decided_agreement"]) == (2, 1.0)
+    # Battles 1, 2, 3 and 5 gave the same verdict both ways; battle 4 flipped; 6 is unreadable.
+    assert (got["position_consistency"], got["position_consistency_n"]) == (0.8, 5)
+
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["winner"] for r in rows] == JUDGE and [r["human"] for r in rows] == HUMAN
+    assert rows[3]["judge_first"] == "A" and rows[3]["judge_swapped"] == "B"
+    judge_elo = elo_ratings([Battle(r["model_a"], r["model_b"], r["winner"]) for r in rows])
+    human_elo = elo_ratings([Battle(r["model_a"], r["model_b"], r["human"]) for r in rows])
+    assert {m: v["judge"] for m, v in got["elo"].items()} == judge_elo
+    assert {m: v["human"] for m, v in got["elo"].items()} == human_elo
+    corr = rank_correlation(human_elo, judge_elo)
+    assert got["rank_correlation"]["spearman_rho"] == pytest.approx(corr["spearman_rho"])
+    assert got["rank_correlation"]["kendall_tau"] == pytest.approx(corr["kendall_tau"])
+    # The verdict file is a battle file: `lmmprobe elo` ranks the judge's votes.
+    elo = lmmprobe("elo", out, "--format", "json")
+    assert elo.returncode == 0, elo.stderr
+    assert {r["model"]: r["elo"] for r in json.loads(elo.stdout)["models"]} == judge_elo
+
+
+def test_arena_judge_sends_the_image_when_asked(voted: Path, tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    with FakeOpenAIServer() as server:  # unscripted: it names the image's colour, unreadable
+        spec = f"openai:judge@{server.base_url}"
+        done = lmmprobe(
+            "arena", "judge", "--judge", spec, "--db", db, "--judge-sees-image", "-f", "json"
+        )
+        assert done.returncode == 0, done.stderr
+        assert len(server.received_images) == 12
+    got = json.loads(done.stdout)
+    assert got["judge_sees_image"] is True
+    assert (got["judged"], got["unjudged"], got["percent_agreement"]) == (0, 6, None)
+
+
+def test_arena_judge_without_votes_or_with_a_bad_judge_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    Store(db).close()
+    with FakeOpenAIServer() as server:
+        done = lmmprobe("arena", "judge", "--judge", f"openai:j@{server.base_url}", "--db", db)
+    assert done.returncode == 2 and "no human votes" in done.stderr
+    bad = lmmprobe("arena", "judge", "--judge", "nosuch:thing", "--db", db)
+    assert bad.returncode == 2 and "--judge nosuch:thing" in bad.stderr
+
+
+def test_arena_judge_run_scope(voted: Path, tmp_path: Path) -> None:
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    with Store(db) as store:
+        (run_id,) = {v[0] for v in store.conn.execute("SELECT run_id FROM battles")}
+    with FakeOpenAIServer(replies=[]) as server:
+        spec = f"openai:judge@{server.base_url}"
+        missing = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--run", "nosuch")
+        assert missing.returncode == 2 and "--run nosuch: no such run" in missing.stderr
+        assert server.requests_total == 0
+    with FakeOpenAIServer(replies=_replies()) as server:
+        spec = f"openai:judge@{server.base_url},max_concurrency=1"
+        scoped = lmmprobe(
+            "arena", "judge", "--judge", spec, "--db", db, "--run", run_id, "-f", "json"
+        )
+        assert scoped.returncode == 0, scoped.stderr
+    assert json.loads(scoped.stdout)["battles"] == 6
+
+
+def test_arena_judge_refuses_an_unknown_executor(voted: Path) -> None:
+    bad = lmmprobe(
+        "arena", "judge", "--judge", "openai:j@http://127.0.0.1:9/v1", "--db", voted,
+        "--executor", "slurm",
+    )  # fmt: skip
+    assert bad.returncode == 2 and "--executor: unknown executor 'slurm'" in bad.stderr
+
+
+@pytest.mark.slow
+def test_arena_judge_on_a_local_ray_instance(voted: Path, tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    # A judge that always prefers the first place: every battle is a tie, never consistent.
+    with FakeOpenAIServer(reply_table=[("[Answer A]", "Verdict: A")]) as server:
+        done = lmmprobe(
+            "arena", "judge", "--judge", f"openai:judge@{server.base_url}", "--db", db,
+            "--executor", "ray", "--replicas", "1", "--cpus-per-replica", "0.5", "-f", "json",
+            RAY_ADDRESS="",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert server.requests_total == 12
+    got = json.loads(done.stdout)
+    assert (got["judged"], got["position_consistency"]) == (6, 0.0)
+    assert got["judge_calls"]["called"] == 12
