@@ -19,6 +19,7 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_open_correct,
     mmmu_parse_open,
 )
+from lmmprobe.predictions.answer_keys import older_gold
 from lmmprobe.predictions.audit import Audit, Verdict, audit
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import Score
@@ -148,10 +149,21 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     """Their recorded reading put in lmmprobe's terms, so that equal readings compare equal.
 
     MathVista: the stored extraction normalized as its ``calculate_score.py`` does (a letter
-    becomes its choice text). MMMU: the official code guesses where lmmprobe's reading of the
-    same text is empty.
+    becomes its choice text). A file without golds whose verdict on an item fits an older
+    known answer key (`lmmprobe.predictions.answer_keys`) gets that key's gold there.
     """
     metric = score.official_metric
+    if theirs.gold is None and score.benchmark_name is not None:
+        # No gold in the file: where its verdict fits an older known key's gold on an item
+        # that changed (and not the local one), it was scored against that key.
+        for _key_version, old in older_gold(score.benchmark_name, score.sample_id):
+            reading = (theirs.reading or "").strip().casefold()
+            right = theirs.credit == 1.0
+            on_old = reading in {g.casefold() for g in old}
+            on_new = reading in {g.casefold() for g in _gold_texts(score)}
+            if theirs.recorded and on_old == right and on_new != right:
+                theirs = _replace(theirs, gold=old)
+                break
     if metric == MATHVISTA_METRIC and theirs.recorded and theirs.reading is not None:
         m = score.metadata
         choices = m.get("choices")
