@@ -167,14 +167,14 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     if metric == MATHVISTA_METRIC and theirs.recorded and theirs.reading is not None:
         m = score.metadata
         choices = m.get("choices")
-        reading = mathvista_normalize(
+        normalized = mathvista_normalize(
             theirs.reading,
             list(choices) if choices is not None else None,
             str(m.get("mathvista_question_type")),
             str(m.get("answer_type")),
             m.get("precision"),
         )
-        return _replace(theirs, reading=reading)
+        return _replace(theirs, reading=normalized)
     return theirs
 
 
