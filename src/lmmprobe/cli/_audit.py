@@ -1,0 +1,152 @@
+"""Printing an audit (`lmmprobe.predictions.audit.Audit`): the gap, its causes, the items.
+
+Shared by ``lmmprobe compare --audit`` (two runs) and ``lmmprobe score --audit`` (a file
+against its tool's own verdicts).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from lmmprobe.cli._common import InertConsole
+from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
+
+__all__ = ["audit_document", "print_audit"]
+
+_console = InertConsole(highlight=False)
+
+
+def _short(text: str | None, width: int = 32) -> str:
+    if text is None:
+        return "-"
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def _side(v: Any) -> str:
+    mark = "✓" if v.credit == 1.0 else ("✗" if v.credit == 0.0 else f"{v.credit:.2f}")
+    read = "(nothing)" if v.recorded and v.reading is None else v.reading
+    if not v.recorded:
+        read = "(not recorded)"
+    extra = " [judge]" if v.judged else (" [guess]" if v.guessed else "")
+    return f"{mark} {_short(read)}{extra}"
+
+
+def print_audit(result: Audit, *, limit: int = 20) -> None:
+    """The summary lines, the paired statistics, then up to `limit` items per cause."""
+    for line in result.summary():
+        _console.print(escape(line))
+    if result.n:
+        pct = round(result.level * 100)
+        ci = (
+            "-"
+            if result.low is None or result.high is None
+            else f"[{result.low * 100:+.2f}, {result.high * 100:+.2f}]"
+        )
+        _console.print(
+            f"paired: {pct}% CI of the gap {ci} points (bootstrap over {result.samples} samples, "
+            f"{result.n_boot} resamples, seed {result.seed}); McNemar "
+            + ("-" if result.mcnemar_p is None else f"p = {result.mcnemar_p:.3g}")
+        )
+    if result.left_out:
+        words = {"only_a": f"only {result.label_a}", "only_b": f"only {result.label_b}"}
+        _console.print(
+            "left out: "
+            + ", ".join(
+                f"{v} with a verdict from {words.get(k, k)}" for k, v in result.left_out.items()
+            )
+        )
+    for cause in result.by_cause:
+        items = [it for it in result.items if it.cause == cause]
+        shown = items[:limit]
+        title = f"{CAUSE_TEXT[cause]}: {len(items)} items" + (
+            f" (first {len(shown)})" if len(shown) < len(items) else ""
+        )
+        table = Table(title=escape(title), box=box.SIMPLE_HEAD, title_justify="left")
+        table.add_column("item", overflow="fold")
+        table.add_column("gold", overflow="fold")
+        table.add_column(escape(result.label_a), overflow="fold")
+        table.add_column(escape(result.label_b), overflow="fold")
+        if cause == "answer":
+            table.add_column("answers", overflow="fold")
+        for it in shown:
+            row = [
+                escape(_item(it)),
+                escape(_gold(it)),
+                escape(_side(it.a)),
+                escape(_side(it.b)),
+            ]
+            if cause == "answer":
+                row.append(escape(f"{_short(it.a.raw, 24)} | {_short(it.b.raw, 24)}"))
+            table.add_row(*row)
+        _console.print()
+        _console.print(table)
+
+
+def _item(it: AuditItem) -> str:
+    where = f" (row {it.b.row})" if it.b.row is not None else ""
+    rep = f" #{it.a.repeat}" if it.a.repeat else ""
+    return f"{it.a.sample_id}{rep}{where}"
+
+
+def _gold(it: AuditItem) -> str:
+    a = "/".join(it.a.gold or ())
+    b = "/".join(it.b.gold or ())
+    return a if not b or a == b else f"{a} vs {b}"
+
+
+def audit_document(result: Audit) -> str:
+    """The audit as one JSON object (fractions as floats, plus the exact integer gap)."""
+
+    def side(v: Any) -> dict[str, Any]:
+        return {
+            "credit": v.credit,
+            "raw": v.raw,
+            "reading": v.reading,
+            "recorded": v.recorded,
+            "gold": list(v.gold) if v.gold is not None else None,
+            "judged": v.judged,
+            "guessed": v.guessed,
+            "row": v.row,
+        }
+
+    doc = {
+        "label_a": result.label_a,
+        "label_b": result.label_b,
+        "n": result.n,
+        "samples": result.samples,
+        "accuracy_a": result.accuracy_a,
+        "accuracy_b": result.accuracy_b,
+        "difference": result.difference,
+        "gap": float(result.gap),
+        "low": result.low,
+        "high": result.high,
+        "level": result.level,
+        "n_boot": result.n_boot,
+        "seed": result.seed,
+        "mcnemar_p": result.mcnemar_p,
+        "guessed": result.guessed,
+        "left_out": dict(result.left_out),
+        "causes": {
+            cause: {
+                "items": c.items,
+                "b_higher": c.b_higher,
+                "a_higher": c.a_higher,
+                "net": float(c.net),
+                "points": float(c.net) * 100 / result.n if result.n else None,
+            }
+            for cause, c in result.by_cause.items()
+        },
+        "items": [
+            {"sample_id": it.a.sample_id, "repeat": it.a.repeat, "cause": it.cause}
+            | {"a": side(it.a), "b": side(it.b)}
+            for it in result.items
+        ],
+        "summary": result.summary(),
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2)
