@@ -37,6 +37,7 @@ LISTINGS: dict[str, Callable[[], Registry[Any]]] = {
     "models": _attribute("lmmprobe.models", "MODELS"),
     "tools": _attribute("lmmprobe.tools.registry", "TOOLS"),
     "orchestrators": _attribute("lmmprobe.apex.protocol", "ORCHESTRATORS"),
+    "readers": _attribute("lmmprobe.predictions.imported", "READERS"),
 }
 """Listable registries by the name ``lmmprobe list`` takes; each is imported only when listed."""
 
