@@ -14,9 +14,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import InertConsole
+from lmmprobe.data import DataError
+from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
+from lmmprobe.predictions.explain import FileExplanation, explain_file
+from lmmprobe.predictions.importing import ImportedRun
 
-__all__ = ["audit_document", "print_audit"]
+__all__ = ["Explained", "audit_data", "audit_document", "explain_imported", "print_audit"]
 
 _console = InertConsole(highlight=False)
 
@@ -102,6 +106,11 @@ def _gold(it: AuditItem) -> str:
 
 def audit_document(result: Audit) -> str:
     """The audit as one JSON object (fractions as floats, plus the exact integer gap)."""
+    return json.dumps(audit_data(result), ensure_ascii=False, indent=2)
+
+
+def audit_data(result: Audit) -> dict[str, Any]:
+    """The audit as a JSON-ready dict (`audit_document`)."""
 
     def side(v: Any) -> dict[str, Any]:
         return {
@@ -149,4 +158,92 @@ def audit_document(result: Audit) -> str:
         ],
         "summary": result.summary(),
     }
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return doc
+
+
+class Explained:
+    """A scored file's explanation (`lmmprobe.predictions.explain`), printed or as JSON."""
+
+    def __init__(self, explanation: FileExplanation) -> None:
+        self.explanation = explanation
+
+    def document(self) -> dict[str, Any]:
+        """The keys ``score --format json`` adds: notes, the published figure, the audit."""
+        e = self.explanation
+        doc: dict[str, Any] = {"notes": e.notes()}
+        if e.benchmark == "mmmu":
+            doc["mmmu_guessed"] = len(e.guessed)
+        if e.published is not None:
+            p = e.published
+            doc["as_published"] = {
+                "overall": p.overall,
+                "domains": {k: {"acc": a, "num": n} for k, (a, n) in p.domains.items() if n},
+                "subjects": {k: {"acc": a, "num": n} for k, (a, n) in p.subjects.items()},
+                "guessed": dict(p.guessed),
+            }
+        if e.audit is not None:
+            doc["audit"] = audit_data(e.audit)
+        return doc
+
+    def print(self, *, limit: int = 20) -> None:
+        """Notes, then MMMU's published figures, then the audit."""
+        e = self.explanation
+        for note in e.notes():
+            _console.print(f"note: {escape(note)}", soft_wrap=True)
+        if e.published is not None:
+            p = e.published
+            table = Table(
+                title="as published (MMMU's main_parse_and_eval.py, random letters included)",
+                box=box.SIMPLE_HEAD,
+                title_justify="left",
+            )
+            table.add_column("subset", style="bold")
+            table.add_column("n", justify="right")
+            table.add_column("acc", justify="right")
+            for name, (acc, n) in p.domains.items():
+                if n:
+                    table.add_row(escape(f"Overall-{name}"), str(n), f"{acc:.3f}")
+            total = sum(n for _, n in p.subjects.values())
+            table.add_row("Overall", str(total), f"{p.overall:.3f}")
+            _console.print(table)
+            _console.print(
+                f"{len(p.guessed)} letters drawn at random (seed 42, in MMMU's subject order); "
+                f"unrounded overall {p.overall!r}"
+            )
+        if e.audit is not None:
+            _console.print()
+            print_audit(e.audit, limit=limit)
+
+
+def explain_imported(
+    run: ImportedRun, benchmark: str | None, *, audit: bool, as_published: bool
+) -> Explained:
+    """Explain a scored file: its answer key, MMMU's guesses, and (asked) its audit.
+
+    Raises:
+        DataError: ``--as-published`` for a benchmark other than MMMU.
+
+    """
+    name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
+    if name is not None and name not in BENCHMARKS.names():
+        name = None
+    if as_published and name != "mmmu":
+        what = benchmark or "a file without --benchmark"
+        raise DataError(
+            f"--as-published reproduces MMMU's random letters; {what} has no random fallback "
+            "to reproduce (docs/definitions.md, 'Other tools' fallbacks')"
+        )
+    rows = [(sample, pred) for sample, _, _, pred in run.plan.rows]
+    local = run.plan.load.samples if run.plan.load is not None else None
+    return Explained(
+        explain_file(
+            name,
+            rows,
+            run.scores,
+            local=local,
+            path=run.origin.path,
+            audit=audit,
+            as_published=as_published,
+            label=run.origin.tool,
+        )
+    )

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
@@ -53,8 +54,13 @@ def _label(name: str) -> str:
         return name
 
 
-def print_imported(run: ImportedRun, title: str, fmt: str) -> None:
-    """The figures of an imported file: official metric first, then breakdowns and counts."""
+def print_imported(
+    run: ImportedRun, title: str, fmt: str, extra: dict[str, Any] | None = None
+) -> None:
+    """The figures of an imported file: official metric first, then breakdowns and counts.
+
+    `extra` is added to the JSON document (``score --audit``'s audit, notes, published figure).
+    """
     (model, results), *_ = run.results.models.items()
     origin = run.origin
     plan = run.plan
@@ -78,7 +84,7 @@ def print_imported(run: ImportedRun, title: str, fmt: str) -> None:
             "metrics": results.metrics,
             "breakdown": results.breakdown,
             "problems": plan.problems,
-        }
+        } | (extra or {})
         write_document(
             json.dumps(json_ready(doc), ensure_ascii=False, indent=2) + "\n", json_text=True
         )
@@ -124,15 +130,30 @@ def score_with_benchmark(
     fields: list[str] | None,
     by: list[str] | None,
     fmt: str,
+    *,
+    audit: bool = False,
+    as_published: bool = False,
+    limit: int = 20,
 ) -> None:
-    """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`."""
+    """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
+
+    Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
+    `audit` the items whose official verdict differs, by cause; with `as_published` MMMU's
+    figure as its script computes it.
+    """
     try:
         run = score_file(file, benchmark, reader=reader, field_map=parse_fields(fields), by=by)
+        explained = explain_imported(run, benchmark, audit=audit, as_published=as_published)
     except (DataError, OSError, RegistryError) as exc:
         fail(exc)
     print_imported(
-        run, f"{escape(str(file))} ({run.origin.tool}) on {escape(benchmark or 'its golds')}", fmt
+        run,
+        f"{escape(str(file))} ({run.origin.tool}) on {escape(benchmark or 'its golds')}",
+        fmt,
+        extra=explained.document() if fmt == "json" else None,
     )
+    if fmt != "json":
+        explained.print(limit=limit)
 
 
 def import_predictions(

@@ -170,6 +170,25 @@ def score(
         list[str] | None,
         typer.Option(help="With --benchmark: break results down by this metadata key."),
     ] = None,
+    audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit",
+            help="With --benchmark: list the items where the tool's own verdict differs from "
+            "lmmprobe's, grouped by cause, with each cause's share of the gap.",
+        ),
+    ] = False,
+    as_published: Annotated[
+        bool,
+        typer.Option(
+            "--as-published",
+            help="With --benchmark mmmu: also give MMMU's figure exactly as its script computes "
+            "it (its random letters for unreadable answers: seed 42, its subject order).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int, typer.Option(min=0, help="With --audit: list at most N items per cause.")
+    ] = 20,
 ) -> None:
     """Score predictions made elsewhere, with the definitions of the benchmark that made them.
 
@@ -180,10 +199,15 @@ def score(
     if benchmark is not None or reader is not None or field:
         if ground_truth is not None or matcher is not None:
             fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
-        score_with_benchmark(file, benchmark, reader, field, by, fmt)
+        score_with_benchmark(
+            file, benchmark, reader, field, by, fmt,
+            audit=audit, as_published=as_published, limit=limit,
+        )  # fmt: skip
         return
     if by:
         fail("--by applies with --benchmark")
+    if audit or as_published:
+        fail("--audit and --as-published apply with --benchmark")
     if ground_truth is not None:
         # Dysca's files say everything themselves; an option that cannot apply is refused, not
         # silently ignored.

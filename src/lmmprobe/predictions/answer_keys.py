@@ -35,6 +35,7 @@ __all__ = [
     "key_version",
     "key_warnings",
     "older_gold",
+    "plain_id",
 ]
 
 FEW = 3
@@ -83,11 +84,22 @@ def _golds(gold: str | Sequence[str] | int) -> tuple[str, ...]:
     return tuple(str(g) for g in gold)
 
 
+def plain_id(sample_id: str, benchmark: str | None) -> str:
+    """The benchmark's own id of a sample loaded by name: ``mmmu/validation_Art_1`` → ``validation_Art_1``.
+
+    lmmprobe prefixes the ids of a benchmark loaded by name with its name; files do not.
+    """
+    if benchmark and sample_id.startswith(f"{benchmark}/"):
+        return sample_id[len(benchmark) + 1 :]
+    return sample_id
+
+
 def gold_key(samples: Iterable[Sample]) -> dict[str, tuple[str, ...]]:
-    """A local copy's answer key: each sample's gold text(s) by id."""
+    """A local copy's answer key: each sample's gold text(s) by its benchmark's own id."""
     out: dict[str, tuple[str, ...]] = {}
     for s in samples:
-        out[s.id] = (s.gold_text,) if s.is_choice else _golds(s.answer)
+        sid = plain_id(s.id, s.benchmark.name if s.benchmark is not None else None)
+        out[sid] = (s.gold_text,) if s.is_choice else _golds(s.answer)
     return out
 
 

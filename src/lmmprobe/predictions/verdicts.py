@@ -19,7 +19,7 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_open_correct,
     mmmu_parse_open,
 )
-from lmmprobe.predictions.answer_keys import older_gold
+from lmmprobe.predictions.answer_keys import older_gold, plain_id
 from lmmprobe.predictions.audit import Audit, Verdict, audit
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import Score
@@ -156,7 +156,8 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     if theirs.gold is None and score.benchmark_name is not None:
         # No gold in the file: where its verdict fits an older known key's gold on an item
         # that changed (and not the local one), it was scored against that key.
-        for _key_version, old in older_gold(score.benchmark_name, score.sample_id):
+        sid = plain_id(score.sample_id, score.benchmark_name)
+        for _key_version, old in older_gold(score.benchmark_name, sid):
             reading = (theirs.reading or "").strip().casefold()
             right = theirs.credit == 1.0
             on_old = reading in {g.casefold() for g in old}
@@ -206,7 +207,11 @@ def audit_imported(
         The audit: side A lmmprobe, side B the tool.
 
     """
-    by_id: dict[str, Score] = {s.sample_id: s for s in scores}
+    by_id: dict[str, Score] = {}
+    for s in scores:
+        # A file names the benchmark's own id; a sample loaded by name carries "NAME/id".
+        by_id[s.sample_id] = s
+        by_id.setdefault(plain_id(s.sample_id, s.benchmark_name), s)
     ours: list[Verdict] = []
     theirs: list[Verdict] = []
     for i, pred in enumerate(predictions):
