@@ -84,6 +84,33 @@ def test_mmmu_file_audit_explains_the_gap_by_cause() -> None:
     assert result.mcnemar_p is not None
 
 
+def test_a_letter_the_tool_read_in_the_text_is_no_guess() -> None:
+    # lmms-eval's MMMU parser reads "B." where MMMU's own reads nothing (and would guess):
+    # the difference is extraction; a letter found nowhere in the text is a guess.
+    scores = [
+        _scored(_mmmu_sample("validation_Art_1", "B", OPTS), "B. because of the brushwork"),
+        _scored(_mmmu_sample("validation_Art_2", "C", OPTS), "cannot tell"),
+    ]
+    preds = [
+        ImportedPrediction(
+            row=1,
+            sample_id="validation_Art_1",
+            prediction=scores[0].prediction_text or "",
+            tool_extraction="B",
+            tool_verdict=1.0,
+        ),
+        ImportedPrediction(
+            row=2,
+            sample_id="validation_Art_2",
+            prediction="cannot tell",
+            tool_extraction="C",
+            tool_verdict=1.0,
+        ),
+    ]
+    causes = {it.a.sample_id: it.cause for it in audit_imported(scores, preds, n_boot=0).items}
+    assert causes == {"validation_Art_1": "extraction", "validation_Art_2": "random_fallback"}
+
+
 def test_lmmprobe_reading_of_a_scored_row_is_the_official_one() -> None:
     v = score_verdict(_scored(_mmmu_sample("validation_Art_9", "C", OPTS), "hmm"))
     assert v is not None and (v.credit, v.reading, v.guessed) == (0.0, None, True)

@@ -105,8 +105,8 @@ class Verdict:
     judged: bool = False
     """The reading came from a judge model, not from rules."""
     guessed: bool = False
-    """The official code guesses on this answer (nothing readable): its verdict rests on a
-    random option, or (lmmprobe's side) stands where the official code would have guessed."""
+    """This side's verdict rests on a random option the official code drew (nothing was
+    readable); on a lmmprobe side (two runs), where the official code would have guessed."""
     row: int | None = None
     """The row of the file this verdict was read from, when imported."""
 

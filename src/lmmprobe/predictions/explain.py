@@ -25,7 +25,7 @@ from lmmprobe.predictions.mmmu_published import (
     mmmu_as_published,
     mmmu_subject,
 )
-from lmmprobe.predictions.verdicts import audit_imported
+from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
 from lmmprobe.schema import Sample, Score
 
 __all__ = ["FileExplanation", "explain_file", "mmmu_items"]
@@ -108,7 +108,8 @@ def _with_published(
                 tool_extraction=p.tool_extraction if p.tool_extraction is not None else reading,
                 tool_judged=p.tool_judged,
                 tool_verdict=1.0 if published.correct[sid] else 0.0,
-                fields=p.fields,
+                fields=dict(p.fields)
+                | ({GUESSED_FIELD: published.guessed[sid]} if sid in published.guessed else {}),
             )
         out.append(p)
     return out

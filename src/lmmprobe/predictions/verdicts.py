@@ -9,6 +9,7 @@ carried. `lmmprobe.predictions.audit` pairs and explains them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
 
 __all__ = [
+    "GUESSED_FIELD",
     "RANDOM_LOG",
     "audit_imported",
     "audit_runs",
@@ -37,6 +39,10 @@ __all__ = [
 
 MMMU_METRIC = "mmmu_accuracy"
 MATHVISTA_METRIC = "mathvista_accuracy"
+
+GUESSED_FIELD = "official_random_letter"
+"""The `ImportedPrediction.fields` key under which a replayed official script's random letter is
+recorded (`lmmprobe.predictions.explain` for MMMU's): such a row's verdict rests on a guess."""
 
 RANDOM_LOG = "randomly generate one"
 """What VLMEvalKit's ``extract_answer_from_item`` logs when it guesses after three failed judge
@@ -131,6 +137,7 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
     gold = pred.gold
     golds = None if gold is None else (tuple(gold) if isinstance(gold, list) else (gold,))
     logged = " ".join(str(v) for k, v in pred.fields.items() if "log" in str(k).lower())
+    drawn = GUESSED_FIELD in pred.fields
     return Verdict(
         sample_id=pred.sample_id if pred.sample_id is not None else f"row {pred.row}",
         repeat=repeat,
@@ -140,7 +147,7 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
         recorded=pred.tool_extraction is not None,
         gold=golds,
         judged=pred.tool_judged,
-        guessed=RANDOM_LOG in logged,
+        guessed=drawn or RANDOM_LOG in logged,
         row=pred.row,
     )
 
@@ -223,14 +230,25 @@ def audit_imported(
         other = imported_verdict(pred)
         if other is not None and score is not None:
             other = _their_reading(score, other)
-            # The same text the official code cannot read: it guessed.
-            if mine is not None and mine.guessed:
+            # lmmprobe reads nothing where the official code guesses: the tool's letter is a
+            # guess, unless its own (other) rules found that letter in the text, as lmms-eval's
+            # MMMU parser finds "B." where MMMU's does not.
+            if mine is not None and mine.guessed and not _stated(other.reading, pred.prediction):
                 other = _replace(other, guessed=True)
         if mine is not None:
-            ours.append(_replace(mine, sample_id=_key(pred), row=pred.row))
+            # lmmprobe's verdict never rests on a guess; where the official code guesses, the
+            # tool's side carries it (above).
+            ours.append(_replace(mine, sample_id=_key(pred), row=pred.row, guessed=False))
         if other is not None:
             theirs.append(_replace(other, sample_id=_key(pred)))
     return audit(ours, theirs, label_a="lmmprobe", label_b=label, n_boot=n_boot, seed=seed)
+
+
+def _stated(letter: str | None, text: str) -> bool:
+    """Whether an option letter stands in the text as a letter of its own (``B.``, ``(B)``)."""
+    if letter is None or len(letter.strip()) != 1:
+        return False
+    return re.search(rf"(?<![A-Za-z]){re.escape(letter.strip())}(?![A-Za-z])", text) is not None
 
 
 def _key(pred: ImportedPrediction) -> str:
