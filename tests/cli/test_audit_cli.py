@@ -49,3 +49,31 @@ def test_compare_audit_table_names_causes(run: tuple[Path, str]) -> None:
     assert "different model answer:" in out
     assert "on 40 paired items: gap" in out
     assert "McNemar p =" in out
+
+
+def test_compare_audit_of_an_imported_run_and_a_lmmprobe_run(tmp_path: Path) -> None:
+    # A lmmprobe run of `first`, and "another tool's" file of the same answers (a third of
+    # them replaced by the gold text) imported as a run: the same raw answer read two ways is
+    # extraction, a different answer is a different model answer.
+    db = tmp_path / "db"
+    _ok("run", "-m", "first", "-d", "demo,n=12", "-q", "--db", db, "--out", tmp_path / "a")
+    ours = json.loads((tmp_path / "a" / "results.json").read_text())["run_id"]
+    exported = _ok("export", ours, "--db", db, "--format", "jsonl")
+    rows = [json.loads(line) for line in exported.splitlines() if line.strip()]
+    lines = []
+    for i, r in enumerate(rows):
+        text = r["gold_text"] if i % 3 == 0 else r["text"]
+        lines.append(json.dumps({"qid": r["sample_id"], "answer": text, "gt": r["gold_text"]}))
+    (tmp_path / "preds.jsonl").write_text("\n".join(lines) + "\n")
+    _ok(
+        "import", tmp_path / "preds.jsonl", "--model", "other-tool",
+        "--field", "id=qid,prediction=answer,gold=gt", "--db", db, "--out", tmp_path / "b",
+    )  # fmt: skip
+    theirs = json.loads((tmp_path / "b" / "results.json").read_text())["run_id"]
+    doc = json.loads(_ok("compare", ours, theirs, "--audit", "--db", db, "-f", "json"))
+    assert doc["n"] == 12
+    assert sum(c["net"] for c in doc["causes"].values()) == doc["gap"]
+    assert {item["cause"] for item in doc["items"]} == {"answer", "extraction"}
+    for item in doc["items"]:
+        same = item["a"]["raw"].strip() == item["b"]["raw"].strip()
+        assert item["cause"] == ("extraction" if same else "answer"), item
