@@ -18,6 +18,7 @@ from lmmprobe.predictions.mmmu_published import (
     MmmuItem,
     mmmu_as_published,
     mmmu_guessed,
+    mmmu_subject,
 )
 
 DATA = Path(__file__).parent / "data" / "mmmu_published.json"
@@ -80,3 +81,33 @@ def test_a_different_seed_draws_other_letters() -> None:
     case = next(c for c in _doc()["cases"] if c["name"] == "scripted")
     items = _items(case["folders"])
     assert mmmu_as_published(items, seed=7).guessed != mmmu_as_published(items).guessed
+
+
+@pytest.mark.parametrize("name", ["parsed:llava1.5_13b", "parsed:qwen_vl"])
+def test_parsed_answers_score_as_main_eval_only(name: str) -> None:
+    # main_eval_only.py: parsed multiple-choice answers compared as they are (no random
+    # letter), open ones parsed; its printed table is rounded to 3 decimals.
+    case = next(c for c in _doc()["cases"] if c["name"] == name)
+    answers = case["answers"]
+    by_subject: dict[str, list[MmmuItem]] = {}
+    for sid, parsed in case["parsed"].items():
+        gold = answers[sid]
+        by_subject.setdefault(mmmu_subject(sid), []).append(
+            MmmuItem(
+                id=sid,
+                question_type=gold["question_type"],
+                answer=gold["ground_truth"],
+                response=parsed,
+                parsed=True,
+            )
+        )
+    got = mmmu_as_published(by_subject)
+    expected = case["expected"]
+    assert not got.guessed
+    assert round(got.overall, 3) == expected["Overall"]["acc"]
+    assert sum(n for _, n in got.subjects.values()) == expected["Overall"]["num"]
+    for subject, (acc, n) in got.subjects.items():
+        assert (round(acc, 3), n) == (expected[subject]["acc"], expected[subject]["num"])
+    for domain, (acc, n) in got.domains.items():
+        want = expected[f"Overall-{domain}"]
+        assert (round(acc, 3), n) == (want["acc"], want["num"])

@@ -72,3 +72,22 @@ def test_audit_against_mmmu_script(
     right_guesses = {s for s in expected.guessed if expected.correct[s]}
     assert right_guesses  # seed 42 draws one right letter here
     assert {s for s, c in causes.items() if c == "random_fallback"} == right_guesses
+
+
+def test_parsed_answers_are_never_guessed(
+    joined: tuple[list[tuple[Sample, ImportedPrediction]], list[Score]],
+) -> None:
+    # MMMU's parsed-answers layout ({id: answer}, main_eval_only.py): compared as given.
+    rows, scores = joined
+    parsed_rows = [
+        (
+            s,
+            ImportedPrediction(
+                row=p.row, sample_id=p.sample_id, prediction="", fields={"parsed": ""}
+            ),
+        )
+        for s, p in rows
+    ]
+    e = explain_file("mmmu", parsed_rows, scores, as_published=True)
+    assert e.published is not None and not e.published.guessed
+    assert e.published.overall == 0.0

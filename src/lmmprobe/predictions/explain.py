@@ -85,6 +85,8 @@ def mmmu_items(
                 response=pred.prediction,
                 all_choices=letters,
                 index2ans=dict(zip(letters, texts, strict=True)),
+                # The mmmu reader's parsed-answers layout ({id: answer}) keeps "parsed".
+                parsed="parsed" in pred.fields,
             )
         )
     return out

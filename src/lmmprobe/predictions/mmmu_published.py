@@ -1,5 +1,9 @@
 """MMMU's figure as its released script computes it, random letters included (``--as-published``).
 
+Parsed answers (``{id: answer}``, the input of ``mmmu/main_eval_only.py``) are scored as that
+script scores them: a multiple-choice answer compared as it is (no parsing, no random letter),
+an open one parsed by ``parse_open_response``.
+
 MMMU's ``mmmu/main_parse_and_eval.py`` (MMMU-Benchmark/MMMU @ bb0b95a) reads each answer with
 ``parse_multi_choice_response`` / ``parse_open_response`` (``mmmu/utils/eval_utils.py``), and
 where a multiple-choice answer holds nothing it can read, it picks ``random.choice(all_choices)``
@@ -91,6 +95,9 @@ class MmmuItem:
     """The option letters (multiple-choice), the sequence the random letter is drawn from."""
     index2ans: Mapping[str, str] = field(default_factory=dict)
     """Option letter → option text (multiple-choice)."""
+    parsed: bool = False
+    """The response is already MMMU's parsed answer (``main_eval_only.py``'s input,
+    ``{id: answer}``): a multiple-choice answer is compared as it is, never parsed or guessed."""
 
     @property
     def multiple_choice(self) -> bool:
@@ -132,7 +139,9 @@ def mmmu_guessed(items: Iterable[MmmuItem]) -> list[str]:
     return [
         it.id
         for it in items
-        if it.multiple_choice and mmmu_multi_choice(it.response, it.index2ans) is None
+        if it.multiple_choice
+        and not it.parsed
+        and mmmu_multi_choice(it.response, it.index2ans) is None
     ]
 
 
@@ -163,7 +172,12 @@ def mmmu_as_published(
             continue  # "Skipping X for not found": no draw
         right = 0
         for it in items:
-            if it.multiple_choice:
+            if it.multiple_choice and it.parsed:
+                # main_eval_only.py: "parsed_pred = parsed_pred", then eval_multi_choice.
+                golds = it.answer if isinstance(it.answer, list) else [it.answer]
+                ok = it.response in golds
+                parsed[it.id] = it.response
+            elif it.multiple_choice:
                 letter = mmmu_multi_choice(it.response, it.index2ans)
                 if letter is None:
                     letter = rng.choice(list(it.all_choices))

@@ -7,7 +7,10 @@ its subject order decide its random letters) on:
 - ``llava1.5_13b`` and ``qwen_vl``: the released ``mmmu/example_outputs/`` folders (900 answers
   each);
 - ``scripted``: a seeded set of answers over 9 subjects with many answers its parser cannot
-  read (so the random fallback is drawn often, across subjects, from one stream).
+  read (so the random fallback is drawn often, across subjects, from one stream);
+- ``parsed:llava1.5_13b`` and ``parsed:qwen_vl``: ``mmmu/main_eval_only.py --output_path
+  example_outputs/MODEL/total_val_output.json`` (parsed answers against ``answer_dict_val.json``),
+  its printed table recorded.
 
 Recorded per case: the inputs (compact), each item's ``parsed_pred`` and ``judge`` from the
 ``parsed_output.json`` it writes, each subject's ``result.json``, and the overall figure of
@@ -25,6 +28,7 @@ A re-run writes the same bytes.
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import random
@@ -129,6 +133,26 @@ def _run(root: Path, folders: dict[str, list[dict[str, Any]]]) -> dict[str, Any]
     return {"order": order, "subjects": subjects, "overall": overall, "items": items}
 
 
+def _parsed(root: Path, model: str) -> dict[str, Any]:
+    """``main_eval_only.py`` on the released parsed answers (``total_val_output.json``)."""
+    file = f"example_outputs/{model}/total_val_output.json"
+    printed = subprocess.run(
+        [sys.executable, "main_eval_only.py", "--output_path", file],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    results = ast.literal_eval(printed.strip().splitlines()[-1])
+    answers = json.loads((root / "answer_dict_val.json").read_text(encoding="utf-8"))
+    return {
+        "name": f"parsed:{model}",
+        "parsed": json.loads((root / file).read_text(encoding="utf-8")),
+        "answers": answers,
+        "expected": results,
+    }
+
+
 def _compact(folders: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
     keep = ("id", "question_type", "answer", "all_choices", "index2ans", "response")
     return {s: [{k: r[k] for k in keep if k in r} for r in rows] for s, rows in folders.items()}
@@ -146,6 +170,8 @@ def main() -> None:
         cases.append({"name": name, "folders": _compact(folders), "expected": _run(root, folders)})
     folders = _scripted(random.Random(SEED))
     cases.append({"name": "scripted", "folders": folders, "expected": _run(root, folders)})
+    for name in ("llava1.5_13b", "qwen_vl"):
+        cases.append(_parsed(root, name))
     doc = {
         "reference": {
             "repo": "MMMU-Benchmark/MMMU",
@@ -159,8 +185,12 @@ def main() -> None:
     }
     OUT.write_text(json.dumps(doc, ensure_ascii=False, separators=(",", ":")) + "\n")
     for case in cases:
-        n = len(case["expected"]["items"])
-        print(f"{case['name']}: {n} items, overall {case['expected']['overall']}")
+        overall = (
+            case["expected"]["overall"]
+            if "items" in case["expected"]
+            else case["expected"]["Overall"]
+        )
+        print(f"{case['name']}: overall {overall}")
     shutil.rmtree(root / "__pycache__", ignore_errors=True)
 
 
