@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -39,7 +39,7 @@ from lmmprobe.report.compare import (
     checkpoint_pair,
     compare_runs,
 )
-from lmmprobe.report.settings import run_setting, sides_apart
+from lmmprobe.report.settings import origin_setting, run_setting, sides_apart
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.queries import run_models
 from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs
@@ -88,10 +88,15 @@ class RunSummary:
     setting: list[str] = field(default_factory=list)
     """What the run changed from a default run (``blind``, ``likelihood``, ``repeats 3``...):
     `lmmprobe.report.settings.run_setting`, so runs of one model tell apart."""
+    origin: dict[str, Any] | None = None
+    """Where an imported run's predictions came from (tool, path, sha256): the manifest's
+    ``origin``; None for a run lmmprobe's models answered."""
 
 
 def _summary(run: StoredRun) -> RunSummary:
     models = run.models
+    found = run.manifest.get("origin")
+    origin = found if isinstance(found, dict) else None
     accuracy: dict[str, float | None] = {}
     for m in models:
         acc = run.metrics(m).get("accuracy")
@@ -105,7 +110,8 @@ def _summary(run: StoredRun) -> RunSummary:
         models=models,
         n=run.samples,
         accuracy=accuracy,
-        setting=run_setting(run.spec),
+        setting=origin_setting(run.manifest) + run_setting(run.spec),
+        origin=origin,
     )
 
 

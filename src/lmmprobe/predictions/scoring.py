@@ -9,6 +9,8 @@ metrics (MMMU's, MathVista's, MMBench's CircularEval...) read them the same way.
 
 Rules of the join (documented in docs/predictions.md):
 
+- An id joins a sample of that id, or of that id after the benchmark's prefix (``34602`` joins
+  ``textvqa/34602``) where only one sample has it.
 - A row whose id is not in the benchmark is left out and listed as a problem (a file for
   another split or version); the rest are scored.
 - Two rows with one id are an error naming both rows: which one the other tool scored cannot
@@ -103,6 +105,21 @@ class ImportPlan:
     """The benchmark's load result (None without a benchmark)."""
 
 
+def _index(samples: Sequence[Sample]) -> dict[str, Sample]:
+    """Samples by id, and by the id without its benchmark prefix where that is unambiguous.
+
+    lmmprobe names some benchmarks' items ``textvqa/34602``; the other tools write ``34602``.
+    """
+    by_id = {s.id: s for s in samples}
+    short: dict[str, list[Sample]] = {}
+    for s in samples:
+        _, sep, rest = s.id.partition("/")
+        if sep and rest and rest not in by_id:
+            short.setdefault(rest, []).append(s)
+    by_id.update({k: v[0] for k, v in short.items() if len(v) == 1})
+    return by_id
+
+
 def _samples_from_gold(pred: ImportedPrediction) -> Sample:
     gold = pred.gold
     refs = gold if isinstance(gold, list) else [str(gold)]
@@ -150,10 +167,10 @@ def plan_import(
     source = where
     if isinstance(benchmark, str):
         load = load_source(benchmark)
-        by_id = {s.id: s for s in load.samples}
+        by_id = _index(load.samples)
         source = benchmark
     elif benchmark is not None:
-        by_id = {s.id: s for s in benchmark}
+        by_id = _index(benchmark)
         source = "samples"
     seen: dict[str, int] = {}
     plan = ImportPlan(rows=[], samples=[], source=source)
@@ -201,7 +218,11 @@ def plan_import(
         plan.samples = [s for s, _, _, _ in plan.rows]
         plan.total = len(plan.samples)
     else:
-        ordered = load.samples if load is not None else list(by_id.values())
+        ordered: list[Sample] = (
+            load.samples
+            if load is not None
+            else [s for s in benchmark or () if isinstance(s, Sample)]
+        )
         plan.samples = [s for s in ordered if s.id in seen]
         plan.total = len(ordered)
         plan.missing = plan.total - len(plan.samples)

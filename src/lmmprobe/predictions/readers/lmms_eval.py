@@ -1,16 +1,22 @@
 """lmms-eval's ``--log_samples`` output: ``DATE_samples_TASK.jsonl`` (and ``DATE_results.json``).
 
-Layout from EvolvingLMMs-Lab/lmms-eval @ 75571cf: ``lmms_eval/evaluator.py`` logs one record
-per document, ``{doc_id, doc (its non-media fields), target, arguments, resps (raw, per
-request), filtered_resps (after the task's filters and reasoning-tag stripping), token_counts,
-doc_hash, ...}`` updated with the task's per-sample metric values (a number, or a dict such as
-MMMU's ``{id, parsed_pred, answer, ...}``); ``lmms_eval/loggers/evaluation_tracker.py`` writes
-them as ``{date_id}_samples_{task}.jsonl`` beside ``{date_id}_results.json``.
+Layout learnt from the real tool: lmms-eval 0.7.3 (PyPI) run on a local MMMU-shaped task
+against lmmprobe's fake OpenAI server (the command is in
+``tests/predictions/fixtures/lmms_eval/README.md``), and its writer code
+(EvolvingLMMs-Lab/lmms-eval @ 75571cf, ``lmms_eval/evaluator.py`` and
+``lmms_eval/loggers/evaluation_tracker.py``'s ``save_results_samples``). One record per
+document: ``doc_id`` (its position in the split), ``target``, ``filtered_resps`` (the response
+after the task's filters and reasoning-tag stripping; a single response is unwrapped from its
+list), ``resps`` (the raw response, dropped when equal to the filtered one), ``input`` (the
+prompt), ``token_counts``, ``doc_hash``, and the task's per-sample metric values (a number, or
+a dict such as MMMU's ``{id, subdomain, question_type, answer, parsed_pred}``). The writer pops
+``doc``; older logs kept it, and it is read when present.
 
-The prediction is the raw response (``resps``), read by lmmprobe as a run reads a model's
-output; the filtered one and the per-sample metric ride along as the tool's reading and
-verdict. The id joined to the benchmark is the document's ``id`` / ``pid`` / ``question_id`` /
-``index`` (the first present), or ``--field id=doc.FIELD``.
+The prediction is the raw response (``resps``, else ``filtered_resps``), read by lmmprobe as a
+run reads a model's output; the filtered one and the per-sample metric ride along as the tool's
+reading and verdict. The id joined to the benchmark is, in order: ``--field id=PATH`` (a dotted
+path in the record), the document's ``id`` / ``pid`` / ``question_id`` / ``index`` (when ``doc``
+is logged), the same keys in a per-sample metric dict (MMMU's ``mmmu_acc.id``), else ``doc_id``.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ __all__ = ["LmmsEvalSamples"]
 _ID_FIELDS = ("id", "pid", "question_id", "index")
 _LOGGED = frozenset(
     {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts",
-     "doc_hash", "prompt_hash", "target_hash", "input_media"}
+     "doc_hash", "prompt_hash", "target_hash", "input_media", "input"}
 )  # fmt: skip
 _NAME = re.compile(r"^(?P<date>.*?)_?samples_(?P<task>.+)$")
 _READINGS = ("parsed_pred", "extraction", "pred", "prediction")
@@ -49,6 +55,28 @@ def _first_text(value: Any) -> Any:
     return value
 
 
+def _sample_id(
+    where: str, row: Mapping[str, Any], doc: Mapping[str, Any] | None, id_field: str | None
+) -> str:
+    """The benchmark id of a logged document (see the module docstring for the order)."""
+    if id_field:
+        return as_text(where, id_field, need(where, row, id_field))
+    places: list[tuple[str, Mapping[str, Any]]] = [("doc", doc)] if doc is not None else []
+    places += [(k, v) for k, v in row.items() if k not in _LOGGED and isinstance(v, dict)]
+    for prefix, place in places:
+        for name in _ID_FIELDS:
+            if name in place:
+                return as_text(where, f"{prefix}.{name}", place[name])
+    return as_text(where, "doc_id", need(where, row, "doc_id"))
+
+
+def _reading_text(reading: Any) -> str:
+    # MMMU logs parsed_pred as a list per response ([["yellow"]] for an open question).
+    while isinstance(reading, list) and len(reading) == 1:
+        reading = reading[0]
+    return json.dumps(reading) if isinstance(reading, list | dict) else str(reading)
+
+
 def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | None, str | None]:
     """The first per-sample metric: its name, verdict and (for dict metrics) the tool's reading."""
     for name, value in row.items():
@@ -59,13 +87,7 @@ def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | Non
         if isinstance(value, dict):
             reading = next((value[k] for k in _READINGS if k in value), None)
             verdict = next((value[k] for k in _VERDICTS if k in value), None)
-            text = (
-                None
-                if reading is None
-                else json.dumps(reading)
-                if isinstance(reading, list | dict)
-                else str(reading)
-            )
+            text = None if reading is None else _reading_text(reading)
             return name, as_verdict(where, f"{name}.verdict", verdict), text
     return None, None, None
 
@@ -76,12 +98,16 @@ class LmmsEvalSamples:
     tool = "lmms-eval"
 
     def sniff(self, path: Path) -> bool:
-        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps``."""
+        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``."""
         if not path.is_file() or path.suffix.lower() != ".jsonl":
             return False
         try:
             for _, value in iter_jsonl(path):
-                return isinstance(value, dict) and "doc_id" in value and "resps" in value
+                return (
+                    isinstance(value, dict)
+                    and "doc_id" in value
+                    and ("resps" in value or "filtered_resps" in value)
+                )
         except Exception:
             return False
         return False
@@ -104,20 +130,16 @@ class LmmsEvalSamples:
             where = f"{path}:{n}"
             if not isinstance(row, dict):
                 raise row_error(where, "(record)", f"expected an object, got {type(row).__name__}")
-            doc = need(where, row, "doc")
-            if not isinstance(doc, dict):
+            doc = row.get("doc")
+            if doc is not None and not isinstance(doc, dict):
                 raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
-            if id_field:
-                sid = as_text(where, id_field, need(where, row, id_field))
+            sid = _sample_id(where, row, doc, id_field)
+            if "resps" in row:
+                prediction = as_text(where, "resps", _first_text(row["resps"]))
             else:
-                found = next((f for f in _ID_FIELDS if f in doc), None)
-                sid = (
-                    as_text(where, f"doc.{found}", doc[found])
-                    if found
-                    else as_text(where, "doc_id", need(where, row, "doc_id"))
+                prediction = as_text(
+                    where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
                 )
-            resps = need(where, row, "resps")
-            prediction = as_text(where, "resps", _first_text(resps))
             filtered = _first_text(row.get("filtered_resps"))
             name, verdict, reading = _metric(row, where)
             if reading is None and isinstance(filtered, str) and filtered != prediction:
@@ -153,7 +175,7 @@ def _results_detail(path: Path, task: str) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     out: dict[str, str] = {"results_file": path.name}
-    for key in ("model_name", "lmms_eval_version", "git_hash"):
+    for key in ("model_name", "model_source", "lmms_eval_version", "git_hash", "date"):
         if isinstance(doc.get(key), str):
             out[key] = doc[key]
     config = doc.get("config")
