@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from datasets import Dataset, Features, Image, Value
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import tiny_png, write_hub_snapshot
