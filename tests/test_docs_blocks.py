@@ -101,6 +101,8 @@ NOT_RUN = {
     ".venv/bin/lmmprobe score captions.json --formulation generation --tokenizer ptb": "the reader's prediction file and Java",
     ".venv/bin/lmmprobe score kie.json --formulation kie --format json": "the reader's prediction file",
     ".venv/bin/lmmprobe score outputs.json --ground-truth Dysca.json": "the reader's Dysca outputs (tests/test_predictions.py)",
+    "lmmprobe score outputs/llava1.5_13b --benchmark mmmu --as-published": "MMMU's released data and the reader's output folder (tests/predictions/test_score_audit_cli.py builds both)",
+    "lmmprobe score samples_mmmu_val.jsonl --benchmark mmmu --audit": "MMMU's released data and the reader's lmms-eval log (tests/predictions/test_score_audit_cli.py)",
     '.venv/bin/lmmprobe apex "Can models recognize vehicles under heavy blur?" -m hf:/models/llava --orchestrator openai:gpt-4o-mini --max-experiments 5 --images-per-answer 20': "a local checkpoint and a hosted orchestrator",
     '.venv/bin/lmmprobe apex "Can models identify rotated images?" -m hf:/models/other --orchestrator replay:apex-rot/report.json': "a local checkpoint",
     ".venv/bin/lmmprobe run -m hf:./my-checkpoint": "a local checkpoint",

@@ -540,6 +540,7 @@ def _register_subcommands() -> None:
     from lmmprobe.cli import arena as arena_cli
     from lmmprobe.cli import data as data_cli
     from lmmprobe.cli import holistic as holistic_cli
+    from lmmprobe.cli import imports as imports_cli
     from lmmprobe.cli import registries as registries_cli
     from lmmprobe.cli import report as report_cli
     from lmmprobe.cli import runs as runs_cli
@@ -552,6 +553,7 @@ def _register_subcommands() -> None:
     app.command("apex")(apex_cli.apex)
     app.command("elo")(holistic_cli.elo)
     app.command("score")(score_cli.score)
+    app.command("import")(imports_cli.import_predictions)
     app.command("list")(registries_cli.list_entries)
     app.add_typer(runs_cli.app, name="runs")
     app.command("compare")(runs_cli.compare)

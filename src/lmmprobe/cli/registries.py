@@ -38,6 +38,7 @@ LISTINGS: dict[str, Callable[[], Registry[Any]]] = {
     "tools": _attribute("lmmprobe.tools.registry", "TOOLS"),
     "orchestrators": _attribute("lmmprobe.apex.protocol", "ORCHESTRATORS"),
     "judge-protocols": _attribute("lmmprobe.judge.protocol", "JUDGE_PROTOCOLS"),
+    "readers": _attribute("lmmprobe.predictions.imported", "READERS"),
 }
 """Listable registries by the name ``lmmprobe list`` takes; each is imported only when listed."""
 

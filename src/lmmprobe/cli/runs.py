@@ -21,15 +21,17 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe.cli._audit import audit_document, print_audit
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
+from lmmprobe.predictions.verdicts import audit_runs
 from lmmprobe.report.compare import (
     Comparison,
     Difference,
@@ -37,7 +39,7 @@ from lmmprobe.report.compare import (
     checkpoint_pair,
     compare_runs,
 )
-from lmmprobe.report.settings import run_setting, sides_apart
+from lmmprobe.report.settings import origin_setting, run_setting, sides_apart
 from lmmprobe.store import DEFAULT_DB, Store
 from lmmprobe.store.queries import run_models
 from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs
@@ -86,10 +88,15 @@ class RunSummary:
     setting: list[str] = field(default_factory=list)
     """What the run changed from a default run (``blind``, ``likelihood``, ``repeats 3``...):
     `lmmprobe.report.settings.run_setting`, so runs of one model tell apart."""
+    origin: dict[str, Any] | None = None
+    """Where an imported run's predictions came from (tool, path, sha256): the manifest's
+    ``origin``; None for a run lmmprobe's models answered."""
 
 
 def _summary(run: StoredRun) -> RunSummary:
     models = run.models
+    found = run.manifest.get("origin")
+    origin = found if isinstance(found, dict) else None
     accuracy: dict[str, float | None] = {}
     for m in models:
         acc = run.metrics(m).get("accuracy")
@@ -103,7 +110,8 @@ def _summary(run: StoredRun) -> RunSummary:
         models=models,
         n=run.samples,
         accuracy=accuracy,
-        setting=run_setting(run.spec),
+        setting=origin_setting(run.manifest) + run_setting(run.spec),
+        origin=origin,
     )
 
 
@@ -370,6 +378,35 @@ def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None
     _console.print(table)
 
 
+def _audit(
+    store: Store,
+    side_a: tuple[str, str],
+    side_b: tuple[str, str],
+    n_boot: int,
+    seed: int,
+    limit: int,
+    fmt: str,
+) -> None:
+    try:
+        same_run = side_a[0] == side_b[0]
+        labels = {
+            i: model if same_run else f"{model} (run {run})"
+            for i, (run, model) in enumerate((side_a, side_b))
+        }
+        result = audit_runs(store, (side_a, side_b), labels=labels, n_boot=n_boot, seed=seed)
+    except (ImportError, ValueError) as exc:
+        fail(exc)
+    if result.n == 0:
+        fail(
+            f"{side_a[1]} (run {side_a[0]}) and {side_b[1]} (run {side_b[0]}) share no answer "
+            "with a verdict; audit runs on the same data"
+        )
+    if fmt == "json":
+        print(audit_document(result))
+        return
+    print_audit(result, limit=limit)
+
+
 def compare(
     run_a: Annotated[
         str, typer.Argument(metavar="RUN_A", help="Run id, unique prefix, or 'latest'.")
@@ -399,12 +436,22 @@ def compare(
             "--format", "-f", help="table or json.", callback=one_of("format", RunsFormat)
         ),
     ] = "table",
+    audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit",
+            help="Explain the gap: every item whose official verdict differs, by cause "
+            "(different answer, gold, random fallback, extraction, normalization), with each "
+            "cause's share of the gap (verdicts by the benchmark's official reading).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Compare two runs (or two models of one run) on the samples both scored.
 
     Prints the accuracy difference with a paired bootstrap 95% CI, McNemar's exact test,
-    agreement, and the answers where one side is right and the other wrong.
+    agreement, and the answers where one side is right and the other wrong. With --audit, the
+    items whose verdicts differ, grouped by cause, adding up to the gap.
     """
     if not (db or DEFAULT_DB).exists():
         fail(f"no store at {db or DEFAULT_DB}: pass the --db that `lmmprobe run` used")
@@ -417,6 +464,9 @@ def compare(
         model_a, model_b = _pick(store, a, b, list(model or []))
         if a == b and model_a == model_b:
             fail(f"both sides are model {model_a!r} of run {a}: name two different models or runs")
+        if audit:
+            _audit(store, (a, model_a), (b, model_b), n_boot, seed, limit, fmt)
+            return
         try:
             result = compare_runs(
                 store, a, model_a, b, model_b, n_boot=n_boot, seed=seed, limit=limit

@@ -1,6 +1,9 @@
 """``lmmprobe score FILE``: score predictions made elsewhere, with their benchmark's definitions.
 
-Three layouts: a ReForm-Eval prediction file (scored as ReForm-Eval's ``run_loader_eval``), a
+With ``--benchmark NAME`` (or ``--reader``), FILE is another tool's predictions (lmms-eval logs,
+VLMEvalKit tables, MMMU and MathVista outputs, a mapped JSON/JSONL/CSV: `lmmprobe.cli.imports`),
+scored with that benchmark's official metric and breakdowns. Otherwise three layouts: a
+ReForm-Eval prediction file (scored as ReForm-Eval's ``run_loader_eval``), a
 Dysca model-output file with ``--ground-truth Dysca.json`` (scored as Dysca's
 ``Dysca_compute.py``), and rows of ``lmmprobe export`` (the run metrics per model, optionally
 re-read with another matcher). ``--format json`` prints the figures as one JSON object.
@@ -20,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, write_document
+from lmmprobe.cli.imports import score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
@@ -141,12 +145,69 @@ def score(
             "--format", "-f", help="table or json.", callback=one_of("format", ScoreFormat)
         ),
     ] = "table",
+    benchmark: Annotated[
+        str | None,
+        typer.Option(
+            help="Score another tool's predictions on this benchmark (a data spec: mmmu, "
+            "mathvista,path=FOLDER) with its official metric and breakdowns.",
+        ),
+    ] = None,
+    reader: Annotated[
+        str | None,
+        typer.Option(
+            help="The layout of another tool's file (`lmmprobe list readers`); by default "
+            "the one that recognises it.",
+        ),
+    ] = None,
+    field: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--field",
+            help="Field mapping for the mapped reader: id=qid,prediction=answer,gold=gt.",
+        ),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(help="With --benchmark: break results down by this metadata key."),
+    ] = None,
+    audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit",
+            help="With --benchmark: list the items where the tool's own verdict differs from "
+            "lmmprobe's, grouped by cause, with each cause's share of the gap.",
+        ),
+    ] = False,
+    as_published: Annotated[
+        bool,
+        typer.Option(
+            "--as-published",
+            help="With --benchmark mmmu: also give MMMU's figure exactly as its script computes "
+            "it (its random letters for unreadable answers: seed 42, its subject order).",
+        ),
+    ] = False,
+    limit: Annotated[
+        int, typer.Option(min=0, help="With --audit: list at most N items per cause.")
+    ] = 20,
 ) -> None:
     """Score predictions made elsewhere, with the definitions of the benchmark that made them.
 
     ReForm-Eval files are scored as ReForm-Eval's run_loader_eval; Dysca outputs as Dysca's
-    Dysca_compute.py; lmmprobe exports with the run metrics.
+    Dysca_compute.py; lmmprobe exports with the run metrics. With --benchmark (or --reader,
+    --field), FILE is another tool's predictions, scored as a lmmprobe run of the benchmark.
     """
+    if benchmark is not None or reader is not None or field:
+        if ground_truth is not None or matcher is not None:
+            fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
+        score_with_benchmark(
+            file, benchmark, reader, field, by, fmt,
+            audit=audit, as_published=as_published, limit=limit,
+        )  # fmt: skip
+        return
+    if by:
+        fail("--by applies with --benchmark")
+    if audit or as_published:
+        fail("--audit and --as-published apply with --benchmark")
     if ground_truth is not None:
         # Dysca's files say everything themselves; an option that cannot apply is refused, not
         # silently ignored.

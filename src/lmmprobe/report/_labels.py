@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from lmmprobe.report._collect import Entry, ReportData
-from lmmprobe.report.settings import model_setting, run_setting
+from lmmprobe.report.settings import model_setting, origin_setting, run_setting
 
 MAX_NAME = 22
 """Longest shortened spec, in characters; longer ones end in an ellipsis."""
@@ -124,7 +124,7 @@ def _entry_names(entries: list[Entry], labels: Labels) -> None:
     for e in entries:
         # Thinking off, effort high (the model's options), blind, likelihood, repeats 3 (the
         # run's settings): what sets it apart, in words a cut-off spec may not show.
-        words = model_setting(e.model) + run_setting(e.run.spec)
+        words = model_setting(e.model) + origin_setting(e.run.manifest) + run_setting(e.run.spec)
         name = labels.models[e.model].name + (f" {', '.join(words)}" if words else "")
         base[e.label] = name
         labels.entry_variant[e.label] = name

@@ -24,7 +24,7 @@ from typing import Any
 from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
 from lmmprobe.spec import SpecError, parse_spec
 
-__all__ = ["model_setting", "run_setting", "setting_label", "sides_apart"]
+__all__ = ["model_setting", "origin_setting", "run_setting", "setting_label", "sides_apart"]
 
 _FORMULATE_DEFAULTS: dict[str, Any] = FormulateConfig().model_dump()
 _GEN_DEFAULTS: dict[str, Any] = GenerationParams().model_dump()
@@ -38,6 +38,20 @@ _IGNORED = frozenset({"likelihood_reduction"})
 def _short(value: Any) -> str:
     text = str(value)
     return text if len(text) <= 24 else text[:23] + "\u2026"
+
+
+def origin_setting(manifest: Any) -> list[str]:
+    """``imported from TOOL (sha256 1a2b3c4d)`` for a run of imported predictions, else [].
+
+    `manifest` is a run's manifest (a dict, or the report's `Manifest`, whose extra fields hold
+    the ``origin`` that `lmmprobe import` records); anything else names nothing.
+    """
+    if manifest is not None and not isinstance(manifest, Mapping):
+        manifest = getattr(manifest, "model_extra", None) or {}
+    origin = manifest.get("origin") if isinstance(manifest, Mapping) else None
+    if not isinstance(origin, Mapping):
+        return []
+    return [f"imported from {origin.get('tool')} (sha256 {str(origin.get('sha256'))[:8]})"]
 
 
 def run_setting(spec: RunSpec | Mapping[str, Any] | None) -> list[str]:

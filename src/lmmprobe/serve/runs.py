@@ -16,7 +16,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics import headline_metrics
-from lmmprobe.report.settings import run_setting
+from lmmprobe.report.settings import origin_setting, run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 from lmmprobe.store.runs import read_runs
@@ -70,7 +70,9 @@ def _row_counts(
 def run_settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
     """Run id → what the run changed from a default run (`run_setting`: blind, likelihood...)."""
     # A damaged spec reads as empty: it names no setting, and never breaks the listing.
-    return {r.id: run_setting(r.spec) for r in read_runs(conn, ids=ids)}
+    return {
+        r.id: origin_setting(r.manifest) + run_setting(r.spec) for r in read_runs(conn, ids=ids)
+    }
 
 
 def _run_json(row: queries.RunRow, setting: list[str] | None = None) -> dict[str, Any]:
@@ -145,7 +147,7 @@ def _run_view(request: Request, run_id: str) -> dict[str, Any]:
                 breakdown_keys.append(key)
     counted = {m: _row_counts(per_model.get(m), row.metrics.get(m)) for m in row.metrics}
     return {
-        "setting": run_setting(docs["spec"] or None),
+        "setting": origin_setting(docs["manifest"]) + run_setting(docs["spec"] or None),
         "row_counts": counted,
         "has_empty": any(c[2] for c in counted.values()),
         "run": row,

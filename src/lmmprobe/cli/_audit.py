@@ -1,0 +1,249 @@
+"""Printing an audit (`lmmprobe.predictions.audit.Audit`): the gap, its causes, the items.
+
+Shared by ``lmmprobe compare --audit`` (two runs) and ``lmmprobe score --audit`` (a file
+against its tool's own verdicts).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from lmmprobe.cli._common import InertConsole
+from lmmprobe.data import DataError
+from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
+from lmmprobe.predictions.explain import FileExplanation, explain_file
+from lmmprobe.predictions.importing import ImportedRun
+
+__all__ = ["Explained", "audit_data", "audit_document", "explain_imported", "print_audit"]
+
+_console = InertConsole(highlight=False)
+
+
+def _short(text: str | None, width: int = 32) -> str:
+    if text is None:
+        return "-"
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
+def _side(v: Any) -> str:
+    mark = "✓" if v.credit == 1.0 else ("✗" if v.credit == 0.0 else f"{v.credit:.2f}")
+    read = "(nothing)" if v.recorded and v.reading is None else v.reading
+    if not v.recorded:
+        read = "(not recorded)"
+    extra = " [judge]" if v.judged else (" [guess]" if v.guessed else "")
+    return f"{mark} {_short(read)}{extra}"
+
+
+def print_audit(result: Audit, *, limit: int = 20) -> None:
+    """The summary lines, the paired statistics, then up to `limit` items per cause."""
+    for line in result.summary():
+        _console.print(escape(line))
+    if result.n:
+        pct = round(result.level * 100)
+        ci = (
+            "-"
+            if result.low is None or result.high is None
+            else f"[{result.low * 100:+.2f}, {result.high * 100:+.2f}]"
+        )
+        _console.print(
+            f"paired: {pct}% CI of the gap {ci} points (bootstrap over {result.samples} samples, "
+            f"{result.n_boot} resamples, seed {result.seed}); McNemar "
+            + ("-" if result.mcnemar_p is None else f"p = {result.mcnemar_p:.3g}")
+        )
+    if result.left_out:
+        words = {"only_a": f"only {result.label_a}", "only_b": f"only {result.label_b}"}
+        _console.print(
+            "left out: "
+            + ", ".join(
+                f"{v} with a verdict from {words.get(k, k)}" for k, v in result.left_out.items()
+            )
+        )
+    for cause in result.by_cause:
+        items = [it for it in result.items if it.cause == cause]
+        shown = items[:limit]
+        title = f"{CAUSE_TEXT[cause]}: {len(items)} items" + (
+            f" (first {len(shown)})" if len(shown) < len(items) else ""
+        )
+        table = Table(title=escape(title), box=box.SIMPLE_HEAD, title_justify="left")
+        table.add_column("item", overflow="fold")
+        table.add_column("gold", overflow="fold")
+        table.add_column(escape(result.label_a), overflow="fold")
+        table.add_column(escape(result.label_b), overflow="fold")
+        if cause == "answer":
+            table.add_column("answers", overflow="fold")
+        for it in shown:
+            row = [
+                escape(_item(it)),
+                escape(_gold(it)),
+                escape(_side(it.a)),
+                escape(_side(it.b)),
+            ]
+            if cause == "answer":
+                row.append(escape(f"{_short(it.a.raw, 24)} | {_short(it.b.raw, 24)}"))
+            table.add_row(*row)
+        _console.print()
+        _console.print(table)
+
+
+def _item(it: AuditItem) -> str:
+    where = f" (row {it.b.row})" if it.b.row is not None else ""
+    rep = f" #{it.a.repeat}" if it.a.repeat else ""
+    return f"{it.a.sample_id}{rep}{where}"
+
+
+def _gold(it: AuditItem) -> str:
+    a = "/".join(it.a.gold or ())
+    b = "/".join(it.b.gold or ())
+    return a if not b or a == b else f"{a} vs {b}"
+
+
+def audit_document(result: Audit) -> str:
+    """The audit as one JSON object (fractions as floats, plus the exact integer gap)."""
+    return json.dumps(audit_data(result), ensure_ascii=False, indent=2)
+
+
+def audit_data(result: Audit) -> dict[str, Any]:
+    """The audit as a JSON-ready dict (`audit_document`)."""
+
+    def side(v: Any) -> dict[str, Any]:
+        return {
+            "credit": v.credit,
+            "raw": v.raw,
+            "reading": v.reading,
+            "recorded": v.recorded,
+            "gold": list(v.gold) if v.gold is not None else None,
+            "judged": v.judged,
+            "guessed": v.guessed,
+            "row": v.row,
+        }
+
+    doc = {
+        "label_a": result.label_a,
+        "label_b": result.label_b,
+        "n": result.n,
+        "samples": result.samples,
+        "accuracy_a": result.accuracy_a,
+        "accuracy_b": result.accuracy_b,
+        "difference": result.difference,
+        "gap": float(result.gap),
+        "low": result.low,
+        "high": result.high,
+        "level": result.level,
+        "n_boot": result.n_boot,
+        "seed": result.seed,
+        "mcnemar_p": result.mcnemar_p,
+        "guessed": result.guessed,
+        "left_out": dict(result.left_out),
+        "causes": {
+            cause: {
+                "items": c.items,
+                "b_higher": c.b_higher,
+                "a_higher": c.a_higher,
+                "net": float(c.net),
+                "points": float(c.net) * 100 / result.n if result.n else None,
+            }
+            for cause, c in result.by_cause.items()
+        },
+        "items": [
+            {"sample_id": it.a.sample_id, "repeat": it.a.repeat, "cause": it.cause}
+            | {"a": side(it.a), "b": side(it.b)}
+            for it in result.items
+        ],
+        "summary": result.summary(),
+    }
+    return doc
+
+
+class Explained:
+    """A scored file's explanation (`lmmprobe.predictions.explain`), printed or as JSON."""
+
+    def __init__(self, explanation: FileExplanation) -> None:
+        self.explanation = explanation
+
+    def document(self) -> dict[str, Any]:
+        """The keys ``score --format json`` adds: notes, the published figure, the audit."""
+        e = self.explanation
+        doc: dict[str, Any] = {"notes": e.notes()}
+        if e.benchmark == "mmmu":
+            doc["mmmu_guessed"] = len(e.guessed)
+        if e.published is not None:
+            p = e.published
+            doc["as_published"] = {
+                "overall": p.overall,
+                "domains": {k: {"acc": a, "num": n} for k, (a, n) in p.domains.items() if n},
+                "subjects": {k: {"acc": a, "num": n} for k, (a, n) in p.subjects.items()},
+                "guessed": dict(p.guessed),
+            }
+        if e.audit is not None:
+            doc["audit"] = audit_data(e.audit)
+        return doc
+
+    def print(self, *, limit: int = 20) -> None:
+        """Notes, then MMMU's published figures, then the audit."""
+        e = self.explanation
+        for note in e.notes():
+            _console.print(f"note: {escape(note)}", soft_wrap=True)
+        if e.published is not None:
+            p = e.published
+            table = Table(
+                title="as published (MMMU's main_parse_and_eval.py, random letters included)",
+                box=box.SIMPLE_HEAD,
+                title_justify="left",
+            )
+            table.add_column("subset", style="bold")
+            table.add_column("n", justify="right")
+            table.add_column("acc", justify="right")
+            for name, (acc, n) in p.domains.items():
+                if n:
+                    table.add_row(escape(f"Overall-{name}"), str(n), f"{acc:.3f}")
+            total = sum(n for _, n in p.subjects.values())
+            table.add_row("Overall", str(total), f"{p.overall:.3f}")
+            _console.print(table)
+            _console.print(
+                f"{len(p.guessed)} letters drawn at random (seed 42, in MMMU's subject order); "
+                f"unrounded overall {p.overall!r}"
+            )
+        if e.audit is not None:
+            _console.print()
+            print_audit(e.audit, limit=limit)
+
+
+def explain_imported(
+    run: ImportedRun, benchmark: str | None, *, audit: bool, as_published: bool
+) -> Explained:
+    """Explain a scored file: its answer key, MMMU's guesses, and (asked) its audit.
+
+    Raises:
+        DataError: ``--as-published`` for a benchmark other than MMMU.
+
+    """
+    name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
+    if name is not None and name not in BENCHMARKS.names():
+        name = None
+    if as_published and name != "mmmu":
+        what = benchmark or "a file without --benchmark"
+        raise DataError(
+            f"--as-published reproduces MMMU's random letters; {what} has no random fallback "
+            "to reproduce (docs/definitions.md, 'Other tools' fallbacks')"
+        )
+    rows = [(sample, pred) for sample, _, _, pred in run.plan.rows]
+    local = run.plan.load.samples if run.plan.load is not None else None
+    return Explained(
+        explain_file(
+            name,
+            rows,
+            run.scores,
+            local=local,
+            path=run.origin.path,
+            audit=audit,
+            as_published=as_published,
+            label=run.origin.tool,
+        )
+    )

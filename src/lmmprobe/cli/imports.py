@@ -1,0 +1,211 @@
+"""``lmmprobe import`` and ``lmmprobe score PATH --benchmark``: other tools' prediction files.
+
+Both read a file with a registered reader (found by sniffing, or ``--reader``), join it by id
+to the benchmark's local copy and score it with the run's code (`lmmprobe.predictions`);
+``import`` stores it as a run with its origin, ``score`` prints the figures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from lmmprobe.cli._audit import explain_imported
+from lmmprobe.cli._common import DbOption, console, fail, write_document
+from lmmprobe.data import DataError
+from lmmprobe.metrics import RUN_METRICS
+from lmmprobe.predictions.importing import ImportedRun, import_file, score_file
+from lmmprobe.registry import RegistryError
+from lmmprobe.report import format_metric, json_ready
+from lmmprobe.store import StoreError
+
+__all__ = ["import_predictions", "parse_fields", "print_imported", "score_with_benchmark"]
+
+
+def parse_fields(values: list[str] | None) -> dict[str, str]:
+    """``--field id=qid,prediction=answer`` (repeatable, comma-separated) as a dict.
+
+    Raises:
+        typer.Exit: An item without ``=`` (the message names it).
+
+    """
+    out: dict[str, str] = {}
+    for value in values or []:
+        for item in value.split(","):
+            if not item.strip():
+                continue
+            ours, sep, theirs = item.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                fail(f"--field {item!r}: write OURS=THEIRS, e.g. id=qid,prediction=answer")
+            out[ours.strip()] = theirs.strip()
+    return out
+
+
+def _label(name: str) -> str:
+    try:
+        return RUN_METRICS.get(name).label or name
+    except RegistryError:
+        return name
+
+
+def print_imported(
+    run: ImportedRun, title: str, fmt: str, extra: dict[str, Any] | None = None
+) -> None:
+    """The figures of an imported file: official metric first, then breakdowns and counts.
+
+    `extra` is added to the JSON document (``score --audit``'s audit, notes, published figure).
+    """
+    (model, results), *_ = run.results.models.items()
+    origin = run.origin
+    plan = run.plan
+    counts = {
+        "rows": len(plan.rows),
+        "benchmark_samples": plan.total,
+        "missing": plan.missing,
+        "unjoined": plan.unjoined,
+    }
+    if fmt == "json":
+        doc = {
+            "reader": run.reader,
+            "origin": {
+                "tool": origin.tool,
+                "path": origin.path,
+                "sha256": origin.sha256,
+                "detail": dict(origin.detail),
+            },
+            **counts,
+            "run_id": run.run_id,
+            "metrics": results.metrics,
+            "breakdown": results.breakdown,
+            "problems": plan.problems,
+        } | (extra or {})
+        write_document(
+            json.dumps(json_ready(doc), ensure_ascii=False, indent=2) + "\n", json_text=True
+        )
+        return
+    table = Table(title=title, box=box.SIMPLE_HEAD)
+    table.add_column("metric", style="bold")
+    table.add_column("value [95% CI]", justify="right")
+    for name, value in results.metrics.items():
+        if value is not None and value.value is not None:
+            table.add_row(escape(_label(name)), format_metric(value))
+    console.print(table)
+    for key, groups in results.breakdown.items():
+        names = [n for n, v in next(iter(groups.values()), {}).items() if v is not None]
+        names = names[:3]
+        by = Table(title=f"by {escape(key)}", box=box.SIMPLE_HEAD)
+        by.add_column(escape(key), style="bold", overflow="fold")
+        for name in names:
+            by.add_column(escape(_label(name)), justify="right")
+        for label, metrics in groups.items():
+            by.add_row(escape(label), *(format_metric(metrics.get(n), ci=False) for n in names))
+        console.print(by)
+    line = (
+        f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
+        f"{counts['rows']} predictions joined of {counts['benchmark_samples']} samples; "
+        f"{counts['missing']} samples without a prediction, {counts['unjoined']} rows not in "
+        "the benchmark"
+    )
+    console.print(escape(line), highlight=False, soft_wrap=True)
+    for problem in plan.problems:
+        console.print(f"note: {escape(problem)}", highlight=False, soft_wrap=True)
+    if run.run_id is not None:
+        console.print(
+            f"stored as run {escape(run.run_id)} (model {escape(model)}) in {escape(str(run.out_dir))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def score_with_benchmark(
+    file: Path,
+    benchmark: str | None,
+    reader: str | None,
+    fields: list[str] | None,
+    by: list[str] | None,
+    fmt: str,
+    *,
+    audit: bool = False,
+    as_published: bool = False,
+    limit: int = 20,
+) -> None:
+    """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
+
+    Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
+    `audit` the items whose official verdict differs, by cause; with `as_published` MMMU's
+    figure as its script computes it.
+    """
+    try:
+        run = score_file(file, benchmark, reader=reader, field_map=parse_fields(fields), by=by)
+        explained = explain_imported(run, benchmark, audit=audit, as_published=as_published)
+    except (DataError, OSError, RegistryError) as exc:
+        fail(exc)
+    print_imported(
+        run,
+        f"{escape(str(file))} ({run.origin.tool}) on {escape(benchmark or 'its golds')}",
+        fmt,
+        extra=explained.document() if fmt == "json" else None,
+    )
+    if fmt != "json":
+        explained.print(limit=limit)
+
+
+def import_predictions(
+    file: Annotated[Path, typer.Argument(help="Predictions written by another tool.")],
+    benchmark: Annotated[
+        str | None,
+        typer.Option(
+            help="The benchmark the predictions answer (a data spec: mmmu, "
+            "mathvista,path=FOLDER); leave out when every row carries its gold.",
+        ),
+    ] = None,
+    model: Annotated[str, typer.Option(help="The model's label in the run.")] = "imported",
+    reader: Annotated[
+        str | None,
+        typer.Option(help="The file's layout (`lmmprobe list readers`); found by sniffing."),
+    ] = None,
+    field: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--field",
+            help="Field mapping for the mapped reader: id=qid,prediction=answer,gold=gt.",
+        ),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(help="Break results down by this metadata key (repeatable)."),
+    ] = None,
+    db: DbOption = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: beside the store).")
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+) -> None:
+    """Store another tool's predictions as a run (no model is called), with their origin.
+
+    The answers are joined by id to the benchmark's local copy and scored by the same code as a
+    lmmprobe run; the manifest records the tool, the file and its SHA-256, so report, compare,
+    serve and elo show the run beside lmmprobe's own.
+    """
+    if fmt not in ("table", "json"):
+        fail(f"--format {fmt!r}: use table or json")
+    try:
+        run = import_file(
+            file,
+            benchmark,
+            model=model,
+            db=str(db) if db is not None else None,
+            out=str(out) if out is not None else None,
+            reader=reader,
+            field_map=parse_fields(field),
+            by=by,
+        )
+    except (DataError, OSError, RegistryError, StoreError) as exc:
+        fail(exc)
+    print_imported(run, f"{escape(str(file))} imported as {escape(model)}", fmt)

@@ -1,0 +1,336 @@
+"""Why two figures for the same answers differ: every differing item, with its cause.
+
+An audit pairs two sides' verdicts on the same items (lmmprobe's reading of an imported file
+against the other tool's own per-item verdicts; or two runs, lmmprobe's or imported, of one
+model on one benchmark) and gives each item where the credit differs exactly one cause, in
+this order of precedence:
+
+1. ``gold``: the two sides scored against different gold answers (an older answer key);
+2. ``answer``: the model's answer text differs (two runs sampled different outputs);
+3. ``random_fallback``: the official code could read nothing and drew a random option (MMMU's
+   ``random.choice``, VLMEvalKit's guess after three judge failures); lmmprobe counts it wrong;
+4. ``judge``: a judge model read the answer on one side, and the readings differ;
+5. ``extraction``: the two rule-based readings of the same text differ;
+6. ``normalization``: both read the same answer, yet their verdicts differ (how a reading is
+   compared with the gold: case, number formats, containment);
+7. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
+   normalization cannot be told apart.
+
+Each item's contribution to the gap is ``credit_b - credit_a`` (±1 for right/wrong verdicts,
+a fraction for partial credit), so the causes' contributions add up to the headline gap
+``sum(credit_b) - sum(credit_a)`` exactly (sums are kept as exact fractions). The gap comes
+with the paired statistics `lmmprobe compare` gives: a cluster-bootstrap interval of the
+difference over samples and McNemar's exact test (on right/wrong verdicts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+import numpy as np
+
+from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
+from lmmprobe.report.compare import LEVEL, _mcnemar, natural_key
+
+__all__ = [
+    "CAUSES",
+    "CAUSE_TEXT",
+    "Audit",
+    "AuditItem",
+    "Cause",
+    "CauseCount",
+    "Verdict",
+    "audit",
+    "cause_of",
+]
+
+Cause = Literal[
+    "gold", "answer", "random_fallback", "judge", "extraction", "normalization", "unrecorded"
+]
+CAUSES: tuple[Cause, ...] = (
+    "gold",
+    "answer",
+    "random_fallback",
+    "judge",
+    "extraction",
+    "normalization",
+    "unrecorded",
+)
+"""Every cause, in order of precedence."""
+
+CAUSE_TEXT: Mapping[Cause, str] = {
+    "gold": "different gold answer",
+    "answer": "different model answer",
+    "random_fallback": "random fallback (the official code guessed)",
+    "judge": "judge read the answer differently",
+    "extraction": "answer extraction (each side read another answer)",
+    "normalization": "normalization (same reading, another verdict)",
+    "unrecorded": "reading not recorded (extraction or normalization)",
+}
+"""What each cause means, as the summary says it."""
+
+_SPACE = re.compile(r"\s+")
+
+
+def _canon(text: str | None) -> str | None:
+    return None if text is None else _SPACE.sub(" ", text).strip().casefold()
+
+
+def _golds(gold: Sequence[str] | None) -> frozenset[str] | None:
+    if gold is None:
+        return None
+    return frozenset(c for g in gold if (c := _canon(g)) is not None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One side's verdict on one item: what it read, against which gold, with what credit."""
+
+    sample_id: str
+    credit: float
+    """1.0 right, 0.0 wrong, or a partial credit."""
+    repeat: int = 0
+    raw: str | None = None
+    """The model's answer text this side scored (None: not known)."""
+    reading: str | None = None
+    """What this side read as the answer; None when it read nothing (see `recorded`)."""
+    recorded: bool = True
+    """False when this side did not record what it read (only its verdict)."""
+    gold: tuple[str, ...] | None = None
+    """The gold answer(s) this side scored against (None: not known)."""
+    judged: bool = False
+    """The reading came from a judge model, not from rules."""
+    guessed: bool = False
+    """This side's verdict rests on a random option the official code drew (nothing was
+    readable); on a lmmprobe side (two runs), where the official code would have guessed."""
+    row: int | None = None
+    """The row of the file this verdict was read from, when imported."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """What pairs it with the other side's verdict."""
+        return (self.sample_id, self.repeat)
+
+
+def cause_of(a: Verdict, b: Verdict) -> Cause:
+    """The cause of a difference between two verdicts on one item (module docstring order)."""
+    ga, gb = _golds(a.gold), _golds(b.gold)
+    if ga is not None and gb is not None and ga != gb:
+        return "gold"
+    if a.raw is not None and b.raw is not None and _canon(a.raw) != _canon(b.raw):
+        return "answer"
+    if a.guessed or b.guessed:
+        return "random_fallback"
+    if not (a.recorded and b.recorded):
+        return "judge" if a.judged or b.judged else "unrecorded"
+    if _canon(a.reading) != _canon(b.reading):
+        return "judge" if a.judged or b.judged else "extraction"
+    return "normalization"
+
+
+@dataclass(frozen=True)
+class AuditItem:
+    """One item whose credit differs between the two sides."""
+
+    cause: Cause
+    a: Verdict
+    b: Verdict
+
+    @property
+    def delta(self) -> Fraction:
+        """Its contribution to the gap: credit B - credit A, exactly."""
+        return Fraction(self.b.credit) - Fraction(self.a.credit)
+
+
+@dataclass(frozen=True)
+class CauseCount:
+    """How much of the gap one cause explains."""
+
+    items: int
+    """Differing items of this cause."""
+    b_higher: int
+    """Of them, items where side B gave more credit."""
+    a_higher: int
+    """Of them, items where side A gave more credit."""
+    net: Fraction
+    """Their summed contribution to the gap (credit B - credit A)."""
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Two sides' verdicts paired item by item, and why they differ (module docstring)."""
+
+    label_a: str
+    label_b: str
+    n: int
+    """Paired items (verdicts on both sides)."""
+    samples: int
+    """Distinct samples among them (what the bootstrap resamples)."""
+    credit_a: Fraction
+    credit_b: Fraction
+    by_cause: Mapping[Cause, CauseCount]
+    """Every cause with at least one item, in order of precedence."""
+    items: Sequence[AuditItem]
+    """The differing items, in sample order."""
+    guessed: int
+    """Paired items where the official code guesses (random fallback), whether or not the
+    verdicts differ."""
+    left_out: Mapping[str, int] = field(default_factory=dict)
+    """Items not paired, by reason: ``only_a``, ``only_b`` (one side has no verdict)."""
+    low: float | None = None
+    high: float | None = None
+    """Paired cluster-bootstrap interval of accuracy B - accuracy A (over samples)."""
+    level: float = LEVEL
+    n_boot: int = 0
+    seed: int = 0
+    mcnemar_p: float | None = None
+    """Two-sided exact McNemar p-value; None where any credit is partial."""
+
+    @property
+    def gap(self) -> Fraction:
+        """Credit B - credit A over the paired items: what the causes explain, exactly."""
+        return self.credit_b - self.credit_a
+
+    @property
+    def accuracy_a(self) -> float | None:
+        """Side A's accuracy (mean credit) on the paired items."""
+        return float(self.credit_a / self.n) if self.n else None
+
+    @property
+    def accuracy_b(self) -> float | None:
+        """Side B's accuracy on the paired items."""
+        return float(self.credit_b / self.n) if self.n else None
+
+    @property
+    def difference(self) -> float | None:
+        """Accuracy B - accuracy A (the headline gap as a share)."""
+        return float(self.gap / self.n) if self.n else None
+
+    def summary(self) -> list[str]:
+        """The gap and each cause's share of it, one line each, in plain words."""
+        if not self.n:
+            return [f"no item has a verdict on both sides ({self.label_a}, {self.label_b})"]
+        pts = 100 / self.n
+        lines = [
+            f"{self.label_b} {float(self.credit_b) * pts:.2f} vs {self.label_a} "
+            f"{float(self.credit_a) * pts:.2f} on {self.n} paired items: gap "
+            f"{float(self.gap) * pts:+.2f} points ({_num(self.gap)} items)"
+        ]
+        for cause, c in self.by_cause.items():
+            lines.append(
+                f"  {CAUSE_TEXT[cause]}: {c.items} items ({c.b_higher} up, {c.a_higher} down), "
+                f"explains {float(c.net) * pts:+.2f} points ({_num(c.net)} items)"
+            )
+        if self.guessed:
+            lines.append(f"  the official code guesses on {self.guessed} of the paired items")
+        return lines
+
+
+def _num(x: Fraction) -> str:
+    return f"{int(x):+d}" if x.denominator == 1 else f"{float(x):+.3f}"
+
+
+def audit(
+    a: Iterable[Verdict],
+    b: Iterable[Verdict],
+    *,
+    label_a: str = "lmmprobe",
+    label_b: str = "official",
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> Audit:
+    """Pair two sides' verdicts by (sample, repeat) and explain every difference.
+
+    Args:
+        a: Side A's verdicts (lmmprobe's, or the first run's).
+        b: Side B's verdicts (the other tool's, or the second run's).
+        label_a: How the summary names side A.
+        label_b: How the summary names side B.
+        n_boot: Bootstrap resamples of the difference's interval (0: none).
+        seed: Seed of the bootstrap (`numpy.random.default_rng`).
+
+    Returns:
+        The audit; its causes' ``net`` contributions sum to its ``gap`` exactly.
+
+    Raises:
+        ValueError: One side holds two verdicts for the same (sample, repeat).
+        ImportError: scipy is missing (McNemar's test needs it).
+
+    """
+    side_a, side_b = _keyed(a, label_a), _keyed(b, label_b)
+    keys = sorted(side_a.keys() & side_b.keys(), key=lambda k: (natural_key(k[0]), k[1]))
+    pairs = [(side_a[k], side_b[k]) for k in keys]
+    items = [AuditItem(cause_of(x, y), x, y) for x, y in pairs if x.credit != y.credit]
+    by_cause: dict[Cause, CauseCount] = {}
+    for cause in CAUSES:
+        mine = [it for it in items if it.cause == cause]
+        if mine:
+            by_cause[cause] = CauseCount(
+                items=len(mine),
+                b_higher=sum(it.delta > 0 for it in mine),
+                a_higher=sum(it.delta < 0 for it in mine),
+                net=sum((it.delta for it in mine), Fraction(0)),
+            )
+    left = {
+        "only_a": len(side_a.keys() - side_b.keys()),
+        "only_b": len(side_b.keys() - side_a.keys()),
+    }
+    low, high, samples = _interval(pairs, n_boot, seed)
+    binary = all(v.credit in (0.0, 1.0) for pair in pairs for v in pair)
+    p = None
+    if binary:
+        p = _mcnemar(
+            sum(x.credit > y.credit for x, y in pairs), sum(y.credit > x.credit for x, y in pairs)
+        )
+    return Audit(
+        label_a=label_a,
+        label_b=label_b,
+        n=len(pairs),
+        samples=samples,
+        credit_a=sum((Fraction(x.credit) for x, _ in pairs), Fraction(0)),
+        credit_b=sum((Fraction(y.credit) for _, y in pairs), Fraction(0)),
+        by_cause=by_cause,
+        items=items,
+        guessed=sum(x.guessed or y.guessed for x, y in pairs),
+        left_out={k: v for k, v in left.items() if v},
+        low=low,
+        high=high,
+        n_boot=n_boot,
+        seed=seed,
+        mcnemar_p=p,
+    )
+
+
+def _keyed(verdicts: Iterable[Verdict], label: str) -> dict[tuple[str, int], Verdict]:
+    out: dict[tuple[str, int], Verdict] = {}
+    for v in verdicts:
+        if v.key in out:
+            where = f" (row {v.row})" if v.row is not None else ""
+            raise ValueError(
+                f"{label}: sample {v.sample_id!r} repeat {v.repeat} has two verdicts{where}"
+            )
+        out[v.key] = v
+    return out
+
+
+def _interval(
+    pairs: Sequence[tuple[Verdict, Verdict]], n_boot: int, seed: int
+) -> tuple[float | None, float | None, int]:
+    # Per-sample sums of the difference and of the answers: samples are resampled with their
+    # repeats, as `lmmprobe.report.compare.compare_runs` does.
+    index: dict[str, int] = {}
+    for x, _ in pairs:
+        index.setdefault(x.sample_id, len(index))
+    if not pairs or n_boot == 0:
+        return None, None, len(index)
+    num = np.zeros((len(index), 1))
+    den = np.zeros((len(index), 1))
+    for x, y in pairs:
+        num[index[x.sample_id], 0] += y.credit - x.credit
+        den[index[x.sample_id], 0] += 1
+    lo, hi = ratio_intervals(num, den, n_boot, np.random.default_rng(seed), LEVEL)
+    return finite_or_none(float(lo[0])), finite_or_none(float(hi[0])), len(index)

@@ -1,0 +1,173 @@
+"""What ``lmmprobe score FILE --benchmark`` says beside its figures: quirks, answer key, audit.
+
+- MMMU: how many answers the official code would have guessed (always), and with
+  ``--as-published`` its figure exactly as ``main_parse_and_eval.py`` computes it
+  (`lmmprobe.predictions.mmmu_published`).
+- Every benchmark: the local copy's answer-key version by hash, and a warning when the file
+  evidently used another key (`lmmprobe.predictions.answer_keys`).
+- With ``--audit``: lmmprobe's verdicts against the tool's own, item by item, by cause
+  (`lmmprobe.predictions.audit`). An MMMU ``output.json`` folder records no verdict: the
+  official one is then the one MMMU's script gives (random letters included), so the audit
+  shows what its random fallback changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
+from lmmprobe.predictions.audit import Audit
+from lmmprobe.predictions.imported import ImportedPrediction
+from lmmprobe.predictions.mmmu_published import (
+    MmmuItem,
+    MmmuPublished,
+    mmmu_as_published,
+    mmmu_subject,
+)
+from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
+from lmmprobe.schema import Sample, Score
+
+__all__ = ["FileExplanation", "explain_file", "mmmu_items"]
+
+
+@dataclass
+class FileExplanation:
+    """The notes, the published figure and the audit of one scored file."""
+
+    benchmark: str | None
+    key_version: str | None = None
+    """The local copy's answer key: its hash and the known version it equals."""
+    warnings: list[str] = field(default_factory=list)
+    """The file evidently used another answer key (the items named)."""
+    guessed: list[str] = field(default_factory=list)
+    """MMMU: the ids whose answer the official code cannot read (it would guess a letter)."""
+    published: MmmuPublished | None = None
+    """MMMU with ``--as-published``: the official script's figures."""
+    audit: Audit | None = None
+
+    def notes(self) -> list[str]:
+        """One line per fact worth a reader's attention, in plain words."""
+        out = [] if self.key_version is None else [self.key_version]
+        out += self.warnings
+        if self.benchmark == "mmmu":
+            out.append(
+                f"MMMU's own code would pick a random letter for {len(self.guessed)} answers it "
+                "cannot read; lmmprobe counts them wrong"
+                + ("" if self.published else " (--as-published gives MMMU's figure)")
+            )
+        return out
+
+
+def mmmu_items(
+    rows: Sequence[tuple[Sample, ImportedPrediction]],
+) -> dict[str, list[MmmuItem]]:
+    """MMMU's ``output.json`` entries of the joined rows, by subject, in file order.
+
+    The options come from the local copy (the file's ``index2ans`` is built from the same
+    dataset); the gold is the file's where it records one (what MMMU's script compares with),
+    else the local copy's.
+    """
+    out: dict[str, list[MmmuItem]] = {}
+    for sample, pred in rows:
+        m = sample.metadata
+        letters = tuple(m.get("option_letters") or ())
+        texts = list(m.get("option_texts") or ())
+        qtype = str(m.get("question_type") or "")
+        local = list(m.get("answers") or sample.answer)  # type: ignore[arg-type]
+        gold = pred.gold if pred.gold is not None else (local[0] if len(local) == 1 else local)
+        sid = plain_id(sample.id, "mmmu")
+        out.setdefault(mmmu_subject(sid), []).append(
+            MmmuItem(
+                id=sid,
+                question_type=qtype,
+                answer=gold,
+                response=pred.prediction,
+                all_choices=letters,
+                index2ans=dict(zip(letters, texts, strict=True)),
+                # The mmmu reader's parsed-answers layout ({id: answer}) keeps "parsed".
+                parsed="parsed" in pred.fields,
+            )
+        )
+    return out
+
+
+def _with_published(
+    preds: Sequence[ImportedPrediction], published: MmmuPublished
+) -> list[ImportedPrediction]:
+    """Rows without a recorded verdict get the one MMMU's script gives them."""
+    out = []
+    for p in preds:
+        sid = p.sample_id
+        if p.tool_verdict is None and sid is not None and sid in published.correct:
+            parsed = published.parsed[sid]
+            reading = parsed if isinstance(parsed, str) else ", ".join(map(str, parsed))
+            p = ImportedPrediction(
+                row=p.row,
+                sample_id=p.sample_id,
+                prediction=p.prediction,
+                gold=p.gold,
+                tool_extraction=p.tool_extraction if p.tool_extraction is not None else reading,
+                tool_judged=p.tool_judged,
+                tool_verdict=1.0 if published.correct[sid] else 0.0,
+                fields=dict(p.fields)
+                | ({GUESSED_FIELD: published.guessed[sid]} if sid in published.guessed else {}),
+            )
+        out.append(p)
+    return out
+
+
+def explain_file(
+    benchmark: str | None,
+    rows: Sequence[tuple[Sample, ImportedPrediction]],
+    scores: Sequence[Score],
+    *,
+    local: Sequence[Sample] | None = None,
+    path: str = "the file",
+    audit: bool = False,
+    as_published: bool = False,
+    label: str = "official",
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> FileExplanation:
+    """The notes, MMMU's published figure and the audit of one file joined to a benchmark.
+
+    Args:
+        benchmark: The benchmark's registry name (``mmmu``), or None (golds in the file).
+        rows: The joined rows: each local sample with the file's prediction for it.
+        scores: lmmprobe's scores of the same rows.
+        local: The benchmark's whole local copy (its answer key is hashed); default: the
+            joined samples.
+        path: How warnings name the file.
+        audit: Pair lmmprobe's verdicts with the tool's.
+        as_published: MMMU: reproduce the official script's figure.
+        label: How the audit names the tool.
+        n_boot: Bootstrap resamples of the audit's interval.
+        seed: Seed of the bootstrap.
+
+    """
+    out = FileExplanation(benchmark=benchmark)
+    preds = [p for _, p in rows]
+    if benchmark is not None:
+        key = gold_key(local if local is not None else [s for s, _ in rows])
+        out.key_version = key_version(benchmark, key)
+        golds = {
+            p.sample_id: p.gold for p in preds if p.sample_id is not None and p.gold is not None
+        }
+        verdicts = {
+            p.sample_id: (p.tool_extraction, p.tool_verdict == 1.0)
+            for p in preds
+            if p.sample_id is not None and p.tool_verdict is not None
+        }
+        out.warnings = key_warnings(benchmark, key, golds or None, verdicts or None, path=path)
+    published = None
+    if benchmark == "mmmu":
+        published = mmmu_as_published(mmmu_items(rows))
+        out.guessed = sorted(published.guessed)
+        if as_published:
+            out.published = published
+    if audit:
+        if published is not None:
+            preds = _with_published(preds, published)
+        out.audit = audit_imported(scores, preds, label=label, n_boot=n_boot, seed=seed)
+    return out

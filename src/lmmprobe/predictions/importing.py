@@ -1,0 +1,223 @@
+"""``lmmprobe score PATH --benchmark`` and ``lmmprobe import``: other tools' files as runs.
+
+`score_file` reads a file with its reader, joins and scores it (`lmmprobe.predictions.scoring`)
+and builds the same `Results` a run of the benchmark builds (its official metric, the
+breakdowns asked for), without storing anything. `import_file` stores the same as a run: the
+answered samples, each answer as the response of the request a run would have sent (no model is
+called), the scores, a manifest whose ``origin`` names the tool, the file and its SHA-256, and
+results.json / results.md in the run's folder, so ``report``, ``compare``, ``serve`` and ``elo``
+read it like any run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data import data_fingerprint
+from lmmprobe.data.base import LoadResult
+from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.metrics.answer_cache import scoring_scope
+from lmmprobe.predictions.imported import Origin, ReadOptions
+from lmmprobe.predictions.scoring import (
+    ImportPlan,
+    detect_reader,
+    imported_identity,
+    plan_import,
+    score_plan,
+)
+from lmmprobe.report import Results, build_results, write_results
+from lmmprobe.run import RunOutcome
+from lmmprobe.run.manifest import build_manifest
+from lmmprobe.run.runner import ModelOutcome, new_run_id
+from lmmprobe.schema import RunSpec, Score
+from lmmprobe.store import Store
+from lmmprobe.store.answer_scores import AnswerScores
+
+__all__ = ["DEFAULT_BREAKDOWNS", "ImportedRun", "import_file", "read_file", "score_file"]
+
+DEFAULT_BREAKDOWNS: Mapping[str, tuple[str, ...]] = {
+    "mmmu": ("subject",),
+    "mathvista": ("task", "category"),
+    "mmbench": ("category",),
+}
+"""The breakdowns `score` and `import` give by default, per benchmark (``--by`` replaces)."""
+
+
+@dataclass
+class ImportedRun:
+    """What `score_file` / `import_file` made."""
+
+    reader: str
+    origin: Origin
+    plan: ImportPlan
+    scores: list[Score]
+    results: Results
+    run_id: str | None = None
+    out_dir: Path | None = None
+
+
+def _benchmark_name(spec: str | None) -> str | None:
+    if spec is None:
+        return None
+    name = spec.split(",", 1)[0].strip()
+    return name if name in BENCHMARKS.names() else None
+
+
+def origin_record(origin: Origin, reader: str) -> dict[str, Any]:
+    """The manifest's ``origin``: tool, reader, file, hash and what the file says of itself."""
+    return {
+        "tool": origin.tool,
+        "reader": reader,
+        "path": origin.path,
+        "sha256": origin.sha256,
+        "detail": dict(origin.detail),
+    }
+
+
+def read_file(
+    path: str | Path,
+    benchmark: str | None,
+    *,
+    model: str,
+    reader: str | None = None,
+    field_map: Mapping[str, str] | None = None,
+    strict: bool = False,
+) -> tuple[str, Origin, ImportPlan, list[Score], RunSpec]:
+    """Read, join and score one file: the reader's name, the origin, the plan and the scores."""
+    path = Path(path)
+    name, found = detect_reader(path, reader)
+    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
+    origin = found.origin(path, options)
+    plan = plan_import(
+        found.read(path, options), benchmark, model=model, origin=origin, strict=strict
+    )
+    bench = _benchmark_name(benchmark)
+    protocol = BENCHMARKS.get(bench).judge if bench is not None else None
+    scores = score_plan(plan, model, origin=origin, judge_protocol=protocol)
+    spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
+    return name, origin, plan, scores, spec
+
+
+def _outcome(
+    run_id: str,
+    spec: RunSpec,
+    store_path: Path,
+    out_dir: Path,
+    plan: ImportPlan,
+    scores: list[Score],
+    manifest: dict[str, Any],
+) -> RunOutcome:
+    load = LoadResult(
+        samples=plan.samples,
+        source=plan.load.source if plan.load is not None else plan.source,
+        invalid=(plan.load.invalid if plan.load is not None else 0) + plan.unjoined,
+        problems=list(plan.load.problems) if plan.load is not None else [],
+    )
+    model = spec.models[0]
+    identity = imported_identity(model, None)
+    mo = ModelOutcome(spec=model, identity=identity, scores=scores, requests=len(scores))
+    outcome = RunOutcome(run_id, spec, store_path, out_dir, load, manifest, models=[mo])
+    outcome.status = "complete"
+    return outcome
+
+
+def _spec(spec: RunSpec, benchmark: str | None, by: Sequence[str] | None, **more: Any) -> RunSpec:
+    keys = (
+        list(by)
+        if by is not None
+        else list(DEFAULT_BREAKDOWNS.get(_benchmark_name(benchmark) or "", ()))
+    )
+    return spec.model_copy(update={"by": keys, **more})
+
+
+def _manifest(
+    spec: RunSpec, model: str, origin: Origin, reader: str, plan: ImportPlan
+) -> dict[str, Any]:
+    manifest = build_manifest(
+        spec,
+        {model: imported_identity(model, origin)},
+        data_fingerprint(plan.samples),
+        len(plan.samples),
+    )
+    manifest["origin"] = origin_record(origin, reader) | {
+        "rows": len(plan.rows),
+        "benchmark_samples": plan.total,
+        "missing": plan.missing,
+        "unjoined": plan.unjoined,
+    }
+    return manifest
+
+
+def score_file(
+    path: str | Path,
+    benchmark: str | None,
+    *,
+    reader: str | None = None,
+    field_map: Mapping[str, str] | None = None,
+    by: Sequence[str] | None = None,
+    model: str = "imported",
+    bootstrap: int = 1000,
+) -> ImportedRun:
+    """Score a file with `benchmark`'s official metric and breakdowns; nothing is stored.
+
+    Raises:
+        DataError: The file or the benchmark cannot be read, or no row joins.
+        RegistryError: `reader` is not a registered reader.
+
+    """
+    name, origin, plan, scores, spec = read_file(
+        path, benchmark, model=model, reader=reader, field_map=field_map
+    )
+    spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
+    manifest = _manifest(spec, model, origin, name, plan)
+    outcome = _outcome("(not stored)", spec, Path("(none)"), Path("(none)"), plan, scores, manifest)
+    results = build_results(outcome)
+    return ImportedRun(name, origin, plan, scores, results)
+
+
+def import_file(
+    path: str | Path,
+    benchmark: str | None,
+    *,
+    model: str,
+    db: str | None = None,
+    out: str | None = None,
+    reader: str | None = None,
+    field_map: Mapping[str, str] | None = None,
+    by: Sequence[str] | None = None,
+    bootstrap: int = 1000,
+) -> ImportedRun:
+    """Store a file's predictions as a run of `model` on `benchmark`, with its origin.
+
+    Raises:
+        DataError: The file or the benchmark cannot be read, or no row joins.
+        RegistryError: `reader` is not a registered reader.
+        StoreError: The store cannot be written.
+
+    """
+    name, origin, plan, scores, spec = read_file(
+        path, benchmark, model=model, reader=reader, field_map=field_map
+    )
+    spec = _spec(spec, benchmark, by, bootstrap=bootstrap, db=db, out=out)
+    with Store(spec.db) as store:
+        run_id = new_run_id()
+        out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
+        manifest = _manifest(spec, model, origin, name, plan)
+        store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
+        store.put_samples(run_id, plan.samples)
+        store.update_run(run_id, manifest=manifest)
+        # The imported text is stored as the response to the request a run would have sent:
+        # scoring can be redone from the store like any run's.
+        store.put_responses(
+            model, [ask.to_request() for _, ask, _, _ in plan.rows], [r for _, _, r, _ in plan.rows]
+        )
+        store.put_scores(run_id, scores)
+        outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
+        with scoring_scope(AnswerScores(store), None, read=True):
+            results = build_results(outcome)
+        store.update_run(run_id, status=outcome.status, results=results.model_dump(mode="json"))
+        write_results(results, out_dir)
+    return ImportedRun(name, origin, plan, scores, results, run_id, out_dir)

@@ -1,0 +1,195 @@
+"""lmms-eval's ``--log_samples`` output: ``DATE_samples_TASK.jsonl`` (and ``DATE_results.json``).
+
+Layout learnt from the real tool: lmms-eval 0.7.3 (PyPI) run on a local MMMU-shaped task
+against lmmprobe's fake OpenAI server (the command is in
+``tests/predictions/fixtures/lmms_eval/README.md``), and its writer code
+(EvolvingLMMs-Lab/lmms-eval @ 75571cf, ``lmms_eval/evaluator.py`` and
+``lmms_eval/loggers/evaluation_tracker.py``'s ``save_results_samples``). One record per
+document: ``doc_id`` (its position in the split), ``target``, ``filtered_resps`` (the response
+after the task's filters and reasoning-tag stripping; a single response is unwrapped from its
+list), ``resps`` (the raw response, dropped when equal to the filtered one), ``input`` (the
+prompt), ``token_counts``, ``doc_hash``, and the task's per-sample metric values (a number, or
+a dict such as MMMU's ``{id, subdomain, question_type, answer, parsed_pred}``). The writer pops
+``doc``; older logs kept it, and it is read when present.
+
+The prediction is the raw response (``resps``, else ``filtered_resps``), read by lmmprobe as a
+run reads a model's output; the filtered one and the per-sample metric ride along as the tool's
+reading and verdict. The id joined to the benchmark is, in order: ``--field id=PATH`` (a dotted
+path in the record), the document's ``id`` / ``pid`` / ``question_id`` / ``index`` (when ``doc``
+is logged), the same keys in a per-sample metric dict (MMMU's ``mmmu_acc.id``), else ``doc_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
+from lmmprobe.predictions._stream import iter_jsonl, sha256_of
+from lmmprobe.predictions.imported import (
+    READERS,
+    ImportedPrediction,
+    Origin,
+    ReadOptions,
+)
+
+__all__ = ["LmmsEvalSamples"]
+
+_ID_FIELDS = ("id", "pid", "question_id", "index")
+_LOGGED = frozenset(
+    {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "token_counts",
+     "doc_hash", "prompt_hash", "target_hash", "input_media", "input"}
+)  # fmt: skip
+_NAME = re.compile(r"^(?P<date>.*?)_?samples_(?P<task>.+)$")
+_READINGS = ("parsed_pred", "extraction", "pred", "prediction")
+_VERDICTS = ("true_false", "hit", "correct", "score", "acc", "exact_match")
+
+
+def _first_text(value: Any) -> Any:
+    # resps is one list per request ([[text]]); filtered_resps one value per request ([text]).
+    while isinstance(value, list) and value:
+        value = value[0]
+    return value
+
+
+def _sample_id(
+    where: str, row: Mapping[str, Any], doc: Mapping[str, Any] | None, id_field: str | None
+) -> str:
+    """The benchmark id of a logged document (see the module docstring for the order)."""
+    if id_field:
+        return as_text(where, id_field, need(where, row, id_field))
+    places: list[tuple[str, Mapping[str, Any]]] = [("doc", doc)] if doc is not None else []
+    places += [(k, v) for k, v in row.items() if k not in _LOGGED and isinstance(v, dict)]
+    for prefix, place in places:
+        for name in _ID_FIELDS:
+            if name in place:
+                return as_text(where, f"{prefix}.{name}", place[name])
+    return as_text(where, "doc_id", need(where, row, "doc_id"))
+
+
+def _reading_text(reading: Any) -> str:
+    # MMMU logs parsed_pred as a list per response ([["yellow"]] for an open question).
+    while isinstance(reading, list) and len(reading) == 1:
+        reading = reading[0]
+    return json.dumps(reading) if isinstance(reading, list | dict) else str(reading)
+
+
+def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | None, str | None]:
+    """The first per-sample metric: its name, verdict and (for dict metrics) the tool's reading."""
+    for name, value in row.items():
+        if name in _LOGGED:
+            continue
+        if isinstance(value, bool | int | float):
+            return name, as_verdict(where, name, value), None
+        if isinstance(value, dict):
+            reading = next((value[k] for k in _READINGS if k in value), None)
+            verdict = next((value[k] for k in _VERDICTS if k in value), None)
+            text = None if reading is None else _reading_text(reading)
+            return name, as_verdict(where, f"{name}.verdict", verdict), text
+    return None, None, None
+
+
+class LmmsEvalSamples:
+    """lmms-eval's ``samples_TASK.jsonl``: one logged document per line."""
+
+    tool = "lmms-eval"
+
+    def sniff(self, path: Path) -> bool:
+        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``."""
+        if not path.is_file() or path.suffix.lower() != ".jsonl":
+            return False
+        try:
+            for _, value in iter_jsonl(path):
+                return (
+                    isinstance(value, dict)
+                    and "doc_id" in value
+                    and ("resps" in value or "filtered_resps" in value)
+                )
+        except Exception:
+            return False
+        return False
+
+    def origin(self, path: Path, options: ReadOptions) -> Origin:
+        """Hash, task (from the name) and, from ``DATE_results.json`` beside it, model and version."""
+        detail: dict[str, str] = {"file": path.name}
+        m = _NAME.match(path.stem)
+        if m:
+            detail["task"] = m["task"]
+            results = path.with_name(f"{m['date']}_results.json") if m["date"] else None
+            if results is not None and results.is_file():
+                detail.update(_results_detail(results, m["task"]))
+        return Origin(self.tool, str(path), sha256_of(path), detail)
+
+    def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
+        """One prediction per logged document."""
+        id_field = options.field_map.get("id")
+        for n, row in iter_jsonl(path):
+            where = f"{path}:{n}"
+            if not isinstance(row, dict):
+                raise row_error(where, "(record)", f"expected an object, got {type(row).__name__}")
+            doc = row.get("doc")
+            if doc is not None and not isinstance(doc, dict):
+                raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
+            sid = _sample_id(where, row, doc, id_field)
+            if "resps" in row:
+                prediction = as_text(where, "resps", _first_text(row["resps"]))
+            else:
+                prediction = as_text(
+                    where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
+                )
+            filtered = _first_text(row.get("filtered_resps"))
+            name, verdict, reading = _metric(row, where)
+            if reading is None and isinstance(filtered, str) and filtered != prediction:
+                reading = filtered
+            target = row.get("target")
+            gold: str | list[str] | None
+            if isinstance(target, list):
+                gold = [as_text(where, "target", t) for t in target]
+            else:
+                gold = None if target is None else as_text(where, "target", target)
+            yield ImportedPrediction(
+                row=n,
+                sample_id=sid,
+                prediction=prediction,
+                gold=gold,
+                tool_extraction=reading,
+                tool_verdict=verdict,
+                fields=json_safe(
+                    {
+                        "doc_id": row.get("doc_id"),
+                        "target": target,
+                        "filtered_resps": row.get("filtered_resps"),
+                        **({name: row[name]} if name else {}),
+                    }
+                ),
+            )
+
+
+def _results_detail(path: Path, task: str) -> dict[str, str]:
+    """Model, lmms-eval version and the task's published figures from ``DATE_results.json``."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    out: dict[str, str] = {"results_file": path.name}
+    for key in ("model_name", "model_source", "lmms_eval_version", "git_hash", "date"):
+        if isinstance(doc.get(key), str):
+            out[key] = doc[key]
+    config = doc.get("config")
+    if isinstance(config, dict) and "model" in config and "model_name" not in out:
+        out["model_name"] = str(config["model"])
+    try:
+        figures = dig(doc, f"results.{task}")
+    except KeyError:
+        figures = None
+    if isinstance(figures, dict):
+        out["results"] = json.dumps(json_safe(figures), sort_keys=True)[:2000]
+    return out
+
+
+READERS.register("lmms-eval", "lmms-eval's --log_samples output (DATE_samples_TASK.jsonl)")(
+    LmmsEvalSamples()
+)

@@ -1,0 +1,103 @@
+"""MathVista's output JSON: ``output_MODEL.json``, an object of records keyed by ``pid``.
+
+Layout from lupantech/MathVista @ 53d5258 (``evaluation/generate_response.py`` writes each
+problem with its ``response``; ``evaluation/extract_answer.py`` adds ``extraction``, read from
+the response by an OpenAI model (``--azure_openai_model`` / GPT-4 in the paper);
+``evaluation/calculate_score.py`` adds the normalized ``prediction`` and ``true_false``), as in
+the repository's ``results/*/output_*.json``. The stored ``extraction`` is a recorded judge
+answer: it rides along (``tool_extraction``, ``tool_judged``) and no judge is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.predictions._rows import as_text, as_verdict, json_safe, need, row_error
+from lmmprobe.predictions._stream import first_json_char, iter_json, sha256_of
+from lmmprobe.predictions.imported import (
+    READERS,
+    ImportedPrediction,
+    Origin,
+    ReadOptions,
+)
+
+__all__ = ["MathVistaOutputs"]
+
+
+class MathVistaOutputs:
+    """MathVista's ``output_*.json``: ``{pid: {..., "response", "extraction", "true_false"}}``."""
+
+    tool = "mathvista"
+
+    def sniff(self, path: Path) -> bool:
+        """An object whose first record has ``pid``/``query`` and ``response``."""
+        if not path.is_file() or path.suffix.lower() != ".json" or first_json_char(path) != "{":
+            return False
+        try:
+            for _, key, value in iter_json(path):
+                return (
+                    key is not None
+                    and isinstance(value, dict)
+                    and "response" in value
+                    and ("pid" in value or "query" in value)
+                )
+        except Exception:
+            return False
+        return False
+
+    def origin(self, path: Path, options: ReadOptions) -> Origin:
+        """The file's hash; the extraction judge is whatever model the file was extracted with."""
+        return Origin(
+            self.tool,
+            str(path),
+            sha256_of(path),
+            {"layout": "output_*.json keyed by pid", "file": path.name},
+        )
+
+    def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
+        """One prediction per pid; ``response`` is the answer text, ``answer`` the gold."""
+        for n, key, value in iter_json(path):
+            where = f"{path}:#{n} (pid {key})"
+            if not isinstance(value, dict):
+                raise row_error(
+                    where, "(record)", f"expected an object, got {type(value).__name__}"
+                )
+            record: dict[str, Any] = value
+            response = as_text(where, "response", need(where, record, "response"))
+            pid = as_text(where, "pid", record.get("pid", key))
+            if pid != key:
+                raise row_error(where, "pid", f"{pid!r} differs from its key {key!r}")
+            extraction = record.get("extraction")
+            if extraction is not None:
+                extraction = as_text(where, "extraction", extraction)
+            gold = record.get("answer")
+            yield ImportedPrediction(
+                row=n,
+                sample_id=pid,
+                prediction=response,
+                gold=None if gold is None else as_text(where, "answer", gold),
+                tool_extraction=extraction,
+                tool_judged=extraction is not None,
+                tool_verdict=as_verdict(where, "true_false", record.get("true_false")),
+                fields=json_safe(
+                    {
+                        k: record[k]
+                        for k in (
+                            "pid",
+                            "response",
+                            "extraction",
+                            "prediction",
+                            "true_false",
+                            "answer",
+                        )
+                        if k in record
+                    }
+                ),
+            )
+
+
+READERS.register("mathvista", "MathVista's output_*.json (responses, GPT extractions, true_false)")(
+    MathVistaOutputs()
+)

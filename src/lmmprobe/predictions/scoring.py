@@ -1,0 +1,298 @@
+"""Imported predictions joined to a benchmark's local copy and scored by the run's own code.
+
+Each `ImportedPrediction` is joined by id to a sample of the benchmark (``--benchmark``, a data
+spec: ``mmmu`` or ``mmmu,path=FOLDER``), asked exactly as a run would ask it (the same
+`Formulator`, seed and options, so a choice question gets the same marks), and its text becomes
+that ask's `Response`: `lmmprobe.run.scoring.score_response` then scores it, so an imported
+answer and the same answer from a lmmprobe run get the same verdict, and the benchmark's run
+metrics (MMMU's, MathVista's, MMBench's CircularEval...) read them the same way.
+
+Rules of the join (documented in docs/predictions.md):
+
+- An id joins a sample of that id, or of that id after the benchmark's prefix (``34602`` joins
+  ``textvqa/34602``) where only one sample has it.
+- A row whose id is not in the benchmark is left out and listed as a problem (a file for
+  another split or version); the rest are scored.
+- Two rows with one id are an error naming both rows: which one the other tool scored cannot
+  be told.
+- Samples of the benchmark without a prediction are not scored (counted as ``missing``); the
+  figures are over the answered samples, as the other tools' own scorers compute them.
+- Without a benchmark, every row must carry its gold: each becomes an open-ended sample
+  (exact match after lmmprobe's normalization, the ``accuracy`` metric).
+
+The other tool's own reading and verdict ride along on each score's metadata
+(``tool_extraction``, ``tool_verdict``, ``tool_judged``, ``imported_row``) for the sample page
+and the audit; a reading a judge made (MathVista's stored ``extraction``) is also a
+`Judgement` with ``decided_by="judge"``, so no judge is called for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmmprobe.data.base import DataError, LoadResult, load_source
+from lmmprobe.formulate.ask import Ask
+from lmmprobe.formulate.prompt import Formulator
+from lmmprobe.models.base import ModelIdentity
+from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
+from lmmprobe.run.keys import ask_key
+from lmmprobe.run.scoring import score_response
+from lmmprobe.schema import FormulateConfig, Response, RunSpec, Sample, Score
+from lmmprobe.schema.judgement import Judgement
+
+__all__ = [
+    "ImportPlan",
+    "detect_reader",
+    "imported_identity",
+    "plan_import",
+    "score_imported",
+]
+
+MAX_PROBLEMS = 20
+"""Unjoined rows named one by one; the rest are counted."""
+
+
+def detect_reader(path: Path, name: str | None = None) -> tuple[str, PredictionReader]:
+    """The reader named `name`, or the first whose `sniff` recognises `path` (``mapped`` last).
+
+    Raises:
+        DataError: `path` does not exist, or no reader recognises it.
+        RegistryError: `name` is not a registered reader.
+
+    """
+    if not path.exists():
+        raise DataError(f"{path}: no such file or folder")
+    if name is not None:
+        return name, READERS.get(name)
+    names = [n for n in READERS.names() if n != "mapped"] + ["mapped"]
+    for candidate in names:
+        reader = READERS.get(candidate)
+        if reader.sniff(path):
+            return candidate, reader
+    raise DataError(
+        f"{path}: no reader recognises this layout (readers: {', '.join(names)}); name one with "
+        "--reader NAME, or map its fields with --reader mapped --field id=...,prediction=..."
+    )
+
+
+def imported_identity(model: str, origin: Origin | None) -> ModelIdentity:
+    """The identity an imported model's answers are keyed under: its label and the file's hash."""
+    options = {} if origin is None else {"tool": origin.tool, "sha256": origin.sha256}
+    return ModelIdentity(backend="imported", name=model, options=options)
+
+
+@dataclass
+class ImportPlan:
+    """Predictions joined to samples, each with the ask a run would send and its response."""
+
+    rows: list[tuple[Sample, Ask, Response, ImportedPrediction]]
+    """One per joined prediction, in file order."""
+    samples: list[Sample]
+    """The answered samples, in benchmark order (file order without a benchmark)."""
+    source: str
+    """The benchmark's data spec, or the file for golds read from it."""
+    total: int = 0
+    """Samples in the benchmark's local copy (rows, without one)."""
+    missing: int = 0
+    """Samples of the benchmark with no prediction."""
+    unjoined: int = 0
+    """Rows whose id is not in the benchmark."""
+    problems: list[str] = field(default_factory=list)
+    """The first unjoined rows and load problems, as sentences."""
+    load: LoadResult | None = None
+    """The benchmark's load result (None without a benchmark)."""
+
+
+def _index(samples: Sequence[Sample]) -> dict[str, Sample]:
+    """Samples by id, and by the id without its benchmark prefix where that is unambiguous.
+
+    lmmprobe names some benchmarks' items ``textvqa/34602``; the other tools write ``34602``.
+    """
+    by_id = {s.id: s for s in samples}
+    short: dict[str, list[Sample]] = {}
+    for s in samples:
+        _, sep, rest = s.id.partition("/")
+        if sep and rest and rest not in by_id:
+            short.setdefault(rest, []).append(s)
+    by_id.update({k: v[0] for k, v in short.items() if len(v) == 1})
+    return by_id
+
+
+def _samples_from_gold(pred: ImportedPrediction) -> Sample:
+    gold = pred.gold
+    refs = gold if isinstance(gold, list) else [str(gold)]
+    return Sample(
+        id=pred.sample_id or f"row-{pred.row}",
+        question=f"(imported row {pred.row})",
+        answer=refs,
+        formulation="open_ended",
+        metadata={},
+    )
+
+
+def plan_import(
+    predictions: Iterable[ImportedPrediction],
+    benchmark: str | Sequence[Sample] | None,
+    *,
+    model: str,
+    origin: Origin | None = None,
+    formulate: FormulateConfig | None = None,
+    seed: int = 0,
+    strict: bool = False,
+) -> ImportPlan:
+    """Join `predictions` to `benchmark` and build each one's ask and response.
+
+    Args:
+        predictions: Rows of a reader (streamed; read once).
+        benchmark: A data spec (``mmmu,path=...``), loaded samples, or None (golds in the file).
+        model: The label the answers go under.
+        origin: The file's origin (keys the answers apart from another file's).
+        formulate: The formulation settings a run of the benchmark uses (defaults).
+        seed: The run seed (options shuffled, where the settings shuffle, as a run does).
+        strict: Fail on the first row whose id is not in the benchmark.
+
+    Raises:
+        DataError: A duplicate id (both rows named), a row without an id for a benchmark, a
+            row without gold and no benchmark, an unknown id under `strict`, or no row joined.
+
+    """
+    config = formulate or FormulateConfig()
+    formulator = Formulator(config, RunSpec().gen, seed)
+    ident = imported_identity(model, origin).cache_id()
+    where = origin.path if origin is not None else "predictions"
+    load: LoadResult | None = None
+    by_id: dict[str, Sample] | None = None
+    source = where
+    if isinstance(benchmark, str):
+        load = load_source(benchmark)
+        by_id = _index(load.samples)
+        source = benchmark
+    elif benchmark is not None:
+        by_id = _index(benchmark)
+        source = "samples"
+    seen: dict[str, int] = {}
+    plan = ImportPlan(rows=[], samples=[], source=source)
+    for pred in predictions:
+        if by_id is None:
+            if pred.gold is None:
+                raise DataError(
+                    f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
+                    "must carry its gold answer (map it with --field gold=...)"
+                )
+            sample = _samples_from_gold(pred)
+        else:
+            if pred.sample_id is None:
+                raise DataError(
+                    f"{where}: row {pred.row}: id: missing; joining to {source} needs each row's "
+                    "id (map it with --field id=...)"
+                )
+            found = by_id.get(pred.sample_id)
+            if found is None:
+                plan.unjoined += 1
+                message = (
+                    f"{where}: row {pred.row}: id: {pred.sample_id!r} is not a sample of {source}"
+                )
+                if strict:
+                    raise DataError(message)
+                if len(plan.problems) < MAX_PROBLEMS:
+                    plan.problems.append(message)
+                continue
+            sample = found
+        if sample.id in seen:
+            raise DataError(
+                f"{where}: row {pred.row}: id: {sample.id!r} again (first at row {seen[sample.id]}); "
+                "one prediction per item: which one the other tool scored cannot be told"
+            )
+        seen[sample.id] = pred.row
+        ask = formulator.ask(sample, 0)
+        ask.key = ask_key(ident, ask)
+        plan.rows.append((sample, ask, Response(key=ask.key, text=pred.prediction), pred))
+    if not plan.rows:
+        raise DataError(
+            f"{where}: no prediction joined to {source}"
+            + (f" (first problem: {plan.problems[0]})" if plan.problems else " (the file is empty)")
+        )
+    if by_id is None:
+        plan.samples = [s for s, _, _, _ in plan.rows]
+        plan.total = len(plan.samples)
+    else:
+        ordered: list[Sample] = (
+            load.samples
+            if load is not None
+            else [s for s in benchmark or () if isinstance(s, Sample)]
+        )
+        plan.samples = [s for s in ordered if s.id in seen]
+        plan.total = len(ordered)
+        plan.missing = plan.total - len(plan.samples)
+    plan.load = load
+    return plan
+
+
+def with_tool_reading(
+    score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
+) -> Score:
+    """`score` carrying the other tool's reading and verdict of the same answer (in place)."""
+    score.metadata["imported_row"] = pred.row
+    if pred.tool_verdict is not None:
+        score.metadata["tool_verdict"] = pred.tool_verdict
+    if pred.tool_extraction is not None:
+        score.metadata["tool_extraction"] = pred.tool_extraction
+        score.metadata["tool_judged"] = pred.tool_judged
+    if pred.tool_judged and pred.tool_extraction is not None:
+        detail = origin.detail if origin is not None else {}
+        score.judgements.append(
+            Judgement(
+                judge=detail.get("judge") or (origin.tool if origin is not None else None),
+                protocol=judge_protocol or "recorded",
+                version="recorded",
+                decided_by="judge",
+                value=pred.tool_verdict,
+                reading=pred.tool_extraction,
+                detail={"recorded_by": origin.tool if origin is not None else "file"},
+            )
+        )
+    return score
+
+
+def score_plan(
+    plan: ImportPlan,
+    model: str,
+    *,
+    origin: Origin | None = None,
+    formulate: FormulateConfig | None = None,
+    judge_protocol: str | None = None,
+) -> list[Score]:
+    """Every planned row scored by `score_response`, with the tool's reading beside it."""
+    config = formulate or FormulateConfig()
+    return [
+        with_tool_reading(
+            score_response(model, sample, ask, response, config), pred, origin, judge_protocol
+        )
+        for sample, ask, response, pred in plan.rows
+    ]
+
+
+def score_imported(
+    predictions: Iterable[ImportedPrediction],
+    benchmark: str | Sequence[Sample] | None,
+    *,
+    model: str = "imported",
+    origin: Origin | None = None,
+    formulate: FormulateConfig | None = None,
+    seed: int = 0,
+) -> list[Score]:
+    """Scores of imported predictions, joined to `benchmark` by id (see `plan_import`).
+
+    The same code scores a lmmprobe run's answers (`lmmprobe.run.scoring.score_response`):
+    feed the result to `lmmprobe.metrics.compute_metrics` for the benchmark's figures.
+
+    Raises:
+        DataError: See `plan_import`.
+
+    """
+    plan = plan_import(
+        predictions, benchmark, model=model, origin=origin, formulate=formulate, seed=seed
+    )
+    return score_plan(plan, model, origin=origin, formulate=formulate)
