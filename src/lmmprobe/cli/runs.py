@@ -30,6 +30,7 @@ from rich.table import Table
 
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
+from lmmprobe.cli.validity import validity
 from lmmprobe.report.compare import (
     Comparison,
     Difference,
@@ -450,3 +451,4 @@ app = typer.Typer(
 )
 app.callback(invoke_without_command=True)(runs)
 app.command("compare")(compare)
+app.command("validity")(validity)
