@@ -213,3 +213,62 @@ def test_validity_refuses_fewer_than_three_shared_models(tmp_path: Path) -> None
     assert "at least 3 models scored on both runs; 2 shared (first, random)" in (
         out.stdout + out.stderr
     )
+
+
+def test_dysca_average_equals_dysca_compute_scoring_of_the_same_answers(tmp_path: Path) -> None:
+    """A run's ``dysca_average`` against `score_dysca_files` (itself in parity with Dysca's
+    ``calculate_result``: docs/definitions.md) on the same raw answers.
+
+    The multiple-choice instructions get the ``Choices:`` line the README's example of the
+    released file has: without it Dysca's code reads each letter as the option before it (the
+    departure docs/definitions.md states).
+    """
+    from lmmprobe.predictions.dysca import score_dysca_files
+    from lmmprobe.testing import COLORS, FakeOpenAIServer
+
+    entries = [e for e in _entries() if e["question"]]
+    for e in entries:
+        if e["question_type"] == "multi choice":
+            head = f"Question: {e['question']} \n"
+            assert e["instruction"].startswith(head)
+            e["instruction"] = head + "Choices:\n" + e["instruction"][len(head) :]
+    root = _copy(tmp_path / "dysca", entries)
+    # Images of several colours, so the fake answers differ (it names the dominant colour).
+    palette = list(COLORS.values())
+    for k, e in enumerate(entries):
+        name = Path(e["images"][0]).name
+        Image.new("RGB", (8, 8), palette[k % len(palette)]).save(root / "Dysca" / name)
+    with FakeOpenAIServer() as server:
+        out = lmmprobe(
+            "run",
+            "--data",
+            f"dysca,path={root},split=clean",
+            "-m",
+            f"openai:fake-vlm@{server.base_url}",
+            "--matcher",
+            "dysca",
+            "--db",
+            str(tmp_path / "s.db"),
+            "--out",
+            str(tmp_path / "out"),
+            "-q",
+            OPENAI_API_KEY="test-key",
+        )
+    assert out.returncode == 0, out.stderr
+    exported = lmmprobe(
+        "export", "latest", "--db", str(tmp_path / "s.db"), "-o", str(tmp_path / "x.jsonl")
+    )
+    assert exported.returncode == 0, exported.stderr
+    texts = {
+        row["sample_id"]: row["text"]
+        for row in map(json.loads, (tmp_path / "x.jsonl").read_text().splitlines())
+    }
+    answers = [{"answer": texts[f"dysca/clean/{e['id']}"]} for e in entries]
+    assert len(set(a["answer"] for a in answers)) > 1
+    (tmp_path / "gt.json").write_text(json.dumps(entries), encoding="utf-8")
+    (tmp_path / "output.json").write_text(json.dumps(answers), encoding="utf-8")
+    reference = score_dysca_files(tmp_path / "output.json", tmp_path / "gt.json")["overall"]
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    metrics = results["models"][f"openai:fake-vlm@{server.base_url}"]["metrics"]
+    assert metrics["dysca_caption_score"]["value"] == reference["caption_score"]
+    assert metrics["dysca_average"]["value"] == reference["average"]
