@@ -1,7 +1,7 @@
 """``lmmprobe runs validity RUN_A RUN_B``: do two runs rank the same models alike (Dysca's validity).
 
 A thin wrapper over `lmmprobe.report.validity.run_validity`: prints each shared model's
-accuracy and rank on both runs, Spearman's rho and Kendall's tau with their p-values, the
+value of a run metric and rank on both runs, Spearman's rho and Kendall's tau with their p-values, the
 models (and with ``--by``, the groups) left out, and one correlation per group.
 """
 
@@ -49,15 +49,17 @@ def _plain(value: Any) -> Any:
 
 def _print(v: Validity) -> None:
     ranks_a, ranks_b = _ranks(v.scores_a, v.models), _ranks(v.scores_b, v.models)
-    table = Table(box=box.SIMPLE_HEAD, title=f"accuracy (%) and rank: {v.run_a} vs {v.run_b}")
+    same = v.metric_a == v.metric_b
+    title = f"{v.metric_a} and rank" if same else f"{v.metric_a} (A), {v.metric_b} (B) and rank"
+    table = Table(box=box.SIMPLE_HEAD, title=escape(f"{title}: {v.run_a} vs {v.run_b}"))
     for head in ("model", f"A {v.run_a}", "rank A", f"B {v.run_b}", "rank B"):
         table.add_column(escape(head), justify="left" if head == "model" else "right")
     for m in v.models:
         table.add_row(
             escape(m),
-            f"{v.scores_a[m]:.2f}",
+            f"{v.scores_a[m]:.4g}",
             str(ranks_a[m]),
-            f"{v.scores_b[m]:.2f}",
+            f"{v.scores_b[m]:.4g}",
             str(ranks_b[m]),
         )
     _console.print(table)
@@ -110,6 +112,17 @@ def validity(
         str | None,
         typer.Option(help="Also correlate per value of this metadata key (e.g. subtask)."),
     ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            help="Run metric ranking the models (`lmmprobe list metrics`), e.g. a benchmark's "
+            "official one."
+        ),
+    ] = "accuracy",
+    metric_b: Annotated[
+        str | None,
+        typer.Option(help="Run metric ranking RUN_B's models, when not --metric."),
+    ] = None,
     fmt: Annotated[
         str,
         typer.Option(
@@ -123,8 +136,9 @@ def validity(
 ) -> None:
     """Rank correlation of the models of two runs (Dysca's validity check).
 
-    Each model's accuracy on each run; Spearman's rho and Kendall's tau (scipy, two-sided
-    p-values) over the models both runs scored. Refuses with fewer than 3 shared models.
+    Each model's value of a run metric (accuracy by default) on each run; Spearman's rho and
+    Kendall's tau (scipy, two-sided p-values) over the models both runs scored. Refuses with
+    fewer than 3 shared models.
     """
     if not (db or DEFAULT_DB).exists():
         fail(f"no store at {db or DEFAULT_DB}: pass the --db that `lmmprobe run` used")
@@ -136,7 +150,7 @@ def validity(
         if a == b:
             fail(f"both sides are run {a}: name two different runs")
         try:
-            result = run_validity(store, a, b, by=by)
+            result = run_validity(store, a, b, by=by, metric_a=metric, metric_b=metric_b)
         except (ValidityError, ImportError) as exc:
             fail(exc)
     if fmt == "json":

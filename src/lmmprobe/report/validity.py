@@ -2,11 +2,13 @@
 
 Dysca (Zhang et al., 2025, section "Validity") checks a generated benchmark by the rank
 correlation of models' scores on it with their scores on standard benchmarks (Spearman's rho,
-Kendall's tau). `run_validity` does that for two stored runs: each model's accuracy (percent of
-the answers with a right/wrong verdict; errors left out, unparsed answers wrong, as
-`lmmprobe.metrics.synth.accuracy_percent`) on each run, over the models both runs scored, and,
-with ``by``, per value of a metadata key (``subtask``) that both runs hold. The statistics are
-`lmmprobe.metrics.ranking.rank_correlation` (scipy's, two-sided p-values).
+Kendall's tau). `run_validity` does that for two stored runs: each model's value of a run
+metric on each run (``accuracy`` by default; any registered run metric, e.g. the official one
+of a benchmark, ``dysca_average`` against ``mmbench_circular``), computed from the stored rows
+by the metric itself (so a stored run's answers are read as a fresh report would read them),
+over the models both runs scored, and, with ``by``, per value of a metadata key (``subtask``)
+that both runs hold. The statistics are `lmmprobe.metrics.ranking.rank_correlation` (scipy's,
+two-sided p-values).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmmprobe.metrics.ranking import rank_correlation
-from lmmprobe.metrics.synth import accuracy_percent, scores_by
-from lmmprobe.schema import Score
+from lmmprobe.metrics.run_metric import RUN_METRICS, MetricContext, RunMetric
+from lmmprobe.registry import RegistryError
+from lmmprobe.schema import RunSpec, Score
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
 
@@ -56,7 +59,8 @@ class Validity:
     Attributes:
         run_a: The first run's id.
         run_b: The second run's id.
-        metric: What each model is ranked by (``accuracy``, percent).
+        metric_a: The run metric ranking the models of run A (``accuracy``).
+        metric_b: The run metric ranking the models of run B.
         scores_a: Model -> score on run A (models with judged answers).
         scores_b: Model -> score on run B.
         models: The models both runs scored, the correlation's intersection.
@@ -72,7 +76,8 @@ class Validity:
 
     run_a: str
     run_b: str
-    metric: str
+    metric_a: str
+    metric_b: str
     scores_a: dict[str, float]
     scores_b: dict[str, float]
     models: list[str]
@@ -92,21 +97,51 @@ def _rows_by_model(store: Store, run_id: str) -> dict[str, list[Score]]:
     return rows
 
 
-def _overall(rows: dict[str, list[Score]]) -> dict[str, float]:
+def _metric(name: str) -> RunMetric:
+    try:
+        return RUN_METRICS.get(name)
+    except RegistryError as exc:
+        raise ValidityError(str(exc)) from exc
+
+
+def _spec(store: Store, run_id: str) -> RunSpec:
+    spec = RunSpec.model_validate(store.get_run(run_id).get("spec") or {})
+    # Intervals are not ranked: skip the bootstrap.
+    return spec.model_copy(update={"bootstrap": 0})
+
+
+def _value(
+    metric: RunMetric, rows: Sequence[Score], spec: RunSpec, group: str | None
+) -> float | None:
+    value = metric.compute(MetricContext(rows, spec, group))
+    if value is None or value.value is None:
+        return None
+    return float(value.value)
+
+
+def _overall(rows: dict[str, list[Score]], metric: RunMetric, spec: RunSpec) -> dict[str, float]:
     out = {}
     for model, scores in rows.items():
-        acc = accuracy_percent(scores)
-        if acc is not None:
-            out[model] = acc
+        value = _value(metric, scores, spec, None)
+        if value is not None:
+            out[model] = value
     return out
 
 
-def _by_group(rows: dict[str, list[Score]], key: str) -> dict[str, dict[str, float]]:
-    """Group -> model -> accuracy."""
+def _by_group(
+    rows: dict[str, list[Score]], key: str, metric: RunMetric, spec: RunSpec
+) -> dict[str, dict[str, float]]:
+    """Group -> model -> the metric's value (rows lacking the key belong to no group)."""
     out: dict[str, dict[str, float]] = {}
     for model, scores in rows.items():
-        for group, acc in scores_by(scores, key).items():
-            out.setdefault(group, {})[model] = acc
+        groups: dict[str, list[Score]] = {}
+        for s in scores:
+            if key in s.metadata:
+                groups.setdefault(str(s.metadata[key]), []).append(s)
+        for group, members in groups.items():
+            value = _value(metric, members, spec, f"{key}={group}")
+            if value is not None:
+                out.setdefault(group, {})[model] = value
     return out
 
 
@@ -114,7 +149,15 @@ def _names(models: Sequence[str]) -> str:
     return ", ".join(models) or "none"
 
 
-def run_validity(store: Store, run_a: str, run_b: str, *, by: str | None = None) -> Validity:
+def run_validity(
+    store: Store,
+    run_a: str,
+    run_b: str,
+    *,
+    by: str | None = None,
+    metric_a: str = "accuracy",
+    metric_b: str | None = None,
+) -> Validity:
     """Spearman's rho and Kendall's tau between the model rankings of two runs.
 
     Args:
@@ -122,30 +165,42 @@ def run_validity(store: Store, run_a: str, run_b: str, *, by: str | None = None)
         run_a: A run id (resolved: `Store.resolve_run`).
         run_b: Another run id: the standard benchmark, say, against a generated set.
         by: A metadata key (``subtask``): also correlate per value both runs hold.
+        metric_a: The run metric ranking run A's models (``lmmprobe list metrics``).
+        metric_b: The run metric ranking run B's models; None: `metric_a`.
 
     Returns:
         The models compared (and those left out), the correlation, and per-group ones.
 
     Raises:
-        ValidityError: Fewer than 3 models have judged answers on both runs (the message
-            names the models of each run).
+        ValidityError: Fewer than 3 models have a value of the metric on both runs (the
+            message names the models of each run), a metric is not registered, or ``by`` is
+            given with a metric computed for whole runs only.
         ImportError: scipy is missing.
 
     """
+    name_b = metric_a if metric_b is None else metric_b
+    ma, mb = _metric(metric_a), _metric(name_b)
+    if by is not None:
+        for m in (ma, mb):
+            if not m.per_group:
+                raise ValidityError(f"metric {m.name} is computed for whole runs only: no --by")
+    spec_a, spec_b = _spec(store, run_a), _spec(store, run_b)
     rows_a = _rows_by_model(store, run_a)
     rows_b = _rows_by_model(store, run_b)
-    scores_a, scores_b = _overall(rows_a), _overall(rows_b)
+    scores_a, scores_b = _overall(rows_a, ma, spec_a), _overall(rows_b, mb, spec_b)
     models = sorted(set(scores_a) & set(scores_b))
     if len(models) < MIN_MODELS:
         raise ValidityError(
-            f"a rank correlation needs at least {MIN_MODELS} models scored on both runs; "
+            f"a rank correlation needs at least {MIN_MODELS} models scored on both runs "
+            f"({metric_a} on {run_a}, {name_b} on {run_b}); "
             f"{len(models)} shared ({_names(models)}). Run {run_a} scored: "
             f"{_names(sorted(scores_a))}; run {run_b} scored: {_names(sorted(scores_b))}"
         )
     validity = Validity(
         run_a=run_a,
         run_b=run_b,
-        metric="accuracy",
+        metric_a=metric_a,
+        metric_b=name_b,
         scores_a=scores_a,
         scores_b=scores_b,
         models=models,
@@ -156,7 +211,7 @@ def run_validity(store: Store, run_a: str, run_b: str, *, by: str | None = None)
     )
     if by is None:
         return validity
-    groups_a, groups_b = _by_group(rows_a, by), _by_group(rows_b, by)
+    groups_a, groups_b = _by_group(rows_a, by, ma, spec_a), _by_group(rows_b, by, mb, spec_b)
     validity.groups_only_a = sorted(set(groups_a) - set(groups_b))
     validity.groups_only_b = sorted(set(groups_b) - set(groups_a))
     for group in sorted(set(groups_a) & set(groups_b)):
