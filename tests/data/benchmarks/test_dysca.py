@@ -107,6 +107,14 @@ def test_all_reads_every_scenario_present_and_print_attack_images_by_question_id
     loaded = load_source(f"dysca,path={root}")
     scenarios = Counter(s.metadata["scenario"] for s in loaded.samples)
     assert set(scenarios) == {"clean", "corruption", "print_attack"}
+    # The adversarial images (no released script): the clean names, in Dysca_adversarial/.
+    (root / "Dysca_adversarial").mkdir()
+    for e in entries:
+        name = Path(e["images"][0]).name
+        Image.new("RGB", (8, 8), "green").save(root / "Dysca_adversarial" / name)
+    adversarial = load_source(f"dysca,path={root},split=adversarial").samples
+    assert len(adversarial) == scenarios["clean"]
+    assert {s.metadata["scenario"] for s in adversarial} == {"adversarial"}
     assert scenarios["print_attack"] == scenarios["clean"] - 1
     attacked = next(s for s in loaded.samples if s.id == f"dysca/print_attack/{entries[1]['id']}")
     assert attacked.images[0].path is not None
@@ -160,6 +168,12 @@ def test_a_run_gives_dysca_average_and_the_paper_breakdowns(tmp_path: Path) -> N
     caption = metrics["dysca_caption_score"]["value"]
     assert metrics["dysca_average"]["value"] == round((mc_acc + tf_acc + caption) / 3, 2)
     assert "dysca_average" in (tmp_path / "out" / "results.md").read_text(encoding="utf-8")
+    # Dysca's sensitivities: to question type (SQ) and to covariate shift over styles (SC).
+    sensitivity = results["models"]["first"]["sensitivity"]
+    assert sensitivity["question_type"]["S_mc"] == pytest.approx(
+        sum(e["options"][0] == e["answer"] for e in mc) / len(mc) * 100
+    )
+    assert sensitivity["covariate_shift_SC"] > 0
     assert "first by question_type" in out.stdout or "question_type" in out.stdout
 
 
