@@ -21,6 +21,7 @@ from lmmprobe.data import load_source
 from lmmprobe.formulate.prompt import formulate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "dysca" / "Dysca.json"
+EXPECTED = FIXTURE.with_name("compute_expected.json")
 
 
 def _entries() -> list[dict[str, Any]]:
@@ -242,9 +243,9 @@ def test_validity_refuses_fewer_than_three_shared_models(tmp_path: Path) -> None
     assert "2 shared (first, random)" in said
 
 
-def test_dysca_average_equals_dysca_compute_scoring_of_the_same_answers(tmp_path: Path) -> None:
-    """A run's ``dysca_average`` against `score_dysca_files` (itself in parity with Dysca's
-    ``calculate_result``: docs/definitions.md) on the same raw answers.
+def test_dysca_figures_equal_dysca_compute_on_the_same_answers(tmp_path: Path) -> None:
+    """A run's Dysca figures against Dysca's ``calculate_result`` run on the same raw answers
+    (recorded in fixtures/dysca/compute_expected.json) and `score_dysca_files`.
 
     The multiple-choice instructions get the ``Choices:`` line the README's example of the
     released file has: without it Dysca's code reads each letter as the option before it (the
@@ -296,7 +297,14 @@ def test_dysca_average_equals_dysca_compute_scoring_of_the_same_answers(tmp_path
     assert len(set(a["answer"] for a in answers)) > 1
     (tmp_path / "gt.json").write_text(json.dumps(entries), encoding="utf-8")
     (tmp_path / "output.json").write_text(json.dumps(answers), encoding="utf-8")
+    # Dysca's own calculate_result on these two files (tests/parity/generate/dysca_released.py),
+    # and lmmprobe's reproduction of it, agree.
+    expected = json.loads(EXPECTED.read_text(encoding="utf-8"))
+    assert [a["answer"] for a in answers] == expected["answers"]
     scored = score_dysca_files(tmp_path / "output.json", tmp_path / "gt.json")
+    assert scored["overall"] == expected["overall"]
+    for qm, figures in expected["by_question_majority"].items():
+        assert scored["by_question_majority"][qm] == figures, qm
     reference = scored["overall"]
     results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     model = results["models"][f"openai:fake-vlm@{server.base_url}"]
