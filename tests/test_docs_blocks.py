@@ -80,6 +80,8 @@ def commands(block: Block) -> list[str]:
 # Commands documented for the reader's own setting, with why they cannot run here. Keyed by
 # the command as `commands` normalizes it (shlex-joined, comments dropped).
 NOT_RUN = {
+    "lmmprobe run --data dysca,path=Dysca/ -m MODEL --matcher dysca --by subtask,question_type --by scenario --by style": "Dysca's released set (Google Drive) and a placeholder model (tests/data/benchmarks/test_dysca.py runs it on Dysca's own generator output)",
+    "lmmprobe runs validity RUN_A RUN_B --by subtask": "placeholder run ids (tests/data/benchmarks/test_dysca.py runs it)",
     "make demo": "the README's main job: run by the fresh-clone check",
     "make test": "the README's test command: what .ci/run runs",
     "pip install 'lmmprobe[ray]'": "an install, done by make",

