@@ -1,0 +1,20 @@
+"""ReForm-Eval CIFAR10: the ``reform-eval-cifar10`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["CIFAR10"]
+
+CIFAR10 = reform_set(
+    ReformSet(
+        slug="cifar10",
+        title="CIFAR10",
+        dimension="coarse",
+        files=("huggingface_data/CIFAR10/cifar10_test_10p.json",),
+        config="build/configs/ImageClassification_cifar10_val.yaml",
+        family="classify",
+        formulation="SingleChoice",
+        source="build/CIFAR10/cifar10_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval DocVQA: the ``reform-eval-docvqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["DOCVQA"]
+
+DOCVQA = reform_set(
+    ReformSet(
+        slug="docvqa",
+        title="DocVQA",
+        dimension="scene-text",
+        files=("huggingface_data/DocVQA/docvqa_val_10p.json",),
+        config="build/configs/OCR_docvqa_val.yaml",
+        family="ocr_vqa",
+        formulation="OCROpenEnded",
+        source="build/OCR/ocr_dataset.py",
+    )
+)

@@ -1,0 +1,21 @@
+"""ReForm-Eval Flickr30K: the ``reform-eval-flickr30k`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["FLICKR30K"]
+
+FLICKR30K = reform_set(
+    ReformSet(
+        slug="flickr30k",
+        title="Flickr30K",
+        dimension="description",
+        files=("huggingface_data/Flickr30K/captions-sampled.json",),
+        config="build/configs/Caption_Flickr30K_val.yaml",
+        family="caption",
+        formulation="Generation",
+        source="build/Flickr30K/caption_dataset.py",
+        instruction="Generate one sentence to describe the content of the image.",
+    )
+)

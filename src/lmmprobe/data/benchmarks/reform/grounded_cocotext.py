@@ -1,0 +1,20 @@
+"""ReForm-Eval Grounded COCO-Text: the ``reform-eval-grounded-cocotext`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["GROUNDED_COCOTEXT"]
+
+GROUNDED_COCOTEXT = reform_set(
+    ReformSet(
+        slug="grounded-cocotext",
+        title="Grounded COCO-Text",
+        dimension="scene-text",
+        files=("huggingface_data/COCO_Text/cocotext_gocr_core_open_ended.json",),
+        config="build/configs/GroundOCR_cocotext_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/COCO_text/groundocr_dataset.py",
+    )
+)

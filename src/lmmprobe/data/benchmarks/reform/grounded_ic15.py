@@ -1,0 +1,20 @@
+"""ReForm-Eval Grounded IC15: the ``reform-eval-grounded-ic15`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["GROUNDED_IC15"]
+
+GROUNDED_IC15 = reform_set(
+    ReformSet(
+        slug="grounded-ic15",
+        title="Grounded IC15",
+        dimension="scene-text",
+        files=("huggingface_data/IC15/ic15_gocr_core_open_ended.json",),
+        config="build/configs/GroundOCR_ic15_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/IC15/groundocr_dataset.py",
+    )
+)

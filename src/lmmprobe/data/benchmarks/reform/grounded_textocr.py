@@ -1,0 +1,20 @@
+"""ReForm-Eval Grounded TextOCR: the ``reform-eval-grounded-textocr`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["GROUNDED_TEXTOCR"]
+
+GROUNDED_TEXTOCR = reform_set(
+    ReformSet(
+        slug="grounded-textocr",
+        title="Grounded TextOCR",
+        dimension="scene-text",
+        files=("huggingface_data/TextOCR/textocr_gocr_core_open_ended.json",),
+        config="build/configs/GroundOCR_textocr_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/textOCR/groundocr_dataset.py",
+    )
+)

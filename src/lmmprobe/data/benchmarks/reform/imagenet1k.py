@@ -1,0 +1,20 @@
+"""ReForm-Eval ImageNet-1K: the ``reform-eval-imagenet1k`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["IMAGENET1K"]
+
+IMAGENET1K = reform_set(
+    ReformSet(
+        slug="imagenet1k",
+        title="ImageNet-1K",
+        dimension="coarse",
+        files=("huggingface_data/ImageNet-1K/imagenet1k_val_10p.json",),
+        config="build/configs/ImageClassification_imagenet1k_val.yaml",
+        family="classify",
+        formulation="SingleChoice",
+        source="build/ImageNet1K/imagenet1k_dataset.py",
+    )
+)

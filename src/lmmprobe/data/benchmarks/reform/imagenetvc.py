@@ -1,0 +1,20 @@
+"""ReForm-Eval ImageNetVC: the ``reform-eval-imagenetvc`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["IMAGENETVC"]
+
+IMAGENETVC = reform_set(
+    ReformSet(
+        slug="imagenetvc",
+        title="ImageNetVC",
+        dimension="reasoning",
+        files=("huggingface_data/ImageNetVC/imagenetvc_all_10p.json",),
+        config="build/configs/VQA_imagenetvc_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval K-ViQuAE: the ``reform-eval-k-viquae`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["K_VIQUAE"]
+
+K_VIQUAE = reform_set(
+    ReformSet(
+        slug="k-viquae",
+        title="K-ViQuAE",
+        dimension="reasoning",
+        files=("huggingface_data/K-ViQuAE/kviquae_test_10p.json",),
+        config="build/configs/KVQA_viquae_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/kvqa_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval MP3D: the ``reform-eval-mp3d`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["MP3D"]
+
+MP3D = reform_set(
+    ReformSet(
+        slug="mp3d",
+        title="MP3D",
+        dimension="spatial",
+        files=("huggingface_data/MP3D/mp3d_core_multiple_choice.json",),
+        config="build/configs/Spatial_mp3d_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/MP3D/spatial_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval MSCOCO-GOI: the ``reform-eval-mscoco-goi`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["MSCOCO_GOI"]
+
+MSCOCO_GOI = reform_set(
+    ReformSet(
+        slug="mscoco-goi",
+        title="MSCOCO-GOI",
+        dimension="fine",
+        files=("huggingface_data/MSCOCO/goi_core_multiple_choice.json",),
+        config="build/configs/GroundedObjIdentification_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/MSCOCO/grounded_object_identification_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval MSCOCO-MOS: the ``reform-eval-mscoco-mos`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["MSCOCO_MOS"]
+
+MSCOCO_MOS = reform_set(
+    ReformSet(
+        slug="mscoco-mos",
+        title="MSCOCO-MOS",
+        dimension="fine",
+        files=("huggingface_data/MSCOCO/mos_core_multiple_choice.json",),
+        config="build/configs/MissingObjectSelection_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/MSCOCO/missing_object_selection_dataset.py",
+    )
+)

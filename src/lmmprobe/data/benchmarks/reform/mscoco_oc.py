@@ -1,0 +1,23 @@
+"""ReForm-Eval MSCOCO-OC: the ``reform-eval-mscoco-oc`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["MSCOCO_OC"]
+
+MSCOCO_OC = reform_set(
+    ReformSet(
+        slug="mscoco-oc",
+        title="MSCOCO-OC",
+        dimension="fine",
+        files=(
+            "huggingface_data/MSCOCO/object-counting-all.json",
+            "huggingface_data/MSCOCO/objectCounting_answer_list/answer_list.json",
+        ),
+        config="build/configs/ObjectCounting_mscoco_val.yaml",
+        family="counting",
+        formulation="SingleChoice",
+        source="build/MSCOCO/object_counting_dataset.py",
+    )
+)

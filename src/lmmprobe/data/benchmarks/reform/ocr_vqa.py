@@ -1,0 +1,20 @@
+"""ReForm-Eval OCR-VQA: the ``reform-eval-ocr-vqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["OCR_VQA"]
+
+OCR_VQA = reform_set(
+    ReformSet(
+        slug="ocr-vqa",
+        title="OCR-VQA",
+        dimension="scene-text",
+        files=("huggingface_data/OCR-VQA/ocrvqa_test_10p.json",),
+        config="build/configs/OCR_ocrvqa_val.yaml",
+        family="ocr_vqa",
+        formulation="OCROpenEnded",
+        source="build/OCR/ocr_dataset.py",
+    )
+)

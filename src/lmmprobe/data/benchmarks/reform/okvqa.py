@@ -1,0 +1,20 @@
+"""ReForm-Eval OK-VQA: the ``reform-eval-okvqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["OKVQA"]
+
+OKVQA = reform_set(
+    ReformSet(
+        slug="okvqa",
+        title="OK-VQA",
+        dimension="reasoning",
+        files=("huggingface_data/OK-VQA/okvqa_val_10p.json",),
+        config="build/configs/VQA_okvqa_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval POIE: the ``reform-eval-poie`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["POIE"]
+
+POIE = reform_set(
+    ReformSet(
+        slug="poie",
+        title="POIE",
+        dimension="scene-text",
+        files=("huggingface_data/POIE/poie_core_open_ended.json",),
+        config="build/configs/KIE_poie_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/POIE/kie_dataset.py",
+    )
+)

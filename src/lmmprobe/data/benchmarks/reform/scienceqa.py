@@ -1,0 +1,20 @@
+"""ReForm-Eval ScienceQA: the ``reform-eval-scienceqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["SCIENCEQA"]
+
+SCIENCEQA = reform_set(
+    ReformSet(
+        slug="scienceqa",
+        title="ScienceQA",
+        dimension="reasoning",
+        files=("huggingface_data/ScienceQA/scienceqa_test_10p.json",),
+        config="build/configs/VQA_scienceqa_val_v2.0.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

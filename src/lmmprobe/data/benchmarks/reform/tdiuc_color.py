@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Color: the ``reform-eval-tdiuc-color`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_COLOR"]
+
+TDIUC_COLOR = reform_set(
+    ReformSet(
+        slug="tdiuc-color",
+        title="TDIUC-Color",
+        dimension="fine",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/color.json",
+        ),
+        config="build/configs/TDIUC_color.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="color",
+    )
+)

@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Counting: the ``reform-eval-tdiuc-counting`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_COUNTING"]
+
+TDIUC_COUNTING = reform_set(
+    ReformSet(
+        slug="tdiuc-counting",
+        title="TDIUC-Counting",
+        dimension="fine",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/counting.json",
+        ),
+        config="build/configs/TDIUC_counting.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="counting",
+    )
+)

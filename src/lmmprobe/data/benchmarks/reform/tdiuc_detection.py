@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Detection: the ``reform-eval-tdiuc-detection`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_DETECTION"]
+
+TDIUC_DETECTION = reform_set(
+    ReformSet(
+        slug="tdiuc-detection",
+        title="TDIUC-Detection",
+        dimension="fine",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/object_recognition.json",
+        ),
+        config="build/configs/TDIUC_detection.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="object_recognition",
+    )
+)

@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Position: the ``reform-eval-tdiuc-position`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_POSITION"]
+
+TDIUC_POSITION = reform_set(
+    ReformSet(
+        slug="tdiuc-position",
+        title="TDIUC-Position",
+        dimension="fine",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/positional_reasoning.json",
+        ),
+        config="build/configs/TDIUC_position.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="positional_reasoning",
+    )
+)

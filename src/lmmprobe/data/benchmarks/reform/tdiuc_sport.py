@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Sport: the ``reform-eval-tdiuc-sport`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_SPORT"]
+
+TDIUC_SPORT = reform_set(
+    ReformSet(
+        slug="tdiuc-sport",
+        title="TDIUC-Sport",
+        dimension="coarse",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/sport_recognition.json",
+        ),
+        config="build/configs/TDIUC_sport.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="sport_recognition",
+    )
+)

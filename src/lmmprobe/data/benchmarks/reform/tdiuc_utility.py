@@ -1,0 +1,25 @@
+"""ReForm-Eval TDIUC-Utility: the ``reform-eval-tdiuc-utility`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TDIUC_UTILITY"]
+
+TDIUC_UTILITY = reform_set(
+    ReformSet(
+        slug="tdiuc-utility",
+        title="TDIUC-Utility",
+        dimension="fine",
+        files=(
+            "huggingface_data/TDIUC/TDIUC_val_ques.json",
+            "huggingface_data/TDIUC/TDIUC_val_anns.json",
+            "huggingface_data/TDIUC/choice_list/utility_affordance.json",
+        ),
+        config="build/configs/TDIUC_utility.yaml",
+        family="tdiuc",
+        formulation="SingleChoice",
+        source="build/TDIUC/tdiuc_dataset.py",
+        task="utility_affordance",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval TextOCR: the ``reform-eval-textocr`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TEXTOCR"]
+
+TEXTOCR = reform_set(
+    ReformSet(
+        slug="textocr",
+        title="TextOCR",
+        dimension="scene-text",
+        files=("huggingface_data/TextOCR/textocr_core_open_ended.json",),
+        config="build/configs/OCR_textocr_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/textOCR/ocr_dataset.py",
+    )
+)

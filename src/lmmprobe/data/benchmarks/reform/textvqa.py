@@ -1,0 +1,20 @@
+"""ReForm-Eval TextVQA: the ``reform-eval-textvqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TEXTVQA"]
+
+TEXTVQA = reform_set(
+    ReformSet(
+        slug="textvqa",
+        title="TextVQA",
+        dimension="scene-text",
+        files=("huggingface_data/TextVQA/textvqa_val_10p.json",),
+        config="build/configs/OCR_textvqa_val.yaml",
+        family="ocr_vqa",
+        formulation="OCROpenEnded",
+        source="build/OCR/ocr_dataset.py",
+    )
+)

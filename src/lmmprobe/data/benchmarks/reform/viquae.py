@@ -1,0 +1,20 @@
+"""ReForm-Eval ViQuAE: the ``reform-eval-viquae`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VIQUAE"]
+
+VIQUAE = reform_set(
+    ReformSet(
+        slug="viquae",
+        title="ViQuAE",
+        dimension="reasoning",
+        files=("huggingface_data/ViQuAE/viquae_test_10p.json",),
+        config="build/configs/VQA_viquae_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

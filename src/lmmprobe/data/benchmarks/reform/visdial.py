@@ -1,0 +1,20 @@
+"""ReForm-Eval VisDial: the ``reform-eval-visdial`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VISDIAL"]
+
+VISDIAL = reform_set(
+    ReformSet(
+        slug="visdial",
+        title="VisDial",
+        dimension="dialogue",
+        files=("huggingface_data/VisDial/Visdial_1.0_val_v1.2.json",),
+        config="build/configs/VisDial_val_v1.2.yaml",
+        family="dialogue",
+        formulation="SingleChoice",
+        source="build/VisDial/visual_dialog_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval VizWiz: the ``reform-eval-vizwiz`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VIZWIZ"]
+
+VIZWIZ = reform_set(
+    ReformSet(
+        slug="vizwiz",
+        title="VizWiz",
+        dimension="reasoning",
+        files=("huggingface_data/VizWiz/vizwiz_val_10p.json",),
+        config="build/configs/VQA_vizwiz_val_v2.0.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

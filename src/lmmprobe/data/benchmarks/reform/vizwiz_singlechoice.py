@@ -1,0 +1,20 @@
+"""ReForm-Eval VizWiz-singleChoice: the ``reform-eval-vizwiz-singlechoice`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VIZWIZ_SINGLECHOICE"]
+
+VIZWIZ_SINGLECHOICE = reform_set(
+    ReformSet(
+        slug="vizwiz-singlechoice",
+        title="VizWiz-singleChoice",
+        dimension="coarse",
+        files=("huggingface_data/VizWiz/vizwiz_singleChoice_val_10p.json",),
+        config="build/configs/ImageQuality_vizwiz_singleChoice_val.yaml",
+        family="classify",
+        formulation="SingleChoice",
+        source="build/VizWiz/vizwiz_dataset.py",
+    )
+)

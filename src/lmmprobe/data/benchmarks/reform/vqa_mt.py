@@ -1,0 +1,20 @@
+"""ReForm-Eval VQA-MT: the ``reform-eval-vqa-mt`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VQA_MT"]
+
+VQA_MT = reform_set(
+    ReformSet(
+        slug="vqa-mt",
+        title="VQA-MT",
+        dimension="dialogue",
+        files=("huggingface_data/VisDial/VQA_MultiTurn_v1.0.json",),
+        config="build/configs/VQA_vqa_MultiRound_val.yaml",
+        family="dialogue",
+        formulation="SingleChoice",
+        source="build/VisDial/visual_dialog_dataset.py",
+    )
+)

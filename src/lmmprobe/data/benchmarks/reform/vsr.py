@@ -1,0 +1,21 @@
+"""ReForm-Eval VSR: the ``reform-eval-vsr`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["VSR"]
+
+VSR = reform_set(
+    ReformSet(
+        slug="vsr",
+        title="VSR",
+        dimension="spatial",
+        files=("huggingface_data/VSR/vsr_core_multiple_choice.json",),
+        config="build/configs/Spatial_vsr_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VSR/spatial_dataset.py",
+        task="vsr",
+    )
+)

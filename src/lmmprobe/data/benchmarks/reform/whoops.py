@@ -1,0 +1,20 @@
+"""ReForm-Eval Whoops: the ``reform-eval-whoops`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["WHOOPS"]
+
+WHOOPS = reform_set(
+    ReformSet(
+        slug="whoops",
+        title="Whoops",
+        dimension="reasoning",
+        files=("huggingface_data/Whoops/whoops_all_10p.json",),
+        config="build/configs/VQA_whoops_val.yaml",
+        family="qa",
+        formulation="SingleChoice",
+        source="build/VQA/vqa_dataset.py",
+    )
+)

@@ -1,0 +1,20 @@
+"""ReForm-Eval WordArt: the ``reform-eval-wordart`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["WORDART"]
+
+WORDART = reform_set(
+    ReformSet(
+        slug="wordart",
+        title="WordArt",
+        dimension="scene-text",
+        files=("huggingface_data/WordArt/wordart_core_open_ended.json",),
+        config="build/configs/OCR_wordart_val.yaml",
+        family="ocr",
+        formulation="OCROpenEnded",
+        source="build/WordArt/ocr_dataset.py",
+    )
+)
