@@ -69,6 +69,11 @@ SUBTASK_KEYS: tuple[str, ...] = ("subtask", "task")
 ALL = "all"
 """Group label of rows whose metadata names no subtask (or no scenario)."""
 
+DIMENSION_KEY = "dimension"
+"""Metadata key naming the dimension a subtask belongs to (ReForm-Eval's datasets carry their
+capability dimension here): the subtask table then groups its columns by dimension and adds
+each dimension's mean over its subtasks, as ReForm-Eval's paper tables do."""
+
 RANK_METRICS: tuple[str, ...] = ("accuracy", "circular_accuracy", "freeform_score")
 """Metrics two runs' rankings are compared on: the first that both give for 3+ common models."""
 
@@ -153,6 +158,10 @@ class ReportTables(BaseModel):
             entry has, in column order.
         subtasks: Subtask labels, in first-seen order.
         subtask_accuracy: Entry label → subtask → accuracy in percent and rows.
+        subtask_dimensions: Subtask → the dimension its rows name (``metadata["dimension"]``,
+            ReForm-Eval's capability dimensions), for the subtasks that name one.
+        dimension_accuracy: Entry label → dimension → mean of its subtasks' accuracies in
+            percent (each subtask weighs the same, as ReForm-Eval averages its datasets).
         scenarios: Scenario labels (``clean`` first), or ``["all"]`` without scenarios.
         scenario_accuracy: Scenario → entry label → subtask → accuracy in percent.
         sensitivity: One row per entry with any of Dysca's sensitivities or instability.
@@ -187,6 +196,8 @@ class ReportTables(BaseModel):
     metric_names: list[str] = Field(default_factory=list)
     subtasks: list[str] = Field(default_factory=list)
     subtask_accuracy: dict[str, dict[str, SubtaskCell]] = Field(default_factory=dict)
+    subtask_dimensions: dict[str, str] = Field(default_factory=dict)
+    dimension_accuracy: dict[str, dict[str, float]] = Field(default_factory=dict)
     scenarios: list[str] = Field(default_factory=list)
     scenario_accuracy: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     sensitivity: list[SensitivityRow] = Field(default_factory=list)
@@ -322,8 +333,35 @@ def _accuracy_tables(data: ReportData, tables: ReportTables) -> None:
                 if acc is not None:
                     cell[sub] = acc
     tables.subtasks = list(subtasks)
+    _subtask_dimensions(data, tables)
     tables.scenarios = _ordered_scenarios(scenarios)
     tables.scenario_accuracy = {s: tables.scenario_accuracy[s] for s in tables.scenarios}
+
+
+def _subtask_dimensions(data: ReportData, tables: ReportTables) -> None:
+    """Group the subtask columns by the dimension their rows name, and average each dimension."""
+    dims: dict[str, str] = {}
+    for e in data.entries:
+        for s in e.scores:
+            dim = s.metadata.get(DIMENSION_KEY)
+            if dim is not None:
+                dims.setdefault(subtask_of(s), str(dim))
+    if not dims:
+        return
+    order = list(dict.fromkeys(dims.values()))
+    # Columns dimension by dimension (first-seen order), subtasks without one last.
+    tables.subtasks = sorted(
+        tables.subtasks, key=lambda sub: order.index(dims[sub]) if sub in dims else len(order)
+    )
+    tables.subtask_dimensions = {sub: dims[sub] for sub in tables.subtasks if sub in dims}
+    for label, per in tables.subtask_accuracy.items():
+        means: dict[str, float] = {}
+        for dim in order:
+            values = [c.value for sub, c in per.items() if dims.get(sub) == dim]
+            if values:
+                means[dim] = sum(values) / len(values)
+        if means:
+            tables.dimension_accuracy[label] = means
 
 
 def _sensitivity(data: ReportData) -> list[SensitivityRow]:
@@ -426,7 +464,11 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
     unknown: set[str] = set()
 
     def dataset(score: Score) -> str:
-        # The catalog name of a row's task: its subtask when annotated, else its task.
+        # The catalog name of a row's task: its subtask when annotated, else its task. A row
+        # naming its own dimension (a ReForm-Eval dataset: GQA, OK-VQA...) is not the HEMM
+        # dataset of the same name, so HEMM's dimensions leave it out.
+        if score.metadata.get(DIMENSION_KEY) is not None:
+            return ""
         names = tuple(
             str(score.metadata[k]) for k in SUBTASK_KEYS if score.metadata.get(k) is not None
         )

@@ -113,6 +113,30 @@ def test_the_suite_runs_from_one_clone_and_breaks_down_by_dimension(
         assert dimension in text, dimension
     for dataset in ("MEDIC", "CLEVR", "IC15", "MSCOCO", "VisDial"):
         assert dataset in text, dataset
+    # The report: the subtask table dimension by dimension, and each dimension's mean.
+    md = tmp_path / "r.md"
+    rep = lmmprobe("report", results["run_id"], "--db", tmp_path / "db", "-f", "md", "-o", md)
+    assert rep.returncode == 0, rep.stderr
+    page = md.read_text(encoding="utf-8")
+    table = page.split("## Accuracy per dimension", 1)[1]
+    header = table.split("\n")[2]
+    # One column per dimension run; captions have no right/wrong verdict (CIDEr is their
+    # score, in the run's results), so Visual Description's accuracy is a dash.
+    assert sorted(c.strip() for c in header.strip("|").split("|")[1:]) == [
+        "Coarse-Grained Perception", "Multi-Turn Dialogue", "Scene Text Perception",
+        "Spatial Understanding", "Visual Description",
+    ], header  # fmt: skip
+    assert "Coarse-Grained Perception: MEDIC" in page
+    js = tmp_path / "r.json"
+    assert lmmprobe("report", results["run_id"], "--db", tmp_path / "db", "-f", "json",
+                    "-o", js).returncode == 0  # fmt: skip
+    dims = json.loads(js.read_text(encoding="utf-8"))["dimension_accuracy"]
+    (per,) = dims.values()
+    # "first" answers (A) to everything: MEDIC's gold is the second option, CLEVR's the first.
+    assert per["Coarse-Grained Perception"] == 0.0
+    assert per["Spatial Understanding"] == 100.0
+    # VisDial: round 0's gold is the second option, round 1's the first.
+    assert per["Multi-Turn Dialogue"] == 50.0
 
 
 def test_a_bad_item_names_file_row_and_field(clone: Path) -> None:

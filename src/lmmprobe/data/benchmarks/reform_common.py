@@ -233,8 +233,11 @@ def _image_value(row: Row) -> Any:
 
 
 def _meta(s: ReformSet, **extra: Any) -> dict[str, Any]:
+    # "subtask" and "dimension" are what the report groups by (its subtask table, dimension
+    # by dimension, and each dimension's mean): the paper's per-dataset and per-dimension tables.
     return {
         "dataset": s.title,
+        "subtask": s.title,
         "dimension": DIMENSIONS[s.dimension],
         "reform_formulation": s.formulation,
         **{k: v for k, v in extra.items() if v is not None},
