@@ -31,11 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks._images import image_ref
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
 from lmmprobe.data.benchmarks.register import benchmark
-from lmmprobe.schema import Sample
+from lmmprobe.schema import ImageRef, Sample
 
 __all__ = [
     "CITATION",
@@ -47,6 +49,7 @@ __all__ = [
     "REFORM_COMMIT",
     "REFORM_REPO",
     "UNPINNED",
+    "Box",
     "ReformSet",
     "dimension_suite",
     "reform_set",
@@ -82,7 +85,7 @@ UNPINNED = (
 )
 
 _CHOICE_TEMPLATE = PromptTemplate(
-    "{context}{question} Options: {options}.",
+    "{question} Options: {options}.",
     f"{REFORM_REPO} utils/data_utils.py question_with_options @ {REFORM_COMMIT[:7]}",
     option_format="({mark}) {text}",
     option_sep="; ",
@@ -92,6 +95,26 @@ _OPEN_TEMPLATE = PromptTemplate(
 )
 
 Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Box:
+    """The boxes a class's ``draw_bbox`` draws on the image (OpenCV, its colours in order).
+
+    Attributes:
+        field: The item field holding them.
+        thickness: The line thickness of that class's ``draw_bbox``.
+        corners: ``x1, y1, x2, y2`` (IC15, RefCOCO); else ``x, y, w, h``.
+        several: The field holds a list of boxes (MOS, RefCOCO); else one box.
+        crop: Crop the image to the box instead (TextOCR's ``crop_bbox``).
+
+    """
+
+    field: str
+    thickness: int = 0
+    corners: bool = False
+    several: bool = False
+    crop: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,7 +134,13 @@ class ReformSet:
         source: The dataset class (``build/...py``).
         instruction: Entry 0 of the class's generation instruction list, where the class
             asks it as the question (``{}`` filled with the item's text where it has one).
-        task: For TDIUC, the question type the config selects.
+        instruct: Entry 0 of the class's generation instruction list, where the class sets it
+            as the sample's ``instruct`` (its preprocessors put it before the question); CLEVR
+            reads its list from the released file instead.
+        task: For TDIUC, the question type the config selects (for a few others, which
+            variant of its family's reader: ``itm``, ``its``, ``ve``, ``wikihow``, ``vsr``).
+        box: Where the class draws boxes on the image before asking (None: it draws none).
+        loader: ReForm-Eval's ``--dataset_name`` for it (README "Data Usage").
         notes: Sentences ``data show`` prints.
 
     """
@@ -125,7 +154,10 @@ class ReformSet:
     formulation: str
     source: str
     instruction: str = ""
+    instruct: str = ""
     task: str = ""
+    box: Box | None = None
+    loader: str = ""
     notes: tuple[str, ...] = ()
 
 
@@ -149,9 +181,10 @@ def _load_json(path: Path) -> Any:
         raise DataError(f"{path}: not a valid JSON file: {exc}") from exc
 
 
-def _items(path: Path) -> list[Any]:
+def _items(path: Path, doc: Any = None) -> list[Any]:
     """The items of a released file: the ``data`` list of its object, or the list itself."""
-    doc = _load_json(path)
+    if doc is None:
+        doc = _load_json(path)
     if isinstance(doc, dict) and "data" in doc:
         doc = doc["data"]
     if not isinstance(doc, list):
@@ -212,17 +245,79 @@ class _Item:
     ctx: RowContext
 
 
+_COLORS = ((255, 0, 0), (0, 128, 0), (0, 0, 255), (255, 215, 0))
+"""``draw_bbox``'s colours, box by box (RGB: the array is the PIL image's)."""
+
+
+def _boxed(ref: ImageRef, boxes: Any, box: Box) -> ImageRef:
+    """The image with `boxes` drawn as the class's ``draw_bbox`` draws them (OpenCV)."""
+    try:
+        import cv2
+    except ImportError:
+        raise DataError(
+            "ReForm-Eval draws its region boxes on the image with OpenCV; install it: "
+            "pip install opencv-python-headless"
+        ) from None
+    import numpy as np
+
+    if box.crop:
+        if not isinstance(boxes, list | tuple) or len(boxes) != 4:
+            raise RowError(box.field, f"expected a box x, y, w, h, got {boxes!r}")
+        x, y, w, h = boxes
+        image = ref.load().convert("RGB").crop((int(x), int(y), int(x + w), int(y + h)))
+        return ImageRef.from_pil(image)
+    many = boxes if box.several else [boxes]
+    if not isinstance(many, list) or not all(
+        isinstance(b, list | tuple) and len(b) == 4 for b in many
+    ):
+        raise RowError(box.field, f"expected {'boxes' if box.several else 'a box'}, got {boxes!r}")
+    if len(many) > len(_COLORS):
+        raise RowError(box.field, f"{len(many)} boxes; draw_bbox has colours for {len(_COLORS)}")
+    img = np.array(ref.load().convert("RGB"))
+    for i, (x, y, w, h) in enumerate(many):
+        x2, y2 = (w, h) if box.corners else (x + w, y + h)
+        img = cv2.rectangle(img, (int(x), int(y)), (int(x2), int(y2)), _COLORS[i], box.thickness)
+    return ImageRef.from_pil(Image.fromarray(img).convert("RGB"))
+
+
+def _instruct(item: _Item) -> str:
+    if item.spec.instruct:
+        return item.spec.instruct
+    listed = item.row.get("_instructs")  # CLEVR: the file's own list, data['instructs'][:5]
+    return str(listed[0]) if isinstance(listed, list) and listed else ""
+
+
+def _prompt(item: _Item, choice: bool) -> PromptTemplate | None:
+    """The sample's whole message as ReForm-Eval's preprocessor builds it.
+
+    The instruct, a space, then ``question_with_options`` (utils/preprocessors.py
+    ``preprocess``).
+    """
+    instruct = _instruct(item)
+    if not instruct:
+        return None
+    main = _CHOICE_TEMPLATE.template if choice else _OPEN_TEMPLATE.template
+    return PromptTemplate(_escape(instruct) + " " + main)
+
+
 def _choice(item: _Item, question: str, options: list[str], answer: int, **meta: Any) -> Sample:
     s, ctx = item.spec, item.ctx
     return Sample(
+        prompt=_prompt(item, True),
         id=_id(item.row, "question_id", "instance_id", "sample_id", "id", default=ctx.index),
-        images=[image_ref(_image_value(item.row), ctx)],
+        images=[_image(item)],
         question=question,
         choices=options,
         answer=answer,
         formulation="single_choice",
-        metadata=_meta(s, **meta),
+        metadata=_with_instruct(item, _meta(s, **meta)),
     )
+
+
+def _image(item: _Item) -> ImageRef:
+    ref = image_ref(_image_value(item.row), item.ctx)
+    box = item.spec.box
+    return ref if box is None else _boxed(ref, item.row.get(box.field), box)
 
 
 def _image_value(row: Row) -> Any:
@@ -244,36 +339,73 @@ def _meta(s: ReformSet, **extra: Any) -> dict[str, Any]:
     }
 
 
+def _with_instruct(item: _Item, meta: dict[str, Any]) -> dict[str, Any]:
+    instruct = _instruct(item)
+    return {**meta, "instruct": instruct} if instruct else meta
+
+
 # --- the families ---------------------------------------------------------------------------
+
+
+def _wording(value: Any) -> str:
+    # Classes holding several wordings of a question ask entry 0 with random_instruct and
+    # --dataset_duplication 1 (index % 1); one text is asked as it is.
+    if isinstance(value, list) and value:
+        value = value[0]
+    if not isinstance(value, str) or not value:
+        raise RowError("question", f"expected text or a list of texts, got {value!r}")
+    return value
 
 
 def _qa(item: _Item) -> Sample:
     """The reader of one item layout.
 
-    ``question_id, image|img|image_id, question, answer, answer_options`` (MSCOCO MCI/GOI/
-    MOS, CLEVR, VSR, MP3D's ``questions``, VQA/KVQA/VQRA, Winoground).
+    ``question_id, image, question, answer`` (the option's index), ``answer_options``
+    (MSCOCO MCI/GOI/MOS, CLEVR, VSR, MP3D's ``questions``).
     """
     row = item.row
-    question = row.get("question", row.get("questions"))
-    if not isinstance(question, str) or not question:
-        raise RowError("question", f"expected text, got {question!r}")
+    question = _wording(row.get("question", row.get("questions")))
     options = _options(row, "answer_options")
     if item.spec.task == "vsr":
         # build/VSR/spatial_dataset.py ends every option with a period.
         options = [o if o.endswith(".") else o + "." for o in options]
-    sample = _choice(item, question, options, _index(row.get("answer"), options))
-    context = row.get("context")
-    if isinstance(context, str) and context:
-        # build/VQA/kvqa_dataset.py keeps the knowledge passage as the sample's context.
-        sample = sample.model_copy(update={"context": context})
-    return sample
+    return _choice(item, question, options, _index(row.get("answer"), options))
+
+
+def _text_index(value: Any, options: Sequence[str], field: str = "answer") -> int:
+    # The VQA-family classes' get_options: options.index(answer), the gold is option text
+    # (a digit string is a text too: "2" among counting options).
+    if not isinstance(value, str) or value not in options:
+        raise RowError(field, f"expected one of the options' texts, got {value!r}")
+    return list(options).index(value)
+
+
+def _vqa(item: _Item) -> Sample:
+    """The reader of one item layout.
+
+    ``question_id, image_id, question, answer`` (the option's text), ``answer_options``
+    (build/VQA/vqa_dataset.py and kvqa_dataset.py's ``context``, build/AOKVQA/qra_dataset.py,
+    build/Winoground/caption_selection_dataset.py).
+    """
+    row, task = item.row, item.spec.task
+    options = _options(row, "answer_options")
+    question = _text(row, "question")
+    if task == "kvqa":  # kvqa_dataset.py: question + f' Context: {context}'
+        question += f" Context: {row.get('context')}"
+    elif task == "vqra":  # qra_dataset.py: question + f' Rationale: {rationale}'
+        question += f" Rationale: {row.get('rationale')}"
+    elif task == "winoground":  # caption_selection_dataset.py asks one fixed question
+        question = "Which description matches this image?"
+    return _choice(item, question, options, _text_index(row.get("answer"), options))
 
 
 def _vqar(item: _Item) -> Sample:
     """A-OKVQAR (build/AOKVQA/qar_dataset.py): the rationale is chosen among its options."""
     row = item.row
     options = _options(row, "rationale_options")
-    return _choice(item, _text(row, "question"), options, _index(row.get("rationale"), options))
+    # The class asks the question with its answer: question + f' Answer: {answer}'.
+    question = _text(row, "question") + f" Answer: {row.get('answer')}"
+    return _choice(item, question, options, _text_index(row.get("rationale"), options, "rationale"))
 
 
 def _claim(item: _Item) -> Sample:
@@ -282,7 +414,7 @@ def _claim(item: _Item) -> Sample:
     claim, evidence = _text(row, "claim").strip(), _text(row, "text_evidence").strip()
     options = _options(row, "answer_options")
     question = f"What is the truthfulness of this claim? Claim: {claim} Text Evidence: {evidence}"
-    return _choice(item, question, options, _index(row.get("answer"), options))
+    return _choice(item, question, options, _text_index(row.get("answer"), options))
 
 
 def _bootstrap(item: _Item) -> Sample:
@@ -360,21 +492,21 @@ def _counting(item: _Item) -> Sample:
 def _open(item: _Item, formulation: str, answer: Any) -> Sample:
     row, s, ctx = item.row, item.spec, item.ctx
     question = row.get("question")
-    if isinstance(question, list) and question:
-        # The OCR classes hold a list of wordings and ask entry index % len (random_instruct off).
-        question = question[ctx.index % len(question)]
-    if not isinstance(question, str) or not question:
-        raise RowError("question", f"expected text or a list of texts, got {question!r}")
+    if s.task == "kie" and not isinstance(question, str):
+        # The KIE classes ask the item's question as it is: one text.
+        raise RowError("question", f"expected text, got {question!r}")
+    question = _wording(question)
     refs = answer if isinstance(answer, list) else [answer]
     if not refs or not all(isinstance(r, str | int | float) for r in refs):
         raise RowError("answer", f"expected reference text(s), got {answer!r}")
     return Sample(
         id=_id(row, "question_id", "sample_id", default=ctx.index),
-        images=[image_ref(_image_value(row), ctx)],
+        images=[_image(item)],
         question=question,
         answer=[str(r) for r in refs],
         formulation=formulation,
-        metadata=_meta(s),
+        metadata=_with_instruct(item, _meta(s)),
+        prompt=_prompt(item, False),
     )
 
 
@@ -450,7 +582,8 @@ def _dialogue(item: _Item) -> list[Sample]:
                 choices=opts,
                 answer=gold,
                 formulation="single_choice",
-                metadata=_meta(s, dialogue_id=str(image_id), round=j),
+                metadata=_with_instruct(item, _meta(s, dialogue_id=str(image_id), round=j)),
+                prompt=_prompt(item, True),
             )
         )
     return out
@@ -458,6 +591,7 @@ def _dialogue(item: _Item) -> list[Sample]:
 
 FAMILIES: dict[str, Callable[[_Item], Sample | list[Sample]]] = {
     "qa": _qa,
+    "vqa": _vqa,
     "vqar": _vqar,
     "claim": _claim,
     "bootstrap": _bootstrap,
@@ -502,8 +636,17 @@ def _rows(spec: ReformSet, root: Path) -> Iterator[tuple[str, Row]]:
             row = {**dialog, "_questions": data["questions"], "_answers": data["answers"]}
             yield f"{first}:{i}", row
         return
-    for i, item in enumerate(_items(first)):
+    doc = _load_json(first)
+    # CLEVR's class reads its instruction list from the file: data['instructs'][:5].
+    listed = doc.get("instructs") if isinstance(doc, dict) and spec.task == "clevr" else None
+    for i, item in enumerate(_items(first, doc)):
+        if isinstance(listed, list) and isinstance(item, dict):
+            item = {**item, "_instructs": listed[:5]}
         yield f"{first}:{i}", item
+
+
+SETS: dict[str, ReformSet] = {}
+"""Every registered dataset's `ReformSet`, by benchmark name (the parity tests read them)."""
 
 
 def reform_set(spec: ReformSet) -> Benchmark:
@@ -515,6 +658,7 @@ def reform_set(spec: ReformSet) -> Benchmark:
     """
     if spec.dimension not in DIMENSIONS or spec.family not in FAMILIES:
         raise ValueError(f"reform-eval-{spec.slug}: unknown dimension or family")
+    SETS[f"reform-eval-{spec.slug}"] = spec
     reader = FAMILIES[spec.family]
 
     def to_sample(row: Row, ctx: RowContext) -> Sample | list[Sample]:

@@ -16,5 +16,7 @@ A_OKVQAR = reform_set(
         family="vqar",
         formulation="SingleChoice",
         source="build/AOKVQA/qar_dataset.py",
+        instruct="Kindly assess the picture, question, and response provided. Then, select the accurate explanation from the given choices.",
+        loader="VQAR",
     )
 )

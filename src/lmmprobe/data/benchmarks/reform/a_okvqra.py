@@ -13,8 +13,11 @@ A_OKVQRA = reform_set(
         dimension="reasoning",
         files=("huggingface_data/A-OKVQRA/aokvqra_val_10p.json",),
         config="build/configs/VQRA_aokvqa_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/AOKVQA/qra_dataset.py",
+        instruct="Kindly examine the picture, reasoning, and query, and subsequently choose the accurate response from the provided choices.",
+        task="vqra",
+        loader="VQRA",
     )
 )

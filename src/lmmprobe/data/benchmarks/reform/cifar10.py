@@ -16,5 +16,7 @@ CIFAR10 = reform_set(
         family="classify",
         formulation="SingleChoice",
         source="build/CIFAR10/cifar10_dataset.py",
+        instruct='Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
+        loader="CIFAR10",
     )
 )

@@ -16,5 +16,7 @@ CLEVR = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/CLEVR/spatial_dataset.py",
+        task="clevr",
+        loader="CLEVR",
     )
 )

@@ -16,5 +16,7 @@ COCOTEXT = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/COCO_text/ocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="COCO_text",
     )
 )

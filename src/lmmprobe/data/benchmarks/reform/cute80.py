@@ -16,5 +16,7 @@ CUTE80 = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/CUTE80/ocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="CUTE80",
     )
 )

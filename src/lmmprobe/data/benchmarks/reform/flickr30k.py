@@ -17,5 +17,6 @@ FLICKR30K = reform_set(
         formulation="Generation",
         source="build/Flickr30K/caption_dataset.py",
         instruction="Generate one sentence to describe the content of the image.",
+        loader="Flickr30K",
     )
 )

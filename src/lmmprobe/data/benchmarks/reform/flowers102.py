@@ -16,5 +16,7 @@ FLOWERS102 = reform_set(
         family="classify",
         formulation="SingleChoice",
         source="build/Flowers102/flowers102_dataset.py",
+        instruct='Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
+        loader="Flowers102",
     )
 )

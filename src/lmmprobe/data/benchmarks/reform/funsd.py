@@ -16,5 +16,8 @@ FUNSD = reform_set(
         family="ocr",
         formulation="KIEOpenEnded",
         source="build/FUNSD/kie_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        task="kie",
+        loader="FUNSD",
     )
 )

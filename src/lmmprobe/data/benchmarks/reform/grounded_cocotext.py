@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import Box, ReformSet, reform_set
 
 __all__ = ["GROUNDED_COCOTEXT"]
 
@@ -16,5 +16,8 @@ GROUNDED_COCOTEXT = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/COCO_text/groundocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        box=Box("bbox", 5),
+        loader="COCO_text",
     )
 )

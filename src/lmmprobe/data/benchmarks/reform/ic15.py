@@ -16,5 +16,7 @@ IC15 = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/IC15/ocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="IC15",
     )
 )

@@ -16,5 +16,7 @@ IIIT5K = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/IIIT5K/ocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="IIIT5K",
     )
 )

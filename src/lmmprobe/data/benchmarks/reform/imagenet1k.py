@@ -16,5 +16,7 @@ IMAGENET1K = reform_set(
         family="classify",
         formulation="SingleChoice",
         source="build/ImageNet1K/imagenet1k_dataset.py",
+        instruct='Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
+        loader="ImageNet-1K",
     )
 )

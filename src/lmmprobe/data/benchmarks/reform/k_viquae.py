@@ -13,8 +13,11 @@ K_VIQUAE = reform_set(
         dimension="reasoning",
         files=("huggingface_data/K-ViQuAE/kviquae_test_10p.json",),
         config="build/configs/KVQA_viquae_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/kvqa_dataset.py",
+        instruct="Take a moment to examine both the picture and its context, then pick the accurate choice from the provided options.",
+        task="kvqa",
+        loader="KVQA",
     )
 )

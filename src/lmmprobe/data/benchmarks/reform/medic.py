@@ -17,5 +17,6 @@ MEDIC = reform_set(
         formulation="SingleChoice",
         source="build/MEDIC/disaster_type_dataset.py",
         instruction="What disaster happens in the image? Please select one option.",
+        loader="MEDIC",
     )
 )

@@ -16,5 +16,7 @@ MOCHEG = reform_set(
         family="claim",
         formulation="SingleChoice",
         source="build/MOCHEG/mcv_dataset.py",
+        instruct="Utilizing the textual and visual proof, confirm the assertion by choosing the accurate response.",
+        loader="MCV",
     )
 )

@@ -16,5 +16,7 @@ MP3D = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/MP3D/spatial_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="MP3D",
     )
 )

@@ -17,5 +17,6 @@ MSCOCO_CAPTION = reform_set(
         formulation="Generation",
         source="build/MSCOCO/caption_dataset.py",
         instruction="Generate one sentence to describe the content of the image.",
+        loader="MSCOCO",
     )
 )

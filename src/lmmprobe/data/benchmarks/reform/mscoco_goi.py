@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import Box, ReformSet, reform_set
 
 __all__ = ["MSCOCO_GOI"]
 
@@ -16,5 +16,8 @@ MSCOCO_GOI = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/MSCOCO/grounded_object_identification_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        box=Box("bbox", 3),
+        loader="MSCOCO",
     )
 )

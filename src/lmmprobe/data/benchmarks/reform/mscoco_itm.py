@@ -18,5 +18,6 @@ MSCOCO_ITM = reform_set(
         source="build/MSCOCO/image_text_matching_dataset.py",
         instruction="Does the image match the following caption '{}'? Please select one option to answer the question.",
         task="itm",
+        loader="MSCOCO",
     )
 )

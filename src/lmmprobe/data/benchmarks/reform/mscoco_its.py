@@ -18,5 +18,6 @@ MSCOCO_ITS = reform_set(
         source="build/MSCOCO/image_text_selection_dataset.py",
         instruction="Which text option most closely corresponds to the image?",
         task="its",
+        loader="MSCOCO",
     )
 )

@@ -16,5 +16,7 @@ MSCOCO_MCI = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/MSCOCO/multiclass_identification_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="MSCOCO",
     )
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import Box, ReformSet, reform_set
 
 __all__ = ["MSCOCO_MOS"]
 
@@ -16,5 +16,8 @@ MSCOCO_MOS = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/MSCOCO/missing_object_selection_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        box=Box("bbox", 3, several=True),
+        loader="MSCOCO",
     )
 )

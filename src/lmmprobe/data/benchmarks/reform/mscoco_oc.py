@@ -19,5 +19,7 @@ MSCOCO_OC = reform_set(
         family="counting",
         formulation="SingleChoice",
         source="build/MSCOCO/object_counting_dataset.py",
+        instruct='Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
+        loader="MSCOCO",
     )
 )

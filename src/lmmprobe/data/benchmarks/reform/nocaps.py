@@ -17,5 +17,6 @@ NOCAPS = reform_set(
         formulation="Generation",
         source="build/NoCaps/caption_dataset.py",
         instruction="Generate one sentence to describe the content of the image.",
+        loader="NoCaps",
     )
 )

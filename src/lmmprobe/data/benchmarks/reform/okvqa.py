@@ -13,8 +13,10 @@ OKVQA = reform_set(
         dimension="reasoning",
         files=("huggingface_data/OK-VQA/okvqa_val_10p.json",),
         config="build/configs/VQA_okvqa_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

@@ -16,5 +16,8 @@ POIE = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/POIE/kie_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        task="kie",
+        loader="POIE",
     )
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import Box, ReformSet, reform_set
 
 __all__ = ["REFCOCO"]
 
@@ -17,5 +17,7 @@ REFCOCO = reform_set(
         formulation="SingleChoice",
         source="build/RefCOCO/referring_expression_selection.py",
         instruction="Select one text to describe the region in the red bounding box in the image. Select your answer from the options.",
+        box=Box("region", 2, corners=True, several=True),
+        loader="RefCOCO",
     )
 )

@@ -13,8 +13,10 @@ SCIENCEQA = reform_set(
         dimension="reasoning",
         files=("huggingface_data/ScienceQA/scienceqa_test_10p.json",),
         config="build/configs/VQA_scienceqa_val_v2.0.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

@@ -18,5 +18,6 @@ SNLI_VE = reform_set(
         source="build/SNLI_VE/visual_entailment_dataset.py",
         instruction="Can you conclude '{}' from the content of image? Select your answer from the options.",
         task="ve",
+        loader="SNLI-VE",
     )
 )

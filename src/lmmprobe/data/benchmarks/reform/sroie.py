@@ -16,5 +16,8 @@ SROIE = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/SROIE/kie_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        task="kie",
+        loader="SROIE",
     )
 )

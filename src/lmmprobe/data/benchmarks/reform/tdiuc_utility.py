@@ -20,6 +20,8 @@ TDIUC_UTILITY = reform_set(
         family="tdiuc",
         formulation="SingleChoice",
         source="build/TDIUC/tdiuc_dataset.py",
+        instruct='Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
         task="utility_affordance",
+        loader="TDIUC",
     )
 )

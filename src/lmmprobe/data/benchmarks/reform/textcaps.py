@@ -16,6 +16,7 @@ TEXTCAPS = reform_set(
         family="caption",
         formulation="Generation",
         source="build/TextCaps/caption_dataset.py",
-        instruction="Generate one sentence to describe the content of the image.",
+        instruction="Write a one-sentence description of the image, which would require reading the text in the image.",
+        loader="TextCaps",
     )
 )

@@ -16,5 +16,7 @@ TEXTVQA = reform_set(
         family="ocr_vqa",
         formulation="OCROpenEnded",
         source="build/OCR/ocr_dataset.py",
+        instruct="Assess this image and provide an answer to the question.",
+        loader="OCR",
     )
 )

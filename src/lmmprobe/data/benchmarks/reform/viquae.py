@@ -13,8 +13,10 @@ VIQUAE = reform_set(
         dimension="reasoning",
         files=("huggingface_data/ViQuAE/viquae_test_10p.json",),
         config="build/configs/VQA_viquae_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

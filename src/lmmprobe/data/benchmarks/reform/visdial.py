@@ -16,5 +16,7 @@ VISDIAL = reform_set(
         family="dialogue",
         formulation="SingleChoice",
         source="build/VisDial/visual_dialog_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="VisDial",
     )
 )

@@ -13,8 +13,10 @@ VIZWIZ = reform_set(
         dimension="reasoning",
         files=("huggingface_data/VizWiz/vizwiz_val_10p.json",),
         config="build/configs/VQA_vizwiz_val_v2.0.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

@@ -13,8 +13,10 @@ VQAV2 = reform_set(
         dimension="reasoning",
         files=("huggingface_data/VQA_v2/vqa_val_10p.json",),
         config="build/configs/VQA_vqa_v2_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

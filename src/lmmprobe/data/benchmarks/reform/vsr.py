@@ -16,6 +16,8 @@ VSR = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/VSR/spatial_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
         task="vsr",
+        loader="VSR",
     )
 )

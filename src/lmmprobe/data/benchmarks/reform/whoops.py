@@ -13,8 +13,10 @@ WHOOPS = reform_set(
         dimension="reasoning",
         files=("huggingface_data/Whoops/whoops_all_10p.json",),
         config="build/configs/VQA_whoops_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
+        instruct="Please analyze the image and the question, then select the correct option.",
+        loader="VQA",
     )
 )

@@ -18,5 +18,6 @@ WIKIHOW = reform_set(
         source="build/WikiHow/temporal_ordering_dataset.py",
         instruction="For the task '{}', the image represents one step of the task. Select the text that best matches the image.",
         task="wikihow",
+        loader="WikiHow",
     )
 )

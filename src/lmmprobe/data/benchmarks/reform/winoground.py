@@ -13,8 +13,11 @@ WINOGROUND = reform_set(
         dimension="cross-modal",
         files=("huggingface_data/Winoground/winoground_all_10p.json",),
         config="build/configs/CaptionSelection_winoground_val.yaml",
-        family="qa",
+        family="vqa",
         formulation="SingleChoice",
         source="build/Winoground/caption_selection_dataset.py",
+        instruct="Take a moment to examine this image and choose the correct option for the question.",
+        task="winoground",
+        loader="CaptionSelection",
     )
 )

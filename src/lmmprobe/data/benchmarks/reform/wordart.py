@@ -16,5 +16,7 @@ WORDART = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/WordArt/ocr_dataset.py",
+        instruct="Answer the following questions based on the image and the conversation history.",
+        loader="WordArt",
     )
 )
