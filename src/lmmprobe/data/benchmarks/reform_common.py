@@ -80,8 +80,10 @@ DIMENSIONS: dict[str, str] = {
 """ReForm-Eval's 8 dimensions (README "Data Usage"), by the slug of ``reform-eval-<slug>``."""
 
 UNPINNED = (
-    f"Not pinned: the hub commit of {HUB_ID} could not be read offline (ReForm-Eval's code "
-    "loads the repository's main); the fetch command takes main."
+    f"The copy is not pinned: ReForm-Eval's code loads {HUB_ID}'s main, and the full hub "
+    "commit of main at its release (Nov 2023, after the IC15/FUNSD update) could not be read "
+    "offline (an earlier one, dafc82ea348febb92fff4db11821716f78a47a25 of Oct 16 2023, "
+    "predates that update); the fetch command takes main."
 )
 
 _CHOICE_TEMPLATE = PromptTemplate(
@@ -681,7 +683,7 @@ def reform_set(spec: ReformSet) -> Benchmark:
     )
     if choice:
         notes += (
-            "Score as the paper: --matcher reform (generation) or --infer likelihood; "
+            "Score as the paper: --matcher reform (generation) or --method likelihood; "
             "instability with --repeats N.",
         )
     return benchmark(
@@ -736,6 +738,8 @@ def suite_benchmark(
             reform=dimension,
             copy=COPY,
             notes=notes,
+            schema_confirmed=f"each member's class, {REFORM_REPO} build/ @ {REFORM_COMMIT[:7]} "
+            "(run on fixtures; not checked against the hub files)",
         )
     )
 

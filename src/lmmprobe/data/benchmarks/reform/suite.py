@@ -50,7 +50,7 @@ REFORM_SUITE = suite_benchmark(
         f"path=CLONE is one clone of ReForm-Eval-Data (git clone "
         f"https://huggingface.co/datasets/{HUB_ID}), shared by every member.",
         "Dimensions: " + "; ".join(DIMENSIONS.values()) + ".",
-        "As the paper: --matcher reform for generation runs, --infer likelihood for "
+        "As the paper: --matcher reform for generation runs, --method likelihood for "
         "likelihood runs, --repeats N for instability, --by dimension,dataset for its tables; "
         "captions score CIDEr, OCR/KIE accuracy.",
         UNPINNED,
