@@ -22,6 +22,8 @@ import pytest
 from lmmprobe.data.base import load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks.reform_common import SETS
+from lmmprobe.run.scoring import score_response
+from lmmprobe.schema import FormulateConfig, Request, Response, Sample
 
 HERE = Path(__file__).parent / "reform_parity"
 sys.path.insert(0, str(HERE))
@@ -78,6 +80,31 @@ def test_the_samples_are_reform_evals(name: str, clone: Path) -> None:
         else:
             assert sample.choices == want["options"]
             assert sample.answer == int(want["answer"])
+
+
+def _verdict(sample: Sample, output: str) -> bool | None:
+    """How a run scores `output` for `sample` with ``--matcher reform`` (options as released)."""
+    options = sample.choices or []
+    request = Request(
+        key="k", sample_id=sample.id, repeat=0, method="generate", messages=[], prompt="?",
+        options=options, marks=[chr(ord("A") + j) for j in range(len(options))],
+        order=list(range(len(options))),
+    )  # fmt: skip
+    response = Response(key="k", text=output, latency_s=0.0)
+    return score_response("m", sample, request, response, FormulateConfig(matcher="reform")).correct
+
+
+@pytest.mark.parametrize("name", sorted(n for n, rows in EXPECTED.items() if rows[-1]["verdicts"]))
+def test_a_run_scores_as_reform_evals_metric(name: str, clone: Path) -> None:
+    # SingleChoice: SingleChoiceMetric; OCROpenEnded: OCROpenEndedMetric; KIEOpenEnded:
+    # KIEOpenEndedMetric (metrics.get_metric of the dataset's formulation), on the same outputs.
+    rows = EXPECTED[name]
+    samples = load_source(f"{name},path={clone}").samples
+    for sample, want in zip(samples, rows, strict=True):
+        if SETS[name].family in DRAWN and sample.choices != want["options"]:
+            continue  # distractors drawn apart: the verdicts are about other options
+        for output, verdict in want["verdicts"]:
+            assert _verdict(sample, output) == bool(verdict), (sample.id, output)
 
 
 def test_the_drawn_distractors_are_reproducible(clone: Path) -> None:

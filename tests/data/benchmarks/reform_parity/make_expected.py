@@ -7,8 +7,9 @@ FudanDISC/ReForm-Eval @ df1cfa7b (``build/*/``; version and split as its configs
 Run as a script with a checkout of ReForm-Eval, it loads each dataset through ReForm-Eval's
 ``build.load_reform_dataset`` (``offline_from_hf=True``, generation, no in-context sample,
 ``random_instruct`` with ``data_duplication=1``, options unshuffled, marks upper case) and
-writes ``expected.json``: per dataset, per sample, the question, options, gold, the instruction
-and a hash of the image's RGB pixels (boxes drawn); for a caption dataset first its
+writes ``expected.json``: per dataset, per sample, the question, options, gold, the instruction,
+the verdicts of ReForm-Eval's metric for its formulation (``metrics.get_metric``) on a few
+model outputs, and a hash of the image's RGB pixels (boxes drawn); for a caption dataset first its
 instruction list, from which the class draws the question at random::
 
     git -C /path/to/ReForm-Eval checkout df1cfa7bf15f89591fc2c0e0f654c84d2cbf44bb
@@ -223,6 +224,12 @@ def pixels(image: Any) -> str:
     return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).hexdigest()[:16]
 
 
+CHOICE_PREDICTIONS = ["(A)", "(B) yes", "(b)", "(2)", "I think (C).", "none", ""]
+"""Model outputs scored for every single-choice sample (and its gold option's text)."""
+OPEN_PREDICTIONS = ["STOP 0", "it says stop 1 here", "Sale", "sale SALE", "", "nothing"]
+"""Model outputs scored for every OCR / KIE sample."""
+
+
 class _Proc:
     """A stand-in preprocessor: the caption classes set ``response_prefix`` on theirs."""
 
@@ -242,6 +249,7 @@ def _run_reform(reform: Path, clone: Path) -> dict[str, list[dict[str, Any]]]:
 
     from lmmprobe.data.benchmarks import BENCHMARKS
     from lmmprobe.data.benchmarks.reform_common import SETS
+    from metrics import get_metric  # type: ignore[import-not-found]
 
     work = Path(tempfile.mkdtemp())
     (work / "ReForm-Eval-Data").symlink_to(clone)
@@ -275,10 +283,19 @@ def _run_reform(reform: Path, clone: Path) -> dict[str, list[dict[str, Any]]]:
         if spec.formulation == "Generation":
             # The caption classes draw the question at random from this list (duplication 1).
             rows.append({"instruction_list": list(ds.instruction_list)})
+        metric = None if spec.formulation == "Generation" else get_metric(spec.formulation)
         for i in range(len(ds)):
             item = ds[i]
             answer = item.get("answer", item.get("references"))
+            verdicts = None
+            if metric is not None and item.get("answer_options") is not None:
+                options = item["answer_options"]
+                outputs = [*CHOICE_PREDICTIONS, options[int(answer)]]
+                verdicts = [[p, metric(p, answer, options)[0]] for p in outputs]
+            elif metric is not None:
+                verdicts = [[p, int(metric(p, answer)[0])] for p in OPEN_PREDICTIONS]
             rows.append({
+                "verdicts": verdicts,
                 "id": str(item["sample_id"]),
                 "question": item["question"],
                 "options": item.get("answer_options"),
