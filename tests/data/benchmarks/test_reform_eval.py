@@ -154,3 +154,25 @@ def test_data_show_describes_the_suite() -> None:
     done = lmmprobe("data", "show", "reform-eval")
     assert done.returncode == 0, done.stderr
     assert "61" in done.stdout and "Aweminus/ReForm-Eval-Data" in done.stdout
+
+
+def test_one_clone_in_the_data_dir_serves_every_member(clone: Path, tmp_path: Path) -> None:
+    # $LMMPROBE_DATA_DIR/reform-eval is the clone (Benchmark.copy), for each dataset and suite;
+    # ReForm-Eval's own layout (the clone inside its repository) is found one level down.
+    data_dir = tmp_path / "data"
+    (data_dir / "reform-eval").mkdir(parents=True)
+    clone.rename(data_dir / "reform-eval" / "ReForm-Eval-Data")
+    done = lmmprobe("data", "show", "reform-eval-medic", LMMPROBE_DATA_DIR=str(data_dir))
+    assert done.returncode == 0, done.stderr
+    assert '--local-dir "$LMMPROBE_DATA_DIR/reform-eval"' in done.stdout.replace("\n", "")
+    out = tmp_path / "out"
+    run = lmmprobe(
+        "run", "--data", "reform-eval-dialogue", "-m", "first", "-q", "--db", tmp_path / "db",
+        "--out", out, LMMPROBE_DATA_DIR=str(data_dir), HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    # VisDial's two rounds were asked; VQA-MT's file is not in the clone: a problem naming it.
+    assert results["models"]["first"]["counts"]["rows"] == 2
+    (problem,) = results["data"]["problems"]
+    assert "reform-eval-vqa-mt" in problem and "VQA_MultiTurn_v1.0.json: file not found" in problem
