@@ -137,6 +137,12 @@ def test_the_suite_runs_from_one_clone_and_breaks_down_by_dimension(
     assert per["Spatial Understanding"] == 100.0
     # VisDial: round 0's gold is the second option, round 1's the first.
     assert per["Multi-Turn Dialogue"] == 50.0
+    page = tmp_path / "r.html"
+    html = lmmprobe("report", results["run_id"], "--db", tmp_path / "db", "-o", page)
+    assert html.returncode == 0, html.stderr
+    text = page.read_text(encoding="utf-8")
+    section = text.split('<section id="subtask-dimensions">', 1)[1].split("</section>", 1)[0]
+    assert "<th>Multi-Turn Dialogue</th>" in section and ">50.0<" in section
 
 
 def test_a_bad_item_names_file_row_and_field(clone: Path) -> None:
