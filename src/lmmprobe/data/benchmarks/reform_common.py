@@ -49,6 +49,7 @@ __all__ = [
     "REFORM_COMMIT",
     "REFORM_REPO",
     "UNPINNED",
+    "WORDINGS",
     "Box",
     "ReformSet",
     "dimension_suite",
@@ -60,6 +61,8 @@ REFORM_REPO = "FudanDISC/ReForm-Eval"
 REFORM_COMMIT = "df1cfa7bf15f89591fc2c0e0f654c84d2cbf44bb"
 HUB_ID = "Aweminus/ReForm-Eval-Data"
 COPY = "reform-eval"
+WORDINGS = "reform_wordings"
+"""The sample metadata key holding the wordings a class rotates over duplicates."""
 """The folder under ``$LMMPROBE_DATA_DIR`` holding the one clone every member reads."""
 CITATION = (
     "Li et al. 2023, ReForm-Eval: Evaluating Large Vision Language Models via Unified "
@@ -139,6 +142,12 @@ class ReformSet:
         instruct: Entry 0 of the class's generation instruction list, where the class sets it
             as the sample's ``instruct`` (its preprocessors put it before the question); CLEVR
             reads its list from the released file instead.
+        instructs: The class's whole generation instruction list (5 wordings) where it sets
+            them as ``instruct``: duplicate ``r`` asks entry ``r % 5`` (``random_instruct``).
+        likelihood_instructs: The list the class switches to under likelihood inference.
+        questions: The class's generation list where it asks its instruction as the question
+            (``{}`` filled per item), rotated as `instructs` are.
+        likelihood_questions: The question list the class switches to under likelihood.
         task: For TDIUC, the question type the config selects (for a few others, which
             variant of its family's reader: ``itm``, ``its``, ``ve``, ``wikihow``, ``vsr``).
         box: Where the class draws boxes on the image before asking (None: it draws none).
@@ -157,6 +166,10 @@ class ReformSet:
     source: str
     instruction: str = ""
     instruct: str = ""
+    instructs: tuple[str, ...] = ()
+    likelihood_instructs: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
+    likelihood_questions: tuple[str, ...] = ()
     task: str = ""
     box: Box | None = None
     loader: str = ""
@@ -302,7 +315,14 @@ def _prompt(item: _Item, choice: bool) -> PromptTemplate | None:
     return PromptTemplate(_escape(instruct) + " " + main)
 
 
-def _choice(item: _Item, question: str, options: list[str], answer: int, **meta: Any) -> Sample:
+def _choice(
+    item: _Item,
+    question: str,
+    options: list[str],
+    answer: int,
+    questions: tuple[Sequence[str], Sequence[str]] | None = None,
+    **meta: Any,
+) -> Sample:
     s, ctx = item.spec, item.ctx
     return Sample(
         prompt=_prompt(item, True),
@@ -312,7 +332,7 @@ def _choice(item: _Item, question: str, options: list[str], answer: int, **meta:
         choices=options,
         answer=answer,
         formulation="single_choice",
-        metadata=_with_instruct(item, _meta(s, **meta)),
+        metadata=_with_instruct(item, _meta(s, **meta), questions),
     )
 
 
@@ -341,9 +361,43 @@ def _meta(s: ReformSet, **extra: Any) -> dict[str, Any]:
     }
 
 
-def _with_instruct(item: _Item, meta: dict[str, Any]) -> dict[str, Any]:
+def _with_instruct(
+    item: _Item,
+    meta: dict[str, Any],
+    questions: tuple[Sequence[str], Sequence[str]] | None = None,
+) -> dict[str, Any]:
     instruct = _instruct(item)
-    return {**meta, "instruct": instruct} if instruct else meta
+    meta = {**meta, "instruct": instruct} if instruct else meta
+    wordings = _wordings(item, questions)
+    return {**meta, WORDINGS: wordings} if wordings else meta
+
+
+def _wordings(
+    item: _Item, questions: tuple[Sequence[str], Sequence[str]] | None
+) -> dict[str, dict[str, list[str]]]:
+    """What a duplicate asks, by part and inference method (`WORDINGS`).
+
+    ``instruct`` and ``question`` each map ``generate`` and ``likelihood`` to the class's
+    list: duplicate ``r`` of a run asks entry ``r % len(list)`` (``random_instruct``, as
+    ``__getitem__`` indexes it with ``index % duplication``). `questions` is the generation
+    and likelihood question list where the class rotates the question (the item's own
+    wordings, or the class's list).
+    """
+    s = item.spec
+    out: dict[str, dict[str, list[str]]] = {}
+    instructs = list(s.instructs)
+    listed = item.row.get("_instructs")  # CLEVR: the file's list, for both methods
+    if not instructs and isinstance(listed, list) and listed:
+        instructs = [str(x) for x in listed]
+    if instructs:
+        out["instruct"] = {
+            "generate": instructs,
+            "likelihood": list(s.likelihood_instructs) or instructs,
+        }
+    if questions is not None:
+        generate, likelihood = questions
+        out["question"] = {"generate": list(generate), "likelihood": list(likelihood)}
+    return out
 
 
 # --- the families ---------------------------------------------------------------------------
@@ -366,12 +420,22 @@ def _qa(item: _Item) -> Sample:
     (MSCOCO MCI/GOI/MOS, CLEVR, VSR, MP3D's ``questions``).
     """
     row = item.row
-    question = _wording(row.get("question", row.get("questions")))
+    raw = row.get("question", row.get("questions"))
+    question = _wording(raw)
     options = _options(row, "answer_options")
     if item.spec.task == "vsr":
         # build/VSR/spatial_dataset.py ends every option with a period.
         options = [o if o.endswith(".") else o + "." for o in options]
-    return _choice(item, question, options, _index(row.get("answer"), options))
+    listed = _listed(raw)
+    return _choice(item, question, options, _index(row.get("answer"), options), listed)
+
+
+def _listed(raw: Any) -> tuple[list[str], list[str]] | None:
+    # An item holding several wordings of its question (VSR, MP3D, the OCR sets): duplicate r
+    # asks wording r % len (spatial_dataset.py, ocr_dataset.py), whatever the method.
+    if isinstance(raw, list) and len(raw) > 1 and all(isinstance(q, str) for q in raw):
+        return list(raw), list(raw)
+    return None
 
 
 def _text_index(value: Any, options: Sequence[str], field: str = "answer") -> int:
@@ -398,7 +462,10 @@ def _vqa(item: _Item) -> Sample:
         question += f" Rationale: {row.get('rationale')}"
     elif task == "winoground":  # caption_selection_dataset.py asks one fixed question
         question = "Which description matches this image?"
-    return _choice(item, question, options, _text_index(row.get("answer"), options))
+    # Winoground asks another fixed question under likelihood inference.
+    lik = item.spec.likelihood_questions
+    questions = ([question], list(lik)) if lik else None
+    return _choice(item, question, options, _text_index(row.get("answer"), options), questions)
 
 
 def _vqar(item: _Item) -> Sample:
@@ -435,11 +502,18 @@ def _bootstrap(item: _Item) -> Sample:
         options = _options(row, "options")
     text = row.get("method") if s.task == "wikihow" else row.get("anno")
     question = s.instruction
-    if "{}" in question:
-        if not isinstance(text, str):
-            raise RowError("anno", f"expected the text the question quotes, got {text!r}")
-        question = question.format(text)
-    return _choice(item, question, options, _index(row.get("gt"), options, "gt"))
+    if "{}" in question and not isinstance(text, str):
+        raise RowError("anno", f"expected the text the question quotes, got {text!r}")
+
+    def filled(wording: str) -> str:
+        return wording.format(text) if "{}" in wording else wording
+
+    question = filled(question)
+    generate = [filled(q) for q in s.questions] or [question]
+    likelihood = [filled(q) for q in s.likelihood_questions] or generate
+    return _choice(
+        item, question, options, _index(row.get("gt"), options, "gt"), (generate, likelihood)
+    )
 
 
 def _classify(item: _Item) -> Sample:
@@ -497,6 +571,7 @@ def _open(item: _Item, formulation: str, answer: Any) -> Sample:
     if s.task == "kie" and not isinstance(question, str):
         # The KIE classes ask the item's question as it is: one text.
         raise RowError("question", f"expected text, got {question!r}")
+    listed = _listed(question)
     question = _wording(question)
     refs = answer if isinstance(answer, list) else [answer]
     if not refs or not all(isinstance(r, str | int | float) for r in refs):
@@ -507,7 +582,7 @@ def _open(item: _Item, formulation: str, answer: Any) -> Sample:
         question=question,
         answer=[str(r) for r in refs],
         formulation=formulation,
-        metadata=_with_instruct(item, _meta(s)),
+        metadata=_with_instruct(item, _meta(s), listed),
         prompt=_prompt(item, False),
     )
 
@@ -543,7 +618,14 @@ def _caption(item: _Item) -> Sample:
         question=s.instruction,
         answer=refs,
         formulation="caption",
-        metadata=_meta(s),
+        # The class rotates its list over duplicates; with one duplicate it draws at random
+        # (``random.choice``), which the formulator reproduces seeded (`WORDINGS`).
+        metadata={
+            **_meta(s),
+            WORDINGS: {"question": {"generate": list(s.questions)}, "one_duplicate": "random"},
+        }
+        if s.questions
+        else _meta(s),
     )
 
 

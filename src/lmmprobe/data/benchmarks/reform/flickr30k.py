@@ -16,6 +16,13 @@ FLICKR30K = reform_set(
         family="caption",
         formulation="Generation",
         source="build/Flickr30K/caption_dataset.py",
+        questions=(
+            "Generate one sentence to describe the content of the image.",
+            "Produce a single-sentence caption of the image's contents.",
+            "Generate a brief descriptive statement for the image's content.",
+            "Compose a short sentence that outlines what is depicted in the figure.",
+            "Develop a one-sentence summary of the visual elements present in the picture.",
+        ),
         instruction="Generate one sentence to describe the content of the image.",
         loader="Flickr30K",
     )

@@ -16,6 +16,20 @@ MEDIC = reform_set(
         family="bootstrap",
         formulation="SingleChoice",
         source="build/MEDIC/disaster_type_dataset.py",
+        questions=(
+            "What disaster happens in the image? Please select one option.",
+            "Choose the disaster happened in the image from the following options.",
+            "Identify the disaster happened in the image by choosing one of the options below.",
+            "What disaster happened in the image can you infer? Choose one answer from the following options.",
+            "Pick the catastrophe that has occurred in the image from the listed alternatives.",
+        ),
+        likelihood_questions=(
+            "What disaster happens in the image?",
+            "Give answer of the disaster happened in the image from the following options.",
+            "Identify and answer the disaster happened in the image.",
+            "What disaster happened in the image can you infer?",
+            "Answer the catastrophe that has occurred in the image.",
+        ),
         instruction="What disaster happens in the image? Please select one option.",
         loader="MEDIC",
     )

@@ -16,6 +16,13 @@ OCR_VQA = reform_set(
         family="ocr_vqa",
         formulation="OCROpenEnded",
         source="build/OCR/ocr_dataset.py",
+        instructs=(
+            "Assess this image and provide an answer to the question.",
+            "Take a look at this image and give your thoughts on the question.",
+            "Please investigate this image and share your response to the question.",
+            "Analyze this image and answer the question.",
+            "Your task is to analyze this picture and respond to the question.",
+        ),
         instruct="Assess this image and provide an answer to the question.",
         loader="OCR",
     )

@@ -16,6 +16,13 @@ WORDART = reform_set(
         family="ocr",
         formulation="OCROpenEnded",
         source="build/WordArt/ocr_dataset.py",
+        instructs=(
+            "Answer the following questions based on the image and the conversation history.",
+            "Select the correct option for the questions by referring to the provided image and dialogue history.",
+            "Utilize the content of the image and conversation to infer the answers to the questions.",
+            "Based on the image and previous conversation, answer the questions with the provided options.",
+            "Respond to the following questions according to the image and the dialogue history.",
+        ),
         instruct="Answer the following questions based on the image and the conversation history.",
         loader="WordArt",
     )
