@@ -162,6 +162,10 @@ class ReportTables(BaseModel):
             ReForm-Eval's capability dimensions), for the subtasks that name one.
         dimension_accuracy: Entry label → dimension → mean of its subtasks' accuracies in
             percent (each subtask weighs the same, as ReForm-Eval averages its datasets).
+        subtask_instability: Entry label → subtask → ReForm-Eval's instability (mean entropy
+            of the predicted options over each sample's repeats, nats), for entries asked
+            more than once and the single-choice subtasks that name a dimension.
+        dimension_instability: Entry label → dimension → mean of its subtasks' instability.
         scenarios: Scenario labels (``clean`` first), or ``["all"]`` without scenarios.
         scenario_accuracy: Scenario → entry label → subtask → accuracy in percent.
         sensitivity: One row per entry with any of Dysca's sensitivities or instability.
@@ -198,6 +202,8 @@ class ReportTables(BaseModel):
     subtask_accuracy: dict[str, dict[str, SubtaskCell]] = Field(default_factory=dict)
     subtask_dimensions: dict[str, str] = Field(default_factory=dict)
     dimension_accuracy: dict[str, dict[str, float]] = Field(default_factory=dict)
+    subtask_instability: dict[str, dict[str, float]] = Field(default_factory=dict)
+    dimension_instability: dict[str, dict[str, float]] = Field(default_factory=dict)
     scenarios: list[str] = Field(default_factory=list)
     scenario_accuracy: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     sensitivity: list[SensitivityRow] = Field(default_factory=list)
@@ -362,6 +368,36 @@ def _subtask_dimensions(data: ReportData, tables: ReportTables) -> None:
                 means[dim] = sum(values) / len(values)
         if means:
             tables.dimension_accuracy[label] = means
+    _dimension_instability(data, tables, dims, order)
+
+
+def _dimension_instability(
+    data: ReportData, tables: ReportTables, dims: dict[str, str], order: list[str]
+) -> None:
+    """ReForm-Eval's instability per dataset and its mean per dimension, entry by entry.
+
+    ReForm-Eval reports instability for its single-choice datasets asked several times
+    (``--repeats N``: a run's repeats are its duplicates); one-repeat entries get none.
+    """
+    for e in data.entries:
+        if not e.scores or not _has_repeats(e.scores):
+            continue
+        per: dict[str, float] = {}
+        for sub, rows in _group(e.scores, subtask_of).items():
+            choice = [r for r in rows if r.options is not None]
+            if sub in dims and choice and _has_repeats(choice):
+                value = instability(choice, n_boot=0).value
+                if value is not None and not math.isnan(value):
+                    per[sub] = value
+        if not per:
+            continue
+        tables.subtask_instability[e.label] = {s: per[s] for s in tables.subtasks if s in per}
+        means = {}
+        for dim in order:
+            values = [v for sub, v in per.items() if dims[sub] == dim]
+            if values:
+                means[dim] = sum(values) / len(values)
+        tables.dimension_instability[e.label] = means
 
 
 def _sensitivity(data: ReportData) -> list[SensitivityRow]:

@@ -145,6 +145,40 @@ def test_the_suite_runs_from_one_clone_and_breaks_down_by_dimension(
     assert "<th>Multi-Turn Dialogue</th>" in section and ">50.0<" in section
 
 
+def test_generation_and_likelihood_runs_report_instability_per_dimension(
+    clone: Path, tmp_path: Path
+) -> None:
+    # ReForm-Eval's tables: accuracy and instability per dimension, generation and likelihood.
+    db, ids = tmp_path / "db", []
+    for method in ("generate", "likelihood"):
+        out = tmp_path / method
+        done = lmmprobe(
+            "run", "--data", f"reform-eval,path={clone}", "-m", "random", "--matcher", "reform",
+            "--method", method, "--repeats", "5", "-q", "--db", db, "--out", out,
+            HF_HUB_OFFLINE="1",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        ids.append(json.loads((out / "results.json").read_text(encoding="utf-8"))["run_id"])
+    md = tmp_path / "r.md"
+    rep = lmmprobe("report", *ids, "--db", db, "-f", "md", "-o", md)
+    assert rep.returncode == 0, rep.stderr
+    page = md.read_text(encoding="utf-8")
+    table = page.split("## Instability per dimension", 1)[1].split("###", 1)[0]
+    rows = [r for r in table.splitlines() if r.startswith("| random")]
+    assert len(rows) == 2 and any("likelihood" in r for r in rows), table
+    # Single-choice dimensions only: OCR and captions have no options to be unstable over.
+    header = table.split("\n")[2]
+    assert "Spatial Understanding" in header and "Multi-Turn Dialogue" in header
+    js = tmp_path / "r.json"
+    assert lmmprobe("report", *ids, "--db", db, "-f", "json", "-o", js).returncode == 0
+    report = json.loads(js.read_text(encoding="utf-8"))
+    for label, per in report["subtask_instability"].items():
+        assert set(per) == {"MEDIC", "CLEVR", "VisDial"}, label
+        # Entropy of at most 5 picks among 2 or 3 options: between 0 and ln 3.
+        assert all(0 <= v <= 1.0987 for v in per.values()), per
+    assert len(report["dimension_instability"]) == 2
+
+
 def test_a_bad_item_names_file_row_and_field(clone: Path) -> None:
     _write(clone, "MEDIC/disaster-type-selection-sampled.json",
            {"dataset_name": "MEDIC", "data": [{"img": _image(), "options": ["a", "b"], "gt": 5}]})  # fmt: skip
