@@ -26,7 +26,8 @@ import pytest
 
 from lmmprobe.data.base import load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.data.benchmarks.reform_common import SETS
+from lmmprobe.data.benchmarks.reform_common import SETS, WORDINGS
+from lmmprobe.formulate import duplicates as formulate_duplicates
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.schema import FormulateConfig, Sample
 
@@ -63,6 +64,11 @@ def _expected_prompt(want: dict[str, Any], options: list[str] | None, likelihood
         shown = "; ".join(f"({chr(ord('A') + j)}) {o}" for j, o in enumerate(options))
         text += f" Options: {shown}."
     return f"{want['instruct']} {text}" if want["instruct"] else text
+
+
+def test_the_data_and_the_formulator_name_the_same_key() -> None:
+    # data cannot import formulate (layers): each names the metadata key.
+    assert WORDINGS == formulate_duplicates.WORDINGS
 
 
 def test_every_dataset_and_method_was_run() -> None:

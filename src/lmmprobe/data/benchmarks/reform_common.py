@@ -12,10 +12,11 @@ same question, options, gold index and multi-round history the class builds.
 
 Which item fields each class reads is a *family* here (`FAMILIES`): one reader per family,
 each citing the classes it follows. Where a class picks its wording from an instruction list
-per sample, lmmprobe asks entry 0 of the generation list: what the class asks with
-``random_instruct`` and ``--dataset_duplication 1`` (the command in ReForm-Eval's README).
-Where the class shuffles options at load time (``shuffle_options``), lmmprobe keeps the
-released order (rotations are lmmprobe's ``--circular``/``--repeats``); where it draws
+per sample, the loaded sample asks entry 0 of the generation list: what the class asks with
+``random_instruct`` and ``--dataset_duplication 1`` (the command in ReForm-Eval's README), in
+the released option order. The sample also carries the class's lists (`WORDINGS`): a run's
+repeat ``r`` asks them as ReForm-Eval's duplicate ``r`` does, generation or likelihood, its
+options reshuffled (`lmmprobe.formulate.duplicates`). Where it draws
 distractors at load time with an unseeded ``random.sample`` (TDIUC, MSCOCO object counting),
 lmmprobe draws them the same way from the same lists, seeded by the question id, so a run is
 reproducible (ReForm-Eval's own draw differs run to run).
@@ -62,7 +63,8 @@ REFORM_COMMIT = "df1cfa7bf15f89591fc2c0e0f654c84d2cbf44bb"
 HUB_ID = "Aweminus/ReForm-Eval-Data"
 COPY = "reform-eval"
 WORDINGS = "reform_wordings"
-"""The sample metadata key holding the wordings a class rotates over duplicates."""
+"""The sample metadata key holding the wordings a class rotates over duplicates (the key
+`lmmprobe.formulate.duplicates` reads; data does not import formulate)."""
 """The folder under ``$LMMPROBE_DATA_DIR`` holding the one clone every member reads."""
 CITATION = (
     "Li et al. 2023, ReForm-Eval: Evaluating Large Vision Language Models via Unified "
