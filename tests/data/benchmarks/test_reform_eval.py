@@ -20,6 +20,7 @@ from tests.console import lmmprobe
 from lmmprobe.data.base import load_source as load_samples
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks.reform_common import DIMENSIONS
+from lmmprobe.data.benchmarks.reform_common import SETS as BENCHMARK_SETS
 
 
 def _image() -> str:
@@ -159,6 +160,19 @@ def test_generation_and_likelihood_runs_report_instability_per_dimension(
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         ids.append(json.loads((out / "results.json").read_text(encoding="utf-8"))["run_id"])
+        # Each repeat asks MEDIC's next wording (ReForm-Eval's duplicates); likelihood runs ask
+        # its likelihood list with no options shown.
+        rows = tmp_path / f"{method}.jsonl"
+        assert lmmprobe("export", ids[-1], "--db", db, "-o", rows).returncode == 0
+        asked = [json.loads(line) for line in rows.read_text(encoding="utf-8").splitlines()]
+        medic = [r for r in asked if r["sample_id"] == asked_id(asked, "reform-eval-medic")]
+        prompts = [r["prompt"] for r in sorted(medic, key=lambda r: r["repeat"])]
+        BENCHMARKS.names()  # the definitions register (and fill SETS) when first read
+        wordings = BENCHMARK_SETS["reform-eval-medic"]
+        listed = wordings.questions if method == "generate" else wordings.likelihood_questions
+        assert [p.split(" Options:")[0] for p in prompts] == list(listed)
+        assert all(("Options:" in p) == (method == "generate") for p in prompts)
+        assert all("reform_wordings" not in r["metadata"] for r in asked)
     md = tmp_path / "r.md"
     rep = lmmprobe("report", *ids, "--db", db, "-f", "md", "-o", md)
     assert rep.returncode == 0, rep.stderr
@@ -177,6 +191,11 @@ def test_generation_and_likelihood_runs_report_instability_per_dimension(
         # Entropy of at most 5 picks among 2 or 3 options: between 0 and ln 3.
         assert all(0 <= v <= 1.0987 for v in per.values()), per
     assert len(report["dimension_instability"]) == 2
+
+
+def asked_id(rows: list[dict[str, object]], dataset: str) -> object:
+    """The first sample id of `dataset` among exported rows."""
+    return next(r["sample_id"] for r in rows if str(r["sample_id"]).startswith(dataset + "/"))
 
 
 def test_a_bad_item_names_file_row_and_field(clone: Path) -> None:
