@@ -73,7 +73,11 @@ class Source(Protocol):
         ...
 
 
-BENCHMARK_FOLDERS = ("lmmprobe.data.benchmarks.standard", "lmmprobe.data.benchmarks.hemm")
+BENCHMARK_FOLDERS = (
+    "lmmprobe.data.benchmarks.standard",
+    "lmmprobe.data.benchmarks.hemm",
+    "lmmprobe.data.benchmarks.reform",
+)
 """The packages whose every module defines one benchmark (found, never listed)."""
 
 SOURCES: Registry[Source] = Registry(

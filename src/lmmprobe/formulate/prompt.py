@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from lmmprobe.formulate.ask import Ask, Turn
+from lmmprobe.formulate.duplicates import duplicate, duplicate_order, duplicates
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
@@ -114,11 +115,18 @@ class Formulator:
         config: FormulateConfig | None = None,
         gen: GenerationParams | None = None,
         seed: int = 0,
+        repeats: int = 1,
     ) -> None:
-        """Prepare for `config` (default: `FormulateConfig()`), `gen` and the run `seed`."""
+        """Prepare for `config` (default: `FormulateConfig()`), `gen` and the run `seed`.
+
+        `repeats` is the run's number of repeats: ReForm-Eval's duplicates (samples loaded
+        from ``reform-eval-*``) shuffle every repeat's options when there are several, and a
+        caption draws its wording when there is one (`lmmprobe.formulate.duplicates`).
+        """
         self.config = config = config or FormulateConfig()
         self.gen = gen or GenerationParams()
         self.seed = seed
+        self.repeats = repeats
         self._system: tuple[Turn, ...] = (
             (("system", config.system_prompt),) if config.system_prompt else ()
         )
@@ -176,6 +184,16 @@ class Formulator:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
             raise ValueError(f"repeat must be a non-negative integer, got {repeat!r}")
         config = self.config
+        reform = duplicates(sample)
+        if reform:
+            # ReForm-Eval's duplicate: its class's wording for this repeat and method.
+            sample = duplicate(
+                sample,
+                repeat,
+                likelihood=self._method == "likelihood" and sample.is_choice,
+                repeats=self.repeats,
+                seed=self.seed,
+            )
         style = self._style
         if style == "random" or fixed_options(sample):
             style = mark_style(sample, repeat, config, self.seed)
@@ -187,7 +205,11 @@ class Formulator:
         method: Method = "generate"
         if choice:
             assert choices is not None
-            if repeat and (self._circular or self._shuffle) and not fixed_options(sample):
+            if reform and self.repeats > 1 and self._shuffle and not self._circular:
+                # shuffle_options: every duplicate's options reshuffled, the first one too.
+                order = duplicate_order(sample, repeat, self.seed)
+                options = [choices[i] for i in order]
+            elif repeat and (self._circular or self._shuffle) and not fixed_options(sample):
                 order = option_order(sample, repeat, config, self.seed)
                 options = [choices[i] for i in order]
             else:  # the original order (repeat 0 of a rotation is a rotation by 0)

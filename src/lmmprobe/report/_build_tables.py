@@ -69,6 +69,11 @@ SUBTASK_KEYS: tuple[str, ...] = ("subtask", "task")
 ALL = "all"
 """Group label of rows whose metadata names no subtask (or no scenario)."""
 
+DIMENSION_KEY = "dimension"
+"""Metadata key naming the dimension a subtask belongs to (ReForm-Eval's datasets carry their
+capability dimension here): the subtask table then groups its columns by dimension and adds
+each dimension's mean over its subtasks, as ReForm-Eval's paper tables do."""
+
 RANK_METRICS: tuple[str, ...] = ("accuracy", "circular_accuracy", "freeform_score")
 """Metrics two runs' rankings are compared on: the first that both give for 3+ common models."""
 
@@ -153,6 +158,14 @@ class ReportTables(BaseModel):
             entry has, in column order.
         subtasks: Subtask labels, in first-seen order.
         subtask_accuracy: Entry label → subtask → accuracy in percent and rows.
+        subtask_dimensions: Subtask → the dimension its rows name (``metadata["dimension"]``,
+            ReForm-Eval's capability dimensions), for the subtasks that name one.
+        dimension_accuracy: Entry label → dimension → mean of its subtasks' accuracies in
+            percent (each subtask weighs the same, as ReForm-Eval averages its datasets).
+        subtask_instability: Entry label → subtask → ReForm-Eval's instability (mean entropy
+            of the predicted options over each sample's repeats, nats), for entries asked
+            more than once and the single-choice subtasks that name a dimension.
+        dimension_instability: Entry label → dimension → mean of its subtasks' instability.
         scenarios: Scenario labels (``clean`` first), or ``["all"]`` without scenarios.
         scenario_accuracy: Scenario → entry label → subtask → accuracy in percent.
         sensitivity: One row per entry with any of Dysca's sensitivities or instability.
@@ -187,6 +200,10 @@ class ReportTables(BaseModel):
     metric_names: list[str] = Field(default_factory=list)
     subtasks: list[str] = Field(default_factory=list)
     subtask_accuracy: dict[str, dict[str, SubtaskCell]] = Field(default_factory=dict)
+    subtask_dimensions: dict[str, str] = Field(default_factory=dict)
+    dimension_accuracy: dict[str, dict[str, float]] = Field(default_factory=dict)
+    subtask_instability: dict[str, dict[str, float]] = Field(default_factory=dict)
+    dimension_instability: dict[str, dict[str, float]] = Field(default_factory=dict)
     scenarios: list[str] = Field(default_factory=list)
     scenario_accuracy: dict[str, dict[str, dict[str, float]]] = Field(default_factory=dict)
     sensitivity: list[SensitivityRow] = Field(default_factory=list)
@@ -337,8 +354,65 @@ def _accuracy_tables(data: ReportData, tables: ReportTables) -> None:
                 if acc is not None:
                     cell[sub] = acc
     tables.subtasks = list(subtasks)
+    _subtask_dimensions(data, tables)
     tables.scenarios = _ordered_scenarios(scenarios)
     tables.scenario_accuracy = {s: tables.scenario_accuracy[s] for s in tables.scenarios}
+
+
+def _subtask_dimensions(data: ReportData, tables: ReportTables) -> None:
+    """Group the subtask columns by the dimension their rows name, and average each dimension."""
+    dims: dict[str, str] = {}
+    for e in data.entries:
+        for s in e.scores:
+            dim = s.metadata.get(DIMENSION_KEY)
+            if dim is not None:
+                dims.setdefault(subtask_of(s), str(dim))
+    if not dims:
+        return
+    order = list(dict.fromkeys(dims.values()))
+    # Columns dimension by dimension (first-seen order), subtasks without one last.
+    tables.subtasks = sorted(
+        tables.subtasks, key=lambda sub: order.index(dims[sub]) if sub in dims else len(order)
+    )
+    tables.subtask_dimensions = {sub: dims[sub] for sub in tables.subtasks if sub in dims}
+    for label, per in tables.subtask_accuracy.items():
+        means: dict[str, float] = {}
+        for dim in order:
+            values = [c.value for sub, c in per.items() if dims.get(sub) == dim]
+            if values:
+                means[dim] = sum(values) / len(values)
+        if means:
+            tables.dimension_accuracy[label] = means
+    _dimension_instability(data, tables, dims, order)
+
+
+def _dimension_instability(
+    data: ReportData, tables: ReportTables, dims: dict[str, str], order: list[str]
+) -> None:
+    """ReForm-Eval's instability per dataset and its mean per dimension, entry by entry.
+
+    ReForm-Eval reports instability for its single-choice datasets asked several times
+    (``--repeats N``: a run's repeats are its duplicates); one-repeat entries get none.
+    """
+    for e in data.entries:
+        if not e.scores or not _has_repeats(e.scores):
+            continue
+        per: dict[str, float] = {}
+        for sub, rows in _group(e.scores, subtask_of).items():
+            choice = [r for r in rows if r.options is not None]
+            if sub in dims and choice and _has_repeats(choice):
+                value = instability(choice, n_boot=0).value
+                if value is not None and not math.isnan(value):
+                    per[sub] = value
+        if not per:
+            continue
+        tables.subtask_instability[e.label] = {s: per[s] for s in tables.subtasks if s in per}
+        means = {}
+        for dim in order:
+            values = [v for sub, v in per.items() if dims[sub] == dim]
+            if values:
+                means[dim] = sum(values) / len(values)
+        tables.dimension_instability[e.label] = means
 
 
 def _sensitivity(data: ReportData) -> list[SensitivityRow]:
@@ -441,7 +515,11 @@ def _dimension_rows(data: ReportData, tables: ReportTables) -> None:
     unknown: set[str] = set()
 
     def dataset(score: Score) -> str:
-        # The catalog name of a row's task: its subtask when annotated, else its task.
+        # The catalog name of a row's task: its subtask when annotated, else its task. A row
+        # naming its own dimension (a ReForm-Eval dataset: GQA, OK-VQA...) is not the HEMM
+        # dataset of the same name, so HEMM's dimensions leave it out.
+        if score.metadata.get(DIMENSION_KEY) is not None:
+            return ""
         names = tuple(
             str(score.metadata[k]) for k in SUBTASK_KEYS if score.metadata.get(k) is not None
         )

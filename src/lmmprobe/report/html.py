@@ -152,6 +152,7 @@ def _sections(
         ("cards", "Model cards", tables.cards_source is not None),
         ("radar", "Scenarios", any(b.radars for b in view.boards)),
         ("heatmap", "Subtasks", any(b.heatmap for b in view.boards)),
+        ("subtask-dimensions", "Subtask dimensions", bool(tables.dimension_accuracy)),
         ("sensitivity", "Sensitivity", bool(tables.sensitivity)),
         ("blind", "Blind gaps", bool(tables.blind_gaps)),
         ("apex", "APEx", bool(apex)),

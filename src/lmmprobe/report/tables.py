@@ -232,6 +232,44 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                 for label, per in t.subtask_accuracy.items()
             ],
         )
+        if t.dimension_accuracy:
+            dims = list(dict.fromkeys(t.subtask_dimensions.values()))
+            out += ["", "## Accuracy per dimension (%, mean of its subtasks)", ""]
+            out += _table(
+                ["model", *dims],
+                [
+                    [_cell(label), *(num(means.get(d), 1) for d in dims)]
+                    for label, means in t.dimension_accuracy.items()
+                ],
+            )
+            out += ["", "Subtasks by dimension: " + "; ".join(
+                f"{_cell(d)}: " + ", ".join(
+                    _cell(s) for s, sd in t.subtask_dimensions.items() if sd == d
+                )
+                for d in dims
+            )]  # fmt: skip
+            if t.dimension_instability:
+                # ReForm-Eval's instability next to its accuracy: generation and likelihood
+                # runs are rows of their own ("model [likelihood, repeats 5]").
+                out += ["", "## Instability per dimension (nats, mean of its datasets)", ""]
+                out += _table(
+                    ["model", *dims],
+                    [
+                        [_cell(label), *(num(means.get(d), 3) for d in dims)]
+                        for label, means in t.dimension_instability.items()
+                    ],
+                )
+                subs = [
+                    s for s in t.subtasks if any(s in p for p in t.subtask_instability.values())
+                ]
+                out += ["", "### Instability per dataset (nats)", ""]
+                out += _table(
+                    ["model", *subs],
+                    [
+                        [_cell(label), *(num(per.get(s), 3) for s in subs)]
+                        for label, per in t.subtask_instability.items()
+                    ],
+                )
         for scenario, per_model in t.scenario_accuracy.items():
             if scenario == "all" and len(t.scenarios) == 1:
                 continue  # the same numbers as the table above
@@ -300,6 +338,15 @@ def _csv_rows(t: ReportTables) -> list[dict[str, Any]]:
     for label, per in t.subtask_accuracy.items():
         for sub, cell in per.items():
             add("subtask", label, "accuracy_pct", cell.value, subtask=sub, n=cell.n)
+    for label, means in t.dimension_accuracy.items():
+        for dim, value in means.items():
+            add("subtask_dimension", label, "accuracy_pct", value, dimension=dim)
+    for label, means in t.dimension_instability.items():
+        for dim, value in means.items():
+            add("subtask_dimension", label, "instability", value, dimension=dim)
+    for label, unstable in t.subtask_instability.items():
+        for sub, entropy in unstable.items():
+            add("subtask", label, "instability", entropy, subtask=sub)
     for scenario, per_model in t.scenario_accuracy.items():
         for label, accs in per_model.items():
             for sub, value in accs.items():

@@ -114,7 +114,7 @@ def plan_requests(
     computed from the ask (`ask_key`); the runner keeps the asks, which hold all the scorer
     reads, and builds requests only for what it sends.
     """
-    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
+    formulator = Formulator(spec.formulate, spec.gen, spec.seed, spec.repeats)
     ident = identity.cache_id()
     rows = []
     circular = spec.formulate.circular
@@ -265,7 +265,7 @@ def _plan_dialogue_round(
     turns: dict[tuple[str, int], list[Turn]],
 ) -> list[tuple[Sample, Ask]]:
     rows = []
-    formulator = Formulator(spec.formulate, spec.gen, spec.seed)
+    formulator = Formulator(spec.formulate, spec.gen, spec.seed, spec.repeats)
     ident = identity.cache_id()
     for sample in stage:
         if "dialogue_id" not in sample.metadata:

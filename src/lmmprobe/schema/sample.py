@@ -22,6 +22,11 @@ CHOICE_FORMULATIONS: frozenset[str] = frozenset({"single_choice", "true_false"})
 DEFAULT_TRUE_FALSE_CHOICES: tuple[str, str] = ("yes", "no")
 
 
+PROMPT_ONLY_METADATA = frozenset({"reform_wordings"})
+"""Sample metadata that words requests and is not copied into every scored row: ReForm-Eval's
+per-duplicate wording lists (`lmmprobe.formulate.duplicates`), recorded once with the sample."""
+
+
 class Turn(BaseModel):
     """One earlier round of a dialogue, given to the model before the question."""
 
@@ -134,12 +139,17 @@ class Sample(BaseModel):
     def row_metadata(self) -> dict[str, Any]:
         """The metadata a recorded row (`Score`) keeps: `metadata` and the benchmark tag's keys.
 
+        Keys only the formulator reads (`PROMPT_ONLY_METADATA`) stay with the sample.
+
         The tag adds ``benchmark``, ``split`` and ``metric`` where the metadata lacks them, so
         breakdowns (``--by benchmark``), exports and the official metrics read them there.
         """
+        meta = self.metadata
+        if not PROMPT_ONLY_METADATA.isdisjoint(meta):
+            meta = {k: v for k, v in meta.items() if k not in PROMPT_ONLY_METADATA}
         if self.benchmark is None:
-            return self.metadata
-        meta = dict(self.metadata)
+            return meta
+        meta = dict(meta)
         for key, value in self.benchmark.row_metadata().items():
             meta.setdefault(key, value)
         return meta

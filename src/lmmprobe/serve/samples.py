@@ -260,7 +260,7 @@ def _sent_turns(
         rebuilt = Sample.model_validate(
             {**sample, "images": _recorded_images(sample.get("images") or [])}
         )
-        formulator = Formulator(run_spec.formulate, run_spec.gen, run_spec.seed)
+        formulator = Formulator(run_spec.formulate, run_spec.gen, run_spec.seed, run_spec.repeats)
     except (ValidationError, ValueError, KeyError) as exc:
         log.info("cannot rebuild the requests of sample %s: %s", sample.get("id"), exc)
         why = "the run's spec or recorded sample cannot be read by this lmmprobe"

@@ -109,6 +109,10 @@ class Benchmark:
         judge: The judge protocol (``JUDGE_PROTOCOLS`` name) of the benchmark's official
             evaluation, where it uses an LLM judge; ``--judge SPEC`` runs it.
         members: For a suite (``hemm``): the member benchmarks' names.
+        copy: The folder under ``$LMMPROBE_DATA_DIR`` holding the copy, when several
+            definitions read one release (ReForm-Eval's members all read one clone of
+            ReForm-Eval-Data); ``""``: the definition's name. A suite's ``path=`` is then that
+            one copy, handed to such members as it is (not ``FOLDER/MEMBER``).
         schema_confirmed: Where the exact schema was confirmed; ``""`` if it was not.
 
     """
@@ -139,6 +143,7 @@ class Benchmark:
     circular: bool = False
     judge: str | None = None
     members: tuple[str, ...] = ()
+    copy: str = ""
     schema_confirmed: str = ""
 
     def __post_init__(self) -> None:
@@ -184,7 +189,7 @@ class Benchmark:
         """The command made from `hub_id`, `revision`, `include` and `after_download`."""
         if self.hub_id is None:
             return None
-        name = self.name if name is None else name
+        name = (self.copy or self.name) if name is None else name
         command = hf_download(name, self.hub_id, self.revision, self.include)
         if self.after_download:
             command += f" && cd {local_dir_word(name)} && {self.after_download}"

@@ -71,7 +71,7 @@ def data_dir() -> Path | None:
 def local_copy(b: Benchmark) -> Path | None:
     """Where ``$LMMPROBE_DATA_DIR/NAME`` is (whether or not it exists); None when unset."""
     root = data_dir()
-    return None if root is None else root / b.name
+    return None if root is None else root / (b.copy or b.name)
 
 
 def has_local_copy(b: Benchmark) -> bool:
@@ -520,7 +520,9 @@ def _load_suite(
         member = BENCHMARKS.get(name)
         member_opts = {k: v for k, v in opts.items() if k == "limit"}
         if "path" in opts:
-            member_opts["path"] = str(Path(opts["path"]) / name)
+            # Members sharing one release copy (`Benchmark.copy`) read the suite's folder.
+            folder = Path(opts["path"])
+            member_opts["path"] = str(folder if member.copy else folder / name)
         room = None if limit is None else limit - len(result.samples)
         if room is not None and room <= 0:
             break

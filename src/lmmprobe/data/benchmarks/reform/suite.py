@@ -1,0 +1,59 @@
+"""The suite ``reform-eval``: ReForm-Eval's 61 datasets in its 8 dimensions, from one clone.
+
+``--data reform-eval,path=CLONE`` runs every dataset from one clone of ReForm-Eval-Data (or
+``$LMMPROBE_DATA_DIR/reform-eval``); ``--by dimension,dataset`` breaks results down as the
+paper's tables do. Its members are the dimension suites' members, dimension by dimension.
+"""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform import (
+    dimension_coarse,
+    dimension_cross_modal,
+    dimension_description,
+    dimension_dialogue,
+    dimension_fine,
+    dimension_reasoning,
+    dimension_scene_text,
+    dimension_spatial,
+)
+from lmmprobe.data.benchmarks.reform_common import (
+    COPY,
+    DIMENSIONS,
+    HUB_ID,
+    UNPINNED,
+    suite_benchmark,
+)
+
+__all__ = ["REFORM_SUITE", "SUITE_NAME"]
+
+SUITE_NAME = COPY
+
+# The README's dimension order (its "Data Usage" section), which `DIMENSIONS` follows too.
+_DIMENSIONS = (
+    dimension_coarse.DIMENSION_COARSE,
+    dimension_fine.DIMENSION_FINE,
+    dimension_scene_text.DIMENSION_SCENE_TEXT,
+    dimension_spatial.DIMENSION_SPATIAL,
+    dimension_cross_modal.DIMENSION_CROSS_MODAL,
+    dimension_description.DIMENSION_DESCRIPTION,
+    dimension_dialogue.DIMENSION_DIALOGUE,
+    dimension_reasoning.DIMENSION_REASONING,
+)
+
+REFORM_SUITE = suite_benchmark(
+    SUITE_NAME,
+    "ReForm-Eval: 61 datasets in 8 dimensions",
+    tuple(m for d in _DIMENSIONS for m in d.members),
+    None,
+    (
+        f"path=CLONE is one clone of ReForm-Eval-Data (git clone "
+        f"https://huggingface.co/datasets/{HUB_ID}), shared by every member.",
+        "Dimensions: " + "; ".join(DIMENSIONS.values()) + ".",
+        "As the paper: --matcher reform for generation runs, --method likelihood for "
+        "likelihood runs, --repeats N for instability, --by dimension,dataset for its tables; "
+        "captions score CIDEr, OCR/KIE accuracy.",
+        UNPINNED,
+    ),
+)
+"""The suite ``reform-eval``: every ReForm-Eval dataset."""

@@ -1,0 +1,29 @@
+"""ReForm-Eval TextVQA: the ``reform-eval-textvqa`` benchmark definition."""
+
+from __future__ import annotations
+
+from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+
+__all__ = ["TEXTVQA"]
+
+TEXTVQA = reform_set(
+    ReformSet(
+        slug="textvqa",
+        title="TextVQA",
+        dimension="scene-text",
+        files=("huggingface_data/TextVQA/textvqa_val_10p.json",),
+        config="build/configs/OCR_textvqa_val.yaml",
+        family="ocr_vqa",
+        formulation="OCROpenEnded",
+        source="build/OCR/ocr_dataset.py",
+        instructs=(
+            "Assess this image and provide an answer to the question.",
+            "Take a look at this image and give your thoughts on the question.",
+            "Please investigate this image and share your response to the question.",
+            "Analyze this image and answer the question.",
+            "Your task is to analyze this picture and respond to the question.",
+        ),
+        instruct="Assess this image and provide an answer to the question.",
+        loader="OCR",
+    )
+)
