@@ -25,9 +25,27 @@ def _split(value: str) -> tuple[str, ...]:
 def generate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     n: Annotated[
-        int, typer.Option("--n", help="Metadata items (3 questions each per scenario).")
+        int,
+        typer.Option(
+            "--n",
+            help="Metadata items (3 questions each per scenario); recipe dysca: items per group.",
+        ),
     ] = 100,
-    tasks: Annotated[str, typer.Option(help="Comma-separated subtasks (default: all 13).")] = "",
+    tasks: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated subtasks (default: all 13); recipe dysca: Dysca's groups "
+            "(face, animal, plant, clothes, object, food, landmark, action, celebrity, "
+            "profession, movie, tv show, anime, text; default: all 14)."
+        ),
+    ] = "",
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="procedural (lmmprobe's subtasks and templates) or dysca (Dysca's metadata "
+            "lists, prompt and question templates; needs --renderer diffusion)."
+        ),
+    ] = "procedural",
     scenarios: Annotated[
         str, typer.Option(help="Comma-separated: clean, corruption, print_attack, adversarial.")
     ] = "clean",
@@ -36,6 +54,10 @@ def generate(
     ] = "procedural",
     diffusion_model: Annotated[
         str | None, typer.Option(help="diffusers pipeline path or id (SDXL / SDXL-Turbo).")
+    ] = None,
+    diffusion_steps: Annotated[
+        int | None,
+        typer.Option(help="Denoising steps (default: 4 for turbo-like models, else 30)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
     size: Annotated[int, typer.Option(help="Image side in pixels.")] = 512,
@@ -52,10 +74,19 @@ def generate(
     clip_threshold: Annotated[
         float, typer.Option(help="Minimum CLIP score (0-100) to keep.")
     ] = 20.0,
+    ocr_check: Annotated[
+        bool | None,
+        typer.Option(
+            "--ocr-check/--no-ocr-check",
+            help="Drop text images a PP-OCR model does not read back (lmmprobe[ocr]); "
+            "default: on for recipe dysca, off for procedural.",
+        ),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing dataset folder.")] = False,
 ) -> None:
     """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
+    from lmmprobe.synth.dysca_pqa import GROUPS
     from lmmprobe.synth.generate import SynthConfig, write_dataset
     from lmmprobe.synth.metadata import SUBTASKS
 
@@ -63,7 +94,7 @@ def generate(
         config = SynthConfig(
             n=n,
             seed=seed,
-            subtasks=_split(tasks) or SUBTASKS,
+            subtasks=_split(tasks) or (GROUPS if recipe == "dysca" else SUBTASKS),
             scenarios=_split(scenarios),
             size=size,
             severity=severity,
@@ -75,6 +106,9 @@ def generate(
             steps=steps,
             clip_model=clip_model,
             clip_threshold=clip_threshold,
+            recipe=recipe,
+            diffusion_steps=diffusion_steps,
+            ocr_check=recipe == "dysca" if ocr_check is None else ocr_check,
         )
     except ValueError as exc:
         fail(exc)
@@ -87,16 +121,16 @@ def generate(
         console=err_console,
         transient=True,
     ) as progress:
-        task = progress.add_task("items", total=n)
+        task = progress.add_task("items", total=None)
         try:
             manifest = write_dataset(
                 config,
                 out,
                 workers=workers,
                 overwrite=overwrite,
-                on_progress=lambda done, _total: progress.update(task, completed=done),
+                on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        except (FileExistsError, ValueError, OSError) as exc:
+        except (FileExistsError, ValueError, OSError, ImportError) as exc:
             fail(exc)
     elapsed = time.perf_counter() - start
     counts = manifest["counts"]
@@ -104,6 +138,9 @@ def generate(
         f"wrote {counts['samples']} samples from {counts['items']} items to {escape(str(out))} "
         f"in {elapsed:.1f} s"
     )
+    for f in manifest.get("filters", []):
+        if "dropped_items" in f:
+            console.print(f"filter {escape(str(f['name']))}: dropped {f['dropped_items']} items")
     console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
 
 

@@ -450,7 +450,12 @@ def _draw(rng: random.Random, meta: DyscaMetadata, group: str) -> _Picture:
 
 
 def generate_group(
-    rng: random.Random, group: str, prompt_num: int, meta: DyscaMetadata | None = None
+    rng: random.Random,
+    group: str,
+    prompt_num: int,
+    meta: DyscaMetadata | None = None,
+    *,
+    details: bool = False,
 ) -> list[dict[str, Any]]:
     """Dysca's ``main`` for one group: `prompt_num` items, repeated prompts dropped.
 
@@ -460,6 +465,9 @@ def generate_group(
         prompt_num: Items to draw (Dysca's ``--prompt_num``); fewer remain when a prompt
             repeats.
         meta: Dysca's metadata (default: the shipped lists).
+        details: Add ``metadata`` to each record: the drawn item (``group``, ``style`` name,
+            ``background``, ``foreground``, ``color``, ``age``, ``gender``, ``expression``,
+            ``race``; the scene ``text`` for the text group). Off, records are Dysca's.
 
     Returns:
         Records in the layout of Dysca's PQA files: ``id`` (1-based, before repeats are
@@ -488,15 +496,34 @@ def generate_group(
             else:
                 for majority in majorities:
                     qas.append(_qa(rng, meta, picture, task, question_type, majority))
-        record = {"id": index + 1, "prompt": prompt, "negative_prompt": negative, "q_a": qas}
+        record: dict[str, Any] = {
+            "id": index + 1,
+            "prompt": prompt,
+            "negative_prompt": negative,
+            "q_a": qas,
+        }
+        if details:
+            record["metadata"] = _details(group, picture)
         if prompt not in seen:  # remove_duplicate_prompts: the first of a prompt stays
             seen.add(prompt)
             records.append(record)
     return records
 
 
+def _details(group: str, p: _Picture) -> dict[str, Any]:
+    out: dict[str, Any] = {"group": group, "style": p.style["name"], "background": p.background}
+    if group == "text":
+        out["text"] = p.foreground
+    elif group != "face":
+        out["foreground"] = p.foreground
+    for key in ("color", "age", "gender", "expression", "race"):
+        if getattr(p, key):
+            out[key] = getattr(p, key)
+    return out
+
+
 def generate_pqa(
-    seed: int, prompt_num: int, groups: tuple[str, ...] = GROUPS
+    seed: int, prompt_num: int, groups: tuple[str, ...] = GROUPS, *, details: bool = False
 ) -> list[tuple[str, list[dict[str, Any]]]]:
     """Dysca's ``overall`` run: every group in turn from one stream ``Random(seed)``.
 
@@ -507,6 +534,7 @@ def generate_pqa(
         seed: Seed of the stream.
         prompt_num: Items drawn per group.
         groups: Groups to make, each in Dysca's order whatever the order given.
+        details: Add each item's drawn metadata (`generate_group`).
 
     Returns:
         (group, records) per group, in Dysca's order.
@@ -517,4 +545,8 @@ def generate_pqa(
         raise ValueError(f"unknown Dysca groups {bad} (known: {', '.join(GROUPS)})")
     rng = random.Random(seed)
     meta = load_metadata()
-    return [(g, generate_group(rng, g, prompt_num, meta)) for g in GROUPS if g in groups]
+    return [
+        (g, generate_group(rng, g, prompt_num, meta, details=details))
+        for g in GROUPS
+        if g in groups
+    ]

@@ -1,0 +1,108 @@
+"""``synth generate --recipe dysca`` through the console script, with a tiny random SDXL pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.schema import ImageRef
+from lmmprobe.synth import dysca_pqa
+from lmmprobe.synth.dysca_recipe import dysca_items, dysca_samples
+from lmmprobe.synth.generate import SynthConfig
+
+
+def test_dysca_items_become_samples_with_dyscas_options_and_answers() -> None:
+    items = dysca_items(2024, 2, ("animal", "text"), 64)
+    assert [i.group for i in items] == ["animal", "animal", "text", "text"]
+    # The same stream as Dysca's own run over these two groups.
+    records = [r for _, recs in dysca_pqa.generate_pqa(2024, 2, ("animal", "text")) for r in recs]
+    assert [i.record for i in items] == records
+    samples = dysca_samples(items[0], ImageRef(path="x.png"))
+    assert [s.metadata["subtask"] for s in samples] == [
+        "animal", "color", "background", "style",
+        "animal", "color", "background", "style",
+        "animal",
+    ]  # fmt: skip
+    for sample, qa in zip(samples, items[0].record["q_a"], strict=True):
+        assert sample.question == qa["question"]
+        assert sample.gold_text == qa["answer"]
+        assert sample.choices == (qa["options"] or None)
+    assert items[2].text is not None and items[2].text in items[2].prompt
+    assert items[0].recipe["prompt"] == items[0].prompt
+
+
+def test_dysca_recipe_is_refused_without_a_diffusion_renderer(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="draws Dysca's prompts with a diffusion pipeline"):
+        SynthConfig(recipe="dysca")
+    with pytest.raises(ValueError, match="unknown recipe 'dyska'"):
+        SynthConfig(recipe="dyska")
+    result = lmmprobe("synth", "generate", "--recipe", "dysca", "--out", tmp_path / "x")
+    assert result.returncode != 0
+    assert "--renderer diffusion --diffusion-model" in result.stderr
+    assert not (tmp_path / "x").exists()
+    config = SynthConfig(recipe="dysca", renderer="diffusion", diffusion_model="m")
+    assert config.subtasks == dysca_pqa.GROUPS
+    with pytest.raises(ValueError, match=r"unknown subtasks \['ocr'\]"):
+        SynthConfig(recipe="dysca", renderer="diffusion", diffusion_model="m", subtasks=("ocr",))
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("hf_offline")
+def test_generate_covers_dyscas_twenty_subtasks_and_drops_unread_text(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("diffusers")
+    pytest.importorskip(
+        "rapidocr_onnxruntime", reason="rapidocr_onnxruntime is not installed (lmmprobe[ocr])"
+    )
+    from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+    tiny = tiny_sdxl_path(tiny_cache)
+    out = tmp_path / "set"
+    # Two items per group; the text group's noise images are read by the real OCR model,
+    # which finds no text in them: they are dropped and counted (OCR check on by default).
+    result = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--diffusion-model", tiny, "--diffusion-steps", "1", "--n", "2", "--size", "32",
+        "--seed", "2024", "--out", out, HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["config"]["recipe"] == "dysca"
+    assert manifest["vocabulary"]["source"]["commit"] == dysca_pqa.load_metadata().origin["commit"]
+    (ocr,) = manifest["filters"]
+    expected = dysca_pqa.generate_pqa(2024, 2)
+    n_text = len(dict(expected)["text"])
+    assert ocr["name"] == "ocr" and ocr["dropped_items"] == n_text
+    n_items = sum(len(recs) for _, recs in expected)
+    assert manifest["counts"]["items"] == n_items - n_text
+    # Every subtask but text is asked about here; text questions went with their images.
+    assert set(manifest["counts"]["by_subtask"]) == {*dysca_pqa.SUBTASKS, "face"} - {"text"}
+    records = json.loads((out / "dysca.json").read_text())
+    want = [
+        (r["prompt"], qa["question"], qa["answer"])
+        for g, recs in expected
+        if g != "text"
+        for r in recs
+        for qa in r["q_a"]
+    ]
+    assert [(r["prompt"], r["question"], r["answer"]) for r in records] == want
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert len(rows) == len(records) == manifest["counts"]["samples"]
+    assert all((out / row["images"][0]).is_file() for row in rows)
+
+    # Without the check, the text group is kept: all 20 subtasks.
+    result = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--diffusion-model", tiny, "--diffusion-steps", "1", "--n", "1", "--size", "32",
+        "--tasks", "text,face", "--no-ocr-check", "--out", tmp_path / "text", HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((tmp_path / "text" / "manifest.json").read_text())
+    assert manifest["filters"] == []
+    assert set(manifest["counts"]["by_subtask"]) == {
+        "text", "age", "gender", "expression", "race", "background", "style", "face",
+    }  # fmt: skip
