@@ -72,8 +72,16 @@ def generate(
         str | None, typer.Option(help="CLIP checkpoint for the text-image consistency filter.")
     ] = None,
     clip_threshold: Annotated[
-        float, typer.Option(help="Minimum CLIP score (0-100) to keep.")
-    ] = 20.0,
+        float | None,
+        typer.Option(help="Minimum CLIP score (0-100) to keep (default: the rule's, 20 or 25)."),
+    ] = None,
+    clip_rule: Annotated[
+        str,
+        typer.Option(
+            help="lmmprobe (100*max(cos,0) >= threshold) or dysca-code (Dysca's clean_data.py: "
+            "logits_per_image > threshold, 25 by default)."
+        ),
+    ] = "lmmprobe",
     ocr_check: Annotated[
         bool | None,
         typer.Option(
@@ -87,6 +95,7 @@ def generate(
 ) -> None:
     """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
     from lmmprobe.synth.dysca_pqa import GROUPS
+    from lmmprobe.synth.filters import CLIP_RULES
     from lmmprobe.synth.generate import SynthConfig, write_dataset
     from lmmprobe.synth.metadata import SUBTASKS
 
@@ -105,7 +114,10 @@ def generate(
             step_size=step_size,
             steps=steps,
             clip_model=clip_model,
-            clip_threshold=clip_threshold,
+            clip_threshold=CLIP_RULES.get(clip_rule, 20.0)
+            if clip_threshold is None
+            else clip_threshold,
+            clip_rule=clip_rule,
             recipe=recipe,
             diffusion_steps=diffusion_steps,
             ocr_check=recipe == "dysca" if ocr_check is None else ocr_check,

@@ -88,6 +88,8 @@ class SynthConfig:
         clip_threshold: Items whose clean image scores below this against the prompt are dropped.
         recipe: Where items come from (`RECIPES`): ``procedural`` or ``dysca``.
         diffusion_steps: Denoising steps of the diffusion renderer (None: by model kind).
+        clip_rule: How the CLIP filter scores and compares (`lmmprobe.synth.filters.CLIP_RULES`):
+            ``lmmprobe`` or Dysca's code, ``dysca-code``.
         ocr_check: Drop scene-text items whose text a PP-OCR model does not read back
             (`lmmprobe.synth.ocr`); needs ``lmmprobe[ocr]``.
 
@@ -110,6 +112,7 @@ class SynthConfig:
     recipe: str = "procedural"
     ocr_check: bool = False
     diffusion_steps: int | None = None
+    clip_rule: str = "lmmprobe"
 
     def __post_init__(self) -> None:
         problems = []
@@ -139,6 +142,8 @@ class SynthConfig:
         bad = [s for s in self.scenarios if s not in scenarios.SCENARIOS]
         if bad or not self.scenarios:
             problems.append(f"unknown scenarios {bad} (known: {', '.join(scenarios.SCENARIOS)})")
+        if self.clip_rule not in ("lmmprobe", "dysca-code"):
+            problems.append(f"clip_rule must be lmmprobe or dysca-code, got {self.clip_rule!r}")
         if self.renderer not in ("procedural", "diffusion"):
             problems.append(f"renderer must be procedural or diffusion, got {self.renderer!r}")
         if self.renderer == "diffusion" and not self.diffusion_model:
@@ -231,12 +236,14 @@ def _attacker(config: SynthConfig) -> Any:
 
 
 def _clip(config: SynthConfig) -> Any:
-    key = ("clip", config.clip_model, config.clip_threshold)
+    key = ("clip", config.clip_model, config.clip_threshold, config.clip_rule)
     if key not in _STATE:
         from lmmprobe.synth.filters import ClipScoreFilter
 
         assert config.clip_model is not None
-        _STATE[key] = ClipScoreFilter(config.clip_model, config.clip_threshold)
+        _STATE[key] = ClipScoreFilter(
+            config.clip_model, config.clip_threshold, rule=config.clip_rule
+        )
     return _STATE[key]
 
 
