@@ -171,7 +171,8 @@ def show(
     cfg = manifest["config"]
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
-        f"{cfg['seed']}, {cfg['size']}px, renderer {escape(str(manifest['renderer'].get('name')))}"
+        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(cfg.get('recipe', 'procedural')))}, "
+        f"renderer {escape(str(manifest['renderer'].get('name')))}"
     )
     for key in ("subtask", "scenario", "style", "question_type"):
         table = Table(title=f"by {key}", box=box.SIMPLE_HEAD)
