@@ -106,3 +106,32 @@ def test_generate_covers_dyscas_twenty_subtasks_and_drops_unread_text(
     assert set(manifest["counts"]["by_subtask"]) == {
         "text", "age", "gender", "expression", "race", "background", "style", "face",
     }  # fmt: skip
+
+
+@pytest.mark.usefixtures("hf_offline")
+def test_write_dataset_with_the_dysca_recipe_counts_what_the_ocr_check_drops(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("diffusers")
+    pytest.importorskip(
+        "rapidocr_onnxruntime", reason="rapidocr_onnxruntime is not installed (lmmprobe[ocr])"
+    )
+    from lmmprobe.synth.generate import write_dataset
+    from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+    config = SynthConfig(
+        n=1,
+        size=32,
+        recipe="dysca",
+        renderer="diffusion",
+        diffusion_model=str(tiny_sdxl_path(tiny_cache)),
+        diffusion_steps=1,
+        subtasks=("text", "landmark"),
+        ocr_check=True,
+    )
+    manifest = write_dataset(config, tmp_path / "set")
+    # Noise from a random pipeline holds no legible text: the text item is dropped and counted.
+    assert manifest["filters"][0]["dropped_items"] == 1
+    assert manifest["counts"]["items"] == 1
+    assert set(manifest["counts"]["by_subtask"]) == {"landmark", "background", "style"}
+    assert manifest["renderer"]["prompt"].startswith("lmmprobe.synth.dysca_pqa")
