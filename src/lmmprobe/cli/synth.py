@@ -47,7 +47,10 @@ def generate(
         ),
     ] = "procedural",
     scenarios: Annotated[
-        str, typer.Option(help="Comma-separated: clean, corruption, print_attack, adversarial.")
+        str,
+        typer.Option(
+            help="Comma-separated: clean, corruption, print_attack, adversarial (either recipe)."
+        ),
     ] = "clean",
     renderer: Annotated[
         str, typer.Option(help="procedural (CPU, offline) or diffusion.")
@@ -90,6 +93,14 @@ def generate(
             "default: on for recipe dysca, off for procedural.",
         ),
     ] = None,
+    dysca_postprocess: Annotated[
+        bool,
+        typer.Option(
+            "--dysca-postprocess/--no-dysca-postprocess",
+            help="Recipe dysca: ask only the questions Dysca's pqa_postprocess.py keeps "
+            "(random deletion, 13,000 caps on style/background/color), as its released set.",
+        ),
+    ] = True,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing dataset folder.")] = False,
 ) -> None:
@@ -121,6 +132,7 @@ def generate(
             recipe=recipe,
             diffusion_steps=diffusion_steps,
             ocr_check=recipe == "dysca" if ocr_check is None else ocr_check,
+            dysca_postprocess=dysca_postprocess,
         )
     except ValueError as exc:
         fail(exc)
@@ -153,6 +165,11 @@ def generate(
     for f in manifest.get("filters", []):
         if "dropped_items" in f:
             console.print(f"filter {escape(str(f['name']))}: dropped {f['dropped_items']} items")
+        elif f.get("name") == "dysca_postprocess":
+            console.print(
+                f"Dysca's post-processing: asked {f['questions_asked']} of "
+                f"{f['questions_drawn']} questions"
+            )
     console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
 
 

@@ -92,6 +92,8 @@ class SynthConfig:
             ``lmmprobe`` or Dysca's code, ``dysca-code``.
         ocr_check: Drop scene-text items whose text a PP-OCR model does not read back
             (`lmmprobe.synth.ocr`); needs ``lmmprobe[ocr]``.
+        dysca_postprocess: Recipe ``dysca``: ask only the questions Dysca's
+            ``pqa_postprocess.py`` keeps (`lmmprobe.synth.dysca_postprocess`).
 
     """
 
@@ -113,6 +115,7 @@ class SynthConfig:
     ocr_check: bool = False
     diffusion_steps: int | None = None
     clip_rule: str = "lmmprobe"
+    dysca_postprocess: bool = True
 
     def __post_init__(self) -> None:
         problems = []
@@ -126,8 +129,6 @@ class SynthConfig:
                     "the dysca recipe draws Dysca's prompts with a diffusion pipeline: pass "
                     "--renderer diffusion --diffusion-model PATH_OR_ID"
                 )
-            if tuple(self.scenarios) != ("clean",):
-                problems.append("the dysca recipe makes the clean scenario only")
         elif self.recipe not in RECIPES:
             problems.append(f"unknown recipe {self.recipe!r} (known: {', '.join(RECIPES)})")
         if self.n < 0:
@@ -415,11 +416,77 @@ def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
 def _dysca_items(config: SynthConfig) -> tuple[Any, ...]:
     from lmmprobe.synth.dysca_recipe import dysca_items
 
-    return dysca_items(config.seed, config.n, tuple(config.subtasks), config.size)
+    return dysca_items(
+        config.seed, config.n, tuple(config.subtasks), config.size, config.dysca_postprocess
+    )
+
+
+def _dysca_image_path(item: Any, name: str) -> str:
+    return f"images/{item.index // 1000:04d}/{item.id}{name}.png"
+
+
+def _dysca_scenario(
+    config: SynthConfig, root: Path, item: Any, image: Image.Image, name: str, result: _Chunk
+) -> list[Sample]:
+    """The item's samples under scenario `name`, their images written (`dysca_recipe`)."""
+    from lmmprobe.synth import dysca_recipe
+
+    if name == "print_attack":
+        # One picture per question, with one of that question's own wrong options on it.
+        images: dict[int, ImageRef] = {}
+        params: dict[int, dict[str, Any]] = {}
+        for k in item.asked:
+            params[k] = dysca_recipe.scenario_params(item, name, config.severity, k)
+            rel = _dysca_image_path(item, f"-q{k}@{name}")
+            _save_png(apply_scenario(image, params[k]), root / rel)
+            images[k] = ImageRef(path=rel)
+        samples = dysca_recipe.dysca_samples(item, ImageRef(path="-"), scenario=name, images=images)
+        return [
+            _with_scenario([s], params[k], {})[0]
+            for s, k in zip(samples, _asked_with_questions(item), strict=True)
+        ]
+    extra: dict[str, Any] = {}
+    scenario: dict[str, Any] = {}
+    if name == "adversarial":
+        attacker = _attacker(config)
+        first = dysca_recipe.dysca_samples(item, ImageRef.from_pil(image))
+        target = next(s for s in first if s.formulation == "single_choice")
+        attack = attacker.attack(target, image, seed=item.recipe["seed"])
+        picture = attack.image
+        extra["adversarial"] = attacker.sample_metadata(attack)
+        result.adversarial = dict(attacker.identity)
+    else:
+        scenario = dysca_recipe.scenario_params(item, name, config.severity)
+        picture = apply_scenario(image, scenario)
+    rel = _dysca_image_path(item, f"@{name}")
+    _save_png(picture, root / rel)
+    samples = dysca_recipe.dysca_samples(item, ImageRef(path=rel), scenario=name)
+    return _with_scenario(samples, scenario, extra)
+
+
+def _asked_with_questions(item: Any) -> list[int]:
+    return [k for k in item.asked if item.record["q_a"][k]["question"]]
+
+
+def _dysca_export(sample: Sample, item: Any) -> dict[str, Any]:
+    """`dysca_record`, with Dysca's own free-form instruction, ``task`` and negative prompt.
+
+    Free-form questions end in a line ``Your answer is:`` as Dysca's ``pqa_postprocess.py`` writes
+    them; true/false ones already read as it writes them; multiple-choice ones keep their
+    ``Choices:`` line (docs/definitions.md: Dysca's script writes none, its scorer needs one).
+    """
+    from lmmprobe.synth.dysca_postprocess import dysca_instruction
+
+    record = dysca_record(sample, item.prompt)
+    if record["question_type"] == "image caption":
+        record["instruction"] = dysca_instruction(sample.question, "image caption", [])
+    record["negative_prompt"] = item.record["negative_prompt"]
+    record["task"] = sample.metadata["dysca_task"]
+    return record
 
 
 def _make_dysca_chunk(config: SynthConfig, root: Path, indices: list[int]) -> _Chunk:
-    from lmmprobe.synth.dysca_recipe import dysca_samples
+    from lmmprobe.synth.dysca_recipe import applies
 
     every = _dysca_items(config)
     items = [every[i] for i in indices]
@@ -435,13 +502,14 @@ def _make_dysca_chunk(config: SynthConfig, root: Path, indices: list[int]) -> _C
         if config.ocr_check and item.text is not None and not _ocr().keep([image], [item.text])[0]:
             _drop(result, "ocr")
             continue
-        rel = f"images/{item.index // 1000:04d}/{item.id}@clean.png"
-        _save_png(image, root / rel)
-        for sample in dysca_samples(item, ImageRef(path=rel)):
-            result.lines.append(_row(sample))
-            result.dysca.append(json.dumps(dysca_record(sample, item.prompt), ensure_ascii=False))
-            for key, counter in counters.items():
-                counter[str(sample.metadata[key])] += 1
+        for name in config.scenarios:
+            if not applies(item, name):
+                continue
+            for sample in _dysca_scenario(config, root, item, image, name, result):
+                result.lines.append(_row(sample))
+                result.dysca.append(json.dumps(_dysca_export(sample, item), ensure_ascii=False))
+                for key, counter in counters.items():
+                    counter[str(sample.metadata[key])] += 1
     result.counts = {k: dict(c) for k, c in counters.items()}
     return result
 
@@ -580,6 +648,18 @@ def _manifest(
         )
     if config.ocr_check:
         filters.append({**dict(_ocr().describe()), "dropped_items": dropped.get("ocr", 0)})
+    if config.recipe == "dysca" and config.dysca_postprocess:
+        items = _dysca_items(config)
+        filters.append(
+            {
+                "name": "dysca_postprocess",
+                "reference": "Benchmark-Dysca/Dysca@442ef7565029ca62756bea79138b63c038cfb7e4 "
+                "pqa_generate/pqa_postprocess.py",
+                "seed": config.seed,
+                "questions_drawn": sum(len(i.record["q_a"]) for i in items),
+                "questions_asked": sum(len(i.asked) for i in items),
+            }
+        )
     return {
         "format": FORMAT,
         "lmmprobe": __version__,
