@@ -67,7 +67,7 @@ def test_generate_covers_dyscas_twenty_subtasks_and_drops_unread_text(
     result = lmmprobe(
         "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
         "--diffusion-model", tiny, "--diffusion-steps", "1", "--n", "2", "--size", "32",
-        "--seed", "2024", "--out", out, HF_HUB_OFFLINE="1",
+        "--seed", "2024", "--no-dysca-postprocess", "--out", out, HF_HUB_OFFLINE="1",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -98,7 +98,8 @@ def test_generate_covers_dyscas_twenty_subtasks_and_drops_unread_text(
     result = lmmprobe(
         "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
         "--diffusion-model", tiny, "--diffusion-steps", "1", "--n", "1", "--size", "32",
-        "--tasks", "text,face", "--no-ocr-check", "--out", tmp_path / "text", HF_HUB_OFFLINE="1",
+        "--tasks", "text,face", "--no-ocr-check", "--no-dysca-postprocess",
+        "--out", tmp_path / "text", HF_HUB_OFFLINE="1",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     manifest = json.loads((tmp_path / "text" / "manifest.json").read_text())
@@ -128,6 +129,7 @@ def test_write_dataset_with_the_dysca_recipe_counts_what_the_ocr_check_drops(
         diffusion_steps=1,
         subtasks=("text", "landmark"),
         ocr_check=True,
+        dysca_postprocess=False,
     )
     manifest = write_dataset(config, tmp_path / "set")
     # Noise from a random pipeline holds no legible text: the text item is dropped and counted.
@@ -135,3 +137,104 @@ def test_write_dataset_with_the_dysca_recipe_counts_what_the_ocr_check_drops(
     assert manifest["counts"]["items"] == 1
     assert set(manifest["counts"]["by_subtask"]) == {"landmark", "background", "style"}
     assert manifest["renderer"]["prompt"].startswith("lmmprobe.synth.dysca_pqa")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("hf_offline")
+def test_generate_shows_dyscas_items_under_corruption_and_print_attack(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("diffusers")
+    from PIL import Image
+
+    from lmmprobe.imaging.corruptions import CORRUPTIONS
+    from lmmprobe.synth.dysca_postprocess import postprocess
+    from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+    out = tmp_path / "set"
+    result = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--diffusion-model", tiny_sdxl_path(tiny_cache), "--diffusion-steps", "1",
+        "--n", "3", "--size", "32", "--seed", "2024", "--tasks", "animal,text",
+        "--scenarios", "clean,corruption,print_attack", "--no-ocr-check", "--out", out,
+        HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Dysca's post-processing: asked" in result.stdout
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    by = {s: [r for r in rows if r["metadata"]["scenario"] == s] for s in ("clean", "corruption")}
+    attacked = [r for r in rows if r["metadata"]["scenario"] == "print_attack"]
+    # Dysca's post-processing decides the questions: those its own script keeps (seed 2024).
+    drawn = dysca_pqa.generate_pqa(2024, 3, ("animal", "text"))
+    kept = postprocess([recs for _, recs in drawn])
+    want = sorted((r["prompt"], r["question"]) for r in kept)
+    records = json.loads((out / "dysca.json").read_text())
+    clean_records = [r for r in records if r["scenario"] == "clean"]
+    assert sorted((r["prompt"], r["question"]) for r in clean_records) == want
+    # Every question again under a corruption of its item's picture, one kind per item.
+    strip = [r["id"].split("@")[0] for r in by["clean"]]
+    assert [r["id"].split("@")[0] for r in by["corruption"]] == strip
+    for row in by["corruption"]:
+        assert row["metadata"]["corruption"] in CORRUPTIONS
+        assert row["metadata"]["severity"] == 3
+        clean_image = out / row["images"][0].replace("@corruption", "@clean")
+        assert Image.open(out / row["images"][0]).tobytes() != Image.open(clean_image).tobytes()
+    # Print attacks: every question but scene text's, each on a picture of its own that
+    # carries one of that question's wrong options (Dysca's grid of sizes, colors, angles).
+    assert [r["id"].split("@")[0] for r in attacked] == [
+        s for s, r in zip(strip, by["clean"], strict=True) if r["metadata"]["group"] != "text"
+    ]
+    assert len({r["images"][0] for r in attacked}) == len(attacked) > 0
+    for row in attacked:
+        attack = row["metadata"]["print_attack"]
+        assert (out / row["images"][0]).is_file()
+        if "choices" in row:
+            wrong = [c for i, c in enumerate(row["choices"]) if i != row["answer"]]
+            assert attack["text"] in wrong
+        assert attack["opacity"] in (40, 60, 80, 100) and attack["angle"] in (
+            0, 15, -15, 25, -25, 35, -35,
+        )  # fmt: skip
+    # dysca.json: Dysca's record keys, and its free-form instruction.
+    for record in records:
+        assert record["negative_prompt"] and record["task"] in ("recognition", "OCR")
+        if record["question_type"] == "image caption":
+            assert record["instruction"] == record["question"] + "\nYour answer is:"
+    manifest = json.loads((out / "manifest.json").read_text())
+    (post,) = manifest["filters"]
+    assert post["name"] == "dysca_postprocess" and post["questions_asked"] == len(kept)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("hf_offline")
+def test_generate_attacks_dyscas_items_with_pgd_on_a_proxy(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("diffusers")
+    from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+    out = tmp_path / "adv"
+    result = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--diffusion-model", tiny_sdxl_path(tiny_cache), "--diffusion-steps", "1",
+        "--n", "1", "--size", "32", "--seed", "2024", "--tasks", "landmark",
+        "--scenarios", "clean,adversarial", "--proxy", "tiny-llava", "--steps", "1",
+        "--no-dysca-postprocess", "--out", out, HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    adv = [r for r in rows if r["metadata"]["scenario"] == "adversarial"]
+    assert len(adv) == len(rows) // 2 > 0
+    assert {r["images"][0] for r in adv} == {"images/0000/dysca-2024-000000@adversarial.png"}
+    assert all(r["metadata"]["adversarial"]["proxy"] == "tiny-llava" for r in adv)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["adversarial_proxy"]["proxy"] == "tiny-llava"
+
+
+def test_the_on_the_fly_synth_source_refuses_the_dysca_recipe_with_what_to_run(
+    tmp_path: Path,
+) -> None:
+    result = lmmprobe("run", "--model", "random", "--data", "synth,recipe=dysca", "--db",
+                      tmp_path / "db.sqlite")  # fmt: skip
+    assert result.returncode != 0
+    assert "recipe=dysca is not made on the fly" in result.stderr
+    assert "lmmprobe synth generate --recipe dysca" in result.stderr
