@@ -44,7 +44,16 @@ def capped_files() -> list[list[dict]]:
                     "question_majority": m,
                 }
                 for k, m in enumerate(
-                    ["animal", "style", "background", "color", "animal", "style", "background", "animal"]
+                    [
+                        "animal",
+                        "style",
+                        "background",
+                        "color",
+                        "animal",
+                        "style",
+                        "background",
+                        "animal",
+                    ]
                 )
             ]
             items.append({"id": i + 1, "prompt": f"p{f}-{i}", "negative_prompt": "n", "q_a": q_a})
@@ -57,10 +66,16 @@ def _run(files: list[tuple[str, list[dict]]]) -> tuple[list[str], str]:
     for name, items in files:
         with open(os.path.join(src, name), "w") as fh:
             json.dump(items, fh)
-    order = [os.path.basename(os.path.join(r, f)) for r, _, fs in os.walk(src) for f in fs if f.endswith(".json")]
+    order = [
+        os.path.basename(os.path.join(r, f))
+        for r, _, fs in os.walk(src)
+        for f in fs
+        if f.endswith(".json")
+    ]
     out = os.path.join(tempfile.mkdtemp(), "Dysca.json")
     subprocess.run(
-        [sys.executable, "pqa_postprocess.py", "--file_folder", src, "--output_file", out], check=True
+        [sys.executable, "pqa_postprocess.py", "--file_folder", src, "--output_file", out],
+        check=True,
     )
     with open(out) as fh:
         return order, fh.read()
@@ -72,7 +87,9 @@ if __name__ == "__main__":
         pqa = json.load(fh)
     named = [(f"{g['group'].replace(' ', '_')}.json", g["items"]) for g in pqa["groups"]]
     order, text = _run(named)
-    capped_order, capped_text = _run([(f"part{f}.json", items) for f, items in enumerate(capped_files())])
+    capped_order, capped_text = _run(
+        [(f"part{f}.json", items) for f, items in enumerate(capped_files())]
+    )
     record = {
         "reference": "Benchmark-Dysca/Dysca@442ef7565029ca62756bea79138b63c038cfb7e4 pqa_generate/pqa_postprocess.py",
         "pqa20": {"order": order, "output": json.loads(text)},
@@ -82,5 +99,7 @@ if __name__ == "__main__":
             "records": len(json.loads(capped_text)),
         },
     }
-    with gzip.open(os.path.join(dest, "dysca_postprocess_parity.json.gz"), "wt", encoding="utf-8") as fh:
+    with gzip.open(
+        os.path.join(dest, "dysca_postprocess_parity.json.gz"), "wt", encoding="utf-8"
+    ) as fh:
         json.dump(record, fh, ensure_ascii=False)
