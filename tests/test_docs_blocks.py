@@ -83,6 +83,7 @@ NOT_RUN = {
     "lmmprobe run --data dysca,path=Dysca/ -m MODEL --matcher dysca --by subtask,question_type --by scenario --by style": "Dysca's released set (Google Drive) and a placeholder model (tests/data/benchmarks/test_dysca.py runs it on Dysca's own generator output)",
     "lmmprobe runs validity RUN_A RUN_B --by subtask": "placeholder run ids (tests/data/benchmarks/test_dysca.py runs it)",
     "make demo": "the README's main job: run by the fresh-clone check",
+    ".venv/bin/lmmprobe synth generate --recipe dysca --renderer diffusion --diffusion-model stabilityai/stable-diffusion-xl-base-1.0 --n 2500 --seed 2024 --out dysca/": "an SDXL checkpoint (tests/synth/test_dysca_recipe.py runs it on a tiny pipeline)",
     "make test": "the README's test command: what .ci/run runs",
     "pip install 'lmmprobe[ray]'": "an install, done by make",
     ".venv/bin/lmmprobe run --data synth:bench/ -m hf:/models/llava --by subtask --by scenario": "a local 7B checkpoint",

@@ -107,6 +107,34 @@ def test_clip_filter_rejects_bad_input(clip_path: Path, clip_filter: ClipScoreFi
         ClipScoreFilter(clip_path / "missing", 10.0)
 
 
+def test_dysca_code_rule_scores_as_dyscas_clean_data_does(clip_path: Path) -> None:
+    import torch
+    from transformers import CLIPModel, CLIPProcessor
+
+    dysca = ClipScoreFilter(clip_path, 0.0, device="cpu", batch_size=3, rule="dysca-code")
+    images, texts = _images()[:6], TEXTS[:6]
+    got = dysca.scores(images, texts)
+    # Dysca's image_generate/clean_data.py (Benchmark-Dysca/Dysca @ 442ef75), one pair a call.
+    model = CLIPModel.from_pretrained(clip_path)
+    processor = CLIPProcessor.from_pretrained(clip_path)
+    with torch.no_grad():
+        for image, text, score in zip(images, texts, got, strict=True):
+            inputs = processor(text=text, images=image, return_tensors="pt", padding=True)
+            expected = float(model(**inputs).logits_per_image[0][0])
+            assert score == pytest.approx(expected, rel=1e-4, abs=1e-4)
+    # Dysca drops a score <= 25: kept only strictly above the threshold.
+    top = max(got)
+    assert 0.0 < top < 100.0
+    at = ClipScoreFilter(clip_path, top, device="cpu", rule="dysca-code")
+    below = ClipScoreFilter(clip_path, top - 1e-3, device="cpu", rule="dysca-code")
+    best = got.index(top)
+    assert at.keep([images[best]], [texts[best]]) == [False]
+    assert below.keep([images[best]], [texts[best]]) == [True]
+    assert dysca.describe()["rule"] == "dysca-code"
+    with pytest.raises(ValueError, match="unknown CLIP rule"):
+        ClipScoreFilter(clip_path, 10.0, rule="paper")
+
+
 # --------------------------------------------------------------------------- consensus
 
 

@@ -25,17 +25,42 @@ def _split(value: str) -> tuple[str, ...]:
 def generate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Dataset folder to write.")],
     n: Annotated[
-        int, typer.Option("--n", help="Metadata items (3 questions each per scenario).")
+        int,
+        typer.Option(
+            "--n",
+            help="Metadata items (3 questions each per scenario); recipe dysca: items per group.",
+        ),
     ] = 100,
-    tasks: Annotated[str, typer.Option(help="Comma-separated subtasks (default: all 13).")] = "",
+    tasks: Annotated[
+        str,
+        typer.Option(
+            help="Comma-separated subtasks (default: all 13); recipe dysca: Dysca's groups "
+            "(face, animal, plant, clothes, object, food, landmark, action, celebrity, "
+            "profession, movie, tv show, anime, text; default: all 14)."
+        ),
+    ] = "",
+    recipe: Annotated[
+        str,
+        typer.Option(
+            help="procedural (lmmprobe's subtasks and templates) or dysca (Dysca's metadata "
+            "lists, prompt and question templates; needs --renderer diffusion)."
+        ),
+    ] = "procedural",
     scenarios: Annotated[
-        str, typer.Option(help="Comma-separated: clean, corruption, print_attack, adversarial.")
+        str,
+        typer.Option(
+            help="Comma-separated: clean, corruption, print_attack, adversarial (either recipe)."
+        ),
     ] = "clean",
     renderer: Annotated[
         str, typer.Option(help="procedural (CPU, offline) or diffusion.")
     ] = "procedural",
     diffusion_model: Annotated[
         str | None, typer.Option(help="diffusers pipeline path or id (SDXL / SDXL-Turbo).")
+    ] = None,
+    diffusion_steps: Annotated[
+        int | None,
+        typer.Option(help="Denoising steps (default: 4 for turbo-like models, else 30)."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
     size: Annotated[int, typer.Option(help="Image side in pixels.")] = 512,
@@ -50,12 +75,38 @@ def generate(
         str | None, typer.Option(help="CLIP checkpoint for the text-image consistency filter.")
     ] = None,
     clip_threshold: Annotated[
-        float, typer.Option(help="Minimum CLIP score (0-100) to keep.")
-    ] = 20.0,
+        float | None,
+        typer.Option(help="Minimum CLIP score (0-100) to keep (default: the rule's, 20 or 25)."),
+    ] = None,
+    clip_rule: Annotated[
+        str,
+        typer.Option(
+            help="lmmprobe (100*max(cos,0) >= threshold) or dysca-code (Dysca's clean_data.py: "
+            "logits_per_image > threshold, 25 by default)."
+        ),
+    ] = "lmmprobe",
+    ocr_check: Annotated[
+        bool | None,
+        typer.Option(
+            "--ocr-check/--no-ocr-check",
+            help="Drop text images a PP-OCR model does not read back (lmmprobe[ocr]); "
+            "default: on for recipe dysca, off for procedural.",
+        ),
+    ] = None,
+    dysca_postprocess: Annotated[
+        bool,
+        typer.Option(
+            "--dysca-postprocess/--no-dysca-postprocess",
+            help="Recipe dysca: ask only the questions Dysca's pqa_postprocess.py keeps "
+            "(random deletion, 13,000 caps on style/background/color), as its released set.",
+        ),
+    ] = True,
     workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing dataset folder.")] = False,
 ) -> None:
     """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
+    from lmmprobe.synth.dysca_pqa import GROUPS
+    from lmmprobe.synth.filters import CLIP_RULES
     from lmmprobe.synth.generate import SynthConfig, write_dataset
     from lmmprobe.synth.metadata import SUBTASKS
 
@@ -63,7 +114,7 @@ def generate(
         config = SynthConfig(
             n=n,
             seed=seed,
-            subtasks=_split(tasks) or SUBTASKS,
+            subtasks=_split(tasks) or (GROUPS if recipe == "dysca" else SUBTASKS),
             scenarios=_split(scenarios),
             size=size,
             severity=severity,
@@ -74,7 +125,14 @@ def generate(
             step_size=step_size,
             steps=steps,
             clip_model=clip_model,
-            clip_threshold=clip_threshold,
+            clip_threshold=CLIP_RULES.get(clip_rule, 20.0)
+            if clip_threshold is None
+            else clip_threshold,
+            clip_rule=clip_rule,
+            recipe=recipe,
+            diffusion_steps=diffusion_steps,
+            ocr_check=recipe == "dysca" if ocr_check is None else ocr_check,
+            dysca_postprocess=dysca_postprocess,
         )
     except ValueError as exc:
         fail(exc)
@@ -87,16 +145,16 @@ def generate(
         console=err_console,
         transient=True,
     ) as progress:
-        task = progress.add_task("items", total=n)
+        task = progress.add_task("items", total=None)
         try:
             manifest = write_dataset(
                 config,
                 out,
                 workers=workers,
                 overwrite=overwrite,
-                on_progress=lambda done, _total: progress.update(task, completed=done),
+                on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        except (FileExistsError, ValueError, OSError) as exc:
+        except (FileExistsError, ValueError, OSError, ImportError) as exc:
             fail(exc)
     elapsed = time.perf_counter() - start
     counts = manifest["counts"]
@@ -104,6 +162,14 @@ def generate(
         f"wrote {counts['samples']} samples from {counts['items']} items to {escape(str(out))} "
         f"in {elapsed:.1f} s"
     )
+    for f in manifest.get("filters", []):
+        if "dropped_items" in f:
+            console.print(f"filter {escape(str(f['name']))}: dropped {f['dropped_items']} items")
+        elif f.get("name") == "dysca_postprocess":
+            console.print(
+                f"Dysca's post-processing: asked {f['questions_asked']} of "
+                f"{f['questions_drawn']} questions"
+            )
     console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
 
 
@@ -122,7 +188,8 @@ def show(
     cfg = manifest["config"]
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
-        f"{cfg['seed']}, {cfg['size']}px, renderer {escape(str(manifest['renderer'].get('name')))}"
+        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(cfg.get('recipe', 'procedural')))}, "
+        f"renderer {escape(str(manifest['renderer'].get('name')))}"
     )
     for key in ("subtask", "scenario", "style", "question_type"):
         table = Table(title=f"by {key}", box=box.SIMPLE_HEAD)

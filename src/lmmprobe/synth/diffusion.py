@@ -184,7 +184,9 @@ class DiffusionRenderer:
 
         Args:
             recipes: Recipes (``size``, ``seed``, ``objects``, ``background``, ``style``...),
-                see `lmmprobe.synth.prompt.build_prompt`.
+                see `lmmprobe.synth.prompt.build_prompt`; a recipe holding ``prompt`` (and
+                ``negative_prompt``, default empty) is drawn from that text instead, e.g.
+                Dysca's own prompts (`lmmprobe.synth.dysca_pqa`).
 
         Returns:
             One RGB image per recipe, in order, ``size`` × ``size`` pixels.
@@ -196,9 +198,7 @@ class DiffusionRenderer:
         """
         import torch
 
-        jobs = [
-            (_size_seed(r, i), build_prompt(r), negative_prompt(r)) for i, r in enumerate(recipes)
-        ]
+        jobs = [(_size_seed(r, i), *_prompts(r, i)) for i, r in enumerate(recipes)]
         cfg = self.guidance_scale > 1.0
         images: list[Image.Image] = []
         for start in range(0, len(jobs), self.batch_size):
@@ -301,3 +301,13 @@ def _size_seed(recipe: Mapping[str, Any], index: int) -> tuple[int, int]:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ValueError(f"recipe {index}: seed must be an integer in [0, 2**63), got {seed!r}")
     return size, seed
+
+
+def _prompts(recipe: Mapping[str, Any], index: int) -> tuple[str, str]:
+    """(prompt, negative prompt): the recipe's own text when it holds one, else built from it."""
+    if "prompt" not in recipe:
+        return build_prompt(recipe), negative_prompt(recipe)
+    prompt, negative = recipe["prompt"], recipe.get("negative_prompt", "")
+    if not isinstance(prompt, str) or not prompt or not isinstance(negative, str):
+        raise ValueError(f"recipe {index}: prompt must be a non-empty string, got {prompt!r}")
+    return prompt, negative

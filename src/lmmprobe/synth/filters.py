@@ -4,8 +4,15 @@ Dysca cleans its generated data in two ways, both reproduced here as pluggable f
 settings go into the dataset manifest (`ItemFilter.describe`):
 
 - `ClipScoreFilter`: keep an image only when its CLIP text-image score against the prompt it
-  was made from reaches a threshold (Dysca uses CLIP ViT-L/14). The score is CLIPScore's
-  (Hessel et al., 2021) cosine similarity × 100, clipped at 0, without CLIPScore's 2.5 weight.
+  was made from reaches a threshold (Dysca uses CLIP ViT-L/14). Two rules (`CLIP_RULES`):
+  ``lmmprobe`` (ours, the default): CLIPScore's (Hessel et al., 2021) cosine similarity × 100,
+  clipped at 0, without CLIPScore's 2.5 weight, kept when ≥ the threshold (default 20);
+  ``dysca-code``: Dysca's ``image_generate/clean_data.py`` (Benchmark-Dysca/Dysca @ 442ef75):
+  the model's ``logits_per_image`` (``logit_scale.exp()`` × cosine, 100 × cosine for CLIP
+  ViT-L/14, not clipped), an image dropped when its score is ≤ 25, so kept when > the
+  threshold (default 25). Dysca's paper states a threshold in words only; its value is not in
+  this project's reference notes and could not be confirmed offline, so it is not offered as a
+  preset: pass it with ``--clip-threshold``.
   Any transformers `CLIPModel` folder works; tests use `models.tiny_clip.tiny_clip_path`.
 - `ConsensusFilter` / `consensus_failures`: drop the items that every one of K reference models
   answers wrong (Dysca drops what its six best models all miss: such items are more likely
@@ -25,7 +32,16 @@ from lmmprobe.schema import Score
 if TYPE_CHECKING:
     from PIL import Image
 
-__all__ = ["ClipScoreFilter", "ConsensusFilter", "ItemFilter", "consensus_failures"]
+__all__ = [
+    "CLIP_RULES",
+    "ClipScoreFilter",
+    "ConsensusFilter",
+    "ItemFilter",
+    "consensus_failures",
+]
+
+CLIP_RULES: dict[str, float] = {"lmmprobe": 20.0, "dysca-code": 25.0}
+"""CLIP-score rules (module docstring) and each one's default threshold."""
 
 
 @runtime_checkable
@@ -62,6 +78,7 @@ class ClipScoreFilter:
         *,
         device: str | None = None,
         batch_size: int = 16,
+        rule: str = "lmmprobe",
     ) -> None:
         """Load a transformers CLIP model and its processor from a local folder.
 
@@ -70,10 +87,11 @@ class ClipScoreFilter:
             threshold: Minimum score (0-100) for `keep`.
             device: ``cpu``, ``cuda`` or ``cuda:N``; default: CUDA when available.
             batch_size: Image-text pairs embedded per forward pass.
+            rule: ``lmmprobe`` or ``dysca-code`` (`CLIP_RULES`, module docstring).
 
         Raises:
-            ValueError: The threshold is outside [0, 100], the batch size is below 1, or the
-                folder does not hold a CLIP checkpoint.
+            ValueError: The threshold is outside [0, 100], the batch size is below 1, the
+                rule is unknown, or the folder does not hold a CLIP checkpoint.
             FileNotFoundError: The folder does not exist.
             ImportError: torch or transformers is missing (``pip install 'lmmprobe[hf]'``).
 
@@ -82,6 +100,9 @@ class ClipScoreFilter:
             raise ValueError(f"threshold must lie in [0, 100] (CLIP score scale), got {threshold}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if rule not in CLIP_RULES:
+            raise ValueError(f"unknown CLIP rule {rule!r} (known: {', '.join(CLIP_RULES)})")
+        self.rule = rule
         path = Path(model_path)
         if not path.is_dir():
             raise FileNotFoundError(f"CLIP checkpoint folder not found: {path}")
@@ -108,10 +129,16 @@ class ClipScoreFilter:
         self._fingerprint = weights_fingerprint(path)
 
     def __repr__(self) -> str:
-        return f"ClipScoreFilter({str(self.model_path)!r}, threshold={self.threshold})"
+        return (
+            f"ClipScoreFilter({str(self.model_path)!r}, threshold={self.threshold}, "
+            f"rule={self.rule!r})"
+        )
 
     def scores(self, images: Sequence[Image.Image], texts: Sequence[str]) -> list[float]:
-        """CLIP score of each (image, text) pair: 100 × max(cosine similarity, 0).
+        """CLIP score of each (image, text) pair under the filter's rule.
+
+        ``lmmprobe``: 100 × max(cosine similarity, 0). ``dysca-code``: the model's
+        ``logits_per_image`` for the pair, ``logit_scale.exp()`` × cosine similarity.
 
         Texts longer than the model's context are truncated (CLIP's own practice).
 
@@ -147,11 +174,22 @@ class ClipScoreFilter:
             img = torch.nn.functional.normalize(result.image_embeds.float(), dim=-1)
             txt = torch.nn.functional.normalize(result.text_embeds.float(), dim=-1)
             cos = (img * txt).sum(dim=-1)
-            out.extend(float(x) for x in (100.0 * cos.clamp(min=0.0)).cpu())
+            if self.rule == "dysca-code":
+                # Dysca reads outputs.logits_per_image[0][0] with one pair per call.
+                scale = self._model.logit_scale.detach().exp().float()
+                out.extend(float(x) for x in (scale * cos).cpu())
+            else:
+                out.extend(float(x) for x in (100.0 * cos.clamp(min=0.0)).cpu())
         return out
 
     def keep(self, images: Sequence[Image.Image], texts: Sequence[str]) -> list[bool]:
-        """Whether each pair's score reaches the threshold (`scores` ≥ `threshold`)."""
+        """Whether each pair is kept under the rule.
+
+        ``lmmprobe``: score ≥ threshold; ``dysca-code``: score > threshold (Dysca's code drops a
+        score ≤ 25).
+        """
+        if self.rule == "dysca-code":
+            return [s > self.threshold for s in self.scores(images, texts)]
         return [s >= self.threshold for s in self.scores(images, texts)]
 
     def describe(self) -> dict[str, Any]:
@@ -161,7 +199,12 @@ class ClipScoreFilter:
             "model": str(self.model_path),
             "fingerprint": self._fingerprint,
             "threshold": self.threshold,
-            "score": "100 * max(cos(clip_image, clip_text), 0)",
+            "rule": self.rule,
+            "score": (
+                "logit_scale.exp() * cos(clip_image, clip_text), kept when > threshold"
+                if self.rule == "dysca-code"
+                else "100 * max(cos(clip_image, clip_text), 0)"
+            ),
         }
 
 

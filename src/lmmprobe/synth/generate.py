@@ -30,12 +30,14 @@ from lmmprobe.imaging import procedural, vocab
 from lmmprobe.imaging.scenario import apply_scenario
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.synth import scenarios
+from lmmprobe.synth.dysca_pqa import GROUPS as DYSCA_GROUPS
 from lmmprobe.synth.metadata import SUBTASKS, Item, make_item
 from lmmprobe.synth.questions import item_questions
 
 __all__ = [
     "DYSCA_FILE",
     "MANIFEST_FILE",
+    "RECIPES",
     "SAMPLES_FILE",
     "SynthConfig",
     "dysca_record",
@@ -47,6 +49,14 @@ SAMPLES_FILE = "samples.jsonl"
 DYSCA_FILE = "dysca.json"
 MANIFEST_FILE = "manifest.json"
 FORMAT = "lmmprobe-synth/1"
+
+RECIPES: dict[str, str] = {
+    "procedural": "lmmprobe's own subtasks, vocabulary and templates (`synth.metadata`, "
+    "`synth.questions`); procedural or diffusion images",
+    "dysca": "Dysca's metadata lists, prompt templates and question templates "
+    "(`synth.dysca_pqa`), drawn by a diffusion pipeline",
+}
+"""The item recipes of ``synth generate --recipe``: where items, prompts and questions come from."""
 
 FONT = {
     "name": "Noto Emoji (monochrome), weight 400",
@@ -61,8 +71,10 @@ class SynthConfig:
 
     Attributes:
         n: Number of metadata items; each gives 3 questions per scenario it is shown under.
+            Recipe ``dysca``: items drawn per Dysca group (its ``--prompt_num``).
         seed: Seed of the whole set.
-        subtasks: Subtasks items cycle through (`lmmprobe.synth.metadata.SUBTASKS`).
+        subtasks: Subtasks items cycle through (`lmmprobe.synth.metadata.SUBTASKS`); recipe
+            ``dysca``: Dysca's groups (`lmmprobe.synth.dysca_pqa.GROUPS`, default all 14).
         scenarios: Scenarios each item is shown under (`lmmprobe.synth.scenarios.SCENARIOS`).
         size: Image side in pixels.
         severity: Corruption severity (1-5; Dysca's settings are 3).
@@ -74,6 +86,14 @@ class SynthConfig:
         steps: PGD iterations.
         clip_model: CLIP checkpoint path for the text-image consistency filter (None: off).
         clip_threshold: Items whose clean image scores below this against the prompt are dropped.
+        recipe: Where items come from (`RECIPES`): ``procedural`` or ``dysca``.
+        diffusion_steps: Denoising steps of the diffusion renderer (None: by model kind).
+        clip_rule: How the CLIP filter scores and compares (`lmmprobe.synth.filters.CLIP_RULES`):
+            ``lmmprobe`` or Dysca's code, ``dysca-code``.
+        ocr_check: Drop scene-text items whose text a PP-OCR model does not read back
+            (`lmmprobe.synth.ocr`); needs ``lmmprobe[ocr]``.
+        dysca_postprocess: Recipe ``dysca``: ask only the questions Dysca's
+            ``pqa_postprocess.py`` keeps (`lmmprobe.synth.dysca_postprocess`).
 
     """
 
@@ -91,21 +111,40 @@ class SynthConfig:
     steps: int = 10
     clip_model: str | None = None
     clip_threshold: float = 20.0
+    recipe: str = "procedural"
+    ocr_check: bool = False
+    diffusion_steps: int | None = None
+    clip_rule: str = "lmmprobe"
+    dysca_postprocess: bool = True
 
     def __post_init__(self) -> None:
         problems = []
+        known = SUBTASKS
+        if self.recipe == "dysca":
+            known = DYSCA_GROUPS
+            if self.subtasks == SUBTASKS:  # the field's default: every group of the recipe
+                object.__setattr__(self, "subtasks", DYSCA_GROUPS)
+            if self.renderer != "diffusion":
+                problems.append(
+                    "the dysca recipe draws Dysca's prompts with a diffusion pipeline: pass "
+                    "--renderer diffusion --diffusion-model PATH_OR_ID"
+                )
+        elif self.recipe not in RECIPES:
+            problems.append(f"unknown recipe {self.recipe!r} (known: {', '.join(RECIPES)})")
         if self.n < 0:
             problems.append(f"n must be >= 0, got {self.n}")
         if not 32 <= self.size <= 4096:
             problems.append(f"size must be in [32, 4096], got {self.size}")
         if not 1 <= self.severity <= 5:
             problems.append(f"severity must be in [1, 5], got {self.severity}")
-        bad = [s for s in self.subtasks if s not in SUBTASKS]
+        bad = [s for s in self.subtasks if s not in known]
         if bad or not self.subtasks:
-            problems.append(f"unknown subtasks {bad} (known: {', '.join(SUBTASKS)})")
+            problems.append(f"unknown subtasks {bad} (known: {', '.join(known)})")
         bad = [s for s in self.scenarios if s not in scenarios.SCENARIOS]
         if bad or not self.scenarios:
             problems.append(f"unknown scenarios {bad} (known: {', '.join(scenarios.SCENARIOS)})")
+        if self.clip_rule not in ("lmmprobe", "dysca-code"):
+            problems.append(f"clip_rule must be lmmprobe or dysca-code, got {self.clip_rule!r}")
         if self.renderer not in ("procedural", "diffusion"):
             problems.append(f"renderer must be procedural or diffusion, got {self.renderer!r}")
         if self.renderer == "diffusion" and not self.diffusion_model:
@@ -146,10 +185,10 @@ def iter_samples(config: SynthConfig) -> Iterator[Sample]:
             adversarial images, the CLIP filter).
 
     """
-    if config.renderer != "procedural" or config.clip_model:
+    if config.renderer != "procedural" or config.clip_model or config.ocr_check:
         raise ValueError(
             "on-the-fly synthetic data uses the procedural renderer without filters; "
-            "use `lmmprobe synth generate` for diffusion images or the CLIP filter"
+            "use `lmmprobe synth generate` for diffusion images, the CLIP filter or the OCR check"
         )
     if "adversarial" in config.scenarios:
         raise ValueError(
@@ -177,12 +216,12 @@ _STATE: dict[tuple[Any, ...], Any] = {}
 
 
 def _diffusion(config: SynthConfig) -> Any:
-    key = ("diffusion", config.diffusion_model)
+    key = ("diffusion", config.diffusion_model, config.diffusion_steps)
     if key not in _STATE:
         from lmmprobe.synth.diffusion import DiffusionRenderer
 
         assert config.diffusion_model is not None
-        _STATE[key] = DiffusionRenderer(config.diffusion_model)
+        _STATE[key] = DiffusionRenderer(config.diffusion_model, steps=config.diffusion_steps)
     return _STATE[key]
 
 
@@ -198,13 +237,32 @@ def _attacker(config: SynthConfig) -> Any:
 
 
 def _clip(config: SynthConfig) -> Any:
-    key = ("clip", config.clip_model, config.clip_threshold)
+    key = ("clip", config.clip_model, config.clip_threshold, config.clip_rule)
     if key not in _STATE:
         from lmmprobe.synth.filters import ClipScoreFilter
 
         assert config.clip_model is not None
-        _STATE[key] = ClipScoreFilter(config.clip_model, config.clip_threshold)
+        _STATE[key] = ClipScoreFilter(
+            config.clip_model, config.clip_threshold, rule=config.clip_rule
+        )
     return _STATE[key]
+
+
+def _ocr() -> Any:
+    key = ("ocr",)
+    if key not in _STATE:
+        from lmmprobe.synth.ocr import OcrFilter
+
+        _STATE[key] = OcrFilter()
+    return _STATE[key]
+
+
+def _read_back(image: Image.Image, facts: dict[str, Any]) -> bool:
+    return bool(_ocr().keep([image], [str(facts["word"])])[0])
+
+
+def _drop(result: _Chunk, reason: str) -> None:
+    result.dropped[reason] = result.dropped.get(reason, 0) + 1
 
 
 def _prompt(recipe: dict[str, Any]) -> str:
@@ -305,6 +363,8 @@ def _clean_images(config: SynthConfig, items: list[Item]) -> list[Image.Image]:
 def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
     config, out, indices = job
     root = Path(out)
+    if config.recipe == "dysca":
+        return _make_dysca_chunk(config, root, indices)
     items = [make_item(i, config.seed, subtasks=config.subtasks, size=config.size) for i in indices]
     images = _clean_images(config, items)
     result = _Chunk()
@@ -314,7 +374,10 @@ def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
     for item, clean_image in zip(items, images, strict=True):
         prompt = _prompt(item.recipe)
         if config.clip_model and not _clip(config).keep([clean_image], [prompt])[0]:
-            result.dropped["clip_score"] = result.dropped.get("clip_score", 0) + 1
+            _drop(result, "clip_score")
+            continue
+        if config.ocr_check and item.subtask == "ocr" and not _read_back(clean_image, item.facts):
+            _drop(result, "ocr")
             continue
         clean_questions = item_questions(item, ImageRef(path="x"), scenario="clean")
         wrong = _wrong_options(clean_questions[0])
@@ -350,12 +413,127 @@ def _make_chunk(job: tuple[SynthConfig, str, list[int]]) -> _Chunk:
     return result
 
 
+def _dysca_items(config: SynthConfig) -> tuple[Any, ...]:
+    from lmmprobe.synth.dysca_recipe import dysca_items
+
+    return dysca_items(
+        config.seed, config.n, tuple(config.subtasks), config.size, config.dysca_postprocess
+    )
+
+
+def _dysca_image_path(item: Any, name: str) -> str:
+    return f"images/{item.index // 1000:04d}/{item.id}{name}.png"
+
+
+def _dysca_scenario(
+    config: SynthConfig, root: Path, item: Any, image: Image.Image, name: str, result: _Chunk
+) -> list[Sample]:
+    """The item's samples under scenario `name`, their images written (`dysca_recipe`)."""
+    from lmmprobe.synth import dysca_recipe
+
+    if name == "print_attack":
+        # One picture per question, with one of that question's own wrong options on it.
+        images: dict[int, ImageRef] = {}
+        params: dict[int, dict[str, Any]] = {}
+        for k in item.asked:
+            params[k] = dysca_recipe.scenario_params(item, name, config.severity, k)
+            rel = _dysca_image_path(item, f"-q{k}@{name}")
+            _save_png(apply_scenario(image, params[k]), root / rel)
+            images[k] = ImageRef(path=rel)
+        samples = dysca_recipe.dysca_samples(item, ImageRef(path="-"), scenario=name, images=images)
+        return [
+            _with_scenario([s], params[k], {})[0]
+            for s, k in zip(samples, _asked_with_questions(item), strict=True)
+        ]
+    extra: dict[str, Any] = {}
+    scenario: dict[str, Any] = {}
+    if name == "adversarial":
+        attacker = _attacker(config)
+        first = dysca_recipe.dysca_samples(item, ImageRef.from_pil(image))
+        target = next(s for s in first if s.formulation == "single_choice")
+        attack = attacker.attack(target, image, seed=item.recipe["seed"])
+        picture = attack.image
+        extra["adversarial"] = attacker.sample_metadata(attack)
+        result.adversarial = dict(attacker.identity)
+    else:
+        scenario = dysca_recipe.scenario_params(item, name, config.severity)
+        picture = apply_scenario(image, scenario)
+    rel = _dysca_image_path(item, f"@{name}")
+    _save_png(picture, root / rel)
+    samples = dysca_recipe.dysca_samples(item, ImageRef(path=rel), scenario=name)
+    return _with_scenario(samples, scenario, extra)
+
+
+def _asked_with_questions(item: Any) -> list[int]:
+    return [k for k in item.asked if item.record["q_a"][k]["question"]]
+
+
+def _dysca_export(sample: Sample, item: Any) -> dict[str, Any]:
+    """`dysca_record`, with Dysca's own free-form instruction, ``task`` and negative prompt.
+
+    Free-form questions end in a line ``Your answer is:`` as Dysca's ``pqa_postprocess.py`` writes
+    them; true/false ones already read as it writes them; multiple-choice ones keep their
+    ``Choices:`` line (docs/definitions.md: Dysca's script writes none, its scorer needs one).
+    """
+    from lmmprobe.synth.dysca_postprocess import dysca_instruction
+
+    record = dysca_record(sample, item.prompt)
+    if record["question_type"] == "image caption":
+        record["instruction"] = dysca_instruction(sample.question, "image caption", [])
+    record["negative_prompt"] = item.record["negative_prompt"]
+    record["task"] = sample.metadata["dysca_task"]
+    return record
+
+
+def _make_dysca_chunk(config: SynthConfig, root: Path, indices: list[int]) -> _Chunk:
+    from lmmprobe.synth.dysca_recipe import applies
+
+    every = _dysca_items(config)
+    items = [every[i] for i in indices]
+    images = _diffusion(config).render([item.recipe for item in items])
+    result = _Chunk()
+    counters: dict[str, Counter[str]] = {
+        k: Counter() for k in ("subtask", "scenario", "style", "question_type")
+    }
+    for item, image in zip(items, images, strict=True):
+        if config.clip_model and not _clip(config).keep([image], [item.prompt])[0]:
+            _drop(result, "clip_score")
+            continue
+        if config.ocr_check and item.text is not None and not _ocr().keep([image], [item.text])[0]:
+            _drop(result, "ocr")
+            continue
+        for name in config.scenarios:
+            if not applies(item, name):
+                continue
+            for sample in _dysca_scenario(config, root, item, image, name, result):
+                result.lines.append(_row(sample))
+                result.dysca.append(json.dumps(_dysca_export(sample, item), ensure_ascii=False))
+                for key, counter in counters.items():
+                    counter[str(sample.metadata[key])] += 1
+    result.counts = {k: dict(c) for k, c in counters.items()}
+    return result
+
+
+def _item_total(config: SynthConfig) -> int:
+    return len(_dysca_items(config)) if config.recipe == "dysca" else config.n
+
+
 def _chunks(n: int, size: int) -> Iterator[list[int]]:
     for start in range(0, n, size):
         yield list(range(start, min(n, start + size)))
 
 
-def _vocabulary() -> dict[str, int]:
+def _vocabulary(config: SynthConfig) -> dict[str, Any]:
+    if config.recipe == "dysca":
+        from lmmprobe.synth.dysca_pqa import load_metadata
+
+        meta = load_metadata()
+        return {
+            "source": {k: meta.origin[k] for k in ("repository", "commit", "license")},
+            "styles": len(meta.styles),
+            "text_templates": len(meta.text_templates),
+            **{name: len(values) for name, values in sorted(meta.lists.items())},
+        }
     return {
         "glyph_classes": sum(len(g) for g in vocab.GLYPHS.values()),
         "glyph_groups": len(vocab.GLYPHS),
@@ -369,7 +547,10 @@ def _vocabulary() -> dict[str, int]:
 
 def _renderer_identity(config: SynthConfig) -> dict[str, Any]:
     if config.renderer == "diffusion":
-        return {"name": "diffusion", **dict(_diffusion(config).identity)}
+        identity = {"name": "diffusion", **dict(_diffusion(config).identity)}
+        if config.recipe == "dysca":
+            identity["prompt"] = "lmmprobe.synth.dysca_pqa (Dysca's prompt templates)"
+        return identity
     return {
         "name": procedural.RENDERER,
         "version": procedural.RENDERER_VERSION,
@@ -409,7 +590,8 @@ def write_dataset(
     root.mkdir(parents=True, exist_ok=True)
     if config.renderer == "diffusion" or "adversarial" in config.scenarios:
         workers = 1  # one model on one device; extra processes would each load it
-    jobs = ((config, str(root), idx) for idx in _chunks(config.n, chunk_size))
+    total = _item_total(config)
+    jobs = ((config, str(root), idx) for idx in _chunks(total, chunk_size))
     totals: dict[str, Counter[str]] = {}
     dropped: Counter[str] = Counter()
     adversarial: dict[str, Any] | None = None
@@ -431,11 +613,11 @@ def write_dataset(
                 totals.setdefault(key, Counter()).update(counts)
             dropped.update(chunk.dropped)
             adversarial = chunk.adversarial or adversarial
-            done = min(config.n, done + chunk_size)
+            done = min(total, done + chunk_size)
             if on_progress:
-                on_progress(done, config.n)
+                on_progress(done, total)
         dysca.write("\n]\n")
-    manifest = _manifest(config, totals, dropped, samples, adversarial)
+    manifest = _manifest(config, totals, dropped, samples, adversarial, total)
     (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
@@ -457,21 +639,36 @@ def _manifest(
     dropped: Counter[str],
     samples: int,
     adversarial: dict[str, Any] | None,
+    total: int,
 ) -> dict[str, Any]:
     filters: list[dict[str, Any]] = []
     if config.clip_model:
         filters.append(
             {**dict(_clip(config).describe()), "dropped_items": dropped.get("clip_score", 0)}
         )
+    if config.ocr_check:
+        filters.append({**dict(_ocr().describe()), "dropped_items": dropped.get("ocr", 0)})
+    if config.recipe == "dysca" and config.dysca_postprocess:
+        items = _dysca_items(config)
+        filters.append(
+            {
+                "name": "dysca_postprocess",
+                "reference": "Benchmark-Dysca/Dysca@442ef7565029ca62756bea79138b63c038cfb7e4 "
+                "pqa_generate/pqa_postprocess.py",
+                "seed": config.seed,
+                "questions_drawn": sum(len(i.record["q_a"]) for i in items),
+                "questions_asked": sum(len(i.asked) for i in items),
+            }
+        )
     return {
         "format": FORMAT,
         "lmmprobe": __version__,
         "config": config.to_dict(),
         "renderer": _renderer_identity(config),
-        "vocabulary": _vocabulary(),
+        "vocabulary": _vocabulary(config),
         "files": {"samples": SAMPLES_FILE, "dysca": DYSCA_FILE, "images": "images/"},
         "counts": {
-            "items": config.n - sum(dropped.values()),
+            "items": total - sum(dropped.values()),
             "samples": samples,
             **{f"by_{k}": dict(sorted(v.items())) for k, v in sorted(totals.items())},
         },

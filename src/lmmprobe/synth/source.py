@@ -3,7 +3,8 @@
 - ``synth:DIR`` reads a folder written by ``lmmprobe synth generate`` (its ``samples.jsonl``,
   validated like any lmmprobe JSONL file).
 - ``synth[,n=52,seed=0,size=256,tasks=animal+color,scenario=clean+corruption,severity=3]``
-  generates items on the fly with the procedural renderer; images are lazy recipes drawn only
+  generates items on the fly with the procedural recipe and renderer (``recipe=procedural``;
+  ``recipe=dysca`` needs a diffusion pipeline, so it is refused with the command that makes it); images are lazy recipes drawn only
   when a model looks at them. The default of 52 items asks each of the 13 subtasks 4 times, with
   3 questions per item (multiple choice, true/false, free form).
 """
@@ -19,7 +20,7 @@ from lmmprobe.synth.metadata import SUBTASKS
 
 __all__ = ["load_synth"]
 
-_OPTIONS = ("n", "seed", "size", "tasks", "scenario", "severity")
+_OPTIONS = ("n", "seed", "size", "tasks", "scenario", "severity", "recipe")
 
 
 def _int(options: dict[str, str], name: str, default: int) -> int:
@@ -60,6 +61,16 @@ def load_synth(
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise DataError(f"synth source: unknown options {unknown} (known: {', '.join(_OPTIONS)})")
+    recipe = options.get("recipe", "procedural")
+    if recipe == "dysca":
+        # Dysca's items are drawn by a diffusion pipeline, which on-the-fly data does not run.
+        raise DataError(
+            "synth source: recipe=dysca is not made on the fly (its images come from a "
+            "diffusion pipeline): make the set with `lmmprobe synth generate --recipe dysca "
+            "--renderer diffusion --diffusion-model PATH_OR_ID --out DIR`, then use synth:DIR"
+        )
+    if recipe != "procedural":
+        raise DataError(f"synth source: unknown recipe {recipe!r} (known: procedural, dysca)")
     n = _int(options, "n", 4 * len(SUBTASKS))
     try:
         config = SynthConfig(
