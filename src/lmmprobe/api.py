@@ -17,6 +17,7 @@ from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import (
     Executor,
     ProgressSink,
+    RunAborted,
     RunOutcome,
     connect_ray_executor,
     execute_run,
@@ -189,7 +190,16 @@ def _evaluate(
         judging = None
         if spec.judge is not None:
             # The judges' calls go through the run's executor, the store and the runner's path.
-            judging = judge_run(outcome, spec.judge, store, executor=executor, progress=progress)
+            try:
+                judging = judge_run(
+                    outcome, spec.judge, store, executor=executor, progress=progress
+                )
+            except RunAborted as exc:
+                # A judge's server unreachable or its key refused: what was judged is stored,
+                # and the same command resumes (the answers come from the store).
+                exc.run_id = outcome.run_id
+                store.update_run(outcome.run_id, status=exc.status)
+                raise
         # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
         # same answers reads them back instead of loading an embedding model.
         cache = AnswerScores(store)

@@ -119,9 +119,10 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         f"{d.get('unjudged', 0)} unjudged"
     ]
     for spec, c in judge.calls.items():
+        again = " (their answers are unjudged; the same command asks again)" if c.errors else ""
         lines.append(
             f"  judge {spec}: {c.requests} requests, {c.cached} from the store, {c.called} sent, "
-            f"{c.errors} errors"
+            f"{c.errors} errors{again}"
         )
     figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))
     if figures:

@@ -21,7 +21,7 @@ FAMILY = "judges"
 @run_metric(
     "judge_score",
     summary="Mean judged figure (majority verdict or mean grade) over judged answers",
-    label="judged",
+    label="judge score",
     family=FAMILY,
     order=0,
 )

@@ -1,0 +1,40 @@
+"""One answer's judged figure from its verdicts (lmmprobe's definition, docs/definitions.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lmmprobe.metrics.judged import decided, judge_values, judged_value
+from lmmprobe.schema import Judgement
+
+
+def _j(judge: str | None, by: str, value: float | None = None, attempt: int = 0) -> Judgement:
+    return Judgement.model_validate(
+        {"judge": judge, "protocol": "p", "version": "1", "decided_by": by, "value": value,
+         "attempt": attempt}
+    )  # fmt: skip
+
+
+def test_a_rule_decides_before_any_judge() -> None:
+    assert judged_value([_j(None, "rule", 1.0), _j("a", "judge", 0.0)]) == 1.0
+
+
+def test_majority_of_verdicts_and_a_tie_decides_nothing() -> None:
+    assert (
+        judged_value([_j("a", "judge", 1.0), _j("b", "judge", 0.0), _j("c", "judge", 1.0)]) == 1.0
+    )
+    assert judged_value([_j("a", "judge", 1.0), _j("b", "judge", 0.0)]) is None
+    # An unjudged verdict is no vote.
+    assert judged_value([_j("a", "judge", 0.0), _j("b", "unjudged")]) == 0.0
+
+
+def test_grades_are_averaged_repeats_first() -> None:
+    votes = [_j("a", "judge", 0.2, 0), _j("a", "judge", 0.6, 1), _j("b", "judge", 1.0)]
+    assert judge_values(votes) == {"a": pytest.approx(0.4), "b": 1.0}
+    assert judged_value(votes) == pytest.approx(0.7)
+
+
+def test_nothing_decided_when_every_judge_failed() -> None:
+    failed = [_j("a", "unjudged"), _j("b", "unjudged")]
+    assert judged_value(failed) is None and not decided(failed)
+    assert decided([_j("a", "unjudged"), _j(None, "rule", 0.0)])
