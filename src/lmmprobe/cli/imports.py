@@ -65,6 +65,7 @@ def print_imported(run: ImportedRun, title: str, fmt: str) -> None:
         "unjoined": plan.unjoined,
     }
     if fmt == "json":
+        dumped = results.model_dump(mode="json")
         doc = {
             "reader": run.reader,
             "origin": {
@@ -75,8 +76,9 @@ def print_imported(run: ImportedRun, title: str, fmt: str) -> None:
             },
             **counts,
             "run_id": run.run_id,
-            "metrics": results.metrics,
-            "breakdown": results.breakdown,
+            "model": model,
+            "metrics": dumped["metrics"],
+            "breakdown": dumped["breakdown"],
             "problems": plan.problems,
         }
         write_document(
