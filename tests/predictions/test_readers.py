@@ -331,3 +331,14 @@ def test_a_large_file_is_read_with_flat_memory(tmp_path: Path, suffix: str) -> N
         tracemalloc.stop()
     assert count == n
     assert peak < 8 * 2**20 < size / 4
+
+
+def test_vlmevalkit_split_think_keeps_the_thinking_apart(tmp_path: Path) -> None:
+    # SPLIT_THINK: prediction holds what came after </think>, thinking what came before.
+    rows = [{"index": 1, "question": "q", "answer": "A", "prediction": "B",
+             "thinking": "A looks right... no, (A) is wrong"}]  # fmt: skip
+    table = _vlmeval_table(tmp_path / "M_D.tsv", rows)
+    preds = _read(table)
+    plan = plan_import(preds, _samples("1"), model="m")
+    (_, _, response, _) = plan.rows[0]
+    assert (response.text, response.reasoning) == ("B", "A looks right... no, (A) is wrong")
