@@ -104,10 +104,13 @@ def test_mmmu_output_folder_scores_as_a_run_of_the_same_answers(tmp_path: Path) 
     doc = _score(tmp_path, FIXTURES / "mmmu" / "llava1.5_13b", data)
     assert doc["reader"] == "mmmu" and doc["rows"] == 6 and doc["missing"] == 0
     assert _values(doc)["mmmu_accuracy"] == run["mmmu_accuracy"] == pytest.approx(3 / 6)
-    # MMMU's subjects are the default breakdown.
-    subjects = doc["breakdown"]["subject"]
+    # MMMU's subjects and disciplines (its DOMAIN_CAT2SUB_CAT) are the default breakdowns.
+    subjects = doc["breakdown"]["mmmu_subject"]
     assert subjects["Art"]["mmmu_accuracy"]["value"] == pytest.approx(1.0)
     assert subjects["Accounting"]["mmmu_accuracy"]["value"] == pytest.approx(0.0)
+    disciplines = doc["breakdown"]["discipline"]
+    assert list(disciplines) == ["Art and Design", "Business"]
+    assert disciplines["Business"]["mmmu_accuracy"]["value"] == pytest.approx(0.0)
 
 
 # --------------------------------------------------------------------------- MathVista

@@ -85,22 +85,35 @@ def print_imported(run: ImportedRun, title: str, fmt: str) -> None:
             json.dumps(json_ready(doc), ensure_ascii=False, indent=2) + "\n", json_text=True
         )
         return
+    first = [run.metric] if run.metric else []
+    order = first + [n for n in results.metrics if n not in first]
     table = Table(title=title, box=box.SIMPLE_HEAD)
     table.add_column("metric", style="bold")
     table.add_column("value [95% CI]", justify="right")
-    for name, value in results.metrics.items():
+    for name in order:
+        value = results.metrics.get(name)
         if value is not None and value.value is not None:
             table.add_row(escape(_label(name)), format_metric(value))
     console.print(table)
     for key, groups in results.breakdown.items():
-        names = [n for n, v in next(iter(groups.values()), {}).items() if v is not None]
-        names = names[:3]
+        # The official metric first, then plain accuracy: columns some group has a value for.
+        names = [
+            n
+            for n in dict.fromkeys([*first, "accuracy"])
+            if any((m.get(n) is not None and m[n].value is not None) for m in groups.values())
+        ]
         by = Table(title=f"by {escape(key)}", box=box.SIMPLE_HEAD)
         by.add_column(escape(key), style="bold", overflow="fold")
+        by.add_column("n", justify="right")
         for name in names:
             by.add_column(escape(_label(name)), justify="right")
         for label, metrics in groups.items():
-            by.add_row(escape(label), *(format_metric(metrics.get(n), ci=False) for n in names))
+            n = next((m.n for m in metrics.values() if m is not None and m.n is not None), None)
+            by.add_row(
+                escape(label),
+                "-" if n is None else str(n),
+                *(format_metric(metrics.get(name), ci=False) for name in names),
+            )
         console.print(by)
     line = (
         f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
