@@ -275,3 +275,33 @@ def test_score_of_an_unrecognised_file_says_how_to_map_it(tmp_path: Path) -> Non
     done = lmmprobe("score", odd, "--benchmark", "mmmu")
     assert done.returncode == 2
     assert "no reader recognises this layout" in done.stderr
+
+
+def test_golds_in_the_file_score_without_a_benchmark(tmp_path: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    rows = [
+        {"answer": "Cat", "gt": ["cat", "kitty"]},  # right after normalization
+        {"answer": "dog", "gt": "wolf"},
+        {"answer": "x", "gt": "x"},
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = lmmprobe("score", answers, "--field", "prediction=answer,gold=gt", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 3
+    assert _values(doc)["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_list_readers_and_a_forced_reader(tmp_path: Path) -> None:
+    listed = lmmprobe("list", "readers")
+    for name in ("lmms-eval", "vlmevalkit", "mmmu", "mathvista", "mapped"):
+        assert name in listed.stdout
+    # A MathVista file forced through the mapped reader: a top-level object read as {id: row}.
+    done = lmmprobe(
+        "score", FIXTURES / "mathvista" / "output_bard.json", "--reader", "mapped",
+        "--field", "prediction=response,gold=answer", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reader"] == "mapped"
+    unknown = lmmprobe("score", answers_missing := tmp_path / "none.json", "--reader", "mapped")
+    assert unknown.returncode == 2 and f"{answers_missing}: no such file" in unknown.stderr
