@@ -75,6 +75,26 @@ def test_lmms_eval_line_without_a_response_names_line_and_field(tmp_path: Path) 
         list(READERS.get("lmms-eval").read(log, ReadOptions()))
 
 
+def test_lmms_eval_older_layout_with_doc_and_nested_resps(tmp_path: Path) -> None:
+    # evaluator.py before save_results_samples unwrapped lists and popped doc (coded schema):
+    # resps one list per request, a numeric per-sample metric.
+    record = {
+        "doc_id": 0, "doc": {"question_id": 34602, "question": "q"}, "target": "red",
+        "arguments": [], "resps": [["<think>hm</think>Red"]], "filtered_resps": ["Red"],
+        "doc_hash": "x", "exact_match": 1.0,
+    }  # fmt: skip
+    log = tmp_path / "20240101_samples_textvqa_val.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    (row,) = _read(log)
+    assert (row.sample_id, row.prediction, row.tool_extraction, row.tool_verdict) == (
+        "34602",
+        "<think>hm</think>Red",
+        "Red",
+        1.0,
+    )
+    assert READERS.get("lmms-eval").origin(log, ReadOptions()).detail["task"] == "textvqa_val"
+
+
 # --------------------------------------------------------------------------- MathVista
 
 
