@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich import box
@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import DbOption, console, fail, write_document
+from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
 from lmmprobe.predictions.importing import ImportedRun, import_file, score_file
@@ -25,6 +26,8 @@ from lmmprobe.report import format_metric, json_ready
 from lmmprobe.store import StoreError
 
 __all__ = ["import_predictions", "parse_fields", "print_imported", "score_with_benchmark"]
+
+ImportFormat = Literal["table", "json"]
 
 
 def parse_fields(values: list[str] | None) -> dict[str, str]:
@@ -179,7 +182,12 @@ def import_predictions(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: beside the store).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="table or json.", callback=one_of("format", ImportFormat)
+        ),
+    ] = "table",
 ) -> None:
     """Store another tool's predictions as a run (no model is called), with their origin.
 
@@ -187,8 +195,6 @@ def import_predictions(
     lmmprobe run; the manifest records the tool, the file and its SHA-256, so report, compare,
     serve and elo show the run beside lmmprobe's own.
     """
-    if fmt not in ("table", "json"):
-        fail(f"--format {fmt!r}: use table or json")
     try:
         run = import_file(
             file,
