@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -18,6 +18,7 @@ from rich.table import Table
 
 from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
+from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
 from lmmprobe.predictions.importing import ImportedRun, import_file, score_file
@@ -26,6 +27,8 @@ from lmmprobe.report import format_metric, json_ready
 from lmmprobe.store import StoreError
 
 __all__ = ["import_predictions", "parse_fields", "print_imported", "score_with_benchmark"]
+
+ImportFormat = Literal["table", "json"]
 
 
 def parse_fields(values: list[str] | None) -> dict[str, str]:
@@ -71,6 +74,7 @@ def print_imported(
         "unjoined": plan.unjoined,
     }
     if fmt == "json":
+        dumped = results.model_dump(mode="json")
         doc = {
             "reader": run.reader,
             "origin": {
@@ -81,30 +85,44 @@ def print_imported(
             },
             **counts,
             "run_id": run.run_id,
-            "metrics": results.metrics,
-            "breakdown": results.breakdown,
+            "model": model,
+            "metrics": dumped["metrics"],
+            "breakdown": dumped["breakdown"],
             "problems": plan.problems,
         } | (extra or {})
         write_document(
             json.dumps(json_ready(doc), ensure_ascii=False, indent=2) + "\n", json_text=True
         )
         return
+    first = [run.metric] if run.metric else []
+    order = first + [n for n in results.metrics if n not in first]
     table = Table(title=title, box=box.SIMPLE_HEAD)
     table.add_column("metric", style="bold")
     table.add_column("value [95% CI]", justify="right")
-    for name, value in results.metrics.items():
+    for name in order:
+        value = results.metrics.get(name)
         if value is not None and value.value is not None:
             table.add_row(escape(_label(name)), format_metric(value))
     console.print(table)
     for key, groups in results.breakdown.items():
-        names = [n for n, v in next(iter(groups.values()), {}).items() if v is not None]
-        names = names[:3]
+        # The official metric first, then plain accuracy: columns some group has a value for.
+        names = [
+            n
+            for n in dict.fromkeys([*first, "accuracy"])
+            if any((m.get(n) is not None and m[n].value is not None) for m in groups.values())
+        ]
         by = Table(title=f"by {escape(key)}", box=box.SIMPLE_HEAD)
         by.add_column(escape(key), style="bold", overflow="fold")
+        by.add_column("n", justify="right")
         for name in names:
             by.add_column(escape(_label(name)), justify="right")
         for label, metrics in groups.items():
-            by.add_row(escape(label), *(format_metric(metrics.get(n), ci=False) for n in names))
+            n = next((m.n for m in metrics.values() if m is not None and m.n is not None), None)
+            by.add_row(
+                escape(label),
+                "-" if n is None else str(n),
+                *(format_metric(metrics.get(name), ci=False) for name in names),
+            )
         console.print(by)
     line = (
         f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
@@ -185,7 +203,12 @@ def import_predictions(
     out: Annotated[
         Path | None, typer.Option(help="Output folder (default: beside the store).")
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", "-f", help="table or json.", callback=one_of("format", ImportFormat)
+        ),
+    ] = "table",
 ) -> None:
     """Store another tool's predictions as a run (no model is called), with their origin.
 
@@ -193,8 +216,6 @@ def import_predictions(
     lmmprobe run; the manifest records the tool, the file and its SHA-256, so report, compare,
     serve and elo show the run beside lmmprobe's own.
     """
-    if fmt not in ("table", "json"):
-        fail(f"--format {fmt!r}: use table or json")
     try:
         run = import_file(
             file,

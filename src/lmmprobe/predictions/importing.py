@@ -19,6 +19,7 @@ from typing import Any
 from lmmprobe.data import data_fingerprint
 from lmmprobe.data.base import LoadResult
 from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.metrics import compute_metrics
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.predictions.imported import Origin, ReadOptions
 from lmmprobe.predictions.scoring import (
@@ -39,11 +40,54 @@ from lmmprobe.store.answer_scores import AnswerScores
 __all__ = ["DEFAULT_BREAKDOWNS", "ImportedRun", "import_file", "read_file", "score_file"]
 
 DEFAULT_BREAKDOWNS: Mapping[str, tuple[str, ...]] = {
-    "mmmu": ("subject",),
+    # MMMU's subjects and disciplines come from `mmmu_groups` (its ids name the subject).
+    "mmmu": (),
     "mathvista": ("task", "category"),
     "mmbench": ("category",),
 }
 """The breakdowns `score` and `import` give by default, per benchmark (``--by`` replaces)."""
+
+
+MMMU_DISCIPLINES: Mapping[str, tuple[str, ...]] = {
+    "Art and Design": ("Art", "Art_Theory", "Design", "Music"),
+    "Business": ("Accounting", "Economics", "Finance", "Manage", "Marketing"),
+    "Science": ("Biology", "Chemistry", "Geography", "Math", "Physics"),
+    "Health and Medicine": ("Basic_Medical_Science", "Clinical_Medicine",
+                            "Diagnostics_and_Laboratory_Medicine", "Pharmacy", "Public_Health"),
+    "Humanities and Social Science": ("History", "Literature", "Sociology", "Psychology"),
+    "Tech and Engineering": ("Agriculture", "Architecture_and_Engineering", "Computer_Science",
+                             "Electronics", "Energy_and_Power", "Materials",
+                             "Mechanical_Engineering"),
+}  # fmt: skip
+"""MMMU's disciplines and their subjects, in its order (MMMU-Benchmark/MMMU @ bb0b95a,
+``mmmu/utils/data_utils.py`` ``DOMAIN_CAT2SUB_CAT``, as ``main_eval_only.py`` prints them)."""
+
+
+def _mmmu_subject(sample_id: str) -> str:
+    """``validation_Art_Theory_12`` → ``Art_Theory`` (the id names split, subject, number)."""
+    bare = sample_id.rsplit("/", 1)[-1]
+    return bare.split("_", 1)[-1].rsplit("_", 1)[0]
+
+
+def mmmu_groups(scores: Sequence[Score], spec: RunSpec) -> dict[str, dict[str, Any]]:
+    """MMMU's breakdowns: metrics per subject (``mmmu_subject``) and per ``discipline``.
+
+    Each group's figures are the run metrics over its rows: a discipline's accuracy is the
+    item-level mean over its subjects, which is what ``calculate_ins_level_acc`` gives.
+    """
+    by_subject: dict[str, list[Score]] = {}
+    for s in scores:
+        by_subject.setdefault(_mmmu_subject(s.sample_id), []).append(s)
+    subjects: dict[str, Any] = {}
+    disciplines: dict[str, Any] = {}
+    for discipline, names in MMMU_DISCIPLINES.items():
+        rows = [s for n in names for s in by_subject.get(n, [])]
+        if rows:
+            disciplines[discipline] = compute_metrics(rows, spec, group=f"discipline={discipline}")
+        for n in names:
+            if n in by_subject:
+                subjects[n] = compute_metrics(by_subject[n], spec, group=f"mmmu_subject={n}")
+    return {"mmmu_subject": subjects, "discipline": disciplines}
 
 
 @dataclass
@@ -57,6 +101,8 @@ class ImportedRun:
     results: Results
     run_id: str | None = None
     out_dir: Path | None = None
+    metric: str | None = None
+    """The benchmark's official metric (``RUN_METRICS`` name), shown first."""
 
 
 def _benchmark_name(spec: str | None) -> str | None:
@@ -99,6 +145,21 @@ def read_file(
     scores = score_plan(plan, model, origin=origin, judge_protocol=protocol)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     return name, origin, plan, scores, spec
+
+
+def _official(benchmark: str | None) -> str | None:
+    name = _benchmark_name(benchmark)
+    return BENCHMARKS.get(name).metric if name is not None else None
+
+
+def _with_groups(
+    results: Results, benchmark: str | None, scores: list[Score], spec: RunSpec
+) -> Results:
+    """`results` with the benchmark's own breakdowns added (MMMU's subjects and disciplines)."""
+    if _benchmark_name(benchmark) == "mmmu" and not spec.by:
+        for model in results.models.values():
+            model.breakdown.update(mmmu_groups(scores, spec))
+    return results
 
 
 def _outcome(
@@ -174,8 +235,8 @@ def score_file(
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
     manifest = _manifest(spec, model, origin, name, plan)
     outcome = _outcome("(not stored)", spec, Path("(none)"), Path("(none)"), plan, scores, manifest)
-    results = build_results(outcome)
-    return ImportedRun(name, origin, plan, scores, results)
+    results = _with_groups(build_results(outcome), benchmark, scores, spec)
+    return ImportedRun(name, origin, plan, scores, results, metric=_official(benchmark))
 
 
 def import_file(
@@ -217,7 +278,9 @@ def import_file(
         store.put_scores(run_id, scores)
         outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
-            results = build_results(outcome)
+            results = _with_groups(build_results(outcome), benchmark, scores, spec)
         store.update_run(run_id, status=outcome.status, results=results.model_dump(mode="json"))
         write_results(results, out_dir)
-    return ImportedRun(name, origin, plan, scores, results, run_id, out_dir)
+    return ImportedRun(
+        name, origin, plan, scores, results, run_id, out_dir, metric=_official(benchmark)
+    )

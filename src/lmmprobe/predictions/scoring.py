@@ -208,7 +208,12 @@ def plan_import(
         seen[sample.id] = pred.row
         ask = formulator.ask(sample, 0)
         ask.key = ask_key(ident, ask)
-        plan.rows.append((sample, ask, Response(key=ask.key, text=pred.prediction), pred))
+        # A tool that split the thinking off (VLMEvalKit's SPLIT_THINK) keeps it apart: stored
+        # and shown as the response's reasoning, never read for the answer.
+        thinking = pred.fields.get("thinking")
+        reasoning = thinking if isinstance(thinking, str) and thinking else None
+        response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
+        plan.rows.append((sample, ask, response, pred))
     if not plan.rows:
         raise DataError(
             f"{where}: no prediction joined to {source}"

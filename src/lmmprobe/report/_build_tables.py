@@ -55,7 +55,7 @@ from lmmprobe.report.rows import (
     SubtaskCell,
     TTestRow,
 )
-from lmmprobe.report.settings import run_setting
+from lmmprobe.report.settings import origin_setting, run_setting
 from lmmprobe.schema import Score
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def _run_rows(data: ReportData) -> list[RunRow]:
                 lmmprobe=man.lmmprobe if man else None,
                 git_commit=man.git_commit if man else None,
                 samples=man.data.samples if man else None,
-                setting=[w for w in run_setting(run.spec) if w != "blind"],
+                setting=origin_setting(man) + [w for w in run_setting(run.spec) if w != "blind"],
                 judged_by=_judged_by(man),
             )
         )

@@ -108,7 +108,14 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                 _cell(r.run_id),
                 _cell(r.status),
                 f"`{_cell(r.data)}`",
-                "blind" if r.blind else "with images",
+                # An imported run says where its answers came from (its other settings stay
+                # in the HTML report).
+                _cell(
+                    "; ".join(
+                        ["blind" if r.blind else "with images"]
+                        + [w for w in r.setting if w.startswith("imported from")]
+                    )
+                ),
                 _cell(", ".join(r.models)),
             ]
             for r in t.runs

@@ -390,7 +390,14 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],
         "prev_id": prev_id,
         "next_id": next_id,
+        "origin": _origin(docs["manifest"]),
     }
+
+
+def _origin(manifest: Any) -> dict[str, Any] | None:
+    """The ``origin`` an imported run's manifest records (tool, file, hash), else None."""
+    origin = manifest.get("origin") if isinstance(manifest, dict) else None
+    return origin if isinstance(origin, dict) else None
 
 
 @router.get(

@@ -1,0 +1,307 @@
+"""``lmmprobe score FILE --benchmark`` and ``lmmprobe import`` through the console script.
+
+For each benchmark family (choice: MMBench's CircularEval from a VLMEvalKit table; MMMU from
+MMMU's own output folder; MathVista from its output JSON; open VQA from a mapped JSONL), the
+figures of the file equal those of a lmmprobe run whose model gave the same answers (a scripted
+model replying by the ``#tag`` each question holds), on the same local benchmark copy built in
+the benchmark's published schema.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from datasets import Dataset, Features, Image, Value
+from datasets import Sequence as Seq
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    scripted_model,
+    tiny_png,
+    write_hub_snapshot,
+)
+from tests.data.benchmarks.test_standard_choice import MATHVISTA_META, MATHVISTA_META_ROW
+
+from lmmprobe.api import evaluate
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SCRIPT = scripted_model("i27-scripted")
+IMG = Image()
+STR = Value("string")
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+
+def _img(i: int) -> dict[str, Any]:
+    return {"bytes": tiny_png((10 * i % 255, 80, 160)), "path": f"{i}.png"}
+
+
+def _run_metrics(tmp_path: Path, data: str, replies: dict[str, str]) -> dict[str, Any]:
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update(replies)
+    ev = evaluate(
+        models=[SCRIPT.name], data=data, db=str(tmp_path / "run.db"),
+        out=str(tmp_path / "run-out"), bootstrap=0,
+    )  # fmt: skip
+    return {k: v.value for k, v in ev.results.models[SCRIPT.name].metrics.items()}
+
+
+def _score(tmp_path: Path, file: Path, data: str, *more: str) -> dict[str, Any]:
+    done = lmmprobe(
+        "score", file, "--benchmark", data, "--format", "json", *more,
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def _values(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v or {}).get("value") for k, v in doc["metrics"].items()}
+
+
+# --------------------------------------------------------------------------- MMMU
+
+
+def _mmmu_copy(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """An MMMU validation copy holding the fixture's items, and the fixture's responses by tag."""
+    records = [
+        r
+        for subject in sorted((FIXTURES / "mmmu" / "llava1.5_13b").iterdir())
+        for r in json.loads((subject / "output.json").read_text())
+    ]
+    n = len(records)
+    tags = [r["id"].removeprefix("validation_") for r in records]
+    rows: dict[str, list[Any]] = {
+        "id": [r["id"] for r in records],
+        "question": [f"<image 1> Which one? #{t}" for t in tags],
+        "options": [str(list(r["index2ans"].values())) for r in records],
+        "explanation": [""] * n,
+        "image_1": [_img(i) for i in range(n)],
+        **{f"image_{k}": [None] * n for k in range(2, 8)},
+        "img_type": ["['Photos']"] * n,
+        "answer": [r["answer"] for r in records],
+        "topic_difficulty": ["Easy"] * n,
+        "question_type": [r["question_type"] for r in records],
+        "subfield": ["x"] * n,
+    }
+    feats = Features({k: (IMG if k.startswith("image_") else STR) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "mmmu", {"validation": Dataset.from_dict(rows, features=feats)}
+    )
+    return folder, {t: r["response"] for t, r in zip(tags, records, strict=True)}
+
+
+def test_mmmu_output_folder_scores_as_a_run_of_the_same_answers(tmp_path: Path) -> None:
+    folder, replies = _mmmu_copy(tmp_path)
+    data = f"mmmu,path={folder}"
+    run = _run_metrics(tmp_path, data, replies)
+    doc = _score(tmp_path, FIXTURES / "mmmu" / "llava1.5_13b", data)
+    assert doc["reader"] == "mmmu" and doc["rows"] == 6 and doc["missing"] == 0
+    assert _values(doc)["mmmu_accuracy"] == run["mmmu_accuracy"] == pytest.approx(3 / 6)
+    # MMMU's subjects and disciplines (its DOMAIN_CAT2SUB_CAT) are the default breakdowns.
+    subjects = doc["breakdown"]["mmmu_subject"]
+    assert subjects["Art"]["mmmu_accuracy"]["value"] == pytest.approx(1.0)
+    assert subjects["Accounting"]["mmmu_accuracy"]["value"] == pytest.approx(0.0)
+    disciplines = doc["breakdown"]["discipline"]
+    assert list(disciplines) == ["Art and Design", "Business"]
+    assert disciplines["Business"]["mmmu_accuracy"]["value"] == pytest.approx(0.0)
+
+
+# --------------------------------------------------------------------------- MathVista
+
+
+def _mathvista_copy(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    records = list(json.loads((FIXTURES / "mathvista" / "output_bard.json").read_text()).values())
+    n = len(records)
+    rows = {
+        "pid": [r["pid"] for r in records],
+        "question": [r["question"] for r in records],
+        "image": [r["image"] for r in records],
+        "decoded_image": [_img(i) for i in range(n)],
+        "choices": [r["choices"] for r in records],
+        "unit": [r["unit"] for r in records],
+        "precision": [None if r["precision"] is None else float(r["precision"]) for r in records],
+        "answer": [r["answer"] for r in records],
+        "question_type": [r["question_type"] for r in records],
+        "answer_type": [r["answer_type"] for r in records],
+        "metadata": [MATHVISTA_META_ROW] * n,
+        # The tag first: the scripted model answers by the first #tag of its prompt.
+        "query": [f"#p{r['pid']} {r['query']}" for r in records],
+    }
+    feats = Features({
+        "pid": STR, "question": STR, "image": STR, "decoded_image": IMG,
+        "choices": Seq(STR), "unit": STR, "precision": Value("float64"), "answer": STR,
+        "question_type": STR, "answer_type": STR, "metadata": MATHVISTA_META, "query": STR,
+    })  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "mathvista", {"testmini": Dataset.from_dict(rows, features=feats)}
+    )
+    return folder, {f"p{r['pid']}": r["response"] for r in records}
+
+
+def test_mathvista_output_scores_as_a_run_and_keeps_the_gpt_extraction(tmp_path: Path) -> None:
+    folder, replies = _mathvista_copy(tmp_path)
+    data = f"mathvista,path={folder}"
+    run = _run_metrics(tmp_path, data, replies)
+    doc = _score(tmp_path, FIXTURES / "mathvista" / "output_bard.json", data)
+    assert doc["reader"] == "mathvista" and doc["rows"] == 6
+    assert _values(doc)["mathvista_accuracy"] == run["mathvista_accuracy"]
+    assert run["mathvista_accuracy"] is not None
+
+
+# --------------------------------------------------------------------------- MMBench (choice)
+
+MMB_ROWS = {
+    "index": ["1", "1000001", "2", "1000002"],
+    "question": ["What colour? #a", "What colour? #b", "Which shape? #c", "Which shape? #d"],
+    "hint": ["A hint.", "A hint.", "nan", "nan"],
+    "answer": ["A", "B", "B", "A"],
+    "A": ["red", "blue", "round", "square"],
+    "B": ["blue", "red", "square", "round"],
+    "C": [None] * 4, "D": [None] * 4,
+    "category": ["color", "color", "shape", "shape"],
+    "image": [_img(i) for i in range(4)],
+    "source": ["s"] * 4, "L2-category": ["perception"] * 4, "comment": [None] * 4,
+    "split": ["dev"] * 4,
+}  # fmt: skip
+
+
+def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(tmp_path: Path) -> None:
+    feats = Features({k: STR for k in MMB_ROWS if k != "image"} | {"image": IMG})
+    folder = write_hub_snapshot(
+        tmp_path / "mmb", {"dev": Dataset.from_dict(MMB_ROWS, features=feats)}, config="en"
+    )
+    replies = {"a": "A", "b": "B", "c": "B", "d": "The answer is B"}
+    run = _run_metrics(tmp_path, f"mmbench,path={folder}", replies)
+    table = pd.DataFrame(
+        {
+            "index": [int(i) for i in MMB_ROWS["index"]],
+            "question": MMB_ROWS["question"],
+            "A": MMB_ROWS["A"], "B": MMB_ROWS["B"], "answer": MMB_ROWS["answer"],
+            "category": MMB_ROWS["category"], "l2-category": MMB_ROWS["L2-category"],
+            "prediction": [replies[t] for t in "abcd"],
+        }
+    )  # fmt: skip
+    path = tmp_path / "LLaVA_MMBench_DEV_EN.tsv"
+    table.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
+    doc = _score(tmp_path, path, f"mmbench,path={folder}")
+    assert doc["reader"] == "vlmevalkit"
+    got = _values(doc)
+    assert got["mmbench_circular"] == run["mmbench_circular"] == pytest.approx(0.5)
+    assert got["accuracy"] == run["accuracy"]
+
+
+# --------------------------------------------------------------------------- open VQA
+
+TEXTVQA = {
+    "image_id": STR, "question_id": Value("int32"), "question": STR,
+    "question_tokens": Seq(STR), "image": IMG, "image_width": Value("int32"),
+    "image_height": Value("int32"), "flickr_original_url": STR, "flickr_300k_url": STR,
+    "answers": Seq(STR), "image_classes": Seq(STR), "set_name": STR, "ocr_tokens": Seq(STR),
+}  # fmt: skip
+
+
+def test_mapped_jsonl_scores_textvqa_as_a_run(tmp_path: Path) -> None:
+    n = 3
+    rows = {
+        "image_id": ["a1", "a2", "a3"], "question_id": [34602, 34603, 34604],
+        "question": ["what colour is the sign? #a", "what colour is the car? #b",
+                     "what is written? #c"],
+        "question_tokens": [["what"]] * n, "image": [_img(i) for i in range(n)],
+        "image_width": [8] * n, "image_height": [8] * n, "flickr_original_url": ["u"] * n,
+        "flickr_300k_url": ["u"] * n,
+        "answers": [["Red"] * 10, ["blue"] * 2 + ["navy"] * 8, ["yellow"] * 10],
+        "image_classes": [["sign"]] * n, "set_name": ["val"] * n, "ocr_tokens": [["stop"]] * n,
+    }  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "textvqa", {"validation": Dataset.from_dict(rows, features=Features(TEXTVQA))}
+    )
+    replies = {"a": "red", "b": "Blue.", "c": "stop"}
+    data = f"textvqa,path={folder}"
+    run = _run_metrics(tmp_path, data, replies)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"question_id": qid, "answer": replies[t]}) + "\n"
+            for qid, t in zip((34602, 34603, 34604), "abc", strict=True)
+        )
+    )
+    doc = _score(tmp_path, answers, data, "--field", "id=question_id,prediction=answer")
+    assert doc["reader"] == "mapped"
+    assert _values(doc)["vqa_accuracy_evalai"] == run["vqa_accuracy_evalai"]
+    assert run["vqa_accuracy_evalai"] == pytest.approx((1 + 0.6 + 0) / 3)
+
+
+# --------------------------------------------------------------------------- import
+
+
+def test_import_stores_a_run_that_runs_and_report_show_with_its_origin(tmp_path: Path) -> None:
+    folder, _ = _mmmu_copy(tmp_path)
+    db = tmp_path / "store.db"
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cli-datasets-cache")}
+    source = FIXTURES / "mmmu" / "llava1.5_13b"
+    done = lmmprobe(
+        "import", source, "--benchmark", f"mmmu,path={folder}", "--model", "llava-1.5-13b",
+        "--db", db, "--format", "json", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = json.loads(done.stdout)
+    assert imported["origin"]["tool"] == "mmmu"
+    run_id = imported["run_id"]
+    listed = lmmprobe("runs", "--db", db, "--format", "json", **env)
+    (row,) = json.loads(listed.stdout)
+    assert row["id"] == run_id and row["models"] == ["llava-1.5-13b"]
+    assert row["origin"]["sha256"] == imported["origin"]["sha256"]
+    assert row["setting"][0].startswith("imported from mmmu (sha256 ")
+    results = json.loads((tmp_path / run_id / "results.json").read_text())
+    assert results["manifest"]["origin"]["path"] == str(source)
+    assert results["models"]["llava-1.5-13b"]["metrics"]["mmmu_accuracy"]["value"] == pytest.approx(
+        0.5
+    )
+    md = lmmprobe("report", run_id, "--db", db, "--format", "md", **env)
+    assert md.returncode == 0, md.stderr
+    assert "imported from mmmu" in md.stdout
+
+
+def test_score_of_an_unrecognised_file_says_how_to_map_it(tmp_path: Path) -> None:
+    odd = tmp_path / "x.txt"
+    odd.write_text("hello")
+    done = lmmprobe("score", odd, "--benchmark", "mmmu")
+    assert done.returncode == 2
+    assert "no reader recognises this layout" in done.stderr
+
+
+def test_golds_in_the_file_score_without_a_benchmark(tmp_path: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    rows = [
+        {"answer": "Cat", "gt": ["cat", "kitty"]},  # right after normalization
+        {"answer": "dog", "gt": "wolf"},
+        {"answer": "x", "gt": "x"},
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = lmmprobe("score", answers, "--field", "prediction=answer,gold=gt", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 3
+    assert _values(doc)["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_list_readers_and_a_forced_reader(tmp_path: Path) -> None:
+    listed = lmmprobe("list", "readers")
+    for name in ("lmms-eval", "vlmevalkit", "mmmu", "mathvista", "mapped"):
+        assert name in listed.stdout
+    # A MathVista file forced through the mapped reader: a top-level object read as {id: row}.
+    done = lmmprobe(
+        "score", FIXTURES / "mathvista" / "output_bard.json", "--reader", "mapped",
+        "--field", "prediction=response,gold=answer", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["reader"] == "mapped"
+    unknown = lmmprobe("score", answers_missing := tmp_path / "none.json", "--reader", "mapped")
+    assert unknown.returncode == 2 and f"{answers_missing}: no such file" in unknown.stderr
