@@ -20,12 +20,13 @@ from datasets import Dataset, Features, Image, Value
 from datasets import Sequence as Seq
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    MATHVISTA_META,
+    MATHVISTA_META_ROW,
     own_datasets_cache,
     scripted_model,
     tiny_png,
     write_hub_snapshot,
 )
-from tests.data.benchmarks.test_standard_choice import MATHVISTA_META, MATHVISTA_META_ROW
 
 from lmmprobe.api import evaluate
 

@@ -21,6 +21,8 @@ from urllib.parse import parse_qs
 
 import datasets
 import pytest
+from datasets import Sequence as _Seq
+from datasets import Value as _Value
 from PIL import Image
 from tests.hub_server import Answer, LoopbackHub
 
@@ -257,3 +259,18 @@ def own_datasets_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`datasets` caches a local folder by its name and config, not by its files: two fixtures
     in folders of the same name would share one cache entry. Each test gets its own cache."""
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "datasets-cache")
+
+
+# MathVista's `metadata` struct, its features and one row: shared by the benchmark's tests and the
+# prediction readers' (a test module imported by another would register its scripted model twice).
+MATHVISTA_META = {
+    "category": _Value("string"), "context": _Value("string"), "grade": _Value("string"),
+    "img_height": _Value("int64"), "img_width": _Value("int64"), "language": _Value("string"),
+    "skills": _Seq(_Value("string")), "source": _Value("string"), "split": _Value("string"),
+    "task": _Value("string"),
+}  # fmt: skip
+MATHVISTA_META_ROW = {
+    "category": "math-targeted-vqa", "context": "bar chart", "grade": "high school",
+    "img_height": 8, "img_width": 8, "language": "english", "skills": ["arithmetic"],
+    "source": "x", "split": "testmini", "task": "figure question answering",
+}  # fmt: skip

@@ -15,7 +15,13 @@ from typing import Any
 import pytest
 from datasets import Dataset, Features, Image, Value
 from datasets import Sequence as Seq
-from tests.data.benchmarks.conftest import scripted_model, tiny_png, write_hub_snapshot
+from tests.data.benchmarks.conftest import (
+    MATHVISTA_META,
+    MATHVISTA_META_ROW,
+    scripted_model,
+    tiny_png,
+    write_hub_snapshot,
+)
 
 from lmmprobe.api import evaluate
 from lmmprobe.data.base import DataError, load_source
@@ -543,19 +549,6 @@ def test_hallusionbench_only_stated_uncertainty_is_unclear(tmp_path: Path) -> No
 
 
 # --------------------------------------------------------------------------- MathVista
-
-
-MATHVISTA_META = {
-    "category": Value("string"), "context": Value("string"), "grade": Value("string"),
-    "img_height": Value("int64"), "img_width": Value("int64"), "language": Value("string"),
-    "skills": Seq(Value("string")), "source": Value("string"), "split": Value("string"),
-    "task": Value("string"),
-}  # fmt: skip
-MATHVISTA_META_ROW = {
-    "category": "math-targeted-vqa", "context": "bar chart", "grade": "high school",
-    "img_height": 8, "img_width": 8, "language": "english", "skills": ["arithmetic"],
-    "source": "x", "split": "testmini", "task": "figure question answering",
-}  # fmt: skip
 
 
 def test_mathvista_rule_based_reading(tmp_path: Path) -> None:
