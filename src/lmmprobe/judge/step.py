@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS
 from lmmprobe.judge.agreement_figures import agreement_figures
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgeProtocol, Reading
@@ -126,14 +127,19 @@ def _configured(name: str, config: JudgeConfig) -> JudgeProtocol:
     return protocol
 
 
-def check_config(config: JudgeConfig) -> None:
+def check_config(config: JudgeConfig, data: str | None = None) -> None:
     """Check what can be checked before a run: the protocol's name, the template, the mode.
+
+    With `data` (the run's data spec) naming a benchmark and no ``--judge-protocol``, the
+    mode is checked against the benchmark's official protocol too, so ``--judge-when miss``
+    on MM-Vet (graded by its judge only) fails here, before any model is asked.
 
     Raises:
         RegistryError: The protocol is not registered.
         TemplateError: The ``--judge-prompt`` template is unusable (the message names the
             file and the placeholder).
-        ValueError: ``config.when`` is a mode the named protocol does not allow.
+        ValueError: ``config.when`` is a mode the named protocol, or the official protocol
+            of the benchmark `data` names, does not allow.
 
     """
     if config.prompt is not None:
@@ -145,6 +151,38 @@ def check_config(config: JudgeConfig) -> None:
                 f"--judge-when {config.when}: protocol {protocol.name} allows only "
                 + " or ".join(protocol.when)
             )
+        return
+    benchmark = _benchmark_of(data) if data is not None else None
+    if benchmark is not None:
+        _check_official_when(config, benchmark)
+
+
+def _benchmark_of(data: str) -> str | None:
+    """The benchmark a data spec names (``mmvet``, ``mmvet,path=...``), or None."""
+    try:
+        name, _, _ = parse_source_spec(data)
+    except ValueError:
+        return None  # not a spec this can read; loading the data says why
+    return name if name in BENCHMARKS else None
+
+
+def _check_official_when(config: JudgeConfig, benchmark: str) -> None:
+    """Refuse a ``--judge-when`` the benchmark's official judge protocol does not allow.
+
+    Raises:
+        ValueError: It does not (one line: benchmark, protocol, the modes it allows).
+
+    """
+    name = BENCHMARKS.get(benchmark).judge
+    if name is None or config.when is None:
+        return
+    protocol = _configured(name, config)
+    if config.when not in protocol.when:
+        raise ValueError(
+            f"--judge-when {config.when}: benchmark {benchmark} is judged by its official "
+            f"protocol {protocol.name}, which allows only --judge-when "
+            + " or ".join(protocol.when)
+        )
 
 
 def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[str, JudgeProtocol]:
@@ -157,7 +195,8 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
     Raises:
         RegistryError: A protocol is not registered.
         TemplateError: ``config.prompt`` cannot be used.
-        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row.
+        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row, or
+            ``config.when`` is a mode a benchmark row's official protocol does not allow.
 
     """
     cache: dict[str, JudgeProtocol] = {}
@@ -173,6 +212,8 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
         if name is None and sample.benchmark is not None:
             with contextlib.suppress(RegistryError):
                 name = BENCHMARKS.get(sample.benchmark.name).judge
+            if name is not None:
+                _check_official_when(config, sample.benchmark.name)
         if name is None:
             name = DEFAULT_CHOICE if sample.is_choice else DEFAULT_OPEN
         out[sample.id] = get(name)
@@ -367,8 +408,9 @@ def _judge_model(
         if not _applies(protocol, item):
             continue
         stats.protocols[protocol.name] = protocol.version
-        # --judge-when applies where the protocol allows it; a protocol chosen by default
-        # that allows one mode only (no rules: always) keeps it (a named one was checked).
+        # --judge-when applies where the protocol allows it; lmmprobe's own default protocol
+        # for open rows (always) keeps its mode. A named protocol and a benchmark's official
+        # one were checked before (`check_config`, `resolve_protocols`).
         when = config.when if config.when in protocol.when else protocol.when[0]
         rule = protocol.rule(item)
         if rule is not None:
