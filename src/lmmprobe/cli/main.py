@@ -419,6 +419,7 @@ def _price_table(path: Path | None) -> dict[str, Any]:
 
 def _dry_run(spec: RunSpec) -> None:
     """Print what `spec` would send per model, and exit without sending anything."""
+    from lmmprobe.judge.dry_run import plan_judges
     from lmmprobe.run.dry_run import plan_run
 
     try:
@@ -445,6 +446,27 @@ def _dry_run(spec: RunSpec) -> None:
             )
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     total = sum(p.to_send for p in planned)
+    try:
+        judges = plan_judges(spec)
+    except (RegistryError, DataError, ValueError) as exc:
+        _fail(exc)
+    for j in judges:
+        line = f"judge {j.judge} on {j.model}: at most {j.calls} call(s)"
+        if j.rules_first:
+            line += " (rules first: only the answers the rules cannot read are sent"
+            line += "; how many is known once the answers are)"
+        bound = j.completion_cost_bound
+        if bound is not None:
+            line += f"; its completions cost at most ${bound:.4f}"
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if judges:
+        calls = sum(j.calls for j in judges)
+        console.print(
+            f"judges: at most {calls} call(s); stored judge replies are not sent again",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     console.print(
         f"dry run: {total} request(s) would be sent; nothing was sent and no run was recorded",
         highlight=False,

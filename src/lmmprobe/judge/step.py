@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.registry import RegistryError
 from lmmprobe.run import (
+    CostMeter,
     Executor,
     LocalExecutor,
     ModelOutcome,
@@ -54,6 +55,7 @@ from lmmprobe.schema import (
     JudgeConfig,
     Judgement,
     Message,
+    Price,
     Request,
     Response,
     Sample,
@@ -87,6 +89,13 @@ class JudgeModelStats:
     """Judge spec → its requests (cached, called, errors, tokens)."""
     agreement: dict[str, Any] = field(default_factory=dict)
     """Agreement figures between judges and with the rules (`agreement_figures`)."""
+    cost: dict[str, float] = field(default_factory=dict)
+    """Judge spec → dollars its responses about this model's answers cost at its price (each
+    response once, those from the store too, as the model's ``cost`` metric counts); priced
+    judges only."""
+    budget: int = 0
+    """Judge requests left unsent because ``max_cost`` was reached (stored as ``budget``
+    errors: their answers are unjudged and a re-run asks them)."""
 
 
 @dataclass
@@ -341,6 +350,8 @@ def judge_run(
     """
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
+    # The run's own meter: judge calls count against the same --max-cost as the answers.
+    meter = outcome.meter
     samples = {s.id: s for s in outcome.load.samples}
     protocols = resolve_protocols(config, outcome.load.samples)
     judges = _load_judges(config.judges)
@@ -360,12 +371,20 @@ def judge_run(
                 executor,
                 progress,
                 outcome.spec.no_cache,
+                _Spending(meter, outcome.spec.prices),
             )
             rows = [(s.sample_id, s.repeat, j) for s in mo.scores for j in s.judgements]
             store.put_judgements(outcome.run_id, mo.spec, rows)
     finally:
         for server in servers:
             server.stop()
+        if meter is not None:
+            outcome.spent = meter.spent
+    if any(stats.budget for stats in result.models.values()):
+        # The money ran out while judging: the run stops as when it runs out on the answers,
+        # and the same command asks the unsent judge requests (stored as budget errors).
+        outcome.status = "stopped_budget"
+        store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in protocols.values()}
     result.manifest = {
         "judges": {s: m.identity.model_dump(mode="json") for s, m in judges.items()},
@@ -383,6 +402,14 @@ def judge_run(
     return result
 
 
+@dataclass(frozen=True)
+class _Spending:
+    """The run's meter and its prices by spec (a judge's included)."""
+
+    meter: CostMeter | None
+    prices: Mapping[str, Price]
+
+
 def _judge_model(
     mo: ModelOutcome,
     samples: dict[str, Sample],
@@ -393,6 +420,7 @@ def _judge_model(
     executor: Executor,
     progress: ProgressSink,
     no_cache: bool,
+    spending: _Spending,
 ) -> JudgeModelStats:
     stats = JudgeModelStats()
     answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
@@ -436,9 +464,16 @@ def _judge_model(
             executor=executor,
             progress=progress,
             outcome=calls,
+            meter=spending.meter,
             no_cache=no_cache,
         )
         stats.calls[judge] = calls
+        price = spending.prices.get(judge)
+        if price is not None:
+            stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
+        stats.budget += sum(
+            1 for r in responses.values() if r.error is not None and r.error.type == "budget"
+        )
         for a, r in mine:
             a.score.judgements.append(_verdict(judge, a, r, responses.get(r.key)))
     for score in mo.scores:
