@@ -67,6 +67,11 @@ def test_a_priced_judge_is_counted_apart_from_the_model(tmp_path: Path) -> None:
     md = (tmp_path / "o" / "results.md").read_text()
     assert "Judge cost (apart from the models' own `cost`)" in md
     assert f"judged by `{judge_b}`: $8.0000" in md
+    # The HTML report names the judges' cost beside the run, apart from the models'.
+    html = tmp_path / "report.html"
+    report = _run("report", "latest", "--db", tmp_path / "db", "--out", html)
+    assert report.returncode == 0, report.stderr
+    assert "cost $12.0000, apart from the models" in html.read_text()
 
 
 def test_max_cost_needs_a_price_for_every_judge(tmp_path: Path) -> None:
