@@ -126,16 +126,42 @@ def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path
     assert model["judge"]["calls"][judge]["cost"] == pytest.approx(n)
 
 
-def test_dry_run_bounds_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None:
+def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None:
     data, _ = _rows(tmp_path / "rows.jsonl", 5)
-    with FakeOpenAIServer() as server:
+    db = tmp_path / "db"
+    # Two answers the rules read, three they cannot.
+    answers = [(f"Which animal is item{i}?", "(A)" if i < 2 else f"unsure {i}") for i in range(5)]
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
         url = server.base_url
-        judge = f"openai:judge@{url},price=0:1000"
-        proc = _run("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q",
-                    "--db", tmp_path / "db", "--judge", judge, "--dry-run")  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-        assert server.requests_total == 0
-    out = " ".join(proc.stdout.split())
-    assert f"judge {judge} on openai:fake-vlm@{url}: at most 5 call(s) (rules first" in out
-    assert "judges: at most 5 call(s)" in out
-    assert "nothing was sent and no run was recorded" in out
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url},price=0:1000"
+        base = ("run", "-m", model, "--data", data, "-q", "--db", db)
+
+        def dry() -> str:
+            server.reset_stats()
+            proc = _run(*base, "--judge", judge, "--dry-run")
+            assert proc.returncode == 0, proc.stderr
+            assert server.requests_total == 0
+            return " ".join(proc.stdout.split())
+
+        # Nothing answered yet: a bound, rules first.
+        out = dry()
+        assert (
+            f"judge {judge} on {model}: at most 5 call(s); 5 not answered yet (rules first" in out
+        )
+        assert "judges: at most 5 call(s)" in out
+        assert "nothing was sent and no run was recorded" in out
+        # The answers stored: read as the judging step reads them, the rules' misses exactly.
+        assert _run(*base, "--out", tmp_path / "o1").returncode == 0
+        out = dry()
+        assert (
+            f"on {model}: 3 call(s); 5 answer(s) read from the store (rules applied, 0 judge" in out
+        )
+        assert "judges: 3 call(s)" in out
+        assert "its completions cost at most" in out
+        # Judged once: the judge's replies are stored, nothing would be sent.
+        judged = _run(*base, "--judge", judge, "--out", tmp_path / "o2")
+        assert judged.returncode == 0, judged.stderr
+        out = dry()
+        assert (
+            f"on {model}: 0 call(s); 5 answer(s) read from the store (rules applied, 3 judge" in out
+        )
