@@ -169,7 +169,8 @@ def evaluate(
     claim = _claim(Path(spec.out)) if spec.out else contextlib.nullcontext()
     own_executor = None
     if spec.judge is not None:
-        check_config(spec.judge)  # a bad template or protocol fails before any model work
+        # A bad template, protocol or mode fails before any model work.
+        check_config(spec.judge, spec.data)
         if executor is None and spec.executor != "local":
             # One Ray executor (a local instance started once) for the answers and the judges.
             own_executor = executor = connect_ray_executor(spec)

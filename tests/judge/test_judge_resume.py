@@ -6,6 +6,7 @@ server counts what it receives, so "no stored judge call asked again" is checked
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -48,15 +49,34 @@ def _model(out: Path) -> dict[str, Any]:
     return result
 
 
-def _judge_rows(db: Path, judge: str) -> int:
+def _judge_rows(db: Path, judge: str) -> int | None:
+    """The judge's stored answers, or None while the store is not readable yet.
+
+    The run creates the file before its tables, so a poll can land between the two ("no
+    such table"), or while the run holds the lock that creates them ("locked"). Read-only,
+    so a poll never creates the file itself; closed at once, so it holds no lock on it.
+    """
+    if not db.exists():
+        return None
     try:
-        with sqlite3.connect(db) as c:
+        with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as c:
             (n,) = c.execute(
                 "SELECT COUNT(*) FROM responses WHERE model = ? AND error_type IS NULL", (judge,)
             ).fetchone()
-    except sqlite3.OperationalError:  # the store is still being created
-        return 0
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc) or "locked" in str(exc):
+            return None
+        raise
     return int(n)
+
+
+def _stored_judge_rows(db: Path, judge: str) -> int:
+    """The judge's stored answers once the store is readable (waits up to a minute)."""
+    deadline = time.monotonic() + 60
+    while (n := _judge_rows(db, judge)) is None:
+        assert time.monotonic() < deadline, f"the store {db} never became readable"
+        time.sleep(0.02)
+    return n
 
 
 def test_judge_a_stored_run_without_asking_the_model(tmp_path: Path) -> None:
@@ -99,13 +119,13 @@ def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
         env = {**os.environ, "OPENAI_API_KEY": "test-key"}
         proc = subprocess.Popen([*args, "--out", str(tmp_path / "o1")], env=env)
         deadline = time.monotonic() + 120
-        while not db.exists() or _judge_rows(db, judge) < 4:
+        while (n := _judge_rows(db, judge)) is None or n < 4:
             assert proc.poll() is None, "the run ended before it was killed"
             assert time.monotonic() < deadline, "judging made no progress"
             time.sleep(0.02)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        stored = _judge_rows(db, judge)
+        stored = _stored_judge_rows(db, judge)
         assert 4 <= stored < N, stored
         server.reset_stats()
         again = subprocess.run([*args, "--out", str(tmp_path / "o2")], env=env, timeout=300)
@@ -115,7 +135,7 @@ def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
         assert server.requests_total == N - stored
     model = _model(tmp_path / "o2")
     assert model["judge"]["calls"][judge] == {
-        "requests": N, "cached": stored, "called": N - stored, "errors": 0
+        "requests": N, "cached": stored, "called": N - stored, "errors": 0, "cost": None
     }  # fmt: skip
     assert model["judge"]["decided"] == {"rule": 0, "judge": N, "unjudged": 0}
 

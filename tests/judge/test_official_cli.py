@@ -236,3 +236,24 @@ def test_data_show_names_the_official_judge() -> None:
     assert "not the official number" in proc.stdout
     shown = lmmprobe("data", "show", "pope")
     assert "official judge" not in shown.stdout
+
+
+def test_a_mode_the_official_protocol_does_not_allow_is_refused_before_the_run(
+    tmp_path: Path,
+) -> None:
+    # MM-Vet is graded by its judge alone: "rules first" cannot be its protocol. The run is
+    # refused before any model is asked (the server receives nothing) with one line naming
+    # the benchmark, its protocol and the modes it allows.
+    with FakeOpenAIServer(reply_table=[("x", "y")]) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "mmvet,path=nowhere",
+            "-q", "--db", tmp_path / "db", "--out", tmp_path / "out",
+            "--judge", f"openai:judge@{server.base_url}", "--judge-when", "miss",
+            OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+        assert server.requests_total == 0
+    assert proc.returncode == 2, proc.stderr
+    (line,) = [s for s in proc.stderr.splitlines() if "--judge-when" in s]
+    assert "benchmark mmvet" in line and "mmvet-grade" in line
+    assert line.endswith("allows only --judge-when always"), line
+    assert not (tmp_path / "out").exists()

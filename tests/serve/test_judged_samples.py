@@ -123,6 +123,53 @@ def test_sample_page_shows_each_judges_prompt_and_reply_escaped(judged: dict[str
     assert "decided by rule" in ruled and "Judge prompt and reply" not in ruled
 
 
+def test_a_rule_unparsed_answer_the_judges_read_shows_its_judged_verdict(
+    judged: dict[str, Any],
+) -> None:
+    with client(judged["db"]) as c:
+        pages = {
+            q: c.get(f"/runs/{judged['run']}/samples/{q}").text for q in ("q1", "q3", "q4", "q5")
+        }
+        api = {
+            q: c.get(f"/api/runs/{judged['run']}/samples/{q}").json()
+            for q in ("q1", "q3", "q4", "q5")
+        }
+        # The verdict filter keeps meaning the rules' verdict: q3, unparsed by rules (counted
+        # wrong) and judged correct, is among the wrong answers, not the correct ones.
+        wrong = c.get(f"/api/runs/{judged['run']}/samples", params={"verdict": "wrong"}).json()
+        right = c.get(f"/api/runs/{judged['run']}/samples", params={"verdict": "correct"}).json()
+    assert "q3" in [r["sample_id"] for r in wrong["rows"]]
+    assert "q3" not in [r["sample_id"] for r in right["rows"]]
+    # q3: both judges read A (the gold): the rules' "unparsed" stands beside "judged correct".
+    (q3,) = api["q3"]["answers"]
+    assert q3["stage"] == "unparsed"
+    assert q3["judged"] == {"label": "correct", "value": 1.0, "decided_by": "judge", "judges": 2}
+    assert "unparsed" in pages["q3"] and "judged correct" in pages["q3"]
+    assert "decided by judge (2 judges, majority)" in pages["q3"]
+    assert "the rules could not read this answer; the judges did" in pages["q3"]
+    # q4: judge A reads B (wrong), judge B reads A (right): split evenly, no verdict.
+    (q4,) = api["q4"]["answers"]
+    assert q4["judged"]["label"] == "tie" and q4["judged"]["value"] is None
+    assert "judges split" in pages["q4"]
+    # q5: A unreadable, B reads A: one judge decides.
+    (q5,) = api["q5"]["answers"]
+    assert q5["judged"] == {"label": "correct", "value": 1.0, "decided_by": "judge", "judges": 1}
+    # q1: the rules read it: its judged verdict is the rule's.
+    (q1,) = api["q1"]["answers"]
+    assert q1["judged"]["decided_by"] == "rule" and q1["judged"]["label"] == "correct"
+    assert "judged correct" in pages["q1"] and "decided by rule" in pages["q1"]
+
+
+def test_an_unjudged_run_has_no_judged_verdict(demo_db: tuple[Path, str]) -> None:
+    with client(demo_db[0]) as c:
+        runs = c.get(f"/api/runs/{demo_db[1]}/samples").json()
+        sid = runs["rows"][0]["sample_id"]
+        page = c.get(f"/runs/{demo_db[1]}/samples/{sid}").text
+        api = c.get(f"/api/runs/{demo_db[1]}/samples/{sid}").json()
+    assert all(a["judged"] is None for a in api["answers"])
+    assert "Judged verdict" not in page and "rules:" not in page
+
+
 @pytest.fixture
 def served(judged: dict[str, Any]) -> Iterator[str]:
     uvicorn = pytest.importorskip("uvicorn")
@@ -162,6 +209,10 @@ def test_judged_sample_page_in_a_browser(served: str, judged: dict[str, Any]) ->
             for width in (1400, 960):
                 page = browser.new_page(viewport={"width": width, "height": 900})
                 page.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+                page.goto(f"{served}/runs/{judged['run']}/samples/q3")
+                assert page.locator(".jv-correct").first.is_visible()
+                if shots:
+                    page.screenshot(path=f"{shots}/judged-verdict-{width}.png", full_page=True)
                 page.goto(f"{served}/runs/{judged['run']}/samples/q5")
                 for summary in page.locator("summary", has_text="Judge prompt and reply").all():
                     summary.click()

@@ -120,9 +120,10 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
     ]
     for spec, c in judge.calls.items():
         again = " (their answers are unjudged; the same command asks again)" if c.errors else ""
+        cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""
         lines.append(
             f"  judge {spec}: {c.requests} requests, {c.cached} from the store, {c.called} sent, "
-            f"{c.errors} errors{again}"
+            f"{c.errors} errors{cost}{again}"
         )
     figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))
     if figures:

@@ -419,6 +419,7 @@ def _price_table(path: Path | None) -> dict[str, Any]:
 
 def _dry_run(spec: RunSpec) -> None:
     """Print what `spec` would send per model, and exit without sending anything."""
+    from lmmprobe.judge.dry_run import plan_judges
     from lmmprobe.run.dry_run import plan_run
 
     try:
@@ -445,6 +446,36 @@ def _dry_run(spec: RunSpec) -> None:
             )
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     total = sum(p.to_send for p in planned)
+    try:
+        judges = plan_judges(spec)
+    except (RegistryError, DataError, ValueError) as exc:
+        _fail(exc)
+    for j in judges:
+        line = f"judge {j.judge} on {j.model}: "
+        line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
+        if j.read:
+            line += (
+                f"; {j.read} answer(s) read from the store (rules applied, "
+                f"{j.stored_replies} judge reply(ies) stored)"
+            )
+        if j.unread and j.rules_first:
+            line += f"; {j.unread} not answered yet (rules first: only those the rules "
+            line += "cannot read will be sent; how many is known once they are answered)"
+        elif j.unread:
+            line += f"; {j.unread} not answered yet (counted in full)"
+        bound = j.completion_cost_bound
+        if bound is not None:
+            line += f"; its completions cost at most ${bound:.4f}"
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if judges:
+        calls = sum(j.calls for j in judges)
+        most = "" if all(j.exact for j in judges) else "at most "
+        console.print(
+            f"judges: {most}{calls} call(s); stored judge replies are not sent again",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     console.print(
         f"dry run: {total} request(s) would be sent; nothing was sent and no run was recorded",
         highlight=False,

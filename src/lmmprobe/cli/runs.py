@@ -304,6 +304,65 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec)
 
 
+def _judge_pairs(
+    db: Any, side_a: tuple[str, str], side_b: tuple[str, str], spec: str, *, quiet: bool
+) -> dict[str, Any]:
+    """A judge compares the two sides' answers (`lmmprobe.judge.compare`); its summary.
+
+    The store is opened for writing here (the judge's replies are stored like answers);
+    unless `quiet`, the summary is printed.
+    """
+    from lmmprobe.judge.compare import judge_pairs
+    from lmmprobe.models.base import load_model
+    from lmmprobe.registry import RegistryError
+    from lmmprobe.run import RunAborted
+
+    try:
+        judge_model = load_model(spec)
+        with Store(db) as store:
+            summary = judge_pairs(store, side_a, side_b, spec, judge_model).summary()
+    except RunAborted as exc:
+        fail(f"{exc}; the same command asks again (stored judge replies are reused)", code=1)
+    except (RegistryError, ValueError) as exc:
+        fail(exc)
+    if not quiet:
+        for line in pairwise_lines(summary):
+            _console.print(line, markup=False, soft_wrap=True)
+    return summary
+
+
+def pairwise_lines(s: dict[str, Any]) -> list[str]:
+    """What the terminal says about a pairwise judging of two sides."""
+    a, b = s["a"], s["b"]
+    consistency = s["position_consistency"]
+    lines = [
+        f"judge {s['judge']} ({s['protocol']} v{s['version']}, both orders, a flip is a tie): "
+        f"{s['pairs']} pairs",
+        f"  A {a['model']} (run {a['run']}): {s['a_wins']} wins, {s['b_wins']} losses, "
+        f"{s['ties']} ties",
+        f"  B {b['model']} (run {b['run']}): {s['b_wins']} wins, {s['a_wins']} losses, "
+        f"{s['ties']} ties",
+        f"  unjudged: {s['unjudged']} (asked again by the same command where a call failed)",
+        "  position consistency: "
+        + (
+            f"{consistency:.3f} ({s['flips']} flipped with the order)"
+            if consistency is not None
+            else "-"
+        ),
+    ]
+    if s["left_out"]:
+        lines.append(
+            "  left out: " + ", ".join(f"{n} {why}" for why, n in sorted(s["left_out"].items()))
+        )
+    c = s["calls"]
+    if c is not None:
+        lines.append(
+            f"  judge calls: {c['requests']} requests, {c['cached']} from the store, "
+            f"{c['called']} sent, {c['errors']} errors"
+        )
+    return lines
+
+
 def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None:
     same_run = c.run_a == c.run_b
     head = Table.grid(padding=(0, 2))
@@ -446,13 +505,24 @@ def compare(
             "cause's share of the gap (verdicts by the benchmark's official reading).",
         ),
     ] = False,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge",
+            metavar="SPEC",
+            help="A judge model compares the two sides' answers to each sample (lmmprobe-"
+            "pairwise: both orders, a flip is a tie) and the wins, losses, ties and position "
+            "consistency are reported; its replies are stored in --db like answers.",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Compare two runs (or two models of one run) on the samples both scored.
 
     Prints the accuracy difference with a paired bootstrap 95% CI, McNemar's exact test,
     agreement, and the answers where one side is right and the other wrong. With --audit, the
-    items whose verdicts differ, grouped by cause, adding up to the gap.
+    items whose verdicts differ, grouped by cause, adding up to the gap. With --judge, a
+    judge model compares the answers pairwise first.
     """
     if not (db or DEFAULT_DB).exists():
         fail(f"no store at {db or DEFAULT_DB}: pass the --db that `lmmprobe run` used")
@@ -465,6 +535,8 @@ def compare(
         model_a, model_b = _pick(store, a, b, list(model or []))
         if a == b and model_a == model_b:
             fail(f"both sides are model {model_a!r} of run {a}: name two different models or runs")
+        if judge is not None and audit:
+            fail("--judge and --audit are separate reports: give one of them")
         if audit:
             _audit(store, (a, model_a), (b, model_b), n_boot, seed, limit, fmt)
             return
@@ -481,6 +553,16 @@ def compare(
         run_spec_a.spec if run_spec_a else None,
         run_spec_b.spec if run_spec_b else None,
     )
+    judged = (
+        _judge_pairs(db, (a, model_a), (b, model_b), judge, quiet=fmt == "json")
+        if judge is not None
+        else None
+    )
+    if judged is not None and result.n == 0:
+        # Open-ended answers have no right/wrong verdict to compare: the judge's is the report.
+        if fmt == "json":
+            print(json.dumps({"judge": judged}, indent=2))
+        return
     if result.n == 0:
         why = ", ".join(f"{v} {k}" for k, v in result.left_out.items()) or "no scores"
         fail(
@@ -490,6 +572,8 @@ def compare(
     if fmt == "json":
         doc = asdict(result)
         doc["setting_a"], doc["setting_b"] = apart
+        if judged is not None:
+            doc["judge"] = judged
         print(json.dumps(doc, indent=2))
         return
     _print_comparison(result, apart)

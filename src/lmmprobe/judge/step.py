@@ -24,11 +24,12 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS
 from lmmprobe.judge.agreement_figures import agreement_figures
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgeProtocol, Reading
@@ -38,6 +39,7 @@ from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.registry import RegistryError
 from lmmprobe.run import (
+    CostMeter,
     Executor,
     LocalExecutor,
     ModelOutcome,
@@ -53,6 +55,7 @@ from lmmprobe.schema import (
     JudgeConfig,
     Judgement,
     Message,
+    Price,
     Request,
     Response,
     Sample,
@@ -86,6 +89,13 @@ class JudgeModelStats:
     """Judge spec → its requests (cached, called, errors, tokens)."""
     agreement: dict[str, Any] = field(default_factory=dict)
     """Agreement figures between judges and with the rules (`agreement_figures`)."""
+    cost: dict[str, float] = field(default_factory=dict)
+    """Judge spec → dollars its responses about this model's answers cost at its price (each
+    response once, those from the store too, as the model's ``cost`` metric counts); priced
+    judges only."""
+    budget: int = 0
+    """Judge requests left unsent because ``max_cost`` was reached (stored as ``budget``
+    errors: their answers are unjudged and a re-run asks them)."""
 
 
 @dataclass
@@ -126,14 +136,19 @@ def _configured(name: str, config: JudgeConfig) -> JudgeProtocol:
     return protocol
 
 
-def check_config(config: JudgeConfig) -> None:
+def check_config(config: JudgeConfig, data: str | None = None) -> None:
     """Check what can be checked before a run: the protocol's name, the template, the mode.
+
+    With `data` (the run's data spec) naming a benchmark and no ``--judge-protocol``, the
+    mode is checked against the benchmark's official protocol too, so ``--judge-when miss``
+    on MM-Vet (graded by its judge only) fails here, before any model is asked.
 
     Raises:
         RegistryError: The protocol is not registered.
         TemplateError: The ``--judge-prompt`` template is unusable (the message names the
             file and the placeholder).
-        ValueError: ``config.when`` is a mode the named protocol does not allow.
+        ValueError: ``config.when`` is a mode the named protocol, or the official protocol
+            of the benchmark `data` names, does not allow.
 
     """
     if config.prompt is not None:
@@ -145,6 +160,38 @@ def check_config(config: JudgeConfig) -> None:
                 f"--judge-when {config.when}: protocol {protocol.name} allows only "
                 + " or ".join(protocol.when)
             )
+        return
+    benchmark = _benchmark_of(data) if data is not None else None
+    if benchmark is not None:
+        _check_official_when(config, benchmark)
+
+
+def _benchmark_of(data: str) -> str | None:
+    """The benchmark a data spec names (``mmvet``, ``mmvet,path=...``), or None."""
+    try:
+        name, _, _ = parse_source_spec(data)
+    except ValueError:
+        return None  # not a spec this can read; loading the data says why
+    return name if name in BENCHMARKS else None
+
+
+def _check_official_when(config: JudgeConfig, benchmark: str) -> None:
+    """Refuse a ``--judge-when`` the benchmark's official judge protocol does not allow.
+
+    Raises:
+        ValueError: It does not (one line: benchmark, protocol, the modes it allows).
+
+    """
+    name = BENCHMARKS.get(benchmark).judge
+    if name is None or config.when is None:
+        return
+    protocol = _configured(name, config)
+    if config.when not in protocol.when:
+        raise ValueError(
+            f"--judge-when {config.when}: benchmark {benchmark} is judged by its official "
+            f"protocol {protocol.name}, which allows only --judge-when "
+            + " or ".join(protocol.when)
+        )
 
 
 def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[str, JudgeProtocol]:
@@ -157,7 +204,8 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
     Raises:
         RegistryError: A protocol is not registered.
         TemplateError: ``config.prompt`` cannot be used.
-        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row.
+        ValueError: ``--judge-prompt`` is given for no ``lmmprobe-open`` row, or
+            ``config.when`` is a mode a benchmark row's official protocol does not allow.
 
     """
     cache: dict[str, JudgeProtocol] = {}
@@ -173,6 +221,8 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
         if name is None and sample.benchmark is not None:
             with contextlib.suppress(RegistryError):
                 name = BENCHMARKS.get(sample.benchmark.name).judge
+            if name is not None:
+                _check_official_when(config, sample.benchmark.name)
         if name is None:
             name = DEFAULT_CHOICE if sample.is_choice else DEFAULT_OPEN
         out[sample.id] = get(name)
@@ -300,6 +350,8 @@ def judge_run(
     """
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
+    # The run's own meter: judge calls count against the same --max-cost as the answers.
+    meter = outcome.meter
     samples = {s.id: s for s in outcome.load.samples}
     protocols = resolve_protocols(config, outcome.load.samples)
     judges = _load_judges(config.judges)
@@ -319,12 +371,20 @@ def judge_run(
                 executor,
                 progress,
                 outcome.spec.no_cache,
+                _Spending(meter, outcome.spec.prices),
             )
             rows = [(s.sample_id, s.repeat, j) for s in mo.scores for j in s.judgements]
             store.put_judgements(outcome.run_id, mo.spec, rows)
     finally:
         for server in servers:
             server.stop()
+        if meter is not None:
+            outcome.spent = meter.spent
+    if any(stats.budget for stats in result.models.values()):
+        # The money ran out while judging: the run stops as when it runs out on the answers,
+        # and the same command asks the unsent judge requests (stored as budget errors).
+        outcome.status = "stopped_budget"
+        store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in protocols.values()}
     result.manifest = {
         "judges": {s: m.identity.model_dump(mode="json") for s, m in judges.items()},
@@ -342,6 +402,14 @@ def judge_run(
     return result
 
 
+@dataclass(frozen=True)
+class _Spending:
+    """The run's meter and its prices by spec (a judge's included)."""
+
+    meter: CostMeter | None
+    prices: Mapping[str, Price]
+
+
 def _judge_model(
     mo: ModelOutcome,
     samples: dict[str, Sample],
@@ -352,6 +420,7 @@ def _judge_model(
     executor: Executor,
     progress: ProgressSink,
     no_cache: bool,
+    spending: _Spending,
 ) -> JudgeModelStats:
     stats = JudgeModelStats()
     answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
@@ -367,8 +436,9 @@ def _judge_model(
         if not _applies(protocol, item):
             continue
         stats.protocols[protocol.name] = protocol.version
-        # --judge-when applies where the protocol allows it; a protocol chosen by default
-        # that allows one mode only (no rules: always) keeps it (a named one was checked).
+        # --judge-when applies where the protocol allows it; lmmprobe's own default protocol
+        # for open rows (always) keeps its mode. A named protocol and a benchmark's official
+        # one were checked before (`check_config`, `resolve_protocols`).
         when = config.when if config.when in protocol.when else protocol.when[0]
         rule = protocol.rule(item)
         if rule is not None:
@@ -394,9 +464,16 @@ def _judge_model(
             executor=executor,
             progress=progress,
             outcome=calls,
+            meter=spending.meter,
             no_cache=no_cache,
         )
         stats.calls[judge] = calls
+        price = spending.prices.get(judge)
+        if price is not None:
+            stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
+        stats.budget += sum(
+            1 for r in responses.values() if r.error is not None and r.error.type == "budget"
+        )
         for a, r in mine:
             a.score.judgements.append(_verdict(judge, a, r, responses.get(r.key)))
     for score in mo.scores:

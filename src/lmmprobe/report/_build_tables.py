@@ -247,9 +247,22 @@ def _run_rows(data: ReportData) -> list[RunRow]:
                 samples=man.data.samples if man else None,
                 setting=origin_setting(man) + [w for w in run_setting(run.spec) if w != "blind"],
                 judged_by=_judged_by(man),
+                judge_cost=_judge_cost([e for e in data.entries if e.run is run]),
             )
         )
     return rows
+
+
+def _judge_cost(entries: Sequence[Entry]) -> float | None:
+    """Dollars the run's priced judges cost over its models' answers; None: none priced."""
+    costs = [
+        c.cost
+        for e in entries
+        if e.results is not None and e.results.judge is not None
+        for c in e.results.judge.calls.values()
+        if c.cost is not None
+    ]
+    return sum(costs) if costs else None
 
 
 def _judged_by(man: Manifest | None) -> str | None:

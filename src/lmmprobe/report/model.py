@@ -146,6 +146,12 @@ class JudgeCalls(BaseModel):
     cached: int = Field(description="Answered from the store.")
     called: int = Field(description="Sent to the judge.")
     errors: int = Field(description="Requests that ended in an error (their answers unjudged).")
+    cost: float | None = Field(
+        default=None,
+        description="Dollars this judge's responses about the model's answers cost at the "
+        "judge's price (each response once, those from the store too, as the model's ``cost`` "
+        "metric counts its own); None: the judge has no price. Never part of the model's cost.",
+    )
 
 
 class JudgeResults(BaseModel):

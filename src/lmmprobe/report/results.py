@@ -128,7 +128,13 @@ def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
         protocols=dict(stats.protocols),
         decided={k: stats.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
         calls={
-            j: JudgeCalls(requests=c.requests, cached=c.cached, called=c.called, errors=c.errors)
+            j: JudgeCalls(
+                requests=c.requests,
+                cached=c.cached,
+                called=c.called,
+                errors=c.errors,
+                cost=stats.cost.get(j),
+            )
             for j, c in stats.calls.items()
         },
         agreement=stats.agreement,
@@ -256,6 +262,13 @@ def _judge_lines(results: Results) -> list[str]:
             f"| {j.decided.get('unjudged', 0)} | {format_metric(metrics.get('judge_score'))} "
             f"| {format_metric(metrics.get('judge_coverage'))} | {md_cell(agree or '-')} |"
         )
+    priced = [
+        (m, s, c.cost) for m, j in judged.items() for s, c in j.calls.items() if c.cost is not None
+    ]
+    if priced:
+        # Apart from the model's own `cost` metric, which counts its answers only.
+        lines += ["", "Judge cost (apart from the models' own `cost`):", ""]
+        lines += [f"- {md_cell(m)}, judged by `{md_cell(s)}`: ${c:.4f}" for m, s, c in priced]
     return lines
 
 

@@ -45,6 +45,11 @@ class RunRow(BaseModel):
         default=None,
         description="The run's judges and judge protocols with their versions (``--judge``).",
     )
+    judge_cost: float | None = Field(
+        default=None,
+        description="Dollars its priced judges cost over its models' answers (apart from the "
+        "models' own ``cost``); None where no judge is priced.",
+    )
 
 
 class LeaderboardRow(BaseModel):

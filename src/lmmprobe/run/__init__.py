@@ -3,6 +3,7 @@
 `RayExecutor` (`lmmprobe.run.ray_executor`) imports Ray only when it runs: Ray is an extra.
 """
 
+from lmmprobe.run.cost import CostMeter
 from lmmprobe.run.executor import (
     AbortPolicy,
     AuthenticationFailed,
@@ -37,6 +38,7 @@ __all__ = [
     "AbortPolicy",
     "AuthenticationFailed",
     "BatchResult",
+    "CostMeter",
     "Executor",
     "LocalExecutor",
     "ModelOutcome",

@@ -89,6 +89,9 @@ class RunOutcome:
     status: str = "running"
     spent: float = 0.0
     """Dollars this invocation's model calls cost (priced models only; see `CostMeter`)."""
+    meter: CostMeter | None = field(default=None, repr=False)
+    """The invocation's spending meter, shared with the judging step so that judge calls
+    count against the same ``max_cost``."""
 
 
 def _status(outcome: RunOutcome) -> str:
@@ -403,21 +406,23 @@ def priced(spec: RunSpec) -> RunSpec:
     """`spec` with each model's price (`RunSpec.prices` by model spec), checked for ``max_cost``.
 
     The spec's `RunSpec.prices` are read as a price table (`load_price_table` reads a file of
-    them); each model gets its ``price=`` option or its table entry (`resolve_prices`). A spec
-    priced already comes back the same.
+    them); each model, and each judge of ``spec.judge``, gets its ``price=`` option or its
+    table entry (`resolve_prices`). A spec priced already comes back the same.
 
     Raises:
-        ValueError: A ``price=`` option is invalid, or ``max_cost`` is set and a model has no
-            price.
+        ValueError: A ``price=`` option is invalid, or ``max_cost`` is set and a model or a
+            judge has no price.
 
     """
     table = dict(spec.prices)
-    prices = resolve_prices(spec.models, table)
+    judges = list(spec.judge.judges) if spec.judge is not None else []
+    prices = resolve_prices(dict.fromkeys([*spec.models, *judges]), table)
     if spec.max_cost is not None:
-        unpriced = [m for m in spec.models if m not in prices]
+        unpriced = [m for m in dict.fromkeys([*spec.models, *judges]) if m not in prices]
         if unpriced:
+            what = "model and judge" if judges else "model"
             raise ValueError(
-                f"--max-cost needs a price for every model; {', '.join(map(repr, unpriced))} "
+                f"--max-cost needs a price for every {what}; {', '.join(map(repr, unpriced))} "
                 "has none: add price=IN:OUT to the model spec (dollars per million prompt and "
                 "completion tokens) or an entry in a --prices file"
             )
@@ -506,8 +511,8 @@ def execute_run(
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
         store.put_samples(run_id, load.samples)
         store.update_run(run_id, manifest=manifest)
-        outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest)
         meter = CostMeter(spec.max_cost, spec.prices)
+        outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest, meter=meter)
         try:
             for model_spec, model in models:
                 mo = run_model(

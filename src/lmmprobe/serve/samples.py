@@ -30,7 +30,9 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
+from lmmprobe.metrics.judged import judge_values, judged_value
 from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
+from lmmprobe.schema import Judgement
 from lmmprobe.serve import _pages
 from lmmprobe.store import judged, queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
@@ -388,9 +390,48 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
         "thoughts": [_thought(a) for a in answers],
         "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],
+        "judged": [judged_summary(verdicts.get((a.model, a.repeat), [])) for a in answers],
         "prev_id": prev_id,
         "next_id": next_id,
         "origin": _origin(docs["manifest"]),
+    }
+
+
+def judged_summary(verdicts: Sequence[judged.JudgeVerdict]) -> dict[str, Any] | None:
+    """One answer's judged verdict as the run's judged figures count it (None: not judged).
+
+    The figure is `lmmprobe.metrics.judged.judged_value` of the answer's verdicts (a rule's,
+    else the judges' majority or mean grade), so the page says what ``judge_score`` counted.
+    ``label``: ``correct`` or ``wrong`` (a figure of 1 or 0), ``graded`` (a grade on a scale),
+    ``tie`` (judges split evenly: no figure) or ``unjudged`` (no judge decided); ``decided_by``:
+    ``rule``, ``judge`` or ``unjudged``; ``judges``: how many judges gave a figure.
+    """
+    if not verdicts:
+        return None
+    marks = [
+        Judgement(
+            judge=v.judge,
+            protocol=v.protocol,
+            version=v.version,
+            decided_by=v.decided_by,
+            attempt=v.attempt,
+            value=v.value,
+            reading=v.reading,
+        )
+        for v in verdicts
+    ]
+    by = {m.decided_by for m in marks}
+    decided_by = "rule" if "rule" in by else "judge" if "judge" in by else "unjudged"
+    value = judged_value(marks)
+    if value is None:
+        label = "tie" if decided_by == "judge" else "unjudged"
+    else:
+        label = "correct" if value == 1.0 else "wrong" if value == 0.0 else "graded"
+    return {
+        "label": label,
+        "value": value,
+        "decided_by": decided_by,
+        "judges": len(judge_values(marks)),
     }
 
 
@@ -423,9 +464,14 @@ def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
         "sample": sample or None,
         "images": [f"{base}/{i}" for i in range(view["n_images"])],
         "answers": [
-            {**asdict(a), "sent": sent, "judgements": [asdict(v) for v in verdicts]}
-            for a, sent, verdicts in zip(
-                view["answers"], view["sent"], view["verdicts"], strict=True
+            {
+                **asdict(a),
+                "sent": sent,
+                "judgements": [asdict(v) for v in verdicts],
+                "judged": summary,
+            }
+            for a, sent, verdicts, summary in zip(
+                view["answers"], view["sent"], view["verdicts"], view["judged"], strict=True
             )
         ],
     }

@@ -1,0 +1,97 @@
+"""``lmmprobe compare RUN_A RUN_B --judge SPEC``: a judge compares two runs' answers pairwise.
+
+Two runs answer the same rows (two model names on one fake server, each scripted by prompt);
+the judge is the same server scripted by the pairwise prompt, which quotes both answers in the
+order shown. Item by item: side A better in both orders, side B better in both orders, a judge
+that always prefers the first place (a flip: a tie), and one unreadable reply (unjudged).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+N = 4
+
+
+def _shown(first: str, second: str) -> str:
+    return f"[Answer A]\n{first}\n\n[Answer B]\n{second}"
+
+
+JUDGE = [
+    (_shown("answer-a0", "answer-b0"), "Verdict: A"),  # A better, in both orders
+    (_shown("answer-b0", "answer-a0"), "Verdict: B"),
+    (_shown("answer-a1", "answer-b1"), "Verdict: B"),  # B better, in both orders
+    (_shown("answer-b1", "answer-a1"), "Verdict: A"),
+    (_shown("answer-a2", "answer-b2"), "Verdict: A"),  # the first place wins: a flip, a tie
+    (_shown("answer-b2", "answer-a2"), "Verdict: A"),
+    (_shown("answer-a3", "answer-b3"), "hard to say"),  # unreadable: unjudged
+    (_shown("answer-b3", "answer-a3"), "Verdict: tie"),
+]
+MODELS = [
+    (f"@{m} Which animal is item{i}?", f"answer-{m[-1]}{i}")
+    for m in ("vlm-a", "vlm-b")
+    for i in range(N)
+]
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
+
+
+def test_a_judge_compares_two_runs_in_both_orders(tmp_path: Path) -> None:
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(N)
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[*JUDGE, *MODELS]) as server:
+        url = server.base_url
+        runs = []
+        for name in ("vlm-a", "vlm-b"):
+            out = tmp_path / name
+            proc = _run("run", "-m", f"openai:{name}@{url}", "--data", data, "-q", "--db", db,
+                        "--out", out)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            runs.append(json.loads((out / "results.json").read_text())["run_id"])
+        server.reset_stats()
+        judge = f"openai:judge@{url}"
+        proc = _run("compare", *runs, "--judge", judge, "--db", db, "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests_total == 2 * N  # each pair in both orders, no model asked
+        summary = json.loads(proc.stdout)["judge"]
+        server.reset_stats()
+        again = _run("compare", *runs, "--judge", judge, "--db", db)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 0  # every reply came from the store
+    assert summary["a"] == {"run": runs[0], "model": f"openai:vlm-a@{url}"}
+    assert summary["pairs"] == N
+    assert (summary["a_wins"], summary["b_wins"], summary["ties"], summary["unjudged"]) == (
+        1, 1, 1, 1
+    )  # fmt: skip
+    # Over the three pairs with both replies readable, one flipped with the order.
+    assert summary["flips"] == 1
+    assert abs(summary["position_consistency"] - 2 / 3) < 1e-9
+    assert summary["calls"] == {"requests": 8, "cached": 0, "called": 8, "errors": 0}
+    text = " ".join(again.stdout.split())
+    assert f"A openai:vlm-a@{url} (run {runs[0]}): 1 wins, 1 losses, 1 ties" in text
+    assert "position consistency: 0.667 (1 flipped with the order)" in text
+    assert "judge calls: 8 requests, 8 from the store, 0 sent, 0 errors" in text
+    # The accuracy comparison is still there, after the judge's.
+    assert "McNemar" in again.stdout or "accuracy" in again.stdout
+
+
+def test_compare_judge_with_audit_is_refused(tmp_path: Path) -> None:
+    done = _run("run", "-m", "random", "-m", "first", "--limit", "3", "-q", "--db",
+                tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    proc = _run("compare", "latest", "--judge", "random", "--audit", "--db", tmp_path / "db")
+    assert proc.returncode == 2 and "--judge and --audit" in proc.stderr

@@ -1,0 +1,167 @@
+"""Judge calls against ``--max-cost``, in the cost figures and in ``--dry-run`` (issue 26).
+
+The fake OpenAI server reports usage (completion tokens: the words of the reply), so with a
+price of ``0:1000000`` each completion word costs one dollar: a judge replying ``A`` costs $1 a
+call, and the model answering ``unsure about itemN`` $3 an answer. Every figure is then exact.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+CHOICE_ASK = "Say which option the answer chose"
+DOLLAR_A_WORD = "price=0:1000000"
+
+
+def _rows(path: Path, n: int) -> tuple[Path, list[tuple[str, str]]]:
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(n)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # Every answer is one the rules cannot read: each goes to the judge.
+    return path, [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(n)]
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
+
+
+def _results(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    results = json.loads((out / "results.json").read_text())
+    (model,) = results["models"].values()
+    return results, model
+
+
+def test_a_priced_judge_is_counted_apart_from_the_model(tmp_path: Path) -> None:
+    data, answers = _rows(tmp_path / "rows.jsonl", 4)
+    prices = tmp_path / "prices.json"
+    # The table's entry for the judge's name prices it, as it prices a model.
+    prices.write_text(json.dumps({"judge-b": {"input": 0, "output": 2_000_000}}))
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
+        url = server.base_url
+        judge_a, judge_b = f"openai:judge-a@{url},{DOLLAR_A_WORD}", f"openai:judge-b@{url}"
+        proc = _run("run", "-m", f"openai:fake-vlm@{url},{DOLLAR_A_WORD}", "--data", data,
+                    "-q", "--db", tmp_path / "db", "--out", tmp_path / "o", "--prices", prices,
+                    "--judge", judge_a, "--judge", judge_b)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    _, model = _results(tmp_path / "o")
+    # The model's cost is its own answers only: 4 answers of 3 words.
+    assert model["metrics"]["cost"]["value"] == pytest.approx(12.0)
+    calls = model["judge"]["calls"]
+    assert calls[judge_a]["cost"] == pytest.approx(4.0)  # 4 one-word replies at $1
+    assert calls[judge_b]["cost"] == pytest.approx(8.0)  # at $2 a word, from --prices
+    assert f"judge {judge_a}: 4 requests, 0 from the store, 4 sent, 0 errors, $4.0000" in (
+        " ".join(proc.stdout.split())
+    )
+    md = (tmp_path / "o" / "results.md").read_text()
+    assert "Judge cost (apart from the models' own `cost`)" in md
+    assert f"judged by `{judge_b}`: $8.0000" in md
+    # The HTML report names the judges' cost beside the run, apart from the models'.
+    html = tmp_path / "report.html"
+    report = _run("report", "latest", "--db", tmp_path / "db", "--out", html)
+    assert report.returncode == 0, report.stderr
+    assert "cost $12.0000, apart from the models" in html.read_text()
+
+
+def test_max_cost_needs_a_price_for_every_judge(tmp_path: Path) -> None:
+    data, _ = _rows(tmp_path / "rows.jsonl", 2)
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+        for flag in ("--max-cost", "--dry-run"):
+            extra = ("--max-cost", "5") if flag == "--max-cost" else ("--max-cost", "5", flag)
+            proc = _run("run", "-m", f"openai:fake-vlm@{url},price=1:1", "--data", data, "-q",
+                        "--db", tmp_path / "db", "--judge", f"openai:judge@{url}", *extra)  # fmt: skip
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+            assert "--max-cost needs a price for every model and judge" in proc.stderr
+            assert f"'openai:judge@{url}'" in proc.stderr
+        assert server.requests_total == 0
+
+
+def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path: Path) -> None:
+    n = 8
+    data, answers = _rows(tmp_path / "rows.jsonl", n)
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
+        url = server.base_url
+        # The answers are free; the judge costs $1 a call, one call at a time, so the meter
+        # is read after each: $3.5 lets 4 calls through.
+        judge = f"openai:judge@{url},{DOLLAR_A_WORD},max_concurrency=1"
+        args = ("run", "-m", f"openai:fake-vlm@{url},price=0:0", "--data", data, "-q",
+                "--db", db, "--judge", judge, "--max-cost")  # fmt: skip
+        first = _run(*args, "3.5", "--out", tmp_path / "a")
+        assert first.returncode == 0, first.stderr
+        assert "run the same command again" in first.stdout
+        results, model = _results(tmp_path / "a")
+        assert results["status"] == "stopped_budget"
+        judged = model["judge"]["decided"]["judge"]
+        assert judged == 4
+        assert model["judge"]["decided"]["unjudged"] == n - judged
+        assert model["judge"]["calls"][judge]["errors"] == n - judged
+        # The unjudged answers say why: the budget, never a guess.
+        with sqlite3.connect(db) as conn:
+            reasons = [r for (r,) in conn.execute(
+                "SELECT reason FROM judgements WHERE decided_by = 'unjudged'")]  # fmt: skip
+        assert len(reasons) == n - judged
+        assert all(r.startswith("judge error budget: cost budget of $3.5") for r in reasons)
+        server.reset_stats()
+        rest = _run(*args, "100", "--out", tmp_path / "b")
+        assert rest.returncode == 0, rest.stderr
+        # Only the judge calls the budget left: no answer, no stored judge reply asked again.
+        assert server.requests_total == n - judged
+    results, model = _results(tmp_path / "b")
+    assert results["status"] == "complete"
+    assert model["judge"]["decided"] == {"rule": 0, "judge": n, "unjudged": 0}
+    assert model["judge"]["calls"][judge]["cost"] == pytest.approx(n)
+
+
+def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None:
+    data, _ = _rows(tmp_path / "rows.jsonl", 5)
+    db = tmp_path / "db"
+    # Two answers the rules read, three they cannot.
+    answers = [(f"Which animal is item{i}?", "(A)" if i < 2 else f"unsure {i}") for i in range(5)]
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
+        url = server.base_url
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url},price=0:1000"
+        base = ("run", "-m", model, "--data", data, "-q", "--db", db)
+
+        def dry() -> str:
+            server.reset_stats()
+            proc = _run(*base, "--judge", judge, "--dry-run")
+            assert proc.returncode == 0, proc.stderr
+            assert server.requests_total == 0
+            return " ".join(proc.stdout.split())
+
+        # Nothing answered yet: a bound, rules first.
+        out = dry()
+        assert (
+            f"judge {judge} on {model}: at most 5 call(s); 5 not answered yet (rules first" in out
+        )
+        assert "judges: at most 5 call(s)" in out
+        assert "nothing was sent and no run was recorded" in out
+        # The answers stored: read as the judging step reads them, the rules' misses exactly.
+        assert _run(*base, "--out", tmp_path / "o1").returncode == 0
+        out = dry()
+        assert (
+            f"on {model}: 3 call(s); 5 answer(s) read from the store (rules applied, 0 judge" in out
+        )
+        assert "judges: 3 call(s)" in out
+        assert "its completions cost at most" in out
+        # Judged once: the judge's replies are stored, nothing would be sent.
+        judged = _run(*base, "--judge", judge, "--out", tmp_path / "o2")
+        assert judged.returncode == 0, judged.stderr
+        out = dry()
+        assert (
+            f"on {model}: 0 call(s); 5 answer(s) read from the store (rules applied, 3 judge" in out
+        )
