@@ -80,7 +80,7 @@ def commands(block: Block) -> list[str]:
 # Commands documented for the reader's own setting, with why they cannot run here. Keyed by
 # the command as `commands` normalizes it (shlex-joined, comments dropped).
 NOT_RUN = {
-    "lmmprobe run --data dysca,path=Dysca/ -m MODEL --matcher dysca --by subtask,question_type --by scenario --by style": "Dysca's released set (Google Drive) and a placeholder model (tests/data/benchmarks/test_dysca.py runs it on Dysca's own generator output)",
+    "lmmprobe run --data dysca,path=Dysca/ -m MODEL --by subtask,question_type --by scenario --by style": "Dysca's released set (Google Drive) and a placeholder model (tests/data/benchmarks/test_dysca.py runs it on Dysca's own generator output)",
     "lmmprobe runs validity RUN_A RUN_B --by subtask": "placeholder run ids (tests/data/benchmarks/test_dysca.py runs it)",
     "make demo": "the README's main job: run by the fresh-clone check",
     ".venv/bin/lmmprobe synth generate --recipe dysca --renderer diffusion --diffusion-model stabilityai/stable-diffusion-xl-base-1.0 --n 2500 --seed 2024 --out dysca/": "an SDXL checkpoint (tests/synth/test_dysca_recipe.py runs it on a tiny pipeline)",

@@ -43,6 +43,7 @@ from lmmprobe.cli.judge import (
 )
 from lmmprobe.cli.registries import choices, names, one_of, registered
 from lmmprobe.data import DataError
+from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.formulate import PROMPT_STYLES
 from lmmprobe.models import list_models
 from lmmprobe.models.base import split_model_specs
@@ -150,12 +151,13 @@ def run(
         str | None, typer.Option(help="Text the answer starts with, e.g. 'The answer is'.")
     ] = None,
     matcher: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`).",
-            callback=registered(MATCHERS),
+            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`); default: "
+            "the benchmark's official reading where it has one (dysca), else lmmprobe.",
+            callback=registered(MATCHERS, optional=True),
         ),
-    ] = "lmmprobe",
+    ] = None,
     prompt_style: Annotated[
         str,
         typer.Option(
@@ -251,7 +253,9 @@ def run(
                     "in_context_example": in_context_example,
                     "response_prefix": response_prefix,
                     "circular": circular,
-                    "matcher": matcher,
+                    # A benchmark whose official figures rest on its own reading of the
+                    # answers (Dysca's) is read that way unless --matcher says otherwise.
+                    "matcher": matcher or official_matcher(data) or "lmmprobe",
                     "blind": blind,
                     "prompt_style": prompt_style,
                 }

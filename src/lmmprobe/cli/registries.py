@@ -96,14 +96,16 @@ def choices(literal: Any) -> str:
     return ", ".join(str(v) for v in get_args(literal))
 
 
-def registered(registry: Registry[Any]) -> Callable[[str], str]:
-    """An option callback accepting only names `registry` resolves.
+def registered(registry: Registry[Any], *, optional: bool = False) -> Callable[[Any], Any]:
+    """An option callback accepting only names `registry` resolves (and None if `optional`).
 
     The error names the known entries (``unknown matcher 'foo'; known: dysca, ...``); typer
     reports it as a bad option value (exit status 2).
     """
 
-    def check(value: str) -> str:
+    def check(value: Any) -> Any:
+        if value is None and optional:
+            return None
         try:
             registry.get(value)
         except RegistryError as exc:

@@ -140,14 +140,13 @@ def test_a_missing_scenario_folder_and_a_bad_entry_are_named(tmp_path: Path) -> 
 
 def test_a_run_gives_dysca_average_and_the_paper_breakdowns(tmp_path: Path) -> None:
     root = _copy(tmp_path / "dysca")
+    # No --matcher: Dysca's own reading is the benchmark's default.
     out = lmmprobe(
         "run",
         "--data",
         f"dysca,path={root},split=clean",
         "-m",
         "first",
-        "--matcher",
-        "dysca",
         "--by",
         "subtask,question_type",
         "--out",
@@ -176,6 +175,33 @@ def test_a_run_gives_dysca_average_and_the_paper_breakdowns(tmp_path: Path) -> N
     )
     assert sensitivity["covariate_shift_SC"] > 0
     assert "first by question_type" in out.stdout or "question_type" in out.stdout
+    assert results["spec"]["formulate"]["matcher"] == "dysca"
+
+
+def test_another_matcher_gives_no_figure_under_dyscas_name(tmp_path: Path) -> None:
+    root = _copy(tmp_path / "dysca")
+    out = lmmprobe(
+        "run",
+        "--data",
+        f"dysca,path={root},split=clean",
+        "-m",
+        "first",
+        "--matcher",
+        "lmmprobe",
+        "--out",
+        str(tmp_path / "out"),
+        "--db",
+        str(tmp_path / "s.db"),
+        "-q",
+        HF_HUB_OFFLINE="1",
+    )
+    assert out.returncode == 0, out.stderr
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    metrics = results["models"]["first"]["metrics"]
+    assert results["spec"]["formulate"]["matcher"] == "lmmprobe"
+    # The choice figures would be lmmprobe's reading under Dysca's name: not given.
+    for name in ("dysca_average", "dysca_multi_choice_accuracy", "dysca_true_or_false_accuracy"):
+        assert metrics.get(name) is None or metrics[name]["value"] is None, name
 
 
 def _run(tmp_path: Path, data: str, models: list[str], out: str) -> str:

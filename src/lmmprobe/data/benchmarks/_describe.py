@@ -6,7 +6,7 @@ import difflib
 from dataclasses import fields
 from typing import Any
 
-from lmmprobe.data.base import DataError
+from lmmprobe.data.base import DataError, parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark
 from lmmprobe.data.benchmarks.load import DATA_DIR_ENV, has_local_copy, local_copy
 
@@ -64,4 +64,18 @@ def find_benchmark(name: str) -> Benchmark:
     )
 
 
-__all__ = ["DATA_DIR_ENV", "describe", "find_benchmark"]
+def official_matcher(data: str) -> str | None:
+    """The matcher of the official reading of the benchmark a data spec names, if it has one.
+
+    ``dysca,path=DIR`` gives ``dysca`` (`Benchmark.matcher`); a spec naming no benchmark (a
+    JSONL file, ``demo``, ``synth:DIR``) or a malformed one gives None, and the run's own
+    checks then report what is wrong with it.
+    """
+    try:
+        name = parse_source_spec(data)[0]
+    except ValueError:
+        return None
+    return BENCHMARKS.get(name).matcher if name in BENCHMARKS else None
+
+
+__all__ = ["DATA_DIR_ENV", "describe", "find_benchmark", "official_matcher"]

@@ -106,6 +106,8 @@ class Benchmark:
         notes: Plain sentences ``data show`` prints (an LLM-judge caveat, say).
         needs: A capability lmmprobe lacks; loading it raises `DataError` saying so.
         circular: The official protocol is CircularEval (run it with ``--circular``).
+        matcher: The matcher of the benchmark's official answer reading (``MATCHERS`` name):
+            a run of it reads choice answers with this one unless ``--matcher`` names another.
         judge: The judge protocol (``JUDGE_PROTOCOLS`` name) of the benchmark's official
             evaluation, where it uses an LLM judge; ``--judge SPEC`` runs it.
         members: For a suite (``hemm``): the member benchmarks' names.
@@ -141,6 +143,7 @@ class Benchmark:
     notes: tuple[str, ...] = ()
     needs: str | None = None
     circular: bool = False
+    matcher: str | None = None
     judge: str | None = None
     members: tuple[str, ...] = ()
     copy: str = ""

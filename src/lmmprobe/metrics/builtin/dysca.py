@@ -7,8 +7,11 @@ round((mc + tf + caption) / 3, 2)`` where ``mc`` and ``tf`` are ``round(correct 
 ``caption`` is the caption score (`lmmprobe.metrics.freeform.dysca_caption_score`). A question
 type without questions still counts in the division by 3, as in the reference.
 
-Here the verdict of a choice row is the run's: asked with ``--matcher dysca`` it is Dysca's
-reading of the answer against the options as the model saw them. Failed requests are not
+The verdict of a choice row is the run's reading, which for ``--data dysca`` is Dysca's own
+(``--matcher dysca``, the benchmark's default: `Benchmark.matcher`) against the options as the
+model saw them. A run that read the answers otherwise (another ``--matcher``, or likelihood
+inference) has no Dysca figure for its choice questions: the ``dysca_*`` figures that count them
+are not given, rather than given under Dysca's name for another reading. Failed requests are not
 answers and are left out (Dysca has no notion of them); unparsed and truncated answers are
 wrong. With ``--repeats``, every repeat counts as one more answer, as for the caption score.
 """
@@ -27,6 +30,7 @@ from lmmprobe.schema import Score
 log = logging.getLogger(__name__)
 
 DYSCA = "dysca_average"
+_CHOICE = ("multiple_choice", "true_false")
 
 
 def _rate(rows: Sequence[Score]) -> float:
@@ -77,6 +81,16 @@ def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricV
     counted = [
         s for s in rows if question_type is None or s.metadata.get("question_type") == question_type
     ]
+    dysca_read = ctx.spec.formulate.matcher == "dysca" and ctx.spec.formulate.method == "generate"
+    if not dysca_read and any(s.metadata.get("question_type") in _CHOICE for s in counted):
+        log.info(
+            "Dysca's %s not given: its choice answers were read with --matcher %s (%s), not "
+            "Dysca's rule (--matcher dysca, generation)",
+            name,
+            ctx.spec.formulate.matcher,
+            ctx.spec.formulate.method,
+        )
+        return None
     if not counted:
         # Dysca writes 0.0 for a type without questions; a column of its own says nothing.
         return None if question_type is not None else MetricValue(None, None, None, 0)
@@ -91,8 +105,8 @@ def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricV
 @run_metric(
     DYSCA,
     summary="Dysca's overall average (Dysca_compute.py): (multiple-choice accuracy + "
-    "true/false accuracy + caption score) / 3, each in percent rounded to 2; verdicts are the "
-    "run's (use --matcher dysca).",
+    "true/false accuracy + caption score) / 3, each in percent rounded to 2, answers read with "
+    "Dysca's rule (--matcher dysca, the default for --data dysca).",
     label="Dysca avg",
     family="benchmark_choice",
     order=63,

@@ -300,6 +300,9 @@ DYSCA = benchmark(
         license="CreativeML Open RAIL++-M (Robin-WZQ/Dysca LICENSE.md)",
         formulation="single_choice",
         metric="dysca_average",
+        # Dysca_compute.py's reading (last (x) mark, else last capital, else the nearest choice
+        # line by edits): what dysca_average and its three figures are computed from.
+        matcher="dysca",
         prompt=PromptTemplate(
             # Each question's own instruction is its template (pqa_postprocess.py writes it);
             # this one is the multiple-choice instruction that script writes.
@@ -328,8 +331,10 @@ DYSCA = benchmark(
             "Drive folder offline. split=all reads every scenario whose image folder is there; "
             "split=clean|corruption|print_attack|adversarial one.",
             "Every question is asked with its released instruction, byte for byte, options in "
-            "their published order. Read answers with --matcher dysca for Dysca's reading (last "
-            "(x) mark, else last capital, else the nearest option by edit distance).",
+            "their published order. Answers are read with Dysca's rule (--matcher dysca, the "
+            "default for this benchmark: last (x) mark, else last capital, else the nearest "
+            "option by edit distance); under another --matcher the dysca_* figures are not "
+            "given.",
             "dysca_average is Dysca_compute.py's overall 'average': (multiple-choice accuracy + "
             "true/false accuracy + caption score) / 3, each rounded as Dysca rounds them, "
             "counting a question type without questions as 0. Where an instruction lacks "
