@@ -145,13 +145,19 @@ def _mathvista_copy(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return folder, {f"p{r['pid']}": r["response"] for r in records}
 
 
-def test_mathvista_output_scores_as_a_run_and_keeps_the_gpt_extraction(tmp_path: Path) -> None:
+def test_mathvista_output_scores_its_gpt_extraction_as_calculate_score(tmp_path: Path) -> None:
     folder, replies = _mathvista_copy(tmp_path)
     data = f"mathvista,path={folder}"
     run = _run_metrics(tmp_path, data, replies)
     doc = _score(tmp_path, FIXTURES / "mathvista" / "output_bard.json", data)
     assert doc["reader"] == "mathvista" and doc["rows"] == 6
-    assert _values(doc)["mathvista_accuracy"] == run["mathvista_accuracy"]
+    # The file's GPT-4 extractions are its recorded judge answers: they decide every item, as
+    # in MathVista's calculate_score (the mean of its true_false), where the run without a
+    # judge reads the same responses by rule.
+    records = json.loads((FIXTURES / "mathvista" / "output_bard.json").read_text()).values()
+    true_false = [r["true_false"] for r in records]
+    assert _values(doc)["mathvista_accuracy"] == pytest.approx(sum(true_false) / len(true_false))
+    assert _values(doc)["accuracy"] == run["accuracy"]
     assert run["mathvista_accuracy"] is not None
 
 

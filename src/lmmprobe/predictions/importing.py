@@ -42,7 +42,8 @@ __all__ = ["DEFAULT_BREAKDOWNS", "ImportedRun", "import_file", "read_file", "sco
 DEFAULT_BREAKDOWNS: Mapping[str, tuple[str, ...]] = {
     # MMMU's subjects and disciplines come from `mmmu_groups` (its ids name the subject).
     "mmmu": (),
-    "mathvista": ("task", "category"),
+    # MathVista's skills: an item counts in every skill it lists (its calculate_score.py).
+    "mathvista": ("task", "category", "skills"),
     "mmbench": ("category",),
 }
 """The breakdowns `score` and `import` give by default, per benchmark (``--by`` replaces)."""
@@ -276,6 +277,11 @@ def import_file(
             model, [ask.to_request() for _, ask, _, _ in plan.rows], [r for _, _, r, _ in plan.rows]
         )
         store.put_scores(run_id, scores)
+        # A reading the file recorded from its judge (MathVista's extraction) is stored as a
+        # verdict, as a judged run's: serve's sample page and a rebuilt report show it.
+        store.put_judgements(
+            run_id, model, [(s.sample_id, s.repeat, j) for s in scores for j in s.judgements]
+        )
         outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
             results = _with_groups(build_results(outcome), benchmark, scores, spec)

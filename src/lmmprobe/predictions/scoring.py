@@ -235,6 +235,18 @@ def plan_import(
     return plan
 
 
+def recorded_judge(origin: Origin | None) -> str:
+    """The judge of a reading recorded in a file: ``TOOL:MODEL (recorded)``.
+
+    ``mathvista:gpt-4 (recorded)`` names MathVista's extraction as its file holds it; the
+    ``(recorded)`` says lmmprobe called no judge for it.
+    """
+    if origin is None:
+        return "file (recorded)"
+    model = origin.detail.get("judge")
+    return f"{origin.tool}:{model} (recorded)" if model else f"{origin.tool} (recorded)"
+
+
 def with_tool_reading(
     score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
 ) -> Score:
@@ -246,10 +258,9 @@ def with_tool_reading(
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged
     if pred.tool_judged and pred.tool_extraction is not None:
-        detail = origin.detail if origin is not None else {}
         score.judgements.append(
             Judgement(
-                judge=detail.get("judge") or (origin.tool if origin is not None else None),
+                judge=recorded_judge(origin),
                 protocol=judge_protocol or "recorded",
                 version="recorded",
                 decided_by="judge",
