@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -194,16 +195,36 @@ def test_vlmevalkit_row_without_prediction_cell_type_error(tmp_path: Path) -> No
         _read(table)
 
 
-def test_vlmevalkit_xlsx_needs_openpyxl_and_says_so(tmp_path: Path) -> None:
-    pytest.importorskip("pandas")
-    try:
-        import openpyxl  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("openpyxl is installed")
+def test_vlmevalkit_xlsx_rows_are_read_with_their_cell_types(tmp_path: Path) -> None:
+    # VLMEvalKit dumps with pandas' xlsxwriter engine (vlmeval/smp/file.py dump_xlsx) and reads
+    # back with pd.read_excel, i.e. openpyxl; xlsxwriter is not in the lock, so the same frame
+    # is written here with pandas' openpyxl engine: the same .xlsx cells.
+    rows = [
+        {"index": 1, "question": "q", "A": "red", "B": "blue", "answer": "A",
+         "category": "color", "prediction": "A"},
+        {"index": 1000001, "question": "q", "A": "blue", "B": "red", "answer": "B",
+         "category": "color", "prediction": "The answer is (B) red, I think."},
+        {"index": 3, "question": "q", "A": "1", "B": "2", "answer": "B",
+         "category": "count", "prediction": 2},
+    ]  # fmt: skip
+    book = tmp_path / "Model_MMBench_DEV_EN.xlsx"
+    pd.DataFrame(rows).to_excel(book, index=False, engine="openpyxl")
+    assert detect_reader(book)[0] == "vlmevalkit"
+    got = _read(book)
+    assert [(r.row, r.sample_id, r.prediction, r.gold) for r in got] == [
+        (2, "1", "A", "A"),
+        (3, "1000001", "The answer is (B) red, I think.", "B"),
+        (4, "3", "2", "B"),  # a number in a cell is the text a table shows
+    ]
+    assert got[1].fields["category"] == "color"
+
+
+def test_vlmevalkit_xlsx_without_openpyxl_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     book = tmp_path / "M_D.xlsx"
-    book.write_bytes(b"PK\x03\x04")
+    pd.DataFrame([{"index": 1, "prediction": "A"}]).to_excel(book, index=False, engine="openpyxl")
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # as if not installed: import fails
     with pytest.raises(DataError, match=r"M_D\.xlsx: reading \.xlsx needs openpyxl"):
         list(READERS.get("vlmevalkit").read(book, ReadOptions()))
 

@@ -178,7 +178,10 @@ MMB_ROWS = {
 }  # fmt: skip
 
 
-def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
+def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(
+    tmp_path: Path, suffix: str
+) -> None:
     feats = Features({k: STR for k in MMB_ROWS if k != "image"} | {"image": IMG})
     folder = write_hub_snapshot(
         tmp_path / "mmb", {"dev": Dataset.from_dict(MMB_ROWS, features=feats)}, config="en"
@@ -194,8 +197,11 @@ def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(tmp_path: Path) 
             "prediction": [replies[t] for t in "abcd"],
         }
     )  # fmt: skip
-    path = tmp_path / "LLaVA_MMBench_DEV_EN.tsv"
-    table.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
+    path = tmp_path / f"LLaVA_MMBench_DEV_EN{suffix}"
+    if suffix == ".xlsx":  # VLMEvalKit's default PRED_FORMAT (written by pandas)
+        table.to_excel(path, index=False, engine="openpyxl")
+    else:
+        table.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
     doc = _score(tmp_path, path, f"mmbench,path={folder}")
     assert doc["reader"] == "vlmevalkit"
     got = _values(doc)
