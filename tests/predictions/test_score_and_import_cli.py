@@ -317,3 +317,23 @@ def test_list_readers_and_a_forced_reader(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["reader"] == "mapped"
     unknown = lmmprobe("score", answers_missing := tmp_path / "none.json", "--reader", "mapped")
     assert unknown.returncode == 2 and f"{answers_missing}: no such file" in unknown.stderr
+
+
+def test_import_of_a_file_that_breaks_off_leaves_a_failed_run(tmp_path: Path) -> None:
+    # The import stores rows as it joins them (a chunk at a time): a file that breaks off
+    # half-way (here a duplicate id) is refused, naming both rows, and its run is marked failed.
+    answers = tmp_path / "a.jsonl"
+    rows = [{"id": f"q{i}", "answer": "x", "gt": "x"} for i in range(5)] + [
+        {"id": "q1", "answer": "y", "gt": "x"}
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "store.db"
+    done = lmmprobe(
+        "import", answers, "--field", "id=id,prediction=answer,gold=gt", "--model", "m",
+        "--db", db,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "row 6: id: 'q1' again (first at row 2)" in done.stderr
+    listed = lmmprobe("runs", "--db", db, "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    assert row["status"] == "failed"
