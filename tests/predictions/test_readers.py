@@ -21,7 +21,12 @@ import pytest
 from lmmprobe.data.base import DataError
 from lmmprobe.predictions import _stream
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
-from lmmprobe.predictions.scoring import detect_reader, plan_import
+from lmmprobe.predictions.scoring import (
+    detect_reader,
+    plan_import,
+    score_imported,
+    with_tool_reading,
+)
 from lmmprobe.schema import Sample
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -94,6 +99,40 @@ def test_lmms_eval_older_layout_with_doc_and_nested_resps(tmp_path: Path) -> Non
         1.0,
     )
     assert READERS.get("lmms-eval").origin(log, ReadOptions()).detail["task"] == "textvqa_val"
+
+
+def test_lmms_eval_mathvista_judge_extraction_is_a_recorded_judge_reading(tmp_path: Path) -> None:
+    # lmms_eval/tasks/mathvista/utils.py mathvista_process_results (@ 75571cf, coded schema):
+    # llm_as_judge_eval holds the evaluator's extraction (rules, then its GPT model).
+    result = {
+        "question_id": "6", "query": "q", "choices": ["6cm", "7cm", "4cm", "5cm"],
+        "answer": "6cm", "extraction": "D", "prediction": "5cm", "true_false": False,
+        "question_type": "multi_choice", "answer_type": "text", "precision": 0, "metadata": {},
+    }  # fmt: skip
+    record = {
+        "doc_id": 5, "target": "6cm", "filtered_resps": ["The answer is (D)."],
+        "doc_hash": "x", "llm_as_judge_eval": result, "submission": result,
+    }  # fmt: skip
+    log = tmp_path / "20250101_samples_mathvista_testmini.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    (row,) = _read(log)
+    assert (row.sample_id, row.tool_extraction, row.tool_judged, row.tool_verdict) == (
+        "6", "D", True, 0.0,
+    )  # fmt: skip
+    origin = READERS.get("lmms-eval").origin(log, ReadOptions())
+    sample = Sample(id="6", question="q", answer=["6cm"], formulation="open_ended")
+    (score,) = score_imported([row], [sample], origin=origin)
+    # Without a benchmark's protocol the reading is kept under "recorded"; `score`/`import
+    # --benchmark mathvista` file it under mathvista-extract, which mathvista_accuracy reads.
+    (kept,) = score.judgements
+    assert (kept.judge, kept.protocol, kept.reading) == ("lmms-eval (recorded)", "recorded", "D")
+    judged = with_tool_reading(
+        score.model_copy(update={"judgements": []}), row, origin, "mathvista-extract"
+    )
+    (j,) = judged.judgements
+    assert (j.protocol, j.version, j.decided_by, j.reading) == (
+        "mathvista-extract", "recorded", "judge", "D",
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- MathVista
