@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -20,7 +21,12 @@ import pytest
 from lmmprobe.data.base import DataError
 from lmmprobe.predictions import _stream
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
-from lmmprobe.predictions.scoring import detect_reader, plan_import
+from lmmprobe.predictions.scoring import (
+    detect_reader,
+    plan_import,
+    score_imported,
+    with_tool_reading,
+)
 from lmmprobe.schema import Sample
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -93,6 +99,40 @@ def test_lmms_eval_older_layout_with_doc_and_nested_resps(tmp_path: Path) -> Non
         1.0,
     )
     assert READERS.get("lmms-eval").origin(log, ReadOptions()).detail["task"] == "textvqa_val"
+
+
+def test_lmms_eval_mathvista_judge_extraction_is_a_recorded_judge_reading(tmp_path: Path) -> None:
+    # lmms_eval/tasks/mathvista/utils.py mathvista_process_results (@ 75571cf, coded schema):
+    # llm_as_judge_eval holds the evaluator's extraction (rules, then its GPT model).
+    result = {
+        "question_id": "6", "query": "q", "choices": ["6cm", "7cm", "4cm", "5cm"],
+        "answer": "6cm", "extraction": "D", "prediction": "5cm", "true_false": False,
+        "question_type": "multi_choice", "answer_type": "text", "precision": 0, "metadata": {},
+    }  # fmt: skip
+    record = {
+        "doc_id": 5, "target": "6cm", "filtered_resps": ["The answer is (D)."],
+        "doc_hash": "x", "llm_as_judge_eval": result, "submission": result,
+    }  # fmt: skip
+    log = tmp_path / "20250101_samples_mathvista_testmini.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    (row,) = _read(log)
+    assert (row.sample_id, row.tool_extraction, row.tool_judged, row.tool_verdict) == (
+        "6", "D", True, 0.0,
+    )  # fmt: skip
+    origin = READERS.get("lmms-eval").origin(log, ReadOptions())
+    sample = Sample(id="6", question="q", answer=["6cm"], formulation="open_ended")
+    (score,) = score_imported([row], [sample], origin=origin)
+    # Without a benchmark's protocol the reading is kept under "recorded"; `score`/`import
+    # --benchmark mathvista` file it under mathvista-extract, which mathvista_accuracy reads.
+    (kept,) = score.judgements
+    assert (kept.judge, kept.protocol, kept.reading) == ("lmms-eval (recorded)", "recorded", "D")
+    judged = with_tool_reading(
+        score.model_copy(update={"judgements": []}), row, origin, "mathvista-extract"
+    )
+    (j,) = judged.judgements
+    assert (j.protocol, j.version, j.decided_by, j.reading) == (
+        "mathvista-extract", "recorded", "judge", "D",
+    )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- MathVista
@@ -194,16 +234,36 @@ def test_vlmevalkit_row_without_prediction_cell_type_error(tmp_path: Path) -> No
         _read(table)
 
 
-def test_vlmevalkit_xlsx_needs_openpyxl_and_says_so(tmp_path: Path) -> None:
-    pytest.importorskip("pandas")
-    try:
-        import openpyxl  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("openpyxl is installed")
+def test_vlmevalkit_xlsx_rows_are_read_with_their_cell_types(tmp_path: Path) -> None:
+    # VLMEvalKit dumps with pandas' xlsxwriter engine (vlmeval/smp/file.py dump_xlsx) and reads
+    # back with pd.read_excel, i.e. openpyxl; xlsxwriter is not in the lock, so the same frame
+    # is written here with pandas' openpyxl engine: the same .xlsx cells.
+    rows = [
+        {"index": 1, "question": "q", "A": "red", "B": "blue", "answer": "A",
+         "category": "color", "prediction": "A"},
+        {"index": 1000001, "question": "q", "A": "blue", "B": "red", "answer": "B",
+         "category": "color", "prediction": "The answer is (B) red, I think."},
+        {"index": 3, "question": "q", "A": "1", "B": "2", "answer": "B",
+         "category": "count", "prediction": 2},
+    ]  # fmt: skip
+    book = tmp_path / "Model_MMBench_DEV_EN.xlsx"
+    pd.DataFrame(rows).to_excel(book, index=False, engine="openpyxl")
+    assert detect_reader(book)[0] == "vlmevalkit"
+    got = _read(book)
+    assert [(r.row, r.sample_id, r.prediction, r.gold) for r in got] == [
+        (2, "1", "A", "A"),
+        (3, "1000001", "The answer is (B) red, I think.", "B"),
+        (4, "3", "2", "B"),  # a number in a cell is the text a table shows
+    ]
+    assert got[1].fields["category"] == "color"
+
+
+def test_vlmevalkit_xlsx_without_openpyxl_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     book = tmp_path / "M_D.xlsx"
-    book.write_bytes(b"PK\x03\x04")
+    pd.DataFrame([{"index": 1, "prediction": "A"}]).to_excel(book, index=False, engine="openpyxl")
+    monkeypatch.setitem(sys.modules, "openpyxl", None)  # as if not installed: import fails
     with pytest.raises(DataError, match=r"M_D\.xlsx: reading \.xlsx needs openpyxl"):
         list(READERS.get("vlmevalkit").read(book, ReadOptions()))
 

@@ -146,13 +146,19 @@ def _mathvista_copy(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return folder, {f"p{r['pid']}": r["response"] for r in records}
 
 
-def test_mathvista_output_scores_as_a_run_and_keeps_the_gpt_extraction(tmp_path: Path) -> None:
+def test_mathvista_output_scores_its_gpt_extraction_as_calculate_score(tmp_path: Path) -> None:
     folder, replies = _mathvista_copy(tmp_path)
     data = f"mathvista,path={folder}"
     run = _run_metrics(tmp_path, data, replies)
     doc = _score(tmp_path, FIXTURES / "mathvista" / "output_bard.json", data)
     assert doc["reader"] == "mathvista" and doc["rows"] == 6
-    assert _values(doc)["mathvista_accuracy"] == run["mathvista_accuracy"]
+    # The file's GPT-4 extractions are its recorded judge answers: they decide every item, as
+    # in MathVista's calculate_score (the mean of its true_false), where the run without a
+    # judge reads the same responses by rule.
+    records = json.loads((FIXTURES / "mathvista" / "output_bard.json").read_text()).values()
+    true_false = [r["true_false"] for r in records]
+    assert _values(doc)["mathvista_accuracy"] == pytest.approx(sum(true_false) / len(true_false))
+    assert _values(doc)["accuracy"] == run["accuracy"]
     assert run["mathvista_accuracy"] is not None
 
 
@@ -173,7 +179,10 @@ MMB_ROWS = {
 }  # fmt: skip
 
 
-def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".tsv", ".xlsx"])
+def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(
+    tmp_path: Path, suffix: str
+) -> None:
     feats = Features({k: STR for k in MMB_ROWS if k != "image"} | {"image": IMG})
     folder = write_hub_snapshot(
         tmp_path / "mmb", {"dev": Dataset.from_dict(MMB_ROWS, features=feats)}, config="en"
@@ -189,8 +198,11 @@ def test_vlmevalkit_mmbench_table_scores_circular_eval_as_a_run(tmp_path: Path) 
             "prediction": [replies[t] for t in "abcd"],
         }
     )  # fmt: skip
-    path = tmp_path / "LLaVA_MMBench_DEV_EN.tsv"
-    table.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
+    path = tmp_path / f"LLaVA_MMBench_DEV_EN{suffix}"
+    if suffix == ".xlsx":  # VLMEvalKit's default PRED_FORMAT (written by pandas)
+        table.to_excel(path, index=False, engine="openpyxl")
+    else:
+        table.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
     doc = _score(tmp_path, path, f"mmbench,path={folder}")
     assert doc["reader"] == "vlmevalkit"
     got = _values(doc)
@@ -306,3 +318,23 @@ def test_list_readers_and_a_forced_reader(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["reader"] == "mapped"
     unknown = lmmprobe("score", answers_missing := tmp_path / "none.json", "--reader", "mapped")
     assert unknown.returncode == 2 and f"{answers_missing}: no such file" in unknown.stderr
+
+
+def test_import_of_a_file_that_breaks_off_leaves_a_failed_run(tmp_path: Path) -> None:
+    # The import stores rows as it joins them (a chunk at a time): a file that breaks off
+    # half-way (here a duplicate id) is refused, naming both rows, and its run is marked failed.
+    answers = tmp_path / "a.jsonl"
+    rows = [{"id": f"q{i}", "answer": "x", "gt": "x"} for i in range(5)] + [
+        {"id": "q1", "answer": "y", "gt": "x"}
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "store.db"
+    done = lmmprobe(
+        "import", answers, "--field", "id=id,prediction=answer,gold=gt", "--model", "m",
+        "--db", db,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "row 6: id: 'q1' again (first at row 2)" in done.stderr
+    listed = lmmprobe("runs", "--db", db, "--format", "json")
+    (row,) = json.loads(listed.stdout)
+    assert row["status"] == "failed"

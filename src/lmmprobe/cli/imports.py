@@ -68,7 +68,7 @@ def print_imported(
     origin = run.origin
     plan = run.plan
     counts = {
-        "rows": len(plan.rows),
+        "rows": plan.joined,
         "benchmark_samples": plan.total,
         "missing": plan.missing,
         "unjoined": plan.unjoined,

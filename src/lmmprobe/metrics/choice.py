@@ -329,7 +329,11 @@ def _sort_key(value: Any) -> tuple[int, float, str]:
 
 
 def _group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:
-    """Rows per ``str(metadata[key])``, groups in value order, rows lacking the key last."""
+    """Rows per ``str(metadata[key])``, groups in value order, rows lacking the key last.
+
+    A list value puts the row in the group of each of its items (MathVista's ``skills``: an
+    item counts in every skill it lists, as its ``calculate_score.py`` counts it).
+    """
     groups: dict[str, list[Score]] = {}
     order: dict[str, tuple[int, float, str]] = {}
     missing: list[Score] = []
@@ -337,10 +341,15 @@ def _group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:
         if key not in s.metadata:
             missing.append(s)
             continue
-        value = s.metadata[key]
-        label = str(value)
-        groups.setdefault(label, []).append(s)
-        order.setdefault(label, _sort_key(value))
+        raw = s.metadata[key]
+        labels: set[str] = set()
+        for value in raw if isinstance(raw, list) else [raw]:
+            label = str(value)
+            if label in labels:
+                continue  # a skill listed twice counts the item once
+            labels.add(label)
+            groups.setdefault(label, []).append(s)
+            order.setdefault(label, _sort_key(value))
     ordered = {label: groups[label] for label in sorted(groups, key=lambda g: (order[g], g))}
     if missing:
         ordered.setdefault(MISSING, []).extend(missing)

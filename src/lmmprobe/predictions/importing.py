@@ -24,10 +24,12 @@ from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.predictions.imported import Origin, ReadOptions
 from lmmprobe.predictions.scoring import (
     ImportPlan,
+    PlannedRow,
     detect_reader,
     imported_identity,
     plan_import,
     score_plan,
+    score_rows,
 )
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import RunOutcome
@@ -42,7 +44,8 @@ __all__ = ["DEFAULT_BREAKDOWNS", "ImportedRun", "import_file", "read_file", "sco
 DEFAULT_BREAKDOWNS: Mapping[str, tuple[str, ...]] = {
     # MMMU's subjects and disciplines come from `mmmu_groups` (its ids name the subject).
     "mmmu": (),
-    "mathvista": ("task", "category"),
+    # MathVista's skills: an item counts in every skill it lists (its calculate_score.py).
+    "mathvista": ("task", "category", "skills"),
     "mmbench": ("category",),
 }
 """The breakdowns `score` and `import` give by default, per benchmark (``--by`` replaces)."""
@@ -123,6 +126,12 @@ def origin_record(origin: Origin, reader: str) -> dict[str, Any]:
     }
 
 
+def _protocol(benchmark: str | None) -> str | None:
+    """The judge protocol of the benchmark's official evaluation (recorded readings go under it)."""
+    bench = _benchmark_name(benchmark)
+    return BENCHMARKS.get(bench).judge if bench is not None else None
+
+
 def read_file(
     path: str | Path,
     benchmark: str | None,
@@ -140,9 +149,7 @@ def read_file(
     plan = plan_import(
         found.read(path, options), benchmark, model=model, origin=origin, strict=strict
     )
-    bench = _benchmark_name(benchmark)
-    protocol = BENCHMARKS.get(bench).judge if bench is not None else None
-    scores = score_plan(plan, model, origin=origin, judge_protocol=protocol)
+    scores = score_plan(plan, model, origin=origin, judge_protocol=_protocol(benchmark))
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     return name, origin, plan, scores, spec
 
@@ -204,7 +211,7 @@ def _manifest(
         len(plan.samples),
     )
     manifest["origin"] = origin_record(origin, reader) | {
-        "rows": len(plan.rows),
+        "rows": plan.joined,
         "benchmark_samples": plan.total,
         "missing": plan.missing,
         "unjoined": plan.unjoined,
@@ -259,23 +266,47 @@ def import_file(
         StoreError: The store cannot be written.
 
     """
-    name, origin, plan, scores, spec = read_file(
-        path, benchmark, model=model, reader=reader, field_map=field_map
-    )
+    path = Path(path)
+    name, found = detect_reader(path, reader)
+    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
+    origin = found.origin(path, options)
+    protocol = _protocol(benchmark)
+    spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap, db=db, out=out)
+    scores: list[Score] = []
     with Store(spec.db) as store:
         run_id = new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
-        manifest = _manifest(spec, model, origin, name, plan)
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
-        store.put_samples(run_id, plan.samples)
+
+        def store_chunk(rows: list[PlannedRow]) -> None:
+            # Stored as joined, a chunk at a time; only the scores stay in memory (the run
+            # metrics read them). The imported text is stored as the response to the request
+            # a run would have sent: scoring can be redone from the store like any run's.
+            chunk = score_rows(rows, model, origin=origin, judge_protocol=protocol)
+            store.put_samples(run_id, [sample for sample, _, _, _ in rows])
+            store.put_responses(
+                model, [ask.to_request() for _, ask, _, _ in rows], [r for _, _, r, _ in rows]
+            )
+            store.put_scores(run_id, chunk)
+            # A reading the file recorded from its judge (MathVista's extraction) is stored as
+            # a verdict, as a judged run's: serve's sample page and a rebuilt report show it.
+            store.put_judgements(
+                run_id, model, [(s.sample_id, s.repeat, j) for s in chunk for j in s.judgements]
+            )
+            scores.extend(chunk)
+
+        try:
+            plan = plan_import(
+                found.read(path, options), benchmark, model=model, origin=origin,
+                on_chunk=store_chunk,
+            )  # fmt: skip
+        except BaseException:
+            # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run.
+            store.update_run(run_id, status="failed")
+            raise
+        manifest = _manifest(spec, model, origin, name, plan)
         store.update_run(run_id, manifest=manifest)
-        # The imported text is stored as the response to the request a run would have sent:
-        # scoring can be redone from the store like any run's.
-        store.put_responses(
-            model, [ask.to_request() for _, ask, _, _ in plan.rows], [r for _, _, r, _ in plan.rows]
-        )
-        store.put_scores(run_id, scores)
         outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
             results = _with_groups(build_results(outcome), benchmark, scores, spec)

@@ -28,7 +28,7 @@ and the audit; a reading a judge made (MathVista's stored ``extraction``) is als
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,6 +52,12 @@ __all__ = [
 
 MAX_PROBLEMS = 20
 """Unjoined rows named one by one; the rest are counted."""
+
+CHUNK_ROWS = 2000
+"""Joined rows handed on at a time when a plan streams (`plan_import`'s ``on_chunk``)."""
+
+PlannedRow = tuple[Sample, Ask, Response, ImportedPrediction]
+"""One joined prediction: its sample, the ask a run would send, the response, the row."""
 
 
 def detect_reader(path: Path, name: str | None = None) -> tuple[str, PredictionReader]:
@@ -87,8 +93,8 @@ def imported_identity(model: str, origin: Origin | None) -> ModelIdentity:
 class ImportPlan:
     """Predictions joined to samples, each with the ask a run would send and its response."""
 
-    rows: list[tuple[Sample, Ask, Response, ImportedPrediction]]
-    """One per joined prediction, in file order."""
+    rows: list[PlannedRow]
+    """One per joined prediction, in file order (empty when the plan streamed its rows)."""
     samples: list[Sample]
     """The answered samples, in benchmark order (file order without a benchmark)."""
     source: str
@@ -103,6 +109,8 @@ class ImportPlan:
     """The first unjoined rows and load problems, as sentences."""
     load: LoadResult | None = None
     """The benchmark's load result (None without a benchmark)."""
+    joined: int = 0
+    """Predictions joined to a sample (``len(rows)`` unless the plan streamed them)."""
 
 
 def _index(samples: Sequence[Sample]) -> dict[str, Sample]:
@@ -141,8 +149,13 @@ def plan_import(
     formulate: FormulateConfig | None = None,
     seed: int = 0,
     strict: bool = False,
+    on_chunk: Callable[[list[PlannedRow]], None] | None = None,
 ) -> ImportPlan:
     """Join `predictions` to `benchmark` and build each one's ask and response.
+
+    With `on_chunk`, the joined rows are handed to it `CHUNK_ROWS` at a time, in file order,
+    and not kept (`ImportPlan.rows` stays empty): an import stores each chunk and keeps only
+    its scores, so memory does not hold every row's request and response at once.
 
     Args:
         predictions: Rows of a reader (streamed; read once).
@@ -152,6 +165,7 @@ def plan_import(
         formulate: The formulation settings a run of the benchmark uses (defaults).
         seed: The run seed (options shuffled, where the settings shuffle, as a run does).
         strict: Fail on the first row whose id is not in the benchmark.
+        on_chunk: Called with each chunk of joined rows (see above).
 
     Raises:
         DataError: A duplicate id (both rows named), a row without an id for a benchmark, a
@@ -173,6 +187,7 @@ def plan_import(
         by_id = _index(benchmark)
         source = "samples"
     seen: dict[str, int] = {}
+    golds_read: list[Sample] = []  # the samples made from golds in the file, in file order
     plan = ImportPlan(rows=[], samples=[], source=source)
     for pred in predictions:
         if by_id is None:
@@ -182,6 +197,7 @@ def plan_import(
                     "must carry its gold answer (map it with --field gold=...)"
                 )
             sample = _samples_from_gold(pred)
+            golds_read.append(sample)
         else:
             if pred.sample_id is None:
                 raise DataError(
@@ -214,13 +230,20 @@ def plan_import(
         reasoning = thinking if isinstance(thinking, str) and thinking else None
         response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
         plan.rows.append((sample, ask, response, pred))
-    if not plan.rows:
+        plan.joined += 1
+        if on_chunk is not None and len(plan.rows) >= CHUNK_ROWS:
+            on_chunk(plan.rows)
+            plan.rows = []
+    if on_chunk is not None and plan.rows:
+        on_chunk(plan.rows)
+        plan.rows = []
+    if not plan.joined:
         raise DataError(
             f"{where}: no prediction joined to {source}"
             + (f" (first problem: {plan.problems[0]})" if plan.problems else " (the file is empty)")
         )
     if by_id is None:
-        plan.samples = [s for s, _, _, _ in plan.rows]
+        plan.samples = list(golds_read)
         plan.total = len(plan.samples)
     else:
         ordered: list[Sample] = (
@@ -235,6 +258,18 @@ def plan_import(
     return plan
 
 
+def recorded_judge(origin: Origin | None) -> str:
+    """The judge of a reading recorded in a file: ``TOOL:MODEL (recorded)``.
+
+    ``mathvista:gpt-4 (recorded)`` names MathVista's extraction as its file holds it; the
+    ``(recorded)`` says lmmprobe called no judge for it.
+    """
+    if origin is None:
+        return "file (recorded)"
+    model = origin.detail.get("judge")
+    return f"{origin.tool}:{model} (recorded)" if model else f"{origin.tool} (recorded)"
+
+
 def with_tool_reading(
     score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
 ) -> Score:
@@ -246,10 +281,9 @@ def with_tool_reading(
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged
     if pred.tool_judged and pred.tool_extraction is not None:
-        detail = origin.detail if origin is not None else {}
         score.judgements.append(
             Judgement(
-                judge=detail.get("judge") or (origin.tool if origin is not None else None),
+                judge=recorded_judge(origin),
                 protocol=judge_protocol or "recorded",
                 version="recorded",
                 decided_by="judge",
@@ -261,6 +295,24 @@ def with_tool_reading(
     return score
 
 
+def score_rows(
+    rows: Iterable[PlannedRow],
+    model: str,
+    *,
+    origin: Origin | None = None,
+    formulate: FormulateConfig | None = None,
+    judge_protocol: str | None = None,
+) -> list[Score]:
+    """Planned rows scored by `score_response`, with the tool's reading beside each."""
+    config = formulate or FormulateConfig()
+    return [
+        with_tool_reading(
+            score_response(model, sample, ask, response, config), pred, origin, judge_protocol
+        )
+        for sample, ask, response, pred in rows
+    ]
+
+
 def score_plan(
     plan: ImportPlan,
     model: str,
@@ -270,13 +322,9 @@ def score_plan(
     judge_protocol: str | None = None,
 ) -> list[Score]:
     """Every planned row scored by `score_response`, with the tool's reading beside it."""
-    config = formulate or FormulateConfig()
-    return [
-        with_tool_reading(
-            score_response(model, sample, ask, response, config), pred, origin, judge_protocol
-        )
-        for sample, ask, response, pred in plan.rows
-    ]
+    return score_rows(
+        plan.rows, model, origin=origin, formulate=formulate, judge_protocol=judge_protocol
+    )
 
 
 def score_imported(

@@ -19,6 +19,8 @@ import math
 import re
 from typing import Any
 
+from lmmprobe.metrics.value import MetricValue
+
 _JSON_ESCAPES = {
     "<": "\\u003c",
     ">": "\\u003e",
@@ -31,9 +33,15 @@ _SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
 
 
 def json_ready(value: Any) -> Any:
-    """A copy of JSON-like data with NaN and infinities as None (JSON has neither)."""
+    """A copy of JSON-like data with NaN and infinities as None (JSON has neither).
+
+    A `MetricValue` (figures computed on the side, e.g. a benchmark's own breakdowns) becomes
+    its ``{value, low, high, n}`` dict, as a dumped `Results` writes it.
+    """
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, MetricValue):
+        return json_ready(value.to_dict())
     if isinstance(value, dict):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

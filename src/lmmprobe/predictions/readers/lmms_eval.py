@@ -46,6 +46,11 @@ _LOGGED = frozenset(
 _NAME = re.compile(r"^(?P<date>.*?)_?samples_(?P<task>.+)$")
 _READINGS = ("parsed_pred", "extraction", "pred", "prediction")
 _VERDICTS = ("true_false", "hit", "correct", "score", "acc", "exact_match")
+_JUDGED = frozenset({"llm_as_judge_eval", "gpt_eval_score"})
+"""Per-sample metrics whose ``extraction`` a judge model made: MathVista's
+(``lmms_eval/tasks/mathvista/utils.py`` ``mathvista_process_results``: its
+``MathVistaEvaluator.extract_answer``, rules first and then the GPT model of the task's
+``gpt_eval_model_name``, as MathVista's own protocol)."""
 
 
 def _first_text(value: Any) -> Any:
@@ -142,6 +147,14 @@ class LmmsEvalSamples:
                 )
             filtered = _first_text(row.get("filtered_resps"))
             name, verdict, reading = _metric(row, where)
+            metric = row.get(name) if name else None
+            # A judge's recorded extraction: kept as the judge's reading (no judge is called).
+            judged = (
+                name in _JUDGED
+                and isinstance(metric, dict)
+                and "extraction" in metric
+                and reading is not None
+            )
             if reading is None and isinstance(filtered, str) and filtered != prediction:
                 reading = filtered
             target = row.get("target")
@@ -156,6 +169,7 @@ class LmmsEvalSamples:
                 prediction=prediction,
                 gold=gold,
                 tool_extraction=reading,
+                tool_judged=judged,
                 tool_verdict=verdict,
                 fields=json_safe(
                     {

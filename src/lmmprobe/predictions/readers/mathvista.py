@@ -48,12 +48,14 @@ class MathVistaOutputs:
         return False
 
     def origin(self, path: Path, options: ReadOptions) -> Origin:
-        """The file's hash; the extraction judge is whatever model the file was extracted with."""
+        """The file's hash and the extraction judge (GPT-4, MathVista's)."""
         return Origin(
             self.tool,
             str(path),
             sha256_of(path),
-            {"layout": "output_*.json keyed by pid", "file": path.name},
+            # The file does not name its extraction model (extract_answer.py takes it from
+            # --azure_openai_model): the paper's and the released results' is GPT-4.
+            {"layout": "output_*.json keyed by pid", "file": path.name, "judge": "gpt-4"},
         )
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:

@@ -47,6 +47,9 @@ def _mathvista(row: Mapping[str, Any], ctx: RowContext) -> Sample:
             "category": plain(meta_info.get("category")),
             "task": plain(meta_info.get("task")),
             "context": plain(meta_info.get("context")),
+            # A list: `--by skills` counts an item in every skill it lists, as MathVista's
+            # calculate_score.py does.
+            "skills": plain(meta_info.get("skills")),
         },
         # The row's own query is its prompt, cited as the definition's.
         prompt=PromptTemplate(escape_braces(required_text(row, "query"))),

@@ -1,0 +1,140 @@
+"""MathVista's recorded GPT-4 extractions scored as MathVista's calculate_score scores them.
+
+``fixtures/mathvista/output_skills.json`` is a MathVista output file rescored by MathVista's own
+``calculate_score.py`` (lupantech/MathVista @ 53d5258), which also wrote
+``calculate_score_skills.json`` (see the fixture README). Its extractions differ from what
+lmmprobe's rules read from the responses; the file's extraction is a recorded judge answer, so
+``score`` and ``import`` give MathVista's own figure (the mean of its ``true_false``) and its
+per-skill figures, with no judge called.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from datasets import Dataset, Features, Image, Value
+from datasets import Sequence as Seq
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    tiny_png,
+    write_hub_snapshot,
+)
+from tests.data.benchmarks.test_standard_choice import MATHVISTA_META
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mathvista"
+OUTPUT = FIXTURES / "output_skills.json"
+OFFICIAL = json.loads((FIXTURES / "calculate_score_skills.json").read_text())
+RECORDS: dict[str, dict[str, Any]] = json.loads(OUTPUT.read_text())
+STR = Value("string")
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+
+def _copy(tmp_path: Path) -> str:
+    """A MathVista testmini copy of the file's problems, each with its own metadata."""
+    records = list(RECORDS.values())
+    rows = {
+        "pid": [r["pid"] for r in records],
+        "question": [r["question"] for r in records],
+        "image": [r["image"] for r in records],
+        "decoded_image": [
+            {"bytes": tiny_png((20 * i, 80, 160)), "path": f"{i}.png"} for i in range(len(records))
+        ],
+        "choices": [r["choices"] for r in records],
+        "unit": [r["unit"] for r in records],
+        "precision": [None if r["precision"] is None else float(r["precision"]) for r in records],
+        "answer": [r["answer"] for r in records],
+        "question_type": [r["question_type"] for r in records],
+        "answer_type": [r["answer_type"] for r in records],
+        "metadata": [r["metadata"] for r in records],
+        "query": [r["query"] for r in records],
+    }
+    feats = Features({
+        "pid": STR, "question": STR, "image": STR, "decoded_image": Image(),
+        "choices": Seq(STR), "unit": STR, "precision": Value("float64"), "answer": STR,
+        "question_type": STR, "answer_type": STR, "metadata": MATHVISTA_META, "query": STR,
+    })  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "mathvista", {"testmini": Dataset.from_dict(rows, features=feats)}
+    )
+    return f"mathvista,path={folder}"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {"HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cli-datasets-cache")}
+
+
+def _value(metrics: dict[str, Any], name: str) -> Any:
+    return (metrics.get(name) or {}).get("value")
+
+
+def _assert_mathvista_figures(metrics: dict[str, Any], breakdown: dict[str, Any]) -> None:
+    true_false = [r["true_false"] for r in RECORDS.values()]
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(true_false) / len(true_false))
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(OFFICIAL["average"]["accuracy"])
+    # lmmprobe's rule-based reading of the same responses scores them otherwise.
+    assert _value(metrics, "accuracy") != pytest.approx(OFFICIAL["average"]["accuracy"])
+    skills = breakdown["skills"]
+    assert set(skills) == set(OFFICIAL["skills"])
+    for skill, theirs in OFFICIAL["skills"].items():
+        ours = skills[skill]["mathvista_accuracy"]
+        assert (ours["value"], ours["n"]) == (pytest.approx(theirs["accuracy"]), theirs["total"])
+
+
+def test_score_json_gives_mathvistas_figure_and_skills(tmp_path: Path) -> None:
+    done = lmmprobe(
+        "score", OUTPUT, "--benchmark", _copy(tmp_path), "--format", "json", **_env(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reader"] == "mathvista" and doc["rows"] == len(RECORDS)
+    _assert_mathvista_figures(doc["metrics"], doc["breakdown"])
+    # Every item was decided by the recorded extraction: none left to a judge.
+    assert _value(doc["metrics"], "judge_coverage") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("more", [("--audit",), ("--by", "skills"), ("--by", "grade")])
+def test_score_json_with_audit_and_breakdowns_is_json(tmp_path: Path, more: tuple[str]) -> None:
+    done = lmmprobe(
+        "score", OUTPUT, "--benchmark", _copy(tmp_path), "--format", "json", *more,
+        **_env(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert _value(doc["metrics"], "mathvista_accuracy") == pytest.approx(7 / 12)
+
+
+def test_score_table_lists_the_skills(tmp_path: Path) -> None:
+    done = lmmprobe("score", OUTPUT, "--benchmark", _copy(tmp_path), **_env(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "by skills" in done.stdout and "logical reasoning" in done.stdout
+
+
+def test_import_stores_the_recorded_extractions_as_judgements(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    env = _env(tmp_path)
+    done = lmmprobe(
+        "import", OUTPUT, "--benchmark", _copy(tmp_path), "--model", "bard", "--db", db,
+        "--format", "json", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    results = json.loads((tmp_path / run_id / "results.json").read_text())
+    model = results["models"]["bard"]
+    _assert_mathvista_figures(model["metrics"], model["breakdown"])
+    exported = lmmprobe("export", run_id, "--db", db, "--format", "jsonl", **env)
+    assert exported.returncode == 0, exported.stderr
+    rows = {r["sample_id"]: r for r in map(json.loads, exported.stdout.splitlines())}
+    (judgement,) = rows["mathvista/6"]["judgements"]
+    assert judgement["judge"] == "mathvista:gpt-4 (recorded)"
+    assert (judgement["protocol"], judgement["version"]) == ("mathvista-extract", "recorded")
+    assert judgement["decided_by"] == "judge" and judgement["reading"] == "D"
+    report = lmmprobe("report", run_id, "--db", db, "--format", "json", **env)
+    assert report.returncode == 0, report.stderr
+    (shown,) = json.loads(report.stdout)["leaderboard"]
+    assert shown["judged"] == len(RECORDS)
+    assert _value(shown["metrics"], "mathvista_accuracy") == pytest.approx(7 / 12)
