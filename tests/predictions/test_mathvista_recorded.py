@@ -19,11 +19,11 @@ from datasets import Dataset, Features, Image, Value
 from datasets import Sequence as Seq
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    MATHVISTA_META,
     own_datasets_cache,
     tiny_png,
     write_hub_snapshot,
 )
-from tests.data.benchmarks.test_standard_choice import MATHVISTA_META
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mathvista"
 OUTPUT = FIXTURES / "output_skills.json"
