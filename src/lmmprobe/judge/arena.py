@@ -33,16 +33,22 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lmmprobe.judge.pairwise import PAIRWISE, PairwiseJudgement, Verdict, unswap
+from lmmprobe.judge.pairwise import (
+    PAIRWISE,
+    PairwiseJudgement,
+    Verdict,
+    pairwise_request,
+    unjudged_reason,
+    unswap,
+)
 from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_consistency
 from lmmprobe.metrics.elo import Battle, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run.executor import Executor, LocalExecutor
-from lmmprobe.run.keys import judge_key
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.runner import ModelOutcome, answer_requests
-from lmmprobe.schema import ContentPart, ImageRef, Message, Request, Response
+from lmmprobe.schema import ImageRef, Request, Response
 from lmmprobe.store import Store, queries
 from lmmprobe.store.battles import (
     BattleVote,
@@ -208,36 +214,10 @@ def _image_ref(conn: sqlite3.Connection, ref: Any) -> ImageRef:
     return ImageRef.model_validate(ref)
 
 
-def _request(prompt_text: str, system: str | None, images: list[ImageRef]) -> Request:
-    messages = []
-    if system is not None:
-        messages.append(Message(role="system", content=[ContentPart(type="text", text=system)]))
-    parts = [ContentPart(type="image", image=i) for i in range(len(images))]
-    parts.append(ContentPart(type="text", text=prompt_text))
-    messages.append(Message(role="user", content=parts))
-    return Request(
-        sample_id="judge",
-        method="generate",
-        messages=messages,
-        prompt=prompt_text,
-        images=images,
-        gen=PAIRWISE.gen,
-    )
-
-
 def _reply_text(response: Response | None) -> str | None:
     if response is None or response.error is not None:
         return None
     return response.text
-
-
-def _unjudged_reason(first: Response | None, swapped: Response | None) -> str:
-    for label, resp in (("first order", first), ("swapped order", swapped)):
-        if resp is None:
-            return f"{label}: no reply"
-        if resp.error is not None:
-            return f"{label}: {resp.error.type}"
-    return "unreadable reply (no Verdict: A, B or tie)"
 
 
 def judge_battles(
@@ -299,10 +279,9 @@ def judge_battles(
         keys = []
         for shown_a, shown_b in ((a["text"], b["text"]), (b["text"], a["text"])):
             prompt = PAIRWISE.prompt(a["prompt"], shown_a, shown_b, image=bool(images))
-            req = _request(prompt.user, prompt.system, images)
-            key = judge_key(ident, PAIRWISE.name, PAIRWISE.version, req)
-            unique.setdefault(key, req.model_copy(update={"key": key}))
-            keys.append(key)
+            req = pairwise_request(ident, prompt, images)
+            unique.setdefault(req.key, req)
+            keys.append(req.key)
         battle.keys = (keys[0], keys[1])
     outcome = ModelOutcome(spec=judge_spec, identity=judge.identity, scores=[])
     responses = answer_requests(
@@ -323,7 +302,7 @@ def judge_battles(
         swapped = unswap(PAIRWISE.read(swapped_text)) if swapped_text is not None else None
         battle.judgement = PairwiseJudgement(first=first, swapped=swapped)
         if battle.judge is None:
-            battle.reason = _unjudged_reason(got_first, got_swapped)
+            battle.reason = unjudged_reason(got_first, got_swapped)
     put_judge_votes(
         store,
         [

@@ -19,7 +19,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmmprobe.judge.pairwise import PAIRWISE, PairwiseJudgement, unswap
+from lmmprobe.judge.pairwise import (
+    PAIRWISE,
+    PairwiseJudgement,
+    pairwise_request,
+    unjudged_reason,
+    unswap,
+)
 from lmmprobe.metrics.agreement import position_consistency
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
@@ -30,9 +36,8 @@ from lmmprobe.run import (
     NullProgress,
     ProgressSink,
     answer_requests,
-    judge_key,
 )
-from lmmprobe.schema import ContentPart, Message, Request, Response
+from lmmprobe.schema import Request
 from lmmprobe.store import Store
 
 __all__ = ["JudgedPair", "PairwiseComparison", "judge_pairs"]
@@ -136,32 +141,6 @@ def _answers(store: Store, run_id: str, model: str) -> dict[tuple[str, int], dic
     return out
 
 
-def _request(ident: str, question: str, first: str, second: str) -> Request:
-    prompt = PAIRWISE.prompt(question, first, second, image=False)
-    messages = [
-        Message(role="system", content=[ContentPart(type="text", text=prompt.system or "")]),
-        Message(role="user", content=[ContentPart(type="text", text=prompt.user)]),
-    ]
-    req = Request(
-        sample_id="judge",
-        method="generate",
-        messages=messages,
-        prompt=prompt.user,
-        gen=PAIRWISE.gen,
-    )
-    req.key = judge_key(ident, PAIRWISE.name, PAIRWISE.version, req)
-    return req
-
-
-def _reason(first: Response | None, swapped: Response | None) -> str:
-    for label, resp in (("first order", first), ("swapped order", swapped)):
-        if resp is None:
-            return f"{label}: no reply"
-        if resp.error is not None:
-            return f"{label}: judge error {resp.error.type}"
-    return "unreadable reply (no Verdict: A, B or tie)"
-
-
 def judge_pairs(
     store: Store,
     side_a: tuple[str, str],
@@ -197,8 +176,12 @@ def judge_pairs(
         if "why" in a or "why" in b:
             result.left_out[a.get("why") or b["why"]] += 1
             continue
-        first = _request(ident, a["prompt"], a["text"], b["text"])
-        swapped = _request(ident, a["prompt"], b["text"], a["text"])
+        first = pairwise_request(
+            ident, PAIRWISE.prompt(a["prompt"], a["text"], b["text"], image=False)
+        )
+        swapped = pairwise_request(
+            ident, PAIRWISE.prompt(a["prompt"], b["text"], a["text"], image=False)
+        )
         unique.setdefault(first.key, first)
         unique.setdefault(swapped.key, swapped)
         asked.append((key, first.key, swapped.key))
@@ -225,6 +208,6 @@ def judge_pairs(
             first=PAIRWISE.read(texts[0]) if texts[0] is not None else None,
             swapped=unswap(PAIRWISE.read(texts[1])) if texts[1] is not None else None,
         )
-        reason = None if judgement.verdict is not None else _reason(got_first, got_swapped)
+        reason = None if judgement.verdict is not None else unjudged_reason(got_first, got_swapped)
         result.pairs.append(JudgedPair(sample_id, repeat, judgement, reason))
     return result

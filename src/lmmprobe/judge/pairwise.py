@@ -20,11 +20,13 @@ two orders agreed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from lmmprobe.judge.protocol import JudgePrompt
-from lmmprobe.schema import GenerationParams
+from lmmprobe.run.keys import judge_key
+from lmmprobe.schema import ContentPart, GenerationParams, ImageRef, Message, Request, Response
 
 __all__ = [
     "PAIRWISE",
@@ -32,6 +34,8 @@ __all__ = [
     "PairwiseProtocol",
     "Verdict",
     "combine",
+    "pairwise_request",
+    "unjudged_reason",
     "unswap",
 ]
 
@@ -179,3 +183,39 @@ def combine(first: Verdict | None, swapped: Verdict | None) -> Verdict | None:
     if first is None or swapped is None:
         return None
     return first if first == swapped else "tie"
+
+
+def pairwise_request(ident: str, prompt: JudgePrompt, images: Sequence[ImageRef] = ()) -> Request:
+    """The keyed request asking judge `ident` one pairwise prompt (images first, when sent).
+
+    The one builder of pairwise judge requests (the arena's battles and ``compare --judge``),
+    so a battle and a run comparison asking the same thing share one stored reply.
+    """
+    messages = []
+    if prompt.system is not None:
+        messages.append(
+            Message(role="system", content=[ContentPart(type="text", text=prompt.system)])
+        )
+    parts = [ContentPart(type="image", image=i) for i in range(len(images))]
+    parts.append(ContentPart(type="text", text=prompt.user))
+    messages.append(Message(role="user", content=parts))
+    req = Request(
+        sample_id="judge",
+        method="generate",
+        messages=messages,
+        prompt=prompt.user,
+        images=list(images),
+        gen=PAIRWISE.gen,
+    )
+    req.key = judge_key(ident, PAIRWISE.name, PAIRWISE.version, req)
+    return req
+
+
+def unjudged_reason(first: Response | None, swapped: Response | None) -> str:
+    """Why a pair asked in both orders has no verdict: a missing or failed reply, else unreadable."""
+    for label, resp in (("first order", first), ("swapped order", swapped)):
+        if resp is None:
+            return f"{label}: no reply"
+        if resp.error is not None:
+            return f"{label}: judge error {resp.error.type}"
+    return "unreadable reply (no Verdict: A, B or tie)"
