@@ -90,6 +90,10 @@ def test_mathvista_extract_rules_first_then_the_judges_extraction(tmp_path: Path
     assert model["judge"]["decided"] == {"rule": 1, "judge": 1, "unjudged": 1}
     assert _metric(model, "mathvista_accuracy") == pytest.approx(1.0)
     assert model["metrics"]["mathvista_accuracy"]["n"] == 2
+    # A reading is a verdict: coverage counts the rule's and the judge's, not the unjudged.
+    assert _metric(model, "judge_coverage") == pytest.approx(2 / 3)
+    assert _metric(model, "judge_score") == pytest.approx(1.0)
+    assert model["metrics"]["judge_score"]["n"] == 2
 
 
 # --------------------------------------------------------------------------- MMBench
@@ -129,6 +133,10 @@ def test_mmbench_choice_judges_only_what_vlmevalkits_rules_cannot_read(tmp_path:
     # copy and is left out (VLMEvalKit would have guessed a random option for d).
     assert _metric(model, "mmbench_circular") == pytest.approx(1.0)
     assert model["metrics"]["mmbench_circular"]["n"] == 1
+    # Each copy's letter read by rule or judge is right (a A, b B, c B); d is unjudged.
+    assert _metric(model, "judge_coverage") == pytest.approx(3 / 4)
+    assert _metric(model, "judge_score") == pytest.approx(1.0)
+    assert model["metrics"]["judge_score"]["n"] == 3
 
 
 # --------------------------------------------------------------------------- HallusionBench

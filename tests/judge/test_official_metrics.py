@@ -15,7 +15,9 @@ import pytest
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
 from lmmprobe.metrics.run_metric import compute_metrics
-from lmmprobe.schema import Judgement, RunSpec, Score
+from lmmprobe.judge.agreement_figures import ratings
+from lmmprobe.metrics.builtin._official import verdicts
+from lmmprobe.schema import JudgeConfig, Judgement, RunSpec, Score
 
 SPEC = RunSpec(bootstrap=0)
 
@@ -180,3 +182,45 @@ def test_mmvet_capability_scores_are_over_the_questions_needing_each() -> None:
     assert metrics["mmvet_rec"].value == pytest.approx(50.0)
     assert metrics["mmvet_ocr"].value == pytest.approx(25.0)
     assert metrics["mmvet_math"].value is None  # no question needs it
+
+
+A, B = "openai:a@http://x", "openai:b@http://x"
+TWO = RunSpec(bootstrap=0, judge=JudgeConfig(judges=[A, B]))
+
+
+def test_official_figure_is_the_first_judges_and_its_unjudged_rows_stay_out() -> None:
+    meta = {"choices": None, "mathvista_question_type": "free_form", "answer_type": "integer",
+            "precision": None}  # fmt: skip
+    tag = ("mathvista", "mathvista_accuracy")
+    first_failed = [unjudged("mathvista-extract").model_copy(update={"judge": A}),
+                    judged("mathvista-extract", reading="14", judge=B)]  # fmt: skip
+    rows = [
+        row(*tag, "1", text="fourteen", gold=["14"], judgements=first_failed, **meta),
+        # A reads 12 (wrong), B reads 14: the official figure is A's.
+        row(*tag, "2", text="twelve or fourteen", gold=["14"], **meta,
+            judgements=[judged("mathvista-extract", reading="12", judge=A),
+                        judged("mathvista-extract", reading="14", judge=B)]),
+    ]  # fmt: skip
+    assert verdicts(rows[0], "mathvista-extract", A) == []
+    got = compute_metrics(rows, TWO)["mathvista_accuracy"]
+    assert got.value == 0.0 and got.n == 1
+    # Given in the other order, B is the official judge.
+    other = RunSpec(bootstrap=0, judge=JudgeConfig(judges=[B, A]))
+    got = compute_metrics(rows, other)["mathvista_accuracy"]
+    assert got.value == 1.0 and got.n == 2
+
+
+def test_hallusionbench_reply_without_its_answers_is_unjudged() -> None:
+    protocol = JUDGE_PROTOCOLS.get("hallusionbench-correct")
+    it = None  # read() does not look at the item
+    assert protocol.read("", it) is None  # type: ignore[arg-type]
+    assert protocol.read("I cannot say", it) is None  # type: ignore[arg-type]
+    # Replies the reference really reads keep its reading, quirks included.
+    assert protocol.read("The prediction is not correct", it).reading == "1"  # type: ignore[arg-type,union-attr]
+    assert protocol.read("Incorrect.", it).reading == "0"  # type: ignore[arg-type,union-attr]
+    assert protocol.read("unclear", it).reading == "2"  # type: ignore[arg-type,union-attr]
+
+
+def test_judges_readings_are_compared_as_labels_across_repeats() -> None:
+    js = [judged("p", reading="B", value=0.0, attempt=1), judged("p", reading="A", value=1.0)]
+    assert ratings(js, "openai:j@http://x") == "A"

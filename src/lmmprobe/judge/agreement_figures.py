@@ -53,12 +53,17 @@ def _call(name: str, *args: Any, **kwargs: Any) -> float | None:
 
 
 def ratings(judgements: Sequence[Judgement], judge: str) -> Hashable | float | None:
-    """One judge's rating of one answer: its reading (first readable repeat), else its grade."""
+    """One judge's rating of one answer: its reading (first readable repeat), else its grade.
+
+    A reading is a nominal label (an option letter, an extraction, a correctness mark) and is
+    compared as such, even where its verdict also carries the protocol's 1.0/0.0.
+    """
     mine = [j for j in judgements if j.judge == judge and j.decided_by == "judge"]
     if not mine:
         return None
-    if mine[0].reading is not None and len(mine) == 1:
-        return mine[0].reading
+    readings = [j.reading for j in sorted(mine, key=lambda j: j.attempt) if j.reading is not None]
+    if readings:
+        return readings[0]
     values = [j.value for j in mine if j.value is not None]
     return sum(values) / len(values) if values else None
 

@@ -289,17 +289,30 @@ def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None)
             decided_by="unjudged",
             reason=f"unreadable reply: {thought.answer[:200]!r}",
         )
-    return _from_reading(base, "judge", reading)
+    return _from_reading(base, "judge", reading, ask.protocol, ask.item)
 
 
-def _from_reading(base: dict[str, Any], by: DecidedBy, reading: Reading) -> Judgement:
-    return Judgement(
+def _from_reading(
+    base: dict[str, Any], by: DecidedBy, reading: Reading, protocol: JudgeProtocol, item: JudgeItem
+) -> Judgement:
+    """The verdict of a rule's or a judge's reading.
+
+    A reading without a figure (an option letter, MathVista's extraction) gets the figure the
+    protocol gives it (`JudgeProtocol.correct`: 1.0 right, 0.0 wrong), so ``judge_score`` and
+    ``judge_coverage`` count it like any verdict.
+    """
+    verdict = Judgement(
         **base,
         decided_by=by,
         value=reading.value,
         reading=reading.reading,
         detail=dict(reading.detail or {}),
     )
+    if verdict.value is None and verdict.reading is not None:
+        right = protocol.correct(item, [verdict])
+        if right is not None:
+            verdict.value = 1.0 if right else 0.0
+    return verdict
 
 
 def _answer_of(model_spec: str, response: Response | None) -> str:
@@ -445,7 +458,7 @@ def _judge_model(
             rules[(score.sample_id, score.repeat)] = rule
         if when == "miss" and rule is not None:
             base = {"judge": None, "protocol": protocol.name, "version": protocol.version}
-            score.judgements.append(_from_reading(base, "rule", rule))
+            score.judgements.append(_from_reading(base, "rule", rule, protocol, item))
             continue
         for attempt in range(protocol.repeats):
             asks.append(_Ask(score, item, protocol, attempt))

@@ -178,6 +178,7 @@ def test_mmbench_circular_eval_matches_eval_circular_group() -> None:
 
 def test_hallusionbench_prompt_verdicts_and_scores_match_utils_py() -> None:
     protocol = JUDGE_PROTOCOLS.get("hallusionbench-correct")
+    defaulted = 0
     for c, case in enumerate(load("hallusionbench")):
         rows = []
         for r, (row, reply) in enumerate(zip(case["rows"], case["replies"], strict=True)):
@@ -192,14 +193,25 @@ def test_hallusionbench_prompt_verdicts_and_scores_match_utils_py() -> None:
             assert protocol.rule(it) is None
             assert protocol.prompt(it).user == case["prompts"][r], (c, r)
             reading = protocol.read(reply, it)
-            assert reading is not None and reading.reading == case["verdicts"][r], (c, r)
             keys = ("category", "subcategory", "set_id", "figure_id", "question_id")
+            if reading is None:
+                # Our departure (docs/definitions.md): a reply holding none of the reference's
+                # answers is unjudged here, where the reference defaults it to "2". The
+                # scores below still take the reference's verdict, to compare its scoring.
+                assert not any(t in reply.lower() for t in ("correct", "unclear")), (c, r)
+                assert case["verdicts"][r] == "2", (c, r)
+                defaulted += 1
+                rows.append(HallusionRow(*(row[k] for k in keys), case["verdicts"][r]))
+                continue
+            assert reading.reading == case["verdicts"][r], (c, r)
             rows.append(HallusionRow(*(row[k] for k in keys), reading.reading))
         scores = hallusion_scores(rows)
         assert list(scores["aAcc"]) == case["aAcc"], c
         assert list(scores["qAcc"]) == case["qAcc"], c
         if case["fAcc"] is not None:
             assert list(scores["fAcc"]) == case["fAcc"], c
+    # 17 of the 153 replies (in 13 of the 30 cases) are empty or "I cannot say": defaulted.
+    assert defaulted == 17
 
 
 # --------------------------------------------------------------------------- MM-Vet

@@ -3,8 +3,14 @@
 The official evaluation (tianyi-lab/HallusionBench @ 744007c, ``utils.py``
 ``evaluate_by_chatgpt``, run by ``evaluation.py``) asks GPT-4 whether each answer conflicts with
 the reference answer (``gt_answer_details``) and reads the reply by substring: ``incorrect``
-anywhere (any case) is wrong ("0"), else ``correct`` is right ("1"), else unclear ("2"). Every
-answer goes to the judge (there are no rules first). aAcc, fAcc and qAcc are then computed from
+anywhere (any case) is wrong ("0"), else ``correct`` is right ("1"), else unclear ("2"). Its
+quirks are kept where it reads a reply ("not correct" holds ``correct`` and counts as right).
+
+Departure (docs/definitions.md): the reference's "2" is also its default for a reply holding
+none of its answers (empty, or neither ``correct`` nor ``unclear`` in it), which its metrics
+then score (a figure-less visual-supplement question's "2" counts as right). Here such a reply
+is unreadable and the answer ``unjudged``, never a guessed verdict; "2" is read only where the
+judge said ``unclear``. Every answer goes to the judge (there are no rules first). aAcc, fAcc and qAcc are then computed from
 these verdicts (``assign_correctness``, ``get_eval_all``, ``get_eval_fig``,
 ``get_eval_pair_all``: `lmmprobe.metrics.benchmark_choice.hallusion_scores`).
 
@@ -43,14 +49,21 @@ def hallusion_prompt(question: str, reference: str, prediction: str) -> str:
     )
 
 
-def hallusion_reading(reply: str) -> str:
-    """``evaluate_by_chatgpt``'s reading: "0" wrong, "1" right, "2" unclear (never unread)."""
+def hallusion_reading(reply: str) -> str | None:
+    """``evaluate_by_chatgpt``'s reading: "0" wrong, "1" right, "2" unclear.
+
+    None where the reply holds none of the reference's answers (``incorrect``, ``correct``,
+    ``unclear``): the reference defaults such a reply to "2"; here it is unreadable (module
+    docstring).
+    """
     text = reply.lower()
     if "incorrect" in text:
         return "0"
     if "correct" in text:
         return "1"
-    return "2"
+    if "unclear" in text:
+        return "2"
+    return None
 
 
 @dataclass
@@ -79,8 +92,10 @@ class HallusionBenchCorrect:
         )
 
     def read(self, reply: str, item: JudgeItem) -> Reading | None:
-        """The verdict ("0", "1", "2") as `Reading.reading`, 1.0/0.0 as its value."""
+        """The verdict ("0", "1", "2") as `Reading.reading`, 1.0/0.0 as its value; None if unread."""
         verdict = hallusion_reading(reply)
+        if verdict is None:
+            return None
         return Reading(value=1.0 if verdict == "1" else 0.0, reading=verdict)
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:

@@ -18,9 +18,10 @@ of per-cluster sums (MME's score, OCRBench's points).
 
 Where a benchmark's official protocol uses a judge, its metric reads the verdicts stored on the
 row (`Score.judgements`, from the protocol's rules or a judge: `verdicts`) and falls back to
-lmmprobe's rule-based reading on a row that was not judged. A row whose every verdict is
-``unjudged`` (the judge failed or replied unreadably) is left out of the figure: it is counted
-apart (``judge_coverage``), never scored.
+lmmprobe's rule-based reading on a row that was not judged. With several judges the official
+figure is the first ``--judge``'s alone (`official_judge`). A row that judge left ``unjudged``
+(it failed or replied unreadably) is left out of the figure: it is counted apart
+(``judge_coverage``), never scored.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ __all__ = [
     "bootstrap_value",
     "gold",
     "mean_value",
+    "official_judge",
     "per_row",
     "references",
     "verdicts",
@@ -68,24 +70,46 @@ def answered(ctx: MetricContext, tag: str) -> list[Score] | None:
     return [s for s in tagged if s.error_type is None and s.stage != "error"]
 
 
-def verdicts(score: Score, protocol: str) -> list[Judgement] | None:
-    """The decided verdicts of judge protocol `protocol` on a row, for an official metric.
+def official_judge(ctx: MetricContext) -> str | None:
+    """The judge whose verdicts an official figure reads: the first ``--judge`` given.
+
+    None where the run names no judge (its rows' verdicts were stored without the run's
+    spec): `verdicts` then reads the first judge on the row.
+    """
+    config = ctx.spec.judge
+    return config.judges[0] if config is not None and config.judges else None
+
+
+def verdicts(score: Score, protocol: str, judge: str | None = None) -> list[Judgement] | None:
+    """The verdicts of judge protocol `protocol` on a row that an official metric reads.
+
+    An official figure is one judge's, never a per-row mix: with several judges it reads
+    `judge` (the first ``--judge`` given, `official_judge`) alone; the aggregate over every
+    judge is ``judge_score``. A row that judge left unjudged stays unjudged here even where
+    another judge decided it.
+
+    Args:
+        score: The row.
+        protocol: The protocol's name.
+        judge: The judge whose verdicts count; None: the first judge on the row.
 
     Returns:
         None where the protocol did not judge the row (the metric reads it by rule, as without
-        a judge); an empty list where every verdict is ``unjudged`` (the metric leaves the row
-        out); else the verdicts that decided it. With several judges the first judge's
-        verdicts count (one per repeat, in order); the others' agreement is reported apart.
+        a judge); the rule's reading where the protocol's rules decided it; an empty list where
+        the official judge left it unjudged (the metric leaves the row out, counted apart);
+        else that judge's decided verdicts, one per repeat in order.
 
     """
     mine = [j for j in score.judgements if j.protocol == protocol]
     if not mine:
         return None
-    decided = [j for j in mine if j.decided_by != "unjudged"]
-    if not decided:
-        return []
-    first = decided[0].judge
-    return sorted((j for j in decided if j.judge == first), key=lambda j: j.attempt)
+    rules = [j for j in mine if j.decided_by == "rule"]
+    if rules:
+        return rules[:1]
+    if judge is None:
+        judge = next((j.judge for j in mine if j.judge is not None), None)
+    own = [j for j in mine if j.judge == judge and j.decided_by == "judge"]
+    return sorted(own, key=lambda j: j.attempt)
 
 
 def answer_text(score: Score) -> str:

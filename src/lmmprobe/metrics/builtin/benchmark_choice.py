@@ -43,6 +43,7 @@ from lmmprobe.metrics.builtin._official import (
     bootstrap_value,
     gold,
     mean_value,
+    official_judge,
     per_row,
     verdicts,
 )
@@ -229,7 +230,7 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
         for s in answers:
             m: dict[str, Any] = s.metadata
-            judged = verdicts(s, HALLUSION_JUDGE)
+            judged = verdicts(s, HALLUSION_JUDGE, official_judge(ctx))
             if judged == []:
                 continue  # unjudged: left out, counted apart
             row = HallusionRow(
@@ -345,7 +346,7 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     by_repeat = not ctx.spec.formulate.circular
     groups: dict[str, list[Score]] = defaultdict(list)
     for s in rows:
-        judged = verdicts(s, MMBENCH_JUDGE)
+        judged = verdicts(s, MMBENCH_JUDGE, official_judge(ctx))
         if judged == []:
             continue  # unjudged: its question lacks a copy and is left out
         if judged and judged[0].reading is not None:
@@ -427,7 +428,7 @@ def _mathvista(ctx: MetricContext) -> MetricValue | None:
         return None
     kept, values = [], []
     for s in rows:
-        judged = verdicts(s, MATHVISTA_JUDGE)
+        judged = verdicts(s, MATHVISTA_JUDGE, official_judge(ctx))
         if judged == []:
             continue  # unjudged: left out, counted apart
         right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)

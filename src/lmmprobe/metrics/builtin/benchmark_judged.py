@@ -16,7 +16,12 @@ import numpy as np
 
 from lmmprobe.metrics.benchmark_judged import llava_relative, mmvet_capability_scores
 from lmmprobe.metrics.bootstrap import FloatArray, ratio
-from lmmprobe.metrics.builtin._official import answered, bootstrap_value, verdicts
+from lmmprobe.metrics.builtin._official import (
+    answered,
+    bootstrap_value,
+    official_judge,
+    verdicts,
+)
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
@@ -28,9 +33,9 @@ MMVET_JUDGE = "mmvet-grade"
 LLAVA_JUDGE = "llava-wild-review"
 
 
-def _grades(s: Score) -> dict[int, float]:
+def _grades(s: Score, judge: str | None) -> dict[int, float]:
     """A row's MM-Vet grade per run (attempt); empty where none was graded."""
-    judged = verdicts(s, MMVET_JUDGE) or []
+    judged = verdicts(s, MMVET_JUDGE, judge) or []
     return {j.attempt: float(j.value) for j in judged if j.value is not None}
 
 
@@ -44,7 +49,7 @@ def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
         caps = s.metadata.get("capability")
         if capability is not None and not (isinstance(caps, list) and capability in caps):
             continue
-        for attempt, grade in _grades(s).items():
+        for attempt, grade in _grades(s, official_judge(ctx)).items():
             by_run[(s.repeat, attempt)][s.sample_id] = grade
     runs = sorted(by_run)
     per_question: dict[str, list[float | None]] = defaultdict(lambda: [None] * len(runs))
@@ -143,7 +148,7 @@ def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
     pairs: list[tuple[float, float]] = []
     clusters: list[str] = []
     for s in rows:
-        for j in verdicts(s, LLAVA_JUDGE) or []:
+        for j in verdicts(s, LLAVA_JUDGE, official_judge(ctx)) or []:
             if j.value is None or "reference" not in j.detail:
                 continue
             pairs.append((float(j.detail["reference"]), float(j.value)))
