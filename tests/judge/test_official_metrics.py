@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
-from lmmprobe.metrics.run_metric import compute_metrics
 from lmmprobe.judge.agreement_figures import ratings
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
 from lmmprobe.metrics.builtin._official import verdicts
+from lmmprobe.metrics.run_metric import compute_metrics
 from lmmprobe.schema import JudgeConfig, Judgement, RunSpec, Score
 
 SPEC = RunSpec(bootstrap=0)

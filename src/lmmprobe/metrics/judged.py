@@ -4,7 +4,8 @@ An answer a judge protocol applies to carries its verdicts in `Score.judgements`
 reading (``decided_by="rule"``: the protocol's rules read it and no judge was asked), each
 judge's verdict per repeat (``judge``), or a judge's failure (``unjudged``). This module turns
 them into one figure per answer, lmmprobe's own definition (docs/definitions.md, "judged
-figure"):
+figure"). A verdict's figure is its `Judgement.value`: a grade, or for a reading (an option
+letter, an extraction) the correctness its protocol gives it, set when it is read:
 
 - a rule's verdict, where one decided, is the figure;
 - else each judge's repeats are averaged (MM-Vet's grader is asked several times and averaged);

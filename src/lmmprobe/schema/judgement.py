@@ -36,7 +36,8 @@ class Judgement(BaseModel):
     value: float | None = Field(
         default=None,
         description="The numeric verdict: 1.0/0.0 for correct/wrong, a grade on the protocol's "
-        "scale (MM-Vet 0-1, LLaVA-Bench 1-10); None when the verdict is a reading or unjudged.",
+        "scale (MM-Vet 0-1, LLaVA-Bench 1-10); for a reading, the correctness its protocol "
+        "gives it (1.0/0.0); None when unjudged.",
     )
     reading: str | None = Field(
         default=None,
