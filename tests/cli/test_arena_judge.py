@@ -188,3 +188,28 @@ def test_arena_judge_on_a_local_ray_instance(voted: Path, tmp_path: Path) -> Non
     got = json.loads(done.stdout)
     assert (got["judged"], got["position_consistency"]) == (6, 0.0)
     assert got["judge_calls"]["called"] == 12
+
+
+def test_arena_judge_reads_a_thinking_judge_from_its_answer(voted: Path, tmp_path: Path) -> None:
+    """A judge's thinking is never read for its verdict, and a cut-off reply is unjudged."""
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    thinks = "<think>My first instinct is Verdict: B, but A is more faithful.</think>\n\n"
+    cut = "<think>Hmm. My first instinct is Verdict: A, but answer B ... so"
+    replies = [
+        f"{thinks}Verdict: A",  # battle 1: the thinking names B, the answer A
+        "Verdict: B",  # (swapped: B shown first, so A both ways)
+        cut,  # battle 2: cut off inside the thinking: unjudged, not A
+        "Verdict: B",
+        *(["Verdict: tie"] * 8),
+    ]
+    with FakeOpenAIServer(replies=replies) as server:
+        spec = f"openai:judge@{server.base_url},max_concurrency=1"
+        done = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--format", "json")
+        assert done.returncode == 0, done.stderr
+    with Store(db) as store:
+        kept = list_judge_votes(store, judge=spec)
+    assert (kept[0].first, kept[0].swapped, kept[0].winner) == ("A", "A", "a")
+    assert (kept[1].first, kept[1].winner) == (None, None)
+    assert kept[1].reason == "first order: truncated"
+    assert json.loads(done.stdout)["unjudged"] == 1

@@ -89,6 +89,46 @@ def test_a_judge_compares_two_runs_in_both_orders(tmp_path: Path) -> None:
     assert "McNemar" in again.stdout or "accuracy" in again.stdout
 
 
+def test_a_thinking_judge_is_read_from_its_answer_and_a_cut_off_reply_is_unjudged(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(2)
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    thinks = "<think>My first instinct is Verdict: A, but answer B is more correct.</think>\n\n"
+    judge_replies = [
+        # Pair 0: each reply's thinking names the other answer; its answer names B both ways.
+        (_shown("answer-a0", "answer-b0"), f"{thinks}Verdict: B"),
+        (_shown("answer-b0", "answer-a0"), f"{thinks}Verdict: A"),
+        # Pair 1: the swapped reply is cut off inside its thinking (after naming a verdict).
+        (_shown("answer-a1", "answer-b1"), "Verdict: A"),
+        (_shown("answer-b1", "answer-a1"), "<think>Hmm. My first instinct is Verdict: B ... so"),
+    ]
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[*judge_replies, *MODELS]) as server:
+        url = server.base_url
+        runs = []
+        for name in ("vlm-a", "vlm-b"):
+            out = tmp_path / name
+            proc = _run("run", "-m", f"openai:{name}@{url}", "--data", data, "-q", "--db", db,
+                        "--out", out)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            runs.append(json.loads((out / "results.json").read_text())["run_id"])
+        proc = _run("compare", *runs, "--judge", f"openai:judge@{url}", "--db", db,
+                    "--format", "json")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)["judge"]
+    assert (summary["a_wins"], summary["b_wins"], summary["ties"], summary["unjudged"]) == (
+        0, 1, 0, 1
+    )  # fmt: skip
+    assert summary["flips"] == 0
+    assert summary["unjudged_reasons"] == {"swapped order: truncated": 1}
+
+
 def test_compare_judge_with_audit_is_refused(tmp_path: Path) -> None:
     done = _run("run", "-m", "random", "-m", "first", "--limit", "3", "-q", "--db",
                 tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip

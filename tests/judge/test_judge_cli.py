@@ -283,3 +283,24 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
         "--judge", "openai:j@http://127.0.0.1:9/v1", "--judge-prompt", missing,
     )  # fmt: skip
     assert proc.returncode == 2 and "missing required placeholder {answer}" in proc.stderr
+
+
+def test_a_judge_cut_off_inside_its_thinking_is_unjudged_as_truncated(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    db, out = tmp_path / "db", tmp_path / "o"
+    judge = [  # q3 is read from the answer after the thinking; q4-q6 stop inside it
+        ("Answer: I would say the feline one", "<think>Barking? (B)?</think>\n\n(A)"),
+        *[(ask, "<think>It could be (A), but") for ask, _ in CHOICE_JUDGE[1:]],
+    ]
+    with FakeOpenAIServer(reply_table=_table(judge)) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+            "--out", out, "--judge", f"openai:judge-a@{url}",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = _results(out)["models"].values()
+    assert model["judge"]["decided"] == {"rule": 2, "judge": 1, "unjudged": 3}
+    with sqlite3.connect(db) as conn:
+        rows = dict(conn.execute("SELECT sample_id, COALESCE(reason, reading) FROM judgements"))
+    assert [rows[q] for q in ("q3", "q4", "q5", "q6")] == ["A", *["truncated"] * 3]

@@ -138,3 +138,65 @@ def test_import_stores_the_recorded_extractions_as_judgements(tmp_path: Path) ->
     (shown,) = json.loads(report.stdout)["leaderboard"]
     assert shown["judged"] == len(RECORDS)
     assert _value(shown["metrics"], "mathvista_accuracy") == pytest.approx(7 / 12)
+
+
+def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
+    tmp_path: Path,
+) -> None:
+    """MathVista's extraction is ``""`` when its GPT call failed: unjudged, not wrong.
+
+    MathVista's calculate_score counts such an item wrong (its ``true_false`` says so), so the
+    file's own figure stays what ``score --audit`` compares with, and an item that lmmprobe's
+    rules read right is put under the cause ``judge``.
+    """
+    records = json.loads(json.dumps(RECORDS))
+    failed = [pid for pid, r in records.items() if r["question_type"] == "free_form"][:2]
+    for pid, empty in zip(failed, ("", None), strict=True):
+        records[pid].update(response=records[pid]["answer"], extraction=empty, true_false=False)
+    path = tmp_path / "output_failed.json"
+    path.write_text(json.dumps(records))
+    bench, env = _copy(tmp_path), _env(tmp_path)
+    done = lmmprobe("score", path, "--benchmark", bench, "--format", "json", **env)
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads(done.stdout)["metrics"]
+    judged = [r["true_false"] for pid, r in records.items() if pid not in failed]
+    assert metrics["mathvista_accuracy"]["n"] == len(records) - 2
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
+    assert _value(metrics, "judge_coverage") == pytest.approx((len(records) - 2) / len(records))
+    audited = lmmprobe("score", path, "--benchmark", bench, "--audit", **env)
+    assert audited.returncode == 0, audited.stderr
+    mathvista = sum(r["true_false"] for r in records.values()) / len(records)
+    assert f"mathvista {100 * mathvista:.2f} vs lmmprobe" in audited.stdout
+    assert "judge read the answer differently: 9 items (7 up, 2 down)" in audited.stdout
+
+
+def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None:
+    """lmms-eval's ``llm_as_judge_eval`` records MathVista's extraction; empty or null: unjudged.
+
+    Layout of lmms_eval/tasks/mathvista/utils.py ``mathvista_process_results`` (@ 75571cf).
+    """
+    lines = []
+    for n, (pid, r) in enumerate(RECORDS.items()):
+        result = {
+            "question_id": pid, "query": r["query"], "choices": r["choices"],
+            "answer": r["answer"], "extraction": r["extraction"], "prediction": r["prediction"],
+            "true_false": r["true_false"], "question_type": r["question_type"],
+            "answer_type": r["answer_type"], "precision": r["precision"], "metadata": {},
+        }  # fmt: skip
+        if n < 2:  # the evaluator's GPT call failed: nothing extracted, scored wrong
+            result.update(extraction="" if n == 0 else None, true_false=False)
+        lines.append({
+            "doc_id": n, "target": r["answer"], "filtered_resps": [r["response"]],
+            "doc_hash": "x", "llm_as_judge_eval": result, "submission": result,
+        })  # fmt: skip
+    log = tmp_path / "20250101_samples_mathvista_testmini.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = lmmprobe(
+        "score", log, "--benchmark", _copy(tmp_path), "--format", "json", **_env(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads(done.stdout)["metrics"]
+    judged = [line["llm_as_judge_eval"]["true_false"] for line in lines[2:]]
+    assert metrics["mathvista_accuracy"]["n"] == len(lines) - 2
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
+    assert _value(metrics, "judge_coverage") == pytest.approx((len(lines) - 2) / len(lines))

@@ -38,8 +38,7 @@ from lmmprobe.judge.pairwise import (
     PairwiseJudgement,
     Verdict,
     pairwise_request,
-    unjudged_reason,
-    unswap,
+    read_pair,
 )
 from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_consistency
 from lmmprobe.metrics.elo import Battle, elo_ratings
@@ -48,7 +47,7 @@ from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run.executor import Executor, LocalExecutor
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.runner import ModelOutcome, answer_requests
-from lmmprobe.schema import ImageRef, Request, Response
+from lmmprobe.schema import ImageRef, Request
 from lmmprobe.store import Store, queries
 from lmmprobe.store.battles import (
     BattleVote,
@@ -214,12 +213,6 @@ def _image_ref(conn: sqlite3.Connection, ref: Any) -> ImageRef:
     return ImageRef.model_validate(ref)
 
 
-def _reply_text(response: Response | None) -> str | None:
-    if response is None or response.error is not None:
-        return None
-    return response.text
-
-
 def judge_battles(
     store: Store,
     judge_spec: str,
@@ -297,12 +290,9 @@ def judge_battles(
         if battle.keys is None:
             continue
         got_first, got_swapped = (responses.get(k) for k in battle.keys)
-        first_text, swapped_text = _reply_text(got_first), _reply_text(got_swapped)
-        first = PAIRWISE.read(first_text) if first_text is not None else None
-        swapped = unswap(PAIRWISE.read(swapped_text)) if swapped_text is not None else None
-        battle.judgement = PairwiseJudgement(first=first, swapped=swapped)
+        battle.judgement, reason = read_pair(judge_spec, got_first, got_swapped)
         if battle.judge is None:
-            battle.reason = unjudged_reason(got_first, got_swapped)
+            battle.reason = reason
     put_judge_votes(
         store,
         [

@@ -23,8 +23,7 @@ from lmmprobe.judge.pairwise import (
     PAIRWISE,
     PairwiseJudgement,
     pairwise_request,
-    unjudged_reason,
-    unswap,
+    read_pair,
 )
 from lmmprobe.metrics.agreement import position_consistency
 from lmmprobe.models.base import AsyncModel, Model
@@ -83,7 +82,7 @@ class PairwiseComparison:
     calls: ModelOutcome | None = None
 
     def summary(self) -> dict[str, Any]:
-        """Wins, losses and ties per side, unjudged pairs, position consistency, calls."""
+        """Wins, losses and ties per side, unjudged pairs (and why), position consistency, calls."""
         verdicts = Counter(p.judgement.verdict for p in self.pairs)
         readable = [p.judgement for p in self.pairs if p.judgement.consistent is not None]
         calls = self.calls
@@ -98,6 +97,7 @@ class PairwiseComparison:
             "b_wins": verdicts["B"],
             "ties": verdicts["tie"],
             "unjudged": verdicts[None],
+            "unjudged_reasons": dict(Counter(p.reason for p in self.pairs if p.reason)),
             "flips": sum(1 for j in readable if not j.consistent),
             "position_consistency": (
                 position_consistency([j.first for j in readable], [j.swapped for j in readable])
@@ -200,14 +200,6 @@ def judge_pairs(
     )
     result.calls = calls
     for (sample_id, repeat), k_first, k_swapped in asked:
-        got_first, got_swapped = responses.get(k_first), responses.get(k_swapped)
-        texts = [
-            r.text if r is not None and r.error is None else None for r in (got_first, got_swapped)
-        ]
-        judgement = PairwiseJudgement(
-            first=PAIRWISE.read(texts[0]) if texts[0] is not None else None,
-            swapped=unswap(PAIRWISE.read(texts[1])) if texts[1] is not None else None,
-        )
-        reason = None if judgement.verdict is not None else unjudged_reason(got_first, got_swapped)
+        judgement, reason = read_pair(judge_spec, responses.get(k_first), responses.get(k_swapped))
         result.pairs.append(JudgedPair(sample_id, repeat, judgement, reason))
     return result

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lmmprobe.judge.protocol import JudgePrompt
+from lmmprobe.judge.protocol import JudgePrompt, reply_answer
 from lmmprobe.run.keys import judge_key
 from lmmprobe.schema import ContentPart, GenerationParams, ImageRef, Message, Request, Response
 
@@ -35,6 +35,7 @@ __all__ = [
     "Verdict",
     "combine",
     "pairwise_request",
+    "read_pair",
     "unjudged_reason",
     "unswap",
 ]
@@ -211,11 +212,49 @@ def pairwise_request(ident: str, prompt: JudgePrompt, images: Sequence[ImageRef]
     return req
 
 
-def unjudged_reason(first: Response | None, swapped: Response | None) -> str:
-    """Why a pair asked in both orders has no verdict: a missing or failed reply, else unreadable."""
+def read_pair(
+    judge: str, first: Response | None, swapped: Response | None
+) -> tuple[PairwiseJudgement, str | None]:
+    """The judgement of a pair from its two replies, and why it has no verdict when it has none.
+
+    The one reading of a pair's replies (the arena's battles and ``compare --judge``). Each
+    reply is read from its answer (`lmmprobe.judge.protocol.reply_answer`: thinking split off,
+    a cut-off reply not read at all), the swapped one mapped back to the original answers.
+
+    Args:
+        judge: The judge's model spec as given (its ``think=`` tags).
+        first: The reply with A shown first, or None when none came.
+        swapped: The reply with B shown first, or None when none came.
+
+    Returns:
+        The judgement, and None when it has a verdict, else the reason (`unjudged_reason`).
+
+    """
+    texts = [
+        reply_answer(judge, r) if r is not None and r.error is None else None
+        for r in (first, swapped)
+    ]
+    judgement = PairwiseJudgement(
+        first=PAIRWISE.read(texts[0]) if texts[0] is not None else None,
+        swapped=unswap(PAIRWISE.read(texts[1])) if texts[1] is not None else None,
+    )
+    if judgement.verdict is not None:
+        return judgement, None
+    return judgement, unjudged_reason(judge, first, swapped)
+
+
+def unjudged_reason(judge: str, first: Response | None, swapped: Response | None) -> str:
+    """Why a pair asked in both orders has no verdict.
+
+    A missing or failed reply first, then a reply cut off before its answer (``truncated``),
+    else an unreadable one.
+    """
     for label, resp in (("first order", first), ("swapped order", swapped)):
         if resp is None:
             return f"{label}: no reply"
         if resp.error is not None:
             return f"{label}: judge error {resp.error.type}"
+    for label, resp in (("first order", first), ("swapped order", swapped)):
+        if resp is not None and reply_answer(judge, resp) is None:
+            return f"{label}: truncated"
     return "unreadable reply (no Verdict: A, B or tie)"

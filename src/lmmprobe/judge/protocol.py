@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.registry import Registry
-from lmmprobe.schema import GenerationParams, Judgement, Sample, Score
+from lmmprobe.schema import GenerationParams, Judgement, Response, Sample, Score
 
 __all__ = [
     "JUDGE_PROTOCOLS",
@@ -21,6 +22,7 @@ __all__ = [
     "JudgeProtocol",
     "JudgeWhen",
     "Reading",
+    "reply_answer",
 ]
 
 JudgeWhen = Literal["miss", "always"]
@@ -118,3 +120,31 @@ JUDGE_PROTOCOLS: Registry[JudgeProtocol] = Registry(
     discover=("lmmprobe.judge.protocols",),
 )
 """Judge protocols by name; ``lmmprobe list judge-protocols`` shows them."""
+
+
+def reply_answer(judge: str, response: Response) -> str | None:
+    """The part of a judge's reply to read for its verdict; None when it was cut off.
+
+    The one step from a judge's reply to the text its protocol reads, shared by the judging
+    step, ``compare --judge`` and ``arena judge``: a judge that thinks (inline, or in the
+    server's own field) is read from its answer only, as a judged model is
+    (`lmmprobe.parse.thinking.split_answer`, with the judge spec's ``think=`` tags), so a
+    verdict it weighed and dropped while thinking is never taken for its verdict. A reply that
+    stopped before its answer (inside its thinking, or at the token limit with nothing after
+    the thinking) has no verdict to read: the caller marks it unjudged, reason ``truncated``.
+
+    Args:
+        judge: The judge's model spec as given (its ``think=`` option picks the tags).
+        response: The judge's reply (one without an error).
+
+    Returns:
+        The answer text (stripped of thinking), or None when the reply was truncated.
+
+    """
+    thought = split_answer(
+        response.text,
+        reasoning=response.reasoning,
+        finish_reason=response.finish_reason,
+        tags=tags_for_model(judge),
+    )
+    return None if thought.truncated else thought.answer

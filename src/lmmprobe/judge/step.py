@@ -32,7 +32,13 @@ from typing import Any
 from lmmprobe.data.base import parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS
 from lmmprobe.judge.agreement_figures import agreement_figures
-from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgeProtocol, Reading
+from lmmprobe.judge.protocol import (
+    JUDGE_PROTOCOLS,
+    JudgeItem,
+    JudgeProtocol,
+    Reading,
+    reply_answer,
+)
 from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
 from lmmprobe.judge.template import load_template
 from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
@@ -276,18 +282,15 @@ def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None)
             decided_by="unjudged",
             reason=f"judge error {response.error.type}: {response.error.message}"[:300],
         )
-    thought = split_answer(
-        response.text,
-        reasoning=response.reasoning,
-        finish_reason=response.finish_reason,
-        tags=tags_for_model(judge),
-    )
-    reading = None if thought.truncated else ask.protocol.read(thought.answer, ask.item)
+    answer = reply_answer(judge, response)
+    if answer is None:
+        return Judgement(**base, decided_by="unjudged", reason="truncated")
+    reading = ask.protocol.read(answer, ask.item)
     if reading is None:
         return Judgement(
             **base,
             decided_by="unjudged",
-            reason=f"unreadable reply: {thought.answer[:200]!r}",
+            reason=f"unreadable reply: {answer[:200]!r}",
         )
     return _from_reading(base, "judge", reading, ask.protocol, ask.item)
 

@@ -280,19 +280,38 @@ def with_tool_reading(
     if pred.tool_extraction is not None:
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged
-    if pred.tool_judged and pred.tool_extraction is not None:
-        score.judgements.append(
-            Judgement(
-                judge=recorded_judge(origin),
-                protocol=judge_protocol or "recorded",
-                version="recorded",
-                decided_by="judge",
-                value=pred.tool_verdict,
-                reading=pred.tool_extraction,
-                detail={"recorded_by": origin.tool if origin is not None else "file"},
-            )
-        )
+    if pred.tool_judged:
+        score.judgements.append(recorded_judgement(pred, origin, judge_protocol))
     return score
+
+
+RECORDED_EMPTY = "recorded extraction empty"
+"""The reason of an unjudged recorded reading: the file's judge extraction is empty or null."""
+
+
+def recorded_judgement(
+    pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
+) -> Judgement:
+    """The judge's reading a file recorded for one answer, as a stored verdict.
+
+    An empty or null extraction is the judge's call that failed (MathVista's
+    ``extract_answer`` returns ``""`` when its GPT call raises; lmms-eval's
+    ``llm_as_judge_eval`` logs the same), not a reading: it is ``unjudged``, as a live judge's
+    empty reply is (`lmmprobe.judge.protocols.mathvista_extract`), so it is counted apart in
+    the coverage rather than wrong. The file's own verdict (which counts it wrong) stays in
+    ``tool_verdict`` for ``score --audit``, which puts the item under the cause ``judge``.
+    """
+    base = {
+        "judge": recorded_judge(origin),
+        "protocol": judge_protocol or "recorded",
+        "version": "recorded",
+        "detail": {"recorded_by": origin.tool if origin is not None else "file"},
+    }
+    if pred.tool_extraction is None or not pred.tool_extraction.strip():
+        return Judgement(**base, decided_by="unjudged", reason=RECORDED_EMPTY)
+    return Judgement(
+        **base, decided_by="judge", value=pred.tool_verdict, reading=pred.tool_extraction
+    )
 
 
 def score_rows(

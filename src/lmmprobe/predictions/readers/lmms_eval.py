@@ -148,14 +148,16 @@ class LmmsEvalSamples:
             filtered = _first_text(row.get("filtered_resps"))
             name, verdict, reading = _metric(row, where)
             metric = row.get(name) if name else None
-            # A judge's recorded extraction: kept as the judge's reading (no judge is called).
-            judged = (
-                name in _JUDGED
-                and isinstance(metric, dict)
-                and "extraction" in metric
-                and reading is not None
-            )
-            if reading is None and isinstance(filtered, str) and filtered != prediction:
+            # A judge's recorded extraction: kept as the judge's reading (no judge is called);
+            # an empty or null one is a failed judge call, unjudged
+            # (`lmmprobe.predictions.scoring.recorded_judgement`), never the filtered reply.
+            judged = name in _JUDGED and isinstance(metric, dict) and "extraction" in metric
+            if (
+                not judged
+                and reading is None
+                and isinstance(filtered, str)
+                and filtered != prediction
+            ):
                 reading = filtered
             target = row.get("target")
             gold: str | list[str] | None

@@ -81,7 +81,9 @@ class MathVistaOutputs:
                 prediction=response,
                 gold=None if gold is None else as_text(where, "answer", gold),
                 tool_extraction=extraction,
-                tool_judged=extraction is not None,
+                # A present but empty or null extraction is a failed judge call: recorded
+                # as judged, and unjudged (`lmmprobe.predictions.scoring.recorded_judgement`).
+                tool_judged="extraction" in record,
                 tool_verdict=as_verdict(where, "true_false", record.get("true_false")),
                 fields=json_safe(
                     {
