@@ -178,6 +178,59 @@ class ReformSet:
     notes: tuple[str, ...] = ()
 
 
+# Instruction lists several of ReForm-Eval's dataset classes share, word for word: one copy each,
+# named by the datasets' definitions (`ReformSet.instructs` / `likelihood_instructs`).
+
+# build/VQA/vqa_dataset.py's VQA class (and the classes built on it)
+VQA_INSTRUCTS: tuple[str, ...] = (
+    "Please analyze the image and the question, then select the correct option.",
+    "Take a close look at the image and question, and then choose the correct option.",
+    "Examine both the image and the question before selecting the right option.",
+    "Carefully analyze the image and question and then pick the correct option.",
+    "Evaluate the image and question thoroughly before making your selection.",
+)
+VQA_LIKELIHOOD_INSTRUCTS: tuple[str, ...] = (
+    "Assess this image and provide an answer to the question.",
+    "Take a look at this image and give your thoughts on the question.",
+    "Please investigate this image and share your response to the question.",
+    "Analyze this image and answer the question.",
+    "Your task is to analyze this picture and respond to the question.",
+)
+
+# the single-choice classification classes (CIFAR-10, Flowers102, ImageNet-1K, Pets37,
+# MSCOCO-OC, TDIUC, VizWiz)
+CHOICE_INSTRUCTS: tuple[str, ...] = (
+    'Below I will give a question, a picture and options, which are ABCD or 1234, I need you to output only the correct option(such as "(A)" or "(1)")',
+    "To answer the question, you can evaluate the picture and choose the accurate answer among the given options.",
+    'From the options provided, choose the answer option that fits the question and image formatted as "(A)" or "(1)".',
+    'Select the best answer choice for the given question and image, output the correct option(such as "(A)" or "(1)")',
+    'Please select the appropriate response option by assessing the question, image, and provided choices. Output the correct option in the format of "(A)" or "(1)".',
+)
+CHOICE_LIKELIHOOD_INSTRUCTS: tuple[str, ...] = (
+    "Please evaluate this image and offer a response to the question.",
+    "Take a look at this image and give your thoughts on the question.",
+    "Assess this image and provide an answer to the question.",
+    "Please investigate this image and share your response to the question.",
+    "Your task is to analyze this picture and respond to the question.",
+)
+
+# the multi-turn and spatial classes (MP3D, MSCOCO GOI/MCI/MOS, VisDial, VQA-MT, VSR)
+DIALOGUE_INSTRUCTS: tuple[str, ...] = (
+    "Answer the following questions based on the image and the conversation history.",
+    "Select the correct option for the questions by referring to the provided image and dialogue history.",
+    "Utilize the content of the image and conversation to infer the answers to the questions.",
+    "Based on the image and previous conversation, answer the questions with the provided options.",
+    "Respond to the following questions according to the image and the dialogue history.",
+)
+DIALOGUE_LIKELIHOOD_INSTRUCTS: tuple[str, ...] = (
+    "Answer the following questions based on the image and the conversation history.",
+    "Provide answers to the questions by referring to the provided image and dialogue history.",
+    "Utilize the content of the image and conversation to infer the answers to the questions.",
+    "Based on the image and previous conversation, answer the questions.",
+    "Respond to the following questions according to the image and the dialogue history.",
+)
+
+
 # --- reading the release -------------------------------------------------------------------
 
 

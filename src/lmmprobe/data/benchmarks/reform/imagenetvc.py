@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import (
+    VQA_INSTRUCTS,
+    VQA_LIKELIHOOD_INSTRUCTS,
+    ReformSet,
+    reform_set,
+)
 
 __all__ = ["IMAGENETVC"]
 
@@ -16,20 +21,8 @@ IMAGENETVC = reform_set(
         family="vqa",
         formulation="SingleChoice",
         source="build/VQA/vqa_dataset.py",
-        instructs=(
-            "Please analyze the image and the question, then select the correct option.",
-            "Take a close look at the image and question, and then choose the correct option.",
-            "Examine both the image and the question before selecting the right option.",
-            "Carefully analyze the image and question and then pick the correct option.",
-            "Evaluate the image and question thoroughly before making your selection.",
-        ),
-        likelihood_instructs=(
-            "Assess this image and provide an answer to the question.",
-            "Take a look at this image and give your thoughts on the question.",
-            "Please investigate this image and share your response to the question.",
-            "Analyze this image and answer the question.",
-            "Your task is to analyze this picture and respond to the question.",
-        ),
+        instructs=VQA_INSTRUCTS,
+        likelihood_instructs=VQA_LIKELIHOOD_INSTRUCTS,
         instruct="Please analyze the image and the question, then select the correct option.",
         loader="VQA",
     )

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import Box, ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import (
+    DIALOGUE_INSTRUCTS,
+    DIALOGUE_LIKELIHOOD_INSTRUCTS,
+    Box,
+    ReformSet,
+    reform_set,
+)
 
 __all__ = ["MSCOCO_MOS"]
 
@@ -16,20 +22,8 @@ MSCOCO_MOS = reform_set(
         family="qa",
         formulation="SingleChoice",
         source="build/MSCOCO/missing_object_selection_dataset.py",
-        instructs=(
-            "Answer the following questions based on the image and the conversation history.",
-            "Select the correct option for the questions by referring to the provided image and dialogue history.",
-            "Utilize the content of the image and conversation to infer the answers to the questions.",
-            "Based on the image and previous conversation, answer the questions with the provided options.",
-            "Respond to the following questions according to the image and the dialogue history.",
-        ),
-        likelihood_instructs=(
-            "Answer the following questions based on the image and the conversation history.",
-            "Provide answers to the questions by referring to the provided image and dialogue history.",
-            "Utilize the content of the image and conversation to infer the answers to the questions.",
-            "Based on the image and previous conversation, answer the questions.",
-            "Respond to the following questions according to the image and the dialogue history.",
-        ),
+        instructs=DIALOGUE_INSTRUCTS,
+        likelihood_instructs=DIALOGUE_LIKELIHOOD_INSTRUCTS,
         instruct="Answer the following questions based on the image and the conversation history.",
         box=Box("bbox", 3, several=True),
         loader="MSCOCO",

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform_common import ReformSet, reform_set
+from lmmprobe.data.benchmarks.reform_common import (
+    DIALOGUE_INSTRUCTS,
+    DIALOGUE_LIKELIHOOD_INSTRUCTS,
+    ReformSet,
+    reform_set,
+)
 
 __all__ = ["VISDIAL"]
 
@@ -16,20 +21,8 @@ VISDIAL = reform_set(
         family="dialogue",
         formulation="SingleChoice",
         source="build/VisDial/visual_dialog_dataset.py",
-        instructs=(
-            "Answer the following questions based on the image and the conversation history.",
-            "Select the correct option for the questions by referring to the provided image and dialogue history.",
-            "Utilize the content of the image and conversation to infer the answers to the questions.",
-            "Based on the image and previous conversation, answer the questions with the provided options.",
-            "Respond to the following questions according to the image and the dialogue history.",
-        ),
-        likelihood_instructs=(
-            "Answer the following questions based on the image and the conversation history.",
-            "Provide answers to the questions by referring to the provided image and dialogue history.",
-            "Utilize the content of the image and conversation to infer the answers to the questions.",
-            "Based on the image and previous conversation, answer the questions.",
-            "Respond to the following questions according to the image and the dialogue history.",
-        ),
+        instructs=DIALOGUE_INSTRUCTS,
+        likelihood_instructs=DIALOGUE_LIKELIHOOD_INSTRUCTS,
         instruct="Answer the following questions based on the image and the conversation history.",
         loader="VisDial",
     )
