@@ -162,6 +162,39 @@ def test_mathvista_output_scores_its_gpt_extraction_as_calculate_score(tmp_path:
     assert run["mathvista_accuracy"] is not None
 
 
+def test_imported_recorded_judge_readings_fill_the_judges_section(tmp_path: Path) -> None:
+    # MathVista's stored extractions are its GPT-4 judge's readings: the imported run's
+    # results, report and terminal name that judge as recorded, count what it decided, and say
+    # no judge was called, as a run judged with --judge reports its judges.
+    folder, _ = _mathvista_copy(tmp_path)
+    source = FIXTURES / "mathvista" / "output_bard.json"
+    db = tmp_path / "store.db"
+    done = lmmprobe(
+        "import", source, "--benchmark", f"mathvista,path={folder}", "--model", "bard",
+        "--db", db, HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "judged (mathvista-extract recorded): 0 by rule, 6 by judge, 0 unjudged" in done.stdout
+    (run_dir,) = [p for p in tmp_path.iterdir() if (p / "results.json").is_file()]
+    results = json.loads((run_dir / "results.json").read_text())
+    judge = results["models"]["bard"]["judge"]
+    assert judge["judges"] == ["mathvista:gpt-4 (recorded)"]
+    assert judge["protocols"] == {"mathvista-extract": "recorded"}
+    assert judge["decided"] == {"rule": 0, "judge": 6, "unjudged": 0}
+    assert judge["calls"] == {}
+    recorded = results["manifest"]["judge"]
+    assert recorded["recorded"] is True
+    assert (
+        recorded["judges"]["mathvista:gpt-4 (recorded)"]["sha256"]
+        == (results["manifest"]["origin"]["sha256"])
+    )
+    md = (run_dir / "results.md").read_text()
+    assert "## Judges" in md and "no judge was called" in md
+    assert "| bard | 0 | 6 | 0 |" in md
+    scored = _score(tmp_path, source, f"mathvista,path={folder}")
+    assert scored["judge"]["decided"] == judge["decided"]
+
+
 # --------------------------------------------------------------------------- MMBench (choice)
 
 MMB_ROWS = {
@@ -277,9 +310,13 @@ def test_import_stores_a_run_that_runs_and_report_show_with_its_origin(tmp_path:
     assert results["models"]["llava-1.5-13b"]["metrics"]["mmmu_accuracy"]["value"] == pytest.approx(
         0.5
     )
+    # MMMU's output records no judge reading: no judges section.
+    assert results["models"]["llava-1.5-13b"].get("judge") is None
+    assert "judge" not in results["manifest"]
     md = lmmprobe("report", run_id, "--db", db, "--format", "md", **env)
     assert md.returncode == 0, md.stderr
     assert "imported from mmmu" in md.stdout
+    assert "## Judges" not in md.stdout
 
 
 def test_score_of_an_unrecognised_file_says_how_to_map_it(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
+from lmmprobe.cli.judge import judge_lines
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
@@ -88,6 +89,8 @@ def print_imported(
             "model": model,
             "metrics": dumped["metrics"],
             "breakdown": dumped["breakdown"],
+            # The file's recorded judge readings by the path that decided each answer.
+            "judge": dumped.get("judge"),
             "problems": plan.problems,
         } | (extra or {})
         write_document(
@@ -131,6 +134,8 @@ def print_imported(
         "the benchmark"
     )
     console.print(escape(line), highlight=False, soft_wrap=True)
+    for judged in judge_lines(results.judge):
+        console.print(escape(judged.strip()), highlight=False, soft_wrap=True)
     for problem in plan.problems:
         console.print(f"note: {escape(problem)}", highlight=False, soft_wrap=True)
     if run.run_id is not None:

@@ -113,7 +113,13 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
     if judge is None:
         return []
     d = judge.decided
-    protocols = ", ".join(f"{p} v{v}" for p, v in judge.protocols.items()) or "none applied"
+    # A file's recorded readings (an import) carry the version "recorded": no judge was called.
+    protocols = (
+        ", ".join(
+            f"{p} {v}" if v == "recorded" else f"{p} v{v}" for p, v in judge.protocols.items()
+        )
+        or "none applied"
+    )
     lines = [
         f"  judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by judge, "
         f"{d.get('unjudged', 0)} unjudged"

@@ -19,6 +19,7 @@ from typing import Any
 from lmmprobe.data import data_fingerprint
 from lmmprobe.data.base import LoadResult
 from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.judge.step import JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import compute_metrics
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.predictions.imported import Origin, ReadOptions
@@ -35,11 +36,18 @@ from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import RunOutcome
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.runner import ModelOutcome, new_run_id
-from lmmprobe.schema import RunSpec, Score
+from lmmprobe.schema import JudgeConfig, RunSpec, Score
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 
-__all__ = ["DEFAULT_BREAKDOWNS", "ImportedRun", "import_file", "read_file", "score_file"]
+__all__ = [
+    "DEFAULT_BREAKDOWNS",
+    "ImportedRun",
+    "import_file",
+    "read_file",
+    "recorded_judging",
+    "score_file",
+]
 
 DEFAULT_BREAKDOWNS: Mapping[str, tuple[str, ...]] = {
     # MMMU's subjects and disciplines come from `mmmu_groups` (its ids name the subject).
@@ -154,6 +162,44 @@ def read_file(
     return name, origin, plan, scores, spec
 
 
+def recorded_judging(scores: Sequence[Score], model: str, origin: Origin) -> JudgeRunOutcome | None:
+    """How a file's recorded judge readings decided its answers, as a judged run reports it.
+
+    MathVista's stored ``extraction`` (and the like) are verdicts of the tool's judge, recorded
+    in the file (`lmmprobe.predictions.scoring.recorded_judgement`): the results and the
+    report's judges section count them by the path that decided each answer (rule, judge,
+    unjudged) as for a run judged with ``--judge``, name the judge ``TOOL:MODEL (recorded)``
+    with protocol version ``recorded``, and list no calls, since none was made. None when the
+    file recorded no judge reading.
+    """
+    judged = [s for s in scores if s.judgements]
+    if not judged:
+        return None
+    stats = JudgeModelStats()
+    judges: dict[str, None] = {}
+    for score in judged:
+        by = {j.decided_by for j in score.judgements}
+        stats.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
+        for j in score.judgements:
+            stats.protocols[j.protocol] = j.version
+            if j.judge is not None:
+                judges[j.judge] = None
+    names = list(judges) or [f"{origin.tool} (recorded)"]
+    manifest = {
+        "judges": {
+            name: {"backend": "recorded", "tool": origin.tool, "sha256": origin.sha256}
+            for name in names
+        },
+        "protocols": {
+            name: {"version": version, "source": f"recorded in {origin.path}"}
+            for name, version in sorted(stats.protocols.items())
+        },
+        "recorded": True,
+    }
+    config = JudgeConfig(judges=names)
+    return JudgeRunOutcome(config=config, models={model: stats}, manifest=manifest)
+
+
 def _official(benchmark: str | None) -> str | None:
     name = _benchmark_name(benchmark)
     return BENCHMARKS.get(name).metric if name is not None else None
@@ -241,8 +287,11 @@ def score_file(
     )
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
     manifest = _manifest(spec, model, origin, name, plan)
+    judging = recorded_judging(scores, model, origin)
+    if judging is not None:
+        manifest["judge"] = judging.manifest
     outcome = _outcome("(not stored)", spec, Path("(none)"), Path("(none)"), plan, scores, manifest)
-    results = _with_groups(build_results(outcome), benchmark, scores, spec)
+    results = _with_groups(build_results(outcome, judging), benchmark, scores, spec)
     return ImportedRun(name, origin, plan, scores, results, metric=_official(benchmark))
 
 
@@ -306,10 +355,15 @@ def import_file(
             store.update_run(run_id, status="failed")
             raise
         manifest = _manifest(spec, model, origin, name, plan)
+        judging = recorded_judging(scores, model, origin)
+        if judging is not None:
+            # The file's recorded judge, named as a judged run names its judges (serve's run
+            # page and the HTML report read the manifest's ``judge`` entry).
+            manifest["judge"] = judging.manifest
         store.update_run(run_id, manifest=manifest)
         outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
-            results = _with_groups(build_results(outcome), benchmark, scores, spec)
+            results = _with_groups(build_results(outcome, judging), benchmark, scores, spec)
         store.update_run(run_id, status=outcome.status, results=results.model_dump(mode="json"))
         write_results(results, out_dir)
     return ImportedRun(

@@ -249,7 +249,13 @@ def _judge_lines(results: Results) -> list[str]:
         f"{md_cell(', '.join(protocols) or 'none applied')}. judge_score is the judged figure "
         "(majority verdict, or mean grade) over the answers that have one; judge_coverage the "
         "share of the answers a protocol applies to that have one (unjudged answers are counted "
-        "apart, never guessed).",
+        "apart, never guessed)."
+        + (
+            " A judge marked (recorded) is the other tool's, its readings recorded in the "
+            "imported file: no judge was called."
+            if any(v == "recorded" for j in judged.values() for v in j.protocols.values())
+            else ""
+        ),
         "",
         "| model | decided by rule | by judge | unjudged | judge_score | judge_coverage | agreement |",
         "|---|---|---|---|---|---|---|",

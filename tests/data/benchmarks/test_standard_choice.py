@@ -712,3 +712,30 @@ def test_mmmu_question_naming_a_missing_image_is_a_problem(tmp_path: Path) -> No
     result = load_source(f"mmmu,path={folder}")
     assert result.samples == []
     assert [(p.field, p.line) for p in result.problems] == [("image_2", 0)]
+
+
+def test_mmmu_subject_is_every_word_between_split_and_number(tmp_path: Path) -> None:
+    # A breakdown --by subject keeps Art_Theory apart from Art, and Basic_Medical_Science
+    # whole, as lmms-eval's extract_subset_name and MMMU's subject folders name them.
+    ids = ["validation_Art_1", "validation_Art_Theory_2", "validation_Basic_Medical_Science_3"]
+    n = len(ids)
+    rows: dict[str, list[Any]] = {
+        "id": ids,
+        "question": ["Which? #a"] * n,
+        "options": ["['x', 'y']"] * n,
+        "explanation": [""] * n,
+        **{f"image_{k}": [None] * n for k in range(1, 8)},
+        "img_type": ["['Paintings']"] * n,
+        "answer": ["A"] * n,
+        "topic_difficulty": ["Easy"] * n,
+        "question_type": ["multiple-choice"] * n,
+        "subfield": ["s"] * n,
+    }
+    feats = Features({k: (IMG if k.startswith("image_") else Value("string")) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "mmmu", {"validation": Dataset.from_dict(rows, features=feats)}
+    )
+    result = load_source(f"mmmu,path={folder}")
+    assert [s.metadata["subject"] for s in result.samples] == [
+        "Art", "Art_Theory", "Basic_Medical_Science",
+    ]  # fmt: skip

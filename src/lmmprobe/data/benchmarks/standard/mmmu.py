@@ -89,13 +89,27 @@ def _mmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
             "option_letters": letters,
             "option_texts": options,
             "answers": refs,
-            "subject": sid.split("_")[1] if sid.count("_") >= 2 else None,
+            "subject": _subject(sid),
             "subfield": plain(row.get("subfield")),
             "img_type": plain(row.get("img_type")),
             "topic_difficulty": plain(row.get("topic_difficulty")),
         },
         prompt=PromptTemplate(template),  # the row's own, cited as the definition's
     )
+
+
+_SUBJECT_ID = re.compile(r"^[^_]+_(.+?)_\d+$")
+
+
+def _subject(sample_id: str) -> str | None:
+    """The subject an MMMU id names: ``validation_Art_Theory_12`` → ``Art_Theory``.
+
+    Everything between the split and the item number, as lmms-eval's ``extract_subset_name``
+    (lmms_eval/tasks/mmmu/utils.py) and MMMU's own file layout read it; None for an id of
+    another shape.
+    """
+    match = _SUBJECT_ID.match(sample_id)
+    return match.group(1) if match else None
 
 
 MMMU = benchmark(
