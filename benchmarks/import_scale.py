@@ -64,6 +64,20 @@ def _child(mode: str, data: Path, preds: Path, db: Path, bootstrap: int) -> None
         tracemalloc.stop()
         print(json.dumps({"rows": rows, "seconds": seconds, "peak_mib": peak / 2**20}))
         return
+    if mode == "run":
+        # The same benchmark run by lmmprobe itself (an instant model answering the first
+        # option): what a run of it holds, for comparison with the import of its answers.
+        from lmmprobe import RunSpec, evaluate
+
+        spec = RunSpec(models=["first"], data=f"jsonl:{data}", db=str(db), bootstrap=bootstrap)
+        t0 = time.perf_counter()
+        ev = evaluate(spec, out=str(db.parent / f"run_{db.stem}"))
+        seconds = time.perf_counter() - t0
+        acc = ev.results.models["first"].metrics["accuracy"]
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        print(json.dumps({"rows": len(ev.outcome.models[0].scores), "seconds": seconds,
+                          "rss_mib": rss, "accuracy": acc.value if acc else None}))  # fmt: skip
+        return
     from lmmprobe.predictions.importing import import_file
 
     t0 = time.perf_counter()
@@ -92,25 +106,30 @@ def main() -> None:
         for n in sizes:
             data, preds = _write(Path(tmp), n)
             results[n] = {}
-            for mode in ("read", "import"):
+            for mode in ("read", "import", "run"):
                 db = Path(tmp) / f"store_{n}_{mode}.db"
                 cmd = [sys.executable, __file__, "--child", mode, str(data), str(preds), str(db),
                        str(args.bootstrap)]  # fmt: skip
                 done = subprocess.run(cmd, capture_output=True, text=True, check=True)
                 results[n][mode] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"{'rows':>8} {'read s':>8} {'read peak MiB':>14} {'import s':>9} {'rows/s':>8} "
-          f"{'import RSS MiB':>15} {'accuracy':>9}")  # fmt: skip
+          f"{'import RSS MiB':>15} {'run s':>6} {'run RSS MiB':>12} {'accuracy':>9}")  # fmt: skip
     for n in sizes:
-        r, i = results[n]["read"], results[n]["import"]
+        r, i, run = results[n]["read"], results[n]["import"], results[n]["run"]
         print(f"{n:>8} {r['seconds']:>8.2f} {r['peak_mib']:>14.2f} {i['seconds']:>9.1f} "
-              f"{n / i['seconds']:>8.0f} {i['rss_mib']:>15.0f} {i['accuracy']:>9.3f}")  # fmt: skip
+              f"{n / i['seconds']:>8.0f} {i['rss_mib']:>15.0f} {run['seconds']:>6.1f} "
+              f"{run['rss_mib']:>12.0f} {i['accuracy']:>9.3f}")  # fmt: skip
     small, big = sizes[0], sizes[-1]
     print(
         f"import_s_{big}={results[big]['import']['seconds']:.1f} "
         f"read_peak_mib_{small}={results[small]['read']['peak_mib']:.2f} "
         f"read_peak_mib_{big}={results[big]['read']['peak_mib']:.2f} "
         f"import_rss_mib_{small}={results[small]['import']['rss_mib']:.0f} "
-        f"import_rss_mib_{big}={results[big]['import']['rss_mib']:.0f}"
+        f"import_rss_mib_{big}={results[big]['import']['rss_mib']:.0f} "
+        f"run_rss_mib_{small}={results[small]['run']['rss_mib']:.0f} "
+        f"run_rss_mib_{big}={results[big]['run']['rss_mib']:.0f} "
+        f"import_vs_run_rss_{big}="
+        f"{results[big]['import']['rss_mib'] / results[big]['run']['rss_mib']:.2f}"
     )
 
 
