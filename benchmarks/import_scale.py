@@ -7,14 +7,17 @@ texts, prose and unreadable answers in turn), then, each size in a fresh process
 - ``read``: the mapped reader streaming the file (tracemalloc peak: what streaming holds);
 - ``import``: ``lmmprobe.predictions.importing.import_file`` end to end (benchmark loaded, rows
   joined, every answer scored by the run's scorer, responses/samples/scores stored, results
-  built with bootstrap intervals), wall time and peak RSS (``ru_maxrss``) of the process.
+  built with bootstrap intervals), wall time and peak RSS (``ru_maxrss``) of the process;
+- ``run``: the same benchmark run by lmmprobe (the instant ``first`` model), wall time and
+  peak RSS: what a run of it holds, beside what importing its answers holds.
 
 The reader's peak stays flat from 10k to 100k rows (one row and one 1 MiB chunk at a time). The
 import streams: rows are joined, scored and stored 2,000 at a time, and a row's request,
 response and read record are dropped once stored. What still grows with N (tracemalloc: about
 5 KiB a row, almost all pydantic objects) is what a run of the same benchmark holds too: the
 loaded benchmark copy's `Sample`s (the join's index) and one `Score` per row, which the run
-metrics and their bootstrap read all at once. Tests never assert on these times.
+metrics and their bootstrap read all at once; the ``run`` column shows a run holding as
+much. Tests never assert on these times.
 
 Usage: python benchmarks/import_scale.py [--sizes 10000,100000] [--bootstrap 200]
 """
