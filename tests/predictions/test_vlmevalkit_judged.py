@@ -200,6 +200,9 @@ def test_audit_files_random_options_and_judge_readings_and_adds_up(tmp_path: Pat
     doc = _score(tmp_path, HERE / VANILLA, "--audit")
     audit = doc["audit"]
     causes = audit["causes"]
+    # The table's golds are option letters: the same key as the local copy's option texts.
+    assert not [n for n in doc["notes"] if "another gold" in n], doc["notes"]
+    assert "gold" not in causes
     assert "random_fallback" in causes and "judge" in causes
     assert sum(c["net"] for c in causes.values()) == pytest.approx(audit["gap"])
     guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
@@ -264,3 +267,32 @@ def test_log_formats_one_by_one() -> None:
     )
     assert failed is not None and failed.reading(0) is None
     assert failed.reading(1) == type(failed.reading(1))("rule", "B")
+
+
+def test_import_stores_vlmevalkits_readings_as_judgements(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cli-datasets-cache")}
+    done = lmmprobe(
+        "import", HERE / VANILLA, "--benchmark", _bench(tmp_path), "--model", "m", "--db", db,
+        "--format", "json", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    exported = lmmprobe("export", run_id, "--db", db, "--format", "jsonl", **env)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    read = TABLES[VANILLA]["read"]
+    decided = Counter()
+    for row in rows:
+        (j,) = row["judgements"]
+        truth = read[row["sample_id"].rsplit("/", 1)[-1]]
+        decided[j["decided_by"]] += 1
+        assert j["protocol"] == "mmbench-choice" and j["version"] == "recorded"
+        if truth["by"] == "random":
+            assert (j["decided_by"], j["reason"]) == ("unjudged", "recorded random option")
+        else:
+            assert (j["decided_by"], j["reading"]) == (truth["by"], truth["opt"])
+            assert j["judge"] == (
+                "vlmevalkit:openai (recorded)" if truth["by"] == "judge" else None
+            )
+    assert decided == Counter(rule=31, judge=7, unjudged=6)

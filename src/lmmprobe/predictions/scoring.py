@@ -327,6 +327,14 @@ RECORDED_UNREAD = "recorded no reading (no judge)"
 judge (VLMEvalKit's exact matching, which scores option Z)."""
 
 
+def _shown_letter(letter: str, order: Sequence[int] | None) -> str:
+    """The letter an option of the benchmark's order `letter` was shown under (`order`)."""
+    at = ord(letter) - ord("A")
+    if order is None or len(letter) != 1 or at not in order:
+        return letter
+    return chr(ord("A") + list(order).index(at))
+
+
 def logged_judgement(
     score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
 ) -> Judgement:
@@ -350,6 +358,9 @@ def logged_judgement(
             reason = RECORDED_EMPTY
         return Judgement(**base, judge=recorded_judge(origin), decided_by="unjudged", reason=reason)
     if isinstance(score.gold, int):
+        # The tool's letter names the option in the benchmark's order; a reading names it as
+        # shown (what `mmbench_letter_correct` and the official metric map back by `order`).
+        letter = _shown_letter(letter, score.order)
         right = mmbench_letter_correct(letter, score.order, score.gold)
     else:
         right = pred.gold is not None and letter == pred.gold

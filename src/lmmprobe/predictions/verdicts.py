@@ -199,12 +199,18 @@ def _letters_as_options(score: Score, theirs: Verdict) -> Verdict:
     VLMEvalKit records its gold (``answer``) and reading as letters; lmmprobe's side names the
     options by their text.
 
-    The letters are the row's own (the options as the tool showed them, lmmprobe's order when
-    it asks without shuffling); ``Z`` (no option) and anything else stay as they are.
+    The letters are the row's own: the options in the benchmark's order (lmmprobe's shown
+    order mapped back by `Score.order`); ``Z`` (no option) and anything else stay as they are.
     """
     options = score.options
     if not options or theirs.gold is None or len(theirs.gold) != 1:
         return theirs
+    if score.order is not None and sorted(score.order) == list(range(len(options))):
+        # Shown position i holds the benchmark's option order[i]: back to the benchmark's order.
+        ordered = list(options)
+        for shown, original in enumerate(score.order):
+            ordered[original] = options[shown]
+        options = ordered
 
     def text(letter: str | None) -> str | None:
         if letter is not None and len(letter) == 1 and "A" <= letter <= "Z":

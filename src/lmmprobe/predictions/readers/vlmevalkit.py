@@ -150,7 +150,8 @@ class VLMEvalKitTable:
                     reading = vanilla_reading(log, prediction, _options(row))
                     group = None if reading is not None else circular_log(log)
                     # The group's log is on its first row: copy 0 (the lowest index).
-                    if group is not None and (_int(index) or 0) < _GROUP:
+                    number = _int(index)
+                    if group is not None and number is not None and number < _GROUP:
                         reading = group.reading(0)
             yield _prediction(n, index, prediction, gold, hit, reading, row)
 
