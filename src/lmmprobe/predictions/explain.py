@@ -92,6 +92,20 @@ def mmmu_items(
     return out
 
 
+def _option_text(sample: Sample, gold: str | list[str]) -> str | list[str]:
+    """A file's gold as an option letter (VLMEvalKit's ``answer``: ``B``) as that option's text.
+
+    The local key names a choice item's gold by its text (`gold_key`); the letter names the
+    option in the benchmark's order, as the tool showed it.
+    """
+    choices = sample.choices or []
+    if sample.is_choice and isinstance(gold, str) and len(gold) == 1 and "A" <= gold <= "Z":
+        at = ord(gold) - ord("A")
+        if at < len(choices):
+            return choices[at]
+    return gold
+
+
 def _with_published(
     preds: Sequence[ImportedPrediction], published: MmmuPublished
 ) -> list[ImportedPrediction]:
@@ -152,7 +166,9 @@ def explain_file(
         key = gold_key(local if local is not None else [s for s, _ in rows])
         out.key_version = key_version(benchmark, key)
         golds = {
-            p.sample_id: p.gold for p in preds if p.sample_id is not None and p.gold is not None
+            p.sample_id: _option_text(s, p.gold)
+            for s, p in rows
+            if p.sample_id is not None and p.gold is not None
         }
         verdicts = {
             p.sample_id: (p.tool_extraction, p.tool_verdict == 1.0)

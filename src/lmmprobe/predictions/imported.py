@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from lmmprobe.registry import Registry
 
@@ -54,6 +54,14 @@ class ImportedPrediction:
     ``extraction``, VLMEvalKit's judge-read option), or None when it recorded none."""
     tool_judged: bool = False
     """True when `tool_extraction` came from a judge model rather than rules."""
+    tool_decided_by: Literal["rule", "judge", "random", "unread"] | None = None
+    """How the other tool decided this row, where its file records it per row (VLMEvalKit's
+    ``log``): ``rule`` (its rules read `tool_extraction`), ``judge`` (its judge's reply did),
+    ``random`` (it drew a random option after its judge failed: `tool_extraction`, if set, is
+    the drawn letter, not a reading), ``unread`` (its rules read nothing and it asked no judge:
+    exact matching). Set, it becomes a recorded `Judgement` under the benchmark's judge
+    protocol: ``random`` and ``unread`` rows are unjudged (counted apart, never scored by the
+    letter), as lmmprobe's own judge protocols leave such answers. None: not recorded."""
     tool_verdict: float | None = None
     """The other tool's own per-item verdict (lmms-eval's per-sample metric, VLMEvalKit's
     ``hit``, MathVista's ``true_false``) as a number (1.0 correct, 0.0 wrong), or None."""

@@ -35,6 +35,7 @@ from pathlib import Path
 from lmmprobe.data.base import DataError, LoadResult, load_source
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
+from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
 from lmmprobe.run.keys import ask_key
@@ -280,7 +281,10 @@ def with_tool_reading(
     if pred.tool_extraction is not None:
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged
-    if pred.tool_judged:
+    if pred.tool_decided_by is not None:
+        score.metadata["tool_decided_by"] = pred.tool_decided_by
+        score.judgements.append(logged_judgement(score, pred, origin, judge_protocol))
+    elif pred.tool_judged:
         score.judgements.append(recorded_judgement(pred, origin, judge_protocol))
     return score
 
@@ -311,6 +315,62 @@ def recorded_judgement(
         return Judgement(**base, decided_by="unjudged", reason=RECORDED_EMPTY)
     return Judgement(
         **base, decided_by="judge", value=pred.tool_verdict, reading=pred.tool_extraction
+    )
+
+
+RECORDED_RANDOM = "recorded random option"
+"""The reason of an unjudged recorded reading: the tool drew a random option (VLMEvalKit after
+three judge replies its rules could not read); lmmprobe never scores a guess."""
+
+RECORDED_UNREAD = "recorded no reading (no judge)"
+"""The reason of an unjudged recorded reading: the tool's rules read nothing and it asked no
+judge (VLMEvalKit's exact matching, which scores option Z)."""
+
+
+def _shown_letter(letter: str, order: Sequence[int] | None) -> str:
+    """The letter an option of the benchmark's order `letter` was shown under (`order`)."""
+    at = ord(letter) - ord("A")
+    if order is None or len(letter) != 1 or at not in order:
+        return letter
+    return chr(ord("A") + list(order).index(at))
+
+
+def logged_judgement(
+    score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
+) -> Judgement:
+    """How the tool decided one answer (`ImportedPrediction.tool_decided_by`), as a verdict.
+
+    A reading its rules made is ``decided_by="rule"``, one its judge made ``"judge"``, each
+    with the letter as ``reading`` and its correctness (1.0/0.0, `mmbench_letter_correct` on
+    the row as asked) as ``value``, as a live ``mmbench-choice`` judgement has them. A random
+    option or no reading at all is ``unjudged`` with its reason: counted apart, never scored.
+    """
+    base = {
+        "protocol": judge_protocol or "recorded",
+        "version": "recorded",
+        "detail": {"recorded_by": origin.tool if origin is not None else "file"},
+    }
+    by = pred.tool_decided_by
+    letter = pred.tool_extraction
+    if by in ("random", "unread") or letter is None:
+        reason = RECORDED_UNREAD if by == "unread" else RECORDED_RANDOM
+        if by in ("rule", "judge"):
+            reason = RECORDED_EMPTY
+        return Judgement(**base, judge=recorded_judge(origin), decided_by="unjudged", reason=reason)
+    if isinstance(score.gold, int):
+        # The tool's letter names the option in the benchmark's order; a reading names it as
+        # shown (what `mmbench_letter_correct` and the official metric map back by `order`).
+        letter = _shown_letter(letter, score.order)
+        right = mmbench_letter_correct(letter, score.order, score.gold)
+    else:
+        right = pred.gold is not None and letter == pred.gold
+    return Judgement(
+        **base,
+        # A rule's reading names no judge, as a live protocol's rule reading does.
+        judge=recorded_judge(origin) if by == "judge" else None,
+        decided_by="judge" if by == "judge" else "rule",
+        value=1.0 if right else 0.0,
+        reading=letter,
     )
 
 

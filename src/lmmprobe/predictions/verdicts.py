@@ -130,14 +130,20 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
     """The other tool's own verdict on one imported row (None where it recorded none).
 
     The row's id is its benchmark id, else ``row N``. A recorded log saying the tool guessed
-    (`RANDOM_LOG`) marks it guessed.
+    (`RANDOM_LOG`), or a reader's ``tool_decided_by="random"``, marks it guessed.
     """
     if pred.tool_verdict is None:
         return None
     gold = pred.gold
     golds = None if gold is None else (tuple(gold) if isinstance(gold, list) else (gold,))
-    logged = " ".join(str(v) for k, v in pred.fields.items() if "log" in str(k).lower())
     drawn = GUESSED_FIELD in pred.fields
+    if pred.tool_decided_by is not None:
+        # The reader read the log row by row (VLMEvalKit's): a group's log on its copies
+        # speaks of the other copies too, so only this row's own decision counts.
+        drawn = drawn or pred.tool_decided_by == "random"
+    else:
+        logged = " ".join(str(v) for k, v in pred.fields.items() if "log" in str(k).lower())
+        drawn = drawn or RANDOM_LOG in logged
     return Verdict(
         sample_id=pred.sample_id if pred.sample_id is not None else f"row {pred.row}",
         repeat=repeat,
@@ -147,7 +153,7 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
         recorded=pred.tool_extraction is not None,
         gold=golds,
         judged=pred.tool_judged,
-        guessed=drawn or RANDOM_LOG in logged,
+        guessed=drawn,
         row=pred.row,
     )
 
@@ -160,6 +166,7 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     known answer key (`lmmprobe.predictions.answer_keys`) gets that key's gold there.
     """
     metric = score.official_metric
+    theirs = _letters_as_options(score, theirs)
     if theirs.gold is None and score.benchmark_name is not None:
         # No gold in the file: where its verdict fits an older known key's gold on an item
         # that changed (and not the local one), it was scored against that key.
@@ -184,6 +191,39 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
         )
         return _replace(theirs, reading=normalized)
     return theirs
+
+
+def _letters_as_options(score: Score, theirs: Verdict) -> Verdict:
+    """A choice row's gold and reading recorded as option letters, as the options' texts.
+
+    VLMEvalKit records its gold (``answer``) and reading as letters; lmmprobe's side names the
+    options by their text.
+
+    The letters are the row's own: the options in the benchmark's order (lmmprobe's shown
+    order mapped back by `Score.order`); ``Z`` (no option) and anything else stay as they are.
+    """
+    options = score.options
+    if not options or theirs.gold is None or len(theirs.gold) != 1:
+        return theirs
+    if score.order is not None and sorted(score.order) == list(range(len(options))):
+        # Shown position i holds the benchmark's option order[i]: back to the benchmark's order.
+        ordered = list(options)
+        for shown, original in enumerate(score.order):
+            ordered[original] = options[shown]
+        options = ordered
+
+    def text(letter: str | None) -> str | None:
+        if letter is not None and len(letter) == 1 and "A" <= letter <= "Z":
+            at = ord(letter) - ord("A")
+            return options[at] if at < len(options) else letter
+        return letter
+
+    gold = text(theirs.gold[0])
+    if gold == theirs.gold[0]:
+        return theirs  # not a letter of the row's options: a gold text already
+    return _replace(
+        theirs, gold=(gold,) if gold is not None else None, reading=text(theirs.reading)
+    )
 
 
 def _replace(v: Verdict, **changes: Any) -> Verdict:

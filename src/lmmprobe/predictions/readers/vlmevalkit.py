@@ -6,15 +6,30 @@ plus ``prediction`` (and ``thinking`` when ``SPLIT_THINK`` is set: ``prediction`
 the answer after ``</think>`` and ``thinking`` what came before), through
 ``vlmeval/smp/file.py``'s ``dump`` (xlsx by default, ``PRED_FORMAT=tsv``); its evaluation
 writes ``MODEL_DATASET_JUDGE_result.xlsx`` (``_openai_result`` for GPT judges, ``_exact_matching``
-without one) with ``GT``, ``hit`` and ``log`` columns (``vlmeval/dataset/utils/multiple_choice.py``).
-``hit`` is read as the tool's verdict; the judge named in the file name as its judge.
+without one; ``_JUDGE_vanilla_all_result`` / ``_vanilla_circ0_result`` with ``PRINT_VANILLA=1``)
+with ``hit`` and ``log`` columns (``vlmeval/dataset/utils/multiple_choice.py``; ``GT`` is
+dropped before it is written).
+
+``hit`` is read as the tool's verdict, the judge named in the file name as its judge, and the
+``log`` as what VLMEvalKit read from each answer (`_vlmevalkit_log`): the option its rules or
+its judge read (``tool_extraction``, ``tool_decided_by``), or that it drew a random option or
+read nothing. A log in none of its formats leaves the row with ``hit`` alone.
+
+A CircularEval result table (MMBench, CCBench: ``mcq_circular_eval``) holds only each group's
+first row, with the group's ``hit`` and ``log``. Where the prediction table it was made from
+lies beside it (``MODEL_DATASET`` with the same stem), every row of that table is read instead,
+each copy with the reading its group's log states for it and, as its verdict, whether that
+reading is the copy's gold (no verdict where the log does not say), so that CircularEval can be
+computed again; without it, the first rows alone are read, with the group's ``hit``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lmmprobe.predictions._rows import as_text, as_verdict, json_safe, need, row_error
 from lmmprobe.predictions._stream import iter_table, sha256_of
@@ -24,11 +39,60 @@ from lmmprobe.predictions.imported import (
     Origin,
     ReadOptions,
 )
+from lmmprobe.predictions.readers._vlmevalkit_log import (
+    GroupLog,
+    LogReading,
+    circular_log,
+    vanilla_reading,
+)
 
 __all__ = ["VLMEvalKitTable"]
 
-_RESULT = re.compile(r"^(?P<stem>.+)_(?P<judge>[^_]+)_result$")
+_RESULT = re.compile(
+    r"^(?P<stem>.+?)_(?P<judge>exact_matching|[^_]+)(?:_vanilla_(?:all|circ0))?_result$"
+)
 _TABLES = (".xlsx", ".tsv", ".csv")
+_GROUP = 1_000_000
+"""A CircularEval copy's ``index`` is its group's (its first row's) plus a multiple of 1e6."""
+_OPTIONS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+@dataclass(frozen=True)
+class _Group:
+    row: int
+    hit: float | None
+    log: GroupLog | None
+    text: str | None
+    """The group's ``log`` as written (shown with each of its copies)."""
+
+
+def _int(value: Any) -> int | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None
+
+
+def _options(row: Mapping[str, Any]) -> dict[str, str]:
+    """The row's options (``build_choices``): its letter cells that are not empty."""
+    out: dict[str, str] = {}
+    for letter in _OPTIONS:
+        value = row.get(letter)
+        if value is None or (isinstance(value, float) and value != value) or value == "":
+            continue
+        out[letter] = (
+            str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+        )
+    return out
+
+
+def _predictions_beside(path: Path, stem: str) -> Path | None:
+    for suffix in (path.suffix, *_TABLES):
+        other = path.with_name(stem + suffix)
+        if other.is_file() and other != path:
+            return other
+    return None
 
 
 class VLMEvalKitTable:
@@ -54,30 +118,128 @@ class VLMEvalKitTable:
         if m:
             detail["stem"] = m["stem"]
             detail["judge"] = m["judge"]
+            beside = _predictions_beside(path, m["stem"])
+            if beside is not None and self._groups(path):
+                detail["predictions"] = beside.name
+                detail["predictions_sha256"] = sha256_of(beside)
         return Origin(self.tool, str(path), sha256_of(path), detail)
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
-        """One prediction per table row; ``index`` joins it to the benchmark."""
-        judged = _RESULT.match(path.stem) is not None
+        """One prediction per row; ``index`` joins it to the benchmark (module docstring)."""
+        m = _RESULT.match(path.stem)
+        if m is None:
+            yield from self._rows(path, judged=False)
+            return
+        beside = _predictions_beside(path, m["stem"])
+        groups = self._groups(path) if beside is not None else {}
+        if beside is None or not groups:
+            yield from self._rows(path, judged=True)
+            return
+        yield from self._copies(beside, groups)
+
+    def _rows(self, path: Path, *, judged: bool) -> Iterator[ImportedPrediction]:
+        """The table's own rows, each with what its log says it read."""
         for n, row in iter_table(path):
             where = f"{path}:row {n}"
-            index = as_text(where, "index", need(where, row, "index"))
-            if not index:
-                raise row_error(where, "index", "empty")
-            prediction = as_text(where, "prediction", need(where, row, "prediction"))
-            gold = row.get("GT", row.get("answer"))
+            index, prediction, gold = _basics(where, row)
             hit = as_verdict(where, "hit", row.get("hit")) if "hit" in row else None
-            yield ImportedPrediction(
-                row=n,
-                sample_id=index,
-                prediction=prediction,
-                gold=None if gold is None else as_text(where, "answer", gold),
-                tool_verdict=hit,
-                tool_judged=judged and hit is not None,
-                fields=json_safe(
-                    {k: v for k, v in row.items() if k not in ("image", "image_path") and k}
-                ),
-            )
+            reading: LogReading | None = None
+            if judged:
+                log = row.get("log")
+                if isinstance(log, str):
+                    reading = vanilla_reading(log, prediction, _options(row))
+                    group = None if reading is not None else circular_log(log)
+                    # The group's log is on its first row: copy 0 (the lowest index).
+                    number = _int(index)
+                    if group is not None and number is not None and number < _GROUP:
+                        reading = group.reading(0)
+            yield _prediction(n, index, prediction, gold, hit, reading, row)
+
+    def _groups(self, path: Path) -> dict[int, _Group]:
+        """A CircularEval result table's groups by first index; empty for any other table."""
+        groups: dict[int, _Group] = {}
+        circular = False
+        for n, row in iter_table(path):
+            where = f"{path}:row {n}"
+            index = _int(row.get("index"))
+            log = row.get("log")
+            group = circular_log(log) if isinstance(log, str) else None
+            circular = circular or group is not None
+            if index is not None and index < _GROUP:
+                hit = as_verdict(where, "hit", row.get("hit")) if "hit" in row else None
+                groups[index] = _Group(n, hit, group, log if isinstance(log, str) else None)
+        return groups if circular else {}
+
+    def _copies(self, beside: Path, groups: Mapping[int, _Group]) -> Iterator[ImportedPrediction]:
+        """Every row of the prediction table beside a CircularEval result, read by its group."""
+        members: dict[int, list[int]] = {}
+        for _, row in iter_table(beside):
+            first = _int(row.get("index"))
+            if first is not None:
+                members.setdefault(first % _GROUP, []).append(first)
+        rank = {g: sorted(v) for g, v in members.items()}
+        for n, row in iter_table(beside):
+            where = f"{beside}:row {n}"
+            index, prediction, gold = _basics(where, row)
+            number = _int(index)
+            group = groups.get(number % _GROUP) if number is not None else None
+            if number is None or group is None:
+                continue  # not evaluated by VLMEvalKit: not in its result table
+            rolling = rank[number % _GROUP].index(number)
+            reading = group.log.reading(rolling) if group.log is not None else None
+            letter = _letter(reading, gold)
+            if letter is not None and gold:
+                verdict: float | None = float(letter == gold)
+            else:
+                # The log does not say what this copy read; an unreadable log keeps the
+                # group's hit on its first row.
+                verdict = group.hit if group.log is None and rolling == 0 else None
+            fields = dict(row) | {
+                "group_hit": group.hit,
+                "group_log": group.text,
+                "rolling": rolling,
+            }
+            yield _prediction(n, index, prediction, gold, verdict, reading, fields)
+
+
+def _basics(where: str, row: Mapping[str, Any]) -> tuple[str, str, str | None]:
+    index = as_text(where, "index", need(where, row, "index"))
+    if not index:
+        raise row_error(where, "index", "empty")
+    prediction = as_text(where, "prediction", need(where, row, "prediction"))
+    gold = row.get("GT", row.get("answer"))
+    return index, prediction, None if gold is None else as_text(where, "answer", gold)
+
+
+def _letter(reading: LogReading | None, gold: str | None) -> str | None:
+    if reading is None:
+        return None
+    return gold if reading.gold else reading.letter
+
+
+def _prediction(
+    n: int,
+    index: str,
+    prediction: str,
+    gold: str | None,
+    verdict: float | None,
+    reading: LogReading | None,
+    row: Mapping[str, Any],
+) -> ImportedPrediction:
+    letter = _letter(reading, gold)
+    if reading is not None and reading.by in ("rule", "judge") and letter is None:
+        reading = None  # "read the gold" on a row without its gold: nothing to record
+    return ImportedPrediction(
+        row=n,
+        sample_id=index,
+        prediction=prediction,
+        gold=gold,
+        tool_extraction=letter if reading is not None else None,
+        tool_judged=reading is not None and reading.by in ("judge", "random"),
+        tool_decided_by=reading.by if reading is not None else None,
+        tool_verdict=verdict,
+        fields=json_safe({k: v for k, v in row.items() if k not in ("image", "image_path") and k}),
+    )
 
 
 READERS.register("vlmevalkit", "VLMEvalKit's prediction tables (MODEL_DATASET.xlsx/.tsv/.csv)")(

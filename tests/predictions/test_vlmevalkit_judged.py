@@ -1,0 +1,298 @@
+"""VLMEvalKit's judged result tables: its log read back as its readings, scored as its own.
+
+The tables under ``fixtures/vlmevalkit/`` were written by VLMEvalKit's own ``mcq_circular_eval``
+and ``mcq_vanilla_eval`` (open-compass/VLMEvalKit @ e8e78f0) with a scripted judge, a seeded
+random option and exact matching, on a small MMBench-shaped set; ``expected.json`` holds what
+its readers returned for each item and its ``report_acc`` figure (see ``generate.py`` there for
+the command that made them).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from datasets import Dataset, Features, Image, Value
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    tiny_png,
+    write_hub_snapshot,
+)
+
+from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
+from lmmprobe.predictions.readers._vlmevalkit_log import (
+    EXACT_MATCHING_LOG,
+    circular_log,
+    vanilla_reading,
+)
+
+HERE = Path(__file__).parent / "fixtures" / "vlmevalkit"
+EXPECTED: dict[str, Any] = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
+TABLES: dict[str, Any] = EXPECTED["tables"]
+CIRCULAR = "Model_MMBench_DEV_EN_openai_result.tsv"
+VANILLA = "Model_MMBench_DEV_EN_openai_vanilla_all_result.xlsx"
+EXACT_VANILLA = "Model_MMBench_DEV_EN_exact_matching_vanilla_all_result.xlsx"
+EXACT_CIRCULAR = "Model_MMBench_DEV_EN_exact_matching_result.tsv"
+ROWS: list[dict[str, Any]] = json.loads((HERE / "mmbench_rows.json").read_text(encoding="utf-8"))
+GROUP = 1_000_000
+
+
+def _read(path: Path) -> list[ImportedPrediction]:
+    return list(READERS.get("vlmevalkit").read(path, ReadOptions()))
+
+
+def _compare(name: str) -> tuple[Counter[str], list[str]]:
+    """Each stated reading against what VLMEvalKit's readers returned for that item."""
+    read = TABLES[name]["read"]
+    seen: Counter[str] = Counter()
+    differ = []
+    for p in _read(HERE / name):
+        if p.tool_decided_by is None:
+            seen["not stated"] += 1
+            continue
+        truth = read[p.sample_id]
+        same = truth["by"] == p.tool_decided_by and p.tool_extraction in (None, truth["opt"])
+        seen["equal" if same else "differ"] += 1
+        if not same:
+            differ.append(f"{p.sample_id}: {p.tool_decided_by} {p.tool_extraction} vs {truth}")
+    return seen, differ
+
+
+def test_a_vanilla_log_gives_every_rows_reading() -> None:
+    seen, differ = _compare(VANILLA)
+    # 44/44 readings equal: 31 by its rules, 7 by its judge, 6 random options.
+    assert seen == Counter(equal=44) and not differ
+    by = Counter(p.tool_decided_by for p in _read(HERE / VANILLA))
+    assert by == Counter(rule=31, judge=7, random=6)
+    exact, differ = _compare(EXACT_VANILLA)
+    assert exact == Counter(equal=44) and not differ  # 31 rule readings, 13 unread (Z)
+
+
+def test_a_circular_log_gives_the_copies_it_speaks_of() -> None:
+    seen, differ = _compare(CIRCULAR)
+    # The group logs speak of 24 of the 44 copies; 23 readings equal. The one that differs
+    # is a random option that hit the gold: VLMEvalKit's success line keeps no match log, so
+    # it reads as the judge's (documented).
+    assert seen == Counter({"equal": 23, "differ": 1, "not stated": 20})
+    (only,) = differ
+    assert "judge" in only and "'by': 'random'" in only
+    # Exact matching's group log does not say which copy went unread: no copy has a reading.
+    exact, differ = _compare(EXACT_CIRCULAR)
+    assert exact == Counter({"equal": 12, "not stated": 32}) and not differ
+    for p in _read(HERE / EXACT_CIRCULAR):
+        if p.fields["group_log"] == EXACT_MATCHING_LOG:
+            assert p.tool_decided_by is None and p.tool_verdict is None
+
+
+def test_the_prediction_table_beside_a_circular_result_gives_every_copy() -> None:
+    preds = _read(HERE / CIRCULAR)
+    assert len(preds) == len(ROWS)
+    origin = READERS.get("vlmevalkit").origin(HERE / CIRCULAR, ReadOptions())
+    assert origin.detail["predictions"] == "Model_MMBench_DEV_EN.xlsx"
+    hits = TABLES[CIRCULAR]["hit"]
+    for p in preds:
+        assert p.fields["group_hit"] == hits[str(int(p.sample_id) % GROUP)]
+
+
+def test_without_the_prediction_table_the_first_rows_carry_the_groups_hit(
+    tmp_path: Path,
+) -> None:
+    table = shutil.copy(HERE / CIRCULAR, tmp_path / CIRCULAR)
+    preds = _read(Path(table))
+    assert [p.tool_verdict for p in preds] == [float(h) for h in TABLES[CIRCULAR]["hit"].values()]
+    read = TABLES[CIRCULAR]["read"]
+    for p in preds:
+        if p.tool_decided_by in ("rule", "judge"):
+            assert p.tool_extraction == read[p.sample_id]["opt"]
+
+
+# --------------------------------------------------------------------------- scored
+
+
+def _bench(tmp_path: Path) -> str:
+    columns: dict[str, list[Any]] = {
+        "index": [str(r["index"]) for r in ROWS],
+        "question": [r["question"] for r in ROWS],
+        "hint": ["nan"] * len(ROWS),
+        "answer": [r["answer"] for r in ROWS],
+        **{k: [r[k] for r in ROWS] for k in "ABCD"},
+        "category": [r["category"] for r in ROWS],
+        "image": [{"bytes": tiny_png((5 * i % 255, 80, 160)), "path": f"{i}.png"}
+                  for i in range(len(ROWS))],
+        "source": ["s"] * len(ROWS),
+        "L2-category": [r["l2-category"] for r in ROWS],
+        "comment": [None] * len(ROWS),
+        "split": ["dev"] * len(ROWS),
+    }  # fmt: skip
+    feats = Features({k: Value("string") for k in columns if k != "image"} | {"image": Image()})
+    folder = write_hub_snapshot(
+        tmp_path / "mmb", {"dev": Dataset.from_dict(columns, features=feats)}, config="en"
+    )
+    return f"mmbench,path={folder}"
+
+
+def _score(tmp_path: Path, table: Path, *more: str) -> dict[str, Any]:
+    done = lmmprobe(
+        "score", table, "--benchmark", _bench(tmp_path), "--format", "json", *more,
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def _groups() -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    for r in ROWS:
+        out.setdefault(r["index"] % GROUP, []).append(str(r["index"]))
+    return out
+
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+
+def test_score_of_a_circular_result_gives_vlmevalkits_figure_with_its_guesses_apart(
+    tmp_path: Path,
+) -> None:
+    doc = _score(tmp_path, HERE / CIRCULAR)
+    assert doc["reader"] == "vlmevalkit" and doc["rows"] == len(ROWS)
+    got = doc["metrics"]["mmbench_circular"]
+    read, hits = TABLES[CIRCULAR]["read"], TABLES[CIRCULAR]["hit"]
+    answer = {str(r["index"]): r["answer"] for r in ROWS}
+    # A group that failed on a random option is counted apart; the others keep their hit (a
+    # random option that hit the gold is logged as a match: it reads as the judge's).
+    guessed = {
+        g for g, ids in _groups().items()
+        if any(read.get(i, {}).get("by") == "random" and read[i]["opt"] != answer[i] for i in ids)
+    }  # fmt: skip
+    kept = [h for g, h in hits.items() if int(g) not in guessed]
+    assert guessed and got["n"] == len(kept)
+    assert got["value"] == pytest.approx(sum(kept) / len(kept))
+    # VLMEvalKit's own Overall (report_acc) counts its guesses wrong.
+    assert TABLES[CIRCULAR]["overall"] == pytest.approx(sum(hits.values()) / len(hits))
+    assert doc["metrics"]["judge_coverage"]["value"] < 1.0
+
+
+def test_score_of_a_vanilla_result_reads_each_row_as_vlmevalkit_read_it(tmp_path: Path) -> None:
+    doc = _score(tmp_path, HERE / VANILLA)
+    read = TABLES[VANILLA]["read"]
+    answer = {str(r["index"]): r["answer"] for r in ROWS}
+    passed = []
+    for ids in _groups().values():
+        if any(read[i]["by"] == "random" for i in ids):
+            continue  # a random option is no reading: its question is counted apart
+        passed.append(all(read[i]["opt"] == answer[i] for i in ids))
+    got = doc["metrics"]["mmbench_circular"]
+    assert got["n"] == len(passed)
+    assert got["value"] == pytest.approx(sum(passed) / len(passed))
+    guesses = sum(v["by"] == "random" for v in read.values())
+    assert doc["metrics"]["judge_coverage"]["value"] == pytest.approx(1 - guesses / len(ROWS))
+
+
+def test_audit_files_random_options_and_judge_readings_and_adds_up(tmp_path: Path) -> None:
+    doc = _score(tmp_path, HERE / VANILLA, "--audit")
+    audit = doc["audit"]
+    causes = audit["causes"]
+    # The table's golds are option letters: the same key as the local copy's option texts.
+    assert not [n for n in doc["notes"] if "another gold" in n], doc["notes"]
+    assert "gold" not in causes
+    assert "random_fallback" in causes and "judge" in causes
+    assert sum(c["net"] for c in causes.values()) == pytest.approx(audit["gap"])
+    guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
+    assert audit["guessed"] == len(guessed)
+    for item in audit["items"]:
+        sid = item["sample_id"].rsplit("/", 1)[-1]
+        if item["cause"] == "random_fallback":
+            assert sid in guessed
+        if item["cause"] == "judge":
+            assert TABLES[VANILLA]["read"][sid]["by"] == "judge"
+
+
+# --------------------------------------------------------------------------- hostile logs
+
+
+@pytest.mark.parametrize("log", ["", "something else entirely", 3, None, "Rolling x Matched."])
+def test_an_unreadable_log_keeps_hit_and_records_no_reading(tmp_path: Path, log: Any) -> None:
+    rows = [
+        {"index": 1, "question": "q", "A": "red", "B": "blue", "answer": "A",
+         "prediction": "The answer is A", "hit": 1, "log": log},
+        {"index": 2, "question": "q", "A": "red", "B": "blue", "answer": "B",
+         "prediction": "A", "hit": 0, "log": "Match Log: A. "},
+    ]  # fmt: skip
+    for suffix in (".tsv", ".xlsx"):
+        path = tmp_path / f"M_MMBench_DEV_EN_openai_result{suffix}"
+        if suffix == ".xlsx":
+            pd.DataFrame(rows).to_excel(path, index=False, engine="openpyxl")
+        else:
+            pd.DataFrame(rows).to_csv(path, sep="\t", index=False, quoting=csv.QUOTE_ALL)
+        first, second = _read(path)
+        assert (first.tool_verdict, first.tool_decided_by, first.tool_extraction) == (
+            1.0,
+            None,
+            None,
+        )
+        assert (second.tool_verdict, second.tool_decided_by, second.tool_extraction) == (
+            0.0, "rule", "A",
+        )  # fmt: skip
+
+
+def test_log_formats_one_by_one() -> None:
+    options = {"A": "red", "B": "blue", "C": "green"}
+    assert vanilla_reading("Match Log: blue. ", "blue", options).letter == "B"  # type: ignore[union-attr]
+    judged = vanilla_reading("Match Log: The answer is C. ", "no idea", options)
+    assert judged is not None and (judged.by, judged.letter) == ("judge", "C")
+    drawn = vanilla_reading(
+        "Match Log: Failed to predict, thus randomly generate one. . ", "x", options
+    )
+    assert drawn is not None and drawn.by == "random" and drawn.letter is None
+    assert vanilla_reading("Match Log: I cannot tell. ", "x", options) is None
+    group = circular_log(
+        "Rolling 0 Matched.\nRolling 1: Answer is B, Prediction is hm, Pre-fetched is B.\n"
+        "Failed in Rolling 2: Answer is C; Prediction is A; B; Pre-fetched is A; Match Log is "
+        "I pick A.\n"
+    )
+    assert group is not None
+    assert [(r.by, r.letter, r.gold) for r in (group.reading(0), group.reading(1), group.reading(2))
+            if r is not None] == [("rule", None, True), ("judge", "B", False), ("judge", "A", False)]  # fmt: skip
+    assert group.reading(3) is None
+    failed = circular_log(
+        "Failed in Prefetching Rolling 1: Answer is A, Prediction is B, Pre-fetched is B. "
+    )
+    assert failed is not None and failed.reading(0) is None
+    assert failed.reading(1) == type(failed.reading(1))("rule", "B")
+
+
+def test_import_stores_vlmevalkits_readings_as_judgements(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    env = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_CACHE": str(tmp_path / "cli-datasets-cache")}
+    done = lmmprobe(
+        "import", HERE / VANILLA, "--benchmark", _bench(tmp_path), "--model", "m", "--db", db,
+        "--format", "json", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    exported = lmmprobe("export", run_id, "--db", db, "--format", "jsonl", **env)
+    assert exported.returncode == 0, exported.stderr
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    read = TABLES[VANILLA]["read"]
+    decided = Counter()
+    for row in rows:
+        (j,) = row["judgements"]
+        truth = read[row["sample_id"].rsplit("/", 1)[-1]]
+        decided[j["decided_by"]] += 1
+        assert j["protocol"] == "mmbench-choice" and j["version"] == "recorded"
+        if truth["by"] == "random":
+            assert (j["decided_by"], j["reason"]) == ("unjudged", "recorded random option")
+        else:
+            assert (j["decided_by"], j["reading"]) == (truth["by"], truth["opt"])
+            assert j["judge"] == (
+                "vlmevalkit:openai (recorded)" if truth["by"] == "judge" else None
+            )
+    assert decided == Counter(rule=31, judge=7, unjudged=6)
