@@ -258,6 +258,20 @@ def test_vlmevalkit_xlsx_rows_are_read_with_their_cell_types(tmp_path: Path) -> 
     assert got[1].fields["category"] == "color"
 
 
+@pytest.mark.parametrize("suffix", [".xlsx", ".tsv"])
+def test_vlmevalkit_empty_answer_cell_is_the_empty_answer(tmp_path: Path, suffix: str) -> None:
+    # A model that replied nothing leaves an empty prediction cell (None from an xlsx, "" from
+    # a tsv): read as the empty answer in both, not a failed file.
+    rows = [{"index": 1, "question": "q", "A": "red", "B": "blue", "answer": "A", "prediction": "A"},
+            {"index": 2, "question": "q", "A": "red", "B": "blue", "answer": "B", "prediction": None}]  # fmt: skip
+    table = tmp_path / f"Model_MMBench_DEV_EN{suffix}"
+    if suffix == ".xlsx":
+        pd.DataFrame(rows).to_excel(table, index=False, engine="openpyxl")
+    else:
+        _vlmeval_table(table, rows)
+    assert [(r.sample_id, r.prediction) for r in _read(table)] == [("1", "A"), ("2", "")]
+
+
 def test_vlmevalkit_xlsx_without_openpyxl_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -206,7 +206,11 @@ def _basics(where: str, row: Mapping[str, Any]) -> tuple[str, str, str | None]:
     index = as_text(where, "index", need(where, row, "index"))
     if not index:
         raise row_error(where, "index", "empty")
-    prediction = as_text(where, "prediction", need(where, row, "prediction"))
+    said = need(where, row, "prediction")
+    # An empty answer is an empty cell: "" in a tsv/csv, NaN through pandas, None from an xlsx
+    # (VLMEvalKit writes the model's empty reply so); it is read as the empty answer, as the
+    # other formats give it, not refused.
+    prediction = "" if said is None else as_text(where, "prediction", said)
     gold = row.get("GT", row.get("answer"))
     return index, prediction, None if gold is None else as_text(where, "answer", gold)
 
