@@ -296,3 +296,8 @@ def test_import_stores_vlmevalkits_readings_as_judgements(tmp_path: Path) -> Non
                 "vlmevalkit:openai (recorded)" if truth["by"] == "judge" else None
             )
     assert decided == Counter(rule=31, judge=7, unjudged=6)
+    # The run's judges section counts the same paths and names VLMEvalKit's judge as recorded.
+    judge = json.loads(done.stdout)["judge"]
+    assert judge["judges"] == ["vlmevalkit:openai (recorded)"]
+    assert judge["decided"] == {"rule": 31, "judge": 7, "unjudged": 6}
+    assert judge["protocols"] == {"mmbench-choice": "recorded"} and judge["calls"] == {}
