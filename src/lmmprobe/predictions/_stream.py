@@ -6,32 +6,65 @@ object is read element by element with `json.JSONDecoder.raw_decode` over a boun
 element, not the file); CSV/TSV by `csv`; xlsx by openpyxl's read-only mode, when installed.
 ``ijson`` is not in the lock, and this covers the layouts the readers meet (an array of
 records, an object of records keyed by id).
+
+Text is UTF-8; a byte-order mark selects UTF-8, UTF-16 or UTF-32 instead (PowerShell's ``>``
+writes UTF-16LE with one). Bytes that do not decode are one `DataError` naming the file, the
+line and the byte offset, with the command that converts the file.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import importlib
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from lmmprobe.data.base import DataError
 
 __all__ = [
     "CHUNK",
+    "MAX_ELEMENT",
     "first_json_char",
     "iter_json",
     "iter_jsonl",
     "iter_table",
+    "open_text",
     "sha256_of",
 ]
 
 CHUNK = 1 << 20
 """Bytes read at a time (1 MiB)."""
+
+MAX_ELEMENT = 64 << 20
+"""The largest single JSON element (characters) read from an array or object: 64 MiB.
+
+Far above any prediction record; it bounds the memory a malformed file can take, where the
+decoder cannot tell a broken element from one that has not been read whole yet.
+"""
+
+_NEAR_END = 16
+"""Characters from the buffer's end within which a decode error may only mean "read more".
+
+An element cut by the buffer's end fails at the end, or at the start of the token the end cut
+(a literal such as ``-Infinit``, a ``\\uXXXX`` escape: under 16 characters); an unterminated
+string fails at its opening quote and is told apart by its message.
+"""
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "utf-32-le", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "utf-32-be", "UTF-32"),
+    (codecs.BOM_UTF8, "utf-8-sig", "utf-8", "UTF-8"),
+    (codecs.BOM_UTF16_LE, "utf-16", "utf-16-le", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "utf-16-be", "UTF-16"),
+)
+"""(mark, codec that reads the file, codec of the bytes after the mark, name); UTF-32 first:
+its little-endian mark begins with UTF-16's."""
 
 _WS = " \t\r\n"
 
@@ -54,15 +87,77 @@ def sha256_of(path: Path, files: list[Path] | None = None) -> str:
     return digest.hexdigest()
 
 
+def _encoding(path: Path) -> tuple[str, int, str, str]:
+    """(codec to open `path` with, length of its byte-order mark, codec after it, name)."""
+    with path.open("rb") as fh:
+        head = fh.read(4)
+    for bom, codec, plain, name in _BOMS:
+        if head.startswith(bom):
+            return codec, len(bom), plain, name
+    return "utf-8-sig", 0, "utf-8", "UTF-8"
+
+
+def _undecodable(path: Path, skip: int, plain: str, name: str) -> DataError:
+    """The error for `path`'s first bytes that do not decode: line, byte offset, the fix.
+
+    Only called once decoding has failed: it scans the file again from the start, as bytes,
+    to say where (a text stream does not know the byte offset of what it failed on).
+    """
+    decoder = codecs.getincrementaldecoder(plain)()
+    fed = skip  # bytes handed to the decoder so far, from the file's start
+    lines = 1
+    where = ""
+    with path.open("rb") as fh:
+        fh.seek(skip)
+        while True:
+            block = fh.read(CHUNK)
+            held = len(decoder.getstate()[0])  # bytes of a character cut by the last block
+            try:
+                lines += decoder.decode(block, final=not block).count("\n")
+            except UnicodeDecodeError as exc:
+                # exc.object is the held bytes then this block; it starts `held` bytes back.
+                start = fed - held
+                before = exc.object[: exc.start].decode(plain, errors="replace")
+                line = lines + before.count("\n")
+                bad = exc.object[exc.start : exc.start + 1].hex()
+                where = f":{line}: byte 0x{bad} at offset {start + exc.start}"
+                break
+            if not block:
+                break
+            fed += len(block)
+    return DataError(
+        f"{path}{where}: not {name} text; lmmprobe reads UTF-8 (or UTF-16/UTF-8 with a "
+        f"byte-order mark): convert it first, e.g. iconv -f latin1 -t utf-8 {path.name} > "
+        f"{path.stem}.utf8{path.suffix}"
+    )
+
+
+@contextmanager
+def open_text(path: Path, newline: str | None = None) -> Iterator[TextIO]:
+    """`path` opened as text in the encoding its byte-order mark names (UTF-8 without one).
+
+    Raises:
+        DataError: Bytes that do not decode, named by file, line and byte offset, in place of
+            the bare `UnicodeDecodeError`.
+
+    """
+    codec, skip, plain, name = _encoding(path)
+    with path.open(encoding=codec, newline=newline) as fh:
+        try:
+            yield fh
+        except UnicodeDecodeError as exc:
+            raise _undecodable(path, skip, plain, name) from exc
+
+
 def first_json_char(path: Path) -> str:
     """The first non-space character of a text file ("" when empty or unreadable)."""
     try:
-        with path.open(encoding="utf-8-sig") as fh:
+        with open_text(path) as fh:
             while chunk := fh.read(4096):
                 stripped = chunk.lstrip(_WS)
                 if stripped:
                     return stripped[0]
-    except (OSError, UnicodeDecodeError):
+    except (OSError, DataError):
         return ""
     return ""
 
@@ -71,10 +166,10 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON Lines file.
 
     Raises:
-        DataError: A line is not JSON (named ``FILE:LINE``).
+        DataError: A line is not JSON (named ``FILE:LINE``), or the file is not text.
 
     """
-    with path.open(encoding="utf-8-sig") as fh:
+    with open_text(path) as fh:
         for n, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -93,10 +188,11 @@ class _Chunks:
         self.pos = 0
         self.eof = False
 
-    def more(self) -> bool:
+    def more(self, size: int = 0) -> bool:
+        """Append at least `size` (and `CHUNK`) more characters; False at the end of the file."""
         if self.eof:
             return False
-        block = self.fh.read(CHUNK)
+        block = self.fh.read(max(size, CHUNK))
         if not block:
             self.eof = True
             return False
@@ -114,13 +210,36 @@ class _Chunks:
             if not self.more():
                 return ""
 
+    def grow(self) -> bool:
+        """Double what is left of the buffer; False at the end of the file.
+
+        Doubling, not one chunk at a time: an element is re-decoded O(log size) times and
+        copied O(size) in all, where a chunk at a time is quadratic.
+        """
+        return self.more(len(self.buf) - self.pos)
+
     def value(self, decoder: json.JSONDecoder, where: str) -> Any:
-        """Decode one JSON value at the cursor, reading more until it is whole."""
+        """Decode one JSON value at the cursor, reading more until it is whole.
+
+        Raises:
+            DataError: The value is malformed (as soon as the error lies before the buffer's
+                end, not at the end of the file), larger than `MAX_ELEMENT`, or cut off by the
+                file's end.
+
+        """
         while True:
             try:
                 value, end = decoder.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
-                if self.more():
+                cut = exc.msg.startswith("Unterminated string") or (
+                    len(self.buf) - exc.pos < _NEAR_END
+                )
+                if cut and len(self.buf) - self.pos > MAX_ELEMENT:
+                    raise DataError(
+                        f"{where}: not valid JSON: an element larger than "
+                        f"{MAX_ELEMENT >> 20} MiB ({exc.msg})"
+                    ) from exc
+                if cut and self.grow():
                     continue
                 raise DataError(f"{where}: not valid JSON: {exc.msg}") from exc
             # A number or literal ending exactly at the buffer's end may continue in the next
@@ -138,11 +257,12 @@ def iter_json(path: Path) -> Iterator[tuple[int, str | None, Any]]:
     read in chunks: memory holds one element at a time.
 
     Raises:
-        DataError: The file is not a JSON array or object, or breaks off (named ``FILE:#N``).
+        DataError: The file is not a JSON array or object, an element is malformed or breaks
+            off (named ``FILE:#N``), or the file is not text.
 
     """
     decoder = json.JSONDecoder()
-    with path.open(encoding="utf-8-sig") as fh:
+    with open_text(path) as fh:
         s = _Chunks(fh)
         opener = s.skip_ws()
         if opener not in ("[", "{"):
@@ -182,7 +302,8 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     strings; xlsx values keep their cell types.
 
     Raises:
-        DataError: An unknown extension, or xlsx without openpyxl installed.
+        DataError: An unknown extension, xlsx without openpyxl installed, or a CSV/TSV that
+            is not text.
 
     """
     suffix = path.suffix.lower()
@@ -192,7 +313,7 @@ def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if suffix not in (".csv", ".tsv"):
         raise DataError(f"{path}: a table must be .csv, .tsv or .xlsx")
     csv.field_size_limit(sys.maxsize)  # long model outputs exceed csv's 128 KiB default
-    with path.open(encoding="utf-8-sig", newline="") as fh:
+    with open_text(path, newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
         for n, row in enumerate(reader, start=2):
             yield n, dict(row)

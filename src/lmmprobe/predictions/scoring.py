@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from lmmprobe.data.base import DataError, LoadResult, load_source
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
@@ -129,16 +131,32 @@ def _index(samples: Sequence[Sample]) -> dict[str, Sample]:
     return by_id
 
 
-def _samples_from_gold(pred: ImportedPrediction) -> Sample:
+def _samples_from_gold(where: str, pred: ImportedPrediction) -> Sample:
+    """The open-ended sample a row's own gold makes (no benchmark).
+
+    Raises:
+        DataError: The gold is an empty list, or does not make a sample (named by file and
+            row, as a benchmark's rows are).
+
+    """
     gold = pred.gold
     refs = gold if isinstance(gold, list) else [str(gold)]
-    return Sample(
-        id=pred.sample_id or f"row-{pred.row}",
-        question=f"(imported row {pred.row})",
-        answer=refs,
-        formulation="open_ended",
-        metadata={},
-    )
+    if not refs:
+        raise DataError(
+            f"{where}: row {pred.row}: gold: an empty list; without --benchmark each row needs "
+            "at least one reference answer"
+        )
+    try:
+        return Sample(
+            id=pred.sample_id or f"row-{pred.row}",
+            question=f"(imported row {pred.row})",
+            answer=refs,
+            formulation="open_ended",
+            metadata={},
+        )
+    except ValidationError as exc:
+        why = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise DataError(f"{where}: row {pred.row}: {why}") from None
 
 
 def plan_import(
@@ -197,7 +215,7 @@ def plan_import(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            sample = _samples_from_gold(pred)
+            sample = _samples_from_gold(where, pred)
             golds_read.append(sample)
         else:
             if pred.sample_id is None:

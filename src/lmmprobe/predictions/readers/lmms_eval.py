@@ -187,7 +187,8 @@ class LmmsEvalSamples:
 def _results_detail(path: Path, task: str) -> dict[str, str]:
     """Model, lmms-eval version and the task's published figures from ``DATE_results.json``."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        # Bytes: json.loads detects UTF-8/16/32 and skips a byte-order mark itself.
+        doc = json.loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     out: dict[str, str] = {"results_file": path.name}

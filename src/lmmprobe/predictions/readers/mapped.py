@@ -5,7 +5,9 @@ reaches into objects: ``doc.question_id``) for each of ours: ``id`` (joins the r
 benchmark's local copy), ``prediction`` (the raw answer text), ``gold`` (optional; needed when
 there is no ``id``), ``extraction`` and ``verdict`` (optional: the other tool's reading and
 per-item verdict). Unmapped names default to ``id``, ``prediction`` and ``gold``. A top-level
-JSON object is read as ``{id: prediction}`` or ``{id: {fields...}}``.
+JSON object is read as ``{id: prediction}`` or ``{id: {fields...}}``; when ``--field id=...``
+is given, that field of each record is the id, not the object's key (pandas'
+``to_json(orient="index")`` keys records by row number).
 """
 
 from __future__ import annotations
@@ -96,8 +98,20 @@ class MappedFile:
                 row = value
             else:
                 raise row_error(where, "(row)", f"expected an object, got {type(value).__name__}")
-            if key is not None:
-                sid: str | None = key
+            if key is not None and "id" in options.field_map:
+                # A mapped id wins over the object's key, which may be a row number: joining
+                # the key instead would pair predictions with the wrong samples, silently.
+                try:
+                    sid: str | None = as_text(where, fm["id"], dig(row, fm["id"]))
+                except KeyError:
+                    raise row_error(
+                        where,
+                        fm["id"],
+                        f"missing: --field id={fm['id']} names a field this record (key "
+                        f"{key!r}) lacks",
+                    ) from None
+            elif key is not None:
+                sid = key
             else:
                 try:
                     sid = as_text(where, fm["id"], dig(row, fm["id"]))
