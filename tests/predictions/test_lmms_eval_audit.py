@@ -19,6 +19,8 @@ from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
     write_hub_snapshot,
 )
 
+from lmmprobe.predictions.imported import READERS, ReadOptions
+
 HERE = Path(__file__).parent / "fixtures" / "lmms_eval"
 LOG = HERE / "20261127_105239_samples_mmmu_local.jsonl"
 RESULTS = json.loads((HERE / "20261127_105239_results.json").read_text())
@@ -75,3 +77,18 @@ def test_audit_gives_lmms_evals_own_figure_from_its_parsed_pred(tmp_path: Path) 
 def test_audit_table_says_lmms_evals_figure(tmp_path: Path) -> None:
     out = _score(tmp_path)
     assert f"lmms-eval {100 * FIGURE:.2f} vs lmmprobe {100 * FIGURE:.2f} on 7 paired items" in out
+
+
+def test_the_reader_gives_evaluate_mmmus_verdict_on_every_generated_entry(tmp_path: Path) -> None:
+    # Parity: mmmu_verdicts.json holds lmms-eval's own evaluate_mmmu verdicts (README there).
+    cases = json.loads((HERE / "mmmu_verdicts.json").read_text())
+    log = tmp_path / "20260101_000000_samples_mmmu_val.jsonl"
+    with log.open("w") as f:
+        for n, case in enumerate(cases):
+            metric = {k: v for k, v in case.items() if k != "verdict"} | {"subdomain": "Art"}
+            record = {"doc_id": n, "target": "A", "filtered_resps": ["x"], "mmmu_acc": metric}
+            f.write(json.dumps(record) + "\n")
+    read = list(READERS.get("lmms-eval").read(log, ReadOptions()))
+    got = [p.tool_verdict for p in read]
+    assert got == [float(case["verdict"]) for case in cases]
+    assert 0 < sum(got) < len(got)

@@ -201,3 +201,33 @@ def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None
     assert metrics["mathvista_accuracy"]["n"] == len(lines) - 2
     assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
     assert _value(metrics, "judge_coverage") == pytest.approx((len(lines) - 2) / len(lines))
+
+
+def test_compare_audit_of_an_imported_run_gives_its_results_figure(tmp_path: Path) -> None:
+    # The imported run's side of `compare --audit` is the verdict its mathvista_accuracy used
+    # (the recorded extractions), so it says the figure its results.json holds.
+    db, env, bench = tmp_path / "store.db", _env(tmp_path), _copy(tmp_path)
+    done = lmmprobe(
+        "import", OUTPUT, "--benchmark", bench, "--model", "bard", "--db", db,
+        "--out", tmp_path / "imported", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = json.loads((tmp_path / "imported" / "results.json").read_text())
+    figure = _value(imported["models"]["bard"]["metrics"], "mathvista_accuracy")
+    assert figure == pytest.approx(7 / 12)
+    done = lmmprobe(
+        "run", "-m", "first", "-d", bench, "-q", "--db", db, "--out", tmp_path / "first", **env
+    )
+    assert done.returncode == 0, done.stderr
+    first = json.loads((tmp_path / "first" / "results.json").read_text())
+    compared = lmmprobe(
+        "compare", first["run_id"], imported["run_id"], "--audit", "--db", db, "-f", "json",
+        **env,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    doc = json.loads(compared.stdout)
+    assert doc["n"] == len(RECORDS)
+    assert doc["accuracy_b"] == pytest.approx(figure)
+    ours = _value(first["models"]["first"]["metrics"], "mathvista_accuracy")
+    assert doc["accuracy_a"] == pytest.approx(ours)
+    assert sum(c["net"] for c in doc["causes"].values()) == pytest.approx(doc["gap"])
