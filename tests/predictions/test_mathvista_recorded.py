@@ -145,9 +145,10 @@ def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
 ) -> None:
     """MathVista's extraction is ``""`` when its GPT call failed: unjudged, not wrong.
 
-    MathVista's calculate_score counts such an item wrong (its ``true_false`` says so), so the
-    file's own figure stays what ``score --audit`` compares with, and an item that lmmprobe's
-    rules read right is put under the cause ``judge``.
+    MathVista's calculate_score counts such a free-form item wrong (its ``true_false`` says so).
+    ``score --audit`` gives lmmprobe's side the verdicts ``mathvista_accuracy`` uses: the
+    recorded extractions, the two unjudged items having none (left out, not counted wrong), so
+    its figure is the one printed.
     """
     records = json.loads(json.dumps(RECORDS))
     failed = [pid for pid, r in records.items() if r["question_type"] == "free_form"][:2]
@@ -165,9 +166,9 @@ def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
     assert _value(metrics, "judge_coverage") == pytest.approx((len(records) - 2) / len(records))
     audited = lmmprobe("score", path, "--benchmark", bench, "--audit", **env)
     assert audited.returncode == 0, audited.stderr
-    mathvista = sum(r["true_false"] for r in records.values()) / len(records)
-    assert f"mathvista {100 * mathvista:.2f} vs lmmprobe" in audited.stdout
-    assert "judge read the answer differently: 9 items (7 up, 2 down)" in audited.stdout
+    figure = 100 * sum(judged) / len(judged)
+    assert f"mathvista {figure:.2f} vs lmmprobe {figure:.2f} on 10 paired items" in audited.stdout
+    assert "left out: 2 with a verdict from only mathvista" in audited.stdout
 
 
 def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None:
@@ -200,3 +201,33 @@ def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None
     assert metrics["mathvista_accuracy"]["n"] == len(lines) - 2
     assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
     assert _value(metrics, "judge_coverage") == pytest.approx((len(lines) - 2) / len(lines))
+
+
+def test_compare_audit_of_an_imported_run_gives_its_results_figure(tmp_path: Path) -> None:
+    # The imported run's side of `compare --audit` is the verdict its mathvista_accuracy used
+    # (the recorded extractions), so it says the figure its results.json holds.
+    db, env, bench = tmp_path / "store.db", _env(tmp_path), _copy(tmp_path)
+    done = lmmprobe(
+        "import", OUTPUT, "--benchmark", bench, "--model", "bard", "--db", db,
+        "--out", tmp_path / "imported", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    imported = json.loads((tmp_path / "imported" / "results.json").read_text())
+    figure = _value(imported["models"]["bard"]["metrics"], "mathvista_accuracy")
+    assert figure == pytest.approx(7 / 12)
+    done = lmmprobe(
+        "run", "-m", "first", "-d", bench, "-q", "--db", db, "--out", tmp_path / "first", **env
+    )
+    assert done.returncode == 0, done.stderr
+    first = json.loads((tmp_path / "first" / "results.json").read_text())
+    compared = lmmprobe(
+        "compare", first["run_id"], imported["run_id"], "--audit", "--db", db, "-f", "json",
+        **env,
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    doc = json.loads(compared.stdout)
+    assert doc["n"] == len(RECORDS)
+    assert doc["accuracy_b"] == pytest.approx(figure)
+    ours = _value(first["models"]["first"]["metrics"], "mathvista_accuracy")
+    assert doc["accuracy_a"] == pytest.approx(ours)
+    assert sum(c["net"] for c in doc["causes"].values()) == pytest.approx(doc["gap"])

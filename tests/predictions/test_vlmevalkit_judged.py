@@ -196,23 +196,20 @@ def test_score_of_a_vanilla_result_reads_each_row_as_vlmevalkit_read_it(tmp_path
     assert doc["metrics"]["judge_coverage"]["value"] == pytest.approx(1 - guesses / len(ROWS))
 
 
-def test_audit_files_random_options_and_judge_readings_and_adds_up(tmp_path: Path) -> None:
+def test_audit_pairs_the_recorded_readings_and_leaves_random_options_out(tmp_path: Path) -> None:
+    # lmmprobe's side of the audit is the verdict mmbench_circular uses: VLMEvalKit's logged
+    # reading (a recorded mmbench-choice judgement), and no verdict where it drew a random
+    # option (unjudged: counted apart, not wrong), so the random rows are left out.
     doc = _score(tmp_path, HERE / VANILLA, "--audit")
     audit = doc["audit"]
     causes = audit["causes"]
     # The table's golds are option letters: the same key as the local copy's option texts.
     assert not [n for n in doc["notes"] if "another gold" in n], doc["notes"]
-    assert "gold" not in causes
-    assert "random_fallback" in causes and "judge" in causes
+    assert "gold" not in causes and "judge" not in causes
     assert sum(c["net"] for c in causes.values()) == pytest.approx(audit["gap"])
     guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
-    assert audit["guessed"] == len(guessed)
-    for item in audit["items"]:
-        sid = item["sample_id"].rsplit("/", 1)[-1]
-        if item["cause"] == "random_fallback":
-            assert sid in guessed
-        if item["cause"] == "judge":
-            assert TABLES[VANILLA]["read"][sid]["by"] == "judge"
+    assert guessed and audit["left_out"] == {"only_b": len(guessed)}
+    assert audit["n"] == len(ROWS) - len(guessed)
 
 
 # --------------------------------------------------------------------------- hostile logs
@@ -301,3 +298,26 @@ def test_import_stores_vlmevalkits_readings_as_judgements(tmp_path: Path) -> Non
     assert judge["judges"] == ["vlmevalkit:openai (recorded)"]
     assert judge["decided"] == {"rule": 31, "judge": 7, "unjudged": 6}
     assert judge["protocols"] == {"mmbench-choice": "recorded"} and judge["calls"] == {}
+
+
+def test_a_circular_result_alone_says_its_hit_is_the_groups_and_audits_it_so(
+    tmp_path: Path,
+) -> None:
+    # Without Model_MMBench_DEV_EN.xlsx beside it, the table's first rows carry their group's
+    # hit: score says which table is missing, and the audit files every difference that hit
+    # makes as a CircularEval group verdict, the causes still adding up to the gap.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    table = Path(shutil.copy(HERE / CIRCULAR, alone / CIRCULAR))
+    doc = _score(tmp_path, table, "--audit")
+    (note,) = [n for n in doc["notes"] if "CircularEval result table" in n]
+    assert "Model_MMBench_DEV_EN.xlsx" in note and "'hit'" in note
+    assert doc["rows"] == len(TABLES[CIRCULAR]["hit"])
+    audit = doc["audit"]
+    assert "circular_group" in audit["causes"] and "unrecorded" not in audit["causes"]
+    assert sum(c["net"] for c in audit["causes"].values()) == pytest.approx(audit["gap"])
+    assert all(it["cause"] == "circular_group" for it in audit["items"])
+    # With the prediction table beside it, every copy is read: no such note.
+    shutil.copy(HERE / "Model_MMBench_DEV_EN.xlsx", alone / "Model_MMBench_DEV_EN.xlsx")
+    beside = _score(tmp_path, table)
+    assert not [n for n in beside["notes"] if "CircularEval result table" in n]

@@ -245,5 +245,6 @@ def explain_imported(
             audit=audit,
             as_published=as_published,
             label=run.origin.tool,
+            tool=run.origin.tool,
         )
     )

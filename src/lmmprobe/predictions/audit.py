@@ -7,13 +7,16 @@ this order of precedence:
 
 1. ``gold``: the two sides scored against different gold answers (an older answer key);
 2. ``answer``: the model's answer text differs (two runs sampled different outputs);
-3. ``random_fallback``: the official code could read nothing and drew a random option (MMMU's
+3. ``circular_group``: a side's verdict is a CircularEval group's, not the item's own (a
+   VLMEvalKit CircularEval result table read without its prediction table: ``hit`` on a
+   question's first row says whether every circular copy was right);
+4. ``random_fallback``: the official code could read nothing and drew a random option (MMMU's
    ``random.choice``, VLMEvalKit's guess after three judge failures); lmmprobe counts it wrong;
-4. ``judge``: a judge model read the answer on one side, and the readings differ;
-5. ``extraction``: the two rule-based readings of the same text differ;
-6. ``normalization``: both read the same answer, yet their verdicts differ (how a reading is
+5. ``judge``: a judge model read the answer on one side, and the readings differ;
+6. ``extraction``: the two rule-based readings of the same text differ;
+7. ``normalization``: both read the same answer, yet their verdicts differ (how a reading is
    compared with the gold: case, number formats, containment);
-7. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
+8. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
    normalization cannot be told apart.
 
 Each item's contribution to the gap is ``credit_b - credit_a`` (±1 for right/wrong verdicts,
@@ -49,11 +52,19 @@ __all__ = [
 ]
 
 Cause = Literal[
-    "gold", "answer", "random_fallback", "judge", "extraction", "normalization", "unrecorded"
+    "gold",
+    "answer",
+    "circular_group",
+    "random_fallback",
+    "judge",
+    "extraction",
+    "normalization",
+    "unrecorded",
 ]
 CAUSES: tuple[Cause, ...] = (
     "gold",
     "answer",
+    "circular_group",
     "random_fallback",
     "judge",
     "extraction",
@@ -65,6 +76,7 @@ CAUSES: tuple[Cause, ...] = (
 CAUSE_TEXT: Mapping[Cause, str] = {
     "gold": "different gold answer",
     "answer": "different model answer",
+    "circular_group": "CircularEval group verdict (the tool's hit is its question's, every copy)",
     "random_fallback": "random fallback (the official code guessed)",
     "judge": "judge read the answer differently",
     "extraction": "answer extraction (each side read another answer)",
@@ -109,6 +121,9 @@ class Verdict:
     readable); on a lmmprobe side (two runs), where the official code would have guessed."""
     row: int | None = None
     """The row of the file this verdict was read from, when imported."""
+    group: bool = False
+    """This side's credit is a CircularEval group's verdict (every circular copy of the
+    question right), not this item's own (a VLMEvalKit CircularEval result table)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -123,6 +138,8 @@ def cause_of(a: Verdict, b: Verdict) -> Cause:
         return "gold"
     if a.raw is not None and b.raw is not None and _canon(a.raw) != _canon(b.raw):
         return "answer"
+    if a.group or b.group:
+        return "circular_group"
     if a.guessed or b.guessed:
         return "random_fallback"
     if not (a.recorded and b.recorded):

@@ -25,6 +25,7 @@ from lmmprobe.predictions.mmmu_published import (
     mmmu_as_published,
     mmmu_subject,
 )
+from lmmprobe.predictions.readers._vlmevalkit_log import CIRCULAR_GROUP_FIELD
 from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
 from lmmprobe.schema import Sample, Score
 
@@ -45,11 +46,24 @@ class FileExplanation:
     published: MmmuPublished | None = None
     """MMMU with ``--as-published``: the official script's figures."""
     audit: Audit | None = None
+    circular_table: str | None = None
+    """A VLMEvalKit CircularEval result table read alone: its ``MODEL_DATASET`` stem."""
+    path: str = "the file"
 
     def notes(self) -> list[str]:
         """One line per fact worth a reader's attention, in plain words."""
         out = [] if self.key_version is None else [self.key_version]
         out += self.warnings
+        if self.circular_table is not None:
+            stem = self.circular_table
+            out.append(
+                f"{self.path} is a VLMEvalKit CircularEval result table without the prediction "
+                f"table it was made from: it holds each question's first row only, and its "
+                f"'hit' there is the question's CircularEval verdict (every circular copy "
+                f"right), not that row's; so mmbench_circular cannot be computed and per-row "
+                f"figures read the first copies alone. Put {stem}.xlsx (or {stem}.tsv / "
+                f"{stem}.csv) beside it to score every copy"
+            )
         if self.benchmark == "mmmu":
             out.append(
                 f"MMMU's own code would pick a random letter for {len(self.guessed)} answers it "
@@ -141,6 +155,7 @@ def explain_file(
     audit: bool = False,
     as_published: bool = False,
     label: str = "official",
+    tool: str = "mmmu",
     n_boot: int = 1000,
     seed: int = 0,
 ) -> FileExplanation:
@@ -156,12 +171,19 @@ def explain_file(
         audit: Pair lmmprobe's verdicts with the tool's.
         as_published: MMMU: reproduce the official script's figure.
         label: How the audit names the tool.
+        tool: The reader that read the file. MMMU's script verdicts are replayed (random
+            letters included) only for the ``mmmu`` reader's ``output.json`` folders, which
+            record none: another tool's verdict is its own, never MMMU's script's.
         n_boot: Bootstrap resamples of the audit's interval.
         seed: Seed of the bootstrap.
 
     """
-    out = FileExplanation(benchmark=benchmark)
+    out = FileExplanation(benchmark=benchmark, path=path)
     preds = [p for _, p in rows]
+    out.circular_table = next(
+        (str(p.fields[CIRCULAR_GROUP_FIELD]) for p in preds if CIRCULAR_GROUP_FIELD in p.fields),
+        None,
+    )
     if benchmark is not None:
         key = gold_key(local if local is not None else [s for s, _ in rows])
         out.key_version = key_version(benchmark, key)
@@ -183,7 +205,7 @@ def explain_file(
         if as_published:
             out.published = published
     if audit:
-        if published is not None:
+        if published is not None and tool == "mmmu":
             preds = _with_published(preds, published)
         out.audit = audit_imported(scores, preds, label=label, n_boot=n_boot, seed=seed)
     return out

@@ -1,8 +1,12 @@
 """The verdicts an audit pairs: lmmprobe's scored rows, another tool's recorded ones, a stored run's.
 
-lmmprobe's verdict on a row is its benchmark's official one where the benchmark has an official
-metric lmmprobe reproduces (MMMU's reading and verdict, MathVista's rule-based reading), else the
-row's own ``Score.correct``. The other tool's verdict is the one it recorded in its file
+lmmprobe's verdict on a row is the one its benchmark's official metric uses, read the same way
+(`lmmprobe.metrics.builtin._official.verdicts`): where the benchmark's judge protocol decided the
+row (a recorded reading such as MathVista's stored extraction or VLMEvalKit's logged option, a
+live judge's, or the protocol's rules) that verdict; a row the protocol left unjudged has no
+verdict (it is left out, as the official figure leaves it out, never counted wrong); otherwise
+the benchmark's own rules (MMMU's reading and verdict, MathVista's rule-based reading), else the
+row's own ``Score.correct``. So the lmmprobe side of an audit adds up to the figure printed. The other tool's verdict is the one it recorded in its file
 (`ImportedPrediction.tool_verdict`), with what it read (``tool_extraction``) and the gold it
 carried. `lmmprobe.predictions.audit` pairs and explains them.
 """
@@ -14,16 +18,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from lmmprobe.metrics.benchmark_choice import (
+    mathvista_judged_correct,
     mathvista_normalize,
     mathvista_read,
     mmmu_multi_choice,
     mmmu_open_correct,
     mmmu_parse_open,
 )
+from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
+from lmmprobe.metrics.builtin._official import verdicts as official_verdicts
+from lmmprobe.metrics.builtin.benchmark_choice import MATHVISTA_JUDGE, MMBENCH_JUDGE
 from lmmprobe.predictions.answer_keys import older_gold, plain_id
 from lmmprobe.predictions.audit import Audit, Verdict, audit
 from lmmprobe.predictions.imported import ImportedPrediction
-from lmmprobe.schema import Score
+from lmmprobe.predictions.readers._vlmevalkit_log import CIRCULAR_GROUP_FIELD
+from lmmprobe.schema import RunSpec, Score
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
 
@@ -39,6 +48,7 @@ __all__ = [
 
 MMMU_METRIC = "mmmu_accuracy"
 MATHVISTA_METRIC = "mathvista_accuracy"
+MMBENCH_METRIC = "mmbench_circular"
 
 GUESSED_FIELD = "official_random_letter"
 """The `ImportedPrediction.fields` key under which a replayed official script's random letter is
@@ -90,30 +100,75 @@ def _mathvista(score: Score) -> tuple[str | None, bool]:
     return reading, reading is not None and reading == _gold_texts(score)[0]
 
 
-def score_verdict(score: Score, *, raw: str | None = None) -> Verdict | None:
-    """The verdict lmmprobe gives one scored row (None for a failed request or a caption).
+def _mathvista_judged(score: Score, extraction: str) -> tuple[str | None, bool]:
+    """A judged MathVista row: the extraction normalized (as `_their_reading`) and its verdict."""
+    m = score.metadata
+    choices = m.get("choices")
+    args = (
+        list(choices) if choices is not None else None,
+        str(m.get("mathvista_question_type")),
+        str(m.get("answer_type")),
+        m.get("precision"),
+    )
+    right = mathvista_judged_correct(extraction, _gold_texts(score)[0], *args)
+    return mathvista_normalize(extraction, *args), right
+
+
+def _shown_option(score: Score, letter: str) -> str:
+    """The option text a letter names as the row was shown (``Score.options`` order)."""
+    options = score.options or []
+    at = ord(letter) - ord("A") if len(letter) == 1 else -1
+    return options[at] if 0 <= at < len(options) else letter
+
+
+def score_verdict(
+    score: Score, *, raw: str | None = None, judge: str | None = None
+) -> Verdict | None:
+    """The verdict lmmprobe gives one scored row: the one its official metric uses.
+
+    None for a failed request, a caption, and a row the benchmark's judge protocol left
+    unjudged (the official figure leaves it out; see the module docstring).
 
     Args:
         score: The row, as `lmmprobe.run.scoring.score_response` made it.
         raw: The model's answer text when it differs from ``prediction_text`` (a choice row's
             prediction text is the option read, not the answer): sets `Verdict.raw`.
+        judge: The judge whose verdicts the official figure reads (the run's first
+            ``--judge``); None: the first judge on the row, as a run without a spec reads it.
 
     """
     if score.error_type is not None or score.stage == "error":
         return None
     metric = score.official_metric
     guessed = False
-    if metric == MMMU_METRIC:
-        reading, ok, guessed, gold = _mmmu(score)
-    elif metric == MATHVISTA_METRIC:
-        reading, ok = _mathvista(score)
+    judged = False
+    if metric == MATHVISTA_METRIC:
+        found = official_verdicts(score, MATHVISTA_JUDGE, judge)
+        if found == []:
+            return None  # unjudged: not in the official figure
+        if found:
+            reading, ok = _mathvista_judged(score, str(found[0].reading))
+            judged = found[0].decided_by == "judge"
+        else:
+            reading, ok = _mathvista(score)
         gold = _gold_texts(score)[:1]
+    elif metric == MMMU_METRIC:
+        reading, ok, guessed, gold = _mmmu(score)
     else:
-        if score.correct is None:
-            return None
-        ok = score.correct
-        read = score.prediction is not None or score.stage == "match"
-        reading = score.prediction_text if read else None
+        found = official_verdicts(score, MMBENCH_JUDGE, judge) if metric == MMBENCH_METRIC else None
+        if found == []:
+            return None  # unjudged: its question is left out of CircularEval
+        if found and found[0].reading is not None and isinstance(score.gold, int):
+            # The reading names the option as shown, as `mmbench_circular` reads it.
+            ok = mmbench_letter_correct(found[0].reading, score.order, score.gold)
+            reading = _shown_option(score, found[0].reading)
+            judged = found[0].decided_by == "judge"
+        else:
+            if score.correct is None:
+                return None
+            ok = score.correct
+            read = score.prediction is not None or score.stage == "match"
+            reading = score.prediction_text if read else None
         gold = _gold_texts(score)
     return Verdict(
         sample_id=score.sample_id,
@@ -122,6 +177,7 @@ def score_verdict(score: Score, *, raw: str | None = None) -> Verdict | None:
         raw=raw if raw is not None else score.prediction_text,
         reading=reading,
         gold=gold,
+        judged=judged,
         guessed=guessed,
     )
 
@@ -155,6 +211,7 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
         judged=pred.tool_judged,
         guessed=drawn,
         row=pred.row,
+        group=CIRCULAR_GROUP_FIELD in pred.fields,
     )
 
 
@@ -295,13 +352,21 @@ def _key(pred: ImportedPrediction) -> str:
     return pred.sample_id if pred.sample_id is not None else f"row {pred.row}"
 
 
+def _official_judge(store: Store, run_id: str) -> str | None:
+    """The run's first ``--judge``: whose verdicts its official figures read (`official_judge`)."""
+    spec = store.get_run(run_id).get("spec")
+    config = RunSpec.model_validate(spec).judge if spec else None
+    return config.judges[0] if config is not None and config.judges else None
+
+
 def run_verdicts(store: Store, run_id: str, model: str) -> list[Verdict]:
     """The verdicts lmmprobe gives one model's stored rows of a run (its answer text as `raw`)."""
     out: list[Verdict] = []
+    judge = _official_judge(store, run_id)
     for rec in store.iter_score_rows(run_id):
         if rec["model"] != model:
             continue
-        v = score_verdict(score_from_row(rec), raw=rec.get("text"))
+        v = score_verdict(score_from_row(rec), raw=rec.get("text"), judge=judge)
         if v is not None:
             out.append(v)
     return out

@@ -40,6 +40,7 @@ from typing import Literal
 from lmmprobe.judge.protocols.mmbench_choice import can_infer
 
 __all__ = [
+    "CIRCULAR_GROUP_FIELD",
     "EXACT_MATCHING_LOG",
     "RANDOM_MATCH_LOG",
     "GroupLog",
@@ -47,6 +48,12 @@ __all__ = [
     "circular_log",
     "vanilla_reading",
 ]
+
+CIRCULAR_GROUP_FIELD = "circular_group_of"
+"""The `ImportedPrediction.fields` key marking a row of a CircularEval result table read without
+the prediction table beside it: its ``hit`` is its group's CircularEval verdict (every copy
+right), not this row's. The value is the table's ``MODEL_DATASET`` stem (the prediction table's
+name without its suffix)."""
 
 DecidedBy = Literal["rule", "judge", "random", "unread"]
 

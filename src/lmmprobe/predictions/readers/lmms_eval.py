@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.metrics.benchmark_choice import mmmu_open_correct
 from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
 from lmmprobe.predictions._stream import iter_jsonl, sha256_of
 from lmmprobe.predictions.imported import (
@@ -82,6 +83,36 @@ def _reading_text(reading: Any) -> str:
     return json.dumps(reading) if isinstance(reading, list | dict) else str(reading)
 
 
+_MMMU_KEYS = frozenset({"parsed_pred", "answer", "question_type"})
+"""What lmms-eval's MMMU per-sample metric (``mmmu_acc``) logs: no verdict, its reading and gold."""
+
+
+def _mmmu_verdict(metric: Mapping[str, Any]) -> float:
+    """lmms-eval's own verdict on one MMMU document, from its logged ``parsed_pred``.
+
+    lmms-eval logs MMMU's reading, not its verdict: ``mmmu_process_results`` returns
+    ``{id, subdomain, question_type, answer, parsed_pred}`` with one parsed answer per response
+    (EvolvingLMMs-Lab/lmms-eval @ 75571cf, ``lmms_eval/tasks/mmmu/utils.py`` lines 181-193), and
+    ``evaluate_mmmu`` (lines 375-398) judges it at aggregation: right when any parsed answer
+    is, a choice by ``eval_multi_choice`` (lines 328-343: equal to the gold, or to one of a
+    list of golds), an open one by ``eval_open`` (lines 346-372: MMMU's number or containment
+    check, `mmmu_open_correct`). As there, an open answer logged as a string (``str(...)`` of
+    the first parsed value) is iterated character by character, and the gold is the logged
+    ``answer``.
+    """
+    gold = metric["answer"]
+    key: str | list[str] = [str(g) for g in gold] if isinstance(gold, list) else str(gold)
+    parsed = metric["parsed_pred"]
+    for pred in parsed if isinstance(parsed, list) else [parsed]:
+        if metric["question_type"] == "multiple-choice":
+            right = pred in key if isinstance(key, list) else pred == key
+        else:
+            right = mmmu_open_correct(key, pred if isinstance(pred, str | list) else [pred])
+        if right:
+            return 1.0
+    return 0.0
+
+
 def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | None, str | None]:
     """The first per-sample metric: its name, verdict and (for dict metrics) the tool's reading."""
     for name, value in row.items():
@@ -93,6 +124,8 @@ def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | Non
             reading = next((value[k] for k in _READINGS if k in value), None)
             verdict = next((value[k] for k in _VERDICTS if k in value), None)
             text = None if reading is None else _reading_text(reading)
+            if verdict is None and value.keys() >= _MMMU_KEYS:
+                return name, _mmmu_verdict(value), text
             return name, as_verdict(where, f"{name}.verdict", verdict), text
     return None, None, None
 

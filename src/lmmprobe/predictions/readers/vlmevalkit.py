@@ -20,7 +20,12 @@ first row, with the group's ``hit`` and ``log``. Where the prediction table it w
 lies beside it (``MODEL_DATASET`` with the same stem), every row of that table is read instead,
 each copy with the reading its group's log states for it and, as its verdict, whether that
 reading is the copy's gold (no verdict where the log does not say), so that CircularEval can be
-computed again; without it, the first rows alone are read, with the group's ``hit``.
+computed again; without it, the first rows alone are read, with the group's ``hit``, each
+marked (`CIRCULAR_GROUP_FIELD`) so that ``score`` names the missing table and the audit files
+the difference as a group verdict. VLMEvalKit evaluates a dataset by CircularEval when its name
+holds ``mmbench``, ``ccbench``, ``circular`` or ``mmcr`` (``vlmeval/dataset/image_mcq.py``
+lines 269-274, ``listinstr``, case-insensitive), and writes ``_JUDGE_result`` for it
+(``_vanilla_..._result`` only for ``PRINT_VANILLA``).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
 )
 from lmmprobe.predictions.readers._vlmevalkit_log import (
+    CIRCULAR_GROUP_FIELD,
     GroupLog,
     LogReading,
     circular_log,
@@ -55,6 +61,8 @@ _TABLES = (".xlsx", ".tsv", ".csv")
 _GROUP = 1_000_000
 """A CircularEval copy's ``index`` is its group's (its first row's) plus a multiple of 1e6."""
 _OPTIONS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CIRCULAR_NAMES = ("mmbench", "ccbench", "circular", "mmcr")
+"""VLMEvalKit's CircularEval datasets (image_mcq.py line 270: ``listinstr`` on the name)."""
 
 
 @dataclass(frozen=True)
@@ -133,26 +141,37 @@ class VLMEvalKitTable:
         beside = _predictions_beside(path, m["stem"])
         groups = self._groups(path) if beside is not None else {}
         if beside is None or not groups:
-            yield from self._rows(path, judged=True)
+            circular = "_vanilla_" not in path.stem and any(
+                name in m["stem"].lower() for name in _CIRCULAR_NAMES
+            )
+            yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
             return
         yield from self._copies(beside, groups)
 
-    def _rows(self, path: Path, *, judged: bool) -> Iterator[ImportedPrediction]:
-        """The table's own rows, each with what its log says it read."""
+    def _rows(
+        self, path: Path, *, judged: bool, group_of: str | None = None
+    ) -> Iterator[ImportedPrediction]:
+        """The table's own rows, each with what its log says it read.
+
+        `group_of`: the ``MODEL_DATASET`` stem of a CircularEval result table, whose ``hit``
+        is each group's (marked on every first row it holds).
+        """
         for n, row in iter_table(path):
             where = f"{path}:row {n}"
             index, prediction, gold = _basics(where, row)
             hit = as_verdict(where, "hit", row.get("hit")) if "hit" in row else None
             reading: LogReading | None = None
+            number = _int(index)
             if judged:
                 log = row.get("log")
                 if isinstance(log, str):
                     reading = vanilla_reading(log, prediction, _options(row))
                     group = None if reading is not None else circular_log(log)
                     # The group's log is on its first row: copy 0 (the lowest index).
-                    number = _int(index)
                     if group is not None and number is not None and number < _GROUP:
                         reading = group.reading(0)
+            if group_of is not None and number is not None and number < _GROUP:
+                row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
             yield _prediction(n, index, prediction, gold, hit, reading, row)
 
     def _groups(self, path: Path) -> dict[int, _Group]:

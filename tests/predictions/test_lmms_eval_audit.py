@@ -1,0 +1,94 @@
+"""``score --audit`` on lmms-eval's MMMU log: lmms-eval's own verdicts, from its ``parsed_pred``.
+
+The fixture's log and ``results.json`` were written by lmms-eval 0.7.3 (see
+``fixtures/lmms_eval/README.md``); its figure there is ``mmmu_acc,none`` 0.14286.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from datasets import Dataset, Features, Image, Value
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    tiny_png,
+    write_hub_snapshot,
+)
+
+from lmmprobe.predictions.imported import READERS, ReadOptions
+
+HERE = Path(__file__).parent / "fixtures" / "lmms_eval"
+LOG = HERE / "20261127_105239_samples_mmmu_local.jsonl"
+RESULTS = json.loads((HERE / "20261127_105239_results.json").read_text())
+FIGURE = RESULTS["results"]["mmmu_local"]["mmmu_acc,none"]
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+
+def _mmmu(tmp_path: Path) -> str:
+    """An MMMU validation copy of the documents lmms-eval ran (``mmmu_local.json``)."""
+    docs = json.loads((HERE / "mmmu_local.json").read_text())
+    n = len(docs)
+    rows: dict[str, list[Any]] = {
+        "id": [d["id"] for d in docs],
+        "question": [d["question"] for d in docs],
+        "options": [d["options"] for d in docs],
+        "explanation": [""] * n,
+        "image_1": [{"bytes": tiny_png(), "path": "1.png"}] * n,
+        **{f"image_{k}": [None] * n for k in range(2, 8)},
+        "img_type": ["['Paintings']"] * n,
+        "answer": [d["answer"] for d in docs],
+        "topic_difficulty": ["Easy"] * n,
+        "question_type": [d["question_type"] for d in docs],
+        "subfield": ["x"] * n,
+    }
+    feats = Features({k: (Image() if k.startswith("image_") else Value("string")) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "mmmu", {"validation": Dataset.from_dict(rows, features=feats)}
+    )
+    return f"mmmu,path={folder}"
+
+
+def _score(tmp_path: Path, *more: str) -> str:
+    done = lmmprobe(
+        "score", LOG, "--benchmark", _mmmu(tmp_path), "--audit", *more,
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_audit_gives_lmms_evals_own_figure_from_its_parsed_pred(tmp_path: Path) -> None:
+    # lmms-eval's verdict is its parsed_pred against the answer (evaluate_mmmu); MMMU's own
+    # script's seed-42 letters are never put under lmms-eval's name.
+    audit = json.loads(_score(tmp_path, "--format", "json"))["audit"]
+    assert audit["label_b"] == "lmms-eval" and audit["n"] == 7
+    assert audit["accuracy_b"] == pytest.approx(FIGURE, abs=5e-6)
+    assert audit["accuracy_a"] == pytest.approx(FIGURE, abs=5e-6)
+    assert audit["gap"] == 0 and not audit["items"]
+    logged = [json.loads(line)["mmmu_acc"] for line in LOG.read_text().splitlines()]
+    assert [m["parsed_pred"] for m in logged][:6] == [["D"], ["D"], ["A"], ["C"], ["D"], ["D"]]
+
+
+def test_audit_table_says_lmms_evals_figure(tmp_path: Path) -> None:
+    out = _score(tmp_path)
+    assert f"lmms-eval {100 * FIGURE:.2f} vs lmmprobe {100 * FIGURE:.2f} on 7 paired items" in out
+
+
+def test_the_reader_gives_evaluate_mmmus_verdict_on_every_generated_entry(tmp_path: Path) -> None:
+    # Parity: mmmu_verdicts.json holds lmms-eval's own evaluate_mmmu verdicts (README there).
+    cases = json.loads((HERE / "mmmu_verdicts.json").read_text())
+    log = tmp_path / "20260101_000000_samples_mmmu_val.jsonl"
+    with log.open("w") as f:
+        for n, case in enumerate(cases):
+            metric = {k: v for k, v in case.items() if k != "verdict"} | {"subdomain": "Art"}
+            record = {"doc_id": n, "target": "A", "filtered_resps": ["x"], "mmmu_acc": metric}
+            f.write(json.dumps(record) + "\n")
+    read = list(READERS.get("lmms-eval").read(log, ReadOptions()))
+    got = [p.tool_verdict for p in read]
+    assert got == [float(case["verdict"]) for case in cases]
+    assert 0 < sum(got) < len(got)
