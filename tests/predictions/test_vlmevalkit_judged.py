@@ -210,6 +210,14 @@ def test_audit_pairs_the_recorded_readings_and_leaves_random_options_out(tmp_pat
     guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
     assert guessed and audit["left_out"] == {"only_b": len(guessed)}
     assert audit["n"] == len(ROWS) - len(guessed)
+    # What the paired gap leaves out is itemized: the random draws, their credit on
+    # VLMEvalKit's side, and with them its whole figure (the mean of hit over every row).
+    right = sum(h for i, h in TABLES[VANILLA]["hit"].items() if i in guessed)
+    assert audit["left_out_detail"] == {
+        "only_b": {"items": len(guessed), "credit": right, "guessed": len(guessed)}
+    }
+    whole = (audit["accuracy_b"] * audit["n"] + right) / len(ROWS)
+    assert whole == pytest.approx(TABLES[VANILLA]["overall"])
 
 
 # --------------------------------------------------------------------------- hostile logs

@@ -141,6 +141,10 @@ def audit_data(result: Audit) -> dict[str, Any]:
         "mcnemar_p": result.mcnemar_p,
         "guessed": result.guessed,
         "left_out": dict(result.left_out),
+        "left_out_detail": {
+            k: {"items": v.items, "credit": float(v.credit), "guessed": v.guessed}
+            for k, v in result.left_out_detail.items()
+        },
         "causes": {
             cause: {
                 "items": c.items,

@@ -46,6 +46,7 @@ __all__ = [
     "AuditItem",
     "Cause",
     "CauseCount",
+    "LeftOut",
     "Verdict",
     "audit",
     "cause_of",
@@ -178,6 +179,17 @@ class CauseCount:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """Items only one side gave a verdict (the other left them unjudged or lacks them)."""
+
+    items: int
+    credit: Fraction
+    """Their credit on the side that scored them (right answers, or partial credit)."""
+    guessed: int
+    """Of them, items whose verdict rests on a random option that side's code drew."""
+
+
+@dataclass(frozen=True)
 class Audit:
     """Two sides' verdicts paired item by item, and why they differ (module docstring)."""
 
@@ -198,6 +210,10 @@ class Audit:
     verdicts differ."""
     left_out: Mapping[str, int] = field(default_factory=dict)
     """Items not paired, by reason: ``only_a``, ``only_b`` (one side has no verdict)."""
+    left_out_detail: Mapping[str, LeftOut] = field(default_factory=dict)
+    """The same items with their credit and random draws on the side that scored them: what
+    the paired gap leaves out of the two sides' whole figures (VLMEvalKit's random options,
+    which lmmprobe leaves unjudged, are such items)."""
     low: float | None = None
     high: float | None = None
     """Paired cluster-bootstrap interval of accuracy B - accuracy A (over samples)."""
@@ -244,6 +260,20 @@ class Audit:
             )
         if self.guessed:
             lines.append(f"  the official code guesses on {self.guessed} of the paired items")
+        for side, label, credit in (
+            ("only_a", self.label_a, self.credit_a),
+            ("only_b", self.label_b, self.credit_b),
+        ):
+            left = self.left_out_detail.get(side)
+            if left is None:
+                continue
+            drawn = f", {left.guessed} of them its random draws" if left.guessed else ""
+            whole = (credit + left.credit) / (self.n + left.items)
+            lines.append(
+                f"  not paired: {left.items} items only {label} scored "
+                f"({_num(left.credit).lstrip('+')} right there{drawn}); {label} over all its "
+                f"{self.n + left.items} items: {float(whole) * 100:.2f}"
+            )
         return lines
 
 
@@ -292,9 +322,19 @@ def audit(
                 a_higher=sum(it.delta < 0 for it in mine),
                 net=sum((it.delta for it in mine), Fraction(0)),
             )
-    left = {
-        "only_a": len(side_a.keys() - side_b.keys()),
-        "only_b": len(side_b.keys() - side_a.keys()),
+    alone = {
+        "only_a": [side_a[k] for k in side_a.keys() - side_b.keys()],
+        "only_b": [side_b[k] for k in side_b.keys() - side_a.keys()],
+    }
+    left = {k: len(v) for k, v in alone.items()}
+    detail = {
+        k: LeftOut(
+            items=len(v),
+            credit=sum((Fraction(x.credit) for x in v), Fraction(0)),
+            guessed=sum(x.guessed for x in v),
+        )
+        for k, v in alone.items()
+        if v
     }
     low, high, samples = _interval(pairs, n_boot, seed)
     binary = all(v.credit in (0.0, 1.0) for pair in pairs for v in pair)
@@ -314,6 +354,7 @@ def audit(
         items=items,
         guessed=sum(x.guessed or y.guessed for x, y in pairs),
         left_out={k: v for k, v in left.items() if v},
+        left_out_detail=detail,
         low=low,
         high=high,
         n_boot=n_boot,
