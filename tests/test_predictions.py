@@ -115,6 +115,21 @@ def test_score_command(tmp_path):
     assert res.exit_code == 2
 
 
+def test_score_reads_a_utf16_file_and_names_a_latin1_one(tmp_path):
+    # PowerShell's `>` writes UTF-16 with a byte-order mark: read in the encoding it names.
+    # Bytes that are not UTF-8 at all: one line naming the file, not a traceback.
+    path = tmp_path / "pred.json"
+    path.write_text(json.dumps([entry("1", "(B)"), entry("1", "(A)")]), encoding="utf-16")
+    done = _lmmprobe("score", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "0.5000" in done.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(json.dumps([entry("1", "caf\u00e9 (B)")], ensure_ascii=False).encode("latin-1"))
+    done = _lmmprobe("score", str(bad))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "bad.json" in done.stderr and "not UTF-8" in done.stderr
+
+
 def test_caption_file_scores_and_anls(tmp_path):
     pytest.importorskip("pycocoevalcap")
     path = tmp_path / "cap.json"

@@ -46,6 +46,7 @@ from lmmprobe.parse.open_ended import (
     reform_ocr_clean,
     reform_ocr_correct,
 )
+from lmmprobe.predictions._stream import open_text
 
 FileFormulation = Literal["single_choice", "generation", "ocr", "kie"]
 InferMethod = Literal["generation", "likelihood"]
@@ -58,7 +59,10 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
         DataError: The file is not JSON, or an entry is not an object (with its position).
 
     """
-    text = Path(path).read_text(encoding="utf-8-sig")
+    # In the encoding its byte-order mark names (a UTF-16 file PowerShell wrote); other bytes
+    # that are not UTF-8 are one error naming the file, line and offset.
+    with open_text(Path(path)) as fh:
+        text = fh.read()
     stripped = text.lstrip()
     try:
         if stripped.startswith(("[", "{")) and not _looks_like_jsonl(stripped):
