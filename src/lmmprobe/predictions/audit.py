@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -62,16 +62,7 @@ Cause = Literal[
     "normalization",
     "unrecorded",
 ]
-CAUSES: tuple[Cause, ...] = (
-    "gold",
-    "answer",
-    "circular_group",
-    "random_fallback",
-    "judge",
-    "extraction",
-    "normalization",
-    "unrecorded",
-)
+CAUSES: tuple[Cause, ...] = get_args(Cause)
 """Every cause, in order of precedence."""
 
 CAUSE_TEXT: Mapping[Cause, str] = {
