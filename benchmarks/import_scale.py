@@ -19,7 +19,10 @@ loaded benchmark copy's `Sample`s (the join's index) and one `Score` per row, wh
 metrics and their bootstrap read all at once; the ``run`` column shows a run holding as
 much. Tests never assert on these times.
 
-Usage: python benchmarks/import_scale.py [--sizes 10000,100000] [--bootstrap 200]
+A last import gives the smallest size's rows long answers (``--long`` characters of reasoning
+prose before each): the file grows tenfold and more, the memory should not.
+
+Usage: python benchmarks/import_scale.py [--sizes 10000,100000] [--bootstrap 200] [--long 10000]
 """
 
 from __future__ import annotations
@@ -37,9 +40,10 @@ from pathlib import Path
 LETTERS = "ABCD"
 
 
-def _write(folder: Path, n: int) -> tuple[Path, Path]:
+def _write(folder: Path, n: int, pad: int = 0) -> tuple[Path, Path]:
     data = folder / f"bench_{n}.jsonl"
-    preds = folder / f"preds_{n}.jsonl"
+    preds = folder / f"preds_{n}_{pad}.jsonl"
+    prose = ("Let me think step by step. " * (pad // 27 + 1))[:pad]
     with data.open("w") as d, preds.open("w") as p:
         for i in range(n):
             choices = [f"option {i % 7} {k}" for k in range(4)]
@@ -49,7 +53,9 @@ def _write(folder: Path, n: int) -> tuple[Path, Path]:
             kind = i % 4
             said = [LETTERS[(answer + i % 3) % 4], choices[answer], f"I think ({LETTERS[i % 4]})",
                     "no idea"][kind]  # fmt: skip
-            p.write(json.dumps({"qid": f"q{i}", "answer": said}) + "\n")
+            # With `pad`, each answer comes after that many characters of reasoning prose.
+            p.write(json.dumps({"qid": f"q{i}", "answer": f"{prose} {said}" if pad else said})
+                    + "\n")  # fmt: skip
     return data, preds
 
 
@@ -97,6 +103,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--bootstrap", type=int, default=200)
+    ap.add_argument("--long", type=int, default=10_000,
+                    help="characters of reasoning before each answer in the long-answer import "
+                    "of the smallest size (0: skip it)")  # fmt: skip
     ap.add_argument("--child", nargs=5, metavar=("MODE", "DATA", "PREDS", "DB", "BOOT"))
     args = ap.parse_args()
     if args.child:
@@ -115,6 +124,17 @@ def main() -> None:
                        str(args.bootstrap)]  # fmt: skip
                 done = subprocess.run(cmd, capture_output=True, text=True, check=True)
                 results[n][mode] = json.loads(done.stdout.strip().splitlines()[-1])
+        long: dict[str, float] = {}
+        if args.long:
+            # The same rows with long answers: the file grows by ~N x --long bytes; memory
+            # should not (the text is stored, not held; a choice row keeps the option read).
+            data, preds = _write(Path(tmp), sizes[0], pad=args.long)
+            db = Path(tmp) / "store_long.db"
+            cmd = [sys.executable, __file__, "--child", "import", str(data), str(preds), str(db),
+                   str(args.bootstrap)]  # fmt: skip
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            long = json.loads(done.stdout.strip().splitlines()[-1])
+            long["file_mib"] = preds.stat().st_size / 2**20
     print(f"{'rows':>8} {'read s':>8} {'read peak MiB':>14} {'import s':>9} {'rows/s':>8} "
           f"{'import RSS MiB':>15} {'run s':>6} {'run RSS MiB':>12} {'accuracy':>9}")  # fmt: skip
     for n in sizes:
@@ -123,6 +143,16 @@ def main() -> None:
               f"{n / i['seconds']:>8.0f} {i['rss_mib']:>15.0f} {run['seconds']:>6.1f} "
               f"{run['rss_mib']:>12.0f} {i['accuracy']:>9.3f}")  # fmt: skip
     small, big = sizes[0], sizes[-1]
+    if long:
+        print(f"{small} rows with {args.long:,}-character answers: file {long['file_mib']:.0f} MiB, "
+              f"import {long['seconds']:.1f} s, RSS {long['rss_mib']:.0f} MiB (short answers: "
+              f"{results[small]['import']['rss_mib']:.0f} MiB)")  # fmt: skip
+    tail = (
+        f" long_file_mib_{small}={long['file_mib']:.0f} "
+        f"import_rss_mib_{small}_long={long['rss_mib']:.0f}"
+        if long
+        else ""
+    )
     print(
         f"import_s_{big}={results[big]['import']['seconds']:.1f} "
         f"read_peak_mib_{small}={results[small]['read']['peak_mib']:.2f} "
@@ -132,7 +162,7 @@ def main() -> None:
         f"run_rss_mib_{small}={results[small]['run']['rss_mib']:.0f} "
         f"run_rss_mib_{big}={results[big]['run']['rss_mib']:.0f} "
         f"import_vs_run_rss_{big}="
-        f"{results[big]['import']['rss_mib'] / results[big]['run']['rss_mib']:.2f}"
+        f"{results[big]['import']['rss_mib'] / results[big]['run']['rss_mib']:.2f}" + tail
     )
 
 
