@@ -6,9 +6,10 @@ row (a recorded reading such as MathVista's stored extraction or VLMEvalKit's lo
 live judge's, or the protocol's rules) that verdict; a row the protocol left unjudged has no
 verdict (it is left out, as the official figure leaves it out, never counted wrong); otherwise
 the benchmark's own rules (MMMU's reading and verdict, MathVista's rule-based reading), else the
-row's own ``Score.correct``. So the lmmprobe side of an audit adds up to the figure printed. The other tool's verdict is the one it recorded in its file
-(`ImportedPrediction.tool_verdict`), with what it read (``tool_extraction``) and the gold it
-carried. `lmmprobe.predictions.audit` pairs and explains them.
+row's own ``Score.correct``. So the lmmprobe side of an audit adds up to the figure printed.
+The other tool's verdict is the one it recorded in its file (`ImportedPrediction.tool_verdict`),
+with what it read (``tool_extraction``) and the gold it carried. `lmmprobe.predictions.audit`
+pairs and explains them.
 """
 
 from __future__ import annotations
