@@ -223,6 +223,22 @@ def test_tokens_cut_anywhere_by_a_chunk_still_decode(
     assert got == values
 
 
+@pytest.mark.parametrize("chunk", range(1, 14))
+def test_top_level_numbers_cut_by_a_chunk_still_decode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    # A value that is itself a number ({"q0": 0.5}, [1e-3, ...]) may be cut after "0." or
+    # "1e": what is left at the buffer's end could still be the number's, so it reads on.
+    monkeypatch.setattr(_stream, "CHUNK", chunk)
+    keyed = {f"q{i}": v for i, v in enumerate([0.5, -12.25, 1e-3, 7, 2.5e10, -0.0, 100])}
+    path = tmp_path / "scalars.json"
+    path.write_text(json.dumps(keyed))
+    assert {k: v for _, k, v in _stream.iter_json(path)} == keyed
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps(list(keyed.values())))
+    assert [v for _, _, v in _stream.iter_json(listed)] == list(keyed.values())
+
+
 def test_an_element_over_the_cap_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -68,6 +68,9 @@ its little-endian mark begins with UTF-16's."""
 
 _WS = " \t\r\n"
 
+_NUMBER_TAIL = "0123456789.eE+-"
+"""Characters a JSON number cut by the buffer's end may still continue with."""
+
 
 def sha256_of(path: Path, files: list[Path] | None = None) -> str:
     """Hex SHA-256 of a file, or of `files` (sorted, each name then its bytes) for a folder."""
@@ -243,8 +246,12 @@ class _Chunks:
                     continue
                 raise DataError(f"{where}: not valid JSON: {exc.msg}") from exc
             # A number or literal ending exactly at the buffer's end may continue in the next
-            # chunk ("12" of "123"): read on before trusting it.
-            if end == len(self.buf) and not self.eof and self.more():
+            # chunk ("12" of "123"); so may a number followed only by what could still be its
+            # own ("0" then "." of "0.5", "1" then "e" of "1e-3"): read on before trusting it.
+            rest = self.buf[end:]
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            cut = not rest or (number and not rest.strip(_NUMBER_TAIL))
+            if cut and not self.eof and self.more():
                 continue
             self.pos = end
             return value
