@@ -17,6 +17,11 @@ run reads a model's output; the filtered one and the per-sample metric ride alon
 reading and verdict. The id joined to the benchmark is, in order: ``--field id=PATH`` (a dotted
 path in the record), the document's ``id`` / ``pid`` / ``question_id`` / ``index`` (when ``doc``
 is logged), the same keys in a per-sample metric dict (MMMU's ``mmmu_acc.id``), else ``doc_id``.
+
+MMMU's ``mmmu_acc`` logs no verdict; it is derived as the writing version's ``evaluate_mmmu``
+gives it (`mmmu_verdict`), in the `Layout` the log shows (the entry's own shape, `mmmu_layout`,
+or ``mmmu_acc_pass_at_k`` beside it; else the log's first entry that tells). Where no entry tells and the two
+readings part, the row gets no verdict and `UNTOLD_FIELD`, and ``score`` says so in a note.
 """
 
 from __future__ import annotations
