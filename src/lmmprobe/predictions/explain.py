@@ -26,6 +26,7 @@ from lmmprobe.predictions.mmmu_published import (
     mmmu_subject,
 )
 from lmmprobe.predictions.readers._vlmevalkit_log import CIRCULAR_GROUP_FIELD
+from lmmprobe.predictions.readers.lmms_eval import UNTOLD_FIELD
 from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
 from lmmprobe.schema import Sample, Score
 
@@ -49,6 +50,8 @@ class FileExplanation:
     circular_table: str | None = None
     """A VLMEvalKit CircularEval result table read alone: its ``MODEL_DATASET`` stem."""
     path: str = "the file"
+    untold: int = 0
+    """lmms-eval MMMU rows whose verdict is unrecorded: the log's layout cannot be told."""
 
     def notes(self) -> list[str]:
         """One line per fact worth a reader's attention, in plain words."""
@@ -63,6 +66,14 @@ class FileExplanation:
                 f"right), not that row's; so mmbench_circular cannot be computed and per-row "
                 f"figures read the first copies alone. Put {stem}.xlsx (or {stem}.tsv / "
                 f"{stem}.csv) beside it to score every copy"
+            )
+        if self.untold:
+            out.append(
+                f"{self.path} does not tell which lmms-eval wrote it (v0.3.0 and earlier log "
+                f"one parsed answer per document, later versions one per response, and no "
+                f"choice question or number here shows which): lmms-eval's verdict is left "
+                f"unrecorded for the {self.untold} open answers the two readings judge "
+                f"differently"
             )
         if self.benchmark == "mmmu":
             out.append(
@@ -184,6 +195,7 @@ def explain_file(
         (str(p.fields[CIRCULAR_GROUP_FIELD]) for p in preds if CIRCULAR_GROUP_FIELD in p.fields),
         None,
     )
+    out.untold = sum(1 for p in preds if p.fields.get(UNTOLD_FIELD))
     if benchmark is not None:
         key = gold_key(local if local is not None else [s for s, _ in rows])
         out.key_version = key_version(benchmark, key)

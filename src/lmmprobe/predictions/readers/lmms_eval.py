@@ -17,6 +17,11 @@ run reads a model's output; the filtered one and the per-sample metric ride alon
 reading and verdict. The id joined to the benchmark is, in order: ``--field id=PATH`` (a dotted
 path in the record), the document's ``id`` / ``pid`` / ``question_id`` / ``index`` (when ``doc``
 is logged), the same keys in a per-sample metric dict (MMMU's ``mmmu_acc.id``), else ``doc_id``.
+
+MMMU's ``mmmu_acc`` logs no verdict; it is derived as the writing version's ``evaluate_mmmu``
+gives it (`mmmu_verdict`), in the `Layout` the log shows (the entry's own shape, `mmmu_layout`,
+or ``mmmu_acc_pass_at_k`` beside it; else the log's first entry that tells). Where no entry tells and the two
+readings part, the row gets no verdict and `UNTOLD_FIELD`, and ``score`` says so in a note.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lmmprobe.metrics.benchmark_choice import mmmu_open_correct
 from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
@@ -37,7 +42,7 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
 )
 
-__all__ = ["LmmsEvalSamples"]
+__all__ = ["UNTOLD_FIELD", "LmmsEvalSamples", "mmmu_layout", "mmmu_verdict"]
 
 _ID_FIELDS = ("id", "pid", "question_id", "index")
 _LOGGED = frozenset(
@@ -86,35 +91,119 @@ def _reading_text(reading: Any) -> str:
 _MMMU_KEYS = frozenset({"parsed_pred", "answer", "question_type"})
 """What lmms-eval's MMMU per-sample metric (``mmmu_acc``) logs: no verdict, its reading and gold."""
 
+Layout = Literal["one", "per-response"]
+"""How a log's ``parsed_pred`` reads (EvolvingLMMs-Lab/lmms-eval, ``lmms_eval/tasks/mmmu/utils.py``
+``mmmu_process_results`` / ``evaluate_mmmu``): ``one`` parsed answer (v0.3.0 and earlier, and
+``utils_group_img.py`` to this day: a choice's letter, an open question's
+``parse_open_response`` list of candidates), or a list with ``per-response`` entries (309242ce,
+v0.3.1, onward: a letter, or an open question's candidate list (v0.3.1-v0.3.4, PyPI 0.7.3) or
+``str`` of its first candidate (736454b5, v0.3.5, to @ 75571cf))."""
 
-def _mmmu_verdict(metric: Mapping[str, Any]) -> float:
-    """lmms-eval's own verdict on one MMMU document, from its logged ``parsed_pred``.
+UNTOLD_FIELD = "lmms_eval_layout_untold"
+"""Set in a row's ``fields`` when lmms-eval's MMMU verdict is left unrecorded: the log's layout
+cannot be told and the two readings of its ``parsed_pred`` give different verdicts."""
 
-    lmms-eval logs MMMU's reading, not its verdict: ``mmmu_process_results`` returns
-    ``{id, subdomain, question_type, answer, parsed_pred}`` with one parsed answer per response
-    (EvolvingLMMs-Lab/lmms-eval @ 75571cf, ``lmms_eval/tasks/mmmu/utils.py`` lines 181-193), and
-    ``evaluate_mmmu`` (lines 375-398) judges it at aggregation: right when any parsed answer
-    is, a choice by ``eval_multi_choice`` (lines 328-343: equal to the gold, or to one of a
-    list of golds), an open one by ``eval_open`` (lines 346-372: MMMU's number or containment
-    check, `mmmu_open_correct`). As there, an open answer logged as a string (``str(...)`` of
-    the first parsed value) is iterated character by character, and the gold is the logged
-    ``answer``.
+PASS_AT_K = "mmmu_acc_pass_at_k"
+"""Logged beside ``mmmu_acc`` by ``mmmu_process_results`` from 309242ce (v0.3.1) on."""
+
+
+def _is_number(text: str) -> bool:
+    # MMMU's check_is_number: what parse_open_response's normalize_str turns into a float.
+    try:
+        float(text.replace(",", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def mmmu_layout(metric: Mapping[str, Any]) -> Layout | None:
+    """The layout one logged MMMU entry shows, or None when its shape fits both.
+
+    A choice's ``parsed_pred`` is a bare letter in one layout and a list in the other. An open
+    question's is a list in both: a nested list is per-response (v0.3.1-v0.3.4, 0.7.3); a number
+    is ``one`` (``normalize_str`` makes numbers floats and ``str(...)`` makes per-response
+    entries text); a number-like text is per-response (``str(3.0)``: ``normalize_str`` would
+    have made it a float). A list of other texts (``["yellow"]``) fits both.
+    """
+    parsed = metric.get("parsed_pred")
+    if metric.get("question_type") == "multiple-choice":
+        return "per-response" if isinstance(parsed, list) else "one"
+    if not isinstance(parsed, list):
+        return None
+    for pred in parsed:
+        if isinstance(pred, list) or (isinstance(pred, str) and _is_number(pred)):
+            return "per-response"
+        if isinstance(pred, int | float) and not isinstance(pred, bool):
+            return "one"
+    return None
+
+
+def _mmmu_correct(metric: Mapping[str, Any], pred: Any) -> bool:
+    """``eval_multi_choice`` / ``eval_open`` on one parsed answer (``pred_i``), as released.
+
+    A choice is right when equal to the gold, or to one of a list of golds (lines 328-343 @
+    75571cf); an open one by MMMU's number or containment check (`mmmu_open_correct`, lines
+    346-372), iterating ``pred_i``: a list's candidates, a text's characters.
     """
     gold = metric["answer"]
     key: str | list[str] = [str(g) for g in gold] if isinstance(gold, list) else str(gold)
+    if metric["question_type"] == "multiple-choice":
+        return pred in key if isinstance(key, list) else bool(pred == key)
+    return mmmu_open_correct(key, pred if isinstance(pred, str | list) else [pred])
+
+
+def mmmu_verdict(metric: Mapping[str, Any], layout: Layout) -> float:
+    """lmms-eval's own verdict on one MMMU document, from its logged ``parsed_pred``.
+
+    lmms-eval logs MMMU's reading, not its verdict: ``mmmu_process_results`` returns
+    ``{id, subdomain, question_type, answer, parsed_pred}`` and ``evaluate_mmmu`` judges it at
+    aggregation. In the ``one`` layout (v0.3.0, ``lmms_eval/tasks/mmmu/utils.py`` lines 72-86
+    and 247-270) ``parsed_pred`` is the one ``pred_i``; per response (@ 75571cf, lines 181-193
+    and 375-398) each entry is one, right when any is. As there, a per-response open answer
+    logged as a string (``str(...)`` of the first candidate) is iterated character by
+    character, and the gold is the logged ``answer``.
+    """
     parsed = metric["parsed_pred"]
-    for pred in parsed if isinstance(parsed, list) else [parsed]:
-        if metric["question_type"] == "multiple-choice":
-            right = pred in key if isinstance(key, list) else pred == key
-        else:
-            right = mmmu_open_correct(key, pred if isinstance(pred, str | list) else [pred])
-        if right:
-            return 1.0
-    return 0.0
+    if layout == "one":
+        return float(_mmmu_correct(metric, parsed))
+    preds = parsed if isinstance(parsed, list) else [parsed]
+    return float(any(_mmmu_correct(metric, pred) for pred in preds))
 
 
-def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | None, str | None]:
-    """The first per-sample metric: its name, verdict and (for dict metrics) the tool's reading."""
+def _scan_layout(path: Path, name: str) -> Layout | None:
+    """The layout the first telling entry of metric ``name`` in the log shows, or None."""
+    for _, row in iter_jsonl(path):
+        if not isinstance(row, dict) or not isinstance(row.get(name), dict):
+            continue
+        if PASS_AT_K in row:
+            return "per-response"
+        found = mmmu_layout(row[name])
+        if found is not None:
+            return found
+    return None
+
+
+class _LogLayout:
+    """The MMMU layout of one log: told by its entries, scanned for only when a row needs it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.known: dict[str, Layout | None] = {}
+
+    def of(self, name: str) -> Layout | None:
+        if name not in self.known:
+            self.known[name] = _scan_layout(self.path, name)
+        return self.known[name]
+
+
+def _metric(
+    row: Mapping[str, Any], where: str, layout: _LogLayout
+) -> tuple[str | None, float | None, str | None]:
+    """The first per-sample metric: its name, verdict and (for dict metrics) the tool's reading.
+
+    An MMMU entry's verdict is None when both layouts' readings disagree and the log cannot
+    tell which it is.
+    """
     for name, value in row.items():
         if name in _LOGGED:
             continue
@@ -125,7 +214,12 @@ def _metric(row: Mapping[str, Any], where: str) -> tuple[str | None, float | Non
             verdict = next((value[k] for k in _VERDICTS if k in value), None)
             text = None if reading is None else _reading_text(reading)
             if verdict is None and value.keys() >= _MMMU_KEYS:
-                return name, _mmmu_verdict(value), text
+                one, per = mmmu_verdict(value, "one"), mmmu_verdict(value, "per-response")
+                if one == per:
+                    return name, one, text
+                told = mmmu_layout(value) or ("per-response" if PASS_AT_K in row else None)
+                told = told or layout.of(name)
+                return name, None if told is None else (one if told == "one" else per), text
             return name, as_verdict(where, f"{name}.verdict", verdict), text
     return None, None, None
 
@@ -164,6 +258,7 @@ class LmmsEvalSamples:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per logged document."""
         id_field = options.field_map.get("id")
+        layout = _LogLayout(path)
         for n, row in iter_jsonl(path):
             where = f"{path}:{n}"
             if not isinstance(row, dict):
@@ -179,8 +274,9 @@ class LmmsEvalSamples:
                     where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
                 )
             filtered = _first_text(row.get("filtered_resps"))
-            name, verdict, reading = _metric(row, where)
+            name, verdict, reading = _metric(row, where, layout)
             metric = row.get(name) if name else None
+            untold = verdict is None and isinstance(metric, dict) and metric.keys() >= _MMMU_KEYS
             # A judge's recorded extraction: kept as the judge's reading (no judge is called);
             # an empty or null one is a failed judge call, unjudged
             # (`lmmprobe.predictions.scoring.recorded_judgement`), never the filtered reply.
@@ -212,6 +308,7 @@ class LmmsEvalSamples:
                         "target": target,
                         "filtered_resps": row.get("filtered_resps"),
                         **({name: row[name]} if name else {}),
+                        **({UNTOLD_FIELD: True} if untold else {}),
                     }
                 ),
             )
