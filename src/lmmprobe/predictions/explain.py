@@ -72,8 +72,9 @@ class FileExplanation:
                 f"{self.path} does not tell which lmms-eval wrote it (v0.3.0 and earlier log "
                 f"one parsed answer per document, later versions one per response, and no "
                 f"choice question or number here shows which): lmms-eval's verdict is left "
-                f"unrecorded for the {self.untold} open answers the two readings judge "
-                f"differently"
+                f"unrecorded for the {self.untold} open "
+                + ("answer" if self.untold == 1 else "answers")
+                + " the two readings judge differently"
             )
         if self.benchmark == "mmmu":
             out.append(
