@@ -261,14 +261,16 @@ def test_log_formats_one_by_one() -> None:
     group = circular_log(
         "Rolling 0 Matched.\nRolling 1: Answer is B, Prediction is hm, Pre-fetched is B.\n"
         "Failed in Rolling 2: Answer is C; Prediction is A; B; Pre-fetched is A; Match Log is "
-        "I pick A.\n"
+        "I pick A.\n",
+        [("A", "A"), ("hm", "B"), ("A; B", "C"), ("D", "D")],
     )
     assert group is not None
     assert [(r.by, r.letter, r.gold) for r in (group.reading(0), group.reading(1), group.reading(2))
             if r is not None] == [("rule", None, True), ("judge", "B", False), ("judge", "A", False)]  # fmt: skip
     assert group.reading(3) is None
     failed = circular_log(
-        "Failed in Prefetching Rolling 1: Answer is A, Prediction is B, Pre-fetched is B. "
+        "Failed in Prefetching Rolling 1: Answer is A, Prediction is B, Pre-fetched is B. ",
+        [("C", "C"), ("B", "A")],
     )
     assert failed is not None and failed.reading(0) is None
     assert failed.reading(1) == type(failed.reading(1))("rule", "B")
