@@ -23,6 +23,13 @@ option itself:
   the group stops. Copy i is the group's i-th row in ``index`` order (the evaluation sorts by
   ``index``).
 
+G and P are text the model wrote (P) or the dataset holds (G), and L the judge's free reply, so
+a log is never split on its separators: each entry is found by the exact text VLMEvalKit wrote
+for its copy, built from that copy's known gold and prediction (``str`` of the cell pandas
+loaded: an empty or ``N/A`` cell is ``nan``), and a failed entry's match log is what is left
+after its known prefix, to the log's end. An entry that matches no such text ends the reading:
+that copy and the later ones have none (never a guessed one).
+
 A copy the log says nothing about (before a failed pre-fetch: read right or not read; after the
 copy that failed: never evaluated) has no reading here. A success line keeps no match log, so
 a random option that happened to be right cannot be told from a judge's reading there: it is

@@ -284,6 +284,8 @@ def _prediction(
         sample_id=index,
         prediction=prediction,
         gold=gold,
+        # VLMEvalKit's ``answer`` is the option's letter (its datasets' convention).
+        gold_names="letter",
         tool_extraction=letter if reading is not None else None,
         tool_judged=reading is not None and reading.by in ("judge", "random"),
         tool_decided_by=reading.by if reading is not None else None,
