@@ -24,7 +24,7 @@ computed again; without it, the first rows alone are read, with the group's ``hi
 marked (`CIRCULAR_GROUP_FIELD`) so that ``score`` names the missing table and the audit files
 the difference as a group verdict. Each copy's entry in its group's log is found by the exact
 text written for that copy's gold and prediction (`circular_log`), so the prediction table is
-read three times and the texts of the copies of groups with a per-copy log are held meanwhile
+read twice and the texts of the copies of groups with a per-copy log are held meanwhile
 (not the whole table). VLMEvalKit evaluates a dataset by CircularEval when its name
 holds ``mmbench``, ``ccbench``, ``circular`` or ``mmcr`` (``vlmeval/dataset/image_mcq.py``
 lines 269-274, ``listinstr``, case-insensitive), and writes ``_JUDGE_result`` for it
