@@ -261,14 +261,16 @@ def test_log_formats_one_by_one() -> None:
     group = circular_log(
         "Rolling 0 Matched.\nRolling 1: Answer is B, Prediction is hm, Pre-fetched is B.\n"
         "Failed in Rolling 2: Answer is C; Prediction is A; B; Pre-fetched is A; Match Log is "
-        "I pick A.\n"
+        "I pick A.\n",
+        [("A", "A"), ("hm", "B"), ("A; B", "C"), ("D", "D")],
     )
     assert group is not None
     assert [(r.by, r.letter, r.gold) for r in (group.reading(0), group.reading(1), group.reading(2))
             if r is not None] == [("rule", None, True), ("judge", "B", False), ("judge", "A", False)]  # fmt: skip
     assert group.reading(3) is None
     failed = circular_log(
-        "Failed in Prefetching Rolling 1: Answer is A, Prediction is B, Pre-fetched is B. "
+        "Failed in Prefetching Rolling 1: Answer is A, Prediction is B, Pre-fetched is B. ",
+        [("C", "C"), ("B", "A")],
     )
     assert failed is not None and failed.reading(0) is None
     assert failed.reading(1) == type(failed.reading(1))("rule", "B")
@@ -329,3 +331,51 @@ def test_a_circular_result_alone_says_its_hit_is_the_groups_and_audits_it_so(
     shutil.copy(HERE / "Model_MMBench_DEV_EN.xlsx", alone / "Model_MMBench_DEV_EN.xlsx")
     beside = _score(tmp_path, table)
     assert not [n for n in beside["notes"] if "CircularEval result table" in n]
+
+
+# --------------------------------------------------------------------------- text like the log's
+
+
+SEPARATORS = HERE / "separators"
+
+
+def _copies(name: str) -> dict[str, tuple[str | None, str | None, float | None]]:
+    preds = _read(SEPARATORS / name / "Model_MMBench_DEV_EN_openai_result.tsv")
+    return {
+        p.sample_id or "": (p.tool_decided_by, p.tool_extraction, p.tool_verdict) for p in preds
+    }
+
+
+def test_a_prediction_holding_the_logs_separators_is_read_as_vlmevalkit_read_it() -> None:
+    # Copy 0 answered "Hmm; Pre-fetched is A; Match Log is A." (gold A): VLMEvalKit's judge
+    # read B in group 10 and it drew B at random in group 7; both groups failed there.
+    assert _copies("r1") == {
+        "7": ("random", "B", 0.0),
+        "10": ("judge", "B", 0.0),
+        "1000007": (None, None, None),
+        "1000010": (None, None, None),
+        "2000007": (None, None, None),
+    }
+
+
+def test_a_judge_reply_holding_an_entry_is_its_match_log_not_another_copy() -> None:
+    # The judge replied "B\nRolling 2 Matched.": copy 0 failed, copies 1 and 2 were never
+    # evaluated.
+    assert _copies("r2") == {
+        "12": ("judge", "B", 0.0),
+        "1000012": (None, None, None),
+        "2000012": (None, None, None),
+    }
+
+
+def test_score_of_separator_like_answers_counts_them_as_vlmevalkit_did(tmp_path: Path) -> None:
+    first = _score(
+        tmp_path, SEPARATORS / "r1" / "Model_MMBench_DEV_EN_openai_result.tsv", "--audit"
+    )
+    # Its judge's one reading was wrong; the random draw is counted apart.
+    assert first["metrics"]["judge_score"]["value"] == 0.0
+    assert first["audit"]["accuracy_b"] == 0.0
+    assert first["audit"]["left_out_detail"]["only_b"]["guessed"] == 1
+    second = _score(tmp_path, SEPARATORS / "r2" / "Model_MMBench_DEV_EN_openai_result.tsv")
+    assert second["metrics"]["judge_score"]["value"] == 0.0
+    assert second["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": 0}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
 from lmmprobe.predictions.audit import Audit
@@ -118,13 +119,19 @@ def mmmu_items(
     return out
 
 
-def _option_text(sample: Sample, gold: str | list[str]) -> str | list[str]:
+def _option_text(
+    sample: Sample, gold: str | list[str], names: Literal["letter", "text"] | None = None
+) -> str | list[str]:
     """A file's gold as an option letter (VLMEvalKit's ``answer``: ``B``) as that option's text.
 
     The local key names a choice item's gold by its text (`gold_key`); the letter names the
-    option in the benchmark's order, as the tool showed it.
+    option in the benchmark's order, as the tool showed it. `names` is what the reader says
+    the gold is (`ImportedPrediction.gold_names`): a ``text`` gold stays as it is, and where it
+    says nothing, so does a gold that is one of the options' texts (AI2D's option ``A``).
     """
     choices = sample.choices or []
+    if names == "text" or (names is None and isinstance(gold, str) and gold in choices):
+        return gold
     if sample.is_choice and isinstance(gold, str) and len(gold) == 1 and "A" <= gold <= "Z":
         at = ord(gold) - ord("A")
         if at < len(choices):
@@ -201,7 +208,7 @@ def explain_file(
         key = gold_key(local if local is not None else [s for s, _ in rows])
         out.key_version = key_version(benchmark, key)
         golds = {
-            p.sample_id: _option_text(s, p.gold)
+            p.sample_id: _option_text(s, p.gold, p.gold_names)
             for s, p in rows
             if p.sample_id is not None and p.gold is not None
         }

@@ -49,6 +49,12 @@ class ImportedPrediction:
     """The model's raw answer text as the tool recorded it (before any extraction)."""
     gold: str | list[str] | None = None
     """The gold answer the file carries, if any (what the other tool scored against)."""
+    gold_names: Literal["letter", "text"] | None = None
+    """How `gold` (and a letter `tool_extraction`) names a choice item's option, where the tool's
+    layout says: ``letter``, its letter in the benchmark's option order (VLMEvalKit's
+    ``answer`` column); ``text``, the option's text. None: the layout does not say; a single
+    capital letter is then read as a letter only where it is not itself one of the item's
+    option texts (an AI2D option ``A`` is a text)."""
     tool_extraction: str | None = None
     """What the other tool read as the answer (MMMU's parsed letter, MathVista's stored
     ``extraction``, VLMEvalKit's judge-read option), or None when it recorded none."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from lmmprobe.metrics.benchmark_choice import (
     mathvista_judged_correct,
@@ -216,7 +216,9 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
     )
 
 
-def _their_reading(score: Score, theirs: Verdict) -> Verdict:
+def _their_reading(
+    score: Score, theirs: Verdict, names: Literal["letter", "text"] | None = None
+) -> Verdict:
     """Their recorded reading put in lmmprobe's terms, so that equal readings compare equal.
 
     MathVista: the stored extraction normalized as its ``calculate_score.py`` does (a letter
@@ -224,7 +226,7 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     known answer key (`lmmprobe.predictions.answer_keys`) gets that key's gold there.
     """
     metric = score.official_metric
-    theirs = _letters_as_options(score, theirs)
+    theirs = _letters_as_options(score, theirs, names)
     if theirs.gold is None and score.benchmark_name is not None:
         # No gold in the file: where its verdict fits an older known key's gold on an item
         # that changed (and not the local one), it was scored against that key.
@@ -251,7 +253,9 @@ def _their_reading(score: Score, theirs: Verdict) -> Verdict:
     return theirs
 
 
-def _letters_as_options(score: Score, theirs: Verdict) -> Verdict:
+def _letters_as_options(
+    score: Score, theirs: Verdict, names: Literal["letter", "text"] | None = None
+) -> Verdict:
     """A choice row's gold and reading recorded as option letters, as the options' texts.
 
     VLMEvalKit records its gold (``answer``) and reading as letters; lmmprobe's side names the
@@ -259,9 +263,14 @@ def _letters_as_options(score: Score, theirs: Verdict) -> Verdict:
 
     The letters are the row's own: the options in the benchmark's order (lmmprobe's shown
     order mapped back by `Score.order`); ``Z`` (no option) and anything else stay as they are.
+    `names` is what the reader says the gold is (`ImportedPrediction.gold_names`): a ``text``
+    gold is left as it is; where it says nothing, a gold that is one of the options' texts is
+    that text, even a single letter (AI2D's option ``A``).
     """
     options = score.options
-    if not options or theirs.gold is None or len(theirs.gold) != 1:
+    if not options or theirs.gold is None or len(theirs.gold) != 1 or names == "text":
+        return theirs
+    if names is None and theirs.gold[0] in options:
         return theirs
     if score.order is not None and sorted(score.order) == list(range(len(options))):
         # Shown position i holds the benchmark's option order[i]: back to the benchmark's order.
@@ -327,7 +336,7 @@ def audit_imported(
         mine = None if score is None else score_verdict(score, raw=pred.prediction)
         other = imported_verdict(pred)
         if other is not None and score is not None:
-            other = _their_reading(score, other)
+            other = _their_reading(score, other, pred.gold_names)
             # lmmprobe reads nothing where the official code guesses: the tool's letter is a
             # guess, unless its own (other) rules found that letter in the text, as lmms-eval's
             # MMMU parser finds "B." where MMMU's does not.

@@ -23,6 +23,13 @@ option itself:
   the group stops. Copy i is the group's i-th row in ``index`` order (the evaluation sorts by
   ``index``).
 
+G and P are text the model wrote (P) or the dataset holds (G), and L the judge's free reply, so
+a log is never split on its separators: each entry is found by the exact text VLMEvalKit wrote
+for its copy, built from that copy's known gold and prediction (``str`` of the cell pandas
+loaded: an empty or ``N/A`` cell is ``nan``), and a failed entry's match log is what is left
+after its known prefix, to the log's end. An entry that matches no such text ends the reading:
+that copy and the later ones have none (never a guessed one).
+
 A copy the log says nothing about (before a failed pre-fetch: read right or not read; after the
 copy that failed: never evaluated) has no reading here. A success line keeps no match log, so
 a random option that happened to be right cannot be told from a judge's reading there: it is
@@ -31,9 +38,8 @@ read as the judge's.
 
 from __future__ import annotations
 
-import re
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,9 +49,11 @@ __all__ = [
     "CIRCULAR_GROUP_FIELD",
     "EXACT_MATCHING_LOG",
     "RANDOM_MATCH_LOG",
+    "Copy",
     "GroupLog",
     "LogReading",
     "circular_log",
+    "is_circular_log",
     "vanilla_reading",
 ]
 
@@ -66,17 +74,14 @@ EXACT_MATCHING_LOG = (
 """Its log where the rules read nothing and no judge is configured (the option is ``Z``)."""
 
 _VANILLA = "Match Log: "
-_ENTRY = re.compile(
-    r"(?m)^(?:Rolling (?P<matched>\d+) Matched\."
-    r"|Rolling (?P<judged>\d+): Answer is "
-    r"|Failed in Rolling (?P<failed>\d+): Answer is )"
-)
-_PREFETCH_FAILED = re.compile(
-    r"^Failed in Prefetching Rolling (?P<i>\d+): Answer is .*, Pre-fetched is (?P<r>[A-Z])\.\s*$",
-    re.DOTALL,
-)
-_JUDGED = re.compile(r", Pre-fetched is (?P<r>[A-Z])\.\s*$")
-_FAILED = re.compile(r"; Pre-fetched is (?P<r>[A-Z]); Match Log is (?P<log>.*?)\.?\s*$", re.DOTALL)
+_SUCCEED = "Succeed During Pre-fetching"
+_PREFETCH = "Failed in Prefetching Rolling "
+_FIRST = ("Rolling 0 Matched.", "Rolling 0: Answer is ", "Failed in Rolling 0: Answer is ")
+"""How ``eval_circular_group``'s log begins: its entry for copy 0."""
+_LETTERS = frozenset(string.ascii_uppercase)
+_MATCH_LOG = "; Match Log is "
+Copy = tuple[str, str | None]
+"""One copy of a group as its prediction table holds it: (``prediction``, ``answer``)."""
 
 
 @dataclass(frozen=True)
@@ -141,34 +146,100 @@ def vanilla_reading(log: str, prediction: str, options: Mapping[str, str]) -> Lo
     return LogReading("judge", letter) if letter else None
 
 
-def circular_log(log: str) -> GroupLog | None:
-    """What a CircularEval group's log says each copy read; None if not such a log."""
+def is_circular_log(log: str) -> bool:
+    """Whether `log` is in one of ``mcq_circular_eval``'s formats (its copies unknown)."""
     text = log.strip()
-    if text == "Succeed During Pre-fetching":
+    return (
+        text in (_SUCCEED, EXACT_MATCHING_LOG)
+        or text.startswith(_PREFETCH)
+        or log.startswith(_FIRST)
+    )
+
+
+_PANDAS_NA = frozenset(
+    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+)  # fmt: skip
+"""The cells pandas' ``read_csv`` loads as NaN by default (its ``na_values``, pandas 2.x)."""
+
+
+def _said(prediction: str) -> tuple[str, ...]:
+    """How VLMEvalKit may have written a prediction: ``str(x)`` of the cell it loaded.
+
+    Its ``load`` reads a tsv/csv with pandas, which loads an empty cell or ``N/A`` (its
+    default ``na_values``) as NaN, written ``nan``; only the exact text of an entry decides.
+    """
+    return (prediction, "nan") if prediction.strip() in _PANDAS_NA else (prediction,)
+
+
+def _entry(log: str, pos: int, i: int, copy: Copy) -> tuple[int, LogReading] | None:
+    """Copy `i`'s entry at `pos`, matched by its exact text: (where the next begins, reading).
+
+    The variable parts (gold, prediction) are the copy's known texts, so text the model wrote
+    is never taken for a separator; the judge's free text (``Match Log is L``) is only what is
+    left after the last entry's known prefix. None where no entry of copy `i` begins at `pos`.
+    """
+    prediction, gold = copy
+    if gold is None:
+        return None
+    rest = log[pos:]
+    matched = f"Rolling {i} Matched.\n"
+    if rest.startswith(matched) or rest.rstrip() == matched.rstrip():
+        return min(pos + len(matched), len(log)), LogReading("rule", gold=True)
+    for said in _said(prediction):
+        # The judge read the gold (it is right): every part of the line is known.
+        judged = f"Rolling {i}: Answer is {gold}, Prediction is {said}, Pre-fetched is {gold}.\n"
+        if rest.startswith(judged) or rest.rstrip() == judged.rstrip():
+            return min(pos + len(judged), len(log)), LogReading("judge", gold)
+        failed = f"Failed in Rolling {i}: Answer is {gold}; Prediction is {said}; Pre-fetched is "
+        tail = rest[len(failed) :]
+        if rest.startswith(failed) and tail[:1] in _LETTERS and tail[1:].startswith(_MATCH_LOG):
+            # The last entry: its match log runs to the log's end, then ".\n".
+            match_log = tail[1 + len(_MATCH_LOG) :].rstrip()
+            match_log = match_log[:-1] if match_log.endswith(".") else match_log
+            drawn = match_log.strip() == RANDOM_MATCH_LOG
+            return len(log), LogReading("random" if drawn else "judge", tail[0])
+    return None
+
+
+def circular_log(log: str, copies: Sequence[Copy]) -> GroupLog | None:
+    """What a CircularEval group's log says each copy read; None if not such a log.
+
+    Args:
+        log: The group's ``log`` cell.
+        copies: The group's copies in order (copy 0 first), as far as they are known: each
+            entry is found by the exact text VLMEvalKit wrote for that copy's gold and
+            prediction. An entry that matches none (a copy not known, or written otherwise)
+            ends the reading: the copies from there on have none.
+
+    """
+    if not is_circular_log(log):
+        return None
+    text = log.strip()
+    if text == _SUCCEED:
         return GroupLog({}, LogReading("rule", gold=True))
     if text == EXACT_MATCHING_LOG:
         # Some copy went unread (no judge), the log does not say which: no copy has a reading.
         return GroupLog({})
-    m = _PREFETCH_FAILED.match(text)
-    if m is not None:
+    if text.startswith(_PREFETCH):
         # The copies before it were read right or not at all: the log does not say which.
-        return GroupLog({int(m["i"]): LogReading("rule", m["r"])})
-    starts = list(_ENTRY.finditer(log))
-    if not starts or starts[0].start() != 0:
-        return None
+        number = text[len(_PREFETCH) :].split(":", 1)[0]
+        i = int(number) if number.isdigit() else len(copies)
+        if i < len(copies) and copies[i][1] is not None:
+            prediction, gold = copies[i]
+            for said in _said(prediction):
+                known = f"{_PREFETCH}{i}: Answer is {gold}, Prediction is {said}, Pre-fetched is "
+                tail = log[len(known) :].rstrip()
+                if log.startswith(known) and tail[:1] in _LETTERS and tail[1:] == ".":
+                    return GroupLog({i: LogReading("rule", tail[0])})
+        return GroupLog({})
     readings: dict[int, LogReading] = {}
-    for n, start in enumerate(starts):
-        end = starts[n + 1].start() if n + 1 < len(starts) else len(log)
-        entry = log[start.start() : end]
-        if start["matched"] is not None:
-            readings[int(start["matched"])] = LogReading("rule", gold=True)
-        elif start["judged"] is not None:
-            j = _JUDGED.search(entry)
-            if j is not None:
-                readings[int(start["judged"])] = LogReading("judge", j["r"])
-        else:
-            f = _FAILED.search(entry)
-            if f is not None:
-                drawn = f["log"].strip().rstrip(".").strip() == RANDOM_MATCH_LOG.rstrip(".")
-                readings[int(start["failed"])] = LogReading("random" if drawn else "judge", f["r"])
+    pos = 0
+    for i, copy in enumerate(copies):
+        found = _entry(log, pos, i, copy)
+        if found is None:
+            break
+        pos, readings[i] = found
+        if pos >= len(log):
+            break
     return GroupLog(readings)

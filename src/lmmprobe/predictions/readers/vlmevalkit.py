@@ -22,7 +22,10 @@ each copy with the reading its group's log states for it and, as its verdict, wh
 reading is the copy's gold (no verdict where the log does not say), so that CircularEval can be
 computed again; without it, the first rows alone are read, with the group's ``hit``, each
 marked (`CIRCULAR_GROUP_FIELD`) so that ``score`` names the missing table and the audit files
-the difference as a group verdict. VLMEvalKit evaluates a dataset by CircularEval when its name
+the difference as a group verdict. Each copy's entry in its group's log is found by the exact
+text written for that copy's gold and prediction (`circular_log`), so the prediction table is
+read twice and the texts of the copies of groups with a per-copy log are held meanwhile
+(not the whole table). VLMEvalKit evaluates a dataset by CircularEval when its name
 holds ``mmbench``, ``ccbench``, ``circular`` or ``mmcr`` (``vlmeval/dataset/image_mcq.py``
 lines 269-274, ``listinstr``, case-insensitive), and writes ``_JUDGE_result`` for it
 (``_vanilla_..._result`` only for ``PRINT_VANILLA``).
@@ -46,9 +49,12 @@ from lmmprobe.predictions.imported import (
 )
 from lmmprobe.predictions.readers._vlmevalkit_log import (
     CIRCULAR_GROUP_FIELD,
+    EXACT_MATCHING_LOG,
+    Copy,
     GroupLog,
     LogReading,
     circular_log,
+    is_circular_log,
     vanilla_reading,
 )
 
@@ -69,9 +75,10 @@ _CIRCULAR_NAMES = ("mmbench", "ccbench", "circular", "mmcr")
 class _Group:
     row: int
     hit: float | None
-    log: GroupLog | None
     text: str | None
     """The group's ``log`` as written (shown with each of its copies)."""
+    circular: bool
+    """The log is in one of ``mcq_circular_eval``'s formats."""
 
 
 def _int(value: Any) -> int | None:
@@ -166,10 +173,11 @@ class VLMEvalKitTable:
                 log = row.get("log")
                 if isinstance(log, str):
                     reading = vanilla_reading(log, prediction, _options(row))
-                    group = None if reading is not None else circular_log(log)
-                    # The group's log is on its first row: copy 0 (the lowest index).
-                    if group is not None and number is not None and number < _GROUP:
-                        reading = group.reading(0)
+                    # The group's log is on its first row: copy 0 (the lowest index), the
+                    # only copy whose prediction and gold this table holds.
+                    if reading is None and number is not None and number < _GROUP:
+                        group = circular_log(log, [(prediction, gold)])
+                        reading = group.reading(0) if group is not None else None
             if group_of is not None and number is not None and number < _GROUP:
                 row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
             yield _prediction(n, index, prediction, gold, hit, reading, row)
@@ -182,21 +190,37 @@ class VLMEvalKitTable:
             where = f"{path}:row {n}"
             index = _int(row.get("index"))
             log = row.get("log")
-            group = circular_log(log) if isinstance(log, str) else None
-            circular = circular or group is not None
+            text = log if isinstance(log, str) else None
+            known = text is not None and is_circular_log(text)
+            circular = circular or known
             if index is not None and index < _GROUP:
                 hit = as_verdict(where, "hit", row.get("hit")) if "hit" in row else None
-                groups[index] = _Group(n, hit, group, log if isinstance(log, str) else None)
+                groups[index] = _Group(n, hit, text, known)
         return groups if circular else {}
 
     def _copies(self, beside: Path, groups: Mapping[int, _Group]) -> Iterator[ImportedPrediction]:
         """Every row of the prediction table beside a CircularEval result, read by its group."""
         members: dict[int, list[int]] = {}
-        for _, row in iter_table(beside):
+        # The copies' texts, for the groups whose log has an entry per copy: each entry is
+        # found by the exact text written for its copy's gold and prediction.
+        texts: dict[int, dict[int, Copy]] = {}
+        for n, row in iter_table(beside):
             first = _int(row.get("index"))
-            if first is not None:
-                members.setdefault(first % _GROUP, []).append(first)
+            if first is None:
+                continue
+            members.setdefault(first % _GROUP, []).append(first)
+            group = groups.get(first % _GROUP)
+            text = group.text if group is not None and group.circular else None
+            if text is not None and not _whole(text):
+                _, prediction, gold = _basics(f"{beside}:row {n}", row)
+                texts.setdefault(first % _GROUP, {})[first] = (prediction, gold)
         rank = {g: sorted(v) for g, v in members.items()}
+        logs: dict[int, GroupLog | None] = {}
+        for g, group in groups.items():
+            if group.circular and group.text is not None:
+                known = texts.get(g, {})
+                copies = [known.get(i, ("", None)) for i in rank.get(g, [])]
+                logs[g] = circular_log(group.text, copies)
         for n, row in iter_table(beside):
             where = f"{beside}:row {n}"
             index, prediction, gold = _basics(where, row)
@@ -205,20 +229,26 @@ class VLMEvalKitTable:
             if number is None or group is None:
                 continue  # not evaluated by VLMEvalKit: not in its result table
             rolling = rank[number % _GROUP].index(number)
-            reading = group.log.reading(rolling) if group.log is not None else None
+            log = logs.get(number % _GROUP)
+            reading = log.reading(rolling) if log is not None else None
             letter = _letter(reading, gold)
             if letter is not None and gold:
                 verdict: float | None = float(letter == gold)
             else:
                 # The log does not say what this copy read; an unreadable log keeps the
                 # group's hit on its first row.
-                verdict = group.hit if group.log is None and rolling == 0 else None
+                verdict = group.hit if log is None and rolling == 0 else None
             fields = dict(row) | {
                 "group_hit": group.hit,
                 "group_log": group.text,
                 "rolling": rolling,
             }
             yield _prediction(n, index, prediction, gold, verdict, reading, fields)
+
+
+def _whole(log: str) -> bool:
+    """A group log that speaks of the whole group at once (no copy's text needed)."""
+    return log.strip() in ("Succeed During Pre-fetching", EXACT_MATCHING_LOG)
 
 
 def _basics(where: str, row: Mapping[str, Any]) -> tuple[str, str, str | None]:
@@ -257,6 +287,8 @@ def _prediction(
         sample_id=index,
         prediction=prediction,
         gold=gold,
+        # VLMEvalKit's ``answer`` is the option's letter (its datasets' convention).
+        gold_names="letter",
         tool_extraction=letter if reading is not None else None,
         tool_judged=reading is not None and reading.by in ("judge", "random"),
         tool_decided_by=reading.by if reading is not None else None,
