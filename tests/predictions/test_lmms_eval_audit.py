@@ -54,12 +54,7 @@ def _mmmu(tmp_path: Path) -> str:
 
 
 def _score(tmp_path: Path, *more: str) -> str:
-    done = lmmprobe(
-        "score", LOG, "--benchmark", _mmmu(tmp_path), "--audit", *more,
-        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return _score_log(tmp_path, LOG, *more)
 
 
 def test_audit_gives_lmms_evals_own_figure_from_its_parsed_pred(tmp_path: Path) -> None:

@@ -50,6 +50,7 @@ __all__ = [
     "mathvista_read",
     "mme_read",
     "mme_subtask_score",
+    "mmmu_is_number",
     "mmmu_multi_choice",
     "mmmu_open_correct",
     "mmmu_parse_open",
@@ -313,7 +314,8 @@ def mmmu_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | None
     return candidates[starts.index(max(starts))]  # first of ties, as numpy's argmax
 
 
-def _is_number(text: str) -> bool:
+def mmmu_is_number(text: str) -> bool:
+    """MMMU's ``check_is_number``: a text ``normalize_str`` turns into a float (commas dropped)."""
     try:
         float(text.replace(",", ""))
     except ValueError:
@@ -323,7 +325,7 @@ def _is_number(text: str) -> bool:
 
 def _normalize(text: str) -> list[str | float]:
     text = text.strip()
-    if _is_number(text):
+    if mmmu_is_number(text):
         return [round(float(text.replace(",", "")), 2)]
     text = text.lower()
     return [" " + text, text + " "] if len(text) == 1 else [text]

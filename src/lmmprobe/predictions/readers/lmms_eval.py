@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from lmmprobe.metrics.benchmark_choice import mmmu_open_correct
+from lmmprobe.metrics.benchmark_choice import mmmu_is_number, mmmu_open_correct
 from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
 from lmmprobe.predictions._stream import iter_jsonl, sha256_of
 from lmmprobe.predictions.imported import (
@@ -107,15 +107,6 @@ PASS_AT_K = "mmmu_acc_pass_at_k"
 """Logged beside ``mmmu_acc`` by ``mmmu_process_results`` from 309242ce (v0.3.1) on."""
 
 
-def _is_number(text: str) -> bool:
-    # MMMU's check_is_number: what parse_open_response's normalize_str turns into a float.
-    try:
-        float(text.replace(",", ""))
-    except ValueError:
-        return False
-    return True
-
-
 def mmmu_layout(metric: Mapping[str, Any]) -> Layout | None:
     """The layout one logged MMMU entry shows, or None when its shape fits both.
 
@@ -131,7 +122,7 @@ def mmmu_layout(metric: Mapping[str, Any]) -> Layout | None:
     if not isinstance(parsed, list):
         return None
     for pred in parsed:
-        if isinstance(pred, list) or (isinstance(pred, str) and _is_number(pred)):
+        if isinstance(pred, list) or (isinstance(pred, str) and mmmu_is_number(pred)):
             return "per-response"
         if isinstance(pred, int | float) and not isinstance(pred, bool):
             return "one"
