@@ -32,6 +32,15 @@ __all__ = ["import_predictions", "parse_fields", "print_imported", "score_with_b
 ImportFormat = Literal["table", "json"]
 
 
+FieldOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--field", help="Field mapping for the mapped reader: id=qid,prediction=answer,gold=gt."
+    ),
+]
+"""``--field`` of ``score`` and ``import``: the mapped reader's field mapping (`parse_fields`)."""
+
+
 def parse_fields(values: list[str] | None) -> dict[str, str]:
     """``--field id=qid,prediction=answer`` (repeatable, comma-separated) as a dict.
 
@@ -193,13 +202,7 @@ def import_predictions(
         str | None,
         typer.Option(help="The file's layout (`lmmprobe list readers`); found by sniffing."),
     ] = None,
-    field: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--field",
-            help="Field mapping for the mapped reader: id=qid,prediction=answer,gold=gt.",
-        ),
-    ] = None,
+    field: FieldOption = None,
     by: Annotated[
         list[str] | None,
         typer.Option(help="Break results down by this metadata key (repeatable)."),

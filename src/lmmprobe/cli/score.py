@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, write_document
-from lmmprobe.cli.imports import score_with_benchmark
+from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
@@ -159,13 +159,7 @@ def score(
             "the one that recognises it.",
         ),
     ] = None,
-    field: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--field",
-            help="Field mapping for the mapped reader: id=qid,prediction=answer,gold=gt.",
-        ),
-    ] = None,
+    field: FieldOption = None,
     by: Annotated[
         list[str] | None,
         typer.Option(help="With --benchmark: break results down by this metadata key."),
