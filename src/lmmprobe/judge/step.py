@@ -103,6 +103,15 @@ class JudgeModelStats:
     """Judge requests left unsent because ``max_cost`` was reached (stored as ``budget``
     errors: their answers are unjudged and a re-run asks them)."""
 
+    def count_decided(self, judgements: Sequence[Judgement]) -> None:
+        """Count one answer under the path that decided it: a rule, else a judge, else none.
+
+        An answer no protocol applied to (no verdicts) is not counted.
+        """
+        if judgements:
+            by = {j.decided_by for j in judgements}
+            self.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
+
 
 @dataclass
 class JudgeRunOutcome:
@@ -493,8 +502,6 @@ def _judge_model(
         for a, r in mine:
             a.score.judgements.append(_verdict(judge, a, r, responses.get(r.key)))
     for score in mo.scores:
-        if score.judgements:
-            by = {j.decided_by for j in score.judgements}
-            stats.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
+        stats.count_decided(score.judgements)
     stats.agreement = agreement_figures([s for s in mo.scores if s.judgements], list(judges), rules)
     return stats

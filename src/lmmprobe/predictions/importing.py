@@ -178,8 +178,7 @@ def recorded_judging(scores: Sequence[Score], model: str, origin: Origin) -> Jud
     stats = JudgeModelStats()
     judges: dict[str, None] = {}
     for score in judged:
-        by = {j.decided_by for j in score.judgements}
-        stats.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
+        stats.count_decided(score.judgements)
         for j in score.judgements:
             stats.protocols[j.protocol] = j.version
             if j.judge is not None:
