@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.judge.step import check_config, judge_run
+from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import (
@@ -46,6 +46,8 @@ class Evaluation:
     Attributes:
         replaced_run: The run whose results.json was in the output folder before and is now
             replaced (its results stay in the store), or None.
+        judging: What the judging step did (None without judges); its ``failed`` names the
+            judges that failed every call (the run is then ``judging_failed``).
 
     """
 
@@ -54,6 +56,7 @@ class Evaluation:
     results_json: Path
     results_md: Path
     replaced_run: str | None = None
+    judging: JudgeRunOutcome | None = None
 
     @property
     def run_id(self) -> str:
@@ -201,6 +204,16 @@ def _evaluate(
                 exc.run_id = outcome.run_id
                 store.update_run(outcome.run_id, status=exc.status)
                 raise
+            except KeyboardInterrupt:
+                store.update_run(outcome.run_id, status="interrupted")
+                raise
+            except Exception as exc:
+                # Any other failure of the judging step (a judge server that would not start,
+                # a protocol's bug): the answers are stored, the run is not complete.
+                store.update_run(outcome.run_id, status=JudgingFailed.status)
+                failed = JudgingFailed(f"judging failed: {type(exc).__name__}: {exc}")
+                failed.run_id = outcome.run_id
+                raise failed from exc
         # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
         # same answers reads them back instead of loading an embedding model.
         cache = AnswerScores(store)
@@ -213,4 +226,4 @@ def _evaluate(
         previous = _previous_run(outcome.out_dir)
         j, md = write_results(results, outcome.out_dir)
     replaced = previous if previous not in (None, outcome.run_id) else None
-    return Evaluation(outcome, results, j, md, replaced)
+    return Evaluation(outcome, results, j, md, replaced, judging)

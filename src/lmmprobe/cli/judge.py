@@ -108,6 +108,16 @@ def judge_config(
     )
 
 
+# What each reason for an unjudged verdict means for the next run (docs/judges.md, "Unjudged").
+_UNJUDGED_WORDS = {
+    "failed call": "failed call(s) (asked again by the same command)",
+    "not sent (budget)": "not sent, the budget spent (asked again by the same command)",
+    "unreadable reply": "unreadable reply(ies) (stored; read again, not asked again)",
+    "truncated": "reply(ies) cut off before the verdict (stored; not asked again)",
+    "not asked": "not asked (the run stopped)",
+}
+
+
 def judge_lines(judge: JudgeResults | None) -> list[str]:
     """What the terminal says about one model's judging: paths, calls, agreement."""
     if judge is None:
@@ -124,6 +134,11 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         f"  judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by judge, "
         f"{d.get('unjudged', 0)} unjudged"
     ]
+    if judge.unjudged:
+        lines.append(
+            "  unjudged verdicts: "
+            + ", ".join(f"{n} {_UNJUDGED_WORDS.get(why, why)}" for why, n in judge.unjudged.items())
+        )
     for spec, c in judge.calls.items():
         again = " (their answers are unjudged; the same command asks again)" if c.errors else ""
         cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""

@@ -401,6 +401,15 @@ def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
             markup=False,
             soft_wrap=True,
         )
+    if ev.judging is not None and ev.judging.failed:
+        # A judge that answered nothing (a misspelt model, a refused key) fails the command:
+        # coverage 0 with exit 0 would pass a CI check that judged nothing.
+        whys = "; ".join(f"judge {spec}: {why}" for spec, why in ev.judging.failed.items())
+        _fail(
+            f"{whys} (run {ev.run_id} is {res.status}); fix the judge and run the same command "
+            "again: stored answers and judge replies are not asked again",
+            code=1,
+        )
     # A model whose requests a spent budget left unsent has only budget errors: the stop above
     # says so and how to continue; "every request failed" would send its reader the wrong way.
     dead = [] if res.status == "stopped_budget" else all_failed(res)

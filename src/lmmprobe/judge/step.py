@@ -51,6 +51,7 @@ from lmmprobe.run import (
     ModelOutcome,
     NullProgress,
     ProgressSink,
+    RunAborted,
     RunOutcome,
     answer_requests,
     judge_key,
@@ -72,6 +73,8 @@ from lmmprobe.store import Store
 __all__ = [
     "JudgeModelStats",
     "JudgeRunOutcome",
+    "UNJUDGED_WHY",
+    "JudgingFailed",
     "check_config",
     "judge_run",
     "resolve_protocols",
@@ -102,6 +105,13 @@ class JudgeModelStats:
     budget: int = 0
     """Judge requests left unsent because ``max_cost`` was reached (stored as ``budget``
     errors: their answers are unjudged and a re-run asks them)."""
+    unjudged: Counter[str] = field(default_factory=Counter)
+    """Unjudged verdicts (one per judge call about an answer) by why (`UNJUDGED_WHY`): a
+    failed call is asked again by the same command, an unreadable or cut-off reply is not."""
+    failed_calls: Counter[str] = field(default_factory=Counter)
+    """Judge spec → its requests that ended in an error other than ``budget``."""
+    first_error: dict[str, str] = field(default_factory=dict)
+    """Judge spec → the first such error, ``TYPE: message`` (what a failing judge says)."""
 
     def count_decided(self, judgements: Sequence[Judgement]) -> None:
         """Count one answer under the path that decided it: a rule, else a judge, else none.
@@ -121,6 +131,25 @@ class JudgeRunOutcome:
     models: dict[str, JudgeModelStats] = field(default_factory=dict)
     manifest: dict[str, Any] = field(default_factory=dict)
     """What the manifest records under ``judge`` (judges' identities, protocols, versions)."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Judge spec → why it judged nothing: every one of its calls failed (a misspelt model, a
+    refused key); the run is then ``judging_failed``, never ``complete``."""
+
+
+JUDGING_FAILED = "judging_failed"
+"""The status of a run whose judging step failed: it raised, or a judge failed every call.
+Its answers are stored; the same command (or ``lmmprobe judge``) judges it again."""
+
+UNJUDGED_WHY = ("failed call", "not sent (budget)", "unreadable reply", "truncated", "not asked")
+"""Why a judge's verdict is unjudged, in the order the terminal lists them."""
+
+
+class JudgingFailed(RunAborted):
+    """The judging step raised after the answers were stored (a judge server that would not
+    start, a protocol's bug): the run is recorded ``judging_failed`` and the same command
+    judges it again, its answers from the store."""
+
+    status = JUDGING_FAILED
 
 
 @dataclass(frozen=True)
@@ -274,6 +303,17 @@ def _request(
     return req
 
 
+def _why_unjudged(verdict: Judgement, response: Response | None) -> str | None:
+    """Which of `UNJUDGED_WHY` left `verdict` unjudged (None: it is not unjudged)."""
+    if verdict.decided_by != "unjudged":
+        return None
+    if response is None:
+        return "not asked"
+    if response.error is not None:
+        return "not sent (budget)" if response.error.type == "budget" else "failed call"
+    return "truncated" if verdict.reason == "truncated" else "unreadable reply"
+
+
 def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None) -> Judgement:
     """A judge's verdict on one answer, from its response (unjudged where none is readable)."""
     base = {
@@ -405,10 +445,16 @@ def judge_run(
             server.stop()
         if meter is not None:
             outcome.spent = meter.spent
+    result.failed = _failed_judges(result, list(judges))
     if any(stats.budget for stats in result.models.values()):
         # The money ran out while judging: the run stops as when it runs out on the answers,
         # and the same command asks the unsent judge requests (stored as budget errors).
         outcome.status = "stopped_budget"
+        store.update_run(outcome.run_id, status=outcome.status)
+    elif result.failed:
+        # A judge that answered nothing (every call refused: a misspelt model, a wrong key)
+        # judged nothing: the run is not complete, whatever its answers.
+        outcome.status = JUDGING_FAILED
         store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in protocols.values()}
     result.manifest = {
@@ -425,6 +471,22 @@ def judge_run(
     outcome.manifest["judge"] = result.manifest
     store.update_run(outcome.run_id, manifest=outcome.manifest)
     return result
+
+
+def _failed_judges(result: JudgeRunOutcome, judges: Sequence[str]) -> dict[str, str]:
+    """Judge spec → why, for each judge every one of whose calls failed (budget aside).
+
+    A judge with some calls answered keeps today's reading: its failed calls leave their
+    answers unjudged, counted apart, and the same command asks them again.
+    """
+    failed: dict[str, str] = {}
+    for judge in judges:
+        requests = sum(s.calls[judge].requests for s in result.models.values() if judge in s.calls)
+        errors = sum(s.failed_calls[judge] for s in result.models.values())
+        first = next((s.first_error[judge] for s in result.models.values() if judge in s.first_error), "")
+        if requests and errors == requests:
+            failed[judge] = f"every one of {requests} call(s) failed: {first}"[:400]
+    return failed
 
 
 @dataclass(frozen=True)
@@ -499,8 +561,19 @@ def _judge_model(
         stats.budget += sum(
             1 for r in responses.values() if r.error is not None and r.error.type == "budget"
         )
+        failed = [
+            r for r in responses.values() if r.error is not None and r.error.type != "budget"
+        ]
+        stats.failed_calls[judge] = len(failed)
+        if failed and failed[0].error is not None:
+            stats.first_error[judge] = f"{failed[0].error.type}: {failed[0].error.message}"
         for a, r in mine:
-            a.score.judgements.append(_verdict(judge, a, r, responses.get(r.key)))
+            response = responses.get(r.key)
+            verdict = _verdict(judge, a, r, response)
+            why = _why_unjudged(verdict, response)
+            if why is not None:
+                stats.unjudged[why] += 1
+            a.score.judgements.append(verdict)
     for score in mo.scores:
         stats.count_decided(score.judgements)
     stats.agreement = agreement_figures([s for s in mo.scores if s.judgements], list(judges), rules)

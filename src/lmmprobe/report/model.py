@@ -167,6 +167,12 @@ class JudgeResults(BaseModel):
     calls: dict[str, JudgeCalls] = Field(
         default_factory=dict, description="Judge spec → its calls about this model's answers."
     )
+    unjudged: dict[str, int] = Field(
+        default_factory=dict,
+        description="Unjudged verdicts (one per judge call about an answer) by why: ``failed "
+        "call`` (asked again by the same command), ``not sent (budget)``, ``unreadable reply`` "
+        "and ``truncated`` (read again, not asked again), ``not asked``.",
+    )
     agreement: dict[str, Any] = Field(
         default_factory=dict,
         description="Agreement between judges (percent, Cohen's or Fleiss' kappa, "

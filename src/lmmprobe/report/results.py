@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe._inert import inert
-from lmmprobe.judge.step import JudgeModelStats, JudgeRunOutcome
+from lmmprobe.judge.step import UNJUDGED_WHY, JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import (
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
@@ -137,6 +137,7 @@ def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
             )
             for j, c in stats.calls.items()
         },
+        unjudged={why: stats.unjudged[why] for why in UNJUDGED_WHY if stats.unjudged[why]},
         agreement=stats.agreement,
     )
 

@@ -205,6 +205,7 @@ _UNFINISHED = frozenset(
         "failed",
         "interrupted",
         "incomplete",
+        "judging_failed",
         "stopped_unreachable",
         "stopped_auth",
         "stopped_unhealthy",
