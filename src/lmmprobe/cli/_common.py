@@ -114,6 +114,38 @@ ModelsOption = Annotated[
 ]
 """``--model/-m``, repeatable: the model specs a command evaluates."""
 
+PricesOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help="Price table: a JSON or YAML file mapping model names to {input: $, output: $} "
+        "per million tokens (a model's own price=IN:OUT option wins). Gives the cost metrics.",
+    ),
+]
+"""``--prices``: the price table of ``lmmprobe run`` and ``lmmprobe judge`` (judges included)."""
+
+MaxCostOption = Annotated[
+    float | None,
+    typer.Option(
+        "--max-cost",
+        min=0,
+        help="Stop sending once this run has spent this many dollars (every model and judge "
+        "needs a price); the run ends as stopped_budget and the same command resumes it.",
+    ),
+]
+"""``--max-cost``: one budget for a run's model and judge calls."""
+
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Print how many requests each model and judge would be sent (what the store holds "
+        "is not sent again) and what their completions cost at most; call no model, record no "
+        "run.",
+    ),
+]
+"""``--dry-run``: count what ``lmmprobe run`` or ``lmmprobe judge`` would send, send nothing."""
+
 
 _MSG_PREFIX_RE = re.compile(r"^(Value error|Assertion failed), ")
 _FIELD_ALIASES = {

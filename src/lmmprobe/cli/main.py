@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -15,7 +16,10 @@ from rich.table import Table
 from lmmprobe._inert import inert
 from lmmprobe.cli._common import (
     DbOption,
+    DryRunOption,
+    MaxCostOption,
     ModelsOption,
+    PricesOption,
     StdoutDocument,
     console,
     err_console,
@@ -54,6 +58,10 @@ from lmmprobe.report import ResultsFormatError, results_from_dict
 from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
 from lmmprobe.schema.spec import check_executor
 from lmmprobe.store import export_run
+
+if TYPE_CHECKING:
+    from lmmprobe.api import Evaluation
+    from lmmprobe.run import ProgressSink
 
 app = typer.Typer(
     add_completion=False,
@@ -201,35 +209,15 @@ def run(
     cpus_per_replica: Annotated[
         float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
     ] = None,
-    prices: Annotated[
-        Path | None,
-        typer.Option(
-            help="Price table: a JSON or YAML file mapping model names to {input: $, output: $} "
-            "per million tokens (a model's own price=IN:OUT option wins). Gives the cost metrics."
-        ),
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            min=0,
-            help="Stop sending once this run has spent this many dollars (every model needs a "
-            "price); the run ends as stopped_budget and the same command resumes it.",
-        ),
-    ] = None,
+    prices: PricesOption = None,
+    max_cost: MaxCostOption = None,
     judge: JudgeOption = None,
     judge_protocol: JudgeProtocolOption = None,
     judge_when: JudgeWhenOption = None,
     judge_sees_image: JudgeSeesImageOption = False,
     judge_prompt: JudgePromptOption = None,
     judge_scale: JudgeScaleOption = "binary",
-    dry_run: Annotated[
-        bool,
-        typer.Option(
-            "--dry-run",
-            help="Print how many requests each model would be sent (answers in the store are "
-            "not sent again) and what their completions cost at most; call no model, record no run.",
-        ),
-    ] = False,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Evaluate models on a data source; with no options, the baselines on the demo data."""
     try:
@@ -294,8 +282,14 @@ def judge_command(
         typer.Option(help="Output folder [default: beside the store, the new run's id]."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    prices: PricesOption = None,
+    max_cost: MaxCostOption = None,
+    dry_run: DryRunOption = False,
 ) -> None:
-    """Judge a stored run's answers (no model is asked again): the run's spec plus --judge."""
+    """Judge a stored run's answers (no model is asked again): the run's spec plus --judge.
+
+    --prices adds to the run's price table, --max-cost replaces its budget.
+    """
     if not judge:
         _fail("lmmprobe judge: give at least one --judge SPEC")
     with open_store(Path(db) if db else None) as store:
@@ -313,10 +307,25 @@ def judge_command(
                 "judge": judge_config(
                     judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
                 ),
+                # The run's own prices and budget, a --prices table's entries added and a
+                # --max-cost given here replacing its budget: one meter for the judges' calls.
+                "prices": {**stored["spec"].get("prices", {}), **_price_table(prices)},
+                "max_cost": max_cost if max_cost is not None else stored["spec"].get("max_cost"),
             }
         )
     except ValueError as exc:
         _fail(exc)
+    origin = (stored.get("manifest") or {}).get("origin")
+    if dry_run:
+        if origin:
+            _fail(
+                f"run {run_id} is imported ({_origin_words(origin)}): --dry-run counts what "
+                "a run's models and judges would be sent from its data, which an import does "
+                "not have; without --dry-run its stored answers are judged (use --max-cost to "
+                "bound the spend)"
+            )
+        _dry_run(spec)
+        return
     console.print(
         f"judging run {run_id}: its answers come from the store; the judged results are "
         "recorded as a new run",
@@ -324,18 +333,49 @@ def judge_command(
         markup=False,
         soft_wrap=True,
     )
+    if origin:
+        # An imported run's model is a label, not a backend: its stored answers are judged
+        # from the store, samples and scores included, without loading it or the data.
+        from lmmprobe.api import judge_stored
+
+        config = spec.judge
+        assert config is not None  # --judge is required above
+
+        def stored_run(progress: ProgressSink | None) -> Evaluation:
+            return judge_stored(
+                run_id, config, db=spec.db, out=spec.out, prices=_price_table(prices),
+                max_cost=max_cost, progress=progress,
+            )  # fmt: skip
+
+        _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run)
+        return
     _evaluate_and_show(spec, quiet=quiet)
 
 
-def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
-    """Run `spec` (answers the store holds are not asked again) and print its results."""
+def _origin_words(origin: Any) -> str:
+    """``from lmms-eval file X``: where an imported run came from, for a message."""
+    if not isinstance(origin, dict):
+        return "from a file"
+    return f"from {origin.get('tool', 'a tool')} file {origin.get('path', '?')}"
+
+
+def _evaluate_and_show(
+    spec: RunSpec,
+    *,
+    quiet: bool,
+    evaluation: Callable[[ProgressSink | None], Evaluation] | None = None,
+) -> None:
+    """Run `spec` (answers the store holds are not asked again) and print its results.
+
+    `evaluation` replaces ``evaluate(spec)`` (a stored run judged from the store).
+    """
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
     from lmmprobe.run import RichProgress, RunAborted
 
     progress = None if quiet or not sys.stderr.isatty() else RichProgress(err_console)
     try:
-        ev = evaluate(spec, progress=progress)
+        ev = evaluate(spec, progress=progress) if evaluation is None else evaluation(progress)
     except RunAborted as exc:
         # Not bad input: the run stopped on the way (a dead server, a refused key, a backend
         # failing again and again). Everything answered is stored; say how to go on.
@@ -480,17 +520,29 @@ def _dry_run(spec: RunSpec) -> None:
         if bound is not None:
             line += f"; its completions cost at most ${bound:.4f}"
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    calls = sum(j.calls for j in judges)
+    most = "" if all(j.exact for j in judges) else "at most "
     if judges:
-        calls = sum(j.calls for j in judges)
-        most = "" if all(j.exact for j in judges) else "at most "
         console.print(
             f"judges: {most}{calls} call(s); stored judge replies are not sent again",
             highlight=False,
             markup=False,
             soft_wrap=True,
         )
+    # The summary counts the judges' calls with the models' requests: both are paid for.
+    sent = f"{total} request(s)"
+    if judges:
+        sent = f"{total} model request(s) and {most}{calls} judge call(s)"
+    bounds = [p.completion_cost_bound for p in planned] + [
+        j.completion_cost_bound for j in judges
+    ]
+    priced = [b for b in bounds if b is not None]
+    cost = ""
+    if priced:
+        whose = "" if len(priced) == len(bounds) else " of the priced models and judges"
+        cost = f" (completions{whose} cost at most ${sum(priced):.4f})"
     console.print(
-        f"dry run: {total} request(s) would be sent; nothing was sent and no run was recorded",
+        f"dry run: {sent} would be sent{cost}; nothing was sent and no run was recorded",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -966,6 +966,40 @@ class Store:
             )  # fmt: skip
         return out
 
+    @_reading
+    def get_samples(self, run_id: str, *, images: bool = True) -> list[Sample]:
+        """The samples a run recorded (`put_samples`), read back in id order.
+
+        A judge needs only what the run recorded: an imported run's samples are judged from
+        here, without the benchmark's copy or the file. Image bytes the store keeps come back
+        as base64 data, a path as the absolute path recorded.
+
+        Args:
+            run_id: The run.
+            images: False leaves the images out (a judge that sees none): no bytes are read.
+
+        """
+        out: list[Sample] = []
+        rows = self.conn.execute(
+            "SELECT sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
+        )
+        for (text,) in rows:
+            doc = json.loads(text)
+            refs = doc.pop("images", None) or []
+            doc["images"] = [self._recorded_ref(ref) for ref in refs] if images else []
+            out.append(Sample.model_validate(doc))
+        return out
+
+    def _recorded_ref(self, ref: dict[str, Any]) -> ImageRef:
+        """An image reference as `_recorded_image` wrote it, made usable again."""
+        digest = ref.get("image")
+        if not isinstance(digest, str):
+            return ImageRef.model_validate(ref)
+        row = self.conn.execute("SELECT data FROM images WHERE hash = ?", (digest,)).fetchone()
+        if row is None:
+            raise StoreDamagedError(f"{self.path}: image {digest} of a recorded sample is missing")
+        return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii"))
+
     def _score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
         cur = self.conn.execute(
             """SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
