@@ -331,6 +331,24 @@ def _judge_pairs(
     return summary
 
 
+def _unjudged_why(reasons: dict[str, int]) -> str:
+    """`` (2 failed calls: ...; 1 unreadable reply: ...)``: unjudged pairs by why, counted.
+
+    A failed call is asked again by the same command; an unreadable or cut-off reply is
+    stored and read again, never asked again: the two are told apart, as what to do differs.
+    """
+    kinds: dict[str, int] = {}
+    for reason, n in reasons.items():
+        if "judge error" in reason or "no reply" in reason:
+            kind = "failed call(s): asked again by the same command"
+        elif "truncated" in reason:
+            kind = "reply(ies) cut off before the verdict: stored, not asked again"
+        else:
+            kind = "unreadable reply(ies): stored, not asked again"
+        kinds[kind] = kinds.get(kind, 0) + n
+    return f" ({'; '.join(f'{n} {kind}' for kind, n in kinds.items())})" if kinds else ""
+
+
 def pairwise_lines(s: dict[str, Any]) -> list[str]:
     """What the terminal says about a pairwise judging of two sides."""
     a, b = s["a"], s["b"]
@@ -342,7 +360,7 @@ def pairwise_lines(s: dict[str, Any]) -> list[str]:
         f"{s['ties']} ties",
         f"  B {b['model']} (run {b['run']}): {s['b_wins']} wins, {s['a_wins']} losses, "
         f"{s['ties']} ties",
-        f"  unjudged: {s['unjudged']} (asked again by the same command where a call failed)",
+        f"  unjudged: {s['unjudged']}{_unjudged_why(s.get('unjudged_reasons') or {})}",
         "  position consistency: "
         + (
             f"{consistency:.3f} ({s['flips']} flipped with the order)"

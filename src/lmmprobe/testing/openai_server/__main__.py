@@ -3,7 +3,9 @@
 ``python -m lmmprobe.testing.openai_server [--port N] [--latency S] [--api-key KEY] ...`` starts
 `FakeOpenAIServer` on 127.0.0.1, prints its URL and the ``lmmprobe run`` line that uses it, and
 serves until interrupted (Ctrl-C or SIGTERM), so the ``openai:`` backend can be tried without a
-network or a GPU. It is a ``python -m`` entry rather than an ``lmmprobe`` subcommand because the
+network or a GPU. ``--reply-table FILE`` scripts replies by prompt (a judge from a shell:
+``lmmprobe run ... --judge openai:judge@URL``) and ``--replies FILE`` replies in order, as the
+Python arguments ``reply_table`` and ``replies`` do. It is a ``python -m`` entry rather than an ``lmmprobe`` subcommand because the
 package never imports `lmmprobe.testing` (an import-linter contract).
 """
 
@@ -11,16 +13,116 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from lmmprobe.testing.openai_server import FAULT_KINDS, MODEL_ID, FakeOpenAIServer, FaultPlan
 
 DEFAULT_PORT = 8000
 _PROG = "python -m lmmprobe.testing.openai_server"
+MAX_SCRIPT_BYTES = 16 * 2**20
+"""A script file larger than this is refused (it is read whole)."""
+
+
+class ScriptError(ValueError):
+    """A ``--reply-table`` or ``--replies`` file cannot be read (one line: file, line, why)."""
+
+
+def _documents(path: Path) -> list[tuple[int, Any]]:
+    """The file's JSON values with their line numbers: one document, else one per line.
+
+    Raises:
+        ScriptError: The file cannot be read, is too large, or a line is not JSON.
+
+    """
+    try:
+        if path.stat().st_size > MAX_SCRIPT_BYTES:
+            raise ScriptError(f"{path}: larger than {MAX_SCRIPT_BYTES // 2**20} MiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScriptError(f"{path}: cannot be read: {exc}") from exc
+    try:
+        return [(1, json.loads(text))]
+    except json.JSONDecodeError:
+        pass  # not one document: JSON Lines
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append((number, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise ScriptError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+    return out
+
+
+def load_reply_table(path: Path) -> list[tuple[str, str]]:
+    """A ``--reply-table`` file as (text, reply) pairs, in the file's order (first match wins).
+
+    The file is a JSON object ``{"TEXT": "REPLY", ...}``, or a JSON array (or JSON Lines) of
+    ``{"contains": TEXT, "reply": REPLY}`` objects or ``[TEXT, REPLY]`` pairs. A TEXT
+    ``@MODEL rest`` matches requests for that model name only; a REPLY ``!fail`` answers 400,
+    ``!slow=S:TEXT`` answers TEXT S seconds later (as `FakeOpenAIServer`'s ``reply_table``).
+
+    Raises:
+        ScriptError: The file or an entry is malformed (file, line and entry named).
+
+    """
+    docs = _documents(path)
+    one = docs[0][1] if len(docs) == 1 else None
+    # A JSON Lines file of one entry reads as one object too: its keys tell the two apart.
+    if isinstance(one, dict) and set(one) != {"contains", "reply"}:
+        entries: list[tuple[int, Any]] = [(1, [k, v]) for k, v in one.items()]
+    elif isinstance(one, list) and not all(isinstance(x, str) for x in one):
+        entries = [(1, e) for e in one]  # an array of entries, not one [TEXT, REPLY] line
+    else:
+        entries = docs
+    table = []
+    for number, entry in entries:
+        pair = [entry.get("contains"), entry.get("reply")] if isinstance(entry, dict) else entry
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(x, str) for x in pair)
+        ):
+            raise ScriptError(
+                f'{path}:{number}: an entry must be {{"contains": TEXT, "reply": REPLY}} '
+                f"or [TEXT, REPLY] with text values, got {json.dumps(entry)[:80]}"
+            )
+        table.append((pair[0], pair[1]))
+    return table
+
+
+def load_replies(path: Path) -> list[str | dict[str, Any]]:
+    """A ``--replies`` file: replies sent in order, one per chat completion.
+
+    A JSON array, or JSON Lines, of replies: a string (the message content) or an object
+    merged into the assistant message (``{"tool_calls": [...]}``). Once they run out, requests
+    get a 400.
+
+    Raises:
+        ScriptError: The file or a reply is malformed (file and line named).
+
+    """
+    docs = _documents(path)
+    items = (
+        [(1, r) for r in docs[0][1]] if len(docs) == 1 and isinstance(docs[0][1], list) else docs
+    )
+    replies: list[str | dict[str, Any]] = []
+    for number, reply in items:
+        if not isinstance(reply, str | dict):
+            raise ScriptError(
+                f"{path}:{number}: a reply must be a string or an object, got "
+                f"{json.dumps(reply)[:80]}"
+            )
+        replies.append(reply)
+    return replies
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,6 +167,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the fault draws (default 0)")
     p.add_argument(
+        "--reply-table",
+        type=Path,
+        metavar="FILE",
+        help="replies by prompt, for a judge: a JSON object {TEXT: REPLY} or JSON Lines of "
+        '{"contains": TEXT, "reply": REPLY}; a request whose last user turn contains '
+        "TEXT gets REPLY (the first match; '@MODEL TEXT' for one model name; REPLY '!fail' "
+        "answers 400); other requests are answered as usual",
+    )
+    p.add_argument(
+        "--replies",
+        type=Path,
+        metavar="FILE",
+        help="replies in order, one per chat completion: a JSON array or JSON Lines of "
+        "strings (the content) or message objects; once they run out, requests get a 400",
+    )
+    p.add_argument(
         "--no-logprobs",
         action="store_true",
         help="ignore the logprobs parameter, as some servers do",
@@ -96,6 +214,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except ValueError as exc:
         parser.error(f"--fault-rate/--fault-kinds: {exc}")
+    try:
+        table = load_reply_table(args.reply_table) if args.reply_table else []
+        replies = load_replies(args.replies) if args.replies else None
+    except ScriptError as exc:
+        parser.error(str(exc))
     server = FakeOpenAIServer(
         latency=args.latency,
         faults=faults,
@@ -103,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         always=args.always,
         logprobs=not args.no_logprobs,
         port=args.port,
+        reply_table=table,
+        replies=replies,
     )
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     try:
