@@ -85,6 +85,9 @@ def test_a_judge_compares_two_runs_in_both_orders(tmp_path: Path) -> None:
     assert f"A openai:vlm-a@{url} (run {runs[0]}): 1 wins, 1 losses, 1 ties" in text
     assert "position consistency: 0.667 (1 flipped with the order)" in text
     assert "judge calls: 8 requests, 8 from the store, 0 sent, 0 errors" in text
+    # The unjudged pair's reply was unreadable, not a failed call: it is not asked again.
+    assert "unjudged: 1 (1 unreadable reply(ies): stored, not asked again)" in text
+    assert "where a call failed" not in text
     # The accuracy comparison is still there, after the judge's.
     assert "McNemar" in again.stdout or "accuracy" in again.stdout
 

@@ -775,6 +775,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         scripted = fake._reply_for(chat.last_user_text, chat.model)
         if scripted is not None:
+            if scripted == "!missing":  # a misspelt model name, as OpenAI answers it
+                self._send_error(
+                    _RequestError(
+                        404,
+                        f"The model `{chat.model}` does not exist or you do not have access to it.",
+                        code="model_not_found",
+                    )
+                )
+                return
             if scripted.startswith("!fail"):
                 self._send_error(_bad("Invalid request (scripted failure)."))
                 return
@@ -867,7 +876,8 @@ class FakeOpenAIServer:
         reply_table: Replies by prompt, for scripting a judge: (text, reply) pairs; a request
             whose last user turn contains a pair's text (the first such pair wins) gets its
             reply as the message content; a text ``@MODEL rest`` matches only requests for
-            that model name (a judge of its own). A reply ``!fail`` answers 400 (a failing judge);
+            that model name (a judge of its own). A reply ``!fail`` answers 400 (a failing judge),
+            ``!missing`` answers 404 ``model_not_found`` as OpenAI does for a misspelt model;
             ``!slow=S:TEXT`` answers TEXT after S more seconds. Requests no pair matches are
             answered as usual.
         thinking: The thinking mode of requests that pick none themselves (one of

@@ -68,7 +68,7 @@ def load_reply_table(path: Path) -> list[tuple[str, str]]:
     The file is a JSON object ``{"TEXT": "REPLY", ...}``, or a JSON array (or JSON Lines) of
     ``{"contains": TEXT, "reply": REPLY}`` objects or ``[TEXT, REPLY]`` pairs. A TEXT
     ``@MODEL rest`` matches requests for that model name only; a REPLY ``!fail`` answers 400,
-    ``!slow=S:TEXT`` answers TEXT S seconds later (as `FakeOpenAIServer`'s ``reply_table``).
+    ``!missing`` 404 (a misspelt model), ``!slow=S:TEXT`` answers TEXT S seconds later (as `FakeOpenAIServer`'s ``reply_table``).
 
     Raises:
         ScriptError: The file or an entry is malformed (file, line and entry named).
@@ -173,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:
         help="replies by prompt, for a judge: a JSON object {TEXT: REPLY} or JSON Lines of "
         '{"contains": TEXT, "reply": REPLY}; a request whose last user turn contains '
         "TEXT gets REPLY (the first match; '@MODEL TEXT' for one model name; REPLY '!fail' "
-        "answers 400); other requests are answered as usual",
+        "answers 400, '!missing' 404 model_not_found); other requests are answered as usual",
     )
     p.add_argument(
         "--replies",

@@ -1,0 +1,273 @@
+"""A judging step that fails, a judge that fails every call, and why answers are unjudged
+(issue 34, items 3, 5 and 14), through the console script with the fake OpenAI server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.console import lmmprobe
+from tests.serve.conftest import client
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+CHOICE_ASK = "Say which option the answer chose"
+
+
+def _rows(path: Path, n: int = 4) -> Path:
+    rows = [
+        {"id": f"q{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(n)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key")
+
+
+def _status(db: Path) -> dict[str, str]:
+    listed = _run("runs", "--db", db, "--format", "json", "--limit", "0")
+    assert listed.returncode == 0, listed.stderr
+    return {r["id"]: r["status"] for r in json.loads(listed.stdout)}
+
+
+def _results(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "results.json").read_text())
+    return doc
+
+
+def _run_id(stderr: str) -> str:
+    found = re.search(r"run (\d{8}-\d{6}-[0-9a-f]{6})", stderr)
+    assert found, stderr
+    return found.group(1)
+
+
+def test_a_judging_step_that_raises_leaves_the_run_judging_failed_and_resumable(
+    tmp_path: Path,
+) -> None:
+    # The issue's case: the answers are in, then the judging step raises (a judge server that
+    # will not start). Before, the run stayed `complete` with no results.
+    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A")]) as server:
+        model = f"openai:fake-vlm@{server.base_url}"
+        base = ("run", "-m", model, "--data", data, "-q", "--db", db)
+        failed = _run(*base, "--out", tmp_path / "a", "--judge", "vllm:judge,command=false")
+        assert failed.returncode == 1, failed.stderr
+        assert "judging failed: ServerStartError" in failed.stderr
+        assert "status judging_failed" in failed.stderr
+        assert "the same command resumes it" in failed.stderr
+        run_id = _run_id(failed.stderr)
+        assert _status(db)[run_id] == "judging_failed"
+        assert server.requests_total == 4  # the answers, stored
+        # Resumed with a judge that works: the answers come from the store, only the
+        # judge is asked, and the run is complete.
+        server.reset_stats()
+        judge = f"openai:judge@{server.base_url}"
+        again = _run(*base, "--out", tmp_path / "b", "--judge", judge)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 4  # 4 judge calls, no answer asked again
+        assert _results(tmp_path / "b")["status"] == "complete"
+        # `lmmprobe judge` completes the failed run too, asking nothing it has stored.
+        server.reset_stats()
+        judged = _run("judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "c")
+        assert judged.returncode == 0, judged.stderr
+        assert server.requests_total == 0
+        assert _results(tmp_path / "c")["status"] == "complete"
+
+
+def test_a_judge_failing_every_call_fails_the_run_naming_it(tmp_path: Path) -> None:
+    # The issue's case: a misspelt judge model, every call a 404. Before: exit 0, coverage 0.
+    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    table = [("@gpt-4o-mni ", "!missing"), (CHOICE_ASK, "A")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        model = f"openai:fake-vlm@{server.base_url}"
+        typo = f"openai:gpt-4o-mni@{server.base_url}"
+        base = ("run", "-m", model, "--data", data, "-q", "--db", db)
+        proc = _run(*base, "--out", tmp_path / "a", "--judge", typo)
+        assert proc.returncode == 1, proc.stderr
+        (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+        assert f"judge {typo}: every one of 4 call(s) failed" in line
+        assert "does not exist" in line
+        assert "is judging_failed" in line
+        results = _results(tmp_path / "a")
+        assert results["status"] == "judging_failed"
+        (stats,) = results["models"].values()
+        assert stats["judge"]["unjudged"] == {"failed call": 4}
+        assert "unjudged verdicts: 4 failed call(s) (asked again by the same command)" in (
+            proc.stdout
+        )
+        # `lmmprobe judge` with the same judge fails the same way.
+        judged = _run("judge", results["run_id"], "--db", db, "-q", "--judge", typo)
+        assert judged.returncode == 1, judged.stderr
+        assert f"judge {typo}: every one of 4 call(s) failed" in judged.stderr
+        # Two judges, one failing: still a failure (the other's verdicts are kept).
+        good = f"openai:judge@{server.base_url}"
+        two = _run(*base, "--out", tmp_path / "b", "--judge", good, "--judge", typo)
+        assert two.returncode == 1
+        assert f"judge {typo}: every one of" in two.stderr
+        assert two.stderr.count("every one of") == 1  # the judge that answered is not named
+
+
+def test_partial_judge_failures_pass_and_say_why_answers_are_unjudged(tmp_path: Path) -> None:
+    data = _rows(tmp_path / "rows.jsonl")
+    table = [
+        ("Answer: unsure about item0", "!fail"),  # a failed call
+        ("Answer: unsure about item1", "no idea at all"),  # an unreadable reply
+        (CHOICE_ASK, "A"),
+    ]
+    answers = [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(4)]
+    with FakeOpenAIServer(reply_table=[*table, *answers]) as server:
+        url = server.base_url
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db",
+            tmp_path / "db", "--out", tmp_path / "o", "--judge", f"openai:judge@{url}",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "2 by judge, 2 unjudged" in out
+    assert (
+        "unjudged verdicts: 1 failed call(s) (asked again by the same command), "
+        "1 unreadable reply(ies) (stored; read again, not asked again)"
+    ) in out
+    (stats,) = _results(tmp_path / "o")["models"].values()
+    assert stats["judge"]["unjudged"] == {"failed call": 1, "unreadable reply": 1}
+    assert _results(tmp_path / "o")["status"] == "complete"
+    # serve's sample page says what the next run does with each, as the code does (before,
+    # every unjudged answer read "asked again on resume", the unreadable one included).
+    run_id = _results(tmp_path / "o")["run_id"]
+    with client(tmp_path / "db") as c:
+        failed = " ".join(c.get(f"/runs/{run_id}/samples/q0").text.split())
+        unreadable = " ".join(c.get(f"/runs/{run_id}/samples/q1").text.split())
+    assert "its failed judge call is asked again on resume" in failed
+    assert "read again on resume, not asked again" in unreadable
+    assert "asked again on resume" not in unreadable.replace("not asked again", "")
+
+
+def test_an_imported_run_is_judged_from_the_store(tmp_path: Path) -> None:
+    # Before: `lmmprobe judge` on an imported run said "unknown model backend 'other tool'".
+    rows = [
+        {"qid": f"q{i}", "answer": f"it is red {i}", "gt": "red"} for i in range(3)
+    ]  # fmt: skip
+    (tmp_path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "db"
+    imported = _run(
+        "import", tmp_path / "preds.jsonl", "--model", "other tool", "--db", db,
+        "--field", "id=qid,prediction=answer,gold=gt", "--out", tmp_path / "imp",
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    run_id = _results(tmp_path / "imp")["run_id"]
+    table = [("it is red 0", "correct"), ("it is red 1", "incorrect"), ("it is red 2", "hmm")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        judge = f"openai:judge@{server.base_url}"
+        proc = _run("judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "j")
+        assert proc.returncode == 0, proc.stderr
+        assert server.requests_total == 3  # the judge only: no model, no data reloaded
+        # A dry run says what it cannot count for an import, and what to do.
+        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
+        assert dry.returncode == 2
+        assert f"run {run_id} is imported (from mapped file" in dry.stderr
+    results = _results(tmp_path / "j")
+    assert results["status"] == "complete"
+    assert results["manifest"]["origin"]["tool"] == "mapped"  # still an import
+    judged = results["models"]["other tool"]["judge"]
+    assert judged["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    assert judged["unjudged"] == {"unreadable reply": 1}
+    assert results["models"]["other tool"]["metrics"]["judge_score"]["value"] == 0.5
+
+
+def test_the_fake_server_command_scripts_a_judge(tmp_path: Path) -> None:
+    # Before: the fake server's scripted replies were Python-only, though docs/judges.md lists
+    # it as a judge spec.
+    table = tmp_path / "judge.jsonl"
+    table.write_text(
+        json.dumps({"contains": CHOICE_ASK, "reply": "B"}) + "\n"
+        + json.dumps({"contains": "Which animal", "reply": "I would pick the second"}) + "\n"
+    )  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0",
+         "--reply-table", str(table)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        found = re.search(r"at (http://127\.0\.0\.1:\d+/v1)", server.stdout.readline())
+        assert found
+        url = found.group(1)
+        proc = _run(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", _rows(tmp_path / "rows.jsonl"),
+            "-q", "--db", tmp_path / "db", "--out", tmp_path / "o",
+            "--judge", f"openai:judge@{url}",
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.communicate(timeout=60)
+    (stats,) = _results(tmp_path / "o")["models"].values()
+    # The rules cannot read "I would pick the second"; the scripted judge reads B (wrong).
+    assert stats["judge"]["decided"] == {"rule": 0, "judge": 4, "unjudged": 0}
+    assert stats["metrics"]["judge_score"]["value"] == 0.0
+
+
+def test_a_bad_reply_table_is_one_line_naming_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"contains": "a", "reply": "b"}\n{"contains": "a", "reply": 3}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--reply-table", str(bad)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert f"{bad}:2: an entry must be" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_judge_command_dry_run_max_cost_and_prices(tmp_path: Path) -> None:
+    # Before: `lmmprobe judge` had no --dry-run, --max-cost or --prices, and the run's dry-run
+    # summary left the judge calls out.
+    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    answers = [(f"Which animal is item{i}?", f"unsure {i}") for i in range(4)]
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
+        url = server.base_url
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
+        done = _run("run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a")
+        assert done.returncode == 0, done.stderr
+        run_id = _results(tmp_path / "a")["run_id"]
+        prices = tmp_path / "prices.json"
+        prices.write_text(json.dumps({"judge": {"input": 0, "output": 1000}}))
+        server.reset_stats()
+        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--prices", prices, "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert server.requests_total == 0
+        out = " ".join(dry.stdout.split())
+        assert f"judge {judge} on {model}: 4 call(s)" in out
+        assert "dry run: 0 model request(s) and 4 judge call(s) would be sent" in out
+        # The judge is priced, the model (its answers stored) is not: the bound says whose.
+        assert "(completions of the priced models and judges cost at most $0.0320)" in out
+        # --max-cost needs a price for the judge (and the model, as for `run`).
+        unpriced = _run("judge", run_id, "--db", db, "--judge", judge, "--max-cost", "1")
+        assert unpriced.returncode == 2
+        assert "--max-cost needs a price" in unpriced.stderr
+        prices.write_text(
+            json.dumps(
+                {"judge": {"input": 0, "output": 1000}, "fake-vlm": {"input": 0, "output": 0}}
+            )
+        )
+        judged = _run(
+            "judge", run_id, "--db", db, "-q", "--judge", judge, "--prices", prices,
+            "--max-cost", "5", "--out", tmp_path / "b",
+        )  # fmt: skip
+        assert judged.returncode == 0, judged.stderr
+        assert server.requests_total == 4  # the judge only
+    results = _results(tmp_path / "b")
+    assert results["status"] == "complete"
+    assert results["spec"]["max_cost"] == 5
+    (stats,) = results["models"].values()
+    assert stats["judge"]["calls"][judge]["cost"] > 0  # priced by the --prices table
