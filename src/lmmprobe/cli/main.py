@@ -533,9 +533,7 @@ def _dry_run(spec: RunSpec) -> None:
     sent = f"{total} request(s)"
     if judges:
         sent = f"{total} model request(s) and {most}{calls} judge call(s)"
-    bounds = [p.completion_cost_bound for p in planned] + [
-        j.completion_cost_bound for j in judges
-    ]
+    bounds = [p.completion_cost_bound for p in planned] + [j.completion_cost_bound for j in judges]
     priced = [b for b in bounds if b is not None]
     cost = ""
     if priced:

@@ -71,9 +71,9 @@ from lmmprobe.schema import (
 from lmmprobe.store import Store
 
 __all__ = [
+    "UNJUDGED_WHY",
     "JudgeModelStats",
     "JudgeRunOutcome",
-    "UNJUDGED_WHY",
     "JudgingFailed",
     "check_config",
     "judge_run",
@@ -145,9 +145,11 @@ UNJUDGED_WHY = ("failed call", "not sent (budget)", "unreadable reply", "truncat
 
 
 class JudgingFailed(RunAborted):
-    """The judging step raised after the answers were stored (a judge server that would not
-    start, a protocol's bug): the run is recorded ``judging_failed`` and the same command
-    judges it again, its answers from the store."""
+    """The judging step raised after the answers were stored.
+
+    A judge server that would not start, a protocol's bug: the run is recorded
+    ``judging_failed`` and the same command judges it again, its answers from the store.
+    """
 
     status = JUDGING_FAILED
 
@@ -483,7 +485,9 @@ def _failed_judges(result: JudgeRunOutcome, judges: Sequence[str]) -> dict[str, 
     for judge in judges:
         requests = sum(s.calls[judge].requests for s in result.models.values() if judge in s.calls)
         errors = sum(s.failed_calls[judge] for s in result.models.values())
-        first = next((s.first_error[judge] for s in result.models.values() if judge in s.first_error), "")
+        first = next(
+            (s.first_error[judge] for s in result.models.values() if judge in s.first_error), ""
+        )
         if requests and errors == requests:
             failed[judge] = f"every one of {requests} call(s) failed: {first}"[:400]
     return failed
@@ -561,9 +565,7 @@ def _judge_model(
         stats.budget += sum(
             1 for r in responses.values() if r.error is not None and r.error.type == "budget"
         )
-        failed = [
-            r for r in responses.values() if r.error is not None and r.error.type != "budget"
-        ]
+        failed = [r for r in responses.values() if r.error is not None and r.error.type != "budget"]
         stats.failed_calls[judge] = len(failed)
         if failed and failed[0].error is not None:
             stats.first_error[judge] = f"{failed[0].error.type}: {failed[0].error.message}"
