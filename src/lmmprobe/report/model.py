@@ -248,7 +248,9 @@ class Results(BaseModel):
 
     format_version: int = Field(default=FORMAT_VERSION, description="Version of this layout.")
     run_id: str = Field(description="The run's id in the store.")
-    status: str = Field(description="complete, complete_with_errors, stopped_budget, ...")
+    status: str = Field(
+        description="complete, complete_with_errors, stopped_budget, judging_failed, ..."
+    )
     finished_at: str = Field(description="When the results were built (ISO 8601, local time).")
     store: str = Field(description="The SQLite store holding every response.")
     data: DataSummary = Field(description="What the data source gave.")
