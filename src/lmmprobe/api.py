@@ -311,8 +311,11 @@ def judge_stored(
             store.put_samples(outcome.run_id, outcome.load.samples)
             for mo in outcome.models:
                 store.put_scores(outcome.run_id, mo.scores)
-            store.update_run(outcome.run_id, status=outcome.status, manifest=outcome.manifest)
-            return _judge_and_write(outcome, store, progress, executor)
+            # `running` while judged (a process killed meanwhile leaves it `interrupted`).
+            store.update_run(outcome.run_id, manifest=outcome.manifest)
+            evaluation = _judge_and_write(outcome, store, progress, executor)
+            store.update_run(outcome.run_id, status=outcome.status)
+            return evaluation
 
 
 def _stored_outcome(
