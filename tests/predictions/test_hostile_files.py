@@ -16,7 +16,7 @@ import os
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -191,7 +191,7 @@ def test_more_shared_strings_than_the_limit_are_refused_even_when_they_compress_
     _one_line_error(code, out, book, "more than 1,000,000 shared strings")
 
 
-BROKEN = {
+BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {
     "empty": (lambda p: p.write_bytes(b""), "an empty file"),
     "not-a-zip": (lambda p: p.write_text("index\tprediction\n1\tA\n"), "not a zip archive"),
     "entity-bomb": (
