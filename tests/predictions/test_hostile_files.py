@@ -15,12 +15,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from tests.console import lmmprobe
+
+from lmmprobe.predictions._stream import iter_table
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -68,13 +71,13 @@ def _parts() -> dict[str, str]:
     }
 
 
-def xlsx(path: Path, shared: Iterator[bytes]) -> Path:
+def xlsx(path: Path, shared: Iterator[bytes], sheet: str = SHEET) -> Path:
     """A workbook at `path` whose shared-string table is the concatenated `shared` blocks.
 
     Written as a stream, so a table of a gigabyte costs the test no memory.
     """
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as book:
-        for name, text in _parts().items():
+        for name, text in (_parts() | {"xl/worksheets/sheet1.xml": sheet}).items():
             book.writestr(name, text)
         with book.open("xl/sharedStrings.xml", "w", force_zip64=True) as part:
             for block in shared:
@@ -224,6 +227,25 @@ def test_a_spreadsheet_that_is_fine_still_imports(tmp_path: Path) -> None:
     assert "1 predictions joined" in out
 
 
+def test_a_stated_sheet_size_is_not_trusted(tmp_path: Path) -> None:
+    # A sheet claiming A1:XFD1048576 made openpyxl pad every row to 16,384 cells: 20,000 rows
+    # took about 18 s here (a million, a quarter of an hour), and each row had a phantom column.
+    rows = "".join(
+        f'<row r="{i}"><c r="A{i}"><v>{i}</v></c><c r="B{i}" t="s"><v>2</v></c>'
+        f'<c r="C{i}" t="inlineStr"><is><t>A</t></is></c></row>'
+        for i in range(2, 20_002)
+    )
+    head, _, _ = SHEET.partition('<row r="2">')
+    claimed = head.replace("<sheetData>", '<dimension ref="A1:XFD1048576"/><sheetData>')
+    shared = iter([SST + b"<si><t>A</t></si></sst>"])
+    book = xlsx(tmp_path / "M_D.xlsx", shared, claimed + rows + "</sheetData></worksheet>")
+    started = time.monotonic()
+    read = [row for _, row in iter_table(book)]
+    assert time.monotonic() - started < 10  # a generous bound: about 1.5 s
+    assert len(read) == 20_000
+    assert all(list(row) == ["index", "prediction", "answer"] for row in read)
+
+
 # --------------------------------------------------------------------------- prediction files
 
 
@@ -330,16 +352,21 @@ def test_a_fifo_given_as_the_file_is_refused_at_once(tmp_path: Path, name: str) 
     _one_line_error(code, out, fifo, "a FIFO, not a regular file")
 
 
-def test_a_jsonl_line_over_the_element_limit_is_refused_like_a_json_element(
-    tmp_path: Path,
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_a_line_over_the_element_limit_is_refused_like_a_json_element(
+    tmp_path: Path, suffix: str
 ) -> None:
-    # JSON elements were capped at 64 MiB, JSON Lines lines not at all: one rule now.
-    path = tmp_path / "answers.jsonl"
+    # JSON elements were capped at 64 MiB, JSON Lines lines and CSV fields not at all: one
+    # rule now.
+    path = tmp_path / f"answers{suffix}"
     with path.open("w") as fh:
-        fh.write('{"id": "a", "prediction": "x", "gold": "x"}\n{"id": "b", "prediction": "')
+        if suffix == ".jsonl":
+            fh.write('{"id": "a", "prediction": "x", "gold": "x"}\n{"id": "b", "prediction": "')
+        else:
+            fh.write("id,prediction,gold\nb,")
         for _ in range(65):
             fh.write("y" * (1 << 20))
-        fh.write('", "gold": "x"}\n')
+        fh.write('", "gold": "x"}\n' if suffix == ".jsonl" else ",x\n")
     code, out = _import(path, tmp_path, timeout=120)
     _one_line_error(code, out, path, f"{path}:2:", "longer than 64 MiB")
 

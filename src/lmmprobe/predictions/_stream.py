@@ -170,8 +170,8 @@ def open_regular(path: Path, within: Path | None = None) -> IO[bytes]:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise UnreadableFile(
-                f"{path}: {_kind(mode)}, not a regular file; lmmprobe reads prediction files "
-                "only (copy the data into a file)"
+                f"{path}: {_kind(mode)}, not a regular file; lmmprobe reads predictions from "
+                "regular files only (copy the data into one)"
             )
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -264,10 +264,14 @@ def open_text(
 
     """
     raw = open_regular(path, within)
-    head = raw.read(4)
-    raw.seek(0)
-    codec, skip, plain, name = _encoding(head)
-    with io.TextIOWrapper(raw, encoding=codec, newline=newline) as fh:
+    try:
+        codec, skip, plain, name = _encoding(raw.read(4))
+        raw.seek(0)
+        text = io.TextIOWrapper(raw, encoding=codec, newline=newline)
+    except BaseException:
+        raw.close()
+        raise
+    with text as fh:
         try:
             yield fh
         except UnicodeDecodeError as exc:
