@@ -43,3 +43,11 @@ def test_each_name_has_its_line(tmp_path: Path, name: str) -> None:
 def test_a_missing_file_says_so(tmp_path: Path) -> None:
     with pytest.raises(MappingFileError, match="file does not exist"):
         read_mapping(tmp_path / "none.yaml")
+
+
+def test_json_nested_past_the_decoder_is_named_not_a_traceback(tmp_path: Path) -> None:
+    # A price table nested 5,000 deep raised RecursionError (issue 34).
+    path = tmp_path / "prices.json"
+    path.write_text('{"m": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(MappingFileError, match=r"prices\.json: not valid JSON \(nested too deep"):
+        read_mapping(path)

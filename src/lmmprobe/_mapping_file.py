@@ -71,6 +71,8 @@ def _json(path: Path, text: str) -> tuple[Any, dict[str, int]]:
         raise MappingFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except ValueError as exc:  # a name given twice
         raise MappingFileError(f"{path}: {exc}") from None
+    except RecursionError:  # nested past what the decoder follows (about 1,000 levels)
+        raise MappingFileError(f"{path}: not valid JSON (nested too deeply to read)") from None
     # json gives no positions: a top-level name's line is where its quoted text first appears.
     lines: dict[str, int] = {}
     if isinstance(data, dict):

@@ -18,13 +18,14 @@ from typing import Any
 
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
 from lmmprobe.data.rows import (
-    MAX_NESTING,
     RowError,
     check_image,
     collect_rows,
+    nesting_reason,
     require_object,
     to_sample,
     too_deep,
+    too_deep_text,
     value_path,
 )
 from lmmprobe.schema import Sample
@@ -145,34 +146,9 @@ def _too_long_int(text: str) -> RowError | None:
 
 
 def _too_deep_json(text: str) -> RowError:
-    """A row nested beyond what the JSON decoder follows, naming its field from the text.
-
-    The field is the row's key whose value the scan was in when the nesting passed the limit.
-    """
-    depth, key, last = 0, None, None
-    in_string = escaped = False
-    start = 0
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-                last = text[start:i] if depth == 1 else None
-        elif ch == '"':
-            in_string, start = True, i + 1
-        elif ch == ":" and depth == 1:
-            key = last  # the string just closed at the top level was a key
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_NESTING:
-                break
-        elif ch in "]}":
-            depth -= 1
-    field = key if depth > MAX_NESTING else None
-    return RowError(field, f"nested more than {MAX_NESTING} levels deep; flatten it")
+    """A row nested beyond what the JSON decoder follows, naming its field from the text."""
+    _, field = too_deep_text(text)
+    return RowError(field, nesting_reason())
 
 
 def _parse_line(text: str, base: Path) -> Sample:
@@ -188,7 +164,7 @@ def _parse_line(text: str, base: Path) -> Sample:
         raise (_too_long_int(text) or RowError(None, f"invalid JSON: {exc}")) from exc
     deep = too_deep(row)
     if deep is not None:
-        raise RowError(deep, f"nested more than {MAX_NESTING} levels deep; flatten it")
+        raise RowError(deep, nesting_reason())
     return parse_row(row, base)
 
 

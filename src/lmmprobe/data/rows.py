@@ -141,6 +141,47 @@ def _deep_path(value: Any, limit: int) -> str | None:
     return None
 
 
+def too_deep_text(text: str, start: int = 0) -> tuple[bool, str | None]:
+    """Whether JSON `text` (from `start`) nests more than `MAX_NESTING` levels, and where.
+
+    For a value too deep for the decoder itself (it stops at Python's recursion limit, about
+    1,000 levels): a scan of the text, not a decode. The place is the top-level object's key
+    whose value the scan was in when the nesting passed the limit (None for an array, or a
+    deep value at the top). Stops where the limit is passed.
+    """
+    depth, key, last = 0, None, None
+    in_string = escaped = False
+    begin = start
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+                last = text[begin:i] if depth == 1 else None
+        elif ch == '"':
+            in_string, begin = True, i + 1
+        elif ch == ":" and depth == 1:
+            key = last  # the string just closed at the top level was a key
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return True, key
+        elif ch in "]}":
+            depth -= 1
+            if depth <= 0:
+                break
+    return False, None
+
+
+def nesting_reason() -> str:
+    """What is wrong with a value nested too deep (the one wording every reader gives)."""
+    return f"nested more than {MAX_NESTING} levels deep; flatten it"
+
+
 def _field_of(err: Mapping[str, Any]) -> tuple[str | None, str]:
     loc = ".".join(str(p) for p in err.get("loc", ()))
     msg = str(err.get("msg", "invalid"))
@@ -167,7 +208,7 @@ def to_sample(data: dict[str, Any], names: Mapping[str, str | None] | None = Non
     deep = too_deep(data.get("metadata"))
     if deep is not None:
         where = "metadata" + ("" if deep.startswith("[") else ".") + deep
-        raise RowError(where, f"nested more than {MAX_NESTING} levels deep; flatten it")
+        raise RowError(where, nesting_reason())
     try:
         return Sample.model_validate(data)
     except ValidationError as exc:

@@ -8,7 +8,21 @@ from typing import Any
 
 from lmmprobe.data.base import DataError
 
-__all__ = ["as_text", "as_verdict", "dig", "json_safe", "need", "row_error"]
+__all__ = [
+    "MAX_PREDICTION",
+    "as_text",
+    "as_verdict",
+    "dig",
+    "json_safe",
+    "need",
+    "prediction_text",
+    "row_error",
+]
+
+MAX_PREDICTION = 1 << 20
+"""The longest prediction read (characters): 1 MiB, far above a model's longest answer with its
+thinking. A longer one is not read: its row is kept as an error (`prediction_text`), and a text
+that long among a row's shown fields is cut there with a note saying so (`json_safe`)."""
 
 
 def row_error(where: str, field: str, why: str) -> DataError:
@@ -53,6 +67,28 @@ def as_text(where: str, field: str, value: Any, *, allow_number: bool = True) ->
     raise row_error(where, field, f"expected text, got {type(value).__name__} {value!r}"[:200])
 
 
+def prediction_text(
+    where: str, field: str, value: Any, *, allow_number: bool = True
+) -> tuple[str, str | None]:
+    """A prediction cell as text, and why it was refused (None when it is read).
+
+    A prediction longer than `MAX_PREDICTION` is refused, not cut: the reader keeps the row
+    with an empty text and the reason (``FILE:ROW: FIELD: ...``), which the import stores as
+    the row's error (counted in the error rate, never scored), and the other rows go on.
+
+    Raises:
+        DataError: Not text (`as_text`).
+
+    """
+    text = as_text(where, field, value, allow_number=allow_number)
+    if len(text) <= MAX_PREDICTION:
+        return text, None
+    return "", (
+        f"{where}: {field}: an answer of {len(text):,} characters, longer than "
+        f"{MAX_PREDICTION:,}: not read"
+    )
+
+
 def as_verdict(where: str, field: str, value: Any) -> float | None:
     """A tool's per-item verdict as 1.0 / 0.0 (or its number); None for an empty cell.
 
@@ -78,13 +114,18 @@ def as_verdict(where: str, field: str, value: Any) -> float | None:
 
 
 def json_safe(value: Any) -> Any:
-    """`value` with anything JSON cannot hold (a datetime cell, NaN) written as text or None."""
+    """`value` with anything JSON cannot hold (a datetime cell, NaN) written as text or None.
+
+    A text longer than `MAX_PREDICTION` is cut to that length and says so at its end.
+    """
     if isinstance(value, dict):
         return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, str) and len(value) > MAX_PREDICTION:
+        return value[:MAX_PREDICTION] + f" [cut here: {len(value):,} characters in the file]"
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)

@@ -10,6 +10,13 @@ records, an object of records keyed by id).
 Text is UTF-8; a byte-order mark selects UTF-8, UTF-16 or UTF-32 instead (PowerShell's ``>``
 writes UTF-16LE with one). Bytes that do not decode are one `DataError` naming the file, the
 line and the byte offset, with the command that converts the file.
+
+Every file is opened by `open_regular`: a regular file only (a FIFO or a device such as
+``/dev/zero`` would hang the read or never end), and a file found inside a folder only where
+its links stay inside that folder. One rule bounds what is held at once: a JSON element of an
+array or object, a JSON Lines line and a CSV/TSV field are each at most `MAX_ELEMENT`, and
+nested at most `MAX_NESTING` levels (the data loader's limit). An xlsx is checked from its zip
+directory before openpyxl opens it (`XLSX_LIMITS`).
 """
 
 from __future__ import annotations
@@ -18,22 +25,33 @@ import codecs
 import csv
 import hashlib
 import importlib
+import io
 import json
-import sys
+import os
+import re
+import stat
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from lmmprobe.data.base import DataError
+from lmmprobe.data.rows import MAX_NESTING, nesting_reason, too_deep, too_deep_text
 
 __all__ = [
     "CHUNK",
     "MAX_ELEMENT",
+    "MAX_NESTING",
+    "XLSX_LIMITS",
+    "UnreadableFile",
+    "XlsxLimits",
     "first_json_char",
     "iter_json",
     "iter_jsonl",
     "iter_table",
+    "open_regular",
     "open_text",
     "sha256_of",
 ]
@@ -42,11 +60,49 @@ CHUNK = 1 << 20
 """Bytes read at a time (1 MiB)."""
 
 MAX_ELEMENT = 64 << 20
-"""The largest single JSON element (characters) read from an array or object: 64 MiB.
+"""The largest single element read (characters): a JSON array's or object's element, a JSON
+Lines line, a CSV/TSV field: 64 MiB.
 
 Far above any prediction record; it bounds the memory a malformed file can take, where the
-decoder cannot tell a broken element from one that has not been read whole yet.
+decoder cannot tell a broken element from one that has not been read whole yet (a line without
+its newline, an unterminated string).
 """
+
+
+@dataclass(frozen=True)
+class XlsxLimits:
+    """What an .xlsx may hold, checked from its zip directory before openpyxl opens it.
+
+    A zip states each part's uncompressed size, and Python's `zipfile` stops a part at that
+    size (a part that holds more fails its checksum), so these are checked before any XML is
+    read. openpyxl holds every shared string in memory at once and spends about 15 µs on each,
+    so their number is bounded too.
+    """
+
+    part: int = 256 << 20
+    """The largest uncompressed part (a sheet, the shared strings): 256 MiB."""
+    total: int = 512 << 20
+    """All parts together, uncompressed: 512 MiB."""
+    ratio: int = 200
+    """The most a part over 1 MiB may be compressed (uncompressed / compressed size): text a
+    tool wrote compresses about 5 to 20 times; a run of one character about 1,000 times."""
+    members: int = 10_000
+    """Parts in the zip (a workbook written by a tool has a dozen)."""
+    shared_strings: int = 1_000_000
+    """Entries of the shared-string table (``<si>`` elements)."""
+
+
+XLSX_LIMITS = XlsxLimits()
+"""The limits every .xlsx is read under (docs/predictions.md lists them)."""
+
+
+class UnreadableFile(DataError):
+    """The file itself cannot be read, whatever its layout.
+
+    Not a regular file, a link leaving its folder, a broken or oversized spreadsheet. Detection
+    reports it as it is, rather than as a layout no reader recognises.
+    """
+
 
 _NEAR_END = 16
 """Characters from the buffer's end within which a decode error may only mean "read more".
@@ -72,8 +128,64 @@ _NUMBER_TAIL = "0123456789.eE+-"
 """Characters a JSON number cut by the buffer's end may still continue with."""
 
 
-def sha256_of(path: Path, files: list[Path] | None = None) -> str:
-    """Hex SHA-256 of a file, or of `files` (sorted, each name then its bytes) for a folder."""
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "not a plain file"
+
+
+def open_regular(path: Path, within: Path | None = None) -> IO[bytes]:
+    """`path` opened for reading as bytes, when it is a regular file.
+
+    Args:
+        path: The file.
+        within: The folder `path` was found in (a model's ``SUBJECT/output.json``, a table
+            beside another): `path` must still lie inside it once its links are followed.
+            None for a path the user gave, whose links are the user's choice.
+
+    Raises:
+        UnreadableFile: `path` is a FIFO, a device, a socket or a folder (reading one would
+            hang or never end), or leaves `within` through a link.
+        OSError: It cannot be opened (missing, no permission).
+
+    """
+    if within is not None:
+        real, root = path.resolve(), within.resolve()
+        if not real.is_relative_to(root):
+            raise UnreadableFile(
+                f"{path}: a link to {real}, outside {within}; lmmprobe reads only files inside "
+                "the folder it was given: copy the file there"
+            )
+    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
+    # below, instead of waiting for a writer forever.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnreadableFile(
+                f"{path}: {_kind(mode)}, not a regular file; lmmprobe reads predictions from "
+                "regular files only (copy the data into one)"
+            )
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def sha256_of(path: Path, files: list[Path] | None = None, within: Path | None = None) -> str:
+    """Hex SHA-256 of a file, or of `files` (sorted, each name then its bytes) for a folder.
+
+    Each file is opened by `open_regular`: inside the folder `path` (or `within`, for a file
+    found beside another).
+    """
     digest = hashlib.sha256()
     if files is None:
         files = [path]
@@ -81,19 +193,21 @@ def sha256_of(path: Path, files: list[Path] | None = None) -> str:
     else:
         files = sorted(files)
         named = True
+        within = path
     for f in files:
         if named:
             digest.update(f.relative_to(path).as_posix().encode() + b"\0")
-        with f.open("rb") as fh:
+        with open_regular(f, within) as fh:
             while block := fh.read(CHUNK):
                 digest.update(block)
     return digest.hexdigest()
 
 
-def _encoding(path: Path) -> tuple[str, int, str, str]:
-    """(codec to open `path` with, length of its byte-order mark, codec after it, name)."""
-    with path.open("rb") as fh:
-        head = fh.read(4)
+def _encoding(head: bytes) -> tuple[str, int, str, str]:
+    """(codec to read a file with, length of its byte-order mark, codec after it, name).
+
+    `head` is the file's first 4 bytes.
+    """
     for bom, codec, plain, name in _BOMS:
         if head.startswith(bom):
             return codec, len(bom), plain, name
@@ -110,7 +224,7 @@ def _undecodable(path: Path, skip: int, plain: str, name: str) -> DataError:
     fed = skip  # bytes handed to the decoder so far, from the file's start
     lines = 1
     where = ""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(skip)
         while True:
             block = fh.read(CHUNK)
@@ -136,50 +250,99 @@ def _undecodable(path: Path, skip: int, plain: str, name: str) -> DataError:
 
 
 @contextmanager
-def open_text(path: Path, newline: str | None = None) -> Iterator[TextIO]:
-    """`path` opened as text in the encoding its byte-order mark names (UTF-8 without one).
+def open_text(
+    path: Path, newline: str | None = None, within: Path | None = None
+) -> Iterator[TextIO]:
+    """`path` (a regular file: `open_regular`) as text in the encoding its byte-order mark names.
+
+    UTF-8 without one.
 
     Raises:
         DataError: Bytes that do not decode, named by file, line and byte offset, in place of
             the bare `UnicodeDecodeError`.
+        UnreadableFile: Not a regular file, or a link leaving `within`.
 
     """
-    codec, skip, plain, name = _encoding(path)
-    with path.open(encoding=codec, newline=newline) as fh:
+    raw = open_regular(path, within)
+    try:
+        codec, skip, plain, name = _encoding(raw.read(4))
+        raw.seek(0)
+        text = io.TextIOWrapper(raw, encoding=codec, newline=newline)
+    except BaseException:
+        raw.close()
+        raise
+    with text as fh:
         try:
             yield fh
         except UnicodeDecodeError as exc:
             raise _undecodable(path, skip, plain, name) from exc
 
 
-def first_json_char(path: Path) -> str:
-    """The first non-space character of a text file ("" when empty or unreadable)."""
+def first_json_char(path: Path, within: Path | None = None) -> str:
+    """The first non-space character of a text file ("" when empty or undecodable).
+
+    Raises:
+        UnreadableFile: Not a regular file, or a link leaving `within`.
+
+    """
     try:
-        with open_text(path) as fh:
+        with open_text(path, within=within) as fh:
             while chunk := fh.read(4096):
                 stripped = chunk.lstrip(_WS)
                 if stripped:
                     return stripped[0]
+    except UnreadableFile:
+        raise
     except (OSError, DataError):
         return ""
     return ""
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def _checked(where: str, value: Any) -> Any:
+    """A decoded `value`, unless nested more than `MAX_NESTING` levels (named by its path)."""
+    deep = too_deep(value)
+    if deep is not None:
+        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
+    return value
+
+
+def _too_deep(where: str, text: str, start: int) -> DataError:
+    """The error for a value the decoder could not follow (past Python's recursion limit)."""
+    _, key = too_deep_text(text, start)
+    return DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}")
+
+
+def iter_jsonl(path: Path, within: Path | None = None) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON Lines file.
 
     Raises:
-        DataError: A line is not JSON (named ``FILE:LINE``), or the file is not text.
+        DataError: A line is not JSON, longer than `MAX_ELEMENT` or nested more than
+            `MAX_NESTING` levels (named ``FILE:LINE``), or the file is not text.
+        UnreadableFile: Not a regular file, or a link leaving `within`.
 
     """
-    with open_text(path) as fh:
-        for n, line in enumerate(fh, start=1):
+    with open_text(path, within=within) as fh:
+        n = 0
+        # readline with a limit: a line with no end in sight is not read whole.
+        while line := fh.readline(MAX_ELEMENT + 1):
+            n += 1
+            if len(line) > MAX_ELEMENT:
+                raise DataError(
+                    f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB (at most "
+                    f"{MAX_ELEMENT >> 20} MiB per record)"
+                )
             if not line.strip():
                 continue
+            where = f"{path}:{n}"
             try:
-                yield n, json.loads(line)
+                value = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{n}: not a JSON value: {exc.msg}") from exc
+                raise DataError(f"{where}: not a JSON value: {exc.msg}") from exc
+            except RecursionError:
+                raise _too_deep(where, line, 0) from None
+            except ValueError as exc:  # an integer past Python's digit limit
+                raise DataError(f"{where}: not a JSON value: {exc}") from None
+            yield n, _checked(where, value)
 
 
 class _Chunks:
@@ -233,6 +396,8 @@ class _Chunks:
         while True:
             try:
                 value, end = decoder.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                raise _too_deep(where, self.buf, self.pos) from None
             except json.JSONDecodeError as exc:
                 cut = exc.msg.startswith("Unterminated string") or (
                     len(self.buf) - exc.pos < _NEAR_END
@@ -245,6 +410,8 @@ class _Chunks:
                 if cut and self.grow():
                     continue
                 raise DataError(f"{where}: not valid JSON: {exc.msg}") from exc
+            except ValueError as exc:  # an integer past Python's digit limit
+                raise DataError(f"{where}: not valid JSON: {exc}") from None
             # A number or literal ending exactly at the buffer's end may continue in the next
             # chunk ("12" of "123"); so may a number followed only by what could still be its
             # own ("0" then "." of "0.5", "1" then "e" of "1e-3"): read on before trusting it.
@@ -253,23 +420,26 @@ class _Chunks:
             cut = not rest or (number and not rest.strip(_NUMBER_TAIL))
             if cut and not self.eof and self.more():
                 continue
+            checked = _checked(where, value)
             self.pos = end
-            return value
+            return checked
 
 
-def iter_json(path: Path) -> Iterator[tuple[int, str | None, Any]]:
+def iter_json(path: Path, within: Path | None = None) -> Iterator[tuple[int, str | None, Any]]:
     """``(position, key, value)`` for each element of a top-level JSON array or object.
 
     Positions count from 1; `key` is the object's key, None for an array's element. The file is
     read in chunks: memory holds one element at a time.
 
     Raises:
-        DataError: The file is not a JSON array or object, an element is malformed or breaks
-            off (named ``FILE:#N``), or the file is not text.
+        DataError: The file is not a JSON array or object, an element is malformed, breaks
+            off, is larger than `MAX_ELEMENT` or nested more than `MAX_NESTING` levels (named
+            ``FILE:#N``), or the file is not text.
+        UnreadableFile: Not a regular file, or a link leaving `within`.
 
     """
     decoder = json.JSONDecoder()
-    with open_text(path) as fh:
+    with open_text(path, within=within) as fh:
         s = _Chunks(fh)
         opener = s.skip_ws()
         if opener not in ("[", "{"):
@@ -302,31 +472,126 @@ def iter_json(path: Path) -> Iterator[tuple[int, str | None, Any]]:
             yield n, key, s.value(decoder, where)
 
 
-def iter_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row number, {column: value})`` for each data row of a CSV, TSV or xlsx table.
 
     Row numbers count the header as row 1, as a spreadsheet shows them. CSV and TSV values are
     strings; xlsx values keep their cell types.
 
     Raises:
-        DataError: An unknown extension, xlsx without openpyxl installed, or a CSV/TSV that
-            is not text.
+        DataError: An unknown extension, xlsx without openpyxl installed, a CSV/TSV that is
+            not text, or a field or line longer than `MAX_ELEMENT`.
+        UnreadableFile: Not a regular file, a link leaving `within`, or an .xlsx that is not
+            a readable spreadsheet or passes `XLSX_LIMITS`.
 
     """
     suffix = path.suffix.lower()
     if suffix == ".xlsx":
-        yield from _iter_xlsx(path)
+        yield from _iter_xlsx(path, within)
         return
     if suffix not in (".csv", ".tsv"):
         raise DataError(f"{path}: a table must be .csv, .tsv or .xlsx")
-    csv.field_size_limit(sys.maxsize)  # long model outputs exceed csv's 128 KiB default
-    with open_text(path, newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-        for n, row in enumerate(reader, start=2):
-            yield n, dict(row)
+    # Long model outputs exceed csv's 128 KiB default; the element limit bounds a field as it
+    # bounds a JSON element (the limit is the csv module's, process-wide).
+    csv.field_size_limit(MAX_ELEMENT)
+    with open_text(path, newline="", within=within) as fh:
+        reader = csv.DictReader(_lines(fh, path), delimiter="\t" if suffix == ".tsv" else ",")
+        n = 1
+        try:
+            for n, row in enumerate(reader, start=2):
+                yield n, dict(row)
+        except csv.Error as exc:
+            raise DataError(f"{path}:row {n + 1}: not a readable table row: {exc}") from None
 
 
-def _iter_xlsx(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def _lines(fh: TextIO, path: Path) -> Iterator[str]:
+    """`fh`'s lines, each at most `MAX_ELEMENT` characters (one without an end is not read whole)."""
+    n = 0
+    while line := fh.readline(MAX_ELEMENT + 1):
+        n += 1
+        if len(line) > MAX_ELEMENT:
+            raise DataError(f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB")
+        yield line
+
+
+_SHARED_STRING = re.compile(rb"<(?:[A-Za-z_][\w.-]{0,31}:)?si[\s/>]")
+"""The start of a shared-string entry (``<si>``, ``<x:si>``), counted in the raw XML."""
+
+
+def _count_shared_strings(book: zipfile.ZipFile, info: zipfile.ZipInfo, most: int) -> int:
+    """The shared-string entries of part `info`, counting at most past `most`.
+
+    A scan of the bytes, in chunks (a match is at most 40 bytes: the last 64 of a chunk wait
+    for the next one, so none is counted twice or missed).
+    """
+    count = 0
+    carry = b""
+    with book.open(info) as fh:
+        while count <= most:
+            block = fh.read(CHUNK)
+            buf = carry + block
+            limit = len(buf) if not block else max(0, len(buf) - 64)
+            count += sum(1 for m in _SHARED_STRING.finditer(buf) if m.start() < limit)
+            carry = buf[limit:]
+            if not block:
+                break
+    return count
+
+
+def _check_xlsx(path: Path, book: zipfile.ZipFile, limits: XlsxLimits) -> None:
+    """Refuse a workbook over `limits`, from its zip directory (and shared-string count)."""
+    infos = book.infolist()
+    if len(infos) > limits.members:
+        raise UnreadableFile(
+            f"{path}: an .xlsx of {len(infos):,} parts (at most {limits.members:,}): not a "
+            "spreadsheet a tool wrote"
+        )
+    total = 0
+    for info in infos:
+        size = info.file_size
+        total += size
+        if size > limits.part:
+            raise UnreadableFile(
+                f"{path}: part {info.filename} unpacks to {size:,} bytes (at most "
+                f"{limits.part >> 20} MiB per part); save the table as .tsv instead "
+                "(VLMEvalKit: PRED_FORMAT=tsv)"
+            )
+        if size > 1 << 20 and size > limits.ratio * max(info.compress_size, 1):
+            raise UnreadableFile(
+                f"{path}: part {info.filename} unpacks to {size:,} bytes from "
+                f"{info.compress_size:,} (more than {limits.ratio} times): a zip bomb, not a "
+                "spreadsheet a tool wrote"
+            )
+    if total > limits.total:
+        raise UnreadableFile(
+            f"{path}: its parts unpack to {total:,} bytes (at most {limits.total >> 20} MiB); "
+            "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
+        )
+    for info in infos:
+        if info.filename.lower().endswith("sharedstrings.xml"):
+            count = _count_shared_strings(book, info, limits.shared_strings)
+            if count > limits.shared_strings:
+                raise UnreadableFile(
+                    f"{path}: more than {limits.shared_strings:,} shared strings (in "
+                    f"{info.filename}); save the table as .tsv instead (VLMEvalKit: "
+                    "PRED_FORMAT=tsv)"
+                )
+
+
+def _broken_xlsx(path: Path, exc: Exception) -> UnreadableFile:
+    """One line for an .xlsx openpyxl could not read, naming what it found wrong."""
+    if isinstance(exc, zipfile.BadZipFile | zipfile.LargeZipFile):
+        why = f"not a zip archive ({exc})"
+    elif type(exc).__name__ == "ParseError":  # xml.etree's, from the XML of one of its parts
+        why = f"its XML does not parse ({exc})"
+    elif isinstance(exc, KeyError):
+        why = f"a part is missing ({exc})"
+    else:
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return UnreadableFile(f"{path}: not a readable .xlsx spreadsheet: {why}"[:500])
+
+
+def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         # Optional, and not in the lock: imported by name so the type checker needs no stubs.
         openpyxl = importlib.import_module("openpyxl")
@@ -335,14 +600,33 @@ def _iter_xlsx(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             f"{path}: reading .xlsx needs openpyxl (pip install openpyxl), or save the table as "
             ".tsv (VLMEvalKit: PRED_FORMAT=tsv)"
         ) from exc
-    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    try:
-        rows = book.worksheets[0].iter_rows(values_only=True)
-        header = next(rows, None)
-        if header is None:
-            return
-        names = [str(h) if h is not None else "" for h in header]
-        for n, values in enumerate(rows, start=2):
-            yield n, dict(zip(names, values, strict=False))
-    finally:
-        book.close()
+    with open_regular(path, within) as fh:
+        if not fh.read(1):
+            raise UnreadableFile(f"{path}: an empty file, not an .xlsx spreadsheet")
+        fh.seek(0)
+        try:
+            with zipfile.ZipFile(fh) as archive:
+                _check_xlsx(path, archive, XLSX_LIMITS)
+            fh.seek(0)
+            book = openpyxl.load_workbook(fh, read_only=True, data_only=True)
+        except UnreadableFile:
+            raise
+        except Exception as exc:  # openpyxl's errors on a broken workbook have many types
+            raise _broken_xlsx(path, exc) from None
+        try:
+            sheet = book.worksheets[0]
+            # The sheet's stated size is not trusted: a stated ``A1:XFD1048576`` would pad
+            # every row to 16,384 cells and add empty rows to a million.
+            sheet.reset_dimensions()
+            rows = sheet.iter_rows(values_only=True)
+            try:
+                header = next(rows, None)
+                if header is None:
+                    return
+                names = [str(h) if h is not None else "" for h in header]
+                for n, values in enumerate(rows, start=2):
+                    yield n, dict(zip(names, values, strict=False))
+            except Exception as exc:  # the sheet's XML, read as the rows are
+                raise _broken_xlsx(path, exc) from None
+        finally:
+            book.close()

@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmmprobe.data.base import DataError
+from lmmprobe.data.rows import nesting_reason, too_deep
 from lmmprobe.parse.dysca import DyscaReading, dysca_choice_lines, dysca_read
+from lmmprobe.predictions._stream import open_text
 
 if TYPE_CHECKING:
     from lmmprobe.metrics.embedding import SentenceEmbedder
@@ -73,14 +75,20 @@ class _Item:
 
 def _read_list(path: Path, role: str) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        with open_text(path) as fh:  # a regular file only, in the encoding its mark names
+            data = json.loads(fh.read())
+    except RecursionError:
+        raise DataError(f"{path}: the Dysca {role} file is {nesting_reason()}") from None
+    except (OSError, ValueError) as exc:
         raise DataError(f"{path}: cannot read the Dysca {role} file as JSON: {exc}") from exc
     if not isinstance(data, list):
         raise DataError(f"{path}: the Dysca {role} file must be a JSON list of entries")
     for i, entry in enumerate(data, start=1):
         if not isinstance(entry, dict):
             raise DataError(f"{path}:#{i}: expected an object, got {type(entry).__name__}")
+        deep = too_deep(entry)
+        if deep is not None:
+            raise DataError(f"{path}:#{i}: {deep}: {nesting_reason()}")
     return data
 
 

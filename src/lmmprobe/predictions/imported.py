@@ -73,6 +73,10 @@ class ImportedPrediction:
     ``hit``, MathVista's ``true_false``) as a number (1.0 correct, 0.0 wrong), or None."""
     fields: Mapping[str, Any] = field(default_factory=dict)
     """The row as read (JSON-safe values), shown on the sample page."""
+    refused: str | None = None
+    """Why the prediction was not read (``FILE:ROW: FIELD: why``: longer than
+    `lmmprobe.predictions._rows.MAX_PREDICTION`), `prediction` then empty; None when read. The
+    row is imported as an error with this message: counted in the error rate, never scored."""
 
 
 @dataclass(frozen=True)

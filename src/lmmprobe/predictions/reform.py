@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lmmprobe.data.base import DataError
+from lmmprobe.data.rows import nesting_reason, too_deep
 from lmmprobe.metrics.text import CaptionTokenizer
 from lmmprobe.parse import reform_choice
 from lmmprobe.parse.open_ended import (
@@ -73,11 +74,16 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
             records = [json.loads(line) for line in text.splitlines() if line.strip()]
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not JSON or JSON lines: {exc}") from exc
+    except RecursionError:
+        raise DataError(f"{path}: {nesting_reason()}") from None
     if not isinstance(records, list):
         raise DataError(f"{path}: expected a list of predictions")
     for i, r in enumerate(records, start=1):
         if not isinstance(r, dict):
             raise DataError(f"{path}:#{i}: expected an object, got {type(r).__name__}")
+        deep = too_deep(r)
+        if deep is not None:
+            raise DataError(f"{path}:#{i}: {deep}: {nesting_reason()}")
     return records
 
 
@@ -85,7 +91,7 @@ def _looks_like_jsonl(text: str) -> bool:
     first = text.split("\n", 1)[0].strip()
     try:
         return isinstance(json.loads(first), dict) and "\n" in text.strip()
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 

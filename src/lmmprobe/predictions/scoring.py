@@ -39,10 +39,11 @@ from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
+from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
 from lmmprobe.run.keys import ask_key
 from lmmprobe.run.scoring import score_response
-from lmmprobe.schema import FormulateConfig, Response, RunSpec, Sample, Score
+from lmmprobe.schema import ErrorInfo, FormulateConfig, Response, RunSpec, Sample, Score
 from lmmprobe.schema.judgement import Judgement
 
 __all__ = [
@@ -73,6 +74,9 @@ def detect_reader(path: Path, name: str | None = None) -> tuple[str, PredictionR
     """
     if not path.exists():
         raise DataError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        # A FIFO or a device is refused as what it is (reading it would hang or never end).
+        open_regular(path).close()
     if name is not None:
         return name, READERS.get(name)
     names = [n for n in READERS.names() if n != "mapped"] + ["mapped"]
@@ -247,7 +251,17 @@ def plan_import(
         # and shown as the response's reasoning, never read for the answer.
         thinking = pred.fields.get("thinking")
         reasoning = thinking if isinstance(thinking, str) and thinking else None
-        response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
+        if pred.refused is not None:
+            # An answer that was not read is an error, as a failed request is: stored with its
+            # reason, counted in the error rate, never scored as a wrong answer; and named.
+            if len(plan.problems) < MAX_PROBLEMS:
+                plan.problems.append(f"{pred.refused} (kept as an error row)")
+            response = Response(
+                key=ask.key,
+                error=ErrorInfo(type="unsupported_input", message=pred.refused, retryable=False),
+            )
+        else:
+            response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
         plan.rows.append((sample, ask, response, pred))
         plan.joined += 1
         if on_chunk is not None and len(plan.rows) >= CHUNK_ROWS:

@@ -32,9 +32,24 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from lmmprobe.data.rows import nesting_reason, too_deep
 from lmmprobe.metrics.benchmark_choice import mmmu_is_number, mmmu_open_correct
-from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
-from lmmprobe.predictions._stream import iter_jsonl, sha256_of
+from lmmprobe.predictions._rows import (
+    as_text,
+    as_verdict,
+    dig,
+    json_safe,
+    need,
+    prediction_text,
+    row_error,
+)
+from lmmprobe.predictions._stream import (
+    MAX_ELEMENT,
+    UnreadableFile,
+    iter_jsonl,
+    open_regular,
+    sha256_of,
+)
 from lmmprobe.predictions.imported import (
     READERS,
     ImportedPrediction,
@@ -42,7 +57,7 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
 )
 
-__all__ = ["UNTOLD_FIELD", "LmmsEvalSamples", "mmmu_layout", "mmmu_verdict"]
+__all__ = ["RESULTS_PROBLEM", "UNTOLD_FIELD", "LmmsEvalSamples", "mmmu_layout", "mmmu_verdict"]
 
 _ID_FIELDS = ("id", "pid", "question_id", "index")
 _LOGGED = frozenset(
@@ -231,6 +246,8 @@ class LmmsEvalSamples:
                     and "doc_id" in value
                     and ("resps" in value or "filtered_resps" in value)
                 )
+        except UnreadableFile:
+            raise  # the file itself is broken: say so, not that no layout fits
         except Exception:
             return False
         return False
@@ -259,9 +276,9 @@ class LmmsEvalSamples:
                 raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
             sid = _sample_id(where, row, doc, id_field)
             if "resps" in row:
-                prediction = as_text(where, "resps", _first_text(row["resps"]))
+                prediction, refused = prediction_text(where, "resps", _first_text(row["resps"]))
             else:
-                prediction = as_text(
+                prediction, refused = prediction_text(
                     where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
                 )
             filtered = _first_text(row.get("filtered_resps"))
@@ -275,6 +292,7 @@ class LmmsEvalSamples:
             if (
                 not judged
                 and reading is None
+                and refused is None
                 and isinstance(filtered, str)
                 and filtered != prediction
             ):
@@ -302,16 +320,49 @@ class LmmsEvalSamples:
                         **({UNTOLD_FIELD: True} if untold else {}),
                     }
                 ),
+                refused=refused,
             )
 
 
-def _results_detail(path: Path, task: str) -> dict[str, str]:
-    """Model, lmms-eval version and the task's published figures from ``DATE_results.json``."""
+RESULTS_PROBLEM = "results_file_problem"
+"""The origin's detail naming why ``DATE_results.json`` beside the log added nothing."""
+
+
+def _results_doc(path: Path) -> dict[str, Any] | str:
+    """``DATE_results.json`` as an object, or why it cannot be read (one sentence)."""
+    try:
+        with open_regular(path, path.parent) as fh:
+            raw = fh.read(MAX_ELEMENT + 1)
+    except UnreadableFile as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"{path}: cannot be read ({exc.strerror or exc})"
+    if len(raw) > MAX_ELEMENT:
+        return f"{path}: larger than {MAX_ELEMENT >> 20} MiB"
     try:
         # Bytes: json.loads detects UTF-8/16/32 and skips a byte-order mark itself.
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
+        doc = json.loads(raw)
+    except RecursionError:
+        return f"{path}: {nesting_reason()}"
+    except ValueError as exc:
+        return f"{path}: not valid JSON ({exc})"
+    if not isinstance(doc, dict):
+        return f"{path}: expected a JSON object, got {type(doc).__name__}"
+    deep = too_deep(doc)
+    if deep is not None:
+        return f"{path}: {deep}: {nesting_reason()}"
+    return doc
+
+
+def _results_detail(path: Path, task: str) -> dict[str, str]:
+    """Model, lmms-eval version and the task's published figures from ``DATE_results.json``.
+
+    The file only adds to the origin: one that cannot be read is named there (under
+    `RESULTS_PROBLEM`), and the log is read all the same.
+    """
+    doc = _results_doc(path)
+    if isinstance(doc, str):
+        return {"results_file": path.name, RESULTS_PROBLEM: doc}
     out: dict[str, str] = {"results_file": path.name}
     for key in ("model_name", "model_source", "lmms_eval_version", "git_hash", "date"):
         if isinstance(doc.get(key), str):

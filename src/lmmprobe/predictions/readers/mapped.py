@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.predictions._rows import as_text, as_verdict, dig, json_safe, need, row_error
+from lmmprobe.predictions._rows import (
+    as_text,
+    as_verdict,
+    dig,
+    json_safe,
+    need,
+    prediction_text,
+    row_error,
+)
 from lmmprobe.predictions._stream import (
     first_json_char,
     iter_json,
@@ -128,7 +136,9 @@ class MappedFile:
                     "missing: a row needs an id (to join the benchmark) or its "
                     f"gold ({fm['gold']}); map them with --field id=...,gold=...",
                 )
-            prediction = as_text(where, fm["prediction"], need(where, row, fm["prediction"]))
+            prediction, refused = prediction_text(
+                where, fm["prediction"], need(where, row, fm["prediction"])
+            )
             try:
                 extraction: str | None = as_text(
                     where, fm["extraction"], dig(row, fm["extraction"])
@@ -147,6 +157,7 @@ class MappedFile:
                 tool_extraction=extraction,
                 tool_verdict=verdict,
                 fields=json_safe(dict(row)),
+                refused=refused,
             )
 
 

@@ -14,8 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.predictions._rows import as_text, as_verdict, json_safe, need, row_error
-from lmmprobe.predictions._stream import first_json_char, iter_json, sha256_of
+from lmmprobe.predictions._rows import (
+    as_text,
+    as_verdict,
+    json_safe,
+    need,
+    prediction_text,
+    row_error,
+)
+from lmmprobe.predictions._stream import UnreadableFile, first_json_char, iter_json, sha256_of
 from lmmprobe.predictions.imported import (
     READERS,
     ImportedPrediction,
@@ -43,6 +50,8 @@ class MathVistaOutputs:
                     and "response" in value
                     and ("pid" in value or "query" in value)
                 )
+        except UnreadableFile:
+            raise  # the file itself is broken: say so, not that no layout fits
         except Exception:
             return False
         return False
@@ -67,7 +76,7 @@ class MathVistaOutputs:
                     where, "(record)", f"expected an object, got {type(value).__name__}"
                 )
             record: dict[str, Any] = value
-            response = as_text(where, "response", need(where, record, "response"))
+            response, refused = prediction_text(where, "response", need(where, record, "response"))
             pid = as_text(where, "pid", record.get("pid", key))
             if pid != key:
                 raise row_error(where, "pid", f"{pid!r} differs from its key {key!r}")
@@ -85,6 +94,7 @@ class MathVistaOutputs:
                 # as judged, and unjudged (`lmmprobe.predictions.scoring.recorded_judgement`).
                 tool_judged="extraction" in record,
                 tool_verdict=as_verdict(where, "true_false", record.get("true_false")),
+                refused=refused,
                 fields=json_safe(
                     {
                         k: record[k]

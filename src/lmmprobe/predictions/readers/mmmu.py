@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.predictions._rows import as_text, json_safe, need, row_error
-from lmmprobe.predictions._stream import first_json_char, iter_json, sha256_of
+from lmmprobe.predictions._rows import as_text, json_safe, need, prediction_text, row_error
+from lmmprobe.predictions._stream import UnreadableFile, first_json_char, iter_json, sha256_of
 from lmmprobe.predictions.imported import (
     READERS,
     ImportedPrediction,
@@ -61,6 +61,8 @@ class MMMUOutputs:
                 and isinstance(key, str)
                 and key.split("_", 1)[0] in ("dev", "validation", "test")
             )
+        except UnreadableFile:
+            raise  # the file itself is broken: say so, not that no layout fits
         except Exception:
             return False
 
@@ -84,24 +86,27 @@ class MMMUOutputs:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """Records in file order (subjects sorted by name); rows count across the files."""
         row = 0
+        # A subject's file must be a regular file inside the model folder: a link out of it
+        # (to /dev/zero, say) or a FIFO is refused by name, never read.
+        within = path if path.is_dir() else None
         for file in _outputs(path):
-            if first_json_char(file) == "{":
-                for n, key, value in iter_json(file):
+            if first_json_char(file, within) == "{":
+                for n, key, value in iter_json(file, within):
                     row += 1
                     where = f"{file}:#{n} (id {key})"
                     if isinstance(value, list):  # MMMU's multi-answer open questions
-                        text = ", ".join(as_text(where, "answer", v) for v in value)
-                    else:
-                        text = as_text(where, "answer", value)
+                        value = ", ".join(as_text(where, "answer", v) for v in value)
+                    text, refused = prediction_text(where, "answer", value)
                     yield ImportedPrediction(
                         row=row,
                         sample_id=key,
                         prediction=text,
-                        tool_extraction=text,
+                        tool_extraction=text if refused is None else None,
                         fields={"id": key, "parsed": json_safe(value)},
+                        refused=refused,
                     )
                 continue
-            for n, _, value in iter_json(file):
+            for n, _, value in iter_json(file, within):
                 row += 1
                 where = f"{file}:#{n}"
                 if not isinstance(value, dict):
@@ -111,7 +116,9 @@ class MMMUOutputs:
                 record: dict[str, Any] = value
                 sid = as_text(where, "id", need(where, record, "id"), allow_number=False)
                 where = f"{file}:#{n} (id {sid})"
-                response = as_text(where, "response", need(where, record, "response"))
+                response, refused = prediction_text(
+                    where, "response", need(where, record, "response")
+                )
                 gold = record.get("answer")
                 if isinstance(gold, list):
                     gold_v: str | list[str] | None = [as_text(where, "answer", g) for g in gold]
@@ -129,6 +136,7 @@ class MMMUOutputs:
                             if k in record
                         }
                     ),
+                    refused=refused,
                 )
 
 

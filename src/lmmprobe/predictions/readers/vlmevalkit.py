@@ -39,8 +39,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.predictions._rows import as_text, as_verdict, json_safe, need, row_error
-from lmmprobe.predictions._stream import iter_table, sha256_of
+from lmmprobe.predictions._rows import (
+    as_text,
+    as_verdict,
+    json_safe,
+    need,
+    prediction_text,
+    row_error,
+)
+from lmmprobe.predictions._stream import UnreadableFile, iter_table, sha256_of
 from lmmprobe.predictions.imported import (
     READERS,
     ImportedPrediction,
@@ -122,6 +129,8 @@ class VLMEvalKitTable:
         try:
             for _, row in iter_table(path):
                 return "index" in row and "prediction" in row
+        except UnreadableFile:
+            raise  # the file itself is broken: say so, not that no layout fits
         except Exception:
             return False
         return False
@@ -136,7 +145,7 @@ class VLMEvalKitTable:
             beside = _predictions_beside(path, m["stem"])
             if beside is not None and self._groups(path):
                 detail["predictions"] = beside.name
-                detail["predictions_sha256"] = sha256_of(beside)
+                detail["predictions_sha256"] = sha256_of(beside, within=path.parent)
         return Origin(self.tool, str(path), sha256_of(path), detail)
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
@@ -180,7 +189,7 @@ class VLMEvalKitTable:
                         reading = group.reading(0) if group is not None else None
             if group_of is not None and number is not None and number < _GROUP:
                 row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
-            yield _prediction(n, index, prediction, gold, hit, reading, row)
+            yield _prediction(where, n, index, prediction, gold, hit, reading, row)
 
     def _groups(self, path: Path) -> dict[int, _Group]:
         """A CircularEval result table's groups by first index; empty for any other table."""
@@ -204,7 +213,7 @@ class VLMEvalKitTable:
         # The copies' texts, for the groups whose log has an entry per copy: each entry is
         # found by the exact text written for its copy's gold and prediction.
         texts: dict[int, dict[int, Copy]] = {}
-        for n, row in iter_table(beside):
+        for n, row in iter_table(beside, beside.parent):
             first = _int(row.get("index"))
             if first is None:
                 continue
@@ -221,7 +230,7 @@ class VLMEvalKitTable:
                 known = texts.get(g, {})
                 copies = [known.get(i, ("", None)) for i in rank.get(g, [])]
                 logs[g] = circular_log(group.text, copies)
-        for n, row in iter_table(beside):
+        for n, row in iter_table(beside, beside.parent):
             where = f"{beside}:row {n}"
             index, prediction, gold = _basics(where, row)
             number = _int(index)
@@ -243,7 +252,7 @@ class VLMEvalKitTable:
                 "group_log": group.text,
                 "rolling": rolling,
             }
-            yield _prediction(n, index, prediction, gold, verdict, reading, fields)
+            yield _prediction(where, n, index, prediction, gold, verdict, reading, fields)
 
 
 def _whole(log: str) -> bool:
@@ -271,6 +280,7 @@ def _letter(reading: LogReading | None, gold: str | None) -> str | None:
 
 
 def _prediction(
+    where: str,
     n: int,
     index: str,
     prediction: str,
@@ -282,10 +292,11 @@ def _prediction(
     letter = _letter(reading, gold)
     if reading is not None and reading.by in ("rule", "judge") and letter is None:
         reading = None  # "read the gold" on a row without its gold: nothing to record
+    text, refused = prediction_text(where, "prediction", prediction)
     return ImportedPrediction(
         row=n,
         sample_id=index,
-        prediction=prediction,
+        prediction=text,
         gold=gold,
         # VLMEvalKit's ``answer`` is the option's letter (its datasets' convention).
         gold_names="letter",
@@ -294,6 +305,7 @@ def _prediction(
         tool_decided_by=reading.by if reading is not None else None,
         tool_verdict=verdict,
         fields=json_safe({k: v for k, v in row.items() if k not in ("image", "image_path") and k}),
+        refused=refused,
     )
 
 

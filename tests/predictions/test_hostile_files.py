@@ -1,0 +1,394 @@
+"""Hostile prediction files (issue 34, items 6 and 7), through the ``lmmprobe`` console script.
+
+Each file of the issue is built here (zip bombs are a few kilobytes of deflated repetition):
+spreadsheets too large once unpacked, broken or carrying XML entities; JSON nested 1,000 deep;
+a lmms-eval ``*_results.json`` that is not an object; an MMMU folder whose ``output.json`` is a
+link to ``/dev/zero``, a FIFO or a link out of the folder; an over-long JSON Lines line; an
+over-long prediction. Each ends in one line naming the file and what is wrong (or, for the
+over-long prediction, an error row while the other rows are read), within a generous time
+bound, never a traceback or a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.predictions._stream import iter_table
+
+NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+PKG = "http://schemas.openxmlformats.org/package/2006"
+SHEET = (
+    f'<worksheet xmlns="{NS}"><sheetData>'
+    '<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c>'
+    '<c r="C1" t="inlineStr"><is><t>answer</t></is></c></row>'
+    '<row r="2"><c r="A2"><v>1</v></c><c r="B2" t="s"><v>2</v></c>'
+    '<c r="C2" t="inlineStr"><is><t>A</t></is></c></row>'
+    "</sheetData></worksheet>"
+)
+"""A VLMEvalKit table of one row: ``index`` 1, ``prediction`` the third shared string."""
+SST = f'<sst xmlns="{NS}"><si><t>index</t></si><si><t>prediction</t></si>'.encode()
+
+
+def _parts() -> dict[str, str]:
+    """The parts of a minimal workbook with a shared-string table (Excel's own layout)."""
+    ct = "application/vnd.openxmlformats-officedocument.spreadsheetml"
+    return {
+        "[Content_Types].xml": (
+            f'<Types xmlns="{PKG}/content-types">'
+            f'<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.'
+            'relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+            f'<Override PartName="/xl/workbook.xml" ContentType="{ct}.sheet.main+xml"/>'
+            f'<Override PartName="/xl/worksheets/sheet1.xml" ContentType="{ct}.worksheet+xml"/>'
+            f'<Override PartName="/xl/sharedStrings.xml" ContentType="{ct}.sharedStrings+xml"/>'
+            "</Types>"
+        ),
+        "_rels/.rels": (
+            f'<Relationships xmlns="{PKG}/relationships"><Relationship Id="rId1" '
+            f'Type="{REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>'
+        ),
+        "xl/workbook.xml": (
+            f'<workbook xmlns="{NS}" xmlns:r="{REL}"><sheets>'
+            '<sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>'
+        ),
+        "xl/_rels/workbook.xml.rels": (
+            f'<Relationships xmlns="{PKG}/relationships">'
+            f'<Relationship Id="rId1" Type="{REL}/worksheet" Target="worksheets/sheet1.xml"/>'
+            f'<Relationship Id="rId2" Type="{REL}/sharedStrings" Target="sharedStrings.xml"/>'
+            "</Relationships>"
+        ),
+        "xl/worksheets/sheet1.xml": SHEET,
+    }
+
+
+def xlsx(path: Path, shared: Iterator[bytes], sheet: str = SHEET) -> Path:
+    """A workbook at `path` whose shared-string table is the concatenated `shared` blocks.
+
+    Written as a stream, so a table of a gigabyte costs the test no memory.
+    """
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as book:
+        for name, text in (_parts() | {"xl/worksheets/sheet1.xml": sheet}).items():
+            book.writestr(name, text)
+        with book.open("xl/sharedStrings.xml", "w", force_zip64=True) as part:
+            for block in shared:
+                part.write(block)
+    return path
+
+
+def _one_string(size: int) -> Iterator[bytes]:
+    yield SST + b"<si><t>"
+    for _ in range(size >> 20):
+        yield b"A" * (1 << 20)
+    yield b"</t></si></sst>"
+
+
+def _tiny_strings(count: int, *, unique: bool) -> Iterator[bytes]:
+    yield SST + b"<si><t>A</t></si>"
+    step = 100_000
+    for start in range(0, count, step):
+        if unique:
+            yield b"".join(b"<si><t>%d</t></si>" % i for i in range(start, start + step))
+        else:
+            yield b"<si><t/></si>" * step
+    yield b"</sst>"
+
+
+def _entities(dtd: str, text: str) -> Iterator[bytes]:
+    yield f'<?xml version="1.0"?><!DOCTYPE sst [{dtd}]>'.encode() + SST
+    yield f"<si><t>{text}</t></si></sst>".encode()
+
+
+def _laughs() -> str:
+    """The billion laughs: ten entities each ten times the one before."""
+    defs = ['<!ENTITY a0 "lol">']
+    defs += [f'<!ENTITY a{i} "{f"&a{i - 1};" * 10}">' for i in range(1, 10)]
+    return "".join(defs)
+
+
+def _import(path: Path, tmp_path: Path, *more: str, timeout: float = 120) -> tuple[int, str]:
+    done = lmmprobe(
+        "import", path, "--model", "m", "--db", tmp_path / "runs.db", *more, timeout=timeout
+    )
+    return done.returncode, done.stdout + done.stderr
+
+
+def _one_line_error(code: int, out: str, path: Path, *why: str) -> None:
+    assert code == 2, out
+    assert "Traceback" not in out, out
+    assert "no reader recognises" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"error: {path}"), out
+    for words in why:
+        assert words in lines[0], out
+
+
+# --------------------------------------------------------------------------- spreadsheets
+
+
+def _peak_rss_mib(*args: str | Path) -> tuple[int, str, float]:
+    """Run the console script in a child of a child and report the grandchild's peak RSS."""
+    exe = Path(sys.executable).parent / "lmmprobe"
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=300)\n"
+        "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+        "print(done.returncode, peak)\n"
+        "sys.stderr.write(done.stdout + done.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(exe), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=320,
+        check=False,
+    )
+    code, peak = done.stdout.split()
+    return int(code), done.stderr, float(peak)
+
+
+@pytest.mark.parametrize("reader", [(), ("--reader", "vlmevalkit")])
+def test_a_64_mib_shared_string_in_70_kb_is_refused_from_the_zip_directory(
+    tmp_path: Path, reader: tuple[str, ...]
+) -> None:
+    # The issue's file: 70 KB holding one 64 MiB shared string took 2.5 GB to read.
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _one_string(64 << 20))
+    assert book.stat().st_size < 100_000
+    code, out, peak = _peak_rss_mib(
+        "import", book, "--model", "m", "--db", tmp_path / "runs.db", *reader
+    )
+    _one_line_error(code, out, book, "xl/sharedStrings.xml", "zip bomb")
+    assert peak < 1024, f"peak RSS {peak:.0f} MiB"
+
+
+def test_a_gigabyte_in_a_megabyte_is_refused_before_openpyxl_reads_it(tmp_path: Path) -> None:
+    # 1 MB holding 1 GiB ran four minutes into a MemoryError.
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _one_string(1 << 30))
+    assert book.stat().st_size < 2_000_000
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, "unpacks to 1,073,741,", "at most 256 MiB per part")
+
+
+def test_thirty_million_tiny_shared_strings_are_refused_at_once(tmp_path: Path) -> None:
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _tiny_strings(30_000_000, unique=False))
+    code, out = _import(book, tmp_path, timeout=60)
+    _one_line_error(code, out, book, "xl/sharedStrings.xml")
+
+
+def test_more_shared_strings_than_the_limit_are_refused_even_when_they_compress_plainly(
+    tmp_path: Path,
+) -> None:
+    # Distinct strings compress as a tool's text does: the count itself is what is refused.
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _tiny_strings(1_000_000, unique=True))
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, "more than 1,000,000 shared strings")
+
+
+BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {
+    "empty": (lambda p: p.write_bytes(b""), "an empty file"),
+    "not-a-zip": (lambda p: p.write_text("index\tprediction\n1\tA\n"), "not a zip archive"),
+    "entity-bomb": (
+        lambda p: xlsx(p, _entities(_laughs(), "&a9;")),
+        "amplification",
+    ),
+    "undefined-entity": (
+        lambda p: xlsx(p, _entities("", "&nowhere;")),
+        "undefined entity",
+    ),
+}
+
+
+@pytest.mark.parametrize("reader", [(), ("--reader", "vlmevalkit")])
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_a_broken_spreadsheet_is_one_line_naming_the_file(
+    tmp_path: Path, kind: str, reader: tuple[str, ...]
+) -> None:
+    make, why = BROKEN[kind]
+    book = tmp_path / "Model_MMBench_DEV_EN.xlsx"
+    make(book)
+    code, out = _import(book, tmp_path, *reader, timeout=60)
+    _one_line_error(code, out, book, why)
+
+
+def test_a_spreadsheet_that_is_fine_still_imports(tmp_path: Path) -> None:
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", iter([SST + b"<si><t>A</t></si></sst>"]))
+    code, out = _import(book, tmp_path)
+    assert code == 0, out
+    assert "1 predictions joined" in out
+
+
+def test_a_stated_sheet_size_is_not_trusted(tmp_path: Path) -> None:
+    # A sheet claiming A1:XFD1048576 made openpyxl pad every row to 16,384 cells: 20,000 rows
+    # took about 18 s here (a million, a quarter of an hour), and each row had a phantom column.
+    rows = "".join(
+        f'<row r="{i}"><c r="A{i}"><v>{i}</v></c><c r="B{i}" t="s"><v>2</v></c>'
+        f'<c r="C{i}" t="inlineStr"><is><t>A</t></is></c></row>'
+        for i in range(2, 20_002)
+    )
+    head, _, _ = SHEET.partition('<row r="2">')
+    claimed = head.replace("<sheetData>", '<dimension ref="A1:XFD1048576"/><sheetData>')
+    shared = iter([SST + b"<si><t>A</t></si></sst>"])
+    book = xlsx(tmp_path / "M_D.xlsx", shared, claimed + rows + "</sheetData></worksheet>")
+    started = time.monotonic()
+    read = [row for _, row in iter_table(book)]
+    assert time.monotonic() - started < 10  # a generous bound: about 1.5 s
+    assert len(read) == 20_000
+    assert all(list(row) == ["index", "prediction", "answer"] for row in read)
+
+
+# --------------------------------------------------------------------------- prediction files
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("depth", [150, 1000, 100_000])
+@pytest.mark.parametrize("layout", ["jsonl", "json-array", "mathvista", "mmmu-folder"])
+def test_json_nested_too_deep_is_one_line_in_every_reader(
+    tmp_path: Path, layout: str, depth: int
+) -> None:
+    # 1,000 levels gave a RecursionError traceback; the data loader refuses past 100 levels,
+    # and so does every reader now, with the same words.
+    deep = json.loads(_nested(depth)) if depth < 900 else None
+    text = json.dumps(deep) if deep is not None else _nested(depth)
+    if layout == "jsonl":
+        path = tmp_path / "answers.jsonl"
+        path.write_text(f'{{"id": "a", "prediction": {text}, "gold": "x"}}\n')
+    elif layout == "json-array":
+        path = tmp_path / "answers.json"
+        path.write_text(f'[{{"id": "a", "prediction": "x", "gold": "x", "meta": {text}}}]')
+    elif layout == "mathvista":
+        path = tmp_path / "output_m.json"
+        path.write_text(f'{{"1": {{"pid": "1", "response": "2", "query": {text}}}}}')
+    else:
+        path = tmp_path / "llava"
+        (path / "Art").mkdir(parents=True)
+        (path / "Art" / "output.json").write_text(
+            '[{"id": "validation_Art_1", "question_type": "open", "answer": "x", '
+            f'"response": "x", "more": {text}}}]'
+        )
+    code, out = _import(path, tmp_path, timeout=60)
+    assert code == 2, out
+    assert "Traceback" not in out and "RecursionError" not in out, out
+    assert "nested more than 100 levels deep" in out, out
+    assert len([line for line in out.splitlines() if line.strip()]) == 1, out
+
+
+def _lmms_eval_log(folder: Path) -> Path:
+    log = folder / "20250101_samples_mmmu_val.jsonl"
+    row = {"doc_id": 0, "target": "A", "resps": [["A"]], "filtered_resps": ["A"]}
+    log.write_text(json.dumps(row) + "\n")
+    return log
+
+
+@pytest.mark.parametrize("results", ["[1, 2, 3]", '"text"', "null", _nested(1000)])
+def test_a_lmms_eval_results_file_that_is_not_an_object_is_named_not_a_traceback(
+    tmp_path: Path, results: str
+) -> None:
+    log = _lmms_eval_log(tmp_path)
+    (tmp_path / "20250101_results.json").write_text(results)
+    done = lmmprobe(
+        "import", log, "--model", "m", "--db", tmp_path / "runs.db", "--format", "json",
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    detail = json.loads(done.stdout)["origin"]["detail"]
+    assert detail["results_file"] == "20250101_results.json"
+    assert "20250101_results.json" in detail["results_file_problem"]
+
+
+def _mmmu_folder(root: Path) -> Path:
+    folder = root / "llava"
+    (folder / "Art").mkdir(parents=True)
+    record = {"id": "validation_Art_1", "question_type": "open", "answer": "x", "response": "x"}
+    (folder / "Art" / "output.json").write_text(json.dumps([record]))
+    (folder / "Music").mkdir()
+    return folder
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "link-out"])
+@pytest.mark.parametrize("reader", [(), ("--reader", "mmmu")])
+def test_an_mmmu_folder_reads_regular_files_inside_it_only(
+    tmp_path: Path, kind: str, reader: tuple[str, ...]
+) -> None:
+    # A link to /dev/zero or a FIFO as a subject's output.json hung forever.
+    folder = _mmmu_folder(tmp_path)
+    bad = folder / "Music" / "output.json"
+    if kind == "dev-zero":
+        bad.symlink_to("/dev/zero")
+        why = "outside"
+    elif kind == "fifo":
+        os.mkfifo(bad)
+        why = "a FIFO, not a regular file"
+    else:
+        outside = tmp_path / "elsewhere.json"
+        outside.write_text("[]")
+        bad.symlink_to(outside)
+        why = "outside"
+    code, out = _import(folder, tmp_path, *reader, timeout=60)
+    assert code == 2, out
+    assert "Traceback" not in out, out
+    assert f"{bad}: " in out and why in out, out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("name", ["answers.jsonl", "output_m.json", "M_D.xlsx"])
+def test_a_fifo_given_as_the_file_is_refused_at_once(tmp_path: Path, name: str) -> None:
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    code, out = _import(fifo, tmp_path, timeout=60)
+    _one_line_error(code, out, fifo, "a FIFO, not a regular file")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_a_line_over_the_element_limit_is_refused_like_a_json_element(
+    tmp_path: Path, suffix: str
+) -> None:
+    # JSON elements were capped at 64 MiB, JSON Lines lines and CSV fields not at all: one
+    # rule now.
+    path = tmp_path / f"answers{suffix}"
+    with path.open("w") as fh:
+        if suffix == ".jsonl":
+            fh.write('{"id": "a", "prediction": "x", "gold": "x"}\n{"id": "b", "prediction": "')
+        else:
+            fh.write("id,prediction,gold\nb,")
+        for _ in range(65):
+            fh.write("y" * (1 << 20))
+        fh.write('", "gold": "x"}\n' if suffix == ".jsonl" else ",x\n")
+    code, out = _import(path, tmp_path, timeout=120)
+    _one_line_error(code, out, path, f"{path}:2:", "longer than 64 MiB")
+
+
+def test_an_over_long_prediction_is_an_error_row_and_the_other_rows_are_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "answers.jsonl"
+    rows = [
+        {"id": "a", "prediction": "cat", "gold": "cat"},
+        {"id": "b", "prediction": "dog " * 300_000, "gold": "dog"},
+        {"id": "c", "prediction": "cow", "gold": "cow"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = lmmprobe(
+        "import", path, "--model", "m", "--db", tmp_path / "runs.db", "--format", "json",
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 3
+    assert doc["metrics"]["error_rate"]["value"] == pytest.approx(1 / 3)
+    assert doc["metrics"]["accuracy"]["value"] == 1.0  # the two read rows, both right
+    (note,) = doc["problems"]
+    assert note.startswith(f"{path}:2: prediction: an answer of 1,200,000 characters")
