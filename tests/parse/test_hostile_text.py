@@ -1,15 +1,17 @@
 """Model answers of any length and shape are read in bounded time (issue 34, item 1).
 
 Every reader of a model's answer (the matchers, refusal detection, the thinking split, the
-open-ended rules) is run on long adversarial answers (`tests.bounded.SHAPES`, 100,000
+open-ended rules, the benchmarks' rule-based readings) is run on long adversarial answers (`tests.bounded.SHAPES`, 100,000
 characters) under a generous time bound, and on answers hypothesis strings together from the
 same troublesome pieces. Before, lmmprobe's matcher took quadratic time on an answer phrase
-followed by a long run of spaces ("The answer is" + 20,000 spaces + "x": 7 s; 100,000: minutes).
+followed by a long run of spaces ("The answer is" + 20,000 spaces + "x": 7 s; 100,000: minutes),
+and MMMU's reading of an open answer on a long run of digits (40,000 digits and a letter: 51 s).
 Answers are never cut: a long answer whose mark comes last is still read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 
@@ -18,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.bounded import SHAPES, bounded, bounded_each
 
+from lmmprobe.metrics import benchmark_choice
 from lmmprobe.parse.dysca import dysca_matcher
 from lmmprobe.parse.extract import extract_choice
 from lmmprobe.parse.open_ended import (
@@ -51,6 +54,14 @@ READERS: dict[str, Callable[[str], object]] = {
     "KIE, ReForm-Eval": lambda t: reform_kie_correct(t, ["5", "1,000"]),
     "KIE, strict": lambda t: kie_correct_strict(t, "$5"),
     "VQA normalization": normalize_vqa_answer,
+    "MME": benchmark_choice.mme_read,
+    "POPE": benchmark_choice.pope_read,
+    "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
+    "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
+    "MMMU open": benchmark_choice.mmmu_parse_open,
+    "MathVista rules": lambda t: benchmark_choice.mathvista_read(
+        t, ["a", "b"], "multi_choice", "text", None
+    ),
 }
 
 
@@ -99,3 +110,20 @@ RUNS = st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 3000)), max_si
 @given(runs=RUNS, reader=st.sampled_from(sorted(READERS)))
 def test_fuzzed_answers_are_read_in_bounded_time(runs: list[tuple[str, int]], reader: str) -> None:
     bounded(READERS[reader], "".join(piece * count for piece, count in runs))
+
+
+# MMMU's released patterns (mmmu/utils/eval_utils.py extract_numbers), as they were before.
+RELEASED = {
+    "_SCIENTIFIC": re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+"),
+    "_SIMPLE": re.compile(r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])"),
+}
+NUMBER_PIECES = [*"0123456789.,eE-+x _", "\u0663", "12", "1.5", "3e4"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(NUMBER_PIECES), max_size=16))
+def test_mmmu_numbers_are_the_released_patterns_numbers(pieces: list[str]) -> None:
+    # Read in linear time now (no match starts inside a run of digits): the same numbers.
+    text = "".join(pieces)
+    for name, released in RELEASED.items():
+        assert getattr(benchmark_choice, name).findall(text) == released.findall(text)
