@@ -20,7 +20,7 @@ N = 4
 
 
 def _shown(first: str, second: str) -> str:
-    return f"[Answer A]\n{first}\n\n[Answer B]\n{second}"
+    return f"[Answer A]\n<answer_a>\n{first}\n</answer_a>\n\n[Answer B]\n<answer_b>\n{second}\n</answer_b>"
 
 
 JUDGE = [

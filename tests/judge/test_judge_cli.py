@@ -56,10 +56,10 @@ def _results(out: Path) -> dict[str, Any]:
 
 
 CHOICE_JUDGE = [
-    ("Answer: I would say the feline one", "A"),  # correct
-    ("Answer: Probably the barking one", "(B)"),  # wrong
-    ("Answer: hmm, the grumpy one", "I cannot tell, maybe"),  # unreadable
-    ("Answer: zzz unclear", "!fail"),  # failing judge
+    ("<model_answer>\nI would say the feline one", "A"),  # correct
+    ("<model_answer>\nProbably the barking one", "(B)"),  # wrong
+    ("<model_answer>\nhmm, the grumpy one", "I cannot tell, maybe"),  # unreadable
+    ("<model_answer>\nzzz unclear", "!fail"),  # failing judge
 ]
 
 
@@ -78,7 +78,7 @@ def test_choice_judge_reads_only_what_rules_cannot(tmp_path: Path) -> None:
     res = _results(out)
     (model,) = res["models"].values()
     judge = model["judge"]
-    assert judge["protocols"] == {"lmmprobe-choice": "1"}
+    assert judge["protocols"] == {"lmmprobe-choice": "2"}
     assert judge["decided"] == {"rule": 2, "judge": 2, "unjudged": 2}
     assert judge["calls"][f"openai:judge-a@{url}"]["errors"] == 1
     # Judged figure: q1 right, q2 wrong (rules), q3 right, q4 wrong (judge): 2/4.
@@ -89,7 +89,7 @@ def test_choice_judge_reads_only_what_rules_cannot(tmp_path: Path) -> None:
     assert "lmmprobe-choice" in res["manifest"]["judge"]["protocols"]
     assert "2 by rule, 2 by judge, 2 unjudged" in proc.stdout
     md = (out / "results.md").read_text()
-    assert "## Judges" in md and "lmmprobe-choice (version 1)" in md
+    assert "## Judges" in md and "lmmprobe-choice (version 2)" in md
     # Stored verdicts, with the reason of each unjudged one.
     with sqlite3.connect(db) as conn:
         rows = dict(
@@ -132,7 +132,7 @@ def test_resume_asks_only_failed_judge_calls_again(tmp_path: Path) -> None:
 def test_judge_when_always_and_agreement_with_rules(tmp_path: Path) -> None:
     data = _rows(tmp_path / "rows.jsonl")
     out = tmp_path / "o"
-    replies = [("Answer: (A)", "A"), ("Answer: (B)", "A"), *CHOICE_JUDGE]
+    replies = [("<model_answer>\n(A)", "A"), ("<model_answer>\n(B)", "A"), *CHOICE_JUDGE]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
         proc = _run(
@@ -154,10 +154,10 @@ def test_several_judges_majority(tmp_path: Path) -> None:
     # judge-b always says B, judge-c says the gold A: per answer A/B/A → majority A (q3),
     # and on q4 B/B/A → B.
     replies = [
-        ("Answer: I would say the feline one", "A"),
-        ("Answer: Probably the barking one", "B"),
-        ("Answer: hmm, the grumpy one", "A"),
-        ("Answer: zzz unclear", "B"),
+        ("<model_answer>\nI would say the feline one", "A"),
+        ("<model_answer>\nProbably the barking one", "B"),
+        ("<model_answer>\nhmm, the grumpy one", "A"),
+        ("<model_answer>\nzzz unclear", "B"),
     ]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
@@ -187,8 +187,8 @@ def test_two_judges_who_differ_cohen_kappa(tmp_path: Path) -> None:
     b = ["A", "A", "A", "B"]
     texts = [q for q in ("I would say the feline one", "Probably the barking one",
                          "hmm, the grumpy one", "zzz unclear")]  # fmt: skip
-    replies = [(f"@judge-a Answer: {t}", x) for t, x in zip(texts, a, strict=True)]
-    replies += [(f"@judge-b Answer: {t}", x) for t, x in zip(texts, b, strict=True)]
+    replies = [(f"@judge-a <model_answer>\n{t}", x) for t, x in zip(texts, a, strict=True)]
+    replies += [(f"@judge-b <model_answer>\n{t}", x) for t, x in zip(texts, b, strict=True)]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
         proc = _run(
@@ -225,9 +225,9 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
         ("What is 2+2", "five"),
     ]
     judge = [
-        ("Model's answer: Paris, of course", "5"),
-        ("Model's answer: It is grey", "Grade: 2"),
-        ("Model's answer: five", "no idea"),
+        ("<model_answer>\nParis, of course", "5"),
+        ("<model_answer>\nIt is grey", "Grade: 2"),
+        ("<model_answer>\nfive", "no idea"),
     ]
     with FakeOpenAIServer(reply_table=[*judge, *model_replies]) as server:
         url = server.base_url
@@ -237,16 +237,16 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     (model,) = _results(tmp_path / "o")["models"].values()
-    assert model["judge"]["protocols"] == {"lmmprobe-open": "1:1-5"}
+    assert model["judge"]["protocols"] == {"lmmprobe-open": "2:1-5"}
     assert model["metrics"]["judge_score"]["value"] == pytest.approx(3.5)
     assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(2 / 3)
 
     # Two judges grading: the judged figure is their mean grade; Krippendorff's alpha
     # (interval) over both judges' grades, the unreadable one missing.
     judges = [
-        ("@judge-b Model's answer: Paris, of course", "4"),
-        ("@judge-b Model's answer: It is grey", "1"),
-        ("@judge-b Model's answer: five", "1"),
+        ("@judge-b <model_answer>\nParis, of course", "4"),
+        ("@judge-b <model_answer>\nIt is grey", "1"),
+        ("@judge-b <model_answer>\nfive", "1"),
         *judge,
     ]
     with FakeOpenAIServer(reply_table=[*judges, *model_replies]) as server:
@@ -289,7 +289,7 @@ def test_a_judge_cut_off_inside_its_thinking_is_unjudged_as_truncated(tmp_path: 
     data = _rows(tmp_path / "rows.jsonl")
     db, out = tmp_path / "db", tmp_path / "o"
     judge = [  # q3 is read from the answer after the thinking; q4-q6 stop inside it
-        ("Answer: I would say the feline one", "<think>Barking? (B)?</think>\n\n(A)"),
+        ("<model_answer>\nI would say the feline one", "<think>Barking? (B)?</think>\n\n(A)"),
         *[(ask, "<think>It could be (A), but") for ask, _ in CHOICE_JUDGE[1:]],
     ]
     with FakeOpenAIServer(reply_table=_table(judge)) as server:

@@ -35,9 +35,9 @@ def test_run_page_and_report_name_the_judge_and_protocol_version(tmp_path: Path)
     with client(db) as c:
         page = c.get(f"/runs/{run_id}").text
     assert 'id="judges"' in page
-    assert 'lmmprobe-choice</span> version <span class="mono">1</span>' in page
+    assert 'lmmprobe-choice</span> version <span class="mono">2</span>' in page
     assert "judge&lt;x&gt;" in page and "judge<x>" not in page  # escaped
     html = build_report([run_id], db=db)
-    assert "judged by openai:judge&lt;x&gt;" in html and "lmmprobe-choice version 1" in html
+    assert "judged by openai:judge&lt;x&gt;" in html and "lmmprobe-choice version 2" in html
     md = results_json.with_name("results.md").read_text()
-    assert "## Judges" in md and "lmmprobe-choice (version 1)" in md
+    assert "## Judges" in md and "lmmprobe-choice (version 2)" in md

@@ -35,7 +35,10 @@ def _choice_item(stage: str = "unparsed", answer: str = "the feline one") -> Jud
 def test_choice_prompt_shows_the_options_as_the_model_saw_them() -> None:
     prompt = ChoiceProtocol().prompt(_choice_item())
     assert prompt.system is None
-    assert "Options:\nA. dog\nB. cat\nAnswer: the feline one" in prompt.user
+    assert (
+        "Options:\nA. dog\nB. cat\nAnswer (the text between <model_answer> and </model_answer>):\n<model_answer>\nthe feline one\n</model_answer>"
+        in prompt.user
+    )
 
 
 @pytest.mark.parametrize(
@@ -83,9 +86,10 @@ def test_open_replies_are_read_on_the_scale(scale: str, reply: str, value: float
 def test_open_prompt_and_version() -> None:
     p = OpenProtocol(scale="1-5")
     text = p.prompt(_open_item()).user
-    assert "Reference answer: Paris\nRubric: names the city\nModel's answer: Paris" in text
+    assert "Reference answer: Paris\nRubric: names the city\nModel's answer (the text" in text
+    assert "\n<model_answer>\nParis\n</model_answer>\n" in text
     assert text.endswith(INSTRUCTIONS["1-5"])
-    assert p.version == "1:1-5" and OpenProtocol().version == "1:binary"
+    assert p.version == "2:1-5" and OpenProtocol().version == "2:binary"
     assert isinstance(JUDGE_PROTOCOLS.get("lmmprobe-open"), OpenProtocol)
 
 
@@ -100,9 +104,9 @@ def test_own_template_is_checked_and_versions_the_protocol(tmp_path: Path) -> No
     good.write_text("Q {question}\nA {answer}\nRef {reference} {{literal}}\n{instruction}")
     template = load_template(good)
     p = OpenProtocol(template=template)
-    assert re.fullmatch(r"1:binary:custom-[0-9a-f]{12}", p.version)
+    assert re.fullmatch(r"2:binary:custom-[0-9a-f]{12}", p.version)
     assert p.prompt(_open_item()).user.startswith(
-        "Q Capital of France?\nA Paris\nRef Paris {literal}"
+        "Q Capital of France?\nA <model_answer>\nParis\n</model_answer>\nRef Paris {literal}"
     )
     for body, needle in [
         ("{question} {answer} {bogus}", "unknown placeholder {bogus}"),

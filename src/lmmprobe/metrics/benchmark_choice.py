@@ -332,8 +332,13 @@ def _normalize(text: str) -> list[str | float]:
 
 
 _COMMAS = re.compile(r"-?\b\d{1,3}(?:,\d{3})+\b")
-_SCIENTIFIC = re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
-_SIMPLE = re.compile(r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])")
+# MMMU's patterns, each with "(?<!\d)" where a number's digits start: findall tried a match
+# from every digit of a run, each scanning to the run's end (quadratic: 40,000 digits and a
+# letter took 51 s). A match from inside a run fails wherever one from its first digit fails
+# (what follows the run decides), and no match ends inside a run, so the numbers found are
+# the same.
+_SCIENTIFIC = re.compile(r"-?(?<!\d)\d+(?:\.\d+)?[eE][+-]?\d+")
+_SIMPLE = re.compile(r"-?(?:(?<!\d)\d+\.\d+|\.\d+|(?<!\d)\d+\b)(?![eE][+-]?\d+)(?![,\d])")
 _KEYS = ("could be ", "so ", "is ", "thus ", "therefore ", "final ", "answer ", "result ")
 
 
@@ -382,7 +387,27 @@ def mmmu_open_correct(gold: str | Sequence[str], preds: Sequence[str | float]) -
 
 # --------------------------------------------------------------------------- MathVista
 
-_QUICK = re.compile(r'The answer is "(.*)"\.')
+_QUICK_OPEN = 'The answer is "'
+_QUICK_CLOSE = '".'
+
+
+def _quick_extract(response: str) -> str | None:
+    r"""``re.search(r'The answer is "(.*)"\.', response).group(1)``, in linear time; None if none.
+
+    The released pattern retries its greedy ``.*`` from every ``The answer is "`` on a line,
+    which takes time quadratic in a line repeating the phrase. The match it finds is the first
+    line's where the phrase is followed by a later ``".``: the text from its first phrase to
+    the line's last ``".`` (``.`` stops at ``\n`` only, as here).
+    """
+    for line in response.split("\n"):
+        start = line.find(_QUICK_OPEN)
+        if start < 0:
+            continue
+        inner = start + len(_QUICK_OPEN)
+        end = line.rfind(_QUICK_CLOSE)
+        if end >= inner:
+            return line[inner:end]
+    return None
 
 
 def mathvista_extract(
@@ -406,8 +431,8 @@ def mathvista_extract(
             return str(float(response))
         except ValueError:
             pass
-    found = _QUICK.search(response)
-    return found.group(1) if found else ""
+    found = _quick_extract(response)
+    return found if found is not None else ""
 
 
 def mathvista_normalize(

@@ -1,0 +1,129 @@
+"""Model answers of any length and shape are read in bounded time (issue 34, item 1).
+
+Every reader of a model's answer (the matchers, refusal detection, the thinking split, the
+open-ended rules, the benchmarks' rule-based readings) is run on long adversarial answers (`tests.bounded.SHAPES`, 100,000
+characters) under a generous time bound, and on answers hypothesis strings together from the
+same troublesome pieces. Before, lmmprobe's matcher took quadratic time on an answer phrase
+followed by a long run of spaces ("The answer is" + 20,000 spaces + "x": 7 s; 100,000: minutes),
+and MMMU's reading of an open answer on a long run of digits (40,000 digits and a letter: 51 s).
+Answers are never cut: a long answer whose mark comes last is still read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.bounded import SHAPES, bounded, bounded_each
+
+from lmmprobe.metrics import benchmark_choice
+from lmmprobe.parse.dysca import dysca_matcher
+from lmmprobe.parse.extract import extract_choice
+from lmmprobe.parse.open_ended import (
+    kie_correct_strict,
+    normalize_vqa_answer,
+    ocr_correct_words,
+    reform_kie_correct,
+    reform_ocr_correct,
+)
+from lmmprobe.parse.reform import reform_matcher
+from lmmprobe.parse.refusal import is_refusal
+from lmmprobe.parse.thinking import parse_think_option, split_answer
+from lmmprobe.schema import FormulateConfig
+
+BIG = 100_000
+OPTIONS = ["red", "blue", "green", "dark red"]
+CONFIG = FormulateConfig()
+
+READERS: dict[str, Callable[[str], object]] = {
+    "lmmprobe matcher, letter marks": lambda t: extract_choice(t, OPTIONS, ["A", "B", "C", "D"]),
+    "lmmprobe matcher, number marks": lambda t: extract_choice(t, OPTIONS, ["1", "2", "3", "4"]),
+    "reform matcher": lambda t: reform_matcher(t, OPTIONS, ["A", "B", "C", "D"], CONFIG),
+    "dysca matcher": lambda t: dysca_matcher(t, OPTIONS, ["A", "B", "C", "D"], CONFIG),
+    "refusal": is_refusal,
+    "thinking split": split_answer,
+    "thinking split, think=opened": partial(split_answer, tags=parse_think_option("opened")),
+    "thinking split, own tags": partial(split_answer, tags=parse_think_option("<r>|</r>")),
+    "thinking split, cut off": partial(split_answer, finish_reason="length"),
+    "OCR, words": lambda t: ocr_correct_words(t, "stop sign"),
+    "OCR, ReForm-Eval": lambda t: reform_ocr_correct(t, "stop"),
+    "KIE, ReForm-Eval": lambda t: reform_kie_correct(t, ["5", "1,000"]),
+    "KIE, strict": lambda t: kie_correct_strict(t, "$5"),
+    "VQA normalization": normalize_vqa_answer,
+    "MME": benchmark_choice.mme_read,
+    "POPE": benchmark_choice.pope_read,
+    "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
+    "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
+    "MMMU open": benchmark_choice.mmmu_parse_open,
+    "MathVista rules": lambda t: benchmark_choice.mathvista_read(
+        t, ["a", "b"], "multi_choice", "text", None
+    ),
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_long_hostile_answers_are_read_in_bounded_time(reader: str) -> None:
+    read = READERS[reader]
+    bounded_each(
+        {f"{reader} on {s} ({BIG})": partial(read, make(BIG)) for s, make in SHAPES.items()}
+    )
+
+
+def test_an_answer_phrase_before_a_long_run_of_spaces() -> None:
+    # Quadratic before: 7 s at 20,000 spaces, minutes at 100,000.
+    for text in ("The answer is" + " " * BIG + "x", "answer is" + " \t" * BIG + ": x"):
+        got = bounded(extract_choice, text, OPTIONS, ["A", "B", "C", "D"])
+        assert got.index is None
+    got = bounded(
+        extract_choice, "The answer is" + " " * BIG + "(C)", OPTIONS, ["A", "B", "C", "D"]
+    )
+    assert (got.index, got.stage) == (2, "mark")
+    got = bounded(extract_choice, "Option:" + " " * BIG + "**B**", OPTIONS, ["A", "B", "C", "D"])
+    assert (got.index, got.stage) == (1, "mark")
+
+
+def test_a_long_answer_is_read_whole() -> None:
+    # Nothing is cut: the mark after long reasoning, and the answer after long thinking.
+    reasoning = "Let me look at the colours once more. " * 3000
+    got = bounded(extract_choice, reasoning + "The answer is (B).", OPTIONS, ["A", "B", "C", "D"])
+    assert (got.index, got.stage) == (1, "mark")
+    thought = bounded(split_answer, "<think>" + reasoning + "</think>\n\n(D)")
+    assert thought.answer == "(D)" and not thought.truncated
+
+
+PIECES = [" ", "  ", "\t", "\n", ".", "(", ")", "[", "]", "*", "**", ":", "A", "B", "1", ",",
+          "x", "the answer is", "answer", "option", "I would choose", "cannot", "see", "the",
+          "image", "none of", "dark", "red", "<think>", "</think>", "<answer>", "</answer>",
+          "<|begin_of_box|>", "<|end_of_box|>", "\u3000", "\uff08"]  # fmt: skip
+RUNS = st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 3000)), max_size=8)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(runs=RUNS, reader=st.sampled_from(sorted(READERS)))
+def test_fuzzed_answers_are_read_in_bounded_time(runs: list[tuple[str, int]], reader: str) -> None:
+    bounded(READERS[reader], "".join(piece * count for piece, count in runs))
+
+
+# MMMU's released patterns (mmmu/utils/eval_utils.py extract_numbers), as they were before.
+RELEASED = {
+    "_SCIENTIFIC": re.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+"),
+    "_SIMPLE": re.compile(r"-?(?:\d+\.\d+|\.\d+|\d+\b)(?![eE][+-]?\d+)(?![,\d])"),
+}
+NUMBER_PIECES = [*"0123456789.,eE-+x _", "\u0663", "12", "1.5", "3e4"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(NUMBER_PIECES), max_size=16))
+def test_mmmu_numbers_are_the_released_patterns_numbers(pieces: list[str]) -> None:
+    # Read in linear time now (no match starts inside a run of digits): the same numbers.
+    text = "".join(pieces)
+    for name, released in RELEASED.items():
+        assert getattr(benchmark_choice, name).findall(text) == released.findall(text)
