@@ -613,6 +613,22 @@ class _InertFormatter(logging.Formatter):
         return inert(super().format(record))
 
 
+def _not_printed_yet(record: logging.LogRecord) -> bool:
+    """False for a record a library's own handler on its loggers has printed already.
+
+    huggingface_hub puts a handler on its logger and still lets records reach the root one,
+    so each of its warnings (the hub client's retries) was printed twice.
+    """
+    logger: logging.Logger | None = logging.getLogger(record.name)
+    while logger is not None and logger is not logging.root:
+        if logger.handlers:
+            return False
+        if not logger.propagate:
+            break
+        logger = logger.parent
+    return True
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -622,6 +638,7 @@ def main() -> None:
     """
     handler = logging.StreamHandler()
     handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_not_printed_yet)
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         with store_faults_exit():  # a damaged or unreadable store: its one line, exit 2
