@@ -26,6 +26,7 @@ from lmmprobe.cli._common import (
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
     all_failed,
+    cost_lines,
     error_lines,
     failures,
     missing_by_keys,
@@ -377,6 +378,8 @@ def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for line in cost_lines(res, ev.outcome.spent, spec.max_cost):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:
         err_console.print(
             f"note: {ev.results_json.parent} held the results of run {ev.replaced_run}; they are "
@@ -392,7 +395,7 @@ def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
         soft_wrap=True,
     )
     if res.status == "stopped_budget":
-        spent = f" (${ev.outcome.spent:.4f} spent)" if spec.max_cost is not None else ""
+        spent = f" (${ev.outcome.spent:.4f} spent by this run)" if spec.max_cost is not None else ""
         console.print(
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
