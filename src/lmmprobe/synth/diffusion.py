@@ -261,22 +261,21 @@ def _quiet_loading() -> Iterator[None]:
     """
     from diffusers.utils import logging as diffusers_logging
 
-    try:
+    transformers_logging: Any = None
+    with contextlib.suppress(ImportError):  # a pipeline without transformers' text encoders
         from transformers.utils import logging as transformers_logging
-    except ImportError:  # a pipeline without text encoders of transformers
-        transformers_logging = None
     was = diffusers_logging.is_progress_bar_enabled()
     was_tf = transformers_logging is not None and transformers_logging.is_progress_bar_enabled()
     diffusers_logging.disable_progress_bar()
     if transformers_logging is not None:
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.disable_progress_bar()
     try:
         yield
     finally:
         if was:
             diffusers_logging.enable_progress_bar()
         if was_tf and transformers_logging is not None:
-            transformers_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            transformers_logging.enable_progress_bar()
 
 
 @contextlib.contextmanager
