@@ -150,3 +150,19 @@ def test_the_validity_table_has_one_number_format_per_column(
     assert len(body) == 4
     for r in body:
         assert re.fullmatch(r"\d\.\d{3}", r[1]) and re.fullmatch(r"\d\.\d{3}", r[3]), r
+
+
+def test_the_web_apps_run_page_shows_no_free_form_score_either(
+    synth_runs: tuple[Path, Any, Any, str],
+) -> None:
+    from tests.serve.conftest import client
+
+    root, _, _, _ = synth_runs
+    run_id = _results(root / "synth")["run_id"]
+    with client(root / "db") as c:
+        page = c.get(f"/runs/{run_id}").text
+    cells = re.findall(
+        r'<td class="metric" title="no free-form answer of this model[^"]*">-</td>', page
+    )
+    assert len(cells) == 8  # each baseline: lmmprobe's free-form score and Dysca's caption score
+    assert "SQ (variance, points²)" in page and "percent scale" not in page
