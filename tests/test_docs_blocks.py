@@ -151,6 +151,7 @@ NOT_RUN_PREFIXES = {
 SLOW = [
     ".venv/bin/lmmprobe synth generate --n 1000 --out bench/ --workers 2 --scenarios clean,corruption,print_attack",
     ".venv/bin/lmmprobe synth show bench/",
+    ".venv/bin/lmmprobe synth generate --recipe dysca --renderer diffusion --diffusion-model tiny --n 1 --out dysca-try/",
     ".venv/bin/lmmprobe run -m hf:tiny-llava --method likelihood --response-prefix 'The answer is'",
     '.venv/bin/lmmprobe apex "Can models identify rotated images?" -m hf:tiny-llava -m random --out apex-rot/',
     ".venv/bin/lmmprobe report apex-rot/ --out apex.html",

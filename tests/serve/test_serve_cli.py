@@ -16,8 +16,13 @@ LMMPROBE = str(Path(sys.executable).with_name("lmmprobe"))
 
 
 @contextmanager
-def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run ``lmmprobe serve ARGS --port 0`` and yield the URL it prints; stop it after."""
+def serving(
+    *args: str, env: dict[str, str] | None = None, log: list[str] | None = None
+) -> Iterator[str]:
+    """Run ``lmmprobe serve ARGS --port 0`` and yield the URL it prints; stop it after.
+
+    `log`, when given, receives what the server wrote to stderr once it has stopped.
+    """
     proc = subprocess.Popen(
         [LMMPROBE, "serve", *args, "--port", "0"],
         stdout=subprocess.PIPE,
@@ -33,10 +38,12 @@ def serving(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=20)
+            _, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            _, err = proc.communicate()
+        if log is not None:
+            log.append(err)
 
 
 def test_serve_prints_a_url_that_answers_with_the_runs(demo_db: tuple[Path, str]) -> None:

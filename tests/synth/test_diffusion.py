@@ -15,6 +15,7 @@ pytest.importorskip("diffusers")
 import numpy as np
 
 from lmmprobe.synth.diffusion import DiffusionRenderer, model_kind
+from lmmprobe.synth.dysca_pqa import generate_pqa
 from lmmprobe.synth.metadata import make_item
 from lmmprobe.synth.tiny_diffusion import TINY_SDXL_RESOLUTION, tiny_sdxl_path
 
@@ -67,6 +68,23 @@ def test_tokenizer_keeps_built_prompts_within_clip_context(tiny: Path) -> None:
     for r in recipes(40):
         assert len(tok(build_prompt(r))["input_ids"]) <= 77
         assert len(tok(negative_prompt(r))["input_ids"]) <= 77
+    # Dysca's prompts too, but for a few long names (a quarter were cut before).
+    records = [r for _, group in generate_pqa(0, 20) for r in group]
+    cut = [r for r in records if len(tok(r["prompt"])["input_ids"]) > 77]
+    assert len(cut) <= len(records) // 50
+    assert all(len(tok(r["negative_prompt"])["input_ids"]) <= 77 for r in records)
+
+
+def test_tiny_is_the_tiny_pipeline_by_name(tiny_cache: Path, tiny: Path) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LMMPROBE_CACHE", str(tiny_cache))
+        renderer = DiffusionRenderer("tiny", steps=1)
+    assert renderer.identity["model"] == "tiny"
+    assert (
+        renderer.identity["revision"] == DiffusionRenderer(str(tiny), steps=1).identity["revision"]
+    )
+    (image,) = renderer.render(recipes(1, size=40))
+    assert image.size == (40, 40)
 
 
 def test_renders_a_batch_to_each_recipe_size(renderer: DiffusionRenderer) -> None:
@@ -132,8 +150,8 @@ def test_bad_paths_are_refused_clearly(tmp_path: Path) -> None:
     weights.write_bytes(b"\0" * 8)
     with pytest.raises(ValueError, match="not a diffusers pipeline folder"):
         DiffusionRenderer(str(weights))
-    with pytest.raises(OSError, match="cannot load"):
-        DiffusionRenderer("nobody/no-such-pipeline")  # offline: not in the cache
+    with pytest.raises(ValueError, match=r"not in the Hugging Face cache.*--diffusion-model tiny"):
+        DiffusionRenderer("nobody/no-such-pipeline")  # offline: not in the cache, refused at once
 
 
 def test_bad_options_and_recipes(renderer: DiffusionRenderer, tiny: Path) -> None:

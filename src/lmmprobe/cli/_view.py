@@ -7,7 +7,9 @@ with failed requests the most common error types with one message each.
 
 Tables are laid out for the console's width: long model specs get short labels with a legend
 (the full spec once, below the table), and columns that do not fit move to a further table
-that repeats the model column, so nothing wraps a few letters per line or is cut off.
+that repeats the model column, so nothing wraps a few letters per line or is cut off. A short
+label carries what the spec's options say about thinking (``fake-vlm thinking off``), so two
+variants of one model are told apart in the rows themselves, not only in the legend.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
-from lmmprobe.report.results import row_counts
+from lmmprobe.report.results import no_text_to_score, row_counts
+from lmmprobe.report.settings import model_setting
 from lmmprobe.schema import Score
 from lmmprobe.store import Store
 
@@ -63,8 +66,9 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
     """A unique table label per spec: the spec itself when short, else a short name.
 
     Short names are the model or checkpoint name (``openai:gpt-4o@http://...`` → ``gpt-4o``),
-    cut to `max_len`; clashes get ``#2``, ``#3`` in order, so labels are stable for a given
-    list of specs.
+    cut to `max_len`, followed by what the options say about thinking (``gpt-4o effort
+    high``, `lmmprobe.report.settings.model_setting`); clashes get ``#2``, ``#3`` in order, so
+    labels are stable for a given list of specs.
     """
     labels: dict[str, str] = {}
     taken: set[str] = {s for s in specs if len(s) <= max_len}
@@ -75,6 +79,7 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
         base = _short(spec)
         if len(base) > max_len:
             base = base[: max_len - 3] + "..."
+        base = " ".join([base, *model_setting(spec)])
         label, k = base, 1
         while label in taken:
             k += 1
@@ -164,7 +169,9 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
         Column(
             "accuracy [95% CI]" if m.name == "accuracy" else m.column,
             [
-                format_metric(
+                "-"
+                if no_text_to_score(m.name, results.models[s].counts)
+                else format_metric(
                     results.models[s].metrics.get(m.name),
                     ci=m.name == "accuracy",
                     digits=m.digits,
@@ -311,8 +318,10 @@ def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
         parts = [f"{c.free_text} free-form/caption with text"] if c.free_text else []
         parts += [f"{c.empty} free-form/caption with no text"] if c.empty else []
         parts += [f"{c.error} errors"] if c.error else []
+        silent = "freeform_score" in r.metrics and no_text_to_score("freeform_score", c)
         lines.append(
             f"  {labels.get(spec, spec)}: {c.rows - c.judged} rows not judged ({', '.join(parts)})"
+            + ("; free-form score -: no text to score" if silent else "")
         )
     if not lines:
         return []
@@ -341,6 +350,41 @@ def truncation_notes(results: Results, labels: dict[str, str]) -> list[str]:
         f"{limit}) to give the model room to answer"
     )
     return [head, *lines, ""]
+
+
+def cost_lines(results: Results, spent: float, max_cost: float | None) -> list[str]:
+    """What this invocation spent, beside what the table's answers cost.
+
+    The table's ``answers' cost $`` prices every answer of the run, those read from the store
+    (paid for by an earlier run) included; ``--max-cost`` counts only what this invocation
+    sends. One line says both, so the two figures are never read as one. Nothing for a run
+    without a priced model.
+
+    Args:
+        results: The run's results.
+        spent: Dollars this invocation's calls cost (`lmmprobe.run.RunOutcome.spent`).
+        max_cost: The run's ``--max-cost``, if any.
+
+    """
+    priced = [r for r in results.models.values() if r.metrics.get("cost") is not None]
+    if not priced and not spent and max_cost is None:
+        return []
+    sent = sum(r.stats.called for r in results.models.values())
+    judged = any(r.judge is not None for r in results.models.values())
+    line = f"spent by this run: ${spent:.4f}"
+    line += f" of --max-cost ${max_cost:g}" if max_cost is not None else ""
+    line += f", on the {sent} request(s) it sent" + (" and its judges' calls" if judged else "")
+    if priced:
+        total = sum(r.metrics["cost"].value or 0.0 for r in priced)
+        stored = sum(r.stats.cached for r in priced)
+        rows = sum(r.stats.requests for r in priced)
+        line += f"; answers' cost $ above: all {rows} answers, ${total:.4f}"
+        line += (
+            f", {stored} of them read from the store (paid for by earlier runs)"
+            if stored
+            else ", every one sent by this run"
+        )
+    return [line]
 
 
 def print_results(console: Console, results: Results) -> dict[str, str]:

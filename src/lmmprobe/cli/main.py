@@ -30,6 +30,7 @@ from lmmprobe.cli._common import (
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
     all_failed,
+    cost_lines,
     error_lines,
     failures,
     missing_by_keys,
@@ -417,6 +418,8 @@ def _evaluate_and_show(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for line in cost_lines(res, ev.outcome.spent, spec.max_cost):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:
         err_console.print(
             f"note: {ev.results_json.parent} held the results of run {ev.replaced_run}; they are "
@@ -432,7 +435,7 @@ def _evaluate_and_show(
         soft_wrap=True,
     )
     if res.status == "stopped_budget":
-        spent = f" (${ev.outcome.spent:.4f} spent)" if spec.max_cost is not None else ""
+        spent = f" (${ev.outcome.spent:.4f} spent by this run)" if spec.max_cost is not None else ""
         console.print(
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
@@ -672,6 +675,22 @@ class _InertFormatter(logging.Formatter):
         return inert(super().format(record))
 
 
+def _not_printed_yet(record: logging.LogRecord) -> bool:
+    """False for a record a library's own handler on its loggers has printed already.
+
+    huggingface_hub puts a handler on its logger and still lets records reach the root one,
+    so each of its warnings (the hub client's retries) was printed twice.
+    """
+    logger: logging.Logger | None = logging.getLogger(record.name)
+    while logger is not None and logger is not logging.root:
+        if logger.handlers:
+            return False
+        if not logger.propagate:
+            break
+        logger = logger.parent
+    return True
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -681,6 +700,7 @@ def main() -> None:
     """
     handler = logging.StreamHandler()
     handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_not_printed_yet)
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
     try:
         with store_faults_exit():  # a damaged or unreadable store: its one line, exit 2

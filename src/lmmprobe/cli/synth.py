@@ -56,7 +56,11 @@ def generate(
         str, typer.Option(help="procedural (CPU, offline) or diffusion.")
     ] = "procedural",
     diffusion_model: Annotated[
-        str | None, typer.Option(help="diffusers pipeline path or id (SDXL / SDXL-Turbo).")
+        str | None,
+        typer.Option(
+            help="diffusers pipeline path or hub id (SDXL / SDXL-Turbo), or tiny: a tiny "
+            "random SDXL built here in seconds (noise images), to try a recipe offline."
+        ),
     ] = None,
     diffusion_steps: Annotated[
         int | None,
@@ -154,7 +158,11 @@ def generate(
                 overwrite=overwrite,
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        except (FileExistsError, ValueError, OSError, ImportError) as exc:
+        except FileExistsError as exc:
+            if out.is_dir():
+                fail(f"{out} is not empty: pass --overwrite to replace it, or another --out")
+            fail(exc)
+        except (ValueError, OSError, ImportError) as exc:
             fail(exc)
     elapsed = time.perf_counter() - start
     counts = manifest["counts"]

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli.registries import one_of
+from lmmprobe.metrics import metric_digits
 from lmmprobe.report.validity import Validity, ValidityError, run_validity
 from lmmprobe.store import DEFAULT_DB
 
@@ -30,6 +31,11 @@ def _ranks(scores: dict[str, float], models: list[str]) -> dict[str, int]:
     """Competition ranks (1 = best) among `models`; ties share the better rank."""
     values = sorted((scores[m] for m in models), reverse=True)
     return {m: values.index(scores[m]) + 1 for m in models}
+
+
+def _value(value: float, digits: int) -> str:
+    """A metric value with its metric's decimals (one format per column: 0.000, 0.500)."""
+    return "-" if value != value else f"{value:.{digits}f}"
 
 
 def _stat(value: Any) -> str:
@@ -54,12 +60,13 @@ def _print(v: Validity) -> None:
     table = Table(box=box.SIMPLE_HEAD, title=escape(f"{title}: {v.run_a} vs {v.run_b}"))
     for head in ("model", f"A {v.run_a}", "rank A", f"B {v.run_b}", "rank B"):
         table.add_column(escape(head), justify="left" if head == "model" else "right")
+    digits_a, digits_b = metric_digits(v.metric_a), metric_digits(v.metric_b)
     for m in v.models:
         table.add_row(
             escape(m),
-            f"{v.scores_a[m]:.4g}",
+            _value(v.scores_a[m], digits_a),
             str(ranks_a[m]),
-            f"{v.scores_b[m]:.4g}",
+            _value(v.scores_b[m], digits_b),
             str(ranks_b[m]),
         )
     _console.print(table)

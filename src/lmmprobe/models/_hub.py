@@ -13,34 +13,18 @@ instead of failing every request once the weights are first needed.
 
 from __future__ import annotations
 
-import shlex
-
 import torch
-from huggingface_hub import try_to_load_from_cache
 from huggingface_hub.errors import HFValidationError
 
+from lmmprobe._hub import NotCached, fetch_command, read_from_cache
 from lmmprobe._hub import hub_offline as _probe_hub
+
+__all__ = ["cache_only", "check_device", "fetch_command", "hub_offline"]
 
 
 def hub_offline() -> str | None:
     """Why the Hub cannot be reached right now, or None when it can (`lmmprobe._hub`)."""
     return _probe_hub(("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-
-
-def fetch_command(repo_id: str, revision: str | None = None) -> tuple[str, str]:
-    """The shell command that downloads a hub checkpoint to a folder, and that folder.
-
-    Returns:
-        ``(command, folder)``: the command shell-quoted, to paste as it is; ``hf:FOLDER`` then
-        loads the copy without the network.
-
-    """
-    folder = f"./checkpoints/{repo_id.rstrip('/').rsplit('/', 1)[-1]}"
-    args = ["hf", "download", repo_id]
-    if revision:
-        args += ["--revision", revision]
-    args += ["--local-dir", folder]
-    return shlex.join(args), folder
 
 
 def cache_only(repo_id: str, revision: str | None = None) -> bool:
@@ -55,25 +39,23 @@ def cache_only(repo_id: str, revision: str | None = None) -> bool:
             gives the command that fetches it), or `repo_id` is no valid hub id.
 
     """
-    why = hub_offline()
-    if why is None:
-        return False
     try:
-        cached = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+        return read_from_cache(
+            repo_id,
+            "config.json",
+            revision=revision,
+            switches=("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"),
+        )
     except HFValidationError as exc:
         raise ValueError(
             f"hf:{repo_id} is neither a local folder nor a hub id (ORG/NAME): {exc}"
         ) from exc
-    if isinstance(cached, str):
-        return True
-    command, folder = fetch_command(repo_id, revision)
-    at = f" at revision {revision}" if revision else ""
-    # The command ends the line, so it can be copied from "with: " to the end as it is.
-    raise ValueError(
-        f"hf:{repo_id}{at} is not in the Hugging Face cache and the Hub cannot be reached "
-        f"({why}); fetch it to {folder} (then use -m hf:{folder}) where the Hub is "
-        f"reachable, with: {command}"
-    )
+    except NotCached as exc:
+        # The command ends the line, so it can be copied from "with: " to the end as it is.
+        raise ValueError(
+            f"hf:{exc}; fetch it to {exc.folder} (then use -m hf:{exc.folder}) where the Hub "
+            f"is reachable, with: {exc.command}"
+        ) from None
 
 
 def check_device(device: str) -> None:

@@ -38,11 +38,11 @@ from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_m
 from lmmprobe.metrics.builtin.hemm_bart import MODEL_ENV as BART_MODEL_ENV
 from lmmprobe.metrics.builtin.hemm_bart import NAME as HEMM_BART
 from lmmprobe.metrics.builtin.hemm_bart import hemm_task_score
-from lmmprobe.metrics.outcome import count_outcomes
+from lmmprobe.metrics.outcome import OutcomeCounts, count_outcomes
 from lmmprobe.metrics.synth import accuracy_percent
 from lmmprobe.report._collect import Entry, ReportData
-from lmmprobe.report.model import Manifest, Sensitivity
-from lmmprobe.report.results import row_counts, sensitivity_metrics
+from lmmprobe.report.model import Manifest, RowCounts, Sensitivity
+from lmmprobe.report.results import no_text_to_score, row_counts, sensitivity_metrics
 from lmmprobe.report.rows import (
     ApexRow,
     BlindGapRow,
@@ -303,11 +303,14 @@ def _leaderboard(data: ReportData) -> tuple[list[LeaderboardRow], list[str]]:
     rows: list[LeaderboardRow] = []
     for e in data.entries:
         metrics = _entry_metrics(e)
-        if e.scores:
-            counts = count_outcomes(e.scores)
-            n_rows, judged = counts.rows, counts.judged
-        else:
-            n_rows, judged = row_counts(metrics, e.results.counts if e.results else None)
+        counts: OutcomeCounts | RowCounts | None = (
+            count_outcomes(e.scores) if e.scores else (e.results.counts if e.results else None)
+        )
+        n_rows, judged = (
+            (counts.rows, counts.judged) if counts is not None else row_counts(metrics, None)
+        )
+        # A baseline's free-form 0 is no score it earned: shown as "-", never ranked.
+        metrics = {k: v for k, v in metrics.items() if not no_text_to_score(k, counts)}
         rows.append(
             LeaderboardRow(
                 label=e.label,

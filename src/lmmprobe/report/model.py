@@ -33,6 +33,8 @@ from lmmprobe.schema import RunSpec
 
 __all__ = [
     "FORMAT_VERSION",
+    "SENSITIVITY_HEADERS",
+    "SENSITIVITY_SCALES",
     "DataSummary",
     "JudgeCalls",
     "JudgeResults",
@@ -70,12 +72,30 @@ class DataSummary(BaseModel):
     )
 
 
+SENSITIVITY_SCALES = (
+    "S_tf, S_mc: accuracy in percent; TFSQ, MCSQ: 0 = chance, 100 = perfect; "
+    "SQ, SC: variances, in squared points"
+)
+"""What each of Dysca's sensitivity figures is measured in, said wherever they are shown: SQ
+(1975.3 is a plausible value) and SC are variances, not on the percent scale of S_tf and S_mc."""
+
+SENSITIVITY_HEADERS: dict[str, str] = {
+    "S_tf": "S_tf %",
+    "S_mc": "S_mc %",
+    "TFSQ": "TFSQ",
+    "MCSQ": "MCSQ",
+    "SQ": "SQ (points²)",
+    "SC": "SC (points²)",
+}
+"""Table header of each sensitivity figure, its unit in it (`SENSITIVITY_SCALES`)."""
+
+
 class QuestionTypeSensitivity(BaseModel):
-    """Dysca's sensitivity to question type (percent scale)."""
+    """Dysca's sensitivity to question type (`SENSITIVITY_SCALES` gives each field's scale)."""
 
     TFSQ: float = Field(description="True/false accuracy normalized by chance: (S_tf-50)/50*100.")
     MCSQ: float = Field(description="Multiple-choice accuracy normalized: (S_mc-25)/75*100.")
-    SQ: float = Field(description="Population variance of TFSQ and MCSQ.")
+    SQ: float = Field(description="Population variance of TFSQ and MCSQ (squared points).")
     S_tf: float = Field(description="True/false accuracy in percent.")
     S_mc: float = Field(description="Multiple-choice accuracy in percent.")
 
@@ -87,7 +107,9 @@ class Sensitivity(BaseModel):
         default=None, description="Needs true/false and multiple-choice rows."
     )
     covariate_shift_SC: float | None = Field(
-        default=None, description="SC: variance of accuracy over two or more image styles."
+        default=None,
+        description="SC: variance of accuracy (percent) over two or more image styles "
+        "(squared points).",
     )
     scenario_deltas: dict[str, float] | None = Field(
         default=None, description="Scenario → accuracy points against ``clean``."

@@ -9,7 +9,7 @@ import operator
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lmmprobe._inert import inert
 from lmmprobe.judge.step import UNJUDGED_WHY, JudgeModelStats, JudgeRunOutcome
@@ -44,14 +44,44 @@ from lmmprobe.schema import Score
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "TEXT_SCORES",
     "build_results",
     "format_metric",
+    "no_text_to_score",
     "render_markdown",
     "row_counts",
     "sensitivity_metrics",
     "split_adversarial",
     "write_results",
 ]
+
+
+TEXT_SCORES = frozenset({"freeform_score", "dysca_caption_score"})
+"""Metrics that score the text of free-form answers."""
+
+
+class _FreeFormCounts(Protocol):
+    @property
+    def free_text(self) -> int: ...
+    @property
+    def empty(self) -> int: ...
+
+
+def no_text_to_score(metric: str, counts: _FreeFormCounts | None) -> bool:
+    """Whether `metric` would score free-form text a model never gave.
+
+    The baselines (``random``, ``first``) answer every open question with nothing: their
+    free-form score of 0.000 read as a score they earned. Tables show ``-`` instead when no
+    free-form or caption row of the model (or group) has text; results.json keeps the value.
+
+    Args:
+        metric: A metric name.
+        counts: The rows' outcome counts (`RowCounts`, `OutcomeCounts`), or None (unknown).
+
+    """
+    return (
+        metric in TEXT_SCORES and counts is not None and counts.empty > 0 and not counts.free_text
+    )
 
 
 def split_adversarial(scores: list[Score], identity: dict[str, Any] | None) -> list[Score]:
@@ -76,7 +106,7 @@ def split_adversarial(scores: list[Score], identity: dict[str, Any] | None) -> l
 
 
 def sensitivity_metrics(scores: list[Score]) -> Sensitivity:
-    """Dysca's sensitivities where the metadata allows them (percent scale).
+    """Dysca's sensitivities where the metadata allows them (scales: `SENSITIVITY_SCALES`).
 
     SQ needs both true/false and multiple-choice rows (``metadata.question_type``), SC two or
     more ``metadata.style`` values, scenario deltas a ``clean`` ``metadata.scenario``.
@@ -216,7 +246,12 @@ def _table(rows: list[tuple[str, Metrics, RowCounts | None]], first: str) -> lis
     ]
     for label, metrics, counts in rows:
         n_rows, judged = row_counts(metrics, counts)
-        cells = [format_metric(metrics.get(k), digits=metric_digits(k)) for k in names]
+        cells = [
+            "-"
+            if no_text_to_score(k, counts)
+            else format_metric(metrics.get(k), digits=metric_digits(k))
+            for k in names
+        ]
         lines.append("| " + " | ".join([md_text(label), str(n_rows), str(judged), *cells]) + " |")
     return lines
 
@@ -225,9 +260,16 @@ def _sensitivity_lines(sens: Sensitivity) -> list[str]:
     lines = []
     if sens.question_type is not None:
         q = sens.question_type
-        lines.append(f"- question type: TFSQ {q.TFSQ:.1f}, MCSQ {q.MCSQ:.1f}, SQ {q.SQ:.1f}")
+        lines.append(
+            f"- question type: S_tf {q.S_tf:.1f} %, S_mc {q.S_mc:.1f} %; TFSQ {q.TFSQ:.1f}, "
+            f"MCSQ {q.MCSQ:.1f} (0 = chance, 100 = perfect); SQ {q.SQ:.1f} (their variance, "
+            "points²)"
+        )
     if sens.covariate_shift_SC is not None:
-        lines.append(f"- covariate shift across styles: SC {sens.covariate_shift_SC:.1f}")
+        lines.append(
+            f"- covariate shift across styles: SC {sens.covariate_shift_SC:.1f} (variance of "
+            "accuracy over styles, points²)"
+        )
     for scen, delta in (sens.scenario_deltas or {}).items():
         lines.append(f"- {md_cell(scen)} vs clean: {delta:+.1f} points")
     return lines
@@ -298,6 +340,14 @@ def render_markdown(results: Results) -> str:
         "",
     ]
     lines += _table([(m, r.metrics, r.counts) for m, r in results.models.items()], "model")
+    silent = [
+        md_text(m)
+        for m, r in results.models.items()
+        if "freeform_score" in r.metrics and no_text_to_score("freeform_score", r.counts)
+    ]
+    if silent:
+        lines += ["", f"freeform_score `-`: {', '.join(silent)} gave no free-form text to score "
+                  "(every open answer empty; results.json keeps the 0)."]  # fmt: skip
     lines += ["", "| model | requests | cached | called | errors | prompt tokens | completion tokens |",
               "|---|---|---|---|---|---|---|"]  # fmt: skip
     for m, r in results.models.items():
@@ -319,7 +369,7 @@ def render_markdown(results: Results) -> str:
     for m, r in results.models.items():
         sens = _sensitivity_lines(r.sensitivity)
         if sens:
-            lines += ["", f"## {md_text(m)}: sensitivity (Dysca, percent scale)", "", *sens]
+            lines += ["", f"## {md_text(m)}: sensitivity (Dysca)", "", *sens]
     if data.problems:
         lines += ["", f"## Invalid input rows (first {len(data.problems)} of {data.invalid})", ""]
         lines += [f"- {md_cell(p)}" for p in data.problems]

@@ -30,6 +30,7 @@ from lmmprobe.report._build_tables import (
 )
 from lmmprobe.report._format import format_metric, num, pval, stat
 from lmmprobe.report._format import md_cell as _cell
+from lmmprobe.report.model import SENSITIVITY_HEADERS, SENSITIVITY_SCALES
 from lmmprobe.report.rows import GroupTestRow, TTestRow
 
 __all__ = ["CSV_COLUMNS", "ReportTables", "build_tables", "num_or_undefined", "render_tables"]
@@ -92,7 +93,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 SENSITIVITY_KEYS: tuple[str, ...] = ("S_tf", "S_mc", "TFSQ", "MCSQ", "SQ", "SC")
-"""Dysca's sensitivity columns (percent scale), in table order."""
+"""Dysca's sensitivity columns, in table order (their scales: `SENSITIVITY_SCALES`)."""
 
 
 def _markdown(t: ReportTables, title: str | None) -> str:
@@ -292,9 +293,14 @@ def _markdown(t: ReportTables, title: str | None) -> str:
         scen: dict[str, None] = {}
         for r in t.sensitivity:
             scen.update(dict.fromkeys(r.scenario_deltas))
-        out += ["", "## Sensitivity (Dysca, percent scale; instability in nats)", ""]
+        out += ["", f"## Sensitivity (Dysca; {SENSITIVITY_SCALES}; instability in nats)", ""]
         out += _table(
-            ["model", *SENSITIVITY_KEYS, "instability", *(f"{s} vs clean" for s in scen)],
+            [
+                "model",
+                *(SENSITIVITY_HEADERS[k] for k in SENSITIVITY_KEYS),
+                "instability",
+                *(f"{s} vs clean" for s in scen),
+            ],
             [
                 [
                     _cell(r.label),

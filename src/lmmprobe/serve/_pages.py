@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -25,7 +26,15 @@ from lmmprobe.report import format_metric
 from lmmprobe.report._labels import short_spec
 from lmmprobe.store.queries import Readers
 
-__all__ = ["TEMPLATES", "connection", "environment", "not_found", "quote_segment", "render"]
+__all__ = [
+    "TEMPLATES",
+    "connection",
+    "environment",
+    "error_title",
+    "not_found",
+    "quote_segment",
+    "render",
+]
 
 TEMPLATES = Path(__file__).with_name("templates")
 """The folder of the app's templates (``base.html`` and every page)."""
@@ -129,7 +138,11 @@ def _csrf(request: Request) -> str:
 
 
 def render(
-    request: Request, name: str, context: Mapping[str, Any] | None = None, status_code: int = 200
+    request: Request,
+    name: str,
+    context: Mapping[str, Any] | None = None,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
 ) -> HTMLResponse:
     """Render template `name` with `context`, the request and its CSRF token.
 
@@ -138,12 +151,43 @@ def render(
         name: A template file name under `TEMPLATES`.
         context: The page's values.
         status_code: The response's status.
+        headers: Extra response headers (e.g. an error's ``Retry-After``).
 
     """
     values = {"request": request, "csrf_token": _csrf(request), "now": time.time()}
     values.update(context or {})
     html = _ENV.get_template(name).render(values)
-    return HTMLResponse(html, status_code=status_code)
+    return HTMLResponse(html, status_code=status_code, headers=dict(headers or {}))
+
+
+_ERROR_TITLES = {
+    400: "Bad request",
+    404: "Not found",
+    409: "Not possible now",
+    410: "No longer stored",
+    413: "Request too large",
+    422: "Bad request",
+    503: "Try again shortly",
+}
+"""The error page's heading for the statuses the app answers on purpose."""
+
+
+def error_title(status: int) -> str:
+    """The heading of the error page for HTTP `status` (``Not found``, ``Bad request``...).
+
+    Args:
+        status: The response's HTTP status.
+
+    Returns:
+        The app's own wording, else the standard reason phrase, else ``Error STATUS``.
+
+    """
+    if status in _ERROR_TITLES:
+        return _ERROR_TITLES[status]
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"Error {status}"
 
 
 @contextmanager

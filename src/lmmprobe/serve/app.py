@@ -17,14 +17,15 @@ import importlib
 import logging
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from lmmprobe.serve import _pages, arena, compare, images, runs, samples, security
 from lmmprobe.store import Store, StoreAccessError, StoreError, as_store_error
@@ -106,28 +107,30 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
         app.include_router(module.router)
     app.include_router(arena.router)
 
-    @app.exception_handler(HTTPException)
-    async def _http_error(request: Request, exc: HTTPException) -> Response:
+    def _error(
+        request: Request,
+        status: int,
+        detail: str,
+        title: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
         if _wants_json(request):
-            return JSONResponse(
-                {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
-            )
+            return JSONResponse({"detail": detail}, status_code=status, headers=headers)
         return _pages.render(
             request,
             "error.html",
-            {"status": exc.status_code, "detail": str(exc.detail)},
-            status_code=exc.status_code,
+            {"status": status, "detail": detail, "title": title or _pages.error_title(status)},
+            status_code=status,
+            headers=headers,
         )
 
-    def _error(request: Request, status: int, detail: str, title: str | None = None) -> Response:
-        if _wants_json(request):
-            return JSONResponse({"detail": detail}, status_code=status)
-        return _pages.render(
-            request,
-            "error.html",
-            {"status": status, "detail": detail, "title": title},
-            status_code=status,
-        )
+    # Starlette's class, which FastAPI's extends: the router's own 404 (no such path) and 405
+    # are pages too, not bare JSON.
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        # Every refusal the app raises on purpose (400 a bad name, 409 a stale battle, 404,
+        # 410, 503...) is its own page with its status; never a 500 of the error page itself.
+        return _error(request, exc.status_code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(StoreError)
     async def _store_fault(request: Request, exc: StoreError) -> Response:
@@ -159,11 +162,7 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
             f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}"
             for e in exc.errors()
         )
-        if _wants_json(request):
-            return JSONResponse({"detail": problems}, status_code=422)
-        return _pages.render(
-            request, "error.html", {"status": 422, "detail": problems}, status_code=422
-        )
+        return _error(request, 422, problems)
 
     security.install(app, token=token, public=public)
     return app

@@ -16,6 +16,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics import headline_metrics
+from lmmprobe.metrics.outcome import OutcomeCounts
+from lmmprobe.report.results import TEXT_SCORES, no_text_to_score
 from lmmprobe.report.settings import origin_setting, run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
@@ -65,6 +67,18 @@ def _row_counts(
         return v if isinstance(v, int) else None
 
     return n("error_rate"), n("accuracy"), None
+
+
+def _no_text(results: Any) -> set[str]:
+    """The metrics a model's row shows as ``-``: a score of free-form text it never gave."""
+    counts = results.get("counts") if isinstance(results, dict) else None
+    if not isinstance(counts, dict):
+        return set()
+    free, empty = counts.get("free_text"), counts.get("empty")
+    if not isinstance(free, int) or not isinstance(empty, int):
+        return set()
+    rows = OutcomeCounts(free_text=free, empty=empty)
+    return {name for name in TEXT_SCORES if no_text_to_score(name, rows)}
 
 
 def run_settings(conn: sqlite3.Connection, ids: list[str]) -> dict[str, list[str]]:
@@ -149,6 +163,8 @@ def _run_view(request: Request, run_id: str) -> dict[str, Any]:
     return {
         "setting": origin_setting(docs["manifest"]) + run_setting(docs["spec"] or None),
         "row_counts": counted,
+        # The baselines answer open questions with nothing: their free-form 0 is no score.
+        "no_text": {m: _no_text(per_model.get(m)) for m in row.metrics},
         "has_empty": any(c[2] for c in counted.values()),
         "run": row,
         "spec": docs["spec"],

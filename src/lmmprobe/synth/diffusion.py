@@ -5,7 +5,11 @@ Perception Ability of LVLMs") renders each metadata item M by prompting Stable D
 (Podell et al., 2023) with a prompt P built from M (`lmmprobe.synth.prompt`). This module loads
 any diffusers text-to-image pipeline (SDXL base, SDXL-Turbo, or another
 `AutoPipelineForText2Image` family) from a local folder or a hub id and renders recipes in
-batches.
+batches. A hub id that is not cached while the Hub cannot be reached is refused at once, with
+the command that fetches it (`lmmprobe._hub.read_from_cache`), as the ``hf`` backend refuses
+one. The model ``tiny`` (`TINY_MODEL`) is a tiny random-weight SDXL built locally in seconds
+(`lmmprobe.synth.tiny_diffusion`): its images are noise, but it runs every step of a recipe
+offline, to try one before fetching SDXL.
 
 Defaults depend on the kind of model, read from its name:
 
@@ -26,19 +30,25 @@ gives the same image whether it is rendered alone or in a batch, on the same dev
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
+from lmmprobe._hub import NotCached, read_from_cache
 from lmmprobe.synth.prompt import build_prompt, negative_prompt
 
-__all__ = ["DiffusionRenderer", "model_kind"]
+__all__ = ["TINY_MODEL", "DiffusionRenderer", "model_kind"]
+
+TINY_MODEL = "tiny"
+"""The model name that means the tiny random-weight SDXL (`lmmprobe.synth.tiny_diffusion`),
+built locally and cached; a folder named ``tiny`` is passed as ``./tiny``."""
 
 _INSTALL_HINT = "pip install 'lmmprobe[diffusion]'"
 _FEW_STEP = re.compile(r"turbo|lightning|lcm|hyper", re.IGNORECASE)
@@ -63,8 +73,9 @@ class DiffusionRenderer:
     """Render recipes with a diffusers text-to-image pipeline (SDXL, SDXL-Turbo...).
 
     Args:
-        model: A local pipeline folder (with ``model_index.json``) or a hub id. Local folders
-            load with ``local_files_only=True``; hub ids too when ``HF_HUB_OFFLINE`` is set.
+        model: A local pipeline folder (with ``model_index.json``), a hub id, or ``tiny``
+            (`TINY_MODEL`). Local folders load with ``local_files_only=True``; hub ids too
+            when the Hub cannot be reached (``HF_HUB_OFFLINE`` set, or no connection).
         steps: Denoising steps; default by model kind (module docstring).
         guidance_scale: Classifier-free guidance scale; default by model kind.
         batch_size: Images per pipeline call.
@@ -77,9 +88,10 @@ class DiffusionRenderer:
     Raises:
         ImportError: diffusers (or torch) is missing; the message says what to install.
         FileNotFoundError: `model` looks like a local path and does not exist.
-        ValueError: A bad option, or `model` is a folder that is not a diffusers pipeline.
-        OSError: The pipeline could not be loaded (e.g. a hub id not in the local cache while
-            offline).
+        ValueError: A bad option, `model` is a folder that is not a diffusers pipeline, or a
+            hub id not in the local cache while the Hub cannot be reached (at once: the
+            message gives the command that fetches it, and names ``tiny``).
+        OSError: The pipeline could not be loaded.
 
     """
 
@@ -104,6 +116,7 @@ class DiffusionRenderer:
             raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
         if resolution is not None and (resolution < 8 or resolution % 8):
             raise ValueError(f"resolution must be a positive multiple of 8, got {resolution}")
+        local, offline = _where(model)
         try:
             import diffusers
             import torch
@@ -112,8 +125,13 @@ class DiffusionRenderer:
                 f"the diffusion renderer needs diffusers and torch ({exc}); run: {_INSTALL_HINT}"
             ) from exc
 
-        local = _check_local(model)
-        source = str(Path(model).expanduser()) if local else model
+        if model == TINY_MODEL:
+            from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
+
+            with _quiet_loading():
+                source = str(tiny_sdxl_path())
+        else:
+            source = str(Path(model).expanduser()) if local else model
         self.model = model
         self.kind = model_kind(model)
         default_steps, default_guidance = _DEFAULTS[self.kind]
@@ -123,9 +141,8 @@ class DiffusionRenderer:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         self.dtype = dtype or ("float16" if self.device.startswith("cuda") else "float32")
 
-        offline = local or os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes")
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _quiet_loading():
                 # Newer diffusers renamed torch_dtype to dtype; older ones (>= 0.30, which the
                 # extra allows) only know torch_dtype, so keep it and silence the rename notice.
                 warnings.filterwarnings("ignore", message=".*torch_dtype.*", category=FutureWarning)
@@ -134,9 +151,10 @@ class DiffusionRenderer:
                 )
         except (OSError, ValueError) as exc:
             raise OSError(
-                f"cannot load a diffusers text-to-image pipeline from {model!r}: {exc}. "
-                "Pass a pipeline folder (saved with save_pretrained, holding model_index.json) "
-                "or a hub id that is cached or reachable."
+                f"cannot load a diffusers text-to-image pipeline from {model!r}: "
+                f"{str(exc).rstrip('. ')}; pass a pipeline folder (saved with save_pretrained, "
+                "holding model_index.json), a hub id that is cached or reachable, or "
+                f"{TINY_MODEL} (a tiny random SDXL, to try a recipe offline)"
             ) from exc
         pipe.set_progress_bar_config(disable=True)
         self.pipe: Any = pipe.to(self.device)
@@ -147,7 +165,7 @@ class DiffusionRenderer:
             self.resolution = min(native, _TURBO_RESOLUTION)
         else:
             self.resolution = native
-        self._revision = _revision(model, local)
+        self._revision = _revision(source, local)
 
     def __repr__(self) -> str:
         return (
@@ -196,31 +214,108 @@ class DiffusionRenderer:
                 built (unknown style, colour...).
 
         """
-        import torch
-
         jobs = [(_size_seed(r, i), *_prompts(r, i)) for i, r in enumerate(recipes)]
         cfg = self.guidance_scale > 1.0
         images: list[Image.Image] = []
-        for start in range(0, len(jobs), self.batch_size):
-            chunk = jobs[start : start + self.batch_size]
-            generators = [torch.Generator("cpu").manual_seed(seed) for (_, seed), _, _ in chunk]
-            with torch.inference_mode():
-                out = self.pipe(
-                    prompt=[p for _, p, _ in chunk],
-                    negative_prompt=[n for _, _, n in chunk] if cfg else None,
-                    num_inference_steps=self.steps,
-                    guidance_scale=self.guidance_scale,
-                    height=self.resolution,
-                    width=self.resolution,
-                    generator=generators,
-                    output_type="pil",
-                )
-            for ((size, _), _, _), image in zip(chunk, out.images, strict=True):
-                image = image.convert("RGB")
-                if image.size != (size, size):
-                    image = image.resize((size, size), Image.Resampling.LANCZOS)
-                images.append(image)
+        # The tiny pipeline's arithmetic is microseconds: a second CPU thread only adds
+        # synchronisation, and on a busy machine its spinning made 4 images take 50 s, not 1 s.
+        threads = 1 if self.model == TINY_MODEL and self.device == "cpu" else None
+        with _torch_threads(threads):
+            for start in range(0, len(jobs), self.batch_size):
+                images += self._render_batch(jobs[start : start + self.batch_size], cfg)
         return images
+
+    def _render_batch(
+        self, chunk: list[tuple[tuple[int, int], str, str]], cfg: bool
+    ) -> list[Image.Image]:
+        """One pipeline call: the images of `chunk` (``((size, seed), prompt, negative)``)."""
+        import torch
+
+        images: list[Image.Image] = []
+        generators = [torch.Generator("cpu").manual_seed(seed) for (_, seed), _, _ in chunk]
+        with torch.inference_mode():
+            out = self.pipe(
+                prompt=[p for _, p, _ in chunk],
+                negative_prompt=[n for _, _, n in chunk] if cfg else None,
+                num_inference_steps=self.steps,
+                guidance_scale=self.guidance_scale,
+                height=self.resolution,
+                width=self.resolution,
+                generator=generators,
+                output_type="pil",
+            )
+        for ((size, _), _, _), image in zip(chunk, out.images, strict=True):
+            image = image.convert("RGB")
+            if image.size != (size, size):
+                image = image.resize((size, size), Image.Resampling.LANCZOS)
+            images.append(image)
+        return images
+
+
+@contextlib.contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """Transformers' and diffusers' progress bars off inside (the caller's settings after).
+
+    Loading (and building the tiny pipeline) drew four bars per pipeline over the command's
+    own progress line.
+    """
+    from diffusers.utils import logging as diffusers_logging
+
+    transformers_logging: Any = None
+    with contextlib.suppress(ImportError):  # a pipeline without transformers' text encoders
+        from transformers.utils import logging as transformers_logging
+    was = diffusers_logging.is_progress_bar_enabled()
+    was_tf = transformers_logging is not None and transformers_logging.is_progress_bar_enabled()
+    diffusers_logging.disable_progress_bar()
+    if transformers_logging is not None:
+        transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            diffusers_logging.enable_progress_bar()
+        if was_tf and transformers_logging is not None:
+            transformers_logging.enable_progress_bar()
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """Run torch's CPU kernels on `n` threads inside (None: as they are)."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _where(model: str) -> tuple[bool, bool]:
+    """``(local, offline)``: whether `model` is a local folder, and whether to read files only.
+
+    Decided before diffusers is imported, so an uncached hub id is refused in a moment.
+
+    Raises:
+        FileNotFoundError, ValueError: A bad local path (`_check_local`).
+        ValueError: A hub id not in the cache while the Hub cannot be reached.
+
+    """
+    if model == TINY_MODEL:
+        return True, True
+    if _check_local(model):
+        return True, True
+    try:
+        return False, read_from_cache(model, "model_index.json")
+    except NotCached as exc:
+        # The command ends the line, so it can be copied from "with: " to the end as it is.
+        raise ValueError(
+            f"diffusion model {exc}; try the recipe offline with --diffusion-model "
+            f"{TINY_MODEL} (a tiny random SDXL: noise images, every step real), or fetch it "
+            f"to {exc.folder} (then --diffusion-model {exc.folder}) where the Hub is "
+            f"reachable, with: {exc.command}"
+        ) from None
 
 
 def _check_local(model: str) -> bool:

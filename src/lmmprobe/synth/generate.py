@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
+import secrets
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -569,25 +571,64 @@ def write_dataset(
 ) -> dict[str, Any]:
     """Generate the dataset into folder `out` and return its manifest.
 
+    The set is written into a hidden folder beside `out` and renamed to `out` once complete,
+    so a generation that fails or is interrupted leaves `out` as it was (and no folder it
+    made); a diffusion pipeline is loaded before anything is written.
+
     Args:
         config: What to generate.
         out: Output folder (created; must be empty or absent unless `overwrite`).
         workers: Worker processes making chunks of items (1: in this process). The diffusion
             renderer always runs in this process (one pipeline on one device).
         chunk_size: Items per chunk handed to a worker.
-        overwrite: Replace an existing dataset folder.
+        overwrite: Replace an existing dataset folder (once the new one is complete).
         on_progress: Called with (items done, items total) after each chunk.
 
     Raises:
-        FileExistsError: `out` holds files and `overwrite` is false.
+        FileExistsError: `out` holds files and `overwrite` is false, or `out` is a file.
 
     """
     root = Path(out)
-    if root.exists() and any(root.iterdir()):
-        if not overwrite:
-            raise FileExistsError(f"{root} is not empty (pass overwrite=True / --overwrite)")
-        shutil.rmtree(root)
-    root.mkdir(parents=True, exist_ok=True)
+    if root.exists() and not root.is_dir():
+        raise FileExistsError(f"{root} is a file, not a dataset folder")
+    if root.is_dir() and any(root.iterdir()) and not overwrite:
+        raise FileExistsError(f"{root} is not empty (pass overwrite=True to replace it)")
+    if config.renderer == "diffusion":
+        _diffusion(config)  # a pipeline that cannot load fails here, before any file is made
+    made = _first_missing(root.parent)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    work = root.parent / f".{root.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+    work.mkdir()
+    try:
+        manifest = _write_files(config, work, workers, chunk_size, on_progress)
+        if root.exists():
+            shutil.rmtree(root)
+        work.rename(root)
+    except BaseException:
+        # Leave `out` as it was: drop this attempt's files and the folders it created.
+        shutil.rmtree(made or work, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of `folder` and its parents that does not exist yet (None: it exists)."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            break
+        missing = path
+    return missing
+
+
+def _write_files(
+    config: SynthConfig,
+    root: Path,
+    workers: int,
+    chunk_size: int,
+    on_progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    """Write the dataset's files into the existing, empty folder `root`; the manifest."""
     if config.renderer == "diffusion" or "adversarial" in config.scenarios:
         workers = 1  # one model on one device; extra processes would each load it
     total = _item_total(config)

@@ -17,14 +17,15 @@ The folder holds what an SDXL checkpoint holds, only small:
   hidden 32 each, whose penultimate states are concatenated into the UNet's 64-dimensional
   cross-attention context, as in SDXL;
 - ``tokenizer`` and ``tokenizer_2``: `CLIPTokenizer` over a byte-level BPE vocabulary learnt
-  here from the words prompts are made of (the synthetic vocabularies and the style templates;
-  ``vocab.json`` + ``merges.txt``, CLIP's format with ``</w>`` word ends), 77 positions, so
+  here from the words prompts are made of (the synthetic vocabularies, the style templates and
+  Dysca's style and scene-text templates; ``vocab.json`` + ``merges.txt``, CLIP's format with ``</w>`` word ends), 77 positions, so
   built prompts fit without truncation;
 - ``scheduler``: `EulerDiscreteScheduler` with SDXL's noise schedule.
 
-`DiffusionRenderer(str(tiny_sdxl_path()))` loads it offline and renders an image in a few
-hundredths of a second on CPU at the few steps the tests ask for (about a tenth at the
-renderer's default 30 steps with guidance).
+`DiffusionRenderer("tiny")` (``synth generate --diffusion-model tiny``) builds it on first use
+(a few seconds), loads it offline and renders an image in a few hundredths of a second on CPU
+at the few steps the tests ask for (about a tenth at the renderer's default 30 steps with
+guidance).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ TINY_SDXL_RESOLUTION = 32
 
 _SEED = 0
 # Bumped whenever the build changes, so a stale cached folder is never reused.
-_BUILD = 2
+_BUILD = 3
 _CONTEXT = 77
 _BOS, _EOS = "<|startoftext|>", "<|endoftext|>"
 _MERGES = 2000
@@ -134,13 +135,19 @@ def _corpus_words() -> list[str]:
 
     Split as CLIP's pre-tokenizer splits (lowercased runs of letters, single digits, runs of
     punctuation), so that the merges learnt here are the ones the tokenizer applies, and
-    built prompts stay within the 77 positions.
+    built prompts stay within the 77 positions. Dysca's style and scene-text templates are
+    in too, so the ``dysca`` recipe's prompts fit as well (all but a few with long names;
+    without them a quarter were cut, each with a warning).
     """
     from lmmprobe.imaging import vocab
+    from lmmprobe.synth.dysca_pqa import load_metadata
     from lmmprobe.synth.prompt import NEGATIVE_BASE, STYLE_TEMPLATES
 
+    dysca = load_metadata()
     parts = [
         _CORPUS,
+        *(f"{s['prompt']} {s['negative_prompt']}" for s in dysca.styles),
+        *(t["template"] for t in dysca.text_templates),
         *STYLE_TEMPLATES.values(),
         *NEGATIVE_BASE,
         *vocab.BACKGROUNDS.values(),

@@ -113,7 +113,9 @@ def _cost(ctx: MetricContext) -> tuple[float, int] | None:
 @run_metric(
     "cost",
     summary="Dollars the model's responses cost at its price (prompt and completion tokens; each response once).",
-    label="cost $",
+    # Every answer of the run at its price, those read from the store included: not what this
+    # invocation spent (the CLI prints that beside it, as ``--max-cost`` counts it).
+    label="answers' cost $",
     family=FAMILY,
     digits=4,
     order=3,

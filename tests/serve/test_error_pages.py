@@ -1,0 +1,80 @@
+"""The app's own refusals through the real ``lmmprobe serve``: each is a page with its status.
+
+A rater name of spaces (400) or a stale battle (409) once answered with a 500 and a 100-line
+traceback on the server's terminal: the error page read a heading it was never given.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import HTTPException
+from fastapi.testclient import TestClient
+
+from lmmprobe.serve.app import create_app
+
+from .test_serve_cli import serving
+
+
+def _page(r: httpx.Response, status: int, heading: str, detail: str) -> None:
+    """`r` is the app's HTML error page for `status`, headed `heading`, saying `detail`."""
+    assert r.status_code == status, (r.status_code, r.text[:300])
+    assert r.headers["content-type"].startswith("text/html")
+    assert f"<h1>{heading}</h1>" in r.text and detail in r.text
+    assert "Traceback" not in r.text
+
+
+def test_every_refusal_of_the_app_is_a_page_with_its_status(demo_db: tuple[Path, str]) -> None:
+    db, run_id = demo_db
+    log: list[str] = []
+    with serving("--db", str(db), log=log) as url, httpx.Client(base_url=url, timeout=20) as c:
+        token = c.get("/arena/api/session").json()["csrf_token"]
+        form = {"csrf_token": token}
+        spaces = c.post("/arena/rater", data={**form, "name": "   "})
+        _page(spaces, 400, "Bad request", "a rater name has 1 to 80 characters")
+        runs = c.post("/arena/runs", data={**form, "run": "nope"})
+        _page(runs, 400, "Bad request", "run &#39;nope&#39; offers no battles")
+        assert c.post("/arena/rater", data={**form, "name": "ana"}).status_code == 303
+        stale = c.post("/arena/vote", data={**form, "battle": "stale-id", "vote": "a"})
+        _page(stale, 409, "Not possible now", "this battle is no longer yours to vote on")
+        _page(c.get("/runs/nope"), 404, "Not found", "nope")
+        _page(c.get(f"/runs/{run_id}/samples/nope"), 404, "Not found", "nope")
+        _page(c.get("/no/such/page"), 404, "Not found", "Not Found")
+        _page(c.get("/arena/vote"), 405, "Method Not Allowed", "Method Not Allowed")
+        _page(c.get("/?offset=x"), 422, "Bad request", "offset")
+        _page(c.get(f"/runs/{run_id}/samples?stage=nope"), 422, "Bad request", "stage")
+        big = c.post("/arena/rater", data={**form, "name": "x" * 40_000})
+        _page(big, 413, "Request too large", "at most")
+        # The JSON API answers the same refusals as JSON.
+        api = c.post("/arena/api/rater", json={"name": " "}, headers={"X-CSRF-Token": token})
+        assert api.status_code == 400 and api.json()["detail"].startswith("a rater name")
+        assert c.get("/api/runs/nope").json() == {"detail": "no run 'nope' in this store"}
+    assert "Traceback" not in log[0] and "Internal Server Error" not in log[0], log[0]
+
+
+@pytest.mark.parametrize(
+    ("status", "heading"),
+    [(400, "Bad request"), (404, "Not found"), (409, "Not possible now"),
+     (410, "No longer stored"), (413, "Request too large"), (422, "Bad request"),
+     (500, "Internal Server Error"), (503, "Try again shortly"), (418, "I'm a Teapot")],
+)  # fmt: skip
+def test_each_status_a_route_raises_has_a_heading(
+    demo_db: tuple[Path, str], status: int, heading: str
+) -> None:
+    # 410 and 503 need a race (an answer gone mid-battle, raters drawing at once): a route of
+    # the real app raising the status stands in for it.
+    app = create_app(demo_db[0])
+
+    @app.get("/raise/{code}")
+    def _raise(code: int) -> None:
+        raise HTTPException(code, f"refused with {code}", headers={"Retry-After": "3"})
+
+    with TestClient(app, base_url="http://127.0.0.1") as c:
+        r = c.get(f"/raise/{status}")
+        _page(r, status, heading.replace("'", "&#39;"), f"refused with {status}")
+        assert r.headers["retry-after"] == "3"
+        api = c.get(f"/api/raise/{status}")
+        assert api.status_code == 404  # no such API route: JSON, not a page
+        assert api.json() == {"detail": "Not Found"}

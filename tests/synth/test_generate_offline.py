@@ -1,0 +1,139 @@
+"""``synth generate --recipe dysca`` tried offline, through the console script (issue 34, item 11).
+
+An uncached hub id cost 36 s of the hub client's retries (each warning printed twice) and
+ended in a doubled full stop; the files of the failed attempt then blocked the retry with
+the Python API's wording. Now the id is refused at once as ``hf:`` models are, a failed
+attempt leaves the folder as it was, and ``--diffusion-model tiny`` runs the recipe on a tiny
+random SDXL built here.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+from tests.hub_server import Answer, LoopbackHub
+
+DYSCA = ("synth", "generate", "--recipe", "dysca", "--renderer", "diffusion", "--n", "1")
+
+
+def _closed_port() -> str:
+    """An address on loopback where nothing listens (a Hub that refuses connections)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def _left(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(
+    "env", [{"HF_HUB_OFFLINE": "1"}, {"HF_HUB_OFFLINE": "0", "HF_ENDPOINT": "closed"}]
+)
+def test_an_uncached_hub_id_is_refused_at_once_and_leaves_no_folder(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    env = {k: _closed_port() if v == "closed" else v for k, v in env.items()}
+    out = tmp_path / "runs" / "X"
+    result = lmmprobe(*DYSCA, "--diffusion-model", "some/uncached-id", "--out", out, **env)
+    assert result.returncode == 2
+    (line,) = result.stderr.strip().splitlines()  # one line: no retries, no warnings
+    assert line.startswith(
+        "error: diffusion model some/uncached-id is not in the Hugging Face cache and the Hub "
+        "cannot be reached ("
+    )
+    assert "--diffusion-model tiny" in line and ".." not in line
+    assert line.endswith("with: hf download some/uncached-id --local-dir ./checkpoints/uncached-id")
+    assert _left(tmp_path) == []  # not X, nor the runs/ folder made for it
+
+
+def test_a_failed_generate_leaves_the_folder_as_it_was_and_says_overwrite(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "set"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    failed = lmmprobe(
+        *DYSCA, "--diffusion-model", "a/b", "--out", out, "--overwrite", HF_HUB_OFFLINE="1"
+    )
+    assert failed.returncode == 2 and "a/b is not in the Hugging Face cache" in failed.stderr
+    assert _left(tmp_path) == ["set"] and _left(out) == ["mine.txt"]
+    refused = lmmprobe(*DYSCA, "--diffusion-model", "a/b", "--out", out, HF_HUB_OFFLINE="1")
+    assert refused.returncode == 2
+    assert "set is not empty: pass --overwrite to replace it" in refused.stderr
+    assert "overwrite=True" not in refused.stderr
+    # A procedural set that succeeds replaces it.
+    made = lmmprobe("synth", "generate", "--n", "2", "--size", "32", "--out", out, "--overwrite")
+    assert made.returncode == 0, made.stderr
+    assert _left(out) == ["dysca.json", "images", "manifest.json", "samples.jsonl"]
+    assert _left(tmp_path) == ["set"]
+
+
+@pytest.mark.slow
+def test_a_generate_failing_half_way_keeps_the_old_folder(tmp_path: Path) -> None:
+    out = tmp_path / "set"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    # The PGD proxy cannot be loaded once the first images are drawn and written.
+    failed = lmmprobe(
+        "synth", "generate", "--n", "2", "--size", "32", "--scenarios", "clean,adversarial",
+        "--proxy", "hf:nobody/no-proxy", "--out", out, "--overwrite", HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert failed.returncode == 2 and "hf:nobody/no-proxy is not in the" in failed.stderr
+    assert _left(tmp_path) == ["set"] and _left(out) == ["mine.txt"]
+    nested = tmp_path / "new" / "deeper" / "set"
+    failed = lmmprobe(
+        "synth", "generate", "--n", "2", "--size", "32", "--scenarios", "clean,adversarial",
+        "--proxy", "hf:nobody/no-proxy", "--out", nested, HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert failed.returncode == 2 and _left(tmp_path) == ["set"]
+
+
+@pytest.mark.slow
+def test_the_tiny_pipeline_runs_the_dysca_recipe_offline(tiny_cache: Path, tmp_path: Path) -> None:
+    pytest.importorskip("diffusers")
+    out = tmp_path / "X"
+    refused = lmmprobe(*DYSCA, "--diffusion-model", "some/uncached-id", "--out", out)
+    assert refused.returncode == 2 and not out.exists()
+    # The retry the message offers works at once, on the same --out.
+    result = lmmprobe(
+        *DYSCA, "--diffusion-model", "tiny", "--tasks", "animal,text", "--size", "32",
+        "--out", out, HF_HUB_OFFLINE="1", LMMPROBE_CACHE=str(tiny_cache),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Loading" not in result.stderr and "truncated" not in result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    renderer = manifest["renderer"]
+    assert (renderer["model"], renderer["pipeline"]) == ("tiny", "StableDiffusionXLPipeline")
+    assert renderer["revision"].startswith("sha256:")
+    rows = (out / "samples.jsonl").read_text().splitlines()
+    assert len(rows) == manifest["counts"]["samples"] > 0
+    assert f"lmmprobe run --data synth:{out}" in result.stdout
+
+
+class _BusyHub(LoopbackHub):
+    """A Hub that answers every request 503 (busy), asking to retry at once."""
+
+    def answer(self, path: str, query: str, body: bytes) -> Answer:
+        return 503, b'{"error":"busy"}', {"Retry-After": "0"}
+
+
+@pytest.mark.slow
+def test_the_hub_clients_warnings_are_printed_once(tmp_path: Path) -> None:
+    pytest.importorskip("diffusers")
+    with _BusyHub() as hub:
+        result = lmmprobe(
+            *DYSCA, "--diffusion-model", "org/busy", "--out", tmp_path / "X",
+            HF_ENDPOINT=hub.url, HF_HUB_OFFLINE="0",
+        )  # fmt: skip
+    assert result.returncode == 2
+    retries = [line for line in result.stderr.splitlines() if "[Retry 1/" in line]
+    assert len(retries) == 1, result.stderr
+    (error,) = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert "cannot load a diffusers text-to-image pipeline from 'org/busy'" in error
+    assert ".." not in error
+    assert not (tmp_path / "X").exists()
