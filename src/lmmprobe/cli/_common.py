@@ -24,6 +24,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
+from typer import _click as typer_click
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
@@ -249,3 +251,82 @@ def store_faults_exit() -> Iterator[None]:
             fail(str(exc))
         except typer.Exit as done:  # printed as every error is; outside typer, exit here
             raise SystemExit(done.exit_code) from None
+
+
+# --------------------------------------------------------------------------- help style
+
+_VALUE_NAMES: dict[str, str] = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "float": "FLOAT",
+    "path": "PATH",
+    "file": "FILE",
+    "directory": "DIR",
+}
+"""What an option's value is called in help, by typer's type label (``<int range>``: INTEGER)."""
+
+
+def _value_name(option: TyperOption) -> str:
+    label = option.display_type(ctx=None).strip("<>")  # type: ignore[arg-type]
+    if option.type_descriptor.is_choice:
+        return label  # the values themselves, typed as they are
+    inner = label.removeprefix("list[").removesuffix("]").removesuffix(" range")
+    return _VALUE_NAMES.get(inner, inner.upper())
+
+
+class _HelpArgument(TyperArgument):
+    """An argument written as every lmmprobe help writes one: ``RUN_A [RUN_B] [RUN]...``."""
+
+    def _usage_display_name(self) -> str:
+        name = (self.metavar or self.name or "").removesuffix("...")
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        """None: an argument's name already says what it is (no ``<str>`` beside it)."""
+        return None
+
+
+def _style_param(param: Any) -> None:
+    if isinstance(param, TyperOption) and param.metavar is None:
+        # A flag takes no value: nothing after it (typer writes "<bool>").
+        param.metavar = "" if param.is_flag else _value_name(param)
+    elif isinstance(param, TyperArgument):
+        # One spelling: UPPER_CASE, the name alone (brackets and dots belong to the usage line).
+        name = (param.metavar or param.name or "").strip("[]").removesuffix("...").upper()
+        param.metavar = name + ("..." if param.nargs != 1 else "")
+        if type(param) is TyperArgument:
+            param.__class__ = _HelpArgument
+
+
+def style_help(command: Any) -> None:
+    """Give `command` and every command under it the one help style of lmmprobe.
+
+    The help is click's plain layout (the app sets ``rich_markup_mode=None``): option names,
+    then the text wrapped to the terminal beneath a long name, never cropped (a command's
+    summary in its group's list included), no boxes, and brackets in the text
+    (``[default: X]``) shown as written, not read as markup. Options show
+    their value as an UPPER_CASE word (TEXT, INTEGER, FLOAT, PATH), flags show none; arguments
+    are UPPER_CASE names, ``NAME`` required, ``[NAME]`` optional, ``...`` repeatable.
+    `HelpStyleGroup` calls this on the whole ``lmmprobe`` tree, so every command and option a
+    module adds gets the style without asking for it.
+    """
+    # The --help option is made on first use; made here, it is styled as the others are.
+    help_option = command.get_help_option(typer_click.Context(command))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        _style_param(param)
+    for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:
+            # The list of commands shows each one's first paragraph whole, wrapped; click
+            # would cut what it derives itself at the terminal's width ("the...").
+            sub.short_help = " ".join(sub.help.split("\n\n", 1)[0].split())
+        style_help(sub)
+
+
+class HelpStyleGroup(TyperGroup):
+    """The ``lmmprobe`` group: once typer has built every command under it, `style_help`."""
+
+    def __init__(self, **attrs: Any) -> None:
+        """Build the group as typer does, then style the help of every command in it."""
+        super().__init__(**attrs)
+        style_help(self)

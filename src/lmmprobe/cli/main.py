@@ -9,12 +9,14 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._inert import inert
 from lmmprobe.cli._common import (
     DbOption,
+    HelpStyleGroup,
     ModelsOption,
     StdoutDocument,
     console,
@@ -56,6 +58,10 @@ from lmmprobe.schema.spec import check_executor
 from lmmprobe.store import export_run
 
 app = typer.Typer(
+    # One help style for every command (`lmmprobe.cli._common.style_help`): click's plain
+    # layout, which wraps under a long option name where rich's panels cropped at 80 columns.
+    rich_markup_mode=None,
+    cls=HelpStyleGroup,
     add_completion=False,
     no_args_is_help=True,
     help="Measure what large multimodal models can and cannot do.",
@@ -491,7 +497,7 @@ def _dry_run(spec: RunSpec) -> None:
 @app.command()
 def models() -> None:
     """List model backends and whether they are ready to use."""
-    table = Table(title="model backends")
+    table = Table(title="model backends", box=box.SIMPLE_HEAD)
     table.add_column("name", style="bold")
     table.add_column("status")
     table.add_column("spec and options")
