@@ -2,15 +2,19 @@
 
 Everything lmmprobe prints to a terminal goes through an `InertConsole`: text from servers, data
 and models (error messages, ``--by`` groups, sample ids, model names, APEx queries) is shown with
-its control characters escaped (`lmmprobe._inert.inert`), never obeyed by the terminal.
+its control characters escaped (`lmmprobe._inert.inert`), never obeyed by the terminal, and the
+commands it suggests are written as the user can run them (`runnable`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import os
 import re
+import shlex
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
@@ -29,6 +33,44 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
+
+
+@functools.cache
+def command_name() -> str:
+    """How the user can start lmmprobe again from the same shell, for the hints it prints.
+
+    ``lmmprobe`` when that name on ``$PATH`` is this very program; otherwise the path this
+    program was started by, as it was typed (``.venv/bin/lmmprobe`` right after ``make``, before
+    the virtual environment is activated). Run from Python rather than the console script
+    (tests, ``python -c``), ``lmmprobe``.
+    """
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name != "lmmprobe" or "[" in started:  # "[": read as markup by rich
+        return "lmmprobe"
+    found = shutil.which("lmmprobe")
+    try:
+        if found is not None and os.path.samefile(found, started):
+            return "lmmprobe"
+    except OSError:
+        pass
+    return shlex.quote(started)
+
+
+_HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
+
+
+def runnable(text: str) -> str:
+    """`text` with each quoted command hint (`` `lmmprobe run` ``) as the user can run it.
+
+    The one place hints are made runnable: every console of the CLI applies it to what it
+    prints, so the hints of lower layers (``no store at X: run an evaluation first (`lmmprobe
+    run`)``) read ``.venv/bin/lmmprobe run`` where ``lmmprobe`` is not on ``$PATH``
+    (`command_name`).
+    """
+    name = command_name()
+    if name == "lmmprobe" or "`lmmprobe" not in text:
+        return text
+    return _HINT_RE.sub(lambda _: "`" + name, text)
 
 
 def _width() -> int | None:
@@ -53,8 +95,12 @@ class InertConsole(Console):
     """
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
-        """Rich's `Console.render_str` on `text` with its control characters escaped."""
-        return super().render_str(inert(text), **kwargs)
+        """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
+
+        A quoted hint (`` `lmmprobe show latest` ``) names the program as the user can start
+        it (`runnable`).
+        """
+        return super().render_str(runnable(inert(text)), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Control segments are rich's own (cursor moves of a live progress bar): kept.

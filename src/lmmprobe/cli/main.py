@@ -386,7 +386,7 @@ def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
     if ev.replaced_run is not None:
         err_console.print(
             f"note: {ev.results_json.parent} held the results of run {ev.replaced_run}; they are "
-            f"replaced here and stay in the store (lmmprobe show {ev.replaced_run})",
+            f"replaced here and stay in the store (`lmmprobe show {ev.replaced_run}`)",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -178,7 +178,7 @@ def generate(
                 f"Dysca's post-processing: asked {f['questions_asked']} of "
                 f"{f['questions_drawn']} questions"
             )
-    console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
+    console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
 
 
 @app.command()
