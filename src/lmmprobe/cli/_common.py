@@ -28,7 +28,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
-from typer import _click as typer_click
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._inert import inert, inert_json
@@ -350,15 +349,14 @@ def style_help(command: Any) -> None:
 
     The help is click's plain layout (the app sets ``rich_markup_mode=None``): option names,
     then the text wrapped to the terminal beneath a long name, never cropped (a command's
-    summary in its group's list included), no boxes, and brackets in the text
-    (``[default: X]``) shown as written, not read as markup. Options show
-    their value as an UPPER_CASE word (TEXT, INTEGER, FLOAT, PATH), flags show none; arguments
-    are UPPER_CASE names, ``NAME`` required, ``[NAME]`` optional, ``...`` repeatable.
-    `HelpStyleGroup` calls this on the whole ``lmmprobe`` tree, so every command and option a
-    module adds gets the style without asking for it.
+    summary in its group's list included), no boxes, and brackets in the text (``[default:
+    X]``) shown as written, not read as markup. Options show their value as an UPPER_CASE word
+    (TEXT, INTEGER, FLOAT, PATH), flags show none; arguments are UPPER_CASE names, ``NAME``
+    required, ``[NAME]`` optional, ``...`` repeatable. `HelpStyleGroup` calls this on the whole
+    ``lmmprobe`` tree, so every command and option a module adds gets the style unasked.
     """
     # The --help option is made on first use; made here, it is styled as the others are.
-    help_option = command.get_help_option(typer_click.Context(command))
+    help_option = command.get_help_option(typer.Context(command))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         _style_param(param)
     for sub in getattr(command, "commands", {}).values():
