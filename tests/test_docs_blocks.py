@@ -85,6 +85,7 @@ NOT_RUN = {
     "make demo": "the README's main job: run by the fresh-clone check",
     ".venv/bin/lmmprobe synth generate --recipe dysca --renderer diffusion --diffusion-model stabilityai/stable-diffusion-xl-base-1.0 --n 2500 --seed 2024 --out dysca/": "an SDXL checkpoint (tests/synth/test_dysca_recipe.py runs it on a tiny pipeline)",
     "make test": "the README's test command: what .ci/run runs",
+    ". .venv/bin/activate": "changes the reader's shell; each command here runs the venv's script by its path",
     "pip install 'lmmprobe[ray]'": "an install, done by make",
     ".venv/bin/lmmprobe run --data synth:bench/ -m hf:/models/llava --by subtask --by scenario": "a local 7B checkpoint",
     ".venv/bin/lmmprobe run --data mmbench -m openai:gpt-4o-mini@https://api.openai.com/v1": "the Hub and a hosted API",

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from lmmprobe._inert import inert, inert_json
+from lmmprobe._inert import inert, inert_csv, inert_json
 
 
 @pytest.mark.parametrize(
@@ -40,3 +44,35 @@ def test_json_escapes_mean_the_same_document() -> None:
     text = inert_json(json.dumps(value, ensure_ascii=False))
     assert all(c not in text for c in "\x1b\x9b\u202e\x7f\r")
     assert json.loads(text) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "\n=1", "\uff1d1", "\uff0b1", "\uff0d1",
+     "\uff201", "-", "+", "-x", "-1.32 points", "-1,5"],
+)  # fmt: skip
+def test_csv_text_that_starts_a_formula_gets_a_quote(text: str) -> None:
+    assert inert_csv(text) == "'" + text
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["-1.32", "+3", "-2e-5", "-.5", "1-1", "a=b", "", " =1", "'=1", -1.32, -7, 0.0, None, True],
+)
+def test_csv_numbers_and_other_text_are_unchanged(value: object) -> None:
+    assert inert_csv(value) == value and type(inert_csv(value)) is type(value)
+
+
+def test_a_negative_number_lmmprobe_writes_stays_a_number_in_the_file() -> None:
+    buf = io.StringIO()
+    csv.writer(buf).writerow([inert_csv(v) for v in (-1.32, "-1.32", "=1+1")])
+    assert buf.getvalue() == "-1.32,-1.32,'=1+1\r\n"
+
+
+@given(st.text(max_size=50))
+def test_no_csv_text_cell_starts_a_formula(text: str) -> None:
+    cell = inert_csv(text)
+    assert isinstance(cell, str)
+    assert cell in (text, "'" + text)  # nothing lost
+    if cell.startswith(tuple("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")):
+        float(cell)  # only a plain number may start so

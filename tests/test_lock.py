@@ -10,6 +10,7 @@ the environment the suite runs in has the locked versions.
 from __future__ import annotations
 
 import re
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -67,3 +68,35 @@ def test_everything_make_installs_is_locked_at_the_installed_version() -> None:
         name: (str(pins[name]), str(v)) for name, v in tree.items() if v.public != str(pins[name])
     }
     assert not moved, f"installed versions differ from requirements.lock (lock, installed): {moved}"
+
+
+def test_fetch_commands_run_with_what_make_installs() -> None:
+    # Issue 34, item 16: `lmmprobe data show dysca` printed a `gdown` command, and nothing
+    # installed gdown. Each program a fetch command runs from PyPI is in an extra `make`
+    # installs, pinned by the lock.
+    from lmmprobe.data.benchmarks import BENCHMARKS
+    from lmmprobe.data.benchmarks._describe import describe
+
+    from_pypi = {"gdown": "gdown", "hf": "huggingface-hub"}  # program -> distribution
+    commands = [describe(BENCHMARKS.get(n))["fetch"] or "" for n in BENCHMARKS.names()]
+    used = {
+        from_pypi[word]
+        for command in commands
+        for part in re.split(r"&&|\|\||;|\|", command)
+        if (word := part.split()[0] if part.split() else "") in from_pypi
+    }
+    assert "gdown" in used
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    declared = {
+        canonicalize_name(Requirement(spec).name)
+        for extra in _make_extras()
+        for spec in extras[extra]
+        if not spec.startswith("lmmprobe[")
+    }
+    pins = _locked()
+    for dist in used:
+        name = canonicalize_name(dist)
+        assert name in declared or name in pins, f"{dist}: no extra installs it"
+        assert name in pins, f"{dist}: not in requirements.lock"
+    assert canonicalize_name("gdown") in declared

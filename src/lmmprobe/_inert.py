@@ -1,4 +1,4 @@
-r"""Untrusted text made inert for terminals and text files: control characters shown, not obeyed.
+r"""Untrusted text made inert for terminals, text files and spreadsheets.
 
 Text from servers, data sets, models and orchestrators reaches the terminal (error messages,
 ``--by`` groups, sample ids, model names, APEx queries) and files people open in one (results.md,
@@ -10,6 +10,10 @@ Python-style escape (``\x1b``, ``\u202e``), so nothing is lost and nothing is ob
 
 Newline, tab and a CRLF line end stay: they lay text out and cannot rewrite what is already on
 screen.
+
+CSV files go to spreadsheets, which run a cell that starts with ``=`` (or ``+``, ``-``, ``@``) as
+a formula: an answer or an imported file could make a link that sends data away or, through DDE,
+a command. `inert_csv` writes such text cells with a leading quote, so they are shown as text.
 """
 
 from __future__ import annotations
@@ -66,3 +70,44 @@ def inert_json(text: str) -> str:
 
     """
     return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+# CSV: a cell a spreadsheet would read as a formula (OWASP, "CSV Injection"). The fullwidth
+# forms are included because spreadsheets that normalise width on import (Excel in East Asian
+# locales) read U+FF1D as "=". Line feed joins the tab and carriage return OWASP names: each
+# can be stripped or skipped by an import before the character after it is read.
+_FORMULA_START: Final = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+# Plain decimal numbers are data, not formulas: a spreadsheet reads "-1.32" or "+3e-5" as the
+# number, never as code (ASCII digits only, no separators, nothing after the number).
+_PLAIN_NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def inert_csv(value: object) -> object:
+    """`value` as a CSV cell a spreadsheet cannot run as a formula.
+
+    Text that starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a line feed
+    (or the fullwidth ``＝ ＋ － ＠``) gets a single quote in front (OWASP's advice for CSV
+    injection): the spreadsheet shows it as text, and the quote tells a reader it was added.
+    Text that is a plain decimal number (``-1.32``, ``+3``, ``-2e-5``) is left alone, as a
+    spreadsheet reads it as that number. Values that are not text (numbers written by
+    lmmprobe, such as a gap of -1.32, booleans, None) are returned unchanged, so they stay
+    numbers. Every CSV writer of lmmprobe passes its cells through this function; `csv`
+    quotes any cell that holds a comma, a quote or a line break, so no cell's text can close
+    its cell and open another.
+
+    Args:
+        value: A cell about to be written by `csv.writer` or `csv.DictWriter`.
+
+    Returns:
+        The cell, with a leading ``'`` where the text would start a formula.
+
+    Example:
+        >>> inert_csv("=1+1"), inert_csv("-1.32"), inert_csv(-1.32)
+        ("'=1+1", '-1.32', -1.32)
+
+    """
+    if not isinstance(value, str) or not value or value[0] not in _FORMULA_START:
+        return value
+    if _PLAIN_NUMBER_RE.fullmatch(value):
+        return value
+    return "'" + value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +32,45 @@ def test_compare_audit_explains_the_whole_gap(run: tuple[Path, str]) -> None:
     both = ("compare", run_id, "-m", "random", "-m", "first", "--db", db, "-f", "json")
     plain: dict[str, Any] = json.loads(_ok(*both))
     doc: dict[str, Any] = json.loads(_ok(*both, "--audit"))
-    # The same pairs and the same paired statistics as `compare`, seen from B's side.
+    # The same pairs, sides, sign (A - B) and paired statistics as `compare`.
+    assert (doc["label_a"], doc["label_b"]) == ("random", "first")
     assert doc["n"] == plain["n"]
-    assert doc["difference"] == pytest.approx(-plain["difference"])
+    assert doc["difference"] == pytest.approx(plain["difference"])
+    assert (doc["low"], doc["high"]) == pytest.approx((plain["low"], plain["high"]))
     assert doc["mcnemar_p"] == pytest.approx(plain["mcnemar_p"])
-    assert doc["gap"] == plain["b_only_correct"] - plain["a_only_correct"]
+    assert doc["gap"] == plain["a_only_correct"] - plain["b_only_correct"]
     # Every differing item has one cause, and the causes add up to the gap.
     assert len(doc["items"]) == plain["differ_total"]
     assert sum(c["net"] for c in doc["causes"].values()) == doc["gap"]
     # Two models gave different answers: that is the cause, not the reading.
     assert set(doc["causes"]) == {"answer"}
+
+
+def test_compare_audit_gives_the_sides_and_sign_of_compare(run: tuple[Path, str]) -> None:
+    # Issue 34, item 12: `compare` printed "A - B -0.075" (A random, B first) while --audit
+    # printed "first 37.50 vs random 30.00 ... gap +7.50": other order, other sign.
+    db, run_id = run
+    both = ("compare", run_id, "-m", "random", "-m", "first", "--db", db)
+    plain = _ok(*both)
+    audited = _ok(*both, "--audit")
+    diff = float(re.search(r"A - B\s+([+-][0-9.]+)", plain).group(1))  # type: ignore[union-attr]
+    acc = re.search(r"accuracy\s+A ([0-9.]+)\s+B ([0-9.]+)", plain)
+    assert acc is not None
+    head = re.search(
+        r"random ([0-9.]+) vs first ([0-9.]+) on 40 paired items: gap ([+-][0-9.]+) points "
+        r"\(random - first; ([+-][0-9]+) items\)",
+        audited,
+    )
+    assert head is not None, audited
+    assert float(head.group(1)) == pytest.approx(100 * float(acc.group(1)), abs=0.05)
+    assert float(head.group(2)) == pytest.approx(100 * float(acc.group(2)), abs=0.05)
+    assert float(head.group(3)) == pytest.approx(100 * diff, abs=0.05)
+    assert diff != 0 and (float(head.group(3)) > 0) == (diff > 0)
+    only = re.search(r"only A right: (\d+), only B right: (\d+)", plain)
+    assert only is not None
+    assert int(head.group(4)) == int(only.group(1)) - int(only.group(2))
+    # The item tables list A's verdict before B's, as compare's do.
+    assert re.search(r"item\s+gold\s+random\s+first", audited)
 
 
 def test_compare_audit_table_names_causes(run: tuple[Path, str]) -> None:

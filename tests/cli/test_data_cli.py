@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -69,6 +70,30 @@ def test_list_table_names_every_benchmark(env: dict[str, str], names: list[str])
     unset = {k: v for k, v in env.items() if k != "LMMPROBE_DATA_DIR"}
     bare = _lmmprobe("data", "list", env=unset)
     assert "LMMPROBE_DATA_DIR is not set" in bare.stdout
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_list_table_reads_whole_at_80_columns(env: dict[str, str], columns: str) -> None:
+    # Issue 34, item 16: at 80 columns the metric, copy and dimension columns were cut off.
+    (Path(env["LMMPROBE_DATA_DIR"]) / "mmbench").mkdir()
+    proc = _lmmprobe("data", "list", env={**env, "COLUMNS": columns})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(line) <= int(columns) for line in lines), max(lines, key=len)
+    assert "…" not in proc.stdout
+    cells = [cell for line in lines for cell in re.split(r"\s{2,}", line.strip())]
+    table = json.loads(_lmmprobe("data", "list", "--format", "json", env=env).stdout)
+    for r in table:
+        # Each identifier is a cell of its own, whole: name, split, formulation, metric.
+        for value in (r["name"], r["formulation"], r["metric"], r["split"]):
+            if value and not (value == r["split"] and r["members"]):
+                assert value in cells, f"{r['name']}: {value!r} is not shown whole"
+    heading = next(line for line in lines if "benchmark" in line and "copy" in line)
+    assert "metric" in heading and "split" in heading
+    # The copy column says where a copy is: yes for mmbench, no for the others.
+    row = next(i for i, line in enumerate(lines) if line.strip().startswith("mmbench "))
+    assert lines[row].split()[-1] == "yes"
+    assert {line.split()[-1] for line in lines if line.strip().startswith("ai2d ")} == {"no"}
 
 
 def test_show_prints_prompt_notes_fetch_and_where_the_copy_goes(

@@ -77,10 +77,16 @@ def test_mmmu_file_audit_explains_the_gap_by_cause() -> None:
         "validation_Art_4": "extraction",
         "validation_Math_5": "normalization",
     }
-    assert sum(c.net for c in result.by_cause.values()) == result.gap == -2
-    assert result.by_cause["random_fallback"].net == 1
+    # A - B, as `lmmprobe compare`: lmmprobe's credit minus the tool's.
+    assert sum(c.net for c in result.by_cause.values()) == result.gap == 2
+    assert result.by_cause["random_fallback"].net == -1
+    fallback = result.by_cause["random_fallback"]
+    assert (fallback.a_higher, fallback.b_higher) == (0, 1)  # MMMU's guess was right
     assert result.guessed == 1
-    assert result.summary()[0].startswith("MMMU 40.00 vs lmmprobe 80.00 on 5 paired items")
+    assert result.summary()[0] == (
+        "lmmprobe 80.00 vs MMMU 40.00 on 5 paired items: gap +40.00 points "
+        "(lmmprobe - MMMU; +2 items)"
+    )
     assert result.mcnemar_p is not None
 
 

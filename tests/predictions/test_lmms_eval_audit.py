@@ -71,7 +71,7 @@ def test_audit_gives_lmms_evals_own_figure_from_its_parsed_pred(tmp_path: Path) 
 
 def test_audit_table_says_lmms_evals_figure(tmp_path: Path) -> None:
     out = _score(tmp_path)
-    assert f"lmms-eval {100 * FIGURE:.2f} vs lmmprobe {100 * FIGURE:.2f} on 7 paired items" in out
+    assert f"lmmprobe {100 * FIGURE:.2f} vs lmms-eval {100 * FIGURE:.2f} on 7 paired items" in out
 
 
 def test_the_reader_gives_evaluate_mmmus_verdict_on_every_generated_entry(tmp_path: Path) -> None:

@@ -167,7 +167,7 @@ def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
     audited = lmmprobe("score", path, "--benchmark", bench, "--audit", **env)
     assert audited.returncode == 0, audited.stderr
     figure = 100 * sum(judged) / len(judged)
-    assert f"mathvista {figure:.2f} vs lmmprobe {figure:.2f} on 10 paired items" in audited.stdout
+    assert f"lmmprobe {figure:.2f} vs mathvista {figure:.2f} on 10 paired items" in audited.stdout
     assert "left out: 2 with a verdict from only mathvista" in audited.stdout
 
 

@@ -2,15 +2,19 @@
 
 Everything lmmprobe prints to a terminal goes through an `InertConsole`: text from servers, data
 and models (error messages, ``--by`` groups, sample ids, model names, APEx queries) is shown with
-its control characters escaped (`lmmprobe._inert.inert`), never obeyed by the terminal.
+its control characters escaped (`lmmprobe._inert.inert`), never obeyed by the terminal, and the
+commands it suggests are written as the user can run them (`runnable`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import os
 import re
+import shlex
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
@@ -24,9 +28,48 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
+from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
+
+
+@functools.cache
+def command_name() -> str:
+    """How the user can start lmmprobe again from the same shell, for the hints it prints.
+
+    ``lmmprobe`` when that name on ``$PATH`` is this very program; otherwise the path this
+    program was started by, as it was typed (``.venv/bin/lmmprobe`` right after ``make``, before
+    the virtual environment is activated). Run from Python rather than the console script
+    (tests, ``python -c``), ``lmmprobe``.
+    """
+    started = sys.argv[0] if sys.argv else ""
+    if Path(started).name != "lmmprobe" or "[" in started:  # "[": read as markup by rich
+        return "lmmprobe"
+    found = shutil.which("lmmprobe")
+    try:
+        if found is not None and os.path.samefile(found, started):
+            return "lmmprobe"
+    except OSError:
+        pass
+    return shlex.quote(started)
+
+
+_HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
+
+
+def runnable(text: str) -> str:
+    """`text` with each quoted command hint (`` `lmmprobe run` ``) as the user can run it.
+
+    The one place hints are made runnable: every console of the CLI applies it to what it
+    prints, so the hints of lower layers (``no store at X: run an evaluation first (`lmmprobe
+    run`)``) read ``.venv/bin/lmmprobe run`` where ``lmmprobe`` is not on ``$PATH``
+    (`command_name`).
+    """
+    name = command_name()
+    if name == "lmmprobe" or "`lmmprobe" not in text:
+        return text
+    return _HINT_RE.sub(lambda _: "`" + name, text)
 
 
 def _width() -> int | None:
@@ -51,8 +94,12 @@ class InertConsole(Console):
     """
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
-        """Rich's `Console.render_str` on `text` with its control characters escaped."""
-        return super().render_str(inert(text), **kwargs)
+        """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
+
+        A quoted hint (`` `lmmprobe show latest` ``) names the program as the user can start
+        it (`runnable`).
+        """
+        return super().render_str(runnable(inert(text)), **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Control segments are rich's own (cursor moves of a live progress bar): kept.
@@ -281,3 +328,81 @@ def store_faults_exit() -> Iterator[None]:
             fail(str(exc))
         except typer.Exit as done:  # printed as every error is; outside typer, exit here
             raise SystemExit(done.exit_code) from None
+
+
+# --------------------------------------------------------------------------- help style
+
+_VALUE_NAMES: dict[str, str] = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "float": "FLOAT",
+    "path": "PATH",
+    "file": "FILE",
+    "directory": "DIR",
+}
+"""What an option's value is called in help, by typer's type label (``<int range>``: INTEGER)."""
+
+
+def _value_name(option: TyperOption) -> str:
+    label = option.display_type(ctx=None).strip("<>")  # type: ignore[arg-type]
+    if option.type_descriptor.is_choice:
+        return label  # the values themselves, typed as they are
+    inner = label.removeprefix("list[").removesuffix("]").removesuffix(" range")
+    return _VALUE_NAMES.get(inner, inner.upper())
+
+
+class _HelpArgument(TyperArgument):
+    """An argument written as every lmmprobe help writes one: ``RUN_A [RUN_B] [RUN]...``."""
+
+    def _usage_display_name(self) -> str:
+        name = (self.metavar or self.name or "").removesuffix("...")
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        """None: an argument's name already says what it is (no ``<str>`` beside it)."""
+        return None
+
+
+def _style_param(param: Any) -> None:
+    if isinstance(param, TyperOption) and param.metavar is None:
+        # A flag takes no value: nothing after it (typer writes "<bool>").
+        param.metavar = "" if param.is_flag else _value_name(param)
+    elif isinstance(param, TyperArgument):
+        # One spelling: UPPER_CASE, the name alone (brackets and dots belong to the usage line).
+        name = (param.metavar or param.name or "").strip("[]").removesuffix("...").upper()
+        param.metavar = name + ("..." if param.nargs != 1 else "")
+        if type(param) is TyperArgument:
+            param.__class__ = _HelpArgument
+
+
+def style_help(command: Any) -> None:
+    """Give `command` and every command under it the one help style of lmmprobe.
+
+    The help is click's plain layout (the app sets ``rich_markup_mode=None``): option names,
+    then the text wrapped to the terminal beneath a long name, never cropped (a command's
+    summary in its group's list included), no boxes, and brackets in the text (``[default:
+    X]``) shown as written, not read as markup. Options show their value as an UPPER_CASE word
+    (TEXT, INTEGER, FLOAT, PATH), flags show none; arguments are UPPER_CASE names, ``NAME``
+    required, ``[NAME]`` optional, ``...`` repeatable. `HelpStyleGroup` calls this on the whole
+    ``lmmprobe`` tree, so every command and option a module adds gets the style unasked.
+    """
+    # The --help option is made on first use; made here, it is styled as the others are.
+    help_option = command.get_help_option(typer.Context(command))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        _style_param(param)
+    for sub in getattr(command, "commands", {}).values():
+        if not sub.short_help and sub.help:
+            # The list of commands shows each one's first paragraph whole, wrapped; click
+            # would cut what it derives itself at the terminal's width ("the...").
+            sub.short_help = " ".join(sub.help.split("\n\n", 1)[0].split())
+        style_help(sub)
+
+
+class HelpStyleGroup(TyperGroup):
+    """The ``lmmprobe`` group: once typer has built every command under it, `style_help`."""
+
+    def __init__(self, **attrs: Any) -> None:
+        """Build the group as typer does, then style the help of every command in it."""
+        super().__init__(**attrs)
+        style_help(self)

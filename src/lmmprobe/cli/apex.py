@@ -31,7 +31,10 @@ def apex(
     ],
     model: ModelsOption = None,
     orchestrator: Annotated[
-        str, typer.Option(help="rules, openai:MODEL@URL[,mode=tools], or replay:REPORT.json.")
+        str,
+        typer.Option(
+            help="rules, openai:MODEL@URL (optionally with ,mode=tools), or replay:REPORT.json."
+        ),
     ] = "rules",
     max_experiments: Annotated[
         int | None,

@@ -210,6 +210,7 @@ def judge(
 
 
 def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
+    from rich import box
     from rich.table import Table
 
     calls = summary["judge_calls"]
@@ -222,7 +223,10 @@ def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
         highlight=False,
         soft_wrap=True,
     )
-    table = Table(title="Judge vs human votes (tie and both_bad are ties, as HEMM counts them)")
+    table = Table(
+        title="Judge vs human votes (tie and both_bad are ties, as HEMM counts them)",
+        box=box.SIMPLE_HEAD,
+    )
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_column("n", justify="right")
@@ -246,7 +250,10 @@ def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
     console.print(table)
     if result.correlation_note:
         console.print(f"Rank correlation: {result.correlation_note}", highlight=False)
-    elo = Table(title="Elo (HEMM: K=4, start 1000, median of 1,000 shuffles), same battles")
+    elo = Table(
+        title="Elo (HEMM: K=4, start 1000, median of 1,000 shuffles), same battles",
+        box=box.SIMPLE_HEAD,
+    )
     for column in ("model", "human Elo", "judge Elo"):
         elo.add_column(column, justify="left" if column == "model" else "right")
     for model, pair in summary["elo"].items():

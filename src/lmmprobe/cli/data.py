@@ -45,29 +45,30 @@ def _dimension(r: dict[str, Any]) -> str:
 
 
 def _list_table(rows: list[dict[str, Any]]) -> Table:
-    # Each benchmark's title goes under its name, its dimensions and needs share the last
-    # column: the identifiers (name, size, split, formulation, metric) are never cut, only
-    # the prose wraps (in full in `data show` and --format json).
+    # Two lines per benchmark so the table reads at 80 columns: its name over its title (then
+    # its dimensions and needs, which wrap), its size over its split, its formulation over its
+    # official metric. The identifiers (name, size, split, formulation, metric, copy) are never
+    # cut; the prose is in full in `data show` and --format json.
     table = Table(title=f"benchmarks ({len(rows)})", box=box.SIMPLE_HEAD, show_lines=True)
-    fixed = {
-        "rows": [f"{len(r['members'])} sets" if r["members"] else _dash(r["size"]) for r in rows],
-        "split": ["" if r["members"] else r["split"] for r in rows],
-        "formulation": [r["formulation"] for r in rows],
-        "metric": [_dash(r["metric"]) for r in rows],
-        "copy": ["yes" if r["present"] else "no" for r in rows],
-    }
+    size = [
+        (f"{len(r['members'])} sets" if r["members"] else _dash(r["size"]))
+        + ("" if r["members"] else f"\n{r['split']}")
+        for r in rows
+    ]
+    task = [f"{r['formulation']}\n{_dash(r['metric'])}" for r in rows]
+    copy = ["yes" if r["present"] else "no" for r in rows]
     table.add_column("benchmark", ratio=1, min_width=max(len(r["name"]) for r in rows))
-    for column, values in fixed.items():
-        widest = max(len(column), *(len(v) for v in values))
-        table.add_column(
-            column, no_wrap=True, min_width=widest, justify="right" if column == "rows" else "left"
-        )
-    table.add_column("dimension, needs", ratio=1, min_width=14)
+    for column, values in (("rows, split", size), ("formulation, metric", task), ("copy", copy)):
+        widest = max(len(column), *(len(line) for v in values for line in v.splitlines()))
+        table.add_column(column, no_wrap=True, min_width=widest)
     for i, r in enumerate(rows):
+        dimension = _dimension(r)
         table.add_row(
-            f"[bold]{escape(r['name'])}[/]\n[dim]{escape(r['title'])}[/]",
-            *(escape(values[i]) for values in fixed.values()),
-            _dimension(r),
+            f"[bold]{escape(r['name'])}[/]\n[dim]{escape(r['title'])}[/]"
+            + ("" if dimension == "-" else f"\n{dimension}"),
+            escape(size[i]),
+            escape(task[i]),
+            copy[i],
         )
     return table
 

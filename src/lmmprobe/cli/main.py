@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -17,6 +18,7 @@ from lmmprobe._inert import inert
 from lmmprobe.cli._common import (
     DbOption,
     DryRunOption,
+    HelpStyleGroup,
     MaxCostOption,
     ModelsOption,
     PricesOption,
@@ -65,6 +67,10 @@ if TYPE_CHECKING:
     from lmmprobe.run import ProgressSink
 
 app = typer.Typer(
+    # One help style for every command (`lmmprobe.cli._common.style_help`): click's plain
+    # layout, which wraps under a long option name where rich's panels cropped at 80 columns.
+    rich_markup_mode=None,
+    cls=HelpStyleGroup,
     add_completion=False,
     no_args_is_help=True,
     help="Measure what large multimodal models can and cannot do.",
@@ -423,7 +429,7 @@ def _evaluate_and_show(
     if ev.replaced_run is not None:
         err_console.print(
             f"note: {ev.results_json.parent} held the results of run {ev.replaced_run}; they are "
-            f"replaced here and stay in the store (lmmprobe show {ev.replaced_run})",
+            f"replaced here and stay in the store (`lmmprobe show {ev.replaced_run}`)",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -553,7 +559,7 @@ def _dry_run(spec: RunSpec) -> None:
 @app.command()
 def models() -> None:
     """List model backends and whether they are ready to use."""
-    table = Table(title="model backends")
+    table = Table(title="model backends", box=box.SIMPLE_HEAD)
     table.add_column("name", style="bold")
     table.add_column("status")
     table.add_column("spec and options")

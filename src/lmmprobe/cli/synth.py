@@ -72,8 +72,16 @@ def generate(
     proxy: Annotated[
         str | None, typer.Option(help="hf model attacked by PGD for the adversarial scenario.")
     ] = None,
-    epsilon: Annotated[float, typer.Option(help="PGD L-inf bound (pixel scale 0-1).")] = 8 / 255,
-    step_size: Annotated[float, typer.Option(help="PGD step size.")] = 2 / 255,
+    # Defaults said as fractions: their floats (0.03137254901960784) crop at 80 columns.
+    epsilon: Annotated[
+        float,
+        typer.Option(
+            help="PGD L-inf bound (pixel scale 0-1) [default: 8/255].", show_default=False
+        ),
+    ] = 8 / 255,
+    step_size: Annotated[
+        float, typer.Option(help="PGD step size [default: 2/255].", show_default=False)
+    ] = 2 / 255,
     steps: Annotated[int, typer.Option(help="PGD iterations.")] = 10,
     clip_model: Annotated[
         str | None, typer.Option(help="CLIP checkpoint for the text-image consistency filter.")
@@ -178,7 +186,7 @@ def generate(
                 f"Dysca's post-processing: asked {f['questions_asked']} of "
                 f"{f['questions_drawn']} questions"
             )
-    console.print(f"evaluate with: lmmprobe run --data synth:{escape(str(out))} --by subtask")
+    console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
 
 
 @app.command()

@@ -19,11 +19,12 @@ this order of precedence:
 8. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
    normalization cannot be told apart.
 
-Each item's contribution to the gap is ``credit_b - credit_a`` (±1 for right/wrong verdicts,
+Each item's contribution to the gap is ``credit_a - credit_b`` (±1 for right/wrong verdicts,
 a fraction for partial credit), so the causes' contributions add up to the headline gap
-``sum(credit_b) - sum(credit_a)`` exactly (sums are kept as exact fractions). The gap comes
-with the paired statistics `lmmprobe compare` gives: a cluster-bootstrap interval of the
-difference over samples and McNemar's exact test (on right/wrong verdicts).
+``sum(credit_a) - sum(credit_b)`` exactly (sums are kept as exact fractions). The sides and the
+sign are `lmmprobe compare`'s (A first, the difference A - B), and so are the paired statistics:
+a cluster-bootstrap interval of the difference over samples and McNemar's exact test (on
+right/wrong verdicts).
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ class AuditItem:
 
     @property
     def delta(self) -> Fraction:
-        """Its contribution to the gap: credit B - credit A, exactly."""
-        return Fraction(self.b.credit) - Fraction(self.a.credit)
+        """Its contribution to the gap: credit A - credit B, exactly."""
+        return Fraction(self.a.credit) - Fraction(self.b.credit)
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,7 @@ class CauseCount:
     a_higher: int
     """Of them, items where side A gave more credit."""
     net: Fraction
-    """Their summed contribution to the gap (credit B - credit A)."""
+    """Their summed contribution to the gap (credit A - credit B)."""
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ class Audit:
     which lmmprobe leaves unjudged, are such items)."""
     low: float | None = None
     high: float | None = None
-    """Paired cluster-bootstrap interval of accuracy B - accuracy A (over samples)."""
+    """Paired cluster-bootstrap interval of accuracy A - accuracy B (over samples)."""
     level: float = LEVEL
     n_boot: int = 0
     seed: int = 0
@@ -216,8 +217,8 @@ class Audit:
 
     @property
     def gap(self) -> Fraction:
-        """Credit B - credit A over the paired items: what the causes explain, exactly."""
-        return self.credit_b - self.credit_a
+        """Credit A - credit B over the paired items: what the causes explain, exactly."""
+        return self.credit_a - self.credit_b
 
     @property
     def accuracy_a(self) -> float | None:
@@ -231,7 +232,7 @@ class Audit:
 
     @property
     def difference(self) -> float | None:
-        """Accuracy B - accuracy A (the headline gap as a share)."""
+        """Accuracy A - accuracy B (the headline gap as a share), as `lmmprobe compare`'s."""
         return float(self.gap / self.n) if self.n else None
 
     def summary(self) -> list[str]:
@@ -240,14 +241,16 @@ class Audit:
             return [f"no item has a verdict on both sides ({self.label_a}, {self.label_b})"]
         pts = 100 / self.n
         lines = [
-            f"{self.label_b} {float(self.credit_b) * pts:.2f} vs {self.label_a} "
-            f"{float(self.credit_a) * pts:.2f} on {self.n} paired items: gap "
-            f"{float(self.gap) * pts:+.2f} points ({_num(self.gap)} items)"
+            f"{self.label_a} {float(self.credit_a) * pts:.2f} vs {self.label_b} "
+            f"{float(self.credit_b) * pts:.2f} on {self.n} paired items: gap "
+            f"{float(self.gap) * pts:+.2f} points ({self.label_a} - {self.label_b}; "
+            f"{_num(self.gap)} items)"
         ]
         for cause, c in self.by_cause.items():
             lines.append(
-                f"  {CAUSE_TEXT[cause]}: {c.items} items ({c.b_higher} up, {c.a_higher} down), "
-                f"explains {float(c.net) * pts:+.2f} points ({_num(c.net)} items)"
+                f"  {CAUSE_TEXT[cause]}: {c.items} items ({self.label_a} higher on "
+                f"{c.a_higher}, {self.label_b} on {c.b_higher}), explains "
+                f"{float(c.net) * pts:+.2f} points ({_num(c.net)} items)"
             )
         if self.guessed:
             lines.append(f"  the official code guesses on {self.guessed} of the paired items")
@@ -309,8 +312,8 @@ def audit(
         if mine:
             by_cause[cause] = CauseCount(
                 items=len(mine),
-                b_higher=sum(it.delta > 0 for it in mine),
-                a_higher=sum(it.delta < 0 for it in mine),
+                b_higher=sum(it.delta < 0 for it in mine),
+                a_higher=sum(it.delta > 0 for it in mine),
                 net=sum((it.delta for it in mine), Fraction(0)),
             )
     alone = {
@@ -379,7 +382,7 @@ def _interval(
     num = np.zeros((len(index), 1))
     den = np.zeros((len(index), 1))
     for x, y in pairs:
-        num[index[x.sample_id], 0] += y.credit - x.credit
+        num[index[x.sample_id], 0] += x.credit - y.credit
         den[index[x.sample_id], 0] += 1
     lo, hi = ratio_intervals(num, den, n_boot, np.random.default_rng(seed), LEVEL)
     return finite_or_none(float(lo[0])), finite_or_none(float(hi[0])), len(index)

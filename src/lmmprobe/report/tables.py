@@ -7,8 +7,9 @@ dimensions with paired t-tests (between task categories, and between model group
 cards; lmmprobe's or HEMM's definitions, `definitions_sentence`), and the rank agreement
 (Spearman, Kendall) between runs on different data. A value HEMM's definitions leave undefined
 (NaN) shows as an en dash in Markdown with a note saying why, an empty cell in CSV, null in JSON.
-Markdown is for reading, CSV is one tidy table (one value per row) for spreadsheets and pandas,
-JSON holds every table as it is.
+Markdown is for reading, CSV is one tidy table (one value per row) for spreadsheets and pandas
+(text cells that would start a formula get a leading ``'``: `lmmprobe._inert.inert_csv`), JSON
+holds every table as it is.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from lmmprobe._inert import inert_csv
 from lmmprobe.metrics import metric_digits
 from lmmprobe.report._build_tables import (
     ALPHA,
@@ -416,8 +418,11 @@ def _csv(t: ReportTables) -> str:
     writer.writeheader()
     for row in _csv_rows(t):
         # None (absent) and NaN (undefined under HEMM's definitions) are both empty cells,
-        # which pandas reads back as NaN; never the text "nan".
-        writer.writerow({k: ("" if v is None or _is_nan_cell(v) else v) for k, v in row.items()})
+        # which pandas reads back as NaN; never the text "nan". Text (model names, labels from
+        # data) that a spreadsheet would run as a formula is written inert; numbers stay numbers.
+        writer.writerow(
+            {k: ("" if v is None or _is_nan_cell(v) else inert_csv(v)) for k, v in row.items()}
+        )
     return buf.getvalue()
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from lmmprobe._inert import inert_csv
 from lmmprobe.store.sqlite import Store
 
 ExportFormat = Literal["jsonl", "csv"]
@@ -25,6 +26,9 @@ def export_run(
     store: Store, run_id: str, fmt: ExportFormat, out: TextIO, columns: Columns | None = None
 ) -> int:
     """Write one row per (model, sample, repeat): prompt, raw output, prediction, score, error.
+
+    CSV text cells that would start a spreadsheet formula (``=``, ``+``, ``-``, ``@``...) get a
+    leading ``'`` (`lmmprobe._inert.inert_csv`); JSON lines hold the values as stored.
 
     Args:
         store: The store holding the run.
@@ -46,8 +50,10 @@ def export_run(
         return n
     writer: csv.DictWriter[str] | None = None
     for rec in _rows(store, run_id, columns):
+        # Text from models and imported files that a spreadsheet would run as a formula is
+        # written inert (`inert_csv`); numbers stay numbers.
         flat = {
-            k: (json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v)
+            k: inert_csv(json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v)
             for k, v in rec.items()
         }
         if writer is None:

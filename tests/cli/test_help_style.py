@@ -1,0 +1,113 @@
+"""Every command's ``--help`` in one style, through the console script (issue 34, item 13).
+
+The commands are read from the typer app itself, so a command or option added anywhere is
+checked too. At 80 and 160 columns: no ``<bool>`` (or other ``<type>``) label, no line ending
+in a stray " ." (a "[default: X]" eaten as markup), no cropped text (… or a summary cut with
+"..."), nothing wider than the terminal, argument names written one way (UPPER_CASE:
+``RUN_A [RUN_B] [RUN]...``) and no boxes (click's plain layout for every command). The tables
+commands print share one box style as well.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from tests.console import lmmprobe
+
+from lmmprobe.cli.main import app
+
+CLI = Path(__file__).parents[2] / "src" / "lmmprobe" / "cli"
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        if not getattr(sub, "hidden", False):
+            yield from _commands(sub, (*path, name))
+
+
+COMMANDS = list(_commands(typer.main.get_command(app)))
+TYPE_LABEL = re.compile(r"<(bool|str|int|float|path|file|directory|list\[)[^>]*>")
+STRAY_DOT = re.compile(r"\s\.\s*│?\s*$")
+HEAVY = re.compile("[━┃┏┓┗┛┣┫┳┻╋┡┩]")
+BOX = re.compile("[\u2500-\u257f]")
+ARG = re.compile(r"^(\[[A-Z][A-Z0-9_]*\]|[A-Z][A-Z0-9_]*)(\.\.\.)?$")
+
+
+def test_every_command_is_checked() -> None:
+    assert len(COMMANDS) > 20 and ("judge",) in COMMANDS and ("runs", "compare") in COMMANDS
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "lmmprobe")
+def test_help_has_one_style(path: tuple[str, ...], columns: int) -> None:
+    done = lmmprobe(*path, "--help", columns=columns)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    where = f"`lmmprobe {' '.join(path)} --help` at {columns} columns"
+    assert "Usage:" in text, where
+    assert not TYPE_LABEL.search(text), f"{where}: {TYPE_LABEL.search(text)}"
+    lines = text.splitlines()
+    for line in lines:
+        assert not STRAY_DOT.search(line), f"{where}: stray ' .': {line!r}"
+        assert "…" not in line, f"{where}: cropped: {line!r}"
+        assert len(line) <= columns, f"{where}: wider than the terminal: {line!r}"
+        assert not BOX.search(line), f"{where}: a box: {line!r}"
+        if not line.startswith("Usage:"):
+            assert not line.endswith("..."), f"{where}: cut short: {line!r}"
+    usage = next(line for line in lines if "Usage: lmmprobe" in line).split("[OPTIONS]", 1)[1]
+    # After [OPTIONS]: the arguments, NAME or [NAME], "..." when repeatable.
+    args = []
+    for word in usage.split():
+        if word in ("COMMAND", "[ARGS]..."):
+            continue
+        assert ARG.match(word), f"{where}: argument {word!r} is not written NAME or [NAME]"
+        args.append(word)
+    # The Arguments section names each argument as the usage line does, without brackets.
+    section = text.split("\nArguments:\n", 1)[1].split("\n\n", 1)[0] if args else ""
+    for word in args:
+        name = word.strip("[]").removesuffix("...").strip("[]")
+        assert re.search(rf"^  {name}(\.\.\.)?  ", section, re.M), f"{where}: {name}:\n{section}"
+
+
+def test_the_issue_s_help_defects_are_gone() -> None:
+    # The issue's examples: <bool> on every flag, "SQLite store ." for --db, apex's defaults
+    # gone, arguments written {query}, [[RUN_B]] and [RUN...]...
+    run = lmmprobe("run", "--help", columns=160).stdout
+    assert "<bool>" not in run and "--strict" in run
+    assert "SQLite store [default: lmmprobe-runs/lmmprobe.db]." in run
+    apex = lmmprobe("apex", "--help", columns=160).stdout
+    assert "Usage: lmmprobe apex [OPTIONS] QUERY" in apex
+    assert "Stop after this many experiments [default: 5]." in apex
+    compare = lmmprobe("compare", "--help", columns=160).stdout
+    assert "Usage: lmmprobe compare [OPTIONS] RUN_A [RUN_B]" in compare
+    report = lmmprobe("report", "--help", columns=160).stdout
+    assert "Usage: lmmprobe report [OPTIONS] [RUN]..." in report
+
+
+def _tables_without_one_box() -> list[str]:
+    found = []
+    for path in sorted(CLI.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Table"
+            ):
+                box = next((k.value for k in node.keywords if k.arg == "box"), None)
+                if not (isinstance(box, ast.Attribute) and box.attr == "SIMPLE_HEAD"):
+                    found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_every_table_a_command_prints_has_one_box_style() -> None:
+    # rich's default box is HEAVY_HEAD: `models` and `arena judge` drew it, the rest plain rules.
+    assert _tables_without_one_box() == []
+    shown = lmmprobe("models", columns=80)
+    assert shown.returncode == 0, shown.stderr
+    assert "model backends" in shown.stdout and not HEAVY.search(shown.stdout)

@@ -1,0 +1,51 @@
+"""The commands lmmprobe suggests run as printed (issue 34, item 16).
+
+After ``make``, ``lmmprobe`` is ``.venv/bin/lmmprobe`` and not on ``$PATH`` until the virtual
+environment is activated: a hint saying ``lmmprobe run`` then fails with "command not found".
+Hints name the program as it was started unless ``lmmprobe`` on ``$PATH`` is the same program.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+BIN = Path(sys.executable).parent
+EXE = shutil.which("lmmprobe", path=str(BIN))
+WITHOUT_VENV = os.pathsep.join(
+    p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != BIN
+)
+
+
+def test_hints_name_the_program_as_started_when_lmmprobe_is_not_on_path(tmp_path: Path) -> None:
+    assert EXE is not None
+    missing = tmp_path / "none" / "store.db"
+    listed = lmmprobe("runs", "--db", missing, PATH=WITHOUT_VENV)
+    assert listed.returncode == 0, listed.stderr
+    assert f"(`{EXE} run` makes it)" in listed.stdout
+    # A hint made below the CLI (the store's error) is written the same way.
+    shown = lmmprobe("show", "latest", "--db", missing, PATH=WITHOUT_VENV)
+    assert shown.returncode == 2
+    assert f"(`{EXE} run`)" in shown.stderr and "`lmmprobe run`" not in shown.stderr
+
+
+def test_hints_say_lmmprobe_when_it_is_on_path(tmp_path: Path) -> None:
+    listed = lmmprobe("runs", "--db", tmp_path / "none.db", PATH=f"{BIN}{os.pathsep}{WITHOUT_VENV}")
+    assert listed.returncode == 0, listed.stderr
+    assert "(`lmmprobe run` makes it)" in listed.stdout
+
+
+def test_a_relative_start_gives_a_relative_hint(tmp_path: Path) -> None:
+    # `make` then `.venv/bin/lmmprobe ...` from the clone: the hint is what was typed.
+    env = {**os.environ, "PATH": WITHOUT_VENV, "COLUMNS": "200"}
+    done = subprocess.run(
+        ["./lmmprobe", "runs", "--db", str(tmp_path / "none.db")],
+        cwd=BIN, capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "(`./lmmprobe run` makes it)" in done.stdout
