@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import math
 import os
 import re
 import sqlite3
@@ -16,7 +17,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, Final, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -113,6 +114,44 @@ ModelsOption = Annotated[
     ),
 ]
 """``--model/-m``, repeatable: the model specs a command evaluates."""
+
+
+MaxCostOption = Annotated[
+    str | None,
+    typer.Option(
+        "--max-cost",
+        metavar="DOLLARS",
+        help="Stop sending once this run has spent this many dollars (every model needs a "
+        "price); answers already sent are still stored and counted, the run ends as "
+        "stopped_budget and the same command resumes it. 'none' (or 'off'): no limit.",
+    ),
+]
+"""``--max-cost DOLLARS``: a spending limit, read by `parse_max_cost` (``none`` switches it off)."""
+
+NO_LIMIT: Final = ("none", "off")
+"""Values of ``--max-cost`` that mean no limit (a script that always passes the option can
+switch the budget off)."""
+
+
+def parse_max_cost(text: str | None) -> float | None:
+    """The value of ``--max-cost``: dollars (a finite number above 0), or None for no limit.
+
+    Raises:
+        ValueError: One line naming the option and the value, and what it takes.
+
+    """
+    if text is None or text.strip().lower() in NO_LIMIT:
+        return None
+    try:
+        dollars = float(text)
+    except ValueError:
+        dollars = math.nan
+    if not (math.isfinite(dollars) and dollars > 0):
+        raise ValueError(
+            f"--max-cost {text!r}: give dollars above 0 (e.g. --max-cost 5), or "
+            "--max-cost none for no limit"
+        )
+    return dollars
 
 
 _MSG_PREFIX_RE = re.compile(r"^(Value error|Assertion failed), ")

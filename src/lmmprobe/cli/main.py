@@ -15,12 +15,14 @@ from rich.table import Table
 from lmmprobe._inert import inert
 from lmmprobe.cli._common import (
     DbOption,
+    MaxCostOption,
     ModelsOption,
     StdoutDocument,
     console,
     err_console,
     error_text,
     open_store,
+    parse_max_cost,
     store_faults_exit,
 )
 from lmmprobe.cli._common import fail as _fail
@@ -208,14 +210,7 @@ def run(
             "per million tokens (a model's own price=IN:OUT option wins). Gives the cost metrics."
         ),
     ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option(
-            min=0,
-            help="Stop sending once this run has spent this many dollars (every model needs a "
-            "price); the run ends as stopped_budget and the same command resumes it.",
-        ),
-    ] = None,
+    max_cost: MaxCostOption = None,
     judge: JudgeOption = None,
     judge_protocol: JudgeProtocolOption = None,
     judge_when: JudgeWhenOption = None,
@@ -266,7 +261,7 @@ def run(
             gpus_per_replica=gpus_per_replica,
             cpus_per_replica=cpus_per_replica,
             prices=_price_table(prices),
-            max_cost=max_cost,
+            max_cost=parse_max_cost(max_cost),
             judge=judge_config(
                 judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
             ),
@@ -392,15 +387,21 @@ def _evaluate_and_show(spec: RunSpec, *, quiet: bool) -> None:
         soft_wrap=True,
     )
     if res.status == "stopped_budget":
+        meter = ev.outcome.meter
         spent = f" (${ev.outcome.spent:.4f} spent)" if spec.max_cost is not None else ""
-        console.print(
+        stop = (
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
-            "again), with a higher --max-cost or max_requests to go further at once",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
+            "again), with a higher --max-cost or max_requests to go further at once"
         )
+        if meter is not None and meter.unmetered is not None and spec.max_cost is not None:
+            stop = (
+                f"run stopped: --max-cost cannot be kept: {meter.unmetered} (${meter.spent:.4f} "
+                "counted); the requests it left are stored as budget errors: run again with "
+                "--max-cost none to continue without a limit, or with the backend's "
+                "max_requests=N to limit the calls"
+            )
+        console.print(stop, highlight=False, markup=False, soft_wrap=True)
     # A model whose requests a spent budget left unsent has only budget errors: the stop above
     # says so and how to continue; "every request failed" would send its reader the wrong way.
     dead = [] if res.status == "stopped_budget" else all_failed(res)
