@@ -68,6 +68,23 @@ def test_answers_in_flight_when_the_budget_runs_out_are_stored_and_counted(
     assert status == "complete" and stats["cached"] == delivered
 
 
+@pytest.mark.slow
+def test_on_ray_too_answers_in_flight_are_stored_and_counted(tmp_path: Path) -> None:
+    pytest.importorskip("ray")
+    n = 30
+    with FakeOpenAIServer(latency=0.3, usage=TWO_DOLLARS) as server:
+        model = f"openai:fake-vlm@{server.base_url},price=0:2000000,max_concurrency=8"
+        proc = lmmprobe("run", "-m", model, "--data", f"demo,n={n}", "-q", "--db",
+                        tmp_path / "db", "--out", tmp_path / "o", "--max-cost", "10",
+                        "--executor", "ray", OPENAI_API_KEY="test-key-1234")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        delivered = server.completed
+    status, stats = _stats(tmp_path / "o")
+    assert status == "stopped_budget"
+    assert stats["called"] == delivered and stats["errors"] == n - delivered
+    assert _spent(proc.stdout) == pytest.approx(2.0 * delivered)
+
+
 def test_negative_usage_does_not_lower_the_meter(tmp_path: Path) -> None:
     # -1,000,000 prompt tokens at $1M per million would give back $1,000,000 a call: today 200
     # of 200 calls are paid past a $10 budget. A negative count is 0.
