@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import io
+import math
 import os
 import re
 import shlex
@@ -20,7 +21,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, Final, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -171,17 +172,6 @@ PricesOption = Annotated[
 ]
 """``--prices``: the price table of ``lmmprobe run`` and ``lmmprobe judge`` (judges included)."""
 
-MaxCostOption = Annotated[
-    float | None,
-    typer.Option(
-        "--max-cost",
-        min=0,
-        help="Stop sending once this run has spent this many dollars (every model and judge "
-        "needs a price); the run ends as stopped_budget and the same command resumes it.",
-    ),
-]
-"""``--max-cost``: one budget for a run's model and judge calls."""
-
 DryRunOption = Annotated[
     bool,
     typer.Option(
@@ -192,6 +182,44 @@ DryRunOption = Annotated[
     ),
 ]
 """``--dry-run``: count what ``lmmprobe run`` or ``lmmprobe judge`` would send, send nothing."""
+
+
+MaxCostOption = Annotated[
+    str | None,
+    typer.Option(
+        "--max-cost",
+        metavar="DOLLARS",
+        help="Stop sending once this run has spent this many dollars (every model and judge "
+        "needs a price); answers already sent are still stored and counted, the run ends as "
+        "stopped_budget and the same command resumes it. 'none' (or 'off'): no limit.",
+    ),
+]
+"""``--max-cost DOLLARS``: a spending limit, read by `parse_max_cost` (``none`` switches it off)."""
+
+NO_LIMIT: Final = ("none", "off")
+"""Values of ``--max-cost`` that mean no limit (a script that always passes the option can
+switch the budget off)."""
+
+
+def parse_max_cost(text: str | None) -> float | None:
+    """The value of ``--max-cost``: dollars (a finite number above 0), or None for no limit.
+
+    Raises:
+        ValueError: One line naming the option and the value, and what it takes.
+
+    """
+    if text is None or text.strip().lower() in NO_LIMIT:
+        return None
+    try:
+        dollars = float(text)
+    except ValueError:
+        dollars = math.nan
+    if not (math.isfinite(dollars) and dollars > 0):
+        raise ValueError(
+            f"--max-cost {text!r}: give dollars above 0 (e.g. --max-cost 5), or "
+            "--max-cost none for no limit"
+        )
+    return dollars
 
 
 _MSG_PREFIX_RE = re.compile(r"^(Value error|Assertion failed), ")

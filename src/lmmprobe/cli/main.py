@@ -27,6 +27,7 @@ from lmmprobe.cli._common import (
     err_console,
     error_text,
     open_store,
+    parse_max_cost,
     store_faults_exit,
 )
 from lmmprobe.cli._common import fail as _fail
@@ -261,7 +262,7 @@ def run(
             gpus_per_replica=gpus_per_replica,
             cpus_per_replica=cpus_per_replica,
             prices=_price_table(prices),
-            max_cost=max_cost,
+            max_cost=parse_max_cost(max_cost),
             judge=judge_config(
                 judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
             ),
@@ -306,6 +307,8 @@ def judge_command(
         except KeyError as exc:
             _fail(str(exc.args[0]) if exc.args else str(exc))
     try:
+        # A --max-cost given here replaces the run's budget ('none' switches it off).
+        budget = stored["spec"].get("max_cost") if max_cost is None else parse_max_cost(max_cost)
         spec = RunSpec.model_validate(
             {
                 **stored["spec"],
@@ -317,7 +320,7 @@ def judge_command(
                 # The run's own prices and budget, a --prices table's entries added and a
                 # --max-cost given here replacing its budget: one meter for the judges' calls.
                 "prices": {**stored["spec"].get("prices", {}), **_price_table(prices)},
-                "max_cost": max_cost if max_cost is not None else stored["spec"].get("max_cost"),
+                "max_cost": budget,
             }
         )
     except ValueError as exc:
@@ -351,7 +354,7 @@ def judge_command(
         def stored_run(progress: ProgressSink | None) -> Evaluation:
             return judge_stored(
                 run_id, config, db=spec.db, out=spec.out, prices=_price_table(prices),
-                max_cost=max_cost, progress=progress,
+                max_cost=spec.max_cost, progress=progress,
             )  # fmt: skip
 
         _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run)
@@ -441,15 +444,21 @@ def _evaluate_and_show(
         soft_wrap=True,
     )
     if res.status == "stopped_budget":
+        meter = ev.outcome.meter
         spent = f" (${ev.outcome.spent:.4f} spent by this run)" if spec.max_cost is not None else ""
-        console.print(
+        stop = (
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
-            "again), with a higher --max-cost or max_requests to go further at once",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
+            "again), with a higher --max-cost or max_requests to go further at once"
         )
+        if meter is not None and meter.unmetered is not None and spec.max_cost is not None:
+            stop = (
+                f"run stopped: --max-cost cannot be kept: {meter.unmetered} (${meter.spent:.4f} "
+                "counted); the requests it left are stored as budget errors: run again with "
+                "--max-cost none to continue without a limit, or with the backend's "
+                "max_requests=N to limit the calls"
+            )
+        console.print(stop, highlight=False, markup=False, soft_wrap=True)
     if ev.judging is not None and ev.judging.failed:
         # A judge that answered nothing (a misspelt model, a refused key) fails the command:
         # coverage 0 with exit 0 would pass a CI check that judged nothing.

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from lmmprobe.models.api_keys import redact_command
+
 __all__ = ["LOOPBACK", "OWNER_VARIABLE", "LocalServer", "ServerStartError", "free_port"]
 
 log = logging.getLogger(__name__)
@@ -129,7 +131,9 @@ class LocalServer:
         self._reaper = _start_reaper(marker)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("ab")
-        self._log.write(f"$ {' '.join(self.argv)}\n".encode())
+        # A secret on the command line is refused before it gets here (`models.served`); a
+        # caller of this class may not have checked, so the line written is redacted too.
+        self._log.write(f"$ {' '.join(redact_command(self.argv))}\n".encode())
         self._log.flush()
         try:
             self.proc = subprocess.Popen(

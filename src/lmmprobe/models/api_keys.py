@@ -27,6 +27,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Sequence
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,65 @@ def scrub_answer(text: str) -> str:
     """
     pattern = _answer_re
     return text if pattern is None else pattern.sub(REDACTED, text)
+
+
+SECRET_WORDS = frozenset(
+    {
+        "apikey", "auth", "authorization", "bearer", "credential", "credentials", "key",
+        "pass", "passwd", "password", "pwd", "secret", "token",
+    }
+)  # fmt: skip
+"""Words a command-line flag or variable name ends with when its value is a secret."""
+
+_SHORT_SECRET_FLAGS = ("-k",)  # curl's and others' -k KEY; -kKEY too
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")  # NAME=value, as `env` takes it
+
+
+def secret_argument(arg: str) -> str | None:
+    """The name of a secret `arg` carries or introduces on a command line, else None.
+
+    A flag (``--api-key``, ``--hf_token=...``, ``--apikey``, ``--auth``, ``--passwd``, ``-k``)
+    whose last word is one of `SECRET_WORDS`, and a ``NAME=value`` assignment (``env
+    HF_TOKEN=... vllm serve``) whose name ends with one. The last word decides, so
+    ``--tokenizer``, ``--ssl-keyfile``, ``--max-num-batched-tokens`` or
+    ``--return-tokens-as-token-ids`` are not secrets.
+
+    Returns:
+        The flag or variable name (never its value), to name in a message; None.
+
+    """
+    if arg.startswith("-") and not arg.startswith("--"):
+        return next((f for f in _SHORT_SECRET_FLAGS if arg.startswith(f)), None)
+    if not (arg.startswith("--") or _ASSIGNMENT.match(arg)):
+        return None
+    name = arg.partition("=")[0]
+    words = [w for w in re.split(r"[-_.]+", name.lower()) if w]
+    return name if words and words[-1] in SECRET_WORDS else None
+
+
+def redact_command(argv: Sequence[str]) -> list[str]:
+    """`argv` with the value of every secret argument (`secret_argument`) replaced.
+
+    ``--api-key X`` becomes ``--api-key [redacted]``, ``--api-key=X`` ``--api-key=[redacted]``,
+    ``-kX`` ``-k[redacted]``, ``HF_TOKEN=X`` ``HF_TOKEN=[redacted]``; for a command line written
+    to a log or shown in a message.
+    """
+    out: list[str] = []
+    value_next = False
+    for arg in argv:
+        if value_next:
+            out.append(REDACTED)
+            value_next = False
+            continue
+        name = secret_argument(arg)
+        if name is None:
+            out.append(arg)
+        elif arg == name:  # the value is the next argument
+            out.append(arg)
+            value_next = True
+        else:
+            out.append(f"{name}={REDACTED}" if arg[len(name)] == "=" else f"{name}{REDACTED}")
+    return out
 
 
 def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> str:

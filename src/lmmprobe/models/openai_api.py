@@ -37,7 +37,9 @@ What the reply says about thinking is kept apart from its text: the message's
 ``reasoning_content`` (SGLang with a reasoning parser, DeepSeek's API, llama.cpp, vLLM up to
 0.10) or ``reasoning`` (vLLM from 0.11, which renamed the field, OpenRouter, Ollama, LM Studio)
 becomes `Response.reasoning`; ``finish_reason`` becomes `Response.finish_reason`;
-``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. The body
+``usage.completion_tokens_details.reasoning_tokens`` becomes `Usage.reasoning_tokens`. A usage
+count is the server's account, not the answer: a negative one is read as 0, a huge one clamped,
+one that is no whole number (NaN, a string) as unknown, with a warning; the answer is kept. The body
 is read as JSON (not through the client's typed models, whose ``model_extra`` would hold these
 fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
 in the text: they are read apart when the answer is scored.
@@ -87,7 +89,15 @@ from lmmprobe.models.base import (
     UnreachableError,
     UnsupportedInputError,
 )
-from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+from lmmprobe.schema import (
+    MAX_TOKEN_COUNT,
+    ErrorInfo,
+    Message,
+    Request,
+    Response,
+    Usage,
+    token_count,
+)
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -369,6 +379,8 @@ class OpenAIChatModel:
         self.reachability = _Reachability(opts.unreachable_after)
         self.requests_sent = 0
         self.tokens_used = 0
+        self.usage_faults = 0
+        """Token counts in replies' ``usage`` that were no counts (clamped or read as unknown)."""
         self._clients: dict[int, list[openai.AsyncOpenAI]] = {}
         self._turn = 0
         self._ssl: ssl.SSLContext | None = None
@@ -410,7 +422,15 @@ class OpenAIChatModel:
         return clients[self._turn % len(clients)]
 
     async def aclose(self) -> None:
-        """Close the HTTP clients of the running event loop."""
+        """Close the HTTP clients of the running event loop (and log the usage faults)."""
+        if self.usage_faults > 1:
+            log.warning(
+                "%s: %d token counts in the server's usage fields were no counts (clamped or "
+                "read as unknown)",
+                self.opts.model,
+                self.usage_faults,
+            )
+        self.usage_faults = 0
         for client in self._clients.pop(id(asyncio.get_running_loop()), []):
             await client.close()
 
@@ -581,18 +601,7 @@ class OpenAIChatModel:
     ) -> Response:
         """Read a chat.completion JSON body (KeyError/TypeError if it is not one)."""
         choice = data["choices"][0]
-        usage = None
-        if data.get("usage"):
-            u = data["usage"]
-            details = u.get("completion_tokens_details")
-            usage = Usage(
-                prompt_tokens=u.get("prompt_tokens"),
-                completion_tokens=u.get("completion_tokens"),
-                reasoning_tokens=(
-                    details.get("reasoning_tokens") if isinstance(details, dict) else None
-                ),
-            )
-            self.tokens_used += u.get("total_tokens") or 0
+        usage = self._usage(data.get("usage"))
         message = choice["message"]
         content, refusal = message.get("content"), message.get("refusal")
         finish = choice.get("finish_reason")
@@ -646,6 +655,56 @@ class OpenAIChatModel:
             latency_s=latency,
             usage=usage,
         )
+
+    def _usage(self, reported: object) -> Usage | None:
+        """The reply's ``usage``, each count read by `token_count`; None when it sent none.
+
+        A usage field is the server's account, not the answer: a count that is negative, huge,
+        NaN, a string or no number at all is clamped or read as unknown (and warned about),
+        never a reason to throw the answer away and pay for it again.
+        """
+        if not reported:
+            return None
+        if not isinstance(reported, dict):
+            self._usage_fault(f"usage={_short(reported)}")
+            return None
+        details = reported.get("completion_tokens_details")
+        raw = {
+            "prompt_tokens": reported.get("prompt_tokens"),
+            "completion_tokens": reported.get("completion_tokens"),
+            "reasoning_tokens": (
+                details.get("reasoning_tokens") if isinstance(details, dict) else None
+            ),
+        }
+        usage = Usage.model_validate(raw)
+        for name, value in raw.items():
+            if value is not None and (isinstance(value, bool) or getattr(usage, name) != value):
+                self._usage_fault(f"{name}={_short(value)}")
+        total = token_count(reported.get("total_tokens"))
+        if total is None:
+            total = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
+        self.tokens_used += total
+        return usage
+
+    def _usage_fault(self, what: str) -> None:
+        """Count a token count the server got wrong; the first is logged, the total at close."""
+        self.usage_faults += 1
+        if self.usage_faults == 1:
+            log.warning(
+                "%s: the server reported a token count that is no count (%s): a negative count "
+                "is read as 0, one above %d as %d, anything else as unknown (an answer without "
+                "its usage); the answer itself is kept. Further ones are counted, not logged",
+                self.opts.model,
+                what,
+                MAX_TOKEN_COUNT,
+                MAX_TOKEN_COUNT,
+            )
+
+
+def _short(value: object) -> str:
+    """A server's value for a log line: scrubbed of keys and cut short."""
+    text = scrub_secrets(repr(value))
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _thinking_request_fields(opts: OpenAIOptions) -> dict[str, Any]:

@@ -27,6 +27,13 @@ the model and ``--host 127.0.0.1 --port N`` and the flags above are appended),
 in flight: ``max_num_seqs`` when given, else 64), ``timeout`` (seconds per request, 600), and
 every other option of the ``openai`` backend (``max_attempts``, ``image_format``...).
 
+No secret goes on the server's command line: the spec is recorded (manifest, results) and the
+command line is written to the server's log, by lmmprobe and by the server itself. A flag that
+looks like it carries one (`secret_argument`: ``--api-key``, ``--key``, ``-k``, ``--auth``,
+``--passwd``, ``--hf-token``..., or ``HF_TOKEN=...`` before the command) in ``command=``,
+``args=`` or ``$LMMPROBE_VLLM_COMMAND`` is refused in one line naming the flag, never its value;
+the server takes its secrets from its environment, which it inherits.
+
 The model identity (every cache key) records what was served, not where: backend ``vllm`` or
 ``sglang``, the path (resolved) or hub id, the revision (the option, or the Hugging Face cache's
 ``refs/main``), a local folder's fingerprint, the server version it reports, and the options
@@ -55,6 +62,7 @@ from typing import Any
 from lmmprobe.models import openai_api
 from lmmprobe.models._fingerprint import weights_fingerprint
 from lmmprobe.models._local_server import LOOPBACK, LocalServer, free_port
+from lmmprobe.models.api_keys import redact_command, secret_argument
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.schema import ErrorInfo, Request, Response
 
@@ -80,17 +88,6 @@ _IDENTITY = ("max_model_len", "reasoning_parser", "dtype", "args", "revision")
 """Server options that change answers, so they are part of the identity. The parallel layout,
 memory share and batch size are not: they change speed, not what a request is answered."""
 _OWN = ("command", "startup_timeout", "args")
-
-
-def _carries_secret(arg: str) -> bool:
-    """Whether a server flag carries a secret (``--api-key``, ``--hf-token``, ``--token``...).
-
-    Named by how the flag ends, so ``--tokenizer`` or ``--max-num-batched-tokens`` pass.
-    """
-    flag = arg.split("=")[0].replace("_", "-").lower()
-    if not flag.startswith("-"):
-        return False
-    return flag.endswith(("api-key", "-token", "-secret", "password")) or flag == "--token"
 
 
 _CONNECTION_ERRORS = frozenset({"connection", "unreachable"})
@@ -153,7 +150,29 @@ def _split(kind: ServerKind, option: str, text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:  # an unclosed quote
-        raise ValueError(f"{kind.name} backend: option {option}={text!r}: {exc}") from exc
+        shown = " ".join(redact_command(text.split(" ")))  # a secret in it is not echoed
+        raise ValueError(f"{kind.name} backend: option {option}={shown!r}: {exc}") from exc
+
+
+_RECORDED = "the spec is recorded in the run's manifest, results and log"
+_LOGGED = "the command line is written to the server's log, by lmmprobe and by the server"
+
+
+def _no_secret(kind: ServerKind, where: str, argv: Sequence[str], recorded: str) -> None:
+    """Refuse a secret on the server's command line (`secret_argument`), naming the flag only.
+
+    A command line is written down: by lmmprobe in the server's log, by the server itself
+    (vLLM logs its non-default arguments), and, given in the spec, in the run's manifest and
+    results. The one place a secret stays unwritten is the environment.
+    """
+    for arg in argv:
+        name = secret_argument(arg)
+        if name is not None:
+            raise ValueError(
+                f"{kind.name} backend: {where} cannot pass {name}: {recorded}; give the server "
+                "its secrets through its environment instead (HF_TOKEN, VLLM_API_KEY...), "
+                "which lmmprobe passes on and never records"
+            )
 
 
 def _command(kind: ServerKind, written: str | None) -> tuple[str, ...]:
@@ -164,6 +183,10 @@ def _command(kind: ServerKind, written: str | None) -> tuple[str, ...]:
             raise ValueError(
                 f"{kind.name}: the server command (command= or ${kind.env_var}) is empty"
             )
+        if written is not None:
+            _no_secret(kind, "command=", argv, _RECORDED)
+        else:
+            _no_secret(kind, f"${kind.env_var}", argv, _LOGGED)
         return argv
     if kind.missing():
         raise ValueError(
@@ -209,15 +232,9 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
             raise ValueError(f"{kind.name} backend: option {name}={value!r} is a whole number")
         args += [flags[kind.flag_column], value]
     extra = _split(kind, "args", options.get("args", ""))
+    # A spec is recorded (manifest, results, the server's log): a secret never goes in it.
+    _no_secret(kind, "args=", extra, _RECORDED)
     for arg in extra:
-        if _carries_secret(arg):
-            # A spec is recorded (manifest, results, the server's log): a secret never goes in it.
-            raise ValueError(
-                f"{kind.name} backend: args= cannot pass {arg.split('=')[0]}: the spec is "
-                "recorded in the run's manifest, results and log; give the server its secrets "
-                "through its environment instead (HF_TOKEN, VLLM_API_KEY...), which lmmprobe "
-                "passes on and never records"
-            )
         if arg.split("=")[0] in ("--host", "--port"):
             # Loopback only, on a port that was free: the server is ours alone.
             raise ValueError(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lmmprobe.registry import Registry
+from lmmprobe.schema import safe_text
 
 __all__ = ["READERS", "ImportedPrediction", "Origin", "PredictionReader", "ReadOptions"]
 
@@ -78,6 +79,15 @@ class ImportedPrediction:
     `lmmprobe.predictions._rows.MAX_PREDICTION`), `prediction` then empty; None when read. The
     row is imported as an error with this message: counted in the error rate, never scored."""
 
+    def __post_init__(self) -> None:
+        # A file's text may hold lone surrogates (valid JSON, not encodable text): repaired
+        # here, where every reader's rows are made, so none reaches the store or a page.
+        for name in ("sample_id", "prediction", "gold", "tool_extraction", "fields"):
+            value = getattr(self, name)
+            clean = _safe(value)
+            if clean is not value:
+                object.__setattr__(self, name, clean)
+
 
 @dataclass(frozen=True)
 class ReadOptions:
@@ -121,3 +131,18 @@ READERS: Registry[PredictionReader] = Registry(
     discover=("lmmprobe.predictions.readers",),
 )
 """Prediction file layouts by name; ``lmmprobe list readers`` shows them."""
+
+
+def _safe(value: Any) -> Any:
+    """`value` with `safe_text` applied to every string in it; the same object when unchanged."""
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, Mapping):
+        pairs = [(_safe(k), _safe(v)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, list | tuple):
+        items = [_safe(v) for v in value]
+        same = all(a is b for a, b in zip(items, value, strict=True))
+        return value if same else type(value)(items)
+    return value

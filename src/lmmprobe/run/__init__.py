@@ -14,6 +14,7 @@ from lmmprobe.run.executor import (
     ServerUnhealthy,
     ServerUnreachable,
     SpecExecutor,
+    StopSending,
     call_batch,
     plan_batches,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "ServerUnhealthy",
     "ServerUnreachable",
     "SpecExecutor",
+    "StopSending",
     "answer_requests",
     "build_manifest",
     "call_batch",

@@ -1,10 +1,18 @@
 """What a run spends on model calls, against its ``--max-cost``.
 
 The meter counts the dollars of the responses this invocation received (priced by
-`RunSpec.prices`), not those read from the store: they were paid for before. Once the spend
-reaches the limit, the runner stops sending: what is not answered yet is stored as ``budget``
+`RunSpec.prices`), not those read from the store: they were paid for before. Every response
+that comes back is stored and counted, those still in flight when the limit was crossed
+included: they are paid for whether or not they are kept, so they are kept. Once the spend
+reaches the limit, the runner sends nothing new: what is not sent is stored as ``budget``
 errors, the run ends as ``stopped_budget``, and a re-run asks exactly those again, as when a
 backend's own request budget (``max_requests``) runs out.
+
+A response that reports no token count cannot be priced exactly. Its completion is counted at
+its request's ``max_new_tokens``, the limit the server was sent (an upper bound). Its prompt
+has no such bound (images are tokenized by the server): when the model's prompt tokens cost
+something, the budget cannot be kept, so under ``--max-cost`` the meter stops the run there
+(the answer is stored; the message says why), and without ``--max-cost`` it only warns.
 """
 
 from __future__ import annotations
@@ -12,22 +20,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from lmmprobe.schema import ErrorInfo, Price, Response
+from lmmprobe.schema import ErrorInfo, Price, Request, Response
 
-__all__ = ["CostMeter", "CostSpent"]
+__all__ = ["CostMeter"]
 
 log = logging.getLogger(__name__)
-
-
-class CostSpent(Exception):
-    """Raised by the runner's batch handler when the meter reaches its limit: stop sending."""
 
 
 class CostMeter:
     """Dollars spent by this invocation's model calls, and whether ``max_cost`` is reached.
 
     The limit is checked after each batch is stored, so a run can spend past it by what the
-    requests already sent cost (at most one batch per concurrency slot).
+    requests already sent cost (at most one batch per concurrency slot); those are stored and
+    counted too.
 
     Args:
         max_cost: Dollars the invocation may spend; None: no limit (the meter only counts).
@@ -39,35 +44,89 @@ class CostMeter:
         self.max_cost = max_cost
         self.prices = dict(prices)
         self.spent = 0.0
+        self.unmetered: str | None = None
+        """Why the spend can no longer be known (a priced answer without its prompt tokens),
+        or None. Under ``max_cost`` it stops the run as the limit does."""
         self._unreported: set[str] = set()
 
     @property
     def exhausted(self) -> bool:
-        """Whether the spend has reached `max_cost`."""
-        return self.max_cost is not None and self.spent >= self.max_cost
+        """Whether the run must send nothing more: the spend reached `max_cost`, or cannot be known."""
+        if self.max_cost is None:
+            return False
+        return self.spent >= self.max_cost or self.unmetered is not None
 
-    def add(self, model_spec: str, responses: Sequence[Response]) -> None:
-        """Count the cost of responses `model_spec` just returned (usage times its price)."""
+    def add(
+        self,
+        model_spec: str,
+        responses: Sequence[Response],
+        requests: Sequence[Request] | None = None,
+    ) -> None:
+        """Count the cost of responses `model_spec` just returned (usage times its price).
+
+        Args:
+            model_spec: The model that answered (its price is looked up by it).
+            responses: The responses, errors included (an error that reports usage was paid
+                for: a refusal).
+            requests: The requests, in the same order: an answer without its completion
+                tokens counts its request's ``max_new_tokens``.
+
+        """
         price = self.prices.get(model_spec)
         if price is None:
             return
-        for resp in responses:
-            if resp.usage is None:
-                if resp.error is None and model_spec not in self._unreported:
-                    # The spend cannot be known for such answers; say so once, not per row.
-                    self._unreported.add(model_spec)
-                    log.warning(
-                        "%s reports no token usage: its answers are not counted against --max-cost",
-                        model_spec,
-                    )
-                continue
-            self.spent += price.cost(resp.usage.prompt_tokens, resp.usage.completion_tokens)
+        for i, resp in enumerate(responses):
+            usage = resp.usage
+            prompt = usage.prompt_tokens if usage is not None else None
+            completion = usage.completion_tokens if usage is not None else None
+            unreported = resp.error is None and (prompt is None or completion is None)
+            if resp.error is None and completion is None and requests is not None:
+                completion = requests[i].gen.max_new_tokens  # the server's limit: a bound
+            self.spent += price.cost(prompt, completion)
+            if unreported:
+                self._unreported_usage(model_spec, price, unbounded=prompt is None)
+
+    def _unreported_usage(self, model_spec: str, price: Price, *, unbounded: bool) -> None:
+        """An answer came without its token counts (`unbounded`: its prompt tokens too)."""
+        stops = unbounded and price.input > 0
+        if stops and self.unmetered is None:
+            self.unmetered = (
+                f"{model_spec} answered without reporting its prompt tokens, so what it costs "
+                "cannot be known"
+            )
+        if model_spec in self._unreported:
+            return
+        # Said once per model, not per row.
+        self._unreported.add(model_spec)
+        if self.max_cost is None:
+            log.warning(
+                "%s reports no token usage: the spend counted for it is not exact", model_spec
+            )
+        elif stops:
+            log.warning(
+                "%s reports no token usage, so --max-cost cannot be kept: nothing more is sent "
+                "(the answers received are stored); re-run without --max-cost (or with "
+                "--max-cost none), or with the backend's own max_requests=N",
+                model_spec,
+            )
+        else:
+            log.warning(
+                "%s reports no completion tokens: each such answer is counted against --max-cost "
+                "at its max_new_tokens, the most it may have cost",
+                model_spec,
+            )
 
     def budget_error(self) -> ErrorInfo:
         """The stored error of a request left unsent because the money ran out."""
-        return ErrorInfo(
-            type="budget",
-            message=f"cost budget of ${self.max_cost:g} reached (${self.spent:.4f} spent by "
-            "this run); re-run to continue",
-            retryable=True,
-        )
+        if self.unmetered is not None and (self.max_cost is None or self.spent < self.max_cost):
+            message = (
+                f"cost budget of ${self.max_cost:g} cannot be kept: {self.unmetered} "
+                f"(${self.spent:.4f} counted by this run); re-run without --max-cost (or with "
+                "--max-cost none) to continue"
+            )
+        else:
+            message = (
+                f"cost budget of ${self.max_cost:g} reached (${self.spent:.4f} spent by this "
+                "run); re-run to continue"
+            )
+        return ErrorInfo(type="budget", message=message, retryable=True)

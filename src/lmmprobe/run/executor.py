@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -28,6 +29,16 @@ from lmmprobe.schema import ErrorInfo, Request, Response
 log = logging.getLogger(__name__)
 
 OnBatch = Callable[[Sequence[Request], list[Response]], None]
+
+
+class StopSending(Exception):
+    """Raised by an `OnBatch` handler: start nothing more, but hand back what is already sent.
+
+    A spent budget raises it (the runner's `CostMeter`). The batches already sent are being
+    answered, and paid for, whatever the run does next, so the executor waits for them and
+    hands each to the handler (which may raise this again: ignored) before it raises the first
+    one to its caller. Batches not yet sent are never sent.
+    """
 
 
 class RunAborted(RuntimeError):
@@ -359,7 +370,8 @@ class LocalExecutor:
     """Runs synchronous backends batch by batch and async backends with bounded concurrency.
 
     Every batch is handed to `on_batch` (stored) before any decision to stop, so a stopped run
-    loses nothing; requests not yet answered are simply not stored and a re-run asks them.
+    loses nothing; requests not yet answered are simply not stored and a re-run asks them. When
+    `on_batch` raises `StopSending`, the batches in flight are still awaited and handed over.
 
     Args:
         max_consecutive_failures: Abort after this many batches in a row raised something
@@ -434,21 +446,34 @@ class LocalExecutor:
         import asyncio
 
         limit = self.max_concurrency or model.capabilities.max_concurrency
-        sem = asyncio.Semaphore(limit)
-
-        async def one(batch: list[Request]) -> tuple[list[Request], BatchResult]:
-            async with sem:
-                return batch, await acall_batch(model, batch)
-
-        tasks = [asyncio.create_task(one(b)) for b in batches]
+        waiting = deque(batches)
+        running: dict[asyncio.Task[BatchResult], list[Request]] = {}
+        stop: StopSending | None = None  # set once on_batch said to send nothing more
         try:
-            for fut in asyncio.as_completed(tasks):
-                batch, result = await fut
-                responses = policy.settle(result)
-                on_batch(batch, responses)
-                policy.check(responses)
+            while waiting or running:
+                # A batch starts only here, once every finished one has been handed over:
+                # a budget crossed by a finished batch starts nothing more.
+                while waiting and stop is None and len(running) < limit:
+                    batch = waiting.popleft()
+                    running[asyncio.create_task(acall_batch(model, batch))] = batch
+                if not running:
+                    break  # stopped: what is still waiting is never sent
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    batch = running.pop(task)
+                    responses = policy.settle(task.result())
+                    try:
+                        on_batch(batch, responses)
+                    except StopSending as exc:
+                        # The batches in flight are answered and paid for all the same: they
+                        # are awaited and stored; only the ones not started are dropped.
+                        stop = stop or exc
+                    if stop is None:
+                        policy.check(responses)
+            if stop is not None:
+                raise stop
         finally:
-            for t in tasks:
+            for t in running:
                 t.cancel()
             if isinstance(model, ClosableModel):
                 await model.aclose()

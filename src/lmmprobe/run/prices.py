@@ -117,17 +117,27 @@ def _entry(at: str, name: str, entry: Any) -> Price:
     if not isinstance(entry, dict):
         raise ValueError(
             f"{at}: model {name!r}: expected {{input: DOLLARS, output: DOLLARS}} (per million "
-            f"tokens), got {entry!r}"
+            f"tokens), got {_short(entry)}"
         )
-    unknown = sorted(set(map(str, entry)) - {"input", "output"})
+    unknown = sorted(_short(k) for k in entry if k not in ("input", "output"))
     if unknown:
-        raise ValueError(f"{at}: model {name!r}: unknown field(s) {unknown}; give input and output")
+        raise ValueError(
+            f"{at}: model {name!r}: unknown field(s) {', '.join(unknown)}; give input and output"
+        )
     try:
         return Price.model_validate(entry)
     except ValidationError as exc:
+        # A quoted number or a boolean is refused, not read as a price (Price is strict).
         problem = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']}" for e in exc.errors()
+            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']} (got {_short(e['input'])})"
+            for e in exc.errors()
         )
         raise ValueError(
             f"{at}: model {name!r}: {problem} (dollars per million tokens, 0 or more)"
         ) from None
+
+
+def _short(value: Any) -> str:
+    """A value of the file for a message: its repr, cut short."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."

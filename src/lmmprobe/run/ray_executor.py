@@ -53,6 +53,7 @@ from lmmprobe.run.executor import (
     BatchResult,
     OnBatch,
     RunAborted,
+    StopSending,
     failed_result,
     plan_batches,
 )
@@ -446,11 +447,19 @@ class RayExecutor:
         in_flight: dict[Any, _Sent] = {}
         # Replica deaths each batch was in flight for, by its requests' keys.
         deaths: dict[tuple[str, ...], int] = {}
+        stop: list[StopSending] = []  # once on_batch says to send nothing more
 
         def store(batch: list[Request], result: BatchResult) -> None:
             responses = policy.settle(result)
-            on_batch(batch, responses)
-            policy.check(responses)
+            try:
+                on_batch(batch, responses)
+            except StopSending as exc:
+                # What is in flight is answered (and paid for) all the same: it is awaited
+                # and stored below; what is not sent yet never is.
+                stop.append(exc)
+                batches.clear()
+            if not stop:
+                policy.check(responses)
 
         while batches or in_flight:
             for slot in self._slots:  # fill every replica up to its bound
@@ -484,7 +493,8 @@ class RayExecutor:
                     self._restart(
                         ray, slot, model_spec, model, place, exc, start, counted=not sent.solo
                     )
-                self._requeue(batch, deaths, batches, store)
+                if not stop:  # stopping: a lost batch is left unsent, as the ones not sent
+                    self._requeue(batch, deaths, batches, store)
                 continue
             except ray.exceptions.RayError as exc:
                 # The replica lives but the call failed: the backend raised through Ray (a
@@ -493,6 +503,8 @@ class RayExecutor:
                 cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) else None
                 result = failed_result(batch, cause if isinstance(cause, BaseException) else exc)
             store(batch, result)
+        if stop:
+            raise stop[0]
 
     def _requeue(
         self,

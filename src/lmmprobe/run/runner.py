@@ -29,8 +29,14 @@ from lmmprobe.models.base import (
     load_model,
 )
 from lmmprobe.parse.thinking import split_answer, tags_for_model
-from lmmprobe.run.cost import CostMeter, CostSpent
-from lmmprobe.run.executor import Executor, LocalExecutor, RunAborted, SpecExecutor
+from lmmprobe.run.cost import CostMeter
+from lmmprobe.run.executor import (
+    Executor,
+    LocalExecutor,
+    RunAborted,
+    SpecExecutor,
+    StopSending,
+)
 from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.prices import resolve_prices
@@ -367,16 +373,18 @@ def answer_requests(
         outcome.called += len(batch)
         progress.advance(len(batch), sum(1 for r in got if r.error is not None))
         if meter is not None:
-            meter.add(model_spec, got)
+            meter.add(model_spec, got, batch)
             if meter.exhausted:
-                raise CostSpent  # the executor stops sending; what is left is stored below
+                # The executor sends nothing more; what is in flight still comes back here
+                # (stored and counted: it is paid for); what is left unsent is stored below.
+                raise StopSending
 
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     spent = meter is not None and meter.exhausted  # on an earlier model: nothing more is sent
     try:
-        # CostSpent, raised by on_batch once the money is spent, stops the executor; what is
-        # left unsent is stored below as budget errors.
-        with contextlib.suppress(CostSpent):
+        # StopSending, raised by on_batch once the money is spent, stops the executor once
+        # the batches in flight are back; what is left unsent is stored below as budget errors.
+        with contextlib.suppress(StopSending):
             if pending and not spent and isinstance(executor, SpecExecutor):
                 # Replicas elsewhere build their own model from the spec (the Ray executor).
                 executor.execute_spec(model_spec, model, pending, on_batch)

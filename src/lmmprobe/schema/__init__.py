@@ -5,15 +5,25 @@ from lmmprobe.schema.image import ImageRef, register_renderer
 from lmmprobe.schema.judgement import DecidedBy, JudgeConfig, Judgement
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
-from lmmprobe.schema.response import ERROR_TYPES, ErrorInfo, Response, Usage
+from lmmprobe.schema.response import (
+    ERROR_TYPES,
+    MAX_TOKEN_COUNT,
+    ErrorInfo,
+    Response,
+    Usage,
+    token_count,
+)
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
 from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
+from lmmprobe.schema.text import REPLACEMENT_CHARACTER, SafeText, safe_text
 
 __all__ = [
     "CHOICE_FORMULATIONS",
     "ERROR_TYPES",
     "FORMAT_HIT_STAGES",
+    "MAX_TOKEN_COUNT",
+    "REPLACEMENT_CHARACTER",
     "BenchmarkTag",
     "ContentPart",
     "DecidedBy",
@@ -34,10 +44,13 @@ __all__ = [
     "Request",
     "Response",
     "RunSpec",
+    "SafeText",
     "Sample",
     "Score",
     "Stage",
     "Turn",
     "Usage",
     "register_renderer",
+    "safe_text",
+    "token_count",
 ]

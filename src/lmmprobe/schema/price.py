@@ -16,8 +16,10 @@ class Price(BaseModel):
     Completion tokens include the tokens spent thinking, which APIs bill as output.
     """
 
-    input: float = Field(ge=0, description="Dollars per million prompt tokens.")
-    output: float = Field(ge=0, description="Dollars per million completion tokens.")
+    # Strict: a price is a number; "1" or true in a price table is a mistake to name, not a
+    # value to guess.
+    input: float = Field(ge=0, strict=True, description="Dollars per million prompt tokens.")
+    output: float = Field(ge=0, strict=True, description="Dollars per million completion tokens.")
 
     @field_validator("input", "output")
     @classmethod

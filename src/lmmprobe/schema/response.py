@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+import math
+import operator
+from typing import Annotated, Final, SupportsIndex
+
+from pydantic import BaseModel, BeforeValidator, Field
+
+from lmmprobe.schema.text import SafeText
 
 ERROR_TYPES: tuple[str, ...] = (
     "rate_limit",
@@ -24,14 +30,54 @@ budget and out_of_memory are retryable (see models.base). Every stored error, re
 is asked again on resume."""
 
 
-class Usage(BaseModel):
-    """Token accounting reported by the backend."""
+MAX_TOKEN_COUNT: Final = 2**32
+"""The most tokens one count of `Usage` holds: far above any context a model has, and low enough
+that the store's sums over millions of responses stay within SQLite's 64-bit integers."""
 
-    prompt_tokens: int | None = Field(default=None, description="Tokens in the prompt.")
-    completion_tokens: int | None = Field(
+
+def token_count(value: object) -> int | None:
+    """A token count as a backend reported it, read as a count, or None when it is no count.
+
+    Servers are outside text: a count is a whole number (an integral float such as ``12.0``
+    too); a negative one counts 0 (it must never lower a spend) and one above
+    `MAX_TOKEN_COUNT` counts that much. ``NaN``, infinities, fractions, strings, booleans and
+    anything else are not counts: None, unknown, never a reason to throw the answer away.
+
+    Args:
+        value: The reported value (``usage.prompt_tokens`` of a reply, a stored column...).
+
+    Returns:
+        The count, between 0 and `MAX_TOKEN_COUNT`, or None.
+
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    if not isinstance(value, SupportsIndex):  # int, and integer types of numpy or torch
+        return None
+    count = operator.index(value)
+    return min(max(count, 0), MAX_TOKEN_COUNT)
+
+
+TokenCount = Annotated[int | None, BeforeValidator(token_count)]
+"""A `Usage` count: whatever is given goes through `token_count` first."""
+
+
+class Usage(BaseModel):
+    """Token accounting reported by the backend.
+
+    Each count is read by `token_count`: a negative count is 0, a huge one `MAX_TOKEN_COUNT`,
+    and a value that is no count (NaN, a string...) None.
+    """
+
+    prompt_tokens: TokenCount = Field(default=None, description="Tokens in the prompt.")
+    completion_tokens: TokenCount = Field(
         default=None, description="Tokens generated, reasoning tokens included."
     )
-    reasoning_tokens: int | None = Field(
+    reasoning_tokens: TokenCount = Field(
         default=None,
         description="Of the tokens generated, those spent thinking, where the backend reports "
         "them (``usage.completion_tokens_details.reasoning_tokens``).",
@@ -42,7 +88,10 @@ class ErrorInfo(BaseModel):
     """A failed request. Stored, counted in the error rate, never scored as an answer."""
 
     type: str = Field(description="One of ERROR_TYPES.")
-    message: str = Field(description="What went wrong, for a person.")
+    message: SafeText = Field(
+        description="What went wrong, for a person (lone surrogates a server quoted replaced "
+        "by U+FFFD, as in every text field of a `Response`)."
+    )
     retryable: bool = Field(description="Whether trying again could succeed.")
 
 
@@ -50,18 +99,20 @@ class Response(BaseModel):
     """The outcome of one request: text, candidate scores, or a typed error."""
 
     key: str = Field(description="The request's cache key.")
-    text: str | None = Field(
+    text: SafeText | None = Field(
         default=None,
         description="Generated text as the model sent it (generate requests): inline thinking "
-        "(``<think>...</think>``) included. What is read as the answer is decided when it is "
-        "scored (`lmmprobe.parse.thinking`), so a stored answer is re-read by today's rules.",
+        "(``<think>...</think>``) included, lone surrogates (valid JSON, not valid text) "
+        "replaced by U+FFFD (`lmmprobe.schema.text.safe_text`). What is read as the answer is "
+        "decided when it is scored (`lmmprobe.parse.thinking`), so a stored answer is re-read "
+        "by today's rules.",
     )
-    reasoning: str | None = Field(
+    reasoning: SafeText | None = Field(
         default=None,
         description="Thinking the server sent apart from the text (``reasoning_content`` or "
         "``reasoning`` of an OpenAI-compatible reply); None when it sent none.",
     )
-    finish_reason: str | None = Field(
+    finish_reason: SafeText | None = Field(
         default=None,
         description="Why generation stopped, as the backend says it: ``stop``, ``length`` (the "
         "token limit), ``content_filter``...; None when unknown.",

@@ -182,7 +182,8 @@ class RunSpec(BaseModel):
         default=None,
         gt=0,
         description="Dollars this invocation may spend on model calls (every model priced); "
-        "once spent, the remaining requests are stored as ``budget`` errors and the run stops "
+        "None: no limit. Once spent, nothing new is sent (what is in flight is stored and "
+        "counted), the remaining requests are stored as ``budget`` errors and the run stops "
         "as ``stopped_budget``; a re-run resumes.",
     )
     judge: JudgeConfig | None = Field(

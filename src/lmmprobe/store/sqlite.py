@@ -41,6 +41,7 @@ from lmmprobe.schema import (
     Sample,
     Score,
     Usage,
+    safe_text,
 )
 from lmmprobe.store.errors import (
     SQLITE_CANTOPEN,
@@ -834,15 +835,18 @@ class Store:
         rows = []
         for req, resp in zip(requests, responses, strict=True):
             err = resp.error
-            usage = resp.usage or Usage()
+            # The schemas validate usage and repair text where it enters; a response built
+            # without validation (``model_construct``, ``model_copy(update=...)``) is repaired
+            # here too, so one broken answer cannot fail its whole batch.
+            usage = Usage.model_validate(resp.usage.model_dump()) if resp.usage else Usage()
             rows.append(
                 (
-                    resp.key, model, req.method, req.prompt, resp.text,
+                    resp.key, model, req.method, _text(req.prompt), _text(resp.text),
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
-                    err.type if err else None, err.message if err else None,
+                    err.type if err else None, _text(err.message) if err else None,
                     (int(err.retryable) if err else None), now, int(resp.redacted),
-                    resp.reasoning, resp.finish_reason, usage.reasoning_tokens,
+                    _text(resp.reasoning), _text(resp.finish_reason), usage.reasoning_tokens,
                 )
             )  # fmt: skip
         asked = [req.sample_id for req in requests]
@@ -1080,6 +1084,11 @@ def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:
         s.error_type, _metadata_json(s.metadata), s.formulation, _json_or_null(s.options),
         _json_or_null(s.marks), _json_or_null(s.order),
     )  # fmt: skip
+
+
+def _text(value: str | None) -> str | None:
+    """`value` as SQLite can store it: lone surrogates replaced (`safe_text`)."""
+    return None if value is None else safe_text(value)
 
 
 def _json_or_null(value: list[Any] | None) -> str | None:

@@ -792,7 +792,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if not fake._sleep(float(seconds)):
                     self.close_connection = True
                     return
-            body = json.dumps(_scripted_body(chat, scripted)).encode()
+            body = fake._encode(_scripted_body(chat, scripted))
             fake._complete()
             self._send_json(200, body)
             return
@@ -801,14 +801,14 @@ class _Handler(BaseHTTPRequestHandler):
             if reply is None:
                 self._send_error(_bad("the fake server has no scripted reply left"))
                 return
-            body = json.dumps(_scripted_body(chat, reply)).encode()
+            body = fake._encode(_scripted_body(chat, reply))
             fake._complete()
             self._send_json(200, body)
             return
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
         echoed = self._echo(answers=True).removeprefix("Bearer ")
-        body = json.dumps(_completion_body(chat, echoed, mode)).encode()
+        body = fake._encode(_completion_body(chat, echoed, mode))
         fake._complete()  # counted before the reply leaves, so a client never sees it uncounted
         self._send_json(200, body)
 
@@ -883,6 +883,12 @@ class FakeOpenAIServer:
         thinking: The thinking mode of requests that pick none themselves (one of
             `THINKING_MODES`; a request picks one with a model name ending in ``+MODE`` or the
             ``X-Fake-Thinking`` header); None answers without thinking.
+        usage: The ``usage`` of every completion answered (scripted replies included),
+            sent as given instead of the fake's own counts, for testing how a client reads a
+            server's account: e.g. ``{"prompt_tokens": -1000}``, a count of ``float("nan")``
+            (sent as ``NaN``, as Python's JSON writes it) or ``"12"``, or any other JSON value
+            in place of the object; an empty mapping sends no ``usage`` at all. None: the
+            fake's own counts.
 
     Raises:
         ValueError: `always` is not one of `FAULT_KINDS`, or `thinking` not one of
@@ -904,6 +910,7 @@ class FakeOpenAIServer:
         port: int = 0,
         thinking: str | None = None,
         reply_table: Sequence[tuple[str, str]] = (),
+        usage: object = None,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
@@ -923,6 +930,7 @@ class FakeOpenAIServer:
         )
         self._replies_lock = threading.Lock()
         self.reply_table = [(str(k), str(v)) for k, v in reply_table]
+        self.usage = dict(usage) if isinstance(usage, Mapping) else usage
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
@@ -1096,6 +1104,14 @@ class FakeOpenAIServer:
     def _complete(self) -> None:
         with self._stats.lock:
             self._stats.completed += 1
+
+    def _encode(self, body: dict[str, Any]) -> bytes:
+        """A completion's JSON bytes, its ``usage`` replaced by `usage` when one is set."""
+        if self.usage is not None:
+            body = {k: v for k, v in body.items() if k != "usage"}
+            if self.usage != {}:
+                body["usage"] = self.usage
+        return json.dumps(body).encode()
 
     def _next_reply(self) -> str | dict[str, Any] | None:
         with self._replies_lock:

@@ -1,0 +1,49 @@
+r"""Text from outside made storable: no lone surrogates.
+
+JSON may spell a UTF-16 surrogate on its own (``"\ud800"`` is valid JSON), and Python's JSON
+reader turns it into a string that cannot be encoded as UTF-8: SQLite, files and terminals
+refuse it (``'utf-8' codec can't encode``). A model's answer, a judge's reply or an imported
+prediction holding one would abort the run at the store and lose the batch it came in.
+`safe_text` is the one place such text is repaired, applied where outside text enters the
+schemas (`SafeText` fields of `Response` and `ErrorInfo`) and by the readers that build their
+own rows.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from pydantic import AfterValidator
+
+__all__ = ["REPLACEMENT_CHARACTER", "SafeText", "safe_text"]
+
+REPLACEMENT_CHARACTER: Final = "\ufffd"
+"""What each lone surrogate becomes (U+FFFD, as a UTF-8 decoder marks bytes it cannot read)."""
+
+
+def safe_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD; the same object when it has none.
+
+    A high surrogate followed by a low one is the character the pair spells (as a JSON reader
+    would have read it); a surrogate without its partner becomes one `REPLACEMENT_CHARACTER`.
+    Text that encodes as UTF-8 (all of it but the rare broken string) is returned at the cost
+    of one encoding.
+
+    Args:
+        text: Any string.
+
+    Returns:
+        A string that encodes as UTF-8.
+
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # UTF-16 joins a surrogate pair into its character; its decoder replaces each lone
+        # surrogate with one U+FFFD.
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+SafeText = Annotated[str, AfterValidator(safe_text)]
+"""A string field of outside text, repaired by `safe_text` when it is validated."""

@@ -1,0 +1,115 @@
+"""A lone surrogate (``"\\ud800"``, valid JSON, not valid text) loses nothing (issue 34, item 2).
+
+In a model's answer, a judge's reply or an imported prediction it used to abort the run at the
+store (``'utf-8' codec can't encode``), losing the batch and paying for it again on the next
+run; an import showed a traceback. Now it is replaced by U+FFFD where the text enters.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+
+from lmmprobe.schema import REPLACEMENT_CHARACTER, Response, safe_text
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+CHOICE_ASK = "Say which option the answer chose"  # lmmprobe-choice's judge prompt
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return lmmprobe(*args, OPENAI_API_KEY="test-key-1234")
+
+
+def _rows(path: Path, n: int) -> Path:
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(n)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _texts(db: Path) -> dict[str, list[str]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT model, text FROM responses WHERE error_type IS NULL")
+        out: dict[str, list[str]] = {}
+        for model, text in rows:
+            out.setdefault(model.split(":")[1].split("@")[0], []).append(text)
+    return out
+
+
+def test_a_lone_surrogate_in_an_answer_and_a_judge_reply_is_stored_once(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "rows.jsonl", 3), tmp_path / "db"
+    # The model answers item0 with a lone surrogate the rules cannot read, so the judge is
+    # asked, and the judge's replies hold one too.
+    replies = [(CHOICE_ASK, "A \ud800"), ("item0", "unsure \ud800 \udfff")]
+    with FakeOpenAIServer(reply_table=replies) as server:
+        url = server.base_url
+        args = ("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+                "--judge", f"openai:judge@{url}")  # fmt: skip
+        first = _run(*args, "--out", tmp_path / "a")
+        assert first.returncode == 0, first.stderr
+        assert "codec" not in first.stderr
+        sent = server.requests_total
+        assert sent >= 4  # the model's 3 answers and the judge's calls
+        server.reset_stats()
+        again = _run(*args, "--out", tmp_path / "b")
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 0  # everything was stored: nothing is paid twice
+    texts = _texts(db)
+    assert "unsure \ufffd \ufffd" in texts["fake-vlm"]
+    assert texts["judge"] and all(t == "A \ufffd" for t in texts["judge"])
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert results["status"] == "complete"
+
+
+def test_an_imported_prediction_with_a_lone_surrogate_is_imported(tmp_path: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    # Escaped in the file, as JSON allows: a prediction, a gold and an extra field.
+    answers.write_text(
+        '{"id": "q0", "answer": "cat \\ud800", "gt": "cat"}\n'
+        '{"id": "q1", "answer": "dog", "gt": "dog \\udfff"}\n'
+        '{"id": "q2", "answer": "x", "gt": "x", "note": "\\ud800"}\n'
+    )
+    fields = "id=id,prediction=answer,gold=gt"
+    scored = lmmprobe("score", answers, "--field", fields, "--format", "json")
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["rows"] == 3
+    db = tmp_path / "store.db"
+    done = lmmprobe("import", answers, "--field", fields, "--model", "m", "--db", db)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    with sqlite3.connect(db) as conn:
+        texts = sorted(t for (t,) in conn.execute("SELECT text FROM responses"))
+    assert texts == ["cat \ufffd", "dog", "x"]
+
+
+SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
+"""Hypothesis leaves surrogates out of its text unless asked."""
+
+
+@given(st.text(st.one_of(st.characters(), SURROGATES)))
+def test_safe_text_always_encodes_and_keeps_good_text(text: str) -> None:
+    clean = safe_text(text)
+    clean.encode("utf-8")  # never raises
+    assert safe_text(clean) == clean
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        assert REPLACEMENT_CHARACTER in clean or len(clean) < len(text)
+    else:
+        assert clean is text
+
+
+def test_a_surrogate_pair_is_joined_and_a_lone_one_replaced() -> None:
+    assert safe_text("a\ud83d\ude00b") == "a\U0001f600b"  # the pair spells one character
+    assert safe_text("\ude00\ud83d") == "\ufffd\ufffd"  # in the wrong order: two lone ones
+    r = Response(key="k", text="x\ud800", reasoning="\udc00", error=None)
+    assert (r.text, r.reasoning) == ("x\ufffd", "\ufffd")

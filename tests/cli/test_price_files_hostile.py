@@ -1,0 +1,77 @@
+"""``--prices`` files that are hostile or wrong get one line naming the file (issue 34, item 8).
+
+A YAML alias bomb used to hang with gigabytes (and the error expanded it), a binary file's
+error did not name the file, deep nesting raised ``RecursionError``, and ``input: "1"`` or
+``output: true`` were read as numbers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+BOMB = """\
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def _refused(tmp_path: Path, table: Path) -> str:
+    proc: subprocess.CompletedProcess[str] = lmmprobe(
+        "run", "--limit", "2", "-q", "--db", tmp_path / "db", "--prices", table, timeout=60
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"error: {table}"), lines[0]
+    return lines[0]
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    table = tmp_path / "prices.yaml"
+    table.write_text(BOMB)
+    t0 = time.monotonic()
+    line = _refused(tmp_path, table)
+    assert time.monotonic() - t0 < 30  # a generous bound: it used to run out of memory
+    assert f"{table}:2: YAML aliases (*a) are not allowed" in line
+    assert len(line) < 400  # nothing expanded into the message
+
+
+def test_a_binary_file_is_named(tmp_path: Path) -> None:
+    table = tmp_path / "prices.yaml"
+    table.write_bytes(b"gpt-4o: {input: 1, output: 2}\n\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    line = _refused(tmp_path, table)
+    assert f"{table}:2: not a text file" in line
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_deep_nesting_is_one_line(tmp_path: Path, suffix: str) -> None:
+    table = tmp_path / f"prices{suffix}"
+    table.write_text('{"m": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    line = _refused(tmp_path, table)
+    assert "nested too deeply" in line or "not valid" in line
+
+
+@pytest.mark.parametrize(
+    ("entry", "field", "got"),
+    [('{input: "1", output: 2}', "input", "'1'"), ("{input: 1, output: true}", "output", "True")],
+)
+def test_a_price_is_a_number_not_a_string_or_a_boolean(
+    tmp_path: Path, entry: str, field: str, got: str
+) -> None:
+    table = tmp_path / "prices.yaml"
+    table.write_text(f"gpt-4o: {{input: 2.5, output: 10}}\nmine: {entry}\n")
+    line = _refused(tmp_path, table)
+    assert f"{table}:2: model 'mine': {field}: Input should be a valid number (got {got})" in line
