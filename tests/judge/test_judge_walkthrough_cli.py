@@ -100,8 +100,7 @@ def test_a_judge_whose_every_reply_is_unreadable_fails_the_command(tmp_path: Pat
         assert proc.returncode == 1, proc.stderr
         (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
         assert (
-            f"judge {mute}: none of its 4 replies could be read "
-            "(first: 'I would rather not say.')"
+            f"judge {mute}: none of its 4 replies could be read (first: 'I would rather not say.')"
         ) in line
         assert "is judging_failed" in line
         results = _results(tmp_path / "a")
@@ -117,8 +116,7 @@ def test_a_judge_whose_every_reply_is_unreadable_fails_the_command(tmp_path: Pat
                         "--judge", mute)  # fmt: skip
         assert compared.returncode == 1, compared.stderr
         assert (
-            f"judge {mute}: none of its 8 replies could be read (first: 'I would rather not "
-            "say.')"
+            f"judge {mute}: none of its 8 replies could be read (first: 'I would rather not say.')"
         ) in _flat(compared.stderr)
         # A judge that reads its replies passes both (the rules read `first`'s answers).
         good = f"openai:judge@{url}"
@@ -189,7 +187,7 @@ def test_the_judge_dry_run_counts_what_is_sent(tmp_path: Path) -> None:
     out = _flat(proc.stdout)
     verdicts = int(re.search(r"(\d+) by judge", out).group(1))  # type: ignore[union-attr]
     assert planned < verdicts  # answers that share a judge prompt
-    assert f"share(s) another answer's judge prompt (asked once)" in dry
+    assert "share(s) another answer's judge prompt (asked once)" in dry
     # The run's own account adds up: requests sent for the verdicts counted.
     assert (
         f"judge {judge}: {planned} requests for {verdicts} verdicts (answers with the same "
