@@ -11,28 +11,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import LoadResult
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
+from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
-from lmmprobe.models import ModelIdentity
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import (
-    CostMeter,
     Executor,
-    ModelOutcome,
     ProgressSink,
     RunAborted,
     RunOutcome,
     connect_ray_executor,
     execute_run,
-    new_run_id,
 )
-from lmmprobe.run.runner import priced
-from lmmprobe.schema import JudgeConfig, RunSpec, Score
+from lmmprobe.schema import JudgeConfig, RunSpec
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 from lmmprobe.store.runs import read_run
-from lmmprobe.store.sqlite import score_from_row
 
 try:  # POSIX; elsewhere an output folder is not guarded against a second run
     import fcntl
@@ -260,10 +254,12 @@ def judge_stored(
     """Judge a stored run's answers as the store holds them, without loading its models.
 
     Judging needs only what a run recorded: its samples, its answers (the responses) and
-    their scores. So a run whose models cannot be loaded here, an imported run above all
-    (its model is a label such as ``llava (lmms-eval)``, not a backend), is judged from the
-    store: nothing is reloaded, no model is asked. The judged results are recorded as a new
-    run with the stored run's spec and manifest (an import's ``origin`` kept) plus the judges.
+    their scores. So any stored run is judged from the store, as it was recorded: nothing is
+    reloaded (a data file rewritten or moved since changes nothing), no model is asked, and
+    a run whose models cannot be loaded here, an imported run above all (its model is a label
+    such as ``llava (lmms-eval)``, not a backend), is judged the same way. The judged results
+    are recorded as a new run with the stored run's spec and manifest (an import's ``origin``
+    kept) plus the judges.
 
     Args:
         run: A run id, unique prefix or ``latest``.
@@ -271,14 +267,16 @@ def judge_stored(
         db: The store (default: `lmmprobe.store.DEFAULT_DB`).
         out: The new run's folder (default: its id beside the store).
         prices: Price table entries added to the run's (the judges' prices).
-        max_cost: A budget for the judge calls (every judge then needs a price).
+        max_cost: A budget for the judge calls (every judge then needs a price; the stored
+            answers cost nothing now, so the run's models need none).
         executor: Where judge calls run (local by default).
         progress: Progress sink.
 
     Raises:
         KeyError: The store holds no such run.
-        ValueError: A judge option does not fit (see `check_config`), or ``max_cost`` is set
-            and a judge has no price.
+        ValueError: A judge option does not fit (see `check_config`), ``max_cost`` is set
+            and a judge has no price, or a model of the run has no stored answers (the run
+            stopped before it was asked: resume it first).
         RegistryError: A judge or protocol is unknown.
         JudgingFailed: The judging step raised (the new run is ``judging_failed``).
 
@@ -289,22 +287,10 @@ def judge_stored(
         stored = read_run(store.conn, source)
         if stored is None:  # resolve_run found it: removed since by another process
             raise KeyError(f"no run {source} in {store.path}")
-        spec = RunSpec.model_validate(
-            {
-                **stored.spec,
-                "db": str(store.path),
-                "out": str(out) if out else None,
-                "judge": config.model_dump(),
-                "prices": {**stored.spec.get("prices", {}), **(prices or {})},
-                "max_cost": max_cost,
-            }
+        spec = judged_spec(
+            stored.spec, config, db=store.path, out=out, prices=prices, max_cost=max_cost
         )
-        check_config(config, spec.data)
-        # The stored answers cost nothing now: only the judges are priced (and, with a
-        # budget, must be), as `priced` prices a run's models.
-        judge_prices = priced(spec.model_copy(update={"models": list(config.judges)})).prices
-        spec = spec.model_copy(update={"prices": {**spec.prices, **judge_prices}})
-        outcome = _stored_outcome(store, source, stored.manifest, spec)
+        outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
         claim = _claim(outcome.out_dir) if out else contextlib.nullcontext()
         with claim:
             store.create_run(outcome.run_id, spec.model_dump(mode="json"), str(outcome.out_dir))
@@ -316,46 +302,3 @@ def judge_stored(
             evaluation = _judge_and_write(outcome, store, progress, executor)
             store.update_run(outcome.run_id, status=outcome.status)
             return evaluation
-
-
-def _stored_outcome(
-    store: Store, source: str, manifest: Mapping[str, Any], spec: RunSpec
-) -> RunOutcome:
-    """A new run's outcome made of stored run `source`'s samples, scores and manifest."""
-    assert spec.judge is not None  # judge_stored sets it
-    samples = store.get_samples(source, images=spec.judge.sees_image)
-    scores: dict[str, list[Score]] = {}
-    for rec in store.iter_score_rows(source):
-        scores.setdefault(str(rec["model"]), []).append(score_from_row(rec))
-    identities = manifest.get("models")
-    identities = identities if isinstance(identities, dict) else {}
-    models = []
-    for model in spec.models:
-        rows = scores.get(model, [])
-        ident = identities.get(model)
-        identity = (
-            ModelIdentity.model_validate(ident)
-            if isinstance(ident, dict)
-            else ModelIdentity(backend="stored", name=model)
-        )
-        # Every answer comes from the store: requested and cached alike.
-        errors = sum(1 for s in rows if s.error_type)
-        models.append(
-            ModelOutcome(model, identity, rows, requests=len(rows), cached=len(rows), errors=errors)
-        )
-    run_id = new_run_id()
-    out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
-    load = LoadResult(samples=samples, source=spec.data)
-    outcome = RunOutcome(
-        run_id,
-        spec,
-        store.path,
-        out_dir,
-        load,
-        dict(manifest),
-        models=models,
-        meter=CostMeter(spec.max_cost, spec.prices),
-    )
-    errors = any(s.error_type for mo in models for s in mo.scores)
-    outcome.status = "complete_with_errors" if errors else "complete"
-    return outcome

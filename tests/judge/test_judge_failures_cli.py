@@ -120,8 +120,9 @@ def test_a_judge_failing_every_call_fails_the_run_naming_it(tmp_path: Path) -> N
 def test_partial_judge_failures_pass_and_say_why_answers_are_unjudged(tmp_path: Path) -> None:
     data = _rows(tmp_path / "rows.jsonl")
     table = [
-        ("Answer: unsure about item0", "!fail"),  # a failed call
-        ("Answer: unsure about item1", "no idea at all"),  # an unreadable reply
+        # The judge prompt quotes the answer delimited (`lmmprobe.judge.protocol.delimit`).
+        ("<model_answer>\nunsure about item0\n", "!fail"),  # a failed call
+        ("<model_answer>\nunsure about item1\n", "no idea at all"),  # an unreadable reply
         (CHOICE_ASK, "A"),
     ]
     answers = [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(4)]
@@ -168,13 +169,16 @@ def test_an_imported_run_is_judged_from_the_store(tmp_path: Path) -> None:
     table = [("it is red 0", "correct"), ("it is red 1", "incorrect"), ("it is red 2", "hmm")]
     with FakeOpenAIServer(reply_table=table) as server:
         judge = f"openai:judge@{server.base_url}"
+        # A dry run counts from the stored run too (before, it was refused for an import:
+        # it counted from the data, which an import does not carry).
+        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert "dry run: 3 judge call(s) would be sent" in " ".join(dry.stdout.split())
         proc = _run("judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "j")
         assert proc.returncode == 0, proc.stderr
         assert server.requests_total == 3  # the judge only: no model, no data reloaded
-        # A dry run says what it cannot count for an import, and what to do.
-        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
-        assert dry.returncode == 2
-        assert f"run {run_id} is imported (from mapped file" in dry.stderr
+        again = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
+        assert "dry run: 0 judge call(s) would be sent" in " ".join(again.stdout.split())
     results = _results(tmp_path / "j")
     assert results["status"] == "complete"
     assert results["manifest"]["origin"]["tool"] == "mapped"  # still an import
@@ -248,18 +252,17 @@ def test_judge_command_dry_run_max_cost_and_prices(tmp_path: Path) -> None:
         assert server.requests_total == 0
         out = " ".join(dry.stdout.split())
         assert f"judge {judge} on {model}: 4 call(s)" in out
-        assert "dry run: 0 model request(s) and 4 judge call(s) would be sent" in out
-        # The judge is priced, the model (its answers stored) is not: the bound says whose.
-        assert "(completions of the priced models and judges cost at most $0.0320)" in out
-        # --max-cost needs a price for the judge (and the model, as for `run`).
+        # Only the judge is paid for: the stored answers cost nothing now (issue 34 walkthrough:
+        # before, the model's missing price was counted and the summary spoke of its requests).
+        assert "dry run: 4 judge call(s) would be sent (completions cost at most $0.0320)" in out
+        assert "model request" not in out
+        # --max-cost needs a price for the judge, and for it alone.
         unpriced = _run("judge", run_id, "--db", db, "--judge", judge, "--max-cost", "1")
         assert unpriced.returncode == 2
-        assert "--max-cost needs a price" in unpriced.stderr
-        prices.write_text(
-            json.dumps(
-                {"judge": {"input": 0, "output": 1000}, "fake-vlm": {"input": 0, "output": 0}}
-            )
-        )
+        assert (
+            f"--max-cost needs a price for every judge; '{judge}' has none: add price=IN:OUT "
+            "to its spec"
+        ) in " ".join(unpriced.stderr.split())
         judged = _run(
             "judge", run_id, "--db", db, "-q", "--judge", judge, "--prices", prices,
             "--max-cost", "5", "--out", tmp_path / "b",

@@ -135,7 +135,8 @@ def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
         assert server.requests_total == N - stored
     model = _model(tmp_path / "o2")
     assert model["judge"]["calls"][judge] == {
-        "requests": N, "cached": stored, "called": N - stored, "errors": 0, "cost": None
+        "requests": N, "verdicts": N, "cached": stored, "called": N - stored, "errors": 0,
+        "cost": None,
     }  # fmt: skip
     assert model["judge"]["decided"] == {"rule": 0, "judge": N, "unjudged": 0}
 

@@ -57,9 +57,11 @@ def _data(tmp_path: Path) -> Path:
 
 
 def _headline(stdout: str, label: str) -> tuple[int, int]:
-    """``rows`` and ``judged`` of one model's line in the run's headline table."""
+    """``rows`` and ``accuracy n`` of one model's line in the run's headline table."""
     head = next(
-        line for line in stdout.splitlines() if line.split()[:3] == ["model", "rows", "judged"]
+        line
+        for line in stdout.splitlines()
+        if line.split()[:4] == ["model", "rows", "accuracy", "n"]
     )
     assert head
     line = next(line for line in stdout.splitlines() if line.split()[:1] == [label])
@@ -100,7 +102,7 @@ def test_terminal_results_report_and_serve_count_alike(tmp_path: Path) -> None:
     for out in (proc.stdout, _lmmprobe("show", run_id, "--db", db).stdout):
         assert _headline(out, "fake-vlm") == (f.rows, f.judged)
         assert _headline(out, "first") == (b.rows, b.judged)
-        assert "first: 4 rows not judged (4 free-form/caption with no text)" in out
+        assert "first: 4 rows not in accuracy (4 free-form/caption with no text)" in out
 
     # The report: its JSON leaderboard and the HTML table's columns.
     report = _lmmprobe("report", run_id, "--db", db, "-f", "json", "-o", tmp_path / "r.json")
@@ -111,7 +113,7 @@ def test_terminal_results_report_and_serve_count_alike(tmp_path: Path) -> None:
     html = _lmmprobe("report", run_id, "--db", db, "-o", tmp_path / "r.html")
     assert html.returncode == 0, html.stderr
     page = (tmp_path / "r.html").read_text()
-    assert re.search(r"<th[^>]*>rows</th><th[^>]*>judged</th>", page)
+    assert re.search(r"<th[^>]*>rows</th><th[^>]*>accuracy n</th>", page)
     assert f'<td class="num">{b.rows}</td><td class="num">{b.judged}</td>' in page
     # The page's sample browser names an empty caption's stage "empty", never "unparsed".
     blob = re.search(

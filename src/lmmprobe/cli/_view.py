@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.metrics import MetricValue, headline_metrics
-from lmmprobe.metrics.outcome import COUNT_HELP
+from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.results import no_text_to_score, row_counts
@@ -163,8 +163,10 @@ def headline_tables(console: Console, results: Results, labels: dict[str, str]) 
     ]
     counts = [row_counts(results.models[s].metrics, results.models[s].counts) for s in models]
     lead = [Column("rows", [str(c[0]) for c in counts])]
-    if any(c[1] for c in counts):  # captions only: nothing is judged, no accuracy to count for
-        lead.append(Column("judged", [str(c[1]) for c in counts]))
+    if any(c[1] for c in counts):  # captions only: no right/wrong, no accuracy to count for
+        # Named for what it is, accuracy's n: "judged" read as a judge's work beside a
+        # judge's coverage, and appeared in runs that had no judge.
+        lead.append(Column(ACCURACY_N, [str(c[1]) for c in counts]))
     columns = [
         Column(
             "accuracy [95% CI]" if m.name == "accuracy" else m.column,
@@ -216,8 +218,8 @@ def breakdown_tables(
     if main is None:
         return []
 
-    # The count beside the main metric is its own n: judged rows for accuracy (captions and
-    # free-form rows have no verdict), every row for a metric of every row.
+    # The count beside the main metric is its own n: rows scored right or wrong for accuracy
+    # (captions and free-form rows are neither), every row for a metric of every row.
     judged = main.name in ("accuracy", "balanced_accuracy", "unparsed_rate", "truncated_rate")
 
     def n_of(group: str) -> str:
@@ -240,7 +242,7 @@ def breakdown_tables(
         for s in results.models
     ]
     title = f"{main.column} by {key}" + (" [95% CI]" if ci else "")
-    n = Column("judged" if judged else "rows", [n_of(g) for g in groups])
+    n = Column(ACCURACY_N if judged else "rows", [n_of(g) for g in groups])
     return fit_tables(console, title, Column(key, groups), columns, lead=[n])
 
 
@@ -302,11 +304,12 @@ def missing_by_keys(results: Results, scores: Sequence[Score]) -> list[tuple[str
 
 
 def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
-    """What ``rows`` and ``judged`` count, when they differ for some model (else nothing).
+    """What ``rows`` and ``accuracy n`` count, when they differ for some model (else nothing).
 
-    Rows a model has that are not judged are errors or answers without a verdict (captions and
-    free-form descriptions); a line per such model says how many of each, so the two counts
-    and the free-form score's n can be told apart.
+    Rows a model has that are not in accuracy are errors or answers scored neither right nor
+    wrong (captions and free-form descriptions); a line per such model says how many of each,
+    so the two counts and the free-form score's n can be told apart. Judges are not meant:
+    the words are those of a run without one too.
     """
     lines: list[str] = []
     if not any(r.counts is not None and r.counts.judged for r in results.models.values()):
@@ -320,12 +323,12 @@ def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
         parts += [f"{c.error} errors"] if c.error else []
         silent = "freeform_score" in r.metrics and no_text_to_score("freeform_score", c)
         lines.append(
-            f"  {labels.get(spec, spec)}: {c.rows - c.judged} rows not judged ({', '.join(parts)})"
-            + ("; free-form score -: no text to score" if silent else "")
+            f"  {labels.get(spec, spec)}: {c.rows - c.judged} rows not in accuracy "
+            f"({', '.join(parts)})" + ("; free-form score -: no text to score" if silent else "")
         )
     if not lines:
         return []
-    head = f"rows: {COUNT_HELP['rows']}; judged: {COUNT_HELP['judged']}"
+    head = f"rows: {COUNT_HELP['rows']}; {ACCURACY_N}: {COUNT_HELP['judged']}"
     return [head, *lines, ""]
 
 

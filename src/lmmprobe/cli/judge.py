@@ -142,9 +142,16 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
     for spec, c in judge.calls.items():
         again = " (their answers are unjudged; the same command asks again)" if c.errors else ""
         cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""
+        # Answers whose judge prompts are the same are asked once: said, so that the verdicts
+        # counted above and the requests sent add up.
+        shared = (
+            f" for {c.verdicts} verdicts (answers with the same judge prompt are asked once)"
+            if c.verdicts is not None and c.verdicts != c.requests
+            else ""
+        )
         lines.append(
-            f"  judge {spec}: {c.requests} requests, {c.cached} from the store, {c.called} sent, "
-            f"{c.errors} errors{cost}{again}"
+            f"  judge {spec}: {c.requests} requests{shared}, {c.cached} from the store, "
+            f"{c.called} sent, {c.errors} errors{cost}{again}"
         )
     figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))
     if figures:

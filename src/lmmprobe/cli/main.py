@@ -59,12 +59,20 @@ from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
-from lmmprobe.schema import FormulateConfig, GenerationParams, InferenceMethod, MarkChoice, RunSpec
+from lmmprobe.schema import (
+    FormulateConfig,
+    GenerationParams,
+    InferenceMethod,
+    JudgeConfig,
+    MarkChoice,
+    RunSpec,
+)
 from lmmprobe.schema.spec import check_executor
 from lmmprobe.store import export_run
 
 if TYPE_CHECKING:
     from lmmprobe.api import Evaluation
+    from lmmprobe.judge.dry_run import PlannedJudge
     from lmmprobe.run import ProgressSink
 
 app = typer.Typer(
@@ -306,35 +314,25 @@ def judge_command(
             stored = store.get_run(run_id)
         except KeyError as exc:
             _fail(str(exc.args[0]) if exc.args else str(exc))
+        where = store.path
     try:
-        # A --max-cost given here replaces the run's budget ('none' switches it off).
-        budget = stored["spec"].get("max_cost") if max_cost is None else parse_max_cost(max_cost)
-        spec = RunSpec.model_validate(
-            {
-                **stored["spec"],
-                "db": str(db) if db else stored["spec"].get("db"),
-                "out": str(out) if out else None,
-                "judge": judge_config(
-                    judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
-                ),
-                # The run's own prices and budget, a --prices table's entries added and a
-                # --max-cost given here replacing its budget: one meter for the judges' calls.
-                "prices": {**stored["spec"].get("prices", {}), **_price_table(prices)},
-                "max_cost": budget,
-            }
+        config = judge_config(
+            judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
         )
-    except ValueError as exc:
+        assert config is not None  # --judge is required above
+        # A --max-cost given here replaces the run's budget ('none' switches it off); it
+        # bounds the judges' calls alone, as the stored answers cost nothing now.
+        budget = stored["spec"].get("max_cost") if max_cost is None else parse_max_cost(max_cost)
+        table = _price_table(prices)
+        # The run is judged from the store as it was recorded (`judge_stored`): its samples and
+        # answers, never its data file again (rewritten or moved since, it changes nothing).
+        from lmmprobe.judge.stored import judged_spec
+
+        spec = judged_spec(stored["spec"], config, db=where, out=out, prices=table, max_cost=budget)
+    except (RegistryError, ValueError) as exc:  # a protocol, a template, a price
         _fail(exc)
-    origin = (stored.get("manifest") or {}).get("origin")
     if dry_run:
-        if origin:
-            _fail(
-                f"run {run_id} is imported ({_origin_words(origin)}): --dry-run counts what "
-                "a run's models and judges would be sent from its data, which an import does "
-                "not have; without --dry-run its stored answers are judged (use --max-cost to "
-                "bound the spend)"
-            )
-        _dry_run(spec)
+        _judge_dry_run(run_id, config, where, table, budget)
         return
     console.print(
         f"judging run {run_id}: its answers come from the store; the judged results are "
@@ -343,30 +341,48 @@ def judge_command(
         markup=False,
         soft_wrap=True,
     )
-    if origin:
-        # An imported run's model is a label, not a backend: its stored answers are judged
-        # from the store, samples and scores included, without loading it or the data.
-        from lmmprobe.api import judge_stored
+    from lmmprobe.api import judge_stored
 
-        config = spec.judge
-        assert config is not None  # --judge is required above
+    def stored_run(progress: ProgressSink | None) -> Evaluation:
+        return judge_stored(
+            run_id, config, db=where, out=out, prices=table, max_cost=budget,
+            progress=progress,
+        )  # fmt: skip
 
-        def stored_run(progress: ProgressSink | None) -> Evaluation:
-            return judge_stored(
-                run_id, config, db=spec.db, out=spec.out, prices=_price_table(prices),
-                max_cost=spec.max_cost, progress=progress,
-            )  # fmt: skip
-
-        _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run)
-        return
-    _evaluate_and_show(spec, quiet=quiet)
+    _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run)
 
 
-def _origin_words(origin: Any) -> str:
-    """``from lmms-eval file X``: where an imported run came from, for a message."""
-    if not isinstance(origin, dict):
-        return "from a file"
-    return f"from {origin.get('tool', 'a tool')} file {origin.get('path', '?')}"
+def _judge_dry_run(
+    run_id: str, config: JudgeConfig, db: Path, prices: dict[str, Any], budget: float | None
+) -> None:
+    """Print what judging stored run `run_id` would send, and send nothing."""
+    from lmmprobe.judge.dry_run import plan_stored_judges
+
+    try:
+        plan = plan_stored_judges(run_id, config, db=db, prices=prices, max_cost=budget)
+    except (RegistryError, DataError, ValueError) as exc:
+        _fail(exc)
+    read = ", ".join(f"{n} of {m}" for m, n in plan.answers.items())
+    console.print(
+        f"run {plan.run}: its answers are read from the store ({read}); no model is asked",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    calls, most = _print_judge_plan(plan.judges)
+    bounds = [j.completion_cost_bound for j in plan.judges]
+    priced = [b for b in bounds if b is not None]
+    cost = ""
+    if priced:
+        whose = "" if len(priced) == len(bounds) else " of the priced judges"
+        cost = f" (completions{whose} cost at most ${sum(priced):.4f})"
+    console.print(
+        f"dry run: {most}{calls} judge call(s) would be sent{cost}; nothing was sent and no "
+        "run was recorded",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _evaluate_and_show(
@@ -460,12 +476,15 @@ def _evaluate_and_show(
             )
         console.print(stop, highlight=False, markup=False, soft_wrap=True)
     if ev.judging is not None and ev.judging.failed:
-        # A judge that answered nothing (a misspelt model, a refused key) fails the command:
-        # coverage 0 with exit 0 would pass a CI check that judged nothing.
+        # A judge that read nothing (a misspelt model, a refused key, a model that cannot
+        # follow the protocol) fails the command: coverage 0 with exit 0 would pass a CI
+        # check that judged nothing.
         whys = "; ".join(f"judge {spec}: {why}" for spec, why in ev.judging.failed.items())
         _fail(
             f"{whys} (run {ev.run_id} is {res.status}); fix the judge and run the same command "
-            "again: stored answers and judge replies are not asked again",
+            "again: stored answers are not asked again, nor are a judge's stored replies (an "
+            "unreadable one is read again: a judge that cannot follow the protocol needs "
+            "another model)",
             code=1,
         )
     # A model whose requests a spent budget left unsent has only budget errors: the stop above
@@ -486,6 +505,41 @@ def _price_table(path: Path | None) -> dict[str, Any]:
     from lmmprobe.run.prices import load_price_table
 
     return dict(load_price_table(path))
+
+
+def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
+    """Print a line per judge and model of a dry run; the calls in all, and "at most " or ""."""
+    for j in judges:
+        line = f"judge {j.judge} on {j.model}: "
+        line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
+        if j.read:
+            line += (
+                f"; {j.read} answer(s) read from the store (rules applied, "
+                f"{j.stored_replies} judge reply(ies) stored)"
+            )
+        if j.shared:
+            line += f"; {j.shared} share(s) another answer's judge prompt (asked once)"
+        if j.store_unchecked:
+            line += "; a served judge: its stored replies are not looked up for a dry run"
+        if j.unread and j.rules_first:
+            line += f"; {j.unread} not answered yet (rules first: only those the rules "
+            line += "cannot read will be sent; how many is known once they are answered)"
+        elif j.unread:
+            line += f"; {j.unread} not answered yet (counted in full)"
+        bound = j.completion_cost_bound
+        if bound is not None:
+            line += f"; its completions cost at most ${bound:.4f}"
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    calls = sum(j.calls for j in judges)
+    most = "" if all(j.exact for j in judges) else "at most "
+    if judges:
+        console.print(
+            f"judges: {most}{calls} call(s); stored judge replies are not sent again",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    return calls, most
 
 
 def _dry_run(spec: RunSpec) -> None:
@@ -521,32 +575,7 @@ def _dry_run(spec: RunSpec) -> None:
         judges = plan_judges(spec)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(exc)
-    for j in judges:
-        line = f"judge {j.judge} on {j.model}: "
-        line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
-        if j.read:
-            line += (
-                f"; {j.read} answer(s) read from the store (rules applied, "
-                f"{j.stored_replies} judge reply(ies) stored)"
-            )
-        if j.unread and j.rules_first:
-            line += f"; {j.unread} not answered yet (rules first: only those the rules "
-            line += "cannot read will be sent; how many is known once they are answered)"
-        elif j.unread:
-            line += f"; {j.unread} not answered yet (counted in full)"
-        bound = j.completion_cost_bound
-        if bound is not None:
-            line += f"; its completions cost at most ${bound:.4f}"
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
-    calls = sum(j.calls for j in judges)
-    most = "" if all(j.exact for j in judges) else "at most "
-    if judges:
-        console.print(
-            f"judges: {most}{calls} call(s); stored judge replies are not sent again",
-            highlight=False,
-            markup=False,
-            soft_wrap=True,
-        )
+    calls, most = _print_judge_plan(judges)
     # The summary counts the judges' calls with the models' requests: both are paid for.
     sent = f"{total} request(s)"
     if judges:

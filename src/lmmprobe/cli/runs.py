@@ -328,7 +328,18 @@ def _judge_pairs(
     if not quiet:
         for line in pairwise_lines(summary):
             _console.print(line, markup=False, soft_wrap=True)
+    if summary.get("nothing_read"):
+        # A judge that read nothing (a misspelt model, a model that cannot follow the
+        # protocol) judged no pair: exit 0 would pass a check that compared nothing.
+        fail(f"judge {spec}: {summary['nothing_read']}; {_AGAIN}", code=1)
     return summary
+
+
+_AGAIN = (
+    "fix the judge and run the same command again (its failed calls are asked again; a reply "
+    "it gave is stored and read again, not asked again: a judge that cannot follow the "
+    "protocol needs another model)"
+)
 
 
 def _unjudged_why(reasons: dict[str, int]) -> str:

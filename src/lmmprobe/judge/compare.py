@@ -25,6 +25,8 @@ from lmmprobe.judge.pairwise import (
     pairwise_request,
     read_pair,
 )
+from lmmprobe.judge.protocol import reply_answer
+from lmmprobe.judge.step import nothing_read_why
 from lmmprobe.metrics.agreement import position_consistency
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
@@ -36,7 +38,7 @@ from lmmprobe.run import (
     ProgressSink,
     answer_requests,
 )
-from lmmprobe.schema import Request
+from lmmprobe.schema import Request, Response
 from lmmprobe.store import Store
 
 __all__ = ["JudgedPair", "PairwiseComparison", "judge_pairs"]
@@ -71,6 +73,9 @@ class PairwiseComparison:
         pairs: Every pair asked, in sample order.
         left_out: Pairs not asked, by why (an answer missing, failed, or without text).
         calls: The judge's requests (cached, called, errors).
+        nothing_read: Why the judge gave no reply that could be read, when it was asked and
+            gave none (every call failed, or every reply was unreadable or cut off); None
+            when it gave some. The command then fails: no pair was judged.
 
     """
 
@@ -80,6 +85,7 @@ class PairwiseComparison:
     pairs: list[JudgedPair] = field(default_factory=list)
     left_out: Counter[str] = field(default_factory=Counter)
     calls: ModelOutcome | None = None
+    nothing_read: str | None = None
 
     def summary(self) -> dict[str, Any]:
         """Wins, losses and ties per side, unjudged pairs (and why), position consistency, calls."""
@@ -105,6 +111,7 @@ class PairwiseComparison:
                 else None
             ),
             "left_out": dict(self.left_out),
+            "nothing_read": self.nothing_read,
             "calls": (
                 {
                     "requests": calls.requests,
@@ -202,4 +209,30 @@ def judge_pairs(
     for (sample_id, repeat), k_first, k_swapped in asked:
         judgement, reason = read_pair(judge_spec, responses.get(k_first), responses.get(k_swapped))
         result.pairs.append(JudgedPair(sample_id, repeat, judgement, reason))
+    result.nothing_read = _nothing_read(judge_spec, result.pairs, responses)
     return result
+
+
+def _nothing_read(
+    judge: str, pairs: list[JudgedPair], responses: dict[str, Response]
+) -> str | None:
+    """Why `judge` gave no reply that could be read (`nothing_read_why`), or None.
+
+    A reply read in either order is a reply read: a pair it flipped on is a tie, a verdict.
+    """
+    if not pairs or any(
+        p.judgement.first is not None or p.judgement.swapped is not None for p in pairs
+    ):
+        return None
+    made = [r for r in responses.values() if r.error is None or r.error.type != "budget"]
+    if not made:
+        return None
+    errors = [r.error for r in made if r.error is not None]
+    texts = [reply_answer(judge, r) for r in made if r.error is None]
+    unreadable = next((t for t in texts if t is not None), None)
+    return nothing_read_why(
+        len(made),
+        len(errors),
+        f"{errors[0].type}: {errors[0].message}" if errors else "",
+        None if unreadable is None else repr(unreadable[:60] + ("..." if unreadable[60:] else "")),
+    )

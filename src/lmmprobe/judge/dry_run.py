@@ -1,38 +1,45 @@
-"""The judge calls a ``lmmprobe run --dry-run --judge SPEC`` would make, counted without asking.
+"""The judge calls a dry run would make (``run --dry-run --judge``, ``judge --dry-run``).
 
 A judge call quotes the model's answer. Where the store holds that answer (a re-run, a run
-resumed), the dry run reads it as the judging step would: it scores it, applies the
-protocol's rules (``--judge-when miss``: a rule that reads it needs no judge) and looks up the
-judge's stored replies, so those answers are counted exactly. An answer not stored yet cannot
-be read before it is asked: it counts every call its protocol could make (times the
-protocol's repeats: MM-Vet grades five times), a bound. A served model or judge (``vllm:``)
-is named by what its server serves, known only once it runs, so its store is not looked at.
+resumed, a stored run given to ``lmmprobe judge``), the dry run reads it as the judging step
+would (`lmmprobe.judge.step`: the same asks, the same requests): it applies the protocol's
+rules (``--judge-when miss``: a rule that reads it needs no judge), counts answers whose
+judge prompts are the same once (the step asks such a prompt once), and looks up the judge's
+stored replies, so those answers are counted exactly. An answer not stored yet cannot be read
+before it is asked: it counts every call its protocol could make (times the protocol's
+repeats: MM-Vet grades five times), a bound. A served model or judge (``vllm:``) is named by
+what its server serves, known only once it runs, so its store is not looked at.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from lmmprobe.data import load_source
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.judge.protocol import JudgeItem, JudgeProtocol
+from lmmprobe.judge.protocol import JudgeProtocol
 from lmmprobe.judge.step import (
-    _answer_of,
-    _applies,
-    _request,
+    JudgeModelStats,
+    _Ask,
+    _judge_requests,
+    _plan_asks,
     check_config,
     resolve_protocols,
 )
+from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
 from lmmprobe.run import plan_requests, score_response
 from lmmprobe.run.runner import dialogue_stages, priced
-from lmmprobe.schema import JudgeConfig, Price, RunSpec, Sample
+from lmmprobe.schema import JudgeConfig, Price, Response, RunSpec, Sample, Score
 from lmmprobe.schema.price import PER_TOKENS
 from lmmprobe.store import Store
+from lmmprobe.store.runs import read_run
 from lmmprobe.store.sqlite import DEFAULT_DB
 
-__all__ = ["PlannedJudge", "plan_judges"]
+__all__ = ["PlannedJudge", "StoredPlan", "plan_judges", "plan_stored_judges"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class PlannedJudge:
         price: The judge's price, when it has one.
         completion_tokens: The completion limit summed over `calls` (each protocol's own
             ``max_new_tokens``).
+        shared: Verdicts on read answers that need no call of their own: their judge prompt
+            is another's (the same question and answer), which is asked once.
+        store_unchecked: A served judge (``vllm:``): its replies are keyed by what its
+            server serves, so the store was not looked at and stored replies are counted.
 
     """
 
@@ -65,11 +76,13 @@ class PlannedJudge:
     stored_replies: int
     price: Price | None
     completion_tokens: int
+    shared: int = 0
+    store_unchecked: bool = False
 
     @property
     def exact(self) -> bool:
-        """Whether `calls` is exact: every answer was read from the store."""
-        return self.unread == 0
+        """Whether `calls` is exact: every answer was read from the store, its replies too."""
+        return self.unread == 0 and not self.store_unchecked
 
     @property
     def completion_cost_bound(self) -> float | None:
@@ -138,9 +151,9 @@ def _plan_model(
     )
     rows = plan_requests(samples, spec, model.identity) if readable else []
     stored = store.get_responses({a.key for _, a in rows}) if store is not None and rows else {}
-    # (protocol, item, attempt) of each call a read answer needs; a bound for the others.
-    needed: list[tuple[JudgeProtocol, JudgeItem, int]] = []
-    bound = bound_tokens = read = 0
+    # The stored answers scored as the run scores them; a bound for the others.
+    scores: list[Score] = []
+    bound = bound_tokens = 0
     rules_first = False
     by_sample: dict[str, list[tuple[Sample, Ask | None]]] = {}
     for row_sample, row_ask in rows:
@@ -155,36 +168,150 @@ def _plan_model(
                 bound_tokens += protocol.repeats * protocol.gen.max_new_tokens
                 rules_first = rules_first or _when(config, protocol) == "miss"
                 continue
-            read += 1
-            score = score_response(model_spec, sample, ask, response, spec.formulate)
-            item = JudgeItem(sample, _answer_of(model_spec, response), score)
-            if not _applies(protocol, item):
-                continue
-            if _when(config, protocol) == "miss" and protocol.rule(item) is not None:
-                continue
-            needed += [(protocol, item, attempt) for attempt in range(protocol.repeats)]
+            scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
+    judge_asks = _asks(model_spec, scores, stored, samples, protocols, config)
     out = []
     for judge_spec, judge in judges.items():
-        unsent = needed
-        if needed and store is not None and not isinstance(judge, StartableModel):
-            ident = judge.identity.cache_id()
-            keys = [_request(p, it, n, config.sees_image, ident).key for p, it, n in needed]
-            got = store.get_responses(keys)
-            unsent = [call for call, key in zip(needed, keys, strict=True) if key not in got]
-        replies = len(needed) - len(unsent)
-        calls = bound + len(unsent)
-        tokens = bound_tokens + sum(p.gen.max_new_tokens for p, _, _ in unsent)
+        count = _count(judge, judge_asks, config, store, spec.no_cache)
         out.append(
             PlannedJudge(
                 judge=judge_spec,
                 model=model_spec,
-                calls=calls,
-                read=read,
-                unread=len(samples) * spec.repeats - read,
+                calls=bound + count.calls,
+                read=len(scores),
+                unread=len(samples) * spec.repeats - len(scores),
                 rules_first=rules_first,
-                stored_replies=replies,
+                stored_replies=count.stored,
                 price=spec.prices.get(judge_spec),
-                completion_tokens=tokens,
+                completion_tokens=bound_tokens + count.tokens,
+                shared=count.shared,
+                store_unchecked=count.unchecked,
             )
         )
     return out
+
+
+def _asks(
+    model_spec: str,
+    scores: Sequence[Score],
+    answers: Mapping[str, Response],
+    samples: Sequence[Sample],
+    protocols: Mapping[str, JudgeProtocol],
+    config: JudgeConfig,
+) -> list[_Ask]:
+    """The judge calls read answers need, as the judging step finds them (`_plan_asks`)."""
+    by_id = {s.id: s for s in samples}
+    asks, _ = _plan_asks(model_spec, scores, answers, by_id, protocols, config, JudgeModelStats())
+    return asks
+
+
+@dataclass(frozen=True)
+class _Count:
+    calls: int
+    stored: int
+    tokens: int
+    shared: int
+    unchecked: bool
+
+
+def _count(
+    judge: Model | AsyncModel,
+    asks: Sequence[_Ask],
+    config: JudgeConfig,
+    store: Store | None,
+    no_cache: bool,
+) -> _Count:
+    """One judge's calls for `asks`: distinct requests, less the replies the store holds."""
+    mine, unique = _judge_requests(asks, config.sees_image, judge.identity.cache_id())
+    unchecked = isinstance(judge, StartableModel)
+    got = (
+        store.get_responses(unique)
+        if unique and store is not None and not unchecked and not no_cache
+        else {}
+    )
+    unsent = [r for k, r in unique.items() if k not in got]
+    return _Count(
+        calls=len(unsent),
+        stored=len(got),
+        tokens=sum(r.gen.max_new_tokens for r in unsent),
+        shared=len(mine) - len(unique),
+        unchecked=unchecked and bool(unique),
+    )
+
+
+@dataclass(frozen=True)
+class StoredPlan:
+    """What judging a stored run would send (`plan_stored_judges`).
+
+    Attributes:
+        run: The stored run's id.
+        answers: Its answers per model (every one read from the store).
+        judges: The calls per judge and model.
+
+    """
+
+    run: str
+    answers: dict[str, int]
+    judges: list[PlannedJudge]
+
+
+def plan_stored_judges(
+    run: str,
+    config: JudgeConfig,
+    *,
+    db: str | Path | None = None,
+    prices: Mapping[str, Any] | None = None,
+    max_cost: float | None = None,
+) -> StoredPlan:
+    """Count the judge calls `lmmprobe.api.judge_stored` would make, sending nothing.
+
+    The stored run is read as judging reads it (`lmmprobe.judge.stored`): its recorded samples
+    and answers, the data file not at all, so an imported run is counted too, and every
+    count is exact (the answers are all in the store) but for a served judge's stored replies.
+
+    Args:
+        run: A run id, unique prefix or ``latest``.
+        config: The judges and how to use them.
+        db: The store (default: `lmmprobe.store.DEFAULT_DB`).
+        prices: Price table entries added to the run's (the judges' prices).
+        max_cost: A budget for the judge calls (every judge then needs a price).
+
+    Raises:
+        KeyError: The store holds no such run.
+        ValueError: As `lmmprobe.api.judge_stored` (a judge option, a price, a model of the
+            run with no stored answers).
+        RegistryError: A judge or protocol is unknown.
+
+    """
+    with Store(db, read_only=True) as store:
+        source = store.resolve_run(run)
+        stored = read_run(store.conn, source)
+        if stored is None:  # resolve_run found it: removed since by another process
+            raise KeyError(f"no run {source} in {store.path}")
+        spec = judged_spec(stored.spec, config, db=store.path, prices=prices, max_cost=max_cost)
+        outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
+        samples = outcome.load.samples
+        protocols = resolve_protocols(config, samples)
+        judges = {j: load_model(j) for j in dict.fromkeys(config.judges)}
+        planned = []
+        for mo in outcome.models:
+            answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
+            asks = _asks(mo.spec, mo.scores, answers, samples, protocols, config)
+            for judge_spec, judge in judges.items():
+                count = _count(judge, asks, config, store, spec.no_cache)
+                planned.append(
+                    PlannedJudge(
+                        judge=judge_spec,
+                        model=mo.spec,
+                        calls=count.calls,
+                        read=len(mo.scores),
+                        unread=0,
+                        rules_first=False,
+                        stored_replies=count.stored,
+                        price=spec.prices.get(judge_spec),
+                        completion_tokens=count.tokens,
+                        shared=count.shared,
+                        store_unchecked=count.unchecked,
+                    )
+                )
+    return StoredPlan(source, {mo.spec: len(mo.scores) for mo in outcome.models}, planned)

@@ -77,6 +77,7 @@ __all__ = [
     "JudgingFailed",
     "check_config",
     "judge_run",
+    "nothing_read_why",
     "resolve_protocols",
 ]
 
@@ -112,6 +113,15 @@ class JudgeModelStats:
     """Judge spec → its requests that ended in an error other than ``budget``."""
     first_error: dict[str, str] = field(default_factory=dict)
     """Judge spec → the first such error, ``TYPE: message`` (what a failing judge says)."""
+    read: Counter[str] = field(default_factory=Counter)
+    """Judge spec → its verdicts that were read (decided by it)."""
+    unsent: Counter[str] = field(default_factory=Counter)
+    """Judge spec → its requests left unsent by ``max_cost`` (``budget`` errors)."""
+    first_unreadable: dict[str, str] = field(default_factory=dict)
+    """Judge spec → the start of its first reply that could not be read."""
+    asked: Counter[str] = field(default_factory=Counter)
+    """Judge spec → its verdicts asked for (one per answer and protocol repeat); more than
+    its requests where answers share a judge prompt (such a prompt is asked once)."""
 
     def count_decided(self, judgements: Sequence[Judgement]) -> None:
         """Count one answer under the path that decided it: a rule, else a judge, else none.
@@ -132,13 +142,16 @@ class JudgeRunOutcome:
     manifest: dict[str, Any] = field(default_factory=dict)
     """What the manifest records under ``judge`` (judges' identities, protocols, versions)."""
     failed: dict[str, str] = field(default_factory=dict)
-    """Judge spec → why it judged nothing: every one of its calls failed (a misspelt model, a
-    refused key); the run is then ``judging_failed``, never ``complete``."""
+    """Judge spec → why it judged nothing: it was asked and no verdict of it could be read
+    (every call failed: a misspelt model, a refused key; or every reply was unreadable or cut
+    off: a model that cannot follow the protocol); the run is then ``judging_failed``, never
+    ``complete``."""
 
 
 JUDGING_FAILED = "judging_failed"
-"""The status of a run whose judging step failed: it raised, or a judge failed every call.
-Its answers are stored; the same command (or ``lmmprobe judge``) judges it again."""
+"""The status of a run whose judging step failed: it raised, or a judge read nothing (every
+call failed, or every reply was unreadable or cut off). Its answers are stored; the same
+command (or ``lmmprobe judge``) judges it again."""
 
 UNJUDGED_WHY = ("failed call", "not sent (budget)", "unreadable reply", "truncated", "not asked")
 """Why a judge's verdict is unjudged, in the order the terminal lists them."""
@@ -454,8 +467,8 @@ def judge_run(
         outcome.status = "stopped_budget"
         store.update_run(outcome.run_id, status=outcome.status)
     elif result.failed:
-        # A judge that answered nothing (every call refused: a misspelt model, a wrong key)
-        # judged nothing: the run is not complete, whatever its answers.
+        # A judge that read nothing (every call refused: a misspelt model, a wrong key; every
+        # reply unreadable) judged nothing: the run is not complete, whatever its answers.
         outcome.status = JUDGING_FAILED
         store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in protocols.values()}
@@ -476,21 +489,55 @@ def judge_run(
 
 
 def _failed_judges(result: JudgeRunOutcome, judges: Sequence[str]) -> dict[str, str]:
-    """Judge spec → why, for each judge every one of whose calls failed (budget aside).
+    """Judge spec → why, for each judge that was asked and gave no verdict that could be read.
 
-    A judge with some calls answered keeps today's reading: its failed calls leave their
-    answers unjudged, counted apart, and the same command asks them again.
+    Its calls all failed, or its replies were all unreadable or cut off (or some of each);
+    calls left unsent by the budget are not counted (the run stops for the budget instead).
+    A judge with some verdict read keeps today's reading: its failed calls and unreadable
+    replies leave their answers unjudged, counted apart.
     """
     failed: dict[str, str] = {}
+    models = list(result.models.values())
     for judge in judges:
-        requests = sum(s.calls[judge].requests for s in result.models.values() if judge in s.calls)
-        errors = sum(s.failed_calls[judge] for s in result.models.values())
-        first = next(
-            (s.first_error[judge] for s in result.models.values() if judge in s.first_error), ""
+        requests = sum(s.calls[judge].requests for s in models if judge in s.calls)
+        made = requests - sum(s.unsent[judge] for s in models)
+        if made <= 0 or any(s.read[judge] for s in models):
+            continue
+        failed[judge] = nothing_read_why(
+            made,
+            sum(s.failed_calls[judge] for s in models),
+            next((s.first_error[judge] for s in models if judge in s.first_error), ""),
+            next((s.first_unreadable[judge] for s in models if judge in s.first_unreadable), None),
         )
-        if requests and errors == requests:
-            failed[judge] = f"every one of {requests} call(s) failed: {first}"[:400]
     return failed
+
+
+def nothing_read_why(made: int, errors: int, first_error: str, first_unreadable: str | None) -> str:
+    """Why a judge that was asked `made` times gave no verdict, in one line.
+
+    Args:
+        made: Its calls (requests sent or read from the store; budget-unsent ones aside).
+        errors: How many of them failed.
+        first_error: The first failure, ``TYPE: message``.
+        first_unreadable: The start of its first unreadable reply, quoted; None when every
+            reply it gave was cut off before its verdict.
+
+    """
+    shown = (
+        f"first: {first_unreadable}"
+        if first_unreadable is not None
+        else "each cut off before its verdict"
+    )
+    if errors >= made:
+        why = f"every one of {made} call(s) failed: {first_error}"
+    elif errors == 0:
+        why = f"none of its {made} replies could be read ({shown})"
+    else:
+        why = (
+            f"none of its {made} calls gave a reply that could be read ({errors} failed, first: "
+            f"{first_error}; {made - errors} unreadable, {shown})"
+        )
+    return why[:400]
 
 
 @dataclass(frozen=True)
@@ -501,29 +548,30 @@ class _Spending:
     prices: Mapping[str, Price]
 
 
-def _judge_model(
-    mo: ModelOutcome,
-    samples: dict[str, Sample],
-    protocols: dict[str, JudgeProtocol],
+def _plan_asks(
+    model_spec: str,
+    scores: Sequence[Score],
+    answers: Mapping[str, Response],
+    samples: Mapping[str, Sample],
+    protocols: Mapping[str, JudgeProtocol],
     config: JudgeConfig,
-    judges: dict[str, Model | AsyncModel],
-    store: Store,
-    executor: Executor,
-    progress: ProgressSink,
-    no_cache: bool,
-    spending: _Spending,
-) -> JudgeModelStats:
-    stats = JudgeModelStats()
-    answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
+    stats: JudgeModelStats,
+) -> tuple[list[_Ask], dict[tuple[str, int], Reading]]:
+    """The judge calls one model's answers need, and the rules' readings of them.
+
+    Each score's verdicts are reset, a rule's verdict added where the rules decide
+    (``--judge-when miss``); the protocols applied are noted in `stats`. The judging step
+    and the dry runs (`lmmprobe.judge.dry_run`) count the calls the same way.
+    """
     asks: list[_Ask] = []
     rules: dict[tuple[str, int], Reading] = {}
-    for score in mo.scores:
+    for score in scores:
         score.judgements = []
         sample = samples.get(score.sample_id)
         protocol = protocols.get(score.sample_id)
         if sample is None or protocol is None:
             continue
-        item = JudgeItem(sample, _answer_of(mo.spec, answers.get(score.key)), score)
+        item = JudgeItem(sample, _answer_of(model_spec, answers.get(score.key)), score)
         if not _applies(protocol, item):
             continue
         stats.protocols[protocol.name] = protocol.version
@@ -540,13 +588,42 @@ def _judge_model(
             continue
         for attempt in range(protocol.repeats):
             asks.append(_Ask(score, item, protocol, attempt))
+    return asks, rules
+
+
+def _judge_requests(
+    asks: Sequence[_Ask], sees_image: bool, ident: str
+) -> tuple[list[tuple[_Ask, Request]], dict[str, Request]]:
+    """Each ask with its request to the judge of cache id `ident`, and the requests by key.
+
+    Answers whose judge prompts are the same (the same question and answer; a sample asked
+    again with the same prompt) make one request: it is asked once and read for each.
+    """
+    mine = [(a, _request(a.protocol, a.item, a.attempt, sees_image, ident)) for a in asks]
+    unique: dict[str, Request] = {}
+    for _, r in mine:
+        unique.setdefault(r.key, r)
+    return mine, unique
+
+
+def _judge_model(
+    mo: ModelOutcome,
+    samples: dict[str, Sample],
+    protocols: dict[str, JudgeProtocol],
+    config: JudgeConfig,
+    judges: dict[str, Model | AsyncModel],
+    store: Store,
+    executor: Executor,
+    progress: ProgressSink,
+    no_cache: bool,
+    spending: _Spending,
+) -> JudgeModelStats:
+    stats = JudgeModelStats()
+    answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
+    asks, rules = _plan_asks(mo.spec, mo.scores, answers, samples, protocols, config, stats)
     for judge, model in judges.items():
-        ident = model.identity.cache_id()
-        mine = [
-            (a, _request(a.protocol, a.item, a.attempt, config.sees_image, ident)) for a in asks
-        ]
+        mine, unique = _judge_requests(asks, config.sees_image, model.identity.cache_id())
         calls = ModelOutcome(spec=judge, identity=model.identity, scores=[])
-        unique = {r.key: r for _, r in mine}
         responses = answer_requests(
             judge,
             model,
@@ -562,9 +639,11 @@ def _judge_model(
         price = spending.prices.get(judge)
         if price is not None:
             stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
-        stats.budget += sum(
+        stats.unsent[judge] = sum(
             1 for r in responses.values() if r.error is not None and r.error.type == "budget"
         )
+        stats.budget += stats.unsent[judge]
+        stats.asked[judge] = len(mine)
         failed = [r for r in responses.values() if r.error is not None and r.error.type != "budget"]
         stats.failed_calls[judge] = len(failed)
         if failed and failed[0].error is not None:
@@ -575,6 +654,12 @@ def _judge_model(
             why = _why_unjudged(verdict, response)
             if why is not None:
                 stats.unjudged[why] += 1
+            if why == "unreadable reply" and judge not in stats.first_unreadable:
+                assert response is not None  # an unreadable reply is a reply
+                text = reply_answer(judge, response) or ""
+                stats.first_unreadable[judge] = repr(text[:60] + ("..." if text[60:] else ""))
+            if verdict.decided_by == "judge":
+                stats.read[judge] += 1
             a.score.judgements.append(verdict)
     for score in mo.scores:
         stats.count_decided(score.judgements)

@@ -36,7 +36,15 @@ from typing import Literal
 
 from lmmprobe.schema import Score
 
-__all__ = ["COUNT_HELP", "OUTCOMES", "Outcome", "OutcomeCounts", "count_outcomes", "row_outcome"]
+__all__ = [
+    "ACCURACY_N",
+    "COUNT_HELP",
+    "OUTCOMES",
+    "Outcome",
+    "OutcomeCounts",
+    "count_outcomes",
+    "row_outcome",
+]
 
 Outcome = Literal["correct", "wrong", "unparsed", "truncated", "free_text", "empty", "error"]
 """What one row counts as (see the module docstring)."""
@@ -54,7 +62,7 @@ OUTCOMES: tuple[Outcome, ...] = (
 
 COUNT_HELP: dict[str, str] = {
     "rows": "every (sample, repeat) row of the model, errors included",
-    "judged": "rows with a right/wrong verdict (correct, wrong, unparsed, truncated): accuracy's n",
+    "judged": "rows scored right or wrong (correct, wrong, unparsed, truncated): accuracy's n",
     "correct": "answers read and right",
     "wrong": "answers read and wrong",
     "unparsed": "answers with a verdict that could not be read: counted wrong",
@@ -65,6 +73,10 @@ COUNT_HELP: dict[str, str] = {
     "error": "failed requests: not answers, counted only in the error rate",
 }
 """One line per count, for column titles, legends and docs."""
+
+ACCURACY_N = "accuracy n"
+"""The title tables give the ``judged`` count (rows scored right or wrong, accuracy's n): the
+word "judged" read as a judge's work beside a judge's coverage, and showed in runs with none."""
 
 
 def row_outcome(score: Score) -> Outcome:

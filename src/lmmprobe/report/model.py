@@ -164,7 +164,15 @@ class RowCounts(BaseModel):
 class JudgeCalls(BaseModel):
     """One judge's calls about one model's answers."""
 
-    requests: int = Field(description="Judge requests the answers needed.")
+    requests: int = Field(
+        description="Judge requests the answers needed: one per distinct judge prompt (answers "
+        "whose prompts are the same are asked once)."
+    )
+    verdicts: int | None = Field(
+        default=None,
+        description="Verdicts the requests gave (one per answer and protocol repeat): more "
+        "than ``requests`` where answers share a judge prompt; None in files written before.",
+    )
     cached: int = Field(description="Answered from the store.")
     called: int = Field(description="Sent to the judge.")
     errors: int = Field(description="Requests that ended in an error (their answers unjudged).")

@@ -22,7 +22,7 @@ from lmmprobe.metrics import (
     question_type_sensitivity_from_scores,
     scenario_deltas,
 )
-from lmmprobe.metrics.outcome import COUNT_HELP, count_outcomes
+from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP, count_outcomes
 from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
@@ -160,6 +160,7 @@ def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
         calls={
             j: JudgeCalls(
                 requests=c.requests,
+                verdicts=stats.asked.get(j),
                 cached=c.cached,
                 called=c.called,
                 errors=c.errors,
@@ -241,7 +242,7 @@ def row_counts(metrics: Metrics, counts: RowCounts | None) -> tuple[int, int]:
 def _table(rows: list[tuple[str, Metrics, RowCounts | None]], first: str) -> list[str]:
     names = [m.name for m in headline_metrics() if any(m.name in r[1] for r in rows)]
     lines = [
-        "| " + " | ".join([md_text(first), "rows", "judged", *names]) + " |",
+        "| " + " | ".join([md_text(first), "rows", ACCURACY_N, *names]) + " |",
         "|" + "---|" * (len(names) + 3),
     ]
     for label, metrics, counts in rows:
@@ -335,8 +336,9 @@ def render_markdown(results: Results) -> str:
         "Errors are excluded from accuracy and counted in error_rate; unparsed and truncated "
         "answers (cut off before their answer) count as wrong.",
         "",
-        f"rows: {COUNT_HELP['rows']}; judged: {COUNT_HELP['judged']}. Captions and free-form "
-        "descriptions have no verdict: they are rows but not judged.",
+        f"rows: {COUNT_HELP['rows']}; {ACCURACY_N}: {COUNT_HELP['judged']}. Captions and "
+        "free-form descriptions are scored neither right nor wrong: they are rows, not in "
+        "accuracy.",
         "",
     ]
     lines += _table([(m, r.metrics, r.counts) for m, r in results.models.items()], "model")

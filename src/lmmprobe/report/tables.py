@@ -23,6 +23,7 @@ from typing import Any
 
 from lmmprobe._inert import inert_csv
 from lmmprobe.metrics import metric_digits
+from lmmprobe.metrics.outcome import ACCURACY_N
 from lmmprobe.report._build_tables import (
     ALPHA,
     UNDEFINED,
@@ -158,7 +159,7 @@ def _markdown(t: ReportTables, title: str | None) -> str:
                         ),
                     ]
                 )
-        out += [*_table(["#", "model", "run", "rows", "judged", *t.metric_names], body), ""]
+        out += [*_table(["#", "model", "run", "rows", ACCURACY_N, *t.metric_names], body), ""]
     if t.rank_agreement or t.agreement_note:
         out += ["", "## Agreement between benchmarks (rank correlation of model scores)", ""]
         if t.agreement_note:

@@ -428,13 +428,24 @@ def priced(spec: RunSpec) -> RunSpec:
     if spec.max_cost is not None:
         unpriced = [m for m in dict.fromkeys([*spec.models, *judges]) if m not in prices]
         if unpriced:
-            what = "model and judge" if judges else "model"
+            # A spec without models is a stored run's judging: only its judges are paid for.
+            what = " and ".join(
+                w for w, some in (("model", spec.models), ("judge", judges)) if some
+            )
+            one = len(unpriced) == 1
             raise ValueError(
-                f"--max-cost needs a price for every {what}; {', '.join(map(repr, unpriced))} "
-                "has none: add price=IN:OUT to the model spec (dollars per million prompt and "
+                f"--max-cost needs a price for every {what}; {_listed(unpriced)} "
+                f"{'has' if one else 'have'} none: add price=IN:OUT to "
+                f"{'its spec' if one else 'their specs'} (dollars per million prompt and "
                 "completion tokens) or an entry in a --prices file"
             )
     return spec.model_copy(update={"prices": prices})
+
+
+def _listed(names: Sequence[str]) -> str:
+    """``'a'``, ``'a' and 'b'``, ``'a', 'b' and 'c'``: names quoted, for a sentence."""
+    quoted = [repr(n) for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
 
 
 def connect_ray_executor(spec: RunSpec) -> RayExecutor:

@@ -1,0 +1,154 @@
+"""A stored run as judging reads it: its spec with the judges added, its samples and answers.
+
+Judging needs only what a run recorded: its samples (`Store.get_samples`), its answers (the
+responses) and their scores. So a stored run is judged from the store as it was recorded,
+whatever became of its data file since (rewritten by ``synth filter``, moved, deleted) and
+whether or not its models can be loaded here (an imported run's model is a label). The stored
+answers cost nothing now: only the judges are priced, and with a budget must be.
+
+`lmmprobe.api.judge_stored` records the judged run; `lmmprobe.judge.dry_run.plan_stored_judges`
+counts its judge calls without sending any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data.base import LoadResult
+from lmmprobe.judge.step import check_config
+from lmmprobe.models import ModelIdentity
+from lmmprobe.run import CostMeter, ModelOutcome, RunOutcome, new_run_id
+from lmmprobe.run.runner import priced
+from lmmprobe.schema import JudgeConfig, RunSpec, Score
+from lmmprobe.store import Store
+from lmmprobe.store.sqlite import score_from_row
+
+__all__ = ["judged_spec", "stored_outcome"]
+
+_CHUNK = 2000
+"""Responses read at a time for a model's counts (a large run is not read in one piece)."""
+
+
+def judged_spec(
+    stored_spec: Mapping[str, Any],
+    config: JudgeConfig,
+    *,
+    db: Path,
+    out: str | Path | None = None,
+    prices: Mapping[str, Any] | None = None,
+    max_cost: float | None = None,
+) -> RunSpec:
+    """A stored run's spec with `config`'s judges, priced for judging from the store.
+
+    Args:
+        stored_spec: The stored run's spec (as the store holds it).
+        config: The judges and how to use them.
+        db: The store the run is in.
+        out: The new run's folder (default: its id beside the store).
+        prices: Price table entries added to the run's (the judges' prices).
+        max_cost: A budget for the judge calls (every judge then needs a price).
+
+    Raises:
+        ValueError: A judge option does not fit (see `check_config`), a ``price=`` option is
+            invalid, or ``max_cost`` is set and a judge has no price (the run's models need
+            none: their stored answers cost nothing now).
+        RegistryError: The protocol is unknown.
+
+    """
+    spec = RunSpec.model_validate(
+        {
+            **stored_spec,
+            "db": str(db),
+            "out": str(out) if out else None,
+            "judge": config.model_dump(),
+            "prices": {**stored_spec.get("prices", {}), **(prices or {})},
+            "max_cost": max_cost,
+        }
+    )
+    check_config(config, spec.data)
+    judge_prices = priced(spec.model_copy(update={"models": []})).prices
+    return spec.model_copy(update={"prices": {**spec.prices, **judge_prices}})
+
+
+def stored_outcome(
+    store: Store, source: str, status: str, manifest: Mapping[str, Any], spec: RunSpec
+) -> RunOutcome:
+    """A new run's outcome made of stored run `source`'s samples, answers and manifest.
+
+    Each model's counts are those of its stored responses, as a run that read every answer
+    from the store counts them (requests by distinct key, tokens, latency).
+
+    Args:
+        store: The store holding `source`.
+        source: The stored run's id.
+        status: Its status (named when it stopped before every model answered).
+        manifest: Its manifest.
+        spec: The new run's spec (`judged_spec`).
+
+    Raises:
+        ValueError: A model of the run has no stored answers (the run stopped before it
+            answered): the run resumes first, with the command that started it.
+
+    """
+    assert spec.judge is not None  # judged_spec sets it
+    scores: dict[str, list[Score]] = {}
+    for rec in store.iter_score_rows(source):
+        scores.setdefault(str(rec["model"]), []).append(score_from_row(rec))
+    missing = [m for m in spec.models if m not in scores]
+    if missing:
+        raise ValueError(
+            f"run {source} ({status}) holds no answers of {', '.join(map(repr, missing))}: it "
+            "stopped before they were asked; run it again with the command that started it "
+            "(stored answers are not asked again), then judge it"
+        )
+    identities = manifest.get("models")
+    identities = identities if isinstance(identities, dict) else {}
+    models = []
+    for model in spec.models:
+        ident = identities.get(model)
+        identity = (
+            ModelIdentity.model_validate(ident)
+            if isinstance(ident, dict)
+            else ModelIdentity(backend="stored", name=model)
+        )
+        models.append(_model_outcome(store, model, identity, scores[model]))
+    run_id = new_run_id()
+    out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
+    samples = store.get_samples(source, images=spec.judge.sees_image)
+    outcome = RunOutcome(
+        run_id,
+        spec,
+        store.path,
+        out_dir,
+        LoadResult(samples=samples, source=spec.data),
+        dict(manifest),
+        models=models,
+        meter=CostMeter(spec.max_cost, spec.prices),
+    )
+    errors = any(s.error_type for mo in models for s in mo.scores)
+    outcome.status = "complete_with_errors" if errors else "complete"
+    return outcome
+
+
+def _model_outcome(
+    store: Store, model: str, identity: ModelIdentity, rows: list[Score]
+) -> ModelOutcome:
+    """One model's stored answers, counted as `lmmprobe.run.answer_requests` counts them."""
+    keys = list(dict.fromkeys(s.key for s in rows))
+    mo = ModelOutcome(model, identity, rows, requests=len(keys), cached=len(keys))
+    for chunk in _chunks(keys):
+        for resp in store.get_responses(chunk, include_errors=True).values():
+            mo.latency_s_total += resp.latency_s
+            mo.errors += int(resp.error is not None)
+            mo.redacted += int(resp.redacted)
+            if resp.usage is not None:
+                mo.prompt_tokens += resp.usage.prompt_tokens or 0
+                mo.completion_tokens += resp.usage.completion_tokens or 0
+    return mo
+
+
+def _chunks(keys: list[str]) -> Iterable[list[str]]:
+    for i in range(0, len(keys), _CHUNK):
+        yield keys[i : i + _CHUNK]
