@@ -427,7 +427,8 @@ def _evaluate_and_show(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for line in cost_lines(res, ev.outcome.spent, spec.max_cost):
+    unsent = sum(etype == "budget" for rows in failed.values() for etype, _ in rows)
+    for line in cost_lines(res, ev.outcome.spent, spec.max_cost, unsent):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:
         err_console.print(
