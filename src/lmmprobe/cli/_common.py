@@ -14,8 +14,6 @@ import io
 import math
 import os
 import re
-import shlex
-import shutil
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
@@ -31,6 +29,7 @@ from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
+from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
@@ -44,16 +43,7 @@ def command_name() -> str:
     the virtual environment is activated). Run from Python rather than the console script
     (tests, ``python -c``), ``lmmprobe``.
     """
-    started = sys.argv[0] if sys.argv else ""
-    if Path(started).name != "lmmprobe" or "[" in started:  # "[": read as markup by rich
-        return "lmmprobe"
-    found = shutil.which("lmmprobe")
-    try:
-        if found is not None and os.path.samefile(found, started):
-            return "lmmprobe"
-    except OSError:
-        pass
-    return shlex.quote(started)
+    return program_name(sys.argv[0] if sys.argv else "")
 
 
 _HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
