@@ -15,6 +15,8 @@ from pathlib import Path
 
 from tests.console import lmmprobe
 
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
 BIN = Path(sys.executable).parent
 EXE = shutil.which("lmmprobe", path=str(BIN))
 WITHOUT_VENV = os.pathsep.join(
@@ -49,3 +51,28 @@ def test_a_relative_start_gives_a_relative_hint(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "(`./lmmprobe run` makes it)" in done.stdout
+
+
+def test_a_hint_is_not_broken_across_lines_at_80_columns(tmp_path: Path) -> None:
+    # `synth generate` printed "evaluate with: `…/lmmprobe run --data synth:dysca-try --by` /
+    # `subtask`" at 80 columns: the command could not be copied whole.
+    out = tmp_path / "a-folder-with-a-long-name-for-the-generated-set"
+    done = lmmprobe(
+        "synth", "generate", "--n", "2", "--size", "64", "--out", out, columns=80, PATH=WITHOUT_VENV
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"evaluate with: `{EXE} run --data synth:{out} --by subtask`" in done.stdout
+
+
+def test_the_run_table_legend_wraps_to_the_terminal(tmp_path: Path) -> None:
+    # The 150-character "rows: every (sample, repeat) row ..." legend was never wrapped.
+    with FakeOpenAIServer() as server:  # a budget leaves rows unjudged (errors): the legend shows
+        done = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url},price=2.5:10,max_concurrency=1",
+            "--data", "demo,n=40", "--max-cost", "0.005", "--db", tmp_path / "db",
+            "--out", tmp_path / "o", columns=80, OPENAI_API_KEY="k",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "rows: every (sample, repeat) row" in done.stdout, done.stdout
+    legend = done.stdout.split("rows: every", 1)[1].split("\n\n", 1)[0]
+    assert all(len(line) <= 80 for line in legend.splitlines()), legend

@@ -92,6 +92,19 @@ class InertConsole(Console):
         """
         return super().render_str(runnable(inert(text)), **kwargs)
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Rich's `Console.print`; a line with a quoted hint is never wrapped by rich.
+
+        A command broken across two lines (`` `lmmprobe run --data x --by`` / ``subtask` ``)
+        cannot be copied whole; soft-wrapped, the terminal folds the line for the eye only and
+        a copy gets it in one piece. An explicit ``soft_wrap`` wins.
+        """
+        if kwargs.get("soft_wrap") is None and any(
+            isinstance(o, str) and "`lmmprobe" in o for o in objects
+        ):
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
+
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Control segments are rich's own (cursor moves of a live progress bar): kept.
         return super()._render_buffer(

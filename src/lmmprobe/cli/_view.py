@@ -399,7 +399,11 @@ def print_results(console: Console, results: Results) -> dict[str, str]:
     for table in headline_tables(console, results, labels):
         console.print(table)
         console.print()
-    for line in count_notes(results, labels):
+    notes = count_notes(results, labels)
+    if notes:
+        # The legend is prose, wrapped to the terminal; each model's line stays whole.
+        console.print(notes[0], highlight=False, markup=False)
+    for line in notes[1:]:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in truncation_notes(results, labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
