@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn
 
+import click
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -382,8 +383,55 @@ def _value_name(option: TyperOption) -> str:
     return _VALUE_NAMES.get(inner, inner.upper())
 
 
+_CLICK_EXTRAS = re.compile(r"  \[([^\[\]]*)\]$")
+"""Click's bracket at the end of an option's help: ``[env var: X; default: Y; x>=0]``."""
+_WRITTEN_DEFAULT = re.compile(r"\s*\[default: ((?:[^\[\]]|\[[^\[\]]*\])*)\]")
+"""A default the help text says itself: ``SQLite store [default: lmmprobe-runs/lmmprobe.db].``"""
+
+
+def default_last(text: str) -> str:
+    """`text` (an option's help as click renders it) with its default written one way, last.
+
+    Click puts a default it computes inside its own bracket with the range and the variable
+    (``[default: 1000; x>=0]``); a default the text must say in words (``beside the store``)
+    is written ``[default: X]`` inside the sentence. Either way it becomes ``[default: X]``
+    after everything else, the range and the variable in a bracket of their own before it.
+    """
+    default = None
+    extras = _CLICK_EXTRAS.search(text)
+    if extras is not None:
+        items = extras.group(1).split("; ")
+        found = [i.removeprefix("default: ") for i in items if i.startswith("default: ")]
+        if found:
+            default = found[0]
+            kept = [i for i in items if not i.startswith("default: ")]
+            text = text[: extras.start()] + (f"  [{'; '.join(kept)}]" if kept else "")
+    written = list(_WRITTEN_DEFAULT.finditer(text))
+    if written:
+        last = written[-1]
+        default = last.group(1)
+        text = text[: last.start()] + text[last.end() :]
+    if default is None:
+        return text
+    return f"{text}  [default: {default}]" if text else f"[default: {default}]"
+
+
+class _HelpOption(TyperOption):
+    """An option whose help ends with its default, written ``[default: X]`` (`default_last`)."""
+
+    def get_help_record(self, ctx: Any) -> tuple[str, str] | None:
+        """Typer's record (names, help), the default moved to the end of the help."""
+        record = super().get_help_record(ctx)
+        return None if record is None else (record[0], default_last(record[1]))
+
+
 class _HelpArgument(TyperArgument):
     """An argument written as every lmmprobe help writes one: ``RUN_A [RUN_B] [RUN]...``."""
+
+    def get_help_record(self, ctx: Any) -> tuple[str, str] | None:
+        """Typer's record (name, help), the default moved to the end of the help."""
+        record = super().get_help_record(ctx)
+        return None if record is None else (record[0], default_last(record[1]))
 
     def _usage_display_name(self) -> str:
         name = (self.metavar or self.name or "").removesuffix("...")
@@ -399,12 +447,50 @@ def _style_param(param: Any) -> None:
     if isinstance(param, TyperOption) and param.metavar is None:
         # A flag takes no value: nothing after it (typer writes "<bool>").
         param.metavar = "" if param.is_flag else _value_name(param)
+    if type(param) is TyperOption:
+        param.__class__ = _HelpOption
     elif isinstance(param, TyperArgument):
         # One spelling: UPPER_CASE, the name alone (brackets and dots belong to the usage line).
         name = (param.metavar or param.name or "").strip("[]").removesuffix("...").upper()
         param.metavar = name + ("..." if param.nargs != 1 else "")
         if type(param) is TyperArgument:
             param.__class__ = _HelpArgument
+
+
+_RESTORE = str.maketrans({"\u2011": "-", "\u00a0": " "})
+_IN_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+
+
+_COMMAND_NAMED = re.compile(r"`lmmprobe [^`]{1,30}`|\(lmmprobe [^()]{1,30}\)")
+"""A short command the help names (`` `lmmprobe list readers` ``): one line, not two."""
+
+
+def _unbreakable(text: str) -> str:
+    text = _IN_WORD_HYPHEN.sub("\u2011", text).replace("[default: ", "[default:\u00a0")
+    return _COMMAND_NAMED.sub(lambda m: m.group().replace(" ", "\u00a0"), text)
+
+
+class _HelpFormatter(click.HelpFormatter):
+    """Click's help layout, never breaking a line inside a word or a short default.
+
+    Click wraps at hyphens (``lmmprobe list judge-`` / ``protocols``, ``lmmprobe-`` /
+    ``runs/lmmprobe.db``), inside a command the text names and between ``[default:`` and its
+    value. Those hyphens and spaces (a short command's) are made non-breaking for the wrapping and given back in the written text, so nothing the
+    user copies changes.
+    """
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """`click.HelpFormatter.write_dl`, words and ``[default: X]`` kept whole."""
+        kept = [(term, _unbreakable(text)) for term, text in rows]
+        start = len(self.buffer)
+        super().write_dl(kept, col_max, col_spacing)
+        self.buffer[start:] = [chunk.translate(_RESTORE) for chunk in self.buffer[start:]]
+
+
+class _HelpContext(typer.Context):
+    """A context whose help is laid out by `_HelpFormatter`."""
+
+    formatter_class = _HelpFormatter
 
 
 def style_help(command: Any) -> None:
@@ -418,6 +504,7 @@ def style_help(command: Any) -> None:
     required, ``[NAME]`` optional, ``...`` repeatable. `HelpStyleGroup` calls this on the whole
     ``lmmprobe`` tree, so every command and option a module adds gets the style unasked.
     """
+    command.context_class = _HelpContext
     # The --help option is made on first use; made here, it is styled as the others are.
     help_option = command.get_help_option(typer.Context(command))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:

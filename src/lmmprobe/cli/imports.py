@@ -209,7 +209,7 @@ def import_predictions(
     ] = None,
     db: DbOption = None,
     out: Annotated[
-        Path | None, typer.Option(help="Output folder (default: beside the store).")
+        Path | None, typer.Option(help="Output folder [default: beside the store].")
     ] = None,
     fmt: Annotated[
         str,

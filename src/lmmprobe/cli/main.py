@@ -129,8 +129,8 @@ def run(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Folder for results.json and results.md (default: RUN_ID beside the store: "
-            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db)."
+            help="Folder for results.json and results.md [default: RUN_ID beside the store: "
+            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db]."
         ),
     ] = None,
     strict: Annotated[
@@ -169,8 +169,8 @@ def run(
     matcher: Annotated[
         str | None,
         typer.Option(
-            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`); default: "
-            "the benchmark's official reading where it has one (dysca), else lmmprobe.",
+            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`) "
+            "[default: the benchmark's official reading where it has one (dysca), else lmmprobe].",
             callback=registered(MATCHERS, optional=True),
         ),
     ] = None,
@@ -207,15 +207,17 @@ def run(
         int | None,
         typer.Option(
             min=1,
-            help="Ray: replicas per model (default one per GPU when replicas use GPUs, else 1).",
+            help="Ray: replicas per model [default: one per GPU when replicas use GPUs, else 1].",
         ),
     ] = None,
     gpus_per_replica: Annotated[
         float | None,
-        typer.Option(min=0, help="Ray: GPUs per replica (default 1 for hf: when there are GPUs)."),
+        typer.Option(
+            min=0, help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."
+        ),
     ] = None,
     cpus_per_replica: Annotated[
-        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
     ] = None,
     prices: PricesOption = None,
     max_cost: MaxCostOption = None,
