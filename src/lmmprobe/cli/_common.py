@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn
 
-import click
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -470,27 +469,36 @@ def _unbreakable(text: str) -> str:
     return _COMMAND_NAMED.sub(lambda m: m.group().replace(" ", "\u00a0"), text)
 
 
-class _HelpFormatter(click.HelpFormatter):
-    """Click's help layout, never breaking a line inside a word or a short default.
+class _KeepWhole:
+    """Typer's help formatter, its lists never breaking a line inside a word or a short default.
 
     Click wraps at hyphens (``lmmprobe list judge-`` / ``protocols``, ``lmmprobe-`` /
     ``runs/lmmprobe.db``), inside a command the text names and between ``[default:`` and its
-    value. Those hyphens and spaces (a short command's) are made non-breaking for the wrapping and given back in the written text, so nothing the
-    user copies changes.
+    value. Those hyphens and spaces (a short command's) are made non-breaking for the wrapping
+    and given back in the written text, so nothing the user copies changes. It wraps typer's
+    own formatter (typer runs on its own copy of click, whose classes are private).
     """
 
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
     def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
-        """`click.HelpFormatter.write_dl`, words and ``[default: X]`` kept whole."""
-        kept = [(term, _unbreakable(text)) for term, text in rows]
-        start = len(self.buffer)
-        super().write_dl(kept, col_max, col_spacing)
-        self.buffer[start:] = [chunk.translate(_RESTORE) for chunk in self.buffer[start:]]
+        """The formatter's ``write_dl``, words and ``[default: X]`` kept whole."""
+        buffer: list[str] = self._inner.buffer
+        start = len(buffer)
+        self._inner.write_dl([(t, _unbreakable(x)) for t, x in rows], col_max, col_spacing)
+        buffer[start:] = [chunk.translate(_RESTORE) for chunk in buffer[start:]]
 
 
 class _HelpContext(typer.Context):
-    """A context whose help is laid out by `_HelpFormatter`."""
+    """A context whose help lists are laid out by `_KeepWhole`."""
 
-    formatter_class = _HelpFormatter
+    def make_formatter(self) -> Any:
+        """Typer's formatter, wrapped in `_KeepWhole`."""
+        return _KeepWhole(super().make_formatter())
 
 
 def style_help(command: Any) -> None:
