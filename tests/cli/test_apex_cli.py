@@ -25,7 +25,9 @@ def test_apex_rules_campaign_then_replay_on_another_model(tmp_path):
         "--unknown", *FAST,
     )  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert "experiment 1 (easy)" in res.output and "report:" in res.output
+    assert "experiment 1 (easy)" in res.output
+    # Once, after the results (it was printed twice).
+    assert res.output.count("report: ") == 1 and f"report: {out / 'report.md'}" in res.output
     assert "random" in res.output and "first" in res.output
     report = json.loads((out / "report.json").read_text())
     assert report["settings"]["seed"] == 4 and report["settings"]["unknown_option"] is True

@@ -38,10 +38,17 @@ def test_compare_audit_explains_the_whole_gap(run: tuple[Path, str]) -> None:
     assert doc["difference"] == pytest.approx(plain["difference"])
     assert (doc["low"], doc["high"]) == pytest.approx((plain["low"], plain["high"]))
     assert doc["mcnemar_p"] == pytest.approx(plain["mcnemar_p"])
-    assert doc["gap"] == plain["a_only_correct"] - plain["b_only_correct"]
+    assert doc["gap_items"] == plain["a_only_correct"] - plain["b_only_correct"]
     # Every differing item has one cause, and the causes add up to the gap.
     assert len(doc["items"]) == plain["differ_total"]
-    assert sum(c["net"] for c in doc["causes"].values()) == doc["gap"]
+    assert sum(c["net_items"] for c in doc["causes"].values()) == doc["gap_items"]
+    # "gap" was 4.0 (items) in JSON where the terminal's "gap" is points: each field names its
+    # unit, and the points are the terminal's figure.
+    assert "gap" not in doc and "net" not in next(iter(doc["causes"].values()))
+    assert doc["gap_points"] == pytest.approx(doc["gap_items"] * 100 / doc["n"])
+    assert doc["gap_points"] == pytest.approx(plain["difference"] * 100)
+    terminal = _ok("compare", run_id, "-m", "random", "-m", "first", "--db", db, "--audit")
+    assert f"gap {doc['gap_points']:+.2f} points" in terminal
     # Two models gave different answers: that is the cause, not the reading.
     assert set(doc["causes"]) == {"answer"}
 
@@ -102,7 +109,7 @@ def test_compare_audit_of_an_imported_run_and_a_lmmprobe_run(tmp_path: Path) -> 
     theirs = json.loads((tmp_path / "b" / "results.json").read_text())["run_id"]
     doc = json.loads(_ok("compare", ours, theirs, "--audit", "--db", db, "-f", "json"))
     assert doc["n"] == 12
-    assert sum(c["net"] for c in doc["causes"].values()) == doc["gap"]
+    assert sum(c["net_items"] for c in doc["causes"].values()) == doc["gap_items"]
     assert {item["cause"] for item in doc["items"]} == {"answer", "extraction"}
     for item in doc["items"]:
         same = item["a"]["raw"].strip() == item["b"]["raw"].strip()

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import typer.main
 from tests.console import lmmprobe
@@ -81,10 +82,12 @@ def test_the_issue_s_help_defects_are_gone() -> None:
     # gone, arguments written {query}, [[RUN_B]] and [RUN...]...
     run = lmmprobe("run", "--help", columns=160).stdout
     assert "<bool>" not in run and "--strict" in run
-    assert "SQLite store [default: lmmprobe-runs/lmmprobe.db]." in run
+    assert "SQLite store.  [env var: LMMPROBE_DB]\n" in run
+    assert "[default: lmmprobe-runs/lmmprobe.db]" in run
     apex = lmmprobe("apex", "--help", columns=160).stdout
     assert "Usage: lmmprobe apex [OPTIONS] QUERY" in apex
-    assert "Stop after this many experiments [default: 5]." in apex
+    assert "Stop after this many experiments.  [1<=x<=50]\n" in apex
+    assert "[default: 5]" in apex
     compare = lmmprobe("compare", "--help", columns=160).stdout
     assert "Usage: lmmprobe compare [OPTIONS] RUN_A [RUN_B]" in compare
     report = lmmprobe("report", "--help", columns=160).stdout
@@ -111,3 +114,55 @@ def test_every_table_a_command_prints_has_one_box_style() -> None:
     shown = lmmprobe("models", columns=80)
     assert shown.returncode == 0, shown.stderr
     assert "model backends" in shown.stdout and not HEAVY.search(shown.stdout)
+
+
+def _records(command: Any, ctx: click.Context) -> Iterator[tuple[str, str, str]]:
+    for param in command.params:
+        record = param.get_help_record(ctx)
+        if record is not None:
+            yield ctx.command_path, *record
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        yield from _records(sub, click.Context(sub, info_name=name, parent=ctx))
+
+
+ROOT = typer.main.get_command(app)
+RECORDS = list(_records(ROOT, click.Context(ROOT, info_name="lmmprobe")))
+LAST_DEFAULT = re.compile(r"  \[default: [^\[\]]+\]$")
+
+
+def test_every_default_is_written_one_way_at_the_end() -> None:
+    # Three ways before: "[default: 1000; x>=0]" (click's, with the range), "(default: beside
+    # the store)" and "... [default: X]." inside the sentence, before click's own bracket.
+    assert len(RECORDS) > 150
+    for command, names, text in RECORDS:
+        where = f"{command} {names}: {text!r}"
+        assert text.lower().count("default") <= 1, where
+        if "default" in text.lower():
+            assert LAST_DEFAULT.search(text), where
+
+
+def test_defaults_read_one_way_in_the_help_the_user_sees() -> None:
+    imported = " ".join(lmmprobe("import", "--help", columns=80).stdout.split())
+    assert "Output folder. [default: beside the store]" in imported
+    assert "(default" not in imported
+    run = lmmprobe("run", "--help", columns=80).stdout
+    assert "Bootstrap resamples for CIs.  [x>=0]\n" in run and "[default: 1000]" in run
+    # A name or a default is never broken at a hyphen or after "default:" (it was
+    # "(lmmprobe list judge-" / "protocols)" and "[default: lmmprobe-" / "runs/lmmprobe.db]").
+    assert "list judge-protocols)" in run and "[default: lmmprobe-runs/lmmprobe.db]" in run
+    # `synth filter --db` showed no default.
+    synth = lmmprobe("synth", "filter", "--help", columns=80).stdout
+    assert "[default: lmmprobe-runs/lmmprobe.db]" in synth
+
+
+def test_one_metavar_per_option_name_across_commands() -> None:
+    # `--judge TEXT` in run, judge and arena judge, `--judge SPEC` in compare.
+    seen: dict[str, dict[str, str]] = {}
+    for command, names, _ in RECORDS:
+        words = names.replace(",", " ").split()
+        value = " ".join(w for w in words if not w.startswith("-") and w != "/")
+        for name in (w for w in words if w.startswith("--")):
+            seen.setdefault(name, {})[command] = value
+    differing = {n: by for n, by in seen.items() if len(set(by.values())) > 1}
+    assert differing == {}
+    assert set(seen["--judge"].values()) == {"SPEC"}

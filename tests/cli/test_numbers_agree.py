@@ -166,3 +166,25 @@ def test_the_web_apps_run_page_shows_no_free_form_score_either(
     )
     assert len(cells) == 8  # each baseline: lmmprobe's free-form score and Dysca's caption score
     assert "SQ (variance, points²)" in page and "percent scale" not in page
+
+
+def test_a_budget_stop_counts_answers_and_the_requests_left_unsent(tmp_path: Path) -> None:
+    # The walkthrough: "all 300 answers, $0.0511, every one sent by this run" where 176 were
+    # sent and 124 rows were budget errors.
+    with FakeOpenAIServer() as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url},price=2.5:10,max_concurrency=1",
+            "--data", "demo,n=60,seed=9", "--max-cost", "0.01", "--db", tmp_path / "db",
+            "--out", tmp_path / "o", OPENAI_API_KEY="k-test",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (model,) = _results(tmp_path / "o")["models"].values()
+    stats = model["stats"]
+    assert 0 < stats["errors"] < stats["requests"] == 60, stats
+    answers = stats["requests"] - stats["errors"]
+    out = " ".join(proc.stdout.split())
+    assert (
+        f"on the {stats['called']} request(s) it sent; {stats['errors']} request(s) left unsent "
+        f"by the budget (no answer, no cost); answers' cost $ above: all {answers} answers, $"
+    ) in out, out
+    assert "all 60 answers" not in out

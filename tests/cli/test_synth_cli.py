@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from tests.console import lmmprobe as console_lmmprobe
 from typer.testing import CliRunner
 
 from lmmprobe.cli.main import app
@@ -70,3 +71,15 @@ def test_on_the_fly_synth_source_and_clear_errors(tmp_path):
     assert bad.exit_code == 2 and "unknown subtasks" in bad.output
     missing = runner.invoke(app, ["synth", "show", str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "manifest" in missing.output
+
+
+def test_diffusion_without_a_model_offers_tiny(tmp_path):
+    # It asked for `--diffusion-model PATH_OR_ID` only; a new user without SDXL weights could
+    # not tell that `tiny` tries the recipe offline.
+    done = console_lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--out", tmp_path / "x", columns=200,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "--diffusion-model tiny" in done.stderr, done.stderr
+    assert not (tmp_path / "x").exists()

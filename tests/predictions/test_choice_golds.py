@@ -70,7 +70,7 @@ def test_a_single_letter_option_text_gold_is_that_text_not_a_letter(tmp_path: Pa
     # What is left is lmmprobe reading the reply "A" as option A's letter, lmms-eval comparing
     # texts: a reading, not a gold, and the causes add up to the gap.
     causes = doc["audit"]["causes"]
-    assert sum(c["net"] for c in causes.values()) == pytest.approx(doc["audit"]["gap"])
+    assert sum(c["net_items"] for c in causes.values()) == pytest.approx(doc["audit"]["gap_items"])
     assert set(causes) == {"unrecorded"}
 
 

@@ -64,7 +64,7 @@ def test_audit_gives_lmms_evals_own_figure_from_its_parsed_pred(tmp_path: Path) 
     assert audit["label_b"] == "lmms-eval" and audit["n"] == 7
     assert audit["accuracy_b"] == pytest.approx(FIGURE, abs=5e-6)
     assert audit["accuracy_a"] == pytest.approx(FIGURE, abs=5e-6)
-    assert audit["gap"] == 0 and not audit["items"]
+    assert audit["gap_items"] == 0 and not audit["items"]
     logged = [json.loads(line)["mmmu_acc"] for line in LOG.read_text().splitlines()]
     assert [m["parsed_pred"] for m in logged][:6] == [["D"], ["D"], ["A"], ["C"], ["D"], ["D"]]
 
@@ -161,7 +161,7 @@ def test_audit_of_a_v030_log_gives_lmms_evals_figure(tmp_path: Path) -> None:
     # The open answer ["yellow"] is right in v0.3.0's evaluate_mmmu (review 27b, finding 1).
     audit = json.loads(_score_log(tmp_path, _as_v030(tmp_path), "--format", "json"))["audit"]
     assert audit["n"] == 7 and audit["accuracy_b"] == pytest.approx(FIGURE, abs=5e-6)
-    assert audit["gap"] == 0 and not audit["items"]
+    assert audit["gap_items"] == 0 and not audit["items"]
 
 
 def test_audit_of_an_untelling_log_says_why_it_records_no_verdict(tmp_path: Path) -> None:

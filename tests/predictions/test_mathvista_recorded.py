@@ -230,4 +230,4 @@ def test_compare_audit_of_an_imported_run_gives_its_results_figure(tmp_path: Pat
     assert doc["accuracy_b"] == pytest.approx(figure)
     ours = _value(first["models"]["first"]["metrics"], "mathvista_accuracy")
     assert doc["accuracy_a"] == pytest.approx(ours)
-    assert sum(c["net"] for c in doc["causes"].values()) == pytest.approx(doc["gap"])
+    assert sum(c["net_items"] for c in doc["causes"].values()) == pytest.approx(doc["gap_items"])

@@ -342,6 +342,22 @@ def test_golds_in_the_file_score_without_a_benchmark(tmp_path: Path) -> None:
     assert _values(doc)["accuracy"] == pytest.approx(2 / 3)
 
 
+def test_golds_in_the_file_name_no_benchmark_in_the_terminal(tmp_path: Path) -> None:
+    # The walkthrough: `score answers.jsonl --field id=qid,prediction=answer,gold=ref` ended
+    # "... 0 rows not in the benchmark" where there is no benchmark.
+    answers = tmp_path / "answers.jsonl"
+    rows = [
+        {"qid": "a", "answer": "cat", "ref": "cat"},
+        {"qid": "b", "answer": "dog", "ref": "cow"},
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    done = lmmprobe("score", answers, "--field", "id=qid,prediction=answer,gold=ref")
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())
+    assert "2 predictions scored against the golds the file gives" in out, out
+    assert "benchmark" not in out
+
+
 def test_list_readers_and_a_forced_reader(tmp_path: Path) -> None:
     listed = lmmprobe("list", "readers")
     for name in ("lmms-eval", "vlmevalkit", "mmmu", "mathvista", "mapped"):

@@ -206,7 +206,7 @@ def test_audit_pairs_the_recorded_readings_and_leaves_random_options_out(tmp_pat
     # The table's golds are option letters: the same key as the local copy's option texts.
     assert not [n for n in doc["notes"] if "another gold" in n], doc["notes"]
     assert "gold" not in causes and "judge" not in causes
-    assert sum(c["net"] for c in causes.values()) == pytest.approx(audit["gap"])
+    assert sum(c["net_items"] for c in causes.values()) == pytest.approx(audit["gap_items"])
     guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
     assert guessed and audit["left_out"] == {"only_b": len(guessed)}
     assert audit["n"] == len(ROWS) - len(guessed)
@@ -325,7 +325,9 @@ def test_a_circular_result_alone_says_its_hit_is_the_groups_and_audits_it_so(
     assert doc["rows"] == len(TABLES[CIRCULAR]["hit"])
     audit = doc["audit"]
     assert "circular_group" in audit["causes"] and "unrecorded" not in audit["causes"]
-    assert sum(c["net"] for c in audit["causes"].values()) == pytest.approx(audit["gap"])
+    assert sum(c["net_items"] for c in audit["causes"].values()) == pytest.approx(
+        audit["gap_items"]
+    )
     assert all(it["cause"] == "circular_group" for it in audit["items"])
     # With the prediction table beside it, every copy is read: no such note.
     shutil.copy(HERE / "Model_MMBench_DEV_EN.xlsx", alone / "Model_MMBench_DEV_EN.xlsx")

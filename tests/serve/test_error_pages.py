@@ -33,18 +33,24 @@ def test_every_refusal_of_the_app_is_a_page_with_its_status(demo_db: tuple[Path,
         token = c.get("/arena/api/session").json()["csrf_token"]
         form = {"csrf_token": token}
         spaces = c.post("/arena/rater", data={**form, "name": "   "})
-        _page(spaces, 400, "Bad request", "a rater name has 1 to 80 characters")
+        # Three spaces: blank, not "1 to 80 characters" (it had 3); back to the arena.
+        _page(spaces, 400, "Bad request", "a rater name cannot be blank")
+        assert '<a href="/arena">Back to the arena</a>' in spaces.text
+        assert "Back to the runs" not in spaces.text
         runs = c.post("/arena/runs", data={**form, "run": "nope"})
         _page(runs, 400, "Bad request", "run &#39;nope&#39; offers no battles")
         assert c.post("/arena/rater", data={**form, "name": "ana"}).status_code == 303
         stale = c.post("/arena/vote", data={**form, "battle": "stale-id", "vote": "a"})
         _page(stale, 409, "Not possible now", "this battle is no longer yours to vote on")
         _page(c.get("/runs/nope"), 404, "Not found", "nope")
+        assert '<a href="/">Back to the runs</a>' in c.get("/runs/nope").text
         _page(c.get(f"/runs/{run_id}/samples/nope"), 404, "Not found", "nope")
         _page(c.get("/no/such/page"), 404, "Not found", "Not Found")
         _page(c.get("/arena/vote"), 405, "Method Not Allowed", "Method Not Allowed")
         _page(c.get("/?offset=x"), 422, "Bad request", "offset")
         _page(c.get(f"/runs/{run_id}/samples?stage=nope"), 422, "Bad request", "stage")
+        long = c.post("/arena/rater", data={**form, "name": "x" * 81})
+        _page(long, 400, "Bad request", "a rater name has at most 80 characters (this one has 81)")
         big = c.post("/arena/rater", data={**form, "name": "x" * 40_000})
         _page(big, 413, "Request too large", "at most")
         # The JSON API answers the same refusals as JSON.

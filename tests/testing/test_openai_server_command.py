@@ -9,13 +9,26 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+
+
+# A shell whose virtual environment is not activated: lmmprobe is not on its $PATH.
+NOT_ACTIVATED = {
+    **os.environ,
+    "PATH": os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and not (Path(p) / "lmmprobe").exists()
+    ),
+}  # fmt: skip
 
 
 def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
@@ -24,6 +37,8 @@ def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path,
+        env=NOT_ACTIVATED,
     )
     try:
         assert server.stdout is not None
@@ -31,13 +46,16 @@ def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
         match = re.search(r"at (http://127\.0\.0\.1:\d+/v1) \(Ctrl-C stops it\)", first)
         assert match, first
         url = match.group(1)
-        assert server.stdout.readline().strip() == f"try: lmmprobe run -m openai:fake-vlm@{url}"
+        # The hint names the console script as this shell can start it (a bare `lmmprobe` is
+        # not on its $PATH), and it runs as printed.
         assert EXE is not None
+        hint = server.stdout.readline().strip()
+        assert hint == f"try: {shlex.quote(EXE)} run -m openai:fake-vlm@{url}"
         run = subprocess.run(
-            [EXE, "run", "-m", f"openai:fake-vlm@{url}", "-d", "demo,n=6,size=64", "-q",
+            [*shlex.split(hint.removeprefix("try: ")), "-d", "demo,n=6,size=64", "-q",
              "--db", str(tmp_path / "db"), "--out", str(tmp_path / "out")],
-            capture_output=True, text=True, timeout=300,
-            env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},
+            capture_output=True, text=True, timeout=300, cwd=tmp_path,
+            env={k: v for k, v in NOT_ACTIVATED.items() if k != "OPENAI_API_KEY"},
         )  # fmt: skip
         assert run.returncode == 0, run.stderr
         results = json.loads((tmp_path / "out" / "results.json").read_text())
@@ -53,6 +71,30 @@ def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
     assert "Traceback" not in err and "RuntimeWarning" not in err, err
     served = re.search(r"stopped after (\d+) chat completion", out)
     assert served and int(served.group(1)) >= 6, out
+
+
+@pytest.mark.parametrize("activated", [False, True])
+def test_the_hint_is_relative_below_the_working_folder_and_bare_once_activated(
+    activated: bool,
+) -> None:
+    assert EXE is not None
+    venv = Path(EXE).parent.parent
+    env = NOT_ACTIVATED
+    if activated:
+        env = {**env, "PATH": os.pathsep.join([str(Path(EXE).parent), env["PATH"]])}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=venv.parent, env=env,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        server.stdout.readline()
+        hint = server.stdout.readline()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=60)
+    program = "lmmprobe" if activated else f"{venv.name}/bin/lmmprobe"
+    assert hint.startswith(f"try: {program} run -m openai:fake-vlm@"), hint
 
 
 def test_a_busy_port_is_one_line_and_exit_2() -> None:

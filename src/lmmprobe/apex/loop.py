@@ -303,7 +303,7 @@ def run_campaign(
                 _stopped(report, exc, say)
     report.metadata["wall_s"] = round(time.perf_counter() - started, 3)
     report_json, report_md = write_report(report, out_dir, datasets)
-    say(f"report: {report_md}")
+    # Where the report is, the caller says (`Campaign.report_md`): the CLI after its table.
     return Campaign(report, out_dir, report_json, report_md, datasets)
 
 

@@ -105,7 +105,7 @@ def _gold(it: AuditItem) -> str:
 
 
 def audit_document(result: Audit) -> str:
-    """The audit as one JSON object (fractions as floats, plus the exact integer gap)."""
+    """The audit as one JSON object: ``gap_items`` (credit A - credit B) and ``gap_points``."""
     return json.dumps(audit_data(result), ensure_ascii=False, indent=2)
 
 
@@ -132,7 +132,9 @@ def audit_data(result: Audit) -> dict[str, Any]:
         "accuracy_a": result.accuracy_a,
         "accuracy_b": result.accuracy_b,
         "difference": result.difference,
-        "gap": float(result.gap),
+        # Items and points are both "the gap" in the terminal: each field says its unit.
+        "gap_items": float(result.gap),
+        "gap_points": float(result.gap) * 100 / result.n if result.n else None,
         "low": result.low,
         "high": result.high,
         "level": result.level,
@@ -150,8 +152,8 @@ def audit_data(result: Audit) -> dict[str, Any]:
                 "items": c.items,
                 "b_higher": c.b_higher,
                 "a_higher": c.a_higher,
-                "net": float(c.net),
-                "points": float(c.net) * 100 / result.n if result.n else None,
+                "net_items": float(c.net),
+                "net_points": float(c.net) * 100 / result.n if result.n else None,
             }
             for cause, c in result.by_cause.items()
         },

@@ -14,8 +14,6 @@ import io
 import math
 import os
 import re
-import shlex
-import shutil
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
@@ -31,6 +29,7 @@ from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
+from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
@@ -44,16 +43,7 @@ def command_name() -> str:
     the virtual environment is activated). Run from Python rather than the console script
     (tests, ``python -c``), ``lmmprobe``.
     """
-    started = sys.argv[0] if sys.argv else ""
-    if Path(started).name != "lmmprobe" or "[" in started:  # "[": read as markup by rich
-        return "lmmprobe"
-    found = shutil.which("lmmprobe")
-    try:
-        if found is not None and os.path.samefile(found, started):
-            return "lmmprobe"
-    except OSError:
-        pass
-    return shlex.quote(started)
+    return program_name(sys.argv[0] if sys.argv else "")
 
 
 _HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
@@ -101,6 +91,19 @@ class InertConsole(Console):
         it (`runnable`).
         """
         return super().render_str(runnable(inert(text)), **kwargs)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Rich's `Console.print`; a line with a quoted hint is never wrapped by rich.
+
+        A command broken across two lines (`` `lmmprobe run --data x --by`` / ``subtask` ``)
+        cannot be copied whole; soft-wrapped, the terminal folds the line for the eye only and
+        a copy gets it in one piece. An explicit ``soft_wrap`` wins.
+        """
+        if kwargs.get("soft_wrap") is None and any(
+            isinstance(o, str) and "`lmmprobe" in o for o in objects
+        ):
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # Control segments are rich's own (cursor moves of a live progress bar): kept.
@@ -379,8 +382,55 @@ def _value_name(option: TyperOption) -> str:
     return _VALUE_NAMES.get(inner, inner.upper())
 
 
+_CLICK_EXTRAS = re.compile(r"  \[([^\[\]]*)\]$")
+"""Click's bracket at the end of an option's help: ``[env var: X; default: Y; x>=0]``."""
+_WRITTEN_DEFAULT = re.compile(r"\s*\[default: ((?:[^\[\]]|\[[^\[\]]*\])*)\]")
+"""A default the help text says itself: ``SQLite store [default: lmmprobe-runs/lmmprobe.db].``"""
+
+
+def default_last(text: str) -> str:
+    """`text` (an option's help as click renders it) with its default written one way, last.
+
+    Click puts a default it computes inside its own bracket with the range and the variable
+    (``[default: 1000; x>=0]``); a default the text must say in words (``beside the store``)
+    is written ``[default: X]`` inside the sentence. Either way it becomes ``[default: X]``
+    after everything else, the range and the variable in a bracket of their own before it.
+    """
+    default = None
+    extras = _CLICK_EXTRAS.search(text)
+    if extras is not None:
+        items = extras.group(1).split("; ")
+        found = [i.removeprefix("default: ") for i in items if i.startswith("default: ")]
+        if found:
+            default = found[0]
+            kept = [i for i in items if not i.startswith("default: ")]
+            text = text[: extras.start()] + (f"  [{'; '.join(kept)}]" if kept else "")
+    written = list(_WRITTEN_DEFAULT.finditer(text))
+    if written:
+        last = written[-1]
+        default = last.group(1)
+        text = text[: last.start()] + text[last.end() :]
+    if default is None:
+        return text
+    return f"{text}  [default: {default}]" if text else f"[default: {default}]"
+
+
+class _HelpOption(TyperOption):
+    """An option whose help ends with its default, written ``[default: X]`` (`default_last`)."""
+
+    def get_help_record(self, ctx: Any) -> tuple[str, str] | None:
+        """Typer's record (names, help), the default moved to the end of the help."""
+        record = super().get_help_record(ctx)
+        return None if record is None else (record[0], default_last(record[1]))
+
+
 class _HelpArgument(TyperArgument):
     """An argument written as every lmmprobe help writes one: ``RUN_A [RUN_B] [RUN]...``."""
+
+    def get_help_record(self, ctx: Any) -> tuple[str, str] | None:
+        """Typer's record (name, help), the default moved to the end of the help."""
+        record = super().get_help_record(ctx)
+        return None if record is None else (record[0], default_last(record[1]))
 
     def _usage_display_name(self) -> str:
         name = (self.metavar or self.name or "").removesuffix("...")
@@ -396,12 +446,59 @@ def _style_param(param: Any) -> None:
     if isinstance(param, TyperOption) and param.metavar is None:
         # A flag takes no value: nothing after it (typer writes "<bool>").
         param.metavar = "" if param.is_flag else _value_name(param)
+    if type(param) is TyperOption:
+        param.__class__ = _HelpOption
     elif isinstance(param, TyperArgument):
         # One spelling: UPPER_CASE, the name alone (brackets and dots belong to the usage line).
         name = (param.metavar or param.name or "").strip("[]").removesuffix("...").upper()
         param.metavar = name + ("..." if param.nargs != 1 else "")
         if type(param) is TyperArgument:
             param.__class__ = _HelpArgument
+
+
+_RESTORE = str.maketrans({"\u2011": "-", "\u00a0": " "})
+_IN_WORD_HYPHEN = re.compile(r"(?<=\w)-(?=\w)")
+
+
+_COMMAND_NAMED = re.compile(r"`lmmprobe [^`]{1,30}`|\(lmmprobe [^()]{1,30}\)")
+"""A short command the help names (`` `lmmprobe list readers` ``): one line, not two."""
+
+
+def _unbreakable(text: str) -> str:
+    text = _IN_WORD_HYPHEN.sub("\u2011", text).replace("[default: ", "[default:\u00a0")
+    return _COMMAND_NAMED.sub(lambda m: m.group().replace(" ", "\u00a0"), text)
+
+
+class _KeepWhole:
+    """Typer's help formatter, its lists never breaking a line inside a word or a short default.
+
+    Click wraps at hyphens (``lmmprobe list judge-`` / ``protocols``, ``lmmprobe-`` /
+    ``runs/lmmprobe.db``), inside a command the text names and between ``[default:`` and its
+    value. Those hyphens and spaces (a short command's) are made non-breaking for the wrapping
+    and given back in the written text, so nothing the user copies changes. It wraps typer's
+    own formatter (typer runs on its own copy of click, whose classes are private).
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """The formatter's ``write_dl``, words and ``[default: X]`` kept whole."""
+        buffer: list[str] = self._inner.buffer
+        start = len(buffer)
+        self._inner.write_dl([(t, _unbreakable(x)) for t, x in rows], col_max, col_spacing)
+        buffer[start:] = [chunk.translate(_RESTORE) for chunk in buffer[start:]]
+
+
+class _HelpContext(typer.Context):
+    """A context whose help lists are laid out by `_KeepWhole`."""
+
+    def make_formatter(self) -> Any:
+        """Typer's formatter, wrapped in `_KeepWhole`."""
+        return _KeepWhole(super().make_formatter())
 
 
 def style_help(command: Any) -> None:
@@ -415,6 +512,7 @@ def style_help(command: Any) -> None:
     required, ``[NAME]`` optional, ``...`` repeatable. `HelpStyleGroup` calls this on the whole
     ``lmmprobe`` tree, so every command and option a module adds gets the style unasked.
     """
+    command.context_class = _HelpContext
     # The --help option is made on first use; made here, it is styled as the others are.
     help_option = command.get_help_option(typer.Context(command))
     for param in [*command.params, *([help_option] if help_option is not None else [])]:

@@ -355,18 +355,23 @@ def truncation_notes(results: Results, labels: dict[str, str]) -> list[str]:
     return [head, *lines, ""]
 
 
-def cost_lines(results: Results, spent: float, max_cost: float | None) -> list[str]:
+def cost_lines(
+    results: Results, spent: float, max_cost: float | None, unsent: int = 0
+) -> list[str]:
     """What this invocation spent, beside what the table's answers cost.
 
     The table's ``answers' cost $`` prices every answer of the run, those read from the store
     (paid for by an earlier run) included; ``--max-cost`` counts only what this invocation
-    sends. One line says both, so the two figures are never read as one. Nothing for a run
-    without a priced model.
+    sends. One line says both, so the two figures are never read as one; it counts answers
+    (rows with an error have none and cost nothing) and the requests a budget left unsent.
+    Nothing for a run without a priced model.
 
     Args:
         results: The run's results.
         spent: Dollars this invocation's calls cost (`lmmprobe.run.RunOutcome.spent`).
         max_cost: The run's ``--max-cost``, if any.
+        unsent: Requests stored as ``budget`` errors: a budget stopped them before they were
+            sent.
 
     """
     priced = [r for r in results.models.values() if r.metrics.get("cost") is not None]
@@ -377,16 +382,17 @@ def cost_lines(results: Results, spent: float, max_cost: float | None) -> list[s
     line = f"spent by this run: ${spent:.4f}"
     line += f" of --max-cost ${max_cost:g}" if max_cost is not None else ""
     line += f", on the {sent} request(s) it sent" + (" and its judges' calls" if judged else "")
+    if unsent:
+        line += f"; {unsent} request(s) left unsent by the budget (no answer, no cost)"
     if priced:
         total = sum(r.metrics["cost"].value or 0.0 for r in priced)
         stored = sum(r.stats.cached for r in priced)
-        rows = sum(r.stats.requests for r in priced)
-        line += f"; answers' cost $ above: all {rows} answers, ${total:.4f}"
-        line += (
-            f", {stored} of them read from the store (paid for by earlier runs)"
-            if stored
-            else ", every one sent by this run"
-        )
+        answers = sum(r.stats.requests - r.stats.errors for r in priced)
+        line += f"; answers' cost $ above: all {answers} answers, ${total:.4f}"
+        if stored:
+            line += f", {stored} of them read from the store (paid for by earlier runs)"
+        elif answers:
+            line += ", every one sent by this run"
     return [line]
 
 
@@ -396,7 +402,11 @@ def print_results(console: Console, results: Results) -> dict[str, str]:
     for table in headline_tables(console, results, labels):
         console.print(table)
         console.print()
-    for line in count_notes(results, labels):
+    notes = count_notes(results, labels)
+    if notes:
+        # The legend is prose, wrapped to the terminal; each model's line stays whole.
+        console.print(notes[0], highlight=False, markup=False)
+    for line in notes[1:]:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in truncation_notes(results, labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)

@@ -46,7 +46,7 @@ def export(
             "--run",
             "-r",
             help="Only the votes on this run's answers (repeat for several), as the "
-            "leaderboard scoped to these runs counts them. Default: every vote.",
+            "leaderboard scoped to these runs counts them [default: every vote].",
         ),
     ] = None,
 ) -> None:
@@ -88,6 +88,7 @@ def judge(
         str,
         typer.Option(
             "--judge",
+            metavar="SPEC",
             help="The judge: any model spec lmmprobe runs (openai:MODEL@URL, hf:PATH, vllm:...).",
         ),
     ],
@@ -122,10 +123,10 @@ def judge(
         ),
     ] = "local",
     replicas: Annotated[
-        int | None, typer.Option(min=1, help="Ray: judge replicas (default: one).")
+        int | None, typer.Option(min=1, help="Ray: judge replicas [default: 1].")
     ] = None,
     cpus_per_replica: Annotated[
-        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
     ] = None,
 ) -> None:
     """A judge votes on the arena's battles (both orders); agreement with the human votes.

@@ -136,12 +136,15 @@ def print_imported(
                 *(format_metric(metrics.get(name), ci=False) for name in names),
             )
         console.print(by)
-    line = (
-        f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
-        f"{counts['rows']} predictions joined of {counts['benchmark_samples']} samples; "
-        f"{counts['missing']} samples without a prediction, {counts['unjoined']} rows not in "
-        "the benchmark"
-    )
+    line = f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
+    if plan.load is None:  # golds read from the file itself: there is no benchmark to join
+        line += f"{counts['rows']} predictions scored against the golds the file gives"
+    else:
+        line += (
+            f"{counts['rows']} predictions joined of {counts['benchmark_samples']} samples; "
+            f"{counts['missing']} samples without a prediction, {counts['unjoined']} rows not "
+            "in the benchmark"
+        )
     console.print(escape(line), highlight=False, soft_wrap=True)
     for judged in judge_lines(results.judge):
         console.print(escape(judged.strip()), highlight=False, soft_wrap=True)
@@ -209,7 +212,7 @@ def import_predictions(
     ] = None,
     db: DbOption = None,
     out: Annotated[
-        Path | None, typer.Option(help="Output folder (default: beside the store).")
+        Path | None, typer.Option(help="Output folder [default: beside the store].")
     ] = None,
     fmt: Annotated[
         str,

@@ -25,6 +25,7 @@ JudgeOption = Annotated[
     list[str] | None,
     typer.Option(
         "--judge",
+        metavar="SPEC",
         help="A judge model (any model spec: openai:MODEL@URL, hf:PATH, vllm:...); repeat it "
         "for several judges (majority verdict, mean grade, and their agreement).",
     ),

@@ -137,8 +137,8 @@ def run(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="Folder for results.json and results.md (default: RUN_ID beside the store: "
-            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db)."
+            help="Folder for results.json and results.md [default: RUN_ID beside the store: "
+            "./lmmprobe-runs/RUN_ID, or DIR/RUN_ID with --db DIR/NAME.db]."
         ),
     ] = None,
     strict: Annotated[
@@ -177,8 +177,8 @@ def run(
     matcher: Annotated[
         str | None,
         typer.Option(
-            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`); default: "
-            "the benchmark's official reading where it has one (dysca), else lmmprobe.",
+            help=f"Answer reading: {names(MATCHERS)} (see `lmmprobe list matchers`) "
+            "[default: the benchmark's official reading where it has one (dysca), else lmmprobe].",
             callback=registered(MATCHERS, optional=True),
         ),
     ] = None,
@@ -215,15 +215,17 @@ def run(
         int | None,
         typer.Option(
             min=1,
-            help="Ray: replicas per model (default one per GPU when replicas use GPUs, else 1).",
+            help="Ray: replicas per model [default: one per GPU when replicas use GPUs, else 1].",
         ),
     ] = None,
     gpus_per_replica: Annotated[
         float | None,
-        typer.Option(min=0, help="Ray: GPUs per replica (default 1 for hf: when there are GPUs)."),
+        typer.Option(
+            min=0, help="Ray: GPUs per replica [default: 1 for hf: when there are GPUs, else 0]."
+        ),
     ] = None,
     cpus_per_replica: Annotated[
-        float | None, typer.Option(min=0, help="Ray: CPUs per replica (default 1).")
+        float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
     ] = None,
     prices: PricesOption = None,
     max_cost: MaxCostOption = None,
@@ -443,7 +445,8 @@ def _evaluate_and_show(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for line in cost_lines(res, ev.outcome.spent, spec.max_cost):
+    unsent = sum(etype == "budget" for rows in failed.values() for etype, _ in rows)
+    for line in cost_lines(res, ev.outcome.spent, spec.max_cost, unsent):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:
         err_console.print(

@@ -41,7 +41,7 @@ from lmmprobe.report.compare import (
     compare_runs,
 )
 from lmmprobe.report.settings import origin_setting, run_setting, sides_apart
-from lmmprobe.store import DEFAULT_DB, Store
+from lmmprobe.store import DEFAULT_DB, Store, command_for
 from lmmprobe.store.queries import run_models
 from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs
 
@@ -223,7 +223,10 @@ def runs(
         if fmt == "json":
             print("[]")
         else:
-            _console.print(f"no runs: {escape(str(path))} does not exist (`lmmprobe run` makes it)")
+            _console.print(
+                f"no runs: {escape(str(path))} does not exist "
+                f"({escape(command_for('run', path))} makes it)"
+            )
         return
     with open_store(db) as store:
         found, total = list_runs(store, limit or None)
@@ -232,7 +235,9 @@ def runs(
         print(json.dumps([asdict(r) for r in found], indent=2))
         return
     if not found:
-        _console.print(f"no runs in {escape(where)} (start one with `lmmprobe run`)")
+        _console.print(
+            f"no runs in {escape(where)} (start one with {escape(command_for('run', where))})"
+        )
         return
     _console.print(_runs_table(found, where, _console.width))
     if total > len(found):

@@ -155,8 +155,8 @@ def score(
     reader: Annotated[
         str | None,
         typer.Option(
-            help="The layout of another tool's file (`lmmprobe list readers`); by default "
-            "the one that recognises it.",
+            help="The layout of another tool's file (`lmmprobe list readers`) "
+            "[default: the one that recognises it].",
         ),
     ] = None,
     field: FieldOption = None,

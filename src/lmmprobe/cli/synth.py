@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from lmmprobe.cli._common import console, err_console, fail
+from lmmprobe.cli._common import DbOption, console, err_console, fail
 
 app = typer.Typer(no_args_is_help=True, help="Generate and inspect synthetic benchmarks (Dysca).")
 
@@ -34,9 +34,9 @@ def generate(
     tasks: Annotated[
         str,
         typer.Option(
-            help="Comma-separated subtasks (default: all 13); recipe dysca: Dysca's groups "
-            "(face, animal, plant, clothes, object, food, landmark, action, celebrity, "
-            "profession, movie, tv show, anime, text; default: all 14)."
+            help="Comma-separated subtasks (13); recipe dysca: Dysca's groups (face, animal, "
+            "plant, clothes, object, food, landmark, action, celebrity, profession, movie, "
+            "tv show, anime, text) [default: all of them]."
         ),
     ] = "",
     recipe: Annotated[
@@ -64,7 +64,7 @@ def generate(
     ] = None,
     diffusion_steps: Annotated[
         int | None,
-        typer.Option(help="Denoising steps (default: 4 for turbo-like models, else 30)."),
+        typer.Option(help="Denoising steps [default: 4 for turbo-like models, else 30]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
     size: Annotated[int, typer.Option(help="Image side in pixels.")] = 512,
@@ -88,21 +88,24 @@ def generate(
     ] = None,
     clip_threshold: Annotated[
         float | None,
-        typer.Option(help="Minimum CLIP score (0-100) to keep (default: the rule's, 20 or 25)."),
+        typer.Option(
+            help="Minimum CLIP score (0-100) to keep "
+            "[default: the rule's: 20 for lmmprobe, 25 for dysca-code]."
+        ),
     ] = None,
     clip_rule: Annotated[
         str,
         typer.Option(
             help="lmmprobe (100*max(cos,0) >= threshold) or dysca-code (Dysca's clean_data.py: "
-            "logits_per_image > threshold, 25 by default)."
+            "logits_per_image > threshold)."
         ),
     ] = "lmmprobe",
     ocr_check: Annotated[
         bool | None,
         typer.Option(
             "--ocr-check/--no-ocr-check",
-            help="Drop text images a PP-OCR model does not read back (lmmprobe[ocr]); "
-            "default: on for recipe dysca, off for procedural.",
+            help="Drop text images a PP-OCR model does not read back (lmmprobe[ocr]) "
+            "[default: on for recipe dysca, off for procedural].",
         ),
     ] = None,
     dysca_postprocess: Annotated[
@@ -225,9 +228,7 @@ def filter_(
         list[str],
         typer.Option("--run", help="Run id of a reference model's evaluation (repeatable)."),
     ],
-    db: Annotated[
-        Path | None, typer.Option("--db", envvar="LMMPROBE_DB", help="SQLite store.")
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Dysca's model-consensus filter: drop questions that every reference model got wrong."""
     from lmmprobe.synth.cleaning import apply_consensus_filter

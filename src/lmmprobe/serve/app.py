@@ -116,10 +116,19 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
     ) -> Response:
         if _wants_json(request):
             return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+        # An arena page's error leads back to the arena, where a rater was; others to the runs.
+        in_arena = request.url.path == "/arena" or request.url.path.startswith("/arena/")
+        back = ("/arena", "Back to the arena") if in_arena else ("/", "Back to the runs")
         return _pages.render(
             request,
             "error.html",
-            {"status": status, "detail": detail, "title": title or _pages.error_title(status)},
+            {
+                "status": status,
+                "detail": detail,
+                "title": title or _pages.error_title(status),
+                "back_href": back[0],
+                "back_text": back[1],
+            },
             status_code=status,
             headers=headers,
         )

@@ -387,9 +387,13 @@ def _rater(request: Request) -> str | None:
 
 def _set_rater(request: Request, name: str) -> str:
     clean = " ".join(name.split())
-    if not clean or len(clean) > store_battles.MAX_RATER_CHARS:
+    if not clean:
+        raise HTTPException(400, "a rater name cannot be blank: type a name to vote under")
+    if len(clean) > store_battles.MAX_RATER_CHARS:
         raise HTTPException(
-            400, f"a rater name has 1 to {store_battles.MAX_RATER_CHARS} characters"
+            400,
+            f"a rater name has at most {store_battles.MAX_RATER_CHARS} characters "
+            f"(this one has {len(clean)})",
         )
     session(request).data["rater"] = clean
     return clean

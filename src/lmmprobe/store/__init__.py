@@ -8,7 +8,7 @@ from lmmprobe.store.errors import (
     as_store_error,
 )
 from lmmprobe.store.export import ExportFormat, export_run, export_run_to_file
-from lmmprobe.store.sqlite import DEFAULT_DB, Store
+from lmmprobe.store.sqlite import DEFAULT_DB, Store, command_for
 
 __all__ = [
     "DEFAULT_DB",
@@ -19,6 +19,7 @@ __all__ = [
     "StoreError",
     "StoreVersionError",
     "as_store_error",
+    "command_for",
     "export_run",
     "export_run_to_file",
 ]

@@ -21,6 +21,7 @@ import io
 import json
 import logging
 import os
+import shlex
 import socket
 import sqlite3
 import threading
@@ -69,6 +70,19 @@ from lmmprobe.store.runs import read_run, read_runs
 log = logging.getLogger(__name__)
 
 DEFAULT_DB = Path("lmmprobe-runs") / "lmmprobe.db"
+
+
+def command_for(command: str, db: str | Path) -> str:
+    """The quoted hint `` `lmmprobe COMMAND` `` for the store at `db`: with ``--db`` unless default.
+
+    A hint about a store the user named (``--db x.db``) must name it too, or the command it
+    suggests looks in the default store and finds nothing.
+    """
+    if Path(db).resolve() == DEFAULT_DB.resolve():
+        return f"`lmmprobe {command}`"
+    return f"`lmmprobe {command} --db {shlex.quote(str(db))}`"
+
+
 # Keys per IN (...) query, under SQLite's oldest limit on bound variables (999).
 _CHUNK = 500
 
@@ -333,8 +347,8 @@ class Store:
         """
         if not self.path.is_file():
             raise StoreAccessError(
-                f"no store at {self.path}: run an evaluation first (`lmmprobe run`), or pass "
-                "--db with the store it wrote.",
+                f"no store at {self.path}: run an evaluation first "
+                f"({command_for('run', self.path)}), or pass --db with the store it wrote.",
                 "cannot_open",
             )
         self._file = self.path.resolve()
@@ -717,7 +731,9 @@ class Store:
                 "SELECT id FROM runs ORDER BY created_at DESC LIMIT 1"
             ).fetchone()
             if row is None:
-                raise KeyError(f"no runs in {self.path}")
+                raise KeyError(
+                    f"no runs in {self.path} (start one with {command_for('run', self.path)})"
+                )
             return str(row[0])
         rows = self.conn.execute(
             # substr, not LIKE: "_" and "%" in a run id are literal characters.
@@ -730,7 +746,9 @@ class Store:
         if len(ids) == 1:
             return str(ids[0])
         if not ids:
-            raise KeyError(f"no run {ref!r} in {self.path} (try `lmmprobe show latest`)")
+            raise KeyError(
+                f"no run {ref!r} in {self.path} ({command_for('runs', self.path)} lists them)"
+            )
         raise KeyError(f"run prefix {ref!r} is ambiguous: {', '.join(ids[:5])}")
 
     @_reading

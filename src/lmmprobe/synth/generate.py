@@ -150,7 +150,11 @@ class SynthConfig:
         if self.renderer not in ("procedural", "diffusion"):
             problems.append(f"renderer must be procedural or diffusion, got {self.renderer!r}")
         if self.renderer == "diffusion" and not self.diffusion_model:
-            problems.append("the diffusion renderer needs a model (--diffusion-model PATH_OR_ID)")
+            problems.append(
+                "the diffusion renderer needs a model (--diffusion-model PATH_OR_ID, or "
+                "--diffusion-model tiny: a tiny random SDXL built offline in seconds, noise "
+                "images, to try the recipe)"
+            )
         if "adversarial" in self.scenarios and not self.proxy:
             problems.append("the adversarial scenario needs a proxy model (--proxy hf:PATH)")
         if problems:

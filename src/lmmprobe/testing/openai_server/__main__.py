@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from lmmprobe._command import beside_python
 from lmmprobe.testing.openai_server import FAULT_KINDS, MODEL_ID, FakeOpenAIServer, FaultPlan
 
 DEFAULT_PORT = 8000
@@ -238,7 +239,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         url = server.base_url
         print(f"serving a fake OpenAI-compatible API at {url} (Ctrl-C stops it)", flush=True)
-        print(f"try: lmmprobe run -m openai:{MODEL_ID}@{url}", flush=True)
+        # The console script as this shell can start it (`.venv/bin/lmmprobe` before activating).
+        print(f"try: {beside_python()} run -m openai:{MODEL_ID}@{url}", flush=True)
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C (or SIGTERM, below) ends serving
             threading.Event().wait()  # serving happens on the server's thread
     finally:

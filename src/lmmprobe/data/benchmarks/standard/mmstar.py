@@ -77,7 +77,7 @@ MMSTAR = benchmark(
         notes=(
             "The question text holds its options ('Options: A: ..., B: ...'); the prompt shows "
             "it verbatim, so the options keep their published order and letters whatever "
-            "--repeats, --circular or --option-marks say (metadata fixed_options): repeats ask "
+            "--repeats, --circular or --marks say (metadata fixed_options): repeats ask "
             "the same text again, and --circular gives identical copies, not rotations.",
             "The official score is accuracy (--by category gives MMStar's six capabilities).",
         ),

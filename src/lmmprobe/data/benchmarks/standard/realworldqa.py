@@ -61,7 +61,7 @@ REALWORLDQA = benchmark(
             "Questions carry their options and instruction in the text; rows whose answer is "
             "an option letter are choice samples, the others (numbers, words) open-ended. "
             "The options keep their published order and letters whatever --repeats, "
-            "--circular or --option-marks say (metadata fixed_options): repeats ask the same "
+            "--circular or --marks say (metadata fixed_options): repeats ask the same "
             "text again, and --circular gives identical copies, not rotations.",
             "The official score is exact-match accuracy.",
         ),
