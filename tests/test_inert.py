@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -49,7 +50,10 @@ def test_json_escapes_mean_the_same_document() -> None:
 @pytest.mark.parametrize(
     "text",
     ["=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "\n=1", "\uff1d1", "\uff0b1", "\uff0d1",
-     "\uff201", "-", "+", "-x", "-1.32 points", "-1,5"],
+     "\uff201", "-", "+", "-x", "-1.32 points", "-1,5",
+     # After what an import trims or a spreadsheet does not show (issue 34 re-test, finding 9).
+     "\x00=1+1", " =1+1", "\xa0=1+1", "\u3000=1+1", "\u200b=1+1", "\ufeff=1+1", "\u00ad=1",
+     "\u2060@SUM(A1)", " \t =1", "\u2028-x", "\x00", "\x00abc", "\tabc", "\x1f+cmd", " \uff1d1"],
 )  # fmt: skip
 def test_csv_text_that_starts_a_formula_gets_a_quote(text: str) -> None:
     assert inert_csv(text) == "'" + text
@@ -57,8 +61,9 @@ def test_csv_text_that_starts_a_formula_gets_a_quote(text: str) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["-1.32", "+3", "-2e-5", "-.5", "1-1", "a=b", "", " =1", "'=1", -1.32, -7, 0.0, None, True],
-)
+    ["-1.32", "+3", "-2e-5", "-.5", "1-1", "a=b", "", " ", "\u200b", " -1.32", "\xa0+3", "'=1",
+     " a=b", "\u3000x", -1.32, -7, 0.0, None, True],
+)  # fmt: skip
 def test_csv_numbers_and_other_text_are_unchanged(value: object) -> None:
     assert inert_csv(value) == value and type(inert_csv(value)) is type(value)
 
@@ -69,10 +74,19 @@ def test_a_negative_number_lmmprobe_writes_stays_a_number_in_the_file() -> None:
     assert buf.getvalue() == "-1.32,-1.32,'=1+1\r\n"
 
 
-@given(st.text(max_size=50))
+TRIGGERS = "=+-@\uff1d\uff0b\uff0d\uff20"
+INVISIBLE = " \t\r\n\x00\x1f\x85\xa0\u2028\u3000\u200b\u200d\u2060\u00ad\ufeff\u202e"
+
+
+@given(st.text(max_size=50) | st.text(alphabet=TRIGGERS + INVISIBLE + "1.eAx'", max_size=12))
 def test_no_csv_text_cell_starts_a_formula(text: str) -> None:
     cell = inert_csv(text)
     assert isinstance(cell, str)
     assert cell in (text, "'" + text)  # nothing lost
-    if cell.startswith(tuple("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")):
-        float(cell)  # only a plain number may start so
+    if cell == text:
+        # Unquoted: no control start, and what shows first is no trigger or starts a number.
+        assert not cell.startswith(tuple("\t\r\n\x00"))
+        hidden = [unicodedata.category(c) in {"Zs", "Zl", "Zp", "Cc", "Cf"} for c in cell]
+        shown = cell[hidden.index(False) :] if False in hidden else ""
+        if shown.startswith(tuple(TRIGGERS)):
+            float(shown)  # only a plain number (perhaps after spaces) may start so

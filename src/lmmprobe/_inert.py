@@ -12,13 +12,15 @@ Newline, tab and a CRLF line end stay: they lay text out and cannot rewrite what
 screen.
 
 CSV files go to spreadsheets, which run a cell that starts with ``=`` (or ``+``, ``-``, ``@``) as
-a formula: an answer or an imported file could make a link that sends data away or, through DDE,
-a command. `inert_csv` writes such text cells with a leading quote, so they are shown as text.
+a formula, often after trimming spaces and invisible characters: an answer or an imported file
+could make a link that sends data away or, through DDE, a command. `inert_csv` writes such text
+cells with a leading quote, so they are shown as text.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Final
 
 _BIDI: Final = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -74,26 +76,44 @@ def inert_json(text: str) -> str:
 
 # CSV: a cell a spreadsheet would read as a formula (OWASP, "CSV Injection"). The fullwidth
 # forms are included because spreadsheets that normalise width on import (Excel in East Asian
-# locales) read U+FF1D as "=". Line feed joins the tab and carriage return OWASP names: each
-# can be stripped or skipped by an import before the character after it is read.
-_FORMULA_START: Final = frozenset("=+-@\t\r\n\uff1d\uff0b\uff0d\uff20")
+# locales) read U+FF1D as "=".
+_FORMULA_START: Final = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+# A cell starting with one of these is quoted whatever follows: each can be stripped or
+# skipped by an import before the character after it is read (tab, CR and NUL are OWASP's; line
+# feed joins them).
+_CONTROL_START: Final = frozenset("\t\r\n\x00")
+# Characters an import may trim or a spreadsheet not show before a formula's "=": spaces of every
+# width (Zs: NBSP, U+3000), line and paragraph separators, controls (Cc: NUL) and format
+# characters (Cf: zero-width space, soft hyphen, the BOM U+FEFF). Skipped to find the first
+# character that counts.
+_INVISIBLE_CATEGORIES: Final = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
 # Plain decimal numbers are data, not formulas: a spreadsheet reads "-1.32" or "+3e-5" as the
 # number, never as code (ASCII digits only, no separators, nothing after the number).
 _PLAIN_NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-def inert_csv(value: object) -> object:
-    """`value` as a CSV cell a spreadsheet cannot run as a formula.
+def _first_visible(text: str) -> int:
+    """Index of the first character of `text` that is not a space, control or format character."""
+    for index, char in enumerate(text):
+        if unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
+            return index
+    return len(text)
 
-    Text that starts with ``=``, ``+``, ``-``, ``@``, a tab, a carriage return or a line feed
-    (or the fullwidth ``＝ ＋ － ＠``) gets a single quote in front (OWASP's advice for CSV
-    injection): the spreadsheet shows it as text, and the quote tells a reader it was added.
-    Text that is a plain decimal number (``-1.32``, ``+3``, ``-2e-5``) is left alone, as a
-    spreadsheet reads it as that number. Values that are not text (numbers written by
-    lmmprobe, such as a gap of -1.32, booleans, None) are returned unchanged, so they stay
-    numbers. Every CSV writer of lmmprobe passes its cells through this function; `csv`
-    quotes any cell that holds a comma, a quote or a line break, so no cell's text can close
-    its cell and open another.
+
+def inert_csv(value: object) -> object:
+    r"""`value` as a CSV cell a spreadsheet cannot run as a formula.
+
+    Text whose first visible character is ``=``, ``+``, ``-`` or ``@`` (or the fullwidth ``＝ ＋
+    － ＠``), after any spaces, controls and invisible format characters (Unicode categories Zs,
+    Zl, Zp, Cc and Cf: a no-break space, U+3000, a zero-width space, a BOM, NUL), and text that
+    starts with a tab, a carriage return, a line feed or NUL, gets a single quote in front
+    (OWASP's advice for CSV injection): the spreadsheet shows it as text, and the quote tells a
+    reader it was added. Text that is a plain decimal number (``-1.32``, ``+3``, ``-2e-5``,
+    also after spaces) is left alone, as a spreadsheet reads it as that number. Values that are
+    not text (numbers written by lmmprobe, such as a gap of -1.32, booleans, None) are returned
+    unchanged, so they stay numbers. Every CSV writer of lmmprobe passes its cells through this
+    function; `csv` quotes any cell that holds a comma, a quote or a line break, so no cell's
+    text can close its cell and open another.
 
     Args:
         value: A cell about to be written by `csv.writer` or `csv.DictWriter`.
@@ -102,12 +122,17 @@ def inert_csv(value: object) -> object:
         The cell, with a leading ``'`` where the text would start a formula.
 
     Example:
-        >>> inert_csv("=1+1"), inert_csv("-1.32"), inert_csv(-1.32)
-        ("'=1+1", '-1.32', -1.32)
+        >>> inert_csv("=1+1"), inert_csv("\xa0=1+1"), inert_csv("-1.32"), inert_csv(-1.32)
+        ("'=1+1", "'\xa0=1+1", '-1.32', -1.32)
 
     """
-    if not isinstance(value, str) or not value or value[0] not in _FORMULA_START:
+    if not isinstance(value, str) or not value:
         return value
-    if _PLAIN_NUMBER_RE.fullmatch(value):
+    if value[0] in _CONTROL_START:
+        return "'" + value
+    first = _first_visible(value)
+    if first == len(value) or value[first] not in _FORMULA_START:
+        return value
+    if _PLAIN_NUMBER_RE.fullmatch(value, first):
         return value
     return "'" + value

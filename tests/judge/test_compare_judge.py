@@ -14,13 +14,14 @@ from pathlib import Path
 
 from tests.console import lmmprobe
 
+from lmmprobe.judge.protocol import delimit
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 N = 4
 
 
 def _shown(first: str, second: str) -> str:
-    return f"[Answer A]\n<answer_a>\n{first}\n</answer_a>\n\n[Answer B]\n<answer_b>\n{second}\n</answer_b>"
+    return f"[Answer A]\n{delimit(first, 'answer_a')}\n\n[Answer B]\n{delimit(second, 'answer_b')}"
 
 
 JUDGE = [

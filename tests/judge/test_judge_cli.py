@@ -56,10 +56,10 @@ def _results(out: Path) -> dict[str, Any]:
 
 
 CHOICE_JUDGE = [
-    ("<model_answer>\nI would say the feline one", "A"),  # correct
-    ("<model_answer>\nProbably the barking one", "(B)"),  # wrong
-    ("<model_answer>\nhmm, the grumpy one", "I cannot tell, maybe"),  # unreadable
-    ("<model_answer>\nzzz unclear", "!fail"),  # failing judge
+    ('">\nI would say the feline one', "A"),  # correct
+    ('">\nProbably the barking one', "(B)"),  # wrong
+    ('">\nhmm, the grumpy one', "I cannot tell, maybe"),  # unreadable
+    ('">\nzzz unclear', "!fail"),  # failing judge
 ]
 
 
@@ -132,7 +132,7 @@ def test_resume_asks_only_failed_judge_calls_again(tmp_path: Path) -> None:
 def test_judge_when_always_and_agreement_with_rules(tmp_path: Path) -> None:
     data = _rows(tmp_path / "rows.jsonl")
     out = tmp_path / "o"
-    replies = [("<model_answer>\n(A)", "A"), ("<model_answer>\n(B)", "A"), *CHOICE_JUDGE]
+    replies = [('">\n(A)', "A"), ('">\n(B)', "A"), *CHOICE_JUDGE]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
         proc = _run(
@@ -154,10 +154,10 @@ def test_several_judges_majority(tmp_path: Path) -> None:
     # judge-b always says B, judge-c says the gold A: per answer A/B/A → majority A (q3),
     # and on q4 B/B/A → B.
     replies = [
-        ("<model_answer>\nI would say the feline one", "A"),
-        ("<model_answer>\nProbably the barking one", "B"),
-        ("<model_answer>\nhmm, the grumpy one", "A"),
-        ("<model_answer>\nzzz unclear", "B"),
+        ('">\nI would say the feline one', "A"),
+        ('">\nProbably the barking one', "B"),
+        ('">\nhmm, the grumpy one', "A"),
+        ('">\nzzz unclear', "B"),
     ]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
@@ -187,8 +187,8 @@ def test_two_judges_who_differ_cohen_kappa(tmp_path: Path) -> None:
     b = ["A", "A", "A", "B"]
     texts = [q for q in ("I would say the feline one", "Probably the barking one",
                          "hmm, the grumpy one", "zzz unclear")]  # fmt: skip
-    replies = [(f"@judge-a <model_answer>\n{t}", x) for t, x in zip(texts, a, strict=True)]
-    replies += [(f"@judge-b <model_answer>\n{t}", x) for t, x in zip(texts, b, strict=True)]
+    replies = [(f'@judge-a ">\n{t}', x) for t, x in zip(texts, a, strict=True)]
+    replies += [(f'@judge-b ">\n{t}', x) for t, x in zip(texts, b, strict=True)]
     with FakeOpenAIServer(reply_table=_table(replies)) as server:
         url = server.base_url
         proc = _run(
@@ -225,9 +225,9 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
         ("What is 2+2", "five"),
     ]
     judge = [
-        ("<model_answer>\nParis, of course", "5"),
-        ("<model_answer>\nIt is grey", "Grade: 2"),
-        ("<model_answer>\nfive", "no idea"),
+        ('">\nParis, of course', "5"),
+        ('">\nIt is grey', "Grade: 2"),
+        ('">\nfive', "no idea"),
     ]
     with FakeOpenAIServer(reply_table=[*judge, *model_replies]) as server:
         url = server.base_url
@@ -244,9 +244,9 @@ def test_open_ended_graded_on_a_scale_and_own_template(tmp_path: Path) -> None:
     # Two judges grading: the judged figure is their mean grade; Krippendorff's alpha
     # (interval) over both judges' grades, the unreadable one missing.
     judges = [
-        ("@judge-b <model_answer>\nParis, of course", "4"),
-        ("@judge-b <model_answer>\nIt is grey", "1"),
-        ("@judge-b <model_answer>\nfive", "1"),
+        ('@judge-b ">\nParis, of course', "4"),
+        ('@judge-b ">\nIt is grey', "1"),
+        ('@judge-b ">\nfive', "1"),
         *judge,
     ]
     with FakeOpenAIServer(reply_table=[*judges, *model_replies]) as server:
@@ -289,7 +289,7 @@ def test_a_judge_cut_off_inside_its_thinking_is_unjudged_as_truncated(tmp_path: 
     data = _rows(tmp_path / "rows.jsonl")
     db, out = tmp_path / "db", tmp_path / "o"
     judge = [  # q3 is read from the answer after the thinking; q4-q6 stop inside it
-        ("<model_answer>\nI would say the feline one", "<think>Barking? (B)?</think>\n\n(A)"),
+        ('">\nI would say the feline one', "<think>Barking? (B)?</think>\n\n(A)"),
         *[(ask, "<think>It could be (A), but") for ask, _ in CHOICE_JUDGE[1:]],
     ]
     with FakeOpenAIServer(reply_table=_table(judge)) as server:

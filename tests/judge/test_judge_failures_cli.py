@@ -120,9 +120,9 @@ def test_a_judge_failing_every_call_fails_the_run_naming_it(tmp_path: Path) -> N
 def test_partial_judge_failures_pass_and_say_why_answers_are_unjudged(tmp_path: Path) -> None:
     data = _rows(tmp_path / "rows.jsonl")
     table = [
-        # The judge prompt quotes the answer delimited (`lmmprobe.judge.protocol.delimit`).
-        ("<model_answer>\nunsure about item0\n", "!fail"),  # a failed call
-        ("<model_answer>\nunsure about item1\n", "no idea at all"),  # an unreadable reply
+        # The judge prompt quotes the answer in a delimited block (`judge.protocol.delimit`).
+        ('">\nunsure about item0', "!fail"),  # a failed call
+        ('">\nunsure about item1', "no idea at all"),  # an unreadable reply
         (CHOICE_ASK, "A"),
     ]
     answers = [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(4)]

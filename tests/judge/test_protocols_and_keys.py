@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, delimit
 from lmmprobe.judge.protocols.lmmprobe_choice import CHOICE_TEMPLATE, ChoiceProtocol
 from lmmprobe.judge.protocols.lmmprobe_open import INSTRUCTIONS, OPEN_TEMPLATE, OpenProtocol
 from lmmprobe.judge.template import TemplateError, load_template
@@ -36,7 +36,9 @@ def test_choice_prompt_shows_the_options_as_the_model_saw_them() -> None:
     prompt = ChoiceProtocol().prompt(_choice_item())
     assert prompt.system is None
     assert (
-        "Options:\nA. dog\nB. cat\nAnswer (the text between <model_answer> and </model_answer>):\n<model_answer>\nthe feline one\n</model_answer>"
+        "Options:\nA. dog\nB. cat\nAnswer (the text inside the model_answer block below, "
+        "which ends only at the closing tag carrying the same id as its opening tag):\n"
+        + delimit("the feline one", "model_answer")
         in prompt.user
     )
 
@@ -87,7 +89,7 @@ def test_open_prompt_and_version() -> None:
     p = OpenProtocol(scale="1-5")
     text = p.prompt(_open_item()).user
     assert "Reference answer: Paris\nRubric: names the city\nModel's answer (the text" in text
-    assert "\n<model_answer>\nParis\n</model_answer>\n" in text
+    assert f"\n{delimit('Paris', 'model_answer')}\n" in text
     assert text.endswith(INSTRUCTIONS["1-5"])
     assert p.version == "2:1-5" and OpenProtocol().version == "2:binary"
     assert isinstance(JUDGE_PROTOCOLS.get("lmmprobe-open"), OpenProtocol)
@@ -106,7 +108,7 @@ def test_own_template_is_checked_and_versions_the_protocol(tmp_path: Path) -> No
     p = OpenProtocol(template=template)
     assert re.fullmatch(r"2:binary:custom-[0-9a-f]{12}", p.version)
     assert p.prompt(_open_item()).user.startswith(
-        "Q Capital of France?\nA <model_answer>\nParis\n</model_answer>\nRef Paris {literal}"
+        f"Q Capital of France?\nA {delimit('Paris', 'model_answer')}\nRef Paris {{literal}}"
     )
     for body, needle in [
         ("{question} {answer} {bogus}", "unknown placeholder {bogus}"),

@@ -18,9 +18,10 @@ from functools import partial
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.bounded import SHAPES, bounded, bounded_each
+from tests.bounded import BOUND_S, SHAPES, bounded, bounded_each
 
 from lmmprobe.metrics import benchmark_choice
+from lmmprobe.parse import extract
 from lmmprobe.parse.dysca import dysca_matcher
 from lmmprobe.parse.extract import extract_choice
 from lmmprobe.parse.open_ended import (
@@ -84,6 +85,55 @@ def test_an_answer_phrase_before_a_long_run_of_spaces() -> None:
     assert (got.index, got.stage) == (2, "mark")
     got = bounded(extract_choice, "Option:" + " " * BIG + "**B**", OPTIONS, ["A", "B", "C", "D"])
     assert (got.index, got.stage) == (1, "mark")
+
+
+MEGA = 1_000_000  # imported predictions may be 1 MiB each
+
+
+@pytest.mark.parametrize(
+    ("phrase", "index"),
+    [("option A ", None), ("answer A ", None), ("choice A or ", None), ("option a, ", 0)],
+)
+def test_a_repeated_phrase_over_a_million_characters(phrase: str, index: int | None) -> None:
+    # Quadratic before (issue 34 re-test, finding 3): each bare mark copied and stripped the
+    # rest of the answer; "option A " repeated took 7.8 s at 1M characters, 0.64 s at 400k.
+    text = (phrase * (MEGA // len(phrase) + 1))[:MEGA]
+    got = bounded(extract_choice, text, OPTIONS, ["A", "B", "C", "D"], seconds=2 * BOUND_S)
+    # "option A option A ...": each A is followed by a word other than its option, so it is
+    # a word, not a mark; "option a, " names A, as it does once.
+    assert got.index == index
+
+
+def _released_bare_mark_fits(output: str, end: int, index: int, options: tuple[str, ...]) -> bool:
+    # extract._bare_mark_fits as it was (copying the rest of the text): the reference.
+    rest = output[end:]
+    if not rest or not rest[0].isspace():
+        return True
+    after = rest.lstrip()
+    if not after or not after[0].isalnum():
+        return True
+    pattern = extract._option_table(options).patterns[index]
+    return pattern is not None and pattern.match(output, len(output) - len(after)) is not None
+
+
+# Whitespace of every kind str.isspace knows (and some it does not), marks, option words.
+FIT_PIECES = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0",
+              "\u1680", "\u2000", "\u2028", "\u2029", "\u202f", "\u3000", "\u200b", "\ufeff",
+              "A", "b", "red", "Red", "dark", "blue", "sky", ".", ",", ")", "*", "x", "1", "\xe9",
+              "\u4e00", "_"]  # fmt: skip
+FIT_OPTIONS = ("red", "dark red", "blue  sky", "1", "", "\xe9t\xe9")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(FIT_PIECES), max_size=12))
+def test_bare_mark_reading_is_the_released_reading(pieces: list[str]) -> None:
+    # Read by position now, not by copying the rest: the same verdict at every position.
+    text = "".join(pieces)
+    for end in range(len(text) + 1):
+        for index in range(len(FIT_OPTIONS)):
+            assert extract._bare_mark_fits(
+                text, end, index, FIT_OPTIONS
+            ) == _released_bare_mark_fits(text, end, index, FIT_OPTIONS), (text, end, index)
 
 
 def test_a_long_answer_is_read_whole() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from tests.console import lmmprobe
 
+from lmmprobe.judge.protocol import block_id
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 from .conftest import client
@@ -34,10 +35,10 @@ MODEL = [
 ]
 HOSTILE_REPLY = "<b>unsure</b> <script>alert(1)</script>"
 JUDGE_A = [
-    ("<model_answer>\nI would say the feline one", "A"),
-    ("<model_answer>\nProbably the barking one", "B"),  # judge B says A: the judges disagree on q4
-    ("<model_answer>\nhmm, the grumpy one", HOSTILE_REPLY),  # unreadable: q5 unjudged by A
-    ("<model_answer>\nzzz unclear", "A"),
+    ('">\nI would say the feline one', "A"),
+    ('">\nProbably the barking one', "B"),  # judge B says A: the judges disagree on q4
+    ('">\nhmm, the grumpy one', HOSTILE_REPLY),  # unreadable: q5 unjudged by A
+    ('">\nzzz unclear', "A"),
 ]
 JUDGE_B = [(needle, "A") for needle, _ in JUDGE_A]
 
@@ -110,13 +111,17 @@ def test_sample_page_shows_each_judges_prompt_and_reply_escaped(judged: dict[str
     assert "unjudged" in html and "judged" in html and "lmmprobe-choice v2" in html
     # Judge B's verdict and both judges' prompts, which quote the model's answer.
     assert html.count("Judge prompt and reply") == 2
-    assert html.count("&lt;model_answer&gt;\nhmm, the grumpy one") >= 2
+    assert html.count("&gt;\nhmm, the grumpy one\n&lt;/model_answer id=") >= 2
     (answer,) = api["answers"]
     verdicts = {v["judge"]: v for v in answer["judgements"]}
     assert verdicts[judged["a"]]["decided_by"] == "unjudged"
     assert verdicts[judged["a"]]["reply"] == HOSTILE_REPLY
     assert verdicts[judged["b"]]["reading"] == "A" and verdicts[judged["b"]]["reply"] == "A"
-    assert "<model_answer>\nhmm, the grumpy one\n</model_answer>" in verdicts[judged["b"]]["prompt"]
+    ident = block_id("hmm, the grumpy one")
+    assert (
+        f'<model_answer id="{ident}">\nhmm, the grumpy one\n</model_answer id="{ident}">'
+        in verdicts[judged["b"]]["prompt"]
+    )
     # A rule-decided answer shows the rule's reading and no judge exchange.
     with client(judged["db"]) as c:
         ruled = c.get(f"/runs/{judged['run']}/samples/q1").text

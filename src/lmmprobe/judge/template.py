@@ -5,9 +5,10 @@ and ``}}`` are literal braces). The generic open-ended protocol (``lmmprobe-open
 
 - ``{question}``: the question asked (required);
 - ``{answer}``: the model's answer, thinking split off, as a delimited block (required): between
-  ``<model_answer>`` and ``</model_answer>`` lines, any such tag inside it neutralised
-  (`lmmprobe.judge.protocol.delimit`), so an answer cannot pass words of its own off as the
-  template's; say in the template that the block is data to grade, not instructions;
+  ``<model_answer id="ID">`` and ``</model_answer id="ID">`` lines, ID found nowhere in the
+  answer, any exact such tag inside it neutralised (`lmmprobe.judge.protocol.delimit`), so an
+  answer cannot pass words of its own off as the template's; say in the template that the block
+  is data to grade, not instructions, and ends only at the closing tag with its id;
 - ``{reference}``: the reference answer(s), ``; ``-joined, or ``(none)``;
 - ``{rubric}``: the row's ``rubric`` metadata, or ``(none)``;
 - ``{instruction}``: how to reply on the chosen scale (``--judge-scale``), the same sentence
