@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import time
@@ -23,7 +24,8 @@ from pathlib import Path
 import pytest
 from tests.console import lmmprobe
 
-from lmmprobe.predictions._stream import iter_table
+from lmmprobe.data.rows import MAX_NESTING
+from lmmprobe.predictions._stream import XLSX_LIMITS, iter_table
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -192,6 +194,91 @@ def test_more_shared_strings_than_the_limit_are_refused_even_when_they_compress_
     book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _tiny_strings(1_000_000, unique=True))
     code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
     _one_line_error(code, out, book, "more than 1,000,000 shared strings")
+
+
+_PICK = random.Random(34)
+"""Random whitespace between elements, so they compress as a tool's text does (not 1,000 times:
+the zip-bomb check would refuse them first)."""
+
+
+def _gap() -> str:
+    return _PICK.choice(" \n\t")
+
+
+def _prefixed_strings(count: int) -> Iterator[bytes]:
+    """`count` empty shared strings under namespace prefixes, non-ASCII ones among them."""
+    prefixes = ["é", "ж", "x", "_中"]
+    declared = " ".join(f'xmlns:{p}="{NS}"' for p in prefixes).encode()
+    yield f'<sst xmlns="{NS}" '.encode() + declared + b"><si><t>index</t></si>"
+    yield b"<si><t>prediction</t></si><si><t>A</t></si>"
+    step = 100_000
+    for _ in range(0, count, step):
+        yield "".join(f"<{_PICK.choice(prefixes)}:si/>{_gap()}" for _ in range(step)).encode()
+    yield b"</sst>"
+
+
+@pytest.mark.parametrize("reader", [(), ("--reader", "vlmevalkit")])
+def test_shared_strings_are_counted_whatever_their_namespace_prefix(
+    tmp_path: Path, reader: tuple[str, ...]
+) -> None:
+    # The re-test's file: 10M ``<é:si/>`` ran 68 s into 1.0 GB past a count of ``<si`` only.
+    most = XLSX_LIMITS.shared_strings
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _prefixed_strings(most))
+    code, out = _import(book, tmp_path, *reader, timeout=60)
+    _one_line_error(code, out, book, f"more than {most:,} shared strings", "sharedStrings.xml")
+
+
+def _sheet(rows: Iterator[str]) -> str:
+    head, _, _ = SHEET.partition('<row r="2">')
+    return head + "".join(rows) + "</sheetData></worksheet>"
+
+
+def _cells(row: int, count: int) -> str:
+    empty = "".join(f"<c/>{_gap()}" for _ in range(count - 1))
+    return f'<row r="{row}"><c r="A{row}"><v>{row}</v></c>{empty}</row>'
+
+
+def _fine_strings() -> Iterator[bytes]:
+    return iter([SST + b"<si><t>A</t></si></sst>"])
+
+
+def test_a_row_wider_than_the_limit_is_refused_naming_the_row(tmp_path: Path) -> None:
+    wide = XLSX_LIMITS.row_cells + 1
+    sheet = _sheet(iter([_cells(2, 3), _cells(3, wide), _cells(4, 3)]))
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), sheet)
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, "row 3 of xl/worksheets/sheet1.xml", "16,384 cells")
+
+
+def test_three_million_empty_cells_in_one_row_are_refused_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    # The re-test's file: 1.8 MB, a 30 MB sheet inside every size limit; 38 s and 1.7 GB.
+    sheet = _sheet(iter([_cells(2, 3_000_000)]))
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), sheet)
+    started = time.monotonic()
+    code, out, peak = _peak_rss_mib(
+        "import", book, "--model", "m", "--db", tmp_path / "runs.db", "--reader", "vlmevalkit"
+    )
+    assert time.monotonic() - started < 60  # a generous bound: about 3 s
+    _one_line_error(code, out, book, "row 2 of xl/worksheets/sheet1.xml", "16,384 cells")
+    assert peak < 400, f"peak RSS {peak:.0f} MiB"
+
+
+def test_more_cells_than_the_limit_are_refused(tmp_path: Path) -> None:
+    width = 20
+    rows = (_cells(r, width) for r in range(2, XLSX_LIMITS.cells // width + 3))
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), _sheet(rows))
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=120)
+    _one_line_error(code, out, book, f"more than {XLSX_LIMITS.cells:,} cells")
+
+
+def test_elements_nested_past_the_limit_are_refused(tmp_path: Path) -> None:
+    deep = MAX_NESTING + 1
+    sheet = _sheet(iter(['<row r="2"><c r="A2">' + "<is>" * deep + "</is>" * deep + "</c></row>"]))
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), sheet)
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, f"more than {MAX_NESTING} deep")
 
 
 BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {

@@ -16,7 +16,8 @@ Every file is opened by `open_regular`: a regular file only (a FIFO or a device 
 its links stay inside that folder. One rule bounds what is held at once: a JSON element of an
 array or object, a JSON Lines line and a CSV/TSV field are each at most `MAX_ELEMENT`, and
 nested at most `MAX_NESTING` levels (the data loader's limit). An xlsx is checked from its zip
-directory before openpyxl opens it (`XLSX_LIMITS`).
+directory, then by a streamed count of its XML elements, before openpyxl opens it
+(`XLSX_LIMITS`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import importlib
 import io
 import json
 import os
-import re
 import stat
 import zipfile
 from collections.abc import Iterator
@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
+from xml.parsers import expat
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason, too_deep, too_deep_text
@@ -71,12 +72,14 @@ its newline, an unterminated string).
 
 @dataclass(frozen=True)
 class XlsxLimits:
-    """What an .xlsx may hold, checked from its zip directory before openpyxl opens it.
+    """What an .xlsx may hold, checked before openpyxl opens it.
 
     A zip states each part's uncompressed size, and Python's `zipfile` stops a part at that
     size (a part that holds more fails its checksum), so these are checked before any XML is
-    read. openpyxl holds every shared string in memory at once and spends about 15 µs on each,
-    so their number is bounded too.
+    read. Then every XML part is parsed as a stream (expat, element by element, nothing kept)
+    and its elements counted by local name whatever their namespace prefix: openpyxl holds
+    every shared string in memory at once and spends about 15 µs on each, and reads each row
+    whole, so shared strings, cells per row, rows and cells are bounded too.
     """
 
     part: int = 256 << 20
@@ -89,7 +92,15 @@ class XlsxLimits:
     members: int = 10_000
     """Parts in the zip (a workbook written by a tool has a dozen)."""
     shared_strings: int = 1_000_000
-    """Entries of the shared-string table (``<si>`` elements)."""
+    """Entries of the shared-string table (``<si>`` elements, whatever their prefix)."""
+    row_cells: int = 16_384
+    """Cells in one row (``<c>`` elements): Excel's own limit of columns. openpyxl reads a
+    whole row into memory before it yields it; a VLMEvalKit table has under 20 columns."""
+    rows: int = 1_048_576
+    """Rows in a sheet: Excel's own limit."""
+    cells: int = 5_000_000
+    """Cells in a sheet: a VLMEvalKit table has under 20 columns and 100,000 rows (2,000,000
+    cells); openpyxl spends several microseconds on each."""
 
 
 XLSX_LIMITS = XlsxLimits()
@@ -514,32 +525,135 @@ def _lines(fh: TextIO, path: Path) -> Iterator[str]:
         yield line
 
 
-_SHARED_STRING = re.compile(rb"<(?:[A-Za-z_][\w.-]{0,31}:)?si[\s/>]")
-"""The start of a shared-string entry (``<si>``, ``<x:si>``), counted in the raw XML."""
+class _XlsxOverLimit(Exception):
+    """Raised from the XML scan's handler the moment a count passes its limit."""
 
 
-def _count_shared_strings(book: zipfile.ZipFile, info: zipfile.ZipInfo, most: int) -> int:
-    """The shared-string entries of part `info`, counting at most past `most`.
+_NAMES_KEPT = 1_000
+"""Distinct element names whose local name the scan remembers (a workbook uses a few dozen)."""
 
-    A scan of the bytes, in chunks (a match is at most 40 bytes: the last 64 of a chunk wait
-    for the next one, so none is counted twice or missed).
+
+class _PartScan:
+    """Counts one part's elements by local name, whatever their namespace prefix.
+
+    openpyxl matches elements by namespace and local name, so a prefix (``<x:si>``, ``<é:si>``)
+    changes nothing for it; here the prefix is dropped and every ``si``, ``row`` and ``c`` is
+    counted, a superset of what openpyxl reads. Every ``c`` after a ``row`` starts is counted in
+    that row (openpyxl reads the row's cells into one list before it yields the row: a row of
+    3,000,000 cells took 1.7 GB).
     """
-    count = 0
-    carry = b""
+
+    def __init__(self, path: Path, part: str, limits: XlsxLimits) -> None:
+        self.path = path
+        self.part = part
+        self.limits = limits
+        self.shared = 0
+        self.rows = 0
+        self.cells = 0
+        self.row_cells = 0
+        self.row_label = ""
+        self.depth = 0
+        # Local name of each qualified name met, computed once: a part repeats a few names
+        # (a hostile one may hold millions of distinct ones: only the first are kept).
+        self.kinds: dict[str, str] = {}
+
+    def start(self, name: str, attrs: list[str]) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            # expat keeps every open element: 80 million nested in a 240 MB part took 10 GB.
+            raise _XlsxOverLimit(
+                f"{self.path}: {self.part} nests elements more than {MAX_NESTING} deep: not "
+                "a spreadsheet a tool wrote"
+            )
+        kind = self.kinds.get(name)
+        if kind is None:
+            kind = name.rpartition(":")[2]
+            if len(self.kinds) < _NAMES_KEPT:
+                self.kinds[name] = kind
+        if kind == "c":
+            self.cells += 1
+            self.row_cells += 1
+            if self.row_cells > self.limits.row_cells:
+                raise _XlsxOverLimit(
+                    f"{self.path}: row {self.row_label} of {self.part} has more than "
+                    f"{self.limits.row_cells:,} cells (Excel's own limit of columns): not a "
+                    "table a tool wrote"
+                )
+            if self.cells > self.limits.cells:
+                raise _XlsxOverLimit(
+                    f"{self.path}: {self.part} holds more than {self.limits.cells:,} cells; "
+                    "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
+                )
+        elif kind == "row":
+            self.rows += 1
+            self.row_cells = 0
+            self.row_label = _row_label(attrs, self.rows)
+            if self.rows > self.limits.rows:
+                raise _XlsxOverLimit(
+                    f"{self.path}: {self.part} has more than {self.limits.rows:,} rows "
+                    "(Excel's own limit): not a table a tool wrote"
+                )
+        elif kind == "si":
+            self.shared += 1
+            if self.shared > self.limits.shared_strings:
+                raise _XlsxOverLimit(
+                    f"{self.path}: more than {self.limits.shared_strings:,} shared strings (in "
+                    f"{self.part}); save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
+                )
+
+    def end(self, _name: str) -> None:
+        self.depth -= 1
+
+
+def _row_label(attrs: list[str], ordinal: int) -> str:
+    """The row's stated number (``r="7"``) where it is a plain one, else its place in the part."""
+    for key, value in zip(attrs[::2], attrs[1::2], strict=False):
+        if key.rpartition(":")[2] == "r" and value.isdigit() and len(value) <= 7:
+            return value
+    return str(ordinal)
+
+
+def _looks_like_xml(head: bytes) -> bool:
+    """Whether a part's first bytes start XML (images and other binary parts are skipped)."""
+    head = head.removeprefix(codecs.BOM_UTF8).lstrip()
+    return head.startswith(b"<") or head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def _scan_part(
+    path: Path, book: zipfile.ZipFile, info: zipfile.ZipInfo, limits: XlsxLimits
+) -> None:
+    """Parse part `info` as a stream, refusing it as soon as a count passes `limits`.
+
+    expat is fed the part in `CHUNK`-sized pieces; its handlers count and keep nothing, so
+    memory is the parser's buffer and its stack of open elements (bounded by `MAX_NESTING`),
+    time is linear in the part, and the first element past a limit stops it. An
+    entity-expansion bomb is stopped by expat's own amplification limit.
+    """
+    scan = _PartScan(path, info.filename, limits)
+    parser = expat.ParserCreate()
+    parser.ordered_attributes = True
+    parser.StartElementHandler = scan.start
+    parser.EndElementHandler = scan.end
     with book.open(info) as fh:
-        while count <= most:
-            block = fh.read(CHUNK)
-            buf = carry + block
-            limit = len(buf) if not block else max(0, len(buf) - 64)
-            count += sum(1 for m in _SHARED_STRING.finditer(buf) if m.start() < limit)
-            carry = buf[limit:]
-            if not block:
-                break
-    return count
+        block = fh.read(CHUNK)
+        if not _looks_like_xml(block):
+            return
+        try:
+            while block:
+                parser.Parse(block, False)
+                block = fh.read(CHUNK)
+            parser.Parse(b"", True)
+        except _XlsxOverLimit as exc:
+            raise UnreadableFile(str(exc)) from None
+        except expat.ExpatError as exc:
+            raise UnreadableFile(
+                f"{path}: not a readable .xlsx spreadsheet: its XML does not parse "
+                f"({info.filename}: {exc})"[:500]
+            ) from None
 
 
 def _check_xlsx(path: Path, book: zipfile.ZipFile, limits: XlsxLimits) -> None:
-    """Refuse a workbook over `limits`, from its zip directory (and shared-string count)."""
+    """Refuse a workbook over `limits`: its zip directory, then a streamed count of its XML."""
     infos = book.infolist()
     if len(infos) > limits.members:
         raise UnreadableFile(
@@ -567,15 +681,10 @@ def _check_xlsx(path: Path, book: zipfile.ZipFile, limits: XlsxLimits) -> None:
             f"{path}: its parts unpack to {total:,} bytes (at most {limits.total >> 20} MiB); "
             "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
         )
+    # Parts are named by the workbook's own relations and content types, not by fixed names, so
+    # every XML part is counted.
     for info in infos:
-        if info.filename.lower().endswith("sharedstrings.xml"):
-            count = _count_shared_strings(book, info, limits.shared_strings)
-            if count > limits.shared_strings:
-                raise UnreadableFile(
-                    f"{path}: more than {limits.shared_strings:,} shared strings (in "
-                    f"{info.filename}); save the table as .tsv instead (VLMEvalKit: "
-                    "PRED_FORMAT=tsv)"
-                )
+        _scan_part(path, book, info, limits)
 
 
 def _broken_xlsx(path: Path, exc: Exception) -> UnreadableFile:
