@@ -114,7 +114,9 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 class _PlacingDecoder(json.JSONDecoder):
     """A JSON decoder that says where a repeated key is (the fast C decoder cannot).
 
-    Used only to name the line once the C decoder has found a key given twice: each object's
+    Built on the standard library's pure-Python decoder parts (public in `json` though not
+    in its type stubs). Used only to name the line once the C decoder has found a key given
+    twice: each object's
     pairs are read by the standard `json.decoder.JSONObject`, and, when one repeats, its keys
     are walked again from the object's start to place the second.
     """
@@ -122,10 +124,10 @@ class _PlacingDecoder(json.JSONDecoder):
     def __init__(self) -> None:
         super().__init__(object_pairs_hook=list)
         self.parse_object = self._object
-        self.scan_once = json.scanner.py_make_scanner(self)  # reads parse_object when built
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]  # reads parse_object when built
 
     def _object(self, s_and_end: tuple[str, int], *args: Any) -> tuple[dict[str, Any], int]:
-        pairs, end = json.decoder.JSONObject(s_and_end, *args)
+        pairs, end = json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined]
         seen: dict[str, int] = {}
         for i, (key, _) in enumerate(pairs):
             if key in seen:
@@ -136,17 +138,20 @@ class _PlacingDecoder(json.JSONDecoder):
 
     def _key_places(self, text: str, pos: int) -> list[int]:
         """Where each key of the (valid) object whose text starts at `pos` begins."""
-        ws = json.decoder.WHITESPACE.match
+        ws = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
         places: list[int] = []
         while True:
             pos = ws(text, pos).end()
             if text[pos] == "}":
                 return places
             places.append(pos)
-            _, pos = json.decoder.scanstring(text, pos + 1)
+            _, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
             pos = ws(text, ws(text, pos).end() + 1).end()  # past the colon
             _, pos = self.scan_once(text, pos)
-            pos = ws(text, pos).end() + 1  # past the comma (or the closing brace)
+            pos = ws(text, pos).end()
+            if text[pos] == "}":
+                return places
+            pos += 1  # past the comma
 
 
 def _twice(path: Path, text: str) -> MappingFileError:
