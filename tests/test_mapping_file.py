@@ -13,7 +13,7 @@ from lmmprobe._mapping_file import MappingFileError, read_mapping, where
     ("name", "text", "wanted"),
     [
         ("t.yaml", "a: 1\nb: 2\na: 3\n", "t.yaml:3: 'a' is defined twice (first on line 1)"),
-        ("t.json", '{"a": 1,\n "a": 2}', "t.json: 'a' is defined twice"),
+        ("t.json", '{"a": 1,\n "a": 2}', "t.json:2: 'a' is defined twice (first on line 1)"),
         ("t.yaml", "- a\n- b\n", "top level must be a mapping of names to entries, got list"),
         ("t.json", '{"a": ', "t.json:1: not valid JSON"),
         ("t.yaml", "a: {\n", "not valid YAML"),

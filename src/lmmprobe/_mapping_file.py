@@ -2,7 +2,8 @@
 
 Task catalogs and model cards (`lmmprobe.holistic`) and price tables (`lmmprobe.run.prices`)
 are such files. Every error names the file and, where it can, the line: unparsable text, a top
-level that is not a mapping, a name given twice (YAML would silently keep the last, JSON too).
+level that is not a mapping, a name or a field given twice at any level (YAML would silently
+keep the last, JSON too).
 
 They are configuration written by hand, read in time and memory bounded by their size: a file
 over `MAX_BYTES`, one that is not UTF-8 text, nesting deeper than the parsers can follow, and
@@ -13,6 +14,8 @@ refused in one line naming the file.
 from __future__ import annotations
 
 import json
+import json.decoder
+import json.scanner
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -91,13 +94,81 @@ def where(path: Path, lines: dict[str, int], key: str) -> str:
     return f"{path}:{line}" if line is not None else str(path)
 
 
+class _Twice(ValueError):
+    """A key given twice in one JSON object: the key, and where its second one starts."""
+
+    def __init__(self, key: str, at: int | None, first: int | None) -> None:
+        super().__init__(key)
+        self.key, self.at, self.first = key, at, first
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"{key!r} is defined twice")
+            raise _Twice(key, None, None)
         out[key] = value
     return out
+
+
+class _PlacingDecoder(json.JSONDecoder):
+    """A JSON decoder that says where a repeated key is (the fast C decoder cannot).
+
+    Built on the standard library's pure-Python decoder parts (public in `json` though not
+    in its type stubs). Used only to name the line once the C decoder has found a key given
+    twice: each object's
+    pairs are read by the standard `json.decoder.JSONObject`, and, when one repeats, its keys
+    are walked again from the object's start to place the second.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(object_pairs_hook=list)
+        self.parse_object = self._object
+        self.scan_once = json.scanner.py_make_scanner(self)  # type: ignore[attr-defined]  # reads parse_object when built
+
+    def _object(self, s_and_end: tuple[str, int], *args: Any) -> tuple[dict[str, Any], int]:
+        pairs, end = json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined]
+        seen: dict[str, int] = {}
+        for i, (key, _) in enumerate(pairs):
+            if key in seen:
+                places = self._key_places(*s_and_end)
+                raise _Twice(key, places[i], places[seen[key]])
+            seen[key] = i
+        return dict(pairs), end
+
+    def _key_places(self, text: str, pos: int) -> list[int]:
+        """Where each key of the (valid) object whose text starts at `pos` begins."""
+        ws = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
+        places: list[int] = []
+        while True:
+            pos = ws(text, pos).end()
+            if text[pos] == "}":
+                return places
+            places.append(pos)
+            _, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+            pos = ws(text, ws(text, pos).end() + 1).end()  # past the colon
+            _, pos = self.scan_once(text, pos)
+            pos = ws(text, pos).end()
+            if text[pos] == "}":
+                return places
+            pos += 1  # past the comma
+
+
+def _twice(path: Path, text: str) -> MappingFileError:
+    """The one-line error for a key given twice in a JSON file, placed by `_PlacingDecoder`."""
+    try:
+        _PlacingDecoder().decode(text)
+    except _Twice as twice:
+        if twice.at is not None and twice.first is not None:
+            line = text.count("\n", 0, twice.at) + 1
+            first = text.count("\n", 0, twice.first) + 1
+            return MappingFileError(
+                f"{path}:{line}: {twice.key!r} is defined twice (first on line {first})"
+            )
+        return MappingFileError(f"{path}: {twice.key!r} is defined twice")  # pragma: no cover
+    except (ValueError, RecursionError):  # pragma: no cover - the C decoder read it
+        pass
+    return MappingFileError(f"{path}: a key is defined twice")  # pragma: no cover
 
 
 def _json(path: Path, text: str) -> tuple[Any, dict[str, int]]:
@@ -105,8 +176,8 @@ def _json(path: Path, text: str) -> tuple[Any, dict[str, int]]:
         data = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise MappingFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except ValueError as exc:  # a name given twice
-        raise MappingFileError(f"{path}: {exc}") from None
+    except _Twice:  # a key given twice, at any level: JSON would silently keep the last
+        raise _twice(path, text) from None
     except RecursionError:  # nested past what the decoder follows (about 1,000 levels)
         raise MappingFileError(f"{path}: not valid JSON (nested too deeply to read)") from None
     # json gives no positions: a top-level name's line is where its quoted text first appears.
@@ -142,15 +213,32 @@ def _yaml(path: Path, text: str) -> tuple[Any, dict[str, int]]:
         raise MappingFileError(f"{at}: not valid YAML ({said})") from None
     lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
-        for key_node, _ in node.value:
-            key = str(key_node.value)
-            if key in lines:
-                raise MappingFileError(
-                    f"{path}:{key_node.start_mark.line + 1}: {key!r} is defined twice "
-                    f"(first on line {lines[key]})"
-                )
-            lines[key] = key_node.start_mark.line + 1
+        lines = _yaml_keys(path, node)
+        # Every mapping below too (``m: {input: 1, output: 10, output: 0}``): YAML would keep
+        # the last one given, silently. Iterative; `_check_events` bounded the depth.
+        stack = [value for _, value in node.value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, yaml.MappingNode):
+                _yaml_keys(path, item)
+                stack.extend(value for _, value in item.value)
+            elif isinstance(item, yaml.SequenceNode):
+                stack.extend(item.value)
     return data, lines
+
+
+def _yaml_keys(path: Path, node: Any) -> dict[str, int]:
+    """The 1-based line of each key of a YAML mapping node; a key given twice is refused."""
+    lines: dict[str, int] = {}
+    for key_node, _ in node.value:
+        key = str(key_node.value)
+        if key in lines:
+            raise MappingFileError(
+                f"{path}:{key_node.start_mark.line + 1}: {key!r} is defined twice "
+                f"(first on line {lines[key]})"
+            )
+        lines[key] = key_node.start_mark.line + 1
+    return lines
 
 
 def _check_events(path: Path, events: Iterable[Any]) -> None:

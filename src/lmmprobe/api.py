@@ -228,14 +228,21 @@ def _judge_and_write(
     # Per-answer scores (free-form similarities) are kept in the store: a re-run of the
     # same answers reads them back instead of loading an embedding model.
     cache = AnswerScores(store)
-    with (
-        store.checkpoint_in_background(),
-        scoring_scope(cache, progress, read=not spec.no_cache),
-    ):
-        results = build_results(outcome, judging)
-    store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
-    previous = _previous_run(outcome.out_dir)
-    j, md = write_results(results, outcome.out_dir)
+    try:
+        with (
+            store.checkpoint_in_background(),
+            scoring_scope(cache, progress, read=not spec.no_cache),
+        ):
+            results = build_results(outcome, judging)
+        store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
+        previous = _previous_run(outcome.out_dir)
+        j, md = write_results(results, outcome.out_dir)
+    except Exception:
+        # No results written: the run is not complete (its answers are stored; the error
+        # raised says why, and the same command builds the results again from the store).
+        with contextlib.suppress(Exception):
+            store.update_run(outcome.run_id, status="failed")
+        raise
     replaced = previous if previous not in (None, outcome.run_id) else None
     return Evaluation(outcome, results, j, md, replaced, judging)
 

@@ -113,3 +113,46 @@ def test_a_surrogate_pair_is_joined_and_a_lone_one_replaced() -> None:
     assert safe_text("\ude00\ud83d") == "\ufffd\ufffd"  # in the wrong order: two lone ones
     r = Response(key="k", text="x\ud800", reasoning="\udc00", error=None)
     assert (r.text, r.reasoning) == ("x\ufffd", "\ufffd")
+
+
+def _surrogate_rows(path: Path) -> Path:
+    # The hostile re-test's data (finding 4): a lone surrogate in a row's metadata, escaped as
+    # JSON allows, and one in an id, a question and an option of another row.
+    path.write_text(
+        '{"id": "s0", "images": [], "question": "Which animal?", "choices": ["cat", "dog"],'
+        ' "answer": 0, "metadata": {"grp": "\\ud800x", "deep": [{"k\\udfff": "\\ud800"}]}}\n'
+        '{"id": "s1\\ud800", "images": [], "question": "Which \\udc00?",'
+        ' "choices": ["cat\\ud800", "dog"], "answer": 0, "metadata": {"grp": "y"}}\n'
+    )
+    return path
+
+
+def test_a_lone_surrogate_in_a_data_row_is_stored_and_not_paid_again(tmp_path: Path) -> None:
+    data, db = _surrogate_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    with FakeOpenAIServer() as server:
+        args = ("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", data, "-q",
+                "--db", db, "--by", "grp")  # fmt: skip
+        first = _run(*args, "--out", tmp_path / "a")
+        assert first.returncode == 0, first.stderr
+        assert "codec" not in first.stderr and "Error serializing" not in first.stderr
+        assert server.requests_total == 2
+        server.reset_stats()
+        again = _run(*args, "--out", tmp_path / "b")
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 0  # both answers were stored
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert results["status"] == "complete"
+    assert "\ufffdx" in (tmp_path / "a" / "results.json").read_text()  # the group, repaired
+    with sqlite3.connect(db) as conn:
+        ids = sorted(i for (i,) in conn.execute("SELECT DISTINCT sample_id FROM samples"))
+    assert ids == ["s0", "s1\ufffd"]
+
+
+def test_every_string_of_a_row_is_made_safe_the_same_way() -> None:
+    from lmmprobe.schema import Sample
+
+    s = Sample(id="a\ud800", question="q\udc00", choices=["c\ud800", "d"], answer=0,
+               metadata={"k\udfff": ["\ud800", {"n": ("x\ud800",)}]})  # fmt: skip
+    assert (s.id, s.question, s.choices) == ("a\ufffd", "q\ufffd", ["c\ufffd", "d"])
+    assert s.metadata == {"k\ufffd": ["\ufffd", {"n": ("x\ufffd",)}]}
+    s.model_dump_json()  # encodes: nothing left to refuse

@@ -75,3 +75,24 @@ def test_a_price_is_a_number_not_a_string_or_a_boolean(
     table.write_text(f"gpt-4o: {{input: 2.5, output: 10}}\nmine: {entry}\n")
     line = _refused(tmp_path, table)
     assert f"{table}:2: model 'mine': {field}: Input should be a valid number (got {got})" in line
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "first"),
+    [
+        ("prices.yaml", "gpt-4o: {input: 2.5, output: 10}\nm: {input: 1, output: 10, output: 0}\n",
+         2, 2),
+        ("prices.yaml", "m:\n  input: 1\n  output: 10\n  output: 0\n", 4, 3),
+        ("prices.json", '{"m": {"input": 1,\n "output": 1,\n "output": 0}}\n', 3, 2),
+        ("prices.json", '{"a": {"input": 1, "output": 2},\n "m": {"input": 1, "output": 1,\n'
+         ' "output": 0}}\n', 3, 2),
+    ],
+)  # fmt: skip
+def test_a_field_given_twice_in_an_entry_is_refused(
+    tmp_path: Path, name: str, text: str, line: int, first: int
+) -> None:
+    # The hostile re-test (finding 11): the last value was taken, silently.
+    table = tmp_path / name
+    table.write_text(text)
+    said = _refused(tmp_path, table)
+    assert said == f"error: {table}:{line}: 'output' is defined twice (first on line {first})"

@@ -9,15 +9,16 @@ the flag and never its value; the server's secrets go through its environment.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from tests.models.test_served import _command, _lmmprobe, _one_line_error
 
 from lmmprobe.models._local_server import LocalServer, free_port
-from lmmprobe.models.api_keys import REDACTED, redact_command, secret_argument
+from lmmprobe.models.api_keys import REDACTED, redact_command, redact_text, secret_argument
 from lmmprobe.models.served import SERVERS, parse_options
 
 SECRET = "hunter2-s3cr3t-value"
@@ -117,5 +118,115 @@ def test_redaction_leaves_no_value_after_a_secret_flag(flags: list[str], value: 
         name = secret_argument(arg)
         if name is not None and arg == name:
             assert out[i + 1] == REDACTED  # the value that follows
-        elif name is not None:
-            assert out[i] == f"{name}={REDACTED}"
+        elif name is not None and arg.startswith(name + "="):
+            assert out[i] == f"{name}={REDACTED}"  # the rest of the word, whatever it holds
+
+
+# The hostile re-test of issue 34 (finding 5): each was accepted, and the key reached
+# results.json, results.md, the server's log and the store.
+HOSTILE = [
+    (f"--api-keys {SECRET}", "--api-keys"),
+    (f"--api-ke {SECRET}", "--api-ke"),  # argparse takes an abbreviation for the flag
+    (f"--api {SECRET}", "--api"),
+    (f"--hf-tok {SECRET}", "--hf-tok"),
+    (f"-K {SECRET}", "-K"),
+    (f"PGPASSWORD={SECRET}", "PGPASSWORD"),
+    (f"GITHUB_PAT={SECRET}", "GITHUB_PAT"),
+    (f"--api-key-1 {SECRET}", "--api-key-1"),
+    (f"--headers 'Authorization: Bearer {SECRET}'", "Authorization"),
+    (f"--download-dir https://u:{SECRET}@h/x", "a password in a URL"),
+    (f"--api-key\u00a0{SECRET}", "--api-key"),  # a no-break space: one shell word
+    (f"--apiKey {SECRET}", "--apiKey"),
+    (f"--secretkey {SECRET}", "--secretkey"),
+    (f"--keyfile-password {SECRET}", "--keyfile-password"),
+    (f"\uff3fAPI_KEY={SECRET}", "\uff3fAPI_KEY"),
+    (f"--session-cookie {SECRET}", "--session-cookie"),
+]
+SNIPPETS = [
+    (f"bash -c 'API_KEY_FOR_LOG={SECRET}; exec vllm serve m' _", "API_KEY_FOR_LOG"),
+    (f"bash -c 'vllm serve --api-key {SECRET}'", "--api-key"),
+    (f'sh -c "VLLM_API_KEY={SECRET} vllm serve"', "VLLM_API_KEY"),
+    (f"env -S 'HF_TOKEN={SECRET} vllm serve'", "HF_TOKEN"),
+    (f"bash -c 'x=1;--token\t{SECRET}'", "--token"),
+]
+
+
+@pytest.mark.parametrize(("args", "name"), HOSTILE)
+def test_every_spelling_of_a_secret_flag_is_refused(args: str, name: str) -> None:
+    kind = SERVERS["vllm"]
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(kind, "some/model", {"command": "true", "args": args})
+    assert f"args= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    assert SECRET not in " ".join(redact_command(shlex.split(f"vllm serve {args}")))
+
+
+@pytest.mark.parametrize(("command", "name"), SNIPPETS)
+def test_a_secret_inside_a_shell_snippet_is_refused(command: str, name: str) -> None:
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", {"command": command})
+    assert f"command= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    assert SECRET not in " ".join(redact_command(shlex.split(command)))
+
+
+def test_a_snippet_with_a_key_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
+    # The re-test's reproduction: the fake server started by a shell that first sets a key.
+    snippet = f'API_KEY_FOR_LOG={SECRET}; exec {_command()} "$@"'
+    spec = f"vllm:some/model,command=bash -c {shlex.quote(snippet)} _"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "command= cannot pass API_KEY_FOR_LOG:" in _one_line_error(proc)
+    assert not (tmp_path / "o").exists()
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"--api-key\t{SECRET} 'x", f"--api-key  {SECRET} 'x", f'"--api-key {SECRET}'],
+)
+@pytest.mark.parametrize("option", ["args", "command"])
+def test_an_unclosed_quote_never_echoes_a_secret_however_spaced(
+    tmp_path: Path, option: str, text: str
+) -> None:
+    spec = f"vllm:some/model,command={_command()}" if option == "args" else "vllm:some/model"
+    spec += f",{option}={text}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db")
+    assert "No closing quotation" in _one_line_error(proc)
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["--max-num-batched-tokens 8", "--max-total-tokens 8", "--api-server-count 2",
+     "--tokenizer-mode slow", "--hf-token-path /p", "--enable-prompt-tokens-details",
+     "--override-generation-config {}"],
+)  # fmt: skip
+def test_look_alikes_of_secret_flags_still_pass(args: str) -> None:
+    opts = parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": args})
+    assert " ".join(opts.server_args) == args
+
+
+SECRET_VALUES = st.text(
+    st.characters(codec="ascii", categories=["L", "N"]), min_size=8, max_size=40
+)
+TEMPLATES = [
+    "vllm serve --api-key {}", "vllm serve --api-key={}", "vllm serve -K{}",
+    "bash -c 'vllm serve --api-ke {}'", "env HF_TOKEN={} vllm serve",
+    "sh -c \"export API_KEY_FOR_LOG={}; vllm serve\"",
+    "vllm serve --headers 'Authorization: Bearer {}'", "vllm serve --x https://me:{}@host/",
+    "vllm serve --api-key\u00a0{}", "vllm serve --api-key\u2003{} --port 1",
+    "bash -c 'PGPASSWORD={}\tvllm serve'", "vllm serve --hf-tok {}", "GITHUB_PAT={} vllm",
+]  # fmt: skip
+
+
+@given(st.sampled_from(TEMPLATES), SECRET_VALUES)
+def test_no_generated_secret_is_ever_shown_or_written(template: str, value: str) -> None:
+    assume(value not in template.format(""))
+    command = template.format(value)
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "m", {"command": command})
+    assert value not in str(refused.value)
+    assert value not in " ".join(redact_command(shlex.split(command)))
+    assert value not in redact_text(command)
+    assert value not in redact_text(command + " 'unclosed")

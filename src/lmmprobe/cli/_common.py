@@ -532,3 +532,60 @@ class HelpStyleGroup(TyperGroup):
         """Build the group as typer does, then style the help of every command in it."""
         super().__init__(**attrs)
         style_help(self)
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        """Refuse an argument that is not UTF-8 (`undecodable_argument`), then run as click does.
+
+        Checked here, before any command runs, so nothing is written for such a command line.
+        """
+        argv = list(sys.argv[1:] if args is None else args)
+        problem = undecodable_argument(argv)
+        if problem is not None:
+            err_console.print(
+                f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True
+            )
+            sys.exit(2)
+        return super().main(args, *rest, **kwargs)
+
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # what Python makes of a byte that is not UTF-8
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def undecodable_argument(argv: Iterable[str]) -> str | None:
+    """One line naming the first argument that is not valid UTF-8 text, else None.
+
+    Python reads a command line's bytes that are not UTF-8 as lone surrogates (its
+    ``surrogateescape``), which nothing downstream can store or write (the store, results, a
+    terminal): such a value would fail half-way through a command, after its run was recorded.
+    An argument naming a file or folder that exists is let through (a file name on Linux may
+    be any bytes, and the file is what is read).
+
+    Args:
+        argv: The arguments after the program's name.
+
+    Returns:
+        ``OPTION: 'value' is not valid UTF-8 (byte 0xNN); ...`` with the bytes shown escaped;
+        None when every argument is text or an existing path.
+
+    """
+    previous: str | None = None
+    for i, arg in enumerate(argv, start=1):
+        bad = _SURROGATE.search(arg)
+        if bad is None or os.path.lexists(arg):
+            previous = arg
+            continue
+        try:  # the bytes given, the undecodable ones escaped (\xff)
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that is no byte (given from Python)
+            shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
+        byte = ord(bad.group()) - 0xDC00 if _ESCAPED_BYTE.fullmatch(bad.group()) else None
+        what = f" (byte 0x{byte:02x})" if byte is not None else ""
+        if arg.startswith("--") and "=" in arg:
+            where = f"option {shown.split('=', 1)[0]}"
+        elif previous is not None and previous.startswith("-") and "=" not in previous:
+            where = f"option {previous}"
+        else:
+            where = f"argument {i}"
+        return f"{where}: '{shown}' is not valid UTF-8{what}; give it as UTF-8 text"
+    return None

@@ -62,7 +62,7 @@ from typing import Any
 from lmmprobe.models import openai_api
 from lmmprobe.models._fingerprint import weights_fingerprint
 from lmmprobe.models._local_server import LOOPBACK, LocalServer, free_port
-from lmmprobe.models.api_keys import redact_command, secret_argument
+from lmmprobe.models.api_keys import redact_text, secret_argument
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.schema import ErrorInfo, Request, Response
 
@@ -150,7 +150,7 @@ def _split(kind: ServerKind, option: str, text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError as exc:  # an unclosed quote
-        shown = " ".join(redact_command(text.split(" ")))  # a secret in it is not echoed
+        shown = redact_text(text)  # a secret in it is not echoed, however it is spaced
         raise ValueError(f"{kind.name} backend: option {option}={shown!r}: {exc}") from exc
 
 

@@ -363,8 +363,14 @@ def import_file(
         outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
             results = _with_groups(build_results(outcome, judging), benchmark, scores, spec)
-        store.update_run(run_id, status=outcome.status, results=results.model_dump(mode="json"))
-        write_results(results, out_dir)
+        store.update_run(run_id, results=results.model_dump(mode="json"))
+        try:
+            write_results(results, out_dir)
+        except Exception:
+            # No results written, so the run is not complete (the error raised says why).
+            store.update_run(run_id, status="failed")
+            raise
+        store.update_run(run_id, status=outcome.status)
     return ImportedRun(
         name, origin, plan, scores, results, run_id, out_dir, metric=_official(benchmark)
     )

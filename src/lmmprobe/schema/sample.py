@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate, lift_legacy
 from lmmprobe.schema.image import ImageRef
+from lmmprobe.schema.text import safe_data
 
 Formulation = Literal[
     "single_choice", "true_false", "open_ended", "caption", "ocr", "kie", "free_form"
@@ -85,6 +86,14 @@ class Sample(BaseModel):
         # Samples written before the typed fields (JSONL, exports, stored rows) held the
         # benchmark's prompt and tag as metadata strings: read them into the fields.
         if isinstance(data, dict):
+            # Text from a data file may hold a lone surrogate (JSON's "\\ud800"), which the
+            # store, results and a request cannot encode: every string of every field is
+            # repaired here, where every source's sample passes (`safe_data`). An id too: it
+            # becomes what an imported prediction's id becomes (`safe_text`), so the two still
+            # match; two ids that differ only there are then one, and the loader reports the
+            # second as a repeated id naming its line (nothing dropped unseen). Image
+            # references are left alone: a path's undecodable bytes name a real file.
+            data = {k: v if k == "images" else safe_data(v) for k, v in data.items()}
             meta = data.get("metadata")
             # Checked here first: every sample of every source passes this way.
             if isinstance(meta, dict) and "prompt_template" in meta:

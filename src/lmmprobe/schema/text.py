@@ -11,11 +11,11 @@ own rows.
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator
 
-__all__ = ["REPLACEMENT_CHARACTER", "SafeText", "safe_text"]
+__all__ = ["REPLACEMENT_CHARACTER", "SafeText", "safe_data", "safe_text"]
 
 REPLACEMENT_CHARACTER: Final = "\ufffd"
 """What each lone surrogate becomes (U+FFFD, as a UTF-8 decoder marks bytes it cannot read)."""
@@ -47,3 +47,33 @@ def safe_text(text: str) -> str:
 
 SafeText = Annotated[str, AfterValidator(safe_text)]
 """A string field of outside text, repaired by `safe_text` when it is validated."""
+
+
+def safe_data(value: Any) -> Any:
+    r"""`value` with `safe_text` applied to every string in it, dict keys and nested ones too.
+
+    For a row read from a data file (``metadata: {"grp": "\ud800x"}``): its strings reach
+    the store, results and a model's request, and each of those refuses a lone surrogate.
+    Lists, tuples and dicts are rebuilt only where something changed (the same object otherwise);
+    other values are returned as they are. Nesting is bounded by the loaders (100 levels).
+
+    Args:
+        value: A decoded row or any part of one.
+
+    Returns:
+        The same shape, every string encodable as UTF-8.
+
+    """
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        items = [(safe_data(k), safe_data(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):
+            return value
+        return dict(items)
+    if isinstance(value, list | tuple):
+        parts = [safe_data(v) for v in value]
+        if all(p is v for p, v in zip(parts, value, strict=True)):
+            return value
+        return type(value)(parts) if isinstance(value, tuple) else parts
+    return value
