@@ -311,7 +311,9 @@ def test_a_spreadsheet_that_is_fine_still_imports(tmp_path: Path) -> None:
     book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", iter([SST + b"<si><t>A</t></si></sst>"]))
     code, out = _import(book, tmp_path)
     assert code == 0, out
-    assert "1 predictions joined" in out
+    assert "Traceback" not in out, out
+    # Joined to a local copy where there is one, else scored against the golds the file gives.
+    assert "1 predictions joined" in out or "1 predictions scored" in out, out
 
 
 def test_a_stated_sheet_size_is_not_trusted(tmp_path: Path) -> None:

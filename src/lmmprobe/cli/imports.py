@@ -240,4 +240,4 @@ def import_predictions(
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
-    print_imported(run, f"{escape(str(file))} imported as {escape(model)}", fmt)
+    print_imported(run, f"{escape(Path(file).name)} imported as {escape(model)}", fmt)
