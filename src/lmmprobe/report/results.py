@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lmmprobe._inert import inert
+from lmmprobe._secrets import redact_record
 from lmmprobe.judge.step import UNJUDGED_WHY, JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import (
     compute_metrics,
@@ -389,8 +390,13 @@ def render_markdown(results: Results) -> str:
 
 
 def write_results(results: Results, out_dir: Path) -> tuple[Path, Path]:
-    """Write results.json (the model's dump) and results.md into `out_dir`; return both paths."""
+    """Write results.json (the model's dump) and results.md into `out_dir`; return both paths.
+
+    Both are written with the secrets of every spec redacted (`redact_record`): a secret in a
+    spec that was not refused (a password in a server's URL) still never reaches the files.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
+    results = Results.model_validate(redact_record(results.model_dump(mode="json")))
     j = out_dir / "results.json"
     md = out_dir / "results.md"
     j.write_text(results.to_json(), encoding="utf-8")

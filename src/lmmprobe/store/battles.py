@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.store.sqlite import Store
 
 __all__ = [
@@ -401,12 +402,13 @@ def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
     """Store a judge's votes in one transaction.
 
     A vote replaces the stored one of the same battle, judge, protocol, version and image
-    setting (the judge asked again).
+    setting (the judge asked again). The judge's spec is recorded with its secrets redacted
+    (`redact_spec`), as the store records every spec.
     """
     now = time.time()
     rows = [
         (
-            v.battle_id, v.judge, v.protocol, v.version, int(v.sees_image), v.key_first,
+            v.battle_id, redact_spec(v.judge), v.protocol, v.version, int(v.sees_image), v.key_first,
             v.key_swapped, v.first, v.swapped, v.winner, v.reason, now,
         )
         for v in votes
@@ -420,12 +422,15 @@ def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
 
 
 def list_judge_votes(store: Reader, *, judge: str | None = None) -> list[JudgeVote]:
-    """Stored judge votes (of one judge, or all), by battle then judge."""
+    """Stored judge votes (of one judge, or all), by battle then judge.
+
+    `judge` is a spec as given or as recorded (`put_judge_votes` redacts it alike).
+    """
     sql = f"SELECT {_JUDGE_VOTE_COLUMNS} FROM judge_votes"
     args: list[Any] = []
     if judge is not None:
         sql += " WHERE judge = ?"
-        args.append(judge)
+        args.append(redact_spec(judge))
     rows = _conn(store).execute(sql + " ORDER BY battle_id, judge, protocol, version", args)
     return [
         JudgeVote(b, j, p, v, bool(img), kf, ks, f, s, w, r)

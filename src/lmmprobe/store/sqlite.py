@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
+from lmmprobe._secrets import redact_record, redact_spec
 from lmmprobe.schema import (
     ErrorInfo,
     ImageRef,
@@ -680,6 +681,10 @@ class Store:
     def create_run(self, run_id: str, spec: dict[str, Any], out_dir: str) -> None:
         """Record a new run as ``running``, owned by this process until the store is closed.
 
+        The spec is recorded with its secrets redacted (`redact_record`), as every run record,
+        model and judge spec this store writes: a secret in a spec that was not refused (a
+        password in a server's URL) still never reaches the file.
+
         Raises:
             StoreAccessError: `out_dir`, where the run's files will be written, cannot be
                 written (checked now, so a run does not spend its time and then fail), or the
@@ -688,11 +693,12 @@ class Store:
         """
         check_out_dir(Path(out_dir))
         now = time.time()
+        recorded = json.dumps(redact_record(spec))
         with self.transaction(doing=f"recording run {run_id}") as c:
             c.execute(
                 "INSERT INTO runs (id, created_at, updated_at, status, spec, out_dir, owner) "
                 "VALUES (?,?,?,?,?,?,?)",
-                (run_id, now, now, "running", json.dumps(spec), out_dir, self._owner),
+                (run_id, now, now, "running", recorded, out_dir, self._owner),
             )
         self._owned.add(run_id)
 
@@ -704,13 +710,14 @@ class Store:
         manifest: dict[str, Any] | None = None,
         results: dict[str, Any] | None = None,
     ) -> None:
-        """Update a run's status, manifest or results."""
+        """Update a run's status, manifest or results (their secrets redacted, `redact_record`)."""
         sets: list[str] = ["updated_at = ?"]
         args: list[object] = [time.time()]
         for col, val in (("status", status), ("manifest", manifest), ("results", results)):
             if val is not None:
                 sets.append(f"{col} = ?")
-                args.append(val if isinstance(val, str) else json.dumps(val))
+                doc = json.loads(val) if isinstance(val, str) and col != "status" else val
+                args.append(val if col == "status" else json.dumps(redact_record(doc)))
         with self.transaction(doing=f"updating run {run_id}") as c:
             c.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?", (*args, run_id))
         if status is not None and status != "running":
@@ -850,6 +857,7 @@ class Store:
         A success replaces any stored row for its key; an error never replaces a success.
         """
         now = time.time()
+        label = redact_spec(model)
         rows = []
         for req, resp in zip(requests, responses, strict=True):
             err = resp.error
@@ -859,7 +867,7 @@ class Store:
             usage = Usage.model_validate(resp.usage.model_dump()) if resp.usage else Usage()
             rows.append(
                 (
-                    resp.key, model, req.method, _text(req.prompt), _text(resp.text),
+                    resp.key, label, req.method, _text(req.prompt), _text(resp.text),
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
                     err.type if err else None, _text(err.message) if err else None,
@@ -948,9 +956,10 @@ class Store:
         same judge, protocol, version and attempt (a judge asked again on resume).
         """
         now = time.time()
+        label = redact_spec(model)
         values = [
             (
-                run_id, model, sid, repeat, j.judge or "", j.protocol, j.version, j.attempt,
+                run_id, label, sid, repeat, redact_spec(j.judge or ""), j.protocol, j.version, j.attempt,
                 j.decided_by, j.key, j.value, j.reading, json.dumps(j.detail), j.reason, now,
             )
             for sid, repeat, j in rows
@@ -1097,7 +1106,7 @@ def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
 def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:
     """A score as a row of the scores table, in `_SCORE_COLUMNS` order."""
     return (
-        run_id, s.model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
+        run_id, redact_spec(s.model), s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
         s.correct, s.format_hit, json.dumps(s.gold), s.gold_text, s.abstain_offered, s.abstained,
         s.error_type, _metadata_json(s.metadata), s.formulation, _json_or_null(s.options),
         _json_or_null(s.marks), _json_or_null(s.order),

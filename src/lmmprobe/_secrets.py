@@ -1,0 +1,299 @@
+"""The one rule of what a secret on a command line or in a spec looks like, and its redaction.
+
+`secret_argument` decides whether a word of a command line carries a secret (a served model's
+``command=``/``args=`` are refused by it); `redact_command` and `redact_text` replace the
+secrets it finds (a server's log); `redact_spec` and `redact_record` do the same to a recorded
+model, judge or data spec and to the run records holding them (the store's runs, responses,
+scores and judgements, the manifest, results.json and results.md), so that a secret of a shape
+the refusal lets through still never reaches a file.
+
+Kept below every package (it needs nothing of lmmprobe's): the store, which may not import the
+model backends, redacts what it writes with it; `lmmprobe.models.api_keys` re-exports it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+REDACTED = "[redacted]"
+"""What a scrubbed secret is replaced with."""
+
+KEY_SHAPE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}")
+"""Key-shaped words: sk-..., sk-proj-..., sk-ant-..., and the pk-/rk- variants some providers
+use. Eight characters after the dash keep "sk-learn" safe."""
+
+SECRET_WORDS = frozenset(
+    {
+        "apikey", "auth", "authorization", "bearer", "cookie", "credential", "credentials",
+        "key", "keys", "pass", "passwd", "password", "pat", "pwd", "secret", "session", "tok",
+        "token", "tokens",
+    }
+)  # fmt: skip
+"""Words of a flag's or a variable's name that say its value is a secret."""
+
+_SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd")
+"""Run-together names ending so are secrets too (``--secretkey``, ``PGPASSWORD``)."""
+
+_COUNT_WORDS = frozenset(
+    {
+        "added", "batched", "draft", "extra", "generated", "input", "max", "min", "new", "num",
+        "output", "prefill", "prompt", "special", "stop", "total",
+    }
+)  # fmt: skip
+"""With one of these, ``tokens`` and ``keys`` are not secrets (``--max-num-batched-tokens``)."""
+
+_SECRET_FLAGS = (
+    "--api-key", "--api-keys", "--api-token", "--access-token", "--auth-token",
+    "--hf-token", "--token", "--password", "--secret", "--secret-key",
+)  # fmt: skip
+"""Flags whose every abbreviation of 3 characters or more is refused: Python's argparse (vLLM,
+SGLang) takes ``--api`` or ``--hf-tok`` for the flag they begin."""
+
+_SHORT_SECRET_FLAGS = frozenset({"k"})  # curl's and others' -k KEY (or -K); -kKEY too
+
+# A word of a command line may itself be a shell snippet (``bash -c '... --api-key X'``): it is
+# read again as pieces between whitespace (any Unicode whitespace: a no-break space is not a
+# shell separator, but some tools split on it) and shell punctuation.
+_PIECE = re.compile(r"""[^\s;&|()<>{}\[\]`'",]+""")
+_DASHES = str.maketrans(
+    dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-")
+)
+_FLAG = re.compile(r"(--?)([^=:]*)([=:]?)")  # on the piece with its dashes made ASCII
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")  # NAME of NAME=value or NAME: value (any script)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@")
+_BEARER = "bearer"
+
+
+def _words(name: str) -> list[str]:
+    """The words of a name, lower case; trailing numbers dropped (``--api-key-1``)."""
+    name = _CAMEL.sub("-", unicodedata.normalize("NFKC", name))
+    words = [w for w in re.split(r"[\W_]+", name.lower()) if w]
+    while words and words[-1].isdigit():
+        words.pop()
+    return words
+
+
+def _secret_word(word: str, words: list[str]) -> bool:
+    if word in ("tokens", "keys") and _COUNT_WORDS.intersection(words):
+        return False
+    return word in SECRET_WORDS or word.endswith(_SECRET_SUFFIXES)
+
+
+def _secret_flag(name: str) -> bool:
+    """Whether ``--name`` carries a secret, by its last word or as an abbreviation.
+
+    By the last word, so ``--tokenizer``, ``--ssl-keyfile`` or ``--return-tokens-as-token-ids``
+    pass.
+    """
+    words = _words(name)
+    if words and _secret_word(words[-1], words):
+        return True
+    flag = "--" + "-".join(words)
+    return len(flag) >= 5 and any(f.startswith(flag) for f in _SECRET_FLAGS)
+
+
+def _secret_variable(name: str) -> bool:
+    """Whether ``NAME=value`` is a secret: by any word of the name (``API_KEY_FOR_LOG``)."""
+    words = _words(name)
+    return any(_secret_word(w, words) for w in words)
+
+
+class _Found(NamedTuple):
+    """A secret in a text: who names it, and where its value is."""
+
+    name: str
+    start: int
+    end: int
+    """Where the value ends; equal to `start` at the end of the text when the value is the
+    next word (``--api-key`` last)."""
+
+
+def _piece_secret(piece: str) -> tuple[str, int | None] | None:
+    """The name a piece gives a secret and where in it the value starts (None: the next piece).
+
+    ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``.
+    """
+    ascii_dashes = piece.translate(_DASHES)
+    flag = _FLAG.match(ascii_dashes)
+    if flag is not None:
+        dashes, name, sep = flag.groups()
+        if len(dashes) == 1:
+            if name[:1].lower() not in _SHORT_SECRET_FLAGS:
+                return None
+            return piece[:2], (2 if len(piece) > 2 else None)
+        if not _secret_flag(name):
+            return None
+        cut = len(dashes) + len(name)
+        return piece[:cut], (cut + 1 if sep else None)
+    name, sep, _ = piece.partition("=") if "=" in piece else piece.partition(":")
+    if (
+        sep
+        and _IDENTIFIER.fullmatch(unicodedata.normalize("NFKC", name))
+        and _secret_variable(name)
+    ):
+        return name, len(name) + 1
+    if piece.lower() == _BEARER:
+        return piece, None
+    return None
+
+
+def _scan(text: str, *, word: bool) -> list[_Found]:
+    """Every secret in `text`, in order: the one decision behind refusing and redacting.
+
+    `word`: `text` is one word of a command line, so a flag or assignment that begins it
+    (``--api-key=a b``) owns the whole rest of it as its value.
+    """
+    found: list[_Found] = []
+    pending: str | None = None
+    for match in _PIECE.finditer(text):
+        piece, at = match.group(), match.start()
+        name, value_at = _piece_secret(piece) or ("", -1)
+        if name and value_at is not None and word and at == 0 and value_at < len(text):
+            # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value.
+            found.append(_Found(name, value_at, len(text)))
+            break
+        if name and (value_at is None or value_at >= len(piece)):
+            pending = name  # the value is the next piece (``Authorization: Bearer X``)
+            continue
+        if pending is not None:
+            found.append(_Found(pending, at, match.end()))
+            pending = None
+            continue
+        for url in _URL_CREDENTIALS.finditer(piece):
+            found.append(_Found("a password in a URL", at + url.start(1), at + url.end(1)))
+        if not name or value_at is None:
+            continue
+        found.append(_Found(name, at + value_at, match.end()))
+    if pending is not None:
+        found.append(_Found(pending, len(text), len(text)))
+    return found
+
+
+def secret_argument(arg: str) -> str | None:
+    """The name of a secret `arg` carries or introduces on a command line, else None.
+
+    A flag whose last word says secret (`SECRET_WORDS`: ``--api-key``, ``--hf_token=...``,
+    ``--apikey``, ``--auth``, ``--passwd``, ``--api-key-1``, ``--secretkey``), an
+    abbreviation argparse would expand to one (``--api``, ``--hf-tok``), ``-k``/``-K``, a
+    ``NAME=value`` or ``NAME: value`` with any word of NAME saying secret (``HF_TOKEN``,
+    ``API_KEY_FOR_LOG``, ``PGPASSWORD``, ``Authorization:``), ``Bearer``, and a password in a
+    URL (``https://user:pass@host``). The word is also read as a shell snippet (``bash -c
+    '... --api-key X'``): each of its pieces between whitespace and shell punctuation is
+    judged alike. ``--tokenizer``, ``--ssl-keyfile``, ``--max-num-batched-tokens`` or
+    ``--return-tokens-as-token-ids`` are not secrets.
+
+    Returns:
+        The flag or variable name (never its value), to name in a message; None.
+
+    """
+    found = _scan(arg, word=True)
+    return found[0].name if found else None
+
+
+def _blank(text: str, found: list[_Found]) -> str:
+    for item in reversed(found):  # from the end, so earlier offsets stay right
+        already = item.start > 0 and text[item.start - 1 : item.end + 1] == REDACTED
+        if item.end > item.start and not already:
+            # (a value already redacted, read as the piece inside its brackets, stays as is)
+            text = text[: item.start] + REDACTED + text[item.end :]
+    return text
+
+
+def redact_text(text: str) -> str:
+    """`text` (a command line, or any text holding one) with every secret value replaced.
+
+    What counts is what `secret_argument` refuses; ``sk-...`` keys go too. For a command line
+    shown in a message before it could be split into words (an unclosed quote).
+    """
+    return KEY_SHAPE.sub(REDACTED, _blank(text, _scan(text, word=False)))
+
+
+def redact_command(argv: Sequence[str]) -> list[str]:
+    """`argv` with the value of every secret (`secret_argument`) replaced by `REDACTED`.
+
+    ``--api-key X`` becomes ``--api-key [redacted]``, ``--api-key=X`` ``--api-key=[redacted]``,
+    ``-kX`` ``-k[redacted]``, ``HF_TOKEN=X`` ``HF_TOKEN=[redacted]``, and inside a snippet
+    (``bash -c '... --api-key X; ...'``) the value only; for a command line written to a log,
+    a record or a message.
+    """
+    out: list[str] = []
+    pending = False
+    for arg in argv:
+        if pending:
+            out.append(REDACTED)
+            pending = False
+            continue
+        found = _scan(arg, word=True)
+        pending = bool(found) and found[-1].start == found[-1].end == len(arg)
+        out.append(KEY_SHAPE.sub(REDACTED, _blank(arg, found)))
+    return out
+
+
+def redact_spec(spec: str) -> str:
+    """A model, judge or data spec as it may be recorded: every secret value replaced.
+
+    Each of its comma-separated parts is redacted as `redact_text` does, and so is the value of
+    each ``key=value`` option on its own (``args=--api-key X``: the flag is the value's first
+    word). The value of an option naming an environment variable (``key_env=MY_KEY``: its
+    last word is ``env``) is kept: it is a variable's name, not a secret.
+    """
+    return ",".join(_redact_part(part) for part in spec.split(","))
+
+
+def _redact_part(part: str) -> str:
+    key, sep, value = part.partition("=")
+    if sep and value:
+        part = key + sep + _redact_spec_text(value)
+    return _redact_spec_text(part)
+
+
+def _redact_spec_text(text: str) -> str:
+    found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
+    return KEY_SHAPE.sub(REDACTED, _blank(text, found))
+
+
+def _names_a_variable(text: str, found: _Found) -> bool:
+    words = _words(found.name)
+    return (
+        bool(words)
+        and words[-1] == "env"
+        and bool(_ENV_NAME.fullmatch(text[found.start : found.end]))
+    )
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+NOT_SPECS = frozenset(
+    {
+        "formulate", "gen", "generation", "prompt", "prompts",  # prompt text
+        "breakdown", "breakdown_counts", "sensitivity",  # results by the data's groups
+    }
+)  # fmt: skip
+"""Fields of a run record holding prompt text or the data's group names, not specs: left as
+they are by `redact_record` (an instruction may well say "Answer key: ...", a group be named
+"auth: login"); lmmprobe records no secret in them."""
+
+
+def redact_record(doc: Any) -> Any:
+    """A copy of a JSON document of a run (spec, manifest, results) with `redact_spec` applied.
+
+    Every string, dictionary keys included (the manifest and results key models by spec), is
+    redacted, except under `NOT_SPECS`. Whatever is not a dict, list or string is
+    returned as is.
+    """
+    if isinstance(doc, str):
+        return redact_spec(doc)
+    if isinstance(doc, list | tuple):
+        return [redact_record(item) for item in doc]
+    if isinstance(doc, dict):
+        return {
+            (redact_spec(k) if isinstance(k, str) else k): (
+                v if k in NOT_SPECS else redact_record(v)
+            )
+            for k, v in doc.items()
+        }
+    return doc

@@ -1,0 +1,94 @@
+"""A secret in a spec never reaches a file, even where the spec is accepted (issue 34).
+
+A served model's command line with a secret on it is refused (`test_served_secrets.py`); that
+refusal was the only guard of what is recorded. The writers of the run's records redact every
+spec they write with the same rule (`lmmprobe._secrets`): the store (runs, responses, scores,
+judgements) and results.json / results.md. The reproduction: a password in an OpenAI-compatible
+server's URL, which the ``openai`` backend accepts (the server may want basic authentication).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+from lmmprobe._secrets import REDACTED, redact_record, redact_spec
+from lmmprobe.store import Store
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+PASSWORD = "hunter2-s3cr3t-pw"
+
+
+def _nothing_recorded(root: Path) -> None:
+    files = [path for path in root.rglob("*") if path.is_file()]
+    assert files
+    for path in files:
+        assert PASSWORD.encode() not in path.read_bytes(), path
+
+
+def test_a_password_in_a_server_url_is_never_recorded(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        url = server.base_url.replace("://", f"://user:{PASSWORD}@", 1)
+        model, judge = f"openai:fake-vlm@{url}", f"openai:fake-judge@{url}"
+        ran = lmmprobe("run", "-m", model, "--limit", "3", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        # The judge's replies cannot be read (the fake server answers as a model): the run is
+        # judging_failed, and everything it recorded is checked all the same.
+        judged = lmmprobe("judge", "latest", "--judge", judge, "--judge-when", "always",
+                          "--db", tmp_path / "db", "--out", tmp_path / "j")  # fmt: skip
+        assert "Traceback" not in judged.stderr, judged.stderr
+    _nothing_recorded(tmp_path)
+    shown = model.replace(PASSWORD, REDACTED)
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == [shown]
+    assert results["spec"]["models"] == [shown]
+    assert list(results["manifest"]["models"]) == [shown]
+    assert f"`{shown}`" in (tmp_path / "o" / "results.md").read_text(encoding="utf-8")
+    with sqlite3.connect(tmp_path / "db") as conn:
+        assert conn.execute("SELECT DISTINCT model FROM scores").fetchall() == [(shown,)]
+        stored_judges = conn.execute("SELECT DISTINCT judge FROM judgements").fetchall()
+    assert stored_judges == [(judge.replace(PASSWORD, REDACTED),)]
+    # The stored run still reads back whole: its results and its rows name the same model.
+    report = lmmprobe("report", "latest", "--db", tmp_path / "db", "--format", "md",
+                      "--out", tmp_path / "r.md")  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    assert PASSWORD not in (tmp_path / "r.md").read_text(encoding="utf-8")
+
+
+def test_the_store_redacts_a_secret_the_refusal_would_have_caught(tmp_path: Path) -> None:
+    # Written straight to the store, as a future writer might: the store itself redacts.
+    spec = f"vllm:some/model,args=--api-key {PASSWORD}"
+    judge = f"openai:j@http://127.0.0.1:1/v1,key_env=JUDGE_KEY,note=Bearer {PASSWORD}"
+    store = Store(tmp_path / "db")
+    try:
+        store.create_run("r1", {"models": [spec], "judge": {"judges": [judge]}}, str(tmp_path))
+        store.update_run("r1", manifest={"models": {spec: {"options": {"args": spec}}}})
+        store.update_run("r1", results=json.dumps({"models": {spec: {}}}))
+    finally:
+        store.close()
+    _nothing_recorded(tmp_path)
+    with sqlite3.connect(tmp_path / "db") as conn:
+        recorded = json.loads(conn.execute("SELECT spec FROM runs").fetchone()[0])
+    assert recorded["models"] == [f"vllm:some/model,args=--api-key {REDACTED}"]
+    # key_env names a variable: kept, so the recorded spec still says where the key comes from.
+    assert recorded["judge"]["judges"] == [
+        f"openai:j@http://127.0.0.1:1/v1,key_env=JUDGE_KEY,note=Bearer {REDACTED}"
+    ]
+
+
+def test_prompts_are_not_redacted_and_redaction_is_stable() -> None:
+    doc = {
+        "models": ["openai:gpt-4o,key_env=MY_KEY", "hf:./ckpt,max_tokens_total=9"],
+        "formulate": {"instruction": "Answer key: the letter", "system_prompt": "token: A"},
+        "gen": {"stop": ["Key: "]},
+        "breakdown": {"task": {"auth: login screen": {}}},
+        "db": "/data/keys/db.sqlite",
+    }
+    assert redact_record(doc) == doc
+    once = redact_spec(f"vllm:m,args=--token {PASSWORD} HF_TOKEN={PASSWORD}")
+    assert PASSWORD not in once
+    assert redact_spec(once) == once
