@@ -11,6 +11,7 @@ bound, never a traceback or a hang.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -22,10 +23,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 
 from lmmprobe.data.rows import MAX_NESTING
-from lmmprobe.predictions._stream import XLSX_LIMITS, iter_table
+from lmmprobe.predictions._stream import (
+    XLSX_LIMITS,
+    XlsxLimits,
+    _TagBound,
+    _XlsxOverLimit,
+    iter_table,
+)
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -279,6 +288,87 @@ def test_elements_nested_past_the_limit_are_refused(tmp_path: Path) -> None:
     book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), sheet)
     code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
     _one_line_error(code, out, book, f"more than {MAX_NESTING} deep")
+
+
+def _wide_tag(attributes: int, value: str) -> str:
+    """A sheet whose one cell's tag has `attributes` attributes, each holding `value`."""
+    many = " ".join(f'a{i}="{value}"' for i in range(attributes))
+    cells = (
+        f'<c r="A2" {many}><v>2</v></c><c r="B2" t="s"><v>2</v></c>'
+        '<c r="C2" t="inlineStr"><is><t>A</t></is></c>'
+    )
+    return _sheet(iter([f'<row r="2">{cells}</row>']))
+
+
+def _noise(size: int) -> str:
+    """`size` hexadecimal digits that compress about twice (not a zip bomb)."""
+    return random.Random(size).randbytes(size // 2).hex()
+
+
+WIDE_TAGS = {
+    # 500,000 attributes in one tag (6 MB, 1 MB zipped): expat took 15 s over it, and 100 s
+    # over 2,000,000 (expat 2.5: it parses a tag again each time more of it is fed, and slows
+    # with each attribute; a 256 MiB part would take hours); refused in 0.2 s. A ">" in each
+    # value does not end the tag.
+    "attributes": (lambda: _wide_tag(500_000, ">"), "more than 10,000 attributes"),
+    "bytes": (
+        lambda: _sheet(iter([f'<row r="2"><c r="A2" x="{_noise(3 << 20)}"/></row>'])),
+        f"a tag of more than {XLSX_LIMITS.tag:,} bytes",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WIDE_TAGS))
+def test_a_tag_too_long_or_with_too_many_attributes_is_refused_before_expat_reads_it(
+    tmp_path: Path, kind: str
+) -> None:
+    make, why = WIDE_TAGS[kind]
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", _fine_strings(), make())
+    started = time.monotonic()
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=120)
+    assert time.monotonic() - started < 30  # a generous bound: about 1 s
+    _one_line_error(code, out, book, "xl/worksheets/sheet1.xml", why)
+
+
+def test_long_texts_and_tags_within_the_limits_still_import(tmp_path: Path) -> None:
+    # A 2 MiB text (quotes and ">" in it) makes a long gap between two "<": the tag before it
+    # is measured and passes; so does a tag of 1,000 attributes.
+    text = '"> '.join(_noise(1_000) for _ in range(2_000)).encode()
+    shared = iter([SST + b"<si><t>A</t></si><si><t>" + text + b"</t></si></sst>"])
+    book = xlsx(tmp_path / "Model_MMBench_DEV_EN.xlsx", shared, _wide_tag(1_000, "x"))
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit")
+    assert code == 0, out
+    assert "Traceback" not in out, out
+
+
+_SMALL = XlsxLimits(tag=60, attributes=4)
+_VALUE = st.text(alphabet="ab>' ", max_size=12)
+_TAGS = st.builds(
+    lambda name, values: f"<{name}" + "".join(f' a{i}="{v}"' for i, v in enumerate(values)),
+    st.sampled_from(["c", "x:si", "row"]),
+    st.lists(_VALUE, max_size=7),
+)
+_PIECES = st.lists(st.one_of(_TAGS, st.text(alphabet="ab >'\"", max_size=80)), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_PIECES, st.lists(st.integers(min_value=0), max_size=6))
+def test_the_tag_bound_judges_the_tags_wherever_the_blocks_are_cut(
+    pieces: list[str], cuts: list[int]
+) -> None:
+    # A text is a piece without "<"; a tag ends with ">" (a ">" inside its quotes does not).
+    doc = "".join(p + ">" if p.startswith("<") else p for p in pieces).encode()
+    tags = [p for p in pieces if p.startswith("<")]
+    over = any(len(t) > _SMALL.tag or t.count("=") > _SMALL.attributes for t in tags)
+    points = sorted({0, len(doc), *(c % (len(doc) + 1) for c in cuts)})
+    bound = _TagBound(Path("M_D.xlsx"), "xl/sharedStrings.xml", _SMALL)
+    try:
+        for start, end in itertools.pairwise(points):
+            bound.feed(doc[start:end])
+    except _XlsxOverLimit:
+        assert over, doc
+    else:
+        assert not over, doc
 
 
 BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {

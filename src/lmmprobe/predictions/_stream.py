@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import hashlib
 import importlib
 import io
 import json
 import os
+import re
 import stat
 import zipfile
 from collections.abc import Iterator
@@ -101,6 +103,13 @@ class XlsxLimits:
     cells: int = 5_000_000
     """Cells in a sheet: a VLMEvalKit table has under 20 columns and 100,000 rows (2,000,000
     cells); openpyxl spends several microseconds on each."""
+    tag: int = 1 << 20
+    """The longest tag (bytes from its ``<`` to its ``>``): 1 MiB. expat (and openpyxl's
+    parser) holds a tag whole and parses it again each time more of it is fed, so one tag of
+    256 MiB would take hours; a tag a tool writes is under 1 KiB."""
+    attributes: int = 10_000
+    """Attributes of one tag: expat slows sharply past tens of thousands (a tag of 100,000
+    took 1 s, of 400,000 6 s); a cell has two or three."""
 
 
 XLSX_LIMITS = XlsxLimits()
@@ -613,6 +622,99 @@ def _row_label(attrs: list[str], ordinal: int) -> str:
     return str(ordinal)
 
 
+# A tag (or any markup) from its "<" to just before its ">": what is not a quote or an angle
+# bracket, and quoted values (which may hold ">"). Possessive: read once, never backtracked.
+_TAG = re.compile(rb"""<(?:[^<>"']++|"[^"<]*+"|'[^'<]*+')*+""")
+_ATTRIBUTE = re.compile(rb"""=\s*+["']""")
+_ATTRIBUTE_BYTES = 5
+"""The fewest bytes an attribute takes in a tag (`` a=""``)."""
+
+
+@functools.lru_cache(maxsize=4)
+def _long_gap(size: int) -> re.Pattern[bytes]:
+    """A ``<`` followed by `size` bytes or more without another ``<``."""
+    return re.compile(rb"<[^<]{%d,}" % size)
+
+
+class _TagBound:
+    """Refuses a part's first tag over `XlsxLimits.tag` bytes or `XlsxLimits.attributes`.
+
+    Run on each block before expat is fed it, so no long tag reaches expat. Linear in the part:
+    no ``<`` may stand inside a tag, so a tag over either limit starts a gap between two ``<``
+    at least as long as the shorter tag over one of them (`gap`); such gaps are found by one
+    regular expression (in a tool's file only long texts make them), and only their tags, and
+    the one still open at the block's end (kept for the next block, at most `XlsxLimits.tag`
+    bytes), are measured.
+    """
+
+    def __init__(self, path: Path, part: str, limits: XlsxLimits) -> None:
+        self.path = path
+        self.part = part
+        self.limits = limits
+        self.open = b""  # the tag still open at the end of the blocks seen, from its "<"
+        self.gap = _long_gap(min(limits.tag, _ATTRIBUTE_BYTES * limits.attributes))
+        # A UTF-16 part is measured in UTF-8: its "<" and quote bytes also stand inside other
+        # characters (U+3C00-U+3CFF), which would cut a tag's gap short.
+        self.utf16: codecs.IncrementalDecoder | None = None
+        self.first = True
+
+    def feed(self, block: bytes) -> None:
+        """Check `block`, the part's next bytes, with the tag left open before it.
+
+        Raises:
+            _XlsxOverLimit: A tag is over the limits, or the open one already is.
+
+        """
+        if self.first:
+            self.first = False
+            codec = _utf16(block)
+            if codec is not None:
+                self.utf16 = codecs.getincrementaldecoder(codec)(errors="replace")
+        if self.utf16 is not None:
+            block = self.utf16.decode(block).encode("utf-8", "surrogatepass")
+        data = self.open + block if self.open else block
+        self.open = b""
+        for gap in self.gap.finditer(data):
+            self._measure(data, gap.start())
+        last = data.rfind(b"<")
+        if last >= 0 and self._measure(data, last):
+            self.open = data[last:]
+
+    def _measure(self, data: bytes, at: int) -> bool:
+        """Check the tag at `at`; return whether it is still open at the end of `data`."""
+        match = _TAG.match(data, at)
+        end = match.end() if match else at
+        # Stopped at ">" or "<": the tag ends there. At the end of the data, or at a quote not
+        # closed before the data's end: it goes on in the next block.
+        still_open = end == len(data) or (data[end] in b"\"'" and data.find(b"<", end) < 0)
+        size = (len(data) if still_open else end) - at
+        if size > self.limits.tag:
+            raise _XlsxOverLimit(
+                f"{self.path}: {self.part} has a tag of more than {self.limits.tag:,} bytes: "
+                "not a spreadsheet a tool wrote"
+            )
+        if (
+            size >= _ATTRIBUTE_BYTES * self.limits.attributes
+            and len(_ATTRIBUTE.findall(data, at, end)) > self.limits.attributes
+        ):
+            raise _XlsxOverLimit(
+                f"{self.path}: {self.part} has a tag of more than {self.limits.attributes:,} "
+                "attributes: not a spreadsheet a tool wrote"
+            )
+        return still_open
+
+
+def _utf16(head: bytes) -> str | None:
+    """The UTF-16 codec a part's first bytes start (as expat tells it), else None."""
+    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+        return "utf-16"
+    if head[:2] == b"<\x00":
+        return "utf-16-le"
+    if head[:2] == b"\x00<":
+        return "utf-16-be"
+    return None
+
+
 def _looks_like_xml(head: bytes) -> bool:
     """Whether a part's first bytes start XML (images and other binary parts are skipped)."""
     head = head.removeprefix(codecs.BOM_UTF8).lstrip()
@@ -626,10 +728,12 @@ def _scan_part(
 
     expat is fed the part in `CHUNK`-sized pieces; its handlers count and keep nothing, so
     memory is the parser's buffer and its stack of open elements (bounded by `MAX_NESTING`),
-    time is linear in the part, and the first element past a limit stops it. An
+    time is linear in the part (no tag it is fed is over `XlsxLimits.tag` bytes or
+    `XlsxLimits.attributes`, where expat slows sharply: `_TagBound`), and the first element past a limit stops it. An
     entity-expansion bomb is stopped by expat's own amplification limit.
     """
     scan = _PartScan(path, info.filename, limits)
+    bound = _TagBound(path, info.filename, limits)
     parser = expat.ParserCreate()
     parser.ordered_attributes = True
     parser.StartElementHandler = scan.start
@@ -640,6 +744,7 @@ def _scan_part(
             return
         try:
             while block:
+                bound.feed(block)  # before expat holds a long tag: it would take hours
                 parser.Parse(block, False)
                 block = fh.read(CHUNK)
             parser.Parse(b"", True)
