@@ -67,7 +67,7 @@ def test_the_store_redacts_a_secret_the_refusal_would_have_caught(tmp_path: Path
     try:
         store.create_run("r1", {"models": [spec], "judge": {"judges": [judge]}}, str(tmp_path))
         store.update_run("r1", manifest={"models": {spec: {"options": {"args": spec}}}})
-        store.update_run("r1", results=json.dumps({"models": {spec: {}}}))
+        store.update_run("r1", results={"models": {spec: {}}})
     finally:
         store.close()
     _nothing_recorded(tmp_path)

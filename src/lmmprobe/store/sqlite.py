@@ -716,8 +716,7 @@ class Store:
         for col, val in (("status", status), ("manifest", manifest), ("results", results)):
             if val is not None:
                 sets.append(f"{col} = ?")
-                doc = json.loads(val) if isinstance(val, str) and col != "status" else val
-                args.append(val if col == "status" else json.dumps(redact_record(doc)))
+                args.append(val if isinstance(val, str) else json.dumps(redact_record(val)))
         with self.transaction(doing=f"updating run {run_id}") as c:
             c.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id = ?", (*args, run_id))
         if status is not None and status != "running":
