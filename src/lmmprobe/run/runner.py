@@ -576,6 +576,7 @@ def execute_run(
         RegistryError: A model, data source, matcher or prompt style is unknown or not
             installed.
         DataError: The data cannot be read, or is invalid in strict mode.
+        InputErrors: Several of the models and the data are wrong: each is named, none started.
         ValueError: The spec asks for something a model cannot do, or gives replica settings
             without the Ray executor.
         RunAborted: The run stopped early (server unreachable or unhealthy, key refused, a
