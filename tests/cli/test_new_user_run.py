@@ -67,7 +67,7 @@ def test_every_wrong_input_is_named_at_once(tmp_path: Path, dry_run: bool) -> No
     # Walkthrough #8: a missing model and missing data were named one at a time (fix one,
     # run again, see the next).
     db = tmp_path / "db"
-    args = [
+    args: list[str | Path] = [
         "run", "-m", NO_SUCH_MODEL, "-m", "nosuchbackend:x", "-m", "random",
         "--data", tmp_path / "missing.jsonl", "--db", db,
     ]  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -360,13 +361,12 @@ def test_golds_in_the_file_give_no_benchmark_counts_in_json(tmp_path: Path) -> N
     assert not {"benchmark_samples", "missing", "unjoined"} & doc.keys(), sorted(doc)
     # The run an import records says the same in its manifest.
     db = tmp_path / "store.db"
-    imported = lmmprobe(
-        "import", answers, "--field", fields, "--db", db, "--out", tmp_path / "o",
-        "--format", "json",
-    )  # fmt: skip
+    imported = lmmprobe("import", answers, "--field", fields, "--db", db, "--format", "json")
     assert imported.returncode == 0, imported.stderr
     assert not {"benchmark_samples", "missing", "unjoined"} & json.loads(imported.stdout).keys()
-    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    with sqlite3.connect(db) as conn:
+        (stored,) = conn.execute("SELECT manifest FROM runs").fetchone()
+    manifest = json.loads(stored)
     assert manifest["origin"]["golds"] == "file"
     assert "benchmark_samples" not in manifest["origin"]
 
