@@ -48,7 +48,7 @@ def test_answers_in_flight_when_the_budget_runs_out_are_stored_and_counted(
         model = f"openai:fake-vlm@{server.base_url},price=0:2000000,max_concurrency=16"
         args = ("run", "-m", model, "--data", f"demo,n={n}", "-q", "--db", db)
         first = _run(*args, "--max-cost", "10", "--out", tmp_path / "a")
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == 3, first.stderr  # stopped by its budget
         delivered = server.completed
         status, stats = _stats(tmp_path / "a")
         assert status == "stopped_budget"
@@ -77,7 +77,7 @@ def test_on_ray_too_answers_in_flight_are_stored_and_counted(tmp_path: Path) -> 
         proc = lmmprobe("run", "-m", model, "--data", f"demo,n={n}", "-q", "--db",
                         tmp_path / "db", "--out", tmp_path / "o", "--max-cost", "10",
                         "--executor", "ray", OPENAI_API_KEY="test-key-1234")  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 3, proc.stderr  # stopped by its budget
         delivered = server.completed
     status, stats = _stats(tmp_path / "o")
     assert status == "stopped_budget"
@@ -93,7 +93,7 @@ def test_negative_usage_does_not_lower_the_meter(tmp_path: Path) -> None:
         model = f"openai:fake-vlm@{server.base_url},price=1000000:2000000,max_concurrency=1"
         proc = _run("run", "-m", model, "--data", "demo,n=20", "-q", "--db", tmp_path / "db",
                     "--out", tmp_path / "o", "--max-cost", "10")  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 3, proc.stderr  # stopped by its budget
         assert server.requests_total == 5  # $2 each, one at a time: the fifth reaches $10
     status, stats = _stats(tmp_path / "o")
     assert status == "stopped_budget" and stats["called"] == 5
@@ -146,7 +146,7 @@ def test_missing_usage_stops_a_budget_it_cannot_keep(tmp_path: Path) -> None:
         model = f"openai:fake-vlm@{server.base_url},price=1:1,max_concurrency=1"
         args = ("run", "-m", model, "--data", "demo,n=6", "-q", "--db", db)
         proc = _run(*args, "--max-cost", "10", "--out", tmp_path / "a")
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 3, proc.stderr  # stopped by its budget
         # The prompt cannot be priced: the answer is kept, nothing more is sent.
         assert server.requests_total == 1
         assert "--max-cost cannot be kept" in proc.stdout
@@ -167,7 +167,7 @@ def test_missing_usage_with_free_prompts_counts_max_new_tokens(tmp_path: Path) -
         model = f"openai:fake-vlm@{server.base_url},price=0:1000000,max_concurrency=1"
         proc = _run("run", "-m", model, "--data", "demo,n=6", "-q", "--db", tmp_path / "db",
                     "--out", tmp_path / "o", "--max-cost", "10", "--max-new-tokens", "4")  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 3, proc.stderr  # stopped by its budget
         assert server.requests_total == 3  # $4, $8, $12: the third crosses $10
     assert _spent(proc.stdout) == pytest.approx(12.0)
 

@@ -46,7 +46,8 @@ def test_this_runs_spend_and_the_answers_cost_are_told_apart(tmp_path: Path) -> 
             *args[:-1], "0.2", "--data", "demo,n=16", "--out", tmp_path / "c",
             OPENAI_API_KEY="k-test",
         )  # fmt: skip
-    assert first.returncode == again.returncode == stopped.returncode == 0, stopped.stderr
+    assert first.returncode == again.returncode == 0, again.stderr
+    assert stopped.returncode == 3, stopped.stderr  # stopped by its budget
     paid_before, total = _cost(tmp_path / "a"), _cost(tmp_path / "b")
     out = " ".join(again.stdout.split())
     assert "answers' cost $" in out and f"{total:.4f}" in out  # the table: every answer
@@ -177,7 +178,7 @@ def test_a_budget_stop_counts_answers_and_the_requests_left_unsent(tmp_path: Pat
             "--data", "demo,n=60,seed=9", "--max-cost", "0.01", "--db", tmp_path / "db",
             "--out", tmp_path / "o", OPENAI_API_KEY="k-test",
         )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # stopped by its budget
     (model,) = _results(tmp_path / "o")["models"].values()
     stats = model["stats"]
     assert 0 < stats["errors"] < stats["requests"] == 60, stats

@@ -140,7 +140,7 @@ def test_max_cost_stops_cleanly_and_the_same_command_resumes(tmp_path: Path) -> 
         model = f"openai:fake-vlm@{server.base_url},price=1000:1000,max_concurrency=1"
         args = ("run", "-m", model, "--data", f"demo,n={n}", "-q", "--db", db, "--max-cost")
         first = _lmmprobe(*args, "0.3", "--out", tmp_path / "a")
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == 3, first.stderr  # stopped by its budget
         assert "stopped_budget" in first.stdout and "run the same command again" in first.stdout
         stopped = json.loads((tmp_path / "a" / "results.json").read_text())
         assert stopped["status"] == "stopped_budget"
@@ -168,7 +168,7 @@ def test_a_budget_spent_before_a_later_model_is_a_stop_not_a_failure(tmp_path: P
             "run", "-m", first, "-m", second, "--data", "demo,n=6", "-q",
             "--db", tmp_path / "db", "--out", tmp_path / "o", "--max-cost", "0.2",
         )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 3, proc.stdout + proc.stderr  # a stop (exit 3), not a failure (1)
     assert "run the same command again" in proc.stdout
     assert "every request of" not in proc.stdout + proc.stderr
 

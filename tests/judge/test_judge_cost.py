@@ -101,7 +101,7 @@ def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path
         args = ("run", "-m", f"openai:fake-vlm@{url},price=0:0", "--data", data, "-q",
                 "--db", db, "--judge", judge, "--max-cost")  # fmt: skip
         first = _run(*args, "3.5", "--out", tmp_path / "a")
-        assert first.returncode == 0, first.stderr
+        assert first.returncode == 3, first.stderr  # stopped by its budget
         assert "run the same command again" in first.stdout
         results, model = _results(tmp_path / "a")
         assert results["status"] == "stopped_budget"

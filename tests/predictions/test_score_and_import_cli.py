@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,7 @@ def test_mmmu_output_folder_scores_as_a_run_of_the_same_answers(tmp_path: Path) 
     run = _run_metrics(tmp_path, data, replies)
     doc = _score(tmp_path, FIXTURES / "mmmu" / "llava1.5_13b", data)
     assert doc["reader"] == "mmmu" and doc["rows"] == 6 and doc["missing"] == 0
+    assert doc["golds"] == "benchmark"
     assert _values(doc)["mmmu_accuracy"] == run["mmmu_accuracy"] == pytest.approx(3 / 6)
     # MMMU's subjects and disciplines (its DOMAIN_CAT2SUB_CAT) are the default breakdowns.
     subjects = doc["breakdown"]["mmmu_subject"]
@@ -340,6 +342,33 @@ def test_golds_in_the_file_score_without_a_benchmark(tmp_path: Path) -> None:
     doc = json.loads(done.stdout)
     assert doc["rows"] == 3
     assert _values(doc)["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_golds_in_the_file_give_no_benchmark_counts_in_json(tmp_path: Path) -> None:
+    # Issue 34 (noticed): `score --format json` in gold-only mode carried benchmark_samples,
+    # missing and unjoined, counts of a join to a benchmark that never happened.
+    answers = tmp_path / "answers.jsonl"
+    rows = [
+        {"qid": "a", "answer": "cat", "ref": "cat"},
+        {"qid": "b", "answer": "dog", "ref": "cow"},
+    ]
+    answers.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    fields = "id=qid,prediction=answer,gold=ref"
+    done = lmmprobe("score", answers, "--field", fields, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["golds"] == "file" and doc["rows"] == 2
+    assert not {"benchmark_samples", "missing", "unjoined"} & doc.keys(), sorted(doc)
+    # The run an import records says the same in its manifest.
+    db = tmp_path / "store.db"
+    imported = lmmprobe("import", answers, "--field", fields, "--db", db, "--format", "json")
+    assert imported.returncode == 0, imported.stderr
+    assert not {"benchmark_samples", "missing", "unjoined"} & json.loads(imported.stdout).keys()
+    with sqlite3.connect(db) as conn:
+        (stored,) = conn.execute("SELECT manifest FROM runs").fetchone()
+    manifest = json.loads(stored)
+    assert manifest["origin"]["golds"] == "file"
+    assert "benchmark_samples" not in manifest["origin"]
 
 
 def test_golds_in_the_file_name_no_benchmark_in_the_terminal(tmp_path: Path) -> None:

@@ -194,7 +194,8 @@ MaxCostOption = Annotated[
         metavar="DOLLARS",
         help="Stop sending once this run has spent this many dollars (every model and judge "
         "needs a price); answers already sent are still stored and counted, the run ends as "
-        "stopped_budget and the same command resumes it. 'none' (or 'off'): no limit.",
+        "stopped_budget (exit status 3) and the same command resumes it. 'none' (or 'off'): "
+        "no limit.",
     ),
 ]
 """``--max-cost DOLLARS``: a spending limit, read by `parse_max_cost` (``none`` switches it off)."""
@@ -315,6 +316,19 @@ def fail(message: str | BaseException, code: int = 2) -> NoReturn:
     """
     text = message if isinstance(message, str) else error_text(message)
     err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def fail_each(problems: Iterable[BaseException], code: int = 2) -> NoReturn:
+    """Print an ``error:`` line per problem, each as `fail` shows it, and exit with `code`.
+
+    For a command whose inputs were all checked before it started (``run``'s models and data):
+    every problem is named at once, so one attempt fixes them all.
+    """
+    for problem in problems:
+        err_console.print(
+            f"[bold red]error:[/] {escape(error_text(problem))}", highlight=False, soft_wrap=True
+        )
     raise typer.Exit(code)
 
 

@@ -77,12 +77,8 @@ def print_imported(
     (model, results), *_ = run.results.models.items()
     origin = run.origin
     plan = run.plan
-    counts = {
-        "rows": plan.joined,
-        "benchmark_samples": plan.total,
-        "missing": plan.missing,
-        "unjoined": plan.unjoined,
-    }
+    # Golds read from the file itself: no benchmark was joined, so no join counts.
+    counts = plan.counts()
     if fmt == "json":
         dumped = results.model_dump(mode="json")
         doc = {
@@ -137,7 +133,7 @@ def print_imported(
             )
         console.print(by)
     line = f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
-    if plan.load is None:  # golds read from the file itself: there is no benchmark to join
+    if counts["golds"] == "file":
         line += f"{counts['rows']} predictions scored against the golds the file gives"
     else:
         line += (

@@ -26,6 +26,7 @@ from lmmprobe.cli._common import (
     console,
     err_console,
     error_text,
+    fail_each,
     open_store,
     parse_max_cost,
     store_faults_exit,
@@ -399,11 +400,13 @@ def _evaluate_and_show(
     """
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
-    from lmmprobe.run import RichProgress, RunAborted
+    from lmmprobe.run import InputErrors, RichProgress, RunAborted
 
     progress = None if quiet or not sys.stderr.isatty() else RichProgress(err_console)
     try:
         ev = evaluate(spec, progress=progress) if evaluation is None else evaluation(progress)
+    except InputErrors as exc:  # a wrong model and wrong data, say: each on its own line
+        fail_each(exc.problems)
     except RunAborted as exc:
         # Not bad input: the run stopped on the way (a dead server, a refused key, a backend
         # failing again and again). Everything answered is stored; say how to go on.
@@ -499,6 +502,16 @@ def _evaluate_and_show(
             "the results hold no answers from it",
             code=1,
         )
+    if res.status == "stopped_budget":
+        # Not a success: a CI job that asked for the whole run must see that part of it was
+        # left unsent. A status of its own, as the same command resumes the run.
+        raise typer.Exit(EXIT_STOPPED_BUDGET)
+
+
+EXIT_STOPPED_BUDGET = 3
+"""Exit status of ``run`` and ``judge`` when a budget (``--max-cost``, ``max_requests``...) ran
+out: the results are written, the rest stored as ``budget`` errors (1: a step failed, 2: bad
+input)."""
 
 
 def _price_table(path: Path | None) -> dict[str, Any]:
@@ -508,6 +521,13 @@ def _price_table(path: Path | None) -> dict[str, Any]:
     from lmmprobe.run.prices import load_price_table
 
     return dict(load_price_table(path))
+
+
+def _key_note(variable: str | None) -> str:
+    """The note for a dry-run line whose model's API key is not set ("" when it is)."""
+    if variable is None:
+        return ""
+    return f"; its API key is not set: a dry run needs none, a real run needs ${variable}"
 
 
 def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
@@ -532,6 +552,7 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
         bound = j.completion_cost_bound
         if bound is not None:
             line += f"; its completions cost at most ${bound:.4f}"
+        line += _key_note(j.missing_key)
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     calls = sum(j.calls for j in judges)
     most = "" if all(j.exact for j in judges) else "at most "
@@ -548,10 +569,13 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
 def _dry_run(spec: RunSpec) -> None:
     """Print what `spec` would send per model, and exit without sending anything."""
     from lmmprobe.judge.dry_run import plan_judges
+    from lmmprobe.run import InputErrors
     from lmmprobe.run.dry_run import plan_run
 
     try:
         planned = plan_run(spec)
+    except InputErrors as exc:
+        fail_each(exc.problems)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(exc)
     for p in planned:
@@ -572,6 +596,7 @@ def _dry_run(spec: RunSpec) -> None:
                 f"; completions cost at most ${bound:.4f} ({p.to_send} x {p.max_new_tokens} "
                 "tokens); prompt tokens are counted only when sent"
             )
+        line += _key_note(p.missing_key)
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     total = sum(p.to_send for p in planned)
     try:

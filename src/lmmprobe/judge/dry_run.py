@@ -30,9 +30,9 @@ from lmmprobe.judge.step import (
     resolve_protocols,
 )
 from lmmprobe.judge.stored import judged_spec, stored_outcome
-from lmmprobe.models.base import AsyncModel, Model, StartableModel, load_model
+from lmmprobe.models.base import AsyncModel, Model, StartableModel
 from lmmprobe.run import plan_requests, score_response
-from lmmprobe.run.runner import dialogue_stages, priced
+from lmmprobe.run.runner import dialogue_stages, load_unkeyed, priced
 from lmmprobe.schema import JudgeConfig, Price, Response, RunSpec, Sample, Score
 from lmmprobe.schema.price import PER_TOKENS
 from lmmprobe.store import Store
@@ -64,6 +64,8 @@ class PlannedJudge:
             is another's (the same question and answer), which is asked once.
         store_unchecked: A served judge (``vllm:``): its replies are keyed by what its
             server serves, so the store was not looked at and stored replies are counted.
+        missing_key: The environment variable of the judge's API key when it is not set: a
+            dry run needs none, a real run does.
 
     """
 
@@ -78,6 +80,7 @@ class PlannedJudge:
     completion_tokens: int
     shared: int = 0
     store_unchecked: bool = False
+    missing_key: str | None = None
 
     @property
     def exact(self) -> bool:
@@ -112,7 +115,7 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
     check_config(config, spec.data)
     samples = load_source(spec.data, strict=spec.strict, limit=spec.limit).samples
     protocols = resolve_protocols(config, samples)
-    judges = {j: load_model(j) for j in dict.fromkeys(config.judges)}
+    judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
     path = Path(spec.db) if spec.db else DEFAULT_DB
     # An absent store holds nothing: it is not created just to be looked at.
     store = Store(path, read_only=True) if path.exists() and not spec.no_cache else None
@@ -121,7 +124,7 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
             planned
             for model_spec in spec.models
             for planned in _plan_model(
-                model_spec, load_model(model_spec), samples, protocols, judges, spec, store
+                model_spec, load_unkeyed(model_spec)[0], samples, protocols, judges, spec, store
             )
         ]
     finally:
@@ -138,7 +141,7 @@ def _plan_model(
     model: Model | AsyncModel,
     samples: list[Sample],
     protocols: dict[str, JudgeProtocol],
-    judges: dict[str, Model | AsyncModel],
+    judges: dict[str, tuple[Model | AsyncModel, str | None]],
     spec: RunSpec,
     store: Store | None,
 ) -> list[PlannedJudge]:
@@ -171,7 +174,7 @@ def _plan_model(
             scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
     judge_asks = _asks(model_spec, scores, stored, samples, protocols, config)
     out = []
-    for judge_spec, judge in judges.items():
+    for judge_spec, (judge, missing_key) in judges.items():
         count = _count(judge, judge_asks, config, store, spec.no_cache)
         out.append(
             PlannedJudge(
@@ -186,6 +189,7 @@ def _plan_model(
                 completion_tokens=bound_tokens + count.tokens,
                 shared=count.shared,
                 store_unchecked=count.unchecked,
+                missing_key=missing_key,
             )
         )
     return out
@@ -292,12 +296,12 @@ def plan_stored_judges(
         outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
         samples = outcome.load.samples
         protocols = resolve_protocols(config, samples)
-        judges = {j: load_model(j) for j in dict.fromkeys(config.judges)}
+        judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
         planned = []
         for mo in outcome.models:
             answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
             asks = _asks(mo.spec, mo.scores, answers, samples, protocols, config)
-            for judge_spec, judge in judges.items():
+            for judge_spec, (judge, missing_key) in judges.items():
                 count = _count(judge, asks, config, store, spec.no_cache)
                 planned.append(
                     PlannedJudge(
@@ -312,6 +316,7 @@ def plan_stored_judges(
                         completion_tokens=count.tokens,
                         shared=count.shared,
                         store_unchecked=count.unchecked,
+                        missing_key=missing_key,
                     )
                 )
     return StoredPlan(source, {mo.spec: len(mo.scores) for mo in outcome.models}, planned)

@@ -27,6 +27,9 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from lmmprobe._secrets import (
     KEY_SHAPE,
@@ -43,8 +46,10 @@ __all__ = [
     "LOCAL_HOSTS",
     "MIN_ANSWER_SECRET_LENGTH",
     "MIN_SECRET_LENGTH",
+    "NO_KEY",
     "REDACTED",
     "SECRET_WORDS",
+    "keys_not_needed",
     "redact_command",
     "redact_record",
     "redact_spec",
@@ -148,8 +153,33 @@ def scrub_answer(text: str) -> str:
     return text if pattern is None else pattern.sub(REDACTED, text)
 
 
+NO_KEY = "EMPTY"
+"""The key given to a local server, and the stand-in for a key a dry run does not need."""
+
+# The list `keys_not_needed` collects missing keys' variables in; None outside it.
+_unneeded: ContextVar[list[str] | None] = ContextVar("lmmprobe_keys_not_needed", default=None)
+
+
+@contextmanager
+def keys_not_needed() -> Iterator[list[str]]:
+    """Within the block a missing API key is no error: nothing will be sent (a dry run).
+
+    `resolve_api_key` then hands out the stand-in `NO_KEY` for a key that is not set, and
+    appends its variable's name to the list this yields, so the caller can say that a real
+    run will need it. A key that is set is resolved as always.
+    """
+    missing: list[str] = []
+    token = _unneeded.set(missing)
+    try:
+        yield missing
+    finally:
+        _unneeded.reset(token)
+
+
 def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> str:
     """The key in the environment variable `key_env`, or "EMPTY" for a local server.
+
+    Inside `keys_not_needed`, a key that is not set is "EMPTY" too, and its variable is noted.
 
     The key is remembered for `scrub_secrets` and `scrub_answer`; a key shorter than
     `MIN_ANSWER_SECRET_LENGTH` is logged as a warning (once), naming the variable: it cannot
@@ -178,7 +208,11 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
             )
         return key
     if base_url is not None and any(host in base_url for host in LOCAL_HOSTS):
-        return "EMPTY"
+        return NO_KEY
+    unneeded = _unneeded.get()
+    if unneeded is not None:
+        unneeded.append(key_env)
+        return NO_KEY
     whose = f" for {what}" if what else ""
     raise ValueError(
         f"no API key{whose}: set the environment variable {key_env} "

@@ -255,12 +255,7 @@ def _manifest(
         data_fingerprint(plan.samples),
         len(plan.samples),
     )
-    manifest["origin"] = origin_record(origin, reader) | {
-        "rows": plan.joined,
-        "benchmark_samples": plan.total,
-        "missing": plan.missing,
-        "unjoined": plan.unjoined,
-    }
+    manifest["origin"] = origin_record(origin, reader) | plan.counts()
     return manifest
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -118,6 +119,24 @@ class ImportPlan:
     """The benchmark's load result (None without a benchmark)."""
     joined: int = 0
     """Predictions joined to a sample (``len(rows)`` unless the plan streamed them)."""
+
+    def counts(self) -> dict[str, Any]:
+        """The plan's counts for a record or a document: the join's only with a benchmark.
+
+        ``golds`` says what the predictions were scored against: ``benchmark`` (its local
+        copy, joined by id: then ``benchmark_samples``, ``missing`` and ``unjoined`` too) or
+        ``file`` (the golds the file gives: nothing was joined, so those counts would mean
+        nothing and are left out).
+        """
+        if self.load is None:
+            return {"golds": "file", "rows": self.joined}
+        return {
+            "golds": "benchmark",
+            "rows": self.joined,
+            "benchmark_samples": self.total,
+            "missing": self.missing,
+            "unjoined": self.unjoined,
+        }
 
 
 def _index(samples: Sequence[Sample]) -> dict[str, Sample]:

@@ -23,6 +23,7 @@ from lmmprobe.run.manifest import build_manifest, git_commit, library_versions
 from lmmprobe.run.progress import NullProgress, ProgressSink, RichProgress
 from lmmprobe.run.ray_executor import RayExecutor, ReplicasLost
 from lmmprobe.run.runner import (
+    InputErrors,
     ModelOutcome,
     RunOutcome,
     answer_requests,
@@ -41,6 +42,7 @@ __all__ = [
     "BatchResult",
     "CostMeter",
     "Executor",
+    "InputErrors",
     "LocalExecutor",
     "ModelOutcome",
     "NullProgress",

@@ -7,6 +7,9 @@ called, no run is recorded, and a store that does not exist yet is not created.
 The cost of what would be sent cannot be known before it is sent: the prompt's tokens are
 counted by the server (images included), the completion's by what the model writes. What can
 be known is a bound on the completion side: each answer is at most ``max_new_tokens`` tokens.
+
+Nothing is sent, so no API key is needed: a model whose key is not set is planned all the same,
+and its plan names the variable a real run will need.
 """
 
 from __future__ import annotations
@@ -14,15 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmmprobe.data import DataError, load_source, no_valid_samples
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel, load_model
+from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel
 from lmmprobe.run.runner import (
     _input_error,
     _plan_dialogue_round,
     dialogue_stages,
     plan_requests,
     priced,
+    resolve_inputs,
 )
 from lmmprobe.run.scoring import check_names
 from lmmprobe.schema import Price, RunSpec, Sample
@@ -49,6 +52,8 @@ class PlannedModel:
         store_unchecked: A served model (``vllm:``, ``sglang:``): its identity names what the
             server serves, known only once it runs, and a dry run starts no server; so the
             store was not looked at and every request is counted.
+        missing_key: The environment variable of the model's API key when it is not set: a
+            dry run needs none, a real run does.
 
     """
 
@@ -60,6 +65,7 @@ class PlannedModel:
     price: Price | None
     max_new_tokens: int
     store_unchecked: bool = False
+    missing_key: str | None = None
 
     @property
     def to_send(self) -> int:
@@ -81,22 +87,24 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
         RegistryError: A model, data source, matcher or prompt style is unknown.
         DataError: The data cannot be read.
         ValueError: The spec is invalid (a bad ``price=``, ``max_cost`` without prices...).
+        InputErrors: Several of the models and the data are wrong (each one named).
 
     """
     check_names(spec.formulate)
     spec = priced(spec)
-    models = [(s, load_model(s)) for s in spec.models]  # builds clients; loads no weights
-    load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
-    if not load.samples and load.invalid:
-        raise DataError(no_valid_samples(load))
+    # Builds clients and loads no weights; a missing API key is noted, not an error.
+    inputs = resolve_inputs(spec, keys=False)
     path = Path(spec.db) if spec.db else DEFAULT_DB
     # An absent store holds nothing: it is not created just to be looked at.
     store = Store(path) if path.exists() and not spec.no_cache else None
     try:
         return [
-            _plan_model(model_spec, model, load.samples, spec, store)
-            for model_spec, model in models
-        ]
+            _plan_model(
+                model_spec, model, inputs.load.samples, spec, store,
+                inputs.missing_keys.get(model_spec),
+            )
+            for model_spec, model in inputs.models
+        ]  # fmt: skip
     finally:
         if store is not None:
             store.close()
@@ -108,6 +116,7 @@ def _plan_model(
     samples: list[Sample],
     spec: RunSpec,
     store: Store | None,
+    missing_key: str | None,
 ) -> PlannedModel:
     served = isinstance(model, StartableModel)
     # A served model's identity would start its server (it names the version served): a dry
@@ -139,4 +148,5 @@ def _plan_model(
         price=spec.prices.get(model_spec),
         max_new_tokens=spec.gen.max_new_tokens,
         store_unchecked=served,
+        missing_key=missing_key,
     )

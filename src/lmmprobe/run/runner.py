@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
+from lmmprobe.models.api_keys import keys_not_needed
 from lmmprobe.models.base import (
     AsyncModel,
     Model,
@@ -29,6 +30,7 @@ from lmmprobe.models.base import (
     load_model,
 )
 from lmmprobe.parse.thinking import split_answer, tags_for_model
+from lmmprobe.registry import RegistryError
 from lmmprobe.run.cost import CostMeter
 from lmmprobe.run.executor import (
     Executor,
@@ -106,6 +108,96 @@ def _status(outcome: RunOutcome) -> str:
     if "budget" in errors:
         return "stopped_budget"
     return "complete_with_errors" if errors else "complete"
+
+
+class InputErrors(ValueError):
+    """Several inputs of a run are wrong (a model and the data, say), all found before it starts.
+
+    Attributes:
+        problems: One error per wrong input, in the order the run reads them (models, then
+            data), each as it would have been raised alone.
+
+    """
+
+    def __init__(self, problems: Sequence[Exception]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(str(p) for p in self.problems))
+
+
+@dataclass
+class RunInputs:
+    """What a run reads before it starts: its models (no weights loaded yet) and its data.
+
+    Attributes:
+        models: Each model spec with its model object.
+        load: The data's samples and rejected rows.
+        missing_keys: Per model spec, the variable of an API key that is not set, when the
+            inputs were resolved for a dry run (``keys=False``): a real run needs it.
+
+    """
+
+    models: list[tuple[str, Model | AsyncModel]]
+    load: LoadResult
+    missing_keys: dict[str, str] = field(default_factory=dict)
+
+
+def load_unkeyed(model_spec: str) -> tuple[Model | AsyncModel, str | None]:
+    """The model of `model_spec` for a plan, which sends nothing and so needs no API key.
+
+    Returns:
+        The model, and the environment variable of its API key when that is not set.
+
+    """
+    with keys_not_needed() as missing:
+        model = load_model(model_spec)
+    return model, missing[0] if missing else None
+
+
+def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
+    """Resolve every model of `spec` and read its data, reporting every wrong input at once.
+
+    Each input is tried even when an earlier one failed, so a user fixing a run sees all of
+    its problems in one go rather than one per attempt.
+
+    Args:
+        spec: The run.
+        keys: Whether the models' API keys must be set; False for a dry run, which sends
+            nothing (a missing key is then noted in `RunInputs.missing_keys`).
+
+    Raises:
+        RegistryError: The one wrong input is an unknown (or not installed) backend or source.
+        DataError: The one wrong input is the data, which cannot be read or has no valid row.
+        ValueError: The one wrong input is a model option, or the data has no sample.
+        InputErrors: Several inputs are wrong.
+
+    """
+    problems: list[Exception] = []
+    models: list[tuple[str, Model | AsyncModel]] = []
+    missing_keys: dict[str, str] = {}
+    for s in spec.models:
+        try:
+            tags_for_model(s)  # a think= value that cannot be read fails here, not at scoring
+            model, missing = (load_model(s), None) if keys else load_unkeyed(s)
+            models.append((s, model))
+            if missing is not None:
+                missing_keys[s] = missing
+        except (RegistryError, ValueError) as exc:
+            problems.append(exc)
+    load: LoadResult | None = None
+    try:
+        load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
+        if not load.samples and load.invalid:  # say why, not only how many
+            raise DataError(no_valid_samples(load))
+        if not load.samples:
+            raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
+    except (RegistryError, ValueError) as exc:
+        problems.append(exc)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise InputErrors(problems)
+    assert load is not None  # read, or its error is among the problems
+    return RunInputs(models, load, missing_keys)
 
 
 def new_run_id() -> str:
@@ -484,6 +576,7 @@ def execute_run(
         RegistryError: A model, data source, matcher or prompt style is unknown or not
             installed.
         DataError: The data cannot be read, or is invalid in strict mode.
+        InputErrors: Several of the models and the data are wrong: each is named, none started.
         ValueError: The spec asks for something a model cannot do, or gives replica settings
             without the Ray executor.
         RunAborted: The run stopped early (server unreachable or unhealthy, key refused, a
@@ -501,20 +594,14 @@ def execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
-        for s in spec.models:
-            tags_for_model(s)  # a think= value that cannot be read fails here, not at scoring
-        models = [(s, load_model(s)) for s in spec.models]
+        inputs = resolve_inputs(spec)
+        models, load = inputs.models, inputs.load
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
             raise ValueError(
                 "a served model (vllm:, sglang:) runs its server on this machine and is asked "
                 "from here: use --executor local (the default) with it"
             )
-        load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
-        if not load.samples and load.invalid:  # say why, not only how many
-            raise DataError(no_valid_samples(load))
-        if not load.samples:
-            raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
         if executor is None and spec.executor != "local":
             # Ray is joined (or started) now: a wrong address fails before the run is recorded.
             own_executor = executor = connect_ray_executor(spec)
