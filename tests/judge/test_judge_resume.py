@@ -125,7 +125,7 @@ def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
     model = _model(tmp_path / "o2")
     assert model["judge"]["calls"][judge] == {
         "requests": N, "verdicts": N, "cached": stored, "called": N - stored, "errors": 0,
-        "cost": None,
+        "read": N, "unjudged": {}, "cost": None,
     }  # fmt: skip
     assert model["judge"]["decided"] == {"rule": 0, "judge": N, "unjudged": 0}
 
