@@ -34,3 +34,11 @@ def lmmprobe(
         env={**os.environ, "COLUMNS": str(columns), **env},
         check=False,
     )
+
+
+def lmmprobe_with_key(*args: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`lmmprobe` with an OpenAI API key set, as a run against the fake OpenAI server needs.
+
+    The fake server takes any key; this one is long enough to be scrubbed from answers.
+    """
+    return lmmprobe(*args, OPENAI_API_KEY="test-key", **env)

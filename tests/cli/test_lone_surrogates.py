@@ -9,31 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.console import lmmprobe
+from tests.choice_rows import CHOICE_ASK, choice_rows
+from tests.console import lmmprobe, lmmprobe_with_key
 
 from lmmprobe.schema import REPLACEMENT_CHARACTER, Response, safe_text
 from lmmprobe.testing.openai_server import FakeOpenAIServer
-
-CHOICE_ASK = "Say which option the answer chose"  # lmmprobe-choice's judge prompt
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return lmmprobe(*args, OPENAI_API_KEY="test-key-1234")
-
-
-def _rows(path: Path, n: int) -> Path:
-    rows = [
-        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
-         "choices": ["cat", "dog"], "answer": 0}
-        for i in range(n)
-    ]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 def _texts(db: Path) -> dict[str, list[str]]:
@@ -46,7 +30,7 @@ def _texts(db: Path) -> dict[str, list[str]]:
 
 
 def test_a_lone_surrogate_in_an_answer_and_a_judge_reply_is_stored_once(tmp_path: Path) -> None:
-    data, db = _rows(tmp_path / "rows.jsonl", 3), tmp_path / "db"
+    data, db = choice_rows(tmp_path / "rows.jsonl", 3), tmp_path / "db"
     # The model answers item0 with a lone surrogate the rules cannot read, so the judge is
     # asked, and the judge's replies hold one too (except item1's: a judge none of whose replies
     # can be read fails the run, which is not what this test is about).
@@ -59,13 +43,13 @@ def test_a_lone_surrogate_in_an_answer_and_a_judge_reply_is_stored_once(tmp_path
         url = server.base_url
         args = ("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
                 "--judge", f"openai:judge@{url}")  # fmt: skip
-        first = _run(*args, "--out", tmp_path / "a")
+        first = lmmprobe_with_key(*args, "--out", tmp_path / "a")
         assert first.returncode == 0, first.stderr
         assert "codec" not in first.stderr
         sent = server.requests_total
         assert sent >= 4  # the model's 3 answers and the judge's calls
         server.reset_stats()
-        again = _run(*args, "--out", tmp_path / "b")
+        again = lmmprobe_with_key(*args, "--out", tmp_path / "b")
         assert again.returncode == 0, again.stderr
         assert server.requests_total == 0  # everything was stored: nothing is paid twice
     texts = _texts(db)
@@ -137,12 +121,12 @@ def test_a_lone_surrogate_in_a_data_row_is_stored_and_not_paid_again(tmp_path: P
     with FakeOpenAIServer() as server:
         args = ("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", data, "-q",
                 "--db", db, "--by", "grp")  # fmt: skip
-        first = _run(*args, "--out", tmp_path / "a")
+        first = lmmprobe_with_key(*args, "--out", tmp_path / "a")
         assert first.returncode == 0, first.stderr
         assert "codec" not in first.stderr and "Error serializing" not in first.stderr
         assert server.requests_total == 2
         server.reset_stats()
-        again = _run(*args, "--out", tmp_path / "b")
+        again = lmmprobe_with_key(*args, "--out", tmp_path / "b")
         assert again.returncode == 0, again.stderr
         assert server.requests_total == 0  # both answers were stored
     results = json.loads((tmp_path / "a" / "results.json").read_text())

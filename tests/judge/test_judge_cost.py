@@ -9,32 +9,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.console import lmmprobe
+from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
+from tests.console import lmmprobe_with_key
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
-CHOICE_ASK = "Say which option the answer chose"
 DOLLAR_A_WORD = "price=0:1000000"
-
-
-def _rows(path: Path, n: int) -> tuple[Path, list[tuple[str, str]]]:
-    rows = [
-        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
-         "choices": ["cat", "dog"], "answer": 0}
-        for i in range(n)
-    ]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    # Every answer is one the rules cannot read: each goes to the judge.
-    return path, [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(n)]
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return lmmprobe(*args, OPENAI_API_KEY="test-key")
 
 
 def _results(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -44,16 +28,18 @@ def _results(out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def test_a_priced_judge_is_counted_apart_from_the_model(tmp_path: Path) -> None:
-    data, answers = _rows(tmp_path / "rows.jsonl", 4)
+    data, answers = choice_rows(tmp_path / "rows.jsonl", 4), unsure_answers(4)
     prices = tmp_path / "prices.json"
     # The table's entry for the judge's name prices it, as it prices a model.
     prices.write_text(json.dumps({"judge-b": {"input": 0, "output": 2_000_000}}))
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
         url = server.base_url
         judge_a, judge_b = f"openai:judge-a@{url},{DOLLAR_A_WORD}", f"openai:judge-b@{url}"
-        proc = _run("run", "-m", f"openai:fake-vlm@{url},{DOLLAR_A_WORD}", "--data", data,
-                    "-q", "--db", tmp_path / "db", "--out", tmp_path / "o", "--prices", prices,
-                    "--judge", judge_a, "--judge", judge_b)  # fmt: skip
+        proc = lmmprobe_with_key(
+            "run", "-m", f"openai:fake-vlm@{url},{DOLLAR_A_WORD}", "--data", data,
+            "-q", "--db", tmp_path / "db", "--out", tmp_path / "o", "--prices", prices,
+            "--judge", judge_a, "--judge", judge_b,
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     _, model = _results(tmp_path / "o")
     # The model's cost is its own answers only: 4 answers of 3 words.
@@ -69,19 +55,21 @@ def test_a_priced_judge_is_counted_apart_from_the_model(tmp_path: Path) -> None:
     assert f"judged by `{judge_b}`: $8.0000" in md
     # The HTML report names the judges' cost beside the run, apart from the models'.
     html = tmp_path / "report.html"
-    report = _run("report", "latest", "--db", tmp_path / "db", "--out", html)
+    report = lmmprobe_with_key("report", "latest", "--db", tmp_path / "db", "--out", html)
     assert report.returncode == 0, report.stderr
     assert "cost $12.0000, apart from the models" in html.read_text()
 
 
 def test_max_cost_needs_a_price_for_every_judge(tmp_path: Path) -> None:
-    data, _ = _rows(tmp_path / "rows.jsonl", 2)
+    data = choice_rows(tmp_path / "rows.jsonl", 2)
     with FakeOpenAIServer() as server:
         url = server.base_url
         for flag in ("--max-cost", "--dry-run"):
             extra = ("--max-cost", "5") if flag == "--max-cost" else ("--max-cost", "5", flag)
-            proc = _run("run", "-m", f"openai:fake-vlm@{url},price=1:1", "--data", data, "-q",
-                        "--db", tmp_path / "db", "--judge", f"openai:judge@{url}", *extra)  # fmt: skip
+            proc = lmmprobe_with_key(
+                "run", "-m", f"openai:fake-vlm@{url},price=1:1", "--data", data, "-q",
+                "--db", tmp_path / "db", "--judge", f"openai:judge@{url}", *extra,
+            )  # fmt: skip
             assert proc.returncode == 2, proc.stdout + proc.stderr
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
             assert "--max-cost needs a price for every model and judge" in proc.stderr
@@ -91,7 +79,7 @@ def test_max_cost_needs_a_price_for_every_judge(tmp_path: Path) -> None:
 
 def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path: Path) -> None:
     n = 8
-    data, answers = _rows(tmp_path / "rows.jsonl", n)
+    data, answers = choice_rows(tmp_path / "rows.jsonl", n), unsure_answers(n)
     db = tmp_path / "db"
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
         url = server.base_url
@@ -100,7 +88,7 @@ def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path
         judge = f"openai:judge@{url},{DOLLAR_A_WORD},max_concurrency=1"
         args = ("run", "-m", f"openai:fake-vlm@{url},price=0:0", "--data", data, "-q",
                 "--db", db, "--judge", judge, "--max-cost")  # fmt: skip
-        first = _run(*args, "3.5", "--out", tmp_path / "a")
+        first = lmmprobe_with_key(*args, "3.5", "--out", tmp_path / "a")
         assert first.returncode == 3, first.stderr  # stopped by its budget
         assert "run the same command again" in first.stdout
         results, model = _results(tmp_path / "a")
@@ -116,7 +104,7 @@ def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path
         assert len(reasons) == n - judged
         assert all(r.startswith("judge error budget: cost budget of $3.5") for r in reasons)
         server.reset_stats()
-        rest = _run(*args, "100", "--out", tmp_path / "b")
+        rest = lmmprobe_with_key(*args, "100", "--out", tmp_path / "b")
         assert rest.returncode == 0, rest.stderr
         # Only the judge calls the budget left: no answer, no stored judge reply asked again.
         assert server.requests_total == n - judged
@@ -127,7 +115,7 @@ def test_the_budget_runs_out_while_judging_and_the_same_command_resumes(tmp_path
 
 
 def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None:
-    data, _ = _rows(tmp_path / "rows.jsonl", 5)
+    data = choice_rows(tmp_path / "rows.jsonl", 5)
     db = tmp_path / "db"
     # Two answers the rules read, three they cannot.
     answers = [(f"Which animal is item{i}?", "(A)" if i < 2 else f"unsure {i}") for i in range(5)]
@@ -138,7 +126,7 @@ def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None
 
         def dry() -> str:
             server.reset_stats()
-            proc = _run(*base, "--judge", judge, "--dry-run")
+            proc = lmmprobe_with_key(*base, "--judge", judge, "--dry-run")
             assert proc.returncode == 0, proc.stderr
             assert server.requests_total == 0
             return " ".join(proc.stdout.split())
@@ -151,7 +139,7 @@ def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None
         assert "judges: at most 5 call(s)" in out
         assert "nothing was sent and no run was recorded" in out
         # The answers stored: read as the judging step reads them, the rules' misses exactly.
-        assert _run(*base, "--out", tmp_path / "o1").returncode == 0
+        assert lmmprobe_with_key(*base, "--out", tmp_path / "o1").returncode == 0
         out = dry()
         assert (
             f"on {model}: 3 call(s); 5 answer(s) read from the store (rules applied, 0 judge" in out
@@ -159,9 +147,52 @@ def test_dry_run_counts_the_judge_calls_and_asks_nothing(tmp_path: Path) -> None
         assert "judges: 3 call(s)" in out
         assert "its completions cost at most" in out
         # Judged once: the judge's replies are stored, nothing would be sent.
-        judged = _run(*base, "--judge", judge, "--out", tmp_path / "o2")
+        judged = lmmprobe_with_key(*base, "--judge", judge, "--out", tmp_path / "o2")
         assert judged.returncode == 0, judged.stderr
         out = dry()
         assert (
             f"on {model}: 0 call(s); 5 answer(s) read from the store (rules applied, 3 judge" in out
         )
+
+
+def test_judging_a_run_its_budget_stopped_leaves_it_stopped_budget(tmp_path: Path) -> None:
+    # Issue 34's leftover: a run that `--max-cost` stopped early, then `lmmprobe judge`d, was
+    # recorded `complete_with_errors`, as if only some calls had failed: the judged run hid
+    # that its answers stop where the budget stopped them.
+    n = 4
+    data, db = choice_rows(tmp_path / "rows.jsonl", n), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *unsure_answers(n)]) as server:
+        url = server.base_url
+        # $3 an answer (3 words at $1), one at a time: $4 lets 2 answers through, 2 are unsent.
+        run = ("run", "-m", f"openai:fake-vlm@{url},{DOLLAR_A_WORD},max_concurrency=1",
+               "--data", data, "-q", "--db", db, "--max-cost")  # fmt: skip
+        first = lmmprobe_with_key(*run, "4", "--out", tmp_path / "a")
+        assert first.returncode == 3, first.stderr  # stopped by its budget
+        source, _ = _results(tmp_path / "a")
+        assert source["status"] == "stopped_budget"
+        judge = ("judge", source["run_id"], "--db", db, "-q", "--judge", f"openai:judge@{url}",
+                 "--max-cost", "none")  # fmt: skip
+        judged = lmmprobe_with_key(*judge, "--out", tmp_path / "j")
+        assert judged.returncode == 3, judged.stderr  # still short of the budget's answers
+        results, model = _results(tmp_path / "j")
+        assert results["status"] == "stopped_budget"
+        assert model["judge"]["decided"]["judge"] == 2  # the answers there are, judged
+        # The terminal says whose budget stopped the answers and how to judge them all.
+        out = " ".join(judged.stdout.split())
+        assert (
+            f"the answers judged are those of run {source['run_id']}, which stopped when its "
+            "budget ran out: 2 of its requests were never answered"
+        ) in out
+        assert f"resume run {source['run_id']} with the command that started it" in out
+        # Doing so: the run resumed asks only what its budget left, and judged then, complete.
+        server.reset_stats()
+        rest = lmmprobe_with_key(*run, "100", "--out", tmp_path / "b")
+        assert rest.returncode == 0, rest.stderr
+        assert server.requests_total == n - 2
+        resumed, _ = _results(tmp_path / "b")
+        again = ("judge", resumed["run_id"], *judge[2:])
+        done = lmmprobe_with_key(*again, "--out", tmp_path / "k")
+        assert done.returncode == 0, done.stderr
+    results, model = _results(tmp_path / "k")
+    assert results["status"] == "complete"
+    assert model["judge"]["decided"]["judge"] == n

@@ -7,35 +7,21 @@ from __future__ import annotations
 import json
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from tests.console import lmmprobe
+from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
+from tests.console import lmmprobe_with_key
 from tests.serve.conftest import client
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
-CHOICE_ASK = "Say which option the answer chose"
-
-
-def _rows(path: Path, n: int = 4) -> Path:
-    rows = [
-        {"id": f"q{i}", "images": [], "question": f"Which animal is item{i}?",
-         "choices": ["cat", "dog"], "answer": 0}
-        for i in range(n)
-    ]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return lmmprobe(*args, OPENAI_API_KEY="test-key")
-
 
 def _status(db: Path) -> dict[str, str]:
-    listed = _run("runs", "--db", db, "--format", "json", "--limit", "0")
+    listed = lmmprobe_with_key("runs", "--db", db, "--format", "json", "--limit", "0")
     assert listed.returncode == 0, listed.stderr
     return {r["id"]: r["status"] for r in json.loads(listed.stdout)}
 
@@ -56,11 +42,13 @@ def test_a_judging_step_that_raises_leaves_the_run_judging_failed_and_resumable(
 ) -> None:
     # The issue's case: the answers are in, then the judging step raises (a judge server that
     # will not start). Before, the run stayed `complete` with no results.
-    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    data, db = choice_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A")]) as server:
         model = f"openai:fake-vlm@{server.base_url}"
         base = ("run", "-m", model, "--data", data, "-q", "--db", db)
-        failed = _run(*base, "--out", tmp_path / "a", "--judge", "vllm:judge,command=false")
+        failed = lmmprobe_with_key(
+            *base, "--out", tmp_path / "a", "--judge", "vllm:judge,command=false"
+        )
         assert failed.returncode == 1, failed.stderr
         assert "judging failed: ServerStartError" in failed.stderr
         assert "status judging_failed" in failed.stderr
@@ -72,13 +60,15 @@ def test_a_judging_step_that_raises_leaves_the_run_judging_failed_and_resumable(
         # judge is asked, and the run is complete.
         server.reset_stats()
         judge = f"openai:judge@{server.base_url}"
-        again = _run(*base, "--out", tmp_path / "b", "--judge", judge)
+        again = lmmprobe_with_key(*base, "--out", tmp_path / "b", "--judge", judge)
         assert again.returncode == 0, again.stderr
         assert server.requests_total == 4  # 4 judge calls, no answer asked again
         assert _results(tmp_path / "b")["status"] == "complete"
         # `lmmprobe judge` completes the failed run too, asking nothing it has stored.
         server.reset_stats()
-        judged = _run("judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "c")
+        judged = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "c"
+        )
         assert judged.returncode == 0, judged.stderr
         assert server.requests_total == 0
         assert _results(tmp_path / "c")["status"] == "complete"
@@ -86,13 +76,13 @@ def test_a_judging_step_that_raises_leaves_the_run_judging_failed_and_resumable(
 
 def test_a_judge_failing_every_call_fails_the_run_naming_it(tmp_path: Path) -> None:
     # The issue's case: a misspelt judge model, every call a 404. Before: exit 0, coverage 0.
-    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    data, db = choice_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
     table = [("@gpt-4o-mni ", "!missing"), (CHOICE_ASK, "A")]
     with FakeOpenAIServer(reply_table=table) as server:
         model = f"openai:fake-vlm@{server.base_url}"
         typo = f"openai:gpt-4o-mni@{server.base_url}"
         base = ("run", "-m", model, "--data", data, "-q", "--db", db)
-        proc = _run(*base, "--out", tmp_path / "a", "--judge", typo)
+        proc = lmmprobe_with_key(*base, "--out", tmp_path / "a", "--judge", typo)
         assert proc.returncode == 1, proc.stderr
         (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
         assert f"judge {typo}: every one of 4 call(s) failed" in line
@@ -102,33 +92,87 @@ def test_a_judge_failing_every_call_fails_the_run_naming_it(tmp_path: Path) -> N
         assert results["status"] == "judging_failed"
         (stats,) = results["models"].values()
         assert stats["judge"]["unjudged"] == {"failed call": 4}
-        assert "unjudged verdicts: 4 failed call(s) (asked again by the same command)" in (
-            proc.stdout
-        )
+        assert (
+            "its verdicts: 0 read, 4 unjudged: 4 failed call(s) (asked again by the same command)"
+        ) in " ".join(proc.stdout.split())
         # `lmmprobe judge` with the same judge fails the same way.
-        judged = _run("judge", results["run_id"], "--db", db, "-q", "--judge", typo)
+        judged = lmmprobe_with_key("judge", results["run_id"], "--db", db, "-q", "--judge", typo)
         assert judged.returncode == 1, judged.stderr
         assert f"judge {typo}: every one of 4 call(s) failed" in judged.stderr
         # Two judges, one failing: still a failure (the other's verdicts are kept).
         good = f"openai:judge@{server.base_url}"
-        two = _run(*base, "--out", tmp_path / "b", "--judge", good, "--judge", typo)
+        two = lmmprobe_with_key(*base, "--out", tmp_path / "b", "--judge", good, "--judge", typo)
         assert two.returncode == 1
         assert f"judge {typo}: every one of" in two.stderr
         assert two.stderr.count("every one of") == 1  # the judge that answered is not named
 
 
+def test_two_judges_one_misspelt_counts_each_judges_verdicts_and_fails_the_run(
+    tmp_path: Path,
+) -> None:
+    # Hostile re-test #13: two judges, the second answering 404 (`model_not_found`) on every
+    # call. Before, the terminal said "4 by judge, 0 unjudged" (answers) and then "unjudged
+    # verdicts: 4 failed call(s)" (the judges' verdicts pooled), and the 404 read
+    # `bad_request: HTTP 404`. Now the answers and each judge's verdicts are counted apart,
+    # the 404 is `not_found` and says the name is probably misspelt, and the judge that
+    # failed every call fails the run (issue 34, item 5, judge by judge).
+    data, db = choice_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    table = [("@judgeB ", "!missing"), (CHOICE_ASK, "A"), *unsure_answers(4)]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        good, typo = f"openai:judgeA@{url}", f"openai:judgeB@{url}"
+        proc = lmmprobe_with_key(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+            "--out", tmp_path / "o", "--judge", good, "--judge", typo,
+        )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    out = " ".join(proc.stdout.split())
+    # Answers: every one decided by the judge that answered.
+    assert "answers judged (lmmprobe-choice v2): 0 by rule, 4 by judge, 0 unjudged" in out
+    # Verdicts, judge by judge: each judge's read and unjudged add up to its 4.
+    assert (
+        f"judge {good}: 4 requests, 0 from the store, 4 sent, 0 errors; its verdicts: 4 read" in out
+    )
+    assert (
+        f"judge {typo}: 4 requests, 0 from the store, 4 sent, 4 errors; its verdicts: 0 read, "
+        "4 unjudged: 4 failed call(s) (asked again by the same command)"
+    ) in out
+    assert "unjudged verdicts:" not in out  # no pooled count to contradict the answers'
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert f"judge {typo}: every one of 4 call(s) failed: not_found: HTTP 404:" in line
+    assert "serves no model 'judgeB': the model name is probably misspelt" in line
+    assert "bad_request" not in line
+    assert f"judge {good}" not in line  # the judge that answered is not blamed
+    results = _results(tmp_path / "o")
+    assert results["status"] == "judging_failed"
+    assert _status(db) == {results["run_id"]: "judging_failed"}
+    (stats,) = results["models"].values()
+    calls = stats["judge"]["calls"]
+    assert (calls[good]["read"], calls[good]["unjudged"]) == (4, {})
+    assert (calls[typo]["read"], calls[typo]["unjudged"]) == (0, {"failed call": 4})
+    assert stats["judge"]["decided"] == {"rule": 0, "judge": 4, "unjudged": 0}
+    with sqlite3.connect(db) as conn:
+        kinds = {
+            k
+            for (k,) in conn.execute(
+                "SELECT error_type FROM responses WHERE error_type IS NOT NULL"
+            )
+        }
+    assert kinds == {"not_found"}
+
+
 def test_partial_judge_failures_pass_and_say_why_answers_are_unjudged(tmp_path: Path) -> None:
-    data = _rows(tmp_path / "rows.jsonl")
+    data = choice_rows(tmp_path / "rows.jsonl")
     table = [
         # The judge prompt quotes the answer in a delimited block (`judge.protocol.delimit`).
         ('">\nunsure about item0', "!fail"),  # a failed call
         ('">\nunsure about item1', "no idea at all"),  # an unreadable reply
         (CHOICE_ASK, "A"),
     ]
-    answers = [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(4)]
+    answers = unsure_answers(4)
     with FakeOpenAIServer(reply_table=[*table, *answers]) as server:
         url = server.base_url
-        proc = _run(
+        proc = lmmprobe_with_key(
             "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db",
             tmp_path / "db", "--out", tmp_path / "o", "--judge", f"openai:judge@{url}",
         )  # fmt: skip
@@ -136,7 +180,7 @@ def test_partial_judge_failures_pass_and_say_why_answers_are_unjudged(tmp_path: 
     out = " ".join(proc.stdout.split())
     assert "2 by judge, 2 unjudged" in out
     assert (
-        "unjudged verdicts: 1 failed call(s) (asked again by the same command), "
+        "its verdicts: 2 read, 2 unjudged: 1 failed call(s) (asked again by the same command), "
         "1 unreadable reply(ies) (stored; read again, not asked again)"
     ) in out
     (stats,) = _results(tmp_path / "o")["models"].values()
@@ -160,7 +204,7 @@ def test_an_imported_run_is_judged_from_the_store(tmp_path: Path) -> None:
     ]  # fmt: skip
     (tmp_path / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     db = tmp_path / "db"
-    imported = _run(
+    imported = lmmprobe_with_key(
         "import", tmp_path / "preds.jsonl", "--model", "other tool", "--db", db,
         "--field", "id=qid,prediction=answer,gold=gt", "--out", tmp_path / "imp",
     )  # fmt: skip
@@ -171,13 +215,15 @@ def test_an_imported_run_is_judged_from_the_store(tmp_path: Path) -> None:
         judge = f"openai:judge@{server.base_url}"
         # A dry run counts from the stored run too (before, it was refused for an import:
         # it counted from the data, which an import does not carry).
-        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
+        dry = lmmprobe_with_key("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
         assert dry.returncode == 0, dry.stderr
         assert "dry run: 3 judge call(s) would be sent" in " ".join(dry.stdout.split())
-        proc = _run("judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "j")
+        proc = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "-q", "--judge", judge, "--out", tmp_path / "j"
+        )
         assert proc.returncode == 0, proc.stderr
         assert server.requests_total == 3  # the judge only: no model, no data reloaded
-        again = _run("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
+        again = lmmprobe_with_key("judge", run_id, "--db", db, "--judge", judge, "--dry-run")
         assert "dry run: 0 judge call(s) would be sent" in " ".join(again.stdout.split())
     results = _results(tmp_path / "j")
     assert results["status"] == "complete"
@@ -206,8 +252,8 @@ def test_the_fake_server_command_scripts_a_judge(tmp_path: Path) -> None:
         found = re.search(r"at (http://127\.0\.0\.1:\d+/v1)", server.stdout.readline())
         assert found
         url = found.group(1)
-        proc = _run(
-            "run", "-m", f"openai:fake-vlm@{url}", "--data", _rows(tmp_path / "rows.jsonl"),
+        proc = lmmprobe_with_key(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", choice_rows(tmp_path / "rows.jsonl"),
             "-q", "--db", tmp_path / "db", "--out", tmp_path / "o",
             "--judge", f"openai:judge@{url}",
         )  # fmt: skip
@@ -236,18 +282,22 @@ def test_a_bad_reply_table_is_one_line_naming_file_and_line(tmp_path: Path) -> N
 def test_judge_command_dry_run_max_cost_and_prices(tmp_path: Path) -> None:
     # Before: `lmmprobe judge` had no --dry-run, --max-cost or --prices, and the run's dry-run
     # summary left the judge calls out.
-    data, db = _rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    data, db = choice_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
     answers = [(f"Which animal is item{i}?", f"unsure {i}") for i in range(4)]
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
         url = server.base_url
         model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
-        done = _run("run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a")
+        done = lmmprobe_with_key(
+            "run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a"
+        )
         assert done.returncode == 0, done.stderr
         run_id = _results(tmp_path / "a")["run_id"]
         prices = tmp_path / "prices.json"
         prices.write_text(json.dumps({"judge": {"input": 0, "output": 1000}}))
         server.reset_stats()
-        dry = _run("judge", run_id, "--db", db, "--judge", judge, "--prices", prices, "--dry-run")
+        dry = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "--judge", judge, "--prices", prices, "--dry-run"
+        )
         assert dry.returncode == 0, dry.stderr
         assert server.requests_total == 0
         out = " ".join(dry.stdout.split())
@@ -257,13 +307,15 @@ def test_judge_command_dry_run_max_cost_and_prices(tmp_path: Path) -> None:
         assert "dry run: 4 judge call(s) would be sent (completions cost at most $0.0320)" in out
         assert "model request" not in out
         # --max-cost needs a price for the judge, and for it alone.
-        unpriced = _run("judge", run_id, "--db", db, "--judge", judge, "--max-cost", "1")
+        unpriced = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "--judge", judge, "--max-cost", "1"
+        )
         assert unpriced.returncode == 2
         assert (
             f"--max-cost needs a price for every judge; '{judge}' has none: add price=IN:OUT "
             "to its spec"
         ) in " ".join(unpriced.stderr.split())
-        judged = _run(
+        judged = lmmprobe_with_key(
             "judge", run_id, "--db", db, "-q", "--judge", judge, "--prices", prices,
             "--max-cost", "5", "--out", tmp_path / "b",
         )  # fmt: skip

@@ -20,27 +20,12 @@ from typing import Any
 
 import pytest
 from PIL import Image
-from tests.console import lmmprobe
+from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
+from tests.console import lmmprobe_with_key
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
-CHOICE_ASK = "Say which option the answer chose"
 N = 24
-
-
-def _rows(path: Path, n: int = N) -> tuple[Path, list[tuple[str, str]]]:
-    rows = [
-        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
-         "choices": ["cat", "dog"], "answer": 0}
-        for i in range(n)
-    ]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    # Every answer is one the rules cannot read.
-    return path, [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(n)]
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return lmmprobe(*args, OPENAI_API_KEY="test-key")
 
 
 def _model(out: Path) -> dict[str, Any]:
@@ -80,18 +65,22 @@ def _stored_judge_rows(db: Path, judge: str) -> int:
 
 
 def test_judge_a_stored_run_without_asking_the_model(tmp_path: Path) -> None:
-    data, answers = _rows(tmp_path / "rows.jsonl", 6)
+    data, answers = choice_rows(tmp_path / "rows.jsonl", 6), unsure_answers(6)
     db = tmp_path / "db"
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *answers]) as server:
         url = server.base_url
-        first = _run("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
-                     "--out", tmp_path / "o1")  # fmt: skip
+        first = lmmprobe_with_key(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q", "--db", db,
+            "--out", tmp_path / "o1",
+        )  # fmt: skip
         assert first.returncode == 0, first.stderr
         run_id = json.loads((tmp_path / "o1" / "results.json").read_text())["run_id"]
         assert "judge" not in _model(tmp_path / "o1")
         server.reset_stats()
-        judged = _run("judge", run_id, "--db", db, "--judge", f"openai:judge@{url}", "-q",
-                      "--out", tmp_path / "o2")  # fmt: skip
+        judged = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "--judge", f"openai:judge@{url}", "-q",
+            "--out", tmp_path / "o2",
+        )  # fmt: skip
         assert judged.returncode == 0, judged.stderr
         # Only the judge was asked: one call per answer the rules could not read.
         assert server.requests_total == 6
@@ -100,14 +89,14 @@ def test_judge_a_stored_run_without_asking_the_model(tmp_path: Path) -> None:
     assert model["metrics"]["judge_score"]["value"] == pytest.approx(1.0)
     assert model["stats"]["called"] == 0
     assert f"judging run {run_id}" in judged.stdout
-    missing = _run("judge", run_id, "--db", db)
+    missing = lmmprobe_with_key("judge", run_id, "--db", db)
     assert missing.returncode == 2 and "--judge SPEC" in missing.stderr
 
 
 def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
     tmp_path: Path,
 ) -> None:
-    data, answers = _rows(tmp_path / "rows.jsonl")
+    data, answers = choice_rows(tmp_path / "rows.jsonl", N), unsure_answers(N)
     db = tmp_path / "db"
     exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
     assert exe is not None
@@ -136,7 +125,7 @@ def test_sigkill_while_judging_then_resume_asks_no_stored_judge_call_again(
     model = _model(tmp_path / "o2")
     assert model["judge"]["calls"][judge] == {
         "requests": N, "verdicts": N, "cached": stored, "called": N - stored, "errors": 0,
-        "cost": None,
+        "read": N, "unjudged": {}, "cost": None,
     }  # fmt: skip
     assert model["judge"]["decided"] == {"rule": 0, "judge": N, "unjudged": 0}
 
@@ -153,9 +142,9 @@ def test_judge_sees_the_image_when_asked(tmp_path: Path) -> None:
         url = server.base_url
         for name, extra in (("blind", ()), ("sees", ("--judge-sees-image",))):
             server.reset_stats()
-            proc = _run("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q",
-                        "--db", tmp_path / "db", "--out", tmp_path / name,
-                        "--judge", f"openai:judge@{url}", *extra)  # fmt: skip
+            proc = lmmprobe_with_key("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q",
+                                     "--db", tmp_path / "db", "--out", tmp_path / name,
+                                     "--judge", f"openai:judge@{url}", *extra)  # fmt: skip
             assert proc.returncode == 0, proc.stderr
             # The second time the model's answer comes from the store and only the judge is
             # asked (the image is part of its key): its request carried the one picture.
@@ -167,7 +156,7 @@ def test_judge_sees_the_image_when_asked(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_judging_on_a_local_ray_instance(tmp_path: Path) -> None:
     pytest.importorskip("ray")
-    data, answers = _rows(tmp_path / "rows.jsonl", 8)
+    data, answers = choice_rows(tmp_path / "rows.jsonl", 8), unsure_answers(8)
     exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
     assert exe is not None
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}

@@ -10,30 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.console import lmmprobe
+from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
+from tests.console import lmmprobe_with_key
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
-
-CHOICE_ASK = "Say which option the answer chose"
-
-
-def _rows(path: Path, n: int) -> Path:
-    rows = [
-        {"id": f"q{i}", "images": [], "question": f"Which animal is item{i}?",
-         "choices": ["cat", "dog"], "answer": 0}
-        for i in range(n)
-    ]  # fmt: skip
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
-def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return lmmprobe(*args, OPENAI_API_KEY="test-key")
 
 
 def _results(out: Path) -> dict[str, Any]:
@@ -45,31 +29,28 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _unsure(n: int) -> list[tuple[str, str]]:
-    """The fake model's answers, none naming an option (the rules cannot read them)."""
-    return [(f"Which animal is item{i}?", f"unsure about item{i}") for i in range(n)]
-
-
 def test_judge_reads_the_run_as_stored_after_its_data_changes(tmp_path: Path) -> None:
     # The walkthrough: after `synth filter SET --run RUN` rewrote the set, `lmmprobe judge RUN`
     # judged 334 rows where the run had 456, with no warning; with the file moved it failed
     # with "data file not found". The run is judged from the store: its rows, as recorded.
-    data, db = _rows(tmp_path / "rows.jsonl", 6), tmp_path / "db"
-    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *_unsure(6)]) as server:
+    data, db = choice_rows(tmp_path / "rows.jsonl", 6), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *unsure_answers(6)]) as server:
         url = server.base_url
         model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
-        done = _run("run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a")
+        done = lmmprobe_with_key(
+            "run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a"
+        )
         assert done.returncode == 0, done.stderr
         stored = _results(tmp_path / "a")
-        _rows(data, 3)  # the set rewritten: 3 of its 6 rows left
+        choice_rows(data, 3)  # the set rewritten: 3 of its 6 rows left
         server.reset_stats()
-        proc = _run("judge", stored["run_id"], "--db", db, "-q", "--judge", judge,
-                    "--out", tmp_path / "b")  # fmt: skip
+        proc = lmmprobe_with_key("judge", stored["run_id"], "--db", db, "-q", "--judge", judge,
+                                 "--out", tmp_path / "b")  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         assert server.requests_total == 6  # the judge alone, about the 6 stored answers
         data.unlink()  # the set moved away
-        moved = _run("judge", stored["run_id"], "--db", db, "-q", "--judge", judge,
-                     "--out", tmp_path / "c")  # fmt: skip
+        moved = lmmprobe_with_key("judge", stored["run_id"], "--db", db, "-q", "--judge", judge,
+                                  "--out", tmp_path / "c")  # fmt: skip
         assert moved.returncode == 0, moved.stderr
         assert "not found" not in moved.stderr
         assert server.requests_total == 6  # its replies stored: nothing asked again
@@ -90,13 +71,13 @@ def test_judge_reads_the_run_as_stored_after_its_data_changes(tmp_path: Path) ->
 
 def test_a_judge_whose_every_reply_is_unreadable_fails_the_command(tmp_path: Path) -> None:
     # The walkthrough: every reply unreadable, coverage 0.000, status complete, exit 0.
-    data, db = _rows(tmp_path / "rows.jsonl", 4), tmp_path / "db"
-    table = [("@mute ", "I would rather not say."), (CHOICE_ASK, "A"), *_unsure(4)]
+    data, db = choice_rows(tmp_path / "rows.jsonl", 4), tmp_path / "db"
+    table = [("@mute ", "I would rather not say."), (CHOICE_ASK, "A"), *unsure_answers(4)]
     with FakeOpenAIServer(reply_table=table) as server:
         url = server.base_url
         model, mute = f"openai:fake-vlm@{url}", f"openai:mute@{url}"
         base = ("run", "-m", model, "-m", "first", "--data", data, "-q", "--db", db)
-        proc = _run(*base, "--out", tmp_path / "a", "--judge", mute)
+        proc = lmmprobe_with_key(*base, "--out", tmp_path / "a", "--judge", mute)
         assert proc.returncode == 1, proc.stderr
         (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
         assert (
@@ -108,30 +89,34 @@ def test_a_judge_whose_every_reply_is_unreadable_fails_the_command(tmp_path: Pat
         assert results["models"][model]["judge"]["unjudged"] == {"unreadable reply": 4}
         # `lmmprobe judge` reads the stored replies again, and fails the same way.
         run_id = results["run_id"]
-        judged = _run("judge", run_id, "--db", db, "-q", "--judge", mute)
+        judged = lmmprobe_with_key("judge", run_id, "--db", db, "-q", "--judge", mute)
         assert judged.returncode == 1
         assert f"judge {mute}: none of its 4 replies could be read" in _flat(judged.stderr)
         # compare --judge: every pairwise reply unreadable fails too (before: exit 0).
-        compared = _run("compare", run_id, "--db", db, "-m", model, "-m", "first",
-                        "--judge", mute)  # fmt: skip
+        compared = lmmprobe_with_key("compare", run_id, "--db", db, "-m", model, "-m", "first",
+                                     "--judge", mute)  # fmt: skip
         assert compared.returncode == 1, compared.stderr
         assert (
             f"judge {mute}: none of its 8 replies could be read (first: 'I would rather not say.')"
         ) in _flat(compared.stderr)
         # A judge that reads its replies passes both (the rules read `first`'s answers).
         good = f"openai:judge@{url}"
-        table_ok = _run("judge", run_id, "--db", db, "-q", "--judge", good)
+        table_ok = lmmprobe_with_key("judge", run_id, "--db", db, "-q", "--judge", good)
         assert table_ok.returncode == 0, table_ok.stderr
 
 
 def test_compare_judge_failing_every_call_fails_the_command(tmp_path: Path) -> None:
-    data, db = _rows(tmp_path / "rows.jsonl", 3), tmp_path / "db"
+    data, db = choice_rows(tmp_path / "rows.jsonl", 3), tmp_path / "db"
     with FakeOpenAIServer(reply_table=[("@gone ", "!missing")]) as server:
         url = server.base_url
         model, gone = f"openai:fake-vlm@{url}", f"openai:gone@{url}"
-        done = _run("run", "-m", model, "-m", "first", "--data", data, "-q", "--db", db)
+        done = lmmprobe_with_key(
+            "run", "-m", model, "-m", "first", "--data", data, "-q", "--db", db
+        )
         assert done.returncode == 0, done.stderr
-        proc = _run("compare", "latest", "--db", db, "-m", model, "-m", "first", "--judge", gone)
+        proc = lmmprobe_with_key(
+            "compare", "latest", "--db", db, "-m", model, "-m", "first", "--judge", gone
+        )
     assert proc.returncode == 1
     assert f"judge {gone}: every one of 6 call(s) failed: " in _flat(proc.stderr)
 
@@ -140,24 +125,28 @@ def test_max_cost_under_judge_prices_the_judges_alone(tmp_path: Path) -> None:
     # The walkthrough: `judge RUN --judge 'J,price=2.5:10' --max-cost 0.001` was refused for
     # the stored model's price ("add price=IN:OUT to the model spec"), though its stored
     # answers cost nothing; two unpriced judges read "'A', 'B' has none".
-    data, db = _rows(tmp_path / "rows.jsonl", 4), tmp_path / "db"
-    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *_unsure(4)]) as server:
+    data, db = choice_rows(tmp_path / "rows.jsonl", 4), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *unsure_answers(4)]) as server:
         url = server.base_url
         model = f"openai:fake-vlm@{url}"
-        done = _run("run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a")
+        done = lmmprobe_with_key(
+            "run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "a"
+        )
         assert done.returncode == 0, done.stderr
         run_id = _results(tmp_path / "a")["run_id"]
         priced = f"openai:judgeP@{url},price=2.5:10"
-        proc = _run("judge", run_id, "--db", db, "-q", "--judge", priced, "--max-cost", "0.001",
-                    "--out", tmp_path / "b")  # fmt: skip
+        proc = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "-q", "--judge", priced, "--max-cost", "0.001",
+            "--out", tmp_path / "b",
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
         results = _results(tmp_path / "b")
         assert results["status"] == "complete"
         assert results["spec"]["max_cost"] == 0.001
         (stats,) = results["models"].values()
         assert stats["judge"]["calls"][priced]["cost"] > 0
-        two = _run("judge", run_id, "--db", db, "--judge", f"openai:a@{url}",
-                   "--judge", f"openai:b@{url}", "--max-cost", "1")  # fmt: skip
+        two = lmmprobe_with_key("judge", run_id, "--db", db, "--judge", f"openai:a@{url}",
+                                "--judge", f"openai:b@{url}", "--max-cost", "1")  # fmt: skip
     assert two.returncode == 2
     assert (
         f"--max-cost needs a price for every judge; 'openai:a@{url}' and 'openai:b@{url}' "
@@ -172,16 +161,18 @@ def test_the_judge_dry_run_counts_what_is_sent(tmp_path: Path) -> None:
     with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A")]) as server:
         url = server.base_url
         model, judge = f"openai:fake-vlm@{url}", f"openai:judge2@{url}"
-        done = _run("run", "-m", model, "-q", "--db", db)
+        done = lmmprobe_with_key("run", "-m", model, "-q", "--db", db)
         assert done.returncode == 0, done.stderr
-        dry = _flat(_run("judge", "latest", "--db", db, "--judge", judge, "--dry-run").stdout)
+        dry = _flat(
+            lmmprobe_with_key("judge", "latest", "--db", db, "--judge", judge, "--dry-run").stdout
+        )
         found = re.search(r"dry run: (\d+) judge call\(s\) would be sent", dry)
         assert found, dry
         planned = int(found.group(1))
-        again = _run("run", "-m", model, "--db", db, "--judge", judge, "--dry-run")
+        again = lmmprobe_with_key("run", "-m", model, "--db", db, "--judge", judge, "--dry-run")
         assert f"and {planned} judge call(s) would be sent" in _flat(again.stdout)
         server.reset_stats()
-        proc = _run("judge", "latest", "--db", db, "-q", "--judge", judge)
+        proc = lmmprobe_with_key("judge", "latest", "--db", db, "-q", "--judge", judge)
         assert proc.returncode == 0, proc.stderr
         assert server.requests_total == planned
     out = _flat(proc.stdout)
@@ -209,8 +200,8 @@ def test_a_run_without_a_judge_says_nothing_of_judging(tmp_path: Path) -> None:
     ]  # fmt: skip
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    proc = _run("run", "-m", "first", "--data", data, "-q", "--db", tmp_path / "db",
-                "--out", tmp_path / "o")  # fmt: skip
+    proc = lmmprobe_with_key("run", "-m", "first", "--data", data, "-q", "--db", tmp_path / "db",
+                             "--out", tmp_path / "o")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "judged" not in proc.stdout
     out = _flat(proc.stdout)

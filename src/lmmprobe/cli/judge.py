@@ -119,8 +119,19 @@ _UNJUDGED_WORDS = {
 }
 
 
+def _unjudged_words(counts: dict[str, int]) -> str:
+    """Unjudged verdicts by why, each with what the next run does about it."""
+    return ", ".join(f"{n} {_UNJUDGED_WORDS.get(why, why)}" for why, n in counts.items())
+
+
 def judge_lines(judge: JudgeResults | None) -> list[str]:
-    """What the terminal says about one model's judging: paths, calls, agreement."""
+    """What the terminal says about one model's judging: paths, calls, agreement.
+
+    The first line counts answers (by the path that decided each: an answer any judge read
+    is decided by judge); each judge's line counts that judge's own verdicts, read and
+    unjudged by why, so that with several judges one judge failing every call is told apart
+    from the answers the others decided.
+    """
     if judge is None:
         return []
     d = judge.decided
@@ -132,16 +143,14 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         or "none applied"
     )
     lines = [
-        f"  judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by judge, "
-        f"{d.get('unjudged', 0)} unjudged"
+        f"  answers judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by "
+        f"judge, {d.get('unjudged', 0)} unjudged"
     ]
-    if judge.unjudged:
-        lines.append(
-            "  unjudged verdicts: "
-            + ", ".join(f"{n} {_UNJUDGED_WORDS.get(why, why)}" for why, n in judge.unjudged.items())
-        )
+    per_judge = bool(judge.calls) and all(c.read is not None for c in judge.calls.values())
+    if judge.unjudged and not per_judge:
+        # A results file written before each judge's verdicts were counted: the sum of them.
+        lines.append(f"  unjudged verdicts: {_unjudged_words(judge.unjudged)}")
     for spec, c in judge.calls.items():
-        again = " (their answers are unjudged; the same command asks again)" if c.errors else ""
         cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""
         # Answers whose judge prompts are the same are asked once: said, so that the verdicts
         # counted above and the requests sent add up.
@@ -150,9 +159,14 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
             if c.verdicts is not None and c.verdicts != c.requests
             else ""
         )
+        verdicts = ""
+        if c.read is not None:
+            verdicts = f"; its verdicts: {c.read} read"
+            if c.unjudged:
+                verdicts += f", {sum(c.unjudged.values())} unjudged: {_unjudged_words(c.unjudged)}"
         lines.append(
             f"  judge {spec}: {c.requests} requests{shared}, {c.cached} from the store, "
-            f"{c.called} sent, {c.errors} errors{cost}{again}"
+            f"{c.called} sent, {c.errors} errors{cost}{verdicts}"
         )
     figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))
     if figures:

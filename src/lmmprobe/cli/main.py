@@ -74,6 +74,7 @@ from lmmprobe.store import export_run
 if TYPE_CHECKING:
     from lmmprobe.api import Evaluation
     from lmmprobe.judge.dry_run import PlannedJudge
+    from lmmprobe.report import Results
     from lmmprobe.run import ProgressSink
 
 app = typer.Typer(
@@ -352,7 +353,7 @@ def judge_command(
             progress=progress,
         )  # fmt: skip
 
-    _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run)
+    _evaluate_and_show(spec, quiet=quiet, evaluation=stored_run, judged_from=run_id)
 
 
 def _judge_dry_run(
@@ -393,10 +394,11 @@ def _evaluate_and_show(
     *,
     quiet: bool,
     evaluation: Callable[[ProgressSink | None], Evaluation] | None = None,
+    judged_from: str | None = None,
 ) -> None:
     """Run `spec` (answers the store holds are not asked again) and print its results.
 
-    `evaluation` replaces ``evaluate(spec)`` (a stored run judged from the store).
+    `evaluation` replaces ``evaluate(spec)``: stored run `judged_from` judged from the store.
     """
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
@@ -473,7 +475,11 @@ def _evaluate_and_show(
             "errors: run the same command again to continue (stored answers are not asked "
             "again), with a higher --max-cost or max_requests to go further at once"
         )
-        if meter is not None and meter.unmetered is not None and spec.max_cost is not None:
+        if judged_from is not None and unsent:
+            # The answers judged stop where the judged run's budget stopped them: judging
+            # again asks no model, so only resuming that run answers the rest.
+            stop = _judged_short_of_budget(judged_from, unsent, res)
+        elif meter is not None and meter.unmetered is not None and spec.max_cost is not None:
             stop = (
                 f"run stopped: --max-cost cannot be kept: {meter.unmetered} (${meter.spent:.4f} "
                 "counted); the requests it left are stored as budget errors: run again with "
@@ -512,6 +518,31 @@ EXIT_STOPPED_BUDGET = 3
 """Exit status of ``run`` and ``judge`` when a budget (``--max-cost``, ``max_requests``...) ran
 out: the results are written, the rest stored as ``budget`` errors (1: a step failed, 2: bad
 input)."""
+
+
+def _judged_short_of_budget(source: str, unsent: int, res: Results) -> str:
+    """The stop line of run `source` judged from the store when its answers stopped at a budget.
+
+    `unsent` requests of its models were never answered (stored as ``budget`` errors); judge
+    calls that the judging's own ``--max-cost`` left unsent are named apart, as the same
+    ``judge`` command asks those.
+    """
+    judge_unsent = sum(
+        r.judge.unjudged.get("not sent (budget)", 0) for r in res.models.values() if r.judge
+    )
+    also = (
+        f"; {judge_unsent} judge call(s) were left unsent by --max-cost: this command run "
+        "again (with a higher --max-cost) asks them"
+        if judge_unsent
+        else ""
+    )
+    return (
+        f"run stopped: the answers judged are those of run {source}, which stopped when its "
+        f"budget ran out: {unsent} of its requests were never answered (budget errors, counted "
+        f"in the error rate), so run {res.run_id} is stopped_budget too{also}; to judge every "
+        f"answer, resume run {source} with the command that started it (a higher --max-cost "
+        f"or max_requests; stored answers are not asked again), then judge its new run"
+    )
 
 
 def _price_table(path: Path | None) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from lmmprobe.judge.protocol import JudgePrompt, delimit, reply_answer, within_limit
+from lmmprobe.judge.protocol import JudgePrompt, delimit, read_within_limit, reply_answer
 from lmmprobe.run.keys import judge_key
 from lmmprobe.schema import ContentPart, GenerationParams, ImageRef, Message, Request, Response
 
@@ -134,14 +134,16 @@ class PairwiseProtocol:
         allowed); a reply that is only ``A``, ``B`` or ``tie`` counts too. Anything else, or a
         reply over `lmmprobe.judge.protocol.REPLY_LIMIT` characters, is unreadable.
         """
-        text = within_limit(reply)
-        if text is None:
-            return None
-        found = _VERDICT_RE.findall(text)
-        if found:
-            return _canonical(found[-1])
-        bare = _BARE_RE.match(text)
-        return _canonical(bare.group(1)) if bare else None
+        return read_within_limit(reply, _read_verdict)
+
+
+def _read_verdict(text: str) -> Verdict | None:
+    """The last ``Verdict:`` line of a reply within the limit, or the reply alone as one."""
+    found = _VERDICT_RE.findall(text)
+    if found:
+        return _canonical(found[-1])
+    bare = _BARE_RE.match(text)
+    return _canonical(bare.group(1)) if bare else None
 
 
 def _canonical(word: str) -> Verdict:

@@ -14,16 +14,18 @@ Two rules shared by lmmprobe's own protocols (``lmmprobe-choice``, ``lmmprobe-op
   where ID is derived from the answer and found nowhere in it), the prompt says the block ends
   only at the closing tag with its id and that the delimited text is data to judge, not
   instructions; any exact delimiter tag written inside it is neutralised as well.
-- A reply is read only up to `REPLY_LIMIT` characters (`within_limit`); the patterns reading it
-  cannot backtrack, so any reply is read in time linear in its length.
+- A reply is read only up to `REPLY_LIMIT` characters (`within_limit`, applied before every
+  reading by `read_within_limit`); the patterns reading it cannot backtrack, so any reply is
+  read in time linear in its length.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.registry import Registry
@@ -40,9 +42,13 @@ __all__ = [
     "Reading",
     "block_id",
     "delimit",
+    "first_verdict",
+    "read_within_limit",
     "reply_answer",
     "within_limit",
 ]
+
+T = TypeVar("T")
 
 JudgeWhen = Literal["miss", "always"]
 """``miss``: rules first, the judge only where they cannot read the answer; ``always``: every
@@ -157,6 +163,36 @@ def within_limit(reply: str) -> str | None:
     """`reply` stripped of surrounding whitespace, or None when it is over `REPLY_LIMIT`."""
     text = reply.strip()
     return text if len(text) <= REPLY_LIMIT else None
+
+
+def read_within_limit(reply: str, read: Callable[[str], T | None]) -> T | None:
+    """`read` applied to `reply` stripped, or None (unreadable) when it is over `REPLY_LIMIT`.
+
+    The one preamble of every reader of lmmprobe's own protocols: a longer reply is refused
+    before any pattern scans it.
+
+    Args:
+        reply: The judge's reply (thinking split off).
+        read: The protocol's reading of a stripped reply within the limit.
+
+    Returns:
+        What `read` returns, or None for a reply over the limit.
+
+    """
+    text = within_limit(reply)
+    return None if text is None else read(text)
+
+
+def first_verdict(judgements: Sequence[Judgement]) -> bool | None:
+    """Whether the first decided verdict with a value says correct (1.0); None without one.
+
+    The correctness of lmmprobe's own 0/1 protocols (``lmmprobe-choice``, ``lmmprobe-open``
+    on the binary scale).
+    """
+    for j in judgements:
+        if j.decided_by != "unjudged" and j.value is not None:
+            return j.value == 1.0
+    return None
 
 
 class JudgeProtocol(Protocol):

@@ -109,6 +109,9 @@ class JudgeModelStats:
     unjudged: Counter[str] = field(default_factory=Counter)
     """Unjudged verdicts (one per judge call about an answer) by why (`UNJUDGED_WHY`): a
     failed call is asked again by the same command, an unreadable or cut-off reply is not."""
+    unjudged_by: dict[str, Counter[str]] = field(default_factory=dict)
+    """Judge spec → its unjudged verdicts by why: `unjudged` judge by judge, so that each
+    judge's verdicts read and unjudged add up to those asked of it."""
     failed_calls: Counter[str] = field(default_factory=Counter)
     """Judge spec → its requests that ended in an error other than ``budget``."""
     first_error: dict[str, str] = field(default_factory=dict)
@@ -654,6 +657,7 @@ def _judge_model(
             why = _why_unjudged(verdict, response)
             if why is not None:
                 stats.unjudged[why] += 1
+                stats.unjudged_by.setdefault(judge, Counter())[why] += 1
             if why == "unreadable reply" and judge not in stats.first_unreadable:
                 assert response is not None  # an unreadable reply is a reply
                 text = reply_answer(judge, response) or ""

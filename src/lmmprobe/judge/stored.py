@@ -20,7 +20,7 @@ from lmmprobe.data.base import LoadResult
 from lmmprobe.judge.step import check_config
 from lmmprobe.models import ModelIdentity
 from lmmprobe.run import CostMeter, ModelOutcome, RunOutcome, new_run_id
-from lmmprobe.run.runner import priced
+from lmmprobe.run.runner import answers_status, priced
 from lmmprobe.schema import JudgeConfig, RunSpec, Score
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
@@ -127,8 +127,9 @@ def stored_outcome(
         models=models,
         meter=CostMeter(spec.max_cost, spec.prices),
     )
-    errors = any(s.error_type for mo in models for s in mo.scores)
-    outcome.status = "complete_with_errors" if errors else "complete"
+    # The stored run's answers decide as they did for it: one that stopped at its budget
+    # (`budget` errors in its rows) stays `stopped_budget` once judged, never complete.
+    outcome.status = answers_status(outcome)
     return outcome
 
 

@@ -77,6 +77,16 @@ class BadRequestError(PermanentError):
     type = "bad_request"
 
 
+class ModelNotFoundError(PermanentError):
+    """The server has no such model, or no such route (HTTP 404): a misspelt model name.
+
+    Every request to that name fails alike; not retried within a run, retried on resume like
+    every stored error (with the name fixed, the spec and so the keys change anyway).
+    """
+
+    type = "not_found"
+
+
 class UnsupportedInputError(PermanentError):
     """The request needs something the model cannot do (too many images, no likelihoods)."""
 

@@ -83,6 +83,7 @@ from lmmprobe.models.base import (
     EmptyResponseError,
     ModelError,
     ModelIdentity,
+    ModelNotFoundError,
     ModelTimeoutError,
     RateLimitError,
     TransientError,
@@ -279,10 +280,11 @@ class AdaptiveLimit:
             self._successes = 0
 
 
-def _classify(exc: BaseException, key_hint: str) -> ModelError:
+def _classify(exc: BaseException, key_hint: str, model_hint: str = "") -> ModelError:
     """Map an openai client exception to our typed errors (which decide retrying).
 
-    `key_hint` is appended to authentication errors: it says which variable to check.
+    `key_hint` is appended to authentication errors: it says which variable to check;
+    `model_hint` to a 404 (`ModelNotFoundError`): it names the model asked for.
     """
     if isinstance(exc, openai.RateLimitError):
         return RateLimitError(_brief(exc), retry_after=retry_after_seconds(exc))
@@ -298,6 +300,12 @@ def _classify(exc: BaseException, key_hint: str) -> ModelError:
             return TransientError(f"HTTP {code}: {text}")
         if code in (401, 403):
             return AuthenticationError(f"HTTP {code}: {text}; {key_hint}")
+        if code == 404:
+            # The server's sentence ends where the hint begins: its full stop would read ".;".
+            said = text[:-1] if text.endswith(".") and not text.endswith("..") else text
+            return ModelNotFoundError(
+                f"HTTP 404: {said}; {model_hint}" if model_hint else f"HTTP 404: {text}"
+            )
         return BadRequestError(f"HTTP {code}: {text}")
     # A 200 whose body is not a chat completion (malformed JSON, missing fields): the server
     # misbehaved once; trying again is reasonable.
@@ -517,6 +525,24 @@ class OpenAIChatModel:
             "key_env=VAR), then re-run"
         )
 
+    def _model_hint(self, exc: BaseException) -> str:
+        """What a 404 of this backend's server most likely means, naming the model asked for.
+
+        OpenAI (and servers copying it) say ``model_not_found`` for a model name they do not
+        serve; another 404 may also be a base URL without its ``/v1``.
+        """
+        name = self.opts.model
+        where = self.opts.base_url or "the OpenAI API"
+        if getattr(exc, "code", None) == "model_not_found":
+            return (
+                f"{where} serves no model {name!r}: the model name is probably misspelt "
+                "(GET /models on the server lists the names it serves)"
+            )
+        return (
+            f"{where} has no model {name!r} or no chat completions route: the model name is "
+            "probably misspelt, or the base URL lacks its /v1"
+        )
+
     def _unreachable(self, detail: str) -> UnreachableError:
         where = self.opts.base_url or "the OpenAI API"
         return UnreachableError(
@@ -571,7 +597,7 @@ class OpenAIChatModel:
             except (UnsupportedInputError, EmptyResponseError) as exc:
                 err = exc
             except (openai.APIError, ValueError, LookupError, TypeError, AttributeError) as exc:
-                err = _classify(exc, self._key_hint())
+                err = _classify(exc, self._key_hint(), self._model_hint(exc))
                 if isinstance(exc, openai.APIStatusError):
                     self.reachability.answered()
             else:

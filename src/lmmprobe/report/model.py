@@ -175,7 +175,20 @@ class JudgeCalls(BaseModel):
     )
     cached: int = Field(description="Answered from the store.")
     called: int = Field(description="Sent to the judge.")
-    errors: int = Field(description="Requests that ended in an error (their answers unjudged).")
+    errors: int = Field(
+        description="Requests that ended in an error (this judge's verdicts on their answers "
+        "unjudged)."
+    )
+    read: int | None = Field(
+        default=None,
+        description="This judge's verdicts that were read (decided by it); None in files "
+        "written before. With ``unjudged`` it adds up to ``verdicts``.",
+    )
+    unjudged: dict[str, int] = Field(
+        default_factory=dict,
+        description="This judge's unjudged verdicts by why (the reasons of "
+        "`JudgeResults.unjudged`, which sums them over the judges).",
+    )
     cost: float | None = Field(
         default=None,
         description="Dollars this judge's responses about the model's answers cost at the "

@@ -8,6 +8,7 @@ import logging
 import operator
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -153,6 +154,11 @@ def _breakdown_counts(scores: list[Score], keys: list[str]) -> dict[str, dict[st
     }
 
 
+def _by_why(counts: Mapping[str, int]) -> dict[str, int]:
+    """Unjudged verdicts by why, in `UNJUDGED_WHY`'s order, the reasons with none left out."""
+    return {why: counts[why] for why in UNJUDGED_WHY if counts.get(why)}
+
+
 def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
     return JudgeResults(
         judges=judges,
@@ -165,11 +171,13 @@ def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
                 cached=c.cached,
                 called=c.called,
                 errors=c.errors,
+                read=stats.read.get(j, 0),
+                unjudged=_by_why(stats.unjudged_by.get(j, {})),
                 cost=stats.cost.get(j),
             )
             for j, c in stats.calls.items()
         },
-        unjudged={why: stats.unjudged[why] for why in UNJUDGED_WHY if stats.unjudged[why]},
+        unjudged=_by_why(stats.unjudged),
         agreement=stats.agreement,
     )
 

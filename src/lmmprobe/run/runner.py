@@ -102,8 +102,14 @@ class RunOutcome:
     count against the same ``max_cost``."""
 
 
-def _status(outcome: RunOutcome) -> str:
-    """complete, complete_with_errors, or stopped_budget (a budget ran out: re-run to go on)."""
+def answers_status(outcome: RunOutcome) -> str:
+    """What a run's answers make it: complete, complete_with_errors or stopped_budget.
+
+    ``stopped_budget`` wherever a row is a ``budget`` error (a budget ran out before it was
+    asked: re-run to go on), whatever other errors there are. A run judged from the store
+    (`lmmprobe.api.judge_stored`) reads its stored answers by the same rule, so judging a run
+    that stopped at its budget never makes it look finished.
+    """
     errors = {s.error_type for m in outcome.models for s in m.scores if s.error_type}
     if "budget" in errors:
         return "stopped_budget"
@@ -653,7 +659,7 @@ def execute_run(
                 log.debug("could not mark run %s failed: %s", run_id, also)
                 raise exc from None
             raise
-        outcome.status = _status(outcome)
+        outcome.status = answers_status(outcome)
         store.update_run(run_id, status=outcome.status)
         return outcome
     finally:

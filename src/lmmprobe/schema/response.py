@@ -20,6 +20,7 @@ ERROR_TYPES: tuple[str, ...] = (
     "budget",
     "out_of_memory",
     "bad_request",
+    "not_found",
     "auth",
     "unsupported_input",
     "refusal",

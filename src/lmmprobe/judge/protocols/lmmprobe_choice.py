@@ -27,7 +27,8 @@ from lmmprobe.judge.protocol import (
     JudgeWhen,
     Reading,
     delimit,
-    within_limit,
+    first_verdict,
+    read_within_limit,
 )
 from lmmprobe.schema import GenerationParams, Judgement
 
@@ -130,9 +131,9 @@ class ChoiceProtocol:
 
     def read(self, reply: str, item: JudgeItem) -> Reading | None:
         """The mark the judge named (NONE: no option, so wrong); None for any other reply."""
-        text = within_limit(reply)
-        if text is None:
-            return None
+        return read_within_limit(reply, lambda text: self._read_mark(text, item))
+
+    def _read_mark(self, text: str, item: JudgeItem) -> Reading | None:
         said = _strip_mark(text)
         marks, _, order = _shown(item)
         if said.upper() == _NONE:
@@ -149,10 +150,7 @@ class ChoiceProtocol:
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """Whether the first decided verdict says the answer chose the gold option."""
-        for j in judgements:
-            if j.decided_by != "unjudged" and j.value is not None:
-                return j.value == 1.0
-        return None
+        return first_verdict(judgements)
 
 
 JUDGE_PROTOCOLS.register(

@@ -32,7 +32,8 @@ from lmmprobe.judge.protocol import (
     JudgeWhen,
     Reading,
     delimit,
-    within_limit,
+    first_verdict,
+    read_within_limit,
 )
 from lmmprobe.judge.template import JudgeTemplate
 from lmmprobe.schema import GenerationParams, Judgement
@@ -138,9 +139,9 @@ class OpenProtocol:
 
     def read(self, reply: str, item: JudgeItem) -> Reading | None:
         """The verdict or grade in `reply` (module docstring); None where it is unreadable."""
-        text = within_limit(reply)
-        if text is None:
-            return None
+        return read_within_limit(reply, self._read_text)
+
+    def _read_text(self, text: str) -> Reading | None:
         if self.scale == "binary":
             match = _WORD.match(text)
             word = match.group(1).lower() if match else ""
@@ -157,12 +158,7 @@ class OpenProtocol:
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """On the binary scale, the first decided verdict; None on a graded scale."""
-        if self.scale != "binary":
-            return None
-        for j in judgements:
-            if j.decided_by != "unjudged" and j.value is not None:
-                return j.value == 1.0
-        return None
+        return first_verdict(judgements) if self.scale == "binary" else None
 
 
 JUDGE_PROTOCOLS.register(
