@@ -106,6 +106,9 @@ def test_the_tiny_pipeline_runs_the_dysca_recipe_offline(tiny_cache: Path, tmp_p
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Loading" not in result.stderr and "truncated" not in result.stderr
+    # Importing diffusers printed transformers' three notices that torchvision is missing
+    # (it falls back to the PIL image processors, which is what lmmprobe uses): not the user's.
+    assert "torchvision" not in result.stderr and "[transformers]" not in result.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     renderer = manifest["renderer"]
     assert (renderer["model"], renderer["pipeline"]) == ("tiny", "StableDiffusionXLPipeline")
@@ -113,6 +116,19 @@ def test_the_tiny_pipeline_runs_the_dysca_recipe_offline(tiny_cache: Path, tmp_p
     rows = (out / "samples.jsonl").read_text().splitlines()
     assert len(rows) == manifest["counts"]["samples"] > 0
     assert f"lmmprobe run --data synth:{out}" in result.stdout
+    # The text item's noise image fails the OCR check: "wrote 45 samples" stood beside "asked 46
+    # questions" unexplained. The summary now says where the difference went.
+    ocr, post = manifest["filters"]
+    assert ocr["name"] == "ocr" and ocr["dropped_items"] == 1
+    kept, asked = post["questions_kept"], post["questions_asked"]
+    assert kept == len(rows) < asked  # one scenario: one sample per kept question
+    assert f"wrote {kept} samples" in result.stdout
+    assert "filter ocr: dropped 1 item\n" in result.stdout
+    assert (
+        f"asked {asked} of {post['questions_drawn']} questions; {asked - kept} of them "
+        f"{'was on an item a filter' if asked - kept == 1 else 'were on items the filters'} "
+        f"dropped, {kept} kept"
+    ) in result.stdout
 
 
 class _BusyHub(LoopbackHub):

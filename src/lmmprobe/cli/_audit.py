@@ -7,6 +7,7 @@ against its tool's own verdicts).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich import box
@@ -41,8 +42,12 @@ def _side(v: Any) -> str:
     return f"{mark} {_short(read)}{extra}"
 
 
-def print_audit(result: Audit, *, limit: int = 20) -> None:
-    """The summary lines, the paired statistics, then up to `limit` items per cause."""
+def print_audit(result: Audit, *, limit: int = 20, legend: Sequence[str] = ()) -> None:
+    """The summary lines, the paired statistics, then up to `limit` items per cause.
+
+    `legend` (``label = spec`` lines, `lmmprobe.cli._view.legend`) follows the statistics,
+    before the tables whose headers carry the labels.
+    """
     for line in result.summary():
         _console.print(escape(line))
     if result.n:
@@ -65,6 +70,8 @@ def print_audit(result: Audit, *, limit: int = 20) -> None:
                 f"{v} with a verdict from {words.get(k, k)}" for k, v in result.left_out.items()
             )
         )
+    for line in legend:
+        _console.print(line, markup=False, soft_wrap=True)
     for cause in result.by_cause:
         items = [it for it in result.items if it.cause == cause]
         shown = items[:limit]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -30,6 +31,7 @@ from rich.table import Table
 
 from lmmprobe.cli._audit import audit_document, print_audit
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
+from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
 from lmmprobe.predictions.verdicts import audit_runs
@@ -132,11 +134,13 @@ _ID_WIDTH = 22  # a run id: YYYYmmdd-HHMMSS-xxxxxx
 _STATUS_WIDTH = 11  # "complete with errors" wraps to two lines of at most this
 
 
-def _runs_table(runs: list[RunSummary], where: str, width: int) -> Table:
+def _runs_table(runs: list[RunSummary], where: str, width: int, labels: Mapping[str, str]) -> Table:
     """The listing: per run, its id over its start time and data, one line per model.
 
-    Accuracy sits before the model, so a long model spec folds at the right edge rather than
-    pushing the figure off an 80-column terminal; a long data path folds under the run id.
+    Models appear as their `labels` (`lmmprobe.cli._view.model_labels`: a long spec's model
+    name, the legend below the table gives the spec), as `lmmprobe run` shows them: a served
+    model's spec folded into pieces of its URL at 80 columns. Accuracy sits before the model,
+    so nothing pushes the figure off the terminal; a long data path folds under the run id.
     """
     rows: list[tuple[str, str, str, str, str]] = []
     sections: list[int] = []
@@ -147,7 +151,7 @@ def _runs_table(runs: list[RunSummary], where: str, width: int) -> Table:
         accs = ["-" if r.accuracy.get(m) is None else f"{r.accuracy[m]:.3f}" for m in r.models]
         # Each model with its run's settings: a model and its blind run are told apart.
         setting = f" [{', '.join(r.setting)}]" if r.setting else ""
-        models = [f"{m}{setting}" for m in r.models] or ["-"]
+        models = [f"{labels.get(m, m)}{setting}" for m in r.models] or ["-"]
         accs = accs or ["-"]
         n = "-" if r.n is None else str(r.n)
         status = r.status.replace("_", " ")
@@ -183,7 +187,10 @@ def _runs_table(runs: list[RunSummary], where: str, width: int) -> Table:
         figures = status_w + natural[2] + natural[3]
         # The data path gets what the model column does not need, down to the id's width.
         run_w = max(_ID_WIDTH, min(natural[0], width - overhead - figures - natural[4]))
-        fixed = [run_w, status_w, None, None, max(12, width - overhead - figures - run_w)]
+        # The model takes the rest (a short label may need less than 12, and gets no more
+        # than the rest: the widths add up to the terminal's).
+        model_w = max(min(12, natural[4]), width - overhead - figures - run_w)
+        fixed = [run_w, status_w, None, None, model_w]
     for j, name in enumerate(names):
         figure = j in (2, 3)
         table.add_column(
@@ -239,7 +246,10 @@ def runs(
             f"no runs in {escape(where)} (start one with {escape(command_for('run', where))})"
         )
         return
-    _console.print(_runs_table(found, where, _console.width))
+    labels = model_labels(list(dict.fromkeys(m for r in found for m in r.models)))
+    _console.print(_runs_table(found, where, _console.width, labels))
+    for line in legend(labels):
+        _console.print(line, markup=False, soft_wrap=True)
     if total > len(found):
         _console.print(f"{total - len(found)} older run(s) not shown; --limit 0 lists all")
 
@@ -483,8 +493,16 @@ def _audit(
 ) -> None:
     try:
         same_run = side_a[0] == side_b[0]
+        # Long specs by their short labels (the legend gives them whole), as `run` shows them:
+        # the spec in the column header was folded into pieces of its URL at 80 columns.
+        # JSON keeps the specs whole.
+        short = (
+            model_labels([side_a[1], side_b[1]])
+            if fmt != "json"
+            else {side_a[1]: side_a[1], side_b[1]: side_b[1]}
+        )
         labels = {
-            i: model if same_run else f"{model} (run {run})"
+            i: short[model] if same_run else f"{short[model]} (run {run})"
             for i, (run, model) in enumerate((side_a, side_b))
         }
         result = audit_runs(store, (side_a, side_b), labels=labels, n_boot=n_boot, seed=seed)
@@ -498,7 +516,7 @@ def _audit(
     if fmt == "json":
         print(audit_document(result))
         return
-    print_audit(result, limit=limit)
+    print_audit(result, limit=limit, legend=legend(short))
 
 
 def compare(

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console, fail, write_document
+from lmmprobe.cli._view import Column, fit_tables, legend, model_labels
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
@@ -54,14 +55,21 @@ def _metrics_table(title: str, metrics: Mapping[str, Any], *, as_given: bool = F
     return table
 
 
-def _export_table(title: str, models: Mapping[str, Mapping[str, Any]]) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    table.add_column("model", style="bold", overflow="fold")
-    for name in _EXPORT_COLUMNS:
-        table.add_column(name, justify="right")
-    for model, m in models.items():
-        table.add_row(escape(model), *(format_metric(MetricValue(**m[k])) for k in _EXPORT_COLUMNS))
-    return table
+def _export_tables(
+    title: str, models: Mapping[str, Mapping[str, Any]], labels: Mapping[str, str]
+) -> list[Table]:
+    """The export's metrics per model, laid out as `lmmprobe run` lays its table out.
+
+    `title` is plain text. Long specs appear as their `labels` (the legend below gives them
+    whole), and columns that do not fit move to a further table: at 80 columns a served
+    model's spec was folded into four pieces of a URL.
+    """
+    first = Column("model", [labels[model] for model in models])
+    columns = [
+        Column(name, [format_metric(MetricValue(**m[name])) for m in models.values()])
+        for name in _EXPORT_COLUMNS
+    ]
+    return fit_tables(console, title, first, columns)
 
 
 def _dysca_tables(title: str, result: Mapping[str, Any]) -> list[Table]:
@@ -233,15 +241,22 @@ def score(
         )
         return
     title = f"{escape(str(file))} ({result['format']})"
+    labels: dict[str, str] = {}
     if result["format"] == "lmmprobe-export":
+        plain = f"{file} ({result['format']})"
         if result.get("matcher"):
-            title += f", answers re-read with the {escape(result['matcher'])} matcher"
-        tables = [_export_table(title, result["models"])]
+            plain += f", answers re-read with the {result['matcher']} matcher"
+        labels = model_labels(list(result["models"]))
+        tables = _export_tables(plain, result["models"], labels)
     elif result["format"] == "dysca":
         tables = _dysca_tables(title, result)
     else:
         tables = [_metrics_table(title, result["metrics"])]
-    for table in tables:
+    for i, table in enumerate(tables):
+        if i and labels:  # an export's continuation table, apart as `run` sets it
+            console.print()
         console.print(table)
+    for line in legend(labels):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     for note in result.get("notes", []):
         console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)

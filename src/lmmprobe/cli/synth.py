@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich import box
@@ -183,13 +183,26 @@ def generate(
     )
     for f in manifest.get("filters", []):
         if "dropped_items" in f:
-            console.print(f"filter {escape(str(f['name']))}: dropped {f['dropped_items']} items")
+            n = f["dropped_items"]
+            console.print(f"filter {escape(str(f['name']))}: dropped {n} item{'s' * (n != 1)}")
         elif f.get("name") == "dysca_postprocess":
-            console.print(
-                f"Dysca's post-processing: asked {f['questions_asked']} of "
-                f"{f['questions_drawn']} questions"
-            )
+            console.print(_postprocess_line(f))
     console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
+
+
+def _postprocess_line(record: dict[str, Any]) -> str:
+    """Dysca's post-processing in numbers that add up to the samples written.
+
+    Questions asked of an item a filter dropped afterwards are not written: "asked 46"
+    beside "wrote 45 samples" said nothing of why.
+    """
+    asked, kept = record["questions_asked"], record.get("questions_kept")
+    line = f"Dysca's post-processing: asked {asked} of {record['questions_drawn']} questions"
+    if kept is not None and kept != asked:
+        gone = asked - kept
+        where = "was on an item a filter" if gone == 1 else "were on items the filters"
+        line += f"; {gone} of them {where} dropped, {kept} kept"
+    return line
 
 
 @app.command()

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe._optional import require
+from lmmprobe._optional import quiet_loading, require
 from lmmprobe._version import __version__
 
 __all__ = ["TINY_ALIASES", "TINY_ARCHS", "build_once", "seeded", "tiny_alias", "tiny_model_path"]
@@ -177,12 +177,18 @@ def tiny_model_path(
     if thinking and (arch != "llava" or not chat_template):
         raise ValueError("thinking=True exists for llava with a chat template only")
     require("torch", "transformers", "tokenizers", extra="hf", purpose="tiny models")
-    if thinking:
+    # Saving drew transformers' "Writing model shards" bar in the middle of a run's output.
+    with quiet_loading():
+        if thinking:
+            return build_once(
+                f"{arch}-{size}-think",
+                lambda folder: _build_llava(folder, size, True, True),
+                cache_dir,
+            )
+        name = f"{arch}-{size}" if chat_template else f"{arch}-{size}-plain"
         return build_once(
-            f"{arch}-{size}-think", lambda folder: _build_llava(folder, size, True, True), cache_dir
+            name, lambda folder: _BUILDERS[arch](folder, size, chat_template), cache_dir
         )
-    name = f"{arch}-{size}" if chat_template else f"{arch}-{size}-plain"
-    return build_once(name, lambda folder: _BUILDERS[arch](folder, size, chat_template), cache_dir)
 
 
 def tiny_alias(name: str) -> Path | None:

@@ -42,6 +42,7 @@ from typing import Any
 from PIL import Image
 
 from lmmprobe._hub import NotCached, read_from_cache
+from lmmprobe._optional import quiet_loading
 from lmmprobe.synth.prompt import build_prompt, negative_prompt
 
 __all__ = ["TINY_MODEL", "DiffusionRenderer", "model_kind"]
@@ -118,8 +119,10 @@ class DiffusionRenderer:
             raise ValueError(f"resolution must be a positive multiple of 8, got {resolution}")
         local, offline = _where(model)
         try:
-            import diffusers
-            import torch
+            # transformers tells of a missing torchvision when diffusers is imported.
+            with quiet_loading():
+                import diffusers
+                import torch
         except ImportError as exc:
             raise ImportError(
                 f"the diffusion renderer needs diffusers and torch ({exc}); run: {_INSTALL_HINT}"
@@ -128,7 +131,7 @@ class DiffusionRenderer:
         if model == TINY_MODEL:
             from lmmprobe.synth.tiny_diffusion import tiny_sdxl_path
 
-            with _quiet_loading():
+            with quiet_loading(diffusers=True):
                 source = str(tiny_sdxl_path())
         else:
             source = str(Path(model).expanduser()) if local else model
@@ -142,7 +145,7 @@ class DiffusionRenderer:
         self.dtype = dtype or ("float16" if self.device.startswith("cuda") else "float32")
 
         try:
-            with warnings.catch_warnings(), _quiet_loading():
+            with warnings.catch_warnings(), quiet_loading(diffusers=True):
                 # Newer diffusers renamed torch_dtype to dtype; older ones (>= 0.30, which the
                 # extra allows) only know torch_dtype, so keep it and silence the rename notice.
                 warnings.filterwarnings("ignore", message=".*torch_dtype.*", category=FutureWarning)
@@ -250,32 +253,6 @@ class DiffusionRenderer:
                 image = image.resize((size, size), Image.Resampling.LANCZOS)
             images.append(image)
         return images
-
-
-@contextlib.contextmanager
-def _quiet_loading() -> Iterator[None]:
-    """Transformers' and diffusers' progress bars off inside (the caller's settings after).
-
-    Loading (and building the tiny pipeline) drew four bars per pipeline over the command's
-    own progress line.
-    """
-    from diffusers.utils import logging as diffusers_logging
-
-    transformers_logging: Any = None
-    with contextlib.suppress(ImportError):  # a pipeline without transformers' text encoders
-        from transformers.utils import logging as transformers_logging
-    was = diffusers_logging.is_progress_bar_enabled()
-    was_tf = transformers_logging is not None and transformers_logging.is_progress_bar_enabled()
-    diffusers_logging.disable_progress_bar()
-    if transformers_logging is not None:
-        transformers_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was:
-            diffusers_logging.enable_progress_bar()
-        if was_tf and transformers_logging is not None:
-            transformers_logging.enable_progress_bar()
 
 
 @contextlib.contextmanager

@@ -351,6 +351,9 @@ class _Chunk:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     adversarial: dict[str, Any] | None = None
+    # Dysca recipe: the asked questions of the items the filters kept (each one sample per
+    # scenario), so the summary can tell them from those asked of dropped items.
+    questions: int = 0
 
 
 def _save_png(image: Image.Image, path: Path) -> None:
@@ -508,6 +511,7 @@ def _make_dysca_chunk(config: SynthConfig, root: Path, indices: list[int]) -> _C
         if config.ocr_check and item.text is not None and not _ocr().keep([image], [item.text])[0]:
             _drop(result, "ocr")
             continue
+        result.questions += len(_asked_with_questions(item))
         for name in config.scenarios:
             if not applies(item, name):
                 continue
@@ -640,7 +644,7 @@ def _write_files(
     totals: dict[str, Counter[str]] = {}
     dropped: Counter[str] = Counter()
     adversarial: dict[str, Any] | None = None
-    done = samples = 0
+    done = samples = questions = 0
     with (
         (root / SAMPLES_FILE).open("w", encoding="utf-8", newline="\n") as jsonl,
         (root / DYSCA_FILE).open("w", encoding="utf-8", newline="\n") as dysca,
@@ -654,6 +658,7 @@ def _write_files(
                 dysca.write(("\n" if first else ",\n") + record)
                 first = False
             samples += len(chunk.lines)
+            questions += chunk.questions
             for key, counts in chunk.counts.items():
                 totals.setdefault(key, Counter()).update(counts)
             dropped.update(chunk.dropped)
@@ -662,7 +667,7 @@ def _write_files(
             if on_progress:
                 on_progress(done, total)
         dysca.write("\n]\n")
-    manifest = _manifest(config, totals, dropped, samples, adversarial, total)
+    manifest = _manifest(config, totals, dropped, (samples, questions), adversarial, total)
     (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
@@ -682,10 +687,12 @@ def _manifest(
     config: SynthConfig,
     totals: dict[str, Counter[str]],
     dropped: Counter[str],
-    samples: int,
+    written: tuple[int, int],
     adversarial: dict[str, Any] | None,
     total: int,
 ) -> dict[str, Any]:
+    """The manifest; `written` is (samples, Dysca questions of the items the filters kept)."""
+    samples, questions = written
     filters: list[dict[str, Any]] = []
     if config.clip_model:
         filters.append(
@@ -703,6 +710,8 @@ def _manifest(
                 "seed": config.seed,
                 "questions_drawn": sum(len(i.record["q_a"]) for i in items),
                 "questions_asked": sum(len(i.asked) for i in items),
+                # Fewer where a filter dropped an item: the samples are these questions.
+                "questions_kept": questions,
             }
         )
     return {
