@@ -271,3 +271,19 @@ def test_a_plugin_metric_reads_scores_of_stored_rows(tmp_path: Path) -> None:
     finally:
         RUN_METRICS.unregister("test_rows_seen")
     assert seen == [len(outcome.models[0].scores)]
+
+
+def test_a_group_read_on_its_own_gives_its_breakdown(tmp_path: Path) -> None:
+    """`GroupRows` read without its precomputed summary: the group's rows, cut from chunks."""
+    from lmmprobe.metrics import compute_metrics
+    from lmmprobe.metrics.reduction import CachedRows, GroupRows
+
+    store, outcome = _store_run(tmp_path / "s.db", **VARIED["varied"])  # type: ignore[arg-type]
+    with store:
+        results = build_results(outcome, rows={m.spec: store.rows("r1", m.spec) for m in outcome.models})  # fmt: skip
+        parent = CachedRows(store.rows("r1", "model-1"))
+        breakdown = results.models["model-1"].breakdown
+        for key in ("skills", "level"):
+            for label, metrics in breakdown[key].items():
+                rows = GroupRows(parent, key, label)
+                assert compute_metrics(rows, outcome.spec, group=f"{key}={label}") == metrics
