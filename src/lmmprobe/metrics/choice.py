@@ -33,6 +33,7 @@ from lmmprobe.metrics.bootstrap import (
 )
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
+from lmmprobe.schema.rows import RowChunk, chunk_of_scores
 
 METRIC_NAMES: tuple[str, ...] = (
     "accuracy",
@@ -79,10 +80,6 @@ _RATIO_DEN = [_COL[den] for _, den in _RATIOS.values()]
 _BALANCED_POS = METRIC_NAMES.index("balanced_accuracy")
 
 
-def _is_choice(gold: object) -> bool:
-    return isinstance(gold, int) and not isinstance(gold, bool)
-
-
 def _is_not_none(values: list[Any]) -> npt.NDArray[np.bool_]:
     """``value is not None`` for each value, without a Python-level loop."""
     return np.fromiter(map(operator.is_not, values, repeat(None)), dtype=bool, count=len(values))
@@ -114,63 +111,137 @@ class _Table:
         return int(self.totals.shape[0])
 
 
-def _build_table(scores: Sequence[Score]) -> _Table:
-    # Per-row Python work dominates here, so each field is fetched once (a C-level map over the
-    # rows) and every indicator is then computed column-wise.
-    def field(name: str) -> list[Any]:
-        return list(map(operator.attrgetter(name), scores))
+class AnswerSums:
+    """The per-sample sums of `summarize`, added up chunk by chunk from a `RowSource`'s rows.
 
-    ids = field("sample_id")
-    # Samples are indexed in sorted id order so the resampling, and hence the interval, does not
-    # depend on the order rows arrive in. (Sorting in order of appearance is near-linear when
-    # rows arrive sorted, as they usually do.)
-    sample_index = {sid: i for i, sid in enumerate(sorted(dict.fromkeys(ids)))}
-    n_samples = len(sample_index)
-    row_sample = np.fromiter(map(sample_index.__getitem__, ids), dtype=np.intp, count=len(ids))
-    stage = np.array(field("stage"))
-    # Either marker means the request failed; such a row must never be scored as an answer.
-    error = _is_not_none(field("error_type")) | (stage == "error")
-    answered = ~error
-    verdict = field("correct")  # True, False or None
-    judged = answered & _is_not_none(verdict)
-    offered = answered & np.array(field("abstain_offered"), dtype=bool)
-    choice = list(map(_is_choice, field("gold")))
-    columns = {
-        "answered": answered,
-        "correct": answered & np.array(verdict, dtype=object).astype(bool),
-        "offered": offered,
-        "abstained": offered & np.array(field("abstained"), dtype=bool),
-        "format_hit": answered & np.array(field("format_hit"), dtype=bool),
-        "unparsed": judged & (stage == "unparsed"),
-        "truncated": judged & (stage == "truncated"),
-        "error": error,
-        "row": np.ones(len(ids), dtype=bool),
-        # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
-        "judged": judged,
-        "choice": answered & np.array(choice, dtype=bool),
-    }
-    totals = np.stack(
-        [np.bincount(row_sample, weights=columns[c], minlength=n_samples) for c in _COLUMNS],
-        axis=1,
+    Memory grows with the samples (one row of sums each) and the (gold class, sample) cells,
+    never with the rows. The table it builds is, array for array, the one the rows of every
+    chunk taken together give: samples indexed in sorted id order, gold classes numbered by
+    first appearance (in row order), per-sample and per-cell counts summed exactly.
+    """
+
+    def __init__(self) -> None:
+        """An empty table (no rows yet)."""
+        self._samples: dict[str, int] = {}  # sample id -> index by first appearance
+        self._classes: dict[str, int] = {}  # gold option text -> class by first appearance
+        self._totals = np.zeros((0, len(_COLUMNS)))
+        self._units: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
+        self._class_rows = 0
+        self.rows = 0
+
+    @property
+    def n_samples(self) -> int:
+        """Distinct sample ids among the rows added so far."""
+        return len(self._samples)
+
+    def add(self, chunk: RowChunk) -> None:
+        """Add the rows of one chunk."""
+        n = len(chunk)
+        if not n:
+            return
+        self.rows += n
+        index = self._samples
+        row_sample = np.fromiter(
+            (index.setdefault(sid, len(index)) for sid in chunk.sample_id), dtype=np.intp, count=n
+        )
+        stage = np.array(chunk.stage)
+        # Either marker means the request failed; such a row must never be scored as an answer.
+        error = _is_not_none(chunk.error_type) | (stage == "error")
+        answered = ~error
+        verdict = chunk.correct  # True, False or None
+        judged = answered & _is_not_none(verdict)
+        offered = answered & np.array(chunk.abstain_offered, dtype=bool)
+        choice = np.array(chunk.choice, dtype=bool)
+        columns = {
+            "answered": answered,
+            "correct": answered & np.array(verdict, dtype=object).astype(bool),
+            "offered": offered,
+            "abstained": offered & np.array(chunk.abstained, dtype=bool),
+            "format_hit": answered & np.array(chunk.format_hit, dtype=bool),
+            "unparsed": judged & (stage == "unparsed"),
+            "truncated": judged & (stage == "truncated"),
+            "error": error,
+            "row": np.ones(n, dtype=bool),
+            # Captions have no per-answer verdict (they are scored as a corpus): not in accuracy.
+            "judged": judged,
+            "choice": answered & choice,
+        }
+        n_samples = len(index)
+        totals = np.stack(
+            [np.bincount(row_sample, weights=columns[c], minlength=n_samples) for c in _COLUMNS],
+            axis=1,
+        )
+        grown = np.zeros((n_samples, len(_COLUMNS)))
+        grown[: self._totals.shape[0]] = self._totals
+        # Per-sample counts are integers: their float64 sums are exact in any grouping.
+        self._totals = grown + totals
+        # Classes are gold option texts, numbered by first appearance; open-ended rows get -1.
+        classes = self._classes
+        row_class = np.array(
+            [
+                classes.setdefault(t, len(classes)) if c else -1
+                for t, c in zip(chunk.gold_text, chunk.choice, strict=True)
+            ],
+            dtype=np.int64,
+        )
+        row_class[error] = -1  # errors are not answers of any class
+        self._class_rows += int((row_class >= 0).sum())
+        self._units.append(_class_cells(row_class, row_sample, columns["correct"], n_samples))
+
+    def table(self) -> _Table:
+        """The `_Table` of every row added."""
+        ids = list(self._samples)
+        n_samples = len(ids)
+        # Samples are indexed in sorted id order so the resampling, and hence the interval,
+        # does not depend on the order rows arrive in.
+        by_id = sorted(range(n_samples), key=ids.__getitem__)
+        rank = np.empty(n_samples, dtype=np.intp)
+        rank[by_id] = np.arange(n_samples)
+        totals = self._totals[np.asarray(by_id, dtype=np.intp)]
+        texts = list(self._classes)
+        class_rank = np.empty(len(texts), dtype=np.intp)
+        class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
+        cells = _merge_cells(self._units, rank, n_samples)
+        # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
+        return _make_table(
+            totals.reshape(n_samples, len(_COLUMNS)).astype(np.float32),
+            cells,
+            self._class_rows,
+            class_rank,
+            n_samples,
+        )
+
+    def summarize(self, *, n_boot: int = 1000, seed: int = 0) -> dict[str, MetricValue]:
+        """`summarize` of every row added (see there)."""
+        return _summarize_table(self, n_boot, seed)
+
+
+def _build_table(scores: Sequence[Score]) -> _Table:
+    """The `_Table` of some Scores (one chunk of their columns)."""
+    sums = AnswerSums()
+    sums.add(chunk_of_scores(scores))
+    return sums.table()
+
+
+def _merge_cells(
+    units: list[tuple[IntArray, IntArray, FloatArray, FloatArray]], rank: IntArray, n_samples: int
+) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    """Cells of several chunks (samples by first appearance) as one set, samples by `rank`."""
+    if units:
+        sample = np.concatenate([u[0] for u in units])
+        cls = np.concatenate([u[1] for u in units]).astype(np.int64)
+        correct = np.concatenate([u[2] for u in units])
+        rows = np.concatenate([u[3] for u in units])
+    else:
+        sample, cls = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int64)
+        correct = rows = np.zeros(0)
+    cells, cell_of_unit = np.unique(cls * n_samples + rank[sample], return_inverse=True)
+    # Cell counts are integers: summed exactly, in any order.
+    correct = np.asarray(
+        np.bincount(cell_of_unit, weights=correct, minlength=cells.size), np.float64
     )
-    # Classes are gold option texts, numbered by first appearance; open-ended rows get -1.
-    index: dict[str, int] = {}
-    row_class = np.array(
-        [
-            index.setdefault(t, len(index)) if c else -1
-            for t, c in zip(field("gold_text"), choice, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    row_class[error] = -1  # errors are not answers of any class
-    texts = list(index)
-    class_rank = np.empty(len(texts), dtype=np.intp)
-    class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
-    cells = _class_cells(row_class, row_sample, columns["correct"], n_samples)
-    # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
-    return _make_table(
-        totals.astype(np.float32), cells, int((row_class >= 0).sum()), class_rank, n_samples
-    )
+    rows = np.asarray(np.bincount(cell_of_unit, weights=rows, minlength=cells.size), np.float64)
+    return (cells % n_samples).astype(np.intp), (cells // n_samples).astype(np.intp), correct, rows
 
 
 def _class_cells(
@@ -285,11 +356,18 @@ def summarize(
         ValueError: ``n_boot`` is negative.
 
     """
+    sums = AnswerSums()
+    if scores:
+        sums.add(chunk_of_scores(scores))
+    return _summarize_table(sums, n_boot, seed)
+
+
+def _summarize_table(sums: AnswerSums, n_boot: int, seed: int) -> dict[str, MetricValue]:
     if n_boot < 0:
         raise ValueError(f"n_boot must be >= 0, got {n_boot}")
-    if not scores:
+    if not sums.rows:
         return {name: MetricValue(None, None, None, 0) for name in METRIC_NAMES}
-    table = _build_table(scores)
+    table = sums.table()
     values, counts = _point_values(table)
     low = high = np.full(len(METRIC_NAMES), np.nan)
     if n_boot:
@@ -341,19 +419,30 @@ def _group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:
         if key not in s.metadata:
             missing.append(s)
             continue
-        raw = s.metadata[key]
-        labels: set[str] = set()
-        for value in raw if isinstance(raw, list) else [raw]:
-            label = str(value)
-            if label in labels:
-                continue  # a skill listed twice counts the item once
-            labels.add(label)
+        for label, rank in value_labels(s.metadata[key]):
             groups.setdefault(label, []).append(s)
-            order.setdefault(label, _sort_key(value))
-    ordered = {label: groups[label] for label in sorted(groups, key=lambda g: (order[g], g))}
+            order.setdefault(label, rank)
+    ordered = {label: groups[label] for label in group_order(order)}
     if missing:
         ordered.setdefault(MISSING, []).extend(missing)
     return ordered
+
+
+def value_labels(raw: Any) -> list[tuple[str, tuple[int, float, str]]]:
+    """The groups a row whose metadata value is `raw` belongs to, each with its sort key.
+
+    A list value puts the row in the group of each of its items, once per distinct label.
+    """
+    labels: dict[str, tuple[int, float, str]] = {}
+    for value in raw if isinstance(raw, list) else [raw]:
+        # A skill listed twice counts the item once.
+        labels.setdefault(str(value), _sort_key(value))
+    return list(labels.items())
+
+
+def group_order(order: dict[str, tuple[int, float, str]]) -> list[str]:
+    """Group labels in `group_by`'s order: by the sort key of their first value, then label."""
+    return sorted(order, key=lambda g: (order[g], g))
 
 
 def group_by(scores: Sequence[Score], key: str) -> dict[str, list[Score]]:

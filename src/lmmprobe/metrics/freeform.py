@@ -18,14 +18,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from lmmprobe.metrics.reduction import FREE_FORM
 from lmmprobe.metrics.stability import mean_with_interval
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 __all__ = ["FREE_FORM", "dysca_caption_score", "freeform_rows", "freeform_summary"]
 
-FREE_FORM = "free_form"
-"""``metadata.question_type`` of free-form description questions."""
 
 Scorer = Callable[[Sequence[str], Sequence[str]], list[float]]
 

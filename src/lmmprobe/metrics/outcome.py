@@ -43,6 +43,7 @@ __all__ = [
     "Outcome",
     "OutcomeCounts",
     "count_outcomes",
+    "outcome_of",
     "row_outcome",
 ]
 
@@ -89,16 +90,31 @@ def row_outcome(score: Score) -> Outcome:
         One of `OUTCOMES`.
 
     """
-    if score.error_type is not None or score.stage == "error":
+    return outcome_of(score.error_type, score.stage, score.correct)
+
+
+def outcome_of(error_type: str | None, stage: str, correct: bool | None) -> Outcome:
+    """The outcome of a row from its error type, stage and verdict (`row_outcome`'s rule).
+
+    Args:
+        error_type: The row's error type (None: the request did not fail).
+        stage: Its stage.
+        correct: Its verdict (None: no per-answer verdict).
+
+    Returns:
+        One of `OUTCOMES`.
+
+    """
+    if error_type is not None or stage == "error":
         return "error"
-    if score.correct is None:
+    if correct is None:
         # No per-answer verdict: a caption or free-form description, scored apart.
-        return "empty" if score.stage in ("unparsed", "truncated") else "free_text"
-    if score.stage == "unparsed":
+        return "empty" if stage in ("unparsed", "truncated") else "free_text"
+    if stage == "unparsed":
         return "unparsed"
-    if score.stage == "truncated":
+    if stage == "truncated":
         return "truncated"
-    return "correct" if score.correct else "wrong"
+    return "correct" if correct else "wrong"
 
 
 @dataclass(frozen=True)

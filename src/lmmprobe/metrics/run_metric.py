@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from lmmprobe.metrics.reduction import RowSummary, summarize_rows
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.registry import Registry, RegistryError
-from lmmprobe.schema import RunSpec, Score
+from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -67,21 +68,62 @@ PLUGIN_FAMILY = "plugin"
 one, in the order of their names."""
 
 
-@dataclass
 class MetricContext:
     """What a run-level metric is computed from: one model's rows (of a run or a group) and the spec.
 
+    The rows come from a `RowSource` (a stored run's rows read in chunks, or Scores held in
+    memory). Built-in metrics read `summary`, one pass over the rows; a metric that needs the
+    rows as Scores reads `scores`, built on first use (and kept for the context), so a metric
+    written against a list of Scores, a plugin's say, keeps working.
+
     Attributes:
-        scores: The rows, one per (sample, repeat).
+        rows: The rows, one per (sample, repeat).
         spec: The run's spec (bootstrap resamples, seed, formulation settings).
         group: The breakdown group the rows belong to (``"subtask=color"``), None for the run.
 
     """
 
-    scores: Sequence[Score]
-    spec: RunSpec
-    group: str | None = None
-    _shared: dict[str, Any] = field(default_factory=dict, repr=False)
+    def __init__(
+        self,
+        rows: RowSource | Sequence[Score],
+        spec: RunSpec,
+        group: str | None = None,
+        *,
+        summary: RowSummary | None = None,
+    ) -> None:
+        """A context over `rows` (a source, or Scores).
+
+        Args:
+            rows: The rows.
+            spec: The run's spec.
+            group: The breakdown group, None for the whole run.
+            summary: The rows' summary when already made (`summarize_rows` makes a run's and
+                its groups' in one pass); made from the rows on first use otherwise.
+
+        """
+        self.rows: RowSource = ScoreRows(rows) if isinstance(rows, Sequence) else rows
+        self.spec = spec
+        self.group = group
+        self._summary = summary
+        self._scores: Sequence[Score] | None = rows if isinstance(rows, Sequence) else None
+        self._shared: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"MetricContext(rows={self.rows!r}, group={self.group!r})"
+
+    @property
+    def scores(self) -> Sequence[Score]:
+        """The rows as Scores, built on first use (one per (sample, repeat))."""
+        if self._scores is None:
+            self._scores = self.rows.scores()
+        return self._scores
+
+    @property
+    def summary(self) -> RowSummary:
+        """One pass over the rows: answer sums, outcome counts, tokens, which rows exist."""
+        if self._summary is None:
+            self._summary, _ = summarize_rows(self.rows, track_cost=bool(self.spec.prices))
+        return self._summary
 
     @property
     def n_boot(self) -> int:
@@ -96,9 +138,12 @@ class MetricContext:
     def tagged(self, metric: str) -> list[Score]:
         """The rows whose `Score.official_metric` is `metric` (benchmarks loaded by name).
 
-        The rows are grouped by that tag once per context, so the official metrics of many
-        benchmarks cost one pass over the rows, not one each.
+        Which tags the rows hold is known from `summary`, so a run of no benchmark loaded by
+        name builds no Score here; otherwise the rows are grouped by tag once per context, so
+        the official metrics of many benchmarks cost one pass over the rows, not one each.
         """
+        if metric not in self.summary.tags:
+            return []
 
         def group() -> dict[Any, list[Score]]:
             by_tag: dict[Any, list[Score]] = {}
@@ -243,21 +288,27 @@ def headline_metrics() -> list[RunMetric]:
 
 
 def compute_metrics(
-    scores: Sequence[Score], spec: RunSpec, *, group: str | None = None
+    scores: RowSource | Sequence[Score],
+    spec: RunSpec,
+    *,
+    group: str | None = None,
+    summary: RowSummary | None = None,
 ) -> dict[str, MetricValue]:
     """Every metric that applies to one model's rows, in column order.
 
     Args:
-        scores: The rows of one model (a whole run, or one breakdown group).
+        scores: The rows of one model (a whole run, or one breakdown group): a `RowSource`
+            or Scores.
         spec: The run's spec.
         group: The breakdown group (``"key=value"``), None for the whole run; metrics with
             ``per_group=False`` are computed for the whole run only.
+        summary: The rows' `RowSummary` when already made (see `MetricContext`).
 
     Returns:
         Name → value for each metric that applies (those returning None are left out).
 
     """
-    ctx = MetricContext(scores, spec, group)
+    ctx = MetricContext(scores, spec, group, summary=summary)
     out: dict[str, MetricValue] = {}
     for metric in run_metrics():
         if group is not None and not metric.per_group:

@@ -45,7 +45,12 @@ if TYPE_CHECKING:
         load_results,
         results_from_dict,
     )
-    from lmmprobe.report.results import build_results, render_markdown, write_results
+    from lmmprobe.report.results import (
+        build_results,
+        rebuild_results,
+        render_markdown,
+        write_results,
+    )
     from lmmprobe.report.tables import render_tables
 
 _EXPORTS: dict[str, str] = {
@@ -73,6 +78,7 @@ _EXPORTS: dict[str, str] = {
     "json_ready": "lmmprobe.report._embed",
     "load_report_data": "lmmprobe.report._collect",
     "load_results": "lmmprobe.report.model",
+    "rebuild_results": "lmmprobe.report.results",
     "render_html": "lmmprobe.report.html",
     "render_markdown": "lmmprobe.report.results",
     "render_tables": "lmmprobe.report.tables",
@@ -106,6 +112,7 @@ __all__ = [
     "json_ready",
     "load_report_data",
     "load_results",
+    "rebuild_results",
     "render_html",
     "render_markdown",
     "render_tables",

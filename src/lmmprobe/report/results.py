@@ -18,13 +18,13 @@ from lmmprobe.judge.step import UNJUDGED_WHY, JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import (
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
-    group_by,
     headline_metrics,
     metric_digits,
     question_type_sensitivity_from_scores,
     scenario_deltas,
 )
-from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP, count_outcomes
+from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
+from lmmprobe.metrics.reduction import CachedRows, GroupRows, RowSummary, summarize_rows
 from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
@@ -39,9 +39,11 @@ from lmmprobe.report.model import (
     Results,
     RowCounts,
     Sensitivity,
+    results_from_dict,
 )
 from lmmprobe.run.runner import RunOutcome
-from lmmprobe.schema import Score
+from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
+from lmmprobe.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +51,9 @@ __all__ = [
     "TEXT_SCORES",
     "build_results",
     "format_metric",
+    "model_results",
     "no_text_to_score",
+    "rebuild_results",
     "render_markdown",
     "row_counts",
     "sensitivity_metrics",
@@ -131,29 +135,6 @@ def sensitivity_metrics(scores: list[Score]) -> Sensitivity:
     return out
 
 
-def _breakdown(scores: list[Score], outcome: RunOutcome) -> dict[str, dict[str, Metrics]]:
-    """Metrics per group of each ``--by`` key (groups in `group_by` order)."""
-    spec = outcome.spec
-    return {
-        key: {
-            label: compute_metrics(rows, spec, group=f"{key}={label}")
-            for label, rows in group_by(scores, key).items()
-        }
-        for key in spec.by
-    }
-
-
-def _breakdown_counts(scores: list[Score], keys: list[str]) -> dict[str, dict[str, RowCounts]]:
-    """Rows by outcome per group of each ``--by`` key (the groups of `_breakdown`)."""
-    return {
-        key: {
-            label: RowCounts.of(count_outcomes(rows))
-            for label, rows in group_by(scores, key).items()
-        }
-        for key in keys
-    }
-
-
 def _by_why(counts: Mapping[str, int]) -> dict[str, int]:
     """Unjudged verdicts by why, in `UNJUDGED_WHY`'s order, the reasons with none left out."""
     return {why: counts[why] for why in UNJUDGED_WHY if counts.get(why)}
@@ -182,23 +163,93 @@ def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
     )
 
 
-def build_results(outcome: RunOutcome, judging: JudgeRunOutcome | None = None) -> Results:
+def _sensitivity_applies(summary: RowSummary) -> bool:
+    """Whether `sensitivity_metrics` could give anything for rows of this summary."""
+    return (
+        {TRUE_FALSE, MULTIPLE_CHOICE} <= summary.question_types
+        or len(summary.styles) > 1
+        or summary.unhashable_style  # as today: `sensitivity_metrics` says what it makes of it
+        or summary.clean_scenario
+    )
+
+
+def model_results(
+    rows: RowSource,
+    spec: RunSpec,
+    *,
+    identity: dict[str, Any] | None,
+    stats: ModelStats,
+    judge: JudgeResults | None = None,
+) -> ModelResults:
+    """One model's results (metrics, ``--by`` breakdowns, sensitivity, counts) from its rows.
+
+    One pass over `rows` gives the summaries of the model and of every ``--by`` group
+    (`summarize_rows`); a metric that needs Scores builds them once (`MetricContext.scores`),
+    so a plain single-choice run reduces its rows without building any.
+
+    Args:
+        rows: The model's rows (a stored run's, or Scores in memory: `ScoreRows`).
+        spec: The run's spec.
+        identity: The model's identity in the manifest (adversarial rows are split by it).
+        stats: Its request counts and usage.
+        judge: How its answers were judged, if they were.
+
+    """
+    source = CachedRows(rows)
+    whole, groups = summarize_rows(source, list(spec.by), track_cost=bool(spec.prices))
+    sensitivity = Sensitivity()
+    if _sensitivity_applies(whole):
+        sensitivity = sensitivity_metrics(split_adversarial(list(source.scores()), identity))
+    return ModelResults(
+        metrics=compute_metrics(source, spec, summary=whole),
+        breakdown={
+            key: {
+                label: compute_metrics(
+                    GroupRows(source, key, label), spec, group=f"{key}={label}", summary=summary
+                )
+                for label, summary in by_label.items()
+            }
+            for key, by_label in groups.items()
+        },
+        sensitivity=sensitivity,
+        stats=stats,
+        counts=RowCounts.of(whole.outcomes()),
+        breakdown_counts={
+            key: {label: RowCounts.of(summary.outcomes()) for label, summary in by_label.items()}
+            for key, by_label in groups.items()
+        },
+        judge=judge,
+    )
+
+
+def build_results(
+    outcome: RunOutcome,
+    judging: JudgeRunOutcome | None = None,
+    *,
+    rows: Mapping[str, RowSource] | None = None,
+) -> Results:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run.
 
     With `judging` (the judging step's outcome), each model's results say how its answers
     were judged (`JudgeResults`); the judged figures are among its metrics.
+
+    Args:
+        outcome: The run.
+        judging: The judging step's outcome, if the run was judged.
+        rows: Each model's rows by spec (a stored run's: `Store.rows`); a model not named
+            here is computed from its Scores in `outcome` (in their order there).
+
     """
     spec = outcome.spec
     identities = outcome.manifest.get("models", {})
     models: dict[str, ModelResults] = {}
     for mo in outcome.models:
-        models[mo.spec] = ModelResults(
-            metrics=compute_metrics(mo.scores, spec),
-            breakdown=_breakdown(mo.scores, outcome),
-            sensitivity=sensitivity_metrics(split_adversarial(mo.scores, identities.get(mo.spec))),
+        source = (rows or {}).get(mo.spec) or ScoreRows(mo.scores)
+        models[mo.spec] = model_results(
+            source,
+            spec,
+            identity=identities.get(mo.spec),
             stats=ModelStats.model_validate(mo.stats()),
-            counts=RowCounts.of(count_outcomes(mo.scores)),
-            breakdown_counts=_breakdown_counts(mo.scores, list(spec.by)),
             judge=(
                 _judge_results(judging.models[mo.spec], list(judging.config.judges))
                 if judging is not None and mo.spec in judging.models
@@ -220,6 +271,45 @@ def build_results(outcome: RunOutcome, judging: JudgeRunOutcome | None = None) -
         spec=spec,
         manifest=Manifest.model_validate(outcome.manifest),
     )
+
+
+def rebuild_results(store: Store, run_id: str) -> Results:
+    """A stored run's results computed again from its rows in the store, chunk by chunk.
+
+    What rows cannot tell (the data summary, request counts, how answers were judged, the
+    status, spec and manifest) is the run's stored results'; every metric, breakdown,
+    sensitivity and count is computed from the stored rows (`Store.rows`) as `build_results`
+    computes it, so the figures are those of a run whose Scores came from the store.
+
+    Args:
+        store: The store holding the run.
+        run_id: The run.
+
+    Raises:
+        KeyError: The store holds no such run.
+        ValueError: The run has no stored results (it never finished): run it again.
+        ResultsFormatError: Its stored results cannot be read.
+
+    """
+    run = store.get_run(run_id)
+    if not run["results"]:
+        raise ValueError(
+            f"run {run_id} in {store.path} has no results to rebuild ({run['status']}): run it "
+            "again with the command that started it"
+        )
+    stored = results_from_dict(run["results"], f"run {run_id} in {store.path}")
+    identities = stored.manifest.models
+    models = {
+        model: model_results(
+            store.rows(run_id, model),
+            stored.spec,
+            identity=identities.get(model),
+            stats=previous.stats,
+            judge=previous.judge,
+        )
+        for model, previous in stored.models.items()
+    }
+    return stored.model_copy(update={"models": models})
 
 
 # Markdown's inline syntax (code, emphasis, links, strikethrough, a heading's closing #s); an

@@ -13,6 +13,7 @@ from lmmprobe.schema.response import (
     Usage,
     token_count,
 )
+from lmmprobe.schema.rows import RowChunk, RowSource, ScoreRows
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
 from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
@@ -43,10 +44,13 @@ __all__ = [
     "PromptTemplate",
     "Request",
     "Response",
+    "RowChunk",
+    "RowSource",
     "RunSpec",
     "SafeText",
     "Sample",
     "Score",
+    "ScoreRows",
     "Stage",
     "Turn",
     "Usage",

@@ -45,6 +45,7 @@ from lmmprobe.schema import (
     Usage,
     safe_text,
 )
+from lmmprobe.schema.rows import CHUNK_ROWS, RowChunk
 from lmmprobe.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_READONLY,
@@ -66,6 +67,7 @@ from lmmprobe.store.layout import (
     OUR_TABLES,
     SCHEMA_VERSION,
 )
+from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
 
 log = logging.getLogger(__name__)
@@ -930,19 +932,51 @@ class Store:
             )
         self._forget_samples(None, run_id)
 
-    def iter_score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
+    def iter_score_rows(self, run_id: str, *, model: str | None = None) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports).
 
         A row an answer's judges (or a judge protocol's rules) decided carries its verdicts
         under ``judgements`` (a list of `Judgement` dicts); other rows have no such key.
+        With `model`, only that model's rows.
         """
         with self._faults("reading it"):
             judged = self.get_judgements(run_id)
-            for rec in self._score_rows(run_id):
+            for rec in self._score_rows(run_id, model):
                 found = judged.get((rec["model"], rec["sample_id"], rec["repeat"]))
                 if found:
                     rec["judgements"] = [j.model_dump() for j in found]
                 yield rec
+
+    def row_chunks(
+        self, run_id: str, model: str, keys: Sequence[str] = (), chunk_rows: int = CHUNK_ROWS
+    ) -> Iterator[RowChunk]:
+        """Model `model`'s rows of run `run_id` as columns, in chunks (`store.rows.read_chunks`).
+
+        Args:
+            run_id: The run.
+            model: The model spec.
+            keys: Metadata keys each chunk carries besides the ones every chunk has (``--by``).
+            chunk_rows: Rows per chunk.
+
+        """
+        with self._faults("reading it"):
+            yield from read_chunks(self.conn, run_id, model, keys, chunk_rows)
+
+    def model_scores(self, run_id: str, model: str) -> list[Score]:
+        """Model `model`'s rows of run `run_id` as Scores, in stored row order."""
+        return [score_from_row(rec) for rec in self.iter_score_rows(run_id, model=model)]
+
+    def rows(self, run_id: str, model: str) -> StoredRows:
+        """The `RowSource` of model `model`'s rows of run `run_id` (read on each pass)."""
+        return StoredRows(self, run_id, model)
+
+    @_reading
+    def run_models(self, run_id: str) -> list[str]:
+        """The models with score rows in run `run_id`, in the order the rows sort."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT model FROM scores WHERE run_id = ? ORDER BY model", (run_id,)
+        )
+        return [str(m) for (m,) in rows]
 
     # -- judgements -----------------------------------------------------------------------
 
@@ -1030,17 +1064,18 @@ class Store:
             raise StoreDamagedError(f"{self.path}: image {digest} of a recorded sample is missing")
         return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii"))
 
-    def _score_rows(self, run_id: str) -> Iterator[dict[str, Any]]:
+    def _score_rows(self, run_id: str, model: str | None = None) -> Iterator[dict[str, Any]]:
+        one_model = "" if model is None else " AND s.model = ?"
         cur = self.conn.execute(
-            """SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
+            f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
                       s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
                       s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
                       r.latency_s, r.prompt_tokens, r.completion_tokens, s.metadata,
                       s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted,
                       r.reasoning, r.finish_reason, r.reasoning_tokens
                FROM scores s LEFT JOIN responses r ON r.key = s.key
-               WHERE s.run_id = ? ORDER BY s.model, s.sample_id, s.repeat""",
-            (run_id,),
+               WHERE s.run_id = ?{one_model} ORDER BY s.model, s.sample_id, s.repeat""",
+            (run_id,) if model is None else (run_id, model),
         )
         names = [d[0] for d in cur.description]
         for row in cur:

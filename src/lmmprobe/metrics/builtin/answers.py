@@ -1,4 +1,4 @@
-"""Answer rates (`lmmprobe.metrics.choice.summarize`): accuracy, balanced accuracy and the rest.
+"""Answer rates (`lmmprobe.metrics.choice.summarize`, from `MetricContext.summary`): accuracy, balanced accuracy and the rest.
 
 The seven come from one cluster-bootstrap pass over the rows, shared through the context, so their
 intervals are drawn from the same resamples.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lmmprobe.metrics.choice import METRIC_NAMES, summarize
+from lmmprobe.metrics.choice import METRIC_NAMES
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
 
@@ -32,8 +32,9 @@ ANSWER_RATES: tuple[tuple[str, str, int, str], ...] = tuple(
 
 
 def _rates(ctx: MetricContext) -> dict[str, MetricValue]:
+    # The per-sample sums come from the context's one pass over the rows (no Score is built).
     return ctx.shared(
-        "answer_rates", lambda: summarize(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
+        "answer_rates", lambda: ctx.summary.answers.summarize(n_boot=ctx.n_boot, seed=ctx.seed)
     )
 
 

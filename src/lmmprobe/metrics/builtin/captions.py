@@ -32,6 +32,8 @@ CAPTION_COLUMNS: tuple[tuple[str, int, bool, str], ...] = (
 
 
 def _captions(ctx: MetricContext) -> dict[str, MetricValue]:
+    if not ctx.summary.captions:
+        return {}
     rows = [
         s for s in ctx.scores
         if s.correct is None and s.error_type is None and isinstance(s.gold, list)

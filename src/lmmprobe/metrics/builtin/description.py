@@ -28,7 +28,7 @@ FAMILY = "free_form"
 )
 def freeform_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows with free-form questions, when the embedding model is installed."""
-    if not freeform_rows(ctx.scores):
+    if not ctx.summary.free_form or not freeform_rows(ctx.scores):
         return None
     try:
         return freeform_summary(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
@@ -49,7 +49,7 @@ def freeform_metric(ctx: MetricContext) -> MetricValue | None:
 )
 def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
     """Dysca's own free-form figure, next to lmmprobe's `freeform_score`; no interval (Dysca has none)."""
-    rows = freeform_rows(ctx.scores)
+    rows = freeform_rows(ctx.scores) if ctx.summary.free_form else []
     if not rows:
         return None
     try:

@@ -27,7 +27,7 @@ FAMILY = "judges"
 )
 def judge_score(ctx: MetricContext) -> MetricValue | None:
     """Mean of each judged answer's figure, with a cluster-bootstrap interval."""
-    rows = judged_rows(ctx.scores)
+    rows = judged_rows(ctx.scores) if ctx.summary.judged else []
     if not rows:
         return None
     pairs = [(s, v) for s in rows if (v := judged_value(s.judgements)) is not None]
@@ -43,7 +43,7 @@ def judge_score(ctx: MetricContext) -> MetricValue | None:
 )
 def judge_coverage(ctx: MetricContext) -> MetricValue | None:
     """Judged / total over the rows a judge protocol applies to."""
-    rows = judged_rows(ctx.scores)
+    rows = judged_rows(ctx.scores) if ctx.summary.judged else []
     if not rows:
         return None
     values = [0.0 if judged_value(s.judgements) is None else 1.0 for s in rows]

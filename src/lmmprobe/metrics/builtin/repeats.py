@@ -17,7 +17,7 @@ FAMILY = "repeats"
 )
 def instability_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined when some sample was asked more than once."""
-    if len(ctx.scores) <= len({s.sample_id for s in ctx.scores}):
+    if not ctx.summary.has_repeats:
         return None
     return instability(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
 

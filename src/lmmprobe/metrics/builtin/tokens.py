@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Price, Score
+from lmmprobe.schema import Price
 
 FAMILY = "tokens"
 
@@ -25,33 +25,29 @@ def _value(value: float | None, n: int) -> MetricValue:
     return MetricValue(value, None, None, n)
 
 
-def _answered(ctx: MetricContext) -> list[Score]:
-    return ctx.shared("tokens_answered", lambda: [s for s in ctx.scores if s.error_type is None])
-
-
 def _correct(ctx: MetricContext) -> int:
-    return sum(1 for s in ctx.scores if s.correct)
+    return ctx.summary.correct
 
 
 def _total_completion(ctx: MetricContext) -> int | None:
     """Completion tokens of every answered row; None when some answered row lacks them."""
-    rows = _answered(ctx)
-    if not rows or any(s.completion_tokens is None for s in rows):
+    summary = ctx.summary
+    if not summary.answered or summary.completion_missing:
         return None
-    return sum(s.completion_tokens or 0 for s in rows)
+    return summary.completion[0]
 
 
 def _price(ctx: MetricContext) -> Price | None:
-    models = {s.model for s in ctx.scores}
+    models = ctx.summary.models
     if len(models) != 1:
         return None
-    return ctx.spec.prices.get(models.pop())
+    return ctx.spec.prices.get(next(iter(models)))
 
 
-def _mean_reported(ctx: MetricContext, field: str) -> MetricValue | None:
+def _mean_reported(counts: list[int]) -> MetricValue | None:
     """The mean of a usage count over the answered rows that report it; n is those rows."""
-    counts = [c for s in _answered(ctx) if (c := getattr(s, field)) is not None]
-    return _value(sum(counts) / len(counts), len(counts)) if counts else None
+    total, n = counts
+    return _value(total / n, n) if n else None
 
 
 @run_metric(
@@ -64,7 +60,7 @@ def _mean_reported(ctx: MetricContext, field: str) -> MetricValue | None:
 )
 def output_tokens(ctx: MetricContext) -> MetricValue | None:
     """Defined when some answered row reports its completion tokens."""
-    return _mean_reported(ctx, "completion_tokens")
+    return _mean_reported(ctx.summary.completion)
 
 
 @run_metric(
@@ -77,7 +73,7 @@ def output_tokens(ctx: MetricContext) -> MetricValue | None:
 )
 def reasoning_tokens(ctx: MetricContext) -> MetricValue | None:
     """Defined when some answered row reports its reasoning tokens."""
-    return _mean_reported(ctx, "reasoning_tokens")
+    return _mean_reported(ctx.summary.reasoning)
 
 
 @run_metric(
@@ -102,11 +98,11 @@ def _cost(ctx: MetricContext) -> tuple[float, int] | None:
     price = _price(ctx)
     if price is None or _total_completion(ctx) is None:
         return None
-    by_key: dict[str, Score] = {}
-    for s in ctx.scores:
-        if s.prompt_tokens is not None or s.completion_tokens is not None:
-            by_key.setdefault(s.key, s)
-    dollars = sum(price.cost(s.prompt_tokens, s.completion_tokens) for s in by_key.values())
+    # Each response's tokens, first row first (the summary tracks them when any model of the
+    # run has a price: `MetricContext.summary`).
+    by_key = ctx.summary.responses
+    assert by_key is not None
+    dollars = sum(price.cost(pt, ct) for pt, ct in by_key.values())
     return dollars, len(by_key)
 
 

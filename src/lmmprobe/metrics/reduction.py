@@ -1,0 +1,243 @@
+"""One pass over a `RowSource`: the sums a plain run's figures are computed from.
+
+`RowSummary` adds up, chunk by chunk, what the answer rates (`AnswerSums`), the outcome
+counts, the token and cost metrics, and the checks of which other metrics apply need: nothing
+in it grows with the rows but the per-sample sums (and, for a priced model, one entry per
+distinct response, which the cost counts once). `summarize_rows` makes the summary of a
+source and, in the same pass, of each ``--by`` group of it.
+
+A metric whose rows a summary shows to be absent (no free-form row, no caption, no verdict,
+no benchmark tag, no repeat) returns without asking for `MetricContext.scores`, so a plain
+single-choice run never builds a `Score`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Sequence
+
+from lmmprobe.metrics.choice import MISSING, AnswerSums, group_by, group_order, value_labels
+from lmmprobe.metrics.outcome import OUTCOMES, Outcome, OutcomeCounts, outcome_of
+from lmmprobe.schema import Score
+from lmmprobe.schema.benchmark import ROW_METRIC
+from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
+
+__all__ = ["FREE_FORM", "CachedRows", "GroupRows", "RowSummary", "summarize_rows"]
+
+FREE_FORM = "free_form"
+"""``metadata.question_type`` of free-form description questions."""
+
+
+class RowSummary:
+    """What one pass over a model's rows (or a group's) gives the metrics.
+
+    Attributes:
+        answers: The answer rates' per-sample sums.
+        models: The model specs among the rows.
+        tags: Official metric tags among the rows (``metadata.metric`` strings).
+        question_types: ``metadata.question_type`` values among the rows.
+        styles: Distinct hashable ``metadata.style`` values.
+        unhashable_style: Some ``metadata.style`` value is unhashable (a list).
+        clean_scenario: Some row's ``metadata.scenario`` is ``clean``.
+        adversarial: Some row has ``metadata.adversarial``.
+        free_form: Some answered row is a free-form description (`freeform_rows`).
+        captions: Some answered row has references and no verdict, and is no free-form
+            description (the caption metrics' rows).
+        judged: Some row carries verdicts.
+        answered: Rows with no ``error_type`` (the token metrics' answered rows).
+        correct: Rows with a true verdict.
+        completion: Sum and count of the reported completion tokens of answered rows.
+        reasoning: Sum and count of the reported reasoning tokens of answered rows.
+        completion_missing: Some answered row lacks its completion tokens.
+        responses: For a priced model: (prompt, completion) tokens of each distinct
+            response with any, in order of first appearance; None when not tracked.
+
+    """
+
+    def __init__(self, *, track_cost: bool = False) -> None:
+        """An empty summary; `track_cost` keeps each distinct response's tokens (for `cost`)."""
+        self.answers = AnswerSums()
+        self._outcomes: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
+        self.models: set[str] = set()
+        self.tags: set[str] = set()
+        self.question_types: set[Hashable] = set()
+        self.styles: set[Hashable] = set()
+        self.unhashable_style = False
+        self.clean_scenario = False
+        self.adversarial = False
+        self.free_form = False
+        self.captions = False
+        self.judged = False
+        self.answered = 0
+        self.correct = 0
+        self.completion = [0, 0]
+        self.reasoning = [0, 0]
+        self.completion_missing = False
+        self.responses: dict[str, tuple[int | None, int | None]] | None = {} if track_cost else None
+
+    @property
+    def rows(self) -> int:
+        """Every row added."""
+        return self.answers.rows
+
+    @property
+    def has_repeats(self) -> bool:
+        """More rows than samples (some sample was asked more than once)."""
+        return self.answers.rows > self.answers.n_samples
+
+    def outcomes(self) -> OutcomeCounts:
+        """Rows of each outcome (`lmmprobe.metrics.outcome.count_outcomes` of the rows)."""
+        return OutcomeCounts(**self._outcomes)
+
+    def add(self, chunk: RowChunk) -> None:
+        """Add one chunk's rows."""
+        self.answers.add(chunk)
+        self.models.update(chunk.model)
+        meta = chunk.meta
+        question_types = meta["question_type"]
+        for qt in question_types:
+            if qt is not ABSENT and isinstance(qt, Hashable):
+                self.question_types.add(qt)
+        for style in meta["style"]:
+            if style is ABSENT:
+                continue
+            if isinstance(style, Hashable):
+                self.styles.add(style)
+            else:
+                self.unhashable_style = True
+        self.tags.update(t for t in meta[ROW_METRIC] if isinstance(t, str))
+        self.clean_scenario = self.clean_scenario or "clean" in meta["scenario"]
+        self.adversarial = self.adversarial or any(a is not ABSENT for a in meta["adversarial"])
+        self.judged = self.judged or any(chunk.judged)
+        outcomes = self._outcomes
+        responses = self.responses
+        for i, (error, stage, correct) in enumerate(
+            zip(chunk.error_type, chunk.stage, chunk.correct, strict=True)
+        ):
+            outcomes[outcome_of(error, stage, correct)] += 1
+            if correct:
+                self.correct += 1
+            qt = question_types[i]
+            if error is None:
+                self.answered += 1
+                ct, rt = chunk.completion_tokens[i], chunk.reasoning_tokens[i]
+                if ct is None:
+                    self.completion_missing = True
+                else:
+                    self.completion[0] += ct
+                    self.completion[1] += 1
+                if rt is not None:
+                    self.reasoning[0] += rt
+                    self.reasoning[1] += 1
+                if stage != "error" and qt == FREE_FORM:
+                    self.free_form = True
+                if correct is None and not chunk.choice[i] and qt != FREE_FORM:
+                    self.captions = True
+            if responses is not None:
+                pt, ct = chunk.prompt_tokens[i], chunk.completion_tokens[i]
+                if pt is not None or ct is not None:
+                    responses.setdefault(chunk.key[i], (pt, ct))
+
+
+def summarize_rows(
+    source: RowSource, keys: Sequence[str] = (), *, track_cost: bool = False
+) -> tuple[RowSummary, dict[str, dict[str, RowSummary]]]:
+    """The summary of `source`'s rows and, in the same pass, of each group of each key.
+
+    Args:
+        source: One model's rows.
+        keys: ``--by`` metadata keys; a row is in the group of ``str(value)`` (of each item of a
+            list value, once each), or in ``"(missing)"`` when it lacks the key.
+        track_cost: Keep each distinct response's tokens (a priced model's `cost`).
+
+    Returns:
+        The whole source's summary, and per key its groups' summaries in
+        `lmmprobe.metrics.choice.group_by`'s order (``"(missing)"`` last).
+
+    """
+    whole = RowSummary(track_cost=track_cost)
+    groups: dict[str, dict[str, RowSummary]] = {k: {} for k in keys}
+    order: dict[str, dict[str, tuple[int, float, str]]] = {k: {} for k in keys}
+    for chunk in source.chunks(list(keys)):
+        whole.add(chunk)
+        for key in keys:
+            rows: dict[str, list[int]] = {}
+            lacking: list[int] = []
+            for i, raw in enumerate(chunk.meta[key]):
+                if raw is ABSENT:
+                    lacking.append(i)
+                    continue
+                for label, rank in value_labels(raw):
+                    rows.setdefault(label, []).append(i)
+                    order[key].setdefault(label, rank)
+            for label, picked in rows.items():
+                _group(groups[key], label, track_cost).add(chunk.take(picked))
+            if lacking:
+                # A value whose text is "(missing)" shares the group, as in `group_by` (where
+                # its rows come before those lacking the key; here they come in row order).
+                _group(groups[key], MISSING, track_cost).add(chunk.take(lacking))
+    out: dict[str, dict[str, RowSummary]] = {}
+    for key in keys:
+        ordered = {label: groups[key][label] for label in group_order(order[key])}
+        if MISSING in groups[key]:
+            ordered.setdefault(MISSING, groups[key][MISSING])
+        out[key] = ordered
+    return whole, out
+
+
+def _group(groups: dict[str, RowSummary], label: str, track_cost: bool) -> RowSummary:
+    found = groups.get(label)
+    if found is None:
+        found = groups[label] = RowSummary(track_cost=track_cost)
+    return found
+
+
+class CachedRows:
+    """A `RowSource` whose Scores are built once and kept (several metrics may ask for them)."""
+
+    def __init__(self, source: RowSource) -> None:
+        """Wrap `source`."""
+        self.source = source
+        self._scores: Sequence[Score] | None = None
+        self._groups: dict[str, dict[str, list[Score]]] = {}
+
+    def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
+        """The wrapped source's chunks."""
+        return self.source.chunks(keys)
+
+    def scores(self) -> Sequence[Score]:
+        """The wrapped source's Scores, built on the first call."""
+        if self._scores is None:
+            self._scores = self.source.scores()
+        return self._scores
+
+    def group_scores(self, key: str) -> dict[str, list[Score]]:
+        """`group_by` of the Scores by `key`, made once per key."""
+        if key not in self._groups:
+            self._groups[key] = group_by(self.scores(), key)
+        return self._groups[key]
+
+
+class GroupRows:
+    """The `RowSource` of one ``--by`` group of another source's rows (`group_by`'s group)."""
+
+    def __init__(self, parent: CachedRows, key: str, label: str) -> None:
+        """The rows of `parent` in group `label` of metadata key `key`."""
+        self.parent = parent
+        self.key = key
+        self.label = label
+
+    def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
+        """The parent's chunks, each cut to the group's rows (row order kept)."""
+        for chunk in self.parent.chunks([*keys, self.key]):
+            picked = [
+                i
+                for i, raw in enumerate(chunk.meta[self.key])
+                if (self.label == MISSING and raw is ABSENT)
+                or (raw is not ABSENT and any(self.label == lb for lb, _ in value_labels(raw)))
+            ]
+            if picked:
+                yield chunk.take(picked)
+
+    def scores(self) -> Sequence[Score]:
+        """The group's Scores, as `group_by` gives them."""
+        return self.parent.group_scores(self.key).get(self.label, [])

@@ -1,0 +1,117 @@
+"""A stored run's score rows as `RowChunk`s: the columns run metrics reduce, read in chunks.
+
+`read_chunks` reads one model's rows of one run with one query over the ``scores`` table
+(token counts joined from ``responses``, whether verdicts exist from ``judgements``), in the
+order `lmmprobe.store.Store.iter_score_rows` gives them, a few thousand at a time: nothing
+holds the run. `StoredRows` is the `lmmprobe.schema.rows.RowSource` over it.
+
+Each column is read as `lmmprobe.store.sqlite.score_from_row` would set the Score's field:
+flags as bools, ``correct`` as None/True/False, the gold as a choice index when its JSON is
+not a list (a stored gold is an int or a list of references), metadata decoded by Python's
+own JSON reader (so values such as NaN or ``1.0`` read exactly as a Score's metadata holds
+them).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any, Protocol
+
+from lmmprobe.schema import Score
+from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk
+
+__all__ = ["StoredRows", "read_chunks"]
+
+_QUERY = """
+SELECT s.model, s.sample_id, s.repeat, s.key, s.stage, s.correct, s.format_hit,
+       substr(s.gold, 1, 1) <> '[', s.gold_text, s.abstain_offered, s.abstained, s.error_type,
+       r.prompt_tokens, r.completion_tokens, r.reasoning_tokens,
+       EXISTS (SELECT 1 FROM judgements j WHERE j.run_id = s.run_id AND j.model = s.model
+               AND j.sample_id = s.sample_id AND j.repeat = s.repeat),
+       s.metadata
+FROM scores s LEFT JOIN responses r ON r.key = s.key
+WHERE s.run_id = ? AND s.model = ?
+ORDER BY s.model, s.sample_id, s.repeat
+"""
+
+
+def _flag(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _chunk(rows: list[tuple[Any, ...]], keys: Sequence[str]) -> RowChunk:
+    (model, sid, repeat, key, stage, correct, hit, choice, gold_text, offered, abstained,
+     error, pt, ct, rt, judged, metadata) = (list(c) for c in zip(*rows, strict=True))  # fmt: skip
+    decoded = [json.loads(m) for m in metadata]
+    return RowChunk(
+        model=model,
+        sample_id=sid,
+        repeat=repeat,
+        key=key,
+        stage=stage,
+        correct=[_flag(v) for v in correct],
+        format_hit=[bool(v) for v in hit],
+        choice=[bool(v) for v in choice],
+        gold_text=gold_text,
+        abstain_offered=[bool(v) for v in offered],
+        abstained=[bool(v) for v in abstained],
+        error_type=error,
+        prompt_tokens=pt,
+        completion_tokens=ct,
+        reasoning_tokens=rt,
+        judged=[bool(v) for v in judged],
+        meta={k: [m.get(k, ABSENT) for m in decoded] for k in dict.fromkeys([*FACT_KEYS, *keys])},
+    )
+
+
+def read_chunks(
+    conn: sqlite3.Connection,
+    run_id: str,
+    model: str,
+    keys: Sequence[str] = (),
+    chunk_rows: int = CHUNK_ROWS,
+) -> Iterator[RowChunk]:
+    """Model `model`'s rows of run `run_id`, `chunk_rows` at a time, in stored row order.
+
+    Args:
+        conn: The store's connection.
+        run_id: The run.
+        model: The model spec the rows were scored for.
+        keys: Metadata keys each chunk carries besides `FACT_KEYS` (``--by`` keys).
+        chunk_rows: Rows per chunk.
+
+    """
+    cur = conn.execute(_QUERY, (run_id, model))
+    try:
+        while rows := cur.fetchmany(chunk_rows):
+            yield _chunk(rows, keys)
+    finally:
+        cur.close()
+
+
+class _RowStore(Protocol):
+    def row_chunks(
+        self, run_id: str, model: str, keys: Sequence[str] = ()
+    ) -> Iterator[RowChunk]: ...
+
+    def model_scores(self, run_id: str, model: str) -> list[Score]: ...
+
+
+class StoredRows:
+    """The `RowSource` of one model's rows of a stored run."""
+
+    def __init__(self, store: _RowStore, run_id: str, model: str) -> None:
+        """Rows of `model` in run `run_id` of `store` (read on each pass, never held)."""
+        self.store = store
+        self.run_id = run_id
+        self.model = model
+
+    def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
+        """The rows in chunks (`read_chunks`)."""
+        return self.store.row_chunks(self.run_id, self.model, keys)
+
+    def scores(self) -> list[Score]:
+        """Every row as a `Score`, as `Store.iter_score_rows` and `score_from_row` build it."""
+        return self.store.model_scores(self.run_id, self.model)
