@@ -12,11 +12,19 @@ own rows.
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator
 
-__all__ = ["REPLACEMENT_CHARACTER", "SafeText", "safe_data", "safe_text", "shown_path"]
+__all__ = [
+    "REPLACEMENT_CHARACTER",
+    "SafeText",
+    "json_escaped",
+    "safe_data",
+    "safe_text",
+    "shown_path",
+]
 
 REPLACEMENT_CHARACTER: Final = "\ufffd"
 """What each lone surrogate becomes (U+FFFD, as a UTF-8 decoder marks bytes it cannot read)."""
@@ -69,6 +77,27 @@ def shown_path(path: str | os.PathLike[str]) -> str:
         except UnicodeEncodeError:  # a surrogate that stands for no byte (given from Python)
             return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_escaped(text: str) -> str:
+    r"""JSON text `text` with each lone surrogate written as JSON's escape of it (``\udcff``).
+
+    A JSON writer that keeps non-ASCII characters as they are (``ensure_ascii=False``) leaves a
+    lone surrogate (a file name's byte that is not UTF-8) raw, which no UTF-8 file can hold.
+    Outside strings JSON has no such characters, so each is replaced where it stands: the
+    result is UTF-8 JSON that a reader reads back as the same string (the same path).
+
+    Args:
+        text: JSON text.
+
+    Returns:
+        The same JSON, encodable as UTF-8.
+
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 SafeText = Annotated[str, AfterValidator(safe_text)]
