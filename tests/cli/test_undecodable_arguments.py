@@ -17,6 +17,7 @@ from tests.console import lmmprobe
 
 from lmmprobe.api import evaluate
 from lmmprobe.cli._common import undecodable_argument
+from lmmprobe.testing import FakeOpenAIServer
 
 XFF = "\udcff"  # what Python makes of the byte 0xff on a command line (passed on as that byte)
 
@@ -92,3 +93,66 @@ def test_a_run_whose_results_cannot_be_written_is_not_complete(tmp_path: Path) -
                  out=str(out))  # fmt: skip
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT status FROM runs").fetchall() == [("failed",)]
+
+
+def test_an_lmmprobe_variable_that_is_not_utf8_is_refused_before_anything_is_sent(
+    tmp_path: Path,
+) -> None:
+    # The issue 34 re-test: LMMPROBE_DB=$'r/\xff.db' passed the argument check; 20 answers were
+    # paid for and stored, then every run ended `failed`, exit 2, naming no variable.
+    data = _rows(tmp_path / "rows.jsonl")
+    db = str(tmp_path / "r") + "/" + XFF + ".db"
+    with FakeOpenAIServer() as server:
+        model = f"openai:vlm@{server.base_url}"
+        proc = lmmprobe("run", "-m", model, "--data", data, "--out", tmp_path / "o",
+                        LMMPROBE_DB=db)  # fmt: skip
+        assert server.completed == 0
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"error: environment variable LMMPROBE_DB: '{tmp_path}/r/\\xff.db' is not valid UTF-8 "
+        "(byte 0xff); give it as UTF-8 text"
+    ]
+    assert not (tmp_path / "r").exists() and not (tmp_path / "o").exists()
+    proc = lmmprobe("run", "-m", "vllm:m", "--data", data, "--db", tmp_path / "db",
+                    LMMPROBE_VLLM_COMMAND="vllm serve " + XFF)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: environment variable LMMPROBE_VLLM_COMMAND: 'vllm serve")
+    assert "Traceback" not in proc.stderr and not (tmp_path / "db").exists()
+
+
+def test_an_existing_store_whose_name_is_not_utf8_works_end_to_end(tmp_path: Path) -> None:
+    # A store that exists is let through (a Linux name may be any bytes): then a run on it
+    # stores its answers, writes its results and ends `complete`; the results name the store.
+    data = _rows(tmp_path / "rows.jsonl")
+    first = lmmprobe("run", "-m", "random", "--data", data, "--db", tmp_path / "plain.db")
+    assert first.returncode == 0, first.stderr
+    db = tmp_path / ("store" + XFF + ".db")
+    (tmp_path / "plain.db").rename(db)
+    proc = lmmprobe("run", "-m", "random", "--data", data, "--out", tmp_path / "o",
+                    LMMPROBE_DB=str(db))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 from the store, 0 sent" in proc.stdout
+    text = (tmp_path / "o" / "results.json").read_text(encoding="utf-8")
+    assert json.loads(text)["store"] == str(db)  # written as JSON's escape, read back the same
+    with sqlite3.connect(db) as conn:
+        assert [s for (s,) in conn.execute("SELECT status FROM runs")] == ["complete"] * 2
+    report = lmmprobe("report", tmp_path / "o", "-o", tmp_path / "r.html")
+    assert report.returncode == 0, report.stderr
+
+
+def test_existing_data_whose_name_is_not_utf8_runs_and_reports(tmp_path: Path) -> None:
+    # It was let through the check, then the run ended `failed`: results.json and results.md
+    # could not hold its name. Now: results.json escapes it as JSON does (read back the same),
+    # results.md and the reports show its byte escaped.
+    data = _rows(Path(str(tmp_path / "rows") + XFF + ".jsonl"))
+    proc = lmmprobe("run", "-m", "random", "--data", data, "--db", tmp_path / "db",
+                    "--out", tmp_path / "o")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert results["spec"]["data"] == str(data)
+    assert "rows\\xff.jsonl" in (tmp_path / "o" / "results.md").read_text(encoding="utf-8")
+    for fmt in ["html", "json", "md", "csv"]:
+        report = lmmprobe("report", tmp_path / "o", "--format", fmt, "-o", tmp_path / f"r.{fmt}")
+        assert report.returncode == 0, (fmt, report.stderr)
+    doc = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert doc["runs"][0]["data"] == str(data)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe import evaluate
 from lmmprobe.data import DataError, LoadResult, load_source
@@ -150,3 +153,24 @@ def test_evaluate_end_to_end(root: Path, tmp_path: Path) -> None:
     assert ev.results.data.samples == 15
     expected = sum(s.answer == 0 for s in load(root).samples) / 15
     assert ev.results.models["first"].metrics["accuracy"].value == pytest.approx(expected)
+
+
+def test_an_image_whose_path_is_not_utf8_is_an_invalid_row_named_escaped(
+    root: Path, tmp_path: Path, write_png
+) -> None:
+    # The issue 34 re-test: a file b"x\xff.png" ended the run with exit 2 and "'utf-8' codec
+    # can't encode", naming no file (its id is its path). Now each such image is skipped as an
+    # invalid row, named with its byte escaped, and the other images are asked.
+    write_png(root / "zebra" / os.fsdecode(b"x\xff.png"), color=(250, 250, 250))
+    write_png(root / os.fsdecode(b"okapi\xfe") / "000.png", color=(90, 60, 40))
+    proc = lmmprobe("run", "-m", "first", "--data", f"imagefolder:{root}",
+                    "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert "Traceback" not in out and "codec" not in out, out
+    assert "skipped 2 invalid row(s)" in out, out
+    assert f"{root}/zebra/x\\xff.png: file name: its name is not valid UTF-8" in out, out
+    assert f"{root}/okapi\\xfe/000.png: file name: its folder's name is not valid UTF-8" in out
+    results = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert results["data"]["samples"] == 15
+    assert results["data"]["invalid"] == 2

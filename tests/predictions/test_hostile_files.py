@@ -571,3 +571,33 @@ def test_an_over_long_prediction_is_an_error_row_and_the_other_rows_are_read(
     assert doc["metrics"]["accuracy"]["value"] == 1.0  # the two read rows, both right
     (note,) = doc["problems"]
     assert note.startswith(f"{path}:2: prediction: an answer of 1,200,000 characters")
+
+
+def _mmmu_record(sid: str, response: str | None) -> str:
+    record = {"id": sid, "question_type": "multiple-choice", "answer": "A",
+              "all_choices": ["A", "B"], "index2ans": {"A": "x", "B": "y"}}  # fmt: skip
+    if response is not None:
+        record["response"] = response
+    return json.dumps([record])
+
+
+def test_an_mmmu_subject_folder_whose_name_is_not_utf8_is_read(tmp_path: Path) -> None:
+    # The issue 34 re-test's folder: a subject named b"Art\xff" gave a traceback and exit 1 (its
+    # name went into the file's hash as text). The name names a folder, not a sample: read.
+    folder = tmp_path / "model1"
+    art, math = folder / os.fsdecode(b"Art\xff"), folder / "Math"
+    art.mkdir(parents=True)
+    math.mkdir()
+    (art / "output.json").write_text(_mmmu_record("validation_Art_1", "A"))
+    (math / "output.json").write_text(_mmmu_record("validation_Math_1", "B"))
+    code, out = _import(folder, tmp_path)
+    assert code == 0, out
+    assert "Traceback" not in out, out
+    assert "2 predictions scored" in out, out
+    # A bad record in it is one line naming the file, its byte shown escaped.
+    (art / "output.json").write_text(_mmmu_record("validation_Art_1", None))
+    code, out = _import(folder, tmp_path)
+    assert code == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert f"{folder}/Art\\xff/output.json:#1 (id validation_Art_1): response: missing" in out

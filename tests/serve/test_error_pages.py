@@ -60,6 +60,43 @@ def test_every_refusal_of_the_app_is_a_page_with_its_status(demo_db: tuple[Path,
     assert "Traceback" not in log[0] and "Internal Server Error" not in log[0], log[0]
 
 
+# A rater name no page can show, as the re-test of issue 34 sent it: JSON escapes, so a lone
+# surrogate arrives as valid JSON. It gave a 500, then poisoned the session (/arena, the
+# battle and the session all 500); NUL and a right-to-left override were stored.
+_BAD_NAMES = [
+    (b'{"name": "\\ud800"}', "a lone surrogate (U+D800 at character 1)"),
+    (b'{"name": "  \\udfff\\ud800 "}', "a lone surrogate (U+DFFF at character 1)"),
+    (b'{"name": "a\\u0000b"}', "a control character (U+0000 at character 2)"),
+    (b'{"name": "\\u202eevil"}', "an invisible format character (U+202E at character 1)"),
+    (b'{"name": "ana\\u2066x"}', "an invisible format character (U+2066 at character 4)"),
+]
+
+
+def test_a_rater_name_no_page_can_show_is_refused_and_the_session_kept(
+    demo_db: tuple[Path, str],
+) -> None:
+    log: list[str] = []
+    with serving("--db", str(demo_db[0]), log=log) as url, httpx.Client(base_url=url) as c:
+        token = c.get("/arena/api/session").json()["csrf_token"]
+        headers = {"X-CSRF-Token": token, "Content-Type": "application/json"}
+        for body, why in _BAD_NAMES:
+            r = c.post("/arena/api/rater", content=body, headers=headers)
+            assert r.status_code == 400, (body, r.status_code, r.text[:200])
+            assert r.json()["detail"].startswith(f"a rater name cannot hold {why}: ")
+            # Nothing kept: every page of the session still answers.
+            assert c.get("/arena/api/session").json()["rater"] is None
+            assert c.get("/arena/api/battle").status_code == 409
+            assert c.get("/arena").status_code == 200
+        form = c.post("/arena/rater", data={"csrf_token": token, "name": "ana\x00"})
+        _page(form, 400, "Bad request", "a rater name cannot hold a control character")
+        # Joiners (emoji sequences, Persian and Indic names) and non-Latin text stay names.
+        for name in ["\U0001f469\u200d\U0001f52c", "\u0645\u06cc\u200c\u0631\u0648", "Zoë  Ng "]:
+            r = c.post("/arena/api/rater", json={"name": name}, headers={"X-CSRF-Token": token})
+            assert r.status_code == 200 and r.json()["rater"] == " ".join(name.split())
+            assert c.get("/arena").status_code == 200
+    assert "Traceback" not in log[0] and "Internal Server Error" not in log[0], log[0]
+
+
 @pytest.mark.parametrize(
     ("status", "heading"),
     [(400, "Bad request"), (404, "Not found"), (409, "Not possible now"),

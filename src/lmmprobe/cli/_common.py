@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn
@@ -31,6 +31,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
+from lmmprobe.schema.text import shown_path
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 
@@ -548,12 +549,14 @@ class HelpStyleGroup(TyperGroup):
         style_help(self)
 
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
-        """Refuse an argument that is not UTF-8 (`undecodable_argument`), then run as click does.
+        """Refuse arguments or variables that are not UTF-8, then run as click does.
 
-        Checked here, before any command runs, so nothing is written for such a command line.
+        The arguments (`undecodable_argument`) and the ``LMMPROBE_*`` environment variables
+        (`undecodable_environment`) are checked here, before any command runs, so nothing is
+        written (or paid for) for such a command line.
         """
         argv = list(sys.argv[1:] if args is None else args)
-        problem = undecodable_argument(argv)
+        problem = undecodable_argument(argv) or undecodable_environment(os.environ)
         if problem is not None:
             err_console.print(
                 f"[bold red]error:[/] {escape(problem)}", highlight=False, soft_wrap=True
@@ -585,16 +588,11 @@ def undecodable_argument(argv: Iterable[str]) -> str | None:
     """
     previous: str | None = None
     for i, arg in enumerate(argv, start=1):
-        bad = _SURROGATE.search(arg)
-        if bad is None or os.path.lexists(arg):
+        found = _not_utf8(arg)
+        if found is None:
             previous = arg
             continue
-        try:  # the bytes given, the undecodable ones escaped (\xff)
-            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        except UnicodeEncodeError:  # a surrogate that is no byte (given from Python)
-            shown = arg.encode("utf-8", "backslashreplace").decode("utf-8")
-        byte = ord(bad.group()) - 0xDC00 if _ESCAPED_BYTE.fullmatch(bad.group()) else None
-        what = f" (byte 0x{byte:02x})" if byte is not None else ""
+        shown, what = found
         if arg.startswith("--") and "=" in arg:
             where = f"option {shown.split('=', 1)[0]}"
         elif previous is not None and previous.startswith("-") and "=" not in previous:
@@ -603,3 +601,42 @@ def undecodable_argument(argv: Iterable[str]) -> str | None:
             where = f"argument {i}"
         return f"{where}: '{shown}' is not valid UTF-8{what}; give it as UTF-8 text"
     return None
+
+
+def undecodable_environment(environ: Mapping[str, str]) -> str | None:
+    """One line naming the first ``LMMPROBE_*`` variable that is not valid UTF-8 text, else None.
+
+    The same rule as `undecodable_argument`, for what is given through the environment
+    (``LMMPROBE_DB``, ``LMMPROBE_VLLM_COMMAND``...): such a value failed only once answers
+    were paid for and stored, naming no variable. A value naming a file or folder that exists
+    is let through.
+
+    Args:
+        environ: The environment (`os.environ`).
+
+    Returns:
+        ``environment variable NAME: 'value' is not valid UTF-8 (byte 0xNN); ...``, the bytes
+        shown escaped; None when every such variable is text or an existing path.
+
+    """
+    for name in sorted(n for n in environ if n.startswith("LMMPROBE_")):
+        found = _not_utf8(environ[name])
+        if found is not None:
+            shown, what = found
+            return (
+                f"environment variable {name}: '{shown}' is not valid UTF-8{what}; "
+                "give it as UTF-8 text"
+            )
+    return None
+
+
+def _not_utf8(value: str) -> tuple[str, str] | None:
+    """(`value` with its bytes escaped, the first bad byte) when it is not UTF-8 text.
+
+    None when it is text, or names a file or folder that exists.
+    """
+    bad = _SURROGATE.search(value)
+    if bad is None or os.path.lexists(value):
+        return None
+    byte = ord(bad.group()) - 0xDC00 if _ESCAPED_BYTE.fullmatch(bad.group()) else None
+    return shown_path(value), f" (byte 0x{byte:02x})" if byte is not None else ""

@@ -9,6 +9,7 @@ import typer
 
 from lmmprobe._inert import inert
 from lmmprobe.cli._common import DbOption, err_console, fail, write_document
+from lmmprobe.schema.text import json_escaped, shown_path
 
 _FORMATS = ("html", "md", "csv", "json")
 
@@ -75,6 +76,8 @@ def report(
         fail(exc)
     if fmt == "md":  # read in terminals, as results.md: control characters shown escaped
         text = inert(text)
+    # A file name that is not UTF-8 (the data's): its bytes escaped, so the text can be written.
+    text = json_escaped(text) if fmt == "json" else shown_path(text)
     if out is None and fmt != "html":
         write_document(text, json_text=fmt == "json")
         return

@@ -1,4 +1,4 @@
-"""Classification image folders turned into single-choice questions.
+r"""Classification image folders turned into single-choice questions.
 
 Origin: the ``root/<class_name>/<image>`` layout of torchvision's ``ImageFolder`` and of most
 classification datasets once unpacked (ImageNet, Caltech-101, EuroSAT, ...). No data ships with
@@ -11,6 +11,10 @@ image becomes one question (default "What is shown in the image?") whose options
 and ``choices - 1`` distractors drawn from the other classes, shuffled. The draw is seeded per
 image with ``random.Random(f"{seed}:{relative path}")``, so an image keeps its options whatever
 else is in the folder and wherever the folder lies. Sample ids are the relative paths.
+
+An image whose file name, or whose class folder's name, is not UTF-8 (a Linux name may be any
+bytes) is an invalid row, named with its bytes escaped (``x\xff.png``): its id would be its
+path, and a class named so would be an option of other questions.
 
 Samples are ordered round-robin over the classes (first image of each class, then the second,
 ...), so ``--limit`` takes about the same number of images from every class.
@@ -26,6 +30,7 @@ from pathlib import Path
 from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
 from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import shown_path
 
 EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
 OPTIONS = frozenset({"choices", "seed", "question"})
@@ -48,9 +53,16 @@ def _visible(path: Path) -> bool:
     return not path.name.startswith(".")
 
 
-def _scan(root: Path) -> dict[str, list[Path]]:
+def _is_text(name: str) -> bool:
+    """Whether a file name is UTF-8 (Python reads other bytes as lone surrogates)."""
+    return shown_path(name) == name
+
+
+def _scan(root: Path) -> tuple[dict[str, list[Path]], list[Path]]:
+    """The classes (name -> images) and the images of folders whose names are not UTF-8."""
     classes: dict[str, list[Path]] = {}
     folders: dict[str, str] = {}
+    unnamed: list[Path] = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and _visible(p)):
         files = sorted(
             p
@@ -59,6 +71,10 @@ def _scan(root: Path) -> dict[str, list[Path]]:
         )
         if not files:
             continue
+        if not _is_text(folder.name):
+            # No class can be named after it (the name is an option of other questions too).
+            unnamed.extend(files)
+            continue
         name = class_name(folder.name)
         if name in folders:
             raise DataError(
@@ -66,7 +82,7 @@ def _scan(root: Path) -> dict[str, list[Path]]:
             )
         folders[name] = folder.name
         classes[name] = files
-    return classes
+    return classes, unnamed
 
 
 def _interleave(classes: dict[str, list[Path]]) -> list[tuple[str, Path]]:
@@ -100,6 +116,13 @@ def make_sample(root: Path, name: str, file: Path, names: list[str], cfg: _Setti
         answer=answer,
         formulation="single_choice",
         metadata={"task": "classification", "class": name},
+    )
+
+
+def _unnamed(file: Path, what: str) -> SampleProblem:
+    """The problem of an image whose path is not UTF-8 (skipped: its id would be its path)."""
+    return SampleProblem(
+        shown_path(file), None, "file name", f"{what} is not valid UTF-8: rename it to read it"
     )
 
 
@@ -138,17 +161,23 @@ def load_imagefolder(
 ) -> LoadResult:
     """Turn ``ROOT/<class>/<image>`` folders into single-choice classification questions."""
     root, cfg = _settings(target, options)
-    classes = _scan(root)
+    classes, unnamed = _scan(root)
     if len(classes) < cfg.choices:
         raise DataError(
             f"{root}: {len(classes)} class folder(s) with images, but choices={cfg.choices} "
             "needs at least that many classes"
         )
     names = sorted(classes)
-    result = LoadResult(samples=[], source=str(root))
+    result = LoadResult(samples=[], source=shown_path(root))
+    for file in unnamed:
+        result.add_problem(_unnamed(file, "its folder's name"), strict)
     for name, file in _interleave(classes):
         if limit is not None and len(result.samples) >= limit:
             break
+        if not _is_text(file.name):
+            # Its id is its path: a sample id the store, results and a request can hold.
+            result.add_problem(_unnamed(file, "its name"), strict)
+            continue
         try:
             result.samples.append(make_sample(root, name, file, names, cfg))
         except RowError as exc:

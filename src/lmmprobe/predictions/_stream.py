@@ -216,7 +216,8 @@ def sha256_of(path: Path, files: list[Path] | None = None, within: Path | None =
         within = path
     for f in files:
         if named:
-            digest.update(f.relative_to(path).as_posix().encode() + b"\0")
+            # The name's bytes as on disk: a name that is not UTF-8 hashes as well.
+            digest.update(os.fsencode(f.relative_to(path).as_posix()) + b"\0")
         with open_regular(f, within) as fh:
             while block := fh.read(CHUNK):
                 digest.update(block)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic_core import PydanticSerializationError
 
 from lmmprobe.holistic import DimensionRow
 from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_metrics, instability
@@ -226,8 +227,26 @@ class ReportTables(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """All tables as one JSON-ready dictionary (NaN and infinities as None)."""
         # Through JSON: pydantic writes NaN and infinities (undefined t statistics) as null.
-        out: dict[str, Any] = json.loads(self.model_dump_json())
+        try:
+            out: dict[str, Any] = json.loads(self.model_dump_json())
+        except PydanticSerializationError as exc:
+            # A file name that is not UTF-8 (the data's) is no JSON pydantic writes: the
+            # same dictionary without the round trip, its writer escapes the name.
+            if "surrogates not allowed" not in str(exc):
+                raise
+            out = _finite(self.model_dump(mode="json"))
         return out
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and infinities as None, as pydantic's JSON writes them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _run_rows(data: ReportData) -> list[RunRow]:

@@ -26,10 +26,12 @@ from pydantic import (
     ValidationError,
     model_serializer,
 )
+from pydantic_core import PydanticSerializationError
 
 from lmmprobe.metrics import MetricValue
 from lmmprobe.metrics.outcome import COUNT_HELP, OutcomeCounts
 from lmmprobe.schema import RunSpec
+from lmmprobe.schema.text import json_escaped
 
 __all__ = [
     "FORMAT_VERSION",
@@ -302,8 +304,19 @@ class Results(BaseModel):
     manifest: Manifest = Field(description="Versions, identities, fingerprint, prompts, seeds.")
 
     def to_json(self) -> str:
-        """The ``results.json`` text."""
-        return self.model_dump_json(indent=2) + "\n"
+        r"""The ``results.json`` text.
+
+        A path that is not UTF-8 (the store's, the data's: a Linux name may be any bytes, which
+        Python reads as lone surrogates) is written with JSON's escape of each such character
+        (``\udcff``): still UTF-8 JSON, read back by `load_results` as the same path.
+        """
+        try:
+            return self.model_dump_json(indent=2) + "\n"
+        except PydanticSerializationError as exc:
+            if "surrogates not allowed" not in str(exc):
+                raise
+        text = json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False)
+        return json_escaped(text) + "\n"
 
 
 def _migrate(doc: dict[str, Any], source: str) -> dict[str, Any]:

@@ -43,6 +43,7 @@ from lmmprobe.report.model import (
 )
 from lmmprobe.run.runner import RunOutcome
 from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
+from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store
 
 log = logging.getLogger(__name__)
@@ -498,6 +499,7 @@ def write_results(results: Results, out_dir: Path) -> tuple[Path, Path]:
     j = out_dir / "results.json"
     md = out_dir / "results.md"
     j.write_text(results.to_json(), encoding="utf-8")
-    # Shown in terminals (cat, less -R): control characters from data and models are escaped.
-    md.write_text(inert(render_markdown(results)), encoding="utf-8")
+    # Shown in terminals (cat, less -R): control characters from data and models are escaped,
+    # and so are the bytes of a file name that is not UTF-8 (``r\xff.jsonl``).
+    md.write_text(shown_path(inert(render_markdown(results))), encoding="utf-8")
     return j, md

@@ -11,11 +11,20 @@ own rows.
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator
 
-__all__ = ["REPLACEMENT_CHARACTER", "SafeText", "safe_data", "safe_text"]
+__all__ = [
+    "REPLACEMENT_CHARACTER",
+    "SafeText",
+    "json_escaped",
+    "safe_data",
+    "safe_text",
+    "shown_path",
+]
 
 REPLACEMENT_CHARACTER: Final = "\ufffd"
 """What each lone surrogate becomes (U+FFFD, as a UTF-8 decoder marks bytes it cannot read)."""
@@ -43,6 +52,52 @@ def safe_text(text: str) -> str:
         # surrogate with one U+FFFD.
         return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    r"""`path` as text a message or a file can hold, its bytes that are not UTF-8 escaped.
+
+    A file name on Linux may be any bytes; Python reads those that are not UTF-8 as lone
+    surrogates (``surrogateescape``), which a terminal, the store and results.json refuse.
+    Shown here as the byte they stand for (``Art\xff``), so a message can name the file.
+
+    Args:
+        path: A path or file name.
+
+    Returns:
+        The same text when it is UTF-8 already; else the bytes, those not UTF-8 as ``\xNN``.
+
+    """
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:  # the bytes the name has on disk
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # a surrogate that stands for no byte (given from Python)
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_escaped(text: str) -> str:
+    r"""JSON text `text` with each lone surrogate written as JSON's escape of it (``\udcff``).
+
+    A JSON writer that keeps non-ASCII characters as they are (``ensure_ascii=False``) leaves a
+    lone surrogate (a file name's byte that is not UTF-8) raw, which no UTF-8 file can hold.
+    Outside strings JSON has no such characters, so each is replaced where it stands: the
+    result is UTF-8 JSON that a reader reads back as the same string (the same path).
+
+    Args:
+        text: JSON text.
+
+    Returns:
+        The same JSON, encodable as UTF-8.
+
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 SafeText = Annotated[str, AfterValidator(safe_text)]

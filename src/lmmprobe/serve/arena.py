@@ -386,15 +386,12 @@ def _rater(request: Request) -> str | None:
 
 
 def _set_rater(request: Request, name: str) -> str:
-    clean = " ".join(name.split())
-    if not clean:
-        raise HTTPException(400, "a rater name cannot be blank: type a name to vote under")
-    if len(clean) > store_battles.MAX_RATER_CHARS:
-        raise HTTPException(
-            400,
-            f"a rater name has at most {store_battles.MAX_RATER_CHARS} characters "
-            f"(this one has {len(clean)})",
-        )
+    # Checked before the session keeps it: every page of the session shows the name, so one
+    # that cannot be shown (a lone surrogate) would break them all.
+    try:
+        clean = store_battles.rater_name(name)
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None
     session(request).data["rater"] = clean
     return clean
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "list_votes",
     "pair_counts",
     "put_judge_votes",
+    "rater_name",
     "record_vote",
     "seen_pairs",
     "vote_stamp",
@@ -65,6 +67,51 @@ WINNER_OF_VOTE: dict[str, Literal["a", "b", "tie"]] = {
 
 MAX_RATER_CHARS = 80
 """Longest rater name stored (names are display labels, not identities)."""
+
+# Joiners that scripts (Persian, Indic) and emoji sequences need: the only format characters
+# a name may hold.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def rater_name(raw: str) -> str:
+    r"""The rater name `raw` stands for, or why it cannot be one.
+
+    Whitespace is trimmed and inner runs of it become one space. A name is shown on pages,
+    stored and exported, so it must be text a page can show as it reads: no lone surrogates
+    (valid JSON, ``"\ud800"``, but not text), no control characters (NUL, escapes) and no
+    invisible format characters (right-to-left overrides and isolates, which make a name read
+    as another one), the zero-width joiners names and emoji need excepted.
+
+    Args:
+        raw: The name as typed.
+
+    Returns:
+        The name as stored: 1 to `MAX_RATER_CHARS` characters.
+
+    Raises:
+        ValueError: The name is blank, too long, or holds a character no name may hold; the
+            message says which (the character shown as its code point).
+
+    """
+    name = " ".join(raw.split())
+    if not name:
+        raise ValueError("a rater name cannot be blank: type a name to vote under")
+    if len(name) > MAX_RATER_CHARS:
+        raise ValueError(
+            f"a rater name has at most {MAX_RATER_CHARS} characters (this one has {len(name)})"
+        )
+    for i, char in enumerate(name, start=1):
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cs") or (category == "Cf" and char not in _JOINERS):
+            what = {"Cc": "a control character", "Cs": "a lone surrogate"}.get(
+                category, "an invisible format character"
+            )
+            raise ValueError(
+                f"a rater name cannot hold {what} (U+{ord(char):04X} at character {i}): "
+                "type the name as plain text"
+            )
+    return name
+
 
 _VOTE_COLUMNS = (
     "id, created_at, rater, run_id, sample_id, repeat, model_a, model_b, key_a, key_b, vote"
@@ -156,7 +203,7 @@ def record_vote(
 
     Args:
         store: The store.
-        rater: The rater's name (stripped; 1 to `MAX_RATER_CHARS` characters).
+        rater: The rater's name, as `rater_name` makes it (stored so).
         run_id: The run both responses belong to.
         sample_id: The sample.
         repeat: The repeat.
@@ -179,9 +226,7 @@ def record_vote(
 
     """
     _check_vote(vote)
-    name = rater.strip()
-    if not name or len(name) > MAX_RATER_CHARS:
-        raise ValueError(f"rater must be 1 to {MAX_RATER_CHARS} characters, got {len(name)}")
+    name = rater_name(rater)
     if model_a == model_b:
         raise ValueError(f"a battle needs two different models, got {model_a!r} twice")
     when = time.time() if created_at is None else created_at

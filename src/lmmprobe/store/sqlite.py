@@ -395,7 +395,8 @@ class Store:
     def _connect(self, *, immutable: bool) -> sqlite3.Connection:
         """A read-only connection to the store file (``mode=ro``, or also ``immutable=1``)."""
         flags = "mode=ro&immutable=1" if immutable else "mode=ro"
-        uri = f"file:{quote(str(self._file))}?{flags}"
+        # The name's bytes, quoted: a file name that is not UTF-8 opens as well.
+        uri = f"file:{quote(os.fsencode(self._file))}?{flags}"
         return sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
 
     def _connect_immutable(self, exc: sqlite3.Error) -> sqlite3.Connection:

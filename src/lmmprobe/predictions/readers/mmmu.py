@@ -22,6 +22,7 @@ from lmmprobe.predictions.imported import (
     Origin,
     ReadOptions,
 )
+from lmmprobe.schema.text import shown_path
 
 __all__ = ["MMMUOutputs"]
 
@@ -93,7 +94,7 @@ class MMMUOutputs:
             if first_json_char(file, within) == "{":
                 for n, key, value in iter_json(file, within):
                     row += 1
-                    where = f"{file}:#{n} (id {key})"
+                    where = f"{shown_path(file)}:#{n} (id {key})"
                     if isinstance(value, list):  # MMMU's multi-answer open questions
                         value = ", ".join(as_text(where, "answer", v) for v in value)
                     text, refused = prediction_text(where, "answer", value)
@@ -108,14 +109,14 @@ class MMMUOutputs:
                 continue
             for n, _, value in iter_json(file, within):
                 row += 1
-                where = f"{file}:#{n}"
+                where = f"{shown_path(file)}:#{n}"
                 if not isinstance(value, dict):
                     raise row_error(
                         where, "(record)", f"expected an object, got {type(value).__name__}"
                     )
                 record: dict[str, Any] = value
                 sid = as_text(where, "id", need(where, record, "id"), allow_number=False)
-                where = f"{file}:#{n} (id {sid})"
+                where = f"{shown_path(file)}:#{n} (id {sid})"
                 response, refused = prediction_text(
                     where, "response", need(where, record, "response")
                 )
