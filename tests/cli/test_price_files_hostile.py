@@ -96,3 +96,25 @@ def test_a_field_given_twice_in_an_entry_is_refused(
     table.write_text(text)
     said = _refused(tmp_path, table)
     assert said == f"error: {table}:{line}: 'output' is defined twice (first on line {first})"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "said"),
+    [
+        ("prices.yaml", "m:\n  input: 1\n  output: true\n", 3, "model 'm': output: Input should"),
+        (
+            "prices.yaml",
+            "m:\n  input: 1\n  output: 2\n  x: 3\n",
+            4,
+            "model 'm': unknown field(s) 'x'",
+        ),
+        ("prices.json", '{"m": {"input": 1,\n "output": "2"}}', 2, "model 'm': output: Input"),
+    ],
+)
+def test_a_bad_field_is_named_on_its_own_line(
+    tmp_path: Path, name: str, text: str, line: int, said: str
+) -> None:
+    # Issue 34 re-test: errors about a field named the entry's line.
+    table = tmp_path / name
+    table.write_text(text)
+    assert _refused(tmp_path, table).startswith(f"error: {table}:{line}: {said}")

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from tests.console import lmmprobe
 from typer.testing import CliRunner
 
 from lmmprobe.api import evaluate
@@ -93,11 +94,49 @@ def test_cards_are_shown_and_bad_cards_exit_2(run: tuple[Path, str, Path], tmp_p
     bad.write_text("random:\n  instruction_tuning: maybe\n")
     res = runner.invoke(app, ["report", run_id, "--db", str(db), "--cards", str(bad)])
     assert res.exit_code == 2
-    assert f"{bad}:1: model 'random': field 'instruction_tuning'" in res.output
+    assert f"{bad}:2: model 'random': field 'instruction_tuning'" in res.output
     res = runner.invoke(
         app, ["report", run_id, "--db", str(db), "--cards", str(tmp_path / "no.yaml")]
     )
     assert res.exit_code == 2 and "no.yaml: file does not exist" in res.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("cards.yaml", "random:\n  parameters: 7B\n  modality_processing: mixed\n", 3),
+        ("cards.json", '{"random": {"parameters": "7B",\n  "modality_processing": "mixed"}}', 2),
+    ],
+)
+def test_a_bad_card_field_is_named_on_its_own_line(
+    run: tuple[Path, str, Path], tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    # Issue 34 re-test: the field on line 3 was reported on line 1, the model's line.
+    db, run_id, _ = run
+    cards = tmp_path / name
+    cards.write_text(text)
+    proc = lmmprobe("report", run_id, "--db", db, "--cards", cards, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    said = proc.stderr.strip().splitlines()
+    assert len(said) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"{cards}:{line}: model 'random': field 'modality_processing'" in said[0], said[0]
+
+
+def test_the_written_report_size_is_in_human_units(
+    run: tuple[Path, str, Path], tmp_path: Path
+) -> None:
+    # Issue 34 re-test: a 9 kB CSV was announced as "(0.0 MB)".
+    db, run_id, _ = run
+    out = tmp_path / "rep.csv"
+    proc = lmmprobe("report", run_id, "--db", db, "--format", "csv", "-o", out, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    size = out.stat().st_size
+    assert 1_000 < size < 1_000_000  # kilobytes: the case the message got wrong
+    said = re.search(
+        rf"wrote csv report to {re.escape(str(out))} \((\d+(?:\.\d)?) kB\)", proc.stderr
+    )
+    assert said is not None, proc.stderr
+    assert abs(float(said.group(1)) * 1000 - size) <= 50 + size * 0.01
 
 
 # ---- --definitions: lmmprobe's (default) or HEMM's released code for the dimension analysis

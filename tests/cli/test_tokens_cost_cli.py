@@ -114,7 +114,7 @@ def test_bad_price_table_names_file_line_and_model(tmp_path: Path) -> None:
     yaml_table = tmp_path / "prices.yaml"
     yaml_table.write_text("gpt-4o: {input: 2.5, output: 10}\nmine:\n  input: cheap\n  output: 1\n")
     proc = _lmmprobe("run", "--limit", "2", "-q", "--db", tmp_path / "db", "--prices", yaml_table)
-    _one_line_error(proc, f"{yaml_table}:2", "'mine'", "input")
+    _one_line_error(proc, f"{yaml_table}:3", "'mine'", "input")
     json_table = tmp_path / "prices.json"
     json_table.write_text('{\n  "a": {"input": 1, "output": 2},\n  "b": {"input": 1}\n}\n')
     proc = _lmmprobe("run", "--limit", "2", "-q", "--db", tmp_path / "db", "--prices", json_table)

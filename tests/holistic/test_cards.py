@@ -101,14 +101,14 @@ def test_load_model_cards(card_file: Path) -> None:
     [
         (
             "m1:\n  parameters: 7B\nm2:\n  parameters: huge\n",
-            ["cards.yaml:3", "'m2'", "parameters"],
+            ["cards.yaml:4", "'m2'", "parameters"],
         ),
         (
             "m1:\n  modality_processing: mixed\n",
-            ["cards.yaml:1", "'m1'", "modality_processing", "interleaved"],
+            ["cards.yaml:2", "'m1'", "modality_processing", "interleaved"],
         ),
-        ("m1:\n  instruction_tuning: maybe\n", ["cards.yaml:1", "instruction_tuning"]),
-        ("m1:\n  paramters: 7B\n", ["cards.yaml:1", "paramters", "not permitted"]),
+        ("m1:\n  instruction_tuning: maybe\n", ["cards.yaml:2", "instruction_tuning"]),
+        ("m1:\n  paramters: 7B\n", ["cards.yaml:2", "paramters", "not permitted"]),
         (
             "m1:\n  parameters: 7B\n  parameter_count: 8B\n",
             ["cards.yaml:1", "disagrees with parameter_count"],

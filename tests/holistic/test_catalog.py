@@ -175,20 +175,20 @@ def test_user_yaml_adds_and_overrides(tmp_path: Path) -> None:
         (
             "X:\n  dimensions: {interaction: lots, granularity: fine, reasoning: more,"
             " knowledge: no, flow: fusion, use_case: science}\n  metric: a\n  bounded: true\n",
-            ["tasks.yaml:1", "'X'", "dimensions.interaction"],
+            ["tasks.yaml:2", "'X'", "dimensions.interaction"],
         ),
         (
             "ok:\n  dimensions: {interaction: synergy, granularity: fine, reasoning: more,"
             " knowledge: no, flow: fusion, use_case: science}\n  metric: a\n  bounded: true\n"
             "Y:\n  dimensions: {interaction: synergy, granularity: fine, reasoning: more,"
             " knowledge: no, flow: fusion}\n  metric: a\n  bounded: true\n",
-            ["tasks.yaml:5", "'Y'", "dimensions.use_case", "Field required"],
+            ["tasks.yaml:6", "'Y'", "dimensions.use_case", "Field required"],
         ),
         (
             "Z:\n  dimensions: {interaction: synergy, granularity: fine, reasoning: more,"
             " knowledge: no, flow: fusion, use_case: science}\n  metric: a\n  bounded: true\n"
             "  colour: red\n",
-            ["tasks.yaml:1", "'Z'", "colour"],
+            ["tasks.yaml:5", "'Z'", "colour"],
         ),
         ("Z: 3\n", ["tasks.yaml:1", "expected a mapping"]),
         ("- a\n- b\n", ["tasks.yaml", "top level must be a mapping"]),

@@ -575,7 +575,7 @@ def test_cards_without_enough_groups_say_why(runs: Runs, tmp_path: Path) -> None
 def test_bad_card_files_name_file_and_field(runs: Runs, tmp_path: Path) -> None:
     bad = tmp_path / "cards.yaml"
     bad.write_text("first:\n  parameters: 2B\nrandom:\n  training_type: sideways\n")
-    with pytest.raises(ReportError, match=r"cards\.yaml:3: model 'random': field 'training_type'"):
+    with pytest.raises(ReportError, match=r"cards\.yaml:4: model 'random': field 'training_type'"):
         build_report([runs.normal], db=runs.db, cards=bad)
     with pytest.raises(ReportError, match="does not exist"):
         build_report([runs.normal], db=runs.db, cards=tmp_path / "missing.yaml")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import filesize
 
 from lmmprobe._inert import inert
 from lmmprobe.cli._common import DbOption, err_console, fail, write_document
@@ -84,5 +85,6 @@ def report(
     path = out or Path("report.html")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", newline="" if fmt == "csv" else None)
-    size = path.stat().st_size / 1e6
-    err_console.print(f"wrote {fmt} report to {path} ({size:.1f} MB)", highlight=False)
+    # rich's decimal units ("9.1 kB", "2.3 MB"): a CSV of a few kB read "(0.0 MB)".
+    size = filesize.decimal(path.stat().st_size)
+    err_console.print(f"wrote {fmt} report to {path} ({size})", highlight=False)

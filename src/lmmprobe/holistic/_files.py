@@ -8,16 +8,23 @@ from typing import Any
 from pydantic import ValidationError
 
 from lmmprobe import _mapping_file
-from lmmprobe._mapping_file import MappingFileError, where
+from lmmprobe._mapping_file import KeyLines, MappingFileError, where
 
-__all__ = ["TaxonomyError", "describe_validation", "read_mapping", "where"]
+__all__ = [
+    "KeyLines",
+    "TaxonomyError",
+    "describe_validation",
+    "first_field",
+    "read_mapping",
+    "where",
+]
 
 
 class TaxonomyError(ValueError):
     """A task catalog or model card file is unreadable or invalid (names file, entry, field)."""
 
 
-def read_mapping(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
+def read_mapping(path: Path) -> tuple[dict[str, Any], KeyLines]:
     """Read a file whose top level maps names to entries (`lmmprobe._mapping_file`).
 
     ``.json`` files are read as JSON; anything else as YAML (pyyaml is needed then).
@@ -26,7 +33,7 @@ def read_mapping(path: Path) -> tuple[dict[str, Any], dict[str, int]]:
         path: The file.
 
     Returns:
-        ``(data, lines)``: the mapping, and the 1-based line of each top-level key.
+        ``(data, lines)``: the mapping, and where each top-level key and field is.
 
     Raises:
         TaxonomyError: The file is missing, unparsable, not a mapping, or repeats a key.
@@ -46,3 +53,10 @@ def describe_validation(exc: ValidationError) -> str:
         loc = ".".join(str(x) for x in err["loc"]) or "(entry)"
         parts.append(f"field {loc!r}: {err['msg']}")
     return "; ".join(parts)
+
+
+def first_field(exc: ValidationError) -> str | None:
+    """The entry field the first pydantic error is about (None: the entry as a whole)."""
+    errors = exc.errors()
+    loc = errors[0]["loc"] if errors else ()
+    return str(loc[0]) if loc else None

@@ -31,7 +31,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lmmprobe.holistic._files import TaxonomyError, describe_validation, read_mapping, where
+from lmmprobe.holistic._files import (
+    TaxonomyError,
+    describe_validation,
+    first_field,
+    read_mapping,
+    where,
+)
 
 __all__ = [
     "MODEL_DIMENSIONS",
@@ -235,6 +241,7 @@ def load_model_cards(path: str | Path) -> dict[str, ModelCard]:
         try:
             cards[spec] = ModelCard(**body)
         except ValidationError as exc:
+            at = where(p, lines, spec, first_field(exc))  # the field's own line
             raise TaxonomyError(f"{at}: model {spec!r}: {describe_validation(exc)}") from exc
         except ValueError as exc:  # pragma: no cover - validators raise inside ValidationError
             raise TaxonomyError(f"{at}: model {spec!r}: {exc}") from exc

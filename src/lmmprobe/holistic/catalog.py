@@ -37,7 +37,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe.holistic._files import TaxonomyError, describe_validation, read_mapping, where
+from lmmprobe.holistic._files import (
+    KeyLines,
+    TaxonomyError,
+    describe_validation,
+    first_field,
+    read_mapping,
+    where,
+)
 from lmmprobe.holistic.taxonomy import TaskDimensions, TaskEntry
 
 __all__ = [
@@ -128,7 +135,7 @@ class Catalog:
 
 
 def _entries_from(
-    data: dict[str, Any], lines: dict[str, int], path: Path, source: str
+    data: dict[str, Any], lines: KeyLines, path: Path, source: str
 ) -> list[TaskEntry]:
     # Name clashes first: they are file-level mistakes, whatever the entries hold.
     seen: dict[str, str] = {}
@@ -149,12 +156,14 @@ def _entries_from(
                 f"got {type(body).__name__}"
             )
         if "name" in body or "source" in body:
+            at = where(path, lines, name, "name" if "name" in body else "source")
             raise TaxonomyError(
                 f"{at}: task {name!r}: 'name' and 'source' are set by the file, remove them"
             )
         try:
             entries.append(TaskEntry(name=name, source=source, **body))
         except ValidationError as exc:
+            at = where(path, lines, name, first_field(exc))  # the field's own line
             raise TaxonomyError(f"{at}: task {name!r}: {describe_validation(exc)}") from exc
     return entries
 

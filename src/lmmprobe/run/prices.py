@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe._mapping_file import read_mapping, where
+from lmmprobe._mapping_file import KeyLines, read_mapping, where
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
 
@@ -109,11 +109,12 @@ def load_price_table(path: str | Path) -> dict[str, Price]:
     """
     p = Path(path)
     data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})")
-    return {name: _entry(where(p, lines, name), name, entry) for name, entry in data.items()}
+    return {name: _entry(p, lines, name, entry) for name, entry in data.items()}
 
 
-def _entry(at: str, name: str, entry: Any) -> Price:
-    """One table entry as a `Price`, or a one-line error naming where it is."""
+def _entry(path: Path, lines: KeyLines, name: str, entry: Any) -> Price:
+    """One table entry as a `Price`, or a one-line error naming where it is (the field's line)."""
+    at = where(path, lines, name)
     if not isinstance(entry, dict):
         raise ValueError(
             f"{at}: model {name!r}: expected {{input: DOLLARS, output: DOLLARS}} (per million "
@@ -121,6 +122,7 @@ def _entry(at: str, name: str, entry: Any) -> Price:
         )
     unknown = sorted(_short(k) for k in entry if k not in ("input", "output"))
     if unknown:
+        at = where(path, lines, name, next(str(k) for k in entry if k not in ("input", "output")))
         raise ValueError(
             f"{at}: model {name!r}: unknown field(s) {', '.join(unknown)}; give input and output"
         )
@@ -132,6 +134,9 @@ def _entry(at: str, name: str, entry: Any) -> Price:
             f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']} (got {_short(e['input'])})"
             for e in exc.errors()
         )
+        errors = exc.errors()
+        field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
+        at = where(path, lines, name, field)
         raise ValueError(
             f"{at}: model {name!r}: {problem} (dollars per million tokens, 0 or more)"
         ) from None
