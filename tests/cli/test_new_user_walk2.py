@@ -1,0 +1,41 @@
+"""What a second new-user walk-through (walk2) tripped on, through the console script.
+
+#7: ``score`` of an export of a run without repeats printed ``instability 0.000 [0.00, 0.00]``
+where ``show`` of the same run has no instability column.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+
+def _header(out: str) -> str:
+    return next(line for line in out.splitlines() if "accuracy" in line)
+
+
+def test_score_of_a_run_without_repeats_shows_no_instability(tmp_path: Path) -> None:
+    db, out, exported = tmp_path / "db", tmp_path / "o", tmp_path / "run.jsonl"
+    made = lmmprobe("run", "-m", "random", "-d", "demo,n=12", "-q", "--db", db, "--out", out)
+    assert made.returncode == 0, made.stderr
+    assert lmmprobe("export", "latest", "--db", db, "-o", exported).returncode == 0
+    shown = lmmprobe("show", "latest", "--db", db)
+    assert "instability" not in shown.stdout, shown.stdout
+    scored = lmmprobe("score", exported, "--matcher", "reform")
+    assert scored.returncode == 0, scored.stderr
+    assert "instability" not in scored.stdout, scored.stdout
+    assert "format_hit_rate" in _header(scored.stdout)
+    as_json = lmmprobe("score", exported, "--matcher", "reform", "-f", "json")
+    assert '"instability"' not in as_json.stdout
+
+    # With repeats both show it.
+    again = lmmprobe(
+        "run", "-m", "random", "-d", "demo,n=12", "--repeats", "2", "-q", "--db", db,
+        "--out", out,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert lmmprobe("export", "latest", "--db", db, "-o", exported).returncode == 0
+    assert "instability" in lmmprobe("show", "latest", "--db", db).stdout
+    scored = lmmprobe("score", exported, "--matcher", "reform")
+    assert "instability" in scored.stdout, scored.stdout
