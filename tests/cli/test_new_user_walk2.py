@@ -1,7 +1,9 @@
 """What a second new-user walk-through (walk2) tripped on, through the console script.
 
 #7: ``score`` of an export of a run without repeats printed ``instability 0.000 [0.00, 0.00]``
-where ``show`` of the same run has no instability column.
+where ``show`` of the same run has no instability column. #8: ``arena export`` before any vote
+wrote an empty file and ``elo`` of it said "no votes in the file" without saying where votes
+come from.
 """
 
 from __future__ import annotations
@@ -39,3 +41,21 @@ def test_score_of_a_run_without_repeats_shows_no_instability(tmp_path: Path) -> 
     assert "instability" in lmmprobe("show", "latest", "--db", db).stdout
     scored = lmmprobe("score", exported, "--matcher", "reform")
     assert "instability" in scored.stdout, scored.stdout
+
+
+def test_export_and_elo_without_votes_say_how_to_vote(tmp_path: Path) -> None:
+    # walk2 #8: README's order (`arena export`, then `elo`) before any vote.
+    db, battles = tmp_path / "db", tmp_path / "battles.jsonl"
+    made = lmmprobe("run", "-m", "random", "-d", "demo,n=4", "-q", "--db", db, "--out", tmp_path)
+    assert made.returncode == 0, made.stderr
+    exported = lmmprobe("arena", "export", "-o", battles, "--db", db)
+    assert exported.returncode == 0, exported.stderr
+    assert battles.read_text(encoding="utf-8") == ""
+    said = " ".join(exported.stdout.split())  # rich may fold the long path onto a new line
+    assert "0 votes" in said and "lmmprobe serve`'s arena" in said, said
+    ranked = lmmprobe("elo", battles)
+    assert ranked.returncode == 2
+    said = " ".join(ranked.stderr.split())
+    assert "no votes in the file" in said
+    assert "lmmprobe serve`'s arena" in said, said
+    assert f"lmmprobe arena export -o {battles}`" in said, said
