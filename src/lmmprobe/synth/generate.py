@@ -21,7 +21,7 @@ import os
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -714,7 +714,9 @@ def _write_files(
     return manifest
 
 
-def _run_jobs(jobs: Iterator[tuple[SynthConfig, str, list[int]]], workers: int) -> Iterator[_Chunk]:
+def _run_jobs(
+    jobs: Iterator[tuple[SynthConfig, str, list[int]]], workers: int
+) -> Generator[_Chunk, None, None]:
     if workers <= 1:
         yield from map(_make_chunk, jobs)
         return
