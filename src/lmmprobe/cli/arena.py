@@ -73,7 +73,10 @@ def export(
             fail(f"cannot write {out}: {exc.strerror or exc}")
     of = "" if runs is None else f" on run(s) {', '.join(runs)}"
     if n == 0:
-        console.print(f"No votes{of} in {store.path} yet: wrote an empty {out}.")
+        console.print(
+            f"No votes{of} in {store.path} yet: wrote 0 votes to {out}; "
+            f"vote in `lmmprobe serve`'s arena first, then export again."
+        )
         return
     console.print(f"Wrote {n} vote(s){of} to {out}; rank them with `lmmprobe elo {out}`.")
 

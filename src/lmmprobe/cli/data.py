@@ -22,6 +22,7 @@ from lmmprobe.cli.registries import one_of
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks._describe import DATA_DIR_ENV, describe, find_benchmark
+from lmmprobe.data.benchmarks.load import DATA_DIR_EXPORT
 
 ListFormat = Literal["table", "json"]
 ShowFormat = Literal["text", "json"]
@@ -154,9 +155,12 @@ def _show_text(d: dict[str, Any]) -> None:
         for note in d["notes"]:
             out(f"  - {escape(note)}")
     out("fetch:")
+    if d["local_copy"] is None:
+        # First: the fetch command pasted with the variable unset would write under /.
+        out(f"  {escape(DATA_DIR_EXPORT)}")
     out(f"  {escape(d['fetch'])}")
     if d["local_copy"] is None:
-        out(f"local copy: {DATA_DIR_ENV} is not set (or pass path=FOLDER)")
+        out(f"local copy: {DATA_DIR_ENV} is not set: any folder will do (or pass path=FOLDER)")
     elif suite:
         parent = escape(str(Path(d["local_copy"]).parent))
         state = "every one present" if d["present"] else "not every one present"

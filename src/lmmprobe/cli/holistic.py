@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -76,7 +77,10 @@ def elo(
     except OSError as exc:
         fail(f"{votes_file}: cannot be read ({exc})")
     if not battles:
-        fail(f"{votes_file}: no votes in the file")
+        fail(
+            f"{votes_file}: no votes in the file: vote in `lmmprobe serve`'s arena first, "
+            f"then `lmmprobe arena export -o {shlex.quote(str(votes_file))}`"
+        )
     rows = elo_table(
         battles, k=k, shuffles=shuffles, seed=seed, win_rate="hemm" if win_rate == "hemm" else "met"
     )

@@ -65,9 +65,14 @@ def _export_tables(
     model's spec was folded into four pieces of a URL.
     """
     first = Column("model", [labels[model] for model in models])
+    # A column no model has (instability of a run without repeats) is left out, as `show` does.
     columns = [
-        Column(name, [format_metric(MetricValue(**m[name])) for m in models.values()])
+        Column(
+            name,
+            [format_metric(MetricValue(**m[name])) if name in m else "-" for m in models.values()],
+        )
         for name in _EXPORT_COLUMNS
+        if any(name in m for m in models.values())
     ]
     return fit_tables(console, title, first, columns)
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated, Any
 
 import typer
@@ -152,14 +156,17 @@ def generate(
     except ValueError as exc:
         fail(exc)
     start = time.perf_counter()
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=True,
-    ) as progress:
+    with (
+        _sigterm_as_interrupt(),
+        Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err_console,
+            transient=True,
+        ) as progress,
+    ):
         task = progress.add_task("items", total=None)
         try:
             manifest = write_dataset(
@@ -188,6 +195,24 @@ def generate(
         elif f.get("name") == "dysca_postprocess":
             console.print(_postprocess_line(f))
     console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Take SIGTERM (`timeout`, `kill`) as Ctrl-C while inside: the work folder is removed.
+
+    By default SIGTERM ends the process at once, leaving the hidden work folder beside `--out`
+    and the workers' semaphores behind.
+    """
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _postprocess_line(record: dict[str, Any]) -> str:

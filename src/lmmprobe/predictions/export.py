@@ -129,7 +129,8 @@ def score_export(
             settings with ``matcher`` otherwise.
 
     Returns:
-        Per model, its metrics as `summarize` gives them, plus ``instability``.
+        Per model, its metrics as `summarize` gives them, plus ``instability`` where some
+        sample has more than one row (repeats).
 
     Raises:
         DataError: A row lacks the columns re-reading needs (named by row, model, sample and
@@ -152,6 +153,8 @@ def score_export(
     out: dict[str, Any] = {}
     for model, scores in by_model.items():
         metrics = {k: v.to_dict() for k, v in summarize(scores, n_boot=n_boot).items()}
-        metrics["instability"] = instability(scores, n_boot=n_boot).to_dict()
+        if len(scores) > len({s.sample_id for s in scores}):
+            # As a run's table: instability is defined over repeats; one row a sample says 0.
+            metrics["instability"] = instability(scores, n_boot=n_boot).to_dict()
         out[model] = metrics
     return out

@@ -14,13 +14,14 @@ by construction. Two ways to use it:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -605,7 +606,8 @@ def write_dataset(
         _diffusion(config)  # a pipeline that cannot load fails here, before any file is made
     made = _first_missing(root.parent)
     root.parent.mkdir(parents=True, exist_ok=True)
-    work = root.parent / f".{root.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+    remove_stale_partials(root)
+    work = root.parent / f"{_partial_prefix(root)}{os.getpid()}-{secrets.token_hex(4)}"
     work.mkdir()
     try:
         manifest = _write_files(config, work, workers, chunk_size, on_progress)
@@ -617,6 +619,43 @@ def write_dataset(
         shutil.rmtree(made or work, ignore_errors=True)
         raise
     return manifest
+
+
+def _partial_prefix(root: Path) -> str:
+    """The name start of `root`'s hidden work folders; the writer's pid and a token follow."""
+    return f".{root.name}.partial-"
+
+
+def remove_stale_partials(out: str | Path) -> list[Path]:
+    """Remove the work folders of `out` left by generations whose process is gone; those removed.
+
+    A generation killed outright (SIGKILL, a power cut) cannot clean up after itself; its folder
+    names its pid, so the next generation to the same `out` can tell it from a live one's.
+    """
+    root = Path(out)
+    prefix = _partial_prefix(root)
+    removed: list[Path] = []
+    if not root.parent.is_dir():
+        return removed
+    for path in root.parent.iterdir():
+        pid, _, token = path.name.removeprefix(prefix).partition("-")
+        if not path.name.startswith(prefix) or not pid.isdigit() or not token:
+            continue
+        if path.is_dir() and not path.is_symlink() and not _pid_alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user counts: leave its folder)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _first_missing(folder: Path) -> Path | None:
@@ -648,10 +687,13 @@ def _write_files(
     with (
         (root / SAMPLES_FILE).open("w", encoding="utf-8", newline="\n") as jsonl,
         (root / DYSCA_FILE).open("w", encoding="utf-8", newline="\n") as dysca,
+        # closing: an interruption ends the workers (the pool's exit) before the caller
+        # removes the folder they write into.
+        contextlib.closing(_run_jobs(jobs, workers)) as chunks,
     ):
         dysca.write("[")
         first = True
-        for chunk in _run_jobs(jobs, workers):
+        for chunk in chunks:
             for line in chunk.lines:
                 jsonl.write(line + "\n")
             for record in chunk.dysca:
@@ -672,7 +714,9 @@ def _write_files(
     return manifest
 
 
-def _run_jobs(jobs: Iterator[tuple[SynthConfig, str, list[int]]], workers: int) -> Iterator[_Chunk]:
+def _run_jobs(
+    jobs: Iterator[tuple[SynthConfig, str, list[int]]], workers: int
+) -> Generator[_Chunk, None, None]:
     if workers <= 1:
         yield from map(_make_chunk, jobs)
         return

@@ -262,7 +262,10 @@ def test_missing_copy_offline_gives_the_fetch_command(
 
 
 def test_missing_copy_without_data_dir_says_to_set_it() -> None:
-    with pytest.raises(DataError, match=r"(?s)\(unset\).*set LMMPROBE_DATA_DIR first"):
+    with pytest.raises(
+        DataError,
+        match=r"(?s)\(unset\).*LMMPROBE_DATA_DIR is not set.*\n  export LMMPROBE_DATA_DIR=",
+    ):
         load_source("toy-choice")
 
 
@@ -393,7 +396,7 @@ def test_split_is_chosen_by_file_name(tmp_path: Path) -> None:
     with pytest.raises(DataError) as err:
         load_source(f"toy-choice,path={partial},split=test")
     assert str(err.value).startswith(f"benchmark toy-choice: {partial}: datasets cannot load it")
-    assert f"Fetch it with:\n  {FETCH}" in str(err.value)
+    assert f"\n  {FETCH}\nor pass path=FOLDER" in str(err.value)
 
 
 def test_save_to_disk_folder(tmp_path: Path) -> None:
@@ -519,7 +522,7 @@ def test_files_layout_on_the_hub_offline_says_the_hub_is_not_reachable(
     message = str(err.value)
     assert "the Hugging Face Hub is not reachable (HF_HUB_OFFLINE is set)" in message
     assert "not on the Hugging Face Hub" not in message
-    assert f"Fetch it with:\n  {FILES_FETCH}" in message
+    assert f"\n  {FILES_FETCH}\nor pass path=FOLDER" in message
 
 
 def test_files_layout_off_the_hub_says_so(toy_files: Benchmark) -> None:

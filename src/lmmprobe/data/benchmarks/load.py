@@ -121,15 +121,21 @@ def hub_cache_snapshot(b: Benchmark) -> Path | None:
     return snapshot if snapshot.is_dir() else None
 
 
+DATA_DIR_EXPORT = f'export {DATA_DIR_ENV}="$HOME/lmmprobe-data"'
+"""The line fetch hints print first while ``$LMMPROBE_DATA_DIR`` is not set (it has no default)."""
+
+
 def fetch_hint(b: Benchmark) -> str:
     """How to get a copy: the definition's fetch command, and where the copy is looked for."""
-    lines = [f"Fetch it with:\n  {b.fetch}"]
     if data_dir() is None:
-        lines.append(
-            f"(set {DATA_DIR_ENV} first: copies are looked for in $LMMPROBE_DATA_DIR/NAME)"
+        # The export comes first: pasted as printed, a command naming "$LMMPROBE_DATA_DIR"/NAME
+        # with the variable unset would write to /NAME at the filesystem root.
+        return (
+            f"Fetch it with ({DATA_DIR_ENV} is not set; any folder will do, copies are looked "
+            f"for in ${DATA_DIR_ENV}/NAME):\n"
+            f"  {DATA_DIR_EXPORT}\n  {b.fetch}\nor pass path=FOLDER"
         )
-    lines.append("or pass path=FOLDER")
-    return "\n".join(lines)
+    return f"Fetch it with:\n  {b.fetch}\nor pass path=FOLDER"
 
 
 @dataclass(frozen=True)
