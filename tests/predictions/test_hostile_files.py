@@ -30,7 +30,9 @@ from tests.console import lmmprobe
 from lmmprobe.data.rows import MAX_NESTING
 from lmmprobe.predictions._stream import (
     XLSX_LIMITS,
+    UnreadableFile,
     XlsxLimits,
+    _check_xlsx,
     _TagBound,
     _XlsxOverLimit,
     iter_table,
@@ -369,6 +371,130 @@ def test_the_tag_bound_judges_the_tags_wherever_the_blocks_are_cut(
         assert over, doc
     else:
         assert not over, doc
+
+
+# Re-test 2 (issue 34): sheets the scan skipped by their first bytes, rich-text runs, and many
+# small parts each under the per-part ratio check.
+
+
+def _workbook(path: Path, parts: dict[str, str | bytes]) -> Path:
+    """A workbook at `path`: `_parts()` and a fine shared-string table, with `parts` over them.
+
+    A part named ``*.png`` is stored, not deflated (random bytes, like a real image).
+    """
+    every: dict[str, str | bytes] = {
+        **_parts(),
+        "xl/sharedStrings.xml": SST + b"<si><t>A</t></si></sst>",
+        **parts,
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as book:
+        for name, data in every.items():
+            stored = zipfile.ZIP_STORED if name.endswith(".png") else None
+            book.writestr(name, data, compress_type=stored)
+    return path
+
+
+HIDDEN_SHEETS: dict[str, Callable[[str], bytes]] = {
+    # The re-test's files: a 3,000,000-cell row read by openpyxl in 104 s and 1.7 GB (UTF-16),
+    # more than 120 s and 1.0 GB (spaces), where the same row in plain UTF-8 was refused.
+    "utf-16-be without a byte-order mark": lambda sheet: sheet.encode("utf-16-be"),
+    "utf-16-be after spaces": lambda sheet: (" " * 1_000 + sheet).encode("utf-16-be"),
+    "after a megabyte of spaces": lambda sheet: (" " * (1 << 20) + "\n" + sheet).encode(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HIDDEN_SHEETS))
+def test_a_sheet_is_counted_whatever_its_first_bytes(tmp_path: Path, kind: str) -> None:
+    sheet = HIDDEN_SHEETS[kind](_sheet(iter([_cells(2, XLSX_LIMITS.row_cells + 1)])))
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", {"xl/worksheets/sheet1.xml": sheet})
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, "row 2 of xl/worksheets/sheet1.xml", "16,384 cells")
+
+
+def _runs(count: int) -> str:
+    """One string of `count` rich-text runs of a letter each (the re-test's mkruns.py)."""
+    letters = random.Random(count).choices("abcdefghij", k=count)
+    return "".join(f"<r><t>{letter}</t></r>" for letter in letters)
+
+
+RICH_TEXT: dict[str, Callable[[int], dict[str, str | bytes]]] = {
+    # One shared string of 1,000,000 runs (1.5 MB): 98 s and 531 MB in openpyxl.
+    "shared": lambda n: {"xl/sharedStrings.xml": SST + f"<si>{_runs(n)}</si></sst>".encode()},
+    "inline": lambda n: {
+        "xl/worksheets/sheet1.xml": _sheet(
+            iter(
+                [f'<row r="2"><c r="A2"><v>1</v></c><c t="inlineStr"><is>{_runs(n)}</is></c></row>']
+            )
+        )
+    },
+}
+
+
+@pytest.mark.parametrize("where", sorted(RICH_TEXT))
+def test_a_string_of_too_many_rich_text_runs_is_refused(tmp_path: Path, where: str) -> None:
+    parts = RICH_TEXT[where](XLSX_LIMITS.rich_text)  # each run is two elements: <r>, <t>
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", parts)
+    started = time.monotonic()
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=120)
+    assert time.monotonic() - started < 60  # a generous bound: about 3 s
+    _one_line_error(code, out, book, f"more than {XLSX_LIMITS.rich_text:,} rich-text elements")
+
+
+def test_rich_text_a_tool_writes_still_imports(tmp_path: Path) -> None:
+    formatted = (
+        '<si><r><rPr><b/><sz val="11"/><color rgb="FFFF0000"/><rFont val="Calibri"/></rPr>'
+        '<t>A</t></r><r><t xml:space="preserve"> or B</t></r></si>'
+    )
+    strings = SST + formatted.encode() + b"</sst>"
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", {"xl/sharedStrings.xml": strings})
+    assert [row["prediction"] for _, row in iter_table(book)] == ["A or B"]
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit")
+    assert code == 0, out
+    assert "Traceback" not in out, out
+
+
+def _dense_part() -> bytes:
+    """1 MiB of empty elements: under the per-part ratio check, compressed about 1,000 times."""
+    inner = (1 << 20) - len("<a></a>")
+    return b"<a>" + b"<x/>" * (inner // 4) + b" " * (inner % 4) + b"</a>"
+
+
+def test_many_small_parts_compressed_like_a_bomb_are_refused(tmp_path: Path) -> None:
+    # The re-test's mkparts.py: 500 extra parts (579 KB) took over 150 s in the scan; 20, 16 s.
+    dense = _dense_part()
+    parts: dict[str, str | bytes] = {f"xl/junk/p{i}.xml": dense for i in range(20)}
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", parts)
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit", timeout=60)
+    _one_line_error(code, out, book, "parts unpack to", "(more than 200 times): a zip bomb")
+
+
+def test_the_elements_of_all_parts_together_are_bounded(tmp_path: Path) -> None:
+    # Random bytes stored beside them bring the archive's ratio down; the count still stops it
+    # (at 20,000,000 elements with the real limits: a 400 KB image and 80 MB of parts).
+    parts: dict[str, str | bytes] = {
+        f"xl/junk/p{i}.xml": "<a>" + "<x/>" * 600 + "</a>" for i in range(2)
+    }
+    parts["xl/media/image1.png"] = random.Random(1).randbytes(100_000)
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", parts)
+    with zipfile.ZipFile(book) as archive, pytest.raises(UnreadableFile) as refused:
+        _check_xlsx(book, archive, XlsxLimits(elements=1_000))
+    assert "more than 1,000 XML elements (the last in xl/junk/p1.xml)" in str(refused.value)
+
+
+def test_a_part_that_is_not_xml_is_left_to_openpyxl(tmp_path: Path) -> None:
+    # An image (declared by its extension, or not at all) is parsed too, and stops expat at
+    # once: the workbook imports. A part declared XML that does not parse is refused.
+    noise = random.Random(2).randbytes(200_000)
+    types = _parts()["[Content_Types].xml"].replace(
+        "<Default ", '<Default Extension="png" ContentType="image/png"/><Default ', 1
+    )
+    images = {"[Content_Types].xml": types, "xl/media/image1.png": noise, "docProps/t.bin": noise}
+    book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", images)
+    code, out = _import(book, tmp_path, "--reader", "vlmevalkit")
+    assert code == 0, out
+    broken = _workbook(tmp_path / "M_D.xlsx", {"xl/styles.xml": noise})
+    code, out = _import(broken, tmp_path, "--reader", "vlmevalkit")
+    _one_line_error(code, out, broken, "its XML does not parse (xl/styles.xml")
 
 
 BROKEN: dict[str, tuple[Callable[[Path], object], str]] = {

@@ -89,8 +89,10 @@ class XlsxLimits:
     total: int = 512 << 20
     """All parts together, uncompressed: 512 MiB."""
     ratio: int = 200
-    """The most a part over 1 MiB may be compressed (uncompressed / compressed size): text a
-    tool wrote compresses about 5 to 20 times; a run of one character about 1,000 times."""
+    """The most a part over 1 MiB, or all the parts together when over 1 MiB, may be compressed
+    (uncompressed / compressed size): text a tool wrote compresses about 5 to 20 times; a run
+    of one character about 1,000 times. The whole archive's ratio catches many small parts,
+    each under 1 MiB."""
     members: int = 10_000
     """Parts in the zip (a workbook written by a tool has a dozen)."""
     shared_strings: int = 1_000_000
@@ -110,6 +112,14 @@ class XlsxLimits:
     attributes: int = 10_000
     """Attributes of one tag: expat slows sharply past tens of thousands (a tag of 100,000
     took 1 s, of 400,000 6 s); a cell has two or three."""
+    rich_text: int = 100_000
+    """Elements inside the strings (``<si>`` and ``<is>``) beyond each one's first: rich-text
+    runs (``<r>``), their font properties and texts, phonetic runs. openpyxl builds an object
+    for each, about 100 µs a run (a string of 1,000,000 runs took 98 s and 531 MB); a table
+    pandas writes has none, a hand-formatted one some thousands."""
+    elements: int = 20_000_000
+    """Elements in all the parts together: a sheet at the cell limit with a shared string in
+    each cell holds about 16,000,000; the scan spends about 1 µs on each, openpyxl more."""
 
 
 XLSX_LIMITS = XlsxLimits()
@@ -543,6 +553,46 @@ _NAMES_KEPT = 1_000
 """Distinct element names whose local name the scan remembers (a workbook uses a few dozen)."""
 
 
+@dataclass
+class _Totals:
+    """What the scan counts over the whole workbook, part after part."""
+
+    elements: int = 0
+    rich_text: int = 0
+
+
+_CONTENT_TYPES = "[Content_Types].xml"
+
+
+class _ContentTypes:
+    """The content types ``[Content_Types].xml`` gives the parts: by name, else by extension.
+
+    Read by the scan of that part (its ``Default`` and ``Override`` elements); at most
+    `_NAMES_KEPT` defaults and `XlsxLimits.members` overrides (one per part) are kept.
+    """
+
+    def __init__(self) -> None:
+        self.defaults: dict[str, str] = {}
+        self.overrides: dict[str, str] = {}
+
+    def add(self, kind: str, attrs: list[str]) -> None:
+        """Record a ``Default`` or ``Override`` element's content type."""
+        values = {k.rpartition(":")[2]: v for k, v in zip(attrs[::2], attrs[1::2], strict=False)}
+        content = values.get("ContentType", "")
+        if kind == "Default" and len(self.defaults) < _NAMES_KEPT:
+            self.defaults[values.get("Extension", "").lower()] = content
+        elif kind == "Override" and len(self.overrides) < XLSX_LIMITS.members:
+            self.overrides[values.get("PartName", "").lstrip("/").lower()] = content
+
+    def xml(self, name: str) -> bool:
+        """Whether part `name` is XML by its name or the content type given it."""
+        lower = name.lower()
+        content = self.overrides.get(lower)
+        if content is None:
+            content = self.defaults.get(lower.rpartition(".")[2] if "." in lower else "")
+        return lower.endswith((".xml", ".rels")) or (content or "").lower().endswith("xml")
+
+
 class _PartScan:
     """Counts one part's elements by local name, whatever their namespace prefix.
 
@@ -550,13 +600,25 @@ class _PartScan:
     changes nothing for it; here the prefix is dropped and every ``si``, ``row`` and ``c`` is
     counted, a superset of what openpyxl reads. Every ``c`` after a ``row`` starts is counted in
     that row (openpyxl reads the row's cells into one list before it yields the row: a row of
-    3,000,000 cells took 1.7 GB).
+    3,000,000 cells took 1.7 GB). Inside a string (``si``, ``is``) every element after the
+    first counts as rich text, and every element of every part counts towards `_Totals`.
     """
 
-    def __init__(self, path: Path, part: str, limits: XlsxLimits) -> None:
+    def __init__(
+        self,
+        path: Path,
+        part: str,
+        limits: XlsxLimits,
+        totals: _Totals,
+        types: _ContentTypes | None = None,
+    ) -> None:
         self.path = path
         self.part = part
         self.limits = limits
+        self.totals = totals
+        self.types = types  # filled from this part's elements: it is the content types
+        self.string_depth = 0  # the depth of the string being read, 0 outside one
+        self.string_elements = 0
         self.shared = 0
         self.rows = 0
         self.cells = 0
@@ -575,11 +637,33 @@ class _PartScan:
                 f"{self.path}: {self.part} nests elements more than {MAX_NESTING} deep: not "
                 "a spreadsheet a tool wrote"
             )
+        totals = self.totals
+        totals.elements += 1
+        if totals.elements > self.limits.elements:
+            raise _XlsxOverLimit(
+                f"{self.path}: more than {self.limits.elements:,} XML elements (the last in "
+                f"{self.part}); save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
+            )
+        if self.string_depth:
+            self.string_elements += 1
+            if self.string_elements > 1:
+                totals.rich_text += 1
+                if totals.rich_text > self.limits.rich_text:
+                    raise _XlsxOverLimit(
+                        f"{self.path}: more than {self.limits.rich_text:,} rich-text elements "
+                        f"in its strings (runs, their fonts and texts; the last in {self.part}): "
+                        "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
+                    )
         kind = self.kinds.get(name)
         if kind is None:
             kind = name.rpartition(":")[2]
             if len(self.kinds) < _NAMES_KEPT:
                 self.kinds[name] = kind
+        if self.types is not None and kind in ("Default", "Override"):
+            self.types.add(kind, attrs)
+        if kind in ("si", "is") and not self.string_depth:
+            self.string_depth = self.depth
+            self.string_elements = 0
         if kind == "c":
             self.cells += 1
             self.row_cells += 1
@@ -612,6 +696,8 @@ class _PartScan:
                 )
 
     def end(self, _name: str) -> None:
+        if self.depth == self.string_depth:
+            self.string_depth = 0
         self.depth -= 1
 
 
@@ -706,26 +792,37 @@ class _TagBound:
 
 
 def _utf16(head: bytes) -> str | None:
-    """The UTF-16 codec a part's first bytes start (as expat tells it), else None."""
+    """The UTF-16 codec a part's first bytes start, as expat tells it, else None.
+
+    expat reads a part as UTF-16 by a byte-order mark, and without one as big-endian when its
+    first byte is 0 and as little-endian when its second is (no XML starts with a NUL).
+    """
     if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         return "utf-16"
-    if head[:2] == b"<\x00":
-        return "utf-16-le"
-    if head[:2] == b"\x00<":
+    if head[:1] == b"\x00":
         return "utf-16-be"
+    if head[1:2] == b"\x00":
+        return "utf-16-le"
     return None
 
 
-def _looks_like_xml(head: bytes) -> bool:
-    """Whether a part's first bytes start XML (images and other binary parts are skipped)."""
-    head = head.removeprefix(codecs.BOM_UTF8).lstrip()
-    return head.startswith(b"<") or head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-
-
 def _scan_part(
-    path: Path, book: zipfile.ZipFile, info: zipfile.ZipInfo, limits: XlsxLimits
+    path: Path,
+    book: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    limits: XlsxLimits,
+    totals: _Totals,
+    xml: bool,
+    types: _ContentTypes | None = None,
 ) -> None:
     """Parse part `info` as a stream, refusing it as soon as a count passes `limits`.
+
+    Every part is parsed, whatever its first bytes: openpyxl's parser (the same expat) reads a
+    sheet after a megabyte of spaces, or in UTF-16 without a byte-order mark, and a sheet may
+    bear any name its workbook's relations give it. A part that is not XML (an image) stops
+    expat at its first bytes; one declared XML (`xml`: by its content type or its name) that
+    does not parse is refused, any other is left to openpyxl, which stops at the same error
+    if it reads the part at all, having read no more than was counted here.
 
     expat is fed the part in `CHUNK`-sized pieces; its handlers count and keep nothing, so
     memory is the parser's buffer and its stack of open elements (bounded by `MAX_NESTING`),
@@ -733,25 +830,23 @@ def _scan_part(
     `XlsxLimits.attributes`, where expat slows sharply: `_TagBound`), and the first element past a limit stops it. An
     entity-expansion bomb is stopped by expat's own amplification limit.
     """
-    scan = _PartScan(path, info.filename, limits)
+    scan = _PartScan(path, info.filename, limits, totals, types)
     bound = _TagBound(path, info.filename, limits)
     parser = expat.ParserCreate()
     parser.ordered_attributes = True
     parser.StartElementHandler = scan.start
     parser.EndElementHandler = scan.end
     with book.open(info) as fh:
-        block = fh.read(CHUNK)
-        if not _looks_like_xml(block):
-            return
         try:
-            while block:
+            while block := fh.read(CHUNK):
                 bound.feed(block)  # before expat holds a long tag: it would take hours
                 parser.Parse(block, False)
-                block = fh.read(CHUNK)
             parser.Parse(b"", True)
         except _XlsxOverLimit as exc:
             raise UnreadableFile(str(exc)) from None
         except expat.ExpatError as exc:
+            if not xml:
+                return
             raise UnreadableFile(
                 f"{path}: not a readable .xlsx spreadsheet: its XML does not parse "
                 f"({info.filename}: {exc})"[:500]
@@ -787,10 +882,22 @@ def _check_xlsx(path: Path, book: zipfile.ZipFile, limits: XlsxLimits) -> None:
             f"{path}: its parts unpack to {total:,} bytes (at most {limits.total >> 20} MiB); "
             "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
         )
+    packed = sum(info.compress_size for info in infos)
+    if total > 1 << 20 and total > limits.ratio * max(packed, 1):
+        raise UnreadableFile(
+            f"{path}: its {len(infos):,} parts unpack to {total:,} bytes from {packed:,} (more "
+            f"than {limits.ratio} times): a zip bomb, not a spreadsheet a tool wrote"
+        )
     # Parts are named by the workbook's own relations and content types, not by fixed names, so
-    # every XML part is counted.
+    # every part is counted, the content types first (they say which parts are XML).
+    totals = _Totals()
+    infos.sort(key=lambda info: info.filename != _CONTENT_TYPES)
+    types = _ContentTypes()
     for info in infos:
-        _scan_part(path, book, info, limits)
+        if info.filename == _CONTENT_TYPES:
+            _scan_part(path, book, info, limits, totals, True, types)
+        else:
+            _scan_part(path, book, info, limits, totals, types.xml(info.filename))
 
 
 def _broken_xlsx(path: Path, exc: Exception) -> UnreadableFile:
