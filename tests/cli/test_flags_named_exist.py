@@ -33,6 +33,9 @@ OTHER_TOOLS = frozenset(
         *("--enable-prefix-caching", "--reasoning-parser", "--model-path", "--port"),
         # The README's example of args= passed on as written, and of secret-looking flags.
         *("--any", "--more", "--key", "--hf-token", "--auth", "--passwd", "--secret"),
+        # The secret rule's examples: abbreviations refused, look-alikes that pass.
+        *("--a", "--api", "--api-key-1", "--hf-tok", "--secretkey"),
+        *("--max-num-batched-tokens", "--ssl-keyfile"),
         # `hf download`, `pip install`, `ray start`.
         *("--repo-type", "--include", "--local-dir", "--index-url", "--head", "--address"),
         # Benchmark scripts under benchmarks/ (README's table of measurements).
