@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,6 +75,34 @@ def _width() -> int | None:
     return 132
 
 
+def word_wrapped(text: Text, width: int) -> Text:
+    """`text` with each line broken between words to fit `width` cells where it can.
+
+    A word longer than `width` (a path, a model spec, a URL) stays whole on a line of its own:
+    cut, it could not be copied. Continuation lines keep the first line's indent.
+    """
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        plain = line.plain
+        indent = plain[: len(plain) - len(plain.lstrip(" "))]
+        pieces = textwrap.wrap(
+            plain,
+            max(width, len(indent) + 1),
+            subsequent_indent=indent,
+            expand_tabs=False,
+            replace_whitespace=False,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        pos = 0
+        for i, piece in enumerate(pieces or [""]):
+            body = piece if i == 0 else piece[len(indent) :]
+            start = plain.find(body, pos)
+            pos = start + len(body)
+            out.append(line[start:pos] if i == 0 else Text(indent) + line[start:pos])
+    return Text("\n").join(out)
+
+
 class InertConsole(Console):
     r"""A rich console that shows control characters in printed text escaped (``\x1b``).
 
@@ -84,6 +113,9 @@ class InertConsole(Console):
     segment passes. Rich's own styles and cursor controls are added after that, so they work.
     """
 
+    words: bool = True
+    """Whether soft-wrapped prose is wrapped between words (`print`)."""
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
 
@@ -92,17 +124,35 @@ class InertConsole(Console):
         """
         return super().render_str(runnable(inert(text)), **kwargs)
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        """Rich's `Console.print`; a line with a quoted hint is never wrapped by rich.
+    def print(self, *objects: Any, whole: bool = False, **kwargs: Any) -> None:
+        """Rich's `Console.print`; prose is wrapped at word boundaries, commands never.
 
-        A command broken across two lines (`` `lmmprobe run --data x --by`` / ``subtask` ``)
-        cannot be copied whole; soft-wrapped, the terminal folds the line for the eye only and
-        a copy gets it in one piece. An explicit ``soft_wrap`` wins.
+        A line with a quoted hint is never wrapped by rich: a command broken across two lines
+        (`` `lmmprobe run --data x --by`` / ``subtask` ``) cannot be copied whole; soft-wrapped,
+        the terminal folds the line for the eye only and a copy gets it in one piece. A line
+        printed with ``soft_wrap=True`` (a sentence, not a table) is wrapped between words at
+        the console's width (`word_wrapped`): the terminal would fold it mid-word. A word longer
+        than the width (a path, a spec) is never cut. `whole` keeps a line a user copies in one
+        piece (``stored as run ID in PATH``). An explicit ``soft_wrap`` wins over the hint rule.
         """
-        if kwargs.get("soft_wrap") is None and any(
-            isinstance(o, str) and "`lmmprobe" in o for o in objects
-        ):
+        hint = any(isinstance(o, str) and "`lmmprobe" in o for o in objects)
+        if kwargs.get("soft_wrap") is None and hint:
             kwargs["soft_wrap"] = True
+        elif (
+            kwargs.get("soft_wrap")
+            and not (whole or hint)
+            and self.words
+            and objects
+            and all(isinstance(o, str) for o in objects)
+        ):
+            sep = kwargs.pop("sep", " ")
+            text = self.render_str(
+                sep.join(objects),
+                markup=kwargs.pop("markup", None),
+                highlight=kwargs.pop("highlight", None),
+                emoji=kwargs.pop("emoji", None),
+            )
+            objects = (word_wrapped(text, self.width),)
         super().print(*objects, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
@@ -115,6 +165,7 @@ class InertConsole(Console):
 
 console = InertConsole(width=_width())
 err_console = InertConsole(stderr=True)
+err_console.words = False  # error lines stay one searchable line each (``grep error:``)
 
 
 class StdoutDocument(io.TextIOBase):
