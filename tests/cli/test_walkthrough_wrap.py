@@ -102,3 +102,22 @@ def test_the_synth_hint_quotes_a_folder_with_a_space_and_runs_pasted(tmp_path: P
         "random: 100 rows not in accuracy (100 free-form/caption with no text); "
         "free-form score -: no text to score"
     ), lines[i : i + 2]
+
+
+def test_a_hint_in_prose_is_wrapped_around_never_cut() -> None:
+    # The `data list` footer ran to 150 columns, folded by the terminal mid-word.
+    listed = lmmprobe("data", "list", columns=80, LMMPROBE_DATA_DIR="")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    at = [n for n, line in enumerate(lines) if "data show NAME" in line]
+    assert len(at) == 1, lines
+    hint = re.search(r"`[^`]*lmmprobe data show NAME`", lines[at[0]])
+    assert hint is not None, lines  # the command whole on one line, to copy
+    # The sentence before it wrapped between words onto lines of its own.
+    assert "is not set" not in lines[at[0]], lines
+    for line in lines[at[0] - 2 : at[0] + 1]:
+        assert len(line) <= 80 or hint.group() in line, line
+    assert " ".join(" ".join(lines[at[0] - 2 : at[0] + 1]).split()).startswith(
+        "LMMPROBE_DATA_DIR is not set: local copies are looked for in $LMMPROBE_DATA_DIR/NAME "
+        "(or give path=FOLDER); `"
+    )

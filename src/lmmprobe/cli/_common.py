@@ -75,15 +75,20 @@ def _width() -> int | None:
     return 132
 
 
+_HINT_SPAN: Final = re.compile(r"`[^`\n]*`")
+
+
 def word_wrapped(text: Text, width: int) -> Text:
     """`text` with each line broken between words to fit `width` cells where it can.
 
     A word longer than `width` (a path, a model spec, a URL) stays whole on a line of its own:
-    cut, it could not be copied. Continuation lines keep the first line's indent.
+    cut, it could not be copied; so does a quoted command hint. Continuation lines keep the
+    first line's indent.
     """
     out: list[Text] = []
     for line in text.split("\n", allow_blank=True):
-        plain = line.plain
+        # A quoted command (`` `lmmprobe run --data x` ``) is one word: no break inside it.
+        plain = _HINT_SPAN.sub(lambda m: m.group().replace(" ", "\xa0"), line.plain)
         indent = plain[: len(plain) - len(plain.lstrip(" "))]
         pieces = textwrap.wrap(
             plain,
@@ -127,20 +132,19 @@ class InertConsole(Console):
     def print(self, *objects: Any, whole: bool = False, **kwargs: Any) -> None:
         """Rich's `Console.print`; prose is wrapped at word boundaries, commands never.
 
-        A line with a quoted hint is never wrapped by rich: a command broken across two lines
-        (`` `lmmprobe run --data x --by`` / ``subtask` ``) cannot be copied whole; soft-wrapped,
-        the terminal folds the line for the eye only and a copy gets it in one piece. A line
-        printed with ``soft_wrap=True`` (a sentence, not a table) is wrapped between words at
-        the console's width (`word_wrapped`): the terminal would fold it mid-word. A word longer
-        than the width (a path, a spec) is never cut. `whole` keeps a line a user copies in one
-        piece (``stored as run ID in PATH``). An explicit ``soft_wrap`` wins over the hint rule.
+        A line printed with ``soft_wrap=True`` (a sentence, not a table), or holding a quoted
+        command hint, is wrapped between words at the console's width (`word_wrapped`): the
+        terminal would fold it mid-word. A word longer than the width (a path, a spec) and a
+        quoted command (`` `lmmprobe run --data x --by subtask` ``) are never cut, so each is
+        copied in one piece. `whole` keeps a line a user copies as one printed line (``stored
+        as run ID in PATH``). An explicit ``soft_wrap=False`` leaves rich's own wrapping.
         """
         hint = any(isinstance(o, str) and "`lmmprobe" in o for o in objects)
         if kwargs.get("soft_wrap") is None and hint:
             kwargs["soft_wrap"] = True
-        elif (
+        if (
             kwargs.get("soft_wrap")
-            and not (whole or hint)
+            and not whole
             and self.words
             and objects
             and all(isinstance(o, str) for o in objects)

@@ -98,9 +98,10 @@ def list_benchmarks(
         )
 
 
-def _out(text: str) -> None:
-    # One printed line per logical line: a long fetch command stays whole when copied.
-    console.print(text, soft_wrap=True)
+def _out(text: str, *, whole: bool = False) -> None:
+    # Prose is wrapped between words; a `whole` line (a fetch command, a line of the official
+    # prompt) is one printed line, to copy or read as it is.
+    console.print(text, soft_wrap=True, whole=whole)
 
 
 def _show_text(d: dict[str, Any]) -> None:
@@ -143,7 +144,7 @@ def _show_text(d: dict[str, Any]) -> None:
     prompt = d["prompt"]
     out(f"prompt ({escape(prompt['source'])}):")
     for line in prompt["template"].split("\n"):
-        out(f"  | {escape(line)}")
+        out(f"  | {escape(line)}", whole=True)
     out(
         f"  option line: {escape(json.dumps(prompt['option_format']))}, joined by "
         f"{escape(json.dumps(prompt['option_sep']))}; context: "
@@ -154,7 +155,7 @@ def _show_text(d: dict[str, Any]) -> None:
         for note in d["notes"]:
             out(f"  - {escape(note)}")
     out("fetch:")
-    out(f"  {escape(d['fetch'])}")
+    out(f"  {escape(d['fetch'])}", whole=True)
     if d["local_copy"] is None:
         out(f"local copy: {DATA_DIR_ENV} is not set (or pass path=FOLDER)")
     elif suite:
