@@ -74,7 +74,7 @@ def test_the_run_table_legend_wraps_to_the_terminal(tmp_path: Path) -> None:
             "--data", "demo,n=40", "--max-cost", "0.005", "--db", tmp_path / "db",
             "--out", tmp_path / "o", columns=80, OPENAI_API_KEY="k",
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # its budget stopped it (exit 3)
     assert "rows: every (sample, repeat) row" in done.stdout, done.stdout
     legend = done.stdout.split("rows: every", 1)[1].split("\n\n", 1)[0]
     assert all(len(line) <= 80 for line in legend.splitlines()), legend
