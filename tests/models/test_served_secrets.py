@@ -223,6 +223,9 @@ TEMPLATES = [
 @given(st.sampled_from(TEMPLATES), SECRET_VALUES)
 def test_no_generated_secret_is_ever_shown_or_written(template: str, value: str) -> None:
     assume(value not in template.format(""))
+    # A value of letters alone can be a word the message holds anyway ("lmmprobe"): keys hold
+    # digits, and such a value would prove nothing about redaction.
+    assume(any(c.isdigit() for c in value))
     command = template.format(value)
     with pytest.raises(ValueError, match="cannot pass") as refused:
         parse_options(SERVERS["vllm"], "m", {"command": command})
