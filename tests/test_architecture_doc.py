@@ -134,3 +134,21 @@ def test_the_page_points_only_at_files_in_the_repository() -> None:
             continue
         assert (DOC.parent / target).exists(), f"docs/architecture.md links to missing {target}"
     assert "DESIGN.md" not in doc, "docs/architecture.md names DESIGN.md, which is not in the repo"
+
+
+def test_every_registry_is_listed_among_the_extension_points() -> None:
+    section = DOC.read_text().split("## Extension points: one registry", 1)[1].split("\n## ", 1)[0]
+    defined = {
+        m.group(1): path.relative_to(PACKAGE).as_posix()
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for m in re.finditer(
+            r"^([A-Z][A-Z_]*)(?:\s*:[^=\n]*)?\s*=\s*Registry\(", path.read_text(), re.M
+        )
+    }
+    assert len(defined) >= 10, defined  # the scan finds the registries at all
+    missing = [
+        f"`{name}` ({where})" for name, where in defined.items() if f"`{name}`" not in section
+    ]
+    assert not missing, (
+        "docs/architecture.md's 'Extension points' section does not name: " + ", ".join(missing)
+    )

@@ -35,10 +35,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal, get_args
 
-import numpy as np
-
-from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
-from lmmprobe.report.compare import LEVEL, _mcnemar, natural_key
+from lmmprobe.metrics.paired import LEVEL, difference_interval, mcnemar, natural_key
 
 __all__ = [
     "CAUSES",
@@ -330,11 +327,15 @@ def audit(
         for k, v in alone.items()
         if v
     }
-    low, high, samples = _interval(pairs, n_boot, seed)
+    # Samples are resampled with their repeats, as `lmmprobe compare` does.
+    low, high, samples = difference_interval(
+        [x.sample_id for x, _ in pairs], [x.credit - y.credit for x, y in pairs],
+        n_boot=n_boot, seed=seed,
+    )  # fmt: skip
     binary = all(v.credit in (0.0, 1.0) for pair in pairs for v in pair)
     p = None
     if binary:
-        p = _mcnemar(
+        p = mcnemar(
             sum(x.credit > y.credit for x, y in pairs), sum(y.credit > x.credit for x, y in pairs)
         )
     return Audit(
@@ -367,22 +368,3 @@ def _keyed(verdicts: Iterable[Verdict], label: str) -> dict[tuple[str, int], Ver
             )
         out[v.key] = v
     return out
-
-
-def _interval(
-    pairs: Sequence[tuple[Verdict, Verdict]], n_boot: int, seed: int
-) -> tuple[float | None, float | None, int]:
-    # Per-sample sums of the difference and of the answers: samples are resampled with their
-    # repeats, as `lmmprobe.report.compare.compare_runs` does.
-    index: dict[str, int] = {}
-    for x, _ in pairs:
-        index.setdefault(x.sample_id, len(index))
-    if not pairs or n_boot == 0:
-        return None, None, len(index)
-    num = np.zeros((len(index), 1))
-    den = np.zeros((len(index), 1))
-    for x, y in pairs:
-        num[index[x.sample_id], 0] += x.credit - y.credit
-        den[index[x.sample_id], 0] += 1
-    lo, hi = ratio_intervals(num, den, n_boot, np.random.default_rng(seed), LEVEL)
-    return finite_or_none(float(lo[0])), finite_or_none(float(hi[0])), len(index)

@@ -22,35 +22,23 @@ import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from lmmprobe._optional import require
-from lmmprobe.metrics.bootstrap import finite_or_none, ratio_intervals
+from lmmprobe.metrics.paired import LEVEL, difference_interval, mcnemar, natural_key
 from lmmprobe.spec import SpecError, parse_spec
 from lmmprobe.store import Store
 from lmmprobe.store.queries import PairedAnswer, data_fingerprint, paired_answers
 
 __all__ = [
-    "LEVEL",
     "Comparison",
     "Difference",
     "checkpoint",
     "checkpoint_pair",
     "compare_runs",
-    "natural_key",
 ]
 
-LEVEL = 0.95
-"""Confidence level of the difference's interval."""
-
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def natural_key(sample_id: str) -> list[Any]:
-    """Sort key putting ``s2`` before ``s10``: ids are usually a prefix and a number."""
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", sample_id)]
 
 
 def checkpoint(model: str) -> str:
@@ -159,13 +147,6 @@ def _same_answer(x: PairedAnswer, y: PairedAnswer) -> bool:
     return _plain(x.prediction_text).casefold() == _plain(y.prediction_text).casefold()
 
 
-def _mcnemar(b: int, c: int) -> float | None:
-    if b + c == 0:
-        return 1.0  # no answer where only one side is right: nothing tells them apart
-    (stats,) = require("scipy.stats", extra="metrics", purpose="McNemar's exact test")
-    return float(stats.binomtest(b, b + c, 0.5).pvalue)
-
-
 def compare_runs(
     store: Store | sqlite3.Connection,
     run_a: str,
@@ -214,20 +195,11 @@ def compare_runs(
     n = len(pairs)
     ca = np.array([x.correct for _, x, _ in pairs], dtype=np.float64)
     cb = np.array([y.correct for _, _, y in pairs], dtype=np.float64)
-    # Per-sample sums of the difference and answer counts: the bootstrap resamples samples
-    # (their repeats travel together), as the run's own accuracy intervals do.
-    index: dict[str, int] = {}
-    for (sid, _), _, _ in pairs:
-        index.setdefault(sid, len(index))
-    num = np.zeros((len(index), 1))
-    den = np.zeros((len(index), 1))
-    for i, ((sid, _), _, _) in enumerate(pairs):
-        num[index[sid], 0] += ca[i] - cb[i]
-        den[index[sid], 0] += 1
-    low = high = None
-    if n:
-        lo, hi = ratio_intervals(num, den, n_boot, np.random.default_rng(seed), LEVEL)
-        low, high = finite_or_none(float(lo[0])), finite_or_none(float(hi[0]))
+    # The bootstrap resamples samples (their repeats travel together), as the run's own
+    # accuracy intervals do.
+    low, high, samples = difference_interval(
+        [sid for (sid, _), _, _ in pairs], list(ca - cb), n_boot=n_boot, seed=seed
+    )
     a_only = int(((ca == 1) & (cb == 0)).sum())
     b_only = int(((ca == 0) & (cb == 1)).sum())
     differing = [(k, x, y) for k, x, y in pairs if x.correct != y.correct]
@@ -238,7 +210,7 @@ def compare_runs(
         run_b=run_b,
         model_b=model_b,
         n=n,
-        samples=len(index),
+        samples=samples,
         accuracy_a=float(ca.mean()) if n else None,
         accuracy_b=float(cb.mean()) if n else None,
         difference=float(ca.mean() - cb.mean()) if n else None,
@@ -251,7 +223,7 @@ def compare_runs(
         b_only_correct=b_only,
         both_correct=int(((ca == 1) & (cb == 1)).sum()),
         both_wrong=int(((ca == 0) & (cb == 0)).sum()),
-        mcnemar_p=_mcnemar(a_only, b_only),
+        mcnemar_p=mcnemar(a_only, b_only),
         agreement=(n - a_only - b_only) / n if n else None,
         same_answer=sum(_same_answer(x, y) for _, x, y in pairs) / n if n else None,
         left_out={k: v for k, v in sorted(left.items()) if v},
