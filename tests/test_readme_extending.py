@@ -32,7 +32,9 @@ def extending_blocks() -> dict[str, str]:
 
 def test_readme_extension_examples_work_together(tmp_path: Path) -> None:
     blocks = extending_blocks()
-    assert set(blocks) == {"my_matchers.py", "yes_rate.py", "my_source.py", "echo_backend.py"}
+    assert set(blocks) == {
+        "my_matchers.py", "strict_accuracy.py", "yes_rate.py", "my_source.py", "echo_backend.py"
+    }  # fmt: skip
     for name, code in blocks.items():
         (tmp_path / name).write_text(code, encoding="utf-8")
     Image.new("RGB", (8, 8), "red").save(tmp_path / "red.png")
@@ -47,7 +49,7 @@ def test_readme_extension_examples_work_together(tmp_path: Path) -> None:
         f"""
         import sys
         sys.path.insert(0, {str(tmp_path)!r})
-        import echo_backend, my_matchers, my_source, yes_rate
+        import echo_backend, my_matchers, my_source, strict_accuracy, yes_rate
         from lmmprobe import RunSpec, evaluate
 
         ev = evaluate(RunSpec(
@@ -57,9 +59,13 @@ def test_readme_extension_examples_work_together(tmp_path: Path) -> None:
         ))
         metrics = ev.results.models["echo:demo"].metrics
         print("accuracy", metrics["accuracy"].value, "yes_rate", metrics["yes_rate"].value)
+        strict, acc = metrics["strict_accuracy"], metrics["accuracy"]
+        print("strict", strict.value, "same interval", (strict.low, strict.high) == (acc.low, acc.high))
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     # q3 is refused with its line and field; echo answers "(A)": right on q1, wrong on q2.
     assert "accuracy 0.5 yes_rate 0.0" in done.stdout, done.stdout
+    # Both answers named an option by its mark: strict accuracy is accuracy, interval and all.
+    assert "strict 0.5 same interval True" in done.stdout, done.stdout

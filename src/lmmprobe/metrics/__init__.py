@@ -14,6 +14,7 @@ from lmmprobe.metrics.choice import (
     group_by,
     summarize,
 )
+from lmmprobe.metrics.row_metric import Row, row_metric
 from lmmprobe.metrics.run_metric import (
     RUN_METRICS,
     MetricContext,
@@ -55,6 +56,7 @@ __all__ = [
     "MetricContext",
     "MetricUnavailable",
     "MetricValue",
+    "Row",
     "RunMetric",
     "anls",
     "blind_gap",
@@ -81,6 +83,7 @@ __all__ = [
     "reform_kie_correct",
     "reform_ocr_correct",
     "resample_weights",
+    "row_metric",
     "run_metric",
     "run_metrics",
     "scenario_deltas",
