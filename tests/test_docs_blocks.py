@@ -246,7 +246,7 @@ def _python_blocks() -> list[Block]:
 def test_python_blocks_are_run_or_say_why_not() -> None:
     every = blocks("python")
     extending = [b for b in every if re.match(r"# [\w/]+\.py\n", b.text)]
-    assert len(extending) == 4 and len(_python_blocks()) >= 2
+    assert len(extending) == 5 and len(_python_blocks()) >= 2
     assert len(every) == len(extending) + len(_python_blocks()) + len(PYTHON_NOT_RUN)
 
 

@@ -16,7 +16,8 @@ import pytest
 from tests.console import lmmprobe
 from tests.report.test_stored_results_parity import VARIED, _store_run
 
-from lmmprobe.metrics import MetricValue, Row, compute_metrics, row_metric, summarize
+from lmmprobe.metrics import MetricValue, Row, compute_metrics, group_by, row_metric, summarize
+from lmmprobe.metrics.reduction import CachedRows, GroupRows
 from lmmprobe.metrics.row_metric import row_metric_value
 from lmmprobe.metrics.run_metric import RUN_METRICS
 from lmmprobe.report import build_results
@@ -192,3 +193,35 @@ def test_the_spec_seed_and_resamples_are_the_answer_rates(row_accuracy: str) -> 
         assert got[row_accuracy] == got["accuracy"]
     spec = RunSpec(bootstrap=0)
     assert compute_metrics(scores, spec)[row_accuracy].low is None
+
+
+def test_groups_come_from_one_pass_and_equal_their_own_rows(tmp_path: Path) -> None:
+    # A fractional value (tokens / 7), list-valued and missing keys: each group's figure is the
+    # one its own rows give read alone, and the function runs once per row per pass.
+    store, outcome = _store_run(tmp_path / "s.db", **VARIED["varied"])  # type: ignore[arg-type]
+    calls: list[int] = []
+
+    def per_token(row: Row) -> float | None:
+        calls.append(1)
+        return None if row.completion_tokens is None else row.completion_tokens / 7
+
+    metric = row_metric("test_per_token", summary="tokens / 7")(per_token)
+    try:
+        with store:
+            source = store.rows("r1", "model-1")
+            results = build_results(outcome, rows={"model-1": source})
+            model = results.models["model-1"]
+            # Every model's rows: once for the run, once for the groups of each key.
+            n_rows = sum(len(mo.scores) for mo in outcome.models)
+            assert len(calls) == n_rows * (1 + len(outcome.spec.by))
+            parent = CachedRows(source)
+            for key, groups in model.breakdown.items():
+                assert set(groups) == set(group_by(outcome.models[1].scores, key))
+                for label, metrics in groups.items():
+                    alone = row_metric_value(
+                        GroupRows(parent, key, label), "alone", per_token,
+                        n_boot=outcome.spec.bootstrap, seed=outcome.spec.seed,
+                    )  # fmt: skip
+                    assert metrics[metric.name] == alone, (key, label)
+    finally:
+        RUN_METRICS.unregister(metric.name)

@@ -13,7 +13,8 @@ single-choice run never builds a `Score`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from lmmprobe.metrics.choice import MISSING, AnswerSums, group_by, group_order, value_labels
 from lmmprobe.metrics.outcome import OUTCOMES, Outcome, OutcomeCounts, outcome_of
@@ -21,7 +22,16 @@ from lmmprobe.schema import Score
 from lmmprobe.schema.benchmark import ROW_METRIC
 from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
 
-__all__ = ["FREE_FORM", "CachedRows", "GroupRows", "RowSummary", "summarize_rows"]
+__all__ = [
+    "FREE_FORM",
+    "CachedRows",
+    "GroupRows",
+    "RowSummary",
+    "group_labels",
+    "summarize_rows",
+]
+
+T = TypeVar("T")
 
 FREE_FORM = "free_form"
 """``metadata.question_type`` of free-form description questions."""
@@ -199,6 +209,7 @@ class CachedRows:
         self.source = source
         self._scores: Sequence[Score] | None = None
         self._groups: dict[str, dict[str, list[Score]]] = {}
+        self._shared: dict[Hashable, Any] = {}
 
     def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
         """The wrapped source's chunks."""
@@ -216,6 +227,30 @@ class CachedRows:
             self._groups[key] = group_by(self.scores(), key)
         return self._groups[key]
 
+    def shared(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` once for these rows: what every group of them reads from one pass.
+
+        Args:
+            key: Names the result.
+            compute: Makes it on first use.
+
+        """
+        if key not in self._shared:
+            self._shared[key] = compute()
+        value: T = self._shared[key]
+        return value
+
+
+def group_labels(raw: Any) -> list[str]:
+    """The ``--by`` groups a row whose metadata value is `raw` is in (`GroupRows`'s rule).
+
+    Each distinct label of the value (`value_labels`), or ``"(missing)"`` when the row lacks
+    the key (`ABSENT`).
+    """
+    if raw is ABSENT:
+        return [MISSING]
+    return [label for label, _ in value_labels(raw)]
+
 
 class GroupRows:
     """The `RowSource` of one ``--by`` group of another source's rows (`group_by`'s group)."""
@@ -230,10 +265,7 @@ class GroupRows:
         """The parent's chunks, each cut to the group's rows (row order kept)."""
         for chunk in self.parent.chunks([*keys, self.key]):
             picked = [
-                i
-                for i, raw in enumerate(chunk.meta[self.key])
-                if (self.label == MISSING and raw is ABSENT)
-                or (raw is not ABSENT and any(self.label == lb for lb, _ in value_labels(raw)))
+                i for i, raw in enumerate(chunk.meta[self.key]) if self.label in group_labels(raw)
             ]
             if picked:
                 yield chunk.take(picked)

@@ -5,7 +5,8 @@ A metric that is a mean of one value per row (a verdict, a credit, a flag) needs
 metric (`RunMetric`). Its value is the mean of ``f`` over the rows it gives a number for (None
 leaves a row out, as accuracy leaves out failed requests), computed as a reduction over the
 rows' chunks, so a stored run's rows are read a chunk at a time and no `Score` is built. Each
-``--by`` group gets its own value, from its own rows.
+``--by`` group gets its own value, from its own rows; the groups of one key come from one pass
+over the run's rows (`group_row_means`).
 
 The interval is the answer rates' (`lmmprobe.metrics.choice.summarize`): per-sample sums of the
 values and of the rows counted, samples in sorted id order, every sample of the rows a cluster
@@ -35,19 +36,20 @@ from lmmprobe.metrics.bootstrap import (
     profiles_pay_off,
     ratio,
 )
+from lmmprobe.metrics.reduction import GroupRows, group_labels
 from lmmprobe.metrics.run_metric import PLUGIN_FAMILY, MetricContext, RunMetric, run_metric
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
 
-__all__ = ["Row", "RowFunction", "RowMeans", "row_metric", "row_metric_value"]
+__all__ = ["Row", "RowFunction", "RowMeans", "group_row_means", "row_metric", "row_metric_value"]
 
 
 class Row:
     """One row (a sample and repeat of one model) as a row metric sees it: read-only fields.
 
     The fields are those of `lmmprobe.schema.rows.RowChunk` (a `Score`'s, without the answer
-    and prompt texts); `metadata` holds the keys the metric asked for (``keys=``), the ``--by``
-    keys and the few every chunk carries (`lmmprobe.schema.rows.FACT_KEYS`).
+    and prompt texts); `metadata` holds the keys the metric asked for (``keys=``) and the few
+    every chunk carries (`lmmprobe.schema.rows.FACT_KEYS`); name every key the function reads.
     """
 
     __slots__ = ("_chunk", "_i")
@@ -172,14 +174,17 @@ class RowMeans:
             ValueError: The function gave NaN or an infinity.
 
         """
-        index = self._samples
-        where = np.fromiter(
-            (index.setdefault(sid, len(index)) for sid in chunk.sample_id),
-            dtype=np.intp,
-            count=len(chunk),
-        )
-        picked: list[int] = []
-        values: list[float] = []
+        self.add_values(chunk.sample_id, self.values(chunk))
+
+    def values(self, chunk: RowChunk) -> list[float | None]:
+        """The function's value of each row of `chunk` (None: not counted), checked.
+
+        Raises:
+            TypeError: The function gave something other than a number, a bool or None.
+            ValueError: The function gave NaN or an infinity.
+
+        """
+        out: list[float | None] = []
         for i in range(len(chunk)):
             row = Row(chunk, i)
             try:
@@ -187,14 +192,23 @@ class RowMeans:
             except Exception as exc:
                 exc.add_note(f"in row metric {self.name!r} on sample {row.sample_id!r}")
                 raise
-            if got is None:
-                continue
-            picked.append(i)
-            values.append(self._number(got, row))
+            out.append(None if got is None else self._number(got, row))
+        return out
+
+    def add_values(self, sample_ids: Sequence[str], values: Sequence[float | None]) -> None:
+        """Add rows by their samples and values (None: a row of the sample, not counted)."""
+        index = self._samples
+        where = np.fromiter(
+            (index.setdefault(sid, len(index)) for sid in sample_ids),
+            dtype=np.intp,
+            count=len(sample_ids),
+        )
+        picked = [i for i, v in enumerate(values) if v is not None]
         grown = np.zeros((len(index), 2))
         grown[: self._sums.shape[0]] = self._sums
         rows = where[np.asarray(picked, dtype=np.intp)]
-        grown[:, 0] += np.bincount(rows, weights=np.asarray(values), minlength=len(index))
+        counted = np.asarray([values[i] for i in picked], dtype=np.float64)
+        grown[:, 0] += np.bincount(rows, weights=counted, minlength=len(index))
         grown[:, 1] += np.bincount(rows, minlength=len(index))
         self._sums = grown
 
@@ -287,6 +301,47 @@ def row_metric_value(
     return means.value(n_boot=n_boot, seed=seed)
 
 
+def group_row_means(
+    rows: RowSource,
+    by: str,
+    name: str,
+    function: RowFunction,
+    *,
+    keys: Sequence[str] = (),
+) -> dict[str, RowMeans]:
+    """A row function's sums for every ``--by`` group of key `by`, in one pass over the rows.
+
+    The function is called once per row; each group gets the values of its rows in row order
+    (a list value puts the row in each of its groups, a row lacking the key in
+    ``"(missing)"``), so every group's figure is the one its own rows
+    (`lmmprobe.metrics.reduction.GroupRows`) give.
+
+    Args:
+        rows: The rows of the whole run (one model).
+        by: The metadata key the groups are of.
+        name: The metric's name (for errors).
+        function: The row's value, or None for a row it does not count.
+        keys: Metadata keys `Row.metadata` should carry besides `by`.
+
+    Returns:
+        Group label -> its sums, for every group with a row.
+
+    """
+    groups: dict[str, RowMeans] = {}
+    reader = RowMeans(name, function)  # calls the function; each group keeps its own sums
+    for chunk in rows.chunks([*keys, by]):
+        # Each group's rows of the chunk, as `GroupRows` cuts them.
+        members: dict[str, list[int]] = {}
+        for i, raw in enumerate(chunk.meta[by]):
+            for label in group_labels(raw):
+                members.setdefault(label, []).append(i)
+        values = reader.values(chunk)
+        for label, picked in members.items():
+            means = groups.setdefault(label, RowMeans(name, function))
+            means.add_values([chunk.sample_id[i] for i in picked], [values[i] for i in picked])
+    return groups
+
+
 def row_metric(
     name: str,
     *,
@@ -327,8 +382,18 @@ def row_metric(
         doc = (function.__doc__ or "").strip().splitlines()
 
         def compute(ctx: MetricContext) -> MetricValue | None:
+            rows = ctx.rows
+            if isinstance(rows, GroupRows):
+                # Every group of the key from one pass over the run's rows, not one pass each.
+                parent, by = rows.parent, rows.key
+                groups = parent.shared(
+                    ("row_metric", id(function), by),
+                    lambda: group_row_means(parent, by, name, function, keys=wanted),
+                )
+                found = groups.get(rows.label)
+                return None if found is None else found.value(n_boot=ctx.n_boot, seed=ctx.seed)
             return row_metric_value(
-                ctx.rows, name, function, keys=wanted, n_boot=ctx.n_boot, seed=ctx.seed
+                rows, name, function, keys=wanted, n_boot=ctx.n_boot, seed=ctx.seed
             )
 
         compute.__doc__ = f"Mean of {getattr(function, '__qualname__', name)} over the rows."
