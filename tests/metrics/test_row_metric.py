@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tests.console import lmmprobe
 from tests.report.test_stored_results_parity import VARIED, _store_run
@@ -147,6 +148,11 @@ def test_a_row_metric_reads_metadata_and_skips_rows() -> None:
 
     got = row_metric_value(ScoreRows(scores), "w", weight, keys=["weight"], n_boot=0)
     assert got == MetricValue(1.5, None, None, 4)  # s0 lacks the key: its rows are left out
+    # numpy's scalars and bools are numbers too.
+    got = row_metric_value(ScoreRows(scores), "n", lambda row: np.int64(2), n_boot=0)
+    assert got == MetricValue(2.0, None, None, 6)
+    got = row_metric_value(ScoreRows(scores), "b", lambda row: row.repeat == 0, n_boot=0)
+    assert got == MetricValue(0.5, None, None, 6)
     assert row_metric_value(ScoreRows(scores), "w", lambda row: None, n_boot=10) is None
 
 

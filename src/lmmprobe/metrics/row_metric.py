@@ -20,6 +20,7 @@ interval ends, whenever the answer rates draw the same way (see docs/definitions
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -214,7 +215,7 @@ class RowMeans:
 
     def _number(self, got: object, row: Row) -> float:
         where = f"row metric {self.name!r} on sample {row.sample_id!r} repeat {row.repeat}"
-        if not isinstance(got, int | float):  # bool is an int
+        if not isinstance(got, numbers.Real):  # bool and numpy's scalars are numbers too
             raise TypeError(
                 f"{where} returned {type(got).__name__} {got!r}: return a number, or None for "
                 "a row it does not count"
