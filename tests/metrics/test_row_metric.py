@@ -17,7 +17,15 @@ import pytest
 from tests.console import lmmprobe
 from tests.report.test_stored_results_parity import VARIED, _store_run
 
-from lmmprobe.metrics import MetricValue, Row, compute_metrics, group_by, row_metric, summarize
+from lmmprobe.metrics import (
+    MetricContext,
+    MetricValue,
+    Row,
+    compute_metrics,
+    group_by,
+    row_metric,
+    summarize,
+)
 from lmmprobe.metrics.reduction import CachedRows, GroupRows
 from lmmprobe.metrics.row_metric import row_metric_value
 from lmmprobe.metrics.run_metric import RUN_METRICS
@@ -146,6 +154,9 @@ def test_a_row_metric_reads_metadata_and_skips_rows() -> None:
     def weight(row: Row) -> float | None:
         return row.metadata.get("weight")
 
+    # A key not asked for is not shown, whatever the chunk carries (a --by key, say).
+    assert row_metric_value(ScoreRows(scores), "w", weight, n_boot=0) is None
+
     got = row_metric_value(ScoreRows(scores), "w", weight, keys=["weight"], n_boot=0)
     assert got == MetricValue(1.5, None, None, 4)  # s0 lacks the key: its rows are left out
     # numpy's scalars and bools are numbers too.
@@ -201,9 +212,9 @@ def test_the_spec_seed_and_resamples_are_the_answer_rates(row_accuracy: str) -> 
     assert compute_metrics(scores, spec)[row_accuracy].low is None
 
 
-def test_groups_come_from_one_pass_and_equal_their_own_rows(tmp_path: Path) -> None:
+def test_the_run_and_its_groups_come_from_one_pass_and_equal_their_own_rows(tmp_path: Path) -> None:
     # A fractional value (tokens / 7), list-valued and missing keys: each group's figure is the
-    # one its own rows give read alone, and the function runs once per row per pass.
+    # one its own rows give read alone, and the function runs once per row.
     store, outcome = _store_run(tmp_path / "s.db", **VARIED["varied"])  # type: ignore[arg-type]
     calls: list[int] = []
 
@@ -217,9 +228,8 @@ def test_groups_come_from_one_pass_and_equal_their_own_rows(tmp_path: Path) -> N
             source = store.rows("r1", "model-1")
             results = build_results(outcome, rows={"model-1": source})
             model = results.models["model-1"]
-            # Every model's rows: once for the run, once for the groups of each key.
-            n_rows = sum(len(mo.scores) for mo in outcome.models)
-            assert len(calls) == n_rows * (1 + len(outcome.spec.by))
+            # Once a row of every model: the run's and every group's sums from one pass.
+            assert len(calls) == sum(len(mo.scores) for mo in outcome.models)
             parent = CachedRows(source)
             for key, groups in model.breakdown.items():
                 assert set(groups) == set(group_by(outcome.models[1].scores, key))
@@ -229,5 +239,8 @@ def test_groups_come_from_one_pass_and_equal_their_own_rows(tmp_path: Path) -> N
                         n_boot=outcome.spec.bootstrap, seed=outcome.spec.seed,
                     )  # fmt: skip
                     assert metrics[metric.name] == alone, (key, label)
+                    # A group's context on its own (no run computed first): one pass for it.
+                    ctx = MetricContext(GroupRows(CachedRows(source), key, label), outcome.spec)
+                    assert metric.compute(ctx) == alone, (key, label)
     finally:
         RUN_METRICS.unregister(metric.name)

@@ -5,8 +5,8 @@ A metric that is a mean of one value per row (a verdict, a credit, a flag) needs
 metric (`RunMetric`). Its value is the mean of ``f`` over the rows it gives a number for (None
 leaves a row out, as accuracy leaves out failed requests), computed as a reduction over the
 rows' chunks, so a stored run's rows are read a chunk at a time and no `Score` is built. Each
-``--by`` group gets its own value, from its own rows; the groups of one key come from one pass
-over the run's rows (`group_row_means`).
+``--by`` group gets its own value, from its own rows; the run's and its groups' sums come from
+one pass over the run's rows (`row_sums`).
 
 The interval is the answer rates' (`lmmprobe.metrics.choice.summarize`): per-sample sums of the
 values and of the rows counted, samples in sorted id order, every sample of the rows a cluster
@@ -37,12 +37,15 @@ from lmmprobe.metrics.bootstrap import (
     profiles_pay_off,
     ratio,
 )
-from lmmprobe.metrics.reduction import GroupRows, group_labels
+from lmmprobe.metrics.reduction import CachedRows, GroupRows, group_labels
 from lmmprobe.metrics.run_metric import PLUGIN_FAMILY, MetricContext, RunMetric, run_metric
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
+from lmmprobe.schema.rows import ABSENT, FACT_KEYS, RowChunk, RowSource
 
-__all__ = ["Row", "RowFunction", "RowMeans", "group_row_means", "row_metric", "row_metric_value"]
+__all__ = ["Row", "RowFunction", "RowMeans", "row_metric", "row_metric_value", "row_sums"]
+
+_SHARED = "row_metric"
+"""Names a row metric's group sums among what a run's rows share (`CachedRows.shared`)."""
 
 
 class Row:
@@ -53,12 +56,13 @@ class Row:
     every chunk carries (`lmmprobe.schema.rows.FACT_KEYS`); name every key the function reads.
     """
 
-    __slots__ = ("_chunk", "_i")
+    __slots__ = ("_chunk", "_i", "_keys")
 
-    def __init__(self, chunk: RowChunk, i: int) -> None:
-        """Row `i` of `chunk`."""
+    def __init__(self, chunk: RowChunk, i: int, keys: Sequence[str] = FACT_KEYS) -> None:
+        """Row `i` of `chunk`, whose `metadata` shows `keys` (those the chunk carries)."""
         self._chunk = chunk
         self._i = i
+        self._keys = keys
 
     def __repr__(self) -> str:
         return f"Row(sample_id={self.sample_id!r}, repeat={self.repeat!r})"
@@ -146,8 +150,8 @@ class Row:
     @property
     def metadata(self) -> dict[str, Any]:
         """The sample's metadata values of the keys the chunk carries (absent keys left out)."""
-        i = self._i
-        return {k: v[i] for k, v in self._chunk.meta.items() if v[i] is not ABSENT}
+        i, meta = self._i, self._chunk.meta
+        return {k: meta[k][i] for k in self._keys if k in meta and meta[k][i] is not ABSENT}
 
 
 RowFunction = Callable[[Row], float | bool | None]
@@ -160,10 +164,15 @@ class RowMeans:
     Every sample of the rows is a cluster, counted or not, as in the answer rates' table.
     """
 
-    def __init__(self, name: str, function: RowFunction) -> None:
-        """Sums of `function` (the metric `name`, named in errors) over no rows yet."""
+    def __init__(self, name: str, function: RowFunction, *, keys: Sequence[str] = ()) -> None:
+        """Sums of `function` (the metric `name`, named in errors) over no rows yet.
+
+        The rows it is given show the metadata keys `keys` and `FACT_KEYS`, whatever else
+        their chunk carries (a ``--by`` key), so the function sees the same row everywhere.
+        """
         self.name = name
         self.function = function
+        self._keys = tuple(dict.fromkeys([*FACT_KEYS, *keys]))
         self._samples: dict[str, int] = {}  # sample id -> index by first appearance
         self._sums = np.zeros((0, 2))  # per sample: sum of values, rows counted
 
@@ -187,7 +196,7 @@ class RowMeans:
         """
         out: list[float | None] = []
         for i in range(len(chunk)):
-            row = Row(chunk, i)
+            row = Row(chunk, i, self._keys)
             try:
                 got = self.function(row)
             except Exception as exc:
@@ -296,21 +305,19 @@ def row_metric_value(
         The value, or None when no row was counted.
 
     """
-    means = RowMeans(name, function)
-    for chunk in rows.chunks(list(keys)):
-        means.add(chunk)
-    return means.value(n_boot=n_boot, seed=seed)
+    whole, _ = row_sums(rows, name, function, keys=keys)
+    return whole.value(n_boot=n_boot, seed=seed)
 
 
-def group_row_means(
+def row_sums(
     rows: RowSource,
-    by: str,
     name: str,
     function: RowFunction,
     *,
     keys: Sequence[str] = (),
-) -> dict[str, RowMeans]:
-    """A row function's sums for every ``--by`` group of key `by`, in one pass over the rows.
+    by: Sequence[str] = (),
+) -> tuple[RowMeans, dict[str, dict[str, RowMeans]]]:
+    """A row function's sums over the rows and every ``--by`` group of them, in one pass.
 
     The function is called once per row; each group gets the values of its rows in row order
     (a list value puts the row in each of its groups, a row lacking the key in
@@ -318,29 +325,31 @@ def group_row_means(
     (`lmmprobe.metrics.reduction.GroupRows`) give.
 
     Args:
-        rows: The rows of the whole run (one model).
-        by: The metadata key the groups are of.
+        rows: The rows (one model's).
         name: The metric's name (for errors).
         function: The row's value, or None for a row it does not count.
-        keys: Metadata keys `Row.metadata` should carry besides `by`.
+        keys: Metadata keys `Row.metadata` should carry.
+        by: The ``--by`` keys whose groups to sum.
 
     Returns:
-        Group label -> its sums, for every group with a row.
+        The sums of every row, and per key of `by` each group's (label -> sums).
 
     """
-    groups: dict[str, RowMeans] = {}
-    reader = RowMeans(name, function)  # calls the function; each group keeps its own sums
-    for chunk in rows.chunks([*keys, by]):
-        # Each group's rows of the chunk, as `GroupRows` cuts them.
-        members: dict[str, list[int]] = {}
-        for i, raw in enumerate(chunk.meta[by]):
-            for label in group_labels(raw):
-                members.setdefault(label, []).append(i)
-        values = reader.values(chunk)
-        for label, picked in members.items():
-            means = groups.setdefault(label, RowMeans(name, function))
-            means.add_values([chunk.sample_id[i] for i in picked], [values[i] for i in picked])
-    return groups
+    whole = RowMeans(name, function, keys=keys)
+    groups: dict[str, dict[str, RowMeans]] = {key: {} for key in by}
+    for chunk in rows.chunks(list(dict.fromkeys([*keys, *by]))):
+        values = whole.values(chunk)
+        whole.add_values(chunk.sample_id, values)
+        for key in by:
+            # Each group's rows of the chunk, as `GroupRows` cuts them.
+            members: dict[str, list[int]] = {}
+            for i, raw in enumerate(chunk.meta[key]):
+                for label in group_labels(raw):
+                    members.setdefault(label, []).append(i)
+            for label, picked in members.items():
+                means = groups[key].setdefault(label, RowMeans(name, function, keys=keys))
+                means.add_values([chunk.sample_id[i] for i in picked], [values[i] for i in picked])
+    return whole, groups
 
 
 def row_metric(
@@ -383,19 +392,23 @@ def row_metric(
         doc = (function.__doc__ or "").strip().splitlines()
 
         def compute(ctx: MetricContext) -> MetricValue | None:
-            rows = ctx.rows
+            rows, n_boot, seed = ctx.rows, ctx.n_boot, ctx.seed
             if isinstance(rows, GroupRows):
-                # Every group of the key from one pass over the run's rows, not one pass each.
+                # The groups were summed with the run's rows (below); else one pass a key.
                 parent, by = rows.parent, rows.key
                 groups = parent.shared(
-                    ("row_metric", id(function), by),
-                    lambda: group_row_means(parent, by, name, function, keys=wanted),
+                    (_SHARED, id(function), by),
+                    lambda: row_sums(parent, name, function, keys=wanted, by=[by])[1][by],
                 )
                 found = groups.get(rows.label)
-                return None if found is None else found.value(n_boot=ctx.n_boot, seed=ctx.seed)
-            return row_metric_value(
-                rows, name, function, keys=wanted, n_boot=ctx.n_boot, seed=ctx.seed
-            )
+                return None if found is None else found.value(n_boot=n_boot, seed=seed)
+            by = list(ctx.spec.by) if per_group and isinstance(rows, CachedRows) else []
+            whole, groups_by = row_sums(rows, name, function, keys=wanted, by=by)
+            if isinstance(rows, CachedRows):
+                # The run's groups share these rows (`GroupRows.parent`): one pass for all.
+                for key, found_groups in groups_by.items():
+                    rows.shared((_SHARED, id(function), key), lambda g=found_groups: g)
+            return whole.value(n_boot=n_boot, seed=seed)
 
         compute.__doc__ = f"Mean of {getattr(function, '__qualname__', name)} over the rows."
         register = run_metric(
