@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -223,6 +223,8 @@ class RowMeans:
         self._sums = grown
 
     def _number(self, got: object, row: Row) -> float:
+        if type(got) is float and math.isfinite(got):  # the common case, checked first
+            return got
         where = f"row metric {self.name!r} on sample {row.sample_id!r} repeat {row.repeat}"
         if not isinstance(got, numbers.Real):  # bool and numpy's scalars are numbers too
             raise TypeError(
@@ -337,6 +339,7 @@ def row_sums(
     """
     whole = RowMeans(name, function, keys=keys)
     groups: dict[str, dict[str, RowMeans]] = {key: {} for key in by}
+    labels: dict[tuple[type, Hashable], list[str]] = {}
     for chunk in rows.chunks(list(dict.fromkeys([*keys, *by]))):
         values = whole.values(chunk)
         whole.add_values(chunk.sample_id, values)
@@ -344,12 +347,25 @@ def row_sums(
             # Each group's rows of the chunk, as `GroupRows` cuts them.
             members: dict[str, list[int]] = {}
             for i, raw in enumerate(chunk.meta[key]):
-                for label in group_labels(raw):
+                for label in _labels(raw, labels):
                     members.setdefault(label, []).append(i)
             for label, picked in members.items():
                 means = groups[key].setdefault(label, RowMeans(name, function, keys=keys))
                 means.add_values([chunk.sample_id[i] for i in picked], [values[i] for i in picked])
     return whole, groups
+
+
+def _labels(raw: Any, known: dict[tuple[type, Hashable], list[str]]) -> list[str]:
+    """`group_labels` of `raw`, kept per hashable value (most rows share a few values)."""
+    # The type is part of the key: 1, 1.0 and True are equal but name different groups.
+    key = (type(raw), raw)
+    try:
+        found = known.get(key)
+    except TypeError:  # unhashable: a list, or a tuple holding one
+        return group_labels(raw)
+    if found is None:
+        found = known[key] = group_labels(raw)
+    return found
 
 
 def row_metric(
