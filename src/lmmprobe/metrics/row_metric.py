@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +43,8 @@ from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema.rows import ABSENT, FACT_KEYS, RowChunk, RowSource
 
 __all__ = ["Row", "RowFunction", "RowMeans", "row_metric", "row_metric_value", "row_sums"]
+
+T = TypeVar("T")
 
 _SHARED = "row_metric"
 """Names a row metric's group sums among what a run's rows share (`CachedRows.shared`)."""
@@ -368,6 +370,11 @@ def _labels(raw: Any, known: dict[tuple[type, Hashable], list[str]]) -> list[str
     return found
 
 
+def _given(value: T) -> Callable[[], T]:
+    """A `CachedRows.shared` maker of a value already made."""
+    return lambda: value
+
+
 def row_metric(
     name: str,
     *,
@@ -411,10 +418,10 @@ def row_metric(
             rows, n_boot, seed = ctx.rows, ctx.n_boot, ctx.seed
             if isinstance(rows, GroupRows):
                 # The groups were summed with the run's rows (below); else one pass a key.
-                parent, by = rows.parent, rows.key
+                parent, key = rows.parent, rows.key
                 groups = parent.shared(
-                    (_SHARED, id(function), by),
-                    lambda: row_sums(parent, name, function, keys=wanted, by=[by])[1][by],
+                    (_SHARED, id(function), key),
+                    lambda: row_sums(parent, name, function, keys=wanted, by=[key])[1][key],
                 )
                 found = groups.get(rows.label)
                 return None if found is None else found.value(n_boot=n_boot, seed=seed)
@@ -422,8 +429,8 @@ def row_metric(
             whole, groups_by = row_sums(rows, name, function, keys=wanted, by=by)
             if isinstance(rows, CachedRows):
                 # The run's groups share these rows (`GroupRows.parent`): one pass for all.
-                for key, found_groups in groups_by.items():
-                    rows.shared((_SHARED, id(function), key), lambda g=found_groups: g)
+                for by_key, summed in groups_by.items():
+                    rows.shared((_SHARED, id(function), by_key), _given(summed))
             return whole.value(n_boot=n_boot, seed=seed)
 
         compute.__doc__ = f"Mean of {getattr(function, '__qualname__', name)} over the rows."
