@@ -9,16 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 from pydantic import ValidationError
 
 from lmmprobe.schema import (
+    MAX_TOKEN_COUNT,
     ErrorInfo,
     GenerationParams,
     ImageRef,
     Response,
     Sample,
+    Usage,
     register_renderer,
+    token_count,
 )
 
 
@@ -351,3 +356,23 @@ def test_updated_copy_of_a_picture_keeps_the_picture() -> None:
     ref = ImageRef.from_pil(im)
     # No source field named: the copy is still the same in-memory picture.
     assert ref.model_copy(update={"path": None}).content_hash() == ref.content_hash()
+
+
+class _Count(int):
+    """An integer type other than int itself: read by `token_count`'s general path."""
+
+
+@given(st.integers(min_value=-(2**70), max_value=2**70))
+def test_a_plain_int_count_reads_as_the_general_path_reads_it(value: int) -> None:
+    # Plain ints and None are read before the (slow) protocol check; any other integer type
+    # still takes it, and both must agree.
+    assert token_count(value) == token_count(_Count(value)) == min(max(value, 0), MAX_TOKEN_COUNT)
+
+
+def test_token_count_edge_values() -> None:
+    assert token_count(None) is None
+    assert token_count(True) is None and token_count(False) is None
+    assert token_count(12.0) == 12 and token_count(1.5) is None and token_count("3") is None
+    assert Usage.model_validate({"prompt_tokens": -4, "completion_tokens": 2**40}) == Usage(
+        prompt_tokens=0, completion_tokens=MAX_TOKEN_COUNT
+    )

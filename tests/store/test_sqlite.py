@@ -424,3 +424,33 @@ def test_background_checkpoint_finds_its_file_after_a_change_of_directory(
             pass
         assert not (elsewhere / "runs").exists()
         assert _stored_in_database_file(tmp_path / "runs/lmmprobe.db", tmp_path / "copy.db") == 1
+
+
+# --- recorded specs ------------------------------------------------------------------------------
+
+
+def test_every_writer_records_each_spec_as_redact_spec_does(store: Store) -> None:
+    # A store works each spec's recorded form out once (`Store.recorded_spec`), not per row:
+    # checked here against the plain call, for more specs than it keeps, each written twice.
+    from lmmprobe._secrets import redact_spec
+    from lmmprobe.schema import Judgement
+
+    secret = "hunter2-s3cr3t-pw"
+    specs = [f"openai:m{i}@http://u:{secret}@127.0.0.1:1/v1,key_env=K{i}" for i in range(300)]
+    specs += ["first", f"vllm:some/model,args=--api-key {secret}"]
+    store.create_run("r", {}, "/tmp")
+    for _ in range(2):
+        for i, spec in enumerate(specs):
+            store.put_responses(spec, [request(f"k{i}")], [ok(f"k{i}")])
+    store.put_scores("r", [score(f"s{i}", model=spec) for i, spec in enumerate(specs)])
+    verdict = {"protocol": "p", "version": "1", "decided_by": "judge"}
+    judgements = [("s0", 0, Judgement.model_validate({**verdict, "judge": j})) for j in specs]
+    store.put_judgements("r", specs[0], judgements)
+    expected = {redact_spec(s) for s in specs}
+    assert len(expected) == len(specs) and not any(secret in s for s in expected)
+    for sql in (
+        "SELECT model FROM responses",
+        "SELECT model FROM scores",
+        "SELECT judge FROM judgements",
+    ):
+        assert {m for (m,) in store.conn.execute(sql)} == expected, sql

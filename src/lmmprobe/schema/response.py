@@ -51,6 +51,12 @@ def token_count(value: object) -> int | None:
         The count, between 0 and `MAX_TOKEN_COUNT`, or None.
 
     """
+    # A count as JSON gives it, or none, is read before the protocol check below, which is
+    # slow (`typing` walks the protocol's members) and every response's usage reads several.
+    if type(value) is int:
+        return min(max(value, 0), MAX_TOKEN_COUNT)
+    if value is None:
+        return None
     if isinstance(value, bool):
         return None
     if isinstance(value, float):

@@ -448,12 +448,12 @@ def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
 
     A vote replaces the stored one of the same battle, judge, protocol, version and image
     setting (the judge asked again). The judge's spec is recorded with its secrets redacted
-    (`redact_spec`), as the store records every spec.
+    (`Store.recorded_spec`), as the store records every spec.
     """
     now = time.time()
     rows = [
         (
-            v.battle_id, redact_spec(v.judge), v.protocol, v.version, int(v.sees_image), v.key_first,
+            v.battle_id, store.recorded_spec(v.judge), v.protocol, v.version, int(v.sees_image), v.key_first,
             v.key_swapped, v.first, v.swapped, v.winner, v.reason, now,
         )
         for v in votes

@@ -89,6 +89,9 @@ def command_for(command: str, db: str | Path) -> str:
 # Keys per IN (...) query, under SQLite's oldest limit on bound variables (999).
 _CHUNK = 500
 
+# Specs whose recorded form a store keeps (`Store.recorded_spec`): far more than a run names.
+_RECORDED_SPECS_KEPT = 256
+
 # The scores table: the run id, then a column per `Score` field (gold, metadata and the shown
 # options as JSON; `order` is the column option_order, ORDER being an SQL keyword), in the order
 # `_score_values` writes them.
@@ -293,6 +296,8 @@ class Store:
         self._checked = False  # integrity checked (before the first write)
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
+        # Each spec as recorded (`recorded_spec`): worked out once per spec, not per row.
+        self._recorded_specs: dict[str, str] = {}
         # Samples of runs recorded by `put_samples`, written with their first answers:
         # sample id → run id → the sample (encoded only when written).
         self._pending_samples: dict[str, dict[str, Sample]] = {}
@@ -641,6 +646,20 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def recorded_spec(self, spec: str) -> str:
+        """`spec` as this store records it: its secrets redacted (`redact_spec`).
+
+        Every row a model, judge or arena judge writes names its spec, and redaction reads the
+        whole spec: it is worked out once per spec for this store (a run names a handful),
+        so a row costs a lookup. The result is `redact_spec`'s, whatever its rule.
+        """
+        label = self._recorded_specs.get(spec)
+        if label is None:
+            if len(self._recorded_specs) >= _RECORDED_SPECS_KEPT:
+                self._recorded_specs.clear()  # a long-lived store (serve) asked by many judges
+            label = self._recorded_specs[spec] = redact_spec(spec)
+        return label
+
     @contextmanager
     def transaction(self, doing: str = "writing to it") -> Iterator[sqlite3.Connection]:
         """A write transaction, committed on success and rolled back on error.
@@ -859,7 +878,7 @@ class Store:
         A success replaces any stored row for its key; an error never replaces a success.
         """
         now = time.time()
-        label = redact_spec(model)
+        label = self.recorded_spec(model)
         rows = []
         for req, resp in zip(requests, responses, strict=True):
             err = resp.error
@@ -929,7 +948,7 @@ class Store:
             self._write_samples(c, None, run_id)  # those every answer of came from the store
             c.executemany(
                 f"INSERT OR REPLACE INTO scores ({', '.join(_SCORE_COLUMNS)}) VALUES ({marks})",
-                [_score_values(run_id, s) for s in scores],
+                [_score_values(run_id, self.recorded_spec(s.model), s) for s in scores],
             )
         self._forget_samples(None, run_id)
 
@@ -990,10 +1009,10 @@ class Store:
         same judge, protocol, version and attempt (a judge asked again on resume).
         """
         now = time.time()
-        label = redact_spec(model)
+        label = self.recorded_spec(model)
         values = [
             (
-                run_id, label, sid, repeat, redact_spec(j.judge or ""), j.protocol, j.version, j.attempt,
+                run_id, label, sid, repeat, self.recorded_spec(j.judge or ""), j.protocol, j.version, j.attempt,
                 j.decided_by, j.key, j.value, j.reading, json.dumps(j.detail), j.reason, now,
             )
             for sid, repeat, j in rows
@@ -1138,10 +1157,13 @@ def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
     return f'{body[:-1]},"images":[{images}]}}'
 
 
-def _score_values(run_id: str, s: Score) -> tuple[Any, ...]:
-    """A score as a row of the scores table, in `_SCORE_COLUMNS` order."""
+def _score_values(run_id: str, model: str, s: Score) -> tuple[Any, ...]:
+    """A score as a row of the scores table, in `_SCORE_COLUMNS` order.
+
+    `model` is the score's model spec as recorded (`Store.recorded_spec`).
+    """
     return (
-        run_id, redact_spec(s.model), s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
+        run_id, model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
         s.correct, s.format_hit, json.dumps(s.gold), s.gold_text, s.abstain_offered, s.abstained,
         s.error_type, _metadata_json(s.metadata), s.formulation, _json_or_null(s.options),
         _json_or_null(s.marks), _json_or_null(s.order),
