@@ -16,6 +16,7 @@ import os
 import re
 import sqlite3
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -75,6 +76,39 @@ def _width() -> int | None:
     return 132
 
 
+_HINT_SPAN: Final = re.compile(r"`[^`\n]*`")
+
+
+def word_wrapped(text: Text, width: int) -> Text:
+    """`text` with each line broken between words to fit `width` cells where it can.
+
+    A word longer than `width` (a path, a model spec, a URL) stays whole on a line of its own:
+    cut, it could not be copied; so does a quoted command hint. Continuation lines keep the
+    first line's indent.
+    """
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        # A quoted command (`` `lmmprobe run --data x` ``) is one word: no break inside it.
+        plain = _HINT_SPAN.sub(lambda m: m.group().replace(" ", "\xa0"), line.plain)
+        indent = plain[: len(plain) - len(plain.lstrip(" "))]
+        pieces = textwrap.wrap(
+            plain,
+            max(width, len(indent) + 1),
+            subsequent_indent=indent,
+            expand_tabs=False,
+            replace_whitespace=False,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        pos = 0
+        for i, piece in enumerate(pieces or [""]):
+            body = piece if i == 0 else piece[len(indent) :]
+            start = plain.find(body, pos)
+            pos = start + len(body)
+            out.append(line[start:pos] if i == 0 else Text(indent) + line[start:pos])
+    return Text("\n").join(out)
+
+
 class InertConsole(Console):
     r"""A rich console that shows control characters in printed text escaped (``\x1b``).
 
@@ -85,6 +119,9 @@ class InertConsole(Console):
     segment passes. Rich's own styles and cursor controls are added after that, so they work.
     """
 
+    words: bool = True
+    """Whether soft-wrapped prose is wrapped between words (`print`)."""
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
 
@@ -93,17 +130,34 @@ class InertConsole(Console):
         """
         return super().render_str(runnable(inert(text)), **kwargs)
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        """Rich's `Console.print`; a line with a quoted hint is never wrapped by rich.
+    def print(self, *objects: Any, whole: bool = False, **kwargs: Any) -> None:
+        """Rich's `Console.print`; prose is wrapped at word boundaries, commands never.
 
-        A command broken across two lines (`` `lmmprobe run --data x --by`` / ``subtask` ``)
-        cannot be copied whole; soft-wrapped, the terminal folds the line for the eye only and
-        a copy gets it in one piece. An explicit ``soft_wrap`` wins.
+        A line printed with ``soft_wrap=True`` (a sentence, not a table), or holding a quoted
+        command hint, is wrapped between words at the console's width (`word_wrapped`): the
+        terminal would fold it mid-word. A word longer than the width (a path, a spec) and a
+        quoted command (`` `lmmprobe run --data x --by subtask` ``) are never cut, so each is
+        copied in one piece. `whole` keeps a line a user copies as one printed line (``stored
+        as run ID in PATH``). An explicit ``soft_wrap=False`` leaves rich's own wrapping.
         """
-        if kwargs.get("soft_wrap") is None and any(
-            isinstance(o, str) and "`lmmprobe" in o for o in objects
-        ):
+        hint = any(isinstance(o, str) and "`lmmprobe" in o for o in objects)
+        if kwargs.get("soft_wrap") is None and hint:
             kwargs["soft_wrap"] = True
+        if (
+            kwargs.get("soft_wrap")
+            and not whole
+            and self.words
+            and objects
+            and all(isinstance(o, str) for o in objects)
+        ):
+            sep = kwargs.pop("sep", " ")
+            text = self.render_str(
+                sep.join(objects),
+                markup=kwargs.pop("markup", None),
+                highlight=kwargs.pop("highlight", None),
+                emoji=kwargs.pop("emoji", None),
+            )
+            objects = (word_wrapped(text, self.width),)
         super().print(*objects, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
@@ -116,6 +170,7 @@ class InertConsole(Console):
 
 console = InertConsole(width=_width())
 err_console = InertConsole(stderr=True)
+err_console.words = False  # error lines stay one searchable line each (``grep error:``)
 
 
 class StdoutDocument(io.TextIOBase):

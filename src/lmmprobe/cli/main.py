@@ -60,6 +60,7 @@ from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
+from lmmprobe.report.results import row_counts
 from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
@@ -439,9 +440,17 @@ def _evaluate_and_show(
         failed = failures(store, res)
     for m, r in res.models.items():
         s = r.stats
+        # Rows that share a prompt (repeats at temperature 0, duplicate samples) share one
+        # request: said, so that the table's rows and the requests sent add up.
+        n_rows = row_counts(r.metrics, r.counts)[0]
+        shared = (
+            f" for {n_rows} rows (rows with the same prompt are asked once and share its answer)"
+            if s.requests < n_rows
+            else ""
+        )
         console.print(
-            f"{labels[m]}: {s.requests} requests, {s.cached} from the store, {s.called} sent, "
-            f"{s.errors} errors",
+            f"{labels[m]}: {s.requests} requests{shared}, {s.cached} from the store, "
+            f"{s.called} sent, {s.errors} errors",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -466,6 +475,7 @@ def _evaluate_and_show(
         highlight=False,
         markup=False,
         soft_wrap=True,
+        whole=True,
     )
     if res.status == "stopped_budget":
         meter = ev.outcome.meter

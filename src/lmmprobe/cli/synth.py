@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 import time
 from collections.abc import Iterator
@@ -194,7 +195,9 @@ def generate(
             console.print(f"filter {escape(str(f['name']))}: dropped {n} item{'s' * (n != 1)}")
         elif f.get("name") == "dysca_postprocess":
             console.print(_postprocess_line(f))
-    console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
+    # Quoted for the shell: a folder with a space (``my bench``) pasted bare is two arguments.
+    data = escape(shlex.quote(f"synth:{out}"))
+    console.print(f"evaluate with: `lmmprobe run --data {data} --by subtask`")
 
 
 @contextmanager
