@@ -4,8 +4,12 @@ columns, a pasted hint that broke on a space, rows and requests that did not add
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.console import lmmprobe
@@ -36,12 +40,12 @@ def test_a_synth_run_wraps_prose_between_words_at_80_columns(tmp_path: Path) -> 
     _fits(made.stdout)
     # The line it was on, whole again when joined: no word cut, none lost.
     flat = " ".join(made.stdout.split())
-    assert re.search(r"random: \d+ requests for 120 rows \(rows with the same prompt", flat), flat
+    assert re.search(r"random: \d+ requests, .* 0 errors \(120 rows: rows with the", flat), flat
     # A continuation line starts with a whole word of the sentence, never its tail.
     lines = made.stdout.splitlines()
-    i = next(n for n, line in enumerate(lines) if "requests for 120 rows" in line)
+    i = next(n for n, line in enumerate(lines) if re.match(r"random: \d+ requests,", line))
     assert lines[i + 1].split()[0] in flat.split(), lines[i : i + 2]
-    assert "share its answer)," in flat
+    assert "share its answer)" in flat
     # The results' paths and the run id stay on lines of their own, unbroken.
     assert any(line == f"results: {tmp_path / 'o' / 'results.json'}" for line in lines), lines
 
@@ -65,8 +69,8 @@ def test_rows_and_requests_add_up_when_identical_prompts_are_asked_once(tmp_path
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert (
-        "random: 2605 requests for 3000 rows (rows with the same prompt are asked once and "
-        "share its answer), 0 from the store, 2605 sent, 0 errors"
+        "random: 2605 requests, 0 from the store, 2605 sent, 0 errors (3000 rows: rows with the "
+        "same prompt are asked once and share its answer)"
     ) in made.stdout
     # Without repeats or duplicates nothing is added.
     once = lmmprobe(
@@ -121,3 +125,34 @@ def test_a_hint_in_prose_is_wrapped_around_never_cut() -> None:
         "LMMPROBE_DATA_DIR is not set: local copies are looked for in $LMMPROBE_DATA_DIR/NAME "
         "(or give path=FOLDER); `"
     )
+
+
+def test_piped_output_without_columns_keeps_each_message_on_one_line(tmp_path: Path) -> None:
+    # Captured with no $COLUMNS (a log, `| grep`, a script): nothing is laid out for a screen,
+    # so a message a search looks for is one line, however long (this one: 150 columns).
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    listed = subprocess.run(
+        [exe, "data", "list"], capture_output=True, text=True, timeout=300,
+        env={**env, "LMMPROBE_DATA_DIR": ""}, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    assert re.search(
+        r"^LMMPROBE_DATA_DIR is not set: local copies are looked for in \$LMMPROBE_DATA_DIR/NAME "
+        r"\(or give path=FOLDER\); `[^`]*lmmprobe data show NAME` prints the fetch command\.$",
+        listed.stdout,
+        re.MULTILINE,
+    ), listed.stdout
+    made = subprocess.run(
+        [exe, "run", "-m", "random", "--data", "demo,n=40,seed=1", "--repeats", "3",
+         "--db", str(tmp_path / "db"), "--out", str(tmp_path / "o"), "-q"],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert re.search(
+        r"^random: \d+ requests, \d+ from the store, \d+ sent, 0 errors \(120 rows: rows with the "
+        r"same prompt are asked once and share its answer\)$",
+        made.stdout,
+        re.MULTILINE,
+    ), made.stdout

@@ -20,7 +20,7 @@ import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn
+from typing import IO, Annotated, Any, Final, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -65,15 +65,26 @@ def runnable(text: str) -> str:
     return _HINT_RE.sub(lambda _: "`" + name, text)
 
 
+def _laid_out(stream: IO[str]) -> bool:
+    """Whether output to `stream` is laid out for a width: a terminal, or ``$COLUMNS`` is set.
+
+    Output piped or captured without ``$COLUMNS`` (a log, ``| grep``, a script) is not a screen:
+    its prose stays one printed line per message, so a search or a script finds it whole.
+    """
+    try:
+        tty = stream.isatty()
+    except ValueError:  # closed (the end of a test run)
+        tty = False
+    return tty or os.environ.get("COLUMNS", "").strip().isdigit()
+
+
 def _width() -> int | None:
     """None (the terminal's width, or ``$COLUMNS``) on a terminal or when COLUMNS is set.
 
     Piped or captured output gets a fixed 132 columns otherwise, so files and logs read the same
     wherever they were made; ``COLUMNS=80 lmmprobe run ... | less`` still lays out for 80.
     """
-    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
-        return None
-    return 132
+    return None if _laid_out(sys.stdout) else 132
 
 
 _HINT_SPAN: Final = re.compile(r"`[^`\n]*`")
@@ -119,8 +130,19 @@ class InertConsole(Console):
     segment passes. Rich's own styles and cursor controls are added after that, so they work.
     """
 
-    words: bool = True
-    """Whether soft-wrapped prose is wrapped between words (`print`)."""
+    prose_wraps: bool | None = None
+    """Whether soft-wrapped prose is wrapped between words (`print`); None: where it writes
+    decides (`words`)."""
+
+    @property
+    def words(self) -> bool:
+        """Whether `print` wraps prose between words.
+
+        `prose_wraps` when set; otherwise on a terminal or where ``$COLUMNS`` asks for a width
+        (`_laid_out`). Piped or captured without ``$COLUMNS``, each message stays one line for
+        ``grep`` and scripts.
+        """
+        return _laid_out(self.file) if self.prose_wraps is None else self.prose_wraps
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
@@ -130,22 +152,24 @@ class InertConsole(Console):
         """
         return super().render_str(runnable(inert(text)), **kwargs)
 
-    def print(self, *objects: Any, whole: bool = False, **kwargs: Any) -> None:
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         """Rich's `Console.print`; prose is wrapped at word boundaries, commands never.
 
         A line printed with ``soft_wrap=True`` (a sentence, not a table), or holding a quoted
-        command hint, is wrapped between words at the console's width (`word_wrapped`): the
-        terminal would fold it mid-word. A word longer than the width (a path, a spec) and a
-        quoted command (`` `lmmprobe run --data x --by subtask` ``) are never cut, so each is
-        copied in one piece. `whole` keeps a line a user copies as one printed line (``stored
-        as run ID in PATH``). An explicit ``soft_wrap=False`` leaves rich's own wrapping.
+        command hint, is wrapped between words at the console's width (`word_wrapped`) where
+        `words` says output is laid out for a width: the terminal would fold it mid-word. A word
+        longer than the width (a path, a spec) and a quoted command (`` `lmmprobe run --data x
+        --by subtask` ``) are never cut, so each is copied in one piece. ``no_wrap=True`` keeps
+        a line a user copies or reads as one (``stored as run ID in PATH``, a legend's ``label
+        = spec``) a single printed line. An explicit ``soft_wrap=False`` leaves rich's own
+        wrapping.
         """
         hint = any(isinstance(o, str) and "`lmmprobe" in o for o in objects)
         if kwargs.get("soft_wrap") is None and hint:
             kwargs["soft_wrap"] = True
         if (
             kwargs.get("soft_wrap")
-            and not whole
+            and not kwargs.get("no_wrap")
             and self.words
             and objects
             and all(isinstance(o, str) for o in objects)
@@ -170,7 +194,7 @@ class InertConsole(Console):
 
 console = InertConsole(width=_width())
 err_console = InertConsole(stderr=True)
-err_console.words = False  # error lines stay one searchable line each (``grep error:``)
+err_console.prose_wraps = False  # error lines stay one searchable line each (``grep error:``)
 
 
 class StdoutDocument(io.TextIOBase):

@@ -411,7 +411,8 @@ def print_results(console: Console, results: Results) -> dict[str, str]:
     for line in truncation_notes(results, labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in legend(labels):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # ``label = spec`` is one definition: read and copied whole, never wrapped.
+        console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
     if legend(labels):
         console.print()
     for key in results.spec.by:

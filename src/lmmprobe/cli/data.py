@@ -102,7 +102,7 @@ def list_benchmarks(
 def _out(text: str, *, whole: bool = False) -> None:
     # Prose is wrapped between words; a `whole` line (a fetch command, a line of the official
     # prompt) is one printed line, to copy or read as it is.
-    console.print(text, soft_wrap=True, whole=whole)
+    console.print(text, soft_wrap=True, no_wrap=whole or None)
 
 
 def _show_text(d: dict[str, Any]) -> None:

@@ -443,14 +443,16 @@ def _evaluate_and_show(
         # Rows that share a prompt (repeats at temperature 0, duplicate samples) share one
         # request: said, so that the table's rows and the requests sent add up.
         n_rows = row_counts(r.metrics, r.counts)[0]
+        # Said after the counts, so the line still reads ``N requests, N from the store, ...``
+        # for a script or a search.
         shared = (
-            f" for {n_rows} rows (rows with the same prompt are asked once and share its answer)"
+            f" ({n_rows} rows: rows with the same prompt are asked once and share its answer)"
             if s.requests < n_rows
             else ""
         )
         console.print(
-            f"{labels[m]}: {s.requests} requests{shared}, {s.cached} from the store, "
-            f"{s.called} sent, {s.errors} errors",
+            f"{labels[m]}: {s.requests} requests, {s.cached} from the store, "
+            f"{s.called} sent, {s.errors} errors{shared}",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -475,7 +477,7 @@ def _evaluate_and_show(
         highlight=False,
         markup=False,
         soft_wrap=True,
-        whole=True,
+        no_wrap=True,
     )
     if res.status == "stopped_budget":
         meter = ev.outcome.meter
