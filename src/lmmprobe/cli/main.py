@@ -61,6 +61,7 @@ from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
 from lmmprobe.report.results import row_counts
+from lmmprobe.report.settings import origin_setting
 from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
@@ -710,7 +711,31 @@ def show(
             console.print(f"{labels[m]}: errors", highlight=False, markup=False, soft_wrap=True)
         for line in lines:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
-    console.print(f"results: {row['out_dir']}", highlight=False, markup=False, soft_wrap=True)
+    # An imported run says so, as `lmmprobe runs` marks it, and names the file it came from.
+    manifest = row.get("manifest") or {}
+    origin = manifest.get("origin") if isinstance(manifest, dict) else None
+    source = origin.get("path") if isinstance(origin, dict) else None
+    for word in origin_setting(manifest):
+        console.print(
+            f"{word}" + (f": {source}" if source else ""),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    # The files themselves (as `run` names them), not only their folder.
+    out_dir = Path(str(row["out_dir"]))
+    gone = (
+        ""
+        if (out_dir / "results.json").is_file()
+        else " (not there now: moved or removed; this store still holds the results shown)"
+    )
+    console.print(
+        f"results: {out_dir / 'results.json'}{gone}\n         {out_dir / 'results.md'}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+        no_wrap=True,
+    )
 
 
 @app.command()
