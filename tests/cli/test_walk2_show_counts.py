@@ -2,7 +2,10 @@
 generate`` told a new user that did not add up.
 
 #12: ``show`` of an imported run gave no mark that it was imported (``runs`` says ``[imported
-from mapped ...]``) and ``results:`` named the run's folder, not results.json.
+from mapped ...]``) and ``results:`` named the run's folder, not results.json. #14: ``-m
+openai:fake-vlm+open@...`` had 20/20 truncated at ``out tokens 17.0`` and advised "raise
+--max-new-tokens (this run: 32)": the fake said ``finish_reason=length`` at 17 of 32 tokens,
+and the advice did not look at where the outputs stopped.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.console import lmmprobe
+from tests.console import lmmprobe, lmmprobe_with_key
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 
 def _answers(tmp_path: Path) -> Path:
@@ -59,3 +64,41 @@ def test_show_of_a_run_whose_folder_is_gone_says_so(tmp_path: Path) -> None:
         f"results: {out / 'results.json'} (not there now: moved or removed; this store still "
         "holds the results shown)"
     ) in again.stdout.splitlines()
+
+
+def _truncated_run(tmp_path: Path, server: FakeOpenAIServer) -> tuple[str, dict[str, object]]:
+    out = tmp_path / "o"
+    made = lmmprobe_with_key(
+        "run", "-m", f"openai:fake-vlm+open@{server.base_url}", "-d", "demo,n=6", "-q",
+        "--db", tmp_path / "db", "--out", out,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    return " ".join(made.stdout.split()), model
+
+
+def test_thinking_cut_off_at_the_limit_uses_the_whole_limit(tmp_path: Path) -> None:
+    # The fake's `+open` mode is a think block the token limit cut off: it runs to the limit.
+    with FakeOpenAIServer() as server:
+        said, model = _truncated_run(tmp_path, server)
+    assert model["counts"]["truncated"] == 6
+    assert model["metrics"]["output_tokens"]["value"] == 32.0
+    assert "raise --max-new-tokens (this run: 32) to give the model room to answer" in said
+    assert "will not help" not in said
+
+
+def test_outputs_the_server_stopped_below_the_limit_are_not_blamed_on_it(tmp_path: Path) -> None:
+    # The server's own limit (a context length) stops replies at 10 tokens; 32 were allowed.
+    with FakeOpenAIServer(token_limit=10) as server:
+        said, model = _truncated_run(tmp_path, server)
+        assert model["metrics"]["output_tokens"]["value"] == 10.0
+        assert "raise --max-new-tokens" not in said, said
+        assert (
+            "6 of 6 answers truncated, each stopped at 10 tokens or fewer, below "
+            "--max-new-tokens (this run: 32): the server's own limit (its max tokens or context "
+            "length) or the model stopped them, so raising --max-new-tokens will not help"
+        ) in said, said
+        # `show` reads the same from the store.
+        shown = lmmprobe("show", "latest", "--db", tmp_path / "db")
+    assert shown.returncode == 0, shown.stderr
+    assert "each stopped at 10 tokens or fewer" in " ".join(shown.stdout.split())

@@ -39,6 +39,7 @@ from lmmprobe.cli._view import (
     failures,
     missing_by_keys,
     print_results,
+    truncated_tokens,
 )
 from lmmprobe.cli.judge import (
     JudgeOption,
@@ -436,9 +437,10 @@ def _evaluate_and_show(
             highlight=False,
             soft_wrap=True,
         )
-    labels = print_results(console, res)
     with open_store(Path(res.store)) as store:
         failed = failures(store, res)
+        stopped = truncated_tokens(store, res)
+    labels = print_results(console, res, stopped)
     for m, r in res.models.items():
         s = r.stats
         # Rows that share a prompt (repeats at temperature 0, duplicate samples) share one
@@ -704,7 +706,8 @@ def show(
         except ResultsFormatError as exc:
             _fail(str(exc))
         failed = failures(store, results)
-    labels = print_results(console, results)
+        stopped = truncated_tokens(store, results)
+    labels = print_results(console, results, stopped)
     for m in results.models:
         lines = error_lines(failed.get(m, []))
         if lines:
