@@ -5,7 +5,8 @@ generate`` told a new user that did not add up.
 from mapped ...]``) and ``results:`` named the run's folder, not results.json. #14: ``-m
 openai:fake-vlm+open@...`` had 20/20 truncated at ``out tokens 17.0`` and advised "raise
 --max-new-tokens (this run: 32)": the fake said ``finish_reason=length`` at 17 of 32 tokens,
-and the advice did not look at where the outputs stopped.
+and the advice did not look at where the outputs stopped. #15: ``synth generate`` said "wrote
+18 samples" beside "asked 12 ... 9 kept" under two scenarios, the numbers not adding up.
 """
 
 from __future__ import annotations
@@ -102,3 +103,27 @@ def test_outputs_the_server_stopped_below_the_limit_are_not_blamed_on_it(tmp_pat
         shown = lmmprobe("show", "latest", "--db", tmp_path / "db")
     assert shown.returncode == 0, shown.stderr
     assert "each stopped at 10 tokens or fewer" in " ".join(shown.stdout.split())
+
+
+def test_dysca_counts_add_up_to_the_samples_under_several_scenarios(
+    tmp_path: Path, tiny_cache: Path
+) -> None:
+    out = tmp_path / "d"
+    made = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion", "--diffusion-model",
+        "tiny", "--n", "2", "--size", "32", "--tasks", "animal,text", "--scenarios",
+        "clean,corruption", "--out", out, HF_HUB_OFFLINE="1", LMMPROBE_CACHE=str(tiny_cache),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    samples = manifest["counts"]["samples"]
+    (post,) = [f for f in manifest["filters"] if f["name"] == "dysca_postprocess"]
+    kept = post["questions_kept"]
+    assert samples == 2 * kept  # each kept question under both scenarios
+    assert f"wrote {samples} samples" in made.stdout
+    # The sentence that counts questions (wrapped between words at 160) ends on the samples.
+    said = " ".join(made.stdout.split())
+    assert (
+        f"{kept} kept; each a sample under every scenario its item is shown in: {samples} "
+        "samples evaluate with:"
+    ) in said, said
