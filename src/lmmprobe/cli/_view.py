@@ -343,13 +343,16 @@ def truncated_tokens(store: Store, results: Results) -> dict[str, int]:
     for m, r in results.models.items():
         if r.counts is None or not r.counts.truncated:
             continue
-        used = [
-            row["completion_tokens"]
-            for row in store.iter_score_rows(results.run_id, model=m)
-            if row["stage"] == "truncated"
-        ]
-        if used and None not in used:
-            out[m] = max(int(n) for n in used)
+        most: int | None = None
+        for row in store.iter_score_rows(results.run_id, model=m):  # streamed, one at a time
+            if row["stage"] != "truncated":
+                continue
+            if row["completion_tokens"] is None:  # unknown for one: nothing said for any
+                most = None
+                break
+            most = max(most or 0, int(row["completion_tokens"]))
+        if most is not None:
+            out[m] = most
     return out
 
 
