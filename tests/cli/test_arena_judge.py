@@ -87,7 +87,9 @@ def test_arena_judge_reports_agreement_consistency_and_rank_correlation(
         again = lmmprobe("arena", "judge", "--judge", spec, "--db", db)
         assert again.returncode == 0, again.stderr
         assert server.requests_total == 12
-    assert "5 of 6 battles judged, 1 unjudged; 0 judge call(s), 12 from the store" in again.stdout
+    # The summary is prose, wrapped between words at the width (160 here): read as one line.
+    said = " ".join(again.stdout.split())
+    assert "5 of 6 battles judged, 1 unjudged; 0 judge call(s), 12 from the store" in said
     assert "Cohen's kappa" in again.stdout and "Kendall tau" in again.stdout
     got = json.loads(done.stdout)
     assert (got["battles"], got["judged"], got["unjudged"]) == (6, 5, 1)

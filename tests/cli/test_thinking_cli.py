@@ -75,7 +75,8 @@ def test_stored_thinking_answers_are_reread_without_calling_the_model(tmp_path: 
     assert metrics["accuracy"]["value"] == 5 / 8
     assert metrics["truncated_rate"]["value"] == 3 / 8 and metrics["unparsed_rate"]["value"] == 0
     # The summary names the cut-off answers and the option that gives them room.
-    assert "3 of 8 answers truncated" in stdout and "--max-new-tokens (this run: 32)" in stdout
+    said = " ".join(stdout.split())  # the note is prose, wrapped between words at the width
+    assert "3 of 8 answers truncated" in said and "--max-new-tokens (this run: 32)" in said
     header = next(line for line in stdout.splitlines() if "unparsed" in line)
     assert header.index("unparsed") < header.index("truncated") < header.index("errors")
 

@@ -71,7 +71,7 @@ def print_audit(result: Audit, *, limit: int = 20, legend: Sequence[str] = ()) -
             )
         )
     for line in legend:
-        _console.print(line, markup=False, soft_wrap=True)
+        _console.print(line, markup=False, soft_wrap=True, no_wrap=True)
     for cause in result.by_cause:
         items = [it for it in result.items if it.cause == cause]
         shown = items[:limit]

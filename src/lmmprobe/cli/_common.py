@@ -16,10 +16,11 @@ import os
 import re
 import sqlite3
 import sys
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn
+from typing import IO, Annotated, Any, Final, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -64,15 +65,59 @@ def runnable(text: str) -> str:
     return _HINT_RE.sub(lambda _: "`" + name, text)
 
 
+def _laid_out(stream: IO[str]) -> bool:
+    """Whether output to `stream` is laid out for a width: a terminal, or ``$COLUMNS`` is set.
+
+    Output piped or captured without ``$COLUMNS`` (a log, ``| grep``, a script) is not a screen:
+    its prose stays one printed line per message, so a search or a script finds it whole.
+    """
+    try:
+        tty = stream.isatty()
+    except ValueError:  # closed (the end of a test run)
+        tty = False
+    return tty or os.environ.get("COLUMNS", "").strip().isdigit()
+
+
 def _width() -> int | None:
     """None (the terminal's width, or ``$COLUMNS``) on a terminal or when COLUMNS is set.
 
     Piped or captured output gets a fixed 132 columns otherwise, so files and logs read the same
     wherever they were made; ``COLUMNS=80 lmmprobe run ... | less`` still lays out for 80.
     """
-    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").strip().isdigit():
-        return None
-    return 132
+    return None if _laid_out(sys.stdout) else 132
+
+
+_HINT_SPAN: Final = re.compile(r"`[^`\n]*`")
+
+
+def word_wrapped(text: Text, width: int) -> Text:
+    """`text` with each line broken between words to fit `width` cells where it can.
+
+    A word longer than `width` (a path, a model spec, a URL) stays whole on a line of its own:
+    cut, it could not be copied; so does a quoted command hint. Continuation lines keep the
+    first line's indent.
+    """
+    out: list[Text] = []
+    for line in text.split("\n", allow_blank=True):
+        # A quoted command (`` `lmmprobe run --data x` ``) is one word: no break inside it.
+        plain = _HINT_SPAN.sub(lambda m: m.group().replace(" ", "\xa0"), line.plain)
+        indent = plain[: len(plain) - len(plain.lstrip(" "))]
+        pieces = textwrap.wrap(
+            plain,
+            max(width, len(indent) + 1),
+            subsequent_indent=indent,
+            expand_tabs=False,
+            replace_whitespace=False,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        pos = 0
+        for i, piece in enumerate(pieces or [""]):
+            body = piece if i == 0 else piece[len(indent) :]
+            start = plain.find(body, pos)
+            pos = start + len(body)
+            out.append(line[start:pos] if i == 0 else Text(indent) + line[start:pos])
+    return Text("\n").join(out)
 
 
 class InertConsole(Console):
@@ -85,6 +130,20 @@ class InertConsole(Console):
     segment passes. Rich's own styles and cursor controls are added after that, so they work.
     """
 
+    prose_wraps: bool | None = None
+    """Whether soft-wrapped prose is wrapped between words (`print`); None: where it writes
+    decides (`words`)."""
+
+    @property
+    def words(self) -> bool:
+        """Whether `print` wraps prose between words.
+
+        `prose_wraps` when set; otherwise on a terminal or where ``$COLUMNS`` asks for a width
+        (`_laid_out`). Piped or captured without ``$COLUMNS``, each message stays one line for
+        ``grep`` and scripts.
+        """
+        return _laid_out(self.file) if self.prose_wraps is None else self.prose_wraps
+
     def render_str(self, text: str, **kwargs: Any) -> Text:
         """Rich's `Console.render_str` on `text`, control characters escaped, hints runnable.
 
@@ -94,16 +153,35 @@ class InertConsole(Console):
         return super().render_str(runnable(inert(text)), **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        """Rich's `Console.print`; a line with a quoted hint is never wrapped by rich.
+        """Rich's `Console.print`; prose is wrapped at word boundaries, commands never.
 
-        A command broken across two lines (`` `lmmprobe run --data x --by`` / ``subtask` ``)
-        cannot be copied whole; soft-wrapped, the terminal folds the line for the eye only and
-        a copy gets it in one piece. An explicit ``soft_wrap`` wins.
+        A line printed with ``soft_wrap=True`` (a sentence, not a table), or holding a quoted
+        command hint, is wrapped between words at the console's width (`word_wrapped`) where
+        `words` says output is laid out for a width: the terminal would fold it mid-word. A word
+        longer than the width (a path, a spec) and a quoted command (`` `lmmprobe run --data x
+        --by subtask` ``) are never cut, so each is copied in one piece. ``no_wrap=True`` keeps
+        a line a user copies or reads as one (``stored as run ID in PATH``, a legend's ``label
+        = spec``) a single printed line. An explicit ``soft_wrap=False`` leaves rich's own
+        wrapping.
         """
-        if kwargs.get("soft_wrap") is None and any(
-            isinstance(o, str) and "`lmmprobe" in o for o in objects
-        ):
+        hint = any(isinstance(o, str) and "`lmmprobe" in o for o in objects)
+        if kwargs.get("soft_wrap") is None and hint:
             kwargs["soft_wrap"] = True
+        if (
+            kwargs.get("soft_wrap")
+            and not kwargs.get("no_wrap")
+            and self.words
+            and objects
+            and all(isinstance(o, str) for o in objects)
+        ):
+            sep = kwargs.pop("sep", " ")
+            text = self.render_str(
+                sep.join(objects),
+                markup=kwargs.pop("markup", None),
+                highlight=kwargs.pop("highlight", None),
+                emoji=kwargs.pop("emoji", None),
+            )
+            objects = (word_wrapped(text, self.width),)
         super().print(*objects, **kwargs)
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
@@ -116,6 +194,7 @@ class InertConsole(Console):
 
 console = InertConsole(width=_width())
 err_console = InertConsole(stderr=True)
+err_console.prose_wraps = False  # error lines stay one searchable line each (``grep error:``)
 
 
 class StdoutDocument(io.TextIOBase):

@@ -15,7 +15,7 @@ variants of one model are told apart in the rows themselves, not only in the leg
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich import box
@@ -332,26 +332,72 @@ def count_notes(results: Results, labels: dict[str, str]) -> list[str]:
     return [head, *lines, ""]
 
 
-def truncation_notes(results: Results, labels: dict[str, str]) -> list[str]:
+def truncated_tokens(store: Store, results: Results) -> dict[str, int]:
+    """The most completion tokens a truncated output of each model used, read from the store.
+
+    Only models with truncated rows, each of which reports its completion tokens (a backend
+    without usage says nothing); nothing is read when no model has a truncated row. Below the
+    run's ``--max-new-tokens``, something else stopped them (`truncation_notes`).
+    """
+    out: dict[str, int] = {}
+    for m, r in results.models.items():
+        if r.counts is None or not r.counts.truncated:
+            continue
+        most: int | None = None
+        for row in store.iter_score_rows(results.run_id, model=m):  # streamed, one at a time
+            if row["stage"] != "truncated":
+                continue
+            if row["completion_tokens"] is None:  # unknown for one: nothing said for any
+                most = None
+                break
+            most = max(most or 0, int(row["completion_tokens"]))
+        if most is not None:
+            out[m] = most
+    return out
+
+
+def truncation_notes(
+    results: Results, labels: dict[str, str], stopped: Mapping[str, int] | None = None
+) -> list[str]:
     """How many answers each model left cut off, and the option that gives them room.
 
     A truncated output stopped inside its thinking or at the token limit before an answer; it
     is counted wrong and never read, so a reader needs to know it happened and what to raise.
+    `stopped` holds the most tokens a model's truncated outputs used (`truncated_tokens`):
+    where that is below ``--max-new-tokens`` the run's limit did not stop them (the server's
+    own limit did, or the model ended inside its thinking), and raising it is not advised.
     Nothing when no model has a truncated row.
     """
-    lines = [
-        f"  {labels.get(spec, spec)}: {c.truncated} of {c.judged} answers truncated"
-        for spec, r in results.models.items()
-        if (c := r.counts) is not None and c.truncated
-    ]
+    limit = results.spec.gen.max_new_tokens
+    lines: list[str] = []
+    short = 0  # models whose truncated outputs all stopped below the limit
+    for spec, r in results.models.items():
+        c = r.counts
+        if c is None or not c.truncated:
+            continue
+        line = f"  {labels.get(spec, spec)}: {c.truncated} of {c.judged} answers truncated"
+        most = (stopped or {}).get(spec)
+        if most is not None and most < limit:
+            short += 1
+            line += (
+                f", each stopped at {most} tokens or fewer, below --max-new-tokens (this run: "
+                f"{limit}): the server's own limit (its max tokens or context length) or the "
+                "model stopped them, so raising --max-new-tokens will not help"
+            )
+        lines.append(line)
     if not lines:
         return []
-    limit = results.spec.gen.max_new_tokens
-    head = (
-        "truncated: outputs cut off before their answer (inside their thinking, or at the "
-        "token limit), counted wrong and never read; raise --max-new-tokens (this run: "
-        f"{limit}) to give the model room to answer"
-    )
+    if short == len(lines):
+        head = (
+            "truncated: outputs cut off before their answer (inside their thinking, or at a "
+            "token limit), counted wrong and never read"
+        )
+    else:
+        head = (
+            "truncated: outputs cut off before their answer (inside their thinking, or at the "
+            "token limit), counted wrong and never read; raise --max-new-tokens (this run: "
+            f"{limit}) to give the model room to answer"
+        )
     return [head, *lines, ""]
 
 
@@ -396,8 +442,14 @@ def cost_lines(
     return [line]
 
 
-def print_results(console: Console, results: Results) -> dict[str, str]:
-    """Print the headline tables, the legend and one table per ``--by`` key; return the labels."""
+def print_results(
+    console: Console, results: Results, stopped: Mapping[str, int] | None = None
+) -> dict[str, str]:
+    """Print the headline tables, the legend and one table per ``--by`` key; return the labels.
+
+    `stopped`: the most tokens each model's truncated outputs used (`truncated_tokens`), so the
+    truncation note advises what would help.
+    """
     labels = model_labels(list(results.models))
     for table in headline_tables(console, results, labels):
         console.print(table)
@@ -408,10 +460,11 @@ def print_results(console: Console, results: Results) -> dict[str, str]:
         console.print(notes[0], highlight=False, markup=False)
     for line in notes[1:]:
         console.print(line, highlight=False, markup=False, soft_wrap=True)
-    for line in truncation_notes(results, labels):
+    for line in truncation_notes(results, labels, stopped):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in legend(labels):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        # ``label = spec`` is one definition: read and copied whole, never wrapped.
+        console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
     if legend(labels):
         console.print()
     for key in results.spec.by:

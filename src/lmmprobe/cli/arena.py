@@ -13,6 +13,7 @@ leaderboard scoped to them (``/arena/leaderboard?run=ID``) counts them.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -65,7 +66,7 @@ def export(
             if missing:
                 fail(
                     f"--run {missing[0]}: no such run in {store.path} "
-                    f"(`lmmprobe runs --db {store.path}` lists them)"
+                    f"(`lmmprobe runs --db {shlex.quote(str(store.path))}` lists them)"
                 )
         try:
             n = write_jsonl(store, out, runs)
@@ -78,7 +79,9 @@ def export(
             f"vote in `lmmprobe serve`'s arena first, then export again."
         )
         return
-    console.print(f"Wrote {n} vote(s){of} to {out}; rank them with `lmmprobe elo {out}`.")
+    console.print(
+        f"Wrote {n} vote(s){of} to {out}; rank them with `lmmprobe elo {shlex.quote(str(out))}`."
+    )
 
 
 def _figure(value: float | None, digits: int = 3) -> str:

@@ -99,9 +99,10 @@ def list_benchmarks(
         )
 
 
-def _out(text: str) -> None:
-    # One printed line per logical line: a long fetch command stays whole when copied.
-    console.print(text, soft_wrap=True)
+def _out(text: str, *, whole: bool = False) -> None:
+    # Prose is wrapped between words; a `whole` line (a fetch command, a line of the official
+    # prompt) is one printed line, to copy or read as it is.
+    console.print(text, soft_wrap=True, no_wrap=whole or None)
 
 
 def _show_text(d: dict[str, Any]) -> None:
@@ -144,7 +145,7 @@ def _show_text(d: dict[str, Any]) -> None:
     prompt = d["prompt"]
     out(f"prompt ({escape(prompt['source'])}):")
     for line in prompt["template"].split("\n"):
-        out(f"  | {escape(line)}")
+        out(f"  | {escape(line)}", whole=True)
     out(
         f"  option line: {escape(json.dumps(prompt['option_format']))}, joined by "
         f"{escape(json.dumps(prompt['option_sep']))}; context: "
@@ -157,8 +158,8 @@ def _show_text(d: dict[str, Any]) -> None:
     out("fetch:")
     if d["local_copy"] is None:
         # First: the fetch command pasted with the variable unset would write under /.
-        out(f"  {escape(DATA_DIR_EXPORT)}")
-    out(f"  {escape(d['fetch'])}")
+        out(f"  {escape(DATA_DIR_EXPORT)}", whole=True)
+    out(f"  {escape(d['fetch'])}", whole=True)
     if d["local_copy"] is None:
         out(f"local copy: {DATA_DIR_ENV} is not set: any folder will do (or pass path=FOLDER)")
     elif suite:

@@ -151,6 +151,7 @@ def print_imported(
             f"stored as run {escape(run.run_id)} (model {escape(model)}) in {escape(str(run.out_dir))}",
             highlight=False,
             soft_wrap=True,
+            no_wrap=True,
         )
 
 

@@ -39,6 +39,7 @@ from lmmprobe.cli._view import (
     failures,
     missing_by_keys,
     print_results,
+    truncated_tokens,
 )
 from lmmprobe.cli.judge import (
     JudgeOption,
@@ -60,6 +61,8 @@ from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import ResultsFormatError, results_from_dict
+from lmmprobe.report.results import row_counts
+from lmmprobe.report.settings import origin_setting
 from lmmprobe.schema import (
     FormulateConfig,
     GenerationParams,
@@ -434,14 +437,25 @@ def _evaluate_and_show(
             highlight=False,
             soft_wrap=True,
         )
-    labels = print_results(console, res)
     with open_store(Path(res.store)) as store:
         failed = failures(store, res)
+        stopped = truncated_tokens(store, res)
+    labels = print_results(console, res, stopped)
     for m, r in res.models.items():
         s = r.stats
+        # Rows that share a prompt (repeats at temperature 0, duplicate samples) share one
+        # request: said, so that the table's rows and the requests sent add up.
+        n_rows = row_counts(r.metrics, r.counts)[0]
+        # Said after the counts, so the line still reads ``N requests, N from the store, ...``
+        # for a script or a search.
+        shared = (
+            f" ({n_rows} rows: rows with the same prompt are asked once and share its answer)"
+            if s.requests < n_rows
+            else ""
+        )
         console.print(
-            f"{labels[m]}: {s.requests} requests, {s.cached} from the store, {s.called} sent, "
-            f"{s.errors} errors",
+            f"{labels[m]}: {s.requests} requests, {s.cached} from the store, "
+            f"{s.called} sent, {s.errors} errors{shared}",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -466,6 +480,7 @@ def _evaluate_and_show(
         highlight=False,
         markup=False,
         soft_wrap=True,
+        no_wrap=True,
     )
     if res.status == "stopped_budget":
         meter = ev.outcome.meter
@@ -691,14 +706,39 @@ def show(
         except ResultsFormatError as exc:
             _fail(str(exc))
         failed = failures(store, results)
-    labels = print_results(console, results)
+        stopped = truncated_tokens(store, results)
+    labels = print_results(console, results, stopped)
     for m in results.models:
         lines = error_lines(failed.get(m, []))
         if lines:
             console.print(f"{labels[m]}: errors", highlight=False, markup=False, soft_wrap=True)
         for line in lines:
             console.print(line, highlight=False, markup=False, soft_wrap=True)
-    console.print(f"results: {row['out_dir']}", highlight=False, markup=False, soft_wrap=True)
+    # An imported run says so, as `lmmprobe runs` marks it, and names the file it came from.
+    manifest = row.get("manifest") or {}
+    origin = manifest.get("origin") if isinstance(manifest, dict) else None
+    source = origin.get("path") if isinstance(origin, dict) else None
+    for word in origin_setting(manifest):
+        console.print(
+            f"{word}" + (f": {source}" if source else ""),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    # The files themselves (as `run` names them), not only their folder.
+    out_dir = Path(str(row["out_dir"]))
+    gone = (
+        ""
+        if (out_dir / "results.json").is_file()
+        else " (not there now: moved or removed; this store still holds the results shown)"
+    )
+    console.print(
+        f"results: {out_dir / 'results.json'}{gone}\n         {out_dir / 'results.md'}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+        no_wrap=True,
+    )
 
 
 @app.command()

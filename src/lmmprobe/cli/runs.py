@@ -249,7 +249,7 @@ def runs(
     labels = model_labels(list(dict.fromkeys(m for r in found for m in r.models)))
     _console.print(_runs_table(found, where, _console.width, labels))
     for line in legend(labels):
-        _console.print(line, markup=False, soft_wrap=True)
+        _console.print(line, markup=False, soft_wrap=True, no_wrap=True)
     if total > len(found):
         _console.print(f"{total - len(found)} older run(s) not shown; --limit 0 lists all")
 

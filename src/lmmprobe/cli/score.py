@@ -262,6 +262,6 @@ def score(
             console.print()
         console.print(table)
     for line in legend(labels):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
     for note in result.get("notes", []):
         console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import signal
 import time
 from collections.abc import Iterator
@@ -193,8 +194,11 @@ def generate(
             n = f["dropped_items"]
             console.print(f"filter {escape(str(f['name']))}: dropped {n} item{'s' * (n != 1)}")
         elif f.get("name") == "dysca_postprocess":
-            console.print(_postprocess_line(f))
-    console.print(f"evaluate with: `lmmprobe run --data synth:{escape(str(out))} --by subtask`")
+            # Prose: wrapped between words on a terminal, one line in a log.
+            console.print(_postprocess_line(f, counts["samples"]), soft_wrap=True)
+    # Quoted for the shell: a folder with a space (``my bench``) pasted bare is two arguments.
+    data = escape(shlex.quote(f"synth:{out}"))
+    console.print(f"evaluate with: `lmmprobe run --data {data} --by subtask`")
 
 
 @contextmanager
@@ -215,11 +219,13 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _postprocess_line(record: dict[str, Any]) -> str:
-    """Dysca's post-processing in numbers that add up to the samples written.
+def _postprocess_line(record: dict[str, Any], samples: int) -> str:
+    """Dysca's post-processing in numbers that add up to the `samples` written.
 
     Questions asked of an item a filter dropped afterwards are not written: "asked 46"
-    beside "wrote 45 samples" said nothing of why.
+    beside "wrote 45 samples" said nothing of why. A kept question is one sample under each
+    scenario shown (``--scenarios clean,corruption``: "9 kept" beside "wrote 18 samples"): the
+    line ends on the samples when they are not the questions kept.
     """
     asked, kept = record["questions_asked"], record.get("questions_kept")
     line = f"Dysca's post-processing: asked {asked} of {record['questions_drawn']} questions"
@@ -227,6 +233,8 @@ def _postprocess_line(record: dict[str, Any]) -> str:
         gone = asked - kept
         where = "was on an item a filter" if gone == 1 else "were on items the filters"
         line += f"; {gone} of them {where} dropped, {kept} kept"
+    if samples != (asked if kept is None else kept):
+        line += f"; each a sample under every scenario its item is shown in: {samples} samples"
     return line
 
 

@@ -807,6 +807,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not fake.logprobs:  # like servers that silently ignore the logprobs parameter
             chat = dataclasses.replace(chat, logprobs=False)
+        if fake.token_limit is not None:  # the server's own limit stops the reply first
+            limit = fake.token_limit
+            chat = dataclasses.replace(chat, max_tokens=min(chat.max_tokens or limit, limit))
         echoed = self._echo(answers=True).removeprefix("Bearer ")
         body = fake._encode(_completion_body(chat, echoed, mode))
         fake._complete()  # counted before the reply leaves, so a client never sees it uncounted
@@ -889,6 +892,9 @@ class FakeOpenAIServer:
             (sent as ``NaN``, as Python's JSON writes it) or ``"12"``, or any other JSON value
             in place of the object; an empty mapping sends no ``usage`` at all. None: the
             fake's own counts.
+        token_limit: The server's own limit on a reply's tokens (words here), as a context
+            length leaves room for: a reply stops there with ``finish_reason=length`` even
+            when the request's ``max_tokens`` is higher. None: only the request's limit.
 
     Raises:
         ValueError: `always` is not one of `FAULT_KINDS`, or `thinking` not one of
@@ -911,6 +917,7 @@ class FakeOpenAIServer:
         thinking: str | None = None,
         reply_table: Sequence[tuple[str, str]] = (),
         usage: object = None,
+        token_limit: int | None = None,
     ) -> None:
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
@@ -931,6 +938,7 @@ class FakeOpenAIServer:
         self._replies_lock = threading.Lock()
         self.reply_table = [(str(k), str(v)) for k, v in reply_table]
         self.usage = dict(usage) if isinstance(usage, Mapping) else usage
+        self.token_limit = token_limit
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds

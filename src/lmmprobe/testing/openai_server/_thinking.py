@@ -12,7 +12,8 @@ mode                   the reply
 ``reasoning``          thinking in ``message.reasoning`` (vLLM 0.11+, OpenRouter, Ollama)
 ``inline``             ``<think>\n...\n</think>\n\n`` before the answer in the content
 ``open``               ``<think>\n...`` and no closing tag, ``finish_reason=length``: the
-                       token limit ran out inside the thinking
+                       token limit ran out inside the thinking (it goes on to the request's
+                       ``max_tokens``, so the reply is as long as the limit)
 ``closing``            ``...\n</think>\n\n`` before the answer: the chat template opened the
                        block in the prompt (Qwen3-Thinking style), so only its end is output
 ``hidden``             the answer alone, its thinking only counted in the usage (OpenAI's
@@ -29,6 +30,7 @@ and never the answer, so a reader that looks inside it gets the answer wrong.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -100,6 +102,10 @@ def thinking_reply(
     thought = thinking.split()
     words = list(answer)
     cut = mode == "open"  # open: the limit always runs out before the thinking ends
+    if cut and max_tokens is not None:
+        # It thinks on (over the same words) until the limit stops it, as a model that runs
+        # out of tokens does: the reply is `max_tokens` long, never shorter than the limit.
+        thought = list(itertools.islice(itertools.cycle(thought), max_tokens))
     if max_tokens is not None and len(thought) + len(words) > max_tokens:
         cut = cut or len(thought) >= max_tokens
         thought = thought[:max_tokens]
