@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
@@ -23,7 +24,7 @@ from lmmprobe.run import (
     connect_ray_executor,
     execute_run,
 )
-from lmmprobe.schema import JudgeConfig, RunSpec
+from lmmprobe.schema import JudgeConfig, RowSource, RunSpec
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 from lmmprobe.store.runs import read_run
@@ -233,7 +234,10 @@ def _judge_and_write(
             store.checkpoint_in_background(),
             scoring_scope(cache, progress, read=not spec.no_cache),
         ):
-            results = build_results(outcome, judging)
+            results = build_results(
+                outcome.record(judging.results() if judging is not None else None),
+                rows=_stored_rows(store, outcome),
+            )
         store.update_run(outcome.run_id, results=results.model_dump(mode="json"))
         previous = _previous_run(outcome.out_dir)
         j, md = write_results(results, outcome.out_dir)
@@ -245,6 +249,17 @@ def _judge_and_write(
         raise
     replaced = previous if previous not in (None, outcome.run_id) else None
     return Evaluation(outcome, results, j, md, replaced, judging)
+
+
+def _stored_rows(store: Store, outcome: RunOutcome) -> dict[str, RowSource]:
+    """Each model's rows of `outcome`'s run as the store holds them (read in chunks).
+
+    The runner stores each model's Scores as it finishes, and the judging step its verdicts,
+    so a run's results are computed from what the store holds, whatever ran it (this process
+    or Ray replicas), and a Score is built only for a metric that reads one. Rows are stored
+    under the model's spec with its secrets taken out (`redact_spec`).
+    """
+    return {mo.spec: store.rows(outcome.run_id, redact_spec(mo.spec)) for mo in outcome.models}
 
 
 def judge_stored(

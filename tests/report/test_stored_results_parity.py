@@ -11,6 +11,7 @@ build no Score at all.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from tests.report import _legacy_figures as legacy
 
+from lmmprobe.api import Evaluation, evaluate, judge_stored
 from lmmprobe.data.base import LoadResult
 from lmmprobe.formulate import formulate
 from lmmprobe.metrics import METRIC_NAMES, MetricContext, group_by, run_metric
@@ -287,3 +289,127 @@ def test_a_group_read_on_its_own_gives_its_breakdown(tmp_path: Path) -> None:
             for label, metrics in breakdown[key].items():
                 rows = GroupRows(parent, key, label)
                 assert compute_metrics(rows, outcome.spec, group=f"{key}={label}") == metrics
+
+
+# -- The run's own results: `lmmprobe.api.evaluate` and `judge_stored` read the stored rows --
+
+
+def _choice_rows(path: Path, n: int) -> Path:
+    """A text-only single-choice set (no metric of it needs a Score)."""
+    rng = random.Random(5)
+    lines = []
+    for i in range(n):
+        meta = {"subtask": SUBTASKS[i % 3], "skills": rng.sample(SKILLS, rng.randrange(0, 3))}
+        choices = rng.sample(COLORS, 4)
+        row = {"id": f"q{i:03d}", "images": [], "question": f"Color {i}?", "choices": choices,
+               "answer": rng.randrange(4), "metadata": meta}  # fmt: skip
+        lines.append(json.dumps(row) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _held(evaluation: Evaluation) -> Results:
+    """The results the run's Scores held in memory give (as `evaluate` computed them before)."""
+    return build_results(evaluation.outcome, evaluation.judging)
+
+
+def _refuse_held_and_stored_scores(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Make building a Score, or reading the runner's Scores, fail; note the rows read."""
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the results step read Scores, not the stored rows")
+
+    read: list[tuple[str, str]] = []
+    chunks = Store.row_chunks
+
+    def row_chunks(self: Store, run_id: str, model: str, *args: Any) -> Iterator[Any]:
+        read.append((run_id, model))
+        return chunks(self, run_id, model, *args)
+
+    monkeypatch.setattr(Store, "model_scores", refuse)
+    monkeypatch.setattr(Store, "iter_score_rows", refuse)
+    monkeypatch.setattr(ScoreRows, "chunks", refuse)
+    monkeypatch.setattr(ScoreRows, "scores", refuse)
+    monkeypatch.setattr(Store, "row_chunks", row_chunks)
+    return read
+
+
+def test_evaluate_builds_a_plain_runs_results_from_stored_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plain run's figures come from its stored rows, and no Score is built for them."""
+    data = _choice_rows(tmp_path / "rows.jsonl", 60)
+    read = _refuse_held_and_stored_scores(monkeypatch)
+    evaluation = evaluate(
+        models=["first", "random"], data=str(data), db=str(tmp_path / "s.db"),
+        out=str(tmp_path / "o"), by=["subtask", "skills"], bootstrap=200,
+    )  # fmt: skip
+    monkeypatch.undo()
+    run = evaluation.outcome.run_id
+    assert {m for r, m in read if r == run} == {"first", "random"}
+    assert _figures(evaluation.results) == _figures(_held(evaluation))
+    on_disk = json.loads(evaluation.results_json.read_text(encoding="utf-8"))
+    assert on_disk["models"] == _figures(evaluation.results)
+
+
+def test_evaluate_builds_the_demo_runs_results_from_stored_rows(tmp_path: Path) -> None:
+    """The demo (true/false, free-form, Dysca scenarios): stored rows, the held Scores' figures."""
+    evaluation = evaluate(
+        models=["first", "random"], data="demo", db=str(tmp_path / "s.db"),
+        out=str(tmp_path / "o"), by=["subtask"], bootstrap=200,
+    )  # fmt: skip
+    assert _figures(evaluation.results) == _figures(_held(evaluation))
+
+
+JUDGED_MODEL = [
+    ("Which animal is q1?", "(A)"),
+    ("Which animal is q2?", "I would say the feline one"),
+    ("Which animal is q3?", "Probably the barking one"),
+    ("Which animal is q4?", "zzz unclear"),
+]
+JUDGE_REPLIES = [
+    ('">\nI would say the feline one', "A"),
+    ('">\nProbably the barking one', "(B)"),
+    ('">\nzzz unclear', "I cannot tell, maybe"),
+]
+
+
+def test_judged_runs_build_their_results_from_stored_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A judged run, and a stored run judged again, read their verdicts from the store."""
+    from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(
+        json.dumps({"id": f"q{i}", "images": [], "question": q, "choices": ["cat", "dog"], "answer": 0}) + "\n"
+        for i, (q, _) in enumerate(JUDGED_MODEL, 1)
+    ), encoding="utf-8")  # fmt: skip
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with FakeOpenAIServer(reply_table=[*JUDGE_REPLIES, *JUDGED_MODEL]) as server:
+        url = server.base_url
+        db = tmp_path / "s.db"
+        read = _refuse_held_and_stored_scores(monkeypatch)
+        # The judging step holds the Scores it judges, and the judged figures read verdicts
+        # as Scores of the stored rows: only the Scores held in memory must not be read.
+        monkeypatch.setattr(Store, "iter_score_rows", _ITER_SCORE_ROWS)
+        monkeypatch.setattr(Store, "model_scores", _MODEL_SCORES)
+        judged = evaluate(
+            models=[f"openai:fake-vlm@{url}"], data=str(data), db=str(db),
+            out=str(tmp_path / "o"), judge={"judges": [f"openai:judge-a@{url}"]},
+        )  # fmt: skip
+        again = judge_stored(
+            judged.outcome.run_id, {"judges": [f"openai:judge-a@{url}", f"openai:judge-b@{url}"]},
+            db=db, out=tmp_path / "o2",
+        )  # fmt: skip
+        monkeypatch.undo()
+    assert {r for r, _ in read} == {judged.outcome.run_id, again.outcome.run_id}
+    for evaluation in (judged, again):
+        got = evaluation.results.models[f"openai:fake-vlm@{url}"]
+        assert got.judge is not None and got.judge.decided["judge"] == 2, got.judge
+        assert "judge_score" in got.metrics
+        assert _figures(evaluation.results) == _figures(_held(evaluation))
+
+
+_ITER_SCORE_ROWS = Store.iter_score_rows
+_MODEL_SCORES = Store.model_scores

@@ -135,6 +135,34 @@ class JudgeModelStats:
             by = {j.decided_by for j in judgements}
             self.decided["rule" if "rule" in by else "judge" if "judge" in by else "unjudged"] += 1
 
+    def results(self, judges: Sequence[str]) -> dict[str, Any]:
+        """How this model's answers were judged, as results.json records it (``judge``).
+
+        Args:
+            judges: The run's judge specs, in order.
+
+        """
+        return {
+            "judges": list(judges),
+            "protocols": dict(self.protocols),
+            "decided": {k: self.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
+            "calls": {
+                j: {
+                    "requests": c.requests,
+                    "verdicts": self.asked.get(j),
+                    "cached": c.cached,
+                    "called": c.called,
+                    "errors": c.errors,
+                    "read": self.read.get(j, 0),
+                    "unjudged": _by_why(self.unjudged_by.get(j, {})),
+                    "cost": self.cost.get(j),
+                }
+                for j, c in self.calls.items()
+            },
+            "unjudged": _by_why(self.unjudged),
+            "agreement": self.agreement,
+        }
+
 
 @dataclass
 class JudgeRunOutcome:
@@ -150,6 +178,11 @@ class JudgeRunOutcome:
     off: a model that cannot follow the protocol); the run is then ``judging_failed``, never
     ``complete``."""
 
+    def results(self) -> dict[str, dict[str, Any]]:
+        """Model spec → how its answers were judged, as results.json records it (``judge``)."""
+        judges = list(self.config.judges)
+        return {model: stats.results(judges) for model, stats in self.models.items()}
+
 
 JUDGING_FAILED = "judging_failed"
 """The status of a run whose judging step failed: it raised, or a judge read nothing (every
@@ -158,6 +191,11 @@ command (or ``lmmprobe judge``) judges it again."""
 
 UNJUDGED_WHY = ("failed call", "not sent (budget)", "unreadable reply", "truncated", "not asked")
 """Why a judge's verdict is unjudged, in the order the terminal lists them."""
+
+
+def _by_why(counts: Mapping[str, int]) -> dict[str, int]:
+    """Unjudged verdicts by why, in `UNJUDGED_WHY`'s order, the reasons with none left out."""
+    return {why: counts[why] for why in UNJUDGED_WHY if counts.get(why)}
 
 
 class JudgingFailed(RunAborted):

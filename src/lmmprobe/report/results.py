@@ -8,13 +8,12 @@ import logging
 import operator
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from lmmprobe._inert import inert
 from lmmprobe._secrets import redact_record
-from lmmprobe.judge.step import UNJUDGED_WHY, JudgeModelStats, JudgeRunOutcome
 from lmmprobe.metrics import (
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
@@ -29,7 +28,6 @@ from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
     DataSummary,
-    JudgeCalls,
     JudgeResults,
     Manifest,
     Metrics,
@@ -41,8 +39,8 @@ from lmmprobe.report.model import (
     Sensitivity,
     results_from_dict,
 )
-from lmmprobe.run.runner import RunOutcome
 from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
+from lmmprobe.schema.record import RunRecord
 from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store
 
@@ -50,6 +48,8 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "TEXT_SCORES",
+    "HeldJudging",
+    "HeldRun",
     "build_results",
     "format_metric",
     "model_results",
@@ -136,34 +136,6 @@ def sensitivity_metrics(scores: list[Score]) -> Sensitivity:
     return out
 
 
-def _by_why(counts: Mapping[str, int]) -> dict[str, int]:
-    """Unjudged verdicts by why, in `UNJUDGED_WHY`'s order, the reasons with none left out."""
-    return {why: counts[why] for why in UNJUDGED_WHY if counts.get(why)}
-
-
-def _judge_results(stats: JudgeModelStats, judges: list[str]) -> JudgeResults:
-    return JudgeResults(
-        judges=judges,
-        protocols=dict(stats.protocols),
-        decided={k: stats.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
-        calls={
-            j: JudgeCalls(
-                requests=c.requests,
-                verdicts=stats.asked.get(j),
-                cached=c.cached,
-                called=c.called,
-                errors=c.errors,
-                read=stats.read.get(j, 0),
-                unjudged=_by_why(stats.unjudged_by.get(j, {})),
-                cost=stats.cost.get(j),
-            )
-            for j, c in stats.calls.items()
-        },
-        unjudged=_by_why(stats.unjudged),
-        agreement=stats.agreement,
-    )
-
-
 def _sensitivity_applies(summary: RowSummary) -> bool:
     """Whether `sensitivity_metrics` could give anything for rows of this summary."""
     return (
@@ -223,54 +195,93 @@ def model_results(
     )
 
 
+class _HeldModel(Protocol):
+    @property
+    def spec(self) -> str: ...
+    @property
+    def scores(self) -> list[Score]: ...
+
+
+class HeldRun(Protocol):
+    """A run whose Scores are held in memory (`lmmprobe.run.RunOutcome`), described as such.
+
+    Only what `build_results` reads of it: its record and each model's Scores. The import of
+    predictions builds its results from one until it reads its stored rows.
+    """
+
+    @property
+    def models(self) -> Sequence[_HeldModel]:
+        """Its models, in the run's order, each with its Scores."""
+        ...
+
+    def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
+        """Its `RunRecord`, with `judged` (model spec → results.json's ``judge`` entry)."""
+        ...
+
+
+class HeldJudging(Protocol):
+    """A judging step's outcome (`lmmprobe.judge.JudgeRunOutcome`), described as such."""
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        """Model spec → how its answers were judged, as results.json records it."""
+        ...
+
+
 def build_results(
-    outcome: RunOutcome,
-    judging: JudgeRunOutcome | None = None,
+    run: RunRecord | HeldRun,
+    judging: HeldJudging | None = None,
     *,
     rows: Mapping[str, RowSource] | None = None,
 ) -> Results:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run.
 
-    With `judging` (the judging step's outcome), each model's results say how its answers
-    were judged (`JudgeResults`); the judged figures are among its metrics.
+    Every figure is computed from each model's rows (`model_results`): a run's stored rows
+    (`Store.rows`), read in chunks. What rows cannot tell (request counts, how answers were
+    judged, the data summary, status, spec and manifest) is the run's `RunRecord`, which the
+    step that ran or judged it fills (`lmmprobe.run.RunOutcome.record`).
 
     Args:
-        outcome: The run.
-        judging: The judging step's outcome, if the run was judged.
-        rows: Each model's rows by spec (a stored run's: `Store.rows`); a model not named
-            here is computed from its Scores in `outcome` (in their order there).
+        run: The run's record; or a run whose Scores are held in memory (`HeldRun`, with
+            `judging`), each model without rows in `rows` then computed from its Scores.
+        judging: The judging step's outcome, with a held run (a record carries its own).
+        rows: Each model's rows by spec. Every model of a record needs its rows here.
+
+    Raises:
+        KeyError: A model of a record has no rows in `rows`.
 
     """
-    spec = outcome.spec
-    identities = outcome.manifest.get("models", {})
+    sources = dict(rows or {})
+    if isinstance(run, RunRecord):
+        record = run
+    else:
+        record = run.record(judging.results() if judging is not None else None)
+        for held in run.models:
+            sources.setdefault(held.spec, ScoreRows(held.scores))
+    spec = record.spec
+    identities = record.manifest.get("models", {})
     models: dict[str, ModelResults] = {}
-    for mo in outcome.models:
-        source = (rows or {}).get(mo.spec) or ScoreRows(mo.scores)
+    for mo in record.models:
         models[mo.spec] = model_results(
-            source,
+            sources[mo.spec],
             spec,
             identity=identities.get(mo.spec),
-            stats=ModelStats.model_validate(mo.stats()),
-            judge=(
-                _judge_results(judging.models[mo.spec], list(judging.config.judges))
-                if judging is not None and mo.spec in judging.models
-                else None
-            ),
+            stats=ModelStats.model_validate(mo.stats),
+            judge=None if mo.judge is None else JudgeResults.model_validate(mo.judge),
         )
     return Results(
-        run_id=outcome.run_id,
-        status=outcome.status,
+        run_id=record.run_id,
+        status=record.status,
         finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        store=str(outcome.store_path),
+        store=str(record.store),
         data=DataSummary(
-            source=outcome.load.source,
-            samples=len(outcome.load.samples),
-            invalid=outcome.load.invalid,
-            problems=[str(p) for p in outcome.load.problems],
+            source=record.source,
+            samples=record.samples,
+            invalid=record.invalid,
+            problems=list(record.problems),
         ),
         models=models,
         spec=spec,
-        manifest=Manifest.model_validate(outcome.manifest),
+        manifest=Manifest.model_validate(record.manifest),
     )
 
 

@@ -45,6 +45,7 @@ from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
+from lmmprobe.schema.record import ModelRecord, RunRecord
 from lmmprobe.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -100,6 +101,29 @@ class RunOutcome:
     meter: CostMeter | None = field(default=None, repr=False)
     """The invocation's spending meter, shared with the judging step so that judge calls
     count against the same ``max_cost``."""
+
+    def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
+        """What the run's results take from it besides its stored rows (`RunRecord`).
+
+        Args:
+            judged: Model spec → how its answers were judged, as results.json records it
+                (`lmmprobe.judge.JudgeRunOutcome.results`); None: the run was not judged.
+
+        """
+        return RunRecord(
+            run_id=self.run_id,
+            spec=self.spec,
+            status=self.status,
+            store=self.store_path,
+            manifest=self.manifest,
+            source=self.load.source,
+            samples=len(self.load.samples),
+            invalid=self.load.invalid,
+            problems=tuple(str(p) for p in self.load.problems),
+            models=tuple(
+                ModelRecord(mo.spec, mo.stats(), (judged or {}).get(mo.spec)) for mo in self.models
+            ),
+        )
 
 
 def answers_status(outcome: RunOutcome) -> str:

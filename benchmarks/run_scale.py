@@ -1,0 +1,108 @@
+"""Peak memory of ``lmmprobe run`` at two sizes: an old checkout vs this one, side by side.
+
+Writes a text-only single-choice JSONL set (demo-like: four colour options, a ``subtask``),
+then runs ``lmmprobe run --model first --data FILE --by subtask`` on it once per size and
+checkout, each in a fresh process: the console script beside this interpreter, with
+``PYTHONPATH`` set to the old checkout's ``src`` (``--old``, default ``/work/main/src``) or to
+this one's. Each run's wall time and peak RSS (``ru_maxrss`` of the run's process) are
+printed, and the two runs' figures (``results.json``'s models, latency aside) must be identical.
+
+"old" builds the results from the Scores the runner holds; "new" from the run's stored rows,
+read in chunks (issue 35, one results path). Tests never assert on time or memory: this script
+is where the figures come from.
+
+Usage: python benchmarks/run_scale.py [--sizes 20000 100000] [--old /path/to/old/src]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+NEW_SRC = Path(__file__).resolve().parents[1] / "src"
+SUBTASKS = ("color", "shape", "count", "position", "style", "text", "age", "emotion")
+COLORS = ("red", "green", "blue", "yellow", "purple", "orange", "white", "black")
+
+
+def write_rows(path: Path, n: int, seed: int = 0) -> None:
+    """`n` text-only single-choice rows, demo-like."""
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(n):
+            choices = rng.sample(COLORS, 4)
+            row = {
+                "id": f"s-{i:07d}",
+                "images": [],
+                "question": f"Which colour is item {i}?",
+                "choices": choices,
+                "answer": rng.randrange(4),
+                "metadata": {"subtask": SUBTASKS[i % len(SUBTASKS)]},
+            }
+            f.write(json.dumps(row) + "\n")
+
+
+def run_once(src: Path, data: Path, work: Path) -> tuple[float, float, dict[str, Any]]:
+    """Seconds, peak MiB and the models' figures of one ``lmmprobe run`` with `src` first."""
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None, "the lmmprobe console script is not installed beside this Python"
+    out = work / "out"
+    args = [exe, "run", "--model", "first", "--data", str(data), "--by", "subtask", "-q",
+            "--db", str(work / "store.db"), "--out", str(out)]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    # A fresh wrapper per run: RUSAGE_CHILDREN is then that run's peak alone.
+    wrapper = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "s = time.perf_counter() - t\n"
+        "sys.stderr.write(done.stderr[-2000:])\n"
+        "print(done.returncode, s, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, *args], capture_output=True, text=True, env=env, check=True
+    )
+    code, seconds, kib = done.stdout.split()
+    assert code == "0", done.stderr
+    models: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))[
+        "models"
+    ]
+    for model in models.values():
+        model["stats"].pop("mean_latency_s")  # a measurement of this machine, not a figure
+    return float(seconds), int(kib) / 1024, models
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[20_000, 100_000])
+    parser.add_argument("--old", type=Path, default=Path("/work/main/src"))
+    args = parser.parse_args()
+    print(f"old: {args.old}  new: {NEW_SRC}  (peak RSS of the `lmmprobe run` process)")
+    print(f"{'rows':>8} {'old s':>8} {'new s':>8} {'old MiB':>8} {'new MiB':>8} identical")
+    pairs: list[str] = []
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            data = Path(tmp) / "rows.jsonl"
+            write_rows(data, n)
+            figures = {}
+            for name, src in (("old", args.old), ("new", NEW_SRC)):
+                work = Path(tmp) / name
+                work.mkdir()
+                figures[name] = run_once(src, data, work)
+        (os_, om, of), (ns, nm, nf) = figures["old"], figures["new"]
+        same = of == nf
+        print(f"{n:>8} {os_:>8.2f} {ns:>8.2f} {om:>8.0f} {nm:>8.0f} {same}")
+        k = f"{n // 1000}k"
+        pairs += [f"old_mib_{k}={om:.0f}", f"new_mib_{k}={nm:.0f}", f"identical_{k}={same}"]
+    print(" ".join(pairs))
+
+
+if __name__ == "__main__":
+    main()
