@@ -16,6 +16,10 @@ Usage: python benchmarks/answer_cache.py [--n 52] [--reruns 2] [--fake-api]
 
 ``--fake-api`` adds the loopback OpenAI-compatible fake as a model (it names a colour for a
 free-form question), so lmmprobe's own similarity has non-empty descriptions to embed as well.
+Without it only the baselines run, and they write no free-form text: since issue 34 neither score
+embeds anything for them (Dysca's caption score is not given for rows without text), so the cold
+run loads no embedding model and no answer score is kept; ``--fake-api`` is then what exercises
+the stored scores.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from tests.console import lmmprobe
 from typer.testing import CliRunner
 
 from lmmprobe.cli.main import app
@@ -82,3 +83,33 @@ def test_apex_generates_through_a_diffusion_pipeline_when_given_one(tmp_path):
               "--diffusion-model", str(tmp_path / "missing"), "--out", str(tmp_path / "x")],
     )  # fmt: skip
     assert bad.exit_code == 2 and "missing" in bad.output
+
+
+def test_the_announced_next_step_is_the_experiment_run_and_a_replay_says_what_it_did(tmp_path):
+    """Through the console script: the rules' ``next:`` names the experiment that then runs;
+    a replay prints steps replayed (no orchestrator was asked) and records the file it read."""
+    out = tmp_path / "rules"
+    done = lmmprobe(
+        "apex", "Can models identify rotated images?", "-m", "first", "--out", out,
+        "--cache-dir", tmp_path / "cache", "--max-experiments", "2", *FAST, columns=400,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    announced = [line.split("; next: ", 1)[1] for line in lines if "; next: " in line]
+    ran = [line for line in lines if line.startswith("experiment 2 ")]
+    # It said "Can rotation be told apart from right rotation, vertical flip?" and then asked
+    # rotated left / rotated right / upside down / no change.
+    assert announced and ran and ran[0].startswith(announced[0] + ","), done.stdout
+    assert "orchestrator calls)" in done.stdout  # the rules orchestrator was asked, 8 times
+
+    saved = out / "report.json"
+    again = lmmprobe(
+        "apex", "Can models identify rotated images?", "-m", "random",
+        "--orchestrator", f"replay:{saved}", "--out", tmp_path / "replay",
+        "--cache-dir", tmp_path / "cache", "-q", columns=400,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "steps replayed)" in again.stdout and "orchestrator calls" not in again.stdout
+    report = json.loads((tmp_path / "replay" / "report.json").read_text())
+    assert report["orchestrator"] == f"replay:{saved}"  # it was replay:report.json
+    assert "steps replayed" in (tmp_path / "replay" / "report.md").read_text()

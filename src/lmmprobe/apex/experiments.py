@@ -260,3 +260,14 @@ class Report(BaseModel):
             rec["dataset"].pop("image_hashes", None)
             rec["dataset"].pop("thumbnails", None)
         return data
+
+    def calls_text(self) -> str:
+        """The orchestrator's steps in words: ``17 orchestrator calls``, or ``8 steps replayed``.
+
+        A replay (``replay:REPORT.json``) asks no orchestrator: its steps play back a saved
+        campaign, and calling them orchestrator calls read as if one had been asked.
+        """
+        n = self.orchestrator_calls
+        if self.orchestrator.startswith("replay:"):
+            return f"{n} step{'' if n == 1 else 's'} replayed"
+        return f"{n} orchestrator call{'' if n == 1 else 's'}"

@@ -171,6 +171,22 @@ class Plan:
                 return rung, exp
         raise PlanExhausted(f"the plan for this query has no experiment after {len(self.rungs)}")
 
+    def peek(self, report: Report) -> Experiment | None:
+        """The experiment `next` would build from `report`, without moving on (None: no rung left).
+
+        What a step announces as coming next is this experiment, not a rung's title: a title
+        names data types (``vertical flip``) where the experiment asks their answer texts
+        (``upside down``), and a rung that cannot be filled is skipped.
+        """
+        for rung in self.rungs[self.position :]:
+            try:
+                exp = self.build(rung, report)
+            except ValueError:  # skipped by `next` as well (which notes why)
+                continue
+            if exp is not None:
+                return exp
+        return None
+
     @property
     def exhausted(self) -> bool:
         """Whether every rung has been used."""

@@ -26,6 +26,7 @@ from rich.table import Table
 from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
+from lmmprobe.models.baselines import likelihood_stand_ins
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.results import no_text_to_score, row_counts
 from lmmprobe.report.settings import model_setting
@@ -401,6 +402,28 @@ def truncation_notes(
     return [head, *lines, ""]
 
 
+def likelihood_notes(results: Results, labels: dict[str, str]) -> list[str]:
+    """A note, once, when a baseline ran with ``--method likelihood`` (its scores are made up).
+
+    Likelihood is a white-box method; the baselines accept it so the likelihood path runs
+    without a model (`lmmprobe.models.baselines.likelihood_stand_ins`). Nothing otherwise.
+    """
+    if results.spec.formulate.method != "likelihood":
+        return []
+    pretend = likelihood_stand_ins(results.models)
+    if not pretend:
+        return []
+    names = ", ".join(labels.get(s, s) for s in pretend)
+    are = "is a baseline" if len(pretend) == 1 else "are baselines"
+    return [
+        f"note: {names} {are} with no model: --method likelihood reads a model's "
+        "log-likelihoods (a white-box method), and theirs are made up (random: seeded random "
+        "scores; first: the first option scores highest); use a white-box backend such as "
+        "hf:PATH for likelihood figures",
+        "",
+    ]
+
+
 def cost_lines(
     results: Results, spent: float, max_cost: float | None, unsent: int = 0
 ) -> list[str]:
@@ -462,6 +485,8 @@ def print_results(
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     for line in truncation_notes(results, labels, stopped):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
+    for line in likelihood_notes(results, labels):  # prose: wrapped to the terminal
+        console.print(line, highlight=False, markup=False)
     for line in legend(labels):
         # ``label = spec`` is one definition: read and copied whole, never wrapped.
         console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)

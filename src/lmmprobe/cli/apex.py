@@ -148,8 +148,7 @@ def apex(
         fail(exc)
     report = campaign.report
     table = Table(
-        title=f"APEx: {escape(report.query)} ({report.status}, "
-        f"{report.orchestrator_calls} orchestrator calls)",
+        title=f"APEx: {escape(report.query)} ({report.status}, {report.calls_text()})",
         box=box.SIMPLE_HEAD,
     )
     table.add_column("experiment", overflow="fold")

@@ -9,10 +9,45 @@ from __future__ import annotations
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from lmmprobe.models.base import MODELS, Capabilities, ModelIdentity, UnsupportedInputError
+from lmmprobe.models.base import (
+    MODELS,
+    Capabilities,
+    ModelIdentity,
+    UnsupportedInputError,
+    parse_model_spec,
+)
 from lmmprobe.schema import Request, Response
+
+BASELINES = frozenset({"random", "first"})
+"""The baselines' backend names. They have no model: their likelihood scores are made up
+(`RandomBaseline`: seeded random; `FirstBaseline`: the first option highest)."""
+
+
+def likelihood_stand_ins(specs: Iterable[str]) -> list[str]:
+    """The model specs among `specs` that only pretend to rank options by likelihood.
+
+    Likelihood inference is a white-box method: it reads a model's log-probabilities of each
+    option. The baselines implement it so that the runner's likelihood path runs without a
+    model, but their scores come from no model, so their figures are not a likelihood reading.
+
+    Args:
+        specs: Model specs (``random``, ``first,delay=0.1``, ``hf:PATH``).
+
+    Returns:
+        The specs naming a baseline, in order (specs that do not parse are left out).
+
+    """
+    out = []
+    for spec in specs:
+        try:
+            backend = parse_model_spec(spec)[0]
+        except ValueError:
+            continue
+        if backend in BASELINES:
+            out.append(spec)
+    return out
 
 
 def _float_opt(options: dict[str, str], name: str, default: float) -> float:

@@ -116,7 +116,7 @@ def apex_section(report_dir: Path) -> str:
         f"<h2>APEx: {_e(report.query)}</h2>",
         f'<p class="apex-meta">models: {_e(", ".join(report.models))} · orchestrator: '
         f"{_e(report.orchestrator)} · status: {_e(report.status)} · experiments: "
-        f"{len(report.experiments)} · orchestrator calls: {report.orchestrator_calls}</p>",
+        f"{len(report.experiments)} · {_e(report.calls_text())}</p>",
     ]
     if report.conclusions:
         parts.append("<h3>Conclusions</h3><ul>")

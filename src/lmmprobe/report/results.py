@@ -79,7 +79,9 @@ def no_text_to_score(metric: str, counts: _FreeFormCounts | None) -> bool:
 
     The baselines (``random``, ``first``) answer every open question with nothing: their
     free-form score of 0.000 read as a score they earned. Tables show ``-`` instead when no
-    free-form or caption row of the model (or group) has text; results.json keeps the value.
+    free-form or caption row of the model (or group) has text; results.json keeps lmmprobe's 0,
+    and Dysca's caption score is not computed for such rows at all (see
+    `lmmprobe.metrics.builtin.description.dysca_caption_metric`).
 
     Args:
         metric: A metric name.

@@ -165,7 +165,11 @@ def test_a_run_gives_dysca_average_and_the_paper_breakdowns(tmp_path: Path) -> N
     tf = [e for e in rows if e["question_type"] == "true or false"]
     mc_acc = round(sum(e["options"][0] == e["answer"] for e in mc) / len(mc) * 100, 2)
     tf_acc = round(sum(e["options"][0] == e["answer"] for e in tf) / len(tf) * 100, 2)
-    caption = metrics["dysca_caption_score"]["value"]
+    # Dysca's caption column of its released set: computed even for a model with no text (its
+    # average needs it, as Dysca's script computes it); the generic `dysca_caption_score` is
+    # not given for rows without text (issue 34).
+    caption = metrics["dysca_caption"]["value"]
+    assert "dysca_caption_score" not in metrics
     assert metrics["dysca_average"]["value"] == round((mc_acc + tf_acc + caption) / 3, 2)
     assert "dysca_average" in (tmp_path / "out" / "results.md").read_text(encoding="utf-8")
     # Dysca's sensitivities: to question type (SQ) and to covariate shift over styles (SC).

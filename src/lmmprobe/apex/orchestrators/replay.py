@@ -66,7 +66,9 @@ class ReplayOrchestrator:
             saved = Report.model_validate_json(p.read_text(encoding="utf-8"))
         except (OSError, ValidationError, json.JSONDecodeError) as exc:
             raise OrchestratorError(f"replay: {p} is not an APEx report.json: {exc}") from exc
-        return cls(saved, p.name)
+        # The path as given, folder included: it is recorded as the campaign's orchestrator
+        # (``replay:PATH``), which must still name the file (its name alone is report.json).
+        return cls(saved, str(path))
 
     def _experiment(self, report: Report) -> Experiment | None:
         i = len(report.experiments)

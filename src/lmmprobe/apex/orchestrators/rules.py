@@ -122,10 +122,17 @@ class RulesOrchestrator:
                 + "; ".join(f"{m}: {why}" for m, why in reasons.items()),
             )
         else:
+            coming = plan.peek(report)
+            # Announced as the loop will print it when it runs (question and answers).
+            upcoming = (
+                f"experiment {len(report.experiments) + 1} ({coming.difficulty}): "
+                f"{coming.question} [{' | '.join(a.text for a in coming.answers)}]"
+                if coming is not None
+                else "no experiment left to build"
+            )
             verdict = Sufficiency(
                 sufficient=False,
-                reason=f"not yet resolved: {', '.join(open_models)}; next: "
-                f"{plan.rungs[plan.position].title}",
+                reason=f"not yet resolved: {', '.join(open_models)}; next: {upcoming}",
             )
         return Reply(verdict, [("planner", verdict.model_dump_json())])
 

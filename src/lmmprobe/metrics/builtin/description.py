@@ -2,7 +2,10 @@
 
 Both embed with all-MiniLM-L6-v2. lmmprobe's scores an empty answer 0 and keeps full precision,
 with a bootstrap interval; Dysca's reproduces ``Dysca_compute.py``: each similarity rounded to 2
-decimals, empty answers embedded like any text, the mean times 100 rounded to 2.
+decimals, empty answers embedded like any text, the mean times 100 rounded to 2. Dysca's is not
+given for rows none of which has any text (a baseline's): its figure there would be the
+embedding of "" against each reference, a number earned by writing nothing, and computing it
+meant loading the embedding model for no text at all.
 """
 
 from __future__ import annotations
@@ -41,16 +44,23 @@ def freeform_metric(ctx: MetricContext) -> MetricValue | None:
     "dysca_caption_score",
     summary="Dysca's caption score: per-item MiniLM similarity rounded to 2 decimals, empty "
     "answers embedded, mean x 100 rounded to 2 (Dysca_compute.py); with --repeats every repeat "
-    "counts as one more answer.",
+    "counts as one more answer; not given when no answer has any text.",
     label="Dysca caption",
     headline=False,
     family=FAMILY,
     order=1,
 )
 def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
-    """Dysca's own free-form figure, next to lmmprobe's `freeform_score`; no interval (Dysca has none)."""
+    """Dysca's own free-form figure, next to lmmprobe's `freeform_score`; no interval (Dysca has none).
+
+    Not given (None) when no row has any text: the tables show such a model's text scores as
+    ``-`` (`lmmprobe.report.results.no_text_to_score`), and Dysca's figure of nothing but empty
+    answers would only measure the embedding of "" (8.37 on the synthetic set), while loading
+    the embedding model takes most of a baseline-only run. With any text among the rows, the
+    figure is Dysca's exactly, empty answers embedded.
+    """
     rows = freeform_rows(ctx.scores) if ctx.summary.free_form else []
-    if not rows:
+    if not any((s.prediction_text or "").strip() for s in rows):
         return None
     try:
         value = dysca_caption_score(rows)
