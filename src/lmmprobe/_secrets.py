@@ -62,7 +62,8 @@ _DASHES = str.maketrans(
     dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-")
 )
 _FLAG = re.compile(r"(--?)([^=:]*)([=:]?)")  # on the piece with its dashes made ASCII
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")  # NAME of NAME=value or NAME: value (any script)
+# NAME of NAME=value or NAME: value (any script); a dash too: a header (``X-Api-Key: v``)
+_IDENTIFIER = re.compile(r"[^\W\d][\w-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@")
 _BEARER = "bearer"
@@ -141,17 +142,93 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     return None
 
 
+# Quotes join what they touch into one shell word (``--a'pi-key'`` is ``--api-key``) and wrap
+# the names of JSON and Python key-value pairs (``{"api_key": "X"}``, ``os.environ['K']='X'``):
+# the text is judged with them (and a backslash escaping one) taken out.
+_QUOTE = re.compile(r"""\\?["']""")
+_COMMAND_END = re.compile(r"[;&|\n]")
+# Between a name and the "=" or ":" giving it a value, besides spaces: ``['K']='X'``, ``(K)``.
+_CLOSING = frozenset(" \t])")
+
+
+def _unquoted(text: str) -> tuple[str, list[int]]:
+    """`text` without its quotes, and where each of its characters (and its end) stood."""
+    plain: list[str] = []
+    where: list[int] = []
+    last = 0
+    for quote in _QUOTE.finditer(text):
+        plain.append(text[last : quote.start()])
+        where.extend(range(last, quote.start()))
+        last = quote.end()
+    plain.append(text[last:])
+    where.extend(range(last, len(text) + 1))
+    return "".join(plain), where
+
+
 def _scan(text: str, *, word: bool) -> list[_Found]:
     """Every secret in `text`, in order: the one decision behind refusing and redacting.
 
     `word`: `text` is one word of a command line, so a flag or assignment that begins it
-    (``--api-key=a b``) owns the whole rest of it as its value.
+    (``--api-key=a b``) owns the whole rest of it as its value. Quotes are looked through
+    (`_unquoted`); what is found is placed in `text` itself.
+    """
+    plain, where = _unquoted(text)
+    found = []
+    for item in _scan_plain(plain, word=word):
+        end = where[item.end - 1] + 1 if item.end > item.start else where[item.start]
+        found.append(_Found(item.name, where[item.start], end))
+    return found
+
+
+def _bare_name(piece: str) -> bool:
+    """Whether `piece` is a name alone that says secret (``VLLM_API_KEY``, ``api_key``)."""
+    normal = unicodedata.normalize("NFKC", piece)
+    return bool(_IDENTIFIER.fullmatch(normal)) and _secret_variable(piece)
+
+
+def _scan_plain(text: str, *, word: bool) -> list[_Found]:
+    """`_scan` of a text without quotes.
+
+    Besides the pieces `_piece_secret` names: a name alone followed by ``=`` or ``:``
+    (``os.environ[K] = X``, ``{api_key : X}``); and the shell's two builtins that assign a
+    variable by its name, ``printf -v NAME ...`` (the rest of its command is the value) and
+    ``read NAME <<< X``.
     """
     found: list[_Found] = []
     pending: str | None = None
+    bare: str | None = None  # a secret name alone, last piece: a "=" or ":" may follow it
+    previous = ""
+    builtin = ""  # "printf" or "read" while in such a command
+    reading: str | None = None  # the secret name `read` assigns, until its command ends
+    end = 0
     for match in _PIECE.finditer(text):
         piece, at = match.group(), match.start()
-        name, value_at = _piece_secret(piece) or ("", -1)
+        gap = text[end:at]
+        end = match.end()
+        if _COMMAND_END.search(gap):
+            builtin, reading = "", None
+        elif reading is not None and "<<<" in gap:
+            found.append(_Found(reading, at, match.end()))
+            builtin, reading = "", None
+            continue
+        if bare is not None and set(gap) <= _CLOSING and piece[:1] in ("=", ":"):
+            name, value_at = bare, (1 if len(piece) > 1 else None)
+        else:
+            name, value_at = _piece_secret(piece) or ("", -1)
+        bare = None
+        if not name and _bare_name(piece):
+            bare = piece
+            if builtin == "printf" and previous == "-v":
+                # printf -v NAME FORMAT ARGS...: the rest of the command makes the value.
+                stop = _COMMAND_END.search(text, match.end())
+                rest = text[match.end() : stop.start() if stop else len(text)]
+                start = match.end() + len(rest) - len(rest.lstrip())
+                found.append(_Found(piece, start, match.end() + len(rest.rstrip())))
+            elif builtin == "read" and reading is None:
+                reading = piece
+        elif piece in ("printf", "read") and not builtin:
+            builtin = piece
+        previous = piece
         if name and value_at is not None and word and at == 0 and value_at < len(text):
             # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value.
             found.append(_Found(name, value_at, len(text)))

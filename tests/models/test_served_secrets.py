@@ -17,6 +17,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from tests.models.test_served import _command, _lmmprobe, _one_line_error
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.models._local_server import LocalServer, free_port
 from lmmprobe.models.api_keys import REDACTED, redact_command, redact_text, secret_argument
 from lmmprobe.models.served import SERVERS, parse_options
@@ -179,6 +180,78 @@ def test_a_snippet_with_a_key_is_refused_and_nothing_recorded(tmp_path: Path) ->
     assert "command= cannot pass API_KEY_FOR_LOG:" in _one_line_error(proc)
     assert not (tmp_path / "o").exists()
     _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+# Re-test 2 of issue 34 (finding 5): a name in quotes was split from its value by them; each
+# was accepted and the key reached results.json, results.md, the server's log and the store.
+QUOTED = [
+    ("args", f"""--kv-transfer-config '{{"api_key":"{SECRET}"}}'""", "api_key"),
+    ("args", f"""--kv-transfer-config '{{"api_key": "{SECRET}"}}'""", "api_key"),
+    ("args", f"""--hf-overrides '{{"hf_token": "{SECRET}"}}'""", "hf_token"),
+    ("args", f"""--headers '{{"X-Api-Key" : "{SECRET}"}}'""", "X-Api-Key"),
+    ("command", f"""bash -c "vllm serve --a'pi-key' {SECRET}\"""", "--api-key"),
+    ("command", f"""bash -c "vllm serve --ap''i-key {SECRET}\"""", "--api-key"),
+    (
+        "command",
+        f"""python -c "import os; os.environ['VLLM_API_KEY']='{SECRET}'; import runpy\"""",
+        "VLLM_API_KEY",
+    ),
+    (
+        "command",
+        f"""python -c "import os; os.environ[\\"VLLM_API_KEY\\"] = '{SECRET}'\"""",
+        "VLLM_API_KEY",
+    ),
+    (
+        "command",
+        f"""python -c "import os; os.environ.update({{'VLLM_API_KEY': '{SECRET}'}})\"""",
+        "VLLM_API_KEY",
+    ),
+    ("command", f"bash -c 'printf -v VLLM_API_KEY {SECRET}; vllm serve'", "VLLM_API_KEY"),
+    ("command", f"bash -c 'printf -v VLLM_API_KEY %s {SECRET}; vllm serve'", "VLLM_API_KEY"),
+    ("command", f"bash -c 'read -r VLLM_API_KEY <<< {SECRET}; vllm serve'", "VLLM_API_KEY"),
+]
+
+
+@pytest.mark.parametrize(("option", "text", "name"), QUOTED)
+def test_a_secret_whose_name_is_quoted_is_refused_and_redacted(
+    option: str, text: str, name: str
+) -> None:
+    options = {"command": "true", "args": text} if option == "args" else {"command": text}
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", options)
+    assert f"{option}= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    # Redacted too, should one ever reach a writer.
+    assert SECRET not in " ".join(redact_command(shlex.split(text)))
+    assert SECRET not in redact_text(text)
+    assert SECRET not in redact_spec(f"vllm:some/model,{option}={text}")
+
+
+def test_a_json_quoted_key_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
+    # The re-test's t_sec_e2e.sh: the key reached four files.
+    args = f"""--kv-transfer-config '{{"api_key":"{SECRET}"}}'"""
+    spec = f"vllm:some/model,command={_command()},args={args}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "args= cannot pass api_key:" in _one_line_error(proc)
+    assert not (tmp_path / "o").exists()
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize(
+    ("option", "text"),
+    [
+        ("args", """--hf-overrides '{"max_tokens": 5, "architectures": ["X"]}'"""),
+        ("args", "--served-model-name api-key-model"),
+        ("args", """--override-generation-config '{"top_k": 5, "max_new_tokens": 9}'"""),
+        ("command", "bash -c 'read -r HF_TOKEN < /run/hf_token; export HF_TOKEN; vllm serve'"),
+        ("command", "bash -c 'printf -v port %s 8000; vllm serve --port $port'"),
+        ("command", "bash -c 'export VLLM_API_KEY; curl -v API_KEY_DOCS; vllm serve'"),
+    ],
+)
+def test_quoted_look_alikes_still_pass(option: str, text: str) -> None:
+    options = {"command": "true", "args": text} if option == "args" else {"command": text}
+    parse_options(SERVERS["vllm"], "some/model", options)
 
 
 @pytest.mark.parametrize(
