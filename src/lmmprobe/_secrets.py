@@ -111,6 +111,8 @@ class _Found(NamedTuple):
     end: int
     """Where the value ends; equal to `start` at the end of the text when the value is the
     next word (``--api-key`` last)."""
+    rest: bool = False
+    """The value is all the rest of the word (``--auth='x'``), its quotes included."""
 
 
 def _piece_secret(piece: str) -> tuple[str, int | None] | None:
@@ -170,14 +172,34 @@ def _scan(text: str, *, word: bool) -> list[_Found]:
 
     `word`: `text` is one word of a command line, so a flag or assignment that begins it
     (``--api-key=a b``) owns the whole rest of it as its value. Quotes are looked through
-    (`_unquoted`); what is found is placed in `text` itself.
+    (`_unquoted`); what is found is placed in `text` itself (`_placed`).
     """
     plain, where = _unquoted(text)
-    found = []
-    for item in _scan_plain(plain, word=word):
-        end = where[item.end - 1] + 1 if item.end > item.start else where[item.start]
-        found.append(_Found(item.name, where[item.start], end))
+    found = [_placed(text, where, item) for item in _scan_plain(plain, word=word)]
+    if found and found[0].rest and found[0].end > found[0].start:
+        return found[:1]  # ``--auth=''``: the quotes are its value, not the next word
     return found
+
+
+def _placed(text: str, where: list[int], item: _Found) -> _Found:
+    """`item`, found in `text` without its quotes, placed in `text` over its whole value.
+
+    The quotes inside the value are covered, and up to the quote closing it where one opens it.
+    """
+    if item.rest:
+        # All the rest of the word from just after its "=" (or ``-k``): quotes at either end
+        # included (``--auth='`` + ``x'y'``, ``HF_TOKEN=''``).
+        return _Found(item.name, where[item.start - 1] + 1, len(text), rest=True)
+    if item.end == item.start:
+        return _Found(item.name, where[item.start], where[item.start])
+    start, end = where[item.start], where[item.end - 1] + 1
+    quote = text[start - 1] if start > 0 else ""
+    if quote in ("'", '"'):
+        # ``--api-key 'a b'``: the value runs to its closing quote, spaces and all (to the end
+        # of the text if none closes it); one find from `start`, so linear in all.
+        close = text.find(quote, start)
+        end = max(end, close if close >= 0 else len(text))
+    return _Found(item.name, start, end)
 
 
 def _bare_name(piece: str) -> bool:
@@ -229,10 +251,12 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
         elif piece in ("printf", "read") and not builtin:
             builtin = piece
         previous = piece
-        if name and value_at is not None and word and at == 0 and value_at < len(text):
-            # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value.
-            found.append(_Found(name, value_at, len(text)))
-            break
+        if name and value_at is not None and word and at == 0:
+            # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value; if
+            # nothing is left of it (``--auth=``), the next word is (`_scan` decides which).
+            found.append(_Found(name, value_at, len(text), rest=True))
+            if value_at < len(text):
+                break
         if name and (value_at is None or value_at >= len(piece)):
             pending = name  # the value is the next piece (``Authorization: Bearer X``)
             continue
@@ -272,11 +296,19 @@ def secret_argument(arg: str) -> str | None:
 
 
 def _blank(text: str, found: list[_Found]) -> str:
-    for item in reversed(found):  # from the end, so earlier offsets stay right
-        already = item.start > 0 and text[item.start - 1 : item.end + 1] == REDACTED
-        if item.end > item.start and not already:
-            # (a value already redacted, read as the piece inside its brackets, stays as is)
-            text = text[: item.start] + REDACTED + text[item.end :]
+    """`text` with each value of `found` replaced by `REDACTED`; overlapping values merged."""
+    spans: list[list[int]] = []
+    for item in sorted(found, key=lambda f: f.start):
+        if item.end <= item.start:
+            continue
+        if spans and item.start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], item.end)
+        else:
+            spans.append([item.start, item.end])
+    for start, end in reversed(spans):  # from the end, so earlier offsets stay right
+        # (a value already redacted, read as the piece inside its brackets, stays as is)
+        if not (start > 0 and text[start - 1 : end + 1] == REDACTED):
+            text = text[:start] + REDACTED + text[end:]
     return text
 
 
@@ -300,13 +332,11 @@ def redact_command(argv: Sequence[str]) -> list[str]:
     out: list[str] = []
     pending = False
     for arg in argv:
-        if pending:
-            out.append(REDACTED)
-            pending = False
-            continue
         found = _scan(arg, word=True)
+        # A value is redacted whole; one that is itself a secret's name (``Bearer --api-key
+        # X``: ``--api-key`` is Bearer's value) still makes the next word a value.
+        out.append(REDACTED if pending else KEY_SHAPE.sub(REDACTED, _blank(arg, found)))
         pending = bool(found) and found[-1].start == found[-1].end == len(arg)
-        out.append(KEY_SHAPE.sub(REDACTED, _blank(arg, found)))
     return out
 
 

@@ -13,7 +13,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from tests.models.test_served import _command, _lmmprobe, _one_line_error
 
@@ -109,13 +109,24 @@ VALUES = st.text(min_size=1).filter(lambda s: not s.startswith("-") and "=" not 
     st.lists(st.sampled_from(["--api-key", "-k", "--x", "--auth=", "HF_TOKEN=", "v", "--port"])),
     VALUES,
 )
+# Found by this test once quotes were looked through (issue 34, re-test 2 #5): a value holding
+# quotes was redacted only in part (``--auth='`` + value) or not at all (``--auth=''``).
+@example(["--auth=", "--api-key"], "'")
+@example(["--auth=", "--auth="], '"')
+@example(["HF_TOKEN="], "x'y'z")
+@example(["--auth="], "\\'")
+@example(["--api-key"], "BEARER")  # a value that is itself a secret's name
+@example(["--x", "--api-key"], "BEARER")  # ``Bearer --api-key X``: X is a value too
 def test_redaction_leaves_no_value_after_a_secret_flag(flags: list[str], value: str) -> None:
     argv: list[str] = []
+    flag_at: list[int] = []  # where each flag (not a value) stands in argv
     for flag in flags:
+        flag_at.append(len(argv))
         argv += [flag + value] if flag.endswith("=") else [flag, value]
     out = redact_command(argv)
     assert len(out) == len(argv)
-    for i, arg in enumerate(argv):
+    for i in flag_at:
+        arg = argv[i]
         name = secret_argument(arg)
         if name is not None and arg == name:
             assert out[i + 1] == REDACTED  # the value that follows
