@@ -58,20 +58,33 @@ _SHORT_SECRET_FLAGS = frozenset({"k"})  # curl's and others' -k KEY (or -K); -kK
 # read again as pieces between whitespace (any Unicode whitespace: a no-break space is not a
 # shell separator, but some tools split on it) and shell punctuation.
 _PIECE = re.compile(r"""[^\s;&|()<>{}\[\]`'",]+""")
-_DASHES = str.maketrans(
-    dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-")
+_DASH_CHARS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
+_LONG_DASHES = "\u2013\u2014\u2015"  # an en or em dash is what ``--`` becomes when typeset
+_FLAG_NAME = re.compile(r"([^=:]*)([=:]?)")  # after a flag's dashes
+# Letters of other scripts drawn like Latin ones (a subset of Unicode's confusables, those of
+# Cyrillic and Greek, which NFKC leaves alone): ``--api-kеy`` with a Cyrillic е is --api-key.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјԁһкԛѕԝӏвмнтАВЕКМНОРСТХІЈЅУαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧıɑ",
+    "aeopcyxijdhkqswlbmhtABEKMHOPCTXIJSYabeiknoptuxABEZHIKMNOPTYXia",
 )
-_FLAG = re.compile(r"(--?)([^=:]*)([=:]?)")  # on the piece with its dashes made ASCII
 # NAME of NAME=value or NAME: value (any script); a dash too: a header (``X-Api-Key: v``)
 _IDENTIFIER = re.compile(r"[^\W\d][\w-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@")
+# A password in a URL, with its scheme (``https://user:pass@host``) or without one where a host
+# with a port or a path follows (``user:pass@host:8000/v1``, as a base URL after ``@``).
+_URL_CREDENTIALS = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
+    r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
+)
 _BEARER = "bearer"
 
 
 def _words(name: str) -> list[str]:
     """The words of a name, lower case; trailing numbers dropped (``--api-key-1``)."""
-    name = _CAMEL.sub("-", unicodedata.normalize("NFKC", name))
+    # Invisible format characters (a zero-width space) dropped, look-alike letters folded.
+    name = "".join(c for c in name if unicodedata.category(c) != "Cf")
+    name = unicodedata.normalize("NFKC", name).translate(_CONFUSABLES)
+    name = _CAMEL.sub("-", name)
     words = [w for w in re.split(r"[\W_]+", name.lower()) if w]
     while words and words[-1].isdigit():
         words.pop()
@@ -120,17 +133,17 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
 
     ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``.
     """
-    ascii_dashes = piece.translate(_DASHES)
-    flag = _FLAG.match(ascii_dashes)
-    if flag is not None:
-        dashes, name, sep = flag.groups()
-        if len(dashes) == 1:
-            if name[:1].lower() not in _SHORT_SECRET_FLAGS:
+    lead = len(piece) - len(piece.lstrip(_DASH_CHARS))  # a flag's dashes, of any kind
+    if lead:
+        match = _FLAG_NAME.match(piece, lead)
+        name, sep = match.groups() if match else ("", "")
+        if lead == 1 and piece[0] not in _LONG_DASHES:
+            if name[:1].translate(_CONFUSABLES).lower() not in _SHORT_SECRET_FLAGS:
                 return None
             return piece[:2], (2 if len(piece) > 2 else None)
         if not _secret_flag(name):
             return None
-        cut = len(dashes) + len(name)
+        cut = lead + len(name)
         return piece[:cut], (cut + 1 if sep else None)
     name, sep, _ = piece.partition("=") if "=" in piece else piece.partition(":")
     if (
@@ -265,7 +278,8 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
             pending = None
             continue
         for url in _URL_CREDENTIALS.finditer(piece):
-            found.append(_Found("a password in a URL", at + url.start(1), at + url.end(1)))
+            group = 1 if url.group(1) is not None else 2
+            found.append(_Found("a password in a URL", at + url.start(group), at + url.end(group)))
         if not name or value_at is None:
             continue
         found.append(_Found(name, at + value_at, match.end()))

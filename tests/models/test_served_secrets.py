@@ -249,6 +249,45 @@ def test_a_json_quoted_key_is_refused_and_nothing_recorded(tmp_path: Path) -> No
     _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
 
 
+# Look-alike spellings of a secret flag and a URL's password without its scheme passed.
+LOOK_ALIKES = [
+    (f"--api-k\u0435y {SECRET}", "--api-k\u0435y"),  # a Cyrillic е
+    (f"--\u0430pi-key={SECRET}", "--\u0430pi-key"),  # a Cyrillic а
+    (f"--api-\u03baey {SECRET}", "--api-\u03baey"),  # a Greek κ
+    (f"\u2014api-key {SECRET}", "\u2014api-key"),  # an em dash for "--"
+    (f"\u2013hf-token {SECRET}", "\u2013hf-token"),  # an en dash
+    (f"--api\u200b-key {SECRET}", "--api\u200b-key"),  # a zero-width space
+    (f"--url user:{SECRET}@host:8000/v1", "a password in a URL"),
+]
+
+
+@pytest.mark.parametrize(("text", "name"), LOOK_ALIKES)
+def test_look_alike_spellings_are_refused_and_redacted(text: str, name: str) -> None:
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": text})
+    assert f"args= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    assert SECRET not in " ".join(redact_command(shlex.split(text)))
+    assert SECRET not in redact_text(text)
+    assert SECRET not in redact_spec(f"vllm:some/model,args={text}")
+
+
+def test_a_look_alike_flag_is_refused_through_the_console_script(tmp_path: Path) -> None:
+    spec = f"vllm:some/model,command={_command()},args=\u2014api-k\u0435y {SECRET}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "args= cannot pass \u2014api-k\u0435y:" in _one_line_error(proc)
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+def test_a_url_password_without_a_scheme_is_not_recorded() -> None:
+    spec = f"openai:m@user:{SECRET}@host:8000/v1"
+    assert redact_spec(spec) == f"openai:m@user:{REDACTED}@host:8000/v1"
+    # Nor are a model named like a URL's user and host without a password, or a git address.
+    for plain in ["openai:m@http://127.0.0.1:9/v1", "git@github.com:org/repo"]:
+        assert redact_spec(plain) == plain
+
+
 @pytest.mark.parametrize(
     ("option", "text"),
     [
@@ -301,6 +340,12 @@ TEMPLATES = [
     "vllm serve --headers 'Authorization: Bearer {}'", "vllm serve --x https://me:{}@host/",
     "vllm serve --api-key\u00a0{}", "vllm serve --api-key\u2003{} --port 1",
     "bash -c 'PGPASSWORD={}\tvllm serve'", "vllm serve --hf-tok {}", "GITHUB_PAT={} vllm",
+    # quoted names (issue 34, re-test 2 #5) and look-alike spellings
+    "vllm serve --kv-transfer-config '{{\"api_key\": \"{}\"}}'",
+    "python -c \"import os; os.environ['VLLM_API_KEY']='{}'\"", "vllm serve --a'pi-key' {}",
+    "bash -c 'printf -v VLLM_API_KEY {}; vllm serve'", "bash -c 'read K_TOKEN <<< {}; vllm'",
+    "vllm serve --api-k\u0435y {}", "vllm serve \u2014api-key {}", "vllm serve \u2013token={}",
+    "vllm serve --url me:{}@host:8000/v1", "vllm serve --api-key 'x {} y'",
 ]  # fmt: skip
 
 
