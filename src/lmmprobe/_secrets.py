@@ -131,8 +131,21 @@ class _Found(NamedTuple):
 def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     """The name a piece gives a secret and where in it the value starts (None: the next piece).
 
-    ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``.
+    ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``;
+    also as the value of an option (``note=--api-key``, ``--extra=--token=X``: one level).
     """
+    found = _piece_secret_alone(piece)
+    eq = piece.find("=")
+    if found is None and eq > 0 and piece[eq + 1 : eq + 2] and piece[eq + 1] in _DASH_CHARS:
+        inner = _piece_secret_alone(piece[eq + 1 :])
+        if inner is not None:
+            name, value_at = inner
+            return name, (None if value_at is None else eq + 1 + value_at)
+    return found
+
+
+def _piece_secret_alone(piece: str) -> tuple[str, int | None] | None:
+    """`_piece_secret` of a piece that is a flag, an assignment or ``Bearer`` itself."""
     lead = len(piece) - len(piece.lstrip(_DASH_CHARS))  # a flag's dashes, of any kind
     if lead:
         match = _FLAG_NAME.match(piece, lead)
