@@ -58,19 +58,33 @@ _SHORT_SECRET_FLAGS = frozenset({"k"})  # curl's and others' -k KEY (or -K); -kK
 # read again as pieces between whitespace (any Unicode whitespace: a no-break space is not a
 # shell separator, but some tools split on it) and shell punctuation.
 _PIECE = re.compile(r"""[^\s;&|()<>{}\[\]`'",]+""")
-_DASHES = str.maketrans(
-    dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-")
+_DASH_CHARS = "-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
+_LONG_DASHES = "\u2013\u2014\u2015"  # an en or em dash is what ``--`` becomes when typeset
+_FLAG_NAME = re.compile(r"([^=:]*)([=:]?)")  # after a flag's dashes
+# Letters of other scripts drawn like Latin ones (a subset of Unicode's confusables, those of
+# Cyrillic and Greek, which NFKC leaves alone): ``--api-kеy`` with a Cyrillic е is --api-key.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјԁһкԛѕԝӏвмнтАВЕКМНОРСТХІЈЅУαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧıɑ",
+    "aeopcyxijdhkqswlbmhtABEKMHOPCTXIJSYabeiknoptuxABEZHIKMNOPTYXia",
 )
-_FLAG = re.compile(r"(--?)([^=:]*)([=:]?)")  # on the piece with its dashes made ASCII
-_IDENTIFIER = re.compile(r"[^\W\d]\w*")  # NAME of NAME=value or NAME: value (any script)
+# NAME of NAME=value or NAME: value (any script); a dash too: a header (``X-Api-Key: v``)
+_IDENTIFIER = re.compile(r"[^\W\d][\w-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_URL_CREDENTIALS = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@")
+# A password in a URL, with its scheme (``https://user:pass@host``) or without one where a host
+# with a port or a path follows (``user:pass@host:8000/v1``, as a base URL after ``@``).
+_URL_CREDENTIALS = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
+    r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
+)
 _BEARER = "bearer"
 
 
 def _words(name: str) -> list[str]:
     """The words of a name, lower case; trailing numbers dropped (``--api-key-1``)."""
-    name = _CAMEL.sub("-", unicodedata.normalize("NFKC", name))
+    # Invisible format characters (a zero-width space) dropped, look-alike letters folded.
+    name = "".join(c for c in name if unicodedata.category(c) != "Cf")
+    name = unicodedata.normalize("NFKC", name).translate(_CONFUSABLES)
+    name = _CAMEL.sub("-", name)
     words = [w for w in re.split(r"[\W_]+", name.lower()) if w]
     while words and words[-1].isdigit():
         words.pop()
@@ -110,24 +124,39 @@ class _Found(NamedTuple):
     end: int
     """Where the value ends; equal to `start` at the end of the text when the value is the
     next word (``--api-key`` last)."""
+    rest: bool = False
+    """The value is all the rest of the word (``--auth='x'``), its quotes included."""
 
 
 def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     """The name a piece gives a secret and where in it the value starts (None: the next piece).
 
-    ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``.
+    ``--api-key``, ``--api-key=X``, ``-kX``, ``HF_TOKEN=X``, ``Authorization:``, ``Bearer``;
+    also as the value of an option (``note=--api-key``, ``--extra=--token=X``: one level).
     """
-    ascii_dashes = piece.translate(_DASHES)
-    flag = _FLAG.match(ascii_dashes)
-    if flag is not None:
-        dashes, name, sep = flag.groups()
-        if len(dashes) == 1:
-            if name[:1].lower() not in _SHORT_SECRET_FLAGS:
+    found = _piece_secret_alone(piece)
+    eq = piece.find("=")
+    if found is None and eq > 0 and piece[eq + 1 : eq + 2] and piece[eq + 1] in _DASH_CHARS:
+        inner = _piece_secret_alone(piece[eq + 1 :])
+        if inner is not None:
+            name, value_at = inner
+            return name, (None if value_at is None else eq + 1 + value_at)
+    return found
+
+
+def _piece_secret_alone(piece: str) -> tuple[str, int | None] | None:
+    """`_piece_secret` of a piece that is a flag, an assignment or ``Bearer`` itself."""
+    lead = len(piece) - len(piece.lstrip(_DASH_CHARS))  # a flag's dashes, of any kind
+    if lead:
+        match = _FLAG_NAME.match(piece, lead)
+        name, sep = match.groups() if match else ("", "")
+        if lead == 1 and piece[0] not in _LONG_DASHES:
+            if name[:1].translate(_CONFUSABLES).lower() not in _SHORT_SECRET_FLAGS:
                 return None
             return piece[:2], (2 if len(piece) > 2 else None)
         if not _secret_flag(name):
             return None
-        cut = len(dashes) + len(name)
+        cut = lead + len(name)
         return piece[:cut], (cut + 1 if sep else None)
     name, sep, _ = piece.partition("=") if "=" in piece else piece.partition(":")
     if (
@@ -141,21 +170,119 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     return None
 
 
+# Quotes join what they touch into one shell word (``--a'pi-key'`` is ``--api-key``) and wrap
+# the names of JSON and Python key-value pairs (``{"api_key": "X"}``, ``os.environ['K']='X'``):
+# the text is judged with them (and a backslash escaping one) taken out.
+_QUOTE = re.compile(r"""\\?["']""")
+_COMMAND_END = re.compile(r"[;&|\n]")
+# Between a name and the "=" or ":" giving it a value, besides spaces: ``['K']='X'``, ``(K)``.
+_CLOSING = frozenset(" \t])")
+
+
+def _unquoted(text: str) -> tuple[str, list[int]]:
+    """`text` without its quotes, and where each of its characters (and its end) stood."""
+    plain: list[str] = []
+    where: list[int] = []
+    last = 0
+    for quote in _QUOTE.finditer(text):
+        plain.append(text[last : quote.start()])
+        where.extend(range(last, quote.start()))
+        last = quote.end()
+    plain.append(text[last:])
+    where.extend(range(last, len(text) + 1))
+    return "".join(plain), where
+
+
 def _scan(text: str, *, word: bool) -> list[_Found]:
     """Every secret in `text`, in order: the one decision behind refusing and redacting.
 
     `word`: `text` is one word of a command line, so a flag or assignment that begins it
-    (``--api-key=a b``) owns the whole rest of it as its value.
+    (``--api-key=a b``) owns the whole rest of it as its value. Quotes are looked through
+    (`_unquoted`); what is found is placed in `text` itself (`_placed`).
+    """
+    plain, where = _unquoted(text)
+    found = [_placed(text, where, item) for item in _scan_plain(plain, word=word)]
+    if found and found[0].rest and found[0].end > found[0].start:
+        return found[:1]  # ``--auth=''``: the quotes are its value, not the next word
+    return found
+
+
+def _placed(text: str, where: list[int], item: _Found) -> _Found:
+    """`item`, found in `text` without its quotes, placed in `text` over its whole value.
+
+    The quotes inside the value are covered, and up to the quote closing it where one opens it.
+    """
+    if item.rest:
+        # All the rest of the word from just after its "=" (or ``-k``): quotes at either end
+        # included (``--auth='`` + ``x'y'``, ``HF_TOKEN=''``).
+        return _Found(item.name, where[item.start - 1] + 1, len(text), rest=True)
+    if item.end == item.start:
+        return _Found(item.name, where[item.start], where[item.start])
+    start, end = where[item.start], where[item.end - 1] + 1
+    quote = text[start - 1] if start > 0 else ""
+    if quote in ("'", '"'):
+        # ``--api-key 'a b'``: the value runs to its closing quote, spaces and all (to the end
+        # of the text if none closes it); one find from `start`, so linear in all.
+        close = text.find(quote, start)
+        end = max(end, close if close >= 0 else len(text))
+    return _Found(item.name, start, end)
+
+
+def _bare_name(piece: str) -> bool:
+    """Whether `piece` is a name alone that says secret (``VLLM_API_KEY``, ``api_key``)."""
+    normal = unicodedata.normalize("NFKC", piece)
+    return bool(_IDENTIFIER.fullmatch(normal)) and _secret_variable(piece)
+
+
+def _scan_plain(text: str, *, word: bool) -> list[_Found]:
+    """`_scan` of a text without quotes.
+
+    Besides the pieces `_piece_secret` names: a name alone followed by ``=`` or ``:``
+    (``os.environ[K] = X``, ``{api_key : X}``); and the shell's two builtins that assign a
+    variable by its name, ``printf -v NAME ...`` (the rest of its command is the value) and
+    ``read NAME <<< X``.
     """
     found: list[_Found] = []
     pending: str | None = None
+    bare: str | None = None  # a secret name alone, last piece: a "=" or ":" may follow it
+    previous = ""
+    builtin = ""  # "printf" or "read" while in such a command
+    reading: str | None = None  # the secret name `read` assigns, until its command ends
+    end = 0
     for match in _PIECE.finditer(text):
         piece, at = match.group(), match.start()
-        name, value_at = _piece_secret(piece) or ("", -1)
-        if name and value_at is not None and word and at == 0 and value_at < len(text):
-            # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value.
-            found.append(_Found(name, value_at, len(text)))
-            break
+        gap = text[end:at]
+        end = match.end()
+        if _COMMAND_END.search(gap):
+            builtin, reading = "", None
+        elif reading is not None and "<<<" in gap:
+            found.append(_Found(reading, at, match.end()))
+            builtin, reading = "", None
+            continue
+        if bare is not None and set(gap) <= _CLOSING and piece[:1] in ("=", ":"):
+            name, value_at = bare, (1 if len(piece) > 1 else None)
+        else:
+            name, value_at = _piece_secret(piece) or ("", -1)
+        bare = None
+        if not name and _bare_name(piece):
+            bare = piece
+            if builtin == "printf" and previous == "-v":
+                # printf -v NAME FORMAT ARGS...: the rest of the command makes the value.
+                stop = _COMMAND_END.search(text, match.end())
+                rest = text[match.end() : stop.start() if stop else len(text)]
+                start = match.end() + len(rest) - len(rest.lstrip())
+                found.append(_Found(piece, start, match.end() + len(rest.rstrip())))
+            elif builtin == "read" and reading is None:
+                reading = piece
+        elif piece in ("printf", "read") and not builtin:
+            builtin = piece
+        previous = piece
+        if name and value_at is not None and word and at == 0:
+            # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value; if
+            # nothing is left of it (``--auth=``), the next word is (`_scan` decides which).
+            found.append(_Found(name, value_at, len(text), rest=True))
+            if value_at < len(text):
+                break
         if name and (value_at is None or value_at >= len(piece)):
             pending = name  # the value is the next piece (``Authorization: Bearer X``)
             continue
@@ -164,7 +291,8 @@ def _scan(text: str, *, word: bool) -> list[_Found]:
             pending = None
             continue
         for url in _URL_CREDENTIALS.finditer(piece):
-            found.append(_Found("a password in a URL", at + url.start(1), at + url.end(1)))
+            group = 1 if url.group(1) is not None else 2
+            found.append(_Found("a password in a URL", at + url.start(group), at + url.end(group)))
         if not name or value_at is None:
             continue
         found.append(_Found(name, at + value_at, match.end()))
@@ -195,11 +323,19 @@ def secret_argument(arg: str) -> str | None:
 
 
 def _blank(text: str, found: list[_Found]) -> str:
-    for item in reversed(found):  # from the end, so earlier offsets stay right
-        already = item.start > 0 and text[item.start - 1 : item.end + 1] == REDACTED
-        if item.end > item.start and not already:
-            # (a value already redacted, read as the piece inside its brackets, stays as is)
-            text = text[: item.start] + REDACTED + text[item.end :]
+    """`text` with each value of `found` replaced by `REDACTED`; overlapping values merged."""
+    spans: list[list[int]] = []
+    for item in sorted(found, key=lambda f: f.start):
+        if item.end <= item.start:
+            continue
+        if spans and item.start <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], item.end)
+        else:
+            spans.append([item.start, item.end])
+    for start, end in reversed(spans):  # from the end, so earlier offsets stay right
+        # (a value already redacted, read as the piece inside its brackets, stays as is)
+        if not (start > 0 and text[start - 1 : end + 1] == REDACTED):
+            text = text[:start] + REDACTED + text[end:]
     return text
 
 
@@ -223,13 +359,11 @@ def redact_command(argv: Sequence[str]) -> list[str]:
     out: list[str] = []
     pending = False
     for arg in argv:
-        if pending:
-            out.append(REDACTED)
-            pending = False
-            continue
         found = _scan(arg, word=True)
+        # A value is redacted whole; one that is itself a secret's name (``Bearer --api-key
+        # X``: ``--api-key`` is Bearer's value) still makes the next word a value.
+        out.append(REDACTED if pending else KEY_SHAPE.sub(REDACTED, _blank(arg, found)))
         pending = bool(found) and found[-1].start == found[-1].end == len(arg)
-        out.append(KEY_SHAPE.sub(REDACTED, _blank(arg, found)))
     return out
 
 

@@ -121,3 +121,31 @@ def test_safe_name():
     assert len(names) == 6
     for n in names:
         assert n.replace("-", "").isalnum() and len(n) <= 49
+
+
+def test_report_files_hold_no_secret_of_a_spec(hostile_campaign, tmp_path):
+    # Issue 34: report.json and report.md wrote the model and orchestrator specs as given.
+    from lmmprobe.apex import write_report
+
+    secret = "hunter2-s3cr3t-9"
+    spec = f"openai:m@http://user:{secret}@127.0.0.1:1/v1,note=--api-key {secret}"
+    report = Report.model_validate_json(hostile_campaign.report_json.read_text())
+    report.models = ["random", spec]
+    report.orchestrator = f"llm:openai:o@https://u:{secret}@h/v1"
+    report.experiments[0].results.models[0].model = spec
+    report.transcript[0].content = json.dumps({"models": [spec]})
+    report.metadata["models"] = [spec]
+    j, md = write_report(report, tmp_path / "again")
+    for path in (j, md):
+        assert secret not in path.read_text(encoding="utf-8"), path
+    saved = json.loads(j.read_text())
+    assert (
+        saved["models"][1]
+        == "openai:m@http://user:[redacted]@127.0.0.1:1/v1,note=--api-key [redacted]"
+    )
+    assert (
+        saved["experiments"][0]["results"]["models"][0]["accuracy"]
+        == json.loads(hostile_campaign.report_json.read_text())["experiments"][0]["results"][
+            "models"
+        ][0]["accuracy"]
+    )

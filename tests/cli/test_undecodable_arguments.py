@@ -156,3 +156,35 @@ def test_existing_data_whose_name_is_not_utf8_runs_and_reports(tmp_path: Path) -
         assert report.returncode == 0, (fmt, report.stderr)
     doc = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert doc["runs"][0]["data"] == str(data)
+
+
+@pytest.mark.parametrize("where", ["--out", "store"])
+def test_an_existing_results_folder_whose_name_is_not_utf8_is_named_in_one_line(
+    tmp_path: Path, where: str
+) -> None:
+    # Issue 34: an existing folder passed the argument check, then the run failed with a bare
+    # "'utf-8' codec can't encode character '\udcff'" naming nothing.
+    data = _rows(tmp_path / "rows.jsonl")
+    folder = tmp_path / ("runs" + XFF)
+    folder.mkdir()
+    db = folder / "db" if where == "store" else tmp_path / "db"
+    if where == "store":  # the store exists there; results go beside it by default
+        assert (
+            lmmprobe("run", "-m", "random", "--data", data, "--db", tmp_path / "p.db").returncode
+            == 0
+        )
+        (tmp_path / "p.db").rename(db)
+        out: tuple[str | Path, ...] = ()
+    else:
+        out = ("--out", folder)
+    proc = lmmprobe("run", "-m", "random", "--data", data, "--db", db, *out)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    shown = f"{tmp_path}/runs\\xff"
+    assert proc.stderr.strip().splitlines() == [
+        f"error: the results folder '{shown}' has a name that is not UTF-8, which the store "
+        "cannot record; give --out (or the store's folder) a UTF-8 name"
+    ]
+    with sqlite3.connect(db) as conn:  # no run recorded
+        assert conn.execute("SELECT count(*) FROM runs").fetchone()[0] == (
+            1 if where == "store" else 0
+        )

@@ -173,3 +173,17 @@ def test_pair_key_is_exact_and_takes_any_text() -> None:
     assert pair_key("a", "b") != pair_key("b", "a") != pair_key("a ", "b")
     assert pair_key("a", "b") != pair_key("", "ab")  # the two texts stay apart
     assert len(pair_key("\ud800 \x00 é", "")) == 64  # a lone surrogate from a model's output
+
+
+def test_a_scorer_naming_a_secret_is_stored_redacted_and_read_back(tmp_path: Path) -> None:
+    # Issue 34: the scorer (the model computing a score, as its spec) was stored as given.
+    secret = "hunter2-s3cr3t-9"
+    scorer = f"openai:e@http://user:{secret}@127.0.0.1:1/v1,note=--api-key {secret}"
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        AnswerScores(store).put_answer_scores("m", 1, scorer, {"k": 0.5})
+        assert AnswerScores(store).get_answer_scores("m", 1, scorer, ["k"]) == {"k": 0.5}
+    assert secret.encode() not in db.read_bytes()
+    with sqlite3.connect(db) as conn:
+        (stored,) = conn.execute("SELECT scorer FROM answer_scores").fetchone()
+    assert stored == "openai:e@http://user:[redacted]@127.0.0.1:1/v1,note=--api-key [redacted]"

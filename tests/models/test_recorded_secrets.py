@@ -92,3 +92,28 @@ def test_prompts_are_not_redacted_and_redaction_is_stable() -> None:
     once = redact_spec(f"vllm:m,args=--token {PASSWORD} HF_TOKEN={PASSWORD}")
     assert PASSWORD not in once
     assert redact_spec(once) == once
+
+
+def test_the_terminal_shows_a_secret_bearing_spec_redacted(tmp_path: Path) -> None:
+    # Issue 34: the files were redacted, but the terminal echoed the spec as typed (the dry
+    # run's lines, the run table's legend, compare's error naming the model).
+    db = tmp_path / "db"
+    with FakeOpenAIServer() as server:
+        url = server.base_url.replace("://", f"://user:{PASSWORD}@", 1)
+        model = f"openai:fake-vlm@{url}"
+        shown = model.replace(PASSWORD, REDACTED)
+        common = ("-d", "demo,n=4", "--db", db)
+        dry = lmmprobe("run", "-m", model, *common, "--out", tmp_path / "d", "--dry-run")
+        assert f"{shown}: 4 request(s) to send of 4" in dry.stdout, dry.stdout + dry.stderr
+        ran = lmmprobe("run", "-m", model, *common, "--out", tmp_path / "o")
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert f"= {shown}" in ran.stdout
+        outputs = [dry, ran]
+        for args in (("runs",), ("show", "latest"), ("score", "latest"),
+                     ("compare", "latest", "-m", model, "-m", "first")):  # fmt: skip
+            outputs.append(lmmprobe(*args, "--db", db))
+    for proc in outputs:
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.args
+        assert "Traceback" not in proc.stderr, proc.stderr
+    # compare finds the model by the spec as typed (the store holds it redacted).
+    assert "has no scores for model 'openai:fake-vlm" not in outputs[-1].stderr

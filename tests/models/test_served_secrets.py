@@ -13,10 +13,11 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from tests.models.test_served import _command, _lmmprobe, _one_line_error
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.models._local_server import LocalServer, free_port
 from lmmprobe.models.api_keys import REDACTED, redact_command, redact_text, secret_argument
 from lmmprobe.models.served import SERVERS, parse_options
@@ -108,13 +109,24 @@ VALUES = st.text(min_size=1).filter(lambda s: not s.startswith("-") and "=" not 
     st.lists(st.sampled_from(["--api-key", "-k", "--x", "--auth=", "HF_TOKEN=", "v", "--port"])),
     VALUES,
 )
+# Found by this test once quotes were looked through (issue 34, re-test 2 #5): a value holding
+# quotes was redacted only in part (``--auth='`` + value) or not at all (``--auth=''``).
+@example(["--auth=", "--api-key"], "'")
+@example(["--auth=", "--auth="], '"')
+@example(["HF_TOKEN="], "x'y'z")
+@example(["--auth="], "\\'")
+@example(["--api-key"], "BEARER")  # a value that is itself a secret's name
+@example(["--x", "--api-key"], "BEARER")  # ``Bearer --api-key X``: X is a value too
 def test_redaction_leaves_no_value_after_a_secret_flag(flags: list[str], value: str) -> None:
     argv: list[str] = []
+    flag_at: list[int] = []  # where each flag (not a value) stands in argv
     for flag in flags:
+        flag_at.append(len(argv))
         argv += [flag + value] if flag.endswith("=") else [flag, value]
     out = redact_command(argv)
     assert len(out) == len(argv)
-    for i, arg in enumerate(argv):
+    for i in flag_at:
+        arg = argv[i]
         name = secret_argument(arg)
         if name is not None and arg == name:
             assert out[i + 1] == REDACTED  # the value that follows
@@ -181,6 +193,117 @@ def test_a_snippet_with_a_key_is_refused_and_nothing_recorded(tmp_path: Path) ->
     _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
 
 
+# Re-test 2 of issue 34 (finding 5): a name in quotes was split from its value by them; each
+# was accepted and the key reached results.json, results.md, the server's log and the store.
+QUOTED = [
+    ("args", f"""--kv-transfer-config '{{"api_key":"{SECRET}"}}'""", "api_key"),
+    ("args", f"""--kv-transfer-config '{{"api_key": "{SECRET}"}}'""", "api_key"),
+    ("args", f"""--hf-overrides '{{"hf_token": "{SECRET}"}}'""", "hf_token"),
+    ("args", f"""--headers '{{"X-Api-Key" : "{SECRET}"}}'""", "X-Api-Key"),
+    ("command", f"""bash -c "vllm serve --a'pi-key' {SECRET}\"""", "--api-key"),
+    ("command", f"""bash -c "vllm serve --ap''i-key {SECRET}\"""", "--api-key"),
+    (
+        "command",
+        f"""python -c "import os; os.environ['VLLM_API_KEY']='{SECRET}'; import runpy\"""",
+        "VLLM_API_KEY",
+    ),
+    (
+        "command",
+        f"""python -c "import os; os.environ[\\"VLLM_API_KEY\\"] = '{SECRET}'\"""",
+        "VLLM_API_KEY",
+    ),
+    (
+        "command",
+        f"""python -c "import os; os.environ.update({{'VLLM_API_KEY': '{SECRET}'}})\"""",
+        "VLLM_API_KEY",
+    ),
+    ("command", f"bash -c 'printf -v VLLM_API_KEY {SECRET}; vllm serve'", "VLLM_API_KEY"),
+    ("command", f"bash -c 'printf -v VLLM_API_KEY %s {SECRET}; vllm serve'", "VLLM_API_KEY"),
+    ("command", f"bash -c 'read -r VLLM_API_KEY <<< {SECRET}; vllm serve'", "VLLM_API_KEY"),
+]
+
+
+@pytest.mark.parametrize(("option", "text", "name"), QUOTED)
+def test_a_secret_whose_name_is_quoted_is_refused_and_redacted(
+    option: str, text: str, name: str
+) -> None:
+    options = {"command": "true", "args": text} if option == "args" else {"command": text}
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", options)
+    assert f"{option}= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    # Redacted too, should one ever reach a writer.
+    assert SECRET not in " ".join(redact_command(shlex.split(text)))
+    assert SECRET not in redact_text(text)
+    assert SECRET not in redact_spec(f"vllm:some/model,{option}={text}")
+
+
+def test_a_json_quoted_key_is_refused_and_nothing_recorded(tmp_path: Path) -> None:
+    # The re-test's t_sec_e2e.sh: the key reached four files.
+    args = f"""--kv-transfer-config '{{"api_key":"{SECRET}"}}'"""
+    spec = f"vllm:some/model,command={_command()},args={args}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "args= cannot pass api_key:" in _one_line_error(proc)
+    assert not (tmp_path / "o").exists()
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+# Look-alike spellings of a secret flag and a URL's password without its scheme passed.
+LOOK_ALIKES = [
+    (f"--api-k\u0435y {SECRET}", "--api-k\u0435y"),  # a Cyrillic е
+    (f"--\u0430pi-key={SECRET}", "--\u0430pi-key"),  # a Cyrillic а
+    (f"--api-\u03baey {SECRET}", "--api-\u03baey"),  # a Greek κ
+    (f"\u2014api-key {SECRET}", "\u2014api-key"),  # an em dash for "--"
+    (f"\u2013hf-token {SECRET}", "\u2013hf-token"),  # an en dash
+    (f"--api\u200b-key {SECRET}", "--api\u200b-key"),  # a zero-width space
+    (f"--url user:{SECRET}@host:8000/v1", "a password in a URL"),
+]
+
+
+@pytest.mark.parametrize(("text", "name"), LOOK_ALIKES)
+def test_look_alike_spellings_are_refused_and_redacted(text: str, name: str) -> None:
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": text})
+    assert f"args= cannot pass {name}:" in str(refused.value)
+    assert SECRET not in str(refused.value)
+    assert SECRET not in " ".join(redact_command(shlex.split(text)))
+    assert SECRET not in redact_text(text)
+    assert SECRET not in redact_spec(f"vllm:some/model,args={text}")
+
+
+def test_a_look_alike_flag_is_refused_through_the_console_script(tmp_path: Path) -> None:
+    spec = f"vllm:some/model,command={_command()},args=\u2014api-k\u0435y {SECRET}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "args= cannot pass \u2014api-k\u0435y:" in _one_line_error(proc)
+    _nothing_recorded(tmp_path, proc.stdout + proc.stderr)
+
+
+def test_a_url_password_without_a_scheme_is_not_recorded() -> None:
+    spec = f"openai:m@user:{SECRET}@host:8000/v1"
+    assert redact_spec(spec) == f"openai:m@user:{REDACTED}@host:8000/v1"
+    # Nor are a model named like a URL's user and host without a password, or a git address.
+    for plain in ["openai:m@http://127.0.0.1:9/v1", "git@github.com:org/repo"]:
+        assert redact_spec(plain) == plain
+
+
+@pytest.mark.parametrize(
+    ("option", "text"),
+    [
+        ("args", """--hf-overrides '{"max_tokens": 5, "architectures": ["X"]}'"""),
+        ("args", "--served-model-name api-key-model"),
+        ("args", """--override-generation-config '{"top_k": 5, "max_new_tokens": 9}'"""),
+        ("command", "bash -c 'read -r HF_TOKEN < /run/hf_token; export HF_TOKEN; vllm serve'"),
+        ("command", "bash -c 'printf -v port %s 8000; vllm serve --port $port'"),
+        ("command", "bash -c 'export VLLM_API_KEY; curl -v API_KEY_DOCS; vllm serve'"),
+    ],
+)
+def test_quoted_look_alikes_still_pass(option: str, text: str) -> None:
+    options = {"command": "true", "args": text} if option == "args" else {"command": text}
+    parse_options(SERVERS["vllm"], "some/model", options)
+
+
 @pytest.mark.parametrize(
     "text",
     [f"--api-key\t{SECRET} 'x", f"--api-key  {SECRET} 'x", f'"--api-key {SECRET}'],
@@ -217,6 +340,12 @@ TEMPLATES = [
     "vllm serve --headers 'Authorization: Bearer {}'", "vllm serve --x https://me:{}@host/",
     "vllm serve --api-key\u00a0{}", "vllm serve --api-key\u2003{} --port 1",
     "bash -c 'PGPASSWORD={}\tvllm serve'", "vllm serve --hf-tok {}", "GITHUB_PAT={} vllm",
+    # quoted names (issue 34, re-test 2 #5) and look-alike spellings
+    "vllm serve --kv-transfer-config '{{\"api_key\": \"{}\"}}'",
+    "python -c \"import os; os.environ['VLLM_API_KEY']='{}'\"", "vllm serve --a'pi-key' {}",
+    "bash -c 'printf -v VLLM_API_KEY {}; vllm serve'", "bash -c 'read K_TOKEN <<< {}; vllm'",
+    "vllm serve --api-k\u0435y {}", "vllm serve \u2014api-key {}", "vllm serve \u2013token={}",
+    "vllm serve --url me:{}@host:8000/v1", "vllm serve --api-key 'x {} y'",
 ]  # fmt: skip
 
 

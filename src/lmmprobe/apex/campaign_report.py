@@ -22,6 +22,7 @@ from pathlib import Path
 from PIL import Image
 
 from lmmprobe._inert import inert
+from lmmprobe._secrets import redact_record, redact_spec, redact_text
 from lmmprobe.apex.experiment_data import ExperimentDataset
 from lmmprobe.apex.experiments import ExperimentRecord, Interval, Report
 from lmmprobe.apex.orchestrator_output import safe_name
@@ -225,8 +226,32 @@ def write_report(
         rec.dataset.thumbnails = write_thumbnails(rec, ds, out_dir)
     j = out_dir / REPORT_JSON
     md = out_dir / REPORT_MD
-    j.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    shown = _redacted(report)
+    j.write_text(shown.model_dump_json(indent=2), encoding="utf-8")
     # Shown in terminals (cat, less -R): control characters from the query and the orchestrator
     # are escaped.
-    md.write_text(inert(render_markdown(report)), encoding="utf-8")
+    md.write_text(inert(render_markdown(shown)), encoding="utf-8")
     return j, md
+
+
+def _redacted(report: Report) -> Report:
+    """A copy of `report` as it may be written: the secrets of every spec redacted.
+
+    The model and orchestrator specs (``vllm:m,args=--api-key X``), wherever they are named,
+    and the transcript and rejected outputs, which hold the specs the orchestrator was shown,
+    go through the one rule of `lmmprobe._secrets`; figures and the experiments are untouched.
+    """
+    shown = report.model_copy(deep=True)
+    shown.models = [redact_spec(m) for m in shown.models]
+    shown.orchestrator = redact_spec(shown.orchestrator)
+    shown.metadata = redact_record(shown.metadata)
+    for rec in shown.experiments:
+        for result in rec.results.models:
+            result.model = redact_spec(result.model)
+        for finding in rec.findings:
+            finding.model = None if finding.model is None else redact_spec(finding.model)
+    for entry in shown.transcript:
+        entry.content = redact_text(entry.content)
+    for rejection in shown.rejections:
+        rejection.output = redact_text(rejection.output)
+    return shown

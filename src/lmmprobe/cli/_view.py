@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
@@ -72,10 +73,10 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
     labels are stable for a given list of specs.
     """
     labels: dict[str, str] = {}
-    taken: set[str] = {s for s in specs if len(s) <= max_len}
+    taken: set[str] = {redact_spec(s) for s in specs if len(s) <= max_len}
     for spec in specs:
         if len(spec) <= max_len:
-            labels[spec] = spec
+            labels[spec] = redact_spec(spec)  # shown: its secrets redacted, as recorded
             continue
         base = _short(spec)
         if len(base) > max_len:
@@ -92,7 +93,11 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
 
 def legend(labels: dict[str, str]) -> list[str]:
     """``label = full spec`` for each shortened spec (empty when every spec is its own label)."""
-    return [f"  {label} = {spec}" for spec, label in labels.items() if label != spec]
+    return [
+        f"  {label} = {redact_spec(spec)}"  # the spec as recorded: its secrets redacted
+        for spec, label in labels.items()
+        if label != redact_spec(spec)
+    ]
 
 
 def _natural_width(console: Console, table: Table) -> int:

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._inert import inert
+from lmmprobe._secrets import redact_spec
 from lmmprobe.cli._common import (
     DbOption,
     DryRunOption,
@@ -626,7 +627,7 @@ def _dry_run(spec: RunSpec) -> None:
         _fail(exc)
     for p in planned:
         line = (
-            f"{p.spec}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
+            f"{redact_spec(p.spec)}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
             f"{p.stored} answered in the store"
         )
         if p.store_unchecked:

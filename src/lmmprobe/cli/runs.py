@@ -29,6 +29,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.cli._audit import audit_document, print_audit
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli._view import legend, model_labels
@@ -267,6 +268,7 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
     in_b = in_a if run_b == run_a else _scored_models(store, run_b)
 
     def need(model: str, run: str, have: list[str]) -> str:
+        model = redact_spec(model)  # the store records specs so (and a message shows them)
         if model not in have:
             fail(
                 f"run {run} has no scores for model {model!r}; it has: {', '.join(have) or 'none'}"

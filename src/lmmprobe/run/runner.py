@@ -46,6 +46,7 @@ from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.schema.record import ModelRecord, RunRecord
+from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store, StoreError
 
 if TYPE_CHECKING:
@@ -632,6 +633,7 @@ def execute_run(
                 "a served model (vllm:, sglang:) runs its server on this machine and is asked "
                 "from here: use --executor local (the default) with it"
             )
+        _check_results_folder(Path(spec.out) if spec.out else store.path.parent)
         if executor is None and spec.executor != "local":
             # Ray is joined (or started) now: a wrong address fails before the run is recorded.
             own_executor = executor = connect_ray_executor(spec)
@@ -693,3 +695,22 @@ def execute_run(
             own_executor.close()  # shuts down a Ray instance it started
         if own_store:
             store.close()
+
+
+def _check_results_folder(folder: Path) -> None:
+    """Refuse a results folder whose name is not UTF-8, before anything is started or recorded.
+
+    The store records where a run's results are as text, which such a name (bytes Python
+    reads as lone surrogates) cannot be; the folder would be named wrongly or not at all.
+
+    Raises:
+        ValueError: One line naming the folder, its bytes escaped (`shown_path`).
+
+    """
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"the results folder '{shown_path(folder)}' has a name that is not UTF-8, which the "
+            "store cannot record; give --out (or the store's folder) a UTF-8 name"
+        ) from None

@@ -15,6 +15,7 @@ import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.store.errors import StoreAccessError
 from lmmprobe.store.sqlite import Store
 
@@ -52,6 +53,7 @@ class AnswerScores:
 
         """
         out: dict[str, float] = {}
+        scorer = redact_spec(scorer)  # as `put_answer_scores` recorded it
         with self.store._faults("reading stored answer scores"):
             try:
                 for start in range(0, len(keys), _CHUNK):
@@ -80,6 +82,9 @@ class AnswerScores:
         """
         if not values:
             return
+        # The scorer names a model (a spec, a path): recorded with its secrets redacted, as
+        # every spec the store holds.
+        scorer = redact_spec(scorer)
         now = time.time()
         try:
             with self.store.transaction(doing="storing answer scores") as c:
