@@ -20,6 +20,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.console import lmmprobe
 
 from lmmprobe.report import rebuild_results
 from lmmprobe.schema import Sample, Score
@@ -34,8 +35,6 @@ from lmmprobe.store.layout import (
     metadata_whole,
 )
 from lmmprobe.store.sqlite import _score_values, score_from_row
-
-from tests.console import lmmprobe
 
 FIXTURE = Path(__file__).parent / "data" / "schema9"
 RUN = "20261129-143930-22af71"

@@ -15,10 +15,10 @@ from collections.abc import Callable
 
 __all__ = [
     "DDL",
-    "DDL_10",
     "DDL_5",
     "DDL_7",
     "DDL_9",
+    "DDL_10",
     "MIGRATIONS",
     "OUR_TABLES",
     "SCHEMA_VERSION",
