@@ -22,8 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.console import lmmprobe
 
+from lmmprobe.formulate import formulate
 from lmmprobe.report import rebuild_results
-from lmmprobe.schema import Sample, Score
+from lmmprobe.schema import Response, Sample, Score
 from lmmprobe.schema.rows import ABSENT
 from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store, StoreDamagedError
@@ -265,3 +266,17 @@ def test_the_split_reads_back_any_text_in_python_and_in_sql(
     ((got,),) = conn.execute(f"SELECT {WHOLE_METADATA} FROM scores s").fetchall()
     conn.close()
     assert got == w_text
+
+
+def test_metadata_json_cannot_hold_never_stops_the_answers_being_stored(tmp_path: Path) -> None:
+    # Rows of such a sample fail their own write, as they always did; its answers are kept.
+    sample = Sample(id="s", question="q?", choices=["a", "b"], answer=0, metadata={"k": {(1, 2): "x"}})  # fmt: skip
+    request = formulate(sample)
+    request.key = "k1"
+    with Store(tmp_path / "s.db") as store:
+        store.create_run("r", {}, str(tmp_path))
+        store.put_samples("r", [sample])
+        store.put_responses("m", [request], [Response(key="k1", text="(A)")])
+        assert store.get_responses(["k1"])["k1"].text == "(A)"
+        ((shared,),) = store.conn.execute("SELECT row_metadata FROM samples").fetchall()
+    assert shared is None

@@ -837,7 +837,7 @@ class Store:
         rows = [
             (
                 run, sample.id, sample.question, recorded_sample_json(sample, c),
-                _metadata_json(sample.row_metadata),
+                _shared_metadata_json(sample),
             )
             for run, sample in pending
         ]  # fmt: skip
@@ -1168,6 +1168,18 @@ def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
     body = sample.model_dump_json(exclude={"images"}, fallback=str)
     images = ",".join(_recorded_image(ref, c) for ref in sample.images)
     return f'{body[:-1]},"images":[{images}]}}'
+
+
+def _shared_metadata_json(sample: Sample) -> str | None:
+    """The metadata a sample's score rows share, as they store it; None where JSON cannot hold it.
+
+    Such metadata (a dict with tuple keys deep inside, a cycle) fails the rows' own write,
+    as it always did; recording the sample and its answers must not fail on it first.
+    """
+    try:
+        return _metadata_json(sample.row_metadata)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _shared_metadata(
