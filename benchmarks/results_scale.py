@@ -1,25 +1,31 @@
 """Rebuilding a stored run's results: every row a Score (old) vs stored rows reduced in chunks (new).
 
 Builds, directly through the store API (as `benchmarks/report.py` does), a store holding one
-finished single-choice run of one model over N samples (about 1% failed requests, 3% unparsed,
+finished single-choice run of one model over N rows (about 1% failed requests, 3% unparsed,
 1% truncated, some abstention offered; usage on every response; ``--by subtask``; 1,000
-bootstrap resamples), then rebuilds its results in fresh processes, one per way and size:
+bootstrap resamples; the samples recorded as the runner records them, each with a few
+metadata keys; ``--repeats R`` asks each sample R times, N / R samples), then rebuilds its
+results in fresh processes, one per way and size:
 
 - old: every stored row read as a `Score` (`Store.iter_score_rows` + `score_from_row`, as the
   judge step's and the report's readers do), then `build_results` over those Scores;
 - new: `rebuild_results(store, run)`: the store's `RowSource`, one pass in chunks.
 
-Each prints its wall time and peak RSS (``ru_maxrss``); the two results must be identical (the
-models' figures, dumped, compared in the parent). Tests never assert on time: this script is
-where the figures come from.
+Each prints its wall time and peak RSS (``ru_maxrss``); the results must be identical (the
+models' figures, dumped, compared in the parent). With ``--old-src DIR`` (an older checkout's
+``src``, e.g. main's) the same run is also stored by that code, in a process of its own, and
+rebuilt there with its `rebuild_results`: the store's file size and the rebuild's time and
+peak RSS, before (that code's layout) and after (this one's). Tests never assert on time:
+this script is where the figures come from.
 
-Usage: python benchmarks/results_scale.py [--sizes 20000 200000]
+Usage: python benchmarks/results_scale.py [--sizes 20000 200000] [--repeats 1] [--old-src DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -50,8 +56,8 @@ def _spec(db: Path) -> RunSpec:
     return RunSpec(models=[MODEL], data="demo", db=str(db), bootstrap=1000, seed=0, by=["subtask"])
 
 
-def build_store(db: Path, n: int, seed: int = 0) -> None:
-    """One finished run of `n` rows (one model, one repeat), written through the store API."""
+def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1) -> None:
+    """One finished run of `n` rows (one model, `repeats` per sample), through the store API."""
     rng = random.Random(seed)
     spec = _spec(db)
     idents = {MODEL: ModelIdentity(backend="bench", name=MODEL)}
@@ -62,15 +68,23 @@ def build_store(db: Path, n: int, seed: int = 0) -> None:
         store.create_run(RUN, spec.model_dump(mode="json"), str(db.parent / RUN))
         store.update_run(RUN, manifest=manifest)
         for start in range(0, n, 20_000):
-            requests, responses, scores = [], [], []
+            requests, responses, scores, samples = [], [], [], []
             for i in range(start, min(n, start + 20_000)):
-                sid, key = f"s-{i:07d}", f"k-{i:07d}"
-                choices = rng.sample(COLORS, 4)
-                gold = rng.randrange(4)
-                requests.append(template.model_copy(update={"key": key, "sample_id": sid}))
-                meta = {"subtask": SUBTASKS[i % len(SUBTASKS)], "source": "bench"}
+                sid, repeat, key = f"s-{i // repeats:07d}", i % repeats, f"k-{i:07d}"
+                if repeat == 0:
+                    choices = rng.sample(COLORS, 4)
+                    gold = rng.randrange(4)
+                    # A few keys, as a benchmark's rows carry (MMBench: category, l2-category,
+                    # index, source...); every row of the sample carries them.
+                    meta = {
+                        "subtask": SUBTASKS[(i // repeats) % len(SUBTASKS)], "source": "bench",
+                        "category": f"category-{(i // repeats) % 20}", "index": i // repeats,
+                        "split": "dev",
+                    }  # fmt: skip
+                    samples.append(Sample(id=sid, question="What color?", choices=choices, answer=gold, metadata=meta))  # fmt: skip
+                requests.append(template.model_copy(update={"key": key, "sample_id": sid, "repeat": repeat}))  # fmt: skip
                 common: dict[str, Any] = dict(
-                    model=MODEL, sample_id=sid, repeat=0, key=key, gold=gold,
+                    model=MODEL, sample_id=sid, repeat=repeat, key=key, gold=gold,
                     gold_text=choices[gold], metadata=meta, abstain_offered=i % 10 == 0,
                 )  # fmt: skip
                 roll = rng.random()
@@ -91,6 +105,7 @@ def build_store(db: Path, n: int, seed: int = 0) -> None:
                         correct=pred == gold, format_hit=True, options=choices,
                         marks=list("ABCD"), order=[0, 1, 2, 3], **common,
                     ))  # fmt: skip
+            store.put_samples(RUN, samples)  # as the runner does: written with the answers
             store.put_responses(MODEL, requests, responses)
             store.put_scores(RUN, scores)
         outcome = _outcome(db, spec, manifest, [])
@@ -135,53 +150,99 @@ def _measure(way: str, db: Path, out: Path) -> None:
     out.write_text(json.dumps({"seconds": seconds, "peak_mib": peak_mib, "figures": figures}))
 
 
-def _fresh(way: str, db: Path, out: Path) -> dict[str, Any]:
+def _fresh(way: str, db: Path, out: Path, src: Path | None = None) -> dict[str, Any]:
+    """`_measure` in a fresh process; with `src`, under the code there (PYTHONPATH)."""
     cmd = [sys.executable, __file__, "--measure", way, "--db", str(db), "--out", str(out)]
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=_env(src))
     doc: dict[str, Any] = json.loads(out.read_text())
     return doc
+
+
+def _env(src: Path | None) -> dict[str, str] | None:
+    return None if src is None else {**os.environ, "PYTHONPATH": str(src)}
+
+
+def _build(db: Path, n: int, repeats: int, src: Path | None = None) -> float:
+    """Store the run in a fresh process (under the code at `src`); the seconds it took."""
+    db.parent.mkdir(parents=True)
+    t0 = time.perf_counter()
+    cmd = [sys.executable, __file__, "--build", str(n), "--repeats", str(repeats), "--db", str(db)]
+    subprocess.run(cmd, check=True, env=_env(src))
+    # The file as a reader finds it: the write-ahead log moved in when the store closed.
+    return time.perf_counter() - t0
+
+
+def _mib(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 2**20
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
+    ap.add_argument("--repeats", type=int, default=1, help="rows per sample")
+    ap.add_argument("--old-src", type=Path, help="an older checkout's src (before)")
     ap.add_argument("--measure", choices=["old", "new"], help=argparse.SUPPRESS)
+    ap.add_argument("--build", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         _measure(args.measure, args.db, args.out)
         return
+    if args.build:
+        build_store(args.db, args.build, repeats=args.repeats)
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             db = Path(tmp) / f"n{n}" / "lmmprobe.db"
-            db.parent.mkdir()
-            t0 = time.perf_counter()
-            build_store(db, n)
-            setup = time.perf_counter() - t0
+            setup = _build(db, n, args.repeats)
             old = _fresh("old", db, db.parent / "old.json")
             new = _fresh("new", db, db.parent / "new.json")
-            rows.append((n, setup, old, new, old["figures"] == new["figures"]))
+            same = old["figures"] == new["figures"]
+            before = None
+            if args.old_src:
+                bdb = Path(tmp) / f"n{n}-before" / "lmmprobe.db"
+                _build(bdb, n, args.repeats, args.old_src)
+                before = _fresh("new", bdb, bdb.parent / "new.json", args.old_src)
+                before["store_mib"] = _mib(bdb)
+                same = same and before["figures"] == new["figures"]
+            rows.append((n, setup, old, new, _mib(db), before, same))
     print(
-        "rebuilding a stored run's results (1 model, --by subtask, 1000 resamples), fresh processes"
+        "rebuilding a stored run's results (1 model, --by subtask, 1000 resamples, "
+        f"{args.repeats} row(s) per sample), fresh processes"
     )
-    print(f"{'rows':>8} {'setup s':>8} {'old s':>8} {'new s':>8} {'speedup':>8} {'old MiB':>8} {'new MiB':>8} identical")  # fmt: skip
-    for n, setup, old, new, same in rows:
+    print(f"{'rows':>8} {'setup s':>8} {'old s':>8} {'new s':>8} {'speedup':>8} {'old MiB':>8} {'new MiB':>8} {'store MiB':>9} identical")  # fmt: skip
+    for n, setup, old, new, store_mib, _, same in rows:
         print(
             f"{n:>8} {setup:>8.1f} {old['seconds']:>8.2f} {new['seconds']:>8.2f} "
             f"{old['seconds'] / new['seconds']:>8.1f} {old['peak_mib']:>8.0f} "
-            f"{new['peak_mib']:>8.0f} {same}"
+            f"{new['peak_mib']:>8.0f} {store_mib:>9.1f} {same}"
         )
+    if args.old_src:
+        print(f"\nbefore = the code at {args.old_src}, after = this code: rebuild_results on each one's store")  # fmt: skip
+        print(f"{'rows':>8} {'store MiB':>9} {'after':>8} {'rebuild s':>9} {'after':>8} {'peak MiB':>8} {'after':>8}")  # fmt: skip
+        for n, _, _, new, store_mib, before, _ in rows:
+            print(
+                f"{n:>8} {before['store_mib']:>9.1f} {store_mib:>8.1f} {before['seconds']:>9.2f} "
+                f"{new['seconds']:>8.2f} {before['peak_mib']:>8.0f} {new['peak_mib']:>8.0f}"
+            )
     pairs = []
-    for n, _, old, new, same in rows:
+    for n, _, old, new, store_mib, before, same in rows:
         k = f"{n // 1000}k"
         pairs += [
             f"old_s_{k}={old['seconds']:.2f}", f"new_s_{k}={new['seconds']:.2f}",
             f"speedup_{k}={old['seconds'] / new['seconds']:.1f}",
             f"old_mib_{k}={old['peak_mib']:.0f}", f"new_mib_{k}={new['peak_mib']:.0f}",
-            f"identical_{k}={same}",
+            f"store_mib_{k}={store_mib:.1f}",
         ]  # fmt: skip
+        if before is not None:
+            pairs += [
+                f"before_store_mib_{k}={before['store_mib']:.1f}",
+                f"before_rebuild_s_{k}={before['seconds']:.2f}",
+                f"before_rebuild_mib_{k}={before['peak_mib']:.0f}",
+            ]
+        pairs.append(f"identical_{k}={same}")
     print(" ".join(pairs))
 
 

@@ -1,8 +1,11 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5`, `DDL_7` and `DDL_9` and migrates an older one step by step through
-`MIGRATIONS`, inside one transaction.
+store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9` and `DDL_10` and migrates an older one step by step
+through `MIGRATIONS`, inside one transaction.
+
+A score row's metadata is kept once per sample (schema 10): `metadata_part` is what a row
+stores of it, `metadata_whole` (and `WHOLE_METADATA`, the same in SQL) reads it back.
 """
 
 from __future__ import annotations
@@ -10,9 +13,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-__all__ = ["DDL", "DDL_5", "DDL_7", "DDL_9", "MIGRATIONS", "OUR_TABLES", "SCHEMA_VERSION"]
+__all__ = [
+    "DDL",
+    "DDL_5",
+    "DDL_7",
+    "DDL_9",
+    "DDL_10",
+    "MIGRATIONS",
+    "OUR_TABLES",
+    "SCHEMA_VERSION",
+    "WHOLE_METADATA",
+    "metadata_part",
+    "metadata_whole",
+]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -37,6 +52,10 @@ verdicts of judges (and of a judge protocol's rules) on a run's answers, one row
 model, sample, repeat, judge, protocol, version, attempt); a run stored before has none.
 ``judge_votes`` keeps a judge's votes on the arena's human battles (``lmmprobe arena judge``):
 one row per (battle, judge, protocol, version, image sent or not), with both orders' verdicts.
+10: a sample's metadata is kept once per run and sample (``samples.row_metadata``) instead of
+in every score row of every model and repeat; a row's ``metadata`` holds only what it adds
+(`metadata_part`). Rows stored before are rewritten so, in place; the ``score_metadata`` view
+gives every row's whole metadata to other tools reading the file.
 """
 
 
@@ -103,12 +122,13 @@ DDL = (
 # can run them over tables that exist already.
 DDL_5 = (
     # The question has a column of its own so the viewer's pages and text search never parse
-    # the sample's JSON.
+    # the sample's JSON. ``row_metadata`` (schema 10) is the metadata its score rows share.
     """CREATE TABLE IF NOT EXISTS samples (
         run_id TEXT NOT NULL,
         sample_id TEXT NOT NULL,
         question TEXT,
         sample TEXT NOT NULL,
+        row_metadata TEXT,
         PRIMARY KEY (run_id, sample_id)
     )""",
     # Image bytes by content: the same picture asked by many runs is kept once.
@@ -189,6 +209,83 @@ DDL_9 = (
     )""",
 )
 
+# A score row's metadata (schema 10). Every row of one sample of a run (each model, each
+# repeat) used to carry the sample's metadata whole; now the run's ``samples`` row keeps it
+# once, as JSON text (``row_metadata``: the metadata of the sample's rows, which is not the
+# sample's own: the keys only the formulator reads are left out and the benchmark tag's keys
+# added, `Sample.row_metadata`), and a row keeps only what it adds. A row's metadata can
+# differ from its sample's: an imported row adds the other tool's reading and verdict
+# (``imported_row``, ``tool_verdict``...), and a caller may store any Score. So a row's
+# ``metadata`` column holds, by its first character:
+#
+# - ``''``: the row's metadata is the shared text exactly (every row a run scores);
+# - ``,``: the shared text with members appended: the shared text less its closing ``}``,
+#   followed by this (``, "imported_row": 7}``): keys added at scoring or import time;
+# - ``{``: the row's whole metadata, as before schema 10: a row whose sample has no shared
+#   text (a run stored before schema 5, rows stored without their samples) or whose metadata
+#   is not the shared text with members appended (a value changed, a key left out).
+#
+# The split is on text, never on decoded values, so a row reads back exactly the JSON text it
+# was given (key order, ``1.0`` against ``1``, NaN): exports and every figure are unchanged,
+# and SQLite's JSON functions read the joined text as they read the whole column before. The
+# shared text is written once and never changed (a sample recorded again keeps it), so a
+# stored row always reads back what it was written as.
+
+
+def metadata_part(shared: str | None, whole: str) -> str:
+    """What a score row stores of its metadata JSON `whole`, given its sample's `shared` text.
+
+    Args:
+        shared: The sample's ``row_metadata`` (None where the run holds none for it).
+        whole: The row's metadata as JSON text (an object).
+
+    Returns:
+        ``''`` (the shared text), ``, ...}`` (members appended to it) or `whole` itself.
+
+    """
+    if shared is None:
+        return whole
+    if whole == shared:
+        return ""
+    # An object with members, less its "}", then ", ": `whole` holds every member of the
+    # shared text, in order and written alike, and more after them.
+    cut = len(shared) - 1
+    if cut > 1 and whole.startswith(shared[:cut]) and whole.startswith(", ", cut):
+        return whole[cut:]
+    return whole
+
+
+def metadata_whole(shared: str | None, part: str) -> str:
+    """A score row's metadata JSON text from its stored `part` and its sample's `shared` text.
+
+    Raises:
+        ValueError: `part` refers to a shared text the run does not hold (a damaged file).
+
+    """
+    if part.startswith("{"):
+        return part
+    if shared is None:
+        raise ValueError("a score row refers to its sample's metadata, which is not stored")
+    return shared if part == "" else shared[:-1] + part
+
+
+# `metadata_whole` in SQL, for a query over ``scores s``: the JSON functions (a filter on a
+# metadata key) and other tools read the row's whole metadata from it. SQLite's substr and
+# length count characters of text, as Python's slices do.
+WHOLE_METADATA = """(CASE WHEN substr(s.metadata, 1, 1) = '{' THEN s.metadata
+    ELSE (SELECT CASE s.metadata WHEN '' THEN sm.row_metadata
+                 ELSE substr(sm.row_metadata, 1, length(sm.row_metadata) - 1) || s.metadata END
+          FROM samples sm WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id) END)"""
+
+# Added by schema 10 (new stores and the migration from 9): every score row's whole metadata,
+# for tools that read the file (``SELECT metadata FROM score_metadata``).
+DDL_10 = (
+    f"""CREATE VIEW IF NOT EXISTS score_metadata AS
+        SELECT s.run_id, s.model, s.sample_id, s.repeat, {WHOLE_METADATA} AS metadata
+        FROM scores s""",
+)
+
+
 OUR_TABLES = (
     "runs",
     "responses",
@@ -262,6 +359,33 @@ def _migrate_8_to_9(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_9_to_10(conn: sqlite3.Connection) -> None:
+    # Each recorded sample's rows share the metadata of the first of them (by model, then
+    # repeat); every row then keeps only its part (`metadata_part`, the one rule, applied by
+    # SQLite through a function of this connection). Samples never recorded (runs stored
+    # before schema 5) and rows of samples with no rows keep NULL: their rows stay whole.
+    have = {row[1] for row in conn.execute("PRAGMA table_info(samples)")}
+    if "row_metadata" not in have:
+        conn.execute("ALTER TABLE samples ADD COLUMN row_metadata TEXT")
+    conn.execute(
+        """UPDATE samples SET row_metadata = (
+               SELECT s.metadata FROM scores s INDEXED BY scores_by_sample
+               WHERE s.run_id = samples.run_id AND s.sample_id = samples.sample_id
+               ORDER BY s.model, s.repeat LIMIT 1)
+           WHERE row_metadata IS NULL"""
+    )
+    conn.create_function("lmmprobe_metadata_part", 2, metadata_part, deterministic=True)
+    # Only rows still whole: run again (by hand, or a newer copy), it changes nothing.
+    conn.execute(
+        """UPDATE scores SET metadata = lmmprobe_metadata_part((
+               SELECT sm.row_metadata FROM samples sm
+               WHERE sm.run_id = scores.run_id AND sm.sample_id = scores.sample_id), metadata)
+           WHERE substr(metadata, 1, 1) = '{'"""
+    )
+    for statement in DDL_10:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -272,4 +396,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     6: _migrate_6_to_7,
     7: _migrate_7_to_8,
     8: _migrate_8_to_9,
+    9: _migrate_9_to_10,
 }

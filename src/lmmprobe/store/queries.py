@@ -29,6 +29,7 @@ from typing import Any, Literal, NoReturn
 from lmmprobe.store import search
 from lmmprobe.store.errors import as_store_error
 from lmmprobe.store.judged import JudgeFilter, judge_clauses
+from lmmprobe.store.layout import WHOLE_METADATA
 from lmmprobe.store.runs import StoredRun, count_runs, decode_column, read_run, read_runs
 
 __all__ = [
@@ -279,7 +280,7 @@ def metadata_keys(conn: sqlite3.Connection, run_id: str, probe: int = 500) -> di
     """
     out: dict[str, list[str]] = {}
     for (text,) in conn.execute(
-        "SELECT metadata FROM scores WHERE run_id = ? LIMIT ?", (run_id, probe)
+        f"SELECT {WHOLE_METADATA} FROM scores s WHERE s.run_id = ? LIMIT ?", (run_id, probe)
     ):
         for key, value in _decode(text).items():
             values = out.setdefault(str(key), [])
@@ -382,21 +383,23 @@ def _where(run_id: str, f: RowFilter) -> tuple[list[str], list[Any]]:
     if f.meta_key:
         path = _json_path(f.meta_key)
         if f.meta_value is None or f.meta_value == "":
-            clauses.append("json_type(s.metadata, ?) IS NOT NULL")
+            clauses.append(f"json_type({WHOLE_METADATA}, ?) IS NOT NULL")
             args.append(path)
         elif f.meta_value == MISSING:
             # The run page's breakdown groups rows lacking the key as "(missing)" (with
             # any whose value is that very text): its link shows the same rows.
-            clauses.append("(json_type(s.metadata, ?) IS NULL OR json_extract(s.metadata, ?) = ?)")
+            clauses.append(
+                f"(json_type({WHOLE_METADATA}, ?) IS NULL OR json_extract({WHOLE_METADATA}, ?) = ?)"
+            )
             args += [path, path, MISSING]
         else:
             # A value is written as the breakdown labels it (Python's ``True``, ``None``) or
             # as JSON (``true``, ``null``); booleans come back from json_extract as 1/0, so
             # they are told by their JSON type.
             clauses.append(
-                "(CASE json_type(s.metadata, ?) WHEN 'true' THEN ? IN ('true', 'True') "
+                f"(CASE json_type({WHOLE_METADATA}, ?) WHEN 'true' THEN ? IN ('true', 'True') "
                 "WHEN 'false' THEN ? IN ('false', 'False') WHEN 'null' THEN ? IN ('null', "
-                "'None') ELSE CAST(json_extract(s.metadata, ?) AS TEXT) = ? END)"
+                f"'None') ELSE CAST(json_extract({WHOLE_METADATA}, ?) AS TEXT) = ? END)"
             )
             args += [path, f.meta_value, f.meta_value, f.meta_value, path, f.meta_value]
     if f.text:
@@ -457,10 +460,14 @@ class ScorePage:
     None without a text filter."""
 
 
-_PAGE_COLUMNS = """s.sample_id, s.model, s.repeat, s.stage, s.correct, s.format_hit,
-    s.prediction_text, s.gold_text, s.error_type, s.metadata,
+_PAGE_COLUMNS = (
+    """s.sample_id, s.model, s.repeat, s.stage, s.correct, s.format_hit,
+    s.prediction_text, s.gold_text, s.error_type, """
+    + WHOLE_METADATA
+    + """,
     (SELECT sm.question FROM samples sm
      WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id)"""
+)
 
 
 def _score_row(r: Sequence[Any]) -> ScoreRow:
@@ -701,8 +708,8 @@ def _json_or_none(text: str | None) -> Any:
 def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> list[Answer]:
     """Every model's answers to one sample of a run (models, then repeats, in order)."""
     rows = conn.execute(
-        """SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
-                  s.format_hit, s.gold, s.gold_text, s.error_type, s.metadata, s.options,
+        f"""SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
+                  s.format_hit, s.gold, s.gold_text, s.error_type, {WHOLE_METADATA}, s.options,
                   s.marks, s.option_order, r.prompt, r.text, r.error_message, r.latency_s,
                   r.method, r.loglikelihoods, r.reasoning, r.finish_reason
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key

@@ -9,7 +9,9 @@ Each column is read as `lmmprobe.store.sqlite.score_from_row` would set the Scor
 flags as bools, ``correct`` as None/True/False, the gold as a choice index when its JSON is
 not a list (a stored gold is an int or a list of references), metadata decoded by Python's
 own JSON reader (so values such as NaN or ``1.0`` read exactly as a Score's metadata holds
-them).
+them). A row that stores none of its own metadata (`lmmprobe.store.layout.metadata_part`)
+reads its sample's, decoded once for the sample's consecutive rows and shared by them (the
+chunk's values are only read).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any, Protocol
 
 from lmmprobe.schema import Score
 from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk
+from lmmprobe.store.errors import StoreDamagedError
+from lmmprobe.store.layout import metadata_whole
 
 __all__ = ["StoredRows", "read_chunks"]
 
@@ -30,7 +34,10 @@ SELECT s.model, s.sample_id, s.repeat, s.key, s.stage, s.correct, s.format_hit,
        r.prompt_tokens, r.completion_tokens, r.reasoning_tokens,
        EXISTS (SELECT 1 FROM judgements j WHERE j.run_id = s.run_id AND j.model = s.model
                AND j.sample_id = s.sample_id AND j.repeat = s.repeat),
-       s.metadata
+       s.metadata,
+       CASE WHEN substr(s.metadata, 1, 1) = '{' THEN NULL
+            ELSE (SELECT sm.row_metadata FROM samples sm
+                  WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id) END
 FROM scores s LEFT JOIN responses r ON r.key = s.key
 WHERE s.run_id = ? AND s.model = ?
 ORDER BY s.model, s.sample_id, s.repeat
@@ -41,10 +48,30 @@ def _flag(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _chunk(rows: list[tuple[Any, ...]], keys: Sequence[str]) -> RowChunk:
+class _Decoded:
+    """Rows' metadata decoded, the last shared text's decoding kept for the rows after it."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.value: dict[str, Any] = {}
+
+    def __call__(self, part: str, shared: str | None) -> dict[str, Any]:
+        if part != "" or shared is None:
+            try:
+                whole = metadata_whole(shared, part)
+            except ValueError as exc:
+                raise StoreDamagedError(f"{exc} (damaged, or edited by hand)") from exc
+            value: dict[str, Any] = json.loads(whole)
+            return value
+        if shared != self.text:
+            self.text, self.value = shared, json.loads(shared)
+        return self.value
+
+
+def _chunk(rows: list[tuple[Any, ...]], keys: Sequence[str], decode: _Decoded) -> RowChunk:
     (model, sid, repeat, key, stage, correct, hit, choice, gold_text, offered, abstained,
-     error, pt, ct, rt, judged, metadata) = (list(c) for c in zip(*rows, strict=True))  # fmt: skip
-    decoded = [json.loads(m) for m in metadata]
+     error, pt, ct, rt, judged, metadata, shared) = (list(c) for c in zip(*rows, strict=True))  # fmt: skip
+    decoded = list(map(decode, metadata, shared))
     return RowChunk(
         model=model,
         sample_id=sid,
@@ -84,9 +111,10 @@ def read_chunks(
 
     """
     cur = conn.execute(_QUERY, (run_id, model))
+    decode = _Decoded()
     try:
         while rows := cur.fetchmany(chunk_rows):
-            yield _chunk(rows, keys)
+            yield _chunk(rows, keys, decode)
     finally:
         cur.close()
 

@@ -63,9 +63,12 @@ from lmmprobe.store.layout import (
     DDL_5,
     DDL_7,
     DDL_9,
+    DDL_10,
     MIGRATIONS,
     OUR_TABLES,
     SCHEMA_VERSION,
+    WHOLE_METADATA,
+    metadata_part,
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
@@ -101,6 +104,7 @@ _SCORE_COLUMNS = (
     "metadata", "formulation", "options", "marks", "option_order",
 )  # fmt: skip
 _SCORE_JSON = ("gold", "metadata")
+_METADATA_AT = _SCORE_COLUMNS.index("metadata")
 _SCORE_NULLABLE_JSON = ("options", "marks", "order")
 # Metadata is free-form: anything JSON lacks (a Path, say) is written as its str().
 _metadata_json = json.JSONEncoder(default=str).encode
@@ -499,7 +503,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -850,11 +854,22 @@ class Store:
                 if run_id in runs:
                     pending.append((str(run_id), runs[str(run_id)]))
         rows = [
-            (run, sample.id, sample.question, recorded_sample_json(sample, c))
+            (
+                run, sample.id, sample.question, recorded_sample_json(sample, c),
+                _shared_metadata_json(sample),
+            )
             for run, sample in pending
-        ]
+        ]  # fmt: skip
         if rows:
-            c.executemany("INSERT OR REPLACE INTO samples VALUES (?,?,?,?)", rows)
+            # A sample recorded again (a resumed run) is replaced, but the metadata its rows
+            # share is kept as first written: rows stored since read their metadata from it.
+            c.executemany(
+                "INSERT INTO samples (run_id, sample_id, question, sample, row_metadata) "
+                "VALUES (?,?,?,?,?) ON CONFLICT (run_id, sample_id) DO UPDATE SET "
+                "question = excluded.question, sample = excluded.sample, "
+                "row_metadata = coalesce(samples.row_metadata, excluded.row_metadata)",
+                rows,
+            )
 
     def _forget_samples(self, sample_ids: Iterable[str] | None, run_id: str | None = None) -> None:
         """Drop written samples from the pending ones (after their transaction committed)."""
@@ -942,13 +957,23 @@ class Store:
     # -- scores ---------------------------------------------------------------------------
 
     def put_scores(self, run_id: str, scores: Sequence[Score]) -> None:
-        """Store a run's scores, replacing any earlier scoring of the same rows."""
+        """Store a run's scores, replacing any earlier scoring of the same rows.
+
+        A row's metadata is stored as what it adds to the metadata its recorded sample's rows
+        share (`lmmprobe.store.layout.metadata_part`), whole where the run recorded no sample.
+        """
         marks = ",".join("?" * len(_SCORE_COLUMNS))
         with self.transaction(doing=f"storing scores of run {run_id}") as c:
             self._write_samples(c, None, run_id)  # those every answer of came from the store
+            shared = _shared_metadata(c, run_id, [s.sample_id for s in scores])
+            rows = []
+            for score in scores:
+                row = _score_values(run_id, self.recorded_spec(score.model), score)
+                part = metadata_part(shared.get(score.sample_id), row[_METADATA_AT])
+                rows.append((*row[:_METADATA_AT], part, *row[_METADATA_AT + 1 :]))
             c.executemany(
                 f"INSERT OR REPLACE INTO scores ({', '.join(_SCORE_COLUMNS)}) VALUES ({marks})",
-                [_score_values(run_id, self.recorded_spec(s.model), s) for s in scores],
+                rows,
             )
         self._forget_samples(None, run_id)
 
@@ -1090,7 +1115,8 @@ class Store:
             f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
                       s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
                       s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
-                      r.latency_s, r.prompt_tokens, r.completion_tokens, s.metadata,
+                      r.latency_s, r.prompt_tokens, r.completion_tokens,
+                      {WHOLE_METADATA} AS metadata,
                       s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted,
                       r.reasoning, r.finish_reason, r.reasoning_tokens
                FROM scores s LEFT JOIN responses r ON r.key = s.key
@@ -1100,6 +1126,12 @@ class Store:
         names = [d[0] for d in cur.description]
         for row in cur:
             rec = dict(zip(names, row, strict=True))
+            if rec["metadata"] is None:
+                raise StoreDamagedError(
+                    f"{self.path}: the score row of sample {rec['sample_id']!r} of run {run_id} "
+                    "refers to its sample's metadata, which is not stored (damaged, or edited "
+                    "by hand); re-run it, or pass another --db"
+                )
             for name in _SCORE_JSON:
                 rec[name] = json.loads(rec[name])
             for name in _SCORE_NULLABLE_JSON:
@@ -1155,6 +1187,36 @@ def recorded_sample_json(sample: Sample, c: sqlite3.Connection) -> str:
     body = sample.model_dump_json(exclude={"images"}, fallback=str)
     images = ",".join(_recorded_image(ref, c) for ref in sample.images)
     return f'{body[:-1]},"images":[{images}]}}'
+
+
+def _shared_metadata_json(sample: Sample) -> str | None:
+    """The metadata a sample's score rows share, as they store it; None where JSON cannot hold it.
+
+    Such metadata (a dict with tuple keys deep inside, a cycle) fails the rows' own write,
+    as it always did; recording the sample and its answers must not fail on it first.
+    """
+    try:
+        return _metadata_json(sample.row_metadata)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _shared_metadata(
+    c: sqlite3.Connection, run_id: str, sample_ids: Iterable[str]
+) -> dict[str, str]:
+    """The metadata the rows of these samples of run `run_id` share, where recorded."""
+    ids = list(dict.fromkeys(sample_ids))
+    out: dict[str, str] = {}
+    for i in range(0, len(ids), _CHUNK):
+        chunk = ids[i : i + _CHUNK]
+        out.update(
+            c.execute(
+                "SELECT sample_id, row_metadata FROM samples WHERE run_id = ? AND sample_id IN "
+                f"({','.join('?' * len(chunk))}) AND row_metadata IS NOT NULL",
+                (run_id, *chunk),
+            ).fetchall()
+        )
+    return out
 
 
 def _score_values(run_id: str, model: str, s: Score) -> tuple[Any, ...]:
