@@ -1,28 +1,29 @@
-"""Importing 100k predictions: time to import and score, and memory at 10k vs 100k.
+"""Importing 100k and 1M predictions: time per row and peak RSS, old code beside new.
 
 Generates an lmmprobe JSONL benchmark copy of N single-choice items (text only: images would
 time the image hashing, not the import) and a mapped JSONL of N predictions (letters, option
-texts, prose and unreadable answers in turn), then, each size in a fresh process:
+texts, prose and unreadable answers in turn), then imports it with
+``lmmprobe.predictions.importing.import_file`` end to end (benchmark loaded, rows joined,
+every answer scored by the run's scorer, responses/samples/scores stored, results built with
+bootstrap intervals), each size in a fresh process: wall time, time per row and peak RSS
+(``ru_maxrss``), and a digest of every figure of the results (values, intervals, counts).
 
-- ``read``: the mapped reader streaming the file (tracemalloc peak: what streaming holds);
-- ``import``: ``lmmprobe.predictions.importing.import_file`` end to end (benchmark loaded, rows
-  joined, every answer scored by the run's scorer, responses/samples/scores stored, results
-  built with bootstrap intervals), wall time and peak RSS (``ru_maxrss``) of the process;
-- ``run``: the same benchmark run by lmmprobe (the instant ``first`` model), wall time and
-  peak RSS: what a run of it holds, beside what importing its answers holds.
+``--sizes`` are imported by this code, ``--old-sizes`` by the code under ``--old-src`` (the
+imports' ``PYTHONPATH``), in the same run: at a size both import, the digests must be equal.
+The old import kept every row's Score until the end (~5.6 KiB a row at 100k); this one joins
+through a SQLite index of the benchmark's samples, stores each 10,000-row chunk and drops it,
+and computes the results from the stored rows. What still grows with N is the benchmark copy
+the data source loads whole (`load_source` returns every `Sample`; the join indexes them and
+drops them, but the peak is reached while they are loaded) and the per-sample sums of the
+answer rates. Tests never assert on these times.
 
-The reader's peak stays flat from 10k to 100k rows (one row and one 1 MiB chunk at a time). The
-import streams: rows are joined, scored and stored 2,000 at a time, and a row's request,
-response and read record are dropped once stored. What still grows with N (tracemalloc: about
-5 KiB a row, almost all pydantic objects) is what a run of the same benchmark holds too: the
-loaded benchmark copy's `Sample`s (the join's index) and one `Score` per row, which the run
-metrics and their bootstrap read all at once; the ``run`` column shows a run holding as
-much. Tests never assert on these times.
+``--extra`` adds, at the smallest size: the mapped reader alone (tracemalloc peak: what
+streaming holds), a run of the same benchmark by the instant ``first`` model, and an import of
+answers with ``--long`` characters of reasoning prose before each (the file grows tenfold and
+more, the memory should not).
 
-A last import gives the smallest size's rows long answers (``--long`` characters of reasoning
-prose before each): the file grows tenfold and more, the memory should not.
-
-Usage: python benchmarks/import_scale.py [--sizes 10000,100000] [--bootstrap 200] [--long 10000]
+Usage: python benchmarks/import_scale.py [--sizes 100000,1000000] [--old-sizes 100000,300000]
+    [--old-src OLD/src] [--bootstrap 200] [--extra] [--long 10000]
 """
 
 from __future__ import annotations

@@ -46,12 +46,9 @@ WRITE = os.environ.get("LMMPROBE_WRITE_IMPORT_PARITY") == "1"
 def _mmbench_xlsx(tmp_path: Path) -> tuple[Path, str]:
     """A VLMEvalKit prediction table (xlsx) of MMBench's circular copies, and the benchmark."""
     from datasets import Dataset, Features, Image, Value
-
     from tests.data.benchmarks.conftest import write_hub_snapshot
 
-    feats = Features(
-        {k: Value("string") for k in MMB_ROWS if k != "image"} | {"image": Image()}
-    )
+    feats = Features({k: Value("string") for k in MMB_ROWS if k != "image"} | {"image": Image()})
     folder = write_hub_snapshot(
         tmp_path / "mmb", {"dev": Dataset.from_dict(MMB_ROWS, features=feats)}, config="en"
     )
@@ -104,11 +101,13 @@ CASES: dict[str, tuple[Case, tuple[str, ...], bool]] = {
         True,
     ),
     "mathvista_recorded": (
-        lambda t: (FIXTURES / "mathvista" / "output_bard.json",
-                   f"mathvista,path={_mathvista_copy(t)[0]}"),
+        lambda t: (
+            FIXTURES / "mathvista" / "output_bard.json",
+            f"mathvista,path={_mathvista_copy(t)[0]}",
+        ),
         (),
         True,
-    ),  # fmt: skip
+    ),
     "vlmevalkit_xlsx_circular": (_mmbench_xlsx, (), False),
     "vlmevalkit_judged_by": (
         lambda t: (VLMEVALKIT / VANILLA, _mmbench_judged(t)),

@@ -149,7 +149,7 @@ class SampleIndex:
 
 
 def _load(body: bytes) -> Sample:
-    sample = pickle.loads(body)  # noqa: S301 (this process's own temporary file, see above)
+    sample = pickle.loads(body)
     assert isinstance(sample, Sample)
     return sample
 
@@ -185,7 +185,7 @@ class FileOrderRows:
                 )  # fmt: skip
             read = db.execute("SELECT body FROM row ORDER BY at, rowid")
             while batch := read.fetchmany(CHUNK_ROWS):
-                yield _chunk([pickle.loads(body) for (body,) in batch], asked)  # noqa: S301
+                yield _chunk([pickle.loads(body) for (body,) in batch], asked)
 
     def scores(self) -> list[Score]:
         """Every row as a `Score`, in file order."""

@@ -441,4 +441,6 @@ def import_file(
             store.update_run(run_id, status="failed")
             raise
         store.update_run(run_id, status=results.status)
-    return ImportedRun(name, origin, plan, [], results, run_id, out_dir, metric=_official(benchmark))
+    return ImportedRun(
+        name, origin, plan, [], results, run_id, out_dir, metric=_official(benchmark)
+    )
