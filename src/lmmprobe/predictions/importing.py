@@ -11,17 +11,18 @@ read it like any run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.data import data_fingerprint
-from lmmprobe.data.base import LoadResult
 from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.judge.step import JudgeModelStats, JudgeRunOutcome
+from lmmprobe.judge.step import JudgeModelStats
 from lmmprobe.metrics import compute_metrics
 from lmmprobe.metrics.answer_cache import scoring_scope
+from lmmprobe.predictions._join import FileOrderRows
 from lmmprobe.predictions.imported import Origin, ReadOptions
 from lmmprobe.predictions.scoring import (
     ImportPlan,
@@ -32,20 +33,22 @@ from lmmprobe.predictions.scoring import (
     score_plan,
     score_rows,
 )
-from lmmprobe.report import Results, build_results, write_results
-from lmmprobe.run import RunOutcome
+from lmmprobe.report import Results, write_results
+from lmmprobe.report.model import DataSummary, JudgeResults, Manifest, ModelStats
+from lmmprobe.report.results import model_results
 from lmmprobe.run.manifest import build_manifest
-from lmmprobe.run.runner import ModelOutcome, new_run_id
-from lmmprobe.schema import JudgeConfig, RunSpec, Score
+from lmmprobe.run.runner import new_run_id
+from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 
 __all__ = [
     "DEFAULT_BREAKDOWNS",
     "ImportedRun",
+    "RecordedJudging",
     "import_file",
+    "imported_results",
     "read_file",
-    "recorded_judging",
     "score_file",
 ]
 
@@ -109,6 +112,7 @@ class ImportedRun:
     origin: Origin
     plan: ImportPlan
     scores: list[Score]
+    """The rows scored (``score``); empty for an import, whose scores are in the store."""
     results: Results
     run_id: str | None = None
     out_dir: Path | None = None
@@ -162,79 +166,75 @@ def read_file(
     return name, origin, plan, scores, spec
 
 
-def recorded_judging(scores: Sequence[Score], model: str, origin: Origin) -> JudgeRunOutcome | None:
-    """How a file's recorded judge readings decided its answers, as a judged run reports it.
+@dataclass
+class RecordedJudging:
+    """How a file's recorded judge readings decided its answers, counted chunk by chunk.
 
     MathVista's stored ``extraction`` (and the like) are verdicts of the tool's judge, recorded
     in the file (`lmmprobe.predictions.scoring.recorded_judgement`): the results and the
     report's judges section count them by the path that decided each answer (rule, judge,
     unjudged) as for a run judged with ``--judge``, name the judge ``TOOL:MODEL (recorded)``
-    with protocol version ``recorded``, and list no calls, since none was made. None when the
-    file recorded no judge reading.
+    with protocol version ``recorded``, and list no calls, since none was made.
     """
-    judged = [s for s in scores if s.judgements]
-    if not judged:
-        return None
-    stats = JudgeModelStats()
-    judges: dict[str, None] = {}
-    for score in judged:
-        stats.count_decided(score.judgements)
-        for j in score.judgements:
-            stats.protocols[j.protocol] = j.version
-            if j.judge is not None:
-                judges[j.judge] = None
-    names = list(judges) or [f"{origin.tool} (recorded)"]
-    manifest = {
-        "judges": {
-            name: {"backend": "recorded", "tool": origin.tool, "sha256": origin.sha256}
-            for name in names
-        },
-        "protocols": {
-            name: {"version": version, "source": f"recorded in {origin.path}"}
-            for name, version in sorted(stats.protocols.items())
-        },
-        "recorded": True,
-    }
-    config = JudgeConfig(judges=names)
-    return JudgeRunOutcome(config=config, models={model: stats}, manifest=manifest)
+
+    origin: Origin
+    stats: JudgeModelStats = field(default_factory=JudgeModelStats)
+    judges: dict[str, None] = field(default_factory=dict)
+    """The judges named by the readings, in the order first met."""
+    judged: int = 0
+    """Answers with a recorded reading."""
+
+    def add(self, scores: Iterable[Score]) -> None:
+        """Count the readings of one chunk's scores."""
+        for score in scores:
+            if not score.judgements:
+                continue
+            self.judged += 1
+            self.stats.count_decided(score.judgements)
+            for j in score.judgements:
+                self.stats.protocols[j.protocol] = j.version
+                if j.judge is not None:
+                    self.judges[j.judge] = None
+
+    def names(self) -> list[str]:
+        """The judges, or the tool's own when no reading named one."""
+        return list(self.judges) or [f"{self.origin.tool} (recorded)"]
+
+    def manifest(self) -> dict[str, Any] | None:
+        """The manifest's ``judge`` entry (as a judged run's names its judges); None if unjudged."""
+        if not self.judged:
+            return None
+        origin = self.origin
+        return {
+            "judges": {
+                name: {"backend": "recorded", "tool": origin.tool, "sha256": origin.sha256}
+                for name in self.names()
+            },
+            "protocols": {
+                name: {"version": version, "source": f"recorded in {origin.path}"}
+                for name, version in sorted(self.stats.protocols.items())
+            },
+            "recorded": True,
+        }
+
+    def results(self) -> JudgeResults | None:
+        """What the results say of the judging (no calls: none was made); None if unjudged."""
+        if not self.judged:
+            return None
+        stats = self.stats
+        return JudgeResults(
+            judges=self.names(),
+            protocols=dict(stats.protocols),
+            decided={k: stats.decided.get(k, 0) for k in ("rule", "judge", "unjudged")},
+            calls={},
+            unjudged={},
+            agreement=dict(stats.agreement),
+        )
 
 
 def _official(benchmark: str | None) -> str | None:
     name = _benchmark_name(benchmark)
     return BENCHMARKS.get(name).metric if name is not None else None
-
-
-def _with_groups(
-    results: Results, benchmark: str | None, scores: list[Score], spec: RunSpec
-) -> Results:
-    """`results` with the benchmark's own breakdowns added (MMMU's subjects and disciplines)."""
-    if _benchmark_name(benchmark) == "mmmu" and not spec.by:
-        for model in results.models.values():
-            model.breakdown.update(mmmu_groups(scores, spec))
-    return results
-
-
-def _outcome(
-    run_id: str,
-    spec: RunSpec,
-    store_path: Path,
-    out_dir: Path,
-    plan: ImportPlan,
-    scores: list[Score],
-    manifest: dict[str, Any],
-) -> RunOutcome:
-    load = LoadResult(
-        samples=plan.samples,
-        source=plan.load.source if plan.load is not None else plan.source,
-        invalid=(plan.load.invalid if plan.load is not None else 0) + plan.unjoined,
-        problems=list(plan.load.problems) if plan.load is not None else [],
-    )
-    model = spec.models[0]
-    identity = imported_identity(model, None)
-    mo = ModelOutcome(spec=model, identity=identity, scores=scores, requests=len(scores))
-    outcome = RunOutcome(run_id, spec, store_path, out_dir, load, manifest, models=[mo])
-    outcome.status = "complete"
-    return outcome
 
 
 def _spec(spec: RunSpec, benchmark: str | None, by: Sequence[str] | None, **more: Any) -> RunSpec:
@@ -249,14 +249,76 @@ def _spec(spec: RunSpec, benchmark: str | None, by: Sequence[str] | None, **more
 def _manifest(
     spec: RunSpec, model: str, origin: Origin, reader: str, plan: ImportPlan
 ) -> dict[str, Any]:
+    fingerprint = plan.fingerprint
+    if fingerprint is None:
+        fingerprint = data_fingerprint(plan.samples)
     manifest = build_manifest(
-        spec,
-        {model: imported_identity(model, origin)},
-        data_fingerprint(plan.samples),
-        len(plan.samples),
+        spec, {model: imported_identity(model, origin)}, fingerprint, plan.answered
     )
     manifest["origin"] = origin_record(origin, reader) | plan.counts()
     return manifest
+
+
+def imported_results(
+    rows: RowSource,
+    spec: RunSpec,
+    plan: ImportPlan,
+    manifest: dict[str, Any],
+    *,
+    run_id: str,
+    store: str,
+    judge: JudgeResults | None,
+    scores: Callable[[], Sequence[Score]],
+) -> Results:
+    """An imported file's results, computed from its rows as a run's are (`model_results`).
+
+    Everything a run's results hold: the data summary is the join's (the answered samples;
+    rows not in the benchmark counted invalid beside the benchmark's own), each answer one
+    request, none called; the benchmark's own breakdowns (MMMU's subjects and disciplines,
+    `mmmu_groups`) are added, from `scores` (asked for only then: MMMU has 11,500 items).
+
+    Args:
+        rows: The model's rows (the stored run's: `Store.rows`; or Scores in memory).
+        spec: The import's spec (one model).
+        plan: The join.
+        manifest: The import's manifest.
+        run_id: The run (``(not stored)`` for ``score``).
+        store: The store's path (``(none)`` for ``score``).
+        judge: How the file's recorded readings judged its answers (`RecordedJudging`).
+        scores: The rows as Scores, for the benchmark's own breakdowns.
+
+    """
+    model = spec.models[0]
+    load = plan.load
+    stats = ModelStats(requests=plan.joined, cached=0, called=0, errors=0, prompt_tokens=0,
+                       completion_tokens=0, mean_latency_s=0.0 if plan.joined else None,
+                       redacted=0)  # fmt: skip
+    results = Results(
+        run_id=run_id,
+        status="complete",
+        finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        store=store,
+        data=DataSummary(
+            source=load.source if load is not None else plan.source,
+            samples=plan.answered,
+            invalid=(load.invalid if load is not None else 0) + plan.unjoined,
+            problems=[str(p) for p in load.problems] if load is not None else [],
+        ),
+        models={
+            model: model_results(
+                rows,
+                spec,
+                identity=manifest.get("models", {}).get(model),
+                stats=stats,
+                judge=judge,
+            )
+        },
+        spec=spec,
+        manifest=Manifest.model_validate(manifest),
+    )
+    if _benchmark_name(spec.data) == "mmmu" and not spec.by:
+        results.models[model].breakdown.update(mmmu_groups(scores(), spec))
+    return results
 
 
 def score_file(
@@ -281,11 +343,15 @@ def score_file(
     )
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
     manifest = _manifest(spec, model, origin, name, plan)
-    judging = recorded_judging(scores, model, origin)
-    if judging is not None:
-        manifest["judge"] = judging.manifest
-    outcome = _outcome("(not stored)", spec, Path("(none)"), Path("(none)"), plan, scores, manifest)
-    results = _with_groups(build_results(outcome, judging), benchmark, scores, spec)
+    judging = RecordedJudging(origin)
+    judging.add(scores)
+    recorded = judging.manifest()
+    if recorded is not None:
+        manifest["judge"] = recorded
+    results = imported_results(
+        ScoreRows(scores), spec, plan, manifest, run_id="(not stored)", store="(none)",
+        judge=judging.results(), scores=lambda: scores,
+    )  # fmt: skip
     return ImportedRun(name, origin, plan, scores, results, metric=_official(benchmark))
 
 
@@ -303,6 +369,11 @@ def import_file(
 ) -> ImportedRun:
     """Store a file's predictions as a run of `model` on `benchmark`, with its origin.
 
+    The file is read, joined, scored and stored a chunk at a time (`plan_import`'s
+    ``on_chunk``: the join through a SQLite index of the benchmark's samples), and its results
+    are computed from the stored rows (`Store.rows`): memory holds one chunk of rows, not the
+    file's. `ImportedRun.scores` is therefore empty: the scores are in the store.
+
     Raises:
         DataError: The file or the benchmark cannot be read, or no row joins.
         RegistryError: `reader` is not a registered reader.
@@ -316,16 +387,16 @@ def import_file(
     protocol = _protocol(benchmark)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap, db=db, out=out)
-    scores: list[Score] = []
+    judging = RecordedJudging(origin)
     with Store(spec.db) as store:
         run_id = new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
 
         def store_chunk(rows: list[PlannedRow]) -> None:
-            # Stored as joined, a chunk at a time; only the scores stay in memory (the run
-            # metrics read them). The imported text is stored as the response to the request
-            # a run would have sent: scoring can be redone from the store like any run's.
+            # Stored as joined, a chunk at a time, and dropped: the results read the stored
+            # rows. The imported text is stored as the response to the request a run would
+            # have sent: scoring can be redone from the store like any run's.
             chunk = score_rows(rows, model, origin=origin, judge_protocol=protocol)
             store.put_samples(run_id, [sample for sample, _, _, _ in rows])
             store.put_responses(
@@ -337,7 +408,7 @@ def import_file(
             store.put_judgements(
                 run_id, model, [(s.sample_id, s.repeat, j) for s in chunk for j in s.judgements]
             )
-            scores.extend(chunk)
+            judging.add(chunk)
 
         try:
             plan = plan_import(
@@ -349,15 +420,19 @@ def import_file(
             store.update_run(run_id, status="failed")
             raise
         manifest = _manifest(spec, model, origin, name, plan)
-        judging = recorded_judging(scores, model, origin)
-        if judging is not None:
+        recorded = judging.manifest()
+        if recorded is not None:
             # The file's recorded judge, named as a judged run names its judges (serve's run
             # page and the HTML report read the manifest's ``judge`` entry).
-            manifest["judge"] = judging.manifest
+            manifest["judge"] = recorded
         store.update_run(run_id, manifest=manifest)
-        outcome = _outcome(run_id, spec, store.path, out_dir, plan, scores, manifest)
         with scoring_scope(AnswerScores(store), None, read=True):
-            results = _with_groups(build_results(outcome, judging), benchmark, scores, spec)
+            # The stored rows, in the file's order: the order the figures were computed in.
+            rows = FileOrderRows(store.rows(run_id, model))
+            results = imported_results(
+                rows, spec, plan, manifest, run_id=run_id, store=str(store.path),
+                judge=judging.results(), scores=rows.scores,
+            )  # fmt: skip
         store.update_run(run_id, results=results.model_dump(mode="json"))
         try:
             write_results(results, out_dir)
@@ -365,7 +440,7 @@ def import_file(
             # No results written, so the run is not complete (the error raised says why).
             store.update_run(run_id, status="failed")
             raise
-        store.update_run(run_id, status=outcome.status)
+        store.update_run(run_id, status=results.status)
     return ImportedRun(
-        name, origin, plan, scores, results, run_id, out_dir, metric=_official(benchmark)
+        name, origin, plan, [], results, run_id, out_dir, metric=_official(benchmark)
     )

@@ -28,7 +28,7 @@ and the audit; a reading a judge made (MathVista's stored ``extraction``) is als
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
+from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
 from lmmprobe.run.keys import ask_key
@@ -58,8 +59,9 @@ __all__ = [
 MAX_PROBLEMS = 20
 """Unjoined rows named one by one; the rest are counted."""
 
-CHUNK_ROWS = 2000
-"""Joined rows handed on at a time when a plan streams (`plan_import`'s ``on_chunk``)."""
+CHUNK_ROWS = 10_000
+"""Joined rows handed on at a time when a plan streams (`plan_import`'s ``on_chunk``): a file
+of up to this many rows is one chunk."""
 
 PlannedRow = tuple[Sample, Ask, Response, ImportedPrediction]
 """One joined prediction: its sample, the ask a run would send, the response, the row."""
@@ -104,7 +106,8 @@ class ImportPlan:
     rows: list[PlannedRow]
     """One per joined prediction, in file order (empty when the plan streamed its rows)."""
     samples: list[Sample]
-    """The answered samples, in benchmark order (file order without a benchmark)."""
+    """The answered samples, in benchmark order (file order without a benchmark); empty when
+    the plan streamed its rows (then `answered` and `fingerprint` say what they would)."""
     source: str
     """The benchmark's data spec, or the file for golds read from it."""
     total: int = 0
@@ -119,6 +122,10 @@ class ImportPlan:
     """The benchmark's load result (None without a benchmark)."""
     joined: int = 0
     """Predictions joined to a sample (``len(rows)`` unless the plan streamed them)."""
+    answered: int = 0
+    """The answered samples (``len(samples)`` unless the plan streamed them)."""
+    fingerprint: str | None = None
+    """`data_fingerprint` of the answered samples when the plan streamed (`samples` empty)."""
 
     def counts(self) -> dict[str, Any]:
         """The plan's counts for a record or a document: the join's only with a benchmark.
@@ -196,8 +203,10 @@ def plan_import(
     """Join `predictions` to `benchmark` and build each one's ask and response.
 
     With `on_chunk`, the joined rows are handed to it `CHUNK_ROWS` at a time, in file order,
-    and not kept (`ImportPlan.rows` stays empty): an import stores each chunk and keeps only
-    its scores, so memory does not hold every row's request and response at once.
+    and not kept (`ImportPlan.rows` and `ImportPlan.samples` stay empty): the join goes
+    through a SQLite index of the benchmark's samples (`SampleIndex`), not a dict, so memory
+    holds one chunk of rows, whatever the number of rows; an import stores each chunk and
+    drops it.
 
     Args:
         predictions: Rows of a reader (streamed; read once).
@@ -219,34 +228,110 @@ def plan_import(
     ident = imported_identity(model, origin).cache_id()
     where = origin.path if origin is not None else "predictions"
     load: LoadResult | None = None
-    by_id: dict[str, Sample] | None = None
     source = where
+    ordered: Sequence[Sample] | None = None  # the benchmark's samples, in its order
     if isinstance(benchmark, str):
         load = load_source(benchmark)
-        by_id = _index(load.samples)
+        ordered = load.samples
         source = benchmark
     elif benchmark is not None:
-        by_id = _index(benchmark)
+        ordered = [s for s in benchmark if isinstance(s, Sample)]
         source = "samples"
-    seen: dict[str, int] = {}
-    golds_read: list[Sample] = []  # the samples made from golds in the file, in file order
+    # Streamed, the join goes through SQLite (`SampleIndex`) and keeps no sample in memory;
+    # the benchmark's list is dropped once indexed. Else a dict, and the answered samples kept.
+    join: _MemoryJoin | SampleIndex = _MemoryJoin() if on_chunk is None else SampleIndex()
+    with join:
+        if ordered is not None:
+            join.add_benchmark(ordered)
+            if on_chunk is not None and load is not None:
+                load = LoadResult(
+                    samples=[], source=load.source, invalid=load.invalid, problems=load.problems
+                )
+            ordered = None if on_chunk is not None else ordered
+        plan = _join_rows(
+            predictions, join, formulator, ident, where=where, source=source, strict=strict,
+            golds=benchmark is None, on_chunk=on_chunk,
+        )  # fmt: skip
+        plan.load = load
+        plan.answered = join.answered_count()
+        plan.total = plan.answered if benchmark is None else join.total
+        plan.missing = plan.total - plan.answered
+        if isinstance(join, _MemoryJoin):
+            plan.samples = list(join.answered())
+        else:
+            plan.fingerprint = join.fingerprint()
+    return plan
+
+
+class _MemoryJoin:
+    """The join in memory (`SampleIndex`'s methods over a dict): a plan that keeps its rows."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, Sample] = {}
+        self.ordered: list[Sample] = []
+        self.rows: dict[str, int] = {}
+        self.total = 0
+
+    def __enter__(self) -> _MemoryJoin:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_benchmark(self, samples: Sequence[Sample]) -> None:
+        self.ordered = list(samples)
+        self.by_id = _index(self.ordered)
+        self.total = len(self.ordered)
+
+    def find(self, sample_id: str) -> Sample | None:
+        return self.by_id.get(sample_id)
+
+    def claim(self, sample: Sample, row: int, *, add: bool = False) -> int | None:
+        first = self.rows.get(sample.id)
+        if first is not None:
+            return first
+        if add:
+            self.ordered.append(sample)
+            self.total += 1
+        self.rows[sample.id] = row
+        return None
+
+    def answered_count(self) -> int:
+        return sum(1 for s in self.ordered if s.id in self.rows)
+
+    def answered(self) -> Iterator[Sample]:
+        return (s for s in self.ordered if s.id in self.rows)
+
+
+def _join_rows(
+    predictions: Iterable[ImportedPrediction],
+    join: _MemoryJoin | SampleIndex,
+    formulator: Formulator,
+    ident: str,
+    *,
+    where: str,
+    source: str,
+    strict: bool,
+    golds: bool,
+    on_chunk: Callable[[list[PlannedRow]], None] | None,
+) -> ImportPlan:
+    """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
     for pred in predictions:
-        if by_id is None:
+        if golds:
             if pred.gold is None:
                 raise DataError(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
             sample = _samples_from_gold(where, pred)
-            golds_read.append(sample)
         else:
             if pred.sample_id is None:
                 raise DataError(
                     f"{where}: row {pred.row}: id: missing; joining to {source} needs each row's "
                     "id (map it with --field id=...)"
                 )
-            found = by_id.get(pred.sample_id)
+            found = join.find(pred.sample_id)
             if found is None:
                 plan.unjoined += 1
                 message = (
@@ -258,12 +343,12 @@ def plan_import(
                     plan.problems.append(message)
                 continue
             sample = found
-        if sample.id in seen:
+        first = join.claim(sample, pred.row, add=golds)
+        if first is not None:
             raise DataError(
-                f"{where}: row {pred.row}: id: {sample.id!r} again (first at row {seen[sample.id]}); "
+                f"{where}: row {pred.row}: id: {sample.id!r} again (first at row {first}); "
                 "one prediction per item: which one the other tool scored cannot be told"
             )
-        seen[sample.id] = pred.row
         ask = formulator.ask(sample, 0)
         ask.key = ask_key(ident, ask)
         # A tool that split the thinking off (VLMEvalKit's SPLIT_THINK) keeps it apart: stored
@@ -294,19 +379,6 @@ def plan_import(
             f"{where}: no prediction joined to {source}"
             + (f" (first problem: {plan.problems[0]})" if plan.problems else " (the file is empty)")
         )
-    if by_id is None:
-        plan.samples = list(golds_read)
-        plan.total = len(plan.samples)
-    else:
-        ordered: list[Sample] = (
-            load.samples
-            if load is not None
-            else [s for s in benchmark or () if isinstance(s, Sample)]
-        )
-        plan.samples = [s for s in ordered if s.id in seen]
-        plan.total = len(ordered)
-        plan.missing = plan.total - len(plan.samples)
-    plan.load = load
     return plan
 
 

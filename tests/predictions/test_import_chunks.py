@@ -1,0 +1,146 @@
+"""An import in chunks: joined through SQLite, stored and dropped, its figures from the store.
+
+`import_file` reads, joins, scores and stores a file `CHUNK_ROWS` rows at a time and keeps
+none of them; here the chunks are made a few rows long, so a small file crosses several, and
+its figures must be those of the same file scored in memory (`score_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lmmprobe.data import DataError, data_fingerprint
+from lmmprobe.predictions import scoring
+from lmmprobe.predictions._join import FileOrderRows, SampleIndex
+from lmmprobe.predictions.imported import ImportedPrediction
+from lmmprobe.predictions.importing import import_file, score_file
+from lmmprobe.predictions.scoring import plan_import
+from lmmprobe.schema import Sample, ScoreRows
+from lmmprobe.store import Store
+
+FIELDS = {"id": "qid", "prediction": "answer"}
+
+
+def _files(tmp_path: Path, n: int = 11) -> tuple[Path, Path]:
+    """A benchmark of `n` choice items named ``bench/qI`` and a file answering all but one of
+    them by their short id, out of order, with one row that is no item of it."""
+    data = tmp_path / "bench.jsonl"
+    preds = tmp_path / "preds.jsonl"
+    rows = []
+    for i in range(n):
+        choices = [f"option {i} {k}" for k in range(4)]
+        rows.append({"id": f"bench/q{i}", "images": [], "question": f"Question {i}?",
+                     "choices": choices, "answer": i % 4,
+                     "metadata": {"part": ["a", "b"][i % 2], "level": i % 3}})  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    said = ["A", "B", "option {i} 2", "I think (C)", "no idea"]
+    order = [7, 3, 10, 0, 5, 9, 1, 8, 2, 6]  # q4 unanswered
+    lines = [{"qid": f"q{i}", "answer": said[i % 5].format(i=i)} for i in order]
+    lines.insert(4, {"qid": "elsewhere", "answer": "A"})
+    preds.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return data, preds
+
+
+def _figures(results: Any) -> dict[str, Any]:
+    (model,) = results.models.values()
+    dumped: dict[str, Any] = model.model_dump(mode="json", exclude={"stats"})
+    return dumped
+
+
+@pytest.mark.parametrize("chunk", [3, 10_000])
+def test_an_import_in_chunks_gives_the_figures_of_the_file_scored_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    data, preds = _files(tmp_path)
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", chunk)
+    bench = f"jsonl:{data}"
+    by = ["part", "level"]
+    scored = score_file(preds, bench, field_map=FIELDS, by=by, model="m", bootstrap=200)
+    run = import_file(preds, bench, model="m", db=str(tmp_path / "s.db"), field_map=FIELDS,
+                      by=by, bootstrap=200)  # fmt: skip
+    assert _figures(run.results) == _figures(scored.results)
+    assert run.results.data == scored.results.data
+    assert run.results.data.samples == 10 and run.results.data.invalid == 1
+    got, want = run.results.manifest.model_dump(), scored.results.manifest.model_dump()
+    assert got["data"] == want["data"]
+    assert run.plan.counts() == scored.plan.counts() == {
+        "golds": "benchmark", "rows": 10, "benchmark_samples": 11, "missing": 1, "unjoined": 1,
+    }  # fmt: skip
+    # The import holds no row: its scores are in the store, every one of them.
+    assert run.scores == [] and len(scored.scores) == 10
+    assert run.run_id is not None
+    with Store(str(tmp_path / "s.db")) as store:
+        assert len(store.model_scores(run.run_id, "m")) == 10
+
+
+def test_a_second_answer_in_a_later_chunk_names_both_rows_and_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, preds = _files(tmp_path)
+    with preds.open("a") as f:
+        f.write(json.dumps({"qid": "bench/q3", "answer": "B"}) + "\n")  # q3 is at row 2
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 3)
+    db = tmp_path / "s.db"
+    with pytest.raises(DataError, match=r"row 12: id: 'bench/q3' again \(first at row 2\)"):
+        import_file(preds, f"jsonl:{data}", model="m", db=str(db), field_map=FIELDS)
+    with sqlite3.connect(db) as con:
+        assert [r[0] for r in con.execute("SELECT status FROM runs")] == ["failed"]
+
+
+def _samples(*ids: str) -> list[Sample]:
+    return [Sample(id=i, question=f"q {i}", answer=["x"], formulation="open_ended") for i in ids]
+
+
+def test_the_index_joins_as_the_dict_did() -> None:
+    samples = _samples("a/1", "b/1", "c/2", "2", "d/3")
+    with SampleIndex() as index:
+        index.add_benchmark(samples)
+        assert index.total == 5
+        found = index.find("a/1")
+        assert found is not None and found == samples[0]
+        assert index.find("1") is None  # two samples end in /1: which one cannot be told
+        assert index.find("2") == samples[3]  # a full id wins over a short one
+        assert index.find("3") == samples[4]
+        assert index.claim(samples[4], 7) is None
+        assert index.claim(samples[4], 9) == 7
+        assert index.claim(samples[0], 8) is None
+        assert index.answered_count() == 2
+        # Answered samples in the benchmark's order, whatever order they were answered in.
+        assert index.fingerprint() == data_fingerprint([samples[0], samples[4]])
+
+
+def test_streamed_and_in_memory_plans_count_alike() -> None:
+    preds = [ImportedPrediction(row=r, sample_id=i, prediction="x")
+             for r, i in [(1, "3"), (2, "zzz"), (3, "a/1")]]  # fmt: skip
+    kept = plan_import(preds, _samples("a/1", "c/2", "d/3"), model="m")
+    chunks: list[int] = []
+    streamed = plan_import(
+        preds,
+        _samples("a/1", "c/2", "d/3"),
+        model="m",
+        on_chunk=lambda rows: chunks.append(len(rows)),
+    )
+    assert chunks == [2] and streamed.rows == [] and streamed.samples == []
+    assert streamed.counts() == kept.counts()
+    assert streamed.fingerprint == data_fingerprint(kept.samples)
+    assert streamed.answered == len(kept.samples) == 2
+
+
+def test_stored_rows_come_back_in_the_files_order(tmp_path: Path) -> None:
+    data, preds = _files(tmp_path)
+    run = import_file(preds, f"jsonl:{data}", model="m", db=str(tmp_path / "s.db"),
+                      field_map=FIELDS)  # fmt: skip
+    assert run.run_id is not None
+    with Store(str(tmp_path / "s.db")) as store:
+        rows = FileOrderRows(store.rows(run.run_id, "m"))
+        scores = rows.scores()
+        ids = [sid for chunk in rows.chunks(["part"]) for sid in chunk.sample_id]
+        assert ids == [s.sample_id for s in scores]
+        assert ids[:3] == ["bench/q7", "bench/q3", "bench/q10"]
+        want = [c.meta["part"] for c in ScoreRows(scores).chunks(["part"])]
+        assert [c.meta["part"] for c in rows.chunks(["part"])] == want
