@@ -39,7 +39,8 @@ from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_judged
 
 pytestmark = pytest.mark.usefixtures("own_datasets_cache")
 
-GOLDEN = Path(__file__).parent / "data" / "import_parity.json"
+HERE = Path(__file__).parent
+GOLDEN = HERE / "data" / "import_parity.json"
 WRITE = os.environ.get("LMMPROBE_WRITE_IMPORT_PARITY") == "1"
 
 
@@ -126,6 +127,8 @@ CASES: dict[str, tuple[Case, tuple[str, ...], bool]] = {
 
 def _normal(text: str, tmp_path: Path, run_id: str) -> str:
     text = text.replace(str(tmp_path), "<tmp>").replace(run_id, "<run>")
+    # The fixtures' folder is wherever this checkout is (a clone, a worktree, CI's).
+    text = text.replace(str(HERE), "<tests>")
     # A table written here (xlsx) holds the moment it was written, hence its hash.
     for made in tmp_path.glob("*.xlsx"):
         sha = hashlib.sha256(made.read_bytes()).hexdigest()

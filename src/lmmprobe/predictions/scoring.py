@@ -43,7 +43,7 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
-from lmmprobe.run.keys import ask_key
+from lmmprobe.run.keys import ask_key, sample_key
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import ErrorInfo, FormulateConfig, Response, RunSpec, Sample, Score
 from lmmprobe.schema.judgement import Judgement
@@ -350,7 +350,9 @@ def _join_rows(
                 "one prediction per item: which one the other tool scored cannot be told"
             )
         ask = formulator.ask(sample, 0)
-        ask.key = ask_key(ident, ask)
+        # Each row was answered on its own: two samples asking the same question keep
+        # their own answers (a run's rows sharing a prompt share one).
+        ask.key = sample_key(ask_key(ident, ask), sample.id)
         # A tool that split the thinking off (VLMEvalKit's SPLIT_THINK) keeps it apart: stored
         # and shown as the response's reasoning, never read for the answer.
         thinking = pred.fields.get("thinking")

@@ -98,6 +98,26 @@ def _key(
     return hashlib.sha256("".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def sample_key(key: str, sample_id: str) -> str:
+    """An answer's key made its sample's own: `key` (a `request_key`) with the sample's id.
+
+    A run asks requests that send the same thing once and shares the answer; an import's
+    rows were each answered by the other tool on its own, so two samples asking the same
+    question (same text, options and image) must keep their own answers, stored, read back
+    and judged apart.
+
+    Args:
+        key: The request's key (`request_key` or `ask_key`).
+        sample_id: The sample the answer is to.
+
+    Returns:
+        32 hex characters.
+
+    """
+    text = _field("sample") + _field(key) + _field(sample_id)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
 def judge_key(
     identity: ModelIdentity | str,
     protocol: str,

@@ -250,7 +250,7 @@ def _sent_turns(
 
     from lmmprobe.formulate.prompt import Formulator
     from lmmprobe.models import ModelIdentity
-    from lmmprobe.run.keys import request_key
+    from lmmprobe.run.keys import request_key, sample_key
     from lmmprobe.schema import RunSpec, Sample
     from lmmprobe.serve.images import register_renderers
 
@@ -273,7 +273,9 @@ def _sent_turns(
             req = formulator.ask(rebuilt, a.repeat).to_request()
             ident = identities.get(a.model)
             if isinstance(ident, dict):
-                same = request_key(ModelIdentity.model_validate(ident).cache_id(), req) == a.key
+                key = request_key(ModelIdentity.model_validate(ident).cache_id(), req)
+                # An imported answer's key is its sample's own (`run.keys.sample_key`).
+                same = a.key in (key, sample_key(key, rebuilt.id))
             else:  # no identity recorded: the question text is all that can be compared
                 same = a.prompt is not None and req.prompt == a.prompt
         except (ValidationError, ValueError, KeyError, OSError) as exc:
