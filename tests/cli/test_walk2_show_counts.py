@@ -105,6 +105,13 @@ def test_outputs_the_server_stopped_below_the_limit_are_not_blamed_on_it(tmp_pat
     assert "each stopped at 10 tokens or fewer" in " ".join(shown.stdout.split())
 
 
+def test_one_token_is_singular(tmp_path: Path) -> None:
+    # It said "each stopped at 1 tokens or fewer".
+    with FakeOpenAIServer(token_limit=1) as server:
+        said, _ = _truncated_run(tmp_path, server)
+    assert "6 of 6 answers truncated, each stopped at 1 token or fewer, below" in said, said
+
+
 def test_dysca_counts_add_up_to_the_samples_under_several_scenarios(
     tmp_path: Path, tiny_cache: Path
 ) -> None:

@@ -84,16 +84,24 @@ def test_the_synth_hint_quotes_a_folder_with_a_space_and_runs_pasted(tmp_path: P
     out = tmp_path / "my bench"
     made = lmmprobe("synth", "generate", "--out", f"{out}/", columns=200)
     assert made.returncode == 0, made.stderr
-    hint = re.search(r"evaluate with: `(.+)`", made.stdout)
+    hint = re.search(r"evaluate with:\n(.+)\n", made.stdout)
     assert hint is not None, made.stdout
     assert shlex.quote(f"synth:{out}") in hint.group(1)
     # Pasted into a shell, it is the command it says: split as the shell splits it.
     argv = shlex.split(hint.group(1))
     assert argv[argv.index("--data") + 1] == f"synth:{out}"
-    ran = lmmprobe(
-        *argv[1:], "-m", "random", "--db", tmp_path / "db", "--out", tmp_path / "o", "-q",
-        columns=80,
-    )  # fmt: skip
+    # The line pasted whole runs lmmprobe: no backticks for the shell to run as a command
+    # substitution (it printed "evaluate with: `lmmprobe run ...`").
+    line = hint.group(1) + " -m random --db " + shlex.quote(str(tmp_path / "db"))
+    line += " --out " + shlex.quote(str(tmp_path / "o")) + " -q"
+    ran = subprocess.run(
+        ["bash", "-c", line],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "80"},
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     # The captions' note (108 columns, cut mid-word by the terminal) wrapped between words.
     _fits(ran.stdout)
@@ -156,3 +164,41 @@ def test_piped_output_without_columns_keeps_each_message_on_one_line(tmp_path: P
         made.stdout,
         re.MULTILINE,
     ), made.stdout
+
+
+def test_nonsense_columns_are_ignored_and_never_hide_an_error(tmp_path: Path) -> None:
+    # COLUMNS=0 printed nothing at all, the error included (exit 2 and no word of why);
+    # COLUMNS=1 or 5 printed a character a line. A width below 20 is taken as unset.
+    for columns in (0, 1, 5):
+        failed = lmmprobe("run", "-m", "first", "--data", tmp_path / "none.jsonl", columns=columns)
+        assert failed.returncode == 2
+        assert failed.stderr.startswith("error: data file not found: "), (columns, failed)
+        made = lmmprobe(
+            "run", "-m", "first", "--data", "demo,n=6", "--db", tmp_path / "db",
+            "--out", tmp_path / f"o{columns}", "-q", columns=columns,
+        )  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        assert "first: 6 requests" in made.stdout, (columns, made.stdout)
+        listed = lmmprobe("runs", "--db", tmp_path / "db", columns=columns)
+        assert listed.returncode == 0, listed.stderr
+        assert max(map(len, listed.stdout.splitlines())) >= 40, (columns, listed.stdout)
+
+
+def test_apex_prose_keeps_an_interval_on_one_line_at_80_columns(tmp_path: Path) -> None:
+    # At 80 columns "first 0.50 [0.38," ended a line and "0.68] (at chance)" began the next.
+    made = lmmprobe(
+        "apex", "Can models identify rotated images?", "-m", "random", "-m", "first",
+        "--images-per-answer", "20", "--image-size", "32", "--bootstrap", "200",
+        "--cache-dir", tmp_path / "cache", "--out", tmp_path / "o", columns=80,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    prose = made.stdout.split("  APEx:", 1)[0]  # the lines said before the table
+    intervals = re.findall(r"\[\d\.\d\d, \d\.\d\d\]", " ".join(prose.split()))
+    assert len(intervals) >= 4, prose
+    lines = prose.splitlines()
+    for interval in intervals:
+        assert any(interval in line for line in lines), (interval, prose)
+    _fits(prose)
+    # A result line continued is continued under its indent.
+    i = next(n for n, line in enumerate(lines) if line.startswith("  results (chance 0.50)"))
+    assert lines[i + 1].startswith("  "), lines[i : i + 2]

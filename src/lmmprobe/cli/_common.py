@@ -75,7 +75,51 @@ def _laid_out(stream: IO[str]) -> bool:
         tty = stream.isatty()
     except ValueError:  # closed (the end of a test run)
         tty = False
-    return tty or os.environ.get("COLUMNS", "").strip().isdigit()
+    return tty or _columns(os.environ) is not None
+
+
+MIN_COLUMNS: Final = 20
+"""The narrowest ``$COLUMNS`` taken as a width. Below it (``COLUMNS=0``: rich printed nothing at
+all, errors included; ``COLUMNS=5``: a character a line) the variable is ignored, as if unset."""
+
+
+def _columns(environ: Mapping[str, str]) -> int | None:
+    """``$COLUMNS`` in `environ` as a width, or None where it is not one to take.
+
+    None where unset, not a number, or below `MIN_COLUMNS`.
+    """
+    text = environ.get("COLUMNS", "").strip()
+    if not text.isascii() or not text.isdigit() or int(text) < MIN_COLUMNS:
+        return None
+    return int(text)
+
+
+class _ScreenEnviron(Mapping[str, str]):
+    """``os.environ`` as it is now, less a ``$COLUMNS`` that `_columns` does not take.
+
+    What every `InertConsole` reads its environment from: rich takes any digits in ``$COLUMNS``
+    as the width, and at 0 prints nothing (not even an error) and at 5 a character a line.
+    Without the variable rich falls back to the terminal's width, or 80.
+    """
+
+    def __getitem__(self, key: str) -> str:
+        if key != "COLUMNS":
+            return os.environ[key]
+        width = _columns(os.environ)
+        if width is None:
+            raise KeyError(key)
+        return str(width)  # " 80" as 80, the width `_laid_out` took it for
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in os.environ if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        if key == "COLUMNS":
+            return _columns(os.environ) is not None
+        return key in os.environ
 
 
 def _width() -> int | None:
@@ -87,20 +131,23 @@ def _width() -> int | None:
     return None if _laid_out(sys.stdout) else 132
 
 
-_HINT_SPAN: Final = re.compile(r"`[^`\n]*`")
+_UNBROKEN: Final = re.compile(r"`[^`\n]*`|\[[^\[\]\s,]+, [^\[\]\s,]+\]")
+"""What `word_wrapped` keeps on one line: a quoted command hint, and an interval
+(``[0.35, 0.65]``), which broken after its comma reads as two numbers."""
 
 
 def word_wrapped(text: Text, width: int) -> Text:
     """`text` with each line broken between words to fit `width` cells where it can.
 
     A word longer than `width` (a path, a model spec, a URL) stays whole on a line of its own:
-    cut, it could not be copied; so does a quoted command hint. Continuation lines keep the
-    first line's indent.
+    cut, it could not be copied; so does a quoted command hint. An interval (``[0.35, 0.65]``)
+    is never broken after its comma. Continuation lines keep the first line's indent.
     """
     out: list[Text] = []
     for line in text.split("\n", allow_blank=True):
-        # A quoted command (`` `lmmprobe run --data x` ``) is one word: no break inside it.
-        plain = _HINT_SPAN.sub(lambda m: m.group().replace(" ", "\xa0"), line.plain)
+        # A quoted command (`` `lmmprobe run --data x` ``) or an interval is one word: no break
+        # inside it (textwrap breaks at ASCII whitespace only, never at a no-break space).
+        plain = _UNBROKEN.sub(lambda m: m.group().replace(" ", "\xa0"), line.plain)
         indent = plain[: len(plain) - len(plain.lstrip(" "))]
         pieces = textwrap.wrap(
             plain,
@@ -129,6 +176,11 @@ class InertConsole(Console):
     a `rich.text.Text` from elsewhere) is escaped as it is written out, the one place every
     segment passes. Rich's own styles and cursor controls are added after that, so they work.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Rich's `Console`, reading a sane ``$COLUMNS`` only (`_ScreenEnviron`)."""
+        kwargs.setdefault("_environ", _ScreenEnviron())
+        super().__init__(*args, **kwargs)
 
     prose_wraps: bool | None = None
     """Whether soft-wrapped prose is wrapped between words (`print`); None: where it writes

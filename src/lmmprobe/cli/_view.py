@@ -386,7 +386,7 @@ def truncation_notes(
         if most is not None and most < limit:
             short += 1
             line += (
-                f", each stopped at {most} tokens or fewer, below --max-new-tokens (this run: "
+                f", each stopped at {most} token{'s' * (most != 1)} or fewer, below --max-new-tokens (this run: "
                 f"{limit}): the server's own limit (its max tokens or context length) or the "
                 "model stopped them, so raising --max-new-tokens will not help"
             )

@@ -122,7 +122,8 @@ def apex(
 
     def say(line: str) -> None:
         if not quiet:
-            console.print(escape(line), highlight=False)
+            # Prose: wrapped between words, an interval ("[0.35, 0.65]") kept whole.
+            console.print(escape(line), highlight=False, soft_wrap=True)
 
     renderer = None
     if diffusion_model:
@@ -176,7 +177,7 @@ def apex(
         )
     console.print(table)
     for line in report.conclusions:
-        console.print(f"- {escape(line)}", highlight=False)
+        console.print(f"- {escape(line)}", highlight=False, soft_wrap=True)
     console.print(f"report: {escape(str(campaign.report_md))}", highlight=False, soft_wrap=True)
     if not report.experiments:
         # The report is written all the same (it says why); the exit status says nothing ran.

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 from rich.table import Table
 
-from lmmprobe.cli._common import DbOption, console, err_console, fail
+from lmmprobe.cli._common import DbOption, command_name, console, err_console, fail
 
 app = typer.Typer(no_args_is_help=True, help="Generate and inspect synthetic benchmarks (Dysca).")
 
@@ -196,9 +196,18 @@ def generate(
         elif f.get("name") == "dysca_postprocess":
             # Prose: wrapped between words on a terminal, one line in a log.
             console.print(_postprocess_line(f, counts["samples"]), soft_wrap=True)
-    # Quoted for the shell: a folder with a space (``my bench``) pasted bare is two arguments.
-    data = escape(shlex.quote(f"synth:{out}"))
-    console.print(f"evaluate with: `lmmprobe run --data {data} --by subtask`")
+    # The command on a line of its own, bare: pasted whole, backticks around it would have the
+    # shell run it as a command substitution. Quoted for the shell: a folder with a space
+    # (``my bench``) pasted bare is two arguments. One printed line, never wrapped.
+    program = shlex.quote(command_name())
+    console.print("evaluate with:")
+    console.print(
+        f"  {program} run --data {shlex.quote(f'synth:{out}')} --by subtask",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+        no_wrap=True,
+    )
 
 
 @contextmanager
