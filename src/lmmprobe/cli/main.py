@@ -35,6 +35,7 @@ from lmmprobe.cli._common import (
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
     all_failed,
+    budget_limits,
     cost_lines,
     error_lines,
     failures,
@@ -454,9 +455,15 @@ def _evaluate_and_show(
             if s.requests < n_rows
             else ""
         )
+        # Requests a backend's own budget refused never reached its server: counted apart
+        # from those sent, naming the option that refused them.
+        refused = ""
+        if s.refused:
+            by = [n for n in budget_limits(failed.get(m, [])) if n != "--max-cost"]
+            refused = f", {s.refused} refused by {' or '.join(by) or 'its budget'} (not sent)"
         console.print(
             f"{labels[m]}: {s.requests} requests, {s.cached} from the store, "
-            f"{s.called} sent, {s.errors} errors{shared}",
+            f"{s.called} sent{refused}, {s.errors} errors{shared}",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -486,10 +493,14 @@ def _evaluate_and_show(
     if res.status == "stopped_budget":
         meter = ev.outcome.meter
         spent = f" (${ev.outcome.spent:.4f} spent by this run)" if spec.max_cost is not None else ""
+        # The advice names the limit that was hit (a backend's max_tokens_total, say), not
+        # every limit there is.
+        hit = budget_limits([row for rows in failed.values() for row in rows])
+        higher = " or ".join(n.split("=")[0] for n in hit) or "--max-cost or max_requests"
         stop = (
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
-            "again), with a higher --max-cost or max_requests to go further at once"
+            f"again), with a higher {higher} to go further at once"
         )
         if judged_from is not None and unsent:
             # The answers judged stop where the judged run's budget stopped them: judging
