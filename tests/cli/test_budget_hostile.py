@@ -201,7 +201,8 @@ def test_requests_a_backends_own_budget_refused_are_not_counted_as_sent(
     # advice named "--max-cost or max_requests" when max_tokens_total had stopped the run.
     n = 20
     with FakeOpenAIServer() as server:
-        model = f"openai:fake-vlm@{server.base_url},{option}"
+        # At most 4 in flight: those sent before the first answer spends the token budget.
+        model = f"openai:fake-vlm@{server.base_url},{option},max_concurrency=4"
         args = ("run", "-m", model, "--data", f"demo,n={n}", "--db", tmp_path / "db")
         done = _run(*args, "--out", tmp_path / "o")
         answered = server.completed
