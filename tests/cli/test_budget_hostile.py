@@ -188,3 +188,36 @@ def test_max_cost_none_is_no_limit(tmp_path: Path, value: str) -> None:
                 "--out", tmp_path / "o", "--max-cost", value)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert _stats(tmp_path / "o")[0] == "complete"
+
+
+@pytest.mark.parametrize(
+    ("option", "limit"),
+    [("max_requests=3", "max_requests"), ("max_tokens_total=2", "max_tokens_total")],
+)
+def test_requests_a_backends_own_budget_refused_are_not_counted_as_sent(
+    tmp_path: Path, option: str, limit: str
+) -> None:
+    # Retest 3, item 6: "20 requests, 20 sent, 17 errors" while the server answered 3, and the
+    # advice named "--max-cost or max_requests" when max_tokens_total had stopped the run.
+    n = 20
+    with FakeOpenAIServer() as server:
+        # At most 4 in flight: those sent before the first answer spends the token budget.
+        model = f"openai:fake-vlm@{server.base_url},{option},max_concurrency=4"
+        args = ("run", "-m", model, "--data", f"demo,n={n}", "--db", tmp_path / "db")
+        done = _run(*args, "--out", tmp_path / "o")
+        answered = server.completed
+    assert done.returncode == 3, done.stderr
+    assert 0 < answered < n
+    _, stats = _stats(tmp_path / "o")
+    assert stats["called"] == answered and stats["refused"] == n - answered
+    text = " ".join(done.stdout.split())
+    assert (
+        f"fake-vlm: {n} requests, 0 from the store, {answered} sent, {n - answered} refused by "
+        f"{option} (not sent), {n - answered} errors"
+    ) in text
+    assert f"with a higher {limit} to go further at once" in text
+    assert "--max-cost or" not in text
+    # results.md counts them the same way: what was called is what reached the server.
+    md = (tmp_path / "o" / "results.md").read_text()
+    assert f"| {n} | 0 | {answered} | {n - answered} |" in md
+    assert f"{n - answered} request(s) refused by the backend's own budget" in md

@@ -297,3 +297,24 @@ def test_baselines_under_likelihood_say_once_that_they_only_pretend(tmp_path: Pa
     assert results["models"]["first"]["metrics"]["accuracy"]["n"] == 120
     plain = _lmmprobe("run", "--db", db, "--out", tmp_path / "gen")
     assert plain.returncode == 0 and "are baselines with no model" not in plain.stdout
+
+
+def test_the_likelihood_baselines_note_is_saved_with_the_results(tmp_path: Path) -> None:
+    """Retest 3, item 7: the note was in the terminal only; results.json, results.md and
+    ``report --format md`` said nothing of it, though they carry the same made-up figures."""
+    db = tmp_path / "store.db"
+    done = _lmmprobe("run", "--method", "likelihood", "--db", db, "--out", tmp_path / "lik")
+    assert done.returncode == 0, done.stdout + done.stderr
+    results = json.loads((tmp_path / "lik" / "results.json").read_text())
+    (note,) = results["notes"]
+    assert note.startswith("random, first are baselines with no model") and "made up" in note
+    md = (tmp_path / "lik" / "results.md").read_text()
+    assert "Note: random, first are baselines with no model" in md and "white-box" in md
+    report = _lmmprobe("report", "latest", "--db", db, "--format", "md")
+    assert report.returncode == 0, report.stderr
+    assert f"run {results['run_id']}: random, first are baselines with no model" in report.stdout
+    # A run without the note has no "notes" in its results.json.
+    plain = _lmmprobe("run", "--db", db, "--out", tmp_path / "gen")
+    assert plain.returncode == 0, plain.stderr
+    assert "notes" not in json.loads((tmp_path / "gen" / "results.json").read_text())
+    assert "Note:" not in (tmp_path / "gen" / "results.md").read_text()

@@ -8,6 +8,7 @@ call, and the model answering ``unsure about itemN`` $3 an answer. Every figure 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,38 @@ def test_judging_a_run_its_budget_stopped_leaves_it_stopped_budget(tmp_path: Pat
     results, model = _results(tmp_path / "k")
     assert results["status"] == "complete"
     assert model["judge"]["decided"]["judge"] == n
+
+
+def test_judge_dry_run_estimates_what_the_judge_prompts_cost(tmp_path: Path) -> None:
+    """Retest 3, item 8: ``judge --dry-run`` said "completions cost at most $0.46" and the
+    judging then spent $1.98: the judge prompts (which quote stored answers, so are known in
+    advance) were left out. Their tokens are now estimated from their text."""
+    data, db = choice_rows(tmp_path / "rows.jsonl", 4), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A"), *unsure_answers(4)]) as server:
+        url = server.base_url
+        # $1 a prompt token, $1 a completion token.
+        judge = f"openai:judge@{url},price=1000000:1000000"
+        base = ("--db", db, "--judge", judge)
+        done = lmmprobe_with_key("run", "-m", f"openai:fake-vlm@{url}", "--data", data, "-q",
+                                 "--db", db, "--out", tmp_path / "a")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        dry = lmmprobe_with_key("judge", "latest", *base, "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        judged = lmmprobe_with_key("judge", "latest", *base, "--max-cost", "none")
+        assert judged.returncode == 0, judged.stderr
+    out = " ".join(dry.stdout.split())
+    found = re.search(
+        r"completions cost at most \$([\d.]+); judge prompts about \$([\d.]+) more \(~(\d+) "
+        r"tokens estimated at 4 characters a token; the server counts them\), so about "
+        r"\$([\d.]+) in all",
+        out,
+    )
+    assert found, out
+    completions, prompts, tokens, total = map(float, found.groups())
+    assert prompts == tokens and total == pytest.approx(completions + prompts)
+    assert "its prompts about $" in out  # on the judge's own line too
+    spent = float(re.search(r"spent by this run: \$([\d.]+)", judged.stdout)[1])  # type: ignore[index]
+    # The fake server counts a prompt's words, fewer than its characters / 4: the estimate is
+    # above what was paid, and of its order (before: 4 completions of 1 token, $4 of $100+).
+    assert spent > completions
+    assert spent <= total <= 3 * spent

@@ -59,6 +59,9 @@ def test_version_1_files_migrate_without_losing_a_value(path: Path) -> None:
     for model in after["models"].values():  # counted since: answers a key was taken out of
         assert "redacted" not in before["models"]["random"]["stats"]
         assert model["stats"].pop("redacted") == 0
+        # ...and requests a backend's own budget refused unsent (retest 3, item 6)
+        assert "refused" not in before["models"]["random"]["stats"]
+        assert model["stats"].pop("refused") == 0
     assert after == before
     # The Markdown is rendered from the typed object as for a new run.
     md = render_markdown(results)

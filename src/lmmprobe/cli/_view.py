@@ -14,6 +14,7 @@ variants of one model are told apart in the rows themselves, not only in the leg
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,10 +28,9 @@ from lmmprobe._secrets import redact_spec
 from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
-from lmmprobe.models.baselines import likelihood_stand_ins
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.results import no_text_to_score, row_counts
-from lmmprobe.report.settings import model_setting
+from lmmprobe.report.settings import model_setting, run_notes
 from lmmprobe.schema import Score
 from lmmprobe.store import Store
 
@@ -292,6 +292,34 @@ def error_lines(failed: Sequence[tuple[str, str]]) -> list[str]:
     return lines
 
 
+_BACKEND_LIMIT = re.compile(r"\((max_requests|max_tokens_total)=(\d+)\)")
+"""How a backend's own budget error names its option (`lmmprobe.models.openai_api`)."""
+
+
+def budget_limits(failed: Sequence[tuple[str, str]]) -> list[str]:
+    """The limits whose budget errors `failed` holds, first met first, each once.
+
+    A backend's own budget is named by its option (``max_requests=3``), the run's spending
+    limit as ``--max-cost``; a budget error that names neither (stored by an older lmmprobe)
+    adds nothing.
+    """
+    out: list[str] = []
+    for etype, message in failed:
+        if etype != "budget":
+            continue
+        found = _BACKEND_LIMIT.search(message)
+        name = (
+            f"{found[1]}={found[2]}"
+            if found
+            else "--max-cost"
+            if message.startswith("cost budget")
+            else None
+        )
+        if name is not None and name not in out:
+            out.append(name)
+    return out
+
+
 def all_failed(results: Results) -> list[str]:
     """The models every row of which failed (no answer at all)."""
     return [
@@ -408,25 +436,15 @@ def truncation_notes(
 
 
 def likelihood_notes(results: Results, labels: dict[str, str]) -> list[str]:
-    """A note, once, when a baseline ran with ``--method likelihood`` (its scores are made up).
+    """The run's notes, each followed by a blank line; none for most runs.
 
-    Likelihood is a white-box method; the baselines accept it so the likelihood path runs
-    without a model (`lmmprobe.models.baselines.likelihood_stand_ins`). Nothing otherwise.
+    `lmmprobe.report.settings.run_notes` writes them: a baseline run with ``--method
+    likelihood``, whose scores are made up.
     """
-    if results.spec.formulate.method != "likelihood":
-        return []
-    pretend = likelihood_stand_ins(results.models)
-    if not pretend:
-        return []
-    names = ", ".join(labels.get(s, s) for s in pretend)
-    are = "is a baseline" if len(pretend) == 1 else "are baselines"
-    return [
-        f"note: {names} {are} with no model: --method likelihood reads a model's "
-        "log-likelihoods (a white-box method), and theirs are made up (random: seeded random "
-        "scores; first: the first option scores highest); use a white-box backend such as "
-        "hf:PATH for likelihood figures",
-        "",
-    ]
+    out: list[str] = []
+    for note in run_notes(results.spec, results.models, labels):
+        out += [f"note: {note}", ""]
+    return out
 
 
 def cost_lines(

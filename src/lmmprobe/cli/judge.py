@@ -142,11 +142,21 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         )
         or "none applied"
     )
-    lines = [
+    first = (
         f"  answers judged ({protocols}): {d.get('rule', 0)} by rule, {d.get('judge', 0)} by "
         f"judge, {d.get('unjudged', 0)} unjudged"
-    ]
+    )
     per_judge = bool(judge.calls) and all(c.read is not None for c in judge.calls.values())
+    unjudged_verdicts = sum(sum(c.unjudged.values()) for c in judge.calls.values())
+    if per_judge and unjudged_verdicts != d.get("unjudged", 0):
+        # Two judges, one failing every call: the answers the other read are decided, its
+        # verdicts are not. Said here, so that "0 unjudged" is not read as "no verdict lost".
+        read = sum(c.read or 0 for c in judge.calls.values())
+        first += (
+            f" (answers no judge read); of the judges' {read + unjudged_verdicts} verdicts, "
+            f"{read} read and {unjudged_verdicts} unjudged"
+        )
+    lines = [first]
     if judge.unjudged and not per_judge:
         # A results file written before each judge's verdicts were counted: the sum of them.
         lines.append(f"  unjudged verdicts: {_unjudged_words(judge.unjudged)}")

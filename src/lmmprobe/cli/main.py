@@ -35,6 +35,7 @@ from lmmprobe.cli._common import (
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
     all_failed,
+    budget_limits,
     cost_lines,
     error_lines,
     failures,
@@ -383,7 +384,10 @@ def _judge_dry_run(
     cost = ""
     if priced:
         whose = "" if len(priced) == len(bounds) else " of the priced judges"
-        cost = f" (completions{whose} cost at most ${sum(priced):.4f})"
+        cost = (
+            f" (completions{whose} cost at most ${sum(priced):.4f}"
+            f"{_judge_prompts_note(plan.judges, sum(priced))})"
+        )
     console.print(
         f"dry run: {most}{calls} judge call(s) would be sent{cost}; nothing was sent and no "
         "run was recorded",
@@ -454,9 +458,15 @@ def _evaluate_and_show(
             if s.requests < n_rows
             else ""
         )
+        # Requests a backend's own budget refused never reached its server: counted apart
+        # from those sent, naming the option that refused them.
+        refused = ""
+        if s.refused:
+            by = [n for n in budget_limits(failed.get(m, [])) if n != "--max-cost"]
+            refused = f", {s.refused} refused by {' or '.join(by) or 'its budget'} (not sent)"
         console.print(
             f"{labels[m]}: {s.requests} requests, {s.cached} from the store, "
-            f"{s.called} sent, {s.errors} errors{shared}",
+            f"{s.called} sent{refused}, {s.errors} errors{shared}",
             highlight=False,
             markup=False,
             soft_wrap=True,
@@ -486,10 +496,14 @@ def _evaluate_and_show(
     if res.status == "stopped_budget":
         meter = ev.outcome.meter
         spent = f" (${ev.outcome.spent:.4f} spent by this run)" if spec.max_cost is not None else ""
+        # The advice names the limit that was hit (a backend's max_tokens_total, say), not
+        # every limit there is.
+        hit = budget_limits([row for rows in failed.values() for row in rows])
+        higher = " or ".join(n.split("=")[0] for n in hit) or "--max-cost or max_requests"
         stop = (
             f"run stopped: a budget ran out{spent}; the requests it left are stored as budget "
             "errors: run the same command again to continue (stored answers are not asked "
-            "again), with a higher --max-cost or max_requests to go further at once"
+            f"again), with a higher {higher} to go further at once"
         )
         if judged_from is not None and unsent:
             # The answers judged stop where the judged run's budget stopped them: judging
@@ -599,6 +613,9 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
         bound = j.completion_cost_bound
         if bound is not None:
             line += f"; its completions cost at most ${bound:.4f}"
+        estimate = j.prompt_cost_estimate
+        if estimate:
+            line += f"; its prompts about ${estimate:.4f} (~{j.prompt_tokens} tokens, estimated)"
         line += _key_note(j.missing_key)
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     calls = sum(j.calls for j in judges)
@@ -611,6 +628,31 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
             soft_wrap=True,
         )
     return calls, most
+
+
+def _judge_prompts_note(judges: list[PlannedJudge], completions: float) -> str:
+    """What the judges' prompts add to a dry run's cost, or "" when no judge pays for them.
+
+    A judge prompt quotes a stored answer, so its text is known before it is sent and its
+    tokens can be estimated (`lmmprobe.run.dry_run.estimate_prompt_tokens`); the server's
+    tokenizer decides the real count, and images are left out of the estimate.
+    """
+    from lmmprobe.run.dry_run import CHARS_PER_TOKEN
+
+    paying = [j for j in judges if j.prompt_cost_estimate]
+    if not paying:
+        return ""
+    dollars = sum(j.prompt_cost_estimate or 0.0 for j in paying)
+    tokens = sum(j.prompt_tokens for j in paying)
+    why = f"~{tokens} tokens estimated at {CHARS_PER_TOKEN} characters a token; the server counts them"
+    if images := sum(j.images for j in paying):
+        why += f"; {images} image(s) not counted"
+    if unknown := sum(j.prompts_unknown for j in paying):
+        why += f"; {unknown} call(s) quoting answers not given yet not counted"
+    return (
+        f"; judge prompts about ${dollars:.4f} more ({why}), so about "
+        f"${completions + dollars:.4f} in all"
+    )
 
 
 def _dry_run(spec: RunSpec) -> None:
@@ -660,7 +702,10 @@ def _dry_run(spec: RunSpec) -> None:
     cost = ""
     if priced:
         whose = "" if len(priced) == len(bounds) else " of the priced models and judges"
-        cost = f" (completions{whose} cost at most ${sum(priced):.4f})"
+        cost = (
+            f" (completions{whose} cost at most ${sum(priced):.4f}"
+            f"{_judge_prompts_note(judges, sum(priced))})"
+        )
     console.print(
         f"dry run: {sent} would be sent{cost}; nothing was sent and no run was recorded",
         highlight=False,

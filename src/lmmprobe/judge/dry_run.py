@@ -32,6 +32,7 @@ from lmmprobe.judge.step import (
 from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.models.base import AsyncModel, Model, StartableModel
 from lmmprobe.run import plan_requests, score_response
+from lmmprobe.run.dry_run import estimate_prompt_tokens
 from lmmprobe.run.runner import dialogue_stages, load_unkeyed, priced
 from lmmprobe.schema import JudgeConfig, Price, Response, RunSpec, Sample, Score
 from lmmprobe.schema.price import PER_TOKENS
@@ -66,6 +67,12 @@ class PlannedJudge:
             server serves, so the store was not looked at and stored replies are counted.
         missing_key: The environment variable of the judge's API key when it is not set: a
             dry run needs none, a real run does.
+        prompt_tokens: About how many prompt tokens the calls whose prompts are known send
+            (`lmmprobe.run.dry_run.estimate_prompt_tokens`: an estimate from their text, images
+            left out); the server counts them.
+        prompts_unknown: Calls whose prompt is not known before the model answers (it quotes
+            the answer): not in `prompt_tokens`.
+        images: Images the calls of `prompt_tokens` send: not in the estimate.
 
     """
 
@@ -81,6 +88,9 @@ class PlannedJudge:
     shared: int = 0
     store_unchecked: bool = False
     missing_key: str | None = None
+    prompt_tokens: int = 0
+    prompts_unknown: int = 0
+    images: int = 0
 
     @property
     def exact(self) -> bool:
@@ -93,6 +103,13 @@ class PlannedJudge:
         if self.price is None:
             return None
         return self.completion_tokens * self.price.output / PER_TOKENS
+
+    @property
+    def prompt_cost_estimate(self) -> float | None:
+        """Dollars `prompt_tokens` cost at the judge's input price (an estimate); None: no price."""
+        if self.price is None:
+            return None
+        return self.prompt_tokens * self.price.input / PER_TOKENS
 
 
 def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
@@ -190,6 +207,9 @@ def _plan_model(
                 shared=count.shared,
                 store_unchecked=count.unchecked,
                 missing_key=missing_key,
+                prompt_tokens=count.prompt_tokens,
+                prompts_unknown=bound,
+                images=count.images,
             )
         )
     return out
@@ -216,6 +236,8 @@ class _Count:
     tokens: int
     shared: int
     unchecked: bool
+    prompt_tokens: int
+    images: int
 
 
 def _count(
@@ -240,6 +262,8 @@ def _count(
         tokens=sum(r.gen.max_new_tokens for r in unsent),
         shared=len(mine) - len(unique),
         unchecked=unchecked and bool(unique),
+        prompt_tokens=sum(estimate_prompt_tokens(r) for r in unsent),
+        images=sum(len(r.images) for r in unsent),
     )
 
 
@@ -317,6 +341,8 @@ def plan_stored_judges(
                         shared=count.shared,
                         store_unchecked=count.unchecked,
                         missing_key=missing_key,
+                        prompt_tokens=count.prompt_tokens,
+                        images=count.images,
                     )
                 )
     return StoredPlan(source, {mo.spec: len(mo.scores) for mo in outcome.models}, planned)

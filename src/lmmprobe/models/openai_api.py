@@ -509,9 +509,12 @@ class OpenAIChatModel:
     def _budget_error(self) -> ErrorInfo | None:
         o = self.opts
         if o.max_requests is not None and self.requests_sent >= o.max_requests:
-            reason = f"request budget of {o.max_requests} reached"
+            reason = f"request budget of {o.max_requests} reached (max_requests={o.max_requests})"
         elif o.max_tokens_total is not None and self.tokens_used >= o.max_tokens_total:
-            reason = f"token budget of {o.max_tokens_total} reached"
+            reason = (
+                f"token budget of {o.max_tokens_total} reached "
+                f"(max_tokens_total={o.max_tokens_total})"
+            )
         else:
             return None
         return ErrorInfo(type="budget", message=f"{reason}; re-run to continue", retryable=True)

@@ -30,7 +30,7 @@ from lmmprobe.report.model import (
     load_results,
     results_from_dict,
 )
-from lmmprobe.report.settings import setting_label
+from lmmprobe.report.settings import run_notes, setting_label
 from lmmprobe.schema import RunSpec, Sample, Score
 from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
 from lmmprobe.store.sqlite import score_from_row
@@ -408,6 +408,8 @@ def load_report_data(
                 warnings.append(f"run {run.run_id}: no store found; only its results.json is shown")
             if run.status not in ("complete", "complete_with_errors"):
                 warnings.append(f"run {run.run_id} is {run.status}: its numbers may be partial")
+            models = dict.fromkeys(e.model for e in entries if e.run is run)
+            warnings += [f"run {run.run_id}: {n}" for n in run_notes(run.spec, models)]
     finally:
         for store in stores.values():
             store.close()

@@ -130,6 +130,12 @@ class ModelStats(BaseModel):
     requests: int = Field(description="Requests the run needed.")
     cached: int = Field(description="Answered from the store.")
     called: int = Field(description="Sent to the model.")
+    refused: int = Field(
+        default=0,
+        description="Requests the backend's own budget (``max_requests=``, "
+        "``max_tokens_total=``) refused before sending them: not in ``called``, stored as "
+        "``budget`` errors (counted in ``errors``); 0 in files written before, which counted them in ``called``.",
+    )
     errors: int = Field(description="Requests that ended in an error.")
     prompt_tokens: int = Field(default=0, description="Prompt tokens reported by the backend.")
     completion_tokens: int = Field(default=0, description="Completion tokens reported.")
@@ -302,6 +308,20 @@ class Results(BaseModel):
     models: dict[str, ModelResults] = Field(description="Model spec → its results.")
     spec: RunSpec = Field(description="The run's spec.")
     manifest: Manifest = Field(description="Versions, identities, fingerprint, prompts, seeds.")
+    notes: list[str] = Field(
+        default_factory=list,
+        description="What a reader of the figures must know that they cannot say "
+        "(`lmmprobe.report.settings.run_notes`: baselines run with ``--method likelihood`` "
+        "score options with made-up log-likelihoods); absent when there is none.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _notes_when_any(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Most runs have no note: their files stay as they were.
+        out: dict[str, Any] = handler(self)
+        if not out.get("notes"):
+            out.pop("notes", None)
+        return out
 
     def to_json(self) -> str:
         r"""The ``results.json`` text.

@@ -39,6 +39,7 @@ from lmmprobe.report.model import (
     Sensitivity,
     results_from_dict,
 )
+from lmmprobe.report.settings import run_notes
 from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
 from lmmprobe.schema.record import RunRecord
 from lmmprobe.schema.text import shown_path
@@ -284,6 +285,7 @@ def build_results(
         models=models,
         spec=spec,
         manifest=Manifest.model_validate(record.manifest),
+        notes=run_notes(spec, models),
     )
 
 
@@ -323,7 +325,8 @@ def rebuild_results(store: Store, run_id: str) -> Results:
         )
         for model, previous in stored.models.items()
     }
-    return stored.model_copy(update={"models": models})
+    # The notes too: results stored before lmmprobe recorded them get theirs.
+    return stored.model_copy(update={"models": models, "notes": run_notes(stored.spec, models)})
 
 
 # Markdown's inline syntax (code, emphasis, links, strikethrough, a heading's closing #s); an
@@ -455,6 +458,8 @@ def render_markdown(results: Results) -> str:
         "",
     ]
     lines += _table([(m, r.metrics, r.counts) for m, r in results.models.items()], "model")
+    for note in results.notes:
+        lines += ["", f"Note: {md_text(note)}."]
     silent = [
         md_text(m)
         for m, r in results.models.items()
@@ -471,6 +476,11 @@ def render_markdown(results: Results) -> str:
             f"| {md_cell(m)} | {s.requests} | {s.cached} | {s.called} | {s.errors} "
             f"| {s.prompt_tokens} | {s.completion_tokens} |"
         )
+    for m, r in results.models.items():
+        if r.stats.refused:
+            lines += ["", f"{md_text(m)}: {r.stats.refused} request(s) refused by the backend's "
+                      "own budget (`max_requests=`, `max_tokens_total=`) before they were sent: "
+                      "not called, counted in errors (`budget`)."]  # fmt: skip
     for m, r in results.models.items():
         if r.stats.redacted:
             lines += ["", f"{md_text(m)}: {r.stats.redacted} answer(s) quoted the API key; it was "

@@ -18,13 +18,21 @@ A model's own options set it apart too: two specs of one checkpoint with thinkin
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from lmmprobe.models.baselines import likelihood_stand_ins
 from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
 from lmmprobe.spec import SpecError, parse_spec
 
-__all__ = ["model_setting", "origin_setting", "run_setting", "setting_label", "sides_apart"]
+__all__ = [
+    "model_setting",
+    "origin_setting",
+    "run_notes",
+    "run_setting",
+    "setting_label",
+    "sides_apart",
+]
 
 _FORMULATE_DEFAULTS: dict[str, Any] = FormulateConfig().model_dump()
 _GEN_DEFAULTS: dict[str, Any] = GenerationParams().model_dump()
@@ -38,6 +46,42 @@ _IGNORED = frozenset({"likelihood_reduction"})
 def _short(value: Any) -> str:
     text = str(value)
     return text if len(text) <= 24 else text[:23] + "\u2026"
+
+
+def run_notes(
+    spec: RunSpec, models: Iterable[str], labels: Mapping[str, str] | None = None
+) -> list[str]:
+    """What a reader of a run's figures must know that the figures cannot say.
+
+    One note today: baselines run with ``--method likelihood``. Likelihood is a white-box
+    method; the baselines accept it so the likelihood path runs without a model
+    (`lmmprobe.models.baselines.likelihood_stand_ins`), so their figures read no model.
+    ``results.json`` records the notes (``notes``), results.md, the terminal and the report
+    show them.
+
+    Args:
+        spec: The run's spec.
+        models: Its model specs.
+        labels: Model spec → the name to give it (the terminal's short labels); the spec
+            itself without one.
+
+    Returns:
+        The notes, each one sentence; none for most runs.
+
+    """
+    if spec.formulate.method != "likelihood":
+        return []
+    pretend = likelihood_stand_ins(models)
+    if not pretend:
+        return []
+    names = ", ".join((labels or {}).get(s, s) for s in pretend)
+    are = "is a baseline" if len(pretend) == 1 else "are baselines"
+    return [
+        f"{names} {are} with no model: --method likelihood reads a model's log-likelihoods (a "
+        "white-box method), and theirs are made up (random: seeded random scores; first: the "
+        "first option scores highest); use a white-box backend such as hf:PATH for likelihood "
+        "figures"
+    ]
 
 
 def origin_setting(manifest: Any) -> list[str]:

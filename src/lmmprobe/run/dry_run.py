@@ -14,6 +14,7 @@ and its plan names the variable a real run will need.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,12 +29,33 @@ from lmmprobe.run.runner import (
     resolve_inputs,
 )
 from lmmprobe.run.scoring import check_names
-from lmmprobe.schema import Price, RunSpec, Sample
+from lmmprobe.schema import Price, Request, RunSpec, Sample
 from lmmprobe.schema.price import PER_TOKENS
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import DEFAULT_DB
 
-__all__ = ["PlannedModel", "plan_run"]
+__all__ = ["CHARS_PER_TOKEN", "PlannedModel", "estimate_prompt_tokens", "plan_run"]
+
+CHARS_PER_TOKEN = 4
+"""Characters of English text per token, the rule of thumb OpenAI gives for its tokenizers: a
+prompt's tokens are estimated from its text before it is sent (the server counts them)."""
+
+MESSAGE_TOKENS = 4
+"""Tokens a chat message adds beside its text (its role and the separators a chat format
+puts around it), in the estimate."""
+
+
+def estimate_prompt_tokens(request: Request) -> int:
+    """About how many prompt tokens `request`'s text is: an estimate, not a count.
+
+    Each message's text at `CHARS_PER_TOKEN` characters a token (rounded up), plus
+    `MESSAGE_TOKENS` for the message. Images are left out: what an image costs depends on the
+    server (its size, tiles, detail), so a caller says they are not counted.
+    """
+    return sum(
+        MESSAGE_TOKENS + math.ceil(len(message.text) / CHARS_PER_TOKEN)
+        for message in request.messages
+    )
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,9 @@ class ModelOutcome:
     requests: int = 0
     cached: int = 0
     called: int = 0
+    refused: int = 0
+    """Requests the backend's own budget (``max_requests=``, ``max_tokens_total=``) refused
+    before sending them: stored as ``budget`` errors, neither sent nor in ``called``."""
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -77,6 +80,7 @@ class ModelOutcome:
             "requests": self.requests,
             "cached": self.cached,
             "called": self.called,
+            "refused": self.refused,
             "errors": self.errors,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -466,7 +470,7 @@ def answer_requests(
         store: Where responses are read and written.
         executor: Where requests run.
         progress: Progress sink.
-        outcome: Counts to add to (requests, cached, called, errors, tokens).
+        outcome: Counts to add to (requests, cached, called, refused, errors, tokens).
         meter: Spending limit; once reached, what is left is stored as ``budget`` errors.
         no_cache: Ignore stored responses.
 
@@ -493,7 +497,11 @@ def answer_requests(
         store.put_responses(model_spec, batch, got)
         for resp in got:
             responses[resp.key] = resp
-        outcome.called += len(batch)
+        # A backend's own budget answers a budget error without sending the request: counted
+        # apart, so that "sent" says what reached the server.
+        refused = sum(1 for r in got if r.error is not None and r.error.type == "budget")
+        outcome.refused += refused
+        outcome.called += len(batch) - refused
         progress.advance(len(batch), sum(1 for r in got if r.error is not None))
         if meter is not None:
             meter.add(model_spec, got, batch)
