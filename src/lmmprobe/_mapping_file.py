@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KeyLines", "MappingFileError", "read_mapping", "where"]
+__all__ = ["KeyLines", "MappingFileError", "read_mapping", "read_mapping_text", "where"]
 
 YAML_HINT = "pip install 'lmmprobe[holistic]'"
 """The extra that installs pyyaml."""
@@ -99,7 +99,28 @@ def read_mapping(path: Path, *, what: str = "entries") -> tuple[dict[str, Any], 
     """
     if not path.is_file():
         raise MappingFileError(f"{path}: file does not exist")
-    text = _text(path)
+    return read_mapping_text(path, _text(path), what=what)
+
+
+def read_mapping_text(
+    path: Path, text: str, *, what: str = "entries"
+) -> tuple[dict[str, Any], KeyLines]:
+    """`read_mapping` of text already read from `path` (a dataset card's YAML front matter).
+
+    Args:
+        path: The file the text is from (``.json``: JSON, else YAML), for messages.
+        text: Its text; line 1 of `text` is line 1 of the file, so errors name the file's lines.
+        what: What the entries are, for the message when the top level is not a mapping.
+
+    Returns:
+        ``(data, lines)`` as `read_mapping` returns them.
+
+    Raises:
+        MappingFileError: The text is unparsable, not a mapping, repeats a name, uses a YAML
+            alias or nests too deeply.
+        ImportError: YAML is given and pyyaml is not installed.
+
+    """
     try:
         data, lines = _json(path, text) if path.suffix.lower() == ".json" else _yaml(path, text)
     except RecursionError:
