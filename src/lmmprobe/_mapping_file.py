@@ -13,7 +13,8 @@ refused in one line naming the file.
 
 Both formats are read in one linear pass of a C parser. YAML: libyaml's events (when pyyaml
 has it) are checked and built into the value as they come, each scalar read by pyyaml's own
-safe resolver and constructors; pyyaml's node tree, about 250 bytes of memory per byte of text
+safe resolver and constructors (and a plain value such as ``1e3`` read as the number YAML 1.2
+makes it, not YAML 1.1's text); pyyaml's node tree, about 250 bytes of memory per byte of text
 and many seconds per megabyte, is built only for what that pass leaves to it (explicit
 collection tags such as ``!!set``, merge keys, keys that are lists), in files up to
 `MAX_TREE_BYTES`. JSON: the C decoder reads the value, and one regular-expression walk over
@@ -272,6 +273,10 @@ _SCALAR_TAGS = frozenset(
 """Tags of the scalars the event pass reads (each by pyyaml's safe constructor for it)."""
 
 
+_EXPONENT_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
+"""A number in exponent form as YAML 1.2's core schema reads it (YAML 1.1 needs a dot)."""
+
+
 def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
     try:
         import yaml
@@ -325,14 +330,15 @@ def _yaml_events(path: Path, events: Iterable[Any]) -> tuple[Any, KeyLines]:
         # a key comes next, the text of each key given and its line].
         stack: list[list[Any]] = []
         # Plain scalars repeat ("1", "true", a field's name): each read once (all immutable).
-        known: dict[tuple[str, Any, Any], Any] = {}
+        known: dict[tuple[str, Any, Any, bool], Any] = {}
         root: Any = None
         documents = 0
         for event in events:
             kind = type(event)
             if kind is yaml.ScalarEvent:
-                value = _scalar(path, helper, constructors, known, event)
-                if stack and stack[-1][1] and stack[-1][3]:
+                is_key = bool(stack and stack[-1][1] and stack[-1][3])
+                value = _scalar(path, helper, constructors, known, event, is_key=is_key)
+                if is_key:
                     _key(path, lines, stack, event, value)
                     continue
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
@@ -373,18 +379,32 @@ def _scalar(
     path: Path,
     helper: Any,
     constructors: dict[Any, Any],
-    known: dict[tuple[str, Any, Any], Any],
+    known: dict[tuple[str, Any, Any, bool], Any],
     event: Any,
+    *,
+    is_key: bool = False,
 ) -> Any:
-    """A scalar event's value, as pyyaml's composer and safe constructor would read it."""
+    """A scalar event's value, as pyyaml's composer and safe constructor would read it.
+
+    One difference: a plain (unquoted) value written as a number in exponent form without a
+    dot, ``1e3``, is a float, as YAML 1.2 reads it (pyyaml follows YAML 1.1, which makes it
+    text; ``"1e3"`` quoted stays text, and so does a key, whose name must not change).
+    """
     import yaml
 
-    cache_key = (event.value, event.implicit, event.tag)
+    cache_key = (event.value, event.implicit, event.tag, is_key)
     if cache_key in known:
         return known[cache_key]
     tag = event.tag
     if tag is None or tag == "!":  # what pyyaml's composer does
         tag = helper.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if (
+            tag == "tag:yaml.org,2002:str"
+            and not is_key
+            and event.implicit[0]
+            and _EXPONENT_FLOAT.fullmatch(event.value)
+        ):
+            tag = "tag:yaml.org,2002:float"
     if tag not in _SCALAR_TAGS:  # a merge key, "=", a collection tag on a scalar, `!custom`
         raise _ForTheTree(f"the YAML tag {str(tag)[:40]}", _line(event))
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
