@@ -13,7 +13,7 @@ refused in one line naming the file.
 
 Both formats are read in one linear pass of a C parser. YAML: libyaml's events (when pyyaml
 has it) are checked and built into the value as they come, each scalar read by pyyaml's own
-safe resolver and constructors (and a plain value such as ``1e3`` read as the number YAML 1.2
+safe resolver and constructors (price tables: a plain ``1e3`` read as the number YAML 1.2
 makes it, not YAML 1.1's text); pyyaml's node tree, about 250 bytes of memory per byte of text
 and many seconds per megabyte, is built only for what that pass leaves to it (explicit
 collection tags such as ``!!set``, merge keys, keys that are lists), in files up to
@@ -82,12 +82,17 @@ class KeyLines:
         return line
 
 
-def read_mapping(path: Path, *, what: str = "entries") -> tuple[dict[str, Any], KeyLines]:
+def read_mapping(
+    path: Path, *, what: str = "entries", exponents: bool = False
+) -> tuple[dict[str, Any], KeyLines]:
     """Read a file whose top level maps names to entries: ``.json`` as JSON, anything else YAML.
 
     Args:
         path: The file.
         what: What the entries are, for the message when the top level is not a mapping.
+        exponents: Read a plain YAML value such as ``1e3`` as the number YAML 1.2 makes it
+            (pyyaml follows YAML 1.1, which makes it text; quoted, it stays text). Off by
+            default: a file pyyaml wrote holds the text ``1e3`` unquoted.
 
     Returns:
         ``(data, lines)``: the mapping (names as text), and the 1-based line of each name
@@ -100,11 +105,11 @@ def read_mapping(path: Path, *, what: str = "entries") -> tuple[dict[str, Any], 
     """
     if not path.is_file():
         raise MappingFileError(f"{path}: file does not exist")
-    return read_mapping_text(path, _text(path), what=what)
+    return read_mapping_text(path, _text(path), what=what, exponents=exponents)
 
 
 def read_mapping_text(
-    path: Path, text: str, *, what: str = "entries"
+    path: Path, text: str, *, what: str = "entries", exponents: bool = False
 ) -> tuple[dict[str, Any], KeyLines]:
     """`read_mapping` of text already read from `path` (a dataset card's YAML front matter).
 
@@ -112,6 +117,7 @@ def read_mapping_text(
         path: The file the text is from (``.json``: JSON, else YAML), for messages.
         text: Its text; line 1 of `text` is line 1 of the file, so errors name the file's lines.
         what: What the entries are, for the message when the top level is not a mapping.
+        exponents: As in `read_mapping`.
 
     Returns:
         ``(data, lines)`` as `read_mapping` returns them.
@@ -123,7 +129,9 @@ def read_mapping_text(
 
     """
     try:
-        data, lines = _json(path, text) if path.suffix.lower() == ".json" else _yaml(path, text)
+        data, lines = (
+            _json(path, text) if path.suffix.lower() == ".json" else _yaml(path, text, exponents)
+        )
     except RecursionError:
         raise MappingFileError(f"{path}: nested too deeply to read") from None
     if data is None:
@@ -277,7 +285,7 @@ _EXPONENT_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-
 """A number in exponent form as YAML 1.2's core schema reads it (YAML 1.1 needs a dot)."""
 
 
-def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
+def _yaml(path: Path, text: str, exponents: bool = False) -> tuple[Any, KeyLines]:
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -287,7 +295,7 @@ def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
     parser = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
     try:
         try:
-            return _yaml_events(path, yaml.parse(text, Loader=parser))
+            return _yaml_events(path, yaml.parse(text, Loader=parser), exponents)
         except _ForTheTree as rare:
             if len(text.encode("utf-8")) > MAX_TREE_BYTES:
                 raise MappingFileError(
@@ -303,7 +311,9 @@ def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
         raise MappingFileError(f"{at}: not valid YAML ({said})") from None
 
 
-def _yaml_events(path: Path, events: Iterable[Any]) -> tuple[Any, KeyLines]:
+def _yaml_events(
+    path: Path, events: Iterable[Any], exponents: bool = False
+) -> tuple[Any, KeyLines]:
     """Check and build a YAML document from its parser events, in one pass.
 
     Each event is seen once and nothing of the text is kept but the value built: aliases and
@@ -337,7 +347,8 @@ def _yaml_events(path: Path, events: Iterable[Any]) -> tuple[Any, KeyLines]:
             kind = type(event)
             if kind is yaml.ScalarEvent:
                 is_key = bool(stack and stack[-1][1] and stack[-1][3])
-                value = _scalar(path, helper, constructors, known, event, is_key=is_key)
+                as_number = exponents and not is_key
+                value = _scalar(path, helper, constructors, known, event, exponent=as_number)
                 if is_key:
                     _key(path, lines, stack, event, value)
                     continue
@@ -382,17 +393,16 @@ def _scalar(
     known: dict[tuple[str, Any, Any, bool], Any],
     event: Any,
     *,
-    is_key: bool = False,
+    exponent: bool = False,
 ) -> Any:
     """A scalar event's value, as pyyaml's composer and safe constructor would read it.
 
-    One difference: a plain (unquoted) value written as a number in exponent form without a
-    dot, ``1e3``, is a float, as YAML 1.2 reads it (pyyaml follows YAML 1.1, which makes it
-    text; ``"1e3"`` quoted stays text, and so does a key, whose name must not change).
+    With `exponent`, a plain (unquoted) value written as a number in exponent form without a
+    dot, ``1e3``, is a float, as YAML 1.2 reads it (`read_mapping`'s ``exponents``).
     """
     import yaml
 
-    cache_key = (event.value, event.implicit, event.tag, is_key)
+    cache_key = (event.value, event.implicit, event.tag, exponent)
     if cache_key in known:
         return known[cache_key]
     tag = event.tag
@@ -400,7 +410,7 @@ def _scalar(
         tag = helper.resolve(yaml.ScalarNode, event.value, event.implicit)
         if (
             tag == "tag:yaml.org,2002:str"
-            and not is_key
+            and exponent
             and event.implicit[0]
             and _EXPONENT_FLOAT.fullmatch(event.value)
         ):

@@ -109,7 +109,8 @@ def load_price_table(path: str | Path) -> dict[str, Price]:
 
     """
     p = Path(path)
-    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})")
+    # A price written 1e3 is a number (YAML 1.2); a quoted "1e3" stays text, refused.
+    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})", exponents=True)
     return {name: _entry(p, lines, name, entry) for name, entry in data.items()}
 
 
