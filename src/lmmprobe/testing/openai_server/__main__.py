@@ -80,8 +80,8 @@ def _documents(path: Path) -> list[tuple[int, Any]]:
             raise ScriptError(f"{path}: larger than {MAX_SCRIPT_BYTES // 2**20} MiB")
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes().count(b"\n", 0, exc.start) + 1
-        raise ScriptError(f"{path}:{line}: not UTF-8 text (byte {exc.start})") from None
+        at = path.read_bytes().count(b"\n", 0, exc.start) + 1
+        raise ScriptError(f"{path}:{at}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ScriptError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
