@@ -13,7 +13,8 @@ refused in one line naming the file.
 
 Both formats are read in one linear pass of a C parser. YAML: libyaml's events (when pyyaml
 has it) are checked and built into the value as they come, each scalar read by pyyaml's own
-safe resolver and constructors; pyyaml's node tree, about 250 bytes of memory per byte of text
+safe resolver and constructors (price tables: a plain ``1e3`` read as the number YAML 1.2
+makes it, not YAML 1.1's text); pyyaml's node tree, about 250 bytes of memory per byte of text
 and many seconds per megabyte, is built only for what that pass leaves to it (explicit
 collection tags such as ``!!set``, merge keys, keys that are lists), in files up to
 `MAX_TREE_BYTES`. JSON: the C decoder reads the value, and one regular-expression walk over
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KeyLines", "MappingFileError", "read_mapping", "where"]
+__all__ = ["KeyLines", "MappingFileError", "read_mapping", "read_mapping_text", "where"]
 
 YAML_HINT = "pip install 'lmmprobe[holistic]'"
 """The extra that installs pyyaml."""
@@ -81,12 +82,17 @@ class KeyLines:
         return line
 
 
-def read_mapping(path: Path, *, what: str = "entries") -> tuple[dict[str, Any], KeyLines]:
+def read_mapping(
+    path: Path, *, what: str = "entries", exponents: bool = False
+) -> tuple[dict[str, Any], KeyLines]:
     """Read a file whose top level maps names to entries: ``.json`` as JSON, anything else YAML.
 
     Args:
         path: The file.
         what: What the entries are, for the message when the top level is not a mapping.
+        exponents: Read a plain YAML value such as ``1e3`` as the number YAML 1.2 makes it
+            (pyyaml follows YAML 1.1, which makes it text; quoted, it stays text). Off by
+            default: a file pyyaml wrote holds the text ``1e3`` unquoted.
 
     Returns:
         ``(data, lines)``: the mapping (names as text), and the 1-based line of each name
@@ -99,9 +105,33 @@ def read_mapping(path: Path, *, what: str = "entries") -> tuple[dict[str, Any], 
     """
     if not path.is_file():
         raise MappingFileError(f"{path}: file does not exist")
-    text = _text(path)
+    return read_mapping_text(path, _text(path), what=what, exponents=exponents)
+
+
+def read_mapping_text(
+    path: Path, text: str, *, what: str = "entries", exponents: bool = False
+) -> tuple[dict[str, Any], KeyLines]:
+    """`read_mapping` of text already read from `path` (a dataset card's YAML front matter).
+
+    Args:
+        path: The file the text is from (``.json``: JSON, else YAML), for messages.
+        text: Its text; line 1 of `text` is line 1 of the file, so errors name the file's lines.
+        what: What the entries are, for the message when the top level is not a mapping.
+        exponents: As in `read_mapping`.
+
+    Returns:
+        ``(data, lines)`` as `read_mapping` returns them.
+
+    Raises:
+        MappingFileError: The text is unparsable, not a mapping, repeats a name, uses a YAML
+            alias or nests too deeply.
+        ImportError: YAML is given and pyyaml is not installed.
+
+    """
     try:
-        data, lines = _json(path, text) if path.suffix.lower() == ".json" else _yaml(path, text)
+        data, lines = (
+            _json(path, text) if path.suffix.lower() == ".json" else _yaml(path, text, exponents)
+        )
     except RecursionError:
         raise MappingFileError(f"{path}: nested too deeply to read") from None
     if data is None:
@@ -251,7 +281,11 @@ _SCALAR_TAGS = frozenset(
 """Tags of the scalars the event pass reads (each by pyyaml's safe constructor for it)."""
 
 
-def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
+_EXPONENT_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
+"""A number in exponent form as YAML 1.2's core schema reads it (YAML 1.1 needs a dot)."""
+
+
+def _yaml(path: Path, text: str, exponents: bool = False) -> tuple[Any, KeyLines]:
     try:
         import yaml
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -261,7 +295,7 @@ def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
     parser = yaml.CSafeLoader if getattr(yaml, "__with_libyaml__", False) else yaml.SafeLoader
     try:
         try:
-            return _yaml_events(path, yaml.parse(text, Loader=parser))
+            return _yaml_events(path, yaml.parse(text, Loader=parser), exponents)
         except _ForTheTree as rare:
             if len(text.encode("utf-8")) > MAX_TREE_BYTES:
                 raise MappingFileError(
@@ -277,7 +311,9 @@ def _yaml(path: Path, text: str) -> tuple[Any, KeyLines]:
         raise MappingFileError(f"{at}: not valid YAML ({said})") from None
 
 
-def _yaml_events(path: Path, events: Iterable[Any]) -> tuple[Any, KeyLines]:
+def _yaml_events(
+    path: Path, events: Iterable[Any], exponents: bool = False
+) -> tuple[Any, KeyLines]:
     """Check and build a YAML document from its parser events, in one pass.
 
     Each event is seen once and nothing of the text is kept but the value built: aliases and
@@ -304,14 +340,16 @@ def _yaml_events(path: Path, events: Iterable[Any]) -> tuple[Any, KeyLines]:
         # a key comes next, the text of each key given and its line].
         stack: list[list[Any]] = []
         # Plain scalars repeat ("1", "true", a field's name): each read once (all immutable).
-        known: dict[tuple[str, Any, Any], Any] = {}
+        known: dict[tuple[str, Any, Any, bool], Any] = {}
         root: Any = None
         documents = 0
         for event in events:
             kind = type(event)
             if kind is yaml.ScalarEvent:
-                value = _scalar(path, helper, constructors, known, event)
-                if stack and stack[-1][1] and stack[-1][3]:
+                is_key = bool(stack and stack[-1][1] and stack[-1][3])
+                as_number = exponents and not is_key
+                value = _scalar(path, helper, constructors, known, event, exponent=as_number)
+                if is_key:
                     _key(path, lines, stack, event, value)
                     continue
             elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
@@ -352,18 +390,31 @@ def _scalar(
     path: Path,
     helper: Any,
     constructors: dict[Any, Any],
-    known: dict[tuple[str, Any, Any], Any],
+    known: dict[tuple[str, Any, Any, bool], Any],
     event: Any,
+    *,
+    exponent: bool = False,
 ) -> Any:
-    """A scalar event's value, as pyyaml's composer and safe constructor would read it."""
+    """A scalar event's value, as pyyaml's composer and safe constructor would read it.
+
+    With `exponent`, a plain (unquoted) value written as a number in exponent form without a
+    dot, ``1e3``, is a float, as YAML 1.2 reads it (`read_mapping`'s ``exponents``).
+    """
     import yaml
 
-    cache_key = (event.value, event.implicit, event.tag)
+    cache_key = (event.value, event.implicit, event.tag, exponent)
     if cache_key in known:
         return known[cache_key]
     tag = event.tag
     if tag is None or tag == "!":  # what pyyaml's composer does
         tag = helper.resolve(yaml.ScalarNode, event.value, event.implicit)
+        if (
+            tag == "tag:yaml.org,2002:str"
+            and exponent
+            and event.implicit[0]
+            and _EXPONENT_FLOAT.fullmatch(event.value)
+        ):
+            tag = "tag:yaml.org,2002:float"
     if tag not in _SCALAR_TAGS:  # a merge key, "=", a collection tag on a scalar, `!custom`
         raise _ForTheTree(f"the YAML tag {str(tag)[:40]}", _line(event))
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)

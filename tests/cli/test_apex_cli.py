@@ -113,3 +113,15 @@ def test_the_announced_next_step_is_the_experiment_run_and_a_replay_says_what_it
     report = json.loads((tmp_path / "replay" / "report.json").read_text())
     assert report["orchestrator"] == f"replay:{saved}"  # it was replay:report.json
     assert "steps replayed" in (tmp_path / "replay" / "report.md").read_text()
+
+
+def test_a_replay_file_that_is_not_utf8_is_named(tmp_path):
+    # Before: only "'utf-8' codec can't decode byte 0xff in position 0", naming no file.
+    saved = tmp_path / "report.json"
+    saved.write_bytes(b'\xff\xfe{"query": 1}')
+    proc = lmmprobe("apex", "Can models recognize dogs?", "-m", "random", "--out",
+                    tmp_path / "o", "--orchestrator", f"replay:{saved}")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"error: replay: {saved} is not an APEx report.json (not UTF-8 text: byte 0)"
+    )

@@ -172,7 +172,8 @@ def test_missing_usage_with_free_prompts_counts_max_new_tokens(tmp_path: Path) -
     assert _spent(proc.stdout) == pytest.approx(12.0)
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf"])
+# "٥" (Arabic-Indic 5) and "５" (fullwidth): float() reads them, a budget must not.
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "\u0665", "\uff15"])
 def test_max_cost_values_and_how_to_switch_it_off(tmp_path: Path, value: str) -> None:
     proc = _run("run", "-m", "random,price=1:1", "--limit", "2", "-q", "--db", tmp_path / "db",
                 "--max-cost", value)  # fmt: skip

@@ -100,7 +100,14 @@ def test_price_table_prices_models_by_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("price", "needle"),
-    [("abc", "price='abc'"), ("1", "price='1'"), ("-1:2", "price='-1:2'"), ("1:inf", "1:inf")],
+    [
+        ("abc", "price='abc'"),
+        ("1", "price='1'"),
+        ("-1:2", "price='-1:2'"),
+        ("1:inf", "1:inf"),
+        # Before: taken, and the cost printed as a dollar amount 300 digits long.
+        ("1e300:1e300", "from 0 to 1,000,000"),
+    ],
 )
 def test_bad_price_option_is_one_line(tmp_path: Path, price: str, needle: str) -> None:
     proc = _lmmprobe(
@@ -108,6 +115,37 @@ def test_bad_price_option_is_one_line(tmp_path: Path, price: str, needle: str) -
     )
     _one_line_error(proc, needle, "IN:OUT")
     assert not (tmp_path / "db").exists() or _runs(tmp_path / "db") == 0  # refused first
+
+
+def test_a_yaml_price_in_exponent_form_is_a_number(tmp_path: Path) -> None:
+    # Before: pyyaml (YAML 1.1) read 1e6 as the text '1e6', and the table was refused.
+    table = tmp_path / "prices.yaml"
+    table.write_text("fake-vlm: {input: 0e0, output: 1e6}\n")
+    with FakeOpenAIServer() as server:
+        proc = _lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=4", "-q",
+            "--db", tmp_path / "db", "--out", tmp_path / "o", "--prices", table,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    m = _metrics(tmp_path / "o")
+    assert m["cost"]["value"] == pytest.approx(m["output_tokens"]["value"] * 4)
+
+
+@pytest.mark.parametrize(
+    ("entry", "needle"),
+    [
+        ('{input: "1e3", output: 1}', "input: Input should be a valid number (got '1e3')"),
+        ("{input: $5, output: 1}", "input: Input should be a valid number (got '$5')"),
+        ("{input: 1, output: 1e300}", "output: Input should be less than or equal to 1000000"),
+    ],
+)
+def test_a_quoted_or_absurd_table_price_is_still_refused(
+    tmp_path: Path, entry: str, needle: str
+) -> None:
+    table = tmp_path / "prices.yaml"
+    table.write_text(f"gpt-4o: {{input: 2.5, output: 10}}\nmine: {entry}\n")
+    proc = _lmmprobe("run", "--limit", "2", "-q", "--db", tmp_path / "db", "--prices", table)
+    _one_line_error(proc, f"{table}:2: model 'mine': {needle}")
 
 
 def test_bad_price_table_names_file_line_and_model(tmp_path: Path) -> None:

@@ -119,3 +119,37 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
         first.send_signal(signal.SIGTERM)
         first.communicate(timeout=60)
     assert first.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("flag", "text", "says"),
+    [
+        ("--reply-table", "[" * 5000 + "]" * 5000, "{f}: nested too deeply to read"),
+        ("--reply-table", '{"a": "A", "a": "B"}', "{f}: the key 'a' is given twice"),
+        (
+            "--reply-table",
+            '{"contains": "x", "reply": "y"}\n{"q": {"k": 1, "k": 2}}\n',
+            "{f}:2: the key 'k' is given twice",
+        ),
+        ("--reply-table", "", "{f}: the file is empty"),
+        ("--reply-table", "\n\n", "{f}: the file is empty"),
+        ("--reply-table", "{}", "{f}: no entries"),
+        ("--replies", "[]", "{f}: no replies"),
+        ("--replies", "", "{f}: the file is empty"),
+        ("--replies", '"a"\n\xff\n', "{f}:2: not UTF-8 text"),
+    ],
+)
+def test_a_bad_script_file_is_one_line_and_exit_2(
+    tmp_path: Path, flag: str, text: str, says: str
+) -> None:
+    # Before: JSON nested 5,000 deep was a RecursionError traceback, and a key given twice or
+    # an empty file was accepted silently (the server then scripted nothing, or the wrong reply).
+    script = tmp_path / "script.json"
+    script.write_bytes(text.encode("utf-8").replace("\xff".encode(), b"\xff"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0", flag, script],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert says.format(f=script) in proc.stderr.strip().splitlines()[-1]

@@ -347,7 +347,9 @@ def parse_max_cost(text: str | None) -> float | None:
     if text is None or text.strip().lower() in NO_LIMIT:
         return None
     try:
-        dollars = float(text)
+        # ASCII only: float() also reads other scripts' digits ("٥" is 5), which no one
+        # means to type as a budget.
+        dollars = float(text) if text.isascii() else math.nan
     except ValueError:
         dollars = math.nan
     if not (math.isfinite(dollars) and dollars > 0):

@@ -33,6 +33,7 @@ import binascii
 import hashlib
 import importlib
 import io
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, LoadResult
 from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
 from lmmprobe.registry import RegistryError
@@ -65,6 +67,9 @@ BUILDERS = {
 }
 _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 _BATCH = 256
+# A card's YAML front matter, as huggingface_hub finds it (repocard.REGEX_YAML_BLOCK): the
+# opening line is kept, so line N of the match is line N of the card.
+_FRONT_MATTER = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)(?:\r\n|\r|\n)---[ \t]*(?:\r\n|\n|$)")
 
 
 def image_from_bytes(data: bytes) -> ImageRef:
@@ -152,8 +157,94 @@ def _open(datasets: ModuleType, path: Path, options: dict[str, str]) -> tuple[An
             builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
         )
     else:
+        card_configs(path)  # a card `datasets` would choke on is refused in one line first
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
+
+
+def card_configs(folder: Path) -> list[dict[str, Any]]:
+    """The ``configs:`` of a local dataset folder's card (its README.md front matter), checked.
+
+    `datasets` reads the card itself with ``yaml.safe_load``: an alias "bomb" of a kilobyte
+    takes it many seconds and a gigabyte, and a malformed ``data_files`` entry fails deep
+    inside it. The card is read here first, by the bounded reader of configuration files
+    (`lmmprobe._mapping_file`: no aliases, bounded nesting and size, no key given twice), and
+    each config's ``data_files`` must have the shapes `datasets` documents: a file pattern, a
+    list of them, or a list of ``{split: NAME, path: PATTERN or [PATTERN, ...]}``.
+
+    Args:
+        folder: The dataset folder.
+
+    Returns:
+        The card's configs (each a mapping); empty when the folder has no card or the card
+        names none.
+
+    Raises:
+        DataError: The card cannot be read, or a config has the wrong shape (file:line, field).
+
+    """
+    card = folder / "README.md"
+    if not card.is_file():
+        return []
+    try:
+        with card.open("rb") as f:
+            raw = f.read(MAX_BYTES)
+    except OSError as exc:
+        raise DataError(f"{card}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # in the prose below the front matter, no matter
+        text = raw[: exc.start].decode("utf-8")
+        if _FRONT_MATTER.match(text) is None and _FRONT_MATTER.match(
+            raw.decode("utf-8", errors="replace")
+        ):
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise DataError(
+                f"{card}:{line}: the YAML front matter is not UTF-8 text (byte {exc.start})"
+            ) from None
+    match = _FRONT_MATTER.match(text)
+    if match is None:  # no front matter: `datasets` reads no metadata either
+        return []
+    try:
+        data, lines = read_mapping_text(card, match.group(1) + match.group(2), what="fields")
+    except MappingFileError as exc:
+        raise DataError(f"{exc} (the dataset card's YAML front matter)") from None
+    configs = data.get("configs")
+    if configs is None:
+        return []
+    at = where(card, lines, "configs")
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise DataError(f"{at}: configs must be a list of mappings (config_name, data_files)")
+    for n, config in enumerate(configs):
+        problem = _data_files_problem(config.get("data_files"))
+        if problem is not None:
+            name = config.get("config_name", "default")
+            raise DataError(
+                f"{at}: configs[{n}] (config_name {str(name)[:40]!r}): data_files{problem}"
+            )
+    return configs
+
+
+def _data_files_problem(value: Any) -> str | None:
+    """What is wrong with a config's ``data_files`` (a field path and reason), or None."""
+    if value is None or isinstance(value, str):
+        return None
+    if not isinstance(value, list):
+        return f" must be a file pattern or a list, not {type(value).__name__}"
+    for i, item in enumerate(value):
+        if isinstance(item, str):
+            continue
+        if not isinstance(item, dict):
+            return f"[{i}] must be a file pattern or {{split, path}}, not {type(item).__name__}"
+        if set(item) != {"split", "path"} or not isinstance(item["split"], str):
+            return f"[{i}] must have exactly the keys split (a name) and path"
+        path = item["path"]
+        if not (
+            isinstance(path, str)
+            or (isinstance(path, list) and path and all(isinstance(p, str) for p in path))
+        ):
+            return f"[{i}].path must be a file pattern or a list of file patterns"
+    return None
 
 
 def _local_cache_dir(datasets: ModuleType, path: Path) -> Path:

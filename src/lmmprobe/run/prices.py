@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from lmmprobe._mapping_file import KeyLines, read_mapping, where
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
+from lmmprobe.schema.price import MAX_PRICE
 
 __all__ = ["PRICE_OPTION", "load_price_table", "model_price", "parse_price", "resolve_prices"]
 
@@ -53,7 +54,7 @@ def parse_price(text: str, model: str) -> Price:
     except ValueError:  # a ValidationError among them: negative, inf, nan
         raise ValueError(
             f"model spec {model!r}: price={text!r} is not a price; expected {_FORMAT} "
-            "(two numbers of 0 or more)"
+            f"(two numbers from 0 to {MAX_PRICE:,.0f})"
         ) from None
 
 
@@ -108,7 +109,8 @@ def load_price_table(path: str | Path) -> dict[str, Price]:
 
     """
     p = Path(path)
-    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})")
+    # A price written 1e3 is a number (YAML 1.2); a quoted "1e3" stays text, refused.
+    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})", exponents=True)
     return {name: _entry(p, lines, name, entry) for name, entry in data.items()}
 
 
@@ -138,7 +140,7 @@ def _entry(path: Path, lines: KeyLines, name: str, entry: Any) -> Price:
         field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
         at = where(path, lines, name, field)
         raise ValueError(
-            f"{at}: model {name!r}: {problem} (dollars per million tokens, 0 or more)"
+            f"{at}: model {name!r}: {problem} (dollars per million tokens, from 0 to {MAX_PRICE:,.0f})"
         ) from None
 
 

@@ -9,6 +9,11 @@ from pydantic import BaseModel, Field, field_validator
 PER_TOKENS = 1_000_000
 """Prices are quoted per this many tokens, as API price lists quote them."""
 
+MAX_PRICE = 1_000_000.0
+"""The highest price taken, in dollars per million tokens (a dollar a token): the dearest API
+asks hundreds; a price above this is a typo, and would print dollar amounts hundreds of digits
+long (``price=1e300:1e300``)."""
+
 
 class Price(BaseModel):
     """A model's price: dollars per million prompt (input) and completion (output) tokens.
@@ -18,8 +23,12 @@ class Price(BaseModel):
 
     # Strict: a price is a number; "1" or true in a price table is a mistake to name, not a
     # value to guess.
-    input: float = Field(ge=0, strict=True, description="Dollars per million prompt tokens.")
-    output: float = Field(ge=0, strict=True, description="Dollars per million completion tokens.")
+    input: float = Field(
+        ge=0, le=MAX_PRICE, strict=True, description="Dollars per million prompt tokens."
+    )
+    output: float = Field(
+        ge=0, le=MAX_PRICE, strict=True, description="Dollars per million completion tokens."
+    )
 
     @field_validator("input", "output")
     @classmethod

@@ -64,6 +64,10 @@ class ReplayOrchestrator:
             raise OrchestratorError(f"replay: no report file {str(p)!r}")
         try:
             saved = Report.model_validate_json(p.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:  # its message alone names no file
+            raise OrchestratorError(
+                f"replay: {p} is not an APEx report.json (not UTF-8 text: byte {exc.start})"
+            ) from None
         except (OSError, ValidationError, json.JSONDecodeError) as exc:
             raise OrchestratorError(f"replay: {p} is not an APEx report.json: {exc}") from exc
         # The path as given, folder included: it is recorded as the campaign's orchestrator

@@ -50,7 +50,13 @@ from lmmprobe._hub import hub_offline as _probe_hub
 from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
 from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV as DATA_DIR_ENV  # re-exported
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
-from lmmprobe.data.hf_dataset import BUILDERS, import_datasets, open_dataset, quiet_progress
+from lmmprobe.data.hf_dataset import (
+    BUILDERS,
+    card_configs,
+    import_datasets,
+    open_dataset,
+    quiet_progress,
+)
 from lmmprobe.data.rows import RowError
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag
@@ -245,25 +251,21 @@ def _open_card_config(folder: Path, split: str, config: str) -> Any:
 
     The fetch command takes one config's files and the card naming every config; `datasets`
     refuses such a copy (the other configs' files are missing), so the card is read here.
+
+    Raises:
+        DataError: The card cannot be read or its configs are malformed (`card_configs`).
+
     """
-    card = folder / "README.md"
     if not _has_card_configs(folder):
         return None
     datasets = import_datasets()
-    import yaml  # a dependency of `datasets`
-
-    try:
-        front = card.read_text(encoding="utf-8").split("\n---", 1)[0].removeprefix("---")
-        entries = (yaml.safe_load(front) or {}).get("configs") or []
-    except (OSError, yaml.YAMLError, AttributeError):
-        return None
     patterns: list[str] = []
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("config_name") == config:
+    for entry in card_configs(folder):  # checked: data_files has the shapes datasets reads
+        if entry.get("config_name") == config:
             for item in entry.get("data_files") or []:
                 if isinstance(item, dict) and item.get("split") == split:
-                    path = item.get("path")
-                    patterns += [path] if isinstance(path, str) else list(path or [])
+                    path = item["path"]
+                    patterns += [path] if isinstance(path, str) else path
     files = sorted({f for p in patterns for f in folder.glob(p) if f.is_file()})
     builder = BUILDERS.get(files[0].suffix.lower()) if files else None
     if builder is None:

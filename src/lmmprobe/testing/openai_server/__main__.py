@@ -35,21 +35,57 @@ class ScriptError(ValueError):
     """A ``--reply-table`` or ``--replies`` file cannot be read (one line: file, line, why)."""
 
 
+class _Twice(ValueError):
+    """A key given twice in one JSON object (JSON would silently keep the last)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Twice(key)
+        out[key] = value
+    return out
+
+
+def _loads(path: Path, number: int | None, text: str) -> Any:
+    """One JSON value, refusing a key given twice and nesting past the decoder's reach.
+
+    Raises:
+        json.JSONDecodeError: Not JSON (the caller decides: JSON Lines, or an error).
+        ScriptError: A key given twice, or nesting too deep (file and line named).
+
+    """
+    at = f"{path}:{number}" if number is not None else str(path)
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates)
+    except _Twice as exc:
+        raise ScriptError(
+            f"{at}: the key {str(exc)[:80]!r} is given twice (JSON would keep only the last)"
+        ) from None
+    except RecursionError:  # nested past what the C decoder follows (about 1,000 levels)
+        raise ScriptError(f"{at}: nested too deeply to read") from None
+
+
 def _documents(path: Path) -> list[tuple[int, Any]]:
     """The file's JSON values with their line numbers: one document, else one per line.
 
     Raises:
-        ScriptError: The file cannot be read, is too large, or a line is not JSON.
+        ScriptError: The file cannot be read, is too large or empty, a line is not JSON, a
+            key is given twice or the nesting is too deep.
 
     """
     try:
         if path.stat().st_size > MAX_SCRIPT_BYTES:
             raise ScriptError(f"{path}: larger than {MAX_SCRIPT_BYTES // 2**20} MiB")
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScriptError(f"{path}: cannot be read: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes().count(b"\n", 0, exc.start) + 1
+        raise ScriptError(f"{path}:{at}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise ScriptError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
-        return [(1, json.loads(text))]
+        return [(1, _loads(path, None, text))]
     except json.JSONDecodeError:
         pass  # not one document: JSON Lines
     out = []
@@ -57,10 +93,20 @@ def _documents(path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            out.append((number, json.loads(line)))
+            out.append((number, _loads(path, number, line)))
         except json.JSONDecodeError as exc:
             raise ScriptError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+    if not out:  # an empty file would script nothing, silently
+        raise ScriptError(f"{path}: the file is empty (no JSON value in it)")
     return out
+
+
+def _shown(value: Any) -> str:
+    """The start of a value's JSON, for a message."""
+    try:
+        return json.dumps(value)[:80]
+    except (RecursionError, ValueError):
+        return type(value).__name__
 
 
 def load_reply_table(path: Path) -> list[tuple[str, str]]:
@@ -94,9 +140,11 @@ def load_reply_table(path: Path) -> list[tuple[str, str]]:
         ):
             raise ScriptError(
                 f'{path}:{number}: an entry must be {{"contains": TEXT, "reply": REPLY}} '
-                f"or [TEXT, REPLY] with text values, got {json.dumps(entry)[:80]}"
+                f"or [TEXT, REPLY] with text values, got {_shown(entry)}"
             )
         table.append((pair[0], pair[1]))
+    if not table:
+        raise ScriptError(f"{path}: no entries; give {{TEXT: REPLY, ...}} or a list of entries")
     return table
 
 
@@ -119,10 +167,11 @@ def load_replies(path: Path) -> list[str | dict[str, Any]]:
     for number, reply in items:
         if not isinstance(reply, str | dict):
             raise ScriptError(
-                f"{path}:{number}: a reply must be a string or an object, got "
-                f"{json.dumps(reply)[:80]}"
+                f"{path}:{number}: a reply must be a string or an object, got {_shown(reply)}"
             )
         replies.append(reply)
+    if not replies:
+        raise ScriptError(f"{path}: no replies; give a JSON array or JSON Lines of replies")
     return replies
 
 

@@ -1,0 +1,108 @@
+"""A local copy's dataset card is read by the bounded reader: a bad card is one line, fast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+
+from lmmprobe.data.base import DataError
+from lmmprobe.data.hf_dataset import card_configs
+
+# Nine aliases of nine aliases of ...: a kilobyte that yaml.safe_load-based readers expand
+# into hundreds of millions of strings (datasets took 28 s and a gigabyte on it).
+_ITEMS = ['"en/*.parquet"'] + [",".join([f"*a{i - 1}"] * 9) for i in range(1, 9)]
+_BOMB = (
+    "---\n"
+    + "".join(f"x{i}: &a{i} [{items}]\n" for i, items in enumerate(_ITEMS))
+    + "configs:\n- config_name: en\n  data_files: [{split: dev, path: *a7}]\n---\n"
+)
+
+
+def _copy(tmp_path: Path, card: str) -> Path:
+    folder = tmp_path / "mmbench"
+    (folder / "en").mkdir(parents=True)
+    (folder / "README.md").write_text(card, encoding="utf-8")
+    return folder
+
+
+def _one_line_error(tmp_path: Path, folder: Path, data: str) -> str:
+    out = lmmprobe(
+        "run",
+        "-m",
+        "first",
+        "--data",
+        data,
+        "--db",
+        tmp_path / "db.sqlite",
+        timeout=60,
+        HF_HUB_OFFLINE="1",
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_a_path_that_is_not_a_pattern_is_named_with_its_file_and_field(tmp_path: Path) -> None:
+    card = "---\nconfigs:\n- config_name: en\n  data_files: [{split: dev, path: [[x]]}]\n---\n"
+    folder = _copy(tmp_path, card)
+    line = _one_line_error(tmp_path, folder, f"mmbench,path={folder}")
+    assert f"{folder / 'README.md'}:2:" in line
+    assert "configs[0] (config_name 'en'): data_files[0].path must be a file pattern" in line
+
+
+def test_an_alias_bomb_card_is_refused_before_anything_expands(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, _BOMB)
+    line = _one_line_error(tmp_path, folder, f"mmbench,path={folder}")
+    assert f"{folder / 'README.md'}:3: YAML aliases (*a0) are not allowed" in line
+
+
+def test_the_hf_source_checks_the_card_too(tmp_path: Path) -> None:
+    folder = _copy(tmp_path, _BOMB)
+    line = _one_line_error(tmp_path, folder, f"hf:{folder},config=en,split=dev")
+    assert "YAML aliases" in line and "README.md:3" in line
+
+
+@pytest.mark.parametrize(
+    ("data_files", "says"),
+    [
+        ("7", "data_files must be a file pattern or a list, not int"),
+        ("[{split: dev}]", "data_files[0] must have exactly the keys split"),
+        ("[{split: dev, path: []}]", "data_files[0].path must be a file pattern"),
+        ("[3]", "data_files[0] must be a file pattern or {split, path}, not int"),
+    ],
+)
+def test_each_shape_datasets_refuses_is_named(tmp_path: Path, data_files: str, says: str) -> None:
+    folder = _copy(tmp_path, f"---\nconfigs:\n- config_name: en\n  data_files: {data_files}\n---\n")
+    with pytest.raises(DataError, match=r"README\.md:2: configs\[0\]") as err:
+        card_configs(folder)
+    assert says in str(err.value)
+
+
+def test_the_shapes_datasets_reads_pass(tmp_path: Path) -> None:
+    card = (
+        "---\nlicense: mit\nconfigs:\n- config_name: a\n  data_files: d/*.csv\n"
+        "- config_name: b\n  data_files: [p0/*, p1/*]\n"
+        "- config_name: c\n  data_files:\n  - split: test\n    path: [t/1/*, t/2/*]\n"
+        "  - split: dev\n    path: dev/*\n---\n# prose \xff below\n"
+    )
+    assert [c["config_name"] for c in card_configs(_copy(tmp_path, card))] == ["a", "b", "c"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_front_matter_is_read_or_refused_as_data_error(
+    tmp_path_factory: pytest.TempPathFactory, body: str
+) -> None:
+    folder = tmp_path_factory.mktemp("card")
+    (folder / "README.md").write_text(f"---\n{body}\n---\n", encoding="utf-8", errors="replace")
+    try:
+        configs = card_configs(folder)
+    except DataError:
+        return
+    assert isinstance(configs, list)
