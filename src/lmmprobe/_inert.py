@@ -88,7 +88,9 @@ _CONTROL_START: Final = frozenset("\t\r\n\x00")
 # combining marks with nothing to combine with (Mn, Me: U+034F, the variation selectors) and
 # code points with no glyph of their own (Cn unassigned, Co private use, Cs surrogates). Skipped
 # to find the first character that counts.
-_INVISIBLE_CATEGORIES: Final = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me", "Cn", "Co", "Cs"})
+_INVISIBLE_CATEGORIES: Final = frozenset(
+    {"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me", "Cn", "Co", "Cs"}
+)
 # Letters and symbols drawn blank, which no category above holds: the Hangul fillers (U+115F,
 # U+1160, U+3164, U+FFA0; Unicode lists them as default-ignorable, so a renderer shows nothing)
 # and the blank Braille pattern U+2800.

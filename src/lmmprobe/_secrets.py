@@ -76,6 +76,12 @@ _URL_CREDENTIALS = re.compile(
     r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
     r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
 )
+# A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
+# its name, as ``NAME=value`` is; the value runs to the next parameter.
+_URL_PARAMETER = re.compile(r"[?#&;]([^=?#&;/\s]+)=([^&#;\s]*)")
+_QUERY_SECRETS = frozenset({"sig", "signature", "code", "x-amz-signature", "x-goog-signature"})
+"""Query parameters holding a secret whose names no secret word makes one: a signed URL's
+signature (Azure's ``sig``, S3's and GCS's), an OAuth ``code``."""
 _BEARER = "bearer"
 
 
@@ -108,6 +114,11 @@ def _secret_flag(name: str) -> bool:
         return True
     flag = "--" + "-".join(words)
     return len(flag) >= 5 and any(f.startswith(flag) for f in _SECRET_FLAGS)
+
+
+def _secret_parameter(name: str) -> bool:
+    """Whether a URL's query parameter ``name=value`` holds a secret (``key``, ``api_key``)."""
+    return name.lower() in _QUERY_SECRETS or _secret_variable(name)
 
 
 def _secret_variable(name: str) -> bool:
@@ -293,6 +304,11 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
         for url in _URL_CREDENTIALS.finditer(piece):
             group = 1 if url.group(1) is not None else 2
             found.append(_Found("a password in a URL", at + url.start(group), at + url.end(group)))
+        for parameter in _URL_PARAMETER.finditer(piece):
+            if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
+                found.append(
+                    _Found(parameter.group(1), at + parameter.start(2), at + parameter.end(2))
+                )
         if not name or value_at is None:
             continue
         found.append(_Found(name, at + value_at, match.end()))
@@ -346,6 +362,24 @@ def redact_text(text: str) -> str:
     shown in a message before it could be split into words (an unclosed quote).
     """
     return KEY_SHAPE.sub(REDACTED, _blank(text, _scan(text, word=False)))
+
+
+def redact_urls(text: str) -> str:
+    """`text` with the secrets of every URL in it replaced: a password and secret parameters.
+
+    ``https://user:pass@host`` and ``http://h/v1?key=X`` (or ``&api-key=X``, ``#token=X``:
+    a parameter `redact_text` would redact) lose their values; the rest of the text is left as
+    it is. For messages that may quote a configured URL (a server's error naming its base URL),
+    where `redact_text`'s reading of ``name: value`` prose would take out too much.
+    """
+    found: list[_Found] = []
+    for url in _URL_CREDENTIALS.finditer(text):
+        group = 1 if url.group(1) is not None else 2
+        found.append(_Found("a password in a URL", url.start(group), url.end(group)))
+    for parameter in _URL_PARAMETER.finditer(text):
+        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
+            found.append(_Found(parameter.group(1), parameter.start(2), parameter.end(2)))
+    return _blank(text, found)
 
 
 def redact_command(argv: Sequence[str]) -> list[str]:
