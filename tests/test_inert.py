@@ -53,7 +53,10 @@ def test_json_escapes_mean_the_same_document() -> None:
      "\uff201", "-", "+", "-x", "-1.32 points", "-1,5",
      # After what an import trims or a spreadsheet does not show (issue 34 re-test, finding 9).
      "\x00=1+1", " =1+1", "\xa0=1+1", "\u3000=1+1", "\u200b=1+1", "\ufeff=1+1", "\u00ad=1",
-     "\u2060@SUM(A1)", " \t =1", "\u2028-x", "\x00", "\x00abc", "\tabc", "\x1f+cmd", " \uff1d1"],
+     "\u2060@SUM(A1)", " \t =1", "\u2028-x", "\x00", "\x00abc", "\tabc", "\x1f+cmd", " \uff1d1",
+     # A number behind a BOM and a tab; blank fillers and marks (issue 34 re-test 3, item 10).
+     "\ufeff\t+1", "\x0b+1", "\ufeff-1", "\u3164=1", "\u115f=1", "\u1160=1", "\uffa0=1",
+     "\u2800=1", "\u034f=1", "\ufe0f=1", "\U000e0041=1", "\ue000=1", "\u0378=1", "\u20dd=1"],
 )  # fmt: skip
 def test_csv_text_that_starts_a_formula_gets_a_quote(text: str) -> None:
     assert inert_csv(text) == "'" + text
@@ -75,7 +78,7 @@ def test_a_negative_number_lmmprobe_writes_stays_a_number_in_the_file() -> None:
 
 
 TRIGGERS = "=+-@\uff1d\uff0b\uff0d\uff20"
-INVISIBLE = " \t\r\n\x00\x1f\x85\xa0\u2028\u3000\u200b\u200d\u2060\u00ad\ufeff\u202e"
+INVISIBLE = " \t\r\n\x00\x1f\x85\xa0\u2028\u3000\u200b\u200d\u2060\u00ad\ufeff\u202e\u3164\u115f\u1160\uffa0\u2800\u034f\ufe0f"
 
 
 @given(st.text(max_size=50) | st.text(alphabet=TRIGGERS + INVISIBLE + "1.eAx'", max_size=12))
@@ -86,7 +89,13 @@ def test_no_csv_text_cell_starts_a_formula(text: str) -> None:
     if cell == text:
         # Unquoted: no control start, and what shows first is no trigger or starts a number.
         assert not cell.startswith(tuple("\t\r\n\x00"))
-        hidden = [unicodedata.category(c) in {"Zs", "Zl", "Zp", "Cc", "Cf"} for c in cell]
-        shown = cell[hidden.index(False) :] if False in hidden else ""
+        hidden = [
+            c in "\u115f\u1160\u3164\uffa0\u2800"
+            or unicodedata.category(c) in {"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me", "Cn", "Co"}
+            for c in cell
+        ]
+        first = hidden.index(False) if False in hidden else len(cell)
+        shown = cell[first:]
         if shown.startswith(tuple(TRIGGERS)):
             float(shown)  # only a plain number (perhaps after spaces) may start so
+            assert all(unicodedata.category(c) == "Zs" for c in cell[:first])

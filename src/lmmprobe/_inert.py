@@ -82,11 +82,19 @@ _FORMULA_START: Final = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
 # skipped by an import before the character after it is read (tab, CR and NUL are OWASP's; line
 # feed joins them).
 _CONTROL_START: Final = frozenset("\t\r\n\x00")
-# Characters an import may trim or a spreadsheet not show before a formula's "=": spaces of every
-# width (Zs: NBSP, U+3000), line and paragraph separators, controls (Cc: NUL) and format
-# characters (Cf: zero-width space, soft hyphen, the BOM U+FEFF). Skipped to find the first
-# character that counts.
-_INVISIBLE_CATEGORIES: Final = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf"})
+# Characters an import may trim or a spreadsheet not show before a formula's "=", by Unicode
+# category: spaces of every width (Zs: NBSP, U+3000), line and paragraph separators, controls
+# (Cc: NUL), format characters (Cf: zero-width space, soft hyphen, the BOM U+FEFF, U+180E),
+# combining marks with nothing to combine with (Mn, Me: U+034F, the variation selectors) and
+# code points with no glyph of their own (Cn unassigned, Co private use, Cs surrogates). Skipped
+# to find the first character that counts.
+_INVISIBLE_CATEGORIES: Final = frozenset(
+    {"Zs", "Zl", "Zp", "Cc", "Cf", "Mn", "Me", "Cn", "Co", "Cs"}
+)
+# Letters and symbols drawn blank, which no category above holds: the Hangul fillers (U+115F,
+# U+1160, U+3164, U+FFA0; Unicode lists them as default-ignorable, so a renderer shows nothing)
+# and the blank Braille pattern U+2800.
+_BLANK_GLYPHS: Final = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 # Plain decimal numbers are data, not formulas: a spreadsheet reads "-1.32" or "+3e-5" as the
 # number, never as code (ASCII digits only, no separators, nothing after the number).
 _PLAIN_NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -95,7 +103,7 @@ _PLAIN_NUMBER_RE: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][
 def _first_visible(text: str) -> int:
     """Index of the first character of `text` that is not a space, control or format character."""
     for index, char in enumerate(text):
-        if unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
+        if char not in _BLANK_GLYPHS and unicodedata.category(char) not in _INVISIBLE_CATEGORIES:
             return index
     return len(text)
 
@@ -104,12 +112,14 @@ def inert_csv(value: object) -> object:
     r"""`value` as a CSV cell a spreadsheet cannot run as a formula.
 
     Text whose first visible character is ``=``, ``+``, ``-`` or ``@`` (or the fullwidth ``＝ ＋
-    － ＠``), after any spaces, controls and invisible format characters (Unicode categories Zs,
-    Zl, Zp, Cc and Cf: a no-break space, U+3000, a zero-width space, a BOM, NUL), and text that
+    － ＠``), after any spaces, controls, invisible format characters and other code points drawn
+    blank (Unicode categories Zs, Zl, Zp, Cc, Cf, Mn, Me, Cn, Co and Cs, the Hangul fillers and
+    the blank Braille pattern: a no-break space, U+3000, a zero-width space, a BOM, NUL, U+034F,
+    U+3164, U+2800), and text that
     starts with a tab, a carriage return, a line feed or NUL, gets a single quote in front
     (OWASP's advice for CSV injection): the spreadsheet shows it as text, and the quote tells a
     reader it was added. Text that is a plain decimal number (``-1.32``, ``+3``, ``-2e-5``,
-    also after spaces) is left alone, as a spreadsheet reads it as that number. Values that are
+    also after spaces, but not after a tab or an invisible character) is left alone, as a spreadsheet reads it as that number. Values that are
     not text (numbers written by lmmprobe, such as a gap of -1.32, booleans, None) are returned
     unchanged, so they stay numbers. Every CSV writer of lmmprobe passes its cells through this
     function; `csv` quotes any cell that holds a comma, a quote or a line break, so no cell's
@@ -133,6 +143,10 @@ def inert_csv(value: object) -> object:
     first = _first_visible(value)
     if first == len(value) or value[first] not in _FORMULA_START:
         return value
-    if _PLAIN_NUMBER_RE.fullmatch(value, first):
+    # A number is left alone only after spaces (Zs) at most: behind a BOM, a tab or a filler
+    # (``\ufeff\t+1``) it is what an import that trims them would read as the cell's start.
+    if _PLAIN_NUMBER_RE.fullmatch(value, first) and all(
+        unicodedata.category(char) == "Zs" for char in value[:first]
+    ):
         return value
     return "'" + value

@@ -21,20 +21,29 @@ from typing import Any, NamedTuple
 REDACTED = "[redacted]"
 """What a scrubbed secret is replaced with."""
 
-KEY_SHAPE = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}")
-"""Key-shaped words: sk-..., sk-proj-..., sk-ant-..., and the pk-/rk- variants some providers
-use. Eight characters after the dash keep "sk-learn" safe."""
+KEY_SHAPE = re.compile(
+    r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic, and others' sk-/pk-/rk-
+    r"|hf_[A-Za-z0-9]{16,}"  # Hugging Face
+    r"|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"  # GitHub
+    r"|AIza[A-Za-z0-9_\-]{16,}"  # Google API keys
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # AWS access key ids
+    r"|xox[abposr]-[A-Za-z0-9\-]{8,})"  # Slack
+)
+"""Key-shaped words: sk-..., sk-proj-..., sk-ant-..., the pk-/rk- variants some providers use,
+and the prefixed tokens of Hugging Face (hf_), GitHub (ghp_, gho_, github_pat_...), Google
+(AIza...), AWS (AKIA...) and Slack (xoxb-...). The length asked after each prefix keeps
+"sk-learn" and names such as ``hf_transfer`` safe."""
 
 SECRET_WORDS = frozenset(
     {
         "apikey", "auth", "authorization", "bearer", "cookie", "credential", "credentials",
-        "key", "keys", "pass", "passwd", "password", "pat", "pwd", "secret", "session", "tok",
-        "token", "tokens",
+        "hmac", "jwt", "key", "keys", "pass", "passphrase", "passwd", "password", "pat", "pwd",
+        "secret", "session", "tok", "token", "tokens",
     }
 )  # fmt: skip
 """Words of a flag's or a variable's name that say its value is a secret."""
 
-_SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd")
+_SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd", "passphrase")
 """Run-together names ending so are secrets too (``--secretkey``, ``PGPASSWORD``)."""
 
 _COUNT_WORDS = frozenset(
@@ -76,6 +85,12 @@ _URL_CREDENTIALS = re.compile(
     r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
     r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
 )
+# A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
+# its name, as ``NAME=value`` is; the value runs to the next parameter.
+_URL_PARAMETER = re.compile(r"[?#&;]([^=?#&;/\s]+)=([^&#;\s]*)")
+_QUERY_SECRETS = frozenset({"sig", "signature", "code", "x-amz-signature", "x-goog-signature"})
+"""Query parameters holding a secret whose names no secret word makes one: a signed URL's
+signature (Azure's ``sig``, S3's and GCS's), an OAuth ``code``."""
 _BEARER = "bearer"
 
 
@@ -110,6 +125,11 @@ def _secret_flag(name: str) -> bool:
     return len(flag) >= 5 and any(f.startswith(flag) for f in _SECRET_FLAGS)
 
 
+def _secret_parameter(name: str) -> bool:
+    """Whether a URL's query parameter ``name=value`` holds a secret (``key``, ``api_key``)."""
+    return name.lower() in _QUERY_SECRETS or _secret_variable(name)
+
+
 def _secret_variable(name: str) -> bool:
     """Whether ``NAME=value`` is a secret: by any word of the name (``API_KEY_FOR_LOG``)."""
     words = _words(name)
@@ -136,8 +156,10 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     """
     found = _piece_secret_alone(piece)
     eq = piece.find("=")
-    if found is None and eq > 0 and piece[eq + 1 : eq + 2] and piece[eq + 1] in _DASH_CHARS:
-        inner = _piece_secret_alone(piece[eq + 1 :])
+    value = piece[eq + 1 :] if eq > 0 else ""
+    # ``--extra=--token=X``, and a header given as a flag's value (``--header=Authorization:X``)
+    if found is None and value and (value[0] in _DASH_CHARS or ":" in value.split("=")[0]):
+        inner = _piece_secret_alone(value)
         if inner is not None:
             name, value_at = inner
             return name, (None if value_at is None else eq + 1 + value_at)
@@ -277,6 +299,8 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
         elif piece in ("printf", "read") and not builtin:
             builtin = piece
         previous = piece
+        if name and value_at is not None and piece[value_at:].lower() == _BEARER:
+            value_at = None  # ``Authorization:Bearer X``: the token is the next piece
         if name and value_at is not None and word and at == 0:
             # ``--api-key=a b``, ``--auth="x"``: all the rest of the word is the value; if
             # nothing is left of it (``--auth=``), the next word is (`_scan` decides which).
@@ -293,6 +317,13 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
         for url in _URL_CREDENTIALS.finditer(piece):
             group = 1 if url.group(1) is not None else 2
             found.append(_Found("a password in a URL", at + url.start(group), at + url.end(group)))
+        for key in KEY_SHAPE.finditer(piece):  # a key alone (``ghp_...``, ``hf_...``)
+            found.append(_Found("a key-shaped word", at + key.start(), at + key.end()))
+        for parameter in _URL_PARAMETER.finditer(piece):
+            if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
+                found.append(
+                    _Found(parameter.group(1), at + parameter.start(2), at + parameter.end(2))
+                )
         if not name or value_at is None:
             continue
         found.append(_Found(name, at + value_at, match.end()))
@@ -348,6 +379,24 @@ def redact_text(text: str) -> str:
     return KEY_SHAPE.sub(REDACTED, _blank(text, _scan(text, word=False)))
 
 
+def redact_urls(text: str) -> str:
+    """`text` with the secrets of every URL in it replaced: a password and secret parameters.
+
+    ``https://user:pass@host`` and ``http://h/v1?key=X`` (or ``&api-key=X``, ``#token=X``:
+    a parameter `redact_text` would redact) lose their values; the rest of the text is left as
+    it is. For messages that may quote a configured URL (a server's error naming its base URL),
+    where `redact_text`'s reading of ``name: value`` prose would take out too much.
+    """
+    found: list[_Found] = []
+    for url in _URL_CREDENTIALS.finditer(text):
+        group = 1 if url.group(1) is not None else 2
+        found.append(_Found("a password in a URL", url.start(group), url.end(group)))
+    for parameter in _URL_PARAMETER.finditer(text):
+        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
+            found.append(_Found(parameter.group(1), parameter.start(2), parameter.end(2)))
+    return _blank(text, found)
+
+
 def redact_command(argv: Sequence[str]) -> list[str]:
     """`argv` with the value of every secret (`secret_argument`) replaced by `REDACTED`.
 
@@ -400,6 +449,41 @@ def _names_a_variable(text: str, found: _Found) -> bool:
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def key_env_name(value: str) -> str:
+    """`value`, an option naming the environment variable that holds a key (``key_env=``).
+
+    A key pasted there by mistake would be recorded with the spec and shown in messages:
+    a value that is no variable's name (``[A-Za-z_][A-Za-z0-9_]*``) or that looks like a key
+    (`KEY_SHAPE`, or 20 characters or more mixing lower case, upper case and digits with no
+    ``_``, as generated tokens do) is refused, and the message never shows it.
+
+    Args:
+        value: The option's value.
+
+    Returns:
+        `value`, a variable's name.
+
+    Raises:
+        ValueError: `value` is not a variable's name, or looks like a key.
+
+    """
+    looks_generated = (
+        len(value) >= 20
+        and "_" not in value
+        and any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+    )
+    if not _ENV_NAME.fullmatch(value) or KEY_SHAPE.search(value) or looks_generated:
+        raise ValueError(
+            "key_env must name the environment variable that holds the key (letters, "
+            "digits and _, as OPENAI_API_KEY), and what was given is not such a name or looks "
+            "like a key itself (not shown): put the key in a variable, then pass key_env=VAR"
+        )
+    return value
+
 
 NOT_SPECS = frozenset(
     {

@@ -30,10 +30,18 @@ FORMULAS = [
     "\u3000=1+1",
     "\u200b=1+1",
     "\ufeff=1+1",
+    # Behind a BOM a tab still starts the cell; fillers and marks drawn blank (re-test 3, item 10).
+    "\ufeff\t+1",
+    "\u3164=1+1",
+    "\u115f=1+1",
+    "\u1160=1+1",
+    "\uffa0=1+1",
+    "\u2800=1+1",
+    "\u034f=1+1",
 ]
 STARTS = tuple("=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20")
 # What a spreadsheet may skip before it reads a formula's first character.
-HIDDEN = " \x00\xa0\u3000\u200b\ufeff"
+HIDDEN = " \t\x00\xa0\u3000\u200b\ufeff\u3164\u115f\u1160\uffa0\u2800\u034f"
 
 
 @pytest.fixture(scope="module")

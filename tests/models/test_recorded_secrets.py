@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tests.console import lmmprobe
 
-from lmmprobe._secrets import REDACTED, redact_record, redact_spec
+from lmmprobe._secrets import REDACTED, redact_record, redact_spec, redact_text
 from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -117,3 +117,35 @@ def test_the_terminal_shows_a_secret_bearing_spec_redacted(tmp_path: Path) -> No
         assert "Traceback" not in proc.stderr, proc.stderr
     # compare finds the model by the spec as typed (the store holds it redacted).
     assert "has no scores for model 'openai:fake-vlm" not in outputs[-1].stderr
+
+
+def test_a_key_in_a_url_query_string_is_never_recorded_or_shown(tmp_path: Path) -> None:
+    # Issue 34, re-test 3 (item 3): ``?key=``, ``?api-key=`` and a judge's ``?token=`` reached
+    # results.json/md, the store (a server's 404 quoting the base URL) and the terminal.
+    db = tmp_path / "db"
+    outputs = []
+    with FakeOpenAIServer() as server:
+        url = server.base_url
+        judge = f"openai:fake-judge@{url}?token={PASSWORD}"
+        for i, query in enumerate((f"?key={PASSWORD}", f"?api-key={PASSWORD}&x=1")):
+            model = f"openai:fake-vlm@{url}{query}"
+            ran = lmmprobe("run", "-m", model, "--limit", "2", "--judge", judge,
+                           "--db", db, "--out", tmp_path / f"o{i}")  # fmt: skip
+            assert "Traceback" not in ran.stderr, ran.stderr
+            outputs.append(ran)
+        outputs += [lmmprobe(*args, "--db", db) for args in (("runs",), ("show", "latest"))]
+    _nothing_recorded(tmp_path)
+    for proc in outputs:
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.args
+    results = json.loads((tmp_path / "o0" / "results.json").read_text(encoding="utf-8"))
+    assert results["spec"]["models"] == [f"openai:fake-vlm@{url}?key={REDACTED}"]
+
+
+def test_url_parameters_that_hold_no_secret_are_kept() -> None:
+    for text in ("openai:m@http://h/v1?tokenizer=m&max_tokens=5&page=2",
+                 "--endpoint https://h/x?api_key=", "http://h/v1?model=sk-learn"):  # fmt: skip
+        assert redact_spec(text) == text
+    assert (
+        redact_text("--endpoint https://h/x?api_key=X1")
+        == f"--endpoint https://h/x?api_key={REDACTED}"
+    )

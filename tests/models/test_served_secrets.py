@@ -19,7 +19,13 @@ from tests.models.test_served import _command, _lmmprobe, _one_line_error
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.models._local_server import LocalServer, free_port
-from lmmprobe.models.api_keys import REDACTED, redact_command, redact_text, secret_argument
+from lmmprobe.models.api_keys import (
+    REDACTED,
+    redact_command,
+    redact_text,
+    scrub_secrets,
+    secret_argument,
+)
 from lmmprobe.models.served import SERVERS, parse_options
 
 SECRET = "hunter2-s3cr3t-value"
@@ -153,6 +159,25 @@ HOSTILE = [
     (f"--keyfile-password {SECRET}", "--keyfile-password"),
     (f"\uff3fAPI_KEY={SECRET}", "\uff3fAPI_KEY"),
     (f"--session-cookie {SECRET}", "--session-cookie"),
+    # Re-test 3 of issue 34 (item 4): headers as a flag's value, and more names of secrets.
+    (f"-H 'x-api-key: {SECRET}'", "x-api-key"),
+    (f"--header=Authorization:Bearer {SECRET}", "Authorization"),
+    (f"--passphrase {SECRET}", "--passphrase"),
+    (f"--jwt {SECRET}", "--jwt"),
+    (f"--hmac={SECRET}", "--hmac"),
+    (f'--credentials-json \'{{"private_key":"{SECRET}"}}\'', "private_key"),
+]
+# Keys recognised by their shape alone (re-test 3, item 4): refused and redacted anywhere.
+KEYS = [
+    "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7",
+    "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z01234567",
+    "gho_" + "aB3dE5gH7jK9mN1pQ3sT5vW7",
+    "github_pat_" + "11AB3dE5g_H7jK9mN1pQ3sT5vW7",
+    "AIza" + "SyA-b3dE5gH7jK9mN1pQ3sT5vW7xY9z0",
+    "AKIA" + "IOSFODNN7EXAMPL3",
+    "xoxb-" + "1234-5678-aB3dE5gH7",
+    "xoxp-" + "1234-5678-aB3dE5gH7",
+    "sk-proj-" + "aB3dE5gH7jK9",
 ]
 SNIPPETS = [
     (f"bash -c 'API_KEY_FOR_LOG={SECRET}; exec vllm serve m' _", "API_KEY_FOR_LOG"),
@@ -171,6 +196,26 @@ def test_every_spelling_of_a_secret_flag_is_refused(args: str, name: str) -> Non
     assert f"args= cannot pass {name}:" in str(refused.value)
     assert SECRET not in str(refused.value)
     assert SECRET not in " ".join(redact_command(shlex.split(f"vllm serve {args}")))
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_a_key_shaped_word_is_refused_and_redacted_everywhere(key: str) -> None:
+    with pytest.raises(ValueError, match="cannot pass") as refused:
+        parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": f"--x {key}"})
+    assert "args= cannot pass a key-shaped word:" in str(refused.value)
+    assert key not in str(refused.value)
+    for shown in (redact_text(f"use {key} now"), redact_spec(f"vllm:m,note={key}"),
+                  " ".join(redact_command(["vllm", "serve", key])), scrub_secrets(f"bad {key}")):  # fmt: skip
+        assert key not in shown and REDACTED in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["hf_transfer", "--hf-token-path /dev/stdin", "ghp_short", "AKIA", "xoxb", "sk-learn",
+     "openai:gpt-4o@https://api.example.com/v1", "hf:Qwen/Qwen2-VL-2B-Instruct", "--pin-memory"],
+)  # fmt: skip
+def test_names_that_only_resemble_keys_are_kept(text: str) -> None:
+    assert redact_text(text) == text and redact_spec(text) == text
 
 
 @pytest.mark.parametrize(("command", "name"), SNIPPETS)
@@ -346,6 +391,11 @@ TEMPLATES = [
     "bash -c 'printf -v VLLM_API_KEY {}; vllm serve'", "bash -c 'read K_TOKEN <<< {}; vllm'",
     "vllm serve --api-k\u0435y {}", "vllm serve \u2014api-key {}", "vllm serve \u2013token={}",
     "vllm serve --url me:{}@host:8000/v1", "vllm serve --api-key 'x {} y'",
+    # re-test 3 of issue 34: URL parameters, headers as values, key shapes
+    "vllm serve --endpoint https://h/x?api_key={}", "vllm serve --u http://h/v1?x=1&token={}",
+    "vllm serve --header=Authorization:Bearer {}", "vllm serve -H 'x-api-key: {}'",
+    "vllm serve --passphrase {}", "vllm serve --jwt={}", "vllm serve hf_{}xxxxxxxxxxxxxxxx",
+    "vllm serve --x ghp_{}xxxxxxxxxxxxxxxx",
 ]  # fmt: skip
 
 
@@ -362,3 +412,33 @@ def test_no_generated_secret_is_ever_shown_or_written(template: str, value: str)
     assert value not in " ".join(redact_command(shlex.split(command)))
     assert value not in redact_text(command)
     assert value not in redact_text(command + " 'unclosed")
+
+
+@pytest.mark.parametrize(
+    "value", ["hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7", "AIza" + "SyAb3dE5gH7jK9mN1pQ3sT5vW7xY9z0",
+              "aB3dE5gH7jK9mN1pQ3sT5vW7", "sk-x y", "1ABC"],
+)  # fmt: skip
+def test_a_key_pasted_into_key_env_is_refused_unshown(tmp_path: Path, value: str) -> None:
+    # Re-test 3 (item 4): key_env= names a variable; a key pasted there was recorded 52 times.
+    proc = _lmmprobe("run", "-m", f"openai:m@http://127.0.0.1:9/v1,key_env={value}",
+                     "--limit", "2", "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    line = _one_line_error(proc)
+    assert "key_env must name the environment variable" in line
+    assert not (tmp_path / "o").exists()
+    out = proc.stdout + proc.stderr
+    assert value not in out
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert value.encode() not in path.read_bytes(), path
+
+
+def test_key_env_naming_a_variable_is_accepted() -> None:
+    from lmmprobe.apex.orchestrators.llm import parse_spec
+    from lmmprobe.models.api_keys import key_env_name
+
+    for name in ("OPENAI_API_KEY", "MY_KEY_2", "judge_key", "_K"):
+        assert key_env_name(name) == name
+    assert parse_spec("gpt-4o,key_env=ORCH_KEY").key_env == "ORCH_KEY"
+    with pytest.raises(ValueError, match="key_env must name") as refused:
+        parse_spec("gpt-4o,key_env=hf_aB3dE5gH7jK9mN1pQ3sT5vW7")
+    assert "aB3dE5" not in str(refused.value)

@@ -521,7 +521,9 @@ def _evaluate_and_show(
         # A judge that read nothing (a misspelt model, a refused key, a model that cannot
         # follow the protocol) fails the command: coverage 0 with exit 0 would pass a CI
         # check that judged nothing.
-        whys = "; ".join(f"judge {spec}: {why}" for spec, why in ev.judging.failed.items())
+        whys = "; ".join(
+            f"judge {redact_spec(spec)}: {why}" for spec, why in ev.judging.failed.items()
+        )
         _fail(
             f"{whys} (run {ev.run_id} is {res.status}); fix the judge and run the same command "
             "again: stored answers are not asked again, nor are a judge's stored replies (an "
@@ -534,7 +536,7 @@ def _evaluate_and_show(
     dead = [] if res.status == "stopped_budget" else all_failed(res)
     if dead:
         _fail(
-            f"every request of {', '.join(dead)} failed (see the error types above); "
+            f"every request of {', '.join(map(redact_spec, dead))} failed (see the error types above); "
             "the results hold no answers from it",
             code=1,
         )

@@ -35,10 +35,12 @@ from lmmprobe._secrets import (
     KEY_SHAPE,
     REDACTED,
     SECRET_WORDS,
+    key_env_name,
     redact_command,
     redact_record,
     redact_spec,
     redact_text,
+    redact_urls,
     secret_argument,
 )
 
@@ -49,11 +51,13 @@ __all__ = [
     "NO_KEY",
     "REDACTED",
     "SECRET_WORDS",
+    "key_env_name",
     "keys_not_needed",
     "redact_command",
     "redact_record",
     "redact_spec",
     "redact_text",
+    "redact_urls",
     "remember_secret",
     "resolve_api_key",
     "scrub_answer",
@@ -130,8 +134,9 @@ def remember_secret(secret: str) -> bool:
 
 
 def scrub_secrets(text: str) -> str:
-    """`text` without any API key: configured keys, ``Bearer <token>`` and ``sk-...`` words.
+    """`text` without any API key: configured keys, ``Bearer X``, key shapes, URL secrets.
 
+    Key shapes are `KEY_SHAPE`'s; a URL's secrets `redact_urls`' (``?key=X``, ``user:pass@``).
     For error messages and other text that is not an answer. Applied by the executor to every
     stored error message of every backend, and by the openai backend before it shortens a
     server's message, so no key is stored, logged or shown.
@@ -140,7 +145,7 @@ def scrub_secrets(text: str) -> str:
     if pattern is not None:
         text = pattern.sub(REDACTED, text)
     text = _BEARER_TOKEN.sub(lambda m: m.group(1) + REDACTED, text)
-    return KEY_SHAPE.sub(REDACTED, text)
+    return KEY_SHAPE.sub(REDACTED, redact_urls(text))
 
 
 def scrub_answer(text: str) -> str:

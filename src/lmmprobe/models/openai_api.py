@@ -74,7 +74,7 @@ import httpx2
 import openai
 
 from lmmprobe.models._images import data_url
-from lmmprobe.models.api_keys import resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
 from lmmprobe.models.base import (
     AuthenticationError,
     BadRequestError,
@@ -138,7 +138,7 @@ class OpenAIOptions:
 
 
 _CONVERT: dict[str, Any] = {
-    "key_env": str,
+    "key_env": key_env_name,
     "max_concurrency": int,
     "timeout": float,
     "max_attempts": int,
@@ -189,7 +189,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         try:
             values[k] = _CONVERT[k](v)
         except ValueError as exc:
-            if k == "chat_template_kwargs":  # its own message says which pair is wrong
+            # Their own messages say which pair is wrong; key_env's never shows its value.
+            if k in ("chat_template_kwargs", "key_env"):
                 raise ValueError(f"openai backend: {exc}") from exc
             raise ValueError(f"openai backend: option {k}={v!r} is invalid") from exc
     opts = OpenAIOptions(model=model, base_url=base_url, **values)

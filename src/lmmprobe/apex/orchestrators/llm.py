@@ -44,7 +44,7 @@ from lmmprobe.apex.protocol import (
     Role,
     latest_record,
 )
-from lmmprobe.models.api_keys import resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
 from lmmprobe.parse.thinking import split_answer
 from lmmprobe.spec import parse_spec as parse_grammar
 
@@ -132,7 +132,7 @@ def parse_spec(spec: str) -> LLMOptions:
     model, base_url = parse_target(parsed.target)
     values: dict[str, Any] = {}
     convert: dict[str, Any] = {
-        "key_env": str,
+        "key_env": key_env_name,
         "mode": str,
         "temperature": float,
         "timeout": float,
@@ -147,6 +147,8 @@ def parse_spec(spec: str) -> LLMOptions:
         try:
             values[k] = convert[k](v)
         except ValueError as exc:
+            if k == "key_env":  # its message never shows the value (a key, perhaps)
+                raise ValueError(f"openai orchestrator: {exc}") from None
             raise ValueError(f"openai orchestrator: option {k}={v!r} is invalid") from exc
     options = LLMOptions(model=model, base_url=base_url, **values)
     if options.mode not in ("json_schema", "tools"):
