@@ -213,7 +213,9 @@ def test_a_schema_9_store_with_rows_of_every_kind_migrates(tmp_path: Path) -> No
     old += [_score("s", meta, model="b", repeat=i) for i, (meta, _) in enumerate(ROWS)]
     old.append(_score("unrecorded", SHARED))
     marks = ",".join("?" * 20)
-    conn.executemany(f"INSERT INTO scores VALUES ({marks})", [_score_values("r", s.model, s) for s in old])
+    conn.executemany(
+        f"INSERT INTO scores VALUES ({marks})", [_score_values("r", s.model, s) for s in old]
+    )
     conn.commit()
     conn.close()
     with Store(db, read_only=True) as store:
