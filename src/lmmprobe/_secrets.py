@@ -130,9 +130,18 @@ def _secret_parameter(name: str) -> bool:
     return name.lower() in _QUERY_SECRETS or _secret_variable(name)
 
 
+_QUANTITY_WORDS = frozenset(
+    {"budget", "cap", "count", "len", "length", "limit", "max", "min", "num", "size"}
+)  # fmt: skip
+"""A name ending in one of these holds an amount (``thinking_token_budget=64``,
+``key_count=3``), never a secret: hiding it would record two settings the same."""
+
+
 def _secret_variable(name: str) -> bool:
     """Whether ``NAME=value`` is a secret: by any word of the name (``API_KEY_FOR_LOG``)."""
     words = _words(name)
+    if words and words[-1] in _QUANTITY_WORDS:
+        return False
     return any(_secret_word(w, words) for w in words)
 
 

@@ -149,3 +149,30 @@ def test_url_parameters_that_hold_no_secret_are_kept() -> None:
         redact_text("--endpoint https://h/x?api_key=X1")
         == f"--endpoint https://h/x?api_key={REDACTED}"
     )
+
+
+def test_models_differing_in_an_amount_are_two_models_and_alike_ones_are_refused(
+    tmp_path: Path,
+) -> None:
+    # Re-test 4 of issue 34: `thinking_token_budget` holds the word "token", its value was
+    # hidden, and two budgets compared in one run were stored as one model (half the rows lost).
+    with FakeOpenAIServer() as server:
+        base = f"openai:fake-vlm@{server.base_url},chat_template_kwargs=thinking_token_budget="
+        ran = lmmprobe("run", "-m", base + "64", "-m", base + "4096", "--limit", "3", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o",
+                       OPENAI_API_KEY="k-test")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+        assert list(results["models"]) == [base + "64", base + "4096"]
+        # Models that differ only in a value hidden as a possible secret are refused, the
+        # values unshown, before anything is asked.
+        session = f"openai:fake-vlm@{server.base_url},session_id="
+        refused = lmmprobe("run", "-m", session + PASSWORD, "-m", session + "other-s3ssion",
+                           "--limit", "3", "--db", tmp_path / "db2", "--out", tmp_path / "o2",
+                           OPENAI_API_KEY="k-test")  # fmt: skip
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "recorded alike" in refused.stderr
+        assert PASSWORD not in refused.stdout + refused.stderr
+        assert "other-s3ssion" not in refused.stdout + refused.stderr
+        assert server.completed == 3 * 2
+    assert not (tmp_path / "o2").exists()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
@@ -218,6 +219,7 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
                 missing_keys[s] = missing
         except (RegistryError, ValueError) as exc:
             problems.append(exc)
+    problems += _recorded_alike(spec.models)
     load: LoadResult | None = None
     try:
         load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
@@ -233,6 +235,28 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
         raise InputErrors(problems)
     assert load is not None  # read, or its error is among the problems
     return RunInputs(models, load, missing_keys)
+
+
+def _recorded_alike(specs: Sequence[str]) -> list[Exception]:
+    """Models that differ only where values that may be secrets are hidden, as errors.
+
+    Every spec is recorded with such values replaced (`redact_spec`), and a model's rows are
+    stored under its recorded spec: two such models would be stored as one, half their rows
+    lost. The message shows the recorded form alone, never the values.
+    """
+    first: dict[str, str] = {}
+    out: list[Exception] = []
+    for s in specs:
+        recorded = redact_spec(s)
+        if first.setdefault(recorded, s) != s:
+            out.append(
+                ValueError(
+                    f"two models are recorded alike, {recorded!r}: they differ only in values "
+                    "hidden as possible secrets, and would be stored as one model; tell them "
+                    "apart by a setting that is not hidden"
+                )
+            )
+    return out
 
 
 def new_run_id() -> str:
