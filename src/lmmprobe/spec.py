@@ -31,6 +31,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from lmmprobe._secrets import redact_spec
+
 __all__ = [
     "KEY",
     "THINK_OPTION",
@@ -61,9 +63,11 @@ class SpecError(ValueError):
     """
 
     def __init__(self, kind: str, spec: str, problem: str, option: str | None = None) -> None:
-        where = f"{kind} spec {spec!r}"
+        # Shown with any secret it holds hidden (`lmmprobe._secrets`): errors reach terminals
+        # and logs.
+        where = f"{kind} spec {redact_spec(spec)!r}"
         if option is not None:
-            where += f": option {option.strip()!r}"
+            where += f": option {redact_spec(option.strip())!r}"
             super().__init__(f"{where} {problem}")
         else:
             super().__init__(f"{where}: {problem}")

@@ -176,3 +176,24 @@ def test_models_differing_in_an_amount_are_two_models_and_alike_ones_are_refused
         assert "other-s3ssion" not in refused.stdout + refused.stderr
         assert server.completed == 3 * 2
     assert not (tmp_path / "o2").exists()
+
+
+def test_messages_naming_a_spec_hide_its_secret(tmp_path: Path) -> None:
+    # Re-test 4 of issue 34: a price error, the --max-cost refusal of an unpriced model and a
+    # dry run's judge line printed the spec as typed.
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        json.dumps({"id": "a", "question": "Q?", "choices": ["x", "y"], "answer": 0}) + "\n"
+    )
+    model = f"openai:m@http://127.0.0.1:9/v1?key={PASSWORD}"
+    judge = f"openai:j@http://127.0.0.1:9/v1?token={PASSWORD}"
+    common = ("--data", "demo,n=4", "--db", tmp_path / "db")
+    for args, shows in (
+        (("-m", model + ",price=x:y"), "is not a price"),
+        (("-m", model, "--max-cost", "5"), "needs a price"),
+        (("-m", model, "--judge", judge, "--dry-run"), "judge openai:j@"),
+    ):
+        done = lmmprobe("run", *args, *common, OPENAI_API_KEY="k-test")
+        out = done.stdout + done.stderr
+        assert shows in out, out
+        assert PASSWORD not in out, out

@@ -596,7 +596,7 @@ def _key_note(variable: str | None) -> str:
 def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
     """Print a line per judge and model of a dry run; the calls in all, and "at most " or ""."""
     for j in judges:
-        line = f"judge {j.judge} on {j.model}: "
+        line = f"judge {redact_spec(j.judge)} on {redact_spec(j.model)}: "
         line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
         if j.read:
             line += (

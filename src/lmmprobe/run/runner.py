@@ -589,7 +589,8 @@ def priced(spec: RunSpec) -> RunSpec:
             )
             one = len(unpriced) == 1
             raise ValueError(
-                f"--max-cost needs a price for every {what}; {_listed(unpriced)} "
+                f"--max-cost needs a price for every {what}; "
+                f"{_listed([redact_spec(m) for m in unpriced])} "
                 f"{'has' if one else 'have'} none: add price=IN:OUT to "
                 f"{'its spec' if one else 'their specs'} (dollars per million prompt and "
                 "completion tokens) or an entry in a --prices file"
