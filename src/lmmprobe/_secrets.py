@@ -17,22 +17,36 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 REDACTED = "[redacted]"
 """What a scrubbed secret is replaced with."""
 
 KEY_SHAPE = re.compile(
-    r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{8,}"  # OpenAI, Anthropic, and others' sk-/pk-/rk-
+    # Not right after a letter, digit, "_" or "-": a key inside a model's or a task's name
+    # (``org/task-sk-12345678``, ``LLaVA-ghp_...``) is part of that name; after "/", "=", ":"
+    # or a space it is a key pasted there.
+    r"(?<![\w-])(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"  # OpenAI, Anthropic, and others' sk-/pk-/rk-
     r"|hf_[A-Za-z0-9]{16,}"  # Hugging Face
     r"|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"  # GitHub
+    r"|glpat-[A-Za-z0-9_\-]{16,}"  # GitLab
     r"|AIza[A-Za-z0-9_\-]{16,}"  # Google API keys
     r"|(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # AWS access key ids
-    r"|xox[abposr]-[A-Za-z0-9\-]{8,})"  # Slack
+    r"|(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{8,}"  # Slack
+    r"|(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{20,}|fw_[A-Za-z0-9]{16,}"  # Groq, Replicate, xAI, ...
+    r"|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,})"  # a JSON web token: header.payload.signature
 )
 """Key-shaped words: sk-..., sk-proj-..., sk-ant-..., the pk-/rk- variants some providers use,
-and the prefixed tokens of Hugging Face (hf_), GitHub (ghp_, gho_, github_pat_...), Google
-(AIza...), AWS (AKIA...) and Slack (xoxb-...). The length asked after each prefix keeps
-"sk-learn" and names such as ``hf_transfer`` safe."""
+and the prefixed tokens of Hugging Face (hf_), GitHub (ghp_, gho_, github_pat_...), GitLab
+(glpat-), Google (AIza...), AWS (AKIA...), Slack (xoxb-, xapp-...), Groq (gsk_), Replicate
+(r8_), xAI (xai-), Perplexity (pplx-), Fireworks (fw_), and JSON web tokens (eyJ...).
+
+The rule: the prefix, then at least as many characters as below (real keys hold far more:
+OpenAI's 48 or more after sk-, GitHub's 36 after ghp_, Hugging Face's 34 after hf_), and
+nothing but the key's own characters; the shortest lengths keep ordinary names safe
+("sk-learn", ``revision=sk-abc12345678``, ``hf_transfer``, ``fw_version``). A key-shaped word
+right after a letter, digit, "_" or "-" is part of a longer name (``org/task-sk-12345678``,
+``LLaVA-ghp_...``) and not taken for a key; one after "/", "=", ":", "@" or a space is."""
 
 SECRET_WORDS = frozenset(
     {
@@ -81,16 +95,21 @@ _IDENTIFIER = re.compile(r"[^\W\d][\w-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # A password in a URL, with its scheme (``https://user:pass@host``) or without one where a host
 # with a port or a path follows (``user:pass@host:8000/v1``, as a base URL after ``@``).
+# A user without a password (``http://TOKEN@host/v1``) is taken for a token: a key given as
+# the user, which a server reads as basic authentication's or as a bearer token.
 _URL_CREDENTIALS = re.compile(
     r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
     r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
+    r"|[A-Za-z][A-Za-z0-9+.\-]*://([^/\s@:?#]+)@"
 )
 # A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
 # its name, as ``NAME=value`` is; the value runs to the next parameter.
 _URL_PARAMETER = re.compile(r"[?#&;]([^=?#&;/\s]+)=([^&#;\s]*)")
-_QUERY_SECRETS = frozenset({"sig", "signature", "code", "x-amz-signature", "x-goog-signature"})
+_QUERY_SECRETS = frozenset(
+    {"sig", "signature", "code", "x-amz-signature", "x-goog-signature", "sas", "pw"}
+)  # fmt: skip
 """Query parameters holding a secret whose names no secret word makes one: a signed URL's
-signature (Azure's ``sig``, S3's and GCS's), an OAuth ``code``."""
+signature (Azure's ``sig`` and ``sas``, S3's and GCS's), an OAuth ``code``, a ``pw``."""
 _BEARER = "bearer"
 
 
@@ -126,7 +145,12 @@ def _secret_flag(name: str) -> bool:
 
 
 def _secret_parameter(name: str) -> bool:
-    """Whether a URL's query parameter ``name=value`` holds a secret (``key``, ``api_key``)."""
+    """Whether a URL's query parameter ``name=value`` holds a secret (``key``, ``api_key``).
+
+    The name is judged as the server reads it: percent-decoded (``%6Bey`` is ``key``) and
+    without the ``[]`` of a list (``key[]``).
+    """
+    name = unquote(name).removesuffix("[]")
     return name.lower() in _QUERY_SECRETS or _secret_variable(name)
 
 
@@ -143,6 +167,12 @@ def _secret_variable(name: str) -> bool:
     if words and words[-1] in _QUANTITY_WORDS:
         return False
     return any(_secret_word(w, words) for w in words)
+
+
+def _url_secret(url: re.Match[str]) -> tuple[str, int]:
+    """What a match of `_URL_CREDENTIALS` found, to name, and its group holding the value."""
+    group = url.lastindex or 1  # one group per alternative: the one that matched
+    return ("a token in a URL" if group == 3 else "a password in a URL"), group
 
 
 class _Found(NamedTuple):
@@ -235,7 +265,14 @@ def _scan(text: str, *, word: bool) -> list[_Found]:
     found = [_placed(text, where, item) for item in _scan_plain(plain, word=word)]
     if found and found[0].rest and found[0].end > found[0].start:
         return found[:1]  # ``--auth=''``: the quotes are its value, not the next word
-    return found
+    # A URL's parameters read whole as well: the pieces split a name at shell punctuation
+    # (``?key[]=X``).
+    found += [
+        _Found(parameter.group(1), parameter.start(2), parameter.end(2))
+        for parameter in _URL_PARAMETER.finditer(text)
+        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
+    ]
+    return sorted(found, key=lambda item: item.start)
 
 
 def _placed(text: str, where: list[int], item: _Found) -> _Found:
@@ -324,8 +361,8 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
             pending = None
             continue
         for url in _URL_CREDENTIALS.finditer(piece):
-            group = 1 if url.group(1) is not None else 2
-            found.append(_Found("a password in a URL", at + url.start(group), at + url.end(group)))
+            name, group = _url_secret(url)
+            found.append(_Found(name, at + url.start(group), at + url.end(group)))
         for key in KEY_SHAPE.finditer(piece):  # a key alone (``ghp_...``, ``hf_...``)
             found.append(_Found("a key-shaped word", at + key.start(), at + key.end()))
         for parameter in _URL_PARAMETER.finditer(piece):
@@ -398,8 +435,8 @@ def redact_urls(text: str) -> str:
     """
     found: list[_Found] = []
     for url in _URL_CREDENTIALS.finditer(text):
-        group = 1 if url.group(1) is not None else 2
-        found.append(_Found("a password in a URL", url.start(group), url.end(group)))
+        name, group = _url_secret(url)
+        found.append(_Found(name, url.start(group), url.end(group)))
     for parameter in _URL_PARAMETER.finditer(text):
         if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
             found.append(_Found(parameter.group(1), parameter.start(2), parameter.end(2)))
@@ -458,6 +495,9 @@ def _names_a_variable(text: str, found: _Found) -> bool:
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# A key of hexadecimal digits alone (Azure's 32, Together's 64): no variable is named so. Not a
+# key shape elsewhere: a commit's hash (``revision=`` 40 hex digits) is no secret.
+_LONG_HEX = re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{32,}")
 
 
 def key_env_name(value: str) -> str:
@@ -465,8 +505,10 @@ def key_env_name(value: str) -> str:
 
     A key pasted there by mistake would be recorded with the spec and shown in messages:
     a value that is no variable's name (``[A-Za-z_][A-Za-z0-9_]*``) or that looks like a key
-    (`KEY_SHAPE`, or 20 characters or more mixing lower case, upper case and digits with no
-    ``_``, as generated tokens do) is refused, and the message never shows it.
+    (`KEY_SHAPE`: ``gsk_...``, ``r8_...``, ``fw_...`` among others; 32 hexadecimal digits or
+    more, as Azure's and Together's keys are; or 20 characters or more mixing lower case,
+    upper case and digits with no ``_``, as generated tokens do) is refused, and the message
+    never shows it.
 
     Args:
         value: The option's value.
@@ -485,7 +527,12 @@ def key_env_name(value: str) -> str:
         and any(c.isupper() for c in value)
         and any(c.isdigit() for c in value)
     )
-    if not _ENV_NAME.fullmatch(value) or KEY_SHAPE.search(value) or looks_generated:
+    if (
+        not _ENV_NAME.fullmatch(value)
+        or KEY_SHAPE.search(value)
+        or _LONG_HEX.search(value)
+        or looks_generated
+    ):
         raise ValueError(
             "key_env must name the environment variable that holds the key (letters, "
             "digits and _, as OPENAI_API_KEY), and what was given is not such a name or looks "

@@ -178,6 +178,13 @@ KEYS = [
     "xoxb-" + "1234-5678-aB3dE5gH7",
     "xoxp-" + "1234-5678-aB3dE5gH7",
     "sk-proj-" + "aB3dE5gH7jK9",
+    # Re-test 4 of issue 34 (items 3, 4): more providers' prefixes, and JSON web tokens.
+    "gsk_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z",  # Groq
+    "r8_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z",  # Replicate
+    "fw_" + "3ZaB3dE5gH7jK9mN1pQ3sT",  # Fireworks
+    "glpat-" + "aB3dE5gH7jK9mN1pQ3sT",  # GitLab
+    "xapp-" + "1-A0123-4567-aB3dE5gH7",  # Slack's app tokens
+    "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0In0" + ".aB3dE5gH7jK9mN1p",
 ]
 SNIPPETS = [
     (f"bash -c 'API_KEY_FOR_LOG={SECRET}; exec vllm serve m' _", "API_KEY_FOR_LOG"),
@@ -212,7 +219,10 @@ def test_a_key_shaped_word_is_refused_and_redacted_everywhere(key: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["hf_transfer", "--hf-token-path /dev/stdin", "ghp_short", "AKIA", "xoxb", "sk-learn",
-     "openai:gpt-4o@https://api.example.com/v1", "hf:Qwen/Qwen2-VL-2B-Instruct", "--pin-memory"],
+     "openai:gpt-4o@https://api.example.com/v1", "hf:Qwen/Qwen2-VL-2B-Instruct", "--pin-memory",
+     # re-test 4 of issue 34 (item 9): names holding a key's prefix, keys too short to be real
+     "hf:org/task-sk-12345678", "hf:ghp_Studio/LLaVA-ghp_1234567890abcdefgh",
+     "hf:m,revision=sk-abc12345678", "fw_version", "gsk_models", "hf:m,revision=" + "0f" * 20],
 )  # fmt: skip
 def test_names_that_only_resemble_keys_are_kept(text: str) -> None:
     assert redact_text(text) == text and redact_spec(text) == text
@@ -396,6 +406,11 @@ TEMPLATES = [
     "vllm serve --header=Authorization:Bearer {}", "vllm serve -H 'x-api-key: {}'",
     "vllm serve --passphrase {}", "vllm serve --jwt={}", "vllm serve hf_{}xxxxxxxxxxxxxxxx",
     "vllm serve --x ghp_{}xxxxxxxxxxxxxxxx",
+    # re-test 4 of issue 34: a token as a URL's user, parameter names encoded or as lists
+    "vllm serve --x http://{}@h/v1", "vllm serve --u 'http://h/v1?key[]={}'",
+    "vllm serve --u http://h/v1?ke%79={}", "vllm serve --u http://h/v1?%6Bey={}",
+    "vllm serve --u http://h/v1?sas={}", "vllm serve --u http://h/v1?pw={}",
+    "vllm serve --x gsk_{}xxxxxxxxxxxxxxxxxxxx", "vllm serve --x glpat-{}xxxxxxxxxxxxxxxx",
 ]  # fmt: skip
 
 
@@ -416,7 +431,11 @@ def test_no_generated_secret_is_ever_shown_or_written(template: str, value: str)
 
 @pytest.mark.parametrize(
     "value", ["hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7", "AIza" + "SyAb3dE5gH7jK9mN1pQ3sT5vW7xY9z0",
-              "aB3dE5gH7jK9mN1pQ3sT5vW7", "sk-x y", "1ABC"],
+              "aB3dE5gH7jK9mN1pQ3sT5vW7", "sk-x y", "1ABC",
+              # re-test 4 of issue 34 (item 3): keys with "_", keys of hexadecimal digits
+              "gsk_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z", "r8_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z",
+              "fw_" + "3ZaB3dE5gH7jK9mN1pQ3sT", "a3f9c2e1b4d5678901234567890abcde",
+              "e5f3a1c9d7b2468013579bdf2468ace0a1b2c3d4e5f60718293a4b5c6d7e8f90"],
 )  # fmt: skip
 def test_a_key_pasted_into_key_env_is_refused_unshown(tmp_path: Path, value: str) -> None:
     # Re-test 3 (item 4): key_env= names a variable; a key pasted there was recorded 52 times.
@@ -442,3 +461,34 @@ def test_key_env_naming_a_variable_is_accepted() -> None:
     with pytest.raises(ValueError, match="key_env must name") as refused:
         parse_spec("gpt-4o,key_env=hf_aB3dE5gH7jK9mN1pQ3sT5vW7")
     assert "aB3dE5" not in str(refused.value)
+
+
+# Re-test 4 of issue 34 (item 4): each URL was recorded as typed, its secret with it.
+URL_SECRETS = [
+    f"http://{SECRET}@h/v1",  # a bearer token given as the URL's user
+    f"http://h/v1?pw={SECRET}",
+    f"http://h/v1?pwd={SECRET}",
+    f"http://h/v1?sas={SECRET}",
+    f"http://h/v1?%6Bey={SECRET}",  # "key", percent-encoded
+    f"http://h/v1?ke%79={SECRET}",
+    f"http://h/v1?key[]={SECRET}",
+    f"http://h/v1?x=1&api%5Fkey[]={SECRET}#f",
+]
+
+
+@pytest.mark.parametrize("url", URL_SECRETS)
+def test_every_secret_of_a_url_is_redacted(url: str) -> None:
+    from lmmprobe._secrets import redact_urls
+
+    spec = f"openai:m@{url}"
+    for shown in (redact_spec(spec), redact_text(spec), redact_urls(spec), scrub_secrets(spec)):
+        assert SECRET not in shown and REDACTED in shown
+    assert secret_argument(url) is not None
+
+
+def test_ordinary_url_parameters_and_users_are_kept() -> None:
+    from lmmprobe._secrets import redact_urls
+
+    for url in ("http://h/v1?api-version=2024-02-01", "http://h/v1?%70age=2&sort[]=a",
+                "openai:m@user@h:8000/v1", "http://127.0.0.1:9/v1"):  # fmt: skip
+        assert redact_spec(url) == url and redact_urls(url) == url
