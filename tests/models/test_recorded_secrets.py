@@ -197,3 +197,18 @@ def test_messages_naming_a_spec_hide_its_secret(tmp_path: Path) -> None:
         out = done.stdout + done.stderr
         assert shows in out, out
         assert PASSWORD not in out, out
+
+
+def test_a_token_as_a_server_urls_user_is_never_recorded(tmp_path: Path) -> None:
+    # Re-test 4 of issue 34 (item 4): ``http://TOKEN@host/v1`` (a bearer token given as the
+    # URL's user, no password) was recorded as typed.
+    with FakeOpenAIServer() as server:
+        url = server.base_url.replace("://", f"://{PASSWORD}@", 1)
+        model = f"openai:fake-vlm@{url}"
+        ran = lmmprobe("run", "-m", model, "--limit", "2", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert PASSWORD not in ran.stdout + ran.stderr
+    _nothing_recorded(tmp_path)
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
