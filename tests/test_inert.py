@@ -50,6 +50,8 @@ def test_json_escapes_mean_the_same_document() -> None:
 @pytest.mark.parametrize(
     "text",
     ["=1+1", "+1+1", "-1+1", "@SUM(A1)", "\t=1", "\r=1", "\n=1", "\uff1d1", "\uff0b1", "\uff0d1",
+     # Before: the small forms, which NFKC makes = + - @, were left as they were.
+     "\ufe661", "\ufe62 1", "\ufe631", "\ufe6bx", "\u00a0\ufe66SUM(A1)", "\u207a1",
      "\uff201", "-", "+", "-x", "-1.32 points", "-1,5",
      # After what an import trims or a spreadsheet does not show (issue 34 re-test, finding 9).
      "\x00=1+1", " =1+1", "\xa0=1+1", "\u3000=1+1", "\u200b=1+1", "\ufeff=1+1", "\u00ad=1",
@@ -77,7 +79,7 @@ def test_a_negative_number_lmmprobe_writes_stays_a_number_in_the_file() -> None:
     assert buf.getvalue() == "-1.32,-1.32,'=1+1\r\n"
 
 
-TRIGGERS = "=+-@\uff1d\uff0b\uff0d\uff20"
+TRIGGERS = "=+-@\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b"
 INVISIBLE = " \t\r\n\x00\x1f\x85\xa0\u2028\u3000\u200b\u200d\u2060\u00ad\ufeff\u202e\u3164\u115f\u1160\uffa0\u2800\u034f\ufe0f"
 
 

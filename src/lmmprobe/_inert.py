@@ -108,11 +108,21 @@ def _first_visible(text: str) -> int:
     return len(text)
 
 
+def _starts_formula(char: str) -> bool:
+    """Whether `char` is a formula's first sign, as such or after NFKC normalisation.
+
+    NFKC is what an import that normalises width and compatibility forms applies: it makes the
+    small forms U+FE66, U+FE62, U+FE63 and U+FE6B (and superscript or subscript signs) the
+    ASCII ``= + - @``, as it makes the fullwidth forms.
+    """
+    return char in _FORMULA_START or unicodedata.normalize("NFKC", char)[:1] in _FORMULA_START
+
+
 def inert_csv(value: object) -> object:
     r"""`value` as a CSV cell a spreadsheet cannot run as a formula.
 
-    Text whose first visible character is ``=``, ``+``, ``-`` or ``@`` (or the fullwidth ``＝ ＋
-    － ＠``), after any spaces, controls, invisible format characters and other code points drawn
+    Text whose first visible character is ``=``, ``+``, ``-`` or ``@`` (or one NFKC makes one
+    of them: the fullwidth ``＝ ＋ － ＠``, the small forms ``﹦ ﹢ ﹣ ﹫``), after any spaces, controls, invisible format characters and other code points drawn
     blank (Unicode categories Zs, Zl, Zp, Cc, Cf, Mn, Me, Cn, Co and Cs, the Hangul fillers and
     the blank Braille pattern: a no-break space, U+3000, a zero-width space, a BOM, NUL, U+034F,
     U+3164, U+2800), and text that
@@ -141,7 +151,7 @@ def inert_csv(value: object) -> object:
     if value[0] in _CONTROL_START:
         return "'" + value
     first = _first_visible(value)
-    if first == len(value) or value[first] not in _FORMULA_START:
+    if first == len(value) or not _starts_formula(value[first]):
         return value
     # A number is left alone only after spaces (Zs) at most: behind a BOM, a tab or a filler
     # (``\ufeff\t+1``) it is what an import that trims them would read as the cell's start.

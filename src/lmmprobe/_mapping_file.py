@@ -90,9 +90,10 @@ def read_mapping(
     Args:
         path: The file.
         what: What the entries are, for the message when the top level is not a mapping.
-        exponents: Read a plain YAML value such as ``1e3`` as the number YAML 1.2 makes it
-            (pyyaml follows YAML 1.1, which makes it text; quoted, it stays text). Off by
-            default: a file pyyaml wrote holds the text ``1e3`` unquoted.
+        exponents: Read plain YAML numbers as YAML 1.2 does: ``1e3`` is a number (pyyaml
+            follows YAML 1.1, which makes it text; quoted, it stays text), and YAML 1.1's other
+            forms (``1:30`` base 60, ``0x10``, ``0b11``, ``017`` octal, ``1_000``) stay text.
+            Off by default: a file pyyaml wrote holds the text ``1e3`` unquoted.
 
     Returns:
         ``(data, lines)``: the mapping (names as text), and the 1-based line of each name
@@ -280,9 +281,13 @@ _SCALAR_TAGS = frozenset(
 )
 """Tags of the scalars the event pass reads (each by pyyaml's safe constructor for it)."""
 
+_DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+"""An integer as YAML 1.2's core schema reads it in base 10 (no leading 0: 1.1 makes it octal)."""
 
-_EXPONENT_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
-"""A number in exponent form as YAML 1.2's core schema reads it (YAML 1.1 needs a dot)."""
+_DECIMAL_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+"""A float as YAML 1.2's core schema reads it (no ``_``, no base-60 ``1:30.5``)."""
 
 
 def _yaml(path: Path, text: str, exponents: bool = False) -> tuple[Any, KeyLines]:
@@ -386,6 +391,22 @@ def _yaml_events(
         helper.dispose()
 
 
+def _yaml12_number_tag(tag: str, value: str) -> str:
+    """The tag of a plain scalar resolved by YAML 1.1, corrected to YAML 1.2's decimal numbers.
+
+    ``1e3`` and ``+.5`` become floats, as YAML 1.2 reads them. YAML 1.1's other number forms become text,
+    which a strict reader then refuses by name: ``1:30`` (base 60: 90), ``0x10``, ``0b11``,
+    ``0o7``, ``017`` (octal: 15) and ``1_000`` would otherwise be numbers no one meant.
+    """
+    if tag == "tag:yaml.org,2002:str" and _DECIMAL_FLOAT.fullmatch(value):  # 1e3, +.5
+        return "tag:yaml.org,2002:float"
+    if tag == "tag:yaml.org,2002:int" and not _DECIMAL_INT.fullmatch(value):
+        return "tag:yaml.org,2002:str"
+    if tag == "tag:yaml.org,2002:float" and not _DECIMAL_FLOAT.fullmatch(value):
+        return "tag:yaml.org,2002:str"
+    return tag
+
+
 def _scalar(
     path: Path,
     helper: Any,
@@ -408,13 +429,8 @@ def _scalar(
     tag = event.tag
     if tag is None or tag == "!":  # what pyyaml's composer does
         tag = helper.resolve(yaml.ScalarNode, event.value, event.implicit)
-        if (
-            tag == "tag:yaml.org,2002:str"
-            and exponent
-            and event.implicit[0]
-            and _EXPONENT_FLOAT.fullmatch(event.value)
-        ):
-            tag = "tag:yaml.org,2002:float"
+        if exponent and event.implicit[0]:
+            tag = _yaml12_number_tag(tag, event.value)
     if tag not in _SCALAR_TAGS:  # a merge key, "=", a collection tag on a scalar, `!custom`
         raise _ForTheTree(f"the YAML tag {str(tag)[:40]}", _line(event))
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)

@@ -107,6 +107,9 @@ def test_price_table_prices_models_by_name(tmp_path: Path) -> None:
         ("1:inf", "1:inf"),
         # Before: taken, and the cost printed as a dollar amount 300 digits long.
         ("1e300:1e300", "from 0 to 1,000,000"),
+        # Before: float() read Arabic-Indic digits, and the run was priced at $1 and $1.
+        ("\u0661:\u0661", "price='\u0661:\u0661'"),
+        ("1:\u0665", "price='1:\u0665'"),
     ],
 )
 def test_bad_price_option_is_one_line(tmp_path: Path, price: str, needle: str) -> None:
@@ -120,7 +123,7 @@ def test_bad_price_option_is_one_line(tmp_path: Path, price: str, needle: str) -
 def test_a_yaml_price_in_exponent_form_is_a_number(tmp_path: Path) -> None:
     # Before: pyyaml (YAML 1.1) read 1e6 as the text '1e6', and the table was refused.
     table = tmp_path / "prices.yaml"
-    table.write_text("fake-vlm: {input: 0e0, output: 1e6}\n")
+    table.write_text("fake-vlm: {input: 0e0, output: 1e6}\nother: {input: +.5, output: 0}\n")
     with FakeOpenAIServer() as server:
         proc = _lmmprobe(
             "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=4", "-q",
@@ -137,6 +140,14 @@ def test_a_yaml_price_in_exponent_form_is_a_number(tmp_path: Path) -> None:
         ('{input: "1e3", output: 1}', "input: Input should be a valid number (got '1e3')"),
         ("{input: $5, output: 1}", "input: Input should be a valid number (got '$5')"),
         ("{input: 1, output: 1e300}", "output: Input should be less than or equal to 1000000"),
+        # Before: YAML 1.1 read these as numbers: 1:30 is 90 (base 60), 0x10 is 16, 017 is 15.
+        ("{input: 1:30, output: 1}", "input: Input should be a valid number (got '1:30')"),
+        ("{input: 1, output: 0x10}", "output: Input should be a valid number (got '0x10')"),
+        ("{input: 0b11, output: 1}", "input: Input should be a valid number (got '0b11')"),
+        ("{input: 0o7, output: 1}", "input: Input should be a valid number (got '0o7')"),
+        ("{input: 017, output: 1}", "input: Input should be a valid number (got '017')"),
+        ("{input: 1_000, output: 1}", "input: Input should be a valid number (got '1_000')"),
+        ("{input: 1:30.5, output: 1}", "input: Input should be a valid number (got '1:30.5')"),
     ],
 )
 def test_a_quoted_or_absurd_table_price_is_still_refused(

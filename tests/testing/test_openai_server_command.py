@@ -137,6 +137,29 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
         ("--replies", "[]", "{f}: no replies"),
         ("--replies", "", "{f}: the file is empty"),
         ("--replies", '"a"\n\xff\n', "{f}:2: not UTF-8 text"),
+        # Before: these loaded, and a matching request was dropped unanswered, or served as a
+        # 200 no client can read.
+        ("--reply-table", '{"x": "!slow=abc:hi"}', "{f}:1: the reply '!slow=abc:hi': write"),
+        ("--reply-table", '{"x": "!slow=1e308:hi"}', "seconds from 0 to 3,600"),
+        ("--reply-table", '["a", "b"]\n["x", "!slow=-5:hi"]\n', "{f}:2: the reply '!slow=-5"),
+        ("--reply-table", '{"x": "!slow=nan:hi"}', "seconds from 0 to 3,600"),
+        ("--reply-table", '{"x": "!slow=5"}', "write !slow=S:TEXT"),
+        (
+            "--replies",
+            '[{"content": {"a": 1}}]',
+            '{f}:1: reply 1: content must be text or null, got {{"a": 1}}',
+        ),
+        (
+            "--replies",
+            '"ok"\n{"content": NaN}\n',
+            "{f}:2: reply 2: content must be text or null, got NaN",
+        ),
+        (
+            "--replies",
+            '[{"tool_calls": "x"}]',
+            "{f}:1: reply 1: tool_calls must be a list of objects",
+        ),
+        ("--replies", '[{"tool_calls": [1]}]', "reply 1: tool_calls must be a list of objects"),
     ],
 )
 def test_a_bad_script_file_is_one_line_and_exit_2(

@@ -33,11 +33,12 @@ import binascii
 import hashlib
 import importlib
 import io
+import posixpath
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PureWindowsPath
 from types import ModuleType
 from typing import Any
 
@@ -227,12 +228,18 @@ def card_configs(folder: Path) -> list[dict[str, Any]]:
 
 def _data_files_problem(value: Any) -> str | None:
     """What is wrong with a config's ``data_files`` (a field path and reason), or None."""
-    if value is None or isinstance(value, str):
+    if value is None:
         return None
+    if isinstance(value, str):
+        problem = _pattern_problem(value)
+        return None if problem is None else f" {problem}"
     if not isinstance(value, list):
         return f" must be a file pattern or a list, not {type(value).__name__}"
     for i, item in enumerate(value):
         if isinstance(item, str):
+            problem = _pattern_problem(item)
+            if problem is not None:
+                return f"[{i}] {problem}"
             continue
         if not isinstance(item, dict):
             return f"[{i}] must be a file pattern or {{split, path}}, not {type(item).__name__}"
@@ -244,6 +251,27 @@ def _data_files_problem(value: Any) -> str | None:
             or (isinstance(path, list) and path and all(isinstance(p, str) for p in path))
         ):
             return f"[{i}].path must be a file pattern or a list of file patterns"
+        for j, pattern in enumerate([path] if isinstance(path, str) else path):
+            problem = _pattern_problem(pattern)
+            if problem is not None:
+                return f"[{i}].path{'' if isinstance(path, str) else f'[{j}]'} {problem}"
+    return None
+
+
+def _pattern_problem(pattern: str) -> str | None:
+    """What is wrong with one ``data_files`` pattern of a local folder's card, or None.
+
+    `datasets` fails on an absolute pattern with a NotImplementedError traceback and on an
+    empty one with a message that names no file; a pattern climbing out of the folder would
+    read files that are not the benchmark's. Each is refused here, in the card's words.
+    """
+    if not pattern.strip():
+        return "is an empty file pattern"
+    posix = pattern.replace("\\", "/")
+    if posixpath.isabs(posix) or PureWindowsPath(pattern).is_absolute() or posix.startswith("~"):
+        return f"is an absolute file pattern ({pattern[:80]!r}); it must be relative to the folder"
+    if posixpath.normpath(posix).split("/")[0] == "..":
+        return f"climbs out of the folder ({pattern[:80]!r}); it must stay inside it"
     return None
 
 

@@ -51,6 +51,8 @@ def parse_price(text: str, model: str) -> Price:
     try:
         if not colon:
             raise ValueError("no ':'")
+        if not text.isascii():  # float() reads other scripts' digits too ("١" is 1)
+            raise ValueError("not ASCII")
         return Price(input=float(head), output=float(tail))
     except ValueError:  # a ValidationError among them: negative, inf, nan
         raise ValueError(

@@ -56,6 +56,20 @@ def test_a_path_that_is_not_a_pattern_is_named_with_its_file_and_field(tmp_path:
     assert "configs[0] (config_name 'en'): data_files[0].path must be a file pattern" in line
 
 
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [('"/etc/*"', "is an absolute file pattern ('/etc/*')"), ('""', "is an empty file pattern")],
+)
+def test_an_absolute_or_empty_pattern_is_one_line_naming_the_card(
+    tmp_path: Path, path: str, says: str
+) -> None:
+    card = f"---\nconfigs:\n- config_name: en\n  data_files: [{{split: dev, path: {path}}}]\n---\n"
+    folder = _copy(tmp_path, card)
+    line = _one_line_error(tmp_path, folder, f"mmbench,path={folder}")
+    assert f"{folder / 'README.md'}:2: configs[0] (config_name 'en'): data_files[0].path " in line
+    assert says in line
+
+
 def test_an_alias_bomb_card_is_refused_before_anything_expands(tmp_path: Path) -> None:
     folder = _copy(tmp_path, _BOMB)
     line = _one_line_error(tmp_path, folder, f"mmbench,path={folder}")
@@ -75,6 +89,12 @@ def test_the_hf_source_checks_the_card_too(tmp_path: Path) -> None:
         ("[{split: dev}]", "data_files[0] must have exactly the keys split"),
         ("[{split: dev, path: []}]", "data_files[0].path must be a file pattern"),
         ("[3]", "data_files[0] must be a file pattern or {split, path}, not int"),
+        ('""', "data_files is an empty file pattern"),
+        ("[' ']", "data_files[0] is an empty file pattern"),
+        ("/etc/*", "data_files is an absolute file pattern ('/etc/*')"),
+        ("['C:\\x\\*']", "data_files[0] is an absolute file pattern"),
+        ("[{split: dev, path: [a/*, ../x/*]}]", "data_files[0].path[1] climbs out of the folder"),
+        ("[{split: dev, path: a/../../x}]", "data_files[0].path climbs out of the folder"),
     ],
 )
 def test_each_shape_datasets_refuses_is_named(tmp_path: Path, data_files: str, says: str) -> None:
@@ -89,7 +109,7 @@ def test_the_shapes_datasets_reads_pass(tmp_path: Path) -> None:
         "---\nlicense: mit\nconfigs:\n- config_name: a\n  data_files: d/*.csv\n"
         "- config_name: b\n  data_files: [p0/*, p1/*]\n"
         "- config_name: c\n  data_files:\n  - split: test\n    path: [t/1/*, t/2/*]\n"
-        "  - split: dev\n    path: dev/*\n---\n# prose \xff below\n"
+        "  - split: dev\n    path: ./dev/../dev/*\n---\n# prose \xff below\n"
     )
     assert [c["config_name"] for c in card_configs(_copy(tmp_path, card))] == ["a", "b", "c"]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import signal
 import sys
 import threading
@@ -142,10 +143,52 @@ def load_reply_table(path: Path) -> list[tuple[str, str]]:
                 f'{path}:{number}: an entry must be {{"contains": TEXT, "reply": REPLY}} '
                 f"or [TEXT, REPLY] with text values, got {_shown(entry)}"
             )
+        problem = _slow_problem(pair[1])
+        if problem is not None:
+            raise ScriptError(f"{path}:{number}: the reply {pair[1][:60]!r}: {problem}")
         table.append((pair[0], pair[1]))
     if not table:
         raise ScriptError(f"{path}: no entries; give {{TEXT: REPLY, ...}} or a list of entries")
     return table
+
+
+MAX_SLOW_SECONDS = 3600.0
+"""The longest delay a ``!slow=S:TEXT`` reply may ask for."""
+
+
+def _slow_problem(reply: str) -> str | None:
+    """What is wrong with a ``!slow=S:TEXT`` reply's S (a number of seconds), or None.
+
+    Checked at load: a bad S would otherwise fail only when a request matches, and the server
+    would then drop that connection without a word.
+    """
+    if not reply.startswith("!slow="):
+        return None
+    seconds, colon, _ = reply.removeprefix("!slow=").partition(":")
+    try:
+        # ASCII only: float() also reads other scripts' digits.
+        value = float(seconds) if seconds.isascii() and colon else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= MAX_SLOW_SECONDS:  # NaN fails too
+        return f"write !slow=S:TEXT with S seconds from 0 to {MAX_SLOW_SECONDS:,.0f}"
+    return None
+
+
+def _reply_problem(reply: dict[str, Any]) -> str | None:
+    """What is wrong with a ``--replies`` message object, or None.
+
+    Its ``content`` must be text (or null) and its ``tool_calls`` a list of objects, as in an
+    OpenAI assistant message; anything else would be served as a 200 no client can read.
+    """
+    if reply.get("content") is not None and not isinstance(reply["content"], str):
+        return f"content must be text or null, got {_shown(reply['content'])}"
+    calls = reply.get("tool_calls")
+    if calls is not None and not (
+        isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
+    ):
+        return f"tool_calls must be a list of objects, got {_shown(calls)}"
+    return None
 
 
 def load_replies(path: Path) -> list[str | dict[str, Any]]:
@@ -169,6 +212,9 @@ def load_replies(path: Path) -> list[str | dict[str, Any]]:
             raise ScriptError(
                 f"{path}:{number}: a reply must be a string or an object, got {_shown(reply)}"
             )
+        problem = None if isinstance(reply, str) else _reply_problem(reply)
+        if problem is not None:
+            raise ScriptError(f"{path}:{number}: reply {len(replies) + 1}: {problem}")
         replies.append(reply)
     if not replies:
         raise ScriptError(f"{path}: no replies; give a JSON array or JSON Lines of replies")
