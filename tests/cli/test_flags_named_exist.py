@@ -39,7 +39,8 @@ OTHER_TOOLS = frozenset(
         # `hf download`, `pip install`, `ray start`.
         *("--repo-type", "--include", "--local-dir", "--index-url", "--head", "--address"),
         # Benchmark scripts under benchmarks/ (README's table of measurements).
-        *("--setup", "--shape", "--device", "--store"),
+        *("--setup", "--shape", "--device", "--store", "--old-src", "--extra", "--sizes"),
+        *("--old-sizes", "--fake-api"),
         "--subject",  # MMMU's main_parse_and_eval.py (docs/audit.md)
     }
 )

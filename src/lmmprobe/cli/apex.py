@@ -178,7 +178,10 @@ def apex(
     console.print(table)
     for line in report.conclusions:
         console.print(f"- {escape(line)}", highlight=False, soft_wrap=True)
-    console.print(f"report: {escape(str(campaign.report_md))}", highlight=False, soft_wrap=True)
+    # Whole on its line, as `run`'s results line: a script or a person copies the path.
+    console.print(
+        f"report: {escape(str(campaign.report_md))}", highlight=False, soft_wrap=True, no_wrap=True
+    )
     if not report.experiments:
         # The report is written all the same (it says why); the exit status says nothing ran.
         fail(f"no experiment ran: {_why_none(report)}; see {campaign.report_md}", code=1)

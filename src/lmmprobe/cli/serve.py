@@ -85,7 +85,8 @@ def serve(
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     say = partial(console.print, markup=False, highlight=False, soft_wrap=True)
-    say(f"lmmprobe serve: {path} at {access_url(host, bound, token)}")
+    # Never wrapped, whatever the width: scripts (and the tests) read the URL off this line.
+    say(f"lmmprobe serve: {path} at {access_url(host, bound, token)}", no_wrap=True)
     if public:
         say(
             "listening beyond this machine: anyone with the URL above (its token) can read the store"

@@ -9,10 +9,11 @@ from pydantic import BaseModel, Field, field_validator
 PER_TOKENS = 1_000_000
 """Prices are quoted per this many tokens, as API price lists quote them."""
 
-MAX_PRICE = 1_000_000.0
-"""The highest price taken, in dollars per million tokens (a dollar a token): the dearest API
-asks hundreds; a price above this is a typo, and would print dollar amounts hundreds of digits
-long (``price=1e300:1e300``)."""
+MAX_PRICE = 1_000_000_000.0
+"""The highest price taken, in dollars per million tokens (a thousand dollars a token): the
+dearest API asks hundreds; tests and budget drills price far above any API to make a budget
+run out at once, but a price above this is a typo, and would print dollar amounts hundreds of
+digits long (``price=1e300:1e300``)."""
 
 
 class Price(BaseModel):
