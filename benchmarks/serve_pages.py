@@ -16,7 +16,7 @@ is reused with the store) before it measures, and also times a search the index 
 
 Also times ``lmmprobe serve`` from start until its URL answers (5 starts).
 
-Usage: .venv/bin/python benchmarks/serve_pages.py [--reps 40] [--db /tmp/lmmprobe-bench-serve-1M-v2.db] [--rebuild]
+Usage: .venv/bin/python benchmarks/serve_pages.py [--reps 40] [--db /tmp/lmmprobe-bench-serve-1M-v3.db] [--rebuild]
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 from lmmprobe.store.search import sidecar_path, wait_ready
 
-LAYOUT = "serve-pages-v2"  # bump when the filled content changes
+LAYOUT = "serve-pages-v3"  # bump when the filled content changes
 MODELS = [f"openai:model-{i}@http://127.0.0.1:9/v1" for i in range(10)]
 N_SAMPLES = 100_000
 SMALL_RUNS = 30
@@ -152,7 +152,9 @@ def fill(path: Path) -> None:
             "images": [{"renderer": "demo-shapes", "recipe": {"bg": 120, "color": "red", "shape": "circle", "size": 128, "spots": [[0.5, 0.5, 0.2]]}}],
         }  # fmt: skip
         samples.append((BIG, sid, doc["question"], json.dumps(doc)))
-    conn.executemany("INSERT INTO samples VALUES (?,?,?,?)", samples)
+    conn.executemany(
+        "INSERT INTO samples (run_id, sample_id, question, sample) VALUES (?,?,?,?)", samples
+    )
     conn.execute("COMMIT")
     rng = random.Random(0)
     for mi, model in enumerate(MODELS):
@@ -185,7 +187,12 @@ def fill(path: Path) -> None:
                            json.dumps({"subtask": SUBTASKS[i % 8], "difficulty": i % 3}),
                            "single_choice", None, None, None))  # fmt: skip
         conn.execute("BEGIN")
-        conn.executemany("INSERT INTO responses VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", responses)
+        conn.executemany(
+            "INSERT INTO responses (key, model, method, prompt, text, loglikelihoods, "
+            "token_counts, latency_s, prompt_tokens, completion_tokens, error_type, "
+            "error_message, error_retryable, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            responses,
+        )
         conn.executemany(
             "INSERT INTO scores (run_id, model, sample_id, repeat, key, stage, prediction, "
             "prediction_text, correct, format_hit, gold, gold_text, abstain_offered, abstained, "
@@ -273,7 +280,7 @@ def startup_seconds(db: Path, times: int = 5) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--db", type=Path, default=Path("/tmp/lmmprobe-bench-serve-1M-v2.db"))
+    ap.add_argument("--db", type=Path, default=Path("/tmp/lmmprobe-bench-serve-1M-v3.db"))
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()

@@ -252,3 +252,29 @@ def test_refused_key_through_the_cli_exits_non_zero(tmp_path):
     assert run.returncode != 0
     assert "Traceback" not in run.stderr
     assert "OPENAI_API_KEY" in run.stderr and "authentication" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("used", "advice"),
+    [
+        (32, "raise --max-new-tokens (this request: 32)"),
+        (10, "after 10 of the 32 tokens asked for: the server's own limit (its context length) "
+             "stopped it, not --max-new-tokens"),
+    ],
+)  # fmt: skip
+def test_an_empty_reply_cut_off_by_a_token_limit_names_the_limit_that_stopped_it(
+    tmp_path, used, advice
+):
+    # It always said "raise --max-new-tokens", even where the server stopped the reply after
+    # 10 of the 32 tokens the run allowed, so raising it would change nothing.
+    usage = {"prompt_tokens": 5, "completion_tokens": used, "total_tokens": 5 + used}
+    reply = {"content": "", "finish_reason": "length"}
+    with FakeOpenAIServer(replies=[reply] * 4, usage=usage) as server:
+        model = spec_for(server.base_url, "max_attempts=1")
+        # The run asks for at most 32 new tokens (the default).
+        evaluate(models=[model], data="demo,n=2", db=str(tmp_path / "db"), out=str(tmp_path))
+    messages = {msg for _, etype, msg in _stored(tmp_path / "db") if etype == "empty_response"}
+    assert messages, messages
+    assert all(advice in (msg or "") for msg in messages), messages
+    if used < 32:
+        assert not any("raise --max-new-tokens" in (msg or "") for msg in messages)

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from PIL import Image
 
 import lmmprobe
-from lmmprobe.schema import ImageRef, Request, Response, Sample, Score
+from lmmprobe.schema import ImageRef, Request, Response, Sample, Score, Usage
 from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 
@@ -64,6 +64,8 @@ class Row:
     correct: bool | None
     stage: str = "mark"
     error: str | None = None
+    finish_reason: str | None = None
+    completion_tokens: int | None = None
 
 
 def write_run(
@@ -75,11 +77,16 @@ def write_run(
     *,
     fingerprint: str = "fp",
     finish: bool = True,
+    max_new_tokens: int | None = None,
 ) -> None:
-    """Record a run through the store's own API, as the runner does: run, samples, answers, scores."""
-    store.create_run(
-        run_id, {"data": "hand", "models": list(models)}, str(store.path.parent / run_id)
-    )
+    """Record a run through the store's own API, as the runner does: run, samples, answers, scores.
+
+    `max_new_tokens` is recorded in the run's spec (``gen``) when given.
+    """
+    spec: dict[str, object] = {"data": "hand", "models": list(models)}
+    if max_new_tokens is not None:
+        spec["gen"] = {"max_new_tokens": max_new_tokens}
+    store.create_run(run_id, spec, str(store.path.parent / run_id))
     store.update_run(
         run_id, manifest={"data": {"fingerprint": fingerprint, "samples": len(samples)}}
     )
@@ -103,6 +110,8 @@ def write_run(
                 error=None
                 if r.error is None
                 else {"type": r.error, "message": "it failed", "retryable": True},
+                finish_reason=r.finish_reason,
+                usage=Usage(completion_tokens=r.completion_tokens),
             )
             for req, r in zip(requests, mine, strict=True)
         ]

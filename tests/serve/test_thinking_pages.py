@@ -57,3 +57,25 @@ def test_the_thinking_is_collapsed_apart_from_the_answer(tmp_path: Path) -> None
     assert "answer-read" not in cut
     assert '<details class="thinking">' not in plain and "<h4>Raw output</h4>" in plain
     assert "s1" in truncated_rows and "/samples/s0" not in truncated_rows
+
+
+def test_a_cut_off_answer_names_the_limit_that_stopped_it(tmp_path: Path) -> None:
+    # The page said "at the token limit (raise --max-new-tokens)" for every length stop, also
+    # where the server stopped the output after 10 of the 32 tokens the run allowed.
+    db = tmp_path / "s.db"
+    cut = f"<think>{THINKING} Let me count again"
+    rows = [
+        Row("thinker", SAMPLES[0], cut, None, False, "truncated", None, "length", 10),
+        Row("thinker", SAMPLES[1], cut, None, False, "truncated", None, "length", 32),
+    ]  # fmt: skip
+    with Store(db) as store:
+        write_run(store, "r1", ["thinker"], SAMPLES[:2], rows, max_new_tokens=32)
+    with client(db) as c:
+        short = " ".join(_answer_card(c.get("/runs/r1/samples/s0").text).split())
+        full = " ".join(_answer_card(c.get("/runs/r1/samples/s1").text).split())
+    assert (
+        "at a token limit after 10 of the 32 tokens the run allowed: the server's own limit "
+        "stopped it, not --max-new-tokens"
+    ) in short, short
+    assert "raise --max-new-tokens" not in short
+    assert "at the token limit (raise --max-new-tokens; this run: 32)" in full, full

@@ -160,6 +160,7 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
             "{f}:1: reply 1: tool_calls must be a list of objects",
         ),
         ("--replies", '[{"tool_calls": [1]}]', "reply 1: tool_calls must be a list of objects"),
+        ("--replies", '[{"finish_reason": 3}]', "reply 1: finish_reason must be text, got 3"),
     ],
 )
 def test_a_bad_script_file_is_one_line_and_exit_2(

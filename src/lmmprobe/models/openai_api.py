@@ -659,7 +659,8 @@ class OpenAIChatModel:
                     latency_s=latency,
                     usage=usage,
                 )
-            raise _empty(content, finish)
+            used = usage.completion_tokens if usage is not None else None
+            raise _empty(content, finish, used=used, limit=request.gen.max_new_tokens)
         if not logprobs:
             return Response(
                 key=request.key,
@@ -760,14 +761,28 @@ def _reasoning(message: dict[str, Any]) -> str | None:
     return None
 
 
-def _empty(content: str | None, finish_reason: object) -> EmptyResponseError:
-    """The error for a completion with no text (null, empty or only whitespace)."""
+def _empty(
+    content: str | None, finish_reason: object, *, used: int | None = None, limit: int
+) -> EmptyResponseError:
+    """The error for a completion with no text (null, empty or only whitespace).
+
+    `used` is the completion tokens the server reported and `limit` the ``max_tokens`` sent:
+    a length stop below the limit was the server's own (its context length), so raising
+    ``--max-new-tokens`` is not advised there.
+    """
     what = "null" if content is None else "empty"
     if finish_reason == "length":
+        if used is not None and used < limit:
+            return EmptyResponseError(
+                f"the API returned {what} content: a token limit ran out before any answer "
+                f"(finish_reason=length) after {used} of the {limit} tokens asked for: the "
+                "server's own limit (its context length) stopped it, not --max-new-tokens",
+                repeatable=True,
+            )
         # Reasoning models can spend the whole token limit before writing an answer.
         return EmptyResponseError(
             f"the API returned {what} content: the token limit ran out before any answer "
-            "(finish_reason=length); raise --max-new-tokens",
+            f"(finish_reason=length); raise --max-new-tokens (this request: {limit})",
             repeatable=True,
         )
     return EmptyResponseError(f"the API returned {what} content (finish_reason={finish_reason})")

@@ -232,6 +232,13 @@ def _recorded_images(refs: Sequence[Any]) -> list[Any]:
     return out
 
 
+def _token_limit(spec: dict[str, Any] | None) -> int | None:
+    """The run's ``--max-new-tokens`` as its spec recorded it (None: not recorded)."""
+    gen = (spec or {}).get("gen")
+    limit = gen.get("max_new_tokens") if isinstance(gen, dict) else None
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
 def _sent_turns(
     spec: dict[str, Any] | None,
     manifest: dict[str, Any] | None,
@@ -391,6 +398,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "answers": answers,
         "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
         "thoughts": [_thought(a) for a in answers],
+        "token_limit": _token_limit(docs["spec"]),
         "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],
         "judged": [judged_summary(verdicts.get((a.model, a.repeat), [])) for a in answers],
         "prev_id": prev_id,

@@ -694,6 +694,8 @@ class Answer:
     """Thinking the server sent apart from the text (None: none sent, or stored before 8)."""
     finish_reason: str | None = None
     """Why generation stopped (``length``: the token limit), when the backend said."""
+    completion_tokens: int | None = None
+    """The tokens the model wrote, as its server counted them (None: not reported)."""
 
 
 def _json_or_none(text: str | None) -> Any:
@@ -711,7 +713,7 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
         f"""SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
                   s.format_hit, s.gold, s.gold_text, s.error_type, {WHOLE_METADATA}, s.options,
                   s.marks, s.option_order, r.prompt, r.text, r.error_message, r.latency_s,
-                  r.method, r.loglikelihoods, r.reasoning, r.finish_reason
+                  r.method, r.loglikelihoods, r.reasoning, r.finish_reason, r.completion_tokens
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.sample_id = ? ORDER BY s.model, s.repeat""",
         (run_id, sample_id),
@@ -741,6 +743,7 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
             loglikelihoods=_json_or_none(r[20]),
             reasoning=r[21],
             finish_reason=r[22],
+            completion_tokens=r[23],
         )
         for r in rows
     ]

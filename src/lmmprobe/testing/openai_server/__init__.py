@@ -523,9 +523,13 @@ def _thinking_body(
 
 def _scripted_body(chat: _Chat, reply: str | dict[str, Any]) -> dict[str, Any]:
     """A `chat.completion` whose message is a scripted reply (text, or a message object)."""
+    finish: object = None
     if isinstance(reply, str):
         message: dict[str, Any] = {"role": "assistant", "content": reply, "refusal": None}
     else:
+        # A mapping's ``finish_reason`` belongs to the choice, not the message.
+        reply = dict(reply)
+        finish = reply.pop("finish_reason", None)
         message = {"role": "assistant", "content": None, "refusal": None, **reply}
     words = len(str(message.get("content") or "").split())
     prompt_tokens = chat.text_words + TOKENS_PER_IMAGE * len(chat.images)
@@ -539,7 +543,7 @@ def _scripted_body(chat: _Chat, reply: str | dict[str, Any]) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                "finish_reason": finish or ("tool_calls" if message.get("tool_calls") else "stop"),
                 "logprobs": None,
             }
         ],
@@ -875,7 +879,8 @@ class FakeOpenAIServer:
         replies: Scripted replies, for testing a client that reads what a chat model writes
             (an orchestrator): each valid chat completion is answered with the next one, a
             string as the message content or a mapping merged into the assistant message
-            (e.g. ``{"tool_calls": [...]}``); once they run out, requests get a 400.
+            (e.g. ``{"tool_calls": [...]}``; its ``finish_reason``, if any, is the choice's);
+            once they run out, requests get a 400.
         reply_table: Replies by prompt, for scripting a judge: (text, reply) pairs; a request
             whose last user turn contains a pair's text (the first such pair wins) gets its
             reply as the message content; a text ``@MODEL rest`` matches only requests for

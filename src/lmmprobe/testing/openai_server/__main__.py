@@ -179,7 +179,8 @@ def _reply_problem(reply: dict[str, Any]) -> str | None:
     """What is wrong with a ``--replies`` message object, or None.
 
     Its ``content`` must be text (or null) and its ``tool_calls`` a list of objects, as in an
-    OpenAI assistant message; anything else would be served as a 200 no client can read.
+    OpenAI assistant message, and its ``finish_reason`` (the choice's, e.g. ``length``) text;
+    anything else would be served as a 200 no client can read.
     """
     if reply.get("content") is not None and not isinstance(reply["content"], str):
         return f"content must be text or null, got {_shown(reply['content'])}"
@@ -188,6 +189,9 @@ def _reply_problem(reply: dict[str, Any]) -> str | None:
         isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
     ):
         return f"tool_calls must be a list of objects, got {_shown(calls)}"
+    finish = reply.get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        return f"finish_reason must be text, got {_shown(finish)}"
     return None
 
 
