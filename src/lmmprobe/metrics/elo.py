@@ -36,13 +36,15 @@ import math
 import random
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from lmmprobe.schema.text import safe_text
 
 __all__ = [
     "WIN_RATE_DEFINITIONS",
@@ -123,8 +125,12 @@ def _battle_from_row(row: Any, where: str) -> Battle:
     missing = [k for k in ("model_a", "model_b", "winner") if row.get(k) in (None, "")]
     if missing:
         raise BattleFileError(f"{where}: missing field(s) {', '.join(missing)}")
-    a, b = str(row["model_a"]).strip(), str(row["model_b"]).strip()
-    raw = str(row["winner"]).strip()
+    for key in ("model_a", "model_b", "winner"):
+        if isinstance(row[key], dict | list):
+            kind = "an object" if isinstance(row[key], dict) else "a list"
+            raise BattleFileError(f"{where}: {key} must be a name, not {kind}")
+    a, b = safe_text(str(row["model_a"])).strip(), safe_text(str(row["model_b"])).strip()
+    raw = safe_text(str(row["winner"])).strip()
     winner: Winner | None = _WINNERS.get(raw.lower())
     if winner is None:
         winner = "a" if raw == a else "b" if raw == b else None
@@ -138,10 +144,17 @@ def _battle_from_row(row: Any, where: str) -> Battle:
         raise BattleFileError(f"{where}: {exc}") from exc
 
 
+MAX_LINE_BYTES = 1 << 20
+"""Longest line (or CSV field) of a battle file: a vote names two models and a winner."""
+
+
 def load_battles(path: str | Path) -> list[Battle]:
     """Read battles from a JSONL or CSV file (chosen by the ``.csv`` extension).
 
-    Blank lines (and, in JSONL, lines starting with ``#``) are skipped.
+    Blank lines (and, in JSONL, lines starting with ``#``) are skipped. A vote file is outside
+    text: a line over `MAX_LINE_BYTES`, bytes that are not UTF-8, JSON nested past what the
+    decoder follows and a CSV field too large are refused naming ``file:line``; a lone
+    surrogate in a name (valid JSON) becomes U+FFFD (`lmmprobe.schema.text.safe_text`).
 
     Args:
         path: The battle file.
@@ -150,39 +163,77 @@ def load_battles(path: str | Path) -> list[Battle]:
         The battles in file order.
 
     Raises:
-        FileNotFoundError: The file does not exist.
+        FileNotFoundError: The file does not exist (or is not a regular file).
         BattleFileError: A row is not valid JSON, lacks a field, names the same model twice or
-            has an unknown winner; the message names ``file:line``.
+            has an unknown winner, or the file is unreadable as above; the message names
+            ``file:line``.
 
     """
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"battle file {p} does not exist")
-    battles: list[Battle] = []
+    if not p.is_file():  # a FIFO or a device is no file of votes: reading one could hang
+        raise FileNotFoundError(f"battle file {p} does not exist (or is not a regular file)")
     if p.suffix.lower() == ".csv":
-        with p.open(newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            fields = set(reader.fieldnames or [])
-            need = {"model_a", "model_b", "winner"} - fields
-            if need:
-                raise BattleFileError(
-                    f"{p}:1: the CSV header lacks column(s) {', '.join(sorted(need))}"
-                )
-            for row in reader:
-                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
-                    continue
-                battles.append(_battle_from_row(row, f"{p}:{reader.line_num}"))
-        return battles
-    with p.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            text = line.strip()
+        return _csv_battles(p)
+    battles: list[Battle] = []
+    with p.open("rb") as f:
+        for number, text in enumerate(_lines(p, f), start=1):
             if not text or text.startswith("#"):
                 continue
             try:
                 row = json.loads(text)
             except json.JSONDecodeError as exc:
                 raise BattleFileError(f"{p}:{number}: not valid JSON ({exc.msg})") from exc
+            except RecursionError:  # past what the decoder follows (about 1,000 levels)
+                raise BattleFileError(f"{p}:{number}: nested too deeply to read") from None
             battles.append(_battle_from_row(row, f"{p}:{number}"))
+    return battles
+
+
+def _lines(path: Path, f: IO[bytes]) -> Iterator[str]:
+    """`f`'s lines decoded and stripped, each at most `MAX_LINE_BYTES` long (else refused)."""
+    number = 0
+    while line := f.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            raise BattleFileError(
+                f"{path}:{number}: a line longer than {MAX_LINE_BYTES:,} bytes; a vote names "
+                "two models and a winner"
+            )
+        try:
+            yield line.decode("utf-8-sig" if number == 1 else "utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise BattleFileError(
+                f"{path}:{number}: not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+                f"column {exc.start + 1}); save the file as UTF-8"
+            ) from None
+
+
+def _csv_battles(path: Path) -> list[Battle]:
+    battles: list[Battle] = []
+    read = 0  # lines handed to the CSV reader: where a malformed row ends
+
+    def counted(lines: Iterator[str]) -> Iterator[str]:
+        nonlocal read
+        for line in lines:
+            read += 1
+            yield line
+
+    with path.open("rb") as f:
+        # Stripped lines lose a quoted field's line breaks: rows of votes have none, and a
+        # field that did is refused below as a malformed row.
+        reader = csv.DictReader(counted(_lines(path, f)))
+        try:
+            need = {"model_a", "model_b", "winner"} - set(reader.fieldnames or [])
+            if need:
+                raise BattleFileError(
+                    f"{path}:1: the CSV header lacks column(s) {', '.join(sorted(need))}"
+                )
+            for row in reader:
+                if not any((v or "").strip() for v in row.values() if isinstance(v, str)):
+                    continue
+                battles.append(_battle_from_row(row, f"{path}:{reader.line_num}"))
+        except csv.Error as exc:
+            raise BattleFileError(f"{path}:{read}: not a CSV row ({exc})") from None
     return battles
 
 
@@ -417,28 +468,40 @@ def hemm_win_rates(
         raise ValueError("models lists a model twice")
     index = {m: i for i, m in enumerate(names)}
     size = len(names)
-    wins = np.zeros((size, size))
-    ties = np.zeros((size, size))
-    total = np.zeros((size, size))
+    # Counts per pair that met, not M x M tables: a file of battles between thousands of
+    # models would ask for gigabytes. (wins of the first, wins of the second, all, ties)
+    pairs: dict[tuple[int, int], list[int]] = {}
     for battle in order:
         i, j = index.get(battle.model_a), index.get(battle.model_b)
         if i is None or j is None:
             missing = battle.model_a if i is None else battle.model_b
             raise ValueError(f"model {missing!r} of a battle is not in models")
-        total[i, j] += 1
-        total[j, i] += 1
-        if battle.winner == "a":
-            wins[i, j] += 1
-        elif battle.winner == "b":
-            wins[j, i] += 1
+        lo, hi = (i, j) if i < j else (j, i)
+        counts = pairs.setdefault((lo, hi), [0, 0, 0, 0])
+        counts[2] += 1
+        if battle.winner == "tie":
+            counts[3] += 1
+        elif (battle.winner == "a") == (i == lo):
+            counts[0] += 1
         else:
-            ties[i, j] += 1
-            ties[j, i] += 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        pairwise = wins / (total - ties)
-    np.fill_diagonal(pairwise, 0.0)
-    rates = pairwise.mean(axis=1) if size else np.zeros(0)
-    return {m: float(v) for m, v in zip(names, rates, strict=True)}
+            counts[1] += 1
+    decided: list[dict[int, float]] = [{} for _ in range(size)]
+    for (lo, hi), (w_lo, w_hi, total, tied) in pairs.items():
+        if total - tied:  # 0/0 (never decided) is NaN: left out, and the row is NaN below
+            decided[lo][hi] = w_lo / (total - tied)
+            decided[hi][lo] = w_hi / (total - tied)
+    rates: dict[str, float] = {}
+    for i, name in enumerate(names):
+        if len(decided[i]) < size - 1:  # a pair never met or only tied: NaN in the row
+            rates[name] = math.nan
+            continue
+        # A model decided against every other one has a battle with each: building its row
+        # costs no more than those battles did. The row and its mean are the reference's.
+        row = np.zeros(size)
+        for j, rate in decided[i].items():
+            row[j] = rate
+        rates[name] = float(row.mean())
+    return rates
 
 
 def _finite(value: float) -> float | None:

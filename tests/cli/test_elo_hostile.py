@@ -1,0 +1,146 @@
+"""``lmmprobe elo`` on hostile vote files (issue 34, re-test 5 #9 and #10).
+
+A vote file is outside text. Each of these gave a traceback or took the machine's memory: a
+lone surrogate in a model name (valid JSON) failed while printing; JSON nested 100,000 deep
+raised RecursionError; a CSV field over 128 KiB raised ``_csv.Error``; a UTF-16 file said
+"'utf-8' codec can't decode" naming no file; 16,000 battles between new models asked numpy for
+7.6 GiB (HEMM's win rate was computed on models x models tables).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+
+from lmmprobe.metrics.elo import Battle, hemm_win_rates
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "says"),
+    [
+        ("deep.jsonl", '{"model_a": ' + "[" * 100_000 + "]" * 100_000 + ', "model_b": "b", '
+         '"winner": "a"}\n', "deep.jsonl:1: nested too deeply to read"),
+        ("big.csv", 'model_a,model_b,winner\n"' + "x" * 200_000 + '",b,a\n',
+         "big.csv:2: not a CSV row (field larger than field limit"),
+        ("u16.jsonl", "\ufeff" + '{"model_a": "x", "model_b": "y", "winner": "a"}\n',
+         "u16.jsonl:1: not UTF-8 text (byte 0xff at column 1)"),
+        ("long.jsonl", '{"model_a": "' + "x" * (1 << 21) + '", "model_b": "y", "winner": "a"}\n',
+         "long.jsonl:1: a line longer than 1,048,576 bytes"),
+        ("nested.jsonl", '{"model_a": ["x"], "model_b": "y", "winner": "a"}\n',
+         "nested.jsonl:1: model_a must be a name, not a list"),
+    ],
+)  # fmt: skip
+def test_a_hostile_vote_file_is_one_line_naming_file_and_line(
+    tmp_path: Path, name: str, content: str, says: str
+) -> None:
+    path = tmp_path / name
+    data = content.encode("utf-16") if name.startswith("u16") else content.encode()
+    path.write_bytes(data)
+    done = lmmprobe("elo", path, "--shuffles", "0")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    assert says in line, line
+    assert str(tmp_path) in line
+
+
+def test_a_lone_surrogate_in_a_name_is_read_as_a_replacement_character(tmp_path: Path) -> None:
+    path = tmp_path / "votes.jsonl"
+    path.write_text(
+        '{"model_a": "\\ud800", "model_b": "b", "winner": "a"}\n'
+        '{"model_a": "x", "model_b": "b", "winner": "tie"}\n',
+        encoding="utf-8",
+    )
+    done = lmmprobe("elo", path, "--shuffles", "0")
+    assert done.returncode == 0, done.stderr
+    assert "\ufffd" in done.stdout
+    as_json = lmmprobe("elo", path, "--shuffles", "0", "--format", "json")
+    models = {r["model"] for r in json.loads(as_json.stdout)["models"]}
+    assert models == {"\ufffd", "b", "x"}
+
+
+def test_battles_between_thousands_of_new_models_need_no_models_squared_memory(
+    tmp_path: Path,
+) -> None:
+    # 8,000 battles, 16,000 models: the old tables were 3 x 16,000^2 floats (5.7 GiB), past
+    # the 3 GiB of address space the console script gets here.
+    path = tmp_path / "votes.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"model_a": f"a{i}", "model_b": f"b{i}", "winner": "a"}) + "\n"
+            for i in range(8_000)
+        )
+    )
+    script = Path(sys.executable).parent / "lmmprobe"
+    command = f"ulimit -v 3000000; exec {shlex.quote(str(script))} elo {shlex.quote(str(path))}"
+    done = subprocess.run(
+        ["bash", "-c", command + " --shuffles 0 --format json"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(done.stdout)["models"]
+    assert len(rows) == 16_000
+    assert all(r["win_rate"] is None for r in rows)  # no model met every other: NaN, as HEMM
+
+
+def _matrix_win_rates(battles: list[Battle], names: list[str]) -> dict[str, float]:
+    """HEMM's calc_elo.py tables, as lmmprobe computed them before (models x models)."""
+    index = {m: i for i, m in enumerate(names)}
+    size = len(names)
+    wins, ties, total = np.zeros((size, size)), np.zeros((size, size)), np.zeros((size, size))
+    for b in battles:
+        i, j = index[b.model_a], index[b.model_b]
+        total[i, j] += 1
+        total[j, i] += 1
+        if b.winner == "a":
+            wins[i, j] += 1
+        elif b.winner == "b":
+            wins[j, i] += 1
+        else:
+            ties[i, j] += 1
+            ties[j, i] += 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pairwise = wins / (total - ties)
+    np.fill_diagonal(pairwise, 0.0)
+    rates = pairwise.mean(axis=1) if size else np.zeros(0)
+    return {m: float(v) for m, v in zip(names, rates, strict=True)}
+
+
+_MODELS = ["m0", "m1", "m2", "m3", "m4", "m5"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_MODELS), st.sampled_from(_MODELS), st.sampled_from(["a", "b", "tie"])
+        ).filter(lambda t: t[0] != t[1]),
+        max_size=60,
+    ),
+    st.booleans(),
+)
+def test_hemm_win_rates_equal_the_models_by_models_tables_bit_for_bit(
+    rows: list[tuple[str, str, str]], listed: bool
+) -> None:
+    battles = [Battle(a, b, w) for a, b, w in rows]  # type: ignore[arg-type]
+    seen = sorted({m for b in battles for m in (b.model_a, b.model_b)})
+    names = list(reversed(_MODELS)) if listed else seen
+    if listed and not battles:
+        return
+    got = hemm_win_rates(battles, models=names if listed else None)
+    want = _matrix_win_rates(battles, names)
+    assert list(got) == list(want)
+    for m in names:
+        assert (math.isnan(got[m]) and math.isnan(want[m])) or got[m] == want[m], (m, got, want)
