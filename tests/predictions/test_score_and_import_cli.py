@@ -420,3 +420,28 @@ def test_import_of_a_file_that_breaks_off_leaves_a_failed_run(tmp_path: Path) ->
     listed = lmmprobe("runs", "--db", db, "--format", "json")
     (row,) = json.loads(listed.stdout)
     assert row["status"] == "failed"
+
+
+@pytest.mark.parametrize(
+    ("model", "secret"),
+    [
+        ("sk-proj-abcdefghijklmnopqrstuv12", "abcdefghijklmnopqrstuv12"),
+        ("mine,api_key=hunter2hunter2", "hunter2hunter2"),
+        ("openai:m@http://u:pw12345678@h/v1", "pw12345678"),
+    ],
+)
+def test_import_never_prints_a_key_given_in_its_model_name(
+    tmp_path: Path, model: str, secret: str
+) -> None:
+    # Every file was redacted, but the terminal's last line and the title echoed --model raw.
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"id": "q1", "answer": "cat", "gt": "cat"}) + "\n")
+    fields = "id=id,prediction=answer,gold=gt"
+    for fmt in ("table", "json"):
+        done = lmmprobe(
+            "import", answers, "--field", fields, "--model", model, "--db", tmp_path / "db",
+            "--format", fmt,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert secret not in done.stdout + done.stderr
+        assert "[redacted]" in done.stdout, done.stdout

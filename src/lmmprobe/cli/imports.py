@@ -16,6 +16,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.cli.judge import judge_lines
@@ -74,7 +75,8 @@ def print_imported(
 
     `extra` is added to the JSON document (``score --audit``'s audit, notes, published figure).
     """
-    (model, results), *_ = run.results.models.items()
+    (spec, results), *_ = run.results.models.items()
+    model = redact_spec(spec)  # shown as the store records it: a key in --model never printed
     origin = run.origin
     plan = run.plan
     # Golds read from the file itself: no benchmark was joined, so no join counts.
@@ -237,4 +239,5 @@ def import_predictions(
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
-    print_imported(run, f"{escape(Path(file).name)} imported as {escape(model)}", fmt)
+    shown = redact_spec(model)
+    print_imported(run, f"{escape(Path(file).name)} imported as {escape(shown)}", fmt)
