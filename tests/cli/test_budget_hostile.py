@@ -182,6 +182,17 @@ def test_max_cost_values_and_how_to_switch_it_off(tmp_path: Path, value: str) ->
     assert f"--max-cost {value!r}" in proc.stderr and "--max-cost none" in proc.stderr
 
 
+@pytest.mark.parametrize("value", ["1e400", "5" * 5000])
+def test_a_huge_max_cost_is_called_huge_and_not_echoed_whole(tmp_path: Path, value: str) -> None:
+    # 1e400 was refused as "give dollars above 0"; 5,000 digits were echoed whole.
+    proc = _run("run", "-m", "random,price=1:1", "--limit", "2", "-q", "--db", tmp_path / "db",
+                "--max-cost", value)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "more than 1,000,000,000,000 dollars stops nothing" in line, line
+    assert "--max-cost none" in line and len(line) < 300, line
+
+
 @pytest.mark.parametrize("value", ["none", "off", "NONE"])
 def test_max_cost_none_is_no_limit(tmp_path: Path, value: str) -> None:
     # A model without a price is fine then: no budget needs one.

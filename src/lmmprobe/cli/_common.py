@@ -337,6 +337,13 @@ NO_LIMIT: Final = ("none", "off")
 switch the budget off)."""
 
 
+MAX_BUDGET: Final = 1e12
+"""The largest ``--max-cost`` taken, in dollars: beyond it a budget stops nothing (use none)."""
+
+_SHOWN_CHARS = 40
+"""How much of a refused value a message repeats (a pasted 5,000-digit value is not echoed)."""
+
+
 def parse_max_cost(text: str | None) -> float | None:
     """The value of ``--max-cost``: dollars (a finite number above 0), or None for no limit.
 
@@ -352,9 +359,19 @@ def parse_max_cost(text: str | None) -> float | None:
         dollars = float(text) if text.isascii() else math.nan
     except ValueError:
         dollars = math.nan
+    shown = (
+        text
+        if len(text) <= _SHOWN_CHARS
+        else f"{text[:_SHOWN_CHARS]}... ({len(text):,} characters)"
+    )
+    if dollars > MAX_BUDGET:  # also 1e400, which float() reads as infinity
+        raise ValueError(
+            f"--max-cost {shown!r}: more than {MAX_BUDGET:,.0f} dollars stops nothing; give a "
+            "smaller amount, or --max-cost none for no limit"
+        )
     if not (math.isfinite(dollars) and dollars > 0):
         raise ValueError(
-            f"--max-cost {text!r}: give dollars above 0 (e.g. --max-cost 5), or "
+            f"--max-cost {shown!r}: give dollars above 0 (e.g. --max-cost 5), or "
             "--max-cost none for no limit"
         )
     return dollars
