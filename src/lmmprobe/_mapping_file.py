@@ -215,7 +215,14 @@ def _json(path: Path, text: str) -> tuple[Any, KeyLines]:
         raise MappingFileError(f"{path}: a key is defined twice") from None  # pragma: no cover
     except RecursionError:  # nested past what the decoder follows (about 1,000 levels)
         raise MappingFileError(f"{path}: not valid JSON (nested too deeply to read)") from None
+    except ValueError as exc:  # an integer past Python's 4,300 digits (json reads it as int)
+        raise MappingFileError(f"{path}: not valid JSON ({_first_line(exc)})") from None
     return data, KeyLines(lambda: _json_keys(path, text))
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception's message up to its first sentence's end: no advice meant for programmers."""
+    return str(exc).split(";")[0].split("\n")[0]
 
 
 def _json_keys(path: Path, text: str) -> KeyLines:

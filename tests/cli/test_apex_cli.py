@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.console import lmmprobe
 from typer.testing import CliRunner
 
@@ -123,5 +124,32 @@ def test_a_replay_file_that_is_not_utf8_is_named(tmp_path):
                     tmp_path / "o", "--orchestrator", f"replay:{saved}")  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == (
-        f"error: replay: {saved} is not an APEx report.json (not UTF-8 text: byte 0)"
+        f"error: replay: {saved} is not an APEx report.json: {saved}:1: not a text file (byte 0 "
+        "is not UTF-8); give a JSON or YAML file"
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('{"a": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply to read"),
+        ('{"query": "q", "query": "r"}', "report.json:1: 'query' is defined twice"),
+        ("[1, 2, 3]", "the top level must be a mapping of names to report fields, got list"),
+        ('{"n": 1' + "0" * 5000 + "}", "not valid JSON (Exceeds the limit (4300 digits)"),
+        ('{"x": "' + "a" * (17 << 20) + '"}', "larger than 16 MiB"),
+        ('{"query": "' + "[[[[" * 50 + '"}', "models: Field required (and "),
+    ],
+)
+def test_a_hostile_replay_file_is_one_line_naming_it(tmp_path, content, says):
+    # A 300 MB file was read whole (30 s, 1.8 GB), pydantic's 3-10 line dumps echoed the
+    # file's text, a key given twice was taken silently, and a 5,000-digit number's error
+    # named no file.
+    saved = tmp_path / "report.json"
+    saved.write_text(content)
+    proc = lmmprobe("apex", "Can models recognize dogs?", "-m", "random", "--out",
+                    tmp_path / "o", "--orchestrator", f"replay:{saved}")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: replay: {saved} is not an APEx report.json: "), line
+    assert says in line, line
+    assert "[[[[" not in line and "errors.pydantic.dev" not in line

@@ -11,12 +11,12 @@ verdicts.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from lmmprobe._mapping_file import MappingFileError, read_mapping
 from lmmprobe.apex.evaluation import fallback_conclusions, statistical_findings
 from lmmprobe.apex.experiments import (
     Conclusions,
@@ -63,13 +63,16 @@ class ReplayOrchestrator:
         if not p.is_file():
             raise OrchestratorError(f"replay: no report file {str(p)!r}")
         try:
-            saved = Report.model_validate_json(p.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as exc:  # its message alone names no file
+            # The bounded reader every settings file goes through: a size cap, nesting and
+            # keys given twice refused, one line naming the file.
+            data, _ = read_mapping(p, what="report fields")
+            saved = Report.model_validate(data)
+        except MappingFileError as exc:
+            raise OrchestratorError(f"replay: {p} is not an APEx report.json: {exc}") from None
+        except ValidationError as exc:
             raise OrchestratorError(
-                f"replay: {p} is not an APEx report.json (not UTF-8 text: byte {exc.start})"
+                f"replay: {p} is not an APEx report.json: {_first_problem(exc)}"
             ) from None
-        except (OSError, ValidationError, json.JSONDecodeError) as exc:
-            raise OrchestratorError(f"replay: {p} is not an APEx report.json: {exc}") from exc
         # The path as given, folder included: it is recorded as the campaign's orchestrator
         # (``replay:PATH``), which must still name the file (its name alone is report.json).
         return cls(saved, str(path))
@@ -122,6 +125,15 @@ class ReplayOrchestrator:
             *fallback_conclusions(report),
         ]
         return Reply(Conclusions(conclusions=lines), [])
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """A validation error in one line: the first field and what is wrong, never its value."""
+    errors = exc.errors(include_url=False, include_input=False)
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"]) or "the report"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{field}: {first['msg']}{more}"
 
 
 @ORCHESTRATORS.register(
