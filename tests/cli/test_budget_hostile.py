@@ -139,6 +139,28 @@ def test_usage_above_two_to_the_63_is_clamped_before_the_store(tmp_path: Path) -
     assert counts == [(MAX_TOKEN_COUNT, MAX_TOKEN_COUNT)] * 3
 
 
+def test_reasoning_tokens_above_the_completions_are_the_completions(tmp_path: Path) -> None:
+    # "out tokens 5, think tokens 900" was taken silently: reasoning tokens are part of the
+    # completion's, so more than all of them is no count.
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "total_tokens": 15,
+        "completion_tokens_details": {"reasoning_tokens": 900},
+    }
+    db = tmp_path / "db"
+    with FakeOpenAIServer(usage=usage) as server:
+        proc = _run("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=3",
+                    "-q", "--db", db, "--out", tmp_path / "o")  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    assert "reasoning_tokens=900 above completion_tokens=5" in proc.stderr, proc.stderr
+    with sqlite3.connect(db) as conn:
+        counts = conn.execute(
+            "SELECT completion_tokens, reasoning_tokens FROM responses"
+        ).fetchall()
+    assert counts == [(5, 5)] * 3
+
+
 def test_missing_usage_stops_a_budget_it_cannot_keep(tmp_path: Path) -> None:
     # Today an answer without usage costs nothing to the meter: the budget is never reached.
     db = tmp_path / "db"

@@ -711,6 +711,11 @@ class OpenAIChatModel:
         for name, value in raw.items():
             if value is not None and (isinstance(value, bool) or getattr(usage, name) != value):
                 self._usage_fault(f"{name}={_short(value)}")
+        thought, wrote = usage.reasoning_tokens, usage.completion_tokens
+        if thought is not None and wrote is not None and thought > wrote:
+            # Reasoning tokens are part of the completion's: more than all of it is no count.
+            self._usage_fault(f"reasoning_tokens={thought} above completion_tokens={wrote}")
+            usage = usage.model_copy(update={"reasoning_tokens": wrote})
         total = token_count(reported.get("total_tokens"))
         if total is None:
             total = (usage.prompt_tokens or 0) + (usage.completion_tokens or 0)
@@ -723,8 +728,9 @@ class OpenAIChatModel:
         if self.usage_faults == 1:
             log.warning(
                 "%s: the server reported a token count that is no count (%s): a negative count "
-                "is read as 0, one above %d as %d, anything else as unknown (an answer without "
-                "its usage); the answer itself is kept. Further ones are counted, not logged",
+                "is read as 0, one above %d as %d, reasoning tokens above the completion's as "
+                "the completion's, anything else as unknown (an answer without its usage); the "
+                "answer itself is kept. Further ones are counted, not logged",
                 self.opts.model,
                 what,
                 MAX_TOKEN_COUNT,
