@@ -503,6 +503,10 @@ def iter_json(path: Path, within: Path | None = None) -> Iterator[tuple[int, str
             yield n, key, s.value(decoder, where)
 
 
+MAX_COLUMNS = 16_384
+"""Columns a CSV or TSV table may have: an .xlsx sheet's own limit (column XFD)."""
+
+
 def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row number, {column: value})`` for each data row of a CSV, TSV or xlsx table.
 
@@ -511,7 +515,8 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
 
     Raises:
         DataError: An unknown extension, xlsx without openpyxl installed, a CSV/TSV that is
-            not text, or a field or line longer than `MAX_ELEMENT`.
+            not text, has more than `MAX_COLUMNS` columns, or a field or line longer than
+            `MAX_ELEMENT`.
         UnreadableFile: Not a regular file, a link leaving `within`, or an .xlsx that is not
             a readable spreadsheet or passes `XLSX_LIMITS`.
 
@@ -529,6 +534,12 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
         reader = csv.DictReader(_lines(fh, path), delimiter="\t" if suffix == ".tsv" else ",")
         n = 1
         try:
+            columns = len(reader.fieldnames or ())
+            if columns > MAX_COLUMNS:  # each row would be a dict that wide
+                raise DataError(
+                    f"{path}:1: {columns:,} columns; a table of predictions has at most "
+                    f"{MAX_COLUMNS:,} (a spreadsheet's limit): is it the right file?"
+                )
             for n, row in enumerate(reader, start=2):
                 yield n, dict(row)
         except csv.Error as exc:
