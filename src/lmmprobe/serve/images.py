@@ -64,12 +64,16 @@ def _read_regular(path: str) -> bytes:
     # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
     # below, instead of holding the request's worker until a writer comes.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path}: not a regular file (a FIFO, a device or a folder)")
         os.set_blocking(fd, True)
-        cap = max_image_file_bytes()
+    except BaseException:
+        os.close(fd)
+        raise
+    cap = max_image_file_bytes()
+    with os.fdopen(fd, "rb") as f:
         # Read one byte past the cap: the file may have grown since it was measured.
         raw = b"" if info.st_size > cap else f.read(cap + 1)
     if info.st_size > cap or len(raw) > cap:
