@@ -16,6 +16,7 @@ from pathlib import Path
 from tests.console import lmmprobe
 
 from lmmprobe._secrets import REDACTED, redact_record, redact_spec, redact_text
+from lmmprobe.models.api_keys import redact_options
 from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -212,3 +213,47 @@ def test_a_token_as_a_server_urls_user_is_never_recorded(tmp_path: Path) -> None
     _nothing_recorded(tmp_path)
     results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
     assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
+
+
+def test_a_secret_inside_an_option_mapping_is_never_recorded(tmp_path: Path) -> None:
+    # Re-test 5 of issue 34, finding 1: the spec was recorded redacted, but the model's parsed
+    # options (its identity in the manifest: results.json, results.md, the store) held the
+    # value of ``chat_template_kwargs=api_token=...`` raw; a number is read as one.
+    kwargs = f"api_token={PASSWORD};password=86421357;enable_thinking=false"
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake-vlm@{server.base_url},chat_template_kwargs={kwargs}"
+        ran = lmmprobe("run", "-m", model, "--limit", "3", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert b"86421357" not in path.read_bytes(), path
+    _nothing_recorded(tmp_path)
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    ((shown, identity),) = results["manifest"]["models"].items()
+    assert shown == redact_spec(model)
+    assert identity["options"]["chat_template_kwargs"] == {
+        "api_token": REDACTED, "password": REDACTED, "enable_thinking": False,
+    }  # fmt: skip
+    assert identity["options"]["base_url"] == server.base_url
+
+
+def test_option_mappings_are_redacted_by_the_rule_of_the_spec() -> None:
+    options = {
+        "base_url": f"http://user:{PASSWORD}@h/v1",
+        "key_env": "MY_KEY",  # a variable's name: kept, as in the spec
+        "revision": "a" * 40,  # a commit, no key
+        "extra": {"deep": {"secret": PASSWORD, "size": 3}, "tokens": ["a", PASSWORD]},
+        "args": f"--api-key {PASSWORD}",
+        "password": f"{PASSWORD};more",  # the spec would split it: replaced whole
+        "api_token": None,
+    }
+    got = redact_options(options)
+    assert PASSWORD not in json.dumps(got)
+    assert got["base_url"] == f"http://user:{REDACTED}@h/v1"
+    assert got["key_env"] == "MY_KEY" and got["revision"] == "a" * 40
+    assert got["extra"]["deep"] == {"secret": REDACTED, "size": 3}
+    assert got["args"] == f"--api-key {REDACTED}"
+    assert got["password"] == REDACTED and got["api_token"] == REDACTED
+    assert redact_options({"chat_template_kwargs": {"enable_thinking": True, "n": 2}}) == {
+        "chat_template_kwargs": {"enable_thinking": True, "n": 2}
+    }

@@ -11,14 +11,17 @@ Answers are never cut: a long answer whose mark comes last is still read.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.bounded import BOUND_S, SHAPES, bounded, bounded_each
+from tests.console import lmmprobe
 
 from lmmprobe.metrics import benchmark_choice
 from lmmprobe.parse import extract
@@ -35,6 +38,7 @@ from lmmprobe.parse.reform import reform_matcher
 from lmmprobe.parse.refusal import is_refusal
 from lmmprobe.parse.thinking import parse_think_option, split_answer
 from lmmprobe.schema import FormulateConfig
+from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 BIG = 100_000
 OPTIONS = ["red", "blue", "green", "dark red"]
@@ -177,3 +181,99 @@ def test_mmmu_numbers_are_the_released_patterns_numbers(pieces: list[str]) -> No
     text = "".join(pieces)
     for name, released in RELEASED.items():
         assert getattr(benchmark_choice, name).findall(text) == released.findall(text)
+
+
+# Options named inside longer ones ("cat" in "cat dog"), several levels deep.
+NESTED = ["cat", "cat dog", "big cat dog", "dog", "cow"]
+
+
+def test_an_option_named_inside_a_longer_one_over_a_million_characters() -> None:
+    # Quadratic before (issue 34 re-test 5, finding 5): every "cat" was compared with every
+    # "cat dog" from the start; 56 s at 256 KB, about 15 min at the 1 MiB import cap.
+    text = ("cat dog " * (MEGA // 8 + 1))[:MEGA]
+    got = bounded(extract_choice, text, [*NESTED[:2], "cow"], ["A", "B", "C"], seconds=2 * BOUND_S)
+    assert (got.index, got.stage) == (1, "text")
+
+
+def test_a_run_reads_a_long_answer_naming_nested_options_in_bounded_time(tmp_path: Path) -> None:
+    # The same answer through `lmmprobe run` (re-test 5, finding 5): 69 s for one row of
+    # 256 KB before, minutes at 512 KB; seconds now. The console's timeout is the bound.
+    row = {"id": "s0", "images": [], "question": "Which?", "choices": [*NESTED[:2], "cow"],
+           "answer": 1}  # fmt: skip
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    with FakeOpenAIServer(replies=["cat dog " * 65536]) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:vlm@{server.base_url}", "--data", tmp_path / "rows.jsonl",
+            "--db", tmp_path / "db.sqlite", "--out", tmp_path / "o", "-q",
+            "--max-new-tokens", "200000", timeout=120, OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    (model,) = results["models"].values()
+    assert model["metrics"]["accuracy"]["value"] == 1.0
+
+
+NESTED_PIECES = [" ", ", ", "cat", "dog", "big", "cow", "cat dog", "big cat dog", "x"]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(runs=st.lists(st.tuples(st.sampled_from(NESTED_PIECES), st.integers(1, 20_000)), max_size=6))
+def test_fuzzed_nested_options_are_read_in_bounded_time(runs: list[tuple[str, int]]) -> None:
+    text = "".join(piece * count for piece, count in runs)
+    bounded(extract_choice, text, NESTED, ["A", "B", "C", "D", "E"])
+
+
+def _released_named(spans: dict[int, list[tuple[int, int]]]) -> list[int]:
+    # extract._named_options' choice as it was (each span against every other span): the reference.
+    return [
+        index
+        for index, own in spans.items()
+        if not all(
+            any(
+                js <= s and e <= je and je - js > e - s
+                for j, theirs in spans.items()
+                if j != index
+                for js, je in theirs
+            )
+            for s, e in own
+        )
+    ]
+
+
+def _option_spans(draw: st.DrawFn, starts: int) -> list[tuple[int, int]]:
+    # Spans as one option's matches are: non-empty, apart, in order.
+    cuts = sorted(draw(st.sets(st.integers(0, starts), max_size=8)))
+    pairs = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if a < b]
+    return pairs
+
+
+@st.composite
+def _span_maps(draw: st.DrawFn) -> dict[int, list[tuple[int, int]]]:
+    indices = draw(st.lists(st.integers(0, 6), unique=True, max_size=5))
+    found = {i: _option_spans(draw, 12) for i in indices}
+    return {i: own for i, own in found.items() if own}
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_span_maps())
+def test_the_options_named_are_the_released_choice(spans: dict[int, list[tuple[int, int]]]) -> None:
+    # Swept once now, not span against span: the same options, in the same order.
+    assert extract._unshadowed(spans) == _released_named(spans)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from([*NESTED_PIECES, "Cat  Dog", "CAT"]), max_size=14))
+def test_nested_options_in_answers_are_the_released_choice(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    options = (*NESTED, "cat  dog")  # the same words as "cat dog": identical spans
+    table = extract._option_table(options)
+    spans = {
+        i: hits
+        for i, pattern in enumerate(table.patterns)
+        if pattern is not None and (hits := [m.span() for m in pattern.finditer(text)])
+    }
+    assert extract._unshadowed(spans) == _released_named(spans)

@@ -11,6 +11,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
+from PIL import Image
+
+import lmmprobe
 
 LMMPROBE = str(Path(sys.executable).with_name("lmmprobe"))
 
@@ -102,3 +106,39 @@ def test_serve_without_fastapi_names_the_extra_to_install(
     )
     assert proc.returncode == 2
     assert "pip install 'lmmprobe[serve]'" in proc.stderr
+
+
+def test_serve_refuses_a_recorded_image_that_is_no_longer_a_readable_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 5 of issue 34, finding 6: the recorded file was read whole, whatever it had
+    # become: a FIFO held the request's worker forever, a link to /dev/zero filled the
+    # server's memory (9 GB in a minute). Now each is a 404 at once and the server goes on.
+    data = tmp_path / "data"
+    data.mkdir()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(data / "red.png")
+    row = '{"id": "s0", "images": ["red.png"], "question": "Colour?", "choices": ["red", "blue"]'
+    (data / "set.jsonl").write_text(row + ', "answer": 0}\n')
+    monkeypatch.chdir(tmp_path)
+    run_id = lmmprobe.evaluate(db="l.db", data="data/set.jsonl", models=["first"], out="o").run_id
+    image = data / "red.png"
+    # A decoding cap of 1,000 pixels makes the file cap 16 MiB and 4,000 bytes.
+    log: list[str] = []
+    with serving("--db", "l.db", env={"LMMPROBE_MAX_IMAGE_PIXELS": "1000"}, log=log) as url:
+        get = f"{url.rstrip('/')}/images/{run_id}/s0/0"
+        assert httpx.get(get, timeout=10).headers["content-type"] == "image/png"
+        image.unlink()
+        os.mkfifo(image)
+        fifo = httpx.get(get, timeout=10)
+        assert fifo.status_code == 404 and "cannot be read now" in fifo.text
+        image.unlink()
+        with image.open("wb") as f:
+            f.truncate((16 << 20) + 4001)  # sparse: no disk used
+        large = httpx.get(get, timeout=10)
+        assert large.status_code == 404 and "cannot be read now" in large.text
+        image.unlink()
+        image.symlink_to("/dev/zero")
+        zero = httpx.get(get, timeout=10)
+        assert zero.status_code == 404 and "cannot be read now" in zero.text
+        assert httpx.get(url, timeout=10).status_code == 200  # no worker was held
+    assert "not a regular file" in log[0] and "larger than 16781216 bytes" in log[0]

@@ -16,22 +16,35 @@ and ``}}`` are literal braces). The generic open-ended protocol (``lmmprobe-open
   reply is read on the scale all the same).
 
 An unknown placeholder, a missing required one, or a malformed field fails before the run
-with one line naming the file and the placeholder.
+with one line naming the file and the placeholder. The file must be a regular file of at most
+`MAX_TEMPLATE_BYTES` (a FIFO would hold the run forever, a link to ``/dev/zero`` would fill the
+memory): anything else fails the same way, naming the file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import string
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OPEN_FIELDS", "OPEN_REQUIRED", "JudgeTemplate", "TemplateError", "load_template"]
+__all__ = [
+    "MAX_TEMPLATE_BYTES",
+    "OPEN_FIELDS",
+    "OPEN_REQUIRED",
+    "JudgeTemplate",
+    "TemplateError",
+    "load_template",
+]
 
 OPEN_FIELDS = ("question", "answer", "reference", "rubric", "instruction")
 """Every placeholder a template of ``lmmprobe-open`` may use."""
 OPEN_REQUIRED = ("question", "answer")
 """The placeholders a template of ``lmmprobe-open`` must use."""
+MAX_TEMPLATE_BYTES = 1024 * 1024
+"""The largest template read: a judge prompt is a few kilobytes."""
 
 
 class TemplateError(ValueError):
@@ -91,12 +104,47 @@ def load_template(path: str | Path) -> JudgeTemplate:
     """Read and check a template of ``lmmprobe-open`` (module docstring).
 
     Raises:
-        TemplateError: The file cannot be read as UTF-8 text, or its placeholders are wrong.
+        TemplateError: The file is not a regular file, is larger than `MAX_TEMPLATE_BYTES`,
+            cannot be read as UTF-8 text, or its placeholders are wrong.
 
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = _read_regular(path)
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TemplateError(f"{path}: cannot read the judge prompt template: {exc}") from exc
     return check_template(text, str(path), OPEN_FIELDS, OPEN_REQUIRED)
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of `path`, a regular file of at most `MAX_TEMPLATE_BYTES`.
+
+    Raises:
+        TemplateError: It is not a regular file, or is too large.
+        OSError: It cannot be opened or read.
+
+    """
+    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
+    # below, instead of waiting for a writer forever (the prediction readers' rule).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise TemplateError(
+                f"{path}: not a regular file (a FIFO, a device or a folder); give the judge "
+                "prompt template as a text file"
+            )
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as f:
+        # One byte past the cap tells a file that grew after it was measured.
+        raw = b"" if info.st_size > MAX_TEMPLATE_BYTES else f.read(MAX_TEMPLATE_BYTES + 1)
+    if info.st_size > MAX_TEMPLATE_BYTES or len(raw) > MAX_TEMPLATE_BYTES:
+        raise TemplateError(
+            f"{path}: larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a judge prompt template is "
+            "a few kilobytes: is it the right file?"
+        )
+    return raw

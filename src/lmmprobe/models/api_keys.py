@@ -23,13 +23,15 @@ guesses find it); `resolve_api_key` warns when it hands one out.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import Any
 
 from lmmprobe._secrets import (
     KEY_SHAPE,
@@ -54,6 +56,7 @@ __all__ = [
     "key_env_name",
     "keys_not_needed",
     "redact_command",
+    "redact_options",
     "redact_record",
     "redact_spec",
     "redact_text",
@@ -223,3 +226,40 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
         f"no API key{whose}: set the environment variable {key_env} "
         "(or name another with key_env=VAR)"
     )
+
+
+def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A model's parsed options as they may be recorded: secret values replaced, as in its spec.
+
+    Each value is redacted as `redact_spec` redacts ``key=value`` in the spec, at every level:
+    a mapping's pairs (``chat_template_kwargs=api_token=X``: ``{"api_token": X}``) are read
+    as their own ``key=value`` pairs, a list's items under their option's key. A value
+    holding ``,`` or ``;`` that the rule touches is replaced whole (the spec reads those as
+    separators, so the rule may see only its start). Numbers, booleans and null (``api_token=
+    123`` is read as a number) are redacted as their JSON text is, a redacted one becoming
+    `REDACTED`.
+    """
+    return {key: _redacted_value(str(key), value) for key, value in options.items()}
+
+
+def _redacted_value(key: str, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return redact_options(value)
+    if isinstance(value, list | tuple):
+        return [_redacted_value(key, item) for item in value]
+    if isinstance(value, str):
+        text = value
+    elif value is None or isinstance(value, bool | int | float):
+        text = json.dumps(value)
+    else:
+        return value
+    pair = f"{key}={text}"
+    redacted = redact_spec(pair)
+    if redacted == pair:
+        return value
+    # A key redacted too (a key shaped as a key, `KEY_SHAPE`), or a value the spec would split:
+    # nothing of the value is kept.
+    if not isinstance(value, str) or "," in text or ";" in text:
+        return REDACTED
+    head = f"{key}="
+    return redacted[len(head) :] if redacted.startswith(head) else REDACTED

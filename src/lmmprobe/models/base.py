@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from lmmprobe.models.api_keys import redact_options
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
 from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
@@ -174,6 +175,15 @@ class ModelIdentity(BaseModel):
     def cache_id(self) -> str:
         """Canonical JSON used inside cache keys."""
         return json.dumps(self.model_dump(), sort_keys=True, separators=(",", ":"))
+
+    def recorded(self) -> dict[str, Any]:
+        """The identity as a manifest records it: `options`' secret values redacted.
+
+        By the rule of the spec (`lmmprobe.models.api_keys.redact_options`), at every level:
+        ``chat_template_kwargs=api_token=X`` shows ``api_token=[redacted]`` in the spec, and
+        so its parsed ``{"api_token": X}`` does. The cache keys (`cache_id`) keep the values.
+        """
+        return {**self.model_dump(), "options": redact_options(self.options)}
 
 
 @runtime_checkable

@@ -244,22 +244,42 @@ def _named_options(output: str, table: _OptionTable) -> list[int]:
             hits = [m.span() for m in pattern.finditer(output)]
             if hits:
                 spans[index] = hits
-    return [i for i, own in spans.items() if not _shadowed(own, i, spans)]
+    return _unshadowed(spans)
 
 
-def _shadowed(
-    own: list[tuple[int, int]], index: int, spans: dict[int, list[tuple[int, int]]]
-) -> bool:
-    """Tell whether every span in `own` lies inside a longer span of another option ("dark red")."""
-    return all(
-        any(
-            js <= s and e <= je and je - js > e - s
-            for j, theirs in spans.items()
-            if j != index
-            for js, je in theirs
-        )
-        for s, e in own
-    )
+def _unshadowed(spans: dict[int, list[tuple[int, int]]]) -> list[int]:
+    """List the options (in `spans` order) with a span inside no longer span of another option.
+
+    A span lies inside a longer one ("red" in "dark red") when the other starts no later, ends
+    no earlier and is not the same span. One sweep over all spans, by start and then longest
+    first: comparing each span with every span of the other options took time quadratic in the
+    answer ("cat dog " repeated over 256 KB with options "cat" and "cat dog" took 56 s).
+    """
+    events = sorted((start, -end, index) for index, own in spans.items() for start, end in own)
+    free: set[int] = set()
+    # The latest end among the spans swept so far (of option `first`), and the latest end of
+    # any other option: with both, the latest end of every option but one is known.
+    first, first_end, second_end = -1, -1, -1
+    pos = 0
+    while pos < len(events) and len(free) < len(spans):
+        start, neg_end, _ = events[pos]
+        stop = pos
+        # Identical spans of two options do not shadow each other: they are swept together,
+        # after the spans that start here and end later.
+        while stop < len(events) and events[stop][:2] == (start, neg_end):
+            index = events[stop][2]
+            if (second_end if index == first else first_end) < -neg_end:
+                free.add(index)
+            stop += 1
+        for _, _, index in events[pos:stop]:
+            if index == first:
+                first_end = max(first_end, -neg_end)
+            elif -neg_end > first_end:
+                first, first_end, second_end = index, -neg_end, first_end
+            else:
+                second_end = max(second_end, -neg_end)
+        pos = stop
+    return [i for i in spans if i in free]
 
 
 def _fuzzy_stage(output: str, keys: tuple[str | None, ...], threshold: float) -> Extraction:

@@ -103,7 +103,8 @@ def build_manifest(
         "platform": platform.platform(),
         "libraries": library_versions(),
         "git_commit": commit.result() if commit is not None else git_commit(),
-        "models": {spec_: ident.model_dump() for spec_, ident in identities.items()},
+        # Recorded with option secrets redacted, as the spec keying them is.
+        "models": {spec_: ident.recorded() for spec_, ident in identities.items()},
         "data": {
             "spec": spec.data,
             "fingerprint": data_fingerprint,

@@ -6,12 +6,19 @@ content hash), never from anything the client sends,
 so no request can read a file the runs did not use. A PNG, JPEG, GIF or WebP file (recognised
 by Pillow from its content, never by its name) within the decoding cap is sent as it is;
 anything else (a recipe, another format) is drawn or decoded and sent as PNG.
+
+A recorded file may have changed since the run: it is read only when it is still a regular
+file no larger than `max_image_file_bytes` (a FIFO would hold the request's worker forever,
+a link to ``/dev/zero`` would fill the server's memory); otherwise the client gets a 404
+saying the image cannot be read now, and the server's log says why.
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import os
+import stat
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -19,11 +26,11 @@ from fastapi.responses import Response
 from PIL import Image
 
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import open_image
+from lmmprobe.schema.image import max_image_pixels, open_image
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
-__all__ = ["SENT_AS_IS", "image_bytes", "register_renderers", "router"]
+__all__ = ["SENT_AS_IS", "image_bytes", "max_image_file_bytes", "register_renderers", "router"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +40,45 @@ SENT_AS_IS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEB
 """Pillow formats sent as the file's own bytes, with their media type."""
 
 _CACHE = "private, max-age=3600"
+
+
+def max_image_file_bytes() -> int:
+    """The largest image file read: four bytes a pixel at the decoding cap, and 16 MiB more.
+
+    No picture within the pixel cap (`lmmprobe.schema.image.max_image_pixels`) takes more in
+    a web format or as an uncompressed RGBA bitmap, so a larger file is refused unread.
+    """
+    return 4 * max_image_pixels() + (16 << 20)
+
+
+def _read_regular(path: str) -> bytes:
+    """The bytes of `path`, when it is a regular file within `max_image_file_bytes`.
+
+    The serve layer may not import the prediction readers' ``open_regular``
+    (`lmmprobe.predictions` is its sibling): this is the same rule.
+
+    Raises:
+        OSError: It is missing or unreadable, not a regular file, or too large.
+
+    """
+    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
+    # below, instead of holding the request's worker until a writer comes.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path}: not a regular file (a FIFO, a device or a folder)")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    cap = max_image_file_bytes()
+    with os.fdopen(fd, "rb") as f:
+        # Read one byte past the cap: the file may have grown since it was measured.
+        raw = b"" if info.st_size > cap else f.read(cap + 1)
+    if info.st_size > cap or len(raw) > cap:
+        raise OSError(f"{path}: larger than {cap} bytes, the most an image within the cap takes")
+    return raw
 
 
 def register_renderers() -> None:
@@ -67,7 +113,8 @@ def image_bytes(ref: dict[str, Any], stored: bytes | None = None) -> tuple[bytes
         stored: The bytes the store keeps for ``ref["image"]`` (a content hash), if any.
 
     Raises:
-        OSError: The file is missing or unreadable, or not an image, or over the pixel cap.
+        OSError: The file is missing or unreadable, not a regular file, larger than
+            `max_image_file_bytes`, or not an image, or over the pixel cap.
         ValueError: The reference names nothing that can be drawn.
 
     """
@@ -77,8 +124,7 @@ def image_bytes(ref: dict[str, Any], stored: bytes | None = None) -> tuple[bytes
         return _encoded(stored, "(stored image)")
     if isinstance(ref.get("path"), str):
         path = ref["path"]
-        with open(path, "rb") as f:
-            return _encoded(f.read(), path)
+        return _encoded(_read_regular(path), path)
     if isinstance(ref.get("renderer"), str) and isinstance(ref.get("recipe"), dict):
         register_renderers()
         image = ImageRef(renderer=ref["renderer"], recipe=ref["recipe"])
