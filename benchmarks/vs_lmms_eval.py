@@ -60,16 +60,22 @@ metric_list:
 
 # The same prompt lmmprobe's default formulation builds: question, lettered options, instruction.
 _TASK_UTILS = """\
+import os
+
+from PIL import Image
+
 LETTERS = "ABCD"
+DATA_DIR = {data_dir!r}
 
 
 def doc_to_visual(doc):
-    return []
+    # Image paths are relative to the questions file, as lmmprobe reads them.
+    return [Image.open(os.path.join(DATA_DIR, p)).convert("RGB") for p in doc["images"]]
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    options = "\\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(doc["choices"]))
-    return f"{doc['question']}\\n{options}\\nAnswer with the option's letter from the given choices directly."
+    options = "\\n".join(f"{{LETTERS[i]}}. {{c}}" for i, c in enumerate(doc["choices"]))
+    return f"{{doc['question']}}\\n{{options}}\\nAnswer with the option's letter from the given choices directly."
 
 
 def doc_to_target(doc):
@@ -79,7 +85,7 @@ def doc_to_target(doc):
 def process_results(doc, results):
     reply = results[0].strip()
     letter = reply[:1].upper()
-    return {"accuracy": float(letter == LETTERS[doc["answer"]])}
+    return {{"accuracy": float(letter == LETTERS[doc["answer"]])}}
 """
 
 _PLUGIN_INIT = 'AVAILABLE_MODELS = {"instant": "Instant"}\n'
@@ -95,7 +101,14 @@ class Instant(lmms):
         super().__init__()
 
     def generate_until(self, requests):
-        return ["A" for _ in requests]
+        # As lmms-eval's models do: each request's visuals come from its document (decoded,
+        # then sized), though this model answers without looking at them.
+        out = []
+        for contexts, gen_kwargs, doc_to_visual, doc_id, task, split in (r.args for r in requests):
+            visuals = doc_to_visual(self.task_dict[task][split][doc_id])
+            [v.size for v in visuals]
+            out.append("A")
+        return out
 
     def loglikelihood(self, requests):
         raise NotImplementedError("instant: generation only")
@@ -105,16 +118,22 @@ class Instant(lmms):
 '''
 
 
-def write_questions(path: Path, n: int, seed: int = 0) -> None:
-    """Write `n` four-option text questions in lmmprobe's JSONL format (lmms-eval reads it too).
+def write_questions(path: Path, n: int, seed: int = 0, *, images: bool = False) -> None:
+    """Write `n` four-option questions in lmmprobe's JSONL format (lmms-eval reads it too).
 
     Args:
         path: The file to write.
         n: How many questions.
         seed: Seeds the answers' positions and the numbers asked about.
+        images: Give each question its own small PNG (16×16, one colour per question), written
+            under ``img/`` beside `path` and named relative to it.
 
     """
     rng = random.Random(seed)
+    if images:
+        from PIL import Image  # only this option draws pictures
+
+        (path.parent / "img").mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
             a, b = rng.randint(2, 99), rng.randint(2, 99)
@@ -122,9 +141,15 @@ def write_questions(path: Path, n: int, seed: int = 0) -> None:
             wrong = rng.sample([v for v in range(right - 9, right + 10) if v != right], 3)
             answer = rng.randrange(4)
             choices = [str(v) for v in [*wrong[:answer], right, *wrong[answer:]]]
+            pictures = []
+            if images:
+                name = f"img/q{i:06d}.png"
+                colour = (i % 256, (i // 256) % 256, (i // 65536) % 256)
+                Image.new("RGB", (16, 16), colour).save(path.parent / name)
+                pictures.append(name)
             row = {
                 "id": f"q{i:05d}",
-                "images": [],
+                "images": pictures,
                 "question": f"What is {a} + {b}?",
                 "choices": choices,
                 "answer": answer,
@@ -144,7 +169,7 @@ def write_lmms_inputs(root: Path, data: Path) -> tuple[Path, Path]:
     tasks = package / "tasks" / "probe_mc"
     tasks.mkdir(parents=True, exist_ok=True)
     (tasks / "probe_mc.yaml").write_text(_TASK_YAML.format(data=data), encoding="utf-8")
-    (tasks / "utils.py").write_text(_TASK_UTILS, encoding="utf-8")
+    (tasks / "utils.py").write_text(_TASK_UTILS.format(data_dir=str(data.parent)), encoding="utf-8")
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "tasks" / "__init__.py").write_text("", encoding="utf-8")
     models = package / "models"
@@ -214,21 +239,91 @@ def setup_venv(venv: Path, reuse_site: bool) -> None:
     subprocess.run([*pip, FILELOCK_FOR_LMMS_EVAL], check=True)
 
 
-def timed(cmd: list[str]) -> float:
-    """Wall seconds of one whole process; its output is kept only when it fails."""
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    dt = time.perf_counter() - t0
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-2000:]
-        raise SystemExit(f"{cmd[0]} ... exited {done.returncode}:\n{tail}")
-    return dt
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one whole process; its output is kept only on failure."""
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        # wait4 rather than wait: it also gives this one process's peak RSS.
+        _, status, usage = os.wait4(proc.pid, 0)
+        dt = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            tail = log.read().decode("utf-8", "replace")[-2000:]
+            raise SystemExit(f"{' '.join(cmd[:3])} ... exited {proc.returncode}:\n{tail}")
+    return dt, usage.ru_maxrss / 1024
+
+
+def lmms_samples(out: Path) -> int:
+    """How many samples lmms-eval logged under `out` (0 when it stopped before evaluating)."""
+    files = list(out.rglob("*samples_probe_mc*.jsonl"))
+    return sum(1 for f in files for line in f.open(encoding="utf-8") if line.strip())
+
+
+def probe_env(src: Path | None) -> dict[str, str]:
+    """This environment, with `src` (an older checkout's ``src``) first on the import path."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
+VARIANTS = ("new first", "new cached", "old first", "old cached", "lmms-eval")
+
+
+def measure(
+    args: argparse.Namespace, python: Path, root: Path, n: int
+) -> dict[str, list[tuple[float, float]]]:
+    """Time every variant on `n` questions, interleaved, `args.rounds` times after warm-ups.
+
+    Returns:
+        Each variant's (seconds, peak MiB) per round; the old code's only with ``--old-src``.
+
+    """
+    data = root / "questions.jsonl"
+    write_questions(data, n, images=args.images)
+    tasks, plugin = write_lmms_inputs(root, data)
+    lmms_out = root / "lmms-out"
+    lmms = lmms_command(python, root, tasks, plugin, lmms_out)
+    sides = {"new": probe_env(None)}
+    if args.old_src:
+        sides["old"] = probe_env(args.old_src.resolve())
+    # Warm-ups: lmms-eval's datasets cache and the OS file cache; each side fills the store
+    # its cached re-runs read.
+    timed(lmms)
+    logged = lmms_samples(lmms_out)
+    if logged != n:  # lmms-eval can stop at start-up and still exit 0 (filelock 4)
+        raise SystemExit(f"lmms-eval logged {logged} of {n} samples: it did not evaluate them all")
+    for side, env in sides.items():
+        timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
+    got: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
+    for r in range(args.rounds):
+        line = []
+        for side, env in sides.items():
+            fresh = root / f"{side}-fresh.db"
+            got[f"{side} first"].append(
+                timed(lmmprobe_command(data, fresh, root / "probe-out"), env)
+            )
+            fresh.unlink()
+            got[f"{side} cached"].append(
+                timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
+            )
+        shutil.rmtree(lmms_out, ignore_errors=True)
+        got["lmms-eval"].append(timed(lmms))
+        for v in VARIANTS:
+            if got[v]:
+                line.append(f"{v} {got[v][-1][0]:.1f}s")
+        print(f"{n} questions, round {r + 1}: " + ", ".join(line), flush=True)
+    return {v: runs for v, runs in got.items() if runs}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--samples", type=int, default=10_000)
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds after a warm-up")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000], help="questions per run")
+    ap.add_argument("--images", action="store_true", help="one small PNG per question")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds after warm-ups")
+    ap.add_argument("--old-src", type=Path, help="an older checkout's src, run side by side")
     ap.add_argument("--venv", type=Path, default=Path("/tmp/lmms-eval-0.7.3"))
     ap.add_argument(
         "--setup", action="store_true", help="make the scratch venv if it lacks lmms-eval"
@@ -247,55 +342,57 @@ def main() -> None:
             "(run with --setup to make that scratch venv)"
         )
         return
-    root = args.commands or Path(tempfile.mkdtemp(prefix="vs-lmms-"))
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    if args.commands:
+        root = args.commands
+        root.mkdir(parents=True, exist_ok=True)
         data = root / "questions.jsonl"
-        write_questions(data, args.samples)
+        write_questions(data, args.sizes[0], images=args.images)
         tasks, plugin = write_lmms_inputs(root, data)
-        lmms = lmms_command(python, root, tasks, plugin, root / "lmms-out")
-        if args.commands:
-            print("lmmprobe (first run, fresh store):")
-            print(" ", " ".join(lmmprobe_command(data, root / "fresh.db", root / "probe-out")))
-            print("lmmprobe (cached re-run):")
-            print(" ", " ".join(lmmprobe_command(data, root / "cached.db", root / "probe-out")))
-            print("lmms-eval:")
-            print(" ", " ".join(lmms))
-            return
-        cached = lmmprobe_command(data, root / "cached.db", root / "probe-out")
-        timed(lmms)  # warm-up: the datasets cache, the OS file cache
-        timed(cached)  # fills the store the cached re-runs read
-        rows: list[tuple[float, float, float]] = []
-        for r in range(args.rounds):
-            fresh = timed(lmmprobe_command(data, root / f"fresh-{r}.db", root / "probe-out"))
-            other = timed(lmms)
-            again = timed(cached)
-            rows.append((args.samples / fresh, args.samples / other, args.samples / again))
-            print(
-                f"round {r + 1}: lmmprobe {rows[-1][0]:.0f}/s  lmms-eval {rows[-1][1]:.0f}/s  "
-                f"lmmprobe cached {rows[-1][2]:.0f}/s  ratio {rows[-1][0] / rows[-1][1]:.2f}"
-            )
-    finally:
-        if not args.commands:
+        print("lmmprobe (first run, fresh store):")
+        print(" ", " ".join(lmmprobe_command(data, root / "fresh.db", root / "probe-out")))
+        print("lmmprobe (cached re-run):")
+        print(" ", " ".join(lmmprobe_command(data, root / "cached.db", root / "probe-out")))
+        print("lmms-eval:")
+        print(" ", " ".join(lmms_command(python, root, tasks, plugin, root / "lmms-out")))
+        return
+    results = {}
+    for n in args.sizes:
+        root = Path(tempfile.mkdtemp(prefix="vs-lmms-"))
+        try:
+            results[n] = measure(args, python, root, n)
+        finally:
             shutil.rmtree(root, ignore_errors=True)
-    ratios = [p / q for p, q, _ in rows]
-    cached_ratios = [c / q for _, q, c in rows]
     med = statistics.median
-    print(f"{'':<22} {'median':>8} {'min':>8} {'max':>8}")
-    for label, vals in (
-        ("lmmprobe samples/s", [p for p, _, _ in rows]),
-        ("lmmprobe cached /s", [c for _, _, c in rows]),
-        ("lmms-eval samples/s", [q for _, q, _ in rows]),
-        ("ratio first run", ratios),
-        ("ratio cached re-run", cached_ratios),
-    ):
-        print(f"{label:<22} {med(vals):>8.2f} {min(vals):>8.2f} {max(vals):>8.2f}")
-    print(
-        f"lmmprobe_samples_per_s={med(r[0] for r in rows):.0f} "
-        f"lmmprobe_cached_samples_per_s={med(r[2] for r in rows):.0f} "
-        f"lmms_eval_samples_per_s={med(r[1] for r in rows):.0f} "
-        f"ratio={med(ratios):.2f} cached_ratio={med(cached_ratios):.2f}"
-    )
+    what = "with one PNG each" if args.images else "text only"
+    print(f"\nmedian of {args.rounds} round(s), questions {what}; seconds (peak RSS MiB)")
+    print(f"{'questions':>10} " + " ".join(f"{v:>17}" for v in VARIANTS))
+    figures = []
+    for n, got in results.items():
+        cells = []
+        for v in VARIANTS:
+            if v not in got:
+                cells.append(f"{'-':>17}")
+                continue
+            t, m = med(x[0] for x in got[v]), max(x[1] for x in got[v])
+            cells.append(f"{t:>8.1f} ({m:>5.0f})")
+            key = v.replace("-", "_").replace(" ", "_")
+            figures += [f"{key}_s_{n}={t:.1f}", f"{key}_mib_{n}={m:.0f}"]
+        print(f"{n:>10} " + " ".join(cells))
+        lmms = med(x[0] for x in got["lmms-eval"])
+        for side in ("new", "old"):
+            if f"{side} first" not in got:
+                continue
+            first = med(x[0] for x in got[f"{side} first"])
+            cached = med(x[0] for x in got[f"{side} cached"])
+            print(
+                f"{'':>10} {side}: lmms-eval / first run {lmms / first:.2f}x, "
+                f"first run / cached re-run {first / cached:.2f}x"
+            )
+            figures += [
+                f"{side}_vs_lmms_{n}={lmms / first:.2f}",
+                f"{side}_cached_speedup_{n}={first / cached:.2f}",
+            ]
+    print(" ".join(figures))
 
 
 if __name__ == "__main__":
