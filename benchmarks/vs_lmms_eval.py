@@ -264,6 +264,9 @@ def lmms_samples(out: Path) -> int:
 def probe_env(src: Path | None) -> dict[str, str]:
     """This environment, with `src` (an older checkout's ``src``) first on the import path."""
     env = dict(os.environ)
+    # As an installed package is (pip compiles it): the warm-up writes the bytecode cache, so
+    # the timed runs do not compile lmmprobe's ~425 modules each time.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if src is not None:
         env["PYTHONPATH"] = str(src)
     return env
@@ -318,6 +321,39 @@ def measure(
     return {v: runs for v, runs in got.items() if runs}
 
 
+def profile(n: int, images: bool, top: int) -> None:
+    """Profile lmmprobe's first run and cached re-run on `n` questions; print the top entries.
+
+    Each run is the whole CLI under cProfile (which slows Python-heavy code more than C calls,
+    so the shares are a guide, not a measurement). Entries are lmmprobe's functions and the
+    image library's, by cumulative time, as a share of the run.
+    """
+    import pstats
+
+    root = Path(tempfile.mkdtemp(prefix="vs-lmms-profile-"))
+    try:
+        data = root / "questions.jsonl"
+        write_questions(data, n, images=images)
+        for label in ("first run", "cached re-run"):
+            stats = root / "run.prof"
+            cmd = lmmprobe_command(data, root / "profiled.db", root / "probe-out")
+            module = [sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "lmmprobe.cli.main"]
+            timed([*module, *cmd[cmd.index("run") :]], probe_env(None))
+            table = pstats.Stats(str(stats)).stats
+            total = max(v[3] for v in table.values())
+            ours = [
+                (v[3], v[1], f"{Path(k[0]).name}:{k[1]}({k[2]})")
+                for k, v in table.items()
+                if k[2] != "<module>"  # imports: start-up, the same at every size
+                and (("lmmprobe" in k[0] and "/cli/" not in k[0]) or "/PIL/" in k[0])
+            ]
+            print(f"\nprofile, {label}, {n} questions: {total:.1f} s under cProfile")
+            for cum, calls, name in sorted(ours, reverse=True)[:top]:
+                print(f"  {100 * cum / total:5.1f}%  {cum:6.2f} s  {calls:>7}  {name}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000], help="questions per run")
@@ -332,7 +368,14 @@ def main() -> None:
         "--reuse-site", action="store_true", help="with --setup: reuse this venv's packages"
     )
     ap.add_argument("--commands", type=Path, help="write the inputs under DIR, print both commands")
+    ap.add_argument(
+        "--profile", type=int, metavar="N", help="profile lmmprobe alone on N questions, then stop"
+    )
+    ap.add_argument("--top", type=int, default=25, help="with --profile: entries shown")
     args = ap.parse_args()
+    if args.profile:
+        profile(args.profile, args.images, args.top)
+        return
     python = args.venv / "bin" / "python"
     if args.setup and not has_lmms_eval(python):
         setup_venv(args.venv, args.reuse_site)

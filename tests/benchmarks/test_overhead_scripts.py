@@ -75,3 +75,19 @@ def test_the_compared_questions_with_images_each_carry_their_own_png(tmp_path: P
     visual = namespace["doc_to_visual"]
     assert callable(visual)
     assert [im.size for im in visual(rows[0])] == [(16, 16)]
+
+
+def test_profile_option_prints_both_runs_top_entries_without_lmms_eval(tmp_path: Path) -> None:
+    # `--profile N` profiles lmmprobe alone (no lmms-eval needed): the first run and the cached
+    # re-run, each a table of lmmprobe's own functions (imports left out).
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vs_lmms_eval.py"), "--profile", "5",
+         "--images", "--top", "4", "--venv", str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    heads = [line for line in done.stdout.splitlines() if line.startswith("profile, ")]
+    assert [h.split(",")[1].strip() for h in heads] == ["first run", "cached re-run"]
+    entries = [line for line in done.stdout.splitlines() if line.startswith("  ")]
+    assert len(entries) == 8 and not any("<module>" in e for e in entries)
+    assert all(e.split()[0].endswith("%") and e.split()[2] == "s" for e in entries)
