@@ -38,7 +38,11 @@ the ratios within one round compare:
   57.9 s, cached re-run 12.8 / 20.7 / 58.4 s, lmms-eval 82.4 / 145.8 / 236.7 s; peak RSS 158,
   166 and 1,099 MiB. lmms-eval / lmmprobe's first run 5.3 / 6.5 / 4.1× (6.5× on the medians),
   first run / cached re-run 1.22 / 1.08 / 0.99×.
-- 100K_FIGURES
+- ``--sizes 100000 --images --rounds 1`` (load average 17-20 throughout): lmmprobe first run
+  299.6 s, cached re-run 154.0 s, lmms-eval 248.9 s: lmms-eval / lmmprobe's first run 0.83×,
+  first run / cached re-run 1.95×. (The issue's quiet-machine figures at 100k: lmmprobe 43.4 s,
+  cached 41.1 s, lmms-eval 42.8 s.) At 10k lmms-eval's start-up (~17 s quiet) is most of its
+  time; at 100k its per-row cost (~0.25 ms quiet) is below lmmprobe's (~0.4 ms).
 
 The issue's targets at 100k (first run ≥ 3× faster than lmms-eval, cached re-run ≥ 5× faster
 than the first run) are not met. Where lmmprobe's time goes, sampled with py-spy (200 Hz, whole
