@@ -40,7 +40,7 @@ the ratios within one round compare:
   first run / cached re-run 1.22 / 1.08 / 0.99×.
 - ``--sizes 100000 --images --rounds 1`` (load average 17-20 throughout): lmmprobe first run
   299.6 s, cached re-run 154.0 s, lmms-eval 248.9 s: lmms-eval / lmmprobe's first run 0.83×,
-  first run / cached re-run 1.95×. (The issue's quiet-machine figures at 100k: lmmprobe 43.4 s,
+  first run / cached re-run 1.95×; peak RSS 864, 932 and 1,346 MiB. (The issue's quiet-machine figures at 100k: lmmprobe 43.4 s,
   cached 41.1 s, lmms-eval 42.8 s.) At 10k lmms-eval's start-up (~17 s quiet) is most of its
   time; at 100k its per-row cost (~0.25 ms quiet) is below lmmprobe's (~0.4 ms).
 
