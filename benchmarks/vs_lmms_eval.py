@@ -1,21 +1,70 @@
-"""lmmprobe against lmms-eval 0.7.3: the same 10,000 multiple-choice questions, whole CLI.
+"""lmmprobe against lmms-eval 0.7.3: the same multiple-choice questions, whole CLI, two sizes.
 
-Both tools read one JSONL file of text multiple-choice questions (four options, answer index)
-and ask an instant model that answers at once: lmmprobe's built-in ``first`` baseline, and for
-lmms-eval a model class registered through its plugin hook that answers "A" to every request.
-Each side runs as a whole process (start-up, loading, prompting, the model, scoring, writing
-every sample: lmmprobe's store, lmms-eval's ``--log_samples``), interleaved A B A B so a
-comparison holds when the shared machine's speed drifts. lmmprobe's first runs each use a fresh
-store; its cached re-runs answer every question from one store.
+Both tools read one JSONL file of multiple-choice questions (four options, answer index) and ask
+an instant model that answers at once: lmmprobe's built-in ``first`` baseline, and for lmms-eval
+a model class registered through its plugin hook that answers "A" to every request. Each side
+runs as a whole process (start-up, loading, prompting, the model, scoring, writing every sample:
+lmmprobe's store, lmms-eval's ``--log_samples``), interleaved so a comparison holds when the
+shared machine's speed drifts. lmmprobe's first runs each use a fresh store; its cached re-runs
+answer every question from one store. Each figure is a whole process's wall time and peak RSS.
+
+``--images`` gives each question its own small PNG (16×16, ``img/`` beside the questions):
+lmmprobe checks each file when it loads the set (as for any dataset: Pillow opens and verifies
+it) and hashes it for the cache key; lmms-eval's instant model decodes each request's visuals
+from its document, as lmms-eval's own models do, then answers without looking at them.
+``--sizes 10000 100000`` measures each size on its own set. ``--old-src OLD/src`` runs an older
+checkout's lmmprobe (first run and cached re-run) in the same rounds, side by side.
+``--profile N`` profiles lmmprobe alone on N questions (first run, then cached re-run) under
+cProfile and prints the top entries, imports left out.
 
 lmms-eval is never one of lmmprobe's dependencies: it lives in a scratch virtual environment.
 ``--setup`` makes one (``python -m venv`` then ``pip install lmms-eval==0.7.3``; add
 ``--reuse-site`` to let it see this interpreter's packages so pip does not fetch torch again).
-Without an lmms-eval there the script says so and exits 0.
+lmms-eval 0.7.3 needs ``filelock<4``: with filelock 4 it stops at start-up and still exits 0, so
+the warm-up checks it logged every sample. Without an lmms-eval there the script says so and
+exits 0 (``--profile`` needs none).
 
 Usage:
-    python benchmarks/vs_lmms_eval.py [--setup] [--venv /tmp/lmms-eval-0.7.3] [--rounds 5]
+    python benchmarks/vs_lmms_eval.py [--setup --reuse-site] [--venv /tmp/lmms-eval-0.7.3]
+        [--sizes 10000 100000] [--images] [--rounds 3] [--old-src OLD/src]
+    python benchmarks/vs_lmms_eval.py --profile 20000 --images [--top 25]
     python benchmarks/vs_lmms_eval.py --commands DIR   # write the inputs, print both commands
+
+Measured 2026-11-29 (issue 35), with images, on the shared 2-core machine while other sessions
+kept its load average at 8-21, so absolute times are several times a quiet machine's and only
+the ratios within one round compare:
+
+- ``--sizes 10000 --images --rounds 3``, rounds 1 / 2 / 3: lmmprobe first run 15.6 / 22.3 /
+  57.9 s, cached re-run 12.8 / 20.7 / 58.4 s, lmms-eval 82.4 / 145.8 / 236.7 s; peak RSS 158,
+  166 and 1,099 MiB. lmms-eval / lmmprobe's first run 5.3 / 6.5 / 4.1× (6.5× on the medians),
+  first run / cached re-run 1.22 / 1.08 / 0.99×.
+- ``--sizes 100000 --images --rounds 1`` (load average 17-20 throughout): lmmprobe first run
+  299.6 s, cached re-run 154.0 s, lmms-eval 248.9 s: lmms-eval / lmmprobe's first run 0.83×,
+  first run / cached re-run 1.95×; peak RSS 864, 932 and 1,346 MiB. (The issue's quiet-machine figures at 100k: lmmprobe 43.4 s,
+  cached 41.1 s, lmms-eval 42.8 s.) At 10k lmms-eval's start-up (~17 s quiet) is most of its
+  time; at 100k its per-row cost (~0.25 ms quiet) is below lmmprobe's (~0.4 ms).
+
+The issue's targets at 100k (first run ≥ 3× faster than lmms-eval, cached re-run ≥ 5× faster
+than the first run) are not met. Where lmmprobe's time goes, sampled with py-spy (200 Hz, whole
+process) at 20,000 questions with images; shares of the run:
+
+- first run: loading the set 30% (of it ``data.rows.check_image`` 24%: Pillow's open 13%,
+  ``Path.resolve`` 5.5%, verify 1.6%, ``ImageRef.from_path`` 1.7%), answering 31% (building
+  each request, ``Ask.to_request``'s validation, 11%; storing each batch of 64 in its own
+  transaction 12.5%, its commit 4.7%), imports 10%, scoring 6.6%, storing scores 5.1%,
+  planning and keys 5.1%, results 3%, the data fingerprint 2.6%.
+- cached re-run: loading the set 49% (``check_image`` 38%: Pillow's open 19%,
+  ``Path.resolve`` 11%), storing scores and samples 8%, scoring 8%, planning and keys 6%,
+  to_sample 5%, the data fingerprint 4%, results 3%, reading the stored answers 2.5%.
+- garbage collection, spread over all of these: 6.3 s of a 45 s cached re-run (``gc.callbacks``).
+
+So a cached re-run still checks every image with Pillow, which is the largest single cost and
+the reason the store saves so little. Measured by replacing ``check_image`` with a stat-only
+check (a diagnostic, not a fix: it drops the check that a file is a readable image) on the
+20k cached re-run: 22.7 → 17.7 s, and 16.1 s with the collector off too. What is left after
+that is per-row Python spread over a dozen steps (none over 13%), so the 5× re-run target needs
+the loader to skip re-checking files it has checked before (e.g. the store remembering path,
+size, mtime → content hash) and the streaming, store-first rows the rest of issue 35 describes.
 """
 
 from __future__ import annotations
@@ -60,16 +109,22 @@ metric_list:
 
 # The same prompt lmmprobe's default formulation builds: question, lettered options, instruction.
 _TASK_UTILS = """\
+import os
+
+from PIL import Image
+
 LETTERS = "ABCD"
+DATA_DIR = {data_dir!r}
 
 
 def doc_to_visual(doc):
-    return []
+    # Image paths are relative to the questions file, as lmmprobe reads them.
+    return [Image.open(os.path.join(DATA_DIR, p)).convert("RGB") for p in doc["images"]]
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    options = "\\n".join(f"{LETTERS[i]}. {c}" for i, c in enumerate(doc["choices"]))
-    return f"{doc['question']}\\n{options}\\nAnswer with the option's letter from the given choices directly."
+    options = "\\n".join(f"{{LETTERS[i]}}. {{c}}" for i, c in enumerate(doc["choices"]))
+    return f"{{doc['question']}}\\n{{options}}\\nAnswer with the option's letter from the given choices directly."
 
 
 def doc_to_target(doc):
@@ -79,7 +134,7 @@ def doc_to_target(doc):
 def process_results(doc, results):
     reply = results[0].strip()
     letter = reply[:1].upper()
-    return {"accuracy": float(letter == LETTERS[doc["answer"]])}
+    return {{"accuracy": float(letter == LETTERS[doc["answer"]])}}
 """
 
 _PLUGIN_INIT = 'AVAILABLE_MODELS = {"instant": "Instant"}\n'
@@ -95,7 +150,14 @@ class Instant(lmms):
         super().__init__()
 
     def generate_until(self, requests):
-        return ["A" for _ in requests]
+        # As lmms-eval's models do: each request's visuals come from its document (decoded,
+        # then sized), though this model answers without looking at them.
+        out = []
+        for contexts, gen_kwargs, doc_to_visual, doc_id, task, split in (r.args for r in requests):
+            visuals = doc_to_visual(self.task_dict[task][split][doc_id])
+            [v.size for v in visuals]
+            out.append("A")
+        return out
 
     def loglikelihood(self, requests):
         raise NotImplementedError("instant: generation only")
@@ -105,16 +167,22 @@ class Instant(lmms):
 '''
 
 
-def write_questions(path: Path, n: int, seed: int = 0) -> None:
-    """Write `n` four-option text questions in lmmprobe's JSONL format (lmms-eval reads it too).
+def write_questions(path: Path, n: int, seed: int = 0, *, images: bool = False) -> None:
+    """Write `n` four-option questions in lmmprobe's JSONL format (lmms-eval reads it too).
 
     Args:
         path: The file to write.
         n: How many questions.
         seed: Seeds the answers' positions and the numbers asked about.
+        images: Give each question its own small PNG (16×16, one colour per question), written
+            under ``img/`` beside `path` and named relative to it.
 
     """
     rng = random.Random(seed)
+    if images:
+        from PIL import Image  # only this option draws pictures
+
+        (path.parent / "img").mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as f:
         for i in range(n):
             a, b = rng.randint(2, 99), rng.randint(2, 99)
@@ -122,9 +190,15 @@ def write_questions(path: Path, n: int, seed: int = 0) -> None:
             wrong = rng.sample([v for v in range(right - 9, right + 10) if v != right], 3)
             answer = rng.randrange(4)
             choices = [str(v) for v in [*wrong[:answer], right, *wrong[answer:]]]
+            pictures = []
+            if images:
+                name = f"img/q{i:06d}.png"
+                colour = (i % 256, (i // 256) % 256, (i // 65536) % 256)
+                Image.new("RGB", (16, 16), colour).save(path.parent / name)
+                pictures.append(name)
             row = {
                 "id": f"q{i:05d}",
-                "images": [],
+                "images": pictures,
                 "question": f"What is {a} + {b}?",
                 "choices": choices,
                 "answer": answer,
@@ -144,7 +218,7 @@ def write_lmms_inputs(root: Path, data: Path) -> tuple[Path, Path]:
     tasks = package / "tasks" / "probe_mc"
     tasks.mkdir(parents=True, exist_ok=True)
     (tasks / "probe_mc.yaml").write_text(_TASK_YAML.format(data=data), encoding="utf-8")
-    (tasks / "utils.py").write_text(_TASK_UTILS, encoding="utf-8")
+    (tasks / "utils.py").write_text(_TASK_UTILS.format(data_dir=str(data.parent)), encoding="utf-8")
     (package / "__init__.py").write_text("", encoding="utf-8")
     (package / "tasks" / "__init__.py").write_text("", encoding="utf-8")
     models = package / "models"
@@ -214,21 +288,127 @@ def setup_venv(venv: Path, reuse_site: bool) -> None:
     subprocess.run([*pip, FILELOCK_FOR_LMMS_EVAL], check=True)
 
 
-def timed(cmd: list[str]) -> float:
-    """Wall seconds of one whole process; its output is kept only when it fails."""
-    t0 = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    dt = time.perf_counter() - t0
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr)[-2000:]
-        raise SystemExit(f"{cmd[0]} ... exited {done.returncode}:\n{tail}")
-    return dt
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one whole process; its output is kept only on failure."""
+    with tempfile.TemporaryFile() as log:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        # wait4 rather than wait: it also gives this one process's peak RSS.
+        _, status, usage = os.wait4(proc.pid, 0)
+        dt = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            log.seek(0)
+            tail = log.read().decode("utf-8", "replace")[-2000:]
+            raise SystemExit(f"{' '.join(cmd[:3])} ... exited {proc.returncode}:\n{tail}")
+    return dt, usage.ru_maxrss / 1024
+
+
+def lmms_samples(out: Path) -> int:
+    """How many samples lmms-eval logged under `out` (0 when it stopped before evaluating)."""
+    files = list(out.rglob("*samples_probe_mc*.jsonl"))
+    return sum(1 for f in files for line in f.open(encoding="utf-8") if line.strip())
+
+
+def probe_env(src: Path | None) -> dict[str, str]:
+    """This environment, with `src` (an older checkout's ``src``) first on the import path."""
+    env = dict(os.environ)
+    # As an installed package is (pip compiles it): the warm-up writes the bytecode cache, so
+    # the timed runs do not compile lmmprobe's ~425 modules each time.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
+VARIANTS = ("new first", "new cached", "old first", "old cached", "lmms-eval")
+
+
+def measure(
+    args: argparse.Namespace, python: Path, root: Path, n: int
+) -> dict[str, list[tuple[float, float]]]:
+    """Time every variant on `n` questions, interleaved, `args.rounds` times after warm-ups.
+
+    Returns:
+        Each variant's (seconds, peak MiB) per round; the old code's only with ``--old-src``.
+
+    """
+    data = root / "questions.jsonl"
+    write_questions(data, n, images=args.images)
+    tasks, plugin = write_lmms_inputs(root, data)
+    lmms_out = root / "lmms-out"
+    lmms = lmms_command(python, root, tasks, plugin, lmms_out)
+    sides = {"new": probe_env(None)}
+    if args.old_src:
+        sides["old"] = probe_env(args.old_src.resolve())
+    # Warm-ups: lmms-eval's datasets cache and the OS file cache; each side fills the store
+    # its cached re-runs read.
+    timed(lmms)
+    logged = lmms_samples(lmms_out)
+    if logged != n:  # lmms-eval can stop at start-up and still exit 0 (filelock 4)
+        raise SystemExit(f"lmms-eval logged {logged} of {n} samples: it did not evaluate them all")
+    for side, env in sides.items():
+        timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
+    got: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
+    for r in range(args.rounds):
+        line = []
+        for side, env in sides.items():
+            fresh = root / f"{side}-fresh.db"
+            got[f"{side} first"].append(
+                timed(lmmprobe_command(data, fresh, root / "probe-out"), env)
+            )
+            fresh.unlink()
+            got[f"{side} cached"].append(
+                timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
+            )
+        shutil.rmtree(lmms_out, ignore_errors=True)
+        got["lmms-eval"].append(timed(lmms))
+        for v in VARIANTS:
+            if got[v]:
+                line.append(f"{v} {got[v][-1][0]:.1f}s")
+        print(f"{n} questions, round {r + 1}: " + ", ".join(line), flush=True)
+    return {v: runs for v, runs in got.items() if runs}
+
+
+def profile(n: int, images: bool, top: int) -> None:
+    """Profile lmmprobe's first run and cached re-run on `n` questions; print the top entries.
+
+    Each run is the whole CLI under cProfile (which slows Python-heavy code more than C calls,
+    so the shares are a guide, not a measurement). Entries are lmmprobe's functions and the
+    image library's, by cumulative time, as a share of the run.
+    """
+    import pstats
+
+    root = Path(tempfile.mkdtemp(prefix="vs-lmms-profile-"))
+    try:
+        data = root / "questions.jsonl"
+        write_questions(data, n, images=images)
+        for label in ("first run", "cached re-run"):
+            stats = root / "run.prof"
+            cmd = lmmprobe_command(data, root / "profiled.db", root / "probe-out")
+            module = [sys.executable, "-m", "cProfile", "-o", str(stats), "-m", "lmmprobe.cli.main"]
+            timed([*module, *cmd[cmd.index("run") :]], probe_env(None))
+            table = pstats.Stats(str(stats)).stats
+            total = max(v[3] for v in table.values())
+            ours = [
+                (v[3], v[1], f"{Path(k[0]).name}:{k[1]}({k[2]})")
+                for k, v in table.items()
+                if k[2] != "<module>"  # imports: start-up, the same at every size
+                and (("lmmprobe" in k[0] and "/cli/" not in k[0]) or "/PIL/" in k[0])
+            ]
+            print(f"\nprofile, {label}, {n} questions: {total:.1f} s under cProfile")
+            for cum, calls, name in sorted(ours, reverse=True)[:top]:
+                print(f"  {100 * cum / total:5.1f}%  {cum:6.2f} s  {calls:>7}  {name}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--samples", type=int, default=10_000)
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds after a warm-up")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000], help="questions per run")
+    ap.add_argument("--images", action="store_true", help="one small PNG per question")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds after warm-ups")
+    ap.add_argument("--old-src", type=Path, help="an older checkout's src, run side by side")
     ap.add_argument("--venv", type=Path, default=Path("/tmp/lmms-eval-0.7.3"))
     ap.add_argument(
         "--setup", action="store_true", help="make the scratch venv if it lacks lmms-eval"
@@ -237,7 +417,14 @@ def main() -> None:
         "--reuse-site", action="store_true", help="with --setup: reuse this venv's packages"
     )
     ap.add_argument("--commands", type=Path, help="write the inputs under DIR, print both commands")
+    ap.add_argument(
+        "--profile", type=int, metavar="N", help="profile lmmprobe alone on N questions, then stop"
+    )
+    ap.add_argument("--top", type=int, default=25, help="with --profile: entries shown")
     args = ap.parse_args()
+    if args.profile:
+        profile(args.profile, args.images, args.top)
+        return
     python = args.venv / "bin" / "python"
     if args.setup and not has_lmms_eval(python):
         setup_venv(args.venv, args.reuse_site)
@@ -247,55 +434,57 @@ def main() -> None:
             "(run with --setup to make that scratch venv)"
         )
         return
-    root = args.commands or Path(tempfile.mkdtemp(prefix="vs-lmms-"))
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    if args.commands:
+        root = args.commands
+        root.mkdir(parents=True, exist_ok=True)
         data = root / "questions.jsonl"
-        write_questions(data, args.samples)
+        write_questions(data, args.sizes[0], images=args.images)
         tasks, plugin = write_lmms_inputs(root, data)
-        lmms = lmms_command(python, root, tasks, plugin, root / "lmms-out")
-        if args.commands:
-            print("lmmprobe (first run, fresh store):")
-            print(" ", " ".join(lmmprobe_command(data, root / "fresh.db", root / "probe-out")))
-            print("lmmprobe (cached re-run):")
-            print(" ", " ".join(lmmprobe_command(data, root / "cached.db", root / "probe-out")))
-            print("lmms-eval:")
-            print(" ", " ".join(lmms))
-            return
-        cached = lmmprobe_command(data, root / "cached.db", root / "probe-out")
-        timed(lmms)  # warm-up: the datasets cache, the OS file cache
-        timed(cached)  # fills the store the cached re-runs read
-        rows: list[tuple[float, float, float]] = []
-        for r in range(args.rounds):
-            fresh = timed(lmmprobe_command(data, root / f"fresh-{r}.db", root / "probe-out"))
-            other = timed(lmms)
-            again = timed(cached)
-            rows.append((args.samples / fresh, args.samples / other, args.samples / again))
-            print(
-                f"round {r + 1}: lmmprobe {rows[-1][0]:.0f}/s  lmms-eval {rows[-1][1]:.0f}/s  "
-                f"lmmprobe cached {rows[-1][2]:.0f}/s  ratio {rows[-1][0] / rows[-1][1]:.2f}"
-            )
-    finally:
-        if not args.commands:
+        print("lmmprobe (first run, fresh store):")
+        print(" ", " ".join(lmmprobe_command(data, root / "fresh.db", root / "probe-out")))
+        print("lmmprobe (cached re-run):")
+        print(" ", " ".join(lmmprobe_command(data, root / "cached.db", root / "probe-out")))
+        print("lmms-eval:")
+        print(" ", " ".join(lmms_command(python, root, tasks, plugin, root / "lmms-out")))
+        return
+    results = {}
+    for n in args.sizes:
+        root = Path(tempfile.mkdtemp(prefix="vs-lmms-"))
+        try:
+            results[n] = measure(args, python, root, n)
+        finally:
             shutil.rmtree(root, ignore_errors=True)
-    ratios = [p / q for p, q, _ in rows]
-    cached_ratios = [c / q for _, q, c in rows]
     med = statistics.median
-    print(f"{'':<22} {'median':>8} {'min':>8} {'max':>8}")
-    for label, vals in (
-        ("lmmprobe samples/s", [p for p, _, _ in rows]),
-        ("lmmprobe cached /s", [c for _, _, c in rows]),
-        ("lmms-eval samples/s", [q for _, q, _ in rows]),
-        ("ratio first run", ratios),
-        ("ratio cached re-run", cached_ratios),
-    ):
-        print(f"{label:<22} {med(vals):>8.2f} {min(vals):>8.2f} {max(vals):>8.2f}")
-    print(
-        f"lmmprobe_samples_per_s={med(r[0] for r in rows):.0f} "
-        f"lmmprobe_cached_samples_per_s={med(r[2] for r in rows):.0f} "
-        f"lmms_eval_samples_per_s={med(r[1] for r in rows):.0f} "
-        f"ratio={med(ratios):.2f} cached_ratio={med(cached_ratios):.2f}"
-    )
+    what = "with one PNG each" if args.images else "text only"
+    print(f"\nmedian of {args.rounds} round(s), questions {what}; seconds (peak RSS MiB)")
+    print(f"{'questions':>10} " + " ".join(f"{v:>17}" for v in VARIANTS))
+    figures = []
+    for n, got in results.items():
+        cells = []
+        for v in VARIANTS:
+            if v not in got:
+                cells.append(f"{'-':>17}")
+                continue
+            t, m = med(x[0] for x in got[v]), max(x[1] for x in got[v])
+            cells.append(f"{t:>8.1f} ({m:>5.0f})")
+            key = v.replace("-", "_").replace(" ", "_")
+            figures += [f"{key}_s_{n}={t:.1f}", f"{key}_mib_{n}={m:.0f}"]
+        print(f"{n:>10} " + " ".join(cells))
+        lmms = med(x[0] for x in got["lmms-eval"])
+        for side in ("new", "old"):
+            if f"{side} first" not in got:
+                continue
+            first = med(x[0] for x in got[f"{side} first"])
+            cached = med(x[0] for x in got[f"{side} cached"])
+            print(
+                f"{'':>10} {side}: lmms-eval / first run {lmms / first:.2f}x, "
+                f"first run / cached re-run {first / cached:.2f}x"
+            )
+            figures += [
+                f"{side}_vs_lmms_{n}={lmms / first:.2f}",
+                f"{side}_cached_speedup_{n}={first / cached:.2f}",
+            ]
+    print(" ".join(figures))
 
 
 if __name__ == "__main__":

@@ -52,3 +52,42 @@ def test_comparison_skips_with_a_message_without_lmms_eval(tmp_path: Path) -> No
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("skipped: lmms-eval 0.7.3 is not installed in")
+
+
+def test_the_compared_questions_with_images_each_carry_their_own_png(tmp_path: Path) -> None:
+    # `--images`: every question names its own readable PNG, lmmprobe runs them all, and
+    # lmms-eval's task module (a template filled with the data folder) is valid Python that
+    # finds the same files.
+    data = tmp_path / "questions.jsonl"
+    write_questions(data, 20, images=True)
+    rows = [json.loads(x) for x in data.read_text().splitlines()]
+    names = [row["images"] for row in rows]
+    assert all(len(n) == 1 and (tmp_path / n[0]).is_file() for n in names)
+    assert len({n[0] for n in names}) == 20
+    cmd = lmmprobe_command(data, tmp_path / "s.db", tmp_path / "out")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "20 requests, 0 from the store, 20 sent, 0 errors" in done.stdout
+    tasks, _ = write_lmms_inputs(tmp_path, data)
+    utils = (tasks / "probe_mc" / "utils.py").read_text()
+    namespace: dict[str, object] = {}
+    exec(compile(utils, "utils.py", "exec"), namespace)
+    visual = namespace["doc_to_visual"]
+    assert callable(visual)
+    assert [im.size for im in visual(rows[0])] == [(16, 16)]
+
+
+def test_profile_option_prints_both_runs_top_entries_without_lmms_eval(tmp_path: Path) -> None:
+    # `--profile N` profiles lmmprobe alone (no lmms-eval needed): the first run and the cached
+    # re-run, each a table of lmmprobe's own functions (imports left out).
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vs_lmms_eval.py"), "--profile", "5",
+         "--images", "--top", "4", "--venv", str(tmp_path / "none")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    heads = [line for line in done.stdout.splitlines() if line.startswith("profile, ")]
+    assert [h.split(",")[1].strip() for h in heads] == ["first run", "cached re-run"]
+    entries = [line for line in done.stdout.splitlines() if line.startswith("  ")]
+    assert len(entries) == 8 and not any("<module>" in e for e in entries)
+    assert all(e.split()[0].endswith("%") and e.split()[2] == "s" for e in entries)
