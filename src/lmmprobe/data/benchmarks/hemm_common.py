@@ -450,6 +450,13 @@ _PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"})
 _GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
 
 
+def _memo_index(arg: object) -> int:
+    """The memo index a ``PUT`` or ``GET`` opcode names (`pickletools` gives an int)."""
+    if not isinstance(arg, int):
+        raise ValueError(f"a memo index that is not a number: {arg!r}")
+    return arg
+
+
 def _check_plain_pickle(path: Path, data: bytes) -> None:
     """Refuse a pickle whose value would nest over `MAX_NESTING` levels, before it is loaded.
 
@@ -508,9 +515,9 @@ def _check_plain_pickle(path: Path, data: bytes) -> None:
                 items = [stack.pop() for _ in range(1 if name == "APPEND" else 2)]
                 push(max(stack.pop(), 1 + max(items)))
             elif name in _PUT:
-                memo[len(memo) if name == "MEMOIZE" else int(arg)] = stack[-1]
+                memo[len(memo) if name == "MEMOIZE" else _memo_index(arg)] = stack[-1]
             elif name in _GET:
-                depth = memo[int(arg)]
+                depth = memo[_memo_index(arg)]
                 if depth:
                     raise DataError(
                         f"{path}: not a plain-data pickle: a list, dict or tuple in two places "
