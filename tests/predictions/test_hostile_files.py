@@ -27,16 +27,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.console import lmmprobe
 
-from lmmprobe.data.rows import MAX_NESTING
-from lmmprobe.predictions._stream import (
+from lmmprobe.data.files import (
     XLSX_LIMITS,
     UnreadableFile,
     XlsxLimits,
-    _check_xlsx,
     _TagBound,
     _XlsxOverLimit,
-    iter_table,
+    check_xlsx,
 )
+from lmmprobe.data.rows import MAX_NESTING
+from lmmprobe.predictions._stream import iter_table
 
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -493,7 +493,7 @@ def test_the_elements_of_all_parts_together_are_bounded(tmp_path: Path) -> None:
     parts["xl/media/image1.png"] = random.Random(1).randbytes(100_000)
     book = _workbook(tmp_path / "Model_MMBench_DEV_EN.xlsx", parts)
     with zipfile.ZipFile(book) as archive, pytest.raises(UnreadableFile) as refused:
-        _check_xlsx(book, archive, XlsxLimits(elements=1_000))
+        check_xlsx(book, archive, XlsxLimits(elements=1_000))
     assert "more than 1,000 XML elements (the last in xl/junk/p1.xml)" in str(refused.value)
 
 

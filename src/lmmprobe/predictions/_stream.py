@@ -11,36 +11,39 @@ Text is UTF-8; a byte-order mark selects UTF-8, UTF-16 or UTF-32 instead (PowerS
 writes UTF-16LE with one). Bytes that do not decode are one `DataError` naming the file, the
 line and the byte offset, with the command that converts the file.
 
-Every file is opened by `open_regular`: a regular file only (a FIFO or a device such as
+Every file is opened by `open_regular` (`lmmprobe.data.files`, shared with benchmark copies): a regular file only (a FIFO or a device such as
 ``/dev/zero`` would hang the read or never end), and a file found inside a folder only where
 its links stay inside that folder. One rule bounds what is held at once: a JSON element of an
 array or object, a JSON Lines line and a CSV/TSV field are each at most `MAX_ELEMENT`, and
 nested at most `MAX_NESTING` levels (the data loader's limit). An xlsx is checked from its zip
 directory, then by a streamed count of its XML elements, before openpyxl opens it
-(`XLSX_LIMITS`).
+(`XLSX_LIMITS`, `lmmprobe.data.files.check_xlsx`).
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
-import functools
 import hashlib
 import importlib
 import io
 import json
 import os
-import re
-import stat
-import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TextIO
-from xml.parsers import expat
+from typing import Any, TextIO
 
 from lmmprobe.data.base import DataError
+from lmmprobe.data.files import (
+    CHUNK,
+    XLSX_LIMITS,
+    UnreadableFile,
+    XlsxLimits,
+    broken_xlsx,
+    check_workbook,
+    open_regular,
+)
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason, too_deep, too_deep_text
 
 __all__ = [
@@ -59,9 +62,6 @@ __all__ = [
     "sha256_of",
 ]
 
-CHUNK = 1 << 20
-"""Bytes read at a time (1 MiB)."""
-
 MAX_ELEMENT = 64 << 20
 """The largest single element read (characters): a JSON array's or object's element, a JSON
 Lines line, a CSV/TSV field: 64 MiB.
@@ -70,68 +70,6 @@ Far above any prediction record; it bounds the memory a malformed file can take,
 decoder cannot tell a broken element from one that has not been read whole yet (a line without
 its newline, an unterminated string).
 """
-
-
-@dataclass(frozen=True)
-class XlsxLimits:
-    """What an .xlsx may hold, checked before openpyxl opens it.
-
-    A zip states each part's uncompressed size, and Python's `zipfile` stops a part at that
-    size (a part that holds more fails its checksum), so these are checked before any XML is
-    read. Then every XML part is parsed as a stream (expat, element by element, nothing kept)
-    and its elements counted by local name whatever their namespace prefix: openpyxl holds
-    every shared string in memory at once and spends about 15 µs on each, and reads each row
-    whole, so shared strings, cells per row, rows and cells are bounded too.
-    """
-
-    part: int = 256 << 20
-    """The largest uncompressed part (a sheet, the shared strings): 256 MiB."""
-    total: int = 512 << 20
-    """All parts together, uncompressed: 512 MiB."""
-    ratio: int = 200
-    """The most a part over 1 MiB, or all the parts together when over 1 MiB, may be compressed
-    (uncompressed / compressed size): text a tool wrote compresses about 5 to 20 times; a run
-    of one character about 1,000 times. The whole archive's ratio catches many small parts,
-    each under 1 MiB."""
-    members: int = 10_000
-    """Parts in the zip (a workbook written by a tool has a dozen)."""
-    shared_strings: int = 1_000_000
-    """Entries of the shared-string table (``<si>`` elements, whatever their prefix)."""
-    row_cells: int = 16_384
-    """Cells in one row (``<c>`` elements): Excel's own limit of columns. openpyxl reads a
-    whole row into memory before it yields it; a VLMEvalKit table has under 20 columns."""
-    rows: int = 1_048_576
-    """Rows in a sheet: Excel's own limit."""
-    cells: int = 5_000_000
-    """Cells in a sheet: a VLMEvalKit table has under 20 columns and 100,000 rows (2,000,000
-    cells); openpyxl spends several microseconds on each."""
-    tag: int = 1 << 20
-    """The longest tag (bytes from its ``<`` to its ``>``): 1 MiB. expat (and openpyxl's
-    parser) holds a tag whole and parses it again each time more of it is fed, so one tag of
-    256 MiB would take hours; a tag a tool writes is under 1 KiB."""
-    attributes: int = 10_000
-    """Attributes of one tag: expat slows sharply past tens of thousands (a tag of 100,000
-    took 1 s, of 400,000 6 s); a cell has two or three."""
-    rich_text: int = 100_000
-    """Elements inside the strings (``<si>`` and ``<is>``) beyond each one's first: rich-text
-    runs (``<r>``), their font properties and texts, phonetic runs. openpyxl builds an object
-    for each, about 100 µs a run (a string of 1,000,000 runs took 98 s and 531 MB); a table
-    pandas writes has none, a hand-formatted one some thousands."""
-    elements: int = 20_000_000
-    """Elements in all the parts together: a sheet at the cell limit with a shared string in
-    each cell holds about 16,000,000; the scan spends about 1 µs on each, openpyxl more."""
-
-
-XLSX_LIMITS = XlsxLimits()
-"""The limits every .xlsx is read under (docs/predictions.md lists them)."""
-
-
-class UnreadableFile(DataError):
-    """The file itself cannot be read, whatever its layout.
-
-    Not a regular file, a link leaving its folder, a broken or oversized spreadsheet. Detection
-    reports it as it is, rather than as a layout no reader recognises.
-    """
 
 
 _NEAR_END = 16
@@ -156,58 +94,6 @@ _WS = " \t\r\n"
 
 _NUMBER_TAIL = "0123456789.eE+-"
 """Characters a JSON number cut by the buffer's end may still continue with."""
-
-
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "not a plain file"
-
-
-def open_regular(path: Path, within: Path | None = None) -> IO[bytes]:
-    """`path` opened for reading as bytes, when it is a regular file.
-
-    Args:
-        path: The file.
-        within: The folder `path` was found in (a model's ``SUBJECT/output.json``, a table
-            beside another): `path` must still lie inside it once its links are followed.
-            None for a path the user gave, whose links are the user's choice.
-
-    Raises:
-        UnreadableFile: `path` is a FIFO, a device, a socket or a folder (reading one would
-            hang or never end), or leaves `within` through a link.
-        OSError: It cannot be opened (missing, no permission).
-
-    """
-    if within is not None:
-        real, root = path.resolve(), within.resolve()
-        if not real.is_relative_to(root):
-            raise UnreadableFile(
-                f"{path}: a link to {real}, outside {within}; lmmprobe reads only files inside "
-                "the folder it was given: copy the file there"
-            )
-    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
-    # below, instead of waiting for a writer forever.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnreadableFile(
-                f"{path}: {_kind(mode)}, not a regular file; lmmprobe reads predictions from "
-                "regular files only (copy the data into one)"
-            )
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def sha256_of(path: Path, files: list[Path] | None = None, within: Path | None = None) -> str:
@@ -556,374 +442,6 @@ def _lines(fh: TextIO, path: Path) -> Iterator[str]:
         yield line
 
 
-class _XlsxOverLimit(Exception):
-    """Raised from the XML scan's handler the moment a count passes its limit."""
-
-
-_NAMES_KEPT = 1_000
-"""Distinct element names whose local name the scan remembers (a workbook uses a few dozen)."""
-
-
-@dataclass
-class _Totals:
-    """What the scan counts over the whole workbook, part after part."""
-
-    elements: int = 0
-    rich_text: int = 0
-
-
-_CONTENT_TYPES = "[Content_Types].xml"
-
-
-class _ContentTypes:
-    """The content types ``[Content_Types].xml`` gives the parts: by name, else by extension.
-
-    Read by the scan of that part (its ``Default`` and ``Override`` elements); at most
-    `_NAMES_KEPT` defaults and `XlsxLimits.members` overrides (one per part) are kept.
-    """
-
-    def __init__(self) -> None:
-        self.defaults: dict[str, str] = {}
-        self.overrides: dict[str, str] = {}
-
-    def add(self, kind: str, attrs: list[str]) -> None:
-        """Record a ``Default`` or ``Override`` element's content type."""
-        values = {k.rpartition(":")[2]: v for k, v in zip(attrs[::2], attrs[1::2], strict=False)}
-        content = values.get("ContentType", "")
-        if kind == "Default" and len(self.defaults) < _NAMES_KEPT:
-            self.defaults[values.get("Extension", "").lower()] = content
-        elif kind == "Override" and len(self.overrides) < XLSX_LIMITS.members:
-            self.overrides[values.get("PartName", "").lstrip("/").lower()] = content
-
-    def xml(self, name: str) -> bool:
-        """Whether part `name` is XML by its name or the content type given it."""
-        lower = name.lower()
-        content = self.overrides.get(lower)
-        if content is None:
-            content = self.defaults.get(lower.rpartition(".")[2] if "." in lower else "")
-        return lower.endswith((".xml", ".rels")) or (content or "").lower().endswith("xml")
-
-
-class _PartScan:
-    """Counts one part's elements by local name, whatever their namespace prefix.
-
-    openpyxl matches elements by namespace and local name, so a prefix (``<x:si>``, ``<é:si>``)
-    changes nothing for it; here the prefix is dropped and every ``si``, ``row`` and ``c`` is
-    counted, a superset of what openpyxl reads. Every ``c`` after a ``row`` starts is counted in
-    that row (openpyxl reads the row's cells into one list before it yields the row: a row of
-    3,000,000 cells took 1.7 GB). Inside a string (``si``, ``is``) every element after the
-    first counts as rich text, and every element of every part counts towards `_Totals`.
-    """
-
-    def __init__(
-        self,
-        path: Path,
-        part: str,
-        limits: XlsxLimits,
-        totals: _Totals,
-        types: _ContentTypes | None = None,
-    ) -> None:
-        self.path = path
-        self.part = part
-        self.limits = limits
-        self.totals = totals
-        self.types = types  # filled from this part's elements: it is the content types
-        self.string_depth = 0  # the depth of the string being read, 0 outside one
-        self.string_elements = 0
-        self.shared = 0
-        self.rows = 0
-        self.cells = 0
-        self.row_cells = 0
-        self.row_label = ""
-        self.depth = 0
-        # Local name of each qualified name met, computed once: a part repeats a few names
-        # (a hostile one may hold millions of distinct ones: only the first are kept).
-        self.kinds: dict[str, str] = {}
-
-    def start(self, name: str, attrs: list[str]) -> None:
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            # expat keeps every open element: 80 million nested in a 240 MB part took 10 GB.
-            raise _XlsxOverLimit(
-                f"{self.path}: {self.part} nests elements more than {MAX_NESTING} deep: not "
-                "a spreadsheet a tool wrote"
-            )
-        totals = self.totals
-        totals.elements += 1
-        if totals.elements > self.limits.elements:
-            raise _XlsxOverLimit(
-                f"{self.path}: more than {self.limits.elements:,} XML elements (the last in "
-                f"{self.part}); save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
-            )
-        if self.string_depth:
-            self.string_elements += 1
-            if self.string_elements > 1:
-                totals.rich_text += 1
-                if totals.rich_text > self.limits.rich_text:
-                    raise _XlsxOverLimit(
-                        f"{self.path}: more than {self.limits.rich_text:,} rich-text elements "
-                        f"in its strings (runs, their fonts and texts; the last in {self.part}): "
-                        "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
-                    )
-        kind = self.kinds.get(name)
-        if kind is None:
-            kind = name.rpartition(":")[2]
-            if len(self.kinds) < _NAMES_KEPT:
-                self.kinds[name] = kind
-        if self.types is not None and kind in ("Default", "Override"):
-            self.types.add(kind, attrs)
-        if kind in ("si", "is") and not self.string_depth:
-            self.string_depth = self.depth
-            self.string_elements = 0
-        if kind == "c":
-            self.cells += 1
-            self.row_cells += 1
-            if self.row_cells > self.limits.row_cells:
-                raise _XlsxOverLimit(
-                    f"{self.path}: row {self.row_label} of {self.part} has more than "
-                    f"{self.limits.row_cells:,} cells (Excel's own limit of columns): not a "
-                    "table a tool wrote"
-                )
-            if self.cells > self.limits.cells:
-                raise _XlsxOverLimit(
-                    f"{self.path}: {self.part} holds more than {self.limits.cells:,} cells; "
-                    "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
-                )
-        elif kind == "row":
-            self.rows += 1
-            self.row_cells = 0
-            self.row_label = _row_label(attrs, self.rows)
-            if self.rows > self.limits.rows:
-                raise _XlsxOverLimit(
-                    f"{self.path}: {self.part} has more than {self.limits.rows:,} rows "
-                    "(Excel's own limit): not a table a tool wrote"
-                )
-        elif kind == "si":
-            self.shared += 1
-            if self.shared > self.limits.shared_strings:
-                raise _XlsxOverLimit(
-                    f"{self.path}: more than {self.limits.shared_strings:,} shared strings (in "
-                    f"{self.part}); save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
-                )
-
-    def end(self, _name: str) -> None:
-        if self.depth == self.string_depth:
-            self.string_depth = 0
-        self.depth -= 1
-
-
-def _row_label(attrs: list[str], ordinal: int) -> str:
-    """The row's stated number (``r="7"``) where it is a plain one, else its place in the part."""
-    for key, value in zip(attrs[::2], attrs[1::2], strict=False):
-        if key.rpartition(":")[2] == "r" and value.isdigit() and len(value) <= 7:
-            return value
-    return str(ordinal)
-
-
-# A tag (or any markup) from its "<" to just before its ">": what is not a quote or an angle
-# bracket, and quoted values (which may hold ">"). Possessive: read once, never backtracked.
-_TAG = re.compile(rb"""<(?:[^<>"']++|"[^"<]*+"|'[^'<]*+')*+""")
-_ATTRIBUTE = re.compile(rb"""=\s*+["']""")
-_ATTRIBUTE_BYTES = 5
-"""The fewest bytes an attribute takes in a tag (`` a=""``)."""
-
-
-@functools.lru_cache(maxsize=4)
-def _long_gap(size: int) -> re.Pattern[bytes]:
-    """A ``<`` followed by `size` bytes or more without another ``<``."""
-    return re.compile(rb"<[^<]{%d,}" % size)
-
-
-class _TagBound:
-    """Refuses a part's first tag over `XlsxLimits.tag` bytes or `XlsxLimits.attributes`.
-
-    Run on each block before expat is fed it, so no long tag reaches expat. Linear in the part:
-    no ``<`` may stand inside a tag, so a tag over either limit starts a gap between two ``<``
-    at least as long as the shorter tag over one of them (`gap`); such gaps are found by one
-    regular expression (in a tool's file only long texts make them), and only their tags, and
-    the one still open at the block's end (kept for the next block, at most `XlsxLimits.tag`
-    bytes), are measured.
-    """
-
-    def __init__(self, path: Path, part: str, limits: XlsxLimits) -> None:
-        self.path = path
-        self.part = part
-        self.limits = limits
-        self.open = b""  # the tag still open at the end of the blocks seen, from its "<"
-        self.gap = _long_gap(min(limits.tag, _ATTRIBUTE_BYTES * limits.attributes))
-        # A UTF-16 part is measured in UTF-8: its "<" and quote bytes also stand inside other
-        # characters (U+3C00-U+3CFF), which would cut a tag's gap short.
-        self.utf16: codecs.IncrementalDecoder | None = None
-        self.first = True
-
-    def feed(self, block: bytes) -> None:
-        """Check `block`, the part's next bytes, with the tag left open before it.
-
-        Raises:
-            _XlsxOverLimit: A tag is over the limits, or the open one already is.
-
-        """
-        if self.first:
-            self.first = False
-            codec = _utf16(block)
-            if codec is not None:
-                self.utf16 = codecs.getincrementaldecoder(codec)(errors="replace")
-        if self.utf16 is not None:
-            block = self.utf16.decode(block).encode("utf-8", "surrogatepass")
-        data = self.open + block if self.open else block
-        self.open = b""
-        for gap in self.gap.finditer(data):
-            self._measure(data, gap.start())
-        last = data.rfind(b"<")
-        if last >= 0 and self._measure(data, last):
-            self.open = data[last:]
-
-    def _measure(self, data: bytes, at: int) -> bool:
-        """Check the tag at `at`; return whether it is still open at the end of `data`."""
-        match = _TAG.match(data, at)
-        end = match.end() if match else at
-        # Stopped at ">" or "<": the tag ends there. At the end of the data, or at a quote not
-        # closed before the data's end: it goes on in the next block.
-        still_open = end == len(data) or (data[end] in b"\"'" and data.find(b"<", end) < 0)
-        size = (len(data) if still_open else end) - at
-        if size > self.limits.tag:
-            raise _XlsxOverLimit(
-                f"{self.path}: {self.part} has a tag of more than {self.limits.tag:,} bytes: "
-                "not a spreadsheet a tool wrote"
-            )
-        if (
-            size >= _ATTRIBUTE_BYTES * self.limits.attributes
-            and len(_ATTRIBUTE.findall(data, at, end)) > self.limits.attributes
-        ):
-            raise _XlsxOverLimit(
-                f"{self.path}: {self.part} has a tag of more than {self.limits.attributes:,} "
-                "attributes: not a spreadsheet a tool wrote"
-            )
-        return still_open
-
-
-def _utf16(head: bytes) -> str | None:
-    """The UTF-16 codec a part's first bytes start, as expat tells it, else None.
-
-    expat reads a part as UTF-16 by a byte-order mark, and without one as big-endian when its
-    first byte is 0 and as little-endian when its second is (no XML starts with a NUL).
-    """
-    if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
-        return "utf-16"
-    if head[:1] == b"\x00":
-        return "utf-16-be"
-    if head[1:2] == b"\x00":
-        return "utf-16-le"
-    return None
-
-
-def _scan_part(
-    path: Path,
-    book: zipfile.ZipFile,
-    info: zipfile.ZipInfo,
-    limits: XlsxLimits,
-    totals: _Totals,
-    xml: bool,
-    types: _ContentTypes | None = None,
-) -> None:
-    """Parse part `info` as a stream, refusing it as soon as a count passes `limits`.
-
-    Every part is parsed, whatever its first bytes: openpyxl's parser (the same expat) reads a
-    sheet after a megabyte of spaces, or in UTF-16 without a byte-order mark, and a sheet may
-    bear any name its workbook's relations give it. A part that is not XML (an image) stops
-    expat at its first bytes; one declared XML (`xml`: by its content type or its name) that
-    does not parse is refused, any other is left to openpyxl, which stops at the same error
-    if it reads the part at all, having read no more than was counted here.
-
-    expat is fed the part in `CHUNK`-sized pieces; its handlers count and keep nothing, so
-    memory is the parser's buffer and its stack of open elements (bounded by `MAX_NESTING`),
-    time is linear in the part (no tag it is fed is over `XlsxLimits.tag` bytes or
-    `XlsxLimits.attributes`, where expat slows sharply: `_TagBound`), and the first element past a limit stops it. An
-    entity-expansion bomb is stopped by expat's own amplification limit.
-    """
-    scan = _PartScan(path, info.filename, limits, totals, types)
-    bound = _TagBound(path, info.filename, limits)
-    parser = expat.ParserCreate()
-    parser.ordered_attributes = True
-    parser.StartElementHandler = scan.start
-    parser.EndElementHandler = scan.end
-    with book.open(info) as fh:
-        try:
-            while block := fh.read(CHUNK):
-                bound.feed(block)  # before expat holds a long tag: it would take hours
-                parser.Parse(block, False)
-            parser.Parse(b"", True)
-        except _XlsxOverLimit as exc:
-            raise UnreadableFile(str(exc)) from None
-        except expat.ExpatError as exc:
-            if not xml:
-                return
-            raise UnreadableFile(
-                f"{path}: not a readable .xlsx spreadsheet: its XML does not parse "
-                f"({info.filename}: {exc})"[:500]
-            ) from None
-
-
-def _check_xlsx(path: Path, book: zipfile.ZipFile, limits: XlsxLimits) -> None:
-    """Refuse a workbook over `limits`: its zip directory, then a streamed count of its XML."""
-    infos = book.infolist()
-    if len(infos) > limits.members:
-        raise UnreadableFile(
-            f"{path}: an .xlsx of {len(infos):,} parts (at most {limits.members:,}): not a "
-            "spreadsheet a tool wrote"
-        )
-    total = 0
-    for info in infos:
-        size = info.file_size
-        total += size
-        if size > limits.part:
-            raise UnreadableFile(
-                f"{path}: part {info.filename} unpacks to {size:,} bytes (at most "
-                f"{limits.part >> 20} MiB per part); save the table as .tsv instead "
-                "(VLMEvalKit: PRED_FORMAT=tsv)"
-            )
-        if size > 1 << 20 and size > limits.ratio * max(info.compress_size, 1):
-            raise UnreadableFile(
-                f"{path}: part {info.filename} unpacks to {size:,} bytes from "
-                f"{info.compress_size:,} (more than {limits.ratio} times): a zip bomb, not a "
-                "spreadsheet a tool wrote"
-            )
-    if total > limits.total:
-        raise UnreadableFile(
-            f"{path}: its parts unpack to {total:,} bytes (at most {limits.total >> 20} MiB); "
-            "save the table as .tsv instead (VLMEvalKit: PRED_FORMAT=tsv)"
-        )
-    packed = sum(info.compress_size for info in infos)
-    if total > 1 << 20 and total > limits.ratio * max(packed, 1):
-        raise UnreadableFile(
-            f"{path}: its {len(infos):,} parts unpack to {total:,} bytes from {packed:,} (more "
-            f"than {limits.ratio} times): a zip bomb, not a spreadsheet a tool wrote"
-        )
-    # Parts are named by the workbook's own relations and content types, not by fixed names, so
-    # every part is counted, the content types first (they say which parts are XML).
-    totals = _Totals()
-    infos.sort(key=lambda info: info.filename != _CONTENT_TYPES)
-    types = _ContentTypes()
-    for info in infos:
-        if info.filename == _CONTENT_TYPES:
-            _scan_part(path, book, info, limits, totals, True, types)
-        else:
-            _scan_part(path, book, info, limits, totals, types.xml(info.filename))
-
-
-def _broken_xlsx(path: Path, exc: Exception) -> UnreadableFile:
-    """One line for an .xlsx openpyxl could not read, naming what it found wrong."""
-    if isinstance(exc, zipfile.BadZipFile | zipfile.LargeZipFile):
-        why = f"not a zip archive ({exc})"
-    elif type(exc).__name__ == "ParseError":  # xml.etree's, from the XML of one of its parts
-        why = f"its XML does not parse ({exc})"
-    elif isinstance(exc, KeyError):
-        why = f"a part is missing ({exc})"
-    else:
-        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return UnreadableFile(f"{path}: not a readable .xlsx spreadsheet: {why}"[:500])
-
-
 def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         # Optional, and not in the lock: imported by name so the type checker needs no stubs.
@@ -934,18 +452,11 @@ def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str,
             ".tsv (VLMEvalKit: PRED_FORMAT=tsv)"
         ) from exc
     with open_regular(path, within) as fh:
-        if not fh.read(1):
-            raise UnreadableFile(f"{path}: an empty file, not an .xlsx spreadsheet")
-        fh.seek(0)
+        check_workbook(path, fh, XLSX_LIMITS)
         try:
-            with zipfile.ZipFile(fh) as archive:
-                _check_xlsx(path, archive, XLSX_LIMITS)
-            fh.seek(0)
             book = openpyxl.load_workbook(fh, read_only=True, data_only=True)
-        except UnreadableFile:
-            raise
         except Exception as exc:  # openpyxl's errors on a broken workbook have many types
-            raise _broken_xlsx(path, exc) from None
+            raise broken_xlsx(path, exc) from None
         try:
             sheet = book.worksheets[0]
             # The sheet's stated size is not trusted: a stated ``A1:XFD1048576`` would pad
@@ -960,6 +471,6 @@ def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str,
                 for n, values in enumerate(rows, start=2):
                     yield n, dict(zip(names, values, strict=False))
             except Exception as exc:  # the sheet's XML, read as the rows are
-                raise _broken_xlsx(path, exc) from None
+                raise broken_xlsx(path, exc) from None
         finally:
             book.close()

@@ -370,6 +370,25 @@ def test_gqa_without_its_images_config_names_the_fetch(tmp_path: Path) -> None:
         load_source(f"gqa,path={folder}")
 
 
+def test_a_gqa_parquet_stating_more_rows_than_bytes_is_one_line(tmp_path: Path) -> None:
+    # 200,000 identical rows fit in a few KB (dictionary and run-length encoding); read whole,
+    # 3,000,000 of them took 103 s and 2.25 GB before every row was refused (retest 5, #15).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tests.console import lmmprobe
+
+    folder = _gqa(tmp_path)
+    bomb = folder / "testdev_balanced_instructions" / "testdev-00000-of-00001.parquet"
+    columns = ("id", "imageId", "question", "answer", "fullAnswer")
+    pq.write_table(pa.table({c: pa.repeat(pa.scalar("v"), 200_000) for c in columns}), bomb)
+    assert bomb.stat().st_size < 200_000
+    res = lmmprobe("run", "-m", "first", "--data", f"gqa,path={folder}", "--db", tmp_path / "d")
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bomb}: states 200,000 rows"), out
+
+
 # --------------------------------------------------------------------------- OK-VQA
 
 OKVQA = {"question_id": STR, "image": IMG, "question": STR, "answers": Sequence(STR),

@@ -21,11 +21,12 @@ import pickle
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import RowContext, RowError
-from lmmprobe.data.rows import check_image
+from lmmprobe.data.files import open_regular
+from lmmprobe.data.rows import MAX_NESTING, check_image, nesting_reason, too_deep, too_deep_text
 from lmmprobe.schema import ImageRef, Sample
 
 HEMM_REPO = "pliang279/HEMM"
@@ -203,51 +204,208 @@ def image_bytes(value: Any, field: str) -> bytes:
     raise RowError(field, f"expected an image (datasets Image value), got {type(value).__name__}")
 
 
-def open_file(root: Path, relative: str) -> Path:
-    """``root / relative``, which must exist (else a `DataError` naming the path and the fix)."""
-    path = root / relative
-    if not path.is_file():
+_COPY = "a benchmark copy"
+"""What `open_regular` names in its error for a file of a local copy."""
+
+
+def open_copy(path: Path, relative: str | None = None) -> IO[bytes]:
+    """`path`, a file of a local copy, opened for reading as bytes: a regular file only.
+
+    A FIFO or a device there (``/dev/zero`` behind a link) would hang the read or never end;
+    it is refused as what it is, not as missing.
+
+    Args:
+        path: The file.
+        relative: HEMM's name for it inside the copy, for the "not found" error (None: the
+            error names `path` only).
+
+    Raises:
+        DataError: Missing (naming HEMM's file and where the fetch command is), not a regular
+            file, or unreadable; one line naming `path`.
+
+    """
+    try:
+        return open_regular(path, what=_COPY)
+    except FileNotFoundError:
+        if relative is None:
+            raise DataError(f"{path} not found") from None
         raise DataError(
             f"{path} not found: the local copy lacks HEMM's file {relative} (see `lmmprobe "
             "data show` for the command that fetches it)"
-        )
+        ) from None
+    except OSError as exc:  # no permission, a folder on some systems, a loop of links
+        raise DataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+
+
+def open_file(root: Path, relative: str) -> Path:
+    """``root / relative``, which must be a regular file (else a `DataError` naming the path)."""
+    path = root / relative
+    open_copy(path, relative).close()
     return path
 
 
-def read_json(root: Path, relative: str) -> Any:
-    """The JSON document at `relative` under `root` (`DataError` if missing or not JSON)."""
+def _text(fh: IO[bytes]) -> io.TextIOWrapper:
+    return io.TextIOWrapper(fh, encoding="utf-8")
+
+
+def _json_value(where: str, text: str) -> Any:
+    """`text` decoded as JSON, nested at most `MAX_NESTING` levels (the data loader's rule).
+
+    Raises:
+        DataError: Not JSON, or nested deeper: one line starting with `where` (``FILE`` or
+            ``FILE:LINE``), naming the value's place where the nesting is too deep.
+
+    """
     import json
 
-    path = open_file(root, relative)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: not valid JSON ({exc})") from exc
+        value = json.loads(text)
+    except RecursionError:  # past Python's recursion limit: find the place from the text
+        _, key = too_deep_text(text)
+        raise DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}") from None
+    except ValueError as exc:  # bad JSON, an integer past Python's digit limit
+        raise DataError(f"{where}: not valid JSON ({exc})") from None
+    deep = too_deep(value)
+    if deep is not None:
+        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
+    return value
+
+
+def read_json(root: Path, relative: str) -> Any:
+    """The JSON document at `relative` under `root`.
+
+    Raises:
+        DataError: Missing, not a regular file, not UTF-8, not JSON, or nested more than
+            `MAX_NESTING` levels; one line naming the file.
+
+    """
+    path = root / relative
+    with open_copy(path, relative) as fh:
+        try:
+            text = _text(fh).read()
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not valid JSON ({exc})") from None
+    return _json_value(str(path), text)
 
 
 def json_lines(root: Path, relative: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``(PATH:LINE, object)`` for each non-empty line of a JSON-lines file."""
-    import json
+    """``(PATH:LINE, object)`` for each non-empty line of a JSON-lines file.
 
-    path = open_file(root, relative)
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                raise DataError(f"{path}:{n}: not valid JSON ({exc})") from exc
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{n}: expected a JSON object")
-            yield f"{path}:{n}", row
+    Raises:
+        DataError: As `read_json`, naming the file and line.
+
+    """
+    path = root / relative
+    with open_copy(path, relative) as fh:
+        n = 0
+        try:
+            for n, line in enumerate(_text(fh), 1):
+                if not line.strip():
+                    continue
+                row = _json_value(f"{path}:{n}", line)
+                if not isinstance(row, dict):
+                    raise DataError(f"{path}:{n}: expected a JSON object")
+                yield f"{path}:{n}", row
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}:{n + 1}: not UTF-8 text ({exc})") from None
 
 
 def text_lines(root: Path, relative: str) -> list[str]:
-    """The file's lines with their line endings, as Python's ``readlines`` gives them."""
-    path = open_file(root, relative)
-    with path.open(encoding="utf-8") as f:
-        return f.readlines()
+    """The file's lines with their line endings, as Python's ``readlines`` gives them.
+
+    Raises:
+        DataError: Missing, not a regular file, or not UTF-8; one line naming the file.
+
+    """
+    path = root / relative
+    with open_copy(path, relative) as fh:
+        try:
+            return _text(fh).readlines()
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}: not UTF-8 text ({exc})") from None
+
+
+def python_literal(where: str, line: str) -> Any:
+    """``ast.literal_eval`` of `line`, as HEMM reads it, its nesting bounded first (`MAX_NESTING`).
+
+    Python's parser is recursive: a line of 200,000 minus signs stops it with a MemoryError,
+    ``1+1+...`` with a RecursionError. VCR's lines are JSON, so a line is first decoded as JSON
+    (not recursive past the limit it checks) and measured; a line that is not JSON is measured
+    by its tokens. Either way the value is then what ``ast.literal_eval`` makes of the line, as
+    in HEMM.
+
+    Raises:
+        DataError: Not a Python literal, or nested more than `MAX_NESTING` levels; one line
+            naming `where` (``FILE:LINE``).
+
+    """
+    import ast
+    import json
+
+    try:
+        deep = too_deep(json.loads(line))
+    except RecursionError:
+        raise DataError(f"{where}: {nesting_reason()}") from None
+    except ValueError:  # not JSON (a Python literal, single quotes): measured by its tokens
+        deep = None
+        _check_tokens(where, line)
+    if deep is not None:
+        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
+    try:
+        row = ast.literal_eval(line)
+    except (ValueError, SyntaxError) as exc:
+        raise DataError(f"{where}: not a Python/JSON literal ({exc})") from None
+    deep = too_deep(row)
+    if deep is not None:
+        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
+    return row
+
+
+def _check_tokens(where: str, line: str) -> None:
+    """Refuse a line whose expression could nest more than `MAX_NESTING` levels.
+
+    Each open bracket is a level, and so is each operator since the last ``,`` or ``:`` inside
+    it (``-1`` is one, ``1+1+1`` two): an upper bound on the depth of the tree Python's parser
+    builds, read from the tokens (`tokenize`, not recursive).
+    """
+    import tokenize
+
+    levels = [0]  # per open bracket (and the line itself): operators since its last separator
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(line).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in "([{":
+                levels.append(0)
+            elif token.string in ")]}":
+                if len(levels) > 1:
+                    levels.pop()
+            elif token.string in ",:":
+                levels[-1] = 0
+            else:
+                levels[-1] += 1
+            if len(levels) + sum(levels) > MAX_NESTING + 1:
+                raise DataError(f"{where}: {nesting_reason()}")
+    except (tokenize.TokenError, SyntaxError) as exc:
+        raise DataError(f"{where}: not a Python/JSON literal ({exc})") from None
+
+
+def read_row_json(path: Path, field: str) -> Any:
+    """The JSON file of one row (VCR's metadata, MM-IMDb's annotation), as `read_json` reads it.
+
+    Raises:
+        RowError: For `field`: the file is missing, not a regular file, not JSON, or nested
+            too deep; the row is refused, the others still load.
+
+    """
+    try:
+        with open_copy(path) as fh:
+            text = _text(fh).read()
+        return _json_value(str(path), text)
+    except UnicodeDecodeError as exc:
+        raise RowError(field, f"{path}: not UTF-8 text ({exc})") from None
+    except DataError as exc:
+        raise RowError(field, str(exc)) from None
 
 
 def hemm_tenth(lines: list[str]) -> list[str]:
@@ -273,20 +431,141 @@ class _NoObjects(pickle.Unpickler):
         )
 
 
+_SCALARS = frozenset(
+    {
+        "INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "STRING", "BINSTRING",
+        "SHORT_BINSTRING", "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8", "NONE",
+        "NEWTRUE", "NEWFALSE", "UNICODE", "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8",
+        "FLOAT", "BINFLOAT",
+    }
+)  # fmt: skip
+"""Opcodes that push one value holding nothing (a number, a string, None)."""
+_EMPTY = frozenset({"EMPTY_LIST", "EMPTY_DICT", "EMPTY_SET", "EMPTY_TUPLE"})
+_FROM_MARK = frozenset({"LIST", "TUPLE", "DICT", "FROZENSET"})
+_TUPLE_N = {"TUPLE1": 1, "TUPLE2": 2, "TUPLE3": 3}
+_ADD_FROM_MARK = frozenset({"APPENDS", "SETITEMS", "ADDITEMS"})
+_NAMES_CODE = frozenset({"GLOBAL", "STACK_GLOBAL", "INST", "EXT1", "EXT2", "EXT4"})
+"""Opcodes that name a class or function: the unpickler's `find_class` refuses them first."""
+_PUT = frozenset({"PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"})
+_GET = frozenset({"GET", "BINGET", "LONG_BINGET"})
+
+
+def _memo_index(arg: object) -> int:
+    """The memo index a ``PUT`` or ``GET`` opcode names (`pickletools` gives an int)."""
+    if not isinstance(arg, int):
+        raise ValueError(f"a memo index that is not a number: {arg!r}")
+    return arg
+
+
+def _check_plain_pickle(path: Path, data: bytes) -> None:
+    """Refuse a pickle whose value would nest over `MAX_NESTING` levels, before it is loaded.
+
+    Python's unpickler builds any nesting (it is not recursive), but hashing a tuple nested a
+    million deep, as a dict key, overflows the C stack and kills the process; ``str()`` of a
+    deep list stops at Python's recursion limit. So the opcodes are read first (the standard
+    library's `pickletools.genops`, which also checks each declared size against what the file
+    holds) and the unpickler's stack is followed with each value's depth in place of the
+    value. A list, dict or tuple used in two places (a memo ``GET``) is refused: it would make
+    the depth of one place change with the other, and a value shared at every level holds
+    exponentially many paths.
+
+    Raises:
+        DataError: Not a pickle, nested too deep, shares a container, or uses an opcode no
+            plain-data pickle needs; one line naming `path`.
+
+    """
+    import pickletools
+
+    limit = MAX_NESTING + 1  # a chain of this many containers holds the top level and 100 below
+    stack: list[int] = []  # the depth of each value on the unpickler's stack (0: a scalar)
+    marks: list[int] = []
+    memo: dict[int, int] = {}
+
+    def pop_mark() -> list[int]:
+        at = marks.pop()
+        items = stack[at:]
+        del stack[at:]
+        return items
+
+    def push(depth: int) -> None:
+        if depth > limit:
+            raise DataError(f"{path}: {nesting_reason()}")
+        stack.append(depth)
+
+    try:
+        for op, arg, pos in pickletools.genops(io.BytesIO(data)):
+            name = op.name
+            if name in _SCALARS:
+                stack.append(0)
+            elif name in _EMPTY:
+                stack.append(1)
+            elif name == "MARK":
+                marks.append(len(stack))
+            elif name in _FROM_MARK:
+                push(1 + max(pop_mark(), default=0))
+            elif name in _TUPLE_N:
+                n = _TUPLE_N[name]
+                items = stack[-n:]
+                del stack[-n:]
+                push(1 + max(items))
+            elif name in _ADD_FROM_MARK:
+                items = pop_mark()
+                push(max(stack.pop(), 1 + max(items, default=0)))
+            elif name in ("APPEND", "SETITEM"):
+                items = [stack.pop() for _ in range(1 if name == "APPEND" else 2)]
+                push(max(stack.pop(), 1 + max(items)))
+            elif name in _PUT:
+                memo[len(memo) if name == "MEMOIZE" else _memo_index(arg)] = stack[-1]
+            elif name in _GET:
+                depth = memo[_memo_index(arg)]
+                if depth:
+                    raise DataError(
+                        f"{path}: not a plain-data pickle: a list, dict or tuple in two places "
+                        f"(opcode {name} at byte {pos})"
+                    )
+                stack.append(0)
+            elif name == "POP":
+                stack.pop()
+            elif name == "POP_MARK":
+                pop_mark()
+            elif name in _NAMES_CODE:
+                return  # the unpickler refuses it, naming it, before it reads further
+            elif name == "STOP":
+                return
+            elif name not in ("PROTO", "FRAME"):
+                raise DataError(
+                    f"{path}: not a plain-data pickle: opcode {name} at byte {pos} builds "
+                    "something other than lists, dicts and strings"
+                )
+    except DataError:
+        raise
+    except (ValueError, IndexError, KeyError) as exc:  # genops: truncated; a stack underflow
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise DataError(f"{path}: not a plain-data pickle ({why})"[:500]) from None
+
+
 def read_plain_pickle(path: Path) -> Any:
     """A pickle of lists, dicts and strings, read without running any code it could name.
 
+    The file is read whole and unpickled from memory, so a size the pickle declares (a string
+    of 2**40 bytes) is bounded by the file's: the unpickler finds the data truncated instead of
+    reserving the declared size. Its value may nest at most `MAX_NESTING` levels, as a JSON
+    row may, checked before it is built (`_check_plain_pickle`).
+
     Raises:
-        DataError: The file is missing, not a pickle, or names a class or function.
+        DataError: The file is missing, not a regular file, not a pickle, names a class or
+            function, builds something no plain pickle does (a key set on a list), or nests
+            deeper than `MAX_NESTING`; one line naming the file.
 
     """
-    if not path.is_file():
-        raise DataError(f"{path} not found")
+    with open_copy(path) as fh:
+        data = fh.read()
+    _check_plain_pickle(path, data)
     try:
-        with path.open("rb") as f:
-            return _NoObjects(f).load()
-    except (pickle.UnpicklingError, EOFError, ValueError) as exc:
-        raise DataError(f"{path}: {exc}") from exc
+        return _NoObjects(io.BytesIO(data)).load()
+    except Exception as exc:  # it runs no code: every failure is the file's (TypeError ...)
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise DataError(f"{path}: not a plain-data pickle ({why})"[:500]) from None
 
 
 def release_files(fetch: str) -> dict[str, Any]:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import ast
-
+from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
@@ -14,6 +13,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     hemm_sample,
     loader_confirmed,
     need_root,
+    python_literal,
 )
 from lmmprobe.data.benchmarks.register import benchmark
 from lmmprobe.schema import Sample
@@ -32,9 +32,10 @@ IRFL_IMAGES = "IRFL_images"
 def _irfl_sample(row: Row, ctx: RowContext) -> list[Sample]:
     root = need_root(ctx)
     try:
-        distractors = list(ast.literal_eval(str(row["distractors"])))
-        answer = next(iter(ast.literal_eval(str(row["answer"]))))
-    except (ValueError, SyntaxError, StopIteration, TypeError) as exc:
+        # HEMM reads both with ast.literal_eval; python_literal bounds their nesting first.
+        distractors = list(python_literal("distractors", str(row["distractors"])))
+        answer = next(iter(python_literal("answer", str(row["answer"]))))
+    except (DataError, StopIteration, TypeError) as exc:
         raise RowError("distractors", f"not a Python list literal ({exc})") from exc
     names = [*distractors, answer]
     if len(names) != 4:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import zipfile
+import os
 from pathlib import Path
 
 from lmmprobe.data.base import DataError
@@ -17,9 +17,11 @@ from lmmprobe.data.benchmarks.hemm_common import (
     hemm_sample,
     loader_confirmed,
     need_root,
+    open_copy,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
+from lmmprobe.data.files import broken_xlsx, check_workbook
 from lmmprobe.schema import Sample
 
 __all__ = ["MEMOTION", "MEMOTION_BENCHMARK"]
@@ -38,19 +40,26 @@ def _memotion_rows(root: Path, split: str) -> Rows:
 
     xlsx = root / _MEMOTION / "labels.xlsx"
     csv = root / _MEMOTION / "labels.csv"
-    if xlsx.is_file():
-        try:
-            table = pd.read_excel(xlsx)
-        except ImportError as exc:
-            raise DataError(
-                f"{xlsx}: reading HEMM's labels.xlsx needs openpyxl ({exc}); run: "
-                "pip install openpyxl"
-            ) from exc
-        except (ValueError, OSError, zipfile.BadZipFile) as exc:
-            raise DataError(f"{xlsx}: not a readable Excel workbook ({exc})") from exc
+    # Present in any form (a FIFO, a link to a device): opened, and refused as what it is.
+    if os.path.lexists(xlsx):
+        with open_copy(xlsx) as fh:
+            # The checks the prediction readers make (zip directory, streamed XML counts)
+            # before pandas hands the workbook to openpyxl, which would take minutes and
+            # gigabytes over a row of millions of cells.
+            check_workbook(xlsx, fh)
+            try:
+                table = pd.read_excel(fh)
+            except ImportError as exc:
+                raise DataError(
+                    f"{xlsx}: reading HEMM's labels.xlsx needs openpyxl ({exc}); run: "
+                    "pip install openpyxl"
+                ) from exc
+            except Exception as exc:  # openpyxl's errors on a broken workbook have many types
+                raise broken_xlsx(xlsx, exc) from None
         where = xlsx
-    elif csv.is_file():
-        table, where = pd.read_csv(csv), csv
+    elif os.path.lexists(csv):
+        with open_copy(csv) as fh:
+            table, where = pd.read_csv(fh), csv
     else:
         raise DataError(
             f"{xlsx} not found: the local copy lacks HEMM's file {_MEMOTION}/labels.xlsx"

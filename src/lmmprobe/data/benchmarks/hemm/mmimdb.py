@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
+from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
@@ -16,6 +16,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     loader_confirmed,
     need_root,
     read_json,
+    read_row_json,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
@@ -42,15 +43,9 @@ def _mmimdb_rows(root: Path, split: str) -> Rows:
 
 
 def _mmimdb_sample(row: Row, ctx: RowContext) -> Sample:
-    import json
-
     root = need_root(ctx)
     ann_id = row["id"]
-    path = root / "mmimdb" / "annotations" / f"{ann_id}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RowError("annotations", f"{path}: {exc}") from exc
+    data = read_row_json(root / "mmimdb" / "annotations" / f"{ann_id}.json", "annotations")
     image = file_image(root, f"mmimdb/images/{ann_id}.jpeg")
     return hemm_sample(
         ctx, ann_id, [image], str(data["plot"][0]), MMIMDB, ", ".join(data["genres"])

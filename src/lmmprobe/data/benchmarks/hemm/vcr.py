@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from lmmprobe.data.benchmarks.hemm_common import (
     loader_confirmed,
     need_root,
     png_image,
+    python_literal,
+    read_row_json,
     release_files,
     text_lines,
 )
@@ -42,12 +43,7 @@ _VCR_ANNOTATIONS = "vcr_annotations/val.jsonl"
 def _vcr_rows(root: Path, split: str) -> Rows:
     path = root / _VCR_ANNOTATIONS
     for n, line in enumerate(text_lines(root, _VCR_ANNOTATIONS), 1):
-        try:
-            # HEMM reads each line with ast.literal_eval (a Python literal, not json.loads).
-            row = ast.literal_eval(line)
-        except (ValueError, SyntaxError) as exc:
-            raise DataError(f"{path}:{n}: not a Python/JSON literal ({exc})") from exc
-        yield f"{path}:{n}", row
+        yield f"{path}:{n}", python_literal(f"{path}:{n}", line)
 
 
 def vcr_words(tokens: Any, objects: list[str]) -> str:
@@ -107,12 +103,7 @@ def _vcr_sample(row: Row, ctx: RowContext) -> Sample:
     metadata_path = root / "vcr1images" / str(row["metadata_fn"])
     if not image_path.is_file():
         raise RowError("img_fn", f"image file not found: {image_path}")
-    import json
-
-    try:
-        metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RowError("metadata_fn", f"{metadata_path}: {exc}") from exc
+    metadata = read_row_json(metadata_path, "metadata_fn")
     image = png_image(_vcr_image(image_path, metadata, objects))
     sid = str(row.get("annot_id", ctx.index))
     return hemm_sample(ctx, sid, [image], question, template, choices[int(row["answer_label"])])

@@ -57,14 +57,43 @@ def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
         files[kind] = found
     images: dict[str, Any] = {}
     for path in files["images"]:
-        for item in pq.read_table(path).to_pylist():
+        for item in _parquet_rows(pq, path):
             images[str(item["id"])] = item["image"]
     index = 0
     for path in files["instructions"]:
-        for row in pq.read_table(path).to_pylist():
+        for row in _parquet_rows(pq, path):
             image = images.get(str(row.get("imageId")))
             yield f"{path}[{split}]:{index}", {**row, "image": image}
             index += 1
+
+
+_BATCH = 1024
+"""Rows decoded at a time from a parquet file."""
+
+
+def _parquet_rows(pq: Any, path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of one parquet file, decoded a batch at a time (memory: one batch).
+
+    A file's footer states its row count: one stating more rows than the file has bytes
+    (dictionary and run-length encoding store a repeated value once: 3,000,000 identical rows
+    fit in 94 KB) is refused before any row is decoded; every real GQA row holds its own id
+    and question.
+
+    Raises:
+        lmmprobe.data.base.DataError: More rows than bytes; one line naming the file.
+
+    """
+    from lmmprobe.data.base import DataError
+
+    parquet = pq.ParquetFile(path)
+    rows, size = parquet.metadata.num_rows, path.stat().st_size
+    if rows > size:
+        raise DataError(
+            f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: repeated "
+            "rows, not GQA's questions); fetch the config again"
+        )
+    for batch in parquet.iter_batches(batch_size=_BATCH):
+        yield from batch.to_pylist()
 
 
 def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:

@@ -1,0 +1,339 @@
+"""Hostile local copies of HEMM datasets: each is refused in one line naming the file, in bounded time.
+
+A copy's files are outside text: a workbook of millions of empty cells, a pickle nested 200,000
+lists deep or declaring a string of 2**40 bytes, JSON nested 100,000 deep, a VCR line of
+200,000 minus signs, a FIFO or a link to ``/dev/zero`` in place of a file. Each case is what
+the hostile re-test of issue 34 found (retest 5, items 2 to 4), made small.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import struct
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+from tests.data.benchmarks.test_hemm_fixtures import build
+
+from lmmprobe.data import DataError, load_source
+from lmmprobe.data.benchmarks.hemm_common import read_plain_pickle
+from lmmprobe.data.rows import MAX_NESTING
+
+NESTING = f"nested more than {MAX_NESTING} levels deep"
+
+
+def _one_line_error(folder: Path, data: str, *why: str) -> None:
+    """``run --data DATA,path=FOLDER`` exits 2 with one line naming a file of `folder`."""
+    res = lmmprobe("run", "-m", "first", "--data", f"{data},path={folder}", "--db", folder / "db")
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    assert "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"error: {folder}/"), out
+    for words in why:
+        assert words in lines[0], out
+
+
+# --------------------------------------------------------------------------- Memotion's xlsx
+
+_MEMOTION = "memotion-dataset-7k/memotion_dataset_7k"
+_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_PARTS = {
+    "[Content_Types].xml": (
+        '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/'
+        'package/2006/content-types"><Default Extension="rels" ContentType="application/'
+        'vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+        'ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType='
+        '"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/'
+        'vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>'
+    ),
+    "_rels/.rels": (
+        '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+        'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" '
+        f'Type="{_REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>'
+    ),
+    "xl/workbook.xml": (
+        f'<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="{_NS}" xmlns:r="{_REL}">'
+        '<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>'
+    ),
+    "xl/_rels/workbook.xml.rels": (
+        '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
+        'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" '
+        f'Type="{_REL}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>'
+    ),
+}
+
+
+def _labels(folder: Path, rows: str, *, drop: str | None = None) -> Path:
+    """A Memotion copy (the fixture's images) whose labels.xlsx has sheet rows `rows`."""
+    build("hemm-memotion", folder)
+    sheet = (
+        f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{_NS}"><sheetData>'
+        f"{rows}</sheetData></worksheet>"
+    )
+    path = folder / _MEMOTION / "labels.xlsx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for name, text in {**_PARTS, "xl/worksheets/sheet1.xml": sheet}.items():
+            if name != drop:
+                z.writestr(name, text)
+    return path
+
+
+def _header() -> str:
+    names = ("image_name", "text_corrected", "humour")
+    cells = "".join(f'<c t="inlineStr"><is><t>{n}</t></is></c>' for n in names)
+    return f"<row>{cells}</row>"
+
+
+def test_a_workbook_row_of_a_million_cells_is_refused_by_the_xlsx_limits(tmp_path: Path) -> None:
+    # Two rows of 1,000,000 empty cells, spaced at random so the sheet compresses as a sheet
+    # a tool wrote would (under the zip-bomb ratio): pandas took over a minute and 1.4 GB on
+    # 2,000,000 before the check; the row's width is now refused from a streamed count.
+    rng = random.Random(2)
+    empty = "".join("<c/>" + rng.choice(" \n\t") for _ in range(1_000_000))
+    _labels(tmp_path / "cells", _header() + f"<row>{empty}</row>" * 2)
+    start = time.monotonic()
+    _one_line_error(tmp_path / "cells", "hemm-memotion", "labels.xlsx", "more than 16,384 cells")
+    assert time.monotonic() - start < 60
+
+
+def test_a_workbook_without_its_workbook_part_is_one_line(tmp_path: Path) -> None:
+    row = '<row><c t="inlineStr"><is><t>image_1.jpg</t></is></c></row>'
+    _labels(tmp_path / "m", _header() + row, drop="xl/workbook.xml")
+    _one_line_error(tmp_path / "m", "hemm-memotion", "labels.xlsx", "not a readable .xlsx")
+
+
+def test_a_fifo_or_a_device_in_place_of_labels_xlsx_is_named_as_what_it_is(
+    tmp_path: Path,
+) -> None:
+    build("hemm-memotion", tmp_path / "f")
+    os.mkfifo(tmp_path / "f" / _MEMOTION / "labels.xlsx")
+    with pytest.raises(DataError, match=r"labels\.xlsx: a FIFO, not a regular file"):
+        load_source(f"hemm-memotion,path={tmp_path / 'f'}", strict=True)
+    build("hemm-memotion", tmp_path / "z")
+    (tmp_path / "z" / _MEMOTION / "labels.xlsx").symlink_to("/dev/zero")
+    with pytest.raises(DataError, match=r"labels\.xlsx: a character device, not a regular"):
+        load_source(f"hemm-memotion,path={tmp_path / 'z'}", strict=True)
+
+
+def test_a_memotion_workbook_that_passes_the_checks_still_reads_as_before(tmp_path: Path) -> None:
+    row = (
+        '<row><c t="inlineStr"><is><t>image_1.jpg</t></is></c>'
+        '<c t="inlineStr"><is><t>a caption</t></is></c>'
+        '<c t="inlineStr"><is><t>hilarious</t></is></c></row>'
+    )
+    _labels(tmp_path / "ok", _header() + row)
+    samples = load_source(f"hemm-memotion,path={tmp_path / 'ok'}", strict=True).samples
+    assert [(s.id, s.question, s.answer) for s in samples] == [
+        ("hemm-memotion/image_1.jpg", "a caption", ["hilarious"])
+    ]
+
+
+# --------------------------------------------------------------------------- PathVQA's pickle
+
+_PKL = "pathvqa_images/pvqa/qas/test/test_qa.pkl"
+
+
+def _s(text: bytes) -> bytes:
+    return b"X" + struct.pack("<I", len(text)) + text  # BINUNICODE
+
+
+def _row(question: bytes) -> bytes:
+    """A protocol-4 pickle of ``[{"question": <question's opcodes>, "image": ..., ...}]``."""
+    return (
+        b"\x80\x04]}"
+        + _s(b"question")
+        + question
+        + b"s"
+        + _s(b"image")
+        + _s(b"test_0000")
+        + b"s"
+        + _s(b"answer")
+        + _s(b"yes")
+        + b"sa."
+    )
+
+
+_DEEP = 200_000
+PICKLES = {
+    # A question nested 200,000 lists deep: str() of it stopped at the recursion limit.
+    "deep": (_row(b"]" * _DEEP + b"a" * (_DEEP - 1)), NESTING),
+    # A string declaring 2**40 bytes: the file was read with that size reserved.
+    "huge": (_row(b"\x8d" + struct.pack("<Q", 1 << 40) + b"abc"), "expected 1099511627776 bytes"),
+    # A dict key set on a list, an item appended to a string.
+    "setitem_on_list": (b"\x80\x04]" + _s(b"k") + _s(b"v") + b"s.", "TypeError"),
+    "append_on_str": (b"\x80\x04" + _s(b"k") + _s(b"v") + b"a.", "AttributeError"),
+    # A dict key that is a tuple nested 1,000,000 deep: hashing it overflowed the C stack.
+    "deep_key": (b"\x80\x04}K\x01" + b"\x85" * 1_000_000 + b"K\x02s.", NESTING),
+    # A list holding itself (memo GET): refused, as a value shared between places.
+    "self": (_row(b"]\x94h\x00a"), "in two places"),
+}
+
+
+def _pathvqa(folder: Path, data: bytes) -> Path:
+    build("hemm-pathvqa", folder)
+    (folder / _PKL).write_bytes(data)
+    return folder
+
+
+def test_a_pathvqa_pickle_nested_200000_deep_is_one_line(tmp_path: Path) -> None:
+    folder = _pathvqa(tmp_path / "deep", PICKLES["deep"][0])
+    _one_line_error(folder, "hemm-pathvqa", "test_qa.pkl", NESTING)
+
+
+@pytest.mark.parametrize("case", sorted(PICKLES))
+def test_a_hostile_pathvqa_pickle_is_one_error_naming_the_file(case: str, tmp_path: Path) -> None:
+    data, why = PICKLES[case]
+    folder = _pathvqa(tmp_path / case, data)
+    with pytest.raises(DataError, match=r"test_qa\.pkl: ") as err:
+        load_source(f"hemm-pathvqa,path={folder}", strict=True)
+    assert why in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_a_plain_pickle_with_shared_strings_still_reads(tmp_path: Path) -> None:
+    word = "fibrosis" * 3  # one string object in two places: a memo GET of a scalar
+    rows = [{"image": "a", "question": word, "answer": word}, {"image": "b", "question": (1, 2)}]
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        path = tmp_path / f"p{protocol}.pkl"
+        path.write_bytes(pickle.dumps(rows, protocol=protocol))
+        assert read_plain_pickle(path) == rows
+
+
+def test_a_pickle_nested_just_within_the_limit_reads(tmp_path: Path) -> None:
+    value: list[object] = []
+    for _ in range(MAX_NESTING):  # the top level and 100 below it
+        value = [value]
+    path = tmp_path / "edge.pkl"
+    path.write_bytes(pickle.dumps(value))
+    assert read_plain_pickle(path) == value
+    path.write_bytes(pickle.dumps([value]))
+    with pytest.raises(DataError, match=NESTING):
+        read_plain_pickle(path)
+
+
+# --------------------------------------------------------------------------- JSON and VCR's lines
+
+_DEEP_JSON = "[" * 100_000 + "]" * 100_000
+JSON_COPIES = {
+    # json_lines (NLVR, Hateful Memes, LNCOCO, NLVR2): the line is named.
+    "nlvr_array": ("hemm-nlvr", "nlvr/nlvr/dev/dev.json", _DEEP_JSON + "\n", "dev.json:1: "),
+    "nlvr_field": (
+        "hemm-nlvr",
+        "nlvr/nlvr/dev/dev.json",
+        '{"directory": ' + _DEEP_JSON + "}\n",
+        "dev.json:1: directory: ",
+    ),
+    # A value deep enough for the 100-level rule but not for the decoder's recursion limit.
+    "nlvr_200": ("hemm-nlvr", "nlvr/nlvr/dev/dev.json", "[" * 200 + "]" * 200, "dev.json:1: "),
+    # read_json (SLAKE, GQA, OK-VQA, MemeCap, MagicBrush, MM-IMDb, ...): the file is named.
+    "slake": ("hemm-slake", "Slake1.0/test.json", _DEEP_JSON, "test.json: "),
+    # hemm-vcr reads each line as a Python literal (ast.literal_eval, as HEMM does).
+    "vcr_minus": ("hemm-vcr", "vcr_annotations/val.jsonl", "-" * 200_000 + "1\n", "val.jsonl:1: "),
+    "vcr_plus": ("hemm-vcr", "vcr_annotations/val.jsonl", "1+" * 100_000 + "1\n", "val.jsonl:1: "),
+    "vcr_tuple": ("hemm-vcr", "vcr_annotations/val.jsonl", "(" * 150 + ")" * 150, "val.jsonl:1: "),
+}
+
+
+def _copy(folder: Path, relative: str, text: str) -> Path:
+    path = folder / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("case", ["nlvr_array", "vcr_minus"])
+def test_json_and_vcr_lines_nested_too_deep_are_one_line_naming_file_and_line(
+    case: str, tmp_path: Path
+) -> None:
+    name, relative, text, where = JSON_COPIES[case]
+    _one_line_error(_copy(tmp_path / case, relative, text), name, where + NESTING)
+
+
+@pytest.mark.parametrize("case", sorted(JSON_COPIES))
+def test_hemm_json_readers_apply_the_100_level_rule(case: str, tmp_path: Path) -> None:
+    name, relative, text, where = JSON_COPIES[case]
+    folder = _copy(tmp_path / case, relative, text)
+    start = time.monotonic()
+    with pytest.raises(DataError, match=NESTING) as err:
+        load_source(f"{name},path={folder}", strict=True)
+    assert str(err.value).startswith(str(folder / relative))
+    assert where in str(err.value)
+    assert time.monotonic() - start < 30
+
+
+def test_a_vcr_line_that_is_a_python_literal_still_reads_as_hemm_reads_it(tmp_path: Path) -> None:
+    from lmmprobe.data.benchmarks.hemm_common import python_literal
+
+    assert python_literal("x:1", "{'a': (1, -2), 'b': [1+2j, None]}") == {
+        "a": (1, -2),
+        "b": [1 + 2j, None],
+    }
+    with pytest.raises(DataError, match=r"x:1: not a Python/JSON literal"):
+        python_literal("x:1", '{"a": true}')  # JSON, but not a Python literal: as in HEMM
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero"])
+def test_a_fifo_or_dev_zero_in_place_of_a_json_file_is_named_as_what_it_is(
+    kind: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "slake" / "Slake1.0" / "test.json"
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+        _one_line_error(tmp_path / "slake", "hemm-slake", "test.json: a FIFO, not a regular file")
+    else:
+        path.symlink_to("/dev/zero")
+        with pytest.raises(DataError, match=r"test\.json: a character device, not a regular"):
+            load_source(f"hemm-slake,path={tmp_path / 'slake'}", strict=True)
+
+
+def test_a_missing_file_is_still_not_found(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match=r"test\.json not found: the local copy lacks"):
+        load_source(f"hemm-slake,path={tmp_path / 'empty'}", strict=True)
+
+
+# --------------------------------------------------------------------------- fuzz
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    base=st.lists(
+        st.dictionaries(st.sampled_from(["image", "question", "answer"]), st.text(max_size=5)),
+        max_size=3,
+    ),
+    cut=st.integers(min_value=0, max_value=200),
+    noise=st.binary(max_size=40),
+)
+def test_any_mangled_pickle_is_a_value_or_one_data_error(
+    base: list[dict[str, str]], cut: int, noise: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    good = pickle.dumps(base)
+    path = tmp_path_factory.mktemp("fuzz") / "test_qa.pkl"
+    path.write_bytes(good[:cut] + noise + good[cut:])
+    try:
+        read_plain_pickle(path)
+    except DataError as exc:
+        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="([{}])-+~*1,:'\"aj. ", max_size=400))
+def test_any_line_of_brackets_and_operators_is_a_value_or_one_data_error(line: str) -> None:
+    from lmmprobe.data.benchmarks.hemm_common import python_literal
+
+    try:
+        python_literal("x:1", line)
+    except DataError as exc:
+        assert str(exc).startswith("x:1: ") and "\n" not in str(exc)
