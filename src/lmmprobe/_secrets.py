@@ -592,11 +592,7 @@ def _redact_spec_text(text: str) -> str:
 
 def _names_a_variable(text: str, found: _Found) -> bool:
     words = _words(found.name)
-    return (
-        bool(words)
-        and words[-1] == "env"
-        and plain_variable_name(text[found.start : found.end])
-    )
+    return bool(words) and words[-1] == "env" and plain_variable_name(text[found.start : found.end])
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
