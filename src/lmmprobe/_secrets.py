@@ -13,6 +13,7 @@ model backends, redacts what it writes with it; `lmmprobe.models.api_keys` re-ex
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -23,18 +24,28 @@ REDACTED = "[redacted]"
 """What a scrubbed secret is replaced with."""
 
 KEY_SHAPE = re.compile(
-    # Not right after a letter, digit, "_" or "-": a key inside a model's or a task's name
-    # (``org/task-sk-12345678``, ``LLaVA-ghp_...``) is part of that name; after "/", "=", ":"
-    # or a space it is a key pasted there.
-    r"(?<![\w-])(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{12,}"  # OpenAI, Anthropic, and others' sk-/pk-/rk-
+    # Weak prefixes: not right after a letter, digit, "_" or "-". A key inside a model's or a
+    # task's name (``org/task-sk-12345678``, ``LLaVA-ghp_...``) is part of that name; after
+    # "/", "=", ":" or a space it is a key pasted there. An sk-/pk-/rk- body holds a digit
+    # (real keys mix letters and digits): ``hf:sk-learn-model-abcdefgh`` is a name.
+    r"(?<![\w-])(?:(?:sk|pk|rk)-(?=[A-Za-z0-9_\-]*\d)[A-Za-z0-9_\-]{12,}"  # OpenAI and others
     r"|hf_[A-Za-z0-9]{16,}"  # Hugging Face
     r"|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}"  # GitHub
     r"|glpat-[A-Za-z0-9_\-]{16,}"  # GitLab
     r"|AIza[A-Za-z0-9_\-]{16,}"  # Google API keys
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}\b"  # AWS access key ids
     r"|(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{8,}"  # Slack
-    r"|(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{20,}|fw_[A-Za-z0-9]{16,}"  # Groq, Replicate, xAI, ...
-    r"|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,})"  # a JSON web token: header.payload.signature
+    r"|(?:gsk|r8|xai|pplx)[_-][A-Za-z0-9]{20,}|fw_[A-Za-z0-9]{16,})"  # Groq, Replicate, xAI...
+    # Strong shapes, wherever they stand, glued to other characters too (``xAKIA...``,
+    # ``1ghp_...``): a distinctive prefix and the full length of a real key, which no name
+    # reaches by chance.
+    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"  # AWS access key ids: exactly 20 characters
+    r"|gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{82}"  # GitHub's full lengths
+    r"|hf_[A-Za-z0-9]{34}"  # Hugging Face: 34 after hf_
+    r"|glpat-[A-Za-z0-9_\-]{20}"  # GitLab: 20 after glpat-
+    r"|AIza[A-Za-z0-9_\-]{35}"  # Google: 39 characters in all
+    r"|xox[abposre]-\d{6,}-[A-Za-z0-9\-]{8,}"  # Slack: a team's number after the prefix
+    r"|sk-(?:proj|ant|svcacct|admin)-[A-Za-z0-9_\-]{40,}"  # OpenAI's, Anthropic's long keys
+    r"|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}"  # a JSON web token: header.payload.signature
 )
 """Key-shaped words: sk-..., sk-proj-..., sk-ant-..., the pk-/rk- variants some providers use,
 and the prefixed tokens of Hugging Face (hf_), GitHub (ghp_, gho_, github_pat_...), GitLab
@@ -44,9 +55,18 @@ and the prefixed tokens of Hugging Face (hf_), GitHub (ghp_, gho_, github_pat_..
 The rule: the prefix, then at least as many characters as below (real keys hold far more:
 OpenAI's 48 or more after sk-, GitHub's 36 after ghp_, Hugging Face's 34 after hf_), and
 nothing but the key's own characters; the shortest lengths keep ordinary names safe
-("sk-learn", ``revision=sk-abc12345678``, ``hf_transfer``, ``fw_version``). A key-shaped word
-right after a letter, digit, "_" or "-" is part of a longer name (``org/task-sk-12345678``,
-``LLaVA-ghp_...``) and not taken for a key; one after "/", "=", ":", "@" or a space is."""
+("sk-learn", ``revision=sk-abc12345678``, ``hf_transfer``, ``fw_version``), and an sk-/pk-/rk-
+body without a digit is a name (``sk-learn-model-abcdefgh``). A key-shaped word right after a
+letter, digit, "_" or "-" is part of a longer name (``org/task-sk-12345678``,
+``LLaVA-ghp_...``) and not taken for a key; one after "/", "=", ":", "@" or a space is.
+
+The trade-off: hiding too little writes a key to a file; hiding too much hides a name, and two
+models differing only there are refused as recorded alike (`lmmprobe.run.runner`). So a shape
+glued to other characters counts only where it is strong: a distinctive prefix and a real key's
+full, fixed length (AWS's AKIA/ASIA + 16, GitHub's ghp_ + 36 and github_pat_ + 82, Hugging
+Face's hf_ + 34, GitLab's glpat- + 20, Google's AIza + 35, Slack's xoxb-NUMBER-..., OpenAI's
+sk-proj-/Anthropic's sk-ant- + 40 or more, a JSON web token); a weak prefix (sk-, pk-, rk-, a
+shorter ghp_ or hf_...) counts only at a word's start."""
 
 SECRET_WORDS = frozenset(
     {
@@ -97,14 +117,32 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # with a port or a path follows (``user:pass@host:8000/v1``, as a base URL after ``@``).
 # A user without a password (``http://TOKEN@host/v1``) is taken for a token: a key given as
 # the user, which a server reads as basic authentication's or as a bearer token.
+# A scheme is read from the start of its run of scheme characters only (the look-behind): tried
+# at every letter of a long word, it made reading the word quadratic.
+_SCHEME = r"(?<![A-Za-z0-9+.\-])[A-Za-z0-9+.\-]+://"
 _URL_CREDENTIALS = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.\-]*://[^/\s@:?#]*:([^/\s@?#]+)@"
+    _SCHEME + r"[^/\s@:?#]*:([^/\s@?#]+)@"
     r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
-    r"|[A-Za-z][A-Za-z0-9+.\-]*://([^/\s@:?#]+)@"
+    r"|" + _SCHEME + r"([^/\s@:?#]+)@"
 )
 # A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
-# its name, as ``NAME=value`` is; the value runs to the next parameter.
-_URL_PARAMETER = re.compile(r"[?#&;]([^=?#&;/\s]+)=([^&#;\s]*)")
+# its name, as ``NAME=value`` is; the value runs to the next parameter. Spaces around the "="
+# (``?key =X``, ``? key= X``) are looked through: a server may strip them, and a key pasted so
+# is still a key. Before the name only after "?": "; " and "& " end a shell's command.
+_URL_PARAMETER = re.compile(r"(?:\?[ \t]*|[#&;])([^=?#&;/\s]+)[ \t]*=[ \t]*([^&#;\s]*)")
+# A path segment ``/NAME=VALUE`` (``http://h/v1/key=X``; a server's error quoting the path): judged
+# as a query's parameter is, the value running to the segment's end.
+_PATH_PARAMETER = re.compile(r"/([^=?#&;/\s]+)[ \t]*=[ \t]*([^/?#&;\s]*)")
+# A URL's path (``scheme://host/a/b``), where a segment naming a secret holds the next one as its
+# value (``http://h/api_key/X/v1``). Read in URLs with a scheme only: a file's path
+# (``/etc/keys/token/README``) is no URL.
+_URL_PATH = re.compile(_SCHEME + r"[^\s/?#]*(/[^\s?#]*)")
+_PATH_SECRET_WORDS = frozenset(
+    {"apikey", "key", "token", "tok", "secret", "password", "passwd", "pwd", "passphrase", "pat"}
+)  # fmt: skip
+"""The last word of a path segment whose next segment is a secret: singular names of a value
+(``/key/X``, ``/api_key/X``), not a collection's (``/keys/list``) or a run-together word's
+(``/monkey/x``)."""
 _QUERY_SECRETS = frozenset(
     {"sig", "signature", "code", "x-amz-signature", "x-goog-signature", "sas", "pw"}
 )  # fmt: skip
@@ -125,9 +163,38 @@ def _words(name: str) -> list[str]:
     return words
 
 
-def _secret_word(word: str, words: list[str]) -> bool:
+_TOKEN_NUMBER_WORDS = frozenset({"id", "ids", "idx", "index", "indices", "indexes"})
+"""After ``token``: the number of a token in a vocabulary (``eos_token_id``,
+``image_token_index``), a tokenizer's setting."""
+
+_SPECIAL_TOKEN_WORDS = frozenset(
+    {
+        "pad", "eos", "bos", "unk", "sep", "cls", "mask", "eot", "eom", "image", "img", "video",
+        "audio", "vision", "boi", "eoi", "boa", "eoa", "bov", "eov", "placeholder", "special",
+        "start", "end", "begin", "stop", "think", "answer", "tool",
+    }
+)  # fmt: skip
+"""Before ``token``: a special token of a tokenizer or a chat template (``pad_token=<pad>``,
+``bos_token=<s>``, ``image_token=<image>``), not a credential."""
+
+
+def _secret_word(words: list[str], at: int) -> bool:
+    """Whether ``words[at]`` says the value of a name made of `words` is a secret.
+
+    Over-redaction has a cost too (two models differing only in a hidden value are refused as
+    recorded alike), so ``token`` naming a tokenizer's setting is no secret: before ``id``,
+    ``ids`` or ``index`` (`_TOKEN_NUMBER_WORDS`), or after a special token's word
+    (`_SPECIAL_TOKEN_WORDS`: ``pad_token``, ``eos_token_id``); another secret word in the same
+    name still makes it one (``auth_token_id``).
+    """
+    word = words[at]
     if word in ("tokens", "keys") and _COUNT_WORDS.intersection(words):
         return False
+    if word in ("token", "tokens"):
+        after = words[at + 1] if at + 1 < len(words) else ""
+        before = words[at - 1] if at > 0 else ""
+        if after in _TOKEN_NUMBER_WORDS or before in _SPECIAL_TOKEN_WORDS:
+            return False
     return word in SECRET_WORDS or word.endswith(_SECRET_SUFFIXES)
 
 
@@ -138,7 +205,7 @@ def _secret_flag(name: str) -> bool:
     pass.
     """
     words = _words(name)
-    if words and _secret_word(words[-1], words):
+    if words and _secret_word(words, len(words) - 1):
         return True
     flag = "--" + "-".join(words)
     return len(flag) >= 5 and any(f.startswith(flag) for f in _SECRET_FLAGS)
@@ -161,12 +228,52 @@ _QUANTITY_WORDS = frozenset(
 ``key_count=3``), never a secret: hiding it would record two settings the same."""
 
 
+def _path_secret(segment: str) -> bool:
+    """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`)."""
+    name = unquote(segment)
+    words = _words(name)
+    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_variable(name)
+
+
+def _url_secrets(text: str) -> list[_Found]:
+    """The secret parameters of the URLs in `text`: in a query, as path segments, and a path's.
+
+    ``?key=X``, ``&api-key=X``, ``#token=X`` (`_URL_PARAMETER`), ``/key=X`` (`_PATH_PARAMETER`)
+    and ``scheme://h/api_key/X`` (`_URL_PATH`); each judged by its name (`_secret_parameter`).
+    """
+    found = [
+        _Found(parameter.group(1), parameter.start(2), parameter.end(2))
+        for pattern in (_URL_PARAMETER, _PATH_PARAMETER)
+        for parameter in pattern.finditer(text)
+        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
+    ]
+    for url in _URL_PATH.finditer(text):
+        at = url.start(1) + 1  # the first segment, after the path's "/"
+        segments = url.group(1)[1:].split("/")
+        for name, value in itertools.pairwise(segments):
+            start = at + len(name) + 1
+            if value and _path_secret(name):
+                found.append(_Found(name, start, start + len(value)))
+            at = start
+    return found
+
+
+def url_secret_values(url: str) -> list[str]:
+    """The values `redact_urls` hides in `url` (a password, a key in its query or its path).
+
+    A model's backend remembers them as it remembers its key (`models.api_keys`), so that a
+    server quoting its own route in an error (``unknown route POST /api_key/X/v1/...``, no
+    scheme to read it as a URL by) still shows none.
+    """
+    return [url[f.start : f.end] for f in _url_found(url) if f.end > f.start]
+
+
 def _secret_variable(name: str) -> bool:
     """Whether ``NAME=value`` is a secret: by any word of the name (``API_KEY_FOR_LOG``)."""
     words = _words(name)
     if words and words[-1] in _QUANTITY_WORDS:
         return False
-    return any(_secret_word(w, words) for w in words)
+    return any(_secret_word(words, at) for at in range(len(words)))
 
 
 def _url_secret(url: re.Match[str]) -> tuple[str, int]:
@@ -267,11 +374,7 @@ def _scan(text: str, *, word: bool) -> list[_Found]:
         return found[:1]  # ``--auth=''``: the quotes are its value, not the next word
     # A URL's parameters read whole as well: the pieces split a name at shell punctuation
     # (``?key[]=X``).
-    found += [
-        _Found(parameter.group(1), parameter.start(2), parameter.end(2))
-        for parameter in _URL_PARAMETER.finditer(text)
-        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
-    ]
+    found += _url_secrets(text)
     return sorted(found, key=lambda item: item.start)
 
 
@@ -365,11 +468,8 @@ def _scan_plain(text: str, *, word: bool) -> list[_Found]:
             found.append(_Found(name, at + url.start(group), at + url.end(group)))
         for key in KEY_SHAPE.finditer(piece):  # a key alone (``ghp_...``, ``hf_...``)
             found.append(_Found("a key-shaped word", at + key.start(), at + key.end()))
-        for parameter in _URL_PARAMETER.finditer(piece):
-            if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
-                found.append(
-                    _Found(parameter.group(1), at + parameter.start(2), at + parameter.end(2))
-                )
+        for item in _url_secrets(piece):
+            found.append(item._replace(start=at + item.start, end=at + item.end))
         if not name or value_at is None:
             continue
         found.append(_Found(name, at + value_at, match.end()))
@@ -433,14 +533,16 @@ def redact_urls(text: str) -> str:
     it is. For messages that may quote a configured URL (a server's error naming its base URL),
     where `redact_text`'s reading of ``name: value`` prose would take out too much.
     """
+    return _blank(text, _url_found(text))
+
+
+def _url_found(text: str) -> list[_Found]:
+    """Every secret of the URLs in `text`: a password or a token as the user, and parameters."""
     found: list[_Found] = []
     for url in _URL_CREDENTIALS.finditer(text):
         name, group = _url_secret(url)
         found.append(_Found(name, url.start(group), url.end(group)))
-    for parameter in _URL_PARAMETER.finditer(text):
-        if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1)):
-            found.append(_Found(parameter.group(1), parameter.start(2), parameter.end(2)))
-    return _blank(text, found)
+    return found + _url_secrets(text)
 
 
 def redact_command(argv: Sequence[str]) -> list[str]:
@@ -468,7 +570,10 @@ def redact_spec(spec: str) -> str:
     Each of its comma-separated parts is redacted as `redact_text` does, and so is the value of
     each ``key=value`` option on its own (``args=--api-key X``: the flag is the value's first
     word). The value of an option naming an environment variable (``key_env=MY_KEY``: its
-    last word is ``env``) is kept: it is a variable's name, not a secret.
+    last word is ``env``) is kept when it is a plain variable's name (`plain_variable_name`:
+    ``MY_API_KEY``), which no key looks like; any other (``key_env=hunter2``, perhaps a key
+    pasted there) is hidden like a secret, whether or not such a variable is set: what is
+    recorded does not depend on the environment.
     """
     return ",".join(_redact_part(part) for part in spec.split(","))
 
@@ -487,11 +592,7 @@ def _redact_spec_text(text: str) -> str:
 
 def _names_a_variable(text: str, found: _Found) -> bool:
     words = _words(found.name)
-    return (
-        bool(words)
-        and words[-1] == "env"
-        and bool(_ENV_NAME.fullmatch(text[found.start : found.end]))
-    )
+    return bool(words) and words[-1] == "env" and plain_variable_name(text[found.start : found.end])
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -539,6 +640,25 @@ def key_env_name(value: str) -> str:
             "like a key itself (not shown): put the key in a variable, then pass key_env=VAR"
         )
     return value
+
+
+_PLAIN_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def plain_variable_name(name: str) -> bool:
+    """Whether `name` reads as a variable's name that no key looks like (``TOGETHER_API_KEY``).
+
+    Capitals and digits in words joined by ``_``, one of them saying key or token
+    (``OPENAI_API_KEY``, ``HF_TOKEN``, ``MY_KEY_2``), and no key's shape in it. A ``key_env``
+    naming a variable that is not set may be shown only if its name is so plain: any other value
+    (``hunter2``, ``AbCdEfGh12345``) may be a key pasted there, and is not shown.
+    """
+    return (
+        bool(_PLAIN_VARIABLE.fullmatch(name))
+        and _secret_variable(name)
+        and not KEY_SHAPE.search(name)
+        and not _LONG_HEX.search(name)
+    )
 
 
 NOT_SPECS = frozenset(

@@ -411,6 +411,9 @@ TEMPLATES = [
     "vllm serve --u http://h/v1?ke%79={}", "vllm serve --u http://h/v1?%6Bey={}",
     "vllm serve --u http://h/v1?sas={}", "vllm serve --u http://h/v1?pw={}",
     "vllm serve --x gsk_{}xxxxxxxxxxxxxxxxxxxx", "vllm serve --x glpat-{}xxxxxxxxxxxxxxxx",
+    # re-test 5 of issue 34: a URL's path, spaces around a parameter's "="
+    "vllm serve --u http://h/v1/key={}", "vllm serve --u http://h/api_key/{}/v1",
+    "vllm serve --u 'http://h/v1?key ={}'", "vllm serve --u 'http://h/v1? token= {}'",
 ]  # fmt: skip
 
 

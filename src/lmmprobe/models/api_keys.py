@@ -38,12 +38,14 @@ from lmmprobe._secrets import (
     REDACTED,
     SECRET_WORDS,
     key_env_name,
+    plain_variable_name,
     redact_command,
     redact_record,
     redact_spec,
     redact_text,
     redact_urls,
     secret_argument,
+    url_secret_values,
 )
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "SECRET_WORDS",
     "key_env_name",
     "keys_not_needed",
+    "plain_variable_name",
     "redact_command",
     "redact_options",
     "redact_record",
@@ -66,6 +69,8 @@ __all__ = [
     "scrub_answer",
     "scrub_secrets",
     "secret_argument",
+    "unset_key_env",
+    "url_secret_values",
 ]
 
 log = logging.getLogger(__name__)
@@ -189,9 +194,16 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
 
     Inside `keys_not_needed`, a key that is not set is "EMPTY" too, and its variable is noted.
 
-    The key is remembered for `scrub_secrets` and `scrub_answer`; a key shorter than
+    The key is remembered for `scrub_secrets` and `scrub_answer`, and so are the secrets of
+    `base_url` of 8 characters or more (`url_secret_values`); a key shorter than
     `MIN_ANSWER_SECRET_LENGTH` is logged as a warning (once), naming the variable: it cannot
     be kept out of answers.
+
+    A `key_env` that names no variable set in the environment is refused, local server and dry
+    run alike, unless its name is plain (`plain_variable_name`: ``OPENAI_API_KEY``, the
+    default): any other value (``hunter2``) may be a key pasted there by mistake, which would be
+    shown in the message and recorded with the spec. The message does not show it
+    (`unset_key_env`). A variable that is set is a variable, whatever its name.
 
     Args:
         key_env: The environment variable holding the key.
@@ -200,10 +212,17 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
 
     Raises:
         ValueError: No key is set and the server is not local; the message names the variable
-            (never a key).
+            (never a key). Or `key_env` is not set and its name is not plain.
 
     """
+    for value in url_secret_values(base_url or ""):
+        # A server may quote its route in an error (a 404), where no scheme marks it a URL.
+        # Only long values: a short one would be taken out of answers as an ordinary word.
+        if len(value) >= MIN_SECRET_LENGTH:
+            remember_secret(value)
     key = os.environ.get(key_env)
+    if key is None and not plain_variable_name(key_env):
+        raise ValueError(unset_key_env(what))
     if key:
         if remember_secret(key) and len(key) < MIN_ANSWER_SECRET_LENGTH:
             log.warning(
@@ -263,3 +282,18 @@ def _redacted_value(key: str, value: Any) -> Any:
         return REDACTED
     head = f"{key}="
     return redacted[len(head) :] if redacted.startswith(head) else REDACTED
+
+
+def unset_key_env(what: str = "") -> str:
+    """The one line refusing a ``key_env`` that names no variable set: its value is not shown.
+
+    Args:
+        what: Who needs the key, for the message (e.g. "the orchestrator"); "" for a model.
+
+    """
+    whose = f" of {what}" if what else ""
+    return (
+        f"key_env{whose} names a variable that is not set; the value is not shown in case it "
+        "is a key: set that variable, or put the key in one such as MY_API_KEY and pass "
+        "key_env=MY_API_KEY"
+    )

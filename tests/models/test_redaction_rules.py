@@ -1,0 +1,301 @@
+"""The redaction rules' edges found by the fifth hostile re-test of issue 34 (item 8).
+
+Four kinds of finding, each a test that failed before: a secret in a URL's path or in a query
+with spaces around its "=" was recorded and shown; a ``key_env`` value that names no variable
+(``hunter2``, a key pasted there) was shown in the message and recorded; a key shape glued to
+other characters (``xAKIA...``) was not taken for a key; and tokenizer settings
+(``pad_token=<pad>``, ``eos_token_id=2``) and names starting ``sk-`` were hidden, so that two
+models differing only there were refused as recorded alike.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from tests.bounded import bounded_each
+from tests.console import lmmprobe
+from tests.models.test_served import _command, _lmmprobe, _one_line_error
+
+from lmmprobe._secrets import (
+    REDACTED,
+    plain_variable_name,
+    redact_command,
+    redact_spec,
+    redact_text,
+    redact_urls,
+    secret_argument,
+)
+from lmmprobe.models.api_keys import scrub_secrets
+from lmmprobe.models.served import SERVERS, parse_options
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+PASSWORD = "hunter2-s3cr3t-pw"
+
+
+def _nothing_recorded(root: Path, secret: str = PASSWORD) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+
+
+def _everywhere(text: str) -> list[str]:
+    """`text` as each writer and message shows it."""
+    return [redact_spec(text), redact_text(text), redact_urls(text), scrub_secrets(text)]
+
+
+# 1. A secret in a URL's path, or in its query with spaces around the "=".
+
+URL_PATHS = [
+    f"http://h/v1/key={PASSWORD}",
+    f"http://h/token={PASSWORD}/v1",
+    f"http://h/v1;api_key={PASSWORD}",
+    f"http://h/api_key/{PASSWORD}",
+    f"http://h/v1/apiKey/{PASSWORD}/chat",
+    f"https://h/access-token/{PASSWORD}?x=1",
+    f"http://h/v1?key ={PASSWORD}",
+    f"http://h/v1? key= {PASSWORD}",
+    f"http://h/v1?x=1&token = {PASSWORD}",
+]
+
+
+@pytest.mark.parametrize("url", URL_PATHS)
+def test_a_secret_in_a_url_path_or_a_spaced_query_is_redacted(url: str) -> None:
+    for shown in _everywhere(f"openai:m@{url}"):
+        assert PASSWORD not in shown and REDACTED in shown, shown
+    assert secret_argument(url) is not None
+    # A server quoting its route in an error (no scheme): a NAME=VALUE segment still goes.
+    assert PASSWORD not in scrub_secrets(f"unknown route POST /v1/key={PASSWORD}/chat")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["http://h/v1/keys/list", "http://h/v1/monkey/x", "http://h/v1/models/token-classifier",
+     "/etc/keys/token/README", "--download-dir /data/max_tokens=5/x", "http://h/v1/token",
+     "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100"],
+)  # fmt: skip
+def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
+    assert all(shown == text for shown in _everywhere(text))
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}"],
+)
+def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: str) -> None:
+    # The re-test's reproduction: each reached results.json, results.md, the store (the fake
+    # server's 404 quotes its route) and the terminal.
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake-vlm@{server.base_url}{suffix}"
+        ran = lmmprobe("run", "-m", model, "--limit", "2",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = ran.stdout + ran.stderr
+    assert "Traceback" not in out, out
+    assert PASSWORD not in out, out
+    _nothing_recorded(tmp_path)
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
+
+
+# 2. key_env naming a variable that is not set.
+
+
+@pytest.mark.parametrize("value", ["hunter2", "AbCdEfGh12345", "s3cr3tPassw0rd", "judge_key"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/v1", "https://api.example.invalid/v1"])
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_key_env_naming_no_set_variable_is_refused_unshown(
+    tmp_path: Path, value: str, url: str, dry_run: bool
+) -> None:
+    # Before: the message said "set the environment variable hunter2", a dry run "a real run
+    # needs $hunter2", and a local server's run recorded ``key_env=hunter2`` in every file.
+    args = ["run", "-m", f"openai:m@{url},key_env={value}", "--limit", "2",
+            "--db", tmp_path / "db", "--out", tmp_path / "o"]  # fmt: skip
+    proc = _lmmprobe(*args, *(["--dry-run"] if dry_run else []))
+    line = _one_line_error(proc)
+    assert "key_env names a variable that is not set; the value is not shown" in line
+    assert value not in proc.stdout + proc.stderr
+    assert not (tmp_path / "o").exists()
+    _nothing_recorded(tmp_path, value)
+
+
+def test_a_judge_whose_key_env_is_not_set_is_refused_unshown(tmp_path: Path) -> None:
+    judge = "openai:j@http://127.0.0.1:9/v1,key_env=AbCdEfGh12345"
+    proc = _lmmprobe("run", "-m", "random", "--limit", "2", "--judge", judge,
+                     "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    assert "key_env names a variable that is not set" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "AbCdEfGh12345" not in proc.stdout + proc.stderr
+    _nothing_recorded(tmp_path, "AbCdEfGh12345")
+
+
+def test_key_env_naming_a_set_variable_runs_and_reads_back_without_it(tmp_path: Path) -> None:
+    # A variable that is set is a variable, whatever its name: the run goes ahead, and records
+    # the name hidden (it is not plain: what is recorded does not depend on the environment).
+    # The stored run is read back by report, runs, show and compare with the variable gone
+    # (they load no model).
+    db = tmp_path / "db"
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake-vlm@{server.base_url},key_env=lmmprobe_judge_key"
+        ran = lmmprobe("run", "-m", model, "--limit", "2", "--db", db, "--out", tmp_path / "o",
+                       lmmprobe_judge_key="k-test")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == [model.replace("lmmprobe_judge_key", REDACTED)]
+    for args in (("report", "latest", "--format", "md", "--out", tmp_path / "r.md"),
+                 ("runs",), ("show", "latest"), ("compare", "latest", "-m", model, "-m", model)):  # fmt: skip
+        done = lmmprobe(*args, "--db", db)
+        assert "Traceback" not in done.stderr, done.stderr
+        assert "key_env names a variable" not in done.stdout + done.stderr, args
+        assert done.returncode == 0 or args[0] == "compare", done.stdout + done.stderr
+
+
+def test_plain_names_are_still_named_when_not_set(tmp_path: Path) -> None:
+    proc = _lmmprobe("run", "-m", "openai:m@https://api.example.invalid/v1,key_env=TOGETHER_API_KEY",
+                     "--limit", "2", "--db", tmp_path / "db")  # fmt: skip
+    assert "set the environment variable TOGETHER_API_KEY" in _one_line_error(proc)
+    for name in ("OPENAI_API_KEY", "HF_TOKEN", "MY_KEY_2", "LMMPROBE_SERVED_API_KEY"):
+        assert plain_variable_name(name), name
+    for name in ("hunter2", "AbCdEfGh12345", "judge_key", "K1", "TOGETHER", "AKIAIOSFODNN7EXAMPLE"):
+        assert not plain_variable_name(name), name
+
+
+def test_key_env_is_recorded_only_when_its_name_is_plain() -> None:
+    for name in ("MY_API_KEY", "OPENAI_API_KEY", "JUDGE_KEY"):
+        assert redact_spec(f"openai:m,key_env={name}") == f"openai:m,key_env={name}"
+    for value in ("hunter2", "AbCdEfGh12345", "judge_key", "TOGETHER"):
+        assert redact_spec(f"openai:m,key_env={value}") == f"openai:m,key_env={REDACTED}"
+
+
+# 3. Key shapes glued to other characters.
+
+GLUED = [  # (what it is glued to, the key)
+    ("x", "AKIA" + "IOSFODNN7EXAMPLE"),
+    ("1", "ASIA" + "IOSFODNN7EXAMPL3"),
+    ("1", "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z01234567"),
+    ("model-", "gho_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z01234567"),
+    ("x", "github_pat_" + "11AB3dE5g0" + "aB3dE5gH7jK9" * 6),
+    ("org_", "hf_" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z012345"),
+    ("x", "glpat-" + "aB3dE5gH7jK9mN1pQ3sT"),
+    ("x", "AIza" + "SyA-b3dE5gH7jK9mN1pQ3sT5vW7xY9z0123"),
+    ("x", "xoxb-" + "123456789012-1234567890123-aB3dE5gH7jK9"),
+    ("task-", "sk-proj-" + "aB3dE5gH7jK9mN1pQ3sT5vW7xY9z0123456789ab"),
+    ("x", "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0In0" + ".aB3dE5gH7jK9mN1p"),
+]
+
+
+@pytest.mark.parametrize(("glue", "key"), GLUED)
+def test_a_strong_key_shape_glued_to_other_characters_is_redacted(glue: str, key: str) -> None:
+    glued = glue + key
+    spec = f"hf:m,note={glued}"  # (`redact_urls` reads URLs only, and no key shapes)
+    for shown in (redact_spec(spec), redact_text(spec), scrub_secrets(spec),
+                  " ".join(redact_command(["x", glued]))):  # fmt: skip
+        assert key not in shown and REDACTED in shown, shown
+    with pytest.raises(ValueError, match="cannot pass a key-shaped word"):
+        parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": f"--x {glued}"})
+
+
+def test_a_glued_key_is_refused_through_the_console_script(tmp_path: Path) -> None:
+    key = "AKIA" + "IOSFODNN7EXAMPL3"
+    spec = f"vllm:some/model,command={_command()},args=--served-model-name x{key}"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert "args= cannot pass a key-shaped word:" in _one_line_error(proc)
+    _nothing_recorded(tmp_path, key)
+    assert key not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    # weak prefixes keep the word-start rule; strong shapes short of a real key's length pass
+    ["hf:org/task-sk-12345678abcd", "hf:m,revision=xsk-abc12345678901", "LLaVA-ghp_1234567890ab",
+     "my-hf_transfer-model", "xAKIA1234", "TAKIAXYZ", "model_glpat-short"],
+)  # fmt: skip
+def test_weak_or_short_shapes_inside_names_are_kept(text: str) -> None:
+    assert all(shown == text for shown in _everywhere(text))
+
+
+# 4. Over-redaction: tokenizer settings and sk- names.
+
+KEPT = [
+    "hf:m,pad_token=<pad>", "hf:m,eos_token_id=2", "hf:m,image_token_index=32000",
+    "hf:m,bos_token=<s>", "hf:m,unk_token=<unk>", "hf:m,stop_token_ids=2;3",
+    "hf:m,video_token=<video>", "hf:m,padTokenId=0", "hf:sk-learn-model-abcdefgh",
+    "openai:sk-learn-model-abcdefgh@http://h/v1",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_tokenizer_settings_and_sk_names_are_kept(text: str) -> None:
+    assert redact_spec(text) == text and redact_text(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"hf:m,hf_token={PASSWORD}", f"hf:m,access_token={PASSWORD}",
+     f"hf:m,auth_token_id={PASSWORD}", f"hf:m,session_token={PASSWORD}",
+     f"hf:m,token={PASSWORD}", f"hf:m,api_key={PASSWORD}", "hf:m,note=sk-abcdefgh12345678"],
+)  # fmt: skip
+def test_credentials_named_with_token_are_still_redacted(text: str) -> None:
+    assert redact_spec(text) != text and REDACTED in redact_spec(text)
+
+
+@pytest.mark.parametrize("args", ["--pad-token <pad>", "--eos-token-id 2", "--image-token-index 9"])
+def test_tokenizer_flags_pass_a_served_models_check(args: str) -> None:
+    opts = parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": args})
+    assert shlex.join(opts.server_args) == shlex.join(shlex.split(args))
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("chat_template_kwargs=pad_token=<pad>", "chat_template_kwargs=pad_token=<unk>"),
+     ("chat_template_kwargs=image_token_index=1", "chat_template_kwargs=image_token_index=2"),
+     ("chat_template_kwargs=eos_token_id=2", "chat_template_kwargs=eos_token_id=3")],
+)  # fmt: skip
+def test_models_differing_in_a_tokenizer_setting_are_two_models(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    # Before: both were recorded as ``...=[redacted]`` and refused as "recorded alike".
+    with FakeOpenAIServer() as server:
+        models = [f"openai:fake-vlm@{server.base_url},{option}" for option in (first, second)]
+        ran = lmmprobe("run", "-m", models[0], "-m", models[1], "--limit", "2", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o",
+                       OPENAI_API_KEY="k-test")  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == models
+
+
+def test_models_named_sk_something_are_two_models(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        models = [f"openai:sk-learn-model-{n}@{server.base_url}" for n in ("abcdefgh", "hgfedcba")]
+        ran = lmmprobe("run", "-m", models[0], "-m", models[1], "--limit", "2", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o",
+                       OPENAI_API_KEY="k-test")  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == models
+
+
+# Reading a long word took quadratic time (a URL's scheme was tried at each of its letters).
+
+
+def test_redaction_reads_long_words_in_linear_time() -> None:
+    n = 100_000
+    texts = {
+        "letters": "a" * n,
+        "letters, then ://": "a" * n + "://",
+        "sk- and letters": "sk-" + "a" * n,
+        "digits and letters": "a1" * (n // 2),
+        "path segments": "http://h" + "/a" * (n // 2),
+        "path parameters": "/a=" * (n // 3),
+        "query, spaces": "?" + " " * n + "x",
+        "glued prefixes": "ghp_" * (n // 4),
+    }
+    calls = {}
+    for name, text in texts.items():
+        for fn in (redact_spec, redact_text, redact_urls, scrub_secrets):
+            calls[f"{fn.__name__} on {name}"] = lambda fn=fn, text=text: fn(text)
+    bounded_each(calls)
