@@ -141,4 +141,4 @@ def test_serve_refuses_a_recorded_image_that_is_no_longer_a_readable_file(
         zero = httpx.get(get, timeout=10)
         assert zero.status_code == 404 and "cannot be read now" in zero.text
         assert httpx.get(url, timeout=10).status_code == 200  # no worker was held
-    assert "not a regular file" in log[0] and "larger than 16781216 bytes" in log[0]
+    assert "not a regular file" in log[0] and "larger than 16,781,216 bytes" in log[0]

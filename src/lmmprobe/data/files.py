@@ -29,12 +29,14 @@ from lmmprobe.data.rows import MAX_NESTING
 __all__ = [
     "CHUNK",
     "XLSX_LIMITS",
+    "FileTooLarge",
     "UnreadableFile",
     "XlsxLimits",
     "broken_xlsx",
     "check_workbook",
     "check_xlsx",
     "open_regular",
+    "read_regular",
 ]
 
 CHUNK = 1 << 20
@@ -154,6 +156,36 @@ def open_regular(path: Path, within: Path | None = None, *, what: str = "predict
     except BaseException:
         os.close(fd)
         raise
+
+
+class FileTooLarge(UnreadableFile):
+    """A regular file larger than its reader's cap (`read_regular`)."""
+
+
+def read_regular(path: Path, cap: int, *, what: str) -> bytes:
+    """The bytes of `path`, when it is a regular file of at most `cap` bytes.
+
+    `open_regular`'s rule (no FIFO, device or folder: reading one could hang or never end),
+    and a cap checked before reading and again on the bytes read (the file may grow).
+
+    Args:
+        path: The file.
+        cap: The most bytes read.
+        what: What the file holds, for the error (``"a judge prompt template"``).
+
+    Raises:
+        UnreadableFile: Not a regular file.
+        FileTooLarge: Larger than `cap`.
+        OSError: It cannot be opened or read.
+
+    """
+    with open_regular(path, what=what) as f:
+        size = os.fstat(f.fileno()).st_size
+        # One byte past the cap tells a file that grew after it was measured.
+        raw = b"" if size > cap else f.read(cap + 1)
+    if size > cap or len(raw) > cap:
+        raise FileTooLarge(f"{path}: larger than {cap:,} bytes, the most lmmprobe reads for {what}")
+    return raw
 
 
 class _XlsxOverLimit(Exception):

@@ -24,11 +24,11 @@ memory): anything else fails the same way, naming the file.
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 import string
 from dataclasses import dataclass
 from pathlib import Path
+
+from lmmprobe.data.files import FileTooLarge, UnreadableFile, read_regular
 
 __all__ = [
     "MAX_TEMPLATE_BYTES",
@@ -125,26 +125,15 @@ def _read_regular(path: Path) -> bytes:
         OSError: It cannot be opened or read.
 
     """
-    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
-    # below, instead of waiting for a writer forever (the prediction readers' rule).
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise TemplateError(
-                f"{path}: not a regular file (a FIFO, a device or a folder); give the judge "
-                "prompt template as a text file"
-            )
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    with os.fdopen(fd, "rb") as f:
-        # One byte past the cap tells a file that grew after it was measured.
-        raw = b"" if info.st_size > MAX_TEMPLATE_BYTES else f.read(MAX_TEMPLATE_BYTES + 1)
-    if info.st_size > MAX_TEMPLATE_BYTES or len(raw) > MAX_TEMPLATE_BYTES:
+        return read_regular(path, MAX_TEMPLATE_BYTES, what="a judge prompt template")
+    except FileTooLarge:
         raise TemplateError(
             f"{path}: larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a judge prompt template is "
             "a few kilobytes: is it the right file?"
-        )
-    return raw
+        ) from None
+    except UnreadableFile:
+        raise TemplateError(
+            f"{path}: not a regular file (a FIFO, a device or a folder); give the judge "
+            "prompt template as a text file"
+        ) from None

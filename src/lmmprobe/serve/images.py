@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import io
 import logging
-import os
-import stat
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from PIL import Image
 
+from lmmprobe.data.files import UnreadableFile, read_regular
 from lmmprobe.schema import ImageRef
 from lmmprobe.schema.image import max_image_pixels, open_image
 from lmmprobe.serve import _pages
@@ -54,31 +54,14 @@ def max_image_file_bytes() -> int:
 def _read_regular(path: str) -> bytes:
     """The bytes of `path`, when it is a regular file within `max_image_file_bytes`.
 
-    The serve layer may not import the prediction readers' ``open_regular``
-    (`lmmprobe.predictions` is its sibling): this is the same rule.
-
     Raises:
         OSError: It is missing or unreadable, not a regular file, or too large.
 
     """
-    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
-    # below, instead of holding the request's worker until a writer comes.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path}: not a regular file (a FIFO, a device or a folder)")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    cap = max_image_file_bytes()
-    with os.fdopen(fd, "rb") as f:
-        # Read one byte past the cap: the file may have grown since it was measured.
-        raw = b"" if info.st_size > cap else f.read(cap + 1)
-    if info.st_size > cap or len(raw) > cap:
-        raise OSError(f"{path}: larger than {cap} bytes, the most an image within the cap takes")
-    return raw
+        return read_regular(Path(path), max_image_file_bytes(), what="an image")
+    except UnreadableFile as exc:  # the caller answers any OSError with "cannot be read now"
+        raise OSError(str(exc)) from None
 
 
 def register_renderers() -> None:
