@@ -173,6 +173,7 @@ def model_results(
     """
     source = CachedRows(rows)
     whole, groups = summarize_rows(source, list(spec.by), track_cost=bool(spec.prices))
+    source.summary = whole  # decides which metrics' row extracts the one pass makes
     sensitivity = Sensitivity()
     if _sensitivity_applies(whole):
         sensitivity = sensitivity_metrics(split_adversarial(list(source.scores()), identity))
