@@ -28,6 +28,7 @@ from lmmprobe.metrics.benchmark_judged import (
     mmbench_letter_correct,
     mmvet_capability_scores,
 )
+from lmmprobe.metrics.benchmark_open import ocrbench_correct
 from lmmprobe.metrics.bootstrap import FloatArray, finite_or_none, ratio, ratio_intervals
 from lmmprobe.metrics.builtin._official import (
     answer_text,
@@ -35,6 +36,7 @@ from lmmprobe.metrics.builtin._official import (
     bootstrap_value,
     gold,
     official_judge,
+    references,
     verdicts,
 )
 from lmmprobe.metrics.builtin.benchmark_choice import (
@@ -52,6 +54,7 @@ from lmmprobe.metrics.builtin.benchmark_choice import (
     _value,
 )
 from lmmprobe.metrics.builtin.benchmark_judged import LLAVA_JUDGE, LLAVA_WILD, MMVET, MMVET_JUDGE
+from lmmprobe.metrics.builtin.benchmark_open import COCO, OCRBENCH
 from lmmprobe.metrics.freeform import FREE_FORM
 from lmmprobe.metrics.judged import judged_rows, judged_value
 from lmmprobe.metrics.run_metric import MetricContext
@@ -439,3 +442,45 @@ def _captions(ctx: MetricContext) -> dict[str, MetricValue]:
         log.warning("caption metrics skipped: %s", exc)
         return {}
     return {k: MetricValue(v, None, None, len(rows)) for k, v in values.items()}
+
+
+def ocrbench_score(ctx: MetricContext) -> MetricValue | None:
+    """OCRBench's final score (points); ``--by question_type`` gives its category totals."""
+    rows = answered(ctx, OCRBENCH)
+    if rows is None:
+        return None
+    points = [
+        float(ocrbench_correct(answer_text(s), references(s), str(s.metadata.get("dataset", ""))))
+        for s in rows
+    ]
+    # Points are a sum: the interval resamples samples and adds their points up.
+    return bootstrap_value(
+        ctx,
+        float(sum(points)),
+        len(rows),
+        [s.sample_id for s in rows],
+        points,
+        lambda sums: sums[:, 0],
+    )
+
+
+_COCO_KEYS = {COCO: "CIDEr", "coco_bleu4": "BLEU-4", "coco_rouge_l": "ROUGE-L"}
+
+
+def _coco(ctx: MetricContext) -> dict[str, MetricValue]:
+    rows = answered(ctx, COCO)
+    if not rows:
+        return {}
+    preds = {f"{s.sample_id}#{s.repeat}": answer_text(s) for s in rows}
+    refs = {f"{s.sample_id}#{s.repeat}": references(s) for s in rows}
+    try:
+        # COCOEvalCap (and lmms-eval's coco_cap, nocaps, flickr30k tasks) tokenize both sides
+        # with the PTB tokenizer; METEOR is left out as in the other caption metrics (a Java
+        # process per call).
+        values = caption_scores(preds, refs, meteor=False, tokenizer="ptb")
+    except MetricUnavailable as exc:
+        log.warning("COCO caption metrics skipped: %s", exc)
+        return {}
+    return {
+        name: MetricValue(values[key], None, None, len(rows)) for name, key in _COCO_KEYS.items()
+    }

@@ -36,7 +36,8 @@ MODEL = "fake:m"
 SKILLS = ("ocr", "math", "spatial")
 MME_TASKS = ("existence", "count", "color", "code_reasoning", "numerical_calculation")
 
-CAPTIONS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr")
+CAPTIONS = ("BLEU-1", "BLEU-2", "BLEU-3", "BLEU-4", "ROUGE-L", "CIDEr", "coco_cider",
+            "coco_bleu4", "coco_rouge_l")  # fmt: skip
 Legacy = Callable[[MetricContext], MetricValue | None]
 
 LEGACY: dict[str, Legacy] = {
@@ -65,6 +66,7 @@ LEGACY: dict[str, Legacy] = {
     "mmvet_score": lambda c: legacy._mmvet(c, None),
     "mmvet_ocr": lambda c: legacy._mmvet(c, "ocr"),
     "llava_wild_relative": legacy.llava_wild_relative,
+    "ocrbench_score": legacy.ocrbench_score,
 }
 
 
@@ -151,6 +153,17 @@ def _row(i: int, repeat: int, rng: random.Random, judged: bool) -> tuple[Score, 
         if judged:
             js = [_verdict("llava-wild-review", J1, value=float(rng.randrange(1, 11)),
                            detail={"reference": float(rng.randrange(1, 11))})]  # fmt: skip
+    elif kind == 8 and i // 9 % 3 == 0:
+        meta.update(
+            benchmark="ocrbench", metric="ocrbench_score", dataset=["IIIT5K", "HME100k"][i % 2]
+        )
+        fields.update(gold=["abc", "x + 1"], gold_text="abc", correct=None, stage="match")
+        text = rng.choice(["ABC", "the answer is abc", "x+1", "no"])
+    elif kind == 8 and i // 9 % 3 == 1:
+        meta.update(benchmark="coco", metric="coco_cider")
+        fields.update(gold=["a cat on a mat", "a cat sitting"], gold_text="a cat on a mat",
+                      correct=None, stage="match")  # fmt: skip
+        text = rng.choice(["a cat", "a dog on a mat", "a cat sitting on a mat"])
     score = Score(
         model=MODEL, sample_id=sid, repeat=repeat, key=f"{sid}:{repeat}",
         prediction_text=text, metadata=meta, **fields,
@@ -205,6 +218,7 @@ def _old(scores: list[Score], spec: RunSpec) -> dict[str | None, dict[str, Metri
             )
         if group is None:
             found.update(legacy._captions(ctx))  # corpus metrics: the whole run's only
+            found.update(legacy._coco(ctx) if legacy.answered(ctx, "coco_cider") else {})
         return {k: v for k, v in found.items() if v is not None}
 
     out = {None: figures(scores, None)}
