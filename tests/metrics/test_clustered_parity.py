@@ -283,3 +283,58 @@ def test_model_results_read_the_clustered_metrics_without_the_score_list(
     assert {k: got.metrics[k] for k in old[None]} == old[None]
     for label, figures in got.breakdown["skills"].items():
         assert {k: figures[k] for k in old[f"skills={label}"]} == old[f"skills={label}"]
+
+
+def _dysca_store(db: Path, spec: RunSpec) -> Store:
+    """Dysca-shaped rows: question types, styles, scenarios, adversarial records, failures."""
+    rng = random.Random(4)
+    proxy = {"proxy": "hf:/models/proxy", "eps": 8}
+    scores = []
+    for i in range(400):
+        meta: dict[str, Any] = {
+            "question_type": ["true_false", "multiple_choice", "free_form"][i % 3],
+            "style": ["oil", "anime", "photo"][i // 3 % 3],
+            "scenario": ["clean", "corruption", "adversarial", "print_attack"][i // 9 % 4],
+        }
+        if meta["scenario"] == "adversarial":
+            meta["adversarial"] = proxy if i % 2 else {"proxy": "openai:other"}
+        if i % 11 == 0:
+            del meta["style"]
+        stage, correct, error = "mark", rng.random() < 0.6, None
+        roll = rng.random()
+        if meta["question_type"] == "free_form":
+            stage, correct = "match", None
+        elif roll < 0.08:
+            stage, correct, error = "error", None, "timeout"
+        elif roll < 0.15:
+            stage, correct = "unparsed", False
+        scores.append(Score(model=MODEL, sample_id=f"d{i:04d}", repeat=0, key=f"d{i}", stage=stage,
+                            correct=correct, error_type=error, gold=0, gold_text="yes",
+                            metadata=meta))  # fmt: skip
+    store = Store(db)
+    store.create_run("r1", spec.model_dump(mode="json"), str(db.parent / "r1"))
+    store.put_scores("r1", scores)
+    return store
+
+
+@pytest.mark.parametrize("proxy", [True, False])
+def test_dysca_sensitivities_from_stored_columns_equal_mains(
+    proxy: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmmprobe.report.results import rows_sensitivity, sensitivity_metrics, split_adversarial
+
+    spec = RunSpec(models=[MODEL], data="demo", bootstrap=0)
+    store = _dysca_store(tmp_path / "lmmprobe.db", spec)
+    identity = {"backend": "hf", "name": "/models/proxy"} if proxy else None
+    old = sensitivity_metrics(split_adversarial(store.model_scores("r1", MODEL), identity))
+    assert old.question_type is not None and old.covariate_shift_SC is not None
+    assert old.scenario_deltas is not None
+    assert any(k.startswith("adversarial/") for k in old.scenario_deltas) is proxy
+    stats = ModelStats(requests=400, cached=0, called=400, errors=0)
+    got = model_results(store.rows("r1", MODEL), spec, identity=identity, stats=stats)
+    assert got.sensitivity == old
+    # Reduced from the columns: no Score is built for them.
+    monkeypatch.setattr(Store, "model_scores", lambda *a: pytest.fail("built every Score"))
+    monkeypatch.setattr(Store, "iter_model_scores", lambda *a: pytest.fail("built a Score"))
+    rows = store.rows("r1", MODEL)
+    assert rows_sensitivity(rows, summarize_rows(rows)[0], identity) == old
