@@ -191,7 +191,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
     ap.add_argument("--repeats", type=int, default=1, help="rows per sample")
-    ap.add_argument("--shape", choices=["plain", "mmbench"], default="plain", help="the rows' benchmark")
+    ap.add_argument(
+        "--shape", choices=["plain", "mmbench"], default="plain", help="the rows' benchmark"
+    )
     ap.add_argument("--old-src", type=Path, help="an older checkout's src (before)")
     ap.add_argument("--measure", choices=["old", "new"], help=argparse.SUPPRESS)
     ap.add_argument("--build", type=int, help=argparse.SUPPRESS)
