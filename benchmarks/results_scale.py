@@ -5,7 +5,10 @@ finished single-choice run of one model over N rows (about 1% failed requests, 3
 1% truncated, some abstention offered; usage on every response; ``--by subtask``; 1,000
 bootstrap resamples; the samples recorded as the runner records them, each with a few
 metadata keys; ``--repeats R`` asks each sample R times, N / R samples), then rebuilds its
-results in fresh processes, one per way and size:
+results in fresh processes, one per way and size. With ``--shape mmbench`` the run is
+MMBench-shaped: every row carries MMBench's tag (4 published copies per question, grouped by
+``circular_index``), so its official ``mmbench_circular`` is computed, and with ``--repeats``
+above 1 ``instability`` too: the metrics that read rows as Scores, not only columns.
 
 - old: every stored row read as a `Score` (`Store.iter_score_rows` + `score_from_row`, as the
   judge step's and the report's readers do), then `build_results` over those Scores;
@@ -18,7 +21,8 @@ rebuilt there with its `rebuild_results`: the store's file size and the rebuild'
 peak RSS, before (that code's layout) and after (this one's). Tests never assert on time:
 this script is where the figures come from.
 
-Usage: python benchmarks/results_scale.py [--sizes 20000 200000] [--repeats 1] [--old-src DIR]
+Usage: python benchmarks/results_scale.py [--sizes 20000 200000] [--repeats 1]
+       [--shape plain|mmbench] [--old-src DIR]
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ def _spec(db: Path) -> RunSpec:
     return RunSpec(models=[MODEL], data="demo", db=str(db), bootstrap=1000, seed=0, by=["subtask"])
 
 
-def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1) -> None:
+def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1, shape: str = "plain") -> None:
     """One finished run of `n` rows (one model, `repeats` per sample), through the store API."""
     rng = random.Random(seed)
     spec = _spec(db)
@@ -81,6 +85,12 @@ def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1) -> None:
                         "category": f"category-{(i // repeats) % 20}", "index": i // repeats,
                         "split": "dev",
                     }  # fmt: skip
+                    if shape == "mmbench":
+                        # One question's 4 published copies (its options rotated) in a row.
+                        meta |= {
+                            "benchmark": "mmbench", "metric": "mmbench_circular",
+                            "circular_index": i // repeats // 4, "n_options": 4,
+                        }  # fmt: skip
                     samples.append(Sample(id=sid, question="What color?", choices=choices, answer=gold, metadata=meta))  # fmt: skip
                 requests.append(template.model_copy(update={"key": key, "sample_id": sid, "repeat": repeat}))  # fmt: skip
                 common: dict[str, Any] = dict(
@@ -162,11 +172,12 @@ def _env(src: Path | None) -> dict[str, str] | None:
     return None if src is None else {**os.environ, "PYTHONPATH": str(src)}
 
 
-def _build(db: Path, n: int, repeats: int, src: Path | None = None) -> float:
+def _build(db: Path, n: int, repeats: int, shape: str, src: Path | None = None) -> float:
     """Store the run in a fresh process (under the code at `src`); the seconds it took."""
     db.parent.mkdir(parents=True)
     t0 = time.perf_counter()
-    cmd = [sys.executable, __file__, "--build", str(n), "--repeats", str(repeats), "--db", str(db)]
+    cmd = [sys.executable, __file__, "--build", str(n), "--repeats", str(repeats), "--db", str(db),
+           "--shape", shape]  # fmt: skip
     subprocess.run(cmd, check=True, env=_env(src))
     # The file as a reader finds it: the write-ahead log moved in when the store closed.
     return time.perf_counter() - t0
@@ -180,6 +191,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
     ap.add_argument("--repeats", type=int, default=1, help="rows per sample")
+    ap.add_argument(
+        "--shape", choices=["plain", "mmbench"], default="plain", help="the rows' benchmark"
+    )
     ap.add_argument("--old-src", type=Path, help="an older checkout's src (before)")
     ap.add_argument("--measure", choices=["old", "new"], help=argparse.SUPPRESS)
     ap.add_argument("--build", type=int, help=argparse.SUPPRESS)
@@ -190,27 +204,27 @@ def main() -> None:
         _measure(args.measure, args.db, args.out)
         return
     if args.build:
-        build_store(args.db, args.build, repeats=args.repeats)
+        build_store(args.db, args.build, repeats=args.repeats, shape=args.shape)
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
             db = Path(tmp) / f"n{n}" / "lmmprobe.db"
-            setup = _build(db, n, args.repeats)
+            setup = _build(db, n, args.repeats, args.shape)
             old = _fresh("old", db, db.parent / "old.json")
             new = _fresh("new", db, db.parent / "new.json")
             same = old["figures"] == new["figures"]
             before = None
             if args.old_src:
                 bdb = Path(tmp) / f"n{n}-before" / "lmmprobe.db"
-                _build(bdb, n, args.repeats, args.old_src)
+                _build(bdb, n, args.repeats, args.shape, args.old_src)
                 before = _fresh("new", bdb, bdb.parent / "new.json", args.old_src)
                 before["store_mib"] = _mib(bdb)
                 same = same and before["figures"] == new["figures"]
             rows.append((n, setup, old, new, _mib(db), before, same))
     print(
-        "rebuilding a stored run's results (1 model, --by subtask, 1000 resamples, "
-        f"{args.repeats} row(s) per sample), fresh processes"
+        f"rebuilding a stored run's results ({args.shape} rows, 1 model, --by subtask, 1000 "
+        f"resamples, {args.repeats} row(s) per sample), fresh processes"
     )
     print(f"{'rows':>8} {'setup s':>8} {'old s':>8} {'new s':>8} {'speedup':>8} {'old MiB':>8} {'new MiB':>8} {'store MiB':>9} identical")  # fmt: skip
     for n, setup, old, new, store_mib, _, same in rows:

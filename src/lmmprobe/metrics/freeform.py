@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +24,15 @@ from lmmprobe.metrics.stability import mean_with_interval
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
-__all__ = ["FREE_FORM", "dysca_caption_score", "freeform_rows", "freeform_summary"]
+__all__ = [
+    "FREE_FORM",
+    "FreeFormRow",
+    "dysca_caption_of",
+    "dysca_caption_score",
+    "freeform_rows",
+    "freeform_summary",
+    "freeform_summary_of",
+]
 
 
 Scorer = Callable[[Sequence[str], Sequence[str]], list[float]]
@@ -40,13 +49,36 @@ def freeform_rows(scores: Sequence[Score]) -> list[Score]:
     ]
 
 
-def _similarities(rows: Sequence[Score], scorer: Scorer | None) -> list[float]:
+@dataclass(frozen=True, slots=True)
+class FreeFormRow:
+    """What the free-form scores read of an answered free-form row (kept instead of its Score).
+
+    Attributes:
+        sample_id: The row's sample (the bootstrap's cluster).
+        text: The answer's raw text (``""`` for none).
+        reference: Its reference: the first of the gold references, else the gold text.
+
+    """
+
+    sample_id: str
+    text: str
+    reference: str
+
+    @classmethod
+    def of(cls, score: Score) -> FreeFormRow:
+        """The record of `score`."""
+        gold = score.gold
+        reference = gold[0] if isinstance(gold, list) and gold else score.gold_text
+        return cls(score.sample_id, score.prediction_text or "", reference)
+
+
+def _similarities(rows: Sequence[FreeFormRow], scorer: Scorer | None) -> list[float]:
     if scorer is None:
         from lmmprobe.metrics.embedding import freeform_scores
 
         scorer = freeform_scores
-    texts = [(s.prediction_text or "").strip() for s in rows]
-    refs = [s.gold[0] if isinstance(s.gold, list) and s.gold else s.gold_text for s in rows]
+    texts = [r.text.strip() for r in rows]
+    refs = [r.reference for r in rows]
     asked = [i for i, t in enumerate(texts) if t]
     values = [0.0] * len(rows)
     for i, v in zip(
@@ -75,7 +107,18 @@ def freeform_summary(
         None when there is no answered free-form row.
 
     """
-    rows = freeform_rows(scores)
+    rows = [FreeFormRow.of(s) for s in freeform_rows(scores)]
+    return freeform_summary_of(rows, n_boot=n_boot, seed=seed, scorer=scorer)
+
+
+def freeform_summary_of(
+    rows: Sequence[FreeFormRow],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    scorer: Scorer | None = None,
+) -> MetricValue | None:
+    """`freeform_summary` of the records of a model's answered free-form rows, in row order."""
     if not rows:
         return None
     values = _similarities(rows, scorer)
@@ -106,12 +149,22 @@ def dysca_caption_score(rows: Sequence[Score]) -> float:
         ValueError: ``rows`` is empty.
 
     """
+    return dysca_caption_of([FreeFormRow.of(s) for s in rows])
+
+
+def dysca_caption_of(rows: Sequence[FreeFormRow]) -> float:
+    """`dysca_caption_score` of the records of free-form rows, in row order.
+
+    Raises:
+        ValueError: ``rows`` is empty.
+
+    """
     from lmmprobe.metrics.embedding import dysca_similarities
 
     if not rows:
         raise ValueError("Dysca's caption score needs at least one free-form row")
-    answers = [s.prediction_text or "" for s in rows]
-    refs = [s.gold[0] if isinstance(s.gold, list) and s.gold else s.gold_text for s in rows]
+    answers = [r.text for r in rows]
+    refs = [r.reference for r in rows]
     total = 0.0
     for value in dysca_similarities(answers, [str(r) for r in refs]):
         total += value

@@ -9,25 +9,43 @@ source and, in the same pass, of each ``--by`` group of it.
 A metric whose rows a summary shows to be absent (no free-form row, no caption, no verdict,
 no benchmark tag, no repeat) returns without asking for `MetricContext.scores`, so a plain
 single-choice run never builds a `Score`.
+
+A metric that reads what the columns do not hold (the answer text, verdicts, the gold
+references) declares a `RowExtract`: a function of one `Score` giving the small record the
+metric reads (its cluster key and per-row values), or None for a row it skips. `CachedRows`
+runs every extract that applies in one pass over the Scores, built one at a time from the
+store (`iter_scores`) and dropped, and keeps only the records; a ``--by`` group takes its
+rows' records from that pass (`GroupRows.records`), so the Scores are built once per model
+whatever the number of metrics and groups.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
 
 from lmmprobe.metrics.choice import MISSING, AnswerSums, group_by, group_order, value_labels
 from lmmprobe.metrics.outcome import OUTCOMES, Outcome, OutcomeCounts, outcome_of
-from lmmprobe.schema import Score
+from lmmprobe.schema import RunSpec, Score
 from lmmprobe.schema.benchmark import ROW_METRIC
 from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
 
 __all__ = [
     "FREE_FORM",
+    "ROW_EXTRACTS",
     "CachedRows",
     "GroupRows",
+    "RowExtract",
     "RowSummary",
+    "StreamsScores",
     "group_labels",
+    "iter_scores",
+    "row_extract",
     "summarize_rows",
 ]
 
@@ -201,15 +219,89 @@ def _group(groups: dict[str, RowSummary], label: str, track_cost: bool) -> RowSu
     return found
 
 
-class CachedRows:
-    """A `RowSource` whose Scores are built once and kept (several metrics may ask for them)."""
+@runtime_checkable
+class StreamsScores(Protocol):
+    """A `RowSource` that also gives its rows as Scores one at a time (the store's does)."""
 
-    def __init__(self, source: RowSource) -> None:
+    def iter_scores(self) -> Iterator[Score]:
+        """Every row as a `Score`, in `RowSource.scores`'s order, none kept."""
+        ...
+
+
+def iter_scores(source: RowSource) -> Iterator[Score]:
+    """`source`'s rows as Scores one at a time where it can give them so, else its list's."""
+    if isinstance(source, StreamsScores):
+        return source.iter_scores()
+    return iter(source.scores())
+
+
+@dataclass(frozen=True)
+class RowExtract:
+    """What one metric (or family) reads of each row, kept instead of the row's `Score`.
+
+    Attributes:
+        name: The records' name (`MetricContext.records`).
+        applies: Whether a model's rows (their `RowSummary`) can hold any record: an extract
+            that does not apply is not run.
+        extract: One row's record, or None where the metric skips the row. Records are
+            kept for every row of the model: they hold what the metric reads, nothing more.
+
+    """
+
+    name: str
+    applies: Callable[[RowSummary, RunSpec], bool]
+    extract: Callable[[Score, RunSpec], Any]
+
+
+ROW_EXTRACTS: dict[str, RowExtract] = {}
+"""Every declared extract, by name (`row_extract`)."""
+
+
+def row_extract(
+    name: str, applies: Callable[[RowSummary, RunSpec], bool]
+) -> Callable[[Callable[[Score, RunSpec], Any]], RowExtract]:
+    """Decorator declaring a function of (Score, spec) as the extract `name` (`RowExtract`)."""
+
+    def deco(extract: Callable[[Score, RunSpec], Any]) -> RowExtract:
+        found = ROW_EXTRACTS[name] = RowExtract(name, applies, extract)
+        return found
+
+    return deco
+
+
+class _Records:
+    """One extract's records with the index (in the model's row order) of each one's row."""
+
+    def __init__(self) -> None:
+        self._at = array("q")
+        self.values: list[Any] = []
+
+    def add(self, at: int, value: Any) -> None:
+        self._at.append(at)
+        self.values.append(value)
+
+    @property
+    def at(self) -> npt.NDArray[np.int64]:
+        return np.frombuffer(self._at, dtype=np.int64) if self._at else np.zeros(0, np.int64)
+
+
+class CachedRows:
+    """A `RowSource` whose Scores are built once and kept (several metrics may ask for them).
+
+    Attributes:
+        source: The wrapped rows.
+        summary: The rows' `RowSummary` when already made (it decides which extracts run).
+
+    """
+
+    def __init__(self, source: RowSource, summary: RowSummary | None = None) -> None:
         """Wrap `source`."""
         self.source = source
+        self.summary = summary
         self._scores: Sequence[Score] | None = None
         self._groups: dict[str, dict[str, list[Score]]] = {}
         self._shared: dict[Hashable, Any] = {}
+        self._records: dict[str, _Records] = {}
 
     def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
         """The wrapped source's chunks."""
@@ -220,6 +312,56 @@ class CachedRows:
         if self._scores is None:
             self._scores = self.source.scores()
         return self._scores
+
+    def iter_scores(self) -> Iterator[Score]:
+        """The Scores one at a time: the kept list when built, else streamed from the source."""
+        if self._scores is not None:
+            return iter(self._scores)
+        return iter_scores(self.source)
+
+    def extracted(self, name: str, spec: RunSpec) -> _Records:
+        """Extract `name`'s records of every row, with their rows' indices.
+
+        The first call runs, in one pass over the Scores, every extract that applies to these
+        rows (by `summary`) and has not run yet, so metrics asking after it cost no pass.
+        """
+        if name not in self._records:
+            if self.summary is None:
+                self.summary, _ = summarize_rows(self.source)
+            summary = self.summary
+            todo = [
+                e
+                for e in ROW_EXTRACTS.values()
+                if e.name not in self._records and (e.name == name or e.applies(summary, spec))
+            ]
+            found = {e.name: _Records() for e in todo}
+            pairs = [(e.extract, found[e.name]) for e in todo]
+            for at, score in enumerate(self.iter_scores()):
+                for extract, records in pairs:
+                    value = extract(score, spec)
+                    if value is not None:
+                        records.add(at, value)
+            self._records.update(found)
+        return self._records[name]
+
+    def records(self, name: str, spec: RunSpec) -> list[Any]:
+        """Extract `name`'s records of the rows, in row order (`extracted`)."""
+        return self.extracted(name, spec).values
+
+    def members(self, key: str) -> dict[str, npt.NDArray[np.int64]]:
+        """Per ``--by`` group label of `key`, the indices of its rows (one pass, kept)."""
+
+        def compute() -> dict[str, npt.NDArray[np.int64]]:
+            found: dict[str, array[int]] = {}
+            at = 0
+            for chunk in self.chunks([key]):
+                for raw in chunk.meta[key]:
+                    for label in group_labels(raw):
+                        found.setdefault(label, array("q")).append(at)
+                    at += 1
+            return {label: np.frombuffer(rows, dtype=np.int64) for label, rows in found.items()}
+
+        return self.shared(("members", key), compute)
 
     def group_scores(self, key: str) -> dict[str, list[Score]]:
         """`group_by` of the Scores by `key`, made once per key."""
@@ -273,3 +415,16 @@ class GroupRows:
     def scores(self) -> Sequence[Score]:
         """The group's Scores, as `group_by` gives them."""
         return self.parent.group_scores(self.key).get(self.label, [])
+
+    def records(self, name: str, spec: RunSpec) -> list[Any]:
+        """Extract `name`'s records of the group's rows, in row order, from the parent's pass.
+
+        A ``"(missing)"`` group whose key some row holds as the text ``"(missing)"`` keeps row
+        order here, as `chunks` does (`group_by` puts the rows lacking the key after those).
+        """
+        found = self.parent.extracted(name, spec)
+        rows = self.parent.members(self.key).get(self.label)
+        if rows is None or not found.values:
+            return []
+        keep = np.isin(found.at, rows)
+        return [v for v, k in zip(found.values, keep.tolist(), strict=True) if k]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from lmmprobe.metrics.reduction import RowSummary, summarize_rows
+from lmmprobe.metrics.reduction import CachedRows, GroupRows, RowSummary, summarize_rows
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
@@ -134,6 +134,27 @@ class MetricContext:
     def seed(self) -> int:
         """Seed of the resampling (``spec.seed``)."""
         return self.spec.seed
+
+    def records(self, name: str) -> list[Any]:
+        """The records extract `name` (`lmmprobe.metrics.reduction.RowExtract`) gives the rows.
+
+        One pass over the model's Scores, built one at a time and dropped, gives the records
+        of every extract that applies, for the run and each of its ``--by`` groups; the rows
+        are never held as Scores (unless a metric asked for `scores`, then those are read).
+        """
+        rows = self.rows
+        if isinstance(rows, GroupRows):
+            return rows.records(name, self.spec)
+        if not isinstance(rows, CachedRows):
+            plain = rows
+            held = self._scores
+            rows = self.shared(
+                "cached_rows",
+                lambda: CachedRows(plain if held is None else ScoreRows(held), self.summary),
+            )
+        if rows.summary is None:
+            rows.summary = self.summary
+        return rows.records(name, self.spec)
 
     def tagged(self, metric: str) -> list[Score]:
         """The rows whose `Score.official_metric` is `metric` (benchmarks loaded by name).

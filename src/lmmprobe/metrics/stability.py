@@ -15,9 +15,10 @@ rotation has no CircularEval verdict. Intervals resample samples, like `summariz
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -33,19 +34,84 @@ from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 
 
-def _by_sample(scores: Sequence[Score]) -> dict[str, list[Score]]:
-    groups: dict[str, list[Score]] = defaultdict(list)
-    for s in scores:
-        groups[s.sample_id].append(s)
-    return dict(sorted(groups.items()))
-
-
 def entropy(categories: Sequence[str]) -> float:
     """Natural-log entropy of the empirical distribution of `categories` (0 when empty)."""
-    n = len(categories)
+    return entropy_of_counts(Counter(categories).values())
+
+
+def entropy_of_counts(counts: Iterable[int]) -> float:
+    """`entropy` of categories seen `counts` times each (in order of first appearance)."""
+    counts = list(counts)
+    n = sum(counts)
     if n == 0:
         return 0.0
-    return -sum((c / n) * math.log(c / n) for c in Counter(categories).values())
+    return -sum((c / n) * math.log(c / n) for c in counts)
+
+
+def category_key(text: str | None) -> str | bytes:
+    """What stands for an answer's category (`instability`) where rows are reduced, not held.
+
+    A short text is itself; a long one is its 16-byte BLAKE2b digest, so a model's free-form
+    answers over many repeats cost no more than a few bytes each (texts are equal exactly where
+    their digests are, up to a 2**-128 chance). A digest (bytes) never equals a text (str).
+    """
+    text = text or ""
+    if len(text) <= 64:
+        return text
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def instability_of(
+    categories: dict[str, list[str | bytes]], *, n_boot: int = 1000, seed: int = 0
+) -> MetricValue:
+    """`instability` from each sample's answered categories (empty: no answered row).
+
+    Args:
+        categories: Per sample id, its answered rows' categories in row order (`category_key`
+            of each), every sample of the rows present.
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    """
+    groups = dict(sorted(categories.items()))
+    values = np.zeros(len(groups))
+    defined = np.zeros(len(groups))
+    rows = 0
+    for i, answered in enumerate(groups.values()):
+        if answered:
+            values[i], defined[i] = entropy_of_counts(Counter(answered).values()), 1.0
+            rows += len(answered)
+    return mean_with_interval(values, defined, rows, n_boot, seed)
+
+
+def circular_of(
+    verdicts: dict[str, tuple[bool, bool]], *, n_boot: int = 1000, seed: int = 0
+) -> MetricValue:
+    """`circular_accuracy` from each sample's (some rotation failed, every rotation right).
+
+    Args:
+        verdicts: Per sample id: whether some row of it is a failed request, and whether
+            every row of it is right.
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    """
+    groups = dict(sorted(verdicts.items()))
+    values = np.zeros(len(groups))
+    defined = np.zeros(len(groups))
+    for i, (failed, right) in enumerate(groups.values()):
+        if failed:
+            continue  # an unanswered rotation leaves the sample without a verdict
+        values[i], defined[i] = float(right), 1.0
+    return mean_with_interval(values, defined, int(defined.sum()), n_boot, seed)
+
+
+def add_verdict(
+    verdicts: dict[str, tuple[bool, bool]], sample_id: str, failed: bool, correct: object
+) -> None:
+    """Add one row to `circular_of`'s per-sample verdicts (rows in any order)."""
+    was_failed, was_right = verdicts.get(sample_id, (False, True))
+    verdicts[sample_id] = (was_failed or failed, was_right and bool(correct))
 
 
 def _category(score: Score) -> str:
@@ -99,16 +165,12 @@ def instability(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -
         answered rows it is computed from.
 
     """
-    groups = _by_sample(scores)
-    values = np.zeros(len(groups))
-    defined = np.zeros(len(groups))
-    rows = 0
-    for i, group in enumerate(groups.values()):
-        answered = [_category(s) for s in group if s.error_type is None and s.stage != "error"]
-        if answered:
-            values[i], defined[i] = entropy(answered), 1.0
-            rows += len(answered)
-    return mean_with_interval(values, defined, rows, n_boot, seed)
+    categories: dict[str, list[str | bytes]] = {}
+    for s in scores:
+        found = categories.setdefault(s.sample_id, [])
+        if s.error_type is None and s.stage != "error":
+            found.append(_category(s))
+    return instability_of(categories, n_boot=n_boot, seed=seed)
 
 
 def circular_accuracy(scores: Sequence[Score], *, n_boot: int = 1000, seed: int = 0) -> MetricValue:
@@ -123,11 +185,9 @@ def circular_accuracy(scores: Sequence[Score], *, n_boot: int = 1000, seed: int 
         The share over samples whose rotations all got an answer; ``n`` counts those samples.
 
     """
-    groups = _by_sample(scores)
-    values = np.zeros(len(groups))
-    defined = np.zeros(len(groups))
-    for i, group in enumerate(groups.values()):
-        if any(s.error_type is not None or s.stage == "error" for s in group):
-            continue  # an unanswered rotation leaves the sample without a verdict
-        values[i], defined[i] = float(all(s.correct for s in group)), 1.0
-    return mean_with_interval(values, defined, int(defined.sum()), n_boot, seed)
+    verdicts: dict[str, tuple[bool, bool]] = {}
+    for s in scores:
+        add_verdict(
+            verdicts, s.sample_id, s.error_type is not None or s.stage == "error", s.correct
+        )
+    return circular_of(verdicts, n_boot=n_boot, seed=seed)

@@ -30,13 +30,17 @@ from lmmprobe.schema import Score
 __all__ = [
     "MULTIPLE_CHOICE",
     "TRUE_FALSE",
+    "accuracy_by",
     "accuracy_percent",
     "blind_gap",
+    "covariate_shift_of",
     "covariate_shift_sensitivity",
     "covariate_shift_sensitivity_from_scores",
     "question_type_sensitivity",
     "question_type_sensitivity_from_scores",
+    "question_type_sensitivity_of",
     "scenario_deltas",
+    "scenario_deltas_of",
     "scores_by",
 ]
 
@@ -173,6 +177,20 @@ def scores_by(scores: Sequence[Score], key: str) -> dict[str, float]:
         judged[label] = judged.get(label, 0) + 1
         if ok:
             right[label] = right.get(label, 0) + 1
+    return accuracy_by(judged, right)
+
+
+def accuracy_by(judged: Mapping[str, int], right: Mapping[str, int]) -> dict[str, float]:
+    """`scores_by`'s accuracies from its counts: judged and right rows per label.
+
+    Args:
+        judged: Judged rows per label (each label with at least one).
+        right: Right rows per label (labels without any may be missing).
+
+    Returns:
+        ``{label: accuracy in percent}`` in sorted label order.
+
+    """
     return {label: 100.0 * right.get(label, 0) / judged[label] for label in sorted(judged)}
 
 
@@ -194,7 +212,18 @@ def question_type_sensitivity_from_scores(
         ValueError: The rows hold no judged true/false or no judged multiple-choice answer.
 
     """
-    by_type = scores_by(scores, key)
+    return question_type_sensitivity_of(scores_by(scores, key), key=key)
+
+
+def question_type_sensitivity_of(
+    by_type: Mapping[str, float], *, key: str = "question_type"
+) -> dict[str, float]:
+    """`question_type_sensitivity_from_scores` of the accuracies per question type (`scores_by`).
+
+    Raises:
+        ValueError: No accuracy of true/false or of multiple-choice questions.
+
+    """
     missing = [t for t in (TRUE_FALSE, MULTIPLE_CHOICE) if t not in by_type]
     if missing:
         raise ValueError(
@@ -222,7 +251,16 @@ def covariate_shift_sensitivity_from_scores(
         ValueError: No row has a style and a verdict.
 
     """
-    by_style = scores_by(scores, key)
+    return covariate_shift_of(scores_by(scores, key), key=key)
+
+
+def covariate_shift_of(by_style: Mapping[str, float], *, key: str = "style") -> float:
+    """`covariate_shift_sensitivity_from_scores` of the accuracies per style (`scores_by`).
+
+    Raises:
+        ValueError: No style has an accuracy.
+
+    """
     if not by_style:
         raise ValueError(f"covariate-shift sensitivity needs judged rows with metadata[{key!r}]")
     return covariate_shift_sensitivity(by_style)
@@ -249,7 +287,18 @@ def scenario_deltas(
         ValueError: The baseline scenario has no judged row.
 
     """
-    by_scenario = scores_by(scores, key)
+    return scenario_deltas_of(scores_by(scores, key), baseline, key=key)
+
+
+def scenario_deltas_of(
+    by_scenario: Mapping[str, float], baseline: str = "clean", *, key: str = "scenario"
+) -> dict[str, float]:
+    """`scenario_deltas` of the accuracies per scenario (`scores_by`).
+
+    Raises:
+        ValueError: The baseline scenario has no accuracy.
+
+    """
     if baseline not in by_scenario:
         raise ValueError(
             f"no judged rows with metadata[{key!r}] == {baseline!r} to compare against "

@@ -24,7 +24,14 @@ from lmmprobe.metrics import (
 )
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.metrics.reduction import CachedRows, GroupRows, RowSummary, summarize_rows
-from lmmprobe.metrics.synth import MULTIPLE_CHOICE, TRUE_FALSE
+from lmmprobe.metrics.synth import (
+    MULTIPLE_CHOICE,
+    TRUE_FALSE,
+    accuracy_by,
+    covariate_shift_of,
+    question_type_sensitivity_of,
+    scenario_deltas_of,
+)
 from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.model import (
     DataSummary,
@@ -42,6 +49,7 @@ from lmmprobe.report.model import (
 from lmmprobe.report.settings import run_notes
 from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
 from lmmprobe.schema.record import RunRecord
+from lmmprobe.schema.rows import ABSENT
 from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store
 
@@ -139,6 +147,77 @@ def sensitivity_metrics(scores: list[Score]) -> Sensitivity:
     return out
 
 
+_SENSITIVITY_KEYS = ("question_type", "style", "scenario")
+
+
+def rows_sensitivity(
+    rows: RowSource, summary: RowSummary, identity: dict[str, Any] | None
+) -> Sensitivity | None:
+    """`sensitivity_metrics` of `split_adversarial`'s rows, reduced chunk by chunk.
+
+    The sensitivities are functions of per-label accuracies (`scores_by`), so one pass over
+    the rows' columns counts the judged and right rows per question type, style and scenario
+    (an adversarial row's scenario relabelled as `split_adversarial` does) and no Score is
+    built. None where some question type or style is unhashable (a list): then the Score-list
+    code runs and says what it makes of it, as before.
+    """
+    from lmmprobe.synth.adversarial import proxy_relation
+
+    relabel = identity is not None and summary.adversarial
+    judged: dict[str, dict[str, int]] = {k: {} for k in _SENSITIVITY_KEYS}
+    right: dict[str, dict[str, int]] = {k: {} for k in _SENSITIVITY_KEYS}
+    types: set[Any] = set()
+    styles: set[Any] = set()
+    clean = False
+    for chunk in rows.chunks():
+        meta = chunk.meta
+        for i, (error, stage, verdict) in enumerate(
+            zip(chunk.error_type, chunk.stage, chunk.correct, strict=True)
+        ):
+            values = {k: meta[k][i] for k in _SENSITIVITY_KEYS}
+            if relabel and values["scenario"] == "adversarial":
+                record = meta["adversarial"][i]
+                if isinstance(record, dict) and identity is not None:
+                    values["scenario"] = f"adversarial/{proxy_relation(record, identity)}"
+            try:
+                types.add(None if values["question_type"] is ABSENT else values["question_type"])
+                if values["style"] is not ABSENT:
+                    styles.add(values["style"])
+            except TypeError:  # unhashable: the Score-list code's error, not a guess
+                return None
+            clean = clean or values["scenario"] == "clean"
+            # `scores_by`'s rule: errors and rows without a verdict are not judged; a judged
+            # unparsed answer is wrong.
+            if error is not None or verdict is None or stage == "error":
+                continue
+            ok = verdict and stage != "unparsed"
+            for key, raw in values.items():
+                if raw is ABSENT:
+                    continue
+                label = str(raw)
+                judged[key][label] = judged[key].get(label, 0) + 1
+                if ok:
+                    right[key][label] = right[key].get(label, 0) + 1
+    out = Sensitivity()
+    if {TRUE_FALSE, MULTIPLE_CHOICE} <= types:
+        qt = None
+        with contextlib.suppress(ValueError):  # e.g. every row of one type failed
+            qt = question_type_sensitivity_of(accuracy_by(judged["question_type"], right["question_type"]))  # fmt: skip
+        if qt is not None:  # validated outside the suppress: a schema mismatch is a bug, not n/a
+            out.question_type = QuestionTypeSensitivity.model_validate(qt)
+    if len(styles) > 1:
+        with contextlib.suppress(ValueError):
+            out.covariate_shift_SC = covariate_shift_of(
+                accuracy_by(judged["style"], right["style"])
+            )
+    if clean:
+        with contextlib.suppress(ValueError):
+            out.scenario_deltas = scenario_deltas_of(
+                accuracy_by(judged["scenario"], right["scenario"])
+            )
+    return out
+
+
 def _sensitivity_applies(summary: RowSummary) -> bool:
     """Whether `sensitivity_metrics` could give anything for rows of this summary."""
     return (
@@ -173,9 +252,15 @@ def model_results(
     """
     source = CachedRows(rows)
     whole, groups = summarize_rows(source, list(spec.by), track_cost=bool(spec.prices))
+    source.summary = whole  # decides which metrics' row extracts the one pass makes
     sensitivity = Sensitivity()
     if _sensitivity_applies(whole):
-        sensitivity = sensitivity_metrics(split_adversarial(list(source.scores()), identity))
+        reduced = rows_sensitivity(source, whole, identity)
+        sensitivity = (
+            reduced
+            if reduced is not None
+            else sensitivity_metrics(split_adversarial(list(source.scores()), identity))
+        )
     return ModelResults(
         metrics=compute_metrics(source, spec, summary=whole),
         breakdown={

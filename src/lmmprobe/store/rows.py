@@ -126,6 +126,8 @@ class _RowStore(Protocol):
 
     def model_scores(self, run_id: str, model: str) -> list[Score]: ...
 
+    def iter_model_scores(self, run_id: str, model: str) -> Iterator[Score]: ...
+
 
 class StoredRows:
     """The `RowSource` of one model's rows of a stored run."""
@@ -143,3 +145,7 @@ class StoredRows:
     def scores(self) -> list[Score]:
         """Every row as a `Score`, as `Store.iter_score_rows` and `score_from_row` build it."""
         return self.store.model_scores(self.run_id, self.model)
+
+    def iter_scores(self) -> Iterator[Score]:
+        """The rows as Scores one at a time, in the same order (nothing holds them all)."""
+        return self.store.iter_model_scores(self.run_id, self.model)

@@ -1009,7 +1009,12 @@ class Store:
 
     def model_scores(self, run_id: str, model: str) -> list[Score]:
         """Model `model`'s rows of run `run_id` as Scores, in stored row order."""
-        return [score_from_row(rec) for rec in self.iter_score_rows(run_id, model=model)]
+        return list(self.iter_model_scores(run_id, model))
+
+    def iter_model_scores(self, run_id: str, model: str) -> Iterator[Score]:
+        """`model_scores` one Score at a time: a pass that reduces them never holds the run."""
+        for rec in self.iter_score_rows(run_id, model=model):
+            yield score_from_row(rec)
 
     def rows(self, run_id: str, model: str) -> StoredRows:
         """The `RowSource` of model `model`'s rows of run `run_id` (read on each pass)."""

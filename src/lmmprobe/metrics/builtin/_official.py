@@ -39,19 +39,24 @@ from lmmprobe.metrics.bootstrap import (
     percentile_interval,
     ratio_intervals,
 )
+from lmmprobe.metrics.reduction import RowSummary, row_extract
 from lmmprobe.metrics.run_metric import MetricContext
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Judgement, Score
+from lmmprobe.schema import Judgement, RunSpec, Score
 
 __all__ = [
     "answer_text",
     "answered",
     "bootstrap_value",
     "gold",
+    "is_answer",
+    "judge_of",
+    "mean_of",
     "mean_value",
     "official_judge",
     "per_row",
     "references",
+    "tagged_in",
     "verdicts",
 ]
 
@@ -76,7 +81,12 @@ def official_judge(ctx: MetricContext) -> str | None:
     None where the run names no judge (its rows' verdicts were stored without the run's
     spec): `verdicts` then reads the first judge on the row.
     """
-    config = ctx.spec.judge
+    return judge_of(ctx.spec)
+
+
+def judge_of(spec: RunSpec) -> str | None:
+    """`official_judge` of a run's spec (what a `RowExtract` is given)."""
+    config = spec.judge
     return config.judges[0] if config is not None and config.judges else None
 
 
@@ -191,16 +201,31 @@ def mean_value(ctx: MetricContext, rows: Sequence[Score], values: Sequence[float
         The mean (None for no rows) and its interval.
 
     """
-    if not rows:
+    return mean_of(ctx, [(s.sample_id, v) for s, v in zip(rows, values, strict=True)])
+
+
+def mean_of(ctx: MetricContext, pairs: Sequence[tuple[str, float]]) -> MetricValue:
+    """`mean_value` of (sample id, value) pairs: what a metric reduced its rows to.
+
+    Args:
+        ctx: The metric's context.
+        pairs: Each scored row's sample id and value, in row order.
+
+    Returns:
+        The mean (None for no rows) and its interval.
+
+    """
+    if not pairs:
         return MetricValue(None, None, None, 0)
     clusters: dict[str, list[float]] = {}
-    for s, v in zip(rows, values, strict=True):
-        clusters.setdefault(s.sample_id, []).append(v)
+    for sample_id, v in pairs:
+        clusters.setdefault(sample_id, []).append(v)
     num = np.array([[sum(v)] for v in clusters.values()])
     den = np.array([[len(v)] for v in clusters.values()], dtype=float)
     low, high = ratio_intervals(num, den, ctx.n_boot, np.random.default_rng(ctx.seed))
+    values = [v for _, v in pairs]
     return MetricValue(
-        sum(values) / len(values), finite_or_none(low[0]), finite_or_none(high[0]), len(rows)
+        sum(values) / len(values), finite_or_none(low[0]), finite_or_none(high[0]), len(pairs)
     )
 
 
@@ -218,10 +243,29 @@ def per_row(
 
     """
 
+    def extract(s: Score, spec: RunSpec) -> tuple[str, float] | None:
+        return (s.sample_id, score(s)) if is_answer(s, tag) else None
+
+    name = f"official:{tag}"
+    row_extract(name, tagged_in(tag))(extract)
+
     def compute(ctx: MetricContext) -> MetricValue | None:
-        rows = answered(ctx, tag)
-        if rows is None:
+        if tag not in ctx.summary.tags:
             return None
-        return mean_value(ctx, rows, [score(s) for s in rows])
+        return mean_of(ctx, ctx.records(name))
 
     return compute
+
+
+def is_answer(s: Score, tag: str) -> bool:
+    """Whether `s` is a row `answered` gives for `tag`: tagged `tag`, no failed request."""
+    return s.official_metric == tag and s.error_type is None and s.stage != "error"
+
+
+def tagged_in(tag: str) -> Callable[[RowSummary, RunSpec], bool]:
+    """A `RowExtract`'s ``applies`` for the rows of official metric `tag`."""
+
+    def applies(summary: RowSummary, spec: RunSpec) -> bool:
+        return tag in summary.tags
+
+    return applies

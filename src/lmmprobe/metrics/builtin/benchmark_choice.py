@@ -15,7 +15,7 @@ HallusionBench's over question sets (its figures and question pairs lie within o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,18 +39,20 @@ from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.metrics.bootstrap import FloatArray, ratio
 from lmmprobe.metrics.builtin._official import (
     answer_text,
-    answered,
     bootstrap_value,
     gold,
-    mean_value,
-    official_judge,
+    is_answer,
+    judge_of,
+    mean_of,
     per_row,
+    tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
-from lmmprobe.metrics.stability import circular_accuracy
+from lmmprobe.metrics.stability import circular_of
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Score
+from lmmprobe.schema import RunSpec, Score
 
 FAMILY = "benchmark_choice"
 MME = "mme_perception"
@@ -73,19 +75,25 @@ def _value(value: float | None, n: int) -> MetricValue:
 # --------------------------------------------------------------------------- MME
 
 
+@row_extract(MME, tagged_in(MME))
+def _mme_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, int], str, str] | None:
+    """(subtask, (image, repeat), gold, answer) of an answered MME row."""
+    if not is_answer(s, MME):
+        return None
+    image = (str(s.metadata.get("question_id")), s.repeat)
+    return str(s.metadata.get("category")), image, gold(s), answer_text(s)
+
+
 def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
-    rows = answered(ctx, MME)
-    if rows is None:
+    if MME not in ctx.summary.tags:
         return None
     # acc+ is per image and asking: with --repeats each repeat's pair is its own, so the score
     # is the average over repeats of MME's score (a pair never spans two repeats).
     by_task: dict[str, dict[tuple[str, int], list[tuple[str, str]]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for s in rows:
-        task = str(s.metadata.get("category"))
-        image = (str(s.metadata.get("question_id")), s.repeat)
-        by_task[task][image].append((gold(s), answer_text(s)))
+    for task, image, gold_text, answer in ctx.records(MME):
+        by_task[task][image].append((gold_text, answer))
     present = [t for t in subtasks if t in by_task]
     if not present:
         return None
@@ -160,17 +168,22 @@ def mme_cognition(ctx: MetricContext) -> MetricValue | None:
 # --------------------------------------------------------------------------- POPE
 
 
-def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
-    rows = answered(ctx, POPE)
-    if rows is None:
+@row_extract(POPE, tagged_in(POPE))
+def _pope_row(s: Score, spec: RunSpec) -> tuple[str, PopeCounts] | None:
+    """(sample id, the row's own counts) of an answered POPE row."""
+    if not is_answer(s, POPE):
         return None
+    return s.sample_id, pope_scores([(gold(s).lower(), answer_text(s))])
+
+
+def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
+    if POPE not in ctx.summary.tags:
+        return None
+    rows = ctx.records(POPE)
     if not rows:
         return _value(None, 0)
     # Each row's own counts (one of TP, FP, TN, FN is 1): a resample's counts are their sums.
-    per_row = ctx.shared(
-        "pope_rows",
-        lambda: [pope_scores([(gold(s).lower(), answer_text(s))]) for s in rows],
-    )
+    per_row = [c for _, c in rows]
     counts = PopeCounts(*(sum(getattr(c, f) for c in per_row) for f in ("tp", "fp", "tn", "fn")))
     value = pick(counts)
 
@@ -182,7 +195,7 @@ def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValu
         ctx,
         None if value != value else value,  # NaN: undefined
         counts.n,
-        [s.sample_id for s in rows],
+        [sample_id for sample_id, _ in rows],
         [[c.tp, c.fp, c.tn, c.fn] for c in per_row],
         statistic,
     )
@@ -217,9 +230,32 @@ _pope_metric("pope_yes_ratio", "POPE yes", 14, "share of 'yes' answers", lambda 
 _HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
 
 
+@row_extract(HALLUSION, tagged_in(HALLUSION))
+def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow] | None:
+    """(repeat, the row as HallusionBench scores it) of an answered row judged or read by rule.
+
+    A row the official judge left unjudged gives none: it is left out, counted apart.
+    """
+    if not is_answer(s, HALLUSION):
+        return None
+    m: dict[str, Any] = s.metadata
+    judged = verdicts(s, HALLUSION_JUDGE, judge_of(spec))
+    if judged == []:
+        return None
+    return s.repeat, HallusionRow(
+        str(m.get("category")),
+        str(m.get("subcategory")),
+        str(m.get("set_id")),
+        str(m.get("figure_id")),
+        str(m.get("question_id")),
+        str(judged[0].reading)
+        if judged
+        else hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
+    )
+
+
 def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
-    answers = answered(ctx, HALLUSION)
-    if answers is None:
+    if HALLUSION not in ctx.summary.tags:
         return None
 
     def compute() -> dict[tuple[str, ...], list[int]]:
@@ -228,22 +264,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         # question pairs lie within a question set, so the counts are kept per set (the unit
         # the interval resamples): (right, total) of aAcc, fAcc and qAcc in a row.
         by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
-        for s in answers:
-            m: dict[str, Any] = s.metadata
-            judged = verdicts(s, HALLUSION_JUDGE, official_judge(ctx))
-            if judged == []:
-                continue  # unjudged: left out, counted apart
-            row = HallusionRow(
-                str(m.get("category")),
-                str(m.get("subcategory")),
-                str(m.get("set_id")),
-                str(m.get("figure_id")),
-                str(m.get("question_id")),
-                str(judged[0].reading)
-                if judged
-                else hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
-            )
-            by_pass[(row.category, row.subcategory, row.set_id), s.repeat].append(row)
+        for repeat, row in ctx.records(HALLUSION):
+            by_pass[(row.category, row.subcategory, row.set_id), repeat].append(row)
         per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
         for (question_set, _repeat), rows in by_pass.items():
             scores = hallusion_scores(rows)
@@ -314,13 +336,6 @@ def _n_options(s: Score) -> int:
     return n if isinstance(n, int) else len(s.options or ())
 
 
-def _has_every_copy(group: Sequence[Score]) -> bool:
-    """Whether a question's rows hold one published copy per option (MMBench's rotations)."""
-    need = max(_n_options(s) for s in group)
-    copies = {s.metadata.get("index", s.sample_id) for s in group}
-    return need >= 2 and len(copies) >= need
-
-
 @run_metric(
     MMBENCH,
     summary="MMBench CircularEval: a question counts only if every circular copy is right "
@@ -340,29 +355,50 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     A row judged by ``mmbench-choice`` (VLMEvalKit's rules, then a judge) is right when the
     option letter read is the gold option; an unjudged row is left out, and its question with it.
     """
-    rows = ctx.tagged(MMBENCH)
-    if not rows:
+    if MMBENCH not in ctx.summary.tags:
         return None
-    by_repeat = not ctx.spec.formulate.circular
-    groups: dict[str, list[Score]] = defaultdict(list)
-    for s in rows:
-        judged = verdicts(s, MMBENCH_JUDGE, official_judge(ctx))
-        if judged == []:
-            continue  # unjudged: its question lacks a copy and is left out
-        if judged and judged[0].reading is not None:
-            right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
-            s = s.model_copy(update={"correct": right})
-        question = str(s.metadata.get("circular_index", s.sample_id))
-        groups[f"{question}@{s.repeat}" if by_repeat else question].append(s)
-    complete = [
-        s.model_copy(update={"sample_id": key})
-        for key, group in groups.items()
-        if _has_every_copy(group)
-        for s in group
-    ]
+    # Per question (and pass): the most options a copy has, the copies present, whether some
+    # copy failed and whether every copy is right: what CircularEval reads of its rows.
+    groups: dict[str, tuple[int, set[Hashable], bool, bool]] = {}
+    for question, copy, n_options, failed, right in ctx.records(MMBENCH):
+        need, copies, was_failed, was_right = groups.get(question, (n_options, set(), False, True))
+        copies.add(copy)
+        groups[question] = (
+            max(need, n_options),
+            copies,
+            was_failed or failed,
+            was_right and right,
+        )
+    complete = {
+        question: (failed, right)
+        for question, (need, copies, failed, right) in groups.items()
+        if need >= 2 and len(copies) >= need
+    }
     if not complete:
         return _value(None, 0)
-    return circular_accuracy(complete, n_boot=ctx.n_boot, seed=ctx.seed)
+    return circular_of(complete, n_boot=ctx.n_boot, seed=ctx.seed)
+
+
+@row_extract(MMBENCH, tagged_in(MMBENCH))
+def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, bool] | None:
+    """(question and pass, copy, options, failed, right) of a row; None: unjudged, left out.
+
+    A row judged by ``mmbench-choice`` is right when the option letter read is the gold option.
+    """
+    if s.official_metric != MMBENCH:
+        return None
+    judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
+    if judged == []:
+        return None  # unjudged: its question lacks a copy and is left out
+    right = s.correct
+    if judged and judged[0].reading is not None:
+        right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
+    question = str(s.metadata.get("circular_index", s.sample_id))
+    if not spec.formulate.circular:
+        question = f"{question}@{s.repeat}"
+    copy = s.metadata.get("index", s.sample_id)
+    failed = s.error_type is not None or s.stage == "error"
+    return question, copy, _n_options(s), failed, bool(right)
 
 
 # --------------------------------------------------------------------------- MMMU
@@ -422,19 +458,22 @@ def _mathvista_judged(s: Score, extraction: str) -> bool:
     )
 
 
-def _mathvista(ctx: MetricContext) -> MetricValue | None:
-    rows = answered(ctx, MATHVISTA)
-    if rows is None:
+@row_extract(MATHVISTA, tagged_in(MATHVISTA))
+def _mathvista_row(s: Score, spec: RunSpec) -> tuple[str, float] | None:
+    """(sample id, right) of an answered row; None where unjudged (left out, counted apart)."""
+    if not is_answer(s, MATHVISTA):
         return None
-    kept, values = [], []
-    for s in rows:
-        judged = verdicts(s, MATHVISTA_JUDGE, official_judge(ctx))
-        if judged == []:
-            continue  # unjudged: left out, counted apart
-        right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)
-        kept.append(s)
-        values.append(float(right))
-    return mean_value(ctx, kept, values)
+    judged = verdicts(s, MATHVISTA_JUDGE, judge_of(spec))
+    if judged == []:
+        return None
+    right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)
+    return s.sample_id, float(right)
+
+
+def _mathvista(ctx: MetricContext) -> MetricValue | None:
+    if MATHVISTA not in ctx.summary.tags:
+        return None
+    return mean_of(ctx, ctx.records(MATHVISTA))
 
 
 @run_metric(

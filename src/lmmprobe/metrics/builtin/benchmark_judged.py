@@ -11,20 +11,23 @@ have no score (None). Unjudged answers are left out of the figure and counted ap
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
 from lmmprobe.metrics.benchmark_judged import llava_relative, mmvet_capability_scores
 from lmmprobe.metrics.bootstrap import FloatArray, ratio
 from lmmprobe.metrics.builtin._official import (
-    answered,
     bootstrap_value,
-    official_judge,
+    is_answer,
+    judge_of,
+    tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Score
+from lmmprobe.schema import RunSpec, Score
 
 FAMILY = "benchmark_open"
 MMVET = "mmvet_score"
@@ -39,18 +42,24 @@ def _grades(s: Score, judge: str | None) -> dict[int, float]:
     return {j.attempt: float(j.value) for j in judged if j.value is not None}
 
 
+@row_extract(MMVET, tagged_in(MMVET))
+def _mmvet_row(s: Score, spec: RunSpec) -> tuple[str, int, Any, dict[int, float]] | None:
+    """(sample id, repeat, capabilities, grade per attempt) of an answered MM-Vet row."""
+    if not is_answer(s, MMVET):
+        return None
+    return s.sample_id, s.repeat, s.metadata.get("capability"), _grades(s, judge_of(spec))
+
+
 def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
     """MM-Vet's score over the questions needing `capability` (None: every question)."""
-    rows = answered(ctx, MMVET)
-    if rows is None:
+    if MMVET not in ctx.summary.tags:
         return None
     by_run: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
-    for s in rows:
-        caps = s.metadata.get("capability")
+    for sample_id, repeat, caps, grades in ctx.records(MMVET):
         if capability is not None and not (isinstance(caps, list) and capability in caps):
             continue
-        for attempt, grade in _grades(s, official_judge(ctx)).items():
-            by_run[(s.repeat, attempt)][s.sample_id] = grade
+        for attempt, grade in grades.items():
+            by_run[(repeat, attempt)][sample_id] = grade
     runs = sorted(by_run)
     per_question: dict[str, list[float | None]] = defaultdict(lambda: [None] * len(runs))
     for r, run in enumerate(runs):
@@ -126,6 +135,18 @@ for _i, (_cap, _title) in enumerate(
     _capability_metric(_cap, _title, 62 + _i)
 
 
+@row_extract(LLAVA_WILD, tagged_in(LLAVA_WILD))
+def _llava_row(s: Score, spec: RunSpec) -> tuple[str, list[tuple[float, float]]] | None:
+    """(sample id, (reference score, model score) of each verdict) of an answered row."""
+    if not is_answer(s, LLAVA_WILD):
+        return None
+    return s.sample_id, [
+        (float(j.detail["reference"]), float(j.value))
+        for j in verdicts(s, LLAVA_JUDGE, judge_of(spec)) or []
+        if j.value is not None and "reference" in j.detail
+    ]
+
+
 @run_metric(
     LLAVA_WILD,
     summary="LLaVA-Bench (In-the-Wild) relative score: the judge's mean score of the model's "
@@ -142,17 +163,14 @@ def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
     As ``summarize_gpt_review.py`` prints it: both means rounded to 3 decimals, then
     round(model / reference x 100, 1). The interval resamples questions (repeats together).
     """
-    rows = answered(ctx, LLAVA_WILD)
-    if rows is None:
+    if LLAVA_WILD not in ctx.summary.tags:
         return None
     pairs: list[tuple[float, float]] = []
     clusters: list[str] = []
-    for s in rows:
-        for j in verdicts(s, LLAVA_JUDGE, official_judge(ctx)) or []:
-            if j.value is None or "reference" not in j.detail:
-                continue
-            pairs.append((float(j.detail["reference"]), float(j.value)))
-            clusters.append(s.sample_id)
+    for sample_id, scored in ctx.records(LLAVA_WILD):
+        for pair in scored:
+            pairs.append(pair)
+            clusters.append(sample_id)
     result = llava_relative(pairs)
     return bootstrap_value(
         ctx,

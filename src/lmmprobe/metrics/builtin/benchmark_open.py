@@ -23,14 +23,17 @@ from lmmprobe.metrics.benchmark_open import (
 )
 from lmmprobe.metrics.builtin._official import (
     answer_text,
-    answered,
     bootstrap_value,
+    is_answer,
     per_row,
     references,
+    tagged_in,
 )
+from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.text import MetricUnavailable, anls, caption_scores
 from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import RunSpec, Score
 
 log = logging.getLogger(__name__)
 
@@ -94,22 +97,28 @@ run_metric(
 )
 def ocrbench_score(ctx: MetricContext) -> MetricValue | None:
     """OCRBench's final score (points); ``--by question_type`` gives its category totals."""
-    rows = answered(ctx, OCRBENCH)
-    if rows is None:
+    if OCRBENCH not in ctx.summary.tags:
         return None
-    points = [
-        float(ocrbench_correct(answer_text(s), references(s), str(s.metadata.get("dataset", ""))))
-        for s in rows
-    ]
+    rows = ctx.records(OCRBENCH)
+    points = [p for _, p in rows]
     # Points are a sum: the interval resamples samples and adds their points up.
     return bootstrap_value(
         ctx,
         float(sum(points)),
         len(rows),
-        [s.sample_id for s in rows],
+        [sample_id for sample_id, _ in rows],
         points,
         lambda sums: sums[:, 0],
     )
+
+
+@row_extract(OCRBENCH, tagged_in(OCRBENCH))
+def _ocrbench_row(s: Score, spec: RunSpec) -> tuple[str, float] | None:
+    """(sample id, points) of an answered OCRBench row."""
+    if not is_answer(s, OCRBENCH):
+        return None
+    dataset = str(s.metadata.get("dataset", ""))
+    return s.sample_id, float(ocrbench_correct(answer_text(s), references(s), dataset))
 
 
 # --------------------------------------------------------------------------- captions
@@ -123,12 +132,21 @@ COCO_COLUMNS: tuple[tuple[str, str, int, bool, str], ...] = (
 _COCO_KEYS = {COCO: "CIDEr", "coco_bleu4": "BLEU-4", "coco_rouge_l": "ROUGE-L"}
 
 
+@row_extract(COCO, tagged_in(COCO))
+def _coco_row(s: Score, spec: RunSpec) -> tuple[str, str, list[str]] | None:
+    """(row key, answer, references) of an answered caption row: its texts, not its Score."""
+    if not is_answer(s, COCO):
+        return None
+    return f"{s.sample_id}#{s.repeat}", answer_text(s), references(s)
+
+
 def _coco(ctx: MetricContext) -> dict[str, MetricValue]:
-    rows = answered(ctx, COCO)
+    # The scorer takes the corpus at once: every text, read in the model's one pass.
+    rows = ctx.records(COCO) if COCO in ctx.summary.tags else []
     if not rows:
         return {}
-    preds = {f"{s.sample_id}#{s.repeat}": answer_text(s) for s in rows}
-    refs = {f"{s.sample_id}#{s.repeat}": references(s) for s in rows}
+    preds = {key: pred for key, pred, _ in rows}
+    refs = {key: refs for key, _, refs in rows}
     try:
         # COCOEvalCap (and lmms-eval's coco_cap, nocaps, flickr30k tasks) tokenize both sides
         # with the PTB tokenizer; METEOR is left out as in the other caption metrics (a Java
@@ -144,7 +162,7 @@ def _coco(ctx: MetricContext) -> dict[str, MetricValue]:
 
 def _coco_metric(name: str) -> Callable[[MetricContext], MetricValue | None]:
     def compute(ctx: MetricContext) -> MetricValue | None:
-        if not ctx.tagged(COCO):
+        if COCO not in ctx.summary.tags:
             return None
         return ctx.shared("coco_captions", lambda: _coco(ctx)).get(name)
 

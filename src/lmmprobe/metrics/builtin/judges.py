@@ -10,12 +10,25 @@ never guessed. The two are shown side by side.
 
 from __future__ import annotations
 
-from lmmprobe.metrics.builtin._official import mean_value
-from lmmprobe.metrics.judged import judged_rows, judged_value
+from lmmprobe.metrics.builtin._official import mean_of
+from lmmprobe.metrics.judged import judged_value
+from lmmprobe.metrics.reduction import RowSummary, row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
+from lmmprobe.schema import RunSpec, Score
 
 FAMILY = "judges"
+JUDGED = "judged_values"
+
+
+def _judged(summary: RowSummary, spec: RunSpec) -> bool:
+    return summary.judged
+
+
+@row_extract(JUDGED, _judged)
+def _judged_value(s: Score, spec: RunSpec) -> tuple[str, float | None] | None:
+    """(sample id, judged figure or None) of a row carrying verdicts (`judged_rows`'s)."""
+    return (s.sample_id, judged_value(s.judgements)) if s.judgements else None
 
 
 @run_metric(
@@ -27,11 +40,10 @@ FAMILY = "judges"
 )
 def judge_score(ctx: MetricContext) -> MetricValue | None:
     """Mean of each judged answer's figure, with a cluster-bootstrap interval."""
-    rows = judged_rows(ctx.scores) if ctx.summary.judged else []
+    rows = ctx.records(JUDGED) if ctx.summary.judged else []
     if not rows:
         return None
-    pairs = [(s, v) for s in rows if (v := judged_value(s.judgements)) is not None]
-    return mean_value(ctx, [s for s, _ in pairs], [v for _, v in pairs])
+    return mean_of(ctx, [(sample_id, v) for sample_id, v in rows if v is not None])
 
 
 @run_metric(
@@ -43,8 +55,7 @@ def judge_score(ctx: MetricContext) -> MetricValue | None:
 )
 def judge_coverage(ctx: MetricContext) -> MetricValue | None:
     """Judged / total over the rows a judge protocol applies to."""
-    rows = judged_rows(ctx.scores) if ctx.summary.judged else []
+    rows = ctx.records(JUDGED) if ctx.summary.judged else []
     if not rows:
         return None
-    values = [0.0 if judged_value(s.judgements) is None else 1.0 for s in rows]
-    return mean_value(ctx, rows, values)
+    return mean_of(ctx, [(sample_id, 0.0 if v is None else 1.0) for sample_id, v in rows])
