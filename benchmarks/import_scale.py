@@ -102,8 +102,9 @@ def _child(mode: str, data: Path, preds: Path, db: Path, bootstrap: int) -> None
     from lmmprobe.predictions.importing import import_file
 
     phases: list[dict[str, Any]] = []
-    if mode == "profile":
+    if mode in ("profile", "trace"):
         _profile_phases(phases)
+    if mode == "trace":
         tracemalloc.start(1)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu0 = usage.ru_utime + usage.ru_stime
@@ -122,7 +123,7 @@ def _child(mode: str, data: Path, preds: Path, db: Path, bootstrap: int) -> None
     got: dict[str, Any] = {"rows": run.plan.joined, "seconds": seconds, "cpu_s": cpu,
                            "rss_mib": rss, "accuracy": acc.value if acc else None,
                            "digest": digest}  # fmt: skip
-    if mode == "profile":
+    if phases:
         got["phases"] = phases
         tracemalloc.stop()
     print(json.dumps(got))
@@ -143,13 +144,14 @@ def _profile_phases(phases: list[dict[str, Any]]) -> None:
         def wrapped(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
             rss, hwm = _vm()
-            heap = tracemalloc.get_traced_memory()[1] / 2**20
-            top = tracemalloc.take_snapshot().statistics("lineno")[:4]
-            phases.append({"step": name, "rss_now": round(rss), "rss_peak_so_far": round(hwm),
-                           "heap_peak_in_step": round(heap, 1),
-                           "held": [f"{st.size / 2**20:.1f} MiB {st.traceback[0]}"
-                                    for st in top]})  # fmt: skip
-            tracemalloc.reset_peak()
+            phase: dict[str, Any] = {"step": name, "rss_now": round(rss),
+                                     "rss_peak_so_far": round(hwm)}  # fmt: skip
+            if tracemalloc.is_tracing():
+                phase["heap_peak_in_step"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+                top = tracemalloc.take_snapshot().statistics("lineno")[:4]
+                phase["held"] = [f"{st.size / 2**20:.1f} MiB {st.traceback[0]}" for st in top]
+                tracemalloc.reset_peak()
+            phases.append(phase)
             return out
 
         return wrapped
