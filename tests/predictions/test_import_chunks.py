@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lmmprobe.data import DataError, data_fingerprint
+from lmmprobe.data import DataError, data_fingerprint, load_source
+from lmmprobe.data import rows as rows_module
+from lmmprobe.data.base import SampleStream
 from lmmprobe.predictions import scoring
 from lmmprobe.predictions._join import FileOrderRows, SampleIndex
 from lmmprobe.predictions.imported import ImportedPrediction
@@ -144,3 +147,74 @@ def test_stored_rows_come_back_in_the_files_order(tmp_path: Path) -> None:
         assert ids[:3] == ["bench/q7", "bench/q3", "bench/q10"]
         want = [c.meta["part"] for c in ScoreRows(scores).chunks(["part"])]
         assert [c.meta["part"] for c in rows.chunks(["part"])] == want
+
+
+def _stored(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """What an import stored, without what differs from run to run (its id, times)."""
+    with closing(sqlite3.connect(db)) as con:
+        return {
+            "samples": con.execute(
+                "SELECT sample_id, question, sample, row_metadata FROM samples ORDER BY sample_id"
+            ).fetchall(),
+            "scores": [
+                row[1:]
+                for row in con.execute("SELECT * FROM scores ORDER BY model, sample_id, repeat")
+            ],
+            "responses": con.execute(
+                "SELECT key, model, method, prompt, text, reasoning, error_type, error_message "
+                "FROM responses ORDER BY key"
+            ).fetchall(),
+        }
+
+
+def _messy_benchmark(data: Path) -> None:
+    """The benchmark with rows its source rejects: an invalid one and a repeated id."""
+    with data.open("a") as f:
+        f.write(json.dumps({"id": "bench/bad", "images": [], "question": "?",
+                            "choices": ["a", "b"], "answer": 9}) + "\n")  # fmt: skip
+        f.write(json.dumps({"id": "bench/q2", "images": [], "question": "Again?",
+                            "choices": ["a", "b"], "answer": 0}) + "\n")  # fmt: skip
+
+
+def test_an_import_streaming_its_benchmark_stores_what_a_loaded_benchmark_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Several chunks, and the benchmark's id set moved to SQLite after two ids.
+    data, preds = _files(tmp_path)
+    _messy_benchmark(data)
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 3)
+    monkeypatch.setattr(rows_module, "IDS_IN_MEMORY", 2)
+    bench = f"jsonl:{data}"
+    kw: dict[str, Any] = {"model": "m", "field_map": FIELDS, "by": ["part"], "bootstrap": 200}
+    streamed = import_file(preds, bench, db=str(tmp_path / "a.db"), **kw)
+    with monkeypatch.context() as m:
+        # As before: the benchmark loaded whole, its list indexed.
+        m.setattr(scoring, "iter_source", lambda spec: SampleStream.loaded(load_source(spec)))
+        loaded = import_file(preds, bench, db=str(tmp_path / "b.db"), **kw)
+    assert _stored(tmp_path / "a.db") == _stored(tmp_path / "b.db")
+    assert len(_stored(tmp_path / "a.db")["scores"]) == 10
+    assert _figures(streamed.results) == _figures(loaded.results)
+    assert streamed.results.data == loaded.results.data
+    assert streamed.results.data.invalid == 3  # two rows of the benchmark, one of the file
+    assert streamed.results.data.problems == [
+        f"{data}:12: answer: index 9 is out of range for 2 choices",
+        f"{data}:13: id: duplicate id 'bench/q2' (first at line 3)",
+    ]
+    got, want = streamed.results.manifest.model_dump(), loaded.results.manifest.model_dump()
+    assert got["data"] == want["data"] and got["origin"] == want["origin"]
+    assert streamed.plan.counts() == loaded.plan.counts()
+
+
+def test_an_import_never_holds_the_benchmarks_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, preds = _files(tmp_path)
+
+    def whole(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the benchmark was loaded whole")
+
+    monkeypatch.setattr(scoring, "load_source", whole)
+    monkeypatch.setattr(SampleStream, "result", whole)
+    run = import_file(preds, f"jsonl:{data}", model="m", db=str(tmp_path / "s.db"),
+                      field_map=FIELDS)  # fmt: skip
+    assert run.plan.counts()["benchmark_samples"] == 11

@@ -6,12 +6,15 @@ from lmmprobe.data.base import (
     DataError,
     LoadResult,
     SampleProblem,
+    SampleStream,
     Source,
     data_fingerprint,
+    iter_source,
     load_source,
     no_valid_samples,
     parse_source_spec,
     sample_fingerprint,
+    streaming,
 )
 
 __all__ = [
@@ -20,10 +23,13 @@ __all__ = [
     "DataError",
     "LoadResult",
     "SampleProblem",
+    "SampleStream",
     "Source",
     "data_fingerprint",
+    "iter_source",
     "load_source",
     "no_valid_samples",
     "parse_source_spec",
     "sample_fingerprint",
+    "streaming",
 ]

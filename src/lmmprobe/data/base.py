@@ -3,6 +3,11 @@
 A source is a function ``(target, options, *, strict, limit) -> LoadResult`` registered in
 `SOURCES`; a data spec ``name:target,key=value`` names it. Built-in sources are one file each
 in this package; another package adds one through the ``lmmprobe.sources`` entry-point group.
+
+A source may also yield its samples one at a time (`streaming`): `iter_source` then reads a
+million-row file holding one sample at a time, and `load_source` is the list of the same stream,
+so both give the same samples and the same problems. A source that only loads (a plugin, the
+demo) is read by `iter_source` from its loaded list.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -45,14 +50,11 @@ class DataError(ValueError):
         self.problem = problem
 
 
-@dataclass
-class LoadResult:
-    """Samples a source produced, plus what it rejected."""
+class _Rejected:
+    """What a load rejected: counted, and the first `MAX_PROBLEMS_SHOWN` kept."""
 
-    samples: list[Sample]
-    source: str
-    invalid: int = 0
-    problems: list[SampleProblem] = field(default_factory=list)
+    invalid: int
+    problems: list[SampleProblem]
 
     def add_problem(self, problem: SampleProblem, strict: bool) -> None:
         """Record a rejected row; in strict mode raise instead."""
@@ -63,6 +65,58 @@ class LoadResult:
             self.problems.append(problem)
 
 
+@dataclass
+class LoadResult(_Rejected):
+    """Samples a source produced, plus what it rejected."""
+
+    samples: list[Sample]
+    source: str
+    invalid: int = 0
+    problems: list[SampleProblem] = field(default_factory=list)
+
+
+class SampleStream(_Rejected):
+    """Samples a source yields one at a time, and what it rejected on the way; read once.
+
+    ``invalid`` and ``problems`` grow as the stream is read, as a `LoadResult`'s would while
+    it loads: they are complete once the stream is exhausted. A strict stream raises
+    `DataError` at the row at fault, when that row is reached.
+    """
+
+    def __init__(self, source: str, samples: Callable[[SampleStream], Iterable[Sample]]) -> None:
+        """A stream of `source` (named in problems) whose samples `samples(self)` yields.
+
+        `samples` is given the stream to record its problems in; it is called on the first
+        read, so a file is opened only when the stream is read.
+        """
+        self.source = source
+        self.invalid = 0
+        self.problems: list[SampleProblem] = []
+        self._samples = samples
+        self._read = False
+
+    @classmethod
+    def loaded(cls, result: LoadResult) -> SampleStream:
+        """The stream of a source that loaded its samples whole (its list, its problems)."""
+        stream = cls(result.source, lambda _: result.samples)
+        stream.invalid, stream.problems = result.invalid, list(result.problems)
+        return stream
+
+    def __iter__(self) -> Iterator[Sample]:
+        if self._read:
+            # A second pass would read nothing (or the file again, problems twice).
+            raise RuntimeError(f"the samples of {self.source} were already read (read once)")
+        self._read = True
+        return iter(self._samples(self))
+
+    def result(self) -> LoadResult:
+        """Read the whole stream into a `LoadResult` (what `load_source` gives)."""
+        samples = list(self)
+        return LoadResult(
+            samples=samples, source=self.source, invalid=self.invalid, problems=self.problems
+        )
+
+
 class Source(Protocol):
     """A data source: builds samples from a spec's target and options."""
 
@@ -71,6 +125,44 @@ class Source(Protocol):
     ) -> LoadResult:
         """Load samples; report invalid rows in the result (or raise DataError if strict)."""
         ...
+
+
+class StreamSource(Protocol):
+    """A source that yields its samples: builds a `SampleStream` from a spec's target and options.
+
+    What can be checked before any row (the target, the options, that the file exists) is
+    checked when it is called, raising `DataError`; rows are read as the stream is.
+    """
+
+    def __call__(
+        self, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+    ) -> SampleStream:
+        """Open the samples; invalid rows are recorded in the stream (raised if strict)."""
+        ...
+
+
+class Streaming:
+    """A `Source` that yields its samples (`iter_source`); called, it loads them all.
+
+    Registered like any source (``SOURCES.register(name)(streaming(fn))``): `load_source`
+    calls it and gets the list of the stream, `iter_source` reads the stream.
+    """
+
+    def __init__(self, stream: StreamSource) -> None:
+        """Serve `stream` both ways."""
+        self.stream = stream
+        self.__doc__ = stream.__doc__
+
+    def __call__(
+        self, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+    ) -> LoadResult:
+        """Load every sample of the stream (the `Source` form)."""
+        return self.stream(target, options, strict=strict, limit=limit).result()
+
+
+def streaming(stream: StreamSource) -> Streaming:
+    """Make a streaming source a `Source` too (see `Streaming`)."""
+    return Streaming(stream)
 
 
 BENCHMARK_FOLDERS = (
@@ -131,6 +223,33 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
     if name not in SOURCES:
         raise _unknown_source(name)
     return SOURCES.get(name)(target, options, strict=strict, limit=limit)
+
+
+def iter_source(spec: str, *, strict: bool = False, limit: int | None = None) -> SampleStream:
+    """The samples of a data spec, one at a time: `load_source`'s samples and problems, streamed.
+
+    A source registered with `streaming` yields its samples as it reads its rows, holding
+    none of the earlier ones; any other source is loaded whole first and its list yielded.
+    The stream's ``invalid`` and ``problems`` are `load_source`'s once it is exhausted.
+
+    Args:
+        spec: As for `load_source`.
+        strict: Raise `DataError` at the first invalid row (when the stream reaches it).
+        limit: Stop after this many valid samples.
+
+    Raises:
+        RegistryError: Unknown source name.
+        DataError: Unreadable source (when called, or for a failure met in the rows, when the
+            stream reaches it), or an invalid row in strict mode.
+
+    """
+    name, target, options = parse_source_spec(spec)
+    if name not in SOURCES:
+        raise _unknown_source(name)
+    source = SOURCES.get(name)
+    if isinstance(source, Streaming):
+        return source.stream(target, options, strict=strict, limit=limit)
+    return SampleStream.loaded(source(target, options, strict=strict, limit=limit))
 
 
 BENCHMARK_TAG = "benchmark"

@@ -45,8 +45,8 @@ from typing import Any
 from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
-from lmmprobe.data.base import SOURCES, DataError, LoadResult
-from lmmprobe.data.rows import RowError, check_image, collect_rows, to_sample
+from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.data.rows import RowError, check_image, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
 
@@ -449,26 +449,34 @@ def _check_options(target: str | None, options: dict[str, str]) -> Path:
     return path
 
 
-@SOURCES.register(
-    "hf",
-    summary="hf:PATH[,split=,config=,image=,question=,options=,answer=,id=]  Hugging Face datasets",
-)
-def load_hf(
+def stream_hf(
     target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
-) -> LoadResult:
-    """Load a local Hugging Face dataset through a column mapping; see the module docstring."""
+) -> SampleStream:
+    """Read a local Hugging Face dataset through a column mapping, a row at a time.
+
+    The dataset is opened and its columns checked when called; rows are read as the stream is.
+    """
     path = _check_options(target, options)
     ds, split = open_dataset(path, options)
     mapping = _mapping(ds, options, path)
     base = (path if path.is_dir() else path.parent).resolve()
     source = f"{path}[{split}]" if split else str(path)
-    result = LoadResult(samples=[], source=source)
-    return collect_rows(
-        result,
-        enumerate(_rows(ds, mapping)),
-        lambda index, row: _parse_row(row, index, mapping, base, split),
-        strict=strict,
-        limit=limit,
-        id_field=mapping.id or "id",
-        unit="row",
+    return SampleStream(
+        source,
+        lambda report: stream_rows(
+            report,
+            enumerate(_rows(ds, mapping)),
+            lambda index, row: _parse_row(row, index, mapping, base, split),
+            strict=strict,
+            limit=limit,
+            id_field=mapping.id or "id",
+            unit="row",
+        ),
     )
+
+
+load_hf = SOURCES.register(
+    "hf",
+    summary="hf:PATH[,split=,config=,image=,question=,options=,answer=,id=]  Hugging Face datasets",
+)(streaming(stream_hf))
+"""Load a local Hugging Face dataset through a column mapping; see the module docstring."""

@@ -5,6 +5,10 @@ Fields: ``id`` (str), ``images`` (list of paths relative to the file), ``questio
 text(s)), ``formulation`` (single_choice | true_false | open_ended; default single_choice when
 choices are given, else open_ended), ``context``, ``history`` (list of {role, content}),
 ``metadata`` (object). Blank lines and lines starting with ``#`` are ignored.
+
+The file is read a line at a time (`stream_jsonl`: a million-line file holds one sample at a
+time); a line is at most `MAX_LINE` characters and nested at most ``MAX_NESTING`` levels (`lmmprobe.data.rows`), else
+that line is a problem ``FILE:LINE: ...`` and the rest of the file still loads.
 """
 
 from __future__ import annotations
@@ -16,13 +20,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.rows import (
     RowError,
     check_image,
-    collect_rows,
     nesting_reason,
     require_object,
+    stream_rows,
     to_sample,
     too_deep,
     too_deep_text,
@@ -69,12 +73,31 @@ def parse_row(row: Any, base: Path) -> Sample:
     return to_sample(data)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
+MAX_LINE = 64 << 20
+"""The longest line read (characters): 64 MiB, far above any sample. A longer line is that
+line's problem, skipped without being held: a file with no newline in sight (a binary file, a
+JSON array given as JSONL) is read in bounded memory."""
+
+_SKIP = 1 << 20
+"""Characters read at a time while skipping the rest of a line longer than `MAX_LINE`."""
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
+    """``(line number, text)`` of each line that is not blank or a comment; None: too long."""
     # A byte-order mark is tolerated. Bytes that are not UTF-8 are kept as lone surrogates
     # (surrogateescape), so one bad line is reported as that line's problem instead of
     # aborting the whole file.
     with path.open(encoding="utf-8-sig", errors="surrogateescape") as f:
-        for lineno, raw in enumerate(f, start=1):
+        lineno = 0
+        # readline with a limit: a line with no end in sight is not read whole.
+        while raw := f.readline(MAX_LINE + 1):
+            lineno += 1
+            if len(raw) > MAX_LINE and not raw.endswith("\n"):
+                rest = raw
+                while rest and not rest.endswith("\n"):
+                    rest = f.readline(_SKIP)
+                yield lineno, None
+                continue
             text = raw.strip()
             if text and not text.startswith("#"):
                 yield lineno, text
@@ -151,7 +174,11 @@ def _too_deep_json(text: str) -> RowError:
     return RowError(field, nesting_reason())
 
 
-def _parse_line(text: str, base: Path) -> Sample:
+def _parse_line(text: str | None, base: Path) -> Sample:
+    if text is None:
+        raise RowError(
+            None, f"a line longer than {MAX_LINE >> 20} MiB (at most {MAX_LINE >> 20} MiB a row)"
+        )
     if _BAD_BYTE.search(text):
         raise _bad_utf8(text)
     try:
@@ -168,11 +195,16 @@ def _parse_line(text: str, base: Path) -> Sample:
     return parse_row(row, base)
 
 
-@SOURCES.register("jsonl", summary="PATH.jsonl  lmmprobe's JSONL format (one sample per line)")
-def load_jsonl(
+def stream_jsonl(
     target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
-) -> LoadResult:
-    """Load and validate a JSONL file; invalid rows are reported with file:line and field."""
+) -> SampleStream:
+    """Read and validate a JSONL file a line at a time; invalid rows are reported with file:line.
+
+    Raises:
+        DataError: No path, options given, or no such file (when called); an invalid row in
+            strict mode (when the stream reaches it).
+
+    """
     if not target:
         raise DataError("the jsonl source needs a path: jsonl:PATH or PATH.jsonl")
     if options:
@@ -180,12 +212,20 @@ def load_jsonl(
     path = Path(target)
     if not path.is_file():
         raise DataError(f"data file not found: {path}")
-    result = LoadResult(samples=[], source=str(path))
     base = path.parent
-    return collect_rows(
-        result,
-        _lines(path),
-        lambda _, text: _parse_line(text, base),
-        strict=strict,
-        limit=limit,
+    return SampleStream(
+        str(path),
+        lambda report: stream_rows(
+            report,
+            _lines(path),
+            lambda _, text: _parse_line(text, base),
+            strict=strict,
+            limit=limit,
+        ),
     )
+
+
+load_jsonl = SOURCES.register(
+    "jsonl", summary="PATH.jsonl  lmmprobe's JSONL format (one sample per line)"
+)(streaming(stream_jsonl))
+"""Load and validate a JSONL file (`stream_jsonl`'s samples as a `LoadResult`)."""

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.hf_dataset import image_from_base64
-from lmmprobe.data.rows import RowError, check_image, collect_rows, require_object, to_sample
+from lmmprobe.data.rows import RowError, check_image, require_object, stream_rows, to_sample
 from lmmprobe.schema import ImageRef, Sample, Turn
 
 FORMULATIONS = ("single_choice", "open_ended")
@@ -264,24 +264,33 @@ def _context(target: str | None, options: dict[str, str]) -> tuple[Path, _Contex
     return path, _Context(base=base.resolve(), formulation=formulation, dataset=None)
 
 
-@SOURCES.register(
-    "reform",
-    summary="reform:PATH.json[,image_dir=DIR,formulation=...]  ReForm-Eval's JSON format",
-)
-def load_reform(
+def stream_reform(
     target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
-) -> LoadResult:
-    """Load a ReForm-Eval JSON file; invalid entries are reported as FILE:N: field: reason."""
+) -> SampleStream:
+    """A ReForm-Eval JSON file's samples one at a time; invalid entries are FILE:N: field: reason.
+
+    The file is one JSON document, decoded whole when called; its entries become samples as
+    the stream is read (the samples, with their checked images, are not all held).
+    """
     path, ctx = _context(target, options)
     entries, dataset = _read_entries(path)
     ctx = _Context(base=ctx.base, formulation=ctx.formulation, dataset=dataset)
-    result = LoadResult(samples=[], source=str(path))
-    return collect_rows(
-        result,
-        enumerate(entries, start=1),
-        lambda _, entry: parse_entry(entry, ctx),
-        strict=strict,
-        limit=limit,
-        id_field="sample_id",
-        unit="entry",
+    return SampleStream(
+        str(path),
+        lambda report: stream_rows(
+            report,
+            enumerate(entries, start=1),
+            lambda _, entry: parse_entry(entry, ctx),
+            strict=strict,
+            limit=limit,
+            id_field="sample_id",
+            unit="entry",
+        ),
     )
+
+
+load_reform = SOURCES.register(
+    "reform",
+    summary="reform:PATH.json[,image_dir=DIR,formulation=...]  ReForm-Eval's JSON format",
+)(streaming(stream_reform))
+"""Load a ReForm-Eval JSON file; invalid entries are reported as FILE:N: field: reason."""

@@ -5,19 +5,20 @@ the file still loads.
 
 A source turns each raw row (a JSON line, a ReForm-Eval entry, a dataset row) into a `Sample`
 with a parse function that raises `RowError(field, reason)`, and hands the rows to
-`collect_rows`, which applies ``limit``, records problems (or raises in strict mode) and drops
-repeated ids.
+`stream_rows` (one at a time) or `collect_rows` (into a list), which apply ``limit``, record
+problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded memory).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 
-from lmmprobe.data.base import LoadResult, SampleProblem
+from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import open_image
 
@@ -221,6 +222,110 @@ def to_sample(data: dict[str, Any], names: Mapping[str, str | None] | None = Non
         raise RowError(field, reason) from exc
 
 
+class FirstSeen:
+    """Where each sample id was first seen, without holding a million ids in memory.
+
+    Up to `IDS_IN_MEMORY` ids sit in a dict (a run's load is fast as before); past that they
+    move to a private temporary SQLite table, whose pages spill to disk, so a streamed load of
+    any size holds a bounded set. Close it (or use it as a context manager) when done.
+    """
+
+    def __init__(self) -> None:
+        """An empty set."""
+        self._memory: dict[str, int | str] = {}
+        self._db: sqlite3.Connection | None = None
+
+    def __enter__(self) -> FirstSeen:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Drop the ids (the table's file goes with it)."""
+        self._memory = {}
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def first(self, key: str, where: int | str) -> int | str | None:
+        """Record `key` as seen at `where`; if it was seen before, where it was first seen."""
+        if self._db is None:
+            seen = self._memory.get(key)
+            if seen is not None:
+                return seen
+            self._memory[key] = where
+            if len(self._memory) > IDS_IN_MEMORY:
+                self._spill()
+            return None
+        added = self._db.execute("INSERT OR IGNORE INTO seen VALUES (?, ?)", (key, where))
+        if added.rowcount:
+            return None
+        row = self._db.execute("SELECT at FROM seen WHERE id = ?", (key,)).fetchone()
+        return cast("int | str", row[0])
+
+    def _spill(self) -> None:
+        # "" opens a private on-disk database that SQLite deletes when it is closed.
+        db = sqlite3.connect("")
+        # `at` has no type: a line number stays an int, a place ("FILE[split]:3") a string.
+        db.executescript(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=FILE;"
+            "CREATE TABLE seen (id TEXT PRIMARY KEY, at) WITHOUT ROWID;"
+        )
+        db.executemany("INSERT INTO seen VALUES (?, ?)", self._memory.items())
+        self._db, self._memory = db, {}
+
+
+IDS_IN_MEMORY = 100_000
+"""Sample ids `FirstSeen` keeps in a dict before moving them to SQLite (about 10 MiB)."""
+
+
+def stream_rows(
+    report: LoadResult | SampleStream,
+    rows: Iterable[tuple[int, R]],
+    parse: Callable[[int, R], Sample],
+    *,
+    strict: bool,
+    limit: int | None,
+    id_field: str = "id",
+    unit: str = "line",
+) -> Iterator[Sample]:
+    """Parse positioned rows into samples, one at a time: problems recorded, repeated ids dropped.
+
+    Args:
+        report: Where problems go (its ``source`` names the file in problems).
+        rows: ``(position, raw row)`` pairs; the position is what problems report.
+        parse: ``(position, raw row)`` to sample; raises `RowError` for an invalid row.
+        strict: Raise `DataError` on the first problem instead of recording it.
+        limit: Stop after this many valid samples.
+        id_field: The source's name of the id field, for duplicate-id problems.
+        unit: What a position counts ("line", "entry", "row"), for duplicate-id messages.
+
+    Yields:
+        The valid samples. The first sample with an id is kept; later ones are problems.
+
+    """
+    given = 0
+    with FirstSeen() as first:
+        for position, raw in rows:
+            if limit is not None and given >= limit:
+                break
+            try:
+                sample = parse(position, raw)
+            except RowError as exc:
+                report.add_problem(
+                    SampleProblem(report.source, position, exc.field, exc.reason), strict
+                )
+                continue
+            seen = first.first(sample.id, position)
+            if seen is not None:
+                reason = f"duplicate {id_field} {sample.id!r} (first at {unit} {seen})"
+                report.add_problem(SampleProblem(report.source, position, id_field, reason), strict)
+                continue
+            given += 1
+            yield sample
+
+
 def collect_rows(
     result: LoadResult,
     rows: Iterable[tuple[int, R]],
@@ -231,36 +336,13 @@ def collect_rows(
     id_field: str = "id",
     unit: str = "line",
 ) -> LoadResult:
-    """Parse positioned rows into `result`: problems recorded, repeated ids dropped.
-
-    Args:
-        result: Where samples and problems go (its ``source`` names the file in problems).
-        rows: ``(position, raw row)`` pairs; the position is what problems report.
-        parse: ``(position, raw row)`` to sample; raises `RowError` for an invalid row.
-        strict: Raise `DataError` on the first problem instead of recording it.
-        limit: Stop after this many valid samples.
-        id_field: The source's name of the id field, for duplicate-id problems.
-        unit: What a position counts ("line", "entry", "row"), for duplicate-id messages.
+    """`stream_rows` into `result`: its samples appended, its problems recorded.
 
     Returns:
-        `result`, filled. The first sample with an id is kept; later ones are problems.
+        `result`, filled.
 
     """
-    first: dict[str, int] = {}
-    for position, raw in rows:
-        if limit is not None and len(result.samples) >= limit:
-            break
-        try:
-            sample = parse(position, raw)
-        except RowError as exc:
-            result.add_problem(
-                SampleProblem(result.source, position, exc.field, exc.reason), strict
-            )
-            continue
-        if sample.id in first:
-            reason = f"duplicate {id_field} {sample.id!r} (first at {unit} {first[sample.id]})"
-            result.add_problem(SampleProblem(result.source, position, id_field, reason), strict)
-            continue
-        first[sample.id] = position
-        result.samples.append(sample)
+    result.samples.extend(
+        stream_rows(result, rows, parse, strict=strict, limit=limit, id_field=id_field, unit=unit)
+    )
     return result

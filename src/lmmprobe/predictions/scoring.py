@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe.data.base import DataError, LoadResult, load_source
+from lmmprobe.data.base import DataError, LoadResult, SampleStream, iter_source, load_source
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
@@ -204,8 +204,9 @@ def plan_import(
 
     With `on_chunk`, the joined rows are handed to it `CHUNK_ROWS` at a time, in file order,
     and not kept (`ImportPlan.rows` and `ImportPlan.samples` stay empty): the join goes
-    through a SQLite index of the benchmark's samples (`SampleIndex`), not a dict, so memory
-    holds one chunk of rows, whatever the number of rows; an import stores each chunk and
+    through a SQLite index of the benchmark's samples (`SampleIndex`), not a dict, filled as
+    the benchmark's source yields them (`iter_source`), so memory holds one chunk of rows and
+    no list of the benchmark, whatever the number of rows; an import stores each chunk and
     drops it.
 
     Args:
@@ -230,23 +231,30 @@ def plan_import(
     load: LoadResult | None = None
     source = where
     ordered: Sequence[Sample] | None = None  # the benchmark's samples, in its order
+    stream: SampleStream | None = None  # the benchmark's samples, streamed into the index
     if isinstance(benchmark, str):
-        load = load_source(benchmark)
-        ordered = load.samples
         source = benchmark
+        if on_chunk is None:
+            load = load_source(benchmark)
+            ordered = load.samples
+        else:
+            stream = iter_source(benchmark)
     elif benchmark is not None:
         ordered = [s for s in benchmark if isinstance(s, Sample)]
         source = "samples"
-    # Streamed, the join goes through SQLite (`SampleIndex`) and keeps no sample in memory;
-    # the benchmark's list is dropped once indexed. Else a dict, and the answered samples kept.
+    # Streamed, the join goes through SQLite (`SampleIndex`) and keeps no sample in memory:
+    # the benchmark's samples go into it as its source yields them (`iter_source`), never
+    # all held. Else a dict, and the answered samples kept.
     join: _MemoryJoin | SampleIndex = _MemoryJoin() if on_chunk is None else SampleIndex()
     with join:
-        if ordered is not None:
+        if stream is not None:
+            join.add_benchmark(stream)
+            # The load's report, without its samples: what the results name and count.
+            load = LoadResult(
+                samples=[], source=stream.source, invalid=stream.invalid, problems=stream.problems
+            )
+        elif ordered is not None:
             join.add_benchmark(ordered)
-            if on_chunk is not None and load is not None:
-                load = LoadResult(
-                    samples=[], source=load.source, invalid=load.invalid, problems=load.problems
-                )
             ordered = None if on_chunk is not None else ordered
         plan = _join_rows(
             predictions, join, formulator, ident, where=where, source=source, strict=strict,
@@ -278,7 +286,7 @@ class _MemoryJoin:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def add_benchmark(self, samples: Sequence[Sample]) -> None:
+    def add_benchmark(self, samples: Iterable[Sample]) -> None:
         self.ordered = list(samples)
         self.by_id = _index(self.ordered)
         self.total = len(self.ordered)

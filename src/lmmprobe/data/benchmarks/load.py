@@ -47,7 +47,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from lmmprobe._hub import hub_offline as _probe_hub
-from lmmprobe.data.base import MAX_PROBLEMS_SHOWN, DataError, LoadResult, SampleProblem
+from lmmprobe.data.base import (
+    MAX_PROBLEMS_SHOWN,
+    DataError,
+    LoadResult,
+    SampleProblem,
+    SampleStream,
+)
 from lmmprobe.data.benchmarks._fetch import DATA_DIR_ENV as DATA_DIR_ENV  # re-exported
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
 from lmmprobe.data.hf_dataset import (
@@ -57,7 +63,7 @@ from lmmprobe.data.hf_dataset import (
     open_dataset,
     quiet_progress,
 )
-from lmmprobe.data.rows import RowError
+from lmmprobe.data.rows import FirstSeen, RowError
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag
 
@@ -445,6 +451,25 @@ def load_rows(
 ) -> LoadResult:
     """Turn `(where, row)` pairs into samples through the definition's reader.
 
+    The list of `stream_benchmark_rows`, with its problems.
+    """
+    return stream_benchmark_rows(
+        b, rows, split=split, root=root, source=source, strict=strict, limit=limit
+    ).result()
+
+
+def stream_benchmark_rows(
+    b: Benchmark,
+    rows: Iterator[tuple[str, Mapping[str, Any]]],
+    *,
+    split: str,
+    root: Path | None,
+    source: str,
+    strict: bool,
+    limit: int | None,
+) -> SampleStream:
+    """Turn `(where, row)` pairs into samples through the definition's reader, one at a time.
+
     Args:
         b: The definition.
         rows: ``(where, row)``; ``where`` is ``PATH[split]:N``.
@@ -455,29 +480,33 @@ def load_rows(
         limit: Stop after this many samples.
 
     """
-    result = LoadResult(samples=[], source=source)
-    first: dict[str, str] = {}
-    for index, (where, row) in enumerate(rows):
-        if limit is not None and len(result.samples) >= limit:
-            break
-        ctx = RowContext(benchmark=b, split=split, root=root, where=where, index=index)
-        file, line = _split_where(where)
-        try:
-            samples = _read(b, ctx, row)
-        except RowError as exc:
-            result.add_problem(SampleProblem(file, line, exc.field, exc.reason), strict)
-            continue
-        for sample in samples:
-            done = _finish(b, sample, split)
-            if done.id in first:
-                reason = f"duplicate id {done.id!r} (first at {first[done.id]})"
-                result.add_problem(SampleProblem(file, line, "id", reason), strict)
-                continue
-            first[done.id] = where
-            result.samples.append(done)
-            if limit is not None and len(result.samples) >= limit:
-                break
-    return result
+
+    def samples(report: SampleStream) -> Iterator[Sample]:
+        given = 0
+        with FirstSeen() as first:
+            for index, (where, row) in enumerate(rows):
+                if limit is not None and given >= limit:
+                    break
+                ctx = RowContext(benchmark=b, split=split, root=root, where=where, index=index)
+                file, line = _split_where(where)
+                try:
+                    got = _read(b, ctx, row)
+                except RowError as exc:
+                    report.add_problem(SampleProblem(file, line, exc.field, exc.reason), strict)
+                    continue
+                for sample in got:
+                    done = _finish(b, sample, split)
+                    seen = first.first(done.id, where)
+                    if seen is not None:
+                        reason = f"duplicate id {done.id!r} (first at {seen})"
+                        report.add_problem(SampleProblem(file, line, "id", reason), strict)
+                        continue
+                    given += 1
+                    yield done
+                    if limit is not None and given >= limit:
+                        break
+
+    return SampleStream(source, samples)
 
 
 # --- the source ----------------------------------------------------------------------------
@@ -515,52 +544,72 @@ def _split(b: Benchmark, opts: dict[str, str]) -> str:
     return split
 
 
-def _load_suite(
+def _stream_suite(
     b: Benchmark, opts: dict[str, str], *, strict: bool, limit: int | None
-) -> LoadResult:
+) -> SampleStream:
+    """A suite's members one after another, each loaded whole, then given.
+
+    A member that fails half-way is a problem and gives none of its samples, as when the suite
+    was loaded whole; one member is held at a time, not the suite.
+    """
     # A suite's path= is a folder holding one copy per member (FOLDER/MEMBER); limit= applies
     # to each member, the call's `limit` to the whole suite.
     if "split" in opts or "config" in opts:
         raise DataError(f"benchmark {b.name} is a suite: split= and config= apply to its members")
-    result = LoadResult(samples=[], source=b.name)
-    missing = 0
-    for name in b.members:
-        member = BENCHMARKS.get(name)
-        member_opts = {k: v for k, v in opts.items() if k == "limit"}
-        if "path" in opts:
-            # Members sharing one release copy (`Benchmark.copy`) read the suite's folder.
-            folder = Path(opts["path"])
-            member_opts["path"] = str(folder if member.copy else folder / name)
-        room = None if limit is None else limit - len(result.samples)
-        if room is not None and room <= 0:
-            break
-        try:
-            part = load_benchmark(member, None, member_opts, strict=strict, limit=room)
-        except DataError as exc:
-            missing += 1
-            problem = SampleProblem(
-                b.name, None, name, str(exc).removeprefix(f"benchmark {name}: ")
+
+    def samples(result: SampleStream) -> Iterator[Sample]:
+        missing = given = 0
+        for name in b.members:
+            member = BENCHMARKS.get(name)
+            member_opts = {k: v for k, v in opts.items() if k == "limit"}
+            if "path" in opts:
+                # Members sharing one release copy (`Benchmark.copy`) read the suite's folder.
+                folder = Path(opts["path"])
+                member_opts["path"] = str(folder if member.copy else folder / name)
+            room = None if limit is None else limit - given
+            if room is not None and room <= 0:
+                break
+            try:
+                part = load_benchmark(member, None, member_opts, strict=strict, limit=room)
+            except DataError as exc:
+                missing += 1
+                problem = SampleProblem(
+                    b.name, None, name, str(exc).removeprefix(f"benchmark {name}: ")
+                )
+                # A member known to be unrunnable (`needs`) is listed, never fatal.
+                result.add_problem(problem, strict and member.needs is None)
+                continue
+            result.invalid += part.invalid
+            shown = max(0, MAX_PROBLEMS_SHOWN - len(result.problems))
+            result.problems.extend(part.problems[:shown])
+            given += len(part.samples)
+            yield from part.samples
+            del part
+        if not given and missing == len(b.members):
+            first = "\n".join(f"  {p}" for p in result.problems[:3])
+            raise DataError(
+                f"benchmark {b.name}: none of its {missing} members could be loaded "
+                f"(`lmmprobe data list` shows which copies are present, `lmmprobe data show "
+                f"MEMBER` how to fetch each); the first {min(3, missing)}:\n{first}"
             )
-            # A member known to be unrunnable (`needs`) is listed, never fatal.
-            result.add_problem(problem, strict and member.needs is None)
-            continue
-        result.samples.extend(part.samples)
-        result.invalid += part.invalid
-        result.problems.extend(part.problems[: max(0, MAX_PROBLEMS_SHOWN - len(result.problems))])
-    if not result.samples and missing == len(b.members):
-        first = "\n".join(f"  {p}" for p in result.problems[:3])
-        raise DataError(
-            f"benchmark {b.name}: none of its {missing} members could be loaded "
-            f"(`lmmprobe data list` shows which copies are present, `lmmprobe data show MEMBER` "
-            f"how to fetch each); the first {min(3, missing)}:\n{first}"
-        )
-    return result
+
+    return SampleStream(b.name, samples)
 
 
 def load_benchmark(
     b: Benchmark, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
 ) -> LoadResult:
-    """Load a registered benchmark as the data source of its name (see the module docstring).
+    """Load a registered benchmark as the data source of its name (`stream_benchmark`'s list)."""
+    return stream_benchmark(b, target, options, strict=strict, limit=limit).result()
+
+
+def stream_benchmark(
+    b: Benchmark, target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> SampleStream:
+    """A registered benchmark's samples, one at a time (see the module docstring).
+
+    A benchmark's rows are read as the stream is; a suite's members are each loaded whole in
+    turn (`_stream_suite`).
 
     Args:
         b: The definition.
@@ -571,8 +620,8 @@ def load_benchmark(
 
     Raises:
         DataError: An unknown option, a benchmark lmmprobe cannot run (``needs``), no copy and
-            no Hub (with the fetch command), data `datasets` cannot read, or a bad row in
-            strict mode.
+            no Hub (with the fetch command), or a bad template (when called); data `datasets`
+            cannot read, or a bad row in strict mode (when the stream reaches it).
 
     """
     opts = _options(b, target, options)
@@ -582,14 +631,14 @@ def load_benchmark(
             "(lmmprobe data show " + b.name + ") but cannot be run"
         )
     if b.members:
-        return _load_suite(b, opts, strict=strict, limit=limit)
+        return _stream_suite(b, opts, strict=strict, limit=limit)
     limit = _limit(b, opts, limit)
     check_template(b)
     split = _split(b, opts)
     config = opts.get("config") or b.config
     where = locate(b, opts.get("path"))
     source = f"{where.label}[{split}]"
-    return load_rows(
+    return stream_benchmark_rows(
         b,
         _rows(b, where, split, config),
         split=split,

@@ -10,24 +10,24 @@ sources without importing this package.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
 
-from lmmprobe.data.base import BENCHMARK_TAG, SOURCES, LoadResult
+from lmmprobe.data.base import BENCHMARK_TAG, SOURCES, SampleStream, Streaming, streaming
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark
-from lmmprobe.data.benchmarks.load import load_benchmark
+from lmmprobe.data.benchmarks.load import stream_benchmark
 from lmmprobe.metrics.run_metric import RUN_METRICS
 
 __all__ = ["benchmark"]
 
 
-def _source_for(b: Benchmark) -> Callable[..., LoadResult]:
-    def load(
+def _source_for(b: Benchmark) -> Streaming:
+    # A streaming source: `iter_source` reads its rows one at a time, `load_source` its list.
+    def stream(
         target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
-    ) -> LoadResult:
-        return load_benchmark(b, target, options, strict=strict, limit=limit)
+    ) -> SampleStream:
+        return stream_benchmark(b, target, options, strict=strict, limit=limit)
 
-    load.__doc__ = f"{b.title} (benchmark)"
-    return load
+    stream.__doc__ = f"{b.title} (benchmark)"
+    return streaming(stream)
 
 
 # The data sources that are not benchmarks: a benchmark may not take their names.
