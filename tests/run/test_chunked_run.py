@@ -174,5 +174,10 @@ def test_a_chunked_run_interrupted_mid_way_resumes_to_the_one_chunk_results(
     assert resumed.outcome.models[0].stats()["cached"] == answered
     monkeypatch.setattr(runner, "CHUNK_SAMPLES", 10_000)
     whole = evaluate(**{**spec, "db": str(tmp_path / "whole.db")}, out=str(tmp_path / "whole"))
-    assert _figures(tmp_path / "resumed", resumed=True) == _figures(tmp_path / "whole", resumed=True)
-    assert whole.results.models["stopafter"].stats.called == resumed.results.models["stopafter"].stats.requests
+    assert _figures(tmp_path / "resumed", resumed=True) == _figures(
+        tmp_path / "whole", resumed=True
+    )
+    assert (
+        whole.results.models["stopafter"].stats.called
+        == resumed.results.models["stopafter"].stats.requests
+    )
