@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from tests.choice_rows import CHOICE_ASK
+from tests.console import lmmprobe
 from tests.run.fakes import RecordingModel
 
 import lmmprobe.judge.step as judge_step
@@ -181,3 +182,18 @@ def test_a_chunked_run_interrupted_mid_way_resumes_to_the_one_chunk_results(
         whole.results.models["stopafter"].stats.called
         == resumed.results.models["stopafter"].stats.requests
     )
+
+
+def test_a_by_key_no_stored_row_has_is_named_from_the_stored_rows(tmp_path: Path) -> None:
+    """``--by`` warns of a key no row has, from the run's stored rows (a run keeps no Scores)."""
+    data = _rows(tmp_path / "rows.jsonl")
+    done = lmmprobe(
+        "run", "--model", "first", "--data", data, "--by", "subtask", "--by", "level",
+        "--db", tmp_path / "db", "--out", tmp_path / "o", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if "warning:" in line]
+    assert warned == [
+        "warning: --by level: no row has the metadata key 'level', so every row is under "
+        '"(missing)"; metadata keys here: subtask'
+    ]
