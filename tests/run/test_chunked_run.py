@@ -134,6 +134,22 @@ def test_a_run_of_several_chunks_gives_the_one_chunk_results(
     )
 
 
+class _Bars:
+    """A progress sink noting each bar it is asked to open (label, total, cached)."""
+
+    def __init__(self, bars: list[tuple[str, int, int]]) -> None:
+        self.bars = bars
+
+    def start(self, model: str, total: int, cached: int) -> None:
+        self.bars.append((model, total, cached))
+
+    def advance(self, done: int, errors: int) -> None:
+        pass
+
+    def finish(self) -> None:
+        pass
+
+
 class _StopAfter(RecordingModel):
     """Answers by key, and stops the run (Ctrl-C) on the call after `STOP_AT` requests."""
 
@@ -171,7 +187,13 @@ def test_a_chunked_run_interrupted_mid_way_resumes_to_the_one_chunk_results(
     assert 0 < stored < N * 2 and stored % (CHUNK * 2) == 0
     assert stop_after.STOP_AT <= answered < stop_after.STOP_AT + 4  # batches of 4
     stop_after.STOP_AT = None
-    resumed = evaluate(**spec, out=str(tmp_path / "resumed"))
+    bars: list[tuple[str, int, int]] = []
+    resumed = evaluate(**spec, out=str(tmp_path / "resumed"), progress=_Bars(bars))
+    # A bar per chunk, named by its samples; those answered before Ctrl-C read back.
+    assert [b[0] for b in bars] == [
+        f"stopafter (samples {a}-{min(a + CHUNK - 1, N)} of {N})" for a in range(1, N, CHUNK)
+    ]
+    assert sum(b[2] for b in bars) == answered
     assert resumed.outcome.models[0].stats()["cached"] == answered
     monkeypatch.setattr(runner, "CHUNK_SAMPLES", 10_000)
     whole = evaluate(**{**spec, "db": str(tmp_path / "whole.db")}, out=str(tmp_path / "whole"))

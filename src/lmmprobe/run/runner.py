@@ -377,11 +377,18 @@ def run_model(
     if stages is None:
         earlier = EarlierKeys()
         for start in range(0, len(samples), CHUNK_SAMPLES):
-            rows = plan_requests(samples[start : start + CHUNK_SAMPLES], spec, model.identity)
+            chunk = samples[start : start + CHUNK_SAMPLES]
+            rows = plan_requests(chunk, spec, model.identity)
             stored = earlier.stored([ask.key for _, ask in rows], store)
             fresh = [r for r in rows if r[1].key not in stored] if stored else rows
+            # A run of several chunks has a bar per chunk, saying which samples it asks.
+            shown: ProgressSink = (
+                progress
+                if len(chunk) == len(samples)
+                else _ChunkProgress(progress, start, len(chunk), len(samples))
+            )
             responses = _answer(
-                model_spec, model, fresh, spec, store, executor, progress, outcome, meter
+                model_spec, model, fresh, spec, store, executor, shown, outcome, meter
             )
             earlier.add(responses)
             responses.update(stored)
@@ -422,6 +429,26 @@ def run_model(
             )
     outcome.take(made, sink)
     return outcome
+
+
+class _ChunkProgress:
+    """A progress sink whose bars name the chunk of samples they are for."""
+
+    def __init__(self, sink: ProgressSink, start: int, size: int, total: int) -> None:
+        self._sink = sink
+        self._part = f"samples {start + 1:,}-{start + size:,} of {total:,}"
+
+    def start(self, model: str, total: int, cached: int) -> None:
+        """Open the bar, its label the model's and the chunk's."""
+        self._sink.start(f"{model} ({self._part})", total, cached)
+
+    def advance(self, done: int, errors: int) -> None:
+        """Move the bar."""
+        self._sink.advance(done, errors)
+
+    def finish(self) -> None:
+        """Close the bar."""
+        self._sink.finish()
 
 
 class EarlierKeys:
