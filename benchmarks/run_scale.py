@@ -14,7 +14,8 @@ loaded whole by the data layer in both, so "new" is not flat yet: the difference
 Time per row is the run's wall time (start-up included) over its rows. Tests never assert on
 time or memory: this script is where the figures come from.
 
-Usage: python benchmarks/run_scale.py [--sizes 100000 300000] [--old /path/to/old/src]
+Usage: python benchmarks/run_scale.py [--sizes 100000 300000] [--old-sizes 100000]
+       [--old /path/to/old/src]
 """
 
 from __future__ import annotations
@@ -86,7 +87,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 300_000])
     parser.add_argument("--old", type=Path, default=Path("/work/main/src"))
+    parser.add_argument(
+        "--old-sizes", type=int, nargs="*", default=None,
+        help="the sizes the old checkout runs too (default: every size); '-' in its columns",
+    )  # fmt: skip
     args = parser.parse_args()
+    old_sizes = args.sizes if args.old_sizes is None else args.old_sizes
     print(f"old: {args.old}  new: {NEW_SRC}  (peak RSS of the `lmmprobe run` process)")
     print(
         f"{'rows':>8} {'old s':>8} {'new s':>8} {'old ms/row':>10} {'new ms/row':>10} "
@@ -97,16 +103,24 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             data = Path(tmp) / "rows.jsonl"
             write_rows(data, n)
-            figures = {}
+            figures: dict[str, tuple[float, float, dict[str, Any]]] = {}
             for name, src in (("old", args.old), ("new", NEW_SRC)):
+                if name == "old" and n not in old_sizes:
+                    continue
                 work = Path(tmp) / name
                 work.mkdir()
                 figures[name] = run_once(src, data, work)
-        (os_, om, of), (ns, nm, nf) = figures["old"], figures["new"]
-        same = of == nf
-        ot, nt = 1000 * os_ / n, 1000 * ns / n
-        print(f"{n:>8} {os_:>8.2f} {ns:>8.2f} {ot:>10.3f} {nt:>10.3f} {om:>8.0f} {nm:>8.0f} {same}")
+        ns, nm, nf = figures["new"]
+        nt = 1000 * ns / n
         k = f"{n // 1000}k"
+        if "old" not in figures:
+            print(f"{n:>8} {'-':>8} {ns:>8.2f} {'-':>10} {nt:>10.3f} {'-':>8} {nm:>8.0f} -")
+            pairs += [f"new_mib_{k}={nm:.0f}", f"new_ms_per_row_{k}={nt:.3f}"]
+            continue
+        os_, om, of = figures["old"]
+        same = of == nf
+        ot = 1000 * os_ / n
+        print(f"{n:>8} {os_:>8.2f} {ns:>8.2f} {ot:>10.3f} {nt:>10.3f} {om:>8.0f} {nm:>8.0f} {same}")
         pairs += [
             f"old_mib_{k}={om:.0f}", f"new_mib_{k}={nm:.0f}",
             f"old_ms_per_row_{k}={ot:.3f}", f"new_ms_per_row_{k}={nt:.3f}",
