@@ -13,7 +13,7 @@ from typing import Any
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
-from lmmprobe.judge.stored import judged_spec, stored_outcome
+from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
 from lmmprobe.run import (
@@ -318,7 +318,9 @@ def judge_stored(
             store.create_run(outcome.run_id, spec.model_dump(mode="json"), str(outcome.out_dir))
             store.put_samples(outcome.run_id, outcome.load.samples)
             for mo in outcome.models:
-                store.put_scores(outcome.run_id, mo.scores)
+                # Copied chunk by chunk: a run of any size is never held whole.
+                for scores in score_chunks(store, source, mo.spec):
+                    store.put_scores(outcome.run_id, scores)
             # `running` while judged (a process killed meanwhile leaves it `interrupted`).
             store.update_run(outcome.run_id, manifest=outcome.manifest)
             evaluation = _judge_and_write(outcome, store, progress, executor)

@@ -20,6 +20,7 @@ from lmmprobe.metrics import (
     summarize,
 )
 from lmmprobe.schema import RunSpec
+from lmmprobe.store import Store
 
 
 @pytest.fixture
@@ -55,7 +56,8 @@ def test_answer_rates_are_summarize_and_others_apply_only_when_defined(tmp_path:
 
     spec = RunSpec(models=["random"], data="demo,n=12", bootstrap=20, db=str(tmp_path / "db"))
     outcome = execute_run(spec)
-    scores = outcome.models[0].scores
+    with Store(tmp_path / "db") as store:  # a run keeps no Scores: they are in the store
+        scores = store.model_scores(outcome.run_id, "random")
     got = compute_metrics(scores, spec)
     assert {k: got[k] for k in summarize(scores)} == summarize(scores, n_boot=20, seed=0)
     # Asked once, no circular evaluation, no captions or free-form rows: nothing else applies.

@@ -81,7 +81,7 @@ def test_registered_matcher_is_chosen_by_name_in_a_run(tmp_path, from_the_end: s
     )
     with Store(tmp_path / "db.sqlite") as store:
         outcome = execute_run(spec, store=store)
-        asks = {s.sample_id: s for s in outcome.models[0].scores}
+        asks = {s.sample_id: s for s in store.model_scores(outcome.run_id, "first")}
     choice = [s for s in outcome.load.samples if s.is_choice]
     assert choice
     for sample in choice:

@@ -360,7 +360,9 @@ def test_a_run_without_results_is_scored_from_its_rows(tmp_path: Path) -> None:
     outcome = execute_run(RunSpec(models=["first"], data="demo,n=12", db=str(db), bootstrap=30))
     tables = build_tables(load_report_data([outcome.run_id], db=db, samples=False))
     (row,) = tables.leaderboard
-    want = summarize(outcome.models[0].scores, n_boot=30, seed=0)["accuracy"]
+    with Store(db) as store:  # a run keeps no Scores: they are in the store
+        scores = store.model_scores(outcome.run_id, "first")
+    want = summarize(scores, n_boot=30, seed=0)["accuracy"]
     assert row.metrics["accuracy"] == want
 
 

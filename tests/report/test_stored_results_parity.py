@@ -11,6 +11,7 @@ build no Score at all.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from tests.report import _legacy_figures as legacy
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.api import Evaluation, evaluate, judge_stored
 from lmmprobe.data.base import LoadResult
 from lmmprobe.formulate import formulate
@@ -309,8 +311,17 @@ def _choice_rows(path: Path, n: int) -> Path:
 
 
 def _held(evaluation: Evaluation) -> Results:
-    """The results the run's Scores held in memory give (as `evaluate` computed them before)."""
-    return build_results(evaluation.outcome, evaluation.judging)
+    """The results the run's Scores held in memory give (as `evaluate` computed them before).
+
+    The runner keeps no Scores (each chunk is stored and dropped): they are read back whole.
+    """
+    outcome = evaluation.outcome
+    with Store(outcome.store_path) as store:
+        models = [
+            dataclasses.replace(mo, scores=store.model_scores(outcome.run_id, redact_spec(mo.spec)))
+            for mo in outcome.models
+        ]
+    return build_results(dataclasses.replace(outcome, models=models), evaluation.judging)
 
 
 def _refuse_held_and_stored_scores(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:

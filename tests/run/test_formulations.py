@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 from lmmprobe import evaluate
+from lmmprobe.store import Store
 
 pytest.importorskip("openai")
 from lmmprobe.testing import FakeOpenAIServer
@@ -86,5 +87,9 @@ def test_blind_setting_and_gap(data, tmp_path):
         assert server.received_images  # the normal run sent images...
     # ...the blind one asked the same questions without them, and the model could not answer.
     assert blind.results.models[model].metrics["accuracy"].value == 0.0
-    gap = blind_gap(seen.outcome.models[0].scores, blind.outcome.models[0].scores)
+    # A run keeps no Scores (each chunk is stored and dropped): they are read from the store.
+    with Store(tmp_path / "db") as store:
+        normal_rows = store.model_scores(seen.run_id, model)
+        blind_rows = store.model_scores(blind.run_id, model)
+    gap = blind_gap(normal_rows, blind_rows)
     assert gap > 50

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -31,7 +32,6 @@ from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
 from lmmprobe.report.results import no_text_to_score, row_counts
 from lmmprobe.report.settings import model_setting, run_notes
-from lmmprobe.schema import Score
 from lmmprobe.store import Store
 
 LABEL_MAX = 20
@@ -329,11 +329,21 @@ def all_failed(results: Results) -> list[str]:
     ]
 
 
-def missing_by_keys(results: Results, scores: Sequence[Score]) -> list[tuple[str, list[str]]]:
-    """``--by`` keys no row has in its metadata, each with the metadata keys rows do have."""
+def missing_by_keys(
+    results: Results, metadata: Iterable[Mapping[str, Any]]
+) -> list[tuple[str, list[str]]]:
+    """``--by`` keys no row has in its metadata, each with the metadata keys rows do have.
+
+    Args:
+        results: The run's results (its ``--by`` keys).
+        metadata: Each row's metadata (read as it goes: a run's rows are never held whole).
+
+    """
+    if not results.spec.by:
+        return []
     present: set[str] = set()
-    for s in scores:
-        present.update(s.metadata)
+    for m in metadata:
+        present.update(m)
     return [(key, sorted(present)) for key in results.spec.by if key not in present]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -432,8 +432,7 @@ def _evaluate_and_show(
         for p in res.data.problems:
             # Soft wrap keeps each file:line: field message on one searchable line.
             err_console.print(f"  {p}", highlight=False, markup=False, soft_wrap=True)
-    rows = [s for mo in ev.outcome.models for s in mo.scores]
-    for key, present in missing_by_keys(res, rows):
+    for key, present in missing_by_keys(res, _row_metadata(res)):
         have = ", ".join(present) if present else "none (the rows carry no metadata)"
         err_console.print(
             f"[yellow]warning:[/] --by {escape(key)}: no row has the metadata key "
@@ -550,6 +549,13 @@ EXIT_STOPPED_BUDGET = 3
 """Exit status of ``run`` and ``judge`` when a budget (``--max-cost``, ``max_requests``...) ran
 out: the results are written, the rest stored as ``budget`` errors (1: a step failed, 2: bad
 input)."""
+
+
+def _row_metadata(res: Results) -> Iterator[Mapping[str, Any]]:
+    """Each stored row's metadata of `res`'s run, read from the store as it goes."""
+    with open_store(Path(res.store)) as store:
+        for rec in store.iter_score_rows(res.run_id):
+            yield rec["metadata"]
 
 
 def _judged_short_of_budget(source: str, unsent: int, res: Results) -> str:

@@ -27,7 +27,7 @@ from lmmprobe.judge.protocol import Reading
 from lmmprobe.metrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 from lmmprobe.schema import Judgement, Score
 
-__all__ = ["agreement_figures", "ratings"]
+__all__ = ["AgreementRow", "agreement_figures", "agreement_rows", "figures_of", "ratings"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,26 @@ def _graded(rows: Sequence[Sequence[Any]]) -> bool:
     return any(isinstance(v, float) for row in rows for v in row if v is not None)
 
 
+AgreementRow = tuple[tuple[Hashable | float | None, ...], Hashable | None]
+"""One judged answer as the figures read it: each judge's rating (judges in order), and the
+rules' reading of it (None where the rules read none)."""
+
+
+def agreement_rows(
+    scores: Sequence[Score], judges: Sequence[str], rules: Mapping[tuple[str, int], Reading]
+) -> list[AgreementRow]:
+    """What the figures read of each of `scores` (`AgreementRow`), without the Scores.
+
+    The judging step works through a run in chunks and keeps these rows alone.
+    """
+    out: list[AgreementRow] = []
+    for s in scores:
+        rule = rules.get((s.sample_id, s.repeat))
+        reading = rule.reading if rule is not None else None
+        out.append((tuple(ratings(s.judgements, j) for j in judges), reading))
+    return out
+
+
 def agreement_figures(
     scores: Sequence[Score], judges: Sequence[str], rules: Mapping[tuple[str, int], Reading]
 ) -> dict[str, Any]:
@@ -87,8 +107,13 @@ def agreement_figures(
         The figures, only those that apply (empty with one judge and no rule readings).
 
     """
+    return figures_of(agreement_rows(scores, judges, rules), judges)
+
+
+def figures_of(rows: Sequence[AgreementRow], judges: Sequence[str]) -> dict[str, Any]:
+    """The agreement figures of one model's judged answers, from their `agreement_rows`."""
     out: dict[str, Any] = {}
-    table = [[ratings(s.judgements, j) for j in judges] for s in scores]
+    table = [list(r) for r, _ in rows]
     if len(judges) >= 2 and table:
         full = [row for row in table if all(v is not None for v in row)]
         out["items"] = len(full)
@@ -111,11 +136,7 @@ def agreement_figures(
     with_rules: dict[str, dict[str, float | int]] = {}
     for i, judge in enumerate(judges):
         pairs = [
-            (rule.reading, row[i])
-            for s, row in zip(scores, table, strict=True)
-            if (rule := rules.get((s.sample_id, s.repeat))) is not None
-            and rule.reading is not None
-            and row[i] is not None
+            (reading, row[i]) for row, reading in rows if reading is not None and row[i] is not None
         ]
         if not pairs:
             continue

@@ -322,9 +322,13 @@ def plan_stored_judges(
         protocols = resolve_protocols(config, samples)
         judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
         planned = []
+        read: dict[str, int] = {}
         for mo in outcome.models:
-            answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
-            asks = _asks(mo.spec, mo.scores, answers, samples, protocols, config)
+            # One model's rows at a time (the plan counts its calls over all of them).
+            scores = store.model_scores(source, mo.spec)
+            read[mo.spec] = len(scores)
+            answers = store.get_responses([s.key for s in scores], include_errors=True)
+            asks = _asks(mo.spec, scores, answers, samples, protocols, config)
             for judge_spec, (judge, missing_key) in judges.items():
                 count = _count(judge, asks, config, store, spec.no_cache)
                 planned.append(
@@ -332,7 +336,7 @@ def plan_stored_judges(
                         judge=judge_spec,
                         model=mo.spec,
                         calls=count.calls,
-                        read=len(mo.scores),
+                        read=len(scores),
                         unread=0,
                         rules_first=False,
                         stored_replies=count.stored,
@@ -345,4 +349,4 @@ def plan_stored_judges(
                         images=count.images,
                     )
                 )
-    return StoredPlan(source, {mo.spec: len(mo.scores) for mo in outcome.models}, planned)
+    return StoredPlan(source, read, planned)

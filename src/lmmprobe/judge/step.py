@@ -24,14 +24,15 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS
-from lmmprobe.judge.agreement_figures import agreement_figures
+from lmmprobe.judge.agreement_figures import AgreementRow, agreement_rows, figures_of
 from lmmprobe.judge.protocol import (
     JUDGE_PROTOCOLS,
     JudgeItem,
@@ -56,6 +57,7 @@ from lmmprobe.run import (
     answer_requests,
     judge_key,
 )
+from lmmprobe.run.runner import CHUNK_SAMPLES, EarlierKeys
 from lmmprobe.schema import (
     ContentPart,
     DecidedBy,
@@ -69,6 +71,7 @@ from lmmprobe.schema import (
     Score,
 )
 from lmmprobe.store import Store
+from lmmprobe.store.sqlite import score_from_row
 
 __all__ = [
     "UNJUDGED_WHY",
@@ -79,6 +82,7 @@ __all__ = [
     "judge_run",
     "nothing_read_why",
     "resolve_protocols",
+    "score_chunks",
 ]
 
 log = logging.getLogger(__name__)
@@ -447,14 +451,15 @@ def judge_run(
     executor: Executor | None = None,
     progress: ProgressSink | None = None,
 ) -> JudgeRunOutcome:
-    """Judge every answer of `outcome` a protocol applies to; store and attach the verdicts.
+    """Judge every answer of `outcome` a protocol applies to, and store the verdicts.
 
-    Each model's `Score.judgements` are set (in memory and in the store), the run's scores are
-    stored again with them, and the manifest gains a ``judge`` entry naming the judges, their
-    identities and the protocols with their versions.
+    Each model's stored rows are read a chunk at a time (`CHUNK_SAMPLES` rows), judged, their
+    verdicts stored, and dropped, so a run of any size is never held whole; a run of up to one
+    chunk sends the same judge requests in the same batches as ever. The manifest gains a
+    ``judge`` entry naming the judges, their identities and the protocols with their versions.
 
     Args:
-        outcome: A finished run (its scores in the store).
+        outcome: A finished run (its score rows in the store).
         config: The judges and how to use them.
         store: The run's store.
         executor: Where judge calls run (the run's executor; local by default).
@@ -483,7 +488,8 @@ def judge_run(
             server.start(Path(outcome.out_dir))
         for mo in outcome.models:
             result.models[mo.spec] = _judge_model(
-                mo,
+                outcome.run_id,
+                mo.spec,
                 samples,
                 protocols,
                 config,
@@ -494,8 +500,6 @@ def judge_run(
                 outcome.spec.no_cache,
                 _Spending(meter, outcome.spec.prices),
             )
-            rows = [(s.sample_id, s.repeat, j) for s in mo.scores for j in s.judgements]
-            store.put_judgements(outcome.run_id, mo.spec, rows)
     finally:
         for server in servers:
             server.stop()
@@ -647,8 +651,23 @@ def _judge_requests(
     return mine, unique
 
 
+def score_chunks(
+    store: Store, run_id: str, model: str, rows: int = CHUNK_SAMPLES
+) -> Iterator[list[Score]]:
+    """Model `model`'s rows of run `run_id` as Scores, `rows` at a time, in stored row order.
+
+    `model` is the spec as the store records it (`Store.recorded_spec`). A chunk's Scores
+    carry their stored verdicts; the caller drops each chunk before reading the next, so a
+    run of any size is never held whole.
+    """
+    recs = store.iter_score_rows(run_id, model=model)
+    while chunk := [score_from_row(rec) for rec in islice(recs, rows)]:
+        yield chunk
+
+
 def _judge_model(
-    mo: ModelOutcome,
+    run_id: str,
+    model_spec: str,
     samples: dict[str, Sample],
     protocols: dict[str, JudgeProtocol],
     config: JudgeConfig,
@@ -659,51 +678,88 @@ def _judge_model(
     no_cache: bool,
     spending: _Spending,
 ) -> JudgeModelStats:
+    """Judge one model's stored answers chunk by chunk (read, judge, store verdicts, drop).
+
+    A judge request an earlier chunk asked (answers sharing a judge prompt) is read back from
+    the store, not asked or counted again, so the counts are those of one pass over the run.
+    """
     stats = JudgeModelStats()
-    answers = store.get_responses([s.key for s in mo.scores], include_errors=True)
-    asks, rules = _plan_asks(mo.spec, mo.scores, answers, samples, protocols, config, stats)
     for judge, model in judges.items():
-        mine, unique = _judge_requests(asks, config.sees_image, model.identity.cache_id())
-        calls = ModelOutcome(spec=judge, identity=model.identity, scores=[])
-        responses = answer_requests(
-            judge,
-            model,
-            unique,
-            store,
-            executor=executor,
-            progress=progress,
-            outcome=calls,
-            meter=spending.meter,
-            no_cache=no_cache,
-        )
-        stats.calls[judge] = calls
+        stats.calls[judge] = ModelOutcome(spec=judge, identity=model.identity)
+    earlier = {judge: EarlierKeys() for judge in judges}
+    agreement: list[AgreementRow] = []
+    for scores in score_chunks(store, run_id, store.recorded_spec(model_spec), CHUNK_SAMPLES):
+        answers = store.get_responses([s.key for s in scores], include_errors=True)
+        asks, rules = _plan_asks(model_spec, scores, answers, samples, protocols, config, stats)
+        del answers
+        for judge, model in judges.items():
+            mine, unique = _judge_requests(asks, config.sees_image, model.identity.cache_id())
+            stored = earlier[judge].stored(list(unique), store)
+            fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
+            responses = answer_requests(
+                judge,
+                model,
+                fresh,
+                store,
+                executor=executor,
+                progress=progress,
+                outcome=stats.calls[judge],
+                meter=spending.meter,
+                no_cache=no_cache,
+            )
+            earlier[judge].add(responses)
+            _count_calls(stats, judge, list(responses.values()))
+            responses.update(stored)
+            stats.asked[judge] += len(mine)
+            _read_verdicts(stats, judge, mine, responses)
+        judged = [s for s in scores if s.judgements]
+        for score in judged:
+            stats.count_decided(score.judgements)
+        # What the agreement figures read, kept where they read it (two judges, or a rule).
+        agreement += [
+            row
+            for row in agreement_rows(judged, list(judges), rules)
+            if len(judges) >= 2 or row[1] is not None
+        ]
+        verdicts = [(s.sample_id, s.repeat, j) for s in judged for j in s.judgements]
+        store.put_judgements(run_id, model_spec, verdicts)
+    for judge, calls in stats.calls.items():
         price = spending.prices.get(judge)
         if price is not None:
             stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
-        stats.unsent[judge] = sum(
-            1 for r in responses.values() if r.error is not None and r.error.type == "budget"
-        )
-        stats.budget += stats.unsent[judge]
-        stats.asked[judge] = len(mine)
-        failed = [r for r in responses.values() if r.error is not None and r.error.type != "budget"]
-        stats.failed_calls[judge] = len(failed)
-        if failed and failed[0].error is not None:
-            stats.first_error[judge] = f"{failed[0].error.type}: {failed[0].error.message}"
-        for a, r in mine:
-            response = responses.get(r.key)
-            verdict = _verdict(judge, a, r, response)
-            why = _why_unjudged(verdict, response)
-            if why is not None:
-                stats.unjudged[why] += 1
-                stats.unjudged_by.setdefault(judge, Counter())[why] += 1
-            if why == "unreadable reply" and judge not in stats.first_unreadable:
-                assert response is not None  # an unreadable reply is a reply
-                text = reply_answer(judge, response) or ""
-                stats.first_unreadable[judge] = repr(text[:60] + ("..." if text[60:] else ""))
-            if verdict.decided_by == "judge":
-                stats.read[judge] += 1
-            a.score.judgements.append(verdict)
-    for score in mo.scores:
-        stats.count_decided(score.judgements)
-    stats.agreement = agreement_figures([s for s in mo.scores if s.judgements], list(judges), rules)
+    stats.agreement = figures_of(agreement, list(judges))
     return stats
+
+
+def _count_calls(stats: JudgeModelStats, judge: str, responses: Sequence[Response]) -> None:
+    """Count a judge's responses to one chunk's requests: unsent by budget, failed."""
+    unsent = sum(1 for r in responses if r.error is not None and r.error.type == "budget")
+    stats.unsent[judge] += unsent
+    stats.budget += unsent
+    failed = [r for r in responses if r.error is not None and r.error.type != "budget"]
+    stats.failed_calls[judge] += len(failed)
+    if failed and failed[0].error is not None and judge not in stats.first_error:
+        stats.first_error[judge] = f"{failed[0].error.type}: {failed[0].error.message}"
+
+
+def _read_verdicts(
+    stats: JudgeModelStats,
+    judge: str,
+    mine: Sequence[tuple[_Ask, Request]],
+    responses: Mapping[str, Response],
+) -> None:
+    """Put a judge's verdict on each answer it was asked about, counting why any is unjudged."""
+    for a, r in mine:
+        response = responses.get(r.key)
+        verdict = _verdict(judge, a, r, response)
+        why = _why_unjudged(verdict, response)
+        if why is not None:
+            stats.unjudged[why] += 1
+            stats.unjudged_by.setdefault(judge, Counter())[why] += 1
+        if why == "unreadable reply" and judge not in stats.first_unreadable:
+            assert response is not None  # an unreadable reply is a reply
+            text = reply_answer(judge, response) or ""
+            stats.first_unreadable[judge] = repr(text[:60] + ("..." if text[60:] else ""))
+        if verdict.decided_by == "judge":
+            stats.read[judge] += 1
+        a.score.judgements.append(verdict)

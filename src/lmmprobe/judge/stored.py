@@ -17,15 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import LoadResult
-from lmmprobe.judge.step import check_config
+from lmmprobe.judge.step import check_config, score_chunks
 from lmmprobe.models import ModelIdentity
 from lmmprobe.run import CostMeter, ModelOutcome, RunOutcome, new_run_id
-from lmmprobe.run.runner import answers_status, priced
-from lmmprobe.schema import JudgeConfig, RunSpec, Score
+from lmmprobe.run.runner import EarlierKeys, answers_status, priced
+from lmmprobe.schema import JudgeConfig, RunSpec
 from lmmprobe.store import Store
-from lmmprobe.store.sqlite import score_from_row
 
-__all__ = ["judged_spec", "stored_outcome"]
+__all__ = ["judged_spec", "score_chunks", "stored_outcome"]
 
 _CHUNK = 2000
 """Responses read at a time for a model's counts (a large run is not read in one piece)."""
@@ -93,10 +92,8 @@ def stored_outcome(
 
     """
     assert spec.judge is not None  # judged_spec sets it
-    scores: dict[str, list[Score]] = {}
-    for rec in store.iter_score_rows(source):
-        scores.setdefault(str(rec["model"]), []).append(score_from_row(rec))
-    missing = [m for m in spec.models if m not in scores]
+    present = set(store.run_models(source))
+    missing = [m for m in spec.models if m not in present]
     if missing:
         raise ValueError(
             f"run {source} ({status}) holds no answers of {', '.join(map(repr, missing))}: it "
@@ -113,7 +110,7 @@ def stored_outcome(
             if isinstance(ident, dict)
             else ModelIdentity(backend="stored", name=model)
         )
-        models.append(_model_outcome(store, model, identity, scores[model]))
+        models.append(_model_outcome(store, source, model, identity))
     run_id = new_run_id()
     out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
     samples = store.get_samples(source, images=spec.judge.sees_image)
@@ -133,23 +130,39 @@ def stored_outcome(
     return outcome
 
 
-def _model_outcome(
-    store: Store, model: str, identity: ModelIdentity, rows: list[Score]
-) -> ModelOutcome:
-    """One model's stored answers, counted as `lmmprobe.run.answer_requests` counts them."""
-    keys = list(dict.fromkeys(s.key for s in rows))
-    mo = ModelOutcome(model, identity, rows, requests=len(keys), cached=len(keys))
-    for chunk in _chunks(keys):
-        for resp in store.get_responses(chunk, include_errors=True).values():
-            mo.latency_s_total += resp.latency_s
-            mo.errors += int(resp.error is not None)
-            mo.redacted += int(resp.redacted)
-            if resp.usage is not None:
-                mo.prompt_tokens += resp.usage.prompt_tokens or 0
-                mo.completion_tokens += resp.usage.completion_tokens or 0
+def _model_outcome(store: Store, source: str, model: str, identity: ModelIdentity) -> ModelOutcome:
+    """One model's stored answers, counted as `lmmprobe.run.answer_requests` counts them.
+
+    Read chunk by chunk: its distinct keys in the order its rows first name them, their
+    responses read `_CHUNK` keys at a time (the order the sums are taken in), without holding
+    its rows or every key.
+    """
+    mo = ModelOutcome(model, identity)
+    earlier = EarlierKeys()
+    pending: list[str] = []
+    for scores in score_chunks(store, source, model):
+        mo.rows += len(scores)
+        mo.error_types.update(s.error_type for s in scores if s.error_type)
+        keys = list(dict.fromkeys(s.key for s in scores))
+        seen = earlier.among(keys)
+        earlier.add(keys)
+        pending += [k for k, was in zip(keys, seen, strict=True) if not was]
+        while len(pending) >= _CHUNK:
+            _count_responses(store, mo, pending[:_CHUNK])
+            del pending[:_CHUNK]
+    if pending:
+        _count_responses(store, mo, pending)
     return mo
 
 
-def _chunks(keys: list[str]) -> Iterable[list[str]]:
-    for i in range(0, len(keys), _CHUNK):
-        yield keys[i : i + _CHUNK]
+def _count_responses(store: Store, mo: ModelOutcome, keys: Iterable[str]) -> None:
+    keys = list(keys)
+    mo.requests += len(keys)
+    mo.cached += len(keys)
+    for resp in store.get_responses(keys, include_errors=True).values():
+        mo.latency_s_total += resp.latency_s
+        mo.errors += int(resp.error is not None)
+        mo.redacted += int(resp.redacted)
+        if resp.usage is not None:
+            mo.prompt_tokens += resp.usage.prompt_tokens or 0
+            mo.completion_tokens += resp.usage.completion_tokens or 0

@@ -9,13 +9,17 @@ re-run retries them.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import logging
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
@@ -55,14 +59,28 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+CHUNK_SAMPLES = 10_000
+"""Samples a model's run plans, answers, scores and stores at a time (with their repeats).
+
+A run of up to this many samples is one chunk: it sends the same batches, in the same order,
+as a run held whole. A larger run keeps one chunk's asks, responses and Scores at a time, so
+its memory does not grow with its rows (the samples themselves are the data layer's)."""
+
+ScoreSink = Callable[[list[Score]], None]
+"""Takes one chunk's Scores as they are made (`execute_run` stores them), in row order."""
+
 
 @dataclass
 class ModelOutcome:
-    """What happened for one model of a run."""
+    """What happened for one model of a run: counts, not its Scores (those are stored).
+
+    `scores` holds Scores only where `run_model` was called without a sink (a caller that
+    stores nothing itself); a run (`execute_run`) stores each chunk's and keeps none.
+    """
 
     spec: str
     identity: ModelIdentity
-    scores: list[Score]
+    scores: list[Score] = field(default_factory=list)
     requests: int = 0
     cached: int = 0
     called: int = 0
@@ -74,6 +92,19 @@ class ModelOutcome:
     completion_tokens: int = 0
     latency_s_total: float = 0.0
     redacted: int = 0
+    rows: int = 0
+    """Score rows made (one per sample and repeat, or rotation)."""
+    error_types: set[str] = field(default_factory=set)
+    """The error types among its rows (what `answers_status` reads)."""
+
+    def take(self, scores: list[Score], sink: ScoreSink | None) -> None:
+        """Count a chunk's `scores` and hand them to `sink` (kept in `scores` without one)."""
+        self.rows += len(scores)
+        self.error_types.update(s.error_type for s in scores if s.error_type)
+        if sink is None:
+            self.scores.extend(scores)
+        else:
+            sink(scores)
 
     def stats(self) -> dict[str, Any]:
         """Counts and usage for results.json."""
@@ -140,7 +171,7 @@ def answers_status(outcome: RunOutcome) -> str:
     (`lmmprobe.api.judge_stored`) reads its stored answers by the same rule, so judging a run
     that stopped at its budget never makes it look finished.
     """
-    errors = {s.error_type for m in outcome.models for s in m.scores if s.error_type}
+    errors = {t for m in outcome.models for t in m.error_types}
     if "budget" in errors:
         return "stopped_budget"
     return "complete_with_errors" if errors else "complete"
@@ -315,11 +346,19 @@ def run_model(
     executor: Executor | None = None,
     progress: ProgressSink | None = None,
     meter: CostMeter | None = None,
+    sink: ScoreSink | None = None,
 ) -> ModelOutcome:
     """Answer every (sample, repeat) with one model, resuming from the store, and score it.
 
-    With a `meter` whose limit is reached (before or while this model runs), the requests not
-    yet answered are stored as ``budget`` errors instead of being sent.
+    The samples go in chunks of `CHUNK_SAMPLES`: each is planned, answered, scored, handed
+    to `sink` and dropped. A request whose key an earlier chunk asked is read back from the
+    store, not asked or counted again, so the counts and calls are those of one chunk.
+    Multi-round dialogues are one chunk (a round needs the answers of the earlier rounds).
+
+    Each chunk's Scores go to `sink` (`execute_run` stores them); without one they are kept
+    on the outcome's `ModelOutcome.scores`. With a `meter` whose limit is reached (before or
+    while this model runs), the requests not yet answered are stored as ``budget`` errors
+    instead of being sent.
     """
     if spec.formulate.method == "likelihood" and not model.capabilities.likelihood:
         raise ValueError(
@@ -333,24 +372,40 @@ def run_model(
         )
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
-    outcome = ModelOutcome(spec=model_spec, identity=model.identity, scores=[])
+    outcome = ModelOutcome(spec=model_spec, identity=model.identity)
     stages = dialogue_stages(samples)
     if stages is None:
-        rows = plan_requests(samples, spec, model.identity)
-        responses = _answer(
-            model_spec, model, rows, spec, store, executor, progress, outcome, meter
-        )
-        outcome.scores = [
-            with_usage(
-                score_response(model_spec, sample, req, responses[req.key], spec.formulate),
-                responses[req.key],
+        earlier = EarlierKeys()
+        for start in range(0, len(samples), CHUNK_SAMPLES):
+            chunk = samples[start : start + CHUNK_SAMPLES]
+            rows = plan_requests(chunk, spec, model.identity)
+            stored = earlier.stored([ask.key for _, ask in rows], store)
+            fresh = [r for r in rows if r[1].key not in stored] if stored else rows
+            # A run of several chunks has a bar per chunk, saying which samples it asks.
+            shown: ProgressSink = (
+                progress
+                if len(chunk) == len(samples)
+                else _ChunkProgress(progress, start, len(chunk), len(samples))
             )
-            for sample, req in rows
-        ]
+            responses = _answer(
+                model_spec, model, fresh, spec, store, executor, shown, outcome, meter
+            )
+            earlier.add(responses)
+            responses.update(stored)
+            scores = [
+                with_usage(
+                    score_response(model_spec, sample, req, responses[req.key], spec.formulate),
+                    responses[req.key],
+                )
+                for sample, req in rows
+            ]
+            del rows, fresh, responses, stored  # the chunk is dropped before the next is planned
+            outcome.take(scores, sink)
         return outcome
     # Multi-round dialogues run round by round: each round's prompt carries the earlier
     # questions with the model's own answers, so it can only be built once those exist.
     turns: dict[tuple[str, int], list[Turn]] = {}
+    made: list[Score] = []
     for stage in stages:
         rows = _plan_dialogue_round(stage, spec, model.identity, turns)
         responses = _answer(
@@ -359,7 +414,7 @@ def run_model(
         for sample, req in rows:
             score = score_response(model_spec, sample, req, responses[req.key], spec.formulate)
             with_usage(score, responses[req.key])
-            outcome.scores.append(score)
+            made.append(score)
             if "dialogue_id" not in sample.metadata:
                 continue  # an ordinary row in a file with dialogues: no later round needs it
             # The model's own answer goes into the next round, its thinking does not (as
@@ -372,7 +427,67 @@ def run_model(
             turns.setdefault(_dialogue_key(sample, req.repeat), []).extend(
                 [Turn(role="user", content=req.prompt), Turn(role="assistant", content=said or "")]
             )
+    outcome.take(made, sink)
     return outcome
+
+
+class _ChunkProgress:
+    """A progress sink whose bars name the chunk of samples they are for."""
+
+    def __init__(self, sink: ProgressSink, start: int, size: int, total: int) -> None:
+        self._sink = sink
+        self._part = f"samples {start + 1:,}-{start + size:,} of {total:,}"
+
+    def start(self, model: str, total: int, cached: int) -> None:
+        """Open the bar, its label the model's and the chunk's."""
+        self._sink.start(f"{model} ({self._part})", total, cached)
+
+    def advance(self, done: int, errors: int) -> None:
+        """Move the bar."""
+        self._sink.advance(done, errors)
+
+    def finish(self) -> None:
+        """Close the bar."""
+        self._sink.finish()
+
+
+class EarlierKeys:
+    """The request keys earlier chunks of one model's run answered (as 64-bit digests).
+
+    A request asked in an earlier chunk (two samples asking the same thing) is read back from
+    the store rather than asked and counted again, as a run held whole asks it once. Kept as
+    a sorted array (8 bytes a key), not a set of strings; a digest that matches by chance is
+    told apart by the store, which answers only for the whole key.
+    """
+
+    def __init__(self) -> None:
+        self._prefixes = np.empty(0, dtype=np.uint64)
+
+    @staticmethod
+    def _of(keys: Iterable[str]) -> np.ndarray[Any, np.dtype[np.uint64]]:
+        digest = hashlib.blake2b  # any key text, hex or not, to 8 bytes
+        return np.fromiter(
+            (int.from_bytes(digest(k.encode(), digest_size=8).digest()) for k in keys),
+            dtype=np.uint64,
+        )
+
+    def add(self, keys: Iterable[str]) -> None:
+        """Note `keys` as answered (and stored)."""
+        self._prefixes = np.union1d(self._prefixes, self._of(keys))
+
+    def among(self, keys: Sequence[str]) -> list[bool]:
+        """For each of `keys`, whether it was added (or only its digest: rare, see `stored`)."""
+        if not self._prefixes.size:
+            return [False] * len(keys)
+        hit: list[bool] = np.isin(self._of(keys), self._prefixes).tolist()
+        return hit
+
+    def stored(self, keys: Sequence[str], store: Store) -> dict[str, Response]:
+        """Key → stored response (errors too), for those of `keys` an earlier chunk answered."""
+        if not self._prefixes.size:
+            return {}
+        maybe = [k for k, h in zip(keys, self.among(keys), strict=True) if h]
+        return store.get_responses(dict.fromkeys(maybe), include_errors=True) if maybe else {}
 
 
 def _answer_text(model_spec: str, response: Response) -> str:
@@ -695,8 +810,10 @@ def execute_run(
                     executor=executor,
                     progress=progress,
                     meter=meter,
+                    # Each chunk's Scores are stored as it is scored and dropped: results
+                    # are built from the stored rows (`Store.rows`).
+                    sink=functools.partial(store.put_scores, run_id),
                 )
-                store.put_scores(run_id, mo.scores)
                 outcome.models.append(mo)
                 outcome.spent = meter.spent
         except KeyboardInterrupt:
