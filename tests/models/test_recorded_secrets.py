@@ -237,6 +237,23 @@ def test_a_secret_inside_an_option_mapping_is_never_recorded(tmp_path: Path) -> 
     assert identity["options"]["base_url"] == server.base_url
 
 
+def test_a_secret_inside_a_judges_option_mapping_is_never_recorded(tmp_path: Path) -> None:
+    # The judge's identity went to results.json and the store with its parsed options raw
+    # (``m.identity.model_dump`` in the judging step's manifest).
+    kwargs = "api_token=97531864;enable_thinking=false"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:  # every reply readable
+        judge = f"openai:fake-vlm@{server.base_url},chat_template_kwargs={kwargs}"
+        ran = lmmprobe("run", "-m", "first", "--data", "demo,n=3", "--judge", judge,
+                       "--judge-protocol", "lmmprobe-choice", "--judge-when", "always", "-q",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o", OPENAI_API_KEY="k")  # fmt: skip
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert b"97531864" not in path.read_bytes(), path
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    (identity,) = results["manifest"]["judge"]["judges"].values()
+    assert identity["options"]["chat_template_kwargs"]["api_token"] == REDACTED
+
+
 def test_option_mappings_are_redacted_by_the_rule_of_the_spec() -> None:
     options = {
         "base_url": f"http://user:{PASSWORD}@h/v1",

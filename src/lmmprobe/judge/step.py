@@ -518,7 +518,7 @@ def judge_run(
         store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in protocols.values()}
     result.manifest = {
-        "judges": {s: m.identity.model_dump(mode="json") for s, m in judges.items()},
+        "judges": {s: m.identity.recorded() for s, m in judges.items()},
         "protocols": {
             name: {"version": p.version, "source": p.source, "repeats": p.repeats}
             for name, p in sorted(used.items())
