@@ -363,6 +363,15 @@ def test_evaluate_builds_a_plain_runs_results_from_stored_rows(
     assert on_disk["models"] == _figures(evaluation.results)
 
 
+def test_a_run_whose_scores_were_stored_is_not_computed_from_held_scores(tmp_path: Path) -> None:
+    """A run's outcome holds no Scores (each chunk is stored and dropped): building its
+    results from the outcome alone would give figures of no rows; it is refused instead."""
+    evaluation = evaluate(models=["first"], data="demo,n=12", db=str(tmp_path / "s.db"),
+                          out=str(tmp_path / "o"))  # fmt: skip
+    with pytest.raises(ValueError, match="12 rows were stored and 0 are held"):
+        build_results(evaluation.outcome, evaluation.judging)
+
+
 def test_evaluate_builds_the_demo_runs_results_from_stored_rows(tmp_path: Path) -> None:
     """The demo (true/false, free-form, Dysca scenarios): stored rows, the held Scores' figures."""
     evaluation = evaluate(

@@ -344,7 +344,17 @@ def build_results(
     else:
         record = run.record(judging.results() if judging is not None else None)
         for held in run.models:
-            sources.setdefault(held.spec, ScoreRows(held.scores))
+            if held.spec in sources:
+                continue
+            # A run's outcome counts the rows it stored and dropped (`ModelOutcome.rows`):
+            # its held Scores are then not all of them, and figures from them would be wrong.
+            made = getattr(held, "rows", None)
+            if isinstance(made, int) and made > len(held.scores):
+                raise ValueError(
+                    f"{held.spec}: {made} rows were stored and {len(held.scores)} are held; "
+                    "give its stored rows (rows={spec: store.rows(run_id, spec)})"
+                )
+            sources[held.spec] = ScoreRows(held.scores)
     spec = record.spec
     identities = record.manifest.get("models", {})
     models: dict[str, ModelResults] = {}
