@@ -6,6 +6,7 @@ import pytest
 
 from lmmprobe import evaluate
 from lmmprobe.metrics import question_type_sensitivity_from_scores, scenario_deltas
+from lmmprobe.store import Store
 
 
 def test_demo_results_carry_question_type_and_scenario_sensitivity(tmp_path):
@@ -15,7 +16,8 @@ def test_demo_results_carry_question_type_and_scenario_sensitivity(tmp_path):
         out=str(tmp_path / "o"),
     )  # fmt: skip
     sens = ev.results.models["random"].sensitivity
-    scores = ev.outcome.models[0].scores
+    with Store(tmp_path / "db") as store:  # a run keeps no Scores: they are in the store
+        scores = store.model_scores(ev.run_id, "random")
     assert sens.question_type is not None and sens.scenario_deltas is not None
     assert sens.question_type.model_dump() == pytest.approx(
         question_type_sensitivity_from_scores(scores)

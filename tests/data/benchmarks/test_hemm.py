@@ -41,6 +41,7 @@ from lmmprobe.metrics.generation import bart_identity_scores, hemm_bart_scores
 from lmmprobe.metrics.run_metric import compute_metrics
 from lmmprobe.report import build_tables, load_report_data
 from lmmprobe.schema import RunSpec, Score
+from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 TINY_BART = Path(__file__).resolve().parents[2] / "parity" / "data" / "hemm_metrics_tiny_bart"
@@ -261,7 +262,8 @@ def test_bartscore_per_task_is_hemms_and_feeds_the_holistic_analysis(
             raw.setdefault(outcome.spec, {})[task] = value
             # HEMM's BartScoreMetric on the stored outputs, recomputed directly: OK-VQA's
             # reference lists (best of several), NLVR2's letters-only outputs.
-            rows = outcome.scores
+            with Store(tmp_path / "db.sqlite") as store:  # a run keeps no Scores in memory
+                rows = store.model_scores(ev.run_id, outcome.spec)
             if name == "hemm-nlvr2":
                 preds = [
                     "".join(filter(str.isalpha, (s.prediction_text or "").lower())) for s in rows
