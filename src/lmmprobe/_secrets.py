@@ -121,7 +121,9 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # at every letter of a long word, it made reading the word quadratic.
 _SCHEME = r"(?<![A-Za-z0-9+.\-])[A-Za-z0-9+.\-]+://"
 _URL_CREDENTIALS = re.compile(
-    _SCHEME + r"[^/\s@:?#]*:([^/\s@?#]+)@"
+    # With a scheme the password runs to the authority's last "@", as httpx and urllib read
+    # it: an unencoded "@" in a password (``u:p@ss@host``) is still the password's.
+    _SCHEME + r"[^/\s@:?#]*:([^/\s?#]+)@"
     r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
     r"|" + _SCHEME + r"([^/\s@:?#]+)@"
 )

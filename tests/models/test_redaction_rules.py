@@ -99,6 +99,25 @@ def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: 
     assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
 
 
+def test_a_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> None:
+    # Re-test 6: the password was redacted up to its first "@" (``u:[redacted]@ssZq7...``),
+    # though httpx reads the userinfo up to the authority's last "@"; the rest reached every
+    # file and the terminal.
+    rest = "ssZq7secretVALUE99"
+    with FakeOpenAIServer() as server:
+        url = server.base_url.replace("http://", f"http://u:p@{rest}@")
+        model = f"openai:fake-vlm@{url}"
+        ran = lmmprobe("run", "-m", model, "--limit", "2",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = ran.stdout + ran.stderr
+    assert ran.returncode == 0, out
+    assert rest not in out, out
+    for path in (p for p in tmp_path.rglob("*") if p.is_file()):
+        assert rest.encode() not in path.read_bytes(), path
+    for shown in _everywhere(model):
+        assert rest not in shown and "u:[redacted]@127.0.0.1" in shown, shown
+
+
 # 2. key_env naming a variable that is not set.
 
 
