@@ -277,6 +277,15 @@ def test_a_csv_wider_than_a_spreadsheet_is_refused_at_its_header(
     _one_line_error(code, out, table, ":1: 200,000 columns", "at most 16,384")
 
 
+def test_a_csv_column_named_twice_is_refused_at_its_header(tmp_path: Path) -> None:
+    # Re-test 6: `id,prediction,prediction` was imported with the last column's answer, while
+    # a JSON key given twice is refused.
+    table = tmp_path / "answers.csv"
+    table.write_text("id,prediction,prediction,gold\nq1,A,B,A\n")
+    code, out = _import(table, tmp_path, "--field", "id=id,prediction=prediction,gold=gold")
+    _one_line_error(code, out, table, ":1: column 'prediction' is given twice (columns 2 and 3)")
+
+
 def test_three_million_empty_cells_in_one_row_are_refused_in_bounded_memory(
     tmp_path: Path,
 ) -> None:

@@ -420,12 +420,22 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
         reader = csv.DictReader(_lines(fh, path), delimiter="\t" if suffix == ".tsv" else ",")
         n = 1
         try:
-            columns = len(reader.fieldnames or ())
-            if columns > MAX_COLUMNS:  # each row would be a dict that wide
+            names = list(reader.fieldnames or ())
+            if len(names) > MAX_COLUMNS:  # each row would be a dict that wide
                 raise DataError(
-                    f"{path}:1: {columns:,} columns; a table of predictions has at most "
+                    f"{path}:1: {len(names):,} columns; a table of predictions has at most "
                     f"{MAX_COLUMNS:,} (a spreadsheet's limit): is it the right file?"
                 )
+            first: dict[str, int] = {}
+            for number, name in enumerate(names, start=1):
+                if not name.strip():  # unnamed (a sheet's trailing empty columns): never read
+                    continue
+                if name in first:  # a row's dict would keep the last column silently
+                    raise DataError(
+                        f"{path}:1: column {name!r} is given twice (columns {first[name]} and "
+                        f"{number}); name each column once"
+                    )
+                first[name] = number
             for n, row in enumerate(reader, start=2):
                 yield n, dict(row)
         except csv.Error as exc:
