@@ -389,6 +389,29 @@ def test_a_gqa_parquet_stating_more_rows_than_bytes_is_one_line(tmp_path: Path) 
     assert len(lines) == 1 and lines[0].startswith(f"error: {bomb}: states 200,000 rows"), out
 
 
+@pytest.mark.parametrize("kind", ["not parquet", "no image column"])
+def test_a_broken_gqa_parquet_is_one_line_naming_it(tmp_path: Path, kind: str) -> None:
+    # Re-test 6: pyarrow's "Parquet magic bytes not found in footer" named no file, and an
+    # images file without its image column gave a KeyError traceback.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tests.console import lmmprobe
+
+    folder = _gqa(tmp_path)
+    (images,) = (folder / "testdev_balanced_images").glob("*.parquet")
+    if kind == "not parquet":
+        images.write_bytes(b"not a parquet file at all")
+        says = "not a readable parquet file (Parquet magic bytes not found in footer"
+    else:
+        pq.write_table(pa.table({"id": ["a"], "picture": ["b"]}), images)
+        says = "an images file needs the columns id and image"
+    res = lmmprobe("run", "-m", "first", "--data", f"gqa,path={folder}", "--db", tmp_path / "d")
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {images}: {says}"), out
+
+
 # --------------------------------------------------------------------------- OK-VQA
 
 OKVQA = {"question_id": STR, "image": IMG, "question": STR, "answers": Sequence(STR),

@@ -58,6 +58,8 @@ def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
     images: dict[str, Any] = {}
     for path in files["images"]:
         for item in _parquet_rows(pq, path):
+            if "id" not in item or "image" not in item:
+                raise DataError(f"{path}: an images file needs the columns id and image")
             images[str(item["id"])] = item["image"]
     index = 0
     for path in files["instructions"]:
@@ -83,17 +85,23 @@ def _parquet_rows(pq: Any, path: Path) -> Iterator[dict[str, Any]]:
         lmmprobe.data.base.DataError: More rows than bytes; one line naming the file.
 
     """
+    import pyarrow as pa
+
     from lmmprobe.data.base import DataError
 
-    parquet = pq.ParquetFile(path)
-    rows, size = parquet.metadata.num_rows, path.stat().st_size
-    if rows > size:
-        raise DataError(
-            f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: repeated "
-            "rows, not GQA's questions); fetch the config again"
-        )
-    for batch in parquet.iter_batches(batch_size=_BATCH):
-        yield from batch.to_pylist()
+    try:
+        parquet = pq.ParquetFile(path)
+        rows, size = parquet.metadata.num_rows, path.stat().st_size
+        if rows > size:
+            raise DataError(
+                f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
+                "repeated rows, not GQA's questions); fetch the config again"
+            )
+        for batch in parquet.iter_batches(batch_size=_BATCH):
+            yield from batch.to_pylist()
+    except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DataError(f"{path}: not a readable parquet file ({first}); fetch it again") from None
 
 
 def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
