@@ -13,14 +13,17 @@ elements (`check_xlsx`, under `XLSX_LIMITS`), before openpyxl or pandas opens it
 from __future__ import annotations
 
 import codecs
+import csv
 import functools
+import io
 import os
 import re
 import stat
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TextIO
 from xml.parsers import expat
 
 from lmmprobe.data.base import DataError
@@ -28,11 +31,16 @@ from lmmprobe.data.rows import MAX_NESTING
 
 __all__ = [
     "CHUNK",
+    "MAX_COLUMNS",
+    "MAX_ELEMENT",
+    "TABLE_CELLS",
     "XLSX_LIMITS",
     "FileTooLarge",
     "UnreadableFile",
     "XlsxLimits",
+    "bounded_lines",
     "broken_xlsx",
+    "check_csv",
     "check_workbook",
     "check_xlsx",
     "open_regular",
@@ -41,6 +49,18 @@ __all__ = [
 
 CHUNK = 1 << 20
 """Bytes read at a time (1 MiB)."""
+
+MAX_ELEMENT = 64 << 20
+"""The largest single element read (characters): a JSON array's or object's element, a JSON
+Lines line, a CSV/TSV field or line: 64 MiB.
+
+Far above any prediction record; it bounds the memory a malformed file can take, where the
+decoder cannot tell a broken element from one that has not been read whole yet (a line without
+its newline, an unterminated string).
+"""
+
+MAX_COLUMNS = 16_384
+"""Columns a CSV or TSV table may have: an .xlsx sheet's own limit (column XFD)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +115,9 @@ class XlsxLimits:
 
 XLSX_LIMITS = XlsxLimits()
 """The limits every .xlsx is read under (docs/predictions.md lists them)."""
+
+TABLE_CELLS = XLSX_LIMITS.cells
+"""Cells of a CSV table read whole (pandas holds every cell at once): a sheet's limit."""
 
 
 class UnreadableFile(DataError):
@@ -576,4 +599,59 @@ def check_workbook(path: Path, fh: IO[bytes], limits: XlsxLimits = XLSX_LIMITS) 
         raise
     except Exception as exc:  # zipfile's errors on a broken archive have several types
         raise broken_xlsx(path, exc) from None
+    fh.seek(0)
+
+
+def bounded_lines(fh: TextIO, path: Path) -> Iterator[str]:
+    """`fh`'s lines, each at most `MAX_ELEMENT` characters (one without an end is not read whole).
+
+    Raises:
+        DataError: A longer line, naming `path` and the line.
+
+    """
+    n = 0
+    while line := fh.readline(MAX_ELEMENT + 1):
+        n += 1
+        if len(line) > MAX_ELEMENT:
+            raise DataError(f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB")
+        yield line
+
+
+def check_csv(path: Path, fh: IO[bytes], delimiter: str = ",", cells: int = TABLE_CELLS) -> None:
+    """Refuse the CSV open in `fh` unless it is UTF-8 text within the table readers' bounds.
+
+    For a table a reader then holds whole (pandas' ``read_csv``): the file is scanned once
+    with `csv` (a row at a time, in bounded memory), at most `MAX_COLUMNS` columns a row,
+    `MAX_ELEMENT` characters a field and a line, and `cells` cells in all. pandas spends
+    memory on every column and every cell it holds, so these bound what it is handed.
+    `fh` is left at its start.
+
+    Raises:
+        DataError: Not UTF-8, a row of too many columns, a field or line too long, too many
+            cells, or a row `csv` cannot read; one line naming `path` and the row.
+
+    """
+    # The csv module's field limit is process-wide; the prediction readers set the same.
+    csv.field_size_limit(MAX_ELEMENT)
+    text = io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+    n, total = 0, 0
+    try:
+        for n, row in enumerate(csv.reader(bounded_lines(text, path), delimiter=delimiter), 1):
+            if len(row) > MAX_COLUMNS:
+                raise DataError(
+                    f"{path}:row {n}: {len(row):,} columns; a table has at most "
+                    f"{MAX_COLUMNS:,} (a spreadsheet's limit): is it the right file?"
+                )
+            total += len(row)
+            if total > cells:
+                raise DataError(
+                    f"{path}:row {n}: more than {cells:,} cells, the most lmmprobe reads from "
+                    "a table it holds whole: is it the right file?"
+                )
+    except csv.Error as exc:
+        raise DataError(f"{path}:row {n + 1}: not a readable table row: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:row {n + 1}: not UTF-8 text ({exc})") from None
+    finally:
+        text.detach()  # `fh` stays open, for the reader that comes next
     fh.seek(0)

@@ -153,8 +153,12 @@ def _int_or_marker(digits: str) -> int | _LongInt:
         return _LongInt(digits)
 
 
-def _too_long_int(text: str) -> RowError | None:
-    """The field holding an integer too long for Python to read, if that is what failed."""
+def too_long_int(text: str) -> RowError | None:
+    """The field holding an integer too long for Python to read, if that is what failed.
+
+    `text` is JSON that `json.loads` refused; the error names the field and the digit count
+    (Python's own message ends in advice to call ``sys.set_int_max_str_digits()``).
+    """
     try:
         row = json.loads(text, parse_int=_int_or_marker)
     except (ValueError, RecursionError):
@@ -188,7 +192,7 @@ def _parse_line(text: str | None, base: Path) -> Sample:
     except RecursionError as exc:
         raise _too_deep_json(text) from exc
     except ValueError as exc:  # an integer past Python's digit limit
-        raise (_too_long_int(text) or RowError(None, f"invalid JSON: {exc}")) from exc
+        raise (too_long_int(text) or RowError(None, f"invalid JSON: {exc}")) from exc
     deep = too_deep(row)
     if deep is not None:
         raise RowError(deep, nesting_reason())

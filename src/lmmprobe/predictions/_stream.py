@@ -37,9 +37,12 @@ from typing import Any, TextIO
 from lmmprobe.data.base import DataError
 from lmmprobe.data.files import (
     CHUNK,
+    MAX_COLUMNS,
+    MAX_ELEMENT,
     XLSX_LIMITS,
     UnreadableFile,
     XlsxLimits,
+    bounded_lines,
     broken_xlsx,
     check_workbook,
     open_regular,
@@ -61,16 +64,6 @@ __all__ = [
     "open_text",
     "sha256_of",
 ]
-
-MAX_ELEMENT = 64 << 20
-"""The largest single element read (characters): a JSON array's or object's element, a JSON
-Lines line, a CSV/TSV field: 64 MiB.
-
-Far above any prediction record; it bounds the memory a malformed file can take, where the
-decoder cannot tell a broken element from one that has not been read whole yet (a line without
-its newline, an unterminated string).
-"""
-
 
 _NEAR_END = 16
 """Characters from the buffer's end within which a decode error may only mean "read more".
@@ -389,10 +382,6 @@ def iter_json(path: Path, within: Path | None = None) -> Iterator[tuple[int, str
             yield n, key, s.value(decoder, where)
 
 
-MAX_COLUMNS = 16_384
-"""Columns a CSV or TSV table may have: an .xlsx sheet's own limit (column XFD)."""
-
-
 def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row number, {column: value})`` for each data row of a CSV, TSV or xlsx table.
 
@@ -417,7 +406,9 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
     # bounds a JSON element (the limit is the csv module's, process-wide).
     csv.field_size_limit(MAX_ELEMENT)
     with open_text(path, newline="", within=within) as fh:
-        reader = csv.DictReader(_lines(fh, path), delimiter="\t" if suffix == ".tsv" else ",")
+        reader = csv.DictReader(
+            bounded_lines(fh, path), delimiter="\t" if suffix == ".tsv" else ","
+        )
         n = 1
         try:
             names = list(reader.fieldnames or ())
@@ -440,16 +431,6 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
                 yield n, dict(row)
         except csv.Error as exc:
             raise DataError(f"{path}:row {n + 1}: not a readable table row: {exc}") from None
-
-
-def _lines(fh: TextIO, path: Path) -> Iterator[str]:
-    """`fh`'s lines, each at most `MAX_ELEMENT` characters (one without an end is not read whole)."""
-    n = 0
-    while line := fh.readline(MAX_ELEMENT + 1):
-        n += 1
-        if len(line) > MAX_ELEMENT:
-            raise DataError(f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB")
-        yield line
 
 
 def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -151,11 +151,32 @@ def open_image(source: str | Path | IO[bytes], name: str | None = None) -> Image
             raise ImageTooLargeError(_too_large(label, None, pixels, cap)) from None
         finally:
             Image.MAX_IMAGE_PIXELS = pillow_cap
-    width, height = image.size
-    if width * height > cap:
+    try:
+        check_pixels(image.size, label)
+    except ImageTooLargeError:
         image.close()
-        raise ImageTooLargeError(_too_large(label, (width, height), width * height, cap))
+        raise
     return image
+
+
+def check_pixels(size: tuple[int, int], name: str) -> None:
+    """Refuse a picture of `size` (width, height) over `max_image_pixels`, before it is made.
+
+    For code that builds a picture from others (resized, composed side by side): the decoding
+    cap bounds what it makes as it bounds what is decoded.
+
+    Args:
+        size: The picture's width and height.
+        name: How to name it in the message (a file, or what it is made of).
+
+    Raises:
+        ImageTooLargeError: It has more pixels than the cap.
+
+    """
+    cap = max_image_pixels()
+    width, height = size
+    if width * height > cap:
+        raise ImageTooLargeError(_too_large(name, (width, height), width * height, cap))
 
 
 def register_renderer(name: str, version: str, fn: Renderer) -> None:

@@ -8,6 +8,8 @@ the hostile re-test of issue 34 found (retest 5, items 2 to 4), made small.
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import pickle
 import random
@@ -337,3 +339,246 @@ def test_any_line_of_brackets_and_operators_is_a_value_or_one_data_error(line: s
         python_literal("x:1", line)
     except DataError as exc:
         assert str(exc).startswith("x:1: ") and "\n" not in str(exc)
+
+
+# --------------------------------------------------------------------------- re-test 6: 8 to 12
+
+
+def _refused(folder: Path, data: str, *why: str) -> str:
+    """``run --data DATA,path=FOLDER --dry-run --strict`` stops at one line holding each of `why`.
+
+    A row's problem is what ``--strict`` stops at: one line naming the file and line it came
+    from, with no traceback. Returns that line.
+    """
+    res = lmmprobe(
+        "run", "-m", "first", "--data", f"{data},path={folder}", "--db", folder / "db",
+        "--dry-run", "--strict",
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    assert "Traceback" not in out and "MemoryError" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"error: {folder}/"), out
+    for words in why:
+        assert words in lines[0], out
+    return lines[0]
+
+
+def _png_header(path: Path, width: int, height: int) -> None:
+    """A PNG whose header says `width` × `height` (a few dozen bytes; its pixels never come)."""
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data)
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"\0"))
+    )
+
+
+def _nlvr2_pair(folder: Path, left: tuple[int, int], right: tuple[int, int]) -> Path:
+    """An NLVR2 copy of one row whose two images are plain PNGs of sizes `left` and `right`."""
+    from PIL import Image
+
+    images = folder / "nlvr2_images"
+    images.mkdir(parents=True)
+    Image.new("RGB", left, "red").save(images / "L.png")
+    Image.new("RGB", right, "blue").save(images / "R.png")
+    row = {"identifier": "x0", "left_url": "http://a/L.png", "right_url": "http://a/R.png",
+           "sentence": "s", "label": "True"}  # fmt: skip
+    _copy(folder, "nlvr/nlvr2/data/dev.json", json.dumps(row) + "\n")
+    return folder
+
+
+def test_nlvr2s_side_by_side_picture_is_held_to_the_pixel_cap(tmp_path: Path) -> None:
+    # Re-test 6 #8: a 1×20,000 and a 20,000×1 PNG (300 bytes) made a 20,000×10,000 picture
+    # (1.6 GB); at 60,000 a MemoryError traceback. Refused before anything is resized.
+    folder = _nlvr2_pair(tmp_path / "bomb", (1, 20_000), (20_000, 1))
+    _refused(
+        folder,
+        "hemm-nlvr2",
+        "dev.json:1: left_url: ",
+        f"{folder}/nlvr2_images/L.png (1×20000) and {folder}/nlvr2_images/R.png (20000×1)",
+        "is 20000×10000 (200 MP), over the 40 MP decoding limit",
+    )
+
+
+def test_nlvr2s_inputs_are_opened_under_the_pixel_cap(tmp_path: Path) -> None:
+    folder = _nlvr2_pair(tmp_path / "big", (1, 1), (1, 1))
+    _png_header(folder / "nlvr2_images" / "L.png", 10_000, 5_000)  # 50 MP, a 60-byte file
+    _refused(
+        folder, "hemm-nlvr2", "left_url: image ", "L.png is 10000×5000 (50 MP), over the 40 MP"
+    )
+
+
+def test_an_nlvr2_pair_within_the_cap_still_makes_hemms_picture(tmp_path: Path) -> None:
+    folder = _nlvr2_pair(tmp_path / "ok", (30, 10), (10, 30))
+    [sample] = load_source(f"hemm-nlvr2,path={folder}", strict=True).samples
+    assert sample.images[0].load().size == (40, 20)  # both resized to 20×20, side by side
+
+
+@pytest.mark.parametrize("size", [9_000, 14_000])
+def test_a_visual_genome_image_over_the_cap_is_its_rows_problem(size: int, tmp_path: Path) -> None:
+    # Re-test 6 #9: 14,000² passed Pillow's own limit (a DecompressionBombError traceback for
+    # the whole load); 9,000² (81 MP) was decoded whole, past lmmprobe's 40 MP cap.
+    folder = tmp_path / "vg"
+    _png_header(folder / "visual_genome/VG_100K/1.jpg", size, size)
+    _copy(folder, "visual_genome/question_answers.json",
+          json.dumps([{"id": 1, "qas": [{"question": "q?", "answer": "a"}]}]))  # fmt: skip
+    _refused(
+        folder,
+        "hemm-visualgenome",
+        "question_answers.json:[0]: image: image ",
+        "VG_100K/1.jpg is ",
+        "over the 40 MP decoding limit",
+    )
+
+
+def test_one_broken_visual_genome_image_leaves_the_others(tmp_path: Path) -> None:
+    folder = tmp_path / "vg"
+    build("hemm-visualgenome", folder)
+    _png_header(folder / "visual_genome/VG_100K/1.jpg", 14_000, 14_000)
+    loaded = load_source(f"hemm-visualgenome,path={folder}")
+    assert [s.id for s in loaded.samples] == ["hemm-visualgenome/2#0"]
+    [problem] = loaded.problems
+    assert "VG_100K/1.jpg is 196 MP, over the 40 MP decoding limit" in problem.reason
+
+
+_VCR_META = {
+    "inf": ('{"boxes": [[1e999, 0, 5, 5, 0.9]], "segms": []}', "boxes[0][0]: inf is not a finite"),
+    "huge": (
+        '{"boxes": [[-1e18, -1e18, 1e18, 1e18, 0.9]], "segms": []}',
+        "boxes[0][0]: -1e+18 lies outside the 12×10 image",
+    ),
+    "text": ('{"boxes": [["a", 0, 5, 5, 0.9]], "segms": []}', "boxes[0][0]: expected a number"),
+    "short": ('{"boxes": [[1, 2]], "segms": []}', "boxes[0]: expected 5 numbers (x1, y1, x2, y2"),
+    "box_int": ('{"boxes": [7], "segms": []}', "boxes[0]: expected 5 numbers"),
+    "point": ('{"boxes": [], "segms": [[[1, 2, 3]]]}', "segms[0][0][0]: expected a point [x, y]"),
+    "point_nan": ('{"boxes": [], "segms": [[[[1, NaN]]]]}', "segms[0][0][0][1]: nan is not a"),
+    "polygon": ('{"boxes": [], "segms": [[5]]}', "segms[0][0]: expected a list of points"),
+    "no_boxes": ('{"segms": []}', "boxes: missing"),
+    "array": ("[1, 2]", "expected a JSON object, got a list of 2"),
+    "many_points": (
+        json.dumps({"boxes": [], "segms": [[[[1, 1]] * 60_000], [[[2, 2]] * 60_000]]}),
+        "segms[1][0]: more than 100,000 points",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_VCR_META))
+def test_vcr_metadata_is_checked_before_opencv_draws_it(case: str, tmp_path: Path) -> None:
+    # Re-test 6 #10: inf and ±1e18 ended the whole load in tracebacks (OverflowError, cv2.error);
+    # other shapes named Python internals ("not enough values to unpack"); 2,000,000 points
+    # were drawn one by one.
+    text, why = _VCR_META[case]
+    folder = tmp_path / case
+    build("hemm-vcr", folder)
+    (folder / "vcr1images/lsmdc_1054/frame.json").write_text(text)
+    _refused(
+        folder,
+        "hemm-vcr",
+        f"val.jsonl:1: metadata_fn: {folder}/vcr1images/lsmdc_1054/frame.json: {why}",
+    )
+
+
+def test_a_vcr_metadata_file_over_its_cap_is_refused_unread(tmp_path: Path) -> None:
+    folder = tmp_path / "vcr"
+    build("hemm-vcr", folder)
+    meta = folder / "vcr1images/lsmdc_1054/frame.json"
+    meta.write_text('{"boxes": [], "segms": [' + "[]," * (3 << 20) + "[]]}")
+    _refused(folder, "hemm-vcr", f"metadata_fn: {meta}: larger than 8,388,608 bytes")
+
+
+def test_vcr_boxes_within_the_image_are_still_drawn(tmp_path: Path) -> None:
+    folder = tmp_path / "vcr"
+    build("hemm-vcr", folder)
+    # Coordinates a little past the edge (rounding) and floats, as a detector writes them.
+    (folder / "vcr1images/lsmdc_1054/frame.json").write_text(
+        '{"boxes": [[-0.5, 1.5, 12.4, 10.2, 0.9]], "segms": [[[[0.5, 0.5], [11.9, 9.9]]]]}'
+    )
+    [sample] = load_source(f"hemm-vcr,path={folder}", strict=True).samples
+    assert sample.images[0].load().size == (12, 10)
+
+
+def test_a_hemm_csv_of_too_many_columns_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:
+    # Re-test 6 #11: 1,000,000 columns (9.9 MB) ran 15 s into a MemoryError traceback.
+    folder = tmp_path / "ucm"
+    header = "Filename,ClassName," + ",".join(f"c{i}" for i in range(20_000))
+    _copy(folder, "ucmercedimages/validation.csv", header + "\na.jpg,x" + ",1" * 20_000 + "\n")
+    _one_line_error(
+        folder, "hemm-ucmerced", "validation.csv:row 1: 20,002 columns; a table has at most 16,384"
+    )
+
+
+def test_a_hemm_csv_pandas_cannot_read_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "s2w"
+    build("hemm-screen2words", folder)
+    (folder / "screen2words/screen_summaries.csv").write_text("screenId,summary\n1,a\n2,b,c\n")
+    _one_line_error(
+        folder,
+        "hemm-screen2words",
+        "screen_summaries.csv: not a readable CSV table (Error tokenizing",
+    )
+
+
+def test_a_cartoons_bad_summary_table_is_that_cartoons_problem(tmp_path: Path) -> None:
+    folder = tmp_path / "nyc"
+    build("hemm-nycartoon", folder)
+    table = folder / "caption-contest-data/summaries/510.csv"
+    table.write_text(",".join(f"c{i}" for i in range(17_000)) + "\n")
+    loaded = load_source(f"hemm-nycartoon,path={folder}")
+    assert [s.id for s in loaded.samples] == [f"hemm-nycartoon/511#{k}" for k in range(5)]
+    [problem] = loaded.problems
+    assert problem.field == "summaries"
+    assert problem.reason.startswith(f"{table}:row 1: 17,000 columns")
+
+
+def test_the_csv_check_bounds_cells_and_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmmprobe.data import files
+    from lmmprobe.data.files import check_csv
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    with path.open("rb") as fh:
+        check_csv(path, fh)
+        assert fh.read() == b"a,b\n1,2\n3,4\n"  # left at its start, for pandas
+        fh.seek(0)
+        with pytest.raises(DataError, match=r"t\.csv:row 3: more than 5 cells"):
+            check_csv(path, fh, cells=5)
+    monkeypatch.setattr(files, "MAX_ELEMENT", 3)
+    limit = csv.field_size_limit()  # process-wide: check_csv sets it from MAX_ELEMENT
+    try:
+        with path.open("rb") as fh, pytest.raises(DataError, match=r"t\.csv:1: a line longer"):
+            check_csv(path, fh)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def test_a_hemm_json_lines_line_over_64_mib_is_refused_unread(tmp_path: Path) -> None:
+    # Re-test 6 #12: a 300 MB line was read whole (the JSONL loader stops at 64 MiB).
+    folder = tmp_path / "nlvr"
+    _copy(folder, "nlvr/nlvr/dev/dev.json", '{"directory": "' + "x" * (64 << 20) + '"}\n')
+    _one_line_error(folder, "hemm-nlvr", "dev.json:1: a line longer than 64 MiB (at most 64 MiB")
+
+
+def test_a_json_integer_too_long_names_its_field_not_python_advice(tmp_path: Path) -> None:
+    folder = _copy(tmp_path / "slake", "Slake1.0/test.json", '[{"img_id": ' + "9" * 5000 + "}]")
+    line = _one_line_error  # the whole file is refused (read_json), naming the value's place
+    line(folder, "hemm-slake", "test.json: [0].img_id: an integer of 5000 digits is too long")
+    res = lmmprobe(
+        "run", "-m", "first", "--data", f"hemm-slake,path={folder}", "--db", folder / "d"
+    )
+    assert "set_int_max_str_digits" not in res.stdout + res.stderr
+
+
+def test_a_screen2words_screen_id_that_is_no_number_names_its_file(tmp_path: Path) -> None:
+    folder = tmp_path / "s2w"
+    build("hemm-screen2words", folder)
+    (folder / "screen2words/screen_summaries.csv").write_text("screenId,summary\nx,a\n")
+    _one_line_error(folder, "hemm-screen2words", "screen_summaries.csv:2: screenId: 'x' is not")

@@ -19,15 +19,20 @@ import base64
 import io
 import pickle
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import RowContext, RowError
-from lmmprobe.data.files import open_regular
+from lmmprobe.data.files import check_csv, open_regular, read_regular
+from lmmprobe.data.jsonl import MAX_LINE, too_long_int
 from lmmprobe.data.rows import MAX_NESTING, check_image, nesting_reason, too_deep, too_deep_text
 from lmmprobe.schema import ImageRef, Sample
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 HEMM_REPO = "pliang279/HEMM"
 HEMM_COMMIT = "612fc2ac433082a231f6d4f52785cf27bfef06eb"
@@ -244,6 +249,40 @@ def open_file(root: Path, relative: str) -> Path:
     return path
 
 
+@contextmanager
+def copy_image(path: Path, field: str) -> Iterator[Image.Image]:
+    """The image file `path` of a local copy, opened (header only) for a reader to decode.
+
+    A regular file only (`open_copy`), within the decoding cap (`open_image`: 40,000,000
+    pixels unless ``$LMMPROBE_MAX_IMAGE_PIXELS`` says otherwise). Whatever fails, in opening
+    it or in the reader's own decoding and drawing inside the ``with`` block (a truncated
+    file, Pillow's decompression-bomb error, which is no `OSError`, a picture built too large
+    for memory), is this row's problem, naming the file.
+
+    Raises:
+        RowError: For `field`, naming `path`; the other rows still load.
+
+    """
+    from PIL import UnidentifiedImageError
+
+    from lmmprobe.schema.image import open_image
+
+    try:
+        with open_copy(path) as fh, open_image(fh, str(path)) as image:
+            yield image
+    except RowError:
+        raise
+    except UnidentifiedImageError:  # its message names the file object, not the file
+        raise RowError(field, f"unreadable image {path}: not an image Pillow can read") from None
+    except DataError as exc:  # not a regular file, no permission
+        raise RowError(field, str(exc)) from None
+    except MemoryError:
+        raise RowError(field, f"{path}: not enough memory to decode or draw it") from None
+    except Exception as exc:  # Pillow raises many types for a broken file
+        why = str(exc) if str(path) in str(exc) else f"unreadable image {path}: {exc}"
+        raise RowError(field, why[:500]) from None
+
+
 def _text(fh: IO[bytes]) -> io.TextIOWrapper:
     return io.TextIOWrapper(fh, encoding="utf-8")
 
@@ -264,6 +303,10 @@ def _json_value(where: str, text: str) -> Any:
         _, key = too_deep_text(text)
         raise DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}") from None
     except ValueError as exc:  # bad JSON, an integer past Python's digit limit
+        long = too_long_int(text)
+        if long is not None:  # named by its place, not with advice meant for a programmer
+            field = f"{long.field}: " if long.field else ""
+            raise DataError(f"{where}: {field}{long.reason}") from None
         raise DataError(f"{where}: not valid JSON ({exc})") from None
     deep = too_deep(value)
     if deep is not None:
@@ -292,37 +335,86 @@ def json_lines(root: Path, relative: str) -> Iterator[tuple[str, Mapping[str, An
     """``(PATH:LINE, object)`` for each non-empty line of a JSON-lines file.
 
     Raises:
-        DataError: As `read_json`, naming the file and line.
+        DataError: As `read_json`, or a line longer than `MAX_LINE` (64 MiB, the JSONL data
+            loader's rule); naming the file and line.
 
     """
     path = root / relative
     with open_copy(path, relative) as fh:
-        n = 0
-        try:
-            for n, line in enumerate(_text(fh), 1):
-                if not line.strip():
-                    continue
-                row = _json_value(f"{path}:{n}", line)
-                if not isinstance(row, dict):
-                    raise DataError(f"{path}:{n}: expected a JSON object")
-                yield f"{path}:{n}", row
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}:{n + 1}: not UTF-8 text ({exc})") from None
+        for n, line in _bounded_lines(_text(fh), path):
+            if not line.strip():
+                continue
+            row = _json_value(f"{path}:{n}", line)
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{n}: expected a JSON object")
+            yield f"{path}:{n}", row
+
+
+def _bounded_lines(text: IO[str], path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of `text`, each line at most `MAX_LINE` characters.
+
+    The JSONL data loader's rule: a line with no end in sight (a binary file, one huge
+    value) is not read whole.
+
+    Raises:
+        DataError: A longer line, or bytes that are not UTF-8; naming the file and line.
+
+    """
+    n = 0
+    try:
+        while line := text.readline(MAX_LINE + 1):
+            n += 1
+            if len(line) > MAX_LINE:
+                raise DataError(
+                    f"{path}:{n}: a line longer than {MAX_LINE >> 20} MiB (at most "
+                    f"{MAX_LINE >> 20} MiB a row)"
+                )
+            yield n, line
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{n + 1}: not UTF-8 text ({exc})") from None
 
 
 def text_lines(root: Path, relative: str) -> list[str]:
     """The file's lines with their line endings, as Python's ``readlines`` gives them.
 
     Raises:
-        DataError: Missing, not a regular file, or not UTF-8; one line naming the file.
+        DataError: Missing, not a regular file, not UTF-8, or a line longer than `MAX_LINE`;
+            one line naming the file (and line).
 
     """
     path = root / relative
     with open_copy(path, relative) as fh:
+        return [line for _, line in _bounded_lines(_text(fh), path)]
+
+
+def read_table(path: Path, relative: str | None = None) -> Any:
+    """The CSV file `path` of a local copy as pandas reads it (``pd.read_csv``), bounded first.
+
+    pandas holds the whole table and spends memory on each column: a 10 MB header of a
+    million columns took gigabytes. So the file is first scanned with the prediction table
+    readers' bounds (`check_csv`: a regular file, at most 16,384 columns, fields and lines
+    at most 64 MiB, at most 5,000,000 cells), then read by pandas as HEMM reads it.
+
+    Args:
+        path: The file.
+        relative: HEMM's name for it inside the copy, for the "not found" error.
+
+    Raises:
+        DataError: Missing, not a regular file, over a bound, not UTF-8, or a table pandas
+            cannot read; one line naming the file.
+
+    """
+    import pandas as pd  # type: ignore[import-untyped]
+
+    with open_copy(path, relative) as fh:
+        check_csv(path, fh)
         try:
-            return _text(fh).readlines()
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not UTF-8 text ({exc})") from None
+            return pd.read_csv(fh)
+        except MemoryError:
+            raise DataError(f"{path}: not enough memory to read this table") from None
+        except (ValueError, UnicodeDecodeError) as exc:  # pandas' ParserError, EmptyDataError
+            why = " ".join(str(exc).split())
+            raise DataError(f"{path}: not a readable CSV table ({why})"[:500]) from None
 
 
 def python_literal(where: str, line: str) -> Any:
@@ -390,20 +482,30 @@ def _check_tokens(where: str, line: str) -> None:
         raise DataError(f"{where}: not a Python/JSON literal ({exc})") from None
 
 
-def read_row_json(path: Path, field: str) -> Any:
+def read_row_json(path: Path, field: str, cap: int = MAX_LINE) -> Any:
     """The JSON file of one row (VCR's metadata, MM-IMDb's annotation), as `read_json` reads it.
 
+    Args:
+        path: The file.
+        field: The row's field that names it, for errors.
+        cap: The most bytes it may hold: by default `MAX_LINE`, as a line of the JSONL loader
+            (a row's file is a row); a reader whose values cost more than their bytes (VCR's
+            outlines: a list per point) gives less.
+
     Raises:
-        RowError: For `field`: the file is missing, not a regular file, not JSON, or nested
-            too deep; the row is refused, the others still load.
+        RowError: For `field`: the file is missing, not a regular file, larger than `cap`,
+            not JSON, or nested too deep; the row is refused, the others still load.
 
     """
     try:
-        with open_copy(path) as fh:
-            text = _text(fh).read()
+        text = read_regular(path, cap, what=_COPY).decode("utf-8")
         return _json_value(str(path), text)
     except UnicodeDecodeError as exc:
         raise RowError(field, f"{path}: not UTF-8 text ({exc})") from None
+    except FileNotFoundError:
+        raise RowError(field, f"{path} not found") from None
+    except OSError as exc:
+        raise RowError(field, f"{path}: cannot be read ({exc.strerror or exc})") from None
     except DataError as exc:
         raise RowError(field, str(exc)) from None
 

@@ -18,6 +18,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     loader_confirmed,
     need_root,
     open_copy,
+    read_table,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
@@ -58,8 +59,7 @@ def _memotion_rows(root: Path, split: str) -> Rows:
                 raise broken_xlsx(xlsx, exc) from None
         where = xlsx
     elif os.path.lexists(csv):
-        with open_copy(csv) as fh:
-            table, where = pd.read_csv(fh), csv
+        table, where = read_table(csv), csv
     else:
         raise DataError(
             f"{xlsx} not found: the local copy lacks HEMM's file {_MEMOTION}/labels.xlsx"

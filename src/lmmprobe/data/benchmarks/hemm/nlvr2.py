@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
+from lmmprobe.data.base import DataError
+from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
@@ -16,11 +18,15 @@ from lmmprobe.data.benchmarks.hemm_common import (
     json_lines,
     loader_confirmed,
     need_root,
+    open_copy,
     png_image,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
 from lmmprobe.schema import Sample
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 __all__ = ["NLVR2", "NLVR2_IMAGES"]
 
@@ -38,8 +44,42 @@ def _url_file(root: Path, url: str) -> Path:
     return root / NLVR2_IMAGES / url.rstrip("/").split("/")[-1]
 
 
-def _nlvr2_sample(row: Row, ctx: RowContext) -> Sample | None:
+def _side_by_side(left: Path, right: Path) -> Image.Image:
+    """HEMM's picture of a row: both images resized to their mean size, side by side on white.
+
+    Each image is opened under the decoding cap (`open_image`), and the picture HEMM builds
+    is checked against the same cap before anything is resized: a 1×60,000 and a 60,000×1
+    image (a few hundred bytes) would otherwise make a 60,000×30,000 picture.
+
+    Raises:
+        ImageTooLargeError: An image over the cap, or the picture they make; naming both files.
+        OSError: An image that cannot be read.
+        DataError: A file that is not a regular file.
+
+    """
     from PIL import Image
+
+    from lmmprobe.schema.image import check_pixels, open_image
+
+    with (
+        open_copy(left) as fh_1,
+        open_copy(right) as fh_2,
+        open_image(fh_1, str(left)) as img_1,
+        open_image(fh_2, str(right)) as img_2,
+    ):
+        size1, size2 = img_1.size, img_2.size
+        avg = ((size1[0] + size2[0]) // 2, (size1[1] + size2[1]) // 2)
+        shown = f"{left} ({size1[0]}×{size1[1]}) and {right} ({size2[0]}×{size2[1]})"
+        check_pixels((2 * avg[0], avg[1]), f"made side by side from {shown}")
+        a, b = img_1.resize(avg), img_2.resize(avg)
+        image = Image.new("RGB", (2 * avg[0], avg[1]), (255, 255, 255))
+        image.paste(a, (0, 0))
+        image.paste(b, (avg[0], 0))
+    return image
+
+
+def _nlvr2_sample(row: Row, ctx: RowContext) -> Sample | None:
+    from lmmprobe.schema.image import ImageTooLargeError
 
     root = need_root(ctx)
     left, right = _url_file(root, str(row["left_url"])), _url_file(root, str(row["right_url"]))
@@ -47,13 +87,11 @@ def _nlvr2_sample(row: Row, ctx: RowContext) -> Sample | None:
     if not (left.is_file() and right.is_file()):
         return None
     try:
-        with Image.open(left) as img_1, Image.open(right) as img_2:
-            size1, size2 = img_1.size, img_2.size
-            avg = ((size1[0] + size2[0]) // 2, (size1[1] + size2[1]) // 2)
-            a, b = img_1.resize(avg), img_2.resize(avg)
-            image = Image.new("RGB", (2 * avg[0], avg[1]), (255, 255, 255))
-            image.paste(a, (0, 0))
-            image.paste(b, (avg[0], 0))
+        image = _side_by_side(left, right)
+    except (ImageTooLargeError, DataError) as exc:
+        raise RowError("left_url", str(exc)) from None
+    except MemoryError:
+        raise RowError("left_url", f"{left} and {right}: not enough memory for them") from None
     except OSError:
         return None  # HEMM's bare except skips an unreadable download the same way
     return hemm_sample(

@@ -16,6 +16,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     hemm_sample,
     loader_confirmed,
     need_root,
+    read_table,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
@@ -42,8 +43,6 @@ def _cartoon_rows(root: Path, split: str) -> Rows:
 
 
 def _cartoon_sample(row: Row, ctx: RowContext) -> list[Sample]:
-    import pandas as pd  # type: ignore[import-untyped]
-
     root = need_root(ctx)
     name = str(row["image"])
     img_id = name.split(".jpg")[0]
@@ -51,7 +50,10 @@ def _cartoon_sample(row: Row, ctx: RowContext) -> list[Sample]:
     # HEMM's order of candidates for the contest's ranked captions.
     for candidate in (f"{img_id}.csv", f"{img_id}_LilUCB.csv", f"{img_id}_lil-KLUCB.csv"):
         if (summaries / candidate).is_file():
-            table = pd.read_csv(summaries / candidate)
+            try:
+                table = read_table(summaries / candidate)
+            except DataError as exc:  # this cartoon's table: its row is refused, not the load
+                raise RowError("summaries", str(exc)) from None
             break
     else:
         raise RowError(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
@@ -16,7 +18,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     hemm_sample,
     loader_confirmed,
     need_root,
-    open_file,
+    read_table,
     release_files,
     text_lines,
 )
@@ -33,16 +35,27 @@ _S2W_TEST = "screen2words/split/test_screens.txt"
 
 
 def _s2w_rows(root: Path, split: str) -> Rows:
-    import pandas as pd  # type: ignore[import-untyped]
-
-    table = pd.read_csv(open_file(root, _S2W_CSV))
+    path = root / _S2W_CSV
+    table = read_table(path, _S2W_CSV)
     # HEMM's answer for a screen: the last of its summaries in the CSV.
     last: dict[int, str] = {}
-    for screen, summary in zip(table["screenId"], table["summary"], strict=True):
-        last[int(screen)] = str(summary)
+    for column in ("screenId", "summary"):
+        if column not in table.columns:
+            raise DataError(f"{path}: no {column} column (HEMM reads screenId and summary)")
+    for i, (screen, summary) in enumerate(zip(table["screenId"], table["summary"], strict=True)):
+        last[_screen(screen, f"{path}:{i + 2}")] = str(summary)
     for n, line in enumerate(text_lines(root, _S2W_TEST), 1):
         name = line.strip()
-        yield f"{root / _S2W_TEST}:{n}", {"screen": name, "summary": last.get(int(name))}
+        where = f"{root / _S2W_TEST}:{n}"
+        yield where, {"screen": name, "summary": last.get(_screen(name, where))}
+
+
+def _screen(value: Any, where: str) -> int:
+    """A screen's id as HEMM reads it (``int()``); else a `DataError` naming `where`."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        raise DataError(f"{where}: screenId: {str(value)[:80]!r} is not a screen number") from None
 
 
 def _s2w_sample(row: Row, ctx: RowContext) -> Sample:

@@ -16,7 +16,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     fixed_sample,
     loader_confirmed,
     need_root,
-    open_file,
+    read_table,
     release_files,
 )
 from lmmprobe.data.benchmarks.register import benchmark
@@ -36,10 +36,8 @@ _UCM_CSV = "ucmercedimages/validation.csv"
 
 
 def _ucm_rows(root: Path, split: str) -> Rows:
-    import pandas as pd  # type: ignore[import-untyped]
-
-    path = open_file(root, _UCM_CSV)
-    for i, row in enumerate(pd.read_csv(path).to_dict("records")):
+    path = root / _UCM_CSV
+    for i, row in enumerate(read_table(path, _UCM_CSV).to_dict("records")):
         yield f"{path}:{i + 2}", row
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
@@ -14,6 +15,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     Row,
     Rows,
     at,
+    copy_image,
     escape,
     hemm_sample,
     loader_confirmed,
@@ -57,7 +59,118 @@ def vcr_words(tokens: Any, objects: list[str]) -> str:
     return " ".join(words)
 
 
-def _vcr_image(path: Path, metadata: Mapping[str, Any], objects: list[str]) -> Any:
+MAX_POINTS = 100_000
+"""Segment points (and segments) one image's metadata may hold: VCR's outlines have some
+hundreds an image; each point is one OpenCV line drawn."""
+
+METADATA_BYTES = 8 << 20
+"""The largest metadata file read (8 MiB): room for `MAX_POINTS` points written at full float
+precision. JSON costs more in memory than on disk (a list per point): 20 MB of points took
+300 MB."""
+
+_FIELD = "metadata_fn"
+"""The row's field that names the metadata file, under which its problems are reported."""
+
+
+class _Metadata:
+    """Reads the boxes and outlines of one VCR metadata file, checking each value.
+
+    The file is outside JSON: every coordinate must be a finite number within the image (with
+    one image's size of slack either side: OpenCV clips what it draws, but converts each
+    coordinate to a 32-bit integer first), every box five numbers and every point two; the
+    points are bounded (`MAX_POINTS`). A failure names the file and the value's place.
+    """
+
+    def __init__(self, path: Path, metadata: Any, size: tuple[int, int]) -> None:
+        self.path = path
+        self.size = size
+        if not isinstance(metadata, Mapping):
+            self.fail("", f"expected a JSON object, got {_kind(metadata)}")
+        self.metadata = metadata
+
+    def fail(self, where: str, why: str) -> NoReturn:
+        raise RowError(_FIELD, f"{self.path}: {where + ': ' if where else ''}{why}")
+
+    def items(self, key: str) -> list[Any]:
+        if key not in self.metadata:
+            self.fail(key, "missing (HEMM draws every image's boxes and segms)")
+        value = self.metadata[key]
+        if not isinstance(value, list):
+            self.fail(key, f"expected a list, got {_kind(value)}")
+        return value
+
+    def coordinate(self, value: Any, axis: int, where: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(where, f"expected a number, got {_kind(value)}")
+        if not math.isfinite(value):
+            self.fail(where, f"{value} is not a finite number")
+        extent = self.size[axis]
+        if not -extent <= value <= 2 * extent:
+            self.fail(where, f"{value:g} lies outside the {self.size[0]}×{self.size[1]} image")
+        return int(value)
+
+    def point(self, value: Any, where: str) -> tuple[int, int]:
+        if not isinstance(value, list) or len(value) != 2:
+            self.fail(where, f"expected a point [x, y], got {_kind(value)}")
+        return self.coordinate(value[0], 0, f"{where}[0]"), self.coordinate(
+            value[1], 1, f"{where}[1]"
+        )
+
+    def boxes(self, count: int) -> list[tuple[int, int, int, int]]:
+        """The first `count` boxes (HEMM draws one per object name): x1, y1, x2, y2."""
+        out = []
+        for i, box in enumerate(self.items("boxes")[:count]):
+            where = f"boxes[{i}]"
+            if not isinstance(box, list) or len(box) != 5:
+                self.fail(where, f"expected 5 numbers (x1, y1, x2, y2, score), got {_kind(box)}")
+            x1, y1 = (
+                self.coordinate(box[0], 0, f"{where}[0]"),
+                self.coordinate(box[1], 1, f"{where}[1]"),
+            )
+            x2, y2 = (
+                self.coordinate(box[2], 0, f"{where}[2]"),
+                self.coordinate(box[3], 1, f"{where}[3]"),
+            )
+            out.append((x1, y1, x2, y2))
+        return out
+
+    def outlines(self) -> list[list[tuple[int, int]]]:
+        """The first polygon of each segment (HEMM draws those), as points."""
+        segments = self.items("segms")
+        if len(segments) > MAX_POINTS:
+            self.fail("segms", f"{len(segments):,} segments (at most {MAX_POINTS:,})")
+        out, total = [], 0
+        for i, segment in enumerate(segments):
+            if not isinstance(segment, list):
+                self.fail(f"segms[{i}]", f"expected a list of polygons, got {_kind(segment)}")
+            if not segment:
+                continue
+            points = segment[0]
+            if not isinstance(points, list):
+                self.fail(f"segms[{i}][0]", f"expected a list of points, got {_kind(points)}")
+            total += len(points)
+            if total > MAX_POINTS:
+                self.fail(
+                    f"segms[{i}][0]",
+                    f"more than {MAX_POINTS:,} points in the image's outlines (at most "
+                    f"{MAX_POINTS:,})",
+                )
+            out.append([self.point(p, f"segms[{i}][0][{j}]") for j, p in enumerate(points)])
+        return out
+
+
+def _kind(value: Any) -> str:
+    """How a JSON value is named in a message: its type, and its length for a list."""
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if value is None:
+        return "null"
+    return {dict: "an object", str: "a string", bool: "a boolean"}.get(
+        type(value), f"{type(value).__name__} {value!r}"[:60]
+    )
+
+
+def _vcr_image(path: Path, metadata_path: Path, objects: list[str]) -> Any:
     """The image with HEMM's boxes, names and segment outlines drawn by OpenCV."""
     try:
         import cv2
@@ -69,22 +182,22 @@ def _vcr_image(path: Path, metadata: Mapping[str, Any], objects: list[str]) -> A
     import numpy as np
     from PIL import Image
 
-    with Image.open(path) as im:
+    with copy_image(path, "img_fn") as im:
         img = np.array(im.convert("RGB"))
+    meta = _Metadata(
+        metadata_path,
+        read_row_json(metadata_path, _FIELD, METADATA_BYTES),
+        (img.shape[1], img.shape[0]),
+    )
     names = [f"{obj}{i}" for i, obj in enumerate(objects)]
-    for box, name in zip(metadata["boxes"], names, strict=False):
-        x1, y1, x2, y2, _ = box
-        cv2.rectangle(img, (int(x1), int(y1)), (int(x2), int(y2)), (0, 255, 0), 2)
-        cv2.putText(
-            img, name, (int(x1), int(y1) - 5), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 255, 0), 2
-        )
-    for segment in metadata["segms"]:
-        if len(segment) == 0:
-            continue
-        points = segment[0]
+    boxes = meta.boxes(len(names))
+    outlines = meta.outlines()
+    for (x1, y1, x2, y2), name in zip(boxes, names, strict=False):
+        cv2.rectangle(img, (x1, y1), (x2, y2), (0, 255, 0), 2)
+        cv2.putText(img, name, (x1, y1 - 5), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 255, 0), 2)
+    for points in outlines:
         for i in range(len(points) - 1):
-            (x1, y1), (x2, y2) = points[i], points[i + 1]
-            cv2.line(img, (int(x1), int(y1)), (int(x2), int(y2)), (0, 0, 255), 2)
+            cv2.line(img, points[i], points[i + 1], (0, 0, 255), 2)
     return Image.fromarray(img)
 
 
@@ -103,8 +216,7 @@ def _vcr_sample(row: Row, ctx: RowContext) -> Sample:
     metadata_path = root / "vcr1images" / str(row["metadata_fn"])
     if not image_path.is_file():
         raise RowError("img_fn", f"image file not found: {image_path}")
-    metadata = read_row_json(metadata_path, "metadata_fn")
-    image = png_image(_vcr_image(image_path, metadata, objects))
+    image = png_image(_vcr_image(image_path, metadata_path, objects))
     sid = str(row.get("annot_id", ctx.index))
     return hemm_sample(ctx, sid, [image], question, template, choices[int(row["answer_label"])])
 

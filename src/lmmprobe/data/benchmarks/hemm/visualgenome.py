@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
+from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
@@ -12,6 +12,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     Row,
     Rows,
     at,
+    copy_image,
     hemm_sample,
     loader_confirmed,
     need_root,
@@ -34,8 +35,6 @@ def _vg_rows(root: Path, split: str) -> Rows:
 
 
 def _vg_sample(row: Row, ctx: RowContext) -> list[Sample] | None:
-    from PIL import Image
-
     root = need_root(ctx)
     # HEMM downloads VG_100K_2/ID.jpg for the entry at index 1 and VG_100K/ID.jpg for every
     # other one, and skips an entry whose download fails: with the release's two image
@@ -44,11 +43,9 @@ def _vg_sample(row: Row, ctx: RowContext) -> list[Sample] | None:
     path = root / "visual_genome" / folder / f"{row['id']}.jpg"
     if not path.is_file():
         return None
-    try:
-        with Image.open(path) as im:
-            image = png_image(im.resize((640, 480)))
-    except OSError as exc:
-        raise RowError("image", f"unreadable image {path}: {exc}") from exc
+    # Under the decoding cap; a broken or oversized image is this entry's problem.
+    with copy_image(path, "image") as im:
+        image = png_image(im.resize((640, 480)))
     return [
         hemm_sample(
             ctx, f"{row['id']}#{j}", [image], str(qa["question"]), SHORT_ANSWER, str(qa["answer"])
