@@ -582,3 +582,51 @@ def test_a_screen2words_screen_id_that_is_no_number_names_its_file(tmp_path: Pat
     build("hemm-screen2words", folder)
     (folder / "screen2words/screen_summaries.csv").write_text("screenId,summary\nx,a\n")
     _one_line_error(folder, "hemm-screen2words", "screen_summaries.csv:2: screenId: 'x' is not")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    boxes=_JSON | st.lists(st.lists(_JSON, max_size=6), max_size=3),
+    segms=_JSON | st.lists(st.lists(st.lists(st.lists(_JSON, max_size=3), max_size=3))),
+)
+def test_any_vcr_metadata_is_drawn_or_one_row_error_naming_the_file(
+    boxes: object, segms: object, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from PIL import Image
+
+    from lmmprobe.data.benchmarks.base import RowError
+    from lmmprobe.data.benchmarks.hemm.vcr import _vcr_image
+
+    folder = tmp_path_factory.mktemp("vcr")
+    Image.new("RGB", (12, 10)).save(folder / "a.jpg")
+    meta = folder / "a.json"
+    meta.write_text(json.dumps({"boxes": boxes, "segms": segms}))
+    try:
+        assert _vcr_image(folder / "a.jpg", meta, ["person", "dog"]).size == (12, 10)
+    except RowError as exc:
+        assert exc.field == "metadata_fn"
+        assert exc.reason.startswith(f"{meta}: ") and "\n" not in exc.reason
+
+
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(max_size=200) | st.text(alphabet=',"\r\n\0ab', max_size=200).map(str.encode))
+def test_any_csv_is_read_by_pandas_or_one_data_error(
+    raw: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from lmmprobe.data.benchmarks.hemm_common import read_table
+
+    path = tmp_path_factory.mktemp("csv") / "t.csv"
+    path.write_bytes(raw)
+    try:
+        read_table(path)
+    except DataError as exc:
+        assert str(exc).startswith(f"{path}") and "\n" not in str(exc)
