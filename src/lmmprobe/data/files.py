@@ -639,7 +639,7 @@ def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMI
         OSError: It cannot be opened.
 
     """
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     with open_regular(path, what=what) as fh:
         size = os.fstat(fh.fileno()).st_size
@@ -662,7 +662,7 @@ class _ParquetOverLimit(Exception):
 
 
 def _check_parquet(fh: IO[bytes], limit: int) -> None:
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     parquet = pq.ParquetFile(fh)
     meta, schema = parquet.metadata, parquet.schema
@@ -709,7 +709,7 @@ def _check_parquet(fh: IO[bytes], limit: int) -> None:
 def _decoded_size(array: Any) -> int:
     """Bytes `array` takes once decoded, its dictionaries expanded (counted, not built)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     kind = array.type
     if pa.types.is_dictionary(kind):
