@@ -56,6 +56,8 @@ def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
                 f"{GQA.fetch}"
             )
         files[kind] = found
+    for path in (*files["instructions"], *files["images"]):
+        _check_parquet(pq, path)  # each file once, before any of them is read
     # Only the images a question refers to are kept, each once: the questions' imageIds are
     # read first (one column), then the images files' rows are converted only where wanted.
     wanted: set[str] = set()
@@ -76,29 +78,40 @@ _BATCH = 1024
 """Rows decoded at a time from a parquet file."""
 
 
-def _open_parquet(pq: Any, path: Path) -> Any:
-    """`path` opened as a parquet file, once its size is checked (`_parquet_rows`' rules)."""
+def _check_parquet(pq: Any, path: Path) -> None:
+    """Refuse a parquet file stating more rows than bytes, or decoding past its limits.
+
+    A file's footer states its row count: one stating more rows than the file has bytes
+    (dictionary and run-length encoding store a repeated value once: 3,000,000 identical rows
+    fit in 94 KB) is refused before any row is decoded; every real GQA row holds its own id
+    and question. So is a file whose values decode to more than
+    `lmmprobe.data.files.PARQUET_LIMITS` allow (one large value repeated by dictionary
+    encoding: `check_parquet`).
+
+    Raises:
+        lmmprobe.data.base.DataError: One line naming the file.
+
+    """
     from lmmprobe.data.base import DataError
     from lmmprobe.data.files import UnreadableFile, check_parquet
 
-    try:
-        check_parquet(path, what="GQA's data")
-    except UnreadableFile as exc:
-        raise DataError(f"{exc}; fetch it again") from None
-    parquet = pq.ParquetFile(path)
-    rows, size = parquet.metadata.num_rows, path.stat().st_size
+    with _readable(path):
+        rows, size = pq.ParquetFile(path).metadata.num_rows, path.stat().st_size
     if rows > size:
         raise DataError(
             f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
             "repeated rows, not GQA's questions); fetch the config again"
         )
-    return parquet
+    try:
+        check_parquet(path, what="GQA's data")
+    except UnreadableFile as exc:
+        raise DataError(f"{exc}; fetch it again") from None
 
 
 def _parquet_ids(pq: Any, path: Path) -> Iterator[str]:
     """The ``imageId`` of each question of one instructions file (none: no such column)."""
     with _readable(path):
-        parquet = _open_parquet(pq, path)
+        parquet = pq.ParquetFile(path)
         if "imageId" not in parquet.schema_arrow.names:
             return  # each row is then refused as having no image, naming its line
         for batch in parquet.iter_batches(batch_size=_BATCH, columns=["imageId"]):
@@ -111,7 +124,7 @@ def _parquet_images(pq: Any, path: Path, wanted: set[str]) -> dict[str, Any]:
 
     found: dict[str, Any] = {}
     with _readable(path):
-        parquet = _open_parquet(pq, path)
+        parquet = pq.ParquetFile(path)
         if not {"id", "image"} <= set(parquet.schema_arrow.names):
             raise DataError(f"{path}: an images file needs the columns id and image")
         for batch in parquet.iter_batches(batch_size=_BATCH, columns=["id", "image"]):
@@ -124,22 +137,14 @@ def _parquet_images(pq: Any, path: Path, wanted: set[str]) -> dict[str, Any]:
 
 
 def _parquet_rows(pq: Any, path: Path) -> Iterator[dict[str, Any]]:
-    """The rows of one parquet file, decoded a batch at a time (memory: one batch).
-
-    A file's footer states its row count: one stating more rows than the file has bytes
-    (dictionary and run-length encoding store a repeated value once: 3,000,000 identical rows
-    fit in 94 KB) is refused before any row is decoded; every real GQA row holds its own id
-    and question. So is a file whose values decode to more than
-    `lmmprobe.data.files.PARQUET_LIMITS` allow (one large value repeated by dictionary
-    encoding: `check_parquet`).
+    """The rows of one parquet file (checked by `_check_parquet`), a batch at a time.
 
     Raises:
-        lmmprobe.data.base.DataError: More rows than bytes, or values decoding past the
-            limits; one line naming the file.
+        lmmprobe.data.base.DataError: pyarrow cannot read it; one line naming the file.
 
     """
     with _readable(path):
-        parquet = _open_parquet(pq, path)
+        parquet = pq.ParquetFile(path)
         for batch in parquet.iter_batches(batch_size=_BATCH):
             yield from batch.to_pylist()
 
