@@ -11,8 +11,10 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from tests.choice_rows import CHOICE_ASK, choice_rows
 from tests.console import lmmprobe, lmmprobe_with_key
 
@@ -106,11 +108,12 @@ def test_a_surrogate_pair_is_joined_and_a_lone_one_replaced() -> None:
 
 def _surrogate_rows(path: Path) -> Path:
     # The hostile re-test's data (finding 4): a lone surrogate in a row's metadata, escaped as
-    # JSON allows, and one in an id, a question and an option of another row.
+    # JSON allows, and one in a question and an option of another row (one in an id refuses
+    # its row: `test_an_id_holding_a_lone_surrogate_is_refused_not_a_duplicate`).
     path.write_text(
         '{"id": "s0", "images": [], "question": "Which animal?", "choices": ["cat", "dog"],'
         ' "answer": 0, "metadata": {"grp": "\\ud800x", "deep": [{"k\\udfff": "\\ud800"}]}}\n'
-        '{"id": "s1\\ud800", "images": [], "question": "Which \\udc00?",'
+        '{"id": "s1", "images": [], "question": "Which \\udc00?",'
         ' "choices": ["cat\\ud800", "dog"], "answer": 0, "metadata": {"grp": "y"}}\n'
     )
     return path
@@ -134,14 +137,57 @@ def test_a_lone_surrogate_in_a_data_row_is_stored_and_not_paid_again(tmp_path: P
     assert "\ufffdx" in (tmp_path / "a" / "results.json").read_text()  # the group, repaired
     with sqlite3.connect(db) as conn:
         ids = sorted(i for (i,) in conn.execute("SELECT DISTINCT sample_id FROM samples"))
-    assert ids == ["s0", "s1\ufffd"]
+    assert ids == ["s0", "s1"]
+
+
+def test_an_id_holding_a_lone_surrogate_is_refused_not_a_duplicate(tmp_path: Path) -> None:
+    # Re-test 6 #14: "x\ud800" and "x\udfff" both became "x\ufffd", and the second row was
+    # dropped as a "duplicate id" though the file's ids differ. Each is refused for what it is.
+    data = tmp_path / "rows.jsonl"
+    row = '"images": [], "question": "q?", "choices": ["a", "b"], "answer": 0}'
+    data.write_text(f'{{"id": "s0", {row}\n{{"id": "x\\ud800", {row}\n{{"id": "x\\udfff", {row}\n')
+    res = lmmprobe("run", "-m", "first", "--data", data, "--db", tmp_path / "db")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "Traceback" not in out, out
+    assert "duplicate" not in out, out
+    for line, char in ((2, "U+D800"), (3, "U+DFFF")):
+        assert (
+            f"{data}:{line}: id: holds a lone surrogate ({char} at character 2), which no id may "
+            "hold (ids differing only there could not be told apart)"
+        ) in out, out
+
+
+def test_an_imported_id_holding_a_lone_surrogate_is_refused_not_a_duplicate(
+    tmp_path: Path,
+) -> None:
+    # Re-test 6 #14: the whole import was refused as "row 3: id: 'x\ufffd' again (first at row
+    # 2)". Now each such row is refused on its own, named, and the rest is imported.
+    bench = tmp_path / "bench.jsonl"
+    row = '"images": [], "question": "q?", "choices": ["a", "b"], "answer": 0}'
+    bench.write_text(f'{{"id": "s0", {row}\n{{"id": "s1", {row}\n')
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(
+        '{"id": "s0", "prediction": "A"}\n{"id": "x\\ud800", "prediction": "B"}\n'
+        '{"id": "x\\udfff", "prediction": "A"}\n{"id": "s1", "prediction": "B"}\n'
+    )
+    res = lmmprobe("import", preds, "--benchmark", bench, "--field", "id=id,prediction=prediction",
+                   "--model", "m", "--db", tmp_path / "db")  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "Traceback" not in out, out
+    assert "again" not in out and "2 predictions joined" in out, out
+    for line, char in ((2, "U+D800"), (3, "U+DFFF")):
+        assert f"{preds}: row {line}: id: 'x\ufffd' holds a lone surrogate ({char} at" in out, out
 
 
 def test_every_string_of_a_row_is_made_safe_the_same_way() -> None:
     from lmmprobe.schema import Sample
 
-    s = Sample(id="a\ud800", question="q\udc00", choices=["c\ud800", "d"], answer=0,
+    s = Sample(id="a", question="q\udc00", choices=["c\ud800", "d"], answer=0,
                metadata={"k\udfff": ["\ud800", {"n": ("x\ud800",)}]})  # fmt: skip
-    assert (s.id, s.question, s.choices) == ("a\ufffd", "q\ufffd", ["c\ufffd", "d"])
+    assert (s.id, s.question, s.choices) == ("a", "q\ufffd", ["c\ufffd", "d"])
     assert s.metadata == {"k\ufffd": ["\ufffd", {"n": ("x\ufffd",)}]}
     s.model_dump_json()  # encodes: nothing left to refuse
+    with pytest.raises(
+        ValidationError, match=r"id: holds a lone surrogate \(U\+D800 at character 2\)"
+    ):
+        Sample(id="a\ud800", question="q", choices=["c", "d"], answer=0)

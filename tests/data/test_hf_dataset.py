@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from lmmprobe import evaluate
@@ -256,3 +258,108 @@ def test_evaluate_end_to_end(tmp_path: Path) -> None:
     assert ev.results.data.samples == 6
     # "first" always answers option 0 (red): right on rows 0 and 3.
     assert ev.results.models["first"].metrics["accuracy"].value == pytest.approx(2 / 6)
+
+
+# ------------------------------------------------- parquet files decoding past their size
+
+
+def _repeated_question_parquet(path: Path, groups: int, rows: int, size: int) -> Path:
+    """`groups` row groups of `rows` rows sharing one `size`-byte question (one dictionary
+    per row group), as re-test 6's 15.7 MB file of 1,500 rows that decoded to 1.5 GB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    big = (bytes(range(256)) * (size // 512 + 1)).hex()[:size]
+    schema = pa.schema([("id", pa.string()), ("question", pa.string()), ("answer", pa.string())])
+    with pq.ParquetWriter(path, schema, use_dictionary=True) as writer:
+        for g in range(groups):
+            ids = [f"i{g}_{i}" for i in range(rows)]
+            table = {"id": ids, "question": [big] * rows, "answer": ["a"] * rows}
+            writer.write_table(pa.table(table, schema=schema))
+    return path
+
+
+def test_a_parquet_value_repeated_past_its_size_is_refused_before_conversion(
+    tmp_path: Path,
+) -> None:
+    # Re-test 6 #18: `datasets` wrote every repeated value out into its Arrow cache (1.5 GB
+    # from 15.7 MB, left on disk after it failed). Here 100 MB from 2 MB, refused first.
+    from tests.console import lmmprobe
+
+    bomb = _repeated_question_parquet(tmp_path / "bomb.parquet", groups=2, rows=50, size=1 << 20)
+    assert bomb.stat().st_size < 3 << 20
+    cache = tmp_path / "cache"
+    res = lmmprobe("run", "-m", "first", "--data", f"hf:{bomb},image=id", "--dry-run",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(cache))  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"error: {bomb}: column question decodes to more than"), out
+    assert lines[0].endswith("values repeated, not a dataset"), out
+    assert not any(f.is_file() for f in cache.rglob("*"))  # nothing converted
+
+
+def test_a_failed_conversion_leaves_no_partial_copy(tmp_path: Path) -> None:
+    # Re-test 6 #18: the cache folder of a conversion that failed stayed on disk.
+    from tests.console import lmmprobe
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "a", "question": "q", "answer": "x"}\n{"id": "b", "question": \n')
+    cache = tmp_path / "cache"
+    res = lmmprobe("run", "-m", "first", "--data", f"hf:{bad}", "--dry-run",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(cache))  # fmt: skip
+    assert res.returncode == 2 and "datasets cannot load it" in res.stderr, res.stderr
+    assert not any(f.is_file() for f in cache.rglob("*")), sorted(cache.rglob("*"))
+
+
+def test_a_real_parquet_file_passes_the_check_and_a_saved_copy_stays(tmp_path: Path) -> None:
+    # The check refuses repetition, not size: images stored once each pass, and a converted
+    # copy an earlier load made is kept when a later load of it fails.
+    path = tmp_path / "q.parquet"
+    image_dataset(columns(30)).to_parquet(str(path))
+    assert len(load(f"hf:{path}").samples) == 30
+    copies = list((tmp_path / "hf-cache" / "lmmprobe-local").iterdir())
+    assert len(copies) == 1
+    with pytest.raises(DataError, match="no column 'nope'"):
+        load(f"hf:{path},question=nope")
+    assert list((tmp_path / "hf-cache" / "lmmprobe-local").iterdir()) == copies
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.integers(1, 300),
+    width=st.sampled_from([1, 1000, 40_000]),
+    distinct=st.integers(1, 5),
+    dictionary=st.booleans(),
+    nested=st.booleans(),
+)
+def test_fuzz_check_parquet_bounds_what_the_file_decodes_to(
+    tmp_path: Path, rows: int, width: int, distinct: int, dictionary: bool, nested: bool
+) -> None:
+    # Whatever the shape, the check either refuses in one line naming the file, or the file
+    # decodes to no more than the limit it stated (here shrunk to 2 MiB, 8 times the size).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lmmprobe.data.files import ParquetLimits, UnreadableFile, check_parquet
+
+    values = [bytes([65 + i % 26]) * width for i in range(distinct)]
+    column = pa.array([values[i % distinct] for i in range(rows)], pa.binary())
+    if nested:
+        column = pa.StructArray.from_arrays([column, pa.array(["p"] * rows)], ["bytes", "path"])
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(rows)], "v": column}), path,
+                   use_dictionary=dictionary)  # fmt: skip
+    limits = ParquetLimits(ratio=8, floor=2 << 20)
+    limit = max(limits.floor, limits.ratio * path.stat().st_size)
+    try:
+        check_parquet(path, what="a dataset", limits=limits)
+    except UnreadableFile as exc:
+        assert str(exc).startswith(f"{path}: column ") and "\n" not in str(exc)
+        assert rows * width > limit  # refused only where it is over (a little overhead aside)
+        return
+    decoded = pq.read_table(path).nbytes
+    assert decoded <= limit

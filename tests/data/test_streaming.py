@@ -355,3 +355,36 @@ def test_fuzz_the_streaming_reader_keeps_its_bounds_and_names_file_and_line(
         assert str(exc).startswith(f"{path}:")
     else:
         assert stream.invalid == 0
+
+
+def _change(path: Path, how: str) -> None:
+    if how == "truncated":  # cut inside a line, behind what the reader has buffered
+        with path.open("r+b") as f:
+            f.truncate(path.stat().st_size // 2)
+    elif how == "appended":
+        with path.open("ab") as f:
+            f.write((_row("late") + "\n").encode())
+    else:  # replaced under its name by another file (an editor's save, a copy)
+        other = path.with_suffix(".new")
+        _jsonl(other, [_row(f"n{i}") for i in range(10)])
+        other.replace(path)
+
+
+@pytest.mark.parametrize("how", ["truncated", "appended", "replaced"])
+def test_a_file_changed_while_it_is_streamed_is_refused_not_read_shorter(
+    tmp_path: Path, how: str
+) -> None:
+    # Re-test 6 #15: cut to 300 KB after 5,000 of 10,001 rows, the stream ended at row 5,053
+    # with one "invalid JSON" problem: a run would be recorded complete on half the data.
+    path = _jsonl(tmp_path / "chg.jsonl", [_row(f"s{i}") for i in range(10_001)])
+    stream = iter_source(str(path))
+    with pytest.raises(DataError) as caught:
+        for n, _ in enumerate(stream, start=1):
+            if n == 5000:
+                _change(path, how)
+    assert str(caught.value) == f"{path} changed while it was read; run again"
+
+
+def test_a_file_left_alone_is_streamed_whole(tmp_path: Path) -> None:
+    path = _jsonl(tmp_path / "same.jsonl", [_row(f"s{i}") for i in range(10_001)])
+    assert sum(1 for _ in iter_source(str(path))) == 10_001

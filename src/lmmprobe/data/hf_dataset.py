@@ -35,6 +35,7 @@ import importlib
 import io
 import posixpath
 import re
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.data.files import check_parquet
 from lmmprobe.data.rows import RowError, check_image, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
@@ -141,26 +143,63 @@ def _pick_split(loaded: Any, split: str | None, path: Path) -> tuple[Any, str | 
     return loaded[split], split
 
 
-def _open(datasets: ModuleType, path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
+def _saved(path: Path) -> bool:
+    """Whether `path` is a folder ``save_to_disk`` wrote (read as it is, nothing converted)."""
+    return path.is_dir() and any((path / m).is_file() for m in _SAVED_MARKERS)
+
+
+def _open(
+    datasets: ModuleType, path: Path, options: dict[str, str], cache: str
+) -> tuple[Any, str | None]:
     split, config = options.get("split"), options.get("config")
-    if path.is_dir() and any((path / m).is_file() for m in _SAVED_MARKERS):
+    if _saved(path):
         if config is not None:
             raise DataError(f"{path}: config= applies to load_dataset, not to a saved folder")
         return _pick_split(datasets.load_from_disk(str(path)), split, path)
     split = split or "test"
-    cache = str(_local_cache_dir(datasets, path))
     if path.is_file():
         builder = BUILDERS.get(path.suffix.lower())
         if builder is None:
             known = ", ".join(sorted(BUILDERS))
             raise DataError(f"{path}: unknown data file type (known: {known})")
+        check_parquet_files([path])
         ds = datasets.load_dataset(
             builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
         )
     else:
         card_configs(path)  # a card `datasets` would choke on is refused in one line first
+        check_parquet_files(_data_files(path))
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
+
+
+def check_parquet_files(files: list[Path]) -> None:
+    """Refuse any parquet file among `files` whose values decode past `PARQUET_LIMITS`.
+
+    `datasets` converts a parquet file into an Arrow copy on disk with every value written
+    out: a value repeated by dictionary encoding (a 15 MB file of one 1 MB question in 1,500
+    rows) made a 1.5 GB copy. Each file is checked first (`check_parquet`), in one line.
+
+    Raises:
+        DataError: A parquet file is not a regular file, is unreadable, or decodes past the
+            limits; one line naming it.
+
+    """
+    for file in files:
+        if file.suffix.lower() == ".parquet":
+            try:
+                check_parquet(file, what="a dataset")
+            except OSError as exc:
+                raise DataError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _data_files(folder: Path) -> list[Path]:
+    """The files of a dataset folder `datasets` may read: all but hidden ones (its cache)."""
+    return sorted(
+        f
+        for f in folder.rglob("*")
+        if not any(part.startswith(".") for part in f.relative_to(folder).parts) and f.is_file()
+    )
 
 
 def card_configs(folder: Path) -> list[dict[str, Any]]:
@@ -312,12 +351,19 @@ def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
 
     """
     datasets = import_datasets()
+    # A conversion that fails (out of disk or memory) leaves its partial Arrow copy behind:
+    # removed, unless an earlier run had made that folder.
+    cache = None if _saved(path) else _local_cache_dir(datasets, path)
+    fresh = cache is not None and not cache.exists()
     try:
         with quiet_progress(datasets):
-            return _open(datasets, path, options)
-    except DataError:
-        raise
-    except Exception as exc:  # datasets raises many types; all mean "cannot read this"
+            return _open(datasets, path, options, str(cache))
+    except BaseException as exc:
+        if fresh and cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
+        if isinstance(exc, DataError) or not isinstance(exc, Exception):
+            raise
+        # datasets raises many types; all mean "cannot read this"
         raise DataError(f"{path}: datasets cannot load it: {type(exc).__name__}: {exc}") from exc
 
 

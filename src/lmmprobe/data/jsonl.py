@@ -8,12 +8,14 @@ choices are given, else open_ended), ``context``, ``history`` (list of {role, co
 
 The file is read a line at a time (`stream_jsonl`: a million-line file holds one sample at a
 time); a line is at most `MAX_LINE` characters and nested at most ``MAX_NESTING`` levels (`lmmprobe.data.rows`), else
-that line is a problem ``FILE:LINE: ...`` and the rest of the file still loads.
+that line is a problem ``FILE:LINE: ...`` and the rest of the file still loads. A file that
+changes while it is read (truncated, rewritten, replaced) is refused (`_Identity`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -82,16 +84,57 @@ _SKIP = 1 << 20
 """Characters read at a time while skipping the rest of a line longer than `MAX_LINE`."""
 
 
+_CHECK_EVERY = 4096
+"""Lines read between two checks that the file is still the one opened (`_Identity`)."""
+
+
+class _Identity:
+    """What tells a file changed while it is read: device, inode, size, modification time.
+
+    A file truncated, rewritten or replaced under the reader would otherwise be read as a
+    shorter (or other) file, and a run recorded complete on part of its data. Checked every
+    `_CHECK_EVERY` lines and at the end, on the open file and on its path.
+    """
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self.first = self._of(os.fstat(fd))
+
+    @staticmethod
+    def _of(st: os.stat_result) -> tuple[int, int, int, int]:
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def check(self, *, end: bool = False) -> None:
+        """Raise `DataError` when the file (or, at the end, its path) is not the one opened."""
+        now = self._of(os.fstat(self.fd))
+        if end and now == self.first:
+            try:
+                now = self._of(os.stat(self.path))  # replaced by another file under its name
+            except OSError:
+                now = (-1, -1, -1, -1)  # removed
+        if now != self.first:
+            raise DataError(f"{self.path} changed while it was read; run again")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
-    """``(line number, text)`` of each line that is not blank or a comment; None: too long."""
+    """``(line number, text)`` of each line that is not blank or a comment; None: too long.
+
+    Raises:
+        DataError: The file changed while it was read (`_Identity`).
+
+    """
     # A byte-order mark is tolerated. Bytes that are not UTF-8 are kept as lone surrogates
     # (surrogateescape), so one bad line is reported as that line's problem instead of
     # aborting the whole file.
     with path.open(encoding="utf-8-sig", errors="surrogateescape") as f:
+        identity = _Identity(path, f.fileno())
         lineno = 0
         # readline with a limit: a line with no end in sight is not read whole.
         while raw := f.readline(MAX_LINE + 1):
             lineno += 1
+            if lineno % _CHECK_EVERY == 0:
+                identity.check()
             if len(raw) > MAX_LINE and not raw.endswith("\n"):
                 rest = raw
                 while rest and not rest.endswith("\n"):
@@ -101,6 +144,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str | None]]:
             text = raw.strip()
             if text and not text.startswith("#"):
                 yield lineno, text
+        identity.check(end=True)
 
 
 # What surrogateescape makes of a byte that is not UTF-8.

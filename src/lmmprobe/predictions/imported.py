@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lmmprobe.registry import Registry
-from lmmprobe.schema import safe_text
+from lmmprobe.schema import lone_surrogate, safe_text
 
 __all__ = ["READERS", "ImportedPrediction", "Origin", "PredictionReader", "ReadOptions"]
 
@@ -79,9 +79,18 @@ class ImportedPrediction:
     `lmmprobe.predictions._rows.MAX_PREDICTION`), `prediction` then empty; None when read. The
     row is imported as an error with this message: counted in the error rate, never scored."""
 
+    lone_id: str | None = None
+    """Where the file's id holds a lone surrogate (``U+D800 at character 2``: set from
+    `sample_id` as read, before it is repaired), None when it holds none. No sample id holds
+    one (`lmmprobe.schema.Sample` refuses it), so such a row is refused, never joined: two ids
+    differing only there would be one."""
+
     def __post_init__(self) -> None:
         # A file's text may hold lone surrogates (valid JSON, not encodable text): repaired
-        # here, where every reader's rows are made, so none reaches the store or a page.
+        # here, where every reader's rows are made, so none reaches the store or a page. An
+        # id's is noted first (`lone_id`): the row is then refused rather than joined.
+        if self.lone_id is None and isinstance(self.sample_id, str):
+            object.__setattr__(self, "lone_id", lone_surrogate(self.sample_id))
         for name in ("sample_id", "prediction", "gold", "tool_extraction", "fields"):
             value = getattr(self, name)
             clean = _safe(value)

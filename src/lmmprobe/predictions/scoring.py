@@ -326,6 +326,18 @@ def _join_rows(
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
     for pred in predictions:
+        if pred.lone_id is not None:
+            # Refused, not joined: repaired, two ids differing only there would be one.
+            plan.unjoined += 1
+            message = (
+                f"{where}: row {pred.row}: id: {pred.sample_id!r} holds a lone surrogate "
+                f"({pred.lone_id}), which no sample id may hold"
+            )
+            if strict:
+                raise DataError(message)
+            if len(plan.problems) < MAX_PROBLEMS:
+                plan.problems.append(message)
+            continue
         if golds:
             if pred.gold is None:
                 raise DataError(

@@ -17,7 +17,7 @@ from lmmprobe.schema.rows import RowChunk, RowSource, ScoreRows
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
 from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
-from lmmprobe.schema.text import REPLACEMENT_CHARACTER, SafeText, safe_text
+from lmmprobe.schema.text import REPLACEMENT_CHARACTER, SafeText, lone_surrogate, safe_text
 
 __all__ = [
     "CHOICE_FORMULATIONS",
@@ -54,6 +54,7 @@ __all__ = [
     "Stage",
     "Turn",
     "Usage",
+    "lone_surrogate",
     "register_renderer",
     "safe_text",
     "token_count",

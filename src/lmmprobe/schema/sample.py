@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate, lift_legacy
 from lmmprobe.schema.image import ImageRef
-from lmmprobe.schema.text import safe_data
+from lmmprobe.schema.text import lone_surrogate, safe_data
 
 Formulation = Literal[
     "single_choice", "true_false", "open_ended", "caption", "ocr", "kie", "free_form"
@@ -88,11 +88,17 @@ class Sample(BaseModel):
         if isinstance(data, dict):
             # Text from a data file may hold a lone surrogate (JSON's "\\ud800"), which the
             # store, results and a request cannot encode: every string of every field is
-            # repaired here, where every source's sample passes (`safe_data`). An id too: it
-            # becomes what an imported prediction's id becomes (`safe_text`), so the two still
-            # match; two ids that differ only there are then one, and the loader reports the
-            # second as a repeated id naming its line (nothing dropped unseen). Image
-            # references are left alone: a path's undecodable bytes name a real file.
+            # repaired here, where every source's sample passes (`safe_data`). Not an id:
+            # repaired, "x\\ud800" and "x\\udfff" would both be "x\\ufffd", two items made
+            # one, so such a row is refused (its loader names its line). Image references are
+            # left alone: a path's undecodable bytes name a real file.
+            sample_id = data.get("id")
+            lone = lone_surrogate(sample_id) if isinstance(sample_id, str) else None
+            if lone is not None:
+                raise ValueError(
+                    f"id: holds a lone surrogate ({lone}), which no id may hold (ids differing "
+                    "only there could not be told apart)"
+                )
             data = {k: v if k == "images" else safe_data(v) for k, v in data.items()}
             meta = data.get("metadata")
             # Checked here first: every sample of every source passes this way.

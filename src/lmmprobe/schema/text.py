@@ -21,6 +21,7 @@ __all__ = [
     "REPLACEMENT_CHARACTER",
     "SafeText",
     "json_escaped",
+    "lone_surrogate",
     "safe_data",
     "safe_text",
     "shown_path",
@@ -98,6 +99,30 @@ def json_escaped(text: str) -> str:
 
     """
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def lone_surrogate(text: str) -> str | None:
+    r"""Where `text` holds a lone surrogate, in words (``U+D800 at character 2``), else None.
+
+    For an id, which `safe_text` cannot repair: ``"x\ud800"`` and ``"x\udfff"`` would both
+    become ``"x\ufffd"``, two items made one. A surrogate pair spells its character (as
+    `safe_text` reads it) and is not lone.
+
+    Args:
+        text: Any string.
+
+    Returns:
+        The first lone surrogate and its 1-based position, or None when `text` has none.
+
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        found = _LONE_SURROGATE.search(joined)
+        if found is not None:
+            return f"U+{ord(found.group()):04X} at character {found.start() + 1}"
+    return None
 
 
 SafeText = Annotated[str, AfterValidator(safe_text)]

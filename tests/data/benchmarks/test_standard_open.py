@@ -389,6 +389,30 @@ def test_a_gqa_parquet_stating_more_rows_than_bytes_is_one_line(tmp_path: Path) 
     assert len(lines) == 1 and lines[0].startswith(f"error: {bomb}: states 200,000 rows"), out
 
 
+def test_a_gqa_image_repeated_by_dictionary_encoding_is_one_line(tmp_path: Path) -> None:
+    # Re-test 6 #1: one 1 MiB image value referenced by 1,500 rows of a 1 MB file decoded to
+    # 1.5 GB (a MemoryError traceback under 2 GB); the rows-and-bytes rule let it through.
+    # Here 100 rows of a 1 MiB value: 100 MiB decoded from a 1 MiB file.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tests.console import lmmprobe
+
+    folder = _gqa(tmp_path)
+    (images,) = (folder / "testdev_balanced_images").glob("*.parquet")
+    value = pa.array([bytes(range(256)) * 4096], pa.binary())
+    picture = pa.DictionaryArray.from_arrays(pa.array([0] * 100, pa.int32()), value)
+    ids = pa.array(["n161313", "n235859"] + [f"x{i}" for i in range(98)])
+    pq.write_table(pa.table({"id": ids, "image": picture}), images)
+    assert images.stat().st_size < 2 << 20
+    res = lmmprobe("run", "-m", "first", "--data", f"gqa,path={folder}", "--db", tmp_path / "d")
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert lines[0].startswith(f"error: {images}: column image decodes to more than"), out
+    assert lines[0].endswith("values repeated, not GQA's data; fetch it again"), out
+
+
 @pytest.mark.parametrize("kind", ["not parquet", "no image column"])
 def test_a_broken_gqa_parquet_is_one_line_naming_it(tmp_path: Path, kind: str) -> None:
     # Re-test 6: pyarrow's "Parquet magic bytes not found in footer" named no file, and an

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -55,12 +56,16 @@ def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
                 f"{GQA.fetch}"
             )
         files[kind] = found
+    for path in (*files["instructions"], *files["images"]):
+        _check_parquet(pq, path)  # each file once, before any of them is read
+    # Only the images a question refers to are kept, each once: the questions' imageIds are
+    # read first (one column), then the images files' rows are converted only where wanted.
+    wanted: set[str] = set()
+    for path in files["instructions"]:
+        wanted.update(_parquet_ids(pq, path))
     images: dict[str, Any] = {}
     for path in files["images"]:
-        for item in _parquet_rows(pq, path):
-            if "id" not in item or "image" not in item:
-                raise DataError(f"{path}: an images file needs the columns id and image")
-            images[str(item["id"])] = item["image"]
+        images.update(_parquet_images(pq, path, wanted - images.keys()))
     index = 0
     for path in files["instructions"]:
         for row in _parquet_rows(pq, path):
@@ -73,32 +78,86 @@ _BATCH = 1024
 """Rows decoded at a time from a parquet file."""
 
 
-def _parquet_rows(pq: Any, path: Path) -> Iterator[dict[str, Any]]:
-    """The rows of one parquet file, decoded a batch at a time (memory: one batch).
+def _check_parquet(pq: Any, path: Path) -> None:
+    """Refuse a parquet file stating more rows than bytes, or decoding past its limits.
 
     A file's footer states its row count: one stating more rows than the file has bytes
     (dictionary and run-length encoding store a repeated value once: 3,000,000 identical rows
     fit in 94 KB) is refused before any row is decoded; every real GQA row holds its own id
-    and question.
+    and question. So is a file whose values decode to more than
+    `lmmprobe.data.files.PARQUET_LIMITS` allow (one large value repeated by dictionary
+    encoding: `check_parquet`).
 
     Raises:
-        lmmprobe.data.base.DataError: More rows than bytes; one line naming the file.
+        lmmprobe.data.base.DataError: One line naming the file.
 
     """
+    from lmmprobe.data.base import DataError
+    from lmmprobe.data.files import UnreadableFile, check_parquet
+
+    with _readable(path):
+        rows, size = pq.ParquetFile(path).metadata.num_rows, path.stat().st_size
+    if rows > size:
+        raise DataError(
+            f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
+            "repeated rows, not GQA's questions); fetch the config again"
+        )
+    try:
+        check_parquet(path, what="GQA's data")
+    except UnreadableFile as exc:
+        raise DataError(f"{exc}; fetch it again") from None
+
+
+def _parquet_ids(pq: Any, path: Path) -> Iterator[str]:
+    """The ``imageId`` of each question of one instructions file (none: no such column)."""
+    with _readable(path):
+        parquet = pq.ParquetFile(path)
+        if "imageId" not in parquet.schema_arrow.names:
+            return  # each row is then refused as having no image, naming its line
+        for batch in parquet.iter_batches(batch_size=_BATCH, columns=["imageId"]):
+            yield from (str(value) for value in batch.column(0).to_pylist())
+
+
+def _parquet_images(pq: Any, path: Path, wanted: set[str]) -> dict[str, Any]:
+    """The images of one images file whose ids are `wanted`, by id (the first of each id)."""
+    from lmmprobe.data.base import DataError
+
+    found: dict[str, Any] = {}
+    with _readable(path):
+        parquet = pq.ParquetFile(path)
+        if not {"id", "image"} <= set(parquet.schema_arrow.names):
+            raise DataError(f"{path}: an images file needs the columns id and image")
+        for batch in parquet.iter_batches(batch_size=_BATCH, columns=["id", "image"]):
+            ids = [str(value) for value in batch.column(0).to_pylist()]
+            keep = [i for i, key in enumerate(ids) if key in wanted and key not in found]
+            if keep:  # only the images asked for are converted into Python
+                pictures = batch.column(1).take(keep).to_pylist()
+                found.update((ids[i], picture) for i, picture in zip(keep, pictures, strict=True))
+    return found
+
+
+def _parquet_rows(pq: Any, path: Path) -> Iterator[dict[str, Any]]:
+    """The rows of one parquet file (checked by `_check_parquet`), a batch at a time.
+
+    Raises:
+        lmmprobe.data.base.DataError: pyarrow cannot read it; one line naming the file.
+
+    """
+    with _readable(path):
+        parquet = pq.ParquetFile(path)
+        for batch in parquet.iter_batches(batch_size=_BATCH):
+            yield from batch.to_pylist()
+
+
+@contextmanager
+def _readable(path: Path) -> Iterator[None]:
+    """Errors of pyarrow and the file system within the block, as one line naming `path`."""
     import pyarrow as pa
 
     from lmmprobe.data.base import DataError
 
     try:
-        parquet = pq.ParquetFile(path)
-        rows, size = parquet.metadata.num_rows, path.stat().st_size
-        if rows > size:
-            raise DataError(
-                f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
-                "repeated rows, not GQA's questions); fetch the config again"
-            )
-        for batch in parquet.iter_batches(batch_size=_BATCH):
-            yield from batch.to_pylist()
+        yield
     except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataError(f"{path}: not a readable parquet file ({first}); fetch it again") from None
