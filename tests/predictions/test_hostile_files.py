@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.console import lmmprobe
+from tests.fresh_python import run_fresh
 
 from lmmprobe.data.files import (
     XLSX_LIMITS,
@@ -752,3 +753,28 @@ def test_an_mmmu_subject_folder_whose_name_is_not_utf8_is_read(tmp_path: Path) -
     lines = [line for line in out.splitlines() if line.strip()]
     assert len(lines) == 1, out
     assert f"{folder}/Art\\xff/output.json:#1 (id validation_Art_1): response: missing" in out
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_a_small_file_under_a_large_cap_asks_only_its_own_size_of_memory(tmp_path: Path) -> None:
+    # Re-test 6 of issue 34, finding 17: read_regular asked for its whole cap before reading
+    # (`read(cap + 1)`), so 12 serve requests for any image asked for 12 x 176 MB and ran out
+    # under a memory limit. Now a file costs its size (and a file that grows, the cap).
+    small = tmp_path / "small.png"
+    small.write_bytes(b"x" * 10)
+    script = f"""
+import re, resource
+from pathlib import Path
+from lmmprobe.data.files import FileTooLarge, read_regular
+size = int(re.search(r"VmSize:\\s+(\\d+)", Path("/proc/self/status").read_text())[1]) << 10
+resource.setrlimit(resource.RLIMIT_AS, (size + (256 << 20), resource.RLIM_INFINITY))
+print(len(read_regular(Path({str(small)!r}), 8 << 30, what="an image")))
+try:
+    read_regular(Path({str(small)!r}), 9, what="an image")
+except FileTooLarge as exc:
+    print(exc)
+"""
+    assert run_fresh(script) == [
+        "10",
+        f"{small}: larger than 9 bytes, the most lmmprobe reads for an image",
+    ]

@@ -206,3 +206,43 @@ def test_demo_answers_show_the_request_rebuilt(demo: tuple[TestClient, str]) -> 
     for a in answers:
         assert a["sent"]["turns"] is not None, a["sent"]
         assert a["sent"]["turns"][-1]["parts"][-1]["text"] == a["prompt"]
+
+
+def test_image_reads_share_one_budget_and_a_request_past_it_is_told_to_try_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 6 of issue 34, finding 17: the image cap bounded each request, not the server.
+    # Now requests share one budget (the file cap): past it a request waits, then is a 503
+    # "try again"; one request alone always goes on, whatever the others wait for.
+    from lmmprobe.serve import images
+
+    monkeypatch.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "1000")  # the budget: 16,781,216 bytes
+    (tmp_path / "data").mkdir()
+    Image.new("RGB", (8, 8), (0, 160, 0)).save(tmp_path / "data" / "g.png")
+    row = {"id": "s0", "images": ["g.png"], "question": "Colour?", "choices": ["a", "b"]}
+    (tmp_path / "data" / "set.jsonl").write_text(json.dumps({**row, "answer": 0}) + "\n")
+    monkeypatch.chdir(tmp_path)
+    ev = lmmprobe.evaluate(db="l.db", data="data/set.jsonl", models=["first"], out="out")
+    monkeypatch.setattr(images.READS, "wait_s", 0.2)
+    other = images.Reservation(images.READS)
+    other.take(images.max_image_file_bytes())  # another request holds the whole budget
+    try:
+        with client(tmp_path / "l.db") as c:
+            busy = c.get(f"/images/{ev.run_id}/s0/0")
+            assert busy.status_code == 503 and "try again" in busy.text
+            assert busy.headers["retry-after"] == "5"
+            monkeypatch.setattr(images.READS, "max_waiting", 0)  # no waiting room: 503 at once
+            assert c.get(f"/images/{ev.run_id}/s0/0").status_code == 503
+            other.release()
+            shown = c.get(f"/images/{ev.run_id}/s0/0")
+            assert shown.status_code == 200
+            assert shown.content == (tmp_path / "data" / "g.png").read_bytes()
+    finally:
+        other.release()
+    alone = images.Reservation(images.READS)
+    alone.take(10 * images.max_image_file_bytes())  # alone: more than the budget goes on
+    alone.take(1)
+    alone.release()
+    fresh = images.Reservation(images.READS)  # no waiting room: refused if anything were held
+    fresh.take(images.max_image_file_bytes())
+    fresh.release()

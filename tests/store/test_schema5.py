@@ -139,7 +139,11 @@ def test_image_references_are_recorded_as_a_viewer_can_serve_them(
         store.put_samples("r", [sample])
         _ask(store, "m", [sample])
     images = _recorded(tmp_db, "r")["img"]["images"]
-    assert images[0] == {"path": str(tmp_path / "rel.png")}
+    # A file's content hash as its request's key hashed it (a viewer refuses a changed file).
+    assert images[0] == {
+        "path": str(tmp_path / "rel.png"),
+        "sha256": sample.images[0].content_hash(),
+    }
     assert images[1] == {"image": sample.images[1].content_hash()}
     assert images[2] == {"renderer": "demo-shapes", "recipe": {"a": 2, "b": 1}}
     assert images[3] == {"image": sample.images[3].content_hash()}

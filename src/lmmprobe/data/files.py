@@ -209,8 +209,13 @@ def read_regular(path: Path, cap: int, *, what: str) -> bytes:
     """
     with open_regular(path, what=what) as f:
         size = os.fstat(f.fileno()).st_size
-        # One byte past the cap tells a file that grew after it was measured.
-        raw = b"" if size > cap else f.read(cap + 1)
+        # One byte past the size tells a file that grew after it was measured; only then is
+        # the rest read, up to one byte past the cap. (``read(cap + 1)`` would allocate the
+        # whole cap up front, however small the file: 12 readers of a 1 KB image asked for
+        # 2 GB of address space.)
+        raw = b"" if size > cap else f.read(size + 1)
+        if size < len(raw) <= cap:
+            raw += f.read(cap + 1 - len(raw))
     if size > cap or len(raw) > cap:
         raise FileTooLarge(f"{path}: larger than {cap:,} bytes, the most lmmprobe reads for {what}")
     return raw

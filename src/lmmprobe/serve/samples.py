@@ -213,12 +213,43 @@ def _choices_view(sample: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _recorded_images(refs: Sequence[Any]) -> list[Any]:
-    """`ImageRef`s of recorded references, hashing as the run's images did (for their keys)."""
+def _image_files(sample: dict[str, Any] | None) -> list[tuple[str | None, str | None]]:
+    """Per recorded image: its file's content hash now, and why it is not the run's picture.
+
+    The hash is None for an image that is no file, or a file that cannot be read now (read
+    as the image route reads it: `lmmprobe.serve.images.file_hash`); the reason is
+    ``"changed"`` (the content is not the one the run recorded), ``"unreadable"``, or None.
+    """
+    from lmmprobe.serve.images import file_hash
+
+    refs = (sample or {}).get("images")
+    out: list[tuple[str | None, str | None]] = []
+    for ref in refs if isinstance(refs, list) else []:
+        path = ref.get("path") if isinstance(ref, dict) else None
+        if not isinstance(path, str):
+            out.append((None, None))
+            continue
+        try:
+            now = file_hash(path)
+        except OSError as exc:
+            log.info("image %s cannot be read: %s", path, exc)
+            out.append((None, "unreadable"))
+            continue
+        recorded = ref.get("sha256")
+        out.append((now, "changed" if isinstance(recorded, str) and recorded != now else None))
+    return out
+
+
+def _recorded_images(refs: Sequence[Any], hashes: Sequence[str | None]) -> list[Any]:
+    """`ImageRef`s of recorded references, hashing as the run's images did (for their keys).
+
+    A file's hash is `hashes`' (read once, as the image route reads files): the reference
+    never opens the file itself (a FIFO would hold the page forever).
+    """
     from lmmprobe.schema import ImageRef
 
     out = []
-    for ref in refs:
+    for ref, now in zip(refs, hashes, strict=True):
         if not isinstance(ref, dict):
             raise ValueError("a recorded image reference is not an object")
         if isinstance(ref.get("image"), str):
@@ -228,7 +259,10 @@ def _recorded_images(refs: Sequence[Any]) -> list[Any]:
             kept.__dict__["_content_hash"] = ref["image"]
             out.append(kept)
         else:
-            out.append(ImageRef.model_validate(ref))
+            image = ImageRef.model_validate(ref)
+            if now is not None:
+                image.__dict__["_content_hash"] = now
+            out.append(image)
     return out
 
 
@@ -239,20 +273,39 @@ def _token_limit(spec: dict[str, Any] | None) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
+_UNREBUILT = "the request cannot be rebuilt now (an image moved, or a renderer is missing)"
+
+
 def _sent_turns(
     spec: dict[str, Any] | None,
     manifest: dict[str, Any] | None,
     sample: dict[str, Any] | None,
     answers: Sequence[queries.Answer],
+    files: Sequence[tuple[str | None, str | None]],
 ) -> list[dict[str, Any]]:
     """Per answer, the request as sent (every turn) when rebuilding it gives the stored key.
 
     Each item is ``{"turns": [{"role", "parts": [{"text"} | {"image"}]}], "candidates"}``
     when the rebuilt request is the one answered, else ``{"turns": None, "note": why}``.
+    `files` is `_image_files` of the sample.
     """
     if sample is None:
         why = "the run recorded no copy of this sample"
         return [{"turns": None, "note": why} for _ in answers]
+    changed = [str(i + 1) for i, (_, why) in enumerate(files) if why == "changed"]
+    if changed:
+        why = (
+            f"the image file changed since the run (image {', '.join(changed)}): the request "
+            "as sent cannot be rebuilt, and the picture the model saw is not shown"
+        )
+        return [{"turns": None, "note": why} for _ in answers]
+    if any(why == "unreadable" for _, why in files):
+        return [{"turns": None, "note": _UNREBUILT} for _ in answers]
+    # A run recorded before image files kept their hash cannot tell a changed file apart.
+    unchecked = any(
+        isinstance(ref, dict) and isinstance(ref.get("path"), str) and "sha256" not in ref
+        for ref in sample.get("images") or []
+    )
     from pydantic import ValidationError
 
     from lmmprobe.formulate.prompt import Formulator
@@ -267,7 +320,10 @@ def _sent_turns(
         run_spec = RunSpec.model_validate(spec or {})
         register_renderers()  # a recipe's hash names its renderer's version
         rebuilt = Sample.model_validate(
-            {**sample, "images": _recorded_images(sample.get("images") or [])}
+            {
+                **sample,
+                "images": _recorded_images(sample.get("images") or [], [h for h, _ in files]),
+            }
         )
         formulator = Formulator(run_spec.formulate, run_spec.gen, run_spec.seed, run_spec.repeats)
     except (ValidationError, ValueError, KeyError) as exc:
@@ -288,21 +344,16 @@ def _sent_turns(
         except (ValidationError, ValueError, KeyError, OSError) as exc:
             # An image file moved away cannot be hashed: the stored text is still shown.
             log.info("cannot rebuild the request of %s for %s: %s", a.key, a.model, exc)
-            out.append(
-                {
-                    "turns": None,
-                    "note": "the request cannot be rebuilt now (an image "
-                    "moved, or a renderer is missing)",
-                }
-            )
+            out.append({"turns": None, "note": _UNREBUILT})
             continue
         if not same:
+            maybe = "an image file changed since the run, " if unchecked else ""
             out.append(
                 {
                     "turns": None,
                     "note": "the request rebuilt from the run's recorded settings differs "
-                    "from the one answered (the program that asked it set it otherwise, as "
-                    "APEx does, or another lmmprobe version built it)",
+                    f"from the one answered ({maybe}the program that asked it set it "
+                    "otherwise, as APEx does, or another lmmprobe version built it)",
                 }
             )
             continue
@@ -366,6 +417,7 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         if sample is None and not answers:
             raise _pages.not_found(f"no sample {sample_id!r} in run {run_id}")
         prev_id, next_id = queries.neighbour_samples(conn, run_id, sample_id)
+    files = _image_files(sample)
     images = sample.get("images") if sample else None
     n_images = len(images) if isinstance(images, list) else 0
     answer = sample.get("answer") if sample else None
@@ -396,7 +448,8 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "metadata": metadata,
         "n_images": n_images,
         "answers": answers,
-        "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers),
+        "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers, files),
+        "image_notes": [why for _, why in files],
         "thoughts": [_thought(a) for a in answers],
         "token_limit": _token_limit(docs["spec"]),
         "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],

@@ -17,6 +17,7 @@ while it was running, ``incomplete`` when it finished without its results).
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import logging
@@ -827,7 +828,9 @@ class Store:
 
         Each sample is kept as its JSON (its question also in a column of its own) with its
         images as references a viewer can serve later: a file path made absolute (a relative
-        one would point elsewhere from another working directory), a recipe as the source gave
+        one would point elsewhere from another working directory) with the SHA-256 of the
+        content its requests' keys hashed (``sha256``: a viewer refuses a file changed since
+        the run), a recipe as the source gave
         it, and base64 data or an in-memory picture (as PNG, encoded once per content) as bytes
         in the ``images`` table, referenced by content hash.
 
@@ -1165,7 +1168,13 @@ def _png_bytes(ref: ImageRef) -> bytes:
 def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> str:
     """An image reference as `Store.put_samples` records it (JSON), its bytes written to `c`."""
     if ref.kind == "path":
-        return json.dumps({"path": os.path.abspath(str(ref.path))}, ensure_ascii=False)
+        recorded: dict[str, str] = {"path": os.path.abspath(str(ref.path))}
+        # The content hash the request's key used (remembered by the reference: no new read),
+        # so a viewer can tell a file changed since the run from the one sent. A file gone
+        # before it was asked has none (its answer records why).
+        with contextlib.suppress(OSError):
+            recorded["sha256"] = ref.content_hash()
+        return json.dumps(recorded, ensure_ascii=False)
     if ref.kind not in ("base64", "memory"):
         return ref.model_dump_json(exclude_none=True)
     digest = ref.content_hash()
