@@ -701,7 +701,7 @@ _OFFSET = 4
 _SCAN_BATCH = 65_536
 """Rows of dictionary-encoded columns scanned at a time: their indices take 256 KiB a column,
 and each batch's dictionary (up to its whole column chunk's) is measured once, so fewer,
-larger batches scan faster (1,000,000 rows of text: 2 s, against 5 s in batches of 8,192)."""
+larger batches scan faster (benchmarks/parquet_check.py times the scan)."""
 
 
 def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMITS) -> None:

@@ -149,7 +149,7 @@ def _saved(path: Path) -> bool:
 
 
 def _open(
-    datasets: ModuleType, path: Path, options: dict[str, str], cache: str
+    datasets: ModuleType, path: Path, options: dict[str, str], cache: str, *, check: bool
 ) -> tuple[Any, str | None]:
     split, config = options.get("split"), options.get("config")
     if _saved(path):
@@ -162,13 +162,15 @@ def _open(
         if builder is None:
             known = ", ".join(sorted(BUILDERS))
             raise DataError(f"{path}: unknown data file type (known: {known})")
-        check_parquet_files([path])
+        if check:
+            check_parquet_files([path])
         ds = datasets.load_dataset(
             builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
         )
     else:
         card_configs(path)  # a card `datasets` would choke on is refused in one line first
-        check_parquet_files(_data_files(path))
+        if check:
+            check_parquet_files(_data_files(path))
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
 
@@ -357,7 +359,9 @@ def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
     fresh = cache is not None and not cache.exists()
     try:
         with quiet_progress(datasets):
-            return _open(datasets, path, options, str(cache))
+            # Checked before `datasets` converts them; a copy it made earlier of the same files
+            # (the folder is keyed by their sizes and times) passed the check then.
+            return _open(datasets, path, options, str(cache), check=fresh)
     except BaseException as exc:
         if fresh and cache is not None:
             shutil.rmtree(cache, ignore_errors=True)
