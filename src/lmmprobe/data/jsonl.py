@@ -23,7 +23,7 @@ from typing import Any
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.rows import (
     RowError,
-    check_image,
+    check_images,
     nesting_reason,
     require_object,
     stream_rows,
@@ -65,7 +65,7 @@ def parse_row(row: Any, base: Path) -> Sample:
         raise RowError("images", "expected a list of file paths")
     data = dict(row)
     data["id"] = str(row["id"]) if isinstance(row["id"], int | str) else row["id"]
-    data["images"] = [check_image(base, v, f"images[{i}]") for i, v in enumerate(row["images"])]
+    data["images"] = check_images(base, row["images"])
     if "formulation" not in data:
         # Given choices, even an empty list, mean a choice question (and `choices: []` is
         # then refused as such, not read as an open-ended sample).

@@ -47,9 +47,9 @@ import numpy.typing as npt
 from lmmprobe.schema.text import safe_text
 
 __all__ = [
+    "MAX_ELO_RATINGS",
     "WIN_RATE_DEFINITIONS",
     "Battle",
-    "MAX_ELO_RATINGS",
     "BattleFileError",
     "EloTooLargeError",
     "WinRateDefinition",

@@ -1,0 +1,97 @@
+"""A server's reply is read up to a bound, its text cut there (issue 34, re-test 6 #20).
+
+The reply was read and stored whole: one row whose answer was "(A) " and 400 MB of ``x`` took
+1.3 GB and stored a 419,430,404-character text that every later ``show``, ``export`` and page
+read again. Now the body is read up to `MAX_REPLY_BYTES`, the text and the thinking kept up to
+`MAX_REPLY_CHARS` characters each (the cap imported predictions are read with), a cut reply
+stored with ``finish_reason=length`` as a token limit would leave it, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe_with_key
+
+pytest.importorskip("openai")
+
+from lmmprobe.models.openai_api import MAX_REPLY_BYTES
+from lmmprobe.schema import MAX_REPLY_CHARS
+from lmmprobe.testing import FakeOpenAIServer
+
+
+def _rows(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "images": [],
+                    "question": f"Pick {i}?",
+                    "choices": ["x", "y"],
+                    "answer": 0,
+                }
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
+def _stored(db: Path) -> list[tuple[int | None, int | None, str | None, str | None]]:
+    with sqlite3.connect(db) as c:
+        return list(
+            c.execute(
+                "SELECT length(text), length(reasoning), finish_reason, error_type FROM responses"
+            )
+        )
+
+
+def _run(tmp_path: Path, replies: list[str | dict[str, str]], rows: int = 1) -> tuple[str, Path]:
+    db = tmp_path / "db.sqlite"
+    with FakeOpenAIServer(replies=replies) as server:
+        done = lmmprobe_with_key(
+            "run", "-m", f"openai:vlm@{server.base_url},max_concurrency=1",
+            "--data", _rows(tmp_path, rows), "--db", db, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr, db
+
+
+def test_a_reply_over_the_bytes_read_is_cut_and_stored_as_stopped_at_the_limit(
+    tmp_path: Path,
+) -> None:
+    huge = "(A) " + "x" * (3 * MAX_REPLY_BYTES)  # 48 MiB
+    stderr, db = _run(tmp_path, [huge, huge], rows=2)
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "length", None)] * 2
+    # The first cut is named once; the count comes at the end.
+    assert stderr.count("longer than lmmprobe reads (over 16,777,216 bytes)") == 1, stderr
+    assert "2 replies were longer than lmmprobe reads and were cut" in stderr
+    with sqlite3.connect(db) as c:
+        (text,) = c.execute("SELECT text FROM responses LIMIT 1").fetchone()
+    assert text == huge[:MAX_REPLY_CHARS]
+
+
+def test_a_text_over_the_characters_kept_is_cut_there(tmp_path: Path) -> None:
+    long = "(B) " + "y" * (MAX_REPLY_CHARS + 10)  # within the bytes read, over the characters
+    stderr, db = _run(tmp_path, [long])
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "length", None)]
+    assert "a text over 1,048,576 characters" in stderr
+
+
+def test_thinking_cut_by_the_bytes_read_keeps_the_answer_before_it(tmp_path: Path) -> None:
+    reply = {"content": "(A)", "reasoning_content": "t" * (2 * MAX_REPLY_BYTES)}
+    _, db = _run(tmp_path, [reply])
+    assert _stored(db) == [(3, MAX_REPLY_CHARS, "length", None)]
+
+
+def test_a_reply_within_the_bounds_is_stored_as_sent(tmp_path: Path) -> None:
+    reply = "(A) " + "z" * (MAX_REPLY_CHARS - 4)
+    stderr, db = _run(tmp_path, [reply])
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "stop", None)]
+    assert "longer than lmmprobe reads" not in stderr
