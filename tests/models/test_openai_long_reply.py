@@ -9,9 +9,12 @@ stored with ``finish_reason=length`` as a token limit would leave it, and a warn
 
 from __future__ import annotations
 
+import http.server
 import json
 import sqlite3
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from tests.console import lmmprobe_with_key
@@ -95,3 +98,53 @@ def test_a_reply_within_the_bounds_is_stored_as_sent(tmp_path: Path) -> None:
     stderr, db = _run(tmp_path, [reply])
     assert _stored(db) == [(MAX_REPLY_CHARS, None, "stop", None)]
     assert "longer than lmmprobe reads" not in stderr
+
+
+class _HugeError(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with an HTTP 500 whose body is `BODY` bytes long; counts what it
+    could send before the client hung up."""
+
+    BODY = 200 << 20
+    sent: ClassVar[list[int]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (the handler's name is http.server's)
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(self.BODY))
+        self.end_headers()
+        chunk = b'{"error": {"message": "' + b"e" * ((1 << 20) - 23)
+        sent = 0
+        try:
+            while sent < self.BODY:
+                self.wfile.write(chunk[: self.BODY - sent])
+                sent += min(len(chunk), self.BODY - sent)
+        except OSError:
+            pass  # the client closed the connection: the rest is never read
+        self.sent.append(sent)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_http_errors_body_is_read_no_further_than_a_bound(tmp_path: Path) -> None:
+    """The client reads an error's body whole to quote it: a 500 of 200 MB was held whole."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HugeError)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    db = tmp_path / "db.sqlite"
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        done = lmmprobe_with_key(
+            "run", "-m", f"openai:vlm@{url},max_attempts=1", "--data", _rows(tmp_path, 1),
+            "--db", db, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    with sqlite3.connect(db) as c:
+        ((kind, message),) = c.execute("SELECT error_type, error_message FROM responses")
+    assert kind == "transient" and message.startswith("HTTP 500: ") and len(message) < 400
+    (sent,) = _HugeError.sent
+    assert sent < 64 << 20  # what the loopback's buffers took, not the 200 MB

@@ -73,7 +73,7 @@ import math
 import random
 import ssl
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -119,6 +119,11 @@ REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 REASONING_FIELDS: Final = ("reasoning_content", "reasoning")
 """Message fields servers send thinking in, in the order they are looked for."""
+
+MAX_ERROR_BYTES: Final = 64 << 10
+"""The most bytes read (as sent, before any decompression) of an HTTP error's body: the client
+reads it whole to quote the server's message, which is a line, and only 300 characters of it
+are kept (`_status_text`)."""
 
 MAX_REPLY_BYTES: Final = 16 << 20
 """The most bytes of a reply's body read: room for an answer and its thinking of
@@ -439,6 +444,7 @@ class OpenAIChatModel:
                             max_connections=None,
                             max_keepalive_connections=CONNECTIONS_PER_CLIENT,
                         ),
+                        event_hooks={"response": [_cap_error_body]},
                     ),
                 )
                 for _ in range(n)
@@ -806,6 +812,36 @@ class OpenAIChatModel:
                 MAX_TOKEN_COUNT,
                 MAX_TOKEN_COUNT,
             )
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A response's byte stream that ends after `limit` bytes (the rest is never read)."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        left = self._limit
+        async for chunk in self._inner:
+            yield chunk[:left]
+            left -= len(chunk)
+            if left <= 0:
+                return
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _cap_error_body(response: httpx2.Response) -> None:
+    """An HTTP error's body is read no further than `MAX_ERROR_BYTES` (a client event hook).
+
+    The client reads an error's body whole before it raises; a server's 500 with hundreds of
+    megabytes would be held in memory, once per retry. A cut body that is no longer JSON is
+    quoted as text, as any body that is not JSON is.
+    """
+    if response.status_code >= 400 and isinstance(response.stream, httpx2.AsyncByteStream):
+        response.stream = _CappedStream(response.stream, MAX_ERROR_BYTES)
 
 
 async def _read_body(raw: httpx2.Response, limit: int) -> tuple[bytes, bool]:
