@@ -107,7 +107,7 @@ class _HugeError(http.server.BaseHTTPRequestHandler):
     BODY = 200 << 20
     sent: ClassVar[list[int]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (the handler's name is http.server's)
+    def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", "0")))
         self.send_response(500)
         self.send_header("Content-Type", "application/json")
