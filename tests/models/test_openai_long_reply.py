@@ -14,14 +14,16 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe_with_key
 
 pytest.importorskip("openai")
 
-from lmmprobe.models.openai_api import MAX_REPLY_BYTES
+from lmmprobe.models.openai_api import MAX_REPLY_BYTES, _body_json
 from lmmprobe.schema import MAX_REPLY_CHARS
 from lmmprobe.testing import FakeOpenAIServer
 
@@ -148,3 +150,33 @@ def test_an_http_errors_body_is_read_no_further_than_a_bound(tmp_path: Path) -> 
     assert kind == "transient" and message.startswith("HTTP 500: ") and len(message) < 400
     (sent,) = _HugeError.sent
     assert sent < 64 << 20  # what the loopback's buffers took, not the 200 MB
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    content=st.text(max_size=200),
+    reasoning=st.one_of(st.none(), st.text(max_size=50)),
+    ascii_only=st.booleans(),
+    cut=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_a_cut_body_reads_as_a_prefix_of_its_answer_or_not_at_all(
+    content: str, reasoning: str | None, ascii_only: bool, cut: float
+) -> None:
+    """Wherever the bytes read end (inside an escape, a UTF-8 sequence, a key), what is read
+    of the answer is a start of the answer sent, or the body is refused as not JSON."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    body = json.dumps(
+        {"id": "x", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]},
+        ensure_ascii=ascii_only,
+    ).encode("utf-8", "surrogatepass")
+    try:
+        data = _body_json(body[: int(len(body) * cut)], True)
+    except ValueError:
+        return
+    try:
+        got = data["choices"][0]["message"]["content"]
+    except (LookupError, TypeError):  # cut before the answer: the backend's malformed reply
+        return
+    assert isinstance(got, str) and content.startswith(got)

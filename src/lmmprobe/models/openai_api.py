@@ -855,12 +855,13 @@ async def _read_body(raw: httpx2.Response, limit: int) -> tuple[bytes, bool]:
     parts: list[bytes] = []
     size = 0
     try:
-        async for chunk in raw.aiter_bytes():
-            if size + len(chunk) > limit:
-                parts.append(chunk[: limit - size])
-                return b"".join(parts), True
-            parts.append(chunk)
-            size += len(chunk)
+        async with contextlib.aclosing(raw.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                if size + len(chunk) > limit:
+                    parts.append(chunk[: limit - size])
+                    return b"".join(parts), True
+                parts.append(chunk)
+                size += len(chunk)
     except httpx2.TimeoutException as exc:
         raise openai.APITimeoutError(request=raw.request) from exc
     except (httpx2.RequestError, ssl.SSLError) as exc:
