@@ -1,6 +1,8 @@
 """lmmprobe's own JSONL format: one sample per line.
 
-Fields: ``id`` (str), ``images`` (list of paths relative to the file), ``question`` (str),
+Fields: ``id`` (str), ``images`` (list of paths relative to the file: a file listed again is
+checked once and is one reference; at most `lmmprobe.schema.image.MAX_IMAGES_PER_SAMPLE` of
+them holding at most `lmmprobe.schema.image.max_sample_pixels` together), ``question`` (str),
 ``choices`` (list of str, or null for open-ended), ``answer`` (choice index, or reference
 text(s)), ``formulation`` (single_choice | true_false | open_ended; default single_choice when
 choices are given, else open_ended), ``context``, ``history`` (list of {role, content}),
