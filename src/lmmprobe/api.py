@@ -197,6 +197,18 @@ def _evaluate(
         return _judge_and_write(outcome, store, progress, executor)
 
 
+def _failure(exc: BaseException) -> str:
+    """`exc` for a person: its type and message, and never a bare type with an empty message."""
+    if isinstance(exc, MemoryError):
+        # Python raises it with no message: say what ran out and what to try.
+        return (
+            "MemoryError: not enough memory to judge the answers; the answers are stored: "
+            "free memory, then run the same command again to resume"
+        )
+    said = str(exc)
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 def _judge_and_write(
     outcome: RunOutcome,
     store: Store,
@@ -223,7 +235,7 @@ def _judge_and_write(
             # Any other failure of the judging step (a judge server that would not start,
             # a protocol's bug): the answers are stored, the run is not complete.
             store.update_run(outcome.run_id, status=JudgingFailed.status)
-            failed = JudgingFailed(f"judging failed: {type(exc).__name__}: {exc}")
+            failed = JudgingFailed(f"judging failed: {_failure(exc)}")
             failed.run_id = outcome.run_id
             raise failed from exc
     # Per-answer scores (free-form similarities) are kept in the store: a re-run of the

@@ -144,3 +144,53 @@ def test_hemm_win_rates_equal_the_models_by_models_tables_bit_for_bit(
     assert list(got) == list(want)
     for m in names:
         assert (math.isnan(got[m]) and math.isnan(want[m])) or got[m] == want[m], (m, got, want)
+
+
+def _new_pairs(path: Path, battles: int) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"model_a": f"a{i}", "model_b": f"b{i}", "winner": "a"}) + "\n"
+            for i in range(battles)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("battles", "shuffles", "says"),
+    [
+        (20_000, "1000", "40,000 models over 1,000 shuffles is 40,000,000 ratings"),
+        (1_000, "1000000", "2,000 models over 1,000,000 shuffles is 2,000,000,000 ratings"),
+    ],
+)
+def test_more_models_x_shuffles_than_lmmprobe_holds_is_refused_in_one_line(
+    tmp_path: Path, battles: int, shuffles: str, says: str
+) -> None:
+    """Re-test 6 of issue 34, finding 5: the medians were taken over a (shuffles, models)
+    float64 array built whole (and copied twice): 40,000 battles between new models asked
+    numpy for 1.3 GB at a time and ended in a MemoryError traceback; so did --shuffles
+    1000000 on 1,000 battles, after 50 s."""
+    path = _new_pairs(tmp_path / "votes.jsonl", battles)
+    done = lmmprobe("elo", path, "--shuffles", shuffles, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    fit = (1 << 25) // (2 * battles)
+    assert str(path) in line and says in line and f"use --shuffles {fit} or fewer" in line
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+
+
+def test_medians_taken_in_blocks_equal_the_whole_matrix_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The orders replayed in blocks, the medians taken a block of models at a time: each
+    value is what one (shuffles, models) matrix and one np.median gave."""
+    from lmmprobe.metrics import elo
+
+    battles = [
+        Battle(f"m{i % 7}", f"m{(i * 3 + 1) % 7}", ("a", "b", "tie")[i % 3])
+        for i in range(40)
+        if i % 7 != (i * 3 + 1) % 7
+    ]
+    whole = elo.elo_ratings(battles, shuffles=101, seed=3)
+    monkeypatch.setattr(elo, "_MAX_ORDER_CELLS", 64)  # 2 orders a block, 1 model a block
+    assert elo.elo_ratings(battles, shuffles=101, seed=3) == whole

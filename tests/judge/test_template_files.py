@@ -67,3 +67,42 @@ def test_a_judge_prompt_that_is_no_regular_small_file_fails_naming_it(
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert str(template) in line and reason in line
+
+
+def test_a_template_repeating_a_placeholder_is_refused_up_front_naming_it(tmp_path: Path) -> None:
+    """Re-test 6 of issue 34, finding 7: a 1 MiB template repeating ``{answer}`` 130,000 times
+    made each judge prompt 130,000 answers long (MemoryError with an empty message)."""
+    template = tmp_path / "amp.txt"
+    template.write_text("Q: {question}\n" + "{answer}" * 130_000)
+    proc = lmmprobe(
+        "run", "-m", "first", "--data", _rows(tmp_path), "--db", tmp_path / "db.sqlite",
+        "--judge", "openai:j@http://127.0.0.1:9/v1", "--judge-prompt", template,
+        "--judge-when", "always",
+        timeout=60, OPENAI_API_KEY="test-key",
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert str(template) in line and "{answer} is used 130,000 times" in line
+    assert "at most 8 times" in line
+
+
+def test_a_template_using_a_placeholder_a_few_times_is_taken(tmp_path: Path) -> None:
+    template = tmp_path / "twice.txt"
+    template.write_text("Q: {question}\nA: {answer}\nAgain, the answer: {answer}\n{instruction}")
+    rows = tmp_path / "open.jsonl"
+    rows.write_text(json.dumps({"id": "o1", "images": [], "question": "Say?", "answer": "cat"}))
+    proc = lmmprobe(
+        "run", "-m", "first", "--data", rows, "--db", tmp_path / "db.sqlite",
+        "--judge", "openai:j@http://127.0.0.1:9/v1", "--judge-prompt", template, "--dry-run",
+        timeout=60, OPENAI_API_KEY="test-key",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_failure_without_a_message_is_never_a_bare_type() -> None:
+    """An exception Python raises with no text (MemoryError) still says what happened."""
+    from lmmprobe.api import _failure
+
+    assert _failure(MemoryError()).startswith("MemoryError: not enough memory")
+    assert _failure(KeyError()) == "KeyError"
+    assert _failure(ValueError("bad")) == "ValueError: bad"

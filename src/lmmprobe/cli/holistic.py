@@ -60,6 +60,7 @@ def elo(
     from lmmprobe.metrics.elo import (
         WIN_RATE_DEFINITIONS,
         BattleFileError,
+        EloTooLargeError,
         elo_table,
         load_battles,
     )
@@ -81,9 +82,25 @@ def elo(
             f"{votes_file}: no votes in the file: vote in `lmmprobe serve`'s arena first, "
             f"then `lmmprobe arena export -o {shlex.quote(str(votes_file))}`"
         )
-    rows = elo_table(
-        battles, k=k, shuffles=shuffles, seed=seed, win_rate="hemm" if win_rate == "hemm" else "met"
-    )
+    try:
+        rows = elo_table(
+            battles,
+            k=k,
+            shuffles=shuffles,
+            seed=seed,
+            win_rate="hemm" if win_rate == "hemm" else "met",
+        )
+    except EloTooLargeError as exc:
+        fail(
+            f"{votes_file}: {exc}; use --shuffles {exc.fit} or fewer"
+            if exc.fit
+            else f"{votes_file}: {exc}; use --shuffles 0 (the file's order, replayed once)"
+        )
+    except MemoryError:
+        fail(
+            f"{votes_file}: not enough memory to rate {len(battles):,} votes over {shuffles:,} "
+            "shuffles; free memory or use fewer --shuffles"
+        )
     undefined = any(r["win_rate"] is None for r in rows)
     if fmt == "json":
         doc = {

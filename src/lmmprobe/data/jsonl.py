@@ -1,6 +1,8 @@
 """lmmprobe's own JSONL format: one sample per line.
 
-Fields: ``id`` (str), ``images`` (list of paths relative to the file), ``question`` (str),
+Fields: ``id`` (str), ``images`` (list of paths relative to the file: a file listed again is
+checked once and is one reference; at most `lmmprobe.schema.image.MAX_IMAGES_PER_SAMPLE` of
+them holding at most `lmmprobe.schema.image.max_sample_pixels` together), ``question`` (str),
 ``choices`` (list of str, or null for open-ended), ``answer`` (choice index, or reference
 text(s)), ``formulation`` (single_choice | true_false | open_ended; default single_choice when
 choices are given, else open_ended), ``context``, ``history`` (list of {role, content}),
@@ -25,7 +27,7 @@ from typing import Any
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.rows import (
     RowError,
-    check_image,
+    check_images,
     nesting_reason,
     require_object,
     stream_rows,
@@ -67,7 +69,7 @@ def parse_row(row: Any, base: Path) -> Sample:
         raise RowError("images", "expected a list of file paths")
     data = dict(row)
     data["id"] = str(row["id"]) if isinstance(row["id"], int | str) else row["id"]
-    data["images"] = [check_image(base, v, f"images[{i}]") for i, v in enumerate(row["images"])]
+    data["images"] = check_images(base, row["images"])
     if "formulation" not in data:
         # Given choices, even an empty list, mean a choice question (and `choices: []` is
         # then refused as such, not read as an open-ended sample).

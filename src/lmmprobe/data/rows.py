@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.schema.image import open_image
+from lmmprobe.schema.image import open_image, sample_images_problem
 
 R = TypeVar("R")
 
@@ -68,6 +68,40 @@ def check_image(base: Path, value: Any, field: str) -> ImageRef:
         RowError: `value` is not a path, the file is missing, or it is not a readable image.
 
     """
+    return _checked_image(base, value, field)[0]
+
+
+def check_images(base: Path, values: list[Any], field: str = "images") -> list[ImageRef]:
+    """Reference a sample's image files (`check_image`), each distinct file checked once.
+
+    A file listed again is the same reference (it is read, hashed and sent as one), and the
+    list is bounded as one sample's images are (`lmmprobe.schema.image.sample_images_problem`:
+    how many, and their pixels together, a repeated file counted each time).
+
+    Raises:
+        RowError: An entry is not a readable image (naming ``images[i]``), or the list is
+            over a bound (naming `field`).
+
+    """
+    seen: dict[Any, tuple[ImageRef, int]] = {}
+    refs: list[ImageRef] = []
+    pixels: list[int] = []
+    for i, value in enumerate(values):
+        known = seen.get(value) if isinstance(value, str) else None
+        if known is None:
+            known = _checked_image(base, value, f"{field}[{i}]")
+            seen[value] = known
+        refs.append(known[0])
+        pixels.append(known[1])
+        # Checked as the list is read, so a long list stops at the bound, not after its end.
+        problem = sample_images_problem(pixels, len(values))
+        if problem:
+            raise RowError(field, problem)
+    return refs
+
+
+def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
+    """`check_image`'s reference and the image's pixels (width x height)."""
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
     path = (base / value).resolve()
@@ -77,10 +111,11 @@ def check_image(base: Path, value: Any, field: str) -> ImageRef:
         # open_image refuses, from the header, an image over the decoding cap (with the fix),
         # so such a row is rejected here with its file:line rather than when a request is built.
         with open_image(path, value) as im:
+            width, height = im.size
             im.verify()  # reads the whole file; catches truncated and non-image files
     except Exception as exc:
         raise RowError(field, f"unreadable image {value}: {exc}") from exc
-    return ImageRef.from_path(path)
+    return ImageRef.from_path(path), width * height
 
 
 _PATH_PARTS = 3

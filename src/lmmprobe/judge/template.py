@@ -15,8 +15,10 @@ and ``}}`` are literal braces). The generic open-ended protocol (``lmmprobe-open
   the built-in template ends with; without it, say yourself how the judge should reply (the
   reply is read on the scale all the same).
 
-An unknown placeholder, a missing required one, or a malformed field fails before the run
-with one line naming the file and the placeholder. The file must be a regular file of at most
+An unknown placeholder, a missing required one, a placeholder used more than
+`MAX_PLACEHOLDER_USES` times, or a malformed field fails before the run with one line naming
+the file and the placeholder. (Each use copies its value into every judge prompt: a template
+repeating ``{answer}`` thousands of times would make each prompt thousands of answers long.) The file must be a regular file of at most
 `MAX_TEMPLATE_BYTES` (a FIFO would hold the run forever, a link to ``/dev/zero`` would fill the
 memory): anything else fails the same way, naming the file.
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 from lmmprobe.data.files import FileTooLarge, UnreadableFile, read_regular
 
 __all__ = [
+    "MAX_PLACEHOLDER_USES",
     "MAX_TEMPLATE_BYTES",
     "OPEN_FIELDS",
     "OPEN_REQUIRED",
@@ -45,6 +48,10 @@ OPEN_REQUIRED = ("question", "answer")
 """The placeholders a template of ``lmmprobe-open`` must use."""
 MAX_TEMPLATE_BYTES = 1024 * 1024
 """The largest template read: a judge prompt is a few kilobytes."""
+MAX_PLACEHOLDER_USES = 8
+"""The most times a template may use one placeholder. A prompt repeats a value each time it is
+used, and the values are outside text (a model's answer, a data file's question): the bound
+keeps a prompt within a few times its values' length."""
 
 
 class TemplateError(ValueError):
@@ -70,11 +77,12 @@ def check_template(
     """`text` as a template, after checking its placeholders.
 
     Raises:
-        TemplateError: A placeholder is unknown, has a format spec or conversion, a required
-            one is missing, or a brace is unmatched.
+        TemplateError: A placeholder is unknown, has a format spec or conversion, is used more
+            than `MAX_PLACEHOLDER_USES` times, a required one is missing, or a brace is
+            unmatched.
 
     """
-    used: set[str] = set()
+    used: dict[str, int] = {}
     try:
         parsed = list(string.Formatter().parse(text))
     except ValueError as exc:
@@ -93,7 +101,14 @@ def check_template(
             raise TemplateError(
                 f"{source}: placeholder {{{name}}} takes no format spec or conversion"
             )
-        used.add(name)
+        used[name] = used.get(name, 0) + 1
+    for name, count in used.items():
+        if count > MAX_PLACEHOLDER_USES:
+            raise TemplateError(
+                f"{source}: placeholder {{{name}}} is used {count:,} times; a template may use "
+                f"each placeholder at most {MAX_PLACEHOLDER_USES} times (every use copies the "
+                "value into each judge prompt)"
+            )
     for name in required:
         if name not in used:
             raise TemplateError(f"{source}: missing required placeholder {{{name}}}")

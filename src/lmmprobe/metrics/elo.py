@@ -47,9 +47,11 @@ import numpy.typing as npt
 from lmmprobe.schema.text import safe_text
 
 __all__ = [
+    "MAX_ELO_RATINGS",
     "WIN_RATE_DEFINITIONS",
     "Battle",
     "BattleFileError",
+    "EloTooLargeError",
     "WinRateDefinition",
     "elo_ratings",
     "elo_sequence",
@@ -76,6 +78,11 @@ Winner = Literal["a", "b", "tie"]
 
 _MAX_ORDER_CELLS = 1 << 22
 """Upper bound on orders x battles held at once by `elo_ratings`."""
+
+MAX_ELO_RATINGS = 1 << 25
+"""The most ratings (models x shuffles) `elo_ratings` holds to take each model's median: 256 MiB
+of float64, e.g. 33,554 models over HEMM's 1,000 shuffles. The median of each model needs every
+order's rating of it; a larger file (or more shuffles) is refused before any is replayed."""
 
 _WINNERS: dict[str, Winner] = {
     "a": "a",
@@ -117,6 +124,15 @@ class Battle:
 
 class BattleFileError(ValueError):
     """A battle file is unreadable or holds a bad row (the message names file:line)."""
+
+
+class EloTooLargeError(ValueError):
+    """Models x shuffles is over `MAX_ELO_RATINGS` (the message says how many shuffles fit)."""
+
+    def __init__(self, message: str, fit: int) -> None:
+        super().__init__(message)
+        self.fit = fit
+        """The most shuffles that fit for these models (0: none, replay the file order)."""
 
 
 def _battle_from_row(row: Any, where: str) -> Battle:
@@ -366,7 +382,12 @@ def elo_ratings(
         Model -> median final rating over the orders (the mean of the two middle ones for an
         even count, as pandas' median), sorted by name.
 
+    Memory: the ratings of every model after every order are held for the medians (models x
+    shuffles float64, at most `MAX_ELO_RATINGS`), plus a block of orders being replayed.
+
     Raises:
+        EloTooLargeError: Models x shuffles is over `MAX_ELO_RATINGS` (checked before any order
+            is replayed).
         ValueError: `shuffles` is negative or a parameter is out of range.
 
     """
@@ -379,6 +400,13 @@ def elo_ratings(
     models = sorted({m for b in order for m in (b.model_a, b.model_b)})
     if not order:
         return {}
+    if len(models) * shuffles > MAX_ELO_RATINGS:
+        fit = MAX_ELO_RATINGS // len(models)
+        raise EloTooLargeError(
+            f"{len(models):,} models over {shuffles:,} shuffles is {len(models) * shuffles:,} "
+            f"ratings to hold for the medians, more than the {MAX_ELO_RATINGS:,} lmmprobe holds",
+            fit,
+        )
     index = {m: i for i, m in enumerate(models)}
     a = np.array([index[b.model_a] for b in order], dtype=np.intp)
     b = np.array([index[b.model_b] for b in order], dtype=np.intp)
@@ -388,7 +416,9 @@ def elo_ratings(
     # (random.shuffle only looks at the length), and keeping one list makes them cumulative.
     positions = list(range(len(order)))
     n = len(order)
-    finals: list[npt.NDArray[np.float64]] = []
+    # One (orders, models) matrix of final ratings, each block of orders replayed in place in
+    # its rows: no block is copied into it afterwards.
+    finals: npt.NDArray[np.float64] = np.empty((shuffles, len(models)))
     # Orders are replayed in blocks so the (orders, battles) permutation matrix stays small.
     block = max(1, _MAX_ORDER_CELLS // n)
     for start in range(0, shuffles, block):
@@ -397,7 +427,8 @@ def elo_ratings(
         for r in range(rows):
             rng.shuffle(positions)
             perms[r] = positions
-        ratings = np.full((rows, len(models)), float(initial))
+        ratings = finals[start : start + rows]
+        ratings.fill(float(initial))
         which = np.arange(rows)
         for t in range(n):
             step = perms[:, t]
@@ -411,8 +442,12 @@ def elo_ratings(
             # scattered updates never touch the same cell.
             ratings[which, ia] = ra + k * (sa - ea)
             ratings[which, ib] = rb + k * ((1.0 - sa) - eb)
-        finals.append(ratings)
-    medians = np.median(np.concatenate(finals, axis=0), axis=0)
+    # The median partitions a copy of what it is given: a block of models at a time keeps that
+    # copy small. Each model's median is its own column's, so the blocks change no value.
+    medians = np.empty(len(models))
+    width = max(1, _MAX_ORDER_CELLS // shuffles)
+    for first in range(0, len(models), width):
+        medians[first : first + width] = np.median(finals[:, first : first + width], axis=0)
     return {m: float(v) for m, v in zip(models, medians, strict=True)}
 
 

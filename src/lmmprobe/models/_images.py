@@ -1,7 +1,9 @@
 """Encoding images for APIs: data URLs, downscaled to a pixel budget, originals kept when small.
 
 Images over the decoding cap (`lmmprobe.schema.image.max_image_pixels`) are refused before
-they are decoded.
+they are decoded, and a request's images together are bounded as a sample's are
+(`images_problem`: how many, and their pixels together), from their headers, before any is
+decoded. Within a request, a picture listed again is decoded once (`image_key`).
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections.abc import Sequence
 
 from PIL import Image
 
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import open_image
+from lmmprobe.schema.image import MAX_IMAGES_PER_SAMPLE, open_image, sample_images_problem
 
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg"}
 
@@ -77,3 +80,54 @@ def data_url(ref: ImageRef, *, max_pixels: int, fmt: str = "PNG") -> str:
     """The image as a ``data:`` URL."""
     mime, data = encode_image(ref, max_pixels=max_pixels, fmt=fmt)
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def image_key(ref: ImageRef) -> str:
+    """What names `ref`'s picture within one request: its path, else its content hash.
+
+    Two references to one file (a sample listing it twice) have one key, so the picture is
+    decoded and encoded once; within one request the file is the same file.
+    """
+    return f"path:{ref.path}" if ref.path is not None else ref.content_hash()
+
+
+def images_problem(images: Sequence[ImageRef]) -> str | None:
+    """Why a request's images are more than one request may show, or None when they fit.
+
+    The bounds are a sample's (`lmmprobe.schema.image.sample_images_problem`), a picture listed
+    again counted each time. Sizes come from the files' headers, each distinct picture's once;
+    pictures drawn by a registered renderer count no pixels (their size is the recipe's own).
+
+    Raises:
+        ImageTooLargeError: An image is over the decoding cap.
+        OSError: An image cannot be read.
+
+    """
+    if len(images) > MAX_IMAGES_PER_SAMPLE:
+        return sample_images_problem([], len(images))
+    sizes: dict[str, int] = {}
+    pixels: list[int] = []
+    for ref in images:
+        key = image_key(ref)
+        if key not in sizes:
+            sizes[key] = _pixels(ref)
+        pixels.append(sizes[key])
+        problem = sample_images_problem(pixels, len(images))
+        if problem:
+            return problem
+    return None
+
+
+def _pixels(ref: ImageRef) -> int:
+    """Width x height of `ref`'s picture, read from its header (0 for a recipe)."""
+    source: str | io.BytesIO | None = ref.path
+    if ref.data_b64 is not None:
+        source = io.BytesIO(base64.b64decode(ref.data_b64))
+    if source is not None:
+        with open_image(source, ref.path or "(base64 data)") as probe:
+            width, height = probe.size
+        return width * height
+    if ref.kind == "memory":
+        width, height = ref.load().size  # the picture itself: nothing is decoded
+        return width * height
+    return 0

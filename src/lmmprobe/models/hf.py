@@ -56,6 +56,7 @@ from transformers.utils import logging as hf_logging
 
 from lmmprobe.models._fingerprint import weights_fingerprint as weights_fingerprint
 from lmmprobe.models._hub import cache_only, check_device
+from lmmprobe.models._images import image_key, images_problem
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
 from lmmprobe.spec import OptionScalar, parse_option_map
@@ -406,7 +407,16 @@ class HFModel:
                 f"sample {request.sample_id} has {len(request.images)} images; "
                 f"{self.opts.path} takes at most {limit}"
             )
-        return [ref.load().convert("RGB") for ref in request.images]
+        problem = images_problem(request.images)
+        if problem:
+            raise UnsupportedInputError(f"sample {request.sample_id}: {problem}")
+        # A picture listed again is decoded once: the same image is given again.
+        decoded: dict[str, Image.Image] = {}
+        for ref in request.images:
+            key = image_key(ref)
+            if key not in decoded:
+                decoded[key] = ref.load().convert("RGB")
+        return [decoded[image_key(ref)] for ref in request.images]
 
     def _encode(self, texts: list[str], images: list[list[Image.Image]], **extra: Any) -> Any:
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True, **extra}

@@ -44,6 +44,11 @@ is read as JSON (not through the client's typed models, whose ``model_extra`` wo
 fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
 in the text: they are read apart when the answer is scored.
 
+A reply is read up to `MAX_REPLY_BYTES` of its body, and its text and thinking are kept up to
+`lmmprobe.schema.MAX_REPLY_CHARS` characters each: a server that ignores the token limit and
+sends more has its answer cut there, stored with ``finish_reason=length`` (as a token limit
+would leave it), and a warning names the first such reply.
+
 An empty or null completion is an ``empty_response`` error, never an empty answer. HTTP 401/403
 is an ``auth`` error naming the key's environment variable. One exception: a reply with no
 content that stopped at the token limit (``finish_reason=length``) after thinking (reasoning
@@ -59,21 +64,24 @@ shaped like a key) before it leaves the backend.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import email.utils
+import json
 import logging
 import math
 import random
 import ssl
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx2
+import jiter
 import openai
 
-from lmmprobe.models._images import data_url
+from lmmprobe.models._images import data_url, image_key, images_problem
 from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
 from lmmprobe.models.base import (
     AuthenticationError,
@@ -91,6 +99,7 @@ from lmmprobe.models.base import (
     UnsupportedInputError,
 )
 from lmmprobe.schema import (
+    MAX_REPLY_CHARS,
     MAX_TOKEN_COUNT,
     ErrorInfo,
     Message,
@@ -110,6 +119,17 @@ REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 REASONING_FIELDS: Final = ("reasoning_content", "reasoning")
 """Message fields servers send thinking in, in the order they are looked for."""
+
+MAX_ERROR_BYTES: Final = 64 << 10
+"""The most bytes read (as sent, before any decompression) of an HTTP error's body: the client
+reads it whole to quote the server's message, which is a line, and only 300 characters of it
+are kept (`_status_text`)."""
+
+MAX_REPLY_BYTES: Final = 16 << 20
+"""The most bytes of a reply's body read: room for an answer and its thinking of
+`MAX_REPLY_CHARS` characters each written as JSON escapes (6 bytes a character), with the rest
+of the body. A server that sends more (one that ignored ``max_tokens``) is read no further: what
+was read is parsed as far as it goes, the answer cut there (`OpenAIChatModel._response`)."""
 
 
 @dataclass(frozen=True)
@@ -390,6 +410,8 @@ class OpenAIChatModel:
         self.tokens_used = 0
         self.usage_faults = 0
         """Token counts in replies' ``usage`` that were no counts (clamped or read as unknown)."""
+        self.replies_cut = 0
+        """Replies longer than lmmprobe reads (`MAX_REPLY_BYTES`, `MAX_REPLY_CHARS`), cut."""
         self._clients: dict[int, list[openai.AsyncOpenAI]] = {}
         self._turn = 0
         self._ssl: ssl.SSLContext | None = None
@@ -422,6 +444,7 @@ class OpenAIChatModel:
                             max_connections=None,
                             max_keepalive_connections=CONNECTIONS_PER_CLIENT,
                         ),
+                        event_hooks={"response": [_cap_error_body]},
                     ),
                 )
                 for _ in range(n)
@@ -440,6 +463,13 @@ class OpenAIChatModel:
                 self.usage_faults,
             )
         self.usage_faults = 0
+        if self.replies_cut > 1:
+            log.warning(
+                "%s: %d replies were longer than lmmprobe reads and were cut",
+                self.opts.model,
+                self.replies_cut,
+            )
+        self.replies_cut = 0
         for client in self._clients.pop(id(asyncio.get_running_loop()), []):
             await client.close()
 
@@ -462,7 +492,10 @@ class OpenAIChatModel:
     # -- one request ----------------------------------------------------------------------
 
     def _messages(self, request: Request) -> list[dict[str, Any]]:
-        urls: dict[int, str] = {}
+        problem = images_problem(request.images)
+        if problem:
+            raise UnsupportedInputError(f"sample {request.sample_id}: {problem}")
+        urls: dict[str, str] = {}
         out: list[dict[str, Any]] = []
         for m in request.messages:
             out.append({"role": m.role, "content": self._content(m, request, urls)})
@@ -472,7 +505,7 @@ class OpenAIChatModel:
             out.append({"role": "assistant", "content": request.response_prefix})
         return out
 
-    def _content(self, m: Message, request: Request, urls: dict[int, str]) -> Any:
+    def _content(self, m: Message, request: Request, urls: dict[str, str]) -> Any:
         if all(p.type == "text" for p in m.content):
             return m.text
         parts: list[dict[str, Any]] = []
@@ -481,13 +514,14 @@ class OpenAIChatModel:
                 parts.append({"type": "text", "text": p.text or ""})
                 continue
             assert p.image is not None
-            if p.image not in urls:
-                urls[p.image] = data_url(
-                    request.images[p.image],
-                    max_pixels=self.opts.max_image_pixels,
-                    fmt=self.opts.image_format,
+            ref = request.images[p.image]
+            # One encoding per picture: a sample listing a file again sends the same URL.
+            key = image_key(ref)
+            if key not in urls:
+                urls[key] = data_url(
+                    ref, max_pixels=self.opts.max_image_pixels, fmt=self.opts.image_format
                 )
-            parts.append({"type": "image_url", "image_url": {"url": urls[p.image]}})
+            parts.append({"type": "image_url", "image_url": {"url": urls[key]}})
         return parts
 
     def _params(self, request: Request, logprobs: bool) -> dict[str, Any]:
@@ -579,6 +613,8 @@ class OpenAIChatModel:
             return self._error(
                 request, UnsupportedInputError(f"image could not be read: {exc}"), t0
             )
+        except UnsupportedInputError as exc:  # more images than a request may show
+            return self._error(request, exc, t0)
         err: ModelError | None = None
         for attempt in range(1, self.opts.max_attempts + 1):
             budget = self._budget_error()
@@ -593,11 +629,16 @@ class OpenAIChatModel:
                 # and, returning the raw response, the construction of typed result models;
                 # together they were most of the client-side CPU per request. Status errors
                 # are still raised by the client as openai.APIStatusError subclasses.
+                # Streamed, so the body is read here, a chunk at a time and only so far
+                # (`_read_body`): a server's reply is outside text of any length.
                 raw = await self._client().post(
-                    "/chat/completions", body=params, cast_to=httpx2.Response
+                    "/chat/completions", body=params, cast_to=httpx2.Response, stream=True
                 )
                 self.reachability.answered()
-                resp = self._response(request, raw.json(), logprobs, time.perf_counter() - t0)
+                body, cut = await _read_body(raw, MAX_REPLY_BYTES)
+                resp = self._response(
+                    request, _body_json(body, cut), logprobs, time.perf_counter() - t0, cut=cut
+                )
             except (UnsupportedInputError, EmptyResponseError) as exc:
                 err = exc
             except (openai.APIError, ValueError, LookupError, TypeError, AttributeError) as exc:
@@ -627,9 +668,20 @@ class OpenAIChatModel:
         return self._error(request, info, t0)
 
     def _response(
-        self, request: Request, data: dict[str, Any], logprobs: bool, latency: float
+        self,
+        request: Request,
+        data: Any,
+        logprobs: bool,
+        latency: float,
+        *,
+        cut: bool = False,
     ) -> Response:
-        """Read a chat.completion JSON body (KeyError/TypeError if it is not one)."""
+        """Read a chat.completion JSON body (KeyError/TypeError if it is not one).
+
+        `cut`: the body was longer than `MAX_REPLY_BYTES` and `data` is what its first bytes
+        hold. The text and the thinking are kept up to `MAX_REPLY_CHARS` each; a reply cut
+        either way is stored with ``finish_reason="length"`` and warned about.
+        """
         choice = data["choices"][0]
         usage = self._usage(data.get("usage"))
         message = choice["message"]
@@ -646,6 +698,16 @@ class OpenAIChatModel:
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
         if not isinstance(content, str | None):
             raise TypeError(f"message content is {type(content).__name__}, not text")
+        if cut and not content and not reasoning:
+            raise TypeError(
+                f"the reply is longer than the {MAX_REPLY_BYTES:,} bytes read and they hold "
+                "no answer text"
+            )
+        if cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS:
+            content = None if content is None else content[:MAX_REPLY_CHARS]
+            reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
+            finish_reason = "length"
+            self._reply_cut(cut)
         if content is None or not content.strip():
             thought = reasoning or (usage and usage.reasoning_tokens)
             if finish_reason == "length" and thought and not logprobs:
@@ -722,6 +784,20 @@ class OpenAIChatModel:
         self.tokens_used += total
         return usage
 
+    def _reply_cut(self, too_many_bytes: bool) -> None:
+        """Count a reply cut to what lmmprobe reads; the first is logged, the total at close."""
+        self.replies_cut += 1
+        if self.replies_cut == 1:
+            log.warning(
+                "%s: the server sent a reply longer than lmmprobe reads (%s): its text is cut "
+                "there and stored as stopped at the token limit (finish_reason=length); does "
+                "the server honour max_tokens? Further ones are counted, not logged",
+                self.opts.model,
+                f"over {MAX_REPLY_BYTES:,} bytes"
+                if too_many_bytes
+                else f"a text over {MAX_REPLY_CHARS:,} characters",
+            )
+
     def _usage_fault(self, what: str) -> None:
         """Count a token count the server got wrong; the first is logged, the total at close."""
         self.usage_faults += 1
@@ -736,6 +812,77 @@ class OpenAIChatModel:
                 MAX_TOKEN_COUNT,
                 MAX_TOKEN_COUNT,
             )
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A response's byte stream that ends after `limit` bytes (the rest is never read)."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        left = self._limit
+        async for chunk in self._inner:
+            yield chunk[:left]
+            left -= len(chunk)
+            if left <= 0:
+                return
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+async def _cap_error_body(response: httpx2.Response) -> None:
+    """An HTTP error's body is read no further than `MAX_ERROR_BYTES` (a client event hook).
+
+    The client reads an error's body whole before it raises; a server's 500 with hundreds of
+    megabytes would be held in memory, once per retry. A cut body that is no longer JSON is
+    quoted as text, as any body that is not JSON is.
+    """
+    if response.status_code >= 400 and isinstance(response.stream, httpx2.AsyncByteStream):
+        response.stream = _CappedStream(response.stream, MAX_ERROR_BYTES)
+
+
+async def _read_body(raw: httpx2.Response, limit: int) -> tuple[bytes, bool]:
+    """The first `limit` bytes of a streamed reply's body (decoded), and whether it had more.
+
+    Reading stops there and the connection is closed: a reply of any length costs at most
+    `limit` bytes and one decoded chunk. A transport failure while reading is raised as the
+    client raises one while it reads a body itself (`openai.APITimeoutError`,
+    `openai.APIConnectionError`), so it is classified as before.
+    """
+    parts: list[bytes] = []
+    size = 0
+    try:
+        async with contextlib.aclosing(raw.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                if size + len(chunk) > limit:
+                    parts.append(chunk[: limit - size])
+                    return b"".join(parts), True
+                parts.append(chunk)
+                size += len(chunk)
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=raw.request) from exc
+    except (httpx2.RequestError, ssl.SSLError) as exc:
+        raise openai.APIConnectionError(request=raw.request) from exc
+    finally:
+        await raw.aclose()
+    return b"".join(parts), False
+
+
+def _body_json(body: bytes, cut: bool) -> Any:
+    """A reply's body as JSON; when `cut`, what its first bytes hold (strings cut where it ends).
+
+    Raises:
+        ValueError: It is not JSON (as far as it goes).
+
+    """
+    if not cut:
+        return json.loads(body)
+    # The cut may fall inside a UTF-8 sequence: the incremental decoder leaves that tail out.
+    text = codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
+    return jiter.from_json(text.encode("utf-8"), partial_mode="trailing-strings")
 
 
 def _short(value: object) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmmprobe.data.base import DataError
+from lmmprobe.schema import MAX_REPLY_CHARS
 
 __all__ = [
     "MAX_PREDICTION",
@@ -19,9 +20,9 @@ __all__ = [
     "row_error",
 ]
 
-MAX_PREDICTION = 1 << 20
+MAX_PREDICTION = MAX_REPLY_CHARS
 """The longest prediction read (characters): 1 MiB, far above a model's longest answer with its
-thinking. A longer one is not read: its row is kept as an error (`prediction_text`), and a text
+thinking, the most a backend keeps of a live reply (`lmmprobe.schema.MAX_REPLY_CHARS`). A longer one is not read: its row is kept as an error (`prediction_text`), and a text
 that long among a row's shown fields is cut there with a note saying so (`json_safe`)."""
 
 

@@ -7,6 +7,7 @@ from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import ContentPart, GenerationParams, Message, Method, Request
 from lmmprobe.schema.response import (
     ERROR_TYPES,
+    MAX_REPLY_CHARS,
     MAX_TOKEN_COUNT,
     ErrorInfo,
     Response,
@@ -23,6 +24,7 @@ __all__ = [
     "CHOICE_FORMULATIONS",
     "ERROR_TYPES",
     "FORMAT_HIT_STAGES",
+    "MAX_REPLY_CHARS",
     "MAX_TOKEN_COUNT",
     "REPLACEMENT_CHARACTER",
     "BenchmarkTag",

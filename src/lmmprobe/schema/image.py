@@ -92,6 +92,58 @@ def max_image_pixels() -> int:
     return int(raw)
 
 
+MAX_IMAGES_PER_SAMPLE = 1_000
+"""The most images one sample (one request) may list, a repeated one counted each time: far
+above the largest multi-image benchmarks (MuirBench and MMIU show tens of images a question)."""
+SAMPLE_PIXELS_FACTOR = 10
+"""One sample's images may hold at most this many times `max_image_pixels` together."""
+
+
+def max_sample_pixels() -> int:
+    """The most pixels one sample's images may hold together: 400,000,000 by default.
+
+    Each listing counts (an image listed twice is sent twice), so the bound holds both the
+    decoding a request costs and the size of what is sent. It follows `max_image_pixels`
+    (``$LMMPROBE_MAX_IMAGE_PIXELS``): `SAMPLE_PIXELS_FACTOR` images of the largest size decoded.
+    """
+    return SAMPLE_PIXELS_FACTOR * max_image_pixels()
+
+
+def sample_images_problem(pixels: list[int], listed: int | None = None) -> str | None:
+    """Why images of these sizes are too many for one sample, or None when they fit.
+
+    Args:
+        pixels: Width x height of each image the sample lists, in order, a repeated one each
+            time it is listed (the first ones only, while a long list is being read).
+        listed: How many images the sample lists (default: ``len(pixels)``).
+
+    Returns:
+        One line saying what is over which bound (`MAX_IMAGES_PER_SAMPLE`,
+        `max_sample_pixels`) and what to do, or None.
+
+    """
+    listed = len(pixels) if listed is None else listed
+    if listed > MAX_IMAGES_PER_SAMPLE:
+        return (
+            f"{listed:,} images; a sample may list at most {MAX_IMAGES_PER_SAMPLE:,} "
+            "(a repeated one counted each time): split it into several samples"
+        )
+    total, cap = sum(pixels), max_sample_pixels()
+    if total > cap:
+        which = (
+            f"its {listed:,} images"
+            if len(pixels) == listed
+            else f"the first {len(pixels):,} of its {listed:,} images"
+        )
+        return (
+            f"{which} hold {total / 1e6:,.0f} MP together (a repeated one "
+            f"counted each time), over the {cap / 1e6:,.0f} MP a sample may show: list fewer or "
+            f"smaller images, or raise the per-image limit {MAX_PIXELS_ENV} (a sample may hold "
+            f"{SAMPLE_PIXELS_FACTOR} times it)"
+        )
+    return None
+
+
 def _megapixels(pixels: int) -> str:
     return f"{pixels / 1e6:.3g} MP"
 

@@ -31,6 +31,13 @@ budget and out_of_memory are retryable (see models.base). Every stored error, re
 is asked again on resume."""
 
 
+MAX_REPLY_CHARS: Final = 1 << 20
+"""The longest answer text (and, apart, thinking) kept of one model reply, in characters: 1 MiB,
+far above a model's longest answer with its thinking, and the cap imported predictions are read
+with. A backend cuts a longer one there, as a token limit would, and says so
+(``finish_reason="length"``)."""
+
+
 MAX_TOKEN_COUNT: Final = 2**32
 """The most tokens one count of `Usage` holds: far above any context a model has, and low enough
 that the store's sums over millions of responses stay within SQLite's 64-bit integers."""
@@ -122,7 +129,8 @@ class Response(BaseModel):
     finish_reason: SafeText | None = Field(
         default=None,
         description="Why generation stopped, as the backend says it: ``stop``, ``length`` (the "
-        "token limit), ``content_filter``...; None when unknown.",
+        "token limit), ``content_filter``...; None when unknown. ``length`` too when the "
+        "backend cut a reply longer than `MAX_REPLY_CHARS` (a server that ignored the limit).",
     )
     loglikelihoods: list[float] | None = Field(
         default=None,

@@ -1,0 +1,182 @@
+"""A server's reply is read up to a bound, its text cut there (issue 34, re-test 6 #20).
+
+The reply was read and stored whole: one row whose answer was "(A) " and 400 MB of ``x`` took
+1.3 GB and stored a 419,430,404-character text that every later ``show``, ``export`` and page
+read again. Now the body is read up to `MAX_REPLY_BYTES`, the text and the thinking kept up to
+`MAX_REPLY_CHARS` characters each (the cap imported predictions are read with), a cut reply
+stored with ``finish_reason=length`` as a token limit would leave it, and a warning says so.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe_with_key
+
+pytest.importorskip("openai")
+
+from lmmprobe.models.openai_api import MAX_REPLY_BYTES, _body_json
+from lmmprobe.schema import MAX_REPLY_CHARS
+from lmmprobe.testing import FakeOpenAIServer
+
+
+def _rows(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"q{i}",
+                    "images": [],
+                    "question": f"Pick {i}?",
+                    "choices": ["x", "y"],
+                    "answer": 0,
+                }
+            )
+            + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
+def _stored(db: Path) -> list[tuple[int | None, int | None, str | None, str | None]]:
+    with sqlite3.connect(db) as c:
+        return list(
+            c.execute(
+                "SELECT length(text), length(reasoning), finish_reason, error_type FROM responses"
+            )
+        )
+
+
+def _run(tmp_path: Path, replies: list[str | dict[str, str]], rows: int = 1) -> tuple[str, Path]:
+    db = tmp_path / "db.sqlite"
+    with FakeOpenAIServer(replies=replies) as server:
+        done = lmmprobe_with_key(
+            "run", "-m", f"openai:vlm@{server.base_url},max_concurrency=1",
+            "--data", _rows(tmp_path, rows), "--db", db, timeout=120,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr, db
+
+
+def test_a_reply_over_the_bytes_read_is_cut_and_stored_as_stopped_at_the_limit(
+    tmp_path: Path,
+) -> None:
+    huge = "(A) " + "x" * (3 * MAX_REPLY_BYTES)  # 48 MiB
+    stderr, db = _run(tmp_path, [huge, huge], rows=2)
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "length", None)] * 2
+    # The first cut is named once; the count comes at the end.
+    assert stderr.count("longer than lmmprobe reads (over 16,777,216 bytes)") == 1, stderr
+    assert "2 replies were longer than lmmprobe reads and were cut" in stderr
+    with sqlite3.connect(db) as c:
+        (text,) = c.execute("SELECT text FROM responses LIMIT 1").fetchone()
+    assert text == huge[:MAX_REPLY_CHARS]
+
+
+def test_a_text_over_the_characters_kept_is_cut_there(tmp_path: Path) -> None:
+    long = "(B) " + "y" * (MAX_REPLY_CHARS + 10)  # within the bytes read, over the characters
+    stderr, db = _run(tmp_path, [long])
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "length", None)]
+    assert "a text over 1,048,576 characters" in stderr
+
+
+def test_thinking_cut_by_the_bytes_read_keeps_the_answer_before_it(tmp_path: Path) -> None:
+    reply = {"content": "(A)", "reasoning_content": "t" * (2 * MAX_REPLY_BYTES)}
+    _, db = _run(tmp_path, [reply])
+    assert _stored(db) == [(3, MAX_REPLY_CHARS, "length", None)]
+
+
+def test_a_reply_within_the_bounds_is_stored_as_sent(tmp_path: Path) -> None:
+    reply = "(A) " + "z" * (MAX_REPLY_CHARS - 4)
+    stderr, db = _run(tmp_path, [reply])
+    assert _stored(db) == [(MAX_REPLY_CHARS, None, "stop", None)]
+    assert "longer than lmmprobe reads" not in stderr
+
+
+class _HugeError(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with an HTTP 500 whose body is `BODY` bytes long; counts what it
+    could send before the client hung up."""
+
+    BODY = 200 << 20
+    sent: ClassVar[list[int]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(self.BODY))
+        self.end_headers()
+        chunk = b'{"error": {"message": "' + b"e" * ((1 << 20) - 23)
+        sent = 0
+        try:
+            while sent < self.BODY:
+                self.wfile.write(chunk[: self.BODY - sent])
+                sent += min(len(chunk), self.BODY - sent)
+        except OSError:
+            pass  # the client closed the connection: the rest is never read
+        self.sent.append(sent)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def test_an_http_errors_body_is_read_no_further_than_a_bound(tmp_path: Path) -> None:
+    """The client reads an error's body whole to quote it: a 500 of 200 MB was held whole."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _HugeError)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    db = tmp_path / "db.sqlite"
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        done = lmmprobe_with_key(
+            "run", "-m", f"openai:vlm@{url},max_attempts=1", "--data", _rows(tmp_path, 1),
+            "--db", db, timeout=120,
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    with sqlite3.connect(db) as c:
+        ((kind, message),) = c.execute("SELECT error_type, error_message FROM responses")
+    assert kind == "transient" and message.startswith("HTTP 500: ") and len(message) < 400
+    (sent,) = _HugeError.sent
+    assert sent < 64 << 20  # what the loopback's buffers took, not the 200 MB
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    content=st.text(max_size=200),
+    reasoning=st.one_of(st.none(), st.text(max_size=50)),
+    ascii_only=st.booleans(),
+    cut=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_a_cut_body_reads_as_a_prefix_of_its_answer_or_not_at_all(
+    content: str, reasoning: str | None, ascii_only: bool, cut: float
+) -> None:
+    """Wherever the bytes read end (inside an escape, a UTF-8 sequence, a key), what is read
+    of the answer is a start of the answer sent, or the body is refused as not JSON."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    body = json.dumps(
+        {"id": "x", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]},
+        ensure_ascii=ascii_only,
+    ).encode("utf-8", "surrogatepass")
+    try:
+        data = _body_json(body[: int(len(body) * cut)], True)
+    except ValueError:
+        return
+    try:
+        got = data["choices"][0]["message"]["content"]
+    except (LookupError, TypeError):  # cut before the answer: the backend's malformed reply
+        return
+    assert isinstance(got, str) and content.startswith(got)
