@@ -124,7 +124,11 @@ _URL_CREDENTIALS = re.compile(
     # With a scheme the password runs to the authority's last "@", as httpx and urllib read
     # it: an unencoded "@" in a password (``u:p@ss@host``) is still the password's.
     _SCHEME + r"[^/\s@:?#]*:([^/\s?#]+)@"
-    r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
+    # Without one, after the "@" ending a model's name (``openai:m@u:p@ss@h:8000/v1``) or an
+    # "=", the password too runs to the last "@" before the host; a part after an "@" holds no
+    # ":". At the text's start, where ``openai:m@user@h:8000`` reads alike, to the first "@".
+    r"|(?:^[^/\s@:?#=]+:([^/\s@?#]+)"
+    r"|(?<=[@=])[^/\s@:?#=]+:([^/\s@?#]+(?:@[^/\s@:?#]+)*))@(?=[\w.\-]+(?::\d+)?(?:/|$))"
     r"|" + _SCHEME + r"([^/\s@:?#]+)@"
 )
 # A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
@@ -135,21 +139,26 @@ _URL_PARAMETER = re.compile(r"(?:\?[ \t]*|[#&;])([^=?#&;/\s]+)[ \t]*=[ \t]*([^&#
 # A path segment ``/NAME=VALUE`` (``http://h/v1/key=X``; a server's error quoting the path): judged
 # as a query's parameter is, the value running to the segment's end.
 _PATH_PARAMETER = re.compile(r"/([^=?#&;/\s]+)[ \t]*=[ \t]*([^/?#&;\s]*)")
+# The same with a ":" (``/token:X/v1``) or a percent-encoded "=" or ":" (``/key%3DX``, which the
+# server decodes as it decodes the query) between name and value. Not right after a scheme's
+# "://": there ``user:password`` and ``host:port`` stand (`_URL_CREDENTIALS` reads the first).
+_PATH_PARAMETER_ENCODED = re.compile(
+    r"(?<!:)(?<!:/)/((?:[^=:?#&;/\s%]|%(?!3[AaDd]))+)(?::|%3[AaDd])([^/?#&;\s]*)"
+)
 # A URL's path (``scheme://host/a/b``), where a segment naming a secret holds the next one as its
 # value (``http://h/api_key/X/v1``). Read in URLs with a scheme only: a file's path
 # (``/etc/keys/token/README``) is no URL.
 _URL_PATH = re.compile(_SCHEME + r"[^\s/?#]*(/[^\s?#]*)")
-_PATH_SECRET_WORDS = frozenset(
-    {"apikey", "key", "token", "tok", "secret", "password", "passwd", "pwd", "passphrase", "pat"}
-)  # fmt: skip
-"""The last word of a path segment whose next segment is a secret: singular names of a value
-(``/key/X``, ``/api_key/X``), not a collection's (``/keys/list``) or a run-together word's
-(``/monkey/x``)."""
 _QUERY_SECRETS = frozenset(
     {"sig", "signature", "code", "x-amz-signature", "x-goog-signature", "sas", "pw"}
 )  # fmt: skip
 """Query parameters holding a secret whose names no secret word makes one: a signed URL's
 signature (Azure's ``sig`` and ``sas``, S3's and GCS's), an OAuth ``code``, a ``pw``."""
+_PATH_SECRET_WORDS = (SECRET_WORDS | _QUERY_SECRETS) - {"keys", "tokens", "code"}
+"""The last word of a path segment whose next segment is a secret: the words that make a query
+parameter one (``/key/X``, ``/api_key/X``, ``/auth/X``, ``/session/X``, ``/sig/X``), but not a
+collection's (``/keys/list``, ``/tokens/12``), a run-together word's (``/monkey/x``), nor
+``code``, a folder's name in a path as often as not (an OAuth code comes in the query)."""
 _BEARER = "bearer"
 
 
@@ -234,18 +243,19 @@ def _path_secret(segment: str) -> bool:
     """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`)."""
     name = unquote(segment)
     words = _words(name)
-    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_variable(name)
+    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_parameter(name)
 
 
 def _url_secrets(text: str) -> list[_Found]:
     """The secret parameters of the URLs in `text`: in a query, as path segments, and a path's.
 
-    ``?key=X``, ``&api-key=X``, ``#token=X`` (`_URL_PARAMETER`), ``/key=X`` (`_PATH_PARAMETER`)
-    and ``scheme://h/api_key/X`` (`_URL_PATH`); each judged by its name (`_secret_parameter`).
+    ``?key=X``, ``&api-key=X``, ``#token=X`` (`_URL_PARAMETER`), ``/key=X``, ``/token:X`` and
+    ``/key%3DX`` (`_PATH_PARAMETER`, `_PATH_PARAMETER_ENCODED`) and ``scheme://h/api_key/X``
+    (`_URL_PATH`); each judged by its name, percent-decoded (`_secret_parameter`).
     """
     found = [
         _Found(parameter.group(1), parameter.start(2), parameter.end(2))
-        for pattern in (_URL_PARAMETER, _PATH_PARAMETER)
+        for pattern in (_URL_PARAMETER, _PATH_PARAMETER, _PATH_PARAMETER_ENCODED)
         for parameter in pattern.finditer(text)
         if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
     ]
@@ -267,7 +277,10 @@ def url_secret_values(url: str) -> list[str]:
     server quoting its own route in an error (``unknown route POST /api_key/X/v1/...``, no
     scheme to read it as a URL by) still shows none.
     """
-    return [url[f.start : f.end] for f in _url_found(url) if f.end > f.start]
+    # Read as after a model's name: `url` is a base URL alone, so a password may hold an "@"
+    # (``u:p@ss@h:8000/v1``) as `redact_spec` reads it in ``openai:m@u:p@ss@h:8000/v1``.
+    text = "@" + url
+    return [text[f.start : f.end] for f in _url_found(text) if f.end > f.start]
 
 
 def _secret_variable(name: str) -> bool:
@@ -281,7 +294,7 @@ def _secret_variable(name: str) -> bool:
 def _url_secret(url: re.Match[str]) -> tuple[str, int]:
     """What a match of `_URL_CREDENTIALS` found, to name, and its group holding the value."""
     group = url.lastindex or 1  # one group per alternative: the one that matched
-    return ("a token in a URL" if group == 3 else "a password in a URL"), group
+    return ("a token in a URL" if group == 4 else "a password in a URL"), group
 
 
 class _Found(NamedTuple):

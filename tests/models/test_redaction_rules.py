@@ -58,6 +58,17 @@ URL_PATHS = [
     f"http://h/v1?key ={PASSWORD}",
     f"http://h/v1? key= {PASSWORD}",
     f"http://h/v1?x=1&token = {PASSWORD}",
+    # Re-test 6: a ":" or a percent-encoded "=" between name and value, and path words that
+    # make a query parameter a secret (``?sig=X``) but were not read as one in a path.
+    f"http://h/token:{PASSWORD}/v1",
+    f"http://h/v1/key%3D{PASSWORD}",
+    f"http://h/v1/key%3d{PASSWORD}",
+    f"http://h/v1/%6Bey%3A{PASSWORD}",
+    f"http://h/v1/credential/{PASSWORD}",
+    f"http://h/session/{PASSWORD}",
+    f"http://h/sig/{PASSWORD}",
+    f"http://h/auth/{PASSWORD}/v1",
+    f"http://h/bearer/{PASSWORD}/v1",
 ]
 
 
@@ -74,7 +85,10 @@ def test_a_secret_in_a_url_path_or_a_spaced_query_is_redacted(url: str) -> None:
     "text",
     ["http://h/v1/keys/list", "http://h/v1/monkey/x", "http://h/v1/models/token-classifier",
      "/etc/keys/token/README", "--download-dir /data/max_tokens=5/x", "http://h/v1/token",
-     "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100"],
+     "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100",
+     "http://h:8000/v1/models/gemini-1.5:generateContent", "http://token:8000/v1",
+     "https://r.openai.azure.com/openai/deployments/gpt-4o", "http://h/v1/code/x",
+     "openai:m@user@h:8000/v1", "openai:llama3:8b@http://[::1]:8000/v1"],
 )  # fmt: skip
 def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
     assert all(shown == text for shown in _everywhere(text))
@@ -82,8 +96,9 @@ def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
 
 @pytest.mark.parametrize(
     "suffix",
-    [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}"],
-)
+    [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}",
+     f"/token:{PASSWORD}", f"/key%3D{PASSWORD}", f"/session/{PASSWORD}"],
+)  # fmt: skip
 def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: str) -> None:
     # The re-test's reproduction: each reached results.json, results.md, the store (the fake
     # server's 404 quotes its route) and the terminal.
@@ -114,6 +129,21 @@ def test_a_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> 
     assert rest not in out, out
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
         assert rest.encode() not in path.read_bytes(), path
+    for shown in _everywhere(model):
+        assert rest not in shown and "u:[redacted]@127.0.0.1" in shown, shown
+
+
+def test_a_schemeless_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> None:
+    # Re-test 6: without a scheme (``MODEL@user:pass@host:port/v1``) the password was read only
+    # when it held no "@"; ``p@ssZq7...`` was shown and recorded whole.
+    rest = "ssZq7secretVALUE99"
+    model = f"openai:fake-vlm@u:p@{rest}@127.0.0.1:9/v1"
+    ran = lmmprobe("run", "-m", model, "--limit", "2",
+                   "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = ran.stdout + ran.stderr
+    assert "Traceback" not in out, out
+    assert rest not in out, out
+    _nothing_recorded(tmp_path, rest)
     for shown in _everywhere(model):
         assert rest not in shown and "u:[redacted]@127.0.0.1" in shown, shown
 
@@ -310,6 +340,10 @@ def test_redaction_reads_long_words_in_linear_time() -> None:
         "digits and letters": "a1" * (n // 2),
         "path segments": "http://h" + "/a" * (n // 2),
         "path parameters": "/a=" * (n // 3),
+        "path parameters, colons": "/a:" * (n // 3),
+        "path parameters, encoded": "/a%3D" * (n // 5),
+        "passwords holding at signs": "@u:p" + "@a" * (n // 2),
+        "users and passwords": "@u:p" * (n // 4),
         "query, spaces": "?" + " " * n + "x",
         "glued prefixes": "ghp_" * (n // 4),
     }
