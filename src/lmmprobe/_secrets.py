@@ -610,6 +610,45 @@ def _names_a_variable(text: str, found: _Found) -> bool:
     return bool(words) and words[-1] == "env" and plain_variable_name(text[found.start : found.end])
 
 
+def spec_secret_values(spec: str) -> list[str]:
+    """The values `redact_spec` hides in `spec`, longest first: for `redact_values`.
+
+    A message may quote a spec's pieces apart from the spec (``dataset not found: PATH``,
+    ``option n='X' is not an integer``), or changed (a path with ``//`` made ``/``), where
+    `redact_spec` could not read them in place: their values are looked for instead.
+    """
+    values: set[str] = set()
+    for part in spec.split(","):
+        _, sep, value = part.partition("=")
+        for text in (part, value) if sep and value else (part,):
+            found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
+            values.update(text[f.start : f.end] for f in found if f.end > f.start)
+            values.update(shape.group() for shape in KEY_SHAPE.finditer(text))
+    values.discard(REDACTED)
+    return sorted(values, key=len, reverse=True)
+
+
+_SHORT_VALUE = 4
+"""A hidden value shorter than this is a common word or a piece of one (``token=a``):
+`redact_values` takes it out only where it stands as a value, right after "=", ":" or "/" and
+with no letter or digit after it, so "a save_to_disk folder" keeps its "a"."""
+
+
+def redact_values(text: str, values: Sequence[str]) -> str:
+    """`text` with each of `values` (`spec_secret_values`) replaced by `REDACTED`, in one pass.
+
+    A value of `_SHORT_VALUE` characters or more is replaced wherever it stands; a shorter one
+    only right after "=", ":" or "/" and with no letter or digit after it.
+    """
+    if not values:
+        return text
+    alternatives = [
+        re.escape(v) if len(v) >= _SHORT_VALUE else rf"(?<=[=:/]){re.escape(v)}(?![^\W_])"
+        for v in sorted(values, key=len, reverse=True)  # the longest first, where two overlap
+    ]
+    return re.sub("|".join(alternatives), REDACTED, text)
+
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # A key of hexadecimal digits alone (Azure's 32, Together's 64): no variable is named so. Not a
 # key shape elsewhere: a commit's hash (``revision=`` 40 hex digits) is no secret.

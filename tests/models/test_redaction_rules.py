@@ -26,7 +26,9 @@ from lmmprobe._secrets import (
     redact_spec,
     redact_text,
     redact_urls,
+    redact_values,
     secret_argument,
+    spec_secret_values,
 )
 from lmmprobe.models.api_keys import scrub_secrets
 from lmmprobe.models.served import SERVERS, parse_options
@@ -352,3 +354,39 @@ def test_redaction_reads_long_words_in_linear_time() -> None:
         for fn in (redact_spec, redact_text, redact_urls, scrub_secrets):
             calls[f"{fn.__name__} on {name}"] = lambda fn=fn, text=text: fn(text)
     bounded_each(calls)
+
+
+# Re-test 6: a data spec's secret was shown whole in its error lines, a model spec's hidden.
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["hf:org/ds?token={s}", "hf:http://h/ds?token={s}", "rows.jsonl?api_key={s}",
+     "jsonl:rows.jsonl?api_key={s}", "reform:x.json?token={s}", "mmmu,path=/x?token={s}",
+     "demo,n=7?token={s}", "hf:org/ds?token=a{s},split=test"],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["run", "score", "import"])
+def test_a_data_spec_s_secret_is_never_shown(tmp_path: Path, data: str, command: str) -> None:
+    spec = data.format(s=PASSWORD)
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text('{"id": "c0", "prediction": "A"}\n', encoding="utf-8")
+    args = {
+        "run": ["run", "-m", "first", "--data", spec, "--dry-run"],
+        "score": ["score", predictions, "--benchmark", spec],
+        "import": ["import", predictions, "--benchmark", spec,
+                   "--field", "id=id,prediction=prediction", "--model", "m"],
+    }[command]  # fmt: skip
+    proc = _lmmprobe(*args, "--db", tmp_path / "db") if command != "score" else _lmmprobe(*args)
+    out = proc.stdout + proc.stderr
+    assert PASSWORD not in out, out
+    assert "Traceback" not in out, out
+    assert REDACTED in _one_line_error(proc)
+
+
+def test_a_short_hidden_value_is_taken_out_only_where_it_stands_as_a_value() -> None:
+    hidden = spec_secret_values("hf:org/ds?token=a,split=x")
+    assert hidden == ["a"]
+    told = "dataset not found: org/ds?token=a (a save_to_disk folder)"
+    assert redact_values(told, hidden) == (
+        "dataset not found: org/ds?token=[redacted] (a save_to_disk folder)"
+    )
