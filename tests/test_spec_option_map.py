@@ -17,6 +17,8 @@ def test_pairs_are_read_as_json_scalars_inside_one_spec_option() -> None:
         "a": True, "b": None, "c": 0.5, "d": "7",
     }  # fmt: skip
     assert parse_option_map("x=[1]", "o") == {"x": "[1]"}  # nothing nests: kept as text
+    deep = "[" * 100_000  # never decoded: no RecursionError
+    assert parse_option_map(f"x={deep};y={{" + deep, "o") == {"x": deep, "y": "{" + deep}
 
 
 @pytest.mark.parametrize(

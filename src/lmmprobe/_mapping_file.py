@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._file_kind import not_regular_file
+
 __all__ = ["KeyLines", "MappingFileError", "read_mapping", "read_mapping_text", "where"]
 
 YAML_HINT = "pip install 'lmmprobe[holistic]'"
@@ -105,7 +107,8 @@ def read_mapping(
 
     """
     if not path.is_file():
-        raise MappingFileError(f"{path}: file does not exist")
+        # A FIFO or a device (a link to /dev/zero) is named as what it is, not called missing.
+        raise MappingFileError(not_regular_file(path, "settings") or f"{path}: file does not exist")
     return read_mapping_text(path, _text(path), what=what, exponents=exponents)
 
 

@@ -124,7 +124,11 @@ _URL_CREDENTIALS = re.compile(
     # With a scheme the password runs to the authority's last "@", as httpx and urllib read
     # it: an unencoded "@" in a password (``u:p@ss@host``) is still the password's.
     _SCHEME + r"[^/\s@:?#]*:([^/\s?#]+)@"
-    r"|(?:^|(?<=[@=]))[^/\s@:?#=]+:([^/\s@?#]+)@(?=[\w.\-]+(?::\d+)?(?:/|$))"
+    # Without one, after the "@" ending a model's name (``openai:m@u:p@ss@h:8000/v1``) or an
+    # "=", the password too runs to the last "@" before the host; a part after an "@" holds no
+    # ":". At the text's start, where ``openai:m@user@h:8000`` reads alike, to the first "@".
+    r"|(?:^[^/\s@:?#=]+:([^/\s@?#]+)"
+    r"|(?<=[@=])[^/\s@:?#=]+:([^/\s@?#]+(?:@[^/\s@:?#]+)*))@(?=[\w.\-]+(?::\d+)?(?:/|$))"
     r"|" + _SCHEME + r"([^/\s@:?#]+)@"
 )
 # A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
@@ -135,21 +139,26 @@ _URL_PARAMETER = re.compile(r"(?:\?[ \t]*|[#&;])([^=?#&;/\s]+)[ \t]*=[ \t]*([^&#
 # A path segment ``/NAME=VALUE`` (``http://h/v1/key=X``; a server's error quoting the path): judged
 # as a query's parameter is, the value running to the segment's end.
 _PATH_PARAMETER = re.compile(r"/([^=?#&;/\s]+)[ \t]*=[ \t]*([^/?#&;\s]*)")
+# The same with a ":" (``/token:X/v1``) or a percent-encoded "=" or ":" (``/key%3DX``, which the
+# server decodes as it decodes the query) between name and value. Not right after a scheme's
+# "://": there ``user:password`` and ``host:port`` stand (`_URL_CREDENTIALS` reads the first).
+_PATH_PARAMETER_ENCODED = re.compile(
+    r"(?<!:)(?<!:/)/((?:[^=:?#&;/\s%]|%(?!3[AaDd]))+)(?::|%3[AaDd])([^/?#&;\s]*)"
+)
 # A URL's path (``scheme://host/a/b``), where a segment naming a secret holds the next one as its
 # value (``http://h/api_key/X/v1``). Read in URLs with a scheme only: a file's path
 # (``/etc/keys/token/README``) is no URL.
 _URL_PATH = re.compile(_SCHEME + r"[^\s/?#]*(/[^\s?#]*)")
-_PATH_SECRET_WORDS = frozenset(
-    {"apikey", "key", "token", "tok", "secret", "password", "passwd", "pwd", "passphrase", "pat"}
-)  # fmt: skip
-"""The last word of a path segment whose next segment is a secret: singular names of a value
-(``/key/X``, ``/api_key/X``), not a collection's (``/keys/list``) or a run-together word's
-(``/monkey/x``)."""
 _QUERY_SECRETS = frozenset(
     {"sig", "signature", "code", "x-amz-signature", "x-goog-signature", "sas", "pw"}
 )  # fmt: skip
 """Query parameters holding a secret whose names no secret word makes one: a signed URL's
 signature (Azure's ``sig`` and ``sas``, S3's and GCS's), an OAuth ``code``, a ``pw``."""
+_PATH_SECRET_WORDS = (SECRET_WORDS | _QUERY_SECRETS) - {"keys", "tokens", "code"}
+"""The last word of a path segment whose next segment is a secret: the words that make a query
+parameter one (``/key/X``, ``/api_key/X``, ``/auth/X``, ``/session/X``, ``/sig/X``), but not a
+collection's (``/keys/list``, ``/tokens/12``), a run-together word's (``/monkey/x``), nor
+``code``, a folder's name in a path as often as not (an OAuth code comes in the query)."""
 _BEARER = "bearer"
 
 
@@ -234,18 +243,19 @@ def _path_secret(segment: str) -> bool:
     """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`)."""
     name = unquote(segment)
     words = _words(name)
-    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_variable(name)
+    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_parameter(name)
 
 
 def _url_secrets(text: str) -> list[_Found]:
     """The secret parameters of the URLs in `text`: in a query, as path segments, and a path's.
 
-    ``?key=X``, ``&api-key=X``, ``#token=X`` (`_URL_PARAMETER`), ``/key=X`` (`_PATH_PARAMETER`)
-    and ``scheme://h/api_key/X`` (`_URL_PATH`); each judged by its name (`_secret_parameter`).
+    ``?key=X``, ``&api-key=X``, ``#token=X`` (`_URL_PARAMETER`), ``/key=X``, ``/token:X`` and
+    ``/key%3DX`` (`_PATH_PARAMETER`, `_PATH_PARAMETER_ENCODED`) and ``scheme://h/api_key/X``
+    (`_URL_PATH`); each judged by its name, percent-decoded (`_secret_parameter`).
     """
     found = [
         _Found(parameter.group(1), parameter.start(2), parameter.end(2))
-        for pattern in (_URL_PARAMETER, _PATH_PARAMETER)
+        for pattern in (_URL_PARAMETER, _PATH_PARAMETER, _PATH_PARAMETER_ENCODED)
         for parameter in pattern.finditer(text)
         if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
     ]
@@ -267,7 +277,10 @@ def url_secret_values(url: str) -> list[str]:
     server quoting its own route in an error (``unknown route POST /api_key/X/v1/...``, no
     scheme to read it as a URL by) still shows none.
     """
-    return [url[f.start : f.end] for f in _url_found(url) if f.end > f.start]
+    # Read as after a model's name: `url` is a base URL alone, so a password may hold an "@"
+    # (``u:p@ss@h:8000/v1``) as `redact_spec` reads it in ``openai:m@u:p@ss@h:8000/v1``.
+    text = "@" + url
+    return [text[f.start : f.end] for f in _url_found(text) if f.end > f.start]
 
 
 def _secret_variable(name: str) -> bool:
@@ -281,7 +294,7 @@ def _secret_variable(name: str) -> bool:
 def _url_secret(url: re.Match[str]) -> tuple[str, int]:
     """What a match of `_URL_CREDENTIALS` found, to name, and its group holding the value."""
     group = url.lastindex or 1  # one group per alternative: the one that matched
-    return ("a token in a URL" if group == 3 else "a password in a URL"), group
+    return ("a token in a URL" if group == 4 else "a password in a URL"), group
 
 
 class _Found(NamedTuple):
@@ -595,6 +608,45 @@ def _redact_spec_text(text: str) -> str:
 def _names_a_variable(text: str, found: _Found) -> bool:
     words = _words(found.name)
     return bool(words) and words[-1] == "env" and plain_variable_name(text[found.start : found.end])
+
+
+def spec_secret_values(spec: str) -> list[str]:
+    """The values `redact_spec` hides in `spec`, longest first: for `redact_values`.
+
+    A message may quote a spec's pieces apart from the spec (``dataset not found: PATH``,
+    ``option n='X' is not an integer``), or changed (a path with ``//`` made ``/``), where
+    `redact_spec` could not read them in place: their values are looked for instead.
+    """
+    values: set[str] = set()
+    for part in spec.split(","):
+        _, sep, value = part.partition("=")
+        for text in (part, value) if sep and value else (part,):
+            found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
+            values.update(text[f.start : f.end] for f in found if f.end > f.start)
+            values.update(shape.group() for shape in KEY_SHAPE.finditer(text))
+    values.discard(REDACTED)
+    return sorted(values, key=len, reverse=True)
+
+
+_SHORT_VALUE = 4
+"""A hidden value shorter than this is a common word or a piece of one (``token=a``):
+`redact_values` takes it out only where it stands as a value, right after "=", ":" or "/" and
+with no letter or digit after it, so "a save_to_disk folder" keeps its "a"."""
+
+
+def redact_values(text: str, values: Sequence[str]) -> str:
+    """`text` with each of `values` (`spec_secret_values`) replaced by `REDACTED`, in one pass.
+
+    A value of `_SHORT_VALUE` characters or more is replaced wherever it stands; a shorter one
+    only right after "=", ":" or "/" and with no letter or digit after it.
+    """
+    if not values:
+        return text
+    alternatives = [
+        re.escape(v) if len(v) >= _SHORT_VALUE else rf"(?<=[=:/]){re.escape(v)}(?![^\W_])"
+        for v in sorted(values, key=len, reverse=True)  # the longest first, where two overlap
+    ]
+    return re.sub("|".join(alternatives), REDACTED, text)
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

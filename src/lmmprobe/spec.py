@@ -188,11 +188,11 @@ def parse_option_map(value: str, option: str) -> dict[str, OptionScalar]:
         key = key.strip()
         if not eq or not KEY.fullmatch(key):
             raise ValueError(
-                f"option {option}: {pair.strip()!r} is not key=value (pairs joined by ';', "
-                f"e.g. {option}=enable_thinking=false;thinking_budget=512)"
+                f"option {option}: {_shown(pair.strip())!r} is not key=value (pairs joined by "
+                f"';', e.g. {option}=enable_thinking=false;thinking_budget=512)"
             )
         if key in out:
-            raise ValueError(f"option {option}: key {key!r} is given twice")
+            raise ValueError(f"option {option}: key {_shown(key)!r} is given twice")
         out[key] = _scalar(raw.strip())
     if not out:
         raise ValueError(
@@ -201,12 +201,27 @@ def parse_option_map(value: str, option: str) -> dict[str, OptionScalar]:
     return out
 
 
+_SHOWN_CHARS = 40
+"""How much of a written pair a message shows (as ``--max-cost``'s value is shown)."""
+
+
+def _shown(text: str) -> str:
+    """`text` as a message quotes it: secrets hidden, cut after `_SHOWN_CHARS` characters."""
+    text = redact_spec(text)
+    if len(text) <= _SHOWN_CHARS:
+        return text
+    return f"{text[:_SHOWN_CHARS]}... ({len(text):,} characters)"
+
+
 def _scalar(text: str) -> OptionScalar:
     if text.lower() in ("true", "false"):
         return text.lower() == "true"
+    if text.startswith(("[", "{")):
+        # Only scalars: "[1]" or "{}" stay text, as nothing in a spec value can nest; never
+        # decoded, so that 100,000 "[" are no deeper a problem than "[1]".
+        return text
     try:
         parsed = json.loads(text)
     except ValueError:
         return text
-    # Only scalars: "[1]" or "{}" stay text, as nothing in a spec value can nest.
     return parsed if isinstance(parsed, str | int | float | bool) or parsed is None else text

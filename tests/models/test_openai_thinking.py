@@ -149,6 +149,26 @@ def test_bad_thinking_option_is_one_line_from_the_console_script(
     assert wanted in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+def test_a_deep_chat_template_kwargs_value_is_text_and_a_long_bad_pair_is_cut(
+    tmp_path: Path,
+) -> None:
+    # Re-test 6: 100,000 "[" as a value went to json.loads (a RecursionError traceback, even
+    # with --dry-run); a pair that is not key=value was echoed whole (a 100 KB line).
+    deep = "[" * 100_000
+    url = "openai:fake-vlm@http://127.0.0.1:9/v1"
+    dry = _lmmprobe("run", "-m", f"{url},chat_template_kwargs=a={deep}", "--data", "demo,n=2",
+                    "--dry-run", "--db", tmp_path / "db")  # fmt: skip
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "Traceback" not in dry.stdout + dry.stderr
+    assert "would be sent" in dry.stdout
+    bad = _lmmprobe("run", "-m", f"{url},chat_template_kwargs={deep}", "--data", "demo,n=2",
+                    "--dry-run", "--db", tmp_path / "db")  # fmt: skip
+    assert bad.returncode == 2
+    line = bad.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 400, line[:500]
+    assert "'" + "[" * 40 + "... (100,000 characters)' is not key=value" in line
+
+
 def _lmmprobe(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return lmmprobe(*args, columns=132, OPENAI_API_KEY="test-key")
 

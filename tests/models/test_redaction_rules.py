@@ -26,7 +26,9 @@ from lmmprobe._secrets import (
     redact_spec,
     redact_text,
     redact_urls,
+    redact_values,
     secret_argument,
+    spec_secret_values,
 )
 from lmmprobe.models.api_keys import scrub_secrets
 from lmmprobe.models.served import SERVERS, parse_options
@@ -58,6 +60,17 @@ URL_PATHS = [
     f"http://h/v1?key ={PASSWORD}",
     f"http://h/v1? key= {PASSWORD}",
     f"http://h/v1?x=1&token = {PASSWORD}",
+    # Re-test 6: a ":" or a percent-encoded "=" between name and value, and path words that
+    # make a query parameter a secret (``?sig=X``) but were not read as one in a path.
+    f"http://h/token:{PASSWORD}/v1",
+    f"http://h/v1/key%3D{PASSWORD}",
+    f"http://h/v1/key%3d{PASSWORD}",
+    f"http://h/v1/%6Bey%3A{PASSWORD}",
+    f"http://h/v1/credential/{PASSWORD}",
+    f"http://h/session/{PASSWORD}",
+    f"http://h/sig/{PASSWORD}",
+    f"http://h/auth/{PASSWORD}/v1",
+    f"http://h/bearer/{PASSWORD}/v1",
 ]
 
 
@@ -74,7 +87,10 @@ def test_a_secret_in_a_url_path_or_a_spaced_query_is_redacted(url: str) -> None:
     "text",
     ["http://h/v1/keys/list", "http://h/v1/monkey/x", "http://h/v1/models/token-classifier",
      "/etc/keys/token/README", "--download-dir /data/max_tokens=5/x", "http://h/v1/token",
-     "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100"],
+     "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100",
+     "http://h:8000/v1/models/gemini-1.5:generateContent", "http://token:8000/v1",
+     "https://r.openai.azure.com/openai/deployments/gpt-4o", "http://h/v1/code/x",
+     "openai:m@user@h:8000/v1", "openai:llama3:8b@http://[::1]:8000/v1"],
 )  # fmt: skip
 def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
     assert all(shown == text for shown in _everywhere(text))
@@ -82,8 +98,9 @@ def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
 
 @pytest.mark.parametrize(
     "suffix",
-    [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}"],
-)
+    [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}",
+     f"/token:{PASSWORD}", f"/key%3D{PASSWORD}", f"/session/{PASSWORD}"],
+)  # fmt: skip
 def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: str) -> None:
     # The re-test's reproduction: each reached results.json, results.md, the store (the fake
     # server's 404 quotes its route) and the terminal.
@@ -114,6 +131,21 @@ def test_a_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> 
     assert rest not in out, out
     for path in (p for p in tmp_path.rglob("*") if p.is_file()):
         assert rest.encode() not in path.read_bytes(), path
+    for shown in _everywhere(model):
+        assert rest not in shown and "u:[redacted]@127.0.0.1" in shown, shown
+
+
+def test_a_schemeless_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> None:
+    # Re-test 6: without a scheme (``MODEL@user:pass@host:port/v1``) the password was read only
+    # when it held no "@"; ``p@ssZq7...`` was shown and recorded whole.
+    rest = "ssZq7secretVALUE99"
+    model = f"openai:fake-vlm@u:p@{rest}@127.0.0.1:9/v1"
+    ran = lmmprobe("run", "-m", model, "--limit", "2",
+                   "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = ran.stdout + ran.stderr
+    assert "Traceback" not in out, out
+    assert rest not in out, out
+    _nothing_recorded(tmp_path, rest)
     for shown in _everywhere(model):
         assert rest not in shown and "u:[redacted]@127.0.0.1" in shown, shown
 
@@ -310,6 +342,10 @@ def test_redaction_reads_long_words_in_linear_time() -> None:
         "digits and letters": "a1" * (n // 2),
         "path segments": "http://h" + "/a" * (n // 2),
         "path parameters": "/a=" * (n // 3),
+        "path parameters, colons": "/a:" * (n // 3),
+        "path parameters, encoded": "/a%3D" * (n // 5),
+        "passwords holding at signs": "@u:p" + "@a" * (n // 2),
+        "users and passwords": "@u:p" * (n // 4),
         "query, spaces": "?" + " " * n + "x",
         "glued prefixes": "ghp_" * (n // 4),
     }
@@ -318,3 +354,39 @@ def test_redaction_reads_long_words_in_linear_time() -> None:
         for fn in (redact_spec, redact_text, redact_urls, scrub_secrets):
             calls[f"{fn.__name__} on {name}"] = lambda fn=fn, text=text: fn(text)
     bounded_each(calls)
+
+
+# Re-test 6: a data spec's secret was shown whole in its error lines, a model spec's hidden.
+
+
+@pytest.mark.parametrize(
+    "data",
+    ["hf:org/ds?token={s}", "hf:http://h/ds?token={s}", "rows.jsonl?api_key={s}",
+     "jsonl:rows.jsonl?api_key={s}", "reform:x.json?token={s}", "mmmu,path=/x?token={s}",
+     "demo,n=7?token={s}", "hf:org/ds?token=a{s},split=test"],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["run", "score", "import"])
+def test_a_data_spec_s_secret_is_never_shown(tmp_path: Path, data: str, command: str) -> None:
+    spec = data.format(s=PASSWORD)
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text('{"id": "c0", "prediction": "A"}\n', encoding="utf-8")
+    args = {
+        "run": ["run", "-m", "first", "--data", spec, "--dry-run"],
+        "score": ["score", predictions, "--benchmark", spec],
+        "import": ["import", predictions, "--benchmark", spec,
+                   "--field", "id=id,prediction=prediction", "--model", "m"],
+    }[command]  # fmt: skip
+    proc = _lmmprobe(*args, "--db", tmp_path / "db") if command != "score" else _lmmprobe(*args)
+    out = proc.stdout + proc.stderr
+    assert PASSWORD not in out, out
+    assert "Traceback" not in out, out
+    assert REDACTED in _one_line_error(proc)
+
+
+def test_a_short_hidden_value_is_taken_out_only_where_it_stands_as_a_value() -> None:
+    hidden = spec_secret_values("hf:org/ds?token=a,split=x")
+    assert hidden == ["a"]
+    told = "dataset not found: org/ds?token=a (a save_to_disk folder)"
+    assert redact_values(told, hidden) == (
+        "dataset not found: org/ds?token=[redacted] (a save_to_disk folder)"
+    )

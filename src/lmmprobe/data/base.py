@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from lmmprobe._secrets import redact_values, spec_secret_values
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import Sample
 from lmmprobe.spec import parse_spec
@@ -220,9 +221,14 @@ def load_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
 
     """
     name, target, options = parse_source_spec(spec)
-    if name not in SOURCES:
-        raise _unknown_source(name)
-    return SOURCES.get(name)(target, options, strict=strict, limit=limit)
+    hidden = spec_secret_values(spec)
+    try:
+        if name not in SOURCES:
+            raise _unknown_source(name)
+        return SOURCES.get(name)(target, options, strict=strict, limit=limit)
+    except (RegistryError, ValueError) as exc:
+        _hide(exc, hidden)
+        raise
 
 
 def iter_source(spec: str, *, strict: bool = False, limit: int | None = None) -> SampleStream:
@@ -244,12 +250,45 @@ def iter_source(spec: str, *, strict: bool = False, limit: int | None = None) ->
 
     """
     name, target, options = parse_source_spec(spec)
-    if name not in SOURCES:
-        raise _unknown_source(name)
-    source = SOURCES.get(name)
-    if isinstance(source, Streaming):
-        return source.stream(target, options, strict=strict, limit=limit)
-    return SampleStream.loaded(source(target, options, strict=strict, limit=limit))
+    hidden = spec_secret_values(spec)
+    try:
+        if name not in SOURCES:
+            raise _unknown_source(name)
+        source = SOURCES.get(name)
+        if not isinstance(source, Streaming):
+            return SampleStream.loaded(source(target, options, strict=strict, limit=limit))
+        stream = source.stream(target, options, strict=strict, limit=limit)
+    except (RegistryError, ValueError) as exc:
+        _hide(exc, hidden)
+        raise
+    if hidden:
+        samples = stream._samples  # the stream's own rows, read with its errors' values hidden
+        stream._samples = lambda s: _hidden_rows(samples(s), hidden)
+    return stream
+
+
+def _hide(exc: Exception, hidden: list[str]) -> None:
+    """Take out of `exc`'s message the secret values of the data spec it is about.
+
+    A source names its spec's pieces in its messages (``dataset not found: org/ds?token=X``,
+    ``unknown data source 'rows.jsonl?api_key=X'``): what `redact_spec` hides in the spec
+    (`spec_secret_values`) is hidden there too, as a model spec's secrets are.
+    """
+    if hidden:
+        message = redact_values(str(exc), hidden)
+        if message != str(exc):
+            exc.args = (message,)
+            if isinstance(exc, DataError):
+                exc.problem = message
+
+
+def _hidden_rows(samples: Iterable[Sample], hidden: list[str]) -> Iterator[Sample]:
+    """`samples`, a failure met on the way (a strict stream's row) told as `_hide` tells it."""
+    try:
+        yield from samples
+    except (RegistryError, ValueError) as exc:
+        _hide(exc, hidden)
+        raise
 
 
 BENCHMARK_TAG = "benchmark"

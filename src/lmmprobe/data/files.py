@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 from xml.parsers import expat
 
+from lmmprobe._file_kind import file_kind, not_regular_message
 from lmmprobe.data.base import DataError
 from lmmprobe.data.rows import MAX_NESTING
 
@@ -133,19 +134,6 @@ class UnreadableFile(DataError):
     """
 
 
-def _kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "not a plain file"
-
-
 def open_regular(path: Path, within: Path | None = None, *, what: str = "predictions") -> IO[bytes]:
     """`path` opened for reading as bytes, when it is a regular file.
 
@@ -175,10 +163,7 @@ def open_regular(path: Path, within: Path | None = None, *, what: str = "predict
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise UnreadableFile(
-                f"{path}: {_kind(mode)}, not a regular file; lmmprobe reads {what} from "
-                "regular files only (copy the data into one)"
-            )
+            raise UnreadableFile(not_regular_message(path, file_kind(mode), what))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.rows import (
     RowError,
@@ -261,7 +262,7 @@ def stream_jsonl(
         raise DataError(f"the jsonl source takes no options (got {sorted(options)})")
     path = Path(target)
     if not path.is_file():
-        raise DataError(f"data file not found: {path}")
+        raise DataError(not_regular_file(path, "data rows") or f"data file not found: {path}")
     base = path.parent
     return SampleStream(
         str(path),

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.hf_dataset import image_from_base64
 from lmmprobe.data.rows import RowError, check_image, require_object, stream_rows, to_sample
@@ -249,7 +250,7 @@ def _context(target: str | None, options: dict[str, str]) -> tuple[Path, _Contex
         raise DataError(f"the reform source has no option(s) {unknown}; known: {sorted(OPTIONS)}")
     path = Path(target)
     if not path.is_file():
-        raise DataError(f"data file not found: {path}")
+        raise DataError(not_regular_file(path, "data rows") or f"data file not found: {path}")
     formulation = options.get("formulation")
     if formulation is not None and formulation not in FORMULATIONS:
         raise DataError(

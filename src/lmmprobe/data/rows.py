@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import ValidationError
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import open_image, sample_images_problem
@@ -106,7 +107,8 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
         raise RowError(field, f"expected a file path, got {value!r}")
     path = (base / value).resolve()
     if not path.is_file():
-        raise RowError(field, f"image file not found: {value} (looked for {path})")
+        unreadable = not_regular_file(base / value, "images", shown=value)
+        raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
     try:
         # open_image refuses, from the header, an image over the decoding cap (with the fix),
         # so such a row is rejected here with its file:line rather than when a request is built.

@@ -147,8 +147,5 @@ def _read_regular(path: Path) -> bytes:
             f"{path}: larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a judge prompt template is "
             "a few kilobytes: is it the right file?"
         ) from None
-    except UnreadableFile:
-        raise TemplateError(
-            f"{path}: not a regular file (a FIFO, a device or a folder); give the judge "
-            "prompt template as a text file"
-        ) from None
+    except UnreadableFile as exc:  # named as what it is: "a FIFO, not a regular file; ..."
+        raise TemplateError(str(exc)) from None

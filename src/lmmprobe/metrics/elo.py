@@ -44,6 +44,7 @@ from typing import IO, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.schema.text import safe_text
 
 __all__ = [
@@ -187,7 +188,7 @@ def load_battles(path: str | Path) -> list[Battle]:
     """
     p = Path(path)
     if not p.is_file():  # a FIFO or a device is no file of votes: reading one could hang
-        raise FileNotFoundError(f"battle file {p} does not exist (or is not a regular file)")
+        raise FileNotFoundError(not_regular_file(p, "battles") or f"battle file {p} does not exist")
     if p.suffix.lower() == ".csv":
         return _csv_battles(p)
     battles: list[Battle] = []

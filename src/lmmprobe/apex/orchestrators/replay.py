@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe._mapping_file import MappingFileError, read_mapping
 from lmmprobe.apex.evaluation import fallback_conclusions, statistical_findings
 from lmmprobe.apex.experiments import (
@@ -61,7 +62,8 @@ class ReplayOrchestrator:
         """
         p = Path(path)
         if not p.is_file():
-            raise OrchestratorError(f"replay: no report file {str(p)!r}")
+            unreadable = not_regular_file(p, "a report")
+            raise OrchestratorError(f"replay: {unreadable or f'no report file {str(p)!r}'}")
         try:
             # The bounded reader every settings file goes through: a size cap, nesting and
             # keys given twice refused, one line naming the file.

@@ -6,6 +6,7 @@ import difflib
 from dataclasses import fields
 from typing import Any
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.data.base import DataError, parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark
 from lmmprobe.data.benchmarks.load import DATA_DIR_ENV, has_local_copy, local_copy
@@ -60,7 +61,7 @@ def find_benchmark(name: str) -> Benchmark:
     close = difflib.get_close_matches(name.lower(), known, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise DataError(
-        f"no benchmark named {name!r}{hint} (`lmmprobe data list` shows all {len(known)})"
+        f"no benchmark named {redact_spec(name)!r}{hint} (`lmmprobe data list` shows all {len(known)})"
     )
 
 

@@ -14,6 +14,7 @@ import io
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.benchmarks.base import RowContext
 from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import ImageRef
@@ -40,7 +41,9 @@ def _from_text(text: str, root: Path | None, field: str) -> ImageRef:
         data = base64.b64decode("".join(text.split()), validate=True)
     except (binascii.Error, ValueError):
         if len(text) <= _MAX_PATH_CHARS:
-            raise RowError(field, f"image file not found: {text} (looked in {base})") from None
+            unreadable = not_regular_file(base / text, "images", shown=text)
+            found = unreadable or f"image file not found: {text} (looked in {base})"
+            raise RowError(field, found) from None
         raise RowError(field, "neither an image path nor base64 image data") from None
     return _from_bytes(data, field)
 

@@ -1,0 +1,83 @@
+"""A file option given a FIFO or a link to ``/dev/zero`` says what it is (re-test 6, item 21).
+
+``--prices``, ``--cards``, ``--data FILE.jsonl``, ``elo FILE``, ``apex --orchestrator
+replay:FILE`` and a benchmark row's image called such a path missing ("file does not exist",
+"data file not found", "no report file", "image file not found"), where ``score`` and
+``import`` said "a character device, not a regular file": every one says that now, in the one
+wording of `lmmprobe._file_kind`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+
+
+def _zero(path: Path) -> tuple[Path, str]:
+    path.symlink_to("/dev/zero")
+    return path, "a character device"
+
+
+def _fifo(path: Path) -> tuple[Path, str]:
+    os.mkfifo(path)
+    return path, "a FIFO"
+
+
+def _rows(tmp_path: Path) -> Path:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"id": "c0", "question": "Which?", "options": ["a", "b"], "answer": "A"}\n',
+        encoding="utf-8",
+    )
+    return rows
+
+
+COMMANDS: dict[str, Callable[[Path, Path], list[str | Path]]] = {
+    "--prices": lambda tmp, f: ["run", "-m", "first", "--data", _rows(tmp), "--prices", f,
+                                "--dry-run", "--db", tmp / "db"],
+    "--cards": lambda tmp, f: ["report", "latest", "--db", tmp / "db", "--cards", f,
+                               "-o", tmp / "r.html"],
+    "--data": lambda tmp, f: ["run", "-m", "first", "--data", f, "--dry-run", "--db", tmp / "db"],
+    "elo": lambda tmp, f: ["elo", f],
+    "apex replay": lambda tmp, f: ["apex", "Which colour is hardest?", "-m", "first",
+                                   "--orchestrator", f"replay:{f}", "--db", tmp / "db"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("make", [_zero, _fifo])
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_file_option_names_what_its_path_is(
+    tmp_path: Path, command: str, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    path, kind = make(tmp_path / ("special.jsonl" if command != "--prices" else "special.yaml"))
+    proc = lmmprobe(*COMMANDS[command](tmp_path, path), timeout=120)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "Traceback" not in out, out
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, out
+    assert f"{path}: {kind}, not a regular file; lmmprobe reads " in errors[0], errors[0]
+    assert "not found" not in out and "does not exist" not in out, out
+
+
+@pytest.mark.parametrize("make", [_zero, _fifo])
+def test_a_benchmark_image_that_is_no_regular_file_is_named_so(
+    tmp_path: Path, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    # A FER-2013 copy whose one image is a link to /dev/zero: "image file not found ...
+    # (looked for /dev/zero)" before.
+    folder = tmp_path / "fer" / "face_emotion" / "happy"
+    folder.mkdir(parents=True)
+    _, kind = make(folder / "x.jpg")
+    proc = lmmprobe("run", "-m", "first", "--data", f"hemm-fer2013,path={tmp_path / 'fer'}",
+                    "--dry-run", "--db", tmp_path / "db", timeout=120)  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert f"face_emotion/happy/x.jpg: {kind}, not a regular file" in out, out
+    assert "not found" not in out, out
