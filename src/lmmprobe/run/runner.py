@@ -23,6 +23,7 @@ import numpy as np
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
+from lmmprobe.data.rows import remembered_images
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.api_keys import keys_not_needed
@@ -811,7 +812,8 @@ def execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
-        inputs = resolve_inputs(spec)
+        with remembered_images(store):  # an image file checked by an earlier run is not again
+            inputs = resolve_inputs(spec)
         models, load = inputs.models, inputs.load
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
