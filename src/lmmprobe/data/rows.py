@@ -122,7 +122,11 @@ class _CheckedImages:
         row = None if key is None else self.store.image_check(key)
         if row is None or (row[0], row[1]) != (info.st_size, info.st_mtime_ns):
             return None
-        if row[2] * row[3] > max_image_pixels():
+        try:
+            over = row[2] * row[3] > max_image_pixels()
+        except ValueError:
+            return None  # a cap that cannot be read: the full check says so, as for any file
+        if over:
             return None  # the cap was lowered since: checked again, refused with its message
         return ImageRef.from_path(path, content_hash=row[4])
 
