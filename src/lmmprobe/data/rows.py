@@ -115,10 +115,12 @@ class _CheckedImages:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.new: list[tuple[str, int, int, int, int, str]] = []
+        # A store that remembers none (a first run) is not asked about each file.
+        self.remembers = store.has_image_checks()
 
     def known(self, path: Path, info: os.stat_result) -> ImageRef | None:
         """The reference of a file checked before and unchanged since, else None."""
-        key = _key(path)
+        key = _key(path) if self.remembers else None
         row = None if key is None else self.store.image_check(key)
         if row is None or (row[0], row[1]) != (info.st_size, info.st_mtime_ns):
             return None

@@ -823,6 +823,10 @@ class Store:
             for r in read_runs(self.conn, limit)
         ]
 
+    def has_image_checks(self) -> bool:
+        """Whether the store remembers any checked image file (`put_image_checks`)."""
+        return self.conn.execute("SELECT 1 FROM image_checks LIMIT 1").fetchone() is not None
+
     def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
         """What the store remembers of the image file at the resolved `path`, or None.
 
