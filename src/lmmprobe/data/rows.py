@@ -15,17 +15,16 @@ import contextlib
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import max_image_pixels, open_image
-from lmmprobe.store import Store
 
 R = TypeVar("R")
 
@@ -109,12 +108,36 @@ _REMEMBER_AT_ONCE = 10_000
 """Checked images kept in memory before they are written to the store in one transaction."""
 
 
+CheckRow = tuple[str, int, int, int, int, str]
+"""A checked image file: (resolved path, size, mtime_ns, width, height, content hash)."""
+
+
+class ImageCheckStore(Protocol):
+    """Where image checks are remembered: `lmmprobe.store.Store`.
+
+    Named here by its methods alone, so that the readers other packages use (the tools' own
+    collections read through `lmmprobe.data.hf_dataset`) do not bring the store with them.
+    """
+
+    def has_image_checks(self) -> bool:
+        """Whether any check is remembered."""
+        ...
+
+    def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
+        """(size, mtime_ns, width, height, content hash) remembered for `path`, or None."""
+        ...
+
+    def put_image_checks(self, rows: Sequence[CheckRow]) -> None:
+        """Remember checks, replacing those of the same paths."""
+        ...
+
+
 class _CheckedImages:
     """The store's remembered image checks, and those made now (written as they add up)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: ImageCheckStore) -> None:
         self.store = store
-        self.new: list[tuple[str, int, int, int, int, str]] = []
+        self.new: list[CheckRow] = []
         # A store that remembers none (a first run) is not asked about each file.
         self.remembers = store.has_image_checks()
 
@@ -161,7 +184,7 @@ _CHECKED: ContextVar[_CheckedImages | None] = ContextVar("lmmprobe_checked_image
 
 
 @contextlib.contextmanager
-def remembered_images(store: Store) -> Iterator[None]:
+def remembered_images(store: ImageCheckStore) -> Iterator[None]:
     """Within the block, `check_image` reuses the checks `store` remembers, and adds its own.
 
     An image file whose resolved path, size and modification time (ns) are those of a file
