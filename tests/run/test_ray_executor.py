@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,12 @@ from PIL import Image
 
 ray = pytest.importorskip("ray")
 
+import lmmprobe.run.runner as runner  # noqa: E402
 from lmmprobe import evaluate  # noqa: E402
+from lmmprobe.models.base import MODELS  # noqa: E402
+from lmmprobe.models.baselines import FirstBaseline  # noqa: E402
 from lmmprobe.run.ray_executor import RayExecutor  # noqa: E402
+from lmmprobe.schema import Request  # noqa: E402
 from lmmprobe.testing import FakeOpenAIServer, FaultPlan  # noqa: E402
 
 SCORES = (
@@ -72,6 +78,174 @@ def test_demo_with_ray_equals_local(tmp_path):
     with pytest.raises(ValueError, match=r"replicas=3 differs from the executor object's"):
         evaluate(executor=ex, replicas=3, db=str(tmp_path / "x.db"), **kw)
     assert not (tmp_path / "x.db").exists()
+
+
+class CountedFirst(FirstBaseline):
+    """The ``first`` baseline, writing its worker's pid to a file each time it is built.
+
+    A test's model, sent to the replicas by value: each line its file gains in a worker is one
+    replica started (and its model built: an ``hf`` model loading its weights).
+    """
+
+    def __init__(self, log: Path, backend: str, target: str | None, options: dict[str, str]):
+        self.backend = backend  # two models of this class, told apart by their identity
+        super().__init__(target, options)
+        with log.open("a") as f:
+            f.write(f"{backend} {os.getpid()}\n")
+
+
+@pytest.fixture
+def counted(tmp_path):
+    """Two backends of `CountedFirst` (``counted_a``, ``counted_b``); yields their log file."""
+    log = tmp_path / "built.log"
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    names = ("counted_a", "counted_b")
+    for name in names:
+        MODELS.register(name)(
+            lambda target, options, name=name: CountedFirst(log, name, target, options)
+        )
+    yield log
+    for name in names:
+        MODELS.unregister(name)
+    ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+
+
+def _intervals(ev) -> dict:
+    return {m: {k: v.to_dict() for k, v in r.metrics.items()} for m, r in ev.results.models.items()}
+
+
+def _built_in_workers(log: Path) -> list[tuple[str, int]]:
+    """(backend, pid) of each model built outside this process (in a replica)."""
+    rows = [line.split() for line in log.read_text().splitlines()]
+    return [(name, int(pid)) for name, pid in rows if int(pid) != os.getpid()]
+
+
+def _replicas_gone(pids: list[int]) -> bool:
+    """Whether every replica has released its CPU and its worker process has ended."""
+    deadline = time.monotonic() + 30  # Ray frees a killed actor's resources asynchronously
+    while time.monotonic() < deadline:
+        free = ray.available_resources().get("CPU", 0) == ray.cluster_resources()["CPU"]
+        if free and not [p for p in pids if _alive(p)]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+class Interrupt:
+    """A progress sink that raises KeyboardInterrupt (a Ctrl-C) once `after` requests are in."""
+
+    def __init__(self, after: int) -> None:
+        self.after, self.done = after, 0
+
+    def start(self, model: str, total: int, cached: int) -> None:
+        pass
+
+    def advance(self, done: int, errors: int) -> None:
+        self.done += done
+        if self.done >= self.after:
+            raise KeyboardInterrupt
+
+    def finish(self) -> None:
+        pass
+
+
+def test_replicas_live_across_a_models_chunks_and_end_with_it(tmp_path, counted, monkeypatch):
+    """A run of 4 chunks starts each replica once per model, as a run of one chunk does.
+
+    Its figures are the local executor's, and when it ends (finished, or interrupted in its
+    second chunk) no replica is left holding the cluster's CPUs.
+    """
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", 8)  # 30 samples: chunks of 8, 8, 8 and 6
+    kw = {"models": ["counted_a,batch=4", "counted_b,batch=4"], "data": "demo,n=30",
+          "repeats": 2, "bootstrap": 50}  # fmt: skip
+    local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
+    assert _built_in_workers(counted) == []  # the local run built its models here
+    remote = evaluate(
+        db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor=RayExecutor(replicas=2), **kw
+    )
+    built = _built_in_workers(counted)
+    # Two replicas a model, each started once for all four chunks, in its own worker.
+    assert sorted(name for name, _ in built) == ["counted_a"] * 2 + ["counted_b"] * 2
+    assert len({pid for _, pid in built}) == 4
+    assert [m.called for m in remote.outcome.models] == [m.called for m in local.outcome.models]
+    assert _rows(tmp_path / "r.db", SCORES) == _rows(tmp_path / "l.db", SCORES)
+    assert _rows(tmp_path / "r.db", RESPONSES) == _rows(tmp_path / "l.db", RESPONSES)
+    # Every figure with its interval (a bootstrap over the rows of every chunk).
+    assert _intervals(remote) == _intervals(local)
+    assert _replicas_gone([pid for _, pid in built])
+    # A Ctrl-C in the second chunk: the replicas end with the run, none is left behind.
+    counted.write_text("")
+    with pytest.raises(KeyboardInterrupt):
+        evaluate(
+            db=str(tmp_path / "i.db"), out=str(tmp_path / "i"), executor=RayExecutor(replicas=2),
+            progress=Interrupt(after=20), **kw,
+        )  # fmt: skip
+    built = _built_in_workers(counted)
+    assert [name for name, _ in built] == ["counted_a"] * 2
+    assert _replicas_gone([pid for _, pid in built])
+
+
+def _two_tone(recipe: dict) -> Image.Image:
+    """A renderer of the test's own: the replicas know it only if the driver sends it."""
+    return Image.new("RGB", (8, 8), tuple(recipe["rgb"]))
+
+
+class Looking(FirstBaseline):
+    """The ``first`` baseline, but an image's colour decides: (A) when red, else (B)."""
+
+    backend = "looking"
+
+    def _answer(self, request: Request) -> str:
+        if not request.images:
+            return super()._answer(request)
+        red, _, blue = request.images[0].load().getpixel((0, 0))
+        return "(A)" if red > blue else "(B)"
+
+
+def test_a_renderer_first_needed_in_a_later_chunk_reaches_the_running_replicas(
+    tmp_path, monkeypatch
+):
+    """Replicas started for a chunk of one renderer's images draw a later chunk's other one."""
+    from lmmprobe.data import load_source
+    from lmmprobe.run import run_model
+    from lmmprobe.schema import ImageRef, RunSpec, Sample
+    from lmmprobe.schema.image import register_renderer
+    from lmmprobe.store import Store
+
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", 8)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    register_renderer("two-tone-test", "1", _two_tone)
+    MODELS.register(Looking.backend)(Looking)
+    try:
+        text = load_source("demo,n=8").samples
+        assert {i.renderer for s in text for i in s.images} == {"demo-shapes"}
+        drawn = [
+            Sample.model_validate({
+                "id": f"c{i}", "question": "Red or blue?", "choices": ["red", "blue"],
+                "answer": i % 2, "images": [ImageRef.from_recipe(
+                    "two-tone-test", {"rgb": [200, 20, 20] if i % 2 == 0 else [20, 20, 200]}
+                )],
+            })
+            for i in range(8)
+        ]  # fmt: skip
+        spec = RunSpec(models=["looking"], data="demo,n=1", bootstrap=0)
+        ex = RayExecutor(replicas=1)
+        with Store(tmp_path / "r.db") as store:
+            got = run_model("looking", Looking(None, {}), [*text, *drawn], spec, store, executor=ex)
+    finally:
+        MODELS.unregister(Looking.backend)
+        ray.cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert len(set(ex.stats["pids"])) == 1  # one replica, started once for both chunks
+    assert got.errors == 0
+    assert [s.correct for s in got.scores[8:]] == [True] * 8
 
 
 def test_replicas_the_cluster_cannot_hold_fail_before_any_starts():

@@ -72,7 +72,7 @@ def test_a_store_schema_9_wrote_exports_byte_for_byte_once_migrated(
         done = lmmprobe("export", run, "--db", db, "-f", fmt, "-o", out)
         assert done.returncode == 0, done.stderr
         assert out.read_bytes() == (FIXTURE / f"{run}.{fmt}").read_bytes(), run
-    assert _version(db) == str(SCHEMA_VERSION) == "10"
+    assert _version(db) == str(SCHEMA_VERSION) == "11"
     # The rows now hold nothing of the metadata their sample's row holds once.
     parts = _sql(db, "SELECT metadata, COUNT(*) FROM scores WHERE run_id = ? GROUP BY 1", RUN)
     assert parts == [("", 48)]
@@ -95,7 +95,7 @@ def test_a_migrated_store_gives_the_web_app_the_same_answers(tmp_path: Path) -> 
             for sid in ("a", "c", "demo-0-000000", "demo-0-000005"):
                 r = c.get(f"/api/runs/{run}/samples/{sid}")
                 views[f"{run} {sid}"] = [r.status_code, r.json()]
-    assert _version(db) == "10"
+    assert _version(db) == str(SCHEMA_VERSION)
     assert views == json.loads((FIXTURE / "serve.json").read_text())
 
 
@@ -104,7 +104,7 @@ def test_a_migrated_store_rebuilds_the_results_it_recorded(tmp_path: Path) -> No
     with Store(db, read_only=True) as store:
         stored = store.get_run(RUN)["results"]["models"]
         rebuilt = rebuild_results(store, RUN)
-        assert _version(db) == "10"
+        assert _version(db) == str(SCHEMA_VERSION)
         for model, results in rebuilt.models.items():
             dumped = results.model_dump(mode="json", exclude={"stats", "judge"})
             assert dumped == {k: stored[model][k] for k in dumped}, model
@@ -220,7 +220,7 @@ def test_a_schema_9_store_with_rows_of_every_kind_migrates(tmp_path: Path) -> No
     conn.close()
     with Store(db, read_only=True) as store:
         back = [score_from_row(r) for r in store.iter_score_rows("r")]
-    assert _version(db) == "10"
+    assert _version(db) == str(SCHEMA_VERSION)
     key = {(s.model, s.sample_id, s.repeat): s for s in old}
     assert back == [key[(s.model, s.sample_id, s.repeat)] for s in back] and len(back) == len(old)
     stored = dict(_sql(db, "SELECT model || sample_id || repeat, metadata FROM scores"))

@@ -11,17 +11,21 @@ problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded m
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import stat
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
 from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.schema.image import open_image, sample_images_problem
+from lmmprobe.schema.image import max_image_pixels, open_image, sample_images_problem
 
 R = TypeVar("R")
 
@@ -65,6 +69,10 @@ def require_object(row: Any, required: Iterable[str]) -> dict[str, Any]:
 def check_image(base: Path, value: Any, field: str) -> ImageRef:
     """Reference an image file given relative to `base`, after checking Pillow can read it.
 
+    Inside `remembered_images`, a file the store remembers with its size and modification
+    time unchanged is not opened again: its remembered dimensions are held to today's pixel cap
+    and its remembered content hash goes with the reference.
+
     Raises:
         RowError: `value` is not a path, the file is missing, or it is not a readable image.
 
@@ -106,9 +114,18 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
     path = (base / value).resolve()
-    if not path.is_file():
+    try:
+        info: os.stat_result | None = path.stat()
+    except (OSError, ValueError):
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
+    checked = _CHECKED.get()
+    if checked is not None:
+        known = checked.known(path, info)
+        if known is not None:
+            return known
     try:
         # open_image refuses, from the header, an image over the decoding cap (with the fix),
         # so such a row is rejected here with its file:line rather than when a request is built.
@@ -117,7 +134,111 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
             im.verify()  # reads the whole file; catches truncated and non-image files
     except Exception as exc:
         raise RowError(field, f"unreadable image {value}: {exc}") from exc
-    return ImageRef.from_path(path), width * height
+    ref = ImageRef.from_path(path)
+    if checked is not None:
+        checked.add(path, info, width, height, ref)
+    return ref, width * height
+
+
+_REMEMBER_AT_ONCE = 10_000
+"""Checked images kept in memory before they are written to the store in one transaction."""
+
+
+CheckRow = tuple[str, int, int, int, int, str]
+"""A checked image file: (resolved path, size, mtime_ns, width, height, content hash)."""
+
+
+class ImageCheckStore(Protocol):
+    """Where image checks are remembered: `lmmprobe.store.Store`.
+
+    Named here by its methods alone, so that the readers other packages use (the tools' own
+    collections read through `lmmprobe.data.hf_dataset`) do not bring the store with them.
+    """
+
+    def has_image_checks(self) -> bool:
+        """Whether any check is remembered."""
+        ...
+
+    def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
+        """(size, mtime_ns, width, height, content hash) remembered for `path`, or None."""
+        ...
+
+    def put_image_checks(self, rows: Sequence[CheckRow]) -> None:
+        """Remember checks, replacing those of the same paths."""
+        ...
+
+
+class _CheckedImages:
+    """The store's remembered image checks, and those made now (written as they add up)."""
+
+    def __init__(self, store: ImageCheckStore) -> None:
+        self.store = store
+        self.new: list[CheckRow] = []
+        # A store that remembers none (a first run) is not asked about each file.
+        self.remembers = store.has_image_checks()
+
+    def known(self, path: Path, info: os.stat_result) -> tuple[ImageRef, int] | None:
+        """The reference and pixels of a file checked before and unchanged since, else None."""
+        key = _key(path) if self.remembers else None
+        row = None if key is None else self.store.image_check(key)
+        if row is None or (row[0], row[1]) != (info.st_size, info.st_mtime_ns):
+            return None
+        try:
+            over = row[2] * row[3] > max_image_pixels()
+        except ValueError:
+            return None  # a cap that cannot be read: the full check says so, as for any file
+        if over:
+            return None  # the cap was lowered since: checked again, refused with its message
+        return ImageRef.from_path(path, content_hash=row[4]), row[2] * row[3]
+
+    def add(self, path: Path, info: os.stat_result, width: int, height: int, ref: ImageRef) -> None:
+        """Remember a file found readable (hashing it now: a request's key needs it anyway)."""
+        key = _key(path)
+        if key is None:
+            return
+        self.new.append((key, info.st_size, info.st_mtime_ns, width, height, ref.content_hash()))
+        if len(self.new) >= _REMEMBER_AT_ONCE:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the checks made so far to the store."""
+        self.store.put_image_checks(self.new)
+        self.new = []
+
+
+def _key(path: Path) -> str | None:
+    """`path` as the store keeps it; None for a name that is not UTF-8 (never remembered)."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return text
+
+
+_CHECKED: ContextVar[_CheckedImages | None] = ContextVar("lmmprobe_checked_images", default=None)
+
+
+@contextlib.contextmanager
+def remembered_images(store: ImageCheckStore) -> Iterator[None]:
+    """Within the block, `check_image` reuses the checks `store` remembers, and adds its own.
+
+    An image file whose resolved path, size and modification time (ns) are those of a file
+    checked before is neither decoded nor hashed again; a changed or new file is checked and
+    remembered. The checks are written to the store as they add up and when the block ends
+    without an error. Only this thread's loading uses them (a context variable).
+
+    Args:
+        store: The run's store (migrated: it has the ``image_checks`` table).
+
+    """
+    checked = _CheckedImages(store)
+    token = _CHECKED.set(checked)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+    checked.flush()
 
 
 _PATH_PARTS = 3

@@ -13,9 +13,11 @@ from lmmprobe.run.executor import (
     RunAborted,
     ServerUnhealthy,
     ServerUnreachable,
+    SessionExecutor,
     SpecExecutor,
     StopSending,
     call_batch,
+    model_session,
     plan_batches,
 )
 from lmmprobe.run.keys import judge_key, request_key
@@ -54,6 +56,7 @@ __all__ = [
     "RunOutcome",
     "ServerUnhealthy",
     "ServerUnreachable",
+    "SessionExecutor",
     "SpecExecutor",
     "StopSending",
     "answer_requests",
@@ -64,6 +67,7 @@ __all__ = [
     "git_commit",
     "judge_key",
     "library_versions",
+    "model_session",
     "new_run_id",
     "normalize_text",
     "plan_batches",

@@ -48,10 +48,14 @@ class _ReplicaBase:
         renderers: dict[str, tuple[str, Renderer]],
     ) -> None:
         # Recipe images are drawn here: their renderers are registered as on the driver.
-        for name, (version, fn) in renderers.items():
-            register_renderer(name, version, fn)
+        self.add_renderers(renderers)
         self.model: Model | AsyncModel = factory(target, options)
         self._images: OrderedDict[str, ImageRef] = OrderedDict()
+
+    def add_renderers(self, renderers: dict[str, tuple[str, Renderer]]) -> None:
+        """Register recipe renderers as on the driver (a later chunk may bring new ones)."""
+        for name, (version, fn) in renderers.items():
+            register_renderer(name, version, fn)
 
     def describe(self) -> dict[str, Any]:
         """Process id, node id and the model's cache identity (checked against the driver's)."""

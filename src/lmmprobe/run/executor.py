@@ -6,11 +6,13 @@ replace it later because requests are independent and keyed and the store does t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -128,6 +130,42 @@ class SpecExecutor(Protocol):
         `model` is the caller's own instance, for its identity and capabilities.
         """
         ...
+
+
+@runtime_checkable
+class SessionExecutor(Protocol):
+    """An executor that keeps something per model across calls (the Ray executor's replicas).
+
+    The runner opens a model's session (`model_session`) around all of that model's calls, so
+    what it starts for the model's first requests serves every chunk of its run, and ends with
+    the session, whether the run finished, failed or was interrupted.
+    """
+
+    def model_session(
+        self, model_spec: str, model: Model | AsyncModel
+    ) -> AbstractContextManager[None]:
+        """A context in which the calls for `model_spec` share what the executor starts."""
+        ...
+
+
+def model_session(
+    executor: object, model_spec: str, model: Model | AsyncModel
+) -> AbstractContextManager[None]:
+    """`executor`'s session for one model's calls; nothing to hold for any other executor.
+
+    Args:
+        executor: Where the model's requests run (a `SessionExecutor`, or any other).
+        model_spec: The model's spec as given.
+        model: The driver's own instance of it (its identity and capabilities).
+
+    Returns:
+        A context manager: the executor's `SessionExecutor.model_session`, else a no-op (the
+        local executor keeps nothing between calls).
+
+    """
+    if isinstance(executor, SessionExecutor):
+        return executor.model_session(model_spec, model)
+    return contextlib.nullcontext()
 
 
 def plan_batches(requests: Sequence[Request], max_batch_size: int) -> list[list[Request]]:

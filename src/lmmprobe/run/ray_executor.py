@@ -28,16 +28,17 @@ re-run resumes from the store.
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import os
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from lmmprobe.models.api_keys import scrub_secrets
-from lmmprobe.models.base import MODELS, AsyncModel, Model, backend_spec_parts
+from lmmprobe.models.base import MODELS, AsyncModel, Model, ModelFactory, backend_spec_parts
 from lmmprobe.registry import RegistryError
 from lmmprobe.run._ray_local import LocalRay, start_local
 from lmmprobe.run._ray_replica import (
@@ -127,6 +128,36 @@ class _Placement:
 
 
 @dataclass
+class _Pool:
+    """One model's replicas, from its first requests until its session ends (or one call's).
+
+    Attributes:
+        renderers: The recipe renderers every replica has registered: those of the requests
+            it was started for, and those later chunks brought (`RayExecutor._add_renderers`).
+            A replica started again gets them all.
+        stats: What `RayExecutor.stats` says of this model.
+
+    """
+
+    model_spec: str
+    place: _Placement
+    actor: Any  # the replica's actor class, with its resources
+    factory: ModelFactory
+    target: str | None
+    options: dict[str, str]
+    renderers: dict[str, tuple[str, Renderer]]
+    slots: list[_Slot] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def start(self) -> Any:
+        """A new replica (its actor handle); it builds the model as soon as Ray places it."""
+        args: tuple[Any, ...] = (self.factory, self.target, self.options, dict(self.renderers))
+        if self.place.is_async:
+            args = (*args, self.place.concurrency)
+        return self.actor.remote(*args)
+
+
+@dataclass
 class RayExecutor:
     """Runs a model's requests on replicas that are Ray actors (see the module docstring).
 
@@ -162,6 +193,11 @@ class RayExecutor:
         max_auth_failures: As `LocalExecutor`'s (`AbortPolicy`).
         max_transient_failures: As `LocalExecutor`'s (`AbortPolicy`).
 
+    A model's replicas start on its first requests and are killed when its session ends
+    (`model_session`, which the runner opens around all of a model's chunks), so a run of
+    many chunks starts each replica (and loads an ``hf`` model's weights) once per model.
+    Called outside a session, `execute_spec` is a session of its own.
+
     Use it as a context manager, or call `close`, to shut down a Ray instance it started.
 
     """
@@ -179,12 +215,16 @@ class RayExecutor:
     max_auth_failures: int = 3
     max_transient_failures: int = DEFAULT_MAX_TRANSIENT_FAILURES
     stats: dict[str, Any] = field(default_factory=dict, init=False)
-    """The last `execute_spec`: ``ready_s`` (seconds until every replica had built its model),
-    ``run_s`` (seconds answering after that), ``batches``, ``restarts``, ``splits`` (batches cut
-    in halves after killing two replicas), and ``pids``: the replicas' worker process ids."""
+    """The last model whose replicas started, over all its `execute_spec` calls (its chunks)
+    in one session: ``ready_s`` (seconds until every replica had built its model), ``run_s``
+    (seconds answering after that), ``batches``, ``restarts``, ``splits`` (batches cut in halves
+    after killing two replicas), and ``pids``: the replicas' worker process ids, one per replica
+    started (a restart adds one)."""
     _started_ray: bool = field(default=False, init=False, repr=False)
     _local: LocalRay | None = field(default=None, init=False, repr=False)
-    _slots: list[_Slot] = field(default_factory=list, init=False, repr=False)
+    _sessions: dict[str, _Pool | None] = field(default_factory=dict, init=False, repr=False)
+    """Model spec → its replicas, for each open session (None until its first requests)."""
+    _current: _Pool | None = field(default=None, init=False, repr=False)
     _bad_address: str | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -238,7 +278,8 @@ class RayExecutor:
 
     def replica_info(self) -> list[ReplicaInfo]:
         """The replicas of the model being run now (empty between models)."""
-        return [ReplicaInfo(s.index, s.pid, s.node_id, s.restarts) for s in self._slots]
+        slots = self._current.slots if self._current is not None else []
+        return [ReplicaInfo(s.index, s.pid, s.node_id, s.restarts) for s in slots]
 
     # -- the protocol -----------------------------------------------------------------------
 
@@ -281,18 +322,74 @@ class RayExecutor:
             RegistryError: Ray is not installed.
 
         """
+        if model_spec not in self._sessions:
+            with self.model_session(model_spec, model):  # the replicas end with this call
+                self.execute_spec(model_spec, model, requests, on_batch)
+            return
         ray = self.connect()
-        backend, target, options = backend_spec_parts(model_spec)
-        factory = MODELS.get(backend)
-        place = self._placement(ray, backend, model)
-        renderers = _renderers(requests)
+        pool = self._sessions[model_spec]
+        if pool is None:
+            pool = self._sessions[model_spec] = self._start_pool(ray, model_spec, model, requests)
+        else:
+            self._add_renderers(ray, pool, requests)
+        self._current = pool
         policy = AbortPolicy(
             self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
         )
         batches: deque[list[Request]] = deque(
             plan_batches(requests, model.capabilities.max_batch_size)
         )
-        cls = ray.remote(AsyncReplica if place.is_async else SyncReplica).options(
+        pool.stats["batches"] += len(batches)
+        # Images put in the object store for this call only: the driver holds a chunk's.
+        shipper = _ImageShipper(ray, self.images)
+        t0 = time.perf_counter()
+        try:
+            self._run(ray, pool, model, batches, shipper, policy, on_batch)
+        except StopSending:
+            raise  # every batch sent is back: the replicas are idle, and stay for the session
+        except BaseException:
+            # Batches may still be in flight on them: they are not used again.
+            self._sessions[model_spec] = None
+            self._release(ray, pool, close=False)
+            raise
+        finally:
+            pool.stats["run_s"] += time.perf_counter() - t0
+            shipper.clear()
+
+    @contextlib.contextmanager
+    def model_session(self, model_spec: str, model: Model | AsyncModel) -> Iterator[None]:
+        """Keep `model_spec`'s replicas from its first `execute_spec` to the end of the block.
+
+        The replicas start when the model first has requests to send (a model answered wholly
+        from the store starts none) and are killed when the block ends, however it ends; on a
+        normal end an async backend's replicas first close their connections. A session
+        already open for `model_spec` is used as it is.
+
+        Args:
+            model_spec: The spec each replica builds its model from.
+            model: The driver's own instance of it (unused here: `execute_spec` gets it).
+
+        """
+        if model_spec in self._sessions:
+            yield
+            return
+        self._sessions[model_spec] = None
+        finished = False
+        try:
+            yield
+            finished = True
+        finally:
+            pool = self._sessions.pop(model_spec)
+            if pool is not None:
+                self._release(ray_module(), pool, close=finished)
+
+    def _start_pool(
+        self, ray: Any, model_spec: str, model: Model | AsyncModel, requests: Sequence[Request]
+    ) -> _Pool:
+        """Start `model_spec`'s replicas and wait until each has built the driver's model."""
+        backend, target, options = backend_spec_parts(model_spec)
+        place = self._placement(ray, backend, model)
+        actor = ray.remote(AsyncReplica if place.is_async else SyncReplica).options(
             num_gpus=place.num_gpus,
             num_cpus=place.num_cpus,
             max_restarts=0,  # restarted here, so the driver knows which batches to run again
@@ -300,38 +397,56 @@ class RayExecutor:
             # an async one overlaps its calls on its event loop.
             max_concurrency=place.in_flight + 2 if place.is_async else 1,
         )
-        args: tuple[Any, ...] = (factory, target, options, renderers)
-        if place.is_async:
-            args = (*args, place.concurrency)
-
-        def start() -> Any:
-            return cls.remote(*args)
-
-        self._slots = [_Slot(i, start()) for i in range(place.replicas)]
-        shipper = _ImageShipper(ray, self.images)
-        self.stats = {"batches": len(batches), "restarts": 0, "splits": 0, "pids": []}
+        pool = _Pool(
+            model_spec, place, actor, MODELS.get(backend), target, options, _renderers(requests)
+        )
+        pool.stats = {"batches": 0, "restarts": 0, "splits": 0, "pids": [], "run_s": 0.0}
+        self.stats = pool.stats
+        self._current = pool
         t0 = time.perf_counter()
         try:
-            self._check_replicas(ray, model_spec, model, place, self._slots)
-            t1 = time.perf_counter()
-            self.stats["ready_s"] = t1 - t0
-            self._run(ray, model_spec, model, batches, place, shipper, policy, on_batch, start)
-            self.stats["run_s"] = time.perf_counter() - t1
-            if place.is_async:
-                self._close_async(ray, model_spec)
-        finally:
-            for slot in self._slots:
-                ray.kill(slot.handle, no_restart=True)
-            self._slots = []
-            shipper.clear()
+            for i in range(place.replicas):  # each kept as soon as it exists: none leaks
+                pool.slots.append(_Slot(i, pool.start()))
+            self._check_replicas(ray, pool, model, pool.slots)
+        except BaseException:
+            self._release(ray, pool, close=False)
+            raise
+        pool.stats["ready_s"] = time.perf_counter() - t0
+        return pool
 
-    def _close_async(self, ray: Any, model_spec: str) -> None:
+    def _add_renderers(self, ray: Any, pool: _Pool, requests: Sequence[Request]) -> None:
+        """Register in `pool`'s replicas the recipe renderers `requests` bring that are new."""
+        new = {n: r for n, r in _renderers(requests).items() if n not in pool.renderers}
+        if not new:
+            return
+        pool.renderers.update(new)
+        for ref in [slot.handle.add_renderers.remote(new) for slot in pool.slots]:
+            # A replica that died meanwhile: its first batch finds out, and it is started
+            # again with every renderer.
+            with contextlib.suppress(ray.exceptions.RayActorError):
+                ray.get(ref)
+
+    def _release(self, ray: Any, pool: _Pool, *, close: bool) -> None:
+        """Kill `pool`'s replicas (an async backend's closing its connections first if `close`)."""
+        if self._current is pool:
+            self._current = None
+        if not ray.is_initialized():
+            return  # Ray is shut down already (`close`): its actors went with it
+        try:
+            if close and pool.place.is_async:
+                self._close_async(ray, pool)
+        finally:
+            for slot in pool.slots:
+                ray.kill(slot.handle, no_restart=True)
+            pool.slots = []
+
+    def _close_async(self, ray: Any, pool: _Pool) -> None:
         """Let each async replica close its connections; every answer is already stored."""
-        for slot in self._slots:
+        for slot in pool.slots:
             try:
                 ray.get(slot.handle.close.remote())
             except ray.exceptions.RayError as exc:  # a replica lost after the last batch
-                log.warning("replica %d of %s did not close: %s", slot.index, model_spec, exc)
+                log.warning("replica %d of %s did not close: %s", slot.index, pool.model_spec, exc)
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -384,18 +499,14 @@ class RayExecutor:
         return _Placement(n, gpus, cpus, is_async, in_flight, concurrency)
 
     def _check_replicas(
-        self,
-        ray: Any,
-        model_spec: str,
-        model: Model | AsyncModel,
-        place: _Placement,
-        slots: list[_Slot],
+        self, ray: Any, pool: _Pool, model: Model | AsyncModel, slots: list[_Slot]
     ) -> None:
         """Wait for `slots`' replicas to build their model; check it is the driver's model.
 
         Run at the start and after each restart, so a replica started again (perhaps on a
         node of another kind) never answers under the driver's keys with another model.
         """
+        model_spec, place = pool.model_spec, pool.place
         refs = [s.handle.describe.remote() for s in slots]
         _, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.ready_timeout_s)
         if waiting:
@@ -428,22 +539,21 @@ class RayExecutor:
                 )
             slot.pid, slot.node_id = d["pid"], d["node_id"]
             slot.local = d["node_id"] == driver_node
-        self.stats["pids"] = [*self.stats.get("pids", []), *(d["pid"] for d in described)]
+        pool.stats["pids"] = [*pool.stats.get("pids", []), *(d["pid"] for d in described)]
 
     # -- the loop -----------------------------------------------------------------------------
 
     def _run(
         self,
         ray: Any,
-        model_spec: str,
+        pool: _Pool,
         model: Model | AsyncModel,
         batches: deque[list[Request]],
-        place: _Placement,
         shipper: _ImageShipper,
         policy: AbortPolicy,
         on_batch: OnBatch,
-        start: Any,
     ) -> None:
+        place = pool.place
         in_flight: dict[Any, _Sent] = {}
         # Replica deaths each batch was in flight for, by its requests' keys.
         deaths: dict[tuple[str, ...], int] = {}
@@ -462,7 +572,7 @@ class RayExecutor:
                 policy.check(responses)
 
         while batches or in_flight:
-            for slot in self._slots:  # fill every replica up to its bound
+            for slot in pool.slots:  # fill every replica up to its bound
                 while batches and slot.in_flight < place.in_flight and not slot.solo:
                     # A suspect batch runs alone, so if its replica dies again it is the cause.
                     solo = deaths.get(_keys(batches[0]), 0) > 0
@@ -490,11 +600,9 @@ class RayExecutor:
                     for o in lost:
                         deaths[_keys(o.batch)] = deaths.get(_keys(o.batch), 0) + 1
                     # A suspect that died alone killed its replica: the batch's fault.
-                    self._restart(
-                        ray, slot, model_spec, model, place, exc, start, counted=not sent.solo
-                    )
+                    self._restart(ray, pool, slot, model, exc, counted=not sent.solo)
                 if not stop:  # stopping: a lost batch is left unsent, as the ones not sent
-                    self._requeue(batch, deaths, batches, store)
+                    self._requeue(pool, batch, deaths, batches, store)
                 continue
             except ray.exceptions.RayError as exc:
                 # The replica lives but the call failed: the backend raised through Ray (a
@@ -508,6 +616,7 @@ class RayExecutor:
 
     def _requeue(
         self,
+        pool: _Pool,
         batch: list[Request],
         deaths: dict[tuple[str, ...], int],
         batches: deque[list[Request]],
@@ -523,7 +632,7 @@ class RayExecutor:
             for part in (batch[half:], batch[:half]):
                 deaths[_keys(part)] = DEATHS_PER_BATCH - 1
                 batches.appendleft(part)
-            self.stats["splits"] = self.stats.get("splits", 0) + 1
+            pool.stats["splits"] += 1
         else:
             message = (
                 f"this request killed its Ray replica's worker {DEATHS_PER_BATCH} times (a "
@@ -537,16 +646,15 @@ class RayExecutor:
     def _restart(
         self,
         ray: Any,
+        pool: _Pool,
         slot: _Slot,
-        model_spec: str,
         model: Model | AsyncModel,
-        place: _Placement,
         exc: Exception,
-        start: Any,
         *,
         counted: bool,
     ) -> None:
-        self.stats["restarts"] = self.stats.get("restarts", 0) + 1
+        model_spec = pool.model_spec
+        pool.stats["restarts"] += 1
         slot.restarts += counted
         reason = _reason(exc)
         if slot.restarts > self.max_restarts:
@@ -565,7 +673,7 @@ class RayExecutor:
             self.max_restarts,
         )
         ray.kill(slot.handle, no_restart=True)
-        slot.handle = start()
+        slot.handle = pool.start()
         slot.gen += 1
         slot.in_flight = 0
         slot.solo = False
@@ -573,7 +681,7 @@ class RayExecutor:
         # built the driver's model (identity checked) and is known to be local or not.
         slot.pid = slot.node_id = None
         slot.local = False
-        self._check_replicas(ray, model_spec, model, place, [slot])
+        self._check_replicas(ray, pool, model, [slot])
 
 
 class _ImageShipper:

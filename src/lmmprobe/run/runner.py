@@ -23,6 +23,7 @@ import numpy as np
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
+from lmmprobe.data.rows import remembered_images
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.api_keys import keys_not_needed
@@ -43,6 +44,7 @@ from lmmprobe.run.executor import (
     RunAborted,
     SpecExecutor,
     StopSending,
+    model_session,
 )
 from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
@@ -374,34 +376,72 @@ def run_model(
     progress = progress or NullProgress()
     outcome = ModelOutcome(spec=model_spec, identity=model.identity)
     stages = dialogue_stages(samples)
-    if stages is None:
-        earlier = EarlierKeys()
-        for start in range(0, len(samples), CHUNK_SAMPLES):
-            chunk = samples[start : start + CHUNK_SAMPLES]
-            rows = plan_requests(chunk, spec, model.identity)
-            stored = earlier.stored([ask.key for _, ask in rows], store)
-            fresh = [r for r in rows if r[1].key not in stored] if stored else rows
-            # A run of several chunks has a bar per chunk, saying which samples it asks.
-            shown: ProgressSink = (
-                progress
-                if len(chunk) == len(samples)
-                else _ChunkProgress(progress, start, len(chunk), len(samples))
+    # What the executor starts for this model (Ray: its replicas, an hf model's weights) serves
+    # every chunk, and ends with the model's run however that ends (an error, a Ctrl-C).
+    with model_session(executor, model_spec, model):
+        if stages is None:
+            _run_chunks(
+                model_spec, model, samples, spec, store, executor, progress, outcome, meter, sink
             )
-            responses = _answer(
-                model_spec, model, fresh, spec, store, executor, shown, outcome, meter
+        else:
+            _run_dialogues(
+                model_spec, model, stages, spec, store, executor, progress, outcome, meter, sink
             )
-            earlier.add(responses)
-            responses.update(stored)
-            scores = [
-                with_usage(
-                    score_response(model_spec, sample, req, responses[req.key], spec.formulate),
-                    responses[req.key],
-                )
-                for sample, req in rows
-            ]
-            del rows, fresh, responses, stored  # the chunk is dropped before the next is planned
-            outcome.take(scores, sink)
-        return outcome
+    return outcome
+
+
+def _run_chunks(
+    model_spec: str,
+    model: Model | AsyncModel,
+    samples: Sequence[Sample],
+    spec: RunSpec,
+    store: Store,
+    executor: Executor,
+    progress: ProgressSink,
+    outcome: ModelOutcome,
+    meter: CostMeter | None,
+    sink: ScoreSink | None,
+) -> None:
+    """`run_model`'s samples without dialogues, a chunk of `CHUNK_SAMPLES` at a time."""
+    earlier = EarlierKeys()
+    for start in range(0, len(samples), CHUNK_SAMPLES):
+        chunk = samples[start : start + CHUNK_SAMPLES]
+        rows = plan_requests(chunk, spec, model.identity)
+        stored = earlier.stored([ask.key for _, ask in rows], store)
+        fresh = [r for r in rows if r[1].key not in stored] if stored else rows
+        # A run of several chunks has a bar per chunk, saying which samples it asks.
+        shown: ProgressSink = (
+            progress
+            if len(chunk) == len(samples)
+            else _ChunkProgress(progress, start, len(chunk), len(samples))
+        )
+        responses = _answer(model_spec, model, fresh, spec, store, executor, shown, outcome, meter)
+        earlier.add(responses)
+        responses.update(stored)
+        scores = [
+            with_usage(
+                score_response(model_spec, sample, req, responses[req.key], spec.formulate),
+                responses[req.key],
+            )
+            for sample, req in rows
+        ]
+        del rows, fresh, responses, stored  # the chunk is dropped before the next is planned
+        outcome.take(scores, sink)
+
+
+def _run_dialogues(
+    model_spec: str,
+    model: Model | AsyncModel,
+    stages: list[list[Sample]],
+    spec: RunSpec,
+    store: Store,
+    executor: Executor,
+    progress: ProgressSink,
+    outcome: ModelOutcome,
+    meter: CostMeter | None,
+    sink: ScoreSink | None,
+) -> None:
+    """`run_model`'s samples with multi-round dialogues, round by round, as one chunk."""
     # Multi-round dialogues run round by round: each round's prompt carries the earlier
     # questions with the model's own answers, so it can only be built once those exist.
     turns: dict[tuple[str, int], list[Turn]] = {}
@@ -428,7 +468,6 @@ def run_model(
                 [Turn(role="user", content=req.prompt), Turn(role="assistant", content=said or "")]
             )
     outcome.take(made, sink)
-    return outcome
 
 
 class _ChunkProgress:
@@ -773,7 +812,8 @@ def execute_run(
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
-        inputs = resolve_inputs(spec)
+        with remembered_images(store):  # an image file checked by an earlier run is not again
+            inputs = resolve_inputs(spec)
         models, load = inputs.models, inputs.load
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":

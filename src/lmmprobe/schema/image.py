@@ -300,9 +300,20 @@ class ImageRef(BaseModel):
         return self
 
     @classmethod
-    def from_path(cls, path: str | Path) -> ImageRef:
-        """Reference an image file (not read until needed)."""
-        return cls(path=str(path))
+    def from_path(cls, path: str | Path, *, content_hash: str | None = None) -> ImageRef:
+        """Reference an image file (not read until needed).
+
+        Args:
+            path: The file.
+            content_hash: Its `content_hash`, when the caller knows it (the data loader, from
+                a check the store remembers for the file's size and modification time): the
+                file is then not read to hash it.
+
+        """
+        ref = cls(path=str(path))
+        if content_hash is not None:
+            ref.__dict__["_content_hash"] = content_hash  # where `content_hash` remembers it
+        return ref
 
     @classmethod
     def from_base64(cls, data: str) -> ImageRef:

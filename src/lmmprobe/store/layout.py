@@ -1,7 +1,7 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9` and `DDL_10` and migrates an older one step by step
+store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10` and `DDL_11` and migrates an older one step by step
 through `MIGRATIONS`, inside one transaction.
 
 A score row's metadata is kept once per sample (schema 10): `metadata_part` is what a row
@@ -19,6 +19,7 @@ __all__ = [
     "DDL_7",
     "DDL_9",
     "DDL_10",
+    "DDL_11",
     "MIGRATIONS",
     "OUR_TABLES",
     "SCHEMA_VERSION",
@@ -27,7 +28,7 @@ __all__ = [
     "metadata_whole",
 ]
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -55,7 +56,10 @@ one row per (battle, judge, protocol, version, image sent or not), with both ord
 10: a sample's metadata is kept once per run and sample (``samples.row_metadata``) instead of
 in every score row of every model and repeat; a row's ``metadata`` holds only what it adds
 (`metadata_part`). Rows stored before are rewritten so, in place; the ``score_metadata`` view
-gives every row's whole metadata to other tools reading the file.
+gives every row's whole metadata to other tools reading the file. 11: ``image_checks``
+remembers each image file the data loader checked (its resolved path, size and modification
+time, its dimensions and content hash), so a run reading an unchanged file again neither decodes
+nor hashes it (`lmmprobe.data.rows.check_image`); a store migrated to 11 starts with none.
 """
 
 
@@ -285,6 +289,19 @@ DDL_10 = (
         FROM scores s""",
 )
 
+# Added by schema 11 (new stores and the migration from 10): image files the data loader found
+# readable, by resolved path; a row holds only while the file's size and mtime_ns are these.
+DDL_11 = (
+    """CREATE TABLE IF NOT EXISTS image_checks (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        content_hash TEXT NOT NULL
+    ) WITHOUT ROWID""",
+)
+
 
 OUR_TABLES = (
     "runs",
@@ -295,6 +312,7 @@ OUR_TABLES = (
     "battles",
     "judgements",
     "judge_votes",
+    "image_checks",
 )
 
 
@@ -386,6 +404,12 @@ def _migrate_9_to_10(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_10_to_11(conn: sqlite3.Connection) -> None:
+    # Nothing checked yet: the first run reading the images checks them and fills it.
+    for statement in DDL_11:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -397,4 +421,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     7: _migrate_7_to_8,
     8: _migrate_8_to_9,
     9: _migrate_9_to_10,
+    10: _migrate_10_to_11,
 }

@@ -65,6 +65,7 @@ from lmmprobe.store.layout import (
     DDL_7,
     DDL_9,
     DDL_10,
+    DDL_11,
     MIGRATIONS,
     OUR_TABLES,
     SCHEMA_VERSION,
@@ -504,7 +505,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_11):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -822,6 +823,34 @@ class Store:
             {"id": r.id, "created_at": r.created_at, "status": r.status}
             for r in read_runs(self.conn, limit)
         ]
+
+    def has_image_checks(self) -> bool:
+        """Whether the store remembers any checked image file (`put_image_checks`)."""
+        return self.conn.execute("SELECT 1 FROM image_checks LIMIT 1").fetchone() is not None
+
+    def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
+        """What the store remembers of the image file at the resolved `path`, or None.
+
+        Returns:
+            (size, mtime_ns, width, height, content hash) as the file was when it was checked
+            (`put_image_checks`); the caller compares the first two with the file's now.
+
+        """
+        row = self.conn.execute(
+            "SELECT size, mtime_ns, width, height, content_hash FROM image_checks WHERE path = ?",
+            (path,),
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2], row[3], row[4])
+
+    def put_image_checks(self, rows: Sequence[tuple[str, int, int, int, int, str]]) -> None:
+        """Remember image files found readable: (path, size, mtime_ns, width, height, hash).
+
+        A path remembered before is replaced (its file changed since).
+        """
+        if not rows:
+            return
+        with self.transaction(doing="remembering the checked images") as c:
+            c.executemany("INSERT OR REPLACE INTO image_checks VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     def put_samples(self, run_id: str, samples: Sequence[Sample]) -> None:
         """Record the samples a run asks, as the run sees them.
