@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
+from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
@@ -986,14 +987,50 @@ class Store:
         A row an answer's judges (or a judge protocol's rules) decided carries its verdicts
         under ``judgements`` (a list of `Judgement` dicts); other rows have no such key.
         With `model`, only that model's rows.
+
+        Streamed: the rows are read `_CHUNK` at a time and each chunk's verdicts with one
+        query keyed by its rows' own (model, sample id) values, so a judged run of millions
+        of rows never holds more than a chunk's verdicts (nor every model's, with `model`).
         """
         with self._faults("reading it"):
-            judged = self.get_judgements(run_id)
-            for rec in self._score_rows(run_id, model):
-                found = judged.get((rec["model"], rec["sample_id"], rec["repeat"]))
-                if found:
-                    rec["judgements"] = [j.model_dump() for j in found]
-                yield rec
+            rows = self._score_rows(run_id, model)
+            judged = self.conn.execute(
+                "SELECT 1 FROM judgements WHERE run_id = ? LIMIT 1", (run_id,)
+            ).fetchone()
+            if judged is None:
+                yield from rows
+                return
+            while chunk := list(islice(rows, _CHUNK)):
+                found = self._chunk_judgements(run_id, chunk)
+                for rec in chunk:
+                    verdicts = found.get((rec["model"], rec["sample_id"], rec["repeat"]))
+                    if verdicts:
+                        rec["judgements"] = [j.model_dump() for j in verdicts]
+                    yield rec
+
+    def _chunk_judgements(
+        self, run_id: str, chunk: Sequence[dict[str, Any]]
+    ) -> dict[tuple[str, Any, int], list[Judgement]]:
+        """The stored verdicts of a chunk of `_score_rows`, by (model, sample id, repeat).
+
+        Looked up by equality on the rows' own values (never compared for order in Python),
+        so a row finds exactly the verdicts the whole-run `get_judgements` gives it, in the
+        same order; a sample's verdicts on repeats outside the chunk are read and left.
+        """
+        ids: dict[str, dict[Any, None]] = {}
+        for rec in chunk:
+            ids.setdefault(rec["model"], {})[rec["sample_id"]] = None
+        out: dict[tuple[str, Any, int], list[Judgement]] = {}
+        for model, sample_ids in ids.items():
+            marks = ",".join("?" * len(sample_ids))
+            rows = self.conn.execute(
+                f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE run_id = ? AND model = ? "
+                f"AND sample_id IN ({marks}) ORDER BY {_JUDGEMENT_ORDER}",
+                (run_id, model, *sample_ids),
+            )
+            for row in rows:
+                out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
+        return out
 
     def row_chunks(
         self, run_id: str, model: str, keys: Sequence[str] = (), chunk_rows: int = CHUNK_ROWS
@@ -1063,24 +1100,17 @@ class Store:
         """Stored verdicts of a run by (model, sample id, repeat), judge by judge.
 
         The verdicts of one answer come in the order (protocol, version, judge, attempt), a
-        rule's (judge '') before any judge's.
+        rule's (judge '') before any judge's. Every verdict of the run at once: the rows'
+        readers stream theirs (`iter_score_rows`).
         """
         out: dict[tuple[str, Any, int], list[Judgement]] = {}
         rows = self.conn.execute(
-            "SELECT model, sample_id, repeat, judge, protocol, version, attempt, decided_by, "
-            "key, value, reading, detail, reason FROM judgements WHERE run_id = ? "
-            "ORDER BY model, sample_id, repeat, protocol, version, judge, attempt",
+            f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE run_id = ? "
+            f"ORDER BY {_JUDGEMENT_ORDER}",
             (run_id,),
         )
-        for model, sid, repeat, judge, protocol, version, attempt, by, key, *rest in rows:
-            value, reading, detail, reason = rest
-            out.setdefault((model, sid, repeat), []).append(
-                Judgement(
-                    judge=judge or None, protocol=protocol, version=version, decided_by=by,
-                    key=key, attempt=attempt, value=value, reading=reading,
-                    detail=json.loads(detail), reason=reason,
-                )
-            )  # fmt: skip
+        for row in rows:
+            out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
         return out
 
     @_reading
@@ -1151,6 +1181,23 @@ class Store:
                 rec[b] = None if rec[b] is None else bool(rec[b])
             rec["redacted"] = bool(rec["redacted"])  # NULL: stored before schema 6, or no answer
             yield rec
+
+
+# A stored verdict's columns, as `_judgement_from_row` reads them, and the order one
+# answer's verdicts come in (`Store.get_judgements`).
+_JUDGEMENT_COLUMNS = (
+    "model, sample_id, repeat, judge, protocol, version, attempt, decided_by, key, value, "
+    "reading, detail, reason"
+)
+_JUDGEMENT_ORDER = "model, sample_id, repeat, protocol, version, judge, attempt"
+
+
+def _judgement_from_row(row: Sequence[Any]) -> Judgement:
+    judge, protocol, version, attempt, by, key, value, reading, detail, reason = row[3:]
+    return Judgement(
+        judge=judge or None, protocol=protocol, version=version, decided_by=by, key=key,
+        attempt=attempt, value=value, reading=reading, detail=json.loads(detail), reason=reason,
+    )  # fmt: skip
 
 
 def _png_bytes(ref: ImageRef) -> bytes:
