@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
+import hashlib
 import io
 import json
 import logging
@@ -25,10 +27,12 @@ import os
 import shlex
 import socket
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import wraps
 from itertools import islice
 from pathlib import Path
@@ -1114,38 +1118,66 @@ class Store:
         return out
 
     @_reading
-    def get_samples(self, run_id: str, *, images: bool = True) -> list[Sample]:
+    def recorded_samples(self, run_id: str, *, images: bool = True) -> RecordedSamples:
         """The samples a run recorded (`put_samples`), read back in id order.
 
         A judge needs only what the run recorded: an imported run's samples are judged from
         here, without the benchmark's copy or the file. Image bytes the store keeps come back
-        as base64 data, a path as the absolute path recorded.
+        as base64 data, a path as the absolute path recorded. A path's file is read and
+        hashed now: one whose content is not the one the run recorded (``sha256``), or that
+        cannot be read, names its sample in `RecordedSamples.unusable` (the picture the model
+        saw is not there); its reference keeps the recorded hash, so a run recording these
+        samples again records the picture the model saw, never the file's new content.
 
         Args:
             run_id: The run.
-            images: False leaves the images out (a judge that sees none): no bytes are read.
+            images: False leaves the images out (a judge that sees none): no file is read.
 
         """
         out: list[Sample] = []
+        unusable: dict[str, str] = {}
         rows = self.conn.execute(
             "SELECT sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
         for (text,) in rows:
             doc = json.loads(text)
             refs = doc.pop("images", None) or []
-            doc["images"] = [self._recorded_ref(ref) for ref in refs] if images else []
+            doc["images"] = []
+            for i, ref in enumerate(refs if images else []):
+                image, why = self._recorded_ref(ref)
+                doc["images"].append(image)
+                if why is not None and str(doc.get("id")) not in unusable:
+                    unusable[str(doc.get("id"))] = f"sample {doc.get('id')!r}, image {i + 1}: {why}"
             out.append(Sample.model_validate(doc))
-        return out
+        return RecordedSamples(out, unusable)
 
-    def _recorded_ref(self, ref: dict[str, Any]) -> ImageRef:
-        """An image reference as `_recorded_image` wrote it, made usable again."""
+    def get_samples(self, run_id: str, *, images: bool = True) -> list[Sample]:
+        """`recorded_samples`' samples, each image the one the run saw.
+
+        Raises:
+            ValueError: A recorded image file changed since the run or cannot be read (the
+                first such, in one line naming it).
+
+        """
+        recorded = self.recorded_samples(run_id, images=images)
+        for why in recorded.unusable.values():
+            raise ValueError(why)
+        return recorded.samples
+
+    def _recorded_ref(self, ref: dict[str, Any]) -> tuple[ImageRef, str | None]:
+        """An image reference as `_recorded_image` wrote it, made usable again.
+
+        With why it is not the picture the run saw (None: it is), for a file.
+        """
+        if isinstance(ref.get("path"), str):
+            return recorded_file(ref)
         digest = ref.get("image")
         if not isinstance(digest, str):
-            return ImageRef.model_validate(ref)
+            return ImageRef.model_validate(ref), None
         row = self.conn.execute("SELECT data FROM images WHERE hash = ?", (digest,)).fetchone()
         if row is None:
             raise StoreDamagedError(f"{self.path}: image {digest} of a recorded sample is missing")
-        return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii"))
+        return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii")), None
 
     def _score_rows(self, run_id: str, model: str | None = None) -> Iterator[dict[str, Any]]:
         one_model = "" if model is None else " AND s.model = ?"
@@ -1198,6 +1230,60 @@ def _judgement_from_row(row: Sequence[Any]) -> Judgement:
         judge=judge or None, protocol=protocol, version=version, decided_by=by, key=key,
         attempt=attempt, value=value, reading=reading, detail=json.loads(detail), reason=reason,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RecordedSamples:
+    """A run's recorded samples (`Store.recorded_samples`), and those not to be judged on."""
+
+    samples: list[Sample]
+    unusable: dict[str, str] = field(default_factory=dict)
+    """Sample id → one line naming its image file that changed since the run or cannot be
+    read: whatever is sent with it now is not the picture the model saw."""
+
+
+def recorded_file(ref: dict[str, Any]) -> tuple[ImageRef, str | None]:
+    """A recorded file reference (``{"path", "sha256"}``) checked against the file now.
+
+    The file is read once, as a regular file (a FIFO or a device is refused, never waited
+    on), and hashed as `ImageRef.content_hash` hashes it; the reference returned remembers
+    the hash the run recorded (the file's, where the run recorded none), so the request
+    keys built from it are the run's and the file is not read again for them.
+
+    Returns:
+        The reference, and None when the file is the one the run saw; else one line naming
+        the file and what is wrong (changed since the run, or unreadable).
+
+    """
+    path = str(ref["path"])
+    image = ImageRef.model_validate({"path": path})
+    recorded = ref.get("sha256")
+    if isinstance(recorded, str):
+        image.__dict__["_content_hash"] = recorded
+    try:
+        now = _file_sha256(path)
+    except OSError as exc:
+        return (
+            image,
+            f"{path} cannot be read ({exc.strerror or exc}): not the picture the model saw",
+        )
+    if isinstance(recorded, str) and now != recorded:
+        return image, f"{path} changed since the run: not the picture the model saw"
+    image.__dict__["_content_hash"] = now
+    return image, None
+
+
+def _file_sha256(path: str) -> str:
+    """Hex SHA-256 of a regular file's bytes, read in pieces (opened without waiting)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        h = hashlib.sha256()
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _png_bytes(ref: ImageRef) -> bytes:
