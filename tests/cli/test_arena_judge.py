@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from sklearn.metrics import cohen_kappa_score
 from tests.console import lmmprobe
 from tests.serve.test_arena_support import build_demo_store, offered_battles
@@ -215,3 +216,44 @@ def test_arena_judge_reads_a_thinking_judge_from_its_answer(voted: Path, tmp_pat
     assert (kept[1].first, kept[1].winner) == (None, None)
     assert kept[1].reason == "first order: truncated"
     assert json.loads(done.stdout)["unjudged"] == 1
+
+
+def test_arena_judge_never_sends_an_image_file_changed_since_the_run(
+    voted: Path, tmp_path: Path
+) -> None:
+    # One battle's sample recorded as a file whose content the run hashed (issue 34): the
+    # file now holds another picture, so that battle is unjudged, its reason naming the file.
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    image = tmp_path / "seen.png"
+    Image.new("RGB", (16, 16), (200, 30, 30)).save(image)
+    recorded = {"path": str(image), "sha256": "0" * 64}  # not the file's content now
+    with Store(db) as store:
+        run_id, sample_id = store.conn.execute(
+            "SELECT run_id, sample_id FROM battles ORDER BY id LIMIT 1"
+        ).fetchone()
+        doc = json.loads(
+            store.conn.execute(
+                "SELECT sample FROM samples WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
+            ).fetchone()[0]
+        )
+        with store.transaction() as c:
+            c.execute(
+                "UPDATE samples SET sample = ? WHERE run_id = ? AND sample_id = ?",
+                (json.dumps({**doc, "images": [recorded]}), run_id, sample_id),
+            )
+        same_sample = store.conn.execute(
+            "SELECT COUNT(*) FROM battles WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
+        ).fetchone()[0]
+    with FakeOpenAIServer() as server:
+        spec = f"openai:judge@{server.base_url}"
+        done = lmmprobe(
+            "arena", "judge", "--judge", spec, "--db", db, "--judge-sees-image", "-f", "json"
+        )
+        assert done.returncode == 0, done.stderr
+        # The other battles' pictures only, each sent in both orders.
+        assert len(server.received_images) == 2 * (6 - same_sample)
+    with Store(db) as store:
+        reasons = [v.reason for v in list_judge_votes(store, judge=spec) if v.reason]
+    changed = [r for r in reasons if str(image) in r]
+    assert len(changed) == same_sample and "changed since the run" in changed[0]

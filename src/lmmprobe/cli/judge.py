@@ -117,6 +117,8 @@ _UNJUDGED_WORDS = {
     "unreadable reply": "unreadable reply(ies) (stored; read again, not asked again)",
     "truncated": "reply(ies) cut off before the verdict (stored; not asked again)",
     "not asked": "not asked (the run stopped)",
+    "image changed": "not asked: the sample's image file changed since the run or cannot "
+    "be read (the judge never sees another picture than the model saw)",
 }
 
 
@@ -165,9 +167,11 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""
         # Answers whose judge prompts are the same are asked once: said, so that the verdicts
         # counted above and the requests sent add up.
+        # Verdicts left unjudged because the image changed were never requests.
+        requested = None if c.verdicts is None else c.verdicts - c.unjudged.get("image changed", 0)
         shared = (
-            f" for {c.verdicts} verdicts (answers with the same judge prompt are asked once)"
-            if c.verdicts is not None and c.verdicts != c.requests
+            f" for {requested} verdicts (answers with the same judge prompt are asked once)"
+            if requested is not None and requested != c.requests
             else ""
         )
         verdicts = ""

@@ -56,6 +56,7 @@ from lmmprobe.store.battles import (
     list_votes,
     put_judge_votes,
 )
+from lmmprobe.store.sqlite import recorded_file
 
 __all__ = ["ArenaJudgeResult", "JudgedBattle", "judge_battles", "verdict_of_vote"]
 
@@ -209,7 +210,12 @@ def _image_ref(conn: sqlite3.Connection, ref: Any) -> ImageRef:
             raise ValueError(f"the store keeps no bytes for image {digest}")
         return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))
     if isinstance(ref.get("path"), str):
-        return ImageRef.from_path(ref["path"])
+        # The file as the run recorded it (its sha256): one changed since, or unreadable, is
+        # not the picture the model saw, and is never sent as that one.
+        image, why = recorded_file(ref)
+        if why is not None:
+            raise ValueError(why)
+        return image
     return ImageRef.model_validate(ref)
 
 

@@ -329,6 +329,9 @@ def plan_stored_judges(
             read[mo.spec] = len(scores)
             answers = store.get_responses([s.key for s in scores], include_errors=True)
             asks = _asks(mo.spec, scores, answers, samples, protocols, config)
+            if config.sees_image and outcome.unusable_images:
+                # Answers whose image file changed since the run are not asked (judge_run).
+                asks = [a for a in asks if a.score.sample_id not in outcome.unusable_images]
             for judge_spec, (judge, missing_key) in judges.items():
                 count = _count(judge, asks, config, store, spec.no_cache)
                 planned.append(

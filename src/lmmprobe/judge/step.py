@@ -193,7 +193,14 @@ JUDGING_FAILED = "judging_failed"
 call failed, or every reply was unreadable or cut off). Its answers are stored; the same
 command (or ``lmmprobe judge``) judges it again."""
 
-UNJUDGED_WHY = ("failed call", "not sent (budget)", "unreadable reply", "truncated", "not asked")
+IMAGE_CHANGED = "image changed"
+"""Why a verdict is unjudged when the sample's recorded image file changed since the run or
+cannot be read (`RunOutcome.unusable_images`): the judge is not asked."""
+
+UNJUDGED_WHY = (
+    "failed call", "not sent (budget)", "unreadable reply", "truncated", "not asked",
+    IMAGE_CHANGED,
+)  # fmt: skip
 """Why a judge's verdict is unjudged, in the order the terminal lists them."""
 
 
@@ -480,6 +487,7 @@ def judge_run(
     meter = outcome.meter
     samples = {s.id: s for s in outcome.load.samples}
     protocols = resolve_protocols(config, outcome.load.samples)
+    unusable = outcome.unusable_images if config.sees_image else {}
     judges = _load_judges(config.judges)
     result = JudgeRunOutcome(config)
     servers = [m for m in judges.values() if isinstance(m, StartableModel)]
@@ -499,6 +507,7 @@ def judge_run(
                 progress,
                 outcome.spec.no_cache,
                 _Spending(meter, outcome.spec.prices),
+                unusable,
             )
     finally:
         for server in servers:
@@ -677,11 +686,14 @@ def _judge_model(
     progress: ProgressSink,
     no_cache: bool,
     spending: _Spending,
+    unusable: Mapping[str, str],
 ) -> JudgeModelStats:
     """Judge one model's stored answers chunk by chunk (read, judge, store verdicts, drop).
 
     A judge request an earlier chunk asked (answers sharing a judge prompt) is read back from
     the store, not asked or counted again, so the counts are those of one pass over the run.
+    An answer whose sample is `unusable` (sample id → why: its image is not the one the model
+    saw) gets each judge's unjudged verdict saying why; no judge is asked about it.
     """
     stats = JudgeModelStats()
     for judge, model in judges.items():
@@ -692,7 +704,11 @@ def _judge_model(
         answers = store.get_responses([s.key for s in scores], include_errors=True)
         asks, rules = _plan_asks(model_spec, scores, answers, samples, protocols, config, stats)
         del answers
+        kept = [a for a in asks if a.score.sample_id not in unusable] if unusable else asks
+        blocked = [a for a in asks if a.score.sample_id in unusable] if unusable else []
+        asks = kept
         for judge, model in judges.items():
+            _leave_unjudged(stats, judge, blocked, unusable)
             mine, unique = _judge_requests(asks, config.sees_image, model.identity.cache_id())
             stored = earlier[judge].stored(list(unique), store)
             fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
@@ -729,6 +745,22 @@ def _judge_model(
             stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
     stats.agreement = figures_of(agreement, list(judges))
     return stats
+
+
+def _leave_unjudged(
+    stats: JudgeModelStats, judge: str, asks: Sequence[_Ask], unusable: Mapping[str, str]
+) -> None:
+    """A judge's unjudged verdict on each of `asks`, whose sample's image is `unusable`."""
+    for a in asks:
+        a.score.judgements.append(
+            Judgement(
+                judge=judge, protocol=a.protocol.name, version=a.protocol.version,
+                attempt=a.attempt, decided_by="unjudged", reason=unusable[a.score.sample_id],
+            )
+        )  # fmt: skip
+        stats.asked[judge] += 1
+        stats.unjudged[IMAGE_CHANGED] += 1
+        stats.unjudged_by.setdefault(judge, Counter())[IMAGE_CHANGED] += 1
 
 
 def _count_calls(stats: JudgeModelStats, judge: str, responses: Sequence[Response]) -> None:

@@ -1,6 +1,6 @@
 """A stored run as judging reads it: its spec with the judges added, its samples and answers.
 
-Judging needs only what a run recorded: its samples (`Store.get_samples`), its answers (the
+Judging needs only what a run recorded: its samples (`Store.recorded_samples`), its answers (the
 responses) and their scores. So a stored run is judged from the store as it was recorded,
 whatever became of its data file since (rewritten by ``synth filter``, moved, deleted) and
 whether or not its models can be loaded here (an imported run's model is a label). The stored
@@ -12,6 +12,7 @@ counts its judge calls without sending any.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,12 @@ from lmmprobe.store import Store
 
 __all__ = ["judged_spec", "score_chunks", "stored_outcome"]
 
+log = logging.getLogger(__name__)
+
 _CHUNK = 2000
+
+_SHOWN = 10
+"""Samples whose image file changed since the run named one line each; the rest counted."""
 """Responses read at a time for a model's counts (a large run is not read in one piece)."""
 
 
@@ -113,16 +119,23 @@ def stored_outcome(
         models.append(_model_outcome(store, source, model, identity))
     run_id = new_run_id()
     out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
-    samples = store.get_samples(source, images=spec.judge.sees_image)
+    recorded = store.recorded_samples(source, images=spec.judge.sees_image)
+    # An image file changed (or gone) since the run is not the picture the model saw: its
+    # sample's answers are left unjudged, each judge's verdict saying why, and said here.
+    for why in list(recorded.unusable.values())[:_SHOWN]:
+        log.warning("%s; its answers are not judged", why)
+    if len(recorded.unusable) > _SHOWN:
+        log.warning("... and %d more sample(s) so", len(recorded.unusable) - _SHOWN)
     outcome = RunOutcome(
         run_id,
         spec,
         store.path,
         out_dir,
-        LoadResult(samples=samples, source=spec.data),
+        LoadResult(samples=recorded.samples, source=spec.data),
         dict(manifest),
         models=models,
         meter=CostMeter(spec.max_cost, spec.prices),
+        unusable_images=recorded.unusable,
     )
     # The stored run's answers decide as they did for it: one that stopped at its budget
     # (`budget` errors in its rows) stays `stopped_budget` once judged, never complete.

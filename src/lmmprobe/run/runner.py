@@ -140,6 +140,10 @@ class RunOutcome:
     meter: CostMeter | None = field(default=None, repr=False)
     """The invocation's spending meter, shared with the judging step so that judge calls
     count against the same ``max_cost``."""
+    unusable_images: dict[str, str] = field(default_factory=dict, repr=False)
+    """Sample id → why its images are not the pictures the model saw (a recorded file changed
+    since the run, or unreadable: `lmmprobe.store.sqlite.RecordedSamples`): a judge that sees
+    images leaves its answers unjudged, never judges them on another picture."""
 
     def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
         """What the run's results take from it besides its stored rows (`RunRecord`).

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import errno
+import hashlib
 import io
 import json
 import logging
@@ -25,11 +27,14 @@ import os
 import shlex
 import socket
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import wraps
+from itertools import islice
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
@@ -1015,14 +1020,50 @@ class Store:
         A row an answer's judges (or a judge protocol's rules) decided carries its verdicts
         under ``judgements`` (a list of `Judgement` dicts); other rows have no such key.
         With `model`, only that model's rows.
+
+        Streamed: the rows are read `_CHUNK` at a time and each chunk's verdicts with one
+        query keyed by its rows' own (model, sample id) values, so a judged run of millions
+        of rows never holds more than a chunk's verdicts (nor every model's, with `model`).
         """
         with self._faults("reading it"):
-            judged = self.get_judgements(run_id)
-            for rec in self._score_rows(run_id, model):
-                found = judged.get((rec["model"], rec["sample_id"], rec["repeat"]))
-                if found:
-                    rec["judgements"] = [j.model_dump() for j in found]
-                yield rec
+            rows = self._score_rows(run_id, model)
+            judged = self.conn.execute(
+                "SELECT 1 FROM judgements WHERE run_id = ? LIMIT 1", (run_id,)
+            ).fetchone()
+            if judged is None:
+                yield from rows
+                return
+            while chunk := list(islice(rows, _CHUNK)):
+                found = self._chunk_judgements(run_id, chunk)
+                for rec in chunk:
+                    verdicts = found.get((rec["model"], rec["sample_id"], rec["repeat"]))
+                    if verdicts:
+                        rec["judgements"] = [j.model_dump() for j in verdicts]
+                    yield rec
+
+    def _chunk_judgements(
+        self, run_id: str, chunk: Sequence[dict[str, Any]]
+    ) -> dict[tuple[str, Any, int], list[Judgement]]:
+        """The stored verdicts of a chunk of `_score_rows`, by (model, sample id, repeat).
+
+        Looked up by equality on the rows' own values (never compared for order in Python),
+        so a row finds exactly the verdicts the whole-run `get_judgements` gives it, in the
+        same order; a sample's verdicts on repeats outside the chunk are read and left.
+        """
+        ids: dict[str, dict[Any, None]] = {}
+        for rec in chunk:
+            ids.setdefault(rec["model"], {})[rec["sample_id"]] = None
+        out: dict[tuple[str, Any, int], list[Judgement]] = {}
+        for model, sample_ids in ids.items():
+            marks = ",".join("?" * len(sample_ids))
+            rows = self.conn.execute(
+                f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE run_id = ? AND model = ? "
+                f"AND sample_id IN ({marks}) ORDER BY {_JUDGEMENT_ORDER}",
+                (run_id, model, *sample_ids),
+            )
+            for row in rows:
+                out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
+        return out
 
     def row_chunks(
         self, run_id: str, model: str, keys: Sequence[str] = (), chunk_rows: int = CHUNK_ROWS
@@ -1092,59 +1133,80 @@ class Store:
         """Stored verdicts of a run by (model, sample id, repeat), judge by judge.
 
         The verdicts of one answer come in the order (protocol, version, judge, attempt), a
-        rule's (judge '') before any judge's.
+        rule's (judge '') before any judge's. Every verdict of the run at once: the rows'
+        readers stream theirs (`iter_score_rows`).
         """
         out: dict[tuple[str, Any, int], list[Judgement]] = {}
         rows = self.conn.execute(
-            "SELECT model, sample_id, repeat, judge, protocol, version, attempt, decided_by, "
-            "key, value, reading, detail, reason FROM judgements WHERE run_id = ? "
-            "ORDER BY model, sample_id, repeat, protocol, version, judge, attempt",
+            f"SELECT {_JUDGEMENT_COLUMNS} FROM judgements WHERE run_id = ? "
+            f"ORDER BY {_JUDGEMENT_ORDER}",
             (run_id,),
         )
-        for model, sid, repeat, judge, protocol, version, attempt, by, key, *rest in rows:
-            value, reading, detail, reason = rest
-            out.setdefault((model, sid, repeat), []).append(
-                Judgement(
-                    judge=judge or None, protocol=protocol, version=version, decided_by=by,
-                    key=key, attempt=attempt, value=value, reading=reading,
-                    detail=json.loads(detail), reason=reason,
-                )
-            )  # fmt: skip
+        for row in rows:
+            out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
         return out
 
     @_reading
-    def get_samples(self, run_id: str, *, images: bool = True) -> list[Sample]:
+    def recorded_samples(self, run_id: str, *, images: bool = True) -> RecordedSamples:
         """The samples a run recorded (`put_samples`), read back in id order.
 
         A judge needs only what the run recorded: an imported run's samples are judged from
         here, without the benchmark's copy or the file. Image bytes the store keeps come back
-        as base64 data, a path as the absolute path recorded.
+        as base64 data, a path as the absolute path recorded. A path's file is read and
+        hashed now: one whose content is not the one the run recorded (``sha256``), or that
+        cannot be read, names its sample in `RecordedSamples.unusable` (the picture the model
+        saw is not there); its reference keeps the recorded hash, so a run recording these
+        samples again records the picture the model saw, never the file's new content.
 
         Args:
             run_id: The run.
-            images: False leaves the images out (a judge that sees none): no bytes are read.
+            images: False leaves the images out (a judge that sees none): no file is read.
 
         """
         out: list[Sample] = []
+        unusable: dict[str, str] = {}
         rows = self.conn.execute(
             "SELECT sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
         for (text,) in rows:
             doc = json.loads(text)
             refs = doc.pop("images", None) or []
-            doc["images"] = [self._recorded_ref(ref) for ref in refs] if images else []
+            doc["images"] = []
+            for i, ref in enumerate(refs if images else []):
+                image, why = self._recorded_ref(ref)
+                doc["images"].append(image)
+                if why is not None and str(doc.get("id")) not in unusable:
+                    unusable[str(doc.get("id"))] = f"sample {doc.get('id')!r}, image {i + 1}: {why}"
             out.append(Sample.model_validate(doc))
-        return out
+        return RecordedSamples(out, unusable)
 
-    def _recorded_ref(self, ref: dict[str, Any]) -> ImageRef:
-        """An image reference as `_recorded_image` wrote it, made usable again."""
+    def get_samples(self, run_id: str, *, images: bool = True) -> list[Sample]:
+        """`recorded_samples`' samples, each image the one the run saw.
+
+        Raises:
+            ValueError: A recorded image file changed since the run or cannot be read (the
+                first such, in one line naming it).
+
+        """
+        recorded = self.recorded_samples(run_id, images=images)
+        for why in recorded.unusable.values():
+            raise ValueError(why)
+        return recorded.samples
+
+    def _recorded_ref(self, ref: dict[str, Any]) -> tuple[ImageRef, str | None]:
+        """An image reference as `_recorded_image` wrote it, made usable again.
+
+        With why it is not the picture the run saw (None: it is), for a file.
+        """
+        if isinstance(ref.get("path"), str):
+            return recorded_file(ref)
         digest = ref.get("image")
         if not isinstance(digest, str):
-            return ImageRef.model_validate(ref)
+            return ImageRef.model_validate(ref), None
         row = self.conn.execute("SELECT data FROM images WHERE hash = ?", (digest,)).fetchone()
         if row is None:
             raise StoreDamagedError(f"{self.path}: image {digest} of a recorded sample is missing")
-        return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii"))
+        return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii")), None
 
     def _score_rows(self, run_id: str, model: str | None = None) -> Iterator[dict[str, Any]]:
         one_model = "" if model is None else " AND s.model = ?"
@@ -1180,6 +1242,77 @@ class Store:
                 rec[b] = None if rec[b] is None else bool(rec[b])
             rec["redacted"] = bool(rec["redacted"])  # NULL: stored before schema 6, or no answer
             yield rec
+
+
+# A stored verdict's columns, as `_judgement_from_row` reads them, and the order one
+# answer's verdicts come in (`Store.get_judgements`).
+_JUDGEMENT_COLUMNS = (
+    "model, sample_id, repeat, judge, protocol, version, attempt, decided_by, key, value, "
+    "reading, detail, reason"
+)
+_JUDGEMENT_ORDER = "model, sample_id, repeat, protocol, version, judge, attempt"
+
+
+def _judgement_from_row(row: Sequence[Any]) -> Judgement:
+    judge, protocol, version, attempt, by, key, value, reading, detail, reason = row[3:]
+    return Judgement(
+        judge=judge or None, protocol=protocol, version=version, decided_by=by, key=key,
+        attempt=attempt, value=value, reading=reading, detail=json.loads(detail), reason=reason,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RecordedSamples:
+    """A run's recorded samples (`Store.recorded_samples`), and those not to be judged on."""
+
+    samples: list[Sample]
+    unusable: dict[str, str] = field(default_factory=dict)
+    """Sample id → one line naming its image file that changed since the run or cannot be
+    read: whatever is sent with it now is not the picture the model saw."""
+
+
+def recorded_file(ref: dict[str, Any]) -> tuple[ImageRef, str | None]:
+    """A recorded file reference (``{"path", "sha256"}``) checked against the file now.
+
+    The file is read once, as a regular file (a FIFO or a device is refused, never waited
+    on), and hashed as `ImageRef.content_hash` hashes it; the reference returned remembers
+    the hash the run recorded (the file's, where the run recorded none), so the request
+    keys built from it are the run's and the file is not read again for them.
+
+    Returns:
+        The reference, and None when the file is the one the run saw; else one line naming
+        the file and what is wrong (changed since the run, or unreadable).
+
+    """
+    path = str(ref["path"])
+    image = ImageRef.model_validate({"path": path})
+    recorded = ref.get("sha256")
+    if isinstance(recorded, str):
+        image.__dict__["_content_hash"] = recorded
+    try:
+        now = _file_sha256(path)
+    except OSError as exc:
+        return (
+            image,
+            f"{path} cannot be read ({exc.strerror or exc}): not the picture the model saw",
+        )
+    if isinstance(recorded, str) and now != recorded:
+        return image, f"{path} changed since the run: not the picture the model saw"
+    image.__dict__["_content_hash"] = now
+    return image, None
+
+
+def _file_sha256(path: str) -> str:
+    """Hex SHA-256 of a regular file's bytes, read in pieces (opened without waiting)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        h = hashlib.sha256()
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _png_bytes(ref: ImageRef) -> bytes:
