@@ -7,7 +7,8 @@ timeout and bounded retries (exponential backoff with jitter, ``Retry-After`` ho
 that still fails is returned as a typed error, never as answer text.
 
 Options: ``key_env`` (environment variable holding the API key; default ``OPENAI_API_KEY``),
-``max_concurrency`` (16), ``timeout`` (seconds per attempt, 60), ``max_attempts`` (6),
+``max_concurrency`` (16), ``timeout`` (seconds per attempt, 60: the whole
+attempt, the reply's headers and body, not each read), ``max_attempts`` (6),
 ``backoff`` (first retry delay, 0.5 s), ``max_backoff`` (30 s), ``max_image_pixels``
 (1,048,576), ``image_format`` (png | jpeg), ``send_seed`` (true), ``max_tokens_param``
 (max_tokens | max_completion_tokens), ``top_logprobs`` (20), ``max_requests`` and
@@ -121,7 +122,7 @@ REASONING_FIELDS: Final = ("reasoning_content", "reasoning")
 """Message fields servers send thinking in, in the order they are looked for."""
 
 MAX_ERROR_BYTES: Final = 64 << 10
-"""The most bytes read (as sent, before any decompression) of an HTTP error's body: the client
+"""The most bytes read (decoded: after any decompression) of an HTTP error's body: the client
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
 are kept (`_status_text`)."""
 
@@ -631,16 +632,24 @@ class OpenAIChatModel:
                 # are still raised by the client as openai.APIStatusError subclasses.
                 # Streamed, so the body is read here, a chunk at a time and only so far
                 # (`_read_body`): a server's reply is outside text of any length.
-                raw = await self._client().post(
-                    "/chat/completions", body=params, cast_to=httpx2.Response, stream=True
-                )
-                self.reachability.answered()
-                body, cut = await _read_body(raw, MAX_REPLY_BYTES)
+                # `timeout` bounds the whole attempt, not each read: a server that trickles a
+                # byte, a header line or a "102 Processing" at a time would hold it forever.
+                async with asyncio.timeout(self.opts.timeout):
+                    raw = await self._client().post(
+                        "/chat/completions", body=params, cast_to=httpx2.Response, stream=True
+                    )
+                    self.reachability.answered()
+                    body, cut = await _read_body(raw, MAX_REPLY_BYTES)
                 resp = self._response(
                     request, _body_json(body, cut), logprobs, time.perf_counter() - t0, cut=cut
                 )
             except (UnsupportedInputError, EmptyResponseError) as exc:
                 err = exc
+            except TimeoutError:
+                err = ModelTimeoutError(
+                    f"no answer within the timeout: the reply was not complete after "
+                    f"{self.opts.timeout:g} s"
+                )
             except (openai.APIError, ValueError, LookupError, TypeError, AttributeError) as exc:
                 err = _classify(exc, self._key_hint(), self._model_hint(exc))
                 if isinstance(exc, openai.APIStatusError):
@@ -814,34 +823,49 @@ class OpenAIChatModel:
             )
 
 
-class _CappedStream(httpx2.AsyncByteStream):
-    """A response's byte stream that ends after `limit` bytes (the rest is never read)."""
+class _DecodedCappedStream(httpx2.AsyncByteStream):
+    """A response's body decoded (``Content-Encoding`` undone), ended after `limit` bytes.
 
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int) -> None:
-        self._inner = inner
+    The rest is never read, nor inflated.
+    """
+
+    def __init__(self, encoded: httpx2.Response, limit: int) -> None:
+        self._encoded = encoded
         self._limit = limit
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         left = self._limit
-        async for chunk in self._inner:
-            yield chunk[:left]
-            left -= len(chunk)
-            if left <= 0:
-                return
+        # The client's decoders inflate a bounded step at a time, so stopping here bounds
+        # the memory whatever the encodings stacked.
+        async with contextlib.aclosing(self._encoded.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                yield chunk[:left]
+                left -= len(chunk)
+                if left <= 0:
+                    return
 
     async def aclose(self) -> None:
-        await self._inner.aclose()
+        await self._encoded.aclose()
 
 
 async def _cap_error_body(response: httpx2.Response) -> None:
-    """An HTTP error's body is read no further than `MAX_ERROR_BYTES` (a client event hook).
+    """An HTTP error's body is read no further than `MAX_ERROR_BYTES` decoded (a client hook).
 
     The client reads an error's body whole before it raises; a server's 500 with hundreds of
-    megabytes would be held in memory, once per retry. A cut body that is no longer JSON is
-    quoted as text, as any body that is not JSON is.
+    megabytes, or a few kilobytes that inflate to gigabytes, would be held in memory, once per
+    retry. The body is decoded here, ahead of the client, so the cap counts what it inflates
+    to. A cut body that is no longer JSON is quoted as text, as any body that is not JSON is.
     """
     if response.status_code >= 400 and isinstance(response.stream, httpx2.AsyncByteStream):
-        response.stream = _CappedStream(response.stream, MAX_ERROR_BYTES)
+        encoded = httpx2.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=response.stream,
+            request=response.request,
+        )
+        # What the client reads is decoded already: it must not decode it again.
+        response.headers.pop("content-encoding", None)
+        response.stream = _DecodedCappedStream(encoded, MAX_ERROR_BYTES)
 
 
 async def _read_body(raw: httpx2.Response, limit: int) -> tuple[bytes, bool]:

@@ -1,0 +1,224 @@
+"""A hostile OpenAI-compatible server, spoken to over a raw loopback socket (issue 34, re-test 7).
+
+Each test's server answers every request with bytes no well-behaved HTTP server library would
+send: a body trickled a byte a second, header lines or ``102 Processing`` one a second, an
+error body that inflates without end, a reply nested 100,000 deep, a redirect to another host,
+log-probabilities no model gives. The run must end, each in one stored error line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import resource
+import socket
+import sqlite3
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openai")
+
+Answer = Callable[[socket.socket], None]
+
+
+def _reply(content: str = "(A)", **choice: object) -> bytes:
+    return json.dumps(
+        {
+            "id": "x",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": "stop",
+                    **choice,
+                }
+            ],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        }
+    ).encode()
+
+
+def _read_request(conn: socket.socket) -> bytes | None:
+    """One request's head (its body read and dropped); None when the client hung up."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = conn.recv(65536)
+        if not got:
+            return None
+        data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    while len(body) < length:
+        got = conn.recv(65536)
+        if not got:
+            break
+        body += got
+    return head
+
+
+@contextmanager
+def _server(answer: Answer) -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback server answering every request with `answer`; yields its URL and the heads
+    of the requests it got."""
+    heads: list[bytes] = []
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            try:
+                while (head := _read_request(conn)) is not None:
+                    heads.append(head)
+                    answer(conn)
+            except OSError:
+                pass  # the client gave up on us: what the test wants
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", heads
+    finally:
+        listener.close()
+
+
+def _rows(tmp_path: Path) -> Path:
+    path = tmp_path / "rows.jsonl"
+    row = {"id": "q0", "images": [], "question": "Pick?", "choices": ["x", "y"], "answer": 0}
+    path.write_text(json.dumps(row) + "\n")
+    return path
+
+
+def _run(
+    tmp_path: Path, answer: Answer, options: str = "", address_space: int = 0
+) -> tuple[str, str]:
+    """Run one row against the hostile server; the stored error's type and message.
+
+    `address_space`: a limit on the run's memory (bytes of address space), 0 for none.
+    """
+    db = tmp_path / "db.sqlite"
+
+    def limit() -> None:
+        if address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    exe = Path(sys.executable).parent / "lmmprobe"
+    with _server(answer) as (url, _):
+        done = subprocess.run(
+            [exe, "run", "-m", f"openai:vlm@{url},max_attempts=1{options}",
+             "--data", _rows(tmp_path), "--db", db],
+            capture_output=True, text=True, timeout=60, preexec_fn=limit, check=False,
+            env={**os.environ, "OPENAI_API_KEY": "test-key", "COLUMNS": "160"},
+        )  # fmt: skip
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    with sqlite3.connect(db) as c:
+        ((kind, message),) = c.execute("SELECT error_type, error_message FROM responses")
+    return kind, message
+
+
+# ------------------------------------------------------------------ 1: a whole-attempt deadline
+
+
+def _forever(conn: socket.socket, piece: bytes) -> None:
+    for _ in range(120):  # two minutes: far past the test's time limit if the client waits
+        conn.sendall(piece)
+        time.sleep(0.5)
+
+
+def _slow_body(conn: socket.socket) -> None:
+    body = _reply()
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n"
+        + body[:-2]
+    )
+    _forever(conn, b" ")
+
+
+def _slow_chunks(conn: socket.socket) -> None:
+    body = _reply()
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        + b"%x\r\n%s\r\n" % (len(body) - 2, body[:-2])
+    )
+    _forever(conn, b"1\r\n \r\n")
+
+
+def _slow_head(conn: socket.socket) -> None:
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+    _forever(conn, b"X-A: b\r\n")
+
+
+def _processing(conn: socket.socket) -> None:
+    _forever(conn, b"HTTP/1.1 102 Processing\r\n\r\n")
+
+
+@pytest.mark.parametrize("answer", [_slow_body, _slow_chunks, _slow_head, _processing])
+def test_a_server_that_trickles_its_reply_times_out_the_attempt(
+    tmp_path: Path, answer: Answer
+) -> None:
+    """`timeout` bounded each read: a byte, a header line or a 102 a second held it forever."""
+    kind, message = _run(tmp_path, answer, ",timeout=3")
+    assert kind == "timeout", message
+    assert message.startswith("no answer within the timeout"), message
+
+
+# ------------------------------------------------------------------ 2: error bodies, decoded
+
+
+def _gzip_bomb(gib: int) -> bytes:
+    """gzip(gzip(`gib` GiB of spaces)): a few kilobytes on the wire.
+
+    The inner layer repeats one fully flushed deflate block (which refers to nothing before
+    it), so it is built in a second, not compressed from gigabytes.
+    """
+    block = b" " * (16 << 20)
+    z = zlib.compressobj(9, zlib.DEFLATED, -15)
+    piece = z.compress(block) + z.flush(zlib.Z_FULL_FLUSH)
+    count, crc = gib * 64, 0
+    for _ in range(count):
+        crc = zlib.crc32(block, crc)
+    layer = (
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+        + piece * count
+        + z.flush()
+        + struct.pack("<II", crc, (count * len(block)) & 0xFFFFFFFF)
+    )
+    return gzip.compress(layer)
+
+
+def test_an_http_errors_body_is_capped_after_decompression(tmp_path: Path) -> None:
+    """The 64 KiB cap counted bytes as sent: a 500 of ~7 KB of gzip-in-gzip inflated to GBs."""
+    bomb = _gzip_bomb(2)
+    assert len(bomb) < 64 << 10
+
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 500 Internal\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: gzip, gzip\r\nContent-Length: %d\r\n\r\n" % len(bomb) + bomb
+        )
+
+    # Under a 1 GB address-space limit the whole body cannot be held: it must not be tried.
+    kind, message = _run(tmp_path, answer, ",timeout=60", address_space=2 << 30)
+    assert kind == "transient", message
+    assert message.startswith("HTTP 500: ") and len(message) < 400, message
