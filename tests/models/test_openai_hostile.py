@@ -222,3 +222,24 @@ def test_an_http_errors_body_is_capped_after_decompression(tmp_path: Path) -> No
     kind, message = _run(tmp_path, answer, ",timeout=60", address_space=2 << 30)
     assert kind == "transient", message
     assert message.startswith("HTTP 500: ") and len(message) < 400, message
+
+
+# ------------------------------------------------------------------ 16: a reply nested too deep
+
+
+def _json_answer(body: bytes) -> Answer:
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+            % len(body)
+            + body
+        )
+
+    return answer
+
+
+def test_a_reply_nested_too_deep_is_a_malformed_reply(tmp_path: Path) -> None:
+    """It was called an lmmprobe bug: "internal: RecursionError", not retried in the run."""
+    kind, message = _run(tmp_path, _json_answer(b"[" * 100_000 + b"]" * 100_000))
+    assert kind == "transient", message
+    assert message.startswith("malformed response: ValueError: the reply is JSON nested"), message

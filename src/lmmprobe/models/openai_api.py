@@ -899,11 +899,16 @@ def _body_json(body: bytes, cut: bool) -> Any:
     """A reply's body as JSON; when `cut`, what its first bytes hold (strings cut where it ends).
 
     Raises:
-        ValueError: It is not JSON (as far as it goes).
+        ValueError: It is not JSON (as far as it goes), or nested too deep to read.
 
     """
     if not cut:
-        return json.loads(body)
+        try:
+            return json.loads(body)
+        except RecursionError:  # a server's malformed reply, not a fault of ours
+            raise ValueError(
+                "the reply is JSON nested deeper than Python's recursion limit"
+            ) from None
     # The cut may fall inside a UTF-8 sequence: the incremental decoder leaves that tail out.
     text = codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
     return jiter.from_json(text.encode("utf-8"), partial_mode="trailing-strings")
