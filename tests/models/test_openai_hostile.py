@@ -243,3 +243,23 @@ def test_a_reply_nested_too_deep_is_a_malformed_reply(tmp_path: Path) -> None:
     kind, message = _run(tmp_path, _json_answer(b"[" * 100_000 + b"]" * 100_000))
     assert kind == "transient", message
     assert message.startswith("malformed response: ValueError: the reply is JSON nested"), message
+
+
+# ------------------------------------------------------------------ 19: redirects
+
+
+def test_a_redirect_is_not_followed_and_names_where_it_points(tmp_path: Path) -> None:
+    """A 307 was followed to another host: the prompt and images were sent there."""
+    with _server(_json_answer(_reply())) as (elsewhere, heads):
+
+        def answer(conn: socket.socket) -> None:
+            conn.sendall(
+                b"HTTP/1.1 307 Temporary Redirect\r\nLocation: %s/chat/completions\r\n"
+                b"Content-Length: 0\r\n\r\n" % elsewhere.replace("127.0.0.1", "localhost").encode()
+            )
+
+        kind, message = _run(tmp_path, answer)
+        assert heads == []  # the other host heard nothing
+    assert kind == "bad_request", message
+    assert message.startswith("HTTP 307: the server redirects to http://localhost:"), message
+    assert "/v1/chat/completions, and lmmprobe follows no redirect" in message

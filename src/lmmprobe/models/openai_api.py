@@ -318,6 +318,13 @@ def _classify(exc: BaseException, key_hint: str, model_hint: str = "") -> ModelE
         return ConnectionFailedError(f"connection failed: {_cause(exc)}")
     if isinstance(exc, openai.APIStatusError):
         code, text = exc.status_code, _status_text(exc)
+        if 300 <= code < 400:
+            where = scrub_secrets(exc.response.headers.get("location", "nowhere"))
+            where = where if len(where) <= 300 else where[:300] + "..."
+            return BadRequestError(
+                f"HTTP {code}: the server redirects to {where}, and lmmprobe follows no "
+                "redirect: give that URL as the model's base URL if it is the API's"
+            )
         if code >= 500:
             return TransientError(f"HTTP {code}: {text}")
         if code in (401, 403):
@@ -441,6 +448,9 @@ class OpenAIChatModel:
                     timeout=self.opts.timeout,
                     http_client=openai.DefaultAsyncHttpxClient(
                         verify=self._ssl,
+                        # An API does not redirect a POST; following one would send the
+                        # prompt and images to wherever a server points (`_classify`).
+                        follow_redirects=False,
                         limits=httpx2.Limits(
                             max_connections=None,
                             max_keepalive_connections=CONNECTIONS_PER_CLIENT,
