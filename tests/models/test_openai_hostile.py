@@ -111,7 +111,7 @@ def _rows(tmp_path: Path) -> Path:
 
 
 def _run(
-    tmp_path: Path, answer: Answer, options: str = "", address_space: int = 0
+    tmp_path: Path, answer: Answer, options: str = "", *extra: str, address_space: int = 0
 ) -> tuple[str, str]:
     """Run one row against the hostile server; the stored error's type and message.
 
@@ -127,7 +127,7 @@ def _run(
     with _server(answer) as (url, _):
         done = subprocess.run(
             [exe, "run", "-m", f"openai:vlm@{url},max_attempts=1{options}",
-             "--data", _rows(tmp_path), "--db", db],
+             "--data", _rows(tmp_path), "--db", db, *extra],
             capture_output=True, text=True, timeout=60, preexec_fn=limit, check=False,
             env={**os.environ, "OPENAI_API_KEY": "test-key", "COLUMNS": "160"},
         )  # fmt: skip
@@ -263,3 +263,20 @@ def test_a_redirect_is_not_followed_and_names_where_it_points(tmp_path: Path) ->
     assert kind == "bad_request", message
     assert message.startswith("HTTP 307: the server redirects to http://localhost:"), message
     assert "/v1/chat/completions, and lmmprobe follows no redirect" in message
+
+
+# ------------------------------------------------------------------ 15: log-probabilities
+
+
+@pytest.mark.parametrize(("a", "b"), [("1e999", "1e999"), ("-5", "50"), ("NaN", "-1")])
+def test_a_log_probability_above_zero_or_nan_is_a_malformed_reply(
+    tmp_path: Path, a: str, b: str
+) -> None:
+    """+inf was stored and scored (A correct), and B at +50 beat A at -5."""
+    top = f'[{{"token": "A", "logprob": {a}}}, {{"token": "B", "logprob": {b}}}]'
+    lp = f'{{"content": [{{"token": "A", "logprob": {a}, "top_logprobs": {top}}}]}}'
+    body = _reply("A").replace(b'"finish_reason"', f'"logprobs": {lp}, "finish_reason"'.encode())
+    kind, message = _run(tmp_path, _json_answer(body), "", "--method", "mark_logprob")
+    assert kind == "transient", message
+    assert message.startswith("malformed response: ValueError: the log-probability of"), message
+    assert "which no probability has" in message

@@ -990,6 +990,11 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
     `logprobs` is a choice's ``logprobs`` object from a chat.completion body. The answer
     position is the first generated token that is not just whitespace or an opening bracket,
     so ``(B)`` and ``B`` are read the same way. Letter marks compare case-insensitively.
+
+    Raises:
+        ValueError: A mark's log-probability is above 0 or NaN (no log-probability: the
+            server's reply is malformed); -inf is a probability of 0, read as absent.
+
     """
     content = (logprobs or {}).get("content") or []
     wanted = {m.lower(): i for i, m in enumerate(marks)}
@@ -1000,7 +1005,13 @@ def mark_scores(logprobs: dict[str, Any] | None, marks: Sequence[str]) -> list[f
         for cand in [entry, *(entry.get("top_logprobs") or [])]:
             i = wanted.get(_norm_token(cand["token"]).lower())
             if i is not None:
-                scores[i] = max(scores[i], float(cand["logprob"]))
+                value = float(cand["logprob"])
+                if not value <= 0.0:  # positive, +inf or NaN: it would be scored as sent
+                    raise ValueError(
+                        f"the log-probability of {_norm_token(cand['token'])[:40]!r} is "
+                        f"{value}, which no probability has"
+                    )
+                scores[i] = max(scores[i], value)
         break
     return scores
 
