@@ -121,6 +121,9 @@ REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
 REASONING_FIELDS: Final = ("reasoning_content", "reasoning")
 """Message fields servers send thinking in, in the order they are looked for."""
 
+ATTEMPT_SLACK_S: Final = 1.0
+"""Seconds an attempt may run past ``timeout`` before it is cut (`OpenAIChatModel._one`)."""
+
 MAX_ERROR_BYTES: Final = 64 << 10
 """The most bytes read (decoded: after any decompression) of an HTTP error's body: the client
 reads it whole to quote the server's message, which is a line, and only 300 characters of it
@@ -644,7 +647,9 @@ class OpenAIChatModel:
                 # (`_read_body`): a server's reply is outside text of any length.
                 # `timeout` bounds the whole attempt, not each read: a server that trickles a
                 # byte, a header line or a "102 Processing" at a time would hold it forever.
-                async with asyncio.timeout(self.opts.timeout):
+                # A second more, so that the client's own connect timeout (the same value)
+                # fires first where it applies: a host that never answers counts as down.
+                async with asyncio.timeout(self.opts.timeout + ATTEMPT_SLACK_S):
                     raw = await self._client().post(
                         "/chat/completions", body=params, cast_to=httpx2.Response, stream=True
                     )
