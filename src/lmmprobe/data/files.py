@@ -746,9 +746,10 @@ def check_parquets(
     total_size = sum(sizes)
     limit = max(limits.floor, limits.ratio * total_size)
     where = (
-        f"a parquet file of {total_size:,} bytes"
+        f"a parquet file of {total_size:,} bytes ({limits.ratio} times its size"
         if len(paths) == 1
-        else f"{len(paths)} parquet files of {total_size:,} bytes in all"
+        else f"{len(paths)} parquet files of {total_size:,} bytes in all ({limits.ratio} times "
+        "their size"
     )
     used = 0
     for path in paths:
@@ -775,7 +776,7 @@ def _check_one(
         except _ParquetOverLimit as exc:
             raise UnreadableFile(
                 f"{path}: {exc} decodes to more than {limit:,} bytes, the most lmmprobe reads "
-                f"from {where} ({limits.ratio} times its size, at least "
+                f"from {where}, at least "
                 f"{limits.floor >> 20} MiB): values repeated, not {what}"
             ) from None
         except MemoryError:
