@@ -1,8 +1,10 @@
 """What checking a parquet file's decoded size costs, beside reading it: two sizes, peak RSS.
 
 `lmmprobe.data.files.check_parquet` runs before GQA reads its parquet files and before the
-``hf`` source lets `datasets` convert one: plain columns are counted from the metadata, and
-dictionary-encoded text and binary columns are scanned still encoded. Before it, nothing was
+``hf`` source lets `datasets` convert one: the footer's stated sizes are checked, then every
+column is counted as it decodes, 256 rows at a time (re-test 7; before it, plain columns were
+counted from the metadata only and dictionary-encoded text scanned still encoded; run it with
+PYTHONPATH at the older tree for the older figures). Before any check, nothing was
 checked (the old cost is nil, and a value repeated by dictionary encoding decoded to any
 size). This prints, for a text table of N rows (an id, a question, a four-way label, as a
 dataset's parquet file holds them) at two sizes, each step in a fresh process: the check, a

@@ -300,6 +300,85 @@ def test_a_parquet_value_repeated_past_its_size_is_refused_before_conversion(
     assert not any(f.is_file() for f in cache.rglob("*"))  # nothing converted
 
 
+def _refused_one_line(tmp_path: Path, spec: str) -> str:
+    from tests.console import lmmprobe
+
+    cache = tmp_path / "cache"
+    res = lmmprobe("run", "-m", "first", "--data", spec, "--dry-run",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(cache))  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    assert not any(f.is_file() for f in cache.rglob("*"))  # nothing converted
+    return lines[0]
+
+
+def _zigzag_varint(value: int, length: int) -> bytes:
+    """`value` as thrift's compact protocol writes an i64, padded to `length` bytes."""
+    value = (value << 1) ^ (value >> 63)
+    return bytes(((value >> (7 * k)) & 0x7F) | (0x80 if k < length - 1 else 0)
+                 for k in range(length))  # fmt: skip
+
+
+def test_a_parquet_footer_understating_its_sizes_is_counted_as_decoded(tmp_path: Path) -> None:
+    # Re-test 7 #3: a footer is the file's own claim; with a text column's stated size edited
+    # from 314 MB down to 1,000 a 15.7 KB file passed and made a 301 MB copy. Here 100 MB.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "lie.parquet"
+    table = pa.table({"id": [f"q{i}" for i in range(100)], "question": ["x" * (1 << 20)] * 100})
+    pq.write_table(table, path, use_dictionary=["id"], compression="zstd",
+                   write_statistics=False)  # fmt: skip
+    true = pq.ParquetFile(path).metadata.row_group(0).column(1).total_uncompressed_size
+    data = path.read_bytes()
+    footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+    stated = _zigzag_varint(true, 4)
+    assert true > 64 << 20 and data.count(stated, footer) == 1
+    path.write_bytes(data.replace(stated, _zigzag_varint(1000, 4)))
+    assert pq.ParquetFile(path).metadata.row_group(0).column(1).total_uncompressed_size == 1000
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line.startswith(f"error: {path}: column question decodes to more than"), line
+
+
+def test_the_parquet_files_of_a_folder_share_one_limit(tmp_path: Path) -> None:
+    # Re-test 7 #6: each file of an hf: folder was checked alone against the 64 MiB floor,
+    # while `datasets` converts them all into one copy (10 files of 60 MB: a 601 MB copy).
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    value = pa.array(["x" * (1 << 20)])
+    for part in range(2):
+        question = pa.DictionaryArray.from_arrays(pa.array([0] * 40, pa.int32()), value)
+        ids = [f"{part}-{i}" for i in range(40)]
+        table = pa.table({"id": ids, "question": question, "answer": ["a"] * 40})
+        pq.write_table(table, folder / f"test-{part}.parquet", compression="zstd")
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {folder / 'test-1.parquet'}: column question decodes"), line
+    assert "from 2 parquet files of" in line, line
+
+
+def test_a_parquet_file_of_too_many_row_groups_is_one_line(tmp_path: Path) -> None:
+    # Re-test 7 #13: 50,000 one-row row groups took the check 23 s and 714 MB, and aborted
+    # the process ("std::bad_alloc") under a 2 GB limit. Bounded from the footer.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "rg.parquet"
+    n = 11_000  # 33,000 column chunks
+    table = pa.table({"id": [f"q{i}" for i in range(n)], "question": ["what?"] * n,
+                      "answer": ["yes"] * n})  # fmt: skip
+    pq.write_table(table, path, row_group_size=1)
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line == (
+        f"error: {path}: 11,000 row groups of 3 columns, more than the 32,768 column chunks "
+        "(row groups times columns) lmmprobe reads from a parquet file: not a dataset"
+    ), line
+
+
 def test_a_failed_conversion_leaves_no_partial_copy(tmp_path: Path) -> None:
     # Re-test 6 #18: the cache folder of a conversion that failed stayed on disk.
     from tests.console import lmmprobe

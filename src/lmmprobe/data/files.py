@@ -8,8 +8,9 @@ one place that decides what may be opened and what a workbook may hold.
 the read or never end; a file found inside a folder is opened only where its links stay inside
 that folder. An xlsx is checked from its zip directory, then by a streamed count of its XML
 elements (`check_xlsx`, under `XLSX_LIMITS`), before openpyxl or pandas opens it. A parquet
-file's decoded size is checked from its metadata and a scan of its dictionary-encoded columns
-(`check_parquet`, under `PARQUET_LIMITS`) before its rows are read or converted.
+file's decoded size is checked from its footer and then counted by a bounded scan of every
+column (`check_parquet`, or `check_parquets` for the files of one source together, under
+`PARQUET_LIMITS`) before its rows are read or converted.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import os
 import re
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -47,6 +48,7 @@ __all__ = [
     "broken_xlsx",
     "check_csv",
     "check_parquet",
+    "check_parquets",
     "check_workbook",
     "check_xlsx",
     "open_regular",
@@ -654,14 +656,16 @@ def check_csv(path: Path, fh: IO[bytes], delimiter: str = ",", cells: int = TABL
 
 @dataclass(frozen=True)
 class ParquetLimits:
-    """What a parquet file may decode to, checked before its rows are read.
+    """What a parquet file (or the parquet files of one source) may decode to.
 
-    Dictionary encoding stores a repeated value once: a 1 MB file may hold one 1 MB value
-    referenced by a million rows, a terabyte once decoded, and neither the row count nor the
-    column chunks' stated sizes (the dictionary is counted once there) tell. The decoded size
-    is therefore counted: from the metadata for plain columns, and for dictionary-encoded text
-    and binary columns by reading them still encoded (each dictionary once, and one index a
-    row) and adding up the length of the value each row refers to.
+    Dictionary encoding stores a repeated value once, delta (prefix) encoding a value sharing
+    its predecessor's bytes in a few bytes, and compression a run of one byte in almost none:
+    a 1 MB file may hold one 1 MB value in a million rows, a terabyte once decoded. A file's
+    footer states each column chunk's uncompressed size (its dictionary page included), but
+    that is the file's own claim and counts a dictionary once. So the stated sizes are checked
+    first, before anything is read, and then every column is counted as pyarrow decodes it, a
+    few rows at a time (dictionary-encoded text still encoded: each dictionary once and one
+    index a row), stopping as soon as the count passes the limit.
     """
 
     ratio: int = 32
@@ -671,7 +675,12 @@ class ParquetLimits:
     times."""
     floor: int = 64 << 20
     """What any file may decode to whatever its size (64 MiB), so a small file of short text
-    is never refused."""
+    is never refused. For the files of one source together (GQA's configs, an ``hf:``
+    folder) the floor applies once and the ratio to their total size."""
+    chunks: int = 32_768
+    """Column chunks (row groups times columns) a file may have: each costs pyarrow a reader
+    and buffers, and 50,000 row groups of one row, or 50,000 columns, took the check minutes
+    and aborted the process out of memory; a real dataset file has tens to hundreds."""
 
 
 PARQUET_LIMITS = ParquetLimits()
@@ -683,20 +692,14 @@ _PARQUET_WIDTHS = {"BOOLEAN": 1, "INT32": 4, "INT64": 8, "INT96": 12, "FLOAT": 4
 _OFFSET = 4
 """Bytes each decoded text or binary value takes beside its own (its offset)."""
 
-_SCAN_BATCH = 65_536
-"""Rows of dictionary-encoded columns scanned at a time: their indices take 256 KiB a column,
-and each batch's dictionary (up to its whole column chunk's) is measured once, so fewer,
-larger batches scan faster (benchmarks/parquet_check.py times the scan)."""
+_SCAN_BATCH = 256
+"""Rows decoded at a time by the scan: a row's values are never more than their pages hold,
+so a batch of 1 MB values is 256 MB at most before it is counted (benchmarks/parquet_check.py
+times the scan)."""
 
 
 def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMITS) -> None:
     """Refuse a parquet file whose values decode to more than `limits` allow.
-
-    The decoded size is counted without decoding (`ParquetLimits`): plain columns by their
-    stated uncompressed size (or their values' fixed width times their count, when larger);
-    dictionary-encoded text and binary columns by a scan that reads them still encoded, so
-    memory is a dictionary and a batch of indices whatever the file states; the scan stops as
-    soon as the count passes the limit.
 
     Args:
         path: The parquet file.
@@ -709,24 +712,81 @@ def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMI
         OSError: It cannot be opened.
 
     """
+    check_parquets([path], what=what, limits=limits)
+
+
+def check_parquets(
+    paths: Sequence[Path], *, what: str, limits: ParquetLimits = PARQUET_LIMITS
+) -> None:
+    """Refuse parquet files whose values together decode to more than `limits` allow.
+
+    The files of one source are read together (GQA keeps the images it needs from every
+    images file; ``hf:`` converts every file of a folder into one copy), so one budget covers
+    them: the floor once, the ratio over their total size. Each file's footer is checked
+    first (its column chunks, then their stated sizes, which include dictionary pages, so no
+    dictionary is read past the limit); then every column of every file is counted as it
+    decodes (`ParquetLimits`), so an encoding or a footer that understates is caught too.
+
+    Args:
+        paths: The parquet files of one source.
+        what: What the files should hold, for the error.
+        limits: The limits.
+
+    Raises:
+        UnreadableFile: A file that is not a regular file, not a readable parquet file, has
+            too many column chunks, or the files decoding to more than the limits allow; one
+            line naming the file.
+        OSError: A file cannot be opened.
+
+    """
+    sizes = []
+    for path in paths:
+        with open_regular(path, what=what) as fh:
+            sizes.append(os.fstat(fh.fileno()).st_size)
+    total_size = sum(sizes)
+    limit = max(limits.floor, limits.ratio * total_size)
+    where = (
+        f"a parquet file of {total_size:,} bytes ({limits.ratio} times its size"
+        if len(paths) == 1
+        else f"{len(paths)} parquet files of {total_size:,} bytes in all ({limits.ratio} times "
+        "their size"
+    )
+    used = 0
+    for path in paths:
+        used = _check_one(path, what=what, limits=limits, limit=limit, used=used, where=where)
+
+
+def _check_one(
+    path: Path, *, what: str, limits: ParquetLimits, limit: int, used: int, where: str
+) -> int:
+    """Check one file against what is left of `limit` after `used`; the new count."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    with open_regular(path, what=what) as fh:
-        size = os.fstat(fh.fileno()).st_size
-        limit = max(limits.floor, limits.ratio * size)
+    with open_regular(path, what=what):
         try:
             # Read by pyarrow's own file (through a Python file it is twice as slow), once
             # open_regular has found a regular file there (a FIFO would block the open).
             with pa.OSFile(str(path)) as source:
-                _check_parquet(source, limit)
+                return _check_parquet(source, limit, used, limits.chunks)
+        except _ParquetTooMany as exc:
+            raise UnreadableFile(
+                f"{path}: {exc}, more than the {limits.chunks:,} column chunks (row groups "
+                f"times columns) lmmprobe reads from a parquet file: not {what}"
+            ) from None
         except _ParquetOverLimit as exc:
             raise UnreadableFile(
                 f"{path}: {exc} decodes to more than {limit:,} bytes, the most lmmprobe reads "
-                f"from a parquet file of {size:,} bytes ({limits.ratio} times its size, at "
-                f"least {limits.floor >> 20} MiB): values repeated, not {what}"
+                f"from {where}, at least "
+                f"{limits.floor >> 20} MiB): values repeated, not {what}"
+            ) from None
+        except MemoryError:
+            raise UnreadableFile(
+                f"{path}: too large to check (out of memory while decoding it): not {what}"
             ) from None
         except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if "alloc" in first:  # pyarrow's own allocation failures: not a broken file
+                raise UnreadableFile(f"{path}: too large to check ({first}): not {what}") from None
             raise UnreadableFile(f"{path}: not a readable parquet file ({first})") from None
 
 
@@ -734,31 +794,26 @@ class _ParquetOverLimit(Exception):
     """The decoded size passed the limit; its text names the column (``column NAME``)."""
 
 
-def _check_parquet(source: Any, limit: int) -> None:
+class _ParquetTooMany(Exception):
+    """The footer states more column chunks than a file may have; its text says how many."""
+
+
+def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     parquet = pq.ParquetFile(source)
     meta, schema = parquet.metadata, parquet.schema
+    if meta.num_row_groups * meta.num_columns > chunks:
+        raise _ParquetTooMany(f"{meta.num_row_groups:,} row groups of {meta.num_columns:,} columns")
     leaves = [schema.column(i) for i in range(len(schema))]
-    # Leaves whose values a scan must count: text or binary, dictionary-encoded somewhere.
-    scanned: set[str] = set()
+    # The stated sizes first: they include each dictionary page, so a chunk whose dictionary
+    # alone passes the limit is refused before the scan would decode it.
+    stated = used
+    dictionary: set[str] = set()  # text leaves the scan reads still encoded
     for r in range(meta.num_row_groups):
         group = meta.row_group(r)
         for c in range(group.num_columns):
             chunk, leaf = group.column(c), leaves[c]
-            dictionary = chunk.has_dictionary_page or any(
-                "DICTIONARY" in e for e in chunk.encodings
-            )
-            if leaf.physical_type == "BYTE_ARRAY" and dictionary:
-                scanned.add(leaf.path)
-    tops = {path.split(".")[0] for path in scanned}
-    stated = 0
-    for r in range(meta.num_row_groups):
-        group = meta.row_group(r)
-        for c in range(group.num_columns):
-            chunk, leaf = group.column(c), leaves[c]
-            if leaf.path.split(".")[0] in tops:
-                continue  # counted by the scan, with the rest of its column
             count = chunk.num_values
             if leaf.physical_type == "FIXED_LEN_BYTE_ARRAY":
                 width = leaf.length  # exact, whatever the encoding
@@ -767,20 +822,45 @@ def _check_parquet(source: Any, limit: int) -> None:
             stated += max(chunk.total_uncompressed_size, count * width)
             if stated > limit:
                 raise _ParquetOverLimit(f"column {leaf.path}")
-    if not tops:
-        return
-    reader = pq.ParquetFile(source, read_dictionary=sorted(scanned))
-    total = stated
-    columns = [name for name in reader.schema_arrow.names if name in tops]
-    for batch in reader.iter_batches(batch_size=_SCAN_BATCH, columns=columns):
-        for name, column in zip(batch.schema.names, batch.columns, strict=True):
-            total += _decoded_size(column)
-            if total > limit:
-                raise _ParquetOverLimit(f"column {name}")
+            if leaf.physical_type == "BYTE_ARRAY" and (
+                chunk.has_dictionary_page or any("DICTIONARY" in e for e in chunk.encodings)
+            ):
+                dictionary.add(leaf.path)
+    # Then every column, as decoded: an encoding that expands (dictionary, delta, a
+    # compressed run) or a footer that understates shows in the count, a batch at a time. A
+    # flat column is decoded (a batch is its rows' values); a nested one is read with its
+    # dictionary-encoded text still encoded, since one row may repeat a value without end.
+    top = {leaf.path.split(".")[0] for leaf in leaves if "." in leaf.path}
+    names = parquet.schema_arrow.names
+    total = used
+    measured: dict[str, tuple[Any, Any]] = {}  # each column's last dictionary and its lengths
+    for columns, encoded in (
+        ([n for n in names if n not in top], []),
+        ([n for n in names if n in top], sorted(p for p in dictionary if "." in p)),
+    ):
+        if not columns:
+            continue
+        reader = pq.ParquetFile(source, read_dictionary=encoded)
+        for batch in reader.iter_batches(
+            batch_size=_SCAN_BATCH, columns=columns, use_threads=False
+        ):
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                total += _decoded_size(column, name, measured)
+                if total > limit:
+                    raise _ParquetOverLimit(f"column {name}")
+    return total
 
 
-def _decoded_size(array: Any) -> int:
-    """Bytes `array` takes once decoded, its dictionaries expanded (counted, not built)."""
+def _decoded_size(array: Any, key: str, measured: dict[str, tuple[Any, Any]]) -> int:
+    """Bytes `array` takes once decoded, its dictionaries expanded (counted, not built).
+
+    `measured` keeps the value lengths of each dictionary met at `key` (a column's path),
+    reused while the next batches share it (a row group's dictionary serves all its batches).
+
+    Raises:
+        _ParquetOverLimit: A type the count does not know (parquet stores none).
+
+    """
     import pyarrow as pa
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
@@ -789,18 +869,48 @@ def _decoded_size(array: Any) -> int:
         values = array.dictionary
         if len(values) == 0:
             return len(array) * _OFFSET
-        if _binary_like(kind.value_type):
-            sizes = pc.fill_null(pc.binary_length(values), 0)
-        else:  # a dictionary of other values: each row as large as the mean value
-            each = -(-_decoded_size(values) // len(values))
-            sizes = pa.array([each] * len(values), pa.int64())
-        taken = pc.sum(pc.take(sizes.cast(pa.int64()), array.indices)).as_py()
+        last = measured.get(key)
+        if last is not None and _same(last[0], values):
+            sizes = last[1]
+        elif _binary_like(kind.value_type) and len(values) > _SCAN_BATCH + len(array):
+            # A dictionary larger than the batch (one pyarrow grows from plain pages): the
+            # values taken, at most a batch of them, rather than every entry again.
+            taken = pc.sum(pc.binary_length(pc.take(values, array.indices))).as_py()
+            return int(taken or 0) + len(array) * _OFFSET
+        else:
+            if _binary_like(kind.value_type):
+                sizes = pc.fill_null(pc.binary_length(values), 0).cast(pa.int64())
+            else:  # a dictionary of other values: each row as large as the mean value
+                each = -(-_decoded_size(values, key + ".dictionary", measured) // len(values))
+                sizes = pa.array([each] * len(values), pa.int64())
+            measured[key] = (values, sizes)
+        taken = pc.sum(pc.take(sizes, array.indices)).as_py()
         return int(taken or 0) + len(array) * _OFFSET
     if pa.types.is_struct(kind):
-        return sum(_decoded_size(child) for child in array.flatten())
+        return sum(
+            _decoded_size(child, f"{key}.{kind.field(i).name}", measured)
+            for i, child in enumerate(array.flatten())
+        )
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _decoded_size(array.flatten()) + len(array) * _OFFSET
+        return _decoded_size(array.flatten(), f"{key}.item", measured) + len(array) * _OFFSET
+    if pa.types.is_map(kind):  # its keys and items hold every map's: this array's, offsets
+        start = array.offsets[0].as_py()
+        length = array.offsets[-1].as_py() - start
+        keys = _decoded_size(array.keys.slice(start, length), f"{key}.key", measured)
+        items = _decoded_size(array.items.slice(start, length), f"{key}.value", measured)
+        return keys + items + len(array) * _OFFSET
+    if pa.types.is_nested(kind):
+        raise _ParquetOverLimit(f"column {key} (of type {kind}, which lmmprobe does not read)")
     return int(array.nbytes)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two arrays are one array's buffers (the dictionary a batch shares)."""
+    return bool(
+        len(a) == len(b)
+        and [x.address if x is not None else 0 for x in a.buffers()]
+        == [x.address if x is not None else 0 for x in b.buffers()]
+    )
 
 
 def _binary_like(kind: Any) -> bool:

@@ -47,7 +47,7 @@ from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
-from lmmprobe.data.files import check_parquet
+from lmmprobe.data.files import check_parquets
 from lmmprobe.data.rows import RowError, check_image, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
@@ -180,19 +180,21 @@ def check_parquet_files(files: list[Path]) -> None:
 
     `datasets` converts a parquet file into an Arrow copy on disk with every value written
     out: a value repeated by dictionary encoding (a 15 MB file of one 1 MB question in 1,500
-    rows) made a 1.5 GB copy. Each file is checked first (`check_parquet`), in one line.
+    rows) made a 1.5 GB copy. The files are checked first, together (`check_parquets`: one
+    budget for the copy they make), in one line naming the file that passes it.
 
     Raises:
-        DataError: A parquet file is not a regular file, is unreadable, or decodes past the
-            limits; one line naming it.
+        DataError: A parquet file is not a regular file, is unreadable, or the files decode
+            past the limits; one line naming the file.
 
     """
-    for file in files:
-        if file.suffix.lower() == ".parquet":
-            try:
-                check_parquet(file, what="a dataset")
-            except OSError as exc:
-                raise DataError(f"{file}: cannot be read ({exc.strerror or exc})") from None
+    parquet = [file for file in files if file.suffix.lower() == ".parquet"]
+    try:
+        check_parquets(parquet, what="a dataset")
+    except OSError as exc:
+        raise DataError(
+            f"{exc.filename or parquet}: cannot be read ({exc.strerror or exc})"
+        ) from None
 
 
 def _data_files(folder: Path) -> list[Path]:

@@ -413,6 +413,100 @@ def test_a_gqa_image_repeated_by_dictionary_encoding_is_one_line(tmp_path: Path)
     assert lines[0].endswith("values repeated, not GQA's data; fetch it again"), out
 
 
+def _gqa_questions(folder: Path, extra: dict[str, Any], rows: int, **write: Any) -> Path:
+    """Replace the GQA copy's instructions file by `rows` questions and `extra` columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = folder / "testdev_balanced_instructions" / "testdev-00000-of-00001.parquet"
+    table = {"id": [f"q{i}" for i in range(rows)], "imageId": ["n161313"] * rows,
+             "question": ["Is it red?"] * rows, "answer": ["yes"] * rows,
+             "fullAnswer": ["yes."] * rows, **extra}  # fmt: skip
+    pq.write_table(pa.table(table), path, compression="zstd", **write)
+    return path
+
+
+def _one_error_line(tmp_path: Path, folder: Path) -> str:
+    from tests.console import lmmprobe
+
+    res = lmmprobe("run", "-m", "first", "--data", f"gqa,path={folder}", "--dry-run",
+                   "--db", tmp_path / "d")  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+def test_a_gqa_dictionary_past_the_limit_is_refused_from_the_footer(tmp_path: Path) -> None:
+    # Re-test 7 #5: dictionary pages of 600 MB each (68 KB on disk) were decoded whole by the
+    # check itself (4.5 GB). The footer states them: refused before any dictionary is read,
+    # as shown here by a dictionary page made unreadable (reading it would fail otherwise).
+    import pyarrow.parquet as pq
+
+    folder = _gqa(tmp_path)
+    words = [f"{i:08d}" + "x" * ((1 << 20) - 8) for i in range(70)]
+    path = _gqa_questions(folder, {"note": words}, 70, dictionary_pagesize_limit=1 << 30)
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(5)
+    assert chunk.path_in_schema == "note" and chunk.total_uncompressed_size > 64 << 20
+    data = bytearray(path.read_bytes())
+    start = chunk.dictionary_page_offset
+    data[start + 64 : start + 512] = b"\xff" * 448  # inside the compressed dictionary
+    path.write_bytes(bytes(data))
+    line = _one_error_line(tmp_path, folder)
+    assert line.startswith(f"error: {path}: column note decodes to more than 67,108,864"), line
+
+
+def test_a_gqa_delta_encoded_question_is_counted(tmp_path: Path) -> None:
+    # Re-test 7 #3: a DELTA_BYTE_ARRAY column states its encoded size (a 34 KB file of 1,500
+    # copies of a 1 MB question passed, 1.5 GB decoded). Here 80 MB from a few KB.
+    folder = _gqa(tmp_path)
+    question = ["x" * (1 << 20)] * 80
+    path = _gqa_questions(folder, {"question": question}, 80, use_dictionary=False,
+                          row_group_size=20, column_encoding={"question": "DELTA_BYTE_ARRAY"})  # fmt: skip
+    assert path.stat().st_size < 1 << 20
+    line = _one_error_line(tmp_path, folder)
+    assert line.startswith(f"error: {path}: column question decodes to more than"), line
+
+
+def test_a_gqa_map_column_is_counted(tmp_path: Path) -> None:
+    # Re-test 7 #4: a map column was counted by its dictionary's size (a 2 KB file of 1,000
+    # map entries of one 1 MB value passed; the load took 3 GB). Here 100 MB.
+    import pyarrow as pa
+
+    folder = _gqa(tmp_path)
+    rows, entries = 10, 10
+    value = pa.DictionaryArray.from_arrays(
+        pa.array([0] * (rows * entries), pa.int32()), pa.array(["x" * (1 << 20)])
+    )
+    offsets = pa.array([i * entries for i in range(rows + 1)], pa.int32())
+    semantic = pa.MapArray.from_arrays(offsets, pa.array(["k"] * (rows * entries)), value)
+    path = _gqa_questions(folder, {"semantic": semantic}, rows)
+    assert path.stat().st_size < 64 << 10
+    line = _one_error_line(tmp_path, folder)
+    assert line.startswith(f"error: {path}: column semantic decodes to more than"), line
+
+
+def test_gqa_images_files_share_one_limit(tmp_path: Path) -> None:
+    # Re-test 7 #6: each images file was checked alone against the 64 MiB floor, while the
+    # images kept come from all of them (40 files of 60 MB each ran out of memory). Here two
+    # files of 40 MiB each: under the floor one by one, over it together.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = _gqa(tmp_path)
+    (first,) = (folder / "testdev_balanced_images").glob("*.parquet")
+    second = first.with_name("testdev-00001-of-00002.parquet")
+    value = pa.array([b"x" * (1 << 20)], pa.binary())
+    for path, ids in ((first, ["n161313"]), (second, ["n235859"])):
+        ids += [f"{path.stem}-{i}" for i in range(39)]
+        picture = pa.DictionaryArray.from_arrays(pa.array([0] * 40, pa.int32()), value)
+        pq.write_table(pa.table({"id": ids, "image": picture}), path, compression="zstd")
+    line = _one_error_line(tmp_path, folder)
+    assert line.startswith(f"error: {second}: column image decodes to more than 67,108,864"), line
+    assert "from 3 parquet files of" in line and line.endswith("fetch it again"), line
+
+
 @pytest.mark.parametrize("kind", ["not parquet", "no image column"])
 def test_a_broken_gqa_parquet_is_one_line_naming_it(tmp_path: Path, kind: str) -> None:
     # Re-test 6: pyarrow's "Parquet magic bytes not found in footer" named no file, and an

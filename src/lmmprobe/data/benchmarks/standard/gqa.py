@@ -56,8 +56,7 @@ def read_gqa_snapshot(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
                 f"{GQA.fetch}"
             )
         files[kind] = found
-    for path in (*files["instructions"], *files["images"]):
-        _check_parquet(pq, path)  # each file once, before any of them is read
+    _check_parquet(pq, [*files["instructions"], *files["images"]])  # before any is read
     # Only the images a question refers to are kept, each once: the questions' imageIds are
     # read first (one column), then the images files' rows are converted only where wanted.
     wanted: set[str] = set()
@@ -78,32 +77,33 @@ _BATCH = 1024
 """Rows decoded at a time from a parquet file."""
 
 
-def _check_parquet(pq: Any, path: Path) -> None:
-    """Refuse a parquet file stating more rows than bytes, or decoding past its limits.
+def _check_parquet(pq: Any, paths: list[Path]) -> None:
+    """Refuse a parquet file stating more rows than bytes, or the files decoding past limits.
 
     A file's footer states its row count: one stating more rows than the file has bytes
     (dictionary and run-length encoding store a repeated value once: 3,000,000 identical rows
     fit in 94 KB) is refused before any row is decoded; every real GQA row holds its own id
-    and question. So is a file whose values decode to more than
-    `lmmprobe.data.files.PARQUET_LIMITS` allow (one large value repeated by dictionary
-    encoding: `check_parquet`).
+    and question. So are files whose values together decode to more than
+    `lmmprobe.data.files.PARQUET_LIMITS` allow (one budget for them all: the images kept
+    come from every images file; `check_parquets`).
 
     Raises:
         lmmprobe.data.base.DataError: One line naming the file.
 
     """
     from lmmprobe.data.base import DataError
-    from lmmprobe.data.files import UnreadableFile, check_parquet
+    from lmmprobe.data.files import UnreadableFile, check_parquets
 
-    with _readable(path):
-        rows, size = pq.ParquetFile(path).metadata.num_rows, path.stat().st_size
-    if rows > size:
-        raise DataError(
-            f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
-            "repeated rows, not GQA's questions); fetch the config again"
-        )
+    for path in paths:
+        with _readable(path):
+            rows, size = pq.ParquetFile(path).metadata.num_rows, path.stat().st_size
+        if rows > size:
+            raise DataError(
+                f"{path}: states {rows:,} rows in {size:,} bytes (more rows than bytes: "
+                "repeated rows, not GQA's questions); fetch the config again"
+            )
     try:
-        check_parquet(path, what="GQA's data")
+        check_parquets(paths, what="GQA's data")
     except UnreadableFile as exc:
         raise DataError(f"{exc}; fetch it again") from None
 
