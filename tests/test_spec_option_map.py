@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from tests.console import lmmprobe
 
 from lmmprobe.spec import parse_option_map, parse_spec
 
@@ -34,3 +37,27 @@ def test_bad_maps_say_which_pair(value: str, wanted: str) -> None:
     with pytest.raises(ValueError, match=wanted) as info:
         parse_option_map(value, "o")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "wanted"),
+    [
+        ("a=NaN", "a: 'NaN' is not a finite number"),
+        ("a=Infinity", "a: 'Infinity' is not a finite number"),
+        ("a=-Infinity", "a: '-Infinity' is not a finite number"),
+        ("a=1e999", "a: '1e999' is not a finite number"),
+        ('a="\\ud800"', "a: the value holds a lone surrogate"),
+    ],
+)
+def test_values_no_request_can_carry_are_refused_at_parse(
+    tmp_path: Path, value: str, wanted: str
+) -> None:
+    # Re-test 7 #14: accepted, then every request failed as the server's fault ("malformed
+    # response: ValueError: Out of range float values are not JSON compliant"), retried.
+    model = f"openai:m@http://127.0.0.1:1/v1,chat_template_kwargs={value}"
+    ran = lmmprobe("run", "-m", model, "--limit", "1",
+                   "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    lines = ran.stderr.strip().splitlines()
+    assert len(lines) == 1 and "option chat_template_kwargs: " + wanted in lines[0], ran.stderr
+    assert not (tmp_path / "o").exists()

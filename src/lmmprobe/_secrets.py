@@ -129,7 +129,9 @@ _URL_CREDENTIALS = re.compile(
     # ":". At the text's start, where ``openai:m@user@h:8000`` reads alike, to the first "@".
     r"|(?:^[^/\s@:?#=]+:([^/\s@?#]+)"
     r"|(?<=[@=])[^/\s@:?#=]+:([^/\s@?#]+(?:@[^/\s@:?#]+)*))@(?=[\w.\-]+(?::\d+)?(?:/|$))"
-    r"|" + _SCHEME + r"([^/\s@:?#]+)@"
+    # A user without a password, or with an empty one (``http://TOKEN:@host``, curl's ``-u
+    # KEY:``, sent as basic authentication all the same): the user is the token.
+    r"|" + _SCHEME + r"([^/\s@:?#]+):?@"
 )
 # A parameter in a URL's query or fragment (``?key=X``, ``&api-key=X``, ``#token=X``): judged by
 # its name, as ``NAME=value`` is; the value runs to the next parameter. Spaces around the "="
@@ -140,15 +142,17 @@ _URL_PARAMETER = re.compile(r"(?:\?[ \t]*|[#&;])([^=?#&;/\s]+)[ \t]*=[ \t]*([^&#
 # as a query's parameter is, the value running to the segment's end.
 _PATH_PARAMETER = re.compile(r"/([^=?#&;/\s]+)[ \t]*=[ \t]*([^/?#&;\s]*)")
 # The same with a ":" (``/token:X/v1``) or a percent-encoded "=" or ":" (``/key%3DX``, which the
-# server decodes as it decodes the query) between name and value. Not right after a scheme's
+# server decodes as it decodes the query; encoded again, ``%253D``, by a proxy decoding twice)
+# between name and value. Not right after a scheme's
 # "://": there ``user:password`` and ``host:port`` stand (`_URL_CREDENTIALS` reads the first).
 _PATH_PARAMETER_ENCODED = re.compile(
-    r"(?<!:)(?<!:/)/((?:[^=:?#&;/\s%]|%(?!3[AaDd]))+)(?::|%3[AaDd])([^/?#&;\s]*)"
+    r"(?<!:)(?<!:/)/((?:[^=:?#&;/\s%]|%(?!(?:25)*3[AaDd]))+)(?::|%(?:25)*3[AaDd])([^/?#&;\s]*)"
 )
 # A URL's path (``scheme://host/a/b``), where a segment naming a secret holds the next one as its
 # value (``http://h/api_key/X/v1``). Read in URLs with a scheme only: a file's path
 # (``/etc/keys/token/README``) is no URL.
-_URL_PATH = re.compile(_SCHEME + r"[^\s/?#]*(/[^\s?#]*)")
+# A fragment shaped as a path (``http://h/v1#/key/X``, a client-side route) is read as one too.
+_URL_PATH = re.compile(_SCHEME + r"[^\s/?#]*([/#][^\s?]*)")
 _QUERY_SECRETS = frozenset(
     {"sig", "signature", "code", "x-amz-signature", "x-goog-signature", "sas", "pw"}
 )  # fmt: skip
@@ -239,11 +243,28 @@ _QUANTITY_WORDS = frozenset(
 ``key_count=3``), never a secret: hiding it would record two settings the same."""
 
 
+_RUN_TOGETHER_HEADS = frozenset(
+    {"access", "admin", "api", "auth", "bearer", "client", "master", "private", "refresh",
+     "secret", "service", "session"}
+)  # fmt: skip
+"""Words that, run together with a secret suffix, name a secret in a path (``/secretkey/X``,
+``/accesstoken/X``): a known head only, so ``/monkey/x`` or ``/hotkey/x`` stay names."""
+
+
 def _path_secret(segment: str) -> bool:
-    """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`)."""
-    name = unquote(segment)
+    """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`).
+
+    Trailing digits are dropped as for a flag (``/key1/X``, ``/api_key_2/X``), and a
+    run-together name counts when a known word heads it (`_RUN_TOGETHER_HEADS`).
+    """
+    name = unquote(segment).rstrip("0123456789")
     words = _words(name)
-    return bool(words) and words[-1] in _PATH_SECRET_WORDS and _secret_parameter(name)
+    if not words:
+        return False
+    last = words[-1]
+    if last in _PATH_SECRET_WORDS:
+        return _secret_parameter(name)
+    return any(last == head + suffix for head in _RUN_TOGETHER_HEADS for suffix in _SECRET_SUFFIXES)
 
 
 def _url_secrets(text: str) -> list[_Found]:
@@ -260,13 +281,21 @@ def _url_secrets(text: str) -> list[_Found]:
         if parameter.end(2) > parameter.start(2) and _secret_parameter(parameter.group(1))
     ]
     for url in _URL_PATH.finditer(text):
-        at = url.start(1) + 1  # the first segment, after the path's "/"
-        segments = url.group(1)[1:].split("/")
-        for name, value in itertools.pairwise(segments):
-            start = at + len(name) + 1
-            if value and _path_secret(name):
+        # Each segment with where it starts; empty and "." segments dropped, as a server
+        # normalising the path drops them (``/key//X`` and ``/key/./X`` are ``/key/X``).
+        segments: list[tuple[str, int]] = []
+        at = url.start(1) + 1  # the first segment, after the path's "/" (or "#")
+        for segment in url.group(1)[1:].split("/"):
+            if segment not in ("", "."):
+                segments.append((segment, at))
+            at += len(segment) + 1
+        for segment, start in segments:
+            # ``/bearer%20X``: an Authorization header's value pasted as a segment.
+            if segment[:9].lower() == "bearer%20" and len(segment) > 9:
+                found.append(_Found(_BEARER, start + 9, start + len(segment)))
+        for (name, _), (value, start) in itertools.pairwise(segments):
+            if _path_secret(name):
                 found.append(_Found(name, start, start + len(value)))
-            at = start
     return found
 
 

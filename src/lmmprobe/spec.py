@@ -27,6 +27,7 @@ An option whose value is itself a mapping (``chat_template_kwargs``) writes it a
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -193,13 +194,28 @@ def parse_option_map(value: str, option: str) -> dict[str, OptionScalar]:
             )
         if key in out:
             raise ValueError(f"option {option}: key {_shown(key)!r} is given twice")
-        out[key] = _scalar(raw.strip())
+        scalar = _scalar(raw.strip())
+        if isinstance(scalar, float) and not math.isfinite(scalar):
+            # NaN, Infinity, 1e999: no JSON a request can carry, so every request would fail
+            raise ValueError(
+                f"option {option}: {key}: {_shown(raw.strip())!r} is not a finite number"
+            )
+        if isinstance(scalar, str) and _SURROGATE.search(scalar):
+            raise ValueError(
+                f"option {option}: {key}: the value holds a lone surrogate (\\ud800-\\udfff), "
+                "which no request can encode"
+            )
+        out[key] = scalar
     if not out:
         raise ValueError(
             f"option {option}: no key=value pair (e.g. {option}=enable_thinking=false)"
         )
     return out
 
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate (``"\\ud800"`` decoded, or a byte the shell could not decode): no text a
+request is encoded as can hold one."""
 
 _SHOWN_CHARS = 40
 """How much of a written pair a message shows (as ``--max-cost``'s value is shown)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -364,13 +365,20 @@ def _change(path: Path, how: str) -> None:
     elif how == "appended":
         with path.open("ab") as f:
             f.write((_row("late") + "\n").encode())
+    elif how == "rewritten in place":  # same size, mtime set back (``cp -p``, ``rsync -t``)
+        before = path.stat()
+        data = path.read_bytes()
+        with path.open("r+b") as f:
+            f.seek(data.index(b'"s9500"'))
+            f.write(b'"Z9500"')
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
     else:  # replaced under its name by another file (an editor's save, a copy)
         other = path.with_suffix(".new")
         _jsonl(other, [_row(f"n{i}") for i in range(10)])
         other.replace(path)
 
 
-@pytest.mark.parametrize("how", ["truncated", "appended", "replaced"])
+@pytest.mark.parametrize("how", ["truncated", "appended", "replaced", "rewritten in place"])
 def test_a_file_changed_while_it_is_streamed_is_refused_not_read_shorter(
     tmp_path: Path, how: str
 ) -> None:

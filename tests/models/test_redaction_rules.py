@@ -71,6 +71,18 @@ URL_PATHS = [
     f"http://h/sig/{PASSWORD}",
     f"http://h/auth/{PASSWORD}/v1",
     f"http://h/bearer/{PASSWORD}/v1",
+    # Re-test 7: a token as the user with an empty password, a name with trailing digits or
+    # run together, empty and "." segments between name and value (a server drops them), a
+    # fragment shaped as a path, a "=" encoded twice, and a bearer token as a segment.
+    f"http://{PASSWORD}:@h/v1",
+    f"http://h/key1/{PASSWORD}",
+    f"http://h/secretkey/{PASSWORD}",
+    f"http://h/v1/accesstoken/{PASSWORD}",
+    f"http://h/key//{PASSWORD}",
+    f"http://h/key/./{PASSWORD}",
+    f"http://h/v1#/key/{PASSWORD}",
+    f"http://h/v1/token%253D{PASSWORD}",
+    f"http://h/v1/bearer%20{PASSWORD}",
 ]
 
 
@@ -90,7 +102,9 @@ def test_a_secret_in_a_url_path_or_a_spaced_query_is_redacted(url: str) -> None:
      "http://h/v1/tokens/12", "http://h/v1/pad_token/x", "hf:./ckpt/step=100",
      "http://h:8000/v1/models/gemini-1.5:generateContent", "http://token:8000/v1",
      "https://r.openai.azure.com/openai/deployments/gpt-4o", "http://h/v1/code/x",
-     "openai:m@user@h:8000/v1", "openai:llama3:8b@http://[::1]:8000/v1"],
+     "openai:m@user@h:8000/v1", "openai:llama3:8b@http://[::1]:8000/v1",
+     "http://h/v1/hotkey/x", "http://h/v1/keys//list", "http://h/v1/v2/./models",
+     "http://h:8000/v1#/models/x"],
 )  # fmt: skip
 def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
     assert all(shown == text for shown in _everywhere(text))
@@ -99,7 +113,8 @@ def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
 @pytest.mark.parametrize(
     "suffix",
     [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}",
-     f"/token:{PASSWORD}", f"/key%3D{PASSWORD}", f"/session/{PASSWORD}"],
+     f"/token:{PASSWORD}", f"/key%3D{PASSWORD}", f"/session/{PASSWORD}",
+     f"/key1/{PASSWORD}", f"/secretkey/{PASSWORD}", f"/key//{PASSWORD}", f"/key/./{PASSWORD}"],
 )  # fmt: skip
 def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: str) -> None:
     # The re-test's reproduction: each reached results.json, results.md, the store (the fake
@@ -114,6 +129,23 @@ def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: 
     _nothing_recorded(tmp_path)
     results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
     assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
+
+
+def test_a_token_as_the_url_user_with_an_empty_password_is_never_recorded_or_shown(
+    tmp_path: Path,
+) -> None:
+    # Re-test 7: ``http://TOKEN:@host`` (curl's ``-u KEY:``) reached the terminal, results.json,
+    # results.md and the store; ``http://TOKEN@host`` without the ":" did not.
+    with FakeOpenAIServer() as server:
+        url = server.base_url.replace("://", f"://{PASSWORD}:@", 1)
+        ran = lmmprobe("run", "-m", f"openai:fake-vlm@{url}", "--limit", "1",
+                       "--db", tmp_path / "db", "--out", tmp_path / "o")  # fmt: skip
+    out = ran.stdout + ran.stderr
+    assert "Traceback" not in out, out
+    assert PASSWORD not in out, out
+    _nothing_recorded(tmp_path)
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert list(results["models"]) == [f"openai:fake-vlm@{url.replace(PASSWORD, REDACTED)}"]
 
 
 def test_a_url_password_holding_an_at_sign_is_redacted_whole(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ from lmmprobe.data.files import check_parquets
 from lmmprobe.data.rows import RowError, check_image, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema.image import unreadable_reason
 
 INSTALL_HINT = "pip install 'lmmprobe[datasets]'"
 COLUMNS: dict[str, str] = {
@@ -86,7 +87,7 @@ def image_from_bytes(data: bytes) -> ImageRef:
         with Image.open(io.BytesIO(data)) as im:
             im.verify()  # reads everything; catches truncated and non-image data
     except Exception as exc:
-        raise ValueError(f"unreadable image data: {exc}") from exc
+        raise ValueError(f"unreadable image data: {unreadable_reason(exc)}") from exc
     return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))
 
 

@@ -92,7 +92,11 @@ _CHECK_EVERY = 4096
 
 
 class _Identity:
-    """What tells a file changed while it is read: device, inode, size, modification time.
+    """What tells a file changed while it is read: device, inode, size, mtime and ctime.
+
+    The status-change time (``st_ctime_ns``) is one no program can set back: a same-size
+    rewrite in place with its mtime restored, as ``cp -p`` or ``rsync --inplace -t`` do,
+    still moves it.
 
     A file truncated, rewritten or replaced under the reader would otherwise be read as a
     shorter (or other) file, and a run recorded complete on part of its data. Checked every
@@ -105,8 +109,8 @@ class _Identity:
         self.first = self._of(os.fstat(fd))
 
     @staticmethod
-    def _of(st: os.stat_result) -> tuple[int, int, int, int]:
-        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    def _of(st: os.stat_result) -> tuple[int, int, int, int, int]:
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def check(self, *, end: bool = False) -> None:
         """Raise `DataError` when the file (or, at the end, its path) is not the one opened."""
@@ -115,7 +119,7 @@ class _Identity:
             try:
                 now = self._of(os.stat(self.path))  # replaced by another file under its name
             except OSError:
-                now = (-1, -1, -1, -1)  # removed
+                now = (-1, -1, -1, -1, -1)  # removed
         if now != self.first:
             raise DataError(f"{self.path} changed while it was read; run again")
 

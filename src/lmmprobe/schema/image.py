@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Self
 
 import pydantic_core
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 Renderer = Callable[[dict[str, Any]], Image.Image]
@@ -168,6 +168,18 @@ def _too_large(name: str, size: tuple[int, int] | None, pixels: int | None, cap:
 # threads; only the header is read under it.
 _OPEN_LOCK = threading.Lock()
 _PILLOW_PIXELS = re.compile(r"\((\d+) pixels\)")
+
+
+def unreadable_reason(exc: BaseException) -> str:
+    """Why Pillow could not read an image, in words that name no Python object.
+
+    Pillow's "cannot identify image file <_io.BytesIO object at 0x...>" names the file object
+    it was handed, not the data: it is said as "not an image Pillow can read"; any other
+    error's own message is kept.
+    """
+    if isinstance(exc, UnidentifiedImageError):
+        return "not an image Pillow can read"
+    return str(exc)
 
 
 def open_image(source: str | Path | IO[bytes], name: str | None = None) -> Image.Image:

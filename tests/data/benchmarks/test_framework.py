@@ -366,7 +366,11 @@ def test_a_broken_image_and_a_missing_column_are_row_problems(tmp_path: Path) ->
     rows["image"][1] = {"bytes": b"not a png", "path": None}
     folder = _snapshot(tmp_path / "copy", dev=Dataset.from_dict(rows, features=CHOICE_FEATURES))
     problems = [str(p) for p in load_source(f"toy-choice,path={folder}").problems]
-    assert problems[0].startswith(f"{folder}[dev]:1: image: unreadable image data")
+    # Re-test 7 #20: Pillow's reason named the file object ("<_io.BytesIO object at 0x...>").
+    assert (
+        problems[0]
+        == f"{folder}[dev]:1: image: unreadable image data: not an image Pillow can read"
+    )
     bare = _snapshot(tmp_path / "bare", dev=choice_rows(2).remove_columns("category"))
     result = load_source(f"toy-choice,path={bare}")
     assert result.samples == [] and str(result.problems[0]).startswith(

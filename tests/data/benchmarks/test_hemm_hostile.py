@@ -630,3 +630,17 @@ def test_any_csv_is_read_by_pandas_or_one_data_error(
         read_table(path)
     except DataError as exc:
         assert str(exc).startswith(f"{path}") and "\n" not in str(exc)
+
+
+@pytest.mark.parametrize("label", ["7", "-1", '"two"'])
+def test_a_vcr_answer_label_naming_no_choice_is_the_rows_problem(
+    label: str, tmp_path: Path
+) -> None:
+    # Re-test 7 #20: 7 said "cannot read this row: IndexError: list index out of range"; -1
+    # silently took the last choice as the answer.
+    folder = tmp_path / "vcr"
+    build("hemm-vcr", folder)
+    val = folder / "vcr_annotations/val.jsonl"
+    val.write_text(val.read_text().replace('"answer_label": 1', f'"answer_label": {label}', 1))
+    line = _refused(folder, "hemm-vcr", "val.jsonl:1: answer_label: ", "is not a choice's number")
+    assert "Error" not in line, line

@@ -18,7 +18,7 @@ from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.benchmarks.base import RowContext
 from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import open_image
+from lmmprobe.schema.image import open_image, unreadable_reason
 
 # A path is short; base64 image data is never shorter than a few hundred characters.
 _MAX_PATH_CHARS = 1024
@@ -29,7 +29,7 @@ def _from_bytes(data: bytes, field: str) -> ImageRef:
         with open_image(io.BytesIO(data), field) as im:
             im.verify()  # reads everything: catches truncated and non-image data
     except Exception as exc:
-        raise RowError(field, f"unreadable image data: {exc}") from exc
+        raise RowError(field, f"unreadable image data: {unreadable_reason(exc)}") from exc
     return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))
 
 

@@ -180,7 +180,7 @@ def jpeg_image(data: bytes, field: str, *, convert_rgb: bool) -> ImageRef:
         RowError: The bytes are not an image Pillow can read.
 
     """
-    from lmmprobe.schema.image import open_image
+    from lmmprobe.schema.image import open_image, unreadable_reason
 
     try:
         with open_image(io.BytesIO(data), field) as im:
@@ -191,7 +191,7 @@ def jpeg_image(data: bytes, field: str, *, convert_rgb: bool) -> ImageRef:
     except RowError:
         raise
     except Exception as exc:
-        raise RowError(field, f"unreadable image data: {exc}") from exc
+        raise RowError(field, f"unreadable image data: {unreadable_reason(exc)}") from exc
     return ImageRef.from_base64(base64.b64encode(buffer.getvalue()).decode("ascii"))
 
 

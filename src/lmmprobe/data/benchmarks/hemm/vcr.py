@@ -218,7 +218,19 @@ def _vcr_sample(row: Row, ctx: RowContext) -> Sample:
         raise RowError("img_fn", f"image file not found: {image_path}")
     image = png_image(_vcr_image(image_path, metadata_path, objects))
     sid = str(row.get("annot_id", ctx.index))
-    return hemm_sample(ctx, sid, [image], question, template, choices[int(row["answer_label"])])
+    return hemm_sample(ctx, sid, [image], question, template, choices[_answer_label(row)])
+
+
+def _answer_label(row: Row) -> int:
+    """The row's ``answer_label``: the number (0 to 3) of its right choice."""
+    label = row["answer_label"]
+    try:
+        number = int(label)
+    except (TypeError, ValueError):
+        number = -1
+    if not 0 <= number <= 3:  # HEMM's prompt shows 4 choices
+        raise RowError("answer_label", f"{str(label)[:40]!r} is not a choice's number (0 to 3)")
+    return number
 
 
 VCR_BENCHMARK = benchmark(
