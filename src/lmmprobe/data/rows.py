@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
-from lmmprobe._file_kind import not_regular_file
+from lmmprobe._file_kind import kernel_file, not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import (
@@ -128,7 +128,7 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
         info: os.stat_result | None = path.stat()
     except (OSError, ValueError):
         info = None
-    if info is None or not stat.S_ISREG(info.st_mode):
+    if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
     # A file larger than any picture within the decoding cap is refused unread (a sparse
