@@ -86,6 +86,27 @@ def check_image(base: Path, value: Any, field: str) -> ImageRef:
     return _checked_image(base, value, field)[0]
 
 
+def outside_folder(value: str, folder: str) -> str | None:
+    """Why an image path a dataset row gives leaves the dataset's folder, or None.
+
+    A dataset's rows name images inside the dataset's own folder: an absolute path, or one
+    whose ``..`` climbs out of the folder, would have a run read (and send to a model) any
+    picture on the machine. The path is judged as written (links inside the folder are its own).
+
+    Args:
+        value: The path as the row wrote it.
+        folder: How to name the folder in the message (``"the dataset's folder"``).
+
+    """
+    parts = Path(os.path.normpath(value)).parts
+    if os.path.isabs(value) or (parts and parts[0] == ".."):
+        return (
+            f"image path {value!r} is outside {folder}; lmmprobe reads a dataset's images only "
+            "from inside its own folder"
+        )
+    return None
+
+
 def check_images(base: Path, values: list[Any], field: str = "images") -> list[ImageRef]:
     """Reference a sample's image files (`check_image`), each distinct file checked once.
 
