@@ -12,10 +12,12 @@ import base64
 import io
 import math
 import os
+import stat
 from collections.abc import Sequence
 
 from PIL import Image
 
+from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
 from lmmprobe.schema import ImageRef
 from lmmprobe.schema.image import (
     MAX_IMAGES_PER_SAMPLE,
@@ -146,12 +148,16 @@ def _measured(ref: ImageRef) -> tuple[int, int]:
         OSError: The file is larger than its picture may be (`image_file_problem`).
 
     """
-    pixels = _pixels(ref)
     size = 0
     if ref.path is not None:
-        size = os.stat(ref.path).st_size
+        info = os.stat(ref.path)
+        size = info.st_size
+        # A FIFO, a device or a kernel file (/proc/kmsg) would block the header's read forever.
+        if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+            raise OSError(not_regular_message(ref.path, file_kind(info.st_mode, info), "images"))
     elif ref.data_b64 is not None:
         size = len(ref.data_b64) * 3 // 4
+    pixels = _pixels(ref)
     if ref.path is not None or ref.data_b64 is not None:
         problem = image_file_problem(size, pixels)
         if problem:
