@@ -3,7 +3,9 @@
 A FIFO or a device such as ``/dev/zero`` would hang a read or never end it, so every reader of
 a file a user points at takes regular files only; a path that is something else is named as
 what it is (``ff/zero.yaml: a character device, not a regular file; ...``), never called
-missing. `lmmprobe.data.files.open_regular` refuses so when it opens a file; the readers that
+missing. A file on a kernel filesystem (``/proc``, ``/sys``, debugfs...) is no data file
+either, though it says it is regular: ``/proc/kmsg`` blocks a read forever, so it is refused as
+"a kernel file" (`kernel_file`). `lmmprobe.data.files.open_regular` refuses so when it opens a file; the readers that
 check a path before opening it (`lmmprobe._mapping_file`, the JSONL and ReForm-Eval sources, a
 row's image, ``lmmprobe elo``, APEx's replay) ask `not_regular_file` first.
 
@@ -13,15 +15,59 @@ asks it, is.
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
 
-__all__ = ["file_kind", "not_regular_file", "not_regular_message"]
+__all__ = ["file_kind", "kernel_file", "not_regular_file", "not_regular_message"]
+
+KERNEL_FILESYSTEMS = frozenset(
+    {
+        "proc", "sysfs", "debugfs", "tracefs", "securityfs", "configfs", "cgroup", "cgroup2",
+        "bpf", "pstore", "efivarfs", "fusectl", "binfmt_misc",
+    }
+)  # fmt: skip
+"""Filesystems whose files the kernel makes up as they are read: none is a data file."""
+
+KERNEL_FILE = "a kernel file"
+"""What `file_kind` calls a file on one of `KERNEL_FILESYSTEMS`."""
 
 
-def file_kind(mode: int) -> str:
-    """What a file of `mode` (``os.stat``'s ``st_mode``) is, in words: ``"a FIFO"``..."""
+@functools.cache
+def _kernel_devices() -> frozenset[int]:
+    """The device numbers (``st_dev``) of the kernel filesystems mounted (none off Linux)."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as f:
+            text = f.read(1 << 24).decode("utf-8", "replace")
+    except OSError:
+        return frozenset()
+    devices: set[int] = set()
+    for line in text.splitlines():
+        # ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER
+        fields = line.split()
+        if "-" not in fields[3:]:
+            continue
+        kind = fields[fields.index("-", 3) + 1 :][:1]
+        major, _, minor = fields[2].partition(":")
+        if kind and kind[0] in KERNEL_FILESYSTEMS and major.isdigit() and minor.isdigit():
+            devices.add(os.makedev(int(major), int(minor)))
+    return frozenset(devices)
+
+
+def kernel_file(info: os.stat_result) -> bool:
+    """Whether the file `info` (``os.stat``'s) describes lies on a kernel filesystem."""
+    return info.st_dev in _kernel_devices()
+
+
+def file_kind(mode: int, info: os.stat_result | None = None) -> str:
+    """What a file of `mode` (``os.stat``'s ``st_mode``) is, in words: ``"a FIFO"``...
+
+    With `info` (its whole ``os.stat``), a regular file on a kernel filesystem is
+    `KERNEL_FILE`.
+    """
+    if info is not None and stat.S_ISREG(mode) and kernel_file(info):
+        return KERNEL_FILE
     for test, name in (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),
@@ -45,6 +91,8 @@ def not_regular_message(path: Path | str, kind: str, what: str) -> str:
 def not_regular_file(path: Path | str, what: str, *, shown: str | None = None) -> str | None:
     """`not_regular_message` for `path` when it exists (links followed) and is no regular file.
 
+    A file on a kernel filesystem (`kernel_file`) is no regular file here.
+
     Args:
         path: The path a user gave.
         what: What the file should hold (``"settings"``, ``"data rows"``).
@@ -57,9 +105,11 @@ def not_regular_file(path: Path | str, what: str, *, shown: str | None = None) -
 
     """
     try:
-        mode = os.stat(path).st_mode
+        info = os.stat(path)
     except (OSError, ValueError):  # missing, a broken link, no permission, a NUL in the name
         return None
-    if stat.S_ISREG(mode):
+    if stat.S_ISREG(info.st_mode) and not kernel_file(info):
         return None
-    return not_regular_message(path if shown is None else shown, file_kind(mode), what)
+    return not_regular_message(
+        path if shown is None else shown, file_kind(info.st_mode, info), what
+    )

@@ -106,9 +106,11 @@ def read_mapping(
         ImportError: A YAML file is given and pyyaml is not installed.
 
     """
-    if not path.is_file():
-        # A FIFO or a device (a link to /dev/zero) is named as what it is, not called missing.
-        raise MappingFileError(not_regular_file(path, "settings") or f"{path}: file does not exist")
+    # A FIFO, a device (a link to /dev/zero) or a kernel file (/proc/kmsg) is named as what
+    # it is, not called missing.
+    unreadable = not_regular_file(path, "settings")
+    if unreadable or not path.is_file():
+        raise MappingFileError(unreadable or f"{path}: file does not exist")
     return read_mapping_text(path, _text(path), what=what, exponents=exponents)
 
 

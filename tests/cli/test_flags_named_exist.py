@@ -40,7 +40,7 @@ OTHER_TOOLS = frozenset(
         *("--repo-type", "--include", "--local-dir", "--index-url", "--head", "--address"),
         # Benchmark scripts under benchmarks/ (README's table of measurements).
         *("--setup", "--shape", "--device", "--store", "--old-src", "--extra", "--sizes"),
-        *("--old-sizes", "--fake-api", "--images", "--parallel", "--profile"),
+        *("--old-sizes", "--fake-api", "--images", "--parallel", "--profile", "--no-lmms-eval"),
         "--subject",  # MMMU's main_parse_and_eval.py (docs/audit.md)
     }
 )

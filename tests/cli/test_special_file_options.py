@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from tests.console import lmmprobe
 
+from lmmprobe._file_kind import kernel_file, not_regular_file
+from lmmprobe.data.files import UnreadableFile, open_regular
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 
 
@@ -27,6 +30,15 @@ def _zero(path: Path) -> tuple[Path, str]:
 def _fifo(path: Path) -> tuple[Path, str]:
     os.mkfifo(path)
     return path, "a FIFO"
+
+
+def _kmsg(path: Path) -> tuple[Path, str]:
+    # Re-test 7 #8: /proc/kmsg says it is a regular file (size 0) and, read as root, blocks
+    # forever: every reader hung on it.
+    if not os.access("/proc/kmsg", os.R_OK):
+        pytest.skip("/proc/kmsg is not readable here (it blocks only for a reader allowed to)")
+    path.symlink_to("/proc/kmsg")
+    return path, "a kernel file"
 
 
 def _rows(tmp_path: Path) -> Path:
@@ -50,7 +62,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str | Path]]] = {
 }  # fmt: skip
 
 
-@pytest.mark.parametrize("make", [_zero, _fifo])
+@pytest.mark.parametrize("make", [_zero, _fifo, _kmsg])
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_a_file_option_names_what_its_path_is(
     tmp_path: Path, command: str, make: Callable[[Path], tuple[Path, str]]
@@ -66,7 +78,7 @@ def test_a_file_option_names_what_its_path_is(
     assert "not found" not in out and "does not exist" not in out, out
 
 
-@pytest.mark.parametrize("make", [_zero, _fifo])
+@pytest.mark.parametrize("make", [_zero, _fifo, _kmsg])
 def test_a_benchmark_image_that_is_no_regular_file_is_named_so(
     tmp_path: Path, make: Callable[[Path], tuple[Path, str]]
 ) -> None:
@@ -81,3 +93,33 @@ def test_a_benchmark_image_that_is_no_regular_file_is_named_so(
     assert proc.returncode != 0 and "Traceback" not in out, out
     assert f"face_emotion/happy/x.jpg: {kind}, not a regular file" in out, out
     assert "not found" not in out, out
+
+
+def test_a_rows_image_on_a_kernel_filesystem_is_that_rows_problem(tmp_path: Path) -> None:
+    _, kind = _kmsg(tmp_path / "km.png")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"id": "k0", "images": ["km.png"], "question": "Pick?", "choices": ["a", "b"], '
+        '"answer": 0}\n',
+        encoding="utf-8",
+    )
+    proc = lmmprobe("run", "-m", "first", "--data", rows, "--dry-run", "--db", tmp_path / "db",
+                    timeout=120)  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out, out
+    assert f"rows.jsonl:1: images[0]: km.png: {kind}, not a regular file" in out, out
+
+
+def test_a_file_on_a_kernel_filesystem_is_no_regular_file(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    assert not kernel_file(os.stat(plain)) and not_regular_file(plain, "rows") is None
+    if not Path("/proc/self/status").exists():
+        pytest.skip("no procfs here")
+    assert kernel_file(os.stat("/proc/self/status"))
+    assert not_regular_file("/proc/self/status", "rows") == (
+        "/proc/self/status: a kernel file, not a regular file; lmmprobe reads rows from regular "
+        "files only (copy the data into one)"
+    )
+    with pytest.raises(UnreadableFile, match="a kernel file, not a regular file"):
+        open_regular(Path("/proc/self/status"), what="rows")

@@ -442,3 +442,26 @@ def test_fuzz_check_parquet_bounds_what_the_file_decodes_to(
         return
     decoded = pq.read_table(path).nbytes
     assert decoded <= limit
+
+
+def test_a_path_only_image_outside_the_datasets_folder_is_that_rows_problem(
+    tmp_path: Path,
+) -> None:
+    # Re-test 7 #12: Image values holding only a path (absolute, or ../ escaping the folder)
+    # were read from anywhere on the machine and sent to the model.
+    outside = tmp_path / "mine.png"
+    outside.write_bytes(png_bytes("red"))
+    (tmp_path / "ds" / "pics").mkdir(parents=True)
+    (tmp_path / "ds" / "pics" / "in.png").write_bytes(png_bytes("blue"))
+    paths = [str(outside), "../mine.png", "pics/in.png"]
+    data = columns(3, image=[{"bytes": None, "path": p} for p in paths])
+    path = tmp_path / "ds" / "d.parquet"
+    datasets.Dataset.from_dict(data).to_parquet(str(path))  # stored as written, unchecked
+    result = load(f"hf:{path}")
+    folder = (tmp_path / "ds").resolve()
+    assert [str(p) for p in result.problems] == [
+        f"{path}[test]:{i}: image: image path {p!r} is outside the dataset's folder {folder}; "
+        "lmmprobe reads a dataset's images only from inside its own folder"
+        for i, p in enumerate(paths[:2])
+    ]
+    assert [s.id for s in result.samples] == ["q2"]

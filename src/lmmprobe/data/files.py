@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 from xml.parsers import expat
 
-from lmmprobe._file_kind import file_kind, not_regular_message
+from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
 from lmmprobe.data.base import DataError
 from lmmprobe.data.rows import MAX_NESTING
 
@@ -163,9 +163,10 @@ def open_regular(path: Path, within: Path | None = None, *, what: str = "predict
     # below, instead of waiting for a writer forever.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise UnreadableFile(not_regular_message(path, file_kind(mode), what))
+        info = os.fstat(fd)
+        # A kernel file (/proc/kmsg) says it is regular and may block a read forever.
+        if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+            raise UnreadableFile(not_regular_message(path, file_kind(info.st_mode, info), what))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

@@ -12,7 +12,8 @@ answer=answer,id=id]``. The column options name the dataset's columns:
 
 - ``image``: a datasets ``Image`` column (PIL images when you build the dataset; read here as
   the encoded bytes it stores, never decoded), raw bytes, a file path (relative to the
-  dataset folder or the data file's folder), or a list of these. Bytes are verified and kept
+  dataset folder or the data file's folder; an absolute path or one leaving that folder is
+  the row's problem), or a list of these. Bytes are verified and kept
   as base64, so an image hashes the same as the file it came from.
 - ``question``: the question text.
 - ``options``: a list of option texts. Without that column (when not named explicitly) or with
@@ -48,7 +49,7 @@ from PIL import Image
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import check_parquets
-from lmmprobe.data.rows import RowError, check_image, stream_rows, to_sample
+from lmmprobe.data.rows import RowError, check_image, outside_folder, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import unreadable_reason
@@ -422,6 +423,11 @@ def _one_image(value: Any, base: Path, field: str) -> ImageRef:
             return image_from_bytes(bytes(value))
         except ValueError as exc:
             raise RowError(field, str(exc)) from exc
+    if isinstance(value, str):
+        # A path-only value (no bytes) from a dataset file: read inside its folder only.
+        escapes = outside_folder(value, f"the dataset's folder {base}")
+        if escapes:
+            raise RowError(field, escapes)
     return check_image(base, value, field)
 
 

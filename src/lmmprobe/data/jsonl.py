@@ -265,8 +265,9 @@ def stream_jsonl(
     if options:
         raise DataError(f"the jsonl source takes no options (got {sorted(options)})")
     path = Path(target)
-    if not path.is_file():
-        raise DataError(not_regular_file(path, "data rows") or f"data file not found: {path}")
+    unreadable = not_regular_file(path, "data rows")  # a FIFO, a device, a kernel file
+    if unreadable or not path.is_file():
+        raise DataError(unreadable or f"data file not found: {path}")
     base = path.parent
     return SampleStream(
         str(path),

@@ -249,8 +249,9 @@ def _context(target: str | None, options: dict[str, str]) -> tuple[Path, _Contex
     if unknown:
         raise DataError(f"the reform source has no option(s) {unknown}; known: {sorted(OPTIONS)}")
     path = Path(target)
-    if not path.is_file():
-        raise DataError(not_regular_file(path, "data rows") or f"data file not found: {path}")
+    unreadable = not_regular_file(path, "data rows")  # a FIFO, a device, a kernel file
+    if unreadable or not path.is_file():
+        raise DataError(unreadable or f"data file not found: {path}")
     formulation = options.get("formulation")
     if formulation is not None and formulation not in FORMULATIONS:
         raise DataError(

@@ -22,10 +22,16 @@ from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
-from lmmprobe._file_kind import not_regular_file
+from lmmprobe._file_kind import kernel_file, not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.schema.image import max_image_pixels, open_image, sample_images_problem
+from lmmprobe.schema.image import (
+    image_file_problem,
+    max_image_pixels,
+    open_image,
+    sample_bytes_problem,
+    sample_images_problem,
+)
 
 R = TypeVar("R")
 
@@ -80,6 +86,27 @@ def check_image(base: Path, value: Any, field: str) -> ImageRef:
     return _checked_image(base, value, field)[0]
 
 
+def outside_folder(value: str, folder: str) -> str | None:
+    """Why an image path a dataset row gives leaves the dataset's folder, or None.
+
+    A dataset's rows name images inside the dataset's own folder: an absolute path, or one
+    whose ``..`` climbs out of the folder, would have a run read (and send to a model) any
+    picture on the machine. The path is judged as written (links inside the folder are its own).
+
+    Args:
+        value: The path as the row wrote it.
+        folder: How to name the folder in the message (``"the dataset's folder"``).
+
+    """
+    parts = Path(os.path.normpath(value)).parts
+    if os.path.isabs(value) or (parts and parts[0] == ".."):
+        return (
+            f"image path {value!r} is outside {folder}; lmmprobe reads a dataset's images only "
+            "from inside its own folder"
+        )
+    return None
+
+
 def check_images(base: Path, values: list[Any], field: str = "images") -> list[ImageRef]:
     """Reference a sample's image files (`check_image`), each distinct file checked once.
 
@@ -92,9 +119,10 @@ def check_images(base: Path, values: list[Any], field: str = "images") -> list[I
             over a bound (naming `field`).
 
     """
-    seen: dict[Any, tuple[ImageRef, int]] = {}
+    seen: dict[Any, tuple[ImageRef, int, int]] = {}
     refs: list[ImageRef] = []
     pixels: list[int] = []
+    sizes: list[int] = []
     for i, value in enumerate(values):
         known = seen.get(value) if isinstance(value, str) else None
         if known is None:
@@ -102,15 +130,18 @@ def check_images(base: Path, values: list[Any], field: str = "images") -> list[I
             seen[value] = known
         refs.append(known[0])
         pixels.append(known[1])
+        sizes.append(known[2])
         # Checked as the list is read, so a long list stops at the bound, not after its end.
-        problem = sample_images_problem(pixels, len(values))
+        problem = sample_images_problem(pixels, len(values)) or sample_bytes_problem(
+            sizes, len(values)
+        )
         if problem:
             raise RowError(field, problem)
     return refs
 
 
-def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
-    """`check_image`'s reference and the image's pixels (width x height)."""
+def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, int]:
+    """`check_image`'s reference, the image's pixels (width x height) and the file's size."""
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
     path = (base / value).resolve()
@@ -118,26 +149,41 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int]:
         info: os.stat_result | None = path.stat()
     except (OSError, ValueError):
         info = None
-    if info is None or not stat.S_ISREG(info.st_mode):
+    if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
+    # A file larger than any picture within the decoding cap is refused unread (a sparse
+    # file may claim gigabytes that cost nothing on disk, and verify reads a chunk whole).
+    too_big = image_file_problem(info.st_size)
+    if too_big:
+        raise RowError(field, f"image {value}: {too_big}")
     checked = _CHECKED.get()
     if checked is not None:
         known = checked.known(path, info)
         if known is not None:
-            return known
+            too_big = image_file_problem(info.st_size, known[1])  # remembered before this rule
+            if too_big:
+                raise RowError(field, f"image {value}: {too_big}")
+            return (*known, info.st_size)
     try:
         # open_image refuses, from the header, an image over the decoding cap (with the fix),
         # so such a row is rejected here with its file:line rather than when a request is built.
         with open_image(path, value) as im:
             width, height = im.size
-            im.verify()  # reads the whole file; catches truncated and non-image files
+            # A small picture in a much larger file carries other data, which would be read
+            # here whole and sent to the model as it is: refused from the header's size.
+            too_big = image_file_problem(info.st_size, width * height)
+            if not too_big:
+                im.verify()  # reads the whole file; catches truncated and non-image files
     except Exception as exc:
-        raise RowError(field, f"unreadable image {value}: {exc}") from exc
+        reason = str(exc) or type(exc).__name__
+        raise RowError(field, f"unreadable image {value}: {reason}") from exc
+    if too_big:
+        raise RowError(field, f"image {value}: {too_big}")
     ref = ImageRef.from_path(path)
     if checked is not None:
         checked.add(path, info, width, height, ref)
-    return ref, width * height
+    return ref, width * height, info.st_size
 
 
 _REMEMBER_AT_ONCE = 10_000

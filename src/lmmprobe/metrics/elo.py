@@ -187,8 +187,10 @@ def load_battles(path: str | Path) -> list[Battle]:
 
     """
     p = Path(path)
-    if not p.is_file():  # a FIFO or a device is no file of votes: reading one could hang
-        raise FileNotFoundError(not_regular_file(p, "battles") or f"battle file {p} does not exist")
+    # A FIFO, a device or a kernel file is no file of votes: reading one could hang.
+    unreadable = not_regular_file(p, "battles")
+    if unreadable or not p.is_file():
+        raise FileNotFoundError(unreadable or f"battle file {p} does not exist")
     if p.suffix.lower() == ".csv":
         return _csv_battles(p)
     battles: list[Battle] = []

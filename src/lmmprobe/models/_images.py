@@ -11,12 +11,22 @@ from __future__ import annotations
 import base64
 import io
 import math
+import os
+import stat
 from collections.abc import Sequence
 
 from PIL import Image
 
+from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import MAX_IMAGES_PER_SAMPLE, open_image, sample_images_problem
+from lmmprobe.schema.image import (
+    MAX_IMAGES_PER_SAMPLE,
+    image_file_problem,
+    max_image_file_bytes,
+    open_image,
+    sample_bytes_problem,
+    sample_images_problem,
+)
 
 _MIME = {"PNG": "image/png", "JPEG": "image/jpeg"}
 
@@ -49,7 +59,7 @@ def encode_image(
     raw: bytes | None = None
     if ref.path is not None:
         with open(ref.path, "rb") as f:
-            raw = f.read()
+            raw = _read_bounded(f, ref.path)
     elif ref.data_b64 is not None:
         raw = base64.b64decode(ref.data_b64)
     target: tuple[int, int] | None = None
@@ -105,17 +115,54 @@ def images_problem(images: Sequence[ImageRef]) -> str | None:
     """
     if len(images) > MAX_IMAGES_PER_SAMPLE:
         return sample_images_problem([], len(images))
-    sizes: dict[str, int] = {}
+    sizes: dict[str, tuple[int, int]] = {}
     pixels: list[int] = []
+    nbytes: list[int] = []
     for ref in images:
         key = image_key(ref)
         if key not in sizes:
-            sizes[key] = _pixels(ref)
-        pixels.append(sizes[key])
-        problem = sample_images_problem(pixels, len(images))
+            sizes[key] = _measured(ref)
+        pixels.append(sizes[key][0])
+        nbytes.append(sizes[key][1])
+        problem = sample_images_problem(pixels, len(images)) or sample_bytes_problem(
+            nbytes, len(images)
+        )
         if problem:
             return problem
     return None
+
+
+def _read_bounded(f: io.BufferedReader, name: str) -> bytes:
+    """The whole of an image file, refused (OSError) when larger than any picture may be."""
+    raw = f.read(max_image_file_bytes() + 1)
+    problem = image_file_problem(len(raw))
+    if problem:
+        raise OSError(f"image {name}: {problem}")
+    return raw
+
+
+def _measured(ref: ImageRef) -> tuple[int, int]:
+    """`ref`'s pixels and the bytes it is sent as when sent as it is (0 when drawn).
+
+    Raises:
+        OSError: The file is larger than its picture may be (`image_file_problem`).
+
+    """
+    size = 0
+    if ref.path is not None:
+        info = os.stat(ref.path)
+        size = info.st_size
+        # A FIFO, a device or a kernel file (/proc/kmsg) would block the header's read forever.
+        if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+            raise OSError(not_regular_message(ref.path, file_kind(info.st_mode, info), "images"))
+    elif ref.data_b64 is not None:
+        size = len(ref.data_b64) * 3 // 4
+    pixels = _pixels(ref)
+    if ref.path is not None or ref.data_b64 is not None:
+        problem = image_file_problem(size, pixels)
+        if problem:
+            raise OSError(f"image {ref.path or '(base64 data)'}: {problem}")
+    return pixels, size
 
 
 def _pixels(ref: ImageRef) -> int:

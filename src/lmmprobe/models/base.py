@@ -138,7 +138,11 @@ class EmptyResponseError(RetryableError):
 
 def internal_error(exc: BaseException) -> ErrorInfo:
     """Describe an unexpected exception from a backend as a stored error."""
-    return ErrorInfo(type="internal", message=f"{type(exc).__name__}: {exc}", retryable=True)
+    why = str(exc)
+    if not why and isinstance(exc, MemoryError):
+        # Python's own MemoryError says nothing: say what ran out.
+        why = "out of memory building or reading this request"
+    return ErrorInfo(type="internal", message=f"{type(exc).__name__}: {why}", retryable=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -144,6 +144,81 @@ def sample_images_problem(pixels: list[int], listed: int | None = None) -> str |
     return None
 
 
+IMAGE_FILE_SLACK = 16 << 20
+"""Bytes an image file may hold beyond what its pixels need (metadata, ICC profiles, EXIF)."""
+
+
+def max_image_file_bytes() -> int:
+    """The largest image file read: four bytes a pixel at the decoding cap, and 16 MiB more.
+
+    No picture within the pixel cap (`max_image_pixels`) takes more in a web format or as an
+    uncompressed RGBA bitmap, so a larger file is refused unread.
+    """
+    return 4 * max_image_pixels() + IMAGE_FILE_SLACK
+
+
+def image_file_problem(size: int, pixels: int | None = None) -> str | None:
+    """Why an image file of `size` bytes is larger than a picture may be, or None.
+
+    Args:
+        size: The file's size in bytes.
+        pixels: The picture's width x height from its header, when known: a file may hold
+            at most eight bytes a pixel (16-bit RGBA, unpacked) and `IMAGE_FILE_SLACK` more,
+            so a small picture carrying megabytes of other chunks is refused before it is
+            read whole or sent.
+
+    Returns:
+        One line giving the size and the bound, or None when it fits.
+
+    """
+    cap = max_image_file_bytes()
+    if size > cap:
+        return (
+            f"the file is {size:,} bytes, over the {cap:,} an image within the "
+            f"{max_image_pixels() / 1e6:,.0f} MP decoding limit may take ({MAX_PIXELS_ENV} raises both)"
+        )
+    if pixels is not None and size > 8 * pixels + IMAGE_FILE_SLACK:
+        return (
+            f"the file is {size:,} bytes for a picture of {pixels:,} pixel{'' if pixels == 1 else 's'} (at most 8 bytes a "
+            f"pixel and {IMAGE_FILE_SLACK >> 20} MiB more): it carries data that is not the "
+            "picture; save the picture again"
+        )
+    return None
+
+
+def max_sample_image_bytes() -> int:
+    """The most image-file bytes one sample (one request) may list together: 1.6 GB by default.
+
+    Four bytes a pixel over `max_sample_pixels`, and `IMAGE_FILE_SLACK` more: a request that
+    sends its files as they are stays within the size its pixels allow.
+    """
+    return 4 * max_sample_pixels() + IMAGE_FILE_SLACK
+
+
+def sample_bytes_problem(sizes: list[int], listed: int | None = None) -> str | None:
+    """Why image files of these sizes are too large together for one sample, or None.
+
+    Args:
+        sizes: The size in bytes of each image file the sample lists, in order, a repeated
+            one each time it is listed (the first ones only, while a list is being read).
+        listed: How many images the sample lists (default: ``len(sizes)``).
+
+    """
+    listed = len(sizes) if listed is None else listed
+    total, cap = sum(sizes), max_sample_image_bytes()
+    if total <= cap:
+        return None
+    which = (
+        f"its {listed:,} images"
+        if len(sizes) == listed
+        else f"the first {len(sizes):,} of its {listed:,} images"
+    )
+    return (
+        f"{which} are {total:,} bytes together (a repeated one counted each time), over the "
+        f"{cap:,} a sample may send: list fewer or smaller images"
+    )
+
+
 def _megapixels(pixels: int) -> str:
     return f"{pixels / 1e6:.3g} MP"
 

@@ -42,7 +42,7 @@ from starlette.types import Receive, Scope, Send
 
 from lmmprobe.data.files import FileTooLarge, UnreadableFile, open_regular, read_regular
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import max_image_pixels, open_image
+from lmmprobe.schema.image import max_image_file_bytes, open_image
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
@@ -68,15 +68,6 @@ SENT_AS_IS = {"PNG": "image/png", "JPEG": "image/jpeg", "GIF": "image/gif", "WEB
 """Pillow formats sent as the file's own bytes, with their media type."""
 
 _CACHE = "private, max-age=3600"
-
-
-def max_image_file_bytes() -> int:
-    """The largest image file read: four bytes a pixel at the decoding cap, and 16 MiB more.
-
-    No picture within the pixel cap (`lmmprobe.schema.image.max_image_pixels`) takes more in
-    a web format or as an uncompressed RGBA bitmap, so a larger file is refused unread.
-    """
-    return 4 * max_image_pixels() + (16 << 20)
 
 
 class ImageChanged(OSError):

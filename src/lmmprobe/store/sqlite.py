@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
+from lmmprobe._file_kind import kernel_file
 from lmmprobe._secrets import redact_record, redact_spec
 from lmmprobe.schema import (
     ErrorInfo,
@@ -1306,8 +1307,8 @@ def _file_sha256(path: str) -> str:
     """Hex SHA-256 of a regular file's bytes, read in pieces (opened without waiting)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(f.fileno()).st_mode
-        if not stat.S_ISREG(mode):
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode) or kernel_file(info):  # /proc/kmsg blocks a read
             raise OSError(errno.EINVAL, "not a regular file", path)
         h = hashlib.sha256()
         for chunk in iter(lambda: f.read(1 << 20), b""):

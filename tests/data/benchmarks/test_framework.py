@@ -696,6 +696,19 @@ def test_image_ref_reads_every_stored_form(tmp_path: Path) -> None:
     assert err.value.field == "images[1]"
 
 
+def test_image_ref_reads_paths_only_inside_the_copys_folder(tmp_path: Path) -> None:
+    # Re-test 7 #12: "absolute paths work too", and a hub row's path was read from the current
+    # folder: a dataset could name any picture on the machine.
+    mine = tmp_path / "mine.png"
+    mine.write_bytes(tiny_png("red"))
+    (tmp_path / "copy").mkdir()
+    for value in (str(mine), "../mine.png", {"bytes": None, "path": str(mine)}):
+        with pytest.raises(RowError, match="is outside the copy's folder"):
+            image_ref(value, _ctx(tmp_path / "copy"))
+    with pytest.raises(RowError, match="a path in a row from the hub cache"):
+        image_ref({"bytes": None, "path": str(mine)}, _ctx())
+
+
 def test_as_index_reads_letters_indices_and_texts() -> None:
     opts = ["red", "green", "blue"]
     assert [as_index(a, opts) for a in ("B", "(C)", "A.", 2, "1", "green")] == [1, 2, 0, 2, 1, 1]

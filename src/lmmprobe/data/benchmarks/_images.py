@@ -16,7 +16,7 @@ from typing import Any
 
 from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.benchmarks.base import RowContext
-from lmmprobe.data.rows import RowError, check_image
+from lmmprobe.data.rows import RowError, check_image, outside_folder
 from lmmprobe.schema import ImageRef
 from lmmprobe.schema.image import open_image, unreadable_reason
 
@@ -34,13 +34,24 @@ def _from_bytes(data: bytes, field: str) -> ImageRef:
 
 
 def _from_text(text: str, root: Path | None, field: str) -> ImageRef:
-    base = root if root is not None else Path.cwd()
-    if len(text) <= _MAX_PATH_CHARS and (base / text).is_file():
-        return check_image(base, text, field)
+    # A path is read only inside the copy's folder; rows from the hub cache have none, so a
+    # path there is refused (it would name a file of this machine's, not of the dataset).
+    short = len(text) <= _MAX_PATH_CHARS
+    escapes = (
+        outside_folder(text, f"the copy's folder {root}")
+        if root is not None
+        else "an image given as a path in a row from the hub cache: lmmprobe reads a hub "
+        "dataset's images only from the bytes in its rows"
+    )
+    if short and not escapes and root is not None and (root / text).is_file():
+        return check_image(root, text, field)
     try:
         data = base64.b64decode("".join(text.split()), validate=True)
     except (binascii.Error, ValueError):
-        if len(text) <= _MAX_PATH_CHARS:
+        if short and escapes:
+            raise RowError(field, escapes) from None
+        base = root if root is not None else Path.cwd()
+        if short:
             unreadable = not_regular_file(base / text, "images", shown=text)
             found = unreadable or f"image file not found: {text} (looked in {base})"
             raise RowError(field, found) from None
@@ -53,9 +64,9 @@ def image_ref(value: Any, ctx: RowContext, field: str = "image") -> ImageRef:
 
     Args:
         value: A datasets ``Image`` value (``{"bytes", "path"}``, read undecoded), raw bytes,
-            base64 text, or a path relative to ``ctx.root`` (absolute paths work too).
-        ctx: The row's context (its ``root`` resolves relative paths; the current folder when
-            the rows come from the hub cache).
+            base64 text, or a path inside ``ctx.root`` (an absolute path, one leaving the
+            folder, or any path in a row from the hub cache is refused).
+        ctx: The row's context (its ``root`` resolves relative paths).
         field: The row's field name, for the error.
 
     Raises:
