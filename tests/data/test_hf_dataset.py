@@ -465,3 +465,123 @@ def test_a_path_only_image_outside_the_datasets_folder_is_that_rows_problem(
         for i, p in enumerate(paths[:2])
     ]
     assert [s.id for s in result.samples] == ["q2"]
+
+
+def _repeated_jsonl(rows: int) -> bytes:
+    question = "x" * (1 << 20)
+    return b"".join(
+        f'{{"id": "r{i}", "question": "{question}", "answer": "yes"}}\n'.encode()
+        for i in range(rows)
+    )
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst", ".lz4"])
+def test_a_compressed_data_file_decompressing_past_its_limit_is_refused(
+    tmp_path: Path, suffix: str
+) -> None:
+    # Re-test 7 #9: a 320 KB test.jsonl.gz (300 copies of a 1 MB question) became a 300 MB
+    # Arrow copy; only parquet was checked. Here 70 MB from well under 1 MB, refused first.
+    import bz2
+    import gzip
+    import lzma
+
+    import pyarrow as pa
+
+    data = _repeated_jsonl(70)
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / f"test.jsonl{suffix}"
+    if suffix in (".zst", ".lz4"):
+        codec = "zstd" if suffix == ".zst" else "lz4"
+        with pa.CompressedOutputStream(str(path), codec) as out:
+            out.write(data)
+    else:
+        path.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(data))
+    assert path.stat().st_size < 1 << 20
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {path}: decompresses to more than 67,108,864 bytes"), line
+    assert line.endswith("at least 64 MiB): not a dataset"), line
+
+
+def test_a_broken_compressed_data_file_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "test.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00not really gzip")
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {folder / 'test.jsonl.gz'}: not a readable gzip-compressed"), (
+        line
+    )
+
+
+def test_a_small_compressed_data_file_still_loads(tmp_path: Path, write_png) -> None:
+    import gzip
+
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    rows = b"".join(
+        f'{{"id": "r{i}", "image": "a.png", "question": "q{i}?", "answer": "yes"}}\n'.encode()
+        for i in range(3)
+    )
+    (folder / "test.jsonl.gz").write_bytes(gzip.compress(rows))
+    result = load(f"hf:{folder}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [s.id for s in result.samples] == ["r0", "r1", "r2"]
+
+
+@pytest.mark.parametrize(("name", "sep"), [("wide.csv", ","), ("wide.tsv", "\t")])
+def test_a_table_of_too_many_columns_is_refused_before_conversion(
+    tmp_path: Path, name: str, sep: str
+) -> None:
+    # Re-test 7 #9: a 9.9 MB CSV of 1,000,000 columns ran past 120 s at 5 GB under datasets'
+    # csv builder; HEMM's tables were already held to check_csv's bounds.
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / name
+    path.write_text(sep.join(f"c{i}" for i in range(20_000)) + "\n" + sep.join(["1"] * 20_000))
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line == (
+        f"error: {path}:row 1: 20,000 columns; a table has at most 16,384 (a spreadsheet's "
+        "limit): is it the right file?"
+    ), line
+    single = _refused_one_line(tmp_path, f"hf:{path}") if name.endswith(".csv") else line
+    assert single == line, single
+
+
+def _arrow_file(path: Path, rows: int, size: int, *, stream: bool) -> Path:
+    import pyarrow as pa
+
+    table = pa.table({"id": [f"r{i}" for i in range(rows)], "question": ["x" * size] * rows,
+                      "answer": ["yes"] * rows})  # fmt: skip
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    new = pa.ipc.new_stream if stream else pa.ipc.new_file
+    with pa.OSFile(str(path), "wb") as sink, new(sink, table.schema, options=options) as writer:
+        for batch in table.to_batches(max_chunksize=16):
+            writer.write_batch(batch)
+    return path
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_an_arrow_file_of_compressed_buffers_decoding_past_its_limit_is_refused(
+    tmp_path: Path, stream: bool
+) -> None:
+    # Re-test 7 #9: a 21 KB .arrow stream of zstd buffers (300 rows of one 1 MB question)
+    # became a 301 MB Arrow copy. Here 70 MB from a few KB, refused before conversion.
+    path = _arrow_file(tmp_path / "z.arrow", 70, 1 << 20, stream=stream)
+    assert path.stat().st_size < 1 << 20
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line.startswith(f"error: {path}: decodes to more than 67,108,864 bytes"), line
+    assert line.endswith("values repeated or compressed away, not a dataset"), line
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_small_arrow_file_still_loads(tmp_path: Path, stream: bool) -> None:
+    path = _arrow_file(tmp_path / "d.arrow", 3, 10, stream=stream)
+    result = load(f"hf:{path},image=id")
+    assert result.invalid == 3  # read (the ids are no images): converted, not refused
+
+
+def test_a_broken_arrow_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.arrow"
+    path.write_bytes(b"ARROW1\x00\x00not an arrow file")
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line.startswith(f"error: {path}: not a readable Arrow IPC file ("), line

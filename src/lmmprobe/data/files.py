@@ -10,19 +10,24 @@ that folder. An xlsx is checked from its zip directory, then by a streamed count
 elements (`check_xlsx`, under `XLSX_LIMITS`), before openpyxl or pandas opens it. A parquet
 file's decoded size is checked from its footer and then counted by a bounded scan of every
 column (`check_parquet`, or `check_parquets` for the files of one source together, under
-`PARQUET_LIMITS`) before its rows are read or converted.
+`PARQUET_LIMITS`) before its rows are read or converted; a compressed data file's
+decompressed size is counted as it streams, under the same rule (`check_compressed`).
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import csv
 import functools
+import gzip
 import io
+import lzma
 import os
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +51,8 @@ __all__ = [
     "XlsxLimits",
     "bounded_lines",
     "broken_xlsx",
+    "check_arrow",
+    "check_compressed",
     "check_csv",
     "check_parquet",
     "check_parquets",
@@ -923,3 +930,171 @@ def _binary_like(kind: Any) -> bool:
         or pa.types.is_string(kind)
         or pa.types.is_large_string(kind)
     )
+
+
+COMPRESSIONS = {
+    ".gz": "gzip",
+    ".gzip": "gzip",
+    ".bz2": "bz2",
+    ".xz": "xz",
+    ".zst": "zstd",
+    ".zstd": "zstd",
+    ".lz4": "lz4",
+}
+"""The compressions a data file may have (by its last suffix), as `datasets` reads them."""
+
+
+class _DecompressedOverLimit(Exception):
+    """The decompressed bytes passed the limit."""
+
+
+def _decompressed(fh: IO[bytes], codec: str) -> Any:
+    """`fh`'s bytes decompressed with `codec` as a stream (nothing decompressed yet)."""
+    if codec == "gzip":
+        return gzip.GzipFile(fileobj=fh)
+    if codec == "bz2":
+        return bz2.BZ2File(fh)
+    if codec == "xz":
+        return lzma.LZMAFile(fh)
+    import pyarrow as pa
+
+    # zstd and lz4 frames: pyarrow's own codecs (the standard library has neither).
+    return pa.CompressedInputStream(pa.PythonFile(fh, mode="r"), codec)
+
+
+def check_compressed(
+    paths: Sequence[Path], *, what: str, limits: ParquetLimits = PARQUET_LIMITS
+) -> None:
+    """Refuse compressed files whose bytes together decompress past `limits` allow.
+
+    A run of one byte compresses to almost nothing: a 320 KB ``.jsonl.gz`` of 300 copies of
+    one 1 MB question is 300 MB once `datasets` has converted it. Each file (a suffix of
+    `COMPRESSIONS`) is decompressed as a stream, a chunk at a time, and its bytes counted,
+    stopping as soon as the count passes the limit: the rule of `ParquetLimits` (the floor
+    once, the ratio over the files' total size), one budget for the files of one source.
+
+    Args:
+        paths: The files of one source (others than compressed ones are skipped).
+        what: What the files should hold, for the error.
+        limits: The limits.
+
+    Raises:
+        UnreadableFile: A file that is not a regular file, not readable with its compression,
+            or the files decompressing to more than the limits allow; one line naming the file.
+        OSError: A file cannot be opened.
+
+    """
+    import pyarrow as pa
+
+    files = [p for p in paths if p.suffix.lower() in COMPRESSIONS]
+    sizes = []
+    for path in files:
+        with open_regular(path, what=what) as fh:
+            sizes.append(os.fstat(fh.fileno()).st_size)
+    total_size = sum(sizes)
+    limit = max(limits.floor, limits.ratio * total_size)
+    where = (
+        f"a compressed file of {total_size:,} bytes ({limits.ratio} times its size"
+        if len(files) == 1
+        else f"{len(files)} compressed files of {total_size:,} bytes in all ({limits.ratio} "
+        "times their size"
+    )
+    used = 0
+    for path in files:
+        codec = COMPRESSIONS[path.suffix.lower()]
+        with open_regular(path, what=what) as fh:
+            try:
+                with _decompressed(fh, codec) as stream:
+                    while block := stream.read(CHUNK):
+                        used += len(block)
+                        if used > limit:
+                            raise _DecompressedOverLimit
+            except _DecompressedOverLimit:
+                raise UnreadableFile(
+                    f"{path}: decompresses to more than {limit:,} bytes, the most lmmprobe "
+                    f"reads from {where}, at least {limits.floor >> 20} MiB): not {what}"
+                ) from None
+            except (OSError, EOFError, zlib.error, lzma.LZMAError, pa.ArrowException) as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UnreadableFile(
+                    f"{path}: not a readable {codec}-compressed file ({first})"
+                ) from None
+
+
+def check_arrow(
+    paths: Sequence[Path], *, what: str, limits: ParquetLimits = PARQUET_LIMITS
+) -> None:
+    """Refuse Arrow IPC files (``.arrow``) whose record batches together decode past `limits`.
+
+    An IPC stream or file may compress its buffers (zstd, lz4): 300 rows of one 1 MB
+    question are 21 KB on disk and 301 MB in the copy `datasets` makes. Each file is read as
+    `datasets` reads it (a stream, else a file), a record batch at a time, and the batches'
+    decoded buffers counted, stopping as soon as the count passes the limit: the rule of
+    `ParquetLimits`, one budget for the files of one source.
+
+    Args:
+        paths: The files of one source (others than ``.arrow`` files are skipped).
+        what: What the files should hold, for the error.
+        limits: The limits.
+
+    Raises:
+        UnreadableFile: A file that is not a regular file, not a readable Arrow IPC file, or
+            the files decoding to more than the limits allow; one line naming the file.
+        OSError: A file cannot be opened.
+
+    """
+    import pyarrow as pa
+
+    files = [p for p in paths if p.suffix.lower() == ".arrow"]
+    sizes = []
+    for path in files:
+        with open_regular(path, what=what) as fh:
+            sizes.append(os.fstat(fh.fileno()).st_size)
+    total_size = sum(sizes)
+    limit = max(limits.floor, limits.ratio * total_size)
+    where = (
+        f"an Arrow file of {total_size:,} bytes ({limits.ratio} times its size"
+        if len(files) == 1
+        else f"{len(files)} Arrow files of {total_size:,} bytes in all ({limits.ratio} times "
+        "their size"
+    )
+    used = 0
+    for path in files:
+        with open_regular(path, what=what):
+            try:
+                # Mapped, not read: an uncompressed file's buffers are the file's own pages.
+                with pa.memory_map(str(path)) as source:
+                    for batch in _arrow_batches(pa, source):
+                        used += batch.get_total_buffer_size()
+                        if used > limit:
+                            raise _DecompressedOverLimit
+            except _DecompressedOverLimit:
+                raise UnreadableFile(
+                    f"{path}: decodes to more than {limit:,} bytes, the most lmmprobe reads "
+                    f"from {where}, at least {limits.floor >> 20} MiB): values repeated or "
+                    f"compressed away, not {what}"
+                ) from None
+            except MemoryError:
+                raise UnreadableFile(
+                    f"{path}: too large to check (out of memory while decoding it): not {what}"
+                ) from None
+            except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                if "alloc" in first:
+                    raise UnreadableFile(
+                        f"{path}: too large to check ({first}): not {what}"
+                    ) from None
+                raise UnreadableFile(f"{path}: not a readable Arrow IPC file ({first})") from None
+
+
+def _arrow_batches(pa: Any, source: Any) -> Iterator[Any]:
+    """The record batches of the IPC stream, or else IPC file, open in `source`, one at a time."""
+    try:
+        reader = pa.ipc.open_stream(source)
+    except pa.ArrowInvalid:
+        source.seek(0)
+        file_reader = pa.ipc.open_file(source)
+        for i in range(file_reader.num_record_batches):
+            yield file_reader.get_batch(i)
+        return
+    yield from reader

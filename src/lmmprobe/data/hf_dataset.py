@@ -34,6 +34,7 @@ import binascii
 import hashlib
 import importlib
 import io
+import os
 import posixpath
 import re
 import shutil
@@ -48,7 +49,14 @@ from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
-from lmmprobe.data.files import check_parquets
+from lmmprobe.data.files import (
+    TABLE_CELLS,
+    check_arrow,
+    check_compressed,
+    check_csv,
+    check_parquets,
+    open_regular,
+)
 from lmmprobe.data.rows import RowError, check_image, outside_folder, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
@@ -165,38 +173,64 @@ def _open(
             known = ", ".join(sorted(BUILDERS))
             raise DataError(f"{path}: unknown data file type (known: {known})")
         if check:
-            check_parquet_files([path])
+            check_data_files([path])
         ds = datasets.load_dataset(
             builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
         )
     else:
         card_configs(path)  # a card `datasets` would choke on is refused in one line first
         if check:
-            check_parquet_files(_data_files(path))
+            check_data_files(_data_files(path))
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
 
 
-def check_parquet_files(files: list[Path]) -> None:
-    """Refuse any parquet file among `files` whose values decode past `PARQUET_LIMITS`.
+def check_data_files(files: list[Path]) -> None:
+    """Refuse any file among `files` that `datasets` would convert into more than it holds.
 
-    `datasets` converts a parquet file into an Arrow copy on disk with every value written
-    out: a value repeated by dictionary encoding (a 15 MB file of one 1 MB question in 1,500
-    rows) made a 1.5 GB copy. The files are checked first, together (`check_parquets`: one
-    budget for the copy they make), in one line naming the file that passes it.
+    `datasets` converts a data file into an Arrow copy on disk with every value written out:
+    a value repeated by parquet's dictionary encoding (a 15 MB file of one 1 MB question in
+    1,500 rows) made a 1.5 GB copy, a 320 KB ``.jsonl.gz`` a 300 MB one, and a CSV of a
+    million columns took pandas minutes and gigabytes. So before it converts them: parquet
+    files are checked together (`check_parquets`: one budget for the copy they make),
+    compressed files' decompressed bytes and Arrow IPC files' record batches counted under
+    the same rule (`check_compressed`, `check_arrow`), and CSV/TSV files scanned under the table bounds (`check_csv`), each refusal one line
+    naming the file.
 
     Raises:
-        DataError: A parquet file is not a regular file, is unreadable, or the files decode
-            past the limits; one line naming the file.
+        DataError: A file is not a regular file, is unreadable, or passes the limits; one
+            line naming the file.
 
     """
     parquet = [file for file in files if file.suffix.lower() == ".parquet"]
     try:
         check_parquets(parquet, what="a dataset")
+        check_compressed(files, what="a dataset")
+        check_arrow(files, what="a dataset")
+        for file in files:
+            delimiter = _CSV_DELIMITERS.get(file.suffix.lower())
+            if delimiter is not None:
+                _check_table(file, delimiter)
     except OSError as exc:
         raise DataError(
-            f"{exc.filename or parquet}: cannot be read ({exc.strerror or exc})"
+            f"{exc.filename or files}: cannot be read ({exc.strerror or exc})"
         ) from None
+
+
+_CSV_DELIMITERS = {".csv": ",", ".tsv": "\t"}
+"""The delimiter of each table suffix `datasets`' csv builder reads."""
+
+
+def _check_table(path: Path, delimiter: str) -> None:
+    """Refuse a CSV/TSV file past the table bounds (`check_csv`) before pandas reads it.
+
+    `datasets` hands the file to pandas a block of rows at a time, so what it holds at once
+    is bounded by the columns and the line length; the cells a file has in all are bounded
+    by its own size (a cell takes at least its delimiter), the most it is allowed here.
+    """
+    with open_regular(path, what="a dataset") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        check_csv(path, fh, delimiter, cells=max(TABLE_CELLS, size))
 
 
 def _data_files(folder: Path) -> list[Path]:

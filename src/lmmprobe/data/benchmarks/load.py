@@ -59,7 +59,7 @@ from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark, RowContext
 from lmmprobe.data.hf_dataset import (
     BUILDERS,
     card_configs,
-    check_parquet_files,
+    check_data_files,
     import_datasets,
     open_dataset,
     quiet_progress,
@@ -278,7 +278,7 @@ def _open_card_config(folder: Path, split: str, config: str) -> Any:
     if builder is None:
         return None
     try:
-        check_parquet_files(files)  # refused: the caller reports the failure it had already
+        check_data_files(files)  # refused: the caller reports the failure it had already
         with quiet_progress(datasets):
             return datasets.load_dataset(
                 builder, data_files={split: [str(f) for f in files]}, split=split
