@@ -585,3 +585,37 @@ def test_a_broken_arrow_file_is_one_line(tmp_path: Path) -> None:
     path.write_bytes(b"ARROW1\x00\x00not an arrow file")
     line = _refused_one_line(tmp_path, f"hf:{path}")
     assert line.startswith(f"error: {path}: not a readable Arrow IPC file ("), line
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_a_compressed_table_of_too_many_columns_is_refused(tmp_path: Path, suffix: str) -> None:
+    import gzip
+
+    import pyarrow as pa
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / f"wide.csv{suffix}"
+    data = (",".join(f"c{i}" for i in range(20_000)) + "\n" + ",".join(["1"] * 20_000)).encode()
+    if suffix == ".gz":
+        path.write_bytes(gzip.compress(data))
+    else:
+        with pa.CompressedOutputStream(str(path), "zstd") as out:
+            out.write(data)
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line == (
+        f"error: {path}:row 1: 20,000 columns; a table has at most 16,384 (a spreadsheet's "
+        "limit): is it the right file?"
+    ), line
+
+
+def test_a_small_compressed_table_still_loads(tmp_path: Path, write_png) -> None:
+    import gzip
+
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    rows = "id,image,question,answer\n" + "".join(f"r{i},a.png,q{i}?,yes\n" for i in range(3))
+    (folder / "test.csv.gz").write_bytes(gzip.compress(rows.encode()))
+    result = load(f"hf:{folder}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [s.id for s in result.samples] == ["r0", "r1", "r2"]

@@ -40,6 +40,7 @@ from lmmprobe.data.rows import MAX_NESTING
 
 __all__ = [
     "CHUNK",
+    "COMPRESSIONS",
     "MAX_COLUMNS",
     "MAX_ELEMENT",
     "PARQUET_LIMITS",
@@ -58,6 +59,7 @@ __all__ = [
     "check_parquets",
     "check_workbook",
     "check_xlsx",
+    "decompressed",
     "open_regular",
     "read_regular",
 ]
@@ -629,7 +631,7 @@ def check_csv(path: Path, fh: IO[bytes], delimiter: str = ",", cells: int = TABL
     with `csv` (a row at a time, in bounded memory), at most `MAX_COLUMNS` columns a row,
     `MAX_ELEMENT` characters a field and a line, and `cells` cells in all. pandas spends
     memory on every column and every cell it holds, so these bound what it is handed.
-    `fh` is left at its start.
+    `fh` is left at its start (when it can seek: a decompressed stream cannot).
 
     Raises:
         DataError: Not UTF-8, a row of too many columns, a field or line too long, too many
@@ -659,7 +661,8 @@ def check_csv(path: Path, fh: IO[bytes], delimiter: str = ",", cells: int = TABL
         raise DataError(f"{path}:row {n + 1}: not UTF-8 text ({exc})") from None
     finally:
         text.detach()  # `fh` stays open, for the reader that comes next
-    fh.seek(0)
+    if fh.seekable():
+        fh.seek(0)
 
 
 @dataclass(frozen=True)
@@ -948,8 +951,11 @@ class _DecompressedOverLimit(Exception):
     """The decompressed bytes passed the limit."""
 
 
-def _decompressed(fh: IO[bytes], codec: str) -> Any:
-    """`fh`'s bytes decompressed with `codec` as a stream (nothing decompressed yet)."""
+def decompressed(fh: IO[bytes], codec: str) -> Any:
+    """`fh`'s bytes decompressed with `codec` (a value of `COMPRESSIONS`) as a binary stream.
+
+    Nothing is decompressed until it is read; a reader bounds what it reads.
+    """
     if codec == "gzip":
         return gzip.GzipFile(fileobj=fh)
     if codec == "bz2":
@@ -1004,7 +1010,7 @@ def check_compressed(
         codec = COMPRESSIONS[path.suffix.lower()]
         with open_regular(path, what=what) as fh:
             try:
-                with _decompressed(fh, codec) as stream:
+                with decompressed(fh, codec) as stream:
                     while block := stream.read(CHUNK):
                         used += len(block)
                         if used > limit:

@@ -50,11 +50,14 @@ from PIL import Image
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import (
+    COMPRESSIONS,
+    PARQUET_LIMITS,
     TABLE_CELLS,
     check_arrow,
     check_compressed,
     check_csv,
     check_parquets,
+    decompressed,
     open_regular,
 )
 from lmmprobe.data.rows import RowError, check_image, outside_folder, stream_rows, to_sample
@@ -208,9 +211,7 @@ def check_data_files(files: list[Path]) -> None:
         check_compressed(files, what="a dataset")
         check_arrow(files, what="a dataset")
         for file in files:
-            delimiter = _CSV_DELIMITERS.get(file.suffix.lower())
-            if delimiter is not None:
-                _check_table(file, delimiter)
+            _check_table(file)
     except OSError as exc:
         raise DataError(
             f"{exc.filename or files}: cannot be read ({exc.strerror or exc})"
@@ -221,16 +222,29 @@ _CSV_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 """The delimiter of each table suffix `datasets`' csv builder reads."""
 
 
-def _check_table(path: Path, delimiter: str) -> None:
-    """Refuse a CSV/TSV file past the table bounds (`check_csv`) before pandas reads it.
+def _check_table(path: Path) -> None:
+    """Refuse a CSV/TSV file (compressed or not) past the table bounds (`check_csv`).
 
     `datasets` hands the file to pandas a block of rows at a time, so what it holds at once
     is bounded by the columns and the line length; the cells a file has in all are bounded
-    by its own size (a cell takes at least its delimiter), the most it is allowed here.
+    by its own size (a cell takes at least its delimiter), the most it is allowed here. A
+    compressed table is read decompressed, once `check_compressed` has bounded its size.
     """
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    codec = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    kind = suffixes[-2] if codec is not None and len(suffixes) == 2 else path.suffix.lower()
+    delimiter = _CSV_DELIMITERS.get(kind)
+    if delimiter is None:
+        return
     with open_regular(path, what="a dataset") as fh:
         size = os.fstat(fh.fileno()).st_size
-        check_csv(path, fh, delimiter, cells=max(TABLE_CELLS, size))
+        if codec is None:
+            check_csv(path, fh, delimiter, cells=max(TABLE_CELLS, size))
+            return
+        # Its decompressed bytes are bounded by check_compressed's limit, and so its cells.
+        limit = max(PARQUET_LIMITS.floor, PARQUET_LIMITS.ratio * size)
+        with decompressed(fh, codec) as table:
+            check_csv(path, table, delimiter, cells=max(TABLE_CELLS, limit))
 
 
 def _data_files(folder: Path) -> list[Path]:
