@@ -726,6 +726,32 @@ def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMI
     check_parquets([path], what=what, limits=limits)
 
 
+def _shared_budget(
+    paths: Sequence[Path], limits: ParquetLimits, what: str, one: str, many: str
+) -> tuple[int, str]:
+    """The decoded bytes `paths` may give together, and how a refusal names them.
+
+    One budget for a source's files (``max(floor, ratio x their total size)``), so that many
+    files each under the limit cannot add up past it. `one` and `many` name the files
+    ("a parquet file", "parquet files").
+
+    Raises:
+        DataError: A path is not a regular file.
+        OSError: A file cannot be opened.
+
+    """
+    total = 0
+    for path in paths:
+        with open_regular(path, what=what) as fh:
+            total += os.fstat(fh.fileno()).st_size
+    where = (
+        f"{one} of {total:,} bytes ({limits.ratio} times its size"
+        if len(paths) == 1
+        else f"{len(paths)} {many} of {total:,} bytes in all ({limits.ratio} times their size"
+    )
+    return max(limits.floor, limits.ratio * total), where
+
+
 def check_parquets(
     paths: Sequence[Path], *, what: str, limits: ParquetLimits = PARQUET_LIMITS
 ) -> None:
@@ -750,18 +776,7 @@ def check_parquets(
         OSError: A file cannot be opened.
 
     """
-    sizes = []
-    for path in paths:
-        with open_regular(path, what=what) as fh:
-            sizes.append(os.fstat(fh.fileno()).st_size)
-    total_size = sum(sizes)
-    limit = max(limits.floor, limits.ratio * total_size)
-    where = (
-        f"a parquet file of {total_size:,} bytes ({limits.ratio} times its size"
-        if len(paths) == 1
-        else f"{len(paths)} parquet files of {total_size:,} bytes in all ({limits.ratio} times "
-        "their size"
-    )
+    limit, where = _shared_budget(paths, limits, what, "a parquet file", "parquet files")
     used = 0
     for path in paths:
         used = _check_one(path, what=what, limits=limits, limit=limit, used=used, where=where)
@@ -993,18 +1008,7 @@ def check_compressed(
     import pyarrow as pa
 
     files = [p for p in paths if p.suffix.lower() in COMPRESSIONS]
-    sizes = []
-    for path in files:
-        with open_regular(path, what=what) as fh:
-            sizes.append(os.fstat(fh.fileno()).st_size)
-    total_size = sum(sizes)
-    limit = max(limits.floor, limits.ratio * total_size)
-    where = (
-        f"a compressed file of {total_size:,} bytes ({limits.ratio} times its size"
-        if len(files) == 1
-        else f"{len(files)} compressed files of {total_size:,} bytes in all ({limits.ratio} "
-        "times their size"
-    )
+    limit, where = _shared_budget(files, limits, what, "a compressed file", "compressed files")
     used = 0
     for path in files:
         codec = COMPRESSIONS[path.suffix.lower()]
@@ -1052,18 +1056,7 @@ def check_arrow(
     import pyarrow as pa
 
     files = [p for p in paths if p.suffix.lower() == ".arrow"]
-    sizes = []
-    for path in files:
-        with open_regular(path, what=what) as fh:
-            sizes.append(os.fstat(fh.fileno()).st_size)
-    total_size = sum(sizes)
-    limit = max(limits.floor, limits.ratio * total_size)
-    where = (
-        f"an Arrow file of {total_size:,} bytes ({limits.ratio} times its size"
-        if len(files) == 1
-        else f"{len(files)} Arrow files of {total_size:,} bytes in all ({limits.ratio} times "
-        "their size"
-    )
+    limit, where = _shared_budget(files, limits, what, "an Arrow file", "Arrow files")
     used = 0
     for path in files:
         with open_regular(path, what=what):
