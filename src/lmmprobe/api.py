@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._file_kind import file_kind
 from lmmprobe._secrets import redact_spec
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
@@ -83,6 +84,13 @@ def _claim(out: Path) -> Iterator[None]:
         yield
         return
     created = not out.exists()
+    if not created and not out.is_dir():
+        # mkdir would say only "File exists" of a FIFO, a device or a plain file named --out.
+        kind = "a plain file" if out.is_file() else file_kind(out.stat().st_mode)
+        raise ValueError(
+            f"cannot write to output folder {out}: it is {kind}, not a folder; give a writable "
+            "--out"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)

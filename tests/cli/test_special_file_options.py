@@ -123,3 +123,17 @@ def test_a_file_on_a_kernel_filesystem_is_no_regular_file(tmp_path: Path) -> Non
     )
     with pytest.raises(UnreadableFile, match="a kernel file, not a regular file"):
         open_regular(Path("/proc/self/status"), what="rows")
+
+
+@pytest.mark.parametrize("make", [_fifo, _zero])
+def test_an_out_folder_that_is_a_special_file_says_what_it_is(
+    tmp_path: Path, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    # `--out FIFO` said "File exists" (mkdir's words), which names no problem a user can see.
+    path, kind = make(tmp_path / "out")
+    proc = lmmprobe("run", "-m", "first", "--data", _rows(tmp_path), "--out", path,
+                    "--db", tmp_path / "db", timeout=120)  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Traceback" not in out, out
+    assert f"cannot write to output folder {path}: it is {kind}, not a folder" in out, out
+    assert "File exists" not in out, out
