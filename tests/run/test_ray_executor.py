@@ -17,12 +17,13 @@ from PIL import Image
 
 ray = pytest.importorskip("ray")
 
+import lmmprobe.judge.step as judge_step  # noqa: E402
 import lmmprobe.run.runner as runner  # noqa: E402
 from lmmprobe import evaluate  # noqa: E402
 from lmmprobe.models.base import MODELS  # noqa: E402
 from lmmprobe.models.baselines import FirstBaseline  # noqa: E402
 from lmmprobe.run.ray_executor import RayExecutor  # noqa: E402
-from lmmprobe.schema import Request  # noqa: E402
+from lmmprobe.schema import JudgeConfig, Request  # noqa: E402
 from lmmprobe.testing import FakeOpenAIServer, FaultPlan  # noqa: E402
 
 SCORES = (
@@ -190,6 +191,34 @@ def test_replicas_live_across_a_models_chunks_and_end_with_it(tmp_path, counted,
         )  # fmt: skip
     built = _built_in_workers(counted)
     assert [name for name, _ in built] == ["counted_a"] * 2
+    assert _replicas_gone([pid for _, pid in built])
+
+
+JUDGEMENTS = (
+    "SELECT model, sample_id, repeat, judge, decided_by, key, reading, reason FROM judgements "
+    "ORDER BY 1, 2, 3"
+)
+
+
+def test_a_sole_judges_replicas_live_across_every_chunk_and_model(tmp_path, counted, monkeypatch):
+    """A judge on Ray starts its replicas once for the whole judging step (8 times before).
+
+    Two models of 30 samples judged in chunks of 8: the judge's two replicas are built once,
+    and its calls, verdicts and counts are the local executor's.
+    """
+    monkeypatch.setattr(judge_step, "CHUNK_SAMPLES", 8)
+    kw = {"models": ["first", "random,seed=2"], "data": "demo,n=30", "bootstrap": 0,
+          "judge": JudgeConfig(judges=["counted_a,batch=4"], when="always")}  # fmt: skip
+    local = evaluate(db=str(tmp_path / "l.db"), out=str(tmp_path / "l"), **kw)
+    assert _built_in_workers(counted) == []
+    remote = evaluate(
+        db=str(tmp_path / "r.db"), out=str(tmp_path / "r"), executor=RayExecutor(replicas=2), **kw
+    )
+    built = _built_in_workers(counted)
+    assert sorted(name for name, _ in built) == ["counted_a"] * 2, built
+    assert remote.judging is not None and local.judging is not None
+    assert remote.judging.results() == local.judging.results()
+    assert _rows(tmp_path / "r.db", JUDGEMENTS) == _rows(tmp_path / "l.db", JUDGEMENTS)
     assert _replicas_gone([pid for _, pid in built])
 
 

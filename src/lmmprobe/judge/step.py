@@ -56,6 +56,7 @@ from lmmprobe.run import (
     RunOutcome,
     answer_requests,
     judge_key,
+    model_session,
 )
 from lmmprobe.run.runner import CHUNK_SAMPLES, EarlierKeys
 from lmmprobe.schema import (
@@ -494,21 +495,24 @@ def judge_run(
     try:
         for server in servers:
             server.start(Path(outcome.out_dir))
-        for mo in outcome.models:
-            result.models[mo.spec] = _judge_model(
-                outcome.run_id,
-                mo.spec,
-                samples,
-                protocols,
-                config,
-                judges,
-                store,
-                executor,
-                progress,
-                outcome.spec.no_cache,
-                _Spending(meter, outcome.spec.prices),
-                unusable,
-            )
+        with contextlib.ExitStack() as sessions:
+            for spec in _held_judges(judges):
+                sessions.enter_context(model_session(executor, spec, judges[spec]))
+            for mo in outcome.models:
+                result.models[mo.spec] = _judge_model(
+                    outcome.run_id,
+                    mo.spec,
+                    samples,
+                    protocols,
+                    config,
+                    judges,
+                    store,
+                    executor,
+                    progress,
+                    outcome.spec.no_cache,
+                    _Spending(meter, outcome.spec.prices),
+                    unusable,
+                )
     finally:
         for server in servers:
             server.stop()
@@ -540,6 +544,18 @@ def judge_run(
     outcome.manifest["judge"] = result.manifest
     store.update_run(outcome.run_id, manifest=outcome.manifest)
     return result
+
+
+def _held_judges(judges: Mapping[str, Model | AsyncModel]) -> list[str]:
+    """The judges whose executor sessions (Ray replicas) last the whole judging step.
+
+    A sole judge, and any judge behind an API (an async backend: replicas that hold no
+    device), keeps its replicas from its first chunk to the step's end, as a run's model does
+    (`model_session`): an ``hf`` judge loads its weights once, not once per chunk. Several
+    local judges alternate within each chunk, so each of them starts and ends its replicas
+    per chunk: they may not fit on the devices together.
+    """
+    return [s for s, m in judges.items() if len(judges) == 1 or isinstance(m, AsyncModel)]
 
 
 def _failed_judges(result: JudgeRunOutcome, judges: Sequence[str]) -> dict[str, str]:
