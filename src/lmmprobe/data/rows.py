@@ -245,7 +245,8 @@ class _CheckedImages:
         # A store that remembers none (a first run) is not asked about each file.
         self.remembers = store.has_image_checks()
         self.window: dict[str, CheckRow] = {}
-        self.low, self.high = "", None  # the window covers low..high (None: to the end)
+        self.low = ""  # the window covers low..high (high None: to the end)
+        self.high: str | None = None
         self.size = _WINDOW_FIRST
         self.used = 0
         self.folders: dict[tuple[Path, str], str] = {}
