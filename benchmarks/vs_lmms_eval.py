@@ -75,6 +75,24 @@ request is keyed); cached re-run old 5.8 / new 5.4 s at 10k (1.07×), 11.2 / 9.2
 (1.22×); peak RSS unchanged. Loading alone (``load_source`` in one process, 10k images):
 old 2.7-5.0 s, new 1.7-3.8 s, and the data fingerprint 0.4 → 0.1 s. What a re-run still
 spends loading is per row: ``Path.resolve``, one indexed SELECT, building the sample.
+
+Then each image's folder is resolved once per load (the file itself one ``lstat``), the
+remembered checks are read a window of paths at a time (one query per window of up to 4,096
+files, not one per file), the pixel cap is parsed once per setting, and a command runs the
+cyclic garbage collector less often (``gc.freeze`` after imports, thresholds 50,000/20/20: with
+Python's own it took a tenth to a sixth of a 10k run's CPU). Measured 2026-11-30 with
+``--sizes 10000 30000 --images --rounds 3 --no-lmms-eval --old-src OLD/src`` while other
+sessions kept the load average at 7-17 (wall times several times a quiet machine's and very
+noisy: old cached runs at 30k took 58 / 119 / 243 s), medians: first run old 39.2 / new
+33.3 s at 10k, 149.9 / 74.4 s at 30k; cached re-run old 35.3 / new 17.3 s at 10k (old / new
+2.04x), 118.6 / 35.7 s at 30k (3.32x); first run / cached re-run new 1.92x at 10k, 2.08x at
+30k (old 1.11x, 1.26x); peak RSS unchanged (150-158 MiB at 10k, 250-269 MiB at 30k). Under
+cProfile (10k, cached re-run) ``check_images`` went from 29% of the run to 16%, with no
+query per file. What a re-run still spends per row, spread over a dozen steps (none over
+13%): building each sample and its image reference (pydantic), keying each ask, scoring
+(a validated `Score`), reading each stored answer into a `Response`, writing the samples and
+scores, and the results. The 5x target needs those to become per-chunk work (the streamed,
+store-first rows of issue 35).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -888,6 +889,24 @@ def _not_printed_yet(record: logging.LogRecord) -> bool:
     return True
 
 
+GC_THRESHOLDS = (50_000, 20, 20)
+"""The collector's thresholds for a command (Python's are 700, 10, 10)."""
+
+
+def _fewer_collections() -> None:
+    """Have the cyclic garbage collector run less often during a command.
+
+    A run makes several objects a row (its sample, ask, response, score) that live until
+    their chunk is done: with Python's thresholds the collector ran hundreds of times over
+    them, a tenth to a sixth of the CPU time of a 10,000-row run with images. Objects that
+    cycles hold are still freed, in fewer, larger passes. The modules imported so far (most
+    of those a command uses) are moved out of the collector's sight: they live as long as
+    the process.
+    """
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -895,6 +914,7 @@ def main() -> None:
     that an option value causes anywhere in a command, and a file the system refuses end the
     command with the one line `error_text` makes (exit 2), not a dump, a box or a traceback.
     """
+    _fewer_collections()
     handler = logging.StreamHandler()
     handler.setFormatter(_InertFormatter("%(levelname)s %(name)s: %(message)s"))
     handler.addFilter(_not_printed_yet)

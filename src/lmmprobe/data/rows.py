@@ -144,11 +144,20 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
     """`check_image`'s reference, the image's pixels (width x height) and the file's size."""
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
-    path = (base / value).resolve()
-    try:
-        info: os.stat_result | None = path.stat()
-    except (OSError, ValueError):
-        info = None
+    checked = _CHECKED.get()
+    quick = None if checked is None else checked.resolved(base, value)
+    info: os.stat_result | None
+    if quick is not None:
+        path, info = quick
+    else:
+        try:
+            path = str((base / value).resolve())
+        except (RuntimeError, ValueError) as exc:  # a loop of links; a NUL in the name
+            raise RowError(field, f"image file not found: {value!r} ({exc})") from exc
+        try:
+            info = os.stat(path)
+        except (OSError, ValueError):
+            info = None
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
@@ -157,7 +166,6 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
     too_big = image_file_problem(info.st_size)
     if too_big:
         raise RowError(field, f"image {value}: {too_big}")
-    checked = _CHECKED.get()
     if checked is not None:
         known = checked.known(path, info)
         if known is not None:
@@ -205,8 +213,8 @@ class ImageCheckStore(Protocol):
         """Whether any check is remembered."""
         ...
 
-    def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
-        """(size, mtime_ns, width, height, content hash) remembered for `path`, or None."""
+    def image_checks_from(self, path: str, limit: int) -> list[CheckRow]:
+        """The first `limit` checks remembered for paths from `path` on, in path order."""
         ...
 
     def put_image_checks(self, rows: Sequence[CheckRow]) -> None:
@@ -214,30 +222,99 @@ class ImageCheckStore(Protocol):
         ...
 
 
+_WINDOW_FIRST = 64
+_WINDOW_MOST = 4_096
+"""How many remembered checks one read of the store brings (first, and at most): a dataset
+names its files mostly in order, so the next rows' files are in the same read."""
+_FOLDERS_KEPT = 4_096
+"""Resolved folders kept while loading (a dataset's images sit in a few folders)."""
+
+
 class _CheckedImages:
-    """The store's remembered image checks, and those made now (written as they add up)."""
+    """The store's remembered image checks, and those made now (written as they add up).
+
+    The remembered checks are read a window at a time, in path order: every path between the
+    window's first and last is either in it or not remembered, so a run over files named in
+    order costs one query per window, not one per file. A window that served few lookups
+    (files named out of order) makes the next one smaller, down to a single row.
+    """
 
     def __init__(self, store: ImageCheckStore) -> None:
         self.store = store
         self.new: list[CheckRow] = []
         # A store that remembers none (a first run) is not asked about each file.
         self.remembers = store.has_image_checks()
+        self.window: dict[str, CheckRow] = {}
+        self.low = ""  # the window covers low..high (high None: to the end)
+        self.high: str | None = None
+        self.size = _WINDOW_FIRST
+        self.used = 0
+        self.folders: dict[tuple[Path, str], str] = {}
 
-    def known(self, path: Path, info: os.stat_result) -> tuple[ImageRef, int] | None:
+    def resolved(self, base: Path, value: str) -> tuple[str, os.stat_result] | None:
+        """`value`'s resolved path and ``stat``, when the quick way finds them, else None.
+
+        The folder part is resolved once per load (as ``Path.resolve`` does it); the file
+        itself costs one ``lstat``. A name that is a link, or one the quick way does not
+        take (``.``, ``..``, a trailing separator, a missing file), gives None: the caller
+        resolves it the plain way, so every message and refusal stays the plain way's.
+        """
+        head, sep, name = value.rpartition("/")
+        if name in ("", ".", "..") or "\0" in value:
+            return None
+        if sep and not head:
+            head = "/"
+        key = (base, head)
+        folder = self.folders.get(key)
+        if folder is None:
+            try:
+                folder = str((base / head).resolve() if head else base.resolve())
+            except (OSError, ValueError, RuntimeError):
+                return None
+            if len(self.folders) >= _FOLDERS_KEPT:
+                self.folders.clear()
+            self.folders[key] = folder
+        full = os.path.join(folder, name)
+        try:
+            info = os.lstat(full)
+        except (OSError, ValueError):
+            return None
+        # Not a link: the resolved path is the file itself, and lstat is its stat.
+        return None if stat.S_ISLNK(info.st_mode) else (full, info)
+
+    def known(self, path: str, info: os.stat_result) -> tuple[ImageRef, int] | None:
         """The reference and pixels of a file checked before and unchanged since, else None."""
         key = _key(path) if self.remembers else None
-        row = None if key is None else self.store.image_check(key)
-        if row is None or (row[0], row[1]) != (info.st_size, info.st_mtime_ns):
+        row = None if key is None else self._remembered(key)
+        if row is None or (row[1], row[2]) != (info.st_size, info.st_mtime_ns):
             return None
         try:
-            over = row[2] * row[3] > max_image_pixels()
+            over = row[3] * row[4] > max_image_pixels()
         except ValueError:
             return None  # a cap that cannot be read: the full check says so, as for any file
         if over:
             return None  # the cap was lowered since: checked again, refused with its message
-        return ImageRef.from_path(path, content_hash=row[4]), row[2] * row[3]
+        return ImageRef.from_path(path, content_hash=row[5]), row[3] * row[4]
 
-    def add(self, path: Path, info: os.stat_result, width: int, height: int, ref: ImageRef) -> None:
+    def _remembered(self, key: str) -> CheckRow | None:
+        """The check the store remembers for `key`, read a window at a time."""
+        # Resolved paths are absolute, never "": low == "" means no window is read.
+        if self.low and self.low <= key and (self.high is None or key <= self.high):
+            row = self.window.get(key)
+            self.used += row is not None
+            return row
+        if self.low:  # files read in order keep the windows large; out of order, small
+            wide = self.used * 2 >= max(len(self.window), 1)
+            self.size = min(self.size * 4, _WINDOW_MOST) if wide else max(self.size // 4, 1)
+        rows = self.store.image_checks_from(key, self.size)
+        self.window = {r[0]: r for r in rows}
+        # Fewer rows than asked for: none is remembered past the last one read.
+        self.low, self.high = key, (rows[-1][0] if len(rows) >= self.size else None)
+        row = self.window.get(key)
+        self.used = int(row is not None)
+        return row
+
+    def add(self, path: str, info: os.stat_result, width: int, height: int, ref: ImageRef) -> None:
         """Remember a file found readable (hashing it now: a request's key needs it anyway)."""
         key = _key(path)
         if key is None:
@@ -250,11 +327,12 @@ class _CheckedImages:
         """Write the checks made so far to the store."""
         self.store.put_image_checks(self.new)
         self.new = []
+        self.low = ""  # read again: the store may now hold what was just written
 
 
-def _key(path: Path) -> str | None:
+def _key(path: str) -> str | None:
     """`path` as the store keeps it; None for a name that is not UTF-8 (never remembered)."""
-    text = str(path)
+    text = path
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -316,13 +394,21 @@ def _deeper_than(value: Any, limit: int) -> bool:
     """
     if isinstance(value, dict):
         children: Iterable[Any] = value.values()
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, _CONTAINERS):
         children = value
     else:
         return False
     if limit < 0:
         return True
-    return any(_deeper_than(v, limit - 1) for v in children if isinstance(v, dict | list | tuple))
+    # A plain loop, not any() over a generator: every row of every file passes here.
+    for v in children:  # noqa: SIM110
+        if isinstance(v, _NESTED) and _deeper_than(v, limit - 1):
+            return True
+    return False
+
+
+_CONTAINERS = (list, tuple)
+_NESTED = (dict, list, tuple)
 
 
 def _deep_path(value: Any, limit: int) -> str | None:

@@ -14,6 +14,7 @@ warn.
 from __future__ import annotations
 
 import base64 as _b64
+import functools
 import hashlib
 import io
 import os
@@ -81,12 +82,20 @@ def max_image_pixels() -> int:
         ValueError: The variable is set to something other than a positive whole number.
 
     """
-    raw = os.environ.get(MAX_PIXELS_ENV, "").strip().replace("_", "")
+    given = os.environ.get(MAX_PIXELS_ENV)
+    # Asked several times for every image a run loads: each setting is read once.
+    return DEFAULT_MAX_PIXELS if given is None else _pixels_cap(given)
+
+
+@functools.lru_cache(maxsize=8)
+def _pixels_cap(given: str) -> int:
+    """`max_image_pixels` for ``$LMMPROBE_MAX_IMAGE_PIXELS`` set to `given` (a bad one raises)."""
+    raw = given.strip().replace("_", "")
     if not raw:
         return DEFAULT_MAX_PIXELS
     if not raw.isdigit() or int(raw) <= 0:
         raise ValueError(
-            f"{MAX_PIXELS_ENV}={os.environ[MAX_PIXELS_ENV]!r} is not a positive number of "
+            f"{MAX_PIXELS_ENV}={given!r} is not a positive number of "
             f"pixels: set it to e.g. {DEFAULT_MAX_PIXELS}, or unset it."
         )
     return int(raw)

@@ -834,19 +834,23 @@ class Store:
         """Whether the store remembers any checked image file (`put_image_checks`)."""
         return self.conn.execute("SELECT 1 FROM image_checks LIMIT 1").fetchone() is not None
 
-    def image_check(self, path: str) -> tuple[int, int, int, int, str] | None:
-        """What the store remembers of the image file at the resolved `path`, or None.
+    def image_checks_from(self, path: str, limit: int) -> list[tuple[str, int, int, int, int, str]]:
+        """The first `limit` image checks remembered for paths from `path` on, in path order.
+
+        One read serves the loader's next files (a dataset names them mostly in order): every
+        path from `path` up to the last one returned is remembered only if it is among them.
 
         Returns:
-            (size, mtime_ns, width, height, content hash) as the file was when it was checked
-            (`put_image_checks`); the caller compares the first two with the file's now.
+            (path, size, mtime_ns, width, height, content hash) rows, as `put_image_checks`
+            wrote them.
 
         """
-        row = self.conn.execute(
-            "SELECT size, mtime_ns, width, height, content_hash FROM image_checks WHERE path = ?",
-            (path,),
-        ).fetchone()
-        return None if row is None else (row[0], row[1], row[2], row[3], row[4])
+        rows = self.conn.execute(
+            "SELECT path, size, mtime_ns, width, height, content_hash FROM image_checks "
+            "WHERE path >= ? ORDER BY path LIMIT ?",
+            (path, limit),
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def put_image_checks(self, rows: Sequence[tuple[str, int, int, int, int, str]]) -> None:
         """Remember image files found readable: (path, size, mtime_ns, width, height, hash).

@@ -1,0 +1,153 @@
+"""A run's loader resolves and looks up its image files in bulk, with the plain check's results.
+
+Inside `remembered_images` a file's folder is resolved once per load and the file costs one
+``lstat``; the store's remembered checks are read a window of paths at a time. Both must give
+exactly what the plain check (`check_image` outside any store) gives: the same resolved path
+and content hash for every kind of path a row may name, and the same refusal for a bad one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from tests.console import lmmprobe
+
+from lmmprobe.data.base import load_source
+from lmmprobe.data.rows import RowError, check_image, remembered_images
+from lmmprobe.store import Store
+
+
+def _images(root: Path, n: int) -> list[str]:
+    (root / "img").mkdir(parents=True, exist_ok=True)
+    names = []
+    for i in range(n):
+        name = f"img/p{i:04d}.png"
+        Image.new("RGB", (4, 3), (i % 256, i // 256, 7)).save(root / name)
+        names.append(name)
+    return names
+
+
+def _write(data: Path, names: list[str]) -> None:
+    rows = [
+        {"id": f"q{i}", "images": [name], "question": "Which?", "choices": ["a", "b"],
+         "answer": i % 2}
+        for i, name in enumerate(names)
+    ]  # fmt: skip
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _checked(base: Path, value: str) -> tuple[str, str] | tuple[str | None, str]:
+    """What `check_image` makes of `value`: (path, content hash), or (field, refusal)."""
+    try:
+        ref = check_image(base, value, "images[0]")
+    except RowError as exc:
+        return exc.field, exc.reason
+    return str(ref.path), ref.content_hash()
+
+
+def test_the_quick_resolution_and_the_remembered_checks_agree_with_the_plain_check(
+    tmp_path: Path,
+) -> None:
+    base = tmp_path / "data"
+    names = _images(base, 3)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    Image.new("RGB", (5, 5), (1, 2, 3)).save(outside / "o.png")
+    (base / "link.png").symlink_to(base / names[1])  # a link to a file: resolved to it
+    (base / "linked").symlink_to(outside)  # a linked folder
+    (base / "loop").symlink_to(base / "loop")
+    (base / "sub").mkdir()
+    (base / "not.png").write_bytes(b"not a picture")
+    os.mkfifo(base / "fifo.png")
+    values = [
+        *names, "./img/p0000.png", "img//p0001.png", "sub/../img/p0002.png", "link.png",
+        "linked/o.png", "linked/../data/img/p0000.png", str(base / names[2]), "img/missing.png",
+        "img/", "img/.", "sub/..", "not.png", "fifo.png", "loop", "loop/x.png", "nul\0.png",
+    ]  # fmt: skip
+    plain = {v: _checked(base, v) for v in values}
+    assert plain[names[0]][1] == hashlib.sha256((base / names[0]).read_bytes()).hexdigest()
+    assert plain["link.png"] == plain[names[1]]
+    with Store(tmp_path / "s.db") as store:
+        with remembered_images(store):  # a store that remembers none: every file is checked
+            assert {v: _checked(base, v) for v in values} == plain
+        with remembered_images(store):  # now remembered: read back, not decoded
+            assert {v: _checked(base, v) for v in values} == plain
+        # Looked up in any order (windows shrink and grow), each path still finds its check.
+        shuffled = values * 3
+        random.Random(0).shuffle(shuffled)
+        with remembered_images(store):
+            assert [_checked(base, v) for v in shuffled] == [plain[v] for v in shuffled]
+
+
+def _select_count(store: Store) -> list[str]:
+    seen: list[str] = []
+    store.conn.set_trace_callback(
+        lambda sql: seen.append(sql) if "FROM image_checks" in sql else None
+    )
+    return seen
+
+
+def test_a_re_run_reads_the_remembered_checks_a_window_at_a_time(tmp_path: Path) -> None:
+    base = tmp_path / "data"
+    names = _images(base, 600)
+    data = base / "q.jsonl"
+    _write(data, names)
+    with Store(tmp_path / "s.db") as store:
+        with remembered_images(store):
+            first = load_source(str(data))
+        queries = _select_count(store)
+        with remembered_images(store):
+            again = load_source(str(data))
+        # One query a window (64 paths, then 256, 1,024...), not one a file.
+        assert 0 < len(queries) <= 5, len(queries)
+        assert [s.model_dump_json() for s in again.samples] == [
+            s.model_dump_json() for s in first.samples
+        ]
+        assert [i.content_hash() for s in again.samples for i in s.images] == [
+            i.content_hash() for s in first.samples for i in s.images
+        ]
+
+
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_a_cached_re_run_finds_every_remembered_file_in_any_order(
+    tmp_path: Path, order: str
+) -> None:
+    base = tmp_path / "data"
+    names = _images(base, 150)
+    if order == "shuffled":
+        random.Random(1).shuffle(names)
+    data = base / "q.jsonl"
+    _write(data, [*names, names[3]])  # one file named twice, by two rows
+    db = tmp_path / "s.db"
+    run: list[Any] = ["run", "-m", "first", "-d", data, "--db", db, "--bootstrap", "0", "-q"]
+    assert (done := lmmprobe(*run, "--out", tmp_path / "1")).returncode == 0, done.stderr
+    # Every file's bytes replaced, size and modification time kept: only a remembered check
+    # takes them (a decode would refuse each one), and its remembered hash keys the request.
+    for name in names:
+        path = base / name
+        info = path.stat()
+        path.write_bytes(b"\0" * info.st_size)
+        os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert (done := lmmprobe(*run, "--out", tmp_path / "2")).returncode == 0, done.stderr
+    results = [json.loads((tmp_path / o / "results.json").read_text()) for o in ("1", "2")]
+    stats = results[1]["models"]["first"]["stats"]
+    # Every request read back (the two rows naming one file ask the same thing: one request).
+    assert (stats["requests"], stats["cached"], stats["called"]) == (150, 150, 0)
+    assert results[1]["models"]["first"]["metrics"] == results[0]["models"]["first"]["metrics"]
+    with sqlite3.connect(db) as c:
+        runs = [r[0] for r in c.execute("SELECT id FROM runs ORDER BY created_at")]
+        recorded = [
+            c.execute(
+                "SELECT sample_id, sample FROM samples WHERE run_id = ? ORDER BY sample_id", (r,)
+            ).fetchall()
+            for r in runs
+        ]
+    assert recorded[0] == recorded[1]  # the same images recorded, path and hash
