@@ -1,5 +1,5 @@
 """A run checks an image file once: later runs on the same store reuse the check while the file
-is unchanged (its resolved path, size and modification time), and check a changed one again.
+is unchanged (its resolved path, size and status-change time), and check a changed one again.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import Any
 from PIL import Image
 from tests.console import lmmprobe
 
-CHECKS = "SELECT path, size, mtime_ns, width, height, content_hash FROM image_checks"
+CHECKS = "SELECT path, size, ctime_ns, width, height, content_hash FROM image_checks"
+SENT = "SELECT sample FROM samples ORDER BY rowid DESC LIMIT 1"
 
 
 def _data(tmp_path: Path) -> tuple[Path, Path]:
@@ -50,26 +51,31 @@ def test_an_image_checked_by_an_earlier_run_is_not_decoded_again_unless_it_chang
         remembered = c.execute(CHECKS).fetchall()
     digest = hashlib.sha256(image.read_bytes()).hexdigest()
     assert remembered == [
-        (str(image.resolve()), before.st_size, before.st_mtime_ns, 16, 12, digest)
+        (str(image.resolve()), before.st_size, before.st_ctime_ns, 16, 12, digest)
     ]
-    # Other bytes, the same size and modification time: the remembered check holds (nothing is
-    # decoded, so the run takes the file), and its remembered hash keys the request: the answer
-    # is read back, not asked again.
-    image.write_bytes(b"\0" * before.st_size)
-    os.utime(image, ns=(before.st_atime_ns, before.st_mtime_ns))
+    # Unchanged: the remembered check is used as it is, hash included. (Made to remember
+    # another hash here, the run records that one and asks anew under the key it gives: the
+    # file was neither decoded nor hashed again.)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE image_checks SET content_hash = ?", ("f" * 64,))
     second = _run(data, db, tmp_path / "2")
     assert second.returncode == 0, second.stderr
     assert (
         _model(tmp_path / "2")["stats"]["cached"],
         _model(tmp_path / "2")["stats"]["called"],
-    ) == (1, 0)
-    assert _model(tmp_path / "2")["metrics"] == _model(tmp_path / "1")["metrics"]
+    ) == (0, 1)
+    with sqlite3.connect(db) as c:
+        assert "f" * 64 in c.execute(SENT).fetchone()[0]
+        c.execute("UPDATE image_checks SET content_hash = ?", (digest,))
     # A lower pixel cap than the one it was checked under: checked again (and refused: the
     # file is no image now), not waved through.
     capped = _run(data, db, tmp_path / "3", LMMPROBE_MAX_IMAGE_PIXELS="100")
     assert capped.returncode != 0 and "unreadable image img/a.png" in capped.stderr
-    # Modified (its mtime moves): checked again, and refused naming the file.
-    os.utime(image, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    # Other bytes of the same size, the modification time set back (as `cp -p`, `rsync -t`
+    # or an untar leave a replaced file): its ctime moved, so it is checked again, and
+    # refused naming the file (re-test 8 #1: the old picture's check and answer were reused).
+    image.write_bytes(b"\0" * before.st_size)
+    os.utime(image, ns=(before.st_atime_ns, before.st_mtime_ns))
     changed = _run(data, db, tmp_path / "4")
     assert changed.returncode != 0
     assert "unreadable image img/a.png" in changed.stderr
@@ -78,9 +84,9 @@ def test_an_image_checked_by_an_earlier_run_is_not_decoded_again_unless_it_chang
     again = _run(data, db, tmp_path / "5")
     assert again.returncode == 0, again.stderr
     with sqlite3.connect(db) as c:
-        ((_, size, mtime_ns, width, height, content_hash),) = c.execute(CHECKS).fetchall()
+        ((_, size, ctime_ns, width, height, content_hash),) = c.execute(CHECKS).fetchall()
     now = image.stat()
-    assert (size, mtime_ns, width, height) == (now.st_size, now.st_mtime_ns, 8, 8)
+    assert (size, ctime_ns, width, height) == (now.st_size, now.st_ctime_ns, 8, 8)
     assert content_hash == hashlib.sha256(image.read_bytes()).hexdigest()
 
 
@@ -96,6 +102,57 @@ def test_a_store_of_schema_10_gains_the_table_in_place(tmp_path: Path) -> None:
     assert _model(tmp_path / "2")["stats"]["cached"] == 1  # the earlier answers are all there
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "11",
+            "12",
         )
         assert len(c.execute(CHECKS).fetchall()) == 1
+
+
+def test_a_picture_replaced_by_another_of_the_same_size_is_checked_and_asked_again(
+    tmp_path: Path,
+) -> None:
+    # Re-test 8 #1: a red picture replaced by a blue one of the same byte size, its
+    # modification time set back: the second run read the red one's answer from the store
+    # and recorded the red one's sha256.
+    data, image = _data(tmp_path)
+    db = tmp_path / "s.db"
+    assert _run(data, db, tmp_path / "1").returncode == 0
+    before = image.stat()
+    blue = tmp_path / "blue.png"
+    Image.new("RGB", (16, 12), (30, 30, 200)).save(blue)
+    assert blue.stat().st_size == before.st_size  # a flat picture: the same size in PNG
+    image.write_bytes(blue.read_bytes())
+    os.utime(image, ns=(before.st_atime_ns, before.st_mtime_ns))
+    second = _run(data, db, tmp_path / "2")
+    assert second.returncode == 0, second.stderr
+    stats = _model(tmp_path / "2")["stats"]
+    assert (stats["cached"], stats["called"]) == (0, 1)
+    with sqlite3.connect(db) as c:
+        assert hashlib.sha256(blue.read_bytes()).hexdigest() in c.execute(SENT).fetchone()[0]
+
+
+def test_a_store_of_schema_11_forgets_its_checks_and_checks_again(tmp_path: Path) -> None:
+    data, image = _data(tmp_path)
+    db = tmp_path / "s.db"
+    assert _run(data, db, tmp_path / "1").returncode == 0
+    with sqlite3.connect(db) as c:  # as schema 11 left it: modification times
+        c.execute("DROP TABLE image_checks")
+        c.execute(
+            "CREATE TABLE image_checks (path TEXT PRIMARY KEY, size INTEGER NOT NULL, "
+            "mtime_ns INTEGER NOT NULL, width INTEGER NOT NULL, height INTEGER NOT NULL, "
+            "content_hash TEXT NOT NULL) WITHOUT ROWID"
+        )
+        info = image.stat()
+        c.execute("INSERT INTO image_checks VALUES (?, ?, ?, 16, 12, ?)",
+                  (str(image.resolve()), info.st_size, info.st_mtime_ns, "f" * 64))  # fmt: skip
+        c.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
+    again = _run(data, db, tmp_path / "2")
+    assert again.returncode == 0, again.stderr
+    assert _model(tmp_path / "2")["stats"]["cached"] == 1  # the answers are all there
+    digest = hashlib.sha256(image.read_bytes()).hexdigest()
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            "12",
+        )
+        assert c.execute(CHECKS).fetchall() == [
+            (str(image.resolve()), info.st_size, image.stat().st_ctime_ns, 16, 12, digest)
+        ]

@@ -199,7 +199,7 @@ _REMEMBER_AT_ONCE = 10_000
 
 
 CheckRow = tuple[str, int, int, int, int, str]
-"""A checked image file: (resolved path, size, mtime_ns, width, height, content hash)."""
+"""A checked image file: (resolved path, size, ctime_ns, width, height, content hash)."""
 
 
 class ImageCheckStore(Protocol):
@@ -286,7 +286,7 @@ class _CheckedImages:
         """The reference and pixels of a file checked before and unchanged since, else None."""
         key = _key(path) if self.remembers else None
         row = None if key is None else self._remembered(key)
-        if row is None or (row[1], row[2]) != (info.st_size, info.st_mtime_ns):
+        if row is None or (row[1], row[2]) != (info.st_size, info.st_ctime_ns):
             return None
         try:
             over = row[3] * row[4] > max_image_pixels()
@@ -319,7 +319,7 @@ class _CheckedImages:
         key = _key(path)
         if key is None:
             return
-        self.new.append((key, info.st_size, info.st_mtime_ns, width, height, ref.content_hash()))
+        self.new.append((key, info.st_size, info.st_ctime_ns, width, height, ref.content_hash()))
         if len(self.new) >= _REMEMBER_AT_ONCE:
             self.flush()
 

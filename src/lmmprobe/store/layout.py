@@ -1,7 +1,7 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10` and `DDL_11` and migrates an older one step by step
+store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10` and `DDL_12` and migrates an older one step by step
 through `MIGRATIONS`, inside one transaction.
 
 A score row's metadata is kept once per sample (schema 10): `metadata_part` is what a row
@@ -20,6 +20,7 @@ __all__ = [
     "DDL_9",
     "DDL_10",
     "DDL_11",
+    "DDL_12",
     "MIGRATIONS",
     "OUR_TABLES",
     "SCHEMA_VERSION",
@@ -28,7 +29,7 @@ __all__ = [
     "metadata_whole",
 ]
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -60,6 +61,9 @@ gives every row's whole metadata to other tools reading the file. 11: ``image_ch
 remembers each image file the data loader checked (its resolved path, size and modification
 time, its dimensions and content hash), so a run reading an unchanged file again neither decodes
 nor hashes it (`lmmprobe.data.rows.check_image`); a store migrated to 11 starts with none.
+12: ``image_checks`` tells a file unchanged by its size and status-change time (``ctime_ns``)
+instead of its modification time, which a copy, an untar or ``touch -d`` sets back (re-test 8);
+the checks a store remembered are dropped, and the next run checks its images again.
 """
 
 
@@ -302,6 +306,19 @@ DDL_11 = (
     ) WITHOUT ROWID""",
 )
 
+# Schema 12 (new stores and the migration from 11): the same, a file's identity being its size
+# and st_ctime_ns, which writing it or setting its times back always moves (no program sets it).
+DDL_12 = (
+    """CREATE TABLE IF NOT EXISTS image_checks (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        ctime_ns INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        content_hash TEXT NOT NULL
+    ) WITHOUT ROWID""",
+)
+
 
 OUR_TABLES = (
     "runs",
@@ -410,6 +427,14 @@ def _migrate_10_to_11(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_11_to_12(conn: sqlite3.Connection) -> None:
+    # A remembered modification time says nothing of a file's status-change time: the checks
+    # are dropped (they only save work), and the next run reading the images checks them again.
+    conn.execute("DROP TABLE IF EXISTS image_checks")
+    for statement in DDL_12:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -422,4 +447,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     8: _migrate_8_to_9,
     9: _migrate_9_to_10,
     10: _migrate_10_to_11,
+    11: _migrate_11_to_12,
 }

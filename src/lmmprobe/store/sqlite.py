@@ -71,7 +71,7 @@ from lmmprobe.store.layout import (
     DDL_7,
     DDL_9,
     DDL_10,
-    DDL_11,
+    DDL_12,
     MIGRATIONS,
     OUR_TABLES,
     SCHEMA_VERSION,
@@ -511,7 +511,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_11):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_12):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -841,19 +841,19 @@ class Store:
         path from `path` up to the last one returned is remembered only if it is among them.
 
         Returns:
-            (path, size, mtime_ns, width, height, content hash) rows, as `put_image_checks`
+            (path, size, ctime_ns, width, height, content hash) rows, as `put_image_checks`
             wrote them.
 
         """
         rows = self.conn.execute(
-            "SELECT path, size, mtime_ns, width, height, content_hash FROM image_checks "
+            "SELECT path, size, ctime_ns, width, height, content_hash FROM image_checks "
             "WHERE path >= ? ORDER BY path LIMIT ?",
             (path, limit),
         ).fetchall()
         return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def put_image_checks(self, rows: Sequence[tuple[str, int, int, int, int, str]]) -> None:
-        """Remember image files found readable: (path, size, mtime_ns, width, height, hash).
+        """Remember image files found readable: (path, size, ctime_ns, width, height, hash).
 
         A path remembered before is replaced (its file changed since).
         """
