@@ -296,7 +296,76 @@ def _url_secrets(text: str) -> list[_Found]:
         for (name, _), (value, start) in itertools.pairwise(segments):
             if _path_secret(name):
                 found.append(_Found(name, start, start + len(value)))
+        for segment, start in segments:
+            glued = _glued_value(segment)
+            if glued is not None:
+                found.append(_Found(glued[0], start + glued[1], start + len(segment)))
+        # ``/key /X``, ``/Bearer X``: the value after a space ends the path (a server may
+        # strip the space, a client encode it); taken only where it looks like a value.
+        after = _AFTER_SPACE.match(text, url.end())
+        if (
+            segments
+            and after
+            and _path_secret(segments[-1][0])
+            and _looks_like_value(after.group(1))
+        ):
+            found.append(_Found(segments[-1][0], after.start(1), after.end(1)))
     return found
+
+
+# A value run into its name (``/token.X``, ``/token_X``, ``/password-X``, ``/key;X``,
+# ``/key,X``): the name runs to one of these, and is at most this long (a secret's name is
+# short; a long segment is not tried at every one of its characters).
+_GLUE = re.compile(r"[._\-;,+~]")
+_GLUED_NAME_LENGTH = 64
+_PARAMETER_SIGN = re.compile("[=:]")
+_AFTER_SPACE = re.compile(r"[ \t]+/?([^\s/?#,;&]+)")
+# One word of a name: a capital or none then small letters, camel-case words after it
+# (``tokenUsage``), or capitals alone (``API``). Each repetition starts with a capital, so the
+# pattern cannot backtrack.
+_NAME_WORD = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+")
+_VALUE_LENGTH = 8
+"""A glued or spaced value shorter than this is taken for a name's part (``/token.json``,
+``/key-2``): keys and tokens are longer."""
+_NOT_GLUED_VALUES = _TOKEN_NUMBER_WORDS | _QUANTITY_WORDS | _COUNT_WORDS
+"""A first word after the name saying it is no secret (``/token_ids_...``, ``/key_count``)."""
+
+
+def _looks_like_value(text: str) -> bool:
+    """Whether `text`, run into a secret's name or after a space, reads as a value, not words.
+
+    A value is `_VALUE_LENGTH` characters or more and not made of plain words (letters in
+    lower, title, camel or upper case, joined by ``.``, ``_`` or ``-``): ``Zq7secretVALUE99``
+    and ``sk7f...`` are values, ``reset_confirmation``, ``verificationEndpoint`` and
+    ``returned`` (prose after a URL) are not.
+    """
+    if len(text) < _VALUE_LENGTH:
+        return False
+    words = re.split(r"[._\-]", unquote(text))
+    if words[0].lower() in _NOT_GLUED_VALUES:
+        return False
+    return not all(_NAME_WORD.fullmatch(word) for word in words)
+
+
+def _glued_value(segment: str) -> tuple[str, int] | None:
+    """The name and where the value starts, for a segment holding a value run into its name.
+
+    ``token.X``, ``token_X``, ``password-X``, ``key;X``, ``key,X``: the first "glue" character
+    after which the name so far names a secret (`_path_secret`) and the rest looks like a
+    value (`_looks_like_value`); ``token_usage``, ``password-reset``, ``key.json`` keep theirs.
+    """
+    for glue in _GLUE.finditer(segment, 0, _GLUED_NAME_LENGTH):
+        name, rest = segment[: glue.start()], segment[glue.end() :]
+        # A "=" or ":" in the rest makes it a parameter (``/key,timeout=5``), read by
+        # `_PATH_PARAMETER` and its kin, or another spec (``/v1/key,hf:org/model``).
+        if (
+            name
+            and _path_secret(name)
+            and not _PARAMETER_SIGN.search(rest)
+            and _looks_like_value(rest)
+        ):
+            return name, glue.end()
+    return None
 
 
 def url_secret_values(url: str) -> list[str]:
@@ -619,7 +688,49 @@ def redact_spec(spec: str) -> str:
     pasted there) is hidden like a secret, whether or not such a variable is set: what is
     recorded does not depend on the environment.
     """
-    return ",".join(_redact_part(part) for part in spec.split(","))
+    return ",".join(_redact_part(part) for part in _comma_values(spec.split(",")))
+
+
+def _comma_values(parts: list[str]) -> list[str]:
+    """A spec's comma-separated `parts`, a value glued by "," to its name hidden.
+
+    ``openai:m@http://h/v1/key,X``: the "," ends the spec's part, yet the URL's last segment
+    names a secret and ``X`` is its value (`_comma_value`).
+    """
+    out = parts[:1]
+    for before, part in itertools.pairwise(parts):
+        end = _comma_value(before, part)
+        out.append(REDACTED + part[end:] if end else part)
+    return out
+
+
+def continues_a_secret(before: str, piece: str) -> bool:
+    """Whether `piece`, after a "," that ended `before`, is the value of a secret `before` names.
+
+    ``openai:m@http://h/v1/key,X``: a list of specs split at its commas must keep ``X`` with the
+    URL naming it, or it is shown alone as another spec (``unknown model backend 'X'``).
+    """
+    return _comma_value(before, piece) > 0
+
+
+_COMMA_VALUE = re.compile(r"[^/?#\s=:]+(?=[/?#\s]|$)")
+
+
+def _comma_value(before: str, part: str) -> int:
+    """Where the value at the start of `part` ends, if the part `before` names it; else 0.
+
+    `before` must end in a URL whose last path segment names a secret (``.../v1/key``), and
+    `part` start with what looks like a value (`_looks_like_value`) and be no option
+    (``timeout=5``: a "=" before its first "/") nor another spec (``hf:org/model``).
+    """
+    head = _COMMA_VALUE.match(part)
+    if not head or not _looks_like_value(head.group()):
+        return 0
+    urls = list(_URL_PATH.finditer(before))
+    if not urls or urls[-1].end() != len(before):
+        return 0
+    segments = [s for s in urls[-1].group(1)[1:].split("/") if s not in ("", ".")]
+    return head.end() if segments and _path_secret(segments[-1]) else 0
 
 
 def _redact_part(part: str) -> str:
@@ -647,13 +758,16 @@ def spec_secret_values(spec: str) -> list[str]:
     `redact_spec` could not read them in place: their values are looked for instead.
     """
     values: set[str] = set()
-    for part in spec.split(","):
+    parts = spec.split(",")
+    for before, part in itertools.pairwise(parts):
+        values.add(part[: _comma_value(before, part)])
+    for part in parts:
         _, sep, value = part.partition("=")
         for text in (part, value) if sep and value else (part,):
             found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
             values.update(text[f.start : f.end] for f in found if f.end > f.start)
             values.update(shape.group() for shape in KEY_SHAPE.finditer(text))
-    values.discard(REDACTED)
+    values -= {REDACTED, ""}
     return sorted(values, key=len, reverse=True)
 
 

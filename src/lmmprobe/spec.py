@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, redact_values, spec_secret_values
 
 __all__ = [
     "KEY",
@@ -68,7 +68,9 @@ class SpecError(ValueError):
         # and logs.
         where = f"{kind} spec {redact_spec(spec)!r}"
         if option is not None:
-            where += f": option {redact_spec(option.strip())!r}"
+            # The option alone may be a secret only the spec names (``.../v1/key,X``).
+            shown = redact_values(redact_spec(option.strip()), spec_secret_values(spec))
+            where += f": option {shown!r}"
             super().__init__(f"{where} {problem}")
         else:
             super().__init__(f"{where}: {problem}")

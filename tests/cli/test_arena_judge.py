@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from sklearn.metrics import cohen_kappa_score
 from tests.console import lmmprobe
-from tests.serve.test_arena_support import build_demo_store, offered_battles
+from tests.serve.test_arena_support import build_demo_store, copy_the_vote, offered_battles
 
 from lmmprobe.metrics.elo import Battle, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
@@ -257,3 +257,22 @@ def test_arena_judge_never_sends_an_image_file_changed_since_the_run(
         reasons = [v.reason for v in list_judge_votes(store, judge=spec) if v.reason]
     changed = [r for r in reasons if str(image) in r]
     assert len(changed) == same_sample and "changed since the run" in changed[0]
+
+
+def test_more_votes_than_one_rating_replays_are_refused_before_any_judge_call(
+    voted: Path, tmp_path: Path
+) -> None:
+    # Re-test 7 (#18): the judge was asked about every vote, then rating them over 1,000
+    # shuffles was refused (or ran for many minutes); refused now before any call, in one line.
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    copy_the_vote(db, 100_000)
+    with FakeOpenAIServer() as server:
+        done = lmmprobe("arena", "judge", "--judge", f"openai:judge@{server.base_url}", "--db", db)
+        assert server.requests_total == 0
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    assert line.startswith("error: ") and db.name in line
+    assert "100,006 votes over 1,000 shuffles is 100,006,000 battles to replay" in line
+    assert line.endswith("judge the votes of some runs only (--run ID)")
+    assert "Traceback" not in done.stderr

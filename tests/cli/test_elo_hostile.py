@@ -194,3 +194,53 @@ def test_medians_taken_in_blocks_equal_the_whole_matrix_bit_for_bit(
     whole = elo.elo_ratings(battles, shuffles=101, seed=3)
     monkeypatch.setattr(elo, "_MAX_ORDER_CELLS", 64)  # 2 orders a block, 1 model a block
     assert elo.elo_ratings(battles, shuffles=101, seed=3) == whole
+
+
+def _two_models(path: Path, battles: int) -> Path:
+    # Re-test 7's mkelo7.py: battles between just two models, a third won by b.
+    path.write_text(
+        "".join(
+            json.dumps({"model_a": "a", "model_b": "b", "winner": "b" if i % 3 == 0 else "a"})
+            + "\n"
+            for i in range(battles)
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("battles", "shuffles", "says", "fit"),
+    [
+        (100, "10000000", "10,000,000 shuffles is more than the 100,000 lmmprobe replays", 100_000),
+        (1_001, "100000", "1,001 votes over 100,000 shuffles is 100,100,000 battles to replay, "
+         "more than the 100,000,000 lmmprobe replays in one rating", 99_900),
+        (100_001, "1000", "100,001 votes over 1,000 shuffles is 100,001,000 battles", 999),
+    ],
+)  # fmt: skip
+def test_more_replays_than_lmmprobe_does_are_refused_up_front_in_one_line(
+    tmp_path: Path, battles: int, shuffles: str, says: str, fit: int
+) -> None:
+    """Re-test 7 of issue 34, finding 18: the time of a rating was unbounded and silent (200,000
+    votes: three minutes; ``--shuffles 10000000`` on 100 votes: about fifteen)."""
+    path = _two_models(tmp_path / "votes.jsonl", battles)
+    done = lmmprobe("elo", path, "--shuffles", shuffles, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    assert str(path) in line and says in line and f"use --shuffles {fit} or fewer" in line
+    assert "Traceback" not in done.stderr and not done.stdout
+
+
+def test_at_the_replay_limit_a_rating_is_made_and_unchanged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The limits bound the work and change no figure: at the limit a rating is what it was,
+    one shuffle past it is refused, saying how many fit."""
+    from lmmprobe.metrics import elo
+
+    battles = [Battle("a", "b", ("a", "b", "tie")[i % 3]) for i in range(10)]
+    want = elo.elo_ratings(battles, shuffles=7, seed=1)
+    monkeypatch.setattr(elo, "MAX_ELO_REPLAYS", 70)
+    assert elo.elo_ratings(battles, shuffles=7, seed=1) == want
+    with pytest.raises(elo.EloTooLargeError) as refused:
+        elo.elo_ratings(battles, shuffles=8, seed=1)
+    assert refused.value.fit == 7

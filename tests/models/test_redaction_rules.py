@@ -83,6 +83,16 @@ URL_PATHS = [
     f"http://h/v1#/key/{PASSWORD}",
     f"http://h/v1/token%253D{PASSWORD}",
     f"http://h/v1/bearer%20{PASSWORD}",
+    # Re-test 7 (#10), the last: a value glued to its name by ".", "_", "-", ";" or ",", and
+    # one after a space (a server may strip it; a client encodes it).
+    f"http://h/v1/token.{PASSWORD}",
+    f"http://h/v1/token_{PASSWORD}",
+    f"http://h/v1/password-{PASSWORD}",
+    f"http://h/v1/key;{PASSWORD}",
+    f"http://h/v1/key,{PASSWORD}",
+    f"http://h/v1/key /{PASSWORD}",
+    f"http://h/v1/Bearer {PASSWORD}",
+    f"http://h/v1/api_key-{PASSWORD}/chat",
 ]
 
 
@@ -104,7 +114,15 @@ def test_a_secret_in_a_url_path_or_a_spaced_query_is_redacted(url: str) -> None:
      "https://r.openai.azure.com/openai/deployments/gpt-4o", "http://h/v1/code/x",
      "openai:m@user@h:8000/v1", "openai:llama3:8b@http://[::1]:8000/v1",
      "http://h/v1/hotkey/x", "http://h/v1/keys//list", "http://h/v1/v2/./models",
-     "http://h:8000/v1#/models/x"],
+     "http://h:8000/v1#/models/x",
+     # Names run into words, not values: ordinary paths keep them (re-test 7 #10's fix).
+     "http://h/v1/chat/completions", "http://h/keyboard/", "http://h/tokenizer/",
+     "http://h/monkey/", "http://h/v1/token_usage", "http://h/password-reset_confirmation",
+     "http://h/v1/token.json", "http://h/v1/key-2", "http://h/v1/token_ids_123456789",
+     "http://h/v1/key_count_12345678", "http://h/tokenizer_config.json",
+     "http://h/v1/tokenVerificationEndpoint", "POST http://h/oauth/token returned 401",
+     "GET http://h/v1/key now", "openai:m@http://h/v1/token,llava-onevision",
+     "openai:m@http://h/v1/key,first", "random,first"],
 )  # fmt: skip
 def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
     assert all(shown == text for shown in _everywhere(text))
@@ -114,7 +132,9 @@ def test_url_paths_that_hold_no_secret_are_kept(text: str) -> None:
     "suffix",
     [f"/key={PASSWORD}", f"/api_key/{PASSWORD}", f"?key ={PASSWORD}", f"? key= {PASSWORD}",
      f"/token:{PASSWORD}", f"/key%3D{PASSWORD}", f"/session/{PASSWORD}",
-     f"/key1/{PASSWORD}", f"/secretkey/{PASSWORD}", f"/key//{PASSWORD}", f"/key/./{PASSWORD}"],
+     f"/key1/{PASSWORD}", f"/secretkey/{PASSWORD}", f"/key//{PASSWORD}", f"/key/./{PASSWORD}",
+     f"/token.{PASSWORD}", f"/token_{PASSWORD}", f"/password-{PASSWORD}", f"/key;{PASSWORD}",
+     f"/key /{PASSWORD}", f"/Bearer {PASSWORD}"],
 )  # fmt: skip
 def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: str) -> None:
     # The re-test's reproduction: each reached results.json, results.md, the store (the fake
@@ -129,6 +149,18 @@ def test_a_key_in_a_url_path_is_never_recorded_or_shown(tmp_path: Path, suffix: 
     _nothing_recorded(tmp_path)
     results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
     assert list(results["models"]) == [model.replace(PASSWORD, REDACTED)]
+
+
+def test_a_key_glued_by_a_comma_is_not_shown_as_another_model(tmp_path: Path) -> None:
+    # Re-test 7: ``-m ...@http://h/v1/key,X`` split at the comma and named X as an unknown
+    # backend; the spec then named it as its option without "=".
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake-vlm@{server.base_url}/key,{PASSWORD}"
+        proc = _lmmprobe("run", "-m", model, "--limit", "2", "--db", tmp_path / "db")
+    line = _one_line_error(proc)
+    assert PASSWORD not in proc.stdout + proc.stderr
+    assert "option '[redacted]' has no '='" in line
+    _nothing_recorded(tmp_path)
 
 
 def test_a_token_as_the_url_user_with_an_empty_password_is_never_recorded_or_shown(
@@ -380,6 +412,10 @@ def test_redaction_reads_long_words_in_linear_time() -> None:
         "users and passwords": "@u:p" * (n // 4),
         "query, spaces": "?" + " " * n + "x",
         "glued prefixes": "ghp_" * (n // 4),
+        "glued path names": "http://h/" + "key_" * (n // 4),
+        "glued path names, digits": "http://h/" + "key_1" * (n // 5),
+        "spaced path names": "http://h/key" + " " * n + "x",
+        "comma path names": "openai:m@http://h/key," * (n // 22),
     }
     calls = {}
     for name, text in texts.items():

@@ -236,6 +236,31 @@ def test_the_leaderboard_is_elo_table_on_the_exported_battles(db: Path, tmp_path
         assert f"{row['elo']:.1f}" in page
 
 
+def test_a_leaderboard_of_more_votes_than_one_rating_replays_is_a_clear_refusal(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 7 (#18): votes past what one rating replays (`MAX_ELO_REPLAYS`: 100,000 over
+    # the leaderboard's 1,000 shuffles) made `elo_table` refuse, and the page was a 500 with a
+    # traceback. It says why, and how to rate them. The limit is lowered to three votes' worth
+    # here: storing and listing 100,001 votes would make the test slow, not different.
+    from lmmprobe.metrics import elo
+
+    monkeypatch.setattr(elo, "MAX_ELO_REPLAYS", 2_999)
+    with client_for(db) as client:
+        token = start_rater(client, "gus")
+        for _ in range(3):
+            assert vote_once(client, token) is not None
+        api = client.get("/arena/api/leaderboard")
+        page = client.get("/arena/leaderboard")
+    assert api.status_code == 413, api.text[:2000]
+    detail = api.json()["detail"]
+    assert detail.startswith("the leaderboard of these 3 votes is too large to compute here: ")
+    assert "3 votes over 1,000 shuffles is 3,000 battles to replay" in detail
+    assert detail.endswith("lmmprobe elo votes.jsonl --shuffles 999")
+    assert page.status_code == 413 and "Traceback" not in page.text
+    assert _esc("the leaderboard of these 3 votes is too large") in page.text
+
+
 def test_an_empty_store_offers_no_battle(tmp_path: Path) -> None:
     db = tmp_path / "empty.db"
     Store(db).close()

@@ -11,6 +11,7 @@ import contextlib
 import itertools
 import shutil
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -187,3 +188,22 @@ def serving(app: FastAPI) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def copy_the_vote(db: Path, copies: int) -> None:
+    """`copies` more of the store's first vote, each by another rater (the vote's unique key).
+
+    A store of many votes in a second (an arena past what one rating replays), written as the
+    store holds them: rows of its ``battles`` table.
+    """
+    conn = sqlite3.connect(db)
+    try:
+        columns = "created_at, run_id, sample_id, repeat, model_a, model_b, key_a, key_b, vote"
+        row = conn.execute(f"SELECT {columns} FROM battles ORDER BY id LIMIT 1").fetchone()
+        with conn:
+            conn.executemany(
+                f"INSERT INTO battles (rater, {columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                ((f"rater{i}", *row) for i in range(copies)),
+            )
+    finally:
+        conn.close()

@@ -145,6 +145,7 @@ def judge(
     import json
 
     from lmmprobe.judge.arena import judge_battles
+    from lmmprobe.metrics.elo import EloTooLargeError
     from lmmprobe.models.base import load_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run import RunAborted
@@ -198,6 +199,8 @@ def judge(
             except RunAborted as exc:
                 # What was answered is stored: the next `arena judge` asks only the rest.
                 fail(f"judge {judge_spec}: {exc}", code=1)
+            except EloTooLargeError as exc:
+                fail(f"{store.path}: {exc}; judge the votes of some runs only (--run ID)")
             except ValueError as exc:
                 fail(exc)
     finally:

@@ -41,7 +41,7 @@ from lmmprobe.judge.pairwise import (
     read_pair,
 )
 from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_consistency
-from lmmprobe.metrics.elo import Battle, elo_ratings
+from lmmprobe.metrics.elo import Battle, check_elo_size, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.run.executor import Executor, LocalExecutor
@@ -248,6 +248,8 @@ def judge_battles(
         Per-battle verdicts and the agreement figures.
 
     Raises:
+        EloTooLargeError: The votes are too many to rate over `shuffles`
+            (`lmmprobe.metrics.elo.check_elo_size`), checked before any judge call.
         ValueError: ``sees_image`` with a judge that takes no images.
 
     """
@@ -257,6 +259,10 @@ def judge_battles(
         _register_renderers()
     ident = judge.identity.cache_id()
     votes = list_votes(store, runs=runs)
+    if votes:  # too many to rate: refused before the judge is paid for any of them
+        check_elo_size(
+            len(votes), len({m for v in votes for m in (v.model_a, v.model_b)}), shuffles
+        )
     battles: list[JudgedBattle] = []
     unique: dict[str, Request] = {}
     for vote in votes:

@@ -49,11 +49,14 @@ from lmmprobe.schema.text import safe_text
 
 __all__ = [
     "MAX_ELO_RATINGS",
+    "MAX_ELO_REPLAYS",
+    "MAX_ELO_SHUFFLES",
     "WIN_RATE_DEFINITIONS",
     "Battle",
     "BattleFileError",
     "EloTooLargeError",
     "WinRateDefinition",
+    "check_elo_size",
     "elo_ratings",
     "elo_sequence",
     "elo_table",
@@ -84,6 +87,17 @@ MAX_ELO_RATINGS = 1 << 25
 """The most ratings (models x shuffles) `elo_ratings` holds to take each model's median: 256 MiB
 of float64, e.g. 33,554 models over HEMM's 1,000 shuffles. The median of each model needs every
 order's rating of it; a larger file (or more shuffles) is refused before any is replayed."""
+
+MAX_ELO_SHUFFLES = 100_000
+"""The most shuffled orders `elo_ratings` replays: a hundred times HEMM's 1,000. Each order costs
+a shuffle of the whole list besides its replay, so even a short file over millions of orders
+runs for many minutes; more orders change a median in its last decimals only."""
+
+MAX_ELO_REPLAYS = 100_000_000
+"""The most battles `elo_ratings` replays in all (battles x shuffles), about a minute and a half
+of work: 100,000 votes over HEMM's 1,000 shuffles. An arena's or HEMM's tens of thousands of
+votes fit well inside; a larger file (or more shuffles) is refused before any is replayed, the
+message saying how many shuffles fit, rather than left running for half an hour in silence."""
 
 _WINNERS: dict[str, Winner] = {
     "a": "a",
@@ -128,7 +142,7 @@ class BattleFileError(ValueError):
 
 
 class EloTooLargeError(ValueError):
-    """Models x shuffles is over `MAX_ELO_RATINGS` (the message says how many shuffles fit)."""
+    """A rating past `MAX_ELO_RATINGS`, `MAX_ELO_SHUFFLES` or `MAX_ELO_REPLAYS` (see `fit`)."""
 
     def __init__(self, message: str, fit: int) -> None:
         super().__init__(message)
@@ -386,11 +400,13 @@ def elo_ratings(
         even count, as pandas' median), sorted by name.
 
     Memory: the ratings of every model after every order are held for the medians (models x
-    shuffles float64, at most `MAX_ELO_RATINGS`), plus a block of orders being replayed.
+    shuffles float64, at most `MAX_ELO_RATINGS`), plus a block of orders being replayed. Time:
+    battles x shuffles replays, at most `MAX_ELO_REPLAYS`, and at most `MAX_ELO_SHUFFLES` orders.
 
     Raises:
-        EloTooLargeError: Models x shuffles is over `MAX_ELO_RATINGS` (checked before any order
-            is replayed).
+        EloTooLargeError: Models x shuffles is over `MAX_ELO_RATINGS`, shuffles over
+            `MAX_ELO_SHUFFLES` or battles x shuffles over `MAX_ELO_REPLAYS` (checked before any
+            order is replayed).
         ValueError: `shuffles` is negative or a parameter is out of range.
 
     """
@@ -403,13 +419,7 @@ def elo_ratings(
     models = sorted({m for b in order for m in (b.model_a, b.model_b)})
     if not order:
         return {}
-    if len(models) * shuffles > MAX_ELO_RATINGS:
-        fit = MAX_ELO_RATINGS // len(models)
-        raise EloTooLargeError(
-            f"{len(models):,} models over {shuffles:,} shuffles is {len(models) * shuffles:,} "
-            f"ratings to hold for the medians, more than the {MAX_ELO_RATINGS:,} lmmprobe holds",
-            fit,
-        )
+    check_elo_size(len(order), len(models), shuffles)
     index = {m: i for i, m in enumerate(models)}
     a = np.array([index[b.model_a] for b in order], dtype=np.intp)
     b = np.array([index[b.model_b] for b in order], dtype=np.intp)
@@ -452,6 +462,43 @@ def elo_ratings(
     for first in range(0, len(models), width):
         medians[first : first + width] = np.median(finals[:, first : first + width], axis=0)
     return {m: float(v) for m, v in zip(models, medians, strict=True)}
+
+
+def check_elo_size(battles: int, models: int, shuffles: int) -> None:
+    """Refuse a rating past `MAX_ELO_RATINGS`, `MAX_ELO_SHUFFLES` or `MAX_ELO_REPLAYS`.
+
+    `elo_ratings` checks it before replaying; a caller with costly work before the rating
+    (a judge's calls) checks it first.
+
+    Args:
+        battles: The votes to rate (at least one).
+        models: The models among them (at least two).
+        shuffles: The shuffled orders asked for.
+
+    Raises:
+        EloTooLargeError: The first limit passed, with the most shuffles fitting all three.
+
+    """
+    fit = min(MAX_ELO_RATINGS // models, MAX_ELO_SHUFFLES, MAX_ELO_REPLAYS // battles)
+    if models * shuffles > MAX_ELO_RATINGS:
+        raise EloTooLargeError(
+            f"{models:,} models over {shuffles:,} shuffles is {models * shuffles:,} "
+            f"ratings to hold for the medians, more than the {MAX_ELO_RATINGS:,} lmmprobe holds",
+            fit,
+        )
+    if shuffles > MAX_ELO_SHUFFLES:
+        raise EloTooLargeError(
+            f"{shuffles:,} shuffles is more than the {MAX_ELO_SHUFFLES:,} lmmprobe replays "
+            "(HEMM takes 1,000)",
+            fit,
+        )
+    if battles * shuffles > MAX_ELO_REPLAYS:
+        raise EloTooLargeError(
+            f"{battles:,} votes over {shuffles:,} shuffles is {battles * shuffles:,} battles to "
+            f"replay, more than the {MAX_ELO_REPLAYS:,} lmmprobe replays in one rating "
+            "(minutes of work)",
+            fit,
+        )
 
 
 def hemm_rounded(ratings: Mapping[str, float]) -> dict[str, int]:
@@ -574,6 +621,7 @@ def elo_table(
         ``wins``, ``losses`` and ``ties``; sorted by Elo (descending), then name.
 
     Raises:
+        EloTooLargeError: The votes are too many to rate over `shuffles` (`elo_ratings`).
         ValueError: `k`, `shuffles` or `win_rate` is out of range.
 
     """

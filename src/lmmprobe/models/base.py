@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from lmmprobe.models.api_keys import redact_options
+from lmmprobe.models.api_keys import continues_a_secret, redact_options
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response
 from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
@@ -304,8 +304,9 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
 
     A comma starts a new spec unless what follows is an option (``key=value``, the key a
     name), so ``random,seed=3`` is one spec with an option, ``random,first`` two specs, and
-    ``hf:./ckpt,dtype=float32,first`` a spec with an option followed by another spec.
-    Empty pieces are dropped.
+    ``hf:./ckpt,dtype=float32,first`` a spec with an option followed by another spec. A piece
+    that is the value of a secret the URL before it names (``...@http://h/v1/key,X``) stays
+    with it. Empty pieces are dropped.
     """
     specs: list[str] = []
     for value in values:
@@ -314,7 +315,8 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
             piece = piece.strip()
             if not piece:
                 continue
-            if current and _OPTION.match(piece):
+            # ``openai:m@http://h/v1/key,X``: X is the URL's secret, not another spec.
+            if current and (_OPTION.match(piece) or continues_a_secret(current[-1], piece)):
                 current.append(piece)
                 continue
             if current:

@@ -46,7 +46,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Body, FastAPI, Form, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, Battle, elo_table
+from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, Battle, EloTooLargeError, elo_table
 from lmmprobe.serve import _pages
 from lmmprobe.serve import images as serve_images
 from lmmprobe.serve.pairs import Catalog, Draw, Pair, SeenKey, Tally, draw_battle
@@ -307,7 +307,10 @@ class Arena:
             if board is None or board["stamp"] != [count, last]:
                 with self.readers.connection() as conn:
                     votes = store_battles.list_votes(conn, runs=runs)
-                board = _board_of(votes)
+                try:
+                    board = _board_of(votes)
+                except EloTooLargeError as exc:
+                    raise HTTPException(413, _too_large(len(votes), exc)) from None
                 board["runs"] = None if runs is None else sorted(runs)
                 if len(self._boards) >= _BOARDS:
                     self._boards.pop(next(iter(self._boards)))  # the oldest scope's
@@ -315,6 +318,15 @@ class Arena:
         finally:
             self._board_lock.release()
         return {**board, "votes_stored": board["votes"], "updating": False}
+
+
+def _too_large(votes: int, exc: EloTooLargeError) -> str:
+    """Why a leaderboard of `votes` votes is not computed, and how to rate them instead."""
+    return (
+        f"the leaderboard of these {votes:,} votes is too large to compute here: {exc}; show "
+        "the votes of some runs (?run=ID), or rate them all offline: lmmprobe arena export -o "
+        f"votes.jsonl, then lmmprobe elo votes.jsonl --shuffles {exc.fit}"
+    )
 
 
 def _board_of(votes: list[store_battles.BattleVote]) -> dict[str, Any]:
