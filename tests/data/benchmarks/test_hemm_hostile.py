@@ -580,6 +580,81 @@ def test_vcr_rows_of_one_image_share_its_drawing_until_a_file_changes(tmp_path: 
     assert again[0].images[0].content_hash() != samples[0].images[0].content_hash()
 
 
+def test_a_hemm_json_file_over_1_gib_is_refused_unread(tmp_path: Path) -> None:
+    # Issue 34: read_json read a copy's JSON document whole whatever its size. A sparse file
+    # of 1 GiB and a byte takes no disk; it is refused from its size, before any byte is read.
+    path = _copy(tmp_path / "slake", "Slake1.0/test.json", "") / "Slake1.0/test.json"
+    with path.open("r+b") as fh:
+        fh.truncate((1 << 30) + 1)
+    _one_line_error(
+        tmp_path / "slake", "hemm-slake", f"{path}: larger than 1,073,741,824 bytes, the most"
+    )
+
+
+def _winoground_image_at(folder: Path, image: Path) -> None:
+    """A Winoground hub snapshot whose first image value holds no bytes, only `image`'s path."""
+    from datasets import Dataset, Features, Image, Value
+    from tests.data.benchmarks.conftest import write_hub_snapshot
+
+    names = ("tag", "secondary_tag", "collapsed_tag", "caption_0", "caption_1")
+    features = Features(
+        {
+            "id": Value("int32"),
+            "image_0": Image(),
+            "image_1": Image(),
+            "num_main_preds": Value("int32"),
+        }
+        | {n: Value("string") for n in names}
+    )
+    png = folder.parent / "ok.png"
+    from PIL import Image as PILImage
+
+    PILImage.new("RGB", (4, 4)).save(png)
+    row = {"id": [0], "num_main_preds": [1], **{n: ["a"] for n in names}}
+    ds = Dataset.from_dict(
+        {
+            **row,
+            "image_0": [{"bytes": None, "path": str(image)}],
+            "image_1": [{"bytes": png.read_bytes(), "path": None}],
+        },
+        features=features,
+    )
+    write_hub_snapshot(folder, {"test": ds})
+
+
+def _hub_row_refused(folder: Path, *why: str) -> str:
+    """``run --data hemm-winoground,path=FOLDER --dry-run --strict``: one line for row 0."""
+    res = lmmprobe(
+        "run", "-m", "first", "--data", f"hemm-winoground,path={folder}", "--db", folder / "db",
+        "--dry-run", "--strict",
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in out, out
+    assert lines[0].startswith(f"error: {folder}[test]:0: image_0: "), out
+    for words in why:
+        assert words in lines[0], out
+    return lines[0]
+
+
+def test_a_hub_image_file_larger_than_an_image_may_be_is_the_rows_problem(tmp_path: Path) -> None:
+    # Issue 34: a hub row's Image value naming a file was read whole (Path.read_bytes); it is
+    # now held to the image file cap (4 bytes a pixel at the 40 MP cap, and 16 MiB), unread.
+    big = tmp_path / "big.png"
+    with big.open("wb") as fh:
+        fh.truncate(300 << 20)
+    _winoground_image_at(tmp_path / "wino", big)
+    _hub_row_refused(tmp_path / "wino", f"{big}: larger than ", "the most lmmprobe reads for an")
+
+
+def test_a_hub_image_path_naming_a_fifo_is_the_rows_problem(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    _winoground_image_at(tmp_path / "wino", fifo)
+    _hub_row_refused(tmp_path / "wino", f"{fifo}: a FIFO, not a regular file")
+
+
 def test_a_hemm_csv_of_too_many_columns_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:
     # Re-test 6 #11: 1,000,000 columns (9.9 MB) ran 15 s into a MemoryError traceback.
     folder = tmp_path / "ucm"
