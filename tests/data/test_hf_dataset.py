@@ -619,3 +619,30 @@ def test_a_small_compressed_table_still_loads(tmp_path: Path, write_png) -> None
     result = load(f"hf:{folder}")
     assert result.invalid == 0, [str(p) for p in result.problems]
     assert [s.id for s in result.samples] == ["r0", "r1", "r2"]
+
+
+def test_an_hf_image_over_the_pixel_cap_is_that_rows_problem(tmp_path: Path) -> None:
+    # Issue 34: an hf: image's bytes were verified with plain Image.open, whose own limit
+    # (89 MP warns, 179 MP fails) let a 48 MP picture through; the project's 40 MP decoding
+    # cap now holds, from the header, as for every other source.
+    from tests.console import lmmprobe
+
+    buffer = io.BytesIO()
+    Image.new("1", (8000, 6000)).save(buffer, format="PNG")  # 48 MP, a few KB
+    big = {"bytes": buffer.getvalue(), "path": None}
+    path = tmp_path / "d.parquet"
+    image_dataset(columns(2, image=[big, {"bytes": png_bytes("red"), "path": None}])).to_parquet(
+        str(path)
+    )
+    res = lmmprobe("run", "-m", "first", "--data", f"hf:{path}", "--dry-run", "--strict",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(tmp_path / "cache"))  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines == [
+        f"error: {path}[test]:0: image: image data is 8000×6000 (48 MP), over the 40 MP decoding "
+        "limit: set LMMPROBE_MAX_IMAGE_PIXELS=48000000 to allow it (about 0.19 GB to decode), "
+        "or downscale the file"
+    ], out
+    result = load(f"hf:{path}")
+    assert [s.id for s in result.samples] == ["q1"]  # the other row still loads

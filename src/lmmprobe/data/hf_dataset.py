@@ -45,8 +45,6 @@ from pathlib import Path, PureWindowsPath
 from types import ModuleType
 from typing import Any
 
-from PIL import Image
-
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import (
@@ -63,7 +61,7 @@ from lmmprobe.data.files import (
 from lmmprobe.data.rows import RowError, check_image, outside_folder, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
 from lmmprobe.schema import ImageRef, Sample
-from lmmprobe.schema.image import unreadable_reason
+from lmmprobe.schema.image import ImageTooLargeError, open_image, unreadable_reason
 
 INSTALL_HINT = "pip install 'lmmprobe[datasets]'"
 COLUMNS: dict[str, str] = {
@@ -91,13 +89,19 @@ _FRONT_MATTER = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)(?:\r\n|\r|\n)---[
 def image_from_bytes(data: bytes) -> ImageRef:
     """Verify encoded image bytes and reference them as base64.
 
+    The picture is held to the decoding cap (`open_image`: 40,000,000 pixels unless
+    ``$LMMPROBE_MAX_IMAGE_PIXELS`` says otherwise) from its header, as a file's image is.
+
     Raises:
-        ValueError: Pillow cannot read the bytes as an image.
+        ValueError: Pillow cannot read the bytes as an image, or the picture has more pixels
+            than the cap (one line saying its size and the cap).
 
     """
     try:
-        with Image.open(io.BytesIO(data)) as im:
+        with open_image(io.BytesIO(data), "data") as im:
             im.verify()  # reads everything; catches truncated and non-image data
+    except ImageTooLargeError as exc:
+        raise ValueError(str(exc)) from None
     except Exception as exc:
         raise ValueError(f"unreadable image data: {unreadable_reason(exc)}") from exc
     return ImageRef.from_base64(base64.b64encode(data).decode("ascii"))

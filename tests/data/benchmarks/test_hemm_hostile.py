@@ -504,6 +504,157 @@ def test_vcr_boxes_within_the_image_are_still_drawn(tmp_path: Path) -> None:
     assert sample.images[0].load().size == (12, 10)
 
 
+def _vcr_drawing(folder: Path, size: tuple[int, int], metadata: object) -> Path:
+    """A VCR copy whose one image is a blank `size` picture with `metadata` drawn on it."""
+    from PIL import Image
+
+    build("hemm-vcr", folder)
+    Image.new("RGB", size, "white").save(folder / "vcr1images/lsmdc_1054/frame.jpg", "PNG")
+    meta = folder / "vcr1images/lsmdc_1054/frame.json"
+    meta.write_text(json.dumps(metadata))
+    return meta
+
+
+def _diagonals(count: int, size: tuple[int, int]) -> list[object]:
+    """`count` outlines, each one line across the whole image."""
+    return [[[[0, 0], [size[0] - 1, size[1] - 1]]]] * count
+
+
+def test_vcr_outlines_longer_than_the_image_has_pixels_are_the_rows_problem(
+    tmp_path: Path,
+) -> None:
+    # Re-test 7 #11: 99,999 points spread over a 6000×6000 image (36 MP, under the decoding
+    # cap) were drawn for 44 s and 600 MB a row. A drawing is now at most as many pixels of
+    # line as the image holds: here 1,000 lines of 1,562 pixels on a 1200×1000 image.
+    size = (1200, 1000)
+    meta = _vcr_drawing(tmp_path / "vcr", size, {"boxes": [], "segms": _diagonals(1_000, size)})
+    _refused(
+        tmp_path / "vcr",
+        "hemm-vcr",
+        f"val.jsonl:1: metadata_fn: {meta}: segms[768]: the boxes, names and outlines up to here "
+        "are more than 1,200,000 pixels of line: a 1200×1000 image",
+    )
+
+
+def test_vcr_boxes_past_the_drawing_budget_are_named(tmp_path: Path) -> None:
+    size = (1200, 1000)
+    boxes = [[0, 0, size[0] - 1, size[1] - 1, 0.9]] * 400  # 4,396 pixels of edge each
+    folder = tmp_path / "vcr"
+    meta = _vcr_drawing(folder, size, {"boxes": boxes, "segms": []})
+    val = folder / "vcr_annotations/val.jsonl"
+    val.write_text(val.read_text().replace('"objects": [', '"objects": [' + '"car", ' * 400, 1))
+    _refused(folder, "hemm-vcr", f"metadata_fn: {meta}: boxes[2", "pixels of line")
+
+
+def test_vcr_outlines_within_the_drawing_budget_are_drawn(tmp_path: Path) -> None:
+    size = (1200, 1000)
+    _vcr_drawing(tmp_path / "vcr", size, {"boxes": [], "segms": _diagonals(700, size)})
+    [sample] = load_source(f"hemm-vcr,path={tmp_path / 'vcr'}", strict=True).samples
+    image = sample.images[0].load()
+    assert image.size == size and image.getpixel((600, 500)) != (255, 255, 255)
+
+
+def test_a_vcr_object_name_too_long_to_draw_is_the_rows_problem(tmp_path: Path) -> None:
+    # Re-test 7 #11: 30 names of a million characters were drawn glyph by glyph (11.6 s).
+    folder = tmp_path / "vcr"
+    build("hemm-vcr", folder)
+    val = folder / "vcr_annotations/val.jsonl"
+    val.write_text(val.read_text().replace('"objects": [', '"objects": ["' + "x" * 300 + '", ', 1))
+    line = _refused(
+        folder, "hemm-vcr", "val.jsonl:1: objects: objects[0]: a name of 301 characters; HEMM"
+    )
+    assert "at most 256 characters" in line, line
+
+
+def test_vcr_rows_of_one_image_share_its_drawing_until_a_file_changes(tmp_path: Path) -> None:
+    folder = tmp_path / "vcr"
+    build("hemm-vcr", folder)
+    val = folder / "vcr_annotations/val.jsonl"
+    row = json.loads(val.read_text())
+    val.write_text("".join(json.dumps(dict(row, annot_id=f"val-{i}")) + "\n" for i in range(3)))
+    samples = load_source(f"hemm-vcr,path={folder}", strict=True).samples
+    assert len({s.images[0].content_hash() for s in samples}) == 1
+    meta = folder / "vcr1images/lsmdc_1054/frame.json"
+    meta.write_text('{"boxes": [], "segms": [[[[0, 0], [11, 9]]]]}')
+    again = load_source(f"hemm-vcr,path={folder}", strict=True).samples
+    assert again[0].images[0].content_hash() != samples[0].images[0].content_hash()
+
+
+def test_a_hemm_json_file_over_1_gib_is_refused_unread(tmp_path: Path) -> None:
+    # Issue 34: read_json read a copy's JSON document whole whatever its size. A sparse file
+    # of 1 GiB and a byte takes no disk; it is refused from its size, before any byte is read.
+    path = _copy(tmp_path / "slake", "Slake1.0/test.json", "") / "Slake1.0/test.json"
+    with path.open("r+b") as fh:
+        fh.truncate((1 << 30) + 1)
+    _one_line_error(
+        tmp_path / "slake", "hemm-slake", f"{path}: larger than 1,073,741,824 bytes, the most"
+    )
+
+
+def _winoground_image_at(folder: Path, image: Path) -> None:
+    """A Winoground hub snapshot whose first image value holds no bytes, only `image`'s path."""
+    from datasets import Dataset, Features, Image, Value
+    from tests.data.benchmarks.conftest import write_hub_snapshot
+
+    names = ("tag", "secondary_tag", "collapsed_tag", "caption_0", "caption_1")
+    features = Features(
+        {
+            "id": Value("int32"),
+            "image_0": Image(),
+            "image_1": Image(),
+            "num_main_preds": Value("int32"),
+        }
+        | {n: Value("string") for n in names}
+    )
+    png = folder.parent / "ok.png"
+    from PIL import Image as PILImage
+
+    PILImage.new("RGB", (4, 4)).save(png)
+    row = {"id": [0], "num_main_preds": [1], **{n: ["a"] for n in names}}
+    ds = Dataset.from_dict(
+        {
+            **row,
+            "image_0": [{"bytes": None, "path": str(image)}],
+            "image_1": [{"bytes": png.read_bytes(), "path": None}],
+        },
+        features=features,
+    )
+    write_hub_snapshot(folder, {"test": ds})
+
+
+def _hub_row_refused(folder: Path, *why: str) -> str:
+    """``run --data hemm-winoground,path=FOLDER --dry-run --strict``: one line for row 0."""
+    res = lmmprobe(
+        "run", "-m", "first", "--data", f"hemm-winoground,path={folder}", "--db", folder / "db",
+        "--dry-run", "--strict",
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in out, out
+    assert lines[0].startswith(f"error: {folder}[test]:0: image_0: "), out
+    for words in why:
+        assert words in lines[0], out
+    return lines[0]
+
+
+def test_a_hub_image_file_larger_than_an_image_may_be_is_the_rows_problem(tmp_path: Path) -> None:
+    # Issue 34: a hub row's Image value naming a file was read whole (Path.read_bytes); it is
+    # now held to the image file cap (4 bytes a pixel at the 40 MP cap, and 16 MiB), unread.
+    big = tmp_path / "big.png"
+    with big.open("wb") as fh:
+        fh.truncate(300 << 20)
+    _winoground_image_at(tmp_path / "wino", big)
+    _hub_row_refused(tmp_path / "wino", f"{big}: larger than ", "the most lmmprobe reads for an")
+
+
+def test_a_hub_image_path_naming_a_fifo_is_the_rows_problem(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.png"
+    os.mkfifo(fifo)
+    _winoground_image_at(tmp_path / "wino", fifo)
+    _hub_row_refused(tmp_path / "wino", f"{fifo}: a FIFO, not a regular file")
+
+
 def test_a_hemm_csv_of_too_many_columns_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:
     # Re-test 6 #11: 1,000,000 columns (9.9 MB) ran 15 s into a MemoryError traceback.
     folder = tmp_path / "ucm"

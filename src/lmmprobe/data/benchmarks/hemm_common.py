@@ -196,17 +196,38 @@ def jpeg_image(data: bytes, field: str, *, convert_rgb: bool) -> ImageRef:
 
 
 def image_bytes(value: Any, field: str) -> bytes:
-    """The bytes of a hub ``Image`` value read undecoded (``{"bytes": ..., "path": ...}``)."""
+    """The bytes of a hub ``Image`` value read undecoded (``{"bytes": ..., "path": ...}``).
+
+    A value without bytes names a file: it is read as a regular file of at most
+    `max_image_file_bytes` (no FIFO, device or oversized file, read whole otherwise).
+
+    Raises:
+        RowError: For `field`: not an image value, or its file is missing, not a regular file,
+            larger than an image may be or unreadable; one line naming the file.
+
+    """
     if isinstance(value, Mapping):
         data = value.get("bytes")
         if data:
             return bytes(data)
         path = value.get("path")
-        if isinstance(path, str) and path and Path(path).is_file():
-            return Path(path).read_bytes()
+        if isinstance(path, str) and path and Path(path).exists():
+            return _image_file(Path(path), field)
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     raise RowError(field, f"expected an image (datasets Image value), got {type(value).__name__}")
+
+
+def _image_file(path: Path, field: str) -> bytes:
+    """The bytes of the image file `path` a hub row names, bounded (`image_bytes`)."""
+    from lmmprobe.schema.image import max_image_file_bytes
+
+    try:
+        return read_regular(path, max_image_file_bytes(), what="an image")
+    except DataError as exc:  # not a regular file, larger than the cap
+        raise RowError(field, str(exc)) from None
+    except OSError as exc:
+        raise RowError(field, f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 _COPY = "a benchmark copy"
@@ -231,15 +252,21 @@ def open_copy(path: Path, relative: str | None = None) -> IO[bytes]:
     """
     try:
         return open_regular(path, what=_COPY)
-    except FileNotFoundError:
+    except OSError as exc:
+        raise _copy_error(path, relative, exc) from None
+
+
+def _copy_error(path: Path, relative: str | None, exc: OSError) -> DataError:
+    """The one-line `DataError` for a file of a local copy that cannot be opened (`open_copy`)."""
+    if isinstance(exc, FileNotFoundError):
         if relative is None:
-            raise DataError(f"{path} not found") from None
-        raise DataError(
+            return DataError(f"{path} not found")
+        return DataError(
             f"{path} not found: the local copy lacks HEMM's file {relative} (see `lmmprobe "
             "data show` for the command that fetches it)"
-        ) from None
-    except OSError as exc:  # no permission, a folder on some systems, a loop of links
-        raise DataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        )
+    # no permission, a folder on some systems, a loop of links
+    return DataError(f"{path}: cannot be read ({exc.strerror or exc})")
 
 
 def open_file(root: Path, relative: str) -> Path:
@@ -314,20 +341,30 @@ def _json_value(where: str, text: str) -> Any:
     return value
 
 
+MAX_JSON_FILE = 1 << 30
+"""The largest JSON document of a local copy read whole (1 GiB): HEMM's largest (GQA's and
+Visual Genome's question files) are some hundreds of MB, and Python holds a document as
+several times its size in objects."""
+
+
 def read_json(root: Path, relative: str) -> Any:
-    """The JSON document at `relative` under `root`.
+    """The JSON document at `relative` under `root`, at most `MAX_JSON_FILE` bytes.
 
     Raises:
-        DataError: Missing, not a regular file, not UTF-8, not JSON, or nested more than
-            `MAX_NESTING` levels; one line naming the file.
+        DataError: Missing, not a regular file, larger than `MAX_JSON_FILE`, not UTF-8, not
+            JSON, or nested more than `MAX_NESTING` levels; one line naming the file.
 
     """
     path = root / relative
-    with open_copy(path, relative) as fh:
-        try:
-            text = _text(fh).read()
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not valid JSON ({exc})") from None
+    try:
+        raw = read_regular(path, MAX_JSON_FILE, what=_COPY)
+    except OSError as exc:
+        raise _copy_error(path, relative, exc) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid JSON ({exc})") from None
+    del raw  # the text is held from here on, not both
     return _json_value(str(path), text)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -27,7 +28,7 @@ from lmmprobe.data.benchmarks.hemm_common import (
     text_lines,
 )
 from lmmprobe.data.benchmarks.register import benchmark
-from lmmprobe.schema import Sample
+from lmmprobe.schema import ImageRef, Sample
 
 __all__ = ["VCR", "VCR_BENCHMARK", "VCR_SHOWN", "vcr_words"]
 
@@ -170,8 +171,84 @@ def _kind(value: Any) -> str:
     )
 
 
+MAX_NAME = 256
+"""The most characters of an object name HEMM draws on the image (``person0``): VCR's names are
+COCO's categories and a number; OpenCV draws a name glyph by glyph, and 30 names of a million
+characters took 12 s."""
+
+MIN_DRAWN = 1_000_000
+"""The drawing budget of an image smaller than this many pixels (see `drawn_budget`)."""
+
+_FONT_SCALE = 0.6
+_THICKNESS = 2
+"""HEMM's ``draw_bounding_boxes`` and ``draw_segments`` draw at this scale and thickness."""
+
+
+def drawn_budget(size: tuple[int, int]) -> int:
+    """How long, in pixels, the lines drawn on an image of `size` may be together.
+
+    Drawing costs as much as the lines are long: 99,999 outline points spread over a
+    6000×6000 image (36 MP, under the decoding cap) took 44 s. The lines, box edges and names
+    together may be as long as the image holds pixels (at least `MIN_DRAWN`), so drawing costs
+    no more than decoding and encoding the image: a real VCR image's outlines and boxes are
+    a few thousand pixels long.
+    """
+    return max(size[0] * size[1], MIN_DRAWN)
+
+
+def _drawn_names(objects: list[str], count: int) -> list[str]:
+    """HEMM's names of the first `count` objects (``person0``): those drawn beside a box."""
+    names = [f"{obj}{i}" for i, obj in enumerate(objects[:count])]
+    for i, name in enumerate(names):
+        if len(name) > MAX_NAME:
+            raise RowError(
+                "objects",
+                f"objects[{i}]: a name of {len(name):,} characters; HEMM draws each boxed "
+                f"object's name on the image, at most {MAX_NAME:,} characters here",
+            )
+    return names
+
+
+def _check_drawing(
+    meta: _Metadata,
+    boxes: list[tuple[int, int, int, int]],
+    names: list[str],
+    outlines: list[list[tuple[int, int]]],
+) -> None:
+    """Refuse a drawing longer than `drawn_budget`, naming the box or segment that passes it."""
+    import cv2
+    import numpy as np
+
+    budget, total = drawn_budget(meta.size), 0.0
+    for i, ((x1, y1, x2, y2), name) in enumerate(zip(boxes, names, strict=False)):
+        (width, _), _ = cv2.getTextSize(name, cv2.FONT_HERSHEY_SIMPLEX, _FONT_SCALE, _THICKNESS)
+        total += 2 * (abs(x2 - x1) + abs(y2 - y1)) + width
+        if total > budget:
+            _too_long(meta, f"boxes[{i}]", budget)
+    for i, points in enumerate(outlines):
+        if len(points) > 1:
+            xy = np.asarray(points, dtype=np.float64)
+            total += float(np.hypot(*np.diff(xy, axis=0).T).sum())
+        if total > budget:
+            _too_long(meta, f"segms[{i}]", budget)
+
+
+def _too_long(meta: _Metadata, where: str, budget: int) -> NoReturn:
+    width, height = meta.size
+    meta.fail(
+        where,
+        f"the boxes, names and outlines up to here are more than {budget:,} pixels of line: "
+        f"a {width}×{height} image is drawn on with at most as many as it has pixels (at "
+        f"least {MIN_DRAWN:,})",
+    )
+
+
 def _vcr_image(path: Path, metadata_path: Path, objects: list[str]) -> Any:
-    """The image with HEMM's boxes, names and segment outlines drawn by OpenCV."""
+    """The image with HEMM's boxes, names and segment outlines drawn by OpenCV.
+
+    The metadata is read and checked (`_Metadata`, `drawn_budget`, `MAX_NAME`) from the
+    image's header, before its pixels are decoded.
+    """
     try:
         import cv2
     except ImportError:
@@ -183,22 +260,55 @@ def _vcr_image(path: Path, metadata_path: Path, objects: list[str]) -> Any:
     from PIL import Image
 
     with copy_image(path, "img_fn") as im:
+        meta = _Metadata(
+            metadata_path, read_row_json(metadata_path, _FIELD, METADATA_BYTES), im.size
+        )
+        boxes = meta.boxes(len(objects))
+        names = _drawn_names(objects, len(boxes))
+        outlines = meta.outlines()
+        _check_drawing(meta, boxes, names, outlines)
         img = np.array(im.convert("RGB"))
-    meta = _Metadata(
-        metadata_path,
-        read_row_json(metadata_path, _FIELD, METADATA_BYTES),
-        (img.shape[1], img.shape[0]),
-    )
-    names = [f"{obj}{i}" for i, obj in enumerate(objects)]
-    boxes = meta.boxes(len(names))
-    outlines = meta.outlines()
     for (x1, y1, x2, y2), name in zip(boxes, names, strict=False):
-        cv2.rectangle(img, (x1, y1), (x2, y2), (0, 255, 0), 2)
-        cv2.putText(img, name, (x1, y1 - 5), cv2.FONT_HERSHEY_SIMPLEX, 0.6, (0, 255, 0), 2)
+        cv2.rectangle(img, (x1, y1), (x2, y2), (0, 255, 0), _THICKNESS)
+        cv2.putText(
+            img, name, (x1, y1 - 5), cv2.FONT_HERSHEY_SIMPLEX, _FONT_SCALE, (0, 255, 0), _THICKNESS
+        )
     for points in outlines:
         for i in range(len(points) - 1):
-            cv2.line(img, points[i], points[i + 1], (0, 0, 255), 2)
+            cv2.line(img, points[i], points[i + 1], (0, 0, 255), _THICKNESS)
     return Image.fromarray(img)
+
+
+def _drawn_image(image_path: Path, metadata_path: Path, objects: list[str]) -> ImageRef:
+    """`_vcr_image` as a PNG, drawn once for consecutive rows of one image and its metadata.
+
+    VCR asks several questions about each image, in consecutive rows naming the same image,
+    metadata and objects: the drawing (or the row problem it raised) of the last is reused
+    while neither file has changed (same size, inode and modification time).
+    """
+    try:
+        stamps = tuple(
+            (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+            for st in (image_path.stat(), metadata_path.stat())
+        )
+    except OSError:  # missing or unreadable: drawn (and refused) as usual, naming the file
+        return png_image(_vcr_image(image_path, metadata_path, objects))
+    drawn = _drawn_once(image_path, metadata_path, tuple(objects), stamps)
+    if isinstance(drawn, RowError):
+        raise RowError(drawn.field, drawn.reason)
+    return drawn
+
+
+@lru_cache(maxsize=1)
+def _drawn_once(
+    image_path: Path, metadata_path: Path, objects: tuple[str, ...], stamps: tuple[Any, ...]
+) -> ImageRef | RowError:
+    """`_drawn_image` for the files as `stamps` describe them (the cache's key)."""
+    del stamps  # part of the key only
+    try:
+        return png_image(_vcr_image(image_path, metadata_path, list(objects)))
+    except RowError as exc:
+        return exc
 
 
 def _vcr_sample(row: Row, ctx: RowContext) -> Sample:
@@ -216,7 +326,7 @@ def _vcr_sample(row: Row, ctx: RowContext) -> Sample:
     metadata_path = root / "vcr1images" / str(row["metadata_fn"])
     if not image_path.is_file():
         raise RowError("img_fn", f"image file not found: {image_path}")
-    image = png_image(_vcr_image(image_path, metadata_path, objects))
+    image = _drawn_image(image_path, metadata_path, objects)
     sid = str(row.get("annot_id", ctx.index))
     return hemm_sample(ctx, sid, [image], question, template, choices[_answer_label(row)])
 
