@@ -646,3 +646,215 @@ def test_an_hf_image_over_the_pixel_cap_is_that_rows_problem(tmp_path: Path) -> 
     ], out
     result = load(f"hf:{path}")
     assert [s.id for s in result.samples] == ["q1"]  # the other row still loads
+
+
+# --- zip archives and JSON files (re-test 7 #9, what was left) ------------------------------------
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buf.getvalue()
+
+
+def _rows(n: int) -> bytes:
+    return b"".join(
+        f'{{"id": "r{i}", "image": "a.png", "question": "q{i}?", "answer": "yes"}}\n'.encode()
+        for i in range(n)
+    )
+
+
+def test_a_zip_unpacking_past_its_limit_is_refused_before_anything_is_unpacked(
+    tmp_path: Path,
+) -> None:
+    # A zip of a few hundred kilobytes stating 70 MB of JSON Lines: datasets unpacked and
+    # converted it whole; refused from the zip's directory, before anything is unpacked.
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / "test.zip"
+    path.write_bytes(_zip({"test.jsonl": _repeated_jsonl(70)}))
+    assert path.stat().st_size < 1 << 20
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {path}: unpacks to more than 67,108,864 bytes"), line
+    assert line.endswith("at least 64 MiB): not a dataset"), line
+
+
+def test_what_a_zip_holds_is_checked_as_the_folders_own_files(tmp_path: Path) -> None:
+    # Under the zip's limit, but what it holds is a gzip bomb (nested) or a JSON record too
+    # long: named inside the archive.
+    import gzip
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / "test.zip"
+    path.write_bytes(_zip({"part/test.jsonl": gzip.compress(_repeated_jsonl(70))}))
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    inner = f"{path}/part/test.jsonl"
+    assert line.startswith(f"error: {inner}: decompresses to more than 67,108,864 bytes"), line
+    path.write_bytes(_zip({"test.zip": _zip({"test.jsonl": _rows(3)})}))
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {path}/test.zip: a zip archive inside another archive"), line
+
+
+def test_a_small_zip_still_loads(tmp_path: Path, write_png) -> None:
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    (folder / "test.zip").write_bytes(_zip({"test.jsonl": _rows(3)}))
+    (folder / "a.png").unlink()  # the image path is read from the unpacked copy: not there
+    result = load(f"hf:{folder},image=id")
+    assert result.invalid == 3  # converted, not refused: the rows are read
+
+
+def test_a_broken_zip_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    (folder / "test.zip").write_bytes(_zip({"test.jsonl": _rows(3)})[:-30])
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {folder / 'test.zip'}: not a readable zip archive ("), line
+
+
+def test_a_compressed_file_is_known_by_its_bytes_not_its_name(tmp_path: Path) -> None:
+    # datasets unpacks a file by its first bytes: a test.jsonl holding gzip is decompressed.
+    import gzip
+
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / "test.jsonl"
+    path.write_bytes(gzip.compress(_repeated_jsonl(70)))
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {path}: decompresses to more than 67,108,864 bytes"), line
+    single = _refused_one_line(tmp_path, f"hf:{path}")
+    assert single == line, single
+
+
+@pytest.mark.parametrize("name", ["test.jsonl", "test.ndjson", "test.json"])
+def test_a_json_record_too_long_or_too_deep_is_refused_before_conversion(
+    tmp_path: Path, name: str
+) -> None:
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / name
+    path.write_bytes(_rows(2) + b'{"id": "x", "question": "' + b"x" * (65 << 20) + b'"}\n')
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line == (f"error: {path}:3: a line longer than 64 MiB (at most 64 MiB per record)"), line
+    path.write_bytes(_rows(2) + b'{"id": "x", "question": ' + b"[" * 101 + b"]" * 101 + b"}\n")
+    # 102 levels: the object, then 101 lists (the top level is level 0, as the readers count)
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line == f"error: {path}:3: a value nested more than 100 levels deep; flatten it", line
+
+
+def test_a_json_arrays_element_too_long_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(b'[{"id": "a"},\n {"id": "b", "question": "' + b"x," * (33 << 20) + b'"}]')
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line == (
+        f"error: {path}:2: an element of its top-level array longer than 64 MiB (at most "
+        "64 MiB per record)"
+    ), line
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_a_json_array_still_loads(tmp_path: Path, write_png, compact: bool) -> None:
+    import json
+
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    rows = [{"id": f"r{i}", "image": "a.png", "question": f"q{i}, [x]?", "answer": "yes",
+             "extra": {"deep": [[[1, 2], [3]]]}} for i in range(3)]  # fmt: skip
+    (folder / "test.json").write_text(json.dumps(rows, indent=None if compact else 2))
+    result = load(f"hf:{folder}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [s.id for s in result.samples] == ["r0", "r1", "r2"]
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=5), kids, max_size=4),
+                    max_leaves=30))  # fmt: skip
+@settings(max_examples=150, deadline=None)
+def test_fuzz_check_json_measures_records_and_nesting_as_a_decoder_would(value: Any) -> None:
+    # Against the decoded value (small limits): a top-level array is measured by its
+    # elements, anything else as one line; the nesting as the decoder sees it.
+    import json
+
+    from lmmprobe.data import files
+    from lmmprobe.data.rows import too_deep
+
+    records = value if isinstance(value, list) else [value]
+    texts = [json.dumps(r) for r in records]
+    data = "[" + ", ".join(texts) + "]" if isinstance(value, list) else texts[0] + "\n"
+    limit = 40
+    deep = too_deep(value, 3) is not None
+    old = files.MAX_ELEMENT, files.MAX_NESTING
+    files.MAX_ELEMENT, files.MAX_NESTING = limit, 3
+    try:
+        files.check_json(Path("x.json"), io.BytesIO(data.encode()))
+        refused = None
+    except DataError as exc:
+        refused = str(exc)
+    finally:
+        files.MAX_ELEMENT, files.MAX_NESTING = old
+    if refused is None:
+        assert not deep and all(len(t) <= limit for t in texts), data
+    elif "nested" in refused:
+        assert deep, (data, refused)
+    else:
+        assert any(len(t) + 2 > limit for t in texts), (data, refused)
+
+
+def test_a_feather_file_is_checked_as_the_arrow_file_it_is(tmp_path: Path) -> None:
+    # datasets reads no .feather file from a folder (nor does hf: name it); one renamed .arrow
+    # is an Arrow IPC file (lz4 buffers, feather's default) and counted as one.
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    table = pa.table({"id": [f"r{i}" for i in range(70)], "question": ["x" * (1 << 20)] * 70})
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    path = folder / "test.arrow"
+    feather.write_feather(table, str(path), chunksize=8)
+    assert path.stat().st_size < 1 << 20
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(f"error: {path}: decodes to more than 67,108,864 bytes"), line
+    feather.write_feather(table.slice(0, 3), str(folder / "d.feather"))
+    assert "unknown data file type" in _refused_one_line(tmp_path, f"hf:{folder / 'd.feather'}")
+
+
+def test_an_arrow_batch_is_counted_from_its_metadata_before_it_is_decoded(tmp_path: Path) -> None:
+    # A compressed buffer states its decoded length in its first 8 bytes, and Arrow allocates
+    # that much before decompressing: one batch stating 3.5 GB was allocated whole before it
+    # was counted (under 3 GB of address space: "too large to check (out of memory ...)").
+    # Counted from the metadata, it is refused for what it states, nothing allocated.
+    import os
+    import shlex
+    import struct
+    import subprocess
+
+    import pyarrow as pa
+
+    path = tmp_path / "lie.arrow"
+    table = pa.table({"question": ["x" * 123_457]})
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_stream(sink, table.schema, options=options) as w,
+    ):
+        w.write_table(table)
+    raw = path.read_bytes()
+    at = raw.rfind(struct.pack("<q", 123_457))  # the text buffer's stated length (the last)
+    path.write_bytes(raw[:at] + struct.pack("<q", 3500 << 20) + raw[at + 8 :])
+    script = Path(sys.executable).parent / "lmmprobe"
+    command = (
+        f"ulimit -v 3000000; exec {shlex.quote(str(script))} run -m first --data "
+        f"{shlex.quote(f'hf:{path}')} --dry-run --db {shlex.quote(str(tmp_path / 'db'))}"
+    )
+    done = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "cache")},
+    )  # fmt: skip
+    out = done.stdout + done.stderr
+    assert done.returncode == 2 and "Traceback" not in out, out
+    assert out.strip().startswith(f"error: {path}: decodes to more than 67,108,864 bytes"), out

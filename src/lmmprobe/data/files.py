@@ -26,9 +26,10 @@ import lzma
 import os
 import re
 import stat
+import struct
 import zipfile
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
@@ -36,11 +37,13 @@ from xml.parsers import expat
 
 from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
 from lmmprobe.data.base import DataError
-from lmmprobe.data.rows import MAX_NESTING
+from lmmprobe.data.rows import MAX_NESTING, nesting_reason
 
 __all__ = [
+    "ARCHIVE_MEMBERS",
     "CHUNK",
     "COMPRESSIONS",
+    "JSON_SUFFIXES",
     "MAX_COLUMNS",
     "MAX_ELEMENT",
     "PARQUET_LIMITS",
@@ -55,6 +58,7 @@ __all__ = [
     "check_arrow",
     "check_compressed",
     "check_csv",
+    "check_json",
     "check_parquet",
     "check_parquets",
     "check_workbook",
@@ -62,6 +66,7 @@ __all__ = [
     "decompressed",
     "open_regular",
     "read_regular",
+    "unpack_zips",
 ]
 
 CHUNK = 1 << 20
@@ -984,7 +989,11 @@ def decompressed(fh: IO[bytes], codec: str) -> Any:
 
 
 def check_compressed(
-    paths: Sequence[Path], *, what: str, limits: ParquetLimits = PARQUET_LIMITS
+    paths: Sequence[Path],
+    *,
+    what: str,
+    limits: ParquetLimits = PARQUET_LIMITS,
+    codecs: Mapping[Path, str] | None = None,
 ) -> None:
     """Refuse compressed files whose bytes together decompress past `limits` allow.
 
@@ -998,6 +1007,9 @@ def check_compressed(
         paths: The files of one source (others than compressed ones are skipped).
         what: What the files should hold, for the error.
         limits: The limits.
+        codecs: The compression of files whose bytes say so (a value of `COMPRESSIONS`),
+            whatever their suffix: `datasets` unpacks a file by its first bytes. A file not
+            in it is compressed when its suffix says so.
 
     Raises:
         UnreadableFile: A file that is not a regular file, not readable with its compression,
@@ -1007,11 +1019,14 @@ def check_compressed(
     """
     import pyarrow as pa
 
-    files = [p for p in paths if p.suffix.lower() in COMPRESSIONS]
-    limit, where = _shared_budget(files, limits, what, "a compressed file", "compressed files")
+    known = codecs or {}
+    found = {p: known.get(p) or COMPRESSIONS.get(p.suffix.lower()) for p in paths}
+    files = {p: codec for p, codec in found.items() if codec is not None}
+    limit, where = _shared_budget(
+        list(files), limits, what, "a compressed file", "compressed files"
+    )
     used = 0
-    for path in files:
-        codec = COMPRESSIONS[path.suffix.lower()]
+    for path, codec in files.items():
         with open_regular(path, what=what) as fh:
             try:
                 with decompressed(fh, codec) as stream:
@@ -1063,6 +1078,11 @@ def check_arrow(
             try:
                 # Mapped, not read: an uncompressed file's buffers are the file's own pages.
                 with pa.memory_map(str(path)) as source:
+                    # Each batch's decoded size, from its metadata, before any is decoded: a
+                    # batch is decoded whole (one of 1.5 GB was allocated, then refused).
+                    if used + _stated_arrow_size(pa, source) > limit:
+                        raise _DecompressedOverLimit
+                    source.seek(0)
                     for batch in _arrow_batches(pa, source):
                         used += batch.get_total_buffer_size()
                         if used > limit:
@@ -1086,6 +1106,93 @@ def check_arrow(
                 raise UnreadableFile(f"{path}: not a readable Arrow IPC file ({first})") from None
 
 
+_ARROW_FILE_MAGIC = b"ARROW1\0\0"
+"""How an Arrow IPC file (not a stream) starts: its messages follow."""
+
+
+def _stated_arrow_size(pa: Any, source: Any) -> int:
+    """Bytes the record and dictionary batches of the IPC stream or file in `source` decode to.
+
+    Read from each message's metadata (its buffers' lengths) and, for a compressed body, the
+    uncompressed length each buffer states in its first 8 bytes, which Arrow allocates and
+    holds the buffer to: nothing is decoded. The bodies are not read (`source` is mapped).
+
+    Raises:
+        pa.ArrowInvalid: A message's metadata is not what the format says.
+
+    """
+    if source.read(len(_ARROW_FILE_MAGIC)) != _ARROW_FILE_MAGIC:
+        source.seek(0)
+    reader = pa.ipc.MessageReader.open_stream(source)
+    total = 0
+    while True:
+        try:
+            message = reader.read_next_message()
+        except StopIteration:
+            return total
+        if message is None:
+            return total
+        if message.type in ("record batch", "dictionary batch"):
+            try:
+                total += _message_size(memoryview(message.metadata), message)
+            except (struct.error, IndexError, ValueError):
+                raise pa.ArrowInvalid("a batch's metadata is broken") from None
+
+
+def _message_size(meta: memoryview, message: Any) -> int:
+    """`_stated_arrow_size` for one batch message (its flatbuffer metadata `meta`).
+
+    The flatbuffers, as the Arrow format defines them: Message (field 2 its header), a
+    DictionaryBatch (field 1 its RecordBatch) or a RecordBatch (field 2 its buffers, each an
+    offset and a length; field 3 its compression, present when the body is compressed).
+    """
+    header = _fb_table(meta, _fb_field(meta, _fb_table(meta, 0), 2))
+    if message.type == "dictionary batch":
+        header = _fb_table(meta, _fb_field(meta, header, 1))
+    vector = _fb_field(meta, header, 2)
+    if vector is None:
+        return 0
+    start = vector + _fb_u32(meta, vector)
+    count = _fb_u32(meta, start)
+    compressed = _fb_field(meta, header, 3) is not None
+    body = memoryview(message.body) if compressed and message.body is not None else None
+    total = 0
+    for i in range(count):
+        offset, length = struct.unpack_from("<qq", meta, start + 4 + 16 * i)
+        if offset < 0 or length < 0:
+            raise ValueError("negative buffer")
+        if body is not None and length >= 8:
+            (stated,) = struct.unpack_from("<q", body[offset : offset + 8])
+            total += length - 8 if stated == -1 else stated  # -1: stored uncompressed
+        else:
+            total += length
+    return total
+
+
+def _fb_u32(meta: memoryview, at: int | None) -> int:
+    if at is None or at < 0:
+        raise ValueError("no such field")
+    return int(struct.unpack_from("<I", meta, at)[0])
+
+
+def _fb_table(meta: memoryview, at: int | None) -> int:
+    """The position of the table an offset at `at` points to (the root table for 0)."""
+    return at + _fb_u32(meta, at) if at is not None else _fb_u32(meta, None)
+
+
+def _fb_field(meta: memoryview, table: int, index: int) -> int | None:
+    """The position of field `index` of the table at `table`, or None when it is absent."""
+    (back,) = struct.unpack_from("<i", meta, table)
+    vtable = table - back
+    if vtable < 0:
+        raise ValueError("vtable outside the metadata")
+    (size,) = struct.unpack_from("<H", meta, vtable)
+    if 4 + 2 * index + 2 > size:
+        return None
+    (offset,) = struct.unpack_from("<H", meta, vtable + 4 + 2 * index)
+    return table + offset if offset else None
+
+
 def _arrow_batches(pa: Any, source: Any) -> Iterator[Any]:
     """The record batches of the IPC stream, or else IPC file, open in `source`, one at a time."""
     try:
@@ -1097,3 +1204,254 @@ def _arrow_batches(pa: Any, source: Any) -> Iterator[Any]:
             yield file_reader.get_batch(i)
         return
     yield from reader
+
+
+JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
+"""The suffixes of the JSON and JSON Lines files `datasets`' json builder reads."""
+
+# A whole string (skipped in one match: what it holds is no structure), or one byte of
+# structure. A string not closed before the buffer's end matches as a lone quote: the scan
+# stops there and reads on. Possessive: read once, never backtracked.
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|["\[\]{},\n]', re.DOTALL)
+_JSON_RUNS = re.compile(rb'(?:"(?:[^"\\]++|\\.)*+"|[^"\[\]{}]++)++|["\[\]{}]', re.DOTALL)
+_JSON_SPACE = b" \t\r\n"
+
+
+class _Rejoined(io.RawIOBase):
+    """The bytes `head` then the rest of `fh`: a stream whose first bytes were read already."""
+
+    def __init__(self, head: bytes, fh: IO[bytes]) -> None:
+        self.head = head
+        self.fh = fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.fh.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def check_json(path: Path, fh: IO[bytes]) -> None:
+    """Refuse the JSON or JSON Lines file open in `fh` past the bounds lmmprobe's readers keep.
+
+    `datasets` reads a JSON Lines file a line at a time, each line whole, and a JSON array
+    whole; its decoders recurse into nested values. So, as the prediction readers do, no
+    record (a line, or an element of a top-level array) may be longer than `MAX_ELEMENT`
+    bytes, and no value nested more than `MAX_NESTING` levels. Nothing is decoded (a file
+    that is not JSON is left to its reader) and at most a record is held: lines are read
+    with a bound, and only a line of more than `MAX_NESTING` brackets is scanned for its
+    nesting; an array is scanned a `CHUNK` at a time, outside its strings.
+
+    Raises:
+        DataError: A record too long or nested too deep; one line naming `path` and the line.
+
+    """
+    head = b""
+    while len(head) < 4 and (block := fh.read(CHUNK)):
+        head += block
+    first = head.removeprefix(codecs.BOM_UTF8).lstrip(_JSON_SPACE)[:1]
+    if first == b"[":
+        _check_json_array(path, head, fh)
+        return
+    lines = io.BufferedReader(_Rejoined(head, fh), CHUNK)
+    n = 0
+    while line := lines.readline(MAX_ELEMENT + 1):
+        n += 1
+        if len(line) > MAX_ELEMENT:
+            raise DataError(
+                f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB (at most "
+                f"{MAX_ELEMENT >> 20} MiB per record)"
+            )
+        # Too few brackets cannot nest past the limit: most lines are not scanned.
+        if line.count(b"[") + line.count(b"{") > MAX_NESTING + 1:
+            depth = 0
+            for match in _JSON_TOKENS.finditer(line):
+                token = line[match.start()]
+                if token in b"[{":
+                    depth += 1
+                    if depth > MAX_NESTING + 1:  # the top level is level 0
+                        raise DataError(f"{path}:{n}: a value {nesting_reason()}")
+                elif token in b"]}":
+                    depth -= 1
+
+
+def _check_json_array(path: Path, head: bytes, fh: IO[bytes]) -> None:
+    """`check_json` for a file holding one JSON array, read from `head` then `fh`.
+
+    The scan stops at brackets only: what lies between two (whole strings, numbers, commas)
+    is one match, whose newlines and last comma are found by the bytes' own methods. Only
+    at the array's own level, between its elements, is a run holding strings scanned string
+    by string, for the commas outside them.
+    """
+    buf, base = head, 0  # `buf` starts at byte `base` of the file
+    start, depth, line = 0, 0, 1  # where the element began; the nesting; the line reached
+    while True:
+        stop = len(buf)
+        for match in _JSON_RUNS.finditer(buf):
+            at, end = match.span()
+            token = buf[at]
+            if token in b"[{":
+                depth += 1
+                if depth > MAX_NESTING + 1:  # the top level is level 0
+                    raise DataError(f"{path}:{line}: a value {nesting_reason()}")
+            elif token in b"]}":
+                depth = max(depth - 1, 0)  # a stray closer breaks the file for its reader
+            elif token == 0x22 and end - at == 1:  # a string still open: read on
+                stop = at
+                break
+            else:  # a run of strings, numbers, literals, commas and spaces
+                line += buf.count(b"\n", at, end)
+                if depth == 1 and (first := _first_comma(buf, at, end)) is not None:
+                    # The element before the run's first comma, then each one after it: in
+                    # a run no longer than the limit, those between two commas are shorter.
+                    if base + first - 1 - start > MAX_ELEMENT:
+                        break
+                    if end - at <= MAX_ELEMENT:
+                        start = base + (_last_comma(buf, at, end) or first)
+                    else:
+                        for comma in _JSON_TOKENS.finditer(buf, at, end):
+                            if buf[comma.start()] == 0x2C:
+                                if base + comma.start() - start > MAX_ELEMENT:
+                                    break
+                                start = base + comma.end()
+            if base + end - start > MAX_ELEMENT:
+                break
+        if base + len(buf) - start > MAX_ELEMENT:  # the element is at least that long
+            raise DataError(
+                f"{path}:{line}: an element of its top-level array longer than "
+                f"{MAX_ELEMENT >> 20} MiB (at most {MAX_ELEMENT >> 20} MiB per record)"
+            )
+        # Keep what the scan stopped in (an open string), then read on: at least as much
+        # again, so an open string is scanned O(log size) times, not once a chunk.
+        kept = buf[stop:]
+        block = fh.read(max(CHUNK, len(kept)))
+        if not block:
+            return
+        base += stop
+        buf = kept + block
+
+
+def _last_comma(buf: bytes, at: int, end: int) -> int | None:
+    """Just past the last comma outside a string in ``buf[at:end]`` (a run), else None.
+
+    The run holds whole strings only, so the last quote in it closes one: a comma after it
+    is outside every string. Else the string's opening quote is found (the first quote
+    before it not escaped) and the search goes on before it, a few strings back at most;
+    past that the run is scanned from its start, string by string.
+    """
+    hi, steps = end, 0
+    while steps < _BACK_STEPS:
+        quote = buf.rfind(b'"', at, hi)
+        comma = buf.rfind(b",", quote + 1 if quote >= 0 else at, hi)
+        if comma >= 0:
+            return comma + 1
+        if quote < 0:
+            return None
+        opening = quote
+        while steps < _BACK_STEPS:  # an odd run of backslashes before a quote escapes it
+            steps += 1
+            opening = buf.rfind(b'"', at, opening)
+            if opening < 0:
+                return None  # not JSON: left to the reader
+            slashes = opening
+            while slashes > at and buf[slashes - 1] == 0x5C and opening - slashes < _BACK_STEPS:
+                slashes -= 1
+            if (opening - slashes) % 2 == 0:
+                break
+        hi = opening
+    last = None
+    for match in _JSON_TOKENS.finditer(buf, at, end):
+        if buf[match.start()] == 0x2C:
+            last = match.end()
+    return last
+
+
+def _first_comma(buf: bytes, at: int, end: int) -> int | None:
+    """Just past the first comma outside a string in ``buf[at:end]`` (a run), else None."""
+    pos = at
+    while True:
+        quote = buf.find(b'"', pos, end)
+        comma = buf.find(b",", pos, end if quote < 0 else quote)
+        if comma >= 0:
+            return comma + 1
+        string = _JSON_STRING.match(buf, quote, end) if quote >= 0 else None
+        if string is None:
+            return None
+        pos = string.end()
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
+
+_BACK_STEPS = 16
+"""Strings `_last_comma` steps back over before it scans a run from its start."""
+
+
+ARCHIVE_MEMBERS = 100_000
+"""Files a zip archive of a dataset may hold (a shard of images and their table: thousands)."""
+
+
+def unpack_zips(
+    paths: Sequence[Path], dest: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMITS
+) -> list[tuple[Path, Path]]:
+    """Unpack zip archives into folders under `dest`, refusing what unpacks past `limits`.
+
+    `datasets` unpacks a zip it finds among a dataset's files and converts what it holds: a
+    zip of a few kilobytes may state gigabytes. Each archive's directory is read first: its
+    members' stated sizes together (all the archives of one source: the rule of
+    `ParquetLimits`, one budget) and their number are checked before anything is unpacked;
+    then the members are unpacked (Python's `zipfile` stops a member at its stated size, as
+    `datasets`, which unpacks with it, does; one that holds more fails its checksum). The
+    caller checks what was unpacked as it checks the dataset's other files.
+
+    Args:
+        paths: The zip archives of one source.
+        dest: An empty folder; each archive is unpacked into a folder of its own in it.
+        what: What the archives should hold, for the error.
+        limits: The limits.
+
+    Returns:
+        Each archive with the folder it was unpacked into.
+
+    Raises:
+        UnreadableFile: An archive that is not a regular file or not a readable zip, of too
+            many members, or the archives unpacking to more than the limits allow; one line
+            naming the archive.
+        OSError: An archive cannot be opened, or `dest` written.
+
+    """
+    limit, where = _shared_budget(paths, limits, what, "a zip archive", "zip archives")
+    used, unpacked = 0, []
+    for n, path in enumerate(paths):
+        folder = dest / str(n)
+        with open_regular(path, what=what) as fh:
+            try:
+                with zipfile.ZipFile(fh) as archive:
+                    members = [info for info in archive.infolist() if not info.is_dir()]
+                    if len(members) > ARCHIVE_MEMBERS:
+                        raise UnreadableFile(
+                            f"{path}: a zip archive of {len(members):,} files (at most "
+                            f"{ARCHIVE_MEMBERS:,}): not {what}"
+                        )
+                    used += sum(info.file_size for info in members)
+                    if used > limit:
+                        raise _DecompressedOverLimit
+                    for info in members:
+                        # extract's own name rules: no absolute path, no "..", inside `folder`.
+                        archive.extract(info, folder)
+            except _DecompressedOverLimit:
+                raise UnreadableFile(
+                    f"{path}: unpacks to more than {limit:,} bytes, the most lmmprobe reads "
+                    f"from {where}, at least {limits.floor >> 20} MiB): not {what}"
+                ) from None
+            except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:
+                raise UnreadableFile(f"{path}: not a readable zip archive ({exc})") from None
+            except (EOFError, zlib.error, lzma.LZMAError) as exc:
+                raise UnreadableFile(f"{path}: not a readable zip archive ({exc})") from None
+        unpacked.append((path, folder))
+    return unpacked

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import importlib
 import io
@@ -38,6 +39,7 @@ import os
 import posixpath
 import re
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -49,14 +51,17 @@ from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_tex
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import (
     COMPRESSIONS,
+    JSON_SUFFIXES,
     PARQUET_LIMITS,
     TABLE_CELLS,
     check_arrow,
     check_compressed,
     check_csv,
+    check_json,
     check_parquets,
     decompressed,
     open_regular,
+    unpack_zips,
 )
 from lmmprobe.data.rows import RowError, check_image, outside_folder, stream_rows, to_sample
 from lmmprobe.registry import RegistryError
@@ -192,63 +197,129 @@ def _open(
     return ds, split
 
 
-def check_data_files(files: list[Path]) -> None:
+def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
     """Refuse any file among `files` that `datasets` would convert into more than it holds.
 
     `datasets` converts a data file into an Arrow copy on disk with every value written out:
     a value repeated by parquet's dictionary encoding (a 15 MB file of one 1 MB question in
     1,500 rows) made a 1.5 GB copy, a 320 KB ``.jsonl.gz`` a 300 MB one, and a CSV of a
     million columns took pandas minutes and gigabytes. So before it converts them: parquet
-    files are checked together (`check_parquets`: one budget for the copy they make),
-    compressed files' decompressed bytes and Arrow IPC files' record batches counted under
-    the same rule (`check_compressed`, `check_arrow`), and CSV/TSV files scanned under the table bounds (`check_csv`), each refusal one line
-    naming the file.
+    files are checked together (`check_parquets`: one budget for the copy they make);
+    compressed files (by their first bytes, as `datasets` unpacks them, else their suffix)
+    have their decompressed bytes, and Arrow IPC files their record batches, counted under
+    the same rule (`check_compressed`, `check_arrow`); CSV/TSV files are scanned under the
+    table bounds (`check_csv`) and JSON files under the readers' record and nesting bounds
+    (`check_json`), compressed or not; zip archives are unpacked under the same rule
+    (`unpack_zips`) into a temporary folder and what they hold checked as the folder's own
+    files. Each refusal is one line naming the file (a file in a zip as ``ARCHIVE/NAME``).
+
+    Args:
+        files: The data files of one source.
+        unpacked: `files` came out of a zip: `datasets` unpacks no archive inside another.
 
     Raises:
         DataError: A file is not a regular file, is unreadable, or passes the limits; one
             line naming the file.
 
     """
-    parquet = [file for file in files if file.suffix.lower() == ".parquet"]
+    parquet = [file for file in files if file.suffix.lower() in _PARQUET_SUFFIXES]
     try:
+        formats = {file: _unpacked_as(file) for file in files}
+        archives = [file for file in files if formats[file] not in (None, *_CODECS)]
+        for file in archives:
+            if unpacked or formats[file] != "zip":
+                inside = " inside another archive" if unpacked else ""
+                raise DataError(
+                    f"{file}: a {formats[file]} archive{inside}, which lmmprobe does not "
+                    "unpack to check before datasets converts it: unpack it into the dataset's "
+                    "folder"
+                )
+        codecs = {file: fmt for file, fmt in formats.items() if fmt in _CODECS}
         check_parquets(parquet, what="a dataset")
-        check_compressed(files, what="a dataset")
+        check_compressed(files, what="a dataset", codecs=codecs)
         check_arrow(files, what="a dataset")
         for file in files:
-            _check_table(file)
+            if file not in archives:
+                _check_text(file, codecs.get(file))
+        if archives:
+            with tempfile.TemporaryDirectory(prefix="lmmprobe-zip-") as tmp:
+                for archive, folder in unpack_zips(archives, Path(tmp), what="a dataset"):
+                    try:
+                        check_data_files(_data_files(folder), unpacked=True)
+                    except DataError as exc:  # named inside the archive, not the temporary copy
+                        raise DataError(
+                            str(exc).replace(f"{folder}{os.sep}", f"{archive}{os.sep}")
+                        ) from None
     except OSError as exc:
         raise DataError(
             f"{exc.filename or files}: cannot be read ({exc.strerror or exc})"
         ) from None
 
 
+_PARQUET_SUFFIXES = (".parquet", ".geoparquet", ".gpq")
+"""The suffixes `datasets`' parquet builder reads."""
+
+_CODECS = frozenset(COMPRESSIONS.values())
+"""`datasets`' names of the compressions it unpacks a single file from (those of `COMPRESSIONS`)."""
+
+
+def _unpacked_as(path: Path) -> str | None:
+    """What `datasets` unpacks `path` as, by its first bytes (``gzip``, ``zip``, ``tar``...).
+
+    None for a file it reads as it is. Asked of `datasets`' own extractor, once the file is
+    known to be a regular one (its first bytes are read, which would hang on a FIFO). A
+    compressed tar is ``tar`` to `datasets`; it is reported as its compression here.
+    """
+    with open_regular(path, what="a dataset") as fh:
+        head = fh.read(_MAGIC_BYTES)
+    try:
+        extract = importlib.import_module("datasets.utils.extract")
+    except ModuleNotFoundError:  # no datasets: nothing converts the file either
+        return None
+    for codec in sorted(_CODECS):
+        extractor = extract.Extractor.extractors.get(codec)
+        if extractor is not None and extractor.is_extractable(path, magic_number=head):
+            return codec
+    found = extract.Extractor.infer_extractor_format(path)
+    return None if found is None else str(found)
+
+
+_MAGIC_BYTES = 262
+"""Bytes read to tell a file's format by its start (a tar's magic stands at byte 257)."""
+
+
 _CSV_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 """The delimiter of each table suffix `datasets`' csv builder reads."""
 
 
-def _check_table(path: Path) -> None:
-    """Refuse a CSV/TSV file (compressed or not) past the table bounds (`check_csv`).
+def _check_text(path: Path, codec: str | None) -> None:
+    """Refuse a CSV/TSV or JSON file (compressed or not) past its bounds.
 
-    `datasets` hands the file to pandas a block of rows at a time, so what it holds at once
-    is bounded by the columns and the line length; the cells a file has in all are bounded
-    by its own size (a cell takes at least its delimiter), the most it is allowed here. A
-    compressed table is read decompressed, once `check_compressed` has bounded its size.
+    A CSV/TSV is held to the table bounds (`check_csv`), a JSON or JSON Lines file to the
+    readers' record and nesting bounds (`check_json`); the kind is the suffix (before a
+    compression's). `datasets` hands a table to pandas a block of rows at a time, so what it
+    holds at once is bounded by the columns and the line length; the cells a file has in
+    all are bounded by its own size (a cell takes at least its delimiter), the most it is
+    allowed here. A compressed file (`codec`, else by its suffix) is read decompressed, once
+    `check_compressed` has bounded its size.
     """
     suffixes = [s.lower() for s in path.suffixes[-2:]]
-    codec = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
-    kind = suffixes[-2] if codec is not None and len(suffixes) == 2 else path.suffix.lower()
+    by_suffix = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    codec = codec or by_suffix
+    kind = suffixes[-2] if by_suffix is not None and len(suffixes) == 2 else path.suffix.lower()
     delimiter = _CSV_DELIMITERS.get(kind)
-    if delimiter is None:
+    if delimiter is None and kind not in JSON_SUFFIXES:
         return
     with open_regular(path, what="a dataset") as fh:
         size = os.fstat(fh.fileno()).st_size
-        if codec is None:
-            check_csv(path, fh, delimiter, cells=max(TABLE_CELLS, size))
-            return
-        # Its decompressed bytes are bounded by check_compressed's limit, and so its cells.
+        # Decompressed, its bytes are bounded by check_compressed's limit, and so its cells.
         limit = max(PARQUET_LIMITS.floor, PARQUET_LIMITS.ratio * size)
-        with decompressed(fh, codec) as table:
-            check_csv(path, table, delimiter, cells=max(TABLE_CELLS, limit))
+        with decompressed(fh, codec) if codec is not None else contextlib.nullcontext(fh) as text:
+            if delimiter is None:
+                check_json(path, text)
+            else:
+                cells = max(TABLE_CELLS, size if codec is None else limit)
+                check_csv(path, text, delimiter, cells=cells)
 
 
 def _data_files(folder: Path) -> list[Path]:
