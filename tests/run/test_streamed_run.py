@@ -71,7 +71,6 @@ class _Counting(RecordingModel):
             _Counting.change = None
         return super().generate(requests)
 
-
     @staticmethod
     def reset() -> None:
         """Count from now: the samples alive now (held by an earlier run's result) aside."""
@@ -238,7 +237,8 @@ def test_data_changed_while_a_run_reads_it_again_is_refused_naming_the_samples(
     assert _table(db, "SELECT status FROM runs") == [("failed",)]
     # The second model's chunks asked before it are stored, whole; nothing of the changed one.
     assert _table(db, "SELECT model, COUNT(*) FROM scores GROUP BY model") == [
-        ("countsamples:a", N), ("countsamples:b", 2 * CHUNK)
+        ("countsamples:a", N),
+        ("countsamples:b", 2 * CHUNK),
     ]
 
 

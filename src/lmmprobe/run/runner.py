@@ -463,9 +463,7 @@ def _run_chunks(
         fresh = [r for r in rows if r[1].key not in stored] if stored else rows
         # A run of several chunks has a bar per chunk, saying which samples it asks.
         shown: ProgressSink = (
-            progress
-            if len(chunk) == total
-            else _ChunkProgress(progress, start, len(chunk), total)
+            progress if len(chunk) == total else _ChunkProgress(progress, start, len(chunk), total)
         )
         responses = _answer(model_spec, model, fresh, spec, store, executor, shown, outcome, meter)
         earlier.add(responses)
