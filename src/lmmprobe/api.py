@@ -336,7 +336,7 @@ def judge_stored(
         claim = _claim(outcome.out_dir) if out else contextlib.nullcontext()
         with claim:
             store.create_run(outcome.run_id, spec.model_dump(mode="json"), str(outcome.out_dir))
-            store.put_samples(outcome.run_id, outcome.load.samples)
+            store.put_samples(outcome.run_id, outcome.loaded().samples)
             for mo in outcome.models:
                 # Copied chunk by chunk: a run of any size is never held whole.
                 for scores in score_chunks(store, source, mo.spec):

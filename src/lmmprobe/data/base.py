@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,11 @@ class LoadResult(_Rejected):
     invalid: int = 0
     problems: list[SampleProblem] = field(default_factory=list)
 
+    @property
+    def count(self) -> int:
+        """How many samples it has (as `StreamedLoad.count`)."""
+        return len(self.samples)
+
 
 class SampleStream(_Rejected):
     """Samples a source yields one at a time, and what it rejected on the way; read once.
@@ -95,12 +101,15 @@ class SampleStream(_Rejected):
         self.problems: list[SampleProblem] = []
         self._samples = samples
         self._read = False
+        self.held: list[Sample] | None = None
+        """The list of a source that loaded its samples whole (`loaded`): already in memory."""
 
     @classmethod
     def loaded(cls, result: LoadResult) -> SampleStream:
         """The stream of a source that loaded its samples whole (its list, its problems)."""
         stream = cls(result.source, lambda _: result.samples)
         stream.invalid, stream.problems = result.invalid, list(result.problems)
+        stream.held = result.samples
         return stream
 
     def __iter__(self) -> Iterator[Sample]:
@@ -351,12 +360,17 @@ def sample_fingerprint(sample: Sample) -> str:
     return hashlib.sha256(_canonical(sample)).hexdigest()
 
 
+def _framed(sample: Sample) -> bytes:
+    """What `data_fingerprint` hashes of one sample, in its place in the list."""
+    blob = _canonical(sample)
+    return b"%d:%b" % (len(blob), blob)
+
+
 def data_fingerprint(samples: Iterable[Sample]) -> str:
     """Order-sensitive hash of a sample list: same data, same fingerprint."""
     h = hashlib.sha256()
     for s in samples:
-        blob = _canonical(s)
-        h.update(b"%d:%b" % (len(blob), blob))
+        h.update(_framed(s))
     return h.hexdigest()
 
 
@@ -367,3 +381,122 @@ def require_unique_ids(samples: Sequence[Sample]) -> None:
         if s.id in seen:
             raise DataError(f"duplicate sample id {s.id!r}")
         seen.add(s.id)
+
+
+def _chunked(samples: Iterable[Sample], size: int) -> Iterator[list[Sample]]:
+    """`samples` in lists of `size` (the last one shorter), holding one list at a time."""
+    chunk: list[Sample] = []
+    for sample in samples:
+        chunk.append(sample)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+@dataclass
+class StreamedLoad:
+    """A source's samples, too many for one chunk: read once to check them, then chunk by chunk.
+
+    `load_in_chunks` reads the stream once, holding a chunk at a time: it counts the samples,
+    records the rejected rows (`invalid`, `problems`: as `load_source` would) and takes the
+    data's fingerprint and each chunk's. `chunks` reads the source again, a chunk at a time,
+    and refuses a chunk whose samples are not those of the first read (the file changed
+    meanwhile), so that what is asked is what the run's manifest fingerprinted.
+    """
+
+    spec: str
+    strict: bool
+    limit: int | None
+    source: str
+    size: int
+    """Samples a chunk holds (the last one fewer)."""
+    count: int
+    fingerprint: str
+    """`data_fingerprint` of every sample, in order."""
+    chunk_fingerprints: list[str]
+    invalid: int = 0
+    problems: list[SampleProblem] = field(default_factory=list)
+
+    def chunks(self) -> Iterator[list[Sample]]:
+        """The samples again, `size` at a time, each chunk checked against the first read.
+
+        Raises:
+            DataError: The source no longer gives the samples it gave (one line naming it).
+
+        """
+        start = 0
+        done = 0
+        stream = iter_source(self.spec, strict=self.strict, limit=self.limit)
+        for i, chunk in enumerate(_chunked(stream, self.size)):
+            h = hashlib.sha256()
+            for sample in chunk:
+                h.update(_framed(sample))
+            if i >= len(self.chunk_fingerprints) or h.hexdigest() != self.chunk_fingerprints[i]:
+                raise self._changed(start, len(chunk))
+            yield chunk
+            start += len(chunk)
+            done = i + 1
+        if done != len(self.chunk_fingerprints):
+            raise self._changed(start, self.count - start)
+
+    def _changed(self, start: int, size: int) -> DataError:
+        return DataError(
+            f"{self.source} changed while the run read it: samples {start + 1:,}-"
+            f"{start + max(size, 1):,} are not those it read first (of {self.count:,}); "
+            "run it again once the data stays as it is"
+        )
+
+    def result(self) -> LoadResult:
+        """Every sample at once, read again (for what needs them all: judging)."""
+        samples = [s for chunk in self.chunks() for s in chunk]
+        return LoadResult(samples, self.source, self.invalid, list(self.problems))
+
+
+def load_in_chunks(
+    spec: str, *, size: int, strict: bool = False, limit: int | None = None
+) -> LoadResult | StreamedLoad:
+    """A data spec's samples: whole when they fit in one chunk, else as a `StreamedLoad`.
+
+    Up to `size` samples come back as `load_source` gives them (the same samples and
+    problems: one read of the same stream). More than that, from a source that yields its
+    samples (`streaming`), are read once, a chunk held at a time, into a `StreamedLoad`; a
+    source that loaded its list whole anyway, or data with multi-round dialogues (a round
+    needs the earlier rounds' samples), comes back whole.
+
+    Raises:
+        RegistryError: Unknown source name.
+        DataError: Unreadable source, or an invalid row in strict mode.
+
+    """
+    stream = iter_source(spec, strict=strict, limit=limit)
+    if stream.held is not None:
+        return LoadResult(stream.held, stream.source, stream.invalid, stream.problems)
+    rows = iter(stream)
+    first = list(itertools.islice(rows, size + 1))
+    if len(first) <= size:  # the stream is exhausted: its problems are complete
+        return LoadResult(first, stream.source, stream.invalid, stream.problems)
+    whole = hashlib.sha256()
+    fingerprints: list[str] = []
+    count = 0
+    dialogues = False
+    # The first read's list goes with its iterator, once read: not kept through the rest.
+    again = itertools.chain(iter(first), rows)
+    del first
+    for chunk in _chunked(again, size):
+        h = hashlib.sha256()
+        for sample in chunk:
+            framed = _framed(sample)
+            whole.update(framed)
+            h.update(framed)
+            dialogues = dialogues or "dialogue_id" in sample.metadata
+        fingerprints.append(h.hexdigest())
+        count += len(chunk)
+    if dialogues:
+        return iter_source(spec, strict=strict, limit=limit).result()
+    return StreamedLoad(
+        spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
+        fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
+        invalid=stream.invalid, problems=stream.problems,
+    )  # fmt: skip

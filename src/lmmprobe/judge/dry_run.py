@@ -318,7 +318,7 @@ def plan_stored_judges(
             raise KeyError(f"no run {source} in {store.path}")
         spec = judged_spec(stored.spec, config, db=store.path, prices=prices, max_cost=max_cost)
         outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
-        samples = outcome.load.samples
+        samples = outcome.loaded().samples
         protocols = resolve_protocols(config, samples)
         judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
         planned = []

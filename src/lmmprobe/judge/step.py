@@ -486,8 +486,11 @@ def judge_run(
     progress = progress or NullProgress()
     # The run's own meter: judge calls count against the same --max-cost as the answers.
     meter = outcome.meter
-    samples = {s.id: s for s in outcome.load.samples}
-    protocols = resolve_protocols(config, outcome.load.samples)
+    # Judging holds the run's samples whole (a run of many chunks reads its data again).
+    loaded = outcome.loaded().samples
+    samples = {s.id: s for s in loaded}
+    protocols = resolve_protocols(config, loaded)
+    del loaded
     unusable = outcome.unusable_images if config.sees_image else {}
     judges = _load_judges(config.judges)
     result = JudgeRunOutcome(config)

@@ -122,7 +122,7 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     try:
         return [
             _plan_model(
-                model_spec, model, inputs.load.samples, spec, store,
+                model_spec, model, inputs.loaded().samples, spec, store,
                 inputs.missing_keys.get(model_spec),
             )
             for model_spec, model in inputs.models

@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lmmprobe._secrets import redact_spec
-from lmmprobe.data import DataError, LoadResult, data_fingerprint, load_source, no_valid_samples
+from lmmprobe.data import (
+    DataError,
+    LoadResult,
+    StreamedLoad,
+    data_fingerprint,
+    load_in_chunks,
+    load_source,
+    no_valid_samples,
+)
 from lmmprobe.data.rows import remembered_images
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
@@ -65,8 +73,9 @@ CHUNK_SAMPLES = 10_000
 """Samples a model's run plans, answers, scores and stores at a time (with their repeats).
 
 A run of up to this many samples is one chunk: it sends the same batches, in the same order,
-as a run held whole. A larger run keeps one chunk's asks, responses and Scores at a time, so
-its memory does not grow with its rows (the samples themselves are the data layer's)."""
+as a run held whole. A larger run keeps one chunk's samples, asks, responses and Scores at a
+time, so its memory does not grow with its rows: its data is read once to be checked and
+fingerprinted, then again a chunk at a time for each model (`StreamedLoad`)."""
 
 ScoreSink = Callable[[list[Score]], None]
 """Takes one chunk's Scores as they are made (`execute_run` stores them), in row order."""
@@ -131,7 +140,9 @@ class RunOutcome:
     spec: RunSpec
     store_path: Path
     out_dir: Path
-    load: LoadResult
+    load: LoadResult | StreamedLoad
+    """The run's data: its samples, or, for a run of more than a chunk, their count and how
+    to read them again (`StreamedLoad`)."""
     manifest: dict[str, Any]
     models: list[ModelOutcome] = field(default_factory=list)
     status: str = "running"
@@ -144,6 +155,10 @@ class RunOutcome:
     """Sample id → why its images are not the pictures the model saw (a recorded file changed
     since the run, or unreadable: `lmmprobe.store.sqlite.RecordedSamples`): a judge that sees
     images leaves its answers unjudged, never judges them on another picture."""
+
+    def loaded(self) -> LoadResult:
+        """The run's data whole: its samples, read again where the run read them by chunk."""
+        return self.load if isinstance(self.load, LoadResult) else self.load.result()
 
     def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
         """What the run's results take from it besides its stored rows (`RunRecord`).
@@ -160,7 +175,7 @@ class RunOutcome:
             store=self.store_path,
             manifest=self.manifest,
             source=self.load.source,
-            samples=len(self.load.samples),
+            samples=self.load.count,
             invalid=self.load.invalid,
             problems=tuple(str(p) for p in self.load.problems),
             models=tuple(
@@ -203,15 +218,20 @@ class RunInputs:
 
     Attributes:
         models: Each model spec with its model object.
-        load: The data's samples and rejected rows.
+        load: The data's samples and rejected rows (a run's data of more than a chunk, read
+            with ``chunked=True``: counted and fingerprinted, to be read again by chunk).
         missing_keys: Per model spec, the variable of an API key that is not set, when the
             inputs were resolved for a dry run (``keys=False``): a real run needs it.
 
     """
 
     models: list[tuple[str, Model | AsyncModel]]
-    load: LoadResult
+    load: LoadResult | StreamedLoad
     missing_keys: dict[str, str] = field(default_factory=dict)
+
+    def loaded(self) -> LoadResult:
+        """The data whole: its samples, read again where they were read by chunk."""
+        return self.load if isinstance(self.load, LoadResult) else self.load.result()
 
 
 def load_unkeyed(model_spec: str) -> tuple[Model | AsyncModel, str | None]:
@@ -226,7 +246,7 @@ def load_unkeyed(model_spec: str) -> tuple[Model | AsyncModel, str | None]:
     return model, missing[0] if missing else None
 
 
-def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
+def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -> RunInputs:
     """Resolve every model of `spec` and read its data, reporting every wrong input at once.
 
     Each input is tried even when an earlier one failed, so a user fixing a run sees all of
@@ -236,6 +256,9 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
         spec: The run.
         keys: Whether the models' API keys must be set; False for a dry run, which sends
             nothing (a missing key is then noted in `RunInputs.missing_keys`).
+        chunked: Data of more than `CHUNK_SAMPLES` samples is read once to be checked, and
+            comes back as a `StreamedLoad` (a run reads it again chunk by chunk); else the
+            samples come back whole.
 
     Raises:
         RegistryError: The one wrong input is an unknown (or not installed) backend or source.
@@ -257,13 +280,19 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True) -> RunInputs:
         except (RegistryError, ValueError) as exc:
             problems.append(exc)
     problems += _recorded_alike(spec.models)
-    load: LoadResult | None = None
+    load: LoadResult | StreamedLoad | None = None
     try:
-        load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
-        if not load.samples and load.invalid:  # say why, not only how many
-            raise DataError(no_valid_samples(load))
-        if not load.samples:
-            raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
+        if chunked:
+            load = load_in_chunks(
+                spec.data, size=CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
+            )
+        else:
+            load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
+        if isinstance(load, LoadResult):  # (a StreamedLoad has more samples than a chunk)
+            if not load.samples and load.invalid:  # say why, not only how many
+                raise DataError(no_valid_samples(load))
+            if not load.samples:
+                raise ValueError(f"no valid samples in {spec.data} ({load.invalid} invalid)")
     except (RegistryError, ValueError) as exc:
         problems.append(exc)
     if len(problems) == 1:
@@ -345,7 +374,7 @@ def _input_error(model: Model | AsyncModel, req: Request) -> Response | None:
 def run_model(
     model_spec: str,
     model: Model | AsyncModel,
-    samples: Sequence[Sample],
+    samples: Sequence[Sample] | StreamedLoad,
     spec: RunSpec,
     store: Store,
     *,
@@ -353,6 +382,7 @@ def run_model(
     progress: ProgressSink | None = None,
     meter: CostMeter | None = None,
     sink: ScoreSink | None = None,
+    on_chunk: Callable[[list[Sample]], None] | None = None,
 ) -> ModelOutcome:
     """Answer every (sample, repeat) with one model, resuming from the store, and score it.
 
@@ -360,6 +390,8 @@ def run_model(
     to `sink` and dropped. A request whose key an earlier chunk asked is read back from the
     store, not asked or counted again, so the counts and calls are those of one chunk.
     Multi-round dialogues are one chunk (a round needs the answers of the earlier rounds).
+    A `StreamedLoad` is read again chunk by chunk (`StreamedLoad.chunks`), each chunk first
+    handed to `on_chunk` (`execute_run` records the samples of its first model's chunks).
 
     Each chunk's Scores go to `sink` (`execute_run` stores them); without one they are kept
     on the outcome's `ModelOutcome.scores`. With a `meter` whose limit is reached (before or
@@ -379,14 +411,16 @@ def run_model(
     executor = executor or LocalExecutor()
     progress = progress or NullProgress()
     outcome = ModelOutcome(spec=model_spec, identity=model.identity)
-    stages = dialogue_stages(samples)
+    stages = None if isinstance(samples, StreamedLoad) else dialogue_stages(samples)
     # What the executor starts for this model (Ray: its replicas, an hf model's weights) serves
     # every chunk, and ends with the model's run however that ends (an error, a Ctrl-C).
     with model_session(executor, model_spec, model):
         if stages is None:
+            chunks, total = _chunks_of(samples)
             _run_chunks(
-                model_spec, model, samples, spec, store, executor, progress, outcome, meter, sink
-            )
+                model_spec, model, chunks, total, spec, store, executor, progress, outcome,
+                meter, sink, on_chunk,
+            )  # fmt: skip
         else:
             _run_dialogues(
                 model_spec, model, stages, spec, store, executor, progress, outcome, meter, sink
@@ -394,10 +428,21 @@ def run_model(
     return outcome
 
 
+def _chunks_of(samples: Sequence[Sample] | StreamedLoad) -> tuple[Iterable[list[Sample]], int]:
+    """`samples` a chunk at a time (of `CHUNK_SAMPLES`, or read again), and how many in all."""
+    if isinstance(samples, StreamedLoad):
+        return samples.chunks(), samples.count
+    return (
+        list(samples[start : start + CHUNK_SAMPLES])
+        for start in range(0, len(samples), CHUNK_SAMPLES)
+    ), len(samples)
+
+
 def _run_chunks(
     model_spec: str,
     model: Model | AsyncModel,
-    samples: Sequence[Sample],
+    chunks: Iterable[list[Sample]],
+    total: int,
     spec: RunSpec,
     store: Store,
     executor: Executor,
@@ -405,19 +450,20 @@ def _run_chunks(
     outcome: ModelOutcome,
     meter: CostMeter | None,
     sink: ScoreSink | None,
+    on_chunk: Callable[[list[Sample]], None] | None,
 ) -> None:
-    """`run_model`'s samples without dialogues, a chunk of `CHUNK_SAMPLES` at a time."""
+    """`run_model`'s samples without dialogues, a chunk at a time (`total` in all)."""
     earlier = EarlierKeys()
-    for start in range(0, len(samples), CHUNK_SAMPLES):
-        chunk = samples[start : start + CHUNK_SAMPLES]
+    start = 0
+    for chunk in chunks:
+        if on_chunk is not None:
+            on_chunk(chunk)
         rows = plan_requests(chunk, spec, model.identity)
         stored = earlier.stored([ask.key for _, ask in rows], store)
         fresh = [r for r in rows if r[1].key not in stored] if stored else rows
         # A run of several chunks has a bar per chunk, saying which samples it asks.
         shown: ProgressSink = (
-            progress
-            if len(chunk) == len(samples)
-            else _ChunkProgress(progress, start, len(chunk), len(samples))
+            progress if len(chunk) == total else _ChunkProgress(progress, start, len(chunk), total)
         )
         responses = _answer(model_spec, model, fresh, spec, store, executor, shown, outcome, meter)
         earlier.add(responses)
@@ -429,7 +475,8 @@ def _run_chunks(
             )
             for sample, req in rows
         ]
-        del rows, fresh, responses, stored  # the chunk is dropped before the next is planned
+        start += len(chunk)
+        del chunk, rows, fresh, responses, stored  # dropped before the next chunk is read
         outcome.take(scores, sink)
 
 
@@ -817,7 +864,7 @@ def execute_run(
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
         with remembered_images(store):  # an image file checked by an earlier run is not again
-            inputs = resolve_inputs(spec)
+            inputs = resolve_inputs(spec, chunked=True)
         models, load = inputs.models, inputs.load
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
@@ -835,31 +882,42 @@ def execute_run(
             # Its log goes to the run folder; its identity names the server it started.
             server.start(out_dir)
         identities = {s: m.identity for s, m in models}
-        manifest = build_manifest(
-            spec, identities, data_fingerprint(load.samples), len(load.samples), commit=commit
+        streamed = isinstance(load, StreamedLoad)
+        fingerprint = (
+            load.fingerprint if isinstance(load, StreamedLoad) else data_fingerprint(load.samples)
         )
+        manifest = build_manifest(spec, identities, fingerprint, load.count, commit=commit)
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
-        store.put_samples(run_id, load.samples)
+        if not isinstance(load, StreamedLoad):
+            store.put_samples(run_id, load.samples)
         store.update_run(run_id, manifest=manifest)
         meter = CostMeter(spec.max_cost, spec.prices)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest, meter=meter)
+        # Data read again chunk by chunk reuses the image checks of its first read.
+        reading = remembered_images(store) if streamed else contextlib.nullcontext()
         try:
-            for model_spec, model in models:
-                mo = run_model(
-                    model_spec,
-                    model,
-                    load.samples,
-                    spec,
-                    store,
-                    executor=executor,
-                    progress=progress,
-                    meter=meter,
-                    # Each chunk's Scores are stored as it is scored and dropped: results
-                    # are built from the stored rows (`Store.rows`).
-                    sink=functools.partial(store.put_scores, run_id),
-                )
-                outcome.models.append(mo)
-                outcome.spent = meter.spent
+            with reading:
+                for i, (model_spec, model) in enumerate(models):
+                    mo = run_model(
+                        model_spec,
+                        model,
+                        load if isinstance(load, StreamedLoad) else load.samples,
+                        spec,
+                        store,
+                        executor=executor,
+                        progress=progress,
+                        meter=meter,
+                        # Each chunk's Scores are stored as it is scored and dropped: results
+                        # are built from the stored rows (`Store.rows`).
+                        sink=functools.partial(store.put_scores, run_id),
+                        # The first model records each chunk's samples (written with its
+                        # answers, as `put_samples` says) before it asks them.
+                        on_chunk=functools.partial(store.put_samples, run_id)
+                        if streamed and i == 0
+                        else None,
+                    )
+                    outcome.models.append(mo)
+                    outcome.spent = meter.spent
         except KeyboardInterrupt:
             store.update_run(run_id, status="interrupted")
             raise

@@ -1,0 +1,266 @@
+"""A run of more than one chunk holds one chunk of samples, not the run's (issue 35).
+
+Its data is read once to be counted, checked and fingerprinted, then again a chunk at a time
+for each model (`lmmprobe.data.StreamedLoad`). Here the chunk is made small (the module
+constant, as a million-row run meets it) and the run is compared with the same run held whole:
+the same requests and keys (a store written by a whole run answers it all), the same stored
+samples and rows, the same rejected rows, and a strict run's error before anything is asked.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import PngWriter
+from tests.run.fakes import RecordingModel
+
+import lmmprobe.run.runner as runner
+from lmmprobe import evaluate
+from lmmprobe.data import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.models.base import MODELS
+from lmmprobe.schema import Request, Response, Sample
+
+N = 45
+CHUNK = 10
+BAD = (7, 23)
+"""Rows that are invalid (no question): rejected, counted, named, as a whole load does."""
+
+
+def _rows(tmp: Path, write_png: PngWriter, *, bad: Sequence[int] = BAD) -> Path:
+    """N single-choice rows, every fifth with an image file, two invalid, one shared question."""
+    lines = []
+    for i in range(N):
+        images = []
+        if i % 5 == 0:
+            images = [str(write_png(tmp / f"im{i}.png", color=(i, 2 * i, 3 * i)))]
+        row: dict[str, Any] = {
+            "id": f"q{i:02d}", "images": images, "question": f"Which animal is item{i % 40}?",
+            "choices": ["cat", "dog"], "answer": i % 2, "metadata": {"subtask": f"s{i % 3}"},
+        }  # fmt: skip
+        if i in bad:
+            del row["question"]
+        lines.append(json.dumps(row) + "\n")
+    path = tmp / "rows.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+class _Counting(RecordingModel):
+    """Answers by key, noting the most `Sample` objects alive at any of its calls."""
+
+    backend = "countsamples"
+    most = 0
+    before = 0
+    change: tuple[Path, str, str] | None = None
+    """(file, old, new): replaced in the file on the first call (the data changes mid-run)."""
+
+    def generate(self, requests: Sequence[Request]) -> list[Response]:
+        gc.collect()
+        alive = sum(1 for o in gc.get_objects() if isinstance(o, Sample)) - _Counting.before
+        _Counting.most = max(_Counting.most, alive)
+        if _Counting.change is not None:
+            path, old, new = _Counting.change
+            path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+            _Counting.change = None
+        return super().generate(requests)
+
+    @staticmethod
+    def reset() -> None:
+        """Count from now: the samples alive now (held by an earlier run's result) aside."""
+        gc.collect()
+        _Counting.before = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
+        _Counting.most = 0
+
+
+@pytest.fixture
+def counting() -> Iterator[type[_Counting]]:
+    MODELS.register(_Counting.backend)(
+        lambda target, options: _Counting(name=target or "c", batch=4)
+    )
+    _Counting.reset()
+    yield _Counting
+    _Counting.change = None
+    MODELS.unregister(_Counting.backend)
+
+
+def _table(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as c:
+        return c.execute(sql).fetchall()
+
+
+def _stored(db: Path, run_id: str) -> dict[str, Any]:
+    """What a run stored: its samples, score rows (in order) and the responses' keys."""
+    return {
+        "samples": _table(
+            db, f"SELECT sample_id, question, sample, row_metadata FROM samples "
+            f"WHERE run_id = '{run_id}' ORDER BY sample_id",
+        ),
+        "scores": _table(
+            db, f"SELECT model, sample_id, repeat, key, prediction, correct, error_type "
+            f"FROM scores WHERE run_id = '{run_id}' ORDER BY rowid",
+        ),
+        "keys": _table(db, "SELECT key, model FROM responses ORDER BY key"),
+    }  # fmt: skip
+
+
+def _results(out: Path) -> dict[str, Any]:
+    res: dict[str, Any] = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for key in ("run_id", "finished_at", "store"):
+        res.pop(key)
+    res["manifest"].pop("created_at", None)
+    for key in ("out", "db"):
+        res["spec"].pop(key)
+    for model in res["models"].values():
+        model["stats"].pop("mean_latency_s")
+    return res
+
+
+def test_a_run_of_many_chunks_holds_a_chunk_of_samples_and_stores_what_a_whole_run_does(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _rows(tmp_path, write_png)
+    spec = dict(models=["countsamples:a", "countsamples:b"], data=str(data), repeats=2,
+                by=["subtask"])  # fmt: skip
+    whole = evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    held_whole = counting.most
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    counting.reset()
+    chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
+    # Every sample alive while the run held its data whole; a chunk's (and no more) now.
+    assert held_whole >= N - len(BAD)
+    assert counting.most <= CHUNK
+    # The same figures, manifest (the data's fingerprint and count), rejected rows...
+    assert _results(tmp_path / "chunked") == _results(tmp_path / "whole")
+    assert chunked.outcome.record().invalid == len(BAD)
+    assert [str(p) for p in chunked.outcome.load.problems] == [
+        f"{data}:{i + 1}: question: missing required field" for i in BAD
+    ]
+    assert chunked.outcome.load.problems == whole.outcome.load.problems
+    # ... and the same samples, rows and request keys stored.
+    assert _stored(tmp_path / "chunked.db", chunked.run_id) == _stored(
+        tmp_path / "whole.db", whole.run_id
+    )
+
+
+def test_a_store_written_by_a_whole_run_answers_a_run_of_many_chunks(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The request keys of samples read again by chunk are those of the samples held whole."""
+    data = _rows(tmp_path, write_png)
+    spec = dict(models=["countsamples:a"], data=str(data), repeats=2)
+    db = tmp_path / "s.db"
+    evaluate(**spec, db=str(db), out=str(tmp_path / "whole"))
+    asked = _table(db, "SELECT COUNT(*) FROM responses")[0][0]
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    again = evaluate(**spec, db=str(db), out=str(tmp_path / "again"))
+    stats = again.outcome.models[0].stats()
+    assert (stats["called"], stats["cached"], stats["requests"]) == (0, asked, asked)
+    assert _table(db, "SELECT COUNT(*) FROM responses")[0][0] == asked
+
+
+def test_a_strict_run_of_many_chunks_stops_at_the_bad_row_before_asking_anything(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _rows(tmp_path, write_png, bad=(33,))  # in the fourth chunk
+    spec = dict(models=["countsamples:a"], data=str(data), strict=True)
+    with pytest.raises(DataError) as whole:
+        evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    db = tmp_path / "chunked.db"
+    with pytest.raises(DataError) as chunked:
+        evaluate(**spec, db=str(db), out=str(tmp_path / "chunked"))
+    assert str(chunked.value) == str(whole.value) == f"{data}:34: question: missing required field"
+    assert not db.exists() or _table(db, "SELECT COUNT(*) FROM runs") == [(0,)]
+    assert counting.most == 0  # never asked
+
+
+_QUESTIONS: list[str] = []
+"""What the ``mutable`` source yields (a source without a file, whose rows a test changes)."""
+
+
+def _mutable(
+    target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> SampleStream:
+    def rows(stream: SampleStream) -> Iterator[Sample]:
+        for i, q in enumerate(list(_QUESTIONS)):
+            yield Sample(id=f"m{i:02d}", question=q, choices=["cat", "dog"], answer=0)
+
+    return SampleStream("mutable", rows)
+
+
+def test_data_changed_while_a_run_reads_it_again_is_refused_naming_the_samples(
+    tmp_path: Path, counting: type[_Counting], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    SOURCES.register("mutable")(streaming(_mutable))
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    _QUESTIONS[:] = [f"Which animal is item{i}?" for i in range(N)]
+
+    db = tmp_path / "s.db"
+    try:
+        original = counting.generate
+
+        # The first model's calls change a question of the third chunk (sample 25).
+        def changing(self: _Counting, requests: Sequence[Request]) -> list[Response]:
+            _QUESTIONS[24] = "Which bird is item24?"
+            return original(self, requests)
+
+        monkeypatch.setattr(_Counting, "generate", changing)
+        with pytest.raises(DataError) as err:
+            evaluate(
+                models=["countsamples:a", "countsamples:b"], data="mutable", db=str(db),
+                out=str(tmp_path / "o"),
+            )  # fmt: skip
+    finally:
+        SOURCES.unregister("mutable")
+    # The first model read its chunks before the change went past them: the second model's
+    # third chunk is the first read again that differs.
+    assert str(err.value) == (
+        "mutable changed while the run read it: samples 21-30 are not those it read first "
+        "(of 45); run it again once the data stays as it is"
+    )
+    assert _table(db, "SELECT status FROM runs") == [("failed",)]
+    # The second model's chunks asked before it are stored, whole; nothing of the changed one.
+    assert _table(db, "SELECT model, COUNT(*) FROM scores GROUP BY model") == [
+        ("countsamples:a", N),
+        ("countsamples:b", 2 * CHUNK),
+    ]
+
+
+def test_a_dialogue_run_of_many_chunks_is_held_whole_and_gives_the_one_chunk_results(
+    tmp_path: Path, counting: type[_Counting], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = []
+    for d in range(15):
+        for rnd in range(3):
+            rows.append(json.dumps({
+                "id": f"d{d}r{rnd}", "images": [], "question": f"Round {rnd} of {d}?",
+                "choices": ["yes", "no"], "answer": rnd % 2,
+                "metadata": {"dialogue_id": f"d{d}", "round": rnd},
+            }) + "\n")  # fmt: skip
+    data = tmp_path / "dialogues.jsonl"
+    data.write_text("".join(rows), encoding="utf-8")
+    spec = dict(models=["countsamples:a"], data=str(data))
+    whole = evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
+    assert _results(tmp_path / "chunked") == _results(tmp_path / "whole")
+    assert _stored(tmp_path / "chunked.db", chunked.run_id) == _stored(
+        tmp_path / "whole.db", whole.run_id
+    )
+    shutil.rmtree(tmp_path / "whole")
