@@ -203,6 +203,9 @@ def test_a_deep_chat_template_kwargs_value_is_text_and_a_long_bad_pair_is_cut(
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "Traceback" not in dry.stdout + dry.stderr
     assert "would be sent" in dry.stdout
+    # Re-test 8 #6: the dry run's summary echoed the whole spec (a 100 KB line).
+    assert len(dry.stdout) < 5_000, len(dry.stdout)
+    assert f"{'[' * 20}\u2026 ({len(url) + 24 + 100_000:,} characters)" in dry.stdout
     bad = _lmmprobe("run", "-m", f"{url},chat_template_kwargs={deep}", "--data", "demo,n=2",
                     "--dry-run", "--db", tmp_path / "db")  # fmt: skip
     assert bad.returncode == 2

@@ -32,7 +32,8 @@ from lmmprobe.schema.image import (
     sample_bytes_problem,
     sample_images_problem,
 )
-from lmmprobe.schema.text import MAX_NESTING, deeper_than
+from lmmprobe.schema.text import MAX_NESTING as MAX_NESTING  # read from here by the readers
+from lmmprobe.schema.text import deeper_than
 
 R = TypeVar("R")
 
