@@ -733,6 +733,22 @@ def _comma_value(before: str, part: str) -> int:
     return head.end() if segments and _path_secret(segments[-1]) else 0
 
 
+SHOWN_SPEC_CHARS = 200
+"""How much of a long spec a line echoes (`shown_spec`): a spec is stored and keyed whole."""
+
+
+def shown_spec(spec: str) -> str:
+    """A spec as a printed line echoes it: redacted, and cut after `SHOWN_SPEC_CHARS` characters.
+
+    Only for what is shown: a 100 KB ``chat_template_kwargs=`` value would otherwise be printed
+    whole; where a spec is stored or keyed, `redact_spec` gives it whole.
+    """
+    text = redact_spec(spec)
+    if len(text) <= SHOWN_SPEC_CHARS:
+        return text
+    return f"{text[:SHOWN_SPEC_CHARS]}… ({len(text):,} characters)"
+
+
 def _redact_part(part: str) -> str:
     key, sep, value = part.partition("=")
     if sep and value:

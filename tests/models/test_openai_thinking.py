@@ -149,6 +149,48 @@ def test_bad_thinking_option_is_one_line_from_the_console_script(
     assert wanted in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    ("option", "wanted"),
+    [
+        # Re-test 8 #5: each passed the parse; a run then failed every request as the server's
+        # fault ("no answer within the timeout ... after nan s") or sent nothing at all.
+        ("timeout=nan", "option timeout='nan' must be a number of seconds above 0"),
+        ("timeout=-1", "option timeout='-1' must be a number of seconds above 0"),
+        ("timeout=0", "option timeout='0' must be a number of seconds above 0"),
+        ("timeout=1e999", "option timeout='1e999' must be a number of seconds above 0"),
+        ("timeout=1e300", "and at most 604,800"),
+        ("backoff=-1", "option backoff='-1' must be a number of seconds, 0 or more"),
+        ("max_backoff=nan", "option max_backoff='nan' must be a number of seconds"),
+        ("max_backoff=1e999", "option max_backoff='1e999' must be a number of seconds"),
+        ("max_image_pixels=0", "option max_image_pixels='0' must be a whole number, at least 1"),
+        ("top_logprobs=-1", "option top_logprobs='-1' must be a whole number, 0 or more"),
+        ("max_requests=-1", "option max_requests='-1' must be a whole number, at least 1"),
+        ("max_tokens_total=0", "option max_tokens_total='0' must be a whole number, at least 1"),
+        ("max_concurrency=100000000", "max_concurrency='100000000' must be a whole number"),
+    ],
+)
+def test_an_option_value_that_cannot_work_is_refused_at_parse(
+    tmp_path: Path, option: str, wanted: str
+) -> None:
+    proc = _lmmprobe(
+        "run", "-m", f"openai:fake-vlm@http://127.0.0.1:9/v1,{option}", "--data", "demo,n=2",
+        "--dry-run", "--db", tmp_path / "db",
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert wanted in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", ["batch_size=0", "max_images=-1"])
+def test_an_hf_count_below_one_is_refused_at_parse(tmp_path: Path, option: str) -> None:
+    # batch_size=0 became 1 and max_images=0 a model shown no picture, both silently.
+    proc = _lmmprobe("run", "-m", f"hf:tiny-llava,{option}", "--data", "demo,n=2",
+                     "--dry-run", "--db", tmp_path / "db")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout[-2000:]
+    assert "hf backend: batch_size and max_images must be at least 1" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
 def test_a_deep_chat_template_kwargs_value_is_text_and_a_long_bad_pair_is_cut(
     tmp_path: Path,
 ) -> None:
@@ -161,6 +203,9 @@ def test_a_deep_chat_template_kwargs_value_is_text_and_a_long_bad_pair_is_cut(
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "Traceback" not in dry.stdout + dry.stderr
     assert "would be sent" in dry.stdout
+    # Re-test 8 #6: the dry run's summary echoed the whole spec (a 100 KB line).
+    assert len(dry.stdout) < 5_000, len(dry.stdout)
+    assert f"{'[' * 20}\u2026 ({len(url) + 24 + 100_000:,} characters)" in dry.stdout
     bad = _lmmprobe("run", "-m", f"{url},chat_template_kwargs={deep}", "--data", "demo,n=2",
                     "--dry-run", "--db", tmp_path / "db")  # fmt: skip
     assert bad.returncode == 2

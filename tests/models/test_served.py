@@ -209,10 +209,16 @@ def test_vllm_not_installed_says_what_to_do(tmp_path: Path) -> None:
     ("option", "message"),
     [
         ("tp=2", "vllm backend: unknown option(s) ['tp']"),
-        ("max_model_len=4k", "option max_model_len='4k' is a whole number"),
+        ("max_model_len=4k", "option max_model_len='4k' must be a whole number, at least 1"),
+        # Re-test 8 #5: values that cannot work were passed to the server or the client.
+        ("max_num_seqs=0", "option max_num_seqs='0' must be a whole number, at least 1"),
+        ("gpu_memory_utilization=nan", "gpu_memory_utilization='nan' must be a number above 0"),
+        ("gpu_memory_utilization=1.5", "gpu_memory_utilization='1.5' must be a number above 0"),
+        ("startup_timeout=1e999", "startup_timeout='1e999' must be a number of seconds above 0"),
+        ("timeout=nan", "option timeout='nan' must be a number of seconds above 0"),
         ("trust_remote_code=maybe", "option trust_remote_code='maybe' is true or false"),
         ("startup_timeout=soon", "option startup_timeout='soon' is invalid"),
-        ("startup_timeout=0", "option startup_timeout='0' is not positive"),
+        ("startup_timeout=0", "option startup_timeout='0' must be a number of seconds above 0"),
         ("args=--chat-template 'x", 'option args="--chat-template \'x": No closing quotation'),
         ("args=--host 0.0.0.0", "args= cannot set --host; the server listens on 127.0.0.1"),
         ("args=--port=80", "args= cannot set --port; the server listens on 127.0.0.1"),

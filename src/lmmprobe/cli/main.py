@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._inert import inert
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._common import (
     DbOption,
     DryRunOption,
@@ -522,7 +522,7 @@ def _evaluate_and_show(
         # follow the protocol) fails the command: coverage 0 with exit 0 would pass a CI
         # check that judged nothing.
         whys = "; ".join(
-            f"judge {redact_spec(spec)}: {why}" for spec, why in ev.judging.failed.items()
+            f"judge {shown_spec(spec)}: {why}" for spec, why in ev.judging.failed.items()
         )
         _fail(
             f"{whys} (run {ev.run_id} is {res.status}); fix the judge and run the same command "
@@ -603,7 +603,7 @@ def _key_note(variable: str | None) -> str:
 def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
     """Print a line per judge and model of a dry run; the calls in all, and "at most " or ""."""
     for j in judges:
-        line = f"judge {redact_spec(j.judge)} on {redact_spec(j.model)}: "
+        line = f"judge {shown_spec(j.judge)} on {shown_spec(j.model)}: "
         line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
         if j.read:
             line += (
@@ -678,7 +678,7 @@ def _dry_run(spec: RunSpec) -> None:
         _fail(exc)
     for p in planned:
         line = (
-            f"{redact_spec(p.spec)}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
+            f"{shown_spec(p.spec)}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "
             f"{p.stored} answered in the store"
         )
         if p.store_unchecked:
@@ -695,7 +695,7 @@ def _dry_run(spec: RunSpec) -> None:
                 "tokens); prompt tokens are counted only when sent"
             )
         line += _key_note(p.missing_key)
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+        console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True, crop=False)
     total = sum(p.to_send for p in planned)
     try:
         judges = plan_judges(spec)

@@ -32,13 +32,10 @@ from lmmprobe.schema.image import (
     sample_bytes_problem,
     sample_images_problem,
 )
+from lmmprobe.schema.text import MAX_NESTING as MAX_NESTING  # read from here by the readers
+from lmmprobe.schema.text import deeper_than
 
 R = TypeVar("R")
-
-MAX_NESTING = 100
-"""How deep a row's values (metadata, mostly) may nest: JSON objects and lists inside each
-other. Deeper values are refused per row: they describe no sample, and every step that walks
-them (fingerprints, the store, reports) would risk Python's recursion limit."""
 
 
 class RowError(Exception):
@@ -384,31 +381,7 @@ def too_deep(value: Any, limit: int = MAX_NESTING) -> str | None:
     """
     # Every row of every file is measured and almost none is too deep: a walk that follows
     # containers only and names nothing answers those; paths are built only for a hit.
-    return _deep_path(value, limit) if _deeper_than(value, limit) else None
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether a list, tuple or dict sits more than `limit` levels below `value` (no paths).
-
-    Recursive, yet safe on any nesting: it descends at most `limit` + 1 levels.
-    """
-    if isinstance(value, dict):
-        children: Iterable[Any] = value.values()
-    elif isinstance(value, _CONTAINERS):
-        children = value
-    else:
-        return False
-    if limit < 0:
-        return True
-    # A plain loop, not any() over a generator: every row of every file passes here.
-    for v in children:  # noqa: SIM110
-        if isinstance(v, _NESTED) and _deeper_than(v, limit - 1):
-            return True
-    return False
-
-
-_CONTAINERS = (list, tuple)
-_NESTED = (dict, list, tuple)
+    return _deep_path(value, limit) if deeper_than(value, limit) else None
 
 
 def _deep_path(value: Any, limit: int) -> str | None:

@@ -125,6 +125,9 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         max_images = int(options["max_images"]) if "max_images" in options else None
     except ValueError as exc:
         raise ValueError("hf backend: batch_size and max_images must be integers") from exc
+    # Re-test 8 #5: 0 or less was taken silently (a batch of 1; no image in any prompt).
+    if batch < 1 or (max_images is not None and max_images < 1):
+        raise ValueError("hf backend: batch_size and max_images must be at least 1")
     template_kwargs = None
     if "chat_template_kwargs" in options:
         try:
@@ -146,7 +149,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         device_map=options.get("device_map"),
         revision=options.get("revision"),
         trust_remote_code=options.get("trust_remote_code", "false").lower() in ("1", "true", "yes"),
-        batch_size=max(1, batch),
+        batch_size=batch,
         max_images=max_images,
         chat_template_kwargs=template_kwargs,
     )

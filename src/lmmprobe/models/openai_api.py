@@ -16,7 +16,8 @@ attempt, the reply's headers and body, not each read), ``max_attempts`` (6),
 errors so the run stops cleanly and resumes later), ``unreachable_after`` (20: after that many
 connection attempts in a row fail with no answer in between, the server counts as down and the
 remaining requests come back at once as ``unreachable`` errors, on which the runner stops the
-run; 0 never gives up).
+run; 0 never gives up). A value that cannot work (a NaN, negative or 0 timeout, a cap below
+1, a time over a week) is refused when the spec is read, in one line.
 
 Reasoning models (options that change the output, so part of the model identity; unset, none of
 them is sent):
@@ -182,6 +183,54 @@ _CONVERT: dict[str, Any] = {
 }
 
 
+MAX_SECONDS: Final = 604_800.0
+"""The longest a time option (``timeout``, ``backoff``, ``max_backoff``) may be: a week. Past
+that a value is a typo, and an infinite one (or ``1e300``) overflows the clock's timers."""
+
+_RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
+    # name: (least, most, what the value is): values that cannot work (a NaN or negative
+    # timeout fails every request as the server's fault; 0 reads as "no timeout" to many
+    # clients but here cuts each connection at once) are refused at parse, in one line.
+    "timeout": (math.ulp(0.0), MAX_SECONDS, "a number of seconds above 0"),
+    "backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
+    "max_backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
+    # Each 4 in flight get a client of their own (`OpenAIChatModel._client`).
+    "max_concurrency": (1, 10_000, "a whole number, at least 1"),
+    "max_image_pixels": (1, None, "a whole number, at least 1"),
+    "top_logprobs": (0, None, "a whole number, 0 or more"),
+    "max_requests": (1, None, "a whole number, at least 1"),
+    "max_tokens_total": (1, None, "a whole number, at least 1"),
+}
+
+
+def check_range(
+    where: str, name: str, text: str | None, value: object, least: float, most: float | None,
+    what: str,
+) -> None:  # fmt: skip
+    """Refuse an option's value outside ``[least, most]`` (or not finite) in one line.
+
+    Args:
+        where: The backend, first in the message (``openai backend``).
+        name: The option's name.
+        text: The value as written in the spec (None: the option was not given, nothing to check).
+        value: The value parsed.
+        least: The smallest value allowed.
+        most: The largest value allowed (None: no upper bound).
+        what: What a good value is, for the message.
+
+    Raises:
+        ValueError: The value is NaN, infinite or out of range.
+
+    """
+    if text is None or not isinstance(value, int | float):
+        return
+    bad = not math.isfinite(value) or value < least or (most is not None and value > most)
+    if bad:
+        most_text = f" and at most {most:,g}" if most is not None else ""
+        shown = text if len(text) <= 40 else text[:40] + f"... ({len(text):,} characters)"
+        raise ValueError(f"{where}: option {name}={shown!r} must be {what}{most_text}")
+
+
 def parse_target(target: str | None) -> tuple[str, str | None]:
     """Split ``MODEL@BASE_URL`` (the URL may itself contain ``@``; the first ``@http`` wins)."""
     if not target:
@@ -228,6 +277,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         raise ValueError("openai backend: max_concurrency and max_attempts must be at least 1")
     if opts.unreachable_after < 0:
         raise ValueError("openai backend: unreachable_after must be 0 (never) or more")
+    for name, (least, most, what) in _RANGES.items():
+        check_range("openai backend", name, options.get(name), values.get(name), least, most, what)
     if opts.reasoning_effort is not None and opts.reasoning_effort not in REASONING_EFFORTS:
         raise ValueError(
             f"openai backend: reasoning_effort={opts.reasoning_effort!r}: must be one of "

@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import re
 import shlex
@@ -228,8 +229,12 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
             if value.lower() in ("true", "1", "yes"):
                 args.append(flags[kind.flag_column])
             continue
-        if name in _INTEGER and not value.isdigit():
-            raise ValueError(f"{kind.name} backend: option {name}={value!r} is a whole number")
+        if name in _INTEGER and not (value.isdigit() and int(value) >= 1):
+            raise ValueError(
+                f"{kind.name} backend: option {name}={value!r} must be a whole number, at least 1"
+            )
+        if name == "gpu_memory_utilization":
+            _fraction(kind, name, value)
         args += [flags[kind.flag_column], value]
     extra = _split(kind, "args", options.get("args", ""))
     # A spec is recorded (manifest, results, the server's log): a secret never goes in it.
@@ -248,8 +253,10 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
         raise ValueError(
             f"{kind.name} backend: option startup_timeout={startup!r} is invalid"
         ) from exc
-    if not startup_timeout > 0:
-        raise ValueError(f"{kind.name} backend: option startup_timeout={startup!r} is not positive")
+    openai_api.check_range(
+        f"{kind.name} backend", "startup_timeout", startup, startup_timeout, math.ulp(0.0),
+        openai_api.MAX_SECONDS, "a number of seconds above 0",
+    )  # fmt: skip
     client = {k: v for k, v in options.items() if k in client_names}
     client.setdefault("timeout", _DEFAULT_TIMEOUT)
     client.setdefault("max_concurrency", options.get("max_num_seqs", str(_DEFAULT_CONCURRENCY)))
@@ -265,6 +272,19 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
         startup_timeout=startup_timeout,
         client=client_opts,
     )
+
+
+def _fraction(kind: ServerKind, name: str, value: str) -> None:
+    """Refuse a share of GPU memory that is not a number above 0 and at most 1, in one line."""
+    try:
+        share = float(value)
+    except ValueError:
+        share = math.nan
+    if not 0 < share <= 1:  # NaN fails too
+        raise ValueError(
+            f"{kind.name} backend: option {name}={value[:40]!r} must be a number above 0 and "
+            "at most 1 (a share of the GPU's memory)"
+        )
 
 
 def hub_revision(repo_id: str, revision: str | None) -> str | None:

@@ -11,21 +11,89 @@ own rows.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator
 
 __all__ = [
+    "MAX_NESTING",
     "REPLACEMENT_CHARACTER",
     "SafeText",
+    "deeper_than",
     "json_escaped",
     "lone_surrogate",
     "safe_data",
     "safe_text",
     "shown_path",
+    "stored_json",
 ]
+
+MAX_NESTING: Final = 100
+"""How deep a row's values (metadata, mostly) may nest: JSON objects and lists inside each
+other. Deeper values are refused per row: they describe no sample, and every step that walks
+them (fingerprints, the store, reports) would risk Python's recursion limit. The store's JSON
+columns are held to it when read (`stored_json`)."""
+
+
+def deeper_than(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether a list, tuple or dict sits more than `limit` levels below `value` (no paths).
+
+    Recursive, yet safe on any nesting: it descends at most `limit` + 1 levels.
+    """
+    if isinstance(value, dict):
+        children: Iterable[Any] = value.values()
+    elif isinstance(value, _CONTAINERS):
+        children = value
+    else:
+        return False
+    if limit < 0:
+        return True
+    # A plain loop, not any() over a generator: every row of every file passes here.
+    for v in children:  # noqa: SIM110
+        if isinstance(v, _NESTED) and deeper_than(v, limit - 1):
+            return True
+    return False
+
+
+_CONTAINERS = (list, tuple)
+_NESTED = (dict, list, tuple)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 reads as inf: no figure lmmprobe writes
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
+
+
+def _no_infinity(name: str) -> float:
+    if name != "NaN":  # NaN is how a figure with no value is written; Infinity never is
+        raise ValueError(f"the number {name} is out of range")
+    return math.nan
+
+
+def stored_json(text: str | bytes) -> Any:
+    """A JSON column of the store decoded, held to what lmmprobe writes there.
+
+    Raises:
+        ValueError: Not JSON, a number out of range (``1e999``, ``Infinity``) or nested more
+            than `MAX_NESTING` levels (also one past Python's recursion limit): the column was
+            damaged or edited by hand.
+
+    """
+    try:
+        value = json.loads(text, parse_float=_finite, parse_constant=_no_infinity)
+    except RecursionError:
+        raise ValueError(f"nested more than {MAX_NESTING} levels deep") from None
+    if deeper_than(value):
+        raise ValueError(f"nested more than {MAX_NESTING} levels deep")
+    return value
+
 
 REPLACEMENT_CHARACTER: Final = "\ufffd"
 """What each lone surrogate becomes (U+FFFD, as a UTF-8 decoder marks bytes it cannot read)."""

@@ -23,8 +23,10 @@ __all__ = [
     "DDL_12",
     "MIGRATIONS",
     "OUR_TABLES",
+    "OWN_SCHEMA",
     "SCHEMA_VERSION",
     "WHOLE_METADATA",
+    "foreign_objects",
     "metadata_part",
     "metadata_whole",
 ]
@@ -331,6 +333,37 @@ OUR_TABLES = (
     "judge_votes",
     "image_checks",
 )
+
+
+OWN_SCHEMA: frozenset[tuple[str, str]] = frozenset(
+    {("table", name) for name in ("meta", "answer_scores", *OUR_TABLES)}
+    | {("index", "scores_by_sample"), ("view", "score_metadata")}
+)
+"""Every (type, name) in ``sqlite_master`` that any schema version of lmmprobe creates (with
+SQLite's own ``sqlite_*`` objects: automatic indexes, ``sqlite_sequence``, ``ANALYZE``'s
+statistics). Anything else was added by hand or by another program: a trigger would run on
+lmmprobe's own writes (and could rewrite its figures), and a view or table in place of one of
+these would be read as lmmprobe's, so a store holding one is refused (`foreign_objects`)."""
+
+
+def foreign_objects(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """The (type, name) of schema objects in the database that lmmprobe did not create.
+
+    Args:
+        conn: A connection to the store.
+
+    Returns:
+        Them in ``sqlite_master``'s order (none in a store only lmmprobe wrote).
+
+    """
+    rows = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    return [
+        (str(kind), str(name))
+        for kind, name in rows
+        if (kind, name) not in OWN_SCHEMA
+        # SQLite reserves the prefix: only SQLite itself makes such tables and indexes.
+        and not (kind in ("table", "index") and str(name).startswith("sqlite_"))
+    ]
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

@@ -16,13 +16,13 @@ chunk's values are only read).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from lmmprobe.schema import Score
 from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk
+from lmmprobe.schema.text import stored_json
 from lmmprobe.store.errors import StoreDamagedError
 from lmmprobe.store.layout import metadata_whole
 
@@ -61,11 +61,28 @@ class _Decoded:
                 whole = metadata_whole(shared, part)
             except ValueError as exc:
                 raise StoreDamagedError(f"{exc} (damaged, or edited by hand)") from exc
-            value: dict[str, Any] = json.loads(whole)
+            value: dict[str, Any] = _metadata(whole)
             return value
         if shared != self.text:
-            self.text, self.value = shared, json.loads(shared)
+            self.text, self.value = shared, _metadata(shared)
         return self.value
+
+
+def _metadata(text: str) -> dict[str, Any]:
+    """A score row's metadata decoded (the 100-level rule, no infinite number), else refused."""
+    try:
+        value = stored_json(text)
+    except ValueError as exc:
+        raise StoreDamagedError(
+            f"a score row's metadata does not hold JSON as lmmprobe writes it (damaged, or "
+            f"edited by hand: {exc}); re-run the run, or pass another --db"
+        ) from None
+    if not isinstance(value, dict):
+        raise StoreDamagedError(
+            "a score row's metadata does not hold a JSON object (damaged, or edited by hand); "
+            "re-run the run, or pass another --db"
+        )
+    return value
 
 
 def _chunk(rows: list[tuple[Any, ...]], keys: Sequence[str], decode: _Decoded) -> RowChunk:

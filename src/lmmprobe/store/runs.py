@@ -5,7 +5,8 @@ have written differently over time, and that a person may have edited by hand. T
 here, once, the same way for every caller (`lmmprobe runs`, ``lmmprobe serve``, `Store`):
 
 - an empty column (a run still going has no results) reads as ``{}``;
-- a column that is not JSON, or whose JSON is not an object, reads as ``{}`` and is named in
+- a column that is not JSON, or whose JSON is not an object (or is nested more than 100
+  levels, or holds a number out of range such as ``1e999``), reads as ``{}`` and is named in
   `StoredRun.damaged`, so a listing shows missing figures instead of crashing, while a caller
   that needs the document (a report of that run) can refuse it with a clear message;
 - figures a run of an older version did not record read as missing: the models come from the
@@ -18,11 +19,12 @@ Works on a `Store`'s connection and on the read-only connections of
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from lmmprobe.schema.text import stored_json
 
 __all__ = ["StoredRun", "count_runs", "decode_column", "read_run", "read_runs"]
 
@@ -42,7 +44,7 @@ def decode_column(text: str | bytes | None) -> dict[str, Any] | None:
     if not text:
         return {}
     try:
-        value = json.loads(text)
+        value = stored_json(text)
     except ValueError:  # UnicodeDecodeError is a ValueError too
         return None
     return value if isinstance(value, dict) else None

@@ -53,6 +53,7 @@ from lmmprobe.schema import (
     safe_text,
 )
 from lmmprobe.schema.rows import CHUNK_ROWS, RowChunk
+from lmmprobe.schema.text import stored_json
 from lmmprobe.store.errors import (
     SQLITE_CANTOPEN,
     SQLITE_READONLY,
@@ -76,6 +77,7 @@ from lmmprobe.store.layout import (
     OUR_TABLES,
     SCHEMA_VERSION,
     WHOLE_METADATA,
+    foreign_objects,
     metadata_part,
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
@@ -394,6 +396,7 @@ class Store:
                         "by lmmprobe. Pass --db with the store `lmmprobe run` wrote."
                     )
                 self._refuse_version(found)
+                self._refuse_foreign_objects(self.conn)
                 if found < SCHEMA_VERSION:
                     self._migrate_with_a_writer(found)
                 if self._abandoned_runs():
@@ -504,6 +507,7 @@ class Store:
                 or is a database lmmprobe did not write.
 
         """
+        self._refuse_foreign_objects(self.conn)
         if _stored_version(self.conn, self.path) == SCHEMA_VERSION:
             return  # the usual case, settled without taking the write lock
         with self.transaction(doing="creating or migrating its tables") as c:  # one at a time
@@ -521,6 +525,30 @@ class Store:
                 found += 1
                 c.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
                 log.info("migrated %s to store schema version %d", self.path, found)
+
+    def _refuse_foreign_objects(self, conn: sqlite3.Connection) -> None:
+        """Refuse a store holding triggers, views, tables or indexes lmmprobe did not create.
+
+        A trigger runs on lmmprobe's own writes (one can rewrite a new run's scores), and a
+        view in place of a table is read as the table (an endless one hangs every command), so
+        the store is refused before anything is read or written, naming the first such object.
+
+        Raises:
+            StoreVersionError: With the file, the object and what to do.
+
+        """
+        found = foreign_objects(conn)
+        if not found:
+            return
+        kind, name = found[0]
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise StoreVersionError(
+            f"{self.path} holds a {kind} {shown!r}{more} that lmmprobe did not create: it was "
+            "added by hand or by another program, and lmmprobe would read it or run it as its "
+            f"own. Remove it (`sqlite3 {self.path} .schema` lists every object) or pass another "
+            "--db file."
+        )
 
     def _refuse_version(self, found: int) -> None:
         """Refuse a store this lmmprobe cannot read: newer, or older than any migration.
@@ -1236,13 +1264,19 @@ class Store:
                     "refers to its sample's metadata, which is not stored (damaged, or edited "
                     "by hand); re-run it, or pass another --db"
                 )
-            for name in _SCORE_JSON:
-                rec[name] = json.loads(rec[name])
-            for name in _SCORE_NULLABLE_JSON:
-                rec[name] = None if rec[name] is None else json.loads(rec[name])
-            rec["loglikelihoods"] = (
-                json.loads(rec["loglikelihoods"]) if rec["loglikelihoods"] else None
-            )
+            for name in (*_SCORE_JSON, *_SCORE_NULLABLE_JSON, "loglikelihoods"):
+                text = rec[name]
+                if text is None or (name == "loglikelihoods" and not text):
+                    rec[name] = None  # never for gold and metadata: stored for every row
+                    continue
+                try:
+                    rec[name] = stored_json(text)
+                except ValueError as exc:  # damaged: one line naming run, sample, column
+                    raise StoreDamagedError(
+                        f"{self.path}: run {run_id}'s score row of sample {rec['sample_id']!r}: "
+                        f"its {name} column does not hold JSON as lmmprobe writes it (damaged, "
+                        f"or edited by hand: {exc}); re-run it, or pass another --db"
+                    ) from None
             for b in ("correct", "format_hit", "abstain_offered", "abstained"):
                 rec[b] = None if rec[b] is None else bool(rec[b])
             rec["redacted"] = bool(rec["redacted"])  # NULL: stored before schema 6, or no answer

@@ -1,0 +1,127 @@
+"""A store crafted or edited by hand (re-test 8 #3, #4): one line naming what is wrong, never a
+traceback, a hang or a figure the store's rows do not give.
+
+Each store is made by a real run (``lmmprobe run -m random``), then edited with SQLite the way
+the re-test did; every command runs through the real console script.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding one finished run of the ``random`` baseline on 20 demo samples."""
+    root = tmp_path_factory.mktemp("crafted")
+    db = root / "db.sqlite"
+    proc = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=20", "--db", db, "--out", root / "o")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return db
+
+
+def _edited(made: Path, tmp_path: Path, *statements: str) -> Path:
+    db = tmp_path / "db.sqlite"
+    shutil.copy(made, db)
+    with sqlite3.connect(db) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    return db
+
+
+def _one_line(proc: object) -> str:
+    stderr = str(getattr(proc, "stderr", ""))
+    assert getattr(proc, "returncode", None) == 2, stderr[-2000:]
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr[-2000:]
+    return lines[0]
+
+
+def test_a_trigger_lmmprobe_did_not_create_is_refused_before_it_runs(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 8 #4: the trigger rewrote a new run's answers to correct (accuracy 1.000).
+    db = _edited(
+        made,
+        tmp_path,
+        "CREATE TRIGGER t AFTER INSERT ON scores BEGIN UPDATE scores SET correct = 1; END",
+    )
+    proc = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=20", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+    line = _one_line(proc)
+    assert f"{db} holds a trigger 't' that lmmprobe did not create" in line
+    with sqlite3.connect(db) as conn:  # nothing written: the one run made before
+        assert conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    for command in (("runs",), ("show", "latest"), ("export", "latest", "--format", "jsonl")):
+        assert "holds a trigger 't'" in _one_line(lmmprobe(*command, "--db", db))
+
+
+def test_an_endless_view_in_place_of_a_table_is_refused_not_read(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 8 #3: every command hung reading a recursive view named runs.
+    db = _edited(
+        made,
+        tmp_path,
+        "DROP TABLE runs",
+        "CREATE VIEW runs AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) "
+        "SELECT 'x' AS id, 0.0 AS created_at, 0.0 AS updated_at, 'complete' AS status, "
+        "'{}' AS spec, NULL AS manifest, NULL AS results, NULL AS out_dir, NULL AS owner FROM r",
+    )
+    for command in (("runs",), ("show", "latest"), ("report", "latest", "--out", tmp_path / "r")):
+        proc = lmmprobe(*command, "--db", db, timeout=60)
+        assert f"{db} holds a view 'runs' that lmmprobe did not create" in _one_line(proc)
+
+
+def test_a_store_with_only_lmmprobe_objects_still_opens(made: Path, tmp_path: Path) -> None:
+    # SQLite's own objects (ANALYZE's statistics) are not foreign.
+    db = _edited(made, tmp_path, "ANALYZE")
+    proc = lmmprobe("runs", "--db", db)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_results_nested_past_the_recursion_limit_are_damaged_not_a_traceback(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 8 #3: a RecursionError traceback from `runs`, `show` and `report`.
+    db = _edited(made, tmp_path, "UPDATE runs SET results = '" + "[" * 100_000 + "'")
+    listed = lmmprobe("runs", "--db", db)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert "Traceback" not in listed.stdout + listed.stderr
+    for command in (("show", "latest"), ("report", "latest", "--out", tmp_path / "r")):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert "'s results column does not hold a JSON object (damaged, or edited by hand)" in line
+
+
+def test_an_infinite_stored_figure_is_damaged_not_shown_as_inf(made: Path, tmp_path: Path) -> None:
+    # Re-test 8 #3: a value edited to 1e999 was shown as accuracy "inf [1.00, 1.00]".
+    with sqlite3.connect(made) as conn:
+        results = conn.execute("SELECT results FROM runs").fetchone()[0]
+    edited = re.sub(r'"value": ?[0-9.eE+-]+', '"value": 1e999', results, count=1)
+    assert edited != results
+    db = _edited(made, tmp_path)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE runs SET results = ?", (edited,))
+    proc = lmmprobe("show", "latest", "--db", db)
+    assert "inf" not in proc.stdout
+    assert "results column does not hold a JSON object" in _one_line(proc)
+
+
+def test_score_metadata_that_is_not_json_is_one_line_naming_run_and_column(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 8 #3: a JSONDecodeError traceback from `export` and `report`.
+    db = _edited(made, tmp_path, "UPDATE scores SET metadata = '[1,2'")
+    for command in (
+        ("export", "latest", "--format", "jsonl", "--out", tmp_path / "e.jsonl"),
+        ("report", "latest", "--out", tmp_path / "r"),
+    ):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert "metadata" in line and "(damaged, or edited by hand: " in line, line
