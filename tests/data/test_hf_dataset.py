@@ -379,6 +379,17 @@ def test_a_parquet_file_of_too_many_row_groups_is_one_line(tmp_path: Path) -> No
     ), line
 
 
+def test_one_row_group_of_too_many_columns_is_named_in_the_singular(tmp_path: Path) -> None:
+    # Re-test 8 #6: "1 row groups of 50,000 columns".
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "wide.parquet"
+    pq.write_table(pa.table({f"c{i}": [i] for i in range(33_000)}), path)
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line.startswith(f"error: {path}: 1 row group of 33,000 columns, more than"), line
+
+
 def test_a_failed_conversion_leaves_no_partial_copy(tmp_path: Path) -> None:
     # Re-test 6 #18: the cache folder of a conversion that failed stayed on disk.
     from tests.console import lmmprobe

@@ -835,7 +835,10 @@ def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
     parquet = pq.ParquetFile(source)
     meta, schema = parquet.metadata, parquet.schema
     if meta.num_row_groups * meta.num_columns > chunks:
-        raise _ParquetTooMany(f"{meta.num_row_groups:,} row groups of {meta.num_columns:,} columns")
+        groups, columns = meta.num_row_groups, meta.num_columns
+        raise _ParquetTooMany(
+            f"{groups:,} row group{'s' * (groups != 1)} of {columns:,} column{'s' * (columns != 1)}"
+        )
     leaves = [schema.column(i) for i in range(len(schema))]
     # The stated sizes first: they include each dictionary page, so a chunk whose dictionary
     # alone passes the limit is refused before the scan would decode it.
