@@ -1452,9 +1452,14 @@ def unpack_zips(
                     f"{path}: unpacks to more than {limit:,} bytes, the most lmmprobe reads "
                     f"from {where}, at least {limits.floor >> 20} MiB): not {what}"
                 ) from None
-            except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError) as exc:
-                raise UnreadableFile(f"{path}: not a readable zip archive ({exc})") from None
-            except (EOFError, zlib.error, lzma.LZMAError) as exc:
+            except (
+                zipfile.BadZipFile,
+                zipfile.LargeZipFile,
+                NotImplementedError,
+                EOFError,
+                zlib.error,
+                lzma.LZMAError,
+            ) as exc:  # broken, or a method zipfile lacks
                 raise UnreadableFile(f"{path}: not a readable zip archive ({exc})") from None
         unpacked.append((path, folder))
     return unpacked
