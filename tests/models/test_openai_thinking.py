@@ -163,6 +163,10 @@ def test_bad_thinking_option_is_one_line_from_the_console_script(
         ("max_backoff=nan", "option max_backoff='nan' must be a number of seconds"),
         ("max_backoff=1e999", "option max_backoff='1e999' must be a number of seconds"),
         ("max_image_pixels=0", "option max_image_pixels='0' must be a whole number, at least 1"),
+        (
+            "max_request_image_bytes=0",
+            "option max_request_image_bytes='0' must be a whole number of bytes, at least 1",
+        ),
         ("top_logprobs=-1", "option top_logprobs='-1' must be a whole number, 0 or more"),
         ("max_requests=-1", "option max_requests='-1' must be a whole number, at least 1"),
         ("max_tokens_total=0", "option max_tokens_total='0' must be a whole number, at least 1"),

@@ -186,17 +186,20 @@ def test_an_image_file_larger_than_its_picture_may_be_is_that_rows_problem(
 def test_a_request_whose_files_are_too_large_together_is_that_samples_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # With a 1,000-pixel cap a sample may send 4 x 10,000 bytes and 16 MiB: two 1x1 pictures
-    # in 10 MB files each fit alone (8 bytes a pixel and 16 MiB) and not together.
+    # With a 1,000-pixel cap a sample may read 4 x 10,000 bytes and 16 MiB: two 1x1 pictures
+    # in 10 MB files each fit alone (8 bytes a pixel and 16 MiB) and not together. One of them
+    # listed twice is one file, read once: it fits (re-test 7 #7).
     monkeypatch.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "1000")
     fat = ImageRef.from_path(_padded_png(tmp_path / "fat.png", 10 << 20))
+    other = ImageRef.from_path(_padded_png(tmp_path / "other.png", 10 << 20))
     assert images_problem([fat]) is None
-    problem = images_problem([fat, fat])
+    assert images_problem([fat, fat, fat]) is None
+    problem = images_problem([fat, fat, other])
     assert problem is not None and problem.startswith(
-        f"its 2 images are {2 * Path(fat.path or '').stat().st_size:,} bytes together (a repeated one counted each time), over "
-        "the 16,817,216 a sample may send"
+        f"2 image files among its 3 images are {2 * Path(fat.path or '').stat().st_size:,} "
+        "bytes together (a file listed again counted once), over the 16,817,216 a sample may read"
     )
-    sample = Sample(id="s", images=[fat, fat], question="q?", choices=["a", "b"], answer=0)
+    sample = Sample(id="s", images=[fat, other], question="q?", choices=["a", "b"], answer=0)
     with FakeOpenAIServer() as server:
         model = load_model(f"openai:vlm@{server.base_url}")
         with Store(tmp_path / "db") as store:
@@ -222,3 +225,85 @@ def test_a_request_image_on_a_kernel_filesystem_is_that_samples_error(tmp_path: 
     ref = ImageRef.from_path(tmp_path / "km.png")
     with pytest.raises(OSError, match=r"km\.png: a kernel file, not a regular file"):
         images_problem([ref])
+
+
+def _fat_rows(tmp_path: Path, extra: int, listed: int) -> Path:
+    """Re-test 7 #7's shape: a 1x1 PNG carrying `extra` bytes, listed `listed` times in a row."""
+    _padded_png(tmp_path / "fat.png", extra)
+    return _row_file(tmp_path, ["fat.png"] * listed)
+
+
+def _problems(done: Any, sample: str) -> list[str]:
+    return [line for line in (done.stdout + done.stderr).splitlines() if sample in line]
+
+
+def test_a_file_listed_again_is_read_once_and_a_request_past_what_it_may_carry_is_not_sent(
+    tmp_path: Path,
+) -> None:
+    # Re-test 7 #7: a 15 MB 1x1 PNG (within the 16 MiB a file may carry besides its pixels)
+    # listed 100 times passed the 1.6 GB a sample may read, each listing counted, and the
+    # request ended in MemoryError at 1.79 GB building 2 GB of base64. Listed 110 times it was
+    # refused as 1.7 GB read. The file is one reference, read once (15 MB); what the request
+    # would carry (each listing, as base64) is over the 50,000,000 bytes it may, so the sample
+    # is refused before anything is encoded or sent, and the other sample goes on.
+    rows = _fat_rows(tmp_path, 15 << 20, 110)
+    size = (tmp_path / "fat.png").stat().st_size
+    as_sent = 110 * (len("data:image/png;base64,") + 4 * ((size + 2) // 3))
+    with FakeOpenAIServer() as server:
+        done = lmmprobe(
+            "run", "-m", f"openai:vlm@{server.base_url}", "--data", rows,
+            "--db", tmp_path / "db.sqlite", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+        assert server.requests_total == 1  # the other sample only
+        assert server.received_images == []
+    out = done.stdout + done.stderr
+    assert "rows.jsonl:1" not in out, out  # within what a sample may read
+    problems = _problems(done, "sample m0")
+    assert len(problems) == 1, out
+    assert f"unsupported_input x1: sample m0: its 110 images are {as_sent:,} bytes" in problems[0]
+    exported = lmmprobe("export", "latest", "--db", tmp_path / "db.sqlite")
+    errors = {
+        row["sample_id"]: row["error_message"]
+        for row in map(json.loads, exported.stdout.splitlines())
+    }
+    assert errors == {
+        "m0": f"sample m0: its 110 images are {as_sent:,} bytes as sent, over the 50,000,000 "
+        "one request may carry (max_request_image_bytes=50000000; each listing of a picture "
+        "is sent, base64-encoded): list fewer or smaller images, or raise "
+        "max_request_image_bytes for a server that takes more",
+        "ok": None,
+    }
+
+
+def test_a_request_image_cap_is_an_option_and_a_repeated_picture_is_sent_each_time(
+    tmp_path: Path,
+) -> None:
+    rows = _fat_rows(tmp_path, 1 << 20, 5)
+    (tmp_path / "rows.jsonl").write_text(
+        json.dumps(
+            {"id": "m0", "question": "q?", "choices": ["a", "b"], "answer": 0,
+             "images": ["fat.png", "blue.png", "fat.png", "fat.png", "blue.png"]}
+        ) + "\n"
+    )  # fmt: skip
+    Image.new("RGB", (4, 4), "blue").save(tmp_path / "blue.png")
+    fat, blue = ((tmp_path / name).read_bytes() for name in ("fat.png", "blue.png"))
+    with FakeOpenAIServer() as server:
+        sent = lmmprobe(
+            "run", "-m", f"openai:vlm@{server.base_url}", "--data", rows,
+            "--db", tmp_path / "db.sqlite", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert server.requests_total == 1
+        sent_raw = [fat, blue, fat, fat, blue]
+        assert server.received_images == sent_raw  # five, in order
+        server.reset_stats()
+        refused = lmmprobe(
+            "run", "-m", f"openai:vlm@{server.base_url},max_request_image_bytes=4000000",
+            "--data", rows, "--db", tmp_path / "db2.sqlite", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+        assert server.requests_total == 0  # nothing sent, nothing paid
+    problems = _problems(refused, "sample m0")
+    assert len(problems) == 1, refused.stdout + refused.stderr
+    as_sent = sum(len("data:image/png;base64,") + 4 * ((len(raw) + 2) // 3) for raw in sent_raw)
+    wanted = f"sample m0: its 5 images are {as_sent:,} bytes as sent, over the 4,000,000"
+    assert wanted in problems[0]

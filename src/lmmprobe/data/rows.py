@@ -107,9 +107,11 @@ def outside_folder(value: str, folder: str) -> str | None:
 def check_images(base: Path, values: list[Any], field: str = "images") -> list[ImageRef]:
     """Reference a sample's image files (`check_image`), each distinct file checked once.
 
-    A file listed again is the same reference (it is read, hashed and sent as one), and the
+    A file listed again is the same reference (it is read, hashed and encoded as one), and the
     list is bounded as one sample's images are (`lmmprobe.schema.image.sample_images_problem`:
-    how many, and their pixels together, a repeated file counted each time).
+    how many, and their pixels together, a repeated file counted each time, as a model is shown
+    it each time; `sample_bytes_problem`: the files' bytes together, a repeated file counted
+    once, as it is read once).
 
     Raises:
         RowError: An entry is not a readable image (naming ``images[i]``), or the list is
@@ -125,9 +127,9 @@ def check_images(base: Path, values: list[Any], field: str = "images") -> list[I
         if known is None:
             known = _checked_image(base, value, f"{field}[{i}]")
             seen[value] = known
+            sizes.append(known[2])  # read once, however often listed
         refs.append(known[0])
         pixels.append(known[1])
-        sizes.append(known[2])
         # Checked as the list is read, so a long list stops at the bound, not after its end.
         problem = sample_images_problem(pixels, len(values)) or sample_bytes_problem(
             sizes, len(values)

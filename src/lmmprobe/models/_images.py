@@ -3,7 +3,8 @@
 Images over the decoding cap (`lmmprobe.schema.image.max_image_pixels`) are refused before
 they are decoded, and a request's images together are bounded as a sample's are
 (`images_problem`: how many, and their pixels together), from their headers, before any is
-decoded. Within a request, a picture listed again is decoded once (`image_key`).
+decoded. Within a request, a picture listed again is decoded once (`image_key`), and what a
+request carries (each listing, base64-encoded) is capped before anything is encoded (`data_urls`).
 """
 
 from __future__ import annotations
@@ -86,10 +87,62 @@ def encode_image(
     return _MIME[fmt], buf.getvalue()
 
 
-def data_url(ref: ImageRef, *, max_pixels: int, fmt: str = "PNG") -> str:
-    """The image as a ``data:`` URL."""
-    mime, data = encode_image(ref, max_pixels=max_pixels, fmt=fmt)
-    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+class PayloadTooLargeError(ValueError):
+    """A request's images, as sent, are more bytes than one request may carry."""
+
+
+def data_url_size(mime: str, nbytes: int) -> int:
+    """The length of the ``data:`` URL (base64) that carries `nbytes` bytes of type `mime`."""
+    return len(f"data:{mime};base64,") + 4 * ((nbytes + 2) // 3)
+
+
+def data_urls(
+    listed: Sequence[ImageRef], *, max_pixels: int, fmt: str, max_bytes: int
+) -> dict[str, str]:
+    """The ``data:`` URL of each distinct picture in `listed`, by `image_key`, within a byte cap.
+
+    A chat request cannot point back at a picture it already carries, so every listing is
+    sent and counts towards `max_bytes`; each distinct picture is still read and encoded once.
+    The total is known from the encoded bytes before anything is base64-encoded, and reading
+    stops at the first new picture past the cap: what is held stays within the cap and one
+    picture, whatever a sample lists.
+
+    Args:
+        listed: The request's pictures in the order they are sent, each listing.
+        max_pixels: Each picture's pixel budget (`encode_image`).
+        fmt: The format a re-encoded picture is sent in.
+        max_bytes: The most characters of image URLs one request may carry.
+
+    Raises:
+        PayloadTooLargeError: Over `max_bytes`; the message gives the size as sent and the cap.
+        ImageTooLargeError: A picture is over the decoding cap.
+        OSError: A picture cannot be read.
+
+    """
+    encoded: dict[str, tuple[str, bytes]] = {}
+    total = counted = 0
+    for ref in listed:
+        key = image_key(ref)
+        if key not in encoded:
+            if total > max_bytes:
+                break  # nothing more is read once over: the listings so far say enough
+            encoded[key] = encode_image(ref, max_pixels=max_pixels, fmt=fmt)
+        mime, raw = encoded[key]
+        total += data_url_size(mime, len(raw))
+        counted += 1
+    if total > max_bytes:
+        which = (
+            f"its {len(listed):,} images"
+            if counted == len(listed)
+            else f"the first {counted:,} of its {len(listed):,} images"
+        )
+        raise PayloadTooLargeError(
+            f"{which} are {total:,} bytes as sent, over the {max_bytes:,} one request may carry"
+        )
+    return {
+        key: f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+        for key, (mime, raw) in encoded.items()
+    }
 
 
 def image_key(ref: ImageRef) -> str:
@@ -104,8 +157,9 @@ def image_key(ref: ImageRef) -> str:
 def images_problem(images: Sequence[ImageRef]) -> str | None:
     """Why a request's images are more than one request may show, or None when they fit.
 
-    The bounds are a sample's (`lmmprobe.schema.image.sample_images_problem`), a picture listed
-    again counted each time. Sizes come from the files' headers, each distinct picture's once;
+    The bounds are a sample's (`lmmprobe.schema.image.sample_images_problem`, a picture listed
+    again counted each time; `sample_bytes_problem`, a file listed again counted once, as it is
+    read once). Sizes come from the files' headers, each distinct picture's once;
     pictures drawn by a registered renderer count no pixels (their size is the recipe's own).
 
     Raises:
@@ -122,8 +176,8 @@ def images_problem(images: Sequence[ImageRef]) -> str | None:
         key = image_key(ref)
         if key not in sizes:
             sizes[key] = _measured(ref)
+            nbytes.append(sizes[key][1])  # a file listed again is read once
         pixels.append(sizes[key][0])
-        nbytes.append(sizes[key][1])
         problem = sample_images_problem(pixels, len(images)) or sample_bytes_problem(
             nbytes, len(images)
         )

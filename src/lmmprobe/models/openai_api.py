@@ -10,7 +10,10 @@ Options: ``key_env`` (environment variable holding the API key; default ``OPENAI
 ``max_concurrency`` (16), ``timeout`` (seconds per attempt, 60: the whole
 attempt, the reply's headers and body, not each read), ``max_attempts`` (6),
 ``backoff`` (first retry delay, 0.5 s), ``max_backoff`` (30 s), ``max_image_pixels``
-(1,048,576), ``image_format`` (png | jpeg), ``send_seed`` (true), ``max_tokens_param``
+(1,048,576), ``image_format`` (png | jpeg), ``max_request_image_bytes`` (50,000,000: the most
+bytes of base64 image data one request carries, each listing of a picture counted, as sent;
+OpenAI documents 50 MB per request; a sample over it is refused before anything is encoded or
+sent, as that sample's ``unsupported_input`` error), ``send_seed`` (true), ``max_tokens_param``
 (max_tokens | max_completion_tokens), ``top_logprobs`` (20), ``max_requests`` and
 ``max_tokens_total`` (a budget; when spent, the remaining requests are returned as ``budget``
 errors so the run stops cleanly and resumes later), ``unreachable_after`` (20: after that many
@@ -83,7 +86,7 @@ import httpx2
 import jiter
 import openai
 
-from lmmprobe.models._images import data_url, image_key, images_problem
+from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
 from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
 from lmmprobe.models.base import (
     AuthenticationError,
@@ -151,6 +154,7 @@ class OpenAIOptions:
     max_backoff: float = 30.0
     max_image_pixels: int = 1024 * 1024
     image_format: str = "png"
+    max_request_image_bytes: int = 50_000_000
     send_seed: bool = True
     max_tokens_param: str = "max_tokens"
     top_logprobs: int = 20
@@ -171,6 +175,7 @@ _CONVERT: dict[str, Any] = {
     "max_backoff": float,
     "max_image_pixels": int,
     "image_format": str,
+    "max_request_image_bytes": int,
     "send_seed": lambda v: v.lower() in ("1", "true", "yes"),
     "max_tokens_param": str,
     "top_logprobs": int,
@@ -197,6 +202,7 @@ _RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
     # Each 4 in flight get a client of their own (`OpenAIChatModel._client`).
     "max_concurrency": (1, 10_000, "a whole number, at least 1"),
     "max_image_pixels": (1, None, "a whole number, at least 1"),
+    "max_request_image_bytes": (1, None, "a whole number of bytes, at least 1"),
     "top_logprobs": (0, None, "a whole number, 0 or more"),
     "max_requests": (1, None, "a whole number, at least 1"),
     "max_tokens_total": (1, None, "a whole number, at least 1"),
@@ -560,7 +566,7 @@ class OpenAIChatModel:
         problem = images_problem(request.images)
         if problem:
             raise UnsupportedInputError(f"sample {request.sample_id}: {problem}")
-        urls: dict[str, str] = {}
+        urls = self._image_urls(request)
         out: list[dict[str, Any]] = []
         for m in request.messages:
             out.append({"role": m.role, "content": self._content(m, request, urls)})
@@ -569,6 +575,33 @@ class OpenAIChatModel:
             # continue it answer after it, which the answer parser handles the same way.
             out.append({"role": "assistant", "content": request.response_prefix})
         return out
+
+    def _image_urls(self, request: Request) -> dict[str, str]:
+        """Each distinct picture's data URL, by `image_key`, once all the request sends fits.
+
+        Raises:
+            UnsupportedInputError: The images as sent are over ``max_request_image_bytes``
+                (re-test 7 #7: one 15 MB picture listed 100 times built a 2 GB request).
+
+        """
+        listed = [
+            request.images[p.image]
+            for m in request.messages
+            for p in m.content
+            if p.type == "image" and p.image is not None
+        ]
+        cap = self.opts.max_request_image_bytes
+        try:
+            return data_urls(
+                listed, max_pixels=self.opts.max_image_pixels, fmt=self.opts.image_format,
+                max_bytes=cap,
+            )  # fmt: skip
+        except PayloadTooLargeError as exc:
+            raise UnsupportedInputError(
+                f"sample {request.sample_id}: {exc} (max_request_image_bytes={cap}; each "
+                "listing of a picture is sent, base64-encoded): list fewer or smaller images, "
+                "or raise max_request_image_bytes for a server that takes more"
+            ) from None
 
     def _content(self, m: Message, request: Request, urls: dict[str, str]) -> Any:
         if all(p.type == "text" for p in m.content):
@@ -579,13 +612,8 @@ class OpenAIChatModel:
                 parts.append({"type": "text", "text": p.text or ""})
                 continue
             assert p.image is not None
-            ref = request.images[p.image]
             # One encoding per picture: a sample listing a file again sends the same URL.
-            key = image_key(ref)
-            if key not in urls:
-                urls[key] = data_url(
-                    ref, max_pixels=self.opts.max_image_pixels, fmt=self.opts.image_format
-                )
+            key = image_key(request.images[p.image])
             parts.append({"type": "image_url", "image_url": {"url": urls[key]}})
         return parts
 

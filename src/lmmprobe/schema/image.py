@@ -111,8 +111,9 @@ SAMPLE_PIXELS_FACTOR = 10
 def max_sample_pixels() -> int:
     """The most pixels one sample's images may hold together: 400,000,000 by default.
 
-    Each listing counts (an image listed twice is sent twice), so the bound holds both the
-    decoding a request costs and the size of what is sent. It follows `max_image_pixels`
+    Each listing counts (an image listed twice is shown to the model twice), so the bound holds
+    what a model is given; a file's bytes, read once, count once (`sample_bytes_problem`), and
+    what a request carries is the backend's bound. It follows `max_image_pixels`
     (``$LMMPROBE_MAX_IMAGE_PIXELS``): `SAMPLE_PIXELS_FACTOR` images of the largest size decoded.
     """
     return SAMPLE_PIXELS_FACTOR * max_image_pixels()
@@ -196,10 +197,11 @@ def image_file_problem(size: int, pixels: int | None = None) -> str | None:
 
 
 def max_sample_image_bytes() -> int:
-    """The most image-file bytes one sample (one request) may list together: 1.6 GB by default.
+    """The most image-file bytes one sample may read together: 1.6 GB by default.
 
-    Four bytes a pixel over `max_sample_pixels`, and `IMAGE_FILE_SLACK` more: a request that
-    sends its files as they are stays within the size its pixels allow.
+    Four bytes a pixel over `max_sample_pixels`, and `IMAGE_FILE_SLACK` more. A file listed
+    again is one reference, read once, so it counts once. What a request may *send* (each
+    listing again) is the backend's own bound (the openai backend's ``max_request_image_bytes``).
     """
     return 4 * max_sample_pixels() + IMAGE_FILE_SLACK
 
@@ -208,8 +210,9 @@ def sample_bytes_problem(sizes: list[int], listed: int | None = None) -> str | N
     """Why image files of these sizes are too large together for one sample, or None.
 
     Args:
-        sizes: The size in bytes of each image file the sample lists, in order, a repeated
-            one each time it is listed (the first ones only, while a list is being read).
+        sizes: The size in bytes of each distinct image file the sample lists, in the order
+            first listed, a file listed again counted once (the first ones only, while a list
+            is being read).
         listed: How many images the sample lists (default: ``len(sizes)``).
 
     """
@@ -217,14 +220,11 @@ def sample_bytes_problem(sizes: list[int], listed: int | None = None) -> str | N
     total, cap = sum(sizes), max_sample_image_bytes()
     if total <= cap:
         return None
-    which = (
-        f"its {listed:,} images"
-        if len(sizes) == listed
-        else f"the first {len(sizes):,} of its {listed:,} images"
-    )
+    files = f"{len(sizes):,} image file{'' if len(sizes) == 1 else 's'}"
+    which = f"its {files}" if len(sizes) == listed else f"{files} among its {listed:,} images"
     return (
-        f"{which} are {total:,} bytes together (a repeated one counted each time), over the "
-        f"{cap:,} a sample may send: list fewer or smaller images"
+        f"{which} are {total:,} bytes together (a file listed again counted once), over the "
+        f"{cap:,} a sample may read: list fewer or smaller images"
     )
 
 
