@@ -8,6 +8,7 @@ the hostile re-test of issue 34 found (retest 5, items 2 to 4), made small.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -591,8 +592,12 @@ def test_a_hemm_json_file_over_1_gib_is_refused_unread(tmp_path: Path) -> None:
     )
 
 
-def _winoground_image_at(folder: Path, image: Path) -> None:
-    """A Winoground hub snapshot whose first image value holds no bytes, only `image`'s path."""
+def _winoground_image_at(folder: Path, image: str, *, good_rows: int = 0) -> None:
+    """A Winoground hub snapshot whose first image value holds no bytes, only the path `image`
+    (as the row writes it), followed by `good_rows` rows holding their images' bytes.
+
+    The file is made first: `datasets` sizes a path-only value from its file, in the folder.
+    """
     from datasets import Dataset, Features, Image, Value
     from tests.data.benchmarks.conftest import write_hub_snapshot
 
@@ -610,16 +615,21 @@ def _winoground_image_at(folder: Path, image: Path) -> None:
     from PIL import Image as PILImage
 
     PILImage.new("RGB", (4, 4)).save(png)
-    row = {"id": [0], "num_main_preds": [1], **{n: ["a"] for n in names}}
-    ds = Dataset.from_dict(
-        {
-            **row,
-            "image_0": [{"bytes": None, "path": str(image)}],
-            "image_1": [{"bytes": png.read_bytes(), "path": None}],
-        },
-        features=features,
-    )
-    write_hub_snapshot(folder, {"test": ds})
+    held = {"bytes": png.read_bytes(), "path": None}
+    count = 1 + good_rows
+    row = {"id": list(range(count)), "num_main_preds": [1] * count}
+    folder.mkdir(parents=True, exist_ok=True)
+    with contextlib.chdir(folder):
+        ds = Dataset.from_dict(
+            {
+                **row,
+                **{n: ["a"] * count for n in names},
+                "image_0": [{"bytes": None, "path": image}] + [held] * good_rows,
+                "image_1": [held] * count,
+            },
+            features=features,
+        )
+        write_hub_snapshot(folder, {"test": ds})
 
 
 def _hub_row_refused(folder: Path, *why: str) -> str:
@@ -641,18 +651,72 @@ def _hub_row_refused(folder: Path, *why: str) -> str:
 def test_a_hub_image_file_larger_than_an_image_may_be_is_the_rows_problem(tmp_path: Path) -> None:
     # Issue 34: a hub row's Image value naming a file was read whole (Path.read_bytes); it is
     # now held to the image file cap (4 bytes a pixel at the 40 MP cap, and 16 MiB), unread.
-    big = tmp_path / "big.png"
-    with big.open("wb") as fh:
+    folder = tmp_path / "wino"
+    (folder / "images").mkdir(parents=True)
+    with (folder / "images/big.png").open("wb") as fh:
+        fh.write(b"\x89PNG\r\n\x1a\n")  # a picture's signature: the folder's check leaves it
         fh.truncate(300 << 20)
-    _winoground_image_at(tmp_path / "wino", big)
-    _hub_row_refused(tmp_path / "wino", f"{big}: larger than ", "the most lmmprobe reads for an")
+    _winoground_image_at(folder, "images/big.png")
+    _hub_row_refused(folder, f"{folder}/images/big.png: larger than ", "the most lmmprobe reads")
 
 
 def test_a_hub_image_path_naming_a_fifo_is_the_rows_problem(tmp_path: Path) -> None:
-    fifo = tmp_path / "pipe.png"
-    os.mkfifo(fifo)
-    _winoground_image_at(tmp_path / "wino", fifo)
-    _hub_row_refused(tmp_path / "wino", f"{fifo}: a FIFO, not a regular file")
+    folder = tmp_path / "wino"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.png")
+    _winoground_image_at(folder, "pipe.png")
+    _hub_row_refused(folder, f"{folder}/pipe.png: a FIFO, not a regular file")
+
+
+def _secret(tmp_path: Path) -> Path:
+    """A picture outside the copy's folder, which no row of the copy may have a run read."""
+    from PIL import Image as PILImage
+
+    secret = tmp_path / "secret.png"
+    PILImage.new("RGB", (4, 4), "red").save(secret)
+    return secret
+
+
+@pytest.mark.parametrize("shape", ["absolute", "climbing"])
+def test_a_hub_image_path_leaving_the_copys_folder_is_that_rows_problem(
+    tmp_path: Path, shape: str
+) -> None:
+    # Re-test 7 #12, for HEMM: a copy's Winoground (ScienceQA, VQA-RAD) row naming
+    # /tmp/…/secret.png or ../secret.png had the run read that file and send it to the model.
+    # As for hf: folders, the row's path must stay inside the copy's folder; the other rows go on.
+    folder = tmp_path / "wino"
+    secret = _secret(tmp_path)
+    written = str(secret) if shape == "absolute" else "../secret.png"
+    _winoground_image_at(folder, written, good_rows=1)
+    res = lmmprobe(
+        "run", "-m", "first", "--data", f"hemm-winoground,path={folder}", "--db", tmp_path / "db"
+    )  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "Traceback" not in out, out
+    assert "(4 rows:" in out, out  # the other row's four pairs were asked
+    problems = [line for line in out.splitlines() if f"{folder}[test]:0" in line]
+    assert len(problems) == 1, out
+    assert (
+        f"{folder}[test]:0: image_0: image path {written!r} is outside the copy's folder "
+        f"{folder}; lmmprobe reads a dataset's images only from inside its own folder"
+    ) in problems[0], out
+    loaded = load_source(f"hemm-winoground,path={folder}")
+    assert [s.id for s in loaded.samples] == [
+        f"hemm-winoground/1#i{i}c{j}" for i in (0, 1) for j in (0, 1)
+    ]
+    assert [(p.field, p.line) for p in loaded.problems] == [("image_0", 0)]
+
+
+def test_a_hub_image_path_inside_the_copys_folder_is_read(tmp_path: Path) -> None:
+    # A relative path resolves in the copy's folder (not the working directory); a link inside
+    # the folder is the folder's own, as for hf: folders.
+    folder = tmp_path / "wino"
+    (folder / "images").mkdir(parents=True)
+    (folder / "images/link.png").symlink_to(_secret(tmp_path))
+    _winoground_image_at(folder, "images/link.png")
+    loaded = load_source(f"hemm-winoground,path={folder}", strict=True)
+    assert len(loaded.samples) == 4
+    assert loaded.samples[0].images[0].load().getpixel((0, 0))[0] > 200  # red, as JPEG
 
 
 def test_a_hemm_csv_of_too_many_columns_is_refused_before_pandas_reads_it(tmp_path: Path) -> None:

@@ -20,6 +20,12 @@ from lmmprobe.data.rows import RowError, check_image, outside_folder
 from lmmprobe.schema import ImageRef
 from lmmprobe.schema.image import open_image, unreadable_reason
 
+HUB_PATH = (
+    "an image given as a path in a row from the hub cache: lmmprobe reads a hub dataset's "
+    "images only from the bytes in its rows"
+)
+"""Why a row from the hub cache (no copy's folder) may not name an image file."""
+
 # A path is short; base64 image data is never shorter than a few hundred characters.
 _MAX_PATH_CHARS = 1024
 
@@ -37,12 +43,7 @@ def _from_text(text: str, root: Path | None, field: str) -> ImageRef:
     # A path is read only inside the copy's folder; rows from the hub cache have none, so a
     # path there is refused (it would name a file of this machine's, not of the dataset).
     short = len(text) <= _MAX_PATH_CHARS
-    escapes = (
-        outside_folder(text, f"the copy's folder {root}")
-        if root is not None
-        else "an image given as a path in a row from the hub cache: lmmprobe reads a hub "
-        "dataset's images only from the bytes in its rows"
-    )
+    escapes = outside_folder(text, f"the copy's folder {root}") if root is not None else HUB_PATH
     if short and not escapes and root is not None and (root / text).is_file():
         return check_image(root, text, field)
     try:

@@ -25,10 +25,18 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from lmmprobe.data.base import DataError
+from lmmprobe.data.benchmarks._images import HUB_PATH
 from lmmprobe.data.benchmarks.base import RowContext, RowError
 from lmmprobe.data.files import check_csv, open_regular, read_regular
 from lmmprobe.data.jsonl import MAX_LINE, too_long_int
-from lmmprobe.data.rows import MAX_NESTING, check_image, nesting_reason, too_deep, too_deep_text
+from lmmprobe.data.rows import (
+    MAX_NESTING,
+    check_image,
+    nesting_reason,
+    outside_folder,
+    too_deep,
+    too_deep_text,
+)
 from lmmprobe.schema import ImageRef, Sample
 
 if TYPE_CHECKING:
@@ -195,15 +203,25 @@ def jpeg_image(data: bytes, field: str, *, convert_rgb: bool) -> ImageRef:
     return ImageRef.from_base64(base64.b64encode(buffer.getvalue()).decode("ascii"))
 
 
-def image_bytes(value: Any, field: str) -> bytes:
+def image_bytes(value: Any, field: str, root: Path | None) -> bytes:
     """The bytes of a hub ``Image`` value read undecoded (``{"bytes": ..., "path": ...}``).
 
-    A value without bytes names a file: it is read as a regular file of at most
-    `max_image_file_bytes` (no FIFO, device or oversized file, read whole otherwise).
+    A value without bytes names a file, inside the dataset's folder `root` as written (an
+    absolute path or one whose ``..`` climbs out is refused: a copy's row could otherwise have
+    a run read, and send to a model, any picture on the machine; links inside the folder are
+    its own, as for ``hf:`` folders); a row from the hub cache (no folder) names no file. The
+    file is read as a regular file of at most `max_image_file_bytes` (no FIFO, device or
+    oversized file, read whole otherwise).
+
+    Args:
+        value: The row's value.
+        field: The row's field, for errors.
+        root: The local copy's folder (`RowContext.root`); None for rows from the hub cache.
 
     Raises:
-        RowError: For `field`: not an image value, or its file is missing, not a regular file,
-            larger than an image may be or unreadable; one line naming the file.
+        RowError: For `field`: not an image value, a path outside the folder, or its file is
+            missing, not a regular file, larger than an image may be or unreadable; one line
+            naming the file.
 
     """
     if isinstance(value, Mapping):
@@ -211,11 +229,27 @@ def image_bytes(value: Any, field: str) -> bytes:
         if data:
             return bytes(data)
         path = value.get("path")
-        if isinstance(path, str) and path and Path(path).exists():
-            return _image_file(Path(path), field)
+        if isinstance(path, str) and path:
+            return _image_file(_inside(path, root, field), field)
     if isinstance(value, bytes | bytearray):
         return bytes(value)
     raise RowError(field, f"expected an image (datasets Image value), got {type(value).__name__}")
+
+
+def _inside(value: str, root: Path | None, field: str) -> Path:
+    """The file a row's image path names, when it is inside the dataset's folder (`image_bytes`).
+
+    Raises:
+        RowError: The path leaves the folder, or the row is from the hub cache (no folder).
+
+    """
+    # Judged as `lmmprobe.data.benchmarks._images.image_ref` judges a row's path.
+    if root is None:
+        raise RowError(field, HUB_PATH)
+    escapes = outside_folder(value, f"the copy's folder {root}")
+    if escapes:
+        raise RowError(field, escapes)
+    return root / value
 
 
 def _image_file(path: Path, field: str) -> bytes:

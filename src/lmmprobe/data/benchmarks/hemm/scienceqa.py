@@ -49,7 +49,7 @@ def _scienceqa_sample(row: Row, ctx: RowContext) -> Sample | None:
     answer = row["answer"]
     if not isinstance(answer, int) or not 0 <= answer < len(choices):
         raise RowError("answer", f"expected an index into {len(choices)} choices, got {answer!r}")
-    image = jpeg_image(image_bytes(row["image"], "image"), "image", convert_rgb=False)
+    image = jpeg_image(image_bytes(row["image"], "image", ctx.root), "image", convert_rgb=False)
     template = scienceqa_template(str(row["lecture"]), str(row["hint"]), choices)
     return hemm_sample(
         ctx, str(ctx.index), [image], str(row["question"]), template, choices[answer]

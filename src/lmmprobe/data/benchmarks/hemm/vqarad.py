@@ -25,7 +25,7 @@ VQARAD = (
 
 
 def _vqarad_sample(row: Row, ctx: RowContext) -> Sample:
-    image = jpeg_image(image_bytes(row["image"], "image"), "image", convert_rgb=False)
+    image = jpeg_image(image_bytes(row["image"], "image", ctx.root), "image", convert_rgb=False)
     return hemm_sample(
         ctx, str(ctx.index), [image], str(row["question"]), VQARAD, str(row["answer"])
     )

@@ -29,7 +29,7 @@ def _winoground_sample(row: Row, ctx: RowContext) -> list[Sample]:
     # HEMM asks each (image, caption) pair; the answer is yes for matching indices.
     for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)):
         field = f"image_{i}"
-        image = jpeg_image(image_bytes(row[field], field), field, convert_rgb=True)
+        image = jpeg_image(image_bytes(row[field], field, ctx.root), field, convert_rgb=True)
         caption = str(row[f"caption_{j}"])
         sid = f"{row.get('id', ctx.index)}#i{i}c{j}"
         gold = "yes" if i == j else "no"
