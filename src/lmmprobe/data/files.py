@@ -1271,17 +1271,37 @@ def check_json(path: Path, fh: IO[bytes]) -> None:
                 f"{path}:{n}: a line longer than {MAX_ELEMENT >> 20} MiB (at most "
                 f"{MAX_ELEMENT >> 20} MiB per record)"
             )
-        # Too few brackets cannot nest past the limit: most lines are not scanned.
-        if line.count(b"[") + line.count(b"{") > MAX_NESTING + 1:
-            depth = 0
-            for match in _JSON_TOKENS.finditer(line):
-                token = line[match.start()]
-                if token in b"[{":
-                    depth += 1
-                    if depth > MAX_NESTING + 1:  # the top level is level 0
-                        raise DataError(f"{path}:{n}: a value {nesting_reason()}")
-                elif token in b"]}":
-                    depth -= 1
+        # Too few brackets cannot nest past the limit, too few commas cannot part more than
+        # `MAX_COLUMNS` fields: most lines are not scanned.
+        deep = line.count(b"[") + line.count(b"{") > MAX_NESTING + 1
+        if deep or line.count(b",") >= MAX_COLUMNS:
+            _check_json_line(path, n, line)
+
+
+def _check_json_line(path: Path, n: int, line: bytes) -> None:
+    """Refuse line `n` of a JSON Lines file nested too deep or of too many fields.
+
+    Each field of a record is a column of the table `datasets` builds, and its json builder
+    takes time in the square of their number (100,000 fields: minutes and a gigabyte), so a
+    record's own fields (the commas at its top level) are held to `MAX_COLUMNS`, a CSV row's
+    limit.
+    """
+    depth, fields = 0, 1
+    for match in _JSON_TOKENS.finditer(line):
+        token = line[match.start()]
+        if token in b"[{":
+            depth += 1
+            if depth > MAX_NESTING + 1:  # the top level is level 0
+                raise DataError(f"{path}:{n}: a value {nesting_reason()}")
+        elif token in b"]}":
+            depth -= 1
+        elif token == 0x2C and depth == 1:
+            fields += 1
+            if fields > MAX_COLUMNS:
+                raise DataError(
+                    f"{path}:{n}: a record of more than {MAX_COLUMNS:,} fields (a "
+                    "spreadsheet's limit of columns): is it the right file?"
+                )
 
 
 def _check_json_array(path: Path, head: bytes, fh: IO[bytes]) -> None:

@@ -52,6 +52,7 @@ from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
 from lmmprobe.data.files import (
     COMPRESSIONS,
     JSON_SUFFIXES,
+    MAX_COLUMNS,
     PARQUET_LIMITS,
     TABLE_CELLS,
     check_arrow,
@@ -86,6 +87,7 @@ BUILDERS = {
 }
 _SAVED_MARKERS = ("dataset_dict.json", "state.json")
 _BATCH = 256
+SHOWN_COLUMNS = 20  # the columns named when one is missing; the rest are counted
 # A card's YAML front matter, as huggingface_hub finds it (repocard.REGEX_YAML_BLOCK): the
 # opening line is kept, so line N of the match is line N of the card.
 _FRONT_MATTER = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)(?:\r\n|\r|\n)---[ \t]*(?:\r\n|\n|$)")
@@ -510,16 +512,31 @@ class _Mapping:
     extra: tuple[str, ...]
 
 
+def _some_columns(columns: list[str]) -> str:
+    """The first `SHOWN_COLUMNS` of `columns`, and how many more: an error stays one line."""
+    shown = ", ".join(columns[:SHOWN_COLUMNS])
+    more = len(columns) - SHOWN_COLUMNS
+    return shown if more <= 0 else f"{shown} … and {more:,} more"
+
+
 def _mapping(ds: Any, options: dict[str, str], path: Path) -> _Mapping:
-    columns = list(ds.column_names)
+    # `ds.features` is a fresh deep copy of every column's feature on each read, so it is read
+    # once here: read per column, a dataset of many columns took time in their square.
+    features = ds.features
+    columns = list(features)
+    if len(columns) > MAX_COLUMNS:
+        raise DataError(
+            f"{path}: {len(columns):,} columns, more than {MAX_COLUMNS:,} (a spreadsheet's "
+            "limit): is it the right file?"
+        )
     found: dict[str, str | None] = {}
     for field, default in COLUMNS.items():
         column = options.get(field, default)
-        if column in columns:
+        if column in features:
             found[field] = column
         elif field in options or field in ("image", "question", "answer"):
             raise DataError(
-                f"{path}: no column {column!r} for {field}; columns: {', '.join(columns)} "
+                f"{path}: no column {column!r} for {field}; columns: {_some_columns(columns)} "
                 f"(name it with {field}=COLUMN)"
             )
         else:
@@ -527,7 +544,7 @@ def _mapping(ds: Any, options: dict[str, str], path: Path) -> _Mapping:
     used = set(found.values())
     # Plain-valued columns only: lists, images and nested records would bloat metadata.
     value = import_datasets().Value
-    extra = tuple(c for c in columns if c not in used and isinstance(ds.features[c], value))
+    extra = tuple(c for c in columns if c not in used and isinstance(features[c], value))
     return _Mapping(
         image=str(found["image"]),
         question=str(found["question"]),

@@ -1,0 +1,84 @@
+"""An `hf:` dataset of very many columns: refused in bounded time, and named in one short line.
+
+Re-test 9 #1 and #2: a JSON Lines row of 20,000 fields took minutes (each column's feature was
+read through `ds.features`, a fresh deep copy of all of them), and a missing column's error
+listed every column, a line of 149 KB.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.data.files import MAX_COLUMNS
+
+pytest.importorskip("datasets")
+
+
+def _dry_run(tmp_path: Path, folder: Path, *extra: str) -> list[str]:
+    res = lmmprobe("run", "-m", "first", "--data", f"hf:{folder}{''.join(extra)}", "--dry-run",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(tmp_path / "cache"))  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    return lines
+
+
+def test_a_json_lines_record_of_more_fields_than_a_spreadsheet_has_columns_is_refused(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    row = {"question": "q", "answer": "a", **{f"k{i}": 0 for i in range(MAX_COLUMNS)}}
+    (folder / "test.jsonl").write_text(json.dumps({"question": "ok", "answer": "a"}) + "\n"
+                                       + json.dumps(row) + "\n")  # fmt: skip
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == (
+        f"error: {folder / 'test.jsonl'}:2: a record of more than 16,384 fields (a "
+        "spreadsheet's limit of columns): is it the right file?"
+    )
+
+
+def test_a_record_of_many_commas_inside_strings_and_lists_is_not_a_wide_record(
+    tmp_path: Path,
+) -> None:
+    # Only the commas between a record's own fields count: those in its strings and lists
+    # are a value's. The row loads, and its missing image is the (one-line) problem.
+    folder = tmp_path / "commas"
+    folder.mkdir()
+    row = {"question": "," * (2 * MAX_COLUMNS), "answer": "a", "tags": list(range(MAX_COLUMNS))}
+    (folder / "test.jsonl").write_text(json.dumps(row) + "\n")
+    (line,) = _dry_run(tmp_path, folder)
+    assert "no column 'image' for image; columns: question, answer, tags " in line, line
+
+
+def test_a_missing_column_names_the_first_columns_and_counts_the_rest(tmp_path: Path) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    header = ["question", "answer", *(f"c{i}" for i in range(2_000))]
+    (folder / "test.csv").write_text(",".join(header) + "\n" + ",".join("x" * len(header)) + "\n")
+    (line,) = _dry_run(tmp_path, folder)
+    shown = ", ".join(header[:20])
+    assert line == (
+        f"error: {folder}: no column 'image' for image; columns: {shown} … and 1,982 more "
+        "(name it with image=COLUMN)"
+    )
+
+
+def test_a_table_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder = tmp_path / "wide"
+    folder.mkdir()
+    names = ["question", "answer", *(f"c{i}" for i in range(MAX_COLUMNS))]
+    pq.write_table(pa.table({n: ["x"] for n in names}), folder / "test.parquet")
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == (
+        f"error: {folder}: 16,386 columns, more than 16,384 (a spreadsheet's limit): "
+        "is it the right file?"
+    )
