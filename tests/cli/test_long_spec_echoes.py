@@ -67,3 +67,19 @@ def test_compare_lists_the_run_models_shortened(ran: tuple[Path, str, str]) -> N
     line = " ".join(proc.stderr.split())
     assert len(line) < 600, line[:800]
     assert "(it has: openai:fake-vlm@" in line and _shortened(spec) in line
+
+
+def test_the_judging_summary_names_the_judge_shortened(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    made = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=4", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    with FakeOpenAIServer() as server:  # the rule decides every choice answer: never asked
+        spec = f"openai:judge@{server.base_url},chat_template_kwargs=a={_DEEP}"
+        proc = lmmprobe("judge", "latest", "--judge", spec, "--db", db, "--out", tmp_path / "j",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = " ".join(proc.stdout.split())
+    assert f"judge openai:judge@{server.base_url}" in said
+    assert f"{_shortened(spec)}: 0 requests" in said
+    assert len(proc.stdout) < 5_000, len(proc.stdout)
