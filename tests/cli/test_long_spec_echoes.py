@@ -83,3 +83,13 @@ def test_the_judging_summary_names_the_judge_shortened(tmp_path: Path) -> None:
     assert f"judge openai:judge@{server.base_url}" in said
     assert f"{_shortened(spec)}: 0 requests" in said
     assert len(proc.stdout) < 5_000, len(proc.stdout)
+
+
+def test_a_bad_price_names_its_model_spec_shortened(tmp_path: Path) -> None:
+    spec = f"openai:fake-vlm@http://127.0.0.1:9/v1,price=x,chat_template_kwargs=a={_DEEP}"
+    proc = lmmprobe("run", "-m", spec, "-d", "demo,n=2", "--db", tmp_path / "db", "--dry-run",
+                    OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 600, line[:800]
+    assert "price='x' is not a price" in line and _shortened(spec) in line
