@@ -246,3 +246,27 @@ def test_image_reads_share_one_budget_and_a_request_past_it_is_told_to_try_again
     fresh = images.Reservation(images.READS)  # no waiting room: refused if anything were held
     fresh.take(images.max_image_file_bytes())
     fresh.release()
+
+
+def test_a_stored_reply_past_what_a_run_keeps_is_shown_as_a_marker_not_read(
+    demo_db: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Re-test 8 #3: a crafted store's 50 MB answer texts were read whole. The viewer measures
+    # them in SQL and shows a marker naming the length; the other answers are shown as stored.
+    db, run_id = demo_db
+    crafted = tmp_path / "db.sqlite"
+    crafted.write_bytes(db.read_bytes())
+    with sqlite3.connect(crafted) as conn:
+        conn.execute(
+            "UPDATE responses SET text = printf('%.*c', 2000000, 'x') WHERE key IN "
+            "(SELECT key FROM scores WHERE run_id = ? AND model = 'first')",
+            (run_id,),
+        )
+    with client(crafted) as c:
+        sample_id = c.get(f"/api/runs/{run_id}/samples").json()["rows"][0]["sample_id"]
+        got = c.get(f"/api/runs/{run_id}/samples/{sample_id}")
+    assert got.status_code == 200, got.text[:2000]
+    text = json.dumps(got.json())
+    assert "x" * 1000 not in text
+    assert "[a stored text of 2000000 characters, more than lmmprobe stores: not shown]" in text
+    assert len(text) < 200_000

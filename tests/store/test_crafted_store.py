@@ -125,3 +125,74 @@ def test_score_metadata_that_is_not_json_is_one_line_naming_run_and_column(
     ):
         line = _one_line(lmmprobe(*command, "--db", db))
         assert "metadata" in line and "(damaged, or edited by hand: " in line, line
+
+
+_DEEP = "[" * 100_000
+_PAST_CAP = 2_000_000  # characters: past the 1,048,576 a run stores of a reply (MAX_REPLY_CHARS)
+
+
+def test_a_reply_past_what_a_run_stores_is_refused_unread_naming_its_row(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 8 #3: a 50 MB responses.text in every row kept export and report busy past 30 s
+    # (each text read whole into Python). Measured in SQL, refused in one line.
+    db = _edited(made, tmp_path, f"UPDATE responses SET text = printf('%.*c', {_PAST_CAP}, 'x')")
+    for command in (
+        ("export", "latest", "--format", "jsonl", "--out", tmp_path / "e.jsonl"),
+        ("report", "latest", "--out", tmp_path / "r"),
+    ):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert f"{db}: run " in line and "'s answer of random to sample " in line, line
+        assert f"its text column holds {_PAST_CAP} characters, more than the 1,048,576" in line
+    # `show` reads the run's recorded figures, no answer text: it still shows them.
+    shown = lmmprobe("show", "latest", "--db", db)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "random" in shown.stdout
+
+
+def test_thinking_past_what_a_run_stores_is_refused_too(made: Path, tmp_path: Path) -> None:
+    db = _edited(
+        made, tmp_path, f"UPDATE responses SET reasoning = printf('%.*c', {_PAST_CAP}, 'x')"
+    )
+    line = _one_line(lmmprobe("export", "latest", "--format", "jsonl", "--db", db))
+    assert f"its reasoning column holds {_PAST_CAP} characters" in line, line
+
+
+def test_a_verdict_detail_nested_past_the_rule_is_one_line_naming_run_and_column(
+    made: Path, tmp_path: Path
+) -> None:
+    # json.loads read a verdict's detail: 100,000 brackets were a RecursionError traceback.
+    db = _edited(
+        made,
+        tmp_path,
+        "INSERT INTO judgements (run_id, model, sample_id, repeat, judge, protocol, version, "
+        "attempt, decided_by, key, value, reading, detail, reason, created_at) "
+        "SELECT run_id, model, sample_id, repeat, '', 'lmmprobe-choice', '1', 0, 'rule', NULL, "
+        f"1.0, 'A', '{_DEEP}', NULL, 0.0 FROM scores LIMIT 1",
+    )
+    line = _one_line(lmmprobe("export", "latest", "--format", "jsonl", "--db", db))
+    assert f"{db}: run " in line and "'s verdict on sample " in line, line
+    assert "its detail column does not hold JSON as lmmprobe writes it" in line
+    assert "nested more than 100 levels deep" in line
+
+
+def test_a_stored_answer_with_damaged_token_counts_is_one_line_when_reused(
+    made: Path, tmp_path: Path
+) -> None:
+    # The run reads its stored answers back (the cache): json.loads of a crafted column.
+    db = _edited(made, tmp_path, f"UPDATE responses SET token_counts = '{_DEEP}'")
+    proc = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=20", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+    line = _one_line(proc)
+    assert f"{db}: the stored response " in line and "'s token_counts column" in line, line
+
+
+def test_a_recorded_sample_nested_past_the_rule_is_one_line_naming_it(
+    made: Path, tmp_path: Path
+) -> None:
+    # A judge reads the samples the run recorded: json.loads of a crafted column.
+    db = _edited(made, tmp_path, f"UPDATE samples SET sample = '{_DEEP}'")
+    proc = lmmprobe("judge", "latest", "--judge", "openai:j@http://127.0.0.1:9/v1", "--db", db,
+                    "--dry-run", OPENAI_API_KEY="test-key")  # fmt: skip
+    line = _one_line(proc)
+    assert "'s recorded sample 'demo-0-000000': its sample column does not hold JSON" in line

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from lmmprobe.schema import Request, Response, Usage
+from lmmprobe.schema import MAX_REPLY_CHARS, Request, Response, Usage
 from lmmprobe.store import Store
 from lmmprobe.store.layout import SCHEMA_VERSION
 
@@ -58,3 +58,26 @@ def test_a_version_7_store_is_migrated_and_its_answers_read_as_before(tmp_path: 
     rows = dict(conn.execute("SELECT key, finish_reason FROM responses"))
     conn.close()
     assert version == str(SCHEMA_VERSION) and rows == {"old": None, "new": "stop"}
+
+
+def test_a_reply_longer_than_a_run_keeps_is_stored_cut_as_a_backend_cuts_it(
+    tmp_path: Path,
+) -> None:
+    # A stored text past MAX_REPLY_CHARS is read as damage (refused unread), so no backend's
+    # answer may be stored longer: a local one that wrote more is cut here, as the HTTP
+    # backends cut theirs, and says so (finish_reason "length").
+    long = "é" * (MAX_REPLY_CHARS + 5)
+    with Store(tmp_path / "db.sqlite") as store:
+        store.put_responses(
+            "m",
+            [_request("k"), _request("short")],
+            [
+                Response(key="k", text=long, reasoning=long, finish_reason="stop"),
+                Response(key="short", text="(A)", finish_reason="stop"),
+            ],
+        )
+        got = store.get_responses(["k", "short"])
+    assert got["k"].text == long[:MAX_REPLY_CHARS]
+    assert got["k"].reasoning == long[:MAX_REPLY_CHARS]
+    assert got["k"].finish_reason == "length"
+    assert got["short"].finish_reason == "stop"

@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
@@ -92,9 +92,13 @@ def model_labels(specs: Sequence[str], max_len: int = LABEL_MAX) -> dict[str, st
 
 
 def legend(labels: dict[str, str]) -> list[str]:
-    """``label = full spec`` for each shortened spec (empty when every spec is its own label)."""
+    """``label = spec`` for each shortened spec (empty when every spec is its own label).
+
+    The spec as recorded, its secrets redacted, and cut as every printed spec is
+    (`lmmprobe._secrets.shown_spec`): a 100 KB option value is never printed whole.
+    """
     return [
-        f"  {label} = {redact_spec(spec)}"  # the spec as recorded: its secrets redacted
+        f"  {label} = {shown_spec(spec)}"
         for spec, label in labels.items()
         if label != redact_spec(spec)
     ]

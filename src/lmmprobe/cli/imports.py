@@ -16,7 +16,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.cli.judge import judge_lines
@@ -239,5 +239,5 @@ def import_predictions(
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
-    shown = redact_spec(model)
+    shown = shown_spec(model)
     print_imported(run, f"{escape(Path(file).name)} imported as {escape(shown)}", fmt)

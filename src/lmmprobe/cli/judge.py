@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import shown_spec
 from lmmprobe.report.model import JudgeResults
 from lmmprobe.schema import JudgeConfig
 
@@ -180,7 +180,7 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
             if c.unjudged:
                 verdicts += f", {sum(c.unjudged.values())} unjudged: {_unjudged_words(c.unjudged)}"
         lines.append(
-            f"  judge {redact_spec(spec)}: {c.requests} requests{shared}, {c.cached} from the store, "
+            f"  judge {shown_spec(spec)}: {c.requests} requests{shared}, {c.cached} from the store, "
             f"{c.called} sent, {c.errors} errors{cost}{verdicts}"
         )
     figures = ", ".join(f"{k} {v:.3f}" for k, v in judge.agreement.items() if isinstance(v, float))

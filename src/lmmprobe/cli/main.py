@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._inert import inert
-from lmmprobe._secrets import redact_spec, shown_spec
+from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
     DbOption,
     DryRunOption,
@@ -536,7 +536,7 @@ def _evaluate_and_show(
     dead = [] if res.status == "stopped_budget" else all_failed(res)
     if dead:
         _fail(
-            f"every request of {', '.join(map(redact_spec, dead))} failed (see the error types above); "
+            f"every request of {', '.join(map(shown_spec, dead))} failed (see the error types above); "
             "the results hold no answers from it",
             code=1,
         )

@@ -29,7 +29,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import audit_document, print_audit
 from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli._view import legend, model_labels
@@ -271,7 +271,8 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
         model = redact_spec(model)  # the store records specs so (and a message shows them)
         if model not in have:
             fail(
-                f"run {run} has no scores for model {model!r}; it has: {', '.join(have) or 'none'}"
+                f"run {run} has no scores for model {shown_spec(model)!r}; it has: "
+                f"{', '.join(map(shown_spec, have)) or 'none'}"
             )
         return model
 
@@ -289,7 +290,7 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
             return pair
         fail(
             f"comparing within run {run_a}: name two of its models with --model A --model B "
-            f"(it has: {', '.join(in_a) or 'none'})"
+            f"(it has: {', '.join(map(shown_spec, in_a)) or 'none'})"
         )
     if len(asked) == 2:
         return need(asked[0], run_a, in_a), need(asked[1], run_b, in_b)
@@ -312,8 +313,8 @@ def _pick(store: Store, run_a: str, run_b: str, asked: list[str]) -> tuple[str, 
     if pair is not None:
         return pair
     fail(
-        f"name the model to compare with --model (run {run_a} has: {', '.join(in_a) or 'none'}; "
-        f"run {run_b} has: {', '.join(in_b) or 'none'})"
+        f"name the model to compare with --model (run {run_a} has: {', '.join(map(shown_spec, in_a)) or 'none'}; "
+        f"run {run_b} has: {', '.join(map(shown_spec, in_b)) or 'none'})"
     )
 
 

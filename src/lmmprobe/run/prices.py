@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from lmmprobe._mapping_file import KeyLines, read_mapping, where
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import shown_spec
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
 from lmmprobe.schema.price import MAX_PRICE
@@ -56,7 +56,7 @@ def parse_price(text: str, model: str) -> Price:
         return Price(input=float(head), output=float(tail))
     except ValueError:  # a ValidationError among them: negative, inf, nan
         raise ValueError(
-            f"model spec {redact_spec(model)!r}: price={text!r} is not a price; expected {_FORMAT} "
+            f"model spec {shown_spec(model)!r}: price={text!r} is not a price; expected {_FORMAT} "
             f"(two numbers from 0 to {MAX_PRICE:,.0f})"
         ) from None
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lmmprobe._secrets import redact_spec
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.data import (
     DataError,
     LoadResult,
@@ -795,7 +795,7 @@ def priced(spec: RunSpec) -> RunSpec:
             one = len(unpriced) == 1
             raise ValueError(
                 f"--max-cost needs a price for every {what}; "
-                f"{_listed([redact_spec(m) for m in unpriced])} "
+                f"{_listed([shown_spec(m) for m in unpriced])} "
                 f"{'has' if one else 'have'} none: add price=IN:OUT to "
                 f"{'its spec' if one else 'their specs'} (dollars per million prompt and "
                 "completion tokens) or an entry in a --prices file"

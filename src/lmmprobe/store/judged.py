@@ -17,10 +17,12 @@ The sample browser's judge filters (`judge_clauses`), as SQL conditions on a sco
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from lmmprobe.schema import MAX_REPLY_CHARS
+from lmmprobe.schema.text import stored_json
 
 __all__ = [
     "JUDGE_FILTERS",
@@ -132,6 +134,15 @@ class JudgeVerdict:
     error: str | None
 
 
+# A judge's reply as the viewer shows it: past what lmmprobe stores of a reply, a marker naming
+# its length (`lmmprobe.store.layout.shown_capped`, which this layer cannot import), measured
+# in SQL so that a crafted 50 MB reply never reaches Python.
+_REPLY = (
+    f"(CASE WHEN length(r.text) > {MAX_REPLY_CHARS} THEN '[a stored text of ' || length(r.text) "
+    "|| ' characters, more than lmmprobe stores: not shown]' ELSE r.text END)"
+)
+
+
 def sample_verdicts(
     conn: sqlite3.Connection, run_id: str, sample_id: str
 ) -> dict[tuple[str, int], list[JudgeVerdict]]:
@@ -139,8 +150,8 @@ def sample_verdicts(
     if not has_judgements(conn):
         return {}
     rows = conn.execute(
-        """SELECT j.model, j.repeat, j.judge, j.protocol, j.version, j.attempt, j.decided_by,
-                  j.value, j.reading, j.detail, j.reason, j.key, r.prompt, r.text,
+        f"""SELECT j.model, j.repeat, j.judge, j.protocol, j.version, j.attempt, j.decided_by,
+                  j.value, j.reading, j.detail, j.reason, j.key, r.prompt, {_REPLY},
                   r.error_type, r.error_message
            FROM judgements j LEFT JOIN responses r ON r.key = j.key
            WHERE j.run_id = ? AND j.sample_id = ?
@@ -151,7 +162,7 @@ def sample_verdicts(
     for model, repeat, judge, protocol, version, attempt, by, value, reading, *rest in rows:
         detail, reason, key, prompt, reply, error_type, error_message = rest
         try:
-            details = json.loads(detail) if detail else {}
+            details = stored_json(detail) if detail else {}
         except ValueError:
             details = {}
         out.setdefault((model, int(repeat)), []).append(

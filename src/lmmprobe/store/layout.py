@@ -13,6 +13,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from lmmprobe.schema import MAX_REPLY_CHARS
+
 __all__ = [
     "DDL",
     "DDL_5",
@@ -21,6 +23,7 @@ __all__ = [
     "DDL_10",
     "DDL_11",
     "DDL_12",
+    "MAX_STORED_TEXT",
     "MIGRATIONS",
     "OUR_TABLES",
     "OWN_SCHEMA",
@@ -29,6 +32,10 @@ __all__ = [
     "foreign_objects",
     "metadata_part",
     "metadata_whole",
+    "over_cap",
+    "past_cap",
+    "shown_capped",
+    "within_cap",
 ]
 
 SCHEMA_VERSION = 12
@@ -240,6 +247,65 @@ DDL_9 = (
 # and SQLite's JSON functions read the joined text as they read the whole column before. The
 # shared text is written once and never changed (a sample recorded again keeps it), so a
 # stored row always reads back what it was written as.
+
+
+MAX_STORED_TEXT = MAX_REPLY_CHARS
+"""The longest answer text or thinking (``responses.text``, ``responses.reasoning``; a judge's
+reply is a response too) lmmprobe stores, in characters: what a backend keeps of a reply
+(`lmmprobe.schema.MAX_REPLY_CHARS`), which `lmmprobe.store.Store.put_responses` holds every
+backend to. A longer stored text was written by another program (or edited by hand): a reader
+refuses it, or shows a marker in its place (`shown_capped`), and measures it in SQL
+(``length()``) so that Python never receives it."""
+
+
+def within_cap(column: str) -> str:
+    """SQL: `column`, or NULL where it is longer than `MAX_STORED_TEXT` (see `over_cap`).
+
+    Args:
+        column: A column of text, as the query names it (``r.text``).
+
+    """
+    return f"(CASE WHEN length({column}) > {MAX_STORED_TEXT} THEN NULL ELSE {column} END)"
+
+
+def over_cap(*columns: str) -> str:
+    """SQL: the first of `columns` longer than `MAX_STORED_TEXT` with its length, else NULL.
+
+    The value reads ``text column holds 52428800 characters``, for `past_cap` to turn into a
+    refusal.
+    """
+    whens = " ".join(
+        f"WHEN length({c}) > {MAX_STORED_TEXT} THEN '{c.rsplit('.', 1)[-1]} column holds ' "
+        f"|| length({c}) || ' characters'"
+        for c in columns
+    )
+    return f"(CASE {whens} END)"
+
+
+def past_cap(where: str, found: str) -> str:
+    """The one-line refusal of a stored text `over_cap` found longer than lmmprobe writes.
+
+    Args:
+        where: The store and row (``/x/db.sqlite: run R's answer to sample 's'``).
+        found: `over_cap`'s value.
+
+    """
+    return (
+        f"{where}: its {found}, more than the {MAX_STORED_TEXT:,} lmmprobe stores of a reply "
+        "(damaged, or written by another program); not read: re-run it, or pass another --db"
+    )
+
+
+def shown_capped(column: str) -> str:
+    """SQL: `column`, or a bracketed marker naming its length where it is past `MAX_STORED_TEXT`.
+
+    For a viewer, which shows the other rows rather than refusing the page.
+    """
+    return (
+        f"(CASE WHEN length({column}) > {MAX_STORED_TEXT} THEN '[a stored text of ' || "
+        f"length({column}) || ' characters, more than lmmprobe stores: not shown]' "
+        f"ELSE {column} END)"
+    )
 
 
 def metadata_part(shared: str | None, whole: str) -> str:

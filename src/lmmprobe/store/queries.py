@@ -26,10 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
+from lmmprobe.schema.text import stored_json
 from lmmprobe.store import search
 from lmmprobe.store.errors import as_store_error
 from lmmprobe.store.judged import JudgeFilter, judge_clauses
-from lmmprobe.store.layout import WHOLE_METADATA
+from lmmprobe.store.layout import WHOLE_METADATA, shown_capped
 from lmmprobe.store.runs import StoredRun, count_runs, decode_column, read_run, read_runs
 
 __all__ = [
@@ -702,7 +703,7 @@ def _json_or_none(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return stored_json(text)  # the 100-level rule: a crafted column is None, never a crash
     except ValueError:
         return None
 
@@ -712,8 +713,9 @@ def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> lis
     rows = conn.execute(
         f"""SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
                   s.format_hit, s.gold, s.gold_text, s.error_type, {WHOLE_METADATA}, s.options,
-                  s.marks, s.option_order, r.prompt, r.text, r.error_message, r.latency_s,
-                  r.method, r.loglikelihoods, r.reasoning, r.finish_reason, r.completion_tokens
+                  s.marks, s.option_order, r.prompt, {shown_capped("r.text")}, r.error_message,
+                  r.latency_s, r.method, r.loglikelihoods, {shown_capped("r.reasoning")},
+                  r.finish_reason, r.completion_tokens
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.sample_id = ? ORDER BY s.model, s.repeat""",
         (run_id, sample_id),
@@ -790,8 +792,8 @@ def paired_answers(
 ) -> dict[tuple[str, int], PairedAnswer]:
     """One model's answers in a run by (sample id, repeat), for a comparison."""
     rows = conn.execute(
-        """SELECT s.sample_id, s.repeat, s.correct, s.error_type, s.prediction,
-                  s.prediction_text, r.text, s.gold, s.gold_text, s.stage
+        f"""SELECT s.sample_id, s.repeat, s.correct, s.error_type, s.prediction,
+                  s.prediction_text, {shown_capped("r.text")}, s.gold, s.gold_text, s.stage
            FROM scores s LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.model = ?""",
         (run_id, model),

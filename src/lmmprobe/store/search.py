@@ -39,6 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.schema.text import stored_json
+from lmmprobe.store.layout import within_cap
+
 __all__ = [
     "LAYOUT",
     "MIN_CHARS",
@@ -156,7 +159,13 @@ def indexed_run(conn: sqlite3.Connection, run_id: str) -> IndexedRun | None:
         raise
     if row is None:
         return None
-    return IndexedRun(tab=int(row[0]), models=tuple(json.loads(row[1])))
+    try:
+        models = stored_json(row[1])
+    except ValueError:  # a damaged sidecar: the run is read as not indexed (a scan)
+        return None
+    if not isinstance(models, list):
+        return None
+    return IndexedRun(tab=int(row[0]), models=tuple(str(m) for m in models))
 
 
 def index_progress(conn: sqlite3.Connection, run_id: str) -> tuple[str, int] | None:
@@ -176,13 +185,17 @@ def index_progress(conn: sqlite3.Connection, run_id: str) -> tuple[str, int] | N
 
 # -- building ---------------------------------------------------------------------------------
 
-_ROWS_SQL = """SELECT s.sample_id, s.model, s.repeat, s.prediction_text, s.gold_text,
+_ROWS_SQL = (
+    """SELECT s.sample_id, s.model, s.repeat, s.prediction_text, s.gold_text,
     (SELECT CAST(sm.question AS TEXT) FROM samples sm
      WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id),
-    (SELECT CAST(r.text AS TEXT) FROM responses r WHERE r.key = s.key)
+    (SELECT """
+    + within_cap("CAST(r.text AS TEXT)")
+    + """ FROM responses r WHERE r.key = s.key)
     FROM scores s INDEXED BY scores_by_sample
     WHERE s.run_id = ? AND (s.sample_id, s.model, s.repeat) > (?, ?, ?)
     ORDER BY s.sample_id, s.model, s.repeat LIMIT ?"""
+)
 
 
 class SearchIndexer:

@@ -73,12 +73,16 @@ from lmmprobe.store.layout import (
     DDL_9,
     DDL_10,
     DDL_12,
+    MAX_STORED_TEXT,
     MIGRATIONS,
     OUR_TABLES,
     SCHEMA_VERSION,
     WHOLE_METADATA,
     foreign_objects,
     metadata_part,
+    over_cap,
+    past_cap,
+    within_cap,
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
@@ -971,14 +975,17 @@ class Store:
             # without validation (``model_construct``, ``model_copy(update=...)``) is repaired
             # here too, so one broken answer cannot fail its whole batch.
             usage = Usage.model_validate(resp.usage.model_dump()) if resp.usage else Usage()
+            text, reasoning, finish = _reply(resp.text), _reply(resp.reasoning), resp.finish_reason
+            if max(len(resp.text or ""), len(resp.reasoning or "")) > MAX_STORED_TEXT:
+                finish = "length"  # cut as a backend cuts a longer reply (`MAX_STORED_TEXT`)
             rows.append(
                 (
-                    resp.key, label, req.method, _text(req.prompt), _text(resp.text),
+                    resp.key, label, req.method, _text(req.prompt), text,
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
                     err.type if err else None, _text(err.message) if err else None,
                     (int(err.retryable) if err else None), now, int(resp.redacted),
-                    _text(resp.reasoning), _text(resp.finish_reason), usage.reasoning_tokens,
+                    reasoning, _text(finish), usage.reasoning_tokens,
                 )
             )  # fmt: skip
         asked = [req.sample_id for req in requests]
@@ -1011,12 +1018,16 @@ class Store:
         for i in range(0, len(keys), _CHUNK):
             chunk = keys[i : i + _CHUNK]
             rows = self.conn.execute(
-                f"SELECT {_RESPONSE_COLUMNS} FROM responses "
+                f"SELECT {_RESPONSE_READ} FROM responses "
                 f"WHERE key IN ({','.join('?' * len(chunk))}){ok}",
                 chunk,
             )
             for row in rows:
-                out[row[0]] = _response_from_row(row)
+                if row[-1] is not None:  # measured in SQL: the text itself never came here
+                    raise StoreDamagedError(
+                        past_cap(f"{self.path}: the stored response {row[0]}", row[-1])
+                    )
+                out[row[0]] = _response_from_row(row, str(self.path))
         return out
 
     @_reading
@@ -1095,7 +1106,9 @@ class Store:
                 (run_id, model, *sample_ids),
             )
             for row in rows:
-                out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
+                out.setdefault((row[0], row[1], row[2]), []).append(
+                    _judgement_from_row(row, f"{self.path}: run {run_id}")
+                )
         return out
 
     def row_chunks(
@@ -1176,7 +1189,9 @@ class Store:
             (run_id,),
         )
         for row in rows:
-            out.setdefault((row[0], row[1], row[2]), []).append(_judgement_from_row(row))
+            out.setdefault((row[0], row[1], row[2]), []).append(
+                _judgement_from_row(row, f"{self.path}: run {run_id}")
+            )
         return out
 
     @_reading
@@ -1199,10 +1214,19 @@ class Store:
         out: list[Sample] = []
         unusable: dict[str, str] = {}
         rows = self.conn.execute(
-            "SELECT sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
+            "SELECT sample_id, sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
-        for (text,) in rows:
-            doc = json.loads(text)
+        for sample_id, text in rows:
+            doc = _column_json(
+                text,
+                f"{self.path}: run {run_id}'s recorded sample {sample_id!r}: its sample column",
+            )
+            if not isinstance(doc, dict):
+                raise StoreDamagedError(
+                    f"{self.path}: run {run_id}'s recorded sample {sample_id!r}: its sample "
+                    "column does not hold a JSON object (damaged, or edited by hand); re-run "
+                    "it, or pass another --db"
+                )
             refs = doc.pop("images", None) or []
             doc["images"] = []
             for i, ref in enumerate(refs if images else []):
@@ -1244,13 +1268,15 @@ class Store:
     def _score_rows(self, run_id: str, model: str | None = None) -> Iterator[dict[str, Any]]:
         one_model = "" if model is None else " AND s.model = ?"
         cur = self.conn.execute(
-            f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt, r.text, r.loglikelihoods,
+            f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt,
+                      {within_cap("r.text")} AS text, r.loglikelihoods,
                       s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
                       s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
                       r.latency_s, r.prompt_tokens, r.completion_tokens,
                       {WHOLE_METADATA} AS metadata,
                       s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted,
-                      r.reasoning, r.finish_reason, r.reasoning_tokens
+                      {within_cap("r.reasoning")} AS reasoning, r.finish_reason,
+                      r.reasoning_tokens, {over_cap("r.text", "r.reasoning")} AS past_cap
                FROM scores s LEFT JOIN responses r ON r.key = s.key
                WHERE s.run_id = ?{one_model} ORDER BY s.model, s.sample_id, s.repeat""",
             (run_id,) if model is None else (run_id, model),
@@ -1258,6 +1284,15 @@ class Store:
         names = [d[0] for d in cur.description]
         for row in cur:
             rec = dict(zip(names, row, strict=True))
+            found = rec.pop("past_cap")
+            if found is not None:  # measured in SQL: the text itself never came here
+                raise StoreDamagedError(
+                    past_cap(
+                        f"{self.path}: run {run_id}'s answer of {rec['model']} to sample "
+                        f"{rec['sample_id']!r}",
+                        found,
+                    )
+                )
             if rec["metadata"] is None:
                 raise StoreDamagedError(
                     f"{self.path}: the score row of sample {rec['sample_id']!r} of run {run_id} "
@@ -1292,12 +1327,41 @@ _JUDGEMENT_COLUMNS = (
 _JUDGEMENT_ORDER = "model, sample_id, repeat, protocol, version, judge, attempt"
 
 
-def _judgement_from_row(row: Sequence[Any]) -> Judgement:
+def _judgement_from_row(row: Sequence[Any], where: str) -> Judgement:
+    """A stored verdict; `where` names the store and run for a damaged ``detail`` column."""
     judge, protocol, version, attempt, by, key, value, reading, detail, reason = row[3:]
+    what = f"{where}'s verdict on sample {row[1]!r} of {row[0]}: its detail column"
+    details = _column_json(detail, what)
+    if not isinstance(details, dict):
+        raise StoreDamagedError(
+            f"{what} does not hold a JSON object (damaged, or edited by hand); re-run it, or "
+            "pass another --db"
+        )
     return Judgement(
         judge=judge or None, protocol=protocol, version=version, decided_by=by, key=key,
-        attempt=attempt, value=value, reading=reading, detail=json.loads(detail), reason=reason,
+        attempt=attempt, value=value, reading=reading, detail=details, reason=reason,
     )  # fmt: skip
+
+
+def _column_json(text: str | bytes, what: str) -> Any:
+    """A JSON column decoded by `stored_json`, or one line naming `what` (store, row, column).
+
+    Raises:
+        StoreDamagedError: The column does not hold JSON as lmmprobe writes it.
+
+    """
+    try:
+        return stored_json(text)
+    except ValueError as exc:
+        raise StoreDamagedError(
+            f"{what} does not hold JSON as lmmprobe writes it (damaged, or edited by hand: "
+            f"{exc}); re-run it, or pass another --db"
+        ) from None
+    except TypeError:  # a number or a blob where JSON text belongs
+        raise StoreDamagedError(
+            f"{what} does not hold JSON text (damaged, or edited by hand); re-run it, or pass "
+            "another --db"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -1452,6 +1516,15 @@ def _text(value: str | None) -> str | None:
     return None if value is None else safe_text(value)
 
 
+def _reply(value: str | None) -> str | None:
+    """An answer text or thinking as stored: `_text`, cut at `MAX_STORED_TEXT` characters.
+
+    Every backend that reads a reply over HTTP cuts it there already; a local one that wrote
+    more is held to the same cap, so that a stored text past it is always damage.
+    """
+    return None if value is None else _text(value[:MAX_STORED_TEXT])
+
+
 def _json_or_null(value: list[Any] | None) -> str | None:
     return None if value is None else json.dumps(value)
 
@@ -1464,11 +1537,13 @@ def score_from_row(rec: dict[str, Any]) -> Score:
     return Score.model_validate({name: rec[name] for name in Score.model_fields if name in rec})
 
 
-# Columns of a stored response, in the order `_response_from_row` reads them.
-_RESPONSE_COLUMNS = (
-    "key, text, loglikelihoods, token_counts, latency_s, prompt_tokens, completion_tokens, "
-    "error_type, error_message, error_retryable, redacted, reasoning, finish_reason, "
-    "reasoning_tokens"
+# Columns of a stored response, in the order `_response_from_row` reads them: the texts
+# lmmprobe caps measured in SQL, one past the cap left there (NULL) and named in a last column
+# (`over_cap`), so that a crafted 50 MB text never reaches Python.
+_RESPONSE_READ = (
+    f"key, {within_cap('text')}, loglikelihoods, token_counts, latency_s, prompt_tokens, "
+    "completion_tokens, error_type, error_message, error_retryable, redacted, "
+    f"{within_cap('reasoning')}, finish_reason, reasoning_tokens, {over_cap('text', 'reasoning')}"
 )
 # Columns `Store.put_responses` writes, in its order: named, since a migrated store has its
 # later columns where ALTER TABLE put them.
@@ -1480,7 +1555,8 @@ _RESPONSE_WRITE = (
 _RESPONSE_MARKS = ",".join("?" * len(_RESPONSE_WRITE.split(",")))
 
 
-def _response_from_row(row: Sequence[Any]) -> Response:
+def _response_from_row(row: Sequence[Any], store: str) -> Response:
+    """A stored response; `store` names the store for a damaged JSON column."""
     key, text, lls, counts, latency, pt, ct, etype, emsg, eretry, redacted = row[:11]
     reasoning, finish_reason, rt = row[11:14]
     usage = (
@@ -1492,8 +1568,16 @@ def _response_from_row(row: Sequence[Any]) -> Response:
     return Response(
         key=key,
         text=text,
-        loglikelihoods=json.loads(lls) if lls else None,
-        token_counts=json.loads(counts) if counts else None,
+        loglikelihoods=_column_json(
+            lls, f"{store}: the stored response {key}'s loglikelihoods column"
+        )
+        if lls
+        else None,
+        token_counts=_column_json(
+            counts, f"{store}: the stored response {key}'s token_counts column"
+        )
+        if counts
+        else None,
         latency_s=latency,
         usage=usage,
         error=error,

@@ -1,0 +1,95 @@
+"""A long model spec is shown shortened wherever a command echoes it (re-test 8 #6).
+
+The repro: ``chat_template_kwargs=a=`` followed by 100,000 ``[`` (a value, so the spec parses).
+The dry run already showed it redacted and cut after 200 characters with its length; the run's
+legend, ``show``, the ``--max-cost`` refusal and ``compare``'s model lists printed it whole (a
+100 KB line). The stored spec stays whole: it keys the run's answers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.testing import FakeOpenAIServer
+
+_DEEP = "[" * 100_000
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A store holding one run of a model whose spec is 100 KB long, and that run's stdout."""
+    root = tmp_path_factory.mktemp("longspec")
+    db = root / "db.sqlite"
+    with FakeOpenAIServer() as server:
+        spec = f"openai:fake-vlm@{server.base_url},chat_template_kwargs=a={_DEEP}"
+        proc = lmmprobe("run", "-m", spec, "-d", "demo,n=2", "--db", db, "--out", root / "o",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return db, spec, proc.stdout
+
+
+def _shortened(spec: str) -> str:
+    return f"{'[' * 20}\u2026 ({len(spec):,} characters)"
+
+
+def test_the_run_and_show_legends_show_the_spec_shortened(ran: tuple[Path, str, str]) -> None:
+    db, spec, run_out = ran
+    shown = lmmprobe("show", "latest", "--db", db)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for out in (run_out, shown.stdout):
+        assert "fake-vlm = openai:fake-vlm@" in out
+        assert _shortened(spec) in out
+        assert len(out) < 5_000, len(out)
+    with sqlite3.connect(db) as conn:  # what is stored stays whole
+        (model,) = conn.execute("SELECT DISTINCT model FROM scores").fetchone()
+    assert model == spec
+
+
+def test_the_max_cost_refusal_names_the_unpriced_model_shortened(tmp_path: Path) -> None:
+    spec = f"openai:fake-vlm@http://127.0.0.1:9/v1,chat_template_kwargs=a={_DEEP}"
+    proc = lmmprobe("run", "-m", spec, "-d", "demo,n=2", "--db", tmp_path / "db",
+                    "--max-cost", "1", "--dry-run", OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 600, line[:800]
+    assert "--max-cost needs a price for every model; 'openai:fake-vlm@" in line
+    assert _shortened(spec) in line
+
+
+def test_compare_lists_the_run_models_shortened(ran: tuple[Path, str, str]) -> None:
+    db, spec, _ = ran
+    proc = lmmprobe("compare", "latest", "latest", "--db", db)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = " ".join(proc.stderr.split())
+    assert len(line) < 600, line[:800]
+    assert "(it has: openai:fake-vlm@" in line and _shortened(spec) in line
+
+
+def test_the_judging_summary_names_the_judge_shortened(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    made = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=4", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    with FakeOpenAIServer() as server:  # the rule decides every choice answer: never asked
+        spec = f"openai:judge@{server.base_url},chat_template_kwargs=a={_DEEP}"
+        proc = lmmprobe("judge", "latest", "--judge", spec, "--db", db, "--out", tmp_path / "j",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = " ".join(proc.stdout.split())
+    assert f"judge openai:judge@{server.base_url}" in said
+    assert f"{_shortened(spec)}: 0 requests" in said
+    assert len(proc.stdout) < 5_000, len(proc.stdout)
+
+
+def test_a_bad_price_names_its_model_spec_shortened(tmp_path: Path) -> None:
+    spec = f"openai:fake-vlm@http://127.0.0.1:9/v1,price=x,chat_template_kwargs=a={_DEEP}"
+    proc = lmmprobe("run", "-m", spec, "-d", "demo,n=2", "--db", tmp_path / "db", "--dry-run",
+                    OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 600, line[:800]
+    assert "price='x' is not a price" in line and _shortened(spec) in line
