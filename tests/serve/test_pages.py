@@ -114,6 +114,9 @@ def test_bad_filter_values_are_refused_with_what_is_allowed(demo: tuple[TestClie
     bad = c.get(f"/api/runs/{run_id}/samples?verdict=maybe")
     assert bad.status_code == 422 and "correct, wrong" in bad.json()["detail"]
     assert c.get(f"/api/runs/{run_id}/samples?after=garbage").status_code == 422
+    # A cursor nested past Python's recursion limit is a bad cursor too, not a 500.
+    deep = c.get(f"/api/runs/{run_id}/samples?before=" + "[" * 5_000)
+    assert deep.status_code == 422 and "not a page cursor" in deep.json()["detail"]
     assert c.get(f"/api/runs/{run_id}/samples?limit=7").status_code == 422
     assert c.get(f"/runs/{run_id}/samples?stage=nope").status_code == 422
 

@@ -61,7 +61,7 @@ def _cursor(text: str | None, name: str) -> Cursor | None:
         return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a URL can nest past Python's recursion limit
         value = None
     if (
         isinstance(value, list)
