@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import sys
@@ -869,3 +870,133 @@ def test_an_arrow_batch_is_counted_from_its_metadata_before_it_is_decoded(tmp_pa
     out = done.stdout + done.stderr
     assert done.returncode == 2 and "Traceback" not in out, out
     assert out.strip().startswith(f"error: {path}: decodes to more than 67,108,864 bytes"), out
+
+
+# --- parquet page headers (re-test 8, re-test 7 #3's check) --------------------------------------
+
+
+def _one_page_parquet(path: Path) -> tuple[Path, int]:
+    """A parquet file whose question column is one zstd page of a 1 MB value, and where that
+    page's header states its uncompressed size (a 4-byte varint, after the page type)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": ["q0"], "question": ["x" * (1 << 20)], "answer": ["yes"]})
+    pq.write_table(table, path, use_dictionary=False, compression="zstd", write_statistics=False)
+    page = pq.ParquetFile(path).metadata.row_group(0).column(1).data_page_offset
+    data = path.read_bytes()
+    assert data[page : page + 3] == b"\x15\x00\x15"  # field 1 (type 0), then field 2's varint
+    return path, page + 3
+
+
+@pytest.mark.parametrize(
+    ("stated", "ends"),
+    [
+        (130_000_000, "values repeated, not a dataset"),  # past the budget: never allocated
+        (5_000_000, "a damaged or edited parquet file"),  # within it, but not the footer's
+    ],
+)
+def test_a_parquet_page_header_stating_more_than_its_footer_is_refused_before_decoding(
+    tmp_path: Path, stated: int, ends: str
+) -> None:
+    # Re-test 8 (re-test 7 #3): pyarrow allocates a page's stated uncompressed size and
+    # decompresses it whole before its values are counted; an edited page header is now read
+    # (parquet_pages) and refused before pyarrow decodes the page, naming file and column.
+    path, at = _one_page_parquet(tmp_path / "page.parquet")
+    data = bytearray(path.read_bytes())
+    data[at : at + 4] = _zigzag_varint(stated, 4)
+    path.write_bytes(bytes(data))
+    line = _refused_one_line(tmp_path, f"hf:{path},image=id")
+    assert line.startswith(f"error: {path}: column question"), line
+    assert line.endswith(ends), line
+    if stated == 5_000_000:
+        assert f"its pages state {stated:,} bytes uncompressed, its footer 1,04" in line, line
+
+
+def test_parquet_pages_of_every_kind_a_tool_writes_pass_the_check(tmp_path: Path) -> None:
+    # Honest files: dictionary and plain pages, data pages v1 and v2, statistics, nulls,
+    # nested lists and structs, several row groups and pages: their headers agree with
+    # their footers, and the file still loads.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lmmprobe.data.files import check_parquet
+
+    n = 3000
+    table = pa.table({
+        "id": [f"q{i}" for i in range(n)],
+        "image": [{"bytes": png_bytes("red"), "path": None}] * n,
+        "question": [None if i % 7 == 0 else f"question {i % 50}" for i in range(n)],
+        "choices": [["red", "green", "blue"][: 1 + i % 3] for i in range(n)],
+        "answer": [i % 3 for i in range(n)],
+        "score": [i / 3 for i in range(n)],
+    })  # fmt: skip
+    for version in ("1.0", "2.0"):
+        path = tmp_path / f"v{version}.parquet"
+        pq.write_table(table, path, row_group_size=1000, data_page_size=4096,
+                       data_page_version=version, compression="snappy")  # fmt: skip
+        check_parquet(path, what="a dataset")
+    assert pq.ParquetFile(tmp_path / "v2.0.parquet").metadata.num_row_groups == 3
+    # Repeated images (dictionary-encoded bytes in a struct) over several row groups: the
+    # scan read them across row groups and failed ("Nested data conversions not implemented
+    # for chunked array outputs"), refusing an honest dataset as unreadable.
+    small = tmp_path / "small.parquet"
+    pq.write_table(image_dataset(columns(30)).data.table, small, row_group_size=10,
+                   data_page_version="2.0")  # fmt: skip
+    result = load(f"hf:{small}")
+    assert len(result.samples) == 30, [str(p) for p in result.problems][:3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=2000))
+def test_fuzz_a_page_header_from_any_bytes_is_read_or_refused_in_a_few_words(data: bytes) -> None:
+    from lmmprobe.data.parquet_pages import PageHeader, PageHeaderError, read_page_header
+
+    try:
+        header = read_page_header(data)
+    except PageHeaderError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    assert isinstance(header, PageHeader)
+    assert 0 < header.length <= len(data)
+    assert header.uncompressed_size >= 0 and header.compressed_size >= 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    prefix=st.sampled_from([b"", b"\x15\x00\x15\x02\x15\x02", b"\x1c", b"\x19", b"\x1b"]),
+    unit=st.binary(min_size=1, max_size=4),
+    repeat=st.integers(1, 200_000),
+)
+def test_fuzz_page_headers_nested_long_or_huge_are_refused_quickly(
+    prefix: bytes, unit: bytes, repeat: int
+) -> None:
+    # Nested structs and lists, lists stating 2^60 elements, varints of any length, fields
+    # without end: each is refused from the header's own bytes, whatever it claims.
+    import time
+
+    from lmmprobe.data.parquet_pages import PageHeaderError, read_page_header
+
+    data = prefix + unit * repeat
+    started = time.monotonic()
+    with contextlib.suppress(PageHeaderError):
+        read_page_header(data)
+    assert time.monotonic() - started < 10  # a generous bound: linear in at most 16 MiB
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\x1c" * 1000, "nested more than 16 deep"),
+        (b"\x15" + b"\xff" * 20, "a varint longer than 10 bytes"),
+        (b"\x19\xf8" + b"\xff" * 9 + b"\x01", "past the bytes read"),  # a list of 2^63 i32
+        (b"\x15\x00\x15\x03\x15\x02\x00", "a negative size"),
+        (b"\x11" * 100_001, "more than 100,000 fields"),
+        (b"\x15\x00\x00", "without its type and sizes"),
+    ],
+)
+def test_a_page_header_past_the_readers_bounds_is_one_reason(data: bytes, reason: str) -> None:
+    from lmmprobe.data.parquet_pages import PageHeaderError, read_page_header
+
+    with pytest.raises(PageHeaderError, match=reason):
+        read_page_header(data)
