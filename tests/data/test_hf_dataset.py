@@ -1000,3 +1000,147 @@ def test_a_page_header_past_the_readers_bounds_is_one_reason(data: bytes, reason
 
     with pytest.raises(PageHeaderError, match=reason):
         read_page_header(data)
+
+
+# --- the formats an hf: folder may hold (re-test 8 #2) --------------------------------------------
+
+
+def _eval_log(samples: int, size: int) -> bytes:
+    """An Inspect ``.eval`` log: a zip of ``samples/*.json``, each holding a `size`-byte text."""
+    import json
+
+    members = {"header.json": b"{}"}
+    for i in range(samples):
+        members[f"samples/{i}.json"] = json.dumps({"id": i, "input": "x" * size}).encode()
+    return _zip(members)
+
+
+def test_an_inspect_eval_log_in_a_folder_is_refused_naming_the_formats_read(tmp_path: Path) -> None:
+    # Re-test 8 #2: datasets picks its `eval` builder for a `.eval` file (a zip of JSON
+    # samples it loads whole): a 31 KB file took 33 s and made a 31 MB copy, unchecked. Here
+    # refused before datasets reads it, in one line naming the file and the formats read.
+    folder = tmp_path / "ev"
+    folder.mkdir()
+    path = folder / "test.eval"
+    path.write_bytes(_eval_log(3, 1 << 20))
+    line = _refused_one_line(tmp_path, f"hf:{folder},split=logs")
+    assert line == (
+        f"error: {path}: datasets reads it with its eval builder, which lmmprobe does not check; "
+        "an hf: dataset's files may be parquet, JSON / JSON Lines (.json, .jsonl, .ndjson), "
+        "CSV / TSV and Arrow (.arrow) files, compressed (.gz, .bz2, .xz, .zst, .lz4) or not, in "
+        "a .zip or not, and images: convert it, or move it out of the folder"
+    ), line
+
+
+@pytest.mark.parametrize(
+    ("name", "builder"),
+    [
+        ("notes.txt", "text"),
+        ("test.xml", "xml"),
+        ("test.conll", "conll"),
+        ("instruction.md", "harbor"),
+        ("task.toml", "harbor"),
+        ("test.h5", "hdf5"),
+        ("test.pdf", "pdffolder"),
+        ("test.lance", "lance"),
+        ("test.vortex", "vortex"),
+        ("genes.fasta", "fasta"),
+        ("data.txt.gz", "text"),
+    ],
+)
+def test_a_data_file_of_a_builder_lmmprobe_does_not_check_is_refused(
+    tmp_path: Path, write_png, write_jsonl, name: str, builder: str
+) -> None:
+    # Their builders read lines or records of any length, unchecked; beside checked files
+    # too (the most common suffix, or a card, picks the builder). README.md is the card.
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    write_jsonl(folder / "test.jsonl", [{"id": "r0", "image": "a.png", "question": "q?",
+                                        "answer": "yes"}])  # fmt: skip
+    (folder / "README.md").write_text("# a card\n")
+    (folder / name).write_bytes(b"x" * 10)
+    with pytest.raises(DataError) as caught:
+        load(f"hf:{folder}")
+    assert str(caught.value).startswith(
+        f"{folder / name}: datasets reads it with its {builder} builder, which lmmprobe does "
+        "not check; an hf: dataset's files may be parquet,"
+    ), caught.value
+    (folder / name).unlink()
+    assert [s.id for s in load(f"hf:{folder}").samples] == ["r0"]  # the card and image: read
+
+
+@pytest.mark.parametrize("name", ["test.tsv", "test.ndjson", "test.jsonl.gz", "test.csv.bz2"])
+def test_a_single_data_file_of_any_format_a_folder_reads_is_read(
+    tmp_path: Path, write_png, name: str
+) -> None:
+    # A folder of .tsv or .ndjson files was read, while the same file given alone was
+    # refused as "unknown data file type".
+    import bz2
+    import gzip
+
+    write_png(tmp_path / "a.png")
+    if ".tsv" in name or ".csv" in name:
+        sep = "\t" if ".tsv" in name else ","
+        text = sep.join(["id", "image", "question", "answer"]) + "\n"
+        text += "".join(sep.join([f"r{i}", "a.png", f"q{i}?", "yes"]) + "\n" for i in range(3))
+        raw = text.encode()
+    else:
+        raw = _rows(3)
+    if name.endswith(".gz"):
+        raw = gzip.compress(raw)
+    elif name.endswith(".bz2"):
+        raw = bz2.compress(raw)
+    (tmp_path / name).write_bytes(raw)
+    result = load(f"hf:{tmp_path / name}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [s.id for s in result.samples] == ["r0", "r1", "r2"]
+    assert [s.question for s in result.samples] == ["q0?", "q1?", "q2?"]
+
+
+def test_a_single_file_of_another_format_names_the_formats_read(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("a line\n")
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line == (
+        f"error: {path}: unknown data file type: lmmprobe reads parquet, JSON / JSON Lines "
+        "(.json, .jsonl, .ndjson), CSV / TSV and Arrow (.arrow) files, compressed (.gz, .bz2, "
+        ".xz, .zst, .lz4) or not"
+    ), line
+
+
+def test_prefix_encoded_text_is_scanned_a_few_rows_at_a_time(tmp_path: Path) -> None:
+    # Re-test 8 (re-test 7 #3): a 34 KB file of DELTA_BYTE_ARRAY text (one 1 MB question in
+    # every row, each sharing its predecessor's bytes) took the check itself 499 MB: 256 rows
+    # were decoded before they were counted. Such columns are now scanned 16 rows at a time.
+    import subprocess
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "delta.parquet"
+    schema = pa.schema([("id", pa.string()), ("question", pa.string())])
+    with pq.ParquetWriter(path, schema, use_dictionary=False, compression="zstd",
+                          column_encoding={"question": "DELTA_BYTE_ARRAY"}) as writer:  # fmt: skip
+        for start in range(0, 300, 25):
+            ids = [f"q{i}" for i in range(start, start + 25)]
+            writer.write_table(pa.table({"id": ids, "question": ["x" * (1 << 20)] * 25}, schema))
+    assert path.stat().st_size < 1 << 20
+    script = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from lmmprobe.data.files import UnreadableFile, check_parquet\n"
+        "import pyarrow.parquet\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    check_parquet(Path(sys.argv[1]), what='a dataset')\n"
+        "except UnreadableFile as exc:\n"
+        "    print(exc)\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True)  # fmt: skip
+    message, grown = done.stdout.strip().splitlines()
+    assert message.startswith(f"{path}: column question decodes to more than 67,108,864"), message
+    # One thread per process (tests/conftest.py): 256 rows at a time grew it by 120 MB here
+    # (289 MB with pyarrow's threads), 16 rows at a time by under 20 MB.
+    assert int(grown) < 64, f"the check grew by {grown} MB"
