@@ -1069,12 +1069,14 @@ def test_a_data_file_of_a_builder_lmmprobe_does_not_check_is_refused(
     assert [s.id for s in load(f"hf:{folder}").samples] == ["r0"]  # the card and image: read
 
 
-@pytest.mark.parametrize("name", ["test.tsv", "test.ndjson", "test.jsonl.gz", "test.csv.bz2"])
+@pytest.mark.parametrize(
+    "name", ["test.tsv", "test.ndjson", "test.jsonl.gz", "test.csv.bz2", "test.zip"]
+)
 def test_a_single_data_file_of_any_format_a_folder_reads_is_read(
     tmp_path: Path, write_png, name: str
 ) -> None:
-    # A folder of .tsv or .ndjson files was read, while the same file given alone was
-    # refused as "unknown data file type".
+    # A folder of .tsv or .ndjson files (or a zip of them) was read, while the same file
+    # given alone was refused as "unknown data file type".
     import bz2
     import gzip
 
@@ -1086,7 +1088,9 @@ def test_a_single_data_file_of_any_format_a_folder_reads_is_read(
         raw = text.encode()
     else:
         raw = _rows(3)
-    if name.endswith(".gz"):
+    if name.endswith(".zip"):
+        raw = _zip({"test.jsonl": raw})
+    elif name.endswith(".gz"):
         raw = gzip.compress(raw)
     elif name.endswith(".bz2"):
         raw = bz2.compress(raw)
@@ -1104,7 +1108,7 @@ def test_a_single_file_of_another_format_names_the_formats_read(tmp_path: Path) 
     assert line == (
         f"error: {path}: unknown data file type: lmmprobe reads parquet, JSON / JSON Lines "
         "(.json, .jsonl, .ndjson), CSV / TSV and Arrow (.arrow) files, compressed (.gz, .bz2, "
-        ".xz, .zst, .lz4) or not"
+        ".xz, .zst, .lz4) or not, or a .zip of them"
     ), line
 
 

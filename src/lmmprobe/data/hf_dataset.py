@@ -42,6 +42,8 @@ import posixpath
 import re
 import shutil
 import tempfile
+import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -184,9 +186,13 @@ def _open(
         return _pick_split(datasets.load_from_disk(str(path)), split, path)
     split = split or "test"
     if path.is_file():
-        builder, kwargs = _file_builder(path)
+        zipped = path.suffix.lower() == ".zip"
+        if not zipped:
+            builder, kwargs = _file_builder(path)
         if check:
             check_data_files([path])
+        if zipped:  # checked first: the builder is its members' (`datasets` reads them)
+            builder, kwargs = _zip_builder(path)
         ds = datasets.load_dataset(
             builder,
             name=config,
@@ -243,9 +249,37 @@ def _file_builder(path: Path) -> tuple[str, dict[str, str]]:
         suffixes.pop()
     found = _CHECKED.get(suffixes[-1]) if suffixes else None
     if found is None:
-        raise DataError(f"{path}: unknown data file type: lmmprobe reads {_FILE_FORMATS}")
+        raise DataError(
+            f"{path}: unknown data file type: lmmprobe reads {_FILE_FORMATS}, or a .zip of them"
+        )
     builder, kwargs = found
     return builder, dict(kwargs)
+
+
+def _zip_builder(path: Path) -> tuple[str, dict[str, str]]:
+    """The builder for a zip of data files: that of its most common data file format.
+
+    Raises:
+        DataError: It holds no data file lmmprobe reads, or cannot be read.
+
+    """
+    with open_regular(path, what="a dataset") as fh:
+        try:
+            with zipfile.ZipFile(fh) as archive:
+                names = [info.filename for info in archive.infolist() if not info.is_dir()]
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError) as exc:
+            raise DataError(f"{path}: not a readable zip archive ({exc})") from None
+    found: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+    for name in names:
+        try:
+            builder, kwargs = _file_builder(Path(name))
+        except DataError:
+            continue
+        found[builder, tuple(sorted(kwargs.items()))] += 1
+    if not found:
+        raise DataError(f"{path}: a zip of no data file lmmprobe reads ({_FILE_FORMATS})")
+    (name, options), _ = found.most_common(1)[0]
+    return name, dict(options)
 
 
 def _other_builder(path: Path) -> str | None:
