@@ -6,8 +6,8 @@ parquet / json / jsonl / ndjson / csv / tsv / arrow data file, compressed or not
 ``load_dataset(BUILDER, data_files=...)``), or a local folder that ``load_dataset`` understands
 (data files of those formats, a zip of them, images). A data file of another of `datasets`'
 builders (``.txt``, ``.xml``, ``.eval``, ``.h5``, ``.lance``, ``.pdf``...) is refused: lmmprobe
-checks none of them before `datasets` converts it. Nothing is fetched from the Hub: download a dataset once and save it. The
-license is the dataset's own; see its dataset card.
+checks none of them before `datasets` converts it. Nothing is fetched from the Hub: download a
+dataset once and save it. The license is the dataset's own; see its dataset card.
 
 Spec: ``hf:PATH[,split=test,config=NAME,image=image,question=question,options=choices,
 answer=answer,id=id]``. The column options name the dataset's columns:
@@ -327,7 +327,9 @@ def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
     table bounds (`check_csv`) and JSON files under the readers' record and nesting bounds
     (`check_json`), compressed or not; zip archives are unpacked under the same rule
     (`unpack_zips`) into a temporary folder and what they hold checked as the folder's own
-    files. Each refusal is one line naming the file (a file in a zip as ``ARCHIVE/NAME``).
+    files. A file `datasets` would read with a builder none of these checks bound (``.txt``,
+    ``.eval``, ``.xml``...: `_other_builder`) is refused, naming the formats read. Each
+    refusal is one line naming the file (a file in a zip as ``ARCHIVE/NAME``).
 
     Args:
         files: The data files of one source.
