@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import sys
@@ -869,3 +870,281 @@ def test_an_arrow_batch_is_counted_from_its_metadata_before_it_is_decoded(tmp_pa
     out = done.stdout + done.stderr
     assert done.returncode == 2 and "Traceback" not in out, out
     assert out.strip().startswith(f"error: {path}: decodes to more than 67,108,864 bytes"), out
+
+
+# --- parquet page headers (re-test 8, re-test 7 #3's check) --------------------------------------
+
+
+def _one_page_parquet(path: Path) -> tuple[Path, int]:
+    """A parquet file whose question column is one zstd page of a 1 MB value, and where that
+    page's header states its uncompressed size (a 4-byte varint, after the page type)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"id": ["q0"], "question": ["x" * (1 << 20)], "answer": ["yes"]})
+    pq.write_table(table, path, use_dictionary=False, compression="zstd", write_statistics=False)
+    page = pq.ParquetFile(path).metadata.row_group(0).column(1).data_page_offset
+    data = path.read_bytes()
+    assert data[page : page + 3] == b"\x15\x00\x15"  # field 1 (type 0), then field 2's varint
+    return path, page + 3
+
+
+@pytest.mark.parametrize(
+    ("stated", "ends"),
+    [
+        (130_000_000, "values repeated, not a dataset"),  # past the budget: never allocated
+        (5_000_000, "a damaged or edited parquet file"),  # within it, but not the footer's
+    ],
+)
+def test_a_parquet_page_header_stating_more_than_its_footer_is_refused_before_decoding(
+    tmp_path: Path, stated: int, ends: str
+) -> None:
+    # Re-test 8 (re-test 7 #3): pyarrow allocates a page's stated uncompressed size and
+    # decompresses it whole before its values are counted; an edited page header is now read
+    # (parquet_pages) and refused before pyarrow decodes the page, naming file and column.
+    path, at = _one_page_parquet(tmp_path / "page.parquet")
+    data = bytearray(path.read_bytes())
+    data[at : at + 4] = _zigzag_varint(stated, 4)
+    path.write_bytes(bytes(data))
+    line = _refused_one_line(tmp_path, f"hf:{path},image=id")
+    assert line.startswith(f"error: {path}: column question"), line
+    assert line.endswith(ends), line
+    if stated == 5_000_000:
+        assert f"its pages state {stated:,} bytes uncompressed, its footer 1,04" in line, line
+
+
+def test_parquet_pages_of_every_kind_a_tool_writes_pass_the_check(tmp_path: Path) -> None:
+    # Honest files: dictionary and plain pages, data pages v1 and v2, statistics, nulls,
+    # nested lists and structs, several row groups and pages: their headers agree with
+    # their footers, and the file still loads.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from lmmprobe.data.files import check_parquet
+
+    n = 3000
+    table = pa.table({
+        "id": [f"q{i}" for i in range(n)],
+        "image": [{"bytes": png_bytes("red"), "path": None}] * n,
+        "question": [None if i % 7 == 0 else f"question {i % 50}" for i in range(n)],
+        "choices": [["red", "green", "blue"][: 1 + i % 3] for i in range(n)],
+        "answer": [i % 3 for i in range(n)],
+        "score": [i / 3 for i in range(n)],
+    })  # fmt: skip
+    for version in ("1.0", "2.0"):
+        path = tmp_path / f"v{version}.parquet"
+        pq.write_table(table, path, row_group_size=1000, data_page_size=4096,
+                       data_page_version=version, compression="snappy")  # fmt: skip
+        check_parquet(path, what="a dataset")
+    assert pq.ParquetFile(tmp_path / "v2.0.parquet").metadata.num_row_groups == 3
+    # Repeated images (dictionary-encoded bytes in a struct) over several row groups: the
+    # scan read them across row groups and failed ("Nested data conversions not implemented
+    # for chunked array outputs"), refusing an honest dataset as unreadable.
+    small = tmp_path / "small.parquet"
+    pq.write_table(image_dataset(columns(30)).data.table, small, row_group_size=10,
+                   data_page_version="2.0")  # fmt: skip
+    result = load(f"hf:{small}")
+    assert len(result.samples) == 30, [str(p) for p in result.problems][:3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=2000))
+def test_fuzz_a_page_header_from_any_bytes_is_read_or_refused_in_a_few_words(data: bytes) -> None:
+    from lmmprobe.data.parquet_pages import PageHeader, PageHeaderError, read_page_header
+
+    try:
+        header = read_page_header(data)
+    except PageHeaderError as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    assert isinstance(header, PageHeader)
+    assert 0 < header.length <= len(data)
+    assert header.uncompressed_size >= 0 and header.compressed_size >= 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    prefix=st.sampled_from([b"", b"\x15\x00\x15\x02\x15\x02", b"\x1c", b"\x19", b"\x1b"]),
+    unit=st.binary(min_size=1, max_size=4),
+    repeat=st.integers(1, 200_000),
+)
+def test_fuzz_page_headers_nested_long_or_huge_are_refused_quickly(
+    prefix: bytes, unit: bytes, repeat: int
+) -> None:
+    # Nested structs and lists, lists stating 2^60 elements, varints of any length, fields
+    # without end: each is refused from the header's own bytes, whatever it claims.
+    import time
+
+    from lmmprobe.data.parquet_pages import PageHeaderError, read_page_header
+
+    data = prefix + unit * repeat
+    started = time.monotonic()
+    with contextlib.suppress(PageHeaderError):
+        read_page_header(data)
+    assert time.monotonic() - started < 10  # a generous bound: linear in at most 16 MiB
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"\x1c" * 1000, "nested more than 16 deep"),
+        (b"\x15" + b"\xff" * 20, "a varint longer than 10 bytes"),
+        (b"\x19\xf8" + b"\xff" * 9 + b"\x01", "past the bytes read"),  # a list of 2^63 i32
+        (b"\x15\x00\x15\x03\x15\x02\x00", "a negative size"),
+        (b"\x11" * 100_001, "more than 100,000 fields"),
+        (b"\x15\x00\x00", "without its type and sizes"),
+    ],
+)
+def test_a_page_header_past_the_readers_bounds_is_one_reason(data: bytes, reason: str) -> None:
+    from lmmprobe.data.parquet_pages import PageHeaderError, read_page_header
+
+    with pytest.raises(PageHeaderError, match=reason):
+        read_page_header(data)
+
+
+# --- the formats an hf: folder may hold (re-test 8 #2) --------------------------------------------
+
+
+def _eval_log(samples: int, size: int) -> bytes:
+    """An Inspect ``.eval`` log: a zip of ``samples/*.json``, each holding a `size`-byte text."""
+    import json
+
+    members = {"header.json": b"{}"}
+    for i in range(samples):
+        members[f"samples/{i}.json"] = json.dumps({"id": i, "input": "x" * size}).encode()
+    return _zip(members)
+
+
+def test_an_inspect_eval_log_in_a_folder_is_refused_naming_the_formats_read(tmp_path: Path) -> None:
+    # Re-test 8 #2: datasets picks its `eval` builder for a `.eval` file (a zip of JSON
+    # samples it loads whole): a 31 KB file took 33 s and made a 31 MB copy, unchecked. Here
+    # refused before datasets reads it, in one line naming the file and the formats read.
+    folder = tmp_path / "ev"
+    folder.mkdir()
+    path = folder / "test.eval"
+    path.write_bytes(_eval_log(3, 1 << 20))
+    line = _refused_one_line(tmp_path, f"hf:{folder},split=logs")
+    assert line == (
+        f"error: {path}: datasets reads it with its eval builder, which lmmprobe does not check; "
+        "an hf: dataset's files may be parquet, JSON / JSON Lines (.json, .jsonl, .ndjson), "
+        "CSV / TSV and Arrow (.arrow) files, compressed (.gz, .bz2, .xz, .zst, .lz4) or not, in "
+        "a .zip or not, and images: convert it, or move it out of the folder"
+    ), line
+
+
+@pytest.mark.parametrize(
+    ("name", "builder"),
+    [
+        ("notes.txt", "text"),
+        ("test.xml", "xml"),
+        ("test.conll", "conll"),
+        ("instruction.md", "harbor"),
+        ("task.toml", "harbor"),
+        ("test.h5", "hdf5"),
+        ("test.pdf", "pdffolder"),
+        ("test.lance", "lance"),
+        ("test.vortex", "vortex"),
+        ("genes.fasta", "fasta"),
+        ("data.txt.gz", "text"),
+    ],
+)
+def test_a_data_file_of_a_builder_lmmprobe_does_not_check_is_refused(
+    tmp_path: Path, write_png, write_jsonl, name: str, builder: str
+) -> None:
+    # Their builders read lines or records of any length, unchecked; beside checked files
+    # too (the most common suffix, or a card, picks the builder). README.md is the card.
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    write_jsonl(folder / "test.jsonl", [{"id": "r0", "image": "a.png", "question": "q?",
+                                        "answer": "yes"}])  # fmt: skip
+    (folder / "README.md").write_text("# a card\n")
+    (folder / name).write_bytes(b"x" * 10)
+    with pytest.raises(DataError) as caught:
+        load(f"hf:{folder}")
+    assert str(caught.value).startswith(
+        f"{folder / name}: datasets reads it with its {builder} builder, which lmmprobe does "
+        "not check; an hf: dataset's files may be parquet,"
+    ), caught.value
+    (folder / name).unlink()
+    assert [s.id for s in load(f"hf:{folder}").samples] == ["r0"]  # the card and image: read
+
+
+@pytest.mark.parametrize(
+    "name", ["test.tsv", "test.ndjson", "test.jsonl.gz", "test.csv.bz2", "test.zip"]
+)
+def test_a_single_data_file_of_any_format_a_folder_reads_is_read(
+    tmp_path: Path, write_png, name: str
+) -> None:
+    # A folder of .tsv or .ndjson files (or a zip of them) was read, while the same file
+    # given alone was refused as "unknown data file type".
+    import bz2
+    import gzip
+
+    write_png(tmp_path / "a.png")
+    if ".tsv" in name or ".csv" in name:
+        sep = "\t" if ".tsv" in name else ","
+        text = sep.join(["id", "image", "question", "answer"]) + "\n"
+        text += "".join(sep.join([f"r{i}", "a.png", f"q{i}?", "yes"]) + "\n" for i in range(3))
+        raw = text.encode()
+    else:
+        raw = _rows(3)
+    if name.endswith(".zip"):
+        raw = _zip({"test.jsonl": raw})
+    elif name.endswith(".gz"):
+        raw = gzip.compress(raw)
+    elif name.endswith(".bz2"):
+        raw = bz2.compress(raw)
+    (tmp_path / name).write_bytes(raw)
+    result = load(f"hf:{tmp_path / name}")
+    assert result.invalid == 0, [str(p) for p in result.problems]
+    assert [s.id for s in result.samples] == ["r0", "r1", "r2"]
+    assert [s.question for s in result.samples] == ["q0?", "q1?", "q2?"]
+
+
+def test_a_single_file_of_another_format_names_the_formats_read(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("a line\n")
+    line = _refused_one_line(tmp_path, f"hf:{path}")
+    assert line == (
+        f"error: {path}: unknown data file type: lmmprobe reads parquet, JSON / JSON Lines "
+        "(.json, .jsonl, .ndjson), CSV / TSV and Arrow (.arrow) files, compressed (.gz, .bz2, "
+        ".xz, .zst, .lz4) or not, or a .zip of them"
+    ), line
+
+
+def test_prefix_encoded_text_is_scanned_a_few_rows_at_a_time(tmp_path: Path) -> None:
+    # Re-test 8 (re-test 7 #3): a 34 KB file of DELTA_BYTE_ARRAY text (one 1 MB question in
+    # every row, each sharing its predecessor's bytes) took the check itself 499 MB: 256 rows
+    # were decoded before they were counted. Such columns are now scanned 16 rows at a time.
+    import subprocess
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "delta.parquet"
+    schema = pa.schema([("id", pa.string()), ("question", pa.string())])
+    with pq.ParquetWriter(path, schema, use_dictionary=False, compression="zstd",
+                          column_encoding={"question": "DELTA_BYTE_ARRAY"}) as writer:  # fmt: skip
+        for start in range(0, 300, 25):
+            ids = [f"q{i}" for i in range(start, start + 25)]
+            writer.write_table(pa.table({"id": ids, "question": ["x" * (1 << 20)] * 25}, schema))
+    assert path.stat().st_size < 1 << 20
+    script = (
+        "import resource, sys\n"
+        "from pathlib import Path\n"
+        "from lmmprobe.data.files import UnreadableFile, check_parquet\n"
+        "import pyarrow.parquet\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n"
+        "    check_parquet(Path(sys.argv[1]), what='a dataset')\n"
+        "except UnreadableFile as exc:\n"
+        "    print(exc)\n"
+        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, timeout=600, check=True)  # fmt: skip
+    message, grown = done.stdout.strip().splitlines()
+    assert message.startswith(f"{path}: column question decodes to more than 67,108,864"), message
+    # One thread per process (tests/conftest.py): 256 rows at a time grew it by 120 MB here
+    # (289 MB with pyarrow's threads), 16 rows at a time by under 20 MB.
+    assert int(grown) < 64, f"the check grew by {grown} MB"

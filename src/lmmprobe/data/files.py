@@ -37,6 +37,7 @@ from xml.parsers import expat
 
 from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
 from lmmprobe.data.base import DataError
+from lmmprobe.data.parquet_pages import PageHeaderError, column_pages
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason
 
 __all__ = [
@@ -697,6 +698,9 @@ class ParquetLimits:
     """Column chunks (row groups times columns) a file may have: each costs pyarrow a reader
     and buffers, and 50,000 row groups of one row, or 50,000 columns, took the check minutes
     and aborted the process out of memory; a real dataset file has tens to hundreds."""
+    pages: int = 1_000_000
+    """Pages a file may have: each page's header is read before pyarrow decodes it (a page
+    a tool writes holds up to 1 MiB or 20,000 values: a million pages is a large dataset)."""
 
 
 PARQUET_LIMITS = ParquetLimits()
@@ -712,6 +716,12 @@ _SCAN_BATCH = 256
 """Rows decoded at a time by the scan: a row's values are never more than their pages hold,
 so a batch of 1 MB values is 256 MB at most before it is counted (benchmarks/parquet_check.py
 times the scan)."""
+
+
+_DELTA_BATCH = 16
+"""Rows decoded at a time from a column with prefix-encoded (DELTA_BYTE_ARRAY) text: a value
+there may share its predecessor's bytes, so its pages bound no row; 16 rows of one 1 MB value
+stated in a few bytes are 16 MB before they are counted (256 of them took the check 400 MB)."""
 
 
 def check_parquet(path: Path, *, what: str, limits: ParquetLimits = PARQUET_LIMITS) -> None:
@@ -793,12 +803,14 @@ def _check_one(
     """Check one file against what is left of `limit` after `used`; the new count."""
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    with open_regular(path, what=what):
+    with open_regular(path, what=what) as fh:
         try:
             # Read by pyarrow's own file (through a Python file it is twice as slow), once
             # open_regular has found a regular file there (a FIFO would block the open).
             with pa.OSFile(str(path)) as source:
-                return _check_parquet(source, limit, used, limits.chunks)
+                return _check_parquet(source, fh, limit, used, limits)
+        except _ParquetRefused as exc:
+            raise UnreadableFile(f"{path}: {exc}") from None
         except _ParquetTooMany as exc:
             raise UnreadableFile(
                 f"{path}: {exc}, more than the {limits.chunks:,} column chunks (row groups "
@@ -810,15 +822,24 @@ def _check_one(
                 f"from {where}, at least "
                 f"{limits.floor >> 20} MiB): values repeated, not {what}"
             ) from None
-        except MemoryError:
-            raise UnreadableFile(
-                f"{path}: too large to check (out of memory while decoding it): not {what}"
-            ) from None
-        except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            if "alloc" in first:  # pyarrow's own allocation failures: not a broken file
-                raise UnreadableFile(f"{path}: too large to check ({first}): not {what}") from None
-            raise UnreadableFile(f"{path}: not a readable parquet file ({first})") from None
+        except (MemoryError, pa.ArrowException, OSError) as exc:
+            raise _pyarrow_failure(path, exc, what, "a readable parquet file") from None
+
+
+def _pyarrow_failure(path: Path, exc: BaseException, what: str, kind: str) -> UnreadableFile:
+    """One line for pyarrow failing on `path` (of `kind`, ``"a readable parquet file"``).
+
+    Running out of memory, or pyarrow's own allocation failures (which name no file), say the
+    file is too large to check; any other failure says it is not `kind`, in pyarrow's words.
+    """
+    if isinstance(exc, MemoryError):
+        return UnreadableFile(
+            f"{path}: too large to check (out of memory while decoding it): not {what}"
+        )
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "alloc" in first:  # pyarrow's own allocation failures: not a broken file
+        return UnreadableFile(f"{path}: too large to check ({first}): not {what}")
+    return UnreadableFile(f"{path}: not {kind} ({first})")
 
 
 class _ParquetOverLimit(Exception):
@@ -829,12 +850,16 @@ class _ParquetTooMany(Exception):
     """The footer states more column chunks than a file may have; its text says how many."""
 
 
-def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
+class _ParquetRefused(Exception):
+    """A file refused for what its pages state; its text is the reason, after the file's name."""
+
+
+def _check_parquet(source: Any, fh: IO[bytes], limit: int, used: int, limits: ParquetLimits) -> int:
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     parquet = pq.ParquetFile(source)
     meta, schema = parquet.metadata, parquet.schema
-    if meta.num_row_groups * meta.num_columns > chunks:
+    if meta.num_row_groups * meta.num_columns > limits.chunks:
         groups, columns = meta.num_row_groups, meta.num_columns
         raise _ParquetTooMany(
             f"{groups:,} row group{'s' * (groups != 1)} of {columns:,} column{'s' * (columns != 1)}"
@@ -844,6 +869,8 @@ def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
     # alone passes the limit is refused before the scan would decode it.
     stated = used
     dictionary: set[str] = set()  # text leaves the scan reads still encoded
+    delta: set[str] = set()  # columns of a prefix-encoded leaf, scanned a few rows at a time
+    pages = _PageCount(limits.pages)
     for r in range(meta.num_row_groups):
         group = meta.row_group(r)
         for c in range(group.num_columns):
@@ -853,13 +880,17 @@ def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
                 width = leaf.length  # exact, whatever the encoding
             else:
                 width = _PARQUET_WIDTHS.get(leaf.physical_type, _OFFSET)
-            stated += max(chunk.total_uncompressed_size, count * width)
+            # What its pages state, each page held to the budget before pyarrow allocates it.
+            in_pages = _page_sizes(fh, chunk, f"column {leaf.path}", limit - stated, pages)
+            stated += max(chunk.total_uncompressed_size, in_pages, count * width)
             if stated > limit:
                 raise _ParquetOverLimit(f"column {leaf.path}")
             if leaf.physical_type == "BYTE_ARRAY" and (
                 chunk.has_dictionary_page or any("DICTIONARY" in e for e in chunk.encodings)
             ):
                 dictionary.add(leaf.path)
+            if "DELTA_BYTE_ARRAY" in chunk.encodings:
+                delta.add(leaf.path.split(".")[0])
     # Then every column, as decoded: an encoding that expands (dictionary, delta, a
     # compressed run) or a footer that understates shows in the count, a batch at a time. A
     # flat column is decoded (a batch is its rows' values); a nested one is read with its
@@ -868,20 +899,79 @@ def _check_parquet(source: Any, limit: int, used: int, chunks: int) -> int:
     names = parquet.schema_arrow.names
     total = used
     measured: dict[str, tuple[Any, Any]] = {}  # each column's last dictionary and its lengths
-    for columns, encoded in (
-        ([n for n in names if n not in top], []),
-        ([n for n in names if n in top], sorted(p for p in dictionary if "." in p)),
+    nested = sorted(p for p in dictionary if "." in p)
+    for columns, encoded, rows in (
+        ([n for n in names if n not in top and n not in delta], [], _SCAN_BATCH),
+        ([n for n in names if n not in top and n in delta], [], _DELTA_BATCH),
+        ([n for n in names if n in top and n not in delta], nested, _SCAN_BATCH),
+        ([n for n in names if n in top and n in delta], nested, _DELTA_BATCH),
     ):
         if not columns:
             continue
         reader = pq.ParquetFile(source, read_dictionary=encoded)
-        for batch in reader.iter_batches(
-            batch_size=_SCAN_BATCH, columns=columns, use_threads=False
-        ):
-            for name, column in zip(batch.schema.names, batch.columns, strict=True):
-                total += _decoded_size(column, name, measured)
-                if total > limit:
-                    raise _ParquetOverLimit(f"column {name}")
+        # A row group at a time: each has a dictionary of its own, and pyarrow cannot read
+        # nested text still encoded across two ("Nested data conversions not implemented
+        # for chunked array outputs" refused a dataset of repeated images in row groups).
+        for group in range(meta.num_row_groups) if encoded else [None]:
+            for batch in reader.iter_batches(
+                batch_size=rows,
+                row_groups=None if group is None else [group],
+                columns=columns,
+                use_threads=False,
+            ):
+                for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                    total += _decoded_size(column, name, measured)
+                    if total > limit:
+                        raise _ParquetOverLimit(f"column {name}")
+    return total
+
+
+@dataclass
+class _PageCount:
+    """The pages a file's check has read, against `ParquetLimits.pages`."""
+
+    most: int
+    seen: int = 0
+
+
+def _page_sizes(fh: IO[bytes], chunk: Any, name: str, room: int, count: _PageCount) -> int:
+    """The uncompressed bytes the pages of column chunk `chunk` state, read from their headers.
+
+    pyarrow allocates a page's stated uncompressed size and decompresses the page whole before
+    its values can be counted, and its footer's sizes are the file's own claim: so each
+    page's header is read first (`parquet_pages.column_pages`), and a page is refused once the
+    pages so far pass `room` (what is left of the budget), or when the pages together state
+    more than the footer does (pyarrow would trust the pages).
+
+    Raises:
+        _ParquetOverLimit: The pages state more than `room`.
+        _ParquetRefused: A header that cannot be read, too many pages, or pages disagreeing
+            with the footer.
+
+    """
+    start = chunk.data_page_offset
+    dictionary = chunk.dictionary_page_offset if chunk.has_dictionary_page else None
+    if dictionary is not None and 0 < dictionary < start:
+        start = dictionary
+    total = 0
+    try:
+        for page in column_pages(fh, start, chunk.total_compressed_size, chunk.num_values):
+            count.seen += 1
+            if count.seen > count.most:
+                raise _ParquetRefused(
+                    f"more than {count.most:,} pages, the most lmmprobe reads from a parquet "
+                    "file: not a file a tool wrote"
+                )
+            total += page.uncompressed_size
+            if total > room:
+                raise _ParquetOverLimit(name)
+    except PageHeaderError as exc:
+        raise _ParquetRefused(f"{name}: {exc}: a damaged or edited parquet file") from None
+    if total > chunk.total_uncompressed_size:
+        raise _ParquetRefused(
+            f"{name}: its pages state {total:,} bytes uncompressed, its footer "
+            f"{chunk.total_uncompressed_size:,}: a damaged or edited parquet file"
+        )
     return total
 
 
@@ -1096,17 +1186,8 @@ def check_arrow(
                     f"from {where}, at least {limits.floor >> 20} MiB): values repeated or "
                     f"compressed away, not {what}"
                 ) from None
-            except MemoryError:
-                raise UnreadableFile(
-                    f"{path}: too large to check (out of memory while decoding it): not {what}"
-                ) from None
-            except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
-                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                if "alloc" in first:
-                    raise UnreadableFile(
-                        f"{path}: too large to check ({first}): not {what}"
-                    ) from None
-                raise UnreadableFile(f"{path}: not a readable Arrow IPC file ({first})") from None
+            except (MemoryError, pa.ArrowException, OSError) as exc:
+                raise _pyarrow_failure(path, exc, what, "a readable Arrow IPC file") from None
 
 
 _ARROW_FILE_MAGIC = b"ARROW1\0\0"

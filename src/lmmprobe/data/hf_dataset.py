@@ -2,10 +2,12 @@
 
 Origin: any dataset the `datasets` library (Apache-2.0) reads from local disk: a folder written
 by ``Dataset.save_to_disk`` / ``DatasetDict.save_to_disk`` (read with ``load_from_disk``), a
-parquet / json / jsonl / csv / arrow data file (read with ``load_dataset(BUILDER,
-data_files=...)``), or a local folder that ``load_dataset`` understands (data files, an
-``imagefolder``). Nothing is fetched from the Hub: download a dataset once and save it. The
-license is the dataset's own; see its dataset card.
+parquet / json / jsonl / ndjson / csv / tsv / arrow data file, compressed or not (read with
+``load_dataset(BUILDER, data_files=...)``), or a local folder that ``load_dataset`` understands
+(data files of those formats, a zip of them, images). A data file of another of `datasets`'
+builders (``.txt``, ``.xml``, ``.eval``, ``.h5``, ``.lance``, ``.pdf``...) is refused: lmmprobe
+checks none of them before `datasets` converts it. Nothing is fetched from the Hub: download a
+dataset once and save it. The license is the dataset's own; see its dataset card.
 
 Spec: ``hf:PATH[,split=test,config=NAME,image=image,question=question,options=choices,
 answer=answer,id=id]``. The column options name the dataset's columns:
@@ -40,12 +42,16 @@ import posixpath
 import re
 import shutil
 import tempfile
+import zipfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PureWindowsPath
 from types import ModuleType
 from typing import Any
+
+from PIL import Image
 
 from lmmprobe._mapping_file import MAX_BYTES, MappingFileError, read_mapping_text, where
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
@@ -182,14 +188,20 @@ def _open(
         return _pick_split(datasets.load_from_disk(str(path)), split, path)
     split = split or "test"
     if path.is_file():
-        builder = BUILDERS.get(path.suffix.lower())
-        if builder is None:
-            known = ", ".join(sorted(BUILDERS))
-            raise DataError(f"{path}: unknown data file type (known: {known})")
+        zipped = path.suffix.lower() == ".zip"
+        if not zipped:
+            builder, kwargs = _file_builder(path)
         if check:
             check_data_files([path])
+        if zipped:  # checked first: the builder is its members' (`datasets` reads them)
+            builder, kwargs = _zip_builder(path)
         ds = datasets.load_dataset(
-            builder, name=config, data_files={split: str(path)}, split=split, cache_dir=cache
+            builder,
+            name=config,
+            data_files={split: str(path)},
+            split=split,
+            cache_dir=cache,
+            **kwargs,
         )
     else:
         card_configs(path)  # a card `datasets` would choke on is refused in one line first
@@ -197,6 +209,110 @@ def _open(
             check_data_files(_data_files(path))
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
+
+
+_CHECKED = {
+    **dict.fromkeys((".parquet", ".geoparquet", ".gpq"), ("parquet", {})),
+    **dict.fromkeys(JSON_SUFFIXES, ("json", {})),
+    ".csv": ("csv", {}),
+    ".tsv": ("csv", {"sep": "\t"}),
+    ".arrow": ("arrow", {}),
+}
+"""The data files lmmprobe checks before `datasets` converts them, by suffix: `datasets`'
+builder for each, with the options it gives it (a TSV is a CSV split at tabs)."""
+
+_FILE_FORMATS = (
+    "parquet, JSON / JSON Lines (.json, .jsonl, .ndjson), CSV / TSV and Arrow (.arrow) files, "
+    "compressed (.gz, .bz2, .xz, .zst, .lz4) or not"
+)
+"""What a data file ``hf:`` reads may be, for the refusal of another."""
+
+_READ_FORMATS = f"{_FILE_FORMATS}, in a .zip or not, and images"
+"""What an ``hf:`` folder's data files may be, for the refusal of another."""
+
+_IGNORED = frozenset(
+    {"readme.md", "config.json", "dataset_info.json", "dataset_infos.json", "dataset_dict.json"}
+)
+"""Files `datasets` never reads as data (its FILES_TO_IGNORE): the card and its metadata."""
+
+
+def _file_builder(path: Path) -> tuple[str, dict[str, str]]:
+    """The `datasets` builder, and its options, for one data file `path`, by its suffix.
+
+    Any file a folder may hold is read alone as well: a compression's suffix is skipped
+    (``test.jsonl.gz`` is JSON Lines, which `datasets` decompresses as it reads).
+
+    Raises:
+        DataError: Not a format lmmprobe checks, naming the formats it reads.
+
+    """
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    if len(suffixes) == 2 and suffixes[-1] in COMPRESSIONS:
+        suffixes.pop()
+    found = _CHECKED.get(suffixes[-1]) if suffixes else None
+    if found is None:
+        raise DataError(
+            f"{path}: unknown data file type: lmmprobe reads {_FILE_FORMATS}, or a .zip of them"
+        )
+    builder, kwargs = found
+    return builder, dict(kwargs)
+
+
+def _zip_builder(path: Path) -> tuple[str, dict[str, str]]:
+    """The builder for a zip of data files: that of its most common data file format.
+
+    Raises:
+        DataError: It holds no data file lmmprobe reads, or cannot be read.
+
+    """
+    with open_regular(path, what="a dataset") as fh:
+        try:
+            with zipfile.ZipFile(fh) as archive:
+                names = [info.filename for info in archive.infolist() if not info.is_dir()]
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError) as exc:
+            raise DataError(f"{path}: not a readable zip archive ({exc})") from None
+    found: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+    for name in names:
+        try:
+            builder, kwargs = _file_builder(Path(name))
+        except DataError:
+            continue
+        found[builder, tuple(sorted(kwargs.items()))] += 1
+    if not found:
+        raise DataError(f"{path}: a zip of no data file lmmprobe reads ({_FILE_FORMATS})")
+    (name, options), _ = found.most_common(1)[0]
+    return name, dict(options)
+
+
+def _other_builder(path: Path) -> str | None:
+    """The builder `datasets` would read `path` with, by its name, when lmmprobe checks none.
+
+    `datasets` picks a folder's builder by its files' most common suffix (each of a name's
+    suffixes counts): a ``.txt``, ``.xml``, ``.eval``, ``.tar``, ``.h5``, ``.lance``,
+    ``.pdf`` file... is read by a builder of its own, unchecked (lines of any length, zip
+    members json-loaded whole). Its own table of suffixes says which; where it cannot be
+    read, every suffix lmmprobe does not know is taken as another builder's.
+    """
+    if path.name.lower() in _IGNORED:
+        return None
+    try:
+        table: dict[str, tuple[str, Any]] | None = importlib.import_module(
+            "datasets.packaged_modules"
+        )._EXTENSION_TO_MODULE
+    except (ModuleNotFoundError, AttributeError):
+        table = None
+    for part in path.name.split(".")[1:]:
+        suffix = f".{part.lower()}"
+        if suffix in _CHECKED or suffix in COMPRESSIONS or suffix == ".zip":
+            continue
+        if table is None:  # images are read as images (their pixels capped) whatever reads them
+            if suffix not in Image.registered_extensions():
+                return f"builder for {suffix} files"
+            continue
+        module = table.get(suffix, (None,))[0]
+        if module is not None and module != "imagefolder":
+            return f"{module} builder"
+    return None
 
 
 def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
@@ -213,7 +329,9 @@ def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
     table bounds (`check_csv`) and JSON files under the readers' record and nesting bounds
     (`check_json`), compressed or not; zip archives are unpacked under the same rule
     (`unpack_zips`) into a temporary folder and what they hold checked as the folder's own
-    files. Each refusal is one line naming the file (a file in a zip as ``ARCHIVE/NAME``).
+    files. A file `datasets` would read with a builder none of these checks bound (``.txt``,
+    ``.eval``, ``.xml``...: `_other_builder`) is refused, naming the formats read. Each
+    refusal is one line naming the file (a file in a zip as ``ARCHIVE/NAME``).
 
     Args:
         files: The data files of one source.
@@ -235,6 +353,15 @@ def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
                     f"{file}: a {formats[file]} archive{inside}, which lmmprobe does not "
                     "unpack to check before datasets converts it: unpack it into the dataset's "
                     "folder"
+                )
+        for file in files:
+            other = _other_builder(file)
+            if other is not None:
+                # Its builder reads what no check of lmmprobe's has bounded.
+                raise DataError(
+                    f"{file}: datasets reads it with its {other}, which lmmprobe does not "
+                    f"check; an hf: dataset's files may be {_READ_FORMATS}: convert it, or "
+                    "move it out of the folder"
                 )
         codecs = {file: fmt for file, fmt in formats.items() if fmt in _CODECS}
         check_parquets(parquet, what="a dataset")
@@ -469,7 +596,7 @@ def open_dataset(path: Path, options: dict[str, str]) -> tuple[Any, str | None]:
     """Open a local dataset as the ``hf`` source does, without reading its rows.
 
     Args:
-        path: A ``save_to_disk`` folder, a parquet/json/jsonl/csv/arrow file, or a folder
+        path: A ``save_to_disk`` folder, a parquet/json/jsonl/csv/tsv/arrow file, or a folder
             ``load_dataset`` reads.
         options: ``split`` and ``config``, as in the source spec (other keys are ignored).
 
