@@ -1069,6 +1069,23 @@ def test_a_data_file_of_a_builder_lmmprobe_does_not_check_is_refused(
     assert [s.id for s in load(f"hf:{folder}").samples] == ["r0"]  # the card and image: read
 
 
+def test_a_file_of_another_format_datasets_leaves_unread_is_no_reason_to_refuse(
+    tmp_path: Path, write_png, write_jsonl
+) -> None:
+    # `datasets` reads a folder with its most common format's builder and leaves the other
+    # files unread: a NOTES.txt beside two JSON Lines files is not read, so not refused.
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    for i in range(2):
+        write_jsonl(folder / f"part-{i}.jsonl", [{"id": f"r{i}", "image": "a.png",
+                                                  "question": "q?", "answer": "yes"}])  # fmt: skip
+    (folder / "NOTES.txt").write_text("how the rows were made\n" * 3)
+    assert sorted(s.id for s in load(f"hf:{folder},split=train").samples) == ["r0", "r1"]
+    (folder / "MORE.txt").write_text("x\n")  # as common as .jsonl: datasets may pick its builder
+    with pytest.raises(DataError, match="datasets reads it with its text builder"):
+        load(f"hf:{folder},split=train")
+
+
 @pytest.mark.parametrize(
     "name", ["test.tsv", "test.ndjson", "test.jsonl.gz", "test.csv.bz2", "test.zip"]
 )

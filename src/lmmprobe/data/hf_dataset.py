@@ -315,6 +315,31 @@ def _other_builder(path: Path) -> str | None:
     return None
 
 
+def _read_unchecked(files: list[Path]) -> dict[Path, str]:
+    """The files of `files` `datasets` may read with a builder lmmprobe does not check.
+
+    `datasets` reads a folder with the builder of its most common suffix (each of a name's
+    suffixes counted) and leaves the files of other formats unread, so a ``LICENSE.txt``
+    beside three parquet files is never read. A file of an unchecked builder (`_other_builder`)
+    counts here where its suffix is at least as common as the most common suffix of the files
+    lmmprobe checks: at a tie `datasets` may pick either, so a tie is refused too.
+    """
+    others = {file: other for file in files if (other := _other_builder(file)) is not None}
+    if not others:
+        return {}
+    counts = Counter(f".{part.lower()}" for file in files for part in file.name.split(".")[1:])
+    read = [file for file in files if file not in others and file.name.lower() not in _IGNORED]
+    checked = max(
+        (counts[f".{part.lower()}"] for file in read for part in file.name.split(".")[1:]),
+        default=0,
+    )
+    return {
+        file: other
+        for file, other in others.items()
+        if max(counts[f".{part.lower()}"] for part in file.name.split(".")[1:]) >= checked
+    }
+
+
 def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
     """Refuse any file among `files` that `datasets` would convert into more than it holds.
 
@@ -354,8 +379,7 @@ def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
                     "unpack to check before datasets converts it: unpack it into the dataset's "
                     "folder"
                 )
-        for file in files:
-            other = _other_builder(file)
+        for file, other in _read_unchecked(files).items():
             if other is not None:
                 # Its builder reads what no check of lmmprobe's has bounded.
                 raise DataError(
