@@ -316,8 +316,12 @@ def setup_venv(venv: Path, reuse_site: bool) -> None:
     subprocess.run([*pip, FILELOCK_FOR_LMMS_EVAL], check=True)
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one whole process; its output is kept only on failure."""
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one whole process.
+
+    Its output is kept only on failure. The CPU seconds are the figure to compare on a shared
+    machine, where other work stretches the wall time of both sides alike but unevenly.
+    """
     with tempfile.TemporaryFile() as log:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -329,7 +333,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
             log.seek(0)
             tail = log.read().decode("utf-8", "replace")[-2000:]
             raise SystemExit(f"{' '.join(cmd[:3])} ... exited {proc.returncode}:\n{tail}")
-    return dt, usage.ru_maxrss / 1024
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def lmms_samples(out: Path) -> int:
@@ -354,11 +358,12 @@ VARIANTS = ("new first", "new cached", "old first", "old cached", "lmms-eval")
 
 def measure(
     args: argparse.Namespace, python: Path, root: Path, n: int
-) -> dict[str, list[tuple[float, float]]]:
+) -> dict[str, list[tuple[float, float, float]]]:
     """Time every variant on `n` questions, interleaved, `args.rounds` times after warm-ups.
 
     Returns:
-        Each variant's (seconds, peak MiB) per round; the old code's only with ``--old-src``.
+        Each variant's (seconds, peak MiB, CPU seconds) per round; the old code's only with
+        ``--old-src``.
 
     """
     data = root / "questions.jsonl"
@@ -380,7 +385,7 @@ def measure(
             )
     for side, env in sides.items():
         timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
-    got: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
+    got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in VARIANTS}
     for r in range(args.rounds):
         line = []
         for side, env in sides.items():
@@ -522,6 +527,24 @@ def main() -> None:
             old_c, new_c = (med(x[0] for x in got[f"{s} cached"]) for s in ("old", "new"))
             print(f"{'':>10} cached re-run, old / new: {old_c / new_c:.2f}x")
             figures.append(f"cached_old_over_new_{n}={old_c / new_c:.2f}")
+    print("\nmedian CPU seconds (user + system) of the same runs, and first run / cached re-run")
+    print(f"{'questions':>10} " + " ".join(f"{v:>17}" for v in VARIANTS))
+    for n, got in results.items():
+        cpu = {v: med(x[2] for x in got[v]) for v in VARIANTS if v in got}
+        print(
+            f"{n:>10} "
+            + " ".join(f"{cpu[v]:>17.1f}" if v in cpu else f"{'-':>17}" for v in VARIANTS)
+        )
+        for side in ("new", "old"):
+            if f"{side} first" in cpu:
+                ratio = cpu[f"{side} first"] / cpu[f"{side} cached"]
+                print(f"{'':>10} {side}: CPU, first run / cached re-run {ratio:.2f}x")
+                figures.append(f"{side}_cpu_cached_s_{n}={cpu[f'{side} cached']:.1f}")
+                figures.append(f"{side}_cpu_cached_speedup_{n}={ratio:.2f}")
+        if "old cached" in cpu:
+            figures.append(
+                f"cpu_cached_old_over_new_{n}={cpu['old cached'] / cpu['new cached']:.2f}"
+            )
     print(" ".join(figures))
 
 
