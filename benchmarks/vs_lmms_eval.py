@@ -93,6 +93,22 @@ query per file. What a re-run still spends per row, spread over a dozen steps (n
 (a validated `Score`), reading each stored answer into a `Response`, writing the samples and
 scores, and the results. The 5x target needs those to become per-chunk work (the streamed,
 store-first rows of issue 35).
+
+Then a load reads the pixel cap once (``pixel_cap_read_once``; it was read from the
+environment five times an image, about a tenth of a re-run's loading) and each recorded image
+reference is written by one shared JSON encoder. The script now also gives each process's CPU
+seconds (user + system), the figure to compare on a shared machine. Measured 2026-11-30 with
+``--sizes 10000 --images --rounds 3 --no-lmms-eval --old-src OLD/src`` (load average 11-17,
+wall times noisy), medians: wall first run old 11.3 / new 11.1 s, cached re-run 7.5 / 6.0 s;
+CPU first run 4.5 / 4.3 s, cached re-run 3.0 / 2.9 s (first / cached on CPU 1.48x old,
+1.44x new; loading alone, in one process at 30k: 2.9 -> 2.4 s CPU for the first read and
+2.5 -> 2.1 s for the chunked re-read). A cached re-run's CPU at 10k is now about 0.8 s of
+start-up, 0.55 s loading, 0.5 s storing samples and scores, 0.3 s results, 0.25 s scoring,
+0.2 s planning and keys, 0.1 s reading the answers: no step is large enough for the 5x target
+without skipping work a re-run must do. One cost grows with the store, not the run: the
+integrity check (``PRAGMA quick_check``) before a store's first write reads the whole file,
+about 6 ms of CPU a MiB (0.4 s for a 64 MiB store of a dozen 10k runs); a first run on a fresh
+store does not pay it.
 """
 
 from __future__ import annotations
