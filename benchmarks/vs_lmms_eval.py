@@ -102,7 +102,11 @@ seconds (user + system), the figure to compare on a shared machine. Measured 202
 wall times noisy), medians: wall first run old 11.3 / new 11.1 s, cached re-run 7.5 / 6.0 s;
 CPU first run 4.5 / 4.3 s, cached re-run 3.0 / 2.9 s (first / cached on CPU 1.48x old,
 1.44x new; loading alone, in one process at 30k: 2.9 -> 2.4 s CPU for the first read and
-2.5 -> 2.1 s for the chunked re-read). A cached re-run's CPU at 10k is now about 0.8 s of
+2.5 -> 2.1 s for the chunked re-read). At 30k, one round (``--rounds 1``) under a load spike
+that hit the new side's runs (wall 114 / 80 s new against 55 / 24 s old) gave CPU first run
+old 16.8 / new 19.5 s, cached re-run 10.3 / 12.7 s: inconclusive, to be measured again on a
+quiet machine. The 100k comparison with lmms-eval (installed at ``/tmp/lmms-eval-0.7.3``) was
+started and stopped unfinished: at a load average of 15 it would not end in time. A cached re-run's CPU at 10k is now about 0.8 s of
 start-up, 0.55 s loading, 0.5 s storing samples and scores, 0.3 s results, 0.25 s scoring,
 0.2 s planning and keys, 0.1 s reading the answers: no step is large enough for the 5x target
 without skipping work a re-run must do. One cost grows with the store, not the run: the
