@@ -93,6 +93,26 @@ query per file. What a re-run still spends per row, spread over a dozen steps (n
 (a validated `Score`), reading each stored answer into a `Response`, writing the samples and
 scores, and the results. The 5x target needs those to become per-chunk work (the streamed,
 store-first rows of issue 35).
+
+Then a load reads the pixel cap once (``pixel_cap_read_once``; it was read from the
+environment five times an image, about a tenth of a re-run's loading) and each recorded image
+reference is written by one shared JSON encoder. The script now also gives each process's CPU
+seconds (user + system), the figure to compare on a shared machine. Measured 2026-11-30 with
+``--sizes 10000 --images --rounds 3 --no-lmms-eval --old-src OLD/src`` (load average 11-17,
+wall times noisy), medians: wall first run old 11.3 / new 11.1 s, cached re-run 7.5 / 6.0 s;
+CPU first run 4.5 / 4.3 s, cached re-run 3.0 / 2.9 s (first / cached on CPU 1.48x old,
+1.44x new; loading alone, in one process at 30k: 2.9 -> 2.4 s CPU for the first read and
+2.5 -> 2.1 s for the chunked re-read). At 30k, one round (``--rounds 1``) under a load spike
+that hit the new side's runs (wall 114 / 80 s new against 55 / 24 s old) gave CPU first run
+old 16.8 / new 19.5 s, cached re-run 10.3 / 12.7 s: inconclusive, to be measured again on a
+quiet machine. The 100k comparison with lmms-eval (installed at ``/tmp/lmms-eval-0.7.3``) was
+started and stopped unfinished: at a load average of 15 it would not end in time. A cached re-run's CPU at 10k is now about 0.8 s of
+start-up, 0.55 s loading, 0.5 s storing samples and scores, 0.3 s results, 0.25 s scoring,
+0.2 s planning and keys, 0.1 s reading the answers: no step is large enough for the 5x target
+without skipping work a re-run must do. One cost grows with the store, not the run: the
+integrity check (``PRAGMA quick_check``) before a store's first write reads the whole file,
+about 6 ms of CPU a MiB (0.4 s for a 64 MiB store of a dozen 10k runs); a first run on a fresh
+store does not pay it.
 """
 
 from __future__ import annotations
@@ -316,8 +336,12 @@ def setup_venv(venv: Path, reuse_site: bool) -> None:
     subprocess.run([*pip, FILELOCK_FOR_LMMS_EVAL], check=True)
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one whole process; its output is kept only on failure."""
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MiB) and CPU seconds (user + system) of one whole process.
+
+    Its output is kept only on failure. The CPU seconds are the figure to compare on a shared
+    machine, where other work stretches the wall time of both sides alike but unevenly.
+    """
     with tempfile.TemporaryFile() as log:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -329,7 +353,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
             log.seek(0)
             tail = log.read().decode("utf-8", "replace")[-2000:]
             raise SystemExit(f"{' '.join(cmd[:3])} ... exited {proc.returncode}:\n{tail}")
-    return dt, usage.ru_maxrss / 1024
+    return dt, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def lmms_samples(out: Path) -> int:
@@ -354,11 +378,12 @@ VARIANTS = ("new first", "new cached", "old first", "old cached", "lmms-eval")
 
 def measure(
     args: argparse.Namespace, python: Path, root: Path, n: int
-) -> dict[str, list[tuple[float, float]]]:
+) -> dict[str, list[tuple[float, float, float]]]:
     """Time every variant on `n` questions, interleaved, `args.rounds` times after warm-ups.
 
     Returns:
-        Each variant's (seconds, peak MiB) per round; the old code's only with ``--old-src``.
+        Each variant's (seconds, peak MiB, CPU seconds) per round; the old code's only with
+        ``--old-src``.
 
     """
     data = root / "questions.jsonl"
@@ -380,7 +405,7 @@ def measure(
             )
     for side, env in sides.items():
         timed(lmmprobe_command(data, root / f"{side}-cached.db", root / "probe-out"), env)
-    got: dict[str, list[tuple[float, float]]] = {v: [] for v in VARIANTS}
+    got: dict[str, list[tuple[float, float, float]]] = {v: [] for v in VARIANTS}
     for r in range(args.rounds):
         line = []
         for side, env in sides.items():
@@ -522,6 +547,24 @@ def main() -> None:
             old_c, new_c = (med(x[0] for x in got[f"{s} cached"]) for s in ("old", "new"))
             print(f"{'':>10} cached re-run, old / new: {old_c / new_c:.2f}x")
             figures.append(f"cached_old_over_new_{n}={old_c / new_c:.2f}")
+    print("\nmedian CPU seconds (user + system) of the same runs, and first run / cached re-run")
+    print(f"{'questions':>10} " + " ".join(f"{v:>17}" for v in VARIANTS))
+    for n, got in results.items():
+        cpu = {v: med(x[2] for x in got[v]) for v in VARIANTS if v in got}
+        print(
+            f"{n:>10} "
+            + " ".join(f"{cpu[v]:>17.1f}" if v in cpu else f"{'-':>17}" for v in VARIANTS)
+        )
+        for side in ("new", "old"):
+            if f"{side} first" in cpu:
+                ratio = cpu[f"{side} first"] / cpu[f"{side} cached"]
+                print(f"{'':>10} {side}: CPU, first run / cached re-run {ratio:.2f}x")
+                figures.append(f"{side}_cpu_cached_s_{n}={cpu[f'{side} cached']:.1f}")
+                figures.append(f"{side}_cpu_cached_speedup_{n}={ratio:.2f}")
+        if "old cached" in cpu:
+            figures.append(
+                f"cpu_cached_old_over_new_{n}={cpu['old cached'] / cpu['new cached']:.2f}"
+            )
     print(" ".join(figures))
 
 

@@ -156,3 +156,75 @@ def test_a_store_of_schema_11_forgets_its_checks_and_checks_again(tmp_path: Path
         assert c.execute(CHECKS).fetchall() == [
             (str(image.resolve()), info.st_size, image.stat().st_ctime_ns, 16, 12, digest)
         ]
+
+
+def _rows(db: Path, run_id: str) -> dict[str, list[tuple[Any, ...]]]:
+    """A run's recorded samples and score rows, its id left out (the one thing that differs)."""
+    with sqlite3.connect(db) as c:
+        samples = c.execute(
+            "SELECT sample_id, question, sample, row_metadata FROM samples WHERE run_id = ? "
+            "ORDER BY sample_id",
+            (run_id,),
+        ).fetchall()
+        columns = [r[1] for r in c.execute("PRAGMA table_info(scores)") if r[1] != "run_id"]
+        scores = c.execute(
+            f"SELECT {', '.join(columns)} FROM scores WHERE run_id = ? "
+            "ORDER BY model, sample_id, repeat",
+            (run_id,),
+        ).fetchall()
+    return {"samples": samples, "scores": scores}
+
+
+def test_a_cached_re_run_stores_and_prints_exactly_what_the_first_run_did(
+    tmp_path: Path,
+) -> None:
+    # A re-run answered wholly from the store (every image check remembered, the pixel cap
+    # read once for the load) records the same samples and score rows as the run that asked
+    # the model, and prints the same table and figures.
+    folder = tmp_path / "img"
+    folder.mkdir()
+    for name, colour in (("a", (200, 30, 30)), ("b", (30, 200, 30)), ("c", (30, 30, 200))):
+        Image.new("RGB", (16, 12), colour).save(folder / f"{name}.png")
+    rows = [
+        {"id": "q1", "images": ["img/a.png"], "question": "What colour?",
+         "choices": ["red", "green", "blue"], "answer": 0, "metadata": {"task": "colour"}},
+        {"id": "q2", "images": ["img/b.png", "img/c.png", "img/b.png"], "question": "Which two?",
+         "choices": ["green and blue", "red"], "answer": 0,
+         "metadata": {"task": "pair", "tags": ["x", "y"]}},
+        {"id": "q3", "images": [], "question": "No picture: yes?", "choices": ["yes", "no"],
+         "answer": 1},
+        {"id": "q4", "images": ["img/c.png"], "question": "Name it.", "answer": ["blue"]},
+    ]  # fmt: skip
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    db = tmp_path / "s.db"
+    runs = []
+    for out in ("1", "2"):
+        done = lmmprobe(
+            "run", "--model", "first", "--data", data, "--db", db, "--out", tmp_path / out,
+            "--repeats", "2", "--by", "task", "--bootstrap", "200",
+            LMMPROBE_MAX_IMAGE_PIXELS="1_000_000",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs.append(done)
+    first, second = (json.loads((tmp_path / o / "results.json").read_text()) for o in "12")
+    asked, again = _model(tmp_path / "1")["stats"], _model(tmp_path / "2")["stats"]
+    assert (again["called"], again["cached"]) == (0, asked["called"]) and asked["called"] == 4
+    assert _rows(db, first["run_id"]) == _rows(db, second["run_id"])
+    assert _rows(db, first["run_id"])["scores"]  # (rows there to compare)
+    for doc in (first, second):
+        for model in doc["models"].values():
+            model.pop("stats")  # where the answers came from: differs on purpose
+    assert first["models"] == second["models"]
+
+    def shown(text: str, run_id: str) -> str:
+        # The counts line says where the answers came from; the rest is the same text.
+        return "\n".join(
+            line.replace(run_id, "RUN")
+            .replace(str(tmp_path / "1"), "OUT")
+            .replace(str(tmp_path / "2"), "OUT")
+            for line in text.splitlines()
+            if " requests, " not in line
+        )
+
+    assert shown(runs[0].stdout, first["run_id"]) == shown(runs[1].stdout, second["run_id"])

@@ -26,6 +26,7 @@ from lmmprobe.schema.image import (
     MAX_PIXELS_ENV,
     ImageTooLargeError,
     max_image_pixels,
+    pixel_cap_read_once,
 )
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -41,6 +42,26 @@ def test_default_cap_is_40_megapixels(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MAX_PIXELS_ENV, "lots")
     with pytest.raises(ValueError, match=MAX_PIXELS_ENV):
         max_image_pixels()
+
+
+def test_a_load_reads_the_cap_once_and_a_bad_setting_still_fails_where_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A load asks for the cap several times an image: within the block the setting is read
+    # once, at its start; outside it, every time as before.
+    monkeypatch.setenv(MAX_PIXELS_ENV, "1_000")
+    with pixel_cap_read_once():
+        monkeypatch.setenv(MAX_PIXELS_ENV, "2000")
+        assert max_image_pixels() == 1000
+        with pixel_cap_read_once():  # a nested block keeps the value it finds
+            assert max_image_pixels() == 1000
+    assert max_image_pixels() == 2000
+    # A setting that cannot be read is not fixed: each use says what is wrong, as outside.
+    monkeypatch.setenv(MAX_PIXELS_ENV, "lots")
+    with pixel_cap_read_once():
+        for _ in range(2):
+            with pytest.raises(ValueError, match=MAX_PIXELS_ENV):
+                max_image_pixels()
 
 
 @pytest.mark.parametrize("kind", ["path", "base64"])

@@ -29,6 +29,7 @@ from lmmprobe.schema.image import (
     image_file_problem,
     max_image_pixels,
     open_image,
+    pixel_cap_read_once,
     sample_bytes_problem,
     sample_images_problem,
 )
@@ -358,7 +359,8 @@ def remembered_images(store: ImageCheckStore) -> Iterator[None]:
     checked = _CheckedImages(store)
     token = _CHECKED.set(checked)
     try:
-        yield
+        with pixel_cap_read_once():  # one setting for the whole load
+            yield
     finally:
         _CHECKED.reset(token)
     checked.flush()

@@ -14,6 +14,7 @@ warn.
 from __future__ import annotations
 
 import base64 as _b64
+import contextlib
 import functools
 import hashlib
 import io
@@ -21,7 +22,8 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from copy import deepcopy
 from pathlib import Path
 from typing import IO, Any, Self
@@ -82,9 +84,35 @@ def max_image_pixels() -> int:
         ValueError: The variable is set to something other than a positive whole number.
 
     """
+    fixed = _FIXED_CAP.get()
+    if fixed is not None:  # inside `pixel_cap_read_once`
+        return fixed
     given = os.environ.get(MAX_PIXELS_ENV)
-    # Asked several times for every image a run loads: each setting is read once.
+    # Asked several times for every image a run loads: each setting is parsed once.
     return DEFAULT_MAX_PIXELS if given is None else _pixels_cap(given)
+
+
+_FIXED_CAP: ContextVar[int | None] = ContextVar("lmmprobe_fixed_pixel_cap", default=None)
+
+
+@contextlib.contextmanager
+def pixel_cap_read_once() -> Iterator[None]:
+    """Within the block, `max_image_pixels` (and every bound made from it) reads the setting once.
+
+    A load asks for the cap five times an image (the file's size, the remembered pixels, the
+    sample's pixels and bytes); reading the environment each time was a tenth of a re-run's
+    loading. A setting that cannot be read is left to raise where the cap is used, as outside
+    the block. Only this thread's code sees the fixed value (a context variable).
+    """
+    try:
+        cap: int | None = max_image_pixels()
+    except ValueError:
+        cap = None
+    token = _FIXED_CAP.set(cap)
+    try:
+        yield
+    finally:
+        _FIXED_CAP.reset(token)
 
 
 @functools.lru_cache(maxsize=8)

@@ -122,6 +122,9 @@ _METADATA_AT = _SCORE_COLUMNS.index("metadata")
 _SCORE_NULLABLE_JSON = ("options", "marks", "order")
 # Metadata is free-form: anything JSON lacks (a Path, say) is written as its str().
 _metadata_json = json.JSONEncoder(default=str).encode
+# A recorded image reference: what ``json.dumps(..., ensure_ascii=False)`` writes, with one
+# encoder made once rather than one per image (a run records every sample it asks).
+_text_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _companion(file: Path, suffix: str) -> Path:
@@ -1439,7 +1442,7 @@ def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> str:
         # before it was asked has none (its answer records why).
         with contextlib.suppress(OSError):
             recorded["sha256"] = ref.content_hash()
-        return json.dumps(recorded, ensure_ascii=False)
+        return _text_json(recorded)
     if ref.kind not in ("base64", "memory"):
         return ref.model_dump_json(exclude_none=True)
     digest = ref.content_hash()
