@@ -150,6 +150,25 @@ def test_a_reply_past_what_a_run_stores_is_refused_unread_naming_its_row(
     assert "random" in shown.stdout
 
 
+def test_an_export_refused_half_way_leaves_the_earlier_export_as_it_was(
+    made: Path, tmp_path: Path
+) -> None:
+    # `--out F` was opened (emptied) before the first row was read: a refusal left F empty.
+    out = tmp_path / "e.jsonl"
+    assert lmmprobe("export", "latest", "--out", out, "--db", made).returncode == 0
+    before = out.read_bytes()
+    assert before.count(b"\n") > 1
+    db = _edited(
+        made, tmp_path,
+        f"UPDATE responses SET text = printf('%.*c', {_PAST_CAP}, 'x') WHERE rowid = "
+        "(SELECT max(rowid) FROM responses)",
+    )  # fmt: skip
+    assert "more than the 1,048,576" in _one_line(lmmprobe("export", "latest", "--out", out,
+                                                            "--db", db))  # fmt: skip
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".e.jsonl")) == []
+
+
 def test_thinking_past_what_a_run_stores_is_refused_too(made: Path, tmp_path: Path) -> None:
     db = _edited(
         made, tmp_path, f"UPDATE responses SET reasoning = printf('%.*c', {_PAST_CAP}, 'x')"
