@@ -18,7 +18,7 @@ the cost (the random numbers, hence the exact interval ends, differ).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -115,8 +115,24 @@ def cluster_profiles(keys: npt.ArrayLike) -> tuple[IntArray, IntArray, IntArray]
         the order of the clusters.
 
     """
-    columns = np.asarray(keys, dtype=np.int64)
-    n = columns.shape[0]
+    matrix = np.asarray(keys, dtype=np.int64)
+    n = matrix.shape[0]
+    return cluster_profiles_of_columns(list(matrix.reshape(n, -1).T) if n else [], n)
+
+
+def cluster_profiles_of_columns(
+    columns: Sequence[npt.NDArray[Any]], n: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """`cluster_profiles` of key columns given one by one, no ``(n, k)`` matrix made.
+
+    Args:
+        columns: The ``k`` key columns, each of ``n`` integral values (read as int64).
+        n: The number of clusters.
+
+    Returns:
+        `cluster_profiles`'s ``(profile, first, sizes)``.
+
+    """
     if n == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, empty
@@ -124,7 +140,10 @@ def cluster_profiles(keys: npt.ArrayLike) -> tuple[IntArray, IntArray, IntArray]
     # sorts the keys. Each step is vectorized; renumbering keeps the code from overflowing.
     code = np.zeros(n, dtype=np.int64)
     span = 1
-    for column in columns.reshape(n, -1).T:
+    for given in columns:
+        column = np.asarray(given, dtype=np.int64)
+        if column.shape != (n,):
+            raise ValueError(f"a key column of shape {column.shape}, not ({n},)")
         low = int(column.min())
         radix = int(column.max()) - low + 1
         if radix > n:  # sparse values: their ranks sort the same and span at most n
