@@ -366,16 +366,17 @@ class GroupedSums:
         if b == 1 and weights.dtype == np.float64 and self._integral:
             # Exact integer sums in float64, as the product below gives them.
             drawn = weights[0, self._unit_cluster]
-            return np.stack(
+            one: npt.NDArray[np.float64] = np.stack(
                 [
                     np.bincount(
                         self._unit_group,
                         weights=drawn * self._unit_values[:, j],
                         minlength=n_groups,
-                    )
+                    ).astype(np.float64)  # a weighted bincount is float64 already
                     for j in range(self.n_values)
                 ]
-            )[None]
+            )
+            return one[None]
         dense = self._dense
         if dense is not None:
             return (weights @ dense).reshape(b, self.n_values, n_groups)
