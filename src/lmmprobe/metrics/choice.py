@@ -150,7 +150,7 @@ class _Cells:
         self._rows[start:end] = rows
         self._size = end
 
-    def arrays(self) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
+    def arrays(self) -> tuple[npt.NDArray[Any], ...]:
         """The cells so far: sample, class, correct rows, rows (views, not copies)."""
         n = self._size
         return self._sample[:n], self._class[:n], self._correct[:n], self._rows[:n]
@@ -315,7 +315,7 @@ def _build_table(scores: Sequence[Score]) -> _Table:
 
 
 def _merge_cells(
-    units: list[tuple[IntArray, IntArray, FloatArray, FloatArray]],
+    units: Sequence[tuple[npt.NDArray[Any], ...]],
     rank: IntArray | None,
     n_samples: int,
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
@@ -398,7 +398,7 @@ def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
 
     # The key columns one at a time (as int64, the values `cluster_profiles` reads), never a
     # whole (samples x columns) matrix of them.
-    columns = [table.totals[:, j] for j in range(table.totals.shape[1])]
+    columns: list[npt.NDArray[Any]] = [table.totals[:, j] for j in range(table.totals.shape[1])]
     columns += [cell_column(table.class_rank[cls]), cell_column(correct), cell_column(rows)]
     profile, first, sizes = cluster_profiles_of_columns([*columns, alone], n)
     del columns, alone
