@@ -15,6 +15,11 @@ The runner plans, answers, scores, stores and drops 10,000 samples at a time
 streamed load (issue 35) it still took every sample of the data at once (about 3 KiB each);
 now data of more than one chunk is read once to be counted, checked and fingerprinted, then
 again a chunk at a time (`lmmprobe.data.StreamedLoad`), so a run holds one chunk of samples.
+The results step after the answers read the stored rows in chunks but still grew ~0.9 KiB a
+row (a dict of every sample id and per-chunk copies of the whole per-sample table, for the model
+and its ``--by`` groups); its sums now keep compact arrays only (`lmmprobe.metrics.choice.
+AnswerSums`: 44 bytes a sample, 16 a class cell, no id, since the store gives rows in sample-id
+order).
 Time per row is the run's CPU time (start-up included) over its rows. Tests never assert on
 time or memory: this script is where the figures come from.
 

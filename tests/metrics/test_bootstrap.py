@@ -255,3 +255,23 @@ def test_profile_bootstrap_matches_cluster_bootstrap_in_distribution() -> None:
     for q in (2.5, 50, 97.5):
         assert np.percentile(by_profile, q) == pytest.approx(np.percentile(by_cluster, q), abs=0.01)
     assert by_profile.std() == pytest.approx(by_cluster.std(), rel=0.1)
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_grouped_sums_of_one_float64_resample_equal_the_products_exactly(
+    dense: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The point values' one resample is summed unit by unit (no cluster matrix made) and
+    gives, bit for bit and in the same dtype, what the matrix product of many gives."""
+    monkeypatch.setattr(bootstrap, "DENSE_GROUP_COLUMNS", 10**6 if dense else 0)
+    rng = np.random.default_rng(4)
+    cluster = rng.integers(0, 300, size=900)
+    group = rng.integers(0, 6, size=900)
+    values = rng.integers(0, 5, size=(900, 2)).astype(float)
+    one = np.asarray(rng.integers(0, 3, size=(1, 300)), dtype=np.float64)
+    grouped = GroupedSums(cluster, group, values, n_clusters=300)
+    got = grouped.sums(one)
+    assert grouped._dense_matrix is None and grouped._by_group is None  # nothing made for it
+    want = GroupedSums(cluster, group, values, n_clusters=300).sums(np.vstack([one, one]))[:1]
+    assert got.dtype == want.dtype and got.shape == want.shape == (1, 2, 6)
+    assert np.array_equal(got, want)

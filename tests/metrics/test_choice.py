@@ -6,8 +6,9 @@ import pytest
 
 from lmmprobe.metrics import METRIC_NAMES, MISSING, MetricValue, bootstrap, breakdown, summarize
 from lmmprobe.metrics.bootstrap import weight_chunks
-from lmmprobe.metrics.choice import _build_table, _profiles, _statistics
+from lmmprobe.metrics.choice import AnswerSums, _build_table, _profiles, _statistics
 from lmmprobe.schema import Score
+from lmmprobe.schema.rows import chunk_of_scores
 
 
 def row(
@@ -407,3 +408,49 @@ def test_breakdown_without_missing_rows_or_keys() -> None:
     assert out["style"]["anime"]["accuracy"].low is None
     assert breakdown(rows, []) == {}
     assert breakdown([], ["style"]) == {"style": {}}
+
+
+def _sorted_rows(n: int, seed: int, most_repeats: int) -> list[Score]:
+    """Rows in sample-id order, as the store gives them: repeats, errors, several classes."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        for repeat in range(rng.randrange(1, most_repeats + 1)):
+            roll = rng.random()
+            stage = "unparsed" if roll > 0.9 else "mark"
+            error = "timeout" if 0.85 < roll <= 0.9 else None
+            rows.append(
+                row(f"s{i:04d}", roll < 0.6, repeat=repeat, gold_text=rng.choice("abcd"),
+                    stage=stage, error=error, offered=roll < 0.3, abstained=roll < 0.1)
+            )  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize(("n", "repeats", "size"), [(40, 3, 1), (40, 3, 7), (2000, 1, 64)])
+def test_sums_of_rows_in_sample_order_equal_the_sums_of_the_rows_in_any_order(
+    n: int, repeats: int, size: int
+) -> None:
+    """Rows in sample-id order, chunked anywhere (a sample split across chunks), give the
+    figures and intervals of the same rows held whole (2000 samples: the profile bootstrap)."""
+    rows = _sorted_rows(n, n, repeats)
+    assert (_profiles(_build_table(rows)) is not None) == (n == 2000)
+    whole = summarize(rows, n_boot=300, seed=5)
+    streamed = AnswerSums(by_sample=True)
+    for start in range(0, len(rows), size):
+        streamed.add(chunk_of_scores(rows[start : start + size]))
+    assert streamed.n_samples == n
+    assert streamed.summarize(n_boot=300, seed=5) == whole
+    shuffled = AnswerSums()
+    mixed = rows[:]
+    random.Random(1).shuffle(mixed)
+    shuffled.add(chunk_of_scores(mixed))
+    assert shuffled.summarize(n_boot=300, seed=5) == whole
+
+
+def test_rows_said_to_come_in_sample_order_are_refused_out_of_it() -> None:
+    sums = AnswerSums(by_sample=True)
+    sums.add(chunk_of_scores([row("b"), row("b", repeat=1)]))
+    with pytest.raises(ValueError, match="sample-id order"):
+        sums.add(chunk_of_scores([row("a")]))
+    with pytest.raises(ValueError, match="sample-id order"):
+        AnswerSums(by_sample=True).add(chunk_of_scores([row("c"), row("b")]))

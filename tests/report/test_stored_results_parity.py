@@ -12,12 +12,15 @@ build no Score at all.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 from tests.report import _legacy_figures as legacy
 
@@ -27,6 +30,7 @@ from lmmprobe.data.base import LoadResult
 from lmmprobe.formulate import formulate
 from lmmprobe.metrics import METRIC_NAMES, MetricContext, group_by, run_metric
 from lmmprobe.metrics.outcome import count_outcomes
+from lmmprobe.metrics.reduction import summarize_rows
 from lmmprobe.metrics.run_metric import RUN_METRICS
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.report import Results, build_results, rebuild_results
@@ -291,6 +295,39 @@ def test_a_group_read_on_its_own_gives_its_breakdown(tmp_path: Path) -> None:
             for label, metrics in breakdown[key].items():
                 rows = GroupRows(parent, key, label)
                 assert compute_metrics(rows, outcome.spec, group=f"{key}={label}") == metrics
+
+
+def _reachable(root: object) -> int:
+    """Python objects reachable from `root`: a numpy array is one, whatever its length
+    (classes, modules and functions are not walked into)."""
+    seen: set[int] = set()
+    todo = [root]
+    skip = (type, ModuleType, FunctionType, BuiltinFunctionType, np.dtype)
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        todo.extend(gc.get_referents(obj))
+    return len(seen)
+
+
+def test_a_stored_runs_sums_keep_no_object_per_sample(
+    tmp_path: Path, _small_chunks: list[int]
+) -> None:
+    """The sums a stored run's figures come from hold arrays, not an id (or any object) per
+    sample: ten times the samples, read in chunks of 37 rows, hold as many objects."""
+    held = []
+    for samples in (60, 600):
+        store, _ = _store_run(
+            tmp_path / f"{samples}.db", models=1, samples=samples, repeats=2, plain=True,
+            by=["subtask"],
+        )  # fmt: skip
+        with store:
+            whole, groups = summarize_rows(store.rows("r1", "model-0"), ["subtask"])
+        assert whole.answers.n_samples == samples and whole.rows == 2 * samples
+        held.append(_reachable((whole, groups)))
+    assert held[1] - held[0] < 50, held  # one id per sample would be 540 more
 
 
 # -- The run's own results: `lmmprobe.api.evaluate` and `judge_stored` read the stored rows --

@@ -18,7 +18,7 @@ the cost (the random numbers, hence the exact interval ends, differ).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -115,8 +115,24 @@ def cluster_profiles(keys: npt.ArrayLike) -> tuple[IntArray, IntArray, IntArray]
         the order of the clusters.
 
     """
-    columns = np.asarray(keys, dtype=np.int64)
-    n = columns.shape[0]
+    matrix = np.asarray(keys, dtype=np.int64)
+    n = matrix.shape[0]
+    return cluster_profiles_of_columns(list(matrix.reshape(n, -1).T) if n else [], n)
+
+
+def cluster_profiles_of_columns(
+    columns: Sequence[npt.NDArray[Any]], n: int
+) -> tuple[IntArray, IntArray, IntArray]:
+    """`cluster_profiles` of key columns given one by one, no ``(n, k)`` matrix made.
+
+    Args:
+        columns: The ``k`` key columns, each of ``n`` integral values (read as int64).
+        n: The number of clusters.
+
+    Returns:
+        `cluster_profiles`'s ``(profile, first, sizes)``.
+
+    """
     if n == 0:
         empty = np.zeros(0, dtype=np.intp)
         return empty, empty, empty
@@ -124,7 +140,10 @@ def cluster_profiles(keys: npt.ArrayLike) -> tuple[IntArray, IntArray, IntArray]
     # sorts the keys. Each step is vectorized; renumbering keeps the code from overflowing.
     code = np.zeros(n, dtype=np.int64)
     span = 1
-    for column in columns.reshape(n, -1).T:
+    for given in columns:
+        column = np.asarray(given, dtype=np.int64)
+        if column.shape != (n,):
+            raise ValueError(f"a key column of shape {column.shape}, not ({n},)")
         low = int(column.min())
         radix = int(column.max()) - low + 1
         if radix > n:  # sparse values: their ranks sort the same and span at most n
@@ -292,17 +311,44 @@ class GroupedSums:
             values = values[:, None]
         self.groups: npt.NDArray[np.int64] = labels
         self.n_values = values.shape[1]
-        self._dense: npt.NDArray[np.float32] | None = None
-        n_groups = labels.size
-        if self.n_values * n_groups <= DENSE_GROUP_COLUMNS:
-            dense = np.zeros((n_clusters, self.n_values * n_groups), dtype=np.float32)
+        self._n_clusters = n_clusters
+        self._unit_cluster = cluster
+        self._unit_group = group
+        self._unit_values = values
+        # Counts (integers) sum exactly whatever the order: one resample of float64 weights
+        # (the point values) is then summed unit by unit, no matrix of the clusters made.
+        self._integral = bool(np.all(values == np.round(values)))
+        self._use_dense = self.n_values * labels.size <= DENSE_GROUP_COLUMNS
+        self._dense_matrix: npt.NDArray[np.float32] | None = None
+        self._by_group: tuple[IntArray, npt.NDArray[np.float32], IntArray] | None = None
+
+    @property
+    def _dense(self) -> npt.NDArray[np.float32] | None:
+        """The ``(n_clusters, n_values * n_groups)`` matrix for few groups, else None.
+
+        Made on first use: the point values do not need it.
+        """
+        if not self._use_dense:
+            return None
+        if self._dense_matrix is None:
+            n_groups = self.groups.size
+            dense = np.zeros((self._n_clusters, self.n_values * n_groups), dtype=np.float32)
             for j in range(self.n_values):
-                np.add.at(dense, (cluster, j * n_groups + group), values[:, j])
-            self._dense = dense
-        order = np.argsort(group, kind="stable")
-        self._cluster = cluster[order]
-        self._values = values[order]
-        self._starts = np.flatnonzero(np.diff(group[order], prepend=-1))
+                np.add.at(
+                    dense,
+                    (self._unit_cluster, j * n_groups + self._unit_group),
+                    self._unit_values[:, j],
+                )
+            self._dense_matrix = dense
+        return self._dense_matrix
+
+    def _sorted_units(self) -> tuple[IntArray, npt.NDArray[np.float32], IntArray]:
+        """The units sorted by group (stable) and where each group starts (made once)."""
+        if self._by_group is None:
+            order = np.argsort(self._unit_group, kind="stable")
+            starts = np.flatnonzero(np.diff(self._unit_group[order], prepend=-1))
+            self._by_group = (self._unit_cluster[order], self._unit_values[order], starts)
+        return self._by_group
 
     def sums(self, weights: WeightArray) -> npt.NDArray[np.floating[Any]]:
         """Sum every value per group on each resample.
@@ -317,14 +363,30 @@ class GroupedSums:
         b, n_groups = weights.shape[0], self.groups.size
         if n_groups == 0:
             return np.zeros((b, self.n_values, 0), dtype=weights.dtype)
-        if self._dense is not None:
-            return (weights @ self._dense).reshape(b, self.n_values, n_groups)
+        if b == 1 and weights.dtype == np.float64 and self._integral:
+            # Exact integer sums in float64, as the product below gives them.
+            drawn = weights[0, self._unit_cluster]
+            one: npt.NDArray[np.float64] = np.stack(
+                [
+                    np.bincount(
+                        self._unit_group,
+                        weights=drawn * self._unit_values[:, j],
+                        minlength=n_groups,
+                    ).astype(np.float64)  # a weighted bincount is float64 already
+                    for j in range(self.n_values)
+                ]
+            )
+            return one[None]
+        dense = self._dense
+        if dense is not None:
+            return (weights @ dense).reshape(b, self.n_values, n_groups)
         # Units are sorted by group, so each group is one contiguous run to add up. (A weighted
         # bincount over (resample, group) bins measured several times slower for few groups.)
-        gathered = weights[:, self._cluster]
+        cluster, values, starts = self._sorted_units()
+        gathered = weights[:, cluster]
         return np.stack(
             [
-                np.add.reduceat(gathered * self._values[:, j], self._starts, axis=1)
+                np.add.reduceat(gathered * values[:, j], starts, axis=1)
                 for j in range(self.n_values)
             ],
             axis=1,

@@ -9,6 +9,7 @@ because repeats of one sample are not independent draws.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from lmmprobe.metrics.bootstrap import (
     IntArray,
     WeightArray,
     bootstrap_distribution,
-    cluster_profiles,
+    cluster_profiles_of_columns,
     finite_or_none,
     percentile_interval,
     profile_bootstrap_distribution,
@@ -91,48 +92,139 @@ class _Table:
 
     Attributes:
         totals: ``(n_samples, len(_COLUMNS))`` per-sample sums of the row indicators.
-        classes: Balanced accuracy from correct and total rows per (gold class, sample).
+        cells: The (gold class, sample) cells balanced accuracy is computed from (`classes`):
+            sample, class, correct rows and rows of each.
         n_class_rows: Rows balanced accuracy is computed over.
-        cells: The (gold class, sample) cells behind `classes`: sample, class, correct rows
-            and rows of each.
         class_rank: Rank of each class's gold text in sorted order, a numbering of the
             classes that does not depend on the order rows arrive in.
 
     """
 
     totals: npt.NDArray[np.float32]
-    classes: GroupRatioMean
-    n_class_rows: int
     cells: tuple[IntArray, IntArray, FloatArray, FloatArray]
+    n_class_rows: int
     class_rank: IntArray
 
     @property
     def n_samples(self) -> int:
         return int(self.totals.shape[0])
 
+    def classes(self) -> GroupRatioMean:
+        """Balanced accuracy from correct and total rows per (gold class, sample).
+
+        Built on each call and kept by the caller only while it resamples this table: its
+        index is as large as the samples, and the point values need it only once.
+        """
+        sample, cls, correct, rows = self.cells
+        return GroupRatioMean(sample, cls, correct, rows, self.n_samples)
+
+
+class _Cells:
+    """The (gold class, sample) cells of every chunk added, until `AnswerSums.table` merges them.
+
+    Kept compact (16 bytes a cell) in four arrays grown by doubling: no object per chunk.
+    """
+
+    def __init__(self) -> None:
+        self._size = 0
+        self._sample = np.zeros(0, dtype=np.int32)
+        self._class = np.zeros(0, dtype=np.int32)
+        self._correct = np.zeros(0, dtype=np.float32)
+        self._rows = np.zeros(0, dtype=np.float32)
+
+    def extend(
+        self, sample: IntArray, cls: IntArray, correct: FloatArray, rows: FloatArray
+    ) -> None:
+        """Append one chunk's cells (counts are integers: exact in float32)."""
+        start, end = self._size, self._size + sample.size
+        if end > self._sample.size:
+            room = max(end, 2 * self._sample.size)
+            for name in ("_sample", "_class", "_correct", "_rows"):
+                old = getattr(self, name)
+                grown = np.zeros(room, dtype=old.dtype)
+                grown[:start] = old[:start]
+                setattr(self, name, grown)
+        self._sample[start:end] = sample
+        self._class[start:end] = cls
+        self._correct[start:end] = correct
+        self._rows[start:end] = rows
+        self._size = end
+
+    def arrays(self) -> tuple[npt.NDArray[Any], ...]:
+        """The cells so far: sample, class, correct rows, rows (views, not copies)."""
+        n = self._size
+        return self._sample[:n], self._class[:n], self._correct[:n], self._rows[:n]
+
 
 class AnswerSums:
     """The per-sample sums of `summarize`, added up chunk by chunk from a `RowSource`'s rows.
 
-    Memory grows with the samples (one row of sums each) and the (gold class, sample) cells,
-    never with the rows. The table it builds is, array for array, the one the rows of every
-    chunk taken together give: samples indexed in sorted id order, gold classes numbered by
-    first appearance (in row order), per-sample and per-cell counts summed exactly.
+    Memory grows with the samples and the (gold class, sample) cells, never with the rows,
+    and holds no Python object per sample where rows come grouped by sample in sorted id
+    order (``by_sample``, as the store gives them: `lmmprobe.store.rows.read_chunks`): each
+    sample's sums are one row of a float32 array (44 bytes) and its cell 16 bytes. Rows in any
+    other order keep a dict of the sample ids seen. The table it builds is, array for array,
+    the one the rows of every chunk taken together give: samples indexed in sorted id order,
+    gold classes numbered by first appearance (in row order), per-sample and per-cell counts
+    summed exactly (integers: exact in float32 up to 2**24 rows of one sample).
     """
 
-    def __init__(self) -> None:
-        """An empty table (no rows yet)."""
-        self._samples: dict[str, int] = {}  # sample id -> index by first appearance
+    def __init__(self, *, by_sample: bool = False) -> None:
+        """An empty table (no rows yet).
+
+        Args:
+            by_sample: The rows will come in sample-id order (each sample's rows together,
+                ids ascending); checked as they come, a row out of that order is refused.
+
+        """
+        self._by_sample = by_sample
+        self._samples: dict[str, int] = {}  # sample id -> index by first appearance (any order)
+        self._last: str | None = None  # by_sample: the id of the latest sample
+        self._n = 0
         self._classes: dict[str, int] = {}  # gold option text -> class by first appearance
-        self._totals = np.zeros((0, len(_COLUMNS)))
-        self._units: list[tuple[IntArray, IntArray, FloatArray, FloatArray]] = []
+        # Per-sample sums; rows past `_n` are spare capacity (grown by doubling).
+        self._totals = np.zeros((0, len(_COLUMNS)), dtype=np.float32)
+        self._units = _Cells()
         self._class_rows = 0
         self.rows = 0
 
     @property
     def n_samples(self) -> int:
         """Distinct sample ids among the rows added so far."""
-        return len(self._samples)
+        return self._n
+
+    def _row_samples(self, ids: list[str]) -> IntArray:
+        """Each row's sample index, new samples numbered on from `_n`."""
+        n = len(ids)
+        if not self._by_sample:
+            index = self._samples
+            found = np.fromiter(
+                (index.setdefault(sid, len(index)) for sid in ids), dtype=np.intp, count=n
+            )
+            self._n = len(index)
+            return found
+        last = self._last
+        if (last is not None and ids[0] < last) or not all(
+            map(operator.le, ids, itertools.islice(ids, 1, None))
+        ):
+            raise ValueError("rows said to come in sample-id order came out of that order")
+        # A row starts a new sample where its id differs from the row before it.
+        starts = np.fromiter(
+            map(operator.ne, ids, itertools.chain((last,), ids)), dtype=bool, count=n
+        )
+        found = np.cumsum(starts, dtype=np.intp) + (self._n - 1)
+        self._n += int(starts.sum())
+        self._last = ids[-1]
+        return found
+
+    def _grow(self) -> None:
+        """Make room in `_totals` for `_n` samples."""
+        have = self._totals.shape[0]
+        if self._n <= have:
+            return
+        grown = np.zeros((max(self._n, 2 * have), len(_COLUMNS)), dtype=np.float32)
+        grown[:have] = self._totals
+        self._totals = grown
 
     def add(self, chunk: RowChunk) -> None:
         """Add the rows of one chunk."""
@@ -140,10 +232,7 @@ class AnswerSums:
         if not n:
             return
         self.rows += n
-        index = self._samples
-        row_sample = np.fromiter(
-            (index.setdefault(sid, len(index)) for sid in chunk.sample_id), dtype=np.intp, count=n
-        )
+        row_sample = self._row_samples(chunk.sample_id)
         stage = np.array(chunk.stage)
         # Either marker means the request failed; such a row must never be scored as an answer.
         error = _is_not_none(chunk.error_type) | (stage == "error")
@@ -166,15 +255,15 @@ class AnswerSums:
             "judged": judged,
             "choice": answered & choice,
         }
-        n_samples = len(index)
-        totals = np.stack(
-            [np.bincount(row_sample, weights=columns[c], minlength=n_samples) for c in _COLUMNS],
+        # The chunk's own samples, summed here and added into theirs: nothing sized by the
+        # whole run is made per chunk. Per-sample counts are integers: exact in any grouping.
+        touched, local = np.unique(row_sample, return_inverse=True)
+        sums = np.stack(
+            [np.bincount(local, weights=columns[c], minlength=touched.size) for c in _COLUMNS],
             axis=1,
         )
-        grown = np.zeros((n_samples, len(_COLUMNS)))
-        grown[: self._totals.shape[0]] = self._totals
-        # Per-sample counts are integers: their float64 sums are exact in any grouping.
-        self._totals = grown + totals
+        self._grow()
+        self._totals[touched] += sums.astype(np.float32)
         # Classes are gold option texts, numbered by first appearance; open-ended rows get -1.
         classes = self._classes
         row_class = np.array(
@@ -186,30 +275,32 @@ class AnswerSums:
         )
         row_class[error] = -1  # errors are not answers of any class
         self._class_rows += int((row_class >= 0).sum())
-        self._units.append(_class_cells(row_class, row_sample, columns["correct"], n_samples))
+        sample, cls, correct, rows = _class_cells(
+            row_class, row_sample, columns["correct"], self._n
+        )
+        self._units.extend(sample, cls, correct, rows)
 
     def table(self) -> _Table:
         """The `_Table` of every row added."""
-        ids = list(self._samples)
-        n_samples = len(ids)
-        # Samples are indexed in sorted id order so the resampling, and hence the interval,
-        # does not depend on the order rows arrive in.
-        by_id = sorted(range(n_samples), key=ids.__getitem__)
-        rank = np.empty(n_samples, dtype=np.intp)
-        rank[by_id] = np.arange(n_samples)
-        totals = self._totals[np.asarray(by_id, dtype=np.intp)]
+        n_samples = self._n
+        totals = self._totals[:n_samples]
+        if self._by_sample:
+            rank = None  # samples came in sorted id order: their index is their rank
+        else:
+            ids = list(self._samples)
+            # Samples are indexed in sorted id order so the resampling, and hence the
+            # interval, does not depend on the order rows arrive in.
+            by_id = sorted(range(n_samples), key=ids.__getitem__)
+            rank = np.empty(n_samples, dtype=np.intp)
+            rank[by_id] = np.arange(n_samples)
+            totals = totals[np.asarray(by_id, dtype=np.intp)]
+            del by_id
         texts = list(self._classes)
         class_rank = np.empty(len(texts), dtype=np.intp)
         class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
-        cells = _merge_cells(self._units, rank, n_samples)
+        cells = _merge_cells([self._units.arrays()], rank, n_samples)
         # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
-        return _make_table(
-            totals.reshape(n_samples, len(_COLUMNS)).astype(np.float32),
-            cells,
-            self._class_rows,
-            class_rank,
-            n_samples,
-        )
+        return _Table(totals, cells, self._class_rows, class_rank)
 
     def summarize(self, *, n_boot: int = 1000, seed: int = 0) -> dict[str, MetricValue]:
         """`summarize` of every row added (see there)."""
@@ -224,18 +315,27 @@ def _build_table(scores: Sequence[Score]) -> _Table:
 
 
 def _merge_cells(
-    units: list[tuple[IntArray, IntArray, FloatArray, FloatArray]], rank: IntArray, n_samples: int
+    units: Sequence[tuple[npt.NDArray[Any], ...]],
+    rank: IntArray | None,
+    n_samples: int,
 ) -> tuple[IntArray, IntArray, FloatArray, FloatArray]:
-    """Cells of several chunks (samples by first appearance) as one set, samples by `rank`."""
+    """Cells of several chunks (samples by first appearance) as one set, samples by `rank`.
+
+    ``rank`` None: the samples' first appearance is their rank already.
+    """
     if units:
-        sample = np.concatenate([u[0] for u in units])
-        cls = np.concatenate([u[1] for u in units]).astype(np.int64)
-        correct = np.concatenate([u[2] for u in units])
-        rows = np.concatenate([u[3] for u in units])
+        sample = np.concatenate([u[0] for u in units]).astype(np.int64)
+        code = np.concatenate([u[1] for u in units]).astype(np.int64)
+        code *= n_samples
+        code += sample if rank is None else rank[sample]
+        del sample
+        correct = np.concatenate([u[2] for u in units]).astype(np.float64)
+        rows = np.concatenate([u[3] for u in units]).astype(np.float64)
     else:
-        sample, cls = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int64)
+        code = np.zeros(0, dtype=np.int64)
         correct = rows = np.zeros(0)
-    cells, cell_of_unit = np.unique(cls * n_samples + rank[sample], return_inverse=True)
+    cells, cell_of_unit = np.unique(code, return_inverse=True)
+    del code
     # Cell counts are integers: summed exactly, in any order.
     correct = np.asarray(
         np.bincount(cell_of_unit, weights=correct, minlength=cells.size), np.float64
@@ -270,9 +370,9 @@ def _make_table(
     n_samples: int,
 ) -> _Table:
     """A `_Table` whose balanced accuracy is computed from ``cells`` over ``n_samples``."""
-    sample, cls, correct, rows = cells
-    classes = GroupRatioMean(sample, cls, correct, rows, n_samples)
-    return _Table(totals, classes, n_class_rows, cells, class_rank)
+    if totals.shape[0] != n_samples:
+        raise ValueError(f"{totals.shape[0]} rows of sums for {n_samples} samples")
+    return _Table(totals, cells, n_class_rows, class_rank)
 
 
 def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
@@ -287,11 +387,21 @@ def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
     sample, cls, correct, rows = table.cells
     per_sample = np.bincount(sample, minlength=n)
     one = per_sample[sample] == 1
-    cell_key = np.full((n, 3), -1.0)
-    cell_key[sample[one]] = np.stack([table.class_rank[cls[one]], correct[one], rows[one]], axis=1)
     alone = np.where(per_sample > 1, np.arange(n), -1)
-    keys = np.column_stack([table.totals, cell_key, alone]).astype(np.int64)
-    profile, first, sizes = cluster_profiles(keys)
+    del per_sample
+    owner = sample[one]
+
+    def cell_column(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        column = np.full(n, -1, dtype=np.int64)
+        column[owner] = values[one]
+        return column
+
+    # The key columns one at a time (as int64, the values `cluster_profiles` reads), never a
+    # whole (samples x columns) matrix of them.
+    columns: list[npt.NDArray[Any]] = [table.totals[:, j] for j in range(table.totals.shape[1])]
+    columns += [cell_column(table.class_rank[cls]), cell_column(correct), cell_column(rows)]
+    profile, first, sizes = cluster_profiles_of_columns([*columns, alone], n)
+    del columns, alone
     if not profiles_pay_off(sizes.size, n):
         return None
     # Every sample of a profile has the same cells: keep the first one's, on its profile.
@@ -300,16 +410,21 @@ def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
     kept = is_first[sample]
     cells = (profile[sample[kept]], table.class_rank[cls[kept]], correct[kept], rows[kept])
     ranks = np.arange(table.class_rank.size)  # the profile table's classes are the ranks
-    small = _make_table(table.totals[first], cells, 0, ranks, sizes.size)
+    small = _Table(table.totals[first], cells, 0, ranks)
     return small, profile, sizes
 
 
-def _statistics(table: _Table, weights: WeightArray) -> FloatArray:
-    """Every metric of `METRIC_NAMES` on each resample of a weight chunk; NaN if undefined."""
+def _statistics(
+    table: _Table, weights: WeightArray, classes: GroupRatioMean | None = None
+) -> FloatArray:
+    """Every metric of `METRIC_NAMES` on each resample of a weight chunk; NaN if undefined.
+
+    ``classes`` is ``table.classes()`` made once by a caller that resamples many chunks.
+    """
     sums = weights @ table.totals
     out = np.empty((weights.shape[0], len(METRIC_NAMES)))
     out[:, _RATIO_POS] = ratio(sums[:, _RATIO_NUM], sums[:, _RATIO_DEN])
-    out[:, _BALANCED_POS] = table.classes(weights)
+    out[:, _BALANCED_POS] = (table.classes() if classes is None else classes)(weights)
     return out
 
 
@@ -375,12 +490,15 @@ def _summarize_table(sums: AnswerSums, n_boot: int, seed: int) -> dict[str, Metr
         collapsed = _profiles(table)
         if collapsed is not None:
             small, _, sizes = collapsed
+            del collapsed, table  # the profiles hold all the resampling reads
+            few = small.classes()
             dist = profile_bootstrap_distribution(
-                lambda w: _statistics(small, w), sizes, n_boot, rng
+                lambda w: _statistics(small, w, few), sizes, n_boot, rng
             )
         else:
+            every = table.classes()
             dist = bootstrap_distribution(
-                lambda w: _statistics(table, w), table.n_samples, n_boot, rng
+                lambda w: _statistics(table, w, every), table.n_samples, n_boot, rng
             )
         low, high = percentile_interval(dist)
     result: dict[str, MetricValue] = {}

@@ -38,6 +38,7 @@ from lmmprobe.schema.rows import ABSENT, RowChunk, RowSource
 __all__ = [
     "FREE_FORM",
     "ROW_EXTRACTS",
+    "BySample",
     "CachedRows",
     "GroupRows",
     "RowExtract",
@@ -81,9 +82,15 @@ class RowSummary:
 
     """
 
-    def __init__(self, *, track_cost: bool = False) -> None:
-        """An empty summary; `track_cost` keeps each distinct response's tokens (for `cost`)."""
-        self.answers = AnswerSums()
+    def __init__(self, *, track_cost: bool = False, by_sample: bool = False) -> None:
+        """An empty summary.
+
+        Args:
+            track_cost: Keep each distinct response's tokens (for `cost`).
+            by_sample: The rows come in sample-id order (`AnswerSums`; `BySample`).
+
+        """
+        self.answers = AnswerSums(by_sample=by_sample)
         self._outcomes: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
         self.models: set[str] = set()
         self.tags: set[str] = set()
@@ -182,7 +189,9 @@ def summarize_rows(
         `lmmprobe.metrics.choice.group_by`'s order (``"(missing)"`` last).
 
     """
-    whole = RowSummary(track_cost=track_cost)
+    # A source that gives its rows in sample-id order lets the sums keep no id per sample.
+    by_sample = isinstance(source, BySample) and source.by_sample
+    whole = RowSummary(track_cost=track_cost, by_sample=by_sample)
     groups: dict[str, dict[str, RowSummary]] = {k: {} for k in keys}
     order: dict[str, dict[str, tuple[int, float, str]]] = {k: {} for k in keys}
     for chunk in source.chunks(list(keys)):
@@ -198,11 +207,11 @@ def summarize_rows(
                     rows.setdefault(label, []).append(i)
                     order[key].setdefault(label, rank)
             for label, picked in rows.items():
-                _group(groups[key], label, track_cost).add(chunk.take(picked))
+                _group(groups[key], label, track_cost, by_sample).add(chunk.take(picked))
             if lacking:
                 # A value whose text is "(missing)" shares the group, as in `group_by` (where
                 # its rows come before those lacking the key; here they come in row order).
-                _group(groups[key], MISSING, track_cost).add(chunk.take(lacking))
+                _group(groups[key], MISSING, track_cost, by_sample).add(chunk.take(lacking))
     out: dict[str, dict[str, RowSummary]] = {}
     for key in keys:
         ordered = {label: groups[key][label] for label in group_order(order[key])}
@@ -212,11 +221,23 @@ def summarize_rows(
     return whole, out
 
 
-def _group(groups: dict[str, RowSummary], label: str, track_cost: bool) -> RowSummary:
+def _group(
+    groups: dict[str, RowSummary], label: str, track_cost: bool, by_sample: bool
+) -> RowSummary:
     found = groups.get(label)
     if found is None:
-        found = groups[label] = RowSummary(track_cost=track_cost)
+        # A group's rows keep their source's order: in sample-id order where its rows are.
+        found = groups[label] = RowSummary(track_cost=track_cost, by_sample=by_sample)
     return found
+
+
+@runtime_checkable
+class BySample(Protocol):
+    """A `RowSource` that may say its rows come in sample-id order (the store's do)."""
+
+    by_sample: bool
+    """Each sample's rows come together, samples in ascending id order (Python's order of
+    strings: code points, as SQLite's ``BINARY`` order of UTF-8 text)."""
 
 
 @runtime_checkable

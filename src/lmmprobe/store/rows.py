@@ -149,6 +149,10 @@ class _RowStore(Protocol):
 class StoredRows:
     """The `RowSource` of one model's rows of a stored run."""
 
+    by_sample = True
+    """Rows come in sample-id order (`read_chunks` orders them so): the reductions over them
+    keep no id per sample (`lmmprobe.metrics.reduction.BySample`)."""
+
     def __init__(self, store: _RowStore, run_id: str, model: str) -> None:
         """Rows of `model` in run `run_id` of `store` (read on each pass, never held)."""
         self.store = store
