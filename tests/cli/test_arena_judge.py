@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -130,11 +131,15 @@ def test_arena_judge_sends_the_image_when_asked(voted: Path, tmp_path: Path) -> 
         done = lmmprobe(
             "arena", "judge", "--judge", spec, "--db", db, "--judge-sees-image", "-f", "json"
         )
-        assert done.returncode == 0, done.stderr
         assert len(server.received_images) == 12
-    got = json.loads(done.stdout)
-    assert got["judge_sees_image"] is True
-    assert (got["judged"], got["unjudged"], got["percent_agreement"]) == (0, 6, None)
+    with Store(db) as store:
+        kept = list_judge_votes(store, judge=spec)
+    assert len(kept) == 6 and all(v.sees_image and v.winner is None for v in kept)
+    # Not one reply could be read (re-test 9, #4): the judge judged nothing, and it fails
+    # saying why (its first reply quoted), as `compare --judge` does; before, exit 0.
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    (line,) = [x for x in done.stderr.splitlines() if x.strip()]
+    assert f"error: judge {spec}: none of its 12 replies could be read (first: '" in line
 
 
 def test_arena_judge_without_votes_or_with_a_bad_judge_says_so(tmp_path: Path) -> None:
@@ -245,7 +250,7 @@ def test_arena_judge_never_sends_an_image_file_changed_since_the_run(
         same_sample = store.conn.execute(
             "SELECT COUNT(*) FROM battles WHERE run_id = ? AND sample_id = ?", (run_id, sample_id)
         ).fetchone()[0]
-    with FakeOpenAIServer() as server:
+    with FakeOpenAIServer(reply_table=[("[Answer A]", "Verdict: A")]) as server:
         spec = f"openai:judge@{server.base_url}"
         done = lmmprobe(
             "arena", "judge", "--judge", spec, "--db", db, "--judge-sees-image", "-f", "json"
@@ -276,3 +281,70 @@ def test_more_votes_than_one_rating_replays_are_refused_before_any_judge_call(
     assert "100,006 votes over 1,000 shuffles is 100,006,000 battles to replay" in line
     assert line.endswith("judge the votes of some runs only (--run ID)")
     assert "Traceback" not in done.stderr
+
+
+SECRET = "Zq7secretVALUE99"
+
+
+def secret_urls(base_url: str) -> list[str]:
+    """The fake server's URL with `SECRET` in it, in each shape a key is put in a URL."""
+    host = base_url.removeprefix("http://").removesuffix("/v1")
+    return [
+        f"{base_url}?api_key={SECRET}",  # a query parameter
+        f"http://u:{SECRET}@{host}/v1",  # a password
+        f"http://{host}/key/{SECRET}/v1",  # a path segment after one named key
+    ]
+
+
+def test_arena_judge_never_shows_a_secret_in_the_judge_url(voted: Path, tmp_path: Path) -> None:
+    # Re-test 9 (#6): the judge spec was printed as given, in the header line and in the
+    # -f json document's "judge" field (the form saved as a CI artifact), its key included.
+    with FakeOpenAIServer(reply_table=[("[Answer A]", "Verdict: A")]) as server:
+        for i, url in enumerate(secret_urls(server.base_url)):
+            db = tmp_path / f"arena{i}.db"
+            db.write_bytes(voted.read_bytes())
+            spec = f"openai:judge@{url},max_attempts=1"
+            table = lmmprobe("arena", "judge", "--judge", spec, "--db", db)
+            doc = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "-f", "json")
+            for proc in (table, doc):
+                assert SECRET not in proc.stdout + proc.stderr, (url, proc.stdout, proc.stderr)
+                assert "[redacted]" in proc.stdout + proc.stderr, (url, proc.stderr)
+            if doc.returncode == 0:  # the judge answered: its spec is the document's, redacted
+                assert "[redacted]" in json.loads(doc.stdout)["judge"]
+                assert "[redacted]" in " ".join(table.stdout.split()).split(" (")[0]
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port  # closed again: nothing listens there
+
+
+def test_arena_judge_whose_every_call_fails_exits_1_saying_why(voted: Path, tmp_path: Path) -> None:
+    # Re-test 9 (#4): a misspelt judge model (every call a 404) or a judge server that is not
+    # there printed "0 of 6 battles judged ... 12 failed" and an empty table, and exited 0:
+    # a CI step with a misspelt judge passed. Now as `compare --judge`: one error line, exit 1.
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    out = tmp_path / "verdicts.jsonl"
+    with FakeOpenAIServer(reply_table=[("@judge-misspelt ", "!missing")]) as server:
+        spec = f"openai:judge-misspelt@{server.base_url},max_attempts=1"
+        missing = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "-o", out, "-f", "json")
+        assert server.requests_total == 12
+    assert missing.returncode == 1, missing.stderr
+    assert missing.stdout == "" and not out.exists()  # no document that reads as a result
+    (line,) = [x for x in missing.stderr.splitlines() if x.strip()]
+    assert line.startswith(f"error: judge {spec}: every one of 12 call(s) failed: not_found: ")
+    assert "does not exist" in line and "run the same command again" in line
+    with Store(db) as store:  # each battle's vote is kept, unjudged, saying why
+        kept = list_judge_votes(store, judge=spec)
+    assert len(kept) == 6 and {v.winner for v in kept} == {None}
+    assert all(v.reason and "not_found" in v.reason for v in kept), [v.reason for v in kept]
+
+    spec = f"openai:judge@http://127.0.0.1:{_closed_port()}/v1,max_attempts=1"
+    nobody = lmmprobe("arena", "judge", "--judge", spec, "--db", db)
+    assert nobody.returncode == 1, nobody.stderr
+    (line,) = [x for x in nobody.stderr.splitlines() if x.startswith("error:")]
+    assert f"error: judge {spec}: every one of 12 call(s) failed: " in line
+    assert "Traceback" not in nobody.stderr

@@ -12,6 +12,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests.cli.test_arena_judge import SECRET, secret_urls
 from tests.console import lmmprobe
 
 from lmmprobe.judge.protocol import delimit
@@ -139,3 +140,33 @@ def test_compare_judge_with_audit_is_refused(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     proc = _run("compare", "latest", "--judge", "random", "--audit", "--db", tmp_path / "db")
     assert proc.returncode == 2 and "--judge and --audit" in proc.stderr
+
+
+def test_compare_judge_never_shows_a_secret_in_the_judge_url(tmp_path: Path) -> None:
+    # Re-test 9 (#6): the judge spec was printed as given in the header line ("judge SPEC
+    # (lmmprobe-pairwise ...): N pairs"), the error line and the -f json "judge" field.
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(2)
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[*JUDGE, *MODELS]) as server:
+        url = server.base_url
+        models = [f"openai:{name}@{url}" for name in ("vlm-a", "vlm-b")]
+        done = _run("run", "-m", models[0], "-m", models[1], "--data", data, "-q", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        sides = ("latest", "--db", db, "-m", models[0], "-m", models[1])
+        for judge_url in secret_urls(url):
+            judge = f"openai:judge@{judge_url},max_attempts=1"
+            table = _run("compare", *sides, "--judge", judge)
+            doc = _run("compare", *sides, "--judge", judge, "--format", "json")
+            for proc in (table, doc):
+                said = proc.stdout + proc.stderr
+                assert SECRET not in said, (judge_url, said)
+                assert "[redacted]" in said, (judge_url, said)
+            if doc.returncode == 0:  # the judge answered: its spec is the document's, redacted
+                assert "[redacted]" in json.loads(doc.stdout)["judge"]["judge"]

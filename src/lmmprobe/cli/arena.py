@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
     DbOption,
     console,
@@ -145,6 +146,7 @@ def judge(
     import json
 
     from lmmprobe.judge.arena import judge_battles
+    from lmmprobe.judge.step import PAIRS_AGAIN
     from lmmprobe.metrics.elo import EloTooLargeError
     from lmmprobe.models.base import load_model
     from lmmprobe.registry import RegistryError
@@ -158,7 +160,7 @@ def judge(
     try:
         model = load_model(judge_spec)
     except (RegistryError, ValueError, ImportError) as exc:
-        fail(f"--judge {judge_spec}: {exc}")
+        fail(f"--judge {shown_spec(judge_spec)}: {exc}")
     from lmmprobe.run.executor import Executor
     from lmmprobe.schema.spec import check_executor, ray_address
 
@@ -198,7 +200,7 @@ def judge(
                 )
             except RunAborted as exc:
                 # What was answered is stored: the next `arena judge` asks only the rest.
-                fail(f"judge {judge_spec}: {exc}", code=1)
+                fail(f"judge {shown_spec(judge_spec)}: {exc}", code=1)
             except EloTooLargeError as exc:
                 fail(f"{store.path}: {exc}; judge the votes of some runs only (--run ID)")
             except ValueError as exc:
@@ -208,6 +210,11 @@ def judge(
             ray.close()  # a Ray instance it started is shut down
     if not result.battles:
         fail(f"no human votes in {store.path}: vote in `lmmprobe serve`'s arena first")
+    if result.nothing_read:
+        # A judge that read nothing (a misspelt model, a server not there, a model that cannot
+        # follow the protocol) judged no battle: exit 0 would pass a check that compared
+        # nothing. Its votes are stored (unjudged), and --out is left as it was.
+        fail(f"judge {shown_spec(judge_spec)}: {result.nothing_read}; {PAIRS_AGAIN}", code=1)
     if out is not None:
         with out.open("w", encoding="utf-8") as f:
             for battle in result.judged:
@@ -225,12 +232,13 @@ def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
 
     calls = summary["judge_calls"]
     console.print(
-        f"Judge {result.judge} ({result.protocol} v{result.version}, both orders"
+        f"Judge {shown_spec(result.judge)} ({result.protocol} v{result.version}, both orders"
         f"{', with images' if result.sees_image else ''}): {len(result.judged)} of "
         f"{len(result.battles)} battles judged, {result.unjudged} unjudged; "
         f"{calls['called']} judge call(s), {calls['cached']} from the store, "
         f"{calls['errors']} failed.",
         highlight=False,
+        markup=False,  # the spec's "[redacted]" is text, not a style
         soft_wrap=True,
     )
     table = Table(

@@ -331,6 +331,7 @@ def _judge_pairs(
     unless `quiet`, the summary is printed.
     """
     from lmmprobe.judge.compare import judge_pairs
+    from lmmprobe.judge.step import PAIRS_AGAIN
     from lmmprobe.models.base import load_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run import RunAborted
@@ -349,15 +350,8 @@ def _judge_pairs(
     if summary.get("nothing_read"):
         # A judge that read nothing (a misspelt model, a model that cannot follow the
         # protocol) judged no pair: exit 0 would pass a check that compared nothing.
-        fail(f"judge {spec}: {summary['nothing_read']}; {_AGAIN}", code=1)
+        fail(f"judge {shown_spec(spec)}: {summary['nothing_read']}; {PAIRS_AGAIN}", code=1)
     return summary
-
-
-_AGAIN = (
-    "fix the judge and run the same command again (its failed calls are asked again; a reply "
-    "it gave is stored and read again, not asked again: a judge that cannot follow the "
-    "protocol needs another model)"
-)
 
 
 def _unjudged_why(reasons: dict[str, int]) -> str:
@@ -383,8 +377,8 @@ def pairwise_lines(s: dict[str, Any]) -> list[str]:
     a, b = s["a"], s["b"]
     consistency = s["position_consistency"]
     lines = [
-        f"judge {s['judge']} ({s['protocol']} v{s['version']}, both orders, a flip is a tie): "
-        f"{s['pairs']} pairs",
+        f"judge {shown_spec(s['judge'])} ({s['protocol']} v{s['version']}, both orders, a flip "
+        f"is a tie): {s['pairs']} pairs",
         f"  A {a['model']} (run {a['run']}): {s['a_wins']} wins, {s['b_wins']} losses, "
         f"{s['ties']} ties",
         f"  B {b['model']} (run {b['run']}): {s['b_wins']} wins, {s['a_wins']} losses, "

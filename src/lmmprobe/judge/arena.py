@@ -6,7 +6,9 @@ prompt the models were asked and the two answers as the raters saw them, with th
 image(s) when ``--judge-sees-image`` is given. Each battle is asked in both orders with
 lmmprobe's pairwise protocol (`lmmprobe.judge.pairwise`); a verdict that flips with the order
 is a tie, an unreadable or failed reply leaves the battle unjudged (counted apart, asked again
-on the next run). The judge's votes are kept in the store's ``judge_votes`` table
+on the next run); a judge that gave no reply that could be read at all (a misspelt model, a
+server not there) judged nothing, and the command fails saying why, as ``compare --judge``
+does. The judge's votes are kept in the store's ``judge_votes`` table
 (`lmmprobe.store.battles.put_judge_votes`). Judge calls go through the runner's path: stored
 in the store as they arrive, keyed by the judge's identity, the protocol and its version, the prompt (which quotes
 both answers) and any image, so a second run asks only what is missing.
@@ -33,6 +35,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.judge.pairwise import (
     PAIRWISE,
     PairwiseJudgement,
@@ -40,6 +43,7 @@ from lmmprobe.judge.pairwise import (
     pairwise_request,
     read_pair,
 )
+from lmmprobe.judge.step import pairs_nothing_read
 from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_consistency
 from lmmprobe.metrics.elo import Battle, check_elo_size, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
@@ -125,7 +129,10 @@ class ArenaJudgeResult:
     """What `judge_battles` found: per-battle verdicts and the agreement figures.
 
     Figures are None where they are undefined (no battle judged; fewer than 3 models for the
-    rank correlation, with `correlation_note` saying why).
+    rank correlation, with `correlation_note` saying why). `nothing_read` says why the judge
+    gave no reply that could be read, when it was asked and gave none (every call failed, or
+    every reply was unreadable or cut off; `pairs_nothing_read`): no battle was judged, and
+    ``arena judge`` fails.
     """
 
     judge: str
@@ -147,6 +154,7 @@ class ArenaJudgeResult:
     judge_elo: dict[str, float] = field(default_factory=dict)
     correlation: dict[str, Any] | None = None
     correlation_note: str | None = None
+    nothing_read: str | None = None
 
     @property
     def judged(self) -> list[JudgedBattle]:
@@ -161,7 +169,8 @@ class ArenaJudgeResult:
     def summary(self) -> dict[str, Any]:
         """The figures as JSON (``--format json``)."""
         return {
-            "judge": self.judge,
+            # Redacted as the store records it: the summary is printed and saved (-f json).
+            "judge": redact_spec(self.judge),
             "protocol": self.protocol,
             "protocol_version": self.version,
             "judge_sees_image": self.sees_image,
@@ -254,7 +263,7 @@ def judge_battles(
 
     """
     if sees_image and judge.capabilities.max_images == 0:
-        raise ValueError(f"--judge-sees-image: the judge {judge_spec} takes no images")
+        raise ValueError(f"--judge-sees-image: the judge {shown_spec(judge_spec)} takes no images")
     if sees_image:
         _register_renderers()
     ident = judge.identity.cache_id()
@@ -334,6 +343,9 @@ def judge_battles(
         cached=outcome.cached,
         called=outcome.called,
         errors=outcome.errors,
+        nothing_read=pairs_nothing_read(
+            judge_spec, [b.judgement for b in battles], responses.values()
+        ),
     )
     _figures(result, shuffles=shuffles, seed=seed)
     return result

@@ -19,14 +19,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmmprobe._secrets import redact_spec
 from lmmprobe.judge.pairwise import (
     PAIRWISE,
     PairwiseJudgement,
     pairwise_request,
     read_pair,
 )
-from lmmprobe.judge.protocol import reply_answer
-from lmmprobe.judge.step import nothing_read_why
+from lmmprobe.judge.step import pairs_nothing_read
 from lmmprobe.metrics.agreement import position_consistency
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
@@ -38,7 +38,7 @@ from lmmprobe.run import (
     ProgressSink,
     answer_requests,
 )
-from lmmprobe.schema import Request, Response
+from lmmprobe.schema import Request
 from lmmprobe.store import Store
 
 __all__ = ["JudgedPair", "PairwiseComparison", "judge_pairs"]
@@ -93,7 +93,8 @@ class PairwiseComparison:
         readable = [p.judgement for p in self.pairs if p.judgement.consistent is not None]
         calls = self.calls
         return {
-            "judge": self.judge,
+            # Redacted as the store records it: the summary is printed and saved (-f json).
+            "judge": redact_spec(self.judge),
             "protocol": PAIRWISE.name,
             "version": PAIRWISE.version,
             "a": {"run": self.side_a[0], "model": self.side_a[1]},
@@ -209,30 +210,7 @@ def judge_pairs(
     for (sample_id, repeat), k_first, k_swapped in asked:
         judgement, reason = read_pair(judge_spec, responses.get(k_first), responses.get(k_swapped))
         result.pairs.append(JudgedPair(sample_id, repeat, judgement, reason))
-    result.nothing_read = _nothing_read(judge_spec, result.pairs, responses)
-    return result
-
-
-def _nothing_read(
-    judge: str, pairs: list[JudgedPair], responses: dict[str, Response]
-) -> str | None:
-    """Why `judge` gave no reply that could be read (`nothing_read_why`), or None.
-
-    A reply read in either order is a reply read: a pair it flipped on is a tie, a verdict.
-    """
-    if not pairs or any(
-        p.judgement.first is not None or p.judgement.swapped is not None for p in pairs
-    ):
-        return None
-    made = [r for r in responses.values() if r.error is None or r.error.type != "budget"]
-    if not made:
-        return None
-    errors = [r.error for r in made if r.error is not None]
-    texts = [reply_answer(judge, r) for r in made if r.error is None]
-    unreadable = next((t for t in texts if t is not None), None)
-    return nothing_read_why(
-        len(made),
-        len(errors),
-        f"{errors[0].type}: {errors[0].message}" if errors else "",
-        None if unreadable is None else repr(unreadable[:60] + ("..." if unreadable[60:] else "")),
+    result.nothing_read = pairs_nothing_read(
+        judge_spec, [p.judgement for p in result.pairs], responses.values()
     )
+    return result

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
@@ -33,6 +33,7 @@ from typing import Any
 from lmmprobe.data.base import parse_source_spec
 from lmmprobe.data.benchmarks.base import BENCHMARKS
 from lmmprobe.judge.agreement_figures import AgreementRow, agreement_rows, figures_of
+from lmmprobe.judge.pairwise import PairwiseJudgement
 from lmmprobe.judge.protocol import (
     JUDGE_PROTOCOLS,
     JudgeItem,
@@ -611,6 +612,46 @@ def nothing_read_why(made: int, errors: int, first_error: str, first_unreadable:
             f"{first_error}; {made - errors} unreadable, {shown})"
         )
     return why[:400]
+
+
+PAIRS_AGAIN = (
+    "fix the judge and run the same command again (its failed calls are asked again; a reply "
+    "it gave is stored and read again, not asked again: a judge that cannot follow the "
+    "protocol needs another model)"
+)
+"""What to do when a pairwise judge read nothing (`pairs_nothing_read`): the end of the line."""
+
+
+def pairs_nothing_read(
+    judge: str, judgements: Iterable[PairwiseJudgement | None], responses: Iterable[Response]
+) -> str | None:
+    """Why `judge`, asked about pairs in both orders, gave no reply that could be read; or None.
+
+    The one rule of ``compare --judge`` and ``arena judge``: when not one reply of any pair
+    was read (every call failed, or every reply was unreadable or cut off), the command judged
+    nothing and fails with this line (`nothing_read_why`); a reply read in either order is a
+    reply read (a pair it flipped on is a tie, a verdict), and the command goes on.
+
+    Args:
+        judge: The judge's spec as given (its ``think=`` tags).
+        judgements: Each pair's judgement; None for a pair never asked.
+        responses: The judge's responses to the pairs' requests (from the store or sent).
+
+    """
+    if any(j is not None and (j.first is not None or j.swapped is not None) for j in judgements):
+        return None
+    made = [r for r in responses if r.error is None or r.error.type != "budget"]
+    if not made:
+        return None
+    errors = [r.error for r in made if r.error is not None]
+    texts = [reply_answer(judge, r) for r in made if r.error is None]
+    unreadable = next((t for t in texts if t is not None), None)
+    return nothing_read_why(
+        len(made),
+        len(errors),
+        f"{errors[0].type}: {errors[0].message}" if errors else "",
+        None if unreadable is None else repr(unreadable[:60] + ("..." if unreadable[60:] else "")),
+    )
 
 
 @dataclass(frozen=True)
