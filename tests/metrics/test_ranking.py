@@ -85,3 +85,14 @@ def test_mmd_errors() -> None:
         mmd_rbf([[0.0]], [[1.0]], gamma=-1.0)
     with pytest.raises(ValueError, match=">= 2 points per set"):
         mmd_rbf([[0.0]], [[1.0], [2.0]], unbiased=True)
+
+
+def test_a_constant_side_is_nan_without_a_warning_on_the_terminal() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter(
+            "error"
+        )  # scipy's ConstantInputWarning reached `arena judge`'s stderr
+        out = rank_correlation(A, {m: 0.5 for m in A})
+    assert math.isnan(out["spearman_rho"]) and math.isnan(out["kendall_tau"])

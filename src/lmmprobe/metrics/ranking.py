@@ -13,6 +13,7 @@ scipy is imported inside `rank_correlation`, so importing `lmmprobe.metrics` sta
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -57,8 +58,12 @@ def rank_correlation(a: Mapping[str, float], b: Mapping[str, float]) -> dict[str
         from scipy import stats  # type: ignore[import-untyped]
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(f"rank correlation needs scipy ({exc}); run: {_SCIPY_HINT}") from exc
-    rho = stats.spearmanr(x, y)
-    tau = stats.kendalltau(x, y)
+    # A constant side gives NaN, which the docstring promises and callers explain; scipy's
+    # warning about it would only reach the user's terminal as noise.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)
+        rho = stats.spearmanr(x, y)
+        tau = stats.kendalltau(x, y)
     return {
         "models": models,
         "n": len(models),
