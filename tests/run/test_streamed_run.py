@@ -23,9 +23,9 @@ from tests.run.fakes import RecordingModel
 
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
-from lmmprobe.data import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.data import SOURCES, DataError, SampleStream, StreamedLoad, streaming
 from lmmprobe.models.base import MODELS
-from lmmprobe.schema import Request, Response, Sample
+from lmmprobe.schema import JudgeConfig, Request, Response, Sample
 
 N = 45
 CHUNK = 10
@@ -264,3 +264,40 @@ def test_a_dialogue_run_of_many_chunks_is_held_whole_and_gives_the_one_chunk_res
         tmp_path / "whole.db", whole.run_id
     )
     shutil.rmtree(tmp_path / "whole")
+
+
+def _judgements(db: Path, run_id: str) -> list[tuple[Any, ...]]:
+    return _table(
+        db, "SELECT model, sample_id, repeat, judge, protocol, decided_by, key, value, reading, "
+        f"reason FROM judgements WHERE run_id = '{run_id}' ORDER BY model, sample_id, repeat, "
+        "judge, attempt",
+    )  # fmt: skip
+
+
+def test_judging_a_run_of_many_chunks_holds_a_chunk_of_samples_and_judges_as_a_whole_run(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The judging step reads the run's data again a chunk at a time, as the run asked it."""
+    data = _rows(tmp_path, write_png)
+    spec = dict(
+        models=["countsamples:a", "countsamples:b"], data=str(data), repeats=2,
+        judge=JudgeConfig(judges=["countsamples:j"], when="always"),
+    )  # fmt: skip
+    whole = evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    held_whole = counting.most
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    counting.reset()
+    chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
+    # The judge's calls (counted as the models' are) saw a chunk of samples alive, no more.
+    assert held_whole >= N - len(BAD)
+    assert counting.most <= CHUNK
+    assert isinstance(chunked.outcome.load, StreamedLoad)
+    assert chunked.judging is not None and whole.judging is not None
+    assert chunked.judging.results() == whole.judging.results()
+    assert _results(tmp_path / "chunked") == _results(tmp_path / "whole")
+    verdicts = _judgements(tmp_path / "chunked.db", chunked.run_id)
+    assert len(verdicts) == 2 * 2 * (N - len(BAD))
+    assert verdicts == _judgements(tmp_path / "whole.db", whole.run_id)

@@ -383,6 +383,15 @@ def require_unique_ids(samples: Sequence[Sample]) -> None:
         seen.add(s.id)
 
 
+SampleKind = tuple[str | None, bool]
+"""A sample's benchmark name (None: none) and whether it is single-choice (`sample_kind`)."""
+
+
+def sample_kind(sample: Sample) -> SampleKind:
+    """What a sample's judging protocol is decided by: its benchmark and whether it is a choice."""
+    return (sample.benchmark.name if sample.benchmark is not None else None, sample.is_choice)
+
+
 def _chunked(samples: Iterable[Sample], size: int) -> Iterator[list[Sample]]:
     """`samples` in lists of `size` (the last one shorter), holding one list at a time."""
     chunk: list[Sample] = []
@@ -418,6 +427,9 @@ class StreamedLoad:
     chunk_fingerprints: list[str]
     invalid: int = 0
     problems: list[SampleProblem] = field(default_factory=list)
+    kinds: dict[SampleKind, None] = field(default_factory=dict)
+    """Each `sample_kind` among the samples, in the order first met: what a step that decides
+    something by kind alone (judging: a sample's protocol) checks before reading them again."""
 
     def chunks(self) -> Iterator[list[Sample]]:
         """The samples again, `size` at a time, each chunk checked against the first read.
@@ -448,10 +460,6 @@ class StreamedLoad:
             "run it again once the data stays as it is"
         )
 
-    def result(self) -> LoadResult:
-        """Every sample at once, read again (for what needs them all: judging)."""
-        samples = [s for chunk in self.chunks() for s in chunk]
-        return LoadResult(samples, self.source, self.invalid, list(self.problems))
 
 
 def load_in_chunks(
@@ -481,6 +489,7 @@ def load_in_chunks(
     fingerprints: list[str] = []
     count = 0
     dialogues = False
+    kinds: dict[SampleKind, None] = {}
     # The first read's list goes with its iterator, once read: not kept through the rest.
     again = itertools.chain(iter(first), rows)
     del first
@@ -491,6 +500,7 @@ def load_in_chunks(
             whole.update(framed)
             h.update(framed)
             dialogues = dialogues or "dialogue_id" in sample.metadata
+            kinds[sample_kind(sample)] = None
         fingerprints.append(h.hexdigest())
         count += len(chunk)
     if dialogues:
@@ -498,5 +508,5 @@ def load_in_chunks(
     return StreamedLoad(
         spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
         fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
-        invalid=stream.invalid, problems=stream.problems,
+        invalid=stream.invalid, problems=stream.problems, kinds=kinds,
     )  # fmt: skip
