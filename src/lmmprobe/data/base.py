@@ -392,6 +392,12 @@ def sample_kind(sample: Sample) -> SampleKind:
     return (sample.benchmark.name if sample.benchmark is not None else None, sample.is_choice)
 
 
+def _drained(reversed_samples: list[Sample]) -> Iterator[Sample]:
+    """The samples of a reversed list, in their order, each dropped from it as it is given."""
+    while reversed_samples:
+        yield reversed_samples.pop()
+
+
 def _chunked(samples: Iterable[Sample], size: int) -> Iterator[list[Sample]]:
     """`samples` in lists of `size` (the last one shorter), holding one list at a time."""
     chunk: list[Sample] = []
@@ -450,6 +456,7 @@ class StreamedLoad:
             yield chunk
             start += len(chunk)
             done = i + 1
+            del chunk  # not held while the next chunk is read
         if done != len(self.chunk_fingerprints):
             raise self._changed(start, self.count - start)
 
@@ -460,6 +467,31 @@ class StreamedLoad:
             "run it again once the data stays as it is"
         )
 
+
+class ChunkedLoad(Protocol):
+    """Samples of more than one chunk, read again a chunk at a time when needed.
+
+    A run's data (`StreamedLoad`) or a stored run's recorded samples (what ``lmmprobe judge``
+    reads): counted, their rejected rows and kinds noted on a first read, never held whole.
+    """
+
+    source: str
+    count: int
+    invalid: int
+    problems: list[SampleProblem]
+    kinds: dict[SampleKind, None]
+
+    def chunks(self) -> Iterator[list[Sample]]:
+        """The samples, a chunk at a time, in their order."""
+        ...
+
+
+def chunks_of(load: LoadResult | ChunkedLoad) -> Iterator[list[Sample]]:
+    """A load's samples by chunk: a held list as one chunk, a `ChunkedLoad` read again."""
+    if isinstance(load, LoadResult):
+        yield load.samples
+    else:
+        yield from load.chunks()
 
 
 def load_in_chunks(
@@ -490,19 +522,24 @@ def load_in_chunks(
     count = 0
     dialogues = False
     kinds: dict[SampleKind, None] = {}
-    # The first read's list goes with its iterator, once read: not kept through the rest.
-    again = itertools.chain(iter(first), rows)
+    # The first read's samples are let go as they are read again, not kept through the rest.
+    first.reverse()
+    again = itertools.chain(_drained(first), rows)
     del first
-    for chunk in _chunked(again, size):
-        h = hashlib.sha256()
-        for sample in chunk:
-            framed = _framed(sample)
-            whole.update(framed)
-            h.update(framed)
-            dialogues = dialogues or "dialogue_id" in sample.metadata
-            kinds[sample_kind(sample)] = None
+    # Hashed a sample at a time (no chunk is held): each chunk's hash as `chunks` takes it.
+    h = hashlib.sha256()
+    for sample in again:
+        framed = _framed(sample)
+        whole.update(framed)
+        h.update(framed)
+        dialogues = dialogues or "dialogue_id" in sample.metadata
+        kinds[sample_kind(sample)] = None
+        count += 1
+        if count % size == 0:
+            fingerprints.append(h.hexdigest())
+            h = hashlib.sha256()
+    if count % size:
         fingerprints.append(h.hexdigest())
-        count += len(chunk)
     if dialogues:
         return iter_source(spec, strict=strict, limit=limit).result()
     return StreamedLoad(

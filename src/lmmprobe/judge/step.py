@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import (
+    ChunkedLoad,
     LoadResult,
     SampleKind,
-    StreamedLoad,
     parse_source_spec,
     sample_kind,
 )
@@ -414,23 +414,24 @@ class RunSamples:
     """A run's samples as the judging step reads them: held whole, or again chunk by chunk.
 
     A run of up to one chunk (a `LoadResult`) is judged as ever: its samples held, its rows
-    read `CHUNK_SAMPLES` at a time. A run of more (a `StreamedLoad`) is read again a chunk of
-    samples at a time, each chunk checked against the run's first read (the samples the run
-    asked), with that chunk's rows of the model: at most one chunk of samples is held. Either
-    way every protocol is checked before any call (`Protocols.check`).
+    read `CHUNK_SAMPLES` at a time. A run of more (a `ChunkedLoad`: a run's `StreamedLoad`, a
+    stored run's recorded samples) is read again a chunk of samples at a time (a run's data
+    each chunk checked against the run's first read: the samples the run asked), with that
+    chunk's rows of the model: at most one chunk of samples is held. Either way every
+    protocol is checked before any call (`Protocols.check`).
     """
 
-    def __init__(self, load: LoadResult | StreamedLoad, config: JudgeConfig) -> None:
+    def __init__(self, load: LoadResult | ChunkedLoad, config: JudgeConfig) -> None:
         self.protocols = Protocols(config)
         self._load = load
         self._whole: dict[str, Sample] = {}
         self._whole_protocols: dict[str, JudgeProtocol] = {}
-        if isinstance(load, StreamedLoad):
-            self.protocols.check(load.kinds)
-        else:
+        if isinstance(load, LoadResult):
             self._whole = {s.id: s for s in load.samples}
             self._whole_protocols = self.protocols.of_samples(load.samples)
             self.protocols.check_prompt()
+        else:
+            self.protocols.check(load.kinds)
 
     def chunks(
         self, store: Store, run_id: str, model: str
@@ -444,7 +445,7 @@ class RunSamples:
             DataError: The data no longer gives the samples the run asked (`StreamedLoad`).
 
         """
-        if not isinstance(self._load, StreamedLoad):
+        if isinstance(self._load, LoadResult):
             for scores in score_chunks(store, run_id, model, CHUNK_SAMPLES):
                 yield scores, self._whole, self._whole_protocols
             return
@@ -452,6 +453,7 @@ class RunSamples:
             rows = store.iter_score_rows(run_id, model=model, sample_ids=[s.id for s in chunk])
             scores = [score_from_row(rec) for rec in rows]
             yield scores, {s.id: s for s in chunk}, self.protocols.of_samples(chunk)
+            del chunk, scores  # not held while the next chunk is read
 
 
 def _request(
@@ -850,6 +852,7 @@ def _judge_model(
             responses.update(stored)
             stats.asked[judge] += len(mine)
             _read_verdicts(stats, judge, mine, responses)
+            del mine, unique, stored, fresh, responses
         judged = [s for s in scores if s.judgements]
         for score in judged:
             stats.count_decided(score.judgements)
@@ -861,6 +864,8 @@ def _judge_model(
         ]
         verdicts = [(s.sample_id, s.repeat, j) for s in judged for j in s.judgements]
         store.put_judgements(run_id, model_spec, verdicts)
+        # Dropped before the next chunk is read: a chunk's samples are all that is held.
+        del scores, held, protocols, asks, kept, blocked, judged, verdicts
     for judge, calls in stats.calls.items():
         price = spending.prices.get(judge)
         if price is not None:

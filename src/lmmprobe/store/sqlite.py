@@ -1203,12 +1203,43 @@ class Store:
             images: False leaves the images out (a judge that sees none): no file is read.
 
         """
-        out: list[Sample] = []
-        unusable: dict[str, str] = {}
         rows = self.conn.execute(
             "SELECT sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
-        for (text,) in rows:
+        return self._recorded((text for (text,) in rows), images)
+
+    def recorded_sample_chunks(
+        self, run_id: str, size: int, *, images: bool = True
+    ) -> Iterator[RecordedSamples]:
+        """`recorded_samples` a page of `size` samples at a time, in the same (id) order.
+
+        Each page is read by the last id of the one before (never an offset), so a run of any
+        size is read once, holding one page of samples; its files are checked as the page is.
+        """
+        with self._faults("reading it"):
+            last: str | None = None
+            while True:
+                # A range on the key (not an OR with NULL), so each page is an index seek.
+                after, args = (
+                    ("", (run_id, size))
+                    if last is None
+                    else (" AND sample_id > ?", (run_id, last, size))
+                )
+                rows = self.conn.execute(
+                    f"SELECT sample_id, sample FROM samples WHERE run_id = ?{after} "
+                    "ORDER BY sample_id LIMIT ?",
+                    args,
+                ).fetchall()
+                if not rows:
+                    return
+                last = rows[-1][0]
+                yield self._recorded([text for _, text in rows], images)
+
+    def _recorded(self, texts: Iterable[str], images: bool) -> RecordedSamples:
+        """Recorded samples from their stored JSON (`recorded_samples`)."""
+        out: list[Sample] = []
+        unusable: dict[str, str] = {}
+        for text in texts:
             doc = json.loads(text)
             refs = doc.pop("images", None) or []
             doc["images"] = []
