@@ -14,11 +14,13 @@ and its plan names the variable a real run will need.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from lmmprobe.data import LoadResult, StreamedLoad, chunks_of
+from lmmprobe.data.rows import remembered_images
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel
 from lmmprobe.run.runner import (
@@ -116,20 +118,24 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     """
     check_names(spec.formulate)
     spec = priced(spec)
-    # Builds clients and loads no weights; a missing API key is noted, not an error.
-    # Data of more than a chunk is planned a chunk at a time, as a run asks it (`CHUNK_SAMPLES`).
-    inputs = resolve_inputs(spec, keys=False, chunked=True)
     path = Path(spec.db) if spec.db else DEFAULT_DB
     # An absent store holds nothing: it is not created just to be looked at.
     store = Store(path) if path.exists() and not spec.no_cache else None
+    # Image files an earlier run checked are not decoded or hashed again (`remembered_images`),
+    # on the first read and on each chunk read again, as a run reads them.
+    reading = remembered_images(store) if store is not None else contextlib.nullcontext()
     try:
-        return [
-            _plan_model(
-                model_spec, model, inputs.load, spec, store,
-                inputs.missing_keys.get(model_spec),
-            )
-            for model_spec, model in inputs.models
-        ]  # fmt: skip
+        with reading:
+            # Builds clients and loads no weights; a missing API key is noted, not an error.
+            # Data of more than a chunk is planned a chunk at a time, as a run asks it.
+            inputs = resolve_inputs(spec, keys=False, chunked=True)
+            return [
+                _plan_model(
+                    model_spec, model, inputs.load, spec, store,
+                    inputs.missing_keys.get(model_spec),
+                )
+                for model_spec, model in inputs.models
+            ]  # fmt: skip
     finally:
         if store is not None:
             store.close()
