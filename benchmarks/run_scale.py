@@ -23,8 +23,13 @@ order).
 Time per row is the run's CPU time (start-up included) over its rows. Tests never assert on
 time or memory: this script is where the figures come from.
 
+With ``--judge``, the run is judged as well (``--judge first --judge-when miss``: the choice
+protocol's rule reads every answer of ``first``, so the judge is never asked, but the judging
+step reads every sample and row): the judging step used to read the run's data whole again;
+it now reads it a chunk at a time, as the run does.
+
 Usage: python benchmarks/run_scale.py [--sizes 100000 1000000] [--old-sizes 100000]
-       [--old-src /path/to/old/src]
+       [--old-src /path/to/old/src] [--judge]
 """
 
 from __future__ import annotations
@@ -62,13 +67,17 @@ def write_rows(path: Path, n: int, seed: int = 0) -> None:
             f.write(json.dumps(row) + "\n")
 
 
-def run_once(src: Path, data: Path, work: Path) -> tuple[float, float, float, dict[str, Any]]:
+def run_once(
+    src: Path, data: Path, work: Path, judge: bool = False
+) -> tuple[float, float, float, dict[str, Any]]:
     """Seconds, CPU seconds, peak MiB and the models' figures of one ``lmmprobe run``."""
     exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
     assert exe is not None, "the lmmprobe console script is not installed beside this Python"
     out = work / "out"
     args = [exe, "run", "--model", "first", "--data", str(data), "--by", "subtask", "-q",
             "--db", str(work / "store.db"), "--out", str(out)]  # fmt: skip
+    if judge:
+        args += ["--judge", "first", "--judge-when", "miss"]
     env = {**os.environ, "PYTHONPATH": str(src)}
     # A fresh wrapper per run: RUSAGE_CHILDREN is then that run's peak alone.
     wrapper = (
@@ -97,13 +106,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--old-src", "--old", dest="old", type=Path, default=Path("/work/main/src"))
+    parser.add_argument("--judge", action="store_true", help="judge the run too (first as judge)")
     parser.add_argument(
         "--old-sizes", type=int, nargs="*", default=None,
         help="the sizes the old checkout runs too (default: every size); '-' in its columns",
     )  # fmt: skip
     args = parser.parse_args()
     old_sizes = args.sizes if args.old_sizes is None else args.old_sizes
-    print(f"old: {args.old}  new: {NEW_SRC}  (peak RSS of the `lmmprobe run` process)")
+    judged = " --judge first" if args.judge else ""
+    print(f"old: {args.old}  new: {NEW_SRC}  (peak RSS of the `lmmprobe run{judged}` process)")
     print(
         f"{'rows':>8} {'old s':>8} {'new s':>8} {'old cpu ms/row':>14} {'new cpu ms/row':>14} "
         f"{'old MiB':>8} {'new MiB':>8} identical"
@@ -120,7 +131,7 @@ def main() -> None:
                     continue
                 work = Path(tmp) / name
                 work.mkdir()
-                figures[name] = run_once(src, data, work)
+                figures[name] = run_once(src, data, work, args.judge)
         ns, nc, nm, nf = figures["new"]
         nt = 1000 * nc / n
         new[n] = (nt, nm)

@@ -13,6 +13,7 @@ from typing import Any
 
 from lmmprobe._file_kind import file_kind
 from lmmprobe._secrets import redact_spec
+from lmmprobe.data import chunks_of
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
@@ -336,7 +337,9 @@ def judge_stored(
         claim = _claim(outcome.out_dir) if out else contextlib.nullcontext()
         with claim:
             store.create_run(outcome.run_id, spec.model_dump(mode="json"), str(outcome.out_dir))
-            store.put_samples(outcome.run_id, outcome.loaded().samples)
+            for samples in chunks_of(outcome.load):  # a large run a chunk at a time
+                store.put_samples(outcome.run_id, samples)
+                del samples  # not held while the next chunk is read, nor while judging
             for mo in outcome.models:
                 # Copied chunk by chunk: a run of any size is never held whole.
                 for scores in score_chunks(store, source, mo.spec):

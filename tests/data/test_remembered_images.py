@@ -228,3 +228,27 @@ def test_a_cached_re_run_stores_and_prints_exactly_what_the_first_run_did(
         )
 
     assert shown(runs[0].stdout, first["run_id"]) == shown(runs[1].stdout, second["run_id"])
+
+
+def test_a_dry_run_reads_an_image_an_earlier_run_checked_from_its_remembered_check(
+    tmp_path: Path,
+) -> None:
+    """``run --dry-run`` reuses the store's image checks, as the run it plans does."""
+    data, _ = _data(tmp_path)
+    db = tmp_path / "s.db"
+    assert _run(data, db, tmp_path / "1").returncode == 0
+    dry = lmmprobe("run", "--model", "first", "--data", data, "--db", db, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "first: 0 request(s) to send of 1; 1 answered in the store" in " ".join(
+        dry.stdout.split()
+    )
+    # Made to remember another hash, the dry run keys the request by it (the file is neither
+    # decoded nor hashed again), and finds no answer under that key: one to send, as the
+    # run would send it (see the test above).
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE image_checks SET content_hash = ?", ("f" * 64,))
+    dry = lmmprobe("run", "--model", "first", "--data", data, "--db", db, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "first: 1 request(s) to send of 1; 0 answered in the store" in " ".join(
+        dry.stdout.split()
+    )

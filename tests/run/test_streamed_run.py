@@ -23,9 +23,19 @@ from tests.run.fakes import RecordingModel
 
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
-from lmmprobe.data import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.api import judge_stored
+from lmmprobe.data import (
+    SOURCES,
+    DataError,
+    SampleStream,
+    StreamedLoad,
+    iter_source,
+    streaming,
+)
+from lmmprobe.judge.dry_run import plan_judges, plan_stored_judges
 from lmmprobe.models.base import MODELS
-from lmmprobe.schema import Request, Response, Sample
+from lmmprobe.run.dry_run import plan_run
+from lmmprobe.schema import JudgeConfig, Request, Response, RunSpec, Sample
 
 N = 45
 CHUNK = 10
@@ -82,7 +92,10 @@ class _Counting(RecordingModel):
 @pytest.fixture
 def counting() -> Iterator[type[_Counting]]:
     MODELS.register(_Counting.backend)(
-        lambda target, options: _Counting(name=target or "c", batch=4)
+        # A judge (``countsamples:j``) names option A: a verdict the choice protocol reads.
+        lambda target, options: _Counting(
+            name=target or "c", batch=4, text="A" if target == "j" else None
+        )
     )
     _Counting.reset()
     yield _Counting
@@ -264,3 +277,131 @@ def test_a_dialogue_run_of_many_chunks_is_held_whole_and_gives_the_one_chunk_res
         tmp_path / "whole.db", whole.run_id
     )
     shutil.rmtree(tmp_path / "whole")
+
+
+def _judgements(db: Path, run_id: str) -> list[tuple[Any, ...]]:
+    return _table(
+        db, "SELECT model, sample_id, repeat, judge, protocol, decided_by, key, value, reading, "
+        f"reason FROM judgements WHERE run_id = '{run_id}' ORDER BY model, sample_id, repeat, "
+        "judge, attempt",
+    )  # fmt: skip
+
+
+def test_judging_a_run_of_many_chunks_holds_a_chunk_of_samples_and_judges_as_a_whole_run(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The judging step reads the run's data again a chunk at a time, as the run asked it."""
+    data = _rows(tmp_path, write_png)
+    spec = dict(
+        models=["countsamples:a", "countsamples:b"], data=str(data), repeats=2,
+        judge=JudgeConfig(judges=["countsamples:j"], when="always"),
+    )  # fmt: skip
+    whole = evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    held_whole = counting.most
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    counting.reset()
+    chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
+    # The judge's calls (counted as the models' are) saw a chunk of samples alive, no more.
+    assert held_whole >= N - len(BAD)
+    assert counting.most <= CHUNK
+    assert isinstance(chunked.outcome.load, StreamedLoad)
+    assert chunked.judging is not None and whole.judging is not None
+    assert chunked.judging.results() == whole.judging.results()
+    assert _results(tmp_path / "chunked") == _results(tmp_path / "whole")
+    verdicts = _judgements(tmp_path / "chunked.db", chunked.run_id)
+    assert len(verdicts) == 2 * 2 * (N - len(BAD))
+    assert verdicts == _judgements(tmp_path / "whole.db", whole.run_id)
+
+
+def test_judging_a_stored_run_of_many_chunks_holds_a_chunk_of_samples(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``lmmprobe judge RUN`` reads the recorded samples a page at a time, as judging needs."""
+    data = _rows(tmp_path, write_png)
+    db = tmp_path / "s.db"
+    run = evaluate(models=["countsamples:a"], data=str(data), repeats=2, db=str(db),
+                   out=str(tmp_path / "run"))  # fmt: skip
+    config = JudgeConfig(judges=["countsamples:j"], when="always", sees_image=True)
+    other = tmp_path / "other.db"
+    shutil.copy(db, other)  # the same stored run, judged apart: no reply shared
+    plan_whole = plan_stored_judges(run.run_id, config, db=db)
+    counting.reset()
+    whole = judge_stored(run.run_id, config, db=db, out=tmp_path / "whole")
+    held_whole = counting.most
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    # Its dry run counts the same calls, read a chunk at a time.
+    assert plan_stored_judges(run.run_id, config, db=other) == plan_whole
+    counting.reset()
+    chunked = judge_stored(run.run_id, config, db=other, out=tmp_path / "chunked")
+    assert held_whole >= N - len(BAD)
+    assert counting.most <= CHUNK
+    assert chunked.judging is not None and whole.judging is not None
+    assert chunked.judging.results() == whole.judging.results()
+    assert whole.judging.results()["countsamples:a"]["decided"]["judge"] == 2 * (N - len(BAD))
+    assert _judgements(other, chunked.run_id) == _judgements(db, whole.run_id)
+    assert _stored(other, chunked.run_id)["samples"] == _stored(db, whole.run_id)["samples"]
+
+
+_MOST_READING = [0]
+"""The most `Sample`s alive while the ``countedrows`` source read a row."""
+
+
+def _counted_rows(
+    target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> SampleStream:
+    """The JSONL rows of file `target`, noting the `Sample`s alive as each is read."""
+    inner = iter_source(str(target), strict=strict, limit=limit)
+
+    def rows(stream: SampleStream) -> Iterator[Sample]:
+        for i, sample in enumerate(inner):
+            if i % 5 == 4:  # every fifth row: the last of each half chunk is among them
+                gc.collect()  # what is only garbage is not held
+                alive = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
+                _MOST_READING[0] = max(_MOST_READING[0], alive)
+            yield sample
+        stream.invalid, stream.problems = inner.invalid, inner.problems
+
+    return SampleStream(str(target), rows)
+
+
+def test_a_dry_run_of_many_chunks_counts_what_a_whole_one_does_holding_a_chunk(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``run --dry-run`` (with a judge too) plans a chunk at a time: the same counts."""
+    data = _rows(tmp_path, write_png)
+    db = tmp_path / "s.db"
+    # Half the answers stored: some requests are found, the others planned to be sent.
+    evaluate(models=["countsamples:a"], data=str(data), repeats=1, db=str(db),
+             out=str(tmp_path / "run"))  # fmt: skip
+    SOURCES.register("countedrows")(streaming(_counted_rows))
+    try:
+        spec = RunSpec(
+            models=["countsamples:a", "countsamples:b"], data=f"countedrows:{data}", repeats=2,
+            db=str(db), judge=JudgeConfig(judges=["countsamples:j"], when="always"),
+        )  # fmt: skip
+        gc.collect()
+        before = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
+        _MOST_READING[0] = 0
+        whole = (plan_run(spec), plan_judges(spec))
+        held_whole = _MOST_READING[0] - before
+        monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+        _MOST_READING[0] = 0
+        chunked = (plan_run(spec), plan_judges(spec))
+        held_chunked = _MOST_READING[0] - before
+    finally:
+        SOURCES.unregister("countedrows")
+    assert held_whole > 3 * CHUNK  # every sample (counted every fifth row)
+    # At most a chunk held and the next being read (not the run's samples).
+    assert held_chunked <= 2 * CHUNK
+    assert chunked == whole
+    # Rows sharing a question share requests: 59 distinct, 39 answered by the first run.
+    assert [(p.requests, p.stored) for p in whole[0]] == [(59, 39), (59, 0)]

@@ -383,6 +383,21 @@ def require_unique_ids(samples: Sequence[Sample]) -> None:
         seen.add(s.id)
 
 
+SampleKind = tuple[str | None, bool]
+"""A sample's benchmark name (None: none) and whether it is single-choice (`sample_kind`)."""
+
+
+def sample_kind(sample: Sample) -> SampleKind:
+    """What a sample's judging protocol is decided by: its benchmark and whether it is a choice."""
+    return (sample.benchmark.name if sample.benchmark is not None else None, sample.is_choice)
+
+
+def _drained(reversed_samples: list[Sample]) -> Iterator[Sample]:
+    """The samples of a reversed list, in their order, each dropped from it as it is given."""
+    while reversed_samples:
+        yield reversed_samples.pop()
+
+
 def _chunked(samples: Iterable[Sample], size: int) -> Iterator[list[Sample]]:
     """`samples` in lists of `size` (the last one shorter), holding one list at a time."""
     chunk: list[Sample] = []
@@ -418,6 +433,9 @@ class StreamedLoad:
     chunk_fingerprints: list[str]
     invalid: int = 0
     problems: list[SampleProblem] = field(default_factory=list)
+    kinds: dict[SampleKind, None] = field(default_factory=dict)
+    """Each `sample_kind` among the samples, in the order first met: what a step that decides
+    something by kind alone (judging: a sample's protocol) checks before reading them again."""
 
     def chunks(self) -> Iterator[list[Sample]]:
         """The samples again, `size` at a time, each chunk checked against the first read.
@@ -438,6 +456,7 @@ class StreamedLoad:
             yield chunk
             start += len(chunk)
             done = i + 1
+            del chunk  # not held while the next chunk is read
         if done != len(self.chunk_fingerprints):
             raise self._changed(start, self.count - start)
 
@@ -448,10 +467,31 @@ class StreamedLoad:
             "run it again once the data stays as it is"
         )
 
-    def result(self) -> LoadResult:
-        """Every sample at once, read again (for what needs them all: judging)."""
-        samples = [s for chunk in self.chunks() for s in chunk]
-        return LoadResult(samples, self.source, self.invalid, list(self.problems))
+
+class ChunkedLoad(Protocol):
+    """Samples of more than one chunk, read again a chunk at a time when needed.
+
+    A run's data (`StreamedLoad`) or a stored run's recorded samples (what ``lmmprobe judge``
+    reads): counted, their rejected rows and kinds noted on a first read, never held whole.
+    """
+
+    source: str
+    count: int
+    invalid: int
+    problems: list[SampleProblem]
+    kinds: dict[SampleKind, None]
+
+    def chunks(self) -> Iterator[list[Sample]]:
+        """The samples, a chunk at a time, in their order."""
+        ...
+
+
+def chunks_of(load: LoadResult | ChunkedLoad) -> Iterator[list[Sample]]:
+    """A load's samples by chunk: a held list as one chunk, a `ChunkedLoad` read again."""
+    if isinstance(load, LoadResult):
+        yield load.samples
+    else:
+        yield from load.chunks()
 
 
 def load_in_chunks(
@@ -481,22 +521,29 @@ def load_in_chunks(
     fingerprints: list[str] = []
     count = 0
     dialogues = False
-    # The first read's list goes with its iterator, once read: not kept through the rest.
-    again = itertools.chain(iter(first), rows)
+    kinds: dict[SampleKind, None] = {}
+    # The first read's samples are let go as they are read again, not kept through the rest.
+    first.reverse()
+    again = itertools.chain(_drained(first), rows)
     del first
-    for chunk in _chunked(again, size):
-        h = hashlib.sha256()
-        for sample in chunk:
-            framed = _framed(sample)
-            whole.update(framed)
-            h.update(framed)
-            dialogues = dialogues or "dialogue_id" in sample.metadata
+    # Hashed a sample at a time (no chunk is held): each chunk's hash as `chunks` takes it.
+    h = hashlib.sha256()
+    for sample in again:
+        framed = _framed(sample)
+        whole.update(framed)
+        h.update(framed)
+        dialogues = dialogues or "dialogue_id" in sample.metadata
+        kinds[sample_kind(sample)] = None
+        count += 1
+        if count % size == 0:
+            fingerprints.append(h.hexdigest())
+            h = hashlib.sha256()
+    if count % size:
         fingerprints.append(h.hexdigest())
-        count += len(chunk)
     if dialogues:
         return iter_source(spec, strict=strict, limit=limit).result()
     return StreamedLoad(
         spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
         fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
-        invalid=stream.invalid, problems=stream.problems,
+        invalid=stream.invalid, problems=stream.problems, kinds=kinds,
     )  # fmt: skip

@@ -13,27 +13,28 @@ what its server serves, known only once it runs, so its store is not looked at.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data import load_source
+from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, load_in_chunks
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.judge.protocol import JudgeProtocol
 from lmmprobe.judge.step import (
     JudgeModelStats,
+    Protocols,
+    RunSamples,
     _Ask,
     _judge_requests,
     _plan_asks,
     check_config,
-    resolve_protocols,
 )
 from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.models.base import AsyncModel, Model, StartableModel
-from lmmprobe.run import plan_requests, score_response
+from lmmprobe.run import plan_requests, runner, score_response
 from lmmprobe.run.dry_run import estimate_prompt_tokens
-from lmmprobe.run.runner import dialogue_stages, load_unkeyed, priced
+from lmmprobe.run.runner import EarlierKeys, dialogue_stages, load_unkeyed, priced
 from lmmprobe.schema import JudgeConfig, Price, Response, RunSpec, Sample, Score
 from lmmprobe.schema.price import PER_TOKENS
 from lmmprobe.store import Store
@@ -130,8 +131,11 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
         return []
     spec = priced(spec)
     check_config(config, spec.data)
-    samples = load_source(spec.data, strict=spec.strict, limit=spec.limit).samples
-    protocols = resolve_protocols(config, samples)
+    # Data of more than a chunk is read again a chunk at a time, as the run would read it.
+    load = load_in_chunks(
+        spec.data, size=runner.CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
+    )
+    protocols = _checked_protocols(config, load)
     judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
     path = Path(spec.db) if spec.db else DEFAULT_DB
     # An absent store holds nothing: it is not created just to be looked at.
@@ -141,12 +145,23 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
             planned
             for model_spec in spec.models
             for planned in _plan_model(
-                model_spec, load_unkeyed(model_spec)[0], samples, protocols, judges, spec, store
+                model_spec, load_unkeyed(model_spec)[0], load, protocols, judges, spec, store
             )
         ]
     finally:
         if store is not None:
             store.close()
+
+
+def _checked_protocols(config: JudgeConfig, load: LoadResult | ChunkedLoad) -> Protocols:
+    """Every sample's protocol checked, before any plan (as `resolve_protocols` checks)."""
+    protocols = Protocols(config)
+    if isinstance(load, LoadResult):
+        protocols.of_samples(load.samples)
+        protocols.check_prompt()
+    else:
+        protocols.check(load.kinds)
+    return protocols
 
 
 def _when(config: JudgeConfig, protocol: JudgeProtocol) -> str:
@@ -156,50 +171,62 @@ def _when(config: JudgeConfig, protocol: JudgeProtocol) -> str:
 def _plan_model(
     model_spec: str,
     model: Model | AsyncModel,
-    samples: list[Sample],
-    protocols: dict[str, JudgeProtocol],
+    load: LoadResult | ChunkedLoad,
+    protocols: Protocols,
     judges: dict[str, tuple[Model | AsyncModel, str | None]],
     spec: RunSpec,
     store: Store | None,
 ) -> list[PlannedJudge]:
     config = spec.judge
     assert config is not None  # plan_judges returns early without one
-    readable = (
-        store is not None
-        and not isinstance(model, StartableModel)
-        and dialogue_stages(samples) is None  # later rounds' prompts hold earlier answers
-    )
-    rows = plan_requests(samples, spec, model.identity) if readable else []
-    stored = store.get_responses({a.key for _, a in rows}) if store is not None and rows else {}
-    # The stored answers scored as the run scores them; a bound for the others.
-    scores: list[Score] = []
-    bound = bound_tokens = 0
+    bound = bound_tokens = read = samples_seen = 0
     rules_first = False
-    by_sample: dict[str, list[tuple[Sample, Ask | None]]] = {}
-    for row_sample, row_ask in rows:
-        by_sample.setdefault(row_sample.id, []).append((row_sample, row_ask))
-    for sample in samples:
-        protocol = protocols[sample.id]
-        asks = by_sample.get(sample.id) or [(sample, None)] * spec.repeats
-        for _, ask in asks:
-            response = stored.get(ask.key) if ask is not None else None
-            if ask is None or response is None:
-                bound += protocol.repeats
-                bound_tokens += protocol.repeats * protocol.gen.max_new_tokens
-                rules_first = rules_first or _when(config, protocol) == "miss"
-                continue
-            scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
-    judge_asks = _asks(model_spec, scores, stored, samples, protocols, config)
+    counts = {judge_spec: _Count() for judge_spec in judges}
+    # A judge request an earlier chunk counted is asked once by the step: counted once.
+    earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
+    for samples in chunks_of(load):
+        of = protocols.of_samples(samples)
+        readable = (
+            store is not None
+            and not isinstance(model, StartableModel)
+            and dialogue_stages(samples) is None  # later rounds' prompts hold earlier answers
+        )
+        rows = plan_requests(samples, spec, model.identity) if readable else []
+        stored = store.get_responses({a.key for _, a in rows}) if store is not None and rows else {}
+        # The stored answers scored as the run scores them; a bound for the others.
+        scores: list[Score] = []
+        by_sample: dict[str, list[tuple[Sample, Ask | None]]] = {}
+        for row_sample, row_ask in rows:
+            by_sample.setdefault(row_sample.id, []).append((row_sample, row_ask))
+        for sample in samples:
+            protocol = of[sample.id]
+            asks = by_sample.get(sample.id) or [(sample, None)] * spec.repeats
+            for _, ask in asks:
+                response = stored.get(ask.key) if ask is not None else None
+                if ask is None or response is None:
+                    bound += protocol.repeats
+                    bound_tokens += protocol.repeats * protocol.gen.max_new_tokens
+                    rules_first = rules_first or _when(config, protocol) == "miss"
+                    continue
+                scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
+        judge_asks = _asks(model_spec, scores, stored, samples, of, config)
+        for judge_spec, (judge, _) in judges.items():
+            counts[judge_spec] += _count(
+                judge, judge_asks, config, store, spec.no_cache, earlier[judge_spec]
+            )
+        read += len(scores)
+        samples_seen += len(samples)
+        del samples, rows, stored, scores, by_sample, judge_asks  # before the next chunk
     out = []
-    for judge_spec, (judge, missing_key) in judges.items():
-        count = _count(judge, judge_asks, config, store, spec.no_cache)
+    for judge_spec, (_, missing_key) in judges.items():
+        count = counts[judge_spec]
         out.append(
             PlannedJudge(
                 judge=judge_spec,
                 model=model_spec,
                 calls=bound + count.calls,
-                read=len(scores),
-                unread=len(samples) * spec.repeats - len(scores),
+                read=read,
+                unread=samples_seen * spec.repeats - read,
                 rules_first=rules_first,
                 stored_replies=count.stored,
                 price=spec.prices.get(judge_spec),
@@ -219,7 +246,7 @@ def _asks(
     model_spec: str,
     scores: Sequence[Score],
     answers: Mapping[str, Response],
-    samples: Sequence[Sample],
+    samples: Iterable[Sample],
     protocols: Mapping[str, JudgeProtocol],
     config: JudgeConfig,
 ) -> list[_Ask]:
@@ -231,13 +258,26 @@ def _asks(
 
 @dataclass(frozen=True)
 class _Count:
-    calls: int
-    stored: int
-    tokens: int
-    shared: int
-    unchecked: bool
-    prompt_tokens: int
-    images: int
+    """One judge's calls for some asks (`_count`); a chunk's add up to the run's."""
+
+    calls: int = 0
+    stored: int = 0
+    tokens: int = 0
+    shared: int = 0
+    unchecked: bool = False
+    prompt_tokens: int = 0
+    images: int = 0
+
+    def __add__(self, other: _Count) -> _Count:
+        return _Count(
+            calls=self.calls + other.calls,
+            stored=self.stored + other.stored,
+            tokens=self.tokens + other.tokens,
+            shared=self.shared + other.shared,
+            unchecked=self.unchecked or other.unchecked,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            images=self.images + other.images,
+        )
 
 
 def _count(
@@ -246,9 +286,17 @@ def _count(
     config: JudgeConfig,
     store: Store | None,
     no_cache: bool,
+    earlier: EarlierKeys | None = None,
 ) -> _Count:
-    """One judge's calls for `asks`: distinct requests, less the replies the store holds."""
+    """One judge's calls for `asks`: distinct requests, less the replies the store holds.
+
+    With `earlier` (the keys earlier chunks counted), a request counted before is shared.
+    """
     mine, unique = _judge_requests(asks, config.sees_image, judge.identity.cache_id())
+    if earlier is not None:
+        seen = earlier.among(list(unique))
+        unique = {k: r for (k, r), was in zip(unique.items(), seen, strict=True) if not was}
+        earlier.add(unique)
     unchecked = isinstance(judge, StartableModel)
     got = (
         store.get_responses(unique)
@@ -318,28 +366,35 @@ def plan_stored_judges(
             raise KeyError(f"no run {source} in {store.path}")
         spec = judged_spec(stored.spec, config, db=store.path, prices=prices, max_cost=max_cost)
         outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
-        samples = outcome.loaded().samples
-        protocols = resolve_protocols(config, samples)
+        # Read as the judging step reads it: a large run a chunk of samples at a time.
+        samples = RunSamples(outcome.load, config)
         judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
         planned = []
         read: dict[str, int] = {}
         for mo in outcome.models:
-            # One model's rows at a time (the plan counts its calls over all of them).
-            scores = store.model_scores(source, mo.spec)
-            read[mo.spec] = len(scores)
-            answers = store.get_responses([s.key for s in scores], include_errors=True)
-            asks = _asks(mo.spec, scores, answers, samples, protocols, config)
-            if config.sees_image and outcome.unusable_images:
-                # Answers whose image file changed since the run are not asked (judge_run).
-                asks = [a for a in asks if a.score.sample_id not in outcome.unusable_images]
-            for judge_spec, (judge, missing_key) in judges.items():
-                count = _count(judge, asks, config, store, spec.no_cache)
+            counts = {judge_spec: _Count() for judge_spec in judges}
+            earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
+            read[mo.spec] = 0
+            for scores, held, protocols in samples.chunks(store, source, mo.spec):
+                read[mo.spec] += len(scores)
+                answers = store.get_responses([s.key for s in scores], include_errors=True)
+                asks = _asks(mo.spec, scores, answers, held.values(), protocols, config)
+                if config.sees_image and outcome.unusable_images:
+                    # Answers whose image file changed since the run are not asked (judge_run).
+                    asks = [a for a in asks if a.score.sample_id not in outcome.unusable_images]
+                for judge_spec, (judge, _) in judges.items():
+                    counts[judge_spec] += _count(
+                        judge, asks, config, store, spec.no_cache, earlier[judge_spec]
+                    )
+                del scores, held, protocols, answers, asks  # before the next chunk
+            for judge_spec, (_, missing_key) in judges.items():
+                count = counts[judge_spec]
                 planned.append(
                     PlannedJudge(
                         judge=judge_spec,
                         model=mo.spec,
                         calls=count.calls,
-                        read=len(scores),
+                        read=read[mo.spec],
                         unread=0,
                         rules_first=False,
                         stored_replies=count.stored,

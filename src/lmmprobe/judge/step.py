@@ -30,7 +30,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import parse_source_spec
+from lmmprobe.data.base import (
+    ChunkedLoad,
+    LoadResult,
+    SampleKind,
+    parse_source_spec,
+    sample_kind,
+)
 from lmmprobe.data.benchmarks.base import BENCHMARKS
 from lmmprobe.judge.agreement_figures import AgreementRow, agreement_rows, figures_of
 from lmmprobe.judge.pairwise import PairwiseJudgement
@@ -80,6 +86,7 @@ __all__ = [
     "JudgeModelStats",
     "JudgeRunOutcome",
     "JudgingFailed",
+    "Protocols",
     "check_config",
     "judge_run",
     "nothing_read_why",
@@ -321,30 +328,133 @@ def resolve_protocols(config: JudgeConfig, samples: Sequence[Sample]) -> dict[st
             ``config.when`` is a mode a benchmark row's official protocol does not allow.
 
     """
-    cache: dict[str, JudgeProtocol] = {}
-
-    def get(name: str) -> JudgeProtocol:
-        if name not in cache:
-            cache[name] = _configured(name, config)
-        return cache[name]
-
-    out: dict[str, JudgeProtocol] = {}
-    for sample in samples:
-        name = config.protocol
-        if name is None and sample.benchmark is not None:
-            with contextlib.suppress(RegistryError):
-                name = BENCHMARKS.get(sample.benchmark.name).judge
-            if name is not None:
-                _check_official_when(config, sample.benchmark.name)
-        if name is None:
-            name = DEFAULT_CHOICE if sample.is_choice else DEFAULT_OPEN
-        out[sample.id] = get(name)
-    if config.prompt is not None and not any(isinstance(p, OpenProtocol) for p in cache.values()):
-        raise ValueError(
-            f"--judge-prompt {config.prompt}: a template is used by lmmprobe-open only, and no "
-            f"row here is judged by it (protocols: {', '.join(sorted(cache))})"
-        )
+    protocols = Protocols(config)
+    out = {sample.id: protocols.of(sample_kind(sample)) for sample in samples}
+    protocols.check_prompt()
     return out
+
+
+class Protocols:
+    """The protocol of each kind of sample (`sample_kind`), each configured once.
+
+    What `resolve_protocols` decides sample by sample, decided by kind: data read a chunk at
+    a time is checked once by its kinds (`check`, before any call), then each chunk's samples
+    get their protocols (`of_samples`).
+    """
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+        self._configured: dict[str, JudgeProtocol] = {}
+        self._by_kind: dict[SampleKind, JudgeProtocol] = {}
+
+    def of(self, kind: SampleKind) -> JudgeProtocol:
+        """The protocol of samples of `kind`.
+
+        Raises:
+            RegistryError: The protocol is not registered.
+            ValueError: ``config.when`` is a mode the benchmark's official protocol does not
+                allow.
+
+        """
+        found = self._by_kind.get(kind)
+        if found is not None:
+            return found
+        benchmark, choice = kind
+        name = self.config.protocol
+        if name is None and benchmark is not None:
+            with contextlib.suppress(RegistryError):
+                name = BENCHMARKS.get(benchmark).judge
+            if name is not None:
+                _check_official_when(self.config, benchmark)
+        if name is None:
+            name = DEFAULT_CHOICE if choice else DEFAULT_OPEN
+        if name not in self._configured:
+            self._configured[name] = _configured(name, self.config)
+        self._by_kind[kind] = self._configured[name]
+        return self._by_kind[kind]
+
+    def check_prompt(self) -> None:
+        """Refuse a ``--judge-prompt`` that no protocol met so far uses.
+
+        Raises:
+            ValueError: No sample met is judged by ``lmmprobe-open``, the template's user.
+
+        """
+        used = self._configured
+        if self.config.prompt is not None and not any(
+            isinstance(p, OpenProtocol) for p in used.values()
+        ):
+            raise ValueError(
+                f"--judge-prompt {self.config.prompt}: a template is used by lmmprobe-open "
+                f"only, and no row here is judged by it (protocols: {', '.join(sorted(used))})"
+            )
+
+    def check(self, kinds: Iterable[SampleKind]) -> None:
+        """Check every kind of sample of the data before any call (as `resolve_protocols`).
+
+        Raises:
+            RegistryError: A protocol is not registered.
+            TemplateError: ``config.prompt`` cannot be used.
+            ValueError: As `resolve_protocols`.
+
+        """
+        for kind in kinds:
+            self.of(kind)
+        self.check_prompt()
+
+    def of_samples(self, samples: Iterable[Sample]) -> dict[str, JudgeProtocol]:
+        """Sample id → protocol, for kinds `check` saw (no check is made again)."""
+        return {s.id: self.of(sample_kind(s)) for s in samples}
+
+    def used(self) -> list[JudgeProtocol]:
+        """The protocols of the kinds met so far."""
+        return list(self._by_kind.values())
+
+
+class RunSamples:
+    """A run's samples as the judging step reads them: held whole, or again chunk by chunk.
+
+    A run of up to one chunk (a `LoadResult`) is judged as ever: its samples held, its rows
+    read `CHUNK_SAMPLES` at a time. A run of more (a `ChunkedLoad`: a run's `StreamedLoad`, a
+    stored run's recorded samples) is read again a chunk of samples at a time (a run's data
+    each chunk checked against the run's first read: the samples the run asked), with that
+    chunk's rows of the model: at most one chunk of samples is held. Either way every
+    protocol is checked before any call (`Protocols.check`).
+    """
+
+    def __init__(self, load: LoadResult | ChunkedLoad, config: JudgeConfig) -> None:
+        self.protocols = Protocols(config)
+        self._load = load
+        self._whole: dict[str, Sample] = {}
+        self._whole_protocols: dict[str, JudgeProtocol] = {}
+        if isinstance(load, LoadResult):
+            self._whole = {s.id: s for s in load.samples}
+            self._whole_protocols = self.protocols.of_samples(load.samples)
+            self.protocols.check_prompt()
+        else:
+            self.protocols.check(load.kinds)
+
+    def chunks(
+        self, store: Store, run_id: str, model: str
+    ) -> Iterator[tuple[list[Score], Mapping[str, Sample], Mapping[str, JudgeProtocol]]]:
+        """Model `model`'s rows of run `run_id`, a chunk at a time, with their samples.
+
+        Each chunk comes with the samples and protocols its rows read (sample id → each).
+        `model` is the spec as the store records it (`Store.recorded_spec`).
+
+        Raises:
+            DataError: The data no longer gives the samples the run asked (`StreamedLoad`).
+
+        """
+        if isinstance(self._load, LoadResult):
+            for scores in score_chunks(store, run_id, model, CHUNK_SAMPLES):
+                yield scores, self._whole, self._whole_protocols
+            return
+        for chunk in self._load.chunks():
+            rows = store.iter_score_rows(run_id, model=model, sample_ids=[s.id for s in chunk])
+            scores = [score_from_row(rec) for rec in rows]
+            yield scores, {s.id: s for s in chunk}, self.protocols.of_samples(chunk)
+            del chunk, scores  # not held while the next chunk is read
 
 
 def _request(
@@ -487,11 +597,8 @@ def judge_run(
     progress = progress or NullProgress()
     # The run's own meter: judge calls count against the same --max-cost as the answers.
     meter = outcome.meter
-    # Judging holds the run's samples whole (a run of many chunks reads its data again).
-    loaded = outcome.loaded().samples
-    samples = {s.id: s for s in loaded}
-    protocols = resolve_protocols(config, loaded)
-    del loaded
+    # A run of many chunks is read again a chunk at a time, as the run read it.
+    samples = RunSamples(outcome.load, config)
     unusable = outcome.unusable_images if config.sees_image else {}
     judges = _load_judges(config.judges)
     result = JudgeRunOutcome(config)
@@ -507,7 +614,6 @@ def judge_run(
                     outcome.run_id,
                     mo.spec,
                     samples,
-                    protocols,
                     config,
                     judges,
                     store,
@@ -533,7 +639,7 @@ def judge_run(
         # reply unreadable) judged nothing: the run is not complete, whatever its answers.
         outcome.status = JUDGING_FAILED
         store.update_run(outcome.run_id, status=outcome.status)
-    used = {p.name: p for p in protocols.values()}
+    used = {p.name: p for p in samples.protocols.used()}
     result.manifest = {
         "judges": {s: m.identity.recorded() for s, m in judges.items()},
         "protocols": {
@@ -737,8 +843,7 @@ def score_chunks(
 def _judge_model(
     run_id: str,
     model_spec: str,
-    samples: dict[str, Sample],
-    protocols: dict[str, JudgeProtocol],
+    samples: RunSamples,
     config: JudgeConfig,
     judges: dict[str, Model | AsyncModel],
     store: Store,
@@ -760,9 +865,9 @@ def _judge_model(
         stats.calls[judge] = ModelOutcome(spec=judge, identity=model.identity)
     earlier = {judge: EarlierKeys() for judge in judges}
     agreement: list[AgreementRow] = []
-    for scores in score_chunks(store, run_id, store.recorded_spec(model_spec), CHUNK_SAMPLES):
+    for scores, held, protocols in samples.chunks(store, run_id, store.recorded_spec(model_spec)):
         answers = store.get_responses([s.key for s in scores], include_errors=True)
-        asks, rules = _plan_asks(model_spec, scores, answers, samples, protocols, config, stats)
+        asks, rules = _plan_asks(model_spec, scores, answers, held, protocols, config, stats)
         del answers
         kept = [a for a in asks if a.score.sample_id not in unusable] if unusable else asks
         blocked = [a for a in asks if a.score.sample_id in unusable] if unusable else []
@@ -788,6 +893,7 @@ def _judge_model(
             responses.update(stored)
             stats.asked[judge] += len(mine)
             _read_verdicts(stats, judge, mine, responses)
+            del mine, unique, stored, fresh, responses
         judged = [s for s in scores if s.judgements]
         for score in judged:
             stats.count_decided(score.judgements)
@@ -799,6 +905,8 @@ def _judge_model(
         ]
         verdicts = [(s.sample_id, s.repeat, j) for s in judged for j in s.judgements]
         store.put_judgements(run_id, model_spec, verdicts)
+        # Dropped before the next chunk is read: a chunk's samples are all that is held.
+        del scores, held, protocols, asks, kept, blocked, judged, verdicts
     for judge, calls in stats.calls.items():
         price = spending.prices.get(judge)
         if price is not None:

@@ -13,19 +13,21 @@ counts its judge calls without sending any.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.base import LoadResult
+import lmmprobe.run.runner as runner
+from lmmprobe.data.base import LoadResult, SampleKind, SampleProblem, sample_kind
 from lmmprobe.judge.step import check_config, score_chunks
 from lmmprobe.models import ModelIdentity
 from lmmprobe.run import CostMeter, ModelOutcome, RunOutcome, new_run_id
 from lmmprobe.run.runner import EarlierKeys, answers_status, priced
-from lmmprobe.schema import JudgeConfig, RunSpec
+from lmmprobe.schema import JudgeConfig, RunSpec, Sample
 from lmmprobe.store import Store
 
-__all__ = ["judged_spec", "score_chunks", "stored_outcome"]
+__all__ = ["StoredLoad", "judged_spec", "score_chunks", "stored_outcome"]
 
 log = logging.getLogger(__name__)
 
@@ -119,28 +121,84 @@ def stored_outcome(
         models.append(_model_outcome(store, source, model, identity))
     run_id = new_run_id()
     out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
-    recorded = store.recorded_samples(source, images=spec.judge.sees_image)
+    load, unusable = _recorded_load(store, source, spec.data, images=spec.judge.sees_image)
     # An image file changed (or gone) since the run is not the picture the model saw: its
     # sample's answers are left unjudged, each judge's verdict saying why, and said here.
-    for why in list(recorded.unusable.values())[:_SHOWN]:
+    for why in list(unusable.values())[:_SHOWN]:
         log.warning("%s; its answers are not judged", why)
-    if len(recorded.unusable) > _SHOWN:
-        log.warning("... and %d more sample(s) so", len(recorded.unusable) - _SHOWN)
+    if len(unusable) > _SHOWN:
+        log.warning("... and %d more sample(s) so", len(unusable) - _SHOWN)
     outcome = RunOutcome(
         run_id,
         spec,
         store.path,
         out_dir,
-        LoadResult(samples=recorded.samples, source=spec.data),
+        load,
         dict(manifest),
         models=models,
         meter=CostMeter(spec.max_cost, spec.prices),
-        unusable_images=recorded.unusable,
+        unusable_images=unusable,
     )
     # The stored run's answers decide as they did for it: one that stopped at its budget
     # (`budget` errors in its rows) stays `stopped_budget` once judged, never complete.
     outcome.status = answers_status(outcome)
     return outcome
+
+
+@dataclass
+class StoredLoad:
+    """A stored run's recorded samples, more than a chunk: read again a page at a time.
+
+    What ``lmmprobe judge`` reads of a large stored run (`lmmprobe.data.ChunkedLoad`): its
+    samples were read once to be counted and their files checked (`_recorded_load`); the
+    judging step reads them again a chunk at a time (`chunks`), never holding them all. A
+    file found changed on a later read adds its sample to `unusable` (left unjudged).
+    """
+
+    store: Store
+    run_id: str
+    """The stored run whose samples these are."""
+    images: bool
+    source: str
+    count: int
+    kinds: dict[SampleKind, None]
+    unusable: dict[str, str]
+    """Sample id → why its image is not the one the model saw (the outcome's own dict)."""
+    invalid: int = 0
+    problems: list[SampleProblem] = field(default_factory=list)
+
+    def chunks(self) -> Iterator[list[Sample]]:
+        """The recorded samples, `CHUNK_SAMPLES` at a time, in id order."""
+        for page in self.store.recorded_sample_chunks(
+            self.run_id, runner.CHUNK_SAMPLES, images=self.images
+        ):
+            for sample_id, why in page.unusable.items():
+                self.unusable.setdefault(sample_id, why)
+            yield page.samples
+
+
+def _recorded_load(
+    store: Store, source: str, data: str, *, images: bool
+) -> tuple[LoadResult | StoredLoad, dict[str, str]]:
+    """Stored run `source`'s samples: held when they fit in a chunk, else a `StoredLoad`.
+
+    Read once, a page at a time, to count them, note their kinds and check their files.
+    Returns the samples and the unusable ones (sample id → why).
+    """
+    unusable: dict[str, str] = {}
+    kinds: dict[SampleKind, None] = {}
+    held: list[Sample] = []
+    count = pages = 0
+    for page in store.recorded_sample_chunks(source, runner.CHUNK_SAMPLES, images=images):
+        unusable.update(page.unusable)
+        kinds.update(dict.fromkeys(sample_kind(s) for s in page.samples))
+        count += len(page.samples)
+        pages += 1
+        held = page.samples if pages == 1 else []
+        del page  # not held while the next page is read, nor after
+    if pages <= 1:
+        return LoadResult(samples=held, source=data), unusable
+    return StoredLoad(store, source, images, data, count, kinds, unusable), unusable
 
 
 def _model_outcome(store: Store, source: str, model: str, identity: ModelIdentity) -> ModelOutcome:

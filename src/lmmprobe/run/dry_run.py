@@ -14,13 +14,17 @@ and its plan names the variable a real run will need.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmmprobe.data import LoadResult, StreamedLoad, chunks_of
+from lmmprobe.data.rows import remembered_images
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel
 from lmmprobe.run.runner import (
+    EarlierKeys,
     _input_error,
     _plan_dialogue_round,
     dialogue_stages,
@@ -114,19 +118,24 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     """
     check_names(spec.formulate)
     spec = priced(spec)
-    # Builds clients and loads no weights; a missing API key is noted, not an error.
-    inputs = resolve_inputs(spec, keys=False)
     path = Path(spec.db) if spec.db else DEFAULT_DB
     # An absent store holds nothing: it is not created just to be looked at.
     store = Store(path) if path.exists() and not spec.no_cache else None
+    # Image files an earlier run checked are not decoded or hashed again (`remembered_images`),
+    # on the first read and on each chunk read again, as a run reads them.
+    reading = remembered_images(store) if store is not None else contextlib.nullcontext()
     try:
-        return [
-            _plan_model(
-                model_spec, model, inputs.loaded().samples, spec, store,
-                inputs.missing_keys.get(model_spec),
-            )
-            for model_spec, model in inputs.models
-        ]  # fmt: skip
+        with reading:
+            # Builds clients and loads no weights; a missing API key is noted, not an error.
+            # Data of more than a chunk is planned a chunk at a time, as a run asks it.
+            inputs = resolve_inputs(spec, keys=False, chunked=True)
+            return [
+                _plan_model(
+                    model_spec, model, inputs.load, spec, store,
+                    inputs.missing_keys.get(model_spec),
+                )
+                for model_spec, model in inputs.models
+            ]  # fmt: skip
     finally:
         if store is not None:
             store.close()
@@ -135,7 +144,7 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
 def _plan_model(
     model_spec: str,
     model: Model | AsyncModel,
-    samples: list[Sample],
+    load: LoadResult | StreamedLoad,
     spec: RunSpec,
     store: Store | None,
     missing_key: str | None,
@@ -145,26 +154,36 @@ def _plan_model(
     # run starts nothing, so its requests are told apart under a stand-in identity and none is
     # looked up in the store.
     identity = ModelIdentity(backend="dry-run", name=model_spec) if served else model.identity
-    stages = dialogue_stages(samples)
-    later = 0
-    if stages is None:
-        rows: list[tuple[Sample, Ask]] = plan_requests(samples, spec, identity)
-    else:
-        rows = _plan_dialogue_round(stages[0], spec, identity, {})
-        later = sum(len(stage) for stage in stages[1:]) * spec.repeats
-    unique: dict[str, Ask] = {}
-    for _, ask in rows:
-        unique.setdefault(ask.key, ask)
-    stored = set(store.get_responses(unique)) if store is not None and not served else set()
-    rejected = sum(
-        1
-        for key, ask in unique.items()
-        if key not in stored and _input_error(model, ask.to_request()) is not None
-    )
+    requests = stored = rejected = later = 0
+    # A request an earlier chunk asked is asked once by the run (`EarlierKeys`): counted once.
+    earlier = EarlierKeys()
+    for samples in chunks_of(load):
+        stages = dialogue_stages(samples)
+        if stages is None:
+            rows: list[tuple[Sample, Ask]] = plan_requests(samples, spec, identity)
+        else:
+            rows = _plan_dialogue_round(stages[0], spec, identity, {})
+            later += sum(len(stage) for stage in stages[1:]) * spec.repeats
+        unique: dict[str, Ask] = {}
+        for _, ask in rows:
+            unique.setdefault(ask.key, ask)
+        del rows
+        seen = earlier.among(list(unique))
+        unique = {k: a for (k, a), was in zip(unique.items(), seen, strict=True) if not was}
+        earlier.add(unique)
+        found = set(store.get_responses(unique)) if store is not None and not served else set()
+        requests += len(unique)
+        stored += len(found)
+        rejected += sum(
+            1
+            for key, ask in unique.items()
+            if key not in found and _input_error(model, ask.to_request()) is not None
+        )
+        del samples, unique  # before the next chunk is read
     return PlannedModel(
         spec=model_spec,
-        requests=len(unique),
-        stored=len(stored),
+        requests=requests,
+        stored=stored,
         rejected=rejected,
         later_rounds=later,
         price=spec.prices.get(model_spec),

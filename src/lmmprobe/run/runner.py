@@ -23,6 +23,7 @@ import numpy as np
 
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.data import (
+    ChunkedLoad,
     DataError,
     LoadResult,
     StreamedLoad,
@@ -140,9 +141,9 @@ class RunOutcome:
     spec: RunSpec
     store_path: Path
     out_dir: Path
-    load: LoadResult | StreamedLoad
+    load: LoadResult | ChunkedLoad
     """The run's data: its samples, or, for a run of more than a chunk, their count and how
-    to read them again (`StreamedLoad`)."""
+    to read them again a chunk at a time (`StreamedLoad`; a stored run's recorded samples)."""
     manifest: dict[str, Any]
     models: list[ModelOutcome] = field(default_factory=list)
     status: str = "running"
@@ -155,10 +156,6 @@ class RunOutcome:
     """Sample id → why its images are not the pictures the model saw (a recorded file changed
     since the run, or unreadable: `lmmprobe.store.sqlite.RecordedSamples`): a judge that sees
     images leaves its answers unjudged, never judges them on another picture."""
-
-    def loaded(self) -> LoadResult:
-        """The run's data whole: its samples, read again where the run read them by chunk."""
-        return self.load if isinstance(self.load, LoadResult) else self.load.result()
 
     def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
         """What the run's results take from it besides its stored rows (`RunRecord`).
@@ -228,10 +225,6 @@ class RunInputs:
     models: list[tuple[str, Model | AsyncModel]]
     load: LoadResult | StreamedLoad
     missing_keys: dict[str, str] = field(default_factory=dict)
-
-    def loaded(self) -> LoadResult:
-        """The data whole: its samples, read again where they were read by chunk."""
-        return self.load if isinstance(self.load, LoadResult) else self.load.result()
 
 
 def load_unkeyed(model_spec: str) -> tuple[Model | AsyncModel, str | None]:

@@ -1061,19 +1061,26 @@ class Store:
             )
         self._forget_samples(None, run_id)
 
-    def iter_score_rows(self, run_id: str, *, model: str | None = None) -> Iterator[dict[str, Any]]:
+    def iter_score_rows(
+        self,
+        run_id: str,
+        *,
+        model: str | None = None,
+        sample_ids: Sequence[str] | None = None,
+    ) -> Iterator[dict[str, Any]]:
         """Scores of a run joined with their responses, one dict per row (for exports).
 
         A row an answer's judges (or a judge protocol's rules) decided carries its verdicts
         under ``judgements`` (a list of `Judgement` dicts); other rows have no such key.
-        With `model`, only that model's rows.
+        With `model`, only that model's rows; with `sample_ids`, only those samples' rows
+        (a chunk of the run's samples, as the judging step reads them).
 
         Streamed: the rows are read `_CHUNK` at a time and each chunk's verdicts with one
         query keyed by its rows' own (model, sample id) values, so a judged run of millions
         of rows never holds more than a chunk's verdicts (nor every model's, with `model`).
         """
         with self._faults("reading it"):
-            rows = self._score_rows(run_id, model)
+            rows = self._score_rows(run_id, model, sample_ids)
             judged = self.conn.execute(
                 "SELECT 1 FROM judgements WHERE run_id = ? LIMIT 1", (run_id,)
             ).fetchone()
@@ -1214,11 +1221,44 @@ class Store:
             images: False leaves the images out (a judge that sees none): no file is read.
 
         """
-        out: list[Sample] = []
-        unusable: dict[str, str] = {}
         rows = self.conn.execute(
             "SELECT sample_id, sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
+        return self._recorded(run_id, rows, images)
+
+    def recorded_sample_chunks(
+        self, run_id: str, size: int, *, images: bool = True
+    ) -> Iterator[RecordedSamples]:
+        """`recorded_samples` a page of `size` samples at a time, in the same (id) order.
+
+        Each page is read by the last id of the one before (never an offset), so a run of any
+        size is read once, holding one page of samples; its files are checked as the page is.
+        """
+        with self._faults("reading it"):
+            last: str | None = None
+            while True:
+                # A range on the key (not an OR with NULL), so each page is an index seek.
+                after, args = (
+                    ("", (run_id, size))
+                    if last is None
+                    else (" AND sample_id > ?", (run_id, last, size))
+                )
+                rows = self.conn.execute(
+                    f"SELECT sample_id, sample FROM samples WHERE run_id = ?{after} "
+                    "ORDER BY sample_id LIMIT ?",
+                    args,
+                ).fetchall()
+                if not rows:
+                    return
+                last = rows[-1][0]
+                yield self._recorded(run_id, rows, images)
+
+    def _recorded(
+        self, run_id: str, rows: Iterable[tuple[str, str]], images: bool
+    ) -> RecordedSamples:
+        """Recorded samples from their stored ``(sample_id, sample)`` rows (`recorded_samples`)."""
+        out: list[Sample] = []
+        unusable: dict[str, str] = {}
         for sample_id, text in rows:
             doc = _column_json(
                 text,
@@ -1268,8 +1308,15 @@ class Store:
             raise StoreDamagedError(f"{self.path}: image {digest} of a recorded sample is missing")
         return ImageRef(data_b64=base64.b64encode(bytes(row[0])).decode("ascii")), None
 
-    def _score_rows(self, run_id: str, model: str | None = None) -> Iterator[dict[str, Any]]:
+    def _score_rows(
+        self, run_id: str, model: str | None = None, sample_ids: Sequence[str] | None = None
+    ) -> Iterator[dict[str, Any]]:
         one_model = "" if model is None else " AND s.model = ?"
+        args: tuple[Any, ...] = (run_id,) if model is None else (run_id, model)
+        if sample_ids is not None:
+            # The ids go as one JSON parameter: any number of them, no variable limit met.
+            one_model += " AND s.sample_id IN (SELECT value FROM json_each(?))"
+            args += (json.dumps(list(sample_ids)),)
         cur = self.conn.execute(
             f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt,
                       {within_cap("r.text")} AS text, r.loglikelihoods,
@@ -1282,7 +1329,7 @@ class Store:
                       r.reasoning_tokens, {over_cap("r.text", "r.reasoning")} AS past_cap
                FROM scores s LEFT JOIN responses r ON r.key = s.key
                WHERE s.run_id = ?{one_model} ORDER BY s.model, s.sample_id, s.repeat""",
-            (run_id,) if model is None else (run_id, model),
+            args,
         )
         names = [d[0] for d in cur.description]
         for row in cur:
