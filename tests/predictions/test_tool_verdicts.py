@@ -146,3 +146,4 @@ def test_the_store_writes_nan_as_null(tmp_path: Path) -> None:
     with sqlite3.connect(db) as c:
         ((stored,),) = c.execute("SELECT row_metadata FROM samples")
     assert json.loads(stored) == {"w": None}
+    assert lmmprobe("export", "latest", "--db", db).returncode == 0  # and read back
