@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
 from tests.console import lmmprobe_with_key
 
 pytest.importorskip("openai")
@@ -180,3 +181,54 @@ def test_a_cut_body_reads_as_a_prefix_of_its_answer_or_not_at_all(
     except (LookupError, TypeError):  # cut before the answer: the backend's malformed reply
         return
     assert isinstance(got, str) and content.startswith(got)
+
+
+def test_a_reply_whose_kept_part_is_blanks_is_a_cut_output_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    """Re-test 9 #5: 1,100,000 blanks then the answer. lmmprobe's cut left only blanks, which
+    was reported as the server's empty reply (``finish_reason=stop``), retried within the run
+    and asked again, paid again, on every resume. It is a reply cut where lmmprobe stops
+    reading: stored as stopped at the token limit, scored truncated, not asked again."""
+    blanks = " " * (MAX_REPLY_CHARS + 51_424) + "(A) red"
+    db = tmp_path / "db.sqlite"
+    rows = _rows(tmp_path, 1)
+    model = "openai:vlm@{},max_concurrency=1,max_attempts=3,backoff=0.1,max_backoff=0.2"
+    said = []
+    with FakeOpenAIServer(replies=[blanks] * 4) as server:
+        for _ in range(2):  # the second run resumes the first
+            done = lmmprobe_with_key(
+                "run", "-m", model.format(server.base_url), "--data", rows, "--db", db,
+                timeout=120,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            assert server.requests_total == 1
+            said.append(done.stdout + done.stderr)
+    assert "empty_response" not in said[0] and "finish_reason=stop" not in said[0]
+    assert "a text over 1,048,576 characters" in said[0]
+    assert _stored(db) == [(0, None, "length", None)]  # the blanks kept are no answer
+    with sqlite3.connect(db) as c:
+        (stage,) = c.execute("SELECT stage FROM scores").fetchone()
+    assert stage == "truncated"
+
+
+def test_a_judge_reply_whose_kept_part_is_blanks_is_cut_not_asked_again(tmp_path: Path) -> None:
+    """The judge path (re-test 9 #5): a judge reply of blanks past the limit, then a verdict,
+    was "every one of 1 call(s) failed: empty_response" and asked again on every run."""
+    data, answers = choice_rows(tmp_path / "rows.jsonl", 1), unsure_answers(1)
+    blanks = " " * (MAX_REPLY_CHARS + 10) + "A"
+    db = tmp_path / "db.sqlite"
+    said = []
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, blanks), *answers]) as server:
+        url = server.base_url
+        for _ in range(2):  # the second run resumes the first: nothing is asked again
+            done = lmmprobe_with_key(
+                "run", "-m", f"openai:fake-vlm@{url}", "--data", data, "--db", db,
+                "--out", tmp_path / "o", "--judge", f"openai:judge@{url},max_attempts=3",
+            )  # fmt: skip
+            said.append(done.stdout + done.stderr)
+            assert server.requests_total == 2, said[-1][-3000:]  # one answer, one judge call
+    assert "empty_response" not in said[0], said[0][-3000:]
+    with sqlite3.connect(db) as c:
+        rows = list(c.execute("SELECT length(text), finish_reason, error_type FROM responses"))
+    assert (0, "length", None) in rows

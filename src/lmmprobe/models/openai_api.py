@@ -783,7 +783,8 @@ class OpenAIChatModel:
 
         `cut`: the body was longer than `MAX_REPLY_BYTES` and `data` is what its first bytes
         hold. The text and the thinking are kept up to `MAX_REPLY_CHARS` each; a reply cut
-        either way is stored with ``finish_reason="length"`` and warned about.
+        either way is stored with ``finish_reason="length"`` and warned about (one whose kept
+        text is only blanks is stored with no text: cut off before its answer).
         """
         choice = data["choices"][0]
         usage = self._usage(data.get("usage"))
@@ -811,6 +812,19 @@ class OpenAIChatModel:
             reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
             finish_reason = "length"
             self._reply_cut(cut)
+            if not logprobs and (content is None or not content.strip()):
+                # lmmprobe's cut left no answer (a reply of blanks past the limit): an output
+                # cut off before its answer (stored empty, scored truncated), as any reply cut
+                # here is; not the server's empty reply, which is retried and paid again on
+                # each resume.
+                return Response(
+                    key=request.key,
+                    text="",
+                    reasoning=reasoning,
+                    finish_reason=finish_reason,
+                    latency_s=latency,
+                    usage=usage,
+                )
         if content is None or not content.strip():
             thought = reasoning or (usage and usage.reasoning_tokens)
             if finish_reason == "length" and thought and not logprobs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -93,29 +94,43 @@ def prediction_text(
 def as_verdict(where: str, field: str, value: Any) -> float | None:
     """A tool's per-item verdict as 1.0 / 0.0 (or its number); None for an empty cell.
 
+    A finite number is read as it is: one outside 0..1 is no verdict, which
+    `lmmprobe.predictions.imported.ImportedPrediction` keeps apart as the tool's number.
+    NaN is an empty cell (how a spreadsheet writes one).
+
     Raises:
-        DataError: A value that is neither a number, a boolean nor "True"/"False"/"1"/"0".
+        DataError: A value that is neither a number, a boolean nor "True"/"False"/"1"/"0", or
+            a number that is not finite (``inf``, ``1e999``, ``-Infinity``): no verdict, and no
+            number JSON can hold.
 
     """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
         return float(value)
+    number: float | None = None
     if isinstance(value, int | float):
-        return None if math.isnan(value) else float(value)
-    if isinstance(value, str):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past 1e308
+            number = math.inf
+    elif isinstance(value, str):
         low = value.strip().lower()
         if low in ("true", "false"):
             return float(low == "true")
-        try:
-            return float(low)
-        except ValueError:
-            pass
-    raise row_error(where, field, f"expected a verdict (number or true/false), got {value!r}")
+        with contextlib.suppress(ValueError):
+            number = float(low)
+    if number is None:
+        raise row_error(where, field, f"expected a verdict (number or true/false), got {value!r}")
+    if math.isnan(number):
+        return None
+    if math.isinf(number):
+        raise row_error(where, field, f"the verdict {value!r} is not a finite number"[:200])
+    return number
 
 
 def json_safe(value: Any) -> Any:
-    """`value` with anything JSON cannot hold (a datetime cell, NaN) written as text or None.
+    """`value` with anything JSON cannot hold (a datetime cell, NaN, infinity) as text or None.
 
     A text longer than `MAX_PREDICTION` is cut to that length and says so at its end.
     """
@@ -125,6 +140,8 @@ def json_safe(value: Any) -> Any:
         return [json_safe(v) for v in value]
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, float) and math.isinf(value):
+        return str(value)  # "inf" / "-inf": shown as the file has it, never as JSON Infinity
     if isinstance(value, str) and len(value) > MAX_PREDICTION:
         return value[:MAX_PREDICTION] + f" [cut here: {len(value):,} characters in the file]"
     if value is None or isinstance(value, str | int | float | bool):

@@ -71,7 +71,13 @@ class ImportedPrediction:
     letter), as lmmprobe's own judge protocols leave such answers. None: not recorded."""
     tool_verdict: float | None = None
     """The other tool's own per-item verdict (lmms-eval's per-sample metric, VLMEvalKit's
-    ``hit``, MathVista's ``true_false``) as a number (1.0 correct, 0.0 wrong), or None."""
+    ``hit``, MathVista's ``true_false``) as a number in 0..1 (1.0 correct, 0.0 wrong, a
+    credit between: ANLS), or None. A number a reader gives outside 0..1 is moved to
+    `tool_number`."""
+    tool_number: float | None = None
+    """A finite number the tool recorded where its verdict goes, outside 0..1 (``hit`` 5, an
+    lmms-eval metric that counts): kept as the tool's number (score metadata
+    ``tool_number``), never counted as a verdict. None otherwise."""
     fields: Mapping[str, Any] = field(default_factory=dict)
     """The row as read (JSON-safe values), shown on the sample page."""
     refused: str | None = None
@@ -89,6 +95,10 @@ class ImportedPrediction:
         # A file's text may hold lone surrogates (valid JSON, not encodable text): repaired
         # here, where every reader's rows are made, so none reaches the store or a page. An
         # id's is noted first (`lone_id`): the row is then refused rather than joined.
+        verdict = self.tool_verdict
+        if verdict is not None and not 0.0 <= verdict <= 1.0:
+            object.__setattr__(self, "tool_number", verdict)
+            object.__setattr__(self, "tool_verdict", None)
         if self.lone_id is None and isinstance(self.sample_id, str):
             object.__setattr__(self, "lone_id", lone_surrogate(self.sample_id))
         for name in ("sample_id", "prediction", "gold", "tool_extraction", "fields"):

@@ -423,6 +423,8 @@ def with_tool_reading(
     score.metadata["imported_row"] = pred.row
     if pred.tool_verdict is not None:
         score.metadata["tool_verdict"] = pred.tool_verdict
+    if pred.tool_number is not None:
+        score.metadata["tool_number"] = pred.tool_number
     if pred.tool_extraction is not None:
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged

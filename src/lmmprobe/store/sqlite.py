@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
 import shlex
 import socket
@@ -120,8 +121,49 @@ _SCORE_COLUMNS = (
 _SCORE_JSON = ("gold", "metadata")
 _METADATA_AT = _SCORE_COLUMNS.index("metadata")
 _SCORE_NULLABLE_JSON = ("options", "marks", "order")
-# Metadata is free-form: anything JSON lacks (a Path, say) is written as its str().
-_metadata_json = json.JSONEncoder(default=str).encode
+# Metadata is free-form: anything JSON lacks (a Path, say) is written as its str(); a number
+# JSON lacks (NaN, infinity) never is written (`_metadata_json`).
+_strict_json = json.JSONEncoder(default=str, allow_nan=False).encode
+
+
+def _metadata_json(value: Any) -> str:
+    """Metadata as the store writes it: standard JSON, which its reader holds it to.
+
+    NaN (a figure or a data cell with no value) is written as null. An infinite number is a
+    fault where the metadata was made (JSON has no Infinity, and the store's reader refuses
+    it): named, not written.
+
+    Raises:
+        StoreError: The metadata holds an infinite number (the message names its key).
+        TypeError: A key JSON cannot hold (a tuple).
+
+    """
+    try:
+        return _strict_json(value)
+    except ValueError as exc:  # a number JSON lacks: the rare case, walked only then
+        if "Out of range float" not in str(exc):
+            raise  # a cycle, as the plain encoder reports it
+        return _strict_json(_finite(value, "metadata"))
+
+
+def _finite(value: Any, at: str) -> Any:
+    """`value` with NaN as None; a `StoreError` naming where (`at`) an infinity is."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            raise StoreError(
+                f"{at} holds {value}, a number JSON cannot hold: not written (a fault in what "
+                "made it)"
+            )
+        return value
+    if isinstance(value, dict):
+        return {k: _finite(v, f"{at}.{k}") for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v, f"{at}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
 # A recorded image reference: what ``json.dumps(..., ensure_ascii=False)`` writes, with one
 # encoder made once rather than one per image (a run records every sample it asks).
 _text_json = json.JSONEncoder(ensure_ascii=False).encode
@@ -1556,9 +1598,17 @@ def _score_values(run_id: str, model: str, s: Score) -> tuple[Any, ...]:
     return (
         run_id, model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
         s.correct, s.format_hit, json.dumps(s.gold), s.gold_text, s.abstain_offered, s.abstained,
-        s.error_type, _metadata_json(s.metadata), s.formulation, _json_or_null(s.options),
+        s.error_type, _score_metadata_json(s), s.formulation, _json_or_null(s.options),
         _json_or_null(s.marks), _json_or_null(s.order),
     )  # fmt: skip
+
+
+def _score_metadata_json(s: Score) -> str:
+    """A score's metadata as written (`_metadata_json`); its fault names the sample."""
+    try:
+        return _metadata_json(s.metadata)
+    except StoreError as exc:
+        raise StoreError(f"the score of sample {s.sample_id!r}: {exc}") from None
 
 
 def _text(value: str | None) -> str | None:
