@@ -189,7 +189,7 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
     for spec, f in judge.agreement.get("with_rules", {}).items():
         kappa = f" kappa {f['cohen_kappa']:.3f}" if "cohen_kappa" in f else ""
         lines.append(
-            f"  judge {redact_spec(spec)} vs rules: {f['percent']:.3f} agree{kappa} "
+            f"  judge {shown_spec(spec)} vs rules: {f['percent']:.3f} agree{kappa} "
             f"({f['items']} answers)"
         )
     return lines
