@@ -409,3 +409,26 @@ def test_limit_counts_valid_samples(tmp_path: Path, write_jsonl) -> None:
     result = load(path, limit=2)
     assert [s.id for s in result.samples] == ["a", "b"]
     assert result.invalid == 1
+
+
+@pytest.mark.parametrize(
+    ("cell", "shown"), [("Infinity", "inf"), ("-Infinity", "-inf"), ("1e999", "inf")]
+)
+def test_an_infinite_number_is_that_rows_problem_naming_its_field(
+    tmp_path: Path, write_jsonl, cell: str, shown: str
+) -> None:
+    # Python's JSON reader takes them; the store writes standard JSON only, so the row used
+    # to fail the whole run where its samples were recorded.
+    bad = json.dumps(row("b")).replace('"id": "b"', f'"id": "b", "metadata": {{"w": [1, {cell}]}}')
+    path = write_jsonl(tmp_path / "d.jsonl", [row("a"), bad, row("c")])
+    result = load(path)
+    assert [s.id for s in result.samples] == ["a", "c"]
+    problem = assert_reported(result, path, 2, "metadata.w[1]")
+    assert problem.reason == f"{shown} is infinite, a number JSON has no value for"
+
+
+def test_a_nan_and_a_large_finite_number_are_read_as_before(tmp_path: Path, write_jsonl) -> None:
+    ok = json.dumps(row("b")).replace('"id": "b"', '"id": "b", "metadata": {"w": NaN, "x": 1e300}')
+    result = load(write_jsonl(tmp_path / "d.jsonl", [ok]))
+    assert [s.id for s in result.samples] == ["b"]
+    assert result.samples[0].metadata["x"] == 1e300

@@ -17,6 +17,7 @@ changes while it is read (truncated, rewritten, replaced) is refused (`_Identity
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -197,6 +198,27 @@ def _bad_utf8(text: str) -> RowError:
     return RowError(found[0] if found else None, what)
 
 
+# Only a row whose text could hold an infinity is searched for one: `Infinity`, or a number
+# with an exponent of three digits or more (no float is finite past 1e308).
+_MAY_BE_INFINITE = re.compile(r"Infinity|[eE][+-]?0*[1-9]\d{2}")
+
+
+def _infinite(text: str, row: Any) -> RowError | None:
+    """The field of `row` (decoded from `text`) holding an infinite number, if any.
+
+    JSON has no infinity; Python's reader takes ``Infinity`` and ``1e999`` as one, which no
+    figure can use and the store cannot write (it writes standard JSON only): that row's
+    problem, named, as a number too long is. (NaN is read as before: a cell with no value,
+    which the store writes as null.)
+    """
+    if not _MAY_BE_INFINITE.search(text):
+        return None
+    found = _find(row, lambda v: isinstance(v, float) and math.isinf(v))
+    if found is None:
+        return None
+    return RowError(found[0], f"{found[1]} is infinite, a number JSON has no value for")
+
+
 def _int_or_marker(digits: str) -> int | _LongInt:
     try:
         return int(digits)
@@ -247,6 +269,9 @@ def _parse_line(text: str | None, base: Path) -> Sample:
     deep = too_deep(row)
     if deep is not None:
         raise RowError(deep, nesting_reason())
+    infinite = _infinite(text, row)
+    if infinite is not None:
+        raise infinite
     return parse_row(row, base)
 
 
