@@ -19,6 +19,7 @@ from typing import Any
 
 from lmmprobe.data import data_fingerprint
 from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.data.rows import remembered_images
 from lmmprobe.judge.step import JudgeModelStats
 from lmmprobe.metrics import compute_metrics
 from lmmprobe.metrics.answer_cache import scoring_scope
@@ -372,7 +373,8 @@ def import_file(
     The file is read, joined, scored and stored a chunk at a time (`plan_import`'s
     ``on_chunk``: the join through a SQLite index of the benchmark's samples), and its results
     are computed from the stored rows (`Store.rows`): memory holds one chunk of rows, not the
-    file's. `ImportedRun.scores` is therefore empty: the scores are in the store.
+    file's. `ImportedRun.scores` is therefore empty: the scores are in the store. The
+    benchmark's image files are checked inside `remembered_images`, as a run's are.
 
     Raises:
         DataError: The file or the benchmark cannot be read, or no row joins.
@@ -411,10 +413,13 @@ def import_file(
             judging.add(chunk)
 
         try:
-            plan = plan_import(
-                found.read(path, options), benchmark, model=model, origin=origin,
-                on_chunk=store_chunk,
-            )  # fmt: skip
+            # An image file the store remembers checking (a run's, an earlier import's) is
+            # not decoded or hashed again while unchanged; this import's checks are added.
+            with remembered_images(store):
+                plan = plan_import(
+                    found.read(path, options), benchmark, model=model, origin=origin,
+                    on_chunk=store_chunk,
+                )  # fmt: skip
         except BaseException:
             # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run.
             store.update_run(run_id, status="failed")
