@@ -171,6 +171,39 @@ def test_bad_thinking_option_is_one_line_from_the_console_script(
         ("max_requests=-1", "option max_requests='-1' must be a whole number, at least 1"),
         ("max_tokens_total=0", "option max_tokens_total='0' must be a whole number, at least 1"),
         ("max_concurrency=100000000", "max_concurrency='100000000' must be a whole number"),
+        # Re-test 9: counts far past any real use passed the parse.
+        (
+            "max_attempts=101",
+            "option max_attempts='101' must be a whole number, at least 1 and at most 100",
+        ),
+        (
+            "max_attempts=100000000000000000000",
+            "option max_attempts='100000000000000000000' "
+            "must be a whole number, at least 1 and at most 100",
+        ),
+        (
+            "top_logprobs=1000000",
+            "option top_logprobs='1000000' must be a whole number, 0 or more and at most 20",
+        ),
+        ("top_logprobs=21", "and at most 20"),
+        (
+            "unreachable_after=1000001",
+            "option unreachable_after='1000001' must be a whole "
+            "number, 0 (never give up) or more and at most 1,000,000",
+        ),
+        ("max_image_pixels=1000000001", "and at most 1,000,000,000"),
+        (
+            "max_request_image_bytes=1000000001",
+            "option max_request_image_bytes='1000000001' "
+            "must be a whole number of bytes, at least 1 and at most 1,000,000,000",
+        ),
+        ("max_requests=1000000001", "and at most 1,000,000,000"),
+        ("max_tokens_total=1000000000001", "and at most 1,000,000,000,000"),
+        (
+            "thinking_budget=10000001",
+            "option thinking_budget='10000001' must be a number of "
+            "tokens, 0 or more and at most 10,000,000",
+        ),
     ],
 )
 def test_an_option_value_that_cannot_work_is_refused_at_parse(

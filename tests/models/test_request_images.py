@@ -307,3 +307,53 @@ def test_a_request_image_cap_is_an_option_and_a_repeated_picture_is_sent_each_ti
     as_sent = sum(len("data:image/png;base64,") + 4 * ((len(raw) + 2) // 3) for raw in sent_raw)
     wanted = f"sample m0: its 5 images are {as_sent:,} bytes as sent, over the 4,000,000"
     assert wanted in problems[0]
+
+
+def test_a_batch_holds_at_most_max_concurrency_request_bodies_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 34: each request's body (its images base64-encoded, up to max_request_image_bytes,
+    # 50 MB) was built before the request waited for a slot, so a batch of N held N bodies at
+    # once whatever max_concurrency said. Now a body is built once its slot is held and dropped
+    # with it: the k-th body is built only after k - 2 requests reached the server (and were
+    # answered), with 2 in flight at most. The builder is the real one, counted on its way in.
+    import asyncio
+
+    from lmmprobe.formulate import formulate
+    from lmmprobe.models import openai_api
+
+    samples = []
+    for i in range(8):
+        path = tmp_path / f"{i}.png"
+        Image.new("RGB", (8, 8), (30 * i, 0, 0)).save(path)
+        samples.append(
+            Sample(id=f"s{i}", images=[ImageRef.from_path(path)], question="q?",
+                   choices=["a", "b"], answer=0)
+        )  # fmt: skip
+    requests = [formulate(s) for s in samples]
+    for r in requests:
+        r.key = r.sample_id
+    arrived_at_build: list[int] = []
+    build = openai_api.data_urls
+    with FakeOpenAIServer(latency=0.05) as server:
+
+        def counted(*args: Any, **kwargs: Any) -> dict[str, str]:
+            arrived_at_build.append(server.requests_total)
+            return build(*args, **kwargs)
+
+        monkeypatch.setattr(openai_api, "data_urls", counted)
+        model = load_model(f"openai:vlm@{server.base_url},max_concurrency=2")
+
+        async def go() -> list[Any]:
+            try:
+                return await model.agenerate(requests)  # type: ignore[attr-defined,no-any-return]
+            finally:
+                await model.aclose()  # type: ignore[attr-defined]
+
+        responses = asyncio.run(go())
+        assert server.requests_total == 8
+        assert server.max_in_flight <= 2
+    assert [r.error for r in responses] == [None] * 8
+    assert len(arrived_at_build) == 8  # one body each, none built twice
+    ahead = [k - arrived for k, arrived in enumerate(arrived_at_build, 1)]
+    assert max(ahead) <= 2, arrived_at_build  # before: [0] * 8, eight bodies alive at once

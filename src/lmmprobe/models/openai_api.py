@@ -20,7 +20,11 @@ errors so the run stops cleanly and resumes later), ``unreachable_after`` (20: a
 connection attempts in a row fail with no answer in between, the server counts as down and the
 remaining requests come back at once as ``unreachable`` errors, on which the runner stops the
 run; 0 never gives up). A value that cannot work (a NaN, negative or 0 timeout, a cap below
-1, a time over a week) is refused when the spec is read, in one line.
+1, a time over a week, a count far past any real use: ``max_attempts`` over 100,
+``top_logprobs`` over 20 as the OpenAI API allows, ``max_image_pixels``,
+``max_request_image_bytes`` or ``max_requests`` over 1,000,000,000, ``max_tokens_total`` over
+10^12, ``unreachable_after`` over 1,000,000, ``thinking_budget`` over 10,000,000) is refused when
+the spec is read, in one line.
 
 Reasoning models (options that change the output, so part of the model identity; unset, none of
 them is sent):
@@ -201,11 +205,17 @@ _RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
     "max_backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
     # Each 4 in flight get a client of their own (`OpenAIChatModel._client`).
     "max_concurrency": (1, 10_000, "a whole number, at least 1"),
-    "max_image_pixels": (1, None, "a whole number, at least 1"),
-    "max_request_image_bytes": (1, None, "a whole number of bytes, at least 1"),
-    "top_logprobs": (0, None, "a whole number, 0 or more"),
-    "max_requests": (1, None, "a whole number, at least 1"),
-    "max_tokens_total": (1, None, "a whole number, at least 1"),
+    # The upper bounds are far past any real use (re-test 9: max_attempts=1e20 and
+    # top_logprobs=1000000 passed the parse): a value past one is a typo, found at once.
+    "max_attempts": (1, 100, "a whole number, at least 1"),
+    "max_image_pixels": (1, 1_000_000_000, "a whole number, at least 1"),
+    "max_request_image_bytes": (1, 1_000_000_000, "a whole number of bytes, at least 1"),
+    # The OpenAI API takes 0 to 20 (its top_logprobs); a larger one is refused by the server.
+    "top_logprobs": (0, 20, "a whole number, 0 or more"),
+    "max_requests": (1, 1_000_000_000, "a whole number, at least 1"),
+    "max_tokens_total": (1, 10**12, "a whole number, at least 1"),
+    "unreachable_after": (0, 1_000_000, "a whole number, 0 (never give up) or more"),
+    "thinking_budget": (0, 10_000_000, "a number of tokens, 0 or more"),
 }
 
 
@@ -232,7 +242,8 @@ def check_range(
         return
     bad = not math.isfinite(value) or value < least or (most is not None and value > most)
     if bad:
-        most_text = f" and at most {most:,g}" if most is not None else ""
+        # A whole bound prints whole (1,000,000,000, not 1e+09).
+        most_text = "" if most is None else f" and at most {most:,.15g}"
         shown = text if len(text) <= 40 else text[:40] + f"... ({len(text):,} characters)"
         raise ValueError(f"{where}: option {name}={shown!r} must be {what}{most_text}")
 
@@ -283,6 +294,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         raise ValueError("openai backend: max_concurrency and max_attempts must be at least 1")
     if opts.unreachable_after < 0:
         raise ValueError("openai backend: unreachable_after must be 0 (never) or more")
+    if opts.thinking_budget is not None and opts.thinking_budget < 0:
+        raise ValueError("openai backend: thinking_budget must be 0 or more tokens")
     for name, (least, most, what) in _RANGES.items():
         check_range("openai backend", name, options.get(name), values.get(name), least, most, what)
     if opts.reasoning_effort is not None and opts.reasoning_effort not in REASONING_EFFORTS:
@@ -290,8 +303,6 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
             f"openai backend: reasoning_effort={opts.reasoning_effort!r}: must be one of "
             f"{', '.join(REASONING_EFFORTS)}"
         )
-    if opts.thinking_budget is not None and opts.thinking_budget < 0:
-        raise ValueError("openai backend: thinking_budget must be 0 or more tokens")
     return opts
 
 
@@ -563,9 +574,7 @@ class OpenAIChatModel:
     # -- one request ----------------------------------------------------------------------
 
     def _messages(self, request: Request) -> list[dict[str, Any]]:
-        problem = images_problem(request.images)
-        if problem:
-            raise UnsupportedInputError(f"sample {request.sample_id}: {problem}")
+        # The images' count and pixels were checked from their headers (`_one`).
         urls = self._image_urls(request)
         out: list[dict[str, Any]] = []
         for m in request.messages:
@@ -698,23 +707,43 @@ class OpenAIChatModel:
         base = min(self.opts.max_backoff, self.opts.backoff * 2.0 ** (attempt - 1))
         return base * (0.5 + self._jitter.random())  # jitter spreads synchronized retries
 
+    def _refused(
+        self, request: Request, exc: OSError | UnsupportedInputError, t0: float
+    ) -> Response:
+        """A sample that cannot be sent (its images unreadable or too many), never sent."""
+        if isinstance(exc, OSError):
+            exc = UnsupportedInputError(f"image could not be read: {exc}")
+        return self._error(request, exc, t0)
+
     async def _one(self, request: Request, *, logprobs: bool) -> Response:
         t0 = time.perf_counter()
         try:
-            params = self._params(request, logprobs)
+            # From the images' headers, before anything is encoded or a slot is waited for.
+            problem = images_problem(request.images)
         except OSError as exc:
-            return self._error(
-                request, UnsupportedInputError(f"image could not be read: {exc}"), t0
+            return self._refused(request, exc, t0)
+        if problem:  # more images than a request may show
+            return self._refused(
+                request, UnsupportedInputError(f"sample {request.sample_id}: {problem}"), t0
             )
-        except UnsupportedInputError as exc:  # more images than a request may show
-            return self._error(request, exc, t0)
         err: ModelError | None = None
         for attempt in range(1, self.opts.max_attempts + 1):
             budget = self._budget_error()
             if budget is not None:
                 return self._error(request, budget, t0)
             await self.limit.acquire()
+            # The body (its images base64-encoded, up to max_request_image_bytes) is built
+            # only once a slot is held, and dropped with the slot (`finally`, the reply that
+            # holds the request sent too): at most max_concurrency bodies are alive, whatever
+            # the batch's size. Built before the wait, a batch of N held N of them at once.
+            # A retry builds its own again: kept over the backoff, it would be held unbounded.
+            params: dict[str, Any] | None = None
+            raw: httpx2.Response | None = None
             try:
+                try:
+                    params = self._params(request, logprobs)
+                except (OSError, UnsupportedInputError) as exc:  # over what a request carries
+                    return self._refused(request, exc, t0)
                 self.requests_sent += 1
                 sent_at = time.monotonic()
                 # client.post is the client's documented route for raw bodies: it skips
@@ -753,6 +782,7 @@ class OpenAIChatModel:
                 # A refusal quotes the server, so it passes through the scrubbing too.
                 return resp if resp.error is None else self._error(request, resp.error, t0)
             finally:
+                params = raw = None
                 await self.limit.release()
             if isinstance(err, ConnectionFailedError) and self.reachability.failed(sent_at):
                 # The server looks down: more retries would only add minutes of backoff.
