@@ -1002,6 +1002,47 @@ def test_a_page_header_past_the_readers_bounds_is_one_reason(data: bytes, reason
         read_page_header(data)
 
 
+def _varint(value: int) -> bytes:
+    out = b""
+    while True:
+        low, value = value & 0x7F, value >> 7
+        if not value:
+            return out + bytes([low])
+        out += bytes([low | 0x80])
+
+
+def _zz(value: int) -> bytes:
+    return _varint((value << 1) ^ (value >> 63))
+
+
+def test_a_size_repeated_in_another_integer_type_is_skipped_as_pyarrow_skips_it() -> None:
+    # Re-test 10 #1: field 2 stated truly as an i32, then again as an i64 holding 5. Thrift's
+    # reader (pyarrow) skips a field whose type is not the declared one and allocates the
+    # true size; the check took the last value, 5. The same for a data page's num_values.
+    from lmmprobe.data.parquet_pages import read_page_header
+
+    big = 600 << 20
+    i64_field_2 = b"\x06" + _zz(2) + _zz(5)  # delta 0: the field id follows, zigzag
+    i64_num_values = b"\x06" + _zz(1) + _zz(1000)
+    data = (
+        b"\x15" + _zz(0)  # type: DATA_PAGE
+        + b"\x15" + _zz(big) + i64_field_2  # uncompressed_page_size, true, then a lie
+        + b"\x15" + _zz(600_000)  # compressed_page_size (delta 1 from field 2)
+        + b"\x2c" + b"\x15" + _zz(1) + i64_num_values + b"\x00"  # data_page_header
+        + b"\x00"
+    )  # fmt: skip
+    header = read_page_header(data)
+    assert (header.type, header.uncompressed_size, header.num_values) == (0, big, 1)
+
+
+def test_a_page_header_stating_a_field_twice_is_refused() -> None:
+    from lmmprobe.data.parquet_pages import PageHeaderError, read_page_header
+
+    twice = b"\x15" + _zz(0) + b"\x15" + _zz(600 << 20) + b"\x05" + _zz(2) + _zz(5)
+    with pytest.raises(PageHeaderError, match="stating its field 2 twice"):
+        read_page_header(twice + b"\x15" + _zz(10) + b"\x00")
+
+
 # --- the formats an hf: folder may hold (re-test 8 #2) --------------------------------------------
 
 

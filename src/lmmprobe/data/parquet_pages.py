@@ -183,14 +183,25 @@ class _Reader:
             delta = head >> 4
             field = last + delta if delta else self.zigzag()
             last = field
+            # A field is taken only in the type parquet.thrift declares (every integer read
+            # here is an i32; a page kind's header a struct), as Thrift's readers take it: one
+            # of another type is skipped, so a repeated field in another type cannot state
+            # here a size pyarrow never reads. A field stated twice is no header a writer makes.
             if depth == 0 and kind == _STRUCT and field in _HEADERS:
                 self.count()
                 if depth + 1 >= MAX_DEPTH:  # pragma: no cover - MAX_DEPTH is above 1
                     raise PageHeaderError(f"values nested more than {MAX_DEPTH} deep")
                 inner = self.struct(depth + 1)
-                found[field] = {k: v for k, v in inner.items() if isinstance(v, int)}
+                value: int | dict[int, int | None] | None = {
+                    k: v for k, v in inner.items() if isinstance(v, int)
+                }
             else:
-                found[field] = self.value(kind, depth)
+                value = self.value(kind, depth)
+                if kind != _I32 or (depth == 0 and field in _HEADERS):
+                    continue
+            if field in found:
+                raise PageHeaderError(f"a page header stating its field {field} twice")
+            found[field] = value
 
 
 def read_page_header(data: bytes) -> PageHeader:

@@ -837,29 +837,22 @@ class OpenAIChatModel:
                 f"the reply is longer than the {MAX_REPLY_BYTES:,} bytes read and they hold "
                 "no answer text"
             )
-        if cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS:
+        cut_here = (
+            cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS
+        )
+        if cut_here:
             content = None if content is None else content[:MAX_REPLY_CHARS]
             reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
             finish_reason = "length"
             self._reply_cut(cut)
-            if not logprobs and (content is None or not content.strip()):
-                # lmmprobe's cut left no answer (a reply of blanks past the limit): an output
-                # cut off before its answer (stored empty, scored truncated), as any reply cut
-                # here is; not the server's empty reply, which is retried and paid again on
-                # each resume.
-                return Response(
-                    key=request.key,
-                    text="",
-                    reasoning=reasoning,
-                    finish_reason=finish_reason,
-                    latency_s=latency,
-                    usage=usage,
-                )
         if content is None or not content.strip():
             thought = reasoning or (usage and usage.reasoning_tokens)
-            if finish_reason == "length" and thought and not logprobs:
-                # Cut off while thinking: an output (scored truncated), not a failed request.
-                # (mark_logprob reads the first answer token, which never came: an error.)
+            if not logprobs and (cut_here or (finish_reason == "length" and thought)):
+                # An output cut off before its answer (stored empty, scored truncated), not a
+                # failed request: cut while thinking, or lmmprobe's own cut left no answer (a
+                # reply of blanks past the limit), which as the server's empty reply would be
+                # retried and paid again on each resume. (mark_logprob reads the first answer
+                # token, which never came: an error.)
                 return Response(
                     key=request.key,
                     text="",
