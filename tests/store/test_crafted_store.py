@@ -169,6 +169,34 @@ def test_an_export_refused_half_way_leaves_the_earlier_export_as_it_was(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".e.jsonl")) == []
 
 
+def test_an_out_naming_the_store_itself_is_refused_and_the_store_kept(
+    made: Path, tmp_path: Path
+) -> None:
+    # Re-test 10 #5: `--out` the store's own file renamed the export over the database.
+    db = _edited(made, tmp_path)
+    before = db.read_bytes()
+    for command in (
+        ("export", "latest", "--out", db),
+        ("report", "latest", "--out", db),
+        ("report", "latest", "--format", "csv", "--out", Path(f"{db}-wal")),
+    ):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert line.startswith(f"error: --out {command[-1]} is the store "), line
+    assert db.read_bytes() == before
+    assert lmmprobe("runs", "--db", db).returncode == 0
+
+
+def test_an_out_that_cannot_be_written_is_one_line_naming_it(made: Path, tmp_path: Path) -> None:
+    # Re-test 10 #8: a traceback on a full disk; a missing folder named the hidden temporary file.
+    missing = tmp_path / "nodir" / "x.jsonl"
+    line = _one_line(lmmprobe("export", "latest", "--out", missing, "--db", made))
+    assert line == f"error: cannot write --out {missing}: no folder {missing.parent}", line
+    if Path("/dev/full").exists():
+        for command in (("export", "latest"), ("report", "latest", "--format", "csv")):
+            line = _one_line(lmmprobe(*command, "--out", "/dev/full", "--db", made))
+            assert line == "error: cannot write --out /dev/full: No space left on device", line
+
+
 def test_thinking_past_what_a_run_stores_is_refused_too(made: Path, tmp_path: Path) -> None:
     db = _edited(
         made, tmp_path, f"UPDATE responses SET reasoning = printf('%.*c', {_PAST_CAP}, 'x')"

@@ -8,19 +8,21 @@ commands it suggests are written as the user can run them (`runnable`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import io
 import math
 import os
 import re
+import secrets
 import sqlite3
 import sys
 import textwrap
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any, Final, NoReturn
+from typing import IO, Annotated, Any, Final, NoReturn, TextIO
 
 import typer
 from pydantic import ValidationError
@@ -507,6 +509,51 @@ def open_store(db: Path | None) -> Iterator[Store]:
         if fault is None:
             raise  # a bug (bad SQL), not a fault of the file
         fail(str(fault))
+
+
+_STORE_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+def write_out_file(
+    out: Path, write: Callable[[TextIO], int], *, db: Path | None, newline: str | None = ""
+) -> int:
+    """`write` into the file `out` whole or not at all, for ``--out``; returns what it returns.
+
+    The text goes to a file beside `out`, renamed over it once `write` has finished, so a
+    failure half-way (a damaged row, a full disk) leaves an earlier `out` as it was. Where
+    `out` is not a plain file (``/dev/stdout``, a FIFO), it is written in place. An `out` that
+    is the store `db` (or its ``-wal``/``-shm`` companion: a slip between ``--db`` and
+    ``--out``) is refused before anything is written, as is a failure to write: one line
+    naming `out` (exit 2).
+    """
+    store = (db or DEFAULT_DB).absolute()
+    target = out.absolute()
+    for suffix in _STORE_COMPANIONS:
+        companion = store.with_name(store.name + suffix)
+        same = target == companion
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(target, companion)
+        if same:
+            fail(f"--out {out} is the store {'itself' if not suffix else f'{suffix[1:]} file'} "
+                 f"(--db {store}): name another file")  # fmt: skip
+    try:
+        if out.exists() and not out.is_file():
+            with open(out, "w", encoding="utf-8", newline=newline) as f:
+                return write(f)
+        # Made by open(), not mkstemp: the file gets the permissions the user's umask gives.
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
+        if not out.parent.is_dir():
+            raise FileNotFoundError(f"no folder {out.parent}")
+        try:
+            with open(tmp, "x", encoding="utf-8", newline=newline) as f:
+                n = write(f)
+            os.replace(tmp, out)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        fail(f"cannot write --out {out}: {exc.strerror or exc}")
+    return n
 
 
 @contextmanager

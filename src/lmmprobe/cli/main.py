@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
-import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -34,6 +32,7 @@ from lmmprobe.cli._common import (
     open_store,
     parse_max_cost,
     store_faults_exit,
+    write_out_file,
 )
 from lmmprobe.cli._common import fail as _fail
 from lmmprobe.cli._view import (
@@ -825,30 +824,12 @@ def export(
             stdout = StdoutDocument(json_text=fmt == "jsonl")
             export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
             return
-        n = _export_to(out, lambda f: export_run(store, run_id, fmt, f, thinking_columns))  # type: ignore[arg-type]
+        n = write_out_file(
+            out,
+            lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
+            db=db,
+        )
     err_console.print(f"wrote {n} rows to {out}", highlight=False)
-
-
-def _export_to(out: Path, write: Callable[[IO[str]], int]) -> int:
-    """`write` into the file `out`, whole or not at all: an export that stops leaves `out` as it was.
-
-    The rows go to a temporary file beside `out`, renamed over it once all are written, so
-    a refusal half-way (a damaged row) neither empties an earlier export nor leaves half of
-    one. Where `out` is not a plain file (``/dev/stdout``, a FIFO), it is written in place.
-    """
-    if out.exists() and not out.is_file():
-        with open(out, "w", encoding="utf-8", newline="") as f:
-            return write(f)
-    # Made by open(), not mkstemp: the export gets the permissions the user's umask gives.
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.{secrets.token_hex(4)}.part")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="") as f:
-            n = write(f)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return n
 
 
 # Sub-commands that live in their own modules (one owner each): register them here.

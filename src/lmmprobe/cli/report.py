@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,7 @@ import typer
 from rich import filesize
 
 from lmmprobe._inert import inert
-from lmmprobe.cli._common import DbOption, err_console, fail, write_document
+from lmmprobe.cli._common import DbOption, err_console, fail, write_document, write_out_file
 from lmmprobe.schema.text import json_escaped, shown_path
 
 _FORMATS = ("html", "md", "csv", "json")
@@ -83,8 +84,9 @@ def report(
         write_document(text, json_text=fmt == "json")
         return
     path = out or Path("report.html")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="" if fmt == "csv" else None)
+    with contextlib.suppress(OSError):  # a folder that cannot be made: the write says so
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_out_file(path, lambda f: f.write(text), db=db, newline="" if fmt == "csv" else None)
     # rich's decimal units ("9.1 kB", "2.3 MB"): a CSV of a few kB read "(0.0 MB)".
     size = filesize.decimal(path.stat().st_size)
     err_console.print(f"wrote {fmt} report to {path} ({size})", highlight=False)
