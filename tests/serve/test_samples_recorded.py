@@ -268,5 +268,5 @@ def test_a_stored_reply_past_what_a_run_keeps_is_shown_as_a_marker_not_read(
     assert got.status_code == 200, got.text[:2000]
     text = json.dumps(got.json())
     assert "x" * 1000 not in text
-    assert "[a stored text of 2000000 characters, more than lmmprobe stores: not shown]" in text
+    assert "[a stored text of 2,000,000 characters, more than lmmprobe stores: not shown]" in text
     assert len(text) < 200_000

@@ -143,7 +143,7 @@ def test_a_reply_past_what_a_run_stores_is_refused_unread_naming_its_row(
     ):
         line = _one_line(lmmprobe(*command, "--db", db))
         assert f"{db}: run " in line and "'s answer of random to sample " in line, line
-        assert f"its text column holds {_PAST_CAP} characters, more than the 1,048,576" in line
+        assert f"its text column holds {_PAST_CAP:,} characters, more than the 1,048,576" in line
     # `show` reads the run's recorded figures, no answer text: it still shows them.
     shown = lmmprobe("show", "latest", "--db", db)
     assert shown.returncode == 0, shown.stderr[-2000:]
@@ -202,7 +202,7 @@ def test_thinking_past_what_a_run_stores_is_refused_too(made: Path, tmp_path: Pa
         made, tmp_path, f"UPDATE responses SET reasoning = printf('%.*c', {_PAST_CAP}, 'x')"
     )
     line = _one_line(lmmprobe("export", "latest", "--format", "jsonl", "--db", db))
-    assert f"its reasoning column holds {_PAST_CAP} characters" in line, line
+    assert f"its reasoning column holds {_PAST_CAP:,} characters" in line, line
 
 
 def test_a_verdict_detail_nested_past_the_rule_is_one_line_naming_run_and_column(

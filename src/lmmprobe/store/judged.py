@@ -138,7 +138,7 @@ class JudgeVerdict:
 # its length (`lmmprobe.store.layout.shown_capped`, which this layer cannot import), measured
 # in SQL so that a crafted 50 MB reply never reaches Python.
 _REPLY = (
-    f"(CASE WHEN length(r.text) > {MAX_REPLY_CHARS} THEN '[a stored text of ' || length(r.text) "
+    f"(CASE WHEN length(r.text) > {MAX_REPLY_CHARS} THEN '[a stored text of ' || printf('%,d', length(r.text)) "
     "|| ' characters, more than lmmprobe stores: not shown]' ELSE r.text END)"
 )
 

@@ -271,12 +271,12 @@ def within_cap(column: str) -> str:
 def over_cap(*columns: str) -> str:
     """SQL: the first of `columns` longer than `MAX_STORED_TEXT` with its length, else NULL.
 
-    The value reads ``text column holds 52428800 characters``, for `past_cap` to turn into a
+    The value reads ``text column holds 52,428,800 characters``, for `past_cap` to turn into a
     refusal.
     """
     whens = " ".join(
         f"WHEN length({c}) > {MAX_STORED_TEXT} THEN '{c.rsplit('.', 1)[-1]} column holds ' "
-        f"|| length({c}) || ' characters'"
+        f"|| printf('%,d', length({c})) || ' characters'"
         for c in columns
     )
     return f"(CASE {whens} END)"
@@ -303,7 +303,7 @@ def shown_capped(column: str) -> str:
     """
     return (
         f"(CASE WHEN length({column}) > {MAX_STORED_TEXT} THEN '[a stored text of ' || "
-        f"length({column}) || ' characters, more than lmmprobe stores: not shown]' "
+        f"printf('%,d', length({column})) || ' characters, more than lmmprobe stores: not shown]' "
         f"ELSE {column} END)"
     )
 
