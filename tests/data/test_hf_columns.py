@@ -82,3 +82,28 @@ def test_a_table_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Pat
         f"error: {folder}: 16,386 columns, more than 16,384 (a spreadsheet's limit): "
         "is it the right file?"
     )
+
+
+def test_an_infinite_float_in_a_column_is_that_rows_problem_before_any_model_is_asked(
+    tmp_path: Path,
+) -> None:
+    # Re-test 10 #4: an inf in a parquet float column became metadata, which the store cannot
+    # write: the run failed after the model had answered, and again on every re-run.
+    import math
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from PIL import Image
+
+    folder = tmp_path / "inf"
+    folder.mkdir()
+    Image.new("RGB", (8, 8), (200, 30, 30)).save(folder / "a.png")
+    table = pa.table({"id": ["a", "b"], "image": ["a.png", "a.png"], "question": ["q?", "q?"],
+                      "answer": ["red", "red"], "w": [1.5, math.inf]})  # fmt: skip
+    pq.write_table(table, folder / "test.parquet")
+    res = lmmprobe("run", "-m", "first", "--data", f"hf:{folder}", "--out", tmp_path / "o",
+                   "--db", tmp_path / "db", HF_DATASETS_CACHE=str(tmp_path / "cache"))  # fmt: skip
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and "Traceback" not in out, out
+    assert "w: inf is infinite, a number JSON has no value for" in out, out
+    assert "first: 1 requests" in out, out  # the other row is asked

@@ -37,6 +37,7 @@ import contextlib
 import hashlib
 import importlib
 import io
+import math
 import os
 import posixpath
 import re
@@ -760,6 +761,11 @@ def _parse_row(
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
         raise RowError(m.id, f"expected a string or an integer id, got {raw_id!r}")
     metadata = {c: row[c] for c in m.extra if row[c] is not None}
+    for column, value in metadata.items():
+        # A float column may hold an infinity, which JSON (and so the store) has no value for;
+        # found here, before any model is asked, it is the row's problem, as in a JSONL row.
+        if isinstance(value, float) and math.isinf(value):
+            raise RowError(column, f"{value} is infinite, a number JSON has no value for")
     if split is not None:
         metadata.setdefault("split", split)
     data = {
