@@ -1125,6 +1125,11 @@ def test_a_file_of_another_format_datasets_leaves_unread_is_no_reason_to_refuse(
     (folder / "MORE.txt").write_text("x\n")  # as common as .jsonl: datasets may pick its builder
     with pytest.raises(DataError, match="datasets reads it with its text builder"):
         load(f"hf:{folder},split=train")
+    # Re-test 10 #7: a file named for a split is taken by its name, whatever the counts.
+    (folder / "MORE.txt").unlink()
+    (folder / "test.txt").write_text("x\n")
+    with pytest.raises(DataError, match=r"test\.txt: datasets reads it with its text builder"):
+        load(f"hf:{folder},split=train")
 
 
 @pytest.mark.parametrize(

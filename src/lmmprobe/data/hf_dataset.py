@@ -323,11 +323,16 @@ def _read_unchecked(files: list[Path]) -> dict[Path, str]:
     suffixes counted) and leaves the files of other formats unread, so a ``LICENSE.txt``
     beside three parquet files is never read. A file of an unchecked builder (`_other_builder`)
     counts here where its suffix is at least as common as the most common suffix of the files
-    lmmprobe checks: at a tie `datasets` may pick either, so a tie is refused too.
+    lmmprobe checks: at a tie `datasets` may pick either, so a tie is refused too. It counts
+    too where its name names a split (``test.txt``: `datasets` takes a split's files by name
+    before it counts suffixes, by its own `SPLIT_KEYWORDS`).
     """
     others = {file: other for file in files if (other := _other_builder(file)) is not None}
     if not others:
         return {}
+    split_named = {file: other for file, other in others.items() if _names_a_split(file.name)}
+    if split_named:
+        return split_named
     counts = Counter(f".{part.lower()}" for file in files for part in file.name.split(".")[1:])
     read = [file for file in files if file not in others and file.name.lower() not in _IGNORED]
     checked = max(
@@ -339,6 +344,18 @@ def _read_unchecked(files: list[Path]) -> dict[Path, str]:
         for file, other in others.items()
         if max(counts[f".{part.lower()}"] for part in file.name.split(".")[1:]) >= checked
     }
+
+
+def _names_a_split(name: str) -> bool:
+    """Whether a file name names a split as `datasets`' file patterns read one (``test.txt``)."""
+    try:
+        module = importlib.import_module("datasets.data_files")
+        keywords = [k for words in module.SPLIT_KEYWORDS.values() for k in words]
+        sep = module.NON_WORDS_CHARS  # a bracket class in its glob patterns ("-._ 0-9")
+    except (ModuleNotFoundError, AttributeError):
+        return True  # the rule unknown: any name may name a split, so the file is refused
+    pattern = rf"(?:^|.*[{sep}])(?:{'|'.join(map(re.escape, keywords))})[{sep}]"
+    return re.match(pattern, name.lower()) is not None
 
 
 def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
