@@ -197,6 +197,19 @@ def test_an_out_that_cannot_be_written_is_one_line_naming_it(made: Path, tmp_pat
             assert line == "error: cannot write --out /dev/full: No space left on device", line
 
 
+def test_an_out_that_is_a_link_is_written_through_and_stays_a_link(
+    made: Path, tmp_path: Path
+) -> None:
+    # Renamed over, the link itself (`/dev/stdout` into a file, as root) would become a file.
+    target = tmp_path / "kept" / "e.jsonl"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert lmmprobe("export", "latest", "--out", link, "--db", made).returncode == 0
+    assert link.is_symlink() and target.read_text().count("\n") > 1
+
+
 def test_thinking_past_what_a_run_stores_is_refused_too(made: Path, tmp_path: Path) -> None:
     db = _edited(
         made, tmp_path, f"UPDATE responses SET reasoning = printf('%.*c', {_PAST_CAP}, 'x')"

@@ -521,7 +521,7 @@ def write_out_file(
 
     The text goes to a file beside `out`, renamed over it once `write` has finished, so a
     failure half-way (a damaged row, a full disk) leaves an earlier `out` as it was. Where
-    `out` is not a plain file (``/dev/stdout``, a FIFO), it is written in place. An `out` that
+    `out` is a link or not a plain file (``/dev/stdout``, a FIFO), it is written in place. An `out` that
     is the store `db` (or its ``-wal``/``-shm`` companion: a slip between ``--db`` and
     ``--out``) is refused before anything is written, as is a failure to write: one line
     naming `out` (exit 2).
@@ -537,7 +537,9 @@ def write_out_file(
             fail(f"--out {out} is the store {'itself' if not suffix else f'{suffix[1:]} file'} "
                  f"(--db {store}): name another file")  # fmt: skip
     try:
-        if out.exists() and not out.is_file():
+        # A link (``/dev/stdout`` into a file, a report.html kept elsewhere) is written through,
+        # in place: renamed over, the link itself would be replaced by a file.
+        if out.is_symlink() or (out.exists() and not out.is_file()):
             with open(out, "w", encoding="utf-8", newline=newline) as f:
                 return write(f)
         # Made by open(), not mkstemp: the file gets the permissions the user's umask gives.
