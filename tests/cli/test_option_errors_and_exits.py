@@ -86,13 +86,14 @@ def test_a_path_option_the_system_refuses_is_one_line_not_a_traceback(tmp_path: 
     assert _lmmprobe("run", "--limit", "2", "-q", "--db", db).returncode == 0
     missing = tmp_path / "no-such-folder" / "rows.jsonl"
     line = _one_error_line(_lmmprobe("export", "latest", "--db", db, "-o", missing, columns=300))
-    assert line == f"error: {missing}: No such file or directory"
+    assert line == f"error: cannot write --out {missing}: no folder {missing.parent}"
     blocked = tmp_path / "a-file"
     blocked.write_text("")
     line = _one_error_line(
         _lmmprobe("report", "latest", "--db", db, "--out", blocked / "r.html", columns=300)
     )
-    assert line == f"error: {blocked}: File exists"  # mkdir of its folder refused
+    # Its folder cannot be made (a file is there): named as the --out that cannot be written.
+    assert line == f"error: cannot write --out {blocked / 'r.html'}: no folder {blocked}"
 
 
 # --- item 9: apex exits non-zero when no experiment ran ----------------------------------------
