@@ -125,14 +125,17 @@ def _rows(tmp_path: Path, metadata: str) -> Path:
     return path
 
 
-def test_the_store_writes_no_infinity_it_names_it(tmp_path: Path) -> None:
-    """A number JSON lacks that reaches the store is named (sample and key), never written."""
+def test_an_infinity_in_a_row_is_that_rows_problem_never_stored(tmp_path: Path) -> None:
+    """A number JSON lacks is named where it was read (file, line, field), never written.
+
+    (The store refuses one that reaches it some other way: tests/store/test_sqlite_encoding.py.)
+    """
     db = tmp_path / "db.sqlite"
     rows = _rows(tmp_path, '{"w": 1, "v": Infinity}')
     done = lmmprobe("run", "-m", "random", "--data", rows, "--db", db, "--out", tmp_path / "o")
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
-    assert "the score of sample 'q1': metadata.v holds inf" in done.stderr, done.stderr[-2000:]
+    assert "rows.jsonl:1: metadata.v: inf is infinite" in done.stderr, done.stderr[-2000:]
     with sqlite3.connect(db) as c:
         stored = [t for (t,) in c.execute("SELECT row_metadata FROM samples") if t]
     assert not any("Infinity" in t for t in stored + _metadata(db))

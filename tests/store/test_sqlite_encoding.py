@@ -24,7 +24,7 @@ from lmmprobe.schema import (
     Score,
     Usage,
 )
-from lmmprobe.store import Store
+from lmmprobe.store import Store, StoreError
 from lmmprobe.store.sqlite import score_from_row
 
 
@@ -177,3 +177,13 @@ def test_many_keys_across_query_chunks(store: Store) -> None:
     assert set(got) == {f"k{i}" for i in range(0, 1200, 2)}
     assert all(got[k].text == "t" + k[1:] for k in got)
     assert store.get_responses([]) == {}
+
+
+def test_an_infinite_metadata_number_is_named_and_not_written(store: Store) -> None:
+    """JSON has no Infinity: the store names the key and writes nothing; NaN is written null."""
+    with pytest.raises(StoreError, match=r"metadata\.deep\[1\] holds inf"):
+        store.put_scores("r1", [_score(1, metadata={"deep": [1.0, float("inf")]})])
+    assert _stored(store, "r1") == []
+    store.put_scores("r1", [_score(1, metadata={"w": float("nan")})])
+    (rec,) = store.iter_score_rows("r1")
+    assert rec["metadata"] == {"w": None}
