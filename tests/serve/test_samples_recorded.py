@@ -270,3 +270,51 @@ def test_a_stored_reply_past_what_a_run_keeps_is_shown_as_a_marker_not_read(
     assert "x" * 1000 not in text
     assert "[a stored text of 2,000,000 characters, more than lmmprobe stores: not shown]" in text
     assert len(text) < 200_000
+
+
+def test_every_stored_free_text_past_the_cap_is_shown_as_a_marker_not_read(
+    demo_db: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Re-test 10 #6: 50 MB in judgements.reason made one sample's page answer 50 MB. A server's
+    # error message, a judge's reading and reason and a row's prediction text are held to the
+    # cap as the answer text is: measured in SQL, a marker naming the length in their place.
+    db, run_id = demo_db
+    crafted = tmp_path / "db.sqlite"
+    crafted.write_bytes(db.read_bytes())
+    past = "printf('%.*c', 1048577, 'x')"
+    with sqlite3.connect(crafted) as conn:
+        sample_id, key = conn.execute(
+            "SELECT sample_id, key FROM scores WHERE run_id = ? AND model = 'first' "
+            "ORDER BY sample_id LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        conn.execute(
+            f"UPDATE responses SET error_type = 'server_error', error_message = {past} "
+            "WHERE key = ?",
+            (key,),
+        )
+        conn.execute(
+            f"UPDATE scores SET prediction_text = {past} WHERE run_id = ? AND key = ?",
+            (run_id, key),
+        )
+        conn.execute(
+            "INSERT INTO judgements (run_id, model, sample_id, repeat, judge, protocol, version, "
+            "attempt, decided_by, key, value, reading, detail, reason, created_at) "
+            "SELECT run_id, model, sample_id, repeat, 'openai:j', 'lmmprobe-open', '1', 0, "
+            f"'unjudged', ?, NULL, {past}, '{{}}', {past}, 0.0 FROM scores "
+            "WHERE run_id = ? AND key = ?",
+            (key, run_id, key),
+        )
+    with client(crafted) as c:
+        got = c.get(f"/api/runs/{run_id}/samples/{sample_id}")
+        page = c.get(f"/api/runs/{run_id}/samples")
+    assert got.status_code == 200, got.text[:2000]
+    assert page.status_code == 200, page.text[:2000]
+    text = json.dumps(got.json())
+    assert "x" * 1000 not in text and "x" * 1000 not in page.text
+    marker = "[a stored text of 1,048,577 characters, more than lmmprobe stores: not shown]"
+    # The answer's error message and prediction text, the verdict's reading, reason and the
+    # judge call's error message (the verdict's key is the failed answer's, as a failed call's).
+    assert text.count(marker) >= 5, text[:3000]
+    assert marker in page.text
+    assert len(text) < 200_000

@@ -256,3 +256,61 @@ def test_a_recorded_sample_nested_past_the_rule_is_one_line_naming_it(
                     "--dry-run", OPENAI_API_KEY="test-key")  # fmt: skip
     line = _one_line(proc)
     assert "'s recorded sample 'demo-0-000000': its sample column does not hold JSON" in line
+
+
+# Re-test 10 #6: the cap held responses.text and reasoning only. 20 rows of 50 MB in
+# judgements.reason or responses.error_message made export write 1 GB at 1.29 GB RSS and report
+# take 1.29 GB. Every free text a command reads is now measured in SQL and refused in one line;
+# one character past the cap is enough to show it (and keeps the test's memory small).
+_JUST_PAST = 1_048_577
+
+
+def _verdict(column: str, length: int) -> str:
+    """SQL: one rule's verdict on the run's first answer, `column` (reading or reason) long."""
+    texts = {"reading": "'A'", "reason": "NULL"}
+    texts[column] = f"printf('%.*c', {length}, 'x')"
+    return (
+        "INSERT INTO judgements (run_id, model, sample_id, repeat, judge, protocol, version, "
+        "attempt, decided_by, key, value, reading, detail, reason, created_at) "
+        "SELECT run_id, model, sample_id, repeat, '', 'lmmprobe-choice', '1', 0, 'rule', NULL, "
+        f"1.0, {texts['reading']}, '{{}}', {texts['reason']}, 0.0 FROM scores "
+        "ORDER BY sample_id LIMIT 1"
+    )
+
+
+def test_an_error_message_past_the_cap_is_refused_unread_naming_its_row(
+    made: Path, tmp_path: Path
+) -> None:
+    db = _edited(
+        made, tmp_path,
+        f"UPDATE responses SET error_type = 'server_error', error_message = printf('%.*c', "
+        f"{_JUST_PAST}, 'x') WHERE rowid = (SELECT min(rowid) FROM responses)",
+    )  # fmt: skip
+    for command in (
+        ("export", "latest", "--format", "jsonl", "--out", tmp_path / "e.jsonl"),
+        ("report", "latest", "--out", tmp_path / "r"),
+    ):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert f"{db}: run " in line and "'s answer of random to sample " in line, line
+        assert f"its error_message column holds {_JUST_PAST:,} characters, more than the " in line
+    assert not (tmp_path / "e.jsonl").exists()
+
+
+@pytest.mark.parametrize("column", ["reason", "reading"])
+def test_a_verdict_text_past_the_cap_is_refused_unread_naming_its_row(
+    made: Path, tmp_path: Path, column: str
+) -> None:
+    db = _edited(made, tmp_path, _verdict(column, _JUST_PAST))
+    commands: list[tuple[object, ...]] = [("export", "latest", "--format", "jsonl")]
+    if column == "reason":
+        commands.append(("report", "latest", "--out", tmp_path / "r"))
+    for command in commands:
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert f"{db}: run " in line and "'s verdict on sample " in line, line
+        assert f"its {column} column holds {_JUST_PAST:,} characters, more than the " in line
+    # At the cap it is lmmprobe's own: read and exported whole.
+    (tmp_path / "at").mkdir()
+    at_cap = _edited(made, tmp_path / "at", _verdict(column, _JUST_PAST - 1))
+    proc = lmmprobe("export", "latest", "--format", "jsonl", "--db", at_cap)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "x" * (_JUST_PAST - 1) in proc.stdout

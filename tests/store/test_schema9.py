@@ -66,3 +66,38 @@ def test_a_version_8_store_is_migrated(tmp_path: Path) -> None:
     (version,) = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     conn.close()
     assert version == str(SCHEMA_VERSION)
+
+
+def test_free_texts_longer_than_lmmprobe_stores_are_cut_when_written(tmp_path: Path) -> None:
+    # Re-test 10 #6: a stored text past MAX_STORED_TEXT is read as damage (refused unread), so
+    # lmmprobe never writes one: a server's error message, a judge's reading and reason, a
+    # prediction text and a judge's vote reason are cut as an answer's text is.
+    from lmmprobe.schema import MAX_REPLY_CHARS, ErrorInfo, Request, Response
+    from lmmprobe.store.battles import JudgeVote, list_judge_votes, put_judge_votes
+
+    long = "é" * (MAX_REPLY_CHARS + 5)
+    cut = long[:MAX_REPLY_CHARS]
+    with Store(tmp_path / "s.db") as store:
+        store.create_run("r", {}, str(tmp_path))
+        store.put_responses(
+            "m",
+            [Request(key="ka", sample_id="a", method="generate", messages=[], prompt="?")],
+            [
+                Response(
+                    key="ka", error=ErrorInfo(type="server_error", message=long, retryable=True)
+                )
+            ],
+        )
+        store.put_scores("r", [_score("a").model_copy(update={"prediction_text": long})])
+        store.put_judgements(
+            "r", "m", [("a", 0, _judged(decided_by="unjudged", reading=long, reason=long))]
+        )
+        put_judge_votes(store, [JudgeVote(1, "j", "p", "1", False, None, None, None, None,
+                                          None, long)])  # fmt: skip
+        (row,) = store.iter_score_rows("r")  # read back: nothing past the cap to refuse
+        votes = list_judge_votes(store)
+        error = store.get_responses(["ka"], include_errors=True)["ka"].error
+    assert row["error_message"] == cut and row["prediction_text"] == cut
+    assert row["judgements"][0]["reading"] == cut and row["judgements"][0]["reason"] == cut
+    assert error is not None and error.message == cut
+    assert votes[0].reason == cut

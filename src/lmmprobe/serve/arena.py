@@ -503,7 +503,7 @@ def _battle_view(request: Request, arena: Arena, held: _Pending) -> dict[str, An
     """
     d = held.draw
     with arena.readers.connection() as conn:
-        texts = store_battles.battle_texts(conn, d.key_a, d.key_b)
+        texts = store_battles.battle_texts(conn, d.key_a, d.key_b, shown=True)
         recorded = queries.get_sample(conn, d.run_id, d.sample_id) or {}
     a, b = texts.get(d.key_a), texts.get(d.key_b)
     if a is None or b is None:
@@ -531,7 +531,7 @@ def _votes_by(arena: Arena, rater: str) -> int:
 
 def _reveal_view(arena: Arena, vote: store_battles.BattleVote) -> dict[str, Any]:
     with arena.readers.connection() as conn:
-        texts = store_battles.battle_texts(conn, vote.key_a, vote.key_b)
+        texts = store_battles.battle_texts(conn, vote.key_a, vote.key_b, shown=True)
     return {
         "id": vote.id,
         "run_id": vote.run_id,

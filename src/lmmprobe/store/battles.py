@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lmmprobe._secrets import redact_spec
+from lmmprobe.store.errors import StoreDamagedError
+from lmmprobe.store.layout import capped, over_cap, past_cap, shown_capped, within_cap
 from lmmprobe.store.sqlite import Store
 
 __all__ = [
@@ -124,6 +126,11 @@ Reader = Store | sqlite3.Connection
 
 def _conn(source: Reader) -> sqlite3.Connection:
     return source.conn if isinstance(source, Store) else source
+
+
+def _where(source: Reader) -> str:
+    """The store, as a refusal names it (a reader pool's connection knows no path)."""
+    return str(source.path) if isinstance(source, Store) else "the store"
 
 
 class DuplicateVoteError(ValueError):
@@ -389,20 +396,34 @@ def write_jsonl(store: Reader, path: str | Path, runs: Collection[str] | None = 
     return n
 
 
-def battle_texts(store: Reader, key_a: str, key_b: str) -> dict[str, dict[str, str]]:
+def battle_texts(
+    store: Reader, key_a: str, key_b: str, *, shown: bool = False
+) -> dict[str, dict[str, str]]:
     """The prompt sent and the raw text generated, for two response keys.
+
+    A text longer than lmmprobe stores (`lmmprobe.store.layout.MAX_STORED_TEXT`) is measured
+    in SQL, never read: refused, or with `shown` (a page) a marker naming its length instead.
 
     Returns:
         Key -> ``{"prompt": ..., "text": ...}``; a key not stored (or stored as an error)
         is missing.
 
+    Raises:
+        StoreDamagedError: A text is past the cap and `shown` is false.
+
     """
+    text = shown_capped("text") if shown else within_cap("text")
     rows = _conn(store).execute(
-        "SELECT key, prompt, text FROM responses WHERE key IN (?, ?) AND text IS NOT NULL "
-        "AND error_type IS NULL",
+        f"SELECT key, prompt, {text}, {over_cap('text')} FROM responses WHERE key IN (?, ?) "
+        "AND text IS NOT NULL AND error_type IS NULL",
         (key_a, key_b),
     )
-    return {k: {"prompt": p, "text": t} for k, p, t in rows}
+    out: dict[str, dict[str, str]] = {}
+    for k, p, t, found in rows:
+        if found is not None and not shown:
+            raise StoreDamagedError(past_cap(f"{_where(store)}: the stored response {k}", found))
+        out[k] = {"prompt": p, "text": t}
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -441,6 +462,10 @@ _JUDGE_VOTE_COLUMNS = (
     "battle_id, judge, protocol, version, sees_image, key_first, key_swapped, first, swapped, "
     "winner, reason"
 )
+# As `list_judge_votes` reads them: the reason measured in SQL (`within_cap`, `over_cap`).
+_JUDGE_VOTE_READ = (
+    _JUDGE_VOTE_COLUMNS.replace("reason", within_cap("reason")) + f", {over_cap('reason')}"
+)
 
 
 def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
@@ -454,7 +479,7 @@ def put_judge_votes(store: Store, votes: Collection[JudgeVote]) -> None:
     rows = [
         (
             v.battle_id, store.recorded_spec(v.judge), v.protocol, v.version, int(v.sees_image), v.key_first,
-            v.key_swapped, v.first, v.swapped, v.winner, v.reason, now,
+            v.key_swapped, v.first, v.swapped, v.winner, capped(v.reason), now,
         )
         for v in votes
     ]  # fmt: skip
@@ -471,13 +496,15 @@ def list_judge_votes(store: Reader, *, judge: str | None = None) -> list[JudgeVo
 
     `judge` is a spec as given or as recorded (`put_judge_votes` redacts it alike).
     """
-    sql = f"SELECT {_JUDGE_VOTE_COLUMNS} FROM judge_votes"
+    sql = f"SELECT {_JUDGE_VOTE_READ} FROM judge_votes"
     args: list[Any] = []
     if judge is not None:
         sql += " WHERE judge = ?"
         args.append(redact_spec(judge))
     rows = _conn(store).execute(sql + " ORDER BY battle_id, judge, protocol, version", args)
-    return [
-        JudgeVote(b, j, p, v, bool(img), kf, ks, f, s, w, r)
-        for b, j, p, v, img, kf, ks, f, s, w, r in rows
-    ]
+    out: list[JudgeVote] = []
+    for b, j, p, v, img, kf, ks, f, s, w, r, found in rows:
+        if found is not None:  # measured in SQL: the text itself never came here
+            raise StoreDamagedError(past_cap(f"{_where(store)}: {j}'s vote on battle {b}", found))
+        out.append(JudgeVote(b, j, p, v, bool(img), kf, ks, f, s, w, r))
+    return out

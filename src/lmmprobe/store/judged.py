@@ -21,8 +21,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lmmprobe.schema import MAX_REPLY_CHARS
 from lmmprobe.schema.text import stored_json
+from lmmprobe.store.layout import shown_capped
 
 __all__ = [
     "JUDGE_FILTERS",
@@ -134,25 +134,22 @@ class JudgeVerdict:
     error: str | None
 
 
-# A judge's reply as the viewer shows it: past what lmmprobe stores of a reply, a marker naming
-# its length (`lmmprobe.store.layout.shown_capped`, which this layer cannot import), measured
-# in SQL so that a crafted 50 MB reply never reaches Python.
-_REPLY = (
-    f"(CASE WHEN length(r.text) > {MAX_REPLY_CHARS} THEN '[a stored text of ' || printf('%,d', length(r.text)) "
-    "|| ' characters, more than lmmprobe stores: not shown]' ELSE r.text END)"
-)
-
-
 def sample_verdicts(
     conn: sqlite3.Connection, run_id: str, sample_id: str
 ) -> dict[tuple[str, int], list[JudgeVerdict]]:
-    """Every verdict on one sample's answers, by (model, repeat), rules first, then judges."""
+    """Every verdict on one sample's answers, by (model, repeat), rules first, then judges.
+
+    The free texts (the judge's reading, reason, reply and error message) past what lmmprobe
+    stores are measured in SQL, never read: a marker naming the length is shown in their place
+    (`lmmprobe.store.layout.shown_capped`).
+    """
     if not has_judgements(conn):
         return {}
     rows = conn.execute(
         f"""SELECT j.model, j.repeat, j.judge, j.protocol, j.version, j.attempt, j.decided_by,
-                  j.value, j.reading, j.detail, j.reason, j.key, r.prompt, {_REPLY},
-                  r.error_type, r.error_message
+                  j.value, {shown_capped("j.reading")}, j.detail, {shown_capped("j.reason")},
+                  j.key, r.prompt, {shown_capped("r.text")}, r.error_type,
+                  {shown_capped("r.error_message")}
            FROM judgements j LEFT JOIN responses r ON r.key = j.key
            WHERE j.run_id = ? AND j.sample_id = ?
            ORDER BY j.model, j.repeat, j.protocol, j.version, j.judge, j.attempt""",

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from lmmprobe.schema import MAX_REPLY_CHARS
 
 __all__ = [
+    "CAPPED_COLUMNS",
     "DDL",
     "DDL_5",
     "DDL_7",
@@ -29,6 +30,7 @@ __all__ = [
     "OWN_SCHEMA",
     "SCHEMA_VERSION",
     "WHOLE_METADATA",
+    "capped",
     "foreign_objects",
     "metadata_part",
     "metadata_whole",
@@ -250,22 +252,49 @@ DDL_9 = (
 
 
 MAX_STORED_TEXT = MAX_REPLY_CHARS
-"""The longest answer text or thinking (``responses.text``, ``responses.reasoning``; a judge's
-reply is a response too) lmmprobe stores, in characters: what a backend keeps of a reply
-(`lmmprobe.schema.MAX_REPLY_CHARS`), which `lmmprobe.store.Store.put_responses` holds every
-backend to. A longer stored text was written by another program (or edited by hand): a reader
-refuses it, or shows a marker in its place (`shown_capped`), and measures it in SQL
-(``length()``) so that Python never receives it."""
+"""The longest free text lmmprobe stores in one column, in characters: what a backend keeps of a
+reply (`lmmprobe.schema.MAX_REPLY_CHARS`). It holds for every column of text that comes from
+outside and that commands read (`CAPPED_COLUMNS`): an answer's text and thinking (a judge's
+reply is a response too), a server's error message, the answer a row's matcher read or an
+imported file held (``prediction_text``), and a judge's reading and reasons. lmmprobe cuts what
+it writes there to the cap (`capped`, `lmmprobe.store.Store.put_responses`,
+`lmmprobe.store.Store.put_judgements`), so a longer stored text was written by another program
+(or edited by hand): a reader refuses it (`over_cap`, `past_cap`), or shows a marker in its
+place (`shown_capped`), and measures it in SQL (``length()``) so that Python never receives
+it."""
+
+CAPPED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "responses": ("text", "reasoning", "error_message"),
+    "scores": ("prediction_text",),
+    "judgements": ("reading", "reason"),
+    "judge_votes": ("reason",),
+}
+"""The columns `MAX_STORED_TEXT` holds, by table: free text from outside (a model, a server, a
+judge, an imported file) that commands read. A dataset's own texts (a question, its prompt, the
+reference answer) have no cap where they are read, and lmmprobe's JSON columns are decoded by
+`lmmprobe.schema.text.stored_json`, under its own rules."""
 
 
-def within_cap(column: str) -> str:
+def capped(value: str | None) -> str | None:
+    """`value` cut to `MAX_STORED_TEXT` characters, as lmmprobe writes a `CAPPED_COLUMNS` text.
+
+    What a backend keeps of a reply already: a local backend, a server's error message or a
+    judge's reason that is longer is held to the same cap, so that a stored text past it is
+    always damage.
+    """
+    return None if value is None else value[:MAX_STORED_TEXT]
+
+
+def within_cap(column: str, name: str | None = None) -> str:
     """SQL: `column`, or NULL where it is longer than `MAX_STORED_TEXT` (see `over_cap`).
 
     Args:
         column: A column of text, as the query names it (``r.text``).
+        name: The name the value is read under (``AS name``), if one is given.
 
     """
-    return f"(CASE WHEN length({column}) > {MAX_STORED_TEXT} THEN NULL ELSE {column} END)"
+    named = "" if name is None else f" AS {name}"
+    return f"(CASE WHEN length({column}) > {MAX_STORED_TEXT} THEN NULL ELSE {column} END){named}"
 
 
 def over_cap(*columns: str) -> str:
@@ -291,7 +320,7 @@ def past_cap(where: str, found: str) -> str:
 
     """
     return (
-        f"{where}: its {found}, more than the {MAX_STORED_TEXT:,} lmmprobe stores of a reply "
+        f"{where}: its {found}, more than the {MAX_STORED_TEXT:,} lmmprobe stores of a text "
         "(damaged, or written by another program); not read: re-run it, or pass another --db"
     )
 

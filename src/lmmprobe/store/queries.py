@@ -462,8 +462,8 @@ class ScorePage:
 
 
 _PAGE_COLUMNS = (
-    """s.sample_id, s.model, s.repeat, s.stage, s.correct, s.format_hit,
-    s.prediction_text, s.gold_text, s.error_type, """
+    f"""s.sample_id, s.model, s.repeat, s.stage, s.correct, s.format_hit,
+    {shown_capped("s.prediction_text")}, s.gold_text, s.error_type, """
     + WHOLE_METADATA
     + """,
     (SELECT sm.question FROM samples sm
@@ -711,9 +711,11 @@ def _json_or_none(text: str | None) -> Any:
 def sample_answers(conn: sqlite3.Connection, run_id: str, sample_id: str) -> list[Answer]:
     """Every model's answers to one sample of a run (models, then repeats, in order)."""
     rows = conn.execute(
-        f"""SELECT s.model, s.repeat, s.key, s.stage, s.prediction, s.prediction_text, s.correct,
-                  s.format_hit, s.gold, s.gold_text, s.error_type, {WHOLE_METADATA}, s.options,
-                  s.marks, s.option_order, r.prompt, {shown_capped("r.text")}, r.error_message,
+        f"""SELECT s.model, s.repeat, s.key, s.stage, s.prediction,
+                  {shown_capped("s.prediction_text")}, s.correct, s.format_hit, s.gold,
+                  s.gold_text, s.error_type, {WHOLE_METADATA}, s.options, s.marks,
+                  s.option_order, r.prompt, {shown_capped("r.text")},
+                  {shown_capped("r.error_message")},
                   r.latency_s, r.method, r.loglikelihoods, {shown_capped("r.reasoning")},
                   r.finish_reason, r.completion_tokens
            FROM scores s INDEXED BY scores_by_sample LEFT JOIN responses r ON r.key = s.key
@@ -793,7 +795,8 @@ def paired_answers(
     """One model's answers in a run by (sample id, repeat), for a comparison."""
     rows = conn.execute(
         f"""SELECT s.sample_id, s.repeat, s.correct, s.error_type, s.prediction,
-                  s.prediction_text, {shown_capped("r.text")}, s.gold, s.gold_text, s.stage
+                  {shown_capped("s.prediction_text")}, {shown_capped("r.text")}, s.gold,
+                  s.gold_text, s.stage
            FROM scores s LEFT JOIN responses r ON r.key = s.key
            WHERE s.run_id = ? AND s.model = ?""",
         (run_id, model),

@@ -186,7 +186,9 @@ def index_progress(conn: sqlite3.Connection, run_id: str) -> tuple[str, int] | N
 # -- building ---------------------------------------------------------------------------------
 
 _ROWS_SQL = (
-    """SELECT s.sample_id, s.model, s.repeat, s.prediction_text, s.gold_text,
+    "SELECT s.sample_id, s.model, s.repeat, "
+    + within_cap("s.prediction_text")
+    + """, s.gold_text,
     (SELECT CAST(sm.question AS TEXT) FROM samples sm
      WHERE sm.run_id = s.run_id AND sm.sample_id = s.sample_id),
     (SELECT """

@@ -79,6 +79,7 @@ from lmmprobe.store.layout import (
     OUR_TABLES,
     SCHEMA_VERSION,
     WHOLE_METADATA,
+    capped,
     foreign_objects,
     metadata_part,
     over_cap,
@@ -1028,7 +1029,7 @@ class Store:
                     resp.key, label, req.method, _text(req.prompt), text,
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
-                    err.type if err else None, _text(err.message) if err else None,
+                    err.type if err else None, _reply(err.message) if err else None,
                     (int(err.retryable) if err else None), now, int(resp.redacted),
                     reasoning, _text(finish), usage.reasoning_tokens,
                 )
@@ -1207,14 +1208,16 @@ class Store:
         """Store verdicts on answers of `model` in run `run_id`, in one transaction.
 
         Each row is (sample id, repeat, judgement); a verdict replaces the stored one of the
-        same judge, protocol, version and attempt (a judge asked again on resume).
+        same judge, protocol, version and attempt (a judge asked again on resume). Its reading
+        and reason are cut at `MAX_STORED_TEXT` characters (a reason can quote a server's
+        error message), as every free text lmmprobe stores is.
         """
         now = time.time()
         label = self.recorded_spec(model)
         values = [
             (
                 run_id, label, sid, repeat, self.recorded_spec(j.judge or ""), j.protocol, j.version, j.attempt,
-                j.decided_by, j.key, j.value, j.reading, json.dumps(j.detail), j.reason, now,
+                j.decided_by, j.key, j.value, _reply(j.reading), json.dumps(j.detail), _reply(j.reason), now,
             )
             for sid, repeat, j in rows
         ]  # fmt: skip
@@ -1359,16 +1362,21 @@ class Store:
             # The ids go as one JSON parameter: any number of them, no variable limit met.
             one_model += " AND s.sample_id IN (SELECT value FROM json_each(?))"
             args += (json.dumps(list(sample_ids)),)
+        # The free texts (`CAPPED_COLUMNS`) measured in SQL: one past the cap is read as NULL
+        # and named in the last column, never received.
         cur = self.conn.execute(
             f"""SELECT s.model, s.sample_id, s.repeat, s.key, r.prompt,
-                      {within_cap("r.text")} AS text, r.loglikelihoods,
-                      s.stage, s.prediction, s.prediction_text, s.correct, s.format_hit, s.gold,
-                      s.gold_text, s.abstain_offered, s.abstained, s.error_type, r.error_message,
+                      {within_cap("r.text", "text")}, r.loglikelihoods,
+                      s.stage, s.prediction, {within_cap("s.prediction_text", "prediction_text")},
+                      s.correct, s.format_hit, s.gold, s.gold_text, s.abstain_offered,
+                      s.abstained, s.error_type, {within_cap("r.error_message", "error_message")},
                       r.latency_s, r.prompt_tokens, r.completion_tokens,
                       {WHOLE_METADATA} AS metadata,
                       s.formulation, s.options, s.marks, s.option_order AS "order", r.redacted,
-                      {within_cap("r.reasoning")} AS reasoning, r.finish_reason,
-                      r.reasoning_tokens, {over_cap("r.text", "r.reasoning")} AS past_cap
+                      {within_cap("r.reasoning", "reasoning")}, r.finish_reason,
+                      r.reasoning_tokens,
+                      {over_cap("r.text", "r.reasoning", "r.error_message", "s.prediction_text")}
+                      AS past_cap
                FROM scores s LEFT JOIN responses r ON r.key = s.key
                WHERE s.run_id = ?{one_model} ORDER BY s.model, s.sample_id, s.repeat""",
             args,
@@ -1410,18 +1418,23 @@ class Store:
             yield rec
 
 
-# A stored verdict's columns, as `_judgement_from_row` reads them, and the order one
-# answer's verdicts come in (`Store.get_judgements`).
+# A stored verdict's columns, as `_judgement_from_row` reads them (its free texts measured in
+# SQL, the first past the cap named in a last column), and the order one answer's verdicts
+# come in (`Store.get_judgements`).
 _JUDGEMENT_COLUMNS = (
     "model, sample_id, repeat, judge, protocol, version, attempt, decided_by, key, value, "
-    "reading, detail, reason"
+    f"{within_cap('reading')}, detail, {within_cap('reason')}, {over_cap('reading', 'reason')}"
 )
 _JUDGEMENT_ORDER = "model, sample_id, repeat, protocol, version, judge, attempt"
 
 
 def _judgement_from_row(row: Sequence[Any], where: str) -> Judgement:
-    """A stored verdict; `where` names the store and run for a damaged ``detail`` column."""
-    judge, protocol, version, attempt, by, key, value, reading, detail, reason = row[3:]
+    """A stored verdict; `where` names the store and run for a damaged column."""
+    judge, protocol, version, attempt, by, key, value, reading, detail, reason, found = row[3:]
+    if found is not None:  # measured in SQL: the text itself never came here
+        raise StoreDamagedError(
+            past_cap(f"{where}'s verdict on sample {row[1]!r} of {row[0]}", found)
+        )
     what = f"{where}'s verdict on sample {row[1]!r} of {row[0]}: its detail column"
     details = _column_json(detail, what)
     if not isinstance(details, dict):
@@ -1593,10 +1606,11 @@ def _shared_metadata(
 def _score_values(run_id: str, model: str, s: Score) -> tuple[Any, ...]:
     """A score as a row of the scores table, in `_SCORE_COLUMNS` order.
 
-    `model` is the score's model spec as recorded (`Store.recorded_spec`).
+    `model` is the score's model spec as recorded (`Store.recorded_spec`); its prediction text
+    is cut at `MAX_STORED_TEXT` characters, like the answer it was read from.
     """
     return (
-        run_id, model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, s.prediction_text,
+        run_id, model, s.sample_id, s.repeat, s.key, s.stage, s.prediction, _reply(s.prediction_text),
         s.correct, s.format_hit, json.dumps(s.gold), s.gold_text, s.abstain_offered, s.abstained,
         s.error_type, _score_metadata_json(s), s.formulation, _json_or_null(s.options),
         _json_or_null(s.marks), _json_or_null(s.order),
@@ -1617,12 +1631,12 @@ def _text(value: str | None) -> str | None:
 
 
 def _reply(value: str | None) -> str | None:
-    """An answer text or thinking as stored: `_text`, cut at `MAX_STORED_TEXT` characters.
+    """A free text as stored: `_text`, cut at `MAX_STORED_TEXT` characters (`capped`).
 
-    Every backend that reads a reply over HTTP cuts it there already; a local one that wrote
+    An answer, its thinking, a server's error message, a judge's reading or reason. Every backend that reads a reply over HTTP cuts it there already; a local one that wrote
     more is held to the same cap, so that a stored text past it is always damage.
     """
-    return None if value is None else _text(value[:MAX_STORED_TEXT])
+    return _text(capped(value))
 
 
 def _json_or_null(value: list[Any] | None) -> str | None:
@@ -1642,8 +1656,9 @@ def score_from_row(rec: dict[str, Any]) -> Score:
 # (`over_cap`), so that a crafted 50 MB text never reaches Python.
 _RESPONSE_READ = (
     f"key, {within_cap('text')}, loglikelihoods, token_counts, latency_s, prompt_tokens, "
-    "completion_tokens, error_type, error_message, error_retryable, redacted, "
-    f"{within_cap('reasoning')}, finish_reason, reasoning_tokens, {over_cap('text', 'reasoning')}"
+    f"completion_tokens, error_type, {within_cap('error_message')}, error_retryable, redacted, "
+    f"{within_cap('reasoning')}, finish_reason, reasoning_tokens, "
+    f"{over_cap('text', 'reasoning', 'error_message')}"
 )
 # Columns `Store.put_responses` writes, in its order: named, since a migrated store has its
 # later columns where ALTER TABLE put them.
