@@ -348,3 +348,35 @@ def test_arena_judge_whose_every_call_fails_exits_1_saying_why(voted: Path, tmp_
     (line,) = [x for x in nobody.stderr.splitlines() if x.startswith("error:")]
     assert f"error: judge {spec}: every one of 12 call(s) failed: " in line
     assert "Traceback" not in nobody.stderr
+
+
+def test_a_battle_answer_past_the_stored_text_cap_is_refused_before_any_call(
+    voted: Path, tmp_path: Path
+) -> None:
+    # Re-test 10 #6: the arena read its answers whole. One past what lmmprobe stores is damage,
+    # measured in SQL: `arena judge` refuses it in one line before paying for a call, and the
+    # arena's page shows a marker in its place (`battle_texts(shown=True)`).
+    import sqlite3
+
+    from lmmprobe.store.battles import battle_texts
+
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    with sqlite3.connect(db) as conn:
+        key_a, key_b = conn.execute("SELECT key_a, key_b FROM battles ORDER BY id").fetchone()
+        conn.execute(
+            "UPDATE responses SET text = printf('%.*c', 1048577, 'x') WHERE key = ?", (key_a,)
+        )
+    with FakeOpenAIServer(replies=_replies()) as server:
+        proc = lmmprobe("arena", "judge", "--judge", f"openai:judge@{server.base_url}",
+                        "--db", db)  # fmt: skip
+        assert server.requests_total == 0
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    (line,) = proc.stderr.strip().splitlines()
+    assert f"{db}: the stored response {key_a}: its text column holds 1,048,577 characters" in line
+    with sqlite3.connect(db) as conn:
+        texts = battle_texts(conn, key_a, key_b, shown=True)
+    assert texts[key_a]["text"] == (
+        "[a stored text of 1,048,577 characters, more than lmmprobe stores: not shown]"
+    )
+    assert texts[key_b]["text"] and "[a stored text" not in texts[key_b]["text"]

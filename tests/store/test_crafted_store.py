@@ -278,21 +278,26 @@ def _verdict(column: str, length: int) -> str:
     )
 
 
-def test_an_error_message_past_the_cap_is_refused_unread_naming_its_row(
-    made: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("table", "column"), [("responses", "error_message"), ("scores", "prediction_text")]
+)
+def test_an_answer_text_past_the_cap_is_refused_unread_naming_its_row(
+    made: Path, tmp_path: Path, table: str, column: str
 ) -> None:
     db = _edited(
         made, tmp_path,
-        f"UPDATE responses SET error_type = 'server_error', error_message = printf('%.*c', "
-        f"{_JUST_PAST}, 'x') WHERE rowid = (SELECT min(rowid) FROM responses)",
+        f"UPDATE {table} SET {column} = printf('%.*c', {_JUST_PAST}, 'x') "
+        f"WHERE rowid = (SELECT min(rowid) FROM {table})",
     )  # fmt: skip
-    for command in (
-        ("export", "latest", "--format", "jsonl", "--out", tmp_path / "e.jsonl"),
-        ("report", "latest", "--out", tmp_path / "r"),
-    ):
+    commands: list[tuple[object, ...]] = [
+        ("export", "latest", "--format", "jsonl", "--out", tmp_path / "e.jsonl")
+    ]
+    if column == "error_message":
+        commands.append(("report", "latest", "--out", tmp_path / "r"))
+    for command in commands:
         line = _one_line(lmmprobe(*command, "--db", db))
         assert f"{db}: run " in line and "'s answer of random to sample " in line, line
-        assert f"its error_message column holds {_JUST_PAST:,} characters, more than the " in line
+        assert f"its {column} column holds {_JUST_PAST:,} characters, more than the " in line
     assert not (tmp_path / "e.jsonl").exists()
 
 
@@ -314,3 +319,50 @@ def test_a_verdict_text_past_the_cap_is_refused_unread_naming_its_row(
     proc = lmmprobe("export", "latest", "--format", "jsonl", "--db", at_cap)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "x" * (_JUST_PAST - 1) in proc.stdout
+
+
+def test_every_text_column_is_held_to_the_cap_or_named_here_as_not_free_text(
+    tmp_path: Path,
+) -> None:
+    # A new column of free text must join CAPPED_COLUMNS (cut when written, refused or marked
+    # when read): this names every other one and why it is not held to the cap.
+    from lmmprobe.store import Store
+    from lmmprobe.store.layout import CAPPED_COLUMNS, OUR_TABLES
+
+    not_free_text = {
+        # Ids, keys, labels and enumerations lmmprobe writes (short by construction).
+        ("runs", "id"), ("runs", "status"), ("runs", "out_dir"), ("runs", "owner"),
+        ("responses", "key"), ("responses", "model"), ("responses", "method"),
+        ("responses", "error_type"), ("responses", "finish_reason"),
+        ("scores", "run_id"), ("scores", "model"), ("scores", "sample_id"), ("scores", "key"),
+        ("scores", "stage"), ("scores", "error_type"), ("scores", "formulation"),
+        ("samples", "run_id"), ("samples", "sample_id"), ("images", "hash"),
+        ("battles", "rater"), ("battles", "run_id"), ("battles", "sample_id"),
+        ("battles", "model_a"), ("battles", "model_b"), ("battles", "key_a"),
+        ("battles", "key_b"), ("battles", "vote"),
+        ("judgements", "run_id"), ("judgements", "model"), ("judgements", "sample_id"),
+        ("judgements", "judge"), ("judgements", "protocol"), ("judgements", "version"),
+        ("judgements", "decided_by"), ("judgements", "key"),
+        ("judge_votes", "judge"), ("judge_votes", "protocol"), ("judge_votes", "version"),
+        ("judge_votes", "key_first"), ("judge_votes", "key_swapped"), ("judge_votes", "first"),
+        ("judge_votes", "swapped"), ("judge_votes", "winner"),
+        ("image_checks", "path"), ("image_checks", "content_hash"),
+        # JSON lmmprobe writes, decoded under stored_json's rules (the 100-level rule).
+        ("runs", "spec"), ("runs", "manifest"), ("runs", "results"),
+        ("responses", "loglikelihoods"), ("responses", "token_counts"),
+        ("scores", "gold"), ("scores", "metadata"), ("scores", "options"), ("scores", "marks"),
+        ("scores", "option_order"), ("samples", "sample"), ("samples", "row_metadata"),
+        ("judgements", "detail"),
+        # The dataset's own texts: as long as the data holds them, no cap where written.
+        ("responses", "prompt"), ("scores", "gold_text"), ("samples", "question"),
+    }  # fmt: skip
+    with Store(tmp_path / "s.db") as store:
+        text = {
+            (table, str(col[1]))
+            for table in OUR_TABLES
+            for col in store.conn.execute(f"PRAGMA table_info({table})")
+            if str(col[2]).upper() == "TEXT"
+        }
+    capped = {(t, c) for t, columns in CAPPED_COLUMNS.items() for c in columns}
+    assert capped <= text
+    assert text - capped == not_free_text
