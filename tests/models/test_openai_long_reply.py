@@ -232,3 +232,94 @@ def test_a_judge_reply_whose_kept_part_is_blanks_is_cut_not_asked_again(tmp_path
     with sqlite3.connect(db) as c:
         rows = list(c.execute("SELECT length(text), finish_reason, error_type FROM responses"))
     assert (0, "length", None) in rows
+
+
+@pytest.mark.parametrize("padding_as", ["field", "blanks"])
+def test_a_reply_whose_bytes_read_hold_no_text_is_cut_not_retried_nor_asked_again(
+    tmp_path: Path, padding_as: str
+) -> None:
+    """A body whose first `MAX_REPLY_BYTES` hold no answer at all (a 20 MiB field before
+    ``choices``, or 20 MiB of blanks before the JSON) was a "malformed response", retried within
+    the run (paid up to max_attempts times) and asked again on every resume. A reply too long
+    to read is the server's doing and comes back alike: it is cut where lmmprobe stops reading,
+    as a reply of blanks past the limit is, stored as cut off before its answer (truncated)."""
+    db = tmp_path / "db.sqlite"
+    rows = _rows(tmp_path, 1)
+    model = "openai:vlm@{},max_concurrency=1,max_attempts=3,backoff=0.1,max_backoff=0.2"
+    said = []
+    with FakeOpenAIServer(replies=["(A) red"] * 4, padding=20 << 20, padding_as=padding_as) as s:
+        for _ in range(2):  # the second run resumes the first
+            done = lmmprobe_with_key(
+                "run", "-m", model.format(s.base_url), "--data", rows, "--db", db, timeout=120
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            assert s.requests_total == 1
+            said.append(done.stdout + done.stderr)
+    assert "malformed" not in said[0] and "transient" not in said[0], said[0][-3000:]
+    assert "its first 16,777,216 bytes hold no answer text" in said[0], said[0][-3000:]
+    assert _stored(db) == [(0, None, "length", None)]
+    with sqlite3.connect(db) as c:
+        (stage,) = c.execute("SELECT stage FROM scores").fetchone()
+    assert stage == "truncated"
+
+
+def test_a_mark_logprob_reply_whose_kept_part_is_blanks_is_cut_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    """Under ``--method mark_logprob`` the reply of blanks past the limit (re-test 9 #5) was
+    still an ``empty_response``: asked again on every resume. Its first answer token never
+    came: stored as cut off before its answer (truncated), as under ``generate``."""
+    blanks = " " * (MAX_REPLY_CHARS + 10) + "(A) red"
+    db = tmp_path / "db.sqlite"
+    rows = _rows(tmp_path, 1)
+    model = "openai:vlm@{},max_concurrency=1,max_attempts=3,backoff=0.1,max_backoff=0.2"
+    said = []
+    with FakeOpenAIServer(replies=[blanks] * 4) as server:
+        for _ in range(2):  # the second run resumes the first
+            done = lmmprobe_with_key(
+                "run", "-m", model.format(server.base_url), "--data", rows, "--db", db,
+                "--method", "mark_logprob", timeout=120,
+            )  # fmt: skip
+            assert done.returncode == 0, done.stderr[-3000:]
+            assert server.requests_total == 1
+            said.append(done.stdout + done.stderr)
+    assert "empty_response" not in said[0], said[0][-3000:]
+    assert _stored(db) == [(0, None, "length", None)]
+    with sqlite3.connect(db) as c:
+        (stage,) = c.execute("SELECT stage FROM scores").fetchone()
+    assert stage == "truncated"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    padding=st.sampled_from(["field", "blanks", "none"]),
+    content=st.text(max_size=60),
+    cut=st.floats(min_value=0.0, max_value=1.0),
+    logprobs=st.booleans(),
+)
+def test_a_cut_body_is_an_answer_cut_or_a_cut_output_never_a_reply_to_ask_again(
+    padding: str, content: str, cut: float, logprobs: bool
+) -> None:
+    """Wherever a body longer than what is read ends (in a padding field, in blanks before the
+    JSON, in the answer, in its log-probabilities), the backend reads it as the start of an
+    answer or an output cut before it: stopped at the limit, never an error to ask again."""
+    from lmmprobe.data import load_source
+    from lmmprobe.formulate import formulate
+    from lmmprobe.models import load_model
+    from lmmprobe.models.openai_api import OpenAIChatModel
+
+    model = load_model("openai:vlm@http://127.0.0.1:9/v1")
+    assert isinstance(model, OpenAIChatModel)
+    request = formulate(load_source("demo,n=1").samples[0])
+    choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": content}}
+    if logprobs:
+        entry = {"token": "A", "logprob": -0.1, "top_logprobs": [{"token": "A", "logprob": -0.1}]}
+        choice["logprobs"] = {"content": [entry]}
+    body: dict[str, Any] = {"id": "x", "choices": [{**choice, "finish_reason": "stop"}]}
+    if padding == "field":
+        body = {"x_padding": "x" * 40, **body}
+    raw = json.dumps(body).encode()
+    raw = b" " * 40 + raw if padding == "blanks" else raw
+    got = model._reply(request, raw[: int(len(raw) * cut)], True, logprobs, 0.0)
+    assert got.error is None and got.finish_reason == "length"
+    assert got.text is not None and content.startswith(got.text)

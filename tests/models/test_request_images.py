@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -357,3 +358,33 @@ def test_a_batch_holds_at_most_max_concurrency_request_bodies_at_once(
     assert len(arrived_at_build) == 8  # one body each, none built twice
     ahead = [k - arrived for k, arrived in enumerate(arrived_at_build, 1)]
     assert max(ahead) <= 2, arrived_at_build  # before: [0] * 8, eight bodies alive at once
+
+
+def test_a_sample_refused_before_sending_is_not_counted_as_sent(tmp_path: Path) -> None:
+    """The run's line said "2 sent" when the server got 1 request: a sample whose images are
+    over what a request may carry is refused by the backend before anything leaves, yet was
+    counted among those sent. Now its error says it never left, and the line, results.json and
+    the report count it apart; what they call sent is what the server got, run after run."""
+    rows = _fat_rows(tmp_path, 1 << 20, 5)
+    model = "openai:vlm@{},max_request_image_bytes=4000000"
+    out = tmp_path / "o"
+    with FakeOpenAIServer() as server:
+        runs = []
+        for _ in range(2):  # the refused sample is asked again on resume, and refused again
+            done = lmmprobe(
+                "run", "-m", model.format(server.base_url), "--data", rows,
+                "--db", tmp_path / "db.sqlite", "--out", out, OPENAI_API_KEY="test-key",
+            )  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+            runs.append(done.stdout)
+        assert server.requests_total == 1  # the other sample, once
+    first = re.search(r": 2 requests, 0 from the store, (\d+) sent, (.*?), 1 errors", runs[0])
+    assert first is not None, runs[0]
+    assert int(first[1]) == server.requests_total
+    assert first[2] == "1 refused before sending (unsupported_input)"
+    assert ": 2 requests, 1 from the store, 0 sent, 1 refused before sending" in runs[1]
+    (model_results,) = json.loads((out / "results.json").read_text())["models"].values()
+    stats = model_results["stats"]
+    assert (stats["called"], stats["not_sent"], stats["errors"]) == (0, 1, 1)  # the re-run's
+    report = (out / "results.md").read_text()
+    assert "1 request(s) refused before sending for what they hold" in report

@@ -465,6 +465,9 @@ def _evaluate_and_show(
         if s.refused:
             by = [n for n in budget_limits(failed.get(m, [])) if n != "--max-cost"]
             refused = f", {s.refused} refused by {' or '.join(by) or 'its budget'} (not sent)"
+        if s.not_sent:
+            # Refused for what they hold (images over what a request may carry), unsent too.
+            refused += f", {s.not_sent} refused before sending (unsupported_input)"
         console.print(
             f"{labels[m]}: {s.requests} requests, {s.cached} from the store, "
             f"{s.called} sent{refused}, {s.errors} errors{shared}",

@@ -56,14 +56,18 @@ in the text: they are read apart when the answer is scored.
 A reply is read up to `MAX_REPLY_BYTES` of its body, and its text and thinking are kept up to
 `lmmprobe.schema.MAX_REPLY_CHARS` characters each: a server that ignores the token limit and
 sends more has its answer cut there, stored with ``finish_reason=length`` (as a token limit
-would leave it), and a warning names the first such reply.
+would leave it), and a warning names the first such reply. A reply whose bytes read hold no
+answer at all (a huge field before ``choices``, megabytes of blanks) is no malformed reply to
+ask again, as the server sends it alike each time: it is stored the same way, with no text
+(scored ``truncated``, not asked again). Under ``--method mark_logprob`` too: a reply cut
+before its log-probabilities is stored without them, ``finish_reason=length``, ``truncated``.
 
 An empty or null completion is an ``empty_response`` error, never an empty answer. HTTP 401/403
 is an ``auth`` error naming the key's environment variable. One exception: a reply with no
 content that stopped at the token limit (``finish_reason=length``) after thinking (reasoning
 sent, or reasoning tokens counted) is the output of a model cut off inside its thinking: it is
 returned with empty text, its reasoning and ``finish_reason=length``, to be scored
-``truncated``, not retried as an error.
+``truncated``, not retried as an error (under ``--method mark_logprob`` too).
 
 The API key is read from the environment only; it is never part of the model identity, the
 manifest, the store or any log line, and every error message is scrubbed of it (and of anything
@@ -710,10 +714,14 @@ class OpenAIChatModel:
     def _refused(
         self, request: Request, exc: OSError | UnsupportedInputError, t0: float
     ) -> Response:
-        """A sample that cannot be sent (its images unreadable or too many), never sent."""
+        """A sample that cannot be sent (its images unreadable or too many), never sent.
+
+        Its error says it never left (``sent=False``): the run counts it apart from the
+        requests the server got.
+        """
         if isinstance(exc, OSError):
             exc = UnsupportedInputError(f"image could not be read: {exc}")
-        return self._error(request, exc, t0)
+        return self._error(request, exc.to_info().model_copy(update={"sent": False}), t0)
 
     async def _one(self, request: Request, *, logprobs: bool) -> Response:
         t0 = time.perf_counter()
@@ -763,9 +771,7 @@ class OpenAIChatModel:
                     )
                     self.reachability.answered()
                     body, cut = await _read_body(raw, MAX_REPLY_BYTES)
-                resp = self._response(
-                    request, _body_json(body, cut), logprobs, time.perf_counter() - t0, cut=cut
-                )
+                resp = self._reply(request, body, cut, logprobs, time.perf_counter() - t0)
             except (UnsupportedInputError, EmptyResponseError) as exc:
                 err = exc
             except TimeoutError:
@@ -800,6 +806,35 @@ class OpenAIChatModel:
             info = info.model_copy(update={"message": f"{info.message} (after {attempt} attempts)"})
         return self._error(request, info, t0)
 
+    def _reply(
+        self, request: Request, body: bytes, cut: bool, logprobs: bool, latency: float
+    ) -> Response:
+        """Read a reply's body (`_response`); a cut one that cannot be read is cut output.
+
+        A body longer than `MAX_REPLY_BYTES` whose bytes read hold no answer (a huge field
+        before ``choices``, megabytes of blanks before the JSON) is not a malformed reply to ask
+        again: the server sends it alike each time, and each is paid. It is an output cut where
+        lmmprobe stops reading, before any answer: stored with no text and
+        ``finish_reason=length`` (scored ``truncated``, not asked again), as a reply of blanks
+        past the limit is.
+
+        Raises:
+            ValueError: The body (read whole) is not JSON, or a reply field is out of range.
+            LookupError: The body (read whole) is not a chat completion.
+            TypeError: The same.
+            AttributeError: The same.
+
+        """
+        counted = self.replies_cut
+        try:
+            return self._response(request, _body_json(body, cut), logprobs, latency, cut=cut)
+        except (ValueError, LookupError, TypeError, AttributeError):
+            if not cut:
+                raise
+        if self.replies_cut == counted:  # not counted yet by `_response`, which failed later
+            self._reply_cut(True, empty=True)
+        return Response(key=request.key, text="", finish_reason="length", latency_s=latency)
+
     def _response(
         self,
         request: Request,
@@ -832,11 +867,6 @@ class OpenAIChatModel:
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
         if not isinstance(content, str | None):
             raise TypeError(f"message content is {type(content).__name__}, not text")
-        if cut and not content and not reasoning:
-            raise TypeError(
-                f"the reply is longer than the {MAX_REPLY_BYTES:,} bytes read and they hold "
-                "no answer text"
-            )
         cut_here = (
             cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS
         )
@@ -844,15 +874,15 @@ class OpenAIChatModel:
             content = None if content is None else content[:MAX_REPLY_CHARS]
             reasoning = None if reasoning is None else reasoning[:MAX_REPLY_CHARS]
             finish_reason = "length"
-            self._reply_cut(cut)
+            self._reply_cut(cut, empty=cut and not (content or "").strip() and not reasoning)
         if content is None or not content.strip():
             thought = reasoning or (usage and usage.reasoning_tokens)
-            if not logprobs and (cut_here or (finish_reason == "length" and thought)):
+            if cut_here or (finish_reason == "length" and thought):
                 # An output cut off before its answer (stored empty, scored truncated), not a
                 # failed request: cut while thinking, or lmmprobe's own cut left no answer (a
                 # reply of blanks past the limit), which as the server's empty reply would be
-                # retried and paid again on each resume. (mark_logprob reads the first answer
-                # token, which never came: an error.)
+                # retried and paid again on each resume. The same for mark_logprob: the first
+                # answer token it reads never came, and asking again brings the same reply.
                 return Response(
                     key=request.key,
                     text="",
@@ -873,6 +903,15 @@ class OpenAIChatModel:
                 usage=usage,
             )
         if not (choice.get("logprobs") or {}).get("content"):
+            if cut:  # the log-probabilities come after the text, past what was read
+                return Response(
+                    key=request.key,
+                    text=content,
+                    reasoning=reasoning,
+                    finish_reason=finish_reason,
+                    latency_s=latency,
+                    usage=usage,
+                )
             raise UnsupportedInputError(
                 "the server returned no logprobs: it does not support --method mark_logprob "
                 "(use --method generate)"
@@ -924,18 +963,27 @@ class OpenAIChatModel:
         self.tokens_used += total
         return usage
 
-    def _reply_cut(self, too_many_bytes: bool) -> None:
-        """Count a reply cut to what lmmprobe reads; the first is logged, the total at close."""
+    def _reply_cut(self, too_many_bytes: bool, *, empty: bool = False) -> None:
+        """Count a reply cut to what lmmprobe reads; the first is logged, the total at close.
+
+        `empty`: the bytes read hold no answer text (they are stored as an output cut off
+        before its answer, not asked again).
+        """
         self.replies_cut += 1
         if self.replies_cut == 1:
+            if too_many_bytes:
+                what = f"over {MAX_REPLY_BYTES:,} bytes"
+                if empty:
+                    what += f"; its first {MAX_REPLY_BYTES:,} bytes hold no answer text"
+            else:
+                what = f"a text over {MAX_REPLY_CHARS:,} characters"
             log.warning(
                 "%s: the server sent a reply longer than lmmprobe reads (%s): its text is cut "
-                "there and stored as stopped at the token limit (finish_reason=length); does "
-                "the server honour max_tokens? Further ones are counted, not logged",
+                "there and stored as stopped at the token limit (finish_reason=length), not "
+                "asked again; does the server honour max_tokens? Further ones are counted, not "
+                "logged",
                 self.opts.model,
-                f"over {MAX_REPLY_BYTES:,} bytes"
-                if too_many_bytes
-                else f"a text over {MAX_REPLY_CHARS:,} characters",
+                what,
             )
 
     def _usage_fault(self, what: str) -> None:

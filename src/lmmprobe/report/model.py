@@ -136,6 +136,15 @@ class ModelStats(BaseModel):
         "``max_tokens_total=``) refused before sending them: not in ``called``, stored as "
         "``budget`` errors (counted in ``errors``); 0 in files written before, which counted them in ``called``.",
     )
+    not_sent: int = Field(
+        default=0,
+        exclude_if=lambda v: not v,
+        description="Requests refused before sending for what they hold (a sample's images "
+        "over what one request may carry or show, unreadable, or more than the model takes): "
+        "not in ``called``, stored as ``unsupported_input`` errors (counted in ``errors``); "
+        "absent from the file when 0 (files written before counted the backend's in "
+        "``called``).",
+    )
     errors: int = Field(description="Requests that ended in an error.")
     prompt_tokens: int = Field(default=0, description="Prompt tokens reported by the backend.")
     completion_tokens: int = Field(default=0, description="Completion tokens reported.")

@@ -576,6 +576,10 @@ def render_markdown(results: Results) -> str:
             lines += ["", f"{md_text(m)}: {r.stats.refused} request(s) refused by the backend's "
                       "own budget (`max_requests=`, `max_tokens_total=`) before they were sent: "
                       "not called, counted in errors (`budget`)."]  # fmt: skip
+        if r.stats.not_sent:
+            lines += ["", f"{md_text(m)}: {r.stats.not_sent} request(s) refused before sending "
+                      "for what they hold (images over what one request may carry or show): "
+                      "not called, counted in errors (`unsupported_input`)."]  # fmt: skip
     for m, r in results.models.items():
         if r.stats.redacted:
             lines += ["", f"{md_text(m)}: {r.stats.redacted} answer(s) quoted the API key; it was "

@@ -99,6 +99,10 @@ class ModelOutcome:
     refused: int = 0
     """Requests the backend's own budget (``max_requests=``, ``max_tokens_total=``) refused
     before sending them: stored as ``budget`` errors, neither sent nor in ``called``."""
+    not_sent: int = 0
+    """Requests refused before sending for what they hold (a sample's images over what one
+    request may carry or show, or more than the model takes): stored as errors
+    (``unsupported_input``), neither sent nor in ``called``."""
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -125,6 +129,9 @@ class ModelOutcome:
             "cached": self.cached,
             "called": self.called,
             "refused": self.refused,
+            # Only when some were: results written before, and runs without any, stay as
+            # they were (`lmmprobe.report.ModelStats` reads it as 0).
+            **({"not_sent": self.not_sent} if self.not_sent else {}),
             "errors": self.errors,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -692,7 +699,8 @@ def answer_requests(
         store: Where responses are read and written.
         executor: Where requests run.
         progress: Progress sink.
-        outcome: Counts to add to (requests, cached, called, refused, errors, tokens).
+        outcome: Counts to add to (requests, cached, called, refused, not_sent, errors,
+            tokens).
         meter: Spending limit; once reached, what is left is stored as ``budget`` errors.
         no_cache: Ignore stored responses.
 
@@ -712,6 +720,7 @@ def answer_requests(
     if rejected:
         store.put_responses(model_spec, [r for r, _ in rejected], [e for _, e in rejected])
         responses.update((e.key, e) for _, e in rejected)
+        outcome.not_sent += len(rejected)
         pending = [r for r in pending if r.key not in responses]
 
     def on_batch(batch: Sequence[Request], got: list[Response]) -> None:
@@ -719,11 +728,16 @@ def answer_requests(
         store.put_responses(model_spec, batch, got)
         for resp in got:
             responses[resp.key] = resp
-        # A backend's own budget answers a budget error without sending the request: counted
-        # apart, so that "sent" says what reached the server.
+        # A backend's own budget answers a budget error without sending the request, and a
+        # sample whose images a request cannot carry is refused before it is sent: each
+        # counted apart, so that "sent" says what reached the server.
         refused = sum(1 for r in got if r.error is not None and r.error.type == "budget")
+        held = sum(
+            1 for r in got if r.error is not None and r.error.type != "budget" and not r.error.sent
+        )
         outcome.refused += refused
-        outcome.called += len(batch) - refused
+        outcome.not_sent += held
+        outcome.called += len(batch) - refused - held
         progress.advance(len(batch), sum(1 for r in got if r.error is not None))
         if meter is not None:
             meter.add(model_spec, got, batch)

@@ -187,6 +187,10 @@ def score_response(
         return _score(model, sample, request, offered, "error", None, error_type=error_type)
     ranked = choice and request.method in ("likelihood", "mark_logprob")
     text = ""
+    if ranked and response.loglikelihoods is None and response.finish_reason == "length":
+        # A mark_logprob reply cut off before its answer's log-probabilities (inside its
+        # thinking, or where the backend stops reading): nothing to rank, truncated.
+        return _score(model, sample, request, offered, "truncated", False)
     if not ranked:
         thought = split_answer(
             response.text,

@@ -28,7 +28,8 @@ class ModelRecord:
     Attributes:
         spec: The model spec (the run's name for it; results are keyed by it).
         stats: Its request counts and usage, as ``results.json`` records them (``requests``,
-            ``cached``, ``called``, ``refused``, ``errors``, tokens, ``mean_latency_s``, ``redacted``).
+            ``cached``, ``called``, ``refused``, ``not_sent`` where some were, ``errors``,
+            tokens, ``mean_latency_s``, ``redacted``).
         judge: How its answers were judged, as ``results.json`` records it (judges,
             protocols, what decided each answer, each judge's calls, agreement); None when
             the run was not judged or this model's answers were not.

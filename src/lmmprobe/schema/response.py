@@ -107,6 +107,15 @@ class ErrorInfo(BaseModel):
         "by U+FFFD, as in every text field of a `Response`)."
     )
     retryable: bool = Field(description="Whether trying again could succeed.")
+    sent: bool = Field(
+        default=True,
+        exclude_if=lambda v: v,
+        description="Whether the request left for the model. False when the backend refused "
+        "it before sending anything (its images over what one request may carry or show, "
+        "unreadable): the run counts it apart from the requests sent. Not stored (a stored "
+        "error reads back True, and is asked again on resume as every error is) and left out "
+        "of every dump when True, so stored errors and their files are as before.",
+    )
 
 
 class Response(BaseModel):

@@ -900,10 +900,16 @@ class FakeOpenAIServer:
         token_limit: The server's own limit on a reply's tokens (words here), as a context
             length leaves room for: a reply stops there with ``finish_reason=length`` even
             when the request's ``max_tokens`` is higher. None: only the request's limit.
+        padding: Bytes of padding every completion's body starts with (0: none), for testing
+            a client's bound on what it reads of a reply: that many bytes of a string field
+            ``x_padding`` placed before every other field (``padding_as="field"``) or of JSON
+            whitespace before the body (``padding_as="blanks"``). Either way the body stays
+            valid JSON and its answer comes after the padding.
+        padding_as: ``"field"`` or ``"blanks"``: what `padding` is made of.
 
     Raises:
-        ValueError: `always` is not one of `FAULT_KINDS`, or `thinking` not one of
-            `THINKING_MODES`.
+        ValueError: `always` is not one of `FAULT_KINDS`, `thinking` not one of
+            `THINKING_MODES`, or `padding_as` neither ``"field"`` nor ``"blanks"``.
 
     """
 
@@ -923,7 +929,11 @@ class FakeOpenAIServer:
         reply_table: Sequence[tuple[str, str]] = (),
         usage: object = None,
         token_limit: int | None = None,
+        padding: int = 0,
+        padding_as: str = "field",
     ) -> None:
+        if padding_as not in ("field", "blanks"):
+            raise ValueError(f"padding_as must be 'field' or 'blanks', got {padding_as!r}")
         if always is not None and always not in FAULT_KINDS:
             raise ValueError(f"always must be one of {FAULT_KINDS}, got {always!r}")
         if thinking is not None and thinking not in THINKING_MODES:
@@ -944,6 +954,8 @@ class FakeOpenAIServer:
         self.reply_table = [(str(k), str(v)) for k, v in reply_table]
         self.usage = dict(usage) if isinstance(usage, Mapping) else usage
         self.token_limit = token_limit
+        self.padding = padding
+        self.padding_as = padding_as
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
@@ -1119,12 +1131,17 @@ class FakeOpenAIServer:
             self._stats.completed += 1
 
     def _encode(self, body: dict[str, Any]) -> bytes:
-        """A completion's JSON bytes, its ``usage`` replaced by `usage` when one is set."""
+        """A completion's JSON bytes after any `padding`, its ``usage`` replaced by `usage`."""
         if self.usage is not None:
             body = {k: v for k, v in body.items() if k != "usage"}
             if self.usage != {}:
                 body["usage"] = self.usage
-        return json.dumps(body).encode()
+        if self.padding and self.padding_as == "field":
+            body = {"x_padding": "x" * self.padding, **body}  # first: read before the answer
+        encoded = json.dumps(body).encode()
+        if self.padding and self.padding_as == "blanks":
+            encoded = b" " * self.padding + encoded
+        return encoded
 
     def _next_reply(self) -> str | dict[str, Any] | None:
         with self._replies_lock:
