@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -1130,6 +1131,137 @@ def test_a_file_of_another_format_datasets_leaves_unread_is_no_reason_to_refuse(
     (folder / "test.txt").write_text("x\n")
     with pytest.raises(DataError, match=r"test\.txt: datasets reads it with its text builder"):
         load(f"hf:{folder},split=train")
+
+
+def _card(folder: Path, config: str, name: str = "README.md") -> Path:
+    """A dataset card naming one config (its YAML lines after ``- config_name: default``)."""
+    body = "configs:\n- config_name: default\n" + config
+    text = body if name != "README.md" else f"---\n{body}---\n# a card\n"
+    (folder / name).write_text(text)
+    return folder / name
+
+
+@pytest.mark.parametrize(
+    "case", ["data_dir_up", "data_dir_absolute", "linked_folder", "data_dir_linked", "yaml_file"]
+)
+def test_a_card_leading_datasets_out_of_the_folder_is_refused(
+    tmp_path: Path, write_png, case: str
+) -> None:
+    # Re-test 10 #2: a card's data_dir (../E2, or absolute), or its data_files through a
+    # folder that is a link, had datasets read files outside the dataset's folder that
+    # lmmprobe never checked (a 535 KB .gz of 188 MB: minutes, then killed). The card's
+    # data_dir is refused in its words; a file datasets resolves outside, in one line.
+    outside = tmp_path / "E"
+    outside.mkdir()
+    (outside / "test.jsonl").write_bytes(_rows(2))
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    (folder / "a.jsonl").write_bytes(_rows(1))
+    at = "configs[0] (config_name 'default')"
+    if case == "data_dir_up":
+        card = _card(folder, "  data_dir: ../E\n")
+        want = f"{card}:2: {at}: data_dir climbs out of the folder ('../E'); it must stay inside it"
+    elif case == "data_dir_absolute":
+        card = _card(folder, f"  data_dir: {outside}\n")
+        want = (
+            f"{card}:2: {at}: data_dir is an absolute folder ('{outside}'); it must be "
+            "relative to the folder"
+        )
+    else:
+        if case == "yaml_file":  # datasets reads this file's configs too; lmmprobe no card
+            _card(folder, "  data_dir: ../E\n", name=".huggingface.yaml")
+            file = folder / ".." / "E" / "test.jsonl"
+        else:
+            (folder / "sub").symlink_to(outside, target_is_directory=True)
+            if case == "linked_folder":
+                _card(folder, "  data_files:\n  - split: test\n    path: sub/*.jsonl\n")
+            else:
+                _card(folder, "  data_dir: sub\n")
+            file = folder / "sub" / "test.jsonl"
+        want = (
+            f"{file}: lies outside the dataset's folder {folder} (in {outside}); datasets would "
+            "read it, but an hf: dataset's data files must lie inside its folder"
+        )
+    assert _refused_one_line(tmp_path, f"hf:{folder}") == f"error: {want}"
+
+
+def test_files_reached_through_links_inside_the_folder_are_read(tmp_path: Path, write_png) -> None:
+    # The other side of the rule: a folder linked inside the dataset's, and a data file that
+    # is itself a link (the hub cache's snapshots link each file to its blob) are read.
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    (folder / "real").mkdir()
+    (folder / "real" / "test.jsonl").write_bytes(_rows(2))
+    (folder / "sub").symlink_to(folder / "real", target_is_directory=True)
+    _card(folder, "  data_files:\n  - split: test\n    path: sub/*.jsonl\n")
+    assert [s.id for s in load(f"hf:{folder}").samples] == ["r0", "r1"]
+    blob = tmp_path / "blobs" / "0a1b"
+    blob.parent.mkdir()
+    blob.write_bytes(_rows(3))
+    (folder / "README.md").unlink()
+    (folder / "sub").unlink()
+    shutil.rmtree(folder / "real")
+    (folder / "test.jsonl").symlink_to(blob)
+    assert [s.id for s in load(f"hf:{folder}").samples] == ["r0", "r1", "r2"]
+
+
+def test_a_card_naming_a_hidden_folder_has_its_files_checked(tmp_path: Path, write_png) -> None:
+    # Re-test 10 #2: the folder's own listing skips hidden paths, so a card's data_files
+    # `.h/*.jsonl.gz` had datasets convert a .gz of 4,000,000 rows unchecked. What datasets
+    # resolves for the config is checked: the file is refused as its twin in sight is.
+    import gzip
+
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    (folder / "a.jsonl").write_bytes(_rows(1))
+    (folder / ".h").mkdir()
+    line = b'{"id": "r", "image": "a.png", "question": "q", "answer": "a"}\n'
+    with gzip.open(folder / ".h" / "test.jsonl.gz", "wb", compresslevel=6) as fh:
+        for _ in range(72):  # 72 MiB of rows, past the 64 MiB a small file may unpack to
+            fh.write(line * ((1 << 20) // len(line) + 1))
+    _card(folder, "  data_files:\n  - split: test\n    path: .h/*.jsonl.gz\n")
+    got = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert got.startswith(
+        f"error: {folder / '.h' / 'test.jsonl.gz'}: decompresses to more than 67,108,864 bytes"
+    ), got
+
+
+@pytest.mark.parametrize("case", ["card_txt", "split_folder", "card_mixed"])
+def test_files_datasets_reads_with_a_builder_lmmprobe_does_not_check_are_refused(
+    tmp_path: Path, write_png, case: str
+) -> None:
+    # Re-test 10 #7: the allow-list counted suffixes over the folder, while datasets takes a
+    # card's data_files, or a folder named for a split, first: sub/*.txt named by the card,
+    # or test/notes.txt, beside two .jsonl files were read with the text builder. Decided
+    # now on the files datasets resolves, and the builder it reads them with.
+    folder = tmp_path / "ds"
+    write_png(folder / "a.png")
+    for name in ("a.jsonl", "b.jsonl"):
+        (folder / name).write_bytes(_rows(1))
+    if case == "card_txt":
+        (folder / "sub").mkdir()
+        (folder / "sub" / "notes.txt").write_text("a line\n")
+        _card(folder, "  data_files:\n  - split: test\n    path: sub/*.txt\n")
+        file, builder = folder / "sub" / "notes.txt", "text"
+    elif case == "split_folder":
+        (folder / "test").mkdir()
+        (folder / "test" / "notes.txt").write_text("a line\n")
+        file, builder = folder / "test" / "notes.txt", "text"
+    else:  # two CSV files and a JSON Lines file: the csv builder splits all three at commas
+        for name in ("c.csv", "d.csv"):
+            (folder / name).write_text("id,image,question,answer\nr9,a.png,q?,yes\n")
+        _card(folder, "  data_files:\n  - split: test\n    path: [c.csv, d.csv, a.jsonl]\n")
+        line = _refused_one_line(tmp_path, f"hf:{folder}")
+        assert line == (
+            f"error: {folder / 'a.jsonl'}: datasets reads it with its csv builder, but by its "
+            "name it is a JSON file; the data files of one config must all be of one format"
+        ), line
+        return
+    line = _refused_one_line(tmp_path, f"hf:{folder}")
+    assert line.startswith(
+        f"error: {file}: datasets reads it with its {builder} builder, which lmmprobe does not "
+        "check; an hf: dataset's files may be parquet,"
+    ), line
 
 
 @pytest.mark.parametrize(

@@ -208,6 +208,7 @@ def _open(
         card_configs(path)  # a card `datasets` would choke on is refused in one line first
         if check:
             check_data_files(_data_files(path))
+            check_read_files(path, *_files_read(datasets, path, config, cache))
         ds = datasets.load_dataset(str(path), name=config, split=split, cache_dir=cache)
     return ds, split
 
@@ -398,13 +399,8 @@ def check_data_files(files: list[Path], *, unpacked: bool = False) -> None:
                     "folder"
                 )
         for file, other in _read_unchecked(files).items():
-            if other is not None:
-                # Its builder reads what no check of lmmprobe's has bounded.
-                raise DataError(
-                    f"{file}: datasets reads it with its {other}, which lmmprobe does not "
-                    f"check; an hf: dataset's files may be {_READ_FORMATS}: convert it, or "
-                    "move it out of the folder"
-                )
+            # Its builder reads what no check of lmmprobe's has bounded.
+            raise _unchecked(file, other)
         codecs = {file: fmt for file, fmt in formats.items() if fmt in _CODECS}
         check_parquets(parquet, what="a dataset")
         check_compressed(files, what="a dataset", codecs=codecs)
@@ -493,6 +489,104 @@ def _check_text(path: Path, codec: str | None) -> None:
                 check_csv(path, text, delimiter, cells=cells)
 
 
+def _unchecked(file: Path, builder: str) -> DataError:
+    """The refusal of a file `datasets` reads with a `builder` lmmprobe does not check."""
+    return DataError(
+        f"{file}: datasets reads it with its {builder}, which lmmprobe does not check; an hf: "
+        f"dataset's files may be {_READ_FORMATS}: convert it, or move it out of the folder"
+    )
+
+
+_CHECKED_BUILDERS = frozenset({"parquet", "json", "csv", "arrow", "imagefolder"})
+"""The `datasets` builders whose files lmmprobe checks before they are converted (an image
+folder's pictures are read as images, their pixels capped; its metadata files are checked)."""
+
+
+def _files_read(
+    datasets: ModuleType, folder: Path, config: str | None, cache: str
+) -> tuple[str, str | None, list[Path]]:
+    """The builder, its CSV separator and the data files `datasets` reads for a folder's config.
+
+    Asked of `datasets` itself (`load_dataset_builder`, which resolves the card's ``configs``,
+    their ``data_dir`` and ``data_files``, or the folder's split-named files, and reads no
+    data): what it will convert for every split of the config, wherever the files lie.
+    """
+    builder = datasets.load_dataset_builder(str(folder), name=config, cache_dir=cache)
+    # Its packaged builders live in datasets.packaged_modules.NAME.NAME (json, text...).
+    module = type(builder).__module__.split(".")
+    packaged = len(module) > 2 and module[:2] == ["datasets", "packaged_modules"]
+    name = module[2] if packaged else ".".join(module)
+    data_files = builder.config.data_files or {}
+    files = sorted({Path(str(f)) for split in data_files.values() for f in split})
+    return name, getattr(builder.config, "sep", None), files
+
+
+def check_read_files(folder: Path, builder: str, sep: str | None, files: list[Path]) -> None:
+    """Refuse a folder whose files, as `datasets` reads them for the chosen config, are unchecked.
+
+    `files` are those `datasets` resolved (`_files_read`): a card's ``data_files`` or
+    ``data_dir`` may name a hidden folder, a folder reached through a link, or one that is
+    not the dataset's, none of which the folder's own listing (`_data_files`) holds. Each
+    file's folder must lie inside the dataset's once links are followed (a file that is
+    itself a link, as in the hub cache, is read through and checked); the `builder` reading
+    them must be one lmmprobe checks, and each file must be of that builder's format by its
+    name (a ``.txt`` a card names is read by the text builder; a ``.jsonl`` read by the csv
+    builder would be split at commas unchecked). Those not yet checked are then checked with
+    the folder's own files (`check_data_files`).
+
+    Raises:
+        DataError: One line naming the first file refused and why.
+
+    """
+    root = folder.resolve()
+    for file in files:
+        if "://" in str(file):
+            raise DataError(f"{file}: not a local file; an hf: dataset's files lie in its folder")
+        where = Path(os.path.abspath(file)).parent.resolve()
+        if not where.is_relative_to(root):
+            raise DataError(
+                f"{file}: lies outside the dataset's folder {folder} (in {where}); datasets "
+                "would read it, but an hf: dataset's data files must lie inside its folder"
+            )
+    for file in files:
+        other = _other_builder(file)
+        if other is not None:
+            raise _unchecked(file, other)
+        if builder not in _CHECKED_BUILDERS:
+            raise _unchecked(file, f"{builder} builder")
+        if builder == "imagefolder" or file.suffix.lower() == ".zip":
+            continue  # pictures and their metadata files; a zip's files are checked unpacked
+        try:
+            own, options = _file_builder(file)
+        except DataError:
+            own, options = "", {}
+        if own != builder or (own == "csv" and options.get("sep", ",") != (sep or ",")):
+            kind = _KINDS.get(
+                "tsv" if options.get("sep") == _TAB else own, "no data file lmmprobe reads"
+            )
+            reading = f"{builder} builder" + (" (tab-separated)" if sep == _TAB else "")
+            raise DataError(
+                f"{file}: datasets reads it with its {reading}, but by its name it is {kind}; "
+                "the data files of one config must all be of one format"
+            )
+    known = _data_files(folder)
+    seen = {f.resolve() for f in known}
+    unseen = [file for file in files if file.resolve() not in seen]
+    if unseen:  # in a hidden folder, or one reached through a link: checked with the rest
+        check_data_files(known + unseen)
+
+
+_TAB = "\t"
+_KINDS = {
+    "parquet": "a parquet file",
+    "json": "a JSON file",
+    "csv": "a CSV file",
+    "tsv": "a TSV file",
+    "arrow": "an Arrow file",
+}
+"""How a data file's format is named, by the builder its suffix says (a TSV is a CSV's)."""
+
+
 def _data_files(folder: Path) -> list[Path]:
     """The files of a dataset folder `datasets` may read: all but hidden ones (its cache)."""
     return sorted(
@@ -558,11 +652,28 @@ def card_configs(folder: Path) -> list[dict[str, Any]]:
     for n, config in enumerate(configs):
         problem = _data_files_problem(config.get("data_files"))
         if problem is not None:
+            problem = f"data_files{problem}"
+        else:
+            problem = _data_dir_problem(config.get("data_dir"))
+        if problem is not None:
             name = config.get("config_name", "default")
-            raise DataError(
-                f"{at}: configs[{n}] (config_name {str(name)[:40]!r}): data_files{problem}"
-            )
+            raise DataError(f"{at}: configs[{n}] (config_name {str(name)[:40]!r}): {problem}")
     return configs
+
+
+def _data_dir_problem(value: Any) -> str | None:
+    """What is wrong with a config's ``data_dir`` (the folder its patterns are read in), or None.
+
+    `datasets` joins it to the dataset's folder and reads the files found there: an absolute
+    folder, or one climbing out, would have it read files that are not the benchmark's and
+    that lmmprobe never checked. Refused in the card's words, as such a pattern is.
+    """
+    if value is None or value == "":  # `datasets` reads the folder itself
+        return None
+    if not isinstance(value, str):
+        return f"data_dir must be a folder inside the dataset's, not {type(value).__name__}"
+    problem = _pattern_problem(value, what="folder")
+    return None if problem is None else f"data_dir {problem}"
 
 
 def _data_files_problem(value: Any) -> str | None:
@@ -597,18 +708,18 @@ def _data_files_problem(value: Any) -> str | None:
     return None
 
 
-def _pattern_problem(pattern: str) -> str | None:
-    """What is wrong with one ``data_files`` pattern of a local folder's card, or None.
+def _pattern_problem(pattern: str, *, what: str = "file pattern") -> str | None:
+    """What is wrong with one ``data_files`` pattern (or `what` else) of a folder's card, or None.
 
     `datasets` fails on an absolute pattern with a NotImplementedError traceback and on an
     empty one with a message that names no file; a pattern climbing out of the folder would
     read files that are not the benchmark's. Each is refused here, in the card's words.
     """
     if not pattern.strip():
-        return "is an empty file pattern"
+        return f"is an empty {what}"
     posix = pattern.replace("\\", "/")
     if posixpath.isabs(posix) or PureWindowsPath(pattern).is_absolute() or posix.startswith("~"):
-        return f"is an absolute file pattern ({pattern[:80]!r}); it must be relative to the folder"
+        return f"is an absolute {what} ({pattern[:80]!r}); it must be relative to the folder"
     if posixpath.normpath(posix).split("/")[0] == "..":
         return f"climbs out of the folder ({pattern[:80]!r}); it must stay inside it"
     return None

@@ -104,14 +104,38 @@ def test_each_shape_datasets_refuses_is_named(tmp_path: Path, data_files: str, s
     assert says in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("data_dir", "says"),
+    [
+        ("../E2", "data_dir climbs out of the folder ('../E2'); it must stay inside it"),
+        ("a/../../x", "data_dir climbs out of the folder"),
+        ("/tmp/E", "data_dir is an absolute folder ('/tmp/E'); it must be relative"),
+        ("'~/E'", "data_dir is an absolute folder"),
+        ("' '", "data_dir is an empty folder"),
+        ("[x]", "data_dir must be a folder inside the dataset's, not list"),
+    ],
+)
+def test_a_data_dir_leaving_the_folder_is_named(tmp_path: Path, data_dir: str, says: str) -> None:
+    # Re-test 10 #2: datasets joins a config's data_dir to the folder and reads what it finds
+    # there, so `../E2` had it convert files outside the dataset, unchecked.
+    folder = _copy(tmp_path, f"---\nconfigs:\n- config_name: en\n  data_dir: {data_dir}\n---\n")
+    with pytest.raises(
+        DataError, match=r"README\.md:2: configs\[0\] \(config_name 'en'\): "
+    ) as err:
+        card_configs(folder)
+    assert says in str(err.value)
+
+
 def test_the_shapes_datasets_reads_pass(tmp_path: Path) -> None:
     card = (
         "---\nlicense: mit\nconfigs:\n- config_name: a\n  data_files: d/*.csv\n"
         "- config_name: b\n  data_files: [p0/*, p1/*]\n"
         "- config_name: c\n  data_files:\n  - split: test\n    path: [t/1/*, t/2/*]\n"
-        "  - split: dev\n    path: ./dev/../dev/*\n---\n# prose \xff below\n"
+        "  - split: dev\n    path: ./dev/../dev/*\n- config_name: d\n  data_dir: d/../e\n"
+        "- config_name: e\n  data_dir: ''\n---\n# prose \xff below\n"
     )
-    assert [c["config_name"] for c in card_configs(_copy(tmp_path, card))] == ["a", "b", "c"]
+    names = [c["config_name"] for c in card_configs(_copy(tmp_path, card))]
+    assert names == ["a", "b", "c", "d", "e"]
 
 
 @settings(max_examples=200, deadline=None)
