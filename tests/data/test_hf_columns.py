@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import break_column_name
 
 from lmmprobe.data.files import MAX_COLUMNS
 
@@ -82,6 +83,19 @@ def test_a_table_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Pat
         f"error: {folder}: 16,386 columns, more than 16,384 (a spreadsheet's limit): "
         "is it the right file?"
     )
+
+
+def test_a_parquet_column_name_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    # Re-test 10 #9: pyarrow decodes the names as lmmprobe's own check opens the file; its
+    # UnicodeDecodeError was shown as datasets' failure, without saying what was wrong.
+    import pyarrow as pa
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    path = folder / "test.parquet"
+    break_column_name(path, pa.table({"question": ["q"], "answer": ["a"], "QmarkQ": ["x"]}))
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == f"error: {path}: not a readable parquet file (a column name that is not UTF-8)"
 
 
 def test_an_infinite_float_in_a_column_is_that_rows_problem_before_any_model_is_asked(

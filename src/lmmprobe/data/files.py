@@ -824,6 +824,11 @@ def _check_one(
             ) from None
         except (MemoryError, pa.ArrowException, OSError) as exc:
             raise _pyarrow_failure(path, exc, what, "a readable parquet file") from None
+        except UnicodeDecodeError:
+            # pyarrow decodes the schema's names (its column paths) as it opens the file.
+            raise UnreadableFile(
+                f"{path}: not a readable parquet file (a column name that is not UTF-8)"
+            ) from None
 
 
 def _pyarrow_failure(path: Path, exc: BaseException, what: str, kind: str) -> UnreadableFile:
