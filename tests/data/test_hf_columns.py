@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import break_column_name
 
 from lmmprobe.data.files import MAX_COLUMNS
 
@@ -41,6 +42,45 @@ def test_a_json_lines_record_of_more_fields_than_a_spreadsheet_has_columns_is_re
         f"error: {folder / 'test.jsonl'}:2: a record of more than 16,384 fields (a "
         "spreadsheet's limit of columns): is it the right file?"
     )
+
+
+def _refused_at(file: Path, line: int) -> str:
+    return (
+        f"error: {file}:{line}: more than 16,384 distinct fields, nested ones included, in its "
+        "records up to here (a spreadsheet's limit of columns): is it the right file?"
+    )
+
+
+def test_fields_spread_over_json_lines_records_count_together(tmp_path: Path) -> None:
+    # Re-test 10 #3: 8 records of 16,000 distinct keys each passed the one-record rule, then
+    # datasets made 128,002 columns (117 s and 1.6 GB, or an abort under a 2 GB limit). Each
+    # record here is far below the rule; the file's 8 records together pass it at line 8.
+    folder = tmp_path / "spread"
+    folder.mkdir()
+    with (folder / "test.jsonl").open("w") as fh:
+        for r in range(8):
+            fh.write(json.dumps({"question": "q", "answer": "a",
+                                 **{f"k{r}_{i}": 0 for i in range(2_100)}}) + "\n")  # fmt: skip
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == _refused_at(folder / "test.jsonl", 8)
+
+
+def test_fields_nested_in_the_objects_of_a_json_array_count_as_columns(tmp_path: Path) -> None:
+    # Re-test 10 #3: one field holding an object of 100,000 keys (a struct of as many fields)
+    # was not counted at all. Here a top-level array (one element a line): the third
+    # element's list of objects brings the file's paths past the limit (`meta`, `meta.kI`,
+    # `meta.tags`, `meta.tags.tI`: a list's objects' keys lie under the list's path).
+    folder = tmp_path / "nested"
+    folder.mkdir()
+    rows = [
+        {"question": "q", "answer": "a", "meta": {f"k{i}": 0 for i in range(9_000)}},
+        {"question": "q", "answer": "a", "meta": {f"k{i}": 1 for i in range(9_000)}},
+        {"question": "q", "answer": "a", "meta": {"tags": [{f"t{i}": 0} for i in range(8_000)]}},
+    ]
+    path = folder / "test.json"
+    path.write_text("[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n")
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == _refused_at(path, 4)
 
 
 def test_a_record_of_many_commas_inside_strings_and_lists_is_not_a_wide_record(
@@ -82,6 +122,19 @@ def test_a_table_of_more_columns_than_a_spreadsheet_has_is_refused(tmp_path: Pat
         f"error: {folder}: 16,386 columns, more than 16,384 (a spreadsheet's limit): "
         "is it the right file?"
     )
+
+
+def test_a_parquet_column_name_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    # Re-test 10 #9: pyarrow decodes the names as lmmprobe's own check opens the file; its
+    # UnicodeDecodeError was shown as datasets' failure, without saying what was wrong.
+    import pyarrow as pa
+
+    folder = tmp_path / "names"
+    folder.mkdir()
+    path = folder / "test.parquet"
+    break_column_name(path, pa.table({"question": ["q"], "answer": ["a"], "QmarkQ": ["x"]}))
+    (line,) = _dry_run(tmp_path, folder)
+    assert line == f"error: {path}: not a readable parquet file (a column name that is not UTF-8)"
 
 
 def test_an_infinite_float_in_a_column_is_that_rows_problem_before_any_model_is_asked(

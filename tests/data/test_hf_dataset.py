@@ -818,6 +818,84 @@ def test_fuzz_check_json_measures_records_and_nesting_as_a_decoder_would(value: 
         assert any(len(t) + 2 > limit for t in texts), (data, refused)
 
 
+def _key_paths(value: Any, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    # The fields pyarrow makes of a record: a key under its object's path, a list's
+    # objects' keys under the list's own path.
+    found: set[tuple[str, ...]] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found |= {(*prefix, key)} | _key_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for item in value:
+            found |= _key_paths(item, prefix)
+    return found
+
+
+_KEYS = st.text(max_size=4) | st.sampled_from(['"', "\\", "é", "a" * 300, "b" * 300])
+_RECORDS = st.recursive(st.none() | st.integers() | st.text(max_size=5),
+                        lambda kids: st.lists(kids, max_size=4) | st.dictionaries(_KEYS, kids, max_size=4),
+                        max_leaves=30)  # fmt: skip
+
+
+@given(st.lists(_RECORDS, max_size=5), st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_fuzz_key_paths_count_what_a_decoder_finds_decoded_or_scanned(
+    records: list[Any], ascii_only: bool
+) -> None:
+    # A file's records are counted decoded (each line short enough) and scanned (as a line too
+    # long to decode, or values side by side on one line, is): both count the distinct paths
+    # of the decoded records, escapes and long keys (kept as their hash) included.
+    import json
+
+    from lmmprobe.data import files
+
+    expected: set[tuple[str, ...]] = set()
+    for record in records:
+        expected |= _key_paths(record)
+    lines = [json.dumps(r, ensure_ascii=ascii_only).encode() for r in records]
+    decoded, scanned, together = (files._KeyPaths(Path("x.jsonl")) for _ in range(3))
+    for n, line in enumerate(lines, 1):
+        decoded.record(line, n)
+        scanned._scan(line, n)
+    together.record(b" ".join(b"[]" if line[:1] not in b"[{" else line for line in lines), 1)
+    assert decoded.count == scanned.count == len(expected), (lines, expected)
+    assert together.count == len(expected), (lines, expected)
+
+
+def test_a_json_array_and_json_lines_share_one_count_of_paths_per_file() -> None:
+    # The count is the file's: distinct paths of all records (a path seen again is not new).
+    import json
+
+    from lmmprobe.data import files
+
+    def check(name: str, data: str) -> None:
+        files.check_json(Path(name), io.BytesIO(data.encode()))
+
+    half = files.MAX_COLUMNS // 2
+    same = [{f"k{i}": {"x": [{"y": 0}]} for i in range(half // 3)}] * 50
+    check("same.jsonl", "".join(json.dumps(r) + "\n" for r in same))
+    check("same.json", json.dumps(same, indent=1))
+    spread = [{f"k{r}_{i}": 0 for i in range(half)} for r in range(3)]
+    with pytest.raises(DataError, match=r"^a.jsonl:3: more than 16,384 distinct fields"):
+        check("a.jsonl", "".join(json.dumps(r) + "\n" for r in spread))
+    with pytest.raises(DataError, match=r"^a.json:4: more than 16,384 distinct fields"):
+        check("a.json", "[\n" + ",\n".join(json.dumps(r) for r in spread) + "\n]")
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_scanned_once() -> None:
+    # A string never closed, of escaped quotes, before brackets enough to be scanned for its
+    # nesting: each escaped quote began another string read to the end of the line
+    # (quadratic: 40 KB took 15 s). Read once, it is one string, and the line is the reader's.
+    import time
+
+    from lmmprobe.data import files
+
+    line = b'"' + b'\\"' * 500_000 + b"[" * 200 + b"\n"
+    started = time.monotonic()
+    files.check_json(Path("x.jsonl"), io.BytesIO(line))
+    assert time.monotonic() - started < 20
+
+
 def test_a_feather_file_is_checked_as_the_arrow_file_it_is(tmp_path: Path) -> None:
     # datasets reads no .feather file from a folder (nor does hf: name it); one renamed .arrow
     # is an Arrow IPC file (lz4 buffers, feather's default) and counted as one.

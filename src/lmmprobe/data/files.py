@@ -22,6 +22,7 @@ import csv
 import functools
 import gzip
 import io
+import json
 import lzma
 import os
 import re
@@ -824,6 +825,11 @@ def _check_one(
             ) from None
         except (MemoryError, pa.ArrowException, OSError) as exc:
             raise _pyarrow_failure(path, exc, what, "a readable parquet file") from None
+        except UnicodeDecodeError:
+            # pyarrow decodes the schema's names (its column paths) as it opens the file.
+            raise UnreadableFile(
+                f"{path}: not a readable parquet file (a column name that is not UTF-8)"
+            ) from None
 
 
 def _pyarrow_failure(path: Path, exc: BaseException, what: str, kind: str) -> UnreadableFile:
@@ -1294,9 +1300,11 @@ JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 """The suffixes of the JSON and JSON Lines files `datasets`' json builder reads."""
 
 # A whole string (skipped in one match: what it holds is no structure), or one byte of
-# structure. A string not closed before the buffer's end matches as a lone quote: the scan
-# stops there and reads on. Possessive: read once, never backtracked.
-_JSON_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.)*+"|["\[\]{},\n]', re.DOTALL)
+# structure. A string not closed before the end is one match to the end: matched as a lone
+# quote, the scan went on inside it, and each escaped quote there started another string
+# read to the end (a line of 40 KB of ``\\"`` took 15 s). Possessive: read once, never
+# backtracked.
+_JSON_TOKENS = re.compile(rb'"(?:[^"\\]++|\\.?)*+(?:"|\Z)|[\[\]{},\n]', re.DOTALL)
 _JSON_RUNS = re.compile(rb'(?:"(?:[^"\\]++|\\.)*+"|[^"\[\]{}]++)++|["\[\]{}]', re.DOTALL)
 _JSON_SPACE = b" \t\r\n"
 
@@ -1327,21 +1335,31 @@ def check_json(path: Path, fh: IO[bytes]) -> None:
     `datasets` reads a JSON Lines file a line at a time, each line whole, and a JSON array
     whole; its decoders recurse into nested values. So, as the prediction readers do, no
     record (a line, or an element of a top-level array) may be longer than `MAX_ELEMENT`
-    bytes, and no value nested more than `MAX_NESTING` levels. Nothing is decoded (a file
-    that is not JSON is left to its reader) and at most a record is held: lines are read
-    with a bound, and only a line of more than `MAX_NESTING` brackets is scanned for its
-    nesting; an array is scanned a `CHUNK` at a time, outside its strings.
+    bytes, and no value nested more than `MAX_NESTING` levels. These are checked before a
+    record is decoded (a file that is not JSON is left to its reader) and at most a record
+    is held: lines are read with a bound, and only a line of more than `MAX_NESTING`
+    brackets is scanned for its nesting; an array is scanned a `CHUNK` at a time, outside
+    its strings.
+
+    Every field of every record is a column (a nested one a struct's field) of the table
+    `datasets` makes of the file, so the distinct key paths of all its records together
+    (`_KeyPaths`: ``meta`` and ``meta.a``; a list's objects' keys under the list's) are
+    held to `MAX_COLUMNS` too, each record then decoded (or scanned) to count them. The
+    count is the file's: `datasets` makes a table of each file (a batch of lines at a time)
+    and refuses one holding a column the first has not, so no table is wider than a file.
 
     Raises:
-        DataError: A record too long or nested too deep; one line naming `path` and the line.
+        DataError: A record too long or nested too deep, or more than `MAX_COLUMNS` key
+            paths; one line naming `path` and the line.
 
     """
     head = b""
     while len(head) < 4 and (block := fh.read(CHUNK)):
         head += block
     first = head.removeprefix(codecs.BOM_UTF8).lstrip(_JSON_SPACE)[:1]
+    keys = _KeyPaths(path)
     if first == b"[":
-        _check_json_array(path, head, fh)
+        _check_json_array(path, head, fh, keys)
         return
     lines = io.BufferedReader(_Rejoined(head, fh), CHUNK)
     n = 0
@@ -1357,6 +1375,155 @@ def check_json(path: Path, fh: IO[bytes]) -> None:
         deep = line.count(b"[") + line.count(b"{") > MAX_NESTING + 1
         if deep or line.count(b",") >= MAX_COLUMNS:
             _check_json_line(path, n, line)
+        keys.record(line, n)
+
+
+_DECODED = 1 << 20
+"""The longest record (bytes) `_KeyPaths` decodes whole; a longer one is scanned, since its
+decoded values could take many times its size (``[{},{},...]``: 70 bytes an object)."""
+
+_KEY_KEPT = 256
+"""The longest key (characters) `_KeyPaths` keeps as it is; a longer one is kept as its hash,
+so the paths held stay a few megabytes however long the keys are."""
+
+# A string, and whether a colon follows it (a key), or one bracket. An unclosed string is
+# one match to the end (see `_JSON_TOKENS`).
+_JSON_KEYS = re.compile(rb'"((?:[^"\\]++|\\.?)*+)(?:("[ \t\r\n]*+:)|"|\Z)|[\[\]{}]', re.DOTALL)
+
+
+_JSON_DECODER = json.JSONDecoder()
+
+
+class _KeyPaths:
+    """The distinct key paths of one file's JSON records, counted as they are read.
+
+    A path is a key under its parent's path (the record itself is the root): a list's
+    objects' keys lie under the list's own path, as pyarrow makes them fields of a list's
+    struct. At most `MAX_COLUMNS` paths are held, each a key of at most `_KEY_KEPT`
+    characters, so the count is bounded in memory whatever the file holds.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self.children: dict[int, dict[str, int]] = {}  # each path's keys, and their paths
+        self.raw: dict[tuple[int, bytes], int] = {}  # the same by a key's bytes, for `_scan`
+
+    def record(self, data: bytes, n: int) -> None:
+        """Count the key paths of the record (or records side by side) in `data`.
+
+        `n` is the line the record begins on, for the refusal.
+
+        Raises:
+            DataError: The file's key paths pass `MAX_COLUMNS` here.
+
+        """
+        if len(data) <= _DECODED:
+            try:
+                # UTF-8, the only text pyarrow reads (bytes given to `json.loads` are first
+                # tested for other encodings, a third of the time a short record takes).
+                value = _JSON_DECODER.decode(data.decode())
+            except (ValueError, RecursionError):
+                pass  # not one JSON value: pyarrow may still read values on one line
+            else:
+                if type(value) is dict:
+                    self._walk(value, 0, n)
+                elif type(value) is list:
+                    self._walk_list(value, 0, n)
+                return
+        self._scan(data, n)
+
+    def _walk(self, node: dict[str, Any], at: int, n: int) -> None:
+        """Count the key paths of one decoded object, whose own path is `at`."""
+        known = self.children.get(at)
+        if known is None:
+            known = self.children[at] = {}
+        if not node.keys() <= known.keys():  # most records hold no new key
+            for key in node:
+                self._path(known, key, n)
+        for key, value in node.items():
+            kind = type(value)
+            if kind is dict:
+                self._walk(value, known[_kept(key)], n)
+            elif kind is list and value:
+                self._walk_list(value, known[_kept(key)], n)
+
+    def _walk_list(self, items: list[Any], at: int, n: int) -> None:
+        """Count the key paths of the objects in `items` (at any depth), all under `at`."""
+        for item in items:
+            kind = type(item)
+            if kind is dict:
+                self._walk(item, at, n)
+            elif kind is list and item:
+                self._walk_list(item, at, n)
+
+    def _scan(self, data: bytes, n: int) -> None:
+        """Count the key paths in `data` without decoding it.
+
+        It is a record too long to decode, or text that is not one JSON value (values side
+        by side, as pyarrow reads them, or a line of a JSON document printed over many
+        lines, as pandas reads it). Brackets and keys are followed as they open and close,
+        whatever lies between them.
+        """
+        opened: list[int] = []  # the path of each container open here
+        values: list[int] = []  # in each, the path its next container value takes
+        top = 0  # the same, outside any container
+        for match in _JSON_KEYS.finditer(data):
+            last = match.lastindex
+            if last == 2:  # a key
+                parent, raw = opened[-1] if opened else 0, match.group(1)
+                path = self.raw.get((parent, raw))
+                if path is None:
+                    known = self.children.setdefault(parent, {})
+                    path = self._path(known, _key_text(raw), n)
+                    if b"\\" not in raw and len(raw) <= _KEY_KEPT:  # one text, one key
+                        self.raw[parent, raw] = path
+                if values:
+                    values[-1] = path
+                else:
+                    top = path
+            elif last is None and data[match.start()] in b"[{":
+                path = values[-1] if values else top
+                opened.append(path)
+                values.append(path)
+            elif last is None and opened:
+                opened.pop()
+                values.pop()
+
+    def _path(self, known: dict[str, int], key: str, n: int) -> int:
+        """The path of `key` among `known` (one path's keys), counted if it is new."""
+        name = _kept(key)
+        found = known.get(name)
+        if found is not None:
+            return found
+        self.count += 1
+        if self.count > MAX_COLUMNS:
+            raise DataError(
+                f"{self.path}:{n}: more than {MAX_COLUMNS:,} distinct fields, nested ones "
+                "included, in its records up to here (a spreadsheet's limit of columns): is "
+                "it the right file?"
+            )
+        known[name] = self.count
+        return self.count
+
+
+def _key_text(raw: bytes) -> str:
+    """The key whose JSON text (between its quotes) is `raw`, as a decoder reads it.
+
+    Bytes that are not UTF-8, or an escape that is not JSON, are kept as they are.
+    """
+    try:
+        return str(json.loads(b'"' + raw + b'"')) if b"\\" in raw else raw.decode()
+    except ValueError:
+        return raw.decode("utf-8", "surrogateescape")
+
+
+def _kept(key: str) -> str:
+    """`key` as `_KeyPaths` keeps it: itself, or a long one as a NUL then its hash.
+
+    Two long keys are taken for one by a chance of one in 2^64 (one path counted short).
+    """
+    return key if len(key) <= _KEY_KEPT else f"\0{hash(key)}"
 
 
 def _check_json_line(path: Path, n: int, line: bytes) -> None:
@@ -1385,16 +1552,21 @@ def _check_json_line(path: Path, n: int, line: bytes) -> None:
                 )
 
 
-def _check_json_array(path: Path, head: bytes, fh: IO[bytes]) -> None:
+def _check_json_array(path: Path, head: bytes, fh: IO[bytes], keys: _KeyPaths) -> None:
     """`check_json` for a file holding one JSON array, read from `head` then `fh`.
 
     The scan stops at brackets only: what lies between two (whole strings, numbers, commas)
     is one match, whose newlines and last comma are found by the bytes' own methods. Only
     at the array's own level, between its elements, is a run holding strings scanned string
-    by string, for the commas outside them.
+    by string, for the commas outside them. Each element that is an object or a list is
+    kept (no longer than `MAX_ELEMENT`) until it closes, and its key paths counted (`keys`):
+    `datasets` makes a record of each element.
     """
     buf, base = head, 0  # `buf` starts at byte `base` of the file
     start, depth, line = 0, 0, 1  # where the element began; the nesting; the line reached
+    opened: int | None = None  # where the element open now began (a bracket), if one is
+    kept: list[bytes] = []  # its bytes before `buf`
+    first_line = 1  # the line it began on
     while True:
         stop = len(buf)
         for match in _JSON_RUNS.finditer(buf):
@@ -1404,8 +1576,14 @@ def _check_json_array(path: Path, head: bytes, fh: IO[bytes]) -> None:
                 depth += 1
                 if depth > MAX_NESTING + 1:  # the top level is level 0
                     raise DataError(f"{path}:{line}: a value {nesting_reason()}")
+                if depth == 2:
+                    opened, kept, first_line = base + at, [], line
             elif token in b"]}":
                 depth = max(depth - 1, 0)  # a stray closer breaks the file for its reader
+                if depth == 1 and opened is not None:
+                    element = b"".join([*kept, buf[max(opened - base, 0) : end]])
+                    opened, kept = None, []
+                    keys.record(element, first_line)
             elif token == 0x22 and end - at == 1:  # a string still open: read on
                 stop = at
                 break
@@ -1431,14 +1609,16 @@ def _check_json_array(path: Path, head: bytes, fh: IO[bytes]) -> None:
                 f"{path}:{line}: an element of its top-level array longer than "
                 f"{MAX_ELEMENT >> 20} MiB (at most {MAX_ELEMENT >> 20} MiB per record)"
             )
+        if opened is not None:  # an element still open: its bytes scanned so far
+            kept.append(buf[max(opened - base, 0) : stop])
         # Keep what the scan stopped in (an open string), then read on: at least as much
         # again, so an open string is scanned O(log size) times, not once a chunk.
-        kept = buf[stop:]
-        block = fh.read(max(CHUNK, len(kept)))
+        rest = buf[stop:]
+        block = fh.read(max(CHUNK, len(rest)))
         if not block:
             return
         base += stop
-        buf = kept + block
+        buf = rest + block
 
 
 def _last_comma(buf: bytes, at: int, end: int) -> int | None:

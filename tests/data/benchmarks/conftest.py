@@ -274,3 +274,16 @@ MATHVISTA_META_ROW = {
     "img_height": 8, "img_width": 8, "language": "english", "skills": ["arithmetic"],
     "source": "x", "split": "testmini", "task": "figure question answering",
 }  # fmt: skip
+
+
+def break_column_name(path: Path, table: Any, marker: str = "QmarkQ") -> None:
+    """Write `table` (a pyarrow table with a column named `marker`) to the parquet file `path`,
+    then make that name invalid UTF-8: each copy of its bytes in the footer is replaced by as
+    many bytes of ``0xAC`` (a continuation byte with no lead), so the footer still parses."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, path, store_schema=False)
+    data = path.read_bytes()
+    raw = marker.encode()
+    assert data.count(raw) >= 1
+    path.write_bytes(data.replace(raw, b"\xac" * len(raw)))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from datasets import Dataset, Features, Image, Sequence, Value
-from tests.data.benchmarks.conftest import tiny_png, write_hub_snapshot
+from tests.data.benchmarks.conftest import break_column_name, tiny_png, write_hub_snapshot
 
 from lmmprobe.api import evaluate
 from lmmprobe.data import DataError, load_source
@@ -387,6 +387,25 @@ def test_a_gqa_parquet_stating_more_rows_than_bytes_is_one_line(tmp_path: Path) 
     assert res.returncode == 2 and "Traceback" not in out, out
     lines = [line for line in out.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(f"error: {bomb}: states 200,000 rows"), out
+
+
+def test_a_gqa_parquet_with_a_column_name_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
+    # Re-test 10 #9: pyarrow's UnicodeDecodeError on opening the file was the whole message.
+    import pyarrow as pa
+    from tests.console import lmmprobe
+
+    folder = _gqa(tmp_path)
+    bad = folder / "testdev_balanced_instructions" / "testdev-00000-of-00001.parquet"
+    columns = ("id", "imageId", "question", "answer", "QmarkQ")
+    break_column_name(bad, pa.table({c: ["v"] for c in columns}))
+    res = lmmprobe("run", "-m", "first", "--data", f"gqa,path={folder}", "--db", tmp_path / "d")
+    out = res.stdout + res.stderr
+    assert res.returncode == 2 and "Traceback" not in out, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines == [
+        f"error: {bad}: not a readable parquet file (a column name that is not UTF-8); "
+        "fetch it again"
+    ], out
 
 
 def test_a_gqa_image_repeated_by_dictionary_encoding_is_one_line(tmp_path: Path) -> None:

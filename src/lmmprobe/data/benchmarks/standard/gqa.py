@@ -161,6 +161,10 @@ def _readable(path: Path) -> Iterator[None]:
     except (pa.ArrowException, OSError) as exc:  # pyarrow's messages name no file
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataError(f"{path}: not a readable parquet file ({first}); fetch it again") from None
+    except UnicodeDecodeError:  # pyarrow decodes the schema's names as it opens the file
+        raise DataError(
+            f"{path}: not a readable parquet file (a column name that is not UTF-8); fetch it again"
+        ) from None
 
 
 def _gqa(row: Mapping[str, Any], ctx: RowContext) -> Sample:
