@@ -324,6 +324,11 @@ class CachedRows:
         self._shared: dict[Hashable, Any] = {}
         self._records: dict[str, _Records] = {}
 
+    @property
+    def by_sample(self) -> bool:
+        """Whether the wrapped source gives its rows in sample-id order (`BySample`)."""
+        return isinstance(self.source, BySample) and self.source.by_sample
+
     def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
         """The wrapped source's chunks."""
         return self.source.chunks(keys)
