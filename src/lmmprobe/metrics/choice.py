@@ -572,9 +572,9 @@ def _profile_point_values(
     if multi.any():
         both = np.stack([num[multi], den[multi]])[None]
         present = both[:, 1] > 0
-        total += np.divide(
-            both[:, 0], both[:, 1], out=np.zeros(present.shape), where=present
-        ).sum(axis=1)
+        total += np.divide(both[:, 0], both[:, 1], out=np.zeros(present.shape), where=present).sum(
+            axis=1
+        )
         count += present.sum(axis=1)
     out[:, _BALANCED_POS] = ratio(total, count)
     counts = [

@@ -21,6 +21,7 @@ whatever the number of metrics and groups.
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ __all__ = [
     "BySample",
     "CachedRows",
     "GroupRows",
+    "ResponseTokens",
     "RowExtract",
     "RowSummary",
     "StreamsScores",
@@ -78,7 +80,8 @@ class RowSummary:
         reasoning: Sum and count of the reported reasoning tokens of answered rows.
         completion_missing: Some answered row lacks its completion tokens.
         responses: For a priced model: (prompt, completion) tokens of each distinct
-            response with any, in order of first appearance; None when not tracked.
+            response with any, in order of first appearance (`ResponseTokens`); None when
+            not tracked.
 
     """
 
@@ -107,7 +110,7 @@ class RowSummary:
         self.completion = [0, 0]
         self.reasoning = [0, 0]
         self.completion_missing = False
-        self.responses: dict[str, tuple[int | None, int | None]] | None = {} if track_cost else None
+        self.responses: ResponseTokens | None = ResponseTokens() if track_cost else None
 
     @property
     def rows(self) -> int:
@@ -144,7 +147,8 @@ class RowSummary:
         self.adversarial = self.adversarial or any(a is not ABSENT for a in meta["adversarial"])
         self.judged = self.judged or any(chunk.judged)
         outcomes = self._outcomes
-        responses = self.responses
+        if self.responses is not None:
+            self.responses.add(chunk.key, chunk.prompt_tokens, chunk.completion_tokens)
         for i, (error, stage, correct) in enumerate(
             zip(chunk.error_type, chunk.stage, chunk.correct, strict=True)
         ):
@@ -167,10 +171,78 @@ class RowSummary:
                     self.free_form = True
                 if correct is None and not chunk.choice[i] and qt != FREE_FORM:
                     self.captions = True
-            if responses is not None:
-                pt, ct = chunk.prompt_tokens[i], chunk.completion_tokens[i]
-                if pt is not None or ct is not None:
-                    responses.setdefault(chunk.key[i], (pt, ct))
+
+
+class ResponseTokens:
+    """Each distinct response's (prompt, completion) tokens, in order of first appearance.
+
+    A response is known by its key; one whose tokens are both unknown is left out. Kept in
+    32 bytes a response (a 16-byte digest of the key in a sorted array, to tell a response
+    met before, and its two counts), not a dict entry of the key's text (about 240 bytes).
+    A key of 32 lower-case hex digits (every key lmmprobe makes, `request_key`) is its own
+    digest; any other is hashed (BLAKE2b, 128 bits).
+    """
+
+    def __init__(self) -> None:
+        """None yet."""
+        self._seen = np.zeros(0, dtype="S16")  # sorted
+        self._tokens = np.zeros((0, 2), dtype=np.int64)  # rows past `_n`: spare room
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def values(self) -> Iterator[tuple[int | None, int | None]]:
+        """Each response's (prompt, completion) tokens (None: not reported), first met first."""
+        for pt, ct in self._tokens[: self._n].tolist():
+            yield (None if pt < 0 else pt, None if ct < 0 else ct)
+
+    def add(
+        self, keys: Sequence[str], prompt: Sequence[int | None], completion: Sequence[int | None]
+    ) -> None:
+        """Add one chunk's rows' responses (keys and token counts, row by row)."""
+        rows = [i for i, (pt, ct) in enumerate(zip(prompt, completion, strict=True))
+                if pt is not None or ct is not None]  # fmt: skip
+        if not rows:
+            return
+        digests = np.array([_digest(keys[i]) for i in rows], dtype="S16")
+        # The chunk's first row of each response, in row order, then those not met before.
+        _, first = np.unique(digests, return_index=True)
+        first.sort()
+        found = digests[first]
+        at = np.searchsorted(self._seen, found)
+        met = np.zeros(first.size, dtype=bool)
+        inside = at < self._seen.size
+        met[inside] = self._seen[at[inside]] == found[inside]
+        new = first[~met]
+        if not new.size:
+            return
+        end = self._n + new.size
+        if end > self._tokens.shape[0]:
+            grown = np.zeros((max(end, 2 * self._tokens.shape[0]), 2), dtype=np.int64)
+            grown[: self._n] = self._tokens[: self._n]
+            self._tokens = grown
+        picked = [rows[i] for i in new.tolist()]
+        self._tokens[self._n : end, 0] = [-1 if prompt[i] is None else prompt[i] for i in picked]
+        self._tokens[self._n : end, 1] = [
+            -1 if completion[i] is None else completion[i] for i in picked
+        ]
+        self._n = end
+        added = np.sort(digests[new])
+        self._seen = np.insert(self._seen, np.searchsorted(self._seen, added), added)
+
+
+def _digest(key: str) -> bytes:
+    """16 bytes that tell `key` apart from any other key (see `ResponseTokens`)."""
+    if len(key) == 32:
+        try:
+            raw = bytes.fromhex(key)
+        except ValueError:
+            pass
+        else:
+            if raw.hex() == key:
+                return raw
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def summarize_rows(
