@@ -274,6 +274,17 @@ class AnswerSums:
         self._profiles = None
         self._base = 0
 
+    def note_classes(self, chunk: RowChunk) -> None:
+        """Number the gold classes of a chunk's rows, as `add` would, without adding them.
+
+        Rows whose sums are added in another order than theirs (`add`, in sample-id order)
+        are first passed here in their own: classes are numbered by first appearance in it.
+        """
+        classes = self._classes
+        for text, is_choice in zip(chunk.gold_text, chunk.choice, strict=True):
+            if is_choice:
+                classes.setdefault(text, len(classes))
+
     def add(self, chunk: RowChunk) -> None:
         """Add the rows of one chunk."""
         n = len(chunk)

@@ -42,6 +42,7 @@ __all__ = [
     "BySample",
     "CachedRows",
     "GroupRows",
+    "InSampleOrder",
     "ResponseTokens",
     "RowExtract",
     "RowSummary",
@@ -126,9 +127,19 @@ class RowSummary:
         """Rows of each outcome (`lmmprobe.metrics.outcome.count_outcomes` of the rows)."""
         return OutcomeCounts(**self._outcomes)
 
-    def add(self, chunk: RowChunk) -> None:
-        """Add one chunk's rows."""
-        self.answers.add(chunk)
+    def add(self, chunk: RowChunk, *, sums: bool = True) -> None:
+        """Add one chunk's rows.
+
+        Args:
+            chunk: The rows.
+            sums: Add them to the answer sums too; False: only number their gold classes
+                (`AnswerSums.note_classes`), the sums added from another pass.
+
+        """
+        if sums:
+            self.answers.add(chunk)
+        else:
+            self.answers.note_classes(chunk)
         self.models.update(chunk.model)
         meta = chunk.meta
         question_types = meta["question_type"]
@@ -262,28 +273,22 @@ def summarize_rows(
 
     """
     # A source that gives its rows in sample-id order lets the sums keep no id per sample.
-    by_sample = isinstance(source, BySample) and source.by_sample
+    # One that gives them in another order but can give them in that one too (an import,
+    # in its file's order) is read twice: the answer sums from the second, in sample order.
+    again = source.in_sample_order() if isinstance(source, InSampleOrder) else None
+    by_sample = again is not None or (isinstance(source, BySample) and source.by_sample)
     whole = RowSummary(track_cost=track_cost, by_sample=by_sample)
     groups: dict[str, dict[str, RowSummary]] = {k: {} for k in keys}
     order: dict[str, dict[str, tuple[int, float, str]]] = {k: {} for k in keys}
     for chunk in source.chunks(list(keys)):
-        whole.add(chunk)
-        for key in keys:
-            rows: dict[str, list[int]] = {}
-            lacking: list[int] = []
-            for i, raw in enumerate(chunk.meta[key]):
-                if raw is ABSENT:
-                    lacking.append(i)
-                    continue
-                for label, rank in value_labels(raw):
-                    rows.setdefault(label, []).append(i)
-                    order[key].setdefault(label, rank)
-            for label, picked in rows.items():
-                _group(groups[key], label, track_cost, by_sample).add(chunk.take(picked))
-            if lacking:
-                # A value whose text is "(missing)" shares the group, as in `group_by` (where
-                # its rows come before those lacking the key; here they come in row order).
-                _group(groups[key], MISSING, track_cost, by_sample).add(chunk.take(lacking))
+        whole.add(chunk, sums=again is None)
+        for summary, part in _parts(chunk, keys, groups, order, track_cost, by_sample):
+            summary.add(part, sums=again is None)
+    if again is not None:
+        for chunk in again.chunks(list(keys)):
+            whole.answers.add(chunk)
+            for summary, part in _parts(chunk, keys, groups, order, track_cost, by_sample):
+                summary.answers.add(part)
     out: dict[str, dict[str, RowSummary]] = {}
     for key in keys:
         ordered = {label: groups[key][label] for label in group_order(order[key])}
@@ -291,6 +296,33 @@ def summarize_rows(
             ordered.setdefault(MISSING, groups[key][MISSING])
         out[key] = ordered
     return whole, out
+
+
+def _parts(
+    chunk: RowChunk,
+    keys: Sequence[str],
+    groups: dict[str, dict[str, RowSummary]],
+    order: dict[str, dict[str, tuple[int, float, str]]],
+    track_cost: bool,
+    by_sample: bool,
+) -> Iterator[tuple[RowSummary, RowChunk]]:
+    """Each ``--by`` group's summary with the chunk's rows in it (row order kept)."""
+    for key in keys:
+        rows: dict[str, list[int]] = {}
+        lacking: list[int] = []
+        for i, raw in enumerate(chunk.meta[key]):
+            if raw is ABSENT:
+                lacking.append(i)
+                continue
+            for label, rank in value_labels(raw):
+                rows.setdefault(label, []).append(i)
+                order[key].setdefault(label, rank)
+        for label, picked in rows.items():
+            yield _group(groups[key], label, track_cost, by_sample), chunk.take(picked)
+        if lacking:
+            # A value whose text is "(missing)" shares the group, as in `group_by` (where
+            # its rows come before those lacking the key; here they come in row order).
+            yield _group(groups[key], MISSING, track_cost, by_sample), chunk.take(lacking)
 
 
 def _group(
@@ -310,6 +342,19 @@ class BySample(Protocol):
     by_sample: bool
     """Each sample's rows come together, samples in ascending id order (Python's order of
     strings: code points, as SQLite's ``BINARY`` order of UTF-8 text)."""
+
+
+@runtime_checkable
+class InSampleOrder(Protocol):
+    """A `RowSource` whose rows come in another order, able to give them in sample-id order.
+
+    A stored import's rows come in its file's order (`lmmprobe.predictions.FileOrderRows`),
+    which some figures depend on; the store gives the same rows in sample-id order too.
+    """
+
+    def in_sample_order(self) -> RowSource | None:
+        """The same rows in sample-id order (a `BySample` source saying so), or None."""
+        ...
 
 
 @runtime_checkable
@@ -400,6 +445,10 @@ class CachedRows:
     def by_sample(self) -> bool:
         """Whether the wrapped source gives its rows in sample-id order (`BySample`)."""
         return isinstance(self.source, BySample) and self.source.by_sample
+
+    def in_sample_order(self) -> RowSource | None:
+        """The wrapped source's rows in sample-id order, where it can give them (`InSampleOrder`)."""
+        return self.source.in_sample_order() if isinstance(self.source, InSampleOrder) else None
 
     def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
         """The wrapped source's chunks."""
