@@ -160,11 +160,12 @@ class _Cells:
 class AnswerSums:
     """The per-sample sums of `summarize`, added up chunk by chunk from a `RowSource`'s rows.
 
-    Memory grows with the samples and the (gold class, sample) cells, never with the rows,
-    and holds no Python object per sample where rows come grouped by sample in sorted id
-    order (``by_sample``, as the store gives them: `lmmprobe.store.rows.read_chunks`): each
-    sample's sums are one row of a float32 array (44 bytes) and its cell 16 bytes. Rows in any
-    other order keep a dict of the sample ids seen. The table it builds is, array for array,
+    Memory grows with the samples, never with the rows, and holds no Python object per
+    sample where rows come grouped by sample in sorted id order (``by_sample``, as the store
+    gives them: `lmmprobe.store.rows.read_chunks`): a complete sample is kept as its profile's
+    number (2 bytes, `SampleProfiles`), the arrays below holding only the chunk's samples; past
+    `PROFILE_LIMIT` profiles, each sample's sums are one row of a float32 array (44 bytes) and
+    its cell 16 bytes. Rows in any other order keep those arrays and a dict of the sample ids. The table it builds is, array for array,
     the one the rows of every chunk taken together give: samples indexed in sorted id order,
     gold classes numbered by first appearance (in row order), per-sample and per-cell counts
     summed exactly (integers: exact in float32 up to 2**24 rows of one sample).
@@ -268,7 +269,8 @@ class AnswerSums:
         held = self._n - self._base
         self._totals = np.concatenate([totals, self._totals[:held]])
         units = _Cells()
-        units.extend(cells[:, 0], cells[:, 1], cells[:, 2], cells[:, 3])
+        counts = cells[:, 2:].astype(np.float64)
+        units.extend(cells[:, 0], cells[:, 1], counts[:, 0], counts[:, 1])
         units.extend(*self._units.arrays())
         self._units = units
         self._profiles = None
@@ -371,10 +373,10 @@ class AnswerSums:
         n_samples = self._n
         if self._profiles is not None:
             # Made for this call and dropped after it: the sums keep their profiles.
-            totals, cells = self._profiles.dense()
+            kept, every_cell = self._profiles.dense()
             return _Table(
-                totals,
-                _merge_cells([tuple(cells.T)], None, n_samples),
+                kept,
+                _merge_cells([tuple(every_cell.T)], None, n_samples),
                 self._class_rows,
                 self._class_rank(),
             )

@@ -18,6 +18,8 @@ pass it), so the profiles stay small whatever the rows.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 import numpy.typing as npt
 
@@ -35,6 +37,7 @@ SEVERAL_CELLS = -2
 """The class column of a sample with cells in several classes (a profile of its own)."""
 
 Int64Array = npt.NDArray[np.int64]
+G = TypeVar("G", bound=np.generic)
 
 
 class SampleProfiles:
@@ -165,7 +168,7 @@ class SampleProfiles:
         return totals, np.concatenate([cells, self._several])
 
 
-def _room(array: npt.NDArray[np.generic], size: int) -> npt.NDArray[np.generic]:
+def _room(array: npt.NDArray[G], size: int) -> npt.NDArray[G]:
     """`array` with at least `size` rows, grown by doubling (rows kept)."""
     have = array.shape[0]
     if size <= have:
