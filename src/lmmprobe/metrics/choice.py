@@ -165,9 +165,10 @@ class AnswerSums:
     gives them: `lmmprobe.store.rows.read_chunks`): a complete sample is kept as its profile's
     number (2 bytes, `SampleProfiles`), the arrays below holding only the chunk's samples; past
     `PROFILE_LIMIT` profiles, each sample's sums are one row of a float32 array (44 bytes) and
-    its cell 16 bytes. Rows in any other order keep those arrays and a dict of the sample ids. The table it builds is, array for array,
-    the one the rows of every chunk taken together give: samples indexed in sorted id order,
-    gold classes numbered by first appearance (in row order), per-sample and per-cell counts
+    its cell 16 bytes. Rows in any other order keep those arrays and a dict of the sample
+    ids. The table it builds is, array for array, the one the rows of every chunk taken
+    together give: samples indexed in sorted id order, gold classes numbered by first
+    appearance (in row order, or as `note_classes` met them), per-sample and per-cell counts
     summed exactly (integers: exact in float32 up to 2**24 rows of one sample).
     """
 
