@@ -17,9 +17,9 @@ now data of more than one chunk is read once to be counted, checked and fingerpr
 again a chunk at a time (`lmmprobe.data.StreamedLoad`), so a run holds one chunk of samples.
 The results step after the answers read the stored rows in chunks but still grew ~0.9 KiB a
 row (a dict of every sample id and per-chunk copies of the whole per-sample table, for the model
-and its ``--by`` groups); its sums now keep compact arrays only (`lmmprobe.metrics.choice.
-AnswerSums`: 44 bytes a sample, 16 a class cell, no id, since the store gives rows in sample-id
-order).
+and its ``--by`` groups). Its sums now keep each complete sample as its profile's number, 2
+bytes, for the model and for its group (`lmmprobe.metrics.sample_profiles`), no id, since the
+store gives rows in sample-id order.
 Time per row is the run's CPU time (start-up included) over its rows. Tests never assert on
 time or memory: this script is where the figures come from.
 

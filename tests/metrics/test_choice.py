@@ -4,9 +4,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from lmmprobe.metrics import METRIC_NAMES, MISSING, MetricValue, bootstrap, breakdown, summarize
+from lmmprobe.metrics import (
+    METRIC_NAMES,
+    MISSING,
+    MetricValue,
+    bootstrap,
+    breakdown,
+    sample_profiles,
+    summarize,
+)
 from lmmprobe.metrics.bootstrap import weight_chunks
-from lmmprobe.metrics.choice import AnswerSums, _build_table, _profiles, _statistics
+from lmmprobe.metrics.choice import AnswerSums, _build_table, _point_values, _profiles, _statistics
 from lmmprobe.schema import Score
 from lmmprobe.schema.rows import chunk_of_scores
 
@@ -454,3 +462,48 @@ def test_rows_said_to_come_in_sample_order_are_refused_out_of_it() -> None:
         sums.add(chunk_of_scores([row("a")]))
     with pytest.raises(ValueError, match="sample-id order"):
         AnswerSums(by_sample=True).add(chunk_of_scores([row("c"), row("b")]))
+
+
+@pytest.mark.parametrize(
+    ("seed", "limit", "size"), [(1, 1 << 14, 37), (2, 1 << 14, 500), (3, 6, 37)]
+)
+def test_samples_kept_as_profiles_give_the_per_sample_tables_figures(
+    seed: int, limit: int, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows in sample-id order are kept as profile numbers (`SampleProfiles`): the point
+    values, the table over the profiles and so the intervals are the per-sample table's,
+    float for float, with samples of several gold classes (each a profile of its own), a
+    class met in one sample only, errors and repeats; past the profile limit the sums go back
+    to per-sample arrays and still give them."""
+    monkeypatch.setattr(sample_profiles, "PROFILE_LIMIT", limit)
+    rng = random.Random(seed)
+    rows = []
+    for i in range(3000):
+        gold = "lonely" if i == 1234 else rng.choice("abc")
+        for repeat in range(rng.randrange(1, 3)):
+            roll = rng.random()
+            text = rng.choice("xy") if roll > 0.995 else gold  # a second class now and then
+            rows.append(
+                row(f"s{i:05d}", roll < 0.6, repeat=repeat, gold_text=text,
+                    error="timeout" if 0.97 < roll <= 0.98 else None, offered=roll < 0.2,
+                    abstained=roll < 0.05)
+            )  # fmt: skip
+    sums = AnswerSums(by_sample=True)
+    for start in range(0, len(rows), size):
+        sums.add(chunk_of_scores(rows[start : start + size]))
+    kept = sums.collapsed()
+    assert (kept is not None) == (limit > 6)  # the profiles pay off, or were too many
+    for n_boot in (0, 300):
+        assert sums.summarize(n_boot=n_boot, seed=seed) == summarize(rows, n_boot=n_boot, seed=seed)
+    if kept is not None:
+        table = _build_table(rows)
+        values, counts = _point_values(table)
+        collapsed = _profiles(table)
+        assert collapsed is not None
+        small, sizes = kept[0], kept[1]
+        assert np.array_equal(kept[2], values, equal_nan=True) and kept[3] == counts
+        assert np.array_equal(sizes, collapsed[2]) and np.array_equal(
+            small.totals, collapsed[0].totals
+        )
+        for got, want in zip(small.cells, collapsed[0].cells, strict=True):
+            assert got.dtype == want.dtype and np.array_equal(got, want)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+import random
+
+import numpy as np
 import pytest
 
 from lmmprobe.metrics import compute_metrics
+from lmmprobe.metrics.reduction import ResponseTokens
 from lmmprobe.schema import Price, RunSpec, Score
+from lmmprobe.schema.rows import chunk_of_scores
 
 MODEL = "openai:thinker"
 
@@ -83,3 +89,38 @@ def test_nothing_correct_leaves_per_correct_undefined() -> None:
 def test_rows_without_usage_have_no_token_metrics() -> None:
     m = compute_metrics([_row(0, completion=None, prompt=None)], _spec())
     assert not {"output_tokens", "reasoning_tokens", "tokens_per_correct"} & set(m)
+
+
+def test_a_priced_models_cost_is_the_dict_of_its_responses_sum_holding_32_bytes_a_response() -> (
+    None
+):
+    """The distinct responses a priced model's cost sums are kept in 32 bytes each (a 16-byte
+    digest and two counts), not a dict entry of every key (about 240 bytes, with a tuple and
+    the key's text): the dollars are the old dict's sum, bit for bit, in its order, chunks
+    and all (a key met again in a later chunk; keys that are not lmmprobe's hex; a key in
+    capitals, another key than its lower-case text)."""
+    rng = random.Random(3)
+    hexes = [f"{rng.getrandbits(128):032x}" for _ in range(3000)]
+    pool = [*hexes, *(k.upper() for k in hexes[:50]), *(f"imported-{i}" for i in range(200))]
+    rows = []
+    for i in range(6000):
+        key = rng.choice(pool)
+        if rng.random() < 0.05:  # a failed request without usage: no response to pay
+            rows.append(_row(i, key=key, prompt=None, completion=None, error="timeout"))
+            continue
+        prompt = None if rng.random() < 0.05 else rng.randrange(1, 5000)
+        rows.append(_row(i, key=key, prompt=prompt, completion=rng.randrange(0, 900)))
+    old: dict[str, tuple[int | None, int | None]] = {}
+    for s in rows:
+        if s.prompt_tokens is not None or s.completion_tokens is not None:
+            old.setdefault(s.key, (s.prompt_tokens, s.completion_tokens))
+    kept = ResponseTokens()
+    for start in range(0, len(rows), 777):
+        chunk = chunk_of_scores(rows[start : start + 777])
+        kept.add(chunk.key, chunk.prompt_tokens, chunk.completion_tokens)
+    assert list(kept.values()) == list(old.values()) and len(kept) == len(old)
+    price = Price(input=1.25, output=10.0)
+    by_dict = sum(price.cost(pt, ct) for pt, ct in old.values())
+    assert compute_metrics(rows, _spec(price))["cost"].value == by_dict  # exactly
+    held = sum(a.nbytes for a in gc.get_referents(kept.__dict__) if isinstance(a, np.ndarray))
+    assert held <= 2 * 32 * len(old)  # room grown by doubling

@@ -7,12 +7,16 @@ its figures must be those of the same file scored in memory (`score_file`).
 
 from __future__ import annotations
 
+import gc
 import json
+import random
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from types import FunctionType, ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from lmmprobe.data import DataError, data_fingerprint, load_source
@@ -218,3 +222,64 @@ def test_an_import_never_holds_the_benchmarks_list(
     run = import_file(preds, f"jsonl:{data}", model="m", db=str(tmp_path / "s.db"),
                       field_map=FIELDS)  # fmt: skip
     assert run.plan.counts()["benchmark_samples"] == 11
+
+
+COLOURS = ["red", "green", "blue", "yellow", "purple", "white"]
+
+
+def _objects(root: object) -> int:
+    """Python objects reachable from `root` (an array counts once, whatever its length)."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, type | ModuleType | FunctionType | np.dtype):
+            continue
+        seen.add(id(obj))
+        todo.extend(gc.get_referents(obj))
+    return len(seen)
+
+
+def test_an_imports_answer_sums_keep_no_id_per_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import's figures are computed over its rows in the file's order (`FileOrderRows`);
+    the answer sums take the same rows again in sample-id order from the store (the gold
+    classes numbered in the file's order first), so they keep no dict of every sample id:
+    ten times the predictions, as many objects held. The figures stay the in-memory ones."""
+    from lmmprobe.report import results as results_module
+
+    made: list[Any] = []
+    summarize = results_module.summarize_rows
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(summarize(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(results_module, "summarize_rows", spy)
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 64)
+    held = []
+    for n in (60, 600):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        rng = random.Random(n)
+        # Gold texts from a few colours: classes are few (each is kept by its text).
+        items = [{"id": f"q{i:04d}", "images": [], "question": f"Question {i}?",
+                  "choices": rng.sample(COLOURS, 4), "answer": i % 4,
+                  "metadata": {"part": "ab"[i % 2]}} for i in range(n)]  # fmt: skip
+        (folder / "bench.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+        order = list(range(n))
+        rng.shuffle(order)
+        said = ["A", "B", "C", "no idea"]
+        lines = [{"qid": f"q{i:04d}", "answer": rng.choice(said)} for i in order]
+        (folder / "preds.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+        bench = f"jsonl:{folder / 'bench.jsonl'}"
+        run = import_file(folder / "preds.jsonl", bench, model="m", db=str(folder / "s.db"),
+                          field_map=FIELDS, by=["part"], bootstrap=200)  # fmt: skip
+        whole, groups = made[-1]
+        assert whole.answers.n_samples == n
+        held.append(_objects((whole.answers, [g.answers for g in groups["part"].values()])))
+        scored = score_file(folder / "preds.jsonl", bench, field_map=FIELDS, by=["part"],
+                            model="m", bootstrap=200)  # fmt: skip
+        assert _figures(run.results) == _figures(scored.results)
+    assert held[1] - held[0] < 50, held  # a dict of the ids would be 540 more

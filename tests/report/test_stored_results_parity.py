@@ -330,6 +330,69 @@ def test_a_stored_runs_sums_keep_no_object_per_sample(
     assert held[1] - held[0] < 50, held  # one id per sample would be 540 more
 
 
+def _array_bytes(root: object) -> int:
+    """Bytes of the numpy arrays reachable from `root` (each buffer once)."""
+    seen: set[int] = set()
+    todo = [root]
+    skip = (type, ModuleType, FunctionType, BuiltinFunctionType, np.dtype)
+    total = 0
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen or isinstance(obj, skip):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, np.ndarray) and obj.base is None:
+            total += obj.nbytes
+        todo.extend(gc.get_referents(obj))
+    return total
+
+
+def test_the_results_steps_sums_hold_two_bytes_a_sample_with_by_groups_and_32_a_response(
+    tmp_path: Path, _small_chunks: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer sums `build_results` makes of a stored run, for the model and each ``--by``
+    group, keep each complete sample as a 2-byte profile number: five times the samples hold
+    as many objects and a few bytes more a sample (per-sample float32 sums held 44 bytes a
+    sample and 16 a cell, for the model and again for its group, and the results step, which
+    wraps the rows, kept a dict of every sample id). The profiles themselves (a row of
+    integers each) stop growing once the samples' few dozen kinds have all been met. A
+    priced model's distinct responses are kept in 32 bytes each (`ResponseTokens`), not as a
+    dict entry of every key."""
+    from lmmprobe.report import results as results_module
+
+    made: list[Any] = []
+    summarize = results_module.summarize_rows
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        made.append(summarize(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(results_module, "summarize_rows", spy)
+    held: list[tuple[int, int]] = []
+    responses: list[tuple[int, int]] = []
+    for samples in (600, 3000):
+        store, outcome = _store_run(
+            tmp_path / f"{samples}.db", models=1, samples=samples, repeats=2, plain=True,
+            by=["subtask"],
+        )  # fmt: skip
+        with store:
+            build_results(outcome, rows={"model-0": store.rows("r1", "model-0")})
+        whole, groups = made.pop()
+        assert whole.answers.n_samples == samples and whole.rows == 2 * samples
+        sums = (whole.answers, [g.answers for by in groups.values() for g in by.values()])
+        held.append((_reachable(sums), _array_bytes(sums)))
+        # The model is priced: each distinct response's tokens (its cost) in 32 bytes.
+        responses.append((len(whole.responses), _reachable(whole.responses)))
+        assert _array_bytes(whole.responses) <= 2 * 32 * len(whole.responses)
+    assert responses[1][0] > 4 * responses[0][0]
+    assert responses[1][1] == responses[0][1], responses  # no object per response
+    (objects_600, bytes_600), (objects_3000, bytes_3000) = held
+    assert objects_3000 - objects_600 < 50, held  # one id per sample would be 2,400 more
+    # 2,400 samples more, each in the model and in one group: per-sample sums would be
+    # 120 bytes a sample; profile numbers are 4, room grown by doubling and profiles aside.
+    assert bytes_3000 - bytes_600 < 24 * 2400, held
+
+
 # -- The run's own results: `lmmprobe.api.evaluate` and `judge_stored` read the stored rows --
 
 

@@ -447,15 +447,19 @@ class StreamedLoad:
         start = 0
         done = 0
         stream = iter_source(self.spec, strict=self.strict, limit=self.limit)
-        for i, chunk in enumerate(_chunked(stream, self.size)):
+        # Counted by hand: `enumerate` keeps the last (index, chunk) pair it gave for reuse,
+        # which held the previous chunk while the next one was read.
+        for chunk in _chunked(stream, self.size):
             h = hashlib.sha256()
-            for sample in chunk:
-                h.update(_framed(sample))
-            if i >= len(self.chunk_fingerprints) or h.hexdigest() != self.chunk_fingerprints[i]:
+            for framed in map(_framed, chunk):
+                h.update(framed)
+            if done >= len(self.chunk_fingerprints) or (
+                h.hexdigest() != self.chunk_fingerprints[done]
+            ):
                 raise self._changed(start, len(chunk))
             yield chunk
             start += len(chunk)
-            done = i + 1
+            done += 1
             del chunk  # not held while the next chunk is read
         if done != len(self.chunk_fingerprints):
             raise self._changed(start, self.count - start)

@@ -32,6 +32,7 @@ from lmmprobe.metrics.bootstrap import (
     profiles_pay_off,
     ratio,
 )
+from lmmprobe.metrics.sample_profiles import SEVERAL_CELLS, SampleProfiles
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Score
 from lmmprobe.schema.rows import RowChunk, chunk_of_scores
@@ -159,13 +160,15 @@ class _Cells:
 class AnswerSums:
     """The per-sample sums of `summarize`, added up chunk by chunk from a `RowSource`'s rows.
 
-    Memory grows with the samples and the (gold class, sample) cells, never with the rows,
-    and holds no Python object per sample where rows come grouped by sample in sorted id
-    order (``by_sample``, as the store gives them: `lmmprobe.store.rows.read_chunks`): each
-    sample's sums are one row of a float32 array (44 bytes) and its cell 16 bytes. Rows in any
-    other order keep a dict of the sample ids seen. The table it builds is, array for array,
-    the one the rows of every chunk taken together give: samples indexed in sorted id order,
-    gold classes numbered by first appearance (in row order), per-sample and per-cell counts
+    Memory grows with the samples, never with the rows, and holds no Python object per
+    sample where rows come grouped by sample in sorted id order (``by_sample``, as the store
+    gives them: `lmmprobe.store.rows.read_chunks`): a complete sample is kept as its profile's
+    number (2 bytes, `SampleProfiles`), the arrays below holding only the chunk's samples; past
+    `PROFILE_LIMIT` profiles, each sample's sums are one row of a float32 array (44 bytes) and
+    its cell 16 bytes. Rows in any other order keep those arrays and a dict of the sample
+    ids. The table it builds is, array for array, the one the rows of every chunk taken
+    together give: samples indexed in sorted id order, gold classes numbered by first
+    appearance (in row order, or as `note_classes` met them), per-sample and per-cell counts
     summed exactly (integers: exact in float32 up to 2**24 rows of one sample).
     """
 
@@ -185,6 +188,10 @@ class AnswerSums:
         # Per-sample sums; rows past `_n` are spare capacity (grown by doubling).
         self._totals = np.zeros((0, len(_COLUMNS)), dtype=np.float32)
         self._units = _Cells()
+        # by_sample: samples before `_base` are complete and kept as profile numbers; the
+        # arrays above hold only the samples from `_base` on (the last one may go on).
+        self._profiles: SampleProfiles | None = SampleProfiles(len(_COLUMNS)) if by_sample else None
+        self._base = 0
         self._class_rows = 0
         self.rows = 0
 
@@ -218,13 +225,68 @@ class AnswerSums:
         return found
 
     def _grow(self) -> None:
-        """Make room in `_totals` for `_n` samples."""
-        have = self._totals.shape[0]
-        if self._n <= have:
+        """Make room in `_totals` for the samples from `_base` to `_n`."""
+        have, need = self._totals.shape[0], self._n - self._base
+        if need <= have:
             return
-        grown = np.zeros((max(self._n, 2 * have), len(_COLUMNS)), dtype=np.float32)
+        grown = np.zeros((max(need, 2 * have), len(_COLUMNS)), dtype=np.float32)
         grown[:have] = self._totals
         self._totals = grown
+
+    def _flush(self, *, final: bool) -> None:
+        """Keep the complete samples held in the arrays as profile numbers (`SampleProfiles`).
+
+        Every sample but the last is complete (rows come in sample-id order); at the end
+        (``final``) the last one is too. Past `PROFILE_LIMIT` profiles, every sample goes
+        back to the arrays (`_to_dense`).
+        """
+        profiles = self._profiles
+        if profiles is None:
+            return
+        end = self._n if final else self._n - 1
+        done_samples = end - self._base
+        if done_samples <= 0:
+            return
+        sample, cls, correct, rows = _merge_cells([self._units.arrays()], None, self._n)
+        done = sample < end
+        if not profiles.add(
+            self._totals[:done_samples], sample[done], cls[done], correct[done], rows[done]
+        ):
+            self._to_dense()
+            return
+        kept = self._totals[done_samples : self._n - self._base].copy()
+        self._totals = kept
+        self._units = _Cells()
+        going = ~done
+        self._units.extend(sample[going], cls[going], correct[going], rows[going])
+        self._base = end
+
+    def _to_dense(self) -> None:
+        """Every sample's sums in the arrays again (too many profiles, or a sample goes on)."""
+        profiles = self._profiles
+        if profiles is None:
+            return
+        totals, cells = profiles.dense()
+        held = self._n - self._base
+        self._totals = np.concatenate([totals, self._totals[:held]])
+        units = _Cells()
+        counts = cells[:, 2:].astype(np.float64)
+        units.extend(cells[:, 0], cells[:, 1], counts[:, 0], counts[:, 1])
+        units.extend(*self._units.arrays())
+        self._units = units
+        self._profiles = None
+        self._base = 0
+
+    def note_classes(self, chunk: RowChunk) -> None:
+        """Number the gold classes of a chunk's rows, as `add` would, without adding them.
+
+        Rows whose sums are added in another order than theirs (`add`, in sample-id order)
+        are first passed here in their own: classes are numbered by first appearance in it.
+        """
+        classes = self._classes
+        for text, is_choice in zip(chunk.gold_text, chunk.choice, strict=True):
+            if is_choice:
+                classes.setdefault(text, len(classes))
 
     def add(self, chunk: RowChunk) -> None:
         """Add the rows of one chunk."""
@@ -262,8 +324,10 @@ class AnswerSums:
             [np.bincount(local, weights=columns[c], minlength=touched.size) for c in _COLUMNS],
             axis=1,
         )
+        if touched[0] < self._base:
+            self._to_dense()  # rows of a sample already kept as a profile (after `table`)
         self._grow()
-        self._totals[touched] += sums.astype(np.float32)
+        self._totals[touched - self._base] += sums.astype(np.float32)
         # Classes are gold option texts, numbered by first appearance; open-ended rows get -1.
         classes = self._classes
         row_class = np.array(
@@ -279,10 +343,44 @@ class AnswerSums:
             row_class, row_sample, columns["correct"], self._n
         )
         self._units.extend(sample, cls, correct, rows)
+        self._flush(final=False)
+
+    def collapsed(self) -> tuple[_Table, IntArray, FloatArray, list[int]] | None:
+        """Where the samples are kept as profiles that pay off: `summarize`'s inputs from them.
+
+        Returns:
+            ``(small, sizes, values, counts)``: the table over the profiles and their sizes
+            (`_profiles`'s), the point values and their denominators (`_point_values`'s, equal
+            value for value); None otherwise (`table` then gives the per-sample table).
+
+        """
+        self._flush(final=True)
+        profiles = self._profiles
+        if profiles is None or not profiles_pay_off(profiles.n_profiles, self._n):
+            return None
+        small, sizes = _profile_table(profiles, self._class_rank())
+        values, counts = _profile_point_values(profiles, self._class_rows)
+        return small, sizes, values, counts
+
+    def _class_rank(self) -> IntArray:
+        texts = list(self._classes)
+        class_rank = np.empty(len(texts), dtype=np.intp)
+        class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
+        return class_rank
 
     def table(self) -> _Table:
         """The `_Table` of every row added."""
+        self._flush(final=True)
         n_samples = self._n
+        if self._profiles is not None:
+            # Made for this call and dropped after it: the sums keep their profiles.
+            kept, every_cell = self._profiles.dense()
+            return _Table(
+                kept,
+                _merge_cells([tuple(every_cell.T)], None, n_samples),
+                self._class_rows,
+                self._class_rank(),
+            )
         totals = self._totals[:n_samples]
         if self._by_sample:
             rank = None  # samples came in sorted id order: their index is their rank
@@ -295,12 +393,9 @@ class AnswerSums:
             rank[by_id] = np.arange(n_samples)
             totals = totals[np.asarray(by_id, dtype=np.intp)]
             del by_id
-        texts = list(self._classes)
-        class_rank = np.empty(len(texts), dtype=np.intp)
-        class_rank[sorted(range(len(texts)), key=texts.__getitem__)] = np.arange(len(texts))
         cells = _merge_cells([self._units.arrays()], rank, n_samples)
         # float32 halves the bytes the resampling product streams; per-sample counts stay exact.
-        return _Table(totals, cells, self._class_rows, class_rank)
+        return _Table(totals, cells, self._class_rows, self._class_rank())
 
     def summarize(self, *, n_boot: int = 1000, seed: int = 0) -> dict[str, MetricValue]:
         """`summarize` of every row added (see there)."""
@@ -414,6 +509,95 @@ def _profiles(table: _Table) -> tuple[_Table, IntArray, IntArray] | None:
     return small, profile, sizes
 
 
+def _profile_table(profiles: SampleProfiles, class_rank: IntArray) -> tuple[_Table, IntArray]:
+    """`_profiles`'s table over the profiles and their sizes, made from the profiles kept.
+
+    Profiles are numbered in the order of `_profiles`'s keys (totals, then the one cell's
+    class rank, correct rows and rows, then the sample of one with several cells), and the
+    cells come in the per-sample table's order (class, then sample): array for array the
+    table `_profiles` makes of the per-sample table.
+    """
+    k = len(_COLUMNS)
+    keys, first = profiles.keys, profiles.first
+    cls = keys[:, k]
+    one = cls >= 0
+    order_key = keys.copy()
+    order_key[one, k] = class_rank[cls[one]]
+    order_key[~one, k] = -1
+    order_key[cls == SEVERAL_CELLS, k + 3] = first[cls == SEVERAL_CELLS]
+    order = np.lexsort(order_key.T[::-1])
+    number = np.empty(order.size, dtype=np.intp)
+    number[order] = np.arange(order.size)
+    several = profiles.several
+    # Each profile's cells: its one, or (several) those of its only sample.
+    of_sample = {int(f): p for p, f in enumerate(first.tolist()) if cls[p] == SEVERAL_CELLS}
+    unit_profile = np.concatenate(
+        [np.flatnonzero(one), np.array([of_sample[int(s)] for s in several[:, 0]], np.intp)]
+    ).astype(np.intp)
+    unit_class = np.concatenate([cls[one], several[:, 1]])
+    unit_correct = np.concatenate([keys[one, k + 1], several[:, 2]])
+    unit_rows = np.concatenate([keys[one, k + 2], several[:, 3]])
+    by = np.lexsort((first[unit_profile], unit_class))
+    cells = (
+        number[unit_profile[by]],
+        class_rank[unit_class[by]],
+        unit_correct[by].astype(np.float64),
+        unit_rows[by].astype(np.float64),
+    )
+    totals = keys[order, :k].astype(np.float32)
+    sizes = profiles.sizes[order].astype(np.intp)
+    return _Table(totals, cells, 0, np.arange(class_rank.size)), sizes
+
+
+def _profile_point_values(
+    profiles: SampleProfiles, n_class_rows: int
+) -> tuple[FloatArray, list[int]]:
+    """`_point_values` of the per-sample table, from its profiles: the same floats.
+
+    The ratio metrics' sums are integers, exact in any grouping. Balanced accuracy is
+    computed as `GroupRatioMean` computes it on one resample of ones: classes with one
+    (class, sample) cell add their ratios by one product, in class order, the others their
+    ratios of exact sums, in class order.
+    """
+    k = len(_COLUMNS)
+    keys, size = profiles.keys, profiles.sizes
+    sums = size[None, :].astype(np.float64) @ keys[:, :k].astype(np.float32)
+    out = np.empty((1, len(METRIC_NAMES)))
+    out[:, _RATIO_POS] = ratio(sums[:, _RATIO_NUM], sums[:, _RATIO_DEN])
+    one = keys[:, k] >= 0
+    several = profiles.several
+    # Every (class, sample) cell: a profile's one cell counts once for each of its samples.
+    cls = np.concatenate([keys[one, k], several[:, 1]])
+    n = np.concatenate([size[one], np.ones(len(several), dtype=np.int64)])
+    correct = np.concatenate([keys[one, k + 1], several[:, 2]]) * n
+    rows = np.concatenate([keys[one, k + 2], several[:, 3]]) * n
+    classes, at = np.unique(cls, return_inverse=True)
+    cells = np.bincount(at, weights=n, minlength=classes.size)
+    num = np.bincount(at, weights=correct, minlength=classes.size)
+    den = np.bincount(at, weights=rows, minlength=classes.size)
+    single = (cells == 1) & (den > 0)
+    multi = cells > 1
+    total, count = np.zeros(1), np.zeros(1)
+    if single.any():
+        terms = np.stack([num[single] / den[single], np.ones(int(single.sum()))], axis=1)
+        part = np.ones((1, terms.shape[0])) @ terms
+        total += part[:, 0]
+        count += part[:, 1]
+    if multi.any():
+        both = np.stack([num[multi], den[multi]])[None]
+        present = both[:, 1] > 0
+        total += np.divide(both[:, 0], both[:, 1], out=np.zeros(present.shape), where=present).sum(
+            axis=1
+        )
+        count += present.sum(axis=1)
+    out[:, _BALANCED_POS] = ratio(total, count)
+    counts = [
+        n_class_rows if name == "balanced_accuracy" else int(sums[0, _COL[_RATIOS[name][1]]])
+        for name in METRIC_NAMES
+    ]
+    return out[0], counts
+
+
 def _statistics(
     table: _Table, weights: WeightArray, classes: GroupRatioMean | None = None
 ) -> FloatArray:
@@ -482,9 +666,21 @@ def _summarize_table(sums: AnswerSums, n_boot: int, seed: int) -> dict[str, Metr
         raise ValueError(f"n_boot must be >= 0, got {n_boot}")
     if not sums.rows:
         return {name: MetricValue(None, None, None, 0) for name in METRIC_NAMES}
+    low = high = np.full(len(METRIC_NAMES), np.nan)
+    kept = sums.collapsed()
+    if kept is not None:
+        # The samples were kept as profiles that pay off: no per-sample table is made.
+        small, sizes, values, counts = kept
+        if n_boot:
+            rng = np.random.default_rng(seed)
+            few = small.classes()
+            dist = profile_bootstrap_distribution(
+                lambda w: _statistics(small, w, few), sizes, n_boot, rng
+            )
+            low, high = percentile_interval(dist)
+        return _metric_values(values, low, high, counts)
     table = sums.table()
     values, counts = _point_values(table)
-    low = high = np.full(len(METRIC_NAMES), np.nan)
     if n_boot:
         rng = np.random.default_rng(seed)
         collapsed = _profiles(table)
@@ -501,6 +697,13 @@ def _summarize_table(sums: AnswerSums, n_boot: int, seed: int) -> dict[str, Metr
                 lambda w: _statistics(table, w, every), table.n_samples, n_boot, rng
             )
         low, high = percentile_interval(dist)
+    return _metric_values(values, low, high, counts)
+
+
+def _metric_values(
+    values: FloatArray, low: FloatArray, high: FloatArray, counts: list[int]
+) -> dict[str, MetricValue]:
+    """Each metric's `MetricValue` (an undefined value has no interval)."""
     result: dict[str, MetricValue] = {}
     for j, name in enumerate(METRIC_NAMES):
         value = finite_or_none(values[j])

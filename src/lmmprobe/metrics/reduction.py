@@ -21,6 +21,7 @@ whatever the number of metrics and groups.
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ __all__ = [
     "BySample",
     "CachedRows",
     "GroupRows",
+    "InSampleOrder",
+    "ResponseTokens",
     "RowExtract",
     "RowSummary",
     "StreamsScores",
@@ -78,7 +81,8 @@ class RowSummary:
         reasoning: Sum and count of the reported reasoning tokens of answered rows.
         completion_missing: Some answered row lacks its completion tokens.
         responses: For a priced model: (prompt, completion) tokens of each distinct
-            response with any, in order of first appearance; None when not tracked.
+            response with any, in order of first appearance (`ResponseTokens`); None when
+            not tracked.
 
     """
 
@@ -107,7 +111,7 @@ class RowSummary:
         self.completion = [0, 0]
         self.reasoning = [0, 0]
         self.completion_missing = False
-        self.responses: dict[str, tuple[int | None, int | None]] | None = {} if track_cost else None
+        self.responses: ResponseTokens | None = ResponseTokens() if track_cost else None
 
     @property
     def rows(self) -> int:
@@ -123,9 +127,19 @@ class RowSummary:
         """Rows of each outcome (`lmmprobe.metrics.outcome.count_outcomes` of the rows)."""
         return OutcomeCounts(**self._outcomes)
 
-    def add(self, chunk: RowChunk) -> None:
-        """Add one chunk's rows."""
-        self.answers.add(chunk)
+    def add(self, chunk: RowChunk, *, sums: bool = True) -> None:
+        """Add one chunk's rows.
+
+        Args:
+            chunk: The rows.
+            sums: Add them to the answer sums too; False: only number their gold classes
+                (`AnswerSums.note_classes`), the sums added from another pass.
+
+        """
+        if sums:
+            self.answers.add(chunk)
+        else:
+            self.answers.note_classes(chunk)
         self.models.update(chunk.model)
         meta = chunk.meta
         question_types = meta["question_type"]
@@ -144,7 +158,8 @@ class RowSummary:
         self.adversarial = self.adversarial or any(a is not ABSENT for a in meta["adversarial"])
         self.judged = self.judged or any(chunk.judged)
         outcomes = self._outcomes
-        responses = self.responses
+        if self.responses is not None:
+            self.responses.add(chunk.key, chunk.prompt_tokens, chunk.completion_tokens)
         for i, (error, stage, correct) in enumerate(
             zip(chunk.error_type, chunk.stage, chunk.correct, strict=True)
         ):
@@ -167,10 +182,78 @@ class RowSummary:
                     self.free_form = True
                 if correct is None and not chunk.choice[i] and qt != FREE_FORM:
                     self.captions = True
-            if responses is not None:
-                pt, ct = chunk.prompt_tokens[i], chunk.completion_tokens[i]
-                if pt is not None or ct is not None:
-                    responses.setdefault(chunk.key[i], (pt, ct))
+
+
+class ResponseTokens:
+    """Each distinct response's (prompt, completion) tokens, in order of first appearance.
+
+    A response is known by its key; one whose tokens are both unknown is left out. Kept in
+    32 bytes a response (a 16-byte digest of the key in a sorted array, to tell a response
+    met before, and its two counts), not a dict entry of the key's text (about 240 bytes).
+    A key of 32 lower-case hex digits (every key lmmprobe makes, `request_key`) is its own
+    digest; any other is hashed (BLAKE2b, 128 bits).
+    """
+
+    def __init__(self) -> None:
+        """None yet."""
+        self._seen = np.zeros(0, dtype="S16")  # sorted
+        self._tokens = np.zeros((0, 2), dtype=np.int64)  # rows past `_n`: spare room
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def values(self) -> Iterator[tuple[int | None, int | None]]:
+        """Each response's (prompt, completion) tokens (None: not reported), first met first."""
+        for pt, ct in self._tokens[: self._n].tolist():
+            yield (None if pt < 0 else pt, None if ct < 0 else ct)
+
+    def add(
+        self, keys: Sequence[str], prompt: Sequence[int | None], completion: Sequence[int | None]
+    ) -> None:
+        """Add one chunk's rows' responses (keys and token counts, row by row)."""
+        rows = [i for i, (pt, ct) in enumerate(zip(prompt, completion, strict=True))
+                if pt is not None or ct is not None]  # fmt: skip
+        if not rows:
+            return
+        digests = np.array([_digest(keys[i]) for i in rows], dtype="S16")
+        # The chunk's first row of each response, in row order, then those not met before.
+        _, first = np.unique(digests, return_index=True)
+        first.sort()
+        found = digests[first]
+        at = np.searchsorted(self._seen, found)
+        met = np.zeros(first.size, dtype=bool)
+        inside = at < self._seen.size
+        met[inside] = self._seen[at[inside]] == found[inside]
+        new = first[~met]
+        if not new.size:
+            return
+        end = self._n + new.size
+        if end > self._tokens.shape[0]:
+            grown = np.zeros((max(end, 2 * self._tokens.shape[0]), 2), dtype=np.int64)
+            grown[: self._n] = self._tokens[: self._n]
+            self._tokens = grown
+        picked = [rows[i] for i in new.tolist()]
+        self._tokens[self._n : end, 0] = [-1 if prompt[i] is None else prompt[i] for i in picked]
+        self._tokens[self._n : end, 1] = [
+            -1 if completion[i] is None else completion[i] for i in picked
+        ]
+        self._n = end
+        added = np.sort(digests[new])
+        self._seen = np.insert(self._seen, np.searchsorted(self._seen, added), added)
+
+
+def _digest(key: str) -> bytes:
+    """16 bytes that tell `key` apart from any other key (see `ResponseTokens`)."""
+    if len(key) == 32:
+        try:
+            raw = bytes.fromhex(key)
+        except ValueError:
+            pass
+        else:
+            if raw.hex() == key:
+                return raw
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def summarize_rows(
@@ -190,28 +273,22 @@ def summarize_rows(
 
     """
     # A source that gives its rows in sample-id order lets the sums keep no id per sample.
-    by_sample = isinstance(source, BySample) and source.by_sample
+    # One that gives them in another order but can give them in that one too (an import,
+    # in its file's order) is read twice: the answer sums from the second, in sample order.
+    again = source.in_sample_order() if isinstance(source, InSampleOrder) else None
+    by_sample = again is not None or (isinstance(source, BySample) and source.by_sample)
     whole = RowSummary(track_cost=track_cost, by_sample=by_sample)
     groups: dict[str, dict[str, RowSummary]] = {k: {} for k in keys}
     order: dict[str, dict[str, tuple[int, float, str]]] = {k: {} for k in keys}
     for chunk in source.chunks(list(keys)):
-        whole.add(chunk)
-        for key in keys:
-            rows: dict[str, list[int]] = {}
-            lacking: list[int] = []
-            for i, raw in enumerate(chunk.meta[key]):
-                if raw is ABSENT:
-                    lacking.append(i)
-                    continue
-                for label, rank in value_labels(raw):
-                    rows.setdefault(label, []).append(i)
-                    order[key].setdefault(label, rank)
-            for label, picked in rows.items():
-                _group(groups[key], label, track_cost, by_sample).add(chunk.take(picked))
-            if lacking:
-                # A value whose text is "(missing)" shares the group, as in `group_by` (where
-                # its rows come before those lacking the key; here they come in row order).
-                _group(groups[key], MISSING, track_cost, by_sample).add(chunk.take(lacking))
+        whole.add(chunk, sums=again is None)
+        for summary, part in _parts(chunk, keys, groups, order, track_cost, by_sample):
+            summary.add(part, sums=again is None)
+    if again is not None:
+        for chunk in again.chunks(list(keys)):
+            whole.answers.add(chunk)
+            for summary, part in _parts(chunk, keys, groups, order, track_cost, by_sample):
+                summary.answers.add(part)
     out: dict[str, dict[str, RowSummary]] = {}
     for key in keys:
         ordered = {label: groups[key][label] for label in group_order(order[key])}
@@ -219,6 +296,33 @@ def summarize_rows(
             ordered.setdefault(MISSING, groups[key][MISSING])
         out[key] = ordered
     return whole, out
+
+
+def _parts(
+    chunk: RowChunk,
+    keys: Sequence[str],
+    groups: dict[str, dict[str, RowSummary]],
+    order: dict[str, dict[str, tuple[int, float, str]]],
+    track_cost: bool,
+    by_sample: bool,
+) -> Iterator[tuple[RowSummary, RowChunk]]:
+    """Each ``--by`` group's summary with the chunk's rows in it (row order kept)."""
+    for key in keys:
+        rows: dict[str, list[int]] = {}
+        lacking: list[int] = []
+        for i, raw in enumerate(chunk.meta[key]):
+            if raw is ABSENT:
+                lacking.append(i)
+                continue
+            for label, rank in value_labels(raw):
+                rows.setdefault(label, []).append(i)
+                order[key].setdefault(label, rank)
+        for label, picked in rows.items():
+            yield _group(groups[key], label, track_cost, by_sample), chunk.take(picked)
+        if lacking:
+            # A value whose text is "(missing)" shares the group, as in `group_by` (where
+            # its rows come before those lacking the key; here they come in row order).
+            yield _group(groups[key], MISSING, track_cost, by_sample), chunk.take(lacking)
 
 
 def _group(
@@ -238,6 +342,19 @@ class BySample(Protocol):
     by_sample: bool
     """Each sample's rows come together, samples in ascending id order (Python's order of
     strings: code points, as SQLite's ``BINARY`` order of UTF-8 text)."""
+
+
+@runtime_checkable
+class InSampleOrder(Protocol):
+    """A `RowSource` whose rows come in another order, able to give them in sample-id order.
+
+    A stored import's rows come in its file's order (`lmmprobe.predictions.FileOrderRows`),
+    which some figures depend on; the store gives the same rows in sample-id order too.
+    """
+
+    def in_sample_order(self) -> RowSource | None:
+        """The same rows in sample-id order (a `BySample` source saying so), or None."""
+        ...
 
 
 @runtime_checkable
@@ -323,6 +440,15 @@ class CachedRows:
         self._groups: dict[str, dict[str, list[Score]]] = {}
         self._shared: dict[Hashable, Any] = {}
         self._records: dict[str, _Records] = {}
+
+    @property
+    def by_sample(self) -> bool:
+        """Whether the wrapped source gives its rows in sample-id order (`BySample`)."""
+        return isinstance(self.source, BySample) and self.source.by_sample
+
+    def in_sample_order(self) -> RowSource | None:
+        """The wrapped source's rows in sample-id order, where it can give them (`InSampleOrder`)."""
+        return self.source.in_sample_order() if isinstance(self.source, InSampleOrder) else None
 
     def chunks(self, keys: Sequence[str] = ()) -> Iterator[RowChunk]:
         """The wrapped source's chunks."""

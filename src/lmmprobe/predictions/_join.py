@@ -187,6 +187,10 @@ class FileOrderRows:
             while batch := read.fetchmany(CHUNK_ROWS):
                 yield _chunk([pickle.loads(body) for (body,) in batch], asked)
 
+    def in_sample_order(self) -> RowSource | None:
+        """The same rows in sample-id order: the store's own (its answer sums keep no id)."""
+        return self.rows if getattr(self.rows, "by_sample", False) else None
+
     def scores(self) -> list[Score]:
         """Every row as a `Score`, in file order."""
         return sorted(self.rows.scores(), key=lambda s: int(s.metadata[IMPORTED_ROW]))
