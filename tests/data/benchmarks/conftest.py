@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 import datasets
@@ -231,6 +231,14 @@ def scripted_model(name: str) -> Script:
     An external-model stand-in for end-to-end runs on benchmark fixtures (each question holds
     ``#tag``); the prompts it receives are recorded by tag, so a test can check the wording.
     """
+    if name in MODELS.names():
+        # This module may run twice (imported as a conftest and by a test module's path),
+        # and so may the test module that calls this: each copy must fill the one script
+        # the registered model reads, not a second one the registry has forgotten.
+        # (Its Script class may be the other copy's, hence the test by name.)
+        known = getattr(MODELS.get(name), "script", None)
+        if type(known).__name__ == "Script":
+            return cast(Script, known)
     script = Script(name)
 
     class Scripted:
@@ -250,6 +258,7 @@ def scripted_model(name: str) -> Script:
         def loglikelihood(self, requests: Sequence[Request]) -> list[Response]:
             raise NotImplementedError
 
+    Scripted.script = script  # type: ignore[attr-defined]
     MODELS.register(name, summary="test: scripted replies")(Scripted)
     return script
 
