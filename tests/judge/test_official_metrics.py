@@ -120,7 +120,9 @@ def test_llava_wild_relative_is_the_ratio_of_rounded_means() -> None:
              judgements=[unjudged("llava-wild-review")])]  # fmt: skip
     metrics = compute_metrics(rows, SPEC)
     # The unread review is summarize_gpt_review.py's [-1, -1], averaged in.
-    assert metrics["llava_wild_relative"].value == round(round(17 / 4, 3) / round(23 / 4, 3) * 100, 1)
+    assert metrics["llava_wild_relative"].value == round(
+        round(17 / 4, 3) / round(23 / 4, 3) * 100, 1
+    )
     assert metrics["llava_wild_relative"].n == 4
     only = metrics["llava_wild_relative_judged_only"]
     assert only.value == round(6.0 / 8.0 * 100, 1) and only.n == 3
