@@ -88,8 +88,12 @@ def test_mathvista_extract_rules_first_then_the_judges_extraction(tmp_path: Path
     assert calls == 3 + 2
     assert model["judge"]["protocols"] == {"mathvista-extract": "lupantech/MathVista@53d5258"}
     assert model["judge"]["decided"] == {"rule": 1, "judge": 1, "unjudged": 1}
-    assert _metric(model, "mathvista_accuracy") == pytest.approx(1.0)
-    assert model["metrics"]["mathvista_accuracy"]["n"] == 2
+    # c counts wrong, as calculate_score.py scores MathVista's empty extraction; over the
+    # judged answers alone the figure is 2/2.
+    assert _metric(model, "mathvista_accuracy") == pytest.approx(2 / 3)
+    assert model["metrics"]["mathvista_accuracy"]["n"] == 3
+    assert _metric(model, "mathvista_accuracy_judged_only") == pytest.approx(1.0)
+    assert model["metrics"]["mathvista_accuracy_judged_only"]["n"] == 2
     # A reading is a verdict: coverage counts the rule's and the judge's, not the unjudged.
     assert _metric(model, "judge_coverage") == pytest.approx(2 / 3)
     assert _metric(model, "judge_score") == pytest.approx(1.0)
@@ -129,10 +133,13 @@ def test_mmbench_choice_judges_only_what_vlmevalkits_rules_cannot_read(tmp_path:
     model, calls = _run(tmp_path, f"mmbench,path={folder}", table)
     assert calls == 4 + 2
     assert model["judge"]["decided"] == {"rule": 2, "judge": 1, "unjudged": 1}
-    # Question 1 passes CircularEval (a by the judge, b by rule); question 2 lacks a judged
-    # copy and is left out (VLMEvalKit would have guessed a random option for d).
-    assert _metric(model, "mmbench_circular") == pytest.approx(1.0)
-    assert model["metrics"]["mmbench_circular"]["n"] == 1
+    # Question 1 passes CircularEval (a by the judge, b by rule); question 2 fails: d is
+    # unjudged, so wrong (VLMEvalKit would have guessed a random option for it). Over the
+    # judged copies alone, question 2 lacks a copy and is left out.
+    assert _metric(model, "mmbench_circular") == pytest.approx(1 / 2)
+    assert model["metrics"]["mmbench_circular"]["n"] == 2
+    assert _metric(model, "mmbench_circular_judged_only") == pytest.approx(1.0)
+    assert model["metrics"]["mmbench_circular_judged_only"]["n"] == 1
     # Each copy's letter read by rule or judge is right (a A, b B, c B); d is unjudged.
     assert _metric(model, "judge_coverage") == pytest.approx(3 / 4)
     assert _metric(model, "judge_score") == pytest.approx(1.0)
@@ -203,7 +210,9 @@ def test_mmvet_grade_five_runs_averaged(tmp_path: Path) -> None:
     model, calls = _run(tmp_path, f"mmvet,path={folder}", table)
     assert calls == 3 + 3 * 5  # the grader's five runs per answer
     assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
-    assert _metric(model, "mmvet_score") == pytest.approx((0.5 + 1.0) / 2 * 100)
+    # c graded 0.0 in each run, the grader's last resort; left out, (0.5 + 1.0) / 2.
+    assert _metric(model, "mmvet_score") == pytest.approx((0.5 + 1.0 + 0.0) / 3 * 100)
+    assert _metric(model, "mmvet_score_judged_only") == pytest.approx((0.5 + 1.0) / 2 * 100)
 
 
 # --------------------------------------------------------------------------- LLaVA-Bench

@@ -3,7 +3,8 @@
 Rows are built as a run stores them (the benchmark's tag in the metadata, `Score.judgements`
 from a protocol's rule or judge) and scored by `compute_metrics`, the function a run calls. A
 row without judgements is read by rule exactly as before; a row whose verdicts are all
-``unjudged`` is left out of the figure.
+``unjudged`` counts as its benchmark's script counts an answer its judge could not read (every
+item stays in the denominator), and ``METRIC_judged_only`` gives the figure without it.
 """
 
 from __future__ import annotations
@@ -88,15 +89,20 @@ def test_mmvet_score_averages_grades_per_run_then_over_runs() -> None:
     rows = [
         row("mmvet", "mmvet_score", "q1", judgements=grades(1.0, 0.5), gold=["4"]),
         row("mmvet", "mmvet_score", "q2", judgements=grades(0.0, 0.5), gold=["4"]),
-        # Unjudged in run 1: left out of that run's sum and count.
+        # Unjudged in run 1: graded 0.0 there, as mm-vet_evaluator.py's last resort.
         row("mmvet", "mmvet_score", "q3", judgements=grades(0.5, None), gold=["4"]),
-        # Never judged (all unjudged): out of the figure altogether.
+        # Never judged (all unjudged): 0.0 in both runs.
         row("mmvet", "mmvet_score", "q4", judgements=grades(None, None), gold=["4"]),
     ]
-    got = compute_metrics(rows, SPEC)["mmvet_score"]
-    # run 0: (1 + 0 + 0.5) / 3; run 1: (0.5 + 0.5) / 2; mean x 100.
-    assert got.value == pytest.approx((0.5 + 0.5) / 2 * 100)
-    assert got.n == 5  # grades counted
+    metrics = compute_metrics(rows, SPEC)
+    got = metrics["mmvet_score"]
+    # run 0: (1 + 0 + 0.5 + 0) / 4; run 1: (0.5 + 0.5 + 0 + 0) / 4; mean x 100.
+    assert got.value == pytest.approx((1.5 / 4 + 1.0 / 4) / 2 * 100)
+    assert got.n == 8  # every question in every run
+    # Over the judged grades alone: run 0: (1 + 0 + 0.5) / 3; run 1: (0.5 + 0.5) / 2.
+    only = metrics["mmvet_score_judged_only"]
+    assert only.value == pytest.approx((0.5 + 0.5) / 2 * 100) and only.n == 5
+    assert "mmvet_score_judged_only" not in compute_metrics(rows[:2], SPEC)
 
 
 def test_mmvet_without_a_judge_has_no_score() -> None:
@@ -112,11 +118,28 @@ def test_llava_wild_relative_is_the_ratio_of_rounded_means() -> None:
         for i, (r, m) in enumerate(pairs)
     ] + [row("llava-wild", "llava_wild_relative", "q9", gold=["ref"],
              judgements=[unjudged("llava-wild-review")])]  # fmt: skip
-    got = compute_metrics(rows, SPEC)["llava_wild_relative"]
-    assert got.value == round(6.0 / 8.0 * 100, 1) and got.n == 3
+    metrics = compute_metrics(rows, SPEC)
+    # The unread review is summarize_gpt_review.py's [-1, -1], averaged in.
+    assert metrics["llava_wild_relative"].value == round(
+        round(17 / 4, 3) / round(23 / 4, 3) * 100, 1
+    )
+    assert metrics["llava_wild_relative"].n == 4
+    only = metrics["llava_wild_relative_judged_only"]
+    assert only.value == round(6.0 / 8.0 * 100, 1) and only.n == 3
 
 
-def test_mathvista_reads_the_judges_extraction_and_leaves_unjudged_out() -> None:
+def test_llava_wild_relative_with_a_reference_mean_of_zero_has_no_value() -> None:
+    """One review of (1, 1) and one unread: the reference script divides by zero."""
+    rows = [row("llava-wild", "llava_wild_relative", "q0", gold=["ref"], judgements=[
+                judged("llava-wild-review", value=1.0, detail={"reference": 1.0})]),
+            row("llava-wild", "llava_wild_relative", "q1", gold=["ref"],
+                judgements=[unjudged("llava-wild-review")])]  # fmt: skip
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["llava_wild_relative"].value is None
+    assert metrics["llava_wild_relative_judged_only"].value == 100.0
+
+
+def test_mathvista_reads_the_judges_extraction_and_counts_unjudged_wrong() -> None:
     meta = {"choices": None, "mathvista_question_type": "free_form", "answer_type": "integer",
             "precision": None}  # fmt: skip
     tag = ("mathvista", "mathvista_accuracy")
@@ -127,14 +150,19 @@ def test_mathvista_reads_the_judges_extraction_and_leaves_unjudged_out() -> None
         # Judged wrong.
         row(*tag, "2", text="It is 12 or 13", gold=["14"],
             judgements=[judged("mathvista-extract", reading="12")], **meta),
-        # Unjudged: not in the figure.
+        # Unjudged: wrong, as calculate_score.py scores MathVista's empty extraction.
         row(*tag, "3", text="hmm", gold=["14"], judgements=[unjudged("mathvista-extract")], **meta),
         # Not judged at all: the rule-based reading, as without a judge.
         row(*tag, "4", text="14", gold=["14"], **meta),
     ]  # fmt: skip
-    got = compute_metrics(rows, SPEC)["mathvista_accuracy"]
-    assert got.value == pytest.approx(2 / 3) and got.n == 3
-    assert compute_metrics(rows[3:], SPEC)["mathvista_accuracy"].value == 1.0
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["mathvista_accuracy"].value == pytest.approx(2 / 4)
+    assert metrics["mathvista_accuracy"].n == 4
+    only = metrics["mathvista_accuracy_judged_only"]
+    assert only.value == pytest.approx(2 / 3) and only.n == 3
+    alone = compute_metrics(rows[3:], SPEC)
+    assert alone["mathvista_accuracy"].value == 1.0
+    assert "mathvista_accuracy_judged_only" not in alone
 
 
 def test_mmbench_circular_reads_judged_letters_through_the_shown_order() -> None:
@@ -147,11 +175,14 @@ def test_mmbench_circular_reads_judged_letters_through_the_shown_order() -> None
         return s.model_copy(update={"order": order, "options": ["cat", "dog"]})
 
     # Question 1: both copies right (gold 0 shown first, then second). Question 2: one copy's
-    # answer unjudged, so the question lacks a copy and is left out.
+    # answer unjudged: wrong (VLMEvalKit's random option would be a guess), so the question
+    # fails; over the judged copies alone it lacks a copy and is left out.
     rows = [copy(1, "A", [0, 1]), copy(11, "B", [1, 0]),
             copy(2, "A", [0, 1]), copy(12, None, [1, 0], unread=True)]  # fmt: skip
-    got = compute_metrics(rows, SPEC)["mmbench_circular"]
-    assert got.value == 1.0 and got.n == 1
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["mmbench_circular"].value == 0.5 and metrics["mmbench_circular"].n == 2
+    only = metrics["mmbench_circular_judged_only"]
+    assert only.value == 1.0 and only.n == 1
 
 
 def test_hallusionbench_reads_the_judges_correctness() -> None:
@@ -168,6 +199,27 @@ def test_hallusionbench_reads_the_judges_correctness() -> None:
     metrics = compute_metrics(rows, SPEC)
     assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
     assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
+    assert "hallusionbench_aacc_judged_only" not in metrics
+
+
+def test_hallusionbench_unjudged_reads_the_references_default() -> None:
+    """An unjudged answer reads "2", as evaluate_by_chatgpt defaults a reply it cannot read:
+    wrong, but right on a figure-less visual-supplement question (assign_correctness)."""
+    tag = ("hallusionbench", "hallusionbench_qacc")
+
+    def q(category: str, fig: str, qid: str, js: list[Judgement]) -> Score:
+        return row(*tag, f"{category}{fig}{qid}", text="x", gold=["yes"], judgements=js,
+                   category=category, subcategory="chart", set_id="0", figure_id=fig,
+                   question_id=qid, gt_answer="1")  # fmt: skip
+
+    right = [judged("hallusionbench-correct", reading="1")]
+    lost = [unjudged("hallusionbench-correct")]
+    rows = [q("VD", "0", "0", right), q("VD", "1", "0", lost), q("VS", "0", "1", lost)]
+    metrics = compute_metrics(rows, SPEC)
+    assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
+    assert metrics["hallusionbench_aacc"].n == 3
+    only = metrics["hallusionbench_aacc_judged_only"]
+    assert only.value == 1.0 and only.n == 1
 
 
 def test_mmvet_capability_scores_are_over_the_questions_needing_each() -> None:
@@ -188,7 +240,7 @@ A, B = "openai:a@http://x", "openai:b@http://x"
 TWO = RunSpec(bootstrap=0, judge=JudgeConfig(judges=[A, B]))
 
 
-def test_official_figure_is_the_first_judges_and_its_unjudged_rows_stay_out() -> None:
+def test_official_figure_is_the_first_judges_and_its_unjudged_rows_count_wrong() -> None:
     meta = {"choices": None, "mathvista_question_type": "free_form", "answer_type": "integer",
             "precision": None}  # fmt: skip
     tag = ("mathvista", "mathvista_accuracy")
@@ -203,7 +255,7 @@ def test_official_figure_is_the_first_judges_and_its_unjudged_rows_stay_out() ->
     ]  # fmt: skip
     assert verdicts(rows[0], "mathvista-extract", A) == []
     got = compute_metrics(rows, TWO)["mathvista_accuracy"]
-    assert got.value == 0.0 and got.n == 1
+    assert got.value == 0.0 and got.n == 2  # A left row 1 unjudged: wrong, though B read it
     # Given in the other order, B is the official judge.
     other = RunSpec(bootstrap=0, judge=JudgeConfig(judges=[B, A]))
     got = compute_metrics(rows, other)["mathvista_accuracy"]

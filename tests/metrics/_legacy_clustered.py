@@ -2,7 +2,10 @@
 
 Each function reads its rows as Scores (`MetricContext.scores`, `MetricContext.tagged`), as the
 built-in metrics did at commit 8612271; `tests/metrics/test_clustered_parity.py` checks the
-reductions over stored rows give exactly these figures. Kept, not maintained: do not change.
+reductions over stored rows give exactly these figures. Kept, not maintained: do not change,
+but for a change of meaning made on purpose. One so far: issue 36 counts an unjudged answer as
+its benchmark's script counts an answer its judge could not read; ``judged_only=True`` is the
+code of 8612271 (unjudged left out), what the ``*_judged_only`` metrics give.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from lmmprobe.metrics.builtin._official import (
     gold,
     official_judge,
     references,
+    unjudged_attempts,
     verdicts,
 )
 from lmmprobe.metrics.builtin.benchmark_choice import (
@@ -213,7 +217,7 @@ def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValu
 _HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
 
 
-def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
+def _hallusion(ctx: MetricContext, key: str, judged_only: bool = False) -> MetricValue | None:
     answers = answered(ctx, HALLUSION)
     if answers is None:
         return None
@@ -227,7 +231,7 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         for s in answers:
             m: dict[str, Any] = s.metadata
             judged = verdicts(s, HALLUSION_JUDGE, official_judge(ctx))
-            if judged == []:
+            if judged == [] and judged_only:
                 continue  # unjudged: left out, counted apart
             row = HallusionRow(
                 str(m.get("category")),
@@ -235,7 +239,9 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
                 str(m.get("set_id")),
                 str(m.get("figure_id")),
                 str(m.get("question_id")),
-                str(judged[0].reading)
+                "2"  # unjudged: the reference's default
+                if judged == []
+                else str(judged[0].reading)
                 if judged
                 else hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
             )
@@ -249,7 +255,7 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
                 counts[2 * i + 1] += scores[name][1]
         return dict(per_set)
 
-    per_set = ctx.shared("hallusion_sets", compute)
+    per_set = ctx.shared(f"hallusion_sets{judged_only}", compute)
     i = _HALLUSION_KEYS.index(key)
     right = sum(c[2 * i] for c in per_set.values())
     total = sum(c[2 * i + 1] for c in per_set.values())
@@ -275,7 +281,7 @@ def _has_every_copy(group: Sequence[Score]) -> bool:
     return need >= 2 and len(copies) >= need
 
 
-def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
+def mmbench_circular(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
     """Rows grouped by ``metadata["circular_index"]`` (MMBench's index mod 1e6).
 
     The published data holds each question once per rotation of its options (as many copies
@@ -293,8 +299,10 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     groups: dict[str, list[Score]] = defaultdict(list)
     for s in rows:
         judged = verdicts(s, MMBENCH_JUDGE, official_judge(ctx))
-        if judged == []:
+        if judged == [] and judged_only:
             continue  # unjudged: its question lacks a copy and is left out
+        if judged == []:
+            s = s.model_copy(update={"correct": False})  # unjudged: wrong
         if judged and judged[0].reading is not None:
             right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
             s = s.model_copy(update={"correct": right})
@@ -311,15 +319,19 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     return circular_accuracy(complete, n_boot=ctx.n_boot, seed=ctx.seed)
 
 
-def _mathvista(ctx: MetricContext) -> MetricValue | None:
+def _mathvista(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
     rows = answered(ctx, MATHVISTA)
     if rows is None:
         return None
     kept, values = [], []
     for s in rows:
         judged = verdicts(s, MATHVISTA_JUDGE, official_judge(ctx))
-        if judged == []:
+        if judged == [] and judged_only:
             continue  # unjudged: left out, counted apart
+        if judged == []:
+            kept.append(s)
+            values.append(0.0)  # unjudged: wrong
+            continue
         right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)
         kept.append(s)
         values.append(float(right))
@@ -332,7 +344,9 @@ def _grades(s: Score, judge: str | None) -> dict[int, float]:
     return {j.attempt: float(j.value) for j in judged if j.value is not None}
 
 
-def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
+def _mmvet(
+    ctx: MetricContext, capability: str | None, judged_only: bool = False
+) -> MetricValue | None:
     """MM-Vet's score over the questions needing `capability` (None: every question)."""
     rows = answered(ctx, MMVET)
     if rows is None:
@@ -344,6 +358,9 @@ def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
             continue
         for attempt, grade in _grades(s, official_judge(ctx)).items():
             by_run[(s.repeat, attempt)][s.sample_id] = grade
+        if not judged_only:  # an unjudged grade is 0.0
+            for attempt in unjudged_attempts(s, MMVET_JUDGE, official_judge(ctx)):
+                by_run[(s.repeat, attempt)][s.sample_id] = 0.0
     runs = sorted(by_run)
     per_question: dict[str, list[float | None]] = defaultdict(lambda: [None] * len(runs))
     for r, run in enumerate(runs):
@@ -374,7 +391,7 @@ def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
     )
 
 
-def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
+def llava_wild_relative(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
     """Relative score in points; a breakdown by ``category`` gives each category's.
 
     As ``summarize_gpt_review.py`` prints it: both means rounded to 3 decimals, then
@@ -391,6 +408,10 @@ def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
                 continue
             pairs.append((float(j.detail["reference"]), float(j.value)))
             clusters.append(s.sample_id)
+        if not judged_only:  # an unjudged review is the reference's [-1, -1]
+            for _ in unjudged_attempts(s, LLAVA_JUDGE, official_judge(ctx)):
+                pairs.append((-1.0, -1.0))
+                clusters.append(s.sample_id)
     result = llava_relative(pairs)
     return bootstrap_value(
         ctx,

@@ -140,15 +140,15 @@ def test_import_stores_the_recorded_extractions_as_judgements(tmp_path: Path) ->
     assert _value(shown["metrics"], "mathvista_accuracy") == pytest.approx(7 / 12)
 
 
-def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
+def test_an_empty_recorded_extraction_is_unjudged_and_counted_wrong_as_mathvista_does(
     tmp_path: Path,
 ) -> None:
-    """MathVista's extraction is ``""`` when its GPT call failed: unjudged, not wrong.
+    """MathVista's extraction is ``""`` when its GPT call failed: unjudged, and wrong.
 
-    MathVista's calculate_score counts such a free-form item wrong (its ``true_false`` says so).
-    ``score --audit`` gives lmmprobe's side the verdicts ``mathvista_accuracy`` uses: the
-    recorded extractions, the two unjudged items having none (left out, not counted wrong), so
-    its figure is the one printed.
+    MathVista's calculate_score counts such an item wrong (its ``true_false`` says so), and so
+    does ``mathvista_accuracy``: every item in the denominator, so the figure is the file's
+    own; ``mathvista_accuracy_judged_only`` leaves the two out. ``score --audit`` gives
+    lmmprobe's side the verdicts ``mathvista_accuracy`` uses, so its figure is the one printed.
     """
     records = json.loads(json.dumps(RECORDS))
     failed = [pid for pid, r in records.items() if r["question_type"] == "free_form"][:2]
@@ -160,15 +160,19 @@ def test_an_empty_recorded_extraction_is_unjudged_and_audited_as_the_judges(
     done = lmmprobe("score", path, "--benchmark", bench, "--format", "json", **env)
     assert done.returncode == 0, done.stderr
     metrics = json.loads(done.stdout)["metrics"]
+    every = [r["true_false"] for r in records.values()]
     judged = [r["true_false"] for pid, r in records.items() if pid not in failed]
-    assert metrics["mathvista_accuracy"]["n"] == len(records) - 2
-    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
+    assert metrics["mathvista_accuracy"]["n"] == len(records)
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(every) / len(every))
+    assert metrics["mathvista_accuracy_judged_only"]["n"] == len(records) - 2
+    only = _value(metrics, "mathvista_accuracy_judged_only")
+    assert only == pytest.approx(sum(judged) / len(judged))
     assert _value(metrics, "judge_coverage") == pytest.approx((len(records) - 2) / len(records))
     audited = lmmprobe("score", path, "--benchmark", bench, "--audit", **env)
     assert audited.returncode == 0, audited.stderr
-    figure = 100 * sum(judged) / len(judged)
-    assert f"lmmprobe {figure:.2f} vs mathvista {figure:.2f} on 10 paired items" in audited.stdout
-    assert "left out: 2 with a verdict from only mathvista" in audited.stdout
+    figure = 100 * sum(every) / len(every)
+    assert f"lmmprobe {figure:.2f} vs mathvista {figure:.2f} on 12 paired items" in audited.stdout
+    assert "left out" not in audited.stdout
 
 
 def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None:
@@ -197,9 +201,12 @@ def test_an_empty_lmms_eval_judge_extraction_is_unjudged(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr
     metrics = json.loads(done.stdout)["metrics"]
-    judged = [line["llm_as_judge_eval"]["true_false"] for line in lines[2:]]
-    assert metrics["mathvista_accuracy"]["n"] == len(lines) - 2
-    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(judged) / len(judged))
+    every = [line["llm_as_judge_eval"]["true_false"] for line in lines]
+    judged = every[2:]
+    assert metrics["mathvista_accuracy"]["n"] == len(lines)
+    assert _value(metrics, "mathvista_accuracy") == pytest.approx(sum(every) / len(every))
+    only = _value(metrics, "mathvista_accuracy_judged_only")
+    assert only == pytest.approx(sum(judged) / len(judged))
     assert _value(metrics, "judge_coverage") == pytest.approx((len(lines) - 2) / len(lines))
 
 

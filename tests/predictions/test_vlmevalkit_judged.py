@@ -166,17 +166,21 @@ def test_score_of_a_circular_result_gives_vlmevalkits_figure_with_its_guesses_ap
     got = doc["metrics"]["mmbench_circular"]
     read, hits = TABLES[CIRCULAR]["read"], TABLES[CIRCULAR]["hit"]
     answer = {str(r["index"]): r["answer"] for r in ROWS}
-    # A group that failed on a random option is counted apart; the others keep their hit (a
-    # random option that hit the gold is logged as a match: it reads as the judge's).
+    # A group that failed on a random option fails (its random option is no reading: wrong);
+    # the others keep their hit (a random option that hit the gold is logged as a match: it
+    # reads as the judge's). So the figure is VLMEvalKit's own Overall (report_acc), which
+    # counts its failed guesses wrong too.
     guessed = {
         g for g, ids in _groups().items()
         if any(read.get(i, {}).get("by") == "random" and read[i]["opt"] != answer[i] for i in ids)
     }  # fmt: skip
+    assert guessed and got["n"] == len(hits)
+    assert got["value"] == pytest.approx(sum(hits.values()) / len(hits))
+    assert got["value"] == pytest.approx(TABLES[CIRCULAR]["overall"])
+    # Over the questions no random option failed (the judged ones alone):
     kept = [h for g, h in hits.items() if int(g) not in guessed]
-    assert guessed and got["n"] == len(kept)
-    assert got["value"] == pytest.approx(sum(kept) / len(kept))
-    # VLMEvalKit's own Overall (report_acc) counts its guesses wrong.
-    assert TABLES[CIRCULAR]["overall"] == pytest.approx(sum(hits.values()) / len(hits))
+    only = doc["metrics"]["mmbench_circular_judged_only"]
+    assert only["n"] == len(kept) and only["value"] == pytest.approx(sum(kept) / len(kept))
     assert doc["metrics"]["judge_coverage"]["value"] < 1.0
 
 
@@ -184,22 +188,29 @@ def test_score_of_a_vanilla_result_reads_each_row_as_vlmevalkit_read_it(tmp_path
     doc = _score(tmp_path, HERE / VANILLA)
     read = TABLES[VANILLA]["read"]
     answer = {str(r["index"]): r["answer"] for r in ROWS}
-    passed = []
+    passed, judged = [], []
     for ids in _groups().values():
-        if any(read[i]["by"] == "random" for i in ids):
-            continue  # a random option is no reading: its question is counted apart
-        passed.append(all(read[i]["opt"] == answer[i] for i in ids))
+        right = all(read[i]["by"] != "random" and read[i]["opt"] == answer[i] for i in ids)
+        passed.append(right)  # a random option is no reading: wrong, its question fails
+        if not any(read[i]["by"] == "random" for i in ids):
+            judged.append(right)
     got = doc["metrics"]["mmbench_circular"]
     assert got["n"] == len(passed)
     assert got["value"] == pytest.approx(sum(passed) / len(passed))
+    only = doc["metrics"]["mmbench_circular_judged_only"]
+    assert only["n"] == len(judged) < len(passed)
+    assert only["value"] == pytest.approx(sum(judged) / len(judged))
     guesses = sum(v["by"] == "random" for v in read.values())
     assert doc["metrics"]["judge_coverage"]["value"] == pytest.approx(1 - guesses / len(ROWS))
 
 
-def test_audit_pairs_the_recorded_readings_and_leaves_random_options_out(tmp_path: Path) -> None:
+def test_audit_pairs_the_recorded_readings_and_counts_random_options_wrong(
+    tmp_path: Path,
+) -> None:
     # lmmprobe's side of the audit is the verdict mmbench_circular uses: VLMEvalKit's logged
-    # reading (a recorded mmbench-choice judgement), and no verdict where it drew a random
-    # option (unjudged: counted apart, not wrong), so the random rows are left out.
+    # reading (a recorded mmbench-choice judgement), and wrong where it drew a random option
+    # (unjudged: no reading, counted wrong), so every row is paired and the lucky draws are
+    # the gap's "random fallback".
     doc = _score(tmp_path, HERE / VANILLA, "--audit")
     audit = doc["audit"]
     causes = audit["causes"]
@@ -208,16 +219,12 @@ def test_audit_pairs_the_recorded_readings_and_leaves_random_options_out(tmp_pat
     assert "gold" not in causes and "judge" not in causes
     assert sum(c["net_items"] for c in causes.values()) == pytest.approx(audit["gap_items"])
     guessed = {i for i, v in TABLES[VANILLA]["read"].items() if v["by"] == "random"}
-    assert guessed and audit["left_out"] == {"only_b": len(guessed)}
-    assert audit["n"] == len(ROWS) - len(guessed)
-    # What the paired gap leaves out is itemized: the random draws, their credit on
-    # VLMEvalKit's side, and with them its whole figure (the mean of hit over every row).
-    right = sum(h for i, h in TABLES[VANILLA]["hit"].items() if i in guessed)
-    assert audit["left_out_detail"] == {
-        "only_b": {"items": len(guessed), "credit": right, "guessed": len(guessed)}
-    }
-    whole = (audit["accuracy_b"] * audit["n"] + right) / len(ROWS)
-    assert whole == pytest.approx(TABLES[VANILLA]["overall"])
+    lucky = sum(h for i, h in TABLES[VANILLA]["hit"].items() if i in guessed)
+    assert guessed and lucky and not audit["left_out"] and not audit["left_out_detail"]
+    assert audit["n"] == len(ROWS)
+    assert causes["random_fallback"]["items"] == lucky
+    # VLMEvalKit's side is its whole figure (the mean of hit over every row).
+    assert audit["accuracy_b"] == pytest.approx(TABLES[VANILLA]["overall"])
 
 
 # --------------------------------------------------------------------------- hostile logs
@@ -374,10 +381,10 @@ def test_score_of_separator_like_answers_counts_them_as_vlmevalkit_did(tmp_path:
     first = _score(
         tmp_path, SEPARATORS / "r1" / "Model_MMBench_DEV_EN_openai_result.tsv", "--audit"
     )
-    # Its judge's one reading was wrong; the random draw is counted apart.
+    # Its judge's one reading was wrong; the random draw is wrong on lmmprobe's side.
     assert first["metrics"]["judge_score"]["value"] == 0.0
-    assert first["audit"]["accuracy_b"] == 0.0
-    assert first["audit"]["left_out_detail"]["only_b"]["guessed"] == 1
+    assert first["audit"]["accuracy_a"] == 0.0
+    assert first["audit"]["guessed"] == 1 and "only_b" not in first["audit"]["left_out"]
     second = _score(tmp_path, SEPARATORS / "r2" / "Model_MMBench_DEV_EN_openai_result.tsv")
     assert second["metrics"]["judge_score"]["value"] == 0.0
     assert second["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": 0}

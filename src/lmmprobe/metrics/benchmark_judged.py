@@ -68,12 +68,16 @@ def llava_relative(pairs: Sequence[tuple[float, float]]) -> tuple[float, float, 
         pairs: (reference answer's score, model answer's score) per reviewed answer.
 
     Returns:
-        (relative score, reference mean x 10, model mean x 10); None without pairs.
+        (relative score, reference mean x 10, model mean x 10); None without pairs, or where
+        the reference mean rounds to 0 (unread reviews' -1 pairs can bring it there; the
+        reference script divides by zero).
 
     """
     if not pairs:
         return None
     ref, model = (round(x, 3) for x in np.asarray(pairs, dtype=float).mean(0).tolist())
+    if ref == 0:
+        return None
     return round(model / ref * 100, 1), round(ref * 10, 1), round(model * 10, 1)
 
 

@@ -201,8 +201,7 @@ class Audit:
     """Items not paired, by reason: ``only_a``, ``only_b`` (one side has no verdict)."""
     left_out_detail: Mapping[str, LeftOut] = field(default_factory=dict)
     """The same items with their credit and random draws on the side that scored them: what
-    the paired gap leaves out of the two sides' whole figures (VLMEvalKit's random options,
-    which lmmprobe leaves unjudged, are such items)."""
+    the paired gap leaves out of the two sides' whole figures."""
     low: float | None = None
     high: float | None = None
     """Paired cluster-bootstrap interval of accuracy A - accuracy B (over samples)."""

@@ -3,8 +3,8 @@
 lmmprobe's verdict on a row is the one its benchmark's official metric uses, read the same way
 (`lmmprobe.metrics.builtin._official.verdicts`): where the benchmark's judge protocol decided the
 row (a recorded reading such as MathVista's stored extraction or VLMEvalKit's logged option, a
-live judge's, or the protocol's rules) that verdict; a row the protocol left unjudged has no
-verdict (it is left out, as the official figure leaves it out, never counted wrong); otherwise
+live judge's, or the protocol's rules) that verdict; a row the protocol left unjudged is wrong,
+read as nothing by a judge (as the official figure counts it; `_official`); otherwise
 the benchmark's own rules (MMMU's reading and verdict, MathVista's rule-based reading), else the
 row's own ``Score.correct``. So the lmmprobe side of an audit adds up to the figure printed.
 The other tool's verdict is the one it recorded in its file (`ImportedPrediction.tool_verdict`),
@@ -127,8 +127,8 @@ def score_verdict(
 ) -> Verdict | None:
     """The verdict lmmprobe gives one scored row: the one its official metric uses.
 
-    None for a failed request, a caption, and a row the benchmark's judge protocol left
-    unjudged (the official figure leaves it out; see the module docstring).
+    None for a failed request or a caption. A row the benchmark's judge protocol left
+    unjudged is wrong, with no reading, its judge's (see the module docstring).
 
     Args:
         score: The row, as `lmmprobe.run.scoring.score_response` made it.
@@ -146,7 +146,7 @@ def score_verdict(
     if metric == MATHVISTA_METRIC:
         found = official_verdicts(score, MATHVISTA_JUDGE, judge)
         if found == []:
-            return None  # unjudged: not in the official figure
+            return _unjudged(score, raw, _gold_texts(score)[:1])
         if found:
             reading, ok = _mathvista_judged(score, str(found[0].reading))
             judged = found[0].decided_by == "judge"
@@ -158,7 +158,7 @@ def score_verdict(
     else:
         found = official_verdicts(score, MMBENCH_JUDGE, judge) if metric == MMBENCH_METRIC else None
         if found == []:
-            return None  # unjudged: its question is left out of CircularEval
+            return _unjudged(score, raw, _gold_texts(score))
         if found and found[0].reading is not None and isinstance(score.gold, int):
             # The reading names the option as shown, as `mmbench_circular` reads it.
             ok = mmbench_letter_correct(found[0].reading, score.order, score.gold)
@@ -180,6 +180,19 @@ def score_verdict(
         gold=gold,
         judged=judged,
         guessed=guessed,
+    )
+
+
+def _unjudged(score: Score, raw: str | None, gold: tuple[str, ...] | None) -> Verdict:
+    """The verdict on a row its judge protocol left unjudged: wrong, its judge read nothing."""
+    return Verdict(
+        sample_id=score.sample_id,
+        repeat=score.repeat,
+        credit=0.0,
+        raw=raw if raw is not None else score.prediction_text,
+        reading=None,
+        gold=gold,
+        judged=True,
     )
 
 

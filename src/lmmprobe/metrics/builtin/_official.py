@@ -19,9 +19,15 @@ of per-cluster sums (MME's score, OCRBench's points).
 Where a benchmark's official protocol uses a judge, its metric reads the verdicts stored on the
 row (`Score.judgements`, from the protocol's rules or a judge: `verdicts`) and falls back to
 lmmprobe's rule-based reading on a row that was not judged. With several judges the official
-figure is the first ``--judge``'s alone (`official_judge`). A row that judge left ``unjudged``
-(it failed or replied unreadably) is left out of the figure: it is counted apart
-(``judge_coverage``), never scored.
+figure is the first ``--judge``'s alone (`official_judge`).
+
+A row that judge left ``unjudged`` (it failed or replied unreadably) counts in the official
+figure as the benchmark's own script counts an answer its judge could not read: not correct
+(MathVista's empty extraction, MM-Vet's grade 0.0, HallusionBench's default "2", LLaVA-Bench's
+[-1, -1] pair; MMBench's random option is a guess, so the copy counts as wrong). Every item
+stays in the denominator. Beside it, ``METRIC_judged_only`` (`judged_only_metric`) gives the
+figure over the judged answers alone, where some answer was left unjudged, and
+``judge_coverage`` the share judged.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from lmmprobe.metrics.bootstrap import (
     ratio_intervals,
 )
 from lmmprobe.metrics.reduction import RowSummary, row_extract
-from lmmprobe.metrics.run_metric import MetricContext
+from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Judgement, RunSpec, Score
 
@@ -51,12 +57,14 @@ __all__ = [
     "gold",
     "is_answer",
     "judge_of",
+    "judged_only_metric",
     "mean_of",
     "mean_value",
     "official_judge",
     "per_row",
     "references",
     "tagged_in",
+    "unjudged_attempts",
     "verdicts",
 ]
 
@@ -106,7 +114,8 @@ def verdicts(score: Score, protocol: str, judge: str | None = None) -> list[Judg
     Returns:
         None where the protocol did not judge the row (the metric reads it by rule, as without
         a judge); the rule's reading where the protocol's rules decided it; an empty list where
-        the official judge left it unjudged (the metric leaves the row out, counted apart);
+        the official judge left it unjudged (the metric counts it as its benchmark's script
+        counts an unread answer; see the module docstring);
         else that judge's decided verdicts, one per repeat in order.
 
     """
@@ -120,6 +129,50 @@ def verdicts(score: Score, protocol: str, judge: str | None = None) -> list[Judg
         judge = next((j.judge for j in mine if j.judge is not None), None)
     own = [j for j in mine if j.judge == judge and j.decided_by == "judge"]
     return sorted(own, key=lambda j: j.attempt)
+
+
+def unjudged_attempts(score: Score, protocol: str, judge: str | None = None) -> list[int]:
+    """The attempts (judge repeats) of `protocol` that `judge` left unjudged on a row.
+
+    An attempt the judge decided (on a later run, say) is not among them. `judge` is read as
+    `verdicts` reads it (None: the first judge on the row); a row whose protocol's rules
+    decided it has none.
+    """
+    mine = [j for j in score.judgements if j.protocol == protocol]
+    if not mine or any(j.decided_by == "rule" for j in mine):
+        return []
+    if judge is None:
+        judge = next((j.judge for j in mine if j.judge is not None), None)
+    own = [j for j in mine if j.judge == judge]
+    decided = {j.attempt for j in own if j.decided_by == "judge"}
+    return sorted({j.attempt for j in own if j.decided_by == "unjudged"} - decided)
+
+
+def judged_only_metric(
+    name: str,
+    label: str,
+    compute: Callable[[MetricContext], MetricValue | None],
+    *,
+    family: str,
+    order: int,
+    digits: int = 3,
+) -> None:
+    """Register ``NAME_judged_only``: official metric `name` over the judged answers alone.
+
+    The official figure counts an unjudged answer as not correct; this one leaves it out, as a
+    figure over what the judge read. `compute` gives None where no answer was left unjudged
+    (the two would be equal), so it is shown only where it tells something.
+    """
+    run_metric(
+        f"{name}_judged_only",
+        summary=f"{name} over the answers its judge read, unjudged ones left out (shown where "
+        "some answer was left unjudged; the official figure counts them not correct).",
+        label=f"{label} (judged only)",
+        family=family,
+        order=order,
+        digits=digits,
+        headline=False,
+    )(compute)
 
 
 def answer_text(score: Score) -> str:

@@ -5,8 +5,9 @@ left out otherwise (`lmmprobe.metrics.builtin._official`, which also says how th
 read). The scores read each model answer again with the benchmark's own rules
 (`lmmprobe.metrics.benchmark_choice`), or, where the benchmark's official judge protocol judged
 it, with the protocol's verdict (`_official.verdicts`: MathVista's extraction, MMBench's
-option letter, HallusionBench's correctness); a row left unjudged is left out. Failed requests
-are not answers and are left out.
+option letter, HallusionBench's correctness); a row left unjudged counts as its benchmark's
+script counts an answer its judge could not read (`_official`), and ``METRIC_judged_only``
+leaves it out. Failed requests are not answers and are left out.
 Values are points for MME (as MME reports them) and shares in [0, 1] otherwise, each with a 95%
 cluster-bootstrap interval: over samples, MME's over images (its acc+ unit) and
 HallusionBench's over question sets (its figures and question pairs lie within one).
@@ -43,6 +44,7 @@ from lmmprobe.metrics.builtin._official import (
     gold,
     is_answer,
     judge_of,
+    judged_only_metric,
     mean_of,
     per_row,
     tagged_in,
@@ -231,32 +233,42 @@ _HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
 
 
 @row_extract(HALLUSION, tagged_in(HALLUSION))
-def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow] | None:
-    """(repeat, the row as HallusionBench scores it) of an answered row judged or read by rule.
+def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool] | None:
+    """(repeat, the row as HallusionBench scores it, unjudged) of an answered row.
 
-    A row the official judge left unjudged gives none: it is left out, counted apart.
+    A row the official judge left unjudged reads "2", what ``evaluate_by_chatgpt`` writes for
+    a reply holding none of its answers (so a figure-less visual-supplement question counts
+    it right, as the reference's `assign_correctness` does).
     """
     if not is_answer(s, HALLUSION):
         return None
     m: dict[str, Any] = s.metadata
     judged = verdicts(s, HALLUSION_JUDGE, judge_of(spec))
     if judged == []:
-        return None
-    return s.repeat, HallusionRow(
+        verdict = "2"
+    elif judged:
+        verdict = str(judged[0].reading)
+    else:
+        verdict = hallusion_correctness(answer_text(s), str(m.get("gt_answer")))
+    row = HallusionRow(
         str(m.get("category")),
         str(m.get("subcategory")),
         str(m.get("set_id")),
         str(m.get("figure_id")),
         str(m.get("question_id")),
-        str(judged[0].reading)
-        if judged
-        else hallusion_correctness(answer_text(s), str(m.get("gt_answer"))),
+        verdict,
     )
+    return s.repeat, row, judged == []
 
 
-def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
+def _hallusion(ctx: MetricContext, key: str, judged_only: bool = False) -> MetricValue | None:
     if HALLUSION not in ctx.summary.tags:
         return None
+    records = ctx.records(HALLUSION)
+    if judged_only:
+        if not any(unjudged for _, _, unjudged in records):
+            return None
+        records = [r for r in records if not r[2]]
 
     def compute() -> dict[tuple[str, ...], list[int]]:
         # HallusionBench scores one answer per question: each repeat is scored as its own run
@@ -264,7 +276,7 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
         # question pairs lie within a question set, so the counts are kept per set (the unit
         # the interval resamples): (right, total) of aAcc, fAcc and qAcc in a row.
         by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
-        for repeat, row in ctx.records(HALLUSION):
+        for repeat, row, _unjudged in records:
             by_pass[(row.category, row.subcategory, row.set_id), repeat].append(row)
         per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
         for (question_set, _repeat), rows in by_pass.items():
@@ -275,7 +287,7 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
                 counts[2 * i + 1] += scores[name][1]
         return dict(per_set)
 
-    per_set = ctx.shared("hallusion_sets", compute)
+    per_set = ctx.shared(f"hallusion_sets{'_judged_only' * judged_only}", compute)
     i = _HALLUSION_KEYS.index(key)
     right = sum(c[2 * i] for c in per_set.values())
     total = sum(c[2 * i + 1] for c in per_set.values())
@@ -292,7 +304,8 @@ def _hallusion(ctx: MetricContext, key: str) -> MetricValue | None:
 @run_metric(
     HALLUSION,
     summary="HallusionBench qAcc: question pairs right on every figure (judged by hallusionbench-correct "
-    "where judged, else read by rule; unjudged answers left out; averaged over repeats).",
+    "where judged, else read by rule; an unjudged answer reads unclear ('2'), the reference's default; "
+    "averaged over repeats).",
     label="HB qAcc",
     family=FAMILY,
     order=20,
@@ -305,7 +318,8 @@ def hallusion_qacc(ctx: MetricContext) -> MetricValue | None:
 @run_metric(
     "hallusionbench_facc",
     summary="HallusionBench fAcc: figures whose every question is right (judged by hallusionbench-correct "
-    "where judged, else read by rule; unjudged answers left out; averaged over repeats).",
+    "where judged, else read by rule; an unjudged answer reads unclear ('2'), the reference's default; "
+    "averaged over repeats).",
     label="HB fAcc",
     family=FAMILY,
     order=21,
@@ -318,7 +332,8 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
 @run_metric(
     "hallusionbench_aacc",
     summary="HallusionBench aAcc: questions right (judged by hallusionbench-correct where judged, "
-    "else read by rule; unjudged answers left out; averaged over repeats).",
+    "else read by rule; an unjudged answer reads unclear ('2'), the reference's default; averaged over "
+    "repeats).",
     label="HB aAcc",
     family=FAMILY,
     order=22,
@@ -326,6 +341,19 @@ def hallusion_facc(ctx: MetricContext) -> MetricValue | None:
 def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
     """Per question."""
     return _hallusion(ctx, "aAcc")
+
+
+for _order, (_name, _key, _label) in enumerate(
+    [(HALLUSION, "qAcc", "HB qAcc"), ("hallusionbench_facc", "fAcc", "HB fAcc"),
+     ("hallusionbench_aacc", "aAcc", "HB aAcc")]
+):  # fmt: skip
+    judged_only_metric(
+        _name,
+        _label,
+        lambda ctx, key=_key: _hallusion(ctx, key, judged_only=True),
+        family=FAMILY,
+        order=23 + _order,
+    )
 
 
 # --------------------------------------------------------------------------- MMBench
@@ -339,7 +367,7 @@ def _n_options(s: Score) -> int:
 @run_metric(
     MMBENCH,
     summary="MMBench CircularEval: a question counts only if every circular copy is right "
-    "(questions missing a copy, e.g. under limit=, are left out).",
+    "(questions missing a copy, e.g. under limit=, are left out; an unjudged copy is wrong).",
     label="MMB circ.",
     family=FAMILY,
     order=30,
@@ -353,14 +381,24 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     question whose group lacks one of its copies (``limit=``, a partial copy of the data)
     cannot pass CircularEval and is left out; with no complete question the value is None.
     A row judged by ``mmbench-choice`` (VLMEvalKit's rules, then a judge) is right when the
-    option letter read is the gold option; an unjudged row is left out, and its question with it.
+    option letter read is the gold option; an unjudged row is wrong, and its question fails.
     """
+    return _mmbench(ctx)
+
+
+def _mmbench(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    """`mmbench_circular`; `judged_only`: unjudged rows left out (their questions with them)."""
     if MMBENCH not in ctx.summary.tags:
         return None
+    records = ctx.records(MMBENCH)
+    if judged_only:
+        if not any(r[5] for r in records):
+            return None
+        records = [r for r in records if not r[5]]
     # Per question (and pass): the most options a copy has, the copies present, whether some
     # copy failed and whether every copy is right: what CircularEval reads of its rows.
     groups: dict[str, tuple[int, set[Hashable], bool, bool]] = {}
-    for question, copy, n_options, failed, right in ctx.records(MMBENCH):
+    for question, copy, n_options, failed, right, _unjudged in records:
         need, copies, was_failed, was_right = groups.get(question, (n_options, set(), False, True))
         copies.add(copy)
         groups[question] = (
@@ -379,18 +417,22 @@ def mmbench_circular(ctx: MetricContext) -> MetricValue | None:
     return circular_of(complete, n_boot=ctx.n_boot, seed=ctx.seed)
 
 
-@row_extract(MMBENCH, tagged_in(MMBENCH))
-def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, bool] | None:
-    """(question and pass, copy, options, failed, right) of a row; None: unjudged, left out.
+judged_only_metric(
+    MMBENCH, "MMB circ.", lambda ctx: _mmbench(ctx, judged_only=True), family=FAMILY, order=31
+)
 
-    A row judged by ``mmbench-choice`` is right when the option letter read is the gold option.
+
+@row_extract(MMBENCH, tagged_in(MMBENCH))
+def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, bool, bool] | None:
+    """(question and pass, copy, options, failed, right, unjudged) of a row.
+
+    A row judged by ``mmbench-choice`` is right when the option letter read is the gold option;
+    an unjudged one is wrong (VLMEvalKit guesses a random option there: a guess, not a reading).
     """
     if s.official_metric != MMBENCH:
         return None
     judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
-    if judged == []:
-        return None  # unjudged: its question lacks a copy and is left out
-    right = s.correct
+    right = s.correct and judged != []
     if judged and judged[0].reading is not None:
         right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
     question = str(s.metadata.get("circular_index", s.sample_id))
@@ -398,7 +440,7 @@ def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, boo
         question = f"{question}@{s.repeat}"
     copy = s.metadata.get("index", s.sample_id)
     failed = s.error_type is not None or s.stage == "error"
-    return question, copy, _n_options(s), failed, bool(right)
+    return question, copy, _n_options(s), failed, bool(right), judged == []
 
 
 # --------------------------------------------------------------------------- MMMU
@@ -459,27 +501,34 @@ def _mathvista_judged(s: Score, extraction: str) -> bool:
 
 
 @row_extract(MATHVISTA, tagged_in(MATHVISTA))
-def _mathvista_row(s: Score, spec: RunSpec) -> tuple[str, float] | None:
-    """(sample id, right) of an answered row; None where unjudged (left out, counted apart)."""
+def _mathvista_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
+    """(sample id, right, unjudged) of an answered row.
+
+    Unjudged, it is wrong: ``calculate_score.py`` scores the empty extraction MathVista's
+    ``extract_answer`` leaves when its judge fails.
+    """
     if not is_answer(s, MATHVISTA):
         return None
     judged = verdicts(s, MATHVISTA_JUDGE, judge_of(spec))
     if judged == []:
-        return None
+        return s.sample_id, 0.0, True
     right = _mathvista_judged(s, str(judged[0].reading)) if judged else _mathvista_correct(s)
-    return s.sample_id, float(right)
+    return s.sample_id, float(right), False
 
 
-def _mathvista(ctx: MetricContext) -> MetricValue | None:
+def _mathvista(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
     if MATHVISTA not in ctx.summary.tags:
         return None
-    return mean_of(ctx, ctx.records(MATHVISTA))
+    records = ctx.records(MATHVISTA)
+    if judged_only and not any(unjudged for _, _, unjudged in records):
+        return None
+    return mean_of(ctx, [(i, v) for i, v, unjudged in records if not (judged_only and unjudged)])
 
 
 @run_metric(
     MATHVISTA,
     summary="MathVista accuracy: the answer extracted by mathvista-extract where judged (its "
-    "rules, then a judge), else by the rule-based reading; unjudged answers left out.",
+    "rules, then a judge), else by the rule-based reading; an unjudged answer is wrong.",
     label="MathVista",
     family=FAMILY,
     order=50,
@@ -487,3 +536,8 @@ def _mathvista(ctx: MetricContext) -> MetricValue | None:
 def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Normalized extraction equal to the answer."""
     return _mathvista(ctx)
+
+
+judged_only_metric(
+    MATHVISTA, "MathVista", lambda ctx: _mathvista(ctx, judged_only=True), family=FAMILY, order=51
+)

@@ -4,8 +4,10 @@ Each metric computes over the rows whose benchmark names it as its official metr
 (`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
 (`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
 LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``). Without a judge these benchmarks
-have no score (None). Unjudged answers are left out of the figure and counted apart
-(``judge_coverage``); failed requests are not answers and are left out.
+have no score (None). An unjudged answer counts as the reference scripts count a grade or
+review they could not read: MM-Vet's 0.0, LLaVA-Bench's [-1, -1] pair; ``METRIC_judged_only``
+leaves it out and ``judge_coverage`` counts it apart. Failed requests are not answers and are
+left out.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from lmmprobe.metrics.builtin._official import (
     bootstrap_value,
     is_answer,
     judge_of,
+    judged_only_metric,
     tagged_in,
+    unjudged_attempts,
     verdicts,
 )
 from lmmprobe.metrics.reduction import row_extract
@@ -43,22 +47,41 @@ def _grades(s: Score, judge: str | None) -> dict[int, float]:
 
 
 @row_extract(MMVET, tagged_in(MMVET))
-def _mmvet_row(s: Score, spec: RunSpec) -> tuple[str, int, Any, dict[int, float]] | None:
-    """(sample id, repeat, capabilities, grade per attempt) of an answered MM-Vet row."""
+def _mmvet_row(
+    s: Score, spec: RunSpec
+) -> tuple[str, int, Any, dict[int, float], tuple[int, ...]] | None:
+    """(sample id, repeat, capabilities, grade per attempt, unjudged attempts) of a row.
+
+    An unjudged attempt is graded 0.0, as ``mm-vet_evaluator.py`` grades a question whose
+    grade it could not read after its five tries.
+    """
     if not is_answer(s, MMVET):
         return None
-    return s.sample_id, s.repeat, s.metadata.get("capability"), _grades(s, judge_of(spec))
+    judge = judge_of(spec)
+    unjudged = tuple(unjudged_attempts(s, MMVET_JUDGE, judge))
+    grades = _grades(s, judge) | dict.fromkeys(unjudged, 0.0)
+    return s.sample_id, s.repeat, s.metadata.get("capability"), grades, unjudged
 
 
-def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
-    """MM-Vet's score over the questions needing `capability` (None: every question)."""
+def _mmvet(
+    ctx: MetricContext, capability: str | None, judged_only: bool = False
+) -> MetricValue | None:
+    """MM-Vet's score over the questions needing `capability` (None: every question).
+
+    `judged_only`: unjudged grades left out of their run's sum and count (None where none is).
+    """
     if MMVET not in ctx.summary.tags:
         return None
+    records = ctx.records(MMVET)
+    if judged_only and not any(unjudged for *_, unjudged in records):
+        return None
     by_run: dict[tuple[int, int], dict[str, float]] = defaultdict(dict)
-    for sample_id, repeat, caps, grades in ctx.records(MMVET):
+    for sample_id, repeat, caps, grades, unjudged in records:
         if capability is not None and not (isinstance(caps, list) and capability in caps):
             continue
         for attempt, grade in grades.items():
+            if judged_only and attempt in unjudged:
+                continue
             by_run[(repeat, attempt)][sample_id] = grade
     runs = sorted(by_run)
     per_question: dict[str, list[float | None]] = defaultdict(lambda: [None] * len(runs))
@@ -93,7 +116,7 @@ def _mmvet(ctx: MetricContext, capability: str | None) -> MetricValue | None:
 @run_metric(
     MMVET,
     summary="MM-Vet score: the judge's 0-1 grades (mmvet-grade) averaged per run and over runs, "
-    "in points (mm-vet_evaluator.py); unjudged answers left out.",
+    "in points (mm-vet_evaluator.py); an unjudged grade is 0.0, as the reference's last resort.",
     label="MM-Vet",
     family=FAMILY,
     order=60,
@@ -108,6 +131,16 @@ def mmvet_score(ctx: MetricContext) -> MetricValue | None:
     (the reference's capability-integration table). The interval resamples questions.
     """
     return _mmvet(ctx, None)
+
+
+judged_only_metric(
+    MMVET,
+    "MM-Vet",
+    lambda ctx: _mmvet(ctx, None, judged_only=True),
+    family=FAMILY,
+    order=61,
+    digits=1,
+)
 
 
 def _capability_metric(capability: str, title: str, order: int) -> None:
@@ -136,22 +169,29 @@ for _i, (_cap, _title) in enumerate(
 
 
 @row_extract(LLAVA_WILD, tagged_in(LLAVA_WILD))
-def _llava_row(s: Score, spec: RunSpec) -> tuple[str, list[tuple[float, float]]] | None:
-    """(sample id, (reference score, model score) of each verdict) of an answered row."""
+def _llava_row(s: Score, spec: RunSpec) -> tuple[str, list[tuple[float, float]], int] | None:
+    """(sample id, (reference score, model score) of each verdict, unjudged reviews) of a row."""
     if not is_answer(s, LLAVA_WILD):
         return None
-    return s.sample_id, [
+    judge = judge_of(spec)
+    pairs = [
         (float(j.detail["reference"]), float(j.value))
-        for j in verdicts(s, LLAVA_JUDGE, judge_of(spec)) or []
+        for j in verdicts(s, LLAVA_JUDGE, judge) or []
         if j.value is not None and "reference" in j.detail
     ]
+    return s.sample_id, pairs, len(unjudged_attempts(s, LLAVA_JUDGE, judge))
+
+
+# What ``eval_gpt_review_bench.py``'s ``parse_score`` stores for a review it cannot read, and
+# ``summarize_gpt_review.py`` then averages in: the unjudged review's (reference, model) pair.
+_LLAVA_UNREAD = (-1.0, -1.0)
 
 
 @run_metric(
     LLAVA_WILD,
     summary="LLaVA-Bench (In-the-Wild) relative score: the judge's mean score of the model's "
     "answers over its mean score of the reference answers x 100 (llava-wild-review, "
-    "summarize_gpt_review.py); unjudged answers left out.",
+    "summarize_gpt_review.py); an unjudged review enters as the reference's [-1, -1].",
     label="LLaVA-W",
     family=FAMILY,
     order=70,
@@ -163,12 +203,20 @@ def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
     As ``summarize_gpt_review.py`` prints it: both means rounded to 3 decimals, then
     round(model / reference x 100, 1). The interval resamples questions (repeats together).
     """
+    return _llava(ctx)
+
+
+def _llava(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    """`llava_wild_relative`; `judged_only`: unjudged reviews left out (None where none is)."""
     if LLAVA_WILD not in ctx.summary.tags:
+        return None
+    records = ctx.records(LLAVA_WILD)
+    if judged_only and not any(unread for *_, unread in records):
         return None
     pairs: list[tuple[float, float]] = []
     clusters: list[str] = []
-    for sample_id, scored in ctx.records(LLAVA_WILD):
-        for pair in scored:
+    for sample_id, scored, unread in records:
+        for pair in scored if judged_only else [*scored, *[_LLAVA_UNREAD] * unread]:
             pairs.append(pair)
             clusters.append(sample_id)
     result = llava_relative(pairs)
@@ -180,3 +228,13 @@ def llava_wild_relative(ctx: MetricContext) -> MetricValue | None:
         [[model, ref] for ref, model in pairs],
         lambda sums: ratio(sums[:, 0], sums[:, 1]) * 100,
     )
+
+
+judged_only_metric(
+    LLAVA_WILD,
+    "LLaVA-W",
+    lambda ctx: _llava(ctx, judged_only=True),
+    family=FAMILY,
+    order=71,
+    digits=1,
+)
