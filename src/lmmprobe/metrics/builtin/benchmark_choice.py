@@ -343,16 +343,17 @@ def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
     return _hallusion(ctx, "aAcc")
 
 
+def _hallusion_judged_only(key: str) -> Callable[[MetricContext], MetricValue | None]:
+    """`_hallusion` of `key` over the judged answers alone."""
+    return lambda ctx: _hallusion(ctx, key, judged_only=True)
+
+
 for _order, (_name, _key, _label) in enumerate(
     [(HALLUSION, "qAcc", "HB qAcc"), ("hallusionbench_facc", "fAcc", "HB fAcc"),
      ("hallusionbench_aacc", "aAcc", "HB aAcc")]
 ):  # fmt: skip
     judged_only_metric(
-        _name,
-        _label,
-        lambda ctx, key=_key: _hallusion(ctx, key, judged_only=True),
-        family=FAMILY,
-        order=23 + _order,
+        _name, _label, _hallusion_judged_only(_key), family=FAMILY, order=23 + _order
     )
 
 
