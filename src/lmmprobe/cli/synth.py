@@ -121,7 +121,16 @@ def generate(
             "(random deletion, 13,000 caps on style/background/color), as its released set.",
         ),
     ] = True,
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
+    workers: Annotated[
+        int,
+        typer.Option(
+            # Each worker is a spawned Python process of some 100 MB; started at most one per
+            # chunk and 4 per CPU (`lmmprobe.synth.generate.worker_count`).
+            min=1,
+            max=256,
+            help="Worker processes (started: at most one per chunk of 32 items and 4 per CPU).",
+        ),
+    ] = 1,
     overwrite: Annotated[
         bool,
         typer.Option(

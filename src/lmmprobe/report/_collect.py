@@ -408,6 +408,8 @@ def load_report_data(
             except ReportError as exc:
                 if len(refs) == 1:  # nothing else to report
                     raise
+                # Named on the terminal and in the report's notes, one line each.
+                log.warning("left out: %s", exc)
                 warnings.append(f"left out: {exc}")
                 continue
             if apex:

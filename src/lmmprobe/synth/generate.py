@@ -777,6 +777,7 @@ def _write_files(
     if config.renderer == "diffusion" or "adversarial" in config.scenarios:
         workers = 1  # one model on one device; extra processes would each load it
     total = _item_total(config)
+    workers = worker_count(workers, -(-total // chunk_size))
     jobs = ((config, str(root), idx) for idx in _chunks(total, chunk_size))
     totals: dict[str, Counter[str]] = {}
     dropped: Counter[str] = Counter()
@@ -810,6 +811,15 @@ def _write_files(
     manifest = _manifest(config, totals, dropped, (samples, questions), adversarial, total)
     (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def worker_count(asked: int, chunks: int) -> int:
+    """The worker processes started: `asked`, at most one per chunk and 4 per CPU.
+
+    A process given no chunk only costs its start-up (seconds, and memory); more than a few
+    per CPU only take turns.
+    """
+    return max(1, min(asked, chunks, 4 * (os.cpu_count() or 1)))
 
 
 def _run_jobs(
