@@ -49,7 +49,7 @@ def test_a_deep_local_copy_is_one_line(tmp_path: Path, data: str, file: str) -> 
             "--db",
             tmp_path / "db.sqlite",
             timeout=60,
-        )  # fmt: skip
+        )
     )
     assert line == f"error: {path}: nested more than 100 levels deep; flatten it"
 

@@ -195,7 +195,7 @@ def test_on_the_fly_n_and_workers_are_bounded(tmp_path: Path) -> None:
             "--db",
             tmp_path / "db.sqlite",
             timeout=60,
-        )  # fmt: skip
+        )
     )
     assert "n=100,000,000 is more than the 10,000 items made on the fly" in line
     assert "synth generate --n 100000000 --out DIR" in line
