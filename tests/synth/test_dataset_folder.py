@@ -177,6 +177,10 @@ def test_overwrite_replaces_only_a_synthetic_dataset(dataset: Path, tmp_path: Pa
         f"error: {ours} holds a synthetic dataset: pass --overwrite to replace it, or choose "
         "another folder"
     )
+    link = tmp_path / "link"
+    link.symlink_to(ours)
+    line = _one_error(lmmprobe(*args[:-1], link, "--overwrite"))
+    assert line == f"error: {link} is a link, not a dataset folder: name the folder itself"
     made = lmmprobe(*args[:-1], ours, "--overwrite")
     assert made.returncode == 0, made.stderr
     manifest = json.loads((ours / "manifest.json").read_text(encoding="utf-8"))

@@ -699,7 +699,9 @@ def out_problem(root: Path, overwrite: bool, flag: str = "overwrite=True") -> st
     (`foreign_files`). Anything else (a store, notes, a project folder) is never replaced.
     `flag` names the overwrite switch in the message (``--overwrite`` on the command line).
     """
-    if os.path.lexists(root) and (root.is_symlink() or not root.is_dir()):
+    if root.is_symlink():  # replacing it would replace the link, not the folder it names
+        return f"{root} is a link, not a dataset folder: name the folder itself"
+    if os.path.lexists(root) and not root.is_dir():
         return f"{root} is a file, not a dataset folder: choose another folder"
     if not root.is_dir() or not any(root.iterdir()):
         return None
