@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -82,3 +84,31 @@ def test_report_names_a_campaign_it_cannot_read_in_one_line(tmp_path: Path) -> N
     assert f"{shape / 'report.json'} is not an APEx report.json: query: " in shaped
     assert "(and 5 more)" in shaped
     assert out.exists()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet='[]{}":,0123456789.eE-+ \\ntrufalsn\x00\xff', max_size=300),
+        st.integers(0, 5_000).map(lambda n: "[" * n + "]" * n),
+        st.binary(max_size=64).map(lambda b: b.decode("latin-1")),
+    )
+)
+def test_the_bounded_reader_gives_a_value_or_one_line(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    """Whatever the bytes, the reader returns a value nested at most 100 levels or refuses in
+    one line naming the file; nothing else escapes it."""
+    from lmmprobe.data.base import DataError
+    from lmmprobe.data.jsonl import read_json_file
+    from lmmprobe.data.rows import too_deep
+
+    path = tmp_path_factory.mktemp("fuzz") / "doc.json"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    try:
+        value = read_json_file(path, what="a test document", cap=1 << 16)
+    except DataError as exc:
+        message = str(exc)
+        assert message.startswith(f"{path}") and "\n" not in message
+    else:
+        assert too_deep(value) is None
