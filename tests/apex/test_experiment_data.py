@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -88,3 +90,24 @@ def test_distinct_answer_texts_are_required():
             answers=[Answer(text="Yes", select=GEN), Answer(text="yes ", select=GEN)],
             difficulty="easy",
         )
+
+
+def test_a_damaged_cache_entry_is_recomposed(tmp_path: Path) -> None:
+    """A provenance file nested 100,000 deep (or a link to /dev/zero) is no entry, not a crash.
+
+    The cache folder lies outside the store: re-test 11 #10 read its .json with json.loads.
+    """
+    from PIL import Image
+
+    cache = ImageCache(tmp_path)
+    png = cache.put("ab" * 32, Image.new("RGB", (4, 4)), {"source": "x"})
+    assert cache.get("ab" * 32) == (png, {"source": "x"})
+    meta = png.with_suffix(".json")
+    meta.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert cache.get("ab" * 32) is None
+    meta.unlink()
+    meta.symlink_to("/dev/zero")
+    assert cache.get("ab" * 32) is None
+    meta.unlink()
+    meta.write_text("[1]", encoding="utf-8")  # JSON, but no provenance object
+    assert cache.get("ab" * 32) is None

@@ -55,36 +55,45 @@ def test_a_failed_generate_leaves_the_folder_as_it_was_and_says_overwrite(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "set"
-    out.mkdir()
-    (out / "mine.txt").write_text("keep")
+    made = lmmprobe("synth", "generate", "--n", "2", "--size", "32", "--out", out)
+    assert made.returncode == 0, made.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     failed = lmmprobe(
         *DYSCA, "--diffusion-model", "a/b", "--out", out, "--overwrite", HF_HUB_OFFLINE="1"
     )
     assert failed.returncode == 2 and "a/b is not in the Hugging Face cache" in failed.stderr
-    assert _left(tmp_path) == ["set"] and _left(out) == ["mine.txt"]
+    assert _left(tmp_path) == ["set"]
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     refused = lmmprobe(*DYSCA, "--diffusion-model", "a/b", "--out", out, HF_HUB_OFFLINE="1")
     assert refused.returncode == 2
-    assert "set is not empty: pass --overwrite to replace it" in refused.stderr
+    assert "set holds a synthetic dataset: pass --overwrite to replace it" in refused.stderr
     assert "overwrite=True" not in refused.stderr
     # A procedural set that succeeds replaces it.
-    made = lmmprobe("synth", "generate", "--n", "2", "--size", "32", "--out", out, "--overwrite")
+    made = lmmprobe("synth", "generate", "--n", "1", "--size", "32", "--out", out, "--overwrite")
     assert made.returncode == 0, made.stderr
     assert _left(out) == ["dysca.json", "images", "manifest.json", "samples.jsonl"]
     assert _left(tmp_path) == ["set"]
+    # A folder holding anything else is never replaced, with the flag or without.
+    (out / "mine.txt").write_text("keep")
+    for flags in ((), ("--overwrite",)):
+        refused = lmmprobe("synth", "generate", "--n", "1", "--size", "32", "--out", out, *flags)
+        assert refused.returncode == 2 and "not a synthetic dataset (mine.txt)" in refused.stderr
+    assert (out / "mine.txt").read_text() == "keep"
 
 
 @pytest.mark.slow
 def test_a_generate_failing_half_way_keeps_the_old_folder(tmp_path: Path) -> None:
     out = tmp_path / "set"
-    out.mkdir()
-    (out / "mine.txt").write_text("keep")
+    made = lmmprobe("synth", "generate", "--n", "1", "--size", "32", "--out", out)
+    assert made.returncode == 0, made.stderr
     # The PGD proxy cannot be loaded once the first images are drawn and written.
     failed = lmmprobe(
         "synth", "generate", "--n", "2", "--size", "32", "--scenarios", "clean,adversarial",
         "--proxy", "hf:nobody/no-proxy", "--out", out, "--overwrite", HF_HUB_OFFLINE="1",
     )  # fmt: skip
     assert failed.returncode == 2 and "hf:nobody/no-proxy is not in the" in failed.stderr
-    assert _left(tmp_path) == ["set"] and _left(out) == ["mine.txt"]
+    assert _left(tmp_path) == ["set"]
+    assert _left(out) == ["dysca.json", "images", "manifest.json", "samples.jsonl"]
     nested = tmp_path / "new" / "deeper" / "set"
     failed = lmmprobe(
         "synth", "generate", "--n", "2", "--size", "32", "--scenarios", "clean,adversarial",

@@ -28,12 +28,17 @@ from PIL import Image
 from lmmprobe._version import __version__
 from lmmprobe.apex.experiments import DatasetInfo, Experiment
 from lmmprobe.data.base import data_fingerprint
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.tools.compose import ToolCall, compose, validate_call
 from lmmprobe.tools.select import SelectContext
 
 UNKNOWN = "Unknown"
 """The abstention option's text (lmmprobe's scoring recognizes it as "unknown")."""
+
+_META_CAP = 1 << 20
+"""The largest provenance file of the image cache read (1 MiB; lmmprobe writes a few hundred
+bytes): the cache folder is outside the store, and anything may have been put there."""
 
 
 def default_cache_dir() -> Path:
@@ -84,9 +89,10 @@ class ImageCache:
         if not (png.is_file() and meta.is_file()):
             return None
         try:
-            return png, json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            return None  # a half-written entry is recomposed
+            provenance = read_json_file(meta, what="a cached image's provenance", cap=_META_CAP)
+        except ValueError:
+            return None  # a half-written (or damaged) entry is recomposed
+        return (png, provenance) if isinstance(provenance, dict) else None
 
     def put(self, key: str, image: Image.Image, provenance: dict[str, Any]) -> Path:
         """Store an image and its provenance atomically; returns the PNG path."""

@@ -121,13 +121,27 @@ def generate(
             "(random deletion, 13,000 caps on style/background/color), as its released set.",
         ),
     ] = True,
-    workers: Annotated[int, typer.Option(help="Worker processes.")] = 1,
-    overwrite: Annotated[bool, typer.Option(help="Replace an existing dataset folder.")] = False,
+    workers: Annotated[
+        int,
+        typer.Option(
+            # Each worker is a spawned Python process of some 100 MB; started at most one per
+            # chunk and 4 per CPU (`lmmprobe.synth.generate.worker_count`).
+            min=1,
+            max=256,
+            help="Worker processes (started: at most one per chunk of 32 items and 4 per CPU).",
+        ),
+    ] = 1,
+    overwrite: Annotated[
+        bool,
+        typer.Option(
+            help="Replace an existing synthetic-dataset folder (never one holding other files)."
+        ),
+    ] = False,
 ) -> None:
     """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
     from lmmprobe.synth.dysca_pqa import GROUPS
     from lmmprobe.synth.filters import CLIP_RULES
-    from lmmprobe.synth.generate import SynthConfig, write_dataset
+    from lmmprobe.synth.generate import SynthConfig, out_problem, write_dataset
     from lmmprobe.synth.metadata import SUBTASKS
 
     try:
@@ -177,10 +191,8 @@ def generate(
                 overwrite=overwrite,
                 on_progress=lambda done, total: progress.update(task, completed=done, total=total),
             )
-        except FileExistsError as exc:
-            if out.is_dir():
-                fail(f"{out} is not empty: pass --overwrite to replace it, or another --out")
-            fail(exc)
+        except FileExistsError:
+            fail(out_problem(out, overwrite, "--overwrite") or f"{out} exists")
         except (ValueError, OSError, ImportError) as exc:
             fail(exc)
     elapsed = time.perf_counter() - start
@@ -290,6 +302,6 @@ def filter_(
 
     try:
         kept, dropped = apply_consensus_filter(folder, run, db=db)
-    except (FileNotFoundError, ValueError, LookupError) as exc:
+    except (OSError, ValueError, LookupError) as exc:
         fail(exc)
     console.print(f"kept {kept} samples, dropped {dropped} that every reference model missed")

@@ -194,7 +194,7 @@ class FileTooLarge(UnreadableFile):
     """A regular file larger than its reader's cap (`read_regular`)."""
 
 
-def read_regular(path: Path, cap: int, *, what: str) -> bytes:
+def read_regular(path: Path, cap: int, *, what: str, within: Path | None = None) -> bytes:
     """The bytes of `path`, when it is a regular file of at most `cap` bytes.
 
     `open_regular`'s rule (no FIFO, device or folder: reading one could hang or never end),
@@ -204,14 +204,15 @@ def read_regular(path: Path, cap: int, *, what: str) -> bytes:
         path: The file.
         cap: The most bytes read.
         what: What the file holds, for the error (``"a judge prompt template"``).
+        within: The folder `path` was found in, as for `open_regular` (None: the user's path).
 
     Raises:
-        UnreadableFile: Not a regular file.
+        UnreadableFile: Not a regular file, or a link leaving `within`.
         FileTooLarge: Larger than `cap`.
         OSError: It cannot be opened or read.
 
     """
-    with open_regular(path, what=what) as f:
+    with open_regular(path, within, what=what) as f:
         size = os.fstat(f.fileno()).st_size
         # One byte past the size tells a file that grew after it was measured; only then is
         # the rest read, up to one byte past the cap. (``read(cap + 1)`` would allocate the

@@ -27,6 +27,7 @@ from typing import Any
 
 from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import SOURCES, DataError, SampleStream, streaming
+from lmmprobe.data.files import read_regular
 from lmmprobe.data.rows import (
     RowError,
     check_images,
@@ -243,6 +244,75 @@ def too_long_int(text: str) -> RowError | None:
     return RowError(
         found[0], f"an integer of {found[1].digits} digits is too long (at most {limit})"
     )
+
+
+MAX_JSON_DOCUMENT = 1 << 30
+"""The largest JSON document read whole from outside (1 GiB): a local benchmark copy's largest
+(HEMM's GQA and Visual Genome question files) are some hundreds of MB, and Python holds a
+document as several times its size in objects. Callers reading smaller documents pass less."""
+
+
+def json_document(where: str, text: str) -> Any:
+    """`text` decoded as JSON, nested at most `MAX_NESTING` levels (the data loader's rule).
+
+    Raises:
+        DataError: Not JSON, or nested deeper: one line starting with `where` (``FILE`` or
+            ``FILE:LINE``), naming the value's place where the nesting is too deep.
+
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:  # past Python's recursion limit: find the place from the text
+        _, key = too_deep_text(text)
+        raise DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}") from None
+    except ValueError as exc:  # bad JSON, an integer past Python's digit limit
+        long = too_long_int(text)
+        if long is not None:  # named by its place, not with advice meant for a programmer
+            field = f"{long.field}: " if long.field else ""
+            raise DataError(f"{where}: {field}{long.reason}") from None
+        raise DataError(f"{where}: not valid JSON ({exc})") from None
+    deep = too_deep(value)
+    if deep is not None:
+        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
+    return value
+
+
+def read_json_file(
+    path: Path, *, what: str, cap: int = MAX_JSON_DOCUMENT, within: Path | None = None
+) -> Any:
+    """The JSON document in `path`, read whole under the rules every outside file is read by.
+
+    The one reader of a whole JSON file lmmprobe did not write itself (a dataset folder's
+    manifest, a local benchmark copy, a results folder given to ``report``): a regular file
+    (`lmmprobe.data.files.open_regular`), at most `cap` bytes, UTF-8, nested at most
+    `MAX_NESTING` levels.
+
+    Args:
+        path: The file.
+        what: What it holds, for the error (``"a synthetic-dataset manifest"``).
+        cap: The most bytes read.
+        within: The folder `path` was found in: a link leading out of it is refused.
+
+    Raises:
+        DataError: Missing or unreadable, not a regular file, a link leaving `within`, larger
+            than `cap`, not UTF-8, not JSON or nested too deep; one line naming `path`.
+
+    """
+    try:
+        raw = read_regular(path, cap, what=what, within=within)
+    except DataError:
+        raise
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark some editors write is no content
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+            f"is it {what}?"
+        ) from None
+    del raw  # the text is held from here on, not both
+    return json_document(str(path), text)
 
 
 def _too_deep_json(text: str) -> RowError:

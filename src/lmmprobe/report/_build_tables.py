@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 from pydantic_core import PydanticSerializationError
 
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.holistic import DimensionRow
 from lmmprobe.metrics import MetricValue, blind_gap, compute_metrics, headline_metrics, instability
 from lmmprobe.metrics.builtin.hemm_bart import MODEL_ENV as BART_MODEL_ENV
@@ -773,8 +774,8 @@ def _apex_rows(dirs: Sequence[Path]) -> list[ApexRow]:
     rows = []
     for d in dirs:
         try:
-            doc = json.loads((d / "report.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            doc = read_json_file(d / "report.json", what="an APEx report", within=d)
+        except ValueError:  # checked when the folder was named; changed since
             doc = None
         doc = doc if isinstance(doc, dict) else {}
         exps = doc.get("experiments")

@@ -11,8 +11,8 @@ to the runs' model specs; a card is matched to a spec with `lmmprobe.holistic.ca
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from lmmprobe.data import FINGERPRINT_VERSION, data_fingerprint, load_source
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.registry import RegistryError
 from lmmprobe.report.model import (
     Manifest,
@@ -134,14 +135,25 @@ class ReportData:
 
 
 def is_apex_dir(path: Path) -> bool:
-    """Whether `path` is an APEx campaign folder: ``report.json`` with an ``experiments`` list."""
+    """Whether `path` is an APEx campaign folder: ``report.json`` with an ``experiments`` list.
+
+    ``report.json`` is read as every outside file is (`lmmprobe.data.jsonl.read_json_file`:
+    a regular file inside the folder, size-capped, nested at most 100 levels).
+
+    Raises:
+        ReportError: The folder holds a ``report.json`` that cannot be read and no
+            ``results.json`` (so it is no run folder either); one line naming the file.
+
+    """
     report = path / "report.json"
-    if not path.is_dir() or not report.is_file():
+    if not path.is_dir() or not os.path.lexists(report):
         return False
     try:
-        doc = json.loads(report.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
+        doc = read_json_file(report, what="an APEx report", within=path)
+    except ValueError as exc:
+        if (path / "results.json").is_file():
+            return False  # a run folder with a stray report.json
+        raise ReportError(str(exc)) from None
     return isinstance(doc, dict) and isinstance(doc.get("experiments"), list)
 
 
@@ -391,7 +403,16 @@ def load_report_data(
     try:
         for ref in refs:
             path = Path(ref)
-            if is_apex_dir(path):
+            try:
+                apex = is_apex_dir(path)
+            except ReportError as exc:
+                if len(refs) == 1:  # nothing else to report
+                    raise
+                # Named on the terminal and in the report's notes, one line each.
+                log.warning("left out: %s", exc)
+                warnings.append(f"left out: {exc}")
+                continue
+            if apex:
                 apex_dirs.append(path)
                 continue
             run, store = _resolve(str(ref), db_path, stores)

@@ -16,8 +16,11 @@ import base64
 import html
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from lmmprobe.apex.campaign_report import call_text, results_table
 from lmmprobe.apex.experiments import ExperimentRecord, Report
+from lmmprobe.data.jsonl import read_json_file
 
 MAX_THUMB_BYTES = 64 * 1024
 """Thumbnails larger than this are left out (they are ~5 KB; a big file is not ours)."""
@@ -107,10 +110,16 @@ def apex_section(report_dir: Path) -> str:
     path = Path(report_dir) / "report.json"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no APEx report (run `lmmprobe apex` first)")
+    doc = read_json_file(path, what="an APEx report", within=Path(report_dir))
     try:
-        report = Report.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ValueError(f"{path} is not an APEx report.json: {exc}") from exc
+        report = Report.model_validate(doc)
+    except ValidationError as exc:  # one line: the first field and what is wrong, no value
+        errors = exc.errors(include_url=False, include_input=False)
+        field = ".".join(str(part) for part in errors[0]["loc"]) or "(the document)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ValueError(
+            f"{path} is not an APEx report.json: {field}: {errors[0]['msg']}{more}"
+        ) from None
     parts = [
         '<section class="apex">',
         f"<h2>APEx: {_e(report.query)}</h2>",

@@ -28,6 +28,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError
 
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.metrics import MetricValue
 from lmmprobe.metrics.outcome import COUNT_HELP, OutcomeCounts
 from lmmprobe.schema import RunSpec
@@ -400,8 +401,12 @@ def load_results(path: str | Path) -> Results:
 
     """
     path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        # The bounded reader of outside JSON: a regular file, size-capped, nested at most
+        # 100 levels (a results.json may come from elsewhere).
+        doc = read_json_file(path, what="a run's results.json")
     except ValueError as exc:
-        raise ResultsFormatError(f"{path}: not JSON ({exc})") from exc
+        raise ResultsFormatError(str(exc)) from None
     return results_from_dict(doc, str(path))

@@ -10,12 +10,18 @@ manifest with what it dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
+import os
+import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from lmmprobe.data.base import DataError
+from lmmprobe.data.files import read_regular
+from lmmprobe.data.jsonl import json_document
 from lmmprobe.schema import Score
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
@@ -24,8 +30,9 @@ from lmmprobe.synth.generate import (
     DYSCA_FILE,
     MANIFEST_FILE,
     SAMPLES_FILE,
-    count_samples,
     load_manifest,
+    read_samples,
+    tally,
 )
 
 __all__ = ["apply_consensus_filter", "run_scores"]
@@ -41,16 +48,83 @@ def run_scores(store: Store, run_ids: Sequence[str]) -> dict[str, list[Score]]:
     return dict(by_model)
 
 
-def _rewrite(path: Path, backup: Path, keep: list[str]) -> None:
-    if not backup.exists():
-        shutil.copyfile(path, backup)
-    path.write_text("".join(keep), encoding="utf-8")
+MAX_DYSCA_BYTES = 1 << 30
+"""The largest ``dysca.json`` read (1 GiB, `lmmprobe.data.jsonl.MAX_JSON_DOCUMENT`)."""
+
+_BACKUPS = {SAMPLES_FILE: "samples.unfiltered.jsonl", DYSCA_FILE: "dysca.unfiltered.json"}
+"""The untouched originals, kept once beside the files the filter rewrites."""
+
+
+def _inside(root: Path, name: str) -> Path:
+    """`root / name`, refused when it is a link leading out of `root` (dangling or not).
+
+    Links inside the folder are its own (as ``hf:`` folders' are); one leading out would have
+    the filter write, or create, a file anywhere the user can write.
+    """
+    path = root / name
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.is_relative_to(root.resolve()):
+            raise DataError(
+                f"{path}: a link to {target}, outside {root}; synth filter reads and writes "
+                "only files inside the dataset folder: copy the file there"
+            )
+    return path
+
+
+def _dysca_records(root: Path) -> tuple[str, list[dict[str, Any]]]:
+    """``dysca.json``'s text and records, each an object with an ``id``."""
+    path = _inside(root, DYSCA_FILE)
+    what = "a synthetic dataset's Dysca questions"
+    try:
+        raw = read_regular(path, MAX_DYSCA_BYTES, what=what, within=root)
+    except DataError:
+        raise
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text (at byte {exc.start})") from None
+    records = json_document(str(path), text)
+    if not isinstance(records, list):
+        raise DataError(f"{path}: expected a list of questions, got {type(records).__name__}")
+    for i, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: [{i}]: expected an object, got {type(record).__name__}")
+        if "id" not in record:
+            raise DataError(f"{path}: [{i}].id: missing (each question names its sample)")
+    return text, records
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically: a new file in the folder renamed over the name.
+
+    The name is replaced, never written through (a link inside the folder becomes a file),
+    and a failure half-way leaves the old file whole.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp makes the file private; the dataset's files keep the mode they had.
+        os.fchmod(fd, os.stat(path).st_mode & 0o777 if path.exists() else 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def apply_consensus_filter(
     folder: str | Path, run_ids: Sequence[str], *, db: str | Path | None = None
 ) -> tuple[int, int]:
     """Drop the questions every reference model answered wrong; return (kept, dropped).
+
+    The folder may come from elsewhere: its three files are read as every outside file is
+    (regular files inside the folder, size-capped, nested at most 100 levels, shapes checked)
+    and all of them before any is written; then each is replaced atomically. A file (or a
+    kept original) that is a link leading out of the folder is refused.
 
     Args:
         folder: Dataset folder written by `lmmprobe.synth.generate.write_dataset`.
@@ -59,11 +133,20 @@ def apply_consensus_filter(
 
     Raises:
         FileNotFoundError: Not a dataset folder.
+        DataError: A file of the folder cannot be read, has another shape, or is a link
+            leading out of it; one line naming the file (and line) and the field.
         ValueError: The runs hold no scores.
 
     """
     root = Path(folder)
+    for name in (MANIFEST_FILE, SAMPLES_FILE, DYSCA_FILE, *_BACKUPS.values()):
+        _inside(root, name)
     manifest = load_manifest(root)
+    samples = list(read_samples(root))
+    for n, _, row in samples:
+        if "id" not in row:
+            raise DataError(f"{root / SAMPLES_FILE}:{n}: id: missing")
+    dysca_text, records = _dysca_records(root)
     store = Store(db, read_only=True)
     try:
         scores = run_scores(store, run_ids)
@@ -73,26 +156,24 @@ def apply_consensus_filter(
         raise ValueError(f"runs {list(run_ids)} hold no scores")
     rule = ConsensusFilter(sorted(scores))
     drop = rule.failures(scores)
-    source = root / SAMPLES_FILE
-    lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [ln for ln in lines if json.loads(ln)["id"] not in drop]
-    _rewrite(source, root / "samples.unfiltered.jsonl", kept)
-    dysca_path = root / DYSCA_FILE
-    records = json.loads(dysca_path.read_text(encoding="utf-8"))
-    if not (root / "dysca.unfiltered.json").exists():
-        shutil.copyfile(dysca_path, root / "dysca.unfiltered.json")
-    dysca_path.write_text(
-        json.dumps([r for r in records if r["id"] not in drop], ensure_ascii=False, indent=0)
-        + "\n",
-        encoding="utf-8",
-    )
-    dropped = len(lines) - len(kept)
+    kept = [(line, row) for _, line, row in samples if row["id"] not in drop]
+    dropped = len(samples) - len(kept)
     manifest.setdefault("filters", []).append(
         {**rule.describe(), "runs": list(run_ids), "dropped_samples": dropped}
     )
     manifest["counts"]["samples"] = len(kept)
-    counts = count_samples(root)
-    for key, values in counts.items():
+    for key, values in tally(row for _, row in kept).items():
         manifest["counts"][f"by_{key}"] = values
-    (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    # Everything is decided: the originals are kept once, then each file is replaced.
+    originals = {SAMPLES_FILE: "".join(line for _, line, _ in samples), DYSCA_FILE: dysca_text}
+    for name, backup in _BACKUPS.items():
+        if not os.path.lexists(root / backup):
+            _replace(root / backup, originals[name])
+    _replace(root / SAMPLES_FILE, "".join(line for line, _ in kept))
+    _replace(
+        root / DYSCA_FILE,
+        json.dumps([r for r in records if r["id"] not in drop], ensure_ascii=False, indent=0)
+        + "\n",
+    )
+    _replace(root / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     return len(kept), dropped

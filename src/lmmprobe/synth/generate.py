@@ -15,13 +15,15 @@ by construction. Two ways to use it:
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import multiprocessing
 import os
+import re
 import secrets
 import shutil
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,9 @@ from typing import Any
 from PIL import Image
 
 from lmmprobe._version import __version__
+from lmmprobe.data.base import DataError
+from lmmprobe.data.files import bounded_lines, open_regular
+from lmmprobe.data.jsonl import json_document, read_json_file
 from lmmprobe.imaging import procedural, vocab
 from lmmprobe.imaging.scenario import apply_scenario
 from lmmprobe.schema import ImageRef, Sample
@@ -590,18 +595,19 @@ def write_dataset(
         workers: Worker processes making chunks of items (1: in this process). The diffusion
             renderer always runs in this process (one pipeline on one device).
         chunk_size: Items per chunk handed to a worker.
-        overwrite: Replace an existing dataset folder (once the new one is complete).
+        overwrite: Replace an existing synthetic-dataset folder (once the new one is
+            complete); a folder holding anything else is never replaced.
         on_progress: Called with (items done, items total) after each chunk.
 
     Raises:
-        FileExistsError: `out` holds files and `overwrite` is false, or `out` is a file.
+        FileExistsError: `out` is a file, holds anything but a synthetic dataset, or holds
+            one and `overwrite` is false (`out_problem`).
 
     """
     root = Path(out)
-    if root.exists() and not root.is_dir():
-        raise FileExistsError(f"{root} is a file, not a dataset folder")
-    if root.is_dir() and any(root.iterdir()) and not overwrite:
-        raise FileExistsError(f"{root} is not empty (pass overwrite=True to replace it)")
+    problem = out_problem(root, overwrite)
+    if problem:
+        raise FileExistsError(problem)
     if config.renderer == "diffusion":
         _diffusion(config)  # a pipeline that cannot load fails here, before any file is made
     made = _first_missing(root.parent)
@@ -619,6 +625,100 @@ def write_dataset(
         shutil.rmtree(made or work, ignore_errors=True)
         raise
     return manifest
+
+
+_DATASET_NAMES = frozenset(
+    {
+        MANIFEST_FILE,
+        SAMPLES_FILE,
+        DYSCA_FILE,
+        "images",
+        "samples.unfiltered.jsonl",
+        "dysca.unfiltered.json",
+    }
+)
+"""What a synthetic-dataset folder holds: the files `write_dataset` and ``synth filter`` write."""
+
+_FOREIGN_SHOWN = 3
+"""Foreign names a refusal lists before ``…``."""
+
+
+def foreign_files(root: Path) -> list[str]:
+    """Up to `_FOREIGN_SHOWN` + 1 names in `root` that no synthetic-dataset writer made.
+
+    A dataset folder holds lmmprobe-synth's manifest (its ``format``), the files beside it
+    (`_DATASET_NAMES`) and, under ``images/``, folders of PNG files; links and anything else
+    are foreign (a store, notes, a project). An empty list: `root` is a dataset folder.
+    """
+    found: list[str] = []
+    try:
+        synth = str(load_manifest(root).get("format", "")).startswith("lmmprobe-synth/")
+    except (OSError, ValueError):
+        synth = False
+    if not synth and os.path.lexists(root / MANIFEST_FILE):
+        found.append(MANIFEST_FILE)  # another program's manifest, or a damaged one
+    names = sorted(os.listdir(root))
+    for name in names:
+        path = root / name
+        if len(found) > _FOREIGN_SHOWN:
+            break
+        if name == MANIFEST_FILE:
+            continue
+        if name not in _DATASET_NAMES or path.is_symlink():
+            found.append(name)
+        elif name == "images":
+            found.extend(_foreign_images(path, _FOREIGN_SHOWN + 1 - len(found)))
+        elif not path.is_file():
+            found.append(name)
+    if not synth and not found:  # a dataset's files without its manifest: not one of ours
+        found = names
+    return found[: _FOREIGN_SHOWN + 1]
+
+
+def _foreign_images(images: Path, most: int) -> list[str]:
+    """Up to `most` paths under ``images/`` that are not folders of PNG files (or it is no folder)."""
+    if not images.is_dir() or images.is_symlink():
+        return ["images"]
+    found: list[str] = []
+    for folder, dirs, files in os.walk(images):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            if path.is_symlink() or (
+                name in files and (not name.endswith(".png") or not path.is_file())
+            ):
+                found.append(str(path.relative_to(images.parent)))
+                if len(found) >= most:
+                    return found
+    return found
+
+
+def out_problem(root: Path, overwrite: bool, flag: str = "overwrite=True") -> str | None:
+    """Why `write_dataset` would not write to `root`, or None.
+
+    `root` may be absent or an empty folder; with `overwrite`, a synthetic-dataset folder
+    (`foreign_files`). Anything else (a store, notes, a project folder) is never replaced.
+    `flag` names the overwrite switch in the message (``--overwrite`` on the command line).
+    """
+    if root.is_symlink():  # replacing it would replace the link, not the folder it names
+        return f"{root} is a link, not a dataset folder: name the folder itself"
+    if os.path.lexists(root) and not root.is_dir():
+        return f"{root} is a file, not a dataset folder: choose another folder"
+    if not root.is_dir() or not any(root.iterdir()):
+        return None
+    foreign = foreign_files(root)
+    if foreign:
+        names = ", ".join(foreign[:_FOREIGN_SHOWN]) + (
+            ", …" if len(foreign) > _FOREIGN_SHOWN else ""
+        )
+        return (
+            f"{root} holds files that are not a synthetic dataset ({names}): choose an empty or "
+            "new folder"
+        )
+    if not overwrite:
+        return (
+            f"{root} holds a synthetic dataset: pass {flag} to replace it, or choose another folder"
+        )
+    return None
 
 
 def _partial_prefix(root: Path) -> str:
@@ -679,6 +779,7 @@ def _write_files(
     if config.renderer == "diffusion" or "adversarial" in config.scenarios:
         workers = 1  # one model on one device; extra processes would each load it
     total = _item_total(config)
+    workers = worker_count(workers, -(-total // chunk_size))
     jobs = ((config, str(root), idx) for idx in _chunks(total, chunk_size))
     totals: dict[str, Counter[str]] = {}
     dropped: Counter[str] = Counter()
@@ -712,6 +813,15 @@ def _write_files(
     manifest = _manifest(config, totals, dropped, (samples, questions), adversarial, total)
     (root / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
+
+
+def worker_count(asked: int, chunks: int) -> int:
+    """The worker processes started: `asked`, at most one per chunk and 4 per CPU.
+
+    A process given no chunk only costs its start-up (seconds, and memory); more than a few
+    per CPU only take turns.
+    """
+    return max(1, min(asked, chunks, 4 * (os.cpu_count() or 1)))
 
 
 def _run_jobs(
@@ -775,30 +885,120 @@ def _manifest(
     }
 
 
+MAX_MANIFEST_BYTES = 16 << 20
+"""The largest manifest read (16 MiB): lmmprobe writes a few kilobytes (settings, vocabulary,
+counts, filters)."""
+
+SAMPLE_KEYS = ("subtask", "scenario", "style", "question_type")
+"""The metadata keys `count_samples` counts by."""
+
+
+def _shape_error(path: Path, field: str, expected: str, value: Any) -> DataError:
+    got = "nothing (missing or null)" if value is None else type(value).__name__
+    return DataError(f"{path}: {field}: expected {expected}, got {got}")
+
+
+def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
+    """`manifest` when it has the shape `write_dataset` gives (the fields read back)."""
+    if not isinstance(manifest, dict):
+        raise _shape_error(path, "(the document)", "an object", manifest)
+    for key in ("config", "renderer", "counts"):
+        if not isinstance(manifest.get(key), dict):
+            raise _shape_error(path, key, "an object", manifest.get(key))
+    config = manifest["config"]
+    for key in ("seed", "size"):
+        if not isinstance(config.get(key), int) or isinstance(config.get(key), bool):
+            raise _shape_error(path, f"config.{key}", "an integer", config.get(key))
+    if not isinstance(manifest.get("filters", []), list):
+        raise _shape_error(path, "filters", "a list", manifest["filters"])
+    for i, record in enumerate(manifest.get("filters", [])):
+        if not isinstance(record, dict):
+            raise _shape_error(path, f"filters[{i}]", "an object", record)
+    return manifest
+
+
 def load_manifest(folder: str | Path) -> dict[str, Any]:
-    """Read a dataset folder's manifest.
+    """Read a dataset folder's manifest, as every outside file is read, and check its shape.
+
+    A folder may come from elsewhere: the manifest is a regular file inside it (a link
+    leading out of the folder is refused), at most `MAX_MANIFEST_BYTES`, nested at most 100
+    levels (`lmmprobe.data.jsonl.read_json_file`), with the fields lmmprobe reads back.
 
     Raises:
         FileNotFoundError: No manifest (not a dataset made by `write_dataset`).
+        DataError: A manifest that cannot be read or has another shape; one line naming the
+            file and the field.
 
     """
-    path = Path(folder) / MANIFEST_FILE
-    if not path.is_file():
+    root = Path(folder)
+    path = root / MANIFEST_FILE
+    if not os.path.lexists(path):
         raise FileNotFoundError(
             f"{path}: no synthetic-dataset manifest (make one with `lmmprobe synth generate`)"
         )
-    result: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return result
+    manifest = read_json_file(
+        path, what="a synthetic-dataset manifest", cap=MAX_MANIFEST_BYTES, within=root
+    )
+    return _check_manifest(path, manifest)
+
+
+def read_samples(folder: str | Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(line number, line, row)`` for each row of a dataset folder's ``samples.jsonl``.
+
+    Read as the data loaders read outside files: a regular file inside the folder, a line at a
+    time of at most 64 MiB, each nested at most 100 levels, and each row an object whose
+    ``metadata`` (when given) is an object. Blank lines are skipped.
+
+    Raises:
+        DataError: One line naming the file, the line and the field.
+
+    """
+    root = Path(folder)
+    path = root / SAMPLES_FILE
+    try:
+        raw = open_regular(path, root, what="a synthetic dataset's samples")
+    except OSError as exc:
+        raise DataError(f"{path}: cannot read it: {exc.strerror or exc}") from None
+    # Undecodable bytes are kept as surrogates and refused by line: a decoder error would
+    # come from a chunk read ahead, not from the line it is in.
+    with io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape") as fh:
+        for n, line in enumerate(bounded_lines(fh, path), 1):
+            where = f"{path}:{n}"
+            if _UNDECODED.search(line):
+                raise DataError(f"{where}: not UTF-8 text")
+            if not line.strip():
+                continue
+            row = json_document(where, line)
+            if not isinstance(row, dict):
+                raise _shape_error(Path(where), "(the row)", "an object", row)
+            if not isinstance(row.get("metadata", {}), dict):
+                raise _shape_error(Path(where), "metadata", "an object", row["metadata"])
+            yield n, line, row
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")
+"""A byte that is not UTF-8, as ``surrogateescape`` keeps it."""
+
+
+def tally(
+    rows: Iterable[dict[str, Any]], keys: Sequence[str] = SAMPLE_KEYS
+) -> dict[str, dict[str, int]]:
+    """Count rows per metadata key (``-`` where a row has none)."""
+    counts: dict[str, Counter[str]] = {k: Counter() for k in keys}
+    for row in rows:
+        meta = row.get("metadata", {})
+        for k in keys:
+            counts[k][str(meta.get(k, "-"))] += 1
+    return {k: dict(sorted(c.items())) for k, c in counts.items()}
 
 
 def count_samples(
-    folder: str | Path, keys: Sequence[str] = ("subtask", "scenario", "style", "question_type")
+    folder: str | Path, keys: Sequence[str] = SAMPLE_KEYS
 ) -> dict[str, dict[str, int]]:
-    """Count a dataset's samples per metadata key, read from its JSONL (true after filtering)."""
-    counts: dict[str, Counter[str]] = {k: Counter() for k in keys}
-    with (Path(folder) / SAMPLES_FILE).open(encoding="utf-8") as f:
-        for line in f:
-            meta = json.loads(line).get("metadata", {})
-            for k in keys:
-                counts[k][str(meta.get(k, "-"))] += 1
-    return {k: dict(sorted(c.items())) for k, c in counts.items()}
+    """Count a dataset's samples per metadata key, read from its JSONL (true after filtering).
+
+    Raises:
+        DataError: As `read_samples`.
+
+    """
+    return tally((row for _, _, row in read_samples(folder)), keys)

@@ -22,6 +22,11 @@ __all__ = ["load_synth"]
 
 _OPTIONS = ("n", "seed", "size", "tasks", "scenario", "severity", "recipe")
 
+MAX_ON_THE_FLY = 10_000
+"""The most items ``synth,n=`` makes on the fly (30,000 questions under each scenario): they are
+held in memory while the run goes; a larger set is written to a folder in chunks
+(``lmmprobe synth generate``) and read back as ``synth:DIR``."""
+
 
 def _int(options: dict[str, str], name: str, default: int) -> int:
     try:
@@ -72,6 +77,12 @@ def load_synth(
     if recipe != "procedural":
         raise DataError(f"synth source: unknown recipe {recipe!r} (known: procedural, dysca)")
     n = _int(options, "n", 4 * len(SUBTASKS))
+    if n > MAX_ON_THE_FLY:
+        raise DataError(
+            f"synth source: n={n:,} is more than the {MAX_ON_THE_FLY:,} items made on the fly "
+            f"(held in memory); write the set to a folder with `lmmprobe synth generate --n {n} "
+            "--out DIR` and use --data synth:DIR"
+        )
     try:
         config = SynthConfig(
             n=n,

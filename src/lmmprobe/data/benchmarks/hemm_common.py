@@ -28,14 +28,13 @@ from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks._images import HUB_PATH
 from lmmprobe.data.benchmarks.base import RowContext, RowError
 from lmmprobe.data.files import check_csv, open_regular, read_regular
-from lmmprobe.data.jsonl import MAX_LINE, too_long_int
+from lmmprobe.data.jsonl import MAX_LINE, json_document
 from lmmprobe.data.rows import (
     MAX_NESTING,
     check_image,
     nesting_reason,
     outside_folder,
     too_deep,
-    too_deep_text,
 )
 from lmmprobe.schema import ImageRef, Sample
 
@@ -349,30 +348,8 @@ def _text(fh: IO[bytes]) -> io.TextIOWrapper:
 
 
 def _json_value(where: str, text: str) -> Any:
-    """`text` decoded as JSON, nested at most `MAX_NESTING` levels (the data loader's rule).
-
-    Raises:
-        DataError: Not JSON, or nested deeper: one line starting with `where` (``FILE`` or
-            ``FILE:LINE``), naming the value's place where the nesting is too deep.
-
-    """
-    import json
-
-    try:
-        value = json.loads(text)
-    except RecursionError:  # past Python's recursion limit: find the place from the text
-        _, key = too_deep_text(text)
-        raise DataError(f"{where}: {key + ': ' if key else ''}{nesting_reason()}") from None
-    except ValueError as exc:  # bad JSON, an integer past Python's digit limit
-        long = too_long_int(text)
-        if long is not None:  # named by its place, not with advice meant for a programmer
-            field = f"{long.field}: " if long.field else ""
-            raise DataError(f"{where}: {field}{long.reason}") from None
-        raise DataError(f"{where}: not valid JSON ({exc})") from None
-    deep = too_deep(value)
-    if deep is not None:
-        raise DataError(f"{where}: {deep + ': ' if deep else ''}{nesting_reason()}")
-    return value
+    """`text` decoded as JSON under the data loader's rules (`json_document`)."""
+    return json_document(where, text)
 
 
 MAX_JSON_FILE = 1 << 30

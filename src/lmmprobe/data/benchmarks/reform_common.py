@@ -25,7 +25,6 @@ reproducible (ReForm-Eval's own draw differs run to run).
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks._images import image_ref
 from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext, RowError
 from lmmprobe.data.benchmarks.register import benchmark
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.schema import ImageRef, Sample
 
 __all__ = [
@@ -245,10 +245,7 @@ def _clone(root: Path) -> Path:
 def _load_json(path: Path) -> Any:
     if not path.is_file():
         raise DataError(f"{path}: file not found (a clone of {HUB_ID} holds it)")
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise DataError(f"{path}: not a valid JSON file: {exc}") from exc
+    return read_json_file(path, what="a ReForm-Eval file")
 
 
 def _items(path: Path, doc: Any = None) -> list[Any]:

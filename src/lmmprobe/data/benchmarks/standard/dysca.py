@@ -49,6 +49,7 @@ from lmmprobe.data.benchmarks import (
     benchmark,
     image_ref,
 )
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.schema import Sample
 
 __all__ = [
@@ -155,10 +156,7 @@ def _entries(path: Path) -> list[Any]:
             f"benchmark dysca: no {path} (the question list); fetch the released set with:\n  "
             f"{DYSCA.fetch}"
         )
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path}: not a JSON file: {exc}") from exc
+    data = read_json_file(path, what="Dysca's question list")
     if not isinstance(data, list):
         raise DataError(f"{path}: expected a JSON list of entries, got {type(data).__name__}")
     return data
