@@ -11,9 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 
-from lmmprobe.schema.benchmark import MAX_PLACEHOLDER_USES, REFERENCE_METRICS, placeholder_uses
+from lmmprobe.schema.benchmark import (
+    MAX_PLACEHOLDER_USES,
+    REFERENCE_METRICS,
+    TEMPLATE_FIELDS,
+    placeholder_uses,
+    template_uses,
+)
 from lmmprobe.schema.sample import MAX_OPTIONS, MAX_PROMPT_CHARS, MAX_TURNS
 
 GOOD = {"id": "good", "images": [], "question": "Fine?", "choices": ["x", "y"], "answer": 0}
@@ -150,3 +158,23 @@ def test_one_requests_prompt_text_is_bounded(tmp_path: Path) -> None:
     problem, _ = _dry_run(tmp_path, bad, "--circular")
     assert problem.startswith("its prompt is ")
     assert f"more than the {MAX_PROMPT_CHARS:,} one request may hold" in problem
+
+
+def test_reference_metrics_are_the_open_benchmark_metrics_that_read_references() -> None:
+    from lmmprobe.metrics.builtin import benchmark_open as bo
+
+    assert {bo.VQA, bo.VQA_EVALAI, bo.ANLS, bo.RELAXED, bo.GQA, bo.OCRBENCH, bo.COCO} == (
+        REFERENCE_METRICS
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}!:.[]0aqustion", max_size=40))
+def test_any_template_is_allowed_bare_or_refused_with_a_value_error(text: str) -> None:
+    try:
+        used = template_uses(text, TEMPLATE_FIELDS)
+    except ValueError:
+        return
+    assert set(used) <= set(TEMPLATE_FIELDS)
+    # What passes fills without a surprise: no spec, attribute or index to follow.
+    text.format(question="q", options="o", context="c")
