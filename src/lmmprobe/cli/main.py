@@ -680,6 +680,14 @@ def _dry_run(spec: RunSpec) -> None:
         fail_each(exc.problems)
     except (RegistryError, DataError, ValueError) as exc:
         _fail(exc)
+    if planned and planned[0].invalid:
+        # Said as a run says it: the rows a run would skip are known before anything is sent.
+        err_console.print(
+            f"[yellow]skipped {planned[0].invalid} invalid row(s); "
+            f"first {len(planned[0].problems)}:[/]"
+        )
+        for problem in planned[0].problems:
+            err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)
     for p in planned:
         line = (
             f"{shown_spec(p.spec)}: {p.to_send} request(s) to send of {p.requests + p.later_rounds}; "

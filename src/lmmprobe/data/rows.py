@@ -456,7 +456,8 @@ def _field_of(err: Mapping[str, Any]) -> tuple[str | None, str]:
     msg = msg.removeprefix("Value error, ")
     if not loc and ": " in msg:  # sample-level checks name their field first ("answer: ...")
         head, rest = msg.split(": ", 1)
-        if head.isidentifier():
+        # ``metadata.prompt_template: ...`` names a key inside a field.
+        if all(part.isidentifier() for part in head.split(".")):
             return head, rest
     return (loc or None), msg
 

@@ -26,11 +26,11 @@ memory): anything else fails the same way, naming the file.
 from __future__ import annotations
 
 import hashlib
-import string
 from dataclasses import dataclass
 from pathlib import Path
 
 from lmmprobe.data.files import FileTooLarge, UnreadableFile, read_regular
+from lmmprobe.schema.benchmark import MAX_PLACEHOLDER_USES, placeholder_uses
 
 __all__ = [
     "MAX_PLACEHOLDER_USES",
@@ -48,10 +48,6 @@ OPEN_REQUIRED = ("question", "answer")
 """The placeholders a template of ``lmmprobe-open`` must use."""
 MAX_TEMPLATE_BYTES = 1024 * 1024
 """The largest template read: a judge prompt is a few kilobytes."""
-MAX_PLACEHOLDER_USES = 8
-"""The most times a template may use one placeholder. A prompt repeats a value each time it is
-used, and the values are outside text (a model's answer, a data file's question): the bound
-keeps a prompt within a few times its values' length."""
 
 
 class TemplateError(ValueError):
@@ -82,26 +78,12 @@ def check_template(
             unmatched.
 
     """
-    used: dict[str, int] = {}
+    # The one rule for templates from outside (`lmmprobe.schema.benchmark.placeholder_uses`),
+    # which data rows' prompt templates follow too.
     try:
-        parsed = list(string.Formatter().parse(text))
+        used = placeholder_uses(text, fields)
     except ValueError as exc:
-        raise TemplateError(
-            f"{source}: not a valid template: {exc} (write {{{{ for a brace)"
-        ) from None
-    for _, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if name not in fields:
-            raise TemplateError(
-                f"{source}: unknown placeholder {{{name}}}; the placeholders are "
-                + ", ".join(f"{{{f}}}" for f in fields)
-            )
-        if spec or conversion:
-            raise TemplateError(
-                f"{source}: placeholder {{{name}}} takes no format spec or conversion"
-            )
-        used[name] = used.get(name, 0) + 1
+        raise TemplateError(f"{source}: {exc}") from None
     for name, count in used.items():
         if count > MAX_PLACEHOLDER_USES:
             raise TemplateError(

@@ -80,6 +80,9 @@ class PlannedModel:
             store was not looked at and every request is counted.
         missing_key: The environment variable of the model's API key when it is not set: a
             dry run needs none, a real run does.
+        invalid: Rows of the data left out as invalid (the same for every model), as a run
+            would skip them.
+        problems: The first of them, ``file:line: field: reason``.
 
     """
 
@@ -92,6 +95,8 @@ class PlannedModel:
     max_new_tokens: int
     store_unchecked: bool = False
     missing_key: str | None = None
+    invalid: int = 0
+    problems: tuple[str, ...] = ()
 
     @property
     def to_send(self) -> int:
@@ -190,4 +195,6 @@ def _plan_model(
         max_new_tokens=spec.gen.max_new_tokens,
         store_unchecked=served,
         missing_key=missing_key,
+        invalid=load.invalid,
+        problems=tuple(map(str, load.problems)),
     )

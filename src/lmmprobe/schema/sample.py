@@ -6,7 +6,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate, lift_legacy
+from lmmprobe.schema.benchmark import (
+    CONTEXT_FIELDS,
+    OPTION_FIELDS,
+    TEMPLATE_FIELDS,
+    BenchmarkTag,
+    PromptTemplate,
+    check_prompt_fields,
+    lift_legacy,
+    tag_problem,
+    template_uses,
+)
 from lmmprobe.schema.image import ImageRef
 from lmmprobe.schema.text import lone_surrogate, safe_data
 
@@ -21,6 +31,21 @@ reference, never right or wrong)."""
 
 CHOICE_FORMULATIONS: frozenset[str] = frozenset({"single_choice", "true_false"})
 DEFAULT_TRUE_FALSE_CHOICES: tuple[str, str] = ("yes", "no")
+
+
+MAX_OPTIONS = 256
+"""The most options one question may have. Benchmarks have at most tens; letter marks stop at
+26 anyway, but number marks do not, and ``--circular`` asks a question once per option with
+every option shown: N options are N prompts of N options each."""
+MAX_TURNS = 256
+"""The most earlier dialogue turns (`Sample.history`) one sample may carry. Visual dialogue
+benchmarks (VisDial) have tens of rounds; every turn is sent with the question."""
+MAX_PROMPT_CHARS = 1 << 21
+"""The most characters one request's text may hold (2,097,152: about half a million tokens,
+past any model's context): question, context, options and history together, as the sample's
+template words them (each use of a placeholder counted). A longer sample is refused at load,
+as images past their bounds are: otherwise every repeat and rotation (``--circular``) of it is
+planned, sent and stored whole."""
 
 
 PROMPT_ONLY_METADATA = frozenset({"reform_wordings"})
@@ -86,6 +111,7 @@ class Sample(BaseModel):
         # Samples written before the typed fields (JSONL, exports, stored rows) held the
         # benchmark's prompt and tag as metadata strings: read them into the fields.
         if isinstance(data, dict):
+            _check_counts(data)
             # Text from a data file may hold a lone surrogate (JSON's "\\ud800"), which the
             # store, results and a request cannot encode: every string of every field is
             # repaired here, where every source's sample passes (`safe_data`). Not an id:
@@ -100,6 +126,9 @@ class Sample(BaseModel):
                     "only there could not be told apart)"
                 )
             data = {k: v if k == "images" else safe_data(v) for k, v in data.items()}
+            prompt = data.get("prompt")
+            if isinstance(prompt, dict):  # a prompt a data row gives as it is
+                check_prompt_fields(prompt, legacy=False)
             meta = data.get("metadata")
             # Checked here first: every sample of every source passes this way.
             if isinstance(meta, dict) and "prompt_template" in meta:
@@ -148,7 +177,49 @@ class Sample(BaseModel):
                 raise ValueError(
                     f"answer: a {self.formulation} sample needs at least one reference text"
                 )
+        if self.benchmark is not None:
+            problem = tag_problem(dict(self.benchmark), self.answer, self.formulation)
+            if problem is not None:
+                raise ValueError(f"benchmark.{problem[0]}: {problem[1]}")
+        chars = self.prompt_chars()
+        if chars > MAX_PROMPT_CHARS:
+            raise ValueError(
+                f"its prompt is {chars:,} characters (question, context, options and history "
+                f"as worded), more than the {MAX_PROMPT_CHARS:,} one request may hold"
+            )
         return self
+
+    def prompt_chars(self) -> int:
+        """At most how many characters a request asking this sample holds.
+
+        The run's own instruction and option marks aside; each use of a template's placeholder
+        is counted.
+        """
+        options = self.choices if self.is_choice and self.choices else []
+        history = sum(len(turn.content) for turn in self.history)
+        context = len(self.context) if self.context else 0
+        question = len(self.question)
+        if self.prompt is None:
+            return question + context + sum(len(o) + 2 for o in options) + history
+        p = self.prompt
+        try:
+            uses = template_uses(p.template, TEMPLATE_FIELDS)
+            line = template_uses(p.option_format, OPTION_FIELDS)
+            ctx = template_uses(p.context_format, CONTEXT_FIELDS)
+        except ValueError:
+            return 0  # an official template, not held to the data rule (never a row's)
+        shown = sum(
+            len(p.option_format) + line.get("text", 0) * len(o) + line.get("mark", 0) * 4
+            for o in options
+        ) + len(p.option_sep) * max(len(options) - 1, 0)
+        filled = len(p.context_format) + ctx.get("context", 0) * context if context else 0
+        return (
+            len(p.template)
+            + uses.get("question", 0) * question
+            + uses.get("options", 0) * shown
+            + uses.get("context", 0) * filled
+            + history
+        )
 
     @property
     def row_metadata(self) -> dict[str, Any]:
@@ -181,3 +252,25 @@ class Sample(BaseModel):
             assert self.choices is not None
             return self.choices[self.answer]
         return self.answer[0]
+
+
+def _check_counts(data: dict[str, Any]) -> None:
+    """Refuse more options or history turns than a sample may have, before either is read.
+
+    Raises:
+        ValueError: ``choices: ...`` or ``history: ...`` (counted before any entry is
+            validated: a million turns would take gigabytes as models).
+
+    """
+    choices = data.get("choices")
+    if isinstance(choices, list) and len(choices) > MAX_OPTIONS:
+        raise ValueError(
+            f"choices: {len(choices):,} options, more than the {MAX_OPTIONS:,} lmmprobe asks "
+            "about in one question"
+        )
+    history = data.get("history")
+    if isinstance(history, list) and len(history) > MAX_TURNS:
+        raise ValueError(
+            f"history: {len(history):,} turns, more than the {MAX_TURNS:,} one sample may "
+            "carry before its question"
+        )

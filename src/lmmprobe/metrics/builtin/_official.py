@@ -195,9 +195,12 @@ def references(score: Score) -> list[str]:
     """
     value = score.gold
     if not isinstance(value, list) or not value:
+        # Shortened: both are outside text. (A sample read from data is checked when it is
+        # read, `lmmprobe.schema.benchmark.tag_problem`; this stays for rows stored before.)
+        name = score.benchmark_name or ""
         raise ValueError(
-            f"sample {score.sample_id!r}: {score.benchmark_name} scores open-ended "
-            f"answers against reference texts, but its gold answer is {value!r}"
+            f"sample {score.sample_id[:80]!r}: {name[:80]} scores open-ended "
+            f"answers against reference texts, but its gold answer is {str(value)[:80]!r}"
         )
     return value
 
