@@ -511,6 +511,10 @@ def open_store(db: Path | None) -> Iterator[Store]:
         fail(str(fault))
 
 
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples a command takes: a 95% interval is steady long before (the
+default is 1,000), and 10^8 was a MemoryError traceback (re-test 11 #12)."""
+
 _STORE_COMPANIONS = ("", "-wal", "-shm", "-journal")
 
 
