@@ -287,6 +287,18 @@ def test_a_csv_column_named_twice_is_refused_at_its_header(tmp_path: Path) -> No
     _one_line_error(code, out, table, ":1: column 'prediction' is given twice (columns 2 and 3)")
 
 
+def test_an_xlsx_column_named_twice_is_refused_at_its_header_as_a_csv_is(tmp_path: Path) -> None:
+    # The .csv check (re-test 6) missed the workbook: its row dict kept the last column too.
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.active.append(["index", "question", "A", "B", "answer", "prediction", "prediction"])
+    book.active.append([1, "q", "x", "y", "A", "A", "B"])
+    table = tmp_path / "Model_MMBench_DEV_EN.xlsx"
+    book.save(table)
+    code, out = _import(table, tmp_path, "--reader", "vlmevalkit")
+    _one_line_error(code, out, table, ":1: column 'prediction' is given twice (columns 6 and 7)")
+
+
 def test_three_million_empty_cells_in_one_row_are_refused_in_bounded_memory(
     tmp_path: Path,
 ) -> None:

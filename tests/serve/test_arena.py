@@ -222,8 +222,8 @@ def test_the_leaderboard_is_elo_table_on_the_exported_battles(db: Path, tmp_path
         board = client.get("/arena/api/leaderboard").json()
         page = client.get("/arena/leaderboard").text
     out = tmp_path / "battles.jsonl"
-    with Store(db) as store:
-        assert write_jsonl(store, out) == 14
+    with Store(db) as store, out.open("w", encoding="utf-8") as f:
+        assert write_jsonl(store, f) == 14
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["vote"] for r in rows].count("both_bad") >= 2
     assert all(r["winner"] == "tie" for r in rows if r["vote"] in ("tie", "both_bad"))
@@ -356,8 +356,8 @@ def test_exported_battles_carry_what_elo_reads_and_the_vote(db: Path, tmp_path: 
         token = start_rater(client, "jo")
         vote_once(client, token, vote="both_bad")
     out = tmp_path / "b.jsonl"
-    with Store(db) as store:
-        write_jsonl(store, out)
+    with Store(db) as store, out.open("w", encoding="utf-8") as f:
+        write_jsonl(store, f)
     (row,) = [json.loads(x) for x in out.read_text().splitlines()]
     assert row["winner"] == "tie" and row["vote"] == "both_bad"
     assert set(row) >= {

@@ -511,7 +511,29 @@ def open_store(db: Path | None) -> Iterator[Store]:
         fail(str(fault))
 
 
+MAX_BOOTSTRAP = 100_000
+"""The most ``--bootstrap`` resamples a command takes: a 95% interval is steady long before (the
+default is 1,000), and 10^8 was a MemoryError traceback (re-test 11 #12)."""
+
 _STORE_COMPANIONS = ("", "-wal", "-shm", "-journal")
+
+
+def refuse_store_out(out: Path, db: Path | None) -> None:
+    """Refuse an ``--out`` that is the store `db` or one of its companions, in one line (exit 2).
+
+    `write_out_file` checks this itself; a command that works long (pays a judge) before it
+    writes calls it first too, so a slip between ``--db`` and ``--out`` costs nothing.
+    """
+    store = (db or DEFAULT_DB).absolute()
+    target = out.absolute()
+    for suffix in _STORE_COMPANIONS:
+        companion = store.with_name(store.name + suffix)
+        same = target == companion
+        with contextlib.suppress(OSError):
+            same = same or os.path.samefile(target, companion)
+        if same:
+            fail(f"--out {out} is the store {'itself' if not suffix else f'{suffix[1:]} file'} "
+                 f"(--db {store}): name another file")  # fmt: skip
 
 
 def write_out_file(
@@ -526,16 +548,7 @@ def write_out_file(
     ``--out``) is refused before anything is written, as is a failure to write: one line
     naming `out` (exit 2).
     """
-    store = (db or DEFAULT_DB).absolute()
-    target = out.absolute()
-    for suffix in _STORE_COMPANIONS:
-        companion = store.with_name(store.name + suffix)
-        same = target == companion
-        with contextlib.suppress(OSError):
-            same = same or os.path.samefile(target, companion)
-        if same:
-            fail(f"--out {out} is the store {'itself' if not suffix else f'{suffix[1:]} file'} "
-                 f"(--db {store}): name another file")  # fmt: skip
+    refuse_store_out(out, db)
     try:
         # A link (``/dev/stdout`` into a file, a report.html kept elsewhere) is written through,
         # in place: renamed over, the link itself would be replaced by a file.

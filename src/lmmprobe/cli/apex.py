@@ -18,7 +18,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import ModelsOption, console, fail
+from lmmprobe.cli._common import MAX_BOOTSTRAP, ModelsOption, console, fail
 
 if TYPE_CHECKING:
     from lmmprobe.apex import Report
@@ -65,7 +65,10 @@ def apex(
         int | None, typer.Option(min=16, max=2048, help="Image side in pixels [default: 256].")
     ] = None,
     bootstrap: Annotated[
-        int | None, typer.Option(min=0, help="Bootstrap resamples for the 95% CIs [default: 1000].")
+        int | None,
+        typer.Option(
+            min=0, max=MAX_BOOTSTRAP, help="Bootstrap resamples for the 95% CIs [default: 1000]."
+        ),
     ] = None,
     run_all: Annotated[
         bool,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -25,8 +25,10 @@ from lmmprobe.cli._common import (
     console,
     fail,
     open_store,
+    refuse_store_out,
     store_faults_exit,
     write_document,
+    write_out_file,
 )
 
 app = typer.Typer(
@@ -69,10 +71,7 @@ def export(
                     f"--run {missing[0]}: no such run in {store.path} "
                     f"(`lmmprobe runs --db {shlex.quote(str(store.path))}` lists them)"
                 )
-        try:
-            n = write_jsonl(store, out, runs)
-        except OSError as exc:
-            fail(f"cannot write {out}: {exc.strerror or exc}")
+        n = write_out_file(out, lambda f: write_jsonl(store, f, runs), db=store.path)
     of = "" if runs is None else f" on run(s) {', '.join(runs)}"
     if n == 0:
         console.print(
@@ -155,8 +154,10 @@ def judge(
 
     if fmt not in ("table", "json"):
         fail(f"--format must be table or json, not {fmt!r}")
-    if out is not None and (out.is_dir() or not out.parent.is_dir()):
-        fail(f"--out {out}: give a file in an existing folder")
+    if out is not None:
+        if out.is_dir() or not out.parent.is_dir():
+            fail(f"--out {out}: give a file in an existing folder")
+        refuse_store_out(out, db)  # before the judge is paid, not after
     try:
         model = load_model(judge_spec)
     except (RegistryError, ValueError, ImportError) as exc:
@@ -216,9 +217,14 @@ def judge(
         # nothing. Its votes are stored (unjudged), and --out is left as it was.
         fail(f"judge {shown_spec(judge_spec)}: {result.nothing_read}; {PAIRS_AGAIN}", code=1)
     if out is not None:
-        with out.open("w", encoding="utf-8") as f:
-            for battle in result.judged:
+        judged = result.judged
+
+        def verdicts(f: TextIO) -> int:
+            for battle in judged:
                 f.write(json.dumps(battle.row(), ensure_ascii=False) + "\n")
+            return len(judged)
+
+        write_out_file(out, verdicts, db=store.path)
     summary = result.summary()
     if fmt == "json":
         write_document(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", json_text=True)

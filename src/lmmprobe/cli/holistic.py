@@ -26,6 +26,9 @@ from lmmprobe.cli._common import console, fail, write_document
 
 _FORMATS = ("table", "json")
 _WIN_RATES = ("hemm", "met")
+_MAX_K = 1000
+"""The largest Elo step ``--k`` takes: HEMM uses 4, chess 10-40; 100,000 overflowed the expected
+score (``base ** x``) into a traceback (re-test 11 #12)."""
 
 
 def elo(
@@ -69,8 +72,8 @@ def elo(
         fail(f"--format must be one of {', '.join(_FORMATS)}, not {fmt!r}")
     if win_rate not in _WIN_RATES:
         fail(f"--win-rate must be one of {', '.join(_WIN_RATES)}, not {win_rate!r}")
-    if not (math.isfinite(k) and k > 0):
-        fail(f"--k must be a positive number, got {k}")
+    if not (math.isfinite(k) and 0 < k <= _MAX_K):
+        fail(f"--k must be a positive number of at most {_MAX_K:,} (HEMM: 4), got {k:g}")
     try:
         battles = load_battles(votes_file)
     except (BattleFileError, FileNotFoundError, UnicodeDecodeError) as exc:
@@ -96,6 +99,8 @@ def elo(
             if exc.fit
             else f"{votes_file}: {exc}; use --shuffles 0 (the file's order, replayed once)"
         )
+    except OverflowError:  # a run of upsets can still push two ratings apart past a float
+        fail(f"{votes_file}: the ratings overflow with --k {k:g}; use a smaller --k (HEMM: 4)")
     except MemoryError:
         fail(
             f"{votes_file}: not enough memory to rate {len(battles):,} votes over {shuffles:,} "

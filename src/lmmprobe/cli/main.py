@@ -18,6 +18,7 @@ from rich.table import Table
 from lmmprobe._inert import inert
 from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
+    MAX_BOOTSTRAP,
     DbOption,
     DryRunOption,
     HelpStyleGroup,
@@ -208,7 +209,9 @@ def run(
     ] = False,
     max_new_tokens: Annotated[int, typer.Option(min=1, help="Generation length limit.")] = 32,
     temperature: Annotated[float, typer.Option(min=0.0, help="0 = greedy.")] = 0.0,
-    bootstrap: Annotated[int, typer.Option(min=0, help="Bootstrap resamples for CIs.")] = 1000,
+    bootstrap: Annotated[
+        int, typer.Option(min=0, max=MAX_BOOTSTRAP, help="Bootstrap resamples for CIs.")
+    ] = 1000,
     db: DbOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     executor: Annotated[

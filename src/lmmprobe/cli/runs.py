@@ -31,7 +31,7 @@ from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import audit_document, print_audit
-from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
+from lmmprobe.cli._common import MAX_BOOTSTRAP, DbOption, InertConsole, fail, open_store
 from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
@@ -536,7 +536,10 @@ def compare(
     ] = None,
     limit: Annotated[int, typer.Option(min=0, help="List at most N differing answers.")] = 20,
     n_boot: Annotated[
-        int, typer.Option("--bootstrap", min=1, help="Bootstrap resamples for the interval.")
+        int,
+        typer.Option(
+            "--bootstrap", min=1, max=MAX_BOOTSTRAP, help="Bootstrap resamples for the interval."
+        ),
     ] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     fmt: Annotated[

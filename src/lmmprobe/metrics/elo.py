@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from lmmprobe._file_kind import not_regular_file
-from lmmprobe.schema.text import safe_text
+from lmmprobe.schema.text import repeated_column, safe_text
 
 __all__ = [
     "MAX_ELO_RATINGS",
@@ -256,7 +256,12 @@ def _csv_battles(path: Path) -> list[Battle]:
         # field that did is refused below as a malformed row.
         reader = csv.DictReader(counted(_lines(path, f)))
         try:
-            need = {"model_a", "model_b", "winner"} - set(reader.fieldnames or [])
+            names = list(reader.fieldnames or [])
+            # A row's dict would keep the last of two columns of one name silently: a vote
+            # between other models, or another winner.
+            if twice := repeated_column(names):
+                raise BattleFileError(f"{path}:1: {twice}")
+            need = {"model_a", "model_b", "winner"} - set(names)
             if need:
                 raise BattleFileError(
                     f"{path}:1: the CSV header lacks column(s) {', '.join(sorted(need))}"

@@ -48,6 +48,7 @@ from lmmprobe.data.files import (
     open_regular,
 )
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason, too_deep, too_deep_text
+from lmmprobe.schema.text import repeated_column
 
 __all__ = [
     "CHUNK",
@@ -417,16 +418,9 @@ def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, di
                     f"{path}:1: {len(names):,} columns; a table of predictions has at most "
                     f"{MAX_COLUMNS:,} (a spreadsheet's limit): is it the right file?"
                 )
-            first: dict[str, int] = {}
-            for number, name in enumerate(names, start=1):
-                if not name.strip():  # unnamed (a sheet's trailing empty columns): never read
-                    continue
-                if name in first:  # a row's dict would keep the last column silently
-                    raise DataError(
-                        f"{path}:1: column {name!r} is given twice (columns {first[name]} and "
-                        f"{number}); name each column once"
-                    )
-                first[name] = number
+            # A row's dict would keep the last of two columns of one name silently.
+            if twice := repeated_column(names):
+                raise DataError(f"{path}:1: {twice}")
             for n, row in enumerate(reader, start=2):
                 yield n, dict(row)
         except csv.Error as exc:
@@ -456,12 +450,17 @@ def _iter_xlsx(path: Path, within: Path | None) -> Iterator[tuple[int, dict[str,
             rows = sheet.iter_rows(values_only=True)
             try:
                 header = next(rows, None)
-                if header is None:
-                    return
-                names = [str(h) if h is not None else "" for h in header]
+            except Exception as exc:  # the sheet's XML, read as the rows are
+                raise broken_xlsx(path, exc) from None
+            if header is None:
+                return
+            names = [str(h) if h is not None else "" for h in header]
+            if twice := repeated_column(names):  # as a .csv's header: never the last silently
+                raise DataError(f"{path}:1: {twice}")
+            try:
                 for n, values in enumerate(rows, start=2):
                     yield n, dict(zip(names, values, strict=False))
-            except Exception as exc:  # the sheet's XML, read as the rows are
+            except Exception as exc:
                 raise broken_xlsx(path, exc) from None
         finally:
             book.close()

@@ -121,7 +121,8 @@ def _pixels_cap(given: str) -> int:
     raw = given.strip().replace("_", "")
     if not raw:
         return DEFAULT_MAX_PIXELS
-    if not raw.isdigit() or int(raw) <= 0:
+    # str.isdigit is true of '²' and other digits int() does not read: ASCII digits only.
+    if not (raw.isascii() and raw.isdigit()) or int(raw) <= 0:
         raise ValueError(
             f"{MAX_PIXELS_ENV}={given!r} is not a positive number of "
             f"pixels: set it to e.g. {DEFAULT_MAX_PIXELS}, or unset it."

@@ -27,6 +27,7 @@ __all__ = [
     "deeper_than",
     "json_escaped",
     "lone_surrogate",
+    "repeated_column",
     "safe_data",
     "safe_text",
     "shown_path",
@@ -38,6 +39,31 @@ MAX_NESTING: Final = 100
 other. Deeper values are refused per row: they describe no sample, and every step that walks
 them (fingerprints, the store, reports) would risk Python's recursion limit. The store's JSON
 columns are held to it when read (`stored_json`)."""
+
+
+def repeated_column(names: Iterable[str]) -> str | None:
+    """Why a table's header cannot be read by name: its first column named twice, or None.
+
+    A row read as a dict (`csv.DictReader`) keeps the last of two columns of one name and
+    drops the other without a word; the table readers (predictions, votes) refuse such a
+    header instead, with this reason after ``FILE:1:``. Unnamed columns (a sheet's trailing
+    empty ones) are never read, so they may repeat.
+
+    Returns:
+        ``column 'X' is given twice (columns 2 and 3); name each column once``, or None.
+
+    """
+    first: dict[str, int] = {}
+    for number, name in enumerate(names, start=1):
+        if not name.strip():
+            continue
+        if name in first:
+            return (
+                f"column {name!r} is given twice (columns {first[name]} and {number}); "
+                "name each column once"
+            )
+        first[name] = number
+    return None
 
 
 def deeper_than(value: Any, limit: int = MAX_NESTING) -> bool:

@@ -165,6 +165,18 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
             raise exc
         return await _store_fault(request, fault)
 
+    @app.exception_handler(MemoryError)
+    async def _out_of_memory(request: Request, exc: MemoryError) -> Response:
+        # Parallel requests over a large store can exhaust memory for a moment: the request
+        # may succeed again shortly, so a 503 "try again", never a 500 with a traceback.
+        log.warning("%s %s: not enough memory", request.method, request.url.path)
+        return _error(
+            request,
+            503,
+            "not enough memory to answer this request now: try again shortly",
+            headers={"Retry-After": "5"},
+        )
+
     @app.exception_handler(RequestValidationError)
     async def _bad_request(request: Request, exc: RequestValidationError) -> Response:
         problems = "; ".join(

@@ -25,8 +25,7 @@ import time
 import unicodedata
 from collections.abc import Collection, Iterator
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.store.errors import StoreDamagedError
@@ -372,27 +371,24 @@ def export_rows(store: Reader, runs: Collection[str] | None = None) -> Iterator[
         yield _vote_from_row(row).export_row()
 
 
-def write_jsonl(store: Reader, path: str | Path, runs: Collection[str] | None = None) -> int:
-    """Write every vote as JSONL that ``lmmprobe elo`` reads; return the number written.
+def write_jsonl(store: Reader, out: TextIO, runs: Collection[str] | None = None) -> int:
+    """Write every vote to `out` as JSONL that ``lmmprobe elo`` reads; return the number written.
 
-    The file is written to a temporary name beside `path` and renamed into place, so a
-    reader never sees half a file.
+    The stream is the caller's: ``lmmprobe arena export`` hands the ``--out`` writer's
+    (`lmmprobe.cli._common.write_out_file`), which refuses the store itself, writes through
+    links and devices, and renames a finished file into place.
 
     Args:
         store: The store.
-        path: The file to write (replaced).
+        out: The text stream to write to.
         runs: Only votes on answers of these runs, as the arena's leaderboard scoped to
             them counts (every vote by default).
 
     """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
     n = 0
-    with tmp.open("w", encoding="utf-8") as f:
-        for row in export_rows(store, runs):
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    tmp.replace(target)
+    for row in export_rows(store, runs):
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
     return n
 
 

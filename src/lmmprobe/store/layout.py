@@ -1,7 +1,7 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10` and `DDL_12` and migrates an older one step by step
+store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10`, `DDL_12` and `DDL_13` and migrates an older one step by step
 through `MIGRATIONS`, inside one transaction.
 
 A score row's metadata is kept once per sample (schema 10): `metadata_part` is what a row
@@ -24,6 +24,7 @@ __all__ = [
     "DDL_10",
     "DDL_11",
     "DDL_12",
+    "DDL_13",
     "MAX_STORED_TEXT",
     "MIGRATIONS",
     "OUR_TABLES",
@@ -40,7 +41,7 @@ __all__ = [
     "within_cap",
 ]
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -75,6 +76,9 @@ nor hashes it (`lmmprobe.data.rows.check_image`); a store migrated to 11 starts 
 12: ``image_checks`` tells a file unchanged by its size and status-change time (``ctime_ns``)
 instead of its modification time, which a copy, an untar or ``touch -d`` sets back (re-test 8);
 the checks a store remembered are dropped, and the next run checks its images again.
+13: an index on runs newest first (``runs_newest``: ``created_at``, ``id``), so a page of the
+runs list reads its runs only, not every run of a store holding 100,000 (re-test 11 #19); the
+migration builds it, and the tables are unchanged.
 """
 
 
@@ -416,6 +420,10 @@ DDL_12 = (
     ) WITHOUT ROWID""",
 )
 
+# Added by schema 13: the runs list's order (`lmmprobe.store.runs.read_runs`), newest first,
+# read from the index a page at a time instead of sorting every run of the store.
+DDL_13 = ("CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, id DESC)",)
+
 
 OUR_TABLES = (
     "runs",
@@ -432,7 +440,7 @@ OUR_TABLES = (
 
 OWN_SCHEMA: frozenset[tuple[str, str]] = frozenset(
     {("table", name) for name in ("meta", "answer_scores", *OUR_TABLES)}
-    | {("index", "scores_by_sample"), ("view", "score_metadata")}
+    | {("index", "scores_by_sample"), ("index", "runs_newest"), ("view", "score_metadata")}
 )
 """Every (type, name) in ``sqlite_master`` that any schema version of lmmprobe creates (with
 SQLite's own ``sqlite_*`` objects: automatic indexes, ``sqlite_sequence``, ``ANALYZE``'s
@@ -563,6 +571,11 @@ def _migrate_11_to_12(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_12_to_13(conn: sqlite3.Connection) -> None:
+    for statement in DDL_13:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -576,4 +589,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     9: _migrate_9_to_10,
     10: _migrate_10_to_11,
     11: _migrate_11_to_12,
+    12: _migrate_12_to_13,
 }

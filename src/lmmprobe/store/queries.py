@@ -56,6 +56,7 @@ __all__ = [
     "neighbour_samples",
     "paired_answers",
     "run_models",
+    "run_rows",
     "sample_answers",
     "score_page",
 ]
@@ -217,7 +218,16 @@ def list_runs(conn: sqlite3.Connection, limit: int = 500, offset: int = 0) -> li
 
     A running run also says how many of its samples are recorded so far (`RunRow.asked`).
     """
-    return [_run_row(r, _asked(conn, r)) for r in read_runs(conn, limit, offset)]
+    return run_rows(conn, read_runs(conn, limit, offset))
+
+
+def run_rows(conn: sqlite3.Connection, runs: Sequence[StoredRun]) -> list[RunRow]:
+    """The list's rows of runs already read (`lmmprobe.store.runs.read_runs`), in their order.
+
+    For a page that needs more of each run than its row (the web app's settings column): the
+    runs are read once, not once for the rows and again for the rest.
+    """
+    return [_run_row(r, _asked(conn, r)) for r in runs]
 
 
 def get_run(conn: sqlite3.Connection, run_id: str) -> tuple[RunRow, dict[str, Any]] | None:

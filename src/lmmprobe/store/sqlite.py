@@ -74,6 +74,7 @@ from lmmprobe.store.layout import (
     DDL_9,
     DDL_10,
     DDL_12,
+    DDL_13,
     MAX_STORED_TEXT,
     MIGRATIONS,
     OUR_TABLES,
@@ -565,7 +566,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_12):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_12, *DDL_13):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
