@@ -66,6 +66,11 @@ class ImageCache:
                 "seed": seed,
                 "renderer": context.renderer_name,
                 "collection": context.collection.source if context.collection else None,
+                # The files as they are now: a collection changed at the same path is a new
+                # source, and what was composed from the old one is not shown again.
+                "collection_files": (
+                    context.collection.fingerprint() if context.collection else None
+                ),
                 "size": context.size,
             },
             sort_keys=True,
