@@ -277,17 +277,12 @@ class LLMOrchestrator:
         """One request through the model backend's bounded path (`post_chat`).
 
         Raises:
-            OrchestratorError: The openai client is not installed.
             TimeoutError: No complete reply within ``timeout``.
             openai.APIError: An HTTP error status, or the transport failed.
 
         """
-        try:
-            from lmmprobe.models.openai_api import chat_client, post_chat
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise OrchestratorError(
-                "the openai orchestrator needs the openai client: pip install 'lmmprobe[api]'"
-            ) from exc
+        from lmmprobe.models.openai_api import chat_client, post_chat
+
         timeout = self.options.timeout
 
         async def exchange() -> tuple[bytes, bool]:
@@ -309,7 +304,14 @@ class LLMOrchestrator:
                 may help), in one line: ``the chat request failed: TYPE: what``.
 
         """
-        from lmmprobe.models.openai_api import chat_error, reply_json
+        try:
+            import openai
+
+            from lmmprobe.models.openai_api import chat_error, reply_json
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise OrchestratorError(
+                "the openai orchestrator needs the openai client: pip install 'lmmprobe[api]'"
+            ) from exc
 
         hint = (
             f"no key was sent: set the environment variable {self.options.key_env}"
@@ -324,9 +326,7 @@ class LLMOrchestrator:
             except TimeoutError:
                 what = f"timeout: no complete reply within {self.options.timeout:g} s"
                 retryable = True
-            except OrchestratorError:
-                raise
-            except Exception as exc:  # the client's errors and a body that is no JSON
+            except (openai.APIError, ValueError) as exc:  # the client's, or a body not JSON
                 err = chat_error(exc, hint)
                 what, retryable = f"{err.type}: {err}", err.retryable
             if not retryable or attempt == attempts:
