@@ -24,9 +24,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe, lmmprobe_with_key
 
 from lmmprobe.apex.orchestrator_output import MAX_OUTPUT_CHARS
+from lmmprobe.apex.orchestrators.llm import LLMOrchestrator, parse_spec
+from lmmprobe.apex.protocol import OrchestratorError
 from lmmprobe.testing import FakeOpenAIServer
 
 pytest.importorskip("openai")
@@ -265,3 +269,30 @@ def test_a_redirect_from_the_orchestrator_server_is_not_followed(tmp_path: Path)
     assert "the chat request failed: bad_request: HTTP 307: the server redirects to" in text
     assert "lmmprobe follows no redirect" in text
     assert len(heads) == 1 and (out / "report.json").is_file()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_SHAPED = st.fixed_dictionaries(
+    {"choices": st.lists(st.fixed_dictionaries(
+        {"message": st.dictionaries(st.sampled_from(["content", "tool_calls", "role"]), _JSON)},
+        optional={"finish_reason": _JSON},
+    ), max_size=2)}
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=_JSON | _SHAPED, cut=st.booleans())
+def test_any_json_a_server_sends_is_text_or_one_orchestrator_error(data: object, cut: bool) -> None:
+    orchestrator = LLMOrchestrator(parse_spec("m@http://127.0.0.1:9/v1"))
+    try:
+        text = orchestrator.reply_text(data, cut=cut)
+    except OrchestratorError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(text, str)

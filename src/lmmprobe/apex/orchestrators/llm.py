@@ -338,6 +338,48 @@ class LLMOrchestrator:
             f"{self.name}: the chat request failed: {scrub_secrets(what)}{tried}"
         )
 
+    def reply_text(self, data: Any, *, cut: bool = False) -> str:
+        """The program in a chat-completion reply's JSON (any JSON a server sends).
+
+        Args:
+            data: The reply's body as JSON (`reply_json`).
+            cut: The body was longer than lmmprobe reads, `data` is what its first bytes hold.
+
+        Raises:
+            OrchestratorError: It is no chat completion (no choice, content that is not text),
+                or the model was cut off inside its thinking.
+
+        """
+        choices = data.get("choices") if isinstance(data, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise OrchestratorError(f"{self.name}: the reply has no choices")
+        assert isinstance(choice, dict)
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise OrchestratorError(
+                f"{self.name}: the reply's message content is {type(content).__name__}, not text"
+            )
+        finish = choice.get("finish_reason")
+        # A reply longer than lmmprobe reads is cut where the reading stopped: a token limit's.
+        finish_reason = "length" if cut else finish if isinstance(finish, str) else None
+        # A thinking model's reply: only the answer after its thinking is the program (marks
+        # of JSON inside the thinking must not be parsed); cut off inside it, there is none.
+        thought = split_answer(content, finish_reason=finish_reason)
+        if thought.truncated:
+            raise OrchestratorError(
+                f"{self.name}: the reply was cut off inside its thinking; raise max_tokens "
+                f"(now {self.options.max_tokens})"
+            )
+        text = thought.answer
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls and isinstance(calls[0], dict):
+            fn = calls[0].get("function")
+            arguments = fn.get("arguments") if isinstance(fn, dict) else None
+            text = arguments if isinstance(arguments, str) and arguments else text
+        return text
+
     def _ask(
         self, step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]
     ) -> Reply:
@@ -369,34 +411,7 @@ class LLMOrchestrator:
                 "json_schema": {"name": model.__name__, "schema": schema},
             }
         data, cut = self._request(kwargs)
-        choices = data.get("choices") if isinstance(data, dict) else None
-        choice = choices[0] if isinstance(choices, list) and choices else None
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            raise OrchestratorError(f"{self.name}: the reply has no choices")
-        assert isinstance(choice, dict)
-        content = message.get("content")
-        if content is not None and not isinstance(content, str):
-            raise OrchestratorError(
-                f"{self.name}: the reply's message content is {type(content).__name__}, not text"
-            )
-        finish = choice.get("finish_reason")
-        # A reply longer than lmmprobe reads is cut where the reading stopped: a token limit's.
-        finish_reason = "length" if cut else finish if isinstance(finish, str) else None
-        # A thinking model's reply: only the answer after its thinking is the program (marks
-        # of JSON inside the thinking must not be parsed); cut off inside it, there is none.
-        thought = split_answer(content, finish_reason=finish_reason)
-        if thought.truncated:
-            raise OrchestratorError(
-                f"{self.name}: the reply was cut off inside its thinking; raise max_tokens "
-                f"(now {self.options.max_tokens})"
-            )
-        text = thought.answer
-        calls = message.get("tool_calls")
-        if isinstance(calls, list) and calls and isinstance(calls[0], dict):
-            fn = calls[0].get("function")
-            arguments = fn.get("arguments") if isinstance(fn, dict) else None
-            text = arguments if isinstance(arguments, str) and arguments else text
+        text = self.reply_text(data, cut=cut)
         exchanged: list[tuple[Role, str]] = []
         for m in messages:
             role = m["role"]
