@@ -89,3 +89,15 @@ def test_a_dataset_collections_image_is_decoded_under_the_cap(
     monkeypatch.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "5000")
     with pytest.raises(CollectionError, match=r"data\.parquet.*:0: cannot read image: .*decoding"):
         coll.pick("dog", random.Random(0))
+
+
+def test_a_small_picture_in_a_much_larger_file_is_refused(tmp_path: Path) -> None:
+    """As `--data` refuses it: the file carries data that is not the picture."""
+    root = _collection(tmp_path / "c", "red", "blue")
+    dog = root / "dog" / "a.png"
+    with dog.open("ab") as f:
+        f.write(b"\0" * (17 << 20))
+    coll = open_collection(f"imagefolder:{root}")
+    with pytest.raises(CollectionError, match=r"dog/a\.png: cannot read image: .*not the picture"):
+        coll.pick("dog", random.Random(0))
+    assert coll.pick("cat", random.Random(0))[0].getpixel((0, 0)) == (255, 0, 0)

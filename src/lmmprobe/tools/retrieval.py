@@ -605,6 +605,10 @@ def _decode_bytes(data: bytes, name: str) -> Image.Image:
     if problem:
         raise OSError(problem)
     with open_image(io.BytesIO(data), name) as im:
+        # A small picture in a much larger file carries other data (as the loaders refuse it).
+        problem = image_file_problem(len(data), im.size[0] * im.size[1])
+        if problem:
+            raise OSError(problem)
         return im.convert("RGB")
 
 
