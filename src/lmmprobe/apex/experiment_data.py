@@ -63,19 +63,21 @@ class ImageCache:
         self, select: ToolCall, transforms: Sequence[ToolCall], seed: int, context: SelectContext
     ) -> str:
         """Content key of one composition (hex SHA-256)."""
-        blob = json.dumps(
-            {
-                "lmmprobe": __version__,
-                "select": select.model_dump(mode="json"),
-                "transforms": [t.model_dump(mode="json") for t in transforms],
-                "seed": seed,
-                "renderer": context.renderer_name,
-                "collection": context.collection.source if context.collection else None,
-                "size": context.size,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
-        )
+        parts: dict[str, Any] = {
+            "lmmprobe": __version__,
+            "select": select.model_dump(mode="json"),
+            "transforms": [t.model_dump(mode="json") for t in transforms],
+            "seed": seed,
+            "renderer": context.renderer_name,
+            "collection": context.collection.source if context.collection else None,
+            "size": context.size,
+        }
+        if context.collection is not None:
+            # The files as they are now: a collection changed at the same path is a new source,
+            # and what was composed from the old one is not shown again. (Only with one: the
+            # keys of campaigns without a collection stay as they were.)
+            parts["collection_files"] = context.collection.fingerprint()
+        blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def path(self, key: str) -> Path:

@@ -49,7 +49,12 @@ from lmmprobe.apex.experiments import (
     Sufficiency,
     TranscriptEntry,
 )
-from lmmprobe.apex.orchestrator_output import UnsafeOutputError, output_text, parse_output
+from lmmprobe.apex.orchestrator_output import (
+    MAX_OUTPUT_CHARS,
+    UnsafeOutputError,
+    output_text,
+    parse_output,
+)
 from lmmprobe.apex.protocol import (
     Attempt,
     Orchestrator,
@@ -112,6 +117,8 @@ class _Session:
     def _record(self, step: str, reply: Reply) -> None:
         n = self.report.orchestrator_calls
         for role, content in reply.messages:
+            if role == "assistant":  # the orchestrator's text, of any length: kept to the cap
+                content = _capped_reply(content)
             self.report.transcript.append(
                 TranscriptEntry(step=step, role=role, content=content, call=n)
             )
@@ -155,6 +162,20 @@ class _Session:
                 )
                 self.say(f"  {step}: rejected ({error[:160]})")
         return None, attempts
+
+
+def _capped_reply(text: str) -> str:
+    """An orchestrator's reply as the transcript keeps it: its first `MAX_OUTPUT_CHARS`.
+
+    A longer reply is rejected unread (`load_json`); kept whole, a few of them (50 MB each)
+    took the report's writing past memory and no report was left. Its length is noted.
+    """
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    return (
+        f"{text[:MAX_OUTPUT_CHARS]} ...(cut: the reply has {len(text):,} characters; the "
+        f"first {MAX_OUTPUT_CHARS:,} are kept)"
+    )
 
 
 def _check_experiment(settings: Settings) -> Callable[[Experiment], None]:

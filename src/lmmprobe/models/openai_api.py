@@ -86,7 +86,7 @@ import math
 import random
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -464,6 +464,101 @@ class _Reachability:
         return 0 < self.limit <= self.failures
 
 
+def chat_client(
+    key: str, base_url: str | None, timeout: float, *, verify: ssl.SSLContext | None = None
+) -> openai.AsyncOpenAI:
+    """A client for `post_chat`: no retries of its own, no redirect followed, errors capped.
+
+    Args:
+        key: The API key (``EMPTY`` for a local server that needs none).
+        base_url: The server's base URL (None: the OpenAI API).
+        timeout: Seconds for each connect and read (`post_chat` bounds the whole exchange).
+        verify: The TLS context (None: a fresh one from the CA bundle, ~35 ms to load).
+
+    """
+    return openai.AsyncOpenAI(
+        api_key=key,
+        base_url=base_url,
+        max_retries=0,  # retries are the caller's: typed, bounded, Retry-After aware
+        timeout=timeout,
+        http_client=openai.DefaultAsyncHttpxClient(
+            verify=httpx2.create_ssl_context() if verify is None else verify,
+            # An API does not redirect a POST; following one would send the prompt and
+            # images to wherever a server points (`_classify`).
+            follow_redirects=False,
+            limits=httpx2.Limits(
+                max_connections=None, max_keepalive_connections=CONNECTIONS_PER_CLIENT
+            ),
+            event_hooks={"response": [_cap_error_body]},
+        ),
+    )
+
+
+async def post_chat(
+    client: openai.AsyncOpenAI,
+    body: Mapping[str, Any],
+    timeout: float,
+    *,
+    limit: int = MAX_REPLY_BYTES,
+    answered: Callable[[], None] | None = None,
+) -> tuple[bytes, bool]:
+    """POST one chat-completions request; its reply's body (decoded, at most `limit` bytes).
+
+    The whole exchange, headers and body, is bounded by `timeout` (and `ATTEMPT_SLACK_S`), not
+    each read: a server that trickles a byte, a header line or a ``102 Processing`` at a time
+    would hold it forever. A second more, so that the client's own connect timeout (the same
+    value) fires first where it applies: a host that never answers counts as down.
+
+    Args:
+        client: A `chat_client` (no redirects followed, error bodies capped).
+        body: The request's JSON body.
+        timeout: Seconds the whole exchange may take.
+        limit: The most bytes of the reply's body read (decoded: after any decompression).
+        answered: Called once the server has sent its reply's status and headers.
+
+    Returns:
+        The body read and whether the server sent more (see `reply_json`).
+
+    Raises:
+        TimeoutError: The reply was not complete within `timeout`.
+        openai.APIError: An HTTP error status (a redirect among them), or the transport failed
+            (`chat_error` turns each into a typed error).
+
+    """
+    async with asyncio.timeout(timeout + ATTEMPT_SLACK_S):
+        # client.post is the client's documented route for raw bodies: it skips create()'s
+        # recursive parameter transform (which walks every base64 image) and, returning the
+        # raw response, the construction of typed result models; together they were most of
+        # the client-side CPU per request. Status errors are still raised by the client as
+        # openai.APIStatusError subclasses. Streamed, so the body is read here, a chunk at a
+        # time and only so far (`_read_body`): a server's reply is outside text of any length.
+        raw = await client.post(
+            "/chat/completions", body=body, cast_to=httpx2.Response, stream=True
+        )
+        if answered is not None:
+            answered()
+        return await _read_body(raw, limit)
+
+
+def reply_json(body: bytes, cut: bool) -> Any:
+    """A reply's body (`post_chat`) as JSON; when `cut`, what its first bytes hold.
+
+    Raises:
+        ValueError: It is not JSON (as far as it goes), or nested too deep to read.
+
+    """
+    return _body_json(body, cut)
+
+
+def chat_error(exc: BaseException, key_hint: str) -> ModelError:
+    """The typed error of a failed `post_chat`, or of a reply `reply_json` could not read.
+
+    Its ``type`` names the failure and ``retryable`` says whether asking again may help;
+    `key_hint` ends an ``auth`` error's message.
+    """
+    return _classify(exc, key_hint)
+
+
 class OpenAIChatModel:
     """An OpenAI-compatible chat-completions backend (async)."""
 
@@ -516,23 +611,7 @@ class OpenAIChatModel:
                 # Loading the CA bundle costs ~35 ms; do it once, not once per client.
                 self._ssl = httpx2.create_ssl_context()
             clients = [
-                openai.AsyncOpenAI(
-                    api_key=self._key,
-                    base_url=self.opts.base_url,
-                    max_retries=0,  # retries are ours: typed, bounded, Retry-After aware
-                    timeout=self.opts.timeout,
-                    http_client=openai.DefaultAsyncHttpxClient(
-                        verify=self._ssl,
-                        # An API does not redirect a POST; following one would send the
-                        # prompt and images to wherever a server points (`_classify`).
-                        follow_redirects=False,
-                        limits=httpx2.Limits(
-                            max_connections=None,
-                            max_keepalive_connections=CONNECTIONS_PER_CLIENT,
-                        ),
-                        event_hooks={"response": [_cap_error_body]},
-                    ),
-                )
+                chat_client(self._key, self.opts.base_url, self.opts.timeout, verify=self._ssl)
                 for _ in range(n)
             ]
             self._clients[loop_id] = clients
@@ -746,7 +825,6 @@ class OpenAIChatModel:
             # the batch's size. Built before the wait, a batch of N held N of them at once.
             # A retry builds its own again: kept over the backoff, it would be held unbounded.
             params: dict[str, Any] | None = None
-            raw: httpx2.Response | None = None
             try:
                 try:
                     params = self._params(request, logprobs)
@@ -754,23 +832,11 @@ class OpenAIChatModel:
                     return self._refused(request, exc, t0)
                 self.requests_sent += 1
                 sent_at = time.monotonic()
-                # client.post is the client's documented route for raw bodies: it skips
-                # create()'s recursive parameter transform (which walks every base64 image)
-                # and, returning the raw response, the construction of typed result models;
-                # together they were most of the client-side CPU per request. Status errors
-                # are still raised by the client as openai.APIStatusError subclasses.
-                # Streamed, so the body is read here, a chunk at a time and only so far
-                # (`_read_body`): a server's reply is outside text of any length.
-                # `timeout` bounds the whole attempt, not each read: a server that trickles a
-                # byte, a header line or a "102 Processing" at a time would hold it forever.
-                # A second more, so that the client's own connect timeout (the same value)
-                # fires first where it applies: a host that never answers counts as down.
-                async with asyncio.timeout(self.opts.timeout + ATTEMPT_SLACK_S):
-                    raw = await self._client().post(
-                        "/chat/completions", body=params, cast_to=httpx2.Response, stream=True
-                    )
-                    self.reachability.answered()
-                    body, cut = await _read_body(raw, MAX_REPLY_BYTES)
+                # `timeout` bounds the whole attempt, and the body is read only so far
+                # (`post_chat`, shared with APEx's orchestrator).
+                body, cut = await post_chat(
+                    self._client(), params, self.opts.timeout, answered=self.reachability.answered
+                )
                 resp = self._reply(request, body, cut, logprobs, time.perf_counter() - t0)
             except (UnsupportedInputError, EmptyResponseError) as exc:
                 err = exc
@@ -788,7 +854,7 @@ class OpenAIChatModel:
                 # A refusal quotes the server, so it passes through the scrubbing too.
                 return resp if resp.error is None else self._error(request, resp.error, t0)
             finally:
-                params = raw = None
+                params = None
                 await self.limit.release()
             if isinstance(err, ConnectionFailedError) and self.reachability.failed(sent_at):
                 # The server looks down: more retries would only add minutes of backoff.

@@ -36,6 +36,12 @@ import numpy as np
 import numpy.typing as npt
 from PIL import Image
 
+from lmmprobe.schema.image import (
+    check_pixels,
+    image_file_problem,
+    max_image_file_bytes,
+    open_image,
+)
 from lmmprobe.spec import SpecError, parse_spec
 
 __all__ = [
@@ -369,6 +375,7 @@ class LabelledCollection:
         load: Callable[[Any], Image.Image],
         locate: Callable[[Any], str],
         taxonomy: ClassTaxonomy | None = None,
+        files: Callable[[], Iterable[Path]] | None = None,
     ) -> None:
         if not items:
             raise CollectionError(f"{source}: no labelled images")
@@ -377,6 +384,8 @@ class LabelledCollection:
         self._items = list(items)
         self._load = load
         self._locate = locate
+        self._files = files
+        self._fingerprint: str | None = None
         self._by_class: dict[str, list[int]] = {}
         for i, item in enumerate(self._items):
             self._by_class.setdefault(item.class_name, []).append(i)
@@ -405,6 +414,25 @@ class LabelledCollection:
             if g is not None:
                 out.setdefault(g, []).append(c)
         return out
+
+    def fingerprint(self) -> str:
+        """A hex SHA-256 of the collection's files as they are now: names, sizes, mtimes.
+
+        Images composed from the collection are cached under it (APEx's `ImageCache`): a file
+        replaced, added or removed at the same path changes it, and they are composed again.
+        Taken once, on first use (the store's image checks read files the same way).
+        """
+        if self._fingerprint is None:
+            h = hashlib.sha256(self.source.encode())
+            for path in sorted(self._files() if self._files is not None else ()):
+                try:
+                    st = path.stat()
+                    state = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+                except OSError:
+                    state = "missing"
+                h.update(f"\0{path}\0{state}".encode())
+            self._fingerprint = h.hexdigest()
+        return self._fingerprint
 
     def pick(self, class_name: str, rng: random.Random) -> tuple[Image.Image, str]:
         """A seeded random image of `class_name` and where it comes from.
@@ -465,11 +493,9 @@ class LabelledCollection:
         if not items:
             raise CollectionError(f"{base}: no class folder holds an image")
 
-        def load(path: Path) -> Image.Image:
-            with Image.open(path) as im:
-                return im.convert("RGB")
-
-        return cls(str(base), items, load, str, taxonomy)
+        return cls(
+            str(base), items, _read_image, str, taxonomy, files=lambda: (i.key for i in items)
+        )
 
     @classmethod
     def from_hf(
@@ -528,10 +554,18 @@ class LabelledCollection:
         base = (p if p.is_dir() else p.parent).resolve()
         source = f"{p}[{used_split}]" if used_split else str(p)
 
-        def load(row: int) -> Image.Image:
-            return _decode(ds[row][image], base)
+        # The stored values (an Image column's encoded bytes or path), never decoded by
+        # `datasets` itself, which would skip lmmprobe's checks (as in `lmmprobe.data.hf_dataset`).
+        stored = ds.select_columns([image]).with_format("arrow")
 
-        return cls(source, items, load, lambda row: f"{source}:{row}", taxonomy)
+        def load(row: int) -> Image.Image:
+            return _decode(stored[row].column(image)[0].as_py(), base, f"{source}:{row}")
+
+        def files() -> Iterable[Path]:
+            # The dataset's own files (a data file, or a folder's, links not followed).
+            return [p] if p.is_file() else (f for f in p.rglob("*") if f.is_file())
+
+        return cls(source, items, load, lambda row: f"{source}:{row}", taxonomy, files=files)
 
 
 def _label_name(raw: str, taxonomy: ClassTaxonomy | None) -> str:
@@ -539,22 +573,61 @@ def _label_name(raw: str, taxonomy: ClassTaxonomy | None) -> str:
     return taxonomy.canonical(taxonomy.aliases.get(name, name)) if taxonomy else name
 
 
-def _decode(value: Any, base: Path) -> Image.Image:
+def _read_image(path: Path) -> Image.Image:
+    """A collection's image file decoded as RGB, read as the data loaders read an image.
+
+    A regular file (no FIFO, device or folder), within `max_image_file_bytes`, opened through
+    `open_image` (lmmprobe's pixel cap, ``$LMMPROBE_MAX_IMAGE_PIXELS``).
+
+    Raises:
+        OSError: Missing, not a regular file, larger than an image may be, not an image, or
+            over the pixel cap (`ImageTooLargeError`).
+
+    """
+    from lmmprobe.data.base import DataError
+    from lmmprobe.data.files import read_regular
+
+    try:
+        data = read_regular(path, max_image_file_bytes(), what="an image")
+    except DataError as exc:  # not a regular file, or too large: unreadable, as for a loader
+        raise OSError(str(exc)) from None
+    return _decode_bytes(data, str(path))
+
+
+def _decode_bytes(data: bytes, name: str) -> Image.Image:
+    """Encoded image bytes decoded as RGB, within lmmprobe's pixel cap (`open_image`).
+
+    Raises:
+        OSError: Not an image, or over the pixel cap.
+
+    """
+    problem = image_file_problem(len(data))
+    if problem:
+        raise OSError(problem)
+    with open_image(io.BytesIO(data), name) as im:
+        # A small picture in a much larger file carries other data (as the loaders refuse it).
+        problem = image_file_problem(len(data), im.size[0] * im.size[1])
+        if problem:
+            raise OSError(problem)
+        return im.convert("RGB")
+
+
+def _decode(value: Any, base: Path, name: str) -> Image.Image:
     if isinstance(value, list) and value:  # a list-of-images column: the first image
         value = value[0]
     if isinstance(value, Image.Image):
+        # Already decoded by `datasets` (itself under Pillow's limit): checked all the same.
+        check_pixels(value.size, name)
         return value.convert("RGB")
     if isinstance(value, dict):  # the storage of a datasets Image: {"bytes", "path"}
         value = value.get("bytes") or value.get("path")
     if isinstance(value, bytes | bytearray):
-        with Image.open(io.BytesIO(bytes(value))) as im:
-            return im.convert("RGB")
+        return _decode_bytes(bytes(value), name)
     if isinstance(value, str):
         file = (base / value).resolve()
         if not file.is_relative_to(base):  # a path in the data must not leave its folder
             raise ValueError(f"image path {value!r} leaves the dataset folder")
-        with Image.open(file) as im:
-            return im.convert("RGB")
+        return _read_image(file)
     raise ValueError(f"not an image: {type(value).__name__}")
 
 

@@ -14,13 +14,23 @@ message sent and received is returned to the loop, which stores it in the report
 
 Options (``openai:MODEL@URL,option=value``): ``key_env`` (environment variable with the API
 key, default ``OPENAI_API_KEY``; local servers need none), ``mode`` (``json_schema`` or
-``tools``), ``temperature`` (0), ``timeout`` (seconds, 120), ``max_tokens`` (4096),
-``max_retries`` (HTTP retries of the client, 2).
+``tools``), ``temperature`` (0, at most 2), ``timeout`` (seconds, 120: the whole request, its
+reply's headers and body, not each read; above 0 and at most a week), ``max_tokens`` (4096;
+1 to 10,000,000), ``max_retries`` (requests asked again after a failure that may pass: a
+timeout, a 5xx, a lost connection; 2, at most 100). A value out of range is refused when the
+spec is read, in one line.
+
+Requests go through the `openai:` model backend's bounded path (`post_chat`): a deadline on
+the whole exchange, the reply read up to `MAX_REPLY_BYTES` decoded, no redirect followed (a
+307 to another host would carry the prompt there), typed errors scrubbed of keys.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +114,16 @@ STEPS: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
+MAX_TOKENS = 10_000_000
+"""The largest ``max_tokens`` (as the model backend's ``thinking_budget``)."""
+
+MAX_RETRIES = 100
+"""The largest ``max_retries`` (the model backend allows 100 attempts)."""
+
+MAX_BACKOFF_S = 30.0
+"""The longest wait before a request is asked again (the model backend's ``max_backoff``)."""
+
+
 @dataclass(frozen=True)
 class LLMOptions:
     """Parsed orchestrator options (see the module docstring)."""
@@ -125,8 +145,15 @@ def parse_spec(spec: str) -> LLMOptions:
         ValueError: Missing model, unknown option or bad value.
 
     """
-    from lmmprobe.models.openai_api import parse_target
+    from lmmprobe.models.openai_api import MAX_SECONDS, check_range, parse_target
 
+    ranges: dict[str, tuple[float, float, str]] = {
+        # The model backend's ranges (`openai_api._RANGES`): a NaN, negative or endless
+        # timeout, a negative token limit or a million retries is a typo, refused here.
+        "timeout": (math.ulp(0.0), MAX_SECONDS, "a number of seconds above 0"),
+        "max_tokens": (1, MAX_TOKENS, "a number of tokens, at least 1"),
+        "max_retries": (0, MAX_RETRIES, "a whole number, 0 or more"),
+    }
     # The grammar is lmmprobe.spec's; `spec` is what follows ``openai:``, as written there.
     parsed = parse_grammar(f"openai:{spec}", "orchestrator")
     model, base_url = parse_target(parsed.target)
@@ -155,6 +182,11 @@ def parse_spec(spec: str) -> LLMOptions:
         raise ValueError("openai orchestrator: mode must be json_schema or tools")
     if not 0.0 <= options.temperature <= 2.0:
         raise ValueError("openai orchestrator: temperature must lie in [0, 2]")
+    for name, (least, most, what) in ranges.items():
+        check_range(
+            "openai orchestrator", name, parsed.options.get(name), values.get(name), least, most,
+            what,
+        )  # fmt: skip
     return options
 
 
@@ -232,7 +264,6 @@ class LLMOrchestrator:
         self.options = options
         self.name = f"openai:{options.model}" + (f"@{options.base_url}" if options.base_url else "")
         self._key = resolve_api_key(options.key_env, options.base_url, what="the orchestrator")
-        self._client: Any = None
 
     def __repr__(self) -> str:  # never show the key
         return f"LLMOrchestrator(model={self.options.model!r}, base_url={self.options.base_url!r})"
@@ -242,21 +273,112 @@ class LLMOrchestrator:
         """Build from ``MODEL[@BASE_URL][,option=value...]``."""
         return cls(parse_spec(spec))
 
-    def _openai(self) -> Any:
-        if self._client is None:
+    def _post(self, body: dict[str, Any]) -> tuple[bytes, bool]:
+        """One request through the model backend's bounded path (`post_chat`).
+
+        Raises:
+            TimeoutError: No complete reply within ``timeout``.
+            openai.APIError: An HTTP error status, or the transport failed.
+
+        """
+        from lmmprobe.models.openai_api import chat_client, post_chat
+
+        timeout = self.options.timeout
+
+        async def exchange() -> tuple[bytes, bool]:
+            # A client per request: the loop is sync, each request runs in an event loop of its
+            # own, and a client cannot move between loops. A step is seconds of a model's work.
+            client = chat_client(self._key, self.options.base_url, timeout)
             try:
-                import openai
-            except ImportError as exc:  # pragma: no cover - depends on the install
-                raise OrchestratorError(
-                    "the openai orchestrator needs the openai client: pip install 'lmmprobe[api]'"
-                ) from exc
-            self._client = openai.OpenAI(
-                api_key=self._key,
-                base_url=self.options.base_url,
-                timeout=self.options.timeout,
-                max_retries=self.options.max_retries,
+                return await post_chat(client, body, timeout)
+            finally:
+                await client.close()
+
+        return asyncio.run(exchange())
+
+    def _request(self, body: dict[str, Any]) -> tuple[Any, bool]:
+        """The reply's JSON (as far as it was read) and whether it was cut, retrying failures.
+
+        Raises:
+            OrchestratorError: The request failed (after ``max_retries`` more where a retry
+                may help), in one line: ``the chat request failed: TYPE: what``.
+
+        """
+        try:
+            import openai
+
+            from lmmprobe.models.openai_api import chat_error, reply_json
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise OrchestratorError(
+                "the openai orchestrator needs the openai client: pip install 'lmmprobe[api]'"
+            ) from exc
+
+        hint = (
+            f"no key was sent: set the environment variable {self.options.key_env}"
+            if self._key == "EMPTY"
+            else f"check the API key in the environment variable {self.options.key_env}"
+        )
+        attempts = self.options.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                body_read, cut = self._post(body)
+                return reply_json(body_read, cut), cut
+            except TimeoutError:
+                what = f"timeout: no complete reply within {self.options.timeout:g} s"
+                retryable = True
+            except (openai.APIError, ValueError) as exc:  # the client's, or a body not JSON
+                err = chat_error(exc, hint)
+                what, retryable = f"{err.type}: {err}", err.retryable
+            if not retryable or attempt == attempts:
+                break
+            time.sleep(min(MAX_BACKOFF_S, 0.5 * 2.0 ** (attempt - 1)))
+        tried = f" (after {attempt} attempts)" if attempt > 1 else ""
+        # Servers echo keys in errors; this text goes into the report and the terminal.
+        raise OrchestratorError(
+            f"{self.name}: the chat request failed: {scrub_secrets(what)}{tried}"
+        )
+
+    def reply_text(self, data: Any, *, cut: bool = False) -> str:
+        """The program in a chat-completion reply's JSON (any JSON a server sends).
+
+        Args:
+            data: The reply's body as JSON (`reply_json`).
+            cut: The body was longer than lmmprobe reads, `data` is what its first bytes hold.
+
+        Raises:
+            OrchestratorError: It is no chat completion (no choice, content that is not text),
+                or the model was cut off inside its thinking.
+
+        """
+        choices = data.get("choices") if isinstance(data, dict) else None
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            raise OrchestratorError(f"{self.name}: the reply has no choices")
+        assert isinstance(choice, dict)
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise OrchestratorError(
+                f"{self.name}: the reply's message content is {type(content).__name__}, not text"
             )
-        return self._client
+        finish = choice.get("finish_reason")
+        # A reply longer than lmmprobe reads is cut where the reading stopped: a token limit's.
+        finish_reason = "length" if cut else finish if isinstance(finish, str) else None
+        # A thinking model's reply: only the answer after its thinking is the program (marks
+        # of JSON inside the thinking must not be parsed); cut off inside it, there is none.
+        thought = split_answer(content, finish_reason=finish_reason)
+        if thought.truncated:
+            raise OrchestratorError(
+                f"{self.name}: the reply was cut off inside its thinking; raise max_tokens "
+                f"(now {self.options.max_tokens})"
+            )
+        text = thought.answer
+        calls = message.get("tool_calls")
+        if isinstance(calls, list) and calls and isinstance(calls[0], dict):
+            fn = calls[0].get("function")
+            arguments = fn.get("arguments") if isinstance(fn, dict) else None
+            text = arguments if isinstance(arguments, str) and arguments else text
+        return text
 
     def _ask(
         self, step: str, report: Report, env: PlanningEnv, retries: Sequence[Attempt]
@@ -288,33 +410,8 @@ class LLMOrchestrator:
                 "type": "json_schema",
                 "json_schema": {"name": model.__name__, "schema": schema},
             }
-        client = self._openai()
-        try:
-            completion = client.chat.completions.create(**kwargs)
-        except Exception as exc:  # the client's errors have no common base worth naming here
-            raise OrchestratorError(
-                # Servers echo keys in errors; this text goes into the report and the terminal.
-                f"{self.name}: the chat request failed: {type(exc).__name__}: "
-                f"{scrub_secrets(str(exc))}"
-            ) from exc
-        if not completion.choices:
-            raise OrchestratorError(f"{self.name}: the reply has no choices")
-        message = completion.choices[0].message
-        # A thinking model's reply: only the answer after its thinking is the program (marks
-        # of JSON inside the thinking must not be parsed); cut off inside it, there is none.
-        thought = split_answer(
-            message.content, finish_reason=getattr(completion.choices[0], "finish_reason", None)
-        )
-        if thought.truncated:
-            raise OrchestratorError(
-                f"{self.name}: the reply was cut off inside its thinking; raise max_tokens "
-                f"(now {self.options.max_tokens})"
-            )
-        text = thought.answer
-        calls = getattr(message, "tool_calls", None) or []
-        if calls:
-            fn = getattr(calls[0], "function", None)
-            text = getattr(fn, "arguments", "") or text
+        data, cut = self._request(kwargs)
+        text = self.reply_text(data, cut=cut)
         exchanged: list[tuple[Role, str]] = []
         for m in messages:
             role = m["role"]
