@@ -954,8 +954,8 @@ class OpenAIChatModel:
         if isinstance(content, list):
             # Content parts (Mistral's reasoning models): text parts are the answer, thinking
             # parts the thinking, kept apart as a reasoning field is.
-            content, thought = content_parts(content)
-            reasoning = "\n\n".join(t for t in (reasoning, thought) if t) or None
+            content, thinking = content_parts(content)
+            reasoning = "\n\n".join(t for t in (reasoning, thinking) if t) or None
         if finish_reason == "content_filter" or (content is None and refusal):
             info = ErrorInfo(
                 type="refusal",

@@ -758,10 +758,10 @@ class _Handler(BaseHTTPRequestHandler):
             fake._count_fault(fault)
             if fault in ("empty_content", "null_content", "no_choices"):
                 content = {"content": "" if fault == "empty_content" else None}
-                reply = _scripted_body(chat, content)
+                billed = _scripted_body(chat, content)
                 if fault == "no_choices":
-                    reply["choices"] = []
-                self._send_json(200, fake._encode(reply))  # its usage, as scripted
+                    billed["choices"] = []
+                self._send_json(200, fake._encode(billed))  # its usage, as scripted
                 return
             if fault == "disconnect":
                 self.close_connection = True  # the client sees the socket close, no answer
