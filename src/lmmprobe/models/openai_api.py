@@ -769,6 +769,10 @@ class OpenAIChatModel:
             budget = self._budget_error()
             if budget is None and self.spend_guard is not None:
                 budget = self.spend_guard(request.key, None)  # the run's --max-cost
+                if budget is not None and err is not None:
+                    # Sent and failed before the money ran out: that failure is its outcome.
+                    spent, attempt = True, attempt - 1
+                    break
             if budget is not None:
                 return self._error(request, budget, t0, paid)
             await self.limit.acquire()
