@@ -11,6 +11,7 @@ verdicts, with the paths that decided them and the calls the server received kno
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -241,6 +242,36 @@ def test_llava_wild_review_relative_score(tmp_path: Path) -> None:
     assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 0}
     # Means 7.5 (reference) and 6.5 (model): round(6.5 / 7.5 x 100, 1).
     assert _metric(model, "llava_wild_relative") == 86.7
+
+
+@pytest.mark.parametrize("review", ["8 -1e6", "10 1e300", "1e308 1e308", "0 5", "-5 10"])
+def test_llava_wild_review_scores_outside_1_to_10_are_unjudged(tmp_path: Path, review: str) -> None:
+    # Re-test 11 #18: "8 -1e6" made the judge score -1000000.000, "1e308 1e308" inf on the
+    # terminal and null in results.json; every case said "0 unjudged".
+    rows = {
+        "question_id": [0, 1],
+        "question": ["What dish is this? #a", "Describe the photo. #b"],
+        "image": [_img(0), _img(1)],
+        "caption": ["A bowl of ramen.", "A street at night."],
+        "gpt_answer": ["It is ramen.", "A busy street lit by neon signs."],
+        "category": ["conv", "detail"],
+        "image_id": ["001", "002"],
+    }
+    feats = Features({"question_id": Value("int8"), "question": STR, "image": Image(),
+                      "caption": STR, "gpt_answer": STR, "category": STR, "image_id": STR})  # fmt: skip
+    folder = write_hub_snapshot(tmp_path / "lw", {"train": Dataset.from_dict(rows, features=feats)})
+    table = [
+        ("[Assistant 2]\nRamen.\n\n[End of Assistant 2]", "8 6\nAssistant 1 is more detailed."),
+        ("[Assistant 2]\nA street.\n\n[End of Assistant 2]", f"{review}\nOff the scale."),
+        ("#a", "Ramen."), ("#b", "A street."),
+    ]  # fmt: skip
+    model, _ = _run(tmp_path, f"llava-wild,path={folder}", table)
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": 1}
+    # The one verdict in range is the judged-only figure; the off-scale one is not in it.
+    assert model["metrics"]["judge_score"]["value"] == 6.0
+    with sqlite3.connect(tmp_path / "db") as c:
+        (reason,) = c.execute("SELECT reason FROM judgements WHERE decided_by = 'unjudged'")
+    assert "is outside 1-10" in reason[0], reason
 
 
 def test_data_show_names_the_official_judge() -> None:

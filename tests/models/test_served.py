@@ -318,3 +318,79 @@ def test_a_dry_run_starts_no_server(tmp_path: Path) -> None:
     assert "its server is not started for a dry run" in proc.stdout
     assert "3 request(s) to send" in proc.stdout
     assert not (tmp_path / "db").exists()  # nothing recorded
+
+
+# --------------------------------------------------------------------------- re-test 11 #11
+
+
+def _nowhere(key: str, *places: Path | str) -> None:
+    """`key` is in none of the texts or files (folders searched) given."""
+    assert len(key) >= 32
+    for place in places:
+        if isinstance(place, str):
+            assert key not in place
+            continue
+        files = [place] if place.is_file() else [p for p in place.rglob("*") if p.is_file()]
+        for f in files:
+            assert key.encode() not in f.read_bytes(), f
+
+
+def test_the_server_gets_a_key_of_its_own_never_on_a_command_line(tmp_path: Path) -> None:
+    # Re-test 11 #11: no key was given, so whatever bound the port first was taken as the server.
+    keyfile, cmdline = tmp_path / "key", tmp_path / "cmdline"
+    spec = (
+        f"vllm:m,command={_command('--fake-keyfile', str(keyfile), '--fake-cmdline', str(cmdline))}"
+    )
+    proc = _lmmprobe("run", "-m", spec, "--limit", "3", "-q", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "3 requests, 0 from the store, 3 sent, 0 errors" in proc.stdout
+    key = keyfile.read_text()  # from VLLM_API_KEY, as vLLM reads it; every request needed it
+    _nowhere(key, proc.stdout, proc.stderr, tmp_path / "o", tmp_path / "db", cmdline)
+
+
+def test_sglangs_key_reaches_it_as_api_key_but_not_on_its_command_line(tmp_path: Path) -> None:
+    # SGLang takes --api-key only: lmmprobe's launcher adds it inside the process.
+    package = tmp_path / "pkg" / "sglang"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "launch_server.py").write_text(
+        f"import runpy, sys\nsys.argv[0] = {str(FAKE)!r}\n"
+        f"runpy.run_path({str(FAKE)!r}, run_name='__main__')\n"
+    )
+    keyfile, cmdline = tmp_path / "key", tmp_path / "cmdline"
+    spec = f"sglang:m,args=--fake-keyfile {keyfile} --fake-cmdline {cmdline}"
+    path = os.pathsep.join(p for p in (str(tmp_path / "pkg"), os.environ.get("PYTHONPATH")) if p)
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "-q", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o", PYTHONPATH=path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    key = keyfile.read_text()
+    # The server's own log is left out: SGLang (and this fake) write their arguments there.
+    log = tmp_path / "o" / "server-sglang-m.log"
+    assert "sglang.launch_server" in log.read_text().splitlines()[0]
+    _nowhere(key, proc.stdout, proc.stderr, tmp_path / "o" / "results.json", tmp_path / "db",
+             cmdline)  # fmt: skip
+
+
+def test_a_server_answering_without_the_key_is_not_taken_for_the_one_started(
+    tmp_path: Path,
+) -> None:
+    # Another process on the port (or a command that takes no key) answers without it.
+    spec = f"vllm:m,command={_command('--fake-open')},startup_timeout=60"
+    proc = _lmmprobe("run", "-m", spec, "--limit", "2", "-q", "--db", tmp_path / "db",
+                     "--out", tmp_path / "o")  # fmt: skip
+    line = _one_line_error(proc)
+    assert "answers without the key lmmprobe gave the server" in line, line
+    assert "nothing was sent to it" in line
+
+
+def test_a_readiness_probe_that_trickles_ends_at_the_startup_timeout(tmp_path: Path) -> None:
+    # Re-test 11 #11 drip: /v1/models answered a byte a second, and the start never ended.
+    spec = f"vllm:m,command={_command('--fake-drip')},startup_timeout=3"
+    proc = subprocess.run(
+        [_exe(), "run", "-m", spec, "--limit", "1", "-q", "--db", str(tmp_path / "db"),
+         "--out", str(tmp_path / "o")],
+        capture_output=True, text=True, timeout=120, env=_env(), check=False,
+    )  # fmt: skip
+    line = _one_line_error(proc)
+    assert "did not answer on" in line and "within 3 s" in line, line

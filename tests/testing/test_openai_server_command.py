@@ -147,12 +147,12 @@ def test_a_busy_port_is_one_line_and_exit_2() -> None:
         (
             "--replies",
             '[{"content": {"a": 1}}]',
-            '{f}:1: reply 1: content must be text or null, got {{"a": 1}}',
+            '{f}:1: reply 1: content must be text, null or a list of parts, got {{"a": 1}}',
         ),
         (
             "--replies",
             '"ok"\n{"content": NaN}\n',
-            "{f}:2: reply 2: content must be text or null, got NaN",
+            "{f}:2: reply 2: content must be text, null or a list of parts, got NaN",
         ),
         (
             "--replies",

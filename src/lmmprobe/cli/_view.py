@@ -487,7 +487,12 @@ def cost_lines(
     judged = any(r.judge is not None for r in results.models.values())
     line = f"spent by this run: ${spent:.4f}"
     line += f" of --max-cost ${max_cost:g}" if max_cost is not None else ""
-    line += f", on the {sent} request(s) it sent" + (" and its judges' calls" if judged else "")
+    line += f", on the {sent} request(s) it sent"
+    attempts = sum(r.stats.attempts or r.stats.called for r in results.models.values())
+    if attempts > sent:
+        # Each retry of a reply that came malformed or empty was paid as well.
+        line += f" ({attempts} attempts, retries included)"
+    line += " and its judges' calls" if judged else ""
     if unsent:
         line += f"; {unsent} request(s) left unsent by the budget (no answer, no cost)"
     if priced:

@@ -88,6 +88,9 @@ class Reading:
     """The answer read (an option letter, an extracted answer text)."""
     detail: dict[str, float | str] | None = None
     """Protocol-specific figures beside the verdict (`Judgement.detail`)."""
+    refused: str | None = None
+    """Why the protocol takes no verdict from a reply it could read (a score outside the
+    scale it asked for): the answer is ``unjudged`` with this reason, never scored."""
 
 
 REPLY_LIMIT = 16_384

@@ -520,6 +520,10 @@ def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None)
             decided_by="unjudged",
             reason=f"unreadable reply: {answer[:200]!r}",
         )
+    if reading.refused is not None:  # read, but no verdict the protocol takes
+        return Judgement(
+            **base, decided_by="unjudged", reason=f"unreadable reply: {reading.refused}"[:300]
+        )
     return _from_reading(base, "judge", reading, ask.protocol, ask.item)
 
 

@@ -1,7 +1,13 @@
 """A model server process lmmprobe starts for a run, and ends with the run or with lmmprobe.
 
 `LocalServer.start` runs a server command (``vllm serve MODEL ...``) in a session of its own,
-with its output in a log file, and waits until ``GET /v1/models`` answers on its loopback port;
+with its output in a log file, and waits until ``GET /v1/models`` answers on its loopback port.
+The port was free when it was picked, but any local process may bind it first, while the server
+loads: so the server is given a key of its own for the run (in its environment, never on its
+command line), and it counts as started only once ``/v1/models`` refuses a request without the
+key and answers one with it. Each probe has a deadline for the whole exchange and reads at most
+`MAX_PROBE_BYTES` (a server that trickles a byte a second cannot hold the start past its
+timeout);
 `LocalServer.stop` ends it: SIGTERM to its process group, SIGKILL after a grace period.
 
 Ending with lmmprobe: the server runs in its own session, so a Ctrl-C in the terminal reaches
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import http.client
 import json
 import logging
 import os
@@ -26,15 +33,25 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
-import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 from lmmprobe.models.api_keys import redact_command
 
-__all__ = ["LOOPBACK", "OWNER_VARIABLE", "LocalServer", "ServerStartError", "free_port"]
+__all__ = [
+    "LOOPBACK",
+    "MAX_PROBE_BYTES",
+    "OWNER_VARIABLE",
+    "LocalServer",
+    "ServerStartError",
+    "free_port",
+    "get_json",
+    "probe",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +64,14 @@ STOP_GRACE_S = 30.0
 """How long a stopping server may take to exit after SIGTERM before it is SIGKILLed."""
 TAIL_LINES = 6
 """Lines of the server's log quoted in an error."""
+PROBE_S = 2.0
+"""The most one probe (connection, request, headers and body) may take."""
+MAX_PROBE_BYTES = 1 << 20
+"""The most bytes of a probe's body read: a model list or a version is a few hundred."""
 
 # The reaper sits in the run package (it also ends local Ray instances); it is a script run by
 # path with the standard library only, so starting it imports nothing from a higher layer.
 _REAPER = Path(__file__).resolve().parents[1] / "_reaper.py"
-
-
-# Straight to the loopback port: an http_proxy in the environment must not see these requests.
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class ServerStartError(ValueError):
@@ -81,15 +98,61 @@ def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
     return " | ".join(kept) if kept else "(the log is empty)"
 
 
-def get_json(url: str, timeout: float = 2.0) -> Any:
-    """The JSON body of ``GET url``, or None when nothing (or no JSON) answers with 200."""
-    try:
-        with _DIRECT.open(url, timeout=timeout) as reply:
-            if reply.status != 200:
-                return None
-            return json.loads(reply.read())
-    except (OSError, ValueError):  # refused, reset, timed out, HTTP error, not JSON
-        return None
+def probe(url: str, key: str | None = None, timeout: float = PROBE_S) -> tuple[int | None, Any]:
+    """``GET url`` (``http://`` only): its status and its JSON body (None when it is not JSON).
+
+    The whole exchange ends within `timeout` seconds, however slowly the server sends its
+    headers or body (a socket timeout alone bounds each read, not their sum), and at most
+    `MAX_PROBE_BYTES` of the body are read (a longer one reads as None). Straight to the
+    address: an ``http_proxy`` in the environment never sees these requests.
+
+    Args:
+        url: The address.
+        key: Sent as ``Authorization: Bearer KEY``; None sends none.
+        timeout: Seconds the whole exchange may take.
+
+    Returns:
+        (status, body); (None, None) when nothing answered in time.
+
+    """
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or LOOPBACK, parts.port, timeout=timeout)
+    headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+    got: list[tuple[int | None, Any]] = []
+
+    def ask() -> None:
+        try:
+            conn.request("GET", parts.path or "/", headers=headers)
+            reply = conn.getresponse()
+            body = b""
+            while len(body) <= MAX_PROBE_BYTES:
+                chunk = reply.read1(65536)
+                if not chunk:
+                    break
+                body += chunk
+            try:
+                data = json.loads(body) if len(body) <= MAX_PROBE_BYTES else None
+            except (ValueError, RecursionError):
+                data = None
+            got.append((reply.status, data))
+        except (OSError, http.client.HTTPException):  # refused, reset, timed out, garbled
+            got.append((None, None))
+
+    worker = threading.Thread(target=ask, name="lmmprobe-probe", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():  # still trickling: the socket is shut, which ends its read at once
+        with contextlib.suppress(OSError, AttributeError):
+            conn.sock.shutdown(socket.SHUT_RDWR)
+        worker.join(1.0)
+    conn.close()
+    return got[0] if got else (None, None)
+
+
+def get_json(url: str, key: str | None = None, timeout: float = PROBE_S) -> Any:
+    """The JSON body of ``GET url`` (`probe`), or None when nothing (or no JSON) answers 200."""
+    status, body = probe(url, key, timeout)
+    return body if status == 200 else None
 
 
 class LocalServer:
@@ -100,11 +163,26 @@ class LocalServer:
         argv: The command line, port included.
         port: The loopback port it listens on.
         log_path: Where its output goes (created with its folder).
+        key: The server's key for the run, given to it in `env` by the caller: the server
+            counts as started only once it refuses a request without the key and answers one
+            with it. None: whatever answers counts (a command that takes no key).
+        env: Variables added to the server's environment (the key's, never on its command line).
 
     """
 
-    def __init__(self, what: str, argv: Sequence[str], port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        what: str,
+        argv: Sequence[str],
+        port: int,
+        log_path: Path,
+        *,
+        key: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.what = what
+        self.key = key
+        self.env = dict(env or {})
         self.argv = list(argv)
         self.port = port
         self.log_path = log_path
@@ -141,7 +219,7 @@ class LocalServer:
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, OWNER_VARIABLE: marker},
+                env={**os.environ, **self.env, OWNER_VARIABLE: marker},
                 # Its own session and process group: a Ctrl-C meant for lmmprobe does not reach
                 # it, and `stop` can signal it and everything it forked at once.
                 start_new_session=True,
@@ -168,9 +246,24 @@ class LocalServer:
                     f"{self.what}: the server exited with status {code} before it answered; "
                     f"its log ({self.log_path}) ends: {log_tail(self.log_path)}"
                 )
-            body = get_json(f"{self.base_url}/v1/models")
-            if body is not None:
-                return body
+            url = f"{self.base_url}/v1/models"
+            status, body = probe(url, self.key)
+            if status == 200 and body is not None:
+                if self.key is None:
+                    return body
+                # A server that answers without the run's key is not the one started here (a
+                # process that took the port while it loaded), or one that ignores the key.
+                bare, _ = probe(url)
+                if bare in (401, 403):
+                    return body
+                if bare == 200:
+                    raise ServerStartError(
+                        f"{self.what}: {url} answers without the key lmmprobe gave the server "
+                        "it started, so what answers there is not known to be that server (another "
+                        "process may hold the port, or the command takes no key from "
+                        "VLLM_API_KEY / LMMPROBE_SERVER_KEY); nothing was sent to it. Its log "
+                        f"({self.log_path}) ends: {log_tail(self.log_path)}"
+                    )
             if time.monotonic() >= deadline:
                 raise ServerStartError(
                     f"{self.what}: the server did not answer on {self.base_url}/v1/models "
@@ -182,7 +275,7 @@ class LocalServer:
     def version(self) -> str | None:
         """The version the server reports (vLLM: ``/version``; SGLang: ``/get_server_info``)."""
         for route in ("/version", "/get_server_info"):
-            body = get_json(f"{self.base_url}{route}")
+            body = get_json(f"{self.base_url}{route}", self.key)
             if isinstance(body, dict) and body.get("version") is not None:
                 return str(body["version"])
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from lmmprobe.models.api_keys import continues_a_secret, redact_options
 from lmmprobe.registry import Registry
-from lmmprobe.schema import ErrorInfo, Request, Response
+from lmmprobe.schema import ErrorInfo, Request, Response, Usage
 from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
 
 # ---------------------------------------------------------------------------------------------
@@ -29,6 +29,9 @@ class ModelError(Exception):
 
     type: ClassVar[str] = "internal"
     retryable: ClassVar[bool] = False
+    usage: Usage | None = None
+    """What the reply that failed said it cost (a reply that came, then was found malformed or
+    empty, was billed all the same): counted against ``--max-cost`` and in the run's cost."""
 
     def to_info(self) -> ErrorInfo:
         """The error as stored with a response."""
@@ -117,6 +120,20 @@ class AuthenticationError(PermanentError):
     """
 
     type = "auth"
+
+
+class MalformedReplyError(TransientError):
+    """The server answered, but its reply is not a chat completion (no choices, no message).
+
+    Retried as a glitch would be; its message names the shape that is wrong.
+    """
+
+
+class UnreadableReplyError(PermanentError):
+    """The server answered in a shape lmmprobe cannot read (a content part of an unknown type).
+
+    Not retried: the server sends the same shape again, and each reply is paid.
+    """
 
 
 class EmptyResponseError(RetryableError):
@@ -229,6 +246,23 @@ class MarkLogprobModel(Protocol):
     async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
         """One log-probability per candidate mark (-inf when not among the top tokens)."""
         ...
+
+
+SpendGuard = Callable[[str, Usage | None], ErrorInfo | None]
+"""Asked before each attempt, and told of each failed one's usage (request key, usage or None):
+the ``budget`` error to return once the run's money is spent, None while it is not."""
+
+
+@runtime_checkable
+class MeteredModel(Protocol):
+    """A backend that retries by itself, and asks the run's cost meter before each retry.
+
+    The runner sets `spend_guard` while it sends (``--max-cost``): a reply that stated its usage
+    and then proved malformed or empty is charged at once, and once the budget is spent it is
+    not asked again, nor is a request not yet sent (it returns the guard's ``budget`` error).
+    """
+
+    spend_guard: SpendGuard | None
 
 
 @runtime_checkable

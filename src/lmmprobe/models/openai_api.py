@@ -52,6 +52,16 @@ one that is no whole number (NaN, a string) as unknown, with a warning; the answ
 is read as JSON (not through the client's typed models, whose ``model_extra`` would hold these
 fields), so a field the client does not know arrives all the same. Inline ``<think>`` tags stay
 in the text: they are read apart when the answer is scored.
+A message whose content is a list of parts (Mistral's reasoning models:
+``[{"type": "thinking", "thinking": [...]}, {"type": "text", "text": ...}]``) is read too: its
+``text`` parts joined are the answer, its ``thinking``/``reasoning`` parts the thinking; a part
+of another type, or content that is neither text nor parts, is a ``bad_request`` error, not
+asked again (the server would answer in the same shape, and each reply is paid).
+
+A reply is billed whatever follows: its ``usage`` is read first, and carried by the error when
+the rest proves malformed or empty; the response returned at last carries the usage of all its
+attempts. Under ``--max-cost`` the runner's meter is asked before each attempt
+(`spend_guard`): once the money is spent, nothing more is sent, a malformed reply included.
 
 A reply is read up to `MAX_REPLY_BYTES` of its body, and its text and thinking are kept up to
 `lmmprobe.schema.MAX_REPLY_CHARS` characters each: a server that ignores the token limit and
@@ -102,13 +112,16 @@ from lmmprobe.models.base import (
     Capabilities,
     ConnectionFailedError,
     EmptyResponseError,
+    MalformedReplyError,
     ModelError,
     ModelIdentity,
     ModelNotFoundError,
     ModelTimeoutError,
     RateLimitError,
+    SpendGuard,
     TransientError,
     UnreachableError,
+    UnreadableReplyError,
     UnsupportedInputError,
 )
 from lmmprobe.schema import (
@@ -562,9 +575,10 @@ def chat_error(exc: BaseException, key_hint: str) -> ModelError:
 class OpenAIChatModel:
     """An OpenAI-compatible chat-completions backend (async)."""
 
-    def __init__(self, opts: OpenAIOptions) -> None:
+    def __init__(self, opts: OpenAIOptions, *, api_key: str | None = None) -> None:
         self.opts = opts
-        self._key = resolve_api_key(opts.key_env, opts.base_url)
+        # `api_key`: a key the caller holds (a served model's own), never in the environment.
+        self._key = resolve_api_key(opts.key_env, opts.base_url) if api_key is None else api_key
         identity: dict[str, Any] = {
             "base_url": opts.base_url,
             "max_image_pixels": opts.max_image_pixels,
@@ -585,6 +599,9 @@ class OpenAIChatModel:
         self.limit = AdaptiveLimit(opts.max_concurrency)
         self.reachability = _Reachability(opts.unreachable_after)
         self.requests_sent = 0
+        """Attempts sent, retries included."""
+        self.spend_guard: SpendGuard | None = None
+        """Set by the runner under ``--max-cost`` (`lmmprobe.models.base.MeteredModel`)."""
         self.tokens_used = 0
         self.usage_faults = 0
         """Token counts in replies' ``usage`` that were no counts (clamped or read as unknown)."""
@@ -774,15 +791,24 @@ class OpenAIChatModel:
             "is running and that the URL and port are right, then re-run to resume"
         )
 
-    def _error(self, request: Request, err: ModelError | ErrorInfo, t0: float) -> Response:
+    def _error(
+        self,
+        request: Request,
+        err: ModelError | ErrorInfo,
+        t0: float,
+        usage: Usage | None = None,
+    ) -> Response:
         """The one place an error becomes a stored `Response`: its message is scrubbed of keys.
 
         Servers echo keys in their messages ("Incorrect API key provided: Bearer sk-..."); the
-        message is stored, exported, logged and shown, so it must not carry one.
+        message is stored, exported, logged and shown, so it must not carry one. `usage` is
+        what the replies received for the request said they cost (paid, though unusable).
         """
         info = err if isinstance(err, ErrorInfo) else err.to_info()
         info = info.model_copy(update={"message": scrub_secrets(info.message)})
-        return Response(key=request.key, error=info, latency_s=time.perf_counter() - t0)
+        return Response(
+            key=request.key, error=info, latency_s=time.perf_counter() - t0, usage=usage
+        )
 
     def _delay(self, attempt: int, err: ModelError) -> float:
         if isinstance(err, RateLimitError) and err.retry_after is not None:
@@ -814,10 +840,20 @@ class OpenAIChatModel:
                 request, UnsupportedInputError(f"sample {request.sample_id}: {problem}"), t0
             )
         err: ModelError | None = None
+        # What the replies received said they cost, those found malformed or empty included:
+        # each was billed, so the stored response carries the sum (`--max-cost`, the run's cost).
+        paid: Usage | None = None
+        spent = False
         for attempt in range(1, self.opts.max_attempts + 1):
             budget = self._budget_error()
+            if budget is None and self.spend_guard is not None:
+                budget = self.spend_guard(request.key, None)  # the run's --max-cost
+                if budget is not None and err is not None:
+                    # Sent and failed before the money ran out: that failure is its outcome.
+                    spent, attempt = True, attempt - 1
+                    break
             if budget is not None:
-                return self._error(request, budget, t0)
+                return self._error(request, budget, t0, paid)
             await self.limit.acquire()
             # The body (its images base64-encoded, up to max_request_image_bytes) is built
             # only once a slot is held, and dropped with the slot (`finally`, the reply that
@@ -838,8 +874,9 @@ class OpenAIChatModel:
                     self._client(), params, self.opts.timeout, answered=self.reachability.answered
                 )
                 resp = self._reply(request, body, cut, logprobs, time.perf_counter() - t0)
-            except (UnsupportedInputError, EmptyResponseError) as exc:
+            except ModelError as exc:  # unusable input, or a reply that is empty or malformed
                 err = exc
+                paid = add_usage(paid, exc.usage)
             except TimeoutError:
                 err = ModelTimeoutError(
                     f"no answer within the timeout: the reply was not complete after "
@@ -851,14 +888,23 @@ class OpenAIChatModel:
                     self.reachability.answered()
             else:
                 self.limit.succeeded()
+                usage = add_usage(paid, resp.usage)
+                if resp.error is None:
+                    return resp if paid is None else resp.model_copy(update={"usage": usage})
                 # A refusal quotes the server, so it passes through the scrubbing too.
-                return resp if resp.error is None else self._error(request, resp.error, t0)
+                return self._error(request, resp.error, t0, usage)
             finally:
                 params = None
                 await self.limit.release()
             if isinstance(err, ConnectionFailedError) and self.reachability.failed(sent_at):
                 # The server looks down: more retries would only add minutes of backoff.
-                return self._error(request, self._unreachable(str(err)), t0)
+                return self._error(request, self._unreachable(str(err)), t0, paid)
+            if (
+                self.spend_guard is not None
+                and self.spend_guard(request.key, err.usage) is not None
+            ):
+                spent = True  # the run's --max-cost is spent: asking again would pay again
+                break
             if isinstance(err, RateLimitError):
                 self.limit.rate_limited()
             if isinstance(err, EmptyResponseError) and (err.repeatable or attempt >= 2):
@@ -868,9 +914,16 @@ class OpenAIChatModel:
             await asyncio.sleep(self._delay(attempt, err))
         assert err is not None
         info = err.to_info()
-        if err.retryable:
+        if spent:
+            info = info.model_copy(
+                update={
+                    "message": f"{info.message} (after {attempt} attempt(s); not asked again: "
+                    "the run's --max-cost is spent)"
+                }
+            )
+        elif err.retryable:
             info = info.model_copy(update={"message": f"{info.message} (after {attempt} attempts)"})
-        return self._error(request, info, t0)
+        return self._error(request, info, t0, paid)
 
     def _reply(
         self, request: Request, body: bytes, cut: bool, logprobs: bool, latency: float
@@ -897,9 +950,16 @@ class OpenAIChatModel:
         except (ValueError, LookupError, TypeError, AttributeError):
             if not cut:
                 raise
+            usage = None
+        except (MalformedReplyError, UnreadableReplyError) as exc:
+            if not cut:
+                raise
+            usage = exc.usage
         if self.replies_cut == counted:  # not counted yet by `_response`, which failed later
             self._reply_cut(True, empty=True)
-        return Response(key=request.key, text="", finish_reason="length", latency_s=latency)
+        return Response(
+            key=request.key, text="", finish_reason="length", latency_s=latency, usage=usage
+        )
 
     def _response(
         self,
@@ -916,14 +976,56 @@ class OpenAIChatModel:
         hold. The text and the thinking are kept up to `MAX_REPLY_CHARS` each; a reply cut
         either way is stored with ``finish_reason="length"`` and warned about (one whose kept
         text is only blanks is stored with no text: cut off before its answer).
+
+        The usage is read first: a reply that states it was billed, whatever follows, and an
+        error raised for the rest of it carries it (`ModelError.usage`).
+
+        Raises:
+            MalformedReplyError: The reply is no chat completion (no choices, no message).
+            UnreadableReplyError: Its content is in a shape lmmprobe does not read.
+            EmptyResponseError: It holds no answer.
+
         """
-        choice = data["choices"][0]
+        if not isinstance(data, dict):
+            raise MalformedReplyError("malformed response: the reply is not a JSON object")
         usage = self._usage(data.get("usage"))
+        try:
+            return self._choice(request, data, usage, logprobs, latency, cut=cut)
+        except ModelError as exc:
+            exc.usage = usage
+            raise
+        except (ValueError, LookupError, TypeError, AttributeError) as exc:
+            err = MalformedReplyError(f"malformed response: {type(exc).__name__}: {_brief(exc)}")
+            err.usage = usage
+            raise err from exc
+
+    def _choice(
+        self,
+        request: Request,
+        data: dict[str, Any],
+        usage: Usage | None,
+        logprobs: bool,
+        latency: float,
+        *,
+        cut: bool,
+    ) -> Response:
+        """The first choice of a chat.completion body as a `Response` (see `_response`)."""
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices:
+            raise MalformedReplyError("malformed response: the reply has no choices")
+        choice = choices[0]
+        if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+            raise MalformedReplyError("malformed response: the reply's choice has no message")
         message = choice["message"]
         content, refusal = message.get("content"), message.get("refusal")
         finish = choice.get("finish_reason")
         finish_reason = finish if isinstance(finish, str) else None
         reasoning = _reasoning(message)
+        if isinstance(content, list):
+            # Content parts (Mistral's reasoning models): text parts are the answer, thinking
+            # parts the thinking, kept apart as a reasoning field is.
+            content, thinking = content_parts(content)
+            reasoning = "\n\n".join(t for t in (reasoning, thinking) if t) or None
         if finish_reason == "content_filter" or (content is None and refusal):
             info = ErrorInfo(
                 type="refusal",
@@ -932,7 +1034,11 @@ class OpenAIChatModel:
             )
             return Response(key=request.key, error=info, latency_s=latency, usage=usage)
         if not isinstance(content, str | None):
-            raise TypeError(f"message content is {type(content).__name__}, not text")
+            # The server answered, in a shape it will send again: asking again pays again.
+            raise UnreadableReplyError(
+                f"the reply's content is {_kind(content)}, not text: lmmprobe cannot read an "
+                "answer in it (not asked again: the server answers in the same shape)"
+            )
         cut_here = (
             cut or len(content or "") > MAX_REPLY_CHARS or len(reasoning or "") > MAX_REPLY_CHARS
         )
@@ -1177,6 +1283,75 @@ def _thinking_request_fields(opts: OpenAIOptions) -> dict[str, Any]:
     if kwargs:
         fields["chat_template_kwargs"] = kwargs
     return fields
+
+
+def add_usage(first: Usage | None, second: Usage | None) -> Usage | None:
+    """Two replies' usage summed (a count either lacks is the other's; clamped as any count)."""
+    if first is None or second is None:
+        return first if second is None else second
+
+    def plus(a: int | None, b: int | None) -> int | None:
+        return None if a is None and b is None else (a or 0) + (b or 0)
+
+    return Usage(
+        prompt_tokens=plus(first.prompt_tokens, second.prompt_tokens),
+        completion_tokens=plus(first.completion_tokens, second.completion_tokens),
+        reasoning_tokens=plus(first.reasoning_tokens, second.reasoning_tokens),
+    )
+
+
+THINKING_PARTS: Final = ("thinking", "reasoning")
+"""Content part types that hold thinking (Mistral's ``thinking``; ``reasoning`` elsewhere)."""
+
+
+def content_parts(parts: list[Any]) -> tuple[str | None, str | None]:
+    """The answer and the thinking of a message whose content is a list of parts.
+
+    ``{"type": "text", "text": ...}`` parts, joined, are the answer; ``thinking`` parts
+    (Mistral: ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}``) and
+    ``reasoning`` parts are the thinking, never read for the answer.
+
+    Raises:
+        UnreadableReplyError: A part of another type, or one without its text: the server
+            would answer in the same shape again, so it is not asked again.
+
+    """
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for i, part in enumerate(parts):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind in THINKING_PARTS:
+            thoughts.append(_part_thinking(part, kind))
+        else:
+            what = f"of type {_short(kind)}" if kind is not None else _kind(part)
+            raise UnreadableReplyError(
+                f"the reply's content part {i + 1} is {what}, not text or thinking: lmmprobe "
+                "cannot read an answer in it (not asked again: the server answers in the same "
+                "shape)"
+            )
+    return ("".join(texts) if texts else None), ("\n\n".join(t for t in thoughts if t) or None)
+
+
+def _part_thinking(part: dict[str, Any], kind: str) -> str:
+    """A thinking part's text: a string, or the text of the text chunks it lists."""
+    value = part.get(kind, part.get("text"))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(
+            c["text"]
+            for c in value
+            if isinstance(c, dict) and c.get("type") == "text" and isinstance(c.get("text"), str)
+        )
+    return ""
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, for a message (never the value: it may be megabytes)."""
+    names = {dict: "an object", list: "a list", str: "text", bool: "a boolean", type(None): "null"}
+    return names.get(type(value), "a number")
 
 
 def _reasoning(message: dict[str, Any]) -> str | None:

@@ -27,6 +27,16 @@ the model and ``--host 127.0.0.1 --port N`` and the flags above are appended),
 in flight: ``max_num_seqs`` when given, else 64), ``timeout`` (seconds per request, 600), and
 every other option of the ``openai`` backend (``max_attempts``, ``image_format``...).
 
+The server is given a random key for the run, in its environment: vLLM reads ``VLLM_API_KEY``;
+SGLang takes ``--api-key``, which lmmprobe's launcher (run in place of ``python -m
+sglang.launch_server``) reads from ``LMMPROBE_SERVER_KEY``, so it never shows on a command line
+(``ps``); a ``command=`` for SGLang must pass ``$LMMPROBE_SERVER_KEY`` as ``--api-key`` itself.
+The server counts as started once ``/v1/models`` refuses a request without the key and answers
+one with it (another local process may bind the free port first, while the model loads); the
+client then sends it. lmmprobe never prints, logs or stores the key (it is scrubbed from every
+message and answer as a configured key is); SGLang itself writes its arguments, the key among
+them, to its log in the run folder: a key good only while that server runs.
+
 No secret goes on the server's command line: the spec is recorded (manifest, results) and the
 command line is written to the server's log, by lmmprobe and by the server itself. A flag that
 looks like it carries one (`secret_argument`: ``--api-key``, ``--key``, ``-k``, ``--auth``,
@@ -50,6 +60,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import shlex
 import shutil
 import sys
@@ -63,8 +74,8 @@ from typing import Any
 from lmmprobe.models import openai_api
 from lmmprobe.models._fingerprint import weights_fingerprint
 from lmmprobe.models._local_server import LOOPBACK, LocalServer, free_port
-from lmmprobe.models.api_keys import redact_text, secret_argument
-from lmmprobe.models.base import ModelIdentity
+from lmmprobe.models.api_keys import redact_text, remember_secret, secret_argument
+from lmmprobe.models.base import ModelIdentity, SpendGuard
 from lmmprobe.schema import ErrorInfo, Request, Response
 
 log = logging.getLogger(__name__)
@@ -96,6 +107,16 @@ _WATCH_S = 0.5  # how often a request in flight looks whether the server is stil
 _DEFAULT_CONCURRENCY = 64
 _DEFAULT_TIMEOUT = "600"  # a thinking model's long answer on a busy local GPU, per attempt
 _DEFAULT_STARTUP_S = 1800.0  # download, load, compile and capture graphs of a large model
+KEY_VARIABLES = ("VLLM_API_KEY", "LMMPROBE_SERVER_KEY")
+"""Where the server finds its key for the run: vLLM's own variable, and lmmprobe's (read by the
+SGLang launcher, `SGLANG_LAUNCHER`, and free for a ``command=`` wrapper to pass on)."""
+SGLANG_LAUNCHER = (
+    "import os, runpy, sys; "
+    "sys.argv[1:1] = ['--api-key', os.environ.pop('LMMPROBE_SERVER_KEY')]; "
+    "runpy.run_module('sglang.launch_server', run_name='__main__', alter_sys=True)"
+)
+"""Run as ``python -c`` in place of ``python -m sglang.launch_server``: SGLang takes its key as
+``--api-key`` only, and a flag set here is not on the process's command line (``ps``)."""
 
 
 @dataclass(frozen=True)
@@ -325,7 +346,10 @@ class ServedModel:
     def _command_line(self, port: int) -> list[str]:
         o = self.opts
         model = [o.kind.model_flag, o.model] if o.kind.model_flag else [o.model]
-        return [*o.command, *model, "--host", LOOPBACK, "--port", str(port), *o.server_args]
+        command = list(o.command)
+        if o.kind.name == "sglang" and tuple(command[1:]) == SERVERS["sglang"].command[1:]:
+            command = [command[0], "-c", SGLANG_LAUNCHER]  # the key from the environment
+        return [*command, *model, "--host", LOOPBACK, "--port", str(port), *o.server_args]
 
     def start(self, log_dir: Path | None = None) -> None:
         """Start the server, wait until it answers, and record what it serves.
@@ -350,7 +374,17 @@ class ServedModel:
             safe = re.sub(r"[^A-Za-z0-9._-]+", "_", self.opts.model).strip("._") or "model"
             log_path = log_dir / f"server-{self.opts.kind.name}-{safe}.log"
         port = free_port()
-        server = LocalServer(self.what, self._command_line(port), port, log_path)
+        # The server's own key for the run: whatever else answers on the port is refused.
+        key = secrets.token_urlsafe(32)
+        remember_secret(key)  # scrubbed from every message and answer, as a configured key
+        server = LocalServer(
+            self.what,
+            self._command_line(port),
+            port,
+            log_path,
+            key=key,
+            env=dict.fromkeys(KEY_VARIABLES, key),
+        )
         self.server = server
         listed = server.start(self.opts.startup_timeout)
         # The name the server answers to: the first it lists (vLLM's is the path or id as
@@ -362,7 +396,7 @@ class ServedModel:
         client = dataclasses.replace(
             self.opts.client, model=served, base_url=f"{server.base_url}/v1"
         )
-        self._client = openai_api.OpenAIChatModel(client)
+        self._client = openai_api.OpenAIChatModel(client, api_key=key)
         self._identity = self._make_identity(server.version())
 
     def _make_identity(self, version: str | None) -> ModelIdentity:
@@ -448,6 +482,20 @@ class ServedModel:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    @property
+    def spend_guard(self) -> SpendGuard | None:
+        """The run's cost meter, as its client asks it (`lmmprobe.models.base.MeteredModel`)."""
+        return self._client.spend_guard
+
+    @spend_guard.setter
+    def spend_guard(self, guard: SpendGuard | None) -> None:
+        self._client.spend_guard = guard
+
+    @property
+    def requests_sent(self) -> int:
+        """Attempts its client sent, retries included."""
+        return self._client.requests_sent
 
     async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate through the server (`OpenAIChatModel.agenerate`)."""

@@ -146,6 +146,13 @@ class ModelStats(BaseModel):
         "absent from the file when 0 (files written before counted the backend's in "
         "``called``).",
     )
+    attempts: int = Field(
+        default=0,
+        exclude_if=lambda v: not v,
+        description="Attempts sent for the requests in ``called``, retries included, where the "
+        "backend retried (a reply malformed or empty is asked again, and paid each time): "
+        "absent from the file when no request took more than one.",
+    )
     errors: int = Field(description="Requests that ended in an error.")
     prompt_tokens: int = Field(default=0, description="Prompt tokens reported by the backend.")
     completion_tokens: int = Field(default=0, description="Completion tokens reported.")

@@ -8,6 +8,13 @@ reaches the limit, the runner sends nothing new: what is not sent is stored as `
 errors, the run ends as ``stopped_budget``, and a re-run asks exactly those again, as when a
 backend's own request budget (``max_requests``) runs out.
 
+A reply that states its usage was billed whether or not it can be used: one found malformed or
+empty, then asked again or stored as an error, is counted as an answer is. A backend that
+retries by itself (`lmmprobe.models.base.MeteredModel`) tells the meter of each such reply
+before it asks again (`guard`), so that a spent budget stops its retries too; the response it
+returns at last carries the usage of all its attempts, and what was told before is not counted
+twice.
+
 A response that reports no token count cannot be priced exactly. Its completion is counted at
 its request's ``max_new_tokens``, the limit the server was sent (an upper bound). Its prompt
 has no such bound (images are tokenized by the server): when the model's prompt tokens cost
@@ -18,9 +25,9 @@ something, the budget cannot be kept, so under ``--max-cost`` the meter stops th
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from lmmprobe.schema import ErrorInfo, Price, Request, Response
+from lmmprobe.schema import ErrorInfo, Price, Request, Response, Usage
 
 __all__ = ["CostMeter"]
 
@@ -48,6 +55,8 @@ class CostMeter:
         """Why the spend can no longer be known (a priced answer without its prompt tokens),
         or None. Under ``max_cost`` it stops the run as the limit does."""
         self._unreported: set[str] = set()
+        self._charged: dict[str, float] = {}
+        """Dollars told by a backend (`guard`) for a request still in flight, by its key."""
 
     @property
     def exhausted(self) -> bool:
@@ -82,9 +91,28 @@ class CostMeter:
             unreported = resp.error is None and (prompt is None or completion is None)
             if resp.error is None and completion is None and requests is not None:
                 completion = requests[i].gen.max_new_tokens  # the server's limit: a bound
-            self.spent += price.cost(prompt, completion)
+            # What a backend told of the request's earlier attempts (`guard`) is in its usage.
+            self.spent += price.cost(prompt, completion) - self._charged.pop(resp.key, 0.0)
             if unreported:
                 self._unreported_usage(model_spec, price, unbounded=prompt is None)
+
+    def guard(self, model_spec: str) -> Callable[[str, Usage | None], ErrorInfo | None]:
+        """What a backend calls with each paid reply it would ask again (a `SpendGuard`).
+
+        The reply's usage is counted at once (and again left out when its response comes
+        back through `add`, which counts every attempt's); the answer is None while the backend
+        may ask (again), and the ``budget`` error to return once the money is spent.
+        """
+
+        def paid(key: str, usage: Usage | None) -> ErrorInfo | None:
+            price = self.prices.get(model_spec)
+            if price is not None and usage is not None:
+                cost = price.cost(usage.prompt_tokens, usage.completion_tokens)
+                self.spent += cost
+                self._charged[key] = self._charged.get(key, 0.0) + cost
+            return self.budget_error() if self.exhausted else None
+
+        return paid
 
     def _unreported_usage(self, model_spec: str, price: Price, *, unbounded: bool) -> None:
         """An answer came without its token counts (`unbounded`: its prompt tokens too)."""

@@ -38,6 +38,7 @@ from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.api_keys import keys_not_needed
 from lmmprobe.models.base import (
     AsyncModel,
+    MeteredModel,
     Model,
     ModelIdentity,
     StartableModel,
@@ -96,6 +97,9 @@ class ModelOutcome:
     requests: int = 0
     cached: int = 0
     called: int = 0
+    attempts: int = 0
+    """Attempts the backend sent for the requests in ``called``, retries included (where it
+    counts them: ``requests_sent``); 0 where it does not."""
     refused: int = 0
     """Requests the backend's own budget (``max_requests=``, ``max_tokens_total=``) refused
     before sending them: stored as ``budget`` errors, neither sent nor in ``called``."""
@@ -132,6 +136,8 @@ class ModelOutcome:
             # Only when some were: results written before, and runs without any, stay as
             # they were (`lmmprobe.report.ModelStats` reads it as 0).
             **({"not_sent": self.not_sent} if self.not_sent else {}),
+            # Only where retries sent more than the requests: files stay as they were otherwise.
+            **({"attempts": self.attempts} if self.attempts > self.called else {}),
             "errors": self.errors,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -748,6 +754,10 @@ def answer_requests(
 
     progress.start(model_spec, len(unique), len(unique) - len(pending))
     spent = meter is not None and meter.exhausted  # on an earlier model: nothing more is sent
+    if meter is not None and isinstance(model, MeteredModel):
+        # Its own retries ask the meter first: a paid reply it cannot use is counted at once.
+        model.spend_guard = meter.guard(model_spec)
+    sent_before = getattr(model, "requests_sent", None)
     try:
         # StopSending, raised by on_batch once the money is spent, stops the executor once
         # the batches in flight are back; what is left unsent is stored below as budget errors.
@@ -759,6 +769,11 @@ def answer_requests(
                 executor.execute(model, pending, on_batch)
     finally:
         progress.finish()
+        if isinstance(model, MeteredModel):
+            model.spend_guard = None
+        sent_after = getattr(model, "requests_sent", None)
+        if isinstance(sent_before, int) and isinstance(sent_after, int):
+            outcome.attempts += sent_after - sent_before
     unsent = [r for r in pending if r.key not in responses]
     if unsent and meter is not None and meter.exhausted:
         # As a backend's request budget does: stored as budget errors, which a re-run asks again.

@@ -9,8 +9,11 @@ and the model's answer as "Assistant 2", the system message and temperature 0.2;
 then averages the score pairs per category and over all, rounds the two means to 3 decimals
 and reports the relative score round(model / reference x 100, 1).
 
-Departure: a reply whose first line is not two numbers is ``unjudged``; the reference stores
-the pair [-1, -1] and averages it in.
+Departures: a reply whose first line is not two numbers is ``unjudged``; the reference stores
+the pair [-1, -1] and averages it in. A pair read (as ``parse_score`` reads it) with a score
+outside the 1-10 the prompt asks for (``8 -1e6``, ``10 1e300``, ``0 5``) is ``unjudged`` too,
+its reason naming the score: the reference would average it in, and one such reply would set
+the run's figure to any value (re-test 11 #18).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ __all__ = [
     "LlavaWildReview",
     "llava_content",
     "llava_scores",
+    "off_scale",
 ]
 
 SOURCE = (
@@ -74,6 +78,20 @@ def llava_scores(review: str) -> tuple[float, float] | None:
     return pair if all(math.isfinite(x) for x in pair) else None
 
 
+SCALE: tuple[float, float] = (1.0, 10.0)
+"""The scores the prompt asks for ("a scale of 1 to 10"); a score outside is no verdict."""
+
+
+def off_scale(pair: tuple[float, float]) -> str | None:
+    """Why a score pair read is no verdict (a score outside `SCALE`), or None when it is one."""
+    low, high = SCALE
+    for who, score in zip(("reference", "answer"), pair, strict=True):
+        if not low <= score <= high:
+            shown = f"{score:.6g}"
+            return f"the judge's score {shown} for the {who} is outside {low:g}-{high:g}"
+    return None
+
+
 @dataclass
 class LlavaWildReview:
     """LLaVA-Bench's review: the judge scores the reference answer and the model's, 1-10."""
@@ -109,7 +127,8 @@ class LlavaWildReview:
         pair = llava_scores(reply)
         if pair is None:
             return None
-        return Reading(value=pair[1], detail={"reference": pair[0]})
+        # Read as parse_score reads it; only a pair within the scale asked for is a verdict.
+        return Reading(value=pair[1], detail={"reference": pair[0]}, refused=off_scale(pair))
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """None: the review is a score (its metric is the relative score)."""

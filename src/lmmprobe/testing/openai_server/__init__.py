@@ -72,11 +72,13 @@ FAULT_KINDS: Final = (
     "bad_request",
     "empty_content",
     "null_content",
+    "no_choices",
     "disconnect",
     "hang",
 )
 """Every fault kind the server knows how to inject: ``empty_content`` and ``null_content`` answer
-200 with a message whose content is ``""`` or ``null``; ``disconnect`` closes the connection
+200 with a message whose content is ``""`` or ``null``, ``no_choices`` 200 with ``"choices": []``,
+each with its usage (a reply billed, though unusable); ``disconnect`` closes the connection
 without answering (the client sees a connection error); ``hang`` accepts the request and never
 answers (until the server stops), as a wedged server does: only the client's timeout ends it."""
 
@@ -754,9 +756,12 @@ class _Handler(BaseHTTPRequestHandler):
         fault = fake._faults.decide(body)
         if fault is not None:
             fake._count_fault(fault)
-            if fault in ("empty_content", "null_content"):
+            if fault in ("empty_content", "null_content", "no_choices"):
                 content = {"content": "" if fault == "empty_content" else None}
-                self._send_json(200, json.dumps(_scripted_body(chat, content)).encode())
+                billed = _scripted_body(chat, content)
+                if fault == "no_choices":
+                    billed["choices"] = []
+                self._send_json(200, fake._encode(billed))  # its usage, as scripted
                 return
             if fault == "disconnect":
                 self.close_connection = True  # the client sees the socket close, no answer

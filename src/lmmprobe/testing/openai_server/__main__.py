@@ -178,12 +178,16 @@ def _slow_problem(reply: str) -> str | None:
 def _reply_problem(reply: dict[str, Any]) -> str | None:
     """What is wrong with a ``--replies`` message object, or None.
 
-    Its ``content`` must be text (or null) and its ``tool_calls`` a list of objects, as in an
-    OpenAI assistant message, and its ``finish_reason`` (the choice's, e.g. ``length``) text;
-    anything else would be served as a 200 no client can read.
+    Its ``content`` must be text, null or a list of content parts (objects, as Mistral's
+    reasoning models send: ``[{"type": "thinking", ...}, {"type": "text", "text": ...}]``),
+    its ``tool_calls`` a list of objects, as in an OpenAI assistant message, and its
+    ``finish_reason`` (the choice's, e.g. ``length``) text; anything else would be served as a
+    200 no client can read.
     """
-    if reply.get("content") is not None and not isinstance(reply["content"], str):
-        return f"content must be text or null, got {_shown(reply['content'])}"
+    content = reply.get("content")
+    parts = isinstance(content, list) and all(isinstance(p, dict) for p in content)
+    if content is not None and not isinstance(content, str) and not parts:
+        return f"content must be text, null or a list of parts, got {_shown(content)}"
     calls = reply.get("tool_calls")
     if calls is not None and not (
         isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
