@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
+
+
+def as_from_a_shell() -> None:
+    """A ``preexec_fn`` giving the child Ctrl-C as a shell gives it: not blocked, not ignored.
+
+    A child inherits a blocked or ignored SIGINT (a library may leave either set in a test
+    worker), and then a Python child never sees the Ctrl-C a test sends it.
+    """
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def lmmprobe(

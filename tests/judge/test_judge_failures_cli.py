@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.choice_rows import CHOICE_ASK, choice_rows, unsure_answers
-from tests.console import lmmprobe_with_key
+from tests.console import as_from_a_shell, lmmprobe_with_key
 from tests.serve.conftest import client
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
@@ -250,7 +250,7 @@ def test_the_fake_server_command_scripts_a_judge(tmp_path: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0",
          "--reply-table", str(table)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=as_from_a_shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         assert server.stdout is not None

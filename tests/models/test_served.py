@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.console import as_from_a_shell
 
 FAKE = Path(__file__).with_name("fake_served_server.py")
 
@@ -151,7 +152,8 @@ def test_no_server_outlives_an_interrupted_or_killed_lmmprobe(
     run = subprocess.Popen(
         [_exe(), "run", "-m", spec, "--limit", "40", "-q", "--db", str(tmp_path / "db"),
          "--out", str(tmp_path / "o")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+        preexec_fn=as_from_a_shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(),
     )  # fmt: skip
     try:
         log = tmp_path / "o" / "server-vllm-some_model.log"

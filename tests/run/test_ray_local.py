@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.console import as_from_a_shell
 
 pytest.importorskip("ray")
 psutil = pytest.importorskip("psutil")
@@ -56,7 +57,7 @@ def driver(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
             "--model", "first,delay=0.2,batch=1", "--data", "demo,n=200", "--db", str(db),
             "--out", str(tmp_path / "out"), "--bootstrap", "0", "-q"]  # fmt: skip
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        args, preexec_fn=as_from_a_shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         start_new_session=True,
     )  # fmt: skip
     seen: list[psutil.Process] = []

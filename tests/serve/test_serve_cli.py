@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from PIL import Image
+from tests.console import as_from_a_shell
 
 import lmmprobe
 
@@ -36,6 +37,7 @@ def serving_process(
     """
     proc = subprocess.Popen(
         [LMMPROBE, "serve", *args, "--port", "0"],
+        preexec_fn=as_from_a_shell,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

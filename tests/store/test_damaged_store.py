@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.console import as_from_a_shell
 
 from lmmprobe.store import Store, StoreDamagedError
 from lmmprobe.store.battles import record_vote
@@ -131,6 +132,7 @@ def _serving(db: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``lmmprobe serve --db DB`` on a free loopback port: its URL and process."""
     proc = subprocess.Popen(
         [LMMPROBE, "serve", "--db", str(db), "--port", "0"],
+        preexec_fn=as_from_a_shell,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

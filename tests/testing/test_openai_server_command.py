@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.console import as_from_a_shell
 
 EXE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
 
@@ -34,6 +35,7 @@ NOT_ACTIVATED = {
 def test_the_command_serves_a_run_until_ctrl_c(tmp_path: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
+        preexec_fn=as_from_a_shell,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,7 +86,7 @@ def test_the_hint_is_relative_below_the_working_folder_and_bare_once_activated(
         env = {**env, "PATH": os.pathsep.join([str(Path(EXE).parent), env["PATH"]])}
     server = subprocess.Popen(
         [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=venv.parent, env=env,
+        preexec_fn=as_from_a_shell, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=venv.parent, env=env,
     )  # fmt: skip
     try:
         assert server.stdout is not None
@@ -100,6 +102,7 @@ def test_the_hint_is_relative_below_the_working_folder_and_bare_once_activated(
 def test_a_busy_port_is_one_line_and_exit_2() -> None:
     first = subprocess.Popen(
         [sys.executable, "-m", "lmmprobe.testing.openai_server", "--port", "0"],
+        preexec_fn=as_from_a_shell,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
