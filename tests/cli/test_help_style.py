@@ -146,7 +146,7 @@ def test_defaults_read_one_way_in_the_help_the_user_sees() -> None:
     assert "Output folder. [default: beside the store]" in imported
     assert "(default" not in imported
     run = lmmprobe("run", "--help", columns=80).stdout
-    assert "Bootstrap resamples for CIs.  [x>=0]\n" in run and "[default: 1000]" in run
+    assert "Bootstrap resamples for CIs.  [0<=x<=100000]\n" in run and "[default: 1000]" in run
     # A name or a default is never broken at a hyphen or after "default:" (it was
     # "(lmmprobe list judge-" / "protocols)" and "[default: lmmprobe-" / "runs/lmmprobe.db]").
     assert "list judge-protocols)" in run and "[default: lmmprobe-runs/lmmprobe.db]" in run
