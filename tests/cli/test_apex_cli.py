@@ -153,3 +153,17 @@ def test_a_hostile_replay_file_is_one_line_naming_it(tmp_path, content, says):
     assert line.startswith(f"error: replay: {saved} is not an APEx report.json: "), line
     assert says in line, line
     assert "[[[[" not in line and "errors.pydantic.dev" not in line
+
+
+@pytest.mark.parametrize("experiments", ["[1]", '[{"a": 1}]', "[]"])
+def test_a_wrong_shaped_campaign_named_alone_to_report_is_refused(tmp_path, experiments):
+    # Re-test 11 #10: a report.json with an "experiments" list but nothing else of a campaign
+    # gave an empty report and exit 0; the user learnt nothing was read.
+    folder = tmp_path / "campaign"
+    folder.mkdir()
+    (folder / "report.json").write_text('{"experiments": ' + experiments + "}")
+    proc = lmmprobe("report", folder, "-f", "md")
+    assert proc.returncode == 2, proc.stdout
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: {folder / 'report.json'} is not an APEx report.json: "), line
+    assert proc.stdout == ""

@@ -25,6 +25,7 @@ from lmmprobe.schema import (
     register_renderer,
     token_count,
 )
+from lmmprobe.schema.spec import MAX_BOOTSTRAP, RunSpec
 
 
 def choice(**kw: Any) -> dict[str, Any]:
@@ -376,3 +377,11 @@ def test_token_count_edge_values() -> None:
     assert Usage.model_validate({"prompt_tokens": -4, "completion_tokens": 2**40}) == Usage(
         prompt_tokens=0, completion_tokens=MAX_TOKEN_COUNT
     )
+
+
+def test_a_run_spec_through_the_python_api_bounds_its_bootstrap() -> None:
+    """RunSpec is the API's way in: 10^8 resamples would be a MemoryError deep in the results
+    step (re-test 11 #12), so the spec refuses it where the CLI's --bootstrap does."""
+    assert RunSpec(bootstrap=MAX_BOOTSTRAP).bootstrap == MAX_BOOTSTRAP
+    with pytest.raises(ValidationError, match="bootstrap"):
+        RunSpec(bootstrap=MAX_BOOTSTRAP + 1)

@@ -35,6 +35,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.schema.text import shown_path
+from lmmprobe.schema.spec import MAX_BOOTSTRAP
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 
@@ -510,10 +511,6 @@ def open_store(db: Path | None) -> Iterator[Store]:
             raise  # a bug (bad SQL), not a fault of the file
         fail(str(fault))
 
-
-MAX_BOOTSTRAP = 100_000
-"""The most ``--bootstrap`` resamples a command takes: a 95% interval is steady long before (the
-default is 1,000), and 10^8 was a MemoryError traceback (re-test 11 #12)."""
 
 _STORE_COMPANIONS = ("", "-wal", "-shm", "-journal")
 

@@ -141,8 +141,10 @@ def is_apex_dir(path: Path) -> bool:
     a regular file inside the folder, size-capped, nested at most 100 levels).
 
     Raises:
-        ReportError: The folder holds a ``report.json`` that cannot be read and no
-            ``results.json`` (so it is no run folder either); one line naming the file.
+        ReportError: The folder holds a ``report.json`` that cannot be read, or has an
+            ``experiments`` list but no query or a non-object experiment, and no
+            ``results.json`` (so it is no run folder either); one line naming the file and
+            the field.
 
     """
     report = path / "report.json"
@@ -150,11 +152,27 @@ def is_apex_dir(path: Path) -> bool:
         return False
     try:
         doc = read_json_file(report, what="an APEx report", within=path)
+        if not (isinstance(doc, dict) and isinstance(doc.get("experiments"), list)):
+            return False
+        _check_campaign(doc, report)
     except ValueError as exc:
         if (path / "results.json").is_file():
             return False  # a run folder with a stray report.json
         raise ReportError(str(exc)) from None
-    return isinstance(doc, dict) and isinstance(doc.get("experiments"), list)
+    return True
+
+
+def _check_campaign(doc: dict[str, Any], report: Path) -> None:
+    """Refuse a campaign lacking what every report format reads of it (its query, and each
+    experiment an object): it would otherwise be an empty report that exits 0. The rest is
+    checked where the HTML section renders it, so a campaign of an older layout still lists."""
+    if not isinstance(doc.get("query"), str):
+        raise ValueError(f"{report} is not an APEx report.json: query: a text is required")
+    for i, experiment in enumerate(doc["experiments"]):
+        if not isinstance(experiment, dict):
+            raise ValueError(
+                f"{report} is not an APEx report.json: experiments.{i}: an object is required"
+            )
 
 
 def _manifest(doc: Any) -> Manifest | None:

@@ -116,6 +116,11 @@ def ray_address(value: str) -> str | None:
     return value[4:]
 
 
+MAX_BOOTSTRAP = 100_000
+"""The most bootstrap resamples a run takes (``RunSpec.bootstrap`` and every ``--bootstrap``): a
+95% interval is steady long before (the default is 1,000), and 10^8 was a MemoryError traceback
+(re-test 11 #12)."""
+
 POOL_SIZE = 5
 """Instructions per pool; with instruction_pool, repeats must be a multiple (ReForm-Eval)."""
 
@@ -139,7 +144,9 @@ class RunSpec(BaseModel):
     strict: bool = Field(default=False, description="Fail on the first invalid sample.")
     no_cache: bool = Field(default=False, description="Ignore stored responses and call the model.")
     db: str | None = Field(default=None, description="SQLite store path.")
-    bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples for 95% CIs.")
+    bootstrap: int = Field(
+        default=1000, ge=0, le=MAX_BOOTSTRAP, description="Bootstrap resamples for 95% CIs."
+    )
     formulate: FormulateConfig = Field(default_factory=FormulateConfig, description="Prompting.")
     gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")
     # Where requests run. These fields change how fast a run goes, never what it answers: they
