@@ -35,7 +35,6 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
 from lmmprobe.schema.text import shown_path
-from lmmprobe.schema.spec import MAX_BOOTSTRAP
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 

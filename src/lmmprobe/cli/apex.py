@@ -18,7 +18,8 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import MAX_BOOTSTRAP, ModelsOption, console, fail
+from lmmprobe.cli._common import ModelsOption, console, fail
+from lmmprobe.schema.spec import MAX_BOOTSTRAP
 
 if TYPE_CHECKING:
     from lmmprobe.apex import Report

@@ -18,7 +18,6 @@ from rich.table import Table
 from lmmprobe._inert import inert
 from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
-    MAX_BOOTSTRAP,
     DbOption,
     DryRunOption,
     HelpStyleGroup,
@@ -76,7 +75,7 @@ from lmmprobe.schema import (
     MarkChoice,
     RunSpec,
 )
-from lmmprobe.schema.spec import check_executor
+from lmmprobe.schema.spec import MAX_BOOTSTRAP, check_executor
 from lmmprobe.store import export_run
 
 if TYPE_CHECKING:

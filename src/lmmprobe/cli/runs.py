@@ -31,7 +31,7 @@ from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import audit_document, print_audit
-from lmmprobe.cli._common import MAX_BOOTSTRAP, DbOption, InertConsole, fail, open_store
+from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
@@ -44,6 +44,7 @@ from lmmprobe.report.compare import (
     compare_runs,
 )
 from lmmprobe.report.settings import origin_setting, run_setting, sides_apart
+from lmmprobe.schema.spec import MAX_BOOTSTRAP
 from lmmprobe.store import DEFAULT_DB, Store, command_for
 from lmmprobe.store.queries import run_models
 from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs

@@ -163,9 +163,12 @@ def is_apex_dir(path: Path) -> bool:
 
 
 def _check_campaign(doc: dict[str, Any], report: Path) -> None:
-    """Refuse a campaign lacking what every report format reads of it (its query, and each
-    experiment an object): it would otherwise be an empty report that exits 0. The rest is
-    checked where the HTML section renders it, so a campaign of an older layout still lists."""
+    """Refuse a campaign lacking what every report format reads of it.
+
+    That is its query, and each experiment an object: without them it would be an empty report
+    that exits 0. The rest is checked where the HTML section renders it, so a campaign of an
+    older layout still lists.
+    """
     if not isinstance(doc.get("query"), str):
         raise ValueError(f"{report} is not an APEx report.json: query: a text is required")
     for i, experiment in enumerate(doc["experiments"]):
