@@ -64,6 +64,9 @@ READERS: dict[str, Callable[[str], object]] = {
     "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
     "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
     "MMMU open": benchmark_choice.mmmu_parse_open,
+    "MMMU-Pro multiple choice": lambda t: benchmark_choice.mmmu_pro_multi_choice(
+        t, {c: f"option {c}" for c in "ABCDEFGHIJ"}
+    ),
     "MathVista rules": lambda t: benchmark_choice.mathvista_read(
         t, ["a", "b"], "multi_choice", "text", None
     ),
@@ -152,7 +155,7 @@ def test_a_long_answer_is_read_whole() -> None:
 PIECES = [" ", "  ", "\t", "\n", ".", "(", ")", "[", "]", "*", "**", ":", "A", "B", "1", ",",
           "x", "the answer is", "answer", "option", "I would choose", "cannot", "see", "the",
           "image", "none of", "dark", "red", "<think>", "</think>", "<answer>", "</answer>",
-          "<|begin_of_box|>", "<|end_of_box|>", "\u3000", "\uff08"]  # fmt: skip
+          "<|begin_of_box|>", "<|end_of_box|>", "\u3000", "\uff08", "Answer:", "J "]  # fmt: skip
 RUNS = st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 3000)), max_size=8)
 
 

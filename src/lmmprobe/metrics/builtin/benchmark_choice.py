@@ -34,6 +34,7 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_multi_choice,
     mmmu_open_correct,
     mmmu_parse_open,
+    mmmu_pro_multi_choice,
     pope_scores,
 )
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
@@ -62,6 +63,7 @@ POPE = "pope_f1"
 HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
+MMMU_PRO = "mmmu_pro_accuracy"
 MATHVISTA = "mathvista_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
@@ -470,6 +472,31 @@ _mmmu = per_row(MMMU, lambda s: float(_mmmu_correct(s)))
 def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Multiple-choice and open questions, each with its own reading."""
     return _mmmu(ctx)
+
+
+# --------------------------------------------------------------------------- MMMU-Pro
+
+
+def _mmmu_pro_correct(s: Score) -> bool:
+    m = s.metadata
+    index2ans = dict(zip(m.get("option_letters") or [], m.get("option_texts") or [], strict=True))
+    return mmmu_pro_multi_choice(answer_text(s), index2ans) == gold(s)
+
+
+_mmmu_pro = per_row(MMMU_PRO, lambda s: float(_mmmu_pro_correct(s)))
+
+
+@run_metric(
+    MMMU_PRO,
+    summary="MMMU-Pro accuracy with MMMU-Pro's answer reading (evaluate.py; unread answers are "
+    "wrong).",
+    label="MMMU-Pro",
+    family=FAMILY,
+    order=45,
+)
+def mmmu_pro_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Every question is multiple-choice, read by MMMU-Pro's parse_multi_choice_response."""
+    return _mmmu_pro(ctx)
 
 
 # --------------------------------------------------------------------------- MathVista
