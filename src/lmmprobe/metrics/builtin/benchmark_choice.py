@@ -51,6 +51,7 @@ from lmmprobe.metrics.builtin._official import (
     tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.mathvision import mathvision_correct
 from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_of
@@ -64,6 +65,7 @@ HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MMMU_PRO = "mmmu_pro_accuracy"
+MATHVISION = "mathvision_accuracy"
 MATHVISTA = "mathvista_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
@@ -569,3 +571,27 @@ def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
 judged_only_metric(
     MATHVISTA, "MathVista", lambda ctx: _mathvista(ctx, judged_only=True), family=FAMILY, order=51
 )
+
+
+# --------------------------------------------------------------------------- MATH-Vision
+
+
+def _mathvision_correct(s: Score) -> bool:
+    options = s.metadata.get("options") or []
+    return mathvision_correct(answer_text(s), gold(s), [str(o) for o in options])
+
+
+_mathvision = per_row(MATHVISION, lambda s: float(_mathvision_correct(s)))
+
+
+@run_metric(
+    MATHVISION,
+    summary="MATH-Vision accuracy with MATH-V's answer reading and LaTeX equality "
+    "(evaluation/evaluate.py, utils.py is_equal).",
+    label="MATH-V",
+    family=FAMILY,
+    order=55,
+)
+def mathvision_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Right when the answer read equals the answer, or a choice question's chosen option text."""
+    return _mathvision(ctx)
