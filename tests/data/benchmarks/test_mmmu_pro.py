@@ -193,3 +193,34 @@ def test_standard_images_reach_the_openai_server_in_order(tmp_path: Path) -> Non
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert server.received_images == [_png(2), _png(1), _png(1)]
+
+
+def test_a_published_answer_beyond_its_options_is_asked_and_never_right(tmp_path: Path) -> None:
+    # validation_Accounting_29 as published: one option (a list of three), answer B. The
+    # released scoring counts it (wrong whatever the reply); a non-letter answer is a problem.
+    rows: dict[str, list[Any]] = {
+        "id": ["validation_Accounting_29", "test_Art_2"],
+        "question": ["Which statement holds? #q", "Which? #r"],
+        "options": ["[['A', 'B', 'Not enough information']]", "['x', 'y']"],
+        "explanation": ["", ""], **{f"image_{k}": [None, None] for k in range(1, 8)},
+        "img_type": ["", ""], "answer": ["B", "b"], "topic_difficulty": ["", ""],
+        "subject": ["Accounting", "Art"],
+    }  # fmt: skip
+    feats = Features({k: (Image() if k.startswith("image_") else Value("string")) for k in rows})
+    folder = write_hub_snapshot(
+        tmp_path / "acc", {"test": Dataset.from_dict(rows, features=feats)},
+        config="standard (10 options)",
+    )  # fmt: skip
+    result = load_source(f"mmmu-pro-standard-10,path={folder}")
+    assert [(p.field, p.line) for p in result.problems] == [("answer", 1)]
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update({"q": "Answer: B"})
+    SCRIPT.prompts.clear()
+    ev = evaluate(
+        models=[MODEL], data=f"mmmu-pro-standard-10,path={folder}", db=str(tmp_path / "db"),
+        out=str(tmp_path / "out"), bootstrap=0,
+    )  # fmt: skip
+    assert ev.results.models[MODEL].metrics["mmmu_pro_accuracy"].value == 0.0
+    assert SCRIPT.prompts["q"] == (
+        f"Which statement holds? #q\nA. ['A', 'B', 'Not enough information']\n{STANDARD}"
+    )

@@ -85,8 +85,10 @@ def _options(row: Mapping[str, Any]) -> list[str]:
 def _letters(row: Mapping[str, Any], options: list[str]) -> tuple[list[str], str]:
     letters = [chr(ord("A") + i) for i in range(len(options))]
     answer = required_text(row, "answer")
-    if answer not in letters:
-        raise RowError("answer", f"{answer!r} is not one of the option letters {letters}")
+    # A letter beyond the options is kept, as the released scoring keeps it (it can never be
+    # read as right): validation_Accounting_29 has one option, a list of three, and answer B.
+    if len(answer) != 1 or not "A" <= answer <= "Z":
+        raise RowError("answer", f"expected an option letter, got {answer!r}")
     return letters, answer
 
 
@@ -151,6 +153,11 @@ _READING = (
     "rules with its own letter tests. Where that code picks a random letter (nothing "
     "readable), lmmprobe counts the answer as wrong."
 )
+_KEPT = (
+    "A published row whose answer letter is beyond its options (validation_Accounting_29: "
+    "one option, a list written as text) is asked and counted, never right, as the released "
+    "scoring counts it; options are shown as Python writes them (str of the value)."
+)
 _SCORE = (
     "The paper's MMMU-Pro score is the mean of the standard (10 options) and vision "
     "accuracies; --by subject gives the per-subject figures."
@@ -195,7 +202,7 @@ def _variant(
             revision=REVISION,
             config=config,
             size=1730,
-            notes=(*notes, _READING, _SCORE, _COT),
+            notes=(*notes, _READING, _KEPT, _SCORE, _COT),
             schema_confirmed=(
                 f"MMMU/MMMU_Pro @ {REVISION[:7]} tree ({config}/test-*.parquet) + the rows of "
                 f"{_SOURCE}output/*.jsonl (id, question, options as text, explanation, "
