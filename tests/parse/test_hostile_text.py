@@ -24,6 +24,7 @@ from tests.bounded import BOUND_S, SHAPES, bounded, bounded_each
 from tests.console import lmmprobe
 
 from lmmprobe.metrics import benchmark_choice
+from lmmprobe.metrics.mathvision import mathvision_extract
 from lmmprobe.parse import extract
 from lmmprobe.parse.dysca import dysca_matcher
 from lmmprobe.parse.extract import extract_choice
@@ -64,6 +65,10 @@ READERS: dict[str, Callable[[str], object]] = {
     "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
     "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
     "MMMU open": benchmark_choice.mmmu_parse_open,
+    "MMMU-Pro multiple choice": lambda t: benchmark_choice.mmmu_pro_multi_choice(
+        t, {c: f"option {c}" for c in "ABCDEFGHIJ"}
+    ),
+    "MathVision reading": mathvision_extract,
     "MathVista rules": lambda t: benchmark_choice.mathvista_read(
         t, ["a", "b"], "multi_choice", "text", None
     ),
@@ -152,7 +157,8 @@ def test_a_long_answer_is_read_whole() -> None:
 PIECES = [" ", "  ", "\t", "\n", ".", "(", ")", "[", "]", "*", "**", ":", "A", "B", "1", ",",
           "x", "the answer is", "answer", "option", "I would choose", "cannot", "see", "the",
           "image", "none of", "dark", "red", "<think>", "</think>", "<answer>", "</answer>",
-          "<|begin_of_box|>", "<|end_of_box|>", "\u3000", "\uff08"]  # fmt: skip
+          "<|begin_of_box|>", "<|end_of_box|>", "\u3000", "\uff08", "Answer:", "J ", "oxed{", "}", "{", "is ",
+          "\\frac", "\\sqrt", "=", "the answer is"]  # fmt: skip
 RUNS = st.lists(st.tuples(st.sampled_from(PIECES), st.integers(1, 3000)), max_size=8)
 
 

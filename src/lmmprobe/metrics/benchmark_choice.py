@@ -21,6 +21,10 @@ metrics that apply them to a run's rows live in `lmmprobe.metrics.builtin.benchm
   reading of a multiple-choice answer and of an open answer, and their verdicts. Where the
   released code picks a random letter (nothing could be read), lmmprobe leaves the answer
   unread and wrong: lmmprobe never scores a random option.
+- MMMU-Pro (Yue et al. 2024; ``mmmu-pro/evaluate.py`` of MMMU-Benchmark/MMMU): its own
+  ``parse_multi_choice_response``, MMMU's with three changes (a unique option letter after the
+  last ``Answer:`` first; a letter followed by a space or by ``.`` without a space before it).
+  Where it picks a random letter, lmmprobe leaves the answer unread and wrong.
 - MathVista (Lu et al. 2024; ``evaluation/extract_answer.py`` and ``calculate_score.py`` of
   lupantech/MathVista): the rule-based part of answer extraction (the released code then asks
   GPT-4), normalization to the answer type, and exact equality. Where the rules read nothing
@@ -54,6 +58,7 @@ __all__ = [
     "mmmu_multi_choice",
     "mmmu_open_correct",
     "mmmu_parse_open",
+    "mmmu_pro_multi_choice",
     "pope_read",
     "pope_scores",
 ]
@@ -298,6 +303,51 @@ def mmmu_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | None
     by_text = False
     if not candidates:
         candidates = [c for c in all_choices if f" {c} " in response]
+    if not candidates and len(response.split()) > 5:
+        candidates = [c for c, text in index2ans.items() if text.lower() in response.lower()]
+        by_text = bool(candidates)
+    if not candidates:
+        return None
+    if len(candidates) == 1:
+        return candidates[0]
+    if by_text:
+        starts = [response.lower().rfind(index2ans[c].lower()) for c in candidates]
+    elif bracketed:
+        starts = [response.rfind(f"({c})") for c in candidates]
+    else:
+        starts = [response.rfind(f" {c} ") for c in candidates]
+    return candidates[starts.index(max(starts))]  # first of ties, as numpy's argmax
+
+
+def mmmu_pro_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | None:
+    """MMMU-Pro's reading of a multiple-choice answer: a letter of ``index2ans``, or None.
+
+    ``parse_multi_choice_response`` of MMMU-Pro's ``evaluate.py``: the one option letter found
+    in the text after the last ``Answer:`` (several or none: go on); then MMMU's steps with its
+    own bare-letter tests: ``(B)``; else ``B `` (a letter followed by a space, wherever it
+    stands, so the ``B `` ending "PLAN B " counts); else ``B.``; else, for answers longer than
+    five words, an option text. Several candidates: the last one, where "last" looks for
+    `` B `` between spaces (a candidate found only as ``B.`` or ``xB `` is at -1, and the
+    first of equal positions wins, as numpy's argmax). None where the released code picks a
+    random letter.
+    """
+    all_choices = list(index2ans)
+    last = response.rfind("Answer:")
+    if last != -1:
+        tail = response[last + len("Answer:") :].strip()
+        named = [c for c in all_choices if c in tail]
+        if len(named) == 1:
+            return named[0]
+    for char in (",", ".", "!", "?", ";", ":", "'"):
+        response = response.strip(char)
+    response = f" {response} "
+    candidates = [c for c in all_choices if f"({c})" in response]
+    bracketed = bool(candidates)
+    by_text = False
+    if not candidates:
+        candidates = [c for c in all_choices if f"{c} " in response]
+    if not candidates:
+        candidates = [c for c in all_choices if f"{c}." in response]
     if not candidates and len(response.split()) > 5:
         candidates = [c for c, text in index2ans.items() if text.lower() in response.lower()]
         by_text = bool(candidates)

@@ -76,7 +76,9 @@ def test_benchmark_is_complete(name: str) -> None:
             assert re.fullmatch(r"[0-9a-f]{40}", b.revision), f"{name}: {b.revision}"
 
 
-def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them() -> None:
+def test_each_discovered_module_defines_its_benchmarks_and_together_all_of_them() -> None:
+    # One benchmark per module, or one family whose variants differ only in configuration
+    # (MMMU-Pro's three settings): issue 37 keeps such a family in one file.
     found: dict[str, str] = {}
     for package in BENCHMARK_FOLDERS:
         for module in discover_modules(package):
@@ -84,9 +86,10 @@ def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them()
                 v.name for v in vars(importlib.import_module(module)).values()
                 if isinstance(v, Benchmark)
             }  # fmt: skip
-            assert len(defined) == 1, f"{module} defines {sorted(defined)}"
-            (only,) = defined
-            found[only] = module
+            assert defined, f"{module} defines no benchmark"
+            for name in defined:
+                assert name not in found, f"{name} is defined in {found[name]} and {module}"
+                found[name] = module
     assert sorted(found) == BENCHMARKS.names()
     # Every benchmark is a source of its name: the sources discover the benchmark folders too.
     assert BENCHMARKS.discover == BENCHMARK_FOLDERS

@@ -430,6 +430,8 @@ def _read(b: Benchmark, ctx: RowContext, row: Mapping[str, Any]) -> list[Sample]
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err.get("loc", ())) or None
         raise RowError(loc, str(err.get("msg", "invalid")).removeprefix("Value error, ")) from exc
+    except DataError:
+        raise  # not this row's fault: the benchmark cannot be read here (a missing extra)
     except (TypeError, ValueError, AttributeError, IndexError) as exc:
         # A value of a type the reader did not expect (a null, a number for a text): this row
         # is reported, the others still load; --strict stops here.

@@ -34,6 +34,7 @@ from lmmprobe.metrics.benchmark_choice import (
     mmmu_multi_choice,
     mmmu_open_correct,
     mmmu_parse_open,
+    mmmu_pro_multi_choice,
     pope_scores,
 )
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
@@ -50,6 +51,7 @@ from lmmprobe.metrics.builtin._official import (
     tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.mathvision import mathvision_correct
 from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_of
@@ -62,6 +64,8 @@ POPE = "pope_f1"
 HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
+MMMU_PRO = "mmmu_pro_accuracy"
+MATHVISION = "mathvision_accuracy"
 MATHVISTA = "mathvista_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
@@ -472,6 +476,31 @@ def mmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
     return _mmmu(ctx)
 
 
+# --------------------------------------------------------------------------- MMMU-Pro
+
+
+def _mmmu_pro_correct(s: Score) -> bool:
+    m = s.metadata
+    index2ans = dict(zip(m.get("option_letters") or [], m.get("option_texts") or [], strict=True))
+    return mmmu_pro_multi_choice(answer_text(s), index2ans) == gold(s)
+
+
+_mmmu_pro = per_row(MMMU_PRO, lambda s: float(_mmmu_pro_correct(s)))
+
+
+@run_metric(
+    MMMU_PRO,
+    summary="MMMU-Pro accuracy with MMMU-Pro's answer reading (evaluate.py; unread answers are "
+    "wrong).",
+    label="MMMU-Pro",
+    family=FAMILY,
+    order=45,
+)
+def mmmu_pro_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Every question is multiple-choice, read by MMMU-Pro's parse_multi_choice_response."""
+    return _mmmu_pro(ctx)
+
+
 # --------------------------------------------------------------------------- MathVista
 
 
@@ -542,3 +571,27 @@ def mathvista_accuracy(ctx: MetricContext) -> MetricValue | None:
 judged_only_metric(
     MATHVISTA, "MathVista", lambda ctx: _mathvista(ctx, judged_only=True), family=FAMILY, order=51
 )
+
+
+# --------------------------------------------------------------------------- MATH-Vision
+
+
+def _mathvision_correct(s: Score) -> bool:
+    options = s.metadata.get("options") or []
+    return mathvision_correct(answer_text(s), gold(s), [str(o) for o in options])
+
+
+_mathvision = per_row(MATHVISION, lambda s: float(_mathvision_correct(s)))
+
+
+@run_metric(
+    MATHVISION,
+    summary="MATH-Vision accuracy with MATH-V's answer reading and LaTeX equality "
+    "(evaluation/evaluate.py, utils.py is_equal).",
+    label="MATH-V",
+    family=FAMILY,
+    order=55,
+)
+def mathvision_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Right when the answer read equals the answer, or a choice question's chosen option text."""
+    return _mathvision(ctx)
