@@ -90,3 +90,18 @@ def test_the_rounding_ties_are_in_the_data() -> None:
         scores = [v / OPENVLM_COLUMNS[f].divisor for f, v in columns.items()]
         means.append(sum(scores) / len(scores))
     assert any(abs(m * 100 % 10 - 5) < 1e-6 for m in means)
+
+
+def test_hallusionbench_and_mme_columns_as_vlmevalkit_makes_them() -> None:
+    # Transcribed (see tests/parity/README.md): VLMEvalKit's `report_primary_metric` @145bdaf1
+    # gives HallusionBench's `Overall` as sum([aAcc, fAcc, qAcc]) / 3 and MME's as perception +
+    # reasoning. The figures are a real score.csv's "Overall" row (VLMEvalKit issue #825).
+    a, f, q = 67.92849631966351, 37.861271676300575, 43.956043956043956
+    hallusion = OPENVLM_COLUMNS["HallusionBench"]
+    figures = {("hallusionbench", m): v for m, v in zip(hallusion.metrics, (a, f, q), strict=True)}
+    assert column_figure(hallusion, figures) == sum([a, f, q]) / 3
+    mme = OPENVLM_COLUMNS["MME"]
+    figures = {("mme", "mme_perception"): 1487.5, ("mme", "mme_cognition"): 362.5}
+    assert column_figure(mme, figures) == 1850.0
+    # lmmprobe's figures are shares: each column's unit puts them in percent first.
+    assert hallusion.unit(0.5) == 50.0 and mme.unit(1487.5) == 1487.5
