@@ -74,6 +74,8 @@ class Column:
             with, where the column rests on a judge; None for rule-read columns.
         leaderboard_judge: The judge model the leaderboard names for the column (its
             ``meta_data.py`` notes), so a figure judged by another says so.
+        vlmevalkit: VLMEvalKit's dataset name of each of `benchmarks` (the results file's
+            keys, and the suffix of VLMEvalKit's prediction files ``MODEL_DATASET.xlsx``).
 
     """
 
@@ -85,6 +87,7 @@ class Column:
     divisor: float = 1.0
     judge: str | None = None
     leaderboard_judge: str | None = None
+    vlmevalkit: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> tuple[tuple[str, str], ...]:
@@ -109,19 +112,42 @@ OPENVLM_COLUMNS: dict[str, Column] = {
             combine="mean_1dp",
             judge="mmbench-choice",
             leaderboard_judge=_GPT35,
+            vlmevalkit=("MMBench_TEST_EN_V11", "MMBench_TEST_CN_V11"),
         ),
-        Column("MMStar", ("mmstar",), ("accuracy",)),
-        Column("MME", ("mme",), ("mme_perception", "mme_cognition"), "sum", scale=1, divisor=28),
-        Column("MMMU_VAL", ("mmmu",), ("mmmu_accuracy",), leaderboard_judge=_GPT35),
+        Column("MMStar", ("mmstar",), ("accuracy",), vlmevalkit=("MMStar",)),
+        Column(
+            "MME",
+            ("mme",),
+            ("mme_perception", "mme_cognition"),
+            "sum",
+            scale=1,
+            divisor=28,
+            vlmevalkit=("MME",),
+        ),
+        Column(
+            "MMMU_VAL",
+            ("mmmu",),
+            ("mmmu_accuracy",),
+            leaderboard_judge=_GPT35,
+            vlmevalkit=("MMMU_DEV_VAL",),
+        ),
         Column(
             "MathVista",
             ("mathvista",),
             ("mathvista_accuracy",),
             judge="mathvista-extract",
             leaderboard_judge="GPT-4-Turbo (1106) (when its rules extract no answer)",
+            vlmevalkit=("MathVista_MINI",),
         ),
-        Column("OCRBench", ("ocrbench",), ("ocrbench_score",), scale=1, divisor=10),
-        Column("AI2D", ("ai2d",), ("accuracy",)),
+        Column(
+            "OCRBench",
+            ("ocrbench",),
+            ("ocrbench_score",),
+            scale=1,
+            divisor=10,
+            vlmevalkit=("OCRBench",),
+        ),
+        Column("AI2D", ("ai2d",), ("accuracy",), vlmevalkit=("AI2D_TEST",)),
         Column(
             "HallusionBench",
             ("hallusionbench",),
@@ -129,8 +155,15 @@ OPENVLM_COLUMNS: dict[str, Column] = {
             "mean",
             judge="hallusionbench-correct",
             leaderboard_judge=_GPT35,
+            vlmevalkit=("HallusionBench",),
         ),
-        Column("SEEDBench_IMG", ("seedbench",), ("accuracy",), leaderboard_judge=_GPT35),
+        Column(
+            "SEEDBench_IMG",
+            ("seedbench",),
+            ("accuracy",),
+            leaderboard_judge=_GPT35,
+            vlmevalkit=("SEEDBench_IMG",),
+        ),
         Column(
             "MMVet",
             ("mmvet",),
@@ -138,6 +171,7 @@ OPENVLM_COLUMNS: dict[str, Column] = {
             scale=1,
             judge="mmvet-grade",
             leaderboard_judge=_GPT4_TURBO,
+            vlmevalkit=("MMVet",),
         ),
         Column(
             "LLaVABench",
@@ -146,14 +180,32 @@ OPENVLM_COLUMNS: dict[str, Column] = {
             scale=1,
             judge="llava-wild-review",
             leaderboard_judge=_GPT4_TURBO,
+            vlmevalkit=("LLaVABench",),
         ),
-        Column("CCBench", ("ccbench",), ("mmbench_circular",), leaderboard_judge=_GPT35),
-        Column("RealWorldQA", ("realworldqa",), ("accuracy",)),
-        Column("POPE", ("pope",), ("pope_f1",)),
-        Column("ScienceQA_TEST", ("scienceqa-img",), ("accuracy",), leaderboard_judge=_GPT35),
-        Column("SEEDBench2_Plus", ("seedbench2-plus",), ("accuracy",)),
-        Column("MMT-Bench_VAL", ("mmt-bench",), ("accuracy",)),
-        Column("BLINK", ("blink",), ("accuracy",)),
+        Column(
+            "CCBench",
+            ("ccbench",),
+            ("mmbench_circular",),
+            leaderboard_judge=_GPT35,
+            vlmevalkit=("CCBench",),
+        ),
+        Column("RealWorldQA", ("realworldqa",), ("accuracy",), vlmevalkit=("RealWorldQA",)),
+        Column("POPE", ("pope",), ("pope_f1",), vlmevalkit=("POPE",)),
+        Column(
+            "ScienceQA_TEST",
+            ("scienceqa-img",),
+            ("accuracy",),
+            leaderboard_judge=_GPT35,
+            vlmevalkit=("ScienceQA_TEST",),
+        ),
+        Column(
+            "SEEDBench2_Plus",
+            ("seedbench2-plus",),
+            ("accuracy",),
+            vlmevalkit=("SEEDBench2_Plus",),
+        ),
+        Column("MMT-Bench_VAL", ("mmt-bench",), ("accuracy",), vlmevalkit=("MMT-Bench_VAL",)),
+        Column("BLINK", ("blink",), ("accuracy",), vlmevalkit=("BLINK",)),
     )
 }
 """Every column of the leaderboard's ``MAIN_FIELDS``, in its order. A benchmark named here that

@@ -163,3 +163,105 @@ def test_the_console_script_shows_the_partial_average_and_what_is_missing(
     assert metrics["openvlm_ai2d"]["value"] == 100.0  # `first` answers A, AI2D's gold here
     assert metrics["openvlm_avg_partial"]["value"] == 100.0
     assert "openvlm_avg" not in metrics
+
+
+# --------------------------------------------------------------------------- a folder of tables
+
+MMSTAR_QUESTIONS = [
+    "Where is the cup? #m\nOptions: A: on the table, B: under the chair, C: in the sink, D: on "
+    "the shelf",
+    "Count? #n\nOptions: A: 1, B: 2, C: 3, D: 4",
+]
+
+
+def _mmstar_copy(root: Path) -> None:
+    rows = {
+        "index": [0, 1],
+        "question": MMSTAR_QUESTIONS,
+        "image": [_img(1), _img(2)],
+        "answer": ["C", "D"],
+        "category": ["coarse perception", "math"],
+        "l2_category": ["image scene and topic", "numeric commonsense and calculation"],
+        "meta_info": [{"source": "SEEDBench", "split": "val", "image_path": "1.jpg"}] * 2,
+    }
+    feats = Features({
+        "index": Value("int64"), "question": Value("string"), "image": Image(),
+        "answer": Value("string"), "category": Value("string"),
+        "l2_category": Value("string"),
+        "meta_info": {"source": Value("string"), "split": Value("string"),
+                      "image_path": Value("string")},
+    })  # fmt: skip
+    folder = root / "mmstar"
+    folder.mkdir(parents=True)
+    Dataset.from_dict(rows, features=feats).to_parquet(str(folder / "mmstar.parquet"))
+    card = (
+        "---\nconfigs:\n- config_name: val\n  data_files:\n  - split: val\n"
+        "    path: mmstar.parquet\n---\n"
+    )
+    (folder / "README.md").write_text(card, encoding="utf-8")
+
+
+def test_a_folder_of_vlmevalkit_tables_gives_the_runs_columns_and_average(
+    tmp_path: Path,
+) -> None:
+    copies = _copies(tmp_path / "copies")
+    _mmstar_copy(copies)
+    replies = {**REPLIES, "a": "A", "b": "B", "m": "C", "n": "A"}  # AI2D 1/2, MMStar 1/2
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update(replies)
+    run = evaluate(models=[MODEL], data=f"openvlm,path={copies}", db=str(tmp_path / "db"),
+                   bootstrap=0, out=str(tmp_path / "out")).results.models[MODEL].metrics  # fmt: skip
+    # The same answers as VLMEvalKit writes them: MODEL_DATASET.xlsx, one per benchmark.
+    folder = tmp_path / "vlmevalkit"
+    folder.mkdir()
+    pd = pytest.importorskip("pandas")
+    pd.DataFrame({
+        "index": [0, 1], "question": ["What eats grass? #a", "What is the sun? #b"],
+        "A": ["deer", "star"], "B": ["hawk", "planet"], "answer": ["A", "A"],
+        "prediction": ["A", "B"],
+    }).to_excel(folder / "LLaVA_AI2D_TEST.xlsx", index=False)  # fmt: skip
+    pd.DataFrame({
+        "index": [0, 1], "question": MMSTAR_QUESTIONS, "answer": ["C", "D"],
+        "prediction": ["C", "A"],
+    }).to_csv(folder / "LLaVA_MMStar.tsv", sep="\t", index=False)  # fmt: skip
+    # VLMEvalKit's score sidecar beside it is not a prediction file of MMStar.
+    (folder / "LLaVA_MMStar_acc.csv").write_text("split,Overall\nnone,50.0\n", encoding="utf-8")
+    proc = lmmprobe(
+        "score", folder, "--benchmark", f"openvlm,path={copies}", "--format", "json",
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-cache"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["files"] == {
+        "mmstar": str(folder / "LLaVA_MMStar.tsv"),
+        "ai2d": str(folder / "LLaVA_AI2D_TEST.xlsx"),
+    }
+    got = doc["metrics"]
+    want = {k: v.value for k, v in run.items() if k.startswith("openvlm_")}
+    assert (
+        got == want == {"openvlm_mmstar": 50.0, "openvlm_ai2d": 50.0, "openvlm_avg_partial": 50.0}
+    )
+    assert doc["partial"] and "not openvlm's" in doc["label"]
+    assert (
+        "no file mmbench-v11-en.EXT or *_MMBench_TEST_EN_V11.EXT"
+        in doc["missing"]["MMBench_V11"][0]
+    )
+    table = lmmprobe(
+        "score", folder, "--benchmark", f"openvlm,path={copies}", columns=80,
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cli-cache"),
+    )  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    text = " ".join(table.stdout.split())
+    assert "partial avg (not openvlm's: 2 of 8 columns): 50.0" in text
+    assert "missing MMVet (mmvet)" in text
+
+
+def test_a_folder_with_two_files_for_one_benchmark_is_refused_naming_both(tmp_path: Path) -> None:
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    for name in ("a_MMStar.tsv", "b_MMStar.xlsx"):
+        (folder / name).write_text("index\tprediction\n0\tA\n", encoding="utf-8")
+    proc = lmmprobe("score", folder, "--benchmark", "openvlm", HF_HUB_OFFLINE="1")
+    assert proc.returncode != 0
+    err = " ".join(proc.stderr.split())
+    assert "2 files for mmstar (MMStar): a_MMStar.tsv, b_MMStar.xlsx" in err
