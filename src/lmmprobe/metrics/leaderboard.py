@@ -47,9 +47,10 @@ __all__ = [
 ]
 
 OPENVLM_SOURCE = (
-    "opencompass/open_vlm_leaderboard (Hugging Face Space), as mirrored in "
-    "open-compass/VLMEvalKit branch leaderboard: gen_table.py generate_table, meta_data.py"
+    "open-compass/VLMEvalKit branch leaderboard (the files of the Hugging Face Space "
+    "opencompass/open_vlm_leaderboard)"
 )
+"""Where the leaderboard's code is read; its files: ``gen_table.py`` and ``meta_data.py``."""
 OPENVLM_COMMIT = "1e1b41d67c5817047935b5a32d1af9ed0138da35"
 """The leaderboard branch's commit read (2025-01-20, its newest in the mirror)."""
 

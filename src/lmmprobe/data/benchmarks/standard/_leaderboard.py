@@ -76,7 +76,7 @@ def leaderboard_set(name: str, title: str, fields: tuple[str, ...], metric: str)
             layout="files",
             members=members,
             groups=("leaderboard",),
-            schema_confirmed=f"the columns: {OPENVLM_SOURCE} meta_data.py @ {OPENVLM_COMMIT[:7]}",
+            schema_confirmed=f"the columns: meta_data.py, {OPENVLM_SOURCE} @ {OPENVLM_COMMIT[:7]}",
             notes=NOTES,
         )
     )
