@@ -64,8 +64,9 @@ def test_list_json_has_every_benchmark_and_sees_local_copies(
 def test_list_table_names_every_benchmark(env: dict[str, str], names: list[str]) -> None:
     proc = _lmmprobe("data", "list", env=env)
     assert proc.returncode == 0, proc.stderr
+    first_cells = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
     for name in names:
-        assert f" {name} " in proc.stdout or f" {name}\n" in proc.stdout, name
+        assert name in first_cells, name
     assert "formulation" in proc.stdout and "copy" in proc.stdout
     unset = {k: v for k, v in env.items() if k != "LMMPROBE_DATA_DIR"}
     bare = _lmmprobe("data", "list", env=unset)
@@ -75,6 +76,7 @@ def test_list_table_names_every_benchmark(env: dict[str, str], names: list[str])
 @pytest.mark.parametrize("columns", ["80", "200"])
 def test_list_table_reads_whole_at_80_columns(env: dict[str, str], columns: str) -> None:
     # Issue 34, item 16: at 80 columns the metric, copy and dimension columns were cut off.
+    # Issue 37, item 4: one line per benchmark, under its groups, still whole at 80 columns.
     (Path(env["LMMPROBE_DATA_DIR"]) / "mmbench").mkdir()
     proc = _lmmprobe("data", "list", env={**env, "COLUMNS": columns})
     assert proc.returncode == 0, proc.stderr
@@ -82,18 +84,70 @@ def test_list_table_reads_whole_at_80_columns(env: dict[str, str], columns: str)
     assert all(len(line) <= int(columns) for line in lines), max(lines, key=len)
     assert "…" not in proc.stdout
     cells = [cell for line in lines for cell in re.split(r"\s{2,}", line.strip())]
-    table = json.loads(_lmmprobe("data", "list", "--format", "json", env=env).stdout)
+    table = json.loads(_lmmprobe("data", "list", "--json", env=env).stdout)
+    shown = ["name", "metric", "split"] + (["formulation", "title"] if columns == "200" else [])
     for r in table:
-        # Each identifier is a cell of its own, whole: name, split, formulation, metric.
-        for value in (r["name"], r["formulation"], r["metric"], r["split"]):
-            if value and not (value == r["split"] and r["members"]):
+        # Each identifier is a cell of its own, whole: name, split, metric (and, wide enough,
+        # the formulation and title).
+        for key in shown:
+            value = r[key]
+            if value and not (key == "split" and r["members"]):
                 assert value in cells, f"{r['name']}: {value!r} is not shown whole"
     heading = next(line for line in lines if "benchmark" in line and "copy" in line)
     assert "metric" in heading and "split" in heading
+
     # The copy column says where a copy is: yes for mmbench, no for the others.
-    row = next(i for i, line in enumerate(lines) if line.strip().startswith("mmbench "))
-    assert lines[row].split()[-1] == "yes"
-    assert {line.split()[-1] for line in lines if line.strip().startswith("ai2d ")} == {"no"}
+    def copy_cells(name: str) -> set[str]:
+        # The copy cell is the last before the title (which wide terminals add).
+        rows = [re.split(r"\s{2,}", line.strip()) for line in lines]
+        return {r[-2 if columns == "200" else -1] for r in rows if r[0] == name}
+
+    assert copy_cells("mmbench") == {"yes"}
+    assert copy_cells("ai2d") == {"no"}
+
+
+def test_list_groups_benchmarks_and_fits_80_columns_in_few_lines(
+    env: dict[str, str], names: list[str]
+) -> None:
+    # Issue 37, item 4: the list was ~100 columns wide and ~500 lines, one flat table.
+    proc = _lmmprobe("data", "list", env={**env, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    first_cells = [line.split()[0] for line in lines if line.strip()]
+    assert set(names) <= set(first_cells), set(names) - set(first_cells)
+    listed = json.loads(_lmmprobe("data", "list", "--json", env=env).stdout)
+    # Each benchmark is a line in each of its groups, and nothing much besides.
+    assert len(lines) < sum(len(r["groups"]) for r in listed) + 8 * 6
+    # Headings in GROUPS order, each group's members under it.
+    headings = {
+        "Standard benchmarks": "mmstar",
+        "HEMM": "hemm-vqa",
+        "ReForm-Eval": "reform-eval-coarse",
+        "Dysca": "dysca",
+    }
+    at = {h: next(i for i, line in enumerate(lines) if line.startswith(h + " (")) for h in headings}
+    assert list(at.values()) == sorted(at.values())
+    for heading, member in headings.items():
+        after = lines[at[heading] :]
+        assert any(line.startswith(member + " ") for line in after), (heading, member)
+
+
+def test_list_json_is_for_scripts(env: dict[str, str], names: list[str]) -> None:
+    proc = _lmmprobe("data", "list", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert sorted(rows) == names
+    for r in rows.values():
+        for key in ("title", "groups", "size", "split", "formulation", "metric", "present"):
+            assert key in r, (r["name"], key)
+        assert r["fetch"].strip() and r["groups"], r["name"]
+    assert rows["mmstar"]["groups"][0] == "standard"
+    assert rows["hemm-vqa"]["groups"] == ["hemm"]
+    assert rows["reform-eval-coarse"]["groups"] == ["reform-eval"]
+    assert rows["dysca"]["groups"] == ["dysca"]
+    same = _lmmprobe("data", "list", "--format", "json", env=env)
+    assert json.loads(same.stdout) == list(rows.values())
 
 
 def test_show_prints_prompt_notes_fetch_and_where_the_copy_goes(

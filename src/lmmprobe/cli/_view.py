@@ -30,6 +30,7 @@ from lmmprobe.metrics import MetricValue, headline_metrics
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.report import Results, format_metric
+from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.results import no_text_to_score, row_counts
 from lmmprobe.report.settings import model_setting, run_notes
 from lmmprobe.store import Store
@@ -456,7 +457,8 @@ def likelihood_notes(results: Results, labels: dict[str, str]) -> list[str]:
     likelihood``, whose scores are made up.
     """
     out: list[str] = []
-    for note in run_notes(results.spec, results.models, labels):
+    notes = run_notes(results.spec, results.models, labels)
+    for note in notes + leaderboard_notes(results.spec, results.models, labels):
         out += [f"note: {note}", ""]
     return out
 

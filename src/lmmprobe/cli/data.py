@@ -1,9 +1,11 @@
 """``lmmprobe data list`` and ``lmmprobe data show NAME``: the benchmarks lmmprobe knows by name.
 
-``list`` shows every registered benchmark (title, size, split, formulation, official metric,
-HEMM and ReForm-Eval dimensions, whether a copy is at ``$LMMPROBE_DATA_DIR/NAME``, what it
-needs); ``show`` prints one in full: its prompt, notes, the command that fetches it and where
-the copy is looked for. ``--format json`` prints the same as JSON.
+``list`` shows every registered benchmark under its groups (`lmmprobe.data.benchmarks.base.GROUPS`:
+standard, leaderboard sets, multi-image, Chinese, HEMM, ReForm-Eval, Dysca; a benchmark may be
+in several), one line each at any width from 80 columns: name, rows, split, official metric,
+whether a copy is at ``$LMMPROBE_DATA_DIR/NAME`` (wider terminals add the formulation and
+title); ``show`` prints one in full: its prompt, notes, the command that fetches it and where
+the copy is looked for. ``--json`` (or ``--format json``) prints every field as JSON.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from lmmprobe.cli._common import console, fail
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.data.benchmarks._describe import DATA_DIR_ENV, describe, find_benchmark
+from lmmprobe.data.benchmarks._describe import DATA_DIR_ENV, describe, find_benchmark, groups_of
+from lmmprobe.data.benchmarks.base import GROUPS
 from lmmprobe.data.benchmarks.load import DATA_DIR_EXPORT
 
 ListFormat = Literal["table", "json"]
@@ -36,42 +39,56 @@ def _dash(value: Any) -> str:
     return "-" if value in (None, "", []) else str(value)
 
 
-def _dimension(r: dict[str, Any]) -> str:
-    parts = [
-        f"HEMM: {r['hemm']}" if r["hemm"] else "",
-        f"ReForm-Eval: {r['reform']}" if r["reform"] else "",
-        f"[red]needs {escape(r['needs'])}[/]" if r["needs"] else "",
-    ]
-    return "; ".join(escape(p) if not p.startswith("[red]") else p for p in parts if p) or "-"
+_WITH_FORMULATION = 100
+"""From this terminal width on, the list shows each benchmark's formulation."""
+_WITH_TITLE = 140
+"""From this width on, its title too (`data show` and --json always have it)."""
 
 
-def _list_table(rows: list[dict[str, Any]]) -> Table:
-    # Two lines per benchmark so the table reads at 80 columns: its name over its title (then
-    # its dimensions and needs, which wrap), its size over its split, its formulation over its
-    # official metric. The identifiers (name, size, split, formulation, metric, copy) are never
-    # cut; the prose is in full in `data show` and --format json.
-    table = Table(title=f"benchmarks ({len(rows)})", box=box.SIMPLE_HEAD, show_lines=True)
-    size = [
-        (f"{len(r['members'])} sets" if r["members"] else _dash(r["size"]))
-        + ("" if r["members"] else f"\n{r['split']}")
-        for r in rows
+def _copy(r: dict[str, Any]) -> str:
+    if r["needs"]:
+        return "n/a"  # cannot run: there is nothing to copy for (the group's footnote says why)
+    return "yes" if r["present"] else "no"
+
+
+def _group_table(title: str, rows: list[dict[str, Any]], width: int) -> Table:
+    # One line per benchmark: the identifiers (name, rows, split, metric, copy) whole and never
+    # cut, so the widest group (ReForm-Eval's names) still fits 80 columns; a wider terminal
+    # gains the formulation, then the title. Everything else is in `data show` and --json.
+    table = Table(
+        title=f"[bold]{escape(title)}[/] ({len(rows)})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+    )
+    columns: list[tuple[str, list[str]]] = [
+        ("benchmark", [r["name"] for r in rows]),
+        ("rows", [f"{len(r['members'])} sets" if r["members"] else _dash(r["size"]) for r in rows]),
+        ("split", ["-" if r["members"] else _dash(r["split"]) for r in rows]),
     ]
-    task = [f"{r['formulation']}\n{_dash(r['metric'])}" for r in rows]
-    copy = ["yes" if r["present"] else "no" for r in rows]
-    table.add_column("benchmark", ratio=1, min_width=max(len(r["name"]) for r in rows))
-    for column, values in (("rows, split", size), ("formulation, metric", task), ("copy", copy)):
-        widest = max(len(column), *(len(line) for v in values for line in v.splitlines()))
-        table.add_column(column, no_wrap=True, min_width=widest)
+    if width >= _WITH_FORMULATION:
+        columns.append(("formulation", [r["formulation"] for r in rows]))
+    columns += [("metric", [_dash(r["metric"]) for r in rows]), ("copy", [_copy(r) for r in rows])]
+    for header, values in columns:
+        widest = max(len(header), *(len(v) for v in values))
+        table.add_column(header, no_wrap=True, min_width=widest, max_width=widest)
+    if width >= _WITH_TITLE:
+        table.add_column("title", ratio=1, overflow="fold")
     for i, r in enumerate(rows):
-        dimension = _dimension(r)
-        table.add_row(
-            f"[bold]{escape(r['name'])}[/]\n[dim]{escape(r['title'])}[/]"
-            + ("" if dimension == "-" else f"\n{dimension}"),
-            escape(size[i]),
-            escape(task[i]),
-            copy[i],
-        )
+        cells = [escape(values[i]) for _, values in columns]
+        cells[0] = f"[bold]{cells[0]}[/]"
+        if width >= _WITH_TITLE:
+            cells.append(f"[dim]{escape(r['title'])}[/]")
+        table.add_row(*cells)
     return table
+
+
+def _listing() -> list[dict[str, Any]]:
+    """`describe` of each registered benchmark, its groups worked out once for all."""
+    definitions = [BENCHMARKS.get(name) for name in BENCHMARKS.names()]
+    groups = groups_of(definitions)
+    return [describe(b, groups[b.name]) for b in definitions]
 
 
 @app.command("list")
@@ -82,20 +99,49 @@ def list_benchmarks(
             "--format", "-f", help="table or json.", callback=one_of("format", ListFormat)
         ),
     ] = "table",
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the list as JSON for scripts (same as --format json): one object per "
+            "benchmark with name, title, groups, size (rows), split, formulation, metric, "
+            "present (a local copy is there), local_copy, fetch, and every other field.",
+        ),
+    ] = False,
 ) -> None:
-    """List every benchmark: size, split, formulation, official metric, dimensions, local copy."""
-    rows = [describe(BENCHMARKS.get(name)) for name in BENCHMARKS.names()]
-    if fmt == "json":
+    """List every benchmark by group: rows, split, official metric, local copy."""
+    rows = _listing()
+    if fmt == "json" or as_json:
         print(json.dumps(rows, indent=2))
         return
     if not rows:
         console.print("no benchmarks registered")
         return
-    console.print(_list_table(rows))
+    width = console.width
+    console.print(f"[bold]{len(rows)} benchmarks[/], by group (a benchmark may be in several)")
+    for key, group in GROUPS.items():
+        members = [r for r in rows if key in r["groups"]]
+        if not members:
+            continue
+        console.print()
+        console.print(_group_table(group.title, members, width))
+        cannot = [r for r in members if r["needs"]]
+        if cannot:
+            console.print(
+                "  n/a: "
+                + "; ".join(f"{escape(r['name'])} needs {escape(r['needs'])}" for r in cannot),
+                soft_wrap=False,
+            )
+    console.print()
     if rows[0]["local_copy"] is None:
         console.print(
             f"{DATA_DIR_ENV} is not set: local copies are looked for in $LMMPROBE_DATA_DIR/NAME "
             "(or give path=FOLDER); `lmmprobe data show NAME` prints the fetch command."
+        )
+    else:
+        console.print(
+            "copy: whether $LMMPROBE_DATA_DIR/NAME is there; `lmmprobe data show NAME` prints "
+            "the fetch command and everything else about a benchmark."
         )
 
 

@@ -28,9 +28,12 @@ from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
 from lmmprobe.data import DataError
 from lmmprobe.metrics import MetricValue
+from lmmprobe.metrics.builtin.leaderboard import leaderboard_of
+from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS
 from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
 from lmmprobe.predictions import FileFormulation, InferMethod, score_prediction_file
+from lmmprobe.predictions.leaderboard import score_leaderboard_folder
 from lmmprobe.report import format_metric, json_ready
 
 ScoreFormat = Literal["table", "json"]
@@ -106,12 +109,65 @@ def _dysca_tables(title: str, result: Mapping[str, Any]) -> list[Table]:
     return tables
 
 
+def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
+    """``lmmprobe score FOLDER --benchmark openvlm``: each member's file, the columns, the average."""
+    try:
+        scored = score_leaderboard_folder(folder, spec)
+    except (DataError, OSError) as exc:
+        fail(exc)
+    average = scored.average
+    assert average is not None
+    label = (
+        f"partial avg (not {scored.board}'s: {len(average.scores)} of {len(average.fields)} "
+        "columns)"
+        if average.partial
+        else f"{scored.board} Avg Score (as the leaderboard computes it)"
+    )
+    if fmt == "json":
+        doc = {
+            "board": scored.board,
+            "columns": average.columns,
+            "average": average.value,
+            "partial": average.partial,
+            "label": label,
+            "missing": {
+                f: [scored.problems.get(b, "not scored") for b in OPENVLM_COLUMNS[f].benchmarks]
+                for f in average.missing
+            },
+            "files": {m: str(p) for m, p in scored.files.items()},
+            "judges": scored.judges,
+            "metrics": scored.metrics(),
+        }
+        write_document(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", json_text=True)
+        return
+    table = Table(title=f"{escape(str(folder))} as {escape(scored.board)}", box=box.SIMPLE_HEAD)
+    table.add_column("column", style="bold")
+    table.add_column("file")
+    table.add_column("figure", justify="right")
+    for f, figure in average.columns.items():
+        members = OPENVLM_COLUMNS[f].benchmarks
+        files = ", ".join(scored.files[m].name for m in members if m in scored.files) or "-"
+        table.add_row(escape(f), escape(files), "-" if figure is None else f"{figure:.1f}")
+    console.print(table)
+    shown = "none (no column has a figure)" if average.value is None else f"{average.value:.1f}"
+    console.print(f"{escape(label)}: {shown}")
+    for f in average.missing:
+        for member in OPENVLM_COLUMNS[f].benchmarks:
+            why = scored.problems.get(member, "not scored")
+            console.print(f"missing {escape(f)} ({escape(member)}): {escape(why)}")
+    for member, judges in scored.judges.items():
+        console.print(
+            f"{escape(member)}: judged by {escape(', '.join(judges))} (recorded in its file)"
+        )
+
+
 def score(
     file: Annotated[
         Path,
         typer.Argument(
             help="Predictions: a ReForm-Eval file, Dysca model outputs (with --ground-truth), "
-            "or rows of `lmmprobe export`."
+            "rows of `lmmprobe export`; with --benchmark another tool's file, or a folder of "
+            "them for a leaderboard set (--benchmark openvlm: one file per member)."
         ),
     ],
     ground_truth: Annotated[
@@ -206,6 +262,14 @@ def score(
     if benchmark is not None or reader is not None or field:
         if ground_truth is not None or matcher is not None:
             fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
+        if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
+            if reader is not None or field or by or audit or as_published:
+                fail(
+                    "a folder scored as a leaderboard set takes --benchmark and --format only "
+                    "(each member's file is read by its own reader)"
+                )
+            score_leaderboard(file, benchmark, fmt)
+            return
         score_with_benchmark(
             file, benchmark, reader, field, by, fmt,
             audit=audit, as_published=as_published, limit=limit,

@@ -51,6 +51,7 @@ ENTRY_POINT_GROUP = "lmmprobe.metrics"
 
 FAMILIES: tuple[str, ...] = (
     "answers",  # accuracy and the other answer rates (metrics.builtin.answers)
+    "leaderboard",  # a leaderboard set's average and columns (metrics.builtin.leaderboard)
     "repeats",  # prompt stability over repeats
     "captions",  # corpus caption metrics of lmmprobe's own
     "free_form",  # free-form descriptions (embedding similarity)

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from lmmprobe.data import FINGERPRINT_VERSION, data_fingerprint, load_source
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.registry import RegistryError
+from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.model import (
     Manifest,
     ModelResults,
@@ -452,6 +453,9 @@ def load_report_data(
                 warnings.append(f"run {run.run_id} is {run.status}: its numbers may be partial")
             models = dict.fromkeys(e.model for e in entries if e.run is run)
             warnings += [f"run {run.run_id}: {n}" for n in run_notes(run.spec, models)]
+            if run.results is not None:
+                board = leaderboard_notes(run.spec, run.results.models)
+                warnings += [f"run {run.run_id}: {n}" for n in board]
     finally:
         for store in stores.values():
             store.close()

@@ -33,6 +33,7 @@ from lmmprobe.metrics.synth import (
     scenario_deltas_of,
 )
 from lmmprobe.report._format import format_metric, md_cell
+from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.model import (
     DataSummary,
     JudgeResults,
@@ -380,7 +381,7 @@ def build_results(
         models=models,
         spec=spec,
         manifest=Manifest.model_validate(record.manifest),
-        notes=run_notes(spec, models),
+        notes=run_notes(spec, models) + leaderboard_notes(spec, models),
     )
 
 
@@ -421,7 +422,8 @@ def rebuild_results(store: Store, run_id: str) -> Results:
         for model, previous in stored.models.items()
     }
     # The notes too: results stored before lmmprobe recorded them get theirs.
-    return stored.model_copy(update={"models": models, "notes": run_notes(stored.spec, models)})
+    notes = run_notes(stored.spec, models) + leaderboard_notes(stored.spec, models)
+    return stored.model_copy(update={"models": models, "notes": notes})
 
 
 # Markdown's inline syntax (code, emphasis, links, strikethrough, a heading's closing #s); an

@@ -27,6 +27,22 @@ DOCS = Path(__file__).parents[3] / "docs" / "benchmarks.md"
 SRC = Path(importlib.import_module("lmmprobe").__file__ or "").parent
 
 
+AWAITED = frozenset(
+    {
+        # The OpenVLM leaderboard's columns (openvlm, openvlm-main) read these benchmarks,
+        # defined on branch h9e (issue 37, item 1) in parallel: remove each name here once
+        # that branch is merged and it is registered. Until then a run of the set reports the
+        # column missing (tests/metrics/test_leaderboard.py).
+        "mmbench-v11-en",
+        "mmbench-v11-cn",
+        "ccbench",
+        "seedbench2-plus",
+        "mmt-bench",
+        "blink",
+    }
+)
+
+
 def _docs_rows() -> dict[str, list[str]]:
     """The docs table's cells by benchmark name (name, title, ..., metric, ..., needs)."""
     rows = {}
@@ -46,7 +62,9 @@ def test_benchmark_is_complete(name: str) -> None:
     if b.layout == "files" and not b.members:
         assert callable(b.read_files)
     for member in b.members:
-        assert member in BENCHMARKS, f"{name}: member {member} is not registered"
+        assert member in BENCHMARKS or member in AWAITED, (
+            f"{name}: member {member} is not registered"
+        )
     # The official prompt, with its source cited, and placeholders the loader fills.
     assert b.prompt.source.strip(), f"{name}: the prompt cites no source"
     b.prompt.template.format(question="q", options="o", context="c")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import fields
 from typing import Any
 
 from lmmprobe._secrets import redact_spec
 from lmmprobe.data.base import DataError, parse_source_spec
-from lmmprobe.data.benchmarks.base import BENCHMARKS, Benchmark
+from lmmprobe.data.benchmarks.base import BENCHMARKS, GROUPS, Benchmark
 from lmmprobe.data.benchmarks.load import DATA_DIR_ENV, has_local_copy, local_copy
 
 _CALLABLES = ("to_sample", "read_files")
@@ -20,11 +21,53 @@ def _qualname(fn: Any) -> str | None:
     return f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def describe(b: Benchmark) -> dict[str, Any]:
-    """Every field of `b` (readers by their import path), plus where its local copy is.
+def groups_of(benchmarks: Iterable[Benchmark]) -> dict[str, list[str]]:
+    """Each benchmark's `GROUPS`, in `GROUPS` order, from the definitions' own data.
 
-    Added keys: ``local_copy`` (``$LMMPROBE_DATA_DIR/NAME`` resolved, None when the variable
-    is unset) and ``present`` (whether that copy exists; for a suite, every member's).
+    A benchmark is in the groups its definition names (`Benchmark.groups`), in those of every
+    set naming it as a member (HEMM's suite makes its members ``hemm``, the ``openvlm`` set its
+    columns ``leaderboard``), and, where it names none and no set gives it one, a set is in the
+    groups all its members share (ReForm-Eval's dimension suites). A benchmark in no family
+    (`Group.family`) is ``standard``. A member a set names that is not among `benchmarks` is
+    passed over.
+    """
+    found = {b.name: b for b in benchmarks}
+    groups: dict[str, set[str]] = {name: set(b.groups) for name, b in found.items()}
+    for b in found.values():
+        for member in b.members:
+            if member in groups:
+                groups[member] |= set(b.groups)
+    for name, b in found.items():
+        members = [groups[m] for m in b.members if m in groups]
+        if members and not b.groups:
+            groups[name] |= set.intersection(*members)
+    out = {}
+    for name, named in groups.items():
+        if not any(GROUPS[g].family for g in named):
+            named.add("standard")
+        out[name] = [g for g in GROUPS if g in named]
+    return out
+
+
+def benchmark_groups(b: Benchmark) -> list[str]:
+    """`b`'s groups among the registered benchmarks (`groups_of`); `b` itself need not be one."""
+    known = [BENCHMARKS.get(name) for name in BENCHMARKS.names() if name != b.name]
+    return groups_of([*known, b])[b.name]
+
+
+def describe(b: Benchmark, groups: list[str] | None = None) -> dict[str, Any]:
+    """Every field of `b` (readers by their import path), plus its groups and local copy.
+
+    Added keys: ``groups`` (replacing the definition's own: every group it is in, see
+    `groups_of`), ``local_copy`` (``$LMMPROBE_DATA_DIR/NAME`` resolved, None when the
+    variable is unset) and ``present`` (whether that copy exists; for a suite, every
+    registered member's).
+
+    Args:
+        b: The definition.
+        groups: Its groups when already worked out for every benchmark (`groups_of`, as
+            ``data list`` does once); `benchmark_groups` otherwise.
+
     """
     out: dict[str, Any] = {}
     for f in fields(b):
@@ -42,6 +85,7 @@ def describe(b: Benchmark) -> dict[str, Any]:
         elif isinstance(value, tuple):
             value = list(value)
         out[f.name] = value
+    out["groups"] = benchmark_groups(b) if groups is None else list(groups)
     where = local_copy(b)
     out["local_copy"] = str(where) if where is not None else None
     out["present"] = has_local_copy(b)
@@ -79,4 +123,11 @@ def official_matcher(data: str) -> str | None:
     return BENCHMARKS.get(name).matcher if name in BENCHMARKS else None
 
 
-__all__ = ["DATA_DIR_ENV", "describe", "find_benchmark", "official_matcher"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "benchmark_groups",
+    "describe",
+    "find_benchmark",
+    "groups_of",
+    "official_matcher",
+]

@@ -25,12 +25,43 @@ from lmmprobe.schema.benchmark import PromptTemplate  # re-exported: definitions
 
 __all__ = [
     "BENCHMARKS",
+    "GROUPS",
     "Benchmark",
+    "Group",
     "PromptTemplate",
     "RowContext",
     "RowError",
     "RowReader",
 ]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A heading ``lmmprobe data list`` sorts benchmarks under.
+
+    Attributes:
+        title: The heading.
+        family: A family is where a benchmark comes from (the standard set, HEMM, ReForm-Eval,
+            Dysca): each benchmark is in exactly one, ``standard`` when nothing says another.
+            A group that is not a family is a facet (a leaderboard's set, multi-image,
+            Chinese): a benchmark is in any number of them besides its family.
+
+    """
+
+    title: str
+    family: bool
+
+
+GROUPS: dict[str, Group] = {
+    "standard": Group("Standard benchmarks", family=True),
+    "leaderboard": Group("Leaderboard sets and their columns", family=False),
+    "multi-image": Group("Multi-image", family=False),
+    "chinese": Group("Chinese", family=False),
+    "hemm": Group("HEMM", family=True),
+    "reform-eval": Group("ReForm-Eval", family=True),
+    "dysca": Group("Dysca", family=True),
+}
+"""The groups a definition's `Benchmark.groups` may name, in the order ``data list`` shows them."""
 
 
 @dataclass(frozen=True)
@@ -116,6 +147,11 @@ class Benchmark:
             ReForm-Eval-Data); ``""``: the definition's name. A suite's ``path=`` is then that
             one copy, handed to such members as it is (not ``FOLDER/MEMBER``).
         schema_confirmed: Where the exact schema was confirmed; ``""`` if it was not.
+        groups: The `GROUPS` it belongs to by its own definition (``("multi-image",)``,
+            ``("hemm",)`` on HEMM's suite). A set's groups pass to its members, and a set
+            naming none is in the groups all its members share
+            (`lmmprobe.data.benchmarks._describe.benchmark_groups`); a benchmark in no family
+            is ``standard``.
 
     """
 
@@ -148,6 +184,7 @@ class Benchmark:
     members: tuple[str, ...] = ()
     copy: str = ""
     schema_confirmed: str = ""
+    groups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.lower() or "," in self.name or ":" in self.name:
@@ -160,6 +197,13 @@ class Benchmark:
             raise ValueError(f"benchmark {self.name}: layout='files' needs read_files")
         if isinstance(self.include, str):  # ("a/*") is a string: each pattern must be one item
             raise ValueError(f"benchmark {self.name}: include must be a tuple of patterns")
+        if isinstance(self.groups, str) or any(g not in GROUPS for g in self.groups):
+            raise ValueError(
+                f"benchmark {self.name}: groups must be a tuple of {', '.join(GROUPS)}; "
+                f"got {self.groups!r}"
+            )
+        if sum(GROUPS[g].family for g in self.groups) > 1:
+            raise ValueError(f"benchmark {self.name}: groups name more than one family")
         if self.metric is None and self.needs is None:
             raise ValueError(
                 f"benchmark {self.name}: give metric (the run metric computing its official "

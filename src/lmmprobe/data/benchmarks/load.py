@@ -94,7 +94,10 @@ def has_local_copy(b: Benchmark) -> bool:
     asked for; a suite none of whose members can run has no copy to be present.
     """
     if b.members:
-        runnable = [m for m in (BENCHMARKS.get(name) for name in b.members) if m.needs is None]
+        # A member this lmmprobe does not register cannot be loaded from any copy: no copy of
+        # it is asked for (loading the set says it is missing).
+        registered = (BENCHMARKS.get(name) for name in b.members if name in BENCHMARKS)
+        runnable = [m for m in registered if m.needs is None]
         return bool(runnable) and all(has_local_copy(m) for m in runnable)
     where = local_copy(b)
     return where is not None and where.is_dir()
@@ -564,15 +567,24 @@ def _stream_suite(
     def samples(result: SampleStream) -> Iterator[Sample]:
         missing = given = 0
         for name in b.members:
+            room = None if limit is None else limit - given
+            if room is not None and room <= 0:
+                break
+            if name not in BENCHMARKS:
+                # A set may name a benchmark this lmmprobe lacks (a leaderboard's column not
+                # yet defined here): that member is missing, said as such, never skipped quietly.
+                missing += 1
+                problem = SampleProblem(
+                    b.name, None, name, "not a benchmark this lmmprobe defines: not loaded"
+                )
+                result.add_problem(problem, strict)
+                continue
             member = BENCHMARKS.get(name)
             member_opts = {k: v for k, v in opts.items() if k == "limit"}
             if "path" in opts:
                 # Members sharing one release copy (`Benchmark.copy`) read the suite's folder.
                 folder = Path(opts["path"])
                 member_opts["path"] = str(folder if member.copy else folder / name)
-            room = None if limit is None else limit - given
-            if room is not None and room <= 0:
-                break
             try:
                 part = load_benchmark(member, None, member_opts, strict=strict, limit=room)
             except DataError as exc:

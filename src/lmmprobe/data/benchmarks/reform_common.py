@@ -869,6 +869,7 @@ def suite_benchmark(
             hub_id=HUB_ID,
             layout="files",
             members=members,
+            groups=("reform-eval",),
             reform=dimension,
             copy=COPY,
             notes=notes,

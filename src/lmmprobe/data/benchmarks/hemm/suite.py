@@ -79,6 +79,7 @@ HEMM_SUITE = benchmark(
         fetch="each member's own: lmmprobe data show hemm-NAME",
         layout="files",
         members=MEMBERS,
+        groups=("hemm",),
         schema_confirmed=f"each member's HEMM loader, {HEMM_REPO} hemm/data/ @ {HEMM_COMMIT}",
         notes=(
             "path=FOLDER holds one copy per member, FOLDER/hemm-NAME (as $LMMPROBE_DATA_DIR does).",

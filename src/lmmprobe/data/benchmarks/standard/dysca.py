@@ -321,6 +321,7 @@ DYSCA = benchmark(
         size=617_000,
         layout="files",
         read_files=read_dysca_release,
+        groups=("dysca",),
         notes=(
             "Dysca's released set (about 617K questions over 4 scenarios, 20 subtasks, 3 "
             "question types) is on Google Drive; the layout read is the one Dysca's scripts "
