@@ -102,6 +102,10 @@ def _problems(path: Path) -> list[_Problem]:
                 raise row_error(
                     where, key, "null (calculate_score.py divides by zero on it: no figure)"
                 )
+            if key != "skills" and not isinstance(value, str | int | float | bool):
+                raise row_error(
+                    where, key, f"expected one value, got {type(value).__name__} (no group)"
+                )
             keys[key] = [str(s) for s in value] if key == "skills" else value
         out.append(_Problem(verdict == 1.0, keys))
     return out
