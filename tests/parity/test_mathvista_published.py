@@ -122,4 +122,4 @@ def test_a_record_without_true_false_is_named(tmp_path: Path) -> None:
         "score", output, "--benchmark", copy, "--as-published", **_env(tmp_path)
     )  # fmt: skip
     assert done.returncode != 0
-    assert f"output_x.json:#1 (pid {first}): true_false: missing" in done.stderr
+    assert f"output_x.json:#1 (pid {first!r}): true_false: missing" in done.stderr

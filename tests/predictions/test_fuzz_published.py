@@ -33,7 +33,24 @@ cells = (
     | st.booleans()
     | st.integers(-3, 3)
     | st.floats(allow_nan=True)
-    | st.sampled_from(["Yes", "No", "Unknown", "True", "False", "a_b_c_d_e_f", "x,y", ""])
+    | st.sampled_from(
+        [
+            "Yes",
+            "No",
+            "Unknown",
+            "True",
+            "False",
+            "a_b_c_d_e_f",
+            "x,y",
+            "",
+            "['a', 'B c']",
+            "[1]",
+            "rec,ocr",
+            "Doc-oriented VQA",
+            "0.5",
+            "[" * 200,
+        ]
+    )
     | st.text(max_size=12)
 )
 table_rows = st.lists(
@@ -96,6 +113,8 @@ def _tsv(rows: list[dict[str, Any]]) -> str:
             "Model_MMBench_DEV_EN_openai_result",
             "Model_SEEDBench_IMG_exact_matching_result",
             "Model_POPE",
+            "Model_OCRBench",
+            "Model_MMVet_gpt-4-turbo",
         ]
     ),
 )

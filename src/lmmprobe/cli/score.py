@@ -191,7 +191,8 @@ def score(
             "--as-published",
             help="Also give the tool's own figure to its last printed digit: its recorded "
             "verdicts replayed and its own aggregation (MathVista's calculate_score.py, "
-            "VLMEvalKit's report_acc and HallusionBench/POPE/MME ratings, MMMU's script with "
+            "VLMEvalKit's report_acc, HallusionBench/POPE/MME ratings, OCRBench and MM-Vet "
+            "scores, MMMU's script with "
             "its random letters).",
         ),
     ] = False,

@@ -18,8 +18,11 @@ Written, with a seeded random stream (``SEED``):
   items of two categories (``adversarial,popular``), which its rating counts twice.
 - ``Model_MMBench_TEST_EN_openai_result.xlsx``, ``Model_SEEDBench_IMG_openai_result.tsv``:
   judged result tables with ``hit`` (two splits and MMBench's abilities; no split).
+- ``Model_OCRBench.xlsx``: an OCRBench prediction table (OCRBench records no verdict: its
+  ``evaluate`` reads the predictions), every category, empty predictions among them.
+- ``Model_MMVet_gpt-4-turbo.xlsx``: an MM-Vet judged table with each grade in ``score``.
 - ``expected.json``: per table, what ``Hallusion_rating`` / ``POPE_rating`` / ``MME_rating`` /
-  ``report_acc`` returned (each DataFrame as its columns and rows), with the run's reference.
+  ``report_acc`` / ``OCRBench.evaluate`` / ``MMVet_acc`` (both its tables) returned (each DataFrame as its columns and rows), with the run's reference.
   ``report_acc`` is also run on the four result tables of
   ``tests/predictions/fixtures/vlmevalkit/`` (written by VLMEvalKit's own evaluation).
 
@@ -37,6 +40,7 @@ import csv
 import json
 import random
 import sys
+import tempfile
 import types
 from pathlib import Path
 from typing import Any
@@ -61,11 +65,12 @@ class _Stub(types.ModuleType):
         return None
 
 
-def _vlmeval(ref: Path) -> tuple[Any, Any, Any]:
+def _vlmeval(ref: Path) -> tuple[Any, Any, Any, Any, Any]:
     root = ref / "vlmeval"
     for name, sub in (("vlmeval", ""), ("vlmeval.dataset", "dataset"),
                       ("vlmeval.dataset.utils", "dataset/utils")):  # fmt: skip
-        pkg = types.ModuleType(name)
+        # dataset/utils/__init__ imports every judge: its names are stand-ins, its modules real.
+        pkg = (_Stub if sub == "dataset/utils" else types.ModuleType)(name)
         pkg.__path__ = [str(root / sub)]
         sys.modules[name] = pkg
     sys.modules["vlmeval.utils"] = _Stub("vlmeval.utils")
@@ -74,11 +79,13 @@ def _vlmeval(ref: Path) -> tuple[Any, Any, Any]:
             __import__(missing)
         except ImportError:
             sys.modules[missing] = _Stub(missing)
+    import vlmeval.dataset.image_vqa as image_vqa  # type: ignore[import-not-found]
+    import vlmeval.dataset.utils.mmvet as mmvet  # type: ignore[import-not-found]
     import vlmeval.dataset.utils.multiple_choice as mc  # type: ignore[import-not-found]
     import vlmeval.dataset.utils.yorn as yorn  # type: ignore[import-not-found]
     import vlmeval.smp as smp  # type: ignore[import-not-found]
 
-    return smp, yorn, mc
+    return smp, yorn, mc, image_vqa, mmvet
 
 
 _ANSWERS = ("Yes", "yes, it is.", "No", "No, there is none.", "I am not sure.",
@@ -166,6 +173,36 @@ def _choice(rng: random.Random, splits: tuple[str, ...], mmb: bool) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
+_OCR = ("Regular Text Recognition", "Irregular Text Recognition", "Artistic Text Recognition",
+        "Handwriting Recognition", "Digit String Recognition", "Non-Semantic Text Recognition",
+        "Scene Text-centric VQA", "Doc-oriented VQA", "Key Information Extraction",
+        "Handwritten Mathematical Expression Recognition")  # fmt: skip
+
+
+def _ocrbench(rng: random.Random) -> pd.DataFrame:
+    """Rows of every category: found, not found, an empty prediction (NaN: "nan"), newlines,
+    and handwritten expressions whose spaces differ."""
+    rows = []
+    preds = ("The text is HELLO", "hello\nworld", "", "none of it", "an answer", "x ^ { 2 }",
+             "x^{2}", "Total: 42")  # fmt: skip
+    answers = (["hello"], ["Hello World"], ["an"], ["x^{2}"], ["42", "forty-two"], ["X ^ {2}"])
+    for i in range(60):
+        rows.append({"index": i, "question": f"q{i}", "category": rng.choice(_OCR),
+                     "answer": str(rng.choice(answers)), "prediction": rng.choice(preds)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _mmvet(rng: random.Random) -> pd.DataFrame:
+    categories = ("rec", "ocr", "rec,know,gen", "ocr,spat", "rec,ocr,spat,math", "ocr,math",
+                  "rec,spat", "know")  # fmt: skip
+    grades = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0, 0.4)
+    return pd.DataFrame([
+        {"index": i, "question": f"q{i}", "answer": "a", "prediction": "p",
+         "category": rng.choice(categories), "score": rng.choice(grades), "log": "Succeed"}
+        for i in range(40)
+    ])  # fmt: skip
+
+
 def _frame(df: pd.DataFrame) -> dict[str, Any]:
     cols = [str(c) for c in df.columns]
     return {
@@ -182,7 +219,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ref", type=Path, required=True, help="a VLMEvalKit checkout (e8e78f0)")
     args = parser.parse_args()
-    smp, yorn, mc = _vlmeval(args.ref)
+    smp, yorn, mc, image_vqa, mmvet = _vlmeval(args.ref)
     rng = random.Random(SEED)
     HERE.mkdir(parents=True, exist_ok=True)
     tables: dict[str, Any] = {}
@@ -200,6 +237,19 @@ def main() -> None:
         _dump(frame, HERE / name)
         tables[name] = {"function": "report_acc",
                         "result": _frame(mc.report_acc(smp.load(str(HERE / name))))}  # fmt: skip
+    name = "Model_OCRBench.xlsx"
+    _dump(_ocrbench(rng), HERE / name)
+    with tempfile.TemporaryDirectory() as folder:
+        # evaluate() writes its _score.json beside the table: run on a copy.
+        copy = Path(folder) / name
+        copy.write_bytes((HERE / name).read_bytes())
+        result = image_vqa.OCRBench.evaluate(str(copy))
+    tables[name] = {"function": "OCRBench.evaluate",
+                    "result": {"columns": list(result), "rows": [list(result.values())]}}  # fmt: skip
+    name = "Model_MMVet_gpt-4-turbo.xlsx"
+    _dump(_mmvet(rng), HERE / name)
+    coarse, fine = mmvet.MMVet_acc(str(HERE / name))
+    tables[name] = {"function": "MMVet_acc", "result": _frame(coarse), "fine": _frame(fine)}
     for path in sorted(CHOICE_FIXTURES.glob("*_result.*")):
         tables[f"../../../predictions/fixtures/vlmevalkit/{path.name}"] = {
             "function": "report_acc",

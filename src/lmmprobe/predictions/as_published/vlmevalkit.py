@@ -18,6 +18,12 @@ computes since 551c662, 2025-07-20; ``report_acc`` in ``vlmeval/dataset/utils/mu
   the accuracy plus the accuracy+ over each image's two questions; perception and reasoning
   (cognition) as their categories' sums).
 
+- **OCRBench** (the ``MODEL_OCRBench`` prediction table: OCRBench records no verdict, its
+  ``evaluate`` reads the predictions): ``_score.json``'s found answers per category and its
+  Final Score (`ocrbench_score`).
+- **MM-Vet** (the ``MODEL_MMVet_JUDGE`` table, ``score`` the judge's grade): ``MMVet_acc``'s
+  two tables (`mmvet_acc`).
+
 Which rating applies is told as VLMEvalKit tells it, by the dataset's name: ``MME``, then
 ``Hallusion``, then ``POPE`` found in it (``listinstr``); here the name is the lmmprobe
 benchmark, or, without one, the file's ``MODEL_DATASET`` stem. Each figure is a float as
@@ -27,6 +33,9 @@ as ``run.py`` prints it, turned when it has fewer rows than columns.
 
 from __future__ import annotations
 
+import ast
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,8 +54,12 @@ from lmmprobe.predictions.as_published.base import (
 
 __all__ = [
     "MMB_ABBREVIATIONS",
+    "MMVET_CAPABILITIES",
+    "OCRBENCH_CATEGORIES",
     "hallusion_rating",
     "mme_rating",
+    "mmvet_acc",
+    "ocrbench_score",
     "pope_rating",
     "report_acc",
 ]
@@ -332,6 +345,126 @@ def mme_rating(path: Path) -> PublishedTable:
     return _frame("MME_rating", {"": ["score"]} | {k: [v] for k, v in out.items()})
 
 
+# -- OCRBench and MM-Vet -----------------------------------------------------------------------
+
+OCRBENCH_CATEGORIES = (
+    "Regular Text Recognition", "Irregular Text Recognition", "Artistic Text Recognition",
+    "Handwriting Recognition", "Digit String Recognition", "Non-Semantic Text Recognition",
+    "Scene Text-centric VQA", "Doc-oriented VQA", "Key Information Extraction",
+    "Handwritten Mathematical Expression Recognition",
+)  # fmt: skip
+"""``OCRBench_score``'s categories; the first six add up to ``Text Recognition``."""
+_HME = "Handwritten Mathematical Expression Recognition"
+
+
+def _answers(where: str, value: Any) -> list[str]:
+    """OCRBench's ``answer`` cell: a Python list literal (VLMEvalKit ``eval``s it)."""
+    # VLMEvalKit runs eval() on the cell; only a literal is read here, never code.
+    try:
+        answers = ast.literal_eval(value) if isinstance(value, str) else value
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise row_error(where, "answer", "expected a list of answers (a Python literal)") from None
+    if not isinstance(answers, list | tuple) or not all(isinstance(a, str) for a in answers):
+        raise row_error(where, "answer", f"expected a list of texts, got {type(answers).__name__}")
+    return list(answers)
+
+
+def ocrbench_score(path: Path) -> PublishedTable:
+    """OCRBench's ``_score.json``: the answers found in each prediction, summed by category.
+
+    VLMEvalKit's ``OCRBench.evaluate`` reads the prediction table itself (OCRBench records no
+    verdict): an answer counts where one of its texts is in the prediction, both lowercased,
+    stripped and newlines as spaces (handwritten expressions: stripped, spaces removed, case
+    kept); an empty prediction cell is pandas' NaN, read as the text ``nan``.
+
+    Raises:
+        DataError: A found answer of a category outside OCRBench's ten (VLMEvalKit stops on
+            it; one never found is ignored, as there), or an answer that is no list literal.
+
+    """
+    scores = dict.fromkeys(OCRBENCH_CATEGORIES, 0)
+    for r in _rows(path, ("prediction", "answer", "category")):
+        said = r.cells["prediction"]
+        # str(line['prediction']) of an empty cell (NaN after pandas' load) is "nan".
+        predict = "nan" if said is None or said == "" else as_text(r.where, "prediction", said)
+        answers = _answers(r.where, r.cells["answer"])
+        category = r.cells["category"]
+        for answer in answers:
+            if category == _HME:
+                a = answer.strip().replace("\n", " ").replace(" ", "")
+                predict = predict.strip().replace("\n", " ").replace(" ", "")
+            else:
+                a = answer.lower().strip().replace("\n", " ")
+                predict = predict.lower().strip().replace("\n", " ")
+            if a in predict:
+                if category not in scores:  # OCRBench_score[category] += 1: a KeyError
+                    raise row_error(r.where, "category", f"{category!r} is not one of OCRBench's")
+                scores[category] += 1
+                break
+    final: dict[str, Cell] = {"Text Recognition": sum(scores[c] for c in OCRBENCH_CATEGORIES[:6])}
+    for c in OCRBENCH_CATEGORIES[6:]:
+        final[c] = scores[c]
+    total = sum(int(v) for v in final.values())
+    final["Final Score"] = total
+    final["Final Score Norm"] = float(total) / 10
+    return PublishedTable("OCRBench _score.json", ("", "score"), tuple(final.items()))
+
+
+MMVET_CAPABILITIES = ("rec", "ocr", "know", "gen", "spat", "math")
+"""``MMVet_acc``'s capabilities, each found in a category by substring."""
+
+
+def mmvet_acc(path: Path) -> tuple[PublishedTable, PublishedTable]:
+    """``MMVet_acc`` over a judged table's recorded grades: per capability and per combination.
+
+    Raises:
+        DataError: An empty or non-numeric grade, or a capability no item has (VLMEvalKit
+            divides by zero there).
+
+    """
+    tot: dict[str, int] = {}
+    score: dict[str, float] = {}
+    combos: list[str] = []
+    for r in _rows(path, ("score", "category")):
+        category = _text(r.where, "category", r.cells["category"])
+        if category is None:
+            raise row_error(r.where, "category", "empty")
+        combo = category.replace(",", "_")
+        if combo not in combos:
+            combos.append(combo)
+        grade = _grade(r.where, r.cells["score"])
+        keys = [c for c in MMVET_CAPABILITIES if c in category] + ["Overall", combo]
+        for key in keys:
+            tot[key] = tot.get(key, 0) + 1
+            score[key] = score.get(key, 0) + grade
+
+    def table(title: str, names: Sequence[str]) -> PublishedTable:
+        rows = []
+        for k in names:
+            if not tot.get(k):
+                raise DataError(f"{path}: no item of {k!r} (MMVet_acc divides by zero)")
+            rows.append((k, tot[k], score[k] / tot[k] * 100))
+        return PublishedTable(title, ("Category", "tot", "acc"), tuple(rows))
+
+    return (
+        table("MMVet_acc (_score.csv)", [*MMVET_CAPABILITIES, "Overall"]),
+        table("MMVet_acc (_score_fine.csv)", [*combos, "Overall"]),
+    )
+
+
+def _grade(where: str, value: Any) -> float:
+    """``float(item['score'])``: a number, or a numeric text."""
+    if isinstance(value, bool) or value is None or value == "":
+        raise row_error(where, "score", f"expected the judge's grade, got {value!r}")
+    try:
+        grade = float(value)
+    except (TypeError, ValueError):
+        raise row_error(where, "score", f"expected the judge's grade, got {value!r}") from None
+    if not math.isfinite(grade):
+        raise row_error(where, "score", f"expected the judge's grade, got {value!r}")
+    return grade
+
+
 # -- the hooks --------------------------------------------------------------------------------
 
 
@@ -427,6 +560,59 @@ _CHOICE = {
 }
 """lmmprobe's choice benchmarks VLMEvalKit scores with report_acc, and its dataset names."""
 
+_MMVET_JUDGED = re.compile(r"_MMVet_[^_]+$")
+"""``MODEL_MMVet_JUDGE``: the judged table ``MMVet.evaluate`` writes (``_gpt-4-turbo``)."""
+
+
+@dataclass(frozen=True)
+class _OCRBenchTable:
+    """OCRBench's ``_score.json`` over its prediction table (OCRBench records no verdict)."""
+
+    benchmark: str = "ocrbench"
+    tool: str = "vlmevalkit"
+    files: str = "VLMEvalKit's MODEL_OCRBench prediction tables"
+
+    def recognises(self, path: Path) -> bool:
+        """``MODEL_OCRBench``: the prediction table ``OCRBench.evaluate`` reads."""
+        return _stem(path).endswith("_OCRBench")
+
+    def figure(self, source: PublishedSource) -> Published:
+        """VLMEvalKit's ``_score.json`` for the table."""
+        return Published(
+            definition="VLMEvalKit's OCRBench.evaluate over the table's predictions",
+            source=f"{_SOURCE}, vlmeval/dataset/image_vqa.py (OCRBench.evaluate)",
+            tables=(ocrbench_score(source.path),),
+        )
+
+
+@dataclass(frozen=True)
+class _MMVetTable:
+    """MM-Vet's ``MMVet_acc`` over a judged table's recorded grades."""
+
+    benchmark: str = "mmvet"
+    tool: str = "vlmevalkit"
+    files: str = "VLMEvalKit's MODEL_MMVet_JUDGE tables with score (MODEL_MMVet_gpt4.xlsx)"
+
+    def recognises(self, path: Path) -> bool:
+        """``MODEL_MMVet_JUDGE``: the table ``MMVet.evaluate`` writes with each grade."""
+        return _MMVET_JUDGED.search(_stem(path)) is not None and "_MMVet_Hard" not in _stem(path)
+
+    def figure(self, source: PublishedSource) -> Published:
+        """VLMEvalKit's ``_score.csv`` and ``_score_fine.csv`` for the table."""
+        if _MMVET_JUDGED.search(_stem(source.path)) is None:
+            raise DataError(
+                f"--as-published replays the grades VLMEvalKit recorded: {source.path.name} is "
+                "not a MODEL_MMVet_JUDGE table (its 'score' column holds them)"
+            )
+        return Published(
+            definition="VLMEvalKit's MMVet_acc over the table's recorded grades",
+            source=f"{_SOURCE}, vlmeval/dataset/utils/mmvet.py (MMVet_acc)",
+            tables=mmvet_acc(source.path),
+        )
+
+
+PUBLISHED_FIGURES.register("vlmevalkit/ocrbench", "VLMEvalKit's OCRBench score")(_OCRBenchTable())
+PUBLISHED_FIGURES.register("vlmevalkit/mmvet", "VLMEvalKit's MMVet_acc")(_MMVetTable())
 for _benchmark, _dataset in _CHOICE.items():
     PUBLISHED_FIGURES.register(f"vlmevalkit/{_benchmark}", "VLMEvalKit's report_acc")(
         _ChoiceTable(_benchmark, _dataset)
