@@ -139,7 +139,7 @@ def mathvista_published(path: Path, version: str | None = None) -> Published:
     tables = [
         PublishedTable(
             "average",
-            ("", "accuracy", "correct", "total"),
+            ("key", "accuracy", "correct", "total"),
             (("average", _accuracy(correct, total, version, average=True), correct, total),),
         )
     ]

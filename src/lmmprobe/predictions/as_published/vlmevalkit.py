@@ -124,7 +124,7 @@ def _frame(title: str, data: Mapping[str, Sequence[Cell]]) -> PublishedTable:
     rows = list(zip(*(data[k] for k in names), strict=True))
     if len(rows) < len(names):
         first, rest = names[0], names[1:]
-        header = ("", *(str(v) for v in data[first]))
+        header = ("name", *(str(v) for v in data[first]))
         turned = tuple((name, *data[name]) for name in rest)
         return PublishedTable(title, header, turned)
     return PublishedTable(title, tuple(names), tuple(rows))
@@ -342,7 +342,7 @@ def mme_rating(path: Path) -> PublishedTable:
         out[name] = base
     out.update(scores)
     # d2df: one row of these columns, which run.py prints turned.
-    return _frame("MME_rating", {"": ["score"]} | {k: [v] for k, v in out.items()})
+    return _frame("MME_rating", {"name": ["score"]} | {k: [v] for k, v in out.items()})
 
 
 # -- OCRBench and MM-Vet -----------------------------------------------------------------------
@@ -407,7 +407,7 @@ def ocrbench_score(path: Path) -> PublishedTable:
     total = sum(int(v) for v in final.values())
     final["Final Score"] = total
     final["Final Score Norm"] = float(total) / 10
-    return PublishedTable("OCRBench _score.json", ("", "score"), tuple(final.items()))
+    return PublishedTable("OCRBench _score.json", ("name", "score"), tuple(final.items()))
 
 
 MMVET_CAPABILITIES = ("rec", "ocr", "know", "gen", "spat", "math")
