@@ -112,3 +112,14 @@ def test_a_yes_no_index_vlmevalkit_cannot_split_names_its_row(tmp_path: Path) ->
     done = lmmprobe("score", table, "--as-published")
     assert done.returncode != 0
     assert "Model_HallusionBench_auxmatch.tsv:row 3: index: '7'" in done.stderr
+
+
+def test_a_tool_version_is_refused_where_the_figure_has_one() -> None:
+    done = lmmprobe(
+        "score", HERE / "Model_POPE_auxmatch.tsv", "--as-published", "--tool-version", "2024-06-01"
+    )
+    assert done.returncode != 0
+    assert done.stderr.strip().count("\n") == 0
+    assert (
+        "--tool-version '2024-06-01'" in done.stderr and "one version stands for all" in done.stderr
+    )

@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Literal
 
 from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings
-from lmmprobe.predictions.as_published import Published, PublishedSource, find_published
+from lmmprobe.predictions.as_published import (
+    Published,
+    PublishedSource,
+    find_published,
+    published_figure,
+)
 from lmmprobe.predictions.as_published.mmmu import mmmu_items
 from lmmprobe.predictions.audit import Audit
 from lmmprobe.predictions.imported import ImportedPrediction
@@ -196,8 +201,8 @@ def explain_file(
         out.guessed = sorted(published.guessed)
     if as_published:
         hook = find_published(tool, benchmark, Path(path))
-        out.published = hook.figure(
-            PublishedSource(Path(path), benchmark, rows, tool_version=tool_version)
+        out.published = published_figure(
+            hook, PublishedSource(Path(path), benchmark, rows, tool_version=tool_version)
         )
     if audit:
         if published is not None and tool == "mmmu":

@@ -16,6 +16,7 @@ from lmmprobe.predictions.as_published.base import (
     PublishedSource,
     PublishedTable,
     find_published,
+    published_figure,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "PublishedSource",
     "PublishedTable",
     "find_published",
+    "published_figure",
 ]

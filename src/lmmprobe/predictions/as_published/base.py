@@ -29,6 +29,7 @@ __all__ = [
     "PublishedSource",
     "PublishedTable",
     "find_published",
+    "published_figure",
 ]
 
 ANY_READER = "*"
@@ -134,6 +135,14 @@ class PublishedFigure(Protocol):
         """
         ...
 
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """The tool versions whose figures differ (``--tool-version``), the default last.
+
+        Empty where one version stands for all.
+        """
+        ...
+
     def recognises(self, path: Path) -> bool:
         """True when the file itself says it holds this benchmark (read without ``--benchmark``).
 
@@ -188,3 +197,21 @@ def find_published(tool: str, benchmark: str | None, path: Path) -> PublishedFig
             f"one for: {'; '.join(known)}"
         )
     return fit[0]
+
+
+def published_figure(hook: PublishedFigure, source: PublishedSource) -> Published:
+    """`hook`'s figures for `source`, with ``--tool-version`` checked against its versions.
+
+    Raises:
+        DataError: A version the hook does not know (a hook of one version takes none), or
+            what the hook raises.
+
+    """
+    version = source.tool_version
+    if version is not None and version not in hook.versions:
+        known = " or ".join(hook.versions) if hook.versions else "none: one version stands for all"
+        raise DataError(
+            f"--tool-version {version!r}: the {hook.benchmark} figure of {hook.files} has "
+            f"versions {known}"
+        )
+    return hook.figure(source)

@@ -175,6 +175,7 @@ class MathVistaScores:
     tool = "mathvista"
     benchmark = "mathvista"
     files = "MathVista's output_*.json with true_false"
+    versions = tuple(MATHVISTA_VERSIONS)
 
     def recognises(self, path: Path) -> bool:
         """Every MathVista output file is MathVista's."""

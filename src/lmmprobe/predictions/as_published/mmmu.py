@@ -94,6 +94,7 @@ class MmmuScript:
     tool = ANY_READER
     benchmark = "mmmu"
     files = "any reader's MMMU answers, with --benchmark mmmu"
+    versions: tuple[str, ...] = ()
 
     def recognises(self, path: Path) -> bool:
         """Never from the file alone: MMMU's figure is asked for with ``--benchmark mmmu``."""

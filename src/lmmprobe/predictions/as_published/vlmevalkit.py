@@ -480,6 +480,7 @@ class _ChoiceTable:
     dataset: str
     """The name VLMEvalKit gives the benchmark (found in the file's stem)."""
     tool: str = "vlmevalkit"
+    versions: tuple[str, ...] = ()
 
     @property
     def files(self) -> str:
@@ -523,6 +524,7 @@ class _YesNoTable:
 
     benchmark: str
     tool: str = "vlmevalkit"
+    versions: tuple[str, ...] = ()
 
     @property
     def files(self) -> str:
@@ -570,6 +572,7 @@ class _OCRBenchTable:
 
     benchmark: str = "ocrbench"
     tool: str = "vlmevalkit"
+    versions: tuple[str, ...] = ()
     files: str = "VLMEvalKit's MODEL_OCRBench prediction tables"
 
     def recognises(self, path: Path) -> bool:
@@ -591,6 +594,7 @@ class _MMVetTable:
 
     benchmark: str = "mmvet"
     tool: str = "vlmevalkit"
+    versions: tuple[str, ...] = ()
     files: str = "VLMEvalKit's MODEL_MMVet_JUDGE tables with score (MODEL_MMVet_gpt4.xlsx)"
 
     def recognises(self, path: Path) -> bool:
