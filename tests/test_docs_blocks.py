@@ -106,6 +106,8 @@ NOT_RUN = {
     ".venv/bin/lmmprobe score kie.json --formulation kie --format json": "the reader's prediction file",
     ".venv/bin/lmmprobe score outputs.json --ground-truth Dysca.json": "the reader's Dysca outputs (tests/test_predictions.py)",
     "lmmprobe score outputs/llava1.5_13b --benchmark mmmu --as-published": "MMMU's released data and the reader's output folder (tests/predictions/test_score_audit_cli.py builds both)",
+    "lmmprobe score results/random/output_random_guess.json --benchmark mathvista --as-published --tool-version 2023-10-03": "MathVista's released output and a local MathVista copy (tests/parity/test_mathvista_published.py builds both)",
+    "lmmprobe score Model_HallusionBench_auxmatch.xlsx --as-published": "the reader's VLMEvalKit table (tests/parity/test_vlmevalkit_published.py runs it on a generated one)",
     "lmmprobe score samples_mmmu_val.jsonl --benchmark mmmu --audit": "MMMU's released data and the reader's lmms-eval log (tests/predictions/test_score_audit_cli.py)",
     "lmmprobe score results/llava1.5_13b --benchmark mmmu": "the reader's MMMU outputs and a local MMMU copy (tests/predictions/test_score_and_import_cli.py)",
     "lmmprobe import results/llava1.5_13b --benchmark mmmu --model llava-1.5-13b": "the reader's MMMU outputs and a local MMMU copy (tests/predictions/test_score_and_import_cli.py)",

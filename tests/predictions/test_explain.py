@@ -46,7 +46,7 @@ def test_guesses_published_figure_and_key(
     rows, scores = joined
     e = explain_file("mmmu", rows, scores, path="out/", as_published=True)
     expected = _expected()
-    assert e.published is not None and e.published.overall == expected.overall
+    assert e.published is not None and e.published.detail.overall == expected.overall
     assert e.guessed == sorted(expected.guessed) and len(e.guessed) == 3
     notes = e.notes()
     assert notes[0].startswith("mmmu answer key sha256:")
@@ -89,5 +89,5 @@ def test_parsed_answers_are_never_guessed(
         for s, p in rows
     ]
     e = explain_file("mmmu", parsed_rows, scores, as_published=True)
-    assert e.published is not None and not e.published.guessed
-    assert e.published.overall == 0.0
+    assert e.published is not None and not e.published.detail.guessed
+    assert e.published.detail.overall == 0.0

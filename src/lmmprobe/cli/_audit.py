@@ -15,8 +15,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import InertConsole
-from lmmprobe.data import DataError
 from lmmprobe.data.benchmarks import BENCHMARKS
+from lmmprobe.predictions.as_published import Published
+from lmmprobe.predictions.as_published.base import printed
 from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
 from lmmprobe.predictions.explain import FileExplanation, explain_file
 from lmmprobe.predictions.importing import ImportedRun
@@ -174,6 +175,31 @@ def audit_data(result: Audit) -> dict[str, Any]:
     return doc
 
 
+def print_published(published: Published) -> None:
+    """The tool's figures as it writes them: each table, then its notes."""
+    for t in published.tables:
+        table = Table(
+            title=escape(f"as published: {t.title}"),
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+        )
+        for i, column in enumerate(t.columns):
+            table.add_column(
+                escape(column),
+                style="bold" if i == 0 else None,
+                justify="left" if i == 0 else "right",
+            )
+        for row in t.rows:
+            table.add_row(*(escape(printed(c)) for c in row))
+        _console.print(table)
+    _console.print(
+        f"as published: {escape(published.definition)} ({escape(published.source)})",
+        soft_wrap=True,
+    )
+    for note in published.notes:
+        _console.print(escape(note), soft_wrap=True)
+
+
 class Explained:
     """A scored file's explanation (`lmmprobe.predictions.explain`), printed or as JSON."""
 
@@ -187,65 +213,40 @@ class Explained:
         if e.benchmark == "mmmu":
             doc["mmmu_guessed"] = len(e.guessed)
         if e.published is not None:
-            p = e.published
-            doc["as_published"] = {
-                "overall": p.overall,
-                "domains": {k: {"acc": a, "num": n} for k, (a, n) in p.domains.items() if n},
-                "subjects": {k: {"acc": a, "num": n} for k, (a, n) in p.subjects.items()},
-                "guessed": dict(p.guessed),
-            }
+            doc["as_published"] = e.published.document()
         if e.audit is not None:
             doc["audit"] = audit_data(e.audit)
         return doc
 
     def print(self, *, limit: int = 20) -> None:
-        """Notes, then MMMU's published figures, then the audit."""
+        """Notes, then the tool's published figures, then the audit."""
         e = self.explanation
         for note in e.notes():
             _console.print(f"note: {escape(note)}", soft_wrap=True)
         if e.published is not None:
-            p = e.published
-            table = Table(
-                title="as published (MMMU's main_parse_and_eval.py, random letters included)",
-                box=box.SIMPLE_HEAD,
-                title_justify="left",
-            )
-            table.add_column("subset", style="bold")
-            table.add_column("n", justify="right")
-            table.add_column("acc", justify="right")
-            for name, (acc, n) in p.domains.items():
-                if n:
-                    table.add_row(escape(f"Overall-{name}"), str(n), f"{acc:.3f}")
-            total = sum(n for _, n in p.subjects.values())
-            table.add_row("Overall", str(total), f"{p.overall:.3f}")
-            _console.print(table)
-            _console.print(
-                f"{len(p.guessed)} letters drawn at random (seed 42, in MMMU's subject order); "
-                f"unrounded overall {p.overall!r}"
-            )
+            print_published(e.published)
         if e.audit is not None:
             _console.print()
             print_audit(e.audit, limit=limit)
 
 
 def explain_imported(
-    run: ImportedRun, benchmark: str | None, *, audit: bool, as_published: bool
+    run: ImportedRun,
+    benchmark: str | None,
+    *,
+    audit: bool,
+    as_published: bool,
+    tool_version: str | None = None,
 ) -> Explained:
-    """Explain a scored file: its answer key, MMMU's guesses, and (asked) its audit.
+    """Explain a scored file: its answer key, MMMU's guesses, its audit and the tool's figure.
 
     Raises:
-        DataError: ``--as-published`` for a benchmark other than MMMU.
+        DataError: ``--as-published`` where the file's reader has no hook for its benchmark.
 
     """
     name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
     if name is not None and name not in BENCHMARKS.names():
         name = None
-    if as_published and name != "mmmu":
-        what = benchmark or "a file without --benchmark"
-        raise DataError(
-            f"--as-published reproduces MMMU's random letters; {what} has no random fallback "
-            "to reproduce (docs/definitions.md, 'Other tools' fallbacks')"
-        )
     rows = [(sample, pred) for sample, _, _, pred in run.plan.rows]
     local = run.plan.load.samples if run.plan.load is not None else None
     return Explained(
@@ -259,5 +260,6 @@ def explain_imported(
             as_published=as_published,
             label=run.origin.tool,
             tool=run.origin.tool,
+            tool_version=tool_version,
         )
     )

@@ -168,16 +168,20 @@ def score_with_benchmark(
     audit: bool = False,
     as_published: bool = False,
     limit: int = 20,
+    tool_version: str | None = None,
 ) -> None:
     """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
 
     Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
-    `audit` the items whose official verdict differs, by cause; with `as_published` MMMU's
-    figure as its script computes it.
+    `audit` the items whose official verdict differs, by cause; with `as_published` the tool's
+    own figure to its last printed digit (the file's reader's hook, read with the rules of
+    `tool_version` where they changed).
     """
     try:
         run = score_file(file, benchmark, reader=reader, field_map=parse_fields(fields), by=by)
-        explained = explain_imported(run, benchmark, audit=audit, as_published=as_published)
+        explained = explain_imported(
+            run, benchmark, audit=audit, as_published=as_published, tool_version=tool_version
+        )
     except (DataError, OSError, RegistryError) as exc:
         fail(exc)
     print_imported(

@@ -245,10 +245,21 @@ def score(
         bool,
         typer.Option(
             "--as-published",
-            help="With --benchmark mmmu: also give MMMU's figure exactly as its script computes "
-            "it (its random letters for unreadable answers: seed 42, its subject order).",
+            help="Also give the tool's own figure to its last printed digit: its recorded "
+            "verdicts replayed and its own aggregation (MathVista's calculate_score.py, "
+            "VLMEvalKit's report_acc, HallusionBench/POPE/MME ratings, OCRBench and MM-Vet "
+            "scores, MMMU's script with "
+            "its random letters).",
         ),
     ] = False,
+    tool_version: Annotated[
+        str | None,
+        typer.Option(
+            "--tool-version",
+            help="With --as-published: the version of the tool that wrote the file, where its "
+            "rules changed (MathVista: 2023-10-03 or 2024-02-12) [default: the latest].",
+        ),
+    ] = None,
     limit: Annotated[
         int, typer.Option(min=0, help="With --audit: list at most N items per cause.")
     ] = 20,
@@ -259,7 +270,10 @@ def score(
     Dysca_compute.py; lmmprobe exports with the run metrics. With --benchmark (or --reader,
     --field), FILE is another tool's predictions, scored as a lmmprobe run of the benchmark.
     """
-    if benchmark is not None or reader is not None or field:
+    if tool_version is not None and not as_published:
+        fail("--tool-version applies with --as-published")
+    # --as-published alone reads the file with the reader that recognises it.
+    if benchmark is not None or reader is not None or field or as_published:
         if ground_truth is not None or matcher is not None:
             fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
         if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
@@ -272,12 +286,12 @@ def score(
             return
         score_with_benchmark(
             file, benchmark, reader, field, by, fmt,
-            audit=audit, as_published=as_published, limit=limit,
+            audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
         )  # fmt: skip
         return
     if by:
         fail("--by applies with --benchmark")
-    if audit or as_published:
+    if audit:
         fail("--audit and --as-published apply with --benchmark")
     if ground_truth is not None:
         # Dysca's files say everything themselves; an option that cannot apply is refused, not

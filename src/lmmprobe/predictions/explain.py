@@ -1,8 +1,9 @@
 """What ``lmmprobe score FILE --benchmark`` says beside its figures: quirks, answer key, audit.
 
-- MMMU: how many answers the official code would have guessed (always), and with
-  ``--as-published`` its figure exactly as ``main_parse_and_eval.py`` computes it
-  (`lmmprobe.predictions.mmmu_published`).
+- MMMU: how many answers the official code would have guessed (always).
+- With ``--as-published``: the tool's own figure to its last printed digit, from the hook
+  the file's reader provides for its benchmark (`lmmprobe.predictions.as_published`: MathVista's
+  ``calculate_score.py``, VLMEvalKit's ratings, MMMU's ``main_parse_and_eval.py``).
 - Every benchmark: the local copy's answer-key version by hash, and a warning when the file
   evidently used another key (`lmmprobe.predictions.answer_keys`).
 - With ``--audit``: lmmprobe's verdicts against the tool's own, item by item, by cause
@@ -15,17 +16,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
-from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
+from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings
+from lmmprobe.predictions.as_published import (
+    Published,
+    PublishedSource,
+    find_published,
+    published_figure,
+)
+from lmmprobe.predictions.as_published.mmmu import mmmu_items
 from lmmprobe.predictions.audit import Audit
 from lmmprobe.predictions.imported import ImportedPrediction
-from lmmprobe.predictions.mmmu_published import (
-    MmmuItem,
-    MmmuPublished,
-    mmmu_as_published,
-    mmmu_subject,
-)
+from lmmprobe.predictions.mmmu_published import MmmuPublished, mmmu_as_published
 from lmmprobe.predictions.readers._vlmevalkit_log import CIRCULAR_GROUP_FIELD
 from lmmprobe.predictions.readers.lmms_eval import UNTOLD_FIELD
 from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
@@ -45,8 +49,8 @@ class FileExplanation:
     """The file evidently used another answer key (the items named)."""
     guessed: list[str] = field(default_factory=list)
     """MMMU: the ids whose answer the official code cannot read (it would guess a letter)."""
-    published: MmmuPublished | None = None
-    """MMMU with ``--as-published``: the official script's figures."""
+    published: Published | None = None
+    """With ``--as-published``: the tool's own figures (`lmmprobe.predictions.as_published`)."""
     audit: Audit | None = None
     circular_table: str | None = None
     """A VLMEvalKit CircularEval result table read alone: its ``MODEL_DATASET`` stem."""
@@ -84,39 +88,6 @@ class FileExplanation:
                 + ("" if self.published else " (--as-published gives MMMU's figure)")
             )
         return out
-
-
-def mmmu_items(
-    rows: Sequence[tuple[Sample, ImportedPrediction]],
-) -> dict[str, list[MmmuItem]]:
-    """MMMU's ``output.json`` entries of the joined rows, by subject, in file order.
-
-    The options come from the local copy (the file's ``index2ans`` is built from the same
-    dataset); the gold is the file's where it records one (what MMMU's script compares with),
-    else the local copy's.
-    """
-    out: dict[str, list[MmmuItem]] = {}
-    for sample, pred in rows:
-        m = sample.metadata
-        letters = tuple(m.get("option_letters") or ())
-        texts = list(m.get("option_texts") or ())
-        qtype = str(m.get("question_type") or "")
-        local = list(m.get("answers") or sample.answer)  # type: ignore[arg-type]
-        gold = pred.gold if pred.gold is not None else (local[0] if len(local) == 1 else local)
-        sid = plain_id(sample.id, "mmmu")
-        out.setdefault(mmmu_subject(sid), []).append(
-            MmmuItem(
-                id=sid,
-                question_type=qtype,
-                answer=gold,
-                response=pred.prediction,
-                all_choices=letters,
-                index2ans=dict(zip(letters, texts, strict=True)),
-                # The mmmu reader's parsed-answers layout ({id: answer}) keeps "parsed".
-                parsed="parsed" in pred.fields,
-            )
-        )
-    return out
 
 
 def _option_text(
@@ -177,8 +148,9 @@ def explain_file(
     tool: str = "mmmu",
     n_boot: int = 1000,
     seed: int = 0,
+    tool_version: str | None = None,
 ) -> FileExplanation:
-    """The notes, MMMU's published figure and the audit of one file joined to a benchmark.
+    """The notes, the tool's published figure and the audit of one file joined to a benchmark.
 
     Args:
         benchmark: The benchmark's registry name (``mmmu``), or None (golds in the file).
@@ -188,13 +160,18 @@ def explain_file(
             joined samples.
         path: How warnings name the file.
         audit: Pair lmmprobe's verdicts with the tool's.
-        as_published: MMMU: reproduce the official script's figure.
+        as_published: Give the tool's own figure (the hook of `tool` for `benchmark`, or for
+            the benchmark the file names; `path` is then the file read).
         label: How the audit names the tool.
         tool: The reader that read the file. MMMU's script verdicts are replayed (random
             letters included) only for the ``mmmu`` reader's ``output.json`` folders, which
             record none: another tool's verdict is its own, never MMMU's script's.
         n_boot: Bootstrap resamples of the audit's interval.
         seed: Seed of the bootstrap.
+        tool_version: ``--tool-version``: the tool version whose rules wrote the file.
+
+    Raises:
+        DataError: ``as_published`` where no hook fits the reader and benchmark.
 
     """
     out = FileExplanation(benchmark=benchmark, path=path)
@@ -218,12 +195,15 @@ def explain_file(
             if p.sample_id is not None and p.tool_verdict is not None
         }
         out.warnings = key_warnings(benchmark, key, golds or None, verdicts or None, path=path)
-    published = None
+    published: MmmuPublished | None = None
     if benchmark == "mmmu":
         published = mmmu_as_published(mmmu_items(rows))
         out.guessed = sorted(published.guessed)
-        if as_published:
-            out.published = published
+    if as_published:
+        hook = find_published(tool, benchmark, Path(path))
+        out.published = published_figure(
+            hook, PublishedSource(Path(path), benchmark, rows, tool_version=tool_version)
+        )
     if audit:
         if published is not None and tool == "mmmu":
             preds = _with_published(preds, published)
