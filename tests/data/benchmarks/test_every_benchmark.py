@@ -1,4 +1,4 @@
-"""Every registered benchmark is complete, one per file, and found without a list (issue 24).
+"""Every registered benchmark is complete, one per file (or a table row), found without a list (issue 24).
 
 The checks run over `BENCHMARKS.names()`, so a benchmark added as a file is checked without
 editing this file: a reader, a prompt citing its source, a registered run metric (or ``needs``
@@ -80,13 +80,22 @@ def test_each_discovered_module_defines_one_benchmark_and_together_all_of_them()
     found: dict[str, str] = {}
     for package in BENCHMARK_FOLDERS:
         for module in discover_modules(package):
-            defined = {
-                v.name for v in vars(importlib.import_module(module)).values()
-                if isinstance(v, Benchmark)
-            }  # fmt: skip
-            assert len(defined) == 1, f"{module} defines {sorted(defined)}"
-            (only,) = defined
-            found[only] = module
+            loaded = importlib.import_module(module)
+            defined = {v.name for v in vars(loaded).values() if isinstance(v, Benchmark)}
+            # A family differing only in configuration is one table module (docs/benchmarks.md,
+            # "Where shared benchmark code lives"): TABLE_DEFINITIONS, the definitions its
+            # rows make.
+            table = getattr(loaded, "TABLE_DEFINITIONS", None)
+            if table is not None:
+                assert not defined, f"{module}: a table module defines nothing beside its table"
+                rows = {b.name for b in table}
+                assert len(rows) >= 2, f"{module}: a table of one row is a file of its own"
+            else:
+                assert len(defined) == 1, f"{module} defines {sorted(defined)}"
+                rows = defined
+            for name in rows:
+                assert name not in found, f"{name} is defined in {found[name]} and {module}"
+                found[name] = module
     assert sorted(found) == BENCHMARKS.names()
     # Every benchmark is a source of its name: the sources discover the benchmark folders too.
     assert BENCHMARKS.discover == BENCHMARK_FOLDERS

@@ -63,6 +63,7 @@ HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
+VLMEVALKIT = "vlmevalkit_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
@@ -442,6 +443,61 @@ def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, boo
     copy = s.metadata.get("index", s.sample_id)
     failed = s.error_type is not None or s.stage == "error"
     return question, copy, _n_options(s), failed, bool(right), judged == []
+
+
+# --------------------------------------------------------------------------- VLMEvalKit
+
+
+@run_metric(
+    VLMEVALKIT,
+    summary="VLMEvalKit's multiple-choice accuracy (mcq_vanilla_eval): its rules read the option "
+    "letter, a judge where they cannot (--judge, mmbench-choice); an unread answer is wrong.",
+    label="VLMEvalKit acc.",
+    family=FAMILY,
+    order=32,
+)
+def vlmevalkit_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The share of rows whose option, as VLMEvalKit reads it, is the gold one.
+
+    Without a judge the answer is read by the benchmark's matcher (``vlmevalkit``: VLMEvalKit's
+    ``can_infer``), which is VLMEvalKit's ``exact_matching`` policy; a row judged by
+    ``mmbench-choice`` is right when the letter it read is the gold option, and an unjudged row
+    is wrong (VLMEvalKit guesses a random option there).
+    """
+    return _vlmevalkit(ctx)
+
+
+def _vlmevalkit(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    """`vlmevalkit_accuracy`; `judged_only`: unjudged rows left out."""
+    if VLMEVALKIT not in ctx.summary.tags:
+        return None
+    records = ctx.records(VLMEVALKIT)
+    if judged_only:
+        if not any(r[2] for r in records):
+            return None
+        records = [r for r in records if not r[2]]
+    return mean_of(ctx, [(sample_id, value) for sample_id, value, _unjudged in records])
+
+
+judged_only_metric(
+    VLMEVALKIT,
+    "VLMEvalKit acc.",
+    lambda ctx: _vlmevalkit(ctx, judged_only=True),
+    family=FAMILY,
+    order=33,
+)
+
+
+@row_extract(VLMEVALKIT, tagged_in(VLMEVALKIT))
+def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
+    """(sample, 1.0 right or 0.0, unjudged) of an answered row."""
+    if not is_answer(s, VLMEVALKIT):
+        return None
+    judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
+    right = s.correct and judged != []
+    if judged and judged[0].reading is not None:
+        right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
+    return s.sample_id, float(bool(right)), judged == []
 
 
 # --------------------------------------------------------------------------- MMMU

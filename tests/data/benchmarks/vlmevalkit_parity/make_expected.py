@@ -1,0 +1,134 @@
+"""Score the parity inputs with VLMEvalKit's own code; write ``expected.json``.
+
+Runs ``mcq_circular_eval`` (CircularEval benchmarks) or ``mcq_vanilla_eval`` with
+``model=None`` (VLMEvalKit's ``exact_matching`` policy: its rules alone, ``can_infer``), then
+``report_acc``, exactly as ``ImageMCQDataset.evaluate_heuristic`` does, from a VLMEvalKit
+checkout's ``vlmeval/dataset/utils/multiple_choice.py`` and ``vlmeval/utils/matching_util.py``.
+The package's ``__init__`` imports every model and dataset (torch, transformers...), so the two
+modules are loaded by path under a stand-in ``vlmeval`` package giving the plumbing they import
+(pickle load/dump, a logger, VLMEvalKit's ``cn_string``, ``istype``, ``d2df``); the dataset's
+own loading (``ImageBaseDataset.__init__``: ``pd.read_csv(sep='\\t')``, index as text, then as
+int) is repeated here as written there.
+
+    git -C /path/to/VLMEvalKit checkout e8e78f05f3080fe28154f2130321f17951c3be94
+    python tests/data/benchmarks/vlmevalkit_parity/make_expected.py /path/to/VLMEvalKit
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import pickle
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from make_inputs import SETS
+
+HERE = Path(__file__).parent
+
+
+def _stand_in(repo: Path) -> types.ModuleType:
+    def load(f: str) -> object:
+        if str(f).endswith(".pkl"):
+            with open(f, "rb") as fh:
+                return pickle.load(fh)
+        return pd.read_csv(f, sep="\t")
+
+    def dump(data: object, f: str) -> None:
+        if str(f).endswith(".pkl"):
+            with open(f, "wb") as fh:
+                pickle.dump(data, fh)
+        else:
+            data.to_csv(f, sep="\t", index=False)  # type: ignore[attr-defined]
+
+    def istype(s: object, kind: type) -> bool:  # vlmeval/smp/misc.py, as written
+        if isinstance(s, kind):
+            return True
+        try:
+            return isinstance(eval(s), kind)  # noqa: S307
+        except Exception:
+            return False
+
+    smp = types.ModuleType("vlmeval.smp")
+    smp.load, smp.dump, smp.istype = load, dump, istype  # type: ignore[attr-defined]
+    smp.cn_string = lambda s: __import__("re").search("[\u4e00-\u9fff]", s) is not None  # type: ignore[attr-defined]
+    smp.d2df = lambda d: pd.DataFrame({x: [d[x]] for x in d})  # type: ignore[attr-defined]
+    smp.get_logger = logging.getLogger  # type: ignore[attr-defined]
+    smp.get_pred_file_format = lambda: "tsv"  # type: ignore[attr-defined]
+    smp.timestr = lambda *a: "parity"  # type: ignore[attr-defined]
+    log = types.ModuleType("vlmeval.smp.log")
+    log.get_logger = logging.getLogger  # type: ignore[attr-defined]
+    vlm = types.ModuleType("vlmeval.smp.vlm")
+    vlm.build_option_str = lambda d: "".join(f"{k}. {v}\n" for k, v in d.items())  # type: ignore[attr-defined]
+    root = types.ModuleType("vlmeval")
+    root.__path__ = []  # type: ignore[attr-defined]
+    sys.modules.update({"vlmeval": root, "vlmeval.smp": smp, "vlmeval.smp.log": log,
+                        "vlmeval.smp.vlm": vlm})  # fmt: skip
+
+    def module(name: str, rel: str) -> types.ModuleType:
+        spec = importlib.util.spec_from_file_location(name, repo / rel)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+        return mod
+
+    match = module("vlmeval.utils.matching_util", "vlmeval/utils/matching_util.py")
+    utils = types.ModuleType("vlmeval.utils")
+    utils.can_infer, utils.can_infer_lego = match.can_infer, match.can_infer_lego  # type: ignore[attr-defined]
+    utils.track_progress_rich = _sequential  # type: ignore[attr-defined]
+    sys.modules["vlmeval.utils"] = utils
+    return module("vlmeval.dataset.utils.multiple_choice", "vlmeval/dataset/utils/multiple_choice.py")
+
+
+def _sequential(func, tasks, nproc=1, chunksize=1, save=None, keys=None):  # type: ignore[no-untyped-def]
+    """``track_progress_rich`` run in this process: each call's result, saved by key."""
+    results = [func(**t) for t in tasks]
+    if save is not None:
+        with open(save, "wb") as fh:
+            pickle.dump(dict(zip(keys, results, strict=True)), fh)
+    return results
+
+
+def _meta(path: Path) -> pd.DataFrame:
+    # ImageBaseDataset.__init__ (skip_noimg, index as text, then int when every index is).
+    data = pd.read_csv(path, sep="\t")
+    data = data[~pd.isna(data["image"])]
+    data["index"] = [int(str(x)) for x in data["index"]]
+    return data
+
+
+def main(repo: Path) -> None:
+    mc = _stand_in(repo)
+    expected = {}
+    for name, (dataset, circular, _cn, _n) in SETS.items():
+        meta = _meta(HERE / name / f"{dataset}.tsv")
+        preds = pd.read_csv(HERE / f"{name}_pred.tsv", sep="\t")
+        data = meta.drop(columns=["image"]).merge(preds, on="index")
+        data = data.sort_values(by="index")
+        data["prediction"] = [str(x) for x in data["prediction"]]
+        for k in list(data.keys()):
+            data[k.lower() if k not in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" else k] = data.pop(k)
+        with tempfile.TemporaryDirectory() as tmp:
+            result = str(Path(tmp) / "result.pkl")
+            run = mc.mcq_circular_eval if circular else mc.mcq_vanilla_eval
+            scored = run(None, data, meta, 1, result, dataset)
+        acc = mc.report_acc(scored)
+        expected[name] = {
+            "dataset": dataset,
+            "hits": {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)},
+            "report_acc": {c: float(acc[c][0]) for c in acc.columns if c != "split"},
+        }
+        assert all(np.isfinite(v) for v in expected[name]["report_acc"].values())
+    source = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
+    out = {"source": source, "benchmarks": expected}
+    (HERE / "expected.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,102 @@
+"""Write the parity inputs: a VLMEvalKit-schema TSV and the model's answers, per benchmark.
+
+Each ``NAME.tsv`` has the columns VLMEvalKit's file of that benchmark has (index, question,
+hint, A-D, answer, category, l2-category, image): for CircularEval benchmarks every question
+once per rotation of its options (index i + k * 1e6), the copies' image cells naming the first
+row's index as VLMEvalKit's files do; for the others one row a question, one with two images.
+``NAME_pred.tsv`` holds the answers (index, prediction): letters, "The answer is X", option
+texts, wrong letters, refusals, Chinese and unreadable text, drawn with a fixed seed.
+
+    python tests/data/benchmarks/vlmevalkit_parity/make_inputs.py
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import random
+from pathlib import Path
+
+from PIL import Image
+
+HERE = Path(__file__).parent
+# name: (VLMEvalKit dataset, circular, Chinese, questions)
+SETS = {
+    "mmbench-v11-en": ("MMBench_DEV_EN_V11", True, False, 24),
+    "mmbench-v11-cn": ("MMBench_DEV_CN_V11", True, True, 16),
+    "mmbench-cn": ("MMBench_DEV_CN", True, True, 12),
+    "ccbench": ("CCBench", True, True, 12),
+    "seedbench2-plus": ("SEEDBench2_Plus", False, False, 40),
+}
+CATEGORIES = ["attribute_recognition", "ocr", "spatial_relationship", "image_scene"]
+L2 = {"attribute_recognition": "FP-S", "ocr": "FP-S", "spatial_relationship": "RR",
+      "image_scene": "CP"}  # fmt: skip
+WORDS_EN = ["red", "blue", "a cat", "two dogs", "the left one", "3", "yes", "a tree"]
+WORDS_CN = ["红色", "蓝色", "一只猫", "两只狗", "左边", "三", "是", "一棵树"]
+
+
+def png(rng: random.Random) -> str:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), tuple(rng.randrange(256) for _ in range(3))).save(buf, "PNG")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def answer(rng: random.Random, letters: list[str], options: list[str], gold: str) -> str:
+    """One model answer: right or wrong, in one of the forms models write."""
+    pick = gold if rng.random() < 0.85 else rng.choice(letters)
+    text = options[letters.index(pick)]
+    forms = [
+        pick, f"{pick}.", f"The answer is {pick}.", f"({pick}) {text}", text,
+        f"I think the correct answer is **{pick}**", "Cannot determine the answer",
+        "I am not sure.", "", f"答案是{pick}", f"{pick}. {text}",
+        f"A and {pick}", "Spider",
+    ]  # fmt: skip
+    return rng.choice(forms)
+
+
+def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: int) -> None:
+    rng = random.Random(seed)
+    words = WORDS_CN if chinese else WORDS_EN
+    rows, preds = [], []
+    for q in range(1, n + 1):
+        n_opt = rng.choice([2, 3, 4, 4])
+        options = rng.sample(words, n_opt)
+        gold = rng.randrange(n_opt)
+        category = rng.choice(CATEGORIES)
+        hint = rng.choice(["", "", "The picture was taken indoors."])
+        question = ("图中是什么？" if chinese else "What is shown?") + f" #q{q}"
+        rotations = range(n_opt) if circular else range(1)
+        for k in rotations:
+            index = q + k * 1_000_000
+            shown = options[k:] + options[:k]
+            letters = "ABCD"[:n_opt]
+            g = letters[shown.index(options[gold])]
+            if k == 0:
+                image = png(rng)
+                if not circular and q % 7 == 3:  # several images: a list of base64 strings
+                    image = repr([image, png(rng)])
+            else:
+                image = str(q)  # the copy shares the first row's image
+            cells = {c: (shown[i] if i < n_opt else "") for i, c in enumerate("ABCD")}
+            rows.append({"index": index, "question": question.replace("#q", f"#r{index}q"),
+                         "hint": hint, **cells, "answer": g, "category": category,
+                         "l2-category": L2[category], "image": image, "split": "dev"})  # fmt: skip
+            preds.append({"index": index, "prediction": answer(rng, list(letters), shown, g)})
+    columns = ["index", "question", "hint", "A", "B", "C", "D", "answer", "category",
+               "l2-category", "image", "split"]  # fmt: skip
+    folder = HERE / name
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{dataset}.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(rows)
+    with open(HERE / f"{name}_pred.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, ["index", "prediction"], delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(preds)
+
+
+if __name__ == "__main__":
+    for i, (name, (dataset, circular, chinese, n)) in enumerate(SETS.items()):
+        write(name, dataset, circular, chinese, n, seed=1000 + i)
