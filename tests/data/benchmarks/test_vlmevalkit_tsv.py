@@ -40,7 +40,9 @@ def _replies(name: str) -> dict[str, str]:
         rows = list(csv.DictReader(f, delimiter="\t"))
     tsv = next(HERE.joinpath(name).glob("*.tsv"))
     with open(tsv, encoding="utf-8", newline="") as f:
-        tags = {r["index"]: r["question"].rsplit("#", 1)[1] for r in csv.DictReader(f, delimiter="\t")}
+        tags = {
+            r["index"]: r["question"].rsplit("#", 1)[1] for r in csv.DictReader(f, delimiter="\t")
+        }
     # VLMEvalKit reads an empty answer cell as NaN and scores str(NaN), "nan": unread either way.
     return {tags[r["index"]]: r["prediction"] for r in rows}
 
@@ -84,7 +86,7 @@ def test_scores_equal_vlmevalkits_own_code(tmp_path: Path, name: str) -> None:
 def test_the_prompt_is_vlmevalkits_build_prompt(tmp_path: Path) -> None:
     replies = _replies("mmbench-v11-en")
     _evaluate(tmp_path, f"mmbench-v11-en,path={HERE / 'mmbench-v11-en'},limit=1", replies)
-    (tag, prompt), *_ = SCRIPT.prompts.items()
+    (_tag, prompt), *_ = SCRIPT.prompts.items()
     with open(HERE / "mmbench-v11-en" / "MMBench_DEV_EN_V11.tsv", encoding="utf-8") as f:
         row = next(csv.DictReader(f, delimiter="\t"))
     options = "".join(f"{c}. {row[c]}\n" for c in "ABCD" if row[c])
@@ -131,8 +133,12 @@ def test_shared_and_several_images_arrive_in_order_and_bad_rows_are_named(tmp_pa
     assert "options must be A, B[, C...] in order; this row has ['A']" in problems
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cell=st.text(max_size=300) | st.sampled_from(["[" * 5000, "['" + "A" * 20000, "[''," * 3000]))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    cell=st.text(max_size=300) | st.sampled_from(["[" * 5000, "['" + "A" * 20000, "[''," * 3000])
+)
 def test_any_image_cell_is_a_row_problem_never_a_crash(tmp_path: Path, cell: str) -> None:
     row = {"index": "1", "question": "q", "A": "x", "B": "y", "answer": "A", "category": "c",
            "image": cell.replace("\t", " ").replace("\n", " ").replace("\r", " ")}  # fmt: skip
@@ -155,5 +161,5 @@ def test_read_tsv_names_each_row_by_line(tmp_path: Path) -> None:
     red = _b64((255, 0, 0))
     folder = _write(tmp_path / "lines", [{"index": "1", "question": "q", "A": "x", "B": "y",
                                           "answer": "A", "category": "c", "image": red}])  # fmt: skip
-    (where, row), = read_tsv(folder / "SEEDBench2_Plus.tsv")
+    ((where, row),) = read_tsv(folder / "SEEDBench2_Plus.tsv")
     assert where.endswith("SEEDBench2_Plus.tsv:2") and row["image"] == red

@@ -35,6 +35,7 @@ SOURCE = (
     "vlmeval/dataset/utils/multiple_choice.py"
 )
 
+
 def shown_options(item: JudgeItem) -> dict[str, str]:
     """Option letter to text as the model saw them (`Score.options`, else the sample's)."""
     options = item.score.options or item.sample.choices or []

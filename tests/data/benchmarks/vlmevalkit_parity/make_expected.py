@@ -50,7 +50,7 @@ def _stand_in(repo: Path) -> types.ModuleType:
         if isinstance(s, kind):
             return True
         try:
-            return isinstance(eval(s), kind)  # noqa: S307
+            return isinstance(eval(s), kind)
         except Exception:
             return False
 
@@ -83,7 +83,9 @@ def _stand_in(repo: Path) -> types.ModuleType:
     utils.can_infer, utils.can_infer_lego = match.can_infer, match.can_infer_lego  # type: ignore[attr-defined]
     utils.track_progress_rich = _sequential  # type: ignore[attr-defined]
     sys.modules["vlmeval.utils"] = utils
-    return module("vlmeval.dataset.utils.multiple_choice", "vlmeval/dataset/utils/multiple_choice.py")
+    return module(
+        "vlmeval.dataset.utils.multiple_choice", "vlmeval/dataset/utils/multiple_choice.py"
+    )
 
 
 def _sequential(func, tasks, nproc=1, chunksize=1, save=None, keys=None):  # type: ignore[no-untyped-def]
@@ -121,7 +123,9 @@ def main(repo: Path) -> None:
         acc = mc.report_acc(scored)
         expected[name] = {
             "dataset": dataset,
-            "hits": {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)},
+            "hits": {
+                str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)
+            },
             "report_acc": {c: float(acc[c][0]) for c in acc.columns if c != "split"},
         }
         assert all(np.isfinite(v) for v in expected[name]["report_acc"].values())

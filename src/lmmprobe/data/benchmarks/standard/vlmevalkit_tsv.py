@@ -1,4 +1,4 @@
-"""The VLMEvalKit-TSV choice benchmarks: one table, a row per benchmark (MMBench v1.1, CCBench...).
+r"""The VLMEvalKit-TSV choice benchmarks: one table, a row per benchmark (MMBench v1.1, CCBench...).
 
 These benchmarks differ only in configuration: each is one TSV file VLMEvalKit publishes
 (open-compass/VLMEvalKit @ e8e78f0, ``vlmeval/dataset/image_mcq.py`` ``ImageMCQDataset``:
@@ -24,8 +24,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import pandas as pd
 
 from lmmprobe.data.benchmarks import (
     Benchmark,
@@ -163,7 +161,9 @@ def tsv_path(root: Path, dataset: str) -> Path:
     return root if root.is_file() else root / f"{dataset}.tsv"
 
 
-def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
+    """The TSV's rows as pandas data frames of `_CHUNK_ROWS` rows."""
+    import pandas as pd  # type: ignore[import-untyped]  # imported when a copy is read
     # VLMEvalKit's own reading (pd.read_csv(f, sep='\t')), in chunks so memory stays bounded
     # by the chunk, whatever the file's size; a missing cell is NaN under pandas' default
     # missing-value words, as there. Departure: every value is kept as the text written, where
