@@ -28,10 +28,47 @@ SETS = {
     "mmbench-cn": ("MMBench_DEV_CN", True, True, 12),
     "ccbench": ("CCBench", True, True, 12),
     "seedbench2-plus": ("SEEDBench2_Plus", False, False, 40),
+    "mmt-bench": ("MMT-Bench_VAL", False, False, 40),
+    "mmt-bench-mi": ("MMT-Bench_VAL_MI", False, False, 40),
 }
 CATEGORIES = ["attribute_recognition", "ocr", "spatial_relationship", "image_scene"]
 L2 = {"attribute_recognition": "FP-S", "ocr": "FP-S", "spatial_relationship": "RR",
       "image_scene": "CP"}  # fmt: skip
+# MMT-Bench's 32 meta-tasks (report_acc_MMT's MMT_abbrs keys: it expects every one of them).
+MMT_META = [
+    "visual_recognition",
+    "localization",
+    "ocr",
+    "counting",
+    "hallucination",
+    "image_retrieval",
+    "threed",
+    "visual_captioning",
+    "visual_grounding",
+    "doc_understanding",
+    "action_recognition",
+    "pixel_level_perception",
+    "image-to-image_translation",
+    "relation_reasoning",
+    "intelligence_quotient_test",
+    "emotion",
+    "visual_illusion",
+    "meme_understanding",
+    "visual_prompt_understanding",
+    "anomaly_detection",
+    "keypoint_detection",
+    "visual_commonsense_reasoning",
+    "image_evaluation_judgement",
+    "multiple_image_analysis",
+    "cross_image_matching",
+    "temporal_understanding",
+    "visual_code",
+    "medical_understanding",
+    "autonomous_driving",
+    "discipline_knowledge_reasoning",
+    "embodied_ai",
+    "gui_navigation",
+]
 WORDS_EN = ["red", "blue", "a cat", "two dogs", "the left one", "3", "yes", "a tree"]
 WORDS_CN = ["红色", "蓝色", "一只猫", "两只狗", "左边", "三", "是", "一棵树"]
 
@@ -64,6 +101,10 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
         options = rng.sample(words, n_opt)
         gold = rng.randrange(n_opt)
         category = rng.choice(CATEGORIES)
+        l2 = L2[category]
+        if dataset.startswith("MMT"):  # every meta-task, one or two subtasks each
+            l2 = MMT_META[(q - 1) % len(MMT_META)]
+            category = f"{l2}_task{q % 2}"
         hint = rng.choice(["", "", "The picture was taken indoors."])
         question = ("图中是什么？" if chinese else "What is shown?") + f" #q{q}"
         rotations = range(n_opt) if circular else range(1)
@@ -74,14 +115,15 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
             g = letters[shown.index(options[gold])]
             if k == 0:
                 image = png(rng)
-                if not circular and q % 7 == 3:  # several images: a list of base64 strings
+                several = q % 3 == 0 if dataset.endswith("_MI") else q % 7 == 3
+                if not circular and several:  # several images: a list of base64 strings
                     image = repr([image, png(rng)])
             else:
                 image = str(q)  # the copy shares the first row's image
             cells = {c: (shown[i] if i < n_opt else "") for i, c in enumerate("ABCD")}
             rows.append({"index": index, "question": question.replace("#q", f"#r{index}q"),
                          "hint": hint, **cells, "answer": g, "category": category,
-                         "l2-category": L2[category], "image": image, "split": "dev"})  # fmt: skip
+                         "l2-category": l2, "image": image, "split": "dev"})  # fmt: skip
             preds.append({"index": index, "prediction": answer(rng, list(letters), shown, g)})
     columns = ["index", "question", "hint", "A", "B", "C", "D", "answer", "category",
                "l2-category", "image", "split"]  # fmt: skip

@@ -101,6 +101,16 @@ class TsvChoice:
 
 _MMBENCH = "Liu et al. 2024, MMBench: Is Your Multi-modal Model an All-around Player? ECCV 2024, arXiv:2307.06281"
 
+_MMT = (
+    "Ying et al. 2024, MMT-Bench: A Comprehensive Multimodal Benchmark for Evaluating Large "
+    "Vision-Language Models Towards Multitask AGI, ICML 2024, arXiv:2404.16006"
+)
+_MMT_L2 = (
+    "Overall and --by category (its 162 subtasks) equal report_acc_MMT's figures; its "
+    "meta-task figures average their subtasks' accuracies, which --by l2_category (the mean "
+    "over the meta-task's questions) does not: lmmprobe does not compute them."
+)
+
 TABLE: tuple[TsvChoice, ...] = (
     TsvChoice(
         name="mmbench-v11-en",
@@ -129,7 +139,10 @@ TABLE: tuple[TsvChoice, ...] = (
         size=4329,
         url=f"{SERVER}/benchmarks/MMBench/MMBench_DEV_CN.tsv",
         circular=True,
-        notes=("The English v1.0 dev set is `mmbench` (lmms-lab/MMBench, the same questions).",),
+        notes=(
+            "The English v1.0 dev set is `mmbench` (lmms-lab/MMBench's en config as lmms-eval "
+            "reads and asks it).",
+        ),
     ),
     TsvChoice(
         name="ccbench",
@@ -152,6 +165,35 @@ TABLE: tuple[TsvChoice, ...] = (
         split="test",
         license="cc-by-nc-4.0 (AILab-CVC/SEED-Bench-2-plus card)",
     ),
+    TsvChoice(
+        name="mmt-bench",
+        dataset="MMT-Bench_VAL",
+        title="MMT-Bench (val; several images joined into one)",
+        citation=_MMT,
+        md5="8dd4b730f53dbf9c3aed90ca31c928e0",
+        url=f"{SERVER}/benchmarks/MMT-Bench/MMT-Bench_VAL.tsv",
+        split="val",
+        notes=(
+            "The OpenVLM leaderboard's MMT-Bench column (VLMEvalKit's maintainers, "
+            "open-compass/VLMEvalKit#223): a question with several images has them joined into "
+            "one; `mmt-bench-mi` asks them separately.",
+            _MMT_L2,
+        ),
+    ),
+    TsvChoice(
+        name="mmt-bench-mi",
+        dataset="MMT-Bench_VAL_MI",
+        title="MMT-Bench (val; several images asked separately)",
+        citation=_MMT,
+        md5="c7d7b998eb5cd9aa36c7d4f721472462",
+        url=f"{SERVER}/benchmarks/MMT-Bench/MMT-Bench_VAL_MI.tsv",
+        split="val",
+        notes=(
+            "The same questions as `mmt-bench`, each image of a question asked in order "
+            "(VLMEvalKit's _MI file); no leaderboard reports it on its own.",
+            _MMT_L2,
+        ),
+    ),
 )
 """The VLMEvalKit-TSV choice benchmarks: a benchmark of this kind is a row here."""
 
@@ -164,6 +206,7 @@ def tsv_path(root: Path, dataset: str) -> Path:
 def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
     """The TSV's rows as pandas data frames of `_CHUNK_ROWS` rows."""
     import pandas as pd  # type: ignore[import-untyped]  # imported when a copy is read
+
     # VLMEvalKit's own reading (pd.read_csv(f, sep='\t')), in chunks so memory stays bounded
     # by the chunk, whatever the file's size; a missing cell is NaN under pandas' default
     # missing-value words, as there. Departure: every value is kept as the text written, where
