@@ -26,7 +26,8 @@ from lmmprobe.api import evaluate
 from lmmprobe.data.base import load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks._describe import official_matcher
-from lmmprobe.data.benchmarks.standard.vlmevalkit_tsv import TABLE, read_tsv
+from lmmprobe.data.benchmarks.standard._vlmevalkit import read_tsv
+from lmmprobe.data.benchmarks.standard.vlmevalkit_tsv import TABLE
 from lmmprobe.parse.vlmevalkit import vlmevalkit_matcher
 from lmmprobe.schema import FormulateConfig
 from lmmprobe.testing import FakeOpenAIServer

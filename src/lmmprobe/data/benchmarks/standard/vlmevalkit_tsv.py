@@ -1,68 +1,37 @@
-r"""The VLMEvalKit-TSV choice benchmarks: one table, a row per benchmark (MMBench v1.1, CCBench...).
+"""The VLMEvalKit-TSV choice benchmarks: one table, a row per benchmark (MMBench v1.1, CCBench...).
 
 These benchmarks differ only in configuration: each is one TSV file VLMEvalKit publishes
 (open-compass/VLMEvalKit @ e8e78f0, ``vlmeval/dataset/image_mcq.py`` ``ImageMCQDataset``:
-``DATASET_URL`` and ``DATASET_MD5``), read the same way, asked with the same prompt
-(``build_prompt``) and scored by the same code (``evaluate_heuristic``: CircularEval for the
-names holding ``mmbench`` or ``ccbench``, ``mcq_vanilla_eval`` otherwise; ``report_acc``'s
+``DATASET_URL`` and ``DATASET_MD5``), read the same way (`_vlmevalkit`), asked with the same
+prompt (``build_prompt``) and scored by the same code (``evaluate_heuristic``: CircularEval for
+the names holding ``mmbench`` or ``ccbench``, ``mcq_vanilla_eval`` otherwise; ``report_acc``'s
 breakdowns). So they are rows of `TABLE` (name, title, file, checksum, breakdown columns,
 protocol), not a file each (docs/benchmarks.md, "Where shared benchmark code lives"); a
 benchmark with its own reading or scoring (MMVP's pairs, CV-Bench's 2D/3D average) is its own
 file.
-
-Reading follows ``vlmeval/smp/file.py`` ``load`` (``pandas.read_csv(sep='\\t')``, so a cell
-reading ``None``, ``NA`` or ``nan`` is missing, as there) and ``ImageBaseDataset.__init__``: an
-``image`` cell of at most 64 characters names the row whose image it shares (MMBench's circular
-copies), and a cell ``['...', '...']`` holds several images, asked in order.
 """
 
 from __future__ import annotations
 
-import re
-import string
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.benchmarks import (
-    Benchmark,
-    PromptTemplate,
-    RowContext,
-    RowError,
-    as_index,
-    benchmark,
-    image_ref,
+from lmmprobe.data.benchmarks import Benchmark, RowContext, benchmark
+from lmmprobe.data.benchmarks.standard._vlmevalkit import (
+    CIRCULAR_BASE,
+    PROMPT,
+    SERVER,
+    VLMEVALKIT,
+    choice_sample,
+    fetch_command,
+    read_tsv,
+    tsv_file,
 )
-from lmmprobe.data.benchmarks._fetch import local_dir_word
-from lmmprobe.data.benchmarks.standard._choice import plain, present
 from lmmprobe.schema import Sample
 
-__all__ = ["TABLE", "TABLE_DEFINITIONS", "TsvChoice", "read_tsv"]
-
-VLMEVALKIT = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
-SERVER = "https://opencompass.openxlab.space/utils"
-CIRCULAR_BASE = 1_000_000
-"""VLMEvalKit groups the circular copies of question ``i`` as ``index % 1e6`` (``g_index``)."""
-
-_REF_CHARS = 64  # ImageBaseDataset: an image cell this short names another row
-_CHUNK_ROWS = 256  # rows per pandas chunk: a chunk of base64 images stays tens of megabytes
-# VLMEvalKit writes several images as a Python list of base64 strings; base64 has no quote, so
-# the cell is read with this pattern (linear, no eval) instead of VLMEvalKit's `eval`.
-_B64 = r"'[A-Za-z0-9+/=\s]*'"
-_IMAGE_LIST = re.compile(rf"\[\s*{_B64}(?:\s*,\s*{_B64})*\s*,?\s*\]")
-_ONE_B64 = re.compile(_B64)
-
-PROMPT = PromptTemplate(
-    template="{context}Question: {question}\nOptions:\n{options}\n"
-    "Please select the correct answer from the options above. \n",
-    source=VLMEVALKIT + ":vlmeval/dataset/image_mcq.py (ImageMCQDataset.build_prompt)",
-    option_format="{mark}. {text}",
-    option_sep="\n",
-    context_format="Hint: {context}\n",
-)
-"""``build_prompt``: ``Hint: `` line where the row has one, ``Question: ``, ``Options:`` and
-one ``X. text`` line per option, then the instruction (its trailing space and newline kept)."""
+__all__ = ["TABLE", "TABLE_DEFINITIONS", "TsvChoice"]
 
 
 @dataclass(frozen=True)
@@ -198,136 +167,29 @@ TABLE: tuple[TsvChoice, ...] = (
 """The VLMEvalKit-TSV choice benchmarks: a benchmark of this kind is a row here."""
 
 
-def tsv_path(root: Path, dataset: str) -> Path:
-    """The TSV of `dataset` in a copy: ``root/DATASET.tsv``, or `root` itself if it is a file."""
-    return root if root.is_file() else root / f"{dataset}.tsv"
-
-
-def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
-    """The TSV's rows as pandas data frames of `_CHUNK_ROWS` rows."""
-    import pandas as pd  # type: ignore[import-untyped]  # imported when a copy is read
-
-    # VLMEvalKit's own reading (pd.read_csv(f, sep='\t')), in chunks so memory stays bounded
-    # by the chunk, whatever the file's size; a missing cell is NaN under pandas' default
-    # missing-value words, as there. Departure: every value is kept as the text written, where
-    # VLMEvalKit's whole-file type inference may turn an all-number column into numbers (an
-    # option "1.50" shown as "1.5"); per-chunk inference would differ from both.
-    yield from pd.read_csv(
-        path, sep="\t", dtype=str, usecols=columns, chunksize=_CHUNK_ROWS, engine="c"
-    )
-
-
-def _image_cell(value: Any) -> str:
-    return str(value) if present(value) else ""
-
-
-def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The rows of a VLMEvalKit TSV, each image reference replaced by the image it names.
-
-    Two passes, each in chunks: the first finds the rows whose image others share (a cell of at
-    most 64 characters names such a row's index); the second gives each row, keeping only
-    those rows' images in memory. A row naming a row further down waits for it.
-
-    Yields:
-        ``(where, row)``: ``PATH:LINE`` (the row's 1-based line after the header) and the row.
-
-    Raises:
-        RowError: Never here; a reference to a missing row is reported by the row reader.
-
-    """
-    shared: set[str] = set()
-    for chunk in _chunks(path, ["index", "image"]):
-        for cell in chunk["image"]:
-            text = _image_cell(cell)
-            if 0 < len(text) <= _REF_CHARS:
-                shared.add(text.strip())
-    kept: dict[str, str] = {}
-    waiting: list[tuple[str, dict[str, Any]]] = []
-    line = 1
-    for chunk in _chunks(path):
-        for row in chunk.to_dict("records"):
-            line += 1
-            where = f"{path}:{line}"
-            index = str(row.get("index"))
-            image = _image_cell(row.get("image"))
-            if index in shared and len(image) > _REF_CHARS:
-                kept[index] = image
-            if 0 < len(image) <= _REF_CHARS:
-                target = image.strip()
-                if target not in kept:
-                    waiting.append((where, row))
-                    continue
-                row["image"] = kept[target]
-            yield where, row
-    for where, row in waiting:
-        target = _image_cell(row.get("image")).strip()
-        row["image"] = kept.get(target, f"<no row {target}>")
-        yield where, row
-
-
-def _images(value: Any, ctx: RowContext) -> list[Any]:
-    text = _image_cell(value)
-    if text.startswith("<no row "):
-        raise RowError("image", f"names {text[8:-1]!r}, which is no row with an image")
-    if text.startswith("["):
-        if _IMAGE_LIST.fullmatch(text) is None:
-            raise RowError("image", "starts with '[' but is not a list of base64 images")
-        cells = [m.group(0)[1:-1] for m in _ONE_B64.finditer(text)]
-        return [image_ref(c, ctx, f"image[{i}]") for i, c in enumerate(cells)]
-    return [image_ref(text, ctx)]
-
-
 def _reader(entry: TsvChoice) -> Any:
     def to_sample(row: Mapping[str, Any], ctx: RowContext) -> Sample | None:
-        if not _image_cell(row.get("image")):
-            return None  # ImageBaseDataset(skip_noimg=True) leaves rows without an image out
-        raw = str(row.get("index", "")).strip()
-        try:
-            index = int(raw)
-        except ValueError as exc:
-            raise RowError("index", f"expected an integer, got {raw!r}") from exc
-        # VLMEvalKit shows every letter column holding a value (build_choices), in order.
-        letters = [c for c in string.ascii_uppercase if present(row.get(c))]
-        if len(letters) < 2 or letters != list(string.ascii_uppercase[: len(letters)]):
-            raise RowError("A", f"options must be A, B[, C...] in order; this row has {letters}")
-        choices = [str(row[c]) for c in letters]
-        hint = row.get("hint")
-        metadata: dict[str, Any] = {"index": index, "n_options": len(choices)}
-        if entry.circular:
-            metadata["circular_index"] = index % CIRCULAR_BASE
-        for column in entry.breakdown:
-            metadata[column.replace("-", "_")] = plain(row.get(column))
-        return Sample(
-            id=str(index),
-            images=_images(row.get("image"), ctx),
-            question=str(row["question"]) if present(row.get("question")) else "",
-            choices=choices,
-            answer=as_index(str(row.get("answer", "")).strip(), choices),
-            formulation="single_choice",
-            context=str(hint) if present(hint) else None,
-            metadata=metadata,
+        index = str(row.get("index", "")).strip()
+        # CircularEval groups the copies of question i by index % 1e6 (g_index).
+        extra = (
+            {"circular_index": int(index) % CIRCULAR_BASE}
+            if entry.circular and index.lstrip("-").isdigit()
+            else {}
         )
+        return choice_sample(row, ctx, entry.breakdown, extra)
 
     return to_sample
 
 
 def _files(entry: TsvChoice) -> Any:
     def read(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-        path = tsv_path(root, entry.dataset)
-        if not path.is_file():
-            raise FileNotFoundError(f"no {entry.dataset}.tsv in {root}")
-        yield from read_tsv(path)
+        yield from read_tsv(tsv_file(root, entry.dataset))
 
     return read
 
 
 def _fetch(entry: TsvChoice) -> str:
-    folder = local_dir_word(entry.name)
-    file = local_dir_word(f"{entry.name}/{entry.dataset}.tsv")
-    return (
-        f"mkdir -p {folder} && curl -fL -o {file} {entry.url} && "
-        f'echo "{entry.md5}  $LMMPROBE_DATA_DIR/{entry.name}/{entry.dataset}.tsv" | md5sum -c -'
-    )
+    return fetch_command(entry.name, [(entry.dataset, entry.url, entry.md5)])
 
 
 def _definition(entry: TsvChoice) -> Benchmark:
