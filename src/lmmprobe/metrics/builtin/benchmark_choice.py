@@ -64,6 +64,7 @@ MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
 VLMEVALKIT = "vlmevalkit_accuracy"
+MMVP = "mmvp_pair_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
@@ -488,16 +489,57 @@ judged_only_metric(
 )
 
 
+def _vlmevalkit_right(s: Score, spec: RunSpec) -> tuple[bool, bool]:
+    """(right, unjudged) of a row as VLMEvalKit reads it: the ``mmbench-choice`` verdict where
+    the protocol judged it, else the benchmark's matcher (``vlmevalkit``); unjudged is wrong."""
+    judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
+    right = s.correct and judged != []
+    if judged and judged[0].reading is not None:
+        right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
+    return bool(right), judged == []
+
+
 @row_extract(VLMEVALKIT, tagged_in(VLMEVALKIT))
 def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
     """(sample, 1.0 right or 0.0, unjudged) of an answered row."""
     if not is_answer(s, VLMEVALKIT):
         return None
-    judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
-    right = s.correct and judged != []
-    if judged and judged[0].reading is not None:
-        right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
-    return s.sample_id, float(bool(right)), judged == []
+    right, unjudged = _vlmevalkit_right(s, spec)
+    return s.sample_id, float(right), unjudged
+
+
+# --------------------------------------------------------------------------- MMVP
+
+
+@run_metric(
+    MMVP,
+    summary="MMVP's pair accuracy (VLMEvalKit's report_acc_MMVP 'Overall'): a pair of questions "
+    "counts only if both are right; a pair missing a question (limit=) is left out.",
+    label="MMVP pairs",
+    family=FAMILY,
+    order=34,
+)
+def mmvp_pair_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The share of MMVP's question pairs (``metadata["pair"]``) with both answers right.
+
+    Each answer is read as `vlmevalkit_accuracy` reads it; with --repeats each repeat's pairs
+    are their own. Its interval resamples pairs.
+    """
+    if MMVP not in ctx.summary.tags:
+        return None
+    pairs: dict[str, list[bool]] = defaultdict(list)
+    for pair, right in ctx.records(MMVP):
+        pairs[pair].append(right)
+    complete = [(pair, float(all(v))) for pair, v in pairs.items() if len(v) == 2]
+    return mean_of(ctx, complete)
+
+
+@row_extract(MMVP, tagged_in(MMVP))
+def _mmvp_row(s: Score, spec: RunSpec) -> tuple[str, bool] | None:
+    """(pair and repeat, right) of an answered row."""
+    if not is_answer(s, MMVP):
+        return None
+    return f"{s.metadata.get('pair')}@{s.repeat}", _vlmevalkit_right(s, spec)[0]
 
 
 # --------------------------------------------------------------------------- MMMU

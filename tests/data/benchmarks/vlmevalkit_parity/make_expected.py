@@ -105,6 +105,26 @@ def _meta(path: Path) -> pd.DataFrame:
     return data
 
 
+def _mmvp(mc: types.ModuleType) -> dict[str, object]:
+    # evaluate_heuristic for MMVP: mcq_vanilla_eval, the table dumped and read back (its row
+    # labels 0..n-1 in index order), then report_acc_MMVP.
+    meta = _meta(HERE / "mmvp" / "MMVP.tsv")
+    preds = pd.read_csv(HERE / "mmvp_pred.tsv", sep="\t")
+    data = meta.drop(columns=["image"]).merge(preds, on="index").sort_values(by="index")
+    data["prediction"] = [str(x) for x in data["prediction"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        scored = mc.mcq_vanilla_eval(None, data, meta, 1, str(Path(tmp) / "r.pkl"), "MMVP")
+    scored = scored.reset_index(drop=True)
+    acc = mc.report_acc_MMVP(scored)
+    report = {c: float(acc[c][0]) for c in acc.columns}
+    return {
+        "dataset": "MMVP",
+        "hits": {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)},
+        "report_acc": report,
+        "figures": {"Overall": report["Overall"]},
+    }
+
+
 def main(repo: Path) -> None:
     mc = _stand_in(repo)
     expected = {}
@@ -138,6 +158,7 @@ def main(repo: Path) -> None:
             "figures": compared,
         }
         assert all(np.isfinite(v) for v in report.values())
+    expected["mmvp"] = _mmvp(mc)
     source = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
     out = {"source": source, "benchmarks": expected}
     (HERE / "expected.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")

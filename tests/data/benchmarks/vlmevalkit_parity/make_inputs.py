@@ -139,6 +139,39 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
         out.writerows(preds)
 
 
+def write_mmvp(n_pairs: int, seed: int) -> None:
+    """MMVP's file: each question asked on two images (indexes 2i-1, 2i), rows shuffled.
+
+    Both rows of a pair hold the same question (report_acc_MMVP checks it); the tag the
+    scripted model answers by is in each row's hint.
+    """
+    rng = random.Random(seed)
+    rows, preds = [], []
+    for p in range(n_pairs):
+        question = "Is the dog facing left or right?"
+        options = ["left", "right"]
+        for k in range(2):
+            index = 2 * p + k + 1
+            gold = "AB"[rng.randrange(2)]
+            rows.append({"index": index, "question": question, "hint": f"#i{index}",
+                         "A": options[0], "B": options[1], "answer": gold,
+                         "category": "Orientation", "image": png(rng)})  # fmt: skip
+            preds.append({"index": index, "prediction": answer(rng, ["A", "B"], options, gold)})
+    rng.shuffle(rows)  # report_acc_MMVP pairs rows by index order, not file order
+    folder = HERE / "mmvp"
+    folder.mkdir(exist_ok=True)
+    columns = ["index", "question", "hint", "A", "B", "answer", "category", "image"]
+    with open(folder / "MMVP.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(rows)
+    with open(HERE / "mmvp_pred.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, ["index", "prediction"], delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(preds)
+
+
 if __name__ == "__main__":
     for i, (name, (dataset, circular, chinese, n)) in enumerate(SETS.items()):
         write(name, dataset, circular, chinese, n, seed=1000 + i)
+    write_mmvp(30, seed=2000)
