@@ -490,8 +490,11 @@ judged_only_metric(
 
 
 def _vlmevalkit_right(s: Score, spec: RunSpec) -> tuple[bool, bool]:
-    """(right, unjudged) of a row as VLMEvalKit reads it: the ``mmbench-choice`` verdict where
-    the protocol judged it, else the benchmark's matcher (``vlmevalkit``); unjudged is wrong."""
+    """(right, unjudged) of a row as VLMEvalKit reads it.
+
+    The ``mmbench-choice`` verdict where the protocol judged the row, else the benchmark's
+    matcher (``vlmevalkit``); an unjudged row is wrong.
+    """
     judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
     right = s.correct and judged != []
     if judged and judged[0].reading is not None:
