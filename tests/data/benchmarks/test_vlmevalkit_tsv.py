@@ -1,4 +1,6 @@
-"""The VLMEvalKit-TSV choice benchmarks (MMBench v1.1 EN/CN, MMBench CN, CCBench, SEEDBench2-Plus).
+"""The benchmarks read from VLMEvalKit's TSVs: the table's rows, MMVP and BLINK.
+
+The table: MMBench v1.1 EN/CN, MMBench v1.0 CN, CCBench, SEEDBench2-Plus, MMT-Bench (and _MI).
 
 Parity: each benchmark's fixture in VLMEvalKit's file schema (`vlmevalkit_parity/`, written by
 its ``make_inputs.py``) is run end to end with a scripted model giving the committed answers,
@@ -28,6 +30,7 @@ from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.data.benchmarks.standard._vlmevalkit import read_tsv
 from lmmprobe.data.benchmarks.standard.vlmevalkit_tsv import TABLE
+from lmmprobe.judge.protocols.blink_choice import blink_prompt
 from lmmprobe.parse.vlmevalkit import vlmevalkit_matcher
 from lmmprobe.schema import FormulateConfig
 from lmmprobe.testing import FakeOpenAIServer
@@ -196,3 +199,10 @@ def test_a_questions_images_reach_the_openai_backend_in_order(tmp_path: Path) ->
         )  # fmt: skip
         assert ran.returncode == 0, ran.stdout + ran.stderr
         assert server.received_images == [base64.b64decode(c) for c in cells]
+
+
+def test_blinks_judge_prompt_is_vlmevalkits_byte_for_byte() -> None:
+    case = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))["blink_judge_prompt"]
+    made = blink_prompt(case["question"], case["choices"], case["prediction"])
+    assert made == case["prompt"]
+    assert BENCHMARKS.get("blink").judge == "blink-choice"

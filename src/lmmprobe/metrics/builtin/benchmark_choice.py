@@ -65,11 +65,13 @@ MMMU = "mmmu_accuracy"
 MATHVISTA = "mathvista_accuracy"
 VLMEVALKIT = "vlmevalkit_accuracy"
 MMVP = "mmvp_pair_accuracy"
+BLINK = "blink_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
 MMBENCH_JUDGE = "mmbench-choice"
 MATHVISTA_JUDGE = "mathvista-extract"
+BLINK_JUDGE = "blink-choice"
 
 
 def _value(value: float | None, n: int) -> MetricValue:
@@ -489,13 +491,13 @@ judged_only_metric(
 )
 
 
-def _vlmevalkit_right(s: Score, spec: RunSpec) -> tuple[bool, bool]:
+def _vlmevalkit_right(s: Score, spec: RunSpec, protocol: str = MMBENCH_JUDGE) -> tuple[bool, bool]:
     """(right, unjudged) of a row as VLMEvalKit reads it.
 
-    The ``mmbench-choice`` verdict where the protocol judged the row, else the benchmark's
-    matcher (``vlmevalkit``); an unjudged row is wrong.
+    The verdict of `protocol` (``mmbench-choice``; BLINK's ``blink-choice``) where it judged the
+    row, else the benchmark's matcher (``vlmevalkit``); an unjudged row is wrong.
     """
-    judged = verdicts(s, MMBENCH_JUDGE, judge_of(spec))
+    judged = verdicts(s, protocol, judge_of(spec))
     right = s.correct and judged != []
     if judged and judged[0].reading is not None:
         right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
@@ -543,6 +545,56 @@ def _mmvp_row(s: Score, spec: RunSpec) -> tuple[str, bool] | None:
     if not is_answer(s, MMVP):
         return None
     return f"{s.metadata.get('pair')}@{s.repeat}", _vlmevalkit_right(s, spec)[0]
+
+
+# --------------------------------------------------------------------------- BLINK
+
+
+@run_metric(
+    BLINK,
+    summary="BLINK's accuracy (its eval/evaluate.py): the mean of its subtasks' accuracies "
+    "(metadata category); answers read as VLMEvalKit reads them (--judge: blink-choice).",
+    label="BLINK",
+    family=FAMILY,
+    order=35,
+)
+def blink_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over subtasks (``metadata["category"]``) of each subtask's accuracy.
+
+    BLINK's ``eval_prediction`` averages its 14 subtasks' accuracies (``Total``), not the
+    questions; a subtask with no row (``limit=``) is left out of the mean. The interval
+    resamples samples, each subtask's share recomputed on every resample.
+    """
+    if BLINK not in ctx.summary.tags:
+        return None
+    records = ctx.records(BLINK)
+    if not records:
+        return MetricValue(None, None, None, 0)
+    tasks = sorted({task for _, task, _ in records})
+    column = {task: i for i, task in enumerate(tasks)}
+    per_task: dict[str, list[float]] = defaultdict(list)
+    rows = np.zeros((len(records), 2 * len(tasks)))
+    for r, (_, task, right) in enumerate(records):
+        per_task[task].append(right)
+        rows[r, 2 * column[task] : 2 * column[task] + 2] = [right, 1.0]
+    value = sum(sum(v) / len(v) for v in per_task.values()) / len(per_task)
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        shares = [ratio(sums[:, 2 * i], sums[:, 2 * i + 1]) for i in range(len(tasks))]
+        return np.asarray(np.mean(shares, axis=0), dtype=np.float64)
+
+    return bootstrap_value(
+        ctx, value, len(records), [sample for sample, _, _ in records], rows, statistic
+    )
+
+
+@row_extract(BLINK, tagged_in(BLINK))
+def _blink_row(s: Score, spec: RunSpec) -> tuple[str, str, float] | None:
+    """(sample, subtask, 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, BLINK):
+        return None
+    right, _unjudged = _vlmevalkit_right(s, spec, BLINK_JUDGE)
+    return s.sample_id, str(s.metadata.get("category")), float(right)
 
 
 # --------------------------------------------------------------------------- MMMU

@@ -11,7 +11,13 @@ own loading (``ImageBaseDataset.__init__``: ``pd.read_csv(sep='\\t')``, index as
 int) is repeated here as written there.
 
     git -C /path/to/VLMEvalKit checkout e8e78f05f3080fe28154f2130321f17951c3be94
-    python tests/data/benchmarks/vlmevalkit_parity/make_expected.py /path/to/VLMEvalKit
+    git -C /path/to/BLINK_Benchmark checkout 2d6a779be4aa1ad0d38d7aa539bcb43b6dd81592
+    python tests/data/benchmarks/vlmevalkit_parity/make_expected.py /path/to/VLMEvalKit \\
+        /path/to/BLINK_Benchmark
+
+BLINK's answers are read by VLMEvalKit (``mcq_vanilla_eval``) and scored by BLINK's own
+``eval/evaluate.py`` ``eval_prediction`` (its module globals ``subtasks`` set as its
+``__main__`` sets them), on a temporary folder in its layout.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import pickle
 import sys
 import tempfile
@@ -64,7 +71,13 @@ def _stand_in(repo: Path) -> types.ModuleType:
     log = types.ModuleType("vlmeval.smp.log")
     log.get_logger = logging.getLogger  # type: ignore[attr-defined]
     vlm = types.ModuleType("vlmeval.smp.vlm")
-    vlm.build_option_str = lambda d: "".join(f"{k}. {v}\n" for k, v in d.items())  # type: ignore[attr-defined]
+    # vlmeval/smp/vlm.py build_option_str, as written there (for the options it is given).
+    vlm.build_option_str = lambda d: (
+        "There are several options: \n"
+        + "".join(  # type: ignore[attr-defined]
+            f"{k}. {v}\n" for k, v in d.items()
+        )
+    )
     root = types.ModuleType("vlmeval")
     root.__path__ = []  # type: ignore[attr-defined]
     sys.modules.update({"vlmeval": root, "vlmeval.smp": smp, "vlmeval.smp.log": log,
@@ -125,7 +138,48 @@ def _mmvp(mc: types.ModuleType) -> dict[str, object]:
     }
 
 
-def main(repo: Path) -> None:
+def _blink(mc: types.ModuleType, blink: Path) -> dict[str, object]:
+    # VLMEvalKit reads each answer (mcq_vanilla_eval); BLINK's eval/evaluate.py scores them:
+    # a prediction equal to the gold "(X)" is right, and Total is the mean over subtasks.
+    meta = _meta(HERE / "blink" / "BLINK.tsv")
+    preds = pd.read_csv(HERE / "blink_pred.tsv", sep="\t")
+    data = meta.drop(columns=["image"]).merge(preds, on="index").sort_values(by="index")
+    data["prediction"] = [str(x) for x in data["prediction"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        scored = mc.mcq_vanilla_eval(None, data, meta, 1, str(Path(tmp) / "r.pkl"), "BLINK")
+    spec = importlib.util.spec_from_file_location("blink_evaluate", blink / "eval/evaluate.py")
+    assert spec is not None and spec.loader is not None
+    evaluate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(evaluate)
+    tasks = list(dict.fromkeys(meta["category"]))
+    evaluate.subtasks = tasks  # type: ignore[attr-defined]  # its __main__ sets these globals
+    answers, predictions = {}, {}
+    for n, (task, gold, hit) in enumerate(
+        zip(scored["category"], scored["answer"], scored["hit"], strict=True)
+    ):
+        idx = f"val_{task}_{n}"
+        answers[idx] = f"({gold})"
+        predictions[idx] = f"({gold})" if hit else "(Z)"
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            Path("val_answers.json").write_text(json.dumps(answers))
+            Path("val_predictions").mkdir()
+            Path("val_predictions/parity.json").write_text(json.dumps(predictions))
+            accuracy = evaluate.eval_prediction("val", "parity")
+        finally:
+            os.chdir(cwd)
+    figures = {("Overall" if k == "Total" else k): float(v) for k, v in accuracy.items()}
+    return {
+        "dataset": "BLINK",
+        "hits": {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)},
+        "report_acc": {"eval_prediction": figures},
+        "figures": figures,
+    }
+
+
+def main(repo: Path, blink: Path) -> None:
     mc = _stand_in(repo)
     expected = {}
     for name, (dataset, circular, _cn, _n) in SETS.items():
@@ -159,10 +213,23 @@ def main(repo: Path) -> None:
         }
         assert all(np.isfinite(v) for v in report.values())
     expected["mmvp"] = _mmvp(mc)
+    expected["blink"] = _blink(mc, blink)
     source = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
-    out = {"source": source, "benchmarks": expected}
+    # The judge prompt BLINK's answers get (build_prompt_blink), for blink-choice's test.
+    choices = {"A": "Point A", "B": "Point B", "C": "Point C"}
+    judge_prompt = {
+        "question": "Which point is closer to the camera?",
+        "choices": choices,
+        "prediction": "Point B, I think",
+        "prompt": mc.build_prompt_blink(
+            "Which point is closer to the camera?",
+            sys.modules["vlmeval.smp.vlm"].build_option_str(choices),
+            "Point B, I think",
+        ),
+    }
+    out = {"source": source, "benchmarks": expected, "blink_judge_prompt": judge_prompt}
     (HERE / "expected.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), Path(sys.argv[2]))

@@ -171,7 +171,46 @@ def write_mmvp(n_pairs: int, seed: int) -> None:
         out.writerows(preds)
 
 
+BLINK_TASKS = ["Visual_Similarity", "Counting", "Relative_Depth", "Jigsaw", "Art_Style",
+               "Functional_Correspondence", "Semantic_Correspondence", "Spatial_Relation",
+               "Object_Localization", "Visual_Correspondence", "Multi-view_Reasoning",
+               "Relative_Reflectance", "Forensic_Detection", "IQ_Test"]  # fmt: skip
+
+
+def write_blink(per_task: int, seed: int) -> None:
+    """BLINK's file: its 14 subtasks (category), one to four images a question."""
+    rng = random.Random(seed)
+    rows, preds = [], []
+    index = 0
+    for task in BLINK_TASKS:
+        for _ in range(rng.randint(1, per_task)):
+            index += 1
+            n_opt = rng.choice([2, 2, 3, 4])
+            options = [f"Point {c}" for c in "ABCD"[:n_opt]]
+            gold = "ABCD"[rng.randrange(n_opt)]
+            n_images = rng.choice([1, 1, 2, 3, 4])
+            images = [png(rng) for _ in range(n_images)]
+            cells = {c: (options[i] if i < n_opt else "") for i, c in enumerate("ABCD")}
+            rows.append({"index": index, "question": f"Which point is closer? #b{index}",
+                         **cells, "answer": gold, "category": task,
+                         "image": images[0] if n_images == 1 else repr(images)})  # fmt: skip
+            preds.append({"index": index,
+                          "prediction": answer(rng, list("ABCD"[:n_opt]), options, gold)})  # fmt: skip
+    folder = HERE / "blink"
+    folder.mkdir(exist_ok=True)
+    columns = ["index", "question", "A", "B", "C", "D", "answer", "category", "image"]
+    with open(folder / "BLINK.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(rows)
+    with open(HERE / "blink_pred.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, ["index", "prediction"], delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(preds)
+
+
 if __name__ == "__main__":
     for i, (name, (dataset, circular, chinese, n)) in enumerate(SETS.items()):
         write(name, dataset, circular, chinese, n, seed=1000 + i)
     write_mmvp(30, seed=2000)
+    write_blink(4, seed=3000)
