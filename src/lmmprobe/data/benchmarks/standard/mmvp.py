@@ -46,8 +46,10 @@ def _pairs(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
         if n >= _MAX_ROWS:
             raise OSError(f"{_DATASET}.tsv holds more than {_MAX_ROWS} rows; MMVP has 300")
         rows.append(item)
-    numbered = sorted((r for r in rows if _index(r[1]) is not None), key=lambda r: _index(r[1]))
-    for rank, (where, row) in enumerate(numbered):
+    numbered = sorted(
+        (index, n, item) for n, item in enumerate(rows) if (index := _index(item[1])) is not None
+    )
+    for rank, (_index_value, _n, (where, row)) in enumerate(numbered):
         yield where, {**row, "_pair": rank // 2}
     for where, row in rows:
         if _index(row) is None:
