@@ -38,20 +38,27 @@ from lmmprobe.testing import FakeOpenAIServer
 HERE = Path(__file__).parent / "vlmevalkit_parity"
 EXPECTED = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))["benchmarks"]
 SCRIPT = scripted_model("e9-vlmevalkit")
+# report_acc's breakdowns, MMT-Bench's subtasks, BLINK's subtasks; CV-Bench's halves and sources.
+BREAKDOWNS = ["l2_category", "category", "type", "source"]
 MODEL = SCRIPT.name
 
 
 def _replies(name: str) -> dict[str, str]:
     with open(HERE / f"{name}_pred.tsv", encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    tsv = next(HERE.joinpath(name).glob("*.tsv"))
-    with open(tsv, encoding="utf-8", newline="") as f:
-        # The tag the scripted model answers by: in the question, or (MMVP, whose pairs share
-        # a question) in the hint.
-        tags = {
-            r["index"]: (r["question"] if "#" in r["question"] else r["hint"]).rsplit("#", 1)[1]
-            for r in csv.DictReader(f, delimiter="\t")
-        }
+    tags = {}
+    for tsv in sorted(HERE.joinpath(name).glob("*.tsv")):  # CV-Bench has two files
+        with open(tsv, encoding="utf-8", newline="") as f:
+            # The tag the scripted model answers by: in the question, or (MMVP, whose pairs
+            # share a question) in the hint.
+            tags.update(
+                {
+                    r["index"]: (r["question"] if "#" in r["question"] else r["hint"]).rsplit(
+                        "#", 1
+                    )[1]
+                    for r in csv.DictReader(f, delimiter="\t")
+                }
+            )
     # VLMEvalKit reads an empty answer cell as NaN and scores str(NaN), "nan": unread either way.
     return {tags[r["index"]]: r["prediction"] for r in rows}
 
@@ -82,16 +89,14 @@ def test_the_table_registers_each_row_as_a_benchmark() -> None:
 def test_scores_equal_vlmevalkits_own_code(tmp_path: Path, name: str) -> None:
     expected = EXPECTED[name]["figures"]
     b = BENCHMARKS.get(name)
-    ev = _evaluate(
-        tmp_path, f"{name},path={HERE / name}", _replies(name), by=["category", "l2_category"]
-    )
+    ev = _evaluate(tmp_path, f"{name},path={HERE / name}", _replies(name), by=BREAKDOWNS)
     m = ev.results.models[MODEL]
     assert m.metrics[b.metric].value == pytest.approx(expected["Overall"], abs=1e-12)
     pairs = name == "mmvp"  # MMVP's figure counts pairs of questions
     assert m.metrics[b.metric].n == len(EXPECTED[name]["hits"]) // (2 if pairs else 1)
     # report_acc's breakdowns: every category and l2-category figure VLMEvalKit reports
     # (report_acc_MMT's meta-task figures, a mean of subtask means, are not lmmprobe's).
-    groups = {**m.breakdown.get("l2_category", {}), **m.breakdown["category"]}
+    groups = {k: v for by in BREAKDOWNS for k, v in m.breakdown.get(by, {}).items()}
     got = {g: v[b.metric].value for g, v in groups.items() if g in expected}
     assert got == pytest.approx({k: v for k, v in expected.items() if k != "Overall"}, abs=1e-12)
 

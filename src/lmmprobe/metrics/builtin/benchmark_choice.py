@@ -66,6 +66,7 @@ MATHVISTA = "mathvista_accuracy"
 VLMEVALKIT = "vlmevalkit_accuracy"
 MMVP = "mmvp_pair_accuracy"
 BLINK = "blink_accuracy"
+CVBENCH = "cvbench_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
@@ -567,21 +568,42 @@ def blink_accuracy(ctx: MetricContext) -> MetricValue | None:
     """
     if BLINK not in ctx.summary.tags:
         return None
-    records = ctx.records(BLINK)
+    return _mean_of_means(
+        ctx, [(sample, ("all", task), right) for sample, task, right in ctx.records(BLINK)]
+    )
+
+
+def _mean_of_means(
+    ctx: MetricContext, records: Sequence[tuple[str, tuple[str, str], float]]
+) -> MetricValue:
+    """The mean over outer groups of the mean over their inner groups of the accuracy.
+
+    `records` are (sample, (outer, inner), 1.0 right or 0.0): BLINK's subtasks are the inner
+    groups of one outer group; CV-Bench's sources (ADE20K, COCO; Omni3D) those of its 2D and
+    3D. A group with no row is left out of its mean. The interval resamples samples, each
+    group's accuracy recomputed on every resample (one lacking a group is dropped).
+    """
     if not records:
         return MetricValue(None, None, None, 0)
-    tasks = sorted({task for _, task, _ in records})
-    column = {task: i for i, task in enumerate(tasks)}
-    per_task: dict[str, list[float]] = defaultdict(list)
-    rows = np.zeros((len(records), 2 * len(tasks)))
-    for r, (_, task, right) in enumerate(records):
-        per_task[task].append(right)
-        rows[r, 2 * column[task] : 2 * column[task] + 2] = [right, 1.0]
-    value = sum(sum(v) / len(v) for v in per_task.values()) / len(per_task)
+    keys = sorted({key for _, key, _ in records})
+    column = {key: i for i, key in enumerate(keys)}
+    rows = np.zeros((len(records), 2 * len(keys)))
+    for r, (_, key, right) in enumerate(records):
+        rows[r, 2 * column[key] : 2 * column[key] + 2] = [right, 1.0]
+    outer = sorted({o for o, _ in keys})
+    inner = {o: [column[k] for k in keys if k[0] == o] for o in outer}
+
+    def combine(shares: Sequence[FloatArray]) -> FloatArray:
+        per_outer = [np.mean([shares[i] for i in inner[o]], axis=0) for o in outer]
+        return np.asarray(np.mean(per_outer, axis=0), dtype=np.float64)
+
+    totals = rows.sum(axis=0)
+    value = float(
+        combine([np.array([totals[2 * i] / totals[2 * i + 1]]) for i in range(len(keys))])[0]
+    )
 
     def statistic(sums: FloatArray) -> FloatArray:
-        shares = [ratio(sums[:, 2 * i], sums[:, 2 * i + 1]) for i in range(len(tasks))]
-        return np.asarray(np.mean(shares, axis=0), dtype=np.float64)
+        return combine([ratio(sums[:, 2 * i], sums[:, 2 * i + 1]) for i in range(len(keys))])
 
     return bootstrap_value(
         ctx, value, len(records), [sample for sample, _, _ in records], rows, statistic
@@ -595,6 +617,37 @@ def _blink_row(s: Score, spec: RunSpec) -> tuple[str, str, float] | None:
         return None
     right, _unjudged = _vlmevalkit_right(s, spec, BLINK_JUDGE)
     return s.sample_id, str(s.metadata.get("category")), float(right)
+
+
+# --------------------------------------------------------------------------- CV-Bench
+
+
+@run_metric(
+    CVBENCH,
+    summary="CV-Bench's accuracy (its card): the mean of 2D (the mean of ADE20K's and COCO's "
+    "accuracies) and 3D (Omni3D's); answers read as VLMEvalKit reads them.",
+    label="CV-Bench",
+    family=FAMILY,
+    order=36,
+)
+def cvbench_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``(accuracy_2D + accuracy_3D) / 2``, each the mean of its sources' accuracies.
+
+    Rows are grouped by ``metadata["type"]`` (2D, 3D) and ``metadata["source"]``; a group
+    with no row (``limit=``) is left out of its mean.
+    """
+    if CVBENCH not in ctx.summary.tags:
+        return None
+    return _mean_of_means(ctx, ctx.records(CVBENCH))
+
+
+@row_extract(CVBENCH, tagged_in(CVBENCH))
+def _cvbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (2D or 3D, source), 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, CVBENCH):
+        return None
+    key = (str(s.metadata.get("type")), str(s.metadata.get("source")))
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
 
 
 # --------------------------------------------------------------------------- MMMU

@@ -29,6 +29,7 @@ import os
 import pickle
 import sys
 import tempfile
+import textwrap
 import types
 from pathlib import Path
 
@@ -179,6 +180,45 @@ def _blink(mc: types.ModuleType, blink: Path) -> dict[str, object]:
     }
 
 
+def _cvbench(mc: types.ModuleType, repo: Path) -> dict[str, object]:
+    # CVBench.evaluate, per file: mcq_vanilla_eval, then CVBench.report_accuracy (2D: the mean
+    # of its sources' accuracies; the method's source run as written) or report_acc (3D). The
+    # card's CV-Bench accuracy is the mean of the two.
+    text = (repo / "vlmeval/dataset/image_mcq.py").read_text()
+    body = text[text.index("class CVBench(") :]
+    body = body[body.index("    def report_accuracy(self, data):") :]
+    body = body[: body.index("\nclass ")]
+    scope: dict[str, object] = {
+        "np": np,
+        "pd": pd,
+        "defaultdict": __import__("collections").defaultdict,
+    }
+    exec(textwrap.dedent(body), scope)
+    report_accuracy = scope["report_accuracy"]
+    hits, figures = {}, {}
+    for kind in ("2D", "3D"):
+        meta = _meta(HERE / "cv-bench" / f"CV-Bench-{kind}.tsv")
+        preds = pd.read_csv(HERE / "cv-bench_pred.tsv", sep="\t")
+        data = meta.drop(columns=["image"]).merge(preds, on="index").sort_values(by="index")
+        data["prediction"] = [str(x) for x in data["prediction"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            scored = mc.mcq_vanilla_eval(
+                None, data, meta, 1, str(Path(tmp) / "r.pkl"), f"CV-Bench-{kind}"
+            )
+        scored = scored.reset_index(drop=True)
+        acc = report_accuracy(None, scored) if kind == "2D" else mc.report_acc(scored)  # type: ignore[operator]
+        figures[kind] = float(acc["Overall"][0])
+        if kind == "2D":
+            figures.update({c: float(acc[c][0]) for c in acc.columns if c in ("ADE20K", "COCO")})
+        hits.update(
+            {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)}
+        )
+    figures["Omni3D"] = figures["3D"]
+    figures["Overall"] = (figures["2D"] + figures["3D"]) / 2
+    return {"dataset": "CV-Bench-2D + CV-Bench-3D", "hits": hits,
+            "report_acc": dict(figures), "figures": figures}  # fmt: skip
+
+
 def main(repo: Path, blink: Path) -> None:
     mc = _stand_in(repo)
     expected = {}
@@ -214,6 +254,7 @@ def main(repo: Path, blink: Path) -> None:
         assert all(np.isfinite(v) for v in report.values())
     expected["mmvp"] = _mmvp(mc)
     expected["blink"] = _blink(mc, blink)
+    expected["cv-bench"] = _cvbench(mc, repo)
     source = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
     # The judge prompt BLINK's answers get (build_prompt_blink), for blink-choice's test.
     choices = {"A": "Point A", "B": "Point B", "C": "Point C"}

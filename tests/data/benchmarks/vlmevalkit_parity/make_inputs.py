@@ -209,8 +209,45 @@ def write_blink(per_task: int, seed: int) -> None:
         out.writerows(preds)
 
 
+def write_cvbench(n: int, seed: int) -> None:
+    """CV-Bench's two files: 2D rows (ADE20K, COCO sources), 3D rows (Omni3D), each row's prompt
+    holding its options; indexes distinct across the files."""
+    rng = random.Random(seed)
+    folder = HERE / "cv-bench"
+    folder.mkdir(exist_ok=True)
+    preds = []
+    columns = ["index", "question", "A", "B", "C", "D", "answer", "prompt", "source", "split",
+               "category", "image"]  # fmt: skip
+    for kind, sources, start in (("2D", ["ADE20K", "COCO"], 1), ("3D", ["Omni3D"], 1001)):
+        rows = []
+        for k in range(n):
+            index = start + k
+            n_opt = rng.choice([2, 4, 6]) if kind == "2D" else 2
+            options = [str(rng.randrange(10)) + f" objects {i}" for i in range(n_opt)][:4]
+            n_opt = len(options)
+            gold = "ABCD"[rng.randrange(n_opt)]
+            question = f"How many chairs are there? #c{index}"
+            shown = "\n".join(f"({c}) {o}" for c, o in zip("ABCD", options, strict=False))
+            cells = {c: (options[i] if i < n_opt else "") for i, c in enumerate("ABCD")}
+            rows.append({"index": index, "question": question, **cells, "answer": gold,
+                         "prompt": f"{question}\nSelect from the following choices.\n{shown}",
+                         "source": rng.choice(sources), "split": kind,
+                         "category": "Count" if kind == "2D" else "Depth", "image": png(rng)})  # fmt: skip
+            preds.append({"index": index,
+                          "prediction": answer(rng, list("ABCD"[:n_opt]), options, gold)})  # fmt: skip
+        with open(folder / f"CV-Bench-{kind}.tsv", "w", encoding="utf-8", newline="") as f:
+            out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+            out.writeheader()
+            out.writerows(rows)
+    with open(HERE / "cv-bench_pred.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, ["index", "prediction"], delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(preds)
+
+
 if __name__ == "__main__":
     for i, (name, (dataset, circular, chinese, n)) in enumerate(SETS.items()):
         write(name, dataset, circular, chinese, n, seed=1000 + i)
     write_mmvp(30, seed=2000)
     write_blink(4, seed=3000)
+    write_cvbench(24, seed=4000)
