@@ -38,8 +38,9 @@ from lmmprobe.testing import FakeOpenAIServer
 HERE = Path(__file__).parent / "vlmevalkit_parity"
 EXPECTED = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))["benchmarks"]
 SCRIPT = scripted_model("e9-vlmevalkit")
-# report_acc's breakdowns, MMT-Bench's subtasks, BLINK's subtasks; CV-Bench's halves and sources.
-BREAKDOWNS = ["l2_category", "category", "type", "source"]
+# report_acc's breakdowns, MMT-Bench's and BLINK's subtasks, CV-Bench's halves and sources,
+# HR-Bench's cycles.
+BREAKDOWNS = ["l2_category", "category", "type", "source", "cycle_category"]
 MODEL = SCRIPT.name
 
 

@@ -67,6 +67,7 @@ VLMEVALKIT = "vlmevalkit_accuracy"
 MMVP = "mmvp_pair_accuracy"
 BLINK = "blink_accuracy"
 CVBENCH = "cvbench_accuracy"
+HRBENCH = "hrbench_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
@@ -647,6 +648,33 @@ def _cvbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] 
     if not is_answer(s, CVBENCH):
         return None
     key = (str(s.metadata.get("type")), str(s.metadata.get("source")))
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+
+
+# --------------------------------------------------------------------------- HR-Bench
+
+
+@run_metric(
+    HRBENCH,
+    summary="HR-Bench's accuracy (VLMEvalKit's report_acc_hrbench): each cycle's accuracy "
+    "over its questions, averaged over the cycles (metadata cycle_category).",
+    label="HR-Bench",
+    family=FAMILY,
+    order=37,
+)
+def hrbench_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over cycles (``metadata["cycle_category"]``) of each cycle's accuracy."""
+    if HRBENCH not in ctx.summary.tags:
+        return None
+    return _mean_of_means(ctx, ctx.records(HRBENCH))
+
+
+@row_extract(HRBENCH, tagged_in(HRBENCH))
+def _hrbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (cycle, "all"), 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, HRBENCH):
+        return None
+    key = (str(s.metadata.get("cycle_category")), "all")
     return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
 
 

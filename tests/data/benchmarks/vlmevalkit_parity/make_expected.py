@@ -219,6 +219,36 @@ def _cvbench(mc: types.ModuleType, repo: Path) -> dict[str, object]:
             "report_acc": dict(figures), "figures": figures}  # fmt: skip
 
 
+def _hrbench(mc: types.ModuleType, repo: Path, name: str, dataset: str) -> dict[str, object]:
+    # HRBenchDataset.evaluate: mcq_vanilla_eval, then utils/hrbench.py report_acc_hrbench.
+    spec = importlib.util.spec_from_file_location(
+        "hrbench", repo / "vlmeval/dataset/utils/hrbench.py"
+    )
+    assert spec is not None and spec.loader is not None
+    hrbench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hrbench)
+    meta = _meta(HERE / name / f"{dataset}.tsv")
+    preds = pd.read_csv(HERE / f"{name}_pred.tsv", sep="\t")
+    data = meta.drop(columns=["image"]).merge(preds, on="index").sort_values(by="index")
+    data["prediction"] = [str(x) for x in data["prediction"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        scored = mc.mcq_vanilla_eval(None, data, meta, 1, str(Path(tmp) / "r.pkl"), dataset)
+    acc = hrbench.report_acc_hrbench(scored.reset_index(drop=True))
+    report = {
+        f"{c}/{t}": float(a)
+        for c, t, a in zip(acc["cycle"], acc["type"], acc["accuracy"], strict=True)
+    }
+    figures = {("Overall" if t == "all" else t): v for k, v in report.items()
+               for c, t in [k.split("/", 1)] if c == "Average"}  # fmt: skip
+    figures.update({c: v for k, v in report.items() for c, t in [k.split("/", 1)] if t == "all" and c != "Average"})  # fmt: skip
+    return {
+        "dataset": dataset,
+        "hits": {str(int(i)): int(h) for i, h in zip(scored["index"], scored["hit"], strict=True)},
+        "report_acc": report,
+        "figures": figures,
+    }
+
+
 def main(repo: Path, blink: Path) -> None:
     mc = _stand_in(repo)
     expected = {}
@@ -255,6 +285,8 @@ def main(repo: Path, blink: Path) -> None:
     expected["mmvp"] = _mmvp(mc)
     expected["blink"] = _blink(mc, blink)
     expected["cv-bench"] = _cvbench(mc, repo)
+    for name, dataset in (("hrbench-4k", "hr_bench_4k"), ("hrbench-8k", "hr_bench_8k")):
+        expected[name] = _hrbench(mc, repo, name, dataset)
     source = "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94"
     # The judge prompt BLINK's answers get (build_prompt_blink), for blink-choice's test.
     choices = {"A": "Point A", "B": "Point B", "C": "Point C"}

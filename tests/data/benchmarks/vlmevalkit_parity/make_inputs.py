@@ -245,9 +245,45 @@ def write_cvbench(n: int, seed: int) -> None:
         out.writerows(preds)
 
 
+def write_hrbench(name: str, dataset: str, n: int, seed: int) -> None:
+    """HR-Bench's file: FSP and FCP questions, each in 4 cycles of its options (own indexes)."""
+    rng = random.Random(seed)
+    rows, preds = [], []
+    index = 0
+    for q in range(n):
+        options = rng.sample(WORDS_EN, 4)
+        gold = rng.randrange(4)
+        category = "FSP" if q % 2 else "FCP"
+        image = png(rng)
+        first = index + 1
+        for k in range(4):
+            index += 1
+            shown = options[k:] + options[:k]
+            g = "ABCD"[shown.index(options[gold])]
+            rows.append({"index": index, "question": f"What colour is the sign? #h{index}",
+                         **dict(zip("ABCD", shown, strict=True)), "answer": g,
+                         "category": category, "cycle_category": f"cycle{k + 1}",
+                         "image": image if k == 0 else str(first)})  # fmt: skip
+            preds.append({"index": index, "prediction": answer(rng, list("ABCD"), shown, g)})
+    folder = HERE / name
+    folder.mkdir(exist_ok=True)
+    columns = ["index", "question", "A", "B", "C", "D", "answer", "category", "cycle_category",
+               "image"]  # fmt: skip
+    with open(folder / f"{dataset}.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(rows)
+    with open(HERE / f"{name}_pred.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, ["index", "prediction"], delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerows(preds)
+
+
 if __name__ == "__main__":
     for i, (name, (dataset, circular, chinese, n)) in enumerate(SETS.items()):
         write(name, dataset, circular, chinese, n, seed=1000 + i)
     write_mmvp(30, seed=2000)
     write_blink(4, seed=3000)
     write_cvbench(24, seed=4000)
+    write_hrbench("hrbench-4k", "hr_bench_4k", 10, seed=5000)
+    write_hrbench("hrbench-8k", "hr_bench_8k", 8, seed=5001)
