@@ -186,6 +186,6 @@ def fetch_command(name: str, files: Sequence[tuple[str, str, str]]) -> str:
     """The command fetching ``(dataset, url, md5)`` files into ``$LMMPROBE_DATA_DIR/NAME``, checked."""
     steps = [f"mkdir -p {local_dir_word(name)}"]
     for dataset, url, md5 in files:
-        steps.append(f"curl -fL -o {local_dir_word(f'{name}/{dataset}.tsv')} {url}")
+        steps.append(f"wget -O {local_dir_word(f'{name}/{dataset}.tsv')} {url}")
         steps.append(f'echo "{md5}  $LMMPROBE_DATA_DIR/{name}/{dataset}.tsv" | md5sum -c -')
     return " && ".join(steps)
