@@ -151,11 +151,12 @@ def test_hub_benchmarks_are_pinned_or_say_why_not() -> None:
     # time of its release could not be found (reform_common.UNPINNED says so in each note).
     # MM-Vet and LLaVA-Bench (In-the-Wild): lmms-lab's copies, whose commits could not be found
     # offline (their notes say so). HR-Bench: VLMEvalKit reads DreamMr/HR-Bench's main and
-    # checks the file's md5, as the fetch command does.
+    # checks the file's md5, as the fetch command does. MME-RealWorld: lmms-eval reads its main.
     assert [n for n in unpinned if not n.startswith("reform-eval")] == [
         "hrbench-4k",
         "hrbench-8k",
         "llava-wild",
+        "mme-realworld",
         "mmvet",
         "seedbench",
     ]

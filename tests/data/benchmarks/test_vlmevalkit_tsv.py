@@ -212,3 +212,10 @@ def test_blinks_judge_prompt_is_vlmevalkits_byte_for_byte() -> None:
     made = blink_prompt(case["question"], case["choices"], case["prediction"])
     assert made == case["prompt"]
     assert BENCHMARKS.get("blink").judge == "blink-choice"
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=2000) | st.sampled_from(["A " * 50_000, "(" * 100_000]))
+def test_any_answer_reads_as_one_option_or_unparsed(text: str) -> None:
+    got = vlmevalkit_matcher(text, ["a cat", "a dog"], ["A", "B"], FormulateConfig())
+    assert got.index in (None, 0, 1)
