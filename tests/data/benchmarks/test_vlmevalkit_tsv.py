@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.console import lmmprobe
@@ -219,3 +220,34 @@ def test_blinks_judge_prompt_is_vlmevalkits_byte_for_byte() -> None:
 def test_any_answer_reads_as_one_option_or_unparsed(text: str) -> None:
     got = vlmevalkit_matcher(text, ["a cat", "a dog"], ["A", "B"], FormulateConfig())
     assert got.index in (None, 0, 1)
+
+
+def test_a_questions_images_reach_a_tiny_hf_model_in_order(tmp_path: Path) -> None:
+    # The same MMT-Bench _MI row through the hf backend: the processor gets the three images
+    # in the row's order (the pixels equal those of that order, not of the reverse).
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from lmmprobe.formulate import formulate
+    from lmmprobe.models import load_model
+    from lmmprobe.models.tiny import tiny_model_path
+
+    colors = [(255, 0, 0), (0, 255, 0), (0, 0, 255)]
+    row = {"index": "1", "question": "Which differs? #m", "A": "x", "B": "y", "answer": "A",
+           "category": "c", "image": repr([_b64(c) for c in colors])}  # fmt: skip
+    columns = ["index", "question", "A", "B", "answer", "category", "image"]
+    folder = tmp_path / "mi"
+    folder.mkdir()
+    with open(folder / "MMT-Bench_VAL_MI.tsv", "w", encoding="utf-8", newline="") as f:
+        out = csv.DictWriter(f, columns, delimiter="\t", lineterminator="\n")
+        out.writeheader()
+        out.writerow(row)
+    (sample,) = load_source(f"mmt-bench-mi,path={folder}").samples
+    request = formulate(sample)
+    model = load_model(f"hf:{tiny_model_path('llava')},device=cpu,dtype=float32")
+    sent = model.prompt_inputs(request)["pixel_values"]  # type: ignore[attr-defined]
+    images = [Image.new("RGB", (8, 8), c) for c in colors]
+    processor = model.processor  # type: ignore[attr-defined]
+    in_order = processor.image_processor(images, return_tensors="pt")["pixel_values"]
+    reverse = processor.image_processor(images[::-1], return_tensors="pt")["pixel_values"]
+    assert sent.shape[0] == 3
+    assert torch.allclose(sent, in_order) and not torch.allclose(sent, reverse)
