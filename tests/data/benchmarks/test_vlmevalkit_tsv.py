@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PIL import Image
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from PIL import Image
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import scripted_model, tiny_png
 
