@@ -26,7 +26,7 @@ from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import scripted_model, tiny_png
 
 from lmmprobe.api import evaluate
-from lmmprobe.data.base import load_source
+from lmmprobe.data.base import DataError, load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.data.benchmarks.standard._vlmevalkit import read_tsv
@@ -251,3 +251,14 @@ def test_a_questions_images_reach_a_tiny_hf_model_in_order(tmp_path: Path) -> No
     reverse = processor.image_processor(images[::-1], return_tensors="pt")["pixel_values"]
     assert sent.shape[0] == 3
     assert torch.allclose(sent, in_order) and not torch.allclose(sent, reverse)
+
+
+def test_a_file_pandas_cannot_read_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "SEEDBench2_Plus.tsv").write_text("index\tquestion\n1\tq\n", encoding="utf-8")
+    # No image column: the first pass cannot read it (VLMEvalKit's would not either).
+    with pytest.raises(
+        DataError, match=r"SEEDBench2_Plus\.tsv: not a TSV VLMEvalKit's reading reads"
+    ):
+        load_source(f"seedbench2-plus,path={folder}")

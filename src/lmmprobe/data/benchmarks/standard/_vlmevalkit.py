@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import PromptTemplate, RowContext, RowError, as_index, image_ref
 from lmmprobe.data.benchmarks._fetch import local_dir_word
 from lmmprobe.data.benchmarks.standard._choice import plain, present
@@ -54,7 +55,13 @@ def tsv_path(root: Path, dataset: str) -> Path:
 
 
 def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
-    """The TSV's rows as pandas data frames of `_CHUNK_ROWS` rows."""
+    """The TSV's rows as pandas data frames of `_CHUNK_ROWS` rows.
+
+    Raises:
+        DataError: pandas cannot read the file as a TSV (a line with too many fields, a
+            missing ``index`` or ``image`` column, bytes that are not UTF-8), naming the file.
+
+    """
     import pandas as pd  # type: ignore[import-untyped]  # imported when a copy is read
 
     # VLMEvalKit's own reading (pd.read_csv(f, sep='\t')), in chunks so memory stays bounded
@@ -62,9 +69,12 @@ def _chunks(path: Path, columns: list[str] | None = None) -> Iterator[Any]:
     # missing-value words, as there. Departure: every value is kept as the text written, where
     # VLMEvalKit's whole-file type inference may turn an all-number column into numbers (an
     # option "1.50" shown as "1.5"); per-chunk inference would differ from both.
-    yield from pd.read_csv(
-        path, sep="\t", dtype=str, usecols=columns, chunksize=_CHUNK_ROWS, engine="c"
-    )
+    try:
+        yield from pd.read_csv(
+            path, sep="\t", dtype=str, usecols=columns, chunksize=_CHUNK_ROWS, engine="c"
+        )
+    except ValueError as exc:  # pandas' ParserError and UnicodeDecodeError are ValueErrors
+        raise DataError(f"{path}: not a TSV VLMEvalKit's reading reads: {exc}") from exc
 
 
 def image_cell(value: Any) -> str:
@@ -79,10 +89,12 @@ def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     those rows' images in memory. A row naming a row further down waits for it.
 
     Yields:
-        ``(where, row)``: ``PATH:LINE`` (the row's 1-based line after the header) and the row.
+        ``(where, row)``: ``PATH:N`` (N: the row's number, the header being 1; a row whose
+        cell holds a line break still counts once) and the row.
 
     Raises:
-        RowError: Never here; a reference to a missing row is reported by the row reader.
+        DataError: pandas cannot read the file (see `_chunks`). A reference to a missing row
+            is not raised here: the row reader reports it as that row's problem.
 
     """
     shared: set[str] = set()
