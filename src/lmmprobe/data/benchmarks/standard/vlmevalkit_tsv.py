@@ -200,7 +200,7 @@ def _definition(entry: TsvChoice) -> Benchmark:
         if entry.circular
         else "The official score is VLMEvalKit's accuracy (mcq_vanilla_eval)."
     )
-    by = ", ".join(c.replace("-", "_") for c in entry.breakdown)
+    by = ", ".join(f"--by {c.replace('-', '_')}" for c in entry.breakdown)
     return Benchmark(
         name=entry.name,
         title=entry.title,
@@ -225,7 +225,7 @@ def _definition(entry: TsvChoice) -> Benchmark:
             "With --judge SPEC the rules come first and the judge's matching prompt reads the "
             "rest (mmbench-choice), as VLMEvalKit's default; an answer the judge cannot match "
             "is unjudged and wrong (VLMEvalKit guesses a random option).",
-            f"report_acc's breakdowns: --by {by}.",
+            f"report_acc's breakdowns: {by}.",
             f"Data: VLMEvalKit's {entry.dataset}.tsv, pinned by its md5 {entry.md5} (VLMEvalKit's "
             "DATASET_MD5; the server keeps no revisions, the fetch command checks it).",
             *entry.notes,
