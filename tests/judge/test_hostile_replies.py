@@ -23,6 +23,7 @@ from tests.bounded import SHAPES, bounded, bounded_each
 
 from lmmprobe.judge.pairwise import PAIRWISE
 from lmmprobe.judge.protocol import REPLY_LIMIT, JudgeItem, delimit, reply_answer
+from lmmprobe.judge.protocols.blink_choice import BlinkChoice
 from lmmprobe.judge.protocols.hallusionbench_correct import HallusionBenchCorrect
 from lmmprobe.judge.protocols.llava_wild_review import LlavaWildReview
 from lmmprobe.judge.protocols.lmmprobe_choice import ChoiceProtocol
@@ -74,6 +75,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "lmmprobe-open 1-10": lambda r: OpenProtocol(scale="1-10").read(r, _open_item()),
     "lmmprobe-pairwise": PAIRWISE.read,
     "mmbench-choice": lambda r: MMBenchChoice().read(r, _choice_item()),
+    "blink-choice": lambda r: BlinkChoice().read(r, _choice_item()),
     "mmbench-choice rule": lambda r: MMBenchChoice().rule(_choice_item(r)),
     "mathvista-extract": lambda r: MathVistaExtract().read(r, _mathvista_item("x")),
     "mathvista-extract rule": lambda r: MathVistaExtract().rule(_mathvista_item(r)),

@@ -73,7 +73,14 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "hallusionbench": "hallusionbench-correct",
         "mmvet": "mmvet-grade",
         "llava-wild": "llava-wild-review",
-    }
+        # VLMEvalKit's image MCQs: its rules, then its matching prompt (BLINK's own prompt).
+        **dict.fromkeys(
+            ["mmbench-v11-en", "mmbench-v11-cn", "mmbench-cn", "ccbench", "seedbench2-plus",
+             "mmt-bench", "mmt-bench-mi", "mmvp", "cv-bench", "hrbench-4k", "hrbench-8k"],
+            "mmbench-choice",
+        ),
+        "blink": "blink-choice",
+    }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)
         assert protocol.name == name and protocol.source.count("@") == 1

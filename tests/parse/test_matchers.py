@@ -95,7 +95,8 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
     spec = RunSpec.model_validate({"models": ["first"], "formulate": {"matcher": "foo"}})
     with Store(tmp_path / "db.sqlite") as store:
         with pytest.raises(
-            RegistryError, match="unknown matcher 'foo'; known: dysca, lmmprobe, reform"
+            RegistryError,
+            match="unknown matcher 'foo'; known: dysca, lmmprobe, mme-realworld, reform, vlmevalkit",
         ):
             execute_run(spec, store=store)
         assert store.list_runs() == []

@@ -30,7 +30,7 @@ from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark
 
 # The programs fetch commands call; each is a stub that records its words. Anything else is
 # not on PATH, so a command naming another program (huggingface-cli, curl) fails here.
-STUBBED = ("hf", "kaggle", "wget", "git", "unzip", "gdown", "tar", "mv", "jq")
+STUBBED = ("hf", "kaggle", "wget", "git", "unzip", "gdown", "tar", "mv", "jq", "md5sum")
 _STUB = """#!/bin/sh
 printf '%s\\0' "${0##*/}" "$@" > "$FETCH_RECORD/$$"
 # Make the folder the real program would write, so the command's next `cd` works.
@@ -150,9 +150,13 @@ def test_hub_benchmarks_are_pinned_or_say_why_not() -> None:
     # ReForm-Eval-Data: ReForm-Eval's code reads the repository's main, whose commit at the
     # time of its release could not be found (reform_common.UNPINNED says so in each note).
     # MM-Vet and LLaVA-Bench (In-the-Wild): lmms-lab's copies, whose commits could not be found
-    # offline (their notes say so).
+    # offline (their notes say so). HR-Bench: VLMEvalKit reads DreamMr/HR-Bench's main and
+    # checks the file's md5, as the fetch command does. MME-RealWorld: lmms-eval reads its main.
     assert [n for n in unpinned if not n.startswith("reform-eval")] == [
+        "hrbench-4k",
+        "hrbench-8k",
         "llava-wild",
+        "mme-realworld",
         "mmvet",
         "seedbench",
     ]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
+from lmmprobe.parse.vlmevalkit import can_infer
 from lmmprobe.schema import GenerationParams, Judgement
 
 __all__ = [
@@ -33,65 +34,6 @@ SOURCE = (
     "open-compass/VLMEvalKit@e8e78f05f3080fe28154f2130321f17951c3be94:"
     "vlmeval/dataset/utils/multiple_choice.py"
 )
-
-_API_FAILED = "Failed to obtain answer via API"
-_REJECTS = (
-    "Sorry, I can't help with images of people yet.",
-    "I can't process this file.",
-    "I'm sorry, but without the image provided",
-    "Cannot determine the answer",
-)
-_PUNCTUATION = ".()[],:;!*#{}"
-# "The correct answer is **B**." / "The answer is C." (matching_util._VERBOSE_ANSWER_RE).
-_VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
-
-
-def _infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    """``can_infer_option``: a letter standing alone near the end, ``Z`` for a refusal."""
-    if _API_FAILED in answer:
-        return None
-    if any(reject in answer for reject in _REJECTS):
-        return "Z"
-    spaced = answer
-    for ch in _PUNCTUATION:
-        spaced = spaced.replace(ch, " ")
-    splits = [x.strip() for x in spaced.split()]
-    count = sum(1 for c in choices if c in splits)
-    if count == 1:
-        for c in choices:
-            # The reference checks the position against the last five words.
-            if c in splits and splits.index(c) > len(splits) - 5:
-                return c
-    elif count == 0 and sum(1 for c in ("Z", "") if c in splits) == 1:
-        return "Z"
-    found = _VERBOSE.search(answer)
-    if found and found.group(1).upper() in choices:
-        return found.group(1).upper()
-    return None
-
-
-def _infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
-    """``can_infer_text``: the one option whose text the (short enough) answer contains."""
-    answer = answer.lower()
-    if len(answer) > 2 * sum(len(str(v)) for v in choices.values()):
-        return None
-    found = [k for k, v in choices.items() if str(v).lower() in answer]
-    return found[0] if len(found) == 1 else None
-
-
-def can_infer(answer: str, choices: Mapping[str, str]) -> str | None:
-    """VLMEvalKit's ``can_infer``: the option letter the rules read, ``Z`` or None.
-
-    Args:
-        answer: The text to read (a model's answer or a judge's reply).
-        choices: Option letter to option text, in the order shown.
-
-    Returns:
-        A letter of `choices`, ``Z`` (the answer matches no option or refuses), or None where
-        the rules cannot read it.
-
-    """
-    return _infer_option(str(answer), choices) or _infer_text(str(answer), choices)
 
 
 def shown_options(item: JudgeItem) -> dict[str, str]:

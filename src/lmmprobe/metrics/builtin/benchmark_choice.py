@@ -67,11 +67,17 @@ MMMU = "mmmu_accuracy"
 MMMU_PRO = "mmmu_pro_accuracy"
 MATHVISION = "mathvision_accuracy"
 MATHVISTA = "mathvista_accuracy"
+VLMEVALKIT = "vlmevalkit_accuracy"
+MMVP = "mmvp_pair_accuracy"
+BLINK = "blink_accuracy"
+CVBENCH = "cvbench_accuracy"
+HRBENCH = "hrbench_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
 MMBENCH_JUDGE = "mmbench-choice"
 MATHVISTA_JUDGE = "mathvista-extract"
+BLINK_JUDGE = "blink-choice"
 
 
 def _value(value: float | None, n: int) -> MetricValue:
@@ -446,6 +452,234 @@ def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, boo
     copy = s.metadata.get("index", s.sample_id)
     failed = s.error_type is not None or s.stage == "error"
     return question, copy, _n_options(s), failed, bool(right), judged == []
+
+
+# --------------------------------------------------------------------------- VLMEvalKit
+
+
+@run_metric(
+    VLMEVALKIT,
+    summary="VLMEvalKit's multiple-choice accuracy (mcq_vanilla_eval): its rules read the option "
+    "letter, a judge where they cannot (--judge, mmbench-choice); an unread answer is wrong.",
+    label="VLMEvalKit acc.",
+    family=FAMILY,
+    order=32,
+)
+def vlmevalkit_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The share of rows whose option, as VLMEvalKit reads it, is the gold one.
+
+    Without a judge the answer is read by the benchmark's matcher (``vlmevalkit``: VLMEvalKit's
+    ``can_infer``), which is VLMEvalKit's ``exact_matching`` policy; a row judged by
+    ``mmbench-choice`` is right when the letter it read is the gold option, and an unjudged row
+    is wrong (VLMEvalKit guesses a random option there).
+    """
+    return _vlmevalkit(ctx)
+
+
+def _vlmevalkit(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    """`vlmevalkit_accuracy`; `judged_only`: unjudged rows left out."""
+    if VLMEVALKIT not in ctx.summary.tags:
+        return None
+    records = ctx.records(VLMEVALKIT)
+    if judged_only:
+        if not any(r[2] for r in records):
+            return None
+        records = [r for r in records if not r[2]]
+    return mean_of(ctx, [(sample_id, value) for sample_id, value, _unjudged in records])
+
+
+judged_only_metric(
+    VLMEVALKIT,
+    "VLMEvalKit acc.",
+    lambda ctx: _vlmevalkit(ctx, judged_only=True),
+    family=FAMILY,
+    order=33,
+)
+
+
+def _vlmevalkit_right(s: Score, spec: RunSpec, protocol: str = MMBENCH_JUDGE) -> tuple[bool, bool]:
+    """(right, unjudged) of a row as VLMEvalKit reads it.
+
+    The verdict of `protocol` (``mmbench-choice``; BLINK's ``blink-choice``) where it judged the
+    row, else the benchmark's matcher (``vlmevalkit``); an unjudged row is wrong.
+    """
+    judged = verdicts(s, protocol, judge_of(spec))
+    right = s.correct and judged != []
+    if judged and judged[0].reading is not None:
+        right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
+    return bool(right), judged == []
+
+
+@row_extract(VLMEVALKIT, tagged_in(VLMEVALKIT))
+def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
+    """(sample, 1.0 right or 0.0, unjudged) of an answered row."""
+    if not is_answer(s, VLMEVALKIT):
+        return None
+    right, unjudged = _vlmevalkit_right(s, spec)
+    return s.sample_id, float(right), unjudged
+
+
+# --------------------------------------------------------------------------- MMVP
+
+
+@run_metric(
+    MMVP,
+    summary="MMVP's pair accuracy (VLMEvalKit's report_acc_MMVP 'Overall'): a pair of questions "
+    "counts only if both are right; a pair missing a question (limit=) is left out.",
+    label="MMVP pairs",
+    family=FAMILY,
+    order=34,
+)
+def mmvp_pair_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The share of MMVP's question pairs (``metadata["pair"]``) with both answers right.
+
+    Each answer is read as `vlmevalkit_accuracy` reads it; with --repeats each repeat's pairs
+    are their own. Its interval resamples pairs.
+    """
+    if MMVP not in ctx.summary.tags:
+        return None
+    pairs: dict[str, list[bool]] = defaultdict(list)
+    for pair, right in ctx.records(MMVP):
+        pairs[pair].append(right)
+    complete = [(pair, float(all(v))) for pair, v in pairs.items() if len(v) == 2]
+    return mean_of(ctx, complete)
+
+
+@row_extract(MMVP, tagged_in(MMVP))
+def _mmvp_row(s: Score, spec: RunSpec) -> tuple[str, bool] | None:
+    """(pair and repeat, right) of an answered row."""
+    if not is_answer(s, MMVP):
+        return None
+    return f"{s.metadata.get('pair')}@{s.repeat}", _vlmevalkit_right(s, spec)[0]
+
+
+# --------------------------------------------------------------------------- BLINK
+
+
+@run_metric(
+    BLINK,
+    summary="BLINK's accuracy (its eval/evaluate.py): the mean of its subtasks' accuracies "
+    "(metadata category); answers read as VLMEvalKit reads them (--judge: blink-choice).",
+    label="BLINK",
+    family=FAMILY,
+    order=35,
+)
+def blink_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over subtasks (``metadata["category"]``) of each subtask's accuracy.
+
+    BLINK's ``eval_prediction`` averages its 14 subtasks' accuracies (``Total``), not the
+    questions; a subtask with no row (``limit=``) is left out of the mean. The interval
+    resamples samples, each subtask's share recomputed on every resample.
+    """
+    if BLINK not in ctx.summary.tags:
+        return None
+    return _mean_of_means(
+        ctx, [(sample, ("all", task), right) for sample, task, right in ctx.records(BLINK)]
+    )
+
+
+def _mean_of_means(
+    ctx: MetricContext, records: Sequence[tuple[str, tuple[str, str], float]]
+) -> MetricValue:
+    """The mean over outer groups of the mean over their inner groups of the accuracy.
+
+    `records` are (sample, (outer, inner), 1.0 right or 0.0): BLINK's subtasks are the inner
+    groups of one outer group; CV-Bench's sources (ADE20K, COCO; Omni3D) those of its 2D and
+    3D. A group with no row is left out of its mean. The interval resamples samples, each
+    group's accuracy recomputed on every resample (one lacking a group is dropped).
+    """
+    if not records:
+        return MetricValue(None, None, None, 0)
+    keys = sorted({key for _, key, _ in records})
+    column = {key: i for i, key in enumerate(keys)}
+    rows = np.zeros((len(records), 2 * len(keys)))
+    for r, (_, key, right) in enumerate(records):
+        rows[r, 2 * column[key] : 2 * column[key] + 2] = [right, 1.0]
+    outer = sorted({o for o, _ in keys})
+    inner = {o: [column[k] for k in keys if k[0] == o] for o in outer}
+
+    def combine(shares: Sequence[FloatArray]) -> FloatArray:
+        per_outer = [np.mean([shares[i] for i in inner[o]], axis=0) for o in outer]
+        return np.asarray(np.mean(per_outer, axis=0), dtype=np.float64)
+
+    totals = rows.sum(axis=0)
+    value = float(
+        combine([np.array([totals[2 * i] / totals[2 * i + 1]]) for i in range(len(keys))])[0]
+    )
+
+    def statistic(sums: FloatArray) -> FloatArray:
+        return combine([ratio(sums[:, 2 * i], sums[:, 2 * i + 1]) for i in range(len(keys))])
+
+    return bootstrap_value(
+        ctx, value, len(records), [sample for sample, _, _ in records], rows, statistic
+    )
+
+
+@row_extract(BLINK, tagged_in(BLINK))
+def _blink_row(s: Score, spec: RunSpec) -> tuple[str, str, float] | None:
+    """(sample, subtask, 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, BLINK):
+        return None
+    right, _unjudged = _vlmevalkit_right(s, spec, BLINK_JUDGE)
+    return s.sample_id, str(s.metadata.get("category")), float(right)
+
+
+# --------------------------------------------------------------------------- CV-Bench
+
+
+@run_metric(
+    CVBENCH,
+    summary="CV-Bench's accuracy (its card): the mean of 2D (the mean of ADE20K's and COCO's "
+    "accuracies) and 3D (Omni3D's); answers read as VLMEvalKit reads them.",
+    label="CV-Bench",
+    family=FAMILY,
+    order=36,
+)
+def cvbench_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``(accuracy_2D + accuracy_3D) / 2``, each the mean of its sources' accuracies.
+
+    Rows are grouped by ``metadata["type"]`` (2D, 3D) and ``metadata["source"]``; a group
+    with no row (``limit=``) is left out of its mean.
+    """
+    if CVBENCH not in ctx.summary.tags:
+        return None
+    return _mean_of_means(ctx, ctx.records(CVBENCH))
+
+
+@row_extract(CVBENCH, tagged_in(CVBENCH))
+def _cvbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (2D or 3D, source), 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, CVBENCH):
+        return None
+    key = (str(s.metadata.get("type")), str(s.metadata.get("source")))
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+
+
+# --------------------------------------------------------------------------- HR-Bench
+
+
+@run_metric(
+    HRBENCH,
+    summary="HR-Bench's accuracy (VLMEvalKit's report_acc_hrbench): each cycle's accuracy "
+    "over its questions, averaged over the cycles (metadata cycle_category).",
+    label="HR-Bench",
+    family=FAMILY,
+    order=37,
+)
+def hrbench_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over cycles (``metadata["cycle_category"]``) of each cycle's accuracy."""
+    if HRBENCH not in ctx.summary.tags:
+        return None
+    return _mean_of_means(ctx, ctx.records(HRBENCH))
+
+
+@row_extract(HRBENCH, tagged_in(HRBENCH))
+def _hrbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (cycle, "all"), 1.0 right or 0.0) of an answered row."""
+    if not is_answer(s, HRBENCH):
+        return None
+    key = (str(s.metadata.get("cycle_category")), "all")
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
 
 
 # --------------------------------------------------------------------------- MMMU
