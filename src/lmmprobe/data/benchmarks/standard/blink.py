@@ -45,6 +45,7 @@ def _blink(row: Mapping[str, Any], ctx: RowContext) -> Sample | None:
 BLINK = benchmark(
     Benchmark(
         name="blink",
+        groups=("multi-image",),
         title="BLINK (val)",
         citation="Fu et al. 2024, BLINK: Multimodal Large Language Models Can See but Not "
         "Perceive, ECCV 2024, arXiv:2404.12390",

@@ -115,6 +115,8 @@ def _subject(sample_id: str) -> str | None:
 MMMU = benchmark(
     Benchmark(
         name="mmmu",
+        # Some questions interleave several images (<image 1> ... <image 7>).
+        groups=("multi-image",),
         title="MMMU (validation)",
         citation="Yue et al. 2024, MMMU: A Massive Multi-discipline Multimodal Understanding and "
         "Reasoning Benchmark for Expert AGI, CVPR 2024, arXiv:2311.16502",

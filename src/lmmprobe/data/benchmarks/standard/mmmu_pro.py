@@ -182,6 +182,8 @@ def _variant(
     return benchmark(
         Benchmark(
             name=name,
+            # The standard settings ask up to seven images a question.
+            groups=("multi-image",) if standard else (),
             title=title,
             citation="Yue et al. 2024, MMMU-Pro: A More Robust Multi-discipline Multimodal "
             "Understanding Benchmark, arXiv:2409.02813",

@@ -51,6 +51,7 @@ class TsvChoice:
         split: The split the file holds.
         license: From the benchmark's release.
         notes: Sentences ``data show`` prints.
+        groups: ``data list``'s facets it belongs to (``chinese``, ``multi-image``).
 
     """
 
@@ -66,6 +67,7 @@ class TsvChoice:
     split: str = "dev"
     license: str = "unknown (see the benchmark's release)"
     notes: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
 
 
 _MMBENCH = "Liu et al. 2024, MMBench: Is Your Multi-modal Model an All-around Player? ECCV 2024, arXiv:2307.06281"
@@ -92,6 +94,7 @@ TABLE: tuple[TsvChoice, ...] = (
     ),
     TsvChoice(
         name="mmbench-v11-cn",
+        groups=("chinese",),
         dataset="MMBench_DEV_CN_V11",
         title="MMBench v1.1 (dev, Chinese)",
         citation=_MMBENCH,
@@ -101,6 +104,7 @@ TABLE: tuple[TsvChoice, ...] = (
     ),
     TsvChoice(
         name="mmbench-cn",
+        groups=("chinese",),
         dataset="MMBench_DEV_CN",
         title="MMBench v1.0 (dev, Chinese)",
         citation=_MMBENCH,
@@ -115,6 +119,7 @@ TABLE: tuple[TsvChoice, ...] = (
     ),
     TsvChoice(
         name="ccbench",
+        groups=("chinese",),
         dataset="CCBench",
         title="CCBench (Chinese culture, MMBench family)",
         citation=_MMBENCH + " (CCBench: its Chinese-culture set)",
@@ -151,6 +156,7 @@ TABLE: tuple[TsvChoice, ...] = (
     ),
     TsvChoice(
         name="mmt-bench-mi",
+        groups=("multi-image",),
         dataset="MMT-Bench_VAL_MI",
         title="MMT-Bench (val; several images asked separately)",
         citation=_MMT,
@@ -231,6 +237,7 @@ def _definition(entry: TsvChoice) -> Benchmark:
             *entry.notes,
         ),
         circular=entry.circular,
+        groups=entry.groups,
         schema_confirmed=VLMEVALKIT[:36] + " image_mcq.py build_prompt/evaluate_heuristic and "
         "image_base.py (index, question, hint, A-Z, answer, category, l2-category, image)",
     )
