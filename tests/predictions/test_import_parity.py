@@ -144,7 +144,7 @@ def _volatile(doc: Any) -> Any:
         return {
             k: _volatile(v)
             for k, v in doc.items()
-            if k not in {"finished_at", "created_at", "git_commit"}
+            if k not in {"finished_at", "created_at", "git_commit", "platform"}
         }
     if isinstance(doc, list):
         return [_volatile(v) for v in doc]
@@ -185,4 +185,6 @@ def test_import_results_equal_the_in_memory_computations(tmp_path: Path, name: s
         golden[name] = got
         GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
         return
-    assert got == golden[name]
+    # The golden's own record of its machine is left out the same way (a kernel update changed
+    # the platform string and failed every case).
+    assert got == _volatile(golden[name])
