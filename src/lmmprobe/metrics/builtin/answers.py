@@ -2,6 +2,12 @@
 
 The seven come from one cluster-bootstrap pass over the rows, shared through the context, so their
 intervals are drawn from the same resamples.
+
+Where a judge read answers lmmprobe's rules could not (``run --judge``, or a file's recorded
+verdicts), its verdicts decide those answers in the rates (a judged headline, named as such in the
+results: `lmmprobe.report.model.JudgedHeadline`); beside it, ``METRIC_rules_only`` (`RULES_ONLY`)
+gives the rate as the rules alone read the answers, shown only where a judge decided some answer
+(elsewhere the two are equal).
 """
 
 from __future__ import annotations
@@ -48,3 +54,41 @@ def _rate(name: str) -> Callable[[MetricContext], MetricValue | None]:
 
 for _name, _label, _order, _summary in ANSWER_RATES:
     run_metric(_name, summary=_summary, label=_label, order=_order, family=FAMILY)(_rate(_name))
+
+
+RULES_ONLY: tuple[str, ...] = ("accuracy", "balanced_accuracy")
+"""The answer rates a judge's verdict changes (those that count right answers), each with a
+``NAME_rules_only`` companion. The others count what the rules read (unparsed, format hits,
+truncated outputs, errors) or offered (abstentions), whatever a judge made of it."""
+
+
+def _rules_rates(ctx: MetricContext) -> dict[str, MetricValue] | None:
+    # The rules-only sums exist only where a judge's verdict decided some answer of these rows.
+    rules = ctx.summary.rules
+    if rules is None:
+        return None
+    return ctx.shared(
+        "answer_rates_rules_only", lambda: rules.summarize(n_boot=ctx.n_boot, seed=ctx.seed)
+    )
+
+
+def _rules_rate(name: str) -> Callable[[MetricContext], MetricValue | None]:
+    def compute(ctx: MetricContext) -> MetricValue | None:
+        rates = _rules_rates(ctx)
+        return None if rates is None else rates[name]
+
+    compute.__doc__ = f"The {name} of `summarize` with the rules' reading alone."
+    return compute
+
+
+for _name in RULES_ONLY:
+    _label, _order, _ = _COLUMNS[_name]
+    run_metric(
+        f"{_name}_rules_only",
+        summary=f"{_name} as lmmprobe's rules alone read the answers (shown where a judge read "
+        "some answer the rules could not; the headline counts the judge's verdict there).",
+        label=f"{_label} (rules only)",
+        order=10 + _order,
+        family=FAMILY,
+        headline=False,
+    )(_rules_rate(_name))
