@@ -19,6 +19,9 @@ from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
 
 FAMILY = "answers"
+JUDGES_FAMILY = "judges"
+"""The family of ``judge_score`` and ``judge_coverage`` (`lmmprobe.metrics.builtin.judges`),
+where the rules-only companions sit."""
 
 # Column label, position within the family and summary of each of `summarize`'s metrics (`METRIC_NAMES`,
 # whose order is also their order in results.json); a name missing here fails at import.
@@ -88,7 +91,8 @@ for _name in RULES_ONLY:
         summary=f"{_name} as lmmprobe's rules alone read the answers (shown where a judge read "
         "some answer the rules could not; the headline counts the judge's verdict there).",
         label=f"{_label} (rules only)",
-        order=10 + _order,
-        family=FAMILY,
+        # Beside judge_score and judge_coverage: the figures that say what a judge did.
+        order=2 + RULES_ONLY.index(_name),
+        family=JUDGES_FAMILY,
         headline=False,
     )(_rules_rate(_name))
