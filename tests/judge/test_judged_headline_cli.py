@@ -138,6 +138,9 @@ def test_results_rebuilt_from_the_store_give_the_same_figures(
     report = lmmprobe("report", doc["run_id"], "--db", db, "--format", "md")
     assert report.returncode == 0, report.stderr
     assert "0.833" in report.stdout
+    # ... and names it as judged.
+    shown = " ".join(report.stdout.split())
+    assert "accuracy, balanced_accuracy judged: 15 answer(s) the rules could not read" in shown
 
 
 def test_without_a_judge_the_headline_is_the_rules_and_names_nothing(tmp_path: Path) -> None:

@@ -38,3 +38,17 @@ def test_nothing_decided_when_every_judge_failed() -> None:
     failed = [_j("a", "unjudged"), _j("b", "unjudged")]
     assert judged_value(failed) is None and not decided(failed)
     assert decided([_j("a", "unjudged"), _j(None, "rule", 0.0)])
+
+
+def test_the_headline_verdict_is_the_judges_right_or_wrong_never_a_rule_or_a_grade() -> None:
+    from lmmprobe.schema.judgement import judges_verdict
+
+    assert judges_verdict([_j("a", "judge", 1.0)]) is True
+    assert judges_verdict([_j("a", "judge", 0.0), _j("b", "unjudged")]) is False
+    assert judges_verdict([_j("a", "judge", 1.0), _j("b", "judge", 0.0), _j("c", "judge", 1.0)])
+    # A tie, a grade, a judge split over its repeats, a rule alone, every judge failing: none.
+    assert judges_verdict([_j("a", "judge", 1.0), _j("b", "judge", 0.0)]) is None
+    assert judges_verdict([_j("a", "judge", 0.7)]) is None
+    assert judges_verdict([_j("a", "judge", 1.0, 0), _j("a", "judge", 0.0, 1)]) is None
+    assert judges_verdict([_j(None, "rule", 1.0)]) is None
+    assert judges_verdict([_j("a", "unjudged"), _j("b", "unjudged")]) is None

@@ -99,7 +99,11 @@ def print_imported(
             # The file's recorded judge readings by the path that decided each answer.
             "judge": dumped.get("judge"),
             # Where those readings decide answers the rules could not read in the headline.
-            **({"judged_headline": dumped["judged_headline"]} if "judged_headline" in dumped else {}),
+            **(
+                {"judged_headline": dumped["judged_headline"]}
+                if "judged_headline" in dumped
+                else {}
+            ),
             "problems": plan.problems,
         } | (extra or {})
         write_document(

@@ -431,6 +431,13 @@ def load_report_data(
                 warnings.append(f"run {run.run_id} is {run.status}: its numbers may be partial")
             models = dict.fromkeys(e.model for e in entries if e.run is run)
             warnings += [f"run {run.run_id}: {n}" for n in run_notes(run.spec, models)]
+            # A headline a judge decided in part is named as judged (results.md gives the
+            # rules' own figures beside it).
+            warnings += [
+                f"run {run.run_id}: {m}: {r.judged_headline.sentence()}"
+                for m, r in (run.results.models.items() if run.results is not None else ())
+                if m in models and r.judged_headline is not None
+            ]
     finally:
         for store in stores.values():
             store.close()

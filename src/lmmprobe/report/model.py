@@ -271,6 +271,15 @@ class JudgedHeadline(BaseModel):
         description="The judged figures, each with its ``METRIC_rules_only`` companion."
     )
 
+    def sentence(self) -> str:
+        """What the judges decided in the headline, in words (the figures aside)."""
+        names = ", ".join(self.metrics) or "the answer rates"
+        by = ", ".join(self.judges) or "recorded judges"
+        return (
+            f"{names} judged: {self.answers} answer(s) the rules could not read count as {by} "
+            f"read them ({self.correct} right); answers neither read count as not correct"
+        )
+
 
 class ModelResults(BaseModel):
     """One model's results."""

@@ -566,17 +566,11 @@ def judged_headline_text(headline: JudgedHeadline, metrics: Metrics) -> str:
     Said wherever the headline is shown (results.md, the terminal), so that a judged
     ``accuracy`` is never read as the rules' own.
     """
-    names = ", ".join(headline.metrics) or "the answer rates"
-    by = ", ".join(headline.judges) or "recorded judges"
     rules = [
         f"{m}_rules_only {format_metric(metrics.get(f'{m}_rules_only'), digits=metric_digits(m))}"
         for m in headline.metrics
     ]
-    return (
-        f"{names} judged: {headline.answers} answer(s) the rules could not read count as "
-        f"{by} read them ({headline.correct} right); answers neither read count as not correct"
-        + (f"; the rules alone read {', '.join(rules)}" if rules else "")
-    )
+    return headline.sentence() + (f"; the rules alone read {', '.join(rules)}" if rules else "")
 
 
 def render_markdown(results: Results) -> str:

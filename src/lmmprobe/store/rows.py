@@ -110,6 +110,8 @@ def _judge_correct(
     verdicts are those `Score.judgements` holds (the judges' own, ``decided_by = 'judge'``).
     """
     out: list[bool | None] = [None] * len(chunk)
+    if not any(chunk.judged):
+        return out  # no verdict in the chunk (every chunk of a run no judge touched)
     at = [
         i
         for i, (judged, stage, correct, error) in enumerate(

@@ -26,7 +26,7 @@ where the rules-only companions sit."""
 # Column label, position within the family and summary of each of `summarize`'s metrics (`METRIC_NAMES`,
 # whose order is also their order in results.json); a name missing here fails at import.
 _COLUMNS: dict[str, tuple[str, int, str]] = {
-    "accuracy": ("accuracy", 0, "Correct answers / answered rows; unparsed answers count as wrong."),
+    "accuracy": ("accuracy", 0, "Correct answers / answered rows; unparsed answers count as wrong, unless a judge read one (its verdict then decides: accuracy_rules_only gives the rules' reading)."),
     "balanced_accuracy": ("balanced", 1, "Mean per-class accuracy over gold option texts (choice samples)."),
     "abstention_rate": ("abstain", 6, "Abstentions / rows offered an 'unknown' option."),
     "format_hit_rate": ("format hit", 2, "Choice answers mapped to an option by mark or text."),
