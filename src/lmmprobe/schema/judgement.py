@@ -129,8 +129,14 @@ def judges_verdict(judgements: Iterable[Judgement]) -> bool | None:
 
     What the headline answer rates count for an answer lmmprobe's rules could not read
     (``stage == "unparsed"``) where a judge read it (docs/definitions.md, "Judges"). Only
-    judges' verdicts count, never a rule's reading; None where none decided (every judge
-    failed or replied unreadably, judges tied) or where the figure is a grade, not a verdict.
+    judges' readings count (an option letter, ``correct``/``incorrect``, an extraction: a
+    `Judgement.reading`, whose value is the correctness its protocol gives it), never a rule's
+    reading nor a grade on a scale (MM-Vet's, LLaVA-Bench's, ``lmmprobe-open``'s 1-5: no
+    reading, and a grade of 1 is no verdict of right). None where none decided (every judge
+    failed or replied unreadably, judges tied, a judge split over its repeats).
     """
-    figure = judges_figure(judge_values(judgements).values())
-    return None if figure is None else figure == 1.0 if figure in (0.0, 1.0) else None
+    read = [j for j in judgements if j.reading is not None]
+    figure = judges_figure(judge_values(read).values())
+    if figure is None or figure not in (0.0, 1.0):
+        return None
+    return figure == 1.0

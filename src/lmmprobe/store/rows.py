@@ -92,7 +92,8 @@ def _metadata(text: str) -> dict[str, Any]:
 
 
 _VERDICTS = """
-SELECT sample_id, repeat, judge, protocol, version, attempt, value FROM judgements
+SELECT sample_id, repeat, judge, protocol, version, attempt, value, reading IS NOT NULL
+FROM judgements
 WHERE run_id = ? AND model = ? AND decided_by = 'judge' AND sample_id IN ({marks})
 """
 
@@ -107,7 +108,8 @@ def _judge_correct(
 
     Read only for the rows whose judges' verdict is their headline verdict
     (`lmmprobe.schema.rows.judge_decides`) and that carry verdicts; the rest get None. The
-    verdicts are those `Score.judgements` holds (the judges' own, ``decided_by = 'judge'``).
+    verdicts are those `Score.judgements` holds (the judges' own, ``decided_by = 'judge'``),
+    each with its judge, value and whether it is a reading.
     """
     out: list[bool | None] = [None] * len(chunk)
     if not any(chunk.judged):
@@ -126,13 +128,15 @@ def _judge_correct(
     for start in range(0, len(ids), _IDS_PER_QUERY):
         part = ids[start : start + _IDS_PER_QUERY]
         query = _VERDICTS.format(marks=",".join("?" * len(part)))
-        for sid, repeat, judge, protocol, version, attempt, value in conn.execute(
+        for sid, repeat, judge, protocol, version, attempt, value, read in conn.execute(
             query, (run_id, model, *part)
         ):
+            # Whether the verdict is a reading is all `judges_verdict` asks of its text, so
+            # the text itself (up to the store's cap) is never read here.
             found.setdefault((sid, int(repeat)), []).append(
                 Judgement(
                     judge=judge or None, protocol=protocol, version=version, attempt=attempt,
-                    decided_by="judge", value=value,
+                    decided_by="judge", value=value, reading="" if read else None,
                 )
             )  # fmt: skip
     for i in at:
