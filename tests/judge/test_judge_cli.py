@@ -84,8 +84,17 @@ def test_choice_judge_reads_only_what_rules_cannot(tmp_path: Path) -> None:
     # Judged figure: q1 right, q2 wrong (rules), q3 right, q4 wrong (judge): 2/4.
     assert model["metrics"]["judge_score"]["value"] == pytest.approx(0.5)
     assert model["metrics"]["judge_coverage"]["value"] == pytest.approx(4 / 6)
-    # The rule-based accuracy is unchanged: unparsed answers count as wrong.
-    assert model["metrics"]["accuracy"]["value"] == pytest.approx(1 / 6)
+    # The headline takes the judge's verdict where the rules read nothing (q3 right, q4
+    # wrong); q5 and q6, read by neither, are not correct: 2/6. The rules alone: 1/6.
+    assert model["metrics"]["accuracy"]["value"] == pytest.approx(2 / 6)
+    assert model["metrics"]["accuracy"]["n"] == 6
+    assert model["metrics"]["accuracy_rules_only"]["value"] == pytest.approx(1 / 6)
+    assert model["judged_headline"] == {
+        "judges": [f"openai:judge-a@{url}"],
+        "answers": 2,
+        "correct": 1,
+        "metrics": ["accuracy", "balanced_accuracy"],
+    }
     assert "lmmprobe-choice" in res["manifest"]["judge"]["protocols"]
     assert "2 by rule, 2 by judge, 2 unjudged" in proc.stdout
     md = (out / "results.md").read_text()

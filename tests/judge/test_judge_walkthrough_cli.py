@@ -61,7 +61,12 @@ def test_judge_reads_the_run_as_stored_after_its_data_changes(tmp_path: Path) ->
         (before,) = stored["models"].values()
         (after,) = judged["models"].values()
         assert after["counts"]["rows"] == before["counts"]["rows"] == 6
-        assert after["metrics"]["accuracy"] == before["metrics"]["accuracy"]
+        # The rules' reading is the stored run's; the headline takes the judge's where the
+        # rules read none (every answer here: unsure, read by the judge as A, right).
+        assert after["metrics"]["accuracy_rules_only"] == before["metrics"]["accuracy"]
+        assert before["metrics"]["accuracy"]["value"] == 0.0
+        assert after["metrics"]["accuracy"]["value"] == 1.0
+        assert after["judged_headline"]["answers"] == 6
         assert after["judge"]["decided"] == {"rule": 0, "judge": 6, "unjudged": 0}
         # The answers' counts are the stored run's (tokens read back from the store too).
         for key in ("requests", "errors", "prompt_tokens", "completion_tokens"):

@@ -204,6 +204,31 @@ def test_score_of_a_vanilla_result_reads_each_row_as_vlmevalkit_read_it(tmp_path
     assert doc["metrics"]["judge_coverage"]["value"] == pytest.approx(1 - guesses / len(ROWS))
 
 
+def test_the_recorded_judges_readings_decide_the_headline_where_the_rules_read_none(
+    tmp_path: Path,
+) -> None:
+    # Issue 36, item 5: the answers VLMEvalKit's judge read (its logged `hit` verdicts) are
+    # those lmmprobe's rules could not read; the headline accuracy counts them as the judge
+    # did, named as judged, with the rules' reading beside it.
+    doc = _score(tmp_path, HERE / VANILLA)
+    read = TABLES[VANILLA]["read"]
+    answer = {str(r["index"]): r["answer"] for r in ROWS}
+    by_judge = [i for i, v in read.items() if v["by"] == "judge"]
+    right = sum(read[i]["opt"] == answer[i] for i in by_judge)
+    assert doc["judged_headline"] == {
+        "judges": ["vlmevalkit:openai (recorded)"],
+        "answers": len(by_judge),
+        "correct": right,
+        "metrics": ["accuracy", "balanced_accuracy"],
+    }
+    metrics = doc["metrics"]
+    n = len(ROWS)
+    assert metrics["accuracy"]["n"] == metrics["accuracy_rules_only"]["n"] == n
+    assert metrics["accuracy"]["value"] * n == pytest.approx(
+        metrics["accuracy_rules_only"]["value"] * n + right
+    )
+
+
 def test_audit_pairs_the_recorded_readings_and_counts_random_options_wrong(
     tmp_path: Path,
 ) -> None:

@@ -108,3 +108,29 @@ def test_export_carries_each_rows_verdicts(judged_store: tuple[Path, str]) -> No
         expected = _whole_run_rows(store, run_id)
     keyed = {(r["model"], r["sample_id"], r["repeat"]): r["judgements"] for r in exported}
     assert keyed == {(r["model"], r["sample_id"], r["repeat"]): r["judgements"] for r in expected}
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 500])
+def test_the_judges_verdict_column_read_from_the_store_equals_the_scores(
+    judged_store: tuple[Path, str], chunk: int
+) -> None:
+    # Issue 36, item 5: the headline reads the judges' verdict on the answers the rules could
+    # not read from the stored judgements, chunk by chunk; it must be what the rows' Scores
+    # give (`chunk_of_scores`), whatever the chunks' ends.
+    from lmmprobe.schema.rows import chunk_of_scores
+    from lmmprobe.store.rows import read_chunks
+
+    db, run_id = judged_store
+    with Store(db, read_only=True) as store:
+        for model in store.run_models(run_id):
+            read = [
+                v for c in read_chunks(store.conn, run_id, model, chunk_rows=chunk)
+                for v in c.judge_correct
+            ]  # fmt: skip
+            scores = store.model_scores(run_id, model)
+            assert read == chunk_of_scores(scores).judge_correct
+            # Set only on answers the rules could not read, and on some of them.
+            assert all(
+                v is None for v, s in zip(read, scores, strict=True) if s.stage != "unparsed"
+            )
+            assert True in read

@@ -19,7 +19,7 @@ from rich.table import Table
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import explain_imported
 from lmmprobe.cli._common import DbOption, console, fail, write_document
-from lmmprobe.cli.judge import judge_lines
+from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
@@ -98,6 +98,12 @@ def print_imported(
             "breakdown": dumped["breakdown"],
             # The file's recorded judge readings by the path that decided each answer.
             "judge": dumped.get("judge"),
+            # Where those readings decide answers the rules could not read in the headline.
+            **(
+                {"judged_headline": dumped["judged_headline"]}
+                if "judged_headline" in dumped
+                else {}
+            ),
             "problems": plan.problems,
         } | (extra or {})
         write_document(
@@ -144,7 +150,7 @@ def print_imported(
             "in the benchmark"
         )
     console.print(escape(line), highlight=False, soft_wrap=True)
-    for judged in judge_lines(results.judge):
+    for judged in judge_lines(results.judge) + judged_headline_lines(results):
         console.print(escape(judged.strip()), highlight=False, soft_wrap=True)
     for problem in plan.problems:
         console.print(f"note: {escape(problem)}", highlight=False, soft_wrap=True)

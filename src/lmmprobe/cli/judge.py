@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from lmmprobe._secrets import shown_spec
-from lmmprobe.report.model import JudgeResults
+from lmmprobe.report.model import JudgeResults, ModelResults
+from lmmprobe.report.results import judged_headline_text
 from lmmprobe.schema import JudgeConfig
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "JudgeWhenOption",
     "judge_config",
     "judge_lines",
+    "judged_headline_lines",
 ]
 
 JudgeOption = Annotated[
@@ -193,3 +195,11 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
             f"({f['items']} answers)"
         )
     return lines
+
+
+def judged_headline_lines(results: ModelResults) -> list[str]:
+    """The line saying a model's headline rates are judged (`judged_headline_text`), if so."""
+    headline = results.judged_headline
+    if headline is None:
+        return []
+    return [f"  {judged_headline_text(headline, results.metrics)}"]

@@ -54,6 +54,7 @@ from lmmprobe.cli.judge import (
     JudgeWhenOption,
     judge_config,
     judge_lines,
+    judged_headline_lines,
 )
 from lmmprobe.cli.registries import choices, names, one_of, registered
 from lmmprobe.data import DataError
@@ -477,7 +478,7 @@ def _evaluate_and_show(
             markup=False,
             soft_wrap=True,
         )
-        for line in judge_lines(r.judge):
+        for line in judge_lines(r.judge) + judged_headline_lines(r):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)

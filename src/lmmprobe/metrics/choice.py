@@ -2,7 +2,9 @@
 
 Every metric is a ratio of row counts. Rows whose request failed (errors) are not answers:
 they count only in ``error_rate`` and are left out of every other denominator. Unparsed
-answers are answers, and wrong ones. A row is an error when it carries an ``error_type`` (or,
+answers are answers, and wrong ones, unless a judge read one: then the judges' verdict
+(`RowChunk.judge_correct`) decides it, right or wrong (a judged headline; ``rules_only`` sums
+keep the rules' reading alone). A row is an error when it carries an ``error_type`` (or,
 defensively, has stage ``"error"``). Confidence intervals resample samples, not rows,
 because repeats of one sample are not independent draws.
 """
@@ -172,15 +174,22 @@ class AnswerSums:
     summed exactly (integers: exact in float32 up to 2**24 rows of one sample).
     """
 
-    def __init__(self, *, by_sample: bool = False) -> None:
+    def __init__(self, *, by_sample: bool = False, rules_only: bool = False) -> None:
         """An empty table (no rows yet).
 
         Args:
             by_sample: The rows will come in sample-id order (each sample's rows together,
                 ids ascending); checked as they come, a row out of that order is refused.
+            rules_only: Count each answer as lmmprobe's rules read it (``Score.correct``),
+                a judge's verdict on an answer they could not read left aside.
 
         """
         self._by_sample = by_sample
+        self._rules_only = rules_only
+        self.judge_decided = 0
+        """Answers whose verdict here is their judges' (the rules read none: `judge_correct`)."""
+        self.judge_right = 0
+        """Of them, those the judges read as right."""
         self._samples: dict[str, int] = {}  # sample id -> index by first appearance (any order)
         self._last: str | None = None  # by_sample: the id of the latest sample
         self._n = 0
@@ -277,6 +286,16 @@ class AnswerSums:
         self._profiles = None
         self._base = 0
 
+    def twin(self, *, rules_only: bool) -> AnswerSums:
+        """Empty sums of the same kind, their gold classes numbered as these numbered them.
+
+        Rows added to the twin in the order they came here give it the same classes: its
+        figures are these sums' own, counted another way (`rules_only`).
+        """
+        out = AnswerSums(by_sample=self._by_sample, rules_only=rules_only)
+        out._classes = dict(self._classes)
+        return out
+
     def note_classes(self, chunk: RowChunk) -> None:
         """Number the gold classes of a chunk's rows, as `add` would, without adding them.
 
@@ -300,6 +319,13 @@ class AnswerSums:
         error = _is_not_none(chunk.error_type) | (stage == "error")
         answered = ~error
         verdict = chunk.correct  # True, False or None
+        if not self._rules_only and any(v is not None for v in chunk.judge_correct):
+            # Where the rules read no answer and a judge did, its verdict decides (it is set
+            # only on answered rows with a verdict: the denominators do not change).
+            verdict = [c if j is None else j for c, j in zip(verdict, chunk.judge_correct, strict=True)]  # fmt: skip
+            decided = [j for j in chunk.judge_correct if j is not None]
+            self.judge_decided += len(decided)
+            self.judge_right += sum(decided)
         judged = answered & _is_not_none(verdict)
         offered = answered & np.array(chunk.abstain_offered, dtype=bool)
         choice = np.array(chunk.choice, dtype=bool)

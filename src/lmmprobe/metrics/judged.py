@@ -20,9 +20,9 @@ no judged figure: it is counted apart, in `judge_coverage`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from statistics import fmean
 
 from lmmprobe.schema import Judgement, Score
+from lmmprobe.schema.judgement import judge_values, judges_figure
 
 __all__ = ["decided", "judge_values", "judged_rows", "judged_value"]
 
@@ -32,33 +32,12 @@ def decided(judgements: Sequence[Judgement]) -> bool:
     return any(j.decided_by != "unjudged" for j in judgements)
 
 
-def judge_values(judgements: Sequence[Judgement]) -> dict[str, float]:
-    """Each judge's figure on one answer: the mean of its readable repeats' values.
-
-    Judges whose every repeat failed, was unreadable or holds no value are left out.
-    """
-    per: dict[str, list[float]] = {}
-    for j in judgements:
-        if j.decided_by == "judge" and j.judge is not None and j.value is not None:
-            per.setdefault(j.judge, []).append(j.value)
-    return {judge: fmean(values) for judge, values in per.items()}
-
-
 def judged_value(judgements: Sequence[Judgement]) -> float | None:
     """The answer's judged figure (module docstring), or None where nothing decided one."""
     for j in judgements:
         if j.decided_by == "rule" and j.value is not None:
             return j.value
-    values = list(judge_values(judgements).values())
-    if not values:
-        return None
-    if all(v in (0.0, 1.0) for v in values):
-        yes = sum(values)
-        no = len(values) - yes
-        if yes == no:
-            return None  # a tie between judges decides nothing
-        return 1.0 if yes > no else 0.0
-    return fmean(values)
+    return judges_figure(judge_values(judgements).values())
 
 
 def judged_rows(scores: Sequence[Score]) -> list[Score]:

@@ -63,7 +63,11 @@ class RowSummary:
     """What one pass over a model's rows (or a group's) gives the metrics.
 
     Attributes:
-        answers: The answer rates' per-sample sums.
+        answers: The answer rates' per-sample sums (a judge's verdict deciding the answers
+            the rules could not read: `AnswerSums`).
+        rules: Where a judge's verdict decided some answer in `answers`
+            (``answers.judge_decided``), the same sums with the rules' reading alone; None
+            elsewhere (they would equal `answers`).
         models: The model specs among the rows.
         tags: Official metric tags among the rows (``metadata.metric`` strings).
         question_types: ``metadata.question_type`` values among the rows.
@@ -76,7 +80,8 @@ class RowSummary:
             description (the caption metrics' rows).
         judged: Some row carries verdicts.
         answered: Rows with no ``error_type`` (the token metrics' answered rows).
-        correct: Rows with a true verdict.
+        correct: Rows counted right in the headline: a true verdict, or the judges' true
+            verdict where the rules read no answer (`RowChunk.judge_correct`).
         completion: Sum and count of the reported completion tokens of answered rows.
         reasoning: Sum and count of the reported reasoning tokens of answered rows.
         completion_missing: Some answered row lacks its completion tokens.
@@ -95,6 +100,7 @@ class RowSummary:
 
         """
         self.answers = AnswerSums(by_sample=by_sample)
+        self.rules: AnswerSums | None = None
         self._outcomes: dict[Outcome, int] = dict.fromkeys(OUTCOMES, 0)
         self.models: set[str] = set()
         self.tags: set[str] = set()
@@ -160,11 +166,14 @@ class RowSummary:
         outcomes = self._outcomes
         if self.responses is not None:
             self.responses.add(chunk.key, chunk.prompt_tokens, chunk.completion_tokens)
+        judges = chunk.judge_correct or [None] * len(chunk)
         for i, (error, stage, correct) in enumerate(
             zip(chunk.error_type, chunk.stage, chunk.correct, strict=True)
         ):
+            # The outcome is how the rules read the answer; right or wrong is the headline's
+            # verdict (the judges' where the rules read none: `RowChunk.judge_correct`).
             outcomes[outcome_of(error, stage, correct)] += 1
-            if correct:
+            if correct or judges[i]:
                 self.correct += 1
             qt = question_types[i]
             if error is None:
@@ -289,6 +298,8 @@ def summarize_rows(
             whole.answers.add(chunk)
             for summary, part in _parts(chunk, keys, groups, order, track_cost, by_sample):
                 summary.answers.add(part)
+    if whole.answers.judge_decided:
+        _rules_pass(again if again is not None else source, keys, whole, groups, order, by_sample)
     out: dict[str, dict[str, RowSummary]] = {}
     for key in keys:
         ordered = {label: groups[key][label] for label in group_order(order[key])}
@@ -296,6 +307,32 @@ def summarize_rows(
             ordered.setdefault(MISSING, groups[key][MISSING])
         out[key] = ordered
     return whole, out
+
+
+def _rules_pass(
+    source: RowSource,
+    keys: Sequence[str],
+    whole: RowSummary,
+    groups: dict[str, dict[str, RowSummary]],
+    order: dict[str, dict[str, tuple[int, float, str]]],
+    by_sample: bool,
+) -> None:
+    """The rules-only sums (`RowSummary.rules`) of the whole and of each group a judge decided.
+
+    A second pass over the rows, made only where a judge's verdict decided some answer: a run
+    no judge touched reads its rows as before. The rows come in the order the answer sums
+    read them, so each twin numbers its classes as they did.
+    """
+    whole.rules = whole.answers.twin(rules_only=True)
+    for by_label in groups.values():
+        for summary in by_label.values():
+            if summary.answers.judge_decided:
+                summary.rules = summary.answers.twin(rules_only=True)
+    for chunk in source.chunks(list(keys)):
+        whole.rules.add(chunk)
+        for summary, part in _parts(chunk, keys, groups, order, False, by_sample):
+            if summary.rules is not None:
+                summary.rules.add(part)
 
 
 def _parts(

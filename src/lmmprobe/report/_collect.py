@@ -456,6 +456,14 @@ def load_report_data(
             if run.results is not None:
                 board = leaderboard_notes(run.spec, run.results.models)
                 warnings += [f"run {run.run_id}: {n}" for n in board]
+
+            # A headline a judge decided in part is named as judged (results.md gives the
+            # rules' own figures beside it).
+            warnings += [
+                f"run {run.run_id}: {m}: {r.judged_headline.sentence()}"
+                for m, r in (run.results.models.items() if run.results is not None else ())
+                if m in models and r.judged_headline is not None
+            ]
     finally:
         for store in stores.values():
             store.close()

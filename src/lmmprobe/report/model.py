@@ -41,6 +41,7 @@ __all__ = [
     "DataSummary",
     "JudgeCalls",
     "JudgeResults",
+    "JudgedHeadline",
     "Manifest",
     "ModelResults",
     "ModelStats",
@@ -248,6 +249,38 @@ class JudgeResults(BaseModel):
     )
 
 
+class JudgedHeadline(BaseModel):
+    """Where a judge's verdict decides answers in a model's headline answer rates.
+
+    An answer lmmprobe's rules could not read (unparsed) that a judge read counts right or
+    wrong by the judges' verdict (`lmmprobe.schema.judgement.judges_verdict`) in ``accuracy``
+    and ``balanced_accuracy`` (and their ``--by`` groups and intervals); ``METRIC_rules_only``
+    beside each gives the rules' reading alone. Answers neither read are not correct.
+    """
+
+    judges: list[str] = Field(
+        description="The judges whose verdicts may decide (the run's ``--judge`` specs, or "
+        "the tool a file's recorded verdicts came from), in order."
+    )
+    answers: int = Field(
+        description="Answered rows the rules could not read whose verdict in the headline is "
+        "the judges'."
+    )
+    correct: int = Field(description="Of them, those the judges read as right.")
+    metrics: list[str] = Field(
+        description="The judged figures, each with its ``METRIC_rules_only`` companion."
+    )
+
+    def sentence(self) -> str:
+        """What the judges decided in the headline, in words (the figures aside)."""
+        names = ", ".join(self.metrics) or "the answer rates"
+        by = ", ".join(self.judges) or "recorded judges"
+        return (
+            f"{names} judged: {self.answers} answer(s) the rules could not read count as {by} "
+            f"read them ({self.correct} right); answers neither read count as not correct"
+        )
+
+
 class ModelResults(BaseModel):
     """One model's results."""
 
@@ -270,6 +303,11 @@ class ModelResults(BaseModel):
     judge: JudgeResults | None = Field(
         default=None, description="How the answers were judged; None (left out): no judge."
     )
+    judged_headline: JudgedHeadline | None = Field(
+        default=None,
+        description="Where the headline answer rates take a judge's verdict on answers the "
+        "rules could not read; None (left out): they are the rules' reading alone.",
+    )
 
     @model_serializer(mode="wrap")
     def _counts_when_recorded(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -281,6 +319,8 @@ class ModelResults(BaseModel):
             out.pop("breakdown_counts", None)
         if out.get("judge") is None:
             out.pop("judge", None)
+        if out.get("judged_headline") is None:
+            out.pop("judged_headline", None)
         return out
 
 

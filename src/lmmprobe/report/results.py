@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from lmmprobe._inert import inert
 from lmmprobe._secrets import redact_record
 from lmmprobe.metrics import (
+    MetricValue,
     compute_metrics,
     covariate_shift_sensitivity_from_scores,
     headline_metrics,
@@ -22,6 +23,7 @@ from lmmprobe.metrics import (
     question_type_sensitivity_from_scores,
     scenario_deltas,
 )
+from lmmprobe.metrics.builtin.answers import RULES_ONLY
 from lmmprobe.metrics.outcome import ACCURACY_N, COUNT_HELP
 from lmmprobe.metrics.reduction import CachedRows, GroupRows, RowSummary, summarize_rows
 from lmmprobe.metrics.synth import (
@@ -36,6 +38,7 @@ from lmmprobe.report._format import format_metric, md_cell
 from lmmprobe.report.leaderboard import leaderboard_notes
 from lmmprobe.report.model import (
     DataSummary,
+    JudgedHeadline,
     JudgeResults,
     Manifest,
     Metrics,
@@ -262,8 +265,9 @@ def model_results(
             if reduced is not None
             else sensitivity_metrics(split_adversarial(list(source.scores()), identity))
         )
+    metrics = compute_metrics(source, spec, summary=whole)
     return ModelResults(
-        metrics=compute_metrics(source, spec, summary=whole),
+        metrics=metrics,
         breakdown={
             key: {
                 label: compute_metrics(
@@ -281,6 +285,29 @@ def model_results(
             for key, by_label in groups.items()
         },
         judge=judge,
+        judged_headline=judged_headline(whole, metrics, judge),
+    )
+
+
+def judged_headline(
+    summary: RowSummary, metrics: Mapping[str, MetricValue], judge: JudgeResults | None
+) -> JudgedHeadline | None:
+    """How a judge decided a model's headline answer rates (`JudgedHeadline`); None: it did not.
+
+    Args:
+        summary: The model's rows' summary (its answer sums count the answers judges decided).
+        metrics: Its metrics (the judged rates with a ``_rules_only`` companion are named).
+        judge: How its answers were judged (the judges named), if recorded.
+
+    """
+    answers = summary.answers
+    if not answers.judge_decided:
+        return None
+    return JudgedHeadline(
+        judges=list(judge.judges) if judge is not None else [],
+        answers=answers.judge_decided,
+        correct=answers.judge_right,
+        metrics=[m for m in RULES_ONLY if f"{m}_rules_only" in metrics],
     )
 
 
@@ -535,9 +562,29 @@ def _judge_lines(results: Results) -> list[str]:
     return lines
 
 
+def judged_headline_text(headline: JudgedHeadline, metrics: Metrics) -> str:
+    """One sentence naming a judged headline: what the judges decided, and the rules' figures.
+
+    Said wherever the headline is shown (results.md, the terminal), so that a judged
+    ``accuracy`` is never read as the rules' own.
+    """
+    rules = [
+        f"{m}_rules_only {format_metric(metrics.get(f'{m}_rules_only'), digits=metric_digits(m))}"
+        for m in headline.metrics
+    ]
+    return headline.sentence() + (f"; the rules alone read {', '.join(rules)}" if rules else "")
+
+
 def render_markdown(results: Results) -> str:
     """The run as Markdown: headline table, breakdowns, data problems, reproducibility facts."""
     data, spec = results.data, results.spec
+    # Said only where a judge decided answers: a run without one reads as before.
+    judged_words = (
+        ", except an unparsed answer a judge read, which counts as the judge read it (a "
+        "Judged line below names it)"
+        if any(r.judged_headline is not None for r in results.models.values())
+        else ""
+    )
     lines = [
         f"# lmmprobe run {results.run_id}",
         "",
@@ -547,7 +594,7 @@ def render_markdown(results: Results) -> str:
         "",
         "Values are fractions with 95% bootstrap confidence intervals (resampling samples). "
         "Errors are excluded from accuracy and counted in error_rate; unparsed and truncated "
-        "answers (cut off before their answer) count as wrong.",
+        "answers (cut off before their answer) count as wrong" + judged_words + ".",
         "",
         f"rows: {COUNT_HELP['rows']}; {ACCURACY_N}: {COUNT_HELP['judged']}. Captions and "
         "free-form descriptions are scored neither right nor wrong: they are rows, not in "
@@ -555,6 +602,9 @@ def render_markdown(results: Results) -> str:
         "",
     ]
     lines += _table([(m, r.metrics, r.counts) for m, r in results.models.items()], "model")
+    for m, r in results.models.items():
+        if r.judged_headline is not None:
+            lines += ["", f"Judged: {md_text(m)}: {md_text(judged_headline_text(r.judged_headline, r.metrics))}."]  # fmt: skip
     for note in results.notes:
         lines += ["", f"Note: {md_text(note)}."]
     silent = [

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from statistics import fmean
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["DecidedBy", "JudgeConfig", "Judgement"]
+__all__ = [
+    "DecidedBy",
+    "JudgeConfig",
+    "Judgement",
+    "judge_values",
+    "judges_figure",
+    "judges_verdict",
+]
 
 DecidedBy = Literal["rule", "judge", "unjudged"]
 """Which path decided an answer where a judge protocol applies.
@@ -82,3 +91,52 @@ class JudgeConfig(BaseModel):
     scale: Literal["binary", "1-5", "1-10"] = Field(
         default="binary", description="The scale of ``lmmprobe-open`` (``--judge-scale``)."
     )
+
+
+def judge_values(judgements: Iterable[Judgement]) -> dict[str, float]:
+    """Each judge's figure on one answer: the mean of its readable repeats' values.
+
+    Judges whose every repeat failed, was unreadable or holds no value are left out; so are
+    rules' readings (no judge).
+    """
+    per: dict[str, list[float]] = {}
+    for j in judgements:
+        if j.decided_by == "judge" and j.judge is not None and j.value is not None:
+            per.setdefault(j.judge, []).append(j.value)
+    return {judge: fmean(values) for judge, values in per.items()}
+
+
+def judges_figure(values: Iterable[float]) -> float | None:
+    """The judges' figure on one answer from each judge's own (`judge_values`).
+
+    Where every judge's figure is 0 or 1 (a verdict), the majority, a tie deciding nothing
+    (None: never a coin flip); otherwise (grades on a scale) their mean; None with no judge.
+    """
+    found = list(values)
+    if not found:
+        return None
+    if all(v in (0.0, 1.0) for v in found):
+        yes = sum(found)
+        no = len(found) - yes
+        if yes == no:
+            return None  # a tie between judges decides nothing
+        return 1.0 if yes > no else 0.0
+    return fmean(found)
+
+
+def judges_verdict(judgements: Iterable[Judgement]) -> bool | None:
+    """Right or wrong as the judges read one answer: their figure where it is 1 or 0.
+
+    What the headline answer rates count for an answer lmmprobe's rules could not read
+    (``stage == "unparsed"``) where a judge read it (docs/definitions.md, "Judges"). Only
+    judges' readings count (an option letter, ``correct``/``incorrect``, an extraction: a
+    `Judgement.reading`, whose value is the correctness its protocol gives it), never a rule's
+    reading nor a grade on a scale (MM-Vet's, LLaVA-Bench's, ``lmmprobe-open``'s 1-5: no
+    reading, and a grade of 1 is no verdict of right). None where none decided (every judge
+    failed or replied unreadably, judges tied, a judge split over its repeats).
+    """
+    read = [j for j in judgements if j.reading is not None]
+    figure = judges_figure(judge_values(read).values())
+    if figure is None or figure not in (0.0, 1.0):
+        return None
+    return figure == 1.0

@@ -19,16 +19,19 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from lmmprobe.schema.benchmark import ROW_METRIC
+from lmmprobe.schema.judgement import judges_verdict
 from lmmprobe.schema.score import Score
 
 __all__ = [
     "ABSENT",
     "CHUNK_ROWS",
     "FACT_KEYS",
+    "JUDGE_DECIDES",
     "RowChunk",
     "RowSource",
     "ScoreRows",
     "chunk_of_scores",
+    "judge_decides",
 ]
 
 CHUNK_ROWS = 8192
@@ -57,6 +60,19 @@ FACT_KEYS: tuple[str, ...] = ("question_type", "style", "scenario", "adversarial
 (free-form and caption rows, Dysca's sensitivities, adversarial rows, official metric tags)."""
 
 
+JUDGE_DECIDES = "unparsed"
+"""The stage of an answer whose judges' verdict, where one read it, decides the headline answer
+rates: lmmprobe's rules read no answer in it (`RowChunk.judge_correct`)."""
+
+
+def judge_decides(stage: str, correct: bool | None, error_type: str | None) -> bool:
+    """Whether the judges' verdict on a row, where they gave one, is its headline verdict.
+
+    An answered row (no error) with a verdict (not a caption) that the rules left unread.
+    """
+    return stage == JUDGE_DECIDES and correct is not None and error_type is None
+
+
 @dataclass(slots=True)
 class RowChunk:
     """Consecutive rows of one source, as columns (each list has one entry per row).
@@ -78,6 +94,10 @@ class RowChunk:
         completion_tokens: `Score.completion_tokens`.
         reasoning_tokens: `Score.reasoning_tokens`.
         judged: Whether the row carries verdicts (`Score.judgements` not empty).
+        judge_correct: Where lmmprobe's rules read no answer (an answered row of stage
+            ``unparsed``, `JUDGE_DECIDES`), the judges' verdict on it
+            (`lmmprobe.schema.judgement.judges_verdict`): what the headline answer rates count
+            it as; None elsewhere, and where no judge read it.
         meta: Metadata values by key (`FACT_KEYS` and the keys asked for), `ABSENT` where the
             row lacks the key.
 
@@ -99,6 +119,7 @@ class RowChunk:
     completion_tokens: list[int | None] = field(default_factory=list)
     reasoning_tokens: list[int | None] = field(default_factory=list)
     judged: list[bool] = field(default_factory=list)
+    judge_correct: list[bool | None] = field(default_factory=list)
     meta: dict[str, list[Any]] = field(default_factory=dict)
 
     def __len__(self) -> int:
@@ -161,6 +182,12 @@ def chunk_of_scores(scores: Sequence[Score], keys: Iterable[str] = ()) -> RowChu
         completion_tokens=col("completion_tokens"),
         reasoning_tokens=col("reasoning_tokens"),
         judged=[bool(s.judgements) for s in scores],
+        judge_correct=[
+            judges_verdict(s.judgements)
+            if s.judgements and judge_decides(s.stage, s.correct, s.error_type)
+            else None
+            for s in scores
+        ],
         meta={k: [m.get(k, ABSENT) for m in metadata] for k in meta_keys},
     )
 

@@ -5,6 +5,11 @@
 order `lmmprobe.store.Store.iter_score_rows` gives them, a few thousand at a time: nothing
 holds the run. `StoredRows` is the `lmmprobe.schema.rows.RowSource` over it.
 
+A chunk holding answers the rules could not read that carry verdicts reads those answers'
+judges' verdicts with one more query (`_judge_correct`), keyed by the chunk's own sample ids:
+the judges' reading of each (`RowChunk.judge_correct`), as its `Score.judgements` give it. A
+run no judge touched makes no such query.
+
 Each column is read as `lmmprobe.store.sqlite.score_from_row` would set the Score's field:
 flags as bools, ``correct`` as None/True/False, the gold as a choice index when its JSON is
 not a list (a stored gold is an int or a list of references), metadata decoded by Python's
@@ -20,8 +25,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from lmmprobe.schema import Score
-from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk
+from lmmprobe.schema import Judgement, Score
+from lmmprobe.schema.judgement import judges_verdict
+from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk, judge_decides
 from lmmprobe.schema.text import stored_json
 from lmmprobe.store.errors import StoreDamagedError
 from lmmprobe.store.layout import metadata_whole
@@ -85,6 +91,61 @@ def _metadata(text: str) -> dict[str, Any]:
     return value
 
 
+_VERDICTS = """
+SELECT sample_id, repeat, judge, protocol, version, attempt, value, reading IS NOT NULL
+FROM judgements
+WHERE run_id = ? AND model = ? AND decided_by = 'judge' AND sample_id IN ({marks})
+"""
+
+_IDS_PER_QUERY = 4000
+"""Sample ids one verdict query names (SQLite's older builds take at most 32,766 parameters)."""
+
+
+def _judge_correct(
+    conn: sqlite3.Connection, run_id: str, model: str, chunk: RowChunk
+) -> list[bool | None]:
+    """`RowChunk.judge_correct` of a chunk read from the store: its judges' stored verdicts.
+
+    Read only for the rows whose judges' verdict is their headline verdict
+    (`lmmprobe.schema.rows.judge_decides`) and that carry verdicts; the rest get None. The
+    verdicts are those `Score.judgements` holds (the judges' own, ``decided_by = 'judge'``),
+    each with its judge, value and whether it is a reading.
+    """
+    out: list[bool | None] = [None] * len(chunk)
+    if not any(chunk.judged):
+        return out  # no verdict in the chunk (every chunk of a run no judge touched)
+    at = [
+        i
+        for i, (judged, stage, correct, error) in enumerate(
+            zip(chunk.judged, chunk.stage, chunk.correct, chunk.error_type, strict=True)
+        )
+        if judged and judge_decides(stage, correct, error)
+    ]
+    if not at:
+        return out
+    ids = list(dict.fromkeys(chunk.sample_id[i] for i in at))
+    found: dict[tuple[str, int], list[Judgement]] = {}
+    for start in range(0, len(ids), _IDS_PER_QUERY):
+        part = ids[start : start + _IDS_PER_QUERY]
+        query = _VERDICTS.format(marks=",".join("?" * len(part)))
+        for sid, repeat, judge, protocol, version, attempt, value, read in conn.execute(
+            query, (run_id, model, *part)
+        ):
+            # Whether the verdict is a reading is all `judges_verdict` asks of its text, so
+            # the text itself (up to the store's cap) is never read here.
+            found.setdefault((sid, int(repeat)), []).append(
+                Judgement(
+                    judge=judge or None, protocol=protocol, version=version, attempt=attempt,
+                    decided_by="judge", value=value, reading="" if read else None,
+                )
+            )  # fmt: skip
+    for i in at:
+        verdicts = found.get((chunk.sample_id[i], chunk.repeat[i]))
+        if verdicts:
+            out[i] = judges_verdict(verdicts)
+    return out
+
+
 def _chunk(rows: list[tuple[Any, ...]], keys: Sequence[str], decode: _Decoded) -> RowChunk:
     (model, sid, repeat, key, stage, correct, hit, choice, gold_text, offered, abstained,
      error, pt, ct, rt, judged, metadata, shared) = (list(c) for c in zip(*rows, strict=True))  # fmt: skip
@@ -131,7 +192,9 @@ def read_chunks(
     decode = _Decoded()
     try:
         while rows := cur.fetchmany(chunk_rows):
-            yield _chunk(rows, keys, decode)
+            chunk = _chunk(rows, keys, decode)
+            chunk.judge_correct = _judge_correct(conn, run_id, model, chunk)
+            yield chunk
     finally:
         cur.close()
 
