@@ -50,6 +50,7 @@ from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
+from lmmprobe.predictions.file_items import item_maker
 from lmmprobe.predictions.id_schemes import (
     IdScheme,
     MissingField,
@@ -141,6 +142,9 @@ class ImportPlan:
     """The answered samples (``len(samples)`` unless the plan streamed them)."""
     fingerprint: str | None = None
     """`data_fingerprint` of the answered samples when the plan streamed (`samples` empty)."""
+    items_from_file: bool = False
+    """The benchmark had no local copy and the items were read from the file
+    (`lmmprobe.predictions.file_items`): the benchmark gave their definition only."""
 
     def counts(self) -> dict[str, Any]:
         """The plan's counts for a record or a document: the join's only with a benchmark.
@@ -151,6 +155,8 @@ class ImportPlan:
         nothing and are left out).
         """
         if self.load is None:
+            if self.items_from_file:
+                return {"golds": "file", "items": "file", "rows": self.joined}
             return {"golds": "file", "rows": self.joined}
         return {
             "golds": "benchmark",
@@ -247,7 +253,17 @@ def plan_import(
     source = where
     ordered: Sequence[Sample] | None = None  # the benchmark's samples, in its order
     stream: SampleStream | None = None  # the benchmark's samples, streamed into the index
-    if isinstance(benchmark, str):
+    # No copy of the benchmark, and a file whose rows hold their items: the items come from
+    # the file, the definition (metric, prompt, breakdowns) from the benchmark by name.
+    make = (
+        item_maker(benchmark, origin.tool if origin is not None else None)
+        if isinstance(benchmark, str)
+        else None
+    )
+    if make is not None:
+        assert isinstance(benchmark, str)
+        source = benchmark
+    elif isinstance(benchmark, str):
         source = benchmark
         if on_chunk is None:
             load = load_source(benchmark)
@@ -261,7 +277,7 @@ def plan_import(
     # the benchmark's samples go into it as its source yields them (`iter_source`), never
     # all held. Else a dict, and the answered samples kept.
     join: _MemoryJoin | SampleIndex = _MemoryJoin() if on_chunk is None else SampleIndex()
-    scheme = _scheme(benchmark, origin)
+    scheme = _scheme(benchmark, origin) if make is None else None
     if scheme is not None and isinstance(benchmark, str):
         _check_split(scheme, benchmark, where)
     positional = scheme if scheme is not None and scheme.kind == "position" else None
@@ -287,11 +303,13 @@ def plan_import(
             )
         plan = _join_rows(
             predictions, join, formulator, ident, where=where, source=source, strict=strict,
-            golds=benchmark is None, on_chunk=on_chunk, scheme=scheme,
+            golds=benchmark is None or make is not None, on_chunk=on_chunk, scheme=scheme,
+            make=make,
         )  # fmt: skip
         plan.load = load
+        plan.items_from_file = make is not None
         plan.answered = join.answered_count()
-        plan.total = plan.answered if benchmark is None else join.total
+        plan.total = plan.answered if benchmark is None or make is not None else join.total
         plan.missing = plan.total - plan.answered
         if isinstance(join, _MemoryJoin):
             plan.samples = list(join.answered())
@@ -393,6 +411,7 @@ def _join_rows(
     golds: bool,
     on_chunk: Callable[[list[PlannedRow]], None] | None,
     scheme: IdScheme | None = None,
+    make: Callable[[str, ImportedPrediction], Sample] | None = None,
 ) -> ImportPlan:
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
@@ -410,12 +429,12 @@ def _join_rows(
                 plan.problems.append(message)
             continue
         if golds:
-            if pred.gold is None:
+            if pred.gold is None and make is None:
                 raise DataError(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = [_samples_from_gold(where, pred)]
+            samples = [make(where, pred) if make is not None else _samples_from_gold(where, pred)]
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(

@@ -1,0 +1,135 @@
+"""A file that holds its items scores by itself: the benchmark's definition, the file's items.
+
+A VLMEvalKit prediction table carries each item whole: ``question``, the option cells ``A``,
+``B``..., the gold letter ``answer``, ``hint``, ``category`` and ``l2-category`` (the dataset
+TSV's own columns: ``vlmeval/inference.py`` writes them beside ``prediction``). Scored with
+``--benchmark NAME`` where no local copy of NAME is present, its items are made from those
+columns, and the benchmark by name gives the rest: its official metric (`BenchmarkTag`), its
+prompt (what a run asks), its breakdown keys (``category``), its judge protocol. Nothing is
+downloaded. Where a copy is present, the join reads the copy's items, as before.
+
+Which benchmarks: those a VLMEvalKit table asks as a single choice among its option cells (the
+benchmark's formulation is ``single_choice``, MMBench's CircularEval included: its copies'
+``index`` numbers their group, ``g + k * 1e6``, as the copy's own do). The others (yes/no
+benchmarks whose metrics need the release's ids, open answers) still need their copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lmmprobe.data.base import DataError, parse_source_spec
+from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark
+from lmmprobe.data.benchmarks.load import hub_cache_snapshot, local_copy
+from lmmprobe.predictions.imported import ImportedPrediction
+from lmmprobe.schema import BenchmarkTag, Sample
+
+__all__ = ["FILE_ITEMS", "item_maker"]
+
+FILE_ITEMS: dict[str, frozenset[str]] = {
+    "vlmevalkit": frozenset(
+        {"ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench"}
+    ),
+}
+"""By reader: the benchmarks whose rows it reads hold their items whole (VLMEvalKit's
+single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar, RealWorldQA, ScienceQA_TEST,
+SEEDBench_IMG)."""
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_GROUP = 1_000_000
+"""MMBench's circular copies: ``index`` = group + k * 1e6 (its published dev split's)."""
+_META = ("category", "l2-category", "L2-category", "split", "source", "subject", "topic")
+"""Columns kept as the item's metadata (breakdown keys), where the table has them."""
+
+ItemMaker = Callable[[str, ImportedPrediction], Sample]
+
+
+def _copy_present(b: Benchmark, options: dict[str, str]) -> bool:
+    """Whether the data spec names a copy, or one lies where a run would read it."""
+    if "path" in options:
+        return True
+    local = local_copy(b)
+    if local is not None and local.is_dir():
+        return True
+    return hub_cache_snapshot(b) is not None
+
+
+def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
+    """How to make each row's item, when `benchmark` has no copy and `tool`'s rows hold them.
+
+    None where a copy is present (the join reads it), or the tool's rows of this benchmark do
+    not hold their items whole.
+    """
+    if tool is None or tool not in FILE_ITEMS:
+        return None
+    try:
+        name, target, options = parse_source_spec(benchmark)
+    except ValueError:
+        return None
+    if name not in FILE_ITEMS[tool] or name not in BENCHMARKS or target is not None:
+        return None
+    b = BENCHMARKS.get(name)
+    if b.formulation != "single_choice" or b.members or _copy_present(b, options):
+        return None
+    split = options.get("split") or b.split
+    tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
+
+    def make(where: str, pred: ImportedPrediction) -> Sample:
+        return _choice_item(b, tag, where, pred)
+
+    return make
+
+
+def _cell(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = str(value)
+    return text if text.strip() and text.strip() != "nan" else None
+
+
+def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPrediction) -> Sample:
+    """The single-choice item a VLMEvalKit row holds (its question, option cells, gold letter).
+
+    Raises:
+        DataError: The row lacks its question, has fewer than two options, options that skip
+            a letter, or a gold that is not one of its letters (named by file, row, field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    question = _cell(row.get("question"))
+    if question is None:
+        raise DataError(f"{at}: question: missing; scoring without a copy of {b.name} reads "
+                        "each item from the file")  # fmt: skip
+    cells = [_cell(row.get(letter)) for letter in _LETTERS]
+    count = next((i for i, c in enumerate(cells) if c is None), len(cells))
+    choices = [c for c in cells[:count] if c is not None]
+    if count < 2 or any(c is not None for c in cells[count:]):
+        raise DataError(f"{at}: options: expected the cells A, B, ... without a gap, got "
+                        f"{[_LETTERS[i] for i, c in enumerate(cells) if c is not None]}")  # fmt: skip
+    gold = _cell(pred.gold)
+    if gold is None or gold.strip() not in _LETTERS[:count]:
+        raise DataError(f"{at}: answer: {pred.gold!r} is not one of the row's option letters "
+                        f"{_LETTERS[:count]}")  # fmt: skip
+    metadata: dict[str, Any] = {k: _cell(row.get(k)) for k in _META if _cell(row.get(k))}
+    # The model saw the table's letters: they are kept as published, never shuffled.
+    metadata["fixed_options"] = True
+    index = pred.sample_id or f"row-{pred.row}"
+    if b.circular and index.isdigit():
+        metadata.update(
+            index=int(index), circular_index=int(index) % _GROUP, n_options=len(choices)
+        )
+    return Sample(
+        id=f"{b.name}/{index}",
+        question=question,
+        choices=choices,
+        answer=_LETTERS.index(gold.strip()),
+        formulation="single_choice",
+        context=_cell(row.get("hint")),
+        metadata=metadata,
+        prompt=b.prompt,
+        benchmark=tag,
+    )
