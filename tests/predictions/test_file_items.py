@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
+from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy
 from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
@@ -124,3 +125,29 @@ def test_a_benchmark_whose_items_a_table_cannot_make_still_needs_its_copy(tmp_pa
     done = _score(tmp_path, ids, "mme")
     assert done.returncode != 0
     assert "no local copy" in done.stderr
+
+
+def test_a_mathvista_output_file_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # MathVista's output records are its dataset's rows plus the response: MathVista's own
+    # row reader reads each; the recorded extractions decide, as with the copy.
+    out = FIXTURES / "mathvista" / "output_bard.json"
+    alone = _score(tmp_path, out, "mathvista")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file"
+    folder, _ = _mathvista_copy(tmp_path)
+    copied = json.loads(_score(tmp_path, out, f"mathvista,path={folder}").stdout)
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    # The breakdowns are by the file's own metadata (its records' task, category, skills).
+    records = list(json.loads(out.read_text("utf-8")).values())
+    for key in ("task", "category"):
+        want: dict[str, int] = {}
+        for r in records:
+            want[r["metadata"][key]] = want.get(r["metadata"][key], 0) + 1
+        got = {g: m["mathvista_accuracy"]["n"] for g, m in doc["breakdown"][key].items()}
+        assert got == want, key
+    skills = {s for r in records for s in r["metadata"]["skills"]}
+    assert set(doc["breakdown"]["skills"]) == skills
+    # The file's own figure: the mean of its true_false (MathVista's calculate_score.py).
+    truth = [bool(r["true_false"]) for r in records]
+    assert doc["metrics"]["mathvista_accuracy"]["value"] == pytest.approx(sum(truth) / len(truth))

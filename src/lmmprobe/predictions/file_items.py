@@ -8,33 +8,45 @@ columns, and the benchmark by name gives the rest: its official metric (`Benchma
 prompt (what a run asks), its breakdown keys (``category``), its judge protocol. Nothing is
 downloaded. Where a copy is present, the join reads the copy's items, as before.
 
-Which benchmarks: those a VLMEvalKit table asks as a single choice among its option cells (the
-benchmark's formulation is ``single_choice``, MMBench's CircularEval included: its copies'
-``index`` numbers their group, ``g + k * 1e6``, as the copy's own do). The others (yes/no
-benchmarks whose metrics need the release's ids, open answers) still need their copy.
+Which benchmarks (`FILE_ITEMS`): those a VLMEvalKit table asks as a single choice among its
+option cells (MMBench's CircularEval included: its copies' ``index`` numbers their group,
+``g + k * 1e6``, as the copy's own do); and MathVista, whose output records are its dataset's
+rows (``pid``, ``question``, ``choices``, ``answer``, ``question_type``, ``answer_type``,
+``precision``, ``unit``, ``metadata``, ``query``) with the response added: the benchmark's own
+row reader reads each record, so an item is exactly what a copy's row gives, but for its image,
+which the record does not hold (a one-pixel stand-in is read in its place and dropped; nothing
+scores an image). The others (yes/no benchmarks whose metrics need the release's ids) still
+need their copy.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
+from PIL import Image
+
 from lmmprobe.data.base import DataError, parse_source_spec
-from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark
-from lmmprobe.data.benchmarks.load import hub_cache_snapshot, local_copy
+from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark, RowContext, RowError
+from lmmprobe.data.benchmarks.load import finish_sample, hub_cache_snapshot, local_copy
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
 
 __all__ = ["FILE_ITEMS", "item_maker"]
 
-FILE_ITEMS: dict[str, frozenset[str]] = {
-    "vlmevalkit": frozenset(
-        {"ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench"}
-    ),
+FILE_ITEMS: dict[str, dict[str, str]] = {
+    "vlmevalkit": {
+        name: "choice"
+        for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
+    },
+    "mathvista": {"mathvista": "decoded_image"},
 }
-"""By reader: the benchmarks whose rows it reads hold their items whole (VLMEvalKit's
-single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar, RealWorldQA, ScienceQA_TEST,
-SEEDBench_IMG)."""
+"""By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
+made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
+RealWorldQA, ScienceQA_TEST, SEEDBench_IMG), else the benchmark's own row reader over the
+record, the named image field standing in."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
@@ -70,15 +82,52 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
     if name not in FILE_ITEMS[tool] or name not in BENCHMARKS or target is not None:
         return None
     b = BENCHMARKS.get(name)
-    if b.formulation != "single_choice" or b.members or _copy_present(b, options):
+    if b.members or _copy_present(b, options):
         return None
     split = options.get("split") or b.split
+    how = FILE_ITEMS[tool][name]
+    if how != "choice":
+        return lambda where, pred: _definition_item(b, split, how, where, pred)
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
 
     def make(where: str, pred: ImportedPrediction) -> Sample:
         return _choice_item(b, tag, where, pred)
 
     return make
+
+
+@cache
+def _stand_in() -> bytes:
+    """A one-pixel PNG: the image a record does not hold, read and then dropped."""
+    out = io.BytesIO()
+    Image.new("RGB", (1, 1)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _definition_item(
+    b: Benchmark, split: str, image: str, where: str, pred: ImportedPrediction
+) -> Sample:
+    """The item the benchmark's own row reader makes of a record that is its dataset's row.
+
+    Raises:
+        DataError: The record lacks a field the reader needs, or holds a bad value (named by
+            file, row and field, in the reader's words).
+
+    """
+    at = f"{where}: row {pred.row}"
+    ctx = RowContext(benchmark=b, split=split, root=None, where=at, index=pred.row - 1)
+    try:
+        made = b.to_sample({**pred.fields, image: _stand_in()}, ctx)
+    except RowError as exc:
+        raise DataError(f"{at}: {exc.field or '(row)'}: {exc.reason}") from None
+    except KeyError as exc:
+        raise DataError(
+            f"{at}: {exc.args[0] if exc.args else '(row)'}: missing; scoring without a copy of "
+            f"{b.name} reads each item from the file"
+        ) from None
+    if not isinstance(made, Sample):
+        raise DataError(f"{at}: the record makes no single {b.name} item")
+    return finish_sample(b, made.model_copy(update={"images": []}), split)
 
 
 def _cell(value: Any) -> str | None:
