@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
-from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy
+from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy, _mmmu_copy
 from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
@@ -151,3 +151,29 @@ def test_a_mathvista_output_file_scores_with_no_copy_as_against_its_copy(tmp_pat
     # The file's own figure: the mean of its true_false (MathVista's calculate_score.py).
     truth = [bool(r["true_false"]) for r in records]
     assert doc["metrics"]["mathvista_accuracy"]["value"] == pytest.approx(sum(truth) / len(truth))
+
+
+def test_an_mmmu_output_folder_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # Each output.json record holds its id, type, answer, all_choices and index2ans: MMMU's
+    # own row reader makes the item; MMMU's accuracy and its subject breakdown are the copy's.
+    out = FIXTURES / "mmmu" / "llava1.5_13b"
+    alone = _score(tmp_path, out, "mmmu")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file"
+    folder, _ = _mmmu_copy(tmp_path)
+    copied = json.loads(_score(tmp_path, out, f"mmmu,path={folder}").stdout)
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    for key in ("mmmu_subject", "discipline"):
+        assert {g: _values(m) for g, m in doc["breakdown"][key].items()} == {
+            g: _values(m) for g, m in copied["breakdown"][key].items()
+        }, key
+
+
+def test_an_mmmu_parsed_answers_file_holds_no_items_and_says_it_needs_the_copy(
+    tmp_path: Path,
+) -> None:
+    done = _score(tmp_path, FIXTURES / "mmmu" / "llava1.5_13b_val.json", "mmmu")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "holds an answer, not its item" in said and "hf download lmms-lab/MMMU" in said, said

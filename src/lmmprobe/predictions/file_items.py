@@ -30,7 +30,12 @@ from PIL import Image
 
 from lmmprobe.data.base import DataError, parse_source_spec
 from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark, RowContext, RowError
-from lmmprobe.data.benchmarks.load import finish_sample, hub_cache_snapshot, local_copy
+from lmmprobe.data.benchmarks.load import (
+    fetch_hint,
+    finish_sample,
+    hub_cache_snapshot,
+    local_copy,
+)
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
 
@@ -42,11 +47,15 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
         for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
     },
     "mathvista": {"mathvista": "decoded_image"},
+    "mmmu": {"mmmu": "mmmu_output"},
 }
 """By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
 made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
-RealWorldQA, ScienceQA_TEST, SEEDBench_IMG), else the benchmark's own row reader over the
-record, the named image field standing in."""
+RealWorldQA, ScienceQA_TEST, SEEDBench_IMG); ``mmmu_output`` (an MMMU ``output.json`` record:
+its ``id``, ``question_type``, ``answer``, and its options from ``all_choices`` and
+``index2ans``, read by MMMU's own row reader; the record holds no question, which is named in
+its place); else the benchmark's own row reader over the record, the named image field
+standing in."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
@@ -86,6 +95,8 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return None
     split = options.get("split") or b.split
     how = FILE_ITEMS[tool][name]
+    if how == "mmmu_output":
+        return lambda where, pred: _mmmu_item(b, split, where, pred)
     if how != "choice":
         return lambda where, pred: _definition_item(b, split, how, where, pred)
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
@@ -104,8 +115,44 @@ def _stand_in() -> bytes:
     return out.getvalue()
 
 
+def _mmmu_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The MMMU item an ``output.json`` record holds, read by MMMU's own row reader.
+
+    MMMU's ``run_llava.py`` writes each item's ``id``, ``question_type``, ``answer``,
+    ``all_choices`` (its letters, in order) and ``index2ans`` (letter to option text); the
+    row reader gets them as the dataset's ``options`` (the texts, in letter order), and a
+    question naming the item (the record holds none, and names no image).
+    """
+    record = pred.fields
+    if "all_choices" not in record and "index2ans" not in record:
+        # A parsed-answers file ({id: answer}): answers, not items.
+        raise DataError(
+            f"{where}: row {pred.row}: holds an answer, not its item (no all_choices, "
+            f"index2ans): scoring it needs a copy of {b.name}.\n{fetch_hint(b)}"
+        )
+    letters = record.get("all_choices")
+    texts = record.get("index2ans")
+    options: list[str] = []
+    if isinstance(letters, list) and isinstance(texts, dict):
+        options = [str(texts.get(str(letter), "")) for letter in letters]
+    answer = record.get("answer")
+    row = {
+        "id": record.get("id"),
+        "question": f"(MMMU {record.get('id')}: its question is not in the output file)",
+        "question_type": record.get("question_type"),
+        "options": repr(options),
+        "answer": answer if not isinstance(answer, list) else repr(answer),
+    }
+    return _definition_item(b, split, None, where, pred, row)
+
+
 def _definition_item(
-    b: Benchmark, split: str, image: str, where: str, pred: ImportedPrediction
+    b: Benchmark,
+    split: str,
+    image: str | None,
+    where: str,
+    pred: ImportedPrediction,
+    row: dict[str, Any] | None = None,
 ) -> Sample:
     """The item the benchmark's own row reader makes of a record that is its dataset's row.
 
@@ -117,7 +164,10 @@ def _definition_item(
     at = f"{where}: row {pred.row}"
     ctx = RowContext(benchmark=b, split=split, root=None, where=at, index=pred.row - 1)
     try:
-        made = b.to_sample({**pred.fields, image: _stand_in()}, ctx)
+        given = dict(pred.fields if row is None else row)
+        if image is not None:
+            given[image] = _stand_in()
+        made = b.to_sample(given, ctx)
     except RowError as exc:
         raise DataError(f"{at}: {exc.field or '(row)'}: {exc.reason}") from None
     except KeyError as exc:
