@@ -313,3 +313,27 @@ def test_a_long_adversarial_index_is_read_in_linear_time() -> None:
     index = "_" * 2_000_000
     (value,) = row_values(hb, index, {"index": index, "l2-category": "VD_x"})
     assert value == "VD_x___"
+
+
+def test_a_gold_the_file_and_the_copy_disagree_on_is_named_with_both(tmp_path: Path) -> None:
+    table = IDS / TABLES["hallusionbench"]
+    same = lmmprobe(
+        "score", table, "--benchmark", _copy(tmp_path / "same", "hallusionbench"),
+        "--format", "json", HF_HUB_OFFLINE="1",
+        HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert same.returncode == 0, same.stderr
+    assert not [n for n in json.loads(same.stdout)["notes"] if "another gold" in n]
+    # The copy's item VS_chart_2_0_1 answers no where the table's gold is Yes.
+    COPIES["hallusionbench"][2]["gt_answer"] = "0"
+    try:
+        data = _copy(tmp_path / "edited", "hallusionbench")
+    finally:
+        COPIES["hallusionbench"][2]["gt_answer"] = "1"
+    done = lmmprobe(
+        "score", table, "--benchmark", data, "--format", "json", HF_HUB_OFFLINE="1",
+        HF_DATASETS_CACHE=str(tmp_path / "cli-datasets-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = [n for n in json.loads(done.stdout)["notes"] if "another gold" in n]
+    assert len(notes) == 1 and "VS_chart_2_0_1 (Yes there, no here)" in notes[0], notes
