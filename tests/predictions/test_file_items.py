@@ -177,3 +177,16 @@ def test_an_mmmu_parsed_answers_file_holds_no_items_and_says_it_needs_the_copy(
     assert done.returncode != 0
     said = " ".join(done.stderr.split())
     assert "holds an answer, not its item" in said and "hf download lmms-lab/MMMU" in said, said
+
+
+def test_an_import_with_no_copy_stores_the_files_items_as_a_run(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    done = lmmprobe(
+        "import", VLMEVALKIT / VANILLA, "--benchmark", "mmbench", "--model", "m", "--db", db,
+        "--format", "json", **_offline(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == 44, doc
+    circular = doc["metrics"]["mmbench_circular"]
+    assert circular["value"] == pytest.approx(3 / 14) and circular["n"] == 14
