@@ -141,7 +141,12 @@ def print_imported(
             )
         console.print(by)
     line = f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
-    if counts["golds"] == "file":
+    if counts.get("items") == "file":
+        line += (
+            f"{counts['rows']} items read from the file (no local copy of the benchmark: its "
+            "definition by name, the questions, options and golds the file gives)"
+        )
+    elif counts["golds"] == "file":
         line += f"{counts['rows']} predictions scored against the golds the file gives"
     else:
         line += (

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pickle
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import closing
 from types import TracebackType
 from typing import Any
@@ -35,7 +35,8 @@ CREATE TABLE sample (
     id TEXT NOT NULL,
     short TEXT,
     body BLOB NOT NULL,
-    row INTEGER
+    row INTEGER,
+    content TEXT
 );
 CREATE INDEX sample_id ON sample (id);
 """
@@ -72,16 +73,30 @@ class SampleIndex:
         """Drop the database (its file goes with it)."""
         self._db.close()
 
-    def add_benchmark(self, samples: Iterable[Sample]) -> None:
-        """Index a benchmark's samples, in its order, for `find` (call once, before finding)."""
-        batch: list[tuple[str, str | None, bytes]] = []
+    def add_benchmark(
+        self, samples: Iterable[Sample], key: Callable[[Sample], str | None] | None = None
+    ) -> None:
+        """Index a benchmark's samples, in its order, for `find` (call once, before finding).
+
+        With `key`, each sample is also indexed by the key it gives (`find_key`).
+        """
+        batch: list[tuple[str, str | None, bytes, str | None]] = []
         for s in samples:
             _, sep, rest = s.id.partition("/")
-            batch.append((s.id, rest if sep and rest else None, pickle.dumps(s, protocol=5)))
+            batch.append(
+                (
+                    s.id,
+                    rest if sep and rest else None,
+                    pickle.dumps(s, protocol=5),
+                    key(s) if key is not None else None,
+                )
+            )
             if len(batch) >= _BATCH:
                 self._insert(batch)
                 batch = []
         self._insert(batch)
+        if key is not None:
+            self._db.execute("CREATE INDEX sample_content ON sample (content)")
         # A short id joins only where it names one sample and is no sample's full id.
         self._db.executescript(
             """
@@ -93,9 +108,25 @@ class SampleIndex:
             """
         )
 
-    def _insert(self, batch: list[tuple[str, str | None, bytes]]) -> None:
-        self._db.executemany("INSERT INTO sample (id, short, body) VALUES (?, ?, ?)", batch)
+    def _insert(self, batch: list[tuple[str, str | None, bytes, str | None]]) -> None:
+        self._db.executemany(
+            "INSERT INTO sample (id, short, body, content) VALUES (?, ?, ?, ?)", batch
+        )
         self.total += len(batch)
+
+    def find_key(self, key: str) -> list[Sample]:
+        """The samples `key` names (at most two: more than one is ambiguous either way)."""
+        rows = self._db.execute(
+            "SELECT body FROM sample WHERE content = ? ORDER BY pos LIMIT 2", (key,)
+        ).fetchall()
+        return [_load(body) for (body,) in rows]
+
+    def find_position(self, position: int) -> Sample | None:
+        """The sample at `position` (0 for the first) in the benchmark's order, None past it."""
+        if position < 0 or position >= self.total:
+            return None
+        hit = self._db.execute("SELECT body FROM sample WHERE pos = ?", (position + 1,)).fetchone()
+        return None if hit is None else _load(hit[0])
 
     def find(self, sample_id: str) -> Sample | None:
         """The benchmark's sample of `sample_id` (or of that short id), None if none."""
@@ -120,7 +151,7 @@ class SampleIndex:
             ).fetchone()
             if first is not None:
                 return int(first[0])
-            self._insert([(sample.id, None, pickle.dumps(sample, protocol=5))])
+            self._insert([(sample.id, None, pickle.dumps(sample, protocol=5), None)])
         marked = self._db.execute(
             "UPDATE sample SET row = ? WHERE id = ? AND row IS NULL", (row, sample.id)
         )

@@ -154,8 +154,8 @@ def key_warnings(
 
     Returns:
         One line per older known key the file evidently used (naming the items that differ),
-        and one line when its golds differ from the local key on more than `FEW` other items
-        (naming up to 20 of them).
+        and one line when its golds differ from the local key on other items: more than `FEW`
+        (another key; naming up to 20 of them), or a few (each named with both golds).
 
     """
     out: list[str] = []
@@ -191,5 +191,16 @@ def key_warnings(
         out.append(
             f"{path} records another gold than the local {benchmark} key on {len(rest)} items: "
             f"{shown}"
+        )
+    elif rest and file_golds is not None:
+        # A few edited items are no other key, but each disagreement is still named, with
+        # both golds: the file was scored against its gold, lmmprobe scores the copy's.
+        shown = ", ".join(
+            f"{i} ({'/'.join(_golds(file_golds[i]))} there, {'/'.join(local[i])} here)"
+            for i in rest
+        )
+        out.append(
+            f"{path} records another gold than the local {benchmark} copy on {len(rest)} "
+            f"item{'s' if len(rest) > 1 else ''}: {shown}"
         )
     return out

@@ -184,15 +184,17 @@ def explain_file(
     if benchmark is not None:
         key = gold_key(local if local is not None else [s for s, _ in rows])
         out.key_version = key_version(benchmark, key)
+        # By the joined item's own id, not the row's: a tool numbering items its own way
+        # (`lmmprobe.predictions.id_schemes`) has its golds checked against the same items.
         golds = {
-            p.sample_id: _option_text(s, p.gold, p.gold_names)
+            plain_id(s.id, benchmark): _option_text(s, p.gold, p.gold_names)
             for s, p in rows
-            if p.sample_id is not None and p.gold is not None
+            if p.gold is not None
         }
         verdicts = {
-            p.sample_id: (p.tool_extraction, p.tool_verdict == 1.0)
-            for p in preds
-            if p.sample_id is not None and p.tool_verdict is not None
+            plain_id(s.id, benchmark): (p.tool_extraction, p.tool_verdict == 1.0)
+            for s, p in rows
+            if p.tool_verdict is not None
         }
         out.warnings = key_warnings(benchmark, key, golds or None, verdicts or None, path=path)
     published: MmmuPublished | None = None

@@ -35,13 +35,29 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe.data.base import DataError, LoadResult, SampleStream, iter_source, load_source
+from lmmprobe.data.base import (
+    DataError,
+    LoadResult,
+    SampleStream,
+    iter_source,
+    load_source,
+    parse_source_spec,
+)
+from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
+from lmmprobe.predictions.file_items import item_maker
+from lmmprobe.predictions.id_schemes import (
+    IdScheme,
+    MissingField,
+    row_values,
+    scheme_for,
+)
+from lmmprobe.predictions.id_schemes import sample_key as scheme_key
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
 from lmmprobe.run.keys import ask_key, sample_key
 from lmmprobe.run.scoring import score_response
@@ -126,6 +142,9 @@ class ImportPlan:
     """The answered samples (``len(samples)`` unless the plan streamed them)."""
     fingerprint: str | None = None
     """`data_fingerprint` of the answered samples when the plan streamed (`samples` empty)."""
+    items_from_file: bool = False
+    """The benchmark had no local copy and the items were read from the file
+    (`lmmprobe.predictions.file_items`): the benchmark gave their definition only."""
 
     def counts(self) -> dict[str, Any]:
         """The plan's counts for a record or a document: the join's only with a benchmark.
@@ -136,6 +155,8 @@ class ImportPlan:
         nothing and are left out).
         """
         if self.load is None:
+            if self.items_from_file:
+                return {"golds": "file", "items": "file", "rows": self.joined}
             return {"golds": "file", "rows": self.joined}
         return {
             "golds": "benchmark",
@@ -232,7 +253,17 @@ def plan_import(
     source = where
     ordered: Sequence[Sample] | None = None  # the benchmark's samples, in its order
     stream: SampleStream | None = None  # the benchmark's samples, streamed into the index
-    if isinstance(benchmark, str):
+    # No copy of the benchmark, and a file whose rows hold their items: the items come from
+    # the file, the definition (metric, prompt, breakdowns) from the benchmark by name.
+    make = (
+        item_maker(benchmark, origin.tool if origin is not None else None)
+        if isinstance(benchmark, str)
+        else None
+    )
+    if make is not None:
+        assert isinstance(benchmark, str)
+        source = benchmark
+    elif isinstance(benchmark, str):
         source = benchmark
         if on_chunk is None:
             load = load_source(benchmark)
@@ -246,29 +277,72 @@ def plan_import(
     # the benchmark's samples go into it as its source yields them (`iter_source`), never
     # all held. Else a dict, and the answered samples kept.
     join: _MemoryJoin | SampleIndex = _MemoryJoin() if on_chunk is None else SampleIndex()
+    scheme = _scheme(benchmark, origin) if make is None else None
+    if scheme is not None and isinstance(benchmark, str):
+        _check_split(scheme, benchmark, where)
+    positional = scheme if scheme is not None and scheme.kind == "position" else None
+    key: Callable[[Sample], str | None] | None = None
+    if scheme is not None and scheme.kind == "key":
+        key = lambda s: scheme_key(scheme, s)  # noqa: E731
     with join:
         if stream is not None:
-            join.add_benchmark(stream)
+            join.add_benchmark(stream, key)
             # The load's report, without its samples: what the results name and count.
             load = LoadResult(
                 samples=[], source=stream.source, invalid=stream.invalid, problems=stream.problems
             )
         elif ordered is not None:
-            join.add_benchmark(ordered)
+            join.add_benchmark(ordered, key)
             ordered = None if on_chunk is not None else ordered
+        if positional is not None and load is not None and load.invalid:
+            # Every position after a skipped row would name the next item.
+            raise DataError(
+                f"{where}: its ids are positions in the split ({positional.source}), and the "
+                f"local copy skipped {load.invalid} invalid row(s), so every later position "
+                "would name the wrong item: repair the copy, or map ids with --field id=..."
+            )
         plan = _join_rows(
             predictions, join, formulator, ident, where=where, source=source, strict=strict,
-            golds=benchmark is None, on_chunk=on_chunk,
+            golds=benchmark is None or make is not None, on_chunk=on_chunk, scheme=scheme,
+            make=make,
         )  # fmt: skip
         plan.load = load
+        plan.items_from_file = make is not None
         plan.answered = join.answered_count()
-        plan.total = plan.answered if benchmark is None else join.total
+        plan.total = plan.answered if benchmark is None or make is not None else join.total
         plan.missing = plan.total - plan.answered
         if isinstance(join, _MemoryJoin):
             plan.samples = list(join.answered())
         else:
             plan.fingerprint = join.fingerprint()
     return plan
+
+
+def _scheme(benchmark: str | Sequence[Sample] | None, origin: Origin | None) -> IdScheme | None:
+    """The id scheme of the file's tool for the benchmark named by the data spec, if any."""
+    if not isinstance(benchmark, str) or origin is None:
+        return None
+    try:
+        name = parse_source_spec(benchmark)[0]
+    except ValueError:
+        return None  # the load names a malformed spec itself
+    return scheme_for(origin.tool, name)
+
+
+def _check_split(scheme: IdScheme, benchmark: str, where: str) -> None:
+    """Refuse ids counted as positions in another split than the copy's.
+
+    Raises:
+        DataError: The data spec names another split than the tool's positions count in.
+
+    """
+    name, _, options = parse_source_spec(benchmark)
+    split = options.get("split") or (BENCHMARKS.get(name).split if name in BENCHMARKS else None)
+    if scheme.split is not None and split != scheme.split:
+        raise DataError(
+            f"{where}: its ids are positions in the {scheme.split!r} split ({scheme.source}); "
+            f"{benchmark} is the {split!r} split: score it against {name},split={scheme.split}"
+        )
 
 
 class _MemoryJoin:
@@ -286,13 +360,27 @@ class _MemoryJoin:
     def __exit__(self, *exc: object) -> None:
         return None
 
-    def add_benchmark(self, samples: Iterable[Sample]) -> None:
+    def add_benchmark(
+        self, samples: Iterable[Sample], key: Callable[[Sample], str | None] | None = None
+    ) -> None:
         self.ordered = list(samples)
         self.by_id = _index(self.ordered)
         self.total = len(self.ordered)
+        self.by_key: dict[str, list[Sample]] = {}
+        if key is not None:
+            for s in self.ordered:
+                k = key(s)
+                if k is not None:
+                    self.by_key.setdefault(k, []).append(s)
 
     def find(self, sample_id: str) -> Sample | None:
         return self.by_id.get(sample_id)
+
+    def find_key(self, key: str) -> list[Sample]:
+        return self.by_key.get(key, [])[:2]
+
+    def find_position(self, position: int) -> Sample | None:
+        return self.ordered[position] if 0 <= position < len(self.ordered) else None
 
     def claim(self, sample: Sample, row: int, *, add: bool = False) -> int | None:
         first = self.rows.get(sample.id)
@@ -322,6 +410,8 @@ def _join_rows(
     strict: bool,
     golds: bool,
     on_chunk: Callable[[list[PlannedRow]], None] | None,
+    scheme: IdScheme | None = None,
+    make: Callable[[str, ImportedPrediction], Sample] | None = None,
 ) -> ImportPlan:
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
@@ -339,60 +429,33 @@ def _join_rows(
                 plan.problems.append(message)
             continue
         if golds:
-            if pred.gold is None:
+            if pred.gold is None and make is None:
                 raise DataError(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            sample = _samples_from_gold(where, pred)
+            samples = [make(where, pred) if make is not None else _samples_from_gold(where, pred)]
         else:
-            if pred.sample_id is None:
+            if pred.sample_id is None and scheme is None:
                 raise DataError(
                     f"{where}: row {pred.row}: id: missing; joining to {source} needs each row's "
                     "id (map it with --field id=...)"
                 )
-            found = join.find(pred.sample_id)
-            if found is None:
+            samples, unjoined = _targets(pred, join, scheme, where=where, source=source)
+            if unjoined:
                 plan.unjoined += 1
-                message = (
-                    f"{where}: row {pred.row}: id: {pred.sample_id!r} is not a sample of {source}"
-                )
                 if strict:
-                    raise DataError(message)
-                if len(plan.problems) < MAX_PROBLEMS:
-                    plan.problems.append(message)
+                    raise DataError(unjoined[0])
+                for message in unjoined:
+                    if len(plan.problems) < MAX_PROBLEMS:
+                        plan.problems.append(message)
+            if not samples:
                 continue
-            sample = found
-        first = join.claim(sample, pred.row, add=golds)
-        if first is not None:
-            raise DataError(
-                f"{where}: row {pred.row}: id: {sample.id!r} again (first at row {first}); "
-                "one prediction per item: which one the other tool scored cannot be told"
-            )
-        ask = formulator.ask(sample, 0)
-        # Each row was answered on its own: two samples asking the same question keep
-        # their own answers (a run's rows sharing a prompt share one).
-        ask.key = sample_key(ask_key(ident, ask), sample.id)
-        # A tool that split the thinking off (VLMEvalKit's SPLIT_THINK) keeps it apart: stored
-        # and shown as the response's reasoning, never read for the answer.
-        thinking = pred.fields.get("thinking")
-        reasoning = thinking if isinstance(thinking, str) and thinking else None
-        if pred.refused is not None:
-            # An answer that was not read is an error, as a failed request is: stored with its
-            # reason, counted in the error rate, never scored as a wrong answer; and named.
-            if len(plan.problems) < MAX_PROBLEMS:
-                plan.problems.append(f"{pred.refused} (kept as an error row)")
-            response = Response(
-                key=ask.key,
-                error=ErrorInfo(type="unsupported_input", message=pred.refused, retryable=False),
-            )
-        else:
-            response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
-        plan.rows.append((sample, ask, response, pred))
-        plan.joined += 1
-        if on_chunk is not None and len(plan.rows) >= CHUNK_ROWS:
-            on_chunk(plan.rows)
-            plan.rows = []
+        for sample in samples:
+            _plan_row(plan, join, formulator, ident, sample, pred, golds=golds, where=where)
+            if on_chunk is not None and len(plan.rows) >= CHUNK_ROWS:
+                on_chunk(plan.rows)
+                plan.rows = []
     if on_chunk is not None and plan.rows:
         on_chunk(plan.rows)
         plan.rows = []
@@ -402,6 +465,122 @@ def _join_rows(
             + (f" (first problem: {plan.problems[0]})" if plan.problems else " (the file is empty)")
         )
     return plan
+
+
+def _targets(
+    pred: ImportedPrediction,
+    join: _MemoryJoin | SampleIndex,
+    scheme: IdScheme | None,
+    *,
+    where: str,
+    source: str,
+) -> tuple[list[Sample], list[str]]:
+    """The samples a row answers, and a line for each item of it that joins none.
+
+    Without a scheme, the row's id (or its short form) names one sample. With one, the scheme
+    says what the row's id (or content) is in lmmprobe's terms (`lmmprobe.predictions.id_schemes`):
+    a row the scheme cannot read, a position past the copy's end, a key naming no sample or
+    more than one, are each named with the row and its id.
+    """
+    at = f"{where}: row {pred.row}: id: {pred.sample_id!r}"
+    if scheme is None:
+        assert pred.sample_id is not None
+        found = join.find(pred.sample_id)
+        if found is None:
+            return [], [f"{at} is not a sample of {source}"]
+        return [found], []
+    # An id the log names itself (a logged doc's, a metric's) joins before a position: it
+    # says which item, where a position only says where in the split.
+    logged = pred.sample_id is not None and pred.sample_id != str(pred.fields.get("doc_id"))
+    if scheme.kind == "position" and logged:
+        assert pred.sample_id is not None
+        found = join.find(pred.sample_id)
+        if found is not None:
+            return [found], []
+    try:
+        values = list(row_values(scheme, pred.sample_id, pred.fields))
+    except MissingField as exc:
+        return [], [
+            f"{at}: not joined: the row has no {exc.field} (its id scheme reads it: "
+            f"{scheme.source})"
+        ]
+    samples: list[Sample] = []
+    problems: list[str] = []
+    for value in values:
+        if scheme.kind == "id":
+            found = join.find(value)
+            if found is None:
+                problems.append(f"{at} (as {value!r}: {scheme.source}) is not a sample of {source}")
+            else:
+                samples.append(found)
+        elif scheme.kind == "position":
+            position = int(value) if value.isdigit() else -1
+            found = join.find_position(position)
+            if found is None:
+                problems.append(
+                    f"{at}: position {value!r} ({scheme.source}) is not in {source} "
+                    f"({join.total} samples)"
+                )
+            else:
+                samples.append(found)
+        else:
+            named = join.find_key(value)
+            if len(named) == 1:
+                samples.append(named[0])
+            elif not named:
+                problems.append(f"{at}: no sample of {source} has its content {value!r}")
+            else:
+                problems.append(
+                    f"{at}: its content {value!r} names more than one sample of {source} "
+                    f"({named[0].id}, {named[1].id}): not joined"
+                )
+    return samples, problems
+
+
+def _plan_row(
+    plan: ImportPlan,
+    join: _MemoryJoin | SampleIndex,
+    formulator: Formulator,
+    ident: str,
+    sample: Sample,
+    pred: ImportedPrediction,
+    *,
+    golds: bool,
+    where: str,
+) -> None:
+    """One joined row's ask and response, added to `plan`.
+
+    Raises:
+        DataError: The sample was answered by an earlier row.
+
+    """
+    first = join.claim(sample, pred.row, add=golds)
+    if first is not None:
+        raise DataError(
+            f"{where}: row {pred.row}: id: {sample.id!r} again (first at row {first}); "
+            "one prediction per item: which one the other tool scored cannot be told"
+        )
+    ask = formulator.ask(sample, 0)
+    # Each row was answered on its own: two samples asking the same question keep
+    # their own answers (a run's rows sharing a prompt share one).
+    ask.key = sample_key(ask_key(ident, ask), sample.id)
+    # A tool that split the thinking off (VLMEvalKit's SPLIT_THINK) keeps it apart: stored
+    # and shown as the response's reasoning, never read for the answer.
+    thinking = pred.fields.get("thinking")
+    reasoning = thinking if isinstance(thinking, str) and thinking else None
+    if pred.refused is not None:
+        # An answer that was not read is an error, as a failed request is: stored with its
+        # reason, counted in the error rate, never scored as a wrong answer; and named.
+        if len(plan.problems) < MAX_PROBLEMS:
+            plan.problems.append(f"{pred.refused} (kept as an error row)")
+        response = Response(
+            key=ask.key,
+            error=ErrorInfo(type="unsupported_input", message=pred.refused, retryable=False),
+        )
+    else:
+        response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
+    plan.rows.append((sample, ask, response, pred))
+    plan.joined += 1
 
 
 def recorded_judge(origin: Origin | None) -> str:

@@ -396,7 +396,12 @@ def check_template(b: Benchmark) -> None:
         ) from exc
 
 
-def _finish(b: Benchmark, sample: Sample, split: str) -> Sample:
+def finish_sample(b: Benchmark, sample: Sample, split: str) -> Sample:
+    """`sample` as a load of `b` gives it: its benchmark tag, its prompt, its ``NAME/`` id.
+
+    A row reader's sample is finished so when its copy is loaded; a file's own items
+    (`lmmprobe.predictions.file_items`) are finished the same way.
+    """
     prompt = sample.prompt
     if prompt is None:
         prompt = b.prompt
@@ -502,7 +507,7 @@ def stream_benchmark_rows(
                     report.add_problem(SampleProblem(file, line, exc.field, exc.reason), strict)
                     continue
                 for sample in got:
-                    done = _finish(b, sample, split)
+                    done = finish_sample(b, sample, split)
                     seen = first.first(done.id, where)
                     if seen is not None:
                         reason = f"duplicate id {done.id!r} (first at {seen})"

@@ -1,4 +1,4 @@
-"""Any JSON / JSONL / CSV / TSV of predictions, read through a field mapping (lmmprobe's own).
+"""Any JSON / JSONL / CSV / TSV / XLSX of predictions, read through a field mapping (lmmprobe's own).
 
 ``--field id=qid,prediction=answer,gold=gt_answers`` names the file's field (a dotted path
 reaches into objects: ``doc.question_id``) for each of ours: ``id`` (joins the row to the
@@ -45,7 +45,7 @@ __all__ = ["MAPPED_FIELDS", "MappedFile"]
 MAPPED_FIELDS = ("id", "prediction", "gold", "extraction", "verdict")
 """Our names a ``--field`` mapping may give."""
 
-_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv")
+_SUFFIXES = (".json", ".jsonl", ".csv", ".tsv", ".xlsx")
 
 
 def _rows(path: Path) -> Iterator[tuple[str, str | None, Any]]:
@@ -57,7 +57,9 @@ def _rows(path: Path) -> Iterator[tuple[str, str | None, Any]]:
     elif suffix == ".json":
         for n, key, value in iter_json(path):
             yield f"{path}:#{n}", key, value
-    elif suffix in (".csv", ".tsv"):
+    elif suffix in (".csv", ".tsv", ".xlsx"):
+        # An .xlsx is read as VLMEvalKit's tables are: openpyxl's read-only mode, after the
+        # workbook's zip directory and XML are checked against `XLSX_LIMITS` (`iter_table`).
         for n, value in iter_table(path):
             yield f"{path}:row {n}", None, value
     else:
@@ -71,7 +73,7 @@ def _gold(where: str, field: str, value: Any) -> str | list[str]:
 
 
 class MappedFile:
-    """A JSON / JSONL / CSV / TSV of predictions with a field mapping (``--field``)."""
+    """A JSON / JSONL / CSV / TSV / XLSX of predictions with a field mapping (``--field``)."""
 
     tool = "mapped"
 
@@ -162,5 +164,5 @@ class MappedFile:
 
 
 READERS.register(
-    "mapped", "Any JSON/JSONL/CSV/TSV of predictions, with --field id=...,prediction=..."
+    "mapped", "Any JSON/JSONL/CSV/TSV/XLSX of predictions, with --field id=...,prediction=..."
 )(MappedFile())

@@ -98,6 +98,8 @@ class MathVistaOutputs:
                 fields=json_safe(
                     {
                         k: record[k]
+                        # The record's item too (MathVista's own row): scored with no copy
+                        # of MathVista, the items are read from it (`file_items`).
                         for k in (
                             "pid",
                             "response",
@@ -105,6 +107,14 @@ class MathVistaOutputs:
                             "prediction",
                             "true_false",
                             "answer",
+                            "question",
+                            "choices",
+                            "unit",
+                            "precision",
+                            "question_type",
+                            "answer_type",
+                            "metadata",
+                            "query",
                         )
                         if k in record
                     }

@@ -133,7 +133,16 @@ class MMMUOutputs:
                     fields=json_safe(
                         {
                             k: record[k]
-                            for k in ("id", "question_type", "answer", "response")
+                            # all_choices and index2ans too: with no copy of MMMU, the
+                            # items are made from them (`file_items`).
+                            for k in (
+                                "id",
+                                "question_type",
+                                "answer",
+                                "response",
+                                "all_choices",
+                                "index2ans",
+                            )
                             if k in record
                         }
                     ),

@@ -304,7 +304,9 @@ def _prediction(
         tool_judged=reading is not None and reading.by in ("judge", "random"),
         tool_decided_by=reading.by if reading is not None else None,
         tool_verdict=verdict,
-        fields=json_safe({k: v for k, v in row.items() if k not in ("image", "image_path") and k}),
+        # ``image`` (base64) is left out; ``image_path`` is kept: MME's and POPE's id schemes
+        # read it (`lmmprobe.predictions.id_schemes`).
+        fields=json_safe({k: v for k, v in row.items() if k != "image" and k}),
         refused=refused,
     )
 

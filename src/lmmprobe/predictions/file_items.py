@@ -1,0 +1,234 @@
+"""A file that holds its items scores by itself: the benchmark's definition, the file's items.
+
+A VLMEvalKit prediction table carries each item whole: ``question``, the option cells ``A``,
+``B``..., the gold letter ``answer``, ``hint``, ``category`` and ``l2-category`` (the dataset
+TSV's own columns: ``vlmeval/inference.py`` writes them beside ``prediction``). Scored with
+``--benchmark NAME`` where no local copy of NAME is present, its items are made from those
+columns, and the benchmark by name gives the rest: its official metric (`BenchmarkTag`), its
+prompt (what a run asks), its breakdown keys (``category``), its judge protocol. Nothing is
+downloaded. Where a copy is present, the join reads the copy's items, as before.
+
+Which benchmarks (`FILE_ITEMS`): those a VLMEvalKit table asks as a single choice among its
+option cells (MMBench's CircularEval included: its copies' ``index`` numbers their group,
+``g + k * 1e6``, as the copy's own do); and MathVista, whose output records are its dataset's
+rows (``pid``, ``question``, ``choices``, ``answer``, ``question_type``, ``answer_type``,
+``precision``, ``unit``, ``metadata``, ``query``) with the response added: the benchmark's own
+row reader reads each record, so an item is exactly what a copy's row gives, but for its image,
+which the record does not hold (a one-pixel stand-in is read in its place and dropped; nothing
+scores an image). The others (yes/no benchmarks whose metrics need the release's ids) still
+need their copy.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from PIL import Image
+
+from lmmprobe.data.base import DataError, parse_source_spec
+from lmmprobe.data.benchmarks import BENCHMARKS, Benchmark, RowContext, RowError
+from lmmprobe.data.benchmarks.load import (
+    fetch_hint,
+    finish_sample,
+    hub_cache_snapshot,
+    local_copy,
+)
+from lmmprobe.predictions.imported import ImportedPrediction
+from lmmprobe.schema import BenchmarkTag, Sample
+
+__all__ = ["FILE_ITEMS", "item_maker"]
+
+FILE_ITEMS: dict[str, dict[str, str]] = {
+    "vlmevalkit": {
+        name: "choice"
+        for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
+    },
+    "mathvista": {"mathvista": "decoded_image"},
+    "mmmu": {"mmmu": "mmmu_output"},
+}
+"""By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
+made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
+RealWorldQA, ScienceQA_TEST, SEEDBench_IMG); ``mmmu_output`` (an MMMU ``output.json`` record:
+its ``id``, ``question_type``, ``answer``, and its options from ``all_choices`` and
+``index2ans``, read by MMMU's own row reader; the record holds no question, which is named in
+its place); else the benchmark's own row reader over the record, the named image field
+standing in."""
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_GROUP = 1_000_000
+"""MMBench's circular copies: ``index`` = group + k * 1e6 (its published dev split's)."""
+_META = ("category", "l2-category", "L2-category", "split", "source", "subject", "topic")
+"""Columns kept as the item's metadata (breakdown keys), where the table has them."""
+
+ItemMaker = Callable[[str, ImportedPrediction], Sample]
+
+
+def _copy_present(b: Benchmark, options: dict[str, str]) -> bool:
+    """Whether the data spec names a copy, or one lies where a run would read it."""
+    if "path" in options:
+        return True
+    local = local_copy(b)
+    if local is not None and local.is_dir():
+        return True
+    return hub_cache_snapshot(b) is not None
+
+
+def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
+    """How to make each row's item, when `benchmark` has no copy and `tool`'s rows hold them.
+
+    None where a copy is present (the join reads it), or the tool's rows of this benchmark do
+    not hold their items whole.
+    """
+    if tool is None or tool not in FILE_ITEMS:
+        return None
+    try:
+        name, target, options = parse_source_spec(benchmark)
+    except ValueError:
+        return None
+    if name not in FILE_ITEMS[tool] or name not in BENCHMARKS or target is not None:
+        return None
+    b = BENCHMARKS.get(name)
+    if b.members or _copy_present(b, options):
+        return None
+    split = options.get("split") or b.split
+    how = FILE_ITEMS[tool][name]
+    if how == "mmmu_output":
+        return lambda where, pred: _mmmu_item(b, split, where, pred)
+    if how != "choice":
+        return lambda where, pred: _definition_item(b, split, how, where, pred)
+    tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
+
+    def make(where: str, pred: ImportedPrediction) -> Sample:
+        return _choice_item(b, tag, where, pred)
+
+    return make
+
+
+@cache
+def _stand_in() -> bytes:
+    """A one-pixel PNG: the image a record does not hold, read and then dropped."""
+    out = io.BytesIO()
+    Image.new("RGB", (1, 1)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _mmmu_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The MMMU item an ``output.json`` record holds, read by MMMU's own row reader.
+
+    MMMU's ``run_llava.py`` writes each item's ``id``, ``question_type``, ``answer``,
+    ``all_choices`` (its letters, in order) and ``index2ans`` (letter to option text); the
+    row reader gets them as the dataset's ``options`` (the texts, in letter order), and a
+    question naming the item (the record holds none, and names no image).
+    """
+    record = pred.fields
+    if "all_choices" not in record and "index2ans" not in record:
+        # A parsed-answers file ({id: answer}): answers, not items.
+        raise DataError(
+            f"{where}: row {pred.row}: holds an answer, not its item (no all_choices, "
+            f"index2ans): scoring it needs a copy of {b.name}.\n{fetch_hint(b)}"
+        )
+    letters = record.get("all_choices")
+    texts = record.get("index2ans")
+    options: list[str] = []
+    if isinstance(letters, list) and isinstance(texts, dict):
+        options = [str(texts.get(str(letter), "")) for letter in letters]
+    answer = record.get("answer")
+    row = {
+        "id": record.get("id"),
+        "question": f"(MMMU {record.get('id')}: its question is not in the output file)",
+        "question_type": record.get("question_type"),
+        "options": repr(options),
+        "answer": answer if not isinstance(answer, list) else repr(answer),
+    }
+    return _definition_item(b, split, None, where, pred, row)
+
+
+def _definition_item(
+    b: Benchmark,
+    split: str,
+    image: str | None,
+    where: str,
+    pred: ImportedPrediction,
+    row: dict[str, Any] | None = None,
+) -> Sample:
+    """The item the benchmark's own row reader makes of a record that is its dataset's row.
+
+    Raises:
+        DataError: The record lacks a field the reader needs, or holds a bad value (named by
+            file, row and field, in the reader's words).
+
+    """
+    at = f"{where}: row {pred.row}"
+    ctx = RowContext(benchmark=b, split=split, root=None, where=at, index=pred.row - 1)
+    try:
+        given = dict(pred.fields if row is None else row)
+        if image is not None:
+            given[image] = _stand_in()
+        made = b.to_sample(given, ctx)
+    except RowError as exc:
+        raise DataError(f"{at}: {exc.field or '(row)'}: {exc.reason}") from None
+    except KeyError as exc:
+        raise DataError(
+            f"{at}: {exc.args[0] if exc.args else '(row)'}: missing; scoring without a copy of "
+            f"{b.name} reads each item from the file"
+        ) from None
+    if not isinstance(made, Sample):
+        raise DataError(f"{at}: the record makes no single {b.name} item")
+    return finish_sample(b, made.model_copy(update={"images": []}), split)
+
+
+def _cell(value: Any) -> str | None:
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    text = str(value)
+    return text if text.strip() and text.strip() != "nan" else None
+
+
+def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPrediction) -> Sample:
+    """The single-choice item a VLMEvalKit row holds (its question, option cells, gold letter).
+
+    Raises:
+        DataError: The row lacks its question, has fewer than two options, options that skip
+            a letter, or a gold that is not one of its letters (named by file, row, field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    question = _cell(row.get("question"))
+    if question is None:
+        raise DataError(f"{at}: question: missing; scoring without a copy of {b.name} reads "
+                        "each item from the file")  # fmt: skip
+    cells = [_cell(row.get(letter)) for letter in _LETTERS]
+    count = next((i for i, c in enumerate(cells) if c is None), len(cells))
+    choices = [c for c in cells[:count] if c is not None]
+    if count < 2 or any(c is not None for c in cells[count:]):
+        raise DataError(f"{at}: options: expected the cells A, B, ... without a gap, got "
+                        f"{[_LETTERS[i] for i, c in enumerate(cells) if c is not None]}")  # fmt: skip
+    gold = _cell(pred.gold)
+    if gold is None or gold.strip() not in _LETTERS[:count]:
+        raise DataError(f"{at}: answer: {pred.gold!r} is not one of the row's option letters "
+                        f"{_LETTERS[:count]}")  # fmt: skip
+    metadata: dict[str, Any] = {k: _cell(row.get(k)) for k in _META if _cell(row.get(k))}
+    # The model saw the table's letters: they are kept as published, never shuffled.
+    metadata["fixed_options"] = True
+    index = pred.sample_id or f"row-{pred.row}"
+    if b.circular and index.isdigit():
+        metadata.update(
+            index=int(index), circular_index=int(index) % _GROUP, n_options=len(choices)
+        )
+    return Sample(
+        id=f"{b.name}/{index}",
+        question=question,
+        choices=choices,
+        answer=_LETTERS.index(gold.strip()),
+        formulation="single_choice",
+        context=_cell(row.get("hint")),
+        metadata=metadata,
+        prompt=b.prompt,
+        benchmark=tag,
+    )

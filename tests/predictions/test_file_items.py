@@ -1,0 +1,192 @@
+"""A file that holds its items scores by itself: no local copy, the benchmark by name.
+
+VLMEvalKit's prediction tables carry each item whole (question, option cells, gold letter,
+category). With ``--benchmark mmbench`` and no copy of MMBench anywhere (an empty
+``$LMMPROBE_DATA_DIR``, the Hub offline), the table still scores: MMBench's definition (its
+CircularEval metric, its category breakdown, its judge protocol) over the file's items, and
+the same figures as against a copy holding the same items. Issue 36, item 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
+from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy, _mmmu_copy
+from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
+from tests.predictions.test_vlmevalkit_judged import VANILLA
+from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+
+def _offline(tmp_path: Path) -> dict[str, str]:
+    """No copy of any benchmark: an empty data folder, an empty Hub cache, the Hub offline."""
+    (tmp_path / "nodata").mkdir(exist_ok=True)
+    return {
+        "LMMPROBE_DATA_DIR": str(tmp_path / "nodata"),
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_CACHE": str(tmp_path / "hf-home" / "hub"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(tmp_path / "cli-datasets-cache"),
+    }
+
+
+def _score(tmp_path: Path, table: Path, benchmark: str, *more: str) -> Any:
+    return lmmprobe(
+        "score", table, "--benchmark", benchmark, "--format", "json", *more,
+        **_offline(tmp_path),
+    )  # fmt: skip
+
+
+def _values(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v or {}).get("value") for k, v in metrics.items()}
+
+
+def test_a_vlmevalkit_table_scores_with_no_copy_as_against_a_copy_of_its_items(
+    tmp_path: Path,
+) -> None:
+    table = VLMEVALKIT / VANILLA
+    alone = _score(tmp_path, table, "mmbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    with_copy = _score(tmp_path, table, _mmbench_copy(tmp_path))
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    # The official metric (MMBench's CircularEval, over the judged readings the table
+    # records), every other figure, and the category breakdown are the copy's.
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["mmbench_circular"]["value"] == pytest.approx(3 / 14)
+    assert {g: _values(m) for g, m in doc["breakdown"]["category"].items()} == {
+        g: _values(m) for g, m in copied["breakdown"]["category"].items()
+    }
+
+
+def test_the_table_says_its_items_came_from_the_file(tmp_path: Path) -> None:
+    done = lmmprobe("score", VLMEVALKIT / VANILLA, "--benchmark", "mmbench", **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "44 items read from the file (no local copy of the benchmark" in said, said
+    assert "MMB circ." in said
+
+
+def test_a_row_whose_gold_is_not_one_of_its_options_is_named(tmp_path: Path) -> None:
+    rows = pd.DataFrame(
+        {
+            "index": [0, 1],
+            "question": ["Which is red?", "Which is blue?"],
+            "A": ["apple", "sky"],
+            "B": ["leaf", "grass"],
+            "answer": ["A", "C"],
+            "category": ["color", "color"],
+            "prediction": ["A", "B"],
+        }
+    )
+    table = tmp_path / "Model_AI2D_TEST.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "ai2d")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert f"{table}: row 3: answer: 'C' is not one of the row's option letters AB" in said, said
+
+
+def test_a_single_choice_table_scores_accuracy_by_its_category(tmp_path: Path) -> None:
+    rows = pd.DataFrame(
+        {
+            "index": [10, 11, 12],
+            "question": ["Which is red?", "Which is blue?", "Which floats?"],
+            "hint": ["", "Look up.", ""],
+            "A": ["apple", "sky", "stone"],
+            "B": ["leaf", "grass", "wood"],
+            "answer": ["A", "A", "B"],
+            "category": ["color", "color", "physics"],
+            "prediction": ["A", "The answer is B.", "B"],
+        }
+    )
+    table = tmp_path / "Model_ScienceQA_TEST.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "scienceqa-img", "--by", "category")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["metrics"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    groups = {g: m["accuracy"]["value"] for g, m in doc["breakdown"]["category"].items()}
+    assert groups == {"color": pytest.approx(0.5), "physics": pytest.approx(1.0)}
+
+
+def test_a_benchmark_whose_items_a_table_cannot_make_still_needs_its_copy(tmp_path: Path) -> None:
+    # MME's figures need its release's ids (two questions of an image paired): no guessing.
+    ids = Path(__file__).parent / "fixtures" / "vlmevalkit" / "ids" / "Model_MME.tsv"
+    done = _score(tmp_path, ids, "mme")
+    assert done.returncode != 0
+    assert "no local copy" in done.stderr
+
+
+def test_a_mathvista_output_file_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # MathVista's output records are its dataset's rows plus the response: MathVista's own
+    # row reader reads each; the recorded extractions decide, as with the copy.
+    out = FIXTURES / "mathvista" / "output_bard.json"
+    alone = _score(tmp_path, out, "mathvista")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file"
+    folder, _ = _mathvista_copy(tmp_path)
+    copied = json.loads(_score(tmp_path, out, f"mathvista,path={folder}").stdout)
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    # The breakdowns are by the file's own metadata (its records' task, category, skills).
+    records = list(json.loads(out.read_text("utf-8")).values())
+    for key in ("task", "category"):
+        want: dict[str, int] = {}
+        for r in records:
+            want[r["metadata"][key]] = want.get(r["metadata"][key], 0) + 1
+        got = {g: m["mathvista_accuracy"]["n"] for g, m in doc["breakdown"][key].items()}
+        assert got == want, key
+    skills = {s for r in records for s in r["metadata"]["skills"]}
+    assert set(doc["breakdown"]["skills"]) == skills
+    # The file's own figure: the mean of its true_false (MathVista's calculate_score.py).
+    truth = [bool(r["true_false"]) for r in records]
+    assert doc["metrics"]["mathvista_accuracy"]["value"] == pytest.approx(sum(truth) / len(truth))
+
+
+def test_an_mmmu_output_folder_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # Each output.json record holds its id, type, answer, all_choices and index2ans: MMMU's
+    # own row reader makes the item; MMMU's accuracy and its subject breakdown are the copy's.
+    out = FIXTURES / "mmmu" / "llava1.5_13b"
+    alone = _score(tmp_path, out, "mmmu")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file"
+    folder, _ = _mmmu_copy(tmp_path)
+    copied = json.loads(_score(tmp_path, out, f"mmmu,path={folder}").stdout)
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    for key in ("mmmu_subject", "discipline"):
+        assert {g: _values(m) for g, m in doc["breakdown"][key].items()} == {
+            g: _values(m) for g, m in copied["breakdown"][key].items()
+        }, key
+
+
+def test_an_mmmu_parsed_answers_file_holds_no_items_and_says_it_needs_the_copy(
+    tmp_path: Path,
+) -> None:
+    done = _score(tmp_path, FIXTURES / "mmmu" / "llava1.5_13b_val.json", "mmmu")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "holds an answer, not its item" in said and "hf download lmms-lab/MMMU" in said, said
+
+
+def test_an_import_with_no_copy_stores_the_files_items_as_a_run(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    done = lmmprobe(
+        "import", VLMEVALKIT / VANILLA, "--benchmark", "mmbench", "--model", "m", "--db", db,
+        "--format", "json", **_offline(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == 44, doc
+    circular = doc["metrics"]["mmbench_circular"]
+    assert circular["value"] == pytest.approx(3 / 14) and circular["n"] == 14
