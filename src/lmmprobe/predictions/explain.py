@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings
+from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
 from lmmprobe.predictions.as_published import (
     Published,
     PublishedSource,

@@ -27,7 +27,6 @@ DOCS = Path(__file__).parents[3] / "docs" / "benchmarks.md"
 SRC = Path(importlib.import_module("lmmprobe").__file__ or "").parent
 
 
-
 def _docs_rows() -> dict[str, list[str]]:
     """The docs table's cells by benchmark name (name, title, ..., metric, ..., needs)."""
     rows = {}
