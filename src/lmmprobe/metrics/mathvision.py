@@ -286,7 +286,7 @@ def _evaluate(text: str) -> Any:
 
 def _latex2sympy() -> Callable[[str], Any]:
     try:
-        from latex2sympy2 import latex2sympy  # type: ignore[import-not-found,unused-ignore]
+        from latex2sympy2 import latex2sympy
     except ImportError as exc:
         raise MathVisionUnavailable(
             "MathVision's answer equality parses LaTeX with latex2sympy2: "
