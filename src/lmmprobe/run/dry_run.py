@@ -21,6 +21,7 @@ from pathlib import Path
 
 from lmmprobe.data import LoadResult, StreamedLoad, chunks_of
 from lmmprobe.data.rows import remembered_images
+from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel
 from lmmprobe.run.runner import (
@@ -130,7 +131,8 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     # on the first read and on each chunk read again, as a run reads them.
     reading = remembered_images(store) if store is not None else contextlib.nullcontext()
     try:
-        with reading:
+        # Videos are sampled as the run would sample them (`frame_policy`).
+        with reading, frame_policy(spec.frame_policy()):
             # Builds clients and loads no weights; a missing API key is noted, not an error.
             # Data of more than a chunk is planned a chunk at a time, as a run asks it.
             inputs = resolve_inputs(spec, keys=False, chunked=True)

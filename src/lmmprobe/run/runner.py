@@ -33,6 +33,7 @@ from lmmprobe.data import (
     no_valid_samples,
 )
 from lmmprobe.data.rows import remembered_images
+from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.api_keys import keys_not_needed
@@ -849,6 +850,23 @@ def connect_ray_executor(spec: RunSpec) -> RayExecutor:
 
 
 def execute_run(
+    spec: RunSpec,
+    *,
+    store: Store | None = None,
+    progress: ProgressSink | None = None,
+    executor: Executor | None = None,
+    run_id: str | None = None,
+) -> RunOutcome:
+    """Run a spec end to end (`_execute_run`), its videos sampled with its frame policy.
+
+    The policy holds for every read of the data, the first and each chunk read again, so
+    both sample the same frames.
+    """
+    with frame_policy(spec.frame_policy()):
+        return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
+
+
+def _execute_run(
     spec: RunSpec,
     *,
     store: Store | None = None,

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from lmmprobe.schema.judgement import JudgeConfig
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import GenerationParams
+from lmmprobe.schema.video import FramePolicy
 
 MarkStyle = Literal["upper", "lower", "number"]
 MarkChoice = Literal["upper", "lower", "number", "random"]
@@ -193,10 +194,29 @@ class RunSpec(BaseModel):
         description="Judges of the run's answers (``--judge``); None: no judge.",
     )
 
+    frames: str | None = Field(
+        default=None,
+        # Left out of every dump while unset, so runs without video record what they did.
+        exclude_if=lambda v: v is None,
+        description="The frame policy every video is sampled with (``--frames``: frames=N, "
+        "fps=F or fps=F,max_frames=M), over each video's own; None: each video's own policy, "
+        "else frames=8.",
+    )
+
     @field_validator("executor")
     @classmethod
     def _executor_spec(cls, value: str) -> str:
         return check_executor(value)
+
+    @field_validator("frames")
+    @classmethod
+    def _frame_policy(cls, value: str | None) -> str | None:
+        # Kept as the policy's own label, so equal policies written apart are one spec.
+        return None if value is None else FramePolicy.parse(value).label
+
+    def frame_policy(self) -> FramePolicy | None:
+        """The run's frame policy (`frames`) parsed; None where the run gives none."""
+        return None if self.frames is None else FramePolicy.parse(self.frames)
 
     def check_executor_settings(self) -> None:
         """Refuse replica settings given with the local executor (they would be ignored).
