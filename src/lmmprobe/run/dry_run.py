@@ -28,6 +28,7 @@ from lmmprobe.run.runner import (
     EarlierKeys,
     _input_error,
     _plan_dialogue_round,
+    check_media,
     dialogue_stages,
     plan_requests,
     priced,
@@ -136,6 +137,7 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
             # Builds clients and loads no weights; a missing API key is noted, not an error.
             # Data of more than a chunk is planned a chunk at a time, as a run asks it.
             inputs = resolve_inputs(spec, keys=False, chunked=True)
+            check_media(inputs.models, inputs.load, spec)
             return [
                 _plan_model(
                     model_spec, model, inputs.load, spec, store,

@@ -310,6 +310,36 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
     return RunInputs(models, load, missing_keys)
 
 
+def check_media(
+    models: Sequence[tuple[str, Model | AsyncModel]], load: LoadResult | StreamedLoad, spec: RunSpec
+) -> None:
+    """Refuse, before any call, a model that cannot be shown the data's videos.
+
+    A video reaches a model as a video (`Capabilities.video`) or as its frames, images
+    (`Capabilities.images`); a model taking neither would fail every such sample after its
+    first calls. A blind run shows no media and is not checked.
+
+    Raises:
+        ValueError: Naming every such model and how many samples ask about a video.
+
+    """
+    if spec.formulate.blind:
+        return
+    if isinstance(load, StreamedLoad):
+        videos = load.videos
+    else:
+        videos = sum(s.video is not None for s in load.samples)
+    if not videos:
+        return
+    refused = [s for s, m in models if not (m.capabilities.images or m.capabilities.video)]
+    if refused:
+        names = ", ".join(repr(s) for s in refused)
+        raise ValueError(
+            f"{names} take{'s' if len(refused) == 1 else ''} neither images nor video, and "
+            f"{videos:,} sample(s) ask about a video: use a vision model, or --blind"
+        )
+
+
 def _recorded_alike(specs: Sequence[str]) -> list[Exception]:
     """Models that differ only where values that may be secrets are hidden, as errors.
 
@@ -906,6 +936,7 @@ def _execute_run(
         with remembered_images(store):  # an image file checked by an earlier run is not again
             inputs = resolve_inputs(spec, chunked=True)
         models, load = inputs.models, inputs.load
+        check_media(models, load, spec)
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
             raise ValueError(
