@@ -7,6 +7,7 @@ the block at columns 8b..8b+7), its bottom half is a grey ramp that moves with t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,13 @@ def needs_av() -> None:
 
 
 def write_video(
-    path: Path, *, frames: int = 40, fps: int = 10, gop: int = 12, faststart: bool = False
+    path: Path,
+    *,
+    frames: int = 40,
+    fps: int = 10,
+    gop: int = 12,
+    faststart: bool = False,
+    fill: Callable[[int], tuple[int, int, int]] | None = None,
 ) -> Path:
     """Encode `frames` index-coded frames at `fps` (H.264, a keyframe every `gop` frames).
 
@@ -36,6 +43,8 @@ def write_video(
         fps: Frames per second.
         gop: Frames between keyframes.
         faststart: Put the index (moov) first, so a file cut short still opens.
+        fill: Frame i painted all `fill(i)` instead of its index code (a video whose colour
+            changes, for a model that answers from a frame's colour).
 
     """
     import av
@@ -54,6 +63,8 @@ def write_video(
             rgb[HEIGHT // 2 :] = ((np.arange(WIDTH) * 3 + 5 * i) % 256).astype(np.uint8)[
                 None, :, None
             ]
+            if fill is not None:
+                rgb[:] = fill(i)
             for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
                 out.mux(packet)
         for packet in stream.encode():

@@ -144,7 +144,9 @@ def run(
         str | None,
         typer.Option(
             help="Frame policy for videos: N (N frames, evenly spread), fps=F or "
-            "fps=F,max_frames=M; over each video's own [default: its own, else 8 frames].",
+            "fps=F,max_frames=M; over each video's own [default: its own, else 8 frames]. "
+            "Several (8,16,32 or fps=1;fps=2): each sample asked under each, accuracy per "
+            "policy and frame_sensitivity reported.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,

@@ -4,7 +4,8 @@ A row gives ``"video": "clip.mp4"`` or an object ``{"path" | "url", "start", "en
 "frames" | "fps", "max_frames"}``: the file (relative to the data file) or URL, the clip in
 seconds, and the row's own frame policy (``frames: 8``; ``fps: 1, max_frames: 32``). The
 frames are sampled when the row loads (`VideoRef.resolved`), under the run's policy where the
-run gives one (`frame_policy`), else the row's own, else ``frames=8``: a video that cannot be
+run gives one (`frame_policy`; a run of several samples each: the first gives the frames, the
+others the clip's `VideoRef.alternates`), else the row's own, else ``frames=8``: a video that cannot be
 read or decoded is that row's problem, ``FILE:LINE: video: video PATH: why``, and the other
 rows load. Sampled clips are remembered for the process (by path, size, modification time,
 clip and policy), so data read again chunk by chunk does not decode them again.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ from lmmprobe.schema.video import FramePolicy, VideoRef
 
 VIDEO_FIELDS = ("path", "url", "start", "end", "frames", "fps", "max_frames")
 
-_RUN_POLICY: ContextVar[FramePolicy | None] = ContextVar("lmmprobe_frame_policy", default=None)
+_RUN_POLICIES: ContextVar[tuple[FramePolicy, ...]] = ContextVar(
+    "lmmprobe_frame_policies", default=()
+)
 
 _REMEMBERED = 4096
 """Sampled clips kept for the process: each is a few hundred bytes (times and hashes)."""
@@ -36,18 +39,22 @@ _resolved: OrderedDict[tuple[Any, ...], VideoRef] = OrderedDict()
 
 
 @contextlib.contextmanager
-def frame_policy(policy: FramePolicy | None) -> Iterator[None]:
-    """Within the block, every video row loaded is sampled with `policy` (None: its own).
+def frame_policy(policies: FramePolicy | Sequence[FramePolicy] | None) -> Iterator[None]:
+    """Within the block, every video row loaded is sampled with the run's `policies`.
 
     Args:
-        policy: The run's frame policy (``--frames``), which overrides each row's own.
+        policies: The run's frame policy or policies (``--frames``), which override each row's
+            own: the first gives the video's `VideoRef.frames`, each other its
+            `VideoRef.alternates` entry (a run sweeping policies). None or none: its own.
 
     """
-    token = _RUN_POLICY.set(policy)
+    if isinstance(policies, FramePolicy):
+        policies = [policies]
+    token = _RUN_POLICIES.set(tuple(policies or ()))
     try:
         yield
     finally:
-        _RUN_POLICY.reset(token)
+        _RUN_POLICIES.reset(token)
 
 
 def check_video(base: Path, value: Any, field: str = "video") -> VideoRef:
@@ -88,8 +95,13 @@ def check_video(base: Path, value: Any, field: str = "video") -> VideoRef:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise RowError(f"{field}.{where}" if where else field, err["msg"]) from None
+    policies = _RUN_POLICIES.get()
     try:
-        return _sampled(ref, _RUN_POLICY.get())
+        sampled = _sampled(ref, policies[0] if policies else None)
+        if len(policies) > 1:
+            others = {p.label: _sampled(ref, p).frames or [] for p in policies[1:]}
+            sampled = sampled.model_copy(update={"alternates": others})
+        return sampled
     except OSError as exc:  # VideoError: unreadable, empty, truncated, no video stream
         raise RowError(field, str(exc)) from None
     except ImportError as exc:

@@ -133,7 +133,7 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     reading = remembered_images(store) if store is not None else contextlib.nullcontext()
     try:
         # Videos are sampled as the run would sample them (`frame_policy`).
-        with reading, frame_policy(spec.frame_policy()):
+        with reading, frame_policy(spec.frame_policies()):
             # Builds clients and loads no weights; a missing API key is noted, not an error.
             # Data of more than a chunk is planned a chunk at a time, as a run asks it.
             inputs = resolve_inputs(spec, keys=False, chunked=True)

@@ -64,6 +64,7 @@ from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.schema.record import ModelRecord, RunRecord
+from lmmprobe.schema.spec import FRAME_POLICY_KEY
 from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store, StoreError
 
@@ -381,10 +382,38 @@ def plan_requests(
     ident = identity.cache_id()
     rows = []
     circular = spec.formulate.circular
+    sweep = [p.label for p in spec.frame_policies()] if len(spec.frame_policies()) > 1 else []
     for sample in samples:
+        if sweep:
+            rows += _swept(formulator, sample, sweep, spec.repeats, ident)
+            continue
         times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
         for repeat in range(times):
             rows.append((sample, _keyed(formulator, sample, repeat, ident)))
+    return rows
+
+
+def _swept(
+    formulator: Formulator, sample: Sample, labels: list[str], repeats: int, identity: str
+) -> list[tuple[Sample, Ask]]:
+    """`sample` asked `repeats` times under each frame policy of a sweep (``--frames 8,16``).
+
+    Row ``p * repeats + r`` is repeat r under policy p: worded and seeded as repeat r (so the
+    policies differ in their frames alone), shown that policy's frames, its row's metadata
+    naming the policy (`FRAME_POLICY_KEY`). A sample without a video is asked alike under
+    each (one request, its answer shared), so every policy's figures cover the same samples.
+    """
+    rows = []
+    for p, label in enumerate(labels):
+        update: dict[str, object] = {"metadata": {**sample.metadata, FRAME_POLICY_KEY: label}}
+        if sample.video is not None:
+            update["video"] = sample.video.under(label)
+        variant = sample.model_copy(update=update)
+        for r in range(repeats):
+            ask = formulator.ask(variant, r)
+            ask.repeat = p * repeats + r
+            ask.key = ask_key(identity, ask)
+            rows.append((variant, ask))
     return rows
 
 
@@ -892,7 +921,7 @@ def execute_run(
     The policy holds for every read of the data, the first and each chunk read again, so
     both sample the same frames.
     """
-    with frame_policy(spec.frame_policy()):
+    with frame_policy(spec.frame_policies()):
         return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
 
 

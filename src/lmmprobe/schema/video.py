@@ -129,6 +129,26 @@ class FramePolicy(BaseModel):
         return [start + (i + 0.5) * span / n for i in range(n)]
 
 
+def parse_policies(text: str) -> list[FramePolicy]:
+    """One or more frame policies: ``8``, ``8,16,32``, ``fps=1`` or ``fps=0.5;fps=1;fps=2``.
+
+    Policies are separated by ``;``; a list of bare counts may use commas (``8,16,32``).
+
+    Raises:
+        ValueError: A policy is malformed, or one is given twice (naming it).
+
+    """
+    parts = text.split(";")
+    if len(parts) == 1 and re.fullmatch(r"\s*\d+\s*(,\s*\d+\s*)+", text):
+        parts = text.split(",")
+    policies = [FramePolicy.parse(part) for part in parts]
+    labels = [p.label for p in policies]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ValueError(f"frame policies {text!r}: {label} is given twice")
+    return policies
+
+
 class VideoFrame(BaseModel):
     """One decoded frame: when it is shown and what its pixels are."""
 
@@ -170,6 +190,12 @@ class VideoRef(BaseModel):
     )
     decoder: str | None = Field(
         default=None, description="The decoding library and version that decoded `frames`."
+    )
+    alternates: dict[str, list[VideoFrame]] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The frames other policies of the run picked, by policy label (a run "
+        "sweeping policies, ``--frames 8,16,32``); `under` gives the clip under one.",
     )
 
     @model_validator(mode="after")
@@ -234,6 +260,19 @@ class VideoRef(BaseModel):
                 "decoder": _video_decode.decoder_version(),
             }
         )
+
+    def under(self, label: str) -> VideoRef:
+        """The clip with the frames policy `label` picked (its own, or an alternate's).
+
+        Raises:
+            KeyError: No frames were sampled under `label`.
+
+        """
+        if label == self.sampled_with:
+            return self
+        if not self.alternates or label not in self.alternates:
+            raise KeyError(f"video {self.source}: no frames sampled under {label}")
+        return self.model_copy(update={"frames": self.alternates[label], "sampled_with": label})
 
     def frame_images(self) -> list[ImageRef]:
         """The resolved frames as images, in time order, each named by its pixel hash.
