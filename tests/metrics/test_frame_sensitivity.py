@@ -23,7 +23,7 @@ def test_policies_are_read_as_one_list_and_a_sweep_breaks_down_by_policy() -> No
         "fps=1,max_frames=32",
         "fps=2,max_frames=8",
     ]
-    with pytest.raises(ValueError, match="frames=8 is given twice"):
+    with pytest.raises(ValueError, match="'frames=8' is given twice"):
         parse_policies("8;frames=8")
     spec = RunSpec(frames="8,16", by=["subtask"])
     assert spec.frames == "frames=8;frames=16"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import math
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -126,6 +129,23 @@ def test_the_same_policy_gives_the_same_frames_in_another_process(clip: Path) ->
     )
     assert here is not None
     assert there == [f"{f.time!r} {f.sha256}" for f in here]
+
+
+def test_a_video_at_a_url_is_sampled_as_its_file_is(clip: Path) -> None:
+    # A loopback HTTP server (the standard library's) stands in for a video host.
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(clip.parent))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/{clip.name}"
+            policy = FramePolicy.parse("frames=4")
+            remote = VideoRef(url=url).resolved(policy)
+            assert remote.frames == VideoRef(path=str(clip)).resolved(policy).frames
+            assert [frame_index(im.load()) for im in remote.frame_images()] == [5, 15, 25, 35]
+            with pytest.raises(OSError, match=r"^video http://127\.0\.0\.1:\d+/missing\.mp4: "):
+                VideoRef(url=url.replace(clip.name, "missing.mp4")).resolved(policy)
+        finally:
+            server.shutdown()
 
 
 def test_a_frame_whose_file_changed_since_sampling_is_refused(clip: Path) -> None:

@@ -145,7 +145,7 @@ def parse_policies(text: str) -> list[FramePolicy]:
     labels = [p.label for p in policies]
     for label in labels:
         if labels.count(label) > 1:
-            raise ValueError(f"frame policies {text!r}: {label} is given twice")
+            raise ValueError(f"frame policies {text!r}: the policy {label!r} is given twice")
     return policies
 
 
