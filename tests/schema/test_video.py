@@ -186,6 +186,43 @@ def test_a_broken_video_is_one_error_naming_the_file(tmp_path: Path, make, reaso
     assert "\n" not in message
 
 
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_damaged_video_is_sampled_or_refused_as_a_video_error(data: st.DataObject) -> None:
+    # Bytes flipped, cut or spliced anywhere in a real file (and bytes of no file at all):
+    # sampling gives frames or one VideoError naming the file, never another exception.
+    needs_av()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "clip.mp4"
+        good = _GOOD.get("bytes")
+        if good is None:
+            good = _GOOD["bytes"] = write_video(path, frames=20, faststart=True).read_bytes()
+        raw = bytearray(good)
+        for _ in range(data.draw(st.integers(0, 8), label="flips")):
+            i = data.draw(st.integers(0, len(raw) - 1))
+            raw[i] = data.draw(st.integers(0, 255))
+        cut = data.draw(st.integers(0, len(raw)), label="cut")
+        blob = data.draw(st.sampled_from(["damaged", "cut", "noise"]))
+        content = {
+            "damaged": bytes(raw),
+            "cut": bytes(raw[:cut]),
+            "noise": data.draw(st.binary(max_size=4096)),
+        }[blob]
+        path.write_bytes(content)
+        try:
+            ref = VideoRef(path=str(path)).resolved(FramePolicy.parse("frames=3"))
+        except OSError as exc:
+            assert str(exc).startswith(f"video {path}: ")
+            assert "\n" not in str(exc)
+        else:
+            assert ref.frames is not None and len(ref.frames) == 3
+
+
+_GOOD: dict[str, bytes] = {}
+
+
 def test_the_key_names_the_policy_and_the_frames_not_the_path(clip: Path, tmp_path: Path) -> None:
     def key(ref: VideoRef) -> str:
         sample = Sample(id="s", question="q?", choices=["a", "b"], answer=0, video=ref)

@@ -478,6 +478,12 @@ def run_model(
     progress = progress or NullProgress()
     outcome = ModelOutcome(spec=model_spec, identity=model.identity)
     stages = None if isinstance(samples, StreamedLoad) else dialogue_stages(samples)
+    if stages is not None and len(spec.frame_policies()) > 1:
+        # A dialogue's rounds are planned round by round (`_run_dialogues`), one policy each.
+        raise ValueError(
+            "--frames with several policies asks each sample again under each; multi-round "
+            "dialogues cannot be asked so: give one policy"
+        )
     # What the executor starts for this model (Ray: its replicas, an hf model's weights) serves
     # every chunk, and ends with the model's run however that ends (an error, a Ctrl-C).
     with model_session(executor, model_spec, model):
