@@ -71,3 +71,11 @@ def test_a_different_answer_changes_later_prompts(tmp_path):
         run_model("b", b, samples, RunSpec(models=["b"]), store)
     second = {m.identity.name: {r.sample_id: r for r in m.seen}["d1-1"] for m in (a, b)}
     assert second["a"].messages[1].text == "(A)" and second["b"].messages[1].text == "(B)"
+
+
+def test_dialogues_are_not_asked_under_several_frame_policies(tmp_path):
+    model = Capturing()
+    spec = RunSpec(models=["m"], frames="8,16")
+    with Store(tmp_path / "db") as store, pytest.raises(ValueError, match="give one policy"):
+        run_model("m", model, dialogue("d1"), spec, store)
+    assert model.seen == []

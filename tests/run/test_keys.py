@@ -144,7 +144,7 @@ def test_key_format_is_unchanged() -> None:
 def test_every_request_field_is_keyed_or_deliberately_left_out() -> None:
     # A field added to Request or GenerationParams must be placed here on purpose: into
     # request_key if it changes what a model returns, or into the left-out set if it does not.
-    keyed = {"method", "messages", "images", "candidates", "response_prefix", "gen"}
+    keyed = {"method", "messages", "images", "candidates", "response_prefix", "gen", "video"}
     left_out = {"key", "sample_id", "repeat", "prompt", "options", "marks", "order"}
     assert set(Request.model_fields) == keyed | left_out
     assert set(GenerationParams.model_fields) == {"max_new_tokens", "temperature", "top_p", "seed"}

@@ -140,6 +140,15 @@ def run(
     ] = "demo",
     limit: Annotated[int | None, typer.Option(min=1, help="Use at most N samples.")] = None,
     repeats: Annotated[int, typer.Option(min=1, help="Ask each sample K times.")] = 1,
+    frames: Annotated[
+        str | None,
+        typer.Option(
+            help="Frame policy for videos: N (N frames, evenly spread), fps=F or "
+            "fps=F,max_frames=M; over each video's own [default: its own, else 8 frames]. "
+            "Several (8,16,32 or fps=1;fps=2): each sample asked under each, accuracy per "
+            "policy and frame_sensitivity reported.",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
     by: Annotated[
         list[str] | None, typer.Option(help="Break down by metadata keys: --by subtask,scenario.")
@@ -256,6 +265,7 @@ def run(
             data=data,
             limit=limit,
             repeats=repeats,
+            frames=frames,
             seed=seed,
             by=_split(by),
             out=str(out) if out else None,

@@ -436,6 +436,8 @@ class StreamedLoad:
     kinds: dict[SampleKind, None] = field(default_factory=dict)
     """Each `sample_kind` among the samples, in the order first met: what a step that decides
     something by kind alone (judging: a sample's protocol) checks before reading them again."""
+    videos: int = 0
+    """How many samples have a video: the runner checks its models take video or images."""
 
     def chunks(self) -> Iterator[list[Sample]]:
         """The samples again, `size` at a time, each chunk checked against the first read.
@@ -526,6 +528,7 @@ def load_in_chunks(
     count = 0
     dialogues = False
     kinds: dict[SampleKind, None] = {}
+    videos = 0
     # The first read's samples are let go as they are read again, not kept through the rest.
     first.reverse()
     again = itertools.chain(_drained(first), rows)
@@ -538,6 +541,7 @@ def load_in_chunks(
         h.update(framed)
         dialogues = dialogues or "dialogue_id" in sample.metadata
         kinds[sample_kind(sample)] = None
+        videos += sample.video is not None
         count += 1
         if count % size == 0:
             fingerprints.append(h.hexdigest())
@@ -549,5 +553,5 @@ def load_in_chunks(
     return StreamedLoad(
         spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
         fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
-        invalid=stream.invalid, problems=stream.problems, kinds=kinds,
+        invalid=stream.invalid, problems=stream.problems, kinds=kinds, videos=videos,
     )  # fmt: skip

@@ -6,7 +6,9 @@ them holding at most `lmmprobe.schema.image.max_sample_pixels` together), ``ques
 ``choices`` (list of str, or null for open-ended), ``answer`` (choice index, or reference
 text(s)), ``formulation`` (single_choice | true_false | open_ended; default single_choice when
 choices are given, else open_ended), ``context``, ``history`` (list of {role, content}),
-``metadata`` (object). Blank lines and lines starting with ``#`` are ignored.
+``metadata`` (object), ``video`` (a path relative to the file, or an object with ``path`` or
+``url``, ``start``, ``end`` and the row's own frame policy: `lmmprobe.data.video`; ``images``
+may then be left out). Blank lines and lines starting with ``#`` are ignored.
 
 The file is read a line at a time (`stream_jsonl`: a million-line file holds one sample at a
 time); a line is at most `MAX_LINE` characters and nested at most ``MAX_NESTING`` levels (`lmmprobe.data.rows`), else
@@ -39,6 +41,7 @@ from lmmprobe.data.rows import (
     too_deep_text,
     value_path,
 )
+from lmmprobe.data.video import check_video
 from lmmprobe.schema import Sample
 
 REQUIRED = ("id", "images", "question", "answer")
@@ -53,6 +56,7 @@ KNOWN = frozenset(
         "context",
         "history",
         "metadata",
+        "video",
     }
 )
 
@@ -64,6 +68,8 @@ def parse_row(row: Any, base: Path) -> Sample:
         RowError: The row is invalid; carries the field and reason.
 
     """
+    if isinstance(row, dict) and "video" in row:
+        row = {"images": [], **row}  # a video's question may show no image besides
     row = require_object(row, REQUIRED)
     unknown = sorted(set(row) - KNOWN)
     if unknown:
@@ -73,6 +79,8 @@ def parse_row(row: Any, base: Path) -> Sample:
     data = dict(row)
     data["id"] = str(row["id"]) if isinstance(row["id"], int | str) else row["id"]
     data["images"] = check_images(base, row["images"])
+    if "video" in row:
+        data["video"] = check_video(base, row["video"])
     if "formulation" not in data:
         # Given choices, even an empty list, mean a choice question (and `choices: []` is
         # then refused as such, not read as an open-ended sample).

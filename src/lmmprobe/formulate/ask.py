@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lmmprobe.schema import GenerationParams, ImageRef, Method, Request
+from lmmprobe.schema.video import VideoRef
 
 Turn = tuple[str, str]
 """A text-only chat turn before the question: (role, text)."""
@@ -39,6 +40,8 @@ class Ask:
     """System prompt, in-context example and dialogue history, in order, as text turns."""
     key: str = ""
     """Cache key of `to_request()`'s request, set by the runner."""
+    video: VideoRef | None = None
+    """The sample's resolved video, whose frames are the first images (None: no video)."""
 
     def layout(self) -> list[tuple[str, list[Part]]]:
         """The chat turns the request sends, each as (role, parts): the one place they are laid out.
@@ -79,6 +82,7 @@ class Ask:
                 "order": self.order,
                 "response_prefix": self.response_prefix,
                 "gen": self.gen,
+                **({} if self.video is None else {"video": self.video}),
             }
         )
 

@@ -259,7 +259,7 @@ class Formulator:
             repeat,
             method,
             "\n".join(parts),
-            [] if self._blind else list(sample.images),
+            [] if self._blind else sample.media,
             _candidates(method, options, marks),
             options,
             marks,
@@ -267,6 +267,7 @@ class Formulator:
             config.response_prefix,
             self._fixed_gen if self._fixed_gen is not None else self._gen_for(repeat),
             preamble,
+            video=None if self._blind else sample.video,
         )
 
 

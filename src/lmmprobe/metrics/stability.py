@@ -121,6 +121,57 @@ def _category(score: Score) -> str:
     return score.prediction_text or ""
 
 
+def policy_spread_of(
+    rows: dict[str, dict[str, list[int]]],
+    labels: Sequence[str],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> MetricValue:
+    """`frame_sensitivity`: the best policy's accuracy minus the worst's, with an interval.
+
+    Each policy's accuracy is its right rows over its answered rows (failed requests left
+    out, as `accuracy` leaves them). Intervals resample samples, every policy's rows of a
+    sample together, as `summarize` does: the spread is paired, not two independent figures.
+
+    Args:
+        rows: Per sample id (every sample of the rows, answered or not), per policy label,
+            [right rows, answered rows].
+        labels: The run's policies, in order.
+        n_boot: Bootstrap resamples (0: no interval).
+        seed: Resampling seed.
+
+    Returns:
+        The spread in accuracy (None when some policy has no answered row); ``n`` counts the
+        answered rows.
+
+    """
+    groups = dict(sorted(rows.items()))
+    right = np.zeros((len(groups), len(labels)))
+    answered = np.zeros((len(groups), len(labels)))
+    for i, per in enumerate(groups.values()):
+        for j, label in enumerate(labels):
+            r, a = per.get(label, (0, 0))
+            right[i, j], answered[i, j] = r, a
+    n_rows = int(answered.sum())
+    if not groups or not (answered.sum(axis=0) > 0).all():
+        return MetricValue(None, None, None, n_rows)
+    accuracy = right.sum(axis=0) / answered.sum(axis=0)
+    point = float(accuracy.max() - accuracy.min())
+    low = high = None
+    if n_boot:
+
+        def stat(w: WeightArray) -> FloatArray:
+            per_policy = ratio(w @ right, w @ answered)  # NaN where a policy drew no row
+            spread: FloatArray = per_policy.max(axis=1) - per_policy.min(axis=1)
+            return spread[:, None]
+
+        dist = bootstrap_distribution(stat, len(groups), n_boot, np.random.default_rng(seed))
+        lo, hi = percentile_interval(dist)
+        low, high = finite_or_none(lo[0]), finite_or_none(hi[0])
+    return MetricValue(point, low, high, n_rows)
+
+
 def mean_with_interval(
     values: FloatArray, defined: FloatArray, n_rows: int, n_boot: int, seed: int
 ) -> MetricValue:

@@ -173,6 +173,14 @@ class Capabilities(BaseModel):
     mark_logprobs: bool = Field(
         default=False, description="Implements mark_logprobs() (API token log-probabilities)."
     )
+    images: bool = Field(
+        default=True, description="Takes images (a video's frames are sent as images)."
+    )
+    video: bool = Field(
+        default=False,
+        description="Takes a video as a video (the processor's video input, or a "
+        "``video_url`` part), not only its frames as images.",
+    )
     multi_image: bool = Field(default=True, description="Accepts several images per request.")
     max_images: int | None = Field(default=None, description="Images per request; None = no limit.")
     max_batch_size: int = Field(default=1, ge=1, description="Requests per call.")

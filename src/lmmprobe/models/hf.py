@@ -65,6 +65,21 @@ log = logging.getLogger(__name__)
 
 # Architectures whose processors take exactly one image per prompt.
 SINGLE_IMAGE_MODEL_TYPES = frozenset({"blip-2", "paligemma"})
+VIDEO_MODEL_TYPES = frozenset(
+    {"qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llava_onevision", "llava_next_video"}
+)
+"""Architectures whose processor takes a video (``videos=``, a ``{"type": "video"}`` part in
+the chat template): a sample's video reaches them as one, where their processor has its
+video processor (transformers' video processors need torchvision); other models get the
+video's frames as images."""
+
+
+class _Decoded(list[Image.Image]):
+    """A request's pictures in order; the first `video` of them are a video's frames."""
+
+    video: int = 0
+
+
 _DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 # Arguments `render` gives apply_chat_template itself: chat_template_kwargs may not replace them.
 _RESERVED_TEMPLATE_KWARGS = frozenset(
@@ -240,6 +255,14 @@ class HFModel:
             # They change the prompt (thinking on or off); only when set, so identities (and
             # stored answers) of specs without them stay as they were.
             identity["chat_template_kwargs"] = dict(sorted(opts.chat_template_kwargs.items()))
+        # A video as a video where the architecture takes one and its processor loaded its
+        # video processor; else its frames as images. The identity says which (only then, so
+        # the identities of other models stay as they were).
+        self._video = self.model_type in VIDEO_MODEL_TYPES and (
+            getattr(self.processor, "video_processor", None) is not None
+        )
+        if self._video:
+            identity["video"] = "processor"
         self.identity = ModelIdentity(
             backend="hf",
             name=opts.path,
@@ -248,6 +271,7 @@ class HFModel:
             options=identity,
         )
         self.capabilities = Capabilities(
+            video=self._video,
             likelihood=True,
             multi_image=max_images != 1,
             max_images=max_images,
@@ -326,9 +350,14 @@ class HFModel:
 
         """
         conversation = []
+        frames = request.video_frames if self._video else 0
         for m in request.messages:
             parts: list[dict[str, Any]] = []
             for p in m.content:
+                if p.type == "image" and p.image is not None and p.image < frames:
+                    if p.image == 0:  # the video's frames are one video part, in their place
+                        parts.append({"type": "video"})
+                    continue
                 parts.append(
                     {"type": "image"}
                     if p.type == "image"
@@ -419,10 +448,20 @@ class HFModel:
             key = image_key(ref)
             if key not in decoded:
                 decoded[key] = ref.load().convert("RGB")
-        return [decoded[image_key(ref)] for ref in request.images]
+        out = _Decoded(decoded[image_key(ref)] for ref in request.images)
+        out.video = request.video_frames if self._video else 0
+        return out
 
     def _encode(self, texts: list[str], images: list[list[Image.Image]], **extra: Any) -> Any:
         kwargs: dict[str, Any] = {"text": texts, "return_tensors": "pt", "padding": True, **extra}
+        # A video's frames go to the processor's video input (one video per prompt that has
+        # one, in prompt order, as the template's video parts are); the rest as images.
+        videos = [list(p[: p.video]) for p in images if isinstance(p, _Decoded) and p.video]
+        if videos:
+            images = [list(p[p.video :]) if isinstance(p, _Decoded) else p for p in images]
+            # The frames are the ones sampled: the processor must not sample them again.
+            kwargs["videos"] = videos
+            kwargs["do_sample_frames"] = False
         if any(images):
             kwargs["images"] = images
         batch = self.processor(**kwargs)

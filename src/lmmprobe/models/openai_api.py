@@ -13,7 +13,13 @@ attempt, the reply's headers and body, not each read), ``max_attempts`` (6),
 (1,048,576), ``image_format`` (png | jpeg), ``max_request_image_bytes`` (50,000,000: the most
 bytes of base64 image data one request carries, each listing of a picture counted, as sent;
 OpenAI documents 50 MB per request; a sample over it is refused before anything is encoded or
-sent, as that sample's ``unsupported_input`` error), ``send_seed`` (true), ``max_tokens_param``
+sent, as that sample's ``unsupported_input`` error), ``video`` (frames | url: how a sample's
+video is sent: its sampled frames as images, in time order (the default, any vision server), or
+one ``video_url`` part, the video's URL or its file as a base64 data URL within
+``max_request_image_bytes``, for servers that take video (vLLM, SGLang), which sample the
+frames themselves by their own settings; a clip (start/end) is sent as frames only), ``images``
+(true; false for a server that takes no images: a run asking it about videos is refused before
+any call unless ``video=url``), ``send_seed`` (true), ``max_tokens_param``
 (max_tokens | max_completion_tokens), ``top_logprobs`` (20), ``max_requests`` and
 ``max_tokens_total`` (a budget; when spent, the remaining requests are returned as ``budget``
 errors so the run stops cleanly and resumes later), ``unreachable_after`` (20: after that many
@@ -87,12 +93,15 @@ shaped like a key) before it leaves the backend.
 from __future__ import annotations
 
 import asyncio
+import base64
 import codecs
 import contextlib
 import email.utils
 import json
 import logging
 import math
+import mimetypes
+import os
 import random
 import ssl
 import time
@@ -185,6 +194,8 @@ class OpenAIOptions:
     reasoning_effort: str | None = None
     thinking_budget: int | None = None
     chat_template_kwargs: Mapping[str, OptionScalar] | None = None
+    video: str = "frames"
+    images: bool = True
 
 
 _CONVERT: dict[str, Any] = {
@@ -206,6 +217,8 @@ _CONVERT: dict[str, Any] = {
     "reasoning_effort": str,
     "thinking_budget": int,
     "chat_template_kwargs": lambda v: parse_option_map(v, "chat_template_kwargs"),
+    "video": str,
+    "images": lambda v: v.lower() in ("1", "true", "yes"),
 }
 
 
@@ -303,6 +316,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
     opts = OpenAIOptions(model=model, base_url=base_url, **values)
     if opts.image_format.lower() not in ("png", "jpeg"):
         raise ValueError("openai backend: image_format must be png or jpeg")
+    if opts.video not in ("frames", "url"):
+        raise ValueError("openai backend: video must be frames or url")
     if opts.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
         raise ValueError(
             "openai backend: max_tokens_param must be max_tokens or max_completion_tokens"
@@ -587,8 +602,14 @@ class OpenAIChatModel:
         # The thinking options change what the model writes, so they key its answers; only
         # when set, so the identities (and stored answers) of runs without them stay as they were.
         identity.update(_thinking_request_fields(opts))
+        if opts.video == "url":
+            # The server samples the video itself: other inputs than frames. Only when set,
+            # so the identities (and stored answers) of frame-sending specs stay as they were.
+            identity["video"] = "url"
         self.identity = ModelIdentity(backend="openai", name=opts.model, options=identity)
         self.capabilities = Capabilities(
+            images=opts.images,
+            video=opts.video == "url",
             likelihood=False,
             mark_logprobs=True,
             multi_image=True,
@@ -693,11 +714,12 @@ class OpenAIChatModel:
                 (re-test 7 #7: one 15 MB picture listed 100 times built a 2 GB request).
 
         """
+        frames = request.video_frames if self.opts.video == "url" else 0  # sent as the video
         listed = [
             request.images[p.image]
             for m in request.messages
             for p in m.content
-            if p.type == "image" and p.image is not None
+            if p.type == "image" and p.image is not None and p.image >= frames
         ]
         cap = self.opts.max_request_image_bytes
         try:
@@ -716,15 +738,53 @@ class OpenAIChatModel:
         if all(p.type == "text" for p in m.content):
             return m.text
         parts: list[dict[str, Any]] = []
+        frames = request.video_frames if self.opts.video == "url" else 0
         for p in m.content:
             if p.type == "text":
                 parts.append({"type": "text", "text": p.text or ""})
                 continue
             assert p.image is not None
+            if p.image < frames:  # the video's frames: the video itself, in the first's place
+                if p.image == 0:
+                    parts.append(
+                        {"type": "video_url", "video_url": {"url": self._video_url(request)}}
+                    )
+                continue
             # One encoding per picture: a sample listing a file again sends the same URL.
             key = image_key(request.images[p.image])
             parts.append({"type": "image_url", "image_url": {"url": urls[key]}})
         return parts
+
+    def _video_url(self, request: Request) -> str:
+        """What a ``video_url`` part points to: the video's URL, or its file as a data URL.
+
+        Raises:
+            UnsupportedInputError: The sample asks about a clip (start or end), which a
+                ``video_url`` cannot say, or the file is over ``max_request_image_bytes``.
+
+        """
+        video = request.video
+        assert video is not None
+        if video.start is not None or video.end is not None:
+            raise UnsupportedInputError(
+                f"sample {request.sample_id}: a video_url sends the whole video, and the "
+                "sample asks about a clip of it (start/end); use video=frames for it"
+            )
+        if video.url is not None:
+            return video.url
+        assert video.path is not None
+        cap = self.opts.max_request_image_bytes
+        size = os.path.getsize(video.path)
+        if (size + 2) // 3 * 4 > cap:
+            raise UnsupportedInputError(
+                f"sample {request.sample_id}: video {video.path} is {size:,} bytes, over "
+                f"max_request_image_bytes={cap} once base64-encoded; serve it at a URL, or "
+                "use video=frames"
+            )
+        mime = mimetypes.guess_type(video.path)[0] or "video/mp4"
+        with open(video.path, "rb") as f:
+            data = base64.b64encode(f.read(size)).decode("ascii")
+        return f"data:{mime};base64,{data}"
 
     def _params(self, request: Request, logprobs: bool) -> dict[str, Any]:
         g = request.gen

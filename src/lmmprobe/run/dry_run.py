@@ -21,12 +21,14 @@ from pathlib import Path
 
 from lmmprobe.data import LoadResult, StreamedLoad, chunks_of
 from lmmprobe.data.rows import remembered_images
+from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.models.base import AsyncModel, Model, ModelIdentity, StartableModel
 from lmmprobe.run.runner import (
     EarlierKeys,
     _input_error,
     _plan_dialogue_round,
+    check_media,
     dialogue_stages,
     plan_requests,
     priced,
@@ -130,10 +132,12 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
     # on the first read and on each chunk read again, as a run reads them.
     reading = remembered_images(store) if store is not None else contextlib.nullcontext()
     try:
-        with reading:
+        # Videos are sampled as the run would sample them (`frame_policy`).
+        with reading, frame_policy(spec.frame_policies()):
             # Builds clients and loads no weights; a missing API key is noted, not an error.
             # Data of more than a chunk is planned a chunk at a time, as a run asks it.
             inputs = resolve_inputs(spec, keys=False, chunked=True)
+            check_media(inputs.models, inputs.load, spec)
             return [
                 _plan_model(
                     model_spec, model, inputs.load, spec, store,

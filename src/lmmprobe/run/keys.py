@@ -26,6 +26,9 @@ def _field(value: object) -> str:
 def request_key(identity: ModelIdentity | str, request: Request) -> str:
     """Hex key of (model identity, method, messages, image content hashes, candidates, decoding).
 
+    A request about a video adds the frame policy and the sampled frames' times (the frames'
+    pixel hashes are among the image hashes).
+
     Every text goes in length-prefixed and every list with its length first, so two requests
     that send different things never share a key. Images are named by their content hash (a
     fixed-length hex digest), so a key never depends on where an image lives. The sample id,
@@ -91,6 +94,14 @@ def _key(
     parts.append(_field(None if candidates is None else len(candidates)))
     parts += [_field(c) for c in candidates or ()]
     parts.append(_field(rest.response_prefix))
+    if rest.video is not None:
+        # Only where a video is asked (keys without one are as they always were): the policy
+        # and the frames' times, beside the frames' pixel hashes among the images above. Its
+        # path or URL is not: a key never depends on where media lives.
+        video = rest.video
+        times = [repr(f.time) for f in video.frames or ()]
+        parts += [_field("video"), _field(video.sampled_with), _field(len(times))]
+        parts += [_field(t) for t in times]
     g = rest.gen
     parts.append(_field(f"{g.max_new_tokens}|{g.temperature!r}|{g.top_p!r}|{g.seed}"))
     # surrogatepass: text read from JSON may hold lone surrogates, which strict UTF-8 rejects;

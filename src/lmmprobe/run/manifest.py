@@ -119,4 +119,26 @@ def build_manifest(
         "generation": spec.gen.model_dump(),
         "seed": spec.seed,
         "repeats": spec.repeats,
+        **_video_entry(spec),
     }
+
+
+def _video_entry(spec: RunSpec) -> dict[str, Any]:
+    """The run's frame policy and the decoder that samples frames, where the run sets one.
+
+    Each sample's frames (times and pixel hashes) are in its stored JSON and in the data
+    fingerprint; a run without ``--frames`` samples each video with its own policy, recorded
+    there too (``sampled_with``), and adds nothing here.
+    """
+    if spec.frames is None:
+        return {}
+    return {"video": {"frames": spec.frames, "decoder": video_decoder()}}
+
+
+def video_decoder() -> str | None:
+    """The video decoding library and version (None where PyAV is not installed)."""
+    av = _found_versions.get("av")
+    if av is None:
+        with contextlib.suppress(PackageNotFoundError):
+            av = _found_versions["av"] = version("av")
+    return None if av is None else f"PyAV {av}"

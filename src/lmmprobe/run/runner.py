@@ -33,6 +33,7 @@ from lmmprobe.data import (
     no_valid_samples,
 )
 from lmmprobe.data.rows import remembered_images
+from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.models.api_keys import keys_not_needed
@@ -63,6 +64,7 @@ from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.schema.record import ModelRecord, RunRecord
+from lmmprobe.schema.spec import FRAME_POLICY_KEY
 from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store, StoreError
 
@@ -309,6 +311,36 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
     return RunInputs(models, load, missing_keys)
 
 
+def check_media(
+    models: Sequence[tuple[str, Model | AsyncModel]], load: LoadResult | StreamedLoad, spec: RunSpec
+) -> None:
+    """Refuse, before any call, a model that cannot be shown the data's videos.
+
+    A video reaches a model as a video (`Capabilities.video`) or as its frames, images
+    (`Capabilities.images`); a model taking neither would fail every such sample after its
+    first calls. A blind run shows no media and is not checked.
+
+    Raises:
+        ValueError: Naming every such model and how many samples ask about a video.
+
+    """
+    if spec.formulate.blind:
+        return
+    if isinstance(load, StreamedLoad):
+        videos = load.videos
+    else:
+        videos = sum(s.video is not None for s in load.samples)
+    if not videos:
+        return
+    refused = [s for s, m in models if not (m.capabilities.images or m.capabilities.video)]
+    if refused:
+        names = ", ".join(repr(s) for s in refused)
+        raise ValueError(
+            f"{names} take{'s' if len(refused) == 1 else ''} neither images nor video, and "
+            f"{videos:,} sample(s) ask about a video: use a vision model, or --blind"
+        )
+
+
 def _recorded_alike(specs: Sequence[str]) -> list[Exception]:
     """Models that differ only where values that may be secrets are hidden, as errors.
 
@@ -350,10 +382,38 @@ def plan_requests(
     ident = identity.cache_id()
     rows = []
     circular = spec.formulate.circular
+    sweep = [p.label for p in spec.frame_policies()] if len(spec.frame_policies()) > 1 else []
     for sample in samples:
+        if sweep:
+            rows += _swept(formulator, sample, sweep, spec.repeats, ident)
+            continue
         times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
         for repeat in range(times):
             rows.append((sample, _keyed(formulator, sample, repeat, ident)))
+    return rows
+
+
+def _swept(
+    formulator: Formulator, sample: Sample, labels: list[str], repeats: int, identity: str
+) -> list[tuple[Sample, Ask]]:
+    """`sample` asked `repeats` times under each frame policy of a sweep (``--frames 8,16``).
+
+    Row ``p * repeats + r`` is repeat r under policy p: worded and seeded as repeat r (so the
+    policies differ in their frames alone), shown that policy's frames, its row's metadata
+    naming the policy (`FRAME_POLICY_KEY`). A sample without a video is asked alike under
+    each (one request, its answer shared), so every policy's figures cover the same samples.
+    """
+    rows = []
+    for p, label in enumerate(labels):
+        update: dict[str, object] = {"metadata": {**sample.metadata, FRAME_POLICY_KEY: label}}
+        if sample.video is not None:
+            update["video"] = sample.video.under(label)
+        variant = sample.model_copy(update=update)
+        for r in range(repeats):
+            ask = formulator.ask(variant, r)
+            ask.repeat = p * repeats + r
+            ask.key = ask_key(identity, ask)
+            rows.append((variant, ask))
     return rows
 
 
@@ -418,6 +478,12 @@ def run_model(
     progress = progress or NullProgress()
     outcome = ModelOutcome(spec=model_spec, identity=model.identity)
     stages = None if isinstance(samples, StreamedLoad) else dialogue_stages(samples)
+    if stages is not None and len(spec.frame_policies()) > 1:
+        # A dialogue's rounds are planned round by round (`_run_dialogues`), one policy each.
+        raise ValueError(
+            "--frames with several policies asks each sample again under each; multi-round "
+            "dialogues cannot be asked so: give one policy"
+        )
     # What the executor starts for this model (Ray: its replicas, an hf model's weights) serves
     # every chunk, and ends with the model's run however that ends (an error, a Ctrl-C).
     with model_session(executor, model_spec, model):
@@ -856,6 +922,23 @@ def execute_run(
     executor: Executor | None = None,
     run_id: str | None = None,
 ) -> RunOutcome:
+    """Run a spec end to end (`_execute_run`), its videos sampled with its frame policy.
+
+    The policy holds for every read of the data, the first and each chunk read again, so
+    both sample the same frames.
+    """
+    with frame_policy(spec.frame_policies()):
+        return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
+
+
+def _execute_run(
+    spec: RunSpec,
+    *,
+    store: Store | None = None,
+    progress: ProgressSink | None = None,
+    executor: Executor | None = None,
+    run_id: str | None = None,
+) -> RunOutcome:
     """Run a spec end to end: load data, resolve models, answer, score, record in the store.
 
     Requests run on `executor` when given, else where ``spec.executor`` says: in this process,
@@ -888,6 +971,7 @@ def execute_run(
         with remembered_images(store):  # an image file checked by an earlier run is not again
             inputs = resolve_inputs(spec, chunked=True)
         models, load = inputs.models, inputs.load
+        check_media(models, load, spec)
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
             raise ValueError(

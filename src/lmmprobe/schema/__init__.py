@@ -19,6 +19,7 @@ from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Tur
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
 from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
 from lmmprobe.schema.text import REPLACEMENT_CHARACTER, SafeText, lone_surrogate, safe_text
+from lmmprobe.schema.video import FramePolicy, VideoFrame, VideoRef
 
 __all__ = [
     "CHOICE_FORMULATIONS",
@@ -33,6 +34,7 @@ __all__ = [
     "ErrorInfo",
     "FormulateConfig",
     "Formulation",
+    "FramePolicy",
     "GenerationParams",
     "ImageRef",
     "InferenceMethod",
@@ -56,6 +58,8 @@ __all__ = [
     "Stage",
     "Turn",
     "Usage",
+    "VideoFrame",
+    "VideoRef",
     "lone_surrogate",
     "register_renderer",
     "safe_text",

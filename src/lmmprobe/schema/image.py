@@ -356,6 +356,13 @@ def check_pixels(size: tuple[int, int], name: str) -> None:
         raise ImageTooLargeError(_too_large(name, (width, height), width * height, cap))
 
 
+def pixel_hash(image: Image.Image) -> str:
+    """Hex SHA-256 of a picture's mode, size and pixels: an in-memory image's `content_hash`."""
+    h = hashlib.sha256(f"pixels:{image.mode}:{image.size}:".encode())
+    h.update(image.tobytes())
+    return h.hexdigest()
+
+
 def register_renderer(name: str, version: str, fn: Renderer) -> None:
     """Register a deterministic image renderer usable from `ImageRef.recipe`.
 
@@ -396,6 +403,18 @@ class ImageRef(BaseModel):
     recipe: dict[str, Any] | None = Field(
         default=None, description="Parameters passed to `renderer`; with it they fix every pixel."
     )
+    # Left out of every dump when None, so other references serialize (and are stored) as
+    # before video frames existed.
+    video: str | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="A video file or URL this image is a frame of (with `video_time`).",
+    )
+    video_time: float | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The presentation time (seconds) of the frame of `video`.",
+    )
 
     _image: Image.Image | None = PrivateAttr(default=None)
 
@@ -408,9 +427,11 @@ class ImageRef(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> ImageRef:
-        given = [x is not None for x in (self.path, self.data_b64, self.renderer)]
+        given = [x is not None for x in (self.path, self.data_b64, self.renderer, self.video)]
         if sum(given) > 1:
-            raise ValueError("an ImageRef takes only one of path, data_b64, renderer")
+            raise ValueError("an ImageRef takes only one of path, data_b64, renderer, video")
+        if (self.video is None) != (self.video_time is None):
+            raise ValueError("an ImageRef of a video frame needs both video and video_time")
         if self.renderer is not None and self.recipe is None:
             raise ValueError("an ImageRef with a renderer needs a recipe")
         if self.recipe is not None:
@@ -438,6 +459,22 @@ class ImageRef(BaseModel):
         ref = cls(path=str(path))
         if content_hash is not None:
             ref.__dict__["_content_hash"] = content_hash  # where `content_hash` remembers it
+        return ref
+
+    @classmethod
+    def from_video_frame(cls, video: str, time: float, content_hash: str | None = None) -> ImageRef:
+        """Reference the frame of `video` shown at `time` seconds (decoded when loaded).
+
+        Args:
+            video: The video file or URL.
+            time: The frame's presentation time, as sampling recorded it.
+            content_hash: The frame's pixel hash, as sampling recorded it: loading checks the
+                decoded frame against it, and the frame is not decoded only to hash it.
+
+        """
+        ref = cls(video=video, video_time=time)
+        if content_hash is not None:
+            ref.__dict__["_content_hash"] = content_hash
         return ref
 
     @classmethod
@@ -482,9 +519,11 @@ class ImageRef(BaseModel):
 
     @property
     def kind(self) -> str:
-        """One of ``path``, ``base64``, ``recipe``, ``memory``."""
+        """One of ``path``, ``base64``, ``recipe``, ``frame``, ``memory``."""
         if self.path is not None:
             return "path"
+        if self.video is not None:
+            return "frame"
         if self.data_b64 is not None:
             return "base64"
         if self.renderer is not None:
@@ -521,9 +560,27 @@ class ImageRef(BaseModel):
                 return im
         if self.renderer is not None and self.recipe is not None:
             return _RENDERERS[self.renderer][1](self.recipe)
+        if self.video is not None and self.video_time is not None:
+            return self._load_frame(self.video, self.video_time)
         if self._image is not None:
             return self._image
         raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
+
+    def _load_frame(self, video: str, time: float) -> Image.Image:
+        # Decoded again by one seek (nothing of the video is kept between loads), and checked
+        # against the hash sampling recorded: a video replaced since would otherwise show the
+        # model other pixels than the request's key names.
+        from lmmprobe.schema import _video_decode
+
+        with _video_decode.open_video(video, max_image_pixels()) as opened:
+            image = opened.frame_at(time)[1]
+        known: str | None = self.__dict__.get("_content_hash")
+        if known is not None and pixel_hash(image) != known:
+            raise OSError(
+                f"video {video}: the frame at {time:g} s is not the one sampled (the file "
+                "changed since the data was loaded); load the data again"
+            )
+        return image
 
     def thumbnail(self, max_px: int) -> Image.Image:
         """The picture shrunk (aspect kept) so neither side exceeds `max_px`; smaller ones as is.
@@ -595,10 +652,10 @@ class ImageRef(BaseModel):
                     h.update(chunk)
         elif self.data_b64 is not None:
             h.update(_b64.b64decode(self.data_b64))
+        elif self.video is not None and self.video_time is not None:
+            return pixel_hash(self._load_frame(self.video, self.video_time))
         elif self._image is not None:
-            im = self._image
-            h.update(f"pixels:{im.mode}:{im.size}:".encode())
-            h.update(im.tobytes())
+            return pixel_hash(self._image)
         else:
             raise ValueError("empty ImageRef: it names no path, data, recipe or picture")
         return h.hexdigest()

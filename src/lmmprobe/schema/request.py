@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lmmprobe.schema.image import ImageRef
+from lmmprobe.schema.video import VideoRef
 
 Method = Literal["generate", "likelihood", "mark_logprob"]
 """Black-box generation; white-box scoring of candidate continuations; or, for APIs that expose
@@ -81,3 +82,16 @@ class Request(BaseModel):
         default=None, description="Text the model's answer is made to start with (prefill)."
     )
     gen: GenerationParams = Field(default_factory=GenerationParams, description="Decoding.")
+    video: VideoRef | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The video whose sampled frames are the first ``len(video.frames)`` "
+        "`images`: a backend may give them to the model as a video rather than as images.",
+    )
+
+    @property
+    def video_frames(self) -> int:
+        """How many of `images`, from the first, are the video's frames (0: no video)."""
+        if self.video is None or self.video.frames is None:
+            return 0
+        return len(self.video.frames)

@@ -19,6 +19,7 @@ from lmmprobe.schema.benchmark import (
 )
 from lmmprobe.schema.image import ImageRef
 from lmmprobe.schema.text import lone_surrogate, safe_data
+from lmmprobe.schema.video import VideoRef
 
 Formulation = Literal[
     "single_choice", "true_false", "open_ended", "caption", "ocr", "kie", "free_form"
@@ -46,6 +47,10 @@ past any model's context): question, context, options and history together, as t
 template words them (each use of a placeholder counted). A longer sample is refused at load,
 as images past their bounds are: otherwise every repeat and rotation (``--circular``) of it is
 planned, sent and stored whole."""
+
+
+_MEDIA = frozenset({"images", "video"})
+"""Fields naming media files, whose undecodable bytes name a real file: left as given."""
 
 
 PROMPT_ONLY_METADATA = frozenset({"reform_wordings"})
@@ -104,6 +109,12 @@ class Sample(BaseModel):
         description="The benchmark the sample was loaded from: name, split and official "
         "metric; None for other data.",
     )
+    video: VideoRef | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="A video clip the question is about; once resolved, its sampled frames "
+        "(shown to the model before `images`), their times and pixel hashes.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -125,7 +136,7 @@ class Sample(BaseModel):
                     f"id: holds a lone surrogate ({lone}), which no id may hold (ids differing "
                     "only there could not be told apart)"
                 )
-            data = {k: v if k == "images" else safe_data(v) for k, v in data.items()}
+            data = {k: v if k in _MEDIA else safe_data(v) for k, v in data.items()}
             prompt = data.get("prompt")
             if isinstance(prompt, dict):  # a prompt a data row gives as it is
                 check_prompt_fields(prompt, legacy=False)
@@ -239,6 +250,18 @@ class Sample(BaseModel):
         for key, value in self.benchmark.row_metadata().items():
             meta.setdefault(key, value)
         return meta
+
+    @property
+    def media(self) -> list[ImageRef]:
+        """What the model is shown: the video's sampled frames in time order, then `images`.
+
+        Raises:
+            ValueError: The sample has a video whose frames were not sampled (`VideoRef.resolved`).
+
+        """
+        if self.video is None:
+            return list(self.images)
+        return [*self.video.frame_images(), *self.images]
 
     @property
     def is_choice(self) -> bool:

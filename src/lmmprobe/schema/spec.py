@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from lmmprobe.schema.judgement import JudgeConfig
 from lmmprobe.schema.price import Price
 from lmmprobe.schema.request import GenerationParams
+from lmmprobe.schema.video import FramePolicy, parse_policies
 
 MarkStyle = Literal["upper", "lower", "number"]
 MarkChoice = Literal["upper", "lower", "number", "random"]
@@ -125,6 +126,10 @@ POOL_SIZE = 5
 """Instructions per pool; with instruction_pool, repeats must be a multiple (ReForm-Eval)."""
 
 
+FRAME_POLICY_KEY = "frame_policy"
+"""The row metadata naming the frame policy a row was asked under, in a run of several."""
+
+
 class RunSpec(BaseModel):
     """Everything that determines a run's requests and scoring."""
 
@@ -200,10 +205,43 @@ class RunSpec(BaseModel):
         description="Judges of the run's answers (``--judge``); None: no judge.",
     )
 
+    frames: str | None = Field(
+        default=None,
+        # Left out of every dump while unset, so runs without video record what they did.
+        exclude_if=lambda v: v is None,
+        description="The frame policy every video is sampled with (``--frames``: frames=N, "
+        "fps=F or fps=F,max_frames=M), over each video's own; None: each video's own policy, "
+        "else frames=8. Several (``8,16,32``; ``fps=1;fps=2``): every sample is asked under "
+        "each, its rows carrying ``frame_policy``, and the run breaks its figures down by it.",
+    )
+
     @field_validator("executor")
     @classmethod
     def _executor_spec(cls, value: str) -> str:
         return check_executor(value)
+
+    @field_validator("frames")
+    @classmethod
+    def _frame_policies(cls, value: str | None) -> str | None:
+        # Kept as the policies' own labels, so equal policies written apart are one spec.
+        return None if value is None else ";".join(p.label for p in parse_policies(value))
+
+    @model_validator(mode="after")
+    def _frame_sweep(self) -> RunSpec:
+        if len(self.frame_policies()) > 1:
+            if self.formulate.circular:
+                raise ValueError(
+                    "frames: several frame policies and --circular both ask a sample again; "
+                    "give one of them"
+                )
+            if FRAME_POLICY_KEY not in self.by:
+                # The accuracy curve over the policies is the breakdown by them.
+                self.by = [*self.by, FRAME_POLICY_KEY]
+        return self
+
+    def frame_policies(self) -> list[FramePolicy]:
+        """The run's frame policies (`frames`) parsed, in order; empty where it gives none."""
+        return [] if self.frames is None else parse_policies(self.frames)
 
     def check_executor_settings(self) -> None:
         """Refuse replica settings given with the local executor (they would be ignored).

@@ -175,6 +175,7 @@ class _Chat:
     logprobs: bool
     top_logprobs: int
     params: dict[str, Any] = field(default_factory=dict)
+    videos: list[str] = field(default_factory=list)  # every video_url part's URL, in order
 
 
 # --------------------------------------------------------------------------- request parsing
@@ -226,8 +227,19 @@ def _parse_part(part: object, param: str) -> tuple[str | None, tuple[bytes, Imag
     raise _bad(f"unsupported content part type {kind!r}", f"{param}.type")
 
 
+def _video_part(part: object, param: str) -> str | None:
+    """A ``video_url`` part's URL (vLLM's and SGLang's video input), None for other parts."""
+    if not isinstance(part, dict) or part.get("type") != "video_url":
+        return None
+    video_url = part.get("video_url")
+    url = video_url.get("url") if isinstance(video_url, dict) else None
+    if not isinstance(url, str) or not url:
+        raise _bad("video_url parts need an object 'video_url' with a 'url'", f"{param}.video_url")
+    return url
+
+
 def _parse_message(
-    message: object, param: str
+    message: object, param: str, videos: list[str] | None = None
 ) -> tuple[str, list[str], list[tuple[bytes, Image.Image]]]:
     if not isinstance(message, dict):
         raise _bad("each message must be an object", param)
@@ -244,6 +256,13 @@ def _parse_message(
     texts: list[str] = []
     images: list[tuple[bytes, Image.Image]] = []
     for j, part in enumerate(content):
+        # A server that takes video (`FakeOpenAIServer(video=True)`) lists its URLs in
+        # `videos`; to one that does not, a video part is unsupported, as to OpenAI's API.
+        url = None if videos is None else _video_part(part, f"{param}.content[{j}]")
+        if url is not None:
+            assert videos is not None
+            videos.append(url)
+            continue
         text, image = _parse_part(part, f"{param}.content[{j}]")
         if text is not None:
             texts.append(text)
@@ -276,8 +295,14 @@ def _check_number(body: dict[str, Any], name: str, low: float, high: float) -> N
         raise _bad(f"{name} must be a number in [{low}, {high}], got {value!r}", name)
 
 
-def _parse_chat(body: object) -> _Chat:
-    """Validate a chat-completions body the way the real API would, keeping what the fake uses."""
+def _parse_chat(body: object, *, video: bool = False) -> _Chat:
+    """Validate a chat-completions body the way the real API would, keeping what the fake uses.
+
+    Args:
+        body: The decoded JSON body.
+        video: Whether ``video_url`` parts are taken (vLLM, SGLang) or refused (OpenAI).
+
+    """
     if not isinstance(body, dict):
         raise _bad("request body must be a JSON object")
     model = body.get("model")
@@ -309,8 +334,9 @@ def _parse_chat(body: object) -> _Chat:
     words = 0
     images: list[bytes] = []
     last_text, last_images = "", []
+    videos: list[str] | None = [] if video else None
     for i, message in enumerate(messages):
-        role, texts, parsed = _parse_message(message, f"messages[{i}]")
+        role, texts, parsed = _parse_message(message, f"messages[{i}]", videos)
         words += sum(len(t.split()) for t in texts)
         images.extend(raw for raw, _ in parsed)
         if role == "user":
@@ -325,6 +351,7 @@ def _parse_chat(body: object) -> _Chat:
         logprobs=bool(logprobs),
         top_logprobs=5 if top is None else top,
         params={k: v for k, v in body.items() if k != "messages"},
+        videos=videos or [],
     )
 
 
@@ -610,6 +637,7 @@ class _Stats:
         self.completed = 0
         self.faults: Counter[str] = Counter()
         self.images: list[bytes] = []
+        self.videos: list[str] = []
         self.params: list[dict[str, Any]] = []
         self.authorization: list[str] = []
         self.last_headers: dict[str, str] = {}
@@ -743,7 +771,7 @@ class _Handler(BaseHTTPRequestHandler):
                 payload = json.loads(body)
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise _bad(f"request body is not valid JSON: {exc}") from exc
-            chat = _parse_chat(payload)
+            chat = _parse_chat(payload, video=fake.video)
             try:
                 mode = thinking_mode(chat.model, self.headers.get(THINKING_HEADER), fake.thinking)
             except ValueError as exc:
@@ -911,6 +939,8 @@ class FakeOpenAIServer:
             whitespace before the body (``padding_as="blanks"``). Either way the body stays
             valid JSON and its answer comes after the padding.
         padding_as: ``"field"`` or ``"blanks"``: what `padding` is made of.
+        video: Take ``video_url`` content parts, as vLLM and SGLang do (their URLs are kept,
+            `received_videos`); False refuses them with a 400, as OpenAI's API does.
 
     Raises:
         ValueError: `always` is not one of `FAULT_KINDS`, `thinking` not one of
@@ -936,6 +966,7 @@ class FakeOpenAIServer:
         token_limit: int | None = None,
         padding: int = 0,
         padding_as: str = "field",
+        video: bool = False,
     ) -> None:
         if padding_as not in ("field", "blanks"):
             raise ValueError(f"padding_as must be 'field' or 'blanks', got {padding_as!r}")
@@ -961,6 +992,7 @@ class FakeOpenAIServer:
         self.token_limit = token_limit
         self.padding = padding
         self.padding_as = padding_as
+        self.video = video
         self._faults = _FaultState(faults, always)
         self._retry_after = (faults or FaultPlan()).retry_after
         self._stall_seconds = (faults or FaultPlan()).stall_seconds
@@ -1065,6 +1097,12 @@ class FakeOpenAIServer:
             return list(self._stats.images)
 
     @property
+    def received_videos(self) -> list[str]:
+        """The URL of every ``video_url`` part of every accepted request, in arrival order."""
+        with self._stats.lock:
+            return list(self._stats.videos)
+
+    @property
     def received_params(self) -> list[dict[str, Any]]:
         """Every accepted request body without its messages (model, temperature, seed...)."""
         with self._stats.lock:
@@ -1129,6 +1167,7 @@ class FakeOpenAIServer:
     def _accept(self, chat: _Chat) -> None:
         with self._stats.lock:
             self._stats.images.extend(chat.images)
+            self._stats.videos.extend(chat.videos)
             self._stats.params.append(chat.params)
 
     def _complete(self) -> None:

@@ -1,0 +1,290 @@
+"""Video in a sample: a clip of a file or URL, the frame policy that samples it, and its frames.
+
+A `VideoRef` names a video (a file path or a URL), an optional start and end in seconds, and
+a `FramePolicy`: ``frames=N`` (N frames, one at the middle of each of N equal parts of the
+clip), ``fps=F`` (one frame every 1/F seconds from the clip's start, at most ``max_frames``;
+past that, N = ``max_frames`` uniform frames), or a benchmark's own policy by name. Resolving
+a reference (`VideoRef.resolved`) decodes the frames the policy picks, one seek per frame,
+never the whole video (`lmmprobe.schema._video_decode`), and records each frame's
+presentation time and pixel hash. The frames then reach a request as images (`frame_images`):
+their content hashes are the frames' pixel hashes, so the request key names exactly what the
+model was shown, and the sample's stored JSON (with the times and hashes) says it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lmmprobe.schema.image import MAX_IMAGES_PER_SAMPLE, ImageRef, max_image_pixels, pixel_hash
+
+MAX_FRAMES = 512
+"""The most frames one policy may sample from one clip (`MAX_IMAGES_PER_SAMPLE` bounds a
+sample's images and frames together)."""
+
+DEFAULT_POLICY_TEXT = "frames=8"
+"""The policy a video without one of its own is sampled with, unless the run says another."""
+
+_POLICY_PART = re.compile(r"\s*(frames|fps|max_frames)\s*=\s*([^,\s]+)\s*")
+
+
+class FramePolicy(BaseModel):
+    """Which frames of a clip a model is shown.
+
+    ``frames``: that many frames, each at the middle of one of as many equal parts of the clip
+    (``frames=N``). ``fps``: one frame every 1/``fps`` seconds from the clip's start, at most
+    ``max_frames`` of them; a clip long enough for more gets ``max_frames`` uniform frames
+    instead (``fps=F,max_frames=M``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["frames", "fps"] = Field(description="frames: a fixed count; fps: a rate.")
+    frames: int | None = Field(
+        default=None, ge=1, le=MAX_FRAMES, description="How many frames, for kind frames."
+    )
+    fps: float | None = Field(
+        default=None, gt=0, le=1000, description="Frames per second, for kind fps."
+    )
+    max_frames: int = Field(
+        default=32, ge=1, le=MAX_FRAMES, description="The most frames kind fps samples."
+    )
+
+    @model_validator(mode="after")
+    def _complete(self) -> FramePolicy:
+        if self.kind == "frames" and self.frames is None:
+            raise ValueError("a frames policy needs frames=N")
+        if self.kind == "fps" and (self.fps is None or not math.isfinite(self.fps)):
+            raise ValueError("an fps policy needs a finite fps=F")
+        return self
+
+    @classmethod
+    def parse(cls, text: str) -> FramePolicy:
+        """Read ``frames=N``, ``fps=F`` or ``fps=F,max_frames=M`` (a bare number is frames=N).
+
+        Raises:
+            ValueError: Not one of those forms, naming the text.
+
+        """
+        given = text.strip()
+        if given.isdigit():
+            given = f"frames={given}"
+        values: dict[str, str] = {}
+        for part in given.split(","):
+            m = _POLICY_PART.fullmatch(part)
+            if m is None or m.group(1) in values:
+                raise ValueError(
+                    f"frame policy {text!r}: expected frames=N, fps=F or fps=F,max_frames=M"
+                )
+            values[m.group(1)] = m.group(2)
+        try:
+            if "frames" in values and set(values) == {"frames"}:
+                return cls(kind="frames", frames=int(values["frames"]))
+            if "fps" in values and set(values) <= {"fps", "max_frames"}:
+                return cls(
+                    kind="fps",
+                    fps=float(values["fps"]),
+                    max_frames=int(values.get("max_frames", 32)),
+                )
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ValueError(f"frame policy {text!r}: {where}: {err['msg']}") from None
+        except ValueError as exc:  # int() or float() of a value that is not a number
+            raise ValueError(f"frame policy {text!r}: {_first_line(exc)}") from None
+        raise ValueError(f"frame policy {text!r}: expected frames=N, fps=F or fps=F,max_frames=M")
+
+    @property
+    def label(self) -> str:
+        """The policy as `parse` reads it: ``frames=8``, ``fps=1,max_frames=32``."""
+        if self.kind == "frames":
+            return f"frames={self.frames}"
+        return f"fps={self.fps:g},max_frames={self.max_frames}"
+
+    def times(self, start: float, end: float) -> list[float]:
+        """The times (seconds) this policy samples from the clip ``[start, end)``.
+
+        Raises:
+            ValueError: The clip is empty (``end <= start``).
+
+        """
+        span = end - start
+        if not span > 0:
+            raise ValueError(f"the clip is empty ({start:g} s to {end:g} s)")
+        if self.kind == "fps":
+            assert self.fps is not None
+            # At least the clip's first instant, however slow the rate.
+            count = max(1, math.ceil(span * self.fps - 1e-9))
+            if count <= self.max_frames:
+                return [start + k / self.fps for k in range(count)]
+            n = self.max_frames
+        else:
+            assert self.frames is not None
+            n = self.frames
+        # The middle of each of n equal parts: never the clip's very first or last instant,
+        # where a cut or a fade sits, and the same parts whatever the frame rate.
+        return [start + (i + 0.5) * span / n for i in range(n)]
+
+
+def parse_policies(text: str) -> list[FramePolicy]:
+    """One or more frame policies: ``8``, ``8,16,32``, ``fps=1`` or ``fps=0.5;fps=1;fps=2``.
+
+    Policies are separated by ``;``; a list of bare counts may use commas (``8,16,32``).
+
+    Raises:
+        ValueError: A policy is malformed, or one is given twice (naming it).
+
+    """
+    parts = text.split(";")
+    if len(parts) == 1 and re.fullmatch(r"\s*\d+\s*(,\s*\d+\s*)+", text):
+        parts = text.split(",")
+    policies = [FramePolicy.parse(part) for part in parts]
+    labels = [p.label for p in policies]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ValueError(f"frame policies {text!r}: the policy {label!r} is given twice")
+    return policies
+
+
+class VideoFrame(BaseModel):
+    """One decoded frame: when it is shown and what its pixels are."""
+
+    model_config = ConfigDict(frozen=True)
+
+    time: float = Field(description="Presentation time of the frame, in seconds of the video.")
+    sha256: str = Field(
+        description="Hash of the decoded RGB pixels (as `ImageRef.content_hash` hashes a "
+        "picture), so a frame is named by what it shows."
+    )
+
+
+class VideoRef(BaseModel):
+    """A video clip a question is about, and once resolved, the frames a model is shown.
+
+    Exactly one of `path` and `url` is set. `frames` is filled by `resolved` (the data loader
+    calls it): the frames the policy picked, in time order.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str | None = Field(default=None, description="Video file (resolved by the loader).")
+    url: str | None = Field(default=None, description="Video URL (http, https) FFmpeg reads.")
+    start: float | None = Field(
+        default=None, ge=0, description="Where the clip starts, in seconds (None: at 0)."
+    )
+    end: float | None = Field(
+        default=None, gt=0, description="Where the clip ends, in seconds (None: the video's end)."
+    )
+    policy: FramePolicy | None = Field(
+        default=None,
+        description="The sample's (its benchmark's) own frame policy; None: the run's.",
+    )
+    frames: list[VideoFrame] | None = Field(
+        default=None, description="The frames the policy picked (set when resolved)."
+    )
+    sampled_with: str | None = Field(
+        default=None, description="The label of the policy `frames` were sampled with."
+    )
+    decoder: str | None = Field(
+        default=None, description="The decoding library and version that decoded `frames`."
+    )
+    alternates: dict[str, list[VideoFrame]] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,
+        description="The frames other policies of the run picked, by policy label (a run "
+        "sweeping policies, ``--frames 8,16,32``); `under` gives the clip under one.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> VideoRef:
+        if (self.path is None) == (self.url is None):
+            raise ValueError("a video takes exactly one of path and url")
+        if self.url is not None and not re.match(r"https?://", self.url):
+            raise ValueError(f"url: {self.url!r} is not an http(s) URL")
+        for name in ("start", "end"):
+            value = getattr(self, name)
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name}: must be a finite number of seconds")
+        if self.start is not None and self.end is not None and self.end <= self.start:
+            raise ValueError(f"end: {self.end:g} s is not after start {self.start:g} s")
+        if self.frames is not None and len(self.frames) > MAX_IMAGES_PER_SAMPLE:
+            raise ValueError(f"frames: more than {MAX_IMAGES_PER_SAMPLE:,}")
+        return self
+
+    @property
+    def source(self) -> str:
+        """The file path or URL, as given."""
+        src = self.path if self.path is not None else self.url
+        assert src is not None
+        return src
+
+    def resolved(self, override: FramePolicy | None = None) -> VideoRef:
+        """The clip with its frames decoded under `override`, else its own policy, else frames=8.
+
+        Args:
+            override: The run's policy (``--frames``), which wins over the clip's own.
+
+        Raises:
+            VideoError: The video cannot be read, holds no video stream, or a sampled frame
+                cannot be decoded (the message names the file and what failed).
+            ImportError: PyAV is not installed (with the command that installs it).
+
+        """
+        from lmmprobe.schema import _video_decode  # PyAV is imported only when a video is
+
+        policy = override or self.policy or FramePolicy.parse(DEFAULT_POLICY_TEXT)
+        source = self.source
+        with _video_decode.open_video(source, max_image_pixels()) as video:
+            duration = video.duration
+            first = 0.0 if self.start is None else self.start
+            if first >= duration:
+                raise _video_decode.VideoError(
+                    f"video {source}: start {first:g} s is past its end ({duration:g} s)"
+                )
+            last = duration if self.end is None else min(self.end, duration)
+            try:
+                times = policy.times(first, last)
+            except ValueError as exc:
+                raise _video_decode.VideoError(f"video {source}: {exc}") from None
+            frames = []
+            for t in times:  # one seek and one frame's pixels at a time
+                shown, image = video.frame_at(t)
+                frames.append(VideoFrame(time=shown, sha256=pixel_hash(image)))
+        return self.model_copy(
+            update={
+                "frames": frames,
+                "sampled_with": policy.label,
+                "decoder": _video_decode.decoder_version(),
+            }
+        )
+
+    def under(self, label: str) -> VideoRef:
+        """The clip with the frames policy `label` picked (its own, or an alternate's).
+
+        Raises:
+            KeyError: No frames were sampled under `label`.
+
+        """
+        if label == self.sampled_with:
+            return self
+        if not self.alternates or label not in self.alternates:
+            raise KeyError(f"video {self.source}: no frames sampled under {label}")
+        return self.model_copy(update={"frames": self.alternates[label], "sampled_with": label})
+
+    def frame_images(self) -> list[ImageRef]:
+        """The resolved frames as images, in time order, each named by its pixel hash.
+
+        Raises:
+            ValueError: The reference is not resolved.
+
+        """
+        if self.frames is None:
+            raise ValueError(f"video {self.source}: its frames were not sampled (not resolved)")
+        return [ImageRef.from_video_frame(self.source, f.time, f.sha256) for f in self.frames]
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

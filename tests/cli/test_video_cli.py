@@ -1,0 +1,69 @@
+"""``lmmprobe run`` on video rows, through the console script: a broken video is one line."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.console import lmmprobe
+from tests.videos import needs_av, write_video
+
+
+def _data(folder: Path) -> Path:
+    write_video(folder / "a.mp4")
+    write_video(folder / "b.mp4", frames=30, fps=10)
+    (folder / "broken.mp4").write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"\xff" * 64)
+    rows = [
+        {"id": "a", "video": "a.mp4"},
+        {"id": "broken", "video": "broken.mp4"},
+        {"id": "b", "video": {"path": "b.mp4", "fps": 1}},
+    ]
+    data = folder / "videos.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({**r, "question": "Which way?", "choices": ["left", "right"], "answer": 0})
+            + "\n"
+            for r in rows
+        ),
+        encoding="utf-8",
+    )
+    return data
+
+
+def test_a_broken_video_is_one_line_and_the_other_samples_are_asked(tmp_path: Path) -> None:
+    needs_av()
+    data = _data(tmp_path)
+    proc = lmmprobe("run", "-d", data, "-m", "random", "--frames", "4", "--db",
+                    tmp_path / "s.db", "--out", tmp_path / "out", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    output = proc.stdout + proc.stderr
+    assert "Traceback" not in output
+    named = [line for line in output.splitlines() if "broken.mp4" in line]
+    assert len(named) == 1
+    assert named[0].strip().startswith(f"{data}:2: video: video {tmp_path / 'broken.mp4'}: ")
+    results = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert results["manifest"]["video"]["frames"] == "frames=4"
+    assert results["manifest"]["video"]["decoder"].startswith("PyAV ")
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        stored = {
+            sid: json.loads(doc)["video"]
+            for sid, doc in db.execute("SELECT sample_id, sample FROM samples")
+        }
+    assert sorted(stored) == ["a", "b"]
+    for video in stored.values():  # what the model was shown, recorded with the sample
+        assert video["sampled_with"] == "frames=4"
+        assert [round(f["time"], 3) for f in video["frames"]] == (
+            [0.5, 1.5, 2.5, 3.5] if video["path"].endswith("a.mp4") else [0.3, 1.1, 1.8, 2.6]
+        )
+        assert all(len(f["sha256"]) == 64 for f in video["frames"])
+
+
+def test_the_same_run_again_asks_nothing_new(tmp_path: Path) -> None:
+    needs_av()
+    data = _data(tmp_path)
+    args = ("run", "-d", data, "-m", "random", "--db", tmp_path / "s.db", "-q")
+    assert lmmprobe(*args).returncode == 0
+    again = lmmprobe(*args)
+    assert again.returncode == 0, again.stderr
+    assert "2 from the store, 0 sent" in again.stdout
