@@ -8,6 +8,7 @@ say the answer, not the generator's own bookkeeping.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -16,12 +17,14 @@ from typing import Any
 import numpy as np
 import pytest
 from PIL import Image
+from tests.console import lmmprobe
+from tests.videos import needs_av
 
 from lmmprobe.imaging import procedural
 from lmmprobe.imaging.colors import COLORS
 from lmmprobe.schema.image import pixel_hash
 from lmmprobe.schema.video import DEFAULT_POLICY_TEXT, FramePolicy, VideoRef
-from lmmprobe.synth.generate import MANIFEST_FILE, SAMPLES_FILE
+from lmmprobe.synth.generate import MANIFEST_FILE, SAMPLES_FILE, out_problem
 from lmmprobe.synth.video import (
     CHANGES,
     FPS,
@@ -36,8 +39,6 @@ from lmmprobe.synth.video import (
     write_clip,
     write_video_dataset,
 )
-from tests.console import lmmprobe
-from tests.videos import needs_av
 
 needs_av()
 
@@ -162,7 +163,7 @@ def test_the_colour_changes_counted_across_sampled_frames_are_the_answer(tmp_pat
         for _, pixels in _sampled(_written(tmp_path, clip)):
             found = _colors(pixels, _mask(pixels, background))
             dominant.append(max(found, key=found.__getitem__))
-        changes = sum(a != b for a, b in zip(dominant, dominant[1:], strict=False))
+        changes = sum(a != b for a, b in itertools.pairwise(dominant))
         assert str(changes) == clip.choices[clip.answer]
         answers.add(changes)
     assert len(answers) >= 2
@@ -241,6 +242,21 @@ def test_generate_then_run_with_the_first_baseline_end_to_end(tmp_path: Path) ->
     again = lmmprobe("synth", "generate", "--video", "--n", "2", "--size", "64", "--out", out,
                      "--overwrite")  # fmt: skip
     assert again.returncode == 0, again.stderr  # a video set folder is ours to replace
+    shown = lmmprobe("synth", "show", out)
+    assert shown.returncode == 0, shown.stderr
+    assert "recipe video clips" in shown.stdout and "direction" in shown.stdout
+
+
+def test_a_videos_folder_holding_other_files_is_never_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "set"
+    write_video_dataset(VideoSynthConfig(n=1, size=32), out)
+    assert out_problem(out, overwrite=True) is None
+    (out / "videos" / "notes.txt").write_text("mine", encoding="utf-8")
+    problem = out_problem(out, overwrite=True)
+    assert problem is not None and "videos/notes.txt" in problem
+    with pytest.raises(FileExistsError):
+        write_video_dataset(VideoSynthConfig(n=1, size=32), out, overwrite=True)
+    assert (out / "videos" / "notes.txt").read_text(encoding="utf-8") == "mine"
 
 
 @pytest.mark.parametrize(

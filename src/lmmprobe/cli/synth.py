@@ -152,7 +152,15 @@ def generate(
     """Generate a synthetic benchmark: JSONL + PNG images (or MKV clips) + manifest."""
     if video:
         _generate_video(
-            out, n, tasks, scenarios, seed, size, severity, workers, overwrite,
+            out,
+            n,
+            tasks,
+            scenarios,
+            seed,
+            size,
+            severity,
+            workers,
+            overwrite,
             image_only={
                 "--recipe": recipe != "procedural",
                 "--renderer": renderer != "procedural",
@@ -162,7 +170,7 @@ def generate(
                 "--clip-model": clip_model is not None,
                 "--ocr-check": bool(ocr_check),
             },
-        )  # fmt: skip
+        )
         return
     size = 512 if size is None else size
     from lmmprobe.synth.dysca_pqa import GROUPS
@@ -266,7 +274,9 @@ def _generate_video(
 
     given = [flag for flag, set_ in image_only.items() if set_]
     if given:
-        fail(f"--video clips are drawn by the procedural renderer: {', '.join(given)} is for images")
+        fail(
+            f"--video clips are drawn by the procedural renderer: {', '.join(given)} is for images"
+        )
     try:
         config = VideoSynthConfig(
             n=n,
@@ -353,9 +363,11 @@ def show(
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     cfg = manifest["config"]
+    # A video set (`synth generate --video`) has rules, not a recipe.
+    recipe = "video clips" if manifest.get("kind") == "video" else cfg.get("recipe", "procedural")
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
-        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(cfg.get('recipe', 'procedural')))}, "
+        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(recipe))}, "
         f"renderer {escape(str(manifest['renderer'].get('name')))}"
     )
     for key in ("subtask", "scenario", "style", "question_type"):

@@ -94,8 +94,14 @@ CHANGES: dict[str, str] = {
 
 _GEOMETRIC = frozenset({"rotation", "shear"})
 # Cells for several objects, far enough apart that each is its own blob.
-_CELLS: tuple[tuple[float, float], ...] = ((0.2, 0.3), (0.5, 0.3), (0.8, 0.3), (0.2, 0.72),
-                                           (0.5, 0.72), (0.8, 0.72))  # fmt: skip
+_CELLS: tuple[tuple[float, float], ...] = (
+    (0.2, 0.3),
+    (0.5, 0.3),
+    (0.8, 0.3),
+    (0.2, 0.72),
+    (0.5, 0.72),
+    (0.8, 0.72),
+)
 
 
 @dataclass(frozen=True)
@@ -182,8 +188,14 @@ class Clip:
 
 
 def _obj(kind: str, name: str, color: str, x: float, y: float, r: float) -> dict[str, Any]:
-    return {"kind": kind, "name": name, "color": color, "x": round(x, 4), "y": round(y, 4),
-            "r": round(r, 4)}  # fmt: skip
+    return {
+        "kind": kind,
+        "name": name,
+        "color": color,
+        "x": round(x, 4),
+        "y": round(y, 4),
+        "r": round(r, 4),
+    }
 
 
 def _classes(rng: random.Random, k: int) -> list[str]:
@@ -197,7 +209,9 @@ def _shuffled(rng: random.Random, truth: str, others: list[str]) -> tuple[list[s
     return options, options.index(truth)
 
 
-def _direction(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _direction(
+    rng: random.Random,
+) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
     (cls,) = _classes(rng, 1)
     color = rng.choice(sorted(vocab.COLORS))
     way = rng.choice(DIRECTIONS)
@@ -209,11 +223,18 @@ def _direction(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, lis
     obj = {**_obj("glyph", cls, color, *start, 0.12), "to": [round(end[0], 4), round(end[1], 4)]}
     options, answer = _shuffled(rng, way, [d for d in DIRECTIONS if d != way])
     timeline = [[obj] for _ in range(SEGMENTS)]
-    return timeline, f"In which direction does the {cls} move?", options, answer, {
-        "direction": way, "class": cls, "color": color}  # fmt: skip
+    return (
+        timeline,
+        f"In which direction does the {cls} move?",
+        options,
+        answer,
+        {"direction": way, "class": cls, "color": color},
+    )
 
 
-def _order(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _order(
+    rng: random.Random,
+) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
     classes = _classes(rng, 4)
     shown, absent = classes[:3], classes[3]
     colors = rng.sample(sorted(vocab.COLORS), 3)
@@ -225,14 +246,17 @@ def _order(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, list[st
         _obj("glyph", c, col, x, 0.5 + rng.uniform(-0.15, 0.15), 0.11)
         for c, col, x in zip(shown, colors, xs, strict=True)
     ]
-    timeline = [[o for o, at in zip(objects, appear, strict=True) if at <= s]
-                for s in range(SEGMENTS)]  # fmt: skip
+    timeline = [
+        [o for o, at in zip(objects, appear, strict=True) if at <= s] for s in range(SEGMENTS)
+    ]
     options, answer = _shuffled(rng, shown[0], [*shown[1:], absent])
     facts = {"order": shown, "appear_segments": appear, "colors": colors, "absent": absent}
     return timeline, "Which object appears first in the video?", options, answer, facts
 
 
-def _color_changes(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _color_changes(
+    rng: random.Random,
+) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
     (cls,) = _classes(rng, 1)
     changes = rng.randint(1, 4)
     at = set(rng.sample(range(1, SEGMENTS), changes))
@@ -248,7 +272,9 @@ def _color_changes(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str,
     return timeline, f"How many times does the {cls} change color?", options, answer, facts
 
 
-def _what_changed(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _what_changed(
+    rng: random.Random,
+) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
     what = rng.choice(["color", "shape", "count"])
     shape = rng.choice(vocab.SHAPES)
     color = rng.choice(sorted(vocab.COLORS))
@@ -270,8 +296,12 @@ def _what_changed(rng: random.Random) -> tuple[list[list[dict[str, Any]]], str, 
     before, after = layout(shape, color, n), layout(after_shape, after_color, after_n)
     timeline = [before if s < at else after for s in range(SEGMENTS)]
     options, answer = _shuffled(rng, CHANGES[what], [t for k, t in CHANGES.items() if k != what])
-    facts = {"changed": what, "segment": at, "before": [shape, color, n],
-             "after": [after_shape, after_color, after_n]}  # fmt: skip
+    facts = {
+        "changed": what,
+        "segment": at,
+        "before": [shape, color, n],
+        "after": [after_shape, after_color, after_n],
+    }
     return timeline, "What changes partway through the video?", options, answer, facts
 
 
@@ -300,8 +330,9 @@ def make_clip(index: int, seed: int, *, rules: tuple[str, ...] = RULES, size: in
     background = rng.choice(sorted(vocab.BACKGROUNDS))
     render_seed = rng.randrange(2**31)
     timeline, question, choices, answer, facts = _RULE_FNS[rule](rng)
-    return Clip(index, seed, rule, size, background, render_seed, timeline, question, choices,
-                answer, facts)  # fmt: skip
+    return Clip(
+        index, seed, rule, size, background, render_seed, timeline, question, choices, answer, facts
+    )
 
 
 def frame_recipe(clip: Clip, frame: int) -> dict[str, Any]:
@@ -316,8 +347,13 @@ def frame_recipe(clip: Clip, frame: int) -> dict[str, Any]:
             y = obj["y"] + (obj["to"][1] - obj["y"]) * f
             obj = {**{k: v for k, v in obj.items() if k != "to"}, "x": x, "y": y}
         objects.append(obj)
-    return {"size": clip.size, "seed": clip.render_seed, "background": clip.background,
-            "style": "none", "objects": objects}  # fmt: skip
+    return {
+        "size": clip.size,
+        "seed": clip.render_seed,
+        "background": clip.background,
+        "style": "none",
+        "objects": objects,
+    }
 
 
 def clip_params(clip: Clip, scenario: str, severity: int) -> dict[str, Any]:
@@ -332,8 +368,12 @@ def clip_params(clip: Clip, scenario: str, severity: int) -> dict[str, Any]:
     if scenario == "corruption" and clip.rule == "direction":
         # Rotating or shearing every frame alike could turn the motion: "right" seen as "up".
         kind = rng.choice([k for k in CORRUPTIONS if k not in _GEOMETRIC])
-        return {"type": "corruption", "kind": kind, "severity": severity,
-                "seed": rng.randrange(2**31)}  # fmt: skip
+        return {
+            "type": "corruption",
+            "kind": kind,
+            "severity": severity,
+            "seed": rng.randrange(2**31),
+        }
     return draw_scenario(scenario, rng, wrong_options=wrong, size=clip.size, severity=severity)
 
 
@@ -492,10 +532,19 @@ def write_video_dataset(
             "kind": "video",
             "lmmprobe": __version__,
             "config": config.to_dict(),
-            "renderer": {"name": procedural.RENDERER, "version": procedural.RENDERER_VERSION,
-                         "font": generate.FONT},  # fmt: skip
-            "video": {**CODEC, "fps": FPS, "frames": FRAMES, "segments": SEGMENTS,
-                      "seconds": CLIP_SECONDS, "encoder": _encoder()},  # fmt: skip
+            "renderer": {
+                "name": procedural.RENDERER,
+                "version": procedural.RENDERER_VERSION,
+                "font": generate.FONT,
+            },
+            "video": {
+                **CODEC,
+                "fps": FPS,
+                "frames": FRAMES,
+                "segments": SEGMENTS,
+                "seconds": CLIP_SECONDS,
+                "encoder": _encoder(),
+            },
             "files": {"samples": generate.SAMPLES_FILE, "videos": f"{VIDEO_DIR}/"},
             "counts": {
                 "items": config.n,
