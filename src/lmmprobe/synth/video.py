@@ -59,7 +59,7 @@ __all__ = [
     "Clip",
     "VideoSynthConfig",
     "clip_params",
-    "clip_rows",
+    "clip_row",
     "frame_image",
     "frame_recipe",
     "make_clip",
@@ -187,6 +187,10 @@ class Clip:
         return f"synthv-{self.seed}-{self.index:06d}"
 
 
+_Made = tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]
+"""What a rule makes: the timeline, the question, its options, the answer, the facts."""
+
+
 def _obj(kind: str, name: str, color: str, x: float, y: float, r: float) -> dict[str, Any]:
     return {
         "kind": kind,
@@ -209,9 +213,7 @@ def _shuffled(rng: random.Random, truth: str, others: list[str]) -> tuple[list[s
     return options, options.index(truth)
 
 
-def _direction(
-    rng: random.Random,
-) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _direction(rng: random.Random) -> _Made:
     (cls,) = _classes(rng, 1)
     color = rng.choice(sorted(vocab.COLORS))
     way = rng.choice(DIRECTIONS)
@@ -232,9 +234,7 @@ def _direction(
     )
 
 
-def _order(
-    rng: random.Random,
-) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _order(rng: random.Random) -> _Made:
     classes = _classes(rng, 4)
     shown, absent = classes[:3], classes[3]
     colors = rng.sample(sorted(vocab.COLORS), 3)
@@ -254,9 +254,7 @@ def _order(
     return timeline, "Which object appears first in the video?", options, answer, facts
 
 
-def _color_changes(
-    rng: random.Random,
-) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _color_changes(rng: random.Random) -> _Made:
     (cls,) = _classes(rng, 1)
     changes = rng.randint(1, 4)
     at = set(rng.sample(range(1, SEGMENTS), changes))
@@ -272,9 +270,7 @@ def _color_changes(
     return timeline, f"How many times does the {cls} change color?", options, answer, facts
 
 
-def _what_changed(
-    rng: random.Random,
-) -> tuple[list[list[dict[str, Any]]], str, list[str], int, dict[str, Any]]:
+def _what_changed(rng: random.Random) -> _Made:
     what = rng.choice(["color", "shape", "count"])
     shape = rng.choice(vocab.SHAPES)
     color = rng.choice(sorted(vocab.COLORS))
@@ -411,7 +407,7 @@ def write_clip(clip: Clip, params: dict[str, Any], path: Path) -> None:
             out.mux(packet)
 
 
-def clip_rows(clip: Clip, rel: str, scenario: str, params: dict[str, Any]) -> dict[str, Any]:
+def clip_row(clip: Clip, rel: str, scenario: str, params: dict[str, Any]) -> dict[str, Any]:
     """The clip's question as a JSONL row with a ``video`` field (`lmmprobe.data.video`)."""
     meta: dict[str, Any] = {
         "task": "synth-video",
@@ -455,7 +451,7 @@ def _make_chunk(job: tuple[VideoSynthConfig, str, list[int]]) -> _Chunk:
             params = clip_params(clip, name, config.severity)
             rel = video_path(clip, name)
             write_clip(clip, params, root / rel)
-            row = clip_rows(clip, rel, name, params)
+            row = clip_row(clip, rel, name, params)
             result.lines.append(json.dumps(row, ensure_ascii=False))
             for key, counter in counters.items():
                 counter[str(row["metadata"].get(key, "-"))] += 1
