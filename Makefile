@@ -55,6 +55,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/api_throughput.py
 	$(PY) benchmarks/rank.py
 	$(PY) benchmarks/synth.py
+	$(PY) benchmarks/synth_video.py
 	$(PY) benchmarks/report.py
 	$(PY) benchmarks/apex.py
 	$(PY) benchmarks/distributed.py

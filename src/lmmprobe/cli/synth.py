@@ -72,7 +72,10 @@ def generate(
         typer.Option(help="Denoising steps [default: 4 for turbo-like models, else 30]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the whole set.")] = 0,
-    size: Annotated[int, typer.Option(help="Image side in pixels.")] = 512,
+    size: Annotated[
+        int | None,
+        typer.Option(help="Image (frame) side in pixels [default: 512; 256 with --video]."),
+    ] = None,
     severity: Annotated[int, typer.Option(help="Corruption severity 1-5.")] = 3,
     proxy: Annotated[
         str | None, typer.Option(help="hf model attacked by PGD for the adversarial scenario.")
@@ -137,8 +140,39 @@ def generate(
             help="Replace an existing synthetic-dataset folder (never one holding other files)."
         ),
     ] = False,
+    video: Annotated[
+        bool,
+        typer.Option(
+            "--video",
+            help="Video clips instead of images: --tasks are the rules direction, order, "
+            "color_changes, what_changed; scenarios clean, corruption, print_attack.",
+        ),
+    ] = False,
 ) -> None:
-    """Generate a synthetic benchmark: JSONL + PNG images + Dysca JSON + manifest."""
+    """Generate a synthetic benchmark: JSONL + PNG images (or MKV clips) + manifest."""
+    if video:
+        _generate_video(
+            out,
+            n,
+            tasks,
+            scenarios,
+            seed,
+            size,
+            severity,
+            workers,
+            overwrite,
+            image_only={
+                "--recipe": recipe != "procedural",
+                "--renderer": renderer != "procedural",
+                "--diffusion-model": diffusion_model is not None,
+                "--diffusion-steps": diffusion_steps is not None,
+                "--proxy": proxy is not None,
+                "--clip-model": clip_model is not None,
+                "--ocr-check": bool(ocr_check),
+            },
+        )
+        return
+    size = 512 if size is None else size
     from lmmprobe.synth.dysca_pqa import GROUPS
     from lmmprobe.synth.filters import CLIP_RULES
     from lmmprobe.synth.generate import SynthConfig, out_problem, write_dataset
@@ -222,6 +256,63 @@ def generate(
     )
 
 
+def _generate_video(
+    out: Path,
+    n: int,
+    tasks: str,
+    scenarios: str,
+    seed: int,
+    size: int | None,
+    severity: int,
+    workers: int,
+    overwrite: bool,
+    image_only: dict[str, bool],
+) -> None:
+    """``synth generate --video``: clips and rule-made questions (`lmmprobe.synth.video`)."""
+    from lmmprobe.synth.generate import out_problem
+    from lmmprobe.synth.video import RULES, VideoSynthConfig, write_video_dataset
+
+    given = [flag for flag, set_ in image_only.items() if set_]
+    if given:
+        fail(
+            f"--video clips are drawn by the procedural renderer: {', '.join(given)} is for images"
+        )
+    try:
+        config = VideoSynthConfig(
+            n=n,
+            seed=seed,
+            rules=_split(tasks) or RULES,
+            scenarios=_split(scenarios),
+            size=256 if size is None else size,
+            severity=severity,
+        )
+    except ValueError as exc:
+        fail(exc)
+    start = time.perf_counter()
+    with _sigterm_as_interrupt():
+        try:
+            manifest = write_video_dataset(config, out, workers=workers, overwrite=overwrite)
+        except FileExistsError:
+            fail(out_problem(out, overwrite, "--overwrite") or f"{out} exists")
+        except (ValueError, OSError, ImportError) as exc:
+            fail(exc)
+    elapsed = time.perf_counter() - start
+    counts = manifest["counts"]
+    console.print(
+        f"wrote {counts['samples']} samples from {counts['items']} clips to {escape(str(out))} "
+        f"in {elapsed:.1f} s"
+    )
+    program = shlex.quote(command_name())
+    console.print("evaluate with:")
+    console.print(
+        f"  {program} run --data {shlex.quote(f'synth:{out}')} --by subtask",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+        no_wrap=True,
+    )
+
+
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """Take SIGTERM (`timeout`, `kill`) as Ctrl-C while inside: the work folder is removed.
@@ -272,9 +363,11 @@ def show(
     except (FileNotFoundError, ValueError) as exc:
         fail(exc)
     cfg = manifest["config"]
+    # A video set (`synth generate --video`) has rules, not a recipe.
+    recipe = "video clips" if manifest.get("kind") == "video" else cfg.get("recipe", "procedural")
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
-        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(cfg.get('recipe', 'procedural')))}, "
+        f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(recipe))}, "
         f"renderer {escape(str(manifest['renderer'].get('name')))}"
     )
     for key in ("subtask", "scenario", "style", "question_type"):

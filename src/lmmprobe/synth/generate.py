@@ -534,7 +534,8 @@ def _item_total(config: SynthConfig) -> int:
     return len(_dysca_items(config)) if config.recipe == "dysca" else config.n
 
 
-def _chunks(n: int, size: int) -> Iterator[list[int]]:
+def chunk_indices(n: int, size: int) -> Iterator[list[int]]:
+    """Item indices ``0..n-1`` in consecutive chunks of `size` (the last one shorter)."""
     for start in range(0, n, size):
         yield list(range(start, min(n, start + size)))
 
@@ -604,19 +605,40 @@ def write_dataset(
             one and `overwrite` is false (`out_problem`).
 
     """
+    problem = out_problem(Path(out), overwrite)
+    if problem:  # before a diffusion pipeline loads for minutes
+        raise FileExistsError(problem)
+    if config.renderer == "diffusion":
+        _diffusion(config)  # a pipeline that cannot load fails here, before any file is made
+    return write_folder(
+        out, overwrite, lambda root: _write_files(config, root, workers, chunk_size, on_progress)
+    )
+
+
+def write_folder(
+    out: str | Path, overwrite: bool, fill: Callable[[Path], dict[str, Any]]
+) -> dict[str, Any]:
+    """Have `fill` write a dataset into a hidden folder beside `out`, then rename it to `out`.
+
+    A `fill` that fails or is interrupted leaves `out` as it was (and no folder it made).
+    Shared by the image (`write_dataset`) and video (`lmmprobe.synth.video`) writers.
+
+    Raises:
+        FileExistsError: `out` is a file, holds anything but a synthetic dataset, or holds
+            one and `overwrite` is false (`out_problem`).
+
+    """
     root = Path(out)
     problem = out_problem(root, overwrite)
     if problem:
         raise FileExistsError(problem)
-    if config.renderer == "diffusion":
-        _diffusion(config)  # a pipeline that cannot load fails here, before any file is made
     made = _first_missing(root.parent)
     root.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_partials(root)
     work = root.parent / f"{_partial_prefix(root)}{os.getpid()}-{secrets.token_hex(4)}"
     work.mkdir()
     try:
-        manifest = _write_files(config, work, workers, chunk_size, on_progress)
+        manifest = fill(work)
         if root.exists():
             shutil.rmtree(root)
         work.rename(root)
@@ -633,6 +655,7 @@ _DATASET_NAMES = frozenset(
         SAMPLES_FILE,
         DYSCA_FILE,
         "images",
+        "videos",
         "samples.unfiltered.jsonl",
         "dysca.unfiltered.json",
     }
@@ -666,7 +689,7 @@ def foreign_files(root: Path) -> list[str]:
             continue
         if name not in _DATASET_NAMES or path.is_symlink():
             found.append(name)
-        elif name == "images":
+        elif name in ("images", "videos"):
             found.extend(_foreign_images(path, _FOREIGN_SHOWN + 1 - len(found)))
         elif not path.is_file():
             found.append(name)
@@ -676,15 +699,16 @@ def foreign_files(root: Path) -> list[str]:
 
 
 def _foreign_images(images: Path, most: int) -> list[str]:
-    """Up to `most` paths under ``images/`` that are not folders of PNG files (or it is no folder)."""
+    """Up to `most` paths under ``images/`` (``videos/``) that are not folders of PNG (MKV) files."""
+    suffix = ".mkv" if images.name == "videos" else ".png"
     if not images.is_dir() or images.is_symlink():
-        return ["images"]
+        return [images.name]
     found: list[str] = []
     for folder, dirs, files in os.walk(images):
         for name in [*dirs, *files]:
             path = Path(folder) / name
             if path.is_symlink() or (
-                name in files and (not name.endswith(".png") or not path.is_file())
+                name in files and (not name.endswith(suffix) or not path.is_file())
             ):
                 found.append(str(path.relative_to(images.parent)))
                 if len(found) >= most:
@@ -780,7 +804,7 @@ def _write_files(
         workers = 1  # one model on one device; extra processes would each load it
     total = _item_total(config)
     workers = worker_count(workers, -(-total // chunk_size))
-    jobs = ((config, str(root), idx) for idx in _chunks(total, chunk_size))
+    jobs = ((config, str(root), idx) for idx in chunk_indices(total, chunk_size))
     totals: dict[str, Counter[str]] = {}
     dropped: Counter[str] = Counter()
     adversarial: dict[str, Any] | None = None
