@@ -171,6 +171,42 @@ def test_docvqa_reads_its_config_folder_and_scores_anls(tmp_path: Path) -> None:
     assert m["anls"] == pytest.approx((1 + 0.75 + 0) / 3)
 
 
+INFOVQA = {
+    "questionId": STR, "question": STR, "answers": Sequence(STR), "answer_type": Sequence(STR),
+    "image": IMG, "image_url": STR, "operation/reasoning": Sequence(STR), "ocr": STR,
+    "data_split": STR,
+}  # fmt: skip
+
+
+def test_infovqa_is_docvqas_table_row_on_its_own_config(tmp_path: Path) -> None:
+    # lmms-eval's infovqa_val: the InfographicVQA config, docvqa's prompt line, the same ANLS.
+    n = 3
+    rows = {
+        "questionId": ["65718", "65719", "65720"], "question": ["How many icons are shown?"] * n,
+        "answers": [["Red", "seven"], ["blu", "49%"], ["grape"]],
+        "answer_type": [["single span"], ["single span"], ["question span", "multiple spans"]],
+        "image": [_img(c) for c in ("red", "blue", "green")], "image_url": ["u"] * n,
+        "operation/reasoning": [["counting"], ["arithmetic"], []], "ocr": ["{}"] * n,
+        "data_split": ["val"] * n,
+    }  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "infovqa", {"validation": _ds(rows, INFOVQA)}, config="InfographicVQA"
+    )
+    b = BENCHMARKS.get("infovqa")
+    assert (b.metric, b.config, b.revision, b.size) == (
+        "anls", "InfographicVQA", BENCHMARKS.get("docvqa").revision, 2801
+    )  # fmt: skip
+    samples = _load("infovqa", folder)
+    assert samples[0].id == "infovqa/65718" and samples[0].answer == ["Red", "seven"]
+    assert samples[2].metadata["answer_type"] == ["question span", "multiple spans"]
+    assert samples[0].metadata["operation"] == ["counting"]
+    assert _asked(samples[0]) == "How many icons are shown?" + SHORT
+    m = _run(tmp_path, "infovqa", folder)
+    # The fake model names the colour: "red"/"Red": 1; "blue": best of "blu" (1 - 1/4) and
+    # "49%"; "green"/"grape": 1 - 3/5 = 0.4 < 0.5, so 0.
+    assert m["anls"] == pytest.approx((1 + 0.75 + 0) / 3)
+
+
 # --------------------------------------------------------------------------- ChartQA
 
 

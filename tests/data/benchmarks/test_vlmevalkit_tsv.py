@@ -1,6 +1,7 @@
 """The benchmarks read from VLMEvalKit's TSVs: the table's rows, MMVP and BLINK.
 
-The table: MMBench v1.1 EN/CN, MMBench v1.0 CN, CCBench, SEEDBench2-Plus, MMT-Bench (and _MI).
+The table: MMBench v1.1 EN/CN, MMBench v1.0 CN, CCBench, SEEDBench2-Plus, MMT-Bench (and _MI),
+MuirBench, V* Bench.
 
 Parity: each benchmark's fixture in VLMEvalKit's file schema (`vlmevalkit_parity/`, written by
 its ``make_inputs.py``) is run end to end with a scripted model giving the committed answers,
@@ -78,7 +79,7 @@ def _evaluate(tmp_path: Path, data: str, replies: dict[str, str], **spec: Any) -
 def test_the_table_registers_each_row_as_a_benchmark() -> None:
     assert [e.name for e in TABLE] == ["mmbench-v11-en", "mmbench-v11-cn", "mmbench-cn",
                                        "ccbench", "seedbench2-plus", "mmt-bench",
-                                       "mmt-bench-mi"]  # fmt: skip
+                                       "mmt-bench-mi", "muirbench", "vstar"]  # fmt: skip
     for e in TABLE:
         b = BENCHMARKS.get(e.name)
         assert b.metric == ("mmbench_circular" if e.circular else "vlmevalkit_accuracy")
@@ -113,6 +114,31 @@ def test_the_prompt_is_vlmevalkits_build_prompt(tmp_path: Path) -> None:
     hint = f"Hint: {row['hint']}\n" if row["hint"] else ""
     assert prompt == (f"{hint}Question: {row['question']}\nOptions:\n{options}"
                       "Please select the correct answer from the options above. \n")  # fmt: skip
+
+
+def test_muirbench_asks_what_vlmevalkits_muir_prompt_sends(tmp_path: Path) -> None:
+    # VLMEvalKit's MUIRDataset.build_prompt + split_MUIR, run on the fixture (expected.json):
+    # its text segments, joined, are the prompt; its images, in order, are the sample's.
+    messages = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))[
+        "muirbench_messages"
+    ]
+    _evaluate(tmp_path, f"muirbench,path={HERE / 'muirbench'}", _replies("muirbench"))
+    samples = {
+        s.id.split("/")[-1]: s for s in load_source(f"muirbench,path={HERE / 'muirbench'}").samples
+    }
+    with open(HERE / "muirbench" / "MUIRBench.tsv", encoding="utf-8") as f:
+        cells = {r["index"]: r["image"] for r in csv.DictReader(f, delimiter="\t")}
+    assert len(messages) == len(samples) == 40
+    for index, msgs in messages.items():
+        text = "".join(v for kind, v in msgs if kind == "text")
+        assert SCRIPT.prompts[f"r{index}q{index}"] == text
+        n_images = sum(kind == "image" for kind, _ in msgs)
+        cell = cells[index]
+        order = (
+            [c.strip(" '") for c in cell.strip("[]").split(",")] if cell.startswith("[") else [cell]
+        )
+        assert [i.data_b64 for i in samples[index].images] == order and len(order) == n_images
+    assert "multi-image" in BENCHMARKS.get("muirbench").groups
 
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:

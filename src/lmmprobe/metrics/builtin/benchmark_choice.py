@@ -51,6 +51,7 @@ from lmmprobe.metrics.builtin._official import (
     tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.mantis import mantis_correct
 from lmmprobe.metrics.mathvision import mathvision_correct
 from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
@@ -72,6 +73,7 @@ MMVP = "mmvp_pair_accuracy"
 BLINK = "blink_accuracy"
 CVBENCH = "cvbench_accuracy"
 HRBENCH = "hrbench_accuracy"
+MANTIS = "mantis_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
@@ -829,3 +831,31 @@ _mathvision = per_row(MATHVISION, lambda s: float(_mathvision_correct(s)))
 def mathvision_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Right when the answer read equals the answer, or a choice question's chosen option text."""
     return _mathvision(ctx)
+
+
+# --------------------------------------------------------------------------- Mantis-Eval
+
+
+def _mantis_correct(s: Score) -> bool:
+    m = s.metadata
+    return mantis_correct(
+        str(m.get("question_type")),
+        answer_text(s),
+        str(m.get("mantis_answer")),
+        [str(o) for o in m.get("options") or []],
+    )
+
+
+_mantis = per_row(MANTIS, lambda s: float(_mantis_correct(s)))
+
+
+@run_metric(
+    MANTIS,
+    summary="Mantis-Eval accuracy with Mantis's answer reading (eval.py get_prediction).",
+    label="Mantis acc",
+    family=FAMILY,
+    order=47,
+)
+def mantis_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Multi-choice and short-answer questions, each read as Mantis's get_prediction reads it."""
+    return _mantis(ctx)

@@ -249,6 +249,28 @@ def _hrbench(mc: types.ModuleType, repo: Path, name: str, dataset: str) -> dict[
     }
 
 
+def _muir_prompts(repo: Path) -> dict[str, object]:
+    # MUIRDataset.build_prompt and split_MUIR, their source run as written (meta_only, so the
+    # images are the row's image_path list): the messages VLMEvalKit sends for each row.
+    text = (repo / "vlmeval/dataset/image_mcq.py").read_text()
+    body = text[text.index("class MUIRDataset(") :]
+    body = body[body.index("    @staticmethod\n    def split_MUIR") : body.index("\nclass ", 10)]
+    scope: dict[str, object] = {"pd": pd, "string": __import__("string"),
+                                "toliststr": lambda s: list(s)}  # fmt: skip
+    exec("class MUIR:\n" + body, scope)
+    muir = scope["MUIR"]()  # type: ignore[operator]
+    muir.meta_only = True
+    meta = pd.read_csv(HERE / "muirbench" / "MUIRBench.tsv", sep="\t")
+    out = {}
+    for _, line in meta.iterrows():
+        images = eval(line["image"]) if str(line["image"]).startswith("[") else [line["image"]]
+        line = line.copy()
+        line["image_path"] = [f"image{k}" for k in range(len(images))]
+        msgs = muir.build_prompt(line)
+        out[str(int(line["index"]))] = [[m["type"], m["value"]] for m in msgs]
+    return out
+
+
 def main(repo: Path, blink: Path) -> None:
     mc = _stand_in(repo)
     expected = {}
@@ -300,7 +322,8 @@ def main(repo: Path, blink: Path) -> None:
             "Point B, I think",
         ),
     }
-    out = {"source": source, "benchmarks": expected, "blink_judge_prompt": judge_prompt}
+    out = {"source": source, "benchmarks": expected, "blink_judge_prompt": judge_prompt,
+           "muirbench_messages": _muir_prompts(repo)}  # fmt: skip
     (HERE / "expected.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
 
 

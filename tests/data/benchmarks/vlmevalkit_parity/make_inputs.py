@@ -30,6 +30,13 @@ SETS = {
     "seedbench2-plus": ("SEEDBench2_Plus", False, False, 40),
     "mmt-bench": ("MMT-Bench_VAL", False, False, 40),
     "mmt-bench-mi": ("MMT-Bench_VAL_MI", False, False, 40),
+    "muirbench": ("MUIRBench", False, False, 40),
+    "vstar": ("VStarBench", False, False, 30),
+}
+# Their files' task columns: MuirBench's tasks, V*'s two kinds (category only, no l2-category).
+OWN_CATEGORIES = {
+    "MUIRBench": ["Image-Text Matching", "Counting", "Visual Retrieval", "Ordering"],
+    "VStarBench": ["direct_attributes", "relative_position"],
 }
 CATEGORIES = ["attribute_recognition", "ocr", "spatial_relationship", "image_scene"]
 L2 = {"attribute_recognition": "FP-S", "ocr": "FP-S", "spatial_relationship": "RR",
@@ -105,8 +112,13 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
         if dataset.startswith("MMT"):  # every meta-task, one or two subtasks each
             l2 = MMT_META[(q - 1) % len(MMT_META)]
             category = f"{l2}_task{q % 2}"
+        if dataset in OWN_CATEGORIES:
+            category = rng.choice(OWN_CATEGORIES[dataset])
         hint = rng.choice(["", "", "The picture was taken indoors."])
         question = ("图中是什么？" if chinese else "What is shown?") + f" #q{q}"
+        n_images = 1 + q % 3 if dataset == "MUIRBench" else 1
+        if dataset == "MUIRBench":  # MuirBench marks where each image goes with <image>
+            question = "Which image shows it? " + " ".join(["<image>"] * n_images) + f" #q{q}"
         rotations = range(n_opt) if circular else range(1)
         for k in rotations:
             index = q + k * 1_000_000
@@ -116,7 +128,10 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
             if k == 0:
                 image = png(rng)
                 several = q % 3 == 0 if dataset.endswith("_MI") else q % 7 == 3
-                if not circular and several:  # several images: a list of base64 strings
+                if dataset == "MUIRBench":
+                    if n_images > 1:
+                        image = repr([image] + [png(rng) for _ in range(n_images - 1)])
+                elif not circular and several:  # several images: a list of base64 strings
                     image = repr([image, png(rng)])
             else:
                 image = str(q)  # the copy shares the first row's image
@@ -127,6 +142,9 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
             preds.append({"index": index, "prediction": answer(rng, list(letters), shown, g)})
     columns = ["index", "question", "hint", "A", "B", "C", "D", "answer", "category",
                "l2-category", "image", "split"]  # fmt: skip
+    if dataset in OWN_CATEGORIES:
+        columns.remove("l2-category")
+        rows = [{k: v for k, v in r.items() if k != "l2-category"} for r in rows]
     folder = HERE / name
     folder.mkdir(exist_ok=True)
     with open(folder / f"{dataset}.tsv", "w", encoding="utf-8", newline="") as f:

@@ -2,8 +2,9 @@
 
 These benchmarks differ only in configuration: each is one TSV file VLMEvalKit publishes
 (open-compass/VLMEvalKit @ e8e78f0, ``vlmeval/dataset/image_mcq.py`` ``ImageMCQDataset``:
-``DATASET_URL`` and ``DATASET_MD5``), read the same way (`_vlmevalkit`), asked with the same
-prompt (``build_prompt``) and scored by the same code (``evaluate_heuristic``: CircularEval for
+``DATASET_URL`` and ``DATASET_MD5``), read the same way (`_vlmevalkit`), asked with
+``ImageMCQDataset.build_prompt`` (or the row's own: MuirBench's ``MUIRDataset.build_prompt``)
+and scored by the same code (``evaluate_heuristic``: CircularEval for
 the names holding ``mmbench`` or ``ccbench``, ``mcq_vanilla_eval`` otherwise; ``report_acc``'s
 breakdowns). So they are rows of `TABLE` (name, title, file, checksum, breakdown columns,
 protocol), not a file each (docs/benchmarks.md, "Where shared benchmark code lives"); a
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data.benchmarks import Benchmark, RowContext, benchmark
+from lmmprobe.data.benchmarks import Benchmark, PromptTemplate, RowContext, benchmark
 from lmmprobe.data.benchmarks.standard._vlmevalkit import (
     CIRCULAR_BASE,
     PROMPT,
@@ -52,6 +53,10 @@ class TsvChoice:
         license: From the benchmark's release.
         notes: Sentences ``data show`` prints.
         groups: ``data list``'s facets it belongs to (``chinese``, ``multi-image``).
+        prompt: The dataset's ``build_prompt`` (``ImageMCQDataset``'s unless its class has its own).
+        image_tags: The question marks where each image goes with ``<image>`` (MUIRBench):
+            VLMEvalKit's ``split_MUIR`` puts the images there and drops the tags; lmmprobe asks
+            the images in order before the text, so the tags are dropped from the question.
 
     """
 
@@ -68,6 +73,8 @@ class TsvChoice:
     license: str = "unknown (see the benchmark's release)"
     notes: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
+    prompt: PromptTemplate = PROMPT
+    image_tags: bool = False
 
 
 _MMBENCH = "Liu et al. 2024, MMBench: Is Your Multi-modal Model an All-around Player? ECCV 2024, arXiv:2307.06281"
@@ -81,6 +88,15 @@ _MMT_L2 = (
     "meta-task figures average their subtasks' accuracies, which --by l2_category (the mean "
     "over the meta-task's questions) does not: lmmprobe does not compute them."
 )
+
+_MUIR_PROMPT = PromptTemplate(
+    template="{question}\n{options}\nAnswer with the option's letter from the given choices directly.",
+    source=VLMEVALKIT + ":vlmeval/dataset/image_mcq.py (MUIRDataset.build_prompt)",
+    option_format="{mark}. {text}",
+    option_sep="\n",
+)
+"""MUIRBench's ``build_prompt``: the question, one ``X. text`` line per option, the instruction
+(no hint line, no ``Options:`` header)."""
 
 TABLE: tuple[TsvChoice, ...] = (
     TsvChoice(
@@ -169,12 +185,54 @@ TABLE: tuple[TsvChoice, ...] = (
             _MMT_L2,
         ),
     ),
+    TsvChoice(
+        name="muirbench",
+        groups=("multi-image",),
+        dataset="MUIRBench",
+        title="MuirBench (multi-image understanding)",
+        citation="Wang et al. 2025, MuirBench: A Comprehensive Benchmark for Robust Multi-image "
+        "Understanding, ICLR 2025, arXiv:2406.09411",
+        md5="2e5e6fd7699761b08a7cb3ab8c0c2ec8",
+        url=f"{SERVER}/VLMEval/MUIRBench.tsv",
+        size=2600,
+        split="test",
+        license="unknown (see the MUIRBench/MUIRBench card)",
+        prompt=_MUIR_PROMPT,
+        image_tags=True,
+        notes=(
+            "VLMEvalKit's MUIRDataset: its own prompt (build_prompt), ImageMCQDataset's scoring "
+            "(mcq_vanilla_eval, report_acc); the paper's per-task figures are --by category.",
+            "Departure: VLMEvalKit places each image at its <image> tag in the question "
+            "(split_MUIR); lmmprobe asks a question's images in order before its text, the "
+            "tags dropped (the text is otherwise the same).",
+        ),
+    ),
+    TsvChoice(
+        name="vstar",
+        dataset="VStarBench",
+        title="V* Bench (high-resolution visual search)",
+        citation="Wu and Xie 2024, V*: Guided Visual Search as a Core Mechanism in Multimodal "
+        "LLMs, CVPR 2024, arXiv:2312.14135",
+        md5="b18854d7075574be06b631cd5f7d2d6a",
+        url="https://huggingface.co/datasets/xjtupanda/VStar_Bench/resolve/main/VStarBench.tsv",
+        size=191,
+        split="test",
+        license="mit (craigwu/vstar_bench card)",
+        notes=(
+            "VLMEvalKit's VStarBench file: ImageMCQDataset's prompt and scoring; the paper's "
+            "attribute and spatial figures are --by category (direct_attributes, "
+            "relative_position).",
+        ),
+    ),
 )
 """The VLMEvalKit-TSV choice benchmarks: a benchmark of this kind is a row here."""
 
 
 def _reader(entry: TsvChoice) -> Any:
     def to_sample(row: Mapping[str, Any], ctx: RowContext) -> Sample | None:
+        if entry.image_tags and isinstance(row.get("question"), str):
+            # split_MUIR drops the tags; the text between them reaches the model unchanged.
+            row = {**row, "question": "".join(row["question"].split("<image>"))}
         index = str(row.get("index", "")).strip()
         # CircularEval groups the copies of question i by index % 1e6 (g_index).
         extra = (
@@ -214,7 +272,7 @@ def _definition(entry: TsvChoice) -> Benchmark:
         license=entry.license,
         formulation="single_choice",
         metric="mmbench_circular" if entry.circular else "vlmevalkit_accuracy",
-        prompt=PROMPT,
+        prompt=entry.prompt,
         to_sample=_reader(entry),
         fetch=_fetch(entry),
         split=entry.split,
