@@ -217,9 +217,11 @@ def test_a_folder_of_vlmevalkit_tables_gives_the_runs_columns_and_average(
     pd = pytest.importorskip("pandas")
     pd.DataFrame({
         "index": [0, 1], "question": ["What eats grass? #a", "What is the sun? #b"],
-        "A": ["deer", "star"], "B": ["hawk", "planet"], "answer": ["A", "A"],
-        "prediction": ["A", "B"],
+        "A": ["deer", "star"], "B": ["hawk", "planet"], "C": ["fox", None], "D": ["owl", None],
+        "answer": ["A", "A"], "prediction": ["A", "B"],
     }).to_excel(folder / "LLaVA_AI2D_TEST.xlsx", index=False)  # fmt: skip
+    # Every option is in the table, as VLMEvalKit writes it: AI2D's rows join by their
+    # question, options and gold (lmmprobe.predictions.id_schemes).
     pd.DataFrame({
         "index": [0, 1], "question": MMSTAR_QUESTIONS, "answer": ["C", "D"],
         "prediction": ["C", "A"],
