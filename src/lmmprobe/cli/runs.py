@@ -115,7 +115,7 @@ def _summary(run: StoredRun) -> RunSummary:
         # The figure shown only as `show` would read it: a number inside its own interval.
         problem = stored_metric_problem(acc) if isinstance(acc, dict) else None
         if problem is not None:
-            unreadable.append(f"{m} accuracy: {problem}")
+            unreadable.append(f"{m} accuracy.{problem[0]}: {problem[1]}")
         value = acc.get("value") if isinstance(acc, dict) and problem is None else None
         accuracy[m] = float(value) if isinstance(value, int | float) else None
     return RunSummary(

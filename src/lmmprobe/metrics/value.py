@@ -42,39 +42,38 @@ class MetricValue:
         return {"value": self.value, "low": self.low, "high": self.high, "n": self.n}
 
 
-def stored_metric_problem(doc: Mapping[str, Any]) -> str | None:
+def stored_metric_problem(doc: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why a metric object read back (``{value, low, high, n}``) is not one lmmprobe writes.
 
-    Each figure is a finite number or null (not text, not a boolean), ``n`` a whole number
-    ``>= 0``, and where they exist ``low <= high`` and ``low <= value <= high`` (within a
-    relative 1e-6, the float32 of the bootstrap). Checked wherever stored results are read, so a
-    store or file edited by hand cannot put a figure outside its own interval on screen.
+    Of the fields present: each figure is a finite number or null (not text, not a boolean),
+    ``n`` a whole number ``>= 0``, and where they exist ``low <= high`` and
+    ``low <= value <= high`` (within a relative 1e-6, the float32 of the bootstrap). Checked
+    wherever stored results are read, so a store or file edited by hand cannot put a figure
+    outside its own interval on screen. (Whether every field is present is the reader's rule.)
 
     Returns:
-        The first problem as ``FIELD: what is wrong``, or None.
+        The first problem as ``(field, what is wrong)``, or None.
 
     """
+    figures: dict[str, float | None] = {}
     for key in ("value", "low", "high"):
-        if key not in doc:
-            return f"{key}: missing"
-        x = doc[key]
-        if x is None:
-            continue
-        if isinstance(x, bool) or not isinstance(x, int | float):
-            return f"{key}: {x!r:.40} is not a number"
-        if not math.isfinite(x):
-            return f"{key}: {x!r} is not a finite number"
+        x = doc.get(key)
+        if x is not None and (isinstance(x, bool) or not isinstance(x, int | float)):
+            return key, f"{x!r:.40} is not a number"
+        if x is not None and not math.isfinite(x):
+            return key, f"{x!r} is not a finite number"
+        figures[key] = x
     n = doc.get("n")
-    if isinstance(n, bool) or not isinstance(n, int):
-        return f"n: {n!r:.40} is not a whole number"
-    if n < 0:
-        return f"n: {n} is negative (a count of rows)"
-    value, low, high = doc["value"], doc["low"], doc["high"]
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int)):
+        return "n", f"{n!r:.40} is not a whole number"
+    if n is not None and n < 0:
+        return "n", f"{n} is negative (a count of rows)"
+    value, low, high = figures["value"], figures["low"], figures["high"]
     if low is None or high is None:
         return None
     slack = _SLACK * max(1.0, abs(low), abs(high))
     if low > high + slack:
-        return f"low {low!r} is above high {high!r} (an inverted interval)"
+        return "low", f"{low!r} is above high {high!r} (an inverted interval)"
     if value is not None and not low - slack <= value <= high + slack:
-        return f"value {value!r} lies outside its own interval [{low!r}, {high!r}]"
+        return "value", f"{value!r} lies outside its own interval [{low!r}, {high!r}]"
     return None

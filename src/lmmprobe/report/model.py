@@ -60,6 +60,9 @@ __all__ = [
 FORMAT_VERSION = 2
 """The ``format_version`` this lmmprobe writes and the newest it reads."""
 
+_STORED_METRIC = "stored_metric"
+"""Error type of a metric `stored_metric_problem` refuses (its field is in the context)."""
+
 _READING = "reading results"
 """Validation context key `results_from_dict` sets: the document comes from a file or a store."""
 
@@ -73,9 +76,11 @@ def _read_metric(doc: Any, info: ValidationInfo) -> Any:
     """
     if not (info.context or {}).get(_READING) or not isinstance(doc, dict):
         return doc
-    problem = stored_metric_problem(doc)
+    missing = [key for key in ("value", "low", "high", "n") if key not in doc]
+    problem = (missing[0], "missing") if missing else stored_metric_problem(doc)
     if problem is not None:
-        raise PydanticCustomError("stored_metric", "{problem}", {"problem": problem})
+        field, what = problem
+        raise PydanticCustomError(_STORED_METRIC, "{what}", {"field": field, "what": what})
     return MetricValue(doc["value"], doc["low"], doc["high"], doc["n"])
 
 
@@ -458,7 +463,10 @@ def results_from_dict(doc: Any, source: str) -> Results:
         return Results.model_validate(_migrate(doc, source), strict=True, context={_READING: True})
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        loc = [str(p) for p in first["loc"]]
+        if first["type"] == _STORED_METRIC:  # the metric's own field, as pydantic would name it
+            loc.append(str(first.get("ctx", {}).get("field")))
+        where = ".".join(loc) or "(top level)"
         raise ResultsFormatError(
             f"{source}: not readable lmmprobe results: {where}: {first['msg']}"
             + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")
