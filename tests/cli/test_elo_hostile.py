@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -244,3 +245,46 @@ def test_at_the_replay_limit_a_rating_is_made_and_unchanged(
     with pytest.raises(elo.EloTooLargeError) as refused:
         elo.elo_ratings(battles, shuffles=8, seed=1)
     assert refused.value.fit == 7
+
+
+def _many_models(path: Path, votes: int) -> Path:
+    """A votes file where each vote is between two new models (re-test 12 #9's shape)."""
+    lines = (
+        json.dumps({"model_a": f"a{i:05d}", "model_b": f"b{i:05d}", "winner": "a"})
+        for i in range(votes)
+    )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_table_of_a_file_naming_many_models_shows_the_top_and_says_how_to_see_all(
+    tmp_path: Path,
+) -> None:
+    # Re-test 12 #9: 40,000 models held the terminal for over a minute laying out a table of
+    # 40,000 rows (rich, ~1.6 ms a row); `-f json` took 6 s. The table shows the top 100.
+    votes = _many_models(tmp_path / "many.jsonl", 150)  # 300 models
+    done = lmmprobe("elo", votes, "--shuffles", "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    ranks = re.findall(r"^ *(\d+) +[ab]\d{5} ", done.stdout, flags=re.MULTILINE)
+    assert ranks == [str(i) for i in range(1, 101)], ranks[-3:]
+    # The winners (1002.0) come first; none of the 200 models past the top is drawn.
+    assert "a00000" in done.stdout and "b00000" not in done.stdout
+    said = " ".join(done.stdout.split())
+    assert "200 more models not shown (the table shows the top 100 of 300)" in said
+    assert "-f json` lists all, --top 0 shows all here" in said
+    # The JSON lists every model; --top sets the table's rows, --top 0 shows all.
+    doc = json.loads(lmmprobe("elo", votes, "--shuffles", "0", "-f", "json").stdout)
+    assert len(doc["models"]) == 300
+    few = lmmprobe("elo", votes, "--shuffles", "0", "--top", "5")
+    assert "295 more models not shown (the table shows the top 5 of 300)" in " ".join(
+        few.stdout.split()
+    )
+    every = lmmprobe("elo", votes, "--shuffles", "0", "--top", "0")
+    assert "b00149" in every.stdout and "not shown" not in every.stdout
+
+
+def test_a_table_within_the_top_says_nothing_of_more(tmp_path: Path) -> None:
+    votes = _many_models(tmp_path / "few.jsonl", 50)  # 100 models: all shown
+    done = lmmprobe("elo", votes, "--shuffles", "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "b00049" in done.stdout and "not shown" not in done.stdout

@@ -366,3 +366,76 @@ def test_every_text_column_is_held_to_the_cap_or_named_here_as_not_free_text(
     capped = {(t, c) for t, columns in CAPPED_COLUMNS.items() for c in columns}
     assert capped <= text
     assert text - capped == not_free_text
+
+
+def _results_edited(made: Path, tmp_path: Path, edit: dict[str, object]) -> Path:
+    """A copy of `made` whose random model's stored accuracy has the fields of `edit`."""
+    import json
+
+    db = _edited(made, tmp_path)
+    with sqlite3.connect(db) as conn:
+        doc = json.loads(conn.execute("SELECT results FROM runs").fetchone()[0])
+        doc["models"]["random"]["metrics"]["accuracy"].update(edit)
+        conn.execute("UPDATE runs SET results = ?", (json.dumps(doc),))
+    return db
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ({"value": "0.99"}, "value: '0.99' is not a number"),
+        ({"n": -5}, "n: -5 is negative (a count of rows)"),
+        ({"n": 3.5}, "n: 3.5 is not a whole number"),
+        ({"low": 0.9, "high": 0.1}, "low: 0.9 is above high 0.1 (an inverted interval)"),
+        (
+            {"value": 0.99, "low": 0.2, "high": 0.4},
+            "value: 0.99 lies outside its own interval [0.2, 0.4]",
+        ),
+        ({"low": True}, "low: True is not a number"),
+    ],
+)
+def test_a_stored_figure_edited_by_hand_is_one_line_naming_run_and_field(
+    made: Path, tmp_path: Path, edit: dict[str, object], said: str
+) -> None:
+    # Re-test 12 #7: a text "0.99" became the headline ("0.990 [0.24, 0.40]"), an inverted
+    # interval and a negative count were shown as they were; pydantic read them laxly.
+    db = _results_edited(made, tmp_path, edit)
+    field = "models.random.metrics.accuracy."
+    for command in (("show", "latest"), ("report", "latest", "--out", tmp_path / "r")):
+        line = _one_line(lmmprobe(*command, "--db", db))
+        assert (
+            line.startswith("error: run ") and f" in {db}: not readable lmmprobe results: " in line
+        )
+        assert line.endswith(f"{field}{said}"), line
+    # The listing keeps listing: the figure is left out and a line under the table says why.
+    listed = lmmprobe("runs", "--db", db)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    assert "0.990" not in listed.stdout
+    assert f"not shown: random accuracy.{said}" in " ".join(listed.stdout.split())
+    assert "(damaged, or edited by hand)" in listed.stdout
+
+
+def test_a_stored_figure_edited_by_hand_is_the_error_page_of_serve(
+    made: Path, tmp_path: Path
+) -> None:
+    import httpx
+    from tests.serve.test_serve_cli import serving
+
+    db = _results_edited(made, tmp_path, {"value": "0.99"})
+    with sqlite3.connect(db) as conn:
+        run_id = conn.execute("SELECT id FROM runs").fetchone()[0]
+    log: list[str] = []
+    with serving("--db", str(db), log=log) as url, httpx.Client(base_url=url, timeout=20) as c:
+        page = c.get(f"/runs/{run_id}")
+        assert page.status_code == 500, page.text[:300]
+        assert "models.random.metrics.accuracy.value: &#39;0.99&#39; is not a number" in page.text
+        assert "0.990" not in page.text
+    assert "Traceback" not in log[0], log[0][-2000:]
+
+
+def test_results_lmmprobe_writes_read_back_strictly(made: Path) -> None:
+    # Strict reading refuses nothing lmmprobe itself stores (the figures of the made run).
+    shown = lmmprobe("show", "latest", "--db", made)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    listed = lmmprobe("runs", "--db", made)
+    assert "not shown" not in listed.stdout

@@ -6,7 +6,8 @@ model starts at 1000, K = 4) as the median over 1,000 shuffled orders of the bat
 HEMM's released code computes them. ``--win-rate met`` shows lmmprobe's win rate over
 opponents met instead of HEMM's. The computation is `lmmprobe.metrics.elo.elo_table`, the
 same function the live leaderboard of ``lmmprobe serve``'s arena calls; this command reads a
-vote file, prints one row per model sorted by Elo, and exits with status 2 on a bad file.
+vote file, prints one row per model sorted by Elo (the top `TOP_ROWS` in the terminal table,
+``--top``; the JSON lists all), and exits with status 2 on a bad file.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from lmmprobe.cli._common import console, fail, write_document
 
 _FORMATS = ("table", "json")
 _WIN_RATES = ("hemm", "met")
+TOP_ROWS = 100
+"""Models the terminal table shows by default. A votes file may name tens of thousands (each
+vote between two new models): rich lays a table out at about 1.5 ms a row (40,000 rows held
+the terminal for over a minute, re-test 12 #9), to print rows no one reads; the JSON lists all."""
 _MAX_K = 1000
 """The largest Elo step ``--k`` takes: HEMM uses 4, chess 10-40; 100,000 overflowed the expected
 score (``base ** x``) into a traceback (re-test 11 #12)."""
@@ -57,6 +62,13 @@ def elo(
             "NaN if a pair never met or only tied); met: lmmprobe's, over opponents met.",
         ),
     ] = "hemm",
+    top: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Models the table shows, best first (0: all; -f json always lists all).",
+        ),
+    ] = TOP_ROWS,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
 ) -> None:
     """Rank models from human pairwise votes: median Elo over shuffles and average win rate."""
@@ -106,7 +118,6 @@ def elo(
             f"{votes_file}: not enough memory to rate {len(battles):,} votes over {shuffles:,} "
             "shuffles; free memory or use fewer --shuffles"
         )
-    undefined = any(r["win_rate"] is None for r in rows)
     if fmt == "json":
         doc = {
             "file": str(votes_file),
@@ -127,6 +138,8 @@ def elo(
         }
         write_document(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", json_text=True)
         return
+    shown = rows[:top] if top else rows
+    undefined = any(r["win_rate"] is None for r in shown)
     order = f"median over {shuffles} shuffles" if shuffles else "file order"
     which = (
         "HEMM's (mean over all models, own zero included)"
@@ -151,7 +164,7 @@ def elo(
     table.add_column("win rate" if win_rate == "hemm" else "win rate (met)", justify="right")
     table.add_column("battles", justify="right")
     table.add_column("W / L / T", justify="right")
-    for i, r in enumerate(rows, 1):
+    for i, r in enumerate(shown, 1):
         rate = "-" if r["win_rate"] is None else f"{r['win_rate']:.3f}"
         table.add_row(
             str(i),
@@ -162,3 +175,12 @@ def elo(
             f"{r['wins']} / {r['losses']} / {r['ties']}",
         )
     console.print(table)
+    if len(shown) < len(rows):
+        quoted = shlex.quote(str(votes_file))
+        console.print(
+            f"{len(rows) - len(shown):,} more models not shown (the table shows the top "
+            f"{len(shown):,} of {len(rows):,}): `lmmprobe elo {quoted} -f json` lists all, "
+            "--top 0 shows all here",
+            markup=False,
+            highlight=False,
+        )

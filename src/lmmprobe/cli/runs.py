@@ -35,6 +35,7 @@ from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
 from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
+from lmmprobe.metrics.value import stored_metric_problem
 from lmmprobe.predictions.verdicts import audit_runs
 from lmmprobe.report.compare import (
     Comparison,
@@ -96,6 +97,9 @@ class RunSummary:
     origin: dict[str, Any] | None = None
     """Where an imported run's predictions came from (tool, path, sha256): the manifest's
     ``origin``; None for a run lmmprobe's models answered."""
+    unreadable: list[str] = field(default_factory=list)
+    """What of the run's stored results is not shown, and why (a store damaged or edited by
+    hand: ``results``, or ``MODEL accuracy: value: '0.99' is not a number``)."""
 
 
 def _summary(run: StoredRun) -> RunSummary:
@@ -103,9 +107,16 @@ def _summary(run: StoredRun) -> RunSummary:
     found = run.manifest.get("origin")
     origin = found if isinstance(found, dict) else None
     accuracy: dict[str, float | None] = {}
+    unreadable = (
+        ["results: the column does not hold a JSON object"] if "results" in run.damaged else []
+    )
     for m in models:
         acc = run.metrics(m).get("accuracy")
-        value = acc.get("value") if isinstance(acc, dict) else None
+        # The figure shown only as `show` would read it: a number inside its own interval.
+        problem = stored_metric_problem(acc) if isinstance(acc, dict) else None
+        if problem is not None:
+            unreadable.append(f"{m} accuracy.{problem[0]}: {problem[1]}")
+        value = acc.get("value") if isinstance(acc, dict) and problem is None else None
         accuracy[m] = float(value) if isinstance(value, int | float) else None
     return RunSummary(
         id=run.id,
@@ -117,6 +128,7 @@ def _summary(run: StoredRun) -> RunSummary:
         accuracy=accuracy,
         setting=origin_setting(run.manifest) + run_setting(run.spec),
         origin=origin,
+        unreadable=unreadable,
     )
 
 
@@ -252,6 +264,14 @@ def runs(
     _console.print(_runs_table(found, where, _console.width, labels))
     for line in legend(labels):
         _console.print(line, markup=False, soft_wrap=True, no_wrap=True)
+    for r in found:
+        for what in r.unreadable:
+            _console.print(
+                f"run {r.id}: not shown: {_plain(what, 200)} (damaged, or edited by hand)",
+                markup=False,
+                soft_wrap=True,
+                highlight=False,
+            )
     if total > len(found):
         _console.print(f"{total - len(found)} older run(s) not shown; --limit 0 lists all")
 

@@ -194,7 +194,10 @@ def _run_from_row(row: dict[str, Any], store_path: Path) -> RunInfo:
         spec = RunSpec.model_validate(row.get("spec") or {})
         results = results_from_dict(row["results"], where) if row.get("results") else None
     except (ValidationError, ResultsFormatError) as exc:
-        raise ReportError(f"{where}: the stored run cannot be read: {exc}") from exc
+        said = str(exc)  # a ResultsFormatError names the run already
+        raise ReportError(
+            said if said.startswith(where) else f"{where}: the stored run cannot be read: {said}"
+        ) from exc
     return RunInfo(
         run_id=str(row["id"]),
         status=str(row.get("status") or "unknown"),

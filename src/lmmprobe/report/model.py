@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
     ValidationError,
+    ValidationInfo,
     model_serializer,
 )
-from pydantic_core import PydanticSerializationError
+from pydantic_core import PydanticCustomError, PydanticSerializationError
 
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.metrics import MetricValue
 from lmmprobe.metrics.outcome import COUNT_HELP, OutcomeCounts
+from lmmprobe.metrics.value import stored_metric_problem
 from lmmprobe.schema import RunSpec
 from lmmprobe.schema.text import json_escaped
 
@@ -57,7 +60,31 @@ __all__ = [
 FORMAT_VERSION = 2
 """The ``format_version`` this lmmprobe writes and the newest it reads."""
 
-Metrics = dict[str, MetricValue]
+_STORED_METRIC = "stored_metric"
+"""Error type of a metric `stored_metric_problem` refuses (its field is in the context)."""
+
+_READING = "reading results"
+"""Validation context key `results_from_dict` sets: the document comes from a file or a store."""
+
+
+def _read_metric(doc: Any, info: ValidationInfo) -> Any:
+    """A stored metric object checked and made a `MetricValue` (when reading results).
+
+    Built results pass through unchanged. Read ones are checked (`stored_metric_problem`: a
+    figure that is text, an interval that does not hold its value or a negative count is
+    refused) and made the instance pydantic's strict mode wants.
+    """
+    if not (info.context or {}).get(_READING) or not isinstance(doc, dict):
+        return doc
+    missing = [key for key in ("value", "low", "high", "n") if key not in doc]
+    problem = (missing[0], "missing") if missing else stored_metric_problem(doc)
+    if problem is not None:
+        field, what = problem
+        raise PydanticCustomError(_STORED_METRIC, "{what}", {"field": field, "what": what})
+    return MetricValue(doc["value"], doc["low"], doc["high"], doc["n"])
+
+
+Metrics = dict[str, Annotated[MetricValue, BeforeValidator(_read_metric)]]
 """Metric name → value with its 95% interval (see `lmmprobe.metrics.RUN_METRICS`)."""
 
 
@@ -415,7 +442,12 @@ def _migrate(doc: dict[str, Any], source: str) -> dict[str, Any]:
 
 
 def results_from_dict(doc: Any, source: str) -> Results:
-    """Validate a results document (migrating an older version).
+    """Validate a results document (migrating an older version), strictly.
+
+    Read as pydantic's strict mode reads (a figure written as text is refused, not converted),
+    and every metric checked (`lmmprobe.metrics.value.stored_metric_problem`: finite numbers, ``n >= 0``,
+    ``low <= value <= high``): a store or file edited by hand gives one line naming the field,
+    never a headline lmmprobe did not compute.
 
     Args:
         doc: The decoded JSON (``results.json``, or a run's results in the store).
@@ -428,10 +460,13 @@ def results_from_dict(doc: Any, source: str) -> Results:
     if not isinstance(doc, dict):
         raise ResultsFormatError(f"{source}: not lmmprobe results (a JSON object is expected)")
     try:
-        return Results.model_validate(_migrate(doc, source))
+        return Results.model_validate(_migrate(doc, source), strict=True, context={_READING: True})
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        loc = [str(p) for p in first["loc"]]
+        if first["type"] == _STORED_METRIC:  # the metric's own field, as pydantic would name it
+            loc.append(str(first.get("ctx", {}).get("field")))
+        where = ".".join(loc) or "(top level)"
         raise ResultsFormatError(
             f"{source}: not readable lmmprobe results: {where}: {first['msg']}"
             + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")

@@ -17,10 +17,12 @@ from fastapi.responses import HTMLResponse
 
 from lmmprobe.metrics import headline_metrics
 from lmmprobe.metrics.outcome import OutcomeCounts
+from lmmprobe.report.model import ResultsFormatError, results_from_dict
 from lmmprobe.report.results import TEXT_SCORES, no_text_to_score
 from lmmprobe.report.settings import origin_setting, run_setting
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
+from lmmprobe.store.errors import StoreDamagedError
 from lmmprobe.store.runs import read_runs
 
 __all__ = ["RUNS_PAGE", "metric_names", "router", "run_settings"]
@@ -160,6 +162,14 @@ def _run_view(request: Request, run_id: str) -> dict[str, Any]:
         if found is None:
             raise _pages.not_found(f"no run {run_id!r} in this store")
         row, docs = found
+        if docs["results"]:
+            # Shown only as `show` and `report` would read them: a figure written as text, an
+            # interval that does not hold its value or a negative count is the store's error
+            # page (one line naming the run and field), never a figure on the page.
+            try:
+                results_from_dict(docs["results"], f"run {run_id}")
+            except ResultsFormatError as exc:
+                raise StoreDamagedError(f"{exc} (damaged, or edited by hand)") from None
         models = queries.run_models(conn, run_id) or row.models
         # A run without results (still going, or stopped) shows what its scores say so far.
         counts = queries.model_counts(conn, run_id) if not docs["results"] else {}
