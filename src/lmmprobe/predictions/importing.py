@@ -2,7 +2,9 @@
 
 `score_file` reads a file with its reader, joins and scores it (`lmmprobe.predictions.scoring`)
 and builds the same `Results` a run of the benchmark builds (its official metric, the
-breakdowns asked for), without storing anything. `import_file` stores the same as a run: the
+breakdowns asked for), keeping nothing: it goes the import's way into a temporary store, so
+both hold one chunk of rows and compute their figures from the stored rows by one path
+(`_stream_into`). `import_file` stores the same as a run: the
 answered samples, each answer as the response of the request a run would have sent (no model is
 called), the scores, a manifest whose ``origin`` names the tool, the file and its SHA-256, and
 results.json / results.md in the run's folder, so ``report``, ``compare``, ``serve`` and ``elo``
@@ -32,7 +34,6 @@ from lmmprobe.predictions.scoring import (
     detect_reader,
     imported_identity,
     plan_import,
-    score_plan,
     score_rows,
 )
 from lmmprobe.report import Results, write_results
@@ -51,7 +52,6 @@ __all__ = [
     "RowsSeen",
     "import_file",
     "imported_results",
-    "read_file",
     "score_file",
 ]
 
@@ -115,7 +115,8 @@ class ImportedRun:
     origin: Origin
     plan: ImportPlan
     scores: list[Score]
-    """The rows scored (``score``); empty for an import, whose scores are in the store."""
+    """Empty: the rows went through a store (the import's, or ``score``'s temporary one);
+    a caller wanting each row takes it from `score_file`'s ``on_rows``."""
     results: Results
     run_id: str | None = None
     out_dir: Path | None = None
@@ -145,28 +146,6 @@ def _protocol(benchmark: str | None) -> str | None:
     """The judge protocol of the benchmark's official evaluation (recorded readings go under it)."""
     bench = _benchmark_name(benchmark)
     return BENCHMARKS.get(bench).judge if bench is not None else None
-
-
-def read_file(
-    path: str | Path,
-    benchmark: str | None,
-    *,
-    model: str,
-    reader: str | None = None,
-    field_map: Mapping[str, str] | None = None,
-    strict: bool = False,
-) -> tuple[str, Origin, ImportPlan, list[Score], RunSpec]:
-    """Read, join and score one file: the reader's name, the origin, the plan and the scores."""
-    path = Path(path)
-    name, found = detect_reader(path, reader)
-    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
-    origin = found.origin(path, options)
-    plan = plan_import(
-        found.read(path, options), benchmark, model=model, origin=origin, strict=strict
-    )
-    scores = score_plan(plan, model, origin=origin, judge_protocol=_protocol(benchmark))
-    spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
-    return name, origin, plan, scores, spec
 
 
 @dataclass
