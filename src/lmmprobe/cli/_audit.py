@@ -19,10 +19,17 @@ from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.predictions.as_published import Published
 from lmmprobe.predictions.as_published.base import printed
 from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
-from lmmprobe.predictions.explain import FileExplanation, explain_file
+from lmmprobe.predictions.explain import FileExplanation, FileFacts, explain_facts
 from lmmprobe.predictions.importing import ImportedRun
 
-__all__ = ["Explained", "audit_data", "audit_document", "explain_imported", "print_audit"]
+__all__ = [
+    "Explained",
+    "audit_data",
+    "audit_document",
+    "explain_imported",
+    "file_facts",
+    "print_audit",
+]
 
 _console = InertConsole(highlight=False)
 
@@ -230,9 +237,25 @@ class Explained:
             print_audit(e.audit, limit=limit)
 
 
+def _name(benchmark: str | None) -> str | None:
+    """The benchmark's registry name in a data spec (``mmmu,path=...`` → ``mmmu``), if any."""
+    name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
+    return name if name is not None and name in BENCHMARKS.names() else None
+
+
+def file_facts(benchmark: str | None, *, audit: bool, as_published: bool) -> FileFacts:
+    """What `explain_imported` will need of a file's rows, gathered as `score_file` streams.
+
+    Every row and its score are kept only where they are read whole: the audit, the
+    ``--as-published`` hooks, MMMU's guesses (11,500 items at most: one row an item).
+    """
+    name = _name(benchmark)
+    return FileFacts(name, keep=audit or as_published or name == "mmmu")
+
+
 def explain_imported(
     run: ImportedRun,
-    benchmark: str | None,
+    facts: FileFacts,
     *,
     audit: bool,
     as_published: bool,
@@ -240,21 +263,15 @@ def explain_imported(
 ) -> Explained:
     """Explain a scored file: its answer key, MMMU's guesses, its audit and the tool's figure.
 
+    `facts` is what `file_facts` gathered while `score_file` read the file.
+
     Raises:
         DataError: ``--as-published`` where the file's reader has no hook for its benchmark.
 
     """
-    name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
-    if name is not None and name not in BENCHMARKS.names():
-        name = None
-    rows = [(sample, pred) for sample, _, _, pred in run.plan.rows]
-    local = run.plan.load.samples if run.plan.load is not None else None
     return Explained(
-        explain_file(
-            name,
-            rows,
-            run.scores,
-            local=local,
+        explain_facts(
+            facts,
             path=run.origin.path,
             audit=audit,
             as_published=as_published,

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
-from lmmprobe.cli._audit import explain_imported
+from lmmprobe.cli._audit import explain_imported, file_facts
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
@@ -189,11 +189,17 @@ def score_with_benchmark(
     `tool_version` where they changed).
     """
     try:
-        run = score_file(file, benchmark, reader=reader, field_map=parse_fields(fields), by=by)
+        # The file streams through a temporary store (`score_file`); what the notes, the
+        # audit and the published figure read of its rows is gathered as it passes.
+        facts = file_facts(benchmark, audit=audit, as_published=as_published)
+        run = score_file(
+            file, benchmark, reader=reader, field_map=parse_fields(fields), by=by,
+            on_rows=facts.add_planned, on_sample=facts.add_local,
+        )  # fmt: skip
         explained = explain_imported(
-            run, benchmark, audit=audit, as_published=as_published, tool_version=tool_version
+            run, facts, audit=audit, as_published=as_published, tool_version=tool_version
         )
-    except (DataError, OSError, RegistryError) as exc:
+    except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
     print_imported(
         run,

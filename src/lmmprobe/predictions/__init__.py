@@ -11,11 +11,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
 from lmmprobe.metrics.text import CaptionTokenizer
+from lmmprobe.predictions._stream import iter_jsonl
 from lmmprobe.predictions.dysca import score_dysca_files
 from lmmprobe.predictions.export import score_export
 from lmmprobe.predictions.reform import (
@@ -68,6 +70,17 @@ def score_prediction_file(
     """
     if ground_truth is not None:
         return score_dysca_files(path, ground_truth)
+    streamed = _export_lines(Path(path))
+    if streamed is not None:
+        # An export in JSON lines (what `lmmprobe export` writes) is read a line at a time
+        # and reduced as it comes: a million rows never sit in memory as dicts and Scores.
+        if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
+            raise DataError(
+                f"{path} is an lmmprobe export: each row carries its own formulation and method; "
+                "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
+            )
+        result = {"format": "lmmprobe-export", "matcher": matcher}
+        return result | {"models": score_export(streamed, matcher=matcher)}
     records = read_records(path)
     if records and "stage" in records[0] and "model" in records[0]:
         if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
@@ -88,3 +101,37 @@ def score_prediction_file(
         metrics = score_open_ended(records, formulation, path, tokenizer=tokenizer)
     notes = metrics.pop("notes", [])
     return {"format": "reform-eval", "formulation": formulation, "metrics": metrics, "notes": notes}
+
+
+def _is_export_row(value: Any) -> bool:
+    return isinstance(value, dict) and "stage" in value and "model" in value
+
+
+def _export_lines(path: Path) -> Iterator[dict[str, Any]] | None:
+    """The rows of an ``lmmprobe export`` in JSON lines, one at a time; None if not one.
+
+    Told by its first line (an object with ``stage`` and ``model``, a line of its own);
+    another file (a JSON document, ReForm-Eval's list) is left to `read_records`.
+
+    Raises:
+        DataError: The file cannot be read as text (named as `read_records` names it).
+
+    """
+    lines = iter_jsonl(path)
+    try:
+        first = next(lines, None)
+    except DataError:
+        return None  # not JSON lines: `read_records` reads (or refuses) the file whole
+    if first is None or not _is_export_row(first[1]):
+        return None
+    return _each_row(path, first, lines)
+
+
+def _each_row(
+    path: Path, first: tuple[int, Any], rest: Iterator[tuple[int, Any]]
+) -> Iterator[dict[str, Any]]:
+    yield first[1]
+    for n, value in rest:
+        if not isinstance(value, dict):
+            raise DataError(f"{path}:{n}: expected an object, got {type(value).__name__}")
+        yield value

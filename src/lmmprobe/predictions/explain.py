@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
 from lmmprobe.predictions.as_published import (
@@ -35,7 +35,7 @@ from lmmprobe.predictions.readers.lmms_eval import UNTOLD_FIELD
 from lmmprobe.predictions.verdicts import GUESSED_FIELD, audit_imported
 from lmmprobe.schema import Sample, Score
 
-__all__ = ["FileExplanation", "explain_file", "mmmu_items"]
+__all__ = ["FileExplanation", "FileFacts", "explain_facts", "explain_file", "mmmu_items"]
 
 
 @dataclass
@@ -135,6 +135,73 @@ def _with_published(
     return out
 
 
+@dataclass
+class FileFacts:
+    """What an explanation needs of a scored file's rows, gathered a chunk at a time.
+
+    ``score`` streams a file (`lmmprobe.predictions.importing.score_file`): each chunk of
+    joined rows passes `add_rows` once and is dropped. Only what the notes read is kept from
+    each row: the first CircularEval group stem, a count, and (with a benchmark) each item's
+    gold and recorded verdict by id, which the join bounds by the benchmark's size (one row an
+    item). The rows themselves and their scores are kept only with `keep`: the audit pairs
+    every row, the ``--as-published`` hooks and MMMU's guesses replay the file's rows.
+    """
+
+    benchmark: str | None
+    """The benchmark's registry name, or None (no answer key to check)."""
+    keep: bool = False
+    """Keep every joined row and its score (``--audit``, ``--as-published``, MMMU)."""
+    rows: list[tuple[Sample, ImportedPrediction]] = field(default_factory=list)
+    scores: list[Score] = field(default_factory=list)
+    circular_table: str | None = None
+    untold: int = 0
+    golds: dict[str, str | list[str]] = field(default_factory=dict)
+    verdicts: dict[str, tuple[str | None, bool]] = field(default_factory=dict)
+    local: dict[str, tuple[str, ...]] | None = None
+    """The local copy's answer key (`gold_key`), from the samples `add_local` saw."""
+    joined: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The joined samples' key: the answer key where no local copy was seen."""
+
+    def add_local(self, sample: Sample) -> None:
+        """One sample of the benchmark's local copy, in its order (its gold joins the key)."""
+        if self.benchmark is None:
+            return
+        if self.local is None:
+            self.local = {}
+        self.local.update(gold_key([sample]))
+
+    def add_rows(
+        self, rows: Sequence[tuple[Sample, ImportedPrediction]], scores: Sequence[Score]
+    ) -> None:
+        """One chunk of joined rows (each sample with the file's prediction) and their scores."""
+        benchmark = self.benchmark
+        for s, p in rows:
+            if self.circular_table is None and CIRCULAR_GROUP_FIELD in p.fields:
+                self.circular_table = str(p.fields[CIRCULAR_GROUP_FIELD])
+            if p.fields.get(UNTOLD_FIELD):
+                self.untold += 1
+            if benchmark is None:
+                continue
+            # By the joined item's own id, not the row's: a tool numbering items its own way
+            # (`lmmprobe.predictions.id_schemes`) has its golds checked against the same items.
+            sid = plain_id(s.id, benchmark)
+            if p.gold is not None:
+                self.golds[sid] = _option_text(s, p.gold, p.gold_names)
+            if p.tool_verdict is not None:
+                self.verdicts[sid] = (p.tool_extraction, p.tool_verdict == 1.0)
+            if self.local is None:
+                self.joined.update(gold_key([s]))
+        if self.keep:
+            self.rows.extend(rows)
+            self.scores.extend(scores)
+
+    def add_planned(
+        self, rows: Sequence[tuple[Sample, Any, Any, ImportedPrediction]], scores: Sequence[Score]
+    ) -> None:
+        """`add_rows` for a plan's rows (sample, ask, response, prediction): `score_file`'s ``on_rows``."""
+        self.add_rows([(s, p) for s, _, _, p in rows], scores)
+
+
 def explain_file(
     benchmark: str | None,
     rows: Sequence[tuple[Sample, ImportedPrediction]],
@@ -174,29 +241,51 @@ def explain_file(
         DataError: ``as_published`` where no hook fits the reader and benchmark.
 
     """
+    facts = FileFacts(benchmark, keep=True)
+    for sample in local or ():
+        facts.add_local(sample)
+    if local is not None and facts.local is None:
+        facts.local = {}
+    facts.add_rows(rows, scores)
+    return explain_facts(
+        facts, path=path, audit=audit, as_published=as_published, label=label, tool=tool,
+        n_boot=n_boot, seed=seed, tool_version=tool_version,
+    )  # fmt: skip
+
+
+def explain_facts(
+    facts: FileFacts,
+    *,
+    path: str = "the file",
+    audit: bool = False,
+    as_published: bool = False,
+    label: str = "official",
+    tool: str = "mmmu",
+    n_boot: int = 1000,
+    seed: int = 0,
+    tool_version: str | None = None,
+) -> FileExplanation:
+    """`explain_file` from what `FileFacts` gathered.
+
+    The audit, the published figure and MMMU's guesses read the rows it kept
+    (`FileFacts.keep`).
+
+    Raises:
+        DataError: ``as_published`` where no hook fits the reader and benchmark.
+
+    """
+    benchmark = facts.benchmark
     out = FileExplanation(benchmark=benchmark, path=path)
+    out.circular_table = facts.circular_table
+    out.untold = facts.untold
+    rows = facts.rows
     preds = [p for _, p in rows]
-    out.circular_table = next(
-        (str(p.fields[CIRCULAR_GROUP_FIELD]) for p in preds if CIRCULAR_GROUP_FIELD in p.fields),
-        None,
-    )
-    out.untold = sum(1 for p in preds if p.fields.get(UNTOLD_FIELD))
     if benchmark is not None:
-        key = gold_key(local if local is not None else [s for s, _ in rows])
+        key = facts.local if facts.local is not None else facts.joined
         out.key_version = key_version(benchmark, key)
-        # By the joined item's own id, not the row's: a tool numbering items its own way
-        # (`lmmprobe.predictions.id_schemes`) has its golds checked against the same items.
-        golds = {
-            plain_id(s.id, benchmark): _option_text(s, p.gold, p.gold_names)
-            for s, p in rows
-            if p.gold is not None
-        }
-        verdicts = {
-            plain_id(s.id, benchmark): (p.tool_extraction, p.tool_verdict == 1.0)
-            for s, p in rows
-            if p.tool_verdict is not None
-        }
-        out.warnings = key_warnings(benchmark, key, golds or None, verdicts or None, path=path)
+        out.warnings = key_warnings(
+            benchmark, key, facts.golds or None, facts.verdicts or None, path=path
+        )
     published: MmmuPublished | None = None
     if benchmark == "mmmu":
         published = mmmu_as_published(mmmu_items(rows))
@@ -209,5 +298,5 @@ def explain_file(
     if audit:
         if published is not None and tool == "mmmu":
             preds = _with_published(preds, published)
-        out.audit = audit_imported(scores, preds, label=label, n_boot=n_boot, seed=seed)
+        out.audit = audit_imported(facts.scores, preds, label=label, n_boot=n_boot, seed=seed)
     return out

@@ -13,14 +13,16 @@ stored before lmmprobe recorded them are refused by name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.metrics import instability, summarize
+from lmmprobe.metrics.choice import AnswerSums
+from lmmprobe.metrics.stability import category_key, instability_of
 from lmmprobe.parse import MATCHERS
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
+from lmmprobe.schema.rows import CHUNK_ROWS, chunk_of_scores
 
 
 def _row_name(i: int, r: dict[str, Any]) -> str:
@@ -111,8 +113,14 @@ def _reread(i: int, r: dict[str, Any], config: FormulateConfig) -> dict[str, Any
     return {**r, **score.model_dump(exclude={"model", "key"})}
 
 
+MAX_MODELS = 1000
+"""Models one export may name. Each gets its own bootstrapped summary (1,000 resamples), so
+50,000 one-row "models" ran for minutes: a file naming more is not the export of a run (nor of
+a sweep), and is refused in one line before any model is summarized."""
+
+
 def score_export(
-    records: Sequence[dict[str, Any]],
+    records: Iterable[dict[str, Any]],
     matcher: str | None = None,
     n_boot: int = 1000,
     config: FormulateConfig | None = None,
@@ -130,18 +138,20 @@ def score_export(
 
     Returns:
         Per model, its metrics as `summarize` gives them, plus ``instability`` where some
-        sample has more than one row (repeats).
+        sample has more than one row (repeats): the same figures, reduced a chunk of rows at
+        a time (`AnswerSums`), so memory holds per-sample sums, not the rows.
 
     Raises:
         DataError: A row lacks the columns re-reading needs (named by row, model, sample and
             repeat), or is not a valid score row.
         RegistryError: `matcher` is not a registered matcher.
+        DataError: The rows name more than `MAX_MODELS` models.
 
     """
     if matcher is not None:
         MATCHERS.get(matcher)  # an unknown name fails before any row is read
         config = (config or FormulateConfig()).model_copy(update={"matcher": matcher})
-    by_model: dict[str, list[Score]] = {}
+    models: dict[str, _ModelRows] = {}
     fields = set(Score.model_fields)
     for i, r in enumerate(records, start=1):
         row = _reread(i, r, config) if matcher is not None and config else r
@@ -149,12 +159,55 @@ def score_export(
             score = Score.model_validate({k: v for k, v in row.items() if k in fields})
         except ValueError as exc:
             raise DataError(f"{_row_name(i, r)}: not a score row: {exc}") from None
-        by_model.setdefault(str(row["model"]), []).append(score)
+        name = str(row["model"])
+        found = models.get(name)
+        if found is None:
+            if len(models) >= MAX_MODELS:
+                raise DataError(
+                    f"{_row_name(i, r)}: model: more than {MAX_MODELS:,} models in one file; an "
+                    "export of runs names a few (each model is summarized with its own "
+                    "bootstrap), so this is not one: score each run's export apart"
+                )
+            found = models[name] = _ModelRows()
+        found.add(score)
     out: dict[str, Any] = {}
-    for model, scores in by_model.items():
-        metrics = {k: v.to_dict() for k, v in summarize(scores, n_boot=n_boot).items()}
-        if len(scores) > len({s.sample_id for s in scores}):
-            # As a run's table: instability is defined over repeats; one row a sample says 0.
-            metrics["instability"] = instability(scores, n_boot=n_boot).to_dict()
-        out[model] = metrics
+    for model, rows in models.items():
+        out[model] = rows.metrics(n_boot)
     return out
+
+
+class _ModelRows:
+    """One model's rows, reduced as they come, a chunk of Scores at a time, none kept.
+
+    `AnswerSums` is `summarize`'s table; each sample's answer categories give `instability`.
+    """
+
+    def __init__(self) -> None:
+        self.sums = AnswerSums()
+        self.pending: list[Score] = []
+        self.categories: dict[str, list[str | bytes]] = {}
+        self.rows = 0
+
+    def add(self, score: Score) -> None:
+        self.pending.append(score)
+        self.rows += 1
+        found = self.categories.setdefault(score.sample_id, [])
+        if score.error_type is None and score.stage != "error":
+            # `instability`'s category (the predicted text), as a short key: equal where equal.
+            found.append(category_key(score.prediction_text))
+        if len(self.pending) >= CHUNK_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.sums.add(chunk_of_scores(self.pending))
+            self.pending = []
+
+    def metrics(self, n_boot: int) -> dict[str, Any]:
+        """`summarize`'s figures, and ``instability`` where some sample has more than one row."""
+        self.flush()
+        metrics = {k: v.to_dict() for k, v in self.sums.summarize(n_boot=n_boot).items()}
+        if self.rows > len(self.categories):
+            # As a run's table: instability is defined over repeats; one row a sample says 0.
+            metrics["instability"] = instability_of(self.categories, n_boot=n_boot).to_dict()
+        return metrics

@@ -2,7 +2,9 @@
 
 `score_file` reads a file with its reader, joins and scores it (`lmmprobe.predictions.scoring`)
 and builds the same `Results` a run of the benchmark builds (its official metric, the
-breakdowns asked for), without storing anything. `import_file` stores the same as a run: the
+breakdowns asked for), keeping nothing: it goes the import's way into a temporary store, so
+both hold one chunk of rows and compute their figures from the stored rows by one path
+(`_stream_into`). `import_file` stores the same as a run: the
 answered samples, each answer as the response of the request a run would have sent (no model is
 called), the scores, a manifest whose ``origin`` names the tool, the file and its SHA-256, and
 results.json / results.md in the run's folder, so ``report``, ``compare``, ``serve`` and ``elo``
@@ -11,6 +13,7 @@ read it like any run.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +34,6 @@ from lmmprobe.predictions.scoring import (
     detect_reader,
     imported_identity,
     plan_import,
-    score_plan,
     score_rows,
 )
 from lmmprobe.report import Results, write_results
@@ -39,7 +41,7 @@ from lmmprobe.report.model import DataSummary, JudgeResults, Manifest, ModelStat
 from lmmprobe.report.results import model_results
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.runner import new_run_id
-from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
+from lmmprobe.schema import RowSource, RunSpec, Sample, Score
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 
@@ -47,9 +49,9 @@ __all__ = [
     "DEFAULT_BREAKDOWNS",
     "ImportedRun",
     "RecordedJudging",
+    "RowsSeen",
     "import_file",
     "imported_results",
-    "read_file",
     "score_file",
 ]
 
@@ -113,7 +115,8 @@ class ImportedRun:
     origin: Origin
     plan: ImportPlan
     scores: list[Score]
-    """The rows scored (``score``); empty for an import, whose scores are in the store."""
+    """Empty: the rows went through a store (the import's, or ``score``'s temporary one);
+    a caller wanting each row takes it from `score_file`'s ``on_rows``."""
     results: Results
     run_id: str | None = None
     out_dir: Path | None = None
@@ -143,28 +146,6 @@ def _protocol(benchmark: str | None) -> str | None:
     """The judge protocol of the benchmark's official evaluation (recorded readings go under it)."""
     bench = _benchmark_name(benchmark)
     return BENCHMARKS.get(bench).judge if bench is not None else None
-
-
-def read_file(
-    path: str | Path,
-    benchmark: str | None,
-    *,
-    model: str,
-    reader: str | None = None,
-    field_map: Mapping[str, str] | None = None,
-    strict: bool = False,
-) -> tuple[str, Origin, ImportPlan, list[Score], RunSpec]:
-    """Read, join and score one file: the reader's name, the origin, the plan and the scores."""
-    path = Path(path)
-    name, found = detect_reader(path, reader)
-    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
-    origin = found.origin(path, options)
-    plan = plan_import(
-        found.read(path, options), benchmark, model=model, origin=origin, strict=strict
-    )
-    scores = score_plan(plan, model, origin=origin, judge_protocol=_protocol(benchmark))
-    spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
-    return name, origin, plan, scores, spec
 
 
 @dataclass
@@ -322,6 +303,88 @@ def imported_results(
     return results
 
 
+RowsSeen = Callable[[list[PlannedRow], list[Score]], None]
+"""Called with each chunk of joined rows and their scores as they are stored (``score``'s
+explanation keeps what it needs of them: `lmmprobe.predictions.explain.FileFacts`)."""
+
+
+def _stream_into(
+    store: Store,
+    run_id: str,
+    path: Path,
+    benchmark: str | None,
+    spec: RunSpec,
+    read: tuple[str, Any, ReadOptions, Origin],
+    *,
+    shown_run: str,
+    shown_store: str,
+    on_rows: RowsSeen | None = None,
+    on_sample: Callable[[Sample], None] | None = None,
+) -> tuple[ImportPlan, Results]:
+    """Read, join, score and store a file a chunk at a time; its results from the stored rows.
+
+    The one path of `import_file` and `score_file`: memory holds one chunk of rows, not the
+    file's; the figures are reductions over the stored rows (`Store.rows`), read back in the
+    file's order (`FileOrderRows`). `read` is the reader's name, the reader, its options and
+    the file's origin; `shown_run` and `shown_store` are what the results name.
+    """
+    name, found, options, origin = read
+    model = spec.models[0]
+    protocol = _protocol(benchmark)
+    judging = RecordedJudging(origin)
+
+    def store_chunk(rows: list[PlannedRow]) -> None:
+        # Stored as joined, a chunk at a time, and dropped: the results read the stored
+        # rows. The imported text is stored as the response to the request a run would
+        # have sent: scoring can be redone from the store like any run's.
+        chunk = score_rows(rows, model, origin=origin, judge_protocol=protocol)
+        store.put_samples(run_id, [sample for sample, _, _, _ in rows])
+        store.put_responses(
+            model, [ask.to_request() for _, ask, _, _ in rows], [r for _, _, r, _ in rows]
+        )
+        store.put_scores(run_id, chunk)
+        # A reading the file recorded from its judge (MathVista's extraction) is stored as
+        # a verdict, as a judged run's: serve's sample page and a rebuilt report show it.
+        store.put_judgements(
+            run_id, model, [(s.sample_id, s.repeat, j) for s in chunk for j in s.judgements]
+        )
+        judging.add(chunk)
+        if on_rows is not None:
+            on_rows(rows, chunk)
+
+    # An image file the store remembers checking (a run's, an earlier import's) is not
+    # decoded or hashed again while unchanged; this import's checks are added.
+    with remembered_images(store):
+        plan = plan_import(
+            found.read(path, options), benchmark, model=model, origin=origin,
+            on_chunk=store_chunk, on_sample=on_sample,
+        )  # fmt: skip
+    manifest = _manifest(spec, model, origin, name, plan)
+    recorded = judging.manifest()
+    if recorded is not None:
+        # The file's recorded judge, named as a judged run names its judges (serve's run
+        # page and the HTML report read the manifest's ``judge`` entry).
+        manifest["judge"] = recorded
+    store.update_run(run_id, manifest=manifest)
+    with scoring_scope(AnswerScores(store), None, read=True):
+        # The stored rows, in the file's order: the order the figures were computed in.
+        rows = FileOrderRows(store.rows(run_id, model))
+        results = imported_results(
+            rows, spec, plan, manifest, run_id=shown_run, store=shown_store,
+            judge=judging.results(), scores=rows.scores,
+        )  # fmt: skip
+    return plan, results
+
+
+def _reader(
+    path: Path, benchmark: str | None, reader: str | None, field_map: Mapping[str, str] | None
+) -> tuple[str, Any, ReadOptions, Origin]:
+    """The file's reader (named or sniffed), its options and the file's origin."""
+    name, found = detect_reader(path, reader)
+    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
+    return name, found, options, found.origin(path, options)
+
+
 def score_file(
     path: str | Path,
     benchmark: str | None,
@@ -331,29 +394,39 @@ def score_file(
     by: Sequence[str] | None = None,
     model: str = "imported",
     bootstrap: int = 1000,
+    on_rows: RowsSeen | None = None,
+    on_sample: Callable[[Sample], None] | None = None,
 ) -> ImportedRun:
-    """Score a file with `benchmark`'s official metric and breakdowns; nothing is stored.
+    """Score a file with `benchmark`'s official metric and breakdowns; nothing is kept.
+
+    The file goes the import's way (`import_file`), into a temporary store deleted on return:
+    read, joined, scored and stored a chunk at a time, its figures computed from the stored
+    rows, so memory holds one chunk of rows whatever the file's size, and ``score`` and
+    ``import`` of one file give the same figures by the same code. `ImportedRun.scores` is
+    empty; what a caller wants of each row it takes from `on_rows` (each chunk's joined rows
+    and their scores) and `on_sample` (each sample of the benchmark's local copy, in its order).
 
     Raises:
         DataError: The file or the benchmark cannot be read, or no row joins.
         RegistryError: `reader` is not a registered reader.
+        StoreError: The temporary store cannot be written (a full disk).
 
     """
-    name, origin, plan, scores, spec = read_file(
-        path, benchmark, model=model, reader=reader, field_map=field_map
-    )
+    path = Path(path)
+    read = _reader(path, benchmark, reader, field_map)
+    spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
-    manifest = _manifest(spec, model, origin, name, plan)
-    judging = RecordedJudging(origin)
-    judging.add(scores)
-    recorded = judging.manifest()
-    if recorded is not None:
-        manifest["judge"] = recorded
-    results = imported_results(
-        ScoreRows(scores), spec, plan, manifest, run_id="(not stored)", store="(none)",
-        judge=judging.results(), scores=lambda: scores,
-    )  # fmt: skip
-    return ImportedRun(name, origin, plan, scores, results, metric=_official(benchmark))
+    with (
+        tempfile.TemporaryDirectory(prefix="lmmprobe-score-") as tmp,
+        Store(Path(tmp) / "score.db") as store,
+    ):
+        run_id = new_run_id()
+        store.create_run(run_id, spec.model_dump(mode="json"), tmp)
+        plan, results = _stream_into(
+            store, run_id, path, benchmark, spec, read, shown_run="(not stored)",
+            shown_store="(none)", on_rows=on_rows, on_sample=on_sample,
+        )  # fmt: skip
+    return ImportedRun(read[0], read[3], plan, [], results, metric=_official(benchmark))
 
 
 def import_file(
@@ -383,61 +456,22 @@ def import_file(
 
     """
     path = Path(path)
-    name, found = detect_reader(path, reader)
-    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
-    origin = found.origin(path, options)
-    protocol = _protocol(benchmark)
+    read = _reader(path, benchmark, reader, field_map)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap, db=db, out=out)
-    judging = RecordedJudging(origin)
     with Store(spec.db) as store:
         run_id = new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
         store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
-
-        def store_chunk(rows: list[PlannedRow]) -> None:
-            # Stored as joined, a chunk at a time, and dropped: the results read the stored
-            # rows. The imported text is stored as the response to the request a run would
-            # have sent: scoring can be redone from the store like any run's.
-            chunk = score_rows(rows, model, origin=origin, judge_protocol=protocol)
-            store.put_samples(run_id, [sample for sample, _, _, _ in rows])
-            store.put_responses(
-                model, [ask.to_request() for _, ask, _, _ in rows], [r for _, _, r, _ in rows]
-            )
-            store.put_scores(run_id, chunk)
-            # A reading the file recorded from its judge (MathVista's extraction) is stored as
-            # a verdict, as a judged run's: serve's sample page and a rebuilt report show it.
-            store.put_judgements(
-                run_id, model, [(s.sample_id, s.repeat, j) for s in chunk for j in s.judgements]
-            )
-            judging.add(chunk)
-
         try:
-            # An image file the store remembers checking (a run's, an earlier import's) is
-            # not decoded or hashed again while unchanged; this import's checks are added.
-            with remembered_images(store):
-                plan = plan_import(
-                    found.read(path, options), benchmark, model=model, origin=origin,
-                    on_chunk=store_chunk,
-                )  # fmt: skip
+            plan, results = _stream_into(
+                store, run_id, path, benchmark, spec, read, shown_run=run_id,
+                shown_store=str(store.path),
+            )  # fmt: skip
         except BaseException:
             # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run.
             store.update_run(run_id, status="failed")
             raise
-        manifest = _manifest(spec, model, origin, name, plan)
-        recorded = judging.manifest()
-        if recorded is not None:
-            # The file's recorded judge, named as a judged run names its judges (serve's run
-            # page and the HTML report read the manifest's ``judge`` entry).
-            manifest["judge"] = recorded
-        store.update_run(run_id, manifest=manifest)
-        with scoring_scope(AnswerScores(store), None, read=True):
-            # The stored rows, in the file's order: the order the figures were computed in.
-            rows = FileOrderRows(store.rows(run_id, model))
-            results = imported_results(
-                rows, spec, plan, manifest, run_id=run_id, store=str(store.path),
-                judge=judging.results(), scores=rows.scores,
-            )  # fmt: skip
         store.update_run(run_id, results=results.model_dump(mode="json"))
         try:
             write_results(results, out_dir)
@@ -447,5 +481,5 @@ def import_file(
             raise
         store.update_run(run_id, status=results.status)
     return ImportedRun(
-        name, origin, plan, [], results, run_id, out_dir, metric=_official(benchmark)
+        read[0], read[3], plan, [], results, run_id, out_dir, metric=_official(benchmark)
     )

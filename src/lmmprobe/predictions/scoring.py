@@ -220,6 +220,7 @@ def plan_import(
     seed: int = 0,
     strict: bool = False,
     on_chunk: Callable[[list[PlannedRow]], None] | None = None,
+    on_sample: Callable[[Sample], None] | None = None,
 ) -> ImportPlan:
     """Join `predictions` to `benchmark` and build each one's ask and response.
 
@@ -239,6 +240,8 @@ def plan_import(
         seed: The run seed (options shuffled, where the settings shuffle, as a run does).
         strict: Fail on the first row whose id is not in the benchmark.
         on_chunk: Called with each chunk of joined rows (see above).
+        on_sample: Called with each sample of the benchmark's local copy as it is indexed,
+            in its order (what ``score`` hashes the copy's answer key from, holding no sample).
 
     Raises:
         DataError: A duplicate id (both rows named), a row without an id for a benchmark, a
@@ -286,13 +289,13 @@ def plan_import(
         key = lambda s: scheme_key(scheme, s)  # noqa: E731
     with join:
         if stream is not None:
-            join.add_benchmark(stream, key)
+            join.add_benchmark(_seen(stream, on_sample), key)
             # The load's report, without its samples: what the results name and count.
             load = LoadResult(
                 samples=[], source=stream.source, invalid=stream.invalid, problems=stream.problems
             )
         elif ordered is not None:
-            join.add_benchmark(ordered, key)
+            join.add_benchmark(_seen(ordered, on_sample), key)
             ordered = None if on_chunk is not None else ordered
         if positional is not None and load is not None and load.invalid:
             # Every position after a skipped row would name the next item.
@@ -316,6 +319,21 @@ def plan_import(
         else:
             plan.fingerprint = join.fingerprint()
     return plan
+
+
+def _seen(
+    samples: Iterable[Sample], on_sample: Callable[[Sample], None] | None
+) -> Iterable[Sample]:
+    """`samples`, each shown to `on_sample` as it passes (unchanged without one)."""
+    if on_sample is None:
+        return samples
+    return _tap(samples, on_sample)
+
+
+def _tap(samples: Iterable[Sample], on_sample: Callable[[Sample], None]) -> Iterator[Sample]:
+    for sample in samples:
+        on_sample(sample)
+        yield sample
 
 
 def _scheme(benchmark: str | Sequence[Sample] | None, origin: Origin | None) -> IdScheme | None:

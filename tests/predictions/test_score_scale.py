@@ -1,0 +1,123 @@
+"""``score`` streams a file as ``import`` does: memory does not grow with its rows.
+
+Re-test 12 #5: ``score`` of a mapped file held a pydantic Score per row (a 9 MB file of 300,000
+rows ran out of 2 GB, while ``import`` of it took 179 MB). `score_file` now reads, joins,
+scores and stores the file a chunk at a time in a temporary store and computes the figures
+from the stored rows. #8: an export naming absurdly many models is refused in one line.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from tests.console import lmmprobe
+
+from lmmprobe.data import DataError
+from lmmprobe.predictions import export, score_prediction_file, scoring
+from lmmprobe.predictions.export import MAX_MODELS, score_export
+from lmmprobe.predictions.importing import score_file
+from lmmprobe.schema import Score
+
+FIELDS = {"id": "i", "prediction": "p", "gold": "g"}
+
+
+def _mapped(path: Path, n: int) -> Path:
+    """The re-test's file: a JSON array of ``{"i": "N", "p": "A", "g": "A"}``."""
+    path.write_text("[" + ",".join(f'{{"i":"{i}","p":"A","g":"A"}}' for i in range(n)) + "]")
+    return path
+
+
+def _peak(path: Path) -> tuple[int, int]:
+    """Peak traced bytes of `score_file` on `path`, and the most Scores alive at one time."""
+    most = 0
+
+    def count(rows: object, scores: object) -> None:
+        nonlocal most
+        most = max(most, sum(1 for o in gc.get_objects() if type(o) is Score))
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        run = score_file(path, None, field_map=FIELDS, bootstrap=0, on_rows=count)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert run.results.models["imported"].metrics["accuracy"].value == 1.0
+    return peak, most
+
+
+def test_score_holds_one_chunk_of_rows_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Chunks of 200 rows: 400 and 4,000 rows are 2 and 20 chunks, with the same chunk in memory.
+    monkeypatch.setattr(scoring, "CHUNK_ROWS", 200)
+    small_peak, small_live = _peak(_mapped(tmp_path / "s.json", 400))
+    big_peak, big_live = _peak(_mapped(tmp_path / "b.json", 4_000))
+    # Scores alive while a chunk is stored: one chunk's, whatever the file's size.
+    assert small_live <= 200 and big_live <= 200
+    # Ten times the rows, nowhere near ten times the memory (in memory it was ~7.8 KB a row).
+    assert big_peak < 2 * small_peak + 2_000_000, (small_peak, big_peak)
+
+
+def test_score_of_a_mapped_file_prints_its_figures_and_stores_nothing(tmp_path: Path) -> None:
+    path = _mapped(tmp_path / "a.json", 50)
+    scored = lmmprobe("score", path, "--reader", "mapped", "--field", "id=i,prediction=p,gold=g")
+    assert scored.returncode == 0, scored.stderr
+    assert "50 predictions scored against the golds the file gives" in scored.stdout
+    assert "stored as run" not in scored.stdout
+
+
+def _export_row(model: str, sample: str) -> dict[str, object]:
+    return {"model": model, "sample_id": sample, "repeat": 0, "key": sample, "stage": "match",
+            "correct": True, "gold": ["A"], "gold_text": "A"}  # fmt: skip
+
+
+def test_an_export_naming_more_models_than_any_run_is_refused_in_one_line() -> None:
+    rows = [_export_row(f"m{i}", f"s{i}") for i in range(MAX_MODELS + 5)]
+    with pytest.raises(
+        DataError, match=rf"row {MAX_MODELS + 1} \(model 'm{MAX_MODELS}'.*more than"
+    ):
+        score_export(rows)
+    assert set(score_export(rows[:3], n_boot=0)) == {"m0", "m1", "m2"}
+
+
+def _export_file(path: Path, n: int, models: int = 1) -> Path:
+    with path.open("w") as f:
+        for i in range(n):
+            f.write(json.dumps(_export_row(f"m{i % models}", f"s{i}")) + "\n")
+    return path
+
+
+def _export_peak(path: Path) -> int:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = score_prediction_file(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result["models"]["m0"]["accuracy"]["value"] == 1.0
+    return peak
+
+
+def test_score_of_an_export_reduces_its_rows_as_it_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # #8: every row was held as a dict and then as a Score (~9 KB a row).
+    monkeypatch.setattr(export, "CHUNK_ROWS", 100)
+    small = _export_peak(_export_file(tmp_path / "s.jsonl", 1_000))
+    big = _export_peak(_export_file(tmp_path / "b.jsonl", 10_000))
+    # What grows is each sample's sums (a few hundred bytes), not its row.
+    assert big - small < 9_000 * 1_500, (small, big)
+
+
+def test_score_refuses_an_export_of_more_models_than_any_run_in_one_line(tmp_path: Path) -> None:
+    path = _export_file(tmp_path / "models.jsonl", MAX_MODELS + 5, models=MAX_MODELS + 5)
+    done = lmmprobe("score", path)
+    assert done.returncode != 0
+    assert f"more than {MAX_MODELS:,} models in one file" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr + done.stdout
