@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -64,6 +65,7 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
     is_circular_log,
     vanilla_reading,
 )
+from lmmprobe.schema import safe_text
 
 __all__ = ["VLMEvalKitTable"]
 
@@ -74,6 +76,8 @@ _TABLES = (".xlsx", ".tsv", ".csv")
 _GROUP = 1_000_000
 """A CircularEval copy's ``index`` is its group's (its first row's) plus a multiple of 1e6."""
 _OPTIONS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_MAX_COPIES = len(_OPTIONS)
+"""The most copies a CircularEval group has: one per rotation of its options (at most A..Z)."""
 _CIRCULAR_NAMES = ("mmbench", "ccbench", "circular", "mmcr")
 """VLMEvalKit's CircularEval datasets (image_mcq.py line 270: ``listinstr`` on the name)."""
 
@@ -162,7 +166,7 @@ class VLMEvalKitTable:
             )
             yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
             return
-        yield from self._copies(beside, groups)
+        yield from self._copies(path, beside, groups)
 
     def _rows(
         self, path: Path, *, judged: bool, group_of: str | None = None
@@ -207,7 +211,9 @@ class VLMEvalKitTable:
                 groups[index] = _Group(n, hit, text, known)
         return groups if circular else {}
 
-    def _copies(self, beside: Path, groups: Mapping[int, _Group]) -> Iterator[ImportedPrediction]:
+    def _copies(
+        self, path: Path, beside: Path, groups: Mapping[int, _Group]
+    ) -> Iterator[ImportedPrediction]:
         """Every row of the prediction table beside a CircularEval result, read by its group."""
         members: dict[int, list[int]] = {}
         # The copies' texts, for the groups whose log has an entry per copy: each entry is
@@ -217,18 +223,33 @@ class VLMEvalKitTable:
             first = _int(row.get("index"))
             if first is None:
                 continue
-            members.setdefault(first % _GROUP, []).append(first)
+            copies = members.setdefault(first % _GROUP, [])
+            copies.append(first)
+            if len(copies) > _MAX_COPIES and first % _GROUP in groups:
+                # More copies than options to rotate: not VLMEvalKit's table, and each copy
+                # would carry (and match) the group's whole log.
+                raise row_error(
+                    f"{beside}:row {n}",
+                    "index",
+                    f"{first}: copy {len(copies)} of CircularEval group {first % _GROUP}; "
+                    f"VLMEvalKit makes at most {_MAX_COPIES}, one per rotation of the options",
+                )
             group = groups.get(first % _GROUP)
             text = group.text if group is not None and group.circular else None
             if text is not None and not _whole(text):
                 _, prediction, gold = _basics(f"{beside}:row {n}", row)
                 texts.setdefault(first % _GROUP, {})[first] = (prediction, gold)
-        rank = {g: sorted(v) for g, v in members.items()}
+        # Copy i is the group's i-th row in index order.
+        rolling_of = {i: k for v in members.values() for k, i in enumerate(sorted(v))}
         logs: dict[int, GroupLog | None] = {}
+        # Each group's log as shown, made (and cut, where long) once and shared by its copies.
+        shown: dict[int, Any] = {}
         for g, group in groups.items():
+            text = json_safe(group.text)
+            shown[g] = safe_text(text) if isinstance(text, str) else text
             if group.circular and group.text is not None:
                 known = texts.get(g, {})
-                copies = [known.get(i, ("", None)) for i in rank.get(g, [])]
+                copies = [known.get(i, ("", None)) for i in sorted(members.get(g, []))]
                 logs[g] = circular_log(group.text, copies)
         for n, row in iter_table(beside, beside.parent):
             where = f"{beside}:row {n}"
@@ -237,7 +258,9 @@ class VLMEvalKitTable:
             group = groups.get(number % _GROUP) if number is not None else None
             if number is None or group is None:
                 continue  # not evaluated by VLMEvalKit: not in its result table
-            rolling = rank[number % _GROUP].index(number)
+            rolling = rolling_of.get(number)
+            if rolling is None:
+                raise _changed(beside)
             log = logs.get(number % _GROUP)
             reading = log.reading(rolling) if log is not None else None
             letter = _letter(reading, gold)
@@ -247,12 +270,13 @@ class VLMEvalKitTable:
                 # The log does not say what this copy read; an unreadable log keeps the
                 # group's hit on its first row.
                 verdict = group.hit if log is None and rolling == 0 else None
-            fields = dict(row) | {
-                "group_hit": group.hit,
-                "group_log": group.text,
-                "rolling": rolling,
-            }
-            yield _prediction(where, n, index, prediction, gold, verdict, reading, fields)
+            fields = dict(row) | {"group_hit": group.hit, "rolling": rolling}
+            shared = {"group_log": shown[number % _GROUP]}
+            yield _prediction(where, n, index, prediction, gold, verdict, reading, fields, shared)
+
+
+def _changed(path: Path) -> DataError:
+    return DataError(f"{path}: changed while it was read; read it again")
 
 
 def _whole(log: str) -> bool:
@@ -288,7 +312,13 @@ def _prediction(
     verdict: float | None,
     reading: LogReading | None,
     row: Mapping[str, Any],
+    shared: Mapping[str, Any] | None = None,
 ) -> ImportedPrediction:
+    """The row's prediction.
+
+    `shared`: fields already made safe, the same object for many rows (a group's log), added
+    as they are so that no row holds its own copy.
+    """
     letter = _letter(reading, gold)
     if reading is not None and reading.by in ("rule", "judge") and letter is None:
         reading = None  # "read the gold" on a row without its gold: nothing to record
@@ -306,7 +336,7 @@ def _prediction(
         tool_verdict=verdict,
         # ``image`` (base64) is left out; ``image_path`` is kept: MME's and POPE's id schemes
         # read it (`lmmprobe.predictions.id_schemes`).
-        fields=json_safe({k: v for k, v in row.items() if k != "image" and k}),
+        fields=json_safe({k: v for k, v in row.items() if k != "image" and k}) | dict(shared or {}),
         refused=refused,
     )
 

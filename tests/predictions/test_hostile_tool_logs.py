@@ -1,0 +1,66 @@
+"""Other tools' logs and tables under hostile input (issue 34, re-test 12): bounded, one line.
+
+Each test's data is the re-test's reproduction scaled down (scripts under /tmp/h12 then): a
+VLMEvalKit CircularEval pair whose group log is copied into every copy, or whose rolling number
+is not VLMEvalKit's; a prediction table replaced while it is read; lmms-eval MMMU logs that
+made the reader quadratic; an MMMU folder's long answer list; a ``--field`` naming nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.console import lmmprobe
+
+from lmmprobe.predictions._rows import MAX_PREDICTION
+from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
+
+RESULT = "M_MMBench_gpt-4o_result.tsv"
+
+
+def _read(path: Path) -> list[ImportedPrediction]:
+    return list(READERS.get("vlmevalkit").read(path, ReadOptions()))
+
+
+def _circular_pair(folder: Path, log: str, copies: int) -> Path:
+    """One CircularEval group with `log`, and its prediction table of `copies` copies."""
+    folder.mkdir(exist_ok=True)
+    result = folder / RESULT
+    with result.open("w", encoding="utf-8") as f:
+        f.write("index\tprediction\tanswer\tA\tB\thit\tlog\n")
+        f.write('0\tA\tA\tx\ty\t1\t"' + log + '"\n')
+    with (folder / "M_MMBench.tsv").open("w", encoding="utf-8") as f:
+        f.write("index\tprediction\tanswer\tA\tB\n")
+        f.writelines(f"{i * 1_000_000}\tA\tA\tx\ty\n" for i in range(copies))
+    return result
+
+
+def _one_line(done: object, *needles: str) -> None:
+    stderr = getattr(done, "stderr", "")
+    assert getattr(done, "returncode", 0) != 0, stderr
+    assert "Traceback" not in stderr and "Error in sys.excepthook" not in stderr, stderr
+    for needle in needles:
+        assert needle in stderr, stderr
+
+
+# ------------------------------------------------------ #4: a group's log in every copy
+
+
+def test_a_circular_group_with_more_copies_than_options_is_refused_in_one_line(
+    tmp_path: Path,
+) -> None:
+    # 60,000 copies of one group (2.5 MB) ran into a MemoryError: each copy carried the log.
+    log = "".join(f"Rolling {i} Matched.\n" for i in range(27))
+    result = _circular_pair(tmp_path, log, 27)
+    done = lmmprobe("score", result, "--reader", "vlmevalkit", timeout=120)
+    _one_line(done, "M_MMBench.tsv:row 28: index: 26000000: copy 27", "at most 26")
+
+
+def test_a_groups_long_log_is_held_once_for_all_its_copies(tmp_path: Path) -> None:
+    log = "Rolling 0 Matched.\n" + "x" * MAX_PREDICTION
+    preds = _read(_circular_pair(tmp_path, log, 26))
+    assert len(preds) == 26
+    shown = preds[0].fields["group_log"]
+    assert shown.startswith("Rolling 0 Matched.") and "cut here" in shown
+    assert all(p.fields["group_log"] is shown for p in preds)
+    assert preds[0].tool_decided_by == "rule"
