@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.console import lmmprobe
 
 from lmmprobe.predictions._rows import MAX_PREDICTION
@@ -64,3 +65,40 @@ def test_a_groups_long_log_is_held_once_for_all_its_copies(tmp_path: Path) -> No
     assert shown.startswith("Rolling 0 Matched.") and "cut here" in shown
     assert all(p.fields["group_log"] is shown for p in preds)
     assert preds[0].tool_decided_by == "rule"
+
+
+# ------------------------------------- #3: a rolling number VLMEvalKit cannot have written
+
+
+def _prefetch_pair(folder: Path, number: str, *, beside: bool = True) -> Path:
+    folder.mkdir(exist_ok=True)
+    result = folder / RESULT
+    log = f"Failed in Prefetching Rolling {number}: Answer is B, Prediction is B, Pre-fetched is A."
+    result.write_text(
+        f"index\tprediction\tanswer\tA\tB\thit\tlog\n0\tA\tA\tx\ty\t1\t{log}\n", encoding="utf-8"
+    )
+    if beside:
+        (folder / "M_MMBench.tsv").write_text(
+            "index\tprediction\tanswer\tA\tB\n0\tA\tA\tx\ty\n1000000\tB\tB\ty\tx\n",
+            encoding="utf-8",
+        )
+    return result
+
+
+@pytest.mark.parametrize("number", ["\u00b2", "\u0663", "9" * 5000])
+@pytest.mark.parametrize("beside", [True, False], ids=["with-table", "result-only"])
+def test_a_rolling_number_vlmevalkit_cannot_write_is_one_line_naming_the_log(
+    tmp_path: Path, number: str, beside: bool
+) -> None:
+    # "Rolling ²" (str.isdigit, then int() refused it) and 5,000 digits (int()'s limit) were
+    # tracebacks.
+    result = _prefetch_pair(tmp_path, number, beside=beside)
+    for command in ("score", "import"):
+        more = ("--db", str(tmp_path / "s.db")) if command == "import" else ()
+        done = lmmprobe(command, result, "--reader", "vlmevalkit", *more, timeout=120)
+        _one_line(done, f"{RESULT}:row 2: log:", "rolling number is not VLMEvalKit's")
+
+
+def test_an_ascii_rolling_number_is_still_read(tmp_path: Path) -> None:
+    preds = _read(_prefetch_pair(tmp_path, "1"))
+    assert [p.tool_extraction for p in preds] == [None, "A"]

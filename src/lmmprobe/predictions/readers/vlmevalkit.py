@@ -61,6 +61,7 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
     Copy,
     GroupLog,
     LogReading,
+    NotItsLog,
     circular_log,
     is_circular_log,
     vanilla_reading,
@@ -189,7 +190,7 @@ class VLMEvalKitTable:
                     # The group's log is on its first row: copy 0 (the lowest index), the
                     # only copy whose prediction and gold this table holds.
                     if reading is None and number is not None and number < _GROUP:
-                        group = circular_log(log, [(prediction, gold)])
+                        group = _circular(where, log, [(prediction, gold)])
                         reading = group.reading(0) if group is not None else None
             if group_of is not None and number is not None and number < _GROUP:
                 row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
@@ -250,7 +251,7 @@ class VLMEvalKitTable:
             if group.circular and group.text is not None:
                 known = texts.get(g, {})
                 copies = [known.get(i, ("", None)) for i in sorted(members.get(g, []))]
-                logs[g] = circular_log(group.text, copies)
+                logs[g] = _circular(f"{path}:row {group.row}", group.text, copies)
         for n, row in iter_table(beside, beside.parent):
             where = f"{beside}:row {n}"
             index, prediction, gold = _basics(where, row)
@@ -273,6 +274,14 @@ class VLMEvalKitTable:
             fields = dict(row) | {"group_hit": group.hit, "rolling": rolling}
             shared = {"group_log": shown[number % _GROUP]}
             yield _prediction(where, n, index, prediction, gold, verdict, reading, fields, shared)
+
+
+def _circular(where: str, log: str, copies: list[Copy]) -> GroupLog | None:
+    """`circular_log`, a log VLMEvalKit cannot have written named at `where`."""
+    try:
+        return circular_log(log, copies)
+    except NotItsLog as exc:
+        raise row_error(where, "log", str(exc)) from None
 
 
 def _changed(path: Path) -> DataError:
