@@ -8,11 +8,16 @@ made the reader quadratic; an MMMU folder's long answer list; a ``--field`` nami
 
 from __future__ import annotations
 
+import os
+import shutil
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from tests.console import lmmprobe
 
+from lmmprobe.data.base import DataError
 from lmmprobe.predictions._rows import MAX_PREDICTION
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
 
@@ -102,3 +107,75 @@ def test_a_rolling_number_vlmevalkit_cannot_write_is_one_line_naming_the_log(
 def test_an_ascii_rolling_number_is_still_read(tmp_path: Path) -> None:
     preds = _read(_prefetch_pair(tmp_path, "1"))
     assert [p.tool_extraction for p in preds] == [None, "A"]
+
+
+# ---------------------------------------- #11: a prediction table replaced while it is read
+
+
+def _race_pair(folder: Path, groups: int) -> tuple[Path, Path]:
+    """A pre-fetched CircularEval result, its table beside it, and a table with one more copy."""
+    folder.mkdir(exist_ok=True)
+    result = folder / RESULT
+    with result.open("w", encoding="utf-8") as f:
+        f.write("index\tprediction\tanswer\tA\tB\thit\tlog\n")
+        f.writelines(f"{g}\tA\tA\tx\ty\t1\tSucceed During Pre-fetching\n" for g in range(groups))
+    rows = [f"{g + k * 1_000_000}\tA\tA\tx\ty\n" for k in range(2) for g in range(groups)]
+    (folder / "M_MMBench.tsv").write_text(
+        "index\tprediction\tanswer\tA\tB\n" + "".join(rows), encoding="utf-8"
+    )
+    other = folder / "b.tsv"
+    other.write_text(
+        "index\tprediction\tanswer\tA\tB\n" + "".join(rows) + "2000000\tA\tA\tx\ty\n",
+        encoding="utf-8",
+    )
+    return result, other
+
+
+def test_a_table_replaced_after_it_was_hashed_is_named_not_scored_under_the_old_hash(
+    tmp_path: Path,
+) -> None:
+    result, other = _race_pair(tmp_path, 3)
+    reader = READERS.get("vlmevalkit")
+    origin = reader.origin(result, ReadOptions())
+    assert origin.detail["predictions"] == "M_MMBench.tsv"
+    os.replace(other, tmp_path / "M_MMBench.tsv")
+    with pytest.raises(DataError, match=r"M_MMBench\.tsv: changed while it was read"):
+        list(reader.read(result, ReadOptions()))
+
+
+def test_a_table_replaced_between_the_readers_passes_is_named(tmp_path: Path) -> None:
+    # The second pass met an index the first had not seen: "ValueError: 2000000 is not in list".
+    result, other = _race_pair(tmp_path, 3)
+    rows = READERS.get("vlmevalkit").read(result, ReadOptions())
+    next(rows)  # the first pass is done, the second begun
+    os.replace(other, tmp_path / "M_MMBench.tsv")
+    with pytest.raises(DataError, match=r"M_MMBench\.tsv: changed while it was read"):
+        list(rows)
+
+
+def test_a_table_swapped_over_and_over_while_scored_is_scored_or_named_never_a_traceback(
+    tmp_path: Path,
+) -> None:
+    result, other = _race_pair(tmp_path, 2000)
+    first = tmp_path / "a.tsv"
+    shutil.copy(tmp_path / "M_MMBench.tsv", first)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            for version in (first, other):
+                shutil.copy(version, tmp_path / "t.tsv")
+                os.replace(tmp_path / "t.tsv", tmp_path / "M_MMBench.tsv")
+                time.sleep(0.005)
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    try:
+        for _ in range(3):
+            done = lmmprobe("score", result, "--reader", "vlmevalkit", timeout=120)
+            assert "Traceback" not in done.stderr, done.stderr
+            if done.returncode != 0:
+                _one_line(done, "M_MMBench.tsv: changed while it was read")
+    finally:
+        stop.set()
+        swapper.join()

@@ -122,10 +122,44 @@ def _predictions_beside(path: Path, stem: str) -> Path | None:
     return None
 
 
+_Identity = tuple[int, int, int, int]
+
+
+def _identity(path: Path) -> _Identity:
+    """What changes when a file is replaced or rewritten: device, inode, size, modified time.
+
+    Raises:
+        DataError: The file is gone.
+
+    """
+    try:
+        st = path.stat()
+    except OSError:
+        raise _changed(path) from None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class VLMEvalKitTable:
-    """A VLMEvalKit prediction (or judged result) table with ``index`` and ``prediction``."""
+    """A VLMEvalKit prediction (or judged result) table with ``index`` and ``prediction``.
+
+    A table is read more than once (hashed for the origin, its groups first, the copies of
+    their groups twice), so each read checks it is the file that was hashed: a table a sync
+    tool or a running evaluation replaces (or rewrites) meanwhile is named, never read half
+    old and half new, nor recorded under the hash of other bytes than those scored.
+    """
 
     tool = "vlmevalkit"
+
+    def __init__(self) -> None:
+        self._hashed: dict[Path, _Identity] = {}
+        """Each file `origin` hashed, as it was then."""
+
+    def _since_hashed(self, path: Path) -> _Identity:
+        """`path`'s identity now, checked to be the one `origin` hashed (where it did)."""
+        now = _identity(path)
+        if self._hashed.get(path, now) != now:
+            raise _changed(path)
+        return now
 
     def sniff(self, path: Path) -> bool:
         """A table whose header has ``index`` and ``prediction``."""
@@ -143,31 +177,39 @@ class VLMEvalKitTable:
     def origin(self, path: Path, options: ReadOptions) -> Origin:
         """The file's hash, its ``MODEL_DATASET`` stem and the judge its name records."""
         detail = {"file": path.name, "stem": path.stem}
+        seen = {path: _identity(path)}
         m = _RESULT.match(path.stem)
         if m:
             detail["stem"] = m["stem"]
             detail["judge"] = m["judge"]
             beside = _predictions_beside(path, m["stem"])
             if beside is not None and self._groups(path):
+                seen[beside] = _identity(beside)
                 detail["predictions"] = beside.name
                 detail["predictions_sha256"] = sha256_of(beside, within=path.parent)
-        return Origin(self.tool, str(path), sha256_of(path), detail)
+        sha = sha256_of(path)
+        for hashed, before in seen.items():
+            _unchanged(hashed, before)
+        self._hashed.update(seen)
+        return Origin(self.tool, str(path), sha, detail)
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per row; ``index`` joins it to the benchmark (module docstring)."""
+        before = self._since_hashed(path)
         m = _RESULT.match(path.stem)
         if m is None:
             yield from self._rows(path, judged=False)
-            return
-        beside = _predictions_beside(path, m["stem"])
-        groups = self._groups(path) if beside is not None else {}
-        if beside is None or not groups:
-            circular = "_vanilla_" not in path.stem and any(
-                name in m["stem"].lower() for name in _CIRCULAR_NAMES
-            )
-            yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
-            return
-        yield from self._copies(path, beside, groups)
+        else:
+            beside = _predictions_beside(path, m["stem"])
+            groups = self._groups(path) if beside is not None else {}
+            if beside is None or not groups:
+                circular = "_vanilla_" not in path.stem and any(
+                    name in m["stem"].lower() for name in _CIRCULAR_NAMES
+                )
+                yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
+            else:
+                yield from self._copies(path, beside, groups)
+        _unchanged(path, before)
 
     def _rows(
         self, path: Path, *, judged: bool, group_of: str | None = None
@@ -216,6 +258,7 @@ class VLMEvalKitTable:
         self, path: Path, beside: Path, groups: Mapping[int, _Group]
     ) -> Iterator[ImportedPrediction]:
         """Every row of the prediction table beside a CircularEval result, read by its group."""
+        before = self._since_hashed(beside)
         members: dict[int, list[int]] = {}
         # The copies' texts, for the groups whose log has an entry per copy: each entry is
         # found by the exact text written for its copy's gold and prediction.
@@ -240,6 +283,7 @@ class VLMEvalKitTable:
             if text is not None and not _whole(text):
                 _, prediction, gold = _basics(f"{beside}:row {n}", row)
                 texts.setdefault(first % _GROUP, {})[first] = (prediction, gold)
+        _unchanged(beside, before)  # the second pass reads what the first one did
         # Copy i is the group's i-th row in index order.
         rolling_of = {i: k for v in members.values() for k, i in enumerate(sorted(v))}
         logs: dict[int, GroupLog | None] = {}
@@ -274,6 +318,7 @@ class VLMEvalKitTable:
             fields = dict(row) | {"group_hit": group.hit, "rolling": rolling}
             shared = {"group_log": shown[number % _GROUP]}
             yield _prediction(where, n, index, prediction, gold, verdict, reading, fields, shared)
+        _unchanged(beside, before)
 
 
 def _circular(where: str, log: str, copies: list[Copy]) -> GroupLog | None:
@@ -285,7 +330,16 @@ def _circular(where: str, log: str, copies: list[Copy]) -> GroupLog | None:
 
 
 def _changed(path: Path) -> DataError:
-    return DataError(f"{path}: changed while it was read; read it again")
+    return DataError(
+        f"{path}: changed while it was read (replaced or rewritten between its reads); "
+        "read it again once it is written"
+    )
+
+
+def _unchanged(path: Path, before: _Identity) -> None:
+    """Raise `_changed` unless `path` is still the file it was (`_identity`)."""
+    if _identity(path) != before:
+        raise _changed(path)
 
 
 def _whole(log: str) -> bool:
