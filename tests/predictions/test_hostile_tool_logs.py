@@ -8,18 +8,30 @@ made the reader quadratic; an MMMU folder's long answer list; a ``--field`` nami
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.bounded import bounded
 from tests.console import lmmprobe
 
 from lmmprobe.data.base import DataError
+from lmmprobe.metrics.benchmark_choice import MMMU_MAX_GOLDS, mmmu_open_correct
 from lmmprobe.predictions._rows import MAX_PREDICTION
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
+from lmmprobe.predictions.readers import lmms_eval
+from lmmprobe.predictions.readers.lmms_eval import (
+    UNTOLD_FIELD,
+    mmmu_verdict,
+)
 
 RESULT = "M_MMBench_gpt-4o_result.tsv"
 
@@ -179,3 +191,112 @@ def test_a_table_swapped_over_and_over_while_scored_is_scored_or_named_never_a_t
     finally:
         stop.set()
         swapper.join()
+
+
+# ----------------------------------------- #1, #2: lmms-eval's MMMU entries in linear time
+
+
+def _mmmu_row(i: int, name: str, answer: object, parsed: object) -> str:
+    entry = {"id": f"s{i}", "question_type": "open", "answer": answer, "parsed_pred": parsed}
+    return json.dumps(
+        {"doc_id": i, "target": "yellow", "resps": [["yellow"]], "filtered_resps": ["yellow"],
+         name: entry}
+    ) + "\n"  # fmt: skip
+
+
+def test_a_log_whose_rows_each_name_a_new_mmmu_metric_is_read_in_one_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each row's ambiguous entry under a new name scanned the whole log again: 4,000 rows 88 s.
+    log = tmp_path / "q_samples_mmmu.jsonl"
+    rows = 300
+    log.write_text("".join(_mmmu_row(i, f"m{i}", "yellow", ["yellow"]) for i in range(rows)))
+    read = 0
+    real = lmms_eval.iter_jsonl
+
+    def counted(path: Path) -> Iterator[tuple[int, Any]]:
+        nonlocal read
+        for item in real(path):
+            read += 1
+            yield item
+
+    monkeypatch.setattr(lmms_eval, "iter_jsonl", counted)
+    preds = list(READERS.get("lmms-eval").read(log, ReadOptions()))
+    assert len(preds) == rows
+    # "yellow" fits both layouts and the two readings differ: the log is scanned for a
+    # telling entry of each name (none tells), and each verdict left unrecorded.
+    assert all(p.tool_verdict is None and p.fields.get(UNTOLD_FIELD) for p in preds)
+    assert read <= 2 * rows  # the rows, and one scan for every name (was rows * rows)
+
+
+def test_an_ambiguous_log_of_new_metric_names_still_scores_through_the_console(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "q_samples_mmmu.jsonl"
+    log.write_text("".join(_mmmu_row(i, f"m{i}", "yellow", ["yellow"]) for i in range(50)))
+    done = lmmprobe("score", log, "--reader", "lmms-eval", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "50 predictions scored" in done.stdout + done.stderr
+
+
+def test_an_mmmu_entry_with_more_golds_than_mmmu_has_is_an_error_row_and_the_rest_scored(
+    tmp_path: Path,
+) -> None:
+    # 12,000 golds against 12,000 parsed texts (230 KB) ran past 120 s.
+    many = [f"q{i}x" for i in range(MMMU_MAX_GOLDS + 1)]
+    log = tmp_path / "g_samples_mmmu.jsonl"
+    log.write_text(
+        _mmmu_row(0, "mmmu_acc", many, [f"z{i}" for i in range(MMMU_MAX_GOLDS + 1)])
+        + _mmmu_row(1, "mmmu_acc", "yellow", [["yellow"]])
+    )
+    done = lmmprobe("score", log, "--reader", "lmms-eval", "--format", "json", timeout=120)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert f"g_samples_mmmu.jsonl:1: mmmu_acc.answer: {MMMU_MAX_GOLDS + 1} golds" in said
+    assert "Traceback" not in said
+    preds = list(READERS.get("lmms-eval").read(log, ReadOptions()))
+    assert preds[0].refused is not None and preds[1].tool_verdict == 1.0
+
+
+def test_a_long_parsed_text_is_judged_in_linear_time() -> None:
+    # A per-response text entry is iterated character by character, as lmms-eval does:
+    # 1,000 golds x 1,000,000 characters took 118 s.
+    golds = [f"q{i}x" for i in range(MMMU_MAX_GOLDS)]
+    entry = {"question_type": "open", "answer": golds, "parsed_pred": ["1", "x" * 8_000_000]}
+    assert bounded(mmmu_verdict, entry, "per-response", seconds=10) == 0.0
+    entry["answer"] = [*golds[:-1], ""]  # "" is in every character
+    assert bounded(mmmu_verdict, entry, "per-response", seconds=10) == 1.0
+
+
+def _released_open_correct(gold: str | list[str], preds: Any) -> bool:
+    """MMMU's ``eval_open`` loop as released (candidates x golds), for comparison."""
+    golds: list[Any] = []
+    for g in [gold] if isinstance(gold, str) else gold:
+        g = g.strip()
+        try:
+            golds.append(round(float(g.replace(",", "")), 2))
+        except ValueError:
+            g = g.lower()
+            golds.extend([" " + g, g + " "] if len(g) == 1 else [g])
+    for p in preds:
+        if isinstance(p, str):
+            if any(isinstance(g, str) and g in p for g in golds):
+                return True
+        elif p in golds:
+            return True
+    return False
+
+
+_TEXTS = st.text(alphabet="ab1.5 -,", max_size=6)
+
+
+@given(
+    gold=st.one_of(_TEXTS, st.lists(_TEXTS, max_size=4)),
+    preds=st.one_of(
+        _TEXTS,
+        st.lists(st.one_of(_TEXTS, st.floats(allow_nan=False), st.integers(-3, 3)), max_size=5),
+    ),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_linear_open_verdict_is_mmmus_loop(gold: str | list[str], preds: Any) -> None:
+    assert mmmu_open_correct(gold, preds) == _released_open_correct(gold, preds)
