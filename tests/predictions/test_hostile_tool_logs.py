@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.bounded import bounded
 from tests.console import lmmprobe
+from tests.predictions.test_score_audit_cli import _outputs, _snapshot
 
 from lmmprobe.data.base import DataError
 from lmmprobe.metrics.benchmark_choice import MMMU_MAX_GOLDS, mmmu_open_correct
@@ -300,3 +301,34 @@ _TEXTS = st.text(alphabet="ab1.5 -,", max_size=6)
 @settings(max_examples=400, deadline=None)
 def test_the_linear_open_verdict_is_mmmus_loop(gold: str | list[str], preds: Any) -> None:
     assert mmmu_open_correct(gold, preds) == _released_open_correct(gold, preds)
+
+
+# --------------------------------------------- #6: an MMMU folder's long open answer list
+
+
+def test_an_mmmu_answer_list_longer_than_mmmus_is_one_line_under_as_published(
+    tmp_path: Path,
+) -> None:
+    # 40,000 answers against the 40,000 numbers of a response (700 KB) took 42 s: MMMU's
+    # eval_open tests each candidate against each answer.
+    folder = _outputs(tmp_path)
+    math = folder / "Math" / "output.json"
+    records = json.loads(math.read_text(encoding="utf-8"))
+    many = MMMU_MAX_GOLDS + 1
+    records[0]["answer"] = [f"w{i}" for i in range(many)]
+    records[0]["response"] = " ".join(f"So it is w{i}." for i in range(many))
+    math.write_text(json.dumps(records), encoding="utf-8")
+    done = lmmprobe(
+        "score", folder, "--benchmark", f"mmmu,path={_snapshot(tmp_path)}", "--as-published",
+        HF_DATASETS_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1", columns=400,
+        timeout=300,
+    )  # fmt: skip
+    _one_line(done, f"(id validation_Math_1): answer: {many} answers, more than {MMMU_MAX_GOLDS}")
+
+
+def test_many_number_answers_are_judged_in_linear_time() -> None:
+    # The numbers MMMU compares by equality are looked up, not tested pair by pair.
+    golds = [str(i) for i in range(200_000)]
+    preds = [i + 0.5 for i in range(200_000)]
+    assert bounded(mmmu_open_correct, golds, preds, seconds=10) is False
+    assert bounded(mmmu_open_correct, golds, [*preds, 7.0], seconds=10) is True

@@ -199,7 +199,7 @@ def explain_file(
         out.warnings = key_warnings(benchmark, key, golds or None, verdicts or None, path=path)
     published: MmmuPublished | None = None
     if benchmark == "mmmu":
-        published = mmmu_as_published(mmmu_items(rows))
+        published = mmmu_as_published(mmmu_items(rows, path))
         out.guessed = sorted(published.guessed)
     if as_published:
         hook = find_published(tool, benchmark, Path(path))
