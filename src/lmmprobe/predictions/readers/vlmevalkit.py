@@ -267,15 +267,15 @@ class VLMEvalKitTable:
             first = _int(row.get("index"))
             if first is None:
                 continue
-            copies = members.setdefault(first % _GROUP, [])
-            copies.append(first)
-            if len(copies) > _MAX_COPIES and first % _GROUP in groups:
+            seen = members.setdefault(first % _GROUP, [])
+            seen.append(first)
+            if len(seen) > _MAX_COPIES and first % _GROUP in groups:
                 # More copies than options to rotate: not VLMEvalKit's table, and each copy
                 # would carry (and match) the group's whole log.
                 raise row_error(
                     f"{beside}:row {n}",
                     "index",
-                    f"{first}: copy {len(copies)} of CircularEval group {first % _GROUP}; "
+                    f"{first}: copy {len(seen)} of CircularEval group {first % _GROUP}; "
                     f"VLMEvalKit makes at most {_MAX_COPIES}, one per rotation of the options",
                 )
             group = groups.get(first % _GROUP)
