@@ -332,3 +332,40 @@ def test_many_number_answers_are_judged_in_linear_time() -> None:
     preds = [i + 0.5 for i in range(200_000)]
     assert bounded(mmmu_open_correct, golds, preds, seconds=10) is False
     assert bounded(mmmu_open_correct, golds, [*preds, 7.0], seconds=10) is True
+
+
+# ------------------------------------------- #10: a --field mapping that names nothing
+
+DUPLICATED = (
+    '{"id": "1", "prediction": "A", "gold": "A"}\n'
+    '{"id": "1", "prediction": "B", "gold": "A"}\n'
+    '{"id": "2", "prediction": "B", "gold": "B"}\n'
+)
+
+
+def test_a_mapped_id_no_row_has_is_refused_not_ignored_with_the_duplicate_check(
+    tmp_path: Path,
+) -> None:
+    # Scored "3 predictions ... against the golds the file gives", the duplicate counted twice.
+    answers = tmp_path / "dup.jsonl"
+    answers.write_text(DUPLICATED, encoding="utf-8")
+    done = lmmprobe("score", answers, "--reader", "mapped", "--field", "id=qid", timeout=120)
+    _one_line(done, "dup.jsonl:1: qid: missing: --field id=qid names a field this record lacks")
+    plain = lmmprobe("score", answers, "--reader", "mapped", timeout=120)
+    _one_line(plain, "id: '1' again")  # as it was: the duplicate named
+
+
+def test_one_of_our_fields_mapped_twice_is_refused(tmp_path: Path) -> None:
+    answers = tmp_path / "dup.jsonl"
+    answers.write_text(DUPLICATED, encoding="utf-8")
+    done = lmmprobe("score", answers, "--reader", "mapped", "--field", "id=a,id=b", timeout=120)
+    _one_line(done, "--field id: mapped twice (id=a, id=b)")
+
+
+def test_a_mapped_optional_field_no_row_has_is_named(tmp_path: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(DUPLICATED.split("\n", 1)[1], encoding="utf-8")
+    done = lmmprobe("score", answers, "--reader", "mapped", "--field", "verdict=hit", timeout=120)
+    _one_line(done, "a.jsonl: --field verdict=hit: no row has this field")
+    fine = lmmprobe("score", answers, "--reader", "mapped", "--field", "gold=gold", timeout=120)
+    assert fine.returncode == 0, fine.stderr
