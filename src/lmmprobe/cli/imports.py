@@ -46,7 +46,8 @@ def parse_fields(values: list[str] | None) -> dict[str, str]:
     """``--field id=qid,prediction=answer`` (repeatable, comma-separated) as a dict.
 
     Raises:
-        typer.Exit: An item without ``=`` (the message names it).
+        typer.Exit: An item without ``=``, or one of our names mapped to two fields (the
+            message names it).
 
     """
     out: dict[str, str] = {}
@@ -57,7 +58,11 @@ def parse_fields(values: list[str] | None) -> dict[str, str]:
             ours, sep, theirs = item.partition("=")
             if not sep or not ours.strip() or not theirs.strip():
                 fail(f"--field {item!r}: write OURS=THEIRS, e.g. id=qid,prediction=answer")
-            out[ours.strip()] = theirs.strip()
+            name = ours.strip()
+            if name in out and out[name] != theirs.strip():
+                # Which one was meant cannot be told; keeping the last would be a guess.
+                fail(f"--field {name}: mapped twice ({name}={out[name]}, {item.strip()})")
+            out[name] = theirs.strip()
     return out
 
 

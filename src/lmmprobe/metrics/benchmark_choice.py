@@ -44,6 +44,7 @@ from rapidfuzz.distance import Levenshtein
 __all__ = [
     "MME_COGNITION",
     "MME_PERCEPTION",
+    "MMMU_MAX_GOLDS",
     "HallusionRow",
     "PopeCounts",
     "hallusion_correctness",
@@ -421,17 +422,44 @@ def mmmu_parse_open(response: str) -> list[str | float]:
     return list(dict.fromkeys(out))
 
 
+MMMU_MAX_GOLDS = 64
+"""The most golds an MMMU open answer read from another tool's file is judged against (MMMU's
+items have a handful): ``eval_open`` tests each text candidate against each gold, so the
+readers refuse a longer list in one line rather than spend golds x candidates on it."""
+
+
 def mmmu_open_correct(gold: str | Sequence[str], preds: Sequence[str | float]) -> bool:
-    """MMMU's verdict on an open answer: a number equal to, or a string containing, a gold one."""
+    """MMMU's verdict on an open answer: a number equal to, or a string containing, a gold one.
+
+    As ``eval_open`` decides it, in time linear in the candidates: MMMU tests each candidate
+    against every gold (``pred in norm_answers``: candidates × golds); here the numbers are
+    looked up in a set (the same equality), and a text given in place of the candidate list
+    (iterated character by character, as MMMU's loop does) is looked at once: a one-character
+    candidate contains a gold only when the gold is that character or empty. Each text
+    candidate is still tested against each text gold, so the golds must be few (the readers
+    bound them).
+    """
     golds: list[str | float] = []
     for g in [gold] if isinstance(gold, str) else gold:
         golds.extend(_normalize(g))
+    texts = [g for g in golds if isinstance(g, str)]
+    if isinstance(preds, str):
+        if not preds:
+            return False  # no character to test
+        chars = set(preds)
+        return any(g == "" or (len(g) == 1 and g in chars) for g in texts)
+    numbers = {g for g in golds if not isinstance(g, str)}
     for p in preds:
         if isinstance(p, str):
-            if any(isinstance(g, str) and g in p for g in golds):
+            if any(g in p for g in texts):
                 return True
-        elif p in golds:
-            return True
+        else:
+            try:
+                if p in numbers:
+                    return True
+            except TypeError:  # an unhashable candidate (a list): equal to no number
+                if p in golds:
+                    return True
     return False
 
 

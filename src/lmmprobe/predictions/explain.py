@@ -288,7 +288,7 @@ def explain_facts(
         )
     published: MmmuPublished | None = None
     if benchmark == "mmmu":
-        published = mmmu_as_published(mmmu_items(rows))
+        published = mmmu_as_published(mmmu_items(rows, path))
         out.guessed = sorted(published.guessed)
     if as_published:
         hook = find_published(tool, benchmark, Path(path))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from lmmprobe.data.base import DataError
+from lmmprobe.metrics.benchmark_choice import MMMU_MAX_GOLDS
 from lmmprobe.predictions.answer_keys import plain_id
 from lmmprobe.predictions.as_published.base import (
     ANY_READER,
@@ -32,13 +34,19 @@ __all__ = ["MmmuScript", "mmmu_items", "mmmu_published_figure"]
 
 
 def mmmu_items(
-    rows: Sequence[tuple[Sample, ImportedPrediction]],
+    rows: Sequence[tuple[Sample, ImportedPrediction]], where: str | Path = "predictions"
 ) -> dict[str, list[MmmuItem]]:
     """MMMU's ``output.json`` entries of the joined rows, by subject, in file order.
 
     The options come from the local copy (the file's ``index2ans`` is built from the same
     dataset); the gold is the file's where it records one (what MMMU's script compares with),
     else the local copy's.
+
+    Raises:
+        DataError: A file's answer list longer than `MMMU_MAX_GOLDS` (named at `where`, its
+            row and id): MMMU's ``eval_open`` tests each text candidate against each answer,
+            time the script would spend on such a list, here refused (docs/definitions.md).
+
     """
     out: dict[str, list[MmmuItem]] = {}
     for sample, pred in rows:
@@ -49,6 +57,11 @@ def mmmu_items(
         local = list(m.get("answers") or sample.answer)  # type: ignore[arg-type]
         gold = pred.gold if pred.gold is not None else (local[0] if len(local) == 1 else local)
         sid = plain_id(sample.id, "mmmu")
+        if isinstance(gold, list) and len(gold) > MMMU_MAX_GOLDS:
+            raise DataError(
+                f"{where}: row {pred.row} (id {sid}): answer: {len(gold):,} answers, more "
+                f"than {MMMU_MAX_GOLDS} (MMMU's items have a few): not scored as published"
+            )
         out.setdefault(mmmu_subject(sid), []).append(
             MmmuItem(
                 id=sid,
@@ -102,7 +115,7 @@ class MmmuScript:
 
     def figure(self, source: PublishedSource) -> Published:
         """MMMU's figures over the joined rows (`mmmu_as_published`)."""
-        return mmmu_published_figure(mmmu_as_published(mmmu_items(source.rows)))
+        return mmmu_published_figure(mmmu_as_published(mmmu_items(source.rows, source.path)))
 
 
 PUBLISHED_FIGURES.register(f"{ANY_READER}/mmmu", "MMMU's main_parse_and_eval.py")(MmmuScript())

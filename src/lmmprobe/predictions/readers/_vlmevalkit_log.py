@@ -52,6 +52,7 @@ __all__ = [
     "Copy",
     "GroupLog",
     "LogReading",
+    "NotItsLog",
     "circular_log",
     "is_circular_log",
     "vanilla_reading",
@@ -82,6 +83,14 @@ _LETTERS = frozenset(string.ascii_uppercase)
 _MATCH_LOG = "; Match Log is "
 Copy = tuple[str, str | None]
 """One copy of a group as its prediction table holds it: (``prediction``, ``answer``)."""
+
+
+_MAX_ROLLING_DIGITS = 2
+"""A rolling number is a copy's (below 26, one per option): two ASCII digits at most."""
+
+
+class NotItsLog(ValueError):
+    """A log in the shape of ``mcq_circular_eval``'s that VLMEvalKit cannot have written."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +214,9 @@ def _entry(log: str, pos: int, i: int, copy: Copy) -> tuple[int, LogReading] | N
 def circular_log(log: str, copies: Sequence[Copy]) -> GroupLog | None:
     """What a CircularEval group's log says each copy read; None if not such a log.
 
+    Raises:
+        NotItsLog: A failed pre-fetch whose rolling number VLMEvalKit cannot have written.
+
     Args:
         log: The group's ``log`` cell.
         copies: The group's copies in order (copy 0 first), as far as they are known: each
@@ -224,7 +236,14 @@ def circular_log(log: str, copies: Sequence[Copy]) -> GroupLog | None:
     if text.startswith(_PREFETCH):
         # The copies before it were read right or not at all: the log does not say which.
         number = text[len(_PREFETCH) :].split(":", 1)[0]
-        i = int(number) if number.isdigit() else len(copies)
+        # VLMEvalKit writes the copy's number in ASCII digits; str.isdigit alone also takes
+        # "²" or other scripts' digits, which int() then refuses (as it does 5,000 digits).
+        if not (number.isascii() and number.isdigit() and len(number) <= _MAX_ROLLING_DIGITS):
+            raise NotItsLog(
+                f"{(_PREFETCH + number)[:60]!r}: the rolling number is not VLMEvalKit's "
+                f"(it writes the copy's number, at most {_MAX_ROLLING_DIGITS} ASCII digits)"
+            )
+        i = int(number)
         if i < len(copies) and copies[i][1] is not None:
             prediction, gold = copies[i]
             for said in _said(prediction):

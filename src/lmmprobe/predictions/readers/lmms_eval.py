@@ -32,8 +32,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from lmmprobe.data.base import DataError
 from lmmprobe.data.rows import nesting_reason, too_deep
-from lmmprobe.metrics.benchmark_choice import mmmu_is_number, mmmu_open_correct
+from lmmprobe.metrics.benchmark_choice import MMMU_MAX_GOLDS, mmmu_is_number, mmmu_open_correct
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -57,7 +58,13 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
 )
 
-__all__ = ["RESULTS_PROBLEM", "UNTOLD_FIELD", "LmmsEvalSamples", "mmmu_layout", "mmmu_verdict"]
+__all__ = [
+    "RESULTS_PROBLEM",
+    "UNTOLD_FIELD",
+    "LmmsEvalSamples",
+    "mmmu_layout",
+    "mmmu_verdict",
+]
 
 _ID_FIELDS = ("id", "pid", "question_id", "index")
 _LOGGED = frozenset(
@@ -176,30 +183,36 @@ def mmmu_verdict(metric: Mapping[str, Any], layout: Layout) -> float:
     return float(any(_mmmu_correct(metric, pred) for pred in preds))
 
 
-def _scan_layout(path: Path, name: str) -> Layout | None:
-    """The layout the first telling entry of metric ``name`` in the log shows, or None."""
+def _scan_layouts(path: Path) -> dict[str, Layout]:
+    """The layout the first telling entry of each metric in the log shows, in one pass."""
+    found: dict[str, Layout] = {}
     for _, row in iter_jsonl(path):
-        if not isinstance(row, dict) or not isinstance(row.get(name), dict):
+        if not isinstance(row, dict):
             continue
-        if PASS_AT_K in row:
-            return "per-response"
-        found = mmmu_layout(row[name])
-        if found is not None:
-            return found
-    return None
+        for name, value in row.items():
+            if name in found or name in _LOGGED or not isinstance(value, dict):
+                continue
+            told = "per-response" if PASS_AT_K in row else mmmu_layout(value)
+            if told is not None:
+                found[name] = told
+    return found
 
 
 class _LogLayout:
-    """The MMMU layout of one log: told by its entries, scanned for only when a row needs it."""
+    """The MMMU layout of one log: told by its entries, scanned for only when a row needs it.
+
+    The scan reads the whole log once, for every metric name at once: a log whose rows each
+    name a metric of their own was read again per row (quadratic).
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.known: dict[str, Layout | None] = {}
+        self.known: dict[str, Layout] | None = None
 
     def of(self, name: str) -> Layout | None:
-        if name not in self.known:
-            self.known[name] = _scan_layout(self.path, name)
-        return self.known[name]
+        if self.known is None:
+            self.known = _scan_layouts(self.path)
+        return self.known.get(name)
 
 
 def _metric(
@@ -209,6 +222,10 @@ def _metric(
 
     An MMMU entry's verdict is None when both layouts' readings disagree and the log cannot
     tell which it is.
+
+    Raises:
+        DataError: An MMMU entry with more than `MMMU_MAX_GOLDS` golds.
+
     """
     for name, value in row.items():
         if name in _LOGGED:
@@ -220,6 +237,14 @@ def _metric(
             verdict = next((value[k] for k in _VERDICTS if k in value), None)
             text = None if reading is None else _reading_text(reading)
             if verdict is None and value.keys() >= _MMMU_KEYS:
+                golds = value["answer"]
+                if isinstance(golds, list) and len(golds) > MMMU_MAX_GOLDS:
+                    raise row_error(
+                        where,
+                        f"{name}.answer",
+                        f"{len(golds):,} golds, more than {MMMU_MAX_GOLDS} (MMMU's answers "
+                        "are a few): not judged",
+                    )
                 one, per = mmmu_verdict(value, "one"), mmmu_verdict(value, "per-response")
                 if one == per:
                     return name, one, text
@@ -282,7 +307,12 @@ class LmmsEvalSamples:
                     where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
                 )
             filtered = _first_text(row.get("filtered_resps"))
-            name, verdict, reading = _metric(row, where, layout)
+            try:
+                name, verdict, reading = _metric(row, where, layout)
+            except DataError as exc:
+                # The answer is kept as an error row, named; the other rows are read.
+                name, verdict, reading = None, None, None
+                prediction, refused = "", refused or str(exc)
             metric = row.get(name) if name else None
             untold = verdict is None and isinstance(metric, dict) and metric.keys() >= _MMMU_KEYS
             # A judge's recorded extraction: kept as the judge's reading (no judge is called);

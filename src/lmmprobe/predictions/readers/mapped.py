@@ -91,7 +91,8 @@ class MappedFile:
 
         Raises:
             DataError: A mapping names a field we do not have; a row lacks its prediction, or
-                both its id and its gold; a value of the wrong type.
+                both its id and its gold, or the id ``--field id=`` names; a gold, extraction
+                or verdict field the user mapped is in no row; a value of the wrong type.
 
         """
         unknown = sorted(set(options.field_map) - set(MAPPED_FIELDS))
@@ -100,6 +101,8 @@ class MappedFile:
                 f"--field {', '.join(unknown)}: unknown; map any of {', '.join(MAPPED_FIELDS)}"
             )
         fm = {name: options.field_map.get(name, name) for name in MAPPED_FIELDS}
+        # The optional fields the user mapped that no row has had yet: named at the end.
+        unseen = {name for name in ("gold", "extraction", "verdict") if name in options.field_map}
         object_file = path.suffix.lower() == ".json" and first_json_char(path) == "{"
         for n, (where, key, value) in enumerate(_rows(path), start=1):
             if object_file and not isinstance(value, Mapping):
@@ -126,9 +129,19 @@ class MappedFile:
                 try:
                     sid = as_text(where, fm["id"], dig(row, fm["id"]))
                 except KeyError:
+                    if "id" in options.field_map:
+                        # A mapping the user gave that names nothing is a misspelling: read
+                        # without ids, rows would be scored by their golds alone, and two
+                        # answers to one item both counted.
+                        raise row_error(
+                            where,
+                            fm["id"],
+                            f"missing: --field id={fm['id']} names a field this record lacks",
+                        ) from None
                     sid = None
             try:
                 gold: str | list[str] | None = _gold(where, fm["gold"], dig(row, fm["gold"]))
+                unseen.discard("gold")
             except KeyError:
                 gold = None
             if sid is None and gold is None:
@@ -145,10 +158,12 @@ class MappedFile:
                 extraction: str | None = as_text(
                     where, fm["extraction"], dig(row, fm["extraction"])
                 )
+                unseen.discard("extraction")
             except KeyError:
                 extraction = None
             try:
                 verdict = as_verdict(where, fm["verdict"], dig(row, fm["verdict"]))
+                unseen.discard("verdict")
             except KeyError:
                 verdict = None
             yield ImportedPrediction(
@@ -160,6 +175,11 @@ class MappedFile:
                 tool_verdict=verdict,
                 fields=json_safe(dict(row)),
                 refused=refused,
+            )
+        if unseen:
+            named = ", ".join(f"--field {k}={fm[k]}" for k in sorted(unseen))
+            raise DataError(
+                f"{path}: {named}: no row has this field (is it spelt as the file has it?)"
             )
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -60,10 +61,12 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
     Copy,
     GroupLog,
     LogReading,
+    NotItsLog,
     circular_log,
     is_circular_log,
     vanilla_reading,
 )
+from lmmprobe.schema import safe_text
 
 __all__ = ["VLMEvalKitTable"]
 
@@ -74,6 +77,8 @@ _TABLES = (".xlsx", ".tsv", ".csv")
 _GROUP = 1_000_000
 """A CircularEval copy's ``index`` is its group's (its first row's) plus a multiple of 1e6."""
 _OPTIONS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_MAX_COPIES = len(_OPTIONS)
+"""The most copies a CircularEval group has: one per rotation of its options (at most A..Z)."""
 _CIRCULAR_NAMES = ("mmbench", "ccbench", "circular", "mmcr")
 """VLMEvalKit's CircularEval datasets (image_mcq.py line 270: ``listinstr`` on the name)."""
 
@@ -117,10 +122,44 @@ def _predictions_beside(path: Path, stem: str) -> Path | None:
     return None
 
 
+_Identity = tuple[int, int, int, int]
+
+
+def _identity(path: Path) -> _Identity:
+    """What changes when a file is replaced or rewritten: device, inode, size, modified time.
+
+    Raises:
+        DataError: The file is gone.
+
+    """
+    try:
+        st = path.stat()
+    except OSError:
+        raise _changed(path) from None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 class VLMEvalKitTable:
-    """A VLMEvalKit prediction (or judged result) table with ``index`` and ``prediction``."""
+    """A VLMEvalKit prediction (or judged result) table with ``index`` and ``prediction``.
+
+    A table is read more than once (hashed for the origin, its groups first, the copies of
+    their groups twice), so each read checks it is the file that was hashed: a table a sync
+    tool or a running evaluation replaces (or rewrites) meanwhile is named, never read half
+    old and half new, nor recorded under the hash of other bytes than those scored.
+    """
 
     tool = "vlmevalkit"
+
+    def __init__(self) -> None:
+        self._hashed: dict[Path, _Identity] = {}
+        """Each file `origin` hashed, as it was then."""
+
+    def _since_hashed(self, path: Path) -> _Identity:
+        """`path`'s identity now, checked to be the one `origin` hashed (where it did)."""
+        now = _identity(path)
+        if self._hashed.get(path, now) != now:
+            raise _changed(path)
+        return now
 
     def sniff(self, path: Path) -> bool:
         """A table whose header has ``index`` and ``prediction``."""
@@ -138,31 +177,39 @@ class VLMEvalKitTable:
     def origin(self, path: Path, options: ReadOptions) -> Origin:
         """The file's hash, its ``MODEL_DATASET`` stem and the judge its name records."""
         detail = {"file": path.name, "stem": path.stem}
+        seen = {path: _identity(path)}
         m = _RESULT.match(path.stem)
         if m:
             detail["stem"] = m["stem"]
             detail["judge"] = m["judge"]
             beside = _predictions_beside(path, m["stem"])
             if beside is not None and self._groups(path):
+                seen[beside] = _identity(beside)
                 detail["predictions"] = beside.name
                 detail["predictions_sha256"] = sha256_of(beside, within=path.parent)
-        return Origin(self.tool, str(path), sha256_of(path), detail)
+        sha = sha256_of(path)
+        for hashed, before in seen.items():
+            _unchanged(hashed, before)
+        self._hashed.update(seen)
+        return Origin(self.tool, str(path), sha, detail)
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per row; ``index`` joins it to the benchmark (module docstring)."""
+        before = self._since_hashed(path)
         m = _RESULT.match(path.stem)
         if m is None:
             yield from self._rows(path, judged=False)
-            return
-        beside = _predictions_beside(path, m["stem"])
-        groups = self._groups(path) if beside is not None else {}
-        if beside is None or not groups:
-            circular = "_vanilla_" not in path.stem and any(
-                name in m["stem"].lower() for name in _CIRCULAR_NAMES
-            )
-            yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
-            return
-        yield from self._copies(beside, groups)
+        else:
+            beside = _predictions_beside(path, m["stem"])
+            groups = self._groups(path) if beside is not None else {}
+            if beside is None or not groups:
+                circular = "_vanilla_" not in path.stem and any(
+                    name in m["stem"].lower() for name in _CIRCULAR_NAMES
+                )
+                yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
+            else:
+                yield from self._copies(path, beside, groups)
+        _unchanged(path, before)
 
     def _rows(
         self, path: Path, *, judged: bool, group_of: str | None = None
@@ -185,7 +232,7 @@ class VLMEvalKitTable:
                     # The group's log is on its first row: copy 0 (the lowest index), the
                     # only copy whose prediction and gold this table holds.
                     if reading is None and number is not None and number < _GROUP:
-                        group = circular_log(log, [(prediction, gold)])
+                        group = _circular(where, log, [(prediction, gold)])
                         reading = group.reading(0) if group is not None else None
             if group_of is not None and number is not None and number < _GROUP:
                 row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
@@ -207,8 +254,11 @@ class VLMEvalKitTable:
                 groups[index] = _Group(n, hit, text, known)
         return groups if circular else {}
 
-    def _copies(self, beside: Path, groups: Mapping[int, _Group]) -> Iterator[ImportedPrediction]:
+    def _copies(
+        self, path: Path, beside: Path, groups: Mapping[int, _Group]
+    ) -> Iterator[ImportedPrediction]:
         """Every row of the prediction table beside a CircularEval result, read by its group."""
+        before = self._since_hashed(beside)
         members: dict[int, list[int]] = {}
         # The copies' texts, for the groups whose log has an entry per copy: each entry is
         # found by the exact text written for its copy's gold and prediction.
@@ -217,19 +267,35 @@ class VLMEvalKitTable:
             first = _int(row.get("index"))
             if first is None:
                 continue
-            members.setdefault(first % _GROUP, []).append(first)
+            seen = members.setdefault(first % _GROUP, [])
+            seen.append(first)
+            if len(seen) > _MAX_COPIES and first % _GROUP in groups:
+                # More copies than options to rotate: not VLMEvalKit's table, and each copy
+                # would carry (and match) the group's whole log.
+                raise row_error(
+                    f"{beside}:row {n}",
+                    "index",
+                    f"{first}: copy {len(seen)} of CircularEval group {first % _GROUP}; "
+                    f"VLMEvalKit makes at most {_MAX_COPIES}, one per rotation of the options",
+                )
             group = groups.get(first % _GROUP)
             text = group.text if group is not None and group.circular else None
             if text is not None and not _whole(text):
                 _, prediction, gold = _basics(f"{beside}:row {n}", row)
                 texts.setdefault(first % _GROUP, {})[first] = (prediction, gold)
-        rank = {g: sorted(v) for g, v in members.items()}
+        _unchanged(beside, before)  # the second pass reads what the first one did
+        # Copy i is the group's i-th row in index order.
+        rolling_of = {i: k for v in members.values() for k, i in enumerate(sorted(v))}
         logs: dict[int, GroupLog | None] = {}
+        # Each group's log as shown, made (and cut, where long) once and shared by its copies.
+        shown: dict[int, Any] = {}
         for g, group in groups.items():
+            text = json_safe(group.text)
+            shown[g] = safe_text(text) if isinstance(text, str) else text
             if group.circular and group.text is not None:
                 known = texts.get(g, {})
-                copies = [known.get(i, ("", None)) for i in rank.get(g, [])]
-                logs[g] = circular_log(group.text, copies)
+                copies = [known.get(i, ("", None)) for i in sorted(members.get(g, []))]
+                logs[g] = _circular(f"{path}:row {group.row}", group.text, copies)
         for n, row in iter_table(beside, beside.parent):
             where = f"{beside}:row {n}"
             index, prediction, gold = _basics(where, row)
@@ -237,7 +303,9 @@ class VLMEvalKitTable:
             group = groups.get(number % _GROUP) if number is not None else None
             if number is None or group is None:
                 continue  # not evaluated by VLMEvalKit: not in its result table
-            rolling = rank[number % _GROUP].index(number)
+            rolling = rolling_of.get(number)
+            if rolling is None:
+                raise _changed(beside)
             log = logs.get(number % _GROUP)
             reading = log.reading(rolling) if log is not None else None
             letter = _letter(reading, gold)
@@ -247,12 +315,31 @@ class VLMEvalKitTable:
                 # The log does not say what this copy read; an unreadable log keeps the
                 # group's hit on its first row.
                 verdict = group.hit if log is None and rolling == 0 else None
-            fields = dict(row) | {
-                "group_hit": group.hit,
-                "group_log": group.text,
-                "rolling": rolling,
-            }
-            yield _prediction(where, n, index, prediction, gold, verdict, reading, fields)
+            fields = dict(row) | {"group_hit": group.hit, "rolling": rolling}
+            shared = {"group_log": shown[number % _GROUP]}
+            yield _prediction(where, n, index, prediction, gold, verdict, reading, fields, shared)
+        _unchanged(beside, before)
+
+
+def _circular(where: str, log: str, copies: list[Copy]) -> GroupLog | None:
+    """`circular_log`, a log VLMEvalKit cannot have written named at `where`."""
+    try:
+        return circular_log(log, copies)
+    except NotItsLog as exc:
+        raise row_error(where, "log", str(exc)) from None
+
+
+def _changed(path: Path) -> DataError:
+    return DataError(
+        f"{path}: changed while it was read (replaced or rewritten between its reads); "
+        "read it again once it is written"
+    )
+
+
+def _unchanged(path: Path, before: _Identity) -> None:
+    """Raise `_changed` unless `path` is still the file it was (`_identity`)."""
+    if _identity(path) != before:
+        raise _changed(path)
 
 
 def _whole(log: str) -> bool:
@@ -288,7 +375,13 @@ def _prediction(
     verdict: float | None,
     reading: LogReading | None,
     row: Mapping[str, Any],
+    shared: Mapping[str, Any] | None = None,
 ) -> ImportedPrediction:
+    """The row's prediction.
+
+    `shared`: fields already made safe, the same object for many rows (a group's log), added
+    as they are so that no row holds its own copy.
+    """
     letter = _letter(reading, gold)
     if reading is not None and reading.by in ("rule", "judge") and letter is None:
         reading = None  # "read the gold" on a row without its gold: nothing to record
@@ -306,7 +399,7 @@ def _prediction(
         tool_verdict=verdict,
         # ``image`` (base64) is left out; ``image_path`` is kept: MME's and POPE's id schemes
         # read it (`lmmprobe.predictions.id_schemes`).
-        fields=json_safe({k: v for k, v in row.items() if k != "image" and k}),
+        fields=json_safe({k: v for k, v in row.items() if k != "image" and k}) | dict(shared or {}),
         refused=refused,
     )
 
