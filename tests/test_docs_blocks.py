@@ -107,6 +107,10 @@ NOT_RUN = {
     ".venv/bin/lmmprobe score outputs.json --ground-truth Dysca.json": "the reader's Dysca outputs (tests/test_predictions.py)",
     "lmmprobe score outputs/llava1.5_13b --benchmark mmmu --as-published": "MMMU's released data and the reader's output folder (tests/predictions/test_score_audit_cli.py builds both)",
     "lmmprobe score results/random/output_random_guess.json --benchmark mathvista --as-published --tool-version 2023-10-03": "MathVista's released output and a local MathVista copy (tests/parity/test_mathvista_published.py builds both)",
+    "LMMPROBE_DATA_DIR=/empty HF_HUB_OFFLINE=1 lmmprobe score Model_MMBench_DEV_EN_openai_result.xlsx --benchmark mmbench": "a VLMEvalKit table (tests/predictions/test_file_items.py scores one with no copy)",
+    "lmmprobe run --data openvlm -m ...": "placeholder models (tests/data/benchmarks/test_leaderboard_set.py runs the set)",
+    "lmmprobe run --data openvlm-main -m ...": "placeholder models",
+    ".venv/bin/lmmprobe run --data synth:vbench/ -m hf:/models/qwen2.5-vl --by subtask --frames 8,16": "a local video checkpoint (tests/synth/test_video.py runs a video set with the first baseline)",
     "lmmprobe score Model_HallusionBench_auxmatch.xlsx --as-published": "the reader's VLMEvalKit table (tests/parity/test_vlmevalkit_published.py runs it on a generated one)",
     "lmmprobe score samples_mmmu_val.jsonl --benchmark mmmu --audit": "MMMU's released data and the reader's lmms-eval log (tests/predictions/test_score_audit_cli.py)",
     "lmmprobe score results/llava1.5_13b --benchmark mmmu": "the reader's MMMU outputs and a local MMMU copy (tests/predictions/test_score_and_import_cli.py)",
@@ -154,6 +158,7 @@ NOT_RUN_PREFIXES = {
 SLOW = [
     ".venv/bin/lmmprobe synth generate --n 1000 --out bench/ --workers 2 --scenarios clean,corruption,print_attack",
     ".venv/bin/lmmprobe synth show bench/",
+    ".venv/bin/lmmprobe synth generate --video --n 200 --out vbench/ --workers 2 --scenarios clean,corruption",
     ".venv/bin/lmmprobe synth generate --recipe dysca --renderer diffusion --diffusion-model tiny --n 1 --out dysca-try/",
     ".venv/bin/lmmprobe run -m hf:tiny-llava --method likelihood --response-prefix 'The answer is'",
     '.venv/bin/lmmprobe apex "Can models identify rotated images?" -m hf:tiny-llava -m random --out apex-rot/',
