@@ -76,7 +76,8 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         # VLMEvalKit's image MCQs: its rules, then its matching prompt (BLINK's own prompt).
         **dict.fromkeys(
             ["mmbench-v11-en", "mmbench-v11-cn", "mmbench-cn", "ccbench", "seedbench2-plus",
-             "mmt-bench", "mmt-bench-mi", "mmvp", "cv-bench", "hrbench-4k", "hrbench-8k"],
+             "mmt-bench", "mmt-bench-mi", "mmvp", "cv-bench", "hrbench-4k", "hrbench-8k",
+             "muirbench", "vstar"],
             "mmbench-choice",
         ),
         "blink": "blink-choice",

@@ -240,3 +240,15 @@ def test_the_key_names_the_policy_and_the_frames_not_the_path(clip: Path, tmp_pa
     )  # fmt: skip
     assert request.video_frames == 4
     assert [p.image for p in request.messages[-1].content if p.type == "image"] == [0, 1, 2, 3]
+
+
+def test_a_header_cut_before_its_codec_is_a_video_error(tmp_path: Path) -> None:
+    # Found by the fuzz above in CI: the first 344 bytes of a faststart MP4 open, but its
+    # stream has no codec context, and reading its size raised AttributeError.
+    needs_av()
+    path = tmp_path / "clip.mp4"
+    whole = write_video(path, frames=20, faststart=True).read_bytes()
+    path.write_bytes(whole[:344])
+    with pytest.raises(OSError) as caught:
+        VideoRef(path=str(path)).resolved(FramePolicy.parse("frames=3"))
+    assert str(caught.value).startswith(f"video {path}: ")

@@ -120,7 +120,11 @@ def open_video(source: str, max_pixels: int) -> Iterator[OpenVideo]:
         if not container.streams.video:
             raise VideoError(f"video {source}: holds no video stream")
         stream = container.streams.video[0]
-        width, height = stream.codec_context.width, stream.codec_context.height
+        # A damaged header can leave the stream with no codec FFmpeg could open.
+        codec = stream.codec_context
+        if codec is None:
+            raise VideoError(f"video {source}: its video stream names no codec FFmpeg can open")
+        width, height = codec.width, codec.height
         if width * height > max_pixels:
             raise VideoError(
                 f"video {source}: its frames are {width}x{height}, more than the "
