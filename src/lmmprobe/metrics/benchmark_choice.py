@@ -295,29 +295,7 @@ def mmmu_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | None
     longer than five words) an option text; several candidates: the last one in the answer.
     None where the released code picks a random letter.
     """
-    all_choices = list(index2ans)
-    for char in (",", ".", "!", "?", ";", ":", "'"):
-        response = response.strip(char)
-    response = f" {response} "
-    candidates = [c for c in all_choices if f"({c})" in response]
-    bracketed = bool(candidates)
-    by_text = False
-    if not candidates:
-        candidates = [c for c in all_choices if f" {c} " in response]
-    if not candidates and len(response.split()) > 5:
-        candidates = [c for c, text in index2ans.items() if text.lower() in response.lower()]
-        by_text = bool(candidates)
-    if not candidates:
-        return None
-    if len(candidates) == 1:
-        return candidates[0]
-    if by_text:
-        starts = [response.lower().rfind(index2ans[c].lower()) for c in candidates]
-    elif bracketed:
-        starts = [response.rfind(f"({c})") for c in candidates]
-    else:
-        starts = [response.rfind(f" {c} ") for c in candidates]
-    return candidates[starts.index(max(starts))]  # first of ties, as numpy's argmax
+    return _mmmu_reading(response, index2ans, bare=(" {} ",))
 
 
 def mmmu_pro_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | None:
@@ -332,23 +310,33 @@ def mmmu_pro_multi_choice(response: str, index2ans: Mapping[str, str]) -> str | 
     first of equal positions wins, as numpy's argmax). None where the released code picks a
     random letter.
     """
-    all_choices = list(index2ans)
     last = response.rfind("Answer:")
     if last != -1:
         tail = response[last + len("Answer:") :].strip()
-        named = [c for c in all_choices if c in tail]
+        named = [c for c in index2ans if c in tail]
         if len(named) == 1:
             return named[0]
+    return _mmmu_reading(response, index2ans, bare=("{} ", "{}."))
+
+
+def _mmmu_reading(
+    response: str, index2ans: Mapping[str, str], *, bare: tuple[str, ...]
+) -> str | None:
+    """The steps MMMU's and MMMU-Pro's readers share.
+
+    They differ only in `bare`: the patterns (``str.format`` of a letter) tried in turn for a
+    letter standing without brackets.
+    """
+    all_choices = list(index2ans)
     for char in (",", ".", "!", "?", ";", ":", "'"):
         response = response.strip(char)
     response = f" {response} "
     candidates = [c for c in all_choices if f"({c})" in response]
     bracketed = bool(candidates)
     by_text = False
-    if not candidates:
-        candidates = [c for c in all_choices if f"{c} " in response]
-    if not candidates:
-        candidates = [c for c in all_choices if f"{c}." in response]
+    for pattern in bare:
+        if not candidates:
+            candidates = [c for c in all_choices if pattern.format(c) in response]
     if not candidates and len(response.split()) > 5:
         candidates = [c for c, text in index2ans.items() if text.lower() in response.lower()]
         by_text = bool(candidates)
