@@ -151,3 +151,17 @@ def test_without_a_judge_the_headline_is_the_rules_and_names_nothing(tmp_path: P
     assert "judged_headline" not in model
     assert "judged:" not in proc.stdout
     assert "Judged:" not in (tmp_path / "o" / "results.md").read_text()
+
+
+def test_serves_run_page_names_the_judged_headline(
+    judged: tuple[Any, dict[str, Any], Path],
+) -> None:
+    # The web app showed the judged figure with no word that a judge decided it.
+    from tests.serve.conftest import client
+
+    _, doc, db = judged
+    page = client(db).get(f"/runs/{doc['run_id']}")
+    assert page.status_code == 200
+    (line,) = re.findall(r'<p class="sub judged-headline">(.*?)</p>', page.text, re.S)
+    assert "accuracy" in line and "15 answer(s) the rules could not read" in line, line
+    assert "(15 right)" in line and "openai:judge@" in line
