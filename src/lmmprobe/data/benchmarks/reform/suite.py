@@ -7,16 +7,7 @@ paper's tables do. Its members are the dimension suites' members, dimension by d
 
 from __future__ import annotations
 
-from lmmprobe.data.benchmarks.reform import (
-    dimension_coarse,
-    dimension_cross_modal,
-    dimension_description,
-    dimension_dialogue,
-    dimension_fine,
-    dimension_reasoning,
-    dimension_scene_text,
-    dimension_spatial,
-)
+from lmmprobe.data.benchmarks.reform.dimensions import TABLE_DEFINITIONS as _DIMENSIONS
 from lmmprobe.data.benchmarks.reform_common import (
     COPY,
     DIMENSIONS,
@@ -28,18 +19,6 @@ from lmmprobe.data.benchmarks.reform_common import (
 __all__ = ["REFORM_SUITE", "SUITE_NAME"]
 
 SUITE_NAME = COPY
-
-# The README's dimension order (its "Data Usage" section), which `DIMENSIONS` follows too.
-_DIMENSIONS = (
-    dimension_coarse.DIMENSION_COARSE,
-    dimension_fine.DIMENSION_FINE,
-    dimension_scene_text.DIMENSION_SCENE_TEXT,
-    dimension_spatial.DIMENSION_SPATIAL,
-    dimension_cross_modal.DIMENSION_CROSS_MODAL,
-    dimension_description.DIMENSION_DESCRIPTION,
-    dimension_dialogue.DIMENSION_DIALOGUE,
-    dimension_reasoning.DIMENSION_REASONING,
-)
 
 REFORM_SUITE = suite_benchmark(
     SUITE_NAME,
