@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from lmmprobe.data import json_stream
 from lmmprobe.data.base import DataError
 from lmmprobe.predictions import _stream
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
@@ -384,7 +385,7 @@ def test_without_a_benchmark_every_row_needs_its_gold() -> None:
 def test_json_streaming_across_chunk_boundaries(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_stream, "CHUNK", 7)  # every value spans chunks
+    monkeypatch.setattr(json_stream, "CHUNK", 7)  # every value spans chunks
     values = [{"id": str(i), "n": 12345678 + i, "s": 'é " ] } , ' * (i % 3)} for i in range(40)]
     arr = tmp_path / "a.json"
     arr.write_text(json.dumps(values, ensure_ascii=False, indent=1))

@@ -25,6 +25,7 @@ from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
     write_hub_snapshot,
 )
 
+from lmmprobe.data import json_stream
 from lmmprobe.data.base import DataError
 from lmmprobe.predictions import _stream
 from lmmprobe.predictions.imported import READERS, ReadOptions
@@ -162,7 +163,7 @@ def test_a_latin1_file_is_one_line_naming_file_line_and_the_fix(tmp_path: Path) 
 def test_undecodable_bytes_are_located_in_any_chunk(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str, chunk: int
 ) -> None:
-    monkeypatch.setattr(_stream, "CHUNK", chunk)
+    monkeypatch.setattr(json_stream, "CHUNK", chunk)
     good = [f'{{"id": "{i}", "prediction": "\u00fcber {i}"}}' for i in range(30)]
     if suffix == ".csv":
         good = [f"{i},\u00fcber {i}" for i in range(30)]
@@ -187,7 +188,7 @@ def test_undecodable_bytes_are_located_in_any_chunk(
 def test_a_malformed_early_element_fails_without_reading_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_stream, "CHUNK", 1 << 16)
+    monkeypatch.setattr(json_stream, "CHUNK", 1 << 16)
     path = tmp_path / "bad_early.json"
     filler = json.dumps({"id": "z", "prediction": "x" * 1000})
     with path.open("w") as fh:
@@ -210,7 +211,7 @@ def test_tokens_cut_anywhere_by_a_chunk_still_decode(
 ) -> None:
     # Each token the decoder can fail on before its end (literals, escapes, numbers, strings)
     # is cut at every offset by some chunk size: none is taken for a malformed element.
-    monkeypatch.setattr(_stream, "CHUNK", chunk)
+    monkeypatch.setattr(json_stream, "CHUNK", chunk)
     values = [
         {"t": True, "f": False, "n": None, "x": -12.5e-3, "big": 123456789012345},
         {"inf": float("-inf"), "esc": '\u00e9\U0001f600 \\ " \n'},
@@ -229,7 +230,7 @@ def test_top_level_numbers_cut_by_a_chunk_still_decode(
 ) -> None:
     # A value that is itself a number ({"q0": 0.5}, [1e-3, ...]) may be cut after "0." or
     # "1e": what is left at the buffer's end could still be the number's, so it reads on.
-    monkeypatch.setattr(_stream, "CHUNK", chunk)
+    monkeypatch.setattr(json_stream, "CHUNK", chunk)
     keyed = {f"q{i}": v for i, v in enumerate([0.5, -12.25, 1e-3, 7, 2.5e10, -0.0, 100])}
     path = tmp_path / "scalars.json"
     path.write_text(json.dumps(keyed))
@@ -242,8 +243,8 @@ def test_top_level_numbers_cut_by_a_chunk_still_decode(
 def test_an_element_over_the_cap_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_stream, "CHUNK", 64)
-    monkeypatch.setattr(_stream, "MAX_ELEMENT", 1000)
+    monkeypatch.setattr(json_stream, "CHUNK", 64)
+    monkeypatch.setattr(json_stream, "MAX_ELEMENT", 1000)
     path = tmp_path / "huge.json"
     path.write_text(json.dumps([{"prediction": "x" * 500}, {"prediction": "y" * 5000}]))
     with pytest.raises(DataError, match=r"huge\.json:#2: not valid JSON: an element larger than"):

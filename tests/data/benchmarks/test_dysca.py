@@ -9,6 +9,7 @@ Dysca's scripts lay out the released set (``Dysca.json`` beside ``Dysca/``,
 from __future__ import annotations
 
 import json
+import tracemalloc
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -365,3 +366,58 @@ DYSCA_KEYS = {
     "dysca_caption": "caption_score",
     "dysca_average": "average",
 }
+
+
+def test_the_released_list_is_read_an_entry_at_a_time(tmp_path: Path) -> None:
+    """Dysca's released list holds 617,000 questions: loading it never holds the list whole.
+
+    A 60,000-entry list (about 50 MB) read through the benchmark's reader while each entry is
+    dropped: the Python heap's peak stays a small fraction of the file (the whole list decoded
+    would be several times its size).
+    """
+    from lmmprobe.data.benchmarks.standard.dysca import read_dysca_release
+
+    base = _entries()
+    root = _copy(tmp_path / "dysca", base)
+    for _ in read_dysca_release(root, "clean"):
+        pass  # what the first read imports is not what the list costs
+    entries = [{**base[i % len(base)], "id": i} for i in range(60_000)]
+    (root / "Dysca.json").write_text(json.dumps(entries), encoding="utf-8")
+    size = (root / "Dysca.json").stat().st_size
+    del entries
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in read_dysca_release(root, "clean"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == 60_000
+    assert peak < size / 5, (peak, size)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"id": 1}', "expected a JSON list of entries, got a JSON object"),
+        ("", "expected a JSON list of entries, got nothing"),
+        ("[1, 2]", "Dysca.json:#1: expected an entry (a JSON object), got 1"),
+        ('[{"id": 1}, {"id": 2', "Dysca.json:#2: not valid JSON"),
+    ],
+)
+def test_a_question_list_of_the_wrong_shape_is_one_line_naming_the_file(
+    tmp_path: Path, text: str, said: str
+) -> None:
+    root = _copy(tmp_path / "dysca", _entries()[:2])
+    (root / "Dysca.json").write_text(text, encoding="utf-8")
+    out = lmmprobe(
+        "run",
+        "--data",
+        f"dysca,path={root},split=clean",
+        "-m",
+        "first",
+        "--dry-run",
+        HF_HUB_OFFLINE="1",
+    )
+    assert out.returncode != 0
+    assert said in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr

@@ -49,7 +49,7 @@ from lmmprobe.data.benchmarks import (
     benchmark,
     image_ref,
 )
-from lmmprobe.data.jsonl import read_json_file
+from lmmprobe.data.json_stream import first_json_char, iter_json
 from lmmprobe.schema import Sample
 
 __all__ = [
@@ -140,26 +140,36 @@ def read_dysca_release(root: Path, split: str) -> Iterator[tuple[str, Mapping[st
             f"benchmark dysca: {root} holds none of the image folders {folders}; fetch the "
             f"released set with:\n  {DYSCA.fetch}"
         )
-    loaded: dict[Path, list[Any]] = {}
     for scenario in present:
         own = root / f"Dysca_{scenario}.json"
         path = own if own.is_file() else root / "Dysca.json"
-        if path not in loaded:
-            loaded[path] = _entries(path)
-        for i, entry in enumerate(loaded[path], start=1):
+        # The released list holds 617,000 questions: read an entry at a time, never whole
+        # (once per scenario that shares it).
+        for i, entry in _entries(path):
             yield f"{path}[{scenario}]:#{i}", {**entry, _SCENARIO: scenario, _JSON: str(path)}
 
 
-def _entries(path: Path) -> list[Any]:
+def _entries(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """Each entry of a question list with its position (from 1), read one at a time.
+
+    Raises:
+        DataError: No such file, not a JSON list, or an entry that is not an object (named
+            by its position), malformed or past the element bounds (`iter_json`).
+
+    """
     if not path.is_file():
         raise DataError(
             f"benchmark dysca: no {path} (the question list); fetch the released set with:\n  "
             f"{DYSCA.fetch}"
         )
-    data = read_json_file(path, what="Dysca's question list")
-    if not isinstance(data, list):
-        raise DataError(f"{path}: expected a JSON list of entries, got {type(data).__name__}")
-    return data
+    opener = first_json_char(path)
+    if opener != "[":
+        got = {"{": "a JSON object", "": "nothing"}.get(opener, "not JSON")
+        raise DataError(f"{path}: expected a JSON list of entries, got {got}")
+    for i, _, entry in iter_json(path):
+        if not isinstance(entry, dict):
+            raise DataError(f"{path}:#{i}: expected an entry (a JSON object), got {entry!r:.60}")
+        yield i, entry
 
 
 def _text(row: Mapping[str, Any], field: str) -> str:
