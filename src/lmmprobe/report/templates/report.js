@@ -116,14 +116,57 @@
     return img;
   }
 
+  // A strip of the video frames a model was given, in time order, each with its time; a frame
+  // that cannot be shown (the video moved or changed since the run) is a named gap, never
+  // another picture.
+  function strip(s) {
+    var n = s.frames.length;
+    var fig = el("figure", "frames");
+    var cap = el("figcaption", "frames-cap");
+    cap.appendChild(el("b", null, "Video frames the model was given"));
+    cap.appendChild(el("span", null, " · " + s.policy + " · " + n + " frame" + (n === 1 ? "" : "s") + " · " + s.name));
+    fig.appendChild(cap);
+    (s.problems || []).forEach(function (t) { fig.appendChild(el("p", "frame-problem", t)); });
+    var ol = el("ol", "strip");
+    ol.setAttribute("aria-label", "frames in time order (" + s.policy + ")");
+    s.frames.forEach(function (f, k) {
+      var li = el("li");
+      var uri = f[0] === null ? null : B.thumbs[f[0]];
+      if (isImageUri(uri)) {
+        var b = el("button", "frame");
+        b.type = "button";
+        b.title = "frame " + (k + 1) + " of " + n + " at " + f[1] + " (click to enlarge)";
+        var img = el("img");
+        img.loading = "lazy";
+        img.src = uri;
+        img.alt = "frame " + (k + 1) + " of " + n + " at " + f[1] + ", enlarge";
+        b.appendChild(img);
+        b.addEventListener("click", function () { openBox(f[0]); });
+        li.appendChild(b);
+      } else {
+        var gap = el("div", "frame-gap", f[2] === "changed" ? "changed since the run" : "cannot be shown");
+        gap.setAttribute("role", "img");
+        gap.setAttribute("aria-label", "frame " + (k + 1) + " of " + n + " at " + f[1] + ": " + gap.textContent);
+        li.appendChild(gap);
+      }
+      li.appendChild(el("span", "t", f[1]));
+      ol.appendChild(li);
+    });
+    fig.appendChild(ol);
+    return fig;
+  }
+
   function card(it) {
     var art = el("article", "sample");
     art.dataset.sampleId = it.id;
-    var thumbs = el("div", "thumbs");
-    it.img.forEach(function (k) { var t = thumb(k); if (t) { thumbs.appendChild(t); } });
-    art.appendChild(thumbs);
+    if (it.img.length) {
+      var thumbs = el("div", "thumbs");
+      it.img.forEach(function (k) { var t = thumb(k); if (t) { thumbs.appendChild(t); } });
+      art.appendChild(thumbs);
+    }
     var body = el("div", "body");
     body.appendChild(el("div", "sid", it.id + (it.meta ? " · " + it.meta : "") + (B.data.length > 1 ? " · " + B.data[it.data] : "")));
+    (it.video || []).forEach(function (s) { body.appendChild(strip(s)); });
     if (it.ctx) { body.appendChild(el("p", "ctx", it.ctx)); }
     body.appendChild(el("p", "q", it.q));
     if (it.opts) {
