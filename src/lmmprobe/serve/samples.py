@@ -5,7 +5,8 @@ verdict, stage, a metadata key (and value), text, and judges (``judge=J``: judge
 ``judgement=unjudged`` or ``judgement=disagree``: judges disagree, `lmmprobe.store.judged`),
 and pages them by keyset: the page after
 is ``?after=CURSOR``, the page before ``?before=CURSOR`` (`lmmprobe.store.queries.score_page`),
-so the ten-thousandth page costs what the first does. A sample's page shows its images, the
+so the ten-thousandth page costs what the first does. A sample's page shows its images (and a
+video's frames the models were given, as strips: `lmmprobe.serve.frames`), the
 question, options and gold answer as the run recorded them, and every model's answer: the
 exact prompt sent, the raw output, the extracted answer, the verdict and the stage, and under
 it each judge's verdict with the judge's own prompt and reply (read by the verdict's key).
@@ -33,7 +34,7 @@ from fastapi.responses import HTMLResponse
 from lmmprobe.metrics.judged import judge_values, judged_value
 from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
 from lmmprobe.schema import Judgement
-from lmmprobe.serve import _pages
+from lmmprobe.serve import _pages, frames
 from lmmprobe.store import judged, queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
 
@@ -457,6 +458,9 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "prev_id": prev_id,
         "next_id": next_id,
         "origin": _origin(docs["manifest"]),
+        "strips": frames.strips(
+            sample, f"/frames/{_pages.quote_segment(run_id)}/{_pages.quote_segment(sample_id)}"
+        ),
     }
 
 
@@ -526,6 +530,7 @@ def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
         "sample_id": sample_id,
         "sample": sample or None,
         "images": [f"{base}/{i}" for i in range(view["n_images"])],
+        "frames": view["strips"],
         "answers": [
             {
                 **asdict(a),
