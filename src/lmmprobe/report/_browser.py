@@ -238,7 +238,7 @@ class _Thumbs:
                 if problem is None:
                     ref = ImageRef.from_video_frame(video.source, frame.time, frame.sha256)
                     try:
-                        frames.append([self.add_frame(ref, f"{name} · {label}"), label, None])
+                        frames.append([self.add_frame(ref, name), label, None])
                         continue
                     except FrameChanged:
                         changed.append(frame.time)

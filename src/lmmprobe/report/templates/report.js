@@ -78,7 +78,7 @@
   var box = document.getElementById("lightbox");
   var boxCap = document.getElementById("lightbox-cap");
   var boxImg = null;
-  function openBox(index) {
+  function openBox(index, caption) {
     var full = (B.full || [])[index];
     var large = isImageUri(full);
     // Made on opening and dropped on closing: the page never holds an image without a source.
@@ -88,7 +88,8 @@
     boxImg.src = large ? full : B.thumbs[index];
     document.getElementById("lightbox-fig").insertBefore(boxImg, boxCap);
     boxImg.className = large ? "" : "upscaled";
-    var file = (B.files || [])[index];
+    // A video frame names its clip and time (one picture may be several frames' thumbnail).
+    var file = caption || (B.files || [])[index];
     boxCap.textContent = (file ? file + " · " : "") + (large
       ? "click or press Escape to close"
       : "only the thumbnail is embedded (the report's size budget for large pictures is spent); click or press Escape to close");
@@ -141,7 +142,7 @@
         img.src = uri;
         img.alt = "frame " + (k + 1) + " of " + n + " at " + f[1] + ", enlarge";
         b.appendChild(img);
-        b.addEventListener("click", function () { openBox(f[0]); });
+        b.addEventListener("click", function () { openBox(f[0], s.name + " · " + f[1]); });
         li.appendChild(b);
       } else {
         var gap = el("div", "frame-gap", f[2] === "changed" ? "changed since the run" : "cannot be shown");
