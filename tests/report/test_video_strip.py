@@ -33,7 +33,9 @@ def _report(run: VideoRun, out: Path) -> dict[str, Any]:
     made = lmmprobe("report", run.run_id, "--db", run.db, "-o", out)
     assert made.returncode == 0, made.stderr
     html = out.read_text(encoding="utf-8")
-    found = re.search(r'<script type="application/json" id="lmmprobe-data">(.*?)</script>', html, re.S)
+    found = re.search(
+        r'<script type="application/json" id="lmmprobe-data">(.*?)</script>', html, re.S
+    )
     assert found
     blob = json.loads(found.group(1))
     blob["notes"] = html
@@ -102,7 +104,7 @@ def test_a_moved_video_and_a_changed_one_are_named_never_shown_as_other_frames(
         "the frames the model was given cannot be shown."
     ]
     assert [f[0] for f in gone["frames"]] == [None] * 8
-    assert [f[1] for f in gone["frames"]][0] == "t=0.25 s"
+    assert gone["frames"][0][1] == "t=0.25 s"
     (other,) = items[changed]["video"]
     assert other["problems"] == [
         "None of the 8 frames is the one the model was given (the video file changed since "
@@ -159,8 +161,10 @@ def test_in_a_browser_the_strip_is_keyboard_accessible_and_lazily_loaded(
             page.keyboard.press("Enter")
             box = page.locator("#lightbox")
             sync_api.expect(box).to_be_visible()
-            assert page.locator("#lightbox-cap").inner_text().startswith(
-                f"{Path(video_run.videos()[first]['path']).name} · t=1.25 s"
+            assert (
+                page.locator("#lightbox-cap")
+                .inner_text()
+                .startswith(f"{Path(video_run.videos()[first]['path']).name} · t=1.25 s")
             )
             page.keyboard.press("Escape")
             sync_api.expect(box).to_be_hidden()

@@ -86,7 +86,9 @@ def test_sample_page_shows_the_frames_in_time_order_each_served_as_the_model_saw
         assert page.status_code == 200
         strip = _strip(page.text)
         name = Path(video["path"]).name
-        assert strip["caption"] == f"Video frames the model was given · frames=8 · 8 frames · {name}"
+        assert (
+            strip["caption"] == f"Video frames the model was given · frames=8 · 8 frames · {name}"
+        )
         assert strip["times"] == [f"t={f['time']:g} s" for f in video["frames"]]
         assert strip["times"][:2] == ["t=0.25 s", "t=0.75 s"]
         assert strip["lazy"] == 8 and strip["gaps"] == 0 and strip["problems"] == []
@@ -156,7 +158,9 @@ def test_a_fifo_in_place_of_the_video_is_refused_without_being_opened(
     os.mkfifo(path)
     try:
         strip = _strip(httpx.get(f"{base}/runs/{video_run.run_id}/samples/{sid}").text)
-        assert strip["problems"] == [f"{path.name} is no longer a regular video file: its frames are not shown."]
+        assert strip["problems"] == [
+            f"{path.name} is no longer a regular video file: its frames are not shown."
+        ]
         r = httpx.get(f"{base}/frames/{video_run.run_id}/{sid}/0", timeout=20)
         assert r.status_code == 404
     finally:

@@ -239,9 +239,7 @@ def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
     return entries
 
 
-def _add_videos(
-    store: Store, run: RunInfo, videos: dict[str, dict[str, list[VideoRef]]]
-) -> None:
+def _add_videos(store: Store, run: RunInfo, videos: dict[str, dict[str, list[VideoRef]]]) -> None:
     """Add the videos `run` recorded (the frames its models were shown) to `videos`."""
     by_sample = videos.setdefault(run.data, {})
     for sid, video in store.recorded_videos(run.run_id).items():

@@ -520,8 +520,7 @@ def _battle_view(request: Request, arena: Arena, held: _Pending) -> dict[str, An
         # A video's frames, by the battle's id too (the file name is left out: it may name
         # the sample, and through it the run).
         "strips": [
-            {**strip, "name": None}
-            for strip in frames.strips(recorded, f"/arena/frames/{held.id}")
+            {**strip, "name": None} for strip in frames.strips(recorded, f"/arena/frames/{held.id}")
         ],
         "prompt": a["prompt"],
         "prompt_b": b["prompt"] if b["prompt"] != a["prompt"] else None,

@@ -1299,7 +1299,9 @@ class Store:
             try:
                 out[str(sample_id)] = VideoRef.model_validate(video)
             except ValueError as exc:  # pydantic's ValidationError is a ValueError
-                log.warning("run %s, sample %r: recorded video unreadable: %s", run_id, sample_id, exc)
+                log.warning(
+                    "run %s, sample %r: recorded video unreadable: %s", run_id, sample_id, exc
+                )
         return out
 
     def recorded_sample_chunks(
