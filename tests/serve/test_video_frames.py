@@ -282,3 +282,37 @@ def test_in_a_browser_frames_open_by_keyboard_and_a_changed_frame_is_named(
             assert errors == []
         finally:
             browser.close()
+
+
+def test_a_sweep_shows_a_strip_per_policy_and_each_answer_the_frames_it_was_sent(
+    tmp_path: Path,
+) -> None:
+    run = make_video_run(tmp_path, "-m", "first", "--frames", "4;fps=2,max_frames=6", "-q",
+                         clips=1)  # fmt: skip
+    (sid,) = run.videos()
+    with serving(create_app(run.db)) as url:
+        page = httpx.get(f"{url}/runs/{run.run_id}/samples/{sid}").text
+        captions = re.findall(r"<figcaption><b>[^<]*</b> · ([^<]*?) · (\d+) frames", page)
+        assert captions == [("frames=4", "4"), ("fps=2, max 6", "6")]
+        second = page.split('data-policy="fps=2, max 6"', 1)[1]
+        assert "/0?p=1&amp;size=thumb" in second
+        api = httpx.get(f"{url}/api/runs/{run.run_id}/samples/{sid}").json()
+        sent = {
+            a["metadata"]["frame_policy"]: [
+                a["sent"]["media"][p["image"]]
+                for t in a["sent"]["turns"]
+                for p in t["parts"]
+                if "image" in p
+            ]
+            for a in api["answers"]
+        }
+        assert "[frame 2, t=1.5 s]" in page
+        # Each answer's request is rebuilt as sent (its key matched): the frames of its policy.
+        assert sent["frames=4"] == [
+            f"frame {k + 1}, t={t:g} s" for k, t in enumerate((0.5, 1.5, 2.5, 3.5))
+        ]
+        assert len(sent["fps=2,max_frames=6"]) == 6
+        assert sent["fps=2,max_frames=6"][0] == "frame 1, t=0.25 s"
+        shown = _png(httpx.get(f"{url}/frames/{run.run_id}/{sid}/5?p=1&size=full"))
+        recorded = run.videos()[sid]["alternates"]["fps=2,max_frames=6"][5]
+        assert pixel_hash(shown) == recorded["sha256"]
