@@ -19,9 +19,12 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 from tests.video_runs import VideoRun, make_video_run
 from tests.videos import needs_av
@@ -31,7 +34,7 @@ from lmmprobe.schema.image import pixel_hash
 from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 
-from .conftest import Row, write_run
+from .conftest import Row, client, write_run
 from .test_arena_support import serving
 
 needs_av()
@@ -57,7 +60,7 @@ def _strip(page: str) -> dict[str, Any]:
     caption = re.search(r"<figcaption>(.*?)</figcaption>", part, re.S)
     assert caption
     return {
-        "caption": re.sub(r"<[^>]+>", "", html.unescape(caption.group(1))).strip(),
+        "caption": html.unescape(re.sub(r"<[^>]+>", "", caption.group(1))).strip(),
         "times": re.findall(r'<span class="t">([^<]*)</span>', part),
         "thumbs": [html.unescape(u) for u in re.findall(r'<img[^>]* src="([^"]+)"', part)],
         "full": [html.unescape(u) for u in re.findall(r'data-full="([^"]+)"', part)],
@@ -316,3 +319,49 @@ def test_a_sweep_shows_a_strip_per_policy_and_each_answer_the_frames_it_was_sent
         shown = _png(httpx.get(f"{url}/frames/{run.run_id}/{sid}/5?p=1&size=full"))
         recorded = run.videos()[sid]["alternates"]["fps=2,max_frames=6"][5]
         assert pixel_hash(shown) == recorded["sha256"]
+
+
+HOSTILE = '<img src=x onerror=alert(1)>"><script>alert(2)</script>'
+
+
+def test_hostile_recorded_names_are_shown_as_text(tmp_path: Path) -> None:
+    video = VideoRef(
+        path=str(tmp_path / f"{HOSTILE}.mkv"),
+        frames=[VideoFrame(time=t, sha256="0" * 64) for t in (0.5, 1.5)],
+        sampled_with=HOSTILE,
+    )
+    sample = Sample(id="h1", question="What moves?", choices=["a", "b"], answer=0, video=video)
+    db = tmp_path / "hostile.db"
+    with Store(db) as store:
+        write_run(store, "hrun", ["first"], [sample], [Row("first", sample, "(A)", 0, True)])
+    with client(db) as c:
+        page = c.get("/runs/hrun/samples/h1").text
+        assert "<script>alert(2)" not in page and "<img src=x" not in page
+        strip = _strip(page)
+        name = Path(video.source).name
+        assert strip["caption"] == (
+            f"Video frames the model was given · {HOSTILE} · 2 frames · {name}"
+        )
+        assert name in strip["problems"][0] and strip["gaps"] == 2
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    index=st.text(max_size=12),
+    strip=st.text(max_size=12),
+    size=st.sampled_from(["thumb", "full", "", "huge", "thumb\x00"]) | st.text(max_size=8),
+)
+def test_any_frame_place_a_client_sends_is_a_frame_or_a_404_never_a_500(
+    video_run: VideoRun, index: str, strip: str, size: str
+) -> None:
+    sid = sorted(video_run.videos())[0]
+    with client(video_run.db) as c:
+        r = c.get(
+            f"/frames/{quote(video_run.run_id, safe='')}/{quote(sid, safe='')}/"
+            f"{quote(index, safe='')}",
+            params={"p": strip, "size": size},
+        )
+    valid = re.fullmatch("[0-7]", index) and re.fullmatch("0+", strip) and size in ("thumb", "full")
+    assert r.status_code == (200 if valid else 404), (index, strip, size, r.text[:200])

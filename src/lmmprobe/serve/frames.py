@@ -58,6 +58,7 @@ WAIT_S = 10.0
 """How long a request waits for a decoder before its 503."""
 
 _SLOTS = threading.BoundedSemaphore(DECODERS)
+_PLACE = re.compile(r"[0-9]{1,6}")
 _CACHE = "private, max-age=3600"
 
 CHANGED = (
@@ -165,7 +166,8 @@ def frame_response(
     """
     if size not in ("thumb", "full"):
         raise _pages.not_found("no such frame size (thumb or full)")
-    if not (index.isdigit() and strip.isdigit()) or len(index) > 6 or len(strip) > 6:
+    # ASCII digits only: str.isdigit takes "²", which int() refuses.
+    if _PLACE.fullmatch(index) is None or _PLACE.fullmatch(strip) is None:
         raise _pages.not_found("no such frame")
     video = recorded_video(sample)
     found = video.strips() if video is not None else []
