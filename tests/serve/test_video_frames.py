@@ -365,3 +365,9 @@ def test_any_frame_place_a_client_sends_is_a_frame_or_a_404_never_a_500(
         )
     valid = re.fullmatch("[0-7]", index) and re.fullmatch("0+", strip) and size in ("thumb", "full")
     assert r.status_code == (200 if valid else 404), (index, strip, size, r.text[:200])
+
+
+def test_a_superscript_digit_is_no_image_place_either(video_run: VideoRun) -> None:
+    sid = sorted(video_run.videos())[0]
+    with client(video_run.db) as c:
+        assert c.get(f"/images/{video_run.run_id}/{quote(sid, safe='')}/%C2%B2").status_code == 404
