@@ -10,6 +10,12 @@ fetches nothing): the file itself when it is a PNG, JPEG, WebP or GIF of at most
 and `FULL_MAX_BYTES`, else a WebP copy downscaled to `FULL_PX`, in sample order until
 `FULL_BUDGET` bytes are used; past the budget the page enlarges the thumbnail and names the file.
 
+A sample about a video shows a strip of the frames its model was given, as the run recorded
+them (`lmmprobe.report._collect.ReportData.videos`: each frame's time and pixel hash, one strip
+per frame policy): each frame is decoded again from the video and shown only when its pixels
+hash to the recorded hash. A video file that moved, or a frame that is no longer the one the
+model saw, is named in the strip instead of a picture (`lmmprobe.schema.video.frame_problem`).
+
 Free-form answers (``question_type: free_form``) are never right or wrong; each gets its
 lmmprobe free-form score (embedding similarity × 100, `lmmprobe.metrics.embedding`) when the
 embedding model can be loaded.
@@ -30,7 +36,16 @@ from PIL import Image, features
 from lmmprobe.metrics.outcome import row_outcome
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.report._collect import Entry, RawAnswer, ReportData
-from lmmprobe.schema import ImageRef, Sample, Score
+from lmmprobe.schema import ImageRef, Sample, Score, VideoRef
+from lmmprobe.schema.image import FrameChanged
+from lmmprobe.schema.video import (
+    changed_frames_text,
+    frame_problem,
+    missing_video,
+    policy_text,
+    time_text,
+    video_name,
+)
 
 log = logging.getLogger(__name__)
 
@@ -165,13 +180,15 @@ class _Thumbs:
     names: list[str | None] = field(default_factory=list)
     index: dict[str, int] = field(default_factory=dict)
     failed: int = 0
+    failed_frames: int = 0
     spent: int = 0
 
-    def _full(self, ref: ImageRef) -> str | None:
+    def _full(self, ref: ImageRef, image: Image.Image | None = None) -> str | None:
         if self.spent >= self.budget:
             return None
         try:
-            uri = full_uri(ref)
+            # A frame already decoded is encoded from its pixels (decoding it is the cost).
+            uri = full_uri(ref) if image is None else thumbnail_uri(image, FULL_PX, quality=80)
         except (OSError, ValueError) as exc:  # the thumbnail is still shown
             log.debug("large picture skipped: %s", exc)
             return None
@@ -180,6 +197,69 @@ class _Thumbs:
             return None
         self.spent += len(uri)
         return uri
+
+    def add_frame(self, ref: ImageRef, name: str) -> int:
+        """The index of a video frame's thumbnail, decoding it when it is not shown yet.
+
+        Raises:
+            FrameChanged: The frame decoded now is not the one recorded (its hash differs).
+            OSError: The video cannot be read or the frame decoded.
+
+        """
+        digest = ref.content_hash()  # the recorded pixel hash: nothing is decoded for it
+        if digest not in self.index:
+            image = ref.load()  # checked against the recorded hash
+            self.index[digest] = len(self.uris)
+            self.uris.append(thumbnail_uri(image, self.max_px))
+            self.full.append(self._full(ref, image))
+            self.names.append(name)
+        return self.index[digest]
+
+    def add_video(self, video: VideoRef) -> list[dict[str, Any]]:
+        """One strip per frame policy the run sampled `video` with, frames in time order.
+
+        Each strip: ``policy`` (as a page names it), ``name`` (the video's file name),
+        ``frames`` (``[thumbnail index or None, "t=1.25 s", gap]``, the gap ``"changed"``
+        when the frame decoded now is not the one recorded, ``"missing"`` when it could not
+        be decoded, else None) and ``problems`` (sentences saying why frames are not shown).
+        A video that cannot be read stops its strip at the first failure: the other frames
+        would fail alike.
+        """
+        name = video_name(video.source)
+        gone = missing_video(video.source)
+        out = []
+        for strip in video.strips():
+            frames: list[list[Any]] = []
+            problem = gone
+            changed: list[float] = []
+            ordered = sorted(strip.frames, key=lambda f: f.time)
+            for frame in ordered:
+                label = time_text(frame.time)
+                if problem is None:
+                    ref = ImageRef.from_video_frame(video.source, frame.time, frame.sha256)
+                    try:
+                        frames.append([self.add_frame(ref, name), label, None])
+                        continue
+                    except FrameChanged:
+                        changed.append(frame.time)
+                        frames.append([None, label, "changed"])
+                        continue
+                    except (OSError, ValueError) as exc:
+                        problem = frame_problem(exc, frame.time)
+                frames.append([None, label, "missing"])
+            self.failed_frames += sum(1 for f in frames if f[0] is None)
+            problems = [problem] if problem is not None else []
+            if changed:
+                problems.append(changed_frames_text(changed, len(ordered)))
+            out.append(
+                {
+                    "policy": policy_text(strip.policy),
+                    "name": name,
+                    "frames": frames,
+                    "problems": problems,
+                }
+            )
+        return out
 
     def add(self, sample: Sample) -> list[int]:
         out = []
@@ -308,7 +388,8 @@ def browser_payload(
         "answer_fields": [...]}``. ``full[k]`` and ``files[k]`` belong to ``thumbs[k]``. Each
         item has ``id``, ``data`` (index of its data spec), ``img`` (thumbnail indices), ``q``
         (question), ``ctx`` (context), ``opts`` (options in their original order), ``gold``
-        (text), ``goldi`` (its option index), ``meta`` (one line of metadata) and ``ans`` (one
+        (text), ``goldi`` (its option index), ``video`` (the strips of frames the models were
+        given, `_Thumbs.add_video`, or null), ``meta`` (one line of metadata) and ``ans`` (one
         list per model and repeat, fields as ``answer_fields`` names them; ``score`` is the
         free-form score of a free-form answer, else null; ``thinking`` and ``answer`` are the
         thinking and the answer as read of an output that has thinking, else null).
@@ -351,11 +432,14 @@ def browser_payload(
                 )
                 question = raw.prompt if raw else sid
                 ctx, opts, gold, goldi, img = None, None, first.gold_text, None, []
+            recorded = data.videos.get(spec, {}).get(sid, [])
+            strips = [strip for video in recorded for strip in thumbs.add_video(video)]
             items.append(
                 {
                     "id": sid,
                     "data": d_index,
                     "img": img,
+                    "video": strips or None,
                     "q": _cut(question),
                     "ctx": _cut(ctx),
                     "opts": [_cut(o, 300) for o in opts] if opts else None,
@@ -367,6 +451,11 @@ def browser_payload(
             )
     if thumbs.failed:
         data.warnings.append(f"{thumbs.failed} sample image(s) could not be read for thumbnails")
+    if thumbs.failed_frames:
+        data.warnings.append(
+            f"{thumbs.failed_frames} video frame(s) the models were given cannot be shown (the "
+            "video moved or changed since the run): the sample browser names each"
+        )
     return {
         "entries": labels,
         "data": [(data_names or {}).get(spec, spec) for spec in specs],

@@ -33,7 +33,7 @@ from lmmprobe.report.model import (
     results_from_dict,
 )
 from lmmprobe.report.settings import run_notes, setting_label
-from lmmprobe.schema import RunSpec, Sample, Score
+from lmmprobe.schema import RunSpec, Sample, Score, VideoRef
 from lmmprobe.store import DEFAULT_DB, Store, StoreVersionError
 from lmmprobe.store.sqlite import score_from_row
 
@@ -123,6 +123,9 @@ class ReportData:
         warnings: Things a reader should know (unreadable data, changed data...).
         cards: Model cards matched to entries, by entry label (only entries with a card).
         cards_source: Where the cards came from (the file), or None when none were given.
+        videos: The videos samples ask about as the runs recorded them (with the frames the
+            models were shown), by data spec then sample id; one per distinct sampling when
+            runs on the same data sampled a clip differently.
 
     """
 
@@ -133,6 +136,7 @@ class ReportData:
     warnings: list[str] = field(default_factory=list)
     cards: dict[str, ModelCard] = field(default_factory=dict)
     cards_source: str | None = None
+    videos: dict[str, dict[str, list[VideoRef]]] = field(default_factory=dict)
 
 
 def is_apex_dir(path: Path) -> bool:
@@ -233,6 +237,15 @@ def _read_rows(store: Store, run: RunInfo) -> dict[str, Entry]:
             finish_reason=rec.get("finish_reason"),
         )
     return entries
+
+
+def _add_videos(store: Store, run: RunInfo, videos: dict[str, dict[str, list[VideoRef]]]) -> None:
+    """Add the videos `run` recorded (the frames its models were shown) to `videos`."""
+    by_sample = videos.setdefault(run.data, {})
+    for sid, video in store.recorded_videos(run.run_id).items():
+        known = by_sample.setdefault(sid, [])
+        if video not in known:  # runs that sampled the clip alike show one strip
+            known.append(video)
 
 
 def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunInfo, Store | None]:
@@ -424,6 +437,7 @@ def load_report_data(
     entries: list[Entry] = []
     apex_dirs: list[Path] = []
     warnings: list[str] = []
+    videos: dict[str, dict[str, list[VideoRef]]] = {}
     seen: set[tuple[str, Path | None]] = set()
     try:
         for ref in refs:
@@ -448,6 +462,8 @@ def load_report_data(
             runs.append(run)
             if store is not None:
                 entries.extend(_read_rows(store, run).values())
+                if samples:
+                    _add_videos(store, run, videos)
             else:
                 for model in run.results.models if run.results is not None else {}:
                     entries.append(Entry(label=str(model), model=str(model), run=run))
@@ -477,4 +493,4 @@ def load_report_data(
         for run in runs:
             if run.data not in reloaded and any(e.run is run and e.scores for e in entries):
                 reloaded[run.data] = _reload_samples(run, warnings)
-    return ReportData(runs, entries, reloaded, apex_dirs, warnings, matched, source)
+    return ReportData(runs, entries, reloaded, apex_dirs, warnings, matched, source, videos)

@@ -70,6 +70,10 @@ MAX_PIXELS_ENV = "LMMPROBE_MAX_IMAGE_PIXELS"
 DEFAULT_MAX_PIXELS = 40_000_000
 
 
+class FrameChanged(OSError):
+    """A video frame decoded now is not the one sampling recorded (the file changed since)."""
+
+
 class ImageTooLargeError(OSError):
     """An image has more pixels than lmmprobe decodes (`max_image_pixels`).
 
@@ -576,7 +580,7 @@ class ImageRef(BaseModel):
             image = opened.frame_at(time)[1]
         known: str | None = self.__dict__.get("_content_hash")
         if known is not None and pixel_hash(image) != known:
-            raise OSError(
+            raise FrameChanged(
                 f"video {video}: the frame at {time:g} s is not the one sampled (the file "
                 "changed since the data was loaded); load the data again"
             )
@@ -590,6 +594,7 @@ class ImageRef(BaseModel):
 
         Raises:
             ImageTooLargeError: A file or base64 image over `max_image_pixels`.
+            FrameChanged: A video frame whose pixels are not the ones its hash names.
             OSError: The file is missing or is not an image Pillow can read.
 
         """

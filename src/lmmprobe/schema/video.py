@@ -14,12 +14,21 @@ model was shown, and the sample's stored JSON (with the times and hashes) says i
 from __future__ import annotations
 
 import math
+import os
 import re
-from typing import Literal
+import stat
+from pathlib import PurePath
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from lmmprobe.schema.image import MAX_IMAGES_PER_SAMPLE, ImageRef, max_image_pixels, pixel_hash
+from lmmprobe.schema.image import (
+    MAX_IMAGES_PER_SAMPLE,
+    FrameChanged,
+    ImageRef,
+    max_image_pixels,
+    pixel_hash,
+)
 
 MAX_FRAMES = 512
 """The most frames one policy may sample from one clip (`MAX_IMAGES_PER_SAMPLE` bounds a
@@ -274,6 +283,16 @@ class VideoRef(BaseModel):
             raise KeyError(f"video {self.source}: no frames sampled under {label}")
         return self.model_copy(update={"frames": self.alternates[label], "sampled_with": label})
 
+    def strips(self) -> list[FrameStrip]:
+        """The frames each policy of the run picked: its own first, then the alternates.
+
+        Empty when the reference was never resolved (no frames were sampled).
+        """
+        if self.frames is None:
+            return []
+        first = FrameStrip(self.sampled_with or "", list(self.frames))
+        return [first, *(FrameStrip(k, list(v)) for k, v in (self.alternates or {}).items())]
+
     def frame_images(self) -> list[ImageRef]:
         """The resolved frames as images, in time order, each named by its pixel hash.
 
@@ -284,6 +303,95 @@ class VideoRef(BaseModel):
         if self.frames is None:
             raise ValueError(f"video {self.source}: its frames were not sampled (not resolved)")
         return [ImageRef.from_video_frame(self.source, f.time, f.sha256) for f in self.frames]
+
+
+class FrameStrip(NamedTuple):
+    """The frames one frame policy picked from a clip, in time order (what a model was shown)."""
+
+    policy: str
+    """The policy's label (`FramePolicy.label`), as the sample recorded it."""
+    frames: list[VideoFrame]
+
+
+def policy_text(label: str) -> str:
+    """A policy label as a page names it: ``frames=8``, ``fps=1, max 32`` (else as given)."""
+    try:
+        policy = FramePolicy.parse(label)
+    except ValueError:
+        return label
+    if policy.kind == "frames":
+        return policy.label
+    return f"fps={policy.fps:g}, max {policy.max_frames}"
+
+
+def time_text(time: float) -> str:
+    """A frame's time as a page labels it: ``t=1.25 s`` (to the millisecond, no trailing 0s)."""
+    text = f"{time:.3f}".rstrip("0").rstrip(".")
+    return f"t={'0' if text in ('', '-0') else text} s"
+
+
+def video_name(source: str) -> str:
+    """The file name of a video path, or the URL as given (what a page names a video by)."""
+    if re.match(r"https?://", source):
+        return source
+    return PurePath(source).name or source
+
+
+def missing_video(source: str) -> str | None:
+    """Why a video's frames cannot be shown, known without decoding; None: try decoding.
+
+    A path that is gone (moved or deleted) or is no longer a regular file (a FIFO would hold
+    a decoder forever) is refused here; a URL is decoded (its answer is bounded in time).
+    """
+    if re.match(r"https?://", source):
+        return None
+    name = video_name(source)
+    try:
+        st = os.stat(source)
+    except OSError:
+        return (
+            f"The video file {name} is not where the run read it (moved or deleted): the "
+            "frames the model was given cannot be shown."
+        )
+    if not stat.S_ISREG(st.st_mode):
+        return f"{name} is no longer a regular video file: its frames are not shown."
+    return None
+
+
+def frame_problem(exc: BaseException, time: float, *, detail: bool = True) -> str:
+    """Why the frame at `time` is not shown, from the error decoding it raised.
+
+    Args:
+        exc: What `ImageRef.thumbnail` (or `load`) of the frame raised.
+        time: The frame's recorded time.
+        detail: Name the decoder's reason (a page served to others leaves it to the log).
+
+    """
+    at = time_text(time)
+    if isinstance(exc, FrameChanged):
+        return (
+            f"The frame at {at} is not the one the model was given (the video file changed "
+            "since the run): it is not shown."
+        )
+    why = f" ({_first_line(exc)})" if detail else ""
+    return f"The frame at {at} cannot be decoded now{why}: it is not shown."
+
+
+def changed_frames_text(times: list[float], total: int) -> str:
+    """One sentence naming the frames (of `total`) whose pixels are no longer the recorded ones.
+
+    Such frames are never shown: what the video holds there now is not what the model saw.
+    """
+    why = "the video file changed since the run"
+    if len(times) == 1:
+        return f"The frame at {time_text(times[0])} is not the one the model was given ({why}): it is not shown."
+    if len(times) == total:
+        return f"None of the {total} frames is the one the model was given ({why}): they are not shown."
+    at = ", ".join(time_text(t) for t in times)
+    return (
+        f"The frames at {at} are not the ones the model was given ({why}): they are not "
+        "shown; the other frames are."
+    )
 
 
 def _first_line(exc: BaseException) -> str:

@@ -4,7 +4,8 @@ Pages: ``/`` (runs, the running ones updating live), ``/runs/{run}`` (metrics an
 ``/runs/{run}/samples`` (every row, filtered and paged in SQL), ``/runs/{run}/samples/{sample}``
 (one sample: images, prompt, every model's answer), ``/compare`` (two runs or two models), and
 HEMM's arena (`lmmprobe.serve.arena`). Each page has its JSON beside it under ``/api/``.
-Images come only from ``/images/{run}/{sample}/{index}``, by the references the store recorded.
+Images come only from ``/images/{run}/{sample}/{index}``, by the references the store recorded,
+and a video's frames only from ``/frames/{run}/{sample}/{index}`` (`lmmprobe.serve.frames`).
 
 Every request passes `lmmprobe.serve.security` first (host check, access token, CSRF, size
 limits, headers). The app only reads the store (through a pool of ``query_only`` connections,
@@ -27,7 +28,7 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from lmmprobe.serve import _pages, arena, compare, images, runs, samples, security
+from lmmprobe.serve import _pages, arena, compare, frames, images, runs, samples, security
 from lmmprobe.store import Store, StoreAccessError, StoreError, as_store_error
 from lmmprobe.store.queries import Readers, is_time_limit
 from lmmprobe.store.search import SearchIndexer
@@ -103,7 +104,7 @@ def create_app(db: str | Path, *, token: str | None = None, public: bool = False
     app.state.readers = Readers(app.state.db_path)
     app.state.public = public
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (runs, samples, compare, images):
+    for module in (runs, samples, compare, images, frames):
         app.include_router(module.router)
     app.include_router(arena.router)
 

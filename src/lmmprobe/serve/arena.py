@@ -47,7 +47,7 @@ from fastapi import APIRouter, Body, FastAPI, Form, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from lmmprobe.metrics.elo import WIN_RATE_DEFINITIONS, Battle, EloTooLargeError, elo_table
-from lmmprobe.serve import _pages
+from lmmprobe.serve import _pages, frames
 from lmmprobe.serve import images as serve_images
 from lmmprobe.serve.pairs import Catalog, Draw, Pair, SeenKey, Tally, draw_battle
 from lmmprobe.serve.security import Session, session
@@ -517,6 +517,11 @@ def _battle_view(request: Request, arena: Arena, held: _Pending) -> dict[str, An
     return {
         "battle": held.id,
         "images": [f"/arena/images/{held.id}/{i}" for i in range(n_images)],
+        # A video's frames, by the battle's id too (the file name is left out: it may name
+        # the sample, and through it the run).
+        "strips": [
+            {**strip, "name": None} for strip in frames.strips(recorded, f"/arena/frames/{held.id}")
+        ],
         "prompt": a["prompt"],
         "prompt_b": b["prompt"] if b["prompt"] != a["prompt"] else None,
         "answer_a": a["text"],
@@ -686,6 +691,21 @@ def arena_image(request: Request, battle: str, index: str) -> Response:
         raise _pages.not_found("no such image: open /arena for the current battle")
     run_id, sample_id = where
     return serve_images.image(request, run_id, sample_id, index)
+
+
+@router.get("/arena/frames/{battle}/{index}", include_in_schema=False)
+def arena_frame(
+    request: Request, battle: str, index: str, p: str = "0", size: str = "thumb"
+) -> Response:
+    """A video frame of one of this session's battles, by the battle's opaque id."""
+    shown = session(request).data.get("battle_images") or {}
+    where = shown.get(battle)
+    if where is None:
+        raise _pages.not_found("no such frame: open /arena for the current battle")
+    run_id, sample_id = where
+    with _pages.connection(request) as conn:
+        recorded = queries.get_sample(conn, run_id, sample_id)
+    return frames.frame_response(request, recorded, index, p, size)
 
 
 _SCRIPT = Path(__file__).with_name("templates") / "arena_leaderboard.js"

@@ -336,7 +336,7 @@ _BUSY = (
 @router.get("/images/{run_id}/{sample_id:path}/{index}", include_in_schema=False)
 def image(request: Request, run_id: str, sample_id: str, index: str) -> Response:
     """Image `index` of a sample as the run recorded it; 404 when there is no such image."""
-    if not index.isdigit() or len(index) > 6:
+    if not (index.isascii() and index.isdigit()) or len(index) > 6:  # int() refuses "²"
         raise _pages.not_found("no such image")
     with _pages.connection(request) as conn:
         ref = queries.image_ref(conn, run_id, sample_id, int(index))

@@ -5,7 +5,8 @@ verdict, stage, a metadata key (and value), text, and judges (``judge=J``: judge
 ``judgement=unjudged`` or ``judgement=disagree``: judges disagree, `lmmprobe.store.judged`),
 and pages them by keyset: the page after
 is ``?after=CURSOR``, the page before ``?before=CURSOR`` (`lmmprobe.store.queries.score_page`),
-so the ten-thousandth page costs what the first does. A sample's page shows its images, the
+so the ten-thousandth page costs what the first does. A sample's page shows its images (and a
+video's frames the models were given, as strips: `lmmprobe.serve.frames`), the
 question, options and gold answer as the run recorded them, and every model's answer: the
 exact prompt sent, the raw output, the extracted answer, the verdict and the stage, and under
 it each judge's verdict with the judge's own prompt and reply (read by the verdict's key).
@@ -33,7 +34,8 @@ from fastapi.responses import HTMLResponse
 from lmmprobe.metrics.judged import judge_values, judged_value
 from lmmprobe.parse.thinking import Thought, split_answer, tags_for_model
 from lmmprobe.schema import Judgement
-from lmmprobe.serve import _pages
+from lmmprobe.schema.video import policy_text, time_text
+from lmmprobe.serve import _pages, frames
 from lmmprobe.store import judged, queries, search
 from lmmprobe.store.queries import Cursor, RowFilter
 
@@ -285,8 +287,9 @@ def _sent_turns(
 ) -> list[dict[str, Any]]:
     """Per answer, the request as sent (every turn) when rebuilding it gives the stored key.
 
-    Each item is ``{"turns": [{"role", "parts": [{"text"} | {"image"}]}], "candidates"}``
-    when the rebuilt request is the one answered, else ``{"turns": None, "note": why}``.
+    Each item is ``{"turns": [{"role", "parts": [{"text"} | {"image"}]}], "candidates",
+    "prefix", "media"}`` when the rebuilt request is the one answered (``media`` names each
+    picture: ``frame 1, t=0.25 s`` or ``image 1``), else ``{"turns": None, "note": why}``.
     `files` is `_image_files` of the sample.
     """
     if sample is None:
@@ -333,7 +336,8 @@ def _sent_turns(
     out: list[dict[str, Any]] = []
     for a in answers:
         try:
-            req = formulator.ask(rebuilt, a.repeat).to_request()
+            asked, repeat = _as_asked(rebuilt, a, run_spec.repeats)
+            req = formulator.ask(asked, repeat).to_request()
             ident = identities.get(a.model)
             if isinstance(ident, dict):
                 key = request_key(ModelIdentity.model_validate(ident).cache_id(), req)
@@ -367,8 +371,54 @@ def _sent_turns(
             }
             for m in req.messages
         ]
-        out.append({"turns": turns, "candidates": req.candidates, "prefix": req.response_prefix})
+        out.append(
+            {
+                "turns": turns,
+                "candidates": req.candidates,
+                "prefix": req.response_prefix,
+                # What each picture of the request is: a video frame (with its time) or an image.
+                "media": [_media_label(asked, k) for k in range(len(req.images))],
+            }
+        )
     return out
+
+
+def _as_asked(sample: Any, answer: queries.Answer, repeats: int) -> tuple[Any, int]:
+    """The sample and repeat `answer` was asked with.
+
+    Under a sweep of frame policies (``--frames 8,16``) its row names the policy, whose frames
+    it was shown, and its repeat is ``policy * repeats + r`` for the run's repeat r
+    (`lmmprobe.run.runner`).
+
+    Raises:
+        KeyError: The recorded video holds no frames under the row's policy.
+
+    """
+    from lmmprobe.schema.spec import FRAME_POLICY_KEY
+
+    metadata = answer.metadata if isinstance(answer.metadata, dict) else {}
+    policy = metadata.get(FRAME_POLICY_KEY)
+    if sample.video is None or not isinstance(policy, str):
+        return sample, answer.repeat
+    update = {"metadata": {**sample.metadata, FRAME_POLICY_KEY: policy}}
+    asked = sample.model_copy(update={**update, "video": sample.video.under(policy)})
+    return asked, answer.repeat % max(1, repeats)
+
+
+def _frame_policy(answer: queries.Answer) -> str | None:
+    """The frame policy a sweep asked `answer` under, as a page names it (None: no sweep)."""
+    from lmmprobe.schema.spec import FRAME_POLICY_KEY
+
+    policy = answer.metadata.get(FRAME_POLICY_KEY) if isinstance(answer.metadata, dict) else None
+    return policy_text(policy) if isinstance(policy, str) else None
+
+
+def _media_label(sample: Any, index: int) -> str:
+    """How the prompt's `index`-th picture is named: a video frame with its time, or an image."""
+    frames = (sample.video.frames or []) if sample.video is not None else []
+    if index < len(frames):
+        return f"frame {index + 1}, {time_text(frames[index].time)}"
+    return f"image {index - len(frames) + 1}"
 
 
 def _with_benchmark(metadata: dict[str, Any], tag: Any) -> dict[str, Any]:
@@ -451,12 +501,16 @@ def _sample_view(request: Request, run_id: str, sample_id: str) -> dict[str, Any
         "sent": _sent_turns(docs["spec"], docs["manifest"], sample, answers, files),
         "image_notes": [why for _, why in files],
         "thoughts": [_thought(a) for a in answers],
+        "policies": [_frame_policy(a) for a in answers],
         "token_limit": _token_limit(docs["spec"]),
         "verdicts": [verdicts.get((a.model, a.repeat), []) for a in answers],
         "judged": [judged_summary(verdicts.get((a.model, a.repeat), [])) for a in answers],
         "prev_id": prev_id,
         "next_id": next_id,
         "origin": _origin(docs["manifest"]),
+        "strips": frames.strips(
+            sample, f"/frames/{_pages.quote_segment(run_id)}/{_pages.quote_segment(sample_id)}"
+        ),
     }
 
 
@@ -526,6 +580,7 @@ def api_sample(request: Request, run_id: str, sample_id: str) -> dict[str, Any]:
         "sample_id": sample_id,
         "sample": sample or None,
         "images": [f"{base}/{i}" for i in range(view["n_images"])],
+        "frames": view["strips"],
         "answers": [
             {
                 **asdict(a),

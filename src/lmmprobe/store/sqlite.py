@@ -51,6 +51,7 @@ from lmmprobe.schema import (
     Sample,
     Score,
     Usage,
+    VideoRef,
     safe_text,
 )
 from lmmprobe.schema.rows import CHUNK_ROWS, RowChunk
@@ -1271,6 +1272,37 @@ class Store:
             "SELECT sample_id, sample FROM samples WHERE run_id = ? ORDER BY sample_id", (run_id,)
         )
         return self._recorded(run_id, rows, images)
+
+    @_reading
+    def recorded_videos(self, run_id: str) -> dict[str, VideoRef]:
+        """The videos a run's recorded samples ask about, by sample id (no file is read).
+
+        Each holds the frames the run sampled (times and pixel hashes) under each of its frame
+        policies: what the models were shown. Samples without a video are left out; only
+        those whose JSON names a video object are decoded, so an image run costs one scan.
+        A recorded video that does not validate is left out too (the run's pages say it).
+        """
+        rows = self.conn.execute(
+            "SELECT sample_id, sample FROM samples WHERE run_id = ? AND instr(sample, ?) > 0 "
+            "ORDER BY sample_id",
+            (run_id, '"video":{'),
+        )
+        out: dict[str, VideoRef] = {}
+        for sample_id, text in rows:
+            doc = _column_json(
+                text,
+                f"{self.path}: run {run_id}'s recorded sample {sample_id!r}: its sample column",
+            )
+            video = doc.get("video") if isinstance(doc, dict) else None
+            if not isinstance(video, dict):
+                continue  # the text was in a question, not a video field
+            try:
+                out[str(sample_id)] = VideoRef.model_validate(video)
+            except ValueError as exc:  # pydantic's ValidationError is a ValueError
+                log.warning(
+                    "run %s, sample %r: recorded video unreadable: %s", run_id, sample_id, exc
+                )
+        return out
 
     def recorded_sample_chunks(
         self, run_id: str, size: int, *, images: bool = True

@@ -78,7 +78,7 @@
   var box = document.getElementById("lightbox");
   var boxCap = document.getElementById("lightbox-cap");
   var boxImg = null;
-  function openBox(index) {
+  function openBox(index, caption) {
     var full = (B.full || [])[index];
     var large = isImageUri(full);
     // Made on opening and dropped on closing: the page never holds an image without a source.
@@ -88,7 +88,8 @@
     boxImg.src = large ? full : B.thumbs[index];
     document.getElementById("lightbox-fig").insertBefore(boxImg, boxCap);
     boxImg.className = large ? "" : "upscaled";
-    var file = (B.files || [])[index];
+    // A video frame names its clip and time (one picture may be several frames' thumbnail).
+    var file = caption || (B.files || [])[index];
     boxCap.textContent = (file ? file + " · " : "") + (large
       ? "click or press Escape to close"
       : "only the thumbnail is embedded (the report's size budget for large pictures is spent); click or press Escape to close");
@@ -116,14 +117,57 @@
     return img;
   }
 
+  // A strip of the video frames a model was given, in time order, each with its time; a frame
+  // that cannot be shown (the video moved or changed since the run) is a named gap, never
+  // another picture.
+  function strip(s) {
+    var n = s.frames.length;
+    var fig = el("figure", "frames");
+    var cap = el("figcaption", "frames-cap");
+    cap.appendChild(el("b", null, "Video frames the model was given"));
+    cap.appendChild(el("span", null, " · " + s.policy + " · " + n + " frame" + (n === 1 ? "" : "s") + " · " + s.name));
+    fig.appendChild(cap);
+    (s.problems || []).forEach(function (t) { fig.appendChild(el("p", "frame-problem", t)); });
+    var ol = el("ol", "strip");
+    ol.setAttribute("aria-label", "frames in time order (" + s.policy + ")");
+    s.frames.forEach(function (f, k) {
+      var li = el("li");
+      var uri = f[0] === null ? null : B.thumbs[f[0]];
+      if (isImageUri(uri)) {
+        var b = el("button", "frame");
+        b.type = "button";
+        b.title = "frame " + (k + 1) + " of " + n + " at " + f[1] + " (click to enlarge)";
+        var img = el("img");
+        img.loading = "lazy";
+        img.src = uri;
+        img.alt = "frame " + (k + 1) + " of " + n + " at " + f[1] + ", enlarge";
+        b.appendChild(img);
+        b.addEventListener("click", function () { openBox(f[0], s.name + " · " + f[1]); });
+        li.appendChild(b);
+      } else {
+        var gap = el("div", "frame-gap", f[2] === "changed" ? "changed since the run" : "cannot be shown");
+        gap.setAttribute("role", "img");
+        gap.setAttribute("aria-label", "frame " + (k + 1) + " of " + n + " at " + f[1] + ": " + gap.textContent);
+        li.appendChild(gap);
+      }
+      li.appendChild(el("span", "t", f[1]));
+      ol.appendChild(li);
+    });
+    fig.appendChild(ol);
+    return fig;
+  }
+
   function card(it) {
     var art = el("article", "sample");
     art.dataset.sampleId = it.id;
-    var thumbs = el("div", "thumbs");
-    it.img.forEach(function (k) { var t = thumb(k); if (t) { thumbs.appendChild(t); } });
-    art.appendChild(thumbs);
+    if (it.img.length) {
+      var thumbs = el("div", "thumbs");
+      it.img.forEach(function (k) { var t = thumb(k); if (t) { thumbs.appendChild(t); } });
+      art.appendChild(thumbs);
+    }
     var body = el("div", "body");
     body.appendChild(el("div", "sid", it.id + (it.meta ? " · " + it.meta : "") + (B.data.length > 1 ? " · " + B.data[it.data] : "")));
+    (it.video || []).forEach(function (s) { body.appendChild(strip(s)); });
     if (it.ctx) { body.appendChild(el("p", "ctx", it.ctx)); }
     body.appendChild(el("p", "q", it.q));
     if (it.opts) {

@@ -149,25 +149,89 @@
     big.addEventListener("load", function () {
       size.textContent = big.naturalWidth + " × " + big.naturalHeight + " px";
     });
+    let opener = null;
+    function close() {
+      box.hidden = true;
+      // Back to the thumbnail that opened it, so a keyboard user goes on where they were.
+      if (opener && document.body.contains(opener)) opener.focus();
+      opener = null;
+    }
     document.addEventListener("click", function (ev) {
-      const img = ev.target.closest ? ev.target.closest("img.zoomable") : null;
+      // A picture, or a link holding one (a video frame: Enter on the focused link opens it).
+      const link = ev.target.closest ? ev.target.closest("a.zoom") : null;
+      const img = link ? link.querySelector("img.zoomable")
+        : (ev.target.closest ? ev.target.closest("img.zoomable") : null);
       if (img) {
+        const src = img.dataset.full || img.src;
         size.textContent = "";
-        big.src = img.src;
+        big.src = src;
         big.alt = img.alt;
-        open.href = img.src;
+        open.href = src;
         setFit(false);
+        opener = link || img;
         box.hidden = false;
+        box.querySelector(".lb-close").focus();
         ev.preventDefault();
         return;
       }
       if (box.hidden || !box.contains(ev.target)) return;
       if (ev.target === fit) setFit(!box.classList.contains("fit"));
       else if (ev.target === big || ev.target.closest(".lb-open, .lb-size")) return;
-      else if (ev.target.closest(".lb-close") || !ev.target.closest(".lightbox-bar")) box.hidden = true;
+      else if (ev.target.closest(".lb-close") || !ev.target.closest(".lightbox-bar")) close();
     });
     document.addEventListener("keydown", function (ev) {
-      if (ev.key === "Escape") box.hidden = true;
+      if (ev.key === "Escape" && !box.hidden) close();
+    });
+  }
+
+  function frameStrips() {
+    // A frame the server refuses (the video changed since the run, or cannot be read now) is
+    // never shown as another picture: its thumbnail becomes a gap saying so, and the strip
+    // names the frames, once per reason.
+    const WHY = {
+      changed: "Not the frames the model was given (the video file changed since the run), so not shown: ",
+      unreadable: "The video cannot be read now (moved, deleted or damaged; the server's log says why), so these frames are not shown: "
+    };
+    document.querySelectorAll("figure.frame-strip").forEach(function (strip) {
+      const note = strip.querySelector(".js-frame-problem");
+      const total = strip.querySelectorAll("ol.strip > li").length;
+      const failures = {};
+      function tell(reason, pos, label) {
+        if (!note) return;
+        (failures[reason] = failures[reason] || []).push([pos, label]);
+        note.textContent = Object.keys(failures).map(function (r) {
+          const frames = failures[r].slice().sort(function (x, y) { return x[0] - y[0]; });
+          if (r === "changed" && frames.length === total) {
+            return "None of the " + total + " frames is the one the model was given (the video file changed since the run): they are not shown.";
+          }
+          return (WHY[r] || "Frames not shown: ") + frames.map(function (f) { return f[1]; }).join(", ") + ".";
+        }).join(" ");
+        note.hidden = false;
+      }
+      strip.querySelectorAll("img.frame-img").forEach(function (img) {
+        const pos = Array.prototype.indexOf.call(strip.querySelectorAll("ol.strip > li"), img.closest("li"));
+        function failed() {
+          const label = img.dataset.label || "";
+          const gap = document.createElement("span");
+          gap.className = "frame-gap";
+          gap.setAttribute("role", "img");
+          gap.textContent = "not shown";
+          gap.setAttribute("aria-label", img.alt + ": not shown");
+          (img.closest("a") || img).replaceWith(gap);
+          fetch(img.src, { headers: { Accept: "application/json" }, credentials: "same-origin" })
+            .then(function (r) { return r.ok ? null : r.json(); })
+            .then(function (body) {
+              const reason = body && WHY[body.reason] ? body.reason : "other";
+              gap.textContent = reason === "changed" ? "changed since the run" : "cannot be read now";
+              gap.setAttribute("aria-label", img.alt + ": " + gap.textContent);
+              tell(reason, pos, label);
+            })
+            .catch(function () { tell("other", pos, label); });
+        }
+        // An image that failed before this script ran has no error event left to fire.
+        if (img.complete && img.naturalWidth === 0 && img.currentSrc) failed();
+        else img.addEventListener("error", failed, { once: true });
+      });
     });
   }
 
@@ -206,6 +270,7 @@
     liveRuns();
     liveRun();
     lightbox();
+    frameStrips();
     metaValues();
     compareForm();
   });
