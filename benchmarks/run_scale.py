@@ -68,7 +68,7 @@ def write_rows(path: Path, n: int, seed: int = 0) -> None:
 
 
 def run_once(
-    src: Path, data: Path, work: Path, judge: bool = False
+    src: Path, data: Path | str, work: Path, judge: bool = False
 ) -> tuple[float, float, float, dict[str, Any]]:
     """Seconds, CPU seconds, peak MiB and the models' figures of one ``lmmprobe run``."""
     exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
