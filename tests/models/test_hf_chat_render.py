@@ -11,7 +11,9 @@ still renders.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from tests.bounded import within
+from tests.console import lmmprobe
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
@@ -255,6 +258,38 @@ def test_a_hostile_template_is_that_samples_error_and_the_next_renders(
     # Rendered once in the batch, not once per split: one restart after a kill, none else.
     assert hostile.renderer.starts == (2 if word == "loop" else 1)
     assert within(60, hostile.render, requests[2]).endswith("ASSISTANT:")
+
+
+def test_a_run_goes_on_past_a_checkpoint_whose_template_loops(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ckpt"
+    shutil.copytree(tiny_model_path("llava", cache_dir=tiny_cache), folder)
+    shipped = folder / "chat_template.jinja"
+    loops = HOSTILE["loop"][0]
+    shipped.write_text(
+        f"{{% if 'boom' in messages[-1]['content'][-1]['text'] %}}{loops}{{% endif %}}"
+        + shipped.read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    from PIL import Image
+
+    Image.new("RGB", (32, 32), "blue").save(tmp_path / "a.png")
+    rows = [
+        {"id": id_, "images": ["a.png"], "question": q, "choices": ["yes", "no"], "answer": 0}
+        for id_, q in (("calm", "Is it blue?"), ("boom", "What goes boom?"), ("after", "Red?"))
+    ]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    proc = lmmprobe(
+        "run", "-d", data, "-m", f"hf:{folder},device=cpu,chat_template_timeout=1",
+        "--max-new-tokens", "2", "--db", tmp_path / "s.db", "--out", tmp_path / "out",
+        timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "3 sent, 1 errors" in proc.stdout
+    line = f"unsupported_input x1: sample boom: the chat template of {folder} did not render"
+    assert line in proc.stdout
 
 
 def test_the_bounds_are_options(tiny_cache: Path) -> None:
