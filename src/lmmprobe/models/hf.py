@@ -810,6 +810,10 @@ class ChatTemplateError(UnsupportedInputError):
         super().__init__(message)
         self.request = request
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (across processes) as the plain error it is: the request stays behind.
+        return UnsupportedInputError, (str(self),)
+
 
 def _position(batch: Sequence[Request], exc: UnsupportedInputError) -> int | None:
     """Where in `batch` the request a `ChatTemplateError` names is; None for other errors."""
