@@ -54,6 +54,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/overhead.py
 	$(PY) benchmarks/api_throughput.py
 	$(PY) benchmarks/rank.py
+	$(PY) benchmarks/chat_template_render.py
 	$(PY) benchmarks/synth.py
 	$(PY) benchmarks/synth_video.py
 	$(PY) benchmarks/report.py

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
 from typing import TypeVar
@@ -149,3 +150,32 @@ def bounded_each(calls: Mapping[str, Callable[[], object]], seconds: float = BOU
             child.kill()
         child.join()
         receive.close()
+
+
+def within(seconds: float, fn: Callable[..., T], *args: object) -> T:
+    """`fn(*args)` in a thread of this process, the test failing if it takes over `seconds`.
+
+    For calls that start processes of their own (a daemonic forked child, as `bounded` uses,
+    may start none). A call past the bound is left running in its (daemon) thread.
+
+    Raises:
+        pytest.fail.Exception: The call ran past the bound.
+
+    """
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            result.append(fn(*args))
+        except BaseException as exc:  # raised again in the test's thread
+            error.append(exc)
+
+    thread = threading.Thread(target=call, name="bounded-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        pytest.fail(f"{getattr(fn, '__qualname__', fn)!s} took over {seconds} s")
+    if error:
+        raise error[0]
+    return result[0]

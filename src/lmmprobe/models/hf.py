@@ -19,7 +19,13 @@ float32), ``device_map`` (passed through, e.g. ``auto`` for several GPUs), ``rev
 unlimited, 1 for architectures known to take one), ``chat_template_kwargs`` (``key=value``
 pairs joined by ``;``, values read as JSON scalars, passed to the chat template: e.g.
 ``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off, so
-thinking on and off are two model specs of one checkpoint, with two identities).
+thinking on and off are two model specs of one checkpoint, with two identities),
+``chat_template_timeout`` (seconds one render of the chat template may take; 10) and
+``chat_template_memory`` (MiB its renderer may grow by; 2048).
+
+The chat template comes with the checkpoint, so it is rendered as outside text is read: in a
+child process of the model's own, bounded in time, memory and length (`_chat_render`); a
+render past a bound is that request's ``unsupported_input`` error, and the run goes on.
 
 Each generated answer records why it stopped (`Response.finish_reason`): ``stop`` when it ended
 with an end-of-sequence token, ``length`` when it ran to ``max_new_tokens`` without one. When
@@ -43,17 +49,22 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 import transformers
-from jinja2 import TemplateError
 from PIL import Image
 from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 from transformers.utils import logging as hf_logging
 
+from lmmprobe.models._chat_render import (
+    ChatTemplateRenderer,
+    RenderLimits,
+    TemplateFailed,
+    TemplateRejected,
+)
 from lmmprobe.models._fingerprint import weights_fingerprint as weights_fingerprint
 from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models._images import image_key, images_problem
@@ -103,6 +114,7 @@ class HFOptions:
     batch_size: int = 8
     max_images: int | None = None
     chat_template_kwargs: Mapping[str, OptionScalar] | None = None
+    render_limits: RenderLimits = field(default_factory=RenderLimits)
 
 
 def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
@@ -123,6 +135,8 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         "batch_size",
         "max_images",
         "chat_template_kwargs",
+        "chat_template_timeout",
+        "chat_template_memory",
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -158,6 +172,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
                 "backend sets them itself)"
             )
     return HFOptions(
+        render_limits=_render_limits(options),
         path=target,
         device=device,
         dtype=dtype,
@@ -168,6 +183,26 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         max_images=max_images,
         chat_template_kwargs=template_kwargs,
     )
+
+
+def _render_limits(options: Mapping[str, str]) -> RenderLimits:
+    """The chat template's bounds from ``chat_template_timeout`` and ``chat_template_memory``."""
+    defaults = RenderLimits()
+    try:
+        timeout = float(options.get("chat_template_timeout", defaults.timeout_s))
+        memory = int(options.get("chat_template_memory", defaults.memory_mib))
+    except ValueError as exc:
+        raise ValueError(
+            "hf backend: chat_template_timeout must be a number of seconds and "
+            "chat_template_memory a whole number of MiB"
+        ) from exc
+    # A bound of nothing (or NaN, or past a day) is not a bound a run can keep.
+    if not 0 < timeout <= 86_400 or not 64 <= memory <= 1 << 20:
+        raise ValueError(
+            "hf backend: chat_template_timeout must be above 0 and at most 86400 s, "
+            "chat_template_memory from 64 to 1048576 MiB"
+        )
+    return RenderLimits(timeout_s=timeout, memory_mib=memory, max_chars=defaults.max_chars)
 
 
 def resolve_path(path: str) -> str:
@@ -243,6 +278,9 @@ class HFModel:
         self._load_error: BaseException | None = None
         self.model_type = str(getattr(config, "model_type", ""))
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
+        # The chat template renders in a child process of its own, started on the first render
+        # (a run answered from the store starts none), loading this processor as above.
+        self.renderer = ChatTemplateRenderer(path, common, opts.render_limits)
         max_images = opts.max_images
         if max_images is None and self.model_type in SINGLE_IMAGE_MODEL_TYPES:
             max_images = 1
@@ -334,6 +372,19 @@ class HFModel:
     def __repr__(self) -> str:
         return f"HFModel({self.opts.path!r}, device={self.device}, dtype={self.dtype})"
 
+    def close(self) -> None:
+        """End the chat template's renderer (also done when the model is collected, or at exit).
+
+        The model stays usable: a later render starts a renderer again.
+        """
+        self.renderer.close()
+
+    def __enter__(self) -> HFModel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- prompts --------------------------------------------------------------------------
 
     def render(self, request: Request) -> str:
@@ -344,10 +395,70 @@ class HFModel:
         placeholders first (none for BLIP-2, whose processor inserts its query tokens itself).
 
         Raises:
-            UnsupportedInputError: The chat template rejects the conversation (e.g. a system
-                turn or two user turns in a row), or renders it without the text of a system,
-                example or history turn.
+            ChatTemplateError: The chat template rejects the conversation (e.g. a system
+                turn or two user turns in a row), renders it without the text of a system,
+                example or history turn, or fails another way: an error of its own, past its
+                time or memory bound, or longer than a prompt may be (`_chat_render`).
+            RuntimeError: The chat template's renderer could not start.
 
+        """
+        template = self.chat_template
+        if template:
+            try:
+                # What `processor.apply_chat_template(..., tokenize=False)` renders, rendered
+                # in the renderer's child under its bounds.
+                text = self.renderer.render(
+                    self.conversation(request), **self.template_arguments(template)
+                )
+            except TemplateRejected as exc:
+                raise ChatTemplateError(
+                    request,
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} rejects "
+                    f"this conversation ({exc}); {_PREAMBLE_ADVICE}",
+                ) from exc
+            except TemplateFailed as exc:
+                raise ChatTemplateError(
+                    request,
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} {exc}",
+                ) from exc
+            self._check_rendered(request, text)
+            return text + _prefix(request.response_prefix)
+        # No template (e.g. original BLIP-2 and PaliGemma checkpoints).
+        image_token = getattr(self.processor, "image_token", None)
+        n_images = len(request.images)
+        images = (
+            (str(image_token) * n_images) if image_token and self.model_type != "blip-2" else ""
+        )
+        return plain_prompt(
+            request.messages, images=images, response_prefix=request.response_prefix
+        )
+
+    @property
+    def chat_template(self) -> str | None:
+        """The chat template prompts are rendered with; None when the checkpoint has none."""
+        # Some processors (BLIP-2 in transformers 5) drop their template on load while the
+        # tokenizer keeps it, so whichever exists is passed explicitly.
+        template = getattr(self.processor, "chat_template", None) or getattr(
+            self.tokenizer, "chat_template", None
+        )
+        return template or None
+
+    def template_arguments(self, template: str) -> dict[str, Any]:
+        """The arguments `render` gives ``apply_chat_template`` besides the conversation.
+
+        ``tokenize=False`` aside, which the renderer adds.
+        """
+        return {
+            "chat_template": template,
+            "add_generation_prompt": True,
+            **dict(self.opts.chat_template_kwargs or {}),
+        }
+
+    def conversation(self, request: Request) -> list[dict[str, Any]]:
+        """A request's messages as the chat template takes them: typed parts, images in place.
+
+        A video's frames (where the model takes a video) are one ``video`` part where its first
+        frame stands.
         """
         conversation = []
         frames = request.video_frames if self._video else 0
@@ -364,38 +475,7 @@ class HFModel:
                     else {"type": "text", "text": p.text or ""}
                 )
             conversation.append({"role": m.role, "content": parts})
-        # Some processors (BLIP-2 in transformers 5) drop their template on load while the
-        # tokenizer keeps it, so pass whichever exists explicitly.
-        template = getattr(self.processor, "chat_template", None) or getattr(
-            self.tokenizer, "chat_template", None
-        )
-        if template:
-            try:
-                text = str(
-                    self.processor.apply_chat_template(
-                        conversation,
-                        chat_template=template,
-                        add_generation_prompt=True,
-                        tokenize=False,
-                        **dict(self.opts.chat_template_kwargs or {}),
-                    )
-                )
-            except TemplateError as exc:
-                raise UnsupportedInputError(
-                    f"sample {request.sample_id}: the chat template of {self.opts.path} rejects "
-                    f"this conversation ({exc}); {_PREAMBLE_ADVICE}"
-                ) from exc
-            self._check_rendered(request, text)
-            return text + _prefix(request.response_prefix)
-        # No template (e.g. original BLIP-2 and PaliGemma checkpoints).
-        image_token = getattr(self.processor, "image_token", None)
-        n_images = len(request.images)
-        images = (
-            (str(image_token) * n_images) if image_token and self.model_type != "blip-2" else ""
-        )
-        return plain_prompt(
-            request.messages, images=images, response_prefix=request.response_prefix
-        )
+        return conversation
 
     def _check_rendered(self, request: Request, text: str) -> None:
         """Refuse a rendering that lost the text of a turn before the question.
@@ -412,10 +492,11 @@ class HFModel:
                 continue
             found = text.find(wanted, pos)
             if found < 0:
-                raise UnsupportedInputError(
+                raise ChatTemplateError(
+                    request,
                     f"sample {request.sample_id}: the chat template of {self.opts.path} drops "
                     f"message {i} ({message.role}: {wanted[:60]!r}), so the prompt would not "
-                    f"be what the cache key describes; {_PREAMBLE_ADVICE}"
+                    f"be what the cache key describes; {_PREAMBLE_ADVICE}",
                 )
             pos = found + len(wanted)
 
@@ -695,8 +776,15 @@ class HFModel:
             try:
                 out.extend(fn(batch))
             except UnsupportedInputError as exc:
+                at = _position(batch, exc)
                 if len(batch) == 1:
                     out.append(Response(key=batch[0].key, error=exc.to_info()))
+                elif at is not None:
+                    # The request whose chat template failed is known: its error, once (a
+                    # render past its time bound is not paid again), and the others run.
+                    out.extend(self._run(batch[:at], fn))
+                    out.append(Response(key=batch[at].key, error=exc.to_info()))
+                    out.extend(self._run(batch[at + 1 :], fn))
                 else:  # isolate the offending request; the others still run
                     out.extend(self._run(batch[:1], fn) + self._run(batch[1:], fn))
             except RuntimeError as exc:
@@ -713,6 +801,27 @@ class HFModel:
                     continue
             i += len(batch)
         return out
+
+
+class ChatTemplateError(UnsupportedInputError):
+    """The chat template failed on one request (rejected it, dropped a turn, ran past a bound)."""
+
+    def __init__(self, request: Request, message: str) -> None:
+        super().__init__(message)
+        self.request = request
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (across processes) as the plain error it is: the request stays behind.
+        return UnsupportedInputError, (str(self),)
+
+
+def _position(batch: Sequence[Request], exc: UnsupportedInputError) -> int | None:
+    """Where in `batch` the request a `ChatTemplateError` names is; None for other errors."""
+    if isinstance(exc, ChatTemplateError):
+        for i, request in enumerate(batch):
+            if request is exc.request:
+                return i
+    return None
 
 
 _PREAMBLE_ADVICE = (
