@@ -7,7 +7,9 @@ rules (``--judge-when miss``: a rule that reads it needs no judge), counts answe
 judge prompts are the same once (the step asks such a prompt once), and looks up the judge's
 stored replies, so those answers are counted exactly. An answer not stored yet cannot be read
 before it is asked: it counts every call its protocol could make (times the protocol's
-repeats: MM-Vet grades five times), a bound. A served model or judge (``vllm:``) is named by
+repeats: MM-Vet grades five times; and times its stages: MathVerse extracts, then scores), a
+bound; the later stages of a chained protocol are a bound for stored answers too (they quote
+a reply not given yet). A served model or judge (``vllm:``) is named by
 what its server serves, known only once it runs, so its store is not looked at.
 """
 
@@ -20,7 +22,7 @@ from typing import Any
 
 from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, load_in_chunks
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.judge.protocol import JudgeProtocol
+from lmmprobe.judge.protocol import JudgeProtocol, stages_of
 from lmmprobe.judge.step import (
     JudgeModelStats,
     Protocols,
@@ -204,8 +206,9 @@ def _plan_model(
             for _, ask in asks:
                 response = stored.get(ask.key) if ask is not None else None
                 if ask is None or response is None:
-                    bound += protocol.repeats
-                    bound_tokens += protocol.repeats * protocol.gen.max_new_tokens
+                    calls = protocol.repeats * stages_of(protocol)
+                    bound += calls
+                    bound_tokens += calls * protocol.gen.max_new_tokens
                     rules_first = rules_first or _when(config, protocol) == "miss"
                     continue
                 scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
@@ -304,10 +307,14 @@ def _count(
         else {}
     )
     unsent = [r for k, r in unique.items() if k not in got]
+    # A chained protocol's later stages quote what the judge replied to the first, unknown
+    # before it replies: each answer counts them at most (a bound).
+    later = [a for a in asks for _ in range(stages_of(a.protocol) - 1)]
     return _Count(
-        calls=len(unsent),
+        calls=len(unsent) + len(later),
         stored=len(got),
-        tokens=sum(r.gen.max_new_tokens for r in unsent),
+        tokens=sum(r.gen.max_new_tokens for r in unsent)
+        + sum(a.protocol.gen.max_new_tokens for a in later),
         shared=len(mine) - len(unique),
         unchecked=unchecked and bool(unique),
         prompt_tokens=sum(estimate_prompt_tokens(r) for r in unsent),

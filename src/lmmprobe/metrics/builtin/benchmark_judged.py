@@ -1,9 +1,10 @@
-"""Official scores of the benchmarks a judge grades: MM-Vet and LLaVA-Bench (In-the-Wild).
+"""Official scores of the benchmarks a judge grades: MM-Vet, LLaVA-Bench (In-the-Wild), MathVerse.
 
 Each metric computes over the rows whose benchmark names it as its official metric
 (`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
 (`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
-LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``). Without a judge these benchmarks
+LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``), MathVerse's judgements of its
+judge's extractions (``mathverse-judge``). Without a judge these benchmarks
 have no score (None). An unjudged answer counts as the reference scripts count a grade or
 review they could not read: MM-Vet's 0.0, LLaVA-Bench's [-1, -1] pair; ``METRIC_judged_only``
 leaves it out and ``judge_coverage`` counts it apart. Failed requests are not answers and are
@@ -24,6 +25,7 @@ from lmmprobe.metrics.builtin._official import (
     is_answer,
     judge_of,
     judged_only_metric,
+    mean_of,
     tagged_in,
     unjudged_attempts,
     verdicts,
@@ -237,4 +239,63 @@ judged_only_metric(
     family=FAMILY,
     order=71,
     digits=1,
+)
+
+
+# --------------------------------------------------------------------------- MathVerse
+
+MATHVERSE = "mathverse_accuracy"
+MATHVERSE_JUDGE = "mathverse-judge"
+
+
+@row_extract(MATHVERSE, tagged_in(MATHVERSE))
+def _mathverse_row(s: Score, spec: RunSpec) -> tuple[str, float | None, bool] | None:
+    """(sample id, judgement or None where no judge read it, unjudged) of an answered row."""
+    if not is_answer(s, MATHVERSE):
+        return None
+    judged = verdicts(s, MATHVERSE_JUDGE, judge_of(spec))
+    if judged is None:
+        return s.sample_id, None, False
+    if not judged:
+        return s.sample_id, 0.0, True
+    return s.sample_id, float(judged[0].value == 1.0), False
+
+
+def _mathverse(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    if MATHVERSE not in ctx.summary.tags:
+        return None
+    records = ctx.records(MATHVERSE)
+    if not any(v is not None for _, v, _ in records):
+        return MetricValue(None, None, None, 0)  # no judge read any answer: no score
+    if judged_only and not any(unjudged for *_, unjudged in records):
+        return None
+    # An answer the judging step did not reach (cut off before its answer) is not correct,
+    # as every item stays in the denominator.
+    return mean_of(
+        ctx,
+        [(i, v or 0.0) for i, v, unjudged in records if not (judged_only and (unjudged or v is None))],
+    )
+
+
+@run_metric(
+    MATHVERSE,
+    summary="MathVerse accuracy ('w/o' score): the share of answers mathverse-judge scored 1 "
+    "(the judge extracts the answer, then says whether it matches the standard answer: "
+    "extract_answer_s1.py, score_answer_s2.py); an unjudged answer is wrong. No judge, no score.",
+    label="MathVerse",
+    family=FAMILY,
+    order=75,
+)
+def mathverse_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``score_answer_s2.py``'s ``Acc``: judgements of 1 over the questions (``--by
+    problem_version``, ``--by subject``, ``--by subject,subfield`` its other figures)."""
+    return _mathverse(ctx)
+
+
+judged_only_metric(
+    MATHVERSE,
+    "MathVerse",
+    lambda ctx: _mathverse(ctx, judged_only=True),
+    family=FAMILY,
+    order=76,
 )
