@@ -305,3 +305,93 @@ def test_a_mode_the_official_protocol_does_not_allow_is_refused_before_the_run(
     assert "benchmark mmvet" in line and "mmvet-grade" in line
     assert line.endswith("allows only --judge-when always"), line
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- MathVerse
+
+
+def _mathverse_folder(tmp_path: Path) -> Path:
+    meta = {"split": "testmini", "source": "GeoQA", "subject": "Plane Geometry", "subfield": "Angle"}
+    versions = ["Text Dominant", "Vision Only", "Text Dominant"]
+    rows = {
+        "sample_index": ["1", "2", "3"],
+        "problem_index": ["1", "1", "2"],
+        "problem_version": versions,
+        "question": [f"Find angle {{x}}. #q{t}" for t in "abc"],
+        "image": [_img(1), _img(2), _img(3)],
+        "answer": ["B", "B", "7"],
+        "question_type": ["multi-choice", "multi-choice", "free-form"],
+        "metadata": [meta] * 3,
+        "query_wo": [f"Please directly answer the question. #w{t}" for t in "abc"],
+        "query_cot": ["Please first conduct reasoning."] * 3,
+        "question_for_eval": ["Find angle x."] * 3,
+    }
+    feats = Features({k: STR for k in rows if k not in ("image", "metadata")} | {
+        "image": Image(), "metadata": {k: STR for k in meta},
+    })  # fmt: skip
+    return write_hub_snapshot(
+        tmp_path / "mathverse",
+        {"testmini": Dataset.from_dict(rows, features=feats)},
+        config="testmini",
+    )
+
+
+# The model's answers, then the judge's: an extraction prompt ends with "Model response:
+# 'ANSWER'\nExtracted Answer: ", a scoring prompt quotes the question and the extraction and
+# ends "Judgement:" (the template is stripped before it is filled).
+_MATHVERSE_TABLE = [
+    ("#ra'\nExtracted Answer: ", "Extracted Answer: B"),
+    ("#rb'\nExtracted Answer: ", "C"),
+    ("#rc'\nExtracted Answer: ", "!fail"),  # the extraction fails: unjudged
+    ("#qa\n[Standard Answer]: B\n[Model_answer] : B\nJudgement:", "Judgement: 1"),
+    ("#qb\n[Standard Answer]: B\n[Model_answer] : C\nJudgement:", "0"),
+    ("#wa", "It is B #ra"), ("#wb", "Perhaps C #rb"), ("#wc", "About 7 #rc"),
+]  # fmt: skip
+
+
+def test_mathverse_extracts_then_scores_each_answer_with_the_judge(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    model, calls = _run(tmp_path, f"mathverse,path={folder}", _MATHVERSE_TABLE)
+    # 3 answers, 3 extractions, 2 scorings (the failed extraction is not scored).
+    assert calls == 3 + 3 + 2
+    assert model["judge"]["protocols"] == {"mathverse-judge": "ZrrSkywalker/MathVerse@937b090"}
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    # a right, b wrong, c unjudged and so wrong, as every item stays in the denominator.
+    assert _metric(model, "mathverse_accuracy") == pytest.approx(1 / 3)
+    assert model["metrics"]["mathverse_accuracy"]["n"] == 3
+    assert _metric(model, "mathverse_accuracy_judged_only") == pytest.approx(1 / 2)
+
+
+def test_mathverse_under_judge_when_miss_scores_an_equal_extraction_by_rule(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        url = server.base_url
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", f"mathverse,path={folder}", "-q",
+            "--db", tmp_path / "db", "--out", out, "--judge", f"openai:judge@{url}",
+            "--judge-when", "miss", "--bootstrap", "0", "--by", "problem_version",
+            OPENAI_API_KEY="test-key", HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        calls = server.requests_total
+    # a's extraction equals the answer: quick_match's rule scores it, no scoring call.
+    assert calls == 3 + 3 + 1
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    assert _metric(model, "mathverse_accuracy") == pytest.approx(1 / 3)
+
+
+def test_mathverse_without_a_judge_has_no_score(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+            f"mathverse,path={folder}", "-q", "--db", tmp_path / "db", "--out", out,
+            "--bootstrap", "0", OPENAI_API_KEY="test-key",
+            HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    metric = model["metrics"].get("mathverse_accuracy")
+    assert metric is None or metric["value"] is None
