@@ -311,7 +311,12 @@ def test_a_mode_the_official_protocol_does_not_allow_is_refused_before_the_run(
 
 
 def _mathverse_folder(tmp_path: Path) -> Path:
-    meta = {"split": "testmini", "source": "GeoQA", "subject": "Plane Geometry", "subfield": "Angle"}
+    meta = {
+        "split": "testmini",
+        "source": "GeoQA",
+        "subject": "Plane Geometry",
+        "subfield": "Angle",
+    }
     versions = ["Text Dominant", "Vision Only", "Text Dominant"]
     rows = {
         "sample_index": ["1", "2", "3"],

@@ -46,7 +46,7 @@ COMMIT = "937b090597aeafb8e82b35d310a4bc5b9e2ea29d"
 SEED = 37
 
 # The scripted openai module: records each prompt, replies from the table (first needle found).
-FAKE_OPENAI = '''
+FAKE_OPENAI = """
 import json, os
 
 _TABLE = json.load(open(os.environ["MV_TABLE"], encoding="utf-8"))
@@ -72,7 +72,7 @@ class ChatCompletion:
         import sys
         sys.stderr.write("no scripted reply for: " + prompt[-200:] + "\\n")
         os._exit(3)
-'''
+"""
 
 VERSIONS = ["Text Dominant", "Text Lite", "Vision Intensive", "Vision Dominant", "Vision Only"]
 SUBJECTS = {
@@ -105,14 +105,23 @@ def _rows(rng: random.Random) -> list[dict[str, Any]]:
         subject = rng.choice(sorted(SUBJECTS))
         subfield = rng.choice(SUBJECTS[subject])
         choice = rng.random() < 0.5
-        answer = rng.choice("ABCD") if choice else rng.choice(["14", "(-2,1]", "3\u221a{2}", "y=2x+1", "0.5"])
+        answer = (
+            rng.choice("ABCD")
+            if choice
+            else rng.choice(["14", "(-2,1]", "3\u221a{2}", "y=2x+1", "0.5"])
+        )
         question = (
             f"As shown in the figure, find the value {{x}}\nChoices:\nA:40\u00b0\nB:60\u00b0\nC:120\u00b0\nD:140\u00b0 #q{i}"
             if choice
             else f"Find L's length in cm, written \\frac{{a}}{{b}} if needed. #q{i}"
         )
         qtype = "multi-choice" if choice else "free-form"
-        meta = {"split": "testmini", "source": "generated", "subject": subject, "subfield": subfield}
+        meta = {
+            "split": "testmini",
+            "source": "generated",
+            "subject": subject,
+            "subfield": subfield,
+        }
         rows.append(
             {
                 "sample_index": str(i + 1),
@@ -140,7 +149,9 @@ def _rows(rng: random.Random) -> list[dict[str, Any]]:
     return rows
 
 
-def _script(rows: list[dict[str, Any]], rng: random.Random) -> tuple[list[list[str]], list[dict[str, Any]]]:
+def _script(
+    rows: list[dict[str, Any]], rng: random.Random
+) -> tuple[list[list[str]], list[dict[str, Any]]]:
     table: list[list[str]] = []
     plan: list[dict[str, Any]] = []
     for i, row in enumerate(rows):
@@ -169,8 +180,10 @@ def _run(ref: Path, script: str, args: list[str], env: dict[str, str]) -> str:
 
 
 def _figures(stdout: str) -> dict[str, str]:
-    """The ``NAME Acc: 0.xxx`` lines score_answer_s2.py prints, by name (its last, ``Acc:``
-    over every version, as ``overall``)."""
+    """The ``NAME Acc: 0.xxx`` lines score_answer_s2.py prints, by name.
+
+    Its last line, ``Acc:`` over every version, is named ``overall``.
+    """
     found = re.finditer(r"^(.*?) ?Acc: (\d\.\d{3})$", stdout, re.M)
     return {(m.group(1) or "overall"): m.group(2) for m in found}
 

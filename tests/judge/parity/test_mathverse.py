@@ -43,7 +43,9 @@ def _sample(case: dict[str, Any], index: int) -> Sample:
     return sample
 
 
-def _item(case: dict[str, Any], index: int, stage: int = 0, earlier: tuple[str, ...] = ()) -> JudgeItem:
+def _item(
+    case: dict[str, Any], index: int, stage: int = 0, earlier: tuple[str, ...] = ()
+) -> JudgeItem:
     sample = _sample(case, index)
     score = Score(
         model="m", sample_id=sample.id, repeat=0, key="k", stage="unparsed",

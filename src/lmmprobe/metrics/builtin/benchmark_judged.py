@@ -1,10 +1,11 @@
-"""Official scores of the benchmarks a judge grades: MM-Vet, LLaVA-Bench (In-the-Wild), MathVerse.
+"""Official scores of the benchmarks a judge grades: MM-Vet, LLaVA-Bench, MathVerse, CharXiv.
 
 Each metric computes over the rows whose benchmark names it as its official metric
 (`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
 (`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
 LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``), MathVerse's judgements of its
-judge's extractions (``mathverse-judge``). Without a judge these benchmarks
+judge's extractions (``mathverse-judge``) and CharXiv's reasoning scores
+(``charxiv-reasoning-grade``). Without a judge these benchmarks
 have no score (None). An unjudged answer counts as the reference scripts count a grade or
 review they could not read: MM-Vet's 0.0, LLaVA-Bench's [-1, -1] pair; ``METRIC_judged_only``
 leaves it out and ``judge_coverage`` counts it apart. Failed requests are not answers and are
@@ -14,6 +15,7 @@ left out.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -242,39 +244,54 @@ judged_only_metric(
 )
 
 
-# --------------------------------------------------------------------------- MathVerse
+# --------------------------------------------------------------------------- MathVerse, CharXiv
 
 MATHVERSE = "mathverse_accuracy"
 MATHVERSE_JUDGE = "mathverse-judge"
+CHARXIV = "charxiv_reasoning_accuracy"
+CHARXIV_JUDGE = "charxiv-reasoning-grade"
 
 
-@row_extract(MATHVERSE, tagged_in(MATHVERSE))
-def _mathverse_row(s: Score, spec: RunSpec) -> tuple[str, float | None, bool] | None:
-    """(sample id, judgement or None where no judge read it, unjudged) of an answered row."""
-    if not is_answer(s, MATHVERSE):
-        return None
-    judged = verdicts(s, MATHVERSE_JUDGE, judge_of(spec))
-    if judged is None:
-        return s.sample_id, None, False
-    if not judged:
-        return s.sample_id, 0.0, True
-    return s.sample_id, float(judged[0].value == 1.0), False
+def _judged_share(tag: str, protocol: str) -> Callable[[MetricContext, bool], MetricValue | None]:
+    """An official metric that is the share of answers `protocol`'s judge scored 1.
+
+    No judge read any answer: no score (the benchmark has none without its judge). An unjudged
+    answer, or one the judging step did not reach (cut off before its answer), is wrong: every
+    question stays in the denominator. With `judged_only`, those are left out (None where there
+    is none).
+    """
+
+    def extract(s: Score, spec: RunSpec) -> tuple[str, float | None, bool] | None:
+        if not is_answer(s, tag):
+            return None
+        judged = verdicts(s, protocol, judge_of(spec))
+        if judged is None:
+            return s.sample_id, None, False
+        if not judged:
+            return s.sample_id, 0.0, True
+        return s.sample_id, float(judged[0].value == 1.0), False
+
+    row_extract(tag, tagged_in(tag))(extract)
+
+    def compute(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+        if tag not in ctx.summary.tags:
+            return None
+        records = ctx.records(tag)
+        if not any(v is not None for _, v, _ in records):
+            return MetricValue(None, None, None, 0)
+        if judged_only and not any(unjudged or v is None for _, v, unjudged in records):
+            return None
+        kept = [
+            (i, v or 0.0)
+            for i, v, unjudged in records
+            if not (judged_only and (unjudged or v is None))
+        ]
+        return mean_of(ctx, kept)
+
+    return compute
 
 
-def _mathverse(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
-    if MATHVERSE not in ctx.summary.tags:
-        return None
-    records = ctx.records(MATHVERSE)
-    if not any(v is not None for _, v, _ in records):
-        return MetricValue(None, None, None, 0)  # no judge read any answer: no score
-    if judged_only and not any(unjudged for *_, unjudged in records):
-        return None
-    # An answer the judging step did not reach (cut off before its answer) is not correct,
-    # as every item stays in the denominator.
-    return mean_of(
-        ctx,
-        [(i, v or 0.0) for i, v, unjudged in records if not (judged_only and (unjudged or v is None))],
-    )
+_mathverse = _judged_share(MATHVERSE, MATHVERSE_JUDGE)
 
 
 @run_metric(
@@ -287,15 +304,36 @@ def _mathverse(ctx: MetricContext, judged_only: bool = False) -> MetricValue | N
     order=75,
 )
 def mathverse_accuracy(ctx: MetricContext) -> MetricValue | None:
-    """``score_answer_s2.py``'s ``Acc``: judgements of 1 over the questions (``--by
-    problem_version``, ``--by subject``, ``--by subject,subfield`` its other figures)."""
-    return _mathverse(ctx)
+    """``score_answer_s2.py``'s ``Acc``: the judgements of 1 over the questions.
+
+    ``--by problem_version``, ``--by subject`` and ``--by subject,subfield`` give its other
+    figures.
+    """
+    return _mathverse(ctx, False)
 
 
 judged_only_metric(
-    MATHVERSE,
-    "MathVerse",
-    lambda ctx: _mathverse(ctx, judged_only=True),
-    family=FAMILY,
-    order=76,
+    MATHVERSE, "MathVerse", lambda ctx: _mathverse(ctx, True), family=FAMILY, order=76
 )
+
+_charxiv = _judged_share(CHARXIV, CHARXIV_JUDGE)
+
+
+@run_metric(
+    CHARXIV,
+    summary="CharXiv reasoning accuracy: the share of answers charxiv-reasoning-grade scored 1 "
+    "(get_stats.py's Overall Score, a score not 0 or 1 counted 0); an unjudged answer is "
+    "wrong, as the reference's -1. No judge, no score.",
+    label="CharXiv-R",
+    family=FAMILY,
+    order=77,
+)
+def charxiv_reasoning_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``get_stats.py``'s reasoning ``Overall Score`` as a share.
+
+    ``--by answer_type``, ``source``, ``subject``, ``year``, ``subplots`` give its other figures.
+    """
+    return _charxiv(ctx, False)
+
+
+judged_only_metric(CHARXIV, "CharXiv-R", lambda ctx: _charxiv(ctx, True), family=FAMILY, order=78)
