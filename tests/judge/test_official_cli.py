@@ -400,3 +400,52 @@ def test_mathverse_without_a_judge_has_no_score(tmp_path: Path) -> None:
     (model,) = json.loads((out / "results.json").read_text())["models"].values()
     metric = model["metrics"].get("mathverse_accuracy")
     assert metric is None or metric["value"] is None
+
+
+# --------------------------------------------------------------------------- CharXiv
+
+
+def _charxiv_folder(tmp_path: Path) -> Path:
+    """A copy in the layout of princeton-nlp/CharXiv's clone: data/*_val.json, images/N.jpg."""
+    root = tmp_path / "charxiv"
+    (root / "data").mkdir(parents=True)
+    (root / "images").mkdir()
+    reasoning = {
+        "0": {"figure_id": 0, "query": "Which model declines most? #qa", "answer": "Joint-CNN",
+              "inst_category": 1, "qa_source": 1},
+        "2": {"figure_id": 2, "query": "What is the gap at x=1? #qb", "answer": "0.12",
+              "inst_category": 4, "qa_source": 3},
+        "5": {"figure_id": 5, "query": "How many lines? #qc", "answer": "3",
+              "inst_category": 3, "qa_source": 2},
+    }  # fmt: skip
+    described = {k: {"figure_id": int(k), "num_subplots": n, "subplot_loc": [0, 0],
+                     "qids": [1, 2, 3, 4], "answers": ["a", "b", "c", "d"]}
+                 for k, n in (("0", 2), ("2", 1), ("5", 6))}  # fmt: skip
+    meta = {k: {"category": c, "year": "21", "figure_path": "f.jpg"}
+            for k, c in (("0", "cs"), ("2", "econ"), ("5", "cs"))}  # fmt: skip
+    for name, doc in (("reasoning", reasoning), ("descriptive", described),
+                      ("image_metadata", meta)):  # fmt: skip
+        (root / "data" / f"{name}_val.json").write_text(json.dumps(doc), encoding="utf-8")
+    for i, k in enumerate(reasoning):
+        (root / "images" / f"{k}.jpg").write_bytes(tiny_png((40 * i, 80, 120)))
+    return root
+
+
+def test_charxiv_reasoning_is_graded_by_the_judge_with_charxivs_prompt(tmp_path: Path) -> None:
+    folder = _charxiv_folder(tmp_path)
+    table = [
+        # A grading prompt quotes the question and ends with "* Response: ANSWER\n\n    ".
+        ("* Response: Joint-CNN #ra\n", '{"extracted_answer": "Joint-CNN", "score": 1}'),
+        ("* Response: about 0.1 #rb\n", '{"extracted_answer": "0.1", "score": 0}'),
+        ("* Response: three #rc\n", "Score: 1"),  # no JSON: the script asks again; unjudged
+        ("#qa", "Joint-CNN #ra"), ("#qb", "about 0.1 #rb"), ("#qc", "three #rc"),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"charxiv-reasoning,path={folder}", table)
+    assert calls == 3 + 3
+    assert model["judge"]["protocols"] == {
+        "charxiv-reasoning-grade": "princeton-nlp/CharXiv@7ebe88f"
+    }
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    # The unjudged answer counts 0, as get_stats.py counts the script's -1.
+    assert _metric(model, "charxiv_reasoning_accuracy") == pytest.approx(1 / 3)
+    assert _metric(model, "charxiv_reasoning_accuracy_judged_only") == pytest.approx(1 / 2)

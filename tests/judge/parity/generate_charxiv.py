@@ -80,8 +80,8 @@ REPLIES = [
     '{{"extracted_answer": "", "score": 0}}',
     '{{"extracted_answer": ["{a}"], "score": 1}}',
     '{{"extract_answer": "{a}", "score": 1}}',  # the key the prefix names: not the one read
-    'Score: 1',
-    '[1]',
+    "Score: 1",
+    "[1]",
     '```json\n{{"extracted_answer": "{a}", "score": 1}}\n```',
 ]
 WEIGHTS = [20, 20, 5, 4, 4, 3, 2, 2, 3, 2, 3, 2, 1, 2]
@@ -144,7 +144,9 @@ def main() -> None:
             }  # fmt: skip
             table.append([f"#r{fid}\n", reply])
             plan[fid] = {"question": q["question"], "response": response, "reply": reply}
-        (ref / "results/gen-parity-reasoning_val.json").write_text(json.dumps(gen), encoding="utf-8")
+        (ref / "results/gen-parity-reasoning_val.json").write_text(
+            json.dumps(gen), encoding="utf-8"
+        )
         (tmp / "fake/openai").mkdir(parents=True)
         (tmp / "fake/openai/__init__.py").write_text(FAKE_OPENAI, encoding="utf-8")
         (tmp / "table.json").write_text(json.dumps(table), encoding="utf-8")
@@ -153,9 +155,15 @@ def main() -> None:
         _run(ref, ["src/evaluate.py", "--model_name", "parity", "--split", "val", "--mode",
                    "reasoning", "--api_key", "x"], env)  # fmt: skip
         _run(ref, ["src/get_stats.py", "--model_name", "parity", "--split", "val"], env)
-        calls = [json.loads(x) for x in (tmp / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
-        scores = json.loads((ref / "results/scores-parity-reasoning_val.json").read_text(encoding="utf-8"))
-        stats = json.loads((ref / "results/stats-parity-reasoning_val.json").read_text(encoding="utf-8"))
+        calls = [
+            json.loads(x) for x in (tmp / "calls.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        scores = json.loads(
+            (ref / "results/scores-parity-reasoning_val.json").read_text(encoding="utf-8")
+        )
+        stats = json.loads(
+            (ref / "results/stats-parity-reasoning_val.json").read_text(encoding="utf-8")
+        )
     by_case: dict[str, list[dict[str, Any]]] = {}
     for call in calls:
         fid = next(n[2:-1] for n, _ in table if n in call["prompt"])

@@ -142,6 +142,8 @@ def test_the_scores_give_get_stats_figures(samples: list[Sample]) -> None:
     "reply",
     ["", "{", "[" * 100_000, '{"score": 1}', '{"extracted_answer": "x"}', "x" * 20_000],
 )
-def test_a_reply_the_script_asks_again_about_is_unreadable(reply: str, samples: list[Sample]) -> None:
+def test_a_reply_the_script_asks_again_about_is_unreadable(
+    reply: str, samples: list[Sample]
+) -> None:
     case = _doc()["cases"][0]
     assert PROTOCOL.read(reply, _item(samples[0], case["response"])) is None

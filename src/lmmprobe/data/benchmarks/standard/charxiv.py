@@ -30,6 +30,7 @@ from lmmprobe.data.benchmarks import (
     benchmark,
     image_ref,
 )
+from lmmprobe.data.benchmarks._fetch import local_dir_word
 from lmmprobe.data.benchmarks.standard._choice import escape_braces
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.schema import Sample
@@ -99,6 +100,18 @@ def reasoning_question(query: str, answer: str, inst_category: int) -> str:
     if inst_category in (1, 2, 3):
         return RESPONSE_INST[inst_category].format(query)
     return RESPONSE_INST[4].format(query, _number_instruction(answer))
+
+
+_DIR = local_dir_word("charxiv-reasoning")
+_IMAGES = local_dir_word("charxiv-reasoning/images")
+_FETCH = (
+    f"git clone https://github.com/princeton-nlp/CharXiv.git {_DIR} && git -C {_DIR} checkout "
+    f"{CHARXIV_COMMIT} && wget -P {_IMAGES} "
+    "https://huggingface.co/datasets/princeton-nlp/CharXiv/resolve/main/images.zip && "
+    f'unzip "$LMMPROBE_DATA_DIR/charxiv-reasoning/images/images.zip" -d {_IMAGES}'
+)
+"""The README's setup: the repository at the pinned commit, its images.zip unpacked in
+``images/`` (the README's ``cd images && wget ... && unzip``)."""
 
 
 def _subplots(n: int) -> str:
@@ -200,13 +213,7 @@ CHARXIV_REASONING = benchmark(
             "its answer type's instructions; number-in-general: the decimals the answer has)",
         ),
         to_sample=_charxiv,
-        fetch=(
-            'git clone https://github.com/princeton-nlp/CharXiv.git "$LMMPROBE_DATA_DIR/'
-            f'charxiv-reasoning" && git -C "$LMMPROBE_DATA_DIR/charxiv-reasoning" checkout '
-            f'{CHARXIV_COMMIT} && cd "$LMMPROBE_DATA_DIR/charxiv-reasoning/images" && wget '
-            "https://huggingface.co/datasets/princeton-nlp/CharXiv/resolve/main/images.zip && "
-            "unzip images.zip && rm images.zip"
-        ),
+        fetch=_FETCH,
         split="val",
         splits=("val",),
         size=1000,
