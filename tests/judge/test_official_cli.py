@@ -449,3 +449,37 @@ def test_charxiv_reasoning_is_graded_by_the_judge_with_charxivs_prompt(tmp_path:
     # The unjudged answer counts 0, as get_stats.py counts the script's -1.
     assert _metric(model, "charxiv_reasoning_accuracy") == pytest.approx(1 / 3)
     assert _metric(model, "charxiv_reasoning_accuracy_judged_only") == pytest.approx(1 / 2)
+
+
+def test_mathverse_dry_run_counts_the_scoring_stage_from_the_stored_extractions(
+    tmp_path: Path,
+) -> None:
+    folder = _mathverse_folder(tmp_path)
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        url = server.base_url
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
+        base = ("run", "-m", model, "--data", f"mathverse,path={folder}", "-q",
+                "--db", tmp_path / "db", "--bootstrap", "0")  # fmt: skip
+        env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
+
+        def dry() -> str:
+            server.reset_stats()
+            proc = lmmprobe(*base, "--judge", judge, "--dry-run", **env)
+            assert proc.returncode == 0, proc.stderr
+            assert server.requests_total == 0
+            return " ".join(proc.stdout.split())
+
+        assert lmmprobe(*base, "--out", tmp_path / "o1", **env).returncode == 0
+        # The answers stored, no extraction yet: 3 extractions, and a scoring each at most.
+        assert f"on {model}: 6 call(s)" in dry()
+        judged = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
+        assert judged.returncode == 0, judged.stderr
+        # Both stages' replies stored: the scorings follow from the stored extractions (the
+        # failed one is asked again, and would be scored after it): nothing else is sent.
+        out = dry()
+        assert f"on {model}: 2 call(s)" in out, out
+        # The same command again sends only what failed: the failed extraction (still failing).
+        server.reset_stats()
+        again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o3", **env)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 1
