@@ -24,10 +24,12 @@ from tests.bounded import SHAPES, bounded, bounded_each
 from lmmprobe.judge.pairwise import PAIRWISE
 from lmmprobe.judge.protocol import REPLY_LIMIT, JudgeItem, delimit, reply_answer
 from lmmprobe.judge.protocols.blink_choice import BlinkChoice
+from lmmprobe.judge.protocols.charxiv_reasoning_grade import CharXivReasoningGrade
 from lmmprobe.judge.protocols.hallusionbench_correct import HallusionBenchCorrect
 from lmmprobe.judge.protocols.llava_wild_review import LlavaWildReview
 from lmmprobe.judge.protocols.lmmprobe_choice import ChoiceProtocol
 from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
+from lmmprobe.judge.protocols.mathverse_judge import MathVerseJudge
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
@@ -52,6 +54,11 @@ def _open_item(answer: str = "Paris") -> JudgeItem:
     score = Score(model="m", sample_id="o", repeat=0, key="k", stage="match", gold=["Paris"],
                   gold_text="Paris")  # fmt: skip
     return JudgeItem(sample, answer, score)
+
+
+def _stage(item: JudgeItem, extraction: str) -> JudgeItem:
+    """`item` at a chained protocol's second stage, the first having read `extraction`."""
+    return JudgeItem(item.sample, item.answer, item.score, stage=1, earlier=(extraction,))
 
 
 def _mathvista_item(answer: str) -> JudgeItem:
@@ -82,6 +89,10 @@ READERS: dict[str, Callable[[str], object]] = {
     "mmvet-grade": lambda r: MMVetGrade().read(r, _open_item()),
     "hallusionbench-correct": lambda r: HallusionBenchCorrect().read(r, _open_item()),
     "llava-wild-review": lambda r: LlavaWildReview().read(r, _open_item()),
+    "mathverse-judge extraction": lambda r: MathVerseJudge().read(r, _open_item()),
+    "mathverse-judge scoring": lambda r: MathVerseJudge().read(r, _stage(_open_item(), r)),
+    "mathverse-judge scoring rule": lambda r: MathVerseJudge().rule(_stage(_open_item(), r)),
+    "charxiv-reasoning-grade": lambda r: CharXivReasoningGrade().read(r, _open_item()),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

@@ -305,3 +305,181 @@ def test_a_mode_the_official_protocol_does_not_allow_is_refused_before_the_run(
     assert "benchmark mmvet" in line and "mmvet-grade" in line
     assert line.endswith("allows only --judge-when always"), line
     assert not (tmp_path / "out").exists()
+
+
+# --------------------------------------------------------------------------- MathVerse
+
+
+def _mathverse_folder(tmp_path: Path) -> Path:
+    meta = {
+        "split": "testmini",
+        "source": "GeoQA",
+        "subject": "Plane Geometry",
+        "subfield": "Angle",
+    }
+    versions = ["Text Dominant", "Vision Only", "Text Dominant"]
+    rows = {
+        "sample_index": ["1", "2", "3"],
+        "problem_index": ["1", "1", "2"],
+        "problem_version": versions,
+        "question": [f"Find angle {{x}}. #q{t}" for t in "abc"],
+        "image": [_img(1), _img(2), _img(3)],
+        "answer": ["B", "B", "7"],
+        "question_type": ["multi-choice", "multi-choice", "free-form"],
+        "metadata": [meta] * 3,
+        "query_wo": [f"Please directly answer the question. #w{t}" for t in "abc"],
+        "query_cot": ["Please first conduct reasoning."] * 3,
+        "question_for_eval": ["Find angle x."] * 3,
+    }
+    feats = Features({k: STR for k in rows if k not in ("image", "metadata")} | {
+        "image": Image(), "metadata": {k: STR for k in meta},
+    })  # fmt: skip
+    return write_hub_snapshot(
+        tmp_path / "mathverse",
+        {"testmini": Dataset.from_dict(rows, features=feats)},
+        config="testmini",
+    )
+
+
+# The model's answers, then the judge's: an extraction prompt ends with "Model response:
+# 'ANSWER'\nExtracted Answer: ", a scoring prompt quotes the question and the extraction and
+# ends "Judgement:" (the template is stripped before it is filled).
+_MATHVERSE_TABLE = [
+    ("#ra'\nExtracted Answer: ", "Extracted Answer: B"),
+    ("#rb'\nExtracted Answer: ", "C"),
+    ("#rc'\nExtracted Answer: ", "!fail"),  # the extraction fails: unjudged
+    ("#qa\n[Standard Answer]: B\n[Model_answer] : B\nJudgement:", "Judgement: 1"),
+    ("#qb\n[Standard Answer]: B\n[Model_answer] : C\nJudgement:", "0"),
+    ("#wa", "It is B #ra"), ("#wb", "Perhaps C #rb"), ("#wc", "About 7 #rc"),
+]  # fmt: skip
+
+
+def test_mathverse_extracts_then_scores_each_answer_with_the_judge(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    model, calls = _run(tmp_path, f"mathverse,path={folder}", _MATHVERSE_TABLE)
+    # 3 answers, 3 extractions, 2 scorings (the failed extraction is not scored).
+    assert calls == 3 + 3 + 2
+    assert model["judge"]["protocols"] == {"mathverse-judge": "ZrrSkywalker/MathVerse@937b090"}
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    # a right, b wrong, c unjudged and so wrong, as every item stays in the denominator.
+    assert _metric(model, "mathverse_accuracy") == pytest.approx(1 / 3)
+    assert model["metrics"]["mathverse_accuracy"]["n"] == 3
+    assert _metric(model, "mathverse_accuracy_judged_only") == pytest.approx(1 / 2)
+
+
+def test_mathverse_under_judge_when_miss_scores_an_equal_extraction_by_rule(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        url = server.base_url
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{url}", "--data", f"mathverse,path={folder}", "-q",
+            "--db", tmp_path / "db", "--out", out, "--judge", f"openai:judge@{url}",
+            "--judge-when", "miss", "--bootstrap", "0", "--by", "problem_version",
+            OPENAI_API_KEY="test-key", HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        calls = server.requests_total
+    # a's extraction equals the answer: quick_match's rule scores it, no scoring call.
+    assert calls == 3 + 3 + 1
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    assert _metric(model, "mathverse_accuracy") == pytest.approx(1 / 3)
+
+
+def test_mathverse_without_a_judge_has_no_score(tmp_path: Path) -> None:
+    folder = _mathverse_folder(tmp_path)
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+            f"mathverse,path={folder}", "-q", "--db", tmp_path / "db", "--out", out,
+            "--bootstrap", "0", OPENAI_API_KEY="test-key",
+            HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    metric = model["metrics"].get("mathverse_accuracy")
+    assert metric is None or metric["value"] is None
+
+
+# --------------------------------------------------------------------------- CharXiv
+
+
+def _charxiv_folder(tmp_path: Path) -> Path:
+    """A copy in the layout of princeton-nlp/CharXiv's clone: data/*_val.json, images/N.jpg."""
+    root = tmp_path / "charxiv"
+    (root / "data").mkdir(parents=True)
+    (root / "images").mkdir()
+    reasoning = {
+        "0": {"figure_id": 0, "query": "Which model declines most? #qa", "answer": "Joint-CNN",
+              "inst_category": 1, "qa_source": 1},
+        "2": {"figure_id": 2, "query": "What is the gap at x=1? #qb", "answer": "0.12",
+              "inst_category": 4, "qa_source": 3},
+        "5": {"figure_id": 5, "query": "How many lines? #qc", "answer": "3",
+              "inst_category": 3, "qa_source": 2},
+    }  # fmt: skip
+    described = {k: {"figure_id": int(k), "num_subplots": n, "subplot_loc": [0, 0],
+                     "qids": [1, 2, 3, 4], "answers": ["a", "b", "c", "d"]}
+                 for k, n in (("0", 2), ("2", 1), ("5", 6))}  # fmt: skip
+    meta = {k: {"category": c, "year": "21", "figure_path": "f.jpg"}
+            for k, c in (("0", "cs"), ("2", "econ"), ("5", "cs"))}  # fmt: skip
+    for name, doc in (("reasoning", reasoning), ("descriptive", described),
+                      ("image_metadata", meta)):  # fmt: skip
+        (root / "data" / f"{name}_val.json").write_text(json.dumps(doc), encoding="utf-8")
+    for i, k in enumerate(reasoning):
+        (root / "images" / f"{k}.jpg").write_bytes(tiny_png((40 * i, 80, 120)))
+    return root
+
+
+def test_charxiv_reasoning_is_graded_by_the_judge_with_charxivs_prompt(tmp_path: Path) -> None:
+    folder = _charxiv_folder(tmp_path)
+    table = [
+        # A grading prompt quotes the question and ends with "* Response: ANSWER\n\n    ".
+        ("* Response: Joint-CNN #ra\n", '{"extracted_answer": "Joint-CNN", "score": 1}'),
+        ("* Response: about 0.1 #rb\n", '{"extracted_answer": "0.1", "score": 0}'),
+        ("* Response: three #rc\n", "Score: 1"),  # no JSON: the script asks again; unjudged
+        ("#qa", "Joint-CNN #ra"), ("#qb", "about 0.1 #rb"), ("#qc", "three #rc"),
+    ]  # fmt: skip
+    model, calls = _run(tmp_path, f"charxiv-reasoning,path={folder}", table)
+    assert calls == 3 + 3
+    assert model["judge"]["protocols"] == {
+        "charxiv-reasoning-grade": "princeton-nlp/CharXiv@7ebe88f"
+    }
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 2, "unjudged": 1}
+    # The unjudged answer counts 0, as get_stats.py counts the script's -1.
+    assert _metric(model, "charxiv_reasoning_accuracy") == pytest.approx(1 / 3)
+    assert _metric(model, "charxiv_reasoning_accuracy_judged_only") == pytest.approx(1 / 2)
+
+
+def test_mathverse_dry_run_counts_the_scoring_stage_from_the_stored_extractions(
+    tmp_path: Path,
+) -> None:
+    folder = _mathverse_folder(tmp_path)
+    with FakeOpenAIServer(reply_table=_MATHVERSE_TABLE) as server:
+        url = server.base_url
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
+        base = ("run", "-m", model, "--data", f"mathverse,path={folder}", "-q",
+                "--db", tmp_path / "db", "--bootstrap", "0")  # fmt: skip
+        env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
+
+        def dry() -> str:
+            server.reset_stats()
+            proc = lmmprobe(*base, "--judge", judge, "--dry-run", **env)
+            assert proc.returncode == 0, proc.stderr
+            assert server.requests_total == 0
+            return " ".join(proc.stdout.split())
+
+        assert lmmprobe(*base, "--out", tmp_path / "o1", **env).returncode == 0
+        # The answers stored, no extraction yet: 3 extractions, and a scoring each at most.
+        assert f"on {model}: 6 call(s)" in dry()
+        judged = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
+        assert judged.returncode == 0, judged.stderr
+        # Both stages' replies stored: the scorings follow from the stored extractions (the
+        # failed one is asked again, and would be scored after it): nothing else is sent.
+        out = dry()
+        assert f"on {model}: 2 call(s)" in out, out
+        # The same command again sends only what failed: the failed extraction (still failing).
+        server.reset_stats()
+        again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o3", **env)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 1

@@ -81,6 +81,10 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
             "mmbench-choice",
         ),
         "blink": "blink-choice",
+        # Judged by their own judge only (two chained calls for MathVerse).
+        "mathverse": "mathverse-judge",
+        "mathverse-text-only": "mathverse-judge",
+        "charxiv-reasoning": "charxiv-reasoning-grade",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

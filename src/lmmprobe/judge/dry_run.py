@@ -7,7 +7,9 @@ rules (``--judge-when miss``: a rule that reads it needs no judge), counts answe
 judge prompts are the same once (the step asks such a prompt once), and looks up the judge's
 stored replies, so those answers are counted exactly. An answer not stored yet cannot be read
 before it is asked: it counts every call its protocol could make (times the protocol's
-repeats: MM-Vet grades five times), a bound. A served model or judge (``vllm:``) is named by
+repeats: MM-Vet grades five times; and times its stages: MathVerse extracts, then scores), a
+bound; the later stages of a chained protocol are a bound for stored answers too (they quote
+a reply not given yet). A served model or judge (``vllm:``) is named by
 what its server serves, known only once it runs, so its store is not looked at.
 """
 
@@ -20,14 +22,16 @@ from typing import Any
 
 from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, load_in_chunks
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.judge.protocol import JudgeProtocol
+from lmmprobe.judge.protocol import JudgeProtocol, stages_of
 from lmmprobe.judge.step import (
     JudgeModelStats,
     Protocols,
     RunSamples,
     _Ask,
     _judge_requests,
+    _next_stage,
     _plan_asks,
+    _verdict,
     check_config,
 )
 from lmmprobe.judge.stored import judged_spec, stored_outcome
@@ -35,7 +39,7 @@ from lmmprobe.models.base import AsyncModel, Model, StartableModel
 from lmmprobe.run import plan_requests, runner, score_response
 from lmmprobe.run.dry_run import estimate_prompt_tokens
 from lmmprobe.run.runner import EarlierKeys, dialogue_stages, load_unkeyed, priced
-from lmmprobe.schema import JudgeConfig, Price, Response, RunSpec, Sample, Score
+from lmmprobe.schema import JudgeConfig, Price, Request, Response, RunSpec, Sample, Score
 from lmmprobe.schema.price import PER_TOKENS
 from lmmprobe.store import Store
 from lmmprobe.store.runs import read_run
@@ -204,15 +208,16 @@ def _plan_model(
             for _, ask in asks:
                 response = stored.get(ask.key) if ask is not None else None
                 if ask is None or response is None:
-                    bound += protocol.repeats
-                    bound_tokens += protocol.repeats * protocol.gen.max_new_tokens
+                    calls = protocol.repeats * stages_of(protocol)
+                    bound += calls
+                    bound_tokens += calls * protocol.gen.max_new_tokens
                     rules_first = rules_first or _when(config, protocol) == "miss"
                     continue
                 scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
         judge_asks = _asks(model_spec, scores, stored, samples, of, config)
         for judge_spec, (judge, _) in judges.items():
             counts[judge_spec] += _count(
-                judge, judge_asks, config, store, spec.no_cache, earlier[judge_spec]
+                judge, judge_asks, config, store, spec.no_cache, earlier[judge_spec], judge_spec
             )
         read += len(scores)
         samples_seen += len(samples)
@@ -287,10 +292,14 @@ def _count(
     store: Store | None,
     no_cache: bool,
     earlier: EarlierKeys | None = None,
+    judge_spec: str = "",
 ) -> _Count:
     """One judge's calls for `asks`: distinct requests, less the replies the store holds.
 
-    With `earlier` (the keys earlier chunks counted), a request counted before is shared.
+    With `earlier` (the keys earlier chunks counted), a request counted before is shared. A
+    chained protocol's next stage is counted from the judge's stored reply to the stage before
+    (read as the step reads it, `judge_spec`'s thinking tags), exactly; where that reply is not
+    stored, each later stage counts once, a bound.
     """
     mine, unique = _judge_requests(asks, config.sees_image, judge.identity.cache_id())
     if earlier is not None:
@@ -304,15 +313,46 @@ def _count(
         else {}
     )
     unsent = [r for k, r in unique.items() if k not in got]
-    return _Count(
-        calls=len(unsent),
+    later, following = _later_stages(judge_spec, mine, store, unchecked or no_cache)
+    count = _Count(
+        calls=len(unsent) + len(later),
         stored=len(got),
-        tokens=sum(r.gen.max_new_tokens for r in unsent),
+        tokens=sum(r.gen.max_new_tokens for r in unsent)
+        + sum(a.protocol.gen.max_new_tokens for a in later),
         shared=len(mine) - len(unique),
         unchecked=unchecked and bool(unique),
         prompt_tokens=sum(estimate_prompt_tokens(r) for r in unsent),
         images=sum(len(r.images) for r in unsent),
     )
+    if following:
+        count += _count(judge, following, config, store, no_cache, earlier, judge_spec)
+    return count
+
+
+def _later_stages(
+    judge_spec: str, mine: Sequence[tuple[_Ask, Request]], store: Store | None, unread: bool
+) -> tuple[list[_Ask], list[_Ask]]:
+    """The later stages of chained protocols' asks: (bound, next asks).
+
+    An ask whose reply is stored gives its next stage's ask as the judging step would
+    (`_next_stage`: none where the reply is unreadable or the next stage's rule decides); an
+    ask whose reply is not stored (or not looked up) counts each of its later stages once.
+    """
+    chained = [(a, r) for a, r in mine if a.item.stage + 1 < stages_of(a.protocol)]
+    if not chained:
+        return [], []
+    stored = {} if store is None or unread else store.get_responses({r.key for _, r in chained})
+    bound: list[_Ask] = []
+    following: list[_Ask] = []
+    for a, r in chained:
+        response = stored.get(r.key)
+        if response is None:
+            bound += [a] * (stages_of(a.protocol) - 1 - a.item.stage)
+            continue
+        follow = _next_stage(judge_spec, a, _verdict(judge_spec, a, r, response))
+        if isinstance(follow, _Ask):
+            following.append(follow)
+    return bound, following
 
 
 @dataclass(frozen=True)
@@ -384,7 +424,7 @@ def plan_stored_judges(
                     asks = [a for a in asks if a.score.sample_id not in outcome.unusable_images]
                 for judge_spec, (judge, _) in judges.items():
                     counts[judge_spec] += _count(
-                        judge, asks, config, store, spec.no_cache, earlier[judge_spec]
+                        judge, asks, config, store, spec.no_cache, earlier[judge_spec], judge_spec
                     )
                 del scores, held, protocols, answers, asks  # before the next chunk
             for judge_spec, (_, missing_key) in judges.items():

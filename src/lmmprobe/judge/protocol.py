@@ -45,6 +45,7 @@ __all__ = [
     "first_verdict",
     "read_within_limit",
     "reply_answer",
+    "stages_of",
     "within_limit",
 ]
 
@@ -66,6 +67,12 @@ class JudgeItem:
     read)."""
     score: Score
     """The rule-based score row of the answer (stage, prediction, correct)."""
+    stage: int = 0
+    """Which of the protocol's stages asks about it (`JudgeProtocol` ``stages``): 0 but for a
+    protocol chaining several judge calls (MathVerse: an extraction, then a scoring)."""
+    earlier: tuple[str, ...] = ()
+    """What the protocol's earlier stages read, in order (MathVerse's scoring prompt quotes
+    the extraction the first stage read); empty at stage 0."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,12 @@ def read_within_limit(reply: str, read: Callable[[str], T | None]) -> T | None:
     return None if text is None else read(text)
 
 
+def stages_of(protocol: object) -> int:
+    """How many judge calls one verdict of `protocol` chains (its optional ``stages``; 1)."""
+    stages = getattr(protocol, "stages", 1)
+    return stages if isinstance(stages, int) and stages >= 1 else 1
+
+
 def first_verdict(judgements: Sequence[Judgement]) -> bool | None:
     """Whether the first decided verdict with a value says correct (1.0); None without one.
 
@@ -217,6 +230,10 @@ class JudgeProtocol(Protocol):
     times and averages)."""
     gen: GenerationParams
     """Decoding settings the reference uses (temperature, max tokens)."""
+
+    # Optional member (read with `stages_of`): ``stages``, how many judge calls a verdict
+    # chains (MathVerse: 2). Stage k + 1 is asked with the item's `JudgeItem.earlier` holding
+    # the readings of stages 0..k; `rule`, `prompt` and `read` see `JudgeItem.stage`.
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """What the protocol's rules read from the answer; None where they cannot.

@@ -44,8 +44,10 @@ from lmmprobe.judge.protocol import (
     JUDGE_PROTOCOLS,
     JudgeItem,
     JudgeProtocol,
+    JudgeWhen,
     Reading,
     reply_answer,
+    stages_of,
 )
 from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
 from lmmprobe.judge.template import load_template
@@ -236,6 +238,9 @@ class _Ask:
     item: JudgeItem
     protocol: JudgeProtocol
     attempt: int
+    when: JudgeWhen = "always"
+    """The mode the answer is judged in: a later stage of a chained protocol applies its rule
+    first under ``miss`` (`_next_stage`)."""
 
 
 def _applies(protocol: JudgeProtocol, item: JudgeItem) -> bool:
@@ -811,7 +816,7 @@ def _plan_asks(
             score.judgements.append(_from_reading(base, "rule", rule, protocol, item))
             continue
         for attempt in range(protocol.repeats):
-            asks.append(_Ask(score, item, protocol, attempt))
+            asks.append(_Ask(score, item, protocol, attempt, when))
     return asks, rules
 
 
@@ -878,26 +883,32 @@ def _judge_model(
         asks = kept
         for judge, model in judges.items():
             _leave_unjudged(stats, judge, blocked, unusable)
-            mine, unique = _judge_requests(asks, config.sees_image, model.identity.cache_id())
-            stored = earlier[judge].stored(list(unique), store)
-            fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
-            responses = answer_requests(
-                judge,
-                model,
-                fresh,
-                store,
-                executor=executor,
-                progress=progress,
-                outcome=stats.calls[judge],
-                meter=spending.meter,
-                no_cache=no_cache,
-            )
-            earlier[judge].add(responses)
-            _count_calls(stats, judge, list(responses.values()))
-            responses.update(stored)
-            stats.asked[judge] += len(mine)
-            _read_verdicts(stats, judge, mine, responses)
-            del mine, unique, stored, fresh, responses
+            # A chained protocol's next stage is asked once the judge's reply to the one
+            # before is read (MathVerse: the scoring prompt quotes the extraction).
+            pending = asks
+            while pending:
+                mine, unique = _judge_requests(
+                    pending, config.sees_image, model.identity.cache_id()
+                )
+                stored = earlier[judge].stored(list(unique), store)
+                fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
+                responses = answer_requests(
+                    judge,
+                    model,
+                    fresh,
+                    store,
+                    executor=executor,
+                    progress=progress,
+                    outcome=stats.calls[judge],
+                    meter=spending.meter,
+                    no_cache=no_cache,
+                )
+                earlier[judge].add(responses)
+                _count_calls(stats, judge, list(responses.values()))
+                responses.update(stored)
+                stats.asked[judge] += sum(1 for a, _ in mine if a.item.stage == 0)
+                pending = _read_verdicts(stats, judge, mine, responses)
+                del mine, unique, stored, fresh, responses
         judged = [s for s in scores if s.judgements]
         for score in judged:
             stats.count_decided(score.judgements)
@@ -946,16 +957,55 @@ def _count_calls(stats: JudgeModelStats, judge: str, responses: Sequence[Respons
         stats.first_error[judge] = f"{failed[0].error.type}: {failed[0].error.message}"
 
 
+def _next_stage(judge: str, ask: _Ask, verdict: Judgement) -> _Ask | Judgement | None:
+    """What follows a chained protocol's stage: the next stage's ask, or its rule's verdict.
+
+    None where `verdict` is final: the protocol's last stage, or a stage the judge left
+    unjudged (the answer is then unjudged: no later stage is asked about a reading it lacks).
+    Under ``--judge-when miss`` the next stage's rule decides where it reads the answer; the
+    verdict still rests on the judge's earlier reading, so it is the judge's.
+    """
+    stage = ask.item.stage + 1
+    if verdict.decided_by != "judge" or stage >= stages_of(ask.protocol):
+        return None
+    item = replace(ask.item, stage=stage, earlier=(*ask.item.earlier, verdict.reading or ""))
+    if ask.when == "miss":
+        rule = ask.protocol.rule(item)
+        if rule is not None:
+            base = {
+                "judge": judge,
+                "protocol": ask.protocol.name,
+                "version": ask.protocol.version,
+                "key": verdict.key,
+                "attempt": ask.attempt,
+            }
+            return _from_reading(base, "judge", rule, ask.protocol, item)
+    return replace(ask, item=item)
+
+
 def _read_verdicts(
     stats: JudgeModelStats,
     judge: str,
     mine: Sequence[tuple[_Ask, Request]],
     responses: Mapping[str, Response],
-) -> None:
-    """Put a judge's verdict on each answer it was asked about, counting why any is unjudged."""
+) -> list[_Ask]:
+    """Put a judge's verdict on each answer it was asked about, counting why any is unjudged.
+
+    Returns:
+        The asks of chained protocols' next stages (their answers get a verdict once those
+        are read).
+
+    """
+    later: list[_Ask] = []
     for a, r in mine:
         response = responses.get(r.key)
         verdict = _verdict(judge, a, r, response)
+        follow = _next_stage(judge, a, verdict)
+        if isinstance(follow, _Ask):
+            later.append(follow)
+            continue
+        if follow is not None:
+            verdict = follow
         why = _why_unjudged(verdict, response)
         if why is not None:
             stats.unjudged[why] += 1
@@ -967,3 +1017,4 @@ def _read_verdicts(
         if verdict.decided_by == "judge":
             stats.read[judge] += 1
         a.score.judgements.append(verdict)
+    return later

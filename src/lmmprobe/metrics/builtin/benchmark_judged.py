@@ -1,9 +1,11 @@
-"""Official scores of the benchmarks a judge grades: MM-Vet and LLaVA-Bench (In-the-Wild).
+"""Official scores of the benchmarks a judge grades: MM-Vet, LLaVA-Bench, MathVerse, CharXiv.
 
 Each metric computes over the rows whose benchmark names it as its official metric
 (`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
 (`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
-LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``). Without a judge these benchmarks
+LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``), MathVerse's judgements of its
+judge's extractions (``mathverse-judge``) and CharXiv's reasoning scores
+(``charxiv-reasoning-grade``). Without a judge these benchmarks
 have no score (None). An unjudged answer counts as the reference scripts count a grade or
 review they could not read: MM-Vet's 0.0, LLaVA-Bench's [-1, -1] pair; ``METRIC_judged_only``
 leaves it out and ``judge_coverage`` counts it apart. Failed requests are not answers and are
@@ -13,6 +15,7 @@ left out.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +27,7 @@ from lmmprobe.metrics.builtin._official import (
     is_answer,
     judge_of,
     judged_only_metric,
+    mean_of,
     tagged_in,
     unjudged_attempts,
     verdicts,
@@ -238,3 +242,98 @@ judged_only_metric(
     order=71,
     digits=1,
 )
+
+
+# --------------------------------------------------------------------------- MathVerse, CharXiv
+
+MATHVERSE = "mathverse_accuracy"
+MATHVERSE_JUDGE = "mathverse-judge"
+CHARXIV = "charxiv_reasoning_accuracy"
+CHARXIV_JUDGE = "charxiv-reasoning-grade"
+
+
+def _judged_share(tag: str, protocol: str) -> Callable[[MetricContext, bool], MetricValue | None]:
+    """An official metric that is the share of answers `protocol`'s judge scored 1.
+
+    No judge read any answer: no score (the benchmark has none without its judge). An unjudged
+    answer, or one the judging step did not reach (cut off before its answer), is wrong: every
+    question stays in the denominator. With `judged_only`, those are left out (None where there
+    is none).
+    """
+
+    def extract(s: Score, spec: RunSpec) -> tuple[str, float | None, bool] | None:
+        if not is_answer(s, tag):
+            return None
+        judged = verdicts(s, protocol, judge_of(spec))
+        if judged is None:
+            return s.sample_id, None, False
+        if not judged:
+            return s.sample_id, 0.0, True
+        return s.sample_id, float(judged[0].value == 1.0), False
+
+    row_extract(tag, tagged_in(tag))(extract)
+
+    def compute(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+        if tag not in ctx.summary.tags:
+            return None
+        records = ctx.records(tag)
+        if not any(v is not None for _, v, _ in records):
+            return MetricValue(None, None, None, 0)
+        if judged_only and not any(unjudged or v is None for _, v, unjudged in records):
+            return None
+        kept = [
+            (i, v or 0.0)
+            for i, v, unjudged in records
+            if not (judged_only and (unjudged or v is None))
+        ]
+        return mean_of(ctx, kept)
+
+    return compute
+
+
+_mathverse = _judged_share(MATHVERSE, MATHVERSE_JUDGE)
+
+
+@run_metric(
+    MATHVERSE,
+    summary="MathVerse accuracy ('w/o' score): the share of answers mathverse-judge scored 1 "
+    "(the judge extracts the answer, then says whether it matches the standard answer: "
+    "extract_answer_s1.py, score_answer_s2.py); an unjudged answer is wrong. No judge, no score.",
+    label="MathVerse",
+    family=FAMILY,
+    order=75,
+)
+def mathverse_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``score_answer_s2.py``'s ``Acc``: the judgements of 1 over the questions.
+
+    ``--by problem_version``, ``--by subject`` and ``--by subject,subfield`` give its other
+    figures.
+    """
+    return _mathverse(ctx, False)
+
+
+judged_only_metric(
+    MATHVERSE, "MathVerse", lambda ctx: _mathverse(ctx, True), family=FAMILY, order=76
+)
+
+_charxiv = _judged_share(CHARXIV, CHARXIV_JUDGE)
+
+
+@run_metric(
+    CHARXIV,
+    summary="CharXiv reasoning accuracy: the share of answers charxiv-reasoning-grade scored 1 "
+    "(get_stats.py's Overall Score, a score not 0 or 1 counted 0); an unjudged answer is "
+    "wrong, as the reference's -1. No judge, no score.",
+    label="CharXiv-R",
+    family=FAMILY,
+    order=77,
+)
+def charxiv_reasoning_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``get_stats.py``'s reasoning ``Overall Score`` as a share.
+
+    ``--by answer_type``, ``source``, ``subject``, ``year``, ``subplots`` give its other figures.
+    """
+    return _charxiv(ctx, False)
+
+
+judged_only_metric(CHARXIV, "CharXiv-R", lambda ctx: _charxiv(ctx, True), family=FAMILY, order=78)
