@@ -53,17 +53,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from lmmprobe.data import load_source
 from lmmprobe.models import load_model
-from lmmprobe.models.hf import HFModel
 from lmmprobe.models.tiny import seeded, tiny_model_path
 from lmmprobe.run import plan_requests, run_model
 from lmmprobe.schema import FormulateConfig, GenerationParams, Request, RunSpec, Sample
 from lmmprobe.store import Store
+
+if TYPE_CHECKING:
+    from lmmprobe.models.hf import HFModel
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 TOLERANCE = {"bfloat16": 0.1, "float16": 0.02, "float32": 1e-3}
@@ -229,6 +231,10 @@ def _spec(folder: Path, args: argparse.Namespace, batch: int) -> str:
 
 
 def _backend(spec: str, weights: Any) -> HFModel:
+    # Imported here: transformers is most of the script's start-up, and without CUDA it only
+    # says it skips.
+    from lmmprobe.models.hf import HFModel
+
     backend = load_model(spec)
     assert isinstance(backend, HFModel)
     if weights is not None:

@@ -9,7 +9,6 @@ samples and rows, the same rejected rows, and a strict run's error before anythi
 
 from __future__ import annotations
 
-import gc
 import json
 import shutil
 import sqlite3
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import PngWriter
+from tests.live_objects import alive, objects_made_since
 from tests.run.fakes import RecordingModel
 
 import lmmprobe.run.runner as runner
@@ -72,9 +72,7 @@ class _Counting(RecordingModel):
     """(file, old, new): replaced in the file on the first call (the data changes mid-run)."""
 
     def generate(self, requests: Sequence[Request]) -> list[Response]:
-        gc.collect()
-        alive = sum(1 for o in gc.get_objects() if isinstance(o, Sample)) - _Counting.before
-        _Counting.most = max(_Counting.most, alive)
+        _Counting.most = max(_Counting.most, alive(Sample) - _Counting.before)
         if _Counting.change is not None:
             path, old, new = _Counting.change
             path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
@@ -84,8 +82,7 @@ class _Counting(RecordingModel):
     @staticmethod
     def reset() -> None:
         """Count from now: the samples alive now (held by an earlier run's result) aside."""
-        gc.collect()
-        _Counting.before = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
+        _Counting.before = alive(Sample)
         _Counting.most = 0
 
 
@@ -93,14 +90,16 @@ class _Counting(RecordingModel):
 def counting() -> Iterator[type[_Counting]]:
     MODELS.register(_Counting.backend)(
         # A judge (``countsamples:j``) names option A: a verdict the choice protocol reads.
-        # Batches of 16: each call scans every live object (gc), which in a test worker that
-        # has run much of the suite costs seconds; with batches of 4 a judged run took minutes.
+        # Batches of 16: each call collects garbage and scans the objects made in the test.
         lambda target, options: _Counting(
             name=target or "c", batch=16, text="A" if target == "j" else None
         )
     )
-    _Counting.reset()
-    yield _Counting
+    # Only the test's own objects are scanned: in a worker that has run much of the suite a
+    # scan of every object took seconds, and the dry-run test below minutes.
+    with objects_made_since():
+        _Counting.reset()
+        yield _Counting
     _Counting.change = None
     MODELS.unregister(_Counting.backend)
 
@@ -363,9 +362,7 @@ def _counted_rows(
     def rows(stream: SampleStream) -> Iterator[Sample]:
         for i, sample in enumerate(inner):
             if i % 5 == 4:  # every fifth row: the last of each half chunk is among them
-                gc.collect()  # what is only garbage is not held
-                alive = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
-                _MOST_READING[0] = max(_MOST_READING[0], alive)
+                _MOST_READING[0] = max(_MOST_READING[0], alive(Sample))
             yield sample
         stream.invalid, stream.problems = inner.invalid, inner.problems
 
@@ -390,8 +387,7 @@ def test_a_dry_run_of_many_chunks_counts_what_a_whole_one_does_holding_a_chunk(
             models=["countsamples:a", "countsamples:b"], data=f"countedrows:{data}", repeats=2,
             db=str(db), judge=JudgeConfig(judges=["countsamples:j"], when="always"),
         )  # fmt: skip
-        gc.collect()
-        before = sum(1 for o in gc.get_objects() if isinstance(o, Sample))
+        before = alive(Sample)
         _MOST_READING[0] = 0
         whole = (plan_run(spec), plan_judges(spec))
         held_whole = _MOST_READING[0] - before

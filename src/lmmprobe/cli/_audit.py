@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import InertConsole
-from lmmprobe.data.benchmarks import BENCHMARKS
-from lmmprobe.predictions.as_published import Published
-from lmmprobe.predictions.as_published.base import printed
-from lmmprobe.predictions.audit import CAUSE_TEXT, Audit, AuditItem
-from lmmprobe.predictions.explain import FileExplanation, FileFacts, explain_facts
-from lmmprobe.predictions.importing import ImportedRun
+
+# The predictions layer is imported where it is used: every command loads this module (through
+# `runs` and `imports`), and most never print an audit or explain a file.
+if TYPE_CHECKING:
+    from lmmprobe.predictions.as_published import Published
+    from lmmprobe.predictions.audit import Audit, AuditItem
+    from lmmprobe.predictions.explain import FileExplanation, FileFacts
+    from lmmprobe.predictions.importing import ImportedRun
 
 __all__ = [
     "Explained",
@@ -56,6 +58,8 @@ def print_audit(result: Audit, *, limit: int = 20, legend: Sequence[str] = ()) -
     `legend` (``label = spec`` lines, `lmmprobe.cli._view.legend`) follows the statistics,
     before the tables whose headers carry the labels.
     """
+    from lmmprobe.predictions.audit import CAUSE_TEXT
+
     for line in result.summary():
         _console.print(escape(line))
     if result.n:
@@ -184,6 +188,8 @@ def audit_data(result: Audit) -> dict[str, Any]:
 
 def print_published(published: Published) -> None:
     """The tool's figures as it writes them: each table, then its notes."""
+    from lmmprobe.predictions.as_published.base import printed
+
     for t in published.tables:
         table = Table(
             title=escape(f"as published: {t.title}"),
@@ -239,6 +245,8 @@ class Explained:
 
 def _name(benchmark: str | None) -> str | None:
     """The benchmark's registry name in a data spec (``mmmu,path=...`` → ``mmmu``), if any."""
+    from lmmprobe.data.benchmarks import BENCHMARKS
+
     name = None if benchmark is None else benchmark.split(",", 1)[0].strip()
     return name if name is not None and name in BENCHMARKS.names() else None
 
@@ -249,6 +257,8 @@ def file_facts(benchmark: str | None, *, audit: bool, as_published: bool) -> Fil
     Every row and its score are kept only where they are read whole: the audit, the
     ``--as-published`` hooks, MMMU's guesses (11,500 items at most: one row an item).
     """
+    from lmmprobe.predictions.explain import FileFacts
+
     name = _name(benchmark)
     return FileFacts(name, keep=audit or as_published or name == "mmmu")
 
@@ -269,6 +279,8 @@ def explain_imported(
         DataError: ``--as-published`` where the file's reader has no hook for its benchmark.
 
     """
+    from lmmprobe.predictions.explain import explain_facts
+
     return Explained(
         explain_facts(
             facts,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -23,10 +23,14 @@ from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data import DataError
 from lmmprobe.metrics import RUN_METRICS
-from lmmprobe.predictions.importing import ImportedRun, import_file, score_file
 from lmmprobe.registry import RegistryError
 from lmmprobe.report import format_metric, json_ready
 from lmmprobe.store import StoreError
+
+# The import path is loaded by the commands that use it (`import`, `score --benchmark`): every
+# command loads this module.
+if TYPE_CHECKING:
+    from lmmprobe.predictions.importing import ImportedRun
 
 __all__ = ["import_predictions", "parse_fields", "print_imported", "score_with_benchmark"]
 
@@ -193,6 +197,8 @@ def score_with_benchmark(
     own figure to its last printed digit (the file's reader's hook, read with the rules of
     `tool_version` where they changed).
     """
+    from lmmprobe.predictions.importing import score_file
+
     try:
         # The file streams through a temporary store (`score_file`); what the notes, the
         # audit and the published figure read of its rows is gathered as it passes.
@@ -252,6 +258,8 @@ def import_predictions(
     lmmprobe run; the manifest records the tool, the file and its SHA-256, so report, compare,
     serve and elo show the run beside lmmprobe's own.
     """
+    from lmmprobe.predictions.importing import import_file
+
     try:
         run = import_file(
             file,

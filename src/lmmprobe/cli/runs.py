@@ -36,7 +36,6 @@ from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
 from lmmprobe.metrics.value import stored_metric_problem
-from lmmprobe.predictions.verdicts import audit_runs
 from lmmprobe.report.compare import (
     Comparison,
     Difference,
@@ -523,6 +522,9 @@ def _audit(
             i: short[model] if same_run else f"{short[model]} (run {run})"
             for i, (run, model) in enumerate((side_a, side_b))
         }
+        # The predictions layer is loaded only by --audit: every command loads this module.
+        from lmmprobe.predictions.verdicts import audit_runs
+
         result = audit_runs(store, (side_a, side_b), labels=labels, n_boot=n_boot, seed=seed)
     except (ImportError, ValueError) as exc:
         fail(exc)

@@ -33,7 +33,6 @@ from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS
 from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
 from lmmprobe.predictions import FileFormulation, InferMethod, score_prediction_file
-from lmmprobe.predictions.leaderboard import score_leaderboard_folder
 from lmmprobe.report import format_metric, json_ready
 
 ScoreFormat = Literal["table", "json"]
@@ -111,6 +110,9 @@ def _dysca_tables(title: str, result: Mapping[str, Any]) -> list[Table]:
 
 def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
     """``lmmprobe score FOLDER --benchmark openvlm``: each member's file, the columns, the average."""
+    # Loaded by the one command that scores a folder: every command loads this module.
+    from lmmprobe.predictions.leaderboard import score_leaderboard_folder
+
     try:
         scored = score_leaderboard_folder(folder, spec)
     except (DataError, OSError) as exc:
