@@ -189,7 +189,10 @@ def _load(repo: Path, commit: str, root: Path) -> Callable[[str, dict[str, str]]
 
 def _full(repo: Path, commit: str) -> str:
     out = subprocess.run(
-        ["git", f"--git-dir={repo}", "rev-parse", commit], check=True, capture_output=True, text=True
+        ["git", f"--git-dir={repo}", "rev-parse", commit],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return out.stdout.strip()
 
