@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from datasets import Dataset, Features, Image, Sequence, Value
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
     own_datasets_cache,
@@ -125,3 +127,36 @@ def test_each_grade_is_read_with_its_judge_and_a_bad_one_named(tmp_path: Path) -
     # One line naming the file, the line and the field; the other rows are read.
     assert read[0].refused.startswith(f"{bad}:1: ") and "'six'" in read[0].refused
     assert len(read) == 1 + len(rows) and all(p.refused is None for p in read[1:])
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(score=_JSON, scores=_JSON, model=_JSON)
+def test_any_logged_grade_is_read_or_its_row_named(
+    tmp_path: Path, score: Any, scores: Any, model: Any
+) -> None:
+    mmvet, llava = _records(MMVET_LOG)[0], _records(LLAVA_LOG)[0]
+    mmvet["gpt_eval_score"] |= {"score": score, "eval_model": model}
+    llava["gpt_eval_llava_all"] |= {"scores": scores, "eval_model": model}
+    reader = READERS.get("lmms-eval")
+    for name, record in (("samples_mmvet.jsonl", mmvet), ("samples_llava.jsonl", llava)):
+        path = tmp_path / name
+        path.write_text(json.dumps(record, allow_nan=True) + "\n", encoding="utf-8")
+        (row,) = reader.read(path, ReadOptions())
+        grade = row.tool_grade
+        if row.refused is not None:
+            assert row.refused.startswith(f"{path}:1: ") and grade is None
+        else:
+            assert grade is not None
+            # As logged: a 0-1 grade, or a score on LLaVA-Bench's scale (-1 where none).
+            assert grade.value is None or -1.0 <= grade.value <= 10.0
