@@ -16,9 +16,10 @@ rows (``pid``, ``question``, ``choices``, ``answer``, ``question_type``, ``answe
 row reader reads each record, so an item is exactly what a copy's row gives, but for its image,
 which the record does not hold (a one-pixel stand-in is read in its place and dropped; nothing
 scores an image). And VLMEvalKit's HallusionBench tables, whose ``index`` holds the set, figure
-and question numbers ``Hallusion_rating`` reads (`_hallusion_item`). MME and POPE, whose
-metrics need the release's ids (an image's file, the release's categories), still need their
-copy.
+and question numbers ``Hallusion_rating`` reads (`_hallusion_item`), and MME tables, whose
+``category`` and ``image_path`` pair an image's two questions as ``MME_rating`` pairs them
+(`_mme_item`). POPE, one row of which answers an item of each split its ``category`` lists,
+still needs its copy.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
             for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
         },
         "hallusionbench": "hallusion_index",
+        "mme": "mme_image",
     },
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
@@ -107,6 +109,8 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return lambda where, pred: _mmmu_item(b, split, where, pred)
     if how == "hallusion_index":
         return lambda where, pred: _hallusion_item(b, split, where, pred)
+    if how == "mme_image":
+        return lambda where, pred: _mme_item(b, split, where, pred)
     if how != "choice":
         return lambda where, pred: _definition_item(b, split, how, where, pred)
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
@@ -198,6 +202,33 @@ def _hallusion_item(b: Benchmark, split: str, where: str, pred: ImportedPredicti
         "question": _cell(row.get("question")),
     }
     return _definition_item(b, split, None, where, pred, given)
+
+
+def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The MME item a VLMEvalKit row holds, read by MME's row reader.
+
+    ``MME_rating`` pairs an image's two questions by ``category`` and ``image_path``; MME's own
+    ``question_id`` is ``CATEGORY/FILE`` (lmms-lab/MME), made here from the same two cells.
+
+    Raises:
+        DataError: The row lacks its category, image path, question or Yes/No answer.
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    category, image = _cell(row.get("category")), _cell(row.get("image_path"))
+    for field, value in (("category", category), ("image_path", image)):
+        if value is None:
+            raise DataError(f"{at}: {field}: missing; scoring without a copy of {b.name} reads "
+                            "each item from the file")  # fmt: skip
+    assert category is not None and image is not None
+    given = {
+        "question_id": f"{category}/{image.replace(chr(92), '/').rsplit('/', 1)[-1]}",
+        "category": category,
+        "question": _cell(row.get("question")),
+        "answer": _cell(pred.gold),
+    }
+    return _definition_item(b, split, "image", where, pred, given)
 
 
 def _definition_item(
