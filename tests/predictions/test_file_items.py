@@ -17,6 +17,8 @@ import pandas as pd
 import pytest
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
+from tests.predictions.test_id_schemes import IDS as IDS_FIXTURES
+from tests.predictions.test_id_schemes import _copy as _hallusion_copy  # any benchmark's
 from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy, _mmmu_copy
 from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
@@ -120,9 +122,9 @@ def test_a_single_choice_table_scores_accuracy_by_its_category(tmp_path: Path) -
 
 
 def test_a_benchmark_whose_items_a_table_cannot_make_still_needs_its_copy(tmp_path: Path) -> None:
-    # MME's figures need its release's ids (two questions of an image paired): no guessing.
-    ids = Path(__file__).parent / "fixtures" / "vlmevalkit" / "ids" / "Model_MME.tsv"
-    done = _score(tmp_path, ids, "mme")
+    # A POPE row answers an item of each split its category lists: no guessing which.
+    ids = Path(__file__).parent / "fixtures" / "vlmevalkit" / "ids" / "Model_POPE.tsv"
+    done = _score(tmp_path, ids, "pope")
     assert done.returncode != 0
     assert "no local copy" in done.stderr
 
@@ -190,3 +192,50 @@ def test_an_import_with_no_copy_stores_the_files_items_as_a_run(tmp_path: Path) 
     assert doc.get("items") == "file" and doc["rows"] == 44, doc
     circular = doc["metrics"]["mmbench_circular"]
     assert circular["value"] == pytest.approx(3 / 14) and circular["n"] == 14
+
+
+def test_a_vlmevalkit_hallusionbench_table_scores_with_no_copy_as_against_its_copy(
+    tmp_path: Path,
+) -> None:
+    # The ids fixture (written by VLMEvalKit's dump) without its last row, which the copy
+    # of test_id_schemes lacks on purpose.
+    written = pd.read_excel(IDS_FIXTURES / "Model_HallusionBench.xlsx")
+    table = tmp_path / "Model_HallusionBench.xlsx"
+    written.iloc[:4].to_excel(table, index=False, engine="openpyxl")
+    alone = _score(tmp_path, table, "hallusionbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    with_copy = _score(tmp_path, table, _hallusion_copy(tmp_path, "hallusionbench"))
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == 4
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["hallusionbench_qacc"]["value"] is not None
+
+
+def test_a_hallusionbench_index_without_its_parts_is_named(tmp_path: Path) -> None:
+    table = tmp_path / "Model_HallusionBench.tsv"
+    table.write_text(
+        "index\tcategory\tl2-category\tquestion\tanswer\tprediction\n"
+        "VD_ocr_1_1_0_0\tVD\tVD_ocr\tDoes it say STOP?\tYes\tYes\n"
+        "7\tVD\tVD_ocr\tDoes it say GO?\tNo\tNo\n"
+    )
+    done = _score(tmp_path, table, "hallusionbench")
+    assert done.returncode != 0
+    assert "row 3: index: '7' has not the parts Hallusion_rating reads" in done.stderr
+
+
+def test_a_vlmevalkit_mme_table_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # Its category and image_path pair an image's two questions (acc+), as MME_rating does.
+    table = IDS_FIXTURES / "Model_MME.tsv"
+    alone = _score(tmp_path, table, "mme")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    with_copy = _score(tmp_path, table, _hallusion_copy(tmp_path, "mme"))
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["mme_perception"]["value"] == pytest.approx(200.0)

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import InertConsole
+from lmmprobe.data.base import DataError
 
 # The predictions layer is imported where it is used: every command loads this module (through
 # `runs` and `imports`), and most never print an audit or explain a file.
@@ -276,19 +277,31 @@ def explain_imported(
     `facts` is what `file_facts` gathered while `score_file` read the file.
 
     Raises:
-        DataError: ``--as-published`` where the file's reader has no hook for its benchmark.
+        DataError: ``--as-published`` where the file's reader has no hook for its benchmark;
+            ``--tool-version`` where nothing in the file is read by versioned rules.
 
     """
     from lmmprobe.predictions.explain import explain_facts
 
-    return Explained(
-        explain_facts(
-            facts,
-            path=run.origin.path,
-            audit=audit,
-            as_published=as_published,
-            label=run.origin.tool,
-            tool=run.origin.tool,
-            tool_version=tool_version,
+    detail = run.origin.detail
+    # A reader that reads by versioned rules took --tool-version itself (and checked it); the
+    # tool's figure replays the verdicts the file recorded, whichever rules made them.
+    read_with = detail.get("rule_version_from")
+    if tool_version is not None and read_with is None and not as_published:
+        raise DataError(
+            f"--tool-version {tool_version!r}: {run.origin.path} holds nothing read by a "
+            "tool's versioned rules (a VLMEvalKit result table's log; with --as-published, "
+            "MathVista's score file)"
         )
+    explanation = explain_facts(
+        facts,
+        path=run.origin.path,
+        audit=audit,
+        as_published=as_published,
+        label=run.origin.tool,
+        tool=run.origin.tool,
+        tool_version=None if read_with == "given" else tool_version,
     )
+    if read_with is not None and read_with != "latest":
+        explanation.rule_version = detail.get("rule_version_note")
+    return Explained(explanation)

@@ -205,7 +205,7 @@ def score_with_benchmark(
         facts = file_facts(benchmark, audit=audit, as_published=as_published)
         run = score_file(
             file, benchmark, reader=reader, field_map=parse_fields(fields), by=by,
-            on_rows=facts.add_planned, on_sample=facts.add_local,
+            on_rows=facts.add_planned, on_sample=facts.add_local, tool_version=tool_version,
         )  # fmt: skip
         explained = explain_imported(
             run, facts, audit=audit, as_published=as_published, tool_version=tool_version

@@ -258,8 +258,10 @@ def score(
         str | None,
         typer.Option(
             "--tool-version",
-            help="With --as-published: the version of the tool that wrote the file, where its "
-            "rules changed (MathVista: 2023-10-03 or 2024-02-12) [default: the latest].",
+            help="The version of the tool that wrote the file, where its rules changed: "
+            "MathVista's score file (2023-10-03 or 2024-02-12, with --as-published), "
+            "VLMEvalKit's answer reading (can_infer: 2024-01-08, 2024-02-04, 2025-08-04 or "
+            "2026-06-17) [default: told from the file's own verdicts, else the latest].",
         ),
     ] = None,
     limit: Annotated[
@@ -272,8 +274,6 @@ def score(
     Dysca_compute.py; lmmprobe exports with the run metrics. With --benchmark (or --reader,
     --field), FILE is another tool's predictions, scored as a lmmprobe run of the benchmark.
     """
-    if tool_version is not None and not as_published:
-        fail("--tool-version applies with --as-published")
     # --as-published alone reads the file with the reader that recognises it.
     if benchmark is not None or reader is not None or field or as_published:
         if ground_truth is not None or matcher is not None:
@@ -293,6 +293,8 @@ def score(
         return
     if by:
         fail("--by applies with --benchmark")
+    if tool_version is not None:
+        fail("--tool-version applies to another tool's file (with --benchmark or --as-published)")
     if audit:
         fail("--audit and --as-published apply with --benchmark")
     if ground_truth is not None:

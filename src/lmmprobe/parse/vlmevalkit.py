@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
 from lmmprobe.schema import FormulateConfig
 
-__all__ = ["can_infer", "vlmevalkit_matcher"]
+__all__ = ["LATEST_RULES", "RULE_VERSIONS", "RuleVersion", "can_infer", "vlmevalkit_matcher"]
 
 _API_FAILED = "Failed to obtain answer via API"
-_REJECTS = (
+_REJECTS_2024_01 = (
     "Sorry, I can't help with images of people yet.",
     "I can't process this file.",
+)
+_REJECTS = (
+    *_REJECTS_2024_01,
     "I'm sorry, but without the image provided",
     "Cannot determine the answer",
 )
@@ -33,11 +37,44 @@ _PUNCTUATION = ".()[],:;!*#{}"
 _VERBOSE = re.compile(r"(?i)(?:correct\s+)?answer\s+is\s+\**([ABCD])\**")
 
 
-def _infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
-    """``can_infer_option``: a letter standing alone near the end, ``Z`` for a refusal."""
+@dataclass(frozen=True)
+class RuleVersion:
+    """One version of ``can_infer``'s rules: what changed, by the date of the commit."""
+
+    name: str
+    """The date of the commit that made it (``2025-08-04``): what ``--tool-version`` takes."""
+    commit: str
+    """The VLMEvalKit commit that made it."""
+    rejects: tuple[str, ...]
+    """Refusals read as ``Z``."""
+    near_end: bool
+    """A lone letter counts only among the last five words; an option text only in an
+    answer at most twice as long as the options' texts together (#1175)."""
+    verbose: bool
+    """``answer is X`` is read where no lone letter is (#1552)."""
+
+
+RULE_VERSIONS: Mapping[str, RuleVersion] = {
+    v.name: v
+    for v in (
+        RuleVersion("2024-01-08", "bc4b28b", _REJECTS_2024_01, near_end=False, verbose=False),
+        RuleVersion("2024-02-04", "98e3733", _REJECTS, near_end=False, verbose=False),
+        RuleVersion("2025-08-04", "c337155", _REJECTS, near_end=True, verbose=False),
+        RuleVersion("2026-06-17", "a67ace5", _REJECTS, near_end=True, verbose=True),
+    )
+}
+"""Every version of ``can_infer`` since its options became a dict (2024-01-08), oldest first;
+the commits between two of them read every answer as the earlier one
+(tests/parity/data/vlmevalkit_rule_versions.json.gz)."""
+LATEST_RULES = "2026-06-17"
+"""The version lmmprobe's matcher and judge protocol read with (VLMEvalKit @ e8e78f0's)."""
+
+
+def _infer_option(answer: str, choices: Mapping[str, str], rules: RuleVersion) -> str | None:
+    """``can_infer_option``: a letter standing alone (near the end), ``Z`` for a refusal."""
     if _API_FAILED in answer:
         return None
-    if any(reject in answer for reject in _REJECTS):
+    if any(reject in answer for reject in rules.rejects):
         return "Z"
     spaced = answer
     for ch in _PUNCTUATION:
@@ -46,39 +83,53 @@ def _infer_option(answer: str, choices: Mapping[str, str]) -> str | None:
     count = sum(1 for c in choices if c in splits)
     if count == 1:
         for c in choices:
-            # The reference checks the position against the last five words.
-            if c in splits and splits.index(c) > len(splits) - 5:
+            # Since 2025-08-04 the reference checks the position against the last five words.
+            if c in splits and (not rules.near_end or splits.index(c) > len(splits) - 5):
                 return c
     elif count == 0 and sum(1 for c in ("Z", "") if c in splits) == 1:
         return "Z"
-    found = _VERBOSE.search(answer)
+    found = _VERBOSE.search(answer) if rules.verbose else None
     if found and found.group(1).upper() in choices:
         return found.group(1).upper()
     return None
 
 
-def _infer_text(answer: str, choices: Mapping[str, str]) -> str | None:
+def _infer_text(answer: str, choices: Mapping[str, str], rules: RuleVersion) -> str | None:
     """``can_infer_text``: the one option whose text the (short enough) answer contains."""
     answer = answer.lower()
-    if len(answer) > 2 * sum(len(str(v)) for v in choices.values()):
+    if rules.near_end and len(answer) > 2 * sum(len(str(v)) for v in choices.values()):
         return None
     found = [k for k, v in choices.items() if str(v).lower() in answer]
     return found[0] if len(found) == 1 else None
 
 
-def can_infer(answer: str, choices: Mapping[str, str]) -> str | None:
+def _rules(version: str) -> RuleVersion:
+    try:
+        return RULE_VERSIONS[version]
+    except KeyError:
+        known = ", ".join(RULE_VERSIONS)
+        raise ValueError(f"VLMEvalKit rule version {version!r}: not one of {known}") from None
+
+
+def can_infer(answer: str, choices: Mapping[str, str], version: str = LATEST_RULES) -> str | None:
     """VLMEvalKit's ``can_infer``: the option letter the rules read, ``Z`` or None.
 
     Args:
         answer: The text to read (a model's answer or a judge's reply).
         choices: Option letter to option text, in the order shown.
+        version: Whose rules (`RULE_VERSIONS`): the file's writer's, for a recorded log.
 
     Returns:
         A letter of `choices`, ``Z`` (the answer matches no option or refuses), or None where
         the rules cannot read it.
 
+    Raises:
+        ValueError: `version` is not one of `RULE_VERSIONS`.
+
     """
-    return _infer_option(str(answer), choices) or _infer_text(str(answer), choices)
+    rules = _rules(version)
+    text = str(answer)
+    return _infer_option(text, choices, rules) or _infer_text(text, choices, rules)
 
 
 @MATCHERS.register(
@@ -97,11 +148,12 @@ def vlmevalkit_matcher(
     if not options:
         return unparsed("no options")
     choices = dict(zip(marks, options, strict=True))
-    letter = _infer_option(output, choices)
+    rules = RULE_VERSIONS[LATEST_RULES]
+    letter = _infer_option(output, choices, rules)
     if letter is not None and letter != "Z":
         return Extraction(list(marks).index(letter), "mark", "option letter")
     if letter is None:
-        letter = _infer_text(output, choices)
+        letter = _infer_text(output, choices, rules)
         if letter is not None:
             return Extraction(list(marks).index(letter), "text", "option text")
     return unparsed("refusal" if letter == "Z" else "no_match")

@@ -12,11 +12,14 @@ this order of precedence:
    question's first row says whether every circular copy was right);
 4. ``random_fallback``: the official code could read nothing and drew a random option (MMMU's
    ``random.choice``, VLMEvalKit's guess after three judge failures); lmmprobe counts it wrong;
-5. ``judge``: a judge model read the answer on one side, and the readings differ;
-6. ``extraction``: the two rule-based readings of the same text differ;
-7. ``normalization``: both read the same answer, yet their verdicts differ (how a reading is
+5. ``rule_version``: a side's reading was made by an older version of its tool's rules, whose
+   latest version reads the answer as the other side does (VLMEvalKit's ``can_infer``, which
+   changed on 2025-08-04 and 2026-06-17: a 2024 table read with its own rules);
+6. ``judge``: a judge model read the answer on one side, and the readings differ;
+7. ``extraction``: the two rule-based readings of the same text differ;
+8. ``normalization``: both read the same answer, yet their verdicts differ (how a reading is
    compared with the gold: case, number formats, containment);
-8. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
+9. ``unrecorded``: a side recorded its verdict but not what it read, so extraction and
    normalization cannot be told apart.
 
 Each item's contribution to the gap is ``credit_a - credit_b`` (±1 for right/wrong verdicts,
@@ -55,6 +58,7 @@ Cause = Literal[
     "answer",
     "circular_group",
     "random_fallback",
+    "rule_version",
     "judge",
     "extraction",
     "normalization",
@@ -68,6 +72,8 @@ CAUSE_TEXT: Mapping[Cause, str] = {
     "answer": "different model answer",
     "circular_group": "CircularEval group verdict (the tool's hit is its question's, every copy)",
     "random_fallback": "random fallback (the official code guessed)",
+    "rule_version": "rule version (the tool's rules of the version that wrote the file read "
+    "the answer otherwise than its rules today)",
     "judge": "judge read the answer differently",
     "extraction": "answer extraction (each side read another answer)",
     "normalization": "normalization (same reading, another verdict)",
@@ -114,6 +120,11 @@ class Verdict:
     group: bool = False
     """This side's credit is a CircularEval group's verdict (every circular copy of the
     question right), not this item's own (a VLMEvalKit CircularEval result table)."""
+    rule_version: str | None = None
+    """The older version of its tool's rules this side's reading was made with, where the
+    latest version reads the answer otherwise (`latest_reading`); None otherwise."""
+    latest_reading: str | None = None
+    """With `rule_version`: what the tool's latest rules read (None: nothing)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -132,6 +143,14 @@ def cause_of(a: Verdict, b: Verdict) -> Cause:
         return "circular_group"
     if a.guessed or b.guessed:
         return "random_fallback"
+    for old, other in ((a, b), (b, a)):
+        # Read with today's rules, this side would have read what the other side did.
+        if (
+            old.rule_version is not None
+            and other.recorded
+            and _canon(old.latest_reading) == _canon(other.reading)
+        ):
+            return "rule_version"
     if not (a.recorded and b.recorded):
         return "judge" if a.judged or b.judged else "unrecorded"
     if _canon(a.reading) != _canon(b.reading):

@@ -57,11 +57,17 @@ class FileExplanation:
     path: str = "the file"
     untold: int = 0
     """lmms-eval MMMU rows whose verdict is unrecorded: the log's layout cannot be told."""
+    rule_version: str | None = None
+    """The version of the tool's reading rules its log was read with and how it was told,
+    in one line, where its reader tells versions apart (`Origin.detail`'s
+    ``rule_version_note``)."""
 
     def notes(self) -> list[str]:
         """One line per fact worth a reader's attention, in plain words."""
         out = [] if self.key_version is None else [self.key_version]
         out += self.warnings
+        if self.rule_version is not None:
+            out.append(self.rule_version)
         if self.circular_table is not None:
             stem = self.circular_table
             out.append(

@@ -15,8 +15,11 @@ rows (``pid``, ``question``, ``choices``, ``answer``, ``question_type``, ``answe
 ``precision``, ``unit``, ``metadata``, ``query``) with the response added: the benchmark's own
 row reader reads each record, so an item is exactly what a copy's row gives, but for its image,
 which the record does not hold (a one-pixel stand-in is read in its place and dropped; nothing
-scores an image). The others (yes/no benchmarks whose metrics need the release's ids) still
-need their copy.
+scores an image). And VLMEvalKit's HallusionBench tables, whose ``index`` holds the set, figure
+and question numbers ``Hallusion_rating`` reads (`_hallusion_item`), and MME tables, whose
+``category`` and ``image_path`` pair an image's two questions as ``MME_rating`` pairs them
+(`_mme_item`). POPE, one row of which answers an item of each split its ``category`` lists,
+still needs its copy.
 """
 
 from __future__ import annotations
@@ -43,8 +46,12 @@ __all__ = ["FILE_ITEMS", "item_maker"]
 
 FILE_ITEMS: dict[str, dict[str, str]] = {
     "vlmevalkit": {
-        name: "choice"
-        for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
+        **{
+            name: "choice"
+            for name in ("ai2d", "mmbench", "mmstar", "realworldqa", "scienceqa-img", "seedbench")
+        },
+        "hallusionbench": "hallusion_index",
+        "mme": "mme_image",
     },
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
@@ -54,7 +61,10 @@ made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN
 RealWorldQA, ScienceQA_TEST, SEEDBench_IMG); ``mmmu_output`` (an MMMU ``output.json`` record:
 its ``id``, ``question_type``, ``answer``, and its options from ``all_choices`` and
 ``index2ans``, read by MMMU's own row reader; the record holds no question, which is named in
-its place); else the benchmark's own row reader over the record, the named image field
+its place); ``hallusion_index`` (a VLMEvalKit HallusionBench row: its ``category``, its
+``l2-category`` as the subcategory, the set, figure and question numbers as its ``index``'s
+parts 3-5, as ``Hallusion_rating`` reads them, and ``answer`` Yes/No, read by HallusionBench's
+own row reader); else the benchmark's own row reader over the record, the named image field
 standing in."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -97,6 +107,10 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
     how = FILE_ITEMS[tool][name]
     if how == "mmmu_output":
         return lambda where, pred: _mmmu_item(b, split, where, pred)
+    if how == "hallusion_index":
+        return lambda where, pred: _hallusion_item(b, split, where, pred)
+    if how == "mme_image":
+        return lambda where, pred: _mme_item(b, split, where, pred)
     if how != "choice":
         return lambda where, pred: _definition_item(b, split, how, where, pred)
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
@@ -144,6 +158,77 @@ def _mmmu_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -
         "answer": answer if not isinstance(answer, list) else repr(answer),
     }
     return _definition_item(b, split, None, where, pred, row)
+
+
+_HALLUSION_PARTS = 6
+"""``Hallusion_rating`` (vlmeval/dataset/utils/yorn.py @ e8e78f0) splits ``index`` on ``_`` and
+reads parts 3, 4 and 5 as the set, figure and question numbers."""
+
+
+def _hallusion_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The HallusionBench item a VLMEvalKit row holds, read by HallusionBench's row reader.
+
+    Raises:
+        DataError: The index has not the parts ``Hallusion_rating`` reads, or the row lacks
+            its category, subcategory or a Yes/No answer (named by file, row and field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    parts = (pred.sample_id or "").split("_")
+    if len(parts) < _HALLUSION_PARTS:
+        raise DataError(
+            f"{at}: index: {(pred.sample_id or '')[:60]!r} has not the parts Hallusion_rating "
+            "reads (CATEGORY_SUBCATEGORY_N_SET_FIGURE_QUESTION)"
+        )
+    category = _cell(row.get("category"))
+    sub = _cell(row.get("l2-category"))
+    gold = (_cell(pred.gold) or "").strip().lower()
+    for field, value in (("category", category), ("l2-category", sub)):
+        if value is None:
+            raise DataError(f"{at}: {field}: missing; scoring without a copy of {b.name} reads "
+                            "each item from the file")  # fmt: skip
+    if gold not in ("yes", "no"):
+        raise DataError(f"{at}: answer: {pred.gold!r} is not Yes or No")
+    assert category is not None and sub is not None
+    given = {
+        "category": category,
+        # VLMEvalKit's l2-category is the subcategory, in some tables prefixed by the category.
+        "subcategory": sub.removeprefix(f"{category}_"),
+        "set_id": parts[3],
+        "figure_id": parts[4],
+        "question_id": parts[5],
+        "gt_answer": "1" if gold == "yes" else "0",
+        "question": _cell(row.get("question")),
+    }
+    return _definition_item(b, split, None, where, pred, given)
+
+
+def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The MME item a VLMEvalKit row holds, read by MME's row reader.
+
+    ``MME_rating`` pairs an image's two questions by ``category`` and ``image_path``; MME's own
+    ``question_id`` is ``CATEGORY/FILE`` (lmms-lab/MME), made here from the same two cells.
+
+    Raises:
+        DataError: The row lacks its category, image path, question or Yes/No answer.
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    category, image = _cell(row.get("category")), _cell(row.get("image_path"))
+    for field, value in (("category", category), ("image_path", image)):
+        if value is None:
+            raise DataError(f"{at}: {field}: missing; scoring without a copy of {b.name} reads "
+                            "each item from the file")  # fmt: skip
+    assert category is not None and image is not None
+    given = {
+        "question_id": f"{category}/{image.replace(chr(92), '/').rsplit('/', 1)[-1]}",
+        "category": category,
+        "question": _cell(row.get("question")),
+        "answer": _cell(pred.gold),
+    }
+    return _definition_item(b, split, "image", where, pred, given)
 
 
 def _definition_item(

@@ -18,7 +18,14 @@ from typing import Any, Literal, Protocol
 from lmmprobe.registry import Registry
 from lmmprobe.schema import lone_surrogate, safe_text
 
-__all__ = ["READERS", "ImportedPrediction", "Origin", "PredictionReader", "ReadOptions"]
+__all__ = [
+    "READERS",
+    "ImportedPrediction",
+    "Origin",
+    "PredictionReader",
+    "ReadOptions",
+    "RecordedGrade",
+]
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,26 @@ class Origin:
     """Hex SHA-256 of the file's bytes (of the sorted files' bytes for a folder)."""
     detail: Mapping[str, str] = field(default_factory=dict)
     """What the file says about itself: task name, model name, tool version, judge model."""
+
+
+@dataclass(frozen=True)
+class RecordedGrade:
+    """A grade on a scale the tool's judge gave one answer, as the tool's file records it.
+
+    It is stored as a verdict of lmmprobe's judge protocol of the same grader (`protocol`), so
+    the benchmark's official figure, which reads that protocol's verdicts, is the tool's.
+    """
+
+    protocol: str
+    """lmmprobe's judge protocol whose verdict it is: ``mmvet-grade`` (a 0-1 grade),
+    ``llava-wild-review`` (the model's 1-10 score, the reference's in `detail`)."""
+    value: float | None
+    """The grade; None where the file records that the judge gave none (`reason`)."""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    """What the protocol's verdicts carry beside the value (``reference``), and the judge model
+    the file names (``eval_model``)."""
+    reason: str | None = None
+    """Why the file's grade is no grade (a failed request), where `value` is None."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +118,19 @@ class ImportedPrediction:
     one (`lmmprobe.schema.Sample` refuses it), so such a row is refused, never joined: two ids
     differing only there would be one."""
 
+    tool_grade: RecordedGrade | None = None
+    """The grade the tool's judge gave the answer on a scale, where the file records one
+    (lmms-eval's MM-Vet ``gpt_eval_score``, LLaVA-Bench ``gpt_eval_llava_all``); None
+    otherwise."""
+    tool_rule_version: str | None = None
+    """The version of the tool's answer-reading rules this row's recorded reading was read
+    with, where the tool's rules changed and that version reads the answer otherwise than the
+    tool's latest rules do (VLMEvalKit's ``can_infer``: `tool_extraction` is then the older
+    rules' reading). None where the versions agree, or the tool has one."""
+    tool_reading_latest: str | None = None
+    """With `tool_rule_version`: what the tool's latest rules read from the same answer (an
+    option letter, ``Z``), or None where they read nothing."""
+
     def __post_init__(self) -> None:
         # A file's text may hold lone surrogates (valid JSON, not encodable text): repaired
         # here, where every reader's rows are made, so none reaches the store or a page. An
@@ -116,6 +156,10 @@ class ReadOptions:
     """The lmmprobe benchmark the predictions answer (``--benchmark``)."""
     field_map: Mapping[str, str] = field(default_factory=dict)
     """``--field id=qid,prediction=answer,gold=gt``: our field name → the file's column."""
+    tool_version: str | None = None
+    """``--tool-version``: the version of the tool whose rules wrote the file. A reader whose
+    tool's rules changed reads with it (and refuses one it does not know); without it, such a
+    reader tells the version from the file's own verdicts."""
 
 
 class PredictionReader(Protocol):

@@ -377,11 +377,17 @@ def _stream_into(
 
 
 def _reader(
-    path: Path, benchmark: str | None, reader: str | None, field_map: Mapping[str, str] | None
+    path: Path,
+    benchmark: str | None,
+    reader: str | None,
+    field_map: Mapping[str, str] | None,
+    tool_version: str | None = None,
 ) -> tuple[str, Any, ReadOptions, Origin]:
     """The file's reader (named or sniffed), its options and the file's origin."""
     name, found = detect_reader(path, reader)
-    options = ReadOptions(benchmark=benchmark, field_map=dict(field_map or {}))
+    options = ReadOptions(
+        benchmark=benchmark, field_map=dict(field_map or {}), tool_version=tool_version
+    )
     return name, found, options, found.origin(path, options)
 
 
@@ -396,8 +402,12 @@ def score_file(
     bootstrap: int = 1000,
     on_rows: RowsSeen | None = None,
     on_sample: Callable[[Sample], None] | None = None,
+    tool_version: str | None = None,
 ) -> ImportedRun:
     """Score a file with `benchmark`'s official metric and breakdowns; nothing is kept.
+
+    `tool_version` (``--tool-version``) is the version whose rules wrote the file, for a reader
+    whose tool's rules changed (`ReadOptions.tool_version`).
 
     The file goes the import's way (`import_file`), into a temporary store deleted on return:
     read, joined, scored and stored a chunk at a time, its figures computed from the stored
@@ -413,7 +423,7 @@ def score_file(
 
     """
     path = Path(path)
-    read = _reader(path, benchmark, reader, field_map)
+    read = _reader(path, benchmark, reader, field_map, tool_version)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
     with (

@@ -58,7 +58,13 @@ from lmmprobe.predictions.id_schemes import (
     scheme_for,
 )
 from lmmprobe.predictions.id_schemes import sample_key as scheme_key
-from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, PredictionReader
+from lmmprobe.predictions.imported import (
+    READERS,
+    ImportedPrediction,
+    Origin,
+    PredictionReader,
+    RecordedGrade,
+)
 from lmmprobe.run.keys import ask_key, sample_key
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import ErrorInfo, FormulateConfig, Response, RunSpec, Sample, Score
@@ -625,12 +631,37 @@ def with_tool_reading(
     if pred.tool_extraction is not None:
         score.metadata["tool_extraction"] = pred.tool_extraction
         score.metadata["tool_judged"] = pred.tool_judged
+    if pred.tool_rule_version is not None:
+        # The tool's reading came from an older version of its rules; today's read otherwise.
+        score.metadata["tool_rule_version"] = pred.tool_rule_version
+        score.metadata["tool_reading_latest"] = pred.tool_reading_latest
+    if pred.tool_grade is not None:
+        score.judgements.append(recorded_grade(pred.tool_grade, origin))
     if pred.tool_decided_by is not None:
         score.metadata["tool_decided_by"] = pred.tool_decided_by
         score.judgements.append(logged_judgement(score, pred, origin, judge_protocol))
     elif pred.tool_judged:
         score.judgements.append(recorded_judgement(pred, origin, judge_protocol))
     return score
+
+
+def recorded_grade(grade: RecordedGrade, origin: Origin | None) -> Judgement:
+    """The grade a file recorded for one answer, as a verdict of its grader's protocol.
+
+    A grade the file says the judge never gave (lmms-eval's ``[-1, -1]`` review of a failed
+    request) is ``unjudged`` with its reason: the official metric counts it as its benchmark's
+    script does (LLaVA-Bench's [-1, -1] pair), and the coverage counts it apart.
+    """
+    base = {
+        "judge": recorded_judge(origin),
+        "protocol": grade.protocol,
+        "version": "recorded",
+        "detail": {"recorded_by": origin.tool if origin is not None else "file"}
+        | dict(grade.detail),
+    }
+    if grade.value is None:
+        return Judgement(**base, decided_by="unjudged", reason=grade.reason or "no grade recorded")
+    return Judgement(**base, decided_by="judge", value=grade.value)
 
 
 RECORDED_EMPTY = "recorded extraction empty"

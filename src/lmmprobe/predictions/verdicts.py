@@ -226,6 +226,8 @@ def imported_verdict(pred: ImportedPrediction, *, repeat: int = 0) -> Verdict | 
         guessed=drawn,
         row=pred.row,
         group=CIRCULAR_GROUP_FIELD in pred.fields,
+        rule_version=pred.tool_rule_version,
+        latest_reading=pred.tool_reading_latest,
     )
 
 
@@ -302,7 +304,10 @@ def _letters_as_options(
     if gold == theirs.gold[0]:
         return theirs  # not a letter of the row's options: a gold text already
     return _replace(
-        theirs, gold=(gold,) if gold is not None else None, reading=text(theirs.reading)
+        theirs,
+        gold=(gold,) if gold is not None else None,
+        reading=text(theirs.reading),
+        latest_reading=text(theirs.latest_reading),
     )
 
 

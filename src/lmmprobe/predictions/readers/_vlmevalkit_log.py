@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from lmmprobe.judge.protocols.mmbench_choice import can_infer
+from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
 
 __all__ = [
     "CIRCULAR_GROUP_FIELD",
@@ -53,6 +53,8 @@ __all__ = [
     "GroupLog",
     "LogReading",
     "NotItsLog",
+    "RuleChoice",
+    "RuleTally",
     "circular_log",
     "is_circular_log",
     "vanilla_reading",
@@ -127,32 +129,130 @@ def _choices(options: Mapping[str, str]) -> dict[str, str]:
     return {k: str(v) for k, v in options.items() if k in string.ascii_uppercase}
 
 
-def vanilla_reading(log: str, prediction: str, options: Mapping[str, str]) -> LogReading | None:
+def _vanilla_text(log: str) -> str | None:
+    """The match log an ``eval_vanilla`` log holds; None if not such a log."""
+    if not log.startswith(_VANILLA):
+        return None
+    text = log[len(_VANILLA) :]
+    # eval_vanilla appends ". " after the match log (trailing spaces may be lost on the way).
+    return text[:-2] if text.endswith(". ") else text[:-1] if text.endswith(".") else text
+
+
+def vanilla_reading(
+    log: str, prediction: str, options: Mapping[str, str], version: str = LATEST_RULES
+) -> LogReading | None:
     """The reading an ``eval_vanilla`` log records for one answer; None if not such a log.
 
     Args:
         log: The row's ``log`` cell.
         prediction: The row's ``prediction`` (what the rules read first).
         options: Option letter to option text (the row's ``A``, ``B``... cells).
+        version: The version of ``can_infer`` that wrote the log (`RuleTally`).
 
     """
-    if not log.startswith(_VANILLA):
+    text = _vanilla_text(log)
+    if text is None:
         return None
-    text = log[len(_VANILLA) :]
-    # eval_vanilla appends ". " after the match log (trailing spaces may be lost on the way).
-    text = text[:-2] if text.endswith(". ") else text[:-1] if text.endswith(".") else text
     if text.strip() == RANDOM_MATCH_LOG:
         return LogReading("random")
     if text == EXACT_MATCHING_LOG:
         return LogReading("unread", "Z")
     choices = _choices(options)
     if text == prediction:
-        letter = can_infer(prediction, choices)
+        letter = can_infer(prediction, choices, version)
         if letter:
             return LogReading("rule", letter)
-    letter = can_infer(text, choices)
+    letter = can_infer(text, choices, version)
     # The rules could not read the prediction, so the logged text is the judge's reply.
     return LogReading("judge", letter) if letter else None
+
+
+def _reproduces(
+    version: str, text: str, prediction: str, choices: Mapping[str, str], gold: str, hit: bool
+) -> bool:
+    """Whether `version`'s rules give the reading and hit an ``eval_vanilla`` log records."""
+    own = can_infer(prediction, choices, version)
+    if text == prediction:
+        # The rules read the prediction: the option read decides the hit.
+        return own is not None and (own == gold) == hit
+    if own is not None:
+        return False  # the rules read it: no judge would have been asked
+    if text.strip() == RANDOM_MATCH_LOG:
+        return True
+    if text == EXACT_MATCHING_LOG:
+        return not hit  # option Z, never a gold
+    reply = can_infer(text, choices, version)
+    return reply is not None and (reply == gold) == hit
+
+
+@dataclass(frozen=True)
+class RuleChoice:
+    """The version of ``can_infer`` a table is read with, and how it was told."""
+
+    version: str
+    told: Literal["given", "verdicts", "latest"]
+    """``given``: ``--tool-version``; ``verdicts``: the one that reproduces the most of the
+    table's recorded readings and hits; ``latest``: nothing in the table tells the versions
+    apart (every version reproduces every row alike)."""
+    telling: int = 0
+    """Rows that some version reproduces and another does not."""
+    contradicted: int = 0
+    """Rows `version` does not reproduce (none reproduces every row)."""
+    alike: tuple[str, ...] = ()
+    """The other versions that reproduce as many rows (read with the latest of them)."""
+
+    def note(self, path: str) -> str:
+        """The choice in one line, as ``score`` prints it."""
+        head = f"{path}: its log is read with VLMEvalKit's can_infer of {self.version}"
+        if self.told == "given":
+            return f"{head} (--tool-version)"
+        if self.told == "latest":
+            return f"{head}, the latest: no recorded reading tells its versions apart"
+        line = (
+            f"{head}, told from the file's own verdicts: of the {self.telling} rows whose "
+            f"recorded reading and hit differ by version, it reproduces "
+            f"{self.telling - self.contradicted}"
+        )
+        if self.alike:
+            line += f" ({', '.join(self.alike)} as many)"
+        return line
+
+
+class RuleTally:
+    """Which versions of ``can_infer`` reproduce a table's ``eval_vanilla`` rows, row by row."""
+
+    def __init__(self) -> None:
+        self._versions = tuple(RULE_VERSIONS)
+        self._kept = dict.fromkeys(self._versions, 0)
+        self.telling = 0
+
+    def add(
+        self, log: str, prediction: str, options: Mapping[str, str], gold: str, hit: bool
+    ) -> None:
+        """Count one row with its ``log``, ``prediction``, options, gold letter and ``hit``."""
+        text = _vanilla_text(log)
+        if text is None:
+            return
+        choices = _choices(options)
+        kept = [v for v in self._versions if _reproduces(v, text, prediction, choices, gold, hit)]
+        if 0 < len(kept) < len(self._versions) or not kept:
+            self.telling += 1
+            for v in kept:
+                self._kept[v] += 1
+
+    def choose(self, given: str | None = None) -> RuleChoice:
+        """The version to read the table with.
+
+        `given`, else the one the rows tell (the latest of those that reproduce the most),
+        else the latest.
+        """
+        if given is not None:
+            return RuleChoice(given, "given")
+        if not self.telling:
+            return RuleChoice(LATEST_RULES, "latest")
+        best = max(self._kept.values())
+        tied = [v for v in self._versions if self._kept[v] == best]
+        return RuleChoice(tied[-1], "verdicts", self.telling, self.telling - best, tuple(tied[:-1]))
 
 
 def is_circular_log(log: str) -> bool:

@@ -56,6 +56,7 @@ from lmmprobe.predictions.imported import (
     ImportedPrediction,
     Origin,
     ReadOptions,
+    RecordedGrade,
 )
 
 __all__ = [
@@ -79,6 +80,60 @@ _JUDGED = frozenset({"llm_as_judge_eval", "gpt_eval_score"})
 (``lmms_eval/tasks/mathvista/utils.py`` ``mathvista_process_results``: its
 ``MathVistaEvaluator.extract_answer``, rules first and then the GPT model of the task's
 ``gpt_eval_model_name``, as MathVista's own protocol)."""
+
+
+_MMVET_GRADE = frozenset({"question_id", "gt_answer", "capabilities", "pred_answer", "score"})
+"""MM-Vet's ``gpt_eval_score`` (``lmms_eval/tasks/mmvet/utils.py`` ``mmvet_process_results`` @
+75571cf): the judge's 0-1 grade in ``score`` (0.0 where it gave none), the judge in
+``eval_model``."""
+_LLAVA_REVIEW = "gpt_eval_llava_all"
+"""LLaVA-Bench's review of every sample (``lmms_eval/tasks/llava-in-the-wild/utils.py``
+``llava_process_results``): ``scores`` [reference, model] on 1-10, ``[-1, -1]`` where the
+judge's request failed or its reply held no two scores; the ``gpt_eval_llava_CATEGORY`` entries
+repeat it under its category and hold ``[-999, -999]`` under the others."""
+_NO_REVIEW = (-1.0, -1.0)
+_NO_REVIEW_REASON = (
+    "lmms-eval logged its review as [-1, -1] (the judge's request failed, or its reply held no "
+    "two scores)"
+)
+
+
+def _grade(row: Mapping[str, Any], where: str) -> RecordedGrade | None:
+    """The grade a judged task logs for the sample (MM-Vet's, LLaVA-Bench's), or None.
+
+    Raises:
+        DataError: The logged grade is not a number, or a review not two finite numbers.
+
+    """
+    mmvet = row.get("gpt_eval_score")
+    if isinstance(mmvet, dict) and mmvet.keys() >= _MMVET_GRADE:
+        value = as_verdict(where, "gpt_eval_score.score", mmvet["score"])
+        if value is None or not 0.0 <= value <= 1.0:
+            raise row_error(where, "gpt_eval_score.score", f"{mmvet['score']!r}: not a 0-1 grade")
+        return RecordedGrade("mmvet-grade", value, _judge_model(mmvet))
+    review = row.get(_LLAVA_REVIEW)
+    if isinstance(review, dict) and "scores" in review:
+        field = f"{_LLAVA_REVIEW}.scores"
+        pair = review["scores"]
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise row_error(where, field, f"{pair!r}: not a [reference, model] pair")
+        numbers = tuple(_score(where, field, x) for x in pair)
+        detail = _judge_model(review) | {"reference": numbers[0]}
+        if numbers == _NO_REVIEW:
+            return RecordedGrade("llava-wild-review", None, detail, _NO_REVIEW_REASON)
+        return RecordedGrade("llava-wild-review", numbers[1], detail)
+    return None
+
+
+def _score(where: str, field: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 10:
+        raise row_error(where, field, f"{value!r}: not a score on LLaVA-Bench's 1-10 scale")
+    return float(value)
+
+
+def _judge_model(logged: Mapping[str, Any]) -> dict[str, str]:
+    model = logged.get("eval_model")
+    return {"eval_model": model[:200]} if isinstance(model, str) else {}
 
 
 def _first_text(value: Any) -> Any:
@@ -307,8 +362,10 @@ class LmmsEvalSamples:
                     where, "filtered_resps", _first_text(need(where, row, "filtered_resps"))
                 )
             filtered = _first_text(row.get("filtered_resps"))
+            grade: RecordedGrade | None = None
             try:
                 name, verdict, reading = _metric(row, where, layout)
+                grade = _grade(row, where)
             except DataError as exc:
                 # The answer is kept as an error row, named; the other rows are read.
                 name, verdict, reading = None, None, None
@@ -341,12 +398,18 @@ class LmmsEvalSamples:
                 tool_extraction=reading,
                 tool_judged=judged,
                 tool_verdict=verdict,
+                tool_grade=grade,
                 fields=json_safe(
                     {
                         "doc_id": row.get("doc_id"),
                         "target": target,
                         "filtered_resps": row.get("filtered_resps"),
                         **({name: row[name]} if name else {}),
+                        **(
+                            {_LLAVA_REVIEW: row[_LLAVA_REVIEW]}
+                            if grade and name != _LLAVA_REVIEW and _LLAVA_REVIEW in row
+                            else {}
+                        ),
                         **({UNTOLD_FIELD: True} if untold else {}),
                     }
                 ),

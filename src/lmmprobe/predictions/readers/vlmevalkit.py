@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
+from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -62,6 +63,8 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
     GroupLog,
     LogReading,
     NotItsLog,
+    RuleChoice,
+    RuleTally,
     circular_log,
     is_circular_log,
     vanilla_reading,
@@ -153,6 +156,8 @@ class VLMEvalKitTable:
     def __init__(self) -> None:
         self._hashed: dict[Path, _Identity] = {}
         """Each file `origin` hashed, as it was then."""
+        self._rules: dict[tuple[Path, _Identity, str | None], RuleChoice] = {}
+        """The rule version each judged table is read with (`_rule_choice`), per version told."""
 
     def _since_hashed(self, path: Path) -> _Identity:
         """`path`'s identity now, checked to be the one `origin` hashed (where it did)."""
@@ -187,6 +192,10 @@ class VLMEvalKitTable:
                 seen[beside] = _identity(beside)
                 detail["predictions"] = beside.name
                 detail["predictions_sha256"] = sha256_of(beside, within=path.parent)
+            rules = self._rule_choice(path, options.tool_version)
+            detail["rule_version"] = rules.version
+            detail["rule_version_from"] = rules.told
+            detail["rule_version_note"] = rules.note(str(path))
         sha = sha256_of(path)
         for hashed, before in seen.items():
             _unchanged(hashed, before)
@@ -198,37 +207,77 @@ class VLMEvalKitTable:
         before = self._since_hashed(path)
         m = _RESULT.match(path.stem)
         if m is None:
+            # No log to read: a version is the --as-published hook's to take or refuse.
             yield from self._rows(path, judged=False)
         else:
+            rules = self._rule_choice(path, options.tool_version).version
             beside = _predictions_beside(path, m["stem"])
             groups = self._groups(path) if beside is not None else {}
             if beside is None or not groups:
                 circular = "_vanilla_" not in path.stem and any(
                     name in m["stem"].lower() for name in _CIRCULAR_NAMES
                 )
-                yield from self._rows(path, judged=True, group_of=m["stem"] if circular else None)
+                yield from self._rows(
+                    path, judged=True, group_of=m["stem"] if circular else None, rules=rules
+                )
             else:
                 yield from self._copies(path, beside, groups)
         _unchanged(path, before)
 
+    def _rule_choice(self, path: Path, given: str | None) -> RuleChoice:
+        """The version of ``can_infer`` that wrote a judged table's log.
+
+        `given`, else the one that reproduces the most of its ``eval_vanilla`` rows' readings
+        and hits (`RuleTally`).
+
+        Raises:
+            DataError: `given` is not a version of ``can_infer``.
+
+        """
+        _check_version(given)
+        key = (path, self._since_hashed(path), given)
+        if key not in self._rules:
+            tally = RuleTally()
+            if given is None:
+                for n, row in iter_table(path):
+                    log, hit = row.get("log"), row.get("hit")
+                    where = f"{path}:row {n}"
+                    if not isinstance(log, str) or hit is None:
+                        continue
+                    _, prediction, gold = _basics(where, row)
+                    verdict = as_verdict(where, "hit", hit)
+                    if gold and verdict is not None:
+                        tally.add(log, prediction, _options(row), gold, verdict == 1.0)
+            self._rules[key] = tally.choose(given)
+        return self._rules[key]
+
     def _rows(
-        self, path: Path, *, judged: bool, group_of: str | None = None
+        self,
+        path: Path,
+        *,
+        judged: bool,
+        group_of: str | None = None,
+        rules: str = LATEST_RULES,
     ) -> Iterator[ImportedPrediction]:
         """The table's own rows, each with what its log says it read.
 
         `group_of`: the ``MODEL_DATASET`` stem of a CircularEval result table, whose ``hit``
-        is each group's (marked on every first row it holds).
+        is each group's (marked on every first row it holds). `rules`: the version of
+        ``can_infer`` its ``eval_vanilla`` log is read with.
         """
         for n, row in iter_table(path):
             where = f"{path}:row {n}"
             index, prediction, gold = _basics(where, row)
             hit = as_verdict(where, "hit", row.get("hit")) if "hit" in row else None
             reading: LogReading | None = None
+            changed: tuple[str, str | None] | None = None
             number = _int(index)
             if judged:
                 log = row.get("log")
                 if isinstance(log, str):
-                    reading = vanilla_reading(log, prediction, _options(row))
+                    reading = vanilla_reading(log, prediction, _options(row), rules)
+                    if reading is not None and rules != LATEST_RULES:
+                        changed = _rules_changed(prediction, _options(row), rules)
                     # The group's log is on its first row: copy 0 (the lowest index), the
                     # only copy whose prediction and gold this table holds.
                     if reading is None and number is not None and number < _GROUP:
@@ -236,7 +285,7 @@ class VLMEvalKitTable:
                         reading = group.reading(0) if group is not None else None
             if group_of is not None and number is not None and number < _GROUP:
                 row = dict(row) | {CIRCULAR_GROUP_FIELD: group_of}
-            yield _prediction(where, n, index, prediction, gold, hit, reading, row)
+            yield _prediction(where, n, index, prediction, gold, hit, reading, row, changed=changed)
 
     def _groups(self, path: Path) -> dict[int, _Group]:
         """A CircularEval result table's groups by first index; empty for any other table."""
@@ -360,6 +409,28 @@ def _basics(where: str, row: Mapping[str, Any]) -> tuple[str, str, str | None]:
     return index, prediction, None if gold is None else as_text(where, "answer", gold)
 
 
+def _check_version(given: str | None) -> None:
+    """Refuse a ``--tool-version`` that is not a version of ``can_infer``.
+
+    Raises:
+        DataError: It is not.
+
+    """
+    if given is not None and given not in RULE_VERSIONS:
+        raise DataError(
+            f"--tool-version {given!r}: VLMEvalKit's answer-reading rules (can_infer) have "
+            f"versions {', '.join(RULE_VERSIONS)}"
+        )
+
+
+def _rules_changed(
+    prediction: str, options: Mapping[str, str], rules: str
+) -> tuple[str, str | None] | None:
+    """(`rules`, the latest rules' reading) where the two read `prediction` otherwise."""
+    then, now = can_infer(prediction, options, rules), can_infer(prediction, options)
+    return None if then == now else (rules, now)
+
+
 def _letter(reading: LogReading | None, gold: str | None) -> str | None:
     if reading is None:
         return None
@@ -376,11 +447,14 @@ def _prediction(
     reading: LogReading | None,
     row: Mapping[str, Any],
     shared: Mapping[str, Any] | None = None,
+    *,
+    changed: tuple[str, str | None] | None = None,
 ) -> ImportedPrediction:
     """The row's prediction.
 
     `shared`: fields already made safe, the same object for many rows (a group's log), added
-    as they are so that no row holds its own copy.
+    as they are so that no row holds its own copy. `changed`: the rule version its log was
+    read with and what the latest rules read instead, where they part (`_rules_changed`).
     """
     letter = _letter(reading, gold)
     if reading is not None and reading.by in ("rule", "judge") and letter is None:
@@ -397,6 +471,8 @@ def _prediction(
         tool_judged=reading is not None and reading.by in ("judge", "random"),
         tool_decided_by=reading.by if reading is not None else None,
         tool_verdict=verdict,
+        tool_rule_version=changed[0] if changed is not None else None,
+        tool_reading_latest=changed[1] if changed is not None else None,
         # ``image`` (base64) is left out; ``image_path`` is kept: MME's and POPE's id schemes
         # read it (`lmmprobe.predictions.id_schemes`).
         fields=json_safe({k: v for k, v in row.items() if k != "image" and k}) | dict(shared or {}),
