@@ -462,6 +462,15 @@ class ImageRef(BaseModel):
         return ref
 
     @classmethod
+    def from_read_file(cls, path: str | Path, data: bytes) -> ImageRef:
+        """Reference an image file whose bytes the caller has just read whole (`data`).
+
+        Its content hash is taken from `data`, as `content_hash` hashes a file's bytes, so the
+        file is not read a second time to key a request.
+        """
+        return cls.from_path(path, content_hash=hashlib.sha256(data).hexdigest())
+
+    @classmethod
     def from_video_frame(cls, video: str, time: float, content_hash: str | None = None) -> ImageRef:
         """Reference the frame of `video` shown at `time` seconds (decoded when loaded).
 
