@@ -183,7 +183,10 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
                 # Read once, then hashed (a request's key needs it) and checked from memory:
                 # Pillow reading a small file from disk costs more than the read. So small a
                 # file cannot carry other data past the bound below (`IMAGE_FILE_SLACK`).
-                data = f.read(READ_WHOLE + 1)
+                data = f.read(info.st_size + 1)
+                if len(data) != info.st_size:  # changed since its stat: read as a large one
+                    data = None
+                    f.seek(0)
             # open_image refuses, from the header, an image over the decoding cap (with the
             # fix), so such a row is rejected here with its file:line, not when a request is built.
             with open_image(f if data is None else io.BytesIO(data), value) as im:
