@@ -113,6 +113,32 @@ without skipping work a re-run must do. One cost grows with the store, not the r
 integrity check (``PRAGMA quick_check``) before a store's first write reads the whole file,
 about 6 ms of CPU a MiB (0.4 s for a 64 MiB store of a dozen 10k runs); a first run on a fresh
 store does not pay it.
+
+Profiled again 2026-11-30 at 100,000 questions with images (the whole CLI in one process,
+sampled on a CPU-time clock every 2 ms; load average 12-16): a first run took 34.6 s of CPU
+(about 0.35 ms a question), a cached re-run 21.1 s. First run: the first read 51% (the image
+check 37%: Pillow's open 13%, hashing the file in a second read 7%, verify 3%; building each
+sample 10%), the second read 15%, answering 17% (storing each batch of 64 responses in its
+own transaction 10%), storing scores 5%, scoring 4%, planning and keys 4%. Cached re-run: the
+two reads 45% (each image's ``lstat`` 6%, its remembered check and reference 9%, building each
+sample 13%, fingerprints 6%), storing scores and samples 16%, scoring 9%, planning and keys 8%,
+reading the stored answers 5%, results 2%; encoding small JSON values (a score's options,
+marks, order, gold and metadata; each fingerprint's metadata) 8% spread over those. Under
+``strace -c`` a 20k cached re-run opens no image file (1,530 opens in all) and calls ``stat``
+twice an image (once a read). So a cached re-run neither decodes nor hashes an image, and no
+step left is more than a sixth of it: the 5x re-run needs the store-first rows of issue 35, not
+a local fix.
+
+Then a checked image file of at most 1 MiB is read once, hashed and verified from memory (it
+was opened by Pillow from disk, then read again to hash it). Loading alone, in one process on
+20k new images (first read, fresh store), old/new alternated: old 2.1-2.9 s, new 1.8-2.2 s of
+CPU. Measured with ``--sizes 10000 100000 --images --rounds 2 --no-lmms-eval --old-src OLD/src``
+(load average 5-16, medians), whole-process CPU: first run old 3.3 / new 3.3 s at 10k, 31.4 /
+32.0 s at 100k (old/new 1.02x and 0.98x: within the noise of a shared machine), cached re-run
+2.2 / 2.3 s and 18.3 / 18.3 s; first run / cached re-run on CPU 1.55x old, 1.44x new at 10k,
+1.72x / 1.75x at 100k (0.31-0.33 ms a question first, 0.18-0.23 ms cached); peak RSS unchanged
+(154-162 MiB at 10k, 214-231 MiB at 100k). lmms-eval was not installed here, so the
+lmms-eval ratio was not measured this time.
 """
 
 from __future__ import annotations
