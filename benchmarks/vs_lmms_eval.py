@@ -133,7 +133,8 @@ Then a checked image file of at most 1 MiB is read once, hashed and verified fro
 was opened by Pillow from disk, then read again to hash it). Loading alone, in one process on
 20k new images (first read, fresh store), old/new alternated: old 2.1-2.9 s, new 1.8-2.2 s of
 CPU. Measured with ``--sizes 10000 100000 --images --rounds 2 --no-lmms-eval --old-src OLD/src``
-(load average 5-16, medians), whole-process CPU: first run old 3.3 / new 3.3 s at 10k, 31.4 /
+(load average 5-16, medians), whole-process CPU (a whole first run at 20k on a fresh store,
+old/new alternated three times at load 5-6: old 5.97 / new 5.82 s, new less in each round): first run old 3.3 / new 3.3 s at 10k, 31.4 /
 32.0 s at 100k (old/new 1.02x and 0.98x: within the noise of a shared machine), cached re-run
 2.2 / 2.3 s and 18.3 / 18.3 s; first run / cached re-run on CPU 1.55x old, 1.44x new at 10k,
 1.72x / 1.75x at 100k (0.31-0.33 ms a question first, 0.18-0.23 ms cached); peak RSS unchanged
