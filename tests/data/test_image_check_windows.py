@@ -21,7 +21,7 @@ from PIL import Image
 from tests.console import lmmprobe
 
 from lmmprobe.data.base import load_source
-from lmmprobe.data.rows import RowError, check_image, remembered_images
+from lmmprobe.data.rows import READ_WHOLE, RowError, check_image, remembered_images
 from lmmprobe.store import Store
 
 
@@ -149,3 +149,39 @@ def test_a_cached_re_run_finds_every_remembered_file_in_any_order(
             "SELECT sample FROM samples WHERE run_id = ?", (last,))]  # fmt: skip
     assert len(samples) == 151
     assert all(i["sha256"] == remembered[i["path"]] for s in samples for i in s["images"])
+
+
+def test_a_file_read_whole_and_one_verified_from_disk_are_checked_and_hashed_alike(
+    tmp_path: Path,
+) -> None:
+    # A file of at most READ_WHOLE bytes is read once (hashed and checked from memory); a
+    # larger one is judged from its header and verified from the file. Either way the
+    # reference carries the hash of the file's bytes, and a broken file is refused alike.
+    base = tmp_path / "data"
+    base.mkdir()
+    rng = random.Random(0)
+    small, large = base / "small.png", base / "large.png"
+    Image.new("RGB", (8, 8), (9, 8, 7)).save(small)
+    side = 800  # noise does not compress: the PNG is well over READ_WHOLE
+    Image.frombytes("RGB", (side, side), rng.randbytes(3 * side * side)).save(large)
+    assert small.stat().st_size <= READ_WHOLE < large.stat().st_size
+    for name, cut in (("small", small), ("large", large)):
+        (base / f"{name}-cut.png").write_bytes(cut.read_bytes()[: cut.stat().st_size // 2])
+        (base / f"{name}-text.png").write_bytes(b"x" * (cut.stat().st_size))
+    values = ["small.png", "large.png", "small-cut.png", "large-cut.png", "small-text.png",
+              "large-text.png"]  # fmt: skip
+    plain = {v: _checked(base, v) for v in values}
+    for picture in (small, large):
+        digest = hashlib.sha256(picture.read_bytes()).hexdigest()
+        assert plain[picture.name] == (str(picture), digest)
+    for name in ("small", "large"):
+        assert plain[f"{name}-cut.png"][0] == "images[0]"
+        assert plain[f"{name}-cut.png"][1].startswith(f"unreadable image {name}-cut.png: ")
+        assert plain[f"{name}-text.png"] == (
+            "images[0]",
+            f"unreadable image {name}-text.png: not an image Pillow can read",
+        )
+    with Store(tmp_path / "s.db") as store:
+        for _ in range(2):  # checked, then remembered
+            with remembered_images(store):
+                assert {v: _checked(base, v) for v in values} == plain

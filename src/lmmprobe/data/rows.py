@@ -12,6 +12,7 @@ problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded m
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sqlite3
 import stat
@@ -26,12 +27,14 @@ from lmmprobe._file_kind import kernel_file, not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import (
+    IMAGE_FILE_SLACK,
     image_file_problem,
     max_image_pixels,
     open_image,
     pixel_cap_read_once,
     sample_bytes_problem,
     sample_images_problem,
+    unreadable_reason,
 )
 from lmmprobe.schema.text import MAX_NESTING as MAX_NESTING  # read from here by the readers
 from lmmprobe.schema.text import deeper_than
@@ -173,25 +176,41 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
             if too_big:
                 raise RowError(field, f"image {value}: {too_big}")
             return (*known, info.st_size)
+    data: bytes | None = None
     try:
-        # open_image refuses, from the header, an image over the decoding cap (with the fix),
-        # so such a row is rejected here with its file:line rather than when a request is built.
-        with open_image(path, value) as im:
-            width, height = im.size
-            # A small picture in a much larger file carries other data, which would be read
-            # here whole and sent to the model as it is: refused from the header's size.
-            too_big = image_file_problem(info.st_size, width * height)
-            if not too_big:
-                im.verify()  # reads the whole file; catches truncated and non-image files
+        with open(path, "rb") as f:
+            if info.st_size <= READ_WHOLE:
+                # Read once, then hashed (a request's key needs it) and checked from memory:
+                # Pillow reading a small file from disk costs more than the read. So small a
+                # file cannot carry other data past the bound below (`IMAGE_FILE_SLACK`).
+                data = f.read(info.st_size + 1)
+                if len(data) != info.st_size:  # changed since its stat: read as a large one
+                    data = None
+                    f.seek(0)
+            # open_image refuses, from the header, an image over the decoding cap (with the
+            # fix), so such a row is rejected here with its file:line, not when a request is built.
+            with open_image(f if data is None else io.BytesIO(data), value) as im:
+                width, height = im.size
+                # A small picture in a much larger file carries other data, which would be
+                # read here whole and sent to the model as it is: refused from the header's size.
+                too_big = image_file_problem(info.st_size, width * height)
+                if not too_big:
+                    im.verify()  # reads the whole file; catches truncated and non-image files
     except Exception as exc:
-        reason = str(exc) or type(exc).__name__
+        reason = unreadable_reason(exc) or type(exc).__name__
         raise RowError(field, f"unreadable image {value}: {reason}") from exc
     if too_big:
         raise RowError(field, f"image {value}: {too_big}")
-    ref = ImageRef.from_path(path)
+    ref = ImageRef.from_path(path) if data is None else ImageRef.from_read_file(path, data)
     if checked is not None:
         checked.add(path, info, width, height, ref)
     return ref, width * height, info.st_size
+
+
+READ_WHOLE = 1 << 20
+"""An image file of at most this many bytes (1 MiB) is read whole once when it is checked (and
+hashed from that read); a larger one is judged from its header, then verified from the file."""
+assert READ_WHOLE <= IMAGE_FILE_SLACK  # such a file is never refused for its size alone
 
 
 _REMEMBER_AT_ONCE = 10_000

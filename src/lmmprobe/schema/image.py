@@ -431,8 +431,15 @@ class ImageRef(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> ImageRef:
-        given = [x is not None for x in (self.path, self.data_b64, self.renderer, self.video)]
-        if sum(given) > 1:
+        # Counted by hand (no list, no sum): every reference a load makes passes here, once
+        # when it is made and again inside its sample's validation.
+        given = (
+            (self.path is not None)
+            + (self.data_b64 is not None)
+            + (self.renderer is not None)
+            + (self.video is not None)
+        )
+        if given > 1:
             raise ValueError("an ImageRef takes only one of path, data_b64, renderer, video")
         if (self.video is None) != (self.video_time is None):
             raise ValueError("an ImageRef of a video frame needs both video and video_time")
@@ -464,6 +471,15 @@ class ImageRef(BaseModel):
         if content_hash is not None:
             ref.__dict__["_content_hash"] = content_hash  # where `content_hash` remembers it
         return ref
+
+    @classmethod
+    def from_read_file(cls, path: str | Path, data: bytes) -> ImageRef:
+        """Reference an image file whose bytes the caller has just read whole (`data`).
+
+        Its content hash is taken from `data`, as `content_hash` hashes a file's bytes, so the
+        file is not read a second time to key a request.
+        """
+        return cls.from_path(path, content_hash=hashlib.sha256(data).hexdigest())
 
     @classmethod
     def from_video_frame(cls, video: str, time: float, content_hash: str | None = None) -> ImageRef:
