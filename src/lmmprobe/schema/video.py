@@ -169,7 +169,7 @@ class FramePolicy(BaseModel):
         if frame_count < 1 or not rate > 0 or not math.isfinite(rate):
             raise ValueError(f"no frame to sample ({frame_count} frames at {rate:g} fps)")
         if self.kind == "mvbench":
-            return _mvbench_indices(self.frames, frame_count, rate, start, end)
+            return mvbench_indices(self.frames, frame_count - 1, rate, start, end)
         first = 0 if start is None else max(0, round(start * rate))
         stop = frame_count if end is None else min(frame_count, round(end * rate))
         count = stop - first
@@ -208,21 +208,33 @@ class FramePolicy(BaseModel):
         return [start + (i + 0.5) * span / n for i in range(n)]
 
 
-def _mvbench_indices(
-    segments: int, frame_count: int, rate: float, start: float | None, end: float | None
+def mvbench_indices(
+    segments: int,
+    max_frame: int,
+    rate: float,
+    start: float | None,
+    end: float | None,
+    first_idx: int = 0,
 ) -> list[int]:
-    """MVBench's ``get_index(bound, fps, max_frame, first_idx=0)`` (see `FramePolicy.indices`)."""
-    max_frame = frame_count - 1
+    """MVBench's ``get_index(bound, fps, max_frame, first_idx)`` (see `FramePolicy.indices`).
+
+    A video passes ``max_frame = frames - 1`` and ``first_idx=0``; MVBench's folders of frames
+    (``read_frame``: files ``00001.jpg`` on, at 3 fps) pass the number of files and 1.
+
+    Raises:
+        ValueError: An index falls outside ``[first_idx, max_frame]`` (a clip past the end).
+
+    """
     # Without a bound the reference uses (-100000, 100000) seconds: the whole video.
     low = -100000.0 if start is None else start
     high = 100000.0 if end is None else end
-    first = max(0, round(low * rate))
+    first = max(first_idx, round(low * rate))
     last = min(round(high * rate), max_frame)
     size = float(last - first) / segments
     picked = [int(first + (size / 2) + np.round(size * k)) for k in range(segments)]
-    if any(not 0 <= i <= max_frame for i in picked):
+    if any(not first_idx <= i <= max_frame for i in picked):
         raise ValueError(
-            f"the clip ({low:g} s to {high:g} s) holds no frame of the {frame_count} there are"
+            f"the clip ({low:g} s to {high:g} s) holds no frame of the {max_frame} there are"
         )
     return picked
 
