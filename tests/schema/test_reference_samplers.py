@@ -25,7 +25,9 @@ EXPECTED = json.loads(
 CASES: list[dict[str, Any]] = EXPECTED["cases"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['frames']}of{c['count']}@{c['rate']:.3g}")
+@pytest.mark.parametrize(
+    "case", CASES, ids=lambda c: f"{c['frames']}of{c['count']}@{c['rate']:.3g}"
+)
 def test_the_indices_equal_the_reference_samplers(case: dict[str, Any]) -> None:
     clip = (case.get("start"), case.get("end"))
     mvbench = FramePolicy.parse(f"mvbench={case['frames']}")

@@ -1,8 +1,8 @@
-"""MVBench's answer check, reproduced exactly, and the ``mvbench`` matcher.
+r"""MVBench's answer check, reproduced exactly, and the ``mvbench`` matcher.
 
 MVBench's evaluation (OpenGVLab/Ask-Anything @ 4dd8210, ``video_chat2/mvbench.ipynb``) makes
 the model's answer start with ``(`` (its answer prompt ``Best option:(``), keeps the first line
-of the reply with ``(`` put back in front (``return_prompt + llm_message.strip().split('\\n')[0]``),
+of the reply with ``(`` put back in front (``return_prompt + llm_message.strip().split('\n')[0]``),
 and ``check_ans`` compares the first space-separated word of that, lower-cased and without
 dots, with the gold option's ``(x)``: right where one holds the other. So a reply that begins
 with a space or is empty leaves the word ``(``, which every gold ``(x)`` holds: such a reply is

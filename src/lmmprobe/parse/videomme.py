@@ -28,8 +28,9 @@ _PREFIXES = (
     "The correct answer is",
     "The answer is",
     "The answer",
-    "The best option is" "The correct option is",  # noqa: ISC001 - the reference's own join
-    "Best answer:" "Best option:",  # noqa: ISC001 - the reference's own join
+    # The script's adjacent literals without a comma, joined as Python joins them.
+    "The best option isThe correct option is",
+    "Best answer:Best option:",
 )
 _LETTER = re.compile(r"[ABCD]")
 

@@ -136,7 +136,9 @@ def test_videomme_runs_by_name_through_the_console_with_its_frames_recorded(tmp_
             "short": 1.0, "medium": 0.0, "long": 1.0,
         }  # fmt: skip
         with sqlite3.connect(tmp_path / f"{name}.db") as db:
-            videos = [json.loads(doc)["video"] for (doc,) in db.execute("SELECT sample FROM samples")]
+            videos = [
+                json.loads(doc)["video"] for (doc,) in db.execute("SELECT sample FROM samples")
+            ]
         assert len(videos) == 3
         for video in videos:  # Video-MME's default policy, recorded: 32 linspace frames
             assert video["sampled_with"] == "linspace=32"
@@ -211,7 +213,9 @@ def test_a_videomme_row_with_a_missing_or_escaping_video_is_one_line_and_the_res
 
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(max_size=400) | st.sampled_from([SRT, SRT * 50, "1\n" * 5000]))
-def test_the_subtitle_reader_reads_any_text_without_failing(text: str, tmp_path_factory: Any) -> None:
+def test_the_subtitle_reader_reads_any_text_without_failing(
+    text: str, tmp_path_factory: Any
+) -> None:
     path = tmp_path_factory.mktemp("srt") / "x.srt"
     path.write_text(text, encoding="utf-8", errors="surrogatepass" if False else "replace")
     cues = read_subtitles(path, "subtitle")
@@ -222,11 +226,11 @@ def test_the_subtitle_reader_reads_any_text_without_failing(text: str, tmp_path_
 def test_an_oversized_or_binary_subtitle_file_is_named(tmp_path: Path) -> None:
     big = tmp_path / "big.srt"
     big.write_bytes(b"1\n00:00:00,000 --> 00:00:01,000\nx\n\n" * 300_000)
-    with pytest.raises(RowError, match="subtitles .*big.srt"):
+    with pytest.raises(RowError, match=r"subtitles .*big\.srt"):
         read_subtitles(big, "subtitle")
     binary = tmp_path / "bin.srt"
     binary.write_bytes(b"\xff\xfe\x00\x81" * 10)
-    with pytest.raises(RowError, match="subtitles .*bin.srt"):
+    with pytest.raises(RowError, match=r"subtitles .*bin\.srt"):
         read_subtitles(binary, "subtitle")
 
 
@@ -254,7 +258,9 @@ def test_mvbench_runs_by_name_through_the_console_with_its_frames_recorded(tmp_p
     assert model["metrics"]["mvbench_accuracy"]["value"] == pytest.approx(2 / 3)
     assert model["breakdown"]["task_type"]["Object Existence"]["mvbench_accuracy"]["value"] == 0.0
     with sqlite3.connect(tmp_path / "db") as db:
-        samples = {sid: json.loads(doc) for sid, doc in db.execute("SELECT sample_id, sample FROM samples")}
+        samples = {
+            sid: json.loads(doc) for sid, doc in db.execute("SELECT sample_id, sample FROM samples")
+        }
     bounded = samples["mvbench/action_sequence/1"]["video"]
     assert bounded["sampled_with"] == "mvbench=16"
     # get_index over the bound 1-3 s at 10 fps: frames 10 to 30 in 16 segments.
@@ -295,7 +301,8 @@ def test_mvbench_prompt_and_its_check_equal_the_notebooks(tmp_path: Path) -> Non
     options = ["x0", "x1", "x2", "x3"]
     options["ABCD".index(first[1])] = first[4:]
     assert SCRIPT.prompts["m0"] == (
-        SYSTEM + "Question: Q #m0\nOptions:\n"
+        SYSTEM
+        + "Question: Q #m0\nOptions:\n"
         + "\n".join(f"({m}) {o}" for m, o in zip("ABCD", options, strict=True))
         + "\nOnly give the best option."
     )

@@ -34,7 +34,17 @@ ASK_ANYTHING = "4dd8210b030374bb0c510a57dfbe916f70d3ef71"
 def cases() -> list[dict[str, object]]:
     """Frame counts and rates of real clips (1 s to 2 h at common rates) and edge cases."""
     rng = random.Random(38)
-    rates = [23.976023976023978, 24.0, 25.0, 29.97002997002997, 30.0, 50.0, 59.94005994005994, 3.0, 1.0]
+    rates = [
+        23.976023976023978,
+        24.0,
+        25.0,
+        29.97002997002997,
+        30.0,
+        50.0,
+        59.94005994005994,
+        3.0,
+        1.0,
+    ]
     out: list[dict[str, object]] = []
     for n in (1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 100, 101):
         for frames in (1, 8, 16, 32):
@@ -42,7 +52,11 @@ def cases() -> list[dict[str, object]]:
     for _ in range(150):
         rate = rng.choice(rates)
         count = max(1, round(rng.uniform(1, 7200) * rate))
-        case: dict[str, object] = {"frames": rng.choice([4, 8, 16, 32, 64]), "count": count, "rate": rate}
+        case: dict[str, object] = {
+            "frames": rng.choice([4, 8, 16, 32, 64]),
+            "count": count,
+            "rate": rate,
+        }
         if rng.random() < 0.4:  # a clip inside the video (MVBench's bound)
             length = count / rate
             start = round(rng.uniform(0, length * 0.8), rng.choice([0, 1, 2]))
@@ -67,12 +81,19 @@ def lmms_eval_indices(checkout: Path, case: dict[str, object]) -> list[int]:
 def mvbench_class(checkout: Path) -> type:
     notebook = json.loads((checkout / "video_chat2/mvbench.ipynb").read_text(encoding="utf-8"))
     source = next(
-        "".join(c["source"]) for c in notebook["cells"]
+        "".join(c["source"])
+        for c in notebook["cells"]
         if c["cell_type"] == "code" and "class MVBench_dataset" in "".join(c["source"])
     )
     stub = types.SimpleNamespace
-    names = {"np": np, "Dataset": object, "json": json, "os": __import__("os"),
-             "T": stub(Compose=None), "InterpolationMode": stub(BICUBIC=None)}
+    names = {
+        "np": np,
+        "Dataset": object,
+        "json": json,
+        "os": __import__("os"),
+        "T": stub(Compose=None),
+        "InterpolationMode": stub(BICUBIC=None),
+    }
     exec(compile(source, "mvbench.ipynb", "exec"), names)  # the notebook's own cell
     return names["MVBench_dataset"]  # type: ignore[no-any-return]
 
@@ -93,7 +114,7 @@ def main() -> None:
     out = {"lmms_eval": LMMS_EVAL, "ask_anything": ASK_ANYTHING, "cases": rows}
     lines = ",\n".join(json.dumps(r) for r in rows)
     text = json.dumps({k: v for k, v in out.items() if k != "cases"})[:-1]
-    (HERE / "expected.json").write_text(f"{text}, \"cases\": [\n{lines}\n]}}\n", encoding="utf-8")
+    (HERE / "expected.json").write_text(f'{text}, "cases": [\n{lines}\n]}}\n', encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -31,30 +31,95 @@ HERE = Path(__file__).parent
 VIDEOMME = "4e7566d36f63121fc72f040654d6f38f83f30125"
 ASK_ANYTHING = "4dd8210b030374bb0c510a57dfbe916f70d3ef71"
 
-PHRASES = ["The best answer is", "The correct answer is", "The answer is", "The answer",
-           "The best option is", "The correct option is", "Best answer:", "Best option:",
-           "The best option isThe correct option is", "Best answer:Best option:", "Answer:", ""]
+PHRASES = [
+    "The best answer is",
+    "The correct answer is",
+    "The answer is",
+    "The answer",
+    "The best option is",
+    "The correct option is",
+    "Best answer:",
+    "Best option:",
+    "The best option isThe correct option is",
+    "Best answer:Best option:",
+    "Answer:",
+    "",
+]
 TAILS = ["", ".", ")", " because the person in the video is running.", "\nIt is clear."]
-WORDS = "the video shows a person who runs across the field and then stops near a tree".split()
+WORDS = [
+    "the",
+    "video",
+    "shows",
+    "a",
+    "person",
+    "who",
+    "runs",
+    "across",
+    "the",
+    "field",
+    "and",
+    "then",
+    "stops",
+    "near",
+    "a",
+    "tree",
+]
 
 
 def replies(rng: random.Random) -> list[str]:
-    fixed = ["A", "B", "C", "D", "E", "a", "(B)", "(c)", "C.", " D ", "", "   ", "\n", "(",
-             "A) yes", "B. Gray.", "The answer is C", "The best option is D",
-             "The correct option is A", "Best option: B", "Best answer: C",
-             "I cannot tell from the video which one it is for sure, so I guess nothing here",
-             "Honestly the video is quite unclear and blurry and I am not sure about it at all.",
-             "The person wears a black coat, so A is right.", "the answer is b",
-             "Option (D) fits best.", "ABCD", "\u00c0 propos: B", "B\nA", "(A) black\n(B) gray",
-             "..A", "A.B", "(a)", "b) gray", "(E) none"]
+    fixed = [
+        "A",
+        "B",
+        "C",
+        "D",
+        "E",
+        "a",
+        "(B)",
+        "(c)",
+        "C.",
+        " D ",
+        "",
+        "   ",
+        "\n",
+        "(",
+        "A) yes",
+        "B. Gray.",
+        "The answer is C",
+        "The best option is D",
+        "The correct option is A",
+        "Best option: B",
+        "Best answer: C",
+        "I cannot tell from the video which one it is for sure, so I guess nothing here",
+        "Honestly the video is quite unclear and blurry and I am not sure about it at all.",
+        "The person wears a black coat, so A is right.",
+        "the answer is b",
+        "Option (D) fits best.",
+        "ABCD",
+        "\u00c0 propos: B",
+        "B\nA",
+        "(A) black\n(B) gray",
+        "..A",
+        "A.B",
+        "(a)",
+        "b) gray",
+        "(E) none",
+    ]
     out = list(fixed)
     for _ in range(140):
         letter = rng.choice("ABCDabcd")
         mark = rng.choice(["{}", "({})", "{}.", "{})", "Option {}", "{} ."]).format(letter)
         words = " ".join(rng.choices(WORDS, k=rng.choice([0, 2, 9, 12])))
         phrase = rng.choice(PHRASES)
-        parts = rng.choice([[phrase, mark], [mark, words], [words, mark], [phrase, words],
-                            [words], [phrase, mark, rng.choice(TAILS)]])
+        parts = rng.choice(
+            [
+                [phrase, mark],
+                [mark, words],
+                [words, mark],
+                [phrase, words],
+                [words],
+                [phrase, mark, rng.choice(TAILS)],
+            ]
+        )
         out.append(rng.choice(["", " ", "\n"]) + " ".join(p for p in parts if p))
     return out
 
@@ -71,37 +136,56 @@ def videomme(checkout: Path, answers: list[str], rng: random.Random) -> dict[str
     script = _load(checkout / "evaluation/eval_your_results.py", "videomme_eval")
     rows = []
     for i, reply in enumerate(answers):
-        rows.append({
-            "reply": reply,
-            "gold": rng.choice("ABCD"),
-            "duration": ["short", "medium", "long"][i % 3],
-            "domain": script.CATEGORIES[i % len(script.CATEGORIES)],
-            "sub_category": script.SUB_CATEGORIES[i % len(script.SUB_CATEGORIES)],
-            "task_type": script.TASK_CATEGORIES[i % len(script.TASK_CATEGORIES)],
-            "letter": script.extract_characters_regex(reply),
-        })
+        rows.append(
+            {
+                "reply": reply,
+                "gold": rng.choice("ABCD"),
+                "duration": ["short", "medium", "long"][i % 3],
+                "domain": script.CATEGORIES[i % len(script.CATEGORIES)],
+                "sub_category": script.SUB_CATEGORIES[i % len(script.SUB_CATEGORIES)],
+                "task_type": script.TASK_CATEGORIES[i % len(script.TASK_CATEGORIES)],
+                "letter": script.extract_characters_regex(reply),
+            }
+        )
     videos = []
     for i, row in enumerate(rows):  # one video a question: categories follow the question
-        videos.append({"video_id": f"{i:03d}", "duration_category": row["duration"],
-                       "video_category": row["domain"], "video_subcategory": row["sub_category"],
-                       "missing": False,
-                       "questions": [{"task_type": row["task_type"], "answer": row["gold"],
-                                      "response": row["reply"]}]})
+        videos.append(
+            {
+                "video_id": f"{i:03d}",
+                "duration_category": row["duration"],
+                "video_category": row["domain"],
+                "video_subcategory": row["sub_category"],
+                "missing": False,
+                "questions": [
+                    {"task_type": row["task_type"], "answer": row["gold"], "response": row["reply"]}
+                ],
+            }
+        )
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.json"
         results.write_text(json.dumps(videos), encoding="utf-8")
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            script.eval_your_results(str(results), video_types="short,medium,long",
-                                     skip_missing=True, return_categories_accuracy=False)
+            script.eval_your_results(
+                str(results),
+                video_types="short,medium,long",
+                skip_missing=True,
+                return_categories_accuracy=False,
+            )
     overall = [line for line in printed.getvalue().splitlines() if line.startswith("Overall:")]
-    return {"rows": rows, "overall": dict(zip(["short", "medium", "long", "all"], overall, strict=True))}
+    return {
+        "rows": rows,
+        "overall": dict(zip(["short", "medium", "long", "all"], overall, strict=True)),
+    }
 
 
 def mvbench(checkout: Path, answers: list[str], rng: random.Random) -> list[dict[str, object]]:
     notebook = json.loads((checkout / "video_chat2/mvbench.ipynb").read_text(encoding="utf-8"))
-    source = next("".join(c["source"]) for c in notebook["cells"]
-                  if c["cell_type"] == "code" and "def check_ans" in "".join(c["source"]))
+    source = next(
+        "".join(c["source"])
+        for c in notebook["cells"]
+        if c["cell_type"] == "code" and "def check_ans" in "".join(c["source"])
+    )
     names: dict[str, object] = {}
     exec(compile(source, "mvbench.ipynb", "exec"), names)  # the notebook's own cell
     check_ans = names["check_ans"]
@@ -123,7 +207,9 @@ def main() -> None:
         "videomme": videomme(Path(sys.argv[1]), answers, rng),
         "mvbench": mvbench(Path(sys.argv[2]), answers, rng),
     }
-    (HERE / "expected.json").write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (HERE / "expected.json").write_text(
+        json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
 
 
 if __name__ == "__main__":
