@@ -308,8 +308,49 @@ def test_mvbench_prompt_and_its_check_equal_the_notebooks(tmp_path: Path) -> Non
     )
 
 
+# --------------------------------------------------------------------------- EgoSchema
+
+
+def _egoschema_copy(root: Path, uids: list[str], answers: dict[str, int]) -> Path:
+    (root / "videos").mkdir(parents=True)
+    questions = []
+    for uid in uids:
+        write_video(root / "videos" / f"{uid}.mp4", frames=40, fps=10)
+        questions.append({"q_uid": uid, "google_drive_id": "x", "question": f"What is c doing? #{uid}",
+                          **{f"option {i}": f"c does thing {i}" for i in range(5)}})  # fmt: skip
+    (root / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    (root / "subset_answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    return root
+
+
+def test_egoschema_reads_the_public_subset_and_runs_through_the_console(tmp_path: Path) -> None:
+    needs_av()
+    # Three questions, two with public answers: only those two are read.
+    copy = _egoschema_copy(tmp_path / "egoschema", ["u1", "u2", "u3"], {"u1": 0, "u3": 2})
+    out = tmp_path / "out"
+    proc = lmmprobe("run", "-d", f"egoschema,path={copy}", "-m", "first", "--db", tmp_path / "db",
+                    "--out", out, "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    model = next(iter(_results(out)["models"].values()))
+    assert model["metrics"]["accuracy"]["value"] == 0.5  # `first` answers A: right on u1
+    assert model["metrics"]["accuracy"]["n"] == 2
+    with sqlite3.connect(tmp_path / "db") as db:
+        rows = dict(db.execute("SELECT sample_id, sample FROM samples"))
+    assert sorted(rows) == ["egoschema/u1", "egoschema/u3"]
+    assert json.loads(rows["egoschema/u1"])["video"]["sampled_with"] == "linspace=32"
+    SCRIPT.replies.update({"u1": "B", "u3": "C"})
+    SCRIPT.prompts.clear()
+    evaluate(models=[MODEL], data=f"egoschema,path={copy}", db=str(tmp_path / "db2"),
+             out=str(tmp_path / "o2"), bootstrap=0, frames="2")  # fmt: skip
+    assert SCRIPT.prompts["u1"] == (
+        "What is c doing? #u1\n"
+        + "\n".join(f"{m}. c does thing {i}" for i, m in enumerate("ABCDE"))
+        + "\nAnswer with the option's letter from the given choices directly."
+    )
+
+
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
-    for name in ("videomme", "videomme-subtitles", "mvbench"):
+    for name in ("videomme", "videomme-subtitles", "mvbench", "egoschema"):
         assert BENCHMARKS.get(name).groups == ("video",)
     proc = lmmprobe("data", "list", "-f", "json")
     assert proc.returncode == 0, proc.stderr
