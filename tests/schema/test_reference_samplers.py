@@ -1,7 +1,7 @@
 """The reference frame samplers (``linspace=N``, ``mvbench=N``) pick the references' frame indices.
 
-``sampler_parity/expected.json`` holds the indices lmms-eval's and MVBench's own sampling code
-picked for 202 generated (frame count, rate, clip) cases, run from their repositories by
+``sampler_parity/expected.json`` holds the indices lmms-eval's, MVBench's and LongVideoBench's
+own sampling code picked for 202 generated (frame count, rate, clip) cases, run from their repositories by
 ``sampler_parity/make_expected.py`` (commits in the file). A decoded video then shows the
 frames those indices name: frame ``i`` is the one shown at ``i / rate`` seconds.
 """
@@ -32,13 +32,22 @@ def test_the_indices_equal_the_reference_samplers(case: dict[str, Any]) -> None:
     clip = (case.get("start"), case.get("end"))
     mvbench = FramePolicy.parse(f"mvbench={case['frames']}")
     assert mvbench.indices(case["count"], case["rate"], *clip) == case["mvbench"]
+    longvideobench = FramePolicy.parse(f"longvideobench={case['frames']}")
+    picked = case["longvideobench"]
+    if not picked or max(picked) >= case["count"]:
+        # The reference asks decord for no frame (a clip under a second) or for frames past
+        # the video's end (which decord refuses): lmmprobe refuses the clip.
+        with pytest.raises(ValueError):
+            longvideobench.indices(case["count"], case["rate"], None, case.get("end"))
+    else:
+        assert longvideobench.indices(case["count"], case["rate"], None, case.get("end")) == picked
     if "linspace" in case:  # lmms-eval's sampler takes no clip
         linspace = FramePolicy.parse(f"linspace={case['frames']}")
         assert linspace.indices(case["count"], case["rate"]) == case["linspace"]
 
 
 def test_the_reference_policies_read_and_write_their_labels() -> None:
-    for text in ("linspace=32", "mvbench=16"):
+    for text in ("linspace=32", "mvbench=16", "longvideobench=16"):
         policy = FramePolicy.parse(text)
         assert policy.label == text and policy.by_index
         assert FramePolicy.parse(policy.label) == policy

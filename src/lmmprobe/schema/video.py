@@ -4,8 +4,9 @@ A `VideoRef` names a video (a file path or a URL), an optional start and end in 
 a `FramePolicy`: ``frames=N`` (N frames, one at the middle of each of N equal parts of the
 clip), ``fps=F`` (one frame every 1/F seconds from the clip's start, at most ``max_frames``;
 past that, N = ``max_frames`` uniform frames), or a reference sampler over frame indices by
-name: ``linspace=N`` (lmms-eval's uniform indices) and ``mvbench=N`` (MVBench's segment
-middles), which read the video's frame count and rate (`FramePolicy.indices`). Resolving
+name: ``linspace=N`` (lmms-eval's uniform indices), ``mvbench=N`` (MVBench's segment
+middles) and ``longvideobench=N`` (LongVideoBench's loader), which read the video's frame count
+and rate (`FramePolicy.indices`). Resolving
 a reference (`VideoRef.resolved`) decodes the frames the policy picks, one seek per frame,
 never the whole video (`lmmprobe.schema._video_decode`), and records each frame's
 presentation time and pixel hash. The frames then reach a request as images (`frame_images`):
@@ -31,9 +32,11 @@ sample's images and frames together)."""
 DEFAULT_POLICY_TEXT = "frames=8"
 """The policy a video without one of its own is sampled with, unless the run says another."""
 
-_POLICY_PART = re.compile(r"\s*(frames|fps|max_frames|linspace|mvbench)\s*=\s*([^,\s]+)\s*")
+_POLICY_PART = re.compile(
+    r"\s*(frames|fps|max_frames|linspace|mvbench|longvideobench)\s*=\s*([^,\s]+)\s*"
+)
 
-INDEX_KINDS = ("linspace", "mvbench")
+INDEX_KINDS = ("linspace", "mvbench", "longvideobench")
 """The policies that pick frame indices from the video's frame count and rate (named after the
 reference sampler each reproduces) rather than times from the clip's length."""
 
@@ -46,23 +49,24 @@ class FramePolicy(BaseModel):
     ``max_frames`` of them; a clip long enough for more gets ``max_frames`` uniform frames
     instead (``fps=F,max_frames=M``).
 
-    ``linspace`` and ``mvbench`` reproduce two reference samplers over frame indices
-    (`indices`), which read the video's frame count and average rate: ``linspace=N`` is
-    lmms-eval's uniform sampler, ``mvbench=N`` MVBench's segment middles. Their frame ``i`` is
-    the frame shown at ``i / rate`` seconds.
+    ``linspace``, ``mvbench`` and ``longvideobench`` reproduce reference samplers over frame
+    indices (`indices`), which read the video's frame count and average rate: ``linspace=N`` is
+    lmms-eval's uniform sampler, ``mvbench=N`` MVBench's segment middles, ``longvideobench=N``
+    LongVideoBench's ``load_video``. Their frame ``i`` is the frame shown at ``i / rate``
+    seconds.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["frames", "fps", "linspace", "mvbench"] = Field(
-        description="frames: a fixed count; fps: a rate; linspace, mvbench: a reference "
-        "sampler's frame indices (`indices`)."
+    kind: Literal["frames", "fps", "linspace", "mvbench", "longvideobench"] = Field(
+        description="frames: a fixed count; fps: a rate; linspace, mvbench, longvideobench: a "
+        "reference sampler's frame indices (`indices`)."
     )
     frames: int | None = Field(
         default=None,
         ge=1,
         le=MAX_FRAMES,
-        description="How many frames, for kinds frames, linspace and mvbench.",
+        description="How many frames (at most, for longvideobench), for every kind but fps.",
     )
     fps: float | None = Field(
         default=None, gt=0, le=1000, description="Frames per second, for kind fps."
@@ -81,7 +85,7 @@ class FramePolicy(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> FramePolicy:
-        """Read ``frames=N``, ``fps=F``, ``fps=F,max_frames=M``, ``linspace=N`` or ``mvbench=N``.
+        """Read ``frames=N``, ``fps=F[,max_frames=M]``, ``linspace=N``, ``mvbench=N``, ``longvideobench=N``.
 
         A bare number is ``frames=N``.
 
@@ -98,7 +102,7 @@ class FramePolicy(BaseModel):
             if m is None or m.group(1) in values:
                 raise ValueError(
                     f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, "
-                    "linspace=N or mvbench=N"
+                    "linspace=N, mvbench=N or longvideobench=N"
                 )
             values[m.group(1)] = m.group(2)
         try:
@@ -118,8 +122,8 @@ class FramePolicy(BaseModel):
         except ValueError as exc:  # int() or float() of a value that is not a number
             raise ValueError(f"frame policy {text!r}: {_first_line(exc)}") from None
         raise ValueError(
-            f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N "
-            "or mvbench=N"
+            f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N, "
+            "mvbench=N or longvideobench=N"
         )
 
     @property
@@ -152,6 +156,12 @@ class FramePolicy(BaseModel):
         and segment ``k`` gives ``int(first + size / 2 + round(size * k))`` with
         ``size = (last - first) / N``.
 
+        ``longvideobench=N`` is LongVideoBench's ``load_video(video, duration, N)``
+        (longvideobench/LongVideoBench ``longvideobench/longvideobench_dataset.py``): with
+        ``duration`` the clip's `end` (its annotation's ``duration``; the video's length
+        without one), ``min(N, int(duration))`` frames, frame ``k`` at ``int(int(duration *
+        rate) / n) * k``; a clip under a second holds none there (a division by zero).
+
         Args:
             frame_count: The video's frames (decord's ``len(vr)``).
             rate: Its average frame rate (decord's ``get_avg_fps``).
@@ -170,6 +180,18 @@ class FramePolicy(BaseModel):
             raise ValueError(f"no frame to sample ({frame_count} frames at {rate:g} fps)")
         if self.kind == "mvbench":
             return mvbench_indices(self.frames, frame_count - 1, rate, start, end)
+        if self.kind == "longvideobench":
+            duration = frame_count / rate if end is None else end
+            taken = min(self.frames, int(duration))
+            if taken < 1:
+                raise ValueError(
+                    f"the clip lasts {duration:g} s: LongVideoBench's sampler needs 1 s"
+                )
+            step = int(int(duration * rate) / taken)
+            picked = [step * k for k in range(taken)]
+            if picked[-1] >= frame_count:
+                raise ValueError(f"the clip ({duration:g} s) is longer than the video's frames")
+            return picked
         first = 0 if start is None else max(0, round(start * rate))
         stop = frame_count if end is None else min(frame_count, round(end * rate))
         count = stop - first
