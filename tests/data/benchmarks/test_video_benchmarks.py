@@ -30,6 +30,7 @@ from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.data.benchmarks.standard._video import read_subtitles, subtitles_at
 from lmmprobe.data.benchmarks.standard.mvbench import TASKS
 from lmmprobe.data.rows import RowError
+from lmmprobe.parse.longvideobench import longvideobench_letter
 from lmmprobe.parse.mvbench import mvbench_check, mvbench_prediction
 from lmmprobe.parse.videomme import videomme_letter
 from lmmprobe.schema import FramePolicy
@@ -349,8 +350,69 @@ def test_egoschema_reads_the_public_subset_and_runs_through_the_console(tmp_path
     )
 
 
+# --------------------------------------------------------------------------- LongVideoBench
+
+
+def _lvb_row(i: int, video: str, duration: float, gold: int, group: str) -> dict[str, Any]:
+    return {"id": f"q{i}", "video_id": video, "video_path": f"{video}.mp4", "duration": duration,
+            "question": f"What happens? #v{i}", "candidates": ["red", "blue", "green", "grey"],
+            "correct_choice": gold, "duration_group": group, "question_category": "E2O",
+            "topic_category": "NP-News-Programs", "level": "L1-Perception",
+            "subtitle_path": f"{video}_en.json", "starting_timestamp_for_subtitles": 0}  # fmt: skip
+
+
+def _lvb_copy(root: Path, rows: list[dict[str, Any]]) -> Path:
+    (root / "videos").mkdir(parents=True)
+    for video in {r["video_id"] for r in rows}:
+        write_video(root / "videos" / f"{video}.mp4", frames=40, fps=10)
+    (root / "lvb_val.json").write_text(json.dumps(rows), encoding="utf-8")
+    return root
+
+
+def test_longvideobench_runs_by_name_through_the_console_with_its_frames(tmp_path: Path) -> None:
+    needs_av()
+    copy = _lvb_copy(tmp_path / "longvideobench", [_lvb_row(1, "a", 4.0, 0, "15"),
+                                                   _lvb_row(2, "a", 4.0, 2, "600")])  # fmt: skip
+    out = tmp_path / "out"
+    proc = lmmprobe("run", "-d", f"longvideobench,path={copy}", "-m", "first", "--db",
+                    tmp_path / "db", "--out", out, "--by", "duration_group", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    model = next(iter(_results(out)["models"].values()))
+    assert model["metrics"]["accuracy"]["value"] == 0.5
+    assert model["breakdown"]["duration_group"]["15"]["accuracy"]["value"] == 1.0
+    with sqlite3.connect(tmp_path / "db") as db:
+        video = json.loads(next(iter(db.execute("SELECT sample FROM samples")))[0])["video"]
+    # load_video(video, duration=4, 16): min(16, 4) frames stepped int(40 / 4) = 10 apart.
+    assert video["sampled_with"] == "longvideobench=16"
+    assert [round(f["time"] * 10) for f in video["frames"]] == [0, 10, 20, 30]
+
+
+def test_longvideobench_reading_and_prompt_equal_the_references(tmp_path: Path) -> None:
+    needs_av()
+    expected = PARITY["longvideobench"]
+    rows = []
+    for i, case in enumerate(expected):
+        # The letter lmms-eval reads; where it guesses at random, lmmprobe reads nothing.
+        assert longvideobench_letter(case["reply"]) == case["read"].replace("RANDOM", "")
+        rows.append(_lvb_row(i, "a", 4.0, i % 4, "15"))
+        SCRIPT.replies[f"v{i}"] = case["reply"]
+    copy = _lvb_copy(tmp_path / "lvb", rows)
+    SCRIPT.prompts.clear()
+    ev = evaluate(models=[MODEL], data=f"longvideobench,path={copy}", db=str(tmp_path / "db"),
+                  out=str(tmp_path / "out"), bootstrap=0, frames="2",
+                  formulate={"matcher": official_matcher("longvideobench")})  # fmt: skip
+    right = [c["read"] == "ABCD"[i % 4] for i, c in enumerate(expected)]
+    assert ev.results.models[MODEL].metrics["accuracy"].value == pytest.approx(
+        sum(right) / len(right)
+    )
+    assert SCRIPT.prompts["v0"] == (
+        "Question: What happens? #v0\nA. red\nB. blue\nC. green\nD. grey\n"
+        "Answer with the option's letter from the given choices directly."
+    )
+
+
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
-    for name in ("videomme", "videomme-subtitles", "mvbench", "egoschema"):
+    for name in ("videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench"):
         assert BENCHMARKS.get(name).groups == ("video",)
     proc = lmmprobe("data", "list", "-f", "json")
     assert proc.returncode == 0, proc.stderr

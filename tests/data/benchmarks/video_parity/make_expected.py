@@ -9,11 +9,18 @@
   ``check_ans(pred, gt)`` as the notebook defines it, on ``'(' + reply.strip().split('\\n')[0]``
   (its ``return_prompt`` and first line) against golds ``(x) text``.
 
+- LongVideoBench, as lmms-eval reads it (EvolvingLMMs-Lab/lmms-eval @ ``LMMS_EVAL``,
+  ``lmms_eval/tasks/longvideobench/utils.py``): ``parse_multi_choice_response`` (its source
+  taken from the file and run; the file's other imports, decord and lmms-eval's own, are not
+  needed by it) over options A-E, with ``random.choice`` replaced to return ``"RANDOM"`` so a
+  guess is recorded as one.
+
 The replies are made here from a seed: letters alone, with brackets and dots, the answer
 phrases Video-MME's script removes (and the ones its missing commas leave), long sentences with
 and without a capital A-D, empty and blank replies, lower case, several lines.
 
-    python tests/data/benchmarks/video_parity/make_expected.py VIDEO_MME_CHECKOUT ASK_ANYTHING_CHECKOUT
+    python tests/data/benchmarks/video_parity/make_expected.py VIDEO_MME_CHECKOUT ASK_ANYTHING_CHECKOUT \
+        LMMS_EVAL_CHECKOUT
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ import json
 import random
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 HERE = Path(__file__).parent
 VIDEOMME = "4e7566d36f63121fc72f040654d6f38f83f30125"
 ASK_ANYTHING = "4dd8210b030374bb0c510a57dfbe916f70d3ef71"
+LMMS_EVAL = "75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3"
 
 PHRASES = [
     "The best answer is",
@@ -198,6 +207,26 @@ def mvbench(checkout: Path, answers: list[str], rng: random.Random) -> list[dict
     return rows
 
 
+def longvideobench(checkout: Path, answers: list[str]) -> list[dict[str, str]]:
+    import ast
+    import re
+
+    path = checkout / "lmms_eval/tasks/longvideobench/utils.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    node = next(
+        n
+        for n in tree.body
+        if isinstance(n, ast.FunctionDef) and n.name == "parse_multi_choice_response"
+    )
+    guess = types.SimpleNamespace(choice=lambda choices: "RANDOM")
+    names: dict[str, object] = {"re": re, "random": guess}
+    exec(compile(ast.Module([node], []), str(path), "exec"), names)  # its own function
+    parse = names["parse_multi_choice_response"]
+    choices = ["A", "B", "C", "D", "E"]
+    index2ans = {c: f"option {c}" for c in choices}
+    return [{"reply": r, "read": parse(r, choices, index2ans)} for r in answers]  # type: ignore[operator]
+
+
 def main() -> None:
     rng = random.Random(1138)
     answers = replies(rng)
@@ -206,6 +235,8 @@ def main() -> None:
         "ask_anything_commit": ASK_ANYTHING,
         "videomme": videomme(Path(sys.argv[1]), answers, rng),
         "mvbench": mvbench(Path(sys.argv[2]), answers, rng),
+        "lmms_eval_commit": LMMS_EVAL,
+        "longvideobench": longvideobench(Path(sys.argv[3]), answers),
     }
     (HERE / "expected.json").write_text(
         json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
