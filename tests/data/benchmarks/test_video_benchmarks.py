@@ -11,6 +11,7 @@ Video-MME's and MVBench's own scoring code on 175 generated replies
 
 from __future__ import annotations
 
+import ast
 import json
 import sqlite3
 from pathlib import Path
@@ -411,8 +412,86 @@ def test_longvideobench_reading_and_prompt_equal_the_references(tmp_path: Path) 
     )
 
 
+# --------------------------------------------------------------------------- TempCompass
+
+
+def _tempcompass_copy(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+    (root / "questions").mkdir(parents=True)
+    (root / "videos").mkdir()
+    questions: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for row in rows:
+        questions.setdefault(row["video"], {}).setdefault(row["dimension"], []).append(
+            {"question": row["question"], "answer": row["answer"]}
+        )
+    for video in questions:
+        write_video(root / "videos" / f"{video}.mp4", frames=40, fps=10)
+    (root / "questions" / "multi-choice.json").write_text(json.dumps(questions), encoding="utf-8")
+    (root / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
+    return root
+
+
+def test_tempcompass_runs_by_name_through_the_console_with_its_frames(tmp_path: Path) -> None:
+    needs_av()
+    rows = [
+        {"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+         "answer": "A. run"},
+        {"video": "1_reverse", "dimension": "order", "question": "Order? #t2\nA. x\nB. y\nC. z",
+         "answer": "C. z"},
+    ]  # fmt: skip
+    meta = {"1": {"eval_dim": {"action": {"type": "fine-grained action"}}},
+            "1_reverse": {"eval_dim": {}}}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tempcompass", rows, meta)
+    out = tmp_path / "out"
+    proc = lmmprobe("run", "-d", f"tempcompass,path={copy}", "-m", "first", "--db",
+                    tmp_path / "db", "--out", out, "--by", "dimension", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    model = next(iter(_results(out)["models"].values()))
+    # `first` answers "(A)", which none of TempCompass's rules reads: rated 0 (its
+    # --disable_llm mode), and counted unparsed.
+    assert model["metrics"]["accuracy"]["value"] == 0.0
+    assert model["metrics"]["unparsed_rate"]["value"] == 1.0
+    assert set(model["breakdown"]["dimension"]) == {"action", "order"}
+    with sqlite3.connect(tmp_path / "db") as db:
+        samples = dict(db.execute("SELECT sample_id, sample FROM samples"))
+    assert json.loads(samples["tempcompass/1/action/0"])["metadata"]["fine_dimension"] == (
+        "fine-grained action"
+    )
+    video = json.loads(samples["tempcompass/1/action/0"])["video"]
+    assert video["sampled_with"] == "linspace=8"  # Video-LLaVA's 8 frames
+    assert [round(f["time"] * 10) for f in video["frames"]] == [0, 5, 11, 16, 22, 27, 33, 39]
+
+
+def test_tempcompass_ratings_and_accuracies_equal_its_eval_script(tmp_path: Path) -> None:
+    needs_av()
+    expected = PARITY["tempcompass"]
+    rows = []
+    for i, row in enumerate(expected["rows"]):
+        stem, rest = row["question"].split("\n", 1)
+        rows.append({**row, "question": f"{stem} #c{i}\n{rest}"})
+        SCRIPT.replies[f"c{i}"] = row["reply"]
+    copy = _tempcompass_copy(tmp_path / "tc", rows, expected["meta_info"])
+    SCRIPT.prompts.clear()
+    ev = evaluate(models=[MODEL], data=f"tempcompass,path={copy}", db=str(tmp_path / "db"),
+                  out=str(tmp_path / "out"), bootstrap=0, frames="2", by=["dimension"],
+                  formulate={"matcher": official_matcher("tempcompass")})  # fmt: skip
+    m = ev.results.models[MODEL]
+    # print_result's first dictionary: each aspect's mean rating and the average, in percent.
+    printed = ast.literal_eval(expected["printed"][1])  # the dict literal it printed
+    ours = {d: round(m.breakdown["dimension"][d]["accuracy"].value * 100, 1) for d in printed
+            if d != "avg"}  # fmt: skip
+    ours["avg"] = round(m.metrics["accuracy"].value * 100, 1)
+    assert ours == printed
+    assert m.metrics["accuracy"].value == pytest.approx(
+        sum(r["rating"] for r in expected["rows"]) / len(expected["rows"])
+    )
+    first = rows[0]
+    assert SCRIPT.prompts["c0"] == first["question"] + "\nPlease directly give the best option:"
+
+
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
-    for name in ("videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench"):
+    names = ("videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench",
+             "tempcompass")  # fmt: skip
+    for name in names:
         assert BENCHMARKS.get(name).groups == ("video",)
     proc = lmmprobe("data", "list", "-f", "json")
     assert proc.returncode == 0, proc.stderr

@@ -15,12 +15,18 @@
   needed by it) over options A-E, with ``random.choice`` replaced to return ``"RANDOM"`` so a
   guess is recorded as one.
 
+- TempCompass (llyx97/TempCompass @ ``TEMPCOMPASS``): ``eval_multi-choice.py``'s ``main`` run as
+  written with ``disable_llm=True`` (its mode without ChatGPT) on a predictions file of
+  generated multi-choice questions (3 or 4 options; 22 videos covering its 11 fine-grained
+  aspects, each with its ``meta_info.json`` entry), from a folder holding that
+  ``meta_info.json``; every rating and its printed accuracy lines are recorded.
+
 The replies are made here from a seed: letters alone, with brackets and dots, the answer
 phrases Video-MME's script removes (and the ones its missing commas leave), long sentences with
 and without a capital A-D, empty and blank replies, lower case, several lines.
 
     python tests/data/benchmarks/video_parity/make_expected.py VIDEO_MME_CHECKOUT ASK_ANYTHING_CHECKOUT \
-        LMMS_EVAL_CHECKOUT
+        LMMS_EVAL_CHECKOUT TEMPCOMPASS_CHECKOUT
 """
 
 from __future__ import annotations
@@ -39,6 +45,19 @@ HERE = Path(__file__).parent
 VIDEOMME = "4e7566d36f63121fc72f040654d6f38f83f30125"
 ASK_ANYTHING = "4dd8210b030374bb0c510a57dfbe916f70d3ef71"
 LMMS_EVAL = "75571cfe0fa36ca5ec2e6aa2bb268f9d38295af3"
+TEMPCOMPASS = "e1b463166400633e6061962d890a9ae85db29f70"
+FINE = {
+    "action": ["fine-grained action", "coarse-grained action"],
+    "direction": ["object motion", "camera motion"],
+    "speed": ["absolute speed", "relative speed"],
+    "order": ["order"],
+    "attribute_change": [
+        "color & light change",
+        "size & shape change",
+        "combined change",
+        "other change",
+    ],
+}
 
 PHRASES = [
     "The best answer is",
@@ -227,6 +246,76 @@ def longvideobench(checkout: Path, answers: list[str]) -> list[dict[str, str]]:
     return [{"reply": r, "read": parse(r, choices, index2ans)} for r in answers]  # type: ignore[operator]
 
 
+def tempcompass(checkout: Path, answers: list[str], rng: random.Random) -> dict[str, object]:
+    import os
+
+    videos = [(dim, fine) for dim, fines in FINE.items() for fine in fines] * 2
+    meta, predictions, rows = {}, {}, []
+    words = ["rolling left", "rolling right", "speeding up", "slowing down", "turning red"]
+    extra = ["A. rolling left", "B. rolling right</s>", "rolling left", "C)", "D.", " B ", "E"]
+    # Then 80 replies made from their own question's lines (None: made below).
+    for i, reply in enumerate([*answers, *extra, *([None] * 80)]):
+        vid_index = i % len(videos)
+        dim, fine = videos[vid_index]
+        vid = f"9{vid_index:03d}" + ("_reverse" if vid_index % 3 == 0 else "")
+        meta[vid] = {
+            "eval_dim": {d: ({"type": fine} if d == dim and d != "order" else None) for d in FINE}
+        }
+        n = rng.choice([3, 4])
+        options = rng.sample(words, n)
+        gold = rng.randrange(n)
+        lines = [f"{'ABCD'[k]}. {o}" for k, o in enumerate(options)]
+        question = f"What happens in clip {i}?\n" + "\n".join(lines)
+        if reply is None:
+            k = rng.randrange(n)
+            reply = rng.choice(
+                [
+                    lines[k],
+                    lines[k] + "</s>",
+                    "ABCD"[k],
+                    f"{'ABCD'[k]}.",
+                    f"{'ABCD'[k]}) {options[k]}",
+                    options[k],
+                    f" {lines[k]} ",
+                    f"({'ABCD'[k]})",
+                    lines[k].lower(),
+                ]
+            )
+        pred = {"question": question, "answer": lines[gold], "prediction": reply}
+        predictions.setdefault(vid, {}).setdefault(dim, []).append(pred)
+        rows.append(
+            {
+                "video": vid,
+                "dimension": dim,
+                "question": question,
+                "answer": lines[gold],
+                "reply": reply,
+            }
+        )
+    sys.path.insert(0, str(checkout))
+    spec = importlib.util.spec_from_file_location("tc_eval", checkout / "eval_multi-choice.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
+        os.chdir(tmp)
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                results: dict[str, dict[str, list[dict[str, object]]]] = {}
+                module.main(predictions, results, str(Path(tmp) / "out.json"), True)
+        finally:
+            os.chdir(here)
+    for vid, dims in results.items():  # ratings back onto the rows, in order
+        for dim, rated in dims.items():
+            mine = [r for r in rows if r["video"] == vid and r["dimension"] == dim]
+            for row, result in zip(mine, rated, strict=True):
+                row["rating"] = result["rating"]
+    return {"meta_info": meta, "rows": rows, "printed": printed.getvalue().splitlines()}
+
+
 def main() -> None:
     rng = random.Random(1138)
     answers = replies(rng)
@@ -237,6 +326,8 @@ def main() -> None:
         "mvbench": mvbench(Path(sys.argv[2]), answers, rng),
         "lmms_eval_commit": LMMS_EVAL,
         "longvideobench": longvideobench(Path(sys.argv[3]), answers),
+        "tempcompass_commit": TEMPCOMPASS,
+        "tempcompass": tempcompass(Path(sys.argv[4]), answers, rng),
     }
     (HERE / "expected.json").write_text(
         json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
