@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.videos import frame_index, needs_av, write_video
 
 from lmmprobe.schema import FramePolicy, VideoRef
@@ -83,3 +85,25 @@ def test_a_decoded_video_shows_the_frames_the_indices_name(
         shown = [frame_index(video.frame_at(f.time)[1]) for f in ref.frames]
     assert shown == want
     assert [round(f.time * 10) for f in ref.frames] == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from(["linspace", "mvbench", "longvideobench"]),
+    n=st.integers(1, 512),
+    count=st.integers(1, 10_000_000),
+    rate=st.floats(0.01, 1000),
+    clip=st.none() | st.tuples(st.floats(0, 1e6), st.floats(0, 1e6)),
+)
+def test_reference_indices_are_inside_the_video_or_refused(
+    kind: str, n: int, count: int, rate: float, clip: tuple[float, float] | None
+) -> None:
+    policy = FramePolicy.parse(f"{kind}={n}")
+    start, end = clip if clip is not None else (None, None)
+    try:
+        picked = policy.indices(count, rate, start, end)
+    except ValueError:
+        return  # an empty clip, one past the video, or under LongVideoBench's second
+    assert 1 <= len(picked) <= n
+    assert all(0 <= i < count for i in picked)
+    assert picked == sorted(picked)

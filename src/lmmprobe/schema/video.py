@@ -178,6 +178,9 @@ class FramePolicy(BaseModel):
         assert self.frames is not None
         if frame_count < 1 or not rate > 0 or not math.isfinite(rate):
             raise ValueError(f"no frame to sample ({frame_count} frames at {rate:g} fps)")
+        if start is not None and end is not None and not end > start:
+            # A `VideoRef` never holds such a clip; MVBench's sampler would run backwards.
+            raise ValueError(f"the clip is empty ({start:g} s to {end:g} s)")
         if self.kind == "mvbench":
             return mvbench_indices(self.frames, frame_count - 1, rate, start, end)
         if self.kind == "longvideobench":
@@ -196,11 +199,11 @@ class FramePolicy(BaseModel):
         stop = frame_count if end is None else min(frame_count, round(end * rate))
         count = stop - first
         if count < 1:
-            raise ValueError(f"the clip holds no frame ({start:g} s to {end:g} s)")
+            raise ValueError(f"the clip holds no frame (frames {first} to {stop - 1})")
         taken = min(count, self.frames)
         # numpy's linspace and its cast to int, as the reference computes them, then unique.
-        picked = np.linspace(0, count - 1, taken, dtype=int)
-        return [first + int(i) for i in np.unique(picked)]
+        uniform = np.linspace(0, count - 1, taken, dtype=int)
+        return [first + int(i) for i in np.unique(uniform)]
 
     def times(self, start: float, end: float) -> list[float]:
         """The times (seconds) this policy samples from the clip ``[start, end)``.
