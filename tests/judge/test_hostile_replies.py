@@ -31,6 +31,7 @@ from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
+from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
 from lmmprobe.schema import Response, Sample, Score
 
@@ -82,6 +83,8 @@ READERS: dict[str, Callable[[str], object]] = {
     "mmvet-grade": lambda r: MMVetGrade().read(r, _open_item()),
     "hallusionbench-correct": lambda r: HallusionBenchCorrect().read(r, _open_item()),
     "llava-wild-review": lambda r: LlavaWildReview().read(r, _open_item()),
+    "tempcompass-choice": lambda r: TempCompassChoice().read(r, _choice_item()),
+    "tempcompass-choice rule": lambda r: TempCompassChoice().rule(_choice_item(r)),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

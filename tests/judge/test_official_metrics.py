@@ -81,6 +81,7 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
             "mmbench-choice",
         ),
         "blink": "blink-choice",
+        "tempcompass": "tempcompass-choice",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -30,10 +31,12 @@ from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.data.benchmarks.standard._video import read_subtitles, subtitles_at
 from lmmprobe.data.benchmarks.standard.mvbench import TASKS
 from lmmprobe.data.rows import RowError
+from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem
 from lmmprobe.parse.longvideobench import longvideobench_letter
 from lmmprobe.parse.mvbench import mvbench_check, mvbench_prediction
 from lmmprobe.parse.videomme import videomme_letter
-from lmmprobe.schema import FramePolicy
+from lmmprobe.schema import FramePolicy, Sample, Score
+from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 PARITY = json.loads(
     (Path(__file__).parent / "video_parity" / "expected.json").read_text(encoding="utf-8")
@@ -485,6 +488,59 @@ def test_tempcompass_ratings_and_accuracies_equal_its_eval_script(tmp_path: Path
     )
     first = rows[0]
     assert SCRIPT.prompts["c0"] == first["question"] + "\nPlease directly give the best option:"
+
+
+def test_tempcompass_judge_prompts_and_ratings_equal_its_eval_script() -> None:
+    expected = PARITY["tempcompass"]
+    protocol = JUDGE_PROTOCOLS.get("tempcompass-choice")
+    sent = {}
+    for prompt in expected["judge_prompts"]:
+        clip_no = re.search(r"What happens in clip (\d+)\?", prompt)
+        assert clip_no is not None
+        sent[int(clip_no.group(1))] = prompt
+    for i, row in enumerate(expected["rows"]):
+        stem, rest = row["question"].split("\n", 1)
+        options = [line[3:] for line in rest.split("\n")]
+        gold = "ABCD".index(row["answer"][0])
+        sample = Sample(id=f"t{i}", question=stem, choices=options, answer=gold)
+        score = Score(model="m", sample_id=f"t{i}", repeat=0, key="k", stage="unparsed",
+                      gold=gold, gold_text=options[gold])  # fmt: skip
+        item = JudgeItem(sample, row["reply"].strip(), score)
+        reading = protocol.rule(item)
+        if i in sent:  # the script's rules missed it: the judge gets exactly its prompt
+            assert reading is None, row["reply"]
+            assert protocol.prompt(item).user == sent[i]
+            assert protocol.prompt(item).system == "You are an AI assistant for question answering."
+        else:  # its rules rated it, as ours do
+            assert reading is not None and reading.value == row["rating"], row["reply"]
+    for case in expected["judge_ratings"]:
+        read = protocol.read(case["reply"], item)
+        assert (read.value if read else None) == case["rating"], case["reply"]
+
+
+def test_tempcompass_with_its_judge_through_the_console(tmp_path: Path) -> None:
+    needs_av()
+    rows = [
+        {"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+         "answer": "A. run"},
+        {"video": "2", "dimension": "speed", "question": "How fast? #t2\nA. slow\nB. fast",
+         "answer": "B. fast"},
+    ]  # fmt: skip
+    meta = {"1": {"eval_dim": {"action": {"type": "fine-grained action"}}},
+            "2": {"eval_dim": {"speed": {"type": "absolute speed"}}}}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tc", rows, meta)
+    # The model: "(A)" (no rule reads it; the judge rates it Correct) and "B" (the rules: right).
+    table = [("Model Prediction: (A)", "Correct"), ("#t1", "(A)"), ("#t2", "B")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        out = tmp_path / "out"
+        proc = lmmprobe("run", "-d", f"tempcompass,path={copy}", "-m", f"openai:vlm@{url}",
+                        "--judge", f"openai:judge@{url}", "--db", tmp_path / "db", "--out", out,
+                        "-q", OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = next(iter(_results(out)["models"].values()))["metrics"]
+    assert metrics["accuracy"]["value"] == 1.0  # the judge's rating decides the unread one
+    assert metrics["accuracy_rules_only"]["value"] == 0.5
 
 
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:

@@ -19,7 +19,10 @@
   written with ``disable_llm=True`` (its mode without ChatGPT) on a predictions file of
   generated multi-choice questions (3 or 4 options; 22 videos covering its 11 fine-grained
   aspects, each with its ``meta_info.json`` entry), from a folder holding that
-  ``meta_info.json``; every rating and its printed accuracy lines are recorded.
+  ``meta_info.json``; every rating and its printed accuracy lines are recorded. Then ``main``
+  again with the judge on (``disable_llm=False``), its ``get_eval_result`` replaced by a
+  recorder, so the exact prompt it would send about each reply its rules cannot read is kept;
+  and ``llm_output_to_rating`` on generated judge replies (null where its assert fails).
 
 The replies are made here from a seed: letters alone, with brackets and dots, the answer
 phrases Video-MME's script removes (and the ones its missing commas leave), long sentences with
@@ -308,12 +311,43 @@ def tempcompass(checkout: Path, answers: list[str], rng: random.Random) -> dict[
                 module.main(predictions, results, str(Path(tmp) / "out.json"), True)
         finally:
             os.chdir(here)
+    sent: list[str] = []
+
+    def record(prompt: str) -> tuple[str, int]:
+        sent.append(prompt)
+        return "Correct", 1
+
+    module.get_eval_result = record  # the ChatGPT call; everything else is main's own
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        (Path(tmp) / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
+        os.chdir(tmp)
+        try:
+            module.main(predictions, {}, str(Path(tmp) / "out.json"), False)
+        finally:
+            os.chdir(here)
+    judge_replies = ["Correct", "Incorrect", "Correct.", " Incorrect, because", "correct",
+                     "The prediction is Correct", "The prediction is Incorrect",
+                     "Correct or Incorrect", "Incorrect? Correct", "", "I cannot decide",
+                     "INCORRECT", "Correctly so", "\nCorrect\n"]  # fmt: skip
+
+    def rating(reply: str) -> int | None:
+        try:
+            return int(module.llm_output_to_rating(reply.strip()))
+        except AssertionError:
+            return None
+
     for vid, dims in results.items():  # ratings back onto the rows, in order
         for dim, rated in dims.items():
             mine = [r for r in rows if r["video"] == vid and r["dimension"] == dim]
             for row, result in zip(mine, rated, strict=True):
                 row["rating"] = result["rating"]
-    return {"meta_info": meta, "rows": rows, "printed": printed.getvalue().splitlines()}
+    return {
+        "meta_info": meta,
+        "rows": rows,
+        "printed": printed.getvalue().splitlines(),
+        "judge_prompts": sent,
+        "judge_ratings": [{"reply": r, "rating": rating(r)} for r in judge_replies],
+    }
 
 
 def main() -> None:

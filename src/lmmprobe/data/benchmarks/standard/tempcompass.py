@@ -1,4 +1,4 @@
-"""TempCompass, multi-choice, rated by its rules: the ``tempcompass`` definition.
+"""TempCompass, multi-choice: the ``tempcompass`` definition.
 
 Origin: Liu et al. 2024, TempCompass: Do Video LLMs Really Understand Videos? (Findings of ACL
 2024, arXiv:2403.00476); the release llyx97/TempCompass @ `TEMPCOMPASS_COMMIT`:
@@ -8,8 +8,9 @@ fine-grained aspects) and the processed videos as ``videos/ID.mp4``. The prompt 
 inference scripts' (``run_qwen2_vl.py``, ``run_video_llava/inference_dataset.py``: the question,
 which holds its options, and ``answer_prompt['multi-choice']``); the frames are those of its
 Video-LLaVA example (``linspace=8``: ``numpy.linspace(0, len - 1, 8, dtype=int)`` in
-Video-LLaVA's decord reader). The score is ``eval_multi-choice.py`` with ``--disable_llm``:
-its rules rate each reply (``tempcompass`` matcher), an unread reply is rated 0, and the
+Video-LLaVA's decord reader). The score is ``eval_multi-choice.py``'s: its rules rate each
+reply (``tempcompass`` matcher), a reply they cannot read goes to its judge (``--judge SPEC``,
+protocol ``tempcompass-choice``) or, without one, is rated 0 (its ``--disable_llm`` mode); the
 accuracy is the mean rating (``accuracy``; ``--by dimension`` its five aspects).
 """
 
@@ -110,7 +111,7 @@ TEMPCOMPASS = benchmark(
     Benchmark(
         name="tempcompass",
         groups=("video",),
-        title="TempCompass (multi-choice, rated by its rules)",
+        title="TempCompass (multi-choice)",
         citation="Liu et al. 2024, TempCompass: Do Video LLMs Really Understand Videos?, "
         "Findings of ACL 2024, arXiv:2403.00476",
         license="cc-by-4.0 (llyx97/TempCompass LICENSE)",
@@ -136,14 +137,16 @@ TEMPCOMPASS = benchmark(
         layout="files",
         read_files=_rows,
         matcher="tempcompass",
+        judge="tempcompass-choice",
         notes=(
             "accuracy is eval_multi-choice.py with --disable_llm (its documented mode without "
             "ChatGPT): a reply its rules read is rated right or wrong, any other reply 0; the "
             "mean rating is its 'avg'. --by dimension gives its five aspects (action, "
             "direction, speed, order, attribute_change), --by fine_dimension the finer ones.",
-            "Not reproduced: the default mode sends a reply the rules cannot read to "
-            "gpt-3.5-turbo with its multi_choice_evaluation_prompt; no TempCompass judge "
-            "protocol is defined yet, so --judge does not apply here.",
+            "Its default mode sends a reply the rules cannot read to gpt-3.5-turbo-1106 with "
+            "its multi_choice_evaluation_prompt: --judge SPEC does the same (judge protocol "
+            "tempcompass-choice), and the judge's rating then decides that answer in "
+            "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
             "Only the multi-choice task: yes_no, caption_matching and captioning are not defined.",
             "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
             "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
