@@ -155,16 +155,22 @@ def test_videomme_prompts_are_the_readmes_with_the_subtitles_of_the_sampled_fram
 ) -> None:
     needs_av()
     copy = _videomme_copy(tmp_path / "vm", [_videomme_row(1, "vidA", "short", "C", "p"),
-                                            _videomme_row(2, "vidB", "long", "C", "q")])  # fmt: skip
+                                            _videomme_row(2, "vidB", "long", "C", "q"),
+                                            _videomme_row(3, "vidC", "long", "C", "s")])  # fmt: skip
     (copy / "subtitle" / "vidA.srt").write_text(SRT, encoding="utf-8")
-    SCRIPT.replies.update({"p": "C", "q": "C"})
+    # vidC's one cue falls between the sampled frames: the heading stays, over no line.
+    late = "1\n00:00:00,600 --> 00:00:01,400\nbetween frames\n"
+    (copy / "subtitle" / "vidC.srt").write_text(late, encoding="utf-8")
+    SCRIPT.replies.update({"p": "C", "q": "C", "s": "C"})
     question = "How many? #{}\nA. One.\nB. Two.\nC. Three.\nD. Four.\nThe best answer is:"
-    plain = {"p": INSTRUCTION + question.format("p"), "q": INSTRUCTION + question.format("q")}
+    plain = {t: INSTRUCTION + question.format(t) for t in "pqs"}
     # frames=4 samples 0.5, 1.5, 2.5 and 3.5 s: cues 1 and 3 are shown then, cue 2 is not.
     shown = "This video's subtitles are listed below:\nHello there.\nplain text cue second line\n"
     none = "This video's subtitles are listed below:\nNo subtitles available\n"
+    empty = "This video's subtitles are listed below:\n\n"
     for name, want in (("videomme", plain), ("videomme-subtitles",
-                       {"p": shown + plain["p"], "q": none + plain["q"]})):  # fmt: skip
+                       {"p": shown + plain["p"], "q": none + plain["q"],
+                        "s": empty + plain["s"]})):  # fmt: skip
         SCRIPT.prompts.clear()
         ev = evaluate(models=[MODEL], data=f"{name},path={copy}", db=str(tmp_path / f"{name}.db"),
                       out=str(tmp_path / name), bootstrap=0, frames="4")  # fmt: skip

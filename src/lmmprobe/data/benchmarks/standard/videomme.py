@@ -77,48 +77,54 @@ def _video_file(ctx: RowContext, video_id: str) -> str:
     return f"data/{video_id}.mp4"  # `clip` names it as missing
 
 
-def _reader(subtitles: bool) -> Any:
-    def read(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-        video_id = required_text(row, "videoID")
-        if "/" in video_id or "\\" in video_id or video_id.startswith("."):
-            raise RowError("videoID", f"{video_id!r:.80} is not a video id")
-        options = _options(row)
-        answer = required_text(row, "answer")
-        if answer not in _LETTERS:
-            raise RowError("answer", f"{answer!r:.40} is not one of A, B, C, D")
-        duration = required_text(row, "duration")
-        if duration not in ("short", "medium", "long"):
-            raise RowError("duration", f"{duration!r:.40} is not short, medium or long")
-        video = clip(ctx, _video_file(ctx, video_id), POLICY, "videoID")
-        context = None
-        if subtitles:
-            path = ctx.root / "subtitle" / f"{video_id}.srt" if ctx.root else None
-            context = _NO_SUBTITLES
-            if path is not None and path.is_file():
-                times = [f.time for f in video.frames or []]
-                context = "\n".join(subtitles_at(read_subtitles(path, "subtitle"), times))
-        return Sample(
-            id=required_text(row, "question_id"),
-            question=required_text(row, "question"),
-            choices=options,
-            answer=_LETTERS.index(answer),
-            formulation="single_choice",
-            context=context,
-            video=video,
-            metadata={
-                # Video-MME's breakdowns: --by duration (short, medium, long), domain (its six
-                # video categories), sub_category (30), task_type (12).
-                "duration": duration,
-                "domain": plain(row.get("domain")),
-                "sub_category": plain(row.get("sub_category")),
-                "task_type": plain(row.get("task_type")),
-                "video_id": plain(row.get("video_id")),
-                "videoID": video_id,
-                "answer_letter": answer,
-            },
-        )
+def _sample(row: Mapping[str, Any], ctx: RowContext, *, subtitles: bool) -> Sample:
+    """A row as a sample, with the subtitles of its sampled frames where `subtitles`."""
+    video_id = required_text(row, "videoID")
+    if "/" in video_id or "\\" in video_id or video_id.startswith("."):
+        raise RowError("videoID", f"{video_id!r:.80} is not a video id")
+    options = _options(row)
+    answer = required_text(row, "answer")
+    if answer not in _LETTERS:
+        raise RowError("answer", f"{answer!r:.40} is not one of A, B, C, D")
+    duration = required_text(row, "duration")
+    if duration not in ("short", "medium", "long"):
+        raise RowError("duration", f"{duration!r:.40} is not short, medium or long")
+    video = clip(ctx, _video_file(ctx, video_id), POLICY, "videoID")
+    context = None
+    if subtitles:
+        path = ctx.root / "subtitle" / f"{video_id}.srt" if ctx.root else None
+        context = _NO_SUBTITLES
+        if path is not None and path.is_file():
+            times = [f.time for f in video.frames or []]
+            context = "\n".join(subtitles_at(read_subtitles(path, "subtitle"), times))
+    return Sample(
+        id=required_text(row, "question_id"),
+        question=required_text(row, "question"),
+        choices=options,
+        answer=_LETTERS.index(answer),
+        formulation="single_choice",
+        context=context,
+        video=video,
+        metadata={
+            # Video-MME's breakdowns: --by duration (short, medium, long), domain (its six
+            # video categories), sub_category (30), task_type (12).
+            "duration": duration,
+            "domain": plain(row.get("domain")),
+            "sub_category": plain(row.get("sub_category")),
+            "task_type": plain(row.get("task_type")),
+            "video_id": plain(row.get("video_id")),
+            "videoID": video_id,
+            "answer_letter": answer,
+        },
+    )
 
-    return read
+
+def _without_subtitles(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    return _sample(row, ctx, subtitles=False)
+
+
+def _with_subtitles(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    return _sample(row, ctx, subtitles=True)
 
 
 def _definition(name: str, subtitles: bool) -> Benchmark:
@@ -133,14 +139,17 @@ def _definition(name: str, subtitles: bool) -> Benchmark:
         formulation="single_choice",
         metric="videomme_accuracy",
         prompt=PromptTemplate(
-            template=_TEMPLATE,
+            # With subtitles the heading stays when no cue falls at a sampled frame (lmms-eval
+            # writes it over an empty list too): it is part of the template, not the context's.
+            template=(_SUBTITLES if subtitles else "{context}")
+            + _TEMPLATE.removeprefix("{context}"),
             source=f"MME-Benchmarks/Video-MME @ {README_COMMIT[:7]} README.md (Prompt: "
             + ("the subtitles, then " if subtitles else "")
             + "the instruction, the question, its options 'A. ...', 'The best answer is:')",
             option_format="{mark}. {text}",
-            context_format=_SUBTITLES if subtitles else "{context}",
+            context_format="{context}",
         ),
-        to_sample=_reader(subtitles),
+        to_sample=_with_subtitles if subtitles else _without_subtitles,
         hub_id="lmms-lab/Video-MME",
         # One copy for both settings (`copy`): the subtitles come with the videos.
         include=(_PARQUET, "videos_chunked_*.zip", "subtitle.zip"),
