@@ -84,8 +84,8 @@ def test_unknown_matcher_lists_the_known_ones() -> None:
     proc = lmmprobe("run", "--matcher", "foo")
     assert proc.returncode == 2
     assert (
-        "unknown matcher 'foo'; known: dysca, lmmprobe, mme-realworld, reform, vlmevalkit"
-        in said(proc.stderr)
+        "unknown matcher 'foo'; known: dysca, lmmprobe, longvideobench, mme-realworld, "
+        "mvbench, reform, tempcompass, videomme, vlmevalkit" in said(proc.stderr)
     )
 
 
@@ -112,7 +112,10 @@ def test_fixed_choices_come_from_the_schema(option: str, what: str, literal: obj
 
 def test_help_lists_registered_names() -> None:
     helped = said(CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output)
-    assert "Answer reading: dysca, lmmprobe, mme-realworld, reform, vlmevalkit" in helped
+    assert (
+        "Answer reading: dysca, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, videomme, vlmevalkit"
+        in helped
+    )
     assert "choice questions: auto, benchmark, dysca, reform" in helped
 
 

@@ -100,7 +100,12 @@ def test_model_listings_name_the_tiny_aliases() -> None:
     [
         ("--method", "likelyhood", "generate, likelihood, mark_logprob"),
         ("--marks", "Upper", "upper, lower, number, random"),
-        ("--matcher", "foo", "dysca, lmmprobe, mme-realworld, reform, vlmevalkit"),
+        (
+            "--matcher",
+            "foo",
+            "dysca, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, "
+            "videomme, vlmevalkit",
+        ),
     ],
 )
 def test_bad_choice_names_the_allowed_values(

@@ -33,6 +33,7 @@ from lmmprobe.judge.protocols.mathverse_judge import MathVerseJudge
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
+from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
 from lmmprobe.schema import Response, Sample, Score
 
@@ -93,6 +94,8 @@ READERS: dict[str, Callable[[str], object]] = {
     "mathverse-judge scoring": lambda r: MathVerseJudge().read(r, _stage(_open_item(), r)),
     "mathverse-judge scoring rule": lambda r: MathVerseJudge().rule(_stage(_open_item(), r)),
     "charxiv-reasoning-grade": lambda r: CharXivReasoningGrade().read(r, _open_item()),
+    "tempcompass-choice": lambda r: TempCompassChoice().read(r, _choice_item()),
+    "tempcompass-choice rule": lambda r: TempCompassChoice().rule(_choice_item(r)),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

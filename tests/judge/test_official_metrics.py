@@ -85,6 +85,8 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "mathverse": "mathverse-judge",
         "mathverse-text-only": "mathverse-judge",
         "charxiv-reasoning": "charxiv-reasoning-grade",
+
+        "tempcompass": "tempcompass-choice",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

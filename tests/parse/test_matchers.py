@@ -96,7 +96,8 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
     with Store(tmp_path / "db.sqlite") as store:
         with pytest.raises(
             RegistryError,
-            match="unknown matcher 'foo'; known: dysca, lmmprobe, mme-realworld, reform, vlmevalkit",
+            match="unknown matcher 'foo'; known: dysca, lmmprobe, longvideobench, "
+            "mme-realworld, mvbench, reform, tempcompass, videomme, vlmevalkit",
         ):
             execute_run(spec, store=store)
         assert store.list_runs() == []

@@ -95,6 +95,20 @@ def check_video(base: Path, value: Any, field: str = "video") -> VideoRef:
         err = exc.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
         raise RowError(f"{field}.{where}" if where else field, err["msg"]) from None
+    return sample_video(ref, field)
+
+
+def sample_video(ref: VideoRef, field: str = "video") -> VideoRef:
+    """`ref` with its frames sampled: under the run's policies where it gives some, else its own.
+
+    What `check_video` does once a row's value is read; a benchmark's reader calls it with the
+    clip and the benchmark's own policy (`VideoRef.policy`).
+
+    Raises:
+        RowError: The video cannot be read or decoded (the message names the file and why).
+        DataError: PyAV is not installed, with the command that installs it.
+
+    """
     policies = _RUN_POLICIES.get()
     try:
         sampled = _sampled(ref, policies[0] if policies else None)

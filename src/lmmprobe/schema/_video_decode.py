@@ -75,6 +75,32 @@ class OpenVideo:
             return float(container.duration) / 1_000_000  # AV_TIME_BASE: microseconds
         raise VideoError(f"video {self.source}: its duration is unknown")
 
+    @property
+    def rate(self) -> float:
+        """The stream's average frame rate (frames per second), as decord's ``get_avg_fps``.
+
+        Raises:
+            VideoError: The stream states no rate.
+
+        """
+        rate = self._stream.average_rate or self._stream.guessed_rate
+        if not rate or not float(rate) > 0:
+            raise VideoError(f"video {self.source}: its frame rate is unknown")
+        return float(rate)
+
+    @property
+    def frame_count(self) -> int:
+        """The stream's frames: as its header states them, else its length times its rate.
+
+        Raises:
+            VideoError: Neither the count nor the length and rate are known.
+
+        """
+        stated = int(self._stream.frames or 0)
+        if stated > 0:
+            return stated
+        return max(1, round(self.duration * self.rate))
+
     def frame_at(self, time: float) -> tuple[float, Image.Image]:
         """(presentation time, RGB picture) of the frame shown at `time` seconds.
 

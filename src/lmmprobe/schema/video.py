@@ -3,7 +3,10 @@
 A `VideoRef` names a video (a file path or a URL), an optional start and end in seconds, and
 a `FramePolicy`: ``frames=N`` (N frames, one at the middle of each of N equal parts of the
 clip), ``fps=F`` (one frame every 1/F seconds from the clip's start, at most ``max_frames``;
-past that, N = ``max_frames`` uniform frames), or a benchmark's own policy by name. Resolving
+past that, N = ``max_frames`` uniform frames), or a reference sampler over frame indices by
+name: ``linspace=N`` (lmms-eval's uniform indices), ``mvbench=N`` (MVBench's segment
+middles) and ``longvideobench=N`` (LongVideoBench's loader), which read the video's frame count
+and rate (`FramePolicy.indices`). Resolving
 a reference (`VideoRef.resolved`) decodes the frames the policy picks, one seek per frame,
 never the whole video (`lmmprobe.schema._video_decode`), and records each frame's
 presentation time and pixel hash. The frames then reach a request as images (`frame_images`):
@@ -20,6 +23,7 @@ import stat
 from pathlib import PurePath
 from typing import Literal, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lmmprobe.schema.image import (
@@ -37,7 +41,13 @@ sample's images and frames together)."""
 DEFAULT_POLICY_TEXT = "frames=8"
 """The policy a video without one of its own is sampled with, unless the run says another."""
 
-_POLICY_PART = re.compile(r"\s*(frames|fps|max_frames)\s*=\s*([^,\s]+)\s*")
+_POLICY_PART = re.compile(
+    r"\s*(frames|fps|max_frames|linspace|mvbench|longvideobench)\s*=\s*([^,\s]+)\s*"
+)
+
+INDEX_KINDS = ("linspace", "mvbench", "longvideobench")
+"""The policies that pick frame indices from the video's frame count and rate (named after the
+reference sampler each reproduces) rather than times from the clip's length."""
 
 
 class FramePolicy(BaseModel):
@@ -47,13 +57,25 @@ class FramePolicy(BaseModel):
     (``frames=N``). ``fps``: one frame every 1/``fps`` seconds from the clip's start, at most
     ``max_frames`` of them; a clip long enough for more gets ``max_frames`` uniform frames
     instead (``fps=F,max_frames=M``).
+
+    ``linspace``, ``mvbench`` and ``longvideobench`` reproduce reference samplers over frame
+    indices (`indices`), which read the video's frame count and average rate: ``linspace=N`` is
+    lmms-eval's uniform sampler, ``mvbench=N`` MVBench's segment middles, ``longvideobench=N``
+    LongVideoBench's ``load_video``. Their frame ``i`` is the frame shown at ``i / rate``
+    seconds.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["frames", "fps"] = Field(description="frames: a fixed count; fps: a rate.")
+    kind: Literal["frames", "fps", "linspace", "mvbench", "longvideobench"] = Field(
+        description="frames: a fixed count; fps: a rate; linspace, mvbench, longvideobench: a "
+        "reference sampler's frame indices (`indices`)."
+    )
     frames: int | None = Field(
-        default=None, ge=1, le=MAX_FRAMES, description="How many frames, for kind frames."
+        default=None,
+        ge=1,
+        le=MAX_FRAMES,
+        description="How many frames (at most, for longvideobench), for every kind but fps.",
     )
     fps: float | None = Field(
         default=None, gt=0, le=1000, description="Frames per second, for kind fps."
@@ -64,15 +86,17 @@ class FramePolicy(BaseModel):
 
     @model_validator(mode="after")
     def _complete(self) -> FramePolicy:
-        if self.kind == "frames" and self.frames is None:
-            raise ValueError("a frames policy needs frames=N")
+        if self.kind in ("frames", *INDEX_KINDS) and self.frames is None:
+            raise ValueError(f"a {self.kind} policy needs a frame count ({self.kind}=N)")
         if self.kind == "fps" and (self.fps is None or not math.isfinite(self.fps)):
             raise ValueError("an fps policy needs a finite fps=F")
         return self
 
     @classmethod
     def parse(cls, text: str) -> FramePolicy:
-        """Read ``frames=N``, ``fps=F`` or ``fps=F,max_frames=M`` (a bare number is frames=N).
+        """Read ``frames=N``, ``fps=F[,max_frames=M]``, ``linspace=N``, ``mvbench=N``, ``longvideobench=N``.
+
+        A bare number is ``frames=N``.
 
         Raises:
             ValueError: Not one of those forms, naming the text.
@@ -86,12 +110,14 @@ class FramePolicy(BaseModel):
             m = _POLICY_PART.fullmatch(part)
             if m is None or m.group(1) in values:
                 raise ValueError(
-                    f"frame policy {text!r}: expected frames=N, fps=F or fps=F,max_frames=M"
+                    f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, "
+                    "linspace=N, mvbench=N or longvideobench=N"
                 )
             values[m.group(1)] = m.group(2)
         try:
-            if "frames" in values and set(values) == {"frames"}:
-                return cls(kind="frames", frames=int(values["frames"]))
+            for kind in ("frames", *INDEX_KINDS):
+                if set(values) == {kind}:
+                    return cls(kind=kind, frames=int(values[kind]))
             if "fps" in values and set(values) <= {"fps", "max_frames"}:
                 return cls(
                     kind="fps",
@@ -104,22 +130,100 @@ class FramePolicy(BaseModel):
             raise ValueError(f"frame policy {text!r}: {where}: {err['msg']}") from None
         except ValueError as exc:  # int() or float() of a value that is not a number
             raise ValueError(f"frame policy {text!r}: {_first_line(exc)}") from None
-        raise ValueError(f"frame policy {text!r}: expected frames=N, fps=F or fps=F,max_frames=M")
+        raise ValueError(
+            f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N, "
+            "mvbench=N or longvideobench=N"
+        )
 
     @property
     def label(self) -> str:
-        """The policy as `parse` reads it: ``frames=8``, ``fps=1,max_frames=32``."""
-        if self.kind == "frames":
-            return f"frames={self.frames}"
+        """The policy as `parse` reads it: ``frames=8``, ``fps=1,max_frames=32``, ``mvbench=16``."""
+        if self.kind != "fps":
+            return f"{self.kind}={self.frames}"
         return f"fps={self.fps:g},max_frames={self.max_frames}"
+
+    @property
+    def by_index(self) -> bool:
+        """Whether the policy picks frame indices (`indices`) rather than times (`times`)."""
+        return self.kind in INDEX_KINDS
+
+    def indices(
+        self, frame_count: int, rate: float, start: float | None = None, end: float | None = None
+    ) -> list[int]:
+        """The frame indices a reference sampler picks from a video (kinds linspace, mvbench).
+
+        ``linspace=N`` is lmms-eval's uniform sampler (``lmms_eval/models/model_utils/
+        load_video.py``: ``_compute_sample_count`` then ``_compute_uniform_indices``):
+        ``min(count, N)`` indices ``numpy.linspace(0, count - 1, ., dtype=int)``, without
+        repeats. A clip (`start`, `end`) is lmmprobe's own extension: the same rule over the
+        clip's frames, from ``round(start * rate)``.
+
+        ``mvbench=N`` is MVBench's ``MVBench_dataset.get_index`` (OpenGVLab/Ask-Anything
+        ``video_chat2/mvbench.ipynb``) with ``num_segments=N`` and ``max_frame = count - 1``:
+        the clip (its ``bound``) spans frames ``round(start * rate)`` to
+        ``round(end * rate)`` (Python's rounding, half to even), the whole video without one,
+        and segment ``k`` gives ``int(first + size / 2 + round(size * k))`` with
+        ``size = (last - first) / N``.
+
+        ``longvideobench=N`` is LongVideoBench's ``load_video(video, duration, N)``
+        (longvideobench/LongVideoBench ``longvideobench/longvideobench_dataset.py``): with
+        ``duration`` the clip's `end` (its annotation's ``duration``; the video's length
+        without one), ``min(N, int(duration))`` frames, frame ``k`` at ``int(int(duration *
+        rate) / n) * k``; a clip under a second holds none there (a division by zero).
+
+        Args:
+            frame_count: The video's frames (decord's ``len(vr)``).
+            rate: Its average frame rate (decord's ``get_avg_fps``).
+            start: The clip's start in seconds (None: the video's first frame).
+            end: The clip's end in seconds (None: its last frame).
+
+        Raises:
+            ValueError: The policy samples times, the video has no frame, or the clip holds
+                none.
+
+        """
+        if not self.by_index:
+            raise ValueError(f"the {self.label} policy samples times, not frame indices")
+        assert self.frames is not None
+        if frame_count < 1 or not rate > 0 or not math.isfinite(rate):
+            raise ValueError(f"no frame to sample ({frame_count} frames at {rate:g} fps)")
+        if start is not None and end is not None and not end > start:
+            # A `VideoRef` never holds such a clip; MVBench's sampler would run backwards.
+            raise ValueError(f"the clip is empty ({start:g} s to {end:g} s)")
+        if self.kind == "mvbench":
+            return mvbench_indices(self.frames, frame_count - 1, rate, start, end)
+        if self.kind == "longvideobench":
+            duration = frame_count / rate if end is None else end
+            taken = min(self.frames, int(duration))
+            if taken < 1:
+                raise ValueError(
+                    f"the clip lasts {duration:g} s: LongVideoBench's sampler needs 1 s"
+                )
+            step = int(int(duration * rate) / taken)
+            picked = [step * k for k in range(taken)]
+            if picked[-1] >= frame_count:
+                raise ValueError(f"the clip ({duration:g} s) is longer than the video's frames")
+            return picked
+        first = 0 if start is None else max(0, round(start * rate))
+        stop = frame_count if end is None else min(frame_count, round(end * rate))
+        count = stop - first
+        if count < 1:
+            raise ValueError(f"the clip holds no frame (frames {first} to {stop - 1})")
+        taken = min(count, self.frames)
+        # numpy's linspace and its cast to int, as the reference computes them, then unique.
+        uniform = np.linspace(0, count - 1, taken, dtype=int)
+        return [first + int(i) for i in np.unique(uniform)]
 
     def times(self, start: float, end: float) -> list[float]:
         """The times (seconds) this policy samples from the clip ``[start, end)``.
 
         Raises:
-            ValueError: The clip is empty (``end <= start``).
+            ValueError: The clip is empty (``end <= start``), or the policy picks frame
+                indices (`indices`).
 
         """
+        if self.by_index:
+            raise ValueError(f"the {self.label} policy picks frame indices, not times")
         span = end - start
         if not span > 0:
             raise ValueError(f"the clip is empty ({start:g} s to {end:g} s)")
@@ -136,6 +240,37 @@ class FramePolicy(BaseModel):
         # The middle of each of n equal parts: never the clip's very first or last instant,
         # where a cut or a fade sits, and the same parts whatever the frame rate.
         return [start + (i + 0.5) * span / n for i in range(n)]
+
+
+def mvbench_indices(
+    segments: int,
+    max_frame: int,
+    rate: float,
+    start: float | None,
+    end: float | None,
+    first_idx: int = 0,
+) -> list[int]:
+    """MVBench's ``get_index(bound, fps, max_frame, first_idx)`` (see `FramePolicy.indices`).
+
+    A video passes ``max_frame = frames - 1`` and ``first_idx=0``; MVBench's folders of frames
+    (``read_frame``: files ``00001.jpg`` on, at 3 fps) pass the number of files and 1.
+
+    Raises:
+        ValueError: An index falls outside ``[first_idx, max_frame]`` (a clip past the end).
+
+    """
+    # Without a bound the reference uses (-100000, 100000) seconds: the whole video.
+    low = -100000.0 if start is None else start
+    high = 100000.0 if end is None else end
+    first = max(first_idx, round(low * rate))
+    last = min(round(high * rate), max_frame)
+    size = float(last - first) / segments
+    picked = [int(first + (size / 2) + np.round(size * k)) for k in range(segments)]
+    if any(not first_idx <= i <= max_frame for i in picked):
+        raise ValueError(
+            f"the clip ({low:g} s to {high:g} s) holds no frame of the {max_frame} there are"
+        )
+    return picked
 
 
 def parse_policies(text: str) -> list[FramePolicy]:
@@ -255,7 +390,13 @@ class VideoRef(BaseModel):
                 )
             last = duration if self.end is None else min(self.end, duration)
             try:
-                times = policy.times(first, last)
+                if policy.by_index:
+                    # A reference sampler's frame i is the frame shown at i / rate seconds.
+                    rate = video.rate
+                    picked = policy.indices(video.frame_count, rate, self.start, self.end)
+                    times = [i / rate for i in picked]
+                else:
+                    times = policy.times(first, last)
             except ValueError as exc:
                 raise _video_decode.VideoError(f"video {source}: {exc}") from None
             frames = []

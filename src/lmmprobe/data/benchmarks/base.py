@@ -57,6 +57,7 @@ GROUPS: dict[str, Group] = {
     "leaderboard": Group("Leaderboard sets and their columns", family=False),
     "multi-image": Group("Multi-image", family=False),
     "chinese": Group("Chinese", family=False),
+    "video": Group("Video", family=False),
     "hemm": Group("HEMM", family=True),
     "reform-eval": Group("ReForm-Eval", family=True),
     "dysca": Group("Dysca", family=True),

@@ -1,0 +1,161 @@
+"""TempCompass, multi-choice: the ``tempcompass`` definition.
+
+Origin: Liu et al. 2024, TempCompass: Do Video LLMs Really Understand Videos? (Findings of ACL
+2024, arXiv:2403.00476); the release llyx97/TempCompass @ `TEMPCOMPASS_COMMIT`:
+``questions/multi-choice.json`` (1,580 questions on 410 videos, among them the "conflicting"
+reversed, concatenated or re-ordered copies, in five temporal aspects), ``meta_info.json`` (each video's
+fine-grained aspects) and the processed videos as ``videos/ID.mp4``. The prompt is its
+inference scripts' (``run_qwen2_vl.py``, ``run_video_llava/inference_dataset.py``: the question,
+which holds its options, and ``answer_prompt['multi-choice']``); the frames are those of its
+Video-LLaVA example (``linspace=8``: ``numpy.linspace(0, len - 1, 8, dtype=int)`` in
+Video-LLaVA's decord reader). The score is ``eval_multi-choice.py``'s: its rules rate each
+reply (``tempcompass`` matcher), a reply they cannot read goes to its judge (``--judge SPEC``,
+protocol ``tempcompass-choice``) or, without one, is rated 0 (its ``--disable_llm`` mode); the
+accuracy is the mean rating (``accuracy``; ``--by dimension`` its five aspects).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lmmprobe.data.base import DataError
+from lmmprobe.data.benchmarks import Benchmark, PromptTemplate, RowContext, RowError, benchmark
+from lmmprobe.data.benchmarks._lmms import required_text
+from lmmprobe.data.benchmarks.hemm_common import read_json
+from lmmprobe.data.benchmarks.standard._choice import escape_braces
+from lmmprobe.data.benchmarks.standard._video import clip
+from lmmprobe.parse.tempcompass import TEMPCOMPASS_COMMIT
+from lmmprobe.schema import Sample
+from lmmprobe.schema.video import FramePolicy
+
+__all__ = ["ANSWER_PROMPT", "POLICY", "TEMPCOMPASS"]
+
+POLICY = FramePolicy.parse("linspace=8")
+"""Video-LLaVA's 8 frames, TempCompass's inference example."""
+
+ANSWER_PROMPT = "\nPlease directly give the best option:"
+"""``answer_prompt['multi-choice']``, put after the question."""
+
+_OPTION = re.compile(r"([A-D])\. (.*)")
+_DIMENSIONS = ("action", "direction", "speed", "order", "attribute_change")
+
+
+def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    questions = read_json(root, "questions/multi-choice.json")
+    meta = read_json(root, "meta_info.json")
+    if not isinstance(questions, dict) or not isinstance(meta, dict):
+        raise DataError(f"{root}: questions/multi-choice.json and meta_info.json hold objects")
+    n = 0
+    for video, dims in questions.items():
+        for dim, items in dims.items() if isinstance(dims, dict) else [("?", dims)]:
+            for k, item in enumerate(items if isinstance(items, list) else [items]):
+                n += 1
+                info = meta.get(str(video).replace(".jpg", "").replace(".mp4", ""))
+                yield f"{root}/questions/multi-choice.json:{video}/{dim}/{k}", {
+                    "_video": video, "_dim": dim, "_k": k, "_item": item, "_meta": info,
+                }  # fmt: skip
+
+
+def _fine(meta: Any, dim: str) -> Any:
+    # print_result: the fine-grained aspect is eval_dim[dim]["type"], "order" for order.
+    if dim == "order":
+        return "order"
+    try:
+        return meta["eval_dim"][dim]["type"]
+    except (KeyError, TypeError):
+        return None
+
+
+def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = str(row["_video"]), str(row["_dim"]), row["_item"]
+    if dim not in _DIMENSIONS:
+        raise RowError("dimension", f"{dim!r:.40} is none of {', '.join(_DIMENSIONS)}")
+    if not isinstance(item, dict):
+        raise RowError("question", "expected an object {question, answer}")
+    if "/" in video or "\\" in video or video.startswith("."):
+        raise RowError("video", f"{video!r:.80} is not a video id")
+    lines = required_text(item, "question").split("\n")
+    first = next((i for i, line in enumerate(lines) if _OPTION.fullmatch(line)), None)
+    if first is None or first == 0:
+        raise RowError("question", "no 'A. ...' option lines after the question")
+    options = []
+    for i, line in enumerate(lines[first:]):
+        m = _OPTION.fullmatch(line)
+        if m is None or m.group(1) != "ABCD"[i]:
+            raise RowError("question", f"option line {i + 1} is not '{'ABCD'[i]}. ...'")
+        options.append(m.group(2))
+    answer = required_text(item, "answer")
+    gold = "ABCD".find(answer[:1])
+    if gold < 0 or gold >= len(options) or answer != f"{answer[0]}. {options[gold]}":
+        raise RowError("answer", f"{answer!r:.80} is none of the option lines")
+    return Sample(
+        id=f"{video}/{dim}/{row['_k']}",
+        question="\n".join(lines[:first]),
+        choices=options,
+        answer=gold,
+        formulation="single_choice",
+        video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
+        metadata={
+            # print_result's breakdowns: --by dimension (its five aspects), --by fine_dimension.
+            "dimension": dim,
+            "fine_dimension": _fine(row.get("_meta"), dim),
+            "video_id": video,
+        },
+    )
+
+
+TEMPCOMPASS = benchmark(
+    Benchmark(
+        name="tempcompass",
+        groups=("video",),
+        title="TempCompass (multi-choice)",
+        citation="Liu et al. 2024, TempCompass: Do Video LLMs Really Understand Videos?, "
+        "Findings of ACL 2024, arXiv:2403.00476",
+        license="cc-by-4.0 (llyx97/TempCompass LICENSE)",
+        formulation="single_choice",
+        metric="accuracy",
+        prompt=PromptTemplate(
+            template="{question}\n{options}" + escape_braces(ANSWER_PROMPT),
+            source=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} run_qwen2_vl.py and "
+            "run_video_llava/inference_dataset.py (question['question'], which holds its "
+            "options 'A. ...', + answer_prompt['multi-choice'])",
+            option_format="{mark}. {text}",
+        ),
+        to_sample=_tempcompass,
+        fetch=(
+            'git clone https://github.com/llyx97/TempCompass "$LMMPROBE_DATA_DIR/tempcompass" '
+            f'&& git -C "$LMMPROBE_DATA_DIR/tempcompass" checkout {TEMPCOMPASS_COMMIT} '
+            '&& cd "$LMMPROBE_DATA_DIR/tempcompass" '
+            "&& gdown 1b0ZIeRqhrUpQYxoCN_Ym_e0UW05cckYJ -O videos.zip && unzip -qo videos.zip"
+        ),
+        split="test",
+        splits=("test",),
+        size=1580,
+        layout="files",
+        read_files=_rows,
+        matcher="tempcompass",
+        judge="tempcompass-choice",
+        notes=(
+            "accuracy is eval_multi-choice.py with --disable_llm (its documented mode without "
+            "ChatGPT): a reply its rules read is rated right or wrong, any other reply 0; the "
+            "mean rating is its 'avg'. --by dimension gives its five aspects (action, "
+            "direction, speed, order, attribute_change), --by fine_dimension the finer ones.",
+            "Its default mode sends a reply the rules cannot read to gpt-3.5-turbo-1106 with "
+            "its multi_choice_evaluation_prompt: --judge SPEC does the same (judge protocol "
+            "tempcompass-choice), and the judge's rating then decides that answer in "
+            "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
+            "Only the multi-choice task: yes_no, caption_matching and captioning are not defined.",
+            "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
+            "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
+            "Data: the repository at the pinned commit and the processed videos from its "
+            "README's Google Drive file (also on lmms-lab/TempCompass), unzipped to "
+            "videos/ID.mp4.",
+        ),
+        schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
+        "questions/multi-choice.json (video: {dimension: [{question, answer}]}), "
+        "meta_info.json, utils/eval_utils.py print_result",
+    )
+)
