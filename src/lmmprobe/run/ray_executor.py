@@ -61,7 +61,7 @@ from lmmprobe.run.executor import (
 )
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, RunSpec
 from lmmprobe.schema.image import Renderer
-from lmmprobe.schema.spec import ray_address
+from lmmprobe.schema.spec import check_ray_resource, ray_address
 
 log = logging.getLogger(__name__)
 
@@ -235,6 +235,11 @@ class RayExecutor:
             raise ValueError(f"max_restarts must be 0 or more (got {self.max_restarts})")
         if self.ready_timeout_s <= 0:
             raise ValueError(f"ready_timeout_s must be positive (got {self.ready_timeout_s})")
+        for name in ("gpus_per_replica", "cpus_per_replica"):
+            try:
+                check_ray_resource(getattr(self, name))
+            except ValueError as exc:
+                raise ValueError(f"{name}={getattr(self, name)!r}: {exc}") from None
         # Refuses bad stop limits now, not when the first model runs.
         AbortPolicy(
             self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
