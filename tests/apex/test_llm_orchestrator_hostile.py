@@ -227,6 +227,22 @@ def test_a_rejected_long_reply_is_kept_in_the_transcript_only_to_the_cap(tmp_pat
     assert (out / "report.json").stat().st_size < 2_000_000
 
 
+def test_a_reply_nested_past_the_recursion_limit_is_rejected_and_healed(tmp_path: Path) -> None:
+    """Re-test 13 #7: 49,000 ``[`` (under the length cap) was a RecursionError traceback."""
+    deep = "[" * 49_000 + "]" * 49_000
+    # and one the decoder reads but `scan` and pydantic would recurse through
+    inside = '{"open_questions": ' + "[" * 150 + "]" * 150 + "}"
+    out = tmp_path / "out"
+    with FakeOpenAIServer(replies=[deep, inside]) as server:
+        done = lmmprobe_with_key(
+            *_apex(out, f"openai:orch@{server.base_url}", "--max-calls", "2"), timeout=180
+        )
+    text = done.stdout + done.stderr
+    assert "Traceback" not in text and "RecursionError" not in text, text[-3000:]
+    assert text.count("rejected (the reply is JSON nested more than 100 levels deep") == 2, text
+    assert (out / "report.json").is_file()
+
+
 @pytest.mark.parametrize(
     ("option", "says"),
     [

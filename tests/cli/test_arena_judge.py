@@ -380,3 +380,11 @@ def test_a_battle_answer_past_the_stored_text_cap_is_refused_before_any_call(
         "[a stored text of 1,048,577 characters, more than lmmprobe stores: not shown]"
     )
     assert texts[key_b]["text"] and "[a stored text" not in texts[key_b]["text"]
+
+
+def test_a_spec_ending_in_an_emoji_code_is_printed_as_written(tmp_path: Path) -> None:
+    # Re-test 13 #11: rich read ":x:" in "--judge nosuch:x: unknown ..." as an emoji.
+    done = lmmprobe("arena", "judge", "--judge", "nosuch:x", "--db", tmp_path / "db")
+    assert done.returncode == 2, done.stderr
+    assert "error: --judge nosuch:x: unknown model backend 'nosuch'" in done.stderr
+    assert "\u274c" not in done.stderr

@@ -331,3 +331,36 @@ def test_judge_command_dry_run_max_cost_and_prices(tmp_path: Path) -> None:
     assert results["spec"]["max_cost"] == 5
     (stats,) = results["models"].values()
     assert stats["judge"]["calls"][judge]["cost"] > 0  # priced by the --prices table
+
+
+def test_a_judge_spec_that_cannot_work_is_refused_before_any_model_is_asked(
+    tmp_path: Path,
+) -> None:
+    # Re-test 13 #1: every model was asked (and paid), then the run ended `judging_failed`
+    # with "judging failed: ValueError: openai backend: ...". #11: rich read `:x:` as an emoji.
+    data, db = choice_rows(tmp_path / "rows.jsonl"), tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[(CHOICE_ASK, "A")]) as server:
+        model = f"openai:fake-vlm@{server.base_url}"
+        base = ("run", "-m", model, "--data", data, "-q", "--db", db, "--out", tmp_path / "o")
+        for judge, says in [
+            (f"openai:judge@{server.base_url},timeout=-1", "option timeout='-1' must be"),
+            (f"openai:judge@{server.base_url},bogus=1", "unknown option(s) ['bogus']"),
+            ("nosuch:x", "unknown model backend 'nosuch'"),
+        ]:
+            refused = lmmprobe_with_key(*base, "--judge", judge)
+            assert refused.returncode == 2, refused.stderr
+            errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+            assert len(errors) == 1 and errors[0].startswith(f"error: --judge {judge}: "), errors
+            assert says in errors[0]
+            assert server.requests_total == 0
+        assert not db.exists() or _status(db) == {}
+        done = lmmprobe_with_key(*base)
+        assert done.returncode == 0, done.stderr
+        run_id = _run_id(done.stderr + done.stdout)
+        # `lmmprobe judge` refuses it as well, recording no new run.
+        again = lmmprobe_with_key(
+            "judge", run_id, "--db", db, "-q", "--judge", f"openai:j@{server.base_url},bogus=1"
+        )
+        assert again.returncode == 2, again.stderr
+        assert "error: --judge openai:j@" in again.stderr
+        assert list(_status(db)) == [run_id]

@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--fake-latency", type=float, default=0.0, help="seconds per answer")
-    p.add_argument("--fake-exit", default=None, help="print this to stderr, exit 3 at start")
+    p.add_argument(
+        "--fake-exit",
+        default=None,
+        help="print this to stderr ($KEY: the key, $VAR: the variable), exit 3 at start",
+    )
     p.add_argument("--fake-never-answer", action="store_true", help="start but never listen")
     p.add_argument("--fake-child", action="store_true", help="start a child that sleeps")
     p.add_argument("--fake-die-after", type=float, default=None, help="exit 5 after S seconds")
@@ -85,7 +89,8 @@ def main() -> int:
         Path(args.fake_pidfile).write_text(pids)
     if args.fake_exit:
         print("loading weights...", flush=True)
-        print(args.fake_exit, file=sys.stderr, flush=True)
+        said = os.path.expandvars(args.fake_exit.replace("$KEY", key or ""))
+        print(said, file=sys.stderr, flush=True)
         return 3
     if args.fake_never_answer:
         time.sleep(600)

@@ -23,7 +23,7 @@ from lmmprobe import evaluate
 from lmmprobe.run import AbortPolicy, LocalExecutor, ServerUnhealthy
 from lmmprobe.run.executor import DEFAULT_MAX_TRANSIENT_FAILURES
 from lmmprobe.schema import ErrorInfo, Response
-from lmmprobe.testing import FakeOpenAIServer
+from lmmprobe.testing import FakeOpenAIServer, FaultPlan
 
 N = 100  # requests in the run: far more than the streak (and its retries) that stops it
 
@@ -130,3 +130,22 @@ def test_the_threshold_is_configurable_on_the_executor(tmp_path):
     assert "HTTP 500" in str(info.value) and "\n" not in str(info.value)
     assert _statuses(tmp_path / "db") == ["stopped_unhealthy"]
     assert len(_responses(tmp_path / "db")) == 4
+
+
+def test_a_retry_after_past_what_lmmprobe_waits_is_not_waited_for(tmp_path):
+    # Re-test 13 #9: every reply a 429 asking for 1e308 s: each try waited the 120 s cap, five
+    # times per request; a judge gave up after 10 minutes advising "a longer timeout".
+    db = tmp_path / "store.db"
+    plan = FaultPlan(retry_after=1e308)
+    with FakeOpenAIServer(always="rate_limit", faults=plan) as server:
+        done = _lmmprobe("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+                         f"demo,n={N}", "--db", db, "--out", tmp_path / "out", "-q")  # fmt: skip
+        sent = server.requests_total
+    assert done.returncode == 1, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "(the server asks to wait 1e+308 s, more than the 120 s lmmprobe waits" in lines[0]
+    assert "check the server's rate limits and quota" in lines[0]
+    assert "longer timeout" not in lines[0]
+    assert sent < N  # each request asked once, the streak stops the run
+    assert all(etype == "rate_limit" for _, etype in _responses(db))

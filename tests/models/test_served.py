@@ -186,6 +186,25 @@ def test_a_server_that_exits_at_start_is_one_line_with_its_log_tail(tmp_path: Pa
     assert str(tmp_path / "o" / "server-vllm-some_model.log") in line  # where the whole log is
 
 
+def test_the_log_tail_of_a_server_that_dies_shows_no_secret(tmp_path: Path) -> None:
+    # Re-test 13 #8: a server printing its settings as it dies put the run's key, an
+    # HF_TOKEN=... and a pasted sk-... key into the one-line error (the terminal, a CI log).
+    keyfile = tmp_path / "key"
+    hf, sk = "hf_abcdefghijklmnopqrstuvwx", "sk-test1234567890abcdefXYZ"
+    # The secrets come from the server's environment: on its command line they are refused.
+    fake = _command("--fake-keyfile", str(keyfile), "--fake-exit", "key is $KEY | $SETTINGS")
+    proc = _lmmprobe("run", "-m", f"vllm:some/model,command={fake}", "--limit", "2",
+                     "--db", tmp_path / "db", "--out", tmp_path / "o",
+                     SETTINGS=f"HF_TOKEN={hf} | token: {sk}")  # fmt: skip
+    line = _one_line_error(proc)
+    key = keyfile.read_text()
+    assert len(key) >= 16
+    assert "the server exited with status 3 before it answered" in line
+    assert "key is [redacted]" in line and "HF_TOKEN=[redacted]" in line
+    for secret in (key, hf, sk):
+        assert secret not in proc.stdout + proc.stderr
+
+
 def test_a_server_that_never_answers_times_out_clearly(tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     fake = _command("--fake-never-answer", "--fake-pidfile", str(pidfile))

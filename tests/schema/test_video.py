@@ -131,6 +131,46 @@ def test_the_same_policy_gives_the_same_frames_in_another_process(clip: Path) ->
     assert there == [f"{f.time!r} {f.sha256}" for f in here]
 
 
+def test_a_video_url_that_drips_is_named_as_slow_not_as_holding_no_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 13 #5: 16 bytes every 2 s read "holds no video stream" (the open timed out while
+    # probing) or FFmpeg's "Immediate exit requested". The bound is shortened for the test.
+    needs_av()
+    import lmmprobe.schema._video_decode as decode
+
+    monkeypatch.setattr(decode, "OPEN_TIMEOUT_S", 1.0)
+    data = write_video(tmp_path / "fs.mp4", faststart=True).read_bytes()
+    stop = threading.Event()
+
+    class Drip(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for i in range(0, len(data), 16):
+                if stop.wait(0.5):
+                    return
+                self.wfile.write(data[i : i + 16])
+                self.wfile.flush()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Drip) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            url = f"http://127.0.0.1:{server.server_address[1]}/a.mp4"
+            with pytest.raises(OSError) as caught:
+                VideoRef(url=url).resolved(FramePolicy.parse("frames=2"))
+        finally:
+            stop.set()
+            server.shutdown()
+    assert str(caught.value) == (
+        f"video {url}: the server did not send enough to open it within 1 s"
+    )
+
+
 def test_a_video_at_a_url_is_sampled_as_its_file_is(clip: Path) -> None:
     # A loopback HTTP server (the standard library's) stands in for a video host.
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(clip.parent))

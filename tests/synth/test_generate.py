@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from tests.console import lmmprobe
 
 from lmmprobe.data import load_source
 from lmmprobe.synth.generate import (
@@ -148,3 +149,13 @@ def test_settings_are_validated(tmp_path):
         write_dataset(SynthConfig(n=1, size=64), tmp_path / "x")
     with pytest.raises(ValueError, match="proxy model"):
         list(iter_samples(SynthConfig(n=1, scenarios=("adversarial",), proxy="tiny-llava")))
+
+
+def test_an_empty_set_is_refused_not_written(tmp_path):
+    # Re-test 13 #10: --n 0 wrote 0 samples and said "evaluate with: lmmprobe run ...", which
+    # then failed with "no valid samples".
+    done = lmmprobe("synth", "generate", "--n", "0", "--out", tmp_path / "o")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == ["error: n must be at least 1, got 0"]
+    assert "evaluate with" not in done.stdout
+    assert not (tmp_path / "o").exists()

@@ -267,6 +267,7 @@ def test_a_videos_folder_holding_other_files_is_never_replaced(tmp_path: Path) -
         (("--proxy", "hf:x"), "--proxy is for images"),
         (("--renderer", "diffusion"), "--renderer is for images"),
         (("--size", "8"), "size must be in [32, 1024]"),
+        (("--n", "0"), "n must be at least 1, got 0"),  # re-test 13 #10: an empty set
     ],
 )
 def test_bad_options_are_refused_in_one_line(

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from lmmprobe.schema.text import MAX_NESTING, deeper_than
+
 T = TypeVar("T", bound=BaseModel)
 
 MAX_OUTPUT_CHARS = 100_000
@@ -98,7 +100,9 @@ def load_json(text: str) -> Any:
     """Parse an orchestrator's text reply as JSON (a ```json fence around it is allowed).
 
     Raises:
-        UnsafeOutputError: Too long, or not JSON; the message quotes the parser's complaint.
+        UnsafeOutputError: Too long, not JSON, or nested more than `MAX_NESTING` levels (the
+            data loader's rule; past Python's recursion limit the decoder itself fails); the
+            message quotes the parser's complaint.
 
     """
     if len(text) > MAX_OUTPUT_CHARS:
@@ -106,18 +110,40 @@ def load_json(text: str) -> Any:
     fenced = _FENCE.match(text)
     body = fenced.group(1) if fenced else text.strip()
     try:
-        return json.loads(body)
+        value = _decode(body)
     except json.JSONDecodeError as exc:
         # A reply with prose around one JSON object: take the outermost braces once.
         start, end = body.find("{"), body.rfind("}")
         if 0 <= start < end:
             # Still not JSON: the original error is the one worth reporting back.
             with contextlib.suppress(json.JSONDecodeError):
-                return json.loads(body[start : end + 1])
+                return _decode(body[start : end + 1])
         raise UnsafeOutputError(
             f"the reply is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "answer with one JSON object that follows the schema, nothing else"
         ) from exc
+    return value
+
+
+def _decode(body: str) -> Any:
+    """`body` as JSON, nested at most `MAX_NESTING` levels (`scan` and pydantic recurse too).
+
+    Raises:
+        json.JSONDecodeError: Not JSON.
+        UnsafeOutputError: Nested deeper (a reply of 49,000 ``[`` was a traceback, re-test 13 #7).
+
+    """
+    nested = UnsafeOutputError(
+        f"the reply is JSON nested more than {MAX_NESTING} levels deep; answer with one flat "
+        "JSON object that follows the schema"
+    )
+    try:
+        value = json.loads(body)
+    except RecursionError:
+        raise nested from None
+    if deeper_than(value):
+        raise nested
+    return value
 
 
 def describe_validation(exc: ValidationError, model: type[BaseModel]) -> str:

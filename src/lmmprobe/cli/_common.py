@@ -180,8 +180,14 @@ class InertConsole(Console):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        """Rich's `Console`, reading a sane ``$COLUMNS`` only (`_ScreenEnviron`)."""
+        """Rich's `Console`, reading a sane ``$COLUMNS`` only (`_ScreenEnviron`), no emoji.
+
+        Rich turns ``:x:`` into an emoji: ``--judge nosuch:x: unknown model backend`` read
+        ``--judge nosuch❌ unknown ...`` (re-test 13 #11). Printed text is lmmprobe's words and
+        the user's specs, paths and answers, never emoji codes.
+        """
         kwargs.setdefault("_environ", _ScreenEnviron())
+        kwargs.setdefault("emoji", False)
         super().__init__(*args, **kwargs)
 
     prose_wraps: bool | None = None

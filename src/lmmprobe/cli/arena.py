@@ -173,9 +173,12 @@ def judge(
     if executor != "local":
         from lmmprobe.run.ray_executor import RayExecutor
 
-        ray = RayExecutor(
-            address=ray_address(executor), replicas=replicas, cpus_per_replica=cpus_per_replica
-        )
+        try:
+            ray = RayExecutor(
+                address=ray_address(executor), replicas=replicas, cpus_per_replica=cpus_per_replica
+            )
+        except ValueError as exc:  # --cpus-per-replica Ray cannot reserve (re-test 13 #4)
+            fail(f"--cpus-per-replica: {exc}")
         try:
             ray.connect()
         except (RegistryError, ValueError) as exc:

@@ -78,7 +78,8 @@ def judge_config(
     """The run's `JudgeConfig` from the options; None without a ``--judge``.
 
     Raises:
-        ValueError: A judge option is given without ``--judge``, or a value is not allowed.
+        ValueError: A judge option is given without ``--judge``, a value is not allowed, or a
+            judge spec cannot be built (its backend or options): before any model is asked.
 
     """
     if not judges:
@@ -100,6 +101,8 @@ def judge_config(
         raise ValueError(f"--judge-when {when}: must be miss or always")
     if scale not in ("binary", "1-5", "1-10"):
         raise ValueError(f"--judge-scale {scale}: must be binary, 1-5 or 1-10")
+    for spec in dict.fromkeys(judges):
+        _check_judge(spec)
     return JudgeConfig.model_validate(
         {
             "judges": judges,
@@ -110,6 +113,26 @@ def judge_config(
             "scale": scale,
         }
     )
+
+
+def _check_judge(spec: str) -> None:
+    """Build the judge of `spec` (no call, no key needed), as a run's models are before it starts.
+
+    A judge whose options cannot work was found only after every model had been asked (and
+    paid), the run left ``judging_failed`` (re-test 13 #1); `lmmprobe arena judge` refuses it
+    the same way.
+
+    Raises:
+        ValueError: ``--judge SPEC: what is wrong`` (the spec shown without its secrets).
+
+    """
+    from lmmprobe.registry import RegistryError
+    from lmmprobe.run.runner import load_unkeyed
+
+    try:
+        load_unkeyed(spec)
+    except (RegistryError, ValueError, ImportError) as exc:
+        raise ValueError(f"--judge {shown_spec(spec)}: {exc}") from None
 
 
 # What each reason for an unjudged verdict means for the next run (docs/judges.md, "Unjudged").

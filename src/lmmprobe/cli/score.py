@@ -141,6 +141,7 @@ def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
             "metrics": scored.metrics(),
         }
         write_document(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", json_text=True)
+        _fail_when_nothing_scored(folder, scored.board, average.columns)
         return
     table = Table(title=f"{escape(str(folder))} as {escape(scored.board)}", box=box.SIMPLE_HEAD)
     table.add_column("column", style="bold")
@@ -160,6 +161,23 @@ def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
     for member, judges in scored.judges.items():
         console.print(
             f"{escape(member)}: judged by {escape(', '.join(judges))} (recorded in its file)"
+        )
+    _fail_when_nothing_scored(folder, scored.board, average.columns)
+
+
+def _fail_when_nothing_scored(
+    folder: Path, board: str, columns: Mapping[str, float | None]
+) -> None:
+    """Exit 1 when no column has a figure: a folder of which nothing could be scored.
+
+    It exited 0, so a CI step scoring a folder of unreadable files passed (re-test 13 #6), where
+    a judge failing every call fails its run.
+    """
+    if all(figure is None for figure in columns.values()):
+        fail(
+            f"nothing in {folder} could be scored as {board}: no column has a figure "
+            "(each one's reason is above)",
+            code=1,
         )
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from lmmprobe.models.api_keys import redact_command
+from lmmprobe.models.api_keys import redact_command, redact_text, scrub_secrets
 
 __all__ = [
     "LOOPBACK",
@@ -86,7 +86,12 @@ def free_port() -> int:
 
 
 def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
-    """The last non-blank lines of a log, joined with `` | `` into one line."""
+    """The last non-blank lines of a log, joined with `` | `` into one line, secrets taken out.
+
+    The excerpt goes into an error message (the terminal, a CI log): a server that prints its
+    settings or environment as it dies would otherwise show the run's key, ``HF_TOKEN=...`` or a
+    pasted ``sk-...`` there (re-test 13 #8). The log file itself is the server's own.
+    """
     try:
         with path.open("rb") as f:
             f.seek(0, os.SEEK_END)
@@ -95,7 +100,7 @@ def log_tail(path: Path, lines: int = TAIL_LINES) -> str:
     except OSError as exc:
         return f"(the log cannot be read: {exc})"
     kept = [" ".join(line.split()) for line in text.splitlines() if line.strip()][-lines:]
-    return " | ".join(kept) if kept else "(the log is empty)"
+    return scrub_secrets(redact_text(" | ".join(kept))) if kept else "(the log is empty)"
 
 
 def probe(url: str, key: str | None = None, timeout: float = PROBE_S) -> tuple[int | None, Any]:

@@ -338,6 +338,12 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
     return opts
 
 
+MAX_RETRY_AFTER_S = 120.0
+"""The longest ``Retry-After`` waited before asking again. A server asking for longer (a spent
+quota says hours, a hostile one 1e308 s) is not asked again by this run: waiting 120 s five
+times per request held a judge 10 minutes before it gave up (re-test 13 #9)."""
+
+
 def retry_after_seconds(exc: BaseException) -> float | None:
     """Seconds the server asked us to wait (``Retry-After`` / ``retry-after-ms``), if any."""
     response = getattr(exc, "response", None)
@@ -872,7 +878,7 @@ class OpenAIChatModel:
 
     def _delay(self, attempt: int, err: ModelError) -> float:
         if isinstance(err, RateLimitError) and err.retry_after is not None:
-            return min(err.retry_after, 120.0)
+            return min(err.retry_after, MAX_RETRY_AFTER_S)
         base = min(self.opts.max_backoff, self.opts.backoff * 2.0 ** (attempt - 1))
         return base * (0.5 + self._jitter.random())  # jitter spreads synchronized retries
 
@@ -904,6 +910,7 @@ class OpenAIChatModel:
         # each was billed, so the stored response carries the sum (`--max-cost`, the run's cost).
         paid: Usage | None = None
         spent = False
+        waits: float | None = None  # a Retry-After past MAX_RETRY_AFTER_S: not asked again
         for attempt in range(1, self.opts.max_attempts + 1):
             budget = self._budget_error()
             if budget is None and self.spend_guard is not None:
@@ -967,6 +974,9 @@ class OpenAIChatModel:
                 break
             if isinstance(err, RateLimitError):
                 self.limit.rate_limited()
+                if err.retry_after is not None and err.retry_after > MAX_RETRY_AFTER_S:
+                    waits = err.retry_after
+                    break
             if isinstance(err, EmptyResponseError) and (err.repeatable or attempt >= 2):
                 break  # one more try covers a glitch; a model that answers nothing does so again
             if not err.retryable or attempt == self.opts.max_attempts:
@@ -974,7 +984,15 @@ class OpenAIChatModel:
             await asyncio.sleep(self._delay(attempt, err))
         assert err is not None
         info = err.to_info()
-        if spent:
+        if waits is not None:
+            info = info.model_copy(
+                update={
+                    "message": f"{info.message} (the server asks to wait {waits:.6g} s, more "
+                    f"than the {MAX_RETRY_AFTER_S:g} s lmmprobe waits: its quota spent? not "
+                    "asked again by this run)"
+                }
+            )
+        elif spent:
             info = info.model_copy(
                 update={
                     "message": f"{info.message} (after {attempt} attempt(s); not asked again: "

@@ -396,11 +396,16 @@ def _unhealthy(n: int, last: ErrorInfo) -> str:
     quoted = " ".join(last.message.split())  # a server's message may hold line breaks
     if len(quoted) > 300:
         quoted = quoted[:300] + "..."
+    # A longer timeout cannot help a server refusing with 429 (re-test 13 #9).
+    advice = (
+        "check the server's rate limits and quota (or lower max_concurrency)"
+        if last.type == "rate_limit"
+        else "check the server's logs and load, or give the backend a longer timeout"
+    )
     return (
         f"run stopped: the server looks unhealthy: {n} requests in a row failed with "
         f"transient errors after all their retries and none succeeded (last: {last.type}: "
-        f"{quoted}); check the server's logs and load, or give the backend a longer timeout, "
-        "then re-run to resume"
+        f"{quoted}); {advice}, then re-run to resume"
     )
 
 

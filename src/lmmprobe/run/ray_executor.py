@@ -31,6 +31,7 @@ import base64
 import contextlib
 import logging
 import os
+import socket
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -60,7 +61,7 @@ from lmmprobe.run.executor import (
 )
 from lmmprobe.schema import ErrorInfo, ImageRef, Request, Response, RunSpec
 from lmmprobe.schema.image import Renderer
-from lmmprobe.schema.spec import ray_address
+from lmmprobe.schema.spec import check_ray_resource, ray_address
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +235,11 @@ class RayExecutor:
             raise ValueError(f"max_restarts must be 0 or more (got {self.max_restarts})")
         if self.ready_timeout_s <= 0:
             raise ValueError(f"ready_timeout_s must be positive (got {self.ready_timeout_s})")
+        for name in ("gpus_per_replica", "cpus_per_replica"):
+            try:
+                check_ray_resource(getattr(self, name))
+            except ValueError as exc:
+                raise ValueError(f"{name}={getattr(self, name)!r}: {exc}") from None
         # Refuses bad stop limits now, not when the first model runs.
         AbortPolicy(
             self.max_consecutive_failures, self.max_auth_failures, self.max_transient_failures
@@ -466,18 +472,19 @@ class RayExecutor:
         except ImportError as exc:
             raise RegistryError(str(exc)) from exc
         if not ray.is_initialized():
-            try:
-                if self.address is None and not os.environ.get("RAY_ADDRESS"):
-                    log.info("starting a local Ray instance (loopback only)")
-                    self._local = start_local(ray)
-                else:
+            address = self.address or os.environ.get("RAY_ADDRESS") or None
+            if address is None:
+                log.info("starting a local Ray instance (loopback only)")
+                self._local = _start_local(ray)
+            else:
+                try:
+                    _check_reachable(address)
                     ray.init(address=self.address)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ValueError(
-                    f"cannot join the Ray cluster at {self.address or '(local)'}: "
-                    f"{' '.join(str(exc).split())[:300]}; start one with `ray start --head` "
-                    "or check the address"
-                ) from exc
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise ValueError(
+                        f"cannot join the Ray cluster at {address}: {_first(exc)}; start one "
+                        "with `ray start --head` or check the address"
+                    ) from exc
             self._started_ray = True
         return ray
 
@@ -750,6 +757,55 @@ def _renderers(requests: Sequence[Request]) -> dict[str, tuple[str, Renderer]]:
 
     names = {i.renderer for r in requests for i in r.images if i.renderer is not None}
     return {n: _RENDERERS[n] for n in names if n in _RENDERERS}
+
+
+JOIN_PROBE_S = 5.0
+"""Seconds a cluster's ``HOST:PORT`` has to accept a connection before the join is refused:
+``ray.init`` itself retries an address where nothing listens for ever (re-test 13 #2)."""
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a ``HOST:PORT`` cluster address where nothing accepts a connection.
+
+    ``auto``, ``local`` and ``ray://`` addresses are left to Ray (they fail on their own).
+
+    Raises:
+        ConnectionError: Nothing answered within `JOIN_PROBE_S`.
+
+    """
+    if address in ("auto", "local") or "://" in address:
+        return
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # not HOST:PORT: Ray says what is wrong with it
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=JOIN_PROBE_S):
+            pass
+    except (OSError, OverflowError, ValueError) as exc:
+        raise ConnectionError(
+            f"nothing answers at {address} ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
+
+
+def _start_local(ray: Any) -> LocalRay:
+    """`start_local`, its failures in one line.
+
+    Raises:
+        ValueError: The instance did not start (Ray raises a bare ``Exception`` when its node
+            times out, as under a memory limit: a traceback, re-test 13 #3).
+
+    """
+    try:
+        return start_local(ray)
+    except Exception as exc:
+        raise ValueError(
+            f"cannot start a local Ray instance: {_first(exc)}; Ray's logs are under "
+            "/tmp/ray/session_latest/logs (too little memory or /dev/shm?)"
+        ) from exc
+
+
+def _first(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 def _reason(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from fractions import Fraction
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from lmmprobe._optional import require
@@ -111,6 +112,11 @@ class OpenVideo:
         av = _av()
         try:
             return _frame_at(self.source, self._container, self._stream, time)
+        except av.ExitError:  # PyAV's timeout cut the read (FFmpeg: "Immediate exit requested")
+            raise VideoError(
+                f"video {self.source}: the server did not send what was needed within "
+                f"{READ_TIMEOUT_S:g} s (a slow or endless stream)"
+            ) from None
         except (av.FFmpegError, ValueError, EOFError) as exc:
             raise VideoError(f"video {self.source}: cannot be decoded ({_reason(exc)})") from None
 
@@ -138,12 +144,21 @@ def open_video(source: str, max_pixels: int) -> Iterator[OpenVideo]:
             raise VideoError(f"video {source}: cannot be read ({exc.strerror or exc})") from None
         if size == 0:
             raise VideoError(f"video {source}: the file is empty (0 bytes)")
+    slow = f"video {source}: the server did not send enough to open it within {OPEN_TIMEOUT_S:g} s"
+    opened = monotonic()
     try:
         container = av.open(source, timeout=(OPEN_TIMEOUT_S, READ_TIMEOUT_S) if is_url else None)
+    except av.ExitError:  # PyAV's timeout cut the open (FFmpeg: "Immediate exit requested")
+        raise VideoError(slow) from None
     except (av.FFmpegError, OSError, ValueError, UnicodeDecodeError) as exc:
+        if is_url and monotonic() - opened >= OPEN_TIMEOUT_S:  # cut off: too little to probe
+            raise VideoError(slow) from None
         raise VideoError(f"video {source}: not a video FFmpeg can read ({_reason(exc)})") from None
     try:
         if not container.streams.video:
+            # A URL cut off while FFmpeg probed it shows no stream: say why (re-test 13 #5).
+            if is_url and monotonic() - opened >= OPEN_TIMEOUT_S:
+                raise VideoError(slow)
             raise VideoError(f"video {source}: holds no video stream")
         stream = container.streams.video[0]
         # A damaged header can leave the stream with no codec FFmpeg could open.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -117,6 +118,30 @@ def ray_address(value: str) -> str | None:
     return value[4:]
 
 
+RAY_RESOURCE_STEP = 0.0001
+"""The finest fraction of a CPU or GPU Ray reserves (its ``num_cpus`` precision)."""
+
+
+def check_ray_resource(value: float | None) -> float | None:
+    """`value` (CPUs or GPUs per replica) if Ray can reserve it: 0 or a `RAY_RESOURCE_STEP` multiple.
+
+    ``1e-300`` was refused by Ray only once its instance had started (20 s), in words naming no
+    option; ``inf`` was "cannot place 1 replicas" (re-test 13 #4).
+
+    Raises:
+        ValueError: Naming the value and the rule.
+
+    """
+    if value is None:
+        return None
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError("must be a finite number, 0 or more")
+    steps = value / RAY_RESOURCE_STEP
+    if (value and round(steps) == 0) or abs(steps - round(steps)) > 1e-6 * max(1.0, steps):
+        raise ValueError("finer than Ray reserves: give 0 or a multiple of 0.0001")
+    return value
+
+
 MAX_BOOTSTRAP = 100_000
 """The most bootstrap resamples a run takes (``RunSpec.bootstrap`` and every ``--bootstrap``): a
 95% interval is steady long before (the default is 1,000), and 10^8 was a MemoryError traceback
@@ -219,6 +244,11 @@ class RunSpec(BaseModel):
     @classmethod
     def _executor_spec(cls, value: str) -> str:
         return check_executor(value)
+
+    @field_validator("gpus_per_replica", "cpus_per_replica")
+    @classmethod
+    def _ray_resource(cls, value: float | None) -> float | None:
+        return check_ray_resource(value)
 
     @field_validator("frames")
     @classmethod

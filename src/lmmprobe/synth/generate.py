@@ -139,8 +139,8 @@ class SynthConfig:
                 )
         elif self.recipe not in RECIPES:
             problems.append(f"unknown recipe {self.recipe!r} (known: {', '.join(RECIPES)})")
-        if self.n < 0:
-            problems.append(f"n must be >= 0, got {self.n}")
+        if self.n < 1:  # 0 wrote an empty set and suggested running it (re-test 13 #10)
+            problems.append(f"n must be at least 1, got {self.n}")
         if not 32 <= self.size <= 4096:
             problems.append(f"size must be in [32, 4096], got {self.size}")
         if not 1 <= self.severity <= 5:

@@ -127,8 +127,8 @@ class VideoSynthConfig:
 
     def __post_init__(self) -> None:
         problems = []
-        if self.n < 0:
-            problems.append(f"n must be >= 0, got {self.n}")
+        if self.n < 1:  # 0 wrote an empty set and suggested running it (re-test 13 #10)
+            problems.append(f"n must be at least 1, got {self.n}")
         if not 32 <= self.size <= 1024:
             problems.append(f"size must be in [32, 1024] for video, got {self.size}")
         if not 1 <= self.severity <= 5:

@@ -267,3 +267,25 @@ def test_a_folder_with_two_files_for_one_benchmark_is_refused_naming_both(tmp_pa
     assert proc.returncode != 0
     err = " ".join(proc.stderr.split())
     assert "2 files for mmstar (MMStar): a_MMStar.tsv, b_MMStar.xlsx" in err
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_a_folder_of_which_nothing_can_be_scored_fails(tmp_path: Path, fmt: str) -> None:
+    # Re-test 13 #6: every column "-" and "no column has a figure", yet exit 0 (CI passed).
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    (folder / "M_OCRBench.xlsx").write_text("not a spreadsheet\n", encoding="utf-8")
+    proc = lmmprobe(
+        "score", folder, "--benchmark", f"openvlm,path={tmp_path / 'copies'}", "--format", fmt,
+        HF_HUB_OFFLINE="1", HF_DATASETS_CACHE=str(tmp_path / "cache"),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: nothing in {folder} could be scored as openvlm: no column has a figure "
+        "(each one's reason is above)"
+    ]
+    if fmt == "json":  # the document still says why each column is missing
+        doc = json.loads(proc.stdout)
+        assert doc["average"] is None and "not a readable .xlsx" in doc["missing"]["OCRBench"][0]
