@@ -868,10 +868,10 @@ def _check_parquet(source: Any, fh: IO[bytes], limit: int, used: int, limits: Pa
     meta, schema = parquet.metadata, parquet.schema
     # The table bound the readers and the hf source hold a dataset to, checked from the footer
     # before anything converts the file (datasets took tens of seconds on 16,386 columns).
-    top = len(parquet.schema_arrow.names)
-    if top > MAX_COLUMNS:
+    named = len(parquet.schema_arrow.names)
+    if named > MAX_COLUMNS:
         raise _ParquetRefused(
-            f"{top:,} columns, more than {MAX_COLUMNS:,} (a spreadsheet's limit): is it the "
+            f"{named:,} columns, more than {MAX_COLUMNS:,} (a spreadsheet's limit): is it the "
             "right file?"
         )
     if meta.num_row_groups * meta.num_columns > limits.chunks:
