@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.parse.matcher import MATCHERS, Extraction, option_letter
 from lmmprobe.schema import FormulateConfig
 
 __all__ = ["longvideobench_letter", "longvideobench_matcher"]
@@ -51,10 +51,4 @@ def longvideobench_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
 ) -> Extraction:
     """`longvideobench_letter` as a matcher: the letter names the option at its position."""
-    if not options:
-        return unparsed("no options")
-    letter = longvideobench_letter(output)
-    index = "ABCDE".find(letter) if letter else -1
-    if not 0 <= index < len(options):
-        return unparsed("no_match")
-    return Extraction(index, "mark", "option letter")
+    return option_letter(longvideobench_letter(output), options, "ABCDE")

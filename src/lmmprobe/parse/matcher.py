@@ -86,3 +86,18 @@ MATCHERS: Registry[Matcher] = Registry(
 def unparsed(reason: str) -> Extraction:
     """An answer no option could be read from, and why."""
     return Extraction(None, "unparsed", reason)
+
+
+def option_letter(letter: str, options: Sequence[str], letters: str) -> Extraction:
+    """The option a benchmark's rule named by `letter` (one of `letters`, in option order).
+
+    For the matchers that reproduce a benchmark's own letter rule (``mme-realworld``,
+    ``videomme``, ``longvideobench``): "" (the rule read nothing), a letter past the options
+    or none at all is unparsed.
+    """
+    if not options:
+        return unparsed("no options")
+    index = letters.find(letter) if letter else -1
+    if not 0 <= index < len(options):
+        return unparsed("no_match")
+    return Extraction(index, "mark", "option letter")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.parse.matcher import MATCHERS, Extraction, option_letter
 from lmmprobe.schema import FormulateConfig
 
 __all__ = ["mme_realworld_letter", "mme_realworld_matcher"]
@@ -56,10 +56,4 @@ def mme_realworld_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
 ) -> Extraction:
     """`mme_realworld_letter` as a matcher: the letter names the option at its position."""
-    if not options:
-        return unparsed("no options")
-    letter = mme_realworld_letter(output)
-    index = "ABCDE".find(letter) if letter else -1
-    if not 0 <= index < len(options):
-        return unparsed("no_match")
-    return Extraction(index, "mark", "option letter")
+    return option_letter(mme_realworld_letter(output), options, "ABCDE")

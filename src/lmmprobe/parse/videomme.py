@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.parse.matcher import MATCHERS, Extraction, option_letter
 from lmmprobe.schema import FormulateConfig
 
 __all__ = ["VIDEOMME_COMMIT", "videomme_letter", "videomme_matcher"]
@@ -55,10 +55,4 @@ def videomme_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
 ) -> Extraction:
     """`videomme_letter` as a matcher: the letter names the option at its position."""
-    if not options:
-        return unparsed("no options")
-    letter = videomme_letter(output)
-    index = "ABCD".find(letter) if letter else -1
-    if not 0 <= index < len(options):
-        return unparsed("no_match")
-    return Extraction(index, "mark", "option letter")
+    return option_letter(videomme_letter(output), options, "ABCD")
