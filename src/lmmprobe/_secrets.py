@@ -70,9 +70,9 @@ shorter ghp_ or hf_...) counts only at a word's start."""
 
 SECRET_WORDS = frozenset(
     {
-        "apikey", "auth", "authorization", "bearer", "cookie", "credential", "credentials",
-        "hmac", "jwt", "key", "keys", "pass", "passphrase", "passwd", "password", "pat", "pwd",
-        "secret", "session", "tok", "token", "tokens",
+        "apikey", "auth", "authorization", "bearer", "cookie", "cred", "creds", "credential",
+        "credentials", "hmac", "jwt", "key", "keys", "pass", "passphrase", "passwd", "password",
+        "pat", "pw", "pwd", "secret", "session", "tok", "token", "tokens",
     }
 )  # fmt: skip
 """Words of a flag's or a variable's name that say its value is a secret."""
@@ -249,13 +249,16 @@ _RUN_TOGETHER_HEADS = frozenset(
 )  # fmt: skip
 """Words that, run together with a secret suffix, name a secret in a path (``/secretkey/X``,
 ``/accesstoken/X``): a known head only, so ``/monkey/x`` or ``/hotkey/x`` stay names."""
+_RUN_TOGETHER_NAMES = frozenset(h + s for h in _RUN_TOGETHER_HEADS for s in _SECRET_SUFFIXES)
+"""Every head run together with every secret suffix (``apikey``, ``sessiontoken``...): made once,
+since a URL of many path segments asks of each."""
 
 
 def _path_secret(segment: str) -> bool:
     """Whether a URL's path segment names a secret that the next segment holds (`_URL_PATH`).
 
     Trailing digits are dropped as for a flag (``/key1/X``, ``/api_key_2/X``), and a
-    run-together name counts when a known word heads it (`_RUN_TOGETHER_HEADS`).
+    run-together name counts when a known word heads it (`_RUN_TOGETHER_NAMES`).
     """
     name = unquote(segment).rstrip("0123456789")
     words = _words(name)
@@ -264,7 +267,7 @@ def _path_secret(segment: str) -> bool:
     last = words[-1]
     if last in _PATH_SECRET_WORDS:
         return _secret_parameter(name)
-    return any(last == head + suffix for head in _RUN_TOGETHER_HEADS for suffix in _SECRET_SUFFIXES)
+    return last in _RUN_TOGETHER_NAMES
 
 
 def _url_secrets(text: str) -> list[_Found]:

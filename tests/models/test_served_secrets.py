@@ -43,6 +43,14 @@ FLAGS = [
 ]
 
 
+@pytest.mark.parametrize("flag", ["--creds", "--cred", "--pw", "--db-creds", "--admin-pw"])
+def test_short_names_for_credentials_and_passwords_are_secret_flags(flag: str) -> None:
+    # Re-test 13 noticed ``--creds X`` and ``--pw X`` passed the check (``-p`` is a port).
+    assert secret_argument(f"{flag}={SECRET}") == flag
+    assert SECRET not in redact_text(f"serve model {flag} {SECRET} --port 8000")
+    assert secret_argument("-p") is None
+
+
 def _nothing_recorded(tmp_path: Path, out: str) -> None:
     assert SECRET not in out
     for path in tmp_path.rglob("*"):
