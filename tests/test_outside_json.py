@@ -28,13 +28,14 @@ def _one_error(result: object) -> str:
 
 
 @pytest.mark.parametrize(
-    ("data", "file"),
+    ("data", "file", "where"),
     [
-        ("dysca,path={root}", "Dysca.json"),
-        ("reform-eval-cifar10,path={root}", "huggingface_data/CIFAR10/cifar10_test_10p.json"),
+        # Dysca's list is read an entry at a time: the line names the entry too.
+        ("dysca,path={root}", "Dysca.json", ":#1"),
+        ("reform-eval-cifar10,path={root}", "huggingface_data/CIFAR10/cifar10_test_10p.json", ""),
     ],
 )
-def test_a_deep_local_copy_is_one_line(tmp_path: Path, data: str, file: str) -> None:
+def test_a_deep_local_copy_is_one_line(tmp_path: Path, data: str, file: str, where: str) -> None:
     root = tmp_path / "copy"
     (root / "images").mkdir(parents=True)  # Dysca: one of its image folders is there
     path = root / file
@@ -53,7 +54,7 @@ def test_a_deep_local_copy_is_one_line(tmp_path: Path, data: str, file: str) -> 
             timeout=60,
         )
     )
-    assert line == f"error: {path}: nested more than 100 levels deep; flatten it"
+    assert line == f"error: {path}{where}: nested more than 100 levels deep; flatten it"
 
 
 @pytest.mark.parametrize("name", ["report.json", "results.json"])

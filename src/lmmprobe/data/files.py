@@ -866,6 +866,11 @@ def _check_parquet(source: Any, fh: IO[bytes], limit: int, used: int, limits: Pa
 
     parquet = pq.ParquetFile(source)
     meta, schema = parquet.metadata, parquet.schema
+    if meta.num_row_groups * meta.num_columns > limits.chunks:
+        groups, columns = meta.num_row_groups, meta.num_columns
+        raise _ParquetTooMany(
+            f"{groups:,} row group{'s' * (groups != 1)} of {columns:,} column{'s' * (columns != 1)}"
+        )
     # The table bound the readers and the hf source hold a dataset to, checked from the footer
     # before anything converts the file (datasets took tens of seconds on 16,386 columns).
     named = len(parquet.schema_arrow.names)
@@ -873,11 +878,6 @@ def _check_parquet(source: Any, fh: IO[bytes], limit: int, used: int, limits: Pa
         raise _ParquetRefused(
             f"{named:,} columns, more than {MAX_COLUMNS:,} (a spreadsheet's limit): is it the "
             "right file?"
-        )
-    if meta.num_row_groups * meta.num_columns > limits.chunks:
-        groups, columns = meta.num_row_groups, meta.num_columns
-        raise _ParquetTooMany(
-            f"{groups:,} row group{'s' * (groups != 1)} of {columns:,} column{'s' * (columns != 1)}"
         )
     leaves = [schema.column(i) for i in range(len(schema))]
     # The stated sizes first: they include each dictionary page, so a chunk whose dictionary

@@ -62,7 +62,7 @@ def _videomme_row(s: Score, spec: RunSpec) -> tuple[str, float, float] | None:
     "its extract_characters_regex reads a letter from (--by duration: short/medium/long).",
     label="Video-MME",
     family=FAMILY,
-    order=40,
+    order=64,
 )
 def videomme_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Right over answered (the script's ``correct / answered``; 0 where none is answered)."""
@@ -101,7 +101,7 @@ def _mvbench_row(s: Score, spec: RunSpec) -> tuple[str, float] | None:
     "first line against the gold '(x) text', over every question (--by task_type: each task).",
     label="MVBench",
     family=FAMILY,
-    order=41,
+    order=65,
 )
 def mvbench_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Right answers over all answered rows (MVBench's ``correct / total``)."""
