@@ -389,6 +389,17 @@ class CharXivDescriptiveGrade:
     )
     batch: int = BATCH
 
+    def applies(self, item: JudgeItem) -> bool:
+        """An answer (not failed, not cut off) to a question of one of CharXiv's templates."""
+        qid = item.sample.metadata.get("qid")
+        return (
+            item.score.error_type is None
+            and item.score.stage not in ("error", "truncated")
+            and isinstance(qid, int)
+            and not isinstance(qid, bool)
+            and qid in GRADING_QUESTIONS
+        )
+
     def group(self, item: JudgeItem) -> str:
         """The question's template: answers of one template share prompts."""
         return str(item.sample.metadata["qid"])
