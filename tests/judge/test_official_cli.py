@@ -596,3 +596,31 @@ def test_charxiv_descriptive_grades_five_answers_of_a_template_a_prompt(tmp_path
         assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
         assert _metric(result, "charxiv_descriptive_accuracy_judged_only") == pytest.approx(15 / 23)
     assert calls["cached"] == 8
+
+
+def test_charxiv_descriptive_groups_whose_calls_failed_are_asked_again_exactly(
+    tmp_path: Path,
+) -> None:
+    folder = _charxiv_descriptive_folder(tmp_path)
+    env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
+    with FakeOpenAIServer(reply_table=_CX_TABLE) as answers:
+        base = ("run", "-m", f"openai:fake-vlm@{answers.base_url}", "--data",
+                f"charxiv-descriptive,path={folder}", "-q", "--db", tmp_path / "db",
+                "--bootstrap", "0")  # fmt: skip
+        # A judge refusing every call: each group's five answers are unjudged, failed calls.
+        with FakeOpenAIServer(always="bad_request") as refusing:
+            judge = f"openai:judge@{refusing.base_url},max_attempts=1"
+            failed = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o1", **env)
+            assert refusing.requests_total == 8
+        assert failed.returncode == 1 and "judging_failed" in failed.stderr, failed.stderr
+        # The same judge (the same address) answering now: the same command asks the same
+        # eight group prompts again, nothing else.
+        port = int(refusing.base_url.rsplit(":", 1)[1].split("/")[0])
+        with FakeOpenAIServer(reply_table=_CX_TABLE, port=port) as judging:
+            answers.reset_stats()
+            again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
+            assert again.returncode == 0, again.stderr
+            assert (judging.requests_total, answers.requests_total) == (8, 0)
+    (result,) = json.loads((tmp_path / "o2" / "results.json").read_text())["models"].values()
+    assert result["judge"]["decided"] == {"rule": 0, "judge": 23, "unjudged": 5}
+    assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
