@@ -544,7 +544,7 @@ def test_charxiv_descriptive_grades_five_answers_of_a_template_a_prompt(tmp_path
         url = server.base_url
         model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
         base = ("run", "-m", model, "--data", f"charxiv-descriptive,path={folder}", "-q",
-                "--db", tmp_path / "db", "--bootstrap", "0")  # fmt: skip
+                "--db", tmp_path / "db", "--bootstrap", "0", "--by", "template")  # fmt: skip
         env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
 
         def dry() -> str:
@@ -595,6 +595,10 @@ def test_charxiv_descriptive_grades_five_answers_of_a_template_a_prompt(tmp_path
         # 15 of the 28 scored 1 (the refused group's five count 0, as get_stats.py's -1).
         assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
         assert _metric(result, "charxiv_descriptive_accuracy_judged_only") == pytest.approx(15 / 23)
+        # get_stats.py's By Question: Q2's refused group counts 0, its other two 0 and 1.
+        by = result["breakdown"]["template"]
+        figures = {q: by[q]["charxiv_descriptive_accuracy"]["value"] for q in by}
+        assert figures == pytest.approx({"Q1": 5 / 7, "Q2": 1 / 7, "Q18": 6 / 7, "Q19": 3 / 7})
     assert calls["cached"] == 8
 
 
