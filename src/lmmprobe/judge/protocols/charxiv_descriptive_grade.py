@@ -28,7 +28,10 @@ Departures: lmmprobe does not ask again: a refused reply leaves every answer of 
 in JSON mode (lmmprobe's backends send no ``response_format``). The reference merges the reply's
 keys into its query record (``{**query, **result}``), so a reply holding a ``resp_keys`` key
 would change which answers its scores go to; lmmprobe reads only the ``extract_answer_Ti`` and
-``score_Ti`` keys. A reply is read only up to `REPLY_LIMIT` characters.
+``score_Ti`` keys. A reply is read only up to `REPLY_LIMIT` characters. An answer that
+failed or was cut off is not graded (as for every protocol), so it is in no group and the later
+answers of its template move up one place; the script grades whatever text its generation step
+stored.
 """
 
 from __future__ import annotations
