@@ -24,6 +24,7 @@ from tests.bounded import SHAPES, bounded, bounded_each
 from lmmprobe.judge.pairwise import PAIRWISE
 from lmmprobe.judge.protocol import REPLY_LIMIT, JudgeItem, delimit, reply_answer
 from lmmprobe.judge.protocols.blink_choice import BlinkChoice
+from lmmprobe.judge.protocols.charxiv_descriptive_grade import CharXivDescriptiveGrade
 from lmmprobe.judge.protocols.charxiv_reasoning_grade import CharXivReasoningGrade
 from lmmprobe.judge.protocols.hallusionbench_correct import HallusionBenchCorrect
 from lmmprobe.judge.protocols.llava_wild_review import LlavaWildReview
@@ -71,6 +72,14 @@ def _mathvista_item(answer: str) -> JudgeItem:
     return JudgeItem(sample, answer, score)
 
 
+def _charxiv_descriptive_item() -> JudgeItem:
+    sample = Sample(id="0_0", question="q", answer=["a"], formulation="open_ended",
+                    metadata={"qid": 13})  # fmt: skip
+    score = Score(model="m", sample_id="0_0", repeat=0, key="k", stage="unparsed", gold=["a"],
+                  gold_text="a")  # fmt: skip
+    return JudgeItem(sample, "a", score)
+
+
 def _response(text: str) -> Response:
     return Response(key="k", text=text, finish_reason="stop")
 
@@ -94,6 +103,9 @@ READERS: dict[str, Callable[[str], object]] = {
     "mathverse-judge scoring": lambda r: MathVerseJudge().read(r, _stage(_open_item(), r)),
     "mathverse-judge scoring rule": lambda r: MathVerseJudge().rule(_stage(_open_item(), r)),
     "charxiv-reasoning-grade": lambda r: CharXivReasoningGrade().read(r, _open_item()),
+    "charxiv-descriptive-grade (a group of five)": lambda r: CharXivDescriptiveGrade().read_group(
+        r, [_charxiv_descriptive_item()] * 5
+    ),
     "tempcompass-choice": lambda r: TempCompassChoice().read(r, _choice_item()),
     "tempcompass-choice rule": lambda r: TempCompassChoice().rule(_choice_item(r)),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),

@@ -483,3 +483,148 @@ def test_mathverse_dry_run_counts_the_scoring_stage_from_the_stored_extractions(
         again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o3", **env)
         assert again.returncode == 0, again.stderr
         assert server.requests_total == 1
+
+
+# --------------------------------------------------------------------------- CharXiv descriptive
+
+# Seven charts in the data's order; as text their sample ids sort otherwise ("100_0" < "10_0"
+# < "11_0" < "20_0" < "2_0" < "3_0" < "5_0"), the order the store gives the rows in.
+_CX_FIGURES = (2, 10, 3, 11, 100, 20, 5)
+
+
+def _charxiv_descriptive_folder(tmp_path: Path) -> Path:
+    """A copy in the layout of princeton-nlp/CharXiv's clone: four questions a chart."""
+    root = tmp_path / "charxiv-d"
+    (root / "data").mkdir(parents=True)
+    (root / "images").mkdir()
+    described = {
+        str(f): {"figure_id": f, "num_subplots": 1, "subplot_loc": f"fig{f}",
+                 "qids": [1, 2, 18, 19], "answers": [f"Title {f}", f"X{f}", "1 by 1", "1"]}
+        for f in _CX_FIGURES
+    }  # fmt: skip
+    meta = {str(f): {"category": "cs", "year": "22"} for f in _CX_FIGURES}
+    for name, doc in (("descriptive", described), ("image_metadata", meta)):
+        (root / "data" / f"{name}_val.json").write_text(json.dumps(doc), encoding="utf-8")
+    for i, f in enumerate(_CX_FIGURES):
+        (root / "images" / f"{f}.jpg").write_bytes(tiny_png((30 * i, 80, 120)))
+    return root
+
+
+def _grades(*scores: int, drop: str | None = None) -> str:
+    doc: dict[str, Any] = {}
+    for i, s in enumerate(scores, start=1):
+        doc[f"extract_answer_T{i}"], doc[f"score_T{i}"] = "x", s
+    doc.pop(drop or "", None)
+    return json.dumps(doc)
+
+
+# A grading prompt quotes each answer as "Response N: ANSWER"; the first names its group.
+_CX_TABLE = [
+    # Template 1: charts 2, 10, 3, 11, 100 in one prompt, then 20 and 5.
+    ("Response 1: T2 #a\n", _grades(1, 0, 1, 1, 0)),
+    ("Response 1: T20 #a\n", _grades(1, 1)),
+    # Template 2: the first group's reply lacks T3's score: the script refuses it whole.
+    ("Response 1: X2 #b\n", _grades(1, 1, 1, 1, 1, drop="score_T3")),
+    ("Response 1: X20 #b\n", _grades(0, 1)),
+    # Templates 18 and 19 (no subplot named: every chart's answer is the same).
+    ("Response 5: layout 1 by 1\n", _grades(1, 1, 1, 1, 1)),
+    ("Response 2: layout 1 by 1\n", _grades(1, 0)),
+    ("Response 5: one subplot\n", _grades(0, 0, 0, 0, 1)),
+    ("Response 2: one subplot\n", _grades(1, 1)),
+    *[(f"For fig{f}, what is its title?", f"T{f} #a") for f in _CX_FIGURES],
+    *[(f"For fig{f}, what is the label of the x-axis?", f"X{f} #b") for f in _CX_FIGURES],
+    ("What is the layout of the subplots?", "layout 1 by 1"),
+    ("What is the number of subplots?", "one subplot"),
+]  # fmt: skip
+
+
+def test_charxiv_descriptive_grades_five_answers_of_a_template_a_prompt(tmp_path: Path) -> None:
+    folder = _charxiv_descriptive_folder(tmp_path)
+    with FakeOpenAIServer(reply_table=_CX_TABLE) as server:
+        url = server.base_url
+        model, judge = f"openai:fake-vlm@{url}", f"openai:judge@{url}"
+        base = ("run", "-m", model, "--data", f"charxiv-descriptive,path={folder}", "-q",
+                "--db", tmp_path / "db", "--bootstrap", "0", "--by", "template")  # fmt: skip
+        env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
+
+        def dry() -> str:
+            server.reset_stats()
+            proc = lmmprobe(*base, "--judge", judge, "--dry-run", **env)
+            assert proc.returncode == 0, proc.stderr
+            assert server.requests_total == 0
+            return " ".join(proc.stdout.split())
+
+        # Before any answer: a bound, a call per answer.
+        assert f"on {model}: at most 28 call(s)" in dry()
+        assert lmmprobe(*base, "--out", tmp_path / "o1", **env).returncode == 0
+        # The answers stored: the groups are known, a call each.
+        assert f"on {model}: 8 call(s)" in dry()
+        stored = lmmprobe("judge", "latest", "--judge", judge, "--db", tmp_path / "db",
+                          "--dry-run", **env)  # fmt: skip
+        assert stored.returncode == 0, stored.stderr
+        assert f"on {model}: 8 call(s)" in " ".join(stored.stdout.split())
+        server.reset_stats()
+        judged = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
+        assert judged.returncode == 0, judged.stderr
+        assert server.requests_total == 8
+        # Every reply stored: nothing left to ask, and the same command asks nothing.
+        assert f"on {model}: 0 call(s)" in dry()
+        server.reset_stats()
+        again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o3", **env)
+        assert again.returncode == 0, again.stderr
+        assert server.requests_total == 0
+    with sqlite3.connect(tmp_path / "db") as db:
+        grading = [p for (p,) in db.execute("SELECT prompt FROM responses") if "Overarching" in p]
+    # One prompt a group, in the data's order: chart 2's answer first, chart 5's last.
+    assert (
+        sorted(p[:36] for p in grading)
+        == ["\nYou will be given 2 pairs of ground"] * 4
+        + ["\nYou will be given 5 pairs of ground"] * 4
+    )
+    (title,) = [p for p in grading if "Response 1: T2 #a" in p]
+    assert [title.index(f"T{f} #a") for f in (2, 10, 3, 11, 100)] == sorted(
+        title.index(f"T{f} #a") for f in (2, 10, 3, 11, 100)
+    )
+    assert "T20 #a" not in title and "Ground Truth 5: Title 100\n" in title
+    for out in ("o2", "o3"):
+        (result,) = json.loads((tmp_path / out / "results.json").read_text())["models"].values()
+        calls = result["judge"]["calls"][judge]
+        assert (calls["requests"], calls["verdicts"]) == (8, 28)
+        assert result["judge"]["decided"] == {"rule": 0, "judge": 23, "unjudged": 5}
+        assert result["judge"]["unjudged"] == {"unreadable reply": 5}
+        # 15 of the 28 scored 1 (the refused group's five count 0, as get_stats.py's -1).
+        assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
+        assert _metric(result, "charxiv_descriptive_accuracy_judged_only") == pytest.approx(15 / 23)
+        # get_stats.py's By Question: Q2's refused group counts 0, its other two 0 and 1.
+        by = result["breakdown"]["template"]
+        figures = {q: by[q]["charxiv_descriptive_accuracy"]["value"] for q in by}
+        assert figures == pytest.approx({"Q1": 5 / 7, "Q2": 1 / 7, "Q18": 6 / 7, "Q19": 3 / 7})
+    assert calls["cached"] == 8
+
+
+def test_charxiv_descriptive_groups_whose_calls_failed_are_asked_again_exactly(
+    tmp_path: Path,
+) -> None:
+    folder = _charxiv_descriptive_folder(tmp_path)
+    env = {"OPENAI_API_KEY": "test-key", "HF_DATASETS_CACHE": str(tmp_path / "hf-cache")}
+    with FakeOpenAIServer(reply_table=_CX_TABLE) as answers:
+        base = ("run", "-m", f"openai:fake-vlm@{answers.base_url}", "--data",
+                f"charxiv-descriptive,path={folder}", "-q", "--db", tmp_path / "db",
+                "--bootstrap", "0")  # fmt: skip
+        # A judge refusing every call: each group's five answers are unjudged, failed calls.
+        with FakeOpenAIServer(always="bad_request") as refusing:
+            judge = f"openai:judge@{refusing.base_url},max_attempts=1"
+            failed = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o1", **env)
+            assert refusing.requests_total == 8
+        assert failed.returncode == 1 and "judging_failed" in failed.stderr, failed.stderr
+        # The same judge (the same address) answering now: the same command asks the same
+        # eight group prompts again, nothing else.
+        port = int(refusing.base_url.rsplit(":", 1)[1].split("/")[0])
+        with FakeOpenAIServer(reply_table=_CX_TABLE, port=port) as judging:
+            answers.reset_stats()
+            again = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
+            assert again.returncode == 0, again.stderr
+            assert (judging.requests_total, answers.requests_total) == (8, 0)
+    (result,) = json.loads((tmp_path / "o2" / "results.json").read_text())["models"].values()
+    assert result["judge"]["decided"] == {"rule": 0, "judge": 23, "unjudged": 5}
+    assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)

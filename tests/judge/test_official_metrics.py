@@ -85,6 +85,8 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "mathverse": "mathverse-judge",
         "mathverse-text-only": "mathverse-judge",
         "charxiv-reasoning": "charxiv-reasoning-grade",
+        # Five answers of one question template a grading prompt.
+        "charxiv-descriptive": "charxiv-descriptive-grade",
 
         "tempcompass": "tempcompass-choice",
     }  # fmt: skip

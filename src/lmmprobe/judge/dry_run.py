@@ -9,7 +9,10 @@ stored replies, so those answers are counted exactly. An answer not stored yet c
 before it is asked: it counts every call its protocol could make (times the protocol's
 repeats: MM-Vet grades five times; and times its stages: MathVerse extracts, then scores), a
 bound; the later stages of a chained protocol are a bound for stored answers too (they quote
-a reply not given yet). A served model or judge (``vllm:``) is named by
+a reply not given yet). A protocol grading answers in groups (CharXiv's descriptive) is counted
+group by group as the step forms them over the whole run (`group_asks`): exactly where every
+answer is stored; where some are not, each unstored answer counts a call and each group of
+the stored ones a call not looked up in the store, a bound. A served model or judge (``vllm:``) is named by
 what its server serves, known only once it runs, so its store is not looked at.
 """
 
@@ -22,17 +25,21 @@ from typing import Any
 
 from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, load_in_chunks
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.judge.protocol import JudgeProtocol, stages_of
+from lmmprobe.judge.protocol import JudgeProtocol, grouped, stages_of
 from lmmprobe.judge.step import (
     JudgeModelStats,
     Protocols,
     RunSamples,
     _Ask,
+    _asks_of,
     _judge_requests,
     _next_stage,
     _plan_asks,
+    _Unit,
     _verdict,
     check_config,
+    group_asks,
+    split_grouped,
 )
 from lmmprobe.judge.stored import judged_spec, stored_outcome
 from lmmprobe.models.base import AsyncModel, Model, StartableModel
@@ -188,6 +195,8 @@ def _plan_model(
     counts = {judge_spec: _Count() for judge_spec in judges}
     # A judge request an earlier chunk counted is asked once by the step: counted once.
     earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
+    held_back: list[tuple[int, _Ask]] = []  # a grouped protocol's asks, counted at the end
+    grouped_unread = False
     for samples in chunks_of(load):
         of = protocols.of_samples(samples)
         readable = (
@@ -208,13 +217,17 @@ def _plan_model(
             for _, ask in asks:
                 response = stored.get(ask.key) if ask is not None else None
                 if ask is None or response is None:
+                    grouped_unread = grouped_unread or grouped(protocol) is not None
                     calls = protocol.repeats * stages_of(protocol)
                     bound += calls
                     bound_tokens += calls * protocol.gen.max_new_tokens
                     rules_first = rules_first or _when(config, protocol) == "miss"
                     continue
                 scores.append(score_response(model_spec, sample, ask, response, spec.formulate))
-        judge_asks = _asks(model_spec, scores, stored, samples, of, config)
+        judge_asks, later = split_grouped(_asks(model_spec, scores, stored, samples, of, config))
+        if later:
+            place = {s.id: samples_seen + i for i, s in enumerate(samples)}
+            held_back += [(place[a.score.sample_id], a) for a in later]
         for judge_spec, (judge, _) in judges.items():
             counts[judge_spec] += _count(
                 judge, judge_asks, config, store, spec.no_cache, earlier[judge_spec], judge_spec
@@ -222,6 +235,15 @@ def _plan_model(
         read += len(scores)
         samples_seen += len(samples)
         del samples, rows, stored, scores, by_sample, judge_asks  # before the next chunk
+    if held_back:
+        # With an answer unstored, the groups of the stored ones are not the run's: each is
+        # counted a call, not looked up.
+        looked = None if grouped_unread else store
+        groups = group_asks(held_back)
+        for judge_spec, (judge, _) in judges.items():
+            counts[judge_spec] += _count(
+                judge, groups, config, looked, spec.no_cache, earlier[judge_spec], judge_spec
+            )
     out = []
     for judge_spec, (_, missing_key) in judges.items():
         count = counts[judge_spec]
@@ -287,7 +309,7 @@ class _Count:
 
 def _count(
     judge: Model | AsyncModel,
-    asks: Sequence[_Ask],
+    asks: Sequence[_Unit],
     config: JudgeConfig,
     store: Store | None,
     no_cache: bool,
@@ -319,7 +341,7 @@ def _count(
         stored=len(got),
         tokens=sum(r.gen.max_new_tokens for r in unsent)
         + sum(a.protocol.gen.max_new_tokens for a in later),
-        shared=len(mine) - len(unique),
+        shared=sum(len(_asks_of(u)) for u, _ in mine) - len(unique),
         unchecked=unchecked and bool(unique),
         prompt_tokens=sum(estimate_prompt_tokens(r) for r in unsent),
         images=sum(len(r.images) for r in unsent),
@@ -330,7 +352,7 @@ def _count(
 
 
 def _later_stages(
-    judge_spec: str, mine: Sequence[tuple[_Ask, Request]], store: Store | None, unread: bool
+    judge_spec: str, mine: Sequence[tuple[_Unit, Request]], store: Store | None, unread: bool
 ) -> tuple[list[_Ask], list[_Ask]]:
     """The later stages of chained protocols' asks: (bound, next asks).
 
@@ -338,7 +360,9 @@ def _later_stages(
     (`_next_stage`: none where the reply is unreadable or the next stage's rule decides); an
     ask whose reply is not stored (or not looked up) counts each of its later stages once.
     """
-    chained = [(a, r) for a, r in mine if a.item.stage + 1 < stages_of(a.protocol)]
+    chained = [
+        (a, r) for a, r in mine if isinstance(a, _Ask) and a.item.stage + 1 < stages_of(a.protocol)
+    ]
     if not chained:
         return [], []
     stored = {} if store is None or unread else store.get_responses({r.key for _, r in chained})
@@ -415,6 +439,7 @@ def plan_stored_judges(
             counts = {judge_spec: _Count() for judge_spec in judges}
             earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
             read[mo.spec] = 0
+            held_back: list[tuple[int, _Ask]] = []
             for scores, held, protocols in samples.chunks(store, source, mo.spec):
                 read[mo.spec] += len(scores)
                 answers = store.get_responses([s.key for s in scores], include_errors=True)
@@ -422,11 +447,20 @@ def plan_stored_judges(
                 if config.sees_image and outcome.unusable_images:
                     # Answers whose image file changed since the run are not asked (judge_run).
                     asks = [a for a in asks if a.score.sample_id not in outcome.unusable_images]
+                asks, later = split_grouped(asks)
+                held_back += [(samples.place(a.score.sample_id), a) for a in later]
                 for judge_spec, (judge, _) in judges.items():
                     counts[judge_spec] += _count(
                         judge, asks, config, store, spec.no_cache, earlier[judge_spec], judge_spec
                     )
                 del scores, held, protocols, answers, asks  # before the next chunk
+            groups = group_asks(held_back)
+            for judge_spec, (judge, _) in judges.items():
+                if groups:
+                    counts[judge_spec] += _count(
+                        judge, groups, config, store, spec.no_cache, earlier[judge_spec],
+                        judge_spec,
+                    )  # fmt: skip
             for judge_spec, (_, missing_key) in judges.items():
                 count = counts[judge_spec]
                 planned.append(

@@ -25,7 +25,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar
+from typing import Literal, Protocol, TypeVar, cast
 
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.registry import Registry
@@ -35,6 +35,7 @@ __all__ = [
     "DELIMITER_TAGS",
     "JUDGE_PROTOCOLS",
     "REPLY_LIMIT",
+    "GroupedProtocol",
     "JudgeItem",
     "JudgePrompt",
     "JudgeProtocol",
@@ -43,6 +44,7 @@ __all__ = [
     "block_id",
     "delimit",
     "first_verdict",
+    "grouped",
     "read_within_limit",
     "reply_answer",
     "stages_of",
@@ -234,6 +236,8 @@ class JudgeProtocol(Protocol):
     # Optional member (read with `stages_of`): ``stages``, how many judge calls a verdict
     # chains (MathVerse: 2). Stage k + 1 is asked with the item's `JudgeItem.earlier` holding
     # the readings of stages 0..k; `rule`, `prompt` and `read` see `JudgeItem.stage`.
+    # Optional members of a protocol that grades several answers in one prompt (read with
+    # `grouped`): ``batch``, ``group``, ``prompt_group`` and ``read_group`` (`GroupedProtocol`).
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """What the protocol's rules read from the answer; None where they cannot.
@@ -261,6 +265,44 @@ class JudgeProtocol(Protocol):
         nothing was judged.
         """
         ...
+
+
+class GroupedProtocol(JudgeProtocol, Protocol):
+    """A protocol whose judge grades several answers in one prompt (CharXiv's descriptive).
+
+    The judging step fixes the groups by the reference's rule: the answers of one model (one
+    repeat, one attempt) that `group` puts together, in the data's order, `batch` at a time;
+    the last group of each takes what is left. One prompt (`prompt_group`) is sent per group,
+    its request keyed by that whole prompt, and its reply is read once into one reading per
+    answer (`read_group`). A grouped protocol chains no stages and has no rules.
+    """
+
+    batch: int
+    """The most answers one prompt grades (2 or more)."""
+
+    def group(self, item: JudgeItem) -> str:
+        """The group `item`'s answer is graded in (CharXiv: its question template)."""
+        ...
+
+    def prompt_group(self, items: Sequence[JudgeItem]) -> JudgePrompt:
+        """The one prompt about `items` (a group, in order), as the reference builds it."""
+        ...
+
+    def read_group(self, reply: str, items: Sequence[JudgeItem]) -> list[Reading | None]:
+        """Each answer's verdict in the `reply` about `items`, in their order.
+
+        None for an answer the reply gives no verdict on as the reference reads it (it is then
+        ``unjudged``); every one None for a reply the reference refuses whole.
+        """
+        ...
+
+
+def grouped(protocol: JudgeProtocol) -> GroupedProtocol | None:
+    """`protocol` as a `GroupedProtocol` where it grades answers in groups (``batch`` >= 2)."""
+    batch = getattr(protocol, "batch", 1)
+    if isinstance(batch, int) and batch >= 2 and callable(getattr(protocol, "read_group", None)):
+        return cast(GroupedProtocol, protocol)
+    return None
 
 
 JUDGE_PROTOCOLS: Registry[JudgeProtocol] = Registry(

@@ -14,6 +14,13 @@ for models); an unreadable reply is stored like any reply and read again, not as
 same request to the same judge would give the same reply, and a changed reading comes with a
 new protocol version, whose key asks anew.
 
+A protocol that grades several answers in one prompt (`lmmprobe.judge.protocol.grouped`:
+CharXiv's descriptive questions, five of one template a prompt) has its groups fixed by the
+reference's rule over the whole run: its answers are held until every chunk of the model's rows
+is read (a group's last answer can be in the run's last chunk), put in the data's order, split by
+the protocol's group, repeat and attempt, and cut `batch` at a time (`group_asks`); each group
+is one request keyed by its whole prompt, its reply read once into a verdict per answer.
+
 Verdicts are stored (`Store.put_judgements`) and put on each `Score.judgements`; the judged
 figures (`judge_score`, `judge_coverage`) are computed from them by the run metrics, and the
 per-model counts and agreement figures (`JudgeModelStats`) go to results.json.
@@ -43,9 +50,11 @@ from lmmprobe.judge.pairwise import PairwiseJudgement
 from lmmprobe.judge.protocol import (
     JUDGE_PROTOCOLS,
     JudgeItem,
+    JudgePrompt,
     JudgeProtocol,
     JudgeWhen,
     Reading,
+    grouped,
     reply_answer,
     stages_of,
 )
@@ -243,6 +252,68 @@ class _Ask:
     first under ``miss`` (`_next_stage`)."""
 
 
+@dataclass(frozen=True)
+class _Batch:
+    """One judge call about a group of answers of a grouped protocol (`group_asks`)."""
+
+    asks: tuple[_Ask, ...]
+    """The group's answers in the order its prompt quotes them (one protocol and attempt)."""
+
+    @property
+    def protocol(self) -> JudgeProtocol:
+        return self.asks[0].protocol
+
+    @property
+    def attempt(self) -> int:
+        return self.asks[0].attempt
+
+
+_Unit = _Ask | _Batch
+"""What one judge request is about: one answer, or a group of answers."""
+
+
+def group_asks(placed: Iterable[tuple[int, _Ask]]) -> list[_Batch]:
+    """The groups a grouped protocol's judge is asked about, by the reference's rule.
+
+    Each ask comes with its sample's place in the run's data. The asks are put in the data's
+    order (a sample's repeats and attempts kept apart), split by protocol, the protocol's group
+    (`GroupedProtocol.group`), repeat and attempt, and each such list is cut ``batch`` at a
+    time, the last piece taking what is left: CharXiv's ``build_descriptive_grading_queries``
+    over the answers ``preprocess_descriptive_grading_queries`` grouped by template.
+
+    Args:
+        placed: (place in the data, ask) for each ask of a grouped protocol.
+
+    Returns:
+        The groups, stream by stream in the order each stream's first answer comes.
+
+    """
+    streams: dict[tuple[str, str, int, int], list[_Ask]] = {}
+    ordered = sorted(placed, key=lambda p: (p[0], p[1].score.repeat, p[1].attempt))
+    for _, ask in ordered:
+        protocol = grouped(ask.protocol)
+        assert protocol is not None  # only a grouped protocol's asks are deferred here
+        key = (protocol.name, protocol.group(ask.item), ask.score.repeat, ask.attempt)
+        streams.setdefault(key, []).append(ask)
+    out: list[_Batch] = []
+    for asks in streams.values():
+        protocol = grouped(asks[0].protocol)
+        assert protocol is not None
+        size = protocol.batch
+        out += [_Batch(tuple(asks[i : i + size])) for i in range(0, len(asks), size)]
+    return out
+
+
+def split_grouped(asks: Sequence[_Ask]) -> tuple[list[_Ask], list[_Ask]]:
+    """`asks` as (those asked one answer a prompt, those of grouped protocols)."""
+    single = [a for a in asks if grouped(a.protocol) is None]
+    return single, [a for a in asks if grouped(a.protocol) is not None]
+
+
+def _asks_of(unit: _Unit) -> tuple[_Ask, ...]:
+    return unit.asks if isinstance(unit, _Batch) else (unit,)
+
+
 def _applies(protocol: JudgeProtocol, item: JudgeItem) -> bool:
     # `applies` is an optional member of a protocol; without it, every answered row that was
     # not cut off.
@@ -430,6 +501,9 @@ class RunSamples:
     def __init__(self, load: LoadResult | ChunkedLoad, config: JudgeConfig) -> None:
         self.protocols = Protocols(config)
         self._load = load
+        self._offset = 0
+        self._chunk: list[str] = []
+        self._index: dict[str, int] = {}
         self._whole: dict[str, Sample] = {}
         self._whole_protocols: dict[str, JudgeProtocol] = {}
         if isinstance(load, LoadResult):
@@ -451,22 +525,57 @@ class RunSamples:
             DataError: The data no longer gives the samples the run asked (`StreamedLoad`).
 
         """
+        self._offset, self._chunk, self._index = 0, list(self._whole), {}
         if isinstance(self._load, LoadResult):
             for scores in score_chunks(store, run_id, model, CHUNK_SAMPLES):
                 yield scores, self._whole, self._whole_protocols
             return
         for chunk in self._load.chunks():
-            rows = store.iter_score_rows(run_id, model=model, sample_ids=[s.id for s in chunk])
+            self._offset += len(self._chunk)
+            self._chunk, self._index = [s.id for s in chunk], {}
+            rows = store.iter_score_rows(run_id, model=model, sample_ids=self._chunk)
             scores = [score_from_row(rec) for rec in rows]
             yield scores, {s.id: s for s in chunk}, self.protocols.of_samples(chunk)
             del chunk, scores  # not held while the next chunk is read
 
+    def place(self, sample_id: str) -> int:
+        """The place in the run's data (0 first) of a sample of the chunk `chunks` last gave.
+
+        The order a grouped protocol's groups are formed in (`group_asks`); the stored rows
+        come in the order of their sample ids, not of the data.
+        """
+        if not self._index:
+            self._index = {sid: i for i, sid in enumerate(self._chunk)}
+        return self._offset + self._index[sample_id]
+
+
+def _unit_request(unit: _Unit, sees_image: bool, ident: str) -> Request:
+    """The request of one judge call: about one answer, or about a group in one prompt."""
+    if isinstance(unit, _Ask):
+        return _request(unit.protocol, unit.item, unit.attempt, sees_image, ident)
+    protocol = grouped(unit.protocol)
+    assert protocol is not None  # a batch is made of a grouped protocol's asks only
+    items = [a.item for a in unit.asks]
+    # A judge that sees images gets the group's charts in the order the prompt quotes them.
+    images = [i for item in items for i in item.sample.images] if sees_image else []
+    return _request(protocol, items[0], unit.attempt, sees_image, ident,
+                    prompt=protocol.prompt_group(items), images=images)  # fmt: skip
+
 
 def _request(
-    protocol: JudgeProtocol, item: JudgeItem, attempt: int, sees_image: bool, ident: str
+    protocol: JudgeProtocol,
+    item: JudgeItem,
+    attempt: int,
+    sees_image: bool,
+    ident: str,
+    *,
+    prompt: JudgePrompt | None = None,
+    images: list[Any] | None = None,
 ) -> Request:
-    prompt = protocol.prompt(item)
-    images = list(item.sample.images) if sees_image else []
+    """The request about `item` (or, with `prompt` and `images`, about the group it leads)."""
+    prompt = protocol.prompt(item) if prompt is None else prompt
+    if images is None:
+        images = list(item.sample.images) if sees_image else []
     parts = [ContentPart(type="image", image=i) for i in range(len(images))]
     parts.append(ContentPart(type="text", text=prompt.user))
     messages = [Message(role="user", content=parts)]
@@ -498,8 +607,18 @@ def _why_unjudged(verdict: Judgement, response: Response | None) -> str | None:
     return "truncated" if verdict.reason == "truncated" else "unreadable reply"
 
 
-def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None) -> Judgement:
-    """A judge's verdict on one answer, from its response (unjudged where none is readable)."""
+def _verdict(
+    judge: str,
+    ask: _Ask,
+    request: Request,
+    response: Response | None,
+    given: tuple[Reading | None] | None = None,
+) -> Judgement:
+    """A judge's verdict on one answer, from its response (unjudged where none is readable).
+
+    `given`, where given, holds what the protocol read about this answer from the reply
+    (a group's reply is read once for all its answers), in place of reading the reply again.
+    """
     base = {
         "judge": judge,
         "protocol": ask.protocol.name,
@@ -518,7 +637,7 @@ def _verdict(judge: str, ask: _Ask, request: Request, response: Response | None)
     answer = reply_answer(judge, response)
     if answer is None:
         return Judgement(**base, decided_by="unjudged", reason="truncated")
-    reading = ask.protocol.read(answer, ask.item)
+    reading = ask.protocol.read(answer, ask.item) if given is None else given[0]
     if reading is None:
         return Judgement(
             **base,
@@ -821,14 +940,15 @@ def _plan_asks(
 
 
 def _judge_requests(
-    asks: Sequence[_Ask], sees_image: bool, ident: str
-) -> tuple[list[tuple[_Ask, Request]], dict[str, Request]]:
-    """Each ask with its request to the judge of cache id `ident`, and the requests by key.
+    asks: Sequence[_Unit], sees_image: bool, ident: str
+) -> tuple[list[tuple[_Unit, Request]], dict[str, Request]]:
+    """Each ask (or group) with its request to the judge of cache id `ident`; requests by key.
 
     Answers whose judge prompts are the same (the same question and answer; a sample asked
-    again with the same prompt) make one request: it is asked once and read for each.
+    again with the same prompt; two groups quoting the same answers) make one request: it is
+    asked once and read for each.
     """
-    mine = [(a, _request(a.protocol, a.item, a.attempt, sees_image, ident)) for a in asks]
+    mine = [(a, _unit_request(a, sees_image, ident)) for a in asks]
     unique: dict[str, Request] = {}
     for _, r in mine:
         unique.setdefault(r.key, r)
@@ -867,67 +987,132 @@ def _judge_model(
     A judge request an earlier chunk asked (answers sharing a judge prompt) is read back from
     the store, not asked or counted again, so the counts are those of one pass over the run.
     An answer whose sample is `unusable` (sample id → why: its image is not the one the model
-    saw) gets each judge's unjudged verdict saying why; no judge is asked about it.
+    saw) gets each judge's unjudged verdict saying why; no judge is asked about it. A grouped
+    protocol's answers are held back until the last chunk is read, then asked group by group
+    (`group_asks`) and their verdicts stored.
     """
     stats = JudgeModelStats()
     for judge, model in judges.items():
         stats.calls[judge] = ModelOutcome(spec=judge, identity=model.identity)
     earlier = {judge: EarlierKeys() for judge in judges}
     agreement: list[AgreementRow] = []
+    # A grouped protocol's asks, with their places in the data, held until every chunk is read.
+    held_back: list[tuple[int, _Ask]] = []
+    held_rules: dict[tuple[str, int], Reading] = {}
+    asking = _Asking(stats, judges, config, store, executor, progress, no_cache, spending, earlier)
     for scores, held, protocols in samples.chunks(store, run_id, store.recorded_spec(model_spec)):
         answers = store.get_responses([s.key for s in scores], include_errors=True)
         asks, rules = _plan_asks(model_spec, scores, answers, held, protocols, config, stats)
         del answers
         kept = [a for a in asks if a.score.sample_id not in unusable] if unusable else asks
         blocked = [a for a in asks if a.score.sample_id in unusable] if unusable else []
-        asks = kept
-        for judge, model in judges.items():
+        asks, later = split_grouped(kept)
+        held_back += [(samples.place(a.score.sample_id), a) for a in later]
+        waiting = {id(a.score) for a in later}
+        held_rules.update(
+            {
+                k: rules[k]
+                for k in {(a.score.sample_id, a.score.repeat) for a in later}
+                if k in rules
+            }
+        )
+        for judge in judges:
             _leave_unjudged(stats, judge, blocked, unusable)
-            # A chained protocol's next stage is asked once the judge's reply to the one
-            # before is read (MathVerse: the scoring prompt quotes the extraction).
-            pending = asks
-            while pending:
-                mine, unique = _judge_requests(
-                    pending, config.sees_image, model.identity.cache_id()
-                )
-                stored = earlier[judge].stored(list(unique), store)
-                fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
-                responses = answer_requests(
-                    judge,
-                    model,
-                    fresh,
-                    store,
-                    executor=executor,
-                    progress=progress,
-                    outcome=stats.calls[judge],
-                    meter=spending.meter,
-                    no_cache=no_cache,
-                )
-                earlier[judge].add(responses)
-                _count_calls(stats, judge, list(responses.values()))
-                responses.update(stored)
-                stats.asked[judge] += sum(1 for a, _ in mine if a.item.stage == 0)
-                pending = _read_verdicts(stats, judge, mine, responses)
-                del mine, unique, stored, fresh, responses
-        judged = [s for s in scores if s.judgements]
-        for score in judged:
-            stats.count_decided(score.judgements)
-        # What the agreement figures read, kept where they read it (two judges, or a rule).
-        agreement += [
-            row
-            for row in agreement_rows(judged, list(judges), rules)
-            if len(judges) >= 2 or row[1] is not None
-        ]
-        verdicts = [(s.sample_id, s.repeat, j) for s in judged for j in s.judgements]
-        store.put_judgements(run_id, model_spec, verdicts)
+            asking.units(judge, asks)
+        done = [s for s in scores if id(s) not in waiting]
+        agreement += _finish(run_id, model_spec, done, list(judges), rules, stats, store)
         # Dropped before the next chunk is read: a chunk's samples are all that is held.
-        del scores, held, protocols, asks, kept, blocked, judged, verdicts
+        del scores, held, protocols, asks, kept, blocked, later, done
+    if held_back:
+        groups = group_asks(held_back)
+        for judge in judges:
+            asking.units(judge, groups)
+        scores = list({id(a.score): a.score for _, a in held_back}.values())
+        agreement += _finish(run_id, model_spec, scores, list(judges), held_rules, stats, store)
+        del groups, scores, held_back
     for judge, calls in stats.calls.items():
         price = spending.prices.get(judge)
         if price is not None:
             stats.cost[judge] = price.cost(calls.prompt_tokens, calls.completion_tokens)
     stats.agreement = figures_of(agreement, list(judges))
     return stats
+
+
+@dataclass
+class _Asking:
+    """What asking a judge about one model's answers needs (`_judge_model`'s context)."""
+
+    stats: JudgeModelStats
+    judges: dict[str, Model | AsyncModel]
+    config: JudgeConfig
+    store: Store
+    executor: Executor
+    progress: ProgressSink
+    no_cache: bool
+    spending: _Spending
+    earlier: dict[str, EarlierKeys]
+
+    def units(self, judge: str, units: Sequence[_Unit]) -> None:
+        """Ask `judge` about `units` (answers, or groups of them) and put its verdicts on them.
+
+        A request an earlier chunk asked is read back from the store, not asked or counted
+        again. A chained protocol's next stage is asked once the judge's reply to the one
+        before is read (MathVerse: the scoring prompt quotes the extraction).
+        """
+        model = self.judges[judge]
+        pending: Sequence[_Unit] = units
+        while pending:
+            mine, unique = _judge_requests(
+                pending, self.config.sees_image, model.identity.cache_id()
+            )
+            stored = self.earlier[judge].stored(list(unique), self.store)
+            fresh = {k: r for k, r in unique.items() if k not in stored} if stored else unique
+            responses = answer_requests(
+                judge,
+                model,
+                fresh,
+                self.store,
+                executor=self.executor,
+                progress=self.progress,
+                outcome=self.stats.calls[judge],
+                meter=self.spending.meter,
+                no_cache=self.no_cache,
+            )
+            self.earlier[judge].add(responses)
+            _count_calls(self.stats, judge, list(responses.values()))
+            responses.update(stored)
+            self.stats.asked[judge] += sum(
+                len(_asks_of(u)) for u, _ in mine if _asks_of(u)[0].item.stage == 0
+            )
+            pending = _read_verdicts(self.stats, judge, mine, responses)
+            del mine, unique, stored, fresh, responses
+
+
+def _finish(
+    run_id: str,
+    model_spec: str,
+    scores: Sequence[Score],
+    judges: Sequence[str],
+    rules: Mapping[tuple[str, int], Reading],
+    stats: JudgeModelStats,
+    store: Store,
+) -> list[AgreementRow]:
+    """Count and store the verdicts of `scores`, whose asks are all answered.
+
+    Returns:
+        What the agreement figures read of them (two judges, or a rule).
+
+    """
+    judged = [s for s in scores if s.judgements]
+    for score in judged:
+        stats.count_decided(score.judgements)
+    verdicts = [(s.sample_id, s.repeat, j) for s in judged for j in s.judgements]
+    store.put_judgements(run_id, model_spec, verdicts)
+    return [
+        row
+        for row in agreement_rows(judged, list(judges), rules)
+        if len(judges) >= 2 or row[1] is not None
+    ]
 
 
 def _leave_unjudged(
@@ -983,10 +1168,39 @@ def _next_stage(judge: str, ask: _Ask, verdict: Judgement) -> _Ask | Judgement |
     return replace(ask, item=item)
 
 
+def _unit_verdicts(
+    judge: str, unit: _Unit, request: Request, response: Response | None
+) -> list[tuple[_Ask, Judgement]]:
+    """A judge's verdict on each answer of `unit`, from its one response.
+
+    A group's reply is read once (`GroupedProtocol.read_group`); an answer it gives no verdict
+    on is unjudged as an unreadable reply, as is every answer of a reply refused whole.
+    """
+    if isinstance(unit, _Ask):
+        return [(unit, _verdict(judge, unit, request, response))]
+    protocol = grouped(unit.protocol)
+    assert protocol is not None
+    text = None if response is None or response.error is not None else reply_answer(judge, response)
+    readings = (
+        protocol.read_group(text, [a.item for a in unit.asks])
+        if text is not None
+        else [None] * len(unit.asks)
+    )
+    if len(readings) != len(unit.asks):  # a protocol's bug, never a guessed verdict
+        raise ValueError(
+            f"judge protocol {protocol.name} read {len(readings)} verdicts from a reply about "
+            f"{len(unit.asks)} answers"
+        )
+    return [
+        (a, _verdict(judge, a, request, response, given=(reading,)))
+        for a, reading in zip(unit.asks, readings, strict=True)
+    ]
+
+
 def _read_verdicts(
     stats: JudgeModelStats,
     judge: str,
-    mine: Sequence[tuple[_Ask, Request]],
+    mine: Sequence[tuple[_Unit, Request]],
     responses: Mapping[str, Response],
 ) -> list[_Ask]:
     """Put a judge's verdict on each answer it was asked about, counting why any is unjudged.
@@ -997,9 +1211,11 @@ def _read_verdicts(
 
     """
     later: list[_Ask] = []
-    for a, r in mine:
-        response = responses.get(r.key)
-        verdict = _verdict(judge, a, r, response)
+    for a, verdict, response in (
+        (a, verdict, responses.get(r.key))
+        for unit, r in mine
+        for a, verdict in _unit_verdicts(judge, unit, r, responses.get(r.key))
+    ):
         follow = _next_stage(judge, a, verdict)
         if isinstance(follow, _Ask):
             later.append(follow)

@@ -4,8 +4,8 @@ Each metric computes over the rows whose benchmark names it as its official metr
 (`lmmprobe.metrics.builtin._official`) and reads the verdicts its judge protocol stored on them
 (`Score.judgements`): MM-Vet's 0-1 grades (``mmvet-grade``, graded `repeats` times) and
 LLaVA-Bench's pairs of 1-10 scores (``llava-wild-review``), MathVerse's judgements of its
-judge's extractions (``mathverse-judge``) and CharXiv's reasoning scores
-(``charxiv-reasoning-grade``). Without a judge these benchmarks
+judge's extractions (``mathverse-judge``) and CharXiv's reasoning and descriptive scores
+(``charxiv-reasoning-grade``, ``charxiv-descriptive-grade``). Without a judge these benchmarks
 have no score (None). An unjudged answer counts as the reference scripts count a grade or
 review they could not read: MM-Vet's 0.0, LLaVA-Bench's [-1, -1] pair; ``METRIC_judged_only``
 leaves it out and ``judge_coverage`` counts it apart. Failed requests are not answers and are
@@ -337,3 +337,31 @@ def charxiv_reasoning_accuracy(ctx: MetricContext) -> MetricValue | None:
 
 
 judged_only_metric(CHARXIV, "CharXiv-R", lambda ctx: _charxiv(ctx, True), family=FAMILY, order=78)
+
+CHARXIV_D = "charxiv_descriptive_accuracy"
+CHARXIV_D_JUDGE = "charxiv-descriptive-grade"
+_charxiv_d = _judged_share(CHARXIV_D, CHARXIV_D_JUDGE)
+
+
+@run_metric(
+    CHARXIV_D,
+    summary="CharXiv descriptive accuracy: the share of answers charxiv-descriptive-grade "
+    "scored 1, five answers of one template graded a prompt (get_stats.py's Overall Score); "
+    "an unjudged answer (its group's reply refused) is wrong, as the reference's -1. No "
+    "judge, no score.",
+    label="CharXiv-D",
+    family=FAMILY,
+    order=79,
+)
+def charxiv_descriptive_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """``get_stats.py``'s descriptive ``Overall Score`` as a share.
+
+    ``--by template``, ``question_type``, ``subject``, ``year``, ``subplots`` give its other
+    figures (By Question, By Category, By Subject, By Year, By Subplot).
+    """
+    return _charxiv_d(ctx, False)
+
+
+judged_only_metric(
+    CHARXIV_D, "CharXiv-D", lambda ctx: _charxiv_d(ctx, True), family=FAMILY, order=80
+)
