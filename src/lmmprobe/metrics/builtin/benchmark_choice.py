@@ -51,6 +51,14 @@ from lmmprobe.metrics.builtin._official import (
     tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.cmmmu import (
+    FILL_BLANK,
+    MULTI_CHOICE,
+    cmmmu_fill_blank,
+    cmmmu_fill_correct,
+    cmmmu_multi_choice,
+    cmmmu_true_false,
+)
 from lmmprobe.metrics.mantis import mantis_correct
 from lmmprobe.metrics.mathvision import mathvision_correct
 from lmmprobe.metrics.reduction import row_extract
@@ -66,6 +74,7 @@ HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MMMU_PRO = "mmmu_pro_accuracy"
+CMMMU = "cmmmu_accuracy"
 MATHVISION = "mathvision_accuracy"
 MATHVISTA = "mathvista_accuracy"
 VLMEVALKIT = "vlmevalkit_accuracy"
@@ -735,6 +744,39 @@ _mmmu_pro = per_row(MMMU_PRO, lambda s: float(_mmmu_pro_correct(s)))
 def mmmu_pro_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Every question is multiple-choice, read by MMMU-Pro's parse_multi_choice_response."""
     return _mmmu_pro(ctx)
+
+
+# --------------------------------------------------------------------------- CMMMU
+
+
+def _cmmmu_correct(s: Score) -> bool:
+    """CMMMU's verdict on one answer; an answer its code would draw for is wrong."""
+    m = s.metadata
+    qtype = m.get("question_type")
+    text = answer_text(s)
+    if qtype == MULTI_CHOICE:
+        letters, texts = m.get("option_letters") or [], m.get("option_texts") or []
+        index2ans = dict(zip(letters, texts, strict=True))
+        return bool(text) and cmmmu_multi_choice(text, index2ans) == gold(s)
+    if qtype == FILL_BLANK:
+        return cmmmu_fill_correct(gold(s), cmmmu_fill_blank(text, gold(s)))
+    return cmmmu_true_false(text) == gold(s)
+
+
+_cmmmu = per_row(CMMMU, lambda s: float(_cmmmu_correct(s)))
+
+
+@run_metric(
+    CMMMU,
+    summary="CMMMU accuracy with CMMMU's rule-based answer reading (eval_utils.py; answers its "
+    "code would draw at random for are wrong).",
+    label="CMMMU acc",
+    family=FAMILY,
+    order=46,
+)
+def cmmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Multiple-choice, true/false and fill-in-the-blank questions, each with its own reading."""
+    return _cmmmu(ctx)
 
 
 # --------------------------------------------------------------------------- MathVista
