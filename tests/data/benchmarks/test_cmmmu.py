@@ -8,6 +8,7 @@ download`` of the real thing.
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,38 @@ def test_images_reach_the_openai_server_in_order(tmp_path: Path) -> None:
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         assert server.received_images == [_png(1), _png(2), _png(3)]
+
+
+def test_score_as_published_gives_cmmmus_table_with_its_draws(tmp_path: Path) -> None:
+    # CMMMU's own response file (id, type, response; file order differs from the copy's).
+    folder = _folder(tmp_path)
+    rows = [
+        {"id": 103, "type": "填空", "response": "所以功等于400"},
+        {"id": 101, "type": "选择", "response": "(C)"},
+        {"id": 102, "type": "判断", "response": "无法判断"},
+        {"id": 104, "type": "选择", "response": "我不知道"},
+    ]
+    responses = tmp_path / "Yi-VL-34B-response.jsonl"
+    responses.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    done = lmmprobe(
+        "score", responses, "--benchmark", f"cmmmu,path={folder}", "--field",
+        "prediction=response", "--as-published", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    table = doc["as_published"]["tables"][0]["rows"]
+    # eval_script.py @ 59a4776 run on the same rows (their data file: id, type, category,
+    # options, answer) printed: 1/1, 0/1, 1/2, three empty disciplines at 0, Overall 2/4 0.5.
+    assert [(r["Subject"], r["Correct Num"], r["Entries Num"], r["Acc"]) for r in table] == [
+        ("Art & Design", 1, 1, 1.0),
+        ("Business", 0, 1, 0.0),
+        ("Science", 1, 2, 0.5),
+        ("Health & Medicine", 0, 0, 0),
+        ("Humanities & Social Sciences", 0, 0, 0),
+        ("Technology & Engineering", 0, 0, 0),
+        ("Overall", 2, 4, 0.5),
+    ]
+    # Business is scored before Science: 104 takes the stream's first draw, 102 its second.
+    assert doc["as_published"]["guessed"] == {"104": "A", "102": "对"}
+    # lmmprobe's own figure counts both drawn answers wrong.
+    assert doc["metrics"]["cmmmu_accuracy"]["value"] == 0.5
