@@ -82,6 +82,7 @@ MMVP = "mmvp_pair_accuracy"
 BLINK = "blink_accuracy"
 CVBENCH = "cvbench_accuracy"
 HRBENCH = "hrbench_accuracy"
+MMT_META = "mmt_meta_task_accuracy"
 MANTIS = "mantis_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
@@ -528,6 +529,45 @@ def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
         return None
     right, unjudged = _vlmevalkit_right(s, spec)
     return s.sample_id, float(right), unjudged
+
+
+# --------------------------------------------------------------------------- MMT-Bench
+
+_MMT = ("mmt-bench", "mmt-bench-mi")
+
+
+@run_metric(
+    MMT_META,
+    summary="MMT-Bench's meta-task figure (VLMEvalKit's report_acc_MMT): the mean of the "
+    "meta-task's subtask accuracies; per --by l2_category group (rows of one meta-task).",
+    label="MMT meta-task",
+    family=FAMILY,
+    order=38,
+)
+def mmt_meta_task_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over subtasks (``metadata["category"]``) of each subtask's accuracy.
+
+    ``report_acc_MMT`` reports each meta-task (``l2-category``) as the mean of its subtasks'
+    accuracies, not of its questions (what ``vlmevalkit_accuracy`` gives under ``--by
+    l2_category``). Defined only over rows of one meta-task, so ``--by l2_category`` gives
+    VLMEvalKit's figure per meta-task and the whole run none. Answers are read as
+    `vlmevalkit_accuracy` reads them; the interval resamples samples.
+    """
+    if VLMEVALKIT not in ctx.summary.tags:
+        return None
+    records = ctx.records(MMT_META)
+    if not records or len({key[0] for _, key, _ in records}) != 1:
+        return None
+    return _mean_of_means(ctx, records)
+
+
+@row_extract(MMT_META, tagged_in(VLMEVALKIT))
+def _mmt_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (meta-task, subtask), 1.0 right or 0.0) of an answered MMT-Bench row."""
+    if not is_answer(s, VLMEVALKIT) or s.benchmark_name not in _MMT:
+        return None
+    key = (str(s.metadata.get("l2_category")), str(s.metadata.get("category")))
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
 
 
 # --------------------------------------------------------------------------- MMVP
