@@ -165,7 +165,7 @@ CMMMU = benchmark(
             "--by subcategory its 30 subjects, --by question_type and --by difficulty_level "
             "its other tables.",
             f"lmms-eval @ {LMMS_EVAL_COMMIT[:7]} generates at most 16 new tokens for CMMMU "
-            "(cmmmu_val.yaml); set --max-tokens to match.",
+            "(cmmmu_val.yaml); set --max-new-tokens to match.",
         ),
         schema_confirmed="lmms-eval cmmmu/utils.py @ "
         + LMMS_EVAL_COMMIT[:7]
