@@ -192,3 +192,11 @@ def test_score_as_published_gives_cmmmus_table_with_its_draws(tmp_path: Path) ->
     assert doc["as_published"]["guessed"] == {"104": "A", "102": "对"}
     # lmmprobe's own figure counts both drawn answers wrong.
     assert doc["metrics"]["cmmmu_accuracy"]["value"] == 0.5
+    # Without --as-published, the table says how many answers CMMMU's code would draw for.
+    plain = lmmprobe(
+        "score", responses, "--benchmark", f"cmmmu,path={folder}", "--field",
+        "prediction=response",
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    said = "".join(plain.stdout.split())  # the console wraps long lines, even inside words
+    assert "CMMMU'sowncodewouldanswer2answersatrandom" in said
