@@ -123,13 +123,14 @@ def test_prompts_images_in_order_and_cmmmu_reading(tmp_path: Path) -> None:
 
 def test_a_bad_row_is_that_rows_problem(tmp_path: Path) -> None:
     rows: dict[str, list[Any]] = {
-        "id": ["1", "2", "3"], "type": ["选择", "判断", "问答"],
-        "question": ["q <图片 2> #a", "q #b", "q #c"],
-        "option1": ["x", None, None], "option2": ["y", None, None], "option3": ["z", None, None],
-        "option4": ["w", None, None], "answer": ["E", "是", "x"],
-        **{f"image_{k}": [None] * 3 for k in range(1, 6)},
-        **{f"image_{k}_filename": [None] * 3 for k in range(1, 6)},
-        "subcategory": ["艺术"] * 3, "category": ["艺术与设计"] * 3,
+        "id": ["1", "2", "3", "4"], "type": ["选择", "判断", "问答", "填空"],
+        "question": ["q <图片 2> #a", "q #b", "q #c", 'q <img="q_9.png"> #d'],
+        "option1": ["x", None, None, None], "option2": ["y", None, None, None],
+        "option3": ["z", None, None, None], "option4": ["w", None, None, None],
+        "answer": ["E", "是", "x", "1"],
+        **{f"image_{k}": [None] * 4 for k in range(1, 6)},
+        **{f"image_{k}_filename": [None] * 4 for k in range(1, 6)},
+        "subcategory": ["艺术"] * 4, "category": ["艺术与设计"] * 4,
     }  # fmt: skip
     feats = Features(
         {
@@ -144,7 +145,9 @@ def test_a_bad_row_is_that_rows_problem(tmp_path: Path) -> None:
         ("answer", 0),
         ("answer", 1),
         ("type", 2),
+        ("question", 3),  # an image placeholder no slot holds: never asked without it
     ]
+    assert "q_9.png" in result.problems[3].reason
 
 
 def test_images_reach_the_openai_server_in_order(tmp_path: Path) -> None:

@@ -53,6 +53,7 @@ the paper's appendix prompts)."""
 
 _MAX_IMAGES = 5
 _SHOWN_IMAGE = re.compile(r"<图片 (\d+)>")
+_PLACEHOLDER = re.compile(r'<img="[^"\n]{0,300}">')
 _DISCIPLINE_OF = {sub: cat for cat, subs in CMMMU_SUBCATEGORIES.items() for sub in subs}
 
 
@@ -94,6 +95,12 @@ def _cmmmu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     if category not in CMMMU_SUBCATEGORIES:
         raise RowError("category", f"not one of CMMMU's six disciplines: {category!r}")
     text = _prompt(row, qtype, question, options)
+    left = _PLACEHOLDER.search(text)
+    if left is not None:
+        # The port would send the question without that image: refused, never asked blind.
+        raise RowError(
+            "question", f"names image {left.group(0)[:80]} but no image_N_filename holds it"
+        )
     # The images the message names, in the order it names them (a slot named twice is sent
     # twice), as the port's cmmmu_doc_to_visual.
     images: list[ImageRef] = []
@@ -144,7 +151,8 @@ CMMMU = benchmark(
         to_sample=_cmmmu,
         include=("data/val-*", "README.md"),
         split="val",
-        splits=("dev", "val", "test"),
+        # The test split's answers are held by the authors: not offered (nothing to score).
+        splits=("dev", "val"),
         hub_id="lmms-lab/CMMMU",
         revision="ba85ed9c2d4e3843d085e15440d91b41664f239f",
         size=900,
@@ -160,8 +168,8 @@ CMMMU = benchmark(
             "true/false answer as positive as negative), the run counts it wrong; `lmmprobe "
             "score FILE --benchmark cmmmu --as-published` gives CMMMU's figure with its draws "
             "(seed 42, its order), so the same answers count right.",
-            "The test split's answers are not public (the authors score it): its rows load but "
-            "their score is not CMMMU's. --by category gives the paper's six disciplines, "
+            "The test split's answers are not public (the authors score submissions), so "
+            "split= offers dev and val only. --by category gives the paper's six disciplines, "
             "--by subcategory its 30 subjects, --by question_type and --by difficulty_level "
             "its other tables.",
             f"lmms-eval @ {LMMS_EVAL_COMMIT[:7]} generates at most 16 new tokens for CMMMU "
