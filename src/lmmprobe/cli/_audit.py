@@ -261,7 +261,7 @@ def file_facts(benchmark: str | None, *, audit: bool, as_published: bool) -> Fil
     from lmmprobe.predictions.explain import FileFacts
 
     name = _name(benchmark)
-    return FileFacts(name, keep=audit or as_published or name == "mmmu")
+    return FileFacts(name, keep=audit or as_published or name in ("mmmu", "cmmmu"))
 
 
 def explain_imported(

@@ -1,6 +1,6 @@
 """What ``lmmprobe score FILE --benchmark`` says beside its figures: quirks, answer key, audit.
 
-- MMMU: how many answers the official code would have guessed (always).
+- MMMU: how many answers the official code would have guessed (always); CMMMU likewise.
 - With ``--as-published``: the tool's own figure to its last printed digit, from the hook
   the file's reader provides for its benchmark (`lmmprobe.predictions.as_published`: MathVista's
   ``calculate_score.py``, VLMEvalKit's ratings, MMMU's ``main_parse_and_eval.py``).
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from lmmprobe.metrics.cmmmu import cmmmu_evaluate
 from lmmprobe.predictions.answer_keys import gold_key, key_version, key_warnings, plain_id
 from lmmprobe.predictions.as_published import (
     Published,
@@ -26,6 +27,7 @@ from lmmprobe.predictions.as_published import (
     find_published,
     published_figure,
 )
+from lmmprobe.predictions.as_published.cmmmu import cmmmu_items
 from lmmprobe.predictions.as_published.mmmu import mmmu_items
 from lmmprobe.predictions.audit import Audit
 from lmmprobe.predictions.imported import ImportedPrediction
@@ -48,7 +50,7 @@ class FileExplanation:
     warnings: list[str] = field(default_factory=list)
     """The file evidently used another answer key (the items named)."""
     guessed: list[str] = field(default_factory=list)
-    """MMMU: the ids whose answer the official code cannot read (it would guess a letter)."""
+    """MMMU, CMMMU: the ids whose answer the official code cannot read (it would guess)."""
     published: Published | None = None
     """With ``--as-published``: the tool's own figures (`lmmprobe.predictions.as_published`)."""
     audit: Audit | None = None
@@ -92,6 +94,12 @@ class FileExplanation:
                 f"MMMU's own code would pick a random letter for {len(self.guessed)} answers it "
                 "cannot read; lmmprobe counts them wrong"
                 + ("" if self.published else " (--as-published gives MMMU's figure)")
+            )
+        if self.benchmark == "cmmmu":
+            out.append(
+                f"CMMMU's own code would answer {len(self.guessed)} answers at random (a letter "
+                "where it finds none, 对 or 错 where it reads a tie); lmmprobe counts them wrong"
+                + ("" if self.published else " (--as-published gives CMMMU's figure)")
             )
         return out
 
@@ -156,7 +164,7 @@ class FileFacts:
     benchmark: str | None
     """The benchmark's registry name, or None (no answer key to check)."""
     keep: bool = False
-    """Keep every joined row and its score (``--audit``, ``--as-published``, MMMU)."""
+    """Keep every joined row and its score (``--audit``, ``--as-published``, MMMU, CMMMU)."""
     rows: list[tuple[Sample, ImportedPrediction]] = field(default_factory=list)
     scores: list[Score] = field(default_factory=list)
     circular_table: str | None = None
@@ -296,6 +304,8 @@ def explain_facts(
     if benchmark == "mmmu":
         published = mmmu_as_published(mmmu_items(rows, path))
         out.guessed = sorted(published.guessed)
+    elif benchmark == "cmmmu":
+        out.guessed = sorted(cmmmu_evaluate(cmmmu_items(rows)).guessed)
     if as_published:
         hook = find_published(tool, benchmark, Path(path))
         out.published = published_figure(

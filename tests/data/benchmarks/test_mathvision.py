@@ -104,3 +104,31 @@ def test_prompt_reading_equality_and_breakdowns(tmp_path: Path) -> None:
         INSTRUCTION + "Which shape comes next?\n<image1> #d\n(A) 1\n(B) 2\n(C) 3\n(D) 4\n(E) 5\n"
     )
     assert SCRIPT.prompts["c"] == INSTRUCTION + "What is the area of the shaded part? {r} #c\n"
+
+
+def test_the_direct_prompt_is_a_name_of_its_own_on_the_same_copy() -> None:
+    cot, direct = BENCHMARKS.get("mathvision"), BENCHMARKS.get("mathvision-direct")
+    assert (direct.metric, direct.split, direct.splits, direct.revision) == (
+        cot.metric, cot.split, cot.splits, cot.revision,
+    )  # fmt: skip
+    assert direct.fetch == cot.fetch  # one download: $LMMPROBE_DATA_DIR/mathvision
+    assert "geninput" in direct.prompt.source and "a1f5cc3" in direct.prompt.source
+
+
+@pytest.mark.skipif(not HAS_LATEX2SYMPY, reason="latex2sympy2 is not installed")
+def test_the_direct_prompt_asks_for_a_word_or_phrase(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update({"a": "60", "b": "A", "c": "0.5", "d": "B"})
+    SCRIPT.prompts.clear()
+    ev = evaluate(
+        models=[MODEL], data=f"mathvision-direct,path={folder}", db=str(tmp_path / "db"),
+        out=str(tmp_path / "out"), bootstrap=0,
+    )  # fmt: skip
+    assert ev.results.models[MODEL].metrics["mathvision_accuracy"].value == pytest.approx(3 / 4)
+    direct = "Answer the question using a single word or phrase."
+    # geninput: question, options (unless they are A-E), "\n", the instruction.
+    assert SCRIPT.prompts["b"] == f"Which bike is most expensive?\n<image1> #b\n\n{direct}"
+    assert SCRIPT.prompts["d"] == (
+        f"Which shape comes next?\n<image1> #d\n(A) 1\n(B) 2\n(C) 3\n(D) 4\n(E) 5\n\n{direct}"
+    )

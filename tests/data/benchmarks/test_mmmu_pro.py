@@ -224,3 +224,60 @@ def test_a_published_answer_beyond_its_options_is_asked_and_never_right(tmp_path
     assert SCRIPT.prompts["q"] == (
         f"Which statement holds? #q\nA. ['A', 'B', 'Not enough information']\n{STANDARD}"
     )
+
+
+STANDARD_COT = (
+    "Answer the preceding multiple choice question. The last line of your response should be "
+    "of the following format: 'Answer: $LETTER' (without quotes) where LETTER is one of "
+    "options. Think step by step before answering."
+)
+VISION_COT = (
+    "Write out the multiple-choice question in the image and then solve it. The last line of "
+    "your response should be of the following format: 'Answer: $LETTER' (without quotes) where "
+    "LETTER is one of options. Think step by step before answering."
+)
+
+
+def test_each_setting_has_a_cot_name_citing_its_prompt() -> None:
+    # prompts.yaml's two modes (infer_transformers.py --mode direct | cot): a name each.
+    for name in NAMES:
+        direct, cot = BENCHMARKS.get(name), BENCHMARKS.get(f"{name}-cot")
+        assert (cot.config, cot.hub_id, cot.revision, cot.metric, cot.size) == (
+            direct.config, direct.hub_id, direct.revision, direct.metric, direct.size,
+        )  # fmt: skip
+        assert "(cot." in cot.prompt.source and "(direct." in direct.prompt.source
+        assert cot.fetch == direct.fetch
+
+
+def test_cot_names_ask_prompts_yamls_cot_lines(tmp_path: Path) -> None:
+    folder = _standard_folder(tmp_path)
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update(
+        {"a": "Older first... so\nAnswer: B", "b": "Answer: C", "c": "Counting. Answer: A"}
+    )
+    SCRIPT.prompts.clear()
+    ev = evaluate(
+        models=[MODEL], data=f"mmmu-pro-standard-10-cot,path={folder}", db=str(tmp_path / "db"),
+        out=str(tmp_path / "out"), bootstrap=0,
+    )  # fmt: skip
+    assert ev.results.models[MODEL].metrics["mmmu_pro_accuracy"].value == pytest.approx(2 / 3)
+    assert SCRIPT.prompts["c"] == (
+        f"[image] How many beats? {{x}} #c\nA. 3\nB. 4\nC. 6\nD. 8\n{STANDARD_COT}"
+    )
+    vision = load_source(f"mmmu-pro-vision-cot,path={_vision_folder(tmp_path)}").samples
+    assert {s.prompt.template for s in vision if s.prompt} == {VISION_COT}
+    assert all(len(s.images) == 1 for s in vision)
+
+
+def test_a_cot_name_reads_its_settings_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One download serves both modes: $LMMPROBE_DATA_DIR/mmmu-pro-vision.
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    _vision_folder(tmp_path).rename(data_dir / "mmmu-pro-vision")
+    monkeypatch.setenv("LMMPROBE_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    samples = load_source("mmmu-pro-vision-cot").samples
+    assert len(samples) == 3 and samples[0].prompt is not None
+    assert samples[0].prompt.template == VISION_COT

@@ -98,10 +98,20 @@ def test_scores_equal_vlmevalkits_own_code(tmp_path: Path, name: str) -> None:
     pairs = name == "mmvp"  # MMVP's figure counts pairs of questions
     assert m.metrics[b.metric].n == len(EXPECTED[name]["hits"]) // (2 if pairs else 1)
     # report_acc's breakdowns: every category and l2-category figure VLMEvalKit reports
-    # (report_acc_MMT's meta-task figures, a mean of subtask means, are not lmmprobe's).
+    # (report_acc_MMT's meta-task figures, a mean of subtask means, are checked below).
     groups = {k: v for by in BREAKDOWNS for k, v in m.breakdown.get(by, {}).items()}
     got = {g: v[b.metric].value for g, v in groups.items() if g in expected}
     assert got == pytest.approx({k: v for k, v in expected.items() if k != "Overall"}, abs=1e-12)
+    if "meta_tasks" in EXPECTED[name]:
+        # report_acc_MMT's meta-task figures: mmt_meta_task_accuracy per --by l2_category
+        # group; the whole run (32 meta-tasks) has none.
+        meta = {g: v["mmt_meta_task_accuracy"].value for g, v in m.breakdown["l2_category"].items()}
+        assert meta == pytest.approx(EXPECTED[name]["meta_tasks"], abs=1e-12)
+        assert "mmt_meta_task_accuracy" not in m.metrics
+        # mmt-bench's meta-tasks hold subtasks of unequal size, so the mean over questions
+        # (vlmevalkit_accuracy per group) is not the figure for some of them.
+        by_question = {g: v[b.metric].value for g, v in m.breakdown["l2_category"].items()}
+        assert name != "mmt-bench" or any(abs(by_question[g] - meta[g]) > 0.01 for g in meta)
 
 
 def test_the_prompt_is_vlmevalkits_build_prompt(tmp_path: Path) -> None:

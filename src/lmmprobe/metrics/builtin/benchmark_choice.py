@@ -51,6 +51,14 @@ from lmmprobe.metrics.builtin._official import (
     tagged_in,
     verdicts,
 )
+from lmmprobe.metrics.cmmmu import (
+    FILL_BLANK,
+    MULTI_CHOICE,
+    cmmmu_fill_blank,
+    cmmmu_fill_correct,
+    cmmmu_multi_choice,
+    cmmmu_true_false,
+)
 from lmmprobe.metrics.mantis import mantis_correct
 from lmmprobe.metrics.mathvision import mathvision_correct
 from lmmprobe.metrics.reduction import row_extract
@@ -66,6 +74,7 @@ HALLUSION = "hallusionbench_qacc"
 MMBENCH = "mmbench_circular"
 MMMU = "mmmu_accuracy"
 MMMU_PRO = "mmmu_pro_accuracy"
+CMMMU = "cmmmu_accuracy"
 MATHVISION = "mathvision_accuracy"
 MATHVISTA = "mathvista_accuracy"
 VLMEVALKIT = "vlmevalkit_accuracy"
@@ -73,6 +82,7 @@ MMVP = "mmvp_pair_accuracy"
 BLINK = "blink_accuracy"
 CVBENCH = "cvbench_accuracy"
 HRBENCH = "hrbench_accuracy"
+MMT_META = "mmt_meta_task_accuracy"
 MANTIS = "mantis_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
@@ -521,6 +531,45 @@ def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
     return s.sample_id, float(right), unjudged
 
 
+# --------------------------------------------------------------------------- MMT-Bench
+
+_MMT = ("mmt-bench", "mmt-bench-mi")
+
+
+@run_metric(
+    MMT_META,
+    summary="MMT-Bench's meta-task figure (VLMEvalKit's report_acc_MMT): the mean of the "
+    "meta-task's subtask accuracies; per --by l2_category group (rows of one meta-task).",
+    label="MMT meta-task",
+    family=FAMILY,
+    order=38,
+)
+def mmt_meta_task_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over subtasks (``metadata["category"]``) of each subtask's accuracy.
+
+    ``report_acc_MMT`` reports each meta-task (``l2-category``) as the mean of its subtasks'
+    accuracies, not of its questions (what ``vlmevalkit_accuracy`` gives under ``--by
+    l2_category``). Defined only over rows of one meta-task, so ``--by l2_category`` gives
+    VLMEvalKit's figure per meta-task and the whole run none. Answers are read as
+    `vlmevalkit_accuracy` reads them; the interval resamples samples.
+    """
+    if VLMEVALKIT not in ctx.summary.tags:
+        return None
+    records = ctx.records(MMT_META)
+    if not records or len({key[0] for _, key, _ in records}) != 1:
+        return None
+    return _mean_of_means(ctx, records)
+
+
+@row_extract(MMT_META, tagged_in(VLMEVALKIT))
+def _mmt_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
+    """(sample, (meta-task, subtask), 1.0 right or 0.0) of an answered MMT-Bench row."""
+    if not is_answer(s, VLMEVALKIT) or s.benchmark_name not in _MMT:
+        return None
+    key = (str(s.metadata.get("l2_category")), str(s.metadata.get("category")))
+    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+
+
 # --------------------------------------------------------------------------- MMVP
 
 
@@ -735,6 +784,39 @@ _mmmu_pro = per_row(MMMU_PRO, lambda s: float(_mmmu_pro_correct(s)))
 def mmmu_pro_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Every question is multiple-choice, read by MMMU-Pro's parse_multi_choice_response."""
     return _mmmu_pro(ctx)
+
+
+# --------------------------------------------------------------------------- CMMMU
+
+
+def _cmmmu_correct(s: Score) -> bool:
+    """CMMMU's verdict on one answer; an answer its code would draw for is wrong."""
+    m = s.metadata
+    qtype = m.get("question_type")
+    text = answer_text(s)
+    if qtype == MULTI_CHOICE:
+        letters, texts = m.get("option_letters") or [], m.get("option_texts") or []
+        index2ans = dict(zip(letters, texts, strict=True))
+        return bool(text) and cmmmu_multi_choice(text, index2ans) == gold(s)
+    if qtype == FILL_BLANK:
+        return cmmmu_fill_correct(gold(s), cmmmu_fill_blank(text, gold(s)))
+    return cmmmu_true_false(text) == gold(s)
+
+
+_cmmmu = per_row(CMMMU, lambda s: float(_cmmmu_correct(s)))
+
+
+@run_metric(
+    CMMMU,
+    summary="CMMMU accuracy with CMMMU's rule-based answer reading (eval_utils.py; answers its "
+    "code would draw at random for are wrong).",
+    label="CMMMU acc",
+    family=FAMILY,
+    order=46,
+)
+def cmmmu_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """Multiple-choice, true/false and fill-in-the-blank questions, each with its own reading."""
+    return _cmmmu(ctx)
 
 
 # --------------------------------------------------------------------------- MathVista

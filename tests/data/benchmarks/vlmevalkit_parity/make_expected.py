@@ -303,6 +303,12 @@ def main(repo: Path, blink: Path) -> None:
             "report_acc": report,
             "figures": compared,
         }
+        if mmt:
+            # Each meta-task's figure (report_acc_MMT names it by its MMT_abbrs abbreviation),
+            # by the l2-category it is of: lmmprobe's mmt_meta_task_accuracy per --by group.
+            expected[name]["meta_tasks"] = {
+                l2: report[mc.MMT_abbrs.get(l2, l2)] for l2 in sorted(set(scored["l2-category"]))
+            }
         assert all(np.isfinite(v) for v in report.values())
     expected["mmvp"] = _mmvp(mc)
     expected["blink"] = _blink(mc, blink)

@@ -28,7 +28,7 @@ SETS = {
     "mmbench-cn": ("MMBench_DEV_CN", True, True, 12),
     "ccbench": ("CCBench", True, True, 12),
     "seedbench2-plus": ("SEEDBench2_Plus", False, False, 40),
-    "mmt-bench": ("MMT-Bench_VAL", False, False, 40),
+    "mmt-bench": ("MMT-Bench_VAL", False, False, 96),
     "mmt-bench-mi": ("MMT-Bench_VAL_MI", False, False, 40),
     "muirbench": ("MUIRBench", False, False, 40),
     "vstar": ("VStarBench", False, False, 30),
@@ -111,7 +111,10 @@ def write(name: str, dataset: str, circular: bool, chinese: bool, n: int, seed: 
         l2 = L2[category]
         if dataset.startswith("MMT"):  # every meta-task, one or two subtasks each
             l2 = MMT_META[(q - 1) % len(MMT_META)]
-            category = f"{l2}_task{q % 2}"
+            # The meta-task's k-th question goes to subtask k % 2: with three questions, two
+            # subtasks of unequal size (report_acc_MMT's meta-task figure is the mean of its
+            # subtasks' accuracies, not of its questions).
+            category = f"{l2}_task{(q - 1) // len(MMT_META) % 2}"
         if dataset in OWN_CATEGORIES:
             category = rng.choice(OWN_CATEGORIES[dataset])
         hint = rng.choice(["", "", "The picture was taken indoors."])

@@ -9,7 +9,8 @@ scoring from mathllm/MATH-V at `MATH_V_COMMIT`.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from lmmprobe.data.base import DataError
@@ -25,7 +26,13 @@ from lmmprobe.data.benchmarks._lmms import required_text
 from lmmprobe.data.benchmarks.standard._choice import escape_braces, plain
 from lmmprobe.schema import Sample
 
-__all__ = ["MATHVISION", "MATHVISION_PROMPT", "MATH_V_COMMIT"]
+__all__ = [
+    "MATHVISION",
+    "MATHVISION_DIRECT",
+    "MATHVISION_DIRECT_PROMPT",
+    "MATHVISION_PROMPT",
+    "MATH_V_COMMIT",
+]
 
 MATH_V_COMMIT = "a1f5cc3add200c0cd080fad463e500f44ef1fb41"
 """The mathllm/MATH-V commit whose prompt (``models/GPT4V.py``) and scoring are cited."""
@@ -35,6 +42,9 @@ MATHVISION_PROMPT = (
     'choice question, only one letter is allowed in the "\\boxed{}".\n'
 )
 """The first line of every question's prompt (``process_example_mergedimg``)."""
+
+MATHVISION_DIRECT_PROMPT = "Answer the question using a single word or phrase."
+"""The last line of the direct prompt (``models/GPT4V.py`` ``geninput``)."""
 
 _LETTERS = ("A", "B", "C", "D", "E")
 
@@ -47,7 +57,27 @@ def _options_block(options: list[str]) -> str:
     return "".join(f"({m}) {o}\n" for m, o in zip(_LETTERS, options, strict=True))
 
 
+def _cot_text(question: str, options: list[str]) -> str:
+    # process_example_mergedimg: the boxed-answer instruction, the question, the options.
+    return MATHVISION_PROMPT + f"{question}\n{_options_block(options)}"
+
+
+def _direct_text(question: str, options: list[str]) -> str:
+    # geninput: the question, the options, a blank line's worth of "\n", the instruction.
+    return f"{question}\n{_options_block(options)}\n{MATHVISION_DIRECT_PROMPT}"
+
+
 def _mathvision(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    return _read(row, ctx, _cot_text)
+
+
+def _mathvision_direct(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    return _read(row, ctx, _direct_text)
+
+
+def _read(
+    row: Mapping[str, Any], ctx: RowContext, prompt: Callable[[str, list[str]], str]
+) -> Sample:
     if importlib.util.find_spec("latex2sympy2") is None:
         # Checked on reading, not after the model has answered every question.
         raise DataError(
@@ -69,7 +99,7 @@ def _mathvision(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     level = row.get("level")
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= 5:
         raise RowError("level", f"expected a level from 1 to 5, got {level!r}")
-    text = MATHVISION_PROMPT + f"{question}\n{_options_block(options)}"
+    text = prompt(question, options)
     return Sample(
         id=required_text(row, "id"),
         images=[image_ref(row["decoded_image"], ctx, "decoded_image")],
@@ -120,11 +150,39 @@ MATHVISION = benchmark(
             "both (math_level_subject_acc's keys). split=testmini is the 304-question subset.",
             "The prompt is the chain-of-thought one of the paper's GPT-4V runs with the merged "
             "image the dataset holds; the questions keep their <image1> marks. MATH-V's direct "
-            "prompt (models/GPT4V.py geninput) ends 'Answer the question using a single word or "
-            "phrase.' and is read the same way.",
+            "prompt (models/GPT4V.py geninput) is `mathvision-direct`, read the same way.",
         ),
         schema_confirmed="MathLLMs/MathVision card @ b223f3c (id, question, options list, "
         "image path, decoded_image Image, answer, solution, level int64, subject) + "
         f"mathllm/MATH-V data/test.jsonl @ {MATH_V_COMMIT[:7]}",
+    )
+)
+
+
+MATHVISION_DIRECT = benchmark(
+    replace(
+        MATHVISION,
+        name="mathvision-direct",
+        title="MATH-Vision (test, direct prompt)",
+        prompt=PromptTemplate(
+            template="{question}\n{options}\n" + MATHVISION_DIRECT_PROMPT,
+            option_format="({mark}) {text}",
+            source=f"mathllm/MATH-V @ {MATH_V_COMMIT[:7]} models/GPT4V.py (geninput: the "
+            "question, the five options '(A) ...' unless they are the letters A-E, then "
+            "'Answer the question using a single word or phrase.'; also models/Qwen-VL.py "
+            "process_example)",
+        ),
+        to_sample=_mathvision_direct,
+        # One copy serves both prompts: $LMMPROBE_DATA_DIR/mathvision.
+        copy="mathvision",
+        fetch="",
+        notes=(
+            MATHVISION.notes[0],
+            MATHVISION.notes[1],
+            "The prompt is MATH-V's direct one, as models/GPT4V.py geninput and "
+            "models/Qwen-VL.py process_example write it: the question and its options, then "
+            "'Answer the question using a single word or phrase.'; `mathvision` asks the boxed "
+            "chain-of-thought prompt. Both are read by the same rules.",
+        ),
     )
 )

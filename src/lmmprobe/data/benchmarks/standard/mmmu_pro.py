@@ -1,8 +1,10 @@
 """MMMU-Pro: ``mmmu-pro-standard-4``, ``mmmu-pro-standard-10`` and ``mmmu-pro-vision``.
 
 One benchmark in three published settings (the configs of ``MMMU/MMMU_Pro``), which differ only
-in their hub config, prompt and images: one table of variants in one file (issue 37: a family
-that differs in configuration is not a file per member). The standard settings ask the question
+in their hub config, prompt and images, each asked in the two modes of the official inference
+(``--mode direct``, the plain names, and ``--mode cot``, the names ending ``-cot``): one table
+of variants in one file (issue 37: a family that differs in configuration is not a file per
+member). The standard settings ask the question
 with its options listed (4, or up to 10 after augmentation) and the images the text names; the
 vision setting shows one screenshot holding question and options, asked with an instruction
 alone. All three are scored by ``mmmu_pro_accuracy`` (MMMU-Pro's own answer reading).
@@ -23,6 +25,7 @@ from lmmprobe.data.benchmarks import (
     PromptTemplate,
     RowContext,
     RowError,
+    RowReader,
     benchmark,
     image_ref,
 )
@@ -33,9 +36,14 @@ from lmmprobe.schema import ImageRef, Sample
 __all__ = [
     "MMMU_PRO_COMMIT",
     "MMMU_PRO_STANDARD_4",
+    "MMMU_PRO_STANDARD_4_COT",
     "MMMU_PRO_STANDARD_10",
+    "MMMU_PRO_STANDARD_10_COT",
     "MMMU_PRO_VISION",
+    "MMMU_PRO_VISION_COT",
+    "STANDARD_COT",
     "STANDARD_DIRECT",
+    "VISION_COT",
     "VISION_DIRECT",
 ]
 
@@ -53,6 +61,27 @@ VISION_DIRECT = (
     "LETTER is one of options."
 )
 """``prompts.yaml`` ``direct.vision``: the whole prompt of the vision setting."""
+
+STANDARD_COT = (
+    "Answer the preceding multiple choice question. The last line of your response should be "
+    "of the following format: 'Answer: $LETTER' (without quotes) where LETTER is one of "
+    "options. Think step by step before answering."
+)
+"""``prompts.yaml`` ``cot.standard``: the last line of a standard-setting prompt (``--mode cot``)."""
+
+VISION_COT = (
+    "Write out the multiple-choice question in the image and then solve it. The last line of "
+    "your response should be of the following format: 'Answer: $LETTER' (without quotes) where "
+    "LETTER is one of options. Think step by step before answering."
+)
+"""``prompts.yaml`` ``cot.vision``: the whole prompt of the vision setting (``--mode cot``)."""
+
+_INSTRUCTIONS = {
+    ("direct", True): STANDARD_DIRECT,
+    ("direct", False): VISION_DIRECT,
+    ("cot", True): STANDARD_COT,
+    ("cot", False): VISION_COT,
+}
 
 # The official inference finds "<image N>" with \s+ between the word and the number, sends the
 # images in the order the tokens appear (a token named twice sends its image twice) and writes
@@ -103,7 +132,7 @@ def _metadata(row: Mapping[str, Any], letters: list[str], options: list[str]) ->
     }
 
 
-def _standard(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+def _standard(row: Mapping[str, Any], ctx: RowContext, instruction: str) -> Sample:
     """A standard-setting row: the question, its options and the images its text names."""
     question = required_text(row, "question")
     options = _options(row)
@@ -111,7 +140,7 @@ def _standard(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     listed = "\n".join(f"{m}. {o}" for m, o in zip(letters, options, strict=True))
     # construct_prompt, then replace_images_tokens over the whole text, options included
     # (some options are images: "<image 2>").
-    text = f"{question}\n{listed}\n{STANDARD_DIRECT}"
+    text = f"{question}\n{listed}\n{instruction}"
     order = _IMAGE_TOKEN.findall(text)
     images: list[ImageRef] = []
     for number in order:
@@ -132,19 +161,29 @@ def _standard(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     )
 
 
-def _vision(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+def _vision(row: Mapping[str, Any], ctx: RowContext, instruction: str) -> Sample:
     """A vision-setting row: one screenshot of question and options, the instruction alone."""
     options = _options(row)
     letters, answer = _letters(row, options)
     return Sample(
         id=required_text(row, "id"),
         images=[image_ref(row["image"], ctx, "image")],
-        question=VISION_DIRECT,
+        question=instruction,
         answer=[answer],
         formulation="open_ended",
         metadata=_metadata(row, letters, options),
-        prompt=PromptTemplate(escape_braces(VISION_DIRECT)),
+        prompt=PromptTemplate(escape_braces(instruction)),
     )
+
+
+def _reader(standard: bool, instruction: str) -> RowReader:
+    """The setting's row reader, asking with `instruction` (a mode's prompts.yaml line)."""
+    read = _standard if standard else _vision
+
+    def reader(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+        return read(row, ctx, instruction)
+
+    return reader
 
 
 _READING = (
@@ -162,21 +201,29 @@ _SCORE = (
     "The paper's MMMU-Pro score is the mean of the standard (10 options) and vision "
     "accuracies; --by subject gives the per-subject figures."
 )
-_COT = (
-    "The prompt is prompts.yaml's direct one; its CoT prompt (cot.standard / cot.vision) "
-    "asks for step-by-step reasoning ending in 'Answer: $LETTER' and is read the same way."
-)
+_MODES = {
+    "direct": (
+        "The prompt is prompts.yaml's direct one (infer_transformers.py --mode direct); the "
+        "same setting with its CoT prompt is the name ending -cot."
+    ),
+    "cot": (
+        "The prompt is prompts.yaml's CoT one (infer_transformers.py --mode cot): step-by-step "
+        "reasoning ending in 'Answer: $LETTER', read the same way. The released inference "
+        "generates at most 50 new tokens in either mode; a CoT answer needs more (--max-new-tokens)."
+    ),
+}
 
 
 def _variant(
-    name: str, config: str, title: str, standard: bool, notes: tuple[str, ...]
+    name: str, config: str, title: str, standard: bool, notes: tuple[str, ...], mode: str
 ) -> Benchmark:
+    instruction = _INSTRUCTIONS[(mode, standard)]
     source = (
-        f"{_SOURCE}prompts.yaml (direct.standard) and infer/infer_transformers.py "
+        f"{_SOURCE}prompts.yaml ({mode}.standard) and infer/infer_transformers.py "
         "(construct_prompt: question, 'A. option' lines, the instruction; "
         "replace_images_tokens: <image N> shown as [image], images in the order named)"
         if standard
-        else f"{_SOURCE}prompts.yaml (direct.vision) and infer/infer_transformers.py "
+        else f"{_SOURCE}prompts.yaml ({mode}.vision) and infer/infer_transformers.py "
         "(process_prompt: the instruction alone with the row's one image)"
     )
     return benchmark(
@@ -191,12 +238,12 @@ def _variant(
             formulation="open_ended",
             metric="mmmu_pro_accuracy",
             prompt=PromptTemplate(
-                template="{question}\n{options}\n" + STANDARD_DIRECT
+                template="{question}\n{options}\n" + instruction
                 if standard
-                else escape_braces(VISION_DIRECT),
+                else escape_braces(instruction),
                 source=source,
             ),
-            to_sample=_standard if standard else _vision,
+            to_sample=_reader(standard, instruction),
             include=(f"{config}/*", "README.md"),
             split="test",
             splits=("test",),
@@ -204,7 +251,9 @@ def _variant(
             revision=REVISION,
             config=config,
             size=1730,
-            notes=(*notes, _READING, _KEPT, _SCORE, _COT),
+            notes=(*notes, _READING, _KEPT, _SCORE, _MODES[mode]),
+            # Both modes read one copy of the setting: $LMMPROBE_DATA_DIR/<the direct name>.
+            copy=name.removesuffix("-cot") if mode == "cot" else "",
             schema_confirmed=(
                 f"MMMU/MMMU_Pro @ {REVISION[:7]} tree ({config}/test-*.parquet) + the rows of "
                 f"{_SOURCE}output/*.jsonl (id, question, options as text, explanation, "
@@ -222,32 +271,51 @@ _STANDARD_NOTE = (
     "(images come before the text in lmmprobe's message; the official scripts put them after)."
 )
 
+_TEN_NOTE = (
+    "Options are shuffled in this setting, so the <image N> tokens of options may come in "
+    "any order; each still sends its own image_N (the repository's README note)."
+)
+_VISION_NOTE = (
+    "Question and options are inside the row's one image (a screenshot or photo); the "
+    "prompt is the vision instruction alone, and the options are kept only for reading "
+    "answers."
+)
+
 MMMU_PRO_STANDARD_4 = _variant(
     "mmmu-pro-standard-4",
     "standard (4 options)",
     "MMMU-Pro (standard, 4 options)",
     True,
     (_STANDARD_NOTE,),
+    "direct",
 )
 MMMU_PRO_STANDARD_10 = _variant(
     "mmmu-pro-standard-10",
     "standard (10 options)",
     "MMMU-Pro (standard, 10 options)",
     True,
-    (
-        _STANDARD_NOTE,
-        "Options are shuffled in this setting, so the <image N> tokens of options may come in "
-        "any order; each still sends its own image_N (the repository's README note).",
-    ),
+    (_STANDARD_NOTE, _TEN_NOTE),
+    "direct",
 )
 MMMU_PRO_VISION = _variant(
-    "mmmu-pro-vision",
-    "vision",
-    "MMMU-Pro (vision)",
-    False,
-    (
-        "Question and options are inside the row's one image (a screenshot or photo); the "
-        "prompt is the vision instruction alone, and the options are kept only for reading "
-        "answers.",
-    ),
+    "mmmu-pro-vision", "vision", "MMMU-Pro (vision)", False, (_VISION_NOTE,), "direct"
+)
+MMMU_PRO_STANDARD_4_COT = _variant(
+    "mmmu-pro-standard-4-cot",
+    "standard (4 options)",
+    "MMMU-Pro (standard, 4 options, CoT)",
+    True,
+    (_STANDARD_NOTE,),
+    "cot",
+)
+MMMU_PRO_STANDARD_10_COT = _variant(
+    "mmmu-pro-standard-10-cot",
+    "standard (10 options)",
+    "MMMU-Pro (standard, 10 options, CoT)",
+    True,
+    (_STANDARD_NOTE, _TEN_NOTE),
+    "cot",
+)
+MMMU_PRO_VISION_COT = _variant(
+    "mmmu-pro-vision-cot", "vision", "MMMU-Pro (vision, CoT)", False, (_VISION_NOTE,), "cot"
 )

@@ -85,8 +85,9 @@ _MMT = (
 )
 _MMT_L2 = (
     "Overall and --by category (its 162 subtasks) equal report_acc_MMT's figures; its "
-    "meta-task figures average their subtasks' accuracies, which --by l2_category (the mean "
-    "over the meta-task's questions) does not: lmmprobe does not compute them."
+    "meta-task figures average their subtasks' accuracies: --by l2_category gives them as "
+    "mmt_meta_task_accuracy, beside vlmevalkit_accuracy (the mean over the meta-task's "
+    "questions)."
 )
 
 _MUIR_PROMPT = PromptTemplate(
