@@ -278,8 +278,9 @@ def score(
             "--tool-version",
             help="The version of the tool that wrote the file, where its rules changed: "
             "MathVista's score file (2023-10-03 or 2024-02-12, with --as-published), "
-            "VLMEvalKit's answer reading (can_infer: 2024-01-08, 2024-02-04, 2025-08-04 or "
-            "2026-06-17) [default: told from the file's own verdicts, else the latest].",
+            "VLMEvalKit's answer reading (can_infer: 2023-11-25, 2023-12-25, 2024-01-08, "
+            "2024-02-04, 2025-08-04 or 2026-06-17; NAME+verbose where the run had VERBOSE set) "
+            "[default: told from the file's own verdicts, else the latest].",
         ),
     ] = None,
     limit: Annotated[
