@@ -69,7 +69,12 @@ def test_likelihood_file_and_bad_entries(tmp_path):
     assert m["accuracy"] == pytest.approx(2 / 3) and m["format_hit_rate"] == 1.0
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([entry("1", 1), {"sample_id": "2", "answer": 0}]))
-    with pytest.raises(DataError, match=r"#2: answer_options"):
+    # The bad entry is named and left out; the other is scored.
+    got = score_prediction_file(bad, infer_method="likelihood")
+    assert got["problems"] == [f"{bad}:#2: answer_options: missing required field"]
+    assert got["metrics"]["n"] == 1 and got["metrics"]["accuracy"] == 1.0
+    bad.write_text(json.dumps([{"sample_id": "2", "answer": 0}]))
+    with pytest.raises(DataError, match=r"#1: answer_options.*no entry of the file"):
         score_prediction_file(bad, infer_method="likelihood")
 
 

@@ -1,9 +1,10 @@
 """Every version of VLMEvalKit's ``can_infer`` against the reference code of that version.
 
-- vlmevalkit_rule_versions.json.gz: 3,490 answers (hand-made edge cases where the versions part,
+- vlmevalkit_rule_versions.json.gz: 3,590 answers (hand-made edge cases where the versions part,
   and seeded random ones) with what ``vlmeval/utils/matching_util.py`` ``can_infer`` read at
-  every commit of each version (generate/vlmevalkit_rule_versions.py): 2024-01-08, 2024-02-04,
-  2025-08-04 and 2026-06-17.
+  every commit of each version (generate/vlmevalkit_rule_versions.py), with the ``VERBOSE``
+  environment variable unset and set (``+verbose``): 2023-11-25, 2023-12-25, 2024-01-08,
+  2024-02-04, 2025-08-04 and 2026-06-17.
 """
 
 from __future__ import annotations
@@ -57,8 +58,28 @@ def test_the_corpus_holds_answers_on_which_each_pair_of_versions_parts() -> None
 
 
 def test_an_unknown_version_is_refused_by_name() -> None:
-    with pytest.raises(ValueError, match=r"'2023-12-01'.*2024-01-08, 2024-02-04"):
+    with pytest.raises(
+        ValueError, match=r"'2023-12-01'.*2023-11-25, 2023-12-25, 2024-01-08, .*NAME\+verbose"
+    ):
         can_infer("A", {"A": "cat", "B": "dog"}, "2023-12-01")
+
+
+def test_the_december_2023_rules_read_a_letter_among_a_to_e_whatever_the_options() -> None:
+    # can_infer_option(answer, num_choice=5): the item's options were never passed to it.
+    two = {"A": "cat", "B": "dog"}
+    assert can_infer("D", two, "2023-12-25") == "D"
+    assert can_infer("D", two, "2024-01-08") is None
+    assert can_infer("F", {**two, "F": "fig"}, "2023-12-25") is None
+    refusal = "Sorry, I can't help with images of people yet."
+    assert [can_infer(refusal, two, v) for v in ("2023-11-25", "2023-12-25")] == ["E", "Z"]
+
+
+def test_under_verbose_a_lone_letter_beside_the_article_a_is_not_read() -> None:
+    # os.environ.get('VERBOSE', 0): any text set, "0" included, turns the check on.
+    choices = {"A": "a cat", "B": "a dog"}
+    assert can_infer("A dog is what I see", choices, "2024-02-04") == "A"
+    assert can_infer("A dog is what I see", choices, "2024-02-04+verbose") == "B"  # its text
+    assert can_infer("A dog", choices, "2024-02-04+verbose") == "A"  # three words at most
 
 
 _LETTERS = st.sampled_from(["A", "B", "C", "D", "Z", "(A)", "**B**", "answer is C", " "])
@@ -75,7 +96,9 @@ def test_any_answer_reads_as_one_of_its_options_z_or_nothing(
 ) -> None:
     choices = {chr(65 + i): t for i, t in enumerate(texts)}
     got = can_infer(" ".join(parts), choices, version)
-    assert got is None or got == "Z" or got in choices
+    # Before 2024-01-08 a lone letter is looked for among A to E whatever the options.
+    letters = set(choices) | (set("ABCDE") if RULE_VERSIONS[version].letters else set())
+    assert got is None or got == "Z" or got in letters
 
 
 @pytest.mark.parametrize("version", list(RULE_VERSIONS))

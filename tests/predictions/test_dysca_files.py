@@ -6,6 +6,7 @@ Parity with the reference on generated files is in tests/parity/test_dysca.py.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -114,11 +115,14 @@ def test_missing_field_names_file_entry_and_field(tmp_path):
     bad = tf("age", "True")
     del bad["question_majority"]
     out, gt = write(tmp_path, [tf("age", "True"), bad], ["(A)", "(A)"])
-    with pytest.raises(DataError, match=r"Dysca\.json:#2: question_majority: missing"):
-        score_dysca_files(out, gt)
-    out.write_text(json.dumps([{"answer": "(A)"}, {"text": "(A)"}]), encoding="utf-8")
-    gt.write_text(json.dumps([tf("age", "True")] * 2), encoding="utf-8")
-    with pytest.raises(DataError, match=r"output\.json:#2: answer: missing"):
+    # Named in one line and left out; the other entry is scored.
+    res = score_dysca_files(out, gt)
+    (problem,) = res["problems"]
+    assert re.search(r"Dysca\.json:#2: question_majority: missing", problem)
+    assert res["overall"]["vqa_num"] == 1
+    out.write_text(json.dumps([{"text": "(A)"}]), encoding="utf-8")
+    gt.write_text(json.dumps([tf("age", "True")]), encoding="utf-8")
+    with pytest.raises(DataError, match=r"output\.json:#1: answer: missing"):
         score_dysca_files(out, gt)
 
 

@@ -84,7 +84,7 @@ def test_a_version_given_is_read_with_and_an_unknown_one_refused() -> None:
     detail, rows = _read(JUDGED, "2025-08-04")
     assert (detail["rule_version"], detail["rule_version_from"]) == ("2025-08-04", "given")
     assert _contradicting(rows)
-    with pytest.raises(ValueError, match=r"'2023-12-01'.*2024-01-08, 2024-02-04, 2025-08-04"):
+    with pytest.raises(ValueError, match=r"'2023-12-01'.*2023-12-25, 2024-01-08, 2024-02-04"):
         _read(JUDGED, "2023-12-01")
 
 
@@ -103,7 +103,41 @@ def test_a_table_whose_rows_tell_no_version_apart_is_read_with_the_latest() -> N
     )
     choice = tally.choose()
     assert (choice.version, choice.telling, choice.contradicted) == ("2026-06-17", 1, 0)
-    assert choice.alike == ("2024-02-04", "2025-08-04")
+    # Each version's +verbose twin reads these answers alike: the plain one, the default, wins.
+    assert choice.alike == (
+        "2024-02-04+verbose", "2024-02-04", "2025-08-04+verbose", "2025-08-04",
+        "2026-06-17+verbose",
+    )  # fmt: skip
+
+
+def test_rows_read_as_only_december_2023_rules_read_tell_those_rules() -> None:
+    # A lone "E" among four options: the December rules looked among A to E whatever the
+    # options (and the file's hit says E was read and wrong); later rules read nothing.
+    four = {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}
+    tally = RuleTally()
+    tally.add("Match Log: E. ", "E", four, "A", False)
+    tally.add("Match Log: A. ", "A", four, "A", True)
+    choice = tally.choose()
+    assert (choice.version, choice.told, choice.contradicted) == ("2023-12-25", "verdicts", 0)
+    # A refusal its rules read as the letter E, right where E is the gold: the first version.
+    five = {**four, "E": "none"}
+    refusal = "Sorry, I can't help with images of people yet."
+    tally.add(f"Match Log: {refusal}. ", refusal, five, "E", True)
+    assert tally.choose().version == "2023-11-25"
+
+
+def test_rows_only_the_verbose_check_reproduces_tell_that_the_run_had_verbose_set() -> None:
+    # "I see it: A dog": a lone A among more than three words is skipped under VERBOSE,
+    # and the option text "a dog" read; without it the letter A is read.
+    choices = {"A": "a cat", "B": "a dog"}
+    tally = RuleTally()
+    tally.add("Match Log: I see it: A dog. ", "I see it: A dog", choices, "B", True)
+    choice = tally.choose()
+    assert (choice.version, choice.contradicted) == ("2026-06-17+verbose", 0)
+    assert "2026-06-17" not in choice.alike
+    tally = RuleTally()
+    tally.add("Match Log: I see it: A dog. ", "I see it: A dog", choices, "B", False)
+    assert tally.choose().version == "2026-06-17"
 
 
 def test_rule_version_is_the_cause_where_todays_rules_read_as_the_other_side() -> None:
@@ -161,4 +195,4 @@ def test_an_unknown_tool_version_is_refused_in_one_line(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode != 0
     assert "--tool-version '2023-12-01'" in done.stderr
-    assert "2024-01-08, 2024-02-04, 2025-08-04, 2026-06-17" in done.stderr
+    assert "2023-11-25, 2023-12-25, 2024-01-08, 2024-02-04, 2025-08-04, 2026-06-17" in done.stderr

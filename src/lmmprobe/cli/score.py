@@ -22,7 +22,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, fail, write_document
+from lmmprobe.cli._common import console, err_console, fail, write_document
 from lmmprobe.cli._view import Column, fit_tables, legend, model_labels
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
@@ -278,8 +278,9 @@ def score(
             "--tool-version",
             help="The version of the tool that wrote the file, where its rules changed: "
             "MathVista's score file (2023-10-03 or 2024-02-12, with --as-published), "
-            "VLMEvalKit's answer reading (can_infer: 2024-01-08, 2024-02-04, 2025-08-04 or "
-            "2026-06-17) [default: told from the file's own verdicts, else the latest].",
+            "VLMEvalKit's answer reading (can_infer: 2023-11-25, 2023-12-25, 2024-01-08, "
+            "2024-02-04, 2025-08-04 or 2026-06-17; NAME+verbose where the run had VERBOSE set) "
+            "[default: told from the file's own verdicts, else the latest].",
         ),
     ] = None,
     limit: Annotated[
@@ -365,3 +366,11 @@ def score(
         console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
     for note in result.get("notes", []):
         console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
+    if result.get("skipped"):
+        # As `run` reports invalid rows: each on a line of its own, on stderr.
+        shown = len(result["problems"])
+        err_console.print(
+            f"[yellow]skipped {result['skipped']} entry(ies) for bad input; first {shown}:[/]"
+        )
+        for problem in result["problems"]:
+            err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)

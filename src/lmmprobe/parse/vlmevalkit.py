@@ -14,13 +14,20 @@ VLMEvalKit's exact-matching figures.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
 from lmmprobe.schema import FormulateConfig
 
-__all__ = ["LATEST_RULES", "RULE_VERSIONS", "RuleVersion", "can_infer", "vlmevalkit_matcher"]
+__all__ = [
+    "LATEST_RULES",
+    "RULE_VERSIONS",
+    "RuleVersion",
+    "can_infer",
+    "known_versions",
+    "vlmevalkit_matcher",
+]
 
 _API_FAILED = "Failed to obtain answer via API"
 _REJECTS_2024_01 = (
@@ -42,51 +49,93 @@ class RuleVersion:
     """One version of ``can_infer``'s rules: what changed, by the date of the commit."""
 
     name: str
-    """The date of the commit that made it (``2025-08-04``): what ``--tool-version`` takes."""
+    """The date of the commit that made it (``2025-08-04``), with ``+verbose`` for its reading
+    under the ``VERBOSE`` environment variable: what ``--tool-version`` takes."""
     commit: str
     """The VLMEvalKit commit that made it."""
     rejects: tuple[str, ...]
-    """Refusals read as ``Z``."""
+    """Refusals read as `refusal`."""
     near_end: bool
     """A lone letter counts only among the last five words; an option text only in an
     answer at most twice as long as the options' texts together (#1175)."""
     verbose: bool
     """``answer is X`` is read where no lone letter is (#1552)."""
+    letters: str | None = None
+    """The letters a lone letter is looked for among: None, the item's own option letters
+    (since 2024-01-08); ``ABCDE`` before, whatever the item's options (``can_infer_option``'s
+    ``num_choice=5``, the item's options unseen)."""
+    refusal: str = "Z"
+    """What a refusal reads as: ``E`` before 2023-12-25 (a letter like any other)."""
+    lone_z: bool = True
+    """A lone ``Z`` (no option letter) reads as ``Z`` (since 2024-01-08)."""
+    verbose_env: bool = False
+    """The run had the ``VERBOSE`` environment variable set (to any non-empty text, ``0``
+    included: ``os.environ.get('VERBOSE', 0)`` is tested for truth): a lone letter is then not
+    read where ``A`` stands alone among more than three words (taken for the article), and the
+    answer goes on to the option-text rule. Every version has this check."""
 
 
-RULE_VERSIONS: Mapping[str, RuleVersion] = {
-    v.name: v
-    for v in (
+def _versions() -> Iterator[RuleVersion]:
+    """Each version, oldest first, its ``+verbose`` reading just before it.
+
+    Twin first: where two versions reproduce a table alike, the later one in this order is chosen
+    (`lmmprobe.predictions.readers._vlmevalkit_log.RuleTally`), so a run without ``VERBOSE``,
+    the default, wins a tie with its ``+verbose`` twin.
+    """
+    # December 2023: can_infer_option(answer, num_choice=5) never saw the item's options.
+    december = RuleVersion(
+        "2023-12-25",
+        "a310245",
+        _REJECTS_2024_01,
+        near_end=False,
+        verbose=False,
+        letters="ABCDE",
+        lone_z=False,
+    )
+    plain = (
+        replace(december, name="2023-11-25", commit="9ac258c", refusal="E"),
+        december,
         RuleVersion("2024-01-08", "bc4b28b", _REJECTS_2024_01, near_end=False, verbose=False),
         RuleVersion("2024-02-04", "98e3733", _REJECTS, near_end=False, verbose=False),
         RuleVersion("2025-08-04", "c337155", _REJECTS, near_end=True, verbose=False),
         RuleVersion("2026-06-17", "a67ace5", _REJECTS, near_end=True, verbose=True),
-    )
-}
-"""Every version of ``can_infer`` since its options became a dict (2024-01-08), oldest first;
-the commits between two of them read every answer as the earlier one
-(tests/parity/data/vlmevalkit_rule_versions.json.gz)."""
+    )  # fmt: skip
+    for version in plain:
+        yield replace(version, name=f"{version.name}+verbose", verbose_env=True)
+        yield version
+
+
+RULE_VERSIONS: Mapping[str, RuleVersion] = {v.name: v for v in _versions()}
+"""Every version of ``can_infer`` since VLMEvalKit's first commit, oldest first, each with its
+reading under ``VERBOSE`` (``+verbose``); the commits between two of them read every answer as
+the earlier one (tests/parity/data/vlmevalkit_rule_versions.json.gz). The versions before
+2024-01-08 (``vlmeval/utils/matching_util.py`` too, ``mmcompass/utils/`` for two days of
+November 2023) look for a lone letter among ``A`` to ``E`` whatever the item's options."""
 LATEST_RULES = "2026-06-17"
 """The version lmmprobe's matcher and judge protocol read with (VLMEvalKit @ e8e78f0's)."""
 
 
 def _infer_option(answer: str, choices: Mapping[str, str], rules: RuleVersion) -> str | None:
-    """``can_infer_option``: a letter standing alone (near the end), ``Z`` for a refusal."""
+    """``can_infer_option``: a letter standing alone (near the end), `refusal` for a refusal."""
     if _API_FAILED in answer:
         return None
     if any(reject in answer for reject in rules.rejects):
-        return "Z"
+        return rules.refusal
     spaced = answer
     for ch in _PUNCTUATION:
         spaced = spaced.replace(ch, " ")
     splits = [x.strip() for x in spaced.split()]
-    count = sum(1 for c in choices if c in splits)
+    letters = choices if rules.letters is None else rules.letters
+    count = sum(1 for c in letters if c in splits)
     if count == 1:
-        for c in choices:
+        # The VERBOSE check stands first in the loop's body: it decides before any letter.
+        if rules.verbose_env and "A" in splits and len(splits) > 3:
+            return None
+        for c in letters:
             # Since 2025-08-04 the reference checks the position against the last five words.
             if c in splits and (not rules.near_end or splits.index(c) > len(splits) - 5):
                 return c
-    elif count == 0 and sum(1 for c in ("Z", "") if c in splits) == 1:
+    elif count == 0 and rules.lone_z and "Z" in splits:
         return "Z"
     found = _VERBOSE.search(answer) if rules.verbose else None
     if found and found.group(1).upper() in choices:
@@ -103,12 +152,19 @@ def _infer_text(answer: str, choices: Mapping[str, str], rules: RuleVersion) -> 
     return found[0] if len(found) == 1 else None
 
 
+def known_versions() -> str:
+    """The versions of `RULE_VERSIONS` in one phrase, as an error that refuses one names them."""
+    plain = [name for name, rules in RULE_VERSIONS.items() if not rules.verbose_env]
+    return f"{', '.join(plain)} (each also NAME+verbose: its reading with VERBOSE set)"
+
+
 def _rules(version: str) -> RuleVersion:
     try:
         return RULE_VERSIONS[version]
     except KeyError:
-        known = ", ".join(RULE_VERSIONS)
-        raise ValueError(f"VLMEvalKit rule version {version!r}: not one of {known}") from None
+        raise ValueError(
+            f"VLMEvalKit rule version {version!r}: not one of {known_versions()}"
+        ) from None
 
 
 def can_infer(answer: str, choices: Mapping[str, str], version: str = LATEST_RULES) -> str | None:
@@ -120,8 +176,9 @@ def can_infer(answer: str, choices: Mapping[str, str], version: str = LATEST_RUL
         version: Whose rules (`RULE_VERSIONS`): the file's writer's, for a recorded log.
 
     Returns:
-        A letter of `choices`, ``Z`` (the answer matches no option or refuses), or None where
-        the rules cannot read it.
+        A letter of `choices` (before 2024-01-08: of ``A`` to ``E``, whatever the choices),
+        ``Z`` (the answer matches no option or refuses; ``E`` for a refusal before
+        2023-12-25), or None where the rules cannot read it.
 
     Raises:
         ValueError: `version` is not one of `RULE_VERSIONS`.

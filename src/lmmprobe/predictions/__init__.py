@@ -11,21 +11,22 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
 from lmmprobe.metrics.text import CaptionTokenizer
-from lmmprobe.predictions._stream import iter_jsonl
+from lmmprobe.predictions._stream import first_json_char, iter_jsonl
 from lmmprobe.predictions.dysca import score_dysca_files
 from lmmprobe.predictions.export import score_export
 from lmmprobe.predictions.reform import (
     FileFormulation,
     InferMethod,
     read_records,
-    score_open_ended,
-    score_single_choice,
+    score_open_ended_file,
+    score_single_choice_file,
 )
 
 __all__ = [
@@ -60,11 +61,12 @@ def score_prediction_file(
 
     Returns:
         A JSON-serializable dict with ``format`` (``dysca``, ``lmmprobe-export`` or
-        ``reform-eval``), the figures, and ``notes`` where a quirk of the reference decided
-        an outcome.
+        ``reform-eval``), the figures, ``notes`` where a quirk of the reference decided
+        an outcome, and for ReForm-Eval and Dysca files ``skipped`` and ``problems``: the
+        entries left out for bad input, each named in one line (the first 20).
 
     Raises:
-        DataError: Unreadable file, an entry lacking a field (with its position), or a
+        DataError: Unreadable or malformed file (with the position), no entry readable, or a
             `matcher` given for a file that is not an export.
 
     """
@@ -81,26 +83,47 @@ def score_prediction_file(
             )
         result = {"format": "lmmprobe-export", "matcher": matcher}
         return result | {"models": score_export(streamed, matcher=matcher)}
-    records = read_records(path)
-    if records and "stage" in records[0] and "model" in records[0]:
+    entries = read_records(path)
+    first = next(entries, None)
+    if first is not None:
+        entries = itertools.chain([first], entries)
+    if first is not None and _is_export_row(first[1]):
         if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
             raise DataError(
                 f"{path} is an lmmprobe export: each row carries its own formulation and method; "
                 "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
             )
         result = {"format": "lmmprobe-export", "matcher": matcher}
-        return result | {"models": score_export(records, matcher=matcher)}
+        return result | {"models": score_export(_objects(entries), matcher=matcher)}
     if matcher is not None:
         raise DataError(
             f"{path}: --matcher re-reads the raw outputs of an lmmprobe export; a ReForm-Eval "
             "file is read with ReForm-Eval's own rule"
         )
     if formulation == "single_choice":
-        metrics = score_single_choice(records, infer_method, path)
+        metrics, notes, problems = score_single_choice_file(
+            None, infer_method, path, entries=entries
+        )
     else:
-        metrics = score_open_ended(records, formulation, path, tokenizer=tokenizer)
-    notes = metrics.pop("notes", [])
-    return {"format": "reform-eval", "formulation": formulation, "metrics": metrics, "notes": notes}
+        metrics, notes, problems = score_open_ended_file(
+            None, formulation, path, tokenizer=tokenizer, entries=entries
+        )
+    return {
+        "format": "reform-eval",
+        "formulation": formulation,
+        "metrics": metrics,
+        "notes": notes,
+        "skipped": problems.count,
+        "problems": problems.lines,
+    }
+
+
+def _objects(entries: Iterator[tuple[str, Any]]) -> Iterator[dict[str, Any]]:
+    """An export's rows held as a JSON list, each an object (named by its place when not)."""
+    for where, value in entries:
+        if not isinstance(value, dict):
+            raise DataError(f"{where}: expected an object, got {type(value).__name__}")
+        yield value
 
 
 def _is_export_row(value: Any) -> bool:
@@ -111,17 +134,20 @@ def _export_lines(path: Path) -> Iterator[dict[str, Any]] | None:
     """The rows of an ``lmmprobe export`` in JSON lines, one at a time; None if not one.
 
     Told by its first line (an object with ``stage`` and ``model``, a line of its own);
-    another file (a JSON document, ReForm-Eval's list) is left to `read_records`.
+    another file (a JSON document, ReForm-Eval's list) is left to `read_records`, which
+    streams it too.
 
     Raises:
         DataError: The file cannot be read as text (named as `read_records` names it).
 
     """
+    if first_json_char(path) != "{":
+        return None  # a JSON array or no JSON: never read as lines (a one-line array is whole)
     lines = iter_jsonl(path)
     try:
         first = next(lines, None)
     except DataError:
-        return None  # not JSON lines: `read_records` reads (or refuses) the file whole
+        return None  # not JSON lines: `read_records` reads (or refuses) it, an entry at a time
     if first is None or not _is_export_row(first[1]):
         return None
     return _each_row(path, first, lines)

@@ -18,8 +18,10 @@ from __future__ import annotations
 import csv
 import hashlib
 import importlib
+import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +47,11 @@ __all__ = [
     "MAX_ELEMENT",
     "MAX_NESTING",
     "XLSX_LIMITS",
+    "EntryProblems",
     "UnreadableFile",
     "XlsxLimits",
     "first_json_char",
+    "iter_entries",
     "iter_json",
     "iter_jsonl",
     "iter_table",
@@ -79,6 +83,80 @@ def sha256_of(path: Path, files: list[Path] | None = None, within: Path | None =
             while block := fh.read(CHUNK):
                 digest.update(block)
     return digest.hexdigest()
+
+
+MAX_PROBLEMS = 20
+"""Entries left out named one by one (`EntryProblems`); the rest are counted."""
+
+
+@dataclass
+class EntryProblems:
+    """Entries of a file left out for bad input: the first `MAX_PROBLEMS` named, all counted."""
+
+    lines: list[str] = field(default_factory=list)
+    """One line each: ``FILE:#N: FIELD: why`` (``FILE:LINE: ...`` in JSON Lines)."""
+    count: int = 0
+
+    def add(self, exc: DataError) -> None:
+        """Count an entry left out, naming it while fewer than `MAX_PROBLEMS` are."""
+        self.count += 1
+        if len(self.lines) < MAX_PROBLEMS:
+            self.lines.append(str(exc))
+
+
+def _first_line_object(path: Path, within: Path | None) -> tuple[bool, bool]:
+    """(the first non-blank line is a JSON object by itself, another non-blank line follows).
+
+    Each line is read with a bounded ``readline``: a file of one endless line is not read
+    whole (a line past `MAX_ELEMENT` is no object here; `iter_json` names it).
+    """
+    with open_text(path, within=within) as fh:
+        while line := fh.readline(MAX_ELEMENT + 1):
+            if line.strip():
+                break
+        else:
+            return False, False
+        try:
+            is_object = isinstance(json.loads(line), dict)
+        except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
+            is_object = False
+        while more := fh.readline(MAX_ELEMENT + 1):
+            if more.strip():
+                return is_object, True
+        return is_object, False
+
+
+def iter_entries(path: Path, within: Path | None = None) -> Iterator[tuple[str, Any]]:
+    """``(where, value)`` for each entry of a list of records, read an entry at a time.
+
+    The layouts ReForm-Eval's files come in: a JSON array (`where` is ``FILE:#N``, N from 1),
+    JSON Lines (``FILE:LINE``; a file whose first non-blank line is an object and that has
+    another line), or a JSON object: its ``data`` list when it has one (a ``{"data": [...]}``
+    wrapper, that list one element of at most `MAX_ELEMENT`), else the object itself as the one
+    entry. Entries are yielded as decoded; which ones are records is the caller's to say.
+
+    Raises:
+        DataError: The file is none of these, an entry is malformed, cut off, larger than
+            `MAX_ELEMENT` or nested past `MAX_NESTING` (`iter_json`, `iter_jsonl`), or the
+            file is not text.
+        UnreadableFile: Not a regular file, or a link leaving `within`.
+
+    """
+    first = first_json_char(path, within)
+    lines, more = _first_line_object(path, within) if first == "{" else (False, False)
+    if first == "[":
+        for n, _, value in iter_json(path, within):
+            yield f"{path}:#{n}", value
+    elif first == "{" and not (lines and more):
+        members = {key: value for _, key, value in iter_json(path, within)}
+        records = members.get("data", [members])
+        if not isinstance(records, list):
+            raise DataError(f"{path}: data: expected a list of predictions")
+        for n, value in enumerate(records, start=1):
+            yield f"{path}:#{n}", value
+    else:
+        for n, value in iter_jsonl(path, within):
+            yield f"{path}:{n}", value
 
 
 def iter_table(path: Path, within: Path | None = None) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -1,9 +1,15 @@
 """Regenerate ``data/vlmevalkit_rule_versions.json.gz``: every version of VLMEvalKit's ``can_infer``.
 
 VLMEvalKit reads an option letter from an answer (and from its judge's reply) with
-``vlmeval/utils/matching_util.py`` ``can_infer``. Its rules changed three times since the
-``choices`` dict took the place of ``num_choice`` (2024-01-08):
+``vlmeval/utils/matching_util.py`` ``can_infer`` (the same file since the first commit; it was
+``mmcompass/utils/matching_util.py`` from 2023-11-30 to 2023-12-01). Its rules changed five
+times:
 
+- 2023-11-25 (9ac258c, the first commit): ``can_infer_option(answer, num_choice=5)`` looks for
+  a lone letter among ``A`` to ``E`` whatever the item's options; a refusal reads ``E``;
+- 2023-12-25 (a310245): a refusal reads ``Z``;
+- 2024-01-08 (bc4b28b, #41): the lone letter is looked for among the item's own letters (the
+  ``choices`` dict), and a lone ``Z`` reads ``Z``;
 - 2024-02-04 (98e3733): two more refusals read as ``Z`` ("I'm sorry, but without the image
   provided", "Cannot determine the answer");
 - 2025-08-04 (c337155, #1175): a lone letter counts only among the last five words, and an
@@ -11,17 +17,29 @@ VLMEvalKit reads an option letter from an answer (and from its judge's reply) wi
 - 2026-06-17 (a67ace5, #1552): ``answer is X`` / ``correct answer is **X**`` is read where no
   lone letter is.
 
-This script runs ``can_infer`` as written at every commit that changed the file from 2024-01-08
-to the mirror's head (``COMMITS``), each loaded from ``git show COMMIT:PATH`` into a package of
-its own whose ``vlmeval.smp`` is a stand-in giving ``get_logger`` (the only name the module
-takes from it, called only with ``VERBOSE`` set, which this run leaves unset). It checks that
-the commits of one version (``VERSIONS``) read every answer alike, and writes, per answer and
-options, what each version read (its letter, or null for ``False``).
+Every version also reads otherwise when the run had the ``VERBOSE`` environment variable set
+(``+verbose``): a lone letter is not read where ``A`` stands alone among more than three words.
+
+This script runs ``can_infer`` as written at every commit that changed the file up to the
+mirror's head (``COMMITS``), each loaded from ``git show COMMIT:PATH`` into a package of its own
+whose ``vlmeval.smp`` is a stand-in giving ``get_logger``, ``double_log`` and ``fout`` (the
+names the module takes from it, used only under ``VERBOSE``, to log), once with ``VERBOSE``
+unset and once set to ``1``. It checks that the commits of one version (``VERSIONS``) read every
+answer alike, and writes, per answer and options, what each version read (its letter, or null
+for ``False``).
+
+Two commits are not run: 8d517f9 (2024-01-05, on the branch merged as bc4b28b) calls
+``can_infer_option(answer)`` without the ``choices`` it now needs (a TypeError on every answer);
+and the 2023-11-25 version's first commits stop with an AssertionError where an item has an
+option past ``D`` (9ac258c to 7057afc: ``assert k in 'ABCD'``) or past ``I`` (4ae9c7b) and the
+answer reaches the option-text rule: its readings are 3499c17's (2023-12-24, any capital
+letter), which the others match on every answer they read (checked here: ``raised`` counts what
+they did not).
 
 The answers: hand-made edge cases where the versions part (a letter early in a long answer,
 ``answer is X`` beside another lone letter, the new refusals, an option text in a long answer,
-``İ`` whose lower case is longer) and seeded random ones composed of the same parts
-(``SEED``).
+``İ`` whose lower case is longer, a lone ``E`` or ``Z`` among fewer options, ``A`` as an
+article) and seeded random ones composed of the same parts (``SEED``).
 
 Made with::
 
@@ -36,6 +54,7 @@ import gzip
 import importlib
 import itertools
 import json
+import os
 import random
 import subprocess
 import sys
@@ -50,6 +69,11 @@ PATH = "vlmeval/utils/matching_util.py"
 HERE = Path(__file__).resolve().parents[1] / "data" / "vlmevalkit_rule_versions.json.gz"
 
 VERSIONS: dict[str, list[str]] = {
+    # Run in this order, the first commit last: it alone reads "A" through vlmeval.smp's
+    # absolute name, and the readings are the last commit's (see RAISING).
+    "2023-11-25": ["3499c178", "4ae9c7b7", "7057afc9", "8d9dd5f3", "9fbcc13e", "0fad21f2",
+                   "1857dc73", "9ac258c1"],
+    "2023-12-25": ["a310245c", "39cebe2f"],
     "2024-01-08": ["bc4b28be"],
     "2024-02-04": [
         "98e3733f",
@@ -58,9 +82,22 @@ VERSIONS: dict[str, list[str]] = {
     ],
     "2025-08-04": ["c3371551", "590f052a"],
     "2026-06-17": ["a67ace50", "2cf2a36c", "e8e78f05"],
-}
+}  # fmt: skip
 """Each rule version by the date of the commit that made it, with every commit of the file
-(and the mirror's head, e8e78f0) that reads answers as it does."""
+(and the mirror's head, e8e78f0) that reads answers as it does. The 2023-11-25 version's
+readings are 3499c17's; the earlier commits of it stop with an AssertionError on some
+answers (`RAISING`) and read the others alike."""
+
+RAISING = frozenset({"4ae9c7b7", "7057afc9", "8d9dd5f3", "9fbcc13e", "0fad21f2", "1857dc73",
+                     "9ac258c1"})  # fmt: skip
+"""Commits whose ``can_infer_text`` asserts the option letters are among ``A`` to ``D`` (or
+``I``): an item with more options raises when its answer reaches that rule."""
+
+PATHS = {
+    "0fad21f2": "mmcompass/utils/matching_util.py",
+    "1857dc73": "mmcompass/utils/matching_util.py",
+}
+"""Where the file was at commits it was not at `PATH` (1857dc7 to 0fad21f, 2023-11-30)."""
 
 _SMP = """
 import logging
@@ -68,6 +105,13 @@ import logging
 
 def get_logger(name, *args, **kwargs):
     return logging.getLogger(name)
+
+
+fout = None
+
+
+def double_log(msg, fout=None):
+    logging.getLogger("Evaluation").info(msg)
 """
 
 OPTION_SETS = [
@@ -85,6 +129,16 @@ OPTION_SETS = [
 
 EDGE = [
     "A",
+    "E",
+    "E.",
+    "(E) none",
+    "A dog is what I see, so B",
+    "I choose A for this one",
+    "A is the answer",
+    "A cat",
+    "Z and E",
+    "Sorry, I can't help with images of people yet. A",
+    "I can't process this file. B",
     "B.",
     "(C)",
     "**D**",
@@ -164,7 +218,7 @@ def _random_answer(rng: random.Random, options: dict[str, str]) -> str:
 def _load(repo: Path, commit: str, root: Path) -> Callable[[str, dict[str, str]], Any]:
     """``can_infer`` of `commit`, from its own package in `root` (a fresh import)."""
     source = subprocess.run(
-        ["git", f"--git-dir={repo}", "show", f"{commit}:{PATH}"],
+        ["git", f"--git-dir={repo}", "show", f"{commit}:{PATHS.get(commit[:8], PATH)}"],
         check=True,
         capture_output=True,
         text=True,
@@ -185,6 +239,43 @@ def _load(repo: Path, commit: str, root: Path) -> Callable[[str, dict[str, str]]
     finally:
         sys.path.pop(0)
     return module.can_infer  # type: ignore[no-any-return]
+
+
+class _Raised:
+    """What a commit's ``can_infer`` did on an answer it stopped on."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+
+def _read(
+    can_infer: Callable[[str, dict[str, str]], Any],
+    answer: str,
+    options: dict[str, str],
+    verbose: bool,
+) -> str | _Raised | None:
+    """`can_infer`'s reading (None for ``False``), under ``VERBOSE`` or not, or what it raised."""
+    if verbose:
+        os.environ["VERBOSE"] = "1"
+    else:
+        os.environ.pop("VERBOSE", None)
+    try:
+        # dict(options): the old can_infer_text lower-cases the dict it is given.
+        return can_infer(answer, dict(options)) or None
+    except AssertionError as exc:
+        return _Raised(exc)
+    finally:
+        os.environ.pop("VERBOSE", None)
+
+
+def _date(repo: Path, commit: str) -> str:
+    out = subprocess.run(
+        ["git", f"--git-dir={repo}", "show", "-s", "--format=%cI", commit],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip()
 
 
 def _full(repo: Path, commit: str) -> str:
@@ -208,21 +299,39 @@ def main() -> None:
         cases.append((_random_answer(rng, options), options))
     readings: dict[str, list[str | None]] = {}
     commits: dict[str, list[str]] = {}
+    raised: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for version, group in VERSIONS.items():
-            commits[version] = [_full(args.repo, c) for c in group]
-            seen: list[list[str | None]] = []
-            for commit in commits[version]:
-                can_infer = _load(args.repo, commit, Path(tmp))
-                # dict(options): the old can_infer_text lower-cases the dict it is given.
-                seen.append([can_infer(a, dict(o)) or None for a, o in cases])
-            if any(s != seen[0] for s in seen):
-                raise SystemExit(f"{version}: its commits read some answer differently")
-            readings[version] = seen[0]
-    names = list(VERSIONS)
+            full = [_full(args.repo, c) for c in group]
+            loaded = [_load(args.repo, commit, Path(tmp)) for commit in full]
+            for verbose in (True, False):
+                name = f"{version}+verbose" if verbose else version
+                # Oldest first in the pin: the first names the commit that made the version.
+                commits[name] = sorted(full, key=lambda c: _date(args.repo, c))
+                seen: list[list[str | _Raised | None]] = []
+                for commit, can_infer in zip(full, loaded, strict=True):
+                    seen.append([_read(can_infer, a, o, verbose) for a, o in cases])
+                    if commit[:8] in RAISING:
+                        raised[f"{name} {commit[:7]}"] = sum(
+                            isinstance(x, _Raised) for x in seen[-1]
+                        )
+                first = seen[0]
+                if any(isinstance(x, _Raised) for x in first):
+                    raise SystemExit(f"{name}: {group[0]} raised on some answer")
+                for commit, s in zip(group, seen, strict=True):
+                    if any(
+                        x != y and not isinstance(x, _Raised) for x, y in zip(s, first, strict=True)
+                    ):
+                        raise SystemExit(f"{name}: {commit} reads some answer differently")
+                    if commit[:8] not in RAISING and any(isinstance(x, _Raised) for x in s):
+                        raise SystemExit(f"{name}: {commit} raised on some answer")
+                readings[name] = [x for x in first if not isinstance(x, _Raised)]  # all of it
+    names = list(readings)
+    plain = [n for n in names if not n.endswith("+verbose")]
+    pairs = [*itertools.pairwise(plain), *((f"{n}+verbose", n) for n in plain)]
     differ = {
         f"{a} vs {b}": sum(x != y for x, y in zip(readings[a], readings[b], strict=True))
-        for a, b in itertools.pairwise(names)
+        for a, b in pairs
     }
     document = {
         "reference": {
@@ -233,6 +342,7 @@ def main() -> None:
         },
         "seed": SEED,
         "differ": differ,
+        "raised": raised,
         "cases": [
             {"answer": a, "choices": o, "read": {v: readings[v][i] for v in names}}
             for i, (a, o) in enumerate(cases)

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
+from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer, known_versions
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -419,7 +419,7 @@ def _check_version(given: str | None) -> None:
     if given is not None and given not in RULE_VERSIONS:
         raise DataError(
             f"--tool-version {given!r}: VLMEvalKit's answer-reading rules (can_infer) have "
-            f"versions {', '.join(RULE_VERSIONS)}"
+            f"versions {known_versions()}"
         )
 
 
