@@ -33,8 +33,8 @@ from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
 from lmmprobe.judge.protocols.mathverse_judge import MathVerseJudge
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
-from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
 from lmmprobe.judge.protocols.mmiu_choice import MMIUChoice
+from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
 from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
 from lmmprobe.schema import Response, Sample, Score

@@ -33,9 +33,7 @@ MMIU_COMMIT = "36c48ec6d59732bc49e9c5ebd7670be41d34a874"
 MMIU_LETTERS = frozenset("abcdefghijklmn")
 """The predictions ``process_data`` takes as a choice without asking the judge (lower-cased)."""
 
-_FAILED = frozenset(
-    ("image none", "model error or image error", "image error", "model error", "")
-)
+_FAILED = frozenset(("image none", "model error or image error", "image error", "model error", ""))
 """Texts the inference scripts write for a failed question; ``process_data`` reads them as Z."""
 
 _PUNCTUATION = ".,()"

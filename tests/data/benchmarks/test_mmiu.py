@@ -70,7 +70,7 @@ def test_it_is_registered_multi_image_with_its_judge_and_pinned_copy() -> None:
     assert (b.metric, b.judge, b.split, b.size) == ("mmiu_accuracy", "mmiu-choice", "test", 11698)
     assert b.hub_id == "FanqingM/MMIU-Benchmark" and b.revision and len(b.revision) == 40
     assert "multi-image" in b.groups and "test_qwen3_vl.py" in b.prompt.source
-    assert '--include all.parquet' in b.fetch and 'unzip -qo "$z" -d "${z%.zip}"' in b.fetch
+    assert "--include all.parquet" in b.fetch and 'unzip -qo "$z" -d "${z%.zip}"' in b.fetch
 
 
 def test_prompts_images_and_readings_equal_mmius_own_code(tmp_path: Path) -> None:
@@ -138,7 +138,9 @@ def test_the_console_run_gives_evaluate_corrects_figures(tmp_path: Path) -> None
     (model,) = json.loads((out / "results.json").read_text())["models"].values()
     failed = [t for t, r in EXPECTED["rows"].items() if r["choice"] == "GPT error"]
     assert model["judge"]["decided"] == {
-        "rule": len(ROWS) - asked, "judge": asked - len(failed), "unjudged": len(failed)
+        "rule": len(ROWS) - asked,
+        "judge": asked - len(failed),
+        "unjudged": len(failed),
     }
     # evaluate.py's prompts, as the judge received them.
     with sqlite3.connect(tmp_path / "db") as db:

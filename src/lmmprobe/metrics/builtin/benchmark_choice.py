@@ -896,12 +896,12 @@ def _mmiu(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
         if not any(r[3] for r in records):
             return None
         records = [r for r in records if not r[3]]
-    return _mean_of_means(ctx, [(sample, ("all", task), right) for sample, task, right, _ in records])
+    return _mean_of_means(
+        ctx, [(sample, ("all", task), right) for sample, task, right, _ in records]
+    )
 
 
-judged_only_metric(
-    MMIU, "MMIU", lambda ctx: _mmiu(ctx, judged_only=True), family=FAMILY, order=49
-)
+judged_only_metric(MMIU, "MMIU", lambda ctx: _mmiu(ctx, judged_only=True), family=FAMILY, order=49)
 
 
 @row_extract(MMIU, tagged_in(MMIU))

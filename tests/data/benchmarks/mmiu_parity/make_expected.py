@@ -32,7 +32,7 @@ HERE = Path(__file__).parent
 COMMIT = "36c48ec6d59732bc49e9c5ebd7670be41d34a874"
 MODEL = "Mantis"
 
-STUB = '''
+STUB = """
 import json, os, re
 
 _REPLIES = json.load(open(os.environ["MMIU_PARITY_JUDGE"], encoding="utf-8"))
@@ -74,7 +74,7 @@ class _Chat:
 class OpenAI:
     def __init__(self, base_url=None, api_key=None):
         self.chat = _Chat()
-'''
+"""
 
 
 def main(repo: Path) -> None:

@@ -11,8 +11,8 @@ The prompt is the authors' inference scripts' (MMIUBenchmark/MMIU @ 913f5c1
 ``VLMEvalKit/test_interlvl1.5.py``, OpenGVLab/MMIU @ e8963c2 ``VLMEvalKit/test_qwen3_vl.py``
 ``process_single_item``): the row's ``context`` (its task description, the question and the
 option lines) and its ``question`` joined by a line break, the question first for the tasks of
-their ``tasks_exist`` list, then ``\\nPlease answer the option directly like A,B,C,D...``; the
-images go before the text, in order. The reading and the score are OpenGVLab/MMIU @ 36c48ec's
+their ``tasks_exist`` list, then ``Please answer the option directly like A,B,C,D...`` on a line
+of its own; the images go before the text, in order. The reading and the score are OpenGVLab/MMIU @ 36c48ec's
 (``evaluate.py``, ``evaluate_correct.py``; `lmmprobe.metrics.mmiu`, judge protocol
 ``mmiu-choice``, metric ``mmiu_accuracy``): the mean over tasks of each task's accuracy.
 """
@@ -110,7 +110,11 @@ def _mmiu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         # evaluate_correct.py leaves a row without an answer out of its task's count.
         raise RowError("output", f"expected the answer's letter, got {answer!r:.80}")
     paths = row["input_image_path"]
-    if not isinstance(paths, list | tuple) or not paths or not all(isinstance(p, str) for p in paths):
+    if (
+        not isinstance(paths, list | tuple)
+        or not paths
+        or not all(isinstance(p, str) for p in paths)
+    ):
         raise RowError("input_image_path", "expected a list of one or more image paths")
     relationship = _relationship(list(paths))
     return Sample(
