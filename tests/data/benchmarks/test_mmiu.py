@@ -1,10 +1,11 @@
 """MMIU by name: its release layout, the authors' prompt, evaluate.py's reading and Overall.
 
 Parity: ``mmiu_parity/`` holds 42 questions in the release's row layout, the model's answers
-and a scripted judge's replies (``make_inputs.py``), and what OpenGVLab/MMIU's own
-``evaluate.py`` and ``evaluate_correct.py`` did with them (``expected.json``, by
-``make_expected.py``: each answer's choice, each judge prompt, each task's accuracy and the
-Overall). The console test writes the questions as the release lays them out (``all.parquet``
+and a scripted judge's replies (``make_inputs.py``), what the authors' inference script sent
+for each (``prompts.json``, by ``make_prompts.py``: the text and the images' order) and what
+OpenGVLab/MMIU's own ``evaluate.py`` and ``evaluate_correct.py`` did with the answers
+(``expected.json``, by ``make_expected.py``: each answer's choice, each judge prompt, each
+task's accuracy and the Overall). The console test writes the questions as the release lays them out (``all.parquet``
 and the relationship folders, images generated) and runs ``lmmprobe run`` with the fake OpenAI
 server as the model and as the judge.
 """
@@ -39,6 +40,7 @@ ROWS: list[dict[str, Any]] = json.loads((HERE / "dataset.json").read_text(encodi
 ANSWERS: dict[str, str] = json.loads((HERE / "answers.json").read_text(encoding="utf-8"))
 JUDGE: dict[str, str] = json.loads((HERE / "judge.json").read_text(encoding="utf-8"))
 EXPECTED = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
+PROMPTS = json.loads((HERE / "prompts.json").read_text(encoding="utf-8"))
 
 
 def _tag(text: str) -> str:
@@ -78,15 +80,16 @@ def test_prompts_images_and_readings_equal_mmius_own_code(tmp_path: Path) -> Non
     for row in ROWS:
         tag = _tag(row["question"])
         s = samples[tag]
-        # The authors' prompt: the question first for their tasks_exist, the images before it.
+        # The authors' inference script's text and image order (prompts.json: its run).
+        sent = PROMPTS["rows"][tag]
         request = formulate(s)
-        first = (row["question"], row["context"])
-        if row["task"] not in ("person_reid", "temporal_ordering"):
-            first = first[::-1]
-        assert request.prompt == "\n".join(first) + (
-            "\nPlease answer the option directly like A,B,C,D..."
+        assert request.prompt == sent["text"]
+        assert sent["parts"] == ["image_url"] * len(sent["images"]) + ["text"]
+        assert [p.type for m in request.messages for p in m.content] == (
+            ["image"] * len(sent["images"]) + ["text"]
         )
-        assert len(s.images) == len(row["input_image_path"])
+        greens = [image.load().convert("RGB").getpixel((4, 4))[1] for image in s.images]
+        assert greens == [40 * k % 256 for k in sent["images"]]
         assert s.metadata["relationship"] == row["input_image_path"][0].split("/")[1]
         # evaluate.py's reading: its rule, else its judge prompt (byte for byte) and the reply.
         expected = EXPECTED["rows"][tag]
