@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import tiny_png
 
-from lmmprobe.data.base import load_source
+from lmmprobe.data.base import DataError, load_source
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.formulate import formulate
 from lmmprobe.judge.protocol import JudgeItem
@@ -211,6 +211,17 @@ def test_bad_rows_are_named_and_the_rest_load(tmp_path: Path) -> None:
     problems = "\n".join(str(p) for p in result.problems)
     assert "output: expected the answer's letter" in problems
     assert "input_image_path: expected the images in one of the folders" in problems
+
+
+def test_a_copy_with_its_archives_not_unpacked_says_so_in_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "mmiu"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist(ROWS), folder / "all.parquet")
+    (folder / "2D-spatial.zip").write_bytes(b"PK")
+    proc = lmmprobe("data", "show", "mmiu")  # the definition is shown without a copy
+    assert proc.returncode == 0 and "mmiu-choice" in proc.stdout
+    with pytest.raises(DataError, match=r"holds no image folder .*unpack each archive"):
+        load_source(f"mmiu,path={folder}")
 
 
 _PATTERN = re.compile(r"^[.,()]+|[.,()]+$")

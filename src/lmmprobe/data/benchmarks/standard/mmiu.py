@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import (
     Benchmark,
     PromptTemplate,
@@ -82,6 +83,13 @@ def mmiu_message(task: str, question: str, context: str) -> str:
 
 
 def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if (root / "all.parquet").is_file() and not any((root / r).is_dir() for r in RELATIONSHIPS):
+        # A download of the Hub's files alone (the hub cache) leaves the images in their
+        # archives: one line saying so, not a missing image per question.
+        raise DataError(
+            f"benchmark mmiu: {root} holds no image folder ({', '.join(RELATIONSHIPS)}): unpack "
+            f"each archive into the folder of its name, as the fetch command does:\n  {MMIU.fetch}"
+        )
     yield from parquet_rows(root / "all.parquet", "MMIU's questions")
 
 
