@@ -185,7 +185,9 @@ MMIU = benchmark(
             "counted wrong, where evaluate_correct.py leaves it out of its task "
             "(mmiu_accuracy_judged_only gives that figure).",
             "A question's images (2 to dozens) are asked in order before its text, as the "
-            "inference scripts send them.",
+            "inference scripts send them (their max_tokens and temperature are left to the run).",
+            "Neither lmms-eval (@ 75571cf) nor VLMEvalKit (@ e8e78f0) has an MMIU task: the "
+            "prompt and scoring are the authors' own scripts'.",
             "Revision: the commit inspect_evals pins for FanqingM/MMIU-Benchmark; its tree was "
             "not confirmed offline. The fetch command unpacks each archive into the folder of "
             "its name, where input_image_path points.",
