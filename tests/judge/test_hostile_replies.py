@@ -33,6 +33,7 @@ from lmmprobe.judge.protocols.lmmprobe_open import OpenProtocol
 from lmmprobe.judge.protocols.mathverse_judge import MathVerseJudge
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
+from lmmprobe.judge.protocols.mmiu_choice import MMIUChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
 from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
@@ -108,6 +109,8 @@ READERS: dict[str, Callable[[str], object]] = {
     ),
     "tempcompass-choice": lambda r: TempCompassChoice().read(r, _choice_item()),
     "tempcompass-choice rule": lambda r: TempCompassChoice().rule(_choice_item(r)),
+    "mmiu-choice": lambda r: MMIUChoice().read(r, _open_item()),
+    "mmiu-choice rule": lambda r: MMIUChoice().rule(_open_item(r)),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

@@ -89,6 +89,8 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "charxiv-descriptive": "charxiv-descriptive-grade",
 
         "tempcompass": "tempcompass-choice",
+        # Its letter rule, then its gpt-4o-mini prompt; the stripped reply is the choice.
+        "mmiu": "mmiu-choice",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

@@ -61,6 +61,7 @@ from lmmprobe.metrics.cmmmu import (
 )
 from lmmprobe.metrics.mantis import mantis_correct
 from lmmprobe.metrics.mathvision import mathvision_correct
+from lmmprobe.metrics.mmiu import mmiu_correct, mmiu_rule
 from lmmprobe.metrics.reduction import row_extract
 from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.stability import circular_of
@@ -84,12 +85,14 @@ CVBENCH = "cvbench_accuracy"
 HRBENCH = "hrbench_accuracy"
 MMT_META = "mmt_meta_task_accuracy"
 MANTIS = "mantis_accuracy"
+MMIU = "mmiu_accuracy"
 
 # The official judge protocols whose verdicts these metrics read (lmmprobe.judge.protocols).
 HALLUSION_JUDGE = "hallusionbench-correct"
 MMBENCH_JUDGE = "mmbench-choice"
 MATHVISTA_JUDGE = "mathvista-extract"
 BLINK_JUDGE = "blink-choice"
+MMIU_JUDGE = "mmiu-choice"
 
 
 def _value(value: float | None, n: int) -> MetricValue:
@@ -941,3 +944,63 @@ _mantis = per_row(MANTIS, lambda s: float(_mantis_correct(s)))
 def mantis_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Multi-choice and short-answer questions, each read as Mantis's get_prediction reads it."""
     return _mantis(ctx)
+
+
+# --------------------------------------------------------------------------- MMIU
+
+
+@run_metric(
+    MMIU,
+    summary="MMIU's Overall (its evaluate_correct.py): the mean of its tasks' accuracies "
+    "(metadata task); answers read by its letter rule, the rest by its judge (--judge: "
+    "mmiu-choice), else wrong.",
+    label="MMIU",
+    family=FAMILY,
+    order=48,
+)
+def mmiu_accuracy(ctx: MetricContext) -> MetricValue | None:
+    """The mean over tasks (``metadata["task"]``) of each task's accuracy.
+
+    ``evaluate_correct.py`` averages the stored tasks' accuracies (``Overall``), not the
+    questions; a task with no row (``limit=``) is left out of the mean. An answer its rule
+    cannot read and no judge read, or that the judge left unjudged, counts as wrong. The
+    interval resamples samples, each task's share recomputed on every resample.
+    """
+    return _mmiu(ctx)
+
+
+def _mmiu(ctx: MetricContext, judged_only: bool = False) -> MetricValue | None:
+    """`mmiu_accuracy`; `judged_only`: unjudged rows left out (the reference's GPT errors)."""
+    if MMIU not in ctx.summary.tags:
+        return None
+    records = ctx.records(MMIU)
+    if judged_only:
+        if not any(r[3] for r in records):
+            return None
+        records = [r for r in records if not r[3]]
+    return _mean_of_means(
+        ctx, [(sample, ("all", task), right) for sample, task, right, _ in records]
+    )
+
+
+judged_only_metric(MMIU, "MMIU", lambda ctx: _mmiu(ctx, judged_only=True), family=FAMILY, order=49)
+
+
+@row_extract(MMIU, tagged_in(MMIU))
+def _mmiu_row(s: Score, spec: RunSpec) -> tuple[str, str, float, bool] | None:
+    """(sample, task, 1.0 right or 0.0, unjudged) of an answered row.
+
+    The choice is the ``mmiu-choice`` verdict where the protocol read the row (its rule or
+    the judge), else the rule on the answer (none: wrong); an unjudged row is wrong.
+    """
+    if not is_answer(s, MMIU):
+        return None
+    judged = verdicts(s, MMIU_JUDGE, judge_of(spec))
+    if judged is None:
+        choice = mmiu_rule(answer_text(s))
+    elif judged and judged[0].reading is not None:
+        choice = judged[0].reading
+    else:
+        choice = None
+    right = choice is not None and mmiu_correct(choice, gold(s))
+    return s.sample_id, str(s.metadata.get("task")), float(right), judged == []
