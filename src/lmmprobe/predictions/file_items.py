@@ -18,8 +18,9 @@ which the record does not hold (a one-pixel stand-in is read in its place and dr
 scores an image). And VLMEvalKit's HallusionBench tables, whose ``index`` holds the set, figure
 and question numbers ``Hallusion_rating`` reads (`_hallusion_item`), and MME tables, whose
 ``category`` and ``image_path`` pair an image's two questions as ``MME_rating`` pairs them
-(`_mme_item`). POPE, one row of which answers an item of each split its ``category`` lists,
-still needs its copy.
+(`_mme_item`). And VLMEvalKit's POPE tables, one row of which answers an item of each split
+its ``category`` lists (``POPE_rating`` splits it at commas and explodes the row): one item per
+split, read by POPE's row reader (`_pope_items`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
         },
         "hallusionbench": "hallusion_index",
         "mme": "mme_image",
+        "pope": "pope_splits",
     },
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
@@ -65,7 +67,8 @@ its place); ``hallusion_index`` (a VLMEvalKit HallusionBench row: its ``category
 ``l2-category`` as the subcategory, the set, figure and question numbers as its ``index``'s
 parts 3-5, as ``Hallusion_rating`` reads them, and ``answer`` Yes/No, read by HallusionBench's
 own row reader); else the benchmark's own row reader over the record, the named image field
-standing in."""
+standing in; ``pope_splits`` (a VLMEvalKit POPE row: an item of each split its ``category``
+lists, named by the split and the row's ``index``)."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
@@ -73,7 +76,8 @@ _GROUP = 1_000_000
 _META = ("category", "l2-category", "L2-category", "split", "source", "subject", "topic")
 """Columns kept as the item's metadata (breakdown keys), where the table has them."""
 
-ItemMaker = Callable[[str, ImportedPrediction], Sample]
+ItemMaker = Callable[[str, ImportedPrediction], list[Sample]]
+"""A row's items (most rows answer one; a POPE row one per split it lists)."""
 
 
 def _copy_present(b: Benchmark, options: dict[str, str]) -> bool:
@@ -105,18 +109,20 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return None
     split = options.get("split") or b.split
     how = FILE_ITEMS[tool][name]
+    if how == "pope_splits":
+        return lambda where, pred: _pope_items(b, split, where, pred)
     if how == "mmmu_output":
-        return lambda where, pred: _mmmu_item(b, split, where, pred)
+        return lambda where, pred: [_mmmu_item(b, split, where, pred)]
     if how == "hallusion_index":
-        return lambda where, pred: _hallusion_item(b, split, where, pred)
+        return lambda where, pred: [_hallusion_item(b, split, where, pred)]
     if how == "mme_image":
-        return lambda where, pred: _mme_item(b, split, where, pred)
+        return lambda where, pred: [_mme_item(b, split, where, pred)]
     if how != "choice":
-        return lambda where, pred: _definition_item(b, split, how, where, pred)
+        return lambda where, pred: [_definition_item(b, split, how, where, pred)]
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
 
-    def make(where: str, pred: ImportedPrediction) -> Sample:
-        return _choice_item(b, tag, where, pred)
+    def make(where: str, pred: ImportedPrediction) -> list[Sample]:
+        return [_choice_item(b, tag, where, pred)]
 
     return make
 
@@ -229,6 +235,49 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
         "answer": _cell(pred.gold),
     }
     return _definition_item(b, split, "image", where, pred, given)
+
+
+def _pope_items(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> list[Sample]:
+    """The POPE items a VLMEvalKit row answers: one per split its ``category`` lists.
+
+    ``POPE_rating`` (vlmeval/dataset/utils/yorn.py @ e8e78f0) splits ``category`` at commas
+    and explodes the row, so a question the splits share counts once in each. POPE's own
+    ``question_id`` is not in the table (its ``index`` numbers the table's rows): an item is
+    named by its split and that index (``pope/adversarial-vlmevalkit-0``), its image by the
+    stem of ``image_path`` where the table has one.
+
+    Raises:
+        DataError: The row lacks its category or question, or its answer is not Yes or No
+            (named by file, row and field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    listed = _cell(row.get("category"))
+    splits = [] if listed is None else [s.strip() for s in listed.split(",") if s.strip()]
+    if not splits:
+        raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
+                        "each item's split from the file")  # fmt: skip
+    if len(set(splits)) < len(splits):
+        raise DataError(f"{at}: category: {(listed or "")[:80]!r} lists a split twice (POPE_rating "
+                        "would count the answer twice in it)")  # fmt: skip
+    image = _cell(row.get("image_path"))
+    stem = None
+    if image is not None:
+        base = image.replace(chr(92), "/").rsplit("/", 1)[-1]
+        stem = base.rsplit(".", 1)[0] if "." in base else base
+    index = pred.sample_id or f"row-{pred.row}"
+    items = []
+    for each in splits:
+        given = {
+            "question_id": f"vlmevalkit-{index}",
+            "category": each,
+            "question": _cell(row.get("question")),
+            "answer": _cell(pred.gold),
+            "image_source": stem,
+        }
+        items.append(_definition_item(b, split, "image", where, pred, given))
+    return items
 
 
 def _definition_item(

@@ -435,7 +435,7 @@ def _join_rows(
     golds: bool,
     on_chunk: Callable[[list[PlannedRow]], None] | None,
     scheme: IdScheme | None = None,
-    make: Callable[[str, ImportedPrediction], Sample] | None = None,
+    make: Callable[[str, ImportedPrediction], list[Sample]] | None = None,
 ) -> ImportPlan:
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
@@ -458,7 +458,7 @@ def _join_rows(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = [make(where, pred) if make is not None else _samples_from_gold(where, pred)]
+            samples = make(where, pred) if make is not None else [_samples_from_gold(where, pred)]
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(
