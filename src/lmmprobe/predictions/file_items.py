@@ -259,7 +259,7 @@ def _pope_items(b: Benchmark, split: str, where: str, pred: ImportedPrediction) 
         raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
                         "each item's split from the file")  # fmt: skip
     if len(set(splits)) < len(splits):
-        raise DataError(f"{at}: category: {(listed or "")[:80]!r} lists a split twice (POPE_rating "
+        raise DataError(f"{at}: category: {(listed or '')[:80]!r} lists a split twice (POPE_rating "
                         "would count the answer twice in it)")  # fmt: skip
     image = _cell(row.get("image_path"))
     stem = None
