@@ -15,16 +15,26 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from datasets import Dataset, Features
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.console import lmmprobe
-from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    write_hub_snapshot,
+)
 from tests.parity.test_vlmevalkit_published import HERE as PUBLISHED
 from tests.parity.test_vlmevalkit_published import TABLES as PUBLISHED_TABLES
 from tests.parity.test_vlmevalkit_published import _got, _want
 from tests.predictions.test_id_schemes import IDS as IDS_FIXTURES
 from tests.predictions.test_id_schemes import _copy as _hallusion_copy  # any benchmark's
-from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy, _mmmu_copy
+from tests.predictions.test_score_and_import_cli import (
+    FIXTURES,
+    TEXTVQA,
+    _img,
+    _mathvista_copy,
+    _mmmu_copy,
+)
 from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
@@ -330,3 +340,126 @@ def test_a_vlmevalkit_mme_table_scores_with_no_copy_as_against_its_copy(tmp_path
     assert copied["unjoined"] == 0
     assert _values(doc["metrics"]) == _values(copied["metrics"])
     assert doc["metrics"]["mme_perception"]["value"] == pytest.approx(200.0)
+
+
+_TEXTVQA_ANSWERS = {
+    34602: ("what colour is the sign?", ["Red"] * 10, "red"),
+    34603: ("what colour is the car?", ["blue"] * 2 + ["navy"] * 8, "Blue."),
+    34604: ("what is written?", ["yellow"] * 10, "stop"),
+}
+
+
+def _textvqa_answers(tmp_path: Path) -> Path:
+    """A TextVQA-style answers file: each question with its ten annotators' answers inline."""
+    path = tmp_path / "textvqa_answers.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"question_id": qid, "question": q, "answers": a, "text": reply}) + "\n"
+            for qid, (q, a, reply) in _TEXTVQA_ANSWERS.items()
+        )
+    )
+    return path
+
+
+def test_a_mapped_answers_file_with_its_annotators_answers_scores_with_no_copy(
+    tmp_path: Path,
+) -> None:
+    answers = _textvqa_answers(tmp_path)
+    fields = ("--field", "id=question_id,prediction=text,gold=answers")
+    alone = _score(tmp_path, answers, "textvqa", *fields)
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    # TextVQA's VQA accuracy over the ten answers, as against a copy holding the same items
+    # (not the exact match a file's golds get without a benchmark).
+    n = len(_TEXTVQA_ANSWERS)
+    rows = {
+        "image_id": ["a1", "a2", "a3"], "question_id": list(_TEXTVQA_ANSWERS),
+        "question": [q for q, _, _ in _TEXTVQA_ANSWERS.values()],
+        "question_tokens": [["what"]] * n, "image": [_img(i) for i in range(n)],
+        "image_width": [8] * n, "image_height": [8] * n, "flickr_original_url": ["u"] * n,
+        "flickr_300k_url": ["u"] * n, "answers": [a for _, a, _ in _TEXTVQA_ANSWERS.values()],
+        "image_classes": [["sign"]] * n, "set_name": ["val"] * n, "ocr_tokens": [["stop"]] * n,
+    }  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "textvqa", {"validation": Dataset.from_dict(rows, features=Features(TEXTVQA))}
+    )
+    with_copy = _score(tmp_path, answers, f"textvqa,path={folder}", *fields)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == n
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["vqa_accuracy_evalai"]["value"] == pytest.approx((1 + 0.6 + 0) / 3)
+
+
+def test_a_mapped_vqav2_file_scores_its_inline_answers(tmp_path: Path) -> None:
+    path = tmp_path / "vqav2.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "qid": 1,
+                    "question": "What is it?",
+                    "gold": ["cat"] * 3 + ["dog"] * 7,
+                    "p": "cat",
+                },
+                {"qid": 2, "question": "How many?", "gold": ["2"] * 10, "p": "two"},
+            ]
+        )
+    )
+    done = _score(tmp_path, path, "vqav2", "--field", "id=qid,prediction=p,gold=gold")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc.get("items") == "file"
+    # VQAv2's accuracy: 3 of 10 annotators said cat (each subset of 9: 1 or 2/3); "two" is 2.
+    assert doc["metrics"]["vqa_accuracy"]["value"] == pytest.approx((0.9 + 1.0) / 2)
+
+
+def test_a_mapped_row_with_one_gold_answer_is_named_not_scored_as_one_annotator(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_text(
+        json.dumps({"question_id": 1, "answers": ["a"] * 10, "text": "a"}) + "\n"
+        + json.dumps({"question_id": 2, "answers": "b", "text": "b"}) + "\n"
+    )  # fmt: skip
+    done = _score(
+        tmp_path, path, "textvqa", "--field", "id=question_id,prediction=text,gold=answers"
+    )
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert (
+        f"{path}: row 2: gold: 'b' is one answer; textvqa's VQA accuracy reads the annotators'"
+        in (said)
+    ), said
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(["textvqa", "vqav2", "vizwiz", "okvqa"]),
+    sid=st.one_of(st.none(), st.text(max_size=100)),
+    gold=st.one_of(
+        st.none(), st.text(max_size=50), st.lists(st.text(max_size=50), max_size=12),
+        st.just(["x" * 10_000] * 10),
+    ),
+    question=st.one_of(st.none(), st.integers(), st.text(max_size=300)),
+)  # fmt: skip
+def test_any_mapped_vqa_row_makes_its_item_or_one_named_error(
+    name: str, sid: str | None, gold: Any, question: Any
+) -> None:
+    from lmmprobe.data.base import DataError
+    from lmmprobe.predictions.file_items import item_maker
+    from lmmprobe.predictions.imported import ImportedPrediction
+
+    make = item_maker(name, "mapped")
+    if make is None:  # a copy lies where a run would read it: nothing to make
+        return
+    pred = ImportedPrediction(
+        row=4, sample_id=sid, prediction="a", gold=gold, fields={"question": question}
+    )
+    try:
+        (item,) = make("a.jsonl", pred)
+    except DataError as exc:
+        assert str(exc).startswith("a.jsonl: row 4: ")
+        return
+    assert item.images == [] and item.answer == gold and item.benchmark is not None

@@ -57,6 +57,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
     },
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
+    "mapped": {name: "vqa_answers" for name in ("okvqa", "textvqa", "vizwiz", "vqav2")},
 }
 """By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
 made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
@@ -68,7 +69,10 @@ its place); ``hallusion_index`` (a VLMEvalKit HallusionBench row: its ``category
 parts 3-5, as ``Hallusion_rating`` reads them, and ``answer`` Yes/No, read by HallusionBench's
 own row reader); else the benchmark's own row reader over the record, the named image field
 standing in; ``pope_splits`` (a VLMEvalKit POPE row: an item of each split its ``category``
-lists, named by the split and the row's ``index``)."""
+lists, named by the split and the row's ``index``); ``vqa_answers`` (a mapped row whose gold
+field holds the annotators' answers: the item of the row's id with those answers, its
+``question`` where the row has one, read by the benchmark's row reader: scored by the
+benchmark's VQA accuracy over them)."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
@@ -109,6 +113,8 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return None
     split = options.get("split") or b.split
     how = FILE_ITEMS[tool][name]
+    if how == "vqa_answers":
+        return lambda where, pred: [_vqa_item(b, split, where, pred)]
     if how == "pope_splits":
         return lambda where, pred: _pope_items(b, split, where, pred)
     if how == "mmmu_output":
@@ -234,6 +240,44 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
         "question": _cell(row.get("question")),
         "answer": _cell(pred.gold),
     }
+    return _definition_item(b, split, "image", where, pred, given)
+
+
+def _vqa_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The VQA item a mapped row holds, read by the benchmark's row reader.
+
+    The row gives its id, its annotators' answers (its gold field) and its ``question`` where
+    it has one.
+
+    A VQA accuracy counts the annotators who gave the answer (``min(n / 3, 1)``, averaged over
+    their subsets): one gold answer is not the item, and is refused rather than scored as if
+    one annotator had given it.
+
+    Raises:
+        DataError: The row has no id, or its gold is not a list of answers (named by file,
+            row and field).
+
+    """
+    at = f"{where}: row {pred.row}"
+    if pred.sample_id is None:
+        raise DataError(f"{at}: id: missing; each item needs its id (map it with --field id=...)")
+    gold = pred.gold
+    if not isinstance(gold, list):
+        raise DataError(
+            f"{at}: gold: {str(gold)[:60]!r} is one answer; {b.name}'s VQA accuracy reads the "
+            "annotators' answers (a list, ten in the release): map the field that holds them, "
+            f"or score against a copy of {b.name}"
+        )
+    question = pred.fields.get("question")
+    if not isinstance(question, str) or not question.strip():
+        question = f"({b.name} {pred.sample_id}: its question is not in the file)"
+    given = dict(pred.fields)
+    given.update(
+        question_id=pred.sample_id,
+        question=question,
+        # VQAv2's rows hold {answer, answer_id, ...} records; the others the texts.
+        answers=[{"answer": a} for a in gold] if b.name == "vqav2" else list(gold),
+    )
     return _definition_item(b, split, "image", where, pred, given)
 
 
