@@ -289,8 +289,12 @@ def explain_facts(
     if benchmark is not None:
         key = facts.local if facts.local is not None else facts.joined
         out.key_version = key_version(benchmark, key)
+        # Without a local copy the items are the file's own (`file_items`): its golds are
+        # their golds, and a second gold field it records (lmms-eval's ``target``, which may
+        # be the literal its doc_to_target names) is no other answer key.
+        golds = facts.golds if facts.local is not None else None
         out.warnings = key_warnings(
-            benchmark, key, facts.golds or None, facts.verdicts or None, path=path
+            benchmark, key, golds or None, facts.verdicts or None, path=path
         )
     published: MmmuPublished | None = None
     if benchmark == "mmmu":

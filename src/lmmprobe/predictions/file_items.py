@@ -45,6 +45,21 @@ from lmmprobe.schema import BenchmarkTag, Sample
 
 __all__ = ["FILE_ITEMS", "item_maker"]
 
+LOGGED_DOCS = (
+    "ai2d", "chartqa", "docvqa", "gqa", "hallusionbench", "llava-wild", "mathvista", "mmbench",
+    "mme", "mmmu", "mmstar", "mmvet", "ocrbench", "okvqa", "pope", "realworldqa",
+    "scienceqa-img", "textvqa", "vizwiz", "vqav2",
+)  # fmt: skip
+"""The benchmarks whose lmms-eval task (EvolvingLMMs-Lab/lmms-eval @ 75571cf, the yaml's
+``dataset_path`` and ``test_split``) loads the hub copy and split lmmprobe loads, unfiltered
+(`lmmprobe.predictions.id_schemes`), so that a logged ``doc`` is a row of lmmprobe's copy: the
+benchmark's row reader reads it, less the fields lmms-eval leaves out of it (every key holding
+``image``, ``lmms_eval/evaluator.py`` before v0.4: the images, and ``image_id``,
+``image_source``..., which the readers take where present) and its position, ``doc_id``."""
+_DOC_IMAGES = ("image", "decoded_image", *(f"image_{n}" for n in range(1, 8)))
+"""The image fields the readers read (MathVista's ``decoded_image``, MMMU's ``image_N``): a
+logged doc holds none; a stand-in takes each place."""
+
 FILE_ITEMS: dict[str, dict[str, str]] = {
     "vlmevalkit": {
         **{
@@ -58,6 +73,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
     "mapped": {name: "vqa_answers" for name in ("okvqa", "textvqa", "vizwiz", "vqav2")},
+    "lmms-eval": {name: "logged_doc" for name in LOGGED_DOCS},
 }
 """By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
 made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
@@ -113,6 +129,8 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return None
     split = options.get("split") or b.split
     how = FILE_ITEMS[tool][name]
+    if how == "logged_doc":
+        return lambda where, pred: [_doc_item(b, split, where, pred)]
     if how == "vqa_answers":
         return lambda where, pred: [_vqa_item(b, split, where, pred)]
     if how == "pope_splits":
@@ -243,6 +261,28 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
     return _definition_item(b, split, "image", where, pred, given)
 
 
+def _doc_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The item of a document an lmms-eval log carries (``doc``), read by the row reader.
+
+    lmms-eval logged each document (``doc``) until v0.4 (``save_results_samples`` pops it
+    since 2025-07-30): its row of the split, less its images; ``doc_id`` is its position.
+
+    Raises:
+        DataError: The record carries no doc (a later lmms-eval's log: the copy is needed),
+            or the doc lacks a field the row reader needs (named by file, row and field).
+
+    """
+    doc = pred.fields.get("doc")
+    position = pred.fields.get("doc_id")
+    if not isinstance(doc, dict):
+        raise DataError(
+            f"{where}: row {pred.row}: doc: not logged (lmms-eval logs its documents only "
+            f"before v0.4): scoring it needs a copy of {b.name}.\n{fetch_hint(b)}"
+        )
+    index = position if isinstance(position, int) and not isinstance(position, bool) else None
+    return _definition_item(b, split, _DOC_IMAGES, where, pred, dict(doc), index=index)
+
+
 def _vqa_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
     """The VQA item a mapped row holds, read by the benchmark's row reader.
 
@@ -327,10 +367,12 @@ def _pope_items(b: Benchmark, split: str, where: str, pred: ImportedPrediction) 
 def _definition_item(
     b: Benchmark,
     split: str,
-    image: str | None,
+    image: str | tuple[str, ...] | None,
     where: str,
     pred: ImportedPrediction,
     row: dict[str, Any] | None = None,
+    *,
+    index: int | None = None,
 ) -> Sample:
     """The item the benchmark's own row reader makes of a record that is its dataset's row.
 
@@ -340,11 +382,16 @@ def _definition_item(
 
     """
     at = f"{where}: row {pred.row}"
-    ctx = RowContext(benchmark=b, split=split, root=None, where=at, index=pred.row - 1)
+    # The item's position in the split: the record's own where it says (lmms-eval's doc_id),
+    # else its place in the file.
+    ctx = RowContext(
+        benchmark=b, split=split, root=None, where=at,
+        index=pred.row - 1 if index is None else index,
+    )  # fmt: skip
     try:
         given = dict(pred.fields if row is None else row)
-        if image is not None:
-            given[image] = _stand_in()
+        for field in (image,) if isinstance(image, str) else image or ():
+            given[field] = _stand_in()
         made = b.to_sample(given, ctx)
     except RowError as exc:
         raise DataError(f"{at}: {exc.field or '(row)'}: {exc.reason}") from None

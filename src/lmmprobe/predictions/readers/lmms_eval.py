@@ -402,6 +402,9 @@ class LmmsEvalSamples:
                 fields=json_safe(
                     {
                         "doc_id": row.get("doc_id"),
+                        # A logged document (before v0.4) is its item: read where the
+                        # benchmark has no copy (`lmmprobe.predictions.file_items`).
+                        **({"doc": doc} if doc is not None else {}),
                         "target": target,
                         "filtered_resps": row.get("filtered_resps"),
                         **({name: row[name]} if name else {}),
