@@ -233,3 +233,31 @@ def test_any_logged_doc_makes_its_item_or_one_named_error(
         assert str(exc).startswith("l.jsonl: row 2: ")
         return
     assert item.images == [] and item.benchmark is not None and item.benchmark.name == name
+
+
+def test_a_hallusionbench_log_of_any_version_carries_its_docs_in_its_metric(
+    tmp_path: Path,
+) -> None:
+    # lmms-eval's hb_process_results (evaluate_hb.py, v0.3.0 to 75571cf) logs the doc less its
+    # image, plus model_prediction, under aAcc, fAcc and qAcc: the writer of v0.4 and later
+    # pops ``doc``, but the metric still holds it.
+    spec, split = _spec_of(tmp_path, "hallusionbench")
+    records = []
+    for n, row in enumerate(_hub_rows(spec, split)):
+        reply = ("Yes", "No")[n % 2]
+        sample = {k: v for k, v in row.items() if k != "image"} | {"model_prediction": reply}
+        records.append({"doc_id": n, "target": str(row["gt_answer_details"]),
+                        "filtered_resps": reply, "input": "q",
+                        **{m: sample for m in ("aAcc", "fAcc", "qAcc")}})  # fmt: skip
+    log = tmp_path / "20260101_000000_samples_hallusion_bench_image.jsonl"
+    log.write_text("".join(json.dumps(r, default=str) + "\n" for r in records), encoding="utf-8")
+    alone = _score(tmp_path, log, "hallusionbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == len(records), doc
+    with_copy = _score(tmp_path, log, spec)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["hallusionbench_qacc"]["value"] is not None

@@ -125,6 +125,21 @@ def _grade(row: Mapping[str, Any], where: str) -> RecordedGrade | None:
     return None
 
 
+_DOC_METRIC = "aAcc"
+"""HallusionBench's per-sample metric, which logs the document itself
+(``lmms_eval/tasks/hallusion_bench/evaluate_hb.py`` ``hb_process_results``, v0.3.0 to 75571cf:
+the doc less its ``image``, plus ``model_prediction``, under each of aAcc, fAcc and qAcc): the
+doc a log of any version carries, after the writer stopped logging ``doc`` (v0.4)."""
+
+
+def _metric_doc(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The document a per-sample metric logs whole (HallusionBench's), or None."""
+    logged = row.get(_DOC_METRIC)
+    if isinstance(logged, dict) and "model_prediction" in logged:
+        return {k: v for k, v in logged.items() if k != "model_prediction"}
+    return None
+
+
 def _score(where: str, field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 10:
         raise row_error(where, field, f"{value!r}: not a score on LLaVA-Bench's 1-10 scale")
@@ -355,6 +370,8 @@ class LmmsEvalSamples:
             if doc is not None and not isinstance(doc, dict):
                 raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
             sid = _sample_id(where, row, doc, id_field)
+            if doc is None:
+                doc = _metric_doc(row)
             if "resps" in row:
                 prediction, refused = prediction_text(where, "resps", _first_text(row["resps"]))
             else:
