@@ -167,6 +167,9 @@ class FileFacts:
     """The local copy's answer key (`gold_key`), from the samples `add_local` saw."""
     joined: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """The joined samples' key: the answer key where no local copy was seen."""
+    items_from_file: bool = False
+    """The items were made from the file (no local copy): its golds are not checked against
+    them as another key (`lmmprobe.predictions.file_items`)."""
 
     def add_local(self, sample: Sample) -> None:
         """One sample of the benchmark's local copy, in its order (its gold joins the key)."""
@@ -289,10 +292,10 @@ def explain_facts(
     if benchmark is not None:
         key = facts.local if facts.local is not None else facts.joined
         out.key_version = key_version(benchmark, key)
-        # Without a local copy the items are the file's own (`file_items`): its golds are
-        # their golds, and a second gold field it records (lmms-eval's ``target``, which may
+        # Items made from the file (no local copy: `file_items`) hold its golds already; a
+        # second gold field it records (lmms-eval's ``target``, which may
         # be the literal its doc_to_target names) is no other answer key.
-        golds = facts.golds if facts.local is not None else None
+        golds = None if facts.items_from_file else facts.golds
         out.warnings = key_warnings(
             benchmark, key, golds or None, facts.verdicts or None, path=path
         )
