@@ -31,6 +31,7 @@ from tests.predictions.test_id_schemes import _copy as _ids_copy
 from tests.predictions.test_id_schemes import _img
 from tests.predictions.test_score_and_import_cli import TEXTVQA, _mathvista_copy, _mmmu_copy
 from tests.predictions.test_score_and_import_cli import _img as _tv_img
+from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
 
 from lmmprobe.data import DataError
 from lmmprobe.predictions.file_items import LOGGED_DOCS, item_maker
@@ -261,3 +262,30 @@ def test_a_hallusionbench_log_of_any_version_carries_its_docs_in_its_metric(
     assert copied["unjoined"] == 0
     assert _values(doc["metrics"]) == _values(copied["metrics"])
     assert doc["metrics"]["hallusionbench_qacc"]["value"] is not None
+
+
+def test_an_mmbench_log_of_any_version_carries_its_docs_in_its_metric(tmp_path: Path) -> None:
+    # lmms-eval's mmbench_process_results (tasks/mmbench/en_utils.py, v0.3.0 to 75571cf) logs
+    # under gpt_eval_score the doc's index, question, answer, hint, source, split, category,
+    # L2-category and options A-E ("nan" where it has none), plus the prediction.
+    spec = _mmbench_copy(tmp_path)
+    records = []
+    for n, row in enumerate(_hub_rows(spec, "dev")):
+        reply = ("A", "B", "The answer is C")[n % 3]
+        logged = {k: row[k] for k in ("index", "question", "answer")} | {"prediction": reply}
+        logged |= {k: row[k] for k in ("hint", "source", "split", "category", "L2-category")}
+        logged |= {c: row.get(c) if row.get(c) is not None else "nan" for c in "ABCDE"}
+        records.append({"doc_id": n, "target": row["answer"], "filtered_resps": reply,
+                        "gpt_eval_score": logged, "submission": logged})  # fmt: skip
+    log = tmp_path / "20260101_000000_samples_mmbench_en_dev.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    alone = _score(tmp_path, log, "mmbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == len(records), doc
+    with_copy = _score(tmp_path, log, spec)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["mmbench_circular"]["value"] is not None

@@ -125,18 +125,27 @@ def _grade(row: Mapping[str, Any], where: str) -> RecordedGrade | None:
     return None
 
 
-_DOC_METRIC = "aAcc"
-"""HallusionBench's per-sample metric, which logs the document itself
-(``lmms_eval/tasks/hallusion_bench/evaluate_hb.py`` ``hb_process_results``, v0.3.0 to 75571cf:
-the doc less its ``image``, plus ``model_prediction``, under each of aAcc, fAcc and qAcc): the
-doc a log of any version carries, after the writer stopped logging ``doc`` (v0.4)."""
+_DOC_METRICS = (
+    ("aAcc", frozenset({"model_prediction", "question", "gt_answer"}), "model_prediction"),
+    ("gpt_eval_score", frozenset({"index", "question", "answer", "A", "B", "prediction"}),
+     "prediction"),
+)  # fmt: skip
+"""Per-sample metrics that log their document whole, so that a log of any version carries it
+after the writer stopped logging ``doc`` (v0.4): (metric, the keys that tell it, the key the
+metric adds). HallusionBench's ``hb_process_results`` (``tasks/hallusion_bench/evaluate_hb.py``,
+v0.3.0 to 75571cf: the doc less its ``image``, plus ``model_prediction``, under aAcc, fAcc and
+qAcc); MMBench's ``mmbench_process_results`` (``tasks/mmbench/en_utils.py``, v0.3.0 to
+75571cf: ``index``, ``question``, ``answer``, ``hint``, ``source``, ``split``, ``category``,
+``L2-category`` and the options ``A``-``E``, "nan" where the doc has none, plus
+``prediction``)."""
 
 
 def _metric_doc(row: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The document a per-sample metric logs whole (HallusionBench's), or None."""
-    logged = row.get(_DOC_METRIC)
-    if isinstance(logged, dict) and "model_prediction" in logged:
-        return {k: v for k, v in logged.items() if k != "model_prediction"}
+    """The document a per-sample metric logs whole (HallusionBench's, MMBench's), or None."""
+    for name, keys, added in _DOC_METRICS:
+        logged = row.get(name)
+        if isinstance(logged, dict) and logged.keys() >= keys:
+            return {k: v for k, v in logged.items() if k != added}
     return None
 
 
