@@ -15,11 +15,26 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from datasets import Dataset, Features
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
-from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    write_hub_snapshot,
+)
+from tests.parity.test_vlmevalkit_published import HERE as PUBLISHED
+from tests.parity.test_vlmevalkit_published import TABLES as PUBLISHED_TABLES
+from tests.parity.test_vlmevalkit_published import _got, _want
 from tests.predictions.test_id_schemes import IDS as IDS_FIXTURES
 from tests.predictions.test_id_schemes import _copy as _hallusion_copy  # any benchmark's
-from tests.predictions.test_score_and_import_cli import FIXTURES, _mathvista_copy, _mmmu_copy
+from tests.predictions.test_score_and_import_cli import (
+    FIXTURES,
+    TEXTVQA,
+    _img,
+    _mathvista_copy,
+    _mmmu_copy,
+)
 from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
@@ -121,12 +136,98 @@ def test_a_single_choice_table_scores_accuracy_by_its_category(tmp_path: Path) -
     assert groups == {"color": pytest.approx(0.5), "physics": pytest.approx(1.0)}
 
 
-def test_a_benchmark_whose_items_a_table_cannot_make_still_needs_its_copy(tmp_path: Path) -> None:
-    # A POPE row answers an item of each split its category lists: no guessing which.
-    ids = Path(__file__).parent / "fixtures" / "vlmevalkit" / "ids" / "Model_POPE.tsv"
-    done = _score(tmp_path, ids, "pope")
-    assert done.returncode != 0
-    assert "no local copy" in done.stderr
+def test_a_vlmevalkit_pope_table_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
+    # A POPE row answers an item of each split its category lists (POPE_rating explodes it):
+    # the ids fixture's first row is asked in two splits.
+    table = IDS_FIXTURES / "Model_POPE.tsv"
+    alone = _score(tmp_path, table, "pope", "--by", "category")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file" and doc["rows"] == 5, doc
+    with_copy = _score(tmp_path, table, _hallusion_copy(tmp_path, "pope"), "--by", "category")
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == 5
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert {g: _values(m) for g, m in doc["breakdown"]["category"].items()} == {
+        g: _values(m) for g, m in copied["breakdown"]["category"].items()
+    }
+
+
+def test_a_pope_table_with_no_copy_counts_each_split_as_pope_rating_does(tmp_path: Path) -> None:
+    # A table written as VLMEvalKit's evaluate writes it, and POPE_rating's own output on it
+    # (tests/parity/generate/vlmevalkit_published.py): each split counts the rows listing
+    # it, and --as-published gives POPE_rating's figures with no copy present.
+    name = "Model_POPE_auxmatch.tsv"
+    table = PUBLISHED / name
+    done = _score(tmp_path, table, "pope", "--by", "category", "--as-published")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc.get("items") == "file"
+    rows = pd.read_csv(table, sep="\t")
+    splits = rows["category"].str.split(",").explode()
+    assert doc["rows"] == len(splits)
+    got = {g: m["pope_f1"]["n"] for g, m in doc["breakdown"]["category"].items()}
+    assert got == splits.value_counts().to_dict()
+    result = PUBLISHED_TABLES[name]["result"]
+    assert _got(doc["as_published"]["tables"][0]) == _want(result)
+    want = {r[0]: dict(zip(result["columns"][1:], r[1:], strict=True)) for r in result["rows"]}
+    # On this table POPE's own reading and VLMEvalKit's extraction agree on every yes: the
+    # F1 of each split (lmmprobe's, POPE's evaluate.py) is POPE_rating's.
+    assert doc["metrics"]["pope_f1"]["value"] * 100 == pytest.approx(want["Overall"]["Overall"])
+    for split, m in doc["breakdown"]["category"].items():
+        assert m["pope_f1"]["value"] * 100 == pytest.approx(want[split]["Overall"]), split
+
+
+def test_a_pope_row_without_its_split_is_named(tmp_path: Path) -> None:
+    table = tmp_path / "Model_POPE.tsv"
+    table.write_text(
+        "index\tquestion\tanswer\tcategory\tprediction\n"
+        "0\tIs there a dog?\tYes\tadversarial,random\tYes\n"
+        "1\tIs there a cat?\tNo\t\tNo\n"
+        "2\tIs there a car?\tNo\trandom,random\tNo\n"
+        "3\tIs there a cup?\tMaybe\trandom\tNo\n"
+    )
+    for row, why in (
+        (3, "category: missing"),
+        (4, "category: 'random,random' lists a split twice"),
+        (5, "answer: expected Yes or No, got 'Maybe'"),
+    ):
+        kept = table.read_text().splitlines()
+        one = tmp_path / f"Model_POPE_{row}.tsv"
+        one.write_text("\n".join([kept[0], kept[1], kept[row - 1]]) + "\n")
+        done = _score(tmp_path, one, "pope")
+        assert done.returncode != 0
+        said = " ".join(done.stderr.split())
+        assert f"{one}: row 3: {why}" in said, said
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    category=st.one_of(st.none(), st.text(max_size=300), st.just("random," * 2000)),
+    question=st.one_of(st.none(), st.text(max_size=300)),
+    answer=st.one_of(st.none(), st.sampled_from(["Yes", "No", "yes."]), st.text(max_size=40)),
+    image=st.one_of(st.none(), st.text(max_size=300)),
+)
+def test_any_pope_row_makes_its_items_or_one_named_error(
+    category: str | None, question: str | None, answer: str | None, image: str | None
+) -> None:
+    from lmmprobe.data.base import DataError
+    from lmmprobe.predictions.file_items import item_maker
+    from lmmprobe.predictions.imported import ImportedPrediction
+
+    make = item_maker("pope,split=test", "vlmevalkit")
+    if make is None:  # a copy lies where a run would read it: nothing to make
+        return
+    fields = {"category": category, "question": question, "image_path": image}
+    pred = ImportedPrediction(row=2, sample_id="7", prediction="Yes", gold=answer, fields=fields)
+    try:
+        items = make("t.tsv", pred)
+    except DataError as exc:
+        assert str(exc).startswith("t.tsv: row 2: ")
+        return
+    assert len({s.id for s in items}) == len(items) >= 1
+    assert all(s.images == [] and s.metadata["category"] for s in items)
 
 
 def test_a_mathvista_output_file_scores_with_no_copy_as_against_its_copy(tmp_path: Path) -> None:
@@ -239,3 +340,126 @@ def test_a_vlmevalkit_mme_table_scores_with_no_copy_as_against_its_copy(tmp_path
     assert copied["unjoined"] == 0
     assert _values(doc["metrics"]) == _values(copied["metrics"])
     assert doc["metrics"]["mme_perception"]["value"] == pytest.approx(200.0)
+
+
+_TEXTVQA_ANSWERS = {
+    34602: ("what colour is the sign?", ["Red"] * 10, "red"),
+    34603: ("what colour is the car?", ["blue"] * 2 + ["navy"] * 8, "Blue."),
+    34604: ("what is written?", ["yellow"] * 10, "stop"),
+}
+
+
+def _textvqa_answers(tmp_path: Path) -> Path:
+    """A TextVQA-style answers file: each question with its ten annotators' answers inline."""
+    path = tmp_path / "textvqa_answers.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"question_id": qid, "question": q, "answers": a, "text": reply}) + "\n"
+            for qid, (q, a, reply) in _TEXTVQA_ANSWERS.items()
+        )
+    )
+    return path
+
+
+def test_a_mapped_answers_file_with_its_annotators_answers_scores_with_no_copy(
+    tmp_path: Path,
+) -> None:
+    answers = _textvqa_answers(tmp_path)
+    fields = ("--field", "id=question_id,prediction=text,gold=answers")
+    alone = _score(tmp_path, answers, "textvqa", *fields)
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    # TextVQA's VQA accuracy over the ten answers, as against a copy holding the same items
+    # (not the exact match a file's golds get without a benchmark).
+    n = len(_TEXTVQA_ANSWERS)
+    rows = {
+        "image_id": ["a1", "a2", "a3"], "question_id": list(_TEXTVQA_ANSWERS),
+        "question": [q for q, _, _ in _TEXTVQA_ANSWERS.values()],
+        "question_tokens": [["what"]] * n, "image": [_img(i) for i in range(n)],
+        "image_width": [8] * n, "image_height": [8] * n, "flickr_original_url": ["u"] * n,
+        "flickr_300k_url": ["u"] * n, "answers": [a for _, a, _ in _TEXTVQA_ANSWERS.values()],
+        "image_classes": [["sign"]] * n, "set_name": ["val"] * n, "ocr_tokens": [["stop"]] * n,
+    }  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "textvqa", {"validation": Dataset.from_dict(rows, features=Features(TEXTVQA))}
+    )
+    with_copy = _score(tmp_path, answers, f"textvqa,path={folder}", *fields)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == n
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["vqa_accuracy_evalai"]["value"] == pytest.approx((1 + 0.6 + 0) / 3)
+
+
+def test_a_mapped_vqav2_file_scores_its_inline_answers(tmp_path: Path) -> None:
+    path = tmp_path / "vqav2.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "qid": 1,
+                    "question": "What is it?",
+                    "gold": ["cat"] * 3 + ["dog"] * 7,
+                    "p": "cat",
+                },
+                {"qid": 2, "question": "How many?", "gold": ["2"] * 10, "p": "two"},
+            ]
+        )
+    )
+    done = _score(tmp_path, path, "vqav2", "--field", "id=qid,prediction=p,gold=gold")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc.get("items") == "file"
+    # VQAv2's accuracy: 3 of 10 annotators said cat (each subset of 9: 1 or 2/3); "two" is 2.
+    assert doc["metrics"]["vqa_accuracy"]["value"] == pytest.approx((0.9 + 1.0) / 2)
+
+
+def test_a_mapped_row_with_one_gold_answer_is_named_not_scored_as_one_annotator(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "answers.jsonl"
+    path.write_text(
+        json.dumps({"question_id": 1, "answers": ["a"] * 10, "text": "a"}) + "\n"
+        + json.dumps({"question_id": 2, "answers": "b", "text": "b"}) + "\n"
+    )  # fmt: skip
+    done = _score(
+        tmp_path, path, "textvqa", "--field", "id=question_id,prediction=text,gold=answers"
+    )
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert (
+        f"{path}: row 2: gold: 'b' is one answer; textvqa's VQA accuracy reads the annotators'"
+        in (said)
+    ), said
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(["textvqa", "vqav2", "vizwiz", "okvqa"]),
+    sid=st.one_of(st.none(), st.text(max_size=100)),
+    gold=st.one_of(
+        st.none(), st.text(max_size=50), st.lists(st.text(max_size=50), max_size=12),
+        st.just(["x" * 10_000] * 10),
+    ),
+    question=st.one_of(st.none(), st.integers(), st.text(max_size=300)),
+)  # fmt: skip
+def test_any_mapped_vqa_row_makes_its_item_or_one_named_error(
+    name: str, sid: str | None, gold: Any, question: Any
+) -> None:
+    from lmmprobe.data.base import DataError
+    from lmmprobe.predictions.file_items import item_maker
+    from lmmprobe.predictions.imported import ImportedPrediction
+
+    make = item_maker(name, "mapped")
+    if make is None:  # a copy lies where a run would read it: nothing to make
+        return
+    pred = ImportedPrediction(
+        row=4, sample_id=sid, prediction="a", gold=gold, fields={"question": question}
+    )
+    try:
+        (item,) = make("a.jsonl", pred)
+    except DataError as exc:
+        assert str(exc).startswith("a.jsonl: row 4: ")
+        return
+    assert item.images == [] and item.answer == gold and item.benchmark is not None

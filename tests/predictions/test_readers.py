@@ -123,10 +123,12 @@ def test_lmms_eval_mathvista_judge_extraction_is_a_recorded_judge_reading(tmp_pa
     origin = READERS.get("lmms-eval").origin(log, ReadOptions())
     sample = Sample(id="6", question="q", answer=["6cm"], formulation="open_ended")
     (score,) = score_imported([row], [sample], origin=origin)
-    # Without a benchmark's protocol the reading is kept under "recorded"; `score`/`import
+    # Without a benchmark's protocol the reading is kept as the tool's own; `score`/`import
     # --benchmark mathvista` file it under mathvista-extract, which mathvista_accuracy reads.
     (kept,) = score.judgements
-    assert (kept.judge, kept.protocol, kept.reading) == ("lmms-eval (recorded)", "recorded", "D")
+    assert (kept.judge, kept.protocol, kept.reading) == (
+        "lmms-eval (recorded)", "lmms-eval-reading", "D",
+    )  # fmt: skip
     judged = with_tool_reading(
         score.model_copy(update={"judgements": []}), row, origin, "mathvista-extract"
     )

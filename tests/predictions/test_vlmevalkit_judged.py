@@ -413,3 +413,18 @@ def test_score_of_separator_like_answers_counts_them_as_vlmevalkit_did(tmp_path:
     second = _score(tmp_path, SEPARATORS / "r2" / "Model_MMBench_DEV_EN_openai_result.tsv")
     assert second["metrics"]["judge_score"]["value"] == 0.0
     assert second["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": 0}
+
+
+def test_a_table_scored_without_a_benchmark_names_the_tools_reading(tmp_path: Path) -> None:
+    # No benchmark, so no judge protocol of its own: the recorded readings are VLMEvalKit's,
+    # and the terminal says so once (it said "recorded recorded").
+    done = lmmprobe(
+        "score", HERE / "Model_MMBench_DEV_EN_openai_result.tsv", "--reader", "vlmevalkit",
+        HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "answers judged (vlmevalkit-reading recorded): 16 by rule, 5 by judge, 3 unjudged" in (
+        said
+    ), said
+    assert "recorded recorded" not in said

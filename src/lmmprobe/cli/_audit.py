@@ -293,6 +293,7 @@ def explain_imported(
             "tool's versioned rules (a VLMEvalKit result table's log; with --as-published, "
             "MathVista's score file)"
         )
+    facts.items_from_file = run.plan.items_from_file
     explanation = explain_facts(
         facts,
         path=run.origin.path,

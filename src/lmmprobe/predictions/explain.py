@@ -175,6 +175,9 @@ class FileFacts:
     """The local copy's answer key (`gold_key`), from the samples `add_local` saw."""
     joined: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """The joined samples' key: the answer key where no local copy was seen."""
+    items_from_file: bool = False
+    """The items were made from the file (no local copy): its golds are not checked against
+    them as another key (`lmmprobe.predictions.file_items`)."""
 
     def add_local(self, sample: Sample) -> None:
         """One sample of the benchmark's local copy, in its order (its gold joins the key)."""
@@ -297,8 +300,12 @@ def explain_facts(
     if benchmark is not None:
         key = facts.local if facts.local is not None else facts.joined
         out.key_version = key_version(benchmark, key)
+        # Items made from the file (no local copy: `file_items`) hold its golds already; a
+        # second gold field it records (lmms-eval's ``target``, which may
+        # be the literal its doc_to_target names) is no other answer key.
+        golds = None if facts.items_from_file else facts.golds
         out.warnings = key_warnings(
-            benchmark, key, facts.golds or None, facts.verdicts or None, path=path
+            benchmark, key, golds or None, facts.verdicts or None, path=path
         )
     published: MmmuPublished | None = None
     if benchmark == "mmmu":

@@ -18,8 +18,9 @@ which the record does not hold (a one-pixel stand-in is read in its place and dr
 scores an image). And VLMEvalKit's HallusionBench tables, whose ``index`` holds the set, figure
 and question numbers ``Hallusion_rating`` reads (`_hallusion_item`), and MME tables, whose
 ``category`` and ``image_path`` pair an image's two questions as ``MME_rating`` pairs them
-(`_mme_item`). POPE, one row of which answers an item of each split its ``category`` lists,
-still needs its copy.
+(`_mme_item`). And VLMEvalKit's POPE tables, one row of which answers an item of each split
+its ``category`` lists (``POPE_rating`` splits it at commas and explodes the row): one item per
+split, read by POPE's row reader (`_pope_items`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ from lmmprobe.schema import BenchmarkTag, Sample
 
 __all__ = ["FILE_ITEMS", "item_maker"]
 
+LOGGED_DOCS = (
+    "ai2d", "chartqa", "docvqa", "gqa", "hallusionbench", "llava-wild", "mathvista", "mmbench",
+    "mme", "mmmu", "mmstar", "mmvet", "ocrbench", "okvqa", "pope", "realworldqa",
+    "scienceqa-img", "textvqa", "vizwiz", "vqav2",
+)  # fmt: skip
+"""The benchmarks whose lmms-eval task (EvolvingLMMs-Lab/lmms-eval @ 75571cf, the yaml's
+``dataset_path`` and ``test_split``) loads the hub copy and split lmmprobe loads, unfiltered
+(`lmmprobe.predictions.id_schemes`), so that a logged ``doc`` is a row of lmmprobe's copy: the
+benchmark's row reader reads it, less the fields lmms-eval leaves out of it (every key holding
+``image``, ``lmms_eval/evaluator.py`` before v0.4: the images, and ``image_id``,
+``image_source``..., which the readers take where present) and its position, ``doc_id``."""
+_DOC_IMAGES = ("image", "decoded_image", *(f"image_{n}" for n in range(1, 8)))
+"""The image fields the readers read (MathVista's ``decoded_image``, MMMU's ``image_N``): a
+logged doc holds none; a stand-in takes each place."""
+
 FILE_ITEMS: dict[str, dict[str, str]] = {
     "vlmevalkit": {
         **{
@@ -52,9 +68,12 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
         },
         "hallusionbench": "hallusion_index",
         "mme": "mme_image",
+        "pope": "pope_splits",
     },
     "mathvista": {"mathvista": "decoded_image"},
     "mmmu": {"mmmu": "mmmu_output"},
+    "mapped": {name: "vqa_answers" for name in ("okvqa", "textvqa", "vizwiz", "vqav2")},
+    "lmms-eval": {name: "logged_doc" for name in LOGGED_DOCS},
 }
 """By reader: the benchmarks whose rows it reads hold their items whole, and how an item is
 made: ``choice`` (VLMEvalKit's single-choice datasets: AI2D_TEST, MMBench_DEV_EN, MMStar,
@@ -65,7 +84,11 @@ its place); ``hallusion_index`` (a VLMEvalKit HallusionBench row: its ``category
 ``l2-category`` as the subcategory, the set, figure and question numbers as its ``index``'s
 parts 3-5, as ``Hallusion_rating`` reads them, and ``answer`` Yes/No, read by HallusionBench's
 own row reader); else the benchmark's own row reader over the record, the named image field
-standing in."""
+standing in; ``pope_splits`` (a VLMEvalKit POPE row: an item of each split its ``category``
+lists, named by the split and the row's ``index``); ``vqa_answers`` (a mapped row whose gold
+field holds the annotators' answers: the item of the row's id with those answers, its
+``question`` where the row has one, read by the benchmark's row reader: scored by the
+benchmark's VQA accuracy over them)."""
 
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
@@ -73,7 +96,8 @@ _GROUP = 1_000_000
 _META = ("category", "l2-category", "L2-category", "split", "source", "subject", "topic")
 """Columns kept as the item's metadata (breakdown keys), where the table has them."""
 
-ItemMaker = Callable[[str, ImportedPrediction], Sample]
+ItemMaker = Callable[[str, ImportedPrediction], list[Sample]]
+"""A row's items (most rows answer one; a POPE row one per split it lists)."""
 
 
 def _copy_present(b: Benchmark, options: dict[str, str]) -> bool:
@@ -105,18 +129,24 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
         return None
     split = options.get("split") or b.split
     how = FILE_ITEMS[tool][name]
+    if how == "logged_doc":
+        return lambda where, pred: [_doc_item(b, split, where, pred)]
+    if how == "vqa_answers":
+        return lambda where, pred: [_vqa_item(b, split, where, pred)]
+    if how == "pope_splits":
+        return lambda where, pred: _pope_items(b, split, where, pred)
     if how == "mmmu_output":
-        return lambda where, pred: _mmmu_item(b, split, where, pred)
+        return lambda where, pred: [_mmmu_item(b, split, where, pred)]
     if how == "hallusion_index":
-        return lambda where, pred: _hallusion_item(b, split, where, pred)
+        return lambda where, pred: [_hallusion_item(b, split, where, pred)]
     if how == "mme_image":
-        return lambda where, pred: _mme_item(b, split, where, pred)
+        return lambda where, pred: [_mme_item(b, split, where, pred)]
     if how != "choice":
-        return lambda where, pred: _definition_item(b, split, how, where, pred)
+        return lambda where, pred: [_definition_item(b, split, how, where, pred)]
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
 
-    def make(where: str, pred: ImportedPrediction) -> Sample:
-        return _choice_item(b, tag, where, pred)
+    def make(where: str, pred: ImportedPrediction) -> list[Sample]:
+        return [_choice_item(b, tag, where, pred)]
 
     return make
 
@@ -231,13 +261,118 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
     return _definition_item(b, split, "image", where, pred, given)
 
 
+def _doc_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The item of a document an lmms-eval log carries (``doc``), read by the row reader.
+
+    lmms-eval logged each document (``doc``) until v0.4 (``save_results_samples`` pops it
+    since 2025-07-30): its row of the split, less its images; ``doc_id`` is its position.
+
+    Raises:
+        DataError: The record carries no doc (a later lmms-eval's log: the copy is needed),
+            or the doc lacks a field the row reader needs (named by file, row and field).
+
+    """
+    doc = pred.fields.get("doc")
+    position = pred.fields.get("doc_id")
+    if not isinstance(doc, dict):
+        raise DataError(
+            f"{where}: row {pred.row}: doc: not logged (lmms-eval logs its documents only "
+            f"before v0.4): scoring it needs a copy of {b.name}.\n{fetch_hint(b)}"
+        )
+    index = position if isinstance(position, int) and not isinstance(position, bool) else None
+    return _definition_item(b, split, _DOC_IMAGES, where, pred, dict(doc), index=index)
+
+
+def _vqa_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The VQA item a mapped row holds, read by the benchmark's row reader.
+
+    The row gives its id, its annotators' answers (its gold field) and its ``question`` where
+    it has one.
+
+    A VQA accuracy counts the annotators who gave the answer (``min(n / 3, 1)``, averaged over
+    their subsets): one gold answer is not the item, and is refused rather than scored as if
+    one annotator had given it.
+
+    Raises:
+        DataError: The row has no id, or its gold is not a list of answers (named by file,
+            row and field).
+
+    """
+    at = f"{where}: row {pred.row}"
+    if pred.sample_id is None:
+        raise DataError(f"{at}: id: missing; each item needs its id (map it with --field id=...)")
+    gold = pred.gold
+    if not isinstance(gold, list):
+        raise DataError(
+            f"{at}: gold: {str(gold)[:60]!r} is one answer; {b.name}'s VQA accuracy reads the "
+            "annotators' answers (a list, ten in the release): map the field that holds them, "
+            f"or score against a copy of {b.name}"
+        )
+    question = pred.fields.get("question")
+    if not isinstance(question, str) or not question.strip():
+        question = f"({b.name} {pred.sample_id}: its question is not in the file)"
+    given = dict(pred.fields)
+    given.update(
+        question_id=pred.sample_id,
+        question=question,
+        # VQAv2's rows hold {answer, answer_id, ...} records; the others the texts.
+        answers=[{"answer": a} for a in gold] if b.name == "vqav2" else list(gold),
+    )
+    return _definition_item(b, split, "image", where, pred, given)
+
+
+def _pope_items(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> list[Sample]:
+    """The POPE items a VLMEvalKit row answers: one per split its ``category`` lists.
+
+    ``POPE_rating`` (vlmeval/dataset/utils/yorn.py @ e8e78f0) splits ``category`` at commas
+    and explodes the row, so a question the splits share counts once in each. POPE's own
+    ``question_id`` is not in the table (its ``index`` numbers the table's rows): an item is
+    named by its split and that index (``pope/adversarial-vlmevalkit-0``), its image by the
+    stem of ``image_path`` where the table has one.
+
+    Raises:
+        DataError: The row lacks its category or question, or its answer is not Yes or No
+            (named by file, row and field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    listed = _cell(row.get("category"))
+    splits = [] if listed is None else [s.strip() for s in listed.split(",") if s.strip()]
+    if not splits:
+        raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
+                        "each item's split from the file")  # fmt: skip
+    if len(set(splits)) < len(splits):
+        raise DataError(f"{at}: category: {(listed or '')[:80]!r} lists a split twice (POPE_rating "
+                        "would count the answer twice in it)")  # fmt: skip
+    image = _cell(row.get("image_path"))
+    stem = None
+    if image is not None:
+        base = image.replace(chr(92), "/").rsplit("/", 1)[-1]
+        stem = base.rsplit(".", 1)[0] if "." in base else base
+    index = pred.sample_id or f"row-{pred.row}"
+    items = []
+    for each in splits:
+        given = {
+            "question_id": f"vlmevalkit-{index}",
+            "category": each,
+            "question": _cell(row.get("question")),
+            "answer": _cell(pred.gold),
+            "image_source": stem,
+        }
+        items.append(_definition_item(b, split, "image", where, pred, given))
+    return items
+
+
 def _definition_item(
     b: Benchmark,
     split: str,
-    image: str | None,
+    image: str | tuple[str, ...] | None,
     where: str,
     pred: ImportedPrediction,
     row: dict[str, Any] | None = None,
+    *,
+    index: int | None = None,
 ) -> Sample:
     """The item the benchmark's own row reader makes of a record that is its dataset's row.
 
@@ -247,11 +382,16 @@ def _definition_item(
 
     """
     at = f"{where}: row {pred.row}"
-    ctx = RowContext(benchmark=b, split=split, root=None, where=at, index=pred.row - 1)
+    # The item's position in the split: the record's own where it says (lmms-eval's doc_id),
+    # else its place in the file.
+    ctx = RowContext(
+        benchmark=b, split=split, root=None, where=at,
+        index=pred.row - 1 if index is None else index,
+    )  # fmt: skip
     try:
         given = dict(pred.fields if row is None else row)
-        if image is not None:
-            given[image] = _stand_in()
+        for field in (image,) if isinstance(image, str) else image or ():
+            given[field] = _stand_in()
         made = b.to_sample(given, ctx)
     except RowError as exc:
         raise DataError(f"{at}: {exc.field or '(row)'}: {exc.reason}") from None

@@ -435,7 +435,7 @@ def _join_rows(
     golds: bool,
     on_chunk: Callable[[list[PlannedRow]], None] | None,
     scheme: IdScheme | None = None,
-    make: Callable[[str, ImportedPrediction], Sample] | None = None,
+    make: Callable[[str, ImportedPrediction], list[Sample]] | None = None,
 ) -> ImportPlan:
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
@@ -458,7 +458,7 @@ def _join_rows(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = [make(where, pred) if make is not None else _samples_from_gold(where, pred)]
+            samples = make(where, pred) if make is not None else [_samples_from_gold(where, pred)]
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(
@@ -619,6 +619,17 @@ def recorded_judge(origin: Origin | None) -> str:
     return f"{origin.tool}:{model} (recorded)" if model else f"{origin.tool} (recorded)"
 
 
+def recorded_protocol(origin: Origin | None, judge_protocol: str | None) -> str:
+    """The protocol a recorded reading is filed under.
+
+    The benchmark's judge protocol, else the tool's own reading (``vlmevalkit-reading``: a
+    file scored without a benchmark, whose tool read the answers by rules of its own).
+    """
+    if judge_protocol:
+        return judge_protocol
+    return f"{origin.tool}-reading" if origin is not None else "file-reading"
+
+
 def with_tool_reading(
     score: Score, pred: ImportedPrediction, origin: Origin | None, judge_protocol: str | None
 ) -> Score:
@@ -682,7 +693,7 @@ def recorded_judgement(
     """
     base = {
         "judge": recorded_judge(origin),
-        "protocol": judge_protocol or "recorded",
+        "protocol": recorded_protocol(origin, judge_protocol),
         "version": "recorded",
         "detail": {"recorded_by": origin.tool if origin is not None else "file"},
     }
@@ -721,7 +732,7 @@ def logged_judgement(
     option or no reading at all is ``unjudged`` with its reason: counted apart, never scored.
     """
     base = {
-        "protocol": judge_protocol or "recorded",
+        "protocol": recorded_protocol(origin, judge_protocol),
         "version": "recorded",
         "detail": {"recorded_by": origin.tool if origin is not None else "file"},
     }

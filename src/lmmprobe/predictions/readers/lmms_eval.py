@@ -125,6 +125,30 @@ def _grade(row: Mapping[str, Any], where: str) -> RecordedGrade | None:
     return None
 
 
+_DOC_METRICS = (
+    ("aAcc", frozenset({"model_prediction", "question", "gt_answer"}), "model_prediction"),
+    ("gpt_eval_score", frozenset({"index", "question", "answer", "A", "B", "prediction"}),
+     "prediction"),
+)  # fmt: skip
+"""Per-sample metrics that log their document whole, so that a log of any version carries it
+after the writer stopped logging ``doc`` (v0.4): (metric, the keys that tell it, the key the
+metric adds). HallusionBench's ``hb_process_results`` (``tasks/hallusion_bench/evaluate_hb.py``,
+v0.3.0 to 75571cf: the doc less its ``image``, plus ``model_prediction``, under aAcc, fAcc and
+qAcc); MMBench's ``mmbench_process_results`` (``tasks/mmbench/en_utils.py``, v0.3.0 to
+75571cf: ``index``, ``question``, ``answer``, ``hint``, ``source``, ``split``, ``category``,
+``L2-category`` and the options ``A``-``E``, "nan" where the doc has none, plus
+``prediction``)."""
+
+
+def _metric_doc(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The document a per-sample metric logs whole (HallusionBench's, MMBench's), or None."""
+    for name, keys, added in _DOC_METRICS:
+        logged = row.get(name)
+        if isinstance(logged, dict) and logged.keys() >= keys:
+            return {k: v for k, v in logged.items() if k != added}
+    return None
+
+
 def _score(where: str, field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not -1 <= value <= 10:
         raise row_error(where, field, f"{value!r}: not a score on LLaVA-Bench's 1-10 scale")
@@ -355,6 +379,8 @@ class LmmsEvalSamples:
             if doc is not None and not isinstance(doc, dict):
                 raise row_error(where, "doc", f"expected an object, got {type(doc).__name__}")
             sid = _sample_id(where, row, doc, id_field)
+            if doc is None:
+                doc = _metric_doc(row)
             if "resps" in row:
                 prediction, refused = prediction_text(where, "resps", _first_text(row["resps"]))
             else:
@@ -402,6 +428,9 @@ class LmmsEvalSamples:
                 fields=json_safe(
                     {
                         "doc_id": row.get("doc_id"),
+                        # A logged document (before v0.4) is its item: read where the
+                        # benchmark has no copy (`lmmprobe.predictions.file_items`).
+                        **({"doc": doc} if doc is not None else {}),
                         "target": target,
                         "filtered_resps": row.get("filtered_resps"),
                         **({name: row[name]} if name else {}),

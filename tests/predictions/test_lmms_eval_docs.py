@@ -1,0 +1,291 @@
+"""An lmms-eval log that carries its documents scores with no copy: the doc is the item.
+
+lmms-eval logged each document (``doc``, less its images) with ``--log_samples`` until v0.4.
+``fixtures/lmms_eval/docs/`` holds logs written by lmms-eval 0.3.0 itself (its README says
+how): a POPE-shaped and a TextVQA-shaped task run with lmms-eval's own prompts and per-sample
+metrics against lmmprobe's fake OpenAI server. Scored with ``--benchmark`` and no copy, each
+doc is read by the benchmark's row reader, and the figures are those against a copy holding
+the same items. Logs in the same shape, made from the copies of the id-scheme tests, check the
+other benchmarks the same way. Issue 36, item 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from datasets import Dataset, Features, Value
+from datasets import Image as HFImage
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
+    own_datasets_cache,
+    write_hub_snapshot,
+)
+from tests.predictions.test_file_items import _offline, _score, _values
+from tests.predictions.test_id_schemes import _copy as _ids_copy
+from tests.predictions.test_id_schemes import _img
+from tests.predictions.test_score_and_import_cli import TEXTVQA, _mathvista_copy, _mmmu_copy
+from tests.predictions.test_score_and_import_cli import _img as _tv_img
+from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
+
+from lmmprobe.data import DataError
+from lmmprobe.predictions.file_items import LOGGED_DOCS, item_maker
+from lmmprobe.predictions.imported import ImportedPrediction
+
+pytestmark = pytest.mark.usefixtures("own_datasets_cache")
+
+DOCS = Path(__file__).parent / "fixtures" / "lmms_eval" / "docs"
+POPE_LOG = DOCS / "20261130_230549_samples_pope_local.jsonl"
+TEXTVQA_LOG = DOCS / "20261130_230549_samples_textvqa_local.jsonl"
+RESULTS = json.loads((DOCS / "20261130_230549_results.json").read_text("utf-8"))["results"]
+
+
+def _pope_copy(tmp_path: Path) -> str:
+    rows = json.loads((DOCS / "pope_local.json").read_text("utf-8"))
+    columns = {k: [r[k] for r in rows] for k in rows[0] if k != "colour"}
+    columns["image"] = [_img(i) for i in range(len(rows))]
+    feats = Features({k: (Value("string") if k != "image" else HFImage()) for k in columns})
+    folder = write_hub_snapshot(
+        tmp_path / "pope", {"test": Dataset.from_dict(columns, features=feats)}
+    )
+    return f"pope,path={folder}"
+
+
+def _textvqa_copy(tmp_path: Path) -> str:
+    rows = json.loads((DOCS / "textvqa_local.json").read_text("utf-8"))
+    columns = {k: [r.get(k) for r in rows] for k in TEXTVQA if k != "image"}
+    columns["image"] = [_tv_img(i) for i in range(len(rows))]
+    folder = write_hub_snapshot(
+        tmp_path / "textvqa",
+        {"validation": Dataset.from_dict(columns, features=Features(TEXTVQA))},
+    )
+    return f"textvqa,path={folder}"
+
+
+@pytest.mark.parametrize(
+    ("log", "name", "copy", "by"),
+    [
+        (POPE_LOG, "pope", _pope_copy, "category"),
+        (TEXTVQA_LOG, "textvqa", _textvqa_copy, None),
+    ],
+)
+def test_a_log_written_by_lmms_eval_with_its_docs_scores_with_no_copy_as_against_a_copy(
+    tmp_path: Path, log: Path, name: str, copy: Any, by: str | None
+) -> None:
+    more = ("--by", by) if by else ()
+    alone = _score(tmp_path, log, name, *more)
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc["golds"] == "file" and doc.get("items") == "file", doc
+    with_copy = _score(tmp_path, log, copy(tmp_path), *more)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == doc["rows"]
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    if by:
+        assert {g: _values(m) for g, m in doc["breakdown"][by].items()} == {
+            g: _values(m) for g, m in copied["breakdown"][by].items()
+        }
+
+
+def test_textvqa_from_its_logged_docs_is_lmms_evals_own_figure(tmp_path: Path) -> None:
+    # lmms-eval's textvqa exact_match is the ten-annotator VQA accuracy (EvalAI's processor).
+    done = _score(tmp_path, TEXTVQA_LOG, "textvqa")
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)["metrics"]["vqa_accuracy_evalai"]["value"]
+    assert got == pytest.approx(RESULTS["textvqa_local"]["exact_match,none"])
+    # The literal target lmms-eval logs for TextVQA (its doc_to_target "answer") is not
+    # taken for another answer key.
+    said = lmmprobe("score", TEXTVQA_LOG, "--benchmark", "textvqa", **_offline(tmp_path))
+    assert said.returncode == 0, said.stderr
+    assert "records another gold" not in said.stdout
+
+
+def test_a_log_without_its_docs_says_it_needs_the_copy(tmp_path: Path) -> None:
+    # lmms-eval 0.4 and later pop the doc: the log holds answers, not items.
+    log = tmp_path / "20261130_samples_pope.jsonl"
+    records = [json.loads(line) for line in POPE_LOG.read_text("utf-8").splitlines()]
+    log.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "doc"}) + "\n"
+                           for r in records))  # fmt: skip
+    done = _score(tmp_path, log, "pope")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert f"{log}: row 1: doc: not logged" in said and "hf download lmms-lab/POPE" in said, said
+
+
+# ------------------------------------------------------------------ the other benchmarks
+
+
+def _hub_rows(spec: str, split: str) -> list[dict[str, Any]]:
+    """The rows of a copy's split, as lmms-eval's dataset loader gives them."""
+    folder = Path(spec.partition("path=")[2] or spec)
+    (path,) = [p for p in folder.rglob(f"{split}-*.parquet")]
+    return pq.read_table(path).to_pylist()
+
+
+def _log_of(tmp_path: Path, name: str, rows: list[dict[str, Any]]) -> Path:
+    """A ``--log_samples`` file in lmms-eval 0.3's shape: each doc less every key holding
+    ``image`` (``evaluator.py``'s ``saved_doc``), at its position; rows without an image
+    (ScienceQA's text-only rows, which ScienceQA-IMG does not hold) are not asked."""
+    replies = ("A", "Yes", "no", "B", "1", "red")
+    lines = []
+    for n, row in enumerate(rows):
+        if "image" in row and row["image"] is None:
+            continue
+        saved = {k: v for k, v in row.items() if "image" not in k}
+        reply = replies[n % len(replies)]
+        lines.append({"doc_id": n, "doc": saved, "target": "x", "arguments": [],
+                      "resps": [[reply]], "filtered_resps": [reply], "input": "q"})  # fmt: skip
+    path = tmp_path / f"20240101_000000_samples_{name}_local.jsonl"
+    path.write_text("".join(json.dumps(r, default=str) + "\n" for r in lines), encoding="utf-8")
+    return path
+
+
+def _spec_of(tmp_path: Path, name: str) -> tuple[str, str]:
+    if name == "mmmu":
+        return f"mmmu,path={_mmmu_copy(tmp_path)[0]}", "validation"
+    if name == "mathvista":
+        return f"mathvista,path={_mathvista_copy(tmp_path)[0]}", "testmini"
+    return _ids_copy(tmp_path, name), {"hallusionbench": "image"}.get(name, "test")
+
+
+@pytest.mark.parametrize(
+    "name", ["ai2d", "hallusionbench", "mathvista", "mme", "mmmu", "mmvet", "scienceqa-img"]
+)
+def test_logged_docs_of_each_benchmark_score_as_against_the_copy_they_came_from(
+    tmp_path: Path, name: str
+) -> None:
+    spec, split = _spec_of(tmp_path, name)
+    log = _log_of(tmp_path, name, _hub_rows(spec, split))
+    alone = _score(tmp_path, log, name)
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file", doc
+    with_copy = _score(tmp_path, log, spec)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0 and copied["rows"] == doc["rows"]
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+
+
+@pytest.mark.parametrize("name", LOGGED_DOCS)
+def test_a_doc_missing_what_its_reader_needs_is_named(name: str) -> None:
+    make = item_maker(name, "lmms-eval")
+    if make is None:  # a copy lies where a run would read it
+        return
+    pred = ImportedPrediction(row=3, sample_id="0", prediction="A", fields={"doc_id": 0, "doc": {}})
+    with pytest.raises(DataError, match=r"^l\.jsonl: row 3: \S+: "):
+        make("l.jsonl", pred)
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=200),
+    st.lists(st.text(max_size=30), max_size=12), st.just("x" * 50_000),
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(LOGGED_DOCS),
+    doc=st.dictionaries(
+        st.sampled_from(
+            [
+                "question",
+                "answer",
+                "answers",
+                "options",
+                "choices",
+                "question_id",
+                "id",
+                "pid",
+                "category",
+                "question_type",
+                "answer_type",
+                "index",
+                "gt_answer",
+                "query",
+                "questionId",
+                "dataset",
+                "gpt_answer",
+                "caption",
+            ]
+        ),
+        _VALUES,
+        max_size=10,
+    ),
+    doc_id=st.one_of(st.none(), st.integers(-5, 10**12), st.text(max_size=5)),
+)
+def test_any_logged_doc_makes_its_item_or_one_named_error(
+    name: str, doc: dict[str, Any], doc_id: Any
+) -> None:
+    make = item_maker(name, "lmms-eval")
+    if make is None:  # a copy lies where a run would read it
+        return
+    fields = {"doc_id": doc_id, "doc": doc}
+    pred = ImportedPrediction(row=2, sample_id="0", prediction="A", fields=fields)
+    try:
+        (item,) = make("l.jsonl", pred)
+    except DataError as exc:
+        assert str(exc).startswith("l.jsonl: row 2: ")
+        return
+    assert item.images == [] and item.benchmark is not None and item.benchmark.name == name
+
+
+def test_a_hallusionbench_log_of_any_version_carries_its_docs_in_its_metric(
+    tmp_path: Path,
+) -> None:
+    # lmms-eval's hb_process_results (evaluate_hb.py, v0.3.0 to 75571cf) logs the doc less its
+    # image, plus model_prediction, under aAcc, fAcc and qAcc: the writer of v0.4 and later
+    # pops ``doc``, but the metric still holds it.
+    spec, split = _spec_of(tmp_path, "hallusionbench")
+    records = []
+    for n, row in enumerate(_hub_rows(spec, split)):
+        reply = ("Yes", "No")[n % 2]
+        sample = {k: v for k, v in row.items() if k != "image"} | {"model_prediction": reply}
+        records.append({"doc_id": n, "target": str(row["gt_answer_details"]),
+                        "filtered_resps": reply, "input": "q",
+                        **{m: sample for m in ("aAcc", "fAcc", "qAcc")}})  # fmt: skip
+    log = tmp_path / "20260101_000000_samples_hallusion_bench_image.jsonl"
+    log.write_text("".join(json.dumps(r, default=str) + "\n" for r in records), encoding="utf-8")
+    alone = _score(tmp_path, log, "hallusionbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == len(records), doc
+    with_copy = _score(tmp_path, log, spec)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["hallusionbench_qacc"]["value"] is not None
+
+
+def test_an_mmbench_log_of_any_version_carries_its_docs_in_its_metric(tmp_path: Path) -> None:
+    # lmms-eval's mmbench_process_results (tasks/mmbench/en_utils.py, v0.3.0 to 75571cf) logs
+    # under gpt_eval_score the doc's index, question, answer, hint, source, split, category,
+    # L2-category and options A-E ("nan" where it has none), plus the prediction.
+    spec = _mmbench_copy(tmp_path)
+    records = []
+    for n, row in enumerate(_hub_rows(spec, "dev")):
+        reply = ("A", "B", "The answer is C")[n % 3]
+        logged = {k: row[k] for k in ("index", "question", "answer")} | {"prediction": reply}
+        logged |= {k: row[k] for k in ("hint", "source", "split", "category", "L2-category")}
+        logged |= {c: row.get(c) if row.get(c) is not None else "nan" for c in "ABCDE"}
+        records.append({"doc_id": n, "target": row["answer"], "filtered_resps": reply,
+                        "gpt_eval_score": logged, "submission": logged})  # fmt: skip
+    log = tmp_path / "20260101_000000_samples_mmbench_en_dev.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    alone = _score(tmp_path, log, "mmbench")
+    assert alone.returncode == 0, alone.stderr
+    doc = json.loads(alone.stdout)
+    assert doc.get("items") == "file" and doc["rows"] == len(records), doc
+    with_copy = _score(tmp_path, log, spec)
+    assert with_copy.returncode == 0, with_copy.stderr
+    copied = json.loads(with_copy.stdout)
+    assert copied["unjoined"] == 0
+    assert _values(doc["metrics"]) == _values(copied["metrics"])
+    assert doc["metrics"]["mmbench_circular"]["value"] is not None
