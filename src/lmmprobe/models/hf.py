@@ -70,6 +70,7 @@ from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models._images import image_key, images_problem
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+from lmmprobe.schema.text import lone_surrogate
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -421,6 +422,15 @@ class HFModel:
                     request,
                     f"sample {request.sample_id}: the chat template of {self.opts.path} {exc}",
                 ) from exc
+            # Jinja spells "\ud800" as a lone surrogate, which no tokenizer encodes: left in,
+            # it failed the whole batch's encoding as an internal error naming nothing.
+            where = lone_surrogate(text)
+            if where is not None:
+                raise ChatTemplateError(
+                    request,
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} rendered "
+                    f"a lone surrogate ({where}), which is not text a tokenizer encodes",
+                )
             self._check_rendered(request, text)
             return text + _prefix(request.response_prefix)
         # No template (e.g. original BLIP-2 and PaliGemma checkpoints).
