@@ -199,6 +199,8 @@ class FramePolicy(BaseModel):
                 raise ValueError(
                     f"the clip lasts {duration:g} s: LongVideoBench's sampler needs 1 s"
                 )
+            if not math.isfinite(duration * rate):  # an annotation's 1e308 s: no int of it
+                raise ValueError(f"the clip ({duration:g} s) is longer than the video's frames")
             step = int(int(duration * rate) / taken)
             picked = [step * k for k in range(taken)]
             if picked[-1] >= frame_count:
