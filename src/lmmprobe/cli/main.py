@@ -853,7 +853,7 @@ def export(
             lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
             db=db,
         )
-    err_console.print(f"wrote {n} rows to {out}", highlight=False)
+    err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
 
 
 # Sub-commands that live in their own modules (one owner each): register them here.
