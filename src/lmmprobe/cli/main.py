@@ -145,8 +145,8 @@ def run(
         typer.Option(
             help="Frame policy for videos: N (N frames, evenly spread), fps=F or "
             "fps=F,max_frames=M; over each video's own [default: its own, else 8 frames]. "
-            "Several (8,16,32 or fps=1;fps=2): each sample asked under each, accuracy per "
-            "policy and frame_sensitivity reported.",
+            "Several (8,16,32 or fps=1;fps=2; at most 16): each sample asked under each, "
+            "accuracy per policy and frame_sensitivity reported.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
