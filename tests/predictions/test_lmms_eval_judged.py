@@ -194,3 +194,18 @@ def test_a_bad_recorded_grade_is_its_rows_one_line_through_the_console(
     assert len(line) < 300 and line.endswith("(kept as an error row)"), line
     assert not isinstance(grade, int) or "is not a finite number" in line
     assert "answers judged (mmvet-grade recorded): 0 by rule, 5 by judge" in done.stdout
+
+
+def test_the_audit_pairs_mmvets_recorded_grades_with_the_figure_printed(tmp_path: Path) -> None:
+    # lmmprobe's side of the audit was the rule's exact match (16.67), not the grades its own
+    # MM-Vet figure (60.0) is made of; the 43-point gap was blamed on "extraction".
+    copy = _mmvet_copy(tmp_path)
+    done = lmmprobe("score", MMVET_LOG, "--benchmark", f"mmvet,path={copy}", "--audit",
+                    columns=1000, HF_HUB_OFFLINE="1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figure = EXPECTED["mmvet"]["gpt_eval_score"]  # in points
+    n = len(_records(MMVET_LOG))
+    assert f"lmmprobe {figure:.2f} vs lmms-eval {figure:.2f} on {n} paired items: gap +0.00" in (
+        done.stdout
+    ), done.stdout
+    assert "extraction or normalization" not in done.stdout
