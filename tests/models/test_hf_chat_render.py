@@ -328,7 +328,9 @@ def test_the_bounds_are_options(tiny_cache: Path) -> None:
     with model, pytest.raises(TemplateFailed, match="more than 300 MiB"):
         within(60, lambda: model.renderer.render(TEXT, chat_template="{{ 'x' * 400000000 }}"))
     for bad in ("chat_template_timeout=0", "chat_template_timeout=nan", "chat_template_memory=1",
-                "chat_template_memory=lots", "chat_template_timeout=-1"):  # fmt: skip
+                "chat_template_memory=lots", "chat_template_timeout=-1",
+                # Every render would fail and restart the renderer (seconds a sample).
+                "chat_template_timeout=1e-300", "chat_template_timeout=0.01"):  # fmt: skip
         with pytest.raises(ValueError, match="hf backend: chat_template_"):
             load_model(f"hf:{path},{bad}")
 

@@ -28,8 +28,8 @@ from lmmprobe.metrics.benchmark_choice import (
 )
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.metrics.builtin._official import verdicts as official_verdicts
-from lmmprobe.metrics.builtin.benchmark_judged import MMVET, MMVET_JUDGE
 from lmmprobe.metrics.builtin.benchmark_choice import MATHVISTA_JUDGE, MMBENCH_JUDGE
+from lmmprobe.metrics.builtin.benchmark_judged import MMVET, MMVET_JUDGE
 from lmmprobe.predictions.answer_keys import older_gold, plain_id
 from lmmprobe.predictions.audit import Audit, Verdict, audit
 from lmmprobe.predictions.imported import ImportedPrediction
