@@ -89,7 +89,9 @@ def find_member_files(folder: Path, board: str) -> tuple[dict[str, Path], dict[s
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder")
     entries: list[Path] = []
-    odd: list[Path] = []  # named as a member's file but no regular file (a FIFO, a link to a device)
+    odd: list[
+        Path
+    ] = []  # named as a member's file but no regular file (a FIFO, a link to a device)
     for i, entry in enumerate(folder.iterdir()):
         if i >= _MAX_FILES:
             raise DataError(f"{folder}: more than {_MAX_FILES:,} entries: not a predictions folder")
