@@ -92,3 +92,14 @@ def test_a_refusal_that_states_its_usage_is_counted(tmp_path: Path) -> None:
                     "--out", tmp_path / "o")  # fmt: skip
     assert _spent(proc.stdout) == pytest.approx(6.0), proc.stdout
     assert [t for t, _ in _errors(tmp_path / "db")] == ["refusal"] * 3
+
+
+def test_one_attempt_is_said_in_the_singular(tmp_path: Path) -> None:
+    # Re-test 13 left "(after 1 attempts)" where a model is asked once (max_attempts=1).
+    with FakeOpenAIServer(always="no_choices") as server:
+        model = f"openai:fake-vlm@{server.base_url},max_attempts=1"
+        proc = _run("run", "-m", model, "--data", "demo,n=2", "--db", tmp_path / "db",
+                    "--out", tmp_path / "o")  # fmt: skip
+    messages = {m for _, m in _errors(tmp_path / "db")}
+    assert messages == {"malformed response: the reply has no choices (after 1 attempt)"}
+    assert "1 attempts" not in proc.stdout + proc.stderr

@@ -67,3 +67,20 @@ def test_the_same_run_again_asks_nothing_new(tmp_path: Path) -> None:
     again = lmmprobe(*args)
     assert again.returncode == 0, again.stderr
     assert "2 from the store, 0 sent" in again.stdout
+
+
+def test_a_sweep_of_more_policies_than_the_cap_is_refused_at_once(tmp_path: Path) -> None:
+    # Re-test 13 left it: 512 policies ran past 120 s, each one every video sample again.
+    from lmmprobe.schema.video import MAX_POLICIES
+
+    many = ",".join(str(k) for k in range(1, 513))
+    proc = lmmprobe("run", "-d", "demo,n=2", "-m", "first", "--dry-run", "--frames", many,
+                    timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.strip()]
+    assert line.startswith(
+        f"error: --frames: 512 frame policies; a sweep takes at most {MAX_POLICIES}"
+    ), line
+    at_cap = ";".join(f"fps={k}" for k in range(1, MAX_POLICIES + 1))
+    ok = lmmprobe("run", "-d", "demo,n=2", "-m", "first", "--dry-run", "--frames", at_cap)
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -260,18 +260,14 @@ def test_a_hostile_template_is_that_samples_error_and_the_next_renders(
     assert within(60, hostile.render, requests[2]).endswith("ASSISTANT:")
 
 
-def test_a_run_goes_on_past_a_checkpoint_whose_template_loops(
-    tiny_cache: Path, tmp_path: Path
-) -> None:
+def _run_with_template_prefix(
+    tiny_cache: Path, tmp_path: Path, prefix: str
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """`lmmprobe run` of three questions on a checkpoint whose template starts with `prefix`."""
     folder = tmp_path / "ckpt"
     shutil.copytree(tiny_model_path("llava", cache_dir=tiny_cache), folder)
     shipped = folder / "chat_template.jinja"
-    loops = HOSTILE["loop"][0]
-    shipped.write_text(
-        f"{{% if 'boom' in messages[-1]['content'][-1]['text'] %}}{loops}{{% endif %}}"
-        + shipped.read_text(encoding="utf-8"),
-        encoding="utf-8",
-    )
+    shipped.write_text(prefix + shipped.read_text(encoding="utf-8"), encoding="utf-8")
     from PIL import Image
 
     Image.new("RGB", (32, 32), "blue").save(tmp_path / "a.png")
@@ -284,12 +280,43 @@ def test_a_run_goes_on_past_a_checkpoint_whose_template_loops(
     proc = lmmprobe(
         "run", "-d", data, "-m", f"hf:{folder},device=cpu,chat_template_timeout=1",
         "--max-new-tokens", "2", "--db", tmp_path / "s.db", "--out", tmp_path / "out",
-        timeout=600,
+        timeout=600, columns=1000,
     )  # fmt: skip
+    return folder, proc
+
+
+def test_a_run_goes_on_past_a_checkpoint_whose_template_loops(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    loops = HOSTILE["loop"][0]
+    folder, proc = _run_with_template_prefix(
+        tiny_cache,
+        tmp_path,
+        f"{{% if 'boom' in messages[-1]['content'][-1]['text'] %}}{loops}{{% endif %}}",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "3 sent, 1 errors" in proc.stdout
     line = f"unsupported_input x1: sample boom: the chat template of {folder} did not render"
     assert line in proc.stdout
+
+
+def test_a_template_that_renders_a_lone_surrogate_fails_only_that_sample(
+    tiny_cache: Path, tmp_path: Path
+) -> None:
+    # Jinja reads "\ud800" in a string literal as a lone surrogate: the tokenizer cannot
+    # encode it, and it used to fail the whole batch ("internal x3: TypeError: TextEncodeInput").
+    folder, proc = _run_with_template_prefix(
+        tiny_cache,
+        tmp_path,
+        "{% if 'boom' in messages[-1]['content'][-1]['text'] %}{{ '\\ud800' }}{% endif %}",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 sent, 1 errors" in proc.stdout, proc.stdout
+    line = (
+        f"unsupported_input x1: sample boom: the chat template of {folder} rendered a lone "
+        "surrogate (U+D800 at character 1)"
+    )
+    assert line in proc.stdout, proc.stdout
 
 
 def test_the_bounds_are_options(tiny_cache: Path) -> None:
@@ -301,7 +328,9 @@ def test_the_bounds_are_options(tiny_cache: Path) -> None:
     with model, pytest.raises(TemplateFailed, match="more than 300 MiB"):
         within(60, lambda: model.renderer.render(TEXT, chat_template="{{ 'x' * 400000000 }}"))
     for bad in ("chat_template_timeout=0", "chat_template_timeout=nan", "chat_template_memory=1",
-                "chat_template_memory=lots", "chat_template_timeout=-1"):  # fmt: skip
+                "chat_template_memory=lots", "chat_template_timeout=-1",
+                # Every render would fail and restart the renderer (seconds a sample).
+                "chat_template_timeout=1e-300", "chat_template_timeout=0.01"):  # fmt: skip
         with pytest.raises(ValueError, match="hf backend: chat_template_"):
             load_model(f"hf:{path},{bad}")
 

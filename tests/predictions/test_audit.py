@@ -87,6 +87,10 @@ def test_mmmu_file_audit_explains_the_gap_by_cause() -> None:
         "lmmprobe 80.00 vs MMMU 40.00 on 5 paired items: gap +40.00 points "
         "(lmmprobe - MMMU; +2 items)"
     )
+    # Each cause here holds one item: said in the singular (re-test 13 left "1 items").
+    lines = result.summary()
+    assert sum(": 1 item (" in line for line in lines) == 4, lines
+    assert not any(" 1 items" in line for line in lines), lines
     assert result.mcnemar_p is not None
 
 

@@ -160,3 +160,52 @@ def test_any_logged_grade_is_read_or_its_row_named(
             assert grade is not None
             # As logged: a 0-1 grade, or a score on LLaVA-Bench's scale (-1 where none).
             assert grade.value is None or -1.0 <= grade.value <= 10.0
+
+
+@pytest.mark.parametrize(
+    ("grade", "said"),
+    [
+        # A grade of the wrong shape used to leave the row out of MM-Vet's score unsaid.
+        ([{"score": 1.0}], "gpt_eval_score: [{'question_id': 'v1_0'"),
+        # The field was named "gpt_eval_score.verdict", a key the file does not have.
+        ({"a": [1]}, "gpt_eval_score.score: expected a verdict (number or true/false)"),
+        # A 401-digit number filled the cut message and left out why it was refused.
+        (10**400, "gpt_eval_score.score: the verdict 1000"),
+    ],
+    ids=["list", "nested", "huge"],
+)
+def test_a_bad_recorded_grade_is_its_rows_one_line_through_the_console(
+    tmp_path: Path, grade: Any, said: str
+) -> None:
+    records = _records(MMVET_LOG)
+    first = records[0]["gpt_eval_score"]
+    if isinstance(grade, list):
+        records[0]["gpt_eval_score"] = [first]
+    else:
+        first["score"] = grade
+    log = tmp_path / "samples_mmvet.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    copy = _mmvet_copy(tmp_path)
+    done = lmmprobe("score", log, "--benchmark", f"mmvet,path={copy}", columns=1000,
+                    HF_HUB_OFFLINE="1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.startswith(f"note: {log}:1: "))
+    assert said in line, line
+    assert len(line) < 300 and line.endswith("(kept as an error row)"), line
+    assert not isinstance(grade, int) or "is not a finite number" in line
+    assert "answers judged (mmvet-grade recorded): 0 by rule, 5 by judge" in done.stdout
+
+
+def test_the_audit_pairs_mmvets_recorded_grades_with_the_figure_printed(tmp_path: Path) -> None:
+    # lmmprobe's side of the audit was the rule's exact match (16.67), not the grades its own
+    # MM-Vet figure (60.0) is made of; the 43-point gap was blamed on "extraction".
+    copy = _mmvet_copy(tmp_path)
+    done = lmmprobe("score", MMVET_LOG, "--benchmark", f"mmvet,path={copy}", "--audit",
+                    columns=1000, HF_HUB_OFFLINE="1")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    figure = EXPECTED["mmvet"]["gpt_eval_score"]  # in points
+    n = len(_records(MMVET_LOG))
+    assert f"lmmprobe {figure:.2f} vs lmms-eval {figure:.2f} on {n} paired items: gap +0.00" in (
+        done.stdout
+    ), done.stdout
+    assert "extraction or normalization" not in done.stdout

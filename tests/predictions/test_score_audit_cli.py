@@ -127,8 +127,8 @@ def test_audit_explains_the_gap_to_mmmu_script(tmp_path: Path) -> None:
     expected = _expected()
     right = sum(expected.correct.values())
     assert f"lmmprobe {3 / 7 * 100:.2f} vs mmmu {right / 7 * 100:.2f} on 7 paired items" in out
-    assert "different gold answer: 1 items (lmmprobe higher on 0, mmmu on 1)" in out
-    assert "random fallback (the official code guessed): 1 items (lmmprobe higher on 0" in out
+    assert "different gold answer: 1 item (lmmprobe higher on 0, mmmu on 1)" in out
+    assert "random fallback (the official code guessed): 1 item (lmmprobe higher on 0" in out
     assert "validation_Art_3 (row 3)" in out
 
 

@@ -286,7 +286,9 @@ def test_replicas_the_cluster_cannot_hold_fail_before_any_starts():
     with pytest.raises(ValueError, match=r"cannot place 4 replicas.*4 x 1 = 4 CPUs.*2 CPUs") as e:
         ex.execute_spec("first", model, [_request(model)], lambda *_: None)
     assert "pass --replicas 2" in str(e.value)
-    with pytest.raises(ValueError, match=r"0 GPUs.*pass --gpus-per-replica 0"):
+    # Re-test 13 left "cannot place 1 replicas: they ask for 1 x 1 = 1 GPUs".
+    one = r"cannot place 1 replica: it asks for 1 x 1 = 1 GPU, and it has .* 0 GPUs"
+    with pytest.raises(ValueError, match=one + r".*pass --gpus-per-replica 0"):
         RayExecutor(replicas=1, gpus_per_replica=1).execute_spec(
             "first", model, [_request(model)], lambda *_: None
         )

@@ -88,7 +88,7 @@ def print_audit(result: Audit, *, limit: int = 20, legend: Sequence[str] = ()) -
     for cause in result.by_cause:
         items = [it for it in result.items if it.cause == cause]
         shown = items[:limit]
-        title = f"{CAUSE_TEXT[cause]}: {len(items)} items" + (
+        title = f"{CAUSE_TEXT[cause]}: {len(items)} item{'' if len(items) == 1 else 's'}" + (
             f" (first {len(shown)})" if len(shown) < len(items) else ""
         )
         table = Table(title=escape(title), box=box.SIMPLE_HEAD, title_justify="left")

@@ -493,7 +493,7 @@ def cost_lines(
     attempts = sum(r.stats.attempts or r.stats.called for r in results.models.values())
     if attempts > sent:
         # Each retry of a reply that came malformed or empty was paid as well.
-        line += f" ({attempts} attempts, retries included)"
+        line += f" ({attempts} attempt{'' if attempts == 1 else 's'}, retries included)"
     line += " and its judges' calls" if judged else ""
     if unsent:
         line += f"; {unsent} request(s) left unsent by the budget (no answer, no cost)"

@@ -145,8 +145,8 @@ def run(
         typer.Option(
             help="Frame policy for videos: N (N frames, evenly spread), fps=F or "
             "fps=F,max_frames=M; over each video's own [default: its own, else 8 frames]. "
-            "Several (8,16,32 or fps=1;fps=2): each sample asked under each, accuracy per "
-            "policy and frame_sensitivity reported.",
+            "Several (8,16,32 or fps=1;fps=2; at most 16): each sample asked under each, "
+            "accuracy per policy and frame_sensitivity reported.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
@@ -853,7 +853,7 @@ def export(
             lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
             db=db,
         )
-    err_console.print(f"wrote {n} rows to {out}", highlight=False)
+    err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
 
 
 # Sub-commands that live in their own modules (one owner each): register them here.

@@ -439,7 +439,10 @@ def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None
         head.add_row(side, escape(label))
     if same_run:
         head.add_row("run", escape(c.run_a))
-    head.add_row("paired", f"{c.n} answers on {c.samples} samples")
+    head.add_row(
+        "paired",
+        f"{c.n} answer{'' if c.n == 1 else 's'} on {c.samples} sample{'' if c.samples == 1 else 's'}",
+    )
     head.add_row("accuracy", f"A {_fmt(c.accuracy_a)}   B {_fmt(c.accuracy_b)}")
     pct = round(c.level * 100)
     head.add_row(
@@ -475,7 +478,7 @@ def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None
         _console.print("\nno paired answer differs in its verdict")
         return
     shown = len(c.differ)
-    title = f"{c.differ_total} answers differ" + (
+    title = f"{c.differ_total} answer{'' if c.differ_total == 1 else 's'} differ" + (
         f" (first {shown}; --limit N for more)" if shown < c.differ_total else ""
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), title_justify="left")

@@ -298,10 +298,11 @@ def score(
         if ground_truth is not None or matcher is not None:
             fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
         if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
-            if reader is not None or field or by or audit or as_published:
+            if reader is not None or field or by or audit or as_published or tool_version:
                 fail(
                     "a folder scored as a leaderboard set takes --benchmark and --format only "
-                    "(each member's file is read by its own reader)"
+                    "(each member's file is read by its own reader, with the rule version told "
+                    "from its own verdicts)"
                 )
             score_leaderboard(file, benchmark, fmt)
             return

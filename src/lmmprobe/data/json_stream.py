@@ -270,7 +270,11 @@ class _Chunks:
                     continue
                 raise DataError(f"{where}: not valid JSON: {exc.msg}") from exc
             except ValueError as exc:  # an integer past Python's digit limit
-                raise DataError(f"{where}: not valid JSON: {exc}") from None
+                # Python's own advice (sys.set_int_max_str_digits) is not the reader's to take.
+                raise DataError(f"{where}: not valid JSON: {str(exc).split(';')[0]}") from None
+            if end - self.pos > MAX_ELEMENT:
+                # Decoded whole once the buffer doubled past the bound: still over it.
+                raise DataError(f"{where}: an element larger than {MAX_ELEMENT >> 20} MiB")
             # A number or literal ending exactly at the buffer's end may continue in the next
             # chunk ("12" of "123"); so may a number followed only by what could still be its
             # own ("0" then "." of "0.5", "1" then "e" of "1e-3"): read on before trusting it.
@@ -309,6 +313,14 @@ def iter_json(path: Path, within: Path | None = None) -> Iterator[tuple[int, str
         while True:
             c = s.skip_ws()
             if c == closer:
+                s.pos += 1
+                # What follows the closing bracket is not JSON's: the file is not one document.
+                after = s.skip_ws()
+                if after:
+                    raise DataError(
+                        f"{path}: not valid JSON: {after!r} after the closing {closer!r} of the "
+                        f"{n:,} elements"
+                    )
                 return
             if n:
                 if c != ",":

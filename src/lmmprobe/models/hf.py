@@ -20,7 +20,7 @@ unlimited, 1 for architectures known to take one), ``chat_template_kwargs`` (``k
 pairs joined by ``;``, values read as JSON scalars, passed to the chat template: e.g.
 ``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off, so
 thinking on and off are two model specs of one checkpoint, with two identities),
-``chat_template_timeout`` (seconds one render of the chat template may take; 10) and
+``chat_template_timeout`` (seconds one render of the chat template may take; 10, at least 0.1) and
 ``chat_template_memory`` (MiB its renderer may grow by; 2048).
 
 The chat template comes with the checkpoint, so it is rendered as outside text is read: in a
@@ -70,6 +70,7 @@ from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models._images import image_key, images_problem
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
+from lmmprobe.schema.text import lone_surrogate
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -185,6 +186,10 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
     )
 
 
+MIN_TIMEOUT_S = 0.1
+"""The shortest ``chat_template_timeout`` taken (a real template renders in milliseconds)."""
+
+
 def _render_limits(options: Mapping[str, str]) -> RenderLimits:
     """The chat template's bounds from ``chat_template_timeout`` and ``chat_template_memory``."""
     defaults = RenderLimits()
@@ -196,10 +201,11 @@ def _render_limits(options: Mapping[str, str]) -> RenderLimits:
             "hf backend: chat_template_timeout must be a number of seconds and "
             "chat_template_memory a whole number of MiB"
         ) from exc
-    # A bound of nothing (or NaN, or past a day) is not a bound a run can keep.
-    if not 0 < timeout <= 86_400 or not 64 <= memory <= 1 << 20:
+    # A bound of nothing (or NaN, or past a day) is not a bound a run can keep; one below
+    # 0.1 s (1e-300) fails every render, and each failure restarts the renderer (seconds).
+    if not MIN_TIMEOUT_S <= timeout <= 86_400 or not 64 <= memory <= 1 << 20:
         raise ValueError(
-            "hf backend: chat_template_timeout must be above 0 and at most 86400 s, "
+            f"hf backend: chat_template_timeout must be from {MIN_TIMEOUT_S:g} to 86400 s, "
             "chat_template_memory from 64 to 1048576 MiB"
         )
     return RenderLimits(timeout_s=timeout, memory_mib=memory, max_chars=defaults.max_chars)
@@ -421,6 +427,15 @@ class HFModel:
                     request,
                     f"sample {request.sample_id}: the chat template of {self.opts.path} {exc}",
                 ) from exc
+            # Jinja spells "\ud800" as a lone surrogate, which no tokenizer encodes: left in,
+            # it failed the whole batch's encoding as an internal error naming nothing.
+            where = lone_surrogate(text)
+            if where is not None:
+                raise ChatTemplateError(
+                    request,
+                    f"sample {request.sample_id}: the chat template of {self.opts.path} rendered "
+                    f"a lone surrogate ({where}), which is not text a tokenizer encodes",
+                )
             self._check_rendered(request, text)
             return text + _prefix(request.response_prefix)
         # No template (e.g. original BLIP-2 and PaliGemma checkpoints).

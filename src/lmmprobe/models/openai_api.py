@@ -1000,7 +1000,11 @@ class OpenAIChatModel:
                 }
             )
         elif err.retryable:
-            info = info.model_copy(update={"message": f"{info.message} (after {attempt} attempts)"})
+            info = info.model_copy(
+                update={
+                    "message": f"{info.message} (after {attempt} attempt{'' if attempt == 1 else 's'})"
+                }
+            )
         return self._error(request, info, t0, paid)
 
     def _reply(

@@ -125,7 +125,8 @@ def as_verdict(where: str, field: str, value: Any) -> float | None:
     if math.isnan(number):
         return None
     if math.isinf(number):
-        raise row_error(where, field, f"the verdict {value!r} is not a finite number"[:200])
+        # The number is cut, not the reason (a 400-digit integer left no room for it).
+        raise row_error(where, field, f"the verdict {value!r:.60} is not a finite number")
     return number
 
 

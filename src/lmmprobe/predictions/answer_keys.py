@@ -118,7 +118,7 @@ def key_version(benchmark: str, key: Mapping[str, str | Sequence[str]]) -> str:
         if k.sha256 == digest:
             return f"{benchmark} answer key sha256:{digest[:12]} = {k.name}"
     what = "no known version" if known else "no earlier version known"
-    return f"{benchmark} answer key sha256:{digest[:12]} ({len(key)} items; {what})"
+    return f"{benchmark} answer key sha256:{digest[:12]} ({len(key)} item{'' if len(key) == 1 else 's'}; {what})"
 
 
 def older_gold(benchmark: str, sample_id: str) -> list[tuple[KeyVersion, tuple[str, ...]]]:
@@ -189,7 +189,7 @@ def key_warnings(
     if len(rest) > FEW:
         shown = ", ".join(rest[:20]) + (f" and {len(rest) - 20} more" if len(rest) > 20 else "")
         out.append(
-            f"{path} records another gold than the local {benchmark} key on {len(rest)} items: "
+            f"{path} records another gold than the local {benchmark} key on {len(rest)} item{'' if len(rest) == 1 else 's'}: "
             f"{shown}"
         )
     elif rest and file_golds is not None:

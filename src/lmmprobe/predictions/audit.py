@@ -257,13 +257,13 @@ class Audit:
         pts = 100 / self.n
         lines = [
             f"{self.label_a} {float(self.credit_a) * pts:.2f} vs {self.label_b} "
-            f"{float(self.credit_b) * pts:.2f} on {self.n} paired items: gap "
+            f"{float(self.credit_b) * pts:.2f} on {self.n} paired item{'' if self.n == 1 else 's'}: gap "
             f"{float(self.gap) * pts:+.2f} points ({self.label_a} - {self.label_b}; "
             f"{_num(self.gap)} items)"
         ]
         for cause, c in self.by_cause.items():
             lines.append(
-                f"  {CAUSE_TEXT[cause]}: {c.items} items ({self.label_a} higher on "
+                f"  {CAUSE_TEXT[cause]}: {c.items} item{'' if c.items == 1 else 's'} ({self.label_a} higher on "
                 f"{c.a_higher}, {self.label_b} on {c.b_higher}), explains "
                 f"{float(c.net) * pts:+.2f} points ({_num(c.net)} items)"
             )

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.base import DataError, parse_source_spec
 from lmmprobe.metrics.builtin.leaderboard import LEADERBOARD_SETS, column_metric_name
 from lmmprobe.metrics.leaderboard import (
@@ -87,12 +88,15 @@ def find_member_files(folder: Path, board: str) -> tuple[dict[str, Path], dict[s
     """
     if not folder.is_dir():
         raise DataError(f"{folder}: not a folder")
-    entries = []
+    entries: list[Path] = []
+    odd: list[
+        Path
+    ] = []  # named as a member's file but no regular file (a FIFO, a link to a device)
     for i, entry in enumerate(folder.iterdir()):
         if i >= _MAX_FILES:
             raise DataError(f"{folder}: more than {_MAX_FILES:,} entries: not a predictions folder")
-        if entry.suffix.lower() in SUFFIXES and entry.is_file():
-            entries.append(entry)
+        if entry.suffix.lower() in SUFFIXES:
+            (entries if entry.is_file() else odd).append(entry)
     found: dict[str, Path] = {}
     problems: dict[str, str] = {}
     for member, dataset in _members(board).items():
@@ -102,8 +106,14 @@ def find_member_files(folder: Path, board: str) -> tuple[dict[str, Path], dict[s
             raise DataError(
                 f"{folder}: {len(matches)} files for {member} ({dataset}): {names}; keep one"
             )
+        unread = sorted(e for e in odd if e.stem == member or e.stem.endswith(f"_{dataset}"))
         if matches:
             found[member] = matches[0]
+        elif unread:
+            # Said as what it is: "no file" sent a user looking for a file that is there.
+            problems[member] = not_regular_file(unread[0], "predictions") or (
+                f"{unread[0]}: not a regular file (a broken link?)"
+            )
         else:
             problems[member] = f"no file {member}.EXT or *_{dataset}.EXT in {folder}"
     return found, problems

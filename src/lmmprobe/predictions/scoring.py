@@ -543,7 +543,7 @@ def _targets(
             if found is None:
                 problems.append(
                     f"{at}: position {value!r} ({scheme.source}) is not in {source} "
-                    f"({join.total} samples)"
+                    f"({join.total} sample{'' if join.total == 1 else 's'})"
                 )
             else:
                 samples.append(found)

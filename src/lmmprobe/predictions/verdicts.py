@@ -29,6 +29,7 @@ from lmmprobe.metrics.benchmark_choice import (
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.metrics.builtin._official import verdicts as official_verdicts
 from lmmprobe.metrics.builtin.benchmark_choice import MATHVISTA_JUDGE, MMBENCH_JUDGE
+from lmmprobe.metrics.builtin.benchmark_judged import MMVET, MMVET_JUDGE
 from lmmprobe.predictions.answer_keys import older_gold, plain_id
 from lmmprobe.predictions.audit import Audit, Verdict, audit
 from lmmprobe.predictions.imported import ImportedPrediction
@@ -143,6 +144,25 @@ def score_verdict(
     metric = score.official_metric
     guessed = False
     judged = False
+    if metric == MMVET:
+        found = official_verdicts(score, MMVET_JUDGE, judge)
+        if found == []:
+            return _unjudged(score, raw, _gold_texts(score))
+        grades = [j.value for j in (found or []) if j.value is not None]
+        if grades:
+            # MM-Vet's figure averages the judge's 0-1 grades (a recorded one included): the
+            # grade is the credit, so this side adds up to the figure printed. The rule's
+            # exact match stood here, and an audit blamed the gap on extraction.
+            return Verdict(
+                sample_id=score.sample_id,
+                repeat=score.repeat,
+                credit=sum(grades) / len(grades),
+                raw=raw if raw is not None else score.prediction_text,
+                reading=None,
+                recorded=False,
+                gold=_gold_texts(score),
+                judged=True,
+            )
     if metric == MATHVISTA_METRIC:
         found = official_verdicts(score, MATHVISTA_JUDGE, judge)
         if found == []:

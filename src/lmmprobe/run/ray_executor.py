@@ -822,8 +822,15 @@ def _asks(cpus: float, gpus: float) -> str:
     return f"{cpus:g} CPU and {gpus:g} GPU"
 
 
+def _amount(value: float, what: str) -> str:
+    """``1 CPU``, ``2 CPUs``, ``0.5 CPUs``: a resource count with its unit."""
+    return f"{value:g} {what}{'' if value == 1 else 's'}"
+
+
 def _has(resources: dict[str, float]) -> str:
-    return f"{resources.get('CPU', 0):g} CPUs and {resources.get('GPU', 0):g} GPUs"
+    return (
+        f"{_amount(resources.get('CPU', 0), 'CPU')} and {_amount(resources.get('GPU', 0), 'GPU')}"
+    )
 
 
 def _check_fits(n: int, cpus: float, gpus: float, total: dict[str, float]) -> None:
@@ -841,7 +848,7 @@ def _check_fits(n: int, cpus: float, gpus: float, total: dict[str, float]) -> No
     if not short:
         return
     fit = min(int(have // per) for _, per, have in short)
-    asked = "; ".join(f"{n} x {per:g} = {n * per:g} {what}s" for what, per, _ in short)
+    asked = "; ".join(f"{n} x {per:g} = {_amount(n * per, what)}" for what, per, _ in short)
     if fit >= 1:
         advice = f"pass --replicas {fit}"
     elif any(what == "GPU" for what, _, _ in short):
@@ -849,6 +856,7 @@ def _check_fits(n: int, cpus: float, gpus: float, total: dict[str, float]) -> No
     else:
         advice = "pass a smaller --cpus-per-replica"
     raise ValueError(
-        f"the Ray cluster cannot place {n} replicas: they ask for {asked}, and it has "
-        f"{_has(total)} in all; {advice} (or add nodes)"
+        f"the Ray cluster cannot place {n} replica{'' if n == 1 else 's'}: "
+        f"{'it asks' if n == 1 else 'they ask'} for {asked}, and it has {_has(total)} in all; "
+        f"{advice} (or add nodes)"
     )

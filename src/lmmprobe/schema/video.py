@@ -199,6 +199,8 @@ class FramePolicy(BaseModel):
                 raise ValueError(
                     f"the clip lasts {duration:g} s: LongVideoBench's sampler needs 1 s"
                 )
+            if not math.isfinite(duration * rate):  # an annotation's 1e308 s: no int of it
+                raise ValueError(f"the clip ({duration:g} s) is longer than the video's frames")
             step = int(int(duration * rate) / taken)
             picked = [step * k for k in range(taken)]
             if picked[-1] >= frame_count:
@@ -273,18 +275,29 @@ def mvbench_indices(
     return picked
 
 
+MAX_POLICIES = 16
+"""The most frame policies one sweep takes: each asks every video sample again and decodes its
+frames again (512 policies ran for minutes before asking anything)."""
+
+
 def parse_policies(text: str) -> list[FramePolicy]:
     """One or more frame policies: ``8``, ``8,16,32``, ``fps=1`` or ``fps=0.5;fps=1;fps=2``.
 
     Policies are separated by ``;``; a list of bare counts may use commas (``8,16,32``).
 
     Raises:
-        ValueError: A policy is malformed, or one is given twice (naming it).
+        ValueError: A policy is malformed, one is given twice (naming it), or there are more
+            than `MAX_POLICIES`.
 
     """
     parts = text.split(";")
     if len(parts) == 1 and re.fullmatch(r"\s*\d+\s*(,\s*\d+\s*)+", text):
         parts = text.split(",")
+    if len(parts) > MAX_POLICIES:
+        raise ValueError(
+            f"{len(parts):,} frame policies; a sweep takes at most {MAX_POLICIES} (each asks "
+            "every video sample again)"
+        )
     policies = [FramePolicy.parse(part) for part in parts]
     labels = [p.label for p in policies]
     for label in labels:

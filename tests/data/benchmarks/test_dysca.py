@@ -421,3 +421,37 @@ def test_a_question_list_of_the_wrong_shape_is_one_line_naming_the_file(
     assert out.returncode != 0
     assert said in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _entry_with(extra: str) -> bytes:
+    """The first test entry with `extra` (JSON text) as one more field."""
+    return ("[" + json.dumps(_entries()[0])[:-1] + f', "x": {extra}}}]').encode()
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        # Bytes that do not decode were "expected a JSON list of entries, got nothing".
+        (b'[{"id": "\xff"}]', "Dysca.json:1: byte 0xff at offset 9: not UTF-8 text"),
+        # Text after the list was read past without a word.
+        (_entry_with("1") + b" garbage", "Dysca.json: not valid JSON: 'g' after the closing ']'"),
+        # An element of 80 MiB passed the 64 MiB bound (decoded whole once the buffer doubled).
+        (_entry_with('"' + "a" * (80 << 20) + '"'), "Dysca.json:#1: an element larger than 64"),
+        # Python's advice to call sys.set_int_max_str_digits is no advice to a user.
+        (_entry_with("9" * 5000), "Dysca.json:#1: not valid JSON: Exceeds the limit (4300 "),
+    ],
+    ids=["undecodable", "trailing", "huge-element", "long-integer"],
+)
+def test_a_malformed_question_list_is_one_line_naming_where(
+    tmp_path: Path, data: bytes, said: str
+) -> None:
+    root = _copy(tmp_path / "dysca", _entries()[:2])
+    (root / "Dysca.json").write_bytes(data)
+    out = lmmprobe(
+        "run", "--data", f"dysca,path={root},split=clean", "-m", "first", "--dry-run",
+        columns=1000, HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    (line,) = [x for x in out.stderr.splitlines() if x.strip()]
+    assert said in line, line
+    assert "set_int_max_str_digits" not in line and "Traceback" not in out.stderr

@@ -289,3 +289,31 @@ def test_a_folder_of_which_nothing_can_be_scored_fails(tmp_path: Path, fmt: str)
     if fmt == "json":  # the document still says why each column is missing
         doc = json.loads(proc.stdout)
         assert doc["average"] is None and "not a readable .xlsx" in doc["missing"]["OCRBench"][0]
+
+
+def test_a_member_file_that_is_no_regular_file_is_named_as_such(tmp_path: Path) -> None:
+    # Re-test 13 left it: a FIFO or a link to a device was "no file ... in FOLDER", which sent
+    # the user looking for a file that is there.
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    os.mkfifo(folder / "M_MMStar.tsv")
+    (folder / "M_OCRBench.xlsx").symlink_to("/dev/zero")
+    proc = lmmprobe("score", folder, "--benchmark", "openvlm", columns=1000, HF_HUB_OFFLINE="1")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    said = proc.stdout + proc.stderr
+    assert f"missing MMStar (mmstar): {folder / 'M_MMStar.tsv'}: a FIFO, not a regular file" in said
+    assert "missing OCRBench (ocrbench): " in said
+    assert f"{folder / 'M_OCRBench.xlsx'}: a character device, not a regular file" in said
+
+
+def test_a_tool_version_for_a_leaderboard_folder_is_refused_not_ignored(tmp_path: Path) -> None:
+    folder = tmp_path / "preds"
+    folder.mkdir()
+    proc = lmmprobe(
+        "score", folder, "--benchmark", "openvlm", "--tool-version", "2024-01-08",
+        HF_HUB_OFFLINE="1",
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "a folder scored as a leaderboard set takes --benchmark and --format only" in (
+        " ".join(proc.stderr.split())
+    )

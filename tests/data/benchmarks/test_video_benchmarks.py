@@ -396,6 +396,33 @@ def test_longvideobench_runs_by_name_through_the_console_with_its_frames(tmp_pat
     assert [round(f["time"] * 10) for f in video["frames"]] == [0, 10, 20, 30]
 
 
+def test_a_longvideobench_duration_past_any_frame_count_is_that_rows_one_line(
+    tmp_path: Path,
+) -> None:
+    needs_av()
+    # 1e308 s is a finite number, but times the frame rate it is not: it was a traceback
+    # (OverflowError from the sampler's int) that stopped the whole load.
+    copy = _lvb_copy(tmp_path / "longvideobench", [_lvb_row(1, "a", 1e308, 0, "15"),
+                                                   _lvb_row(2, "a", 4.0, 2, "15")])  # fmt: skip
+    proc = lmmprobe("run", "-d", f"longvideobench,path={copy}", "-m", "first", "--dry-run",
+                    columns=1000)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "1 request(s) to send of 1" in proc.stdout
+    said = proc.stdout + proc.stderr
+    assert "lvb_val.json:1: " in said and "is longer than the video's frames" in said, said
+
+
+def test_a_missing_file_of_a_video_copy_is_named_without_hemm(tmp_path: Path) -> None:
+    needs_av()
+    copy = _egoschema_copy(tmp_path / "egoschema", ["u1"], {"u1": 0})
+    (copy / "subset_answers.json").unlink()
+    proc = lmmprobe("run", "-d", f"egoschema,path={copy}", "-m", "first", "--dry-run")
+    assert proc.returncode == 2
+    # The copy is EgoSchema's: the message once called its file "HEMM's".
+    assert "the local copy lacks its file subset_answers.json" in proc.stderr, proc.stderr
+    assert "HEMM" not in proc.stderr
+
+
 def test_longvideobench_reading_score_and_prompt_equal_the_references(tmp_path: Path) -> None:
     needs_av()
     expected = PARITY["longvideobench"]

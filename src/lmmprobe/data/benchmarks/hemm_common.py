@@ -279,7 +279,7 @@ def open_copy(path: Path, relative: str | None = None) -> IO[bytes]:
             error names `path` only).
 
     Raises:
-        DataError: Missing (naming HEMM's file and where the fetch command is), not a regular
+        DataError: Missing (naming the copy's file and where the fetch command is), not a regular
             file, or unreadable; one line naming `path`.
 
     """
@@ -295,7 +295,8 @@ def _copy_error(path: Path, relative: str | None, exc: OSError) -> DataError:
         if relative is None:
             return DataError(f"{path} not found")
         return DataError(
-            f"{path} not found: the local copy lacks HEMM's file {relative} (see `lmmprobe "
+            # Not only HEMM's copies read through here (the video benchmarks' do too).
+            f"{path} not found: the local copy lacks its file {relative} (see `lmmprobe "
             "data show` for the command that fetches it)"
         )
     # no permission, a folder on some systems, a loop of links

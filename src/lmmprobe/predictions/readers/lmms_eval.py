@@ -106,12 +106,18 @@ def _grade(row: Mapping[str, Any], where: str) -> RecordedGrade | None:
 
     """
     mmvet = row.get("gpt_eval_score")
+    if "gpt_eval_score" in row and not isinstance(mmvet, dict | int | float):
+        # Neither a grade object nor a number: no reader takes it, and the row used to be
+        # left out of MM-Vet's score without a word (coverage still 1.0).
+        raise row_error(where, "gpt_eval_score", f"{mmvet!r:.60}: not a grade")
     if isinstance(mmvet, dict) and mmvet.keys() >= _MMVET_GRADE:
         value = as_verdict(where, "gpt_eval_score.score", mmvet["score"])
         if value is None or not 0.0 <= value <= 1.0:
             raise row_error(where, "gpt_eval_score.score", f"{mmvet['score']!r}: not a 0-1 grade")
         return RecordedGrade("mmvet-grade", value, _judge_model(mmvet))
     review = row.get(_LLAVA_REVIEW)
+    if _LLAVA_REVIEW in row and not (isinstance(review, dict) and "scores" in review):
+        raise row_error(where, _LLAVA_REVIEW, f"{review!r:.60}: not a review with its scores")
     if isinstance(review, dict) and "scores" in review:
         field = f"{_LLAVA_REVIEW}.scores"
         pair = review["scores"]
@@ -313,7 +319,8 @@ def _metric(
             return name, as_verdict(where, name, value), None
         if isinstance(value, dict):
             reading = next((value[k] for k in _READINGS if k in value), None)
-            verdict = next((value[k] for k in _VERDICTS if k in value), None)
+            key = next((k for k in _VERDICTS if k in value), None)
+            verdict = None if key is None else value[key]
             text = None if reading is None else _reading_text(reading)
             if verdict is None and value.keys() >= _MMMU_KEYS:
                 golds = value["answer"]
@@ -330,7 +337,8 @@ def _metric(
                 told = mmmu_layout(value) or ("per-response" if PASS_AT_K in row else None)
                 told = told or layout.of(name)
                 return name, None if told is None else (one if told == "one" else per), text
-            return name, as_verdict(where, f"{name}.verdict", verdict), text
+            # Named by the key the file holds it under (``gpt_eval_score.score``).
+            return name, as_verdict(where, f"{name}.{key}", verdict), text
     return None, None, None
 
 

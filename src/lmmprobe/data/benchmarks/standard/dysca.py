@@ -163,6 +163,9 @@ def _entries(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
             f"{DYSCA.fetch}"
         )
     opener = first_json_char(path)
+    if opener == "" and path.stat().st_size:
+        # Not empty, so bytes that do not decode: iter_json names the line and byte offset.
+        next(iter_json(path), None)
     if opener != "[":
         got = {"{": "a JSON object", "": "nothing"}.get(opener, "not JSON")
         raise DataError(f"{path}: expected a JSON list of entries, got {got}")
