@@ -628,3 +628,22 @@ def test_charxiv_descriptive_groups_whose_calls_failed_are_asked_again_exactly(
     (result,) = json.loads((tmp_path / "o2" / "results.json").read_text())["models"].values()
     assert result["judge"]["decided"] == {"rule": 0, "judge": 23, "unjudged": 5}
     assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
+
+
+def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_fails_nothing(
+    tmp_path: Path,
+) -> None:
+    # Before: the grader built its prompt from fields only CharXiv's rows have, and the
+    # judging step failed with `KeyError: 'inst_category'`. Now it applies to no answer of
+    # other data, as CharXiv's descriptive grader already did: no judge call, the run complete.
+    with FakeOpenAIServer(reply_table=[("x", "y")]) as server:
+        proc = lmmprobe(
+            "run", "-m", "first", "--data", "demo,n=4", "-q", "--db", tmp_path / "db",
+            "--out", tmp_path / "out", "--judge", f"openai:judge@{server.base_url}",
+            "--judge-protocol", "charxiv-reasoning-grade", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+        assert server.requests_total == 0
+    assert proc.returncode == 0, proc.stderr
+    assert "KeyError" not in proc.stdout + proc.stderr
+    assert "answers judged (none applied)" in proc.stdout
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["status"] == "complete"

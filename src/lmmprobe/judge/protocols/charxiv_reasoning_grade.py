@@ -243,6 +243,23 @@ class CharXivReasoningGrade:
         default_factory=lambda: GenerationParams(max_new_tokens=256, temperature=0.0, top_p=1.0)
     )
 
+    def applies(self, item: JudgeItem) -> bool:
+        """An answer (not failed, not cut off) to a CharXiv reasoning question.
+
+        The grading prompt is built from the question's ``inst_category`` and ``raw_question``;
+        an answer to other data has neither, so it is not this protocol's to grade.
+        """
+        m = item.sample.metadata
+        category = m.get("inst_category")
+        return (
+            item.score.error_type is None
+            and item.score.stage not in ("error", "truncated")
+            and isinstance(category, int)
+            and not isinstance(category, bool)
+            and category in GRADING_INST
+            and isinstance(m.get("raw_question"), str)
+        )
+
     def rule(self, item: JudgeItem) -> Reading | None:
         """None: every answer is graded by the judge."""
         return None
