@@ -28,7 +28,9 @@ def _script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("weights", ["device", "disk"])
+# "device" is the script's default; "disk" (the backend loading the saved folder, as every other
+# hf test's checkpoint is loaded) takes three times as long and runs under -m slow.
+@pytest.mark.parametrize("weights", ["device", pytest.param("disk", marks=pytest.mark.slow)])
 def test_tiny_run_ends_with_every_figure_and_rankings_agree(tmp_path: Path, weights: str) -> None:
     # device: weights built in place and handed to the backend; disk: the backend loads them.
     args = ["--shape", "tiny", "--device", "cpu", "--samples", "4", "--max-new-tokens", "4"]

@@ -244,34 +244,47 @@ def test_llava_wild_review_relative_score(tmp_path: Path) -> None:
     assert _metric(model, "llava_wild_relative") == 86.7
 
 
-@pytest.mark.parametrize("review", ["8 -1e6", "10 1e300", "1e308 1e308", "0 5", "-5 10"])
-def test_llava_wild_review_scores_outside_1_to_10_are_unjudged(tmp_path: Path, review: str) -> None:
+OFF_SCALE = ["8 -1e6", "10 1e300", "1e308 1e308", "0 5", "-5 10"]
+
+
+def test_llava_wild_review_scores_outside_1_to_10_are_unjudged(tmp_path: Path) -> None:
     # Re-test 11 #18: "8 -1e6" made the judge score -1000000.000, "1e308 1e308" inf on the
-    # terminal and null in results.json; every case said "0 unjudged".
+    # terminal and null in results.json; every case said "0 unjudged". One run holds every
+    # off-scale review (one question each) beside one review in range.
+    n = len(OFF_SCALE) + 1
     rows = {
-        "question_id": [0, 1],
-        "question": ["What dish is this? #a", "Describe the photo. #b"],
-        "image": [_img(0), _img(1)],
-        "caption": ["A bowl of ramen.", "A street at night."],
-        "gpt_answer": ["It is ramen.", "A busy street lit by neon signs."],
-        "category": ["conv", "detail"],
-        "image_id": ["001", "002"],
+        "question_id": list(range(n)),
+        "question": ["What dish is this? #q0"]
+        + [f"Describe the photo. #q{i}" for i in range(1, n)],
+        "image": [_img(i) for i in range(n)],
+        "caption": ["A bowl of ramen."] + ["A street at night."] * (n - 1),
+        "gpt_answer": ["It is ramen."] + ["A busy street lit by neon signs."] * (n - 1),
+        "category": ["conv"] + ["detail"] * (n - 1),
+        "image_id": [f"{i:03d}" for i in range(n)],
     }
     feats = Features({"question_id": Value("int8"), "question": STR, "image": Image(),
                       "caption": STR, "gpt_answer": STR, "category": STR, "image_id": STR})  # fmt: skip
     folder = write_hub_snapshot(tmp_path / "lw", {"train": Dataset.from_dict(rows, features=feats)})
     table = [
         ("[Assistant 2]\nRamen.\n\n[End of Assistant 2]", "8 6\nAssistant 1 is more detailed."),
-        ("[Assistant 2]\nA street.\n\n[End of Assistant 2]", f"{review}\nOff the scale."),
-        ("#a", "Ramen."), ("#b", "A street."),
-    ]  # fmt: skip
+        *(
+            (f"[Assistant 2]\nStreet {i}.\n\n[End of Assistant 2]", f"{review}\nOff the scale.")
+            for i, review in enumerate(OFF_SCALE, 1)
+        ),
+        ("#q0", "Ramen."),
+        *((f"#q{i}", f"Street {i}.") for i in range(1, n)),
+    ]
     model, _ = _run(tmp_path, f"llava-wild,path={folder}", table)
-    assert model["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": 1}
-    # The one verdict in range is the judged-only figure; the off-scale one is not in it.
+    assert model["judge"]["decided"] == {"rule": 0, "judge": 1, "unjudged": len(OFF_SCALE)}
+    # The one verdict in range is the judged-only figure; the off-scale ones are not in it.
     assert model["metrics"]["judge_score"]["value"] == 6.0
     with sqlite3.connect(tmp_path / "db") as c:
-        (reason,) = c.execute("SELECT reason FROM judgements WHERE decided_by = 'unjudged'")
-    assert "is outside 1-10" in reason[0], reason
+        reasons = dict(
+            c.execute("SELECT sample_id, reason FROM judgements WHERE decided_by = 'unjudged'")
+        )
+    assert len(reasons) == len(OFF_SCALE), reasons
+    for sample_id, reason in reasons.items():
+        assert "is outside 1-10" in reason, (sample_id, reason)
 
 
 def test_data_show_names_the_official_judge() -> None:

@@ -118,7 +118,21 @@ def _bounded(model: HFModel, conversation: list[dict[str, Any]]) -> tuple[str, s
         return "rejected", str(exc)
 
 
-@pytest.fixture(scope="module", params=list(CHECKPOINTS))
+# Each parity check loads its checkpoint and starts a render child (seconds each on a loaded
+# machine). The fast suite keeps every distinct template: each architecture's, and the thinking
+# template with its argument passed (off: the branch the others do not take). Under -m slow:
+# small-llava (llava's template on larger weights) and the thinking template unset and on (one
+# branch, the same prompt).
+SLOW_CHECKPOINTS = ("small-llava", "llava-think", "llava-think-on")
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(name, marks=pytest.mark.slow) if name in SLOW_CHECKPOINTS else name
+        for name in CHECKPOINTS
+    ],
+)
 def checkpoint(request: pytest.FixtureRequest, tiny_cache: Path) -> Any:
     build, options = CHECKPOINTS[request.param]
     build = dict(build)
