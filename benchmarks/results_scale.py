@@ -16,7 +16,8 @@ n-gram counts, its CIDEr scorer the references' document frequencies, before sco
 rows' texts, not their Scores, are what the new way holds.
 
 - old: every stored row read as a `Score` (`Store.iter_score_rows` + `score_from_row`, as the
-  judge step's and the report's readers do), then `build_results` over those Scores;
+  judge step's and the report's readers do), then `build_results` over those Scores held in
+  memory (`ScoreRows`);
 - new: `rebuild_results(store, run)`: the store's `RowSource`, one pass in chunks.
 
 Each prints its wall time and peak RSS (``ru_maxrss``); the results must be identical (the
@@ -51,7 +52,7 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.report import Results, build_results, rebuild_results
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.runner import ModelOutcome, RunOutcome
-from lmmprobe.schema import ErrorInfo, Response, RunSpec, Sample, Score, Usage
+from lmmprobe.schema import ErrorInfo, Response, RunSpec, Sample, Score, ScoreRows, Usage
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
 
@@ -132,7 +133,7 @@ def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1, shape: str = 
             store.put_responses(MODEL, requests, responses)
             store.put_scores(RUN, scores)
         outcome = _outcome(db, spec, manifest, [])
-        results = build_results(outcome, rows={MODEL: store.rows(RUN, MODEL)})
+        results = build_results(outcome.record(), rows={MODEL: store.rows(RUN, MODEL)})
         store.update_run(RUN, status="complete", results=results.model_dump(mode="json"))
 
 
@@ -167,7 +168,7 @@ def rebuild_old(db: Path) -> Results:
         run = store.get_run(RUN)
         scores = [score_from_row(rec) for rec in store.iter_score_rows(RUN)]
         outcome = _outcome(db, _spec(db), run["manifest"], scores)
-        return build_results(outcome)
+        return build_results(outcome.record(), rows={MODEL: ScoreRows(scores)})
 
 
 def rebuild_new(db: Path) -> Results:
