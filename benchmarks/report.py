@@ -29,7 +29,7 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.report import build_results, write_report, write_results
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.runner import ModelOutcome, RunOutcome
-from lmmprobe.schema import ErrorInfo, Response, RunSpec, Score
+from lmmprobe.schema import ErrorInfo, Response, RunSpec, Score, ScoreRows
 from lmmprobe.store import Store
 
 SUBTASKS = ("color", "shape", "count", "position", "style", "text", "age", "emotion")
@@ -135,7 +135,9 @@ def build_store(db: Path, data: Path, models: int, seed: int = 0) -> str:
             outcome.models.append(
                 ModelOutcome(model, idents[model], scores, requests=len(scores), called=len(scores))
             )
-        results = build_results(outcome)
+        results = build_results(
+            outcome.record(), rows={m.spec: ScoreRows(m.scores) for m in outcome.models}
+        )
         store.update_run(run_id, status="complete", results=results.model_dump(mode="json"))
     write_results(results, out_dir)
     return run_id

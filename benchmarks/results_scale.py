@@ -8,10 +8,16 @@ metadata keys; ``--repeats R`` asks each sample R times, N / R samples), then re
 results in fresh processes, one per way and size. With ``--shape mmbench`` the run is
 MMBench-shaped: every row carries MMBench's tag (4 published copies per question, grouped by
 ``circular_index``), so its official ``mmbench_circular`` is computed, and with ``--repeats``
-above 1 ``instability`` too: the metrics that read rows as Scores, not only columns.
+above 1 ``instability`` too: the metrics that read rows as Scores, not only columns. With
+``--shape captions`` every row is a caption (no verdict, five reference captions, as a
+ReForm-Eval caption task's rows): the corpus metrics BLEU-1..4, ROUGE-L and CIDEr, which
+pycocoevalcap computes over the whole corpus at once (its BLEU scorer collects every image's
+n-gram counts, its CIDEr scorer the references' document frequencies, before scoring), so the
+rows' texts, not their Scores, are what the new way holds.
 
 - old: every stored row read as a `Score` (`Store.iter_score_rows` + `score_from_row`, as the
-  judge step's and the report's readers do), then `build_results` over those Scores;
+  judge step's and the report's readers do), then `build_results` over those Scores held in
+  memory (`ScoreRows`);
 - new: `rebuild_results(store, run)`: the store's `RowSource`, one pass in chunks.
 
 Each prints its wall time and peak RSS (``ru_maxrss``); the results must be identical (the
@@ -46,7 +52,7 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.report import Results, build_results, rebuild_results
 from lmmprobe.run.manifest import build_manifest
 from lmmprobe.run.runner import ModelOutcome, RunOutcome
-from lmmprobe.schema import ErrorInfo, Response, RunSpec, Sample, Score, Usage
+from lmmprobe.schema import ErrorInfo, Response, RunSpec, Sample, Score, ScoreRows, Usage
 from lmmprobe.store import Store
 from lmmprobe.store.sqlite import score_from_row
 
@@ -91,12 +97,20 @@ def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1, shape: str = 
                             "benchmark": "mmbench", "metric": "mmbench_circular",
                             "circular_index": i // repeats // 4, "n_options": 4,
                         }  # fmt: skip
+                    if shape == "captions":
+                        refs = [_caption(rng) for _ in range(5)]
                     samples.append(Sample(id=sid, question="What color?", choices=choices, answer=gold, metadata=meta))  # fmt: skip
                 requests.append(template.model_copy(update={"key": key, "sample_id": sid, "repeat": repeat}))  # fmt: skip
                 common: dict[str, Any] = dict(
                     model=MODEL, sample_id=sid, repeat=repeat, key=key, gold=gold,
                     gold_text=choices[gold], metadata=meta, abstain_offered=i % 10 == 0,
                 )  # fmt: skip
+                if shape == "captions":
+                    text = _caption(rng)
+                    common |= {"gold": refs, "gold_text": refs[0]}
+                    responses.append(Response(key=key, text=text, latency_s=0.1))
+                    scores.append(Score(stage="text", prediction_text=text, **common))
+                    continue
                 roll = rng.random()
                 if roll < 0.01:
                     responses.append(Response(key=key, error=ErrorInfo(type="timeout", message="timed out", retryable=True)))  # fmt: skip
@@ -119,8 +133,23 @@ def build_store(db: Path, n: int, seed: int = 0, repeats: int = 1, shape: str = 
             store.put_responses(MODEL, requests, responses)
             store.put_scores(RUN, scores)
         outcome = _outcome(db, spec, manifest, [])
-        results = build_results(outcome, rows={MODEL: store.rows(RUN, MODEL)})
+        results = build_results(outcome.record(), rows={MODEL: store.rows(RUN, MODEL)})
         store.update_run(RUN, status="complete", results=results.model_dump(mode="json"))
+
+
+# fmt: off
+_WORDS = (
+    "a", "man", "woman", "dog", "cat", "red", "blue", "small", "large", "standing", "sitting",
+    "on", "the", "in", "of", "with", "near", "street", "table", "grass", "water", "field",
+    "park", "car", "bus", "tree", "sky", "two", "three", "people", "holding", "looking",
+    "white",
+)
+# fmt: on
+
+
+def _caption(rng: random.Random) -> str:
+    """A caption-like sentence of 8 to 14 words."""
+    return " ".join(rng.choice(_WORDS) for _ in range(rng.randrange(8, 15)))
 
 
 def _outcome(db: Path, spec: RunSpec, manifest: dict[str, Any], scores: list[Score]) -> RunOutcome:
@@ -139,7 +168,7 @@ def rebuild_old(db: Path) -> Results:
         run = store.get_run(RUN)
         scores = [score_from_row(rec) for rec in store.iter_score_rows(RUN)]
         outcome = _outcome(db, _spec(db), run["manifest"], scores)
-        return build_results(outcome)
+        return build_results(outcome.record(), rows={MODEL: ScoreRows(scores)})
 
 
 def rebuild_new(db: Path) -> Results:
@@ -192,7 +221,10 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[20_000, 200_000])
     ap.add_argument("--repeats", type=int, default=1, help="rows per sample")
     ap.add_argument(
-        "--shape", choices=["plain", "mmbench"], default="plain", help="the rows' benchmark"
+        "--shape",
+        choices=["plain", "mmbench", "captions"],
+        default="plain",
+        help="the rows' benchmark",
     )
     ap.add_argument("--old-src", type=Path, help="an older checkout's src (before)")
     ap.add_argument("--measure", choices=["old", "new"], help=argparse.SUPPRESS)

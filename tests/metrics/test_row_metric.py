@@ -104,7 +104,7 @@ def test_stored_rows_with_errors_and_groups_give_accuracy(
     store, outcome = _store_run(tmp_path / "s.db", **VARIED["varied"])  # type: ignore[arg-type]
     with store:
         rows = {mo.spec: store.rows("r1", mo.spec) for mo in outcome.models}
-        results = build_results(outcome, rows=rows)
+        results = build_results(outcome.record(), rows=rows)
     for model in results.models.values():
         assert model.metrics[row_accuracy] == model.metrics["accuracy"]
         for key, groups in model.breakdown.items():
@@ -225,8 +225,9 @@ def test_the_run_and_its_groups_come_from_one_pass_and_equal_their_own_rows(tmp_
     metric = row_metric("test_per_token", summary="tokens / 7")(per_token)
     try:
         with store:
-            source = store.rows("r1", "model-1")
-            results = build_results(outcome, rows={"model-1": source})
+            rows = {mo.spec: store.rows("r1", mo.spec) for mo in outcome.models}
+            source = rows["model-1"]
+            results = build_results(outcome.record(), rows=rows)
             model = results.models["model-1"]
             # Once a row of every model: the run's and every group's sums from one pass.
             assert len(calls) == sum(len(mo.scores) for mo in outcome.models)

@@ -161,6 +161,16 @@ def _old_outcome(store: Store, outcome: RunOutcome) -> RunOutcome:
     )  # fmt: skip
 
 
+def _held_results(outcome: RunOutcome, judging: Any = None) -> Results:
+    """The old computation: each model's figures from its Scores held in memory (`ScoreRows`).
+
+    `build_results` takes a run's record and its rows; before, it also took a run holding its
+    Scores (the runner's outcome), computed from them as here.
+    """
+    record = outcome.record(judging.results() if judging is not None else None)
+    return build_results(record, rows={mo.spec: ScoreRows(mo.scores) for mo in outcome.models})
+
+
 def _figures(results: Results) -> dict[str, Any]:
     doc = results.model_dump(mode="json")
     return {m: {k: v for k, v in r.items()} for m, r in doc["models"].items()}
@@ -196,10 +206,10 @@ def test_stored_rows_give_the_score_list_results(
     store, outcome = _store_run(tmp_path / "s.db", **VARIED[case])  # type: ignore[arg-type]
     with store:
         old_outcome = _old_outcome(store, outcome)
-        old = build_results(old_outcome)
+        old = _held_results(old_outcome)
         store.update_run("r1", results=old.model_dump(mode="json"))
         rows = {mo.spec: store.rows("r1", mo.spec) for mo in outcome.models}
-        new = build_results(outcome, rows=rows)
+        new = build_results(outcome.record(), rows=rows)
         rebuilt = rebuild_results(store, "r1")
         assert _figures(new) == _figures(old)
         assert _figures(rebuilt) == _figures(old)
@@ -238,7 +248,7 @@ def _check_against_legacy(doc: dict[str, Any], scores: list[Score], spec: RunSpe
 def test_a_plain_run_builds_no_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store, outcome = _store_run(tmp_path / "s.db", **VARIED["plain"])  # type: ignore[arg-type]
     with store:
-        old = build_results(_old_outcome(store, outcome))
+        old = _held_results(_old_outcome(store, outcome))
         store.update_run("r1", results=old.model_dump(mode="json"))
 
         def refuse(*_: Any, **__: Any) -> list[Score]:
@@ -288,7 +298,7 @@ def test_a_group_read_on_its_own_gives_its_breakdown(tmp_path: Path) -> None:
 
     store, outcome = _store_run(tmp_path / "s.db", **VARIED["varied"])  # type: ignore[arg-type]
     with store:
-        results = build_results(outcome, rows={m.spec: store.rows("r1", m.spec) for m in outcome.models})  # fmt: skip
+        results = build_results(outcome.record(), rows={m.spec: store.rows("r1", m.spec) for m in outcome.models})  # fmt: skip
         parent = CachedRows(store.rows("r1", "model-1"))
         breakdown = results.models["model-1"].breakdown
         for key in ("skills", "level"):
@@ -376,7 +386,7 @@ def test_the_results_steps_sums_hold_two_bytes_a_sample_with_by_groups_and_32_a_
             by=["subtask"],
         )  # fmt: skip
         with store:
-            build_results(outcome, rows={"model-0": store.rows("r1", "model-0")})
+            build_results(outcome.record(), rows={"model-0": store.rows("r1", "model-0")})
         whole, groups = made.pop()
         assert whole.answers.n_samples == samples and whole.rows == 2 * samples
         sums = (whole.answers, [g.answers for by in groups.values() for g in by.values()])
@@ -421,7 +431,7 @@ def _held(evaluation: Evaluation) -> Results:
             dataclasses.replace(mo, scores=store.model_scores(outcome.run_id, redact_spec(mo.spec)))
             for mo in outcome.models
         ]
-    return build_results(dataclasses.replace(outcome, models=models), evaluation.judging)
+    return _held_results(dataclasses.replace(outcome, models=models), evaluation.judging)
 
 
 def _refuse_held_and_stored_scores(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
@@ -461,15 +471,6 @@ def test_evaluate_builds_a_plain_runs_results_from_stored_rows(
     assert _figures(evaluation.results) == _figures(_held(evaluation))
     on_disk = json.loads(evaluation.results_json.read_text(encoding="utf-8"))
     assert on_disk["models"] == _figures(evaluation.results)
-
-
-def test_a_run_whose_scores_were_stored_is_not_computed_from_held_scores(tmp_path: Path) -> None:
-    """A run's outcome holds no Scores (each chunk is stored and dropped): building its
-    results from the outcome alone would give figures of no rows; it is refused instead."""
-    evaluation = evaluate(models=["first"], data="demo,n=12", db=str(tmp_path / "s.db"),
-                          out=str(tmp_path / "o"))  # fmt: skip
-    with pytest.raises(ValueError, match="12 rows were stored and 0 are held"):
-        build_results(evaluation.outcome, evaluation.judging)
 
 
 def test_evaluate_builds_the_demo_runs_results_from_stored_rows(tmp_path: Path) -> None:

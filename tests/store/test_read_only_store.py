@@ -21,6 +21,7 @@ import pytest
 
 from lmmprobe.store import Store, StoreAccessError
 from lmmprobe.store.layout import SCHEMA_VERSION
+from lmmprobe.store.seal import SEAL_SUFFIX
 
 LMMPROBE = shutil.which("lmmprobe", path=str(Path(sys.executable).parent)) or "lmmprobe"
 # Runs a command with an empty capability bounding set: after its ``exec``, even root holds
@@ -83,7 +84,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     assert proc.returncode == 0, proc.stderr
     with Store(db) as store:
         run_id = store.resolve_run("latest")
-    assert sorted(p.name for p in db.parent.iterdir()) == ["s.db"]
+    assert sorted(p.name for p in db.parent.iterdir()) == ["s.db", f"s.db{SEAL_SUFFIX}"]
     return db, run_id
 
 

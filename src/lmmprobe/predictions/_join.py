@@ -25,7 +25,8 @@ from typing import Any
 
 from lmmprobe.data.base import data_fingerprint
 from lmmprobe.schema import RowSource, Sample, Score
-from lmmprobe.schema.rows import CHUNK_ROWS, FACT_KEYS, RowChunk
+from lmmprobe.schema import rows as schema_rows
+from lmmprobe.schema.rows import FACT_KEYS, RowChunk
 
 __all__ = ["FileOrderRows", "SampleIndex"]
 
@@ -215,7 +216,7 @@ class FileOrderRows:
                      for i in range(len(chunk))),
                 )  # fmt: skip
             read = db.execute("SELECT body FROM row ORDER BY at, rowid")
-            while batch := read.fetchmany(CHUNK_ROWS):
+            while batch := read.fetchmany(schema_rows.CHUNK_ROWS):
                 yield _chunk([pickle.loads(body) for (body,) in batch], asked)
 
     def in_sample_order(self) -> RowSource | None:

@@ -8,7 +8,7 @@ import logging
 import operator
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,7 +51,7 @@ from lmmprobe.report.model import (
     results_from_dict,
 )
 from lmmprobe.report.settings import run_notes
-from lmmprobe.schema import RowSource, RunSpec, Score, ScoreRows
+from lmmprobe.schema import RowSource, RunSpec, Score
 from lmmprobe.schema.record import RunRecord
 from lmmprobe.schema.rows import ABSENT
 from lmmprobe.schema.text import shown_path
@@ -61,8 +61,6 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "TEXT_SCORES",
-    "HeldJudging",
-    "HeldRun",
     "build_results",
     "format_metric",
     "model_results",
@@ -311,44 +309,7 @@ def judged_headline(
     )
 
 
-class _HeldModel(Protocol):
-    @property
-    def spec(self) -> str: ...
-    @property
-    def scores(self) -> list[Score]: ...
-
-
-class HeldRun(Protocol):
-    """A run whose Scores are held in memory (`lmmprobe.run.RunOutcome`), described as such.
-
-    Only what `build_results` reads of it: its record and each model's Scores. The import of
-    predictions builds its results from one until it reads its stored rows.
-    """
-
-    @property
-    def models(self) -> Sequence[_HeldModel]:
-        """Its models, in the run's order, each with its Scores."""
-        ...
-
-    def record(self, judged: Mapping[str, Mapping[str, Any]] | None = None) -> RunRecord:
-        """Its `RunRecord`, with `judged` (model spec → results.json's ``judge`` entry)."""
-        ...
-
-
-class HeldJudging(Protocol):
-    """A judging step's outcome (`lmmprobe.judge.JudgeRunOutcome`), described as such."""
-
-    def results(self) -> dict[str, dict[str, Any]]:
-        """Model spec → how its answers were judged, as results.json records it."""
-        ...
-
-
-def build_results(
-    run: RunRecord | HeldRun,
-    judging: HeldJudging | None = None,
-    *,
-    rows: Mapping[str, RowSource] | None = None,
-) -> Results:
+def build_results(record: RunRecord, *, rows: Mapping[str, RowSource]) -> Results:
     """Metrics with 95% CIs, breakdowns, counts, the spec and the manifest of a run.
 
     Every figure is computed from each model's rows (`model_results`): a run's stored rows
@@ -357,38 +318,20 @@ def build_results(
     step that ran or judged it fills (`lmmprobe.run.RunOutcome.record`).
 
     Args:
-        run: The run's record; or a run whose Scores are held in memory (`HeldRun`, with
-            `judging`), each model without rows in `rows` then computed from its Scores.
-        judging: The judging step's outcome, with a held run (a record carries its own).
-        rows: Each model's rows by spec. Every model of a record needs its rows here.
+        record: The run's record.
+        rows: Each model's rows by spec (a stored run's, `Store.rows`; Scores in memory,
+            `ScoreRows`).
 
     Raises:
-        KeyError: A model of a record has no rows in `rows`.
+        KeyError: A model of the record has no rows in `rows`.
 
     """
-    sources = dict(rows or {})
-    if isinstance(run, RunRecord):
-        record = run
-    else:
-        record = run.record(judging.results() if judging is not None else None)
-        for held in run.models:
-            if held.spec in sources:
-                continue
-            # A run's outcome counts the rows it stored and dropped (`ModelOutcome.rows`):
-            # its held Scores are then not all of them, and figures from them would be wrong.
-            made = getattr(held, "rows", None)
-            if isinstance(made, int) and made > len(held.scores):
-                raise ValueError(
-                    f"{held.spec}: {made} rows were stored and {len(held.scores)} are held; "
-                    "give its stored rows (rows={spec: store.rows(run_id, spec)})"
-                )
-            sources[held.spec] = ScoreRows(held.scores)
     spec = record.spec
     identities = record.manifest.get("models", {})
     models: dict[str, ModelResults] = {}
     for mo in record.models:
         models[mo.spec] = model_results(
-            sources[mo.spec],
+            rows[mo.spec],
             spec,
             identity=identities.get(mo.spec),
             stats=ModelStats.model_validate(mo.stats),

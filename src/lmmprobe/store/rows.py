@@ -26,8 +26,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 from lmmprobe.schema import Judgement, Score
+from lmmprobe.schema import rows as schema_rows
 from lmmprobe.schema.judgement import judges_verdict
-from lmmprobe.schema.rows import ABSENT, CHUNK_ROWS, FACT_KEYS, RowChunk, judge_decides
+from lmmprobe.schema.rows import ABSENT, FACT_KEYS, RowChunk, judge_decides
 from lmmprobe.schema.text import stored_json
 from lmmprobe.store.errors import StoreDamagedError
 from lmmprobe.store.layout import metadata_whole
@@ -176,7 +177,7 @@ def read_chunks(
     run_id: str,
     model: str,
     keys: Sequence[str] = (),
-    chunk_rows: int = CHUNK_ROWS,
+    chunk_rows: int | None = None,
 ) -> Iterator[RowChunk]:
     """Model `model`'s rows of run `run_id`, `chunk_rows` at a time, in stored row order.
 
@@ -185,13 +186,15 @@ def read_chunks(
         run_id: The run.
         model: The model spec the rows were scored for.
         keys: Metadata keys each chunk carries besides `FACT_KEYS` (``--by`` keys).
-        chunk_rows: Rows per chunk.
+        chunk_rows: Rows per chunk; when None, `lmmprobe.schema.rows.CHUNK_ROWS` as it is at
+            the call (read then, so that a test can make a small file span several chunks).
 
     """
+    size = chunk_rows or schema_rows.CHUNK_ROWS
     cur = conn.execute(_QUERY, (run_id, model))
     decode = _Decoded()
     try:
-        while rows := cur.fetchmany(chunk_rows):
+        while rows := cur.fetchmany(size):
             chunk = _chunk(rows, keys, decode)
             chunk.judge_correct = _judge_correct(conn, run_id, model, chunk)
             yield chunk

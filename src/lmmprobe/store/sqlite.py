@@ -54,7 +54,7 @@ from lmmprobe.schema import (
     VideoRef,
     safe_text,
 )
-from lmmprobe.schema.rows import CHUNK_ROWS, RowChunk
+from lmmprobe.schema.rows import RowChunk
 from lmmprobe.schema.text import stored_json
 from lmmprobe.store.errors import (
     SQLITE_CANTOPEN,
@@ -90,6 +90,7 @@ from lmmprobe.store.layout import (
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
+from lmmprobe.store.seal import is_sealed, seal
 
 log = logging.getLogger(__name__)
 
@@ -387,6 +388,10 @@ class Store:
         # The file itself, for connections opened later (a relative path could point elsewhere
         # once the working directory changes).
         self._file = self.path.resolve()
+        # A file this store's code checked and closed cleanly, untouched since, needs no
+        # integrity check before its first write (`store.seal`); asked before the connection
+        # makes the write-ahead log.
+        self._checked = is_sealed(self._file)
         with self._faults("opening it"):
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
@@ -524,7 +529,8 @@ class Store:
         """Run SQLite's ``PRAGMA quick_check`` on the file.
 
         Done once before a store's first write, so a damaged file is reported before
-        anything is added to it.
+        anything is added to it; skipped there for a file this code checked and closed
+        cleanly and nothing has touched since (`lmmprobe.store.seal`).
 
         Raises:
             StoreDamagedError: The check found damage (the file is left as it is).
@@ -702,6 +708,8 @@ class Store:
         self.conn.close()
         if self._tidy_on_close:
             _tidy(self._file)
+        elif not self.read_only and self._checked:
+            seal(self._file)  # checked (or found sealed) and written by SQLite only since
 
     def __enter__(self) -> Store:
         return self
@@ -756,7 +764,8 @@ class Store:
     def transaction(self, doing: str = "writing to it") -> Iterator[sqlite3.Connection]:
         """A write transaction, committed on success and rolled back on error.
 
-        The store's first write is preceded by an integrity check (`check_integrity`).
+        The store's first write is preceded by an integrity check (`check_integrity`), unless
+        the file is sealed (`lmmprobe.store.seal`).
 
         Args:
             doing: What the transaction does, for error messages ("storing responses").
@@ -1167,7 +1176,7 @@ class Store:
         return out
 
     def row_chunks(
-        self, run_id: str, model: str, keys: Sequence[str] = (), chunk_rows: int = CHUNK_ROWS
+        self, run_id: str, model: str, keys: Sequence[str] = (), chunk_rows: int | None = None
     ) -> Iterator[RowChunk]:
         """Model `model`'s rows of run `run_id` as columns, in chunks (`store.rows.read_chunks`).
 
@@ -1175,7 +1184,7 @@ class Store:
             run_id: The run.
             model: The model spec.
             keys: Metadata keys each chunk carries besides the ones every chunk has (``--by``).
-            chunk_rows: Rows per chunk.
+            chunk_rows: Rows per chunk; `lmmprobe.schema.rows.CHUNK_ROWS` when None.
 
         """
         with self._faults("reading it"):

@@ -3,7 +3,11 @@
 Computed over the rows judged as a corpus (captions: no per-answer verdict, a list of
 references, not a free-form description) of the whole run only: CIDEr's IDF depends on the
 corpus, so a group's value would not be comparable. The scorer takes the corpus at once, so
-the texts (not the rows' Scores) are held while it runs. METEOR is left out (it starts a Java
+the texts (not the rows' Scores) are held while it runs: pycocoevalcap's CIDEr needs the
+references' document frequencies over the whole corpus before it scores any caption, and its
+BLEU the whole corpus's lengths and clipped counts, and both are built from every text in one
+call. Its own n-gram counts of every reference, not these texts, are most of the peak then
+(about 27 KB an image with five references, `benchmarks/results_scale.py --shape captions`). METEOR is left out (it starts a Java
 process per call); ``lmmprobe score --formulation generation`` computes it.
 """
 
