@@ -60,6 +60,7 @@ checkpoint.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import tempfile
@@ -613,7 +614,7 @@ def _require_torchvision(purpose: str) -> None:
     torchvision is no lmmprobe extra: it must be the build made for the installed torch.
     """
     try:
-        import torchvision  # noqa: F401
+        importlib.import_module("torchvision")
     except ImportError as exc:
         raise ImportError(
             f"{purpose} needs torchvision ({exc}): transformers' video processors use it; "
@@ -651,7 +652,7 @@ def _build_qwen2_vl(folder: Path, size: str, template: bool) -> None:
         "merge_size": 2,
         "temporal_patch_size": 2,
     }
-    processor = Qwen2VLProcessor(
+    processor = Qwen2VLProcessor(  # type: ignore[no-untyped-call]
         image_processor=Qwen2VLImageProcessorPil(**grid),
         tokenizer=tokenizer,
         # The per-frame pixel cap of Qwen's own qwen-vl-utils (transformers warns without it).
@@ -717,7 +718,7 @@ def _build_llava_onevision(folder: Path, size: str, template: bool) -> None:
             bos=True, image="'<image>\\n'", video="'<video>\\n'", turn_end="eos_token"
         )
     square = {"height": image_size, "width": image_size}
-    processor = LlavaOnevisionProcessor(
+    processor = LlavaOnevisionProcessor(  # type: ignore[no-untyped-call]
         image_processor=LlavaOnevisionImageProcessorPil(
             size=square, image_grid_pinpoints=[[image_size, image_size]]
         ),
