@@ -423,7 +423,9 @@ def test_longvideobench_reading_score_and_prompt_equal_the_references(tmp_path: 
 # --------------------------------------------------------------------------- TempCompass
 
 
-def _tempcompass_copy(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+def _tempcompass_copy(
+    root: Path, rows: list[dict[str, Any]], meta: dict[str, Any], task: str = "multi-choice"
+) -> Path:
     (root / "questions").mkdir(parents=True)
     (root / "videos").mkdir()
     questions: dict[str, dict[str, list[dict[str, str]]]] = {}
@@ -433,7 +435,7 @@ def _tempcompass_copy(root: Path, rows: list[dict[str, Any]], meta: dict[str, An
         )
     for video in questions:
         write_video(root / "videos" / f"{video}.mp4", frames=40, fps=10)
-    (root / "questions" / "multi-choice.json").write_text(json.dumps(questions), encoding="utf-8")
+    (root / "questions" / f"{task}.json").write_text(json.dumps(questions), encoding="utf-8")
     (root / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
     return root
 
@@ -566,3 +568,56 @@ def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     )
     under = {line.split()[0] for line in lines[start + 1 : end] if line.strip()}
     assert names <= under
+
+
+YES_NO_PARITY = json.loads(
+    (Path(__file__).parent / "video_parity" / "expected_yes_no.json").read_text(encoding="utf-8")
+)
+
+
+def test_tempcompass_yes_no_ratings_and_accuracies_equal_its_eval_script(tmp_path: Path) -> None:
+    needs_av()
+    expected = YES_NO_PARITY
+    rows = []
+    for i, row in enumerate(expected["rows"]):
+        rows.append({**row, "question": f"{row['question']} #y{i}"})
+        SCRIPT.replies[f"y{i}"] = row["reply"]
+    copy = _tempcompass_copy(tmp_path / "tc", rows, expected["meta_info"], "yes_no")
+    SCRIPT.prompts.clear()
+    ev = evaluate(models=[MODEL], data=f"tempcompass-yes-no,path={copy}", bootstrap=0,
+                  db=str(tmp_path / "db"), out=str(tmp_path / "out"), frames="2",
+                  by=["dimension", "fine_dimension"],
+                  formulate={"matcher": official_matcher("tempcompass-yes-no")})  # fmt: skip
+    m = ev.results.models[MODEL]
+    # print_result's dictionaries: each aspect's (and fine aspect's) mean rating, in percent.
+    printed = ast.literal_eval(expected["printed"][1])
+    ours = {d: round(m.breakdown["dimension"][d]["accuracy"].value * 100, 1) for d in printed
+            if d != "avg"}  # fmt: skip
+    ours["avg"] = round(m.metrics["accuracy"].value * 100, 1)
+    assert ours == printed
+    fine = ast.literal_eval(expected["printed"][2])
+    assert {f: round(v["accuracy"].value * 100, 1)
+            for f, v in m.breakdown["fine_dimension"].items()} == fine  # fmt: skip
+    # Its match success rate is our format-hit rate: the replies its rules read.
+    match = float(expected["printed"][3].split("=")[1])
+    assert round((1 - m.metrics["unparsed_rate"].value) * 100, 1) == match
+    first = rows[0]
+    assert SCRIPT.prompts["y0"] == first["question"] + "\nPlease answer yes or no:"
+
+
+def test_tempcompass_yes_no_reading_equals_its_rules_on_every_reply() -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_yes_no
+
+    for row in YES_NO_PARITY["rows"]:
+        word = tempcompass_yes_no(row["reply"])
+        assert bool(word) == row["match_success"], row["reply"]
+        assert (word == row["answer"]) == bool(row["rating"]), row["reply"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_tempcompass_yes_no_reads_any_text_as_yes_no_or_nothing(text: str) -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_yes_no
+
+    assert tempcompass_yes_no(text) in ("yes", "no", "")
+    assert tempcompass_yes_no(text * 2000) in ("yes", "no", "")  # long replies: linear work
