@@ -87,6 +87,7 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "charxiv-reasoning": "charxiv-reasoning-grade",
 
         "tempcompass": "tempcompass-choice",
+        "tempcompass-yes-no": "tempcompass-yes-no",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

@@ -621,3 +621,50 @@ def test_tempcompass_yes_no_reads_any_text_as_yes_no_or_nothing(text: str) -> No
 
     assert tempcompass_yes_no(text) in ("yes", "no", "")
     assert tempcompass_yes_no(text * 2000) in ("yes", "no", "")  # long replies: linear work
+
+
+def test_tempcompass_yes_no_judge_prompts_equal_its_eval_script() -> None:
+    protocol = JUDGE_PROTOCOLS.get("tempcompass-yes-no")
+    sent = {}
+    for prompt in YES_NO_PARITY["judge_prompts"]:
+        clip_no = re.search(r"Is the object in clip (\d+) moving\?", prompt)
+        assert clip_no is not None
+        sent[int(clip_no.group(1))] = prompt
+    assert sent  # some replies go to the judge
+    for i, row in enumerate(YES_NO_PARITY["rows"]):
+        gold = ["yes", "no"].index(row["answer"])
+        sample = Sample(id=f"y{i}", question=row["question"], choices=["yes", "no"], answer=gold)
+        score = Score(model="m", sample_id=f"y{i}", repeat=0, key="k", stage="unparsed",
+                      gold=gold, gold_text=row["answer"])  # fmt: skip
+        item = JudgeItem(sample, row["reply"], score)
+        reading = protocol.rule(item)
+        if i in sent:  # the script's rules missed it: the judge gets exactly its prompt
+            assert reading is None, row["reply"]
+            assert protocol.prompt(item).user == sent[i]
+            assert protocol.prompt(item).system == "You are an AI assistant for question answering."
+        else:  # its rules rated it, as ours do
+            assert reading is not None and reading.value == row["rating"], row["reply"]
+
+
+def test_tempcompass_yes_no_with_its_judge_through_the_console(tmp_path: Path) -> None:
+    needs_av()
+    rows = [
+        {"video": "1", "dimension": "action", "question": "Is he running? #t1", "answer": "yes"},
+        {"video": "2", "dimension": "speed", "question": "Is it slow? #t2", "answer": "no"},
+    ]
+    meta = {"1": {"eval_dim": {"action": {"type": "fine-grained action"}}},
+            "2": {"eval_dim": {"speed": {"type": "absolute speed"}}}}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tc", rows, meta, "yes_no")
+    # The model: "I think so" (no rule reads it; the judge rates it Correct) and "No." (right).
+    table = [("Model Prediction: I think so", "Correct"), ("#t1", "I think so"), ("#t2", "No.")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        out = tmp_path / "out"
+        proc = lmmprobe("run", "-d", f"tempcompass-yes-no,path={copy}", "-m",
+                        f"openai:vlm@{url}", "--judge", f"openai:judge@{url}", "--db",
+                        tmp_path / "db", "--out", out, "-q",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = next(iter(_results(out)["models"].values()))["metrics"]
+    assert metrics["accuracy"]["value"] == 1.0  # the judge's rating decides the unread one
+    assert metrics["accuracy_rules_only"]["value"] == 0.5

@@ -4,7 +4,9 @@ TempCompass (llyx97/TempCompass @ ``TEMPCOMPASS``): ``eval_yes_no.py``'s ``main`
 with ``disable_llm=True`` (its mode without ChatGPT) on a predictions file of generated yes/no
 questions (22 videos covering its 11 fine-grained aspects, each with its ``meta_info.json``
 entry), from a folder holding that ``meta_info.json``; every rating and its printed accuracy
-lines are recorded. The replies are made here from a seed: yes and no in any case, with
+lines are recorded. Then ``main`` again with the judge on (``disable_llm=False``), its
+``get_eval_result`` replaced by a recorder, so the exact prompt it would send about each reply
+its rules cannot read is kept. The replies are made here from a seed: yes and no in any case, with
 punctuation, ``</s>``, leading blanks, words that start "no" (nope, none, not, nothing),
 sentences that say yes or no later, and empty ones.
 
@@ -78,6 +80,20 @@ def main() -> None:
                 module.main(predictions, results, str(Path(tmp) / "out.json"), True)
         finally:
             os.chdir(here)
+    sent: list[str] = []
+
+    def record(prompt: str) -> tuple[str, int]:
+        sent.append(prompt)
+        return "Correct", 1
+
+    module.get_eval_result = record  # the ChatGPT call; everything else is main's own
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        (Path(tmp) / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
+        os.chdir(tmp)
+        try:
+            module.main(predictions, {}, str(Path(tmp) / "out.json"), False)
+        finally:
+            os.chdir(here)
     for vid, dims in results.items():  # ratings back onto the rows, in order
         for dim, rated in dims.items():
             mine = [r for r in rows if r["video"] == vid and r["dimension"] == dim]
@@ -89,6 +105,7 @@ def main() -> None:
         "meta_info": meta,
         "rows": rows,
         "printed": printed.getvalue().splitlines(),
+        "judge_prompts": sent,
     }
     (HERE / "expected_yes_no.json").write_text(
         json.dumps(out, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -15,8 +15,8 @@ accuracy is the mean rating (``accuracy``; ``--by dimension`` its five aspects).
 
 ``tempcompass-yes-no`` is its yes/no task (``questions/yes_no.json``, 2,453 questions): the
 question and ``answer_prompt['yes_no']``, the options ``yes`` and ``no`` (not shown), rated by
-``eval_yes_no.py``'s rules (``tempcompass-yes-no`` matcher); a reply they cannot read is rated
-0 (its ``--disable_llm`` mode: this definition has no judge).
+``eval_yes_no.py``'s rules (``tempcompass-yes-no`` matcher); a reply they cannot read goes to
+its judge (``--judge SPEC``, protocol ``tempcompass-yes-no``) or, without one, is rated 0.
 """
 
 from __future__ import annotations
@@ -223,14 +223,16 @@ TEMPCOMPASS_YES_NO = benchmark(
         layout="files",
         read_files=_yes_no_rows,
         matcher="tempcompass-yes-no",
+        judge="tempcompass-yes-no",
         notes=(
             "accuracy is eval_yes_no.py with --disable_llm (its documented mode without "
             "ChatGPT): a reply whose lower-cased text starts 'yes' or 'no' is rated right or "
             "wrong, any other reply 0; the mean rating is its 'avg'. --by dimension gives its "
             "five aspects, --by fine_dimension the finer ones.",
             "Its default mode sends an unread reply to gpt-3.5-turbo-1106 with its "
-            "yes_no_evaluation_prompt; no judge protocol is defined for it here, so such a "
-            "reply is rated 0.",
+            "yes_no_evaluation_prompt: --judge SPEC does the same (judge protocol "
+            "tempcompass-yes-no), the judge's rating then deciding that answer in accuracy; "
+            "without a judge such a reply is rated 0 (--disable_llm).",
             "The options yes and no are not shown: the prompt is the question and 'Please "
             "answer yes or no:'. Frames and data as tempcompass.",
         ),
