@@ -104,7 +104,7 @@ def test_model_listings_name_the_tiny_aliases() -> None:
             "--matcher",
             "foo",
             "dysca, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, "
-            "videomme, vlmevalkit",
+            "tempcompass-yes-no, videomme, vlmevalkit",
         ),
     ],
 )

@@ -36,6 +36,7 @@ from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmiu_choice import MMIUChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
 from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
+from lmmprobe.judge.protocols.tempcompass_yes_no import TempCompassYesNo
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
 from lmmprobe.schema import Response, Sample, Score
 
@@ -111,6 +112,8 @@ READERS: dict[str, Callable[[str], object]] = {
     "tempcompass-choice rule": lambda r: TempCompassChoice().rule(_choice_item(r)),
     "mmiu-choice": lambda r: MMIUChoice().read(r, _open_item()),
     "mmiu-choice rule": lambda r: MMIUChoice().rule(_open_item(r)),
+    "tempcompass-yes-no": lambda r: TempCompassYesNo().read(r, _choice_item()),
+    "tempcompass-yes-no rule": lambda r: TempCompassYesNo().rule(_choice_item(r)),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

@@ -91,6 +91,7 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "tempcompass": "tempcompass-choice",
         # Its letter rule, then its gpt-4o-mini prompt; the stripped reply is the choice.
         "mmiu": "mmiu-choice",
+        "tempcompass-yes-no": "tempcompass-yes-no",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

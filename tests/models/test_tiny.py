@@ -243,3 +243,17 @@ def test_plain_variant_has_no_chat_template_and_the_same_weights(tiny_cache: Pat
     assert AutoProcessor.from_pretrained(templated).chat_template
     weights = "model.safetensors"
     assert (plain / weights).read_bytes() == (templated / weights).read_bytes()
+
+
+@pytest.mark.parametrize("arch", ["qwen2_vl", "llava_onevision"])
+def test_a_video_model_without_torchvision_says_what_it_needs(arch: str, tmp_path: Path) -> None:
+    # Where torchvision is installed the build runs instead (tests/models/test_hf_video.py).
+    try:
+        import torchvision  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("torchvision is installed: the video models build here")
+    with pytest.raises(ImportError, match=rf"the tiny {arch} model needs torchvision"):
+        tiny_model_path(arch, cache_dir=tmp_path)
+    assert not list(tmp_path.rglob("*.safetensors"))  # nothing half-built left behind

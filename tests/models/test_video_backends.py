@@ -1,8 +1,8 @@
 """A sample's video through the backends: frames as images in order, a video_url, refusals.
 
 The OpenAI-compatible backend is driven through the console script against the loopback fake
-server, which checks what arrives; the hf backend gets the frames as images on tiny-llava (no
-tiny video model can be built here: transformers' video processors need torchvision).
+server, which checks what arrives; the hf backend gets the frames as images on tiny-llava (the
+native video path, which needs torchvision, is tests/models/test_hf_video.py).
 """
 
 from __future__ import annotations
@@ -129,3 +129,18 @@ def test_hf_gives_the_frames_as_images_to_a_model_without_video_input(tmp_path: 
     assert model.render(request).count("<image>") == 3  # type: ignore[attr-defined]
     (answer,) = model.generate([request])  # type: ignore[attr-defined]
     assert answer.ok
+
+
+def test_hf_video_option_takes_auto_or_frames(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from lmmprobe.models import load_model
+    from lmmprobe.models.tiny import tiny_model_path
+
+    path = tiny_model_path("llava", cache_dir=tmp_path)
+    auto = load_model(f"hf:{path},device=cpu")
+    frames = load_model(f"hf:{path},device=cpu,video=frames")
+    # An image model gets frames either way, so both specs send the same prompts.
+    assert auto.identity == frames.identity and not frames.capabilities.video
+    with pytest.raises(ValueError, match="hf backend: video=url: must be auto or frames"):
+        load_model(f"hf:{path},video=url")

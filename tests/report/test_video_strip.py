@@ -171,3 +171,40 @@ def test_in_a_browser_the_strip_is_keyboard_accessible_and_lazily_loaded(
             assert errors == []
         finally:
             browser.close()
+
+
+def test_a_strip_of_many_frames_shows_an_evenly_spaced_few_and_says_how_many(
+    tmp_path: Path,
+) -> None:
+    run = make_video_run(tmp_path, "-m", "first", "--frames", "40", "-q", clips=1)
+    (recorded,) = run.videos().values()
+    times = [f["time"] for f in recorded["frames"]]
+    assert len(times) == 40
+    blob = _report(run, tmp_path / "report.html")["browser"]
+    ((strip,),) = [it["video"] for it in blob["items"]]
+    assert strip["total"] == 40 and len(strip["frames"]) == 16  # STRIP_FRAMES
+    shown = [float(f[1][2:-2]) for f in strip["frames"]]
+    # The first, the last and 14 between them, in time order, each a recorded frame.
+    assert shown[0] == pytest.approx(times[0]) and shown[-1] == pytest.approx(times[-1])
+    assert shown == sorted(shown) and len(set(shown)) == 16
+    assert all(any(abs(s - t) < 1e-3 for t in times) for s in shown)
+    assert all(f[0] is not None and f[2] is None for f in strip["frames"])
+    assert strip["problems"] == []
+
+
+def test_a_report_decodes_at_most_its_frame_budget_and_names_the_rest(
+    video_run: VideoRun,
+) -> None:
+    from lmmprobe.report import load_report_data
+    from lmmprobe.report._browser import browser_payload
+
+    data = load_report_data([video_run.run_id], db=video_run.db)
+    blob = browser_payload(data, frame_budget=10)  # three clips of 8 frames: 24 wanted
+    frames = [f for it in blob["items"] for s in it["video"] for f in s["frames"]]
+    assert len(frames) == 24
+    assert [f[2] for f in frames] == [None] * 10 + ["budget"] * 14  # in sample order
+    assert all(f[0] is None for f in frames[10:])
+    assert len(blob["thumbs"]) <= 10
+    assert any("14 video frame(s) are not shown: a report decodes at most 10" in w
+               for w in data.warnings)  # fmt: skip
+    assert not any("cannot be shown" in w for w in data.warnings)

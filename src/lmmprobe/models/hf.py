@@ -20,8 +20,11 @@ unlimited, 1 for architectures known to take one), ``chat_template_kwargs`` (``k
 pairs joined by ``;``, values read as JSON scalars, passed to the chat template: e.g.
 ``chat_template_kwargs=enable_thinking=false`` turns a Qwen3-style model's thinking off, so
 thinking on and off are two model specs of one checkpoint, with two identities),
-``chat_template_timeout`` (seconds one render of the chat template may take; 10, at least 0.1) and
-``chat_template_memory`` (MiB its renderer may grow by; 2048).
+``chat_template_timeout`` (seconds one render of the chat template may take; 10, at least 0.1),
+``chat_template_memory`` (MiB its renderer may grow by; 2048) and ``video`` (auto | frames: a
+sample's video goes to the processor's video input where the architecture takes one
+(`VIDEO_MODEL_TYPES`) and its processor loaded a video processor, else its frames as images;
+``frames`` gives the frames as images to every model, so one checkpoint can be asked both ways).
 
 The chat template comes with the checkpoint, so it is rendered as outside text is read: in a
 child process of the model's own, bounded in time, memory and length (`_chat_render`); a
@@ -38,7 +41,7 @@ the block ends, and an output that never closes it is read as cut off.
 ``hf:small-llava`` name tiny random-weight models built locally (``models/tiny.py``): their
 answers are meaningless; they exist to exercise this code offline. ``hf:tiny-llava-think`` is
 tiny-llava with a thinking chat template (it opens a think block unless ``enable_thinking`` is
-false).
+false). ``hf:tiny-qwen2-vl`` and ``hf:tiny-llava-onevision`` take video (they need torchvision).
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ class HFOptions:
     max_images: int | None = None
     chat_template_kwargs: Mapping[str, OptionScalar] | None = None
     render_limits: RenderLimits = field(default_factory=RenderLimits)
+    video: str = "auto"
 
 
 def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
@@ -138,6 +142,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         "chat_template_kwargs",
         "chat_template_timeout",
         "chat_template_memory",
+        "video",
     }
     unknown = sorted(set(options) - known)
     if unknown:
@@ -158,6 +163,9 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
     # Re-test 8 #5: 0 or less was taken silently (a batch of 1; no image in any prompt).
     if batch < 1 or (max_images is not None and max_images < 1):
         raise ValueError("hf backend: batch_size and max_images must be at least 1")
+    video = options.get("video", "auto")
+    if video not in ("auto", "frames"):
+        raise ValueError(f"hf backend: video={video}: must be auto or frames")
     template_kwargs = None
     if "chat_template_kwargs" in options:
         try:
@@ -183,6 +191,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         batch_size=batch,
         max_images=max_images,
         chat_template_kwargs=template_kwargs,
+        video=video,
     )
 
 
@@ -302,8 +311,10 @@ class HFModel:
         # A video as a video where the architecture takes one and its processor loaded its
         # video processor; else its frames as images. The identity says which (only then, so
         # the identities of other models stay as they were).
-        self._video = self.model_type in VIDEO_MODEL_TYPES and (
-            getattr(self.processor, "video_processor", None) is not None
+        self._video = (
+            opts.video == "auto"
+            and self.model_type in VIDEO_MODEL_TYPES
+            and getattr(self.processor, "video_processor", None) is not None
         )
         if self._video:
             identity["video"] = "processor"
@@ -570,11 +581,13 @@ class HFModel:
         """Generate greedily (or sample when temperature > 0) in left-padded batches.
 
         Requests with different decoding settings (e.g. per-repeat sampling seeds) never share
-        a `generate` call; results come back in request order.
+        a `generate` call, nor, where the model takes a video, do videos of different frame
+        counts (LLaVA-OneVision's video processor stacks a batch's videos into one tensor);
+        results come back in request order.
         """
         groups: dict[Any, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault(r.gen, []).append(i)
+            groups.setdefault((r.gen, r.video_frames if self._video else 0), []).append(i)
         out: list[Response | None] = [None] * len(requests)
         for idx in groups.values():
             for i, resp in zip(
@@ -669,6 +682,12 @@ class HFModel:
         self, prompt: str, images: list[list[Image.Image]], ids: list[list[int]]
     ) -> list[float]:
         inputs = self._prefix_inputs(prompt, images)
+        # M-RoPE models (the Qwen-VL family) keep the offset their image or video grid left in
+        # the positions (`rope_deltas`) from one forward pass to the next: cleared, so this
+        # prompt's pass sets its own and no earlier request's is applied to it.
+        mrope = self._mrope_state()
+        if mrope is not None:
+            mrope.rope_deltas = None
         extra: dict[str, Any] = {}
         if self._accepts_logits_to_keep:
             extra["logits_to_keep"] = 1  # only the last position predicts a candidate token
@@ -695,17 +714,24 @@ class HFModel:
         extra = {"token_type_ids": torch.ones_like(cand)} if "token_type_ids" in inputs else {}
         model = self._continuation_model()
         extra[_cache_argument(model)] = cache
-        cont = model(
-            input_ids=cand,
-            attention_mask=torch.cat([prefix_mask, mask], dim=1),
-            use_cache=True,
-            **extra,
-        )
+        attention: torch.Tensor | None = torch.cat([prefix_mask, mask], dim=1)
+        if mrope is not None and mrope.rope_deltas is not None:
+            # Given a mask, transformers' M-RoPE positions span the whole mask (prompt and
+            # candidates), not the new tokens; without one they continue from the cache's
+            # length plus the grid's offset. No mask is needed: the one prompt has no
+            # padding, and a candidate's padding follows every token whose score is read.
+            attention = None
+        cont = model(input_ids=cand, attention_mask=attention, use_cache=True, **extra)
         logp = torch.log_softmax(cont.logits.float(), dim=-1)
         for row, i in enumerate(longer):
             targets = torch.tensor(rest[row], device=self.device)
             scores[i] += float(logp[row, : len(rest[row])].gather(1, targets[:, None]).sum())
         return scores
+
+    def _mrope_state(self) -> Any:
+        """The inner model holding M-RoPE's ``rope_deltas`` (Qwen-VL family); else None."""
+        inner = getattr(self.model, "model", None)
+        return inner if inner is not None and hasattr(inner, "rope_deltas") else None
 
     @functools.cached_property
     def _accepts_logits_to_keep(self) -> bool:

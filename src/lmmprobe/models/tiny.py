@@ -25,6 +25,18 @@ Architectures (``TINY_ARCHS``) and what callers must know about them. Each loads
   loads a `Blip2Processor`; the tokenizer carries the same template, so render with
   ``processor.apply_chat_template(..., chat_template=processor.tokenizer.chat_template)``.
 
+Video architectures (``TINY_VIDEO_ARCHS``; their processors' video processors, and so their
+builds, need torchvision; aliases ``tiny-qwen2-vl`` and ``tiny-llava-onevision``):
+
+- ``qwen2_vl``: `Qwen2VLProcessor` + `Qwen2VLImageProcessorPil` + `Qwen2VLVideoProcessor`
+  (4-pixel patches merged 2x2, two frames per temporal patch, at most 1024 pixels a picture),
+  M-RoPE text model. The template renders an image part as
+  ``<|vision_start|><|image_pad|><|vision_end|>`` and a video part with ``<|video_pad|>``.
+- ``llava_onevision``: `LlavaOnevisionProcessor` + `LlavaOnevisionImageProcessorPil` (one
+  32x32 grid point) + `LlavaOnevisionVideoProcessor`, SigLIP tower, Qwen2 text model; an image
+  part renders as ``<image>\\n``, a video part as ``<video>\\n``. Its processor stacks a
+  batch's videos, so they must have one frame count.
+
 ``images=`` takes one list per prompt (``[[a], [b, c]]``) for llava, idefics3 and paligemma
 (a flat list in prompt order works too), and a flat list with one image per prompt
 (``[a, b]``) for blip2.
@@ -48,6 +60,7 @@ checkpoint.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import tempfile
@@ -58,9 +71,19 @@ from typing import Any
 from lmmprobe._optional import quiet_loading, require
 from lmmprobe._version import __version__
 
-__all__ = ["TINY_ALIASES", "TINY_ARCHS", "build_once", "seeded", "tiny_alias", "tiny_model_path"]
+__all__ = [
+    "TINY_ALIASES",
+    "TINY_ARCHS",
+    "TINY_VIDEO_ARCHS",
+    "build_once",
+    "seeded",
+    "tiny_alias",
+    "tiny_model_path",
+]
 
 TINY_ARCHS: tuple[str, ...] = ("llava", "idefics3", "paligemma", "blip2")
+TINY_VIDEO_ARCHS: tuple[str, ...] = ("qwen2_vl", "llava_onevision")
+"""Architectures whose processor takes a video; building (and loading) them needs torchvision."""
 
 _ALIASES: dict[str, tuple[str, str, bool]] = {
     "tiny-llava": ("llava", "tiny", False),
@@ -69,6 +92,8 @@ _ALIASES: dict[str, tuple[str, str, bool]] = {
     "tiny-blip2": ("blip2", "tiny", False),
     "small-llava": ("llava", "small", False),
     "tiny-llava-think": ("llava", "tiny", True),
+    "tiny-qwen2-vl": ("qwen2_vl", "tiny", False),
+    "tiny-llava-onevision": ("llava_onevision", "tiny", False),
 }
 
 TINY_ALIASES: tuple[str, ...] = tuple(_ALIASES)
@@ -145,7 +170,7 @@ def tiny_model_path(
     model. Builds are seeded and deterministic.
 
     Args:
-        arch: One of `TINY_ARCHS`.
+        arch: One of `TINY_ARCHS` or `TINY_VIDEO_ARCHS` (these need torchvision).
         size: ``"tiny"`` for every architecture, or ``"small"`` (llava only: text hidden 256,
             4 layers, 64 image tokens) for speed benchmarks.
         cache_dir: Root of the cache; defaults to ``$LMMPROBE_CACHE`` or ``~/.cache/lmmprobe``.
@@ -163,12 +188,13 @@ def tiny_model_path(
         ValueError: `arch` or `size` is unknown, or ``size="small"`` is asked of an architecture
             other than llava.
         ImportError: torch, transformers or tokenizers is missing
-            (``pip install 'lmmprobe[hf]'``).
+            (``pip install 'lmmprobe[hf]'``), or torchvision for a video architecture.
 
     """
-    if arch not in TINY_ARCHS:
+    if arch not in (*TINY_ARCHS, *TINY_VIDEO_ARCHS):
         raise ValueError(
-            f"unknown tiny architecture {arch!r}; choose one of {', '.join(TINY_ARCHS)}"
+            f"unknown tiny architecture {arch!r}; choose one of "
+            f"{', '.join((*TINY_ARCHS, *TINY_VIDEO_ARCHS))}"
         )
     if size not in ("tiny", "small"):
         raise ValueError(f"unknown size {size!r}; choose 'tiny' or 'small'")
@@ -177,6 +203,8 @@ def tiny_model_path(
     if thinking and (arch != "llava" or not chat_template):
         raise ValueError("thinking=True exists for llava with a chat template only")
     require("torch", "transformers", "tokenizers", extra="hf", purpose="tiny models")
+    if arch in TINY_VIDEO_ARCHS:
+        _require_torchvision(f"the tiny {arch} model")
     # Saving drew transformers' "Writing model shards" bar in the middle of a run's output.
     with quiet_loading():
         if thinking:
@@ -196,7 +224,8 @@ def tiny_alias(name: str) -> Path | None:
 
     Args:
         name: ``"tiny-llava"``, ``"tiny-idefics3"``, ``"tiny-paligemma"``, ``"tiny-blip2"``,
-            ``"small-llava"`` or ``"tiny-llava-think"``.
+            ``"small-llava"``, ``"tiny-llava-think"``, ``"tiny-qwen2-vl"`` or
+            ``"tiny-llava-onevision"``.
 
     Returns:
         The checkpoint folder, or None when `name` is not an alias.
@@ -277,15 +306,21 @@ _THINK_PROMPT = (
 )
 
 
-def _chat_template(*, bos: bool, image: str, turn_end: str, thinking: bool = False) -> str:
+def _chat_template(
+    *, bos: bool, image: str, turn_end: str, thinking: bool = False, video: str | None = None
+) -> str:
     """A "USER: <image> ... ASSISTANT:" template over typed-part or string content.
 
     Every literal is a Jinja string expression so whitespace control cannot eat spaces and
-    newlines; `image` and `turn_end` are Jinja expressions. `thinking` adds `_THINK_PROMPT`
-    after the generation prompt.
+    newlines; `image`, `turn_end` and `video` are Jinja expressions. `thinking` adds
+    `_THINK_PROMPT` after the generation prompt; `video` renders a ``{"type": "video"}`` part
+    (a template without it renders none).
     """
     start = "{{ bos_token }}" if bos else ""
     think = _THINK_PROMPT if thinking else ""
+    picture_parts = "{%- if part['type'] == 'image' -%}{{ " + image + " }}"
+    if video is not None:
+        picture_parts += "{%- elif part['type'] == 'video' -%}{{ " + video + " }}"
     return (
         start + "{%- for message in messages -%}"
         "{%- if message['role'] == 'system' -%}{{ 'SYSTEM: ' }}"
@@ -293,8 +328,8 @@ def _chat_template(*, bos: bool, image: str, turn_end: str, thinking: bool = Fal
         "{%- else -%}{{ 'ASSISTANT: ' }}{%- endif -%}"
         "{%- if message['content'] is string -%}{{ message['content'] }}"
         "{%- else -%}{%- for part in message['content'] -%}"
-        "{%- if part['type'] == 'image' -%}{{ " + image + " }}"
-        "{%- elif part['type'] == 'text' -%}{{ part['text'] }}{%- endif -%}"
+        + picture_parts
+        + "{%- elif part['type'] == 'text' -%}{{ part['text'] }}{%- endif -%}"
         "{%- endfor -%}{%- endif -%}"
         "{%- if message['role'] == 'assistant' -%}{{ " + turn_end + " }}{%- endif -%}"
         "{{ '\\n' }}{%- endfor -%}"
@@ -573,9 +608,159 @@ def _build_blip2(folder: Path, size: str, template: bool) -> None:
     _save_model(config, folder, tokenizer)
 
 
+def _require_torchvision(purpose: str) -> None:
+    """Fail as `require` does where torchvision is missing: video processors need it.
+
+    torchvision is no lmmprobe extra: it must be the build made for the installed torch.
+    """
+    try:
+        importlib.import_module("torchvision")
+    except ImportError as exc:
+        raise ImportError(
+            f"{purpose} needs torchvision ({exc}): transformers' video processors use it; "
+            "install the torchvision release made for your torch (see pytorch.org)"
+        ) from exc
+
+
+def _build_qwen2_vl(folder: Path, size: str, template: bool) -> None:
+    """Qwen2-VL: M-RoPE text model over a windowless ViT, images and videos as patch grids.
+
+    Frames are resized to 32x32 (min and max pixels both 1024) and cut into 4-pixel patches
+    merged 2x2, so an image is 16 ``<|image_pad|>`` tokens and a video 16 ``<|video_pad|>``
+    tokens per two frames (a temporal patch; an odd last frame is repeated).
+    """
+    from transformers import (
+        Qwen2VLConfig,
+        Qwen2VLImageProcessorPil,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    del size
+    specials = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], specials)
+    if template:
+        tokenizer.chat_template = _chat_template(
+            bos=True,
+            image="'<|vision_start|><|image_pad|><|vision_end|>'",
+            video="'<|vision_start|><|video_pad|><|vision_end|>'",
+            turn_end="eos_token",
+        )
+    grid: dict[str, Any] = {
+        "size": {"shortest_edge": 32 * 32, "longest_edge": 32 * 32},
+        "patch_size": 4,
+        "merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    processor = Qwen2VLProcessor(  # type: ignore[no-untyped-call]
+        image_processor=Qwen2VLImageProcessorPil(**grid),
+        tokenizer=tokenizer,
+        # The per-frame pixel cap of Qwen's own qwen-vl-utils (transformers warns without it).
+        video_processor=Qwen2VLVideoProcessor(**grid, cap_pixels_per_frame=True),
+        chat_template=tokenizer.chat_template,
+    )
+    ids = tokenizer.convert_tokens_to_ids
+    hidden = 32
+    config = Qwen2VLConfig(
+        text_config={
+            "vocab_size": len(tokenizer),
+            "hidden_size": hidden,
+            "intermediate_size": hidden * 2,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 1024,
+            # head_dim 8: M-RoPE's time, height and width sections share its 4 frequencies.
+            "rope_parameters": {"rope_type": "default", "mrope_section": [2, 1, 1]},
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        vision_config={
+            "depth": 2,
+            "embed_dim": hidden,
+            "hidden_size": hidden,
+            "num_heads": 4,
+            "mlp_ratio": 2,
+            "patch_size": grid["patch_size"],
+            "spatial_merge_size": grid["merge_size"],
+            "temporal_patch_size": grid["temporal_patch_size"],
+        },
+        image_token_id=ids("<|image_pad|>"),
+        video_token_id=ids("<|video_pad|>"),
+        vision_start_token_id=ids("<|vision_start|>"),
+        vision_end_token_id=ids("<|vision_end|>"),
+        tie_word_embeddings=False,
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
+def _build_llava_onevision(folder: Path, size: str, template: bool) -> None:
+    """LLaVA-OneVision: SigLIP vision tower, Qwen2 text model, any-resolution images.
+
+    An image is one 32x32 view (the only grid point), 16 ``<image>`` tokens plus its row
+    newlines; a video's frames are 32x32 too, each pooled 2x2 to 4 ``<video>`` tokens, and
+    one newline token after the last frame.
+    """
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionImageProcessorPil,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
+
+    del size
+    image_size, patch = 32, 8
+    tokenizer = _train_tokenizer([_UNK, _BOS, _EOS, _PAD], [_IMAGE, "<video>"])
+    if template:
+        tokenizer.chat_template = _chat_template(
+            bos=True, image="'<image>\\n'", video="'<video>\\n'", turn_end="eos_token"
+        )
+    square = {"height": image_size, "width": image_size}
+    processor = LlavaOnevisionProcessor(  # type: ignore[no-untyped-call]
+        image_processor=LlavaOnevisionImageProcessorPil(
+            size=square, image_grid_pinpoints=[[image_size, image_size]]
+        ),
+        video_processor=LlavaOnevisionVideoProcessor(size=square),
+        tokenizer=tokenizer,
+        num_image_tokens=(image_size // patch) ** 2,
+        vision_feature_select_strategy="full",
+        vision_aspect_ratio="anyres_max_9",
+        chat_template=tokenizer.chat_template,
+    )
+    ids = tokenizer.convert_tokens_to_ids
+    config = LlavaOnevisionConfig(
+        vision_config=_tiny_vision(image_size, patch, model_type="siglip_vision_model"),
+        text_config={
+            "model_type": "qwen2",
+            "vocab_size": len(tokenizer),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "max_position_embeddings": 1024,
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "pad_token_id": tokenizer.pad_token_id,
+        },
+        image_token_index=ids(_IMAGE),
+        video_token_index=ids("<video>"),
+        image_grid_pinpoints=[[image_size, image_size]],
+        vision_feature_select_strategy="full",
+        vision_feature_layer=-1,
+        vision_aspect_ratio="anyres_max_9",
+    )
+    processor.save_pretrained(folder)
+    _save_model(config, folder, tokenizer)
+
+
 _BUILDERS: dict[str, Callable[[Path, str, bool], None]] = {
     "llava": _build_llava,
     "idefics3": _build_idefics3,
     "paligemma": _build_paligemma,
     "blip2": _build_blip2,
+    "qwen2_vl": _build_qwen2_vl,
+    "llava_onevision": _build_llava_onevision,
 }

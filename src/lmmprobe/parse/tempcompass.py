@@ -5,6 +5,10 @@ TempCompass's evaluation (llyx97/TempCompass @ e1b4631, ``eval_multi-choice.py``
 is the gold answer line (``B. dunking a basketball``); the reply is one of the letters A-D;
 it starts ``A.`` to ``D.`` (its text before the first dot is the letter); it starts ``A)`` to
 ``D)``. A reply no rule reads goes to ChatGPT, or with ``--disable_llm`` is rated 0.
+
+Its yes/no task (``eval_yes_no.py``) cleans the reply alike, lower-cases it and reads ``yes``
+when it starts with "yes", ``no`` when it starts with "no" (so "nope" and "none" read no), and
+sends anything else to ChatGPT (rated 0 with ``--disable_llm``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,13 @@ from collections.abc import Sequence
 from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
 from lmmprobe.schema import FormulateConfig
 
-__all__ = ["TEMPCOMPASS_COMMIT", "tempcompass_letter", "tempcompass_matcher"]
+__all__ = [
+    "TEMPCOMPASS_COMMIT",
+    "tempcompass_letter",
+    "tempcompass_matcher",
+    "tempcompass_yes_no",
+    "tempcompass_yes_no_matcher",
+]
 
 TEMPCOMPASS_COMMIT = "e1b463166400633e6061962d890a9ae85db29f70"
 """The llyx97/TempCompass commit whose evaluation is reproduced."""
@@ -60,3 +70,29 @@ def tempcompass_matcher(
     if not 0 <= index < len(options):
         return unparsed("no_match")
     return Extraction(index, "mark", "option letter")
+
+
+def tempcompass_yes_no(output: str) -> str:
+    """``yes`` or ``no`` as ``eval_yes_no.py``'s rules read `output`, or ``""`` (the judge's)."""
+    text = output.replace("</s>", "").strip().lower()
+    if text.startswith("yes"):
+        return "yes"
+    if text.startswith("no"):
+        return "no"
+    return ""
+
+
+@MATCHERS.register(
+    "tempcompass-yes-no",
+    summary="TempCompass's yes/no rules (eval_yes_no.py): the reply, lower-cased, starts "
+    "'yes' or 'no'; anything else unparsed (its judge's part)",
+)
+def tempcompass_yes_no_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """`tempcompass_yes_no` as a matcher over the options ``yes`` and ``no``."""
+    word = tempcompass_yes_no(output)
+    shown = [o.strip().lower() for o in options]
+    if not word or word not in shown:
+        return unparsed("no_match")
+    return Extraction(shown.index(word), "text", "yes/no")

@@ -15,6 +15,9 @@ them (`lmmprobe.report._collect.ReportData.videos`: each frame's time and pixel 
 per frame policy): each frame is decoded again from the video and shown only when its pixels
 hash to the recorded hash. A video file that moved, or a frame that is no longer the one the
 model saw, is named in the strip instead of a picture (`lmmprobe.schema.video.frame_problem`).
+Decoding is bounded: a strip shows at most `STRIP_FRAMES` of its frames, evenly spaced (the
+first and the last among them; the caption gives both counts), and a report decodes at most
+`FRAME_BUDGET` frames in all; frames past it are named as not decoded, in sample order.
 
 Free-form answers (``question_type: free_form``) are never right or wrong; each gets its
 lmmprobe free-form score (embedding similarity × 100, `lmmprobe.metrics.embedding`) when the
@@ -56,6 +59,11 @@ MAX_TEXT = 2000
 """Characters of a raw answer or question kept in the page; longer ones are cut with a note."""
 MAX_THINKING = 4000
 """Characters of an answer's thinking kept in the page (collapsed under the answer)."""
+
+STRIP_FRAMES = 16
+"""The most frames one strip shows (decodes): more are thinned to this many, evenly spaced."""
+FRAME_BUDGET = 2000
+"""The most video frames one report decodes; later strips name their frames as not decoded."""
 
 _META_TEXT = 300
 
@@ -182,6 +190,10 @@ class _Thumbs:
     failed: int = 0
     failed_frames: int = 0
     spent: int = 0
+    strip_frames: int = STRIP_FRAMES
+    frame_budget: int = FRAME_BUDGET
+    decoded_frames: int = 0
+    undecoded_frames: int = 0
 
     def _full(self, ref: ImageRef, image: Image.Image | None = None) -> str | None:
         if self.spent >= self.budget:
@@ -208,6 +220,7 @@ class _Thumbs:
         """
         digest = ref.content_hash()  # the recorded pixel hash: nothing is decoded for it
         if digest not in self.index:
+            self.decoded_frames += 1  # a failed decode is spent too
             image = ref.load()  # checked against the recorded hash
             self.index[digest] = len(self.uris)
             self.uris.append(thumbnail_uri(image, self.max_px))
@@ -219,11 +232,13 @@ class _Thumbs:
         """One strip per frame policy the run sampled `video` with, frames in time order.
 
         Each strip: ``policy`` (as a page names it), ``name`` (the video's file name),
-        ``frames`` (``[thumbnail index or None, "t=1.25 s", gap]``, the gap ``"changed"``
-        when the frame decoded now is not the one recorded, ``"missing"`` when it could not
-        be decoded, else None) and ``problems`` (sentences saying why frames are not shown).
-        A video that cannot be read stops its strip at the first failure: the other frames
-        would fail alike.
+        ``total`` (how many frames the model was given), ``frames`` (the ones shown: all of
+        them, or `strip_frames` evenly spaced; ``[thumbnail index or None, "t=1.25 s",
+        gap]``, the gap ``"changed"`` when the frame decoded now is not the one recorded,
+        ``"missing"`` when it could not be decoded, ``"budget"`` when the report had decoded
+        `frame_budget` frames before it, else None) and ``problems`` (sentences saying why
+        frames are not shown). A video that cannot be read stops its strip at the first
+        failure: the other frames would fail alike.
         """
         name = video_name(video.source)
         gone = missing_video(video.source)
@@ -233,8 +248,12 @@ class _Thumbs:
             problem = gone
             changed: list[float] = []
             ordered = sorted(strip.frames, key=lambda f: f.time)
-            for frame in ordered:
+            for frame in _spread(ordered, self.strip_frames):
                 label = time_text(frame.time)
+                if problem is None and self.decoded_frames >= self.frame_budget:
+                    self.undecoded_frames += 1
+                    frames.append([None, label, "budget"])
+                    continue
                 if problem is None:
                     ref = ImageRef.from_video_frame(video.source, frame.time, frame.sha256)
                     try:
@@ -247,7 +266,7 @@ class _Thumbs:
                     except (OSError, ValueError) as exc:
                         problem = frame_problem(exc, frame.time)
                 frames.append([None, label, "missing"])
-            self.failed_frames += sum(1 for f in frames if f[0] is None)
+            self.failed_frames += sum(1 for f in frames if f[2] in ("changed", "missing"))
             problems = [problem] if problem is not None else []
             if changed:
                 problems.append(changed_frames_text(changed, len(ordered)))
@@ -255,6 +274,7 @@ class _Thumbs:
                 {
                     "policy": policy_text(strip.policy),
                     "name": name,
+                    "total": len(ordered),
                     "frames": frames,
                     "problems": problems,
                 }
@@ -277,6 +297,16 @@ class _Thumbs:
                 self.failed += 1
                 log.debug("thumbnail of %s skipped: %s", sample.id, exc)
         return out
+
+
+def _spread(items: list[Any], most: int) -> list[Any]:
+    """`items` thinned to `most`, evenly spaced, the first and the last kept; or all of them."""
+    n = len(items)
+    if n <= most:
+        return items
+    if most == 1:
+        return items[:1]
+    return [items[round(k * (n - 1) / (most - 1))] for k in range(most)]
 
 
 def _freeform_values(
@@ -372,6 +402,7 @@ def browser_payload(
     names: dict[str, str] | None = None,
     data_names: dict[str, str] | None = None,
     full_budget: int = FULL_BUDGET,
+    frame_budget: int = FRAME_BUDGET,
 ) -> dict[str, Any]:
     """The sample browser's JSON: entry names, thumbnails, large pictures, one item per sample.
 
@@ -381,6 +412,7 @@ def browser_payload(
         names: Entry label → the name the page shows (default: the label).
         data_names: Data spec → the name the page shows (default: the spec).
         full_budget: Bytes of large pictures to embed at most (`FULL_BUDGET`).
+        frame_budget: Video frames to decode for the strips at most (`FRAME_BUDGET`).
 
     Returns:
         ``{"entries": [name...], "data": [data spec...], "thumbs": [data URI...],
@@ -397,7 +429,7 @@ def browser_payload(
     """
     names = names or {}
     labels = [names.get(e.label, e.label) for e in data.entries]
-    thumbs = _Thumbs(max_px, budget=full_budget)
+    thumbs = _Thumbs(max_px, budget=full_budget, frame_budget=frame_budget)
     freeform = _freeform_values(data.entries, data.warnings)
     items: list[dict[str, Any]] = []
     specs: dict[str, list[tuple[int, Entry, dict[str, list[Score]]]]] = {}
@@ -455,6 +487,11 @@ def browser_payload(
         data.warnings.append(
             f"{thumbs.failed_frames} video frame(s) the models were given cannot be shown (the "
             "video moved or changed since the run): the sample browser names each"
+        )
+    if thumbs.undecoded_frames:
+        data.warnings.append(
+            f"{thumbs.undecoded_frames} video frame(s) are not shown: a report decodes at most "
+            f"{thumbs.frame_budget} (the sample browser names each)"
         )
     return {
         "entries": labels,

@@ -450,7 +450,9 @@ def test_longvideobench_reading_score_and_prompt_equal_the_references(tmp_path: 
 # --------------------------------------------------------------------------- TempCompass
 
 
-def _tempcompass_copy(root: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) -> Path:
+def _tempcompass_copy(
+    root: Path, rows: list[dict[str, Any]], meta: dict[str, Any], task: str = "multi-choice"
+) -> Path:
     (root / "questions").mkdir(parents=True)
     (root / "videos").mkdir()
     questions: dict[str, dict[str, list[dict[str, str]]]] = {}
@@ -460,7 +462,7 @@ def _tempcompass_copy(root: Path, rows: list[dict[str, Any]], meta: dict[str, An
         )
     for video in questions:
         write_video(root / "videos" / f"{video}.mp4", frames=40, fps=10)
-    (root / "questions" / "multi-choice.json").write_text(json.dumps(questions), encoding="utf-8")
+    (root / "questions" / f"{task}.json").write_text(json.dumps(questions), encoding="utf-8")
     (root / "meta_info.json").write_text(json.dumps(meta), encoding="utf-8")
     return root
 
@@ -578,7 +580,7 @@ def test_tempcompass_with_its_judge_through_the_console(tmp_path: Path) -> None:
 
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     names = {"videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench",
-             "tempcompass"}  # fmt: skip
+             "tempcompass", "tempcompass-yes-no"}  # fmt: skip
     listed = {r["name"]: r for r in json.loads(lmmprobe("data", "list", "--json").stdout)}
     assert {n for n, r in listed.items() if "video" in r["groups"]} == names
     for name in names:  # a facet beside their family
@@ -593,3 +595,103 @@ def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     )
     under = {line.split()[0] for line in lines[start + 1 : end] if line.strip()}
     assert names <= under
+
+
+YES_NO_PARITY = json.loads(
+    (Path(__file__).parent / "video_parity" / "expected_yes_no.json").read_text(encoding="utf-8")
+)
+
+
+def test_tempcompass_yes_no_ratings_and_accuracies_equal_its_eval_script(tmp_path: Path) -> None:
+    needs_av()
+    expected = YES_NO_PARITY
+    rows = []
+    for i, row in enumerate(expected["rows"]):
+        rows.append({**row, "question": f"{row['question']} #y{i}"})
+        SCRIPT.replies[f"y{i}"] = row["reply"]
+    copy = _tempcompass_copy(tmp_path / "tc", rows, expected["meta_info"], "yes_no")
+    SCRIPT.prompts.clear()
+    ev = evaluate(models=[MODEL], data=f"tempcompass-yes-no,path={copy}", bootstrap=0,
+                  db=str(tmp_path / "db"), out=str(tmp_path / "out"), frames="2",
+                  by=["dimension", "fine_dimension"],
+                  formulate={"matcher": official_matcher("tempcompass-yes-no")})  # fmt: skip
+    m = ev.results.models[MODEL]
+    # print_result's dictionaries: each aspect's (and fine aspect's) mean rating, in percent.
+    printed = ast.literal_eval(expected["printed"][1])
+    ours = {d: round(m.breakdown["dimension"][d]["accuracy"].value * 100, 1) for d in printed
+            if d != "avg"}  # fmt: skip
+    ours["avg"] = round(m.metrics["accuracy"].value * 100, 1)
+    assert ours == printed
+    fine = ast.literal_eval(expected["printed"][2])
+    assert {f: round(v["accuracy"].value * 100, 1)
+            for f, v in m.breakdown["fine_dimension"].items()} == fine  # fmt: skip
+    # Its match success rate is our format-hit rate: the replies its rules read.
+    match = float(expected["printed"][3].split("=")[1])
+    assert round((1 - m.metrics["unparsed_rate"].value) * 100, 1) == match
+    first = rows[0]
+    assert SCRIPT.prompts["y0"] == first["question"] + "\nPlease answer yes or no:"
+
+
+def test_tempcompass_yes_no_reading_equals_its_rules_on_every_reply() -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_yes_no
+
+    for row in YES_NO_PARITY["rows"]:
+        word = tempcompass_yes_no(row["reply"])
+        assert bool(word) == row["match_success"], row["reply"]
+        assert (word == row["answer"]) == bool(row["rating"]), row["reply"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_tempcompass_yes_no_reads_any_text_as_yes_no_or_nothing(text: str) -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_yes_no
+
+    assert tempcompass_yes_no(text) in ("yes", "no", "")
+    assert tempcompass_yes_no(text * 2000) in ("yes", "no", "")  # long replies: linear work
+
+
+def test_tempcompass_yes_no_judge_prompts_equal_its_eval_script() -> None:
+    protocol = JUDGE_PROTOCOLS.get("tempcompass-yes-no")
+    sent = {}
+    for prompt in YES_NO_PARITY["judge_prompts"]:
+        clip_no = re.search(r"Is the object in clip (\d+) moving\?", prompt)
+        assert clip_no is not None
+        sent[int(clip_no.group(1))] = prompt
+    assert sent  # some replies go to the judge
+    for i, row in enumerate(YES_NO_PARITY["rows"]):
+        gold = ["yes", "no"].index(row["answer"])
+        sample = Sample(id=f"y{i}", question=row["question"], choices=["yes", "no"], answer=gold)
+        score = Score(model="m", sample_id=f"y{i}", repeat=0, key="k", stage="unparsed",
+                      gold=gold, gold_text=row["answer"])  # fmt: skip
+        item = JudgeItem(sample, row["reply"], score)
+        reading = protocol.rule(item)
+        if i in sent:  # the script's rules missed it: the judge gets exactly its prompt
+            assert reading is None, row["reply"]
+            assert protocol.prompt(item).user == sent[i]
+            assert protocol.prompt(item).system == "You are an AI assistant for question answering."
+        else:  # its rules rated it, as ours do
+            assert reading is not None and reading.value == row["rating"], row["reply"]
+
+
+def test_tempcompass_yes_no_with_its_judge_through_the_console(tmp_path: Path) -> None:
+    needs_av()
+    rows = [
+        {"video": "1", "dimension": "action", "question": "Is he running? #t1", "answer": "yes"},
+        {"video": "2", "dimension": "speed", "question": "Is it slow? #t2", "answer": "no"},
+    ]
+    meta = {"1": {"eval_dim": {"action": {"type": "fine-grained action"}}},
+            "2": {"eval_dim": {"speed": {"type": "absolute speed"}}}}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tc", rows, meta, "yes_no")
+    # The model: "I think so" (no rule reads it; the judge rates it Correct) and "No." (right).
+    table = [("Model Prediction: I think so", "Correct"), ("#t1", "I think so"), ("#t2", "No.")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        out = tmp_path / "out"
+        proc = lmmprobe("run", "-d", f"tempcompass-yes-no,path={copy}", "-m",
+                        f"openai:vlm@{url}", "--judge", f"openai:judge@{url}", "--db",
+                        tmp_path / "db", "--out", out, "-q",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = next(iter(_results(out)["models"].values()))["metrics"]
+    assert metrics["accuracy"]["value"] == 1.0  # the judge's rating decides the unread one
+    assert metrics["accuracy_rules_only"]["value"] == 0.5

@@ -117,15 +117,19 @@
     return img;
   }
 
-  // A strip of the video frames a model was given, in time order, each with its time; a frame
-  // that cannot be shown (the video moved or changed since the run) is a named gap, never
-  // another picture.
+  // A strip of the video frames a model was given, in time order, each with its time (of many,
+  // an evenly spaced few, the caption saying so); a frame that cannot be shown (the video moved
+  // or changed since the run, or the report's decoding limit was reached) is a named gap,
+  // never another picture.
+  var GAPS = { changed: "changed since the run", budget: "not decoded (the report's limit)" };
   function strip(s) {
     var n = s.frames.length;
+    var total = s.total || n;
     var fig = el("figure", "frames");
     var cap = el("figcaption", "frames-cap");
     cap.appendChild(el("b", null, "Video frames the model was given"));
-    cap.appendChild(el("span", null, " · " + s.policy + " · " + n + " frame" + (n === 1 ? "" : "s") + " · " + s.name));
+    var count = total + " frame" + (total === 1 ? "" : "s") + (n < total ? " (" + n + " shown, evenly spaced)" : "");
+    cap.appendChild(el("span", null, " · " + s.policy + " · " + count + " · " + s.name));
     fig.appendChild(cap);
     (s.problems || []).forEach(function (t) { fig.appendChild(el("p", "frame-problem", t)); });
     var ol = el("ol", "strip");
@@ -145,7 +149,7 @@
         b.addEventListener("click", function () { openBox(f[0], s.name + " · " + f[1]); });
         li.appendChild(b);
       } else {
-        var gap = el("div", "frame-gap", f[2] === "changed" ? "changed since the run" : "cannot be shown");
+        var gap = el("div", "frame-gap", GAPS[f[2]] || "cannot be shown");
         gap.setAttribute("role", "img");
         gap.setAttribute("aria-label", "frame " + (k + 1) + " of " + n + " at " + f[1] + ": " + gap.textContent);
         li.appendChild(gap);

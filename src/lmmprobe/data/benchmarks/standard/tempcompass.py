@@ -12,6 +12,11 @@ Video-LLaVA's decord reader). The score is ``eval_multi-choice.py``'s: its rules
 reply (``tempcompass`` matcher), a reply they cannot read goes to its judge (``--judge SPEC``,
 protocol ``tempcompass-choice``) or, without one, is rated 0 (its ``--disable_llm`` mode); the
 accuracy is the mean rating (``accuracy``; ``--by dimension`` its five aspects).
+
+``tempcompass-yes-no`` is its yes/no task (``questions/yes_no.json``, 2,453 questions): the
+question and ``answer_prompt['yes_no']``, the options ``yes`` and ``no`` (not shown), rated by
+``eval_yes_no.py``'s rules (``tempcompass-yes-no`` matcher); a reply they cannot read goes to
+its judge (``--judge SPEC``, protocol ``tempcompass-yes-no``) or, without one, is rated 0.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from lmmprobe.parse.tempcompass import TEMPCOMPASS_COMMIT
 from lmmprobe.schema import Sample
 from lmmprobe.schema.video import FramePolicy
 
-__all__ = ["ANSWER_PROMPT", "POLICY", "TEMPCOMPASS"]
+__all__ = ["ANSWER_PROMPT", "POLICY", "TEMPCOMPASS", "TEMPCOMPASS_YES_NO", "YES_NO_PROMPT"]
 
 POLICY = FramePolicy.parse("linspace=8")
 """Video-LLaVA's 8 frames, TempCompass's inference example."""
@@ -39,22 +44,33 @@ POLICY = FramePolicy.parse("linspace=8")
 ANSWER_PROMPT = "\nPlease directly give the best option:"
 """``answer_prompt['multi-choice']``, put after the question."""
 
+YES_NO_PROMPT = "\nPlease answer yes or no:"
+"""``answer_prompt['yes_no']``, put after the question."""
+
 _OPTION = re.compile(r"([A-D])\. (.*)")
 _DIMENSIONS = ("action", "direction", "speed", "order", "attribute_change")
 
 
 def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    questions = read_json(root, "questions/multi-choice.json")
+    return _task_rows(root, "multi-choice")
+
+
+def _yes_no_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    return _task_rows(root, "yes_no")
+
+
+def _task_rows(root: Path, task: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    questions = read_json(root, f"questions/{task}.json")
     meta = read_json(root, "meta_info.json")
     if not isinstance(questions, dict) or not isinstance(meta, dict):
-        raise DataError(f"{root}: questions/multi-choice.json and meta_info.json hold objects")
+        raise DataError(f"{root}: questions/{task}.json and meta_info.json hold objects")
     n = 0
     for video, dims in questions.items():
         for dim, items in dims.items() if isinstance(dims, dict) else [("?", dims)]:
             for k, item in enumerate(items if isinstance(items, list) else [items]):
                 n += 1
                 info = meta.get(str(video).replace(".jpg", "").replace(".mp4", ""))
-                yield f"{root}/questions/multi-choice.json:{video}/{dim}/{k}", {
+                yield f"{root}/questions/{task}.json:{video}/{dim}/{k}", {
                     "_video": video, "_dim": dim, "_k": k, "_item": item, "_meta": info,
                 }  # fmt: skip
 
@@ -69,7 +85,8 @@ def _fine(meta: Any, dim: str) -> Any:
         return None
 
 
-def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+def _checked(row: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """The row's video id, dimension and item, each checked."""
     video, dim, item = str(row["_video"]), str(row["_dim"]), row["_item"]
     if dim not in _DIMENSIONS:
         raise RowError("dimension", f"{dim!r:.40} is none of {', '.join(_DIMENSIONS)}")
@@ -77,6 +94,32 @@ def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         raise RowError("question", "expected an object {question, answer}")
     if "/" in video or "\\" in video or video.startswith("."):
         raise RowError("video", f"{video!r:.80} is not a video id")
+    return video, dim, item
+
+
+def _metadata(row: Mapping[str, Any], video: str, dim: str) -> dict[str, Any]:
+    # print_result's breakdowns: --by dimension (its five aspects), --by fine_dimension.
+    return {"dimension": dim, "fine_dimension": _fine(row.get("_meta"), dim), "video_id": video}
+
+
+def _tempcompass_yes_no(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = _checked(row)
+    answer = required_text(item, "answer")
+    if answer not in ("yes", "no"):  # eval_yes_no.py compares its reading with it as is
+        raise RowError("answer", f"{answer!r:.80} is neither 'yes' nor 'no'")
+    return Sample(
+        id=f"{video}/{dim}/{row['_k']}",
+        question=required_text(item, "question"),
+        choices=["yes", "no"],
+        answer=0 if answer == "yes" else 1,
+        formulation="single_choice",
+        video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
+        metadata=_metadata(row, video, dim),
+    )
+
+
+def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = _checked(row)
     lines = required_text(item, "question").split("\n")
     first = next((i for i, line in enumerate(lines) if _OPTION.fullmatch(line)), None)
     if first is None or first == 0:
@@ -98,12 +141,7 @@ def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         answer=gold,
         formulation="single_choice",
         video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
-        metadata={
-            # print_result's breakdowns: --by dimension (its five aspects), --by fine_dimension.
-            "dimension": dim,
-            "fine_dimension": _fine(row.get("_meta"), dim),
-            "video_id": video,
-        },
+        metadata=_metadata(row, video, dim),
     )
 
 
@@ -147,7 +185,8 @@ TEMPCOMPASS = benchmark(
             "its multi_choice_evaluation_prompt: --judge SPEC does the same (judge protocol "
             "tempcompass-choice), and the judge's rating then decides that answer in "
             "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
-            "Only the multi-choice task: yes_no, caption_matching and captioning are not defined.",
+            "The multi-choice task; yes_no is tempcompass-yes-no; caption_matching and "
+            "captioning are not defined.",
             "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
             "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
             "Data: the repository at the pinned commit and the processed videos from its "
@@ -157,5 +196,48 @@ TEMPCOMPASS = benchmark(
         schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
         "questions/multi-choice.json (video: {dimension: [{question, answer}]}), "
         "meta_info.json, utils/eval_utils.py print_result",
+    )
+)
+
+
+TEMPCOMPASS_YES_NO = benchmark(
+    Benchmark(
+        name="tempcompass-yes-no",
+        groups=("video",),
+        title="TempCompass (yes/no)",
+        citation=TEMPCOMPASS.citation,
+        license=TEMPCOMPASS.license,
+        formulation="single_choice",
+        metric="accuracy",
+        prompt=PromptTemplate(
+            template="{question}" + escape_braces(YES_NO_PROMPT),
+            source=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} run_qwen2_vl.py and "
+            "run_video_llava/inference_dataset.py (question['question'] + "
+            "answer_prompt['yes_no'])",
+        ),
+        to_sample=_tempcompass_yes_no,
+        fetch=TEMPCOMPASS.fetch,
+        split="test",
+        splits=("test",),
+        size=2453,
+        layout="files",
+        read_files=_yes_no_rows,
+        matcher="tempcompass-yes-no",
+        judge="tempcompass-yes-no",
+        notes=(
+            "accuracy is eval_yes_no.py with --disable_llm (its documented mode without "
+            "ChatGPT): a reply whose lower-cased text starts 'yes' or 'no' is rated right or "
+            "wrong, any other reply 0; the mean rating is its 'avg'. --by dimension gives its "
+            "five aspects, --by fine_dimension the finer ones.",
+            "Its default mode sends an unread reply to gpt-3.5-turbo-1106 with its "
+            "yes_no_evaluation_prompt: --judge SPEC does the same (judge protocol "
+            "tempcompass-yes-no), the judge's rating then deciding that answer in accuracy; "
+            "without a judge such a reply is rated 0 (--disable_llm).",
+            "The options yes and no are not shown: the prompt is the question and 'Please "
+            "answer yes or no:'. Frames and data as tempcompass.",
+        ),
+        schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
+        "questions/yes_no.json (video: {dimension: [{question, answer: yes|no}]}), "
+        "meta_info.json, eval_yes_no.py",
     )
 )
