@@ -418,6 +418,11 @@ def _options() -> tuple[dict[str, str], set[str]]:
     return opts, given
 
 
+def options_given() -> set[str]:
+    """The running command's parameter names the user set (command line or environment)."""
+    return _options()[1]
+
+
 def error_text(exc: BaseException) -> str:
     """The one line a user sees for `exc`: option errors name the option and what is allowed.
 
