@@ -593,3 +593,51 @@ def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     )
     under = {line.split()[0] for line in lines[start + 1 : end] if line.strip()}
     assert names <= under
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _with_a_string_row(name: str, root: Path) -> tuple[Path, str]:
+    """A local copy of `name` whose first entry is the string "oops", and the file:row named."""
+    if name == "mvbench":
+        copy = _mvbench_copy(root, {"object_existence.json": [_mv("e1.mp4", "Which? #e", "blue")]})
+        file = copy / "json" / "object_existence.json"
+    elif name == "egoschema":
+        copy = _egoschema_copy(root, ["u1"], {"u1": 0})
+        file = copy / "questions.json"
+    elif name == "longvideobench":
+        copy = _lvb_copy(root, [_lvb_row(1, "a", 4.0, 0, "15")])
+        file = copy / "lvb_val.json"
+    else:  # tempcompass: video -> dimension -> [question objects]
+        copy = _tempcompass_copy(
+            root, [{"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+                    "answer": "A. run"}], {})  # fmt: skip
+        file = copy / "questions" / "multi-choice.json"
+        held = json.loads(file.read_text(encoding="utf-8"))
+        held["1"]["action"].insert(0, "oops")
+        file.write_text(json.dumps(held), encoding="utf-8")
+        return copy, f"{file}:1/action/0: "
+    held = json.loads(file.read_text(encoding="utf-8"))
+    file.write_text(json.dumps(["oops", *held]), encoding="utf-8")
+    return copy, f"{file}:1: "
+
+
+# Video-MME is read from parquet, whose rows are always objects: no entry can be a string.
+@pytest.mark.parametrize("name", ["mvbench", "egoschema", "longvideobench", "tempcompass"])
+def test_a_video_copy_entry_that_is_not_an_object_is_named_and_the_rest_load(
+    name: str, tmp_path: Path
+) -> None:
+    # Re-test 14: a string in MVBench's list of questions gave the generic "AttributeError:
+    # 'str' object has no attribute 'get'" (EgoSchema a TypeError): the file, the row and what
+    # was expected are named, and the other questions still load.
+    needs_av()
+    copy, where = _with_a_string_row(name, tmp_path / name)
+    proc = lmmprobe("run", "-d", f"{name},path={copy}", "-m", "first", "--dry-run", columns=1000)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    assert "1 request(s) to send of 1" in proc.stdout, said
+    assert "Error:" not in said and "Traceback" not in said, said
+    line = next((x for x in said.splitlines() if where in x), None)
+    assert line is not None, said
+    assert "expected an object" in line, line
