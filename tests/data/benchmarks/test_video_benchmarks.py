@@ -641,3 +641,26 @@ def test_a_video_copy_entry_that_is_not_an_object_is_named_and_the_rest_load(
     line = next((x for x in said.splitlines() if where in x), None)
     assert line is not None, said
     assert "expected an object" in line, line
+
+
+def test_a_tempcompass_question_missing_its_answer_names_only_the_users_fields(
+    tmp_path: Path,
+) -> None:
+    # Re-test 14: the message listed the reader's own columns ("the row has: _video, _dim, _k,
+    # _item, _meta"), none of which is in the user's file.
+    needs_av()
+    copy = _tempcompass_copy(
+        tmp_path / "tc", [{"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+                           "answer": "A. run"}], {})  # fmt: skip
+    file = copy / "questions" / "multi-choice.json"
+    held = json.loads(file.read_text(encoding="utf-8"))
+    held["1"]["order"] = [{"question": "Order? #t2\nA. x\nB. y", "hint": "h"}]
+    file.write_text(json.dumps(held), encoding="utf-8")
+    proc = lmmprobe("run", "-d", f"tempcompass,path={copy}", "-m", "first", "--dry-run",
+                    columns=1000)  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    line = next((x for x in said.splitlines() if f"{file}:1/order/0: " in x), None)
+    assert line is not None, said
+    assert "answer: missing (the question has: question, hint)" in line, line
+    assert "_video" not in said and "_item" not in said, said
