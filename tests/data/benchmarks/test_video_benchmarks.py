@@ -359,6 +359,31 @@ def test_egoschema_reads_the_public_subset_and_runs_through_the_console(tmp_path
     )
 
 
+@pytest.mark.parametrize("numeric_answers", [False, True])
+def test_egoschema_with_numeric_question_ids_says_why_nothing_loads(
+    numeric_answers: bool, tmp_path: Path
+) -> None:
+    # Re-test 14: numeric q_uids gave "no valid samples ... (0 invalid)" and no reason. A
+    # number whose text is an answer's key is refused as such; ids matching no answer at all
+    # are named as that.
+    needs_av()
+    answers = {"1": 0, "2": 1} if numeric_answers else {"u1": 0}
+    copy = _egoschema_copy(tmp_path / "egoschema", ["1", "2"], answers)
+    file = copy / "questions.json"
+    held = json.loads(file.read_text(encoding="utf-8"))
+    file.write_text(json.dumps([{**q, "q_uid": int(q["q_uid"])} for q in held]), encoding="utf-8")
+    proc = lmmprobe("run", "-d", f"egoschema,path={copy}", "-m", "first", "--dry-run",
+                    columns=1000)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "(0 invalid)" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    if numeric_answers:
+        assert f"{file}:1: q_uid: expected non-empty text, got 1" in proc.stderr, proc.stderr
+    else:
+        assert f"{file}: none of its 2 questions' q_uid is a key of subset_answers.json" in (
+            proc.stderr
+        ), proc.stderr
+
+
 # --------------------------------------------------------------------------- LongVideoBench
 
 
