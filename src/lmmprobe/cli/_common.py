@@ -349,7 +349,6 @@ MAX_BUDGET: Final = 1e12
 """The largest ``--max-cost`` taken, in dollars: beyond it a budget stops nothing (use none)."""
 
 
-
 def parse_max_cost(text: str | None) -> float | None:
     """The value of ``--max-cost``: dollars (a finite number above 0), or None for no limit.
 
