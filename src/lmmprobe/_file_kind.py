@@ -5,7 +5,9 @@ a file a user points at takes regular files only; a path that is something else 
 what it is (``ff/zero.yaml: a character device, not a regular file; ...``), never called
 missing. A file on a kernel filesystem (``/proc``, ``/sys``, debugfs...) is no data file
 either, though it says it is regular: ``/proc/kmsg`` blocks a read forever, so it is refused as
-"a kernel file" (`kernel_file`). `lmmprobe.data.files.open_regular` refuses so when it opens a file; the readers that
+"a kernel file" (`kernel_file`). `open_regular_file` refuses so when it opens a file (checking
+what it opened, so a file swapped since an earlier ``stat`` is caught too; through
+`lmmprobe.data.files.open_regular` and a row's image check); the readers that
 check a path before opening it (`lmmprobe._mapping_file`, the JSONL and ReForm-Eval sources, a
 row's image, ``lmmprobe elo``, APEx's replay) ask `not_regular_file` first.
 
@@ -19,8 +21,16 @@ import functools
 import os
 import stat
 from pathlib import Path
+from typing import IO
 
-__all__ = ["file_kind", "kernel_file", "not_regular_file", "not_regular_message"]
+__all__ = [
+    "NotRegularFile",
+    "file_kind",
+    "kernel_file",
+    "not_regular_file",
+    "not_regular_message",
+    "open_regular_file",
+]
 
 KERNEL_FILESYSTEMS = frozenset(
     {
@@ -113,3 +123,38 @@ def not_regular_file(path: Path | str, what: str, *, shown: str | None = None) -
     return not_regular_message(
         path if shown is None else shown, file_kind(info.st_mode, info), what
     )
+
+
+class NotRegularFile(OSError):
+    """`open_regular_file` found no regular file: its message is `not_regular_message`'s."""
+
+
+def open_regular_file(path: Path | str, what: str, *, shown: str | None = None) -> IO[bytes]:
+    """`path` opened for reading as bytes, when what was opened is a regular file.
+
+    The check is made on the opened file (``fstat``), so a file swapped for a FIFO or a device
+    after an earlier ``stat`` is still refused; the open itself is non-blocking, so a FIFO no
+    one writes to is refused at once instead of waiting for a writer forever.
+
+    Args:
+        path: The file.
+        what: What it should hold (``"images"``, ``"predictions"``), for the message.
+        shown: How the message names the file, if not as `path`.
+
+    Raises:
+        NotRegularFile: It is a FIFO, a device, a socket, a folder or a kernel file.
+        OSError: It cannot be opened (missing, no permission).
+
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        # A kernel file (/proc/kmsg) says it is regular and may block a read forever.
+        if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+            kind = file_kind(info.st_mode, info)
+            raise NotRegularFile(not_regular_message(path if shown is None else shown, kind, what))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

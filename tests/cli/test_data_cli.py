@@ -199,3 +199,17 @@ def test_run_without_a_copy_offline_prints_the_fetch_command(
     assert "the Hugging Face Hub is not reachable (HF_HUB_OFFLINE is set)" in flat
     assert " ".join(b.fetch.split()) in flat
     assert "Traceback" not in proc.stderr
+
+
+def test_list_refuses_format_table_with_json(env: dict[str, str]) -> None:
+    # Re-test 14: `--format table --json` silently printed JSON. Contradicting flags are refused in
+    # one line naming both, as `compare --judge --audit` is; flags that agree still work.
+    proc = _lmmprobe("data", "list", "--format", "table", "--json", env=env)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "--format table" in lines[0] and "--json" in lines[0]
+    agreed = _lmmprobe("data", "list", "-f", "json", "--json", env=env)
+    assert agreed.returncode == 0, agreed.stderr
+    assert json.loads(agreed.stdout)

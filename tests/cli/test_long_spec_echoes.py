@@ -93,3 +93,16 @@ def test_a_bad_price_names_its_model_spec_shortened(tmp_path: Path) -> None:
     line = proc.stderr.strip()
     assert len(line.splitlines()) == 1 and len(line) < 600, line[:800]
     assert "price='x' is not a price" in line and _shortened(spec) in line
+
+
+@pytest.mark.parametrize("value", ["x" * 10_000, "fps=" + "9" * 10_000])
+def test_a_refused_frames_value_is_echoed_shortened(value: str, tmp_path: Path) -> None:
+    # Re-test 14: a refused --frames was echoed whole, twice ("frame policy '...'" and
+    # "(got '...')"); it is cut as --max-cost's value is, and said once.
+    proc = lmmprobe("run", "-m", "first", "-d", "demo,n=2", "--db", tmp_path / "db",
+                    "--frames", value, "--dry-run")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 400, line[:800]
+    assert f"{value[:40]}... ({len(value):,} characters)" in line, line
+    assert line.count(value[:40]) == 1, line

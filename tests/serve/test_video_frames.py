@@ -31,6 +31,7 @@ from tests.videos import needs_av
 
 from lmmprobe.schema import Sample, VideoFrame, VideoRef
 from lmmprobe.schema.image import pixel_hash
+from lmmprobe.serve import frames
 from lmmprobe.serve.app import create_app
 from lmmprobe.store import Store
 
@@ -169,6 +170,41 @@ def test_a_fifo_in_place_of_the_video_is_refused_without_being_opened(
     finally:
         path.unlink()
         shutil.move(tmp_path / "kept", path)
+
+
+def test_frame_requests_waiting_for_a_decoder_never_keep_pages_waiting(
+    video_run: VideoRun, base: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 14: a frame request waited up to WAIT_S for a decoder on one of the server's
+    # worker threads (anyio's 40, which every page needs too), however many waited: 50 frame
+    # requests while both decoders were busy left every page waiting. Past MAX_WAITING waiters
+    # a frame request is a 503 at once, and pages are served meanwhile.
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(frames, "WAIT_S", 120.0)  # waiting would outlast the page's timeout
+    sid = sorted(video_run.videos())[0]
+    url = f"{base}/frames/{video_run.run_id}/{sid}/0"
+    for _ in range(frames.DECODERS):  # both decoders busy, as with two long decodings
+        assert frames._SLOTS.acquire(timeout=5)
+    held = frames.DECODERS
+    try:
+        with ThreadPoolExecutor(50) as pool:
+            asked = [pool.submit(httpx.get, url, timeout=180) for _ in range(50)]
+            try:
+                page = httpx.get(f"{base}/runs/{video_run.run_id}/samples/{sid}", timeout=30)
+            finally:
+                for _ in range(held):
+                    frames._SLOTS.release()
+                held = 0
+            assert page.status_code == 200
+            got = [f.result() for f in asked]
+    finally:
+        for _ in range(held):
+            frames._SLOTS.release()
+    busy = [r for r in got if r.status_code == 503]
+    assert len(busy) >= 50 - frames.MAX_WAITING, [r.status_code for r in got]
+    assert all(r.headers.get("retry-after") for r in busy)
+    assert all(r.status_code in (200, 503) for r in got), [r.status_code for r in got]
 
 
 def test_a_video_recorded_from_a_url_is_never_fetched_by_the_server(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
-from lmmprobe.schema.text import shown_path
+from lmmprobe.schema.text import shown_path, shown_value
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
 
@@ -348,9 +348,6 @@ switch the budget off)."""
 MAX_BUDGET: Final = 1e12
 """The largest ``--max-cost`` taken, in dollars: beyond it a budget stops nothing (use none)."""
 
-_SHOWN_CHARS = 40
-"""How much of a refused value a message repeats (a pasted 5,000-digit value is not echoed)."""
-
 
 def parse_max_cost(text: str | None) -> float | None:
     """The value of ``--max-cost``: dollars (a finite number above 0), or None for no limit.
@@ -367,11 +364,7 @@ def parse_max_cost(text: str | None) -> float | None:
         dollars = float(text) if text.isascii() else math.nan
     except ValueError:
         dollars = math.nan
-    shown = (
-        text
-        if len(text) <= _SHOWN_CHARS
-        else f"{text[:_SHOWN_CHARS]}... ({len(text):,} characters)"
-    )
+    shown = shown_value(text)
     if dollars > MAX_BUDGET:  # also 1e400, which float() reads as infinity
         raise ValueError(
             f"--max-cost {shown!r}: more than {MAX_BUDGET:,.0f} dollars stops nothing; give a "
@@ -418,6 +411,11 @@ def _options() -> tuple[dict[str, str], set[str]]:
     return opts, given
 
 
+def options_given() -> set[str]:
+    """The running command's parameter names the user set (command line or environment)."""
+    return _options()[1]
+
+
 def error_text(exc: BaseException) -> str:
     """The one line a user sees for `exc`: option errors name the option and what is allowed.
 
@@ -462,7 +460,11 @@ def error_text(exc: BaseException) -> str:
         where = option or ".".join(str(x) for x in err["loc"])
         value = err.get("input")
         if where and isinstance(value, str | int | float | bool) and "(got " not in msg:
-            msg = f"{msg} (got {value!r})"
+            # A long value is repeated cut (a 10,000-character --frames is not echoed whole),
+            # and not at all where the message quotes it already.
+            got = repr(shown_value(value) if isinstance(value, str) else value)
+            if got not in msg:
+                msg = f"{msg} (got {got})"
         parts.append(f"{where}: {msg}" if where and where not in msg else msg)
     return "; ".join(" ".join(p.split("\n")) for p in parts)
 

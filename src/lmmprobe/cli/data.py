@@ -5,7 +5,8 @@ standard, leaderboard sets, multi-image, Chinese, HEMM, ReForm-Eval, Dysca; a be
 in several), one line each at any width from 80 columns: name, rows, split, official metric,
 whether a copy is at ``$LMMPROBE_DATA_DIR/NAME`` (wider terminals add the formulation and
 title); ``show`` prints one in full: its prompt, notes, the command that fetches it and where
-the copy is looked for. ``--json`` (or ``--format json``) prints every field as JSON.
+the copy is looked for. ``--json`` (or ``--format json``) prints every field as JSON;
+``--format table --json`` is refused, not settled silently.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, fail
+from lmmprobe.cli._common import console, fail, options_given
 from lmmprobe.cli.registries import one_of
 from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import BENCHMARKS
@@ -110,6 +111,9 @@ def list_benchmarks(
     ] = False,
 ) -> None:
     """List every benchmark by group: rows, split, official metric, local copy."""
+    if as_json and fmt != "json" and "fmt" in options_given():
+        # Contradicting flags are refused, as elsewhere in the CLI, rather than one silently won.
+        fail(f"--format {fmt} and --json contradict each other: give one of them")
     rows = _listing()
     if fmt == "json" or as_json:
         print(json.dumps(rows, indent=2))

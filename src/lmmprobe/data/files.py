@@ -26,7 +26,6 @@ import json
 import lzma
 import os
 import re
-import stat
 import struct
 import zipfile
 import zlib
@@ -36,7 +35,10 @@ from pathlib import Path
 from typing import IO, Any, TextIO
 from xml.parsers import expat
 
-from lmmprobe._file_kind import file_kind, kernel_file, not_regular_message
+from lmmprobe._file_kind import (
+    NotRegularFile,
+    open_regular_file,
+)
 from lmmprobe.data.base import DataError
 from lmmprobe.data.parquet_pages import PageHeaderError, column_pages
 from lmmprobe.data.rows import MAX_NESTING, nesting_reason
@@ -175,19 +177,10 @@ def open_regular(path: Path, within: Path | None = None, *, what: str = "predict
                 f"{path}: a link to {real}, outside {within}; lmmprobe reads only files inside "
                 "the folder it was given: copy the file there"
             )
-    # Non-blocking, so that opening a FIFO no one writes to returns at once and is refused
-    # below, instead of waiting for a writer forever.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        info = os.fstat(fd)
-        # A kernel file (/proc/kmsg) says it is regular and may block a read forever.
-        if not stat.S_ISREG(info.st_mode) or kernel_file(info):
-            raise UnreadableFile(not_regular_message(path, file_kind(info.st_mode, info), what))
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+        return open_regular_file(path, what)
+    except NotRegularFile as exc:
+        raise UnreadableFile(str(exc)) from None
 
 
 class FileTooLarge(UnreadableFile):

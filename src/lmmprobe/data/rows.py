@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
-from lmmprobe._file_kind import kernel_file, not_regular_file
+from lmmprobe._file_kind import NotRegularFile, kernel_file, not_regular_file, open_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import (
@@ -178,7 +178,9 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
             return (*known, info.st_size)
     data: bytes | None = None
     try:
-        with open(path, "rb") as f:
+        # Opened as a regular file and checked again once open: a file swapped for a FIFO
+        # since its stat above would otherwise block this open (and the load) forever.
+        with open_regular_file(path, "images", shown=value) as f:
             if info.st_size <= READ_WHOLE:
                 # Read once, then hashed (a request's key needs it) and checked from memory:
                 # Pillow reading a small file from disk costs more than the read. So small a
@@ -196,6 +198,8 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
                 too_big = image_file_problem(info.st_size, width * height)
                 if not too_big:
                     im.verify()  # reads the whole file; catches truncated and non-image files
+    except NotRegularFile as exc:
+        raise RowError(field, str(exc)) from None
     except Exception as exc:
         reason = unreadable_reason(exc) or type(exc).__name__
         raise RowError(field, f"unreadable image {value}: {reason}") from exc

@@ -31,6 +31,7 @@ __all__ = [
     "safe_data",
     "safe_text",
     "shown_path",
+    "shown_value",
     "stored_json",
 ]
 
@@ -175,6 +176,19 @@ def shown_path(path: str | os.PathLike[str]) -> str:
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+SHOWN_CHARS: Final = 40
+"""How much of a refused value a message repeats (a pasted 5,000-character value is not echoed)."""
+
+
+def shown_value(text: str, limit: int = SHOWN_CHARS) -> str:
+    """`text` as an error message repeats it: whole up to `limit` characters, else cut there.
+
+    A cut value ends ``... (N characters)``, so the message stays one readable line and still
+    says how long the value was.
+    """
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def json_escaped(text: str) -> str:

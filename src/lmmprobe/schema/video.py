@@ -33,6 +33,7 @@ from lmmprobe.schema.image import (
     max_image_pixels,
     pixel_hash,
 )
+from lmmprobe.schema.text import shown_value
 
 MAX_FRAMES = 512
 """The most frames one policy may sample from one clip (`MAX_IMAGES_PER_SAMPLE` bounds a
@@ -110,7 +111,7 @@ class FramePolicy(BaseModel):
             m = _POLICY_PART.fullmatch(part)
             if m is None or m.group(1) in values:
                 raise ValueError(
-                    f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, "
+                    f"frame policy {shown_value(text)!r}: expected frames=N, fps=F, fps=F,max_frames=M, "
                     "linspace=N, mvbench=N or longvideobench=N"
                 )
             values[m.group(1)] = m.group(2)
@@ -127,11 +128,11 @@ class FramePolicy(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
-            raise ValueError(f"frame policy {text!r}: {where}: {err['msg']}") from None
+            raise ValueError(f"frame policy {shown_value(text)!r}: {where}: {err['msg']}") from None
         except ValueError as exc:  # int() or float() of a value that is not a number
-            raise ValueError(f"frame policy {text!r}: {_first_line(exc)}") from None
+            raise ValueError(f"frame policy {shown_value(text)!r}: {_first_line(exc)}") from None
         raise ValueError(
-            f"frame policy {text!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N, "
+            f"frame policy {shown_value(text)!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N, "
             "mvbench=N or longvideobench=N"
         )
 

@@ -15,7 +15,10 @@ the page without decoding. A video the run read from a URL is not fetched by the
 recorded URL would otherwise make the server reach wherever a data file pointed it).
 
 Decodings are bounded in number at once (`DECODERS`) and each by the decoder's own pixel and
-frame caps; a request that waits past `WAIT_S` gets a 503 "busy, try again".
+frame caps; a request that waits past `WAIT_S` gets a 503 "busy, try again". At most
+`MAX_WAITING` requests wait at once; another is answered 503 at once: a waiting request holds
+one of the server's worker threads, which every page needs too, so many frame requests must
+not leave pages waiting.
 """
 
 from __future__ import annotations
@@ -42,7 +45,15 @@ from lmmprobe.schema.video import (
 from lmmprobe.serve import _pages
 from lmmprobe.store import queries
 
-__all__ = ["DECODERS", "THUMB_PX", "WAIT_S", "frame_response", "router", "strips"]
+__all__ = [
+    "DECODERS",
+    "MAX_WAITING",
+    "THUMB_PX",
+    "WAIT_S",
+    "frame_response",
+    "router",
+    "strips",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +68,13 @@ DECODERS = 2
 WAIT_S = 10.0
 """How long a request waits for a decoder before its 503."""
 
+MAX_WAITING = 8
+"""Requests that may wait for a decoder at once (a browser asks for about six frames at a
+time); another is answered 503 at once, so waiting requests never hold all the server's
+worker threads (anyio's 40), which pages need too."""
+
 _SLOTS = threading.BoundedSemaphore(DECODERS)
+_WAITING = threading.BoundedSemaphore(MAX_WAITING)
 _PLACE = re.compile(r"[0-9]{1,6}")
 _CACHE = "private, max-age=3600"
 
@@ -151,6 +168,21 @@ def _png(image: Image.Image) -> bytes:
     return buf.getvalue()
 
 
+def _take_decoder() -> bool:
+    """Take a decoder: at once if one is free, else waiting up to `WAIT_S` in the waiting room.
+
+    False when the waiting room (`MAX_WAITING`) is full or the wait ran out: the caller's 503.
+    """
+    if _SLOTS.acquire(blocking=False):
+        return True
+    if not _WAITING.acquire(blocking=False):
+        return False
+    try:
+        return _SLOTS.acquire(timeout=WAIT_S)
+    finally:
+        _WAITING.release()
+
+
 def frame_response(
     request: Request, sample: dict[str, Any] | None, index: str, strip: str, size: str
 ) -> Response:
@@ -176,7 +208,7 @@ def frame_response(
     frame = found[int(strip)].frames[int(index)]
     if _is_url(video.source) or missing_video(video.source) is not None:
         return _refuse(request, 404, UNREADABLE, "unreadable")
-    if not _SLOTS.acquire(timeout=WAIT_S):
+    if not _take_decoder():
         raise HTTPException(
             503,
             "the server is decoding other video frames; try again in a moment",

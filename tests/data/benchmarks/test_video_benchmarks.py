@@ -359,6 +359,31 @@ def test_egoschema_reads_the_public_subset_and_runs_through_the_console(tmp_path
     )
 
 
+@pytest.mark.parametrize("numeric_answers", [False, True])
+def test_egoschema_with_numeric_question_ids_says_why_nothing_loads(
+    numeric_answers: bool, tmp_path: Path
+) -> None:
+    # Re-test 14: numeric q_uids gave "no valid samples ... (0 invalid)" and no reason. A
+    # number whose text is an answer's key is refused as such; ids matching no answer at all
+    # are named as that.
+    needs_av()
+    answers = {"1": 0, "2": 1} if numeric_answers else {"u1": 0}
+    copy = _egoschema_copy(tmp_path / "egoschema", ["1", "2"], answers)
+    file = copy / "questions.json"
+    held = json.loads(file.read_text(encoding="utf-8"))
+    file.write_text(json.dumps([{**q, "q_uid": int(q["q_uid"])} for q in held]), encoding="utf-8")
+    proc = lmmprobe("run", "-d", f"egoschema,path={copy}", "-m", "first", "--dry-run",
+                    columns=1000)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "(0 invalid)" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    if numeric_answers:
+        assert f"{file}:1: q_uid: expected non-empty text, got 1" in proc.stderr, proc.stderr
+    else:
+        assert f"{file}: none of its 2 questions' q_uid is a key of subset_answers.json" in (
+            proc.stderr
+        ), proc.stderr
+
+
 # --------------------------------------------------------------------------- LongVideoBench
 
 
@@ -695,3 +720,74 @@ def test_tempcompass_yes_no_with_its_judge_through_the_console(tmp_path: Path) -
     metrics = next(iter(_results(out)["models"].values()))["metrics"]
     assert metrics["accuracy"]["value"] == 1.0  # the judge's rating decides the unread one
     assert metrics["accuracy_rules_only"]["value"] == 0.5
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _with_a_string_row(name: str, root: Path) -> tuple[Path, str]:
+    """A local copy of `name` whose first entry is the string "oops", and the file:row named."""
+    if name == "mvbench":
+        copy = _mvbench_copy(root, {"object_existence.json": [_mv("e1.mp4", "Which? #e", "blue")]})
+        file = copy / "json" / "object_existence.json"
+    elif name == "egoschema":
+        copy = _egoschema_copy(root, ["u1"], {"u1": 0})
+        file = copy / "questions.json"
+    elif name == "longvideobench":
+        copy = _lvb_copy(root, [_lvb_row(1, "a", 4.0, 0, "15")])
+        file = copy / "lvb_val.json"
+    else:  # tempcompass: video -> dimension -> [question objects]
+        copy = _tempcompass_copy(
+            root, [{"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+                    "answer": "A. run"}], {})  # fmt: skip
+        file = copy / "questions" / "multi-choice.json"
+        held = json.loads(file.read_text(encoding="utf-8"))
+        held["1"]["action"].insert(0, "oops")
+        file.write_text(json.dumps(held), encoding="utf-8")
+        return copy, f"{file}:1/action/0: "
+    held = json.loads(file.read_text(encoding="utf-8"))
+    file.write_text(json.dumps(["oops", *held]), encoding="utf-8")
+    return copy, f"{file}:1: "
+
+
+# Video-MME is read from parquet, whose rows are always objects: no entry can be a string.
+@pytest.mark.parametrize("name", ["mvbench", "egoschema", "longvideobench", "tempcompass"])
+def test_a_video_copy_entry_that_is_not_an_object_is_named_and_the_rest_load(
+    name: str, tmp_path: Path
+) -> None:
+    # Re-test 14: a string in MVBench's list of questions gave the generic "AttributeError:
+    # 'str' object has no attribute 'get'" (EgoSchema a TypeError): the file, the row and what
+    # was expected are named, and the other questions still load.
+    needs_av()
+    copy, where = _with_a_string_row(name, tmp_path / name)
+    proc = lmmprobe("run", "-d", f"{name},path={copy}", "-m", "first", "--dry-run", columns=1000)
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    assert "1 request(s) to send of 1" in proc.stdout, said
+    assert "Error:" not in said and "Traceback" not in said, said
+    line = next((x for x in said.splitlines() if where in x), None)
+    assert line is not None, said
+    assert "expected an object" in line, line
+
+
+def test_a_tempcompass_question_missing_its_answer_names_only_the_users_fields(
+    tmp_path: Path,
+) -> None:
+    # Re-test 14: the message listed the reader's own columns ("the row has: _video, _dim, _k,
+    # _item, _meta"), none of which is in the user's file.
+    needs_av()
+    copy = _tempcompass_copy(
+        tmp_path / "tc", [{"video": "1", "dimension": "action", "question": "What? #t1\nA. run\nB. walk",
+                           "answer": "A. run"}], {})  # fmt: skip
+    file = copy / "questions" / "multi-choice.json"
+    held = json.loads(file.read_text(encoding="utf-8"))
+    held["1"]["order"] = [{"question": "Order? #t2\nA. x\nB. y", "hint": "h"}]
+    file.write_text(json.dumps(held), encoding="utf-8")
+    proc = lmmprobe("run", "-d", f"tempcompass,path={copy}", "-m", "first", "--dry-run",
+                    columns=1000)  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    line = next((x for x in said.splitlines() if f"{file}:1/order/0: " in x), None)
+    assert line is not None, said
+    assert "answer: missing (the question has: question, hint)" in line, line
+    assert "_video" not in said and "_item" not in said, said

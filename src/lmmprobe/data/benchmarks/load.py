@@ -427,6 +427,13 @@ def _split_where(where: str) -> tuple[str, int | None]:
 
 
 def _read(b: Benchmark, ctx: RowContext, row: Mapping[str, Any]) -> list[Sample]:
+    if not isinstance(row, Mapping):
+        # A release file's entry that is not an object (a string in a list of questions): named
+        # here for every definition, not as the reader's AttributeError on `.get`.
+        raise RowError(
+            None,
+            f"expected an object (one question's fields), got {type(row).__name__} {row!r:.60}",
+        )
     try:
         got = b.to_sample(row, ctx)
     except KeyError as exc:

@@ -48,15 +48,25 @@ def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     questions = read_json(root, "questions.json")
     if not isinstance(questions, list):
         raise DataError(f"{root}/questions.json: expected a list of questions")
+    given = 0
     for n, row in enumerate(questions, 1):
         # Only the questions whose answer is public; another row is the loader's to refuse.
+        # A q_uid that is not text (a number) but names a public answer once written out is
+        # given too, so the reader says why it is refused rather than leaving it out unsaid.
         uid = row.get("q_uid") if isinstance(row, dict) else None
-        if not isinstance(row, dict) or uid in answers:
+        if not isinstance(row, dict) or str(uid) in answers:
             answer = answers.get(uid) if isinstance(uid, str) else None
+            given += 1
             yield (
                 f"{root}/questions.json:{n}",
                 ({**row, "_answer": answer} if isinstance(row, dict) else row),
             )
+    if not given and questions and answers:
+        raise DataError(
+            f"{root}/questions.json: none of its {len(questions):,} questions' q_uid is a key of "
+            f"subset_answers.json ({len(answers):,} answers): each q_uid must be the text id "
+            "subset_answers.json names"
+        )
 
 
 def _egoschema(row: Mapping[str, Any], ctx: RowContext) -> Sample:

@@ -94,6 +94,12 @@ def _checked(row: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
         raise RowError("question", "expected an object {question, answer}")
     if "/" in video or "\\" in video or video.startswith("."):
         raise RowError("video", f"{video!r:.80} is not a video id")
+    for field in ("question", "answer"):
+        if field not in item:
+            # The question's own fields, not the row this reader wraps it in (_video, _dim...).
+            names = [str(k)[:40] for k in list(item)[:10]] + (["..."] if len(item) > 10 else [])
+            has = ", ".join(names) or "no fields"
+            raise RowError(field, f"missing (the question has: {has})")
     return video, dim, item
 
 
