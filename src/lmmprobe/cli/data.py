@@ -71,8 +71,13 @@ def _group_table(title: str, rows: list[dict[str, Any]], width: int) -> Table:
     if width >= _WITH_FORMULATION:
         columns.append(("formulation", [r["formulation"] for r in rows]))
     columns += [("metric", [_dash(r["metric"]) for r in rows]), ("copy", [_copy(r) for r in rows])]
-    for header, values in columns:
-        widest = max(len(header), *(len(v) for v in values))
+    widths = [max(len(header), *(len(v) for v in values)) for header, values in columns]
+    if sum(widths) + 2 * (len(widths) - 1) > width:
+        # A group whose longest name and metric leave no room for every identifier whole
+        # loses its row counts first (`data show` and --json have them); rich would drop
+        # the last column, the copy, instead.
+        del columns[1], widths[1]
+    for (header, _), widest in zip(columns, widths, strict=True):
         table.add_column(header, no_wrap=True, min_width=widest, max_width=widest)
     if width >= _WITH_TITLE:
         table.add_column("title", ratio=1, overflow="fold")
