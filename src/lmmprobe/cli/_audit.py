@@ -301,6 +301,7 @@ def explain_imported(
         label=run.origin.tool,
         tool=run.origin.tool,
         tool_version=None if read_with == "given" else tool_version,
+        detail=detail,
     )
     if read_with is not None and read_with != "latest":
         explanation.rule_version = detail.get("rule_version_note")

@@ -189,8 +189,11 @@ def score_with_benchmark(
     as_published: bool = False,
     limit: int = 20,
     tool_version: str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> None:
     """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
+
+    `settings` are the layout's own options (ReForm-Eval's ``formulation``...).
 
     Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
     `audit` the items whose official verdict differs, by cause; with `as_published` the tool's
@@ -206,6 +209,7 @@ def score_with_benchmark(
         run = score_file(
             file, benchmark, reader=reader, field_map=parse_fields(fields), by=by,
             on_rows=facts.add_planned, on_sample=facts.add_local, tool_version=tool_version,
+            settings=settings,
         )  # fmt: skip
         explained = explain_imported(
             run, facts, audit=audit, as_published=as_published, tool_version=tool_version

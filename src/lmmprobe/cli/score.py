@@ -295,6 +295,18 @@ def score(
     """
     # --as-published alone reads the file with the reader that recognises it.
     if benchmark is not None or reader is not None or field or as_published:
+        # ReForm-Eval's own options, given: what its reader records and its hook reads.
+        settings = {
+            name: value
+            for name, value, default in (
+                ("formulation", formulation, "single_choice"),
+                ("infer_method", infer_method, "generation"),
+                ("tokenizer", tokenizer, "none"),
+            )
+            if value != default
+        }
+        if settings and reader not in (None, "reform"):
+            fail("--formulation, --infer-method and --tokenizer apply to ReForm-Eval files")
         if ground_truth is not None or matcher is not None:
             fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
         if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
@@ -308,6 +320,7 @@ def score(
         score_with_benchmark(
             file, benchmark, reader, field, by, fmt,
             audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
+            settings=settings,
         )  # fmt: skip
         return
     if by:

@@ -112,6 +112,9 @@ class PublishedSource:
     """The rows joined to the benchmark (what `ANY_READER` hooks read)."""
     tool_version: str | None = None
     """``--tool-version``: the version of the tool whose rules wrote the file, when told."""
+    detail: Mapping[str, str] = field(default_factory=dict)
+    """What the reader recorded of the file (`Origin.detail`): the settings it was read with
+    (ReForm-Eval's formulation, Dysca's ground truth)."""
 
 
 class PublishedFigure(Protocol):
