@@ -255,6 +255,14 @@ def import_predictions(
             "--format", "-f", help="table or json.", callback=one_of("format", ImportFormat)
         ),
     ] = "table",
+    ground_truth: Annotated[
+        Path | None,
+        typer.Option(
+            "--ground-truth",
+            help="Dysca's ground-truth JSON (Dysca.json): FILE is Dysca model output aligned "
+            "with it (--reader dysca).",
+        ),
+    ] = None,
 ) -> None:
     """Store another tool's predictions as a run (no model is called), with their origin.
 
@@ -264,6 +272,12 @@ def import_predictions(
     """
     from lmmprobe.predictions.importing import import_file
 
+    settings: dict[str, str] = {}
+    if ground_truth is not None:
+        if reader not in (None, "dysca"):
+            fail("--ground-truth applies to Dysca's outputs (--reader dysca)")
+        reader = "dysca"
+        settings["ground_truth"] = str(ground_truth)
     try:
         run = import_file(
             file,
@@ -274,6 +288,7 @@ def import_predictions(
             reader=reader,
             field_map=parse_fields(field),
             by=by,
+            settings=settings,
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)

@@ -305,10 +305,16 @@ def score(
             )
             if value != default
         }
-        if settings and reader not in (None, "reform"):
+        if settings and (reader not in (None, "reform") or ground_truth is not None):
             fail("--formulation, --infer-method and --tokenizer apply to ReForm-Eval files")
-        if ground_truth is not None or matcher is not None:
-            fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
+        if matcher is not None:
+            fail("--matcher re-reads an lmmprobe export's answers; it does not apply here")
+        if ground_truth is not None:
+            # Dysca's outputs: its reader reads them in step with the ground truth.
+            if reader not in (None, "dysca") or benchmark is not None:
+                fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
+            reader = "dysca"
+            settings["ground_truth"] = str(ground_truth)
         if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
             if reader is not None or field or by or audit or as_published:
                 fail(
