@@ -134,3 +134,52 @@ def test_a_bad_entry_is_named_by_file_entry_and_field(tmp_path: Path) -> None:
     done = lmmprobe("score", path, "--reader", "reform")
     assert done.returncode != 0
     assert f"{path}:#3: answer: 7 is not an index of the 2 options" in done.stderr
+
+
+def _long_entries(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("[")
+        for i in range(n):
+            pred = f"({'ABCD'[i % 4]})" if i % 3 else f"no idea {i} " + "x" * 2_000
+            entry = {"sample_id": i % 100, "answer": 1, "answer_options": ["a", "b", "c", "d"],
+                     "prediction": pred}  # fmt: skip
+            fh.write(("," if i else "") + json.dumps(entry))
+        fh.write("]")
+    return path
+
+
+def test_the_reader_and_its_hook_read_in_memory_that_does_not_grow_with_the_file(
+    tmp_path: Path,
+) -> None:
+    """3,000 and 12,000 entries (2,000-character predictions a third of them): about one peak.
+
+    The reader yields a row at a time (what it keeps is a count per sample, for the ``#K`` of
+    each id), and ReForm-Eval's hook reads the file again an entry at a time (``reads_rows =
+    False``: ``score`` holds no row for it). The rest of the path is the one every reader's
+    rows take (stored a chunk at a time).
+    """
+    import tracemalloc
+
+    from lmmprobe.predictions.imported import READERS, ReadOptions
+
+    reader = READERS.get("reform")
+
+    def read(path: Path) -> int:
+        n = sum(1 for _ in reader.read(path, ReadOptions()))
+        assert reform_published(path).extra["metrics"]["n"] == n
+        return n
+
+    small = _long_entries(tmp_path / "small.json", 3_000)
+    large = _long_entries(tmp_path / "large.json", 12_000)
+    read(small)  # what the first read imports is not what the file costs
+    peaks = []
+    for path in (small, large):
+        tracemalloc.start()
+        try:
+            read(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    size = large.stat().st_size
+    assert peaks[1] < size / 1.5, (peaks, size)  # held whole, the text alone is `size`
+    assert peaks[1] < 1.5 * peaks[0] + (1 << 20), peaks  # four times the file

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
-from lmmprobe.cli._audit import explain_imported, file_facts
+from lmmprobe.cli._audit import explain_imported, file_facts, hook_reads_rows
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
@@ -205,7 +205,12 @@ def score_with_benchmark(
     try:
         # The file streams through a temporary store (`score_file`); what the notes, the
         # audit and the published figure read of its rows is gathered as it passes.
-        facts = file_facts(benchmark, audit=audit, as_published=as_published)
+        facts = file_facts(
+            benchmark,
+            audit=audit,
+            as_published=as_published,
+            hook_reads_rows=as_published and hook_reads_rows(file, benchmark, reader),
+        )
         run = score_file(
             file, benchmark, reader=reader, field_map=parse_fields(fields), by=by,
             on_rows=facts.add_planned, on_sample=facts.add_local, tool_version=tool_version,

@@ -118,7 +118,12 @@ class PublishedSource:
 
 
 class PublishedFigure(Protocol):
-    """A reader's ``--as-published`` hook for one benchmark."""
+    """A reader's ``--as-published`` hook for one benchmark.
+
+    A hook that reads the file again itself, not the joined rows, may say so with a class
+    attribute ``reads_rows = False`` (ReForm-Eval's, Dysca's): ``score`` then keeps no row for
+    it, and a file of any size is scored in bounded memory.
+    """
 
     @property
     def tool(self) -> str:

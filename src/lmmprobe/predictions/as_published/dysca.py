@@ -75,6 +75,8 @@ class DyscaFigures:
     benchmark = "dysca"
     files = "Dysca's model-output JSON with its ground truth (--ground-truth)"
     versions: tuple[str, ...] = ()
+    reads_rows = False
+    """It reads the file again an entry at a time: ``score`` keeps none of its rows for it."""
 
     def recognises(self, path: Path) -> bool:
         """True: an output file read by the ``dysca`` reader answers Dysca."""

@@ -119,6 +119,8 @@ class ReformEvalFigures:
     benchmark = "reform-eval"
     files = "ReForm-Eval's prediction JSON (run_loader_eval)"
     versions: tuple[str, ...] = ()
+    reads_rows = False
+    """It reads the file again an entry at a time: ``score`` keeps none of its rows for it."""
 
     def recognises(self, path: Path) -> bool:
         """True: a ReForm-Eval file holds no benchmark but ReForm-Eval's own."""
