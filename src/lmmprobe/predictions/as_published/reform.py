@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lmmprobe.data.base import DataError
+from lmmprobe.metrics.text import CaptionTokenizer
 from lmmprobe.predictions._stream import iter_entries
 from lmmprobe.predictions.as_published.base import (
     PUBLISHED_FIGURES,
@@ -39,7 +40,7 @@ SOURCE = "FudanDISC/ReForm-Eval @ df1cfa7b, run_loader_eval.py metric_eval, util
 
 def reform_settings(
     path: Path, detail: Mapping[str, str]
-) -> tuple[FileFormulation, InferMethod, str]:
+) -> tuple[FileFormulation, InferMethod, CaptionTokenizer]:
     """The formulation, inference method and caption tokenizer to score `path` with.
 
     Those recorded in `detail` (``--formulation``, ``--infer-method``, ``--tokenizer``); the
@@ -69,7 +70,12 @@ def reform_settings(
                 )
         if formulation == "single_choice" and method is None:
             method = "likelihood" if type(entry.get("prediction")) is int else "generation"
-    return formulation, method or "generation", detail.get("tokenizer", "none")  # type: ignore[return-value]
+    # The CLI checked each against its choices (`one_of`) before recording it.
+    return (
+        cast(FileFormulation, formulation),
+        cast(InferMethod, method or "generation"),
+        cast(CaptionTokenizer, detail.get("tokenizer", "none")),
+    )
 
 
 def reform_published(path: Path, detail: Mapping[str, str] | None = None) -> Published:
@@ -89,7 +95,7 @@ def reform_published(path: Path, detail: Mapping[str, str] | None = None) -> Pub
             formulation,
             path,
             tokenizer=tokenizer,
-            entries=entries,  # type: ignore[arg-type]
+            entries=entries,
         )
     rows: list[tuple[Cell, ...]] = [
         (name, value) for name, value in metrics.items() if isinstance(value, int | float | str)
