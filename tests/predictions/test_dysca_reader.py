@@ -70,7 +70,7 @@ def test_each_pair_is_a_row_with_the_ground_truths_item_and_dyscas_verdict(
     )
     assert run.origin.detail["ground_truth"] == str(gt)
     samples = [s for s, _, _, _ in seen]
-    assert [s.id for s in samples] == ["dysca/1", "dysca/2", "dysca/3"]
+    assert [s.id for s in samples] == ["1", "2", "3"]
     assert samples[2].choices == ["rice", "bread", "soup"] and samples[2].answer == 2
     assert samples[0].metadata["question_majority"] == "color"
     # Dysca reads "(B)" by its mark; the other two by edit distance against its choice lines,

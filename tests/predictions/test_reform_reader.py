@@ -108,7 +108,7 @@ def test_each_entry_is_a_row_with_reform_evals_own_verdict(tmp_path: Path) -> No
     )
     assert run.reader == "reform"
     ids = [sample.id for (sample, _, _, _), _ in seen]
-    assert ids == ["reform-eval/1#1", "reform-eval/1#2", "reform-eval/2#1", "reform-eval/2#2"]
+    assert ids == ["1#1", "1#2", "2#1", "2#2"]
     verdicts = [pred.tool_verdict for (_, _, _, pred), _ in seen]
     assert verdicts == [1.0, 0.0, 0.0, 1.0]
     sample = seen[2][0][0]
@@ -183,3 +183,15 @@ def test_the_reader_and_its_hook_read_in_memory_that_does_not_grow_with_the_file
     size = large.stat().st_size
     assert peaks[1] < size / 1.5, (peaks, size)  # held whole, the text alone is `size`
     assert peaks[1] < 1.5 * peaks[0] + (1 << 20), peaks  # four times the file
+
+
+def test_audit_names_the_entry_where_the_two_readings_part(tmp_path: Path) -> None:
+    path = _write(tmp_path / "pred.json", ENTRIES, "json")
+    done = lmmprobe("score", path, "--reader", "reform", "--audit", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    audit = json.loads(done.stdout)["audit"]
+    assert (audit["label_b"], audit["n"], audit["accuracy_a"], audit["accuracy_b"]) == (
+        "reform-eval", 4, 0.75, 0.5,
+    )  # fmt: skip
+    # The second entry of sample 1 ("cat"): lmmprobe reads option A, ReForm-Eval reads nothing.
+    assert [it["sample_id"] for it in audit["items"]] == ["1#2"]

@@ -150,7 +150,10 @@ def print_imported(
             )
         console.print(by)
     line = f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
-    if counts.get("items") == "file":
+    if counts.get("items") == "file" and run.metric is None:
+        # No benchmark: the reader made each row's item (ReForm-Eval's entries, Dysca's truth).
+        line += f"{counts['rows']} items read from the file (each row's own, no benchmark)"
+    elif counts.get("items") == "file":
         line += (
             f"{counts['rows']} items read from the file (no local copy of the benchmark: its "
             "definition by name, the questions, options and golds the file gives)"

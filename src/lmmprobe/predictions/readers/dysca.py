@@ -112,7 +112,7 @@ class DyscaOutputs:
             if len(texts) >= 2 and gold in texts:
                 question = instruction.split("Choices:\n")[0].split("\n(A) ")[0].strip()
                 return Sample(
-                    id=f"dysca/{pred.sample_id}",
+                    id=str(pred.sample_id),
                     question=question or instruction,
                     choices=texts,
                     answer=texts.index(gold),
@@ -120,7 +120,7 @@ class DyscaOutputs:
                     metadata=metadata | {"fixed_options": True},
                 )
         return Sample(
-            id=f"dysca/{pred.sample_id}",
+            id=str(pred.sample_id),
             question=instruction or f"(Dysca entry {pred.row})",
             answer=[gold],
             formulation="open_ended",

@@ -129,7 +129,7 @@ class ReformEvalFile:
         if "answer_options" in fields:
             options = fields["answer_options"]
             return Sample(
-                id=f"reform-eval/{pred.sample_id}",
+                id=str(pred.sample_id),
                 question=question,
                 choices=list(options),
                 answer=int(fields["answer"]),
@@ -141,7 +141,7 @@ class ReformEvalFile:
         if not refs:
             raise row_error(f"{where}: row {pred.row}", "answer", "an empty list of answers")
         return Sample(
-            id=f"reform-eval/{pred.sample_id}",
+            id=str(pred.sample_id),
             question=question,
             answer=refs,
             formulation="open_ended",
