@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from lmmprobe.cli._common import InertConsole
 from lmmprobe.data.base import DataError
+from lmmprobe.registry import RegistryError
 
 # The predictions layer is imported where it is used: every command loads this module (through
 # `runs` and `imports`), and most never print an audit or explain a file.
@@ -252,16 +254,38 @@ def _name(benchmark: str | None) -> str | None:
     return name if name is not None and name in BENCHMARKS.names() else None
 
 
-def file_facts(benchmark: str | None, *, audit: bool, as_published: bool) -> FileFacts:
+def file_facts(
+    benchmark: str | None, *, audit: bool, as_published: bool, hook_reads_rows: bool = True
+) -> FileFacts:
     """What `explain_imported` will need of a file's rows, gathered as `score_file` streams.
 
     Every row and its score are kept only where they are read whole: the audit, the
-    ``--as-published`` hooks, MMMU's guesses (11,500 items at most: one row an item).
+    ``--as-published`` hooks that replay the rows (not one that reads the file again itself,
+    `hook_reads_rows` False: ReForm-Eval's, Dysca's), MMMU's guesses (11,500 items at most).
     """
     from lmmprobe.predictions.explain import FileFacts
 
     name = _name(benchmark)
-    return FileFacts(name, keep=audit or as_published or name in ("mmmu", "cmmmu"))
+    keep = audit or (as_published and hook_reads_rows) or name in ("mmmu", "cmmmu")
+    return FileFacts(name, keep=keep)
+
+
+def hook_reads_rows(path: Path, benchmark: str | None, reader: str | None) -> bool:
+    """Whether the ``--as-published`` hook of `path`'s reader replays its joined rows.
+
+    False for a hook that reads the file again an entry at a time (``reads_rows = False``:
+    ReForm-Eval's, Dysca's), so ``score --as-published`` holds no row of a large file. True
+    where the hook cannot be told yet (`explain_imported` then names why none fits).
+    """
+    from lmmprobe.predictions.as_published import find_published
+    from lmmprobe.predictions.scoring import detect_reader
+
+    try:
+        _, found = detect_reader(path, reader)
+        hook = find_published(found.tool, _name(benchmark), path)
+    except (DataError, OSError, RegistryError):  # the scoring that follows names it
+        return True
+    return bool(getattr(hook, "reads_rows", True))
 
 
 def explain_imported(
@@ -302,6 +326,7 @@ def explain_imported(
         label=run.origin.tool,
         tool=run.origin.tool,
         tool_version=None if read_with == "given" else tool_version,
+        detail=detail,
     )
     if read_with is not None and read_with != "latest":
         explanation.rule_version = detail.get("rule_version_note")

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
-from lmmprobe.cli._audit import explain_imported, file_facts
+from lmmprobe.cli._audit import explain_imported, file_facts, hook_reads_rows
 from lmmprobe.cli._common import DbOption, console, fail, write_document
 from lmmprobe.cli.judge import judge_lines, judged_headline_lines
 from lmmprobe.cli.registries import one_of
@@ -150,7 +150,10 @@ def print_imported(
             )
         console.print(by)
     line = f"{origin.tool} ({run.reader} reader), sha256 {origin.sha256[:12]}: "
-    if counts.get("items") == "file":
+    if counts.get("items") == "file" and run.metric is None:
+        # No benchmark: the reader made each row's item (ReForm-Eval's entries, Dysca's truth).
+        line += f"{counts['rows']} items read from the file (each row's own, no benchmark)"
+    elif counts.get("items") == "file":
         line += (
             f"{counts['rows']} items read from the file (no local copy of the benchmark: its "
             "definition by name, the questions, options and golds the file gives)"
@@ -189,8 +192,11 @@ def score_with_benchmark(
     as_published: bool = False,
     limit: int = 20,
     tool_version: str | None = None,
+    settings: dict[str, str] | None = None,
 ) -> None:
     """``lmmprobe score FILE --benchmark NAME``: print the official figures of `file`.
+
+    `settings` are the layout's own options (ReForm-Eval's ``formulation``...).
 
     Beside them, the answer key's version and MMMU's guesses (`lmmprobe.cli._audit`); with
     `audit` the items whose official verdict differs, by cause; with `as_published` the tool's
@@ -202,10 +208,16 @@ def score_with_benchmark(
     try:
         # The file streams through a temporary store (`score_file`); what the notes, the
         # audit and the published figure read of its rows is gathered as it passes.
-        facts = file_facts(benchmark, audit=audit, as_published=as_published)
+        facts = file_facts(
+            benchmark,
+            audit=audit,
+            as_published=as_published,
+            hook_reads_rows=as_published and hook_reads_rows(file, benchmark, reader),
+        )
         run = score_file(
             file, benchmark, reader=reader, field_map=parse_fields(fields), by=by,
             on_rows=facts.add_planned, on_sample=facts.add_local, tool_version=tool_version,
+            settings=settings,
         )  # fmt: skip
         explained = explain_imported(
             run, facts, audit=audit, as_published=as_published, tool_version=tool_version
@@ -251,6 +263,14 @@ def import_predictions(
             "--format", "-f", help="table or json.", callback=one_of("format", ImportFormat)
         ),
     ] = "table",
+    ground_truth: Annotated[
+        Path | None,
+        typer.Option(
+            "--ground-truth",
+            help="Dysca's ground-truth JSON (Dysca.json): FILE is Dysca model output aligned "
+            "with it (--reader dysca).",
+        ),
+    ] = None,
 ) -> None:
     """Store another tool's predictions as a run (no model is called), with their origin.
 
@@ -260,6 +280,12 @@ def import_predictions(
     """
     from lmmprobe.predictions.importing import import_file
 
+    settings: dict[str, str] = {}
+    if ground_truth is not None:
+        if reader not in (None, "dysca"):
+            fail("--ground-truth applies to Dysca's outputs (--reader dysca)")
+        reader = "dysca"
+        settings["ground_truth"] = str(ground_truth)
     try:
         run = import_file(
             file,
@@ -270,6 +296,7 @@ def import_predictions(
             reader=reader,
             field_map=parse_fields(field),
             by=by,
+            settings=settings,
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)

@@ -295,8 +295,26 @@ def score(
     """
     # --as-published alone reads the file with the reader that recognises it.
     if benchmark is not None or reader is not None or field or as_published:
-        if ground_truth is not None or matcher is not None:
-            fail("--ground-truth and --matcher apply to Dysca files and exports, not --benchmark")
+        # ReForm-Eval's own options, given: what its reader records and its hook reads.
+        settings = {
+            name: value
+            for name, value, default in (
+                ("formulation", formulation, "single_choice"),
+                ("infer_method", infer_method, "generation"),
+                ("tokenizer", tokenizer, "none"),
+            )
+            if value != default
+        }
+        if settings and (reader not in (None, "reform") or ground_truth is not None):
+            fail("--formulation, --infer-method and --tokenizer apply to ReForm-Eval files")
+        if matcher is not None:
+            fail("--matcher re-reads an lmmprobe export's answers; it does not apply here")
+        if ground_truth is not None:
+            # Dysca's outputs: its reader reads them in step with the ground truth.
+            if reader not in (None, "dysca") or benchmark is not None:
+                fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
+            reader = "dysca"
+            settings["ground_truth"] = str(ground_truth)
         if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
             if reader is not None or field or by or audit or as_published or tool_version:
                 fail(
@@ -309,6 +327,7 @@ def score(
         score_with_benchmark(
             file, benchmark, reader, field, by, fmt,
             audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
+            settings=settings,
         )  # fmt: skip
         return
     if by:

@@ -53,7 +53,7 @@ from lmmprobe.predictions._stream import EntryProblems, first_json_char, iter_js
 if TYPE_CHECKING:
     from lmmprobe.metrics.embedding import SentenceEmbedder
 
-__all__ = ["CAPTION_BATCH", "DYSCA_MAJORITIES", "score_dysca_files"]
+__all__ = ["CAPTION_BATCH", "DYSCA_MAJORITIES", "dysca_entries", "score_dysca_files"]
 
 DYSCA_MAJORITIES: tuple[str, ...] = (
     "movie", "action", "tv show", "profession", "landmark", "anime", "clothes", "celebrity",
@@ -146,8 +146,10 @@ def _rate(correct: int, total: int) -> float:
     return 0.0 if total == 0 else round(correct / total * 100, 2)
 
 
-def _entries(path: Path, role: str) -> Iterator[tuple[str, Any]]:
-    """The entries of a Dysca JSON list, an entry at a time.
+def dysca_entries(path: Path, role: str) -> Iterator[tuple[str, Any]]:
+    """The entries of a Dysca JSON list, an entry at a time, each named ``FILE:#N``.
+
+    `role` names the file in errors (``ground-truth``, ``model-output``).
 
     Raises:
         DataError: The file is not a JSON list, or an entry is malformed (`iter_json`).
@@ -285,7 +287,7 @@ def score_dysca_files(
     out_path, gt_path = Path(output_path), Path(ground_truth_path)
     tallies = _Tallies()
     problems = EntryProblems()
-    pairs = zip_longest(_entries(gt_path, "ground-truth"), _entries(out_path, "model-output"),
+    pairs = zip_longest(dysca_entries(gt_path, "ground-truth"), dysca_entries(out_path, "model-output"),
                         fillvalue=_MISSING)  # fmt: skip
     counted = 0
     for truth, output in pairs:

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -281,8 +281,11 @@ def explain_facts(
     n_boot: int = 1000,
     seed: int = 0,
     tool_version: str | None = None,
+    detail: Mapping[str, str] | None = None,
 ) -> FileExplanation:
     """`explain_file` from what `FileFacts` gathered.
+
+    `detail` is what the file's reader recorded of it (`Origin.detail`), for its hook.
 
     The audit, the published figure and MMMU's guesses read the rows it kept
     (`FileFacts.keep`).
@@ -316,7 +319,10 @@ def explain_facts(
     if as_published:
         hook = find_published(tool, benchmark, Path(path))
         out.published = published_figure(
-            hook, PublishedSource(Path(path), benchmark, rows, tool_version=tool_version)
+            hook,
+            PublishedSource(
+                Path(path), benchmark, rows, tool_version=tool_version, detail=dict(detail or {})
+            ),
         )
     if audit:
         if published is not None and tool == "mmmu":

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from lmmprobe.registry import Registry
-from lmmprobe.schema import lone_surrogate, safe_text
+from lmmprobe.schema import Sample, lone_surrogate, safe_text
 
 __all__ = [
     "READERS",
     "ImportedPrediction",
+    "ItemReader",
     "Origin",
     "PredictionReader",
     "ReadOptions",
@@ -160,6 +161,10 @@ class ReadOptions:
     """``--tool-version``: the version of the tool whose rules wrote the file. A reader whose
     tool's rules changed reads with it (and refuses one it does not know); without it, such a
     reader tells the version from the file's own verdicts."""
+    settings: Mapping[str, str] = field(default_factory=dict)
+    """Options of one tool's layout (ReForm-Eval's ``formulation``, ``infer_method``,
+    ``tokenizer``; Dysca's ``ground_truth``): a reader records those it takes in its `Origin`,
+    where its ``--as-published`` hook reads them."""
 
 
 class PredictionReader(Protocol):
@@ -182,6 +187,23 @@ class PredictionReader(Protocol):
         Raises:
             DataError: A row does not match the layout: names the file, the row and the
                 field.
+
+        """
+        ...
+
+
+class ItemReader(Protocol):
+    """A reader whose rows hold their items (ReForm-Eval's options and gold index).
+
+    Without ``--benchmark``, each row's item is `item`'s (not an open answer made from its
+    gold): scored as the item it is, by the formulation's own metrics.
+    """
+
+    def item(self, where: str, pred: ImportedPrediction) -> Sample:
+        """The item row `pred` answers.
+
+        Raises:
+            DataError: The row does not make an item (named by file and row).
 
         """
         ...

@@ -358,6 +358,7 @@ def _stream_into(
         plan = plan_import(
             found.read(path, options), benchmark, model=model, origin=origin,
             on_chunk=store_chunk, on_sample=on_sample,
+            items=getattr(found, "item", None) if benchmark is None else None,
         )  # fmt: skip
     manifest = _manifest(spec, model, origin, name, plan)
     recorded = judging.manifest()
@@ -382,11 +383,15 @@ def _reader(
     reader: str | None,
     field_map: Mapping[str, str] | None,
     tool_version: str | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> tuple[str, Any, ReadOptions, Origin]:
     """The file's reader (named or sniffed), its options and the file's origin."""
     name, found = detect_reader(path, reader)
     options = ReadOptions(
-        benchmark=benchmark, field_map=dict(field_map or {}), tool_version=tool_version
+        benchmark=benchmark,
+        field_map=dict(field_map or {}),
+        tool_version=tool_version,
+        settings=dict(settings or {}),
     )
     return name, found, options, found.origin(path, options)
 
@@ -403,11 +408,13 @@ def score_file(
     on_rows: RowsSeen | None = None,
     on_sample: Callable[[Sample], None] | None = None,
     tool_version: str | None = None,
+    settings: Mapping[str, str] | None = None,
 ) -> ImportedRun:
     """Score a file with `benchmark`'s official metric and breakdowns; nothing is kept.
 
     `tool_version` (``--tool-version``) is the version whose rules wrote the file, for a reader
-    whose tool's rules changed (`ReadOptions.tool_version`).
+    whose tool's rules changed (`ReadOptions.tool_version`); `settings` are a layout's own
+    options (`ReadOptions.settings`: ReForm-Eval's formulation, Dysca's ground truth).
 
     The file goes the import's way (`import_file`), into a temporary store deleted on return:
     read, joined, scored and stored a chunk at a time, its figures computed from the stored
@@ -423,7 +430,7 @@ def score_file(
 
     """
     path = Path(path)
-    read = _reader(path, benchmark, reader, field_map, tool_version)
+    read = _reader(path, benchmark, reader, field_map, tool_version, settings)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap)
     with (
@@ -450,8 +457,11 @@ def import_file(
     field_map: Mapping[str, str] | None = None,
     by: Sequence[str] | None = None,
     bootstrap: int = 1000,
+    settings: Mapping[str, str] | None = None,
 ) -> ImportedRun:
     """Store a file's predictions as a run of `model` on `benchmark`, with its origin.
+
+    `settings` are a layout's own options (`ReadOptions.settings`).
 
     The file is read, joined, scored and stored a chunk at a time (`plan_import`'s
     ``on_chunk``: the join through a SQLite index of the benchmark's samples), and its results
@@ -466,7 +476,7 @@ def import_file(
 
     """
     path = Path(path)
-    read = _reader(path, benchmark, reader, field_map)
+    read = _reader(path, benchmark, reader, field_map, settings=settings)
     spec = RunSpec(models=[model], data=benchmark or str(path), bootstrap=1000)
     spec = _spec(spec, benchmark, by, bootstrap=bootstrap, db=db, out=out)
     with Store(spec.db) as store:

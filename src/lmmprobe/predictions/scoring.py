@@ -227,6 +227,7 @@ def plan_import(
     strict: bool = False,
     on_chunk: Callable[[list[PlannedRow]], None] | None = None,
     on_sample: Callable[[Sample], None] | None = None,
+    items: Callable[[str, ImportedPrediction], Sample] | None = None,
 ) -> ImportPlan:
     """Join `predictions` to `benchmark` and build each one's ask and response.
 
@@ -248,6 +249,8 @@ def plan_import(
         on_chunk: Called with each chunk of joined rows (see above).
         on_sample: Called with each sample of the benchmark's local copy as it is indexed,
             in its order (what ``score`` hashes the copy's answer key from, holding no sample).
+        items: Without a benchmark, the item each row holds (its reader's `ItemReader.item`:
+            ReForm-Eval's options and gold), in place of an open answer made from its gold.
 
     Raises:
         DataError: A duplicate id (both rows named), a row without an id for a benchmark, a
@@ -269,7 +272,9 @@ def plan_import(
         if isinstance(benchmark, str)
         else None
     )
-    if make is not None:
+    if benchmark is None and items is not None:
+        make = items  # the reader's own items (ReForm-Eval's entries hold their options)
+    elif make is not None:
         assert isinstance(benchmark, str)
         source = benchmark
     elif isinstance(benchmark, str):

@@ -112,10 +112,18 @@ class PublishedSource:
     """The rows joined to the benchmark (what `ANY_READER` hooks read)."""
     tool_version: str | None = None
     """``--tool-version``: the version of the tool whose rules wrote the file, when told."""
+    detail: Mapping[str, str] = field(default_factory=dict)
+    """What the reader recorded of the file (`Origin.detail`): the settings it was read with
+    (ReForm-Eval's formulation, Dysca's ground truth)."""
 
 
 class PublishedFigure(Protocol):
-    """A reader's ``--as-published`` hook for one benchmark."""
+    """A reader's ``--as-published`` hook for one benchmark.
+
+    A hook that reads the file again itself, not the joined rows, may say so with a class
+    attribute ``reads_rows = False`` (ReForm-Eval's, Dysca's): ``score`` then keeps no row for
+    it, and a file of any size is scored in bounded memory.
+    """
 
     @property
     def tool(self) -> str:

@@ -1,0 +1,197 @@
+"""ReForm-Eval files are a reader of the one path other tools' files take (issue 36, item 6).
+
+- ``--as-published`` is ReForm-Eval's own figure: on every file of
+  ``tests/parity/data/reform_files.json`` in each layout, equal to the last digit to what the
+  whole-file reader gave (``data/whole_file_readings.json``, the figures
+  ``tests/parity/test_reform.py`` checks against ReForm-Eval's code).
+- The headline is lmmprobe's registered metric on the items the file holds (its options and
+  gold index), and ``import`` stores the file as a run with its rows, as for other tools' files.
+- Recognised by its layout without ``--reader``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.console import lmmprobe
+
+from lmmprobe.predictions.as_published.reform import reform_published
+from lmmprobe.predictions.importing import score_file
+
+HERE = Path(__file__).parent
+PARITY = HERE.parent / "parity" / "data"
+BASELINE = HERE / "data" / "whole_file_readings.json"
+FORMULATIONS = {"SingleChoice": "single_choice", "OCROpenEnded": "ocr", "KIEOpenEnded": "kie"}
+
+ENTRIES = [
+    {"sample_id": 1, "answer": 0, "answer_options": ["cat", "dog", "cow"],
+     "prediction": "The answer is (A) cat"},
+    # ReForm-Eval reads only an (X) mark: the option's text alone is unmatched there.
+    {"sample_id": 1, "answer": 0, "answer_options": ["cat", "dog", "cow"], "prediction": "cat"},
+    {"sample_id": 2, "answer": "2", "answer_options": ["red", "green", "blue"],
+     "prediction": "(B)"},
+    {"sample_id": 2, "answer": "2", "answer_options": ["red", "green", "blue"],
+     "prediction": "(C) blue"},
+]  # fmt: skip
+
+
+def _write(path: Path, entries: list[Any], layout: str) -> Path:
+    if layout == "jsonl":
+        text = "".join(json.dumps(e) + "\n" for e in entries)
+    elif layout == "wrapped":
+        text = json.dumps({"data": entries}, indent=1)
+    else:
+        text = json.dumps(entries, indent=1)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_as_published_is_reform_evals_figure_on_every_parity_file(tmp_path: Path) -> None:
+    cases = json.loads((PARITY / "reform_files.json").read_text(encoding="utf-8"))["cases"]
+    recorded = json.loads(BASELINE.read_text(encoding="utf-8"))["reform"]
+    assert len(recorded) == 3 * len(cases) >= 21
+    for want in recorded:
+        (case,) = [c["input"] for c in cases if c["input"]["name"] == want["name"]]
+        path = _write(tmp_path / f"pred.{want['layout']}", case["entries"], want["layout"])
+        formulation = FORMULATIONS[case["formulation"]]
+        # Told from the file where it can be (a single choice, its method): given otherwise.
+        detail = {} if formulation == "single_choice" else {"formulation": formulation}
+        got = reform_published(path, detail)
+        assert got.extra["metrics"] == want["result"]["metrics"], (want["name"], want["layout"])
+        assert list(got.notes) == want["result"]["notes"], (want["name"], want["layout"])
+        assert got.extra["formulation"] == want["result"]["formulation"]
+
+
+def test_score_as_published_through_the_console_script(tmp_path: Path) -> None:
+    cases = json.loads((PARITY / "reform_files.json").read_text(encoding="utf-8"))["cases"]
+    recorded = json.loads(BASELINE.read_text(encoding="utf-8"))["reform"]
+    want = next(
+        w for w in recorded if w["name"].startswith("likelihood") and w["layout"] == "jsonl"
+    )
+    (case,) = [c["input"] for c in cases if c["input"]["name"] == want["name"]]
+    path = _write(tmp_path / "pred.jsonl", case["entries"], "jsonl")
+    # No --reader: the layout says it is ReForm-Eval's; the method is told from the indices.
+    done = lmmprobe("score", path, "--as-published", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reader"] == "reform" and doc["origin"]["tool"] == "reform-eval"
+    assert doc["as_published"]["metrics"] == want["result"]["metrics"]
+    assert doc["as_published"]["infer_method"] == "likelihood"
+
+
+def test_headline_is_lmmprobes_reading_and_the_tools_figure_stands_beside_it(
+    tmp_path: Path,
+) -> None:
+    path = _write(tmp_path / "pred.json", ENTRIES, "json")
+    done = lmmprobe("score", path, "--reader", "reform", "--as-published", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    # lmmprobe reads "cat" as option A (the file's options are the item's): 3 of 4 right.
+    assert doc["metrics"]["accuracy"]["value"] == 0.75 and doc["rows"] == 4
+    assert doc["items"] == "file"
+    # ReForm-Eval reads marks only: 2 of 4, and its instability over each sample's prompts.
+    assert doc["as_published"]["metrics"]["accuracy"] == 0.5
+    assert doc["as_published"]["metrics"]["format_hit_rate"] == 0.75
+    table = lmmprobe("score", path, "--reader", "reform", "--as-published")
+    assert table.returncode == 0, table.stderr
+    assert "as published: ReForm-Eval (single_choice)" in table.stdout
+    assert "instability" in table.stdout
+
+
+def test_each_entry_is_a_row_with_reform_evals_own_verdict(tmp_path: Path) -> None:
+    path = _write(tmp_path / "pred.json", ENTRIES, "json")
+    seen: list[Any] = []
+    run = score_file(
+        path, None, on_rows=lambda rows, scores: seen.extend(zip(rows, scores, strict=True))
+    )
+    assert run.reader == "reform"
+    ids = [sample.id for (sample, _, _, _), _ in seen]
+    assert ids == ["1#1", "1#2", "2#1", "2#2"]
+    verdicts = [pred.tool_verdict for (_, _, _, pred), _ in seen]
+    assert verdicts == [1.0, 0.0, 0.0, 1.0]
+    sample = seen[2][0][0]
+    assert sample.choices == ["red", "green", "blue"] and sample.answer == 2
+
+
+def test_import_stores_a_reform_file_as_a_run(tmp_path: Path) -> None:
+    path = _write(tmp_path / "pred.json", ENTRIES, "json")
+    db = tmp_path / "store.db"
+    done = lmmprobe("import", path, "--db", db, "--model", "m", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reader"] == "reform" and doc["run_id"] and doc["rows"] == 4
+    assert doc["metrics"]["accuracy"]["value"] == 0.75
+    shown = lmmprobe("runs", "--db", db)
+    assert doc["run_id"] in shown.stdout
+
+
+def test_a_bad_entry_is_named_by_file_entry_and_field(tmp_path: Path) -> None:
+    bad = [*ENTRIES[:2], {"sample_id": 3, "answer": 7, "answer_options": ["a", "b"],
+                          "prediction": "(A)"}]  # fmt: skip
+    path = _write(tmp_path / "pred.json", bad, "json")
+    done = lmmprobe("score", path, "--reader", "reform")
+    assert done.returncode != 0
+    assert f"{path}:#3: answer: 7 is not an index of the 2 options" in done.stderr
+
+
+def _long_entries(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("[")
+        for i in range(n):
+            pred = f"({'ABCD'[i % 4]})" if i % 3 else f"no idea {i} " + "x" * 2_000
+            entry = {"sample_id": i % 100, "answer": 1, "answer_options": ["a", "b", "c", "d"],
+                     "prediction": pred}  # fmt: skip
+            fh.write(("," if i else "") + json.dumps(entry))
+        fh.write("]")
+    return path
+
+
+def test_the_reader_and_its_hook_read_in_memory_that_does_not_grow_with_the_file(
+    tmp_path: Path,
+) -> None:
+    """3,000 and 12,000 entries (2,000-character predictions a third of them): about one peak.
+
+    The reader yields a row at a time (what it keeps is a count per sample, for the ``#K`` of
+    each id), and ReForm-Eval's hook reads the file again an entry at a time (``reads_rows =
+    False``: ``score`` holds no row for it). The rest of the path is the one every reader's
+    rows take (stored a chunk at a time).
+    """
+    import tracemalloc
+
+    from lmmprobe.predictions.imported import READERS, ReadOptions
+
+    reader = READERS.get("reform")
+
+    def read(path: Path) -> int:
+        n = sum(1 for _ in reader.read(path, ReadOptions()))
+        assert reform_published(path).extra["metrics"]["n"] == n
+        return n
+
+    small = _long_entries(tmp_path / "small.json", 3_000)
+    large = _long_entries(tmp_path / "large.json", 12_000)
+    read(small)  # what the first read imports is not what the file costs
+    peaks = []
+    for path in (small, large):
+        tracemalloc.start()
+        try:
+            read(path)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+    size = large.stat().st_size
+    assert peaks[1] < size / 1.5, (peaks, size)  # held whole, the text alone is `size`
+    assert peaks[1] < 1.5 * peaks[0] + (1 << 20), peaks  # four times the file
+
+
+def test_audit_names_the_entry_where_the_two_readings_part(tmp_path: Path) -> None:
+    path = _write(tmp_path / "pred.json", ENTRIES, "json")
+    done = lmmprobe("score", path, "--reader", "reform", "--audit", "-f", "json")
+    assert done.returncode == 0, done.stderr
+    audit = json.loads(done.stdout)["audit"]
+    assert (audit["label_b"], audit["n"], audit["accuracy_a"], audit["accuracy_b"]) == (
+        "reform-eval", 4, 0.75, 0.5,
+    )  # fmt: skip
+    # The second entry of sample 1 ("cat"): lmmprobe reads option A, ReForm-Eval reads nothing.
+    assert [it["sample_id"] for it in audit["items"]] == ["1#2"]
