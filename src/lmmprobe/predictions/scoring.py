@@ -273,7 +273,9 @@ def plan_import(
         else None
     )
     if benchmark is None and items is not None:
-        make = items  # the reader's own items (ReForm-Eval's entries hold their options)
+        # The reader's own items (ReForm-Eval's entries hold their options): one a row.
+        own = items
+        make = lambda where, pred: [own(where, pred)]  # noqa: E731
     elif make is not None:
         assert isinstance(benchmark, str)
         source = benchmark
