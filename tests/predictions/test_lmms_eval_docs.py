@@ -12,6 +12,7 @@ other benchmarks the same way. Issue 36, item 1.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -341,6 +342,22 @@ def test_logged_docs_of_each_benchmark_score_as_against_the_copy_they_came_from(
         }
     if name not in ("llava-wild", "mmvet"):  # judged only: no figure without a judge
         assert any(v for v in _values(doc["metrics"]).values()), doc["metrics"]
+    # Each row is the same item, by id, alone as against the copy.
+    assert _imported_ids(tmp_path, log, name, "alone") == _imported_ids(tmp_path, log, spec, "copy")
+
+
+def _imported_ids(tmp_path: Path, log: Path, data: str, tag: str) -> dict[int, list[str]]:
+    """The items each row of `log` joins, by row, as ``import`` stores them."""
+    store = tmp_path / f"{tag}.db"
+    done = lmmprobe("import", log, "--benchmark", data, "--model", "m", "--db", store,
+                    **_offline(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    joined: dict[int, list[str]] = {}
+    with sqlite3.connect(store) as db:
+        for sample_id, meta in db.execute("SELECT sample_id, metadata FROM score_metadata"):
+            joined.setdefault(int(json.loads(meta)["imported_row"]), []).append(sample_id)
+    assert joined
+    return {k: sorted(v) for k, v in joined.items()}
 
 
 def test_every_benchmark_with_logged_docs_is_tested_against_a_copy() -> None:
