@@ -12,12 +12,13 @@ other benchmarks the same way. Issue 36, item 1.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from datasets import Dataset, Features, Value
+from datasets import Dataset, Features, Sequence, Value
 from datasets import Image as HFImage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,19 @@ from tests.data.benchmarks.conftest import (  # noqa: F401 (a fixture)
     own_datasets_cache,
     write_hub_snapshot,
 )
+from tests.data.benchmarks.test_judged_benchmarks import _llava
+from tests.data.benchmarks.test_standard_choice import _mmstar_folder, _rwqa_folder
+from tests.data.benchmarks.test_standard_open import (
+    DOCVQA,
+    IMG,
+    OKVQA,
+    STR,
+    VQAV2,
+    _ds,
+    _vqa_answers,
+)
+from tests.data.benchmarks.test_standard_open import _gqa as _gqa_folder
+from tests.data.benchmarks.test_standard_open import _img as _colour
 from tests.predictions.test_file_items import _offline, _score, _values
 from tests.predictions.test_id_schemes import _copy as _ids_copy
 from tests.predictions.test_id_schemes import _img
@@ -86,6 +100,11 @@ def test_a_log_written_by_lmms_eval_with_its_docs_scores_with_no_copy_as_against
     assert with_copy.returncode == 0, with_copy.stderr
     copied = json.loads(with_copy.stdout)
     assert copied["unjoined"] == 0 and copied["rows"] == doc["rows"]
+    if name in _COPIES:
+        # The target each task logs is its doc's own gold (or, for the VQA tasks, the literal
+        # "answer"), never taken for another answer key.
+        said = with_copy.stdout + with_copy.stderr
+        assert "records another gold" not in said, said
     assert _values(doc["metrics"]) == _values(copied["metrics"])
     if by:
         assert {g: _values(m) for g, m in doc["breakdown"][by].items()} == {
@@ -122,16 +141,47 @@ def test_a_log_without_its_docs_says_it_needs_the_copy(tmp_path: Path) -> None:
 
 
 def _hub_rows(spec: str, split: str) -> list[dict[str, Any]]:
-    """The rows of a copy's split, as lmms-eval's dataset loader gives them."""
+    """The rows of a copy's split, as lmms-eval's dataset loader gives them (GQA's: its
+    questions config, ``testdev_balanced_instructions``, the yaml's ``dataset_name``; the
+    images config is read by ``gqa_doc_to_visual``, v0.3, never part of the doc)."""
     folder = Path(spec.partition("path=")[2] or spec)
+    if spec.startswith("gqa,"):
+        folder = folder / "testdev_balanced_instructions"
+    if spec.startswith("mmstar,"):
+        return pq.read_table(folder / "mmstar.parquet").to_pylist()
     (path,) = [p for p in folder.rglob(f"{split}-*.parquet")]
     return pq.read_table(path).to_pylist()
 
 
+_TARGET = {
+    "chartqa": "answer", "docvqa": "answers", "gqa": "answer", "llava-wild": "gpt_answer",
+    "mmstar": "answer", "ocrbench": "answer", "realworldqa": "answer",
+}  # fmt: skip
+"""The doc field each task's ``doc_to_target`` names (lmms-eval v0.3.0 yamls); OK-VQA's,
+VizWiz's and VQAv2's name ``answer``, which their docs lack: ``ConfigurableTask.doc_to_target``
+then logs the template itself, the literal ``"answer"``."""
+
+
+def _gold_reply(row: dict[str, Any], name: str) -> str | None:
+    """A reply giving the row's gold (so that the figures are not all zero), where it has one."""
+    if name == "hallusionbench":
+        return "Yes" if str(row.get("gt_answer")) == "1" else "No"
+    for field in ("answer", "answers", "gpt_answer"):
+        value = row.get(field)
+        if isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, dict):  # VQAv2's {answer, answer_id, ...}
+            value = value.get("answer")
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def _log_of(tmp_path: Path, name: str, rows: list[dict[str, Any]]) -> Path:
     """A ``--log_samples`` file in lmms-eval 0.3's shape: each doc less every key holding
-    ``image`` (``evaluator.py``'s ``saved_doc``), at its position; rows without an image
-    (ScienceQA's text-only rows, which ScienceQA-IMG does not hold) are not asked."""
+    ``image`` (``evaluator.py``'s ``saved_doc``), at its position, its ``target`` as the task's
+    ``doc_to_target`` gives it; rows without an image (ScienceQA's text-only rows, which
+    ScienceQA-IMG does not hold) are not asked. Every other row is answered with its gold."""
     replies = ("A", "Yes", "no", "B", "1", "red")
     lines = []
     for n, row in enumerate(rows):
@@ -139,11 +189,113 @@ def _log_of(tmp_path: Path, name: str, rows: list[dict[str, Any]]) -> Path:
             continue
         saved = {k: v for k, v in row.items() if "image" not in k}
         reply = replies[n % len(replies)]
-        lines.append({"doc_id": n, "doc": saved, "target": "x", "arguments": [],
+        if n % 2 == 0:
+            reply = _gold_reply(row, name) or reply
+        target = row.get(_TARGET[name], "x") if name in _TARGET else "answer"
+        lines.append({"doc_id": n, "doc": saved, "target": target, "arguments": [],
                       "resps": [[reply]], "filtered_resps": [reply], "input": "q"})  # fmt: skip
     path = tmp_path / f"20240101_000000_samples_{name}_local.jsonl"
     path.write_text("".join(json.dumps(r, default=str) + "\n" for r in lines), encoding="utf-8")
     return path
+
+
+def _hub(tmp_path: Path, name: str, split: str, rows: dict[str, list[Any]], feats: Any) -> str:
+    folder = write_hub_snapshot(tmp_path / name, {split: _ds(rows, feats)})
+    return f"{name},path={folder}"
+
+
+def _chartqa(tmp_path: Path) -> str:
+    rows = {
+        "type": ["human_test", "augmented_test", "human_test", "augmented_test"],
+        "question": ["Largest bar?", "Value of 2019?", "Colour?", "Share of 2020?"],
+        "answer": ["Red", "12", "green", "0.45"], "image": [_colour("red")] * 4,
+    }  # fmt: skip
+    return _hub(tmp_path, "chartqa", "test", rows, {"type": STR, "question": STR,
+                                                    "answer": STR, "image": IMG})  # fmt: skip
+
+
+def _docvqa(tmp_path: Path) -> str:
+    n = 4
+    rows = {
+        "questionId": ["49153", "24580", "57349", "57350"], "question": ["Logo colour?"] * n,
+        "question_types": [["layout"], ["form"], ["layout"], ["table/list"]],
+        "image": [_colour("red")] * n, "docId": [14465, 14466, 14467, 14468],
+        "ucsf_document_id": ["pybv0228"] * n, "ucsf_document_page_no": ["81"] * n,
+        "answers": [["Red"], ["blu", "azure"], ["grape"], ["1999", "in 1999"]],
+        "data_split": ["val"] * n,
+    }  # fmt: skip
+    folder = write_hub_snapshot(
+        tmp_path / "docvqa", {"validation": _ds(rows, DOCVQA)}, config="DocVQA"
+    )
+    return f"docvqa,path={folder}"
+
+
+def _ocrbench(tmp_path: Path) -> str:
+    rows = {
+        "dataset": ["IIIT5K", "HME100k", "docVQA", "SROIE"],
+        "question": [" what is written? ", "Write the formula.", "Title?", "Company?"],
+        "question_type": ["Regular Text Recognition",
+                          "Handwritten Mathematical Expression Recognition",
+                          "Doc-oriented VQA", "Key Information Extraction"],
+        "answer": [["RED"], ["b l u e"], ["greenery"], ["BLACK", "blk"]],
+        "image": [_colour("red")] * 4,
+    }  # fmt: skip
+    feats = {"dataset": STR, "question": STR, "question_type": STR, "answer": Sequence(STR),
+             "image": IMG}  # fmt: skip
+    return _hub(tmp_path, "ocrbench", "test", rows, feats)
+
+
+def _okvqa(tmp_path: Path) -> str:
+    rows = {
+        "question_id": ["2971475", "3195695", "3195696"], "image": [_colour("white")] * 3,
+        "question": ["Cloud colour?", "Animal colour?", "How many?"],
+        "answers": [["white"] * 10, ["black"] + ["dark"] * 9, ["2"] * 4 + ["two"] * 6],
+        "question_type": ["four", "other", "how many"], "answer_type": ["other"] * 3,
+    }  # fmt: skip
+    return _hub(tmp_path, "okvqa", "val2014", rows, OKVQA)
+
+
+def _vizwiz(tmp_path: Path) -> str:
+    rows = {
+        "question_id": [f"VizWiz_val_0000000{i}.jpg" for i in range(3)],
+        "image": [_colour("yellow")] * 3, "question": ["what is this?", "what colour?", "which?"],
+        "answers": [["unanswerable"] * 10, ["Purple!"] * 3 + ["violet"] * 7, ["soup"] * 10],
+        "category": ["unanswerable", "other", "other"],
+    }  # fmt: skip
+    feats = {"question_id": STR, "image": IMG, "question": STR, "answers": Sequence(STR),
+             "category": STR}  # fmt: skip
+    return _hub(tmp_path, "vizwiz", "val", rows, feats)
+
+
+def _vqav2(tmp_path: Path) -> str:
+    answers = [
+        ["Red"] * 10,
+        ["Blue"] * 3 + ["blue"] + ["navy"] * 6,
+        ["the green"] * 2 + ["grass"] * 8,
+    ]
+    rows = {
+        "question_type": ["what color"] * 3, "multiple_choice_answer": ["red", "blue", "grass"],
+        "answers": [_vqa_answers(a) for a in answers], "image_id": [1, 2, 3],
+        "answer_type": ["other"] * 3, "question_id": [262148000, 262148001, 262148002],
+        "question": ["What color is the bus?"] * 3, "image": [_colour("red")] * 3,
+    }  # fmt: skip
+    return _hub(tmp_path, "vqav2", "validation", rows, VQAV2)
+
+
+_COPIES: dict[str, tuple[Any, str, str | None]] = {
+    "chartqa": (_chartqa, "test", "type"),
+    "docvqa": (_docvqa, "validation", None),
+    "gqa": (lambda t: f"gqa,path={_gqa_folder(t)}", "testdev", None),
+    "llava-wild": (lambda t: f"llava-wild,path={_llava(t)}", "train", "category"),
+    "mmstar": (lambda t: f"mmstar,path={_mmstar_folder(t)}", "val", "category"),
+    "ocrbench": (_ocrbench, "test", "question_type"),
+    "okvqa": (_okvqa, "val2014", None),
+    "realworldqa": (lambda t: f"realworldqa,path={_rwqa_folder(t)}", "test", None),
+    "vizwiz": (_vizwiz, "val", "category"),
+    "vqav2": (_vqav2, "validation", None),
+}
+"""lmmprobe's test copies (those of the benchmark definitions' own tests, or as small in the
+published schema), by name: the builder, the split lmms-eval's task reads, a breakdown key."""
 
 
 def _spec_of(tmp_path: Path, name: str) -> tuple[str, str]:
@@ -151,26 +303,67 @@ def _spec_of(tmp_path: Path, name: str) -> tuple[str, str]:
         return f"mmmu,path={_mmmu_copy(tmp_path)[0]}", "validation"
     if name == "mathvista":
         return f"mathvista,path={_mathvista_copy(tmp_path)[0]}", "testmini"
+    if name in _COPIES:
+        make, split, _by = _COPIES[name]
+        return make(tmp_path), split
     return _ids_copy(tmp_path, name), {"hallusionbench": "image"}.get(name, "test")
 
 
-@pytest.mark.parametrize(
-    "name", ["ai2d", "hallusionbench", "mathvista", "mme", "mmmu", "mmvet", "scienceqa-img"]
-)
+_OWN_TESTS = ("mmbench", "pope", "textvqa")
+"""Logged docs tested on their own: POPE and TextVQA by logs lmms-eval itself wrote, MMBench
+by the docs its metric logs."""
+
+
+@pytest.mark.parametrize("name", [n for n in LOGGED_DOCS if n not in _OWN_TESTS])
 def test_logged_docs_of_each_benchmark_score_as_against_the_copy_they_came_from(
     tmp_path: Path, name: str
 ) -> None:
     spec, split = _spec_of(tmp_path, name)
+    by = _COPIES[name][2] if name in _COPIES else None
+    more = ("--by", by) if by else ()
     log = _log_of(tmp_path, name, _hub_rows(spec, split))
-    alone = _score(tmp_path, log, name)
+    alone = _score(tmp_path, log, name, *more)
     assert alone.returncode == 0, alone.stderr
     doc = json.loads(alone.stdout)
     assert doc.get("items") == "file", doc
-    with_copy = _score(tmp_path, log, spec)
+    with_copy = _score(tmp_path, log, spec, *more)
     assert with_copy.returncode == 0, with_copy.stderr
     copied = json.loads(with_copy.stdout)
     assert copied["unjoined"] == 0 and copied["rows"] == doc["rows"]
+    if name in _COPIES:
+        # The target each task logs is its doc's own gold (or, for the VQA tasks, the literal
+        # "answer"), never taken for another answer key.
+        said = with_copy.stdout + with_copy.stderr
+        assert "records another gold" not in said, said
     assert _values(doc["metrics"]) == _values(copied["metrics"])
+    if by:
+        assert {g: _values(m) for g, m in doc["breakdown"][by].items()} == {
+            g: _values(m) for g, m in copied["breakdown"][by].items()
+        }
+    if name not in ("llava-wild", "mmvet"):  # judged only: no figure without a judge
+        assert any(v for v in _values(doc["metrics"]).values()), doc["metrics"]
+    # Each row is the same item, by id, alone as against the copy.
+    assert _imported_ids(tmp_path, log, name, "alone") == _imported_ids(tmp_path, log, spec, "copy")
+
+
+def _imported_ids(tmp_path: Path, log: Path, data: str, tag: str) -> dict[int, list[str]]:
+    """The items each row of `log` joins, by row, as ``import`` stores them."""
+    store = tmp_path / f"{tag}.db"
+    done = lmmprobe("import", log, "--benchmark", data, "--model", "m", "--db", store,
+                    **_offline(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    joined: dict[int, list[str]] = {}
+    with sqlite3.connect(store) as db:
+        for sample_id, meta in db.execute("SELECT sample_id, metadata FROM score_metadata"):
+            joined.setdefault(int(json.loads(meta)["imported_row"]), []).append(sample_id)
+    assert joined
+    return {k: sorted(v) for k, v in joined.items()}
+
+
+def test_every_benchmark_with_logged_docs_is_tested_against_a_copy() -> None:
+    # A benchmark is in LOGGED_DOCS only once a log built from its copy scores as the copy.
+    tested = {"ai2d", "hallusionbench", "mathvista", "mme", "mmmu", "mmvet", "scienceqa-img"}
+    assert set(LOGGED_DOCS) == tested | set(_COPIES) | set(_OWN_TESTS)
 
 
 @pytest.mark.parametrize("name", LOGGED_DOCS)

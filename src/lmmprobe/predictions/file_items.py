@@ -55,7 +55,11 @@ LOGGED_DOCS = (
 (`lmmprobe.predictions.id_schemes`), so that a logged ``doc`` is a row of lmmprobe's copy: the
 benchmark's row reader reads it, less the fields lmms-eval leaves out of it (every key holding
 ``image``, ``lmms_eval/evaluator.py`` before v0.4: the images, and ``image_id``,
-``image_source``..., which the readers take where present) and its position, ``doc_id``."""
+``image_source``..., which the readers take where present) and its position, ``doc_id``.
+Each is tested so: a log in lmms-eval 0.3's shape built from a copy scores alone as against it
+(``tests/predictions/test_lmms_eval_docs.py``); a benchmark whose doc lacked a field its reader
+needs would be left out, to ask for the copy (none here does: GQA's ``imageId`` and VQAv2's
+and LLaVA-Bench's ``image_id``, left out of the doc, are metadata no figure reads)."""
 _DOC_IMAGES = ("image", "decoded_image", *(f"image_{n}" for n in range(1, 8)))
 """The image fields the readers read (MathVista's ``decoded_image``, MMMU's ``image_N``): a
 logged doc holds none; a stand-in takes each place."""

@@ -166,6 +166,26 @@ def _judge_model(logged: Mapping[str, Any]) -> dict[str, str]:
     return {"eval_model": model[:200]} if isinstance(model, str) else {}
 
 
+_TEMPLATE_TARGETS = frozenset({"answer"})
+"""The ``doc_to_target`` names whose docs lack the field in lmms-eval's tasks (textvqa, ok_vqa,
+vizwiz_vqa, vqav2 name ``answer``; their docs hold ``answers``): ``ConfigurableTask.doc_to_target``
+(``lmms_eval/api/task.py``, v0.3.0 to 75571cf) then applies the name as a template and logs the
+name itself as the ``target``."""
+
+
+def _target_is_template(target: Any, doc: dict[str, Any] | None) -> bool:
+    """Whether a logged ``target`` is the template's own name, not a gold (`_TEMPLATE_TARGETS`).
+
+    Where the doc is logged, only when it lacks that field; a log without docs (v0.4 on) says
+    no more than the name, which no gold of those tasks is.
+    """
+    return (
+        isinstance(target, str)
+        and target in _TEMPLATE_TARGETS
+        and (doc is None or target not in doc)
+    )
+
+
 def _first_text(value: Any) -> Any:
     # resps is one list per request ([[text]]); filtered_resps one value per request ([text]).
     while isinstance(value, list) and value:
@@ -420,7 +440,9 @@ class LmmsEvalSamples:
                 reading = filtered
             target = row.get("target")
             gold: str | list[str] | None
-            if isinstance(target, list):
+            if _target_is_template(target, doc if isinstance(doc, dict) else None):
+                gold = None  # the name of a field the doc lacks: no gold is recorded
+            elif isinstance(target, list):
                 gold = [as_text(where, "target", t) for t in target]
             else:
                 gold = None if target is None else as_text(where, "target", target)
