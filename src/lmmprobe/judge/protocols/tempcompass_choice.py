@@ -70,6 +70,22 @@ def _lines(item: JudgeItem) -> tuple[str, str, list[str]]:
     return "\n".join([item.sample.question, *lines]), answer, lines
 
 
+def rating_reading(reply: str) -> Reading | None:
+    """A TempCompass rating reply as a reading ("1" or "0") and its value; None if unreadable."""
+    rating = tempcompass_rating(reply)
+    if rating is None:
+        return None
+    return Reading(value=float(rating), reading=str(rating))
+
+
+def first_rating_right(judgements: list[Judgement]) -> bool | None:
+    """Right on the first decided rating "1" (TempCompass's protocols ask once)."""
+    for j in judgements:
+        if j.decided_by != "unjudged" and j.reading is not None:
+            return j.reading == "1"
+    return None
+
+
 @dataclass
 class TempCompassChoice:
     """TempCompass's multi-choice rating: its rules, then the judge for a reply they miss."""
@@ -103,17 +119,11 @@ class TempCompassChoice:
 
     def read(self, reply: str, item: JudgeItem) -> Reading | None:
         """The rating as `Reading.reading` ("1" or "0") and value; None if unreadable."""
-        rating = tempcompass_rating(reply)
-        if rating is None:
-            return None
-        return Reading(value=float(rating), reading=str(rating))
+        return rating_reading(reply)
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """Right on the first decided rating "1"."""
-        for j in judgements:
-            if j.decided_by != "unjudged" and j.reading is not None:
-                return j.reading == "1"
-        return None
+        return first_rating_right(judgements)
 
 
 TEMPCOMPASS_CHOICE = JUDGE_PROTOCOLS.register("tempcompass-choice")(TempCompassChoice())

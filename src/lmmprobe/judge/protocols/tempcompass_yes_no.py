@@ -13,7 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
-from lmmprobe.judge.protocols.tempcompass_choice import SYSTEM, tempcompass_rating
+from lmmprobe.judge.protocols.tempcompass_choice import (
+    SYSTEM,
+    first_rating_right,
+    rating_reading,
+)
 from lmmprobe.parse.tempcompass import TEMPCOMPASS_COMMIT, tempcompass_yes_no
 from lmmprobe.schema import GenerationParams, Judgement
 
@@ -76,17 +80,11 @@ class TempCompassYesNo:
 
     def read(self, reply: str, item: JudgeItem) -> Reading | None:
         """The rating as `Reading.reading` ("1" or "0") and value; None if unreadable."""
-        rating = tempcompass_rating(reply)
-        if rating is None:
-            return None
-        return Reading(value=float(rating), reading=str(rating))
+        return rating_reading(reply)
 
     def correct(self, item: JudgeItem, judgements: list[Judgement]) -> bool | None:
         """Right on the first decided rating "1"."""
-        for j in judgements:
-            if j.decided_by != "unjudged" and j.reading is not None:
-                return j.reading == "1"
-        return None
+        return first_rating_right(judgements)
 
 
 TEMPCOMPASS_YES_NO = JUDGE_PROTOCOLS.register("tempcompass-yes-no")(TempCompassYesNo())
