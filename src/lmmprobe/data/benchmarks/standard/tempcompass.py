@@ -310,7 +310,9 @@ TEMPCOMPASS_CAPTION_MATCHING = benchmark(
             template="{question}" + escape_braces(CAPTION_PROMPT),
             source=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} run_qwen2_vl.py and "
             "run_video_llava/inference_dataset.py (question['question'], which holds its "
-            "caption lines, + answer_prompt['caption_matching'])",
+            "caption lines, + answer_prompt['caption_matching']); the same text as "
+            "lmms-eval @ 75571cf tasks/tempcompass/_default_template_yaml post_prompt"
+            "['caption_matching'] after doc['question']",
         ),
         to_sample=_tempcompass_caption_matching,
         fetch=TEMPCOMPASS.fetch,
