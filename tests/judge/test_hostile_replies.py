@@ -35,6 +35,7 @@ from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
 from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmiu_choice import MMIUChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
+from lmmprobe.judge.protocols.tempcompass_caption_matching import TempCompassCaptionMatching
 from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.judge.protocols.tempcompass_yes_no import TempCompassYesNo
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
@@ -49,6 +50,15 @@ def _choice_item(answer: str = "the feline one") -> JudgeItem:
     score = Score(model="m", sample_id="s", repeat=0, key="k", stage="unparsed", correct=False,
                   gold=0, gold_text="cat", marks=["A", "B"], options=["dog", "cat"],
                   order=[1, 0])  # fmt: skip
+    return JudgeItem(sample, answer, score)
+
+
+def _caption_item(answer: str = "Option 1") -> JudgeItem:
+    captions = ["Option 1: A cat (sits) down.", "Option 2: A dog runs."]
+    sample = Sample(id="c", question="Which caption?\n" + "\n".join(captions), choices=captions,
+                    answer=0)  # fmt: skip
+    score = Score(model="m", sample_id="c", repeat=0, key="k", stage="unparsed", gold=0,
+                  gold_text=captions[0])  # fmt: skip
     return JudgeItem(sample, answer, score)
 
 
@@ -114,6 +124,10 @@ READERS: dict[str, Callable[[str], object]] = {
     "mmiu-choice rule": lambda r: MMIUChoice().rule(_open_item(r)),
     "tempcompass-yes-no": lambda r: TempCompassYesNo().read(r, _choice_item()),
     "tempcompass-yes-no rule": lambda r: TempCompassYesNo().rule(_choice_item(r)),
+    "tempcompass-caption-matching": lambda r: TempCompassCaptionMatching().read(r, _caption_item()),
+    "tempcompass-caption-matching rule": lambda r: TempCompassCaptionMatching().rule(
+        _caption_item(r)
+    ),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

@@ -92,6 +92,7 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         # Its letter rule, then its gpt-4o-mini prompt; the stripped reply is the choice.
         "mmiu": "mmiu-choice",
         "tempcompass-yes-no": "tempcompass-yes-no",
+        "tempcompass-caption-matching": "tempcompass-caption-matching",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

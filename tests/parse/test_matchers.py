@@ -97,8 +97,8 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
         with pytest.raises(
             RegistryError,
             match="unknown matcher 'foo'; known: dysca, lmmprobe, longvideobench, "
-            "mme-realworld, mvbench, reform, tempcompass, tempcompass-yes-no, videomme, "
-            "vlmevalkit",
+            "mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, "
+            "tempcompass-yes-no, videomme, vlmevalkit",
         ):
             execute_run(spec, store=store)
         assert store.list_runs() == []

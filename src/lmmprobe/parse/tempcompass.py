@@ -9,6 +9,14 @@ it starts ``A.`` to ``D.`` (its text before the first dot is the letter); it sta
 Its yes/no task (``eval_yes_no.py``) cleans the reply alike, lower-cases it and reads ``yes``
 when it starts with "yes", ``no`` when it starts with "no" (so "nope" and "none" read no), and
 sends anything else to ChatGPT (rated 0 with ``--disable_llm``).
+
+Its caption-matching task (``eval_caption_matching.py``'s ``eval_rule``) takes the question's
+lines after the first as the captions (``Option 1: text``, ``Sentence A: text``,
+``Caption B: text``) and reads the cleaned reply as a caption when it is, whole, a caption line;
+a caption's text (or, when it holds ``") "``, its part after the first ``") "``); a caption's
+name (``Option 1``) or bare index (``1``, ``A``), also with its dots removed. A later rule's match
+overrides an earlier one's. The reading is right when it is the answer line, its name, its text
+or its index; anything no rule reads goes to ChatGPT (rated 0 with ``--disable_llm``).
 """
 
 from __future__ import annotations
@@ -20,6 +28,9 @@ from lmmprobe.schema import FormulateConfig
 
 __all__ = [
     "TEMPCOMPASS_COMMIT",
+    "tempcompass_caption_matcher",
+    "tempcompass_caption_rating",
+    "tempcompass_caption_reading",
     "tempcompass_letter",
     "tempcompass_matcher",
     "tempcompass_yes_no",
@@ -96,3 +107,70 @@ def tempcompass_yes_no_matcher(
     if not word or word not in shown:
         return unparsed("no_match")
     return Extraction(shown.index(word), "text", "yes/no")
+
+
+def _after(text: str, sep: str) -> str:
+    """``text.split(sep)[1]`` without the list: the part between the first and second `sep`."""
+    rest = text.partition(sep)[2]
+    return rest.partition(sep)[0]
+
+
+def tempcompass_caption_reading(output: str, captions: Sequence[str]) -> str | None:
+    """What ``eval_rule`` reads from the cleaned `output`, or None (the reply goes to the judge).
+
+    Args:
+        output: The model's reply, ``</s>`` removed and stripped as ``main`` does first.
+        captions: The question's caption lines (``Option 1: text``), each holding ``": "``.
+
+    """
+    names = [c.split(": ")[0] for c in captions]
+    bare = [
+        n.replace("Sentence ", "").replace("Option ", "").replace("Caption ", "") for n in names
+    ]
+    read = None
+    for line in captions:  # each rule in turn; a later match overrides (its loops' order)
+        if line == output:
+            read = line
+    tail = _after(output, ") ") if ") " in output else None
+    for line in captions:
+        text = _after(line, ": ")
+        if text in (output, tail):
+            read = text
+    undotted = output.replace(".", "")
+    for name in names + bare:
+        if name in (output, undotted):
+            read = name
+    return read
+
+
+def tempcompass_caption_rating(read: str, answer: str) -> int:
+    """``eval_rule``'s rating of a reading against the answer line: 1 right, 0 wrong."""
+    head = answer.split(": ")[0].split()
+    index = head[1] if len(head) > 1 else None  # its split()[1]: the answer lines all have one
+    right = read in (answer, answer.split(":")[0], _after(answer, ": "), index)
+    return 1 if right else 0
+
+
+@MATCHERS.register(
+    "tempcompass-caption-matching",
+    summary="TempCompass's caption-matching rules (eval_caption_matching.py eval_rule): the "
+    "reply is a caption line, a caption's text, name or index; anything else unparsed",
+)
+def tempcompass_caption_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """`tempcompass_caption_reading` as a matcher over the caption lines as options.
+
+    The option read is the first whose line, taken as the answer, the reading rates right (the
+    release's captions differ, so it is the only one).
+    """
+    lines = [str(o) for o in options]
+    if not lines or any(": " not in line for line in lines):
+        return unparsed("no options")
+    read = tempcompass_caption_reading(output.replace("</s>", "").strip(), lines)
+    if read is None:
+        return unparsed("no_match")
+    for index, line in enumerate(lines):
+        if tempcompass_caption_rating(read, line):
+            return Extraction(index, "text", "caption")
+    return unparsed("no_match")

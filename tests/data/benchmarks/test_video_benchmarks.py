@@ -605,7 +605,7 @@ def test_tempcompass_with_its_judge_through_the_console(tmp_path: Path) -> None:
 
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     names = {"videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench",
-             "tempcompass", "tempcompass-yes-no"}  # fmt: skip
+             "tempcompass", "tempcompass-yes-no", "tempcompass-caption-matching"}  # fmt: skip
     listed = {r["name"]: r for r in json.loads(lmmprobe("data", "list", "--json").stdout)}
     assert {n for n, r in listed.items() if "video" in r["groups"]} == names
     for name in names:  # a facet beside their family
@@ -722,6 +722,116 @@ def test_tempcompass_yes_no_with_its_judge_through_the_console(tmp_path: Path) -
     assert metrics["accuracy_rules_only"]["value"] == 0.5
 
 
+CAPTION_PARITY = json.loads(
+    (Path(__file__).parent / "video_parity" / "expected_caption_matching.json").read_text(
+        encoding="utf-8"
+    )
+)
+
+
+def test_tempcompass_caption_matching_ratings_and_accuracies_equal_its_eval_script(
+    tmp_path: Path,
+) -> None:
+    needs_av()
+    expected = CAPTION_PARITY
+    rows = []
+    for i, row in enumerate(expected["rows"]):
+        stem, rest = row["question"].split("\n", 1)
+        rows.append({**row, "question": f"{stem} #k{i}\n{rest}"})  # the scripted model's tag
+        SCRIPT.replies[f"k{i}"] = row["reply"]
+    copy = _tempcompass_copy(tmp_path / "tc", rows, expected["meta_info"], "caption_matching")
+    SCRIPT.prompts.clear()
+    ev = evaluate(models=[MODEL], data=f"tempcompass-caption-matching,path={copy}", bootstrap=0,
+                  db=str(tmp_path / "db"), out=str(tmp_path / "out"), frames="2",
+                  by=["dimension", "fine_dimension"],
+                  formulate={"matcher": official_matcher("tempcompass-caption-matching")})  # fmt: skip
+    m = ev.results.models[MODEL]
+    # print_result's dictionaries: each aspect's (and fine aspect's) mean rating, in percent.
+    printed = ast.literal_eval(expected["printed"][1])
+    ours = {d: round(m.breakdown["dimension"][d]["accuracy"].value * 100, 1) for d in printed
+            if d != "avg"}  # fmt: skip
+    ours["avg"] = round(m.metrics["accuracy"].value * 100, 1)
+    assert ours == printed
+    fine = ast.literal_eval(expected["printed"][2])
+    assert {f: round(v["accuracy"].value * 100, 1)
+            for f, v in m.breakdown["fine_dimension"].items()} == fine  # fmt: skip
+    match = float(expected["printed"][3].split("=")[1])
+    assert round((1 - m.metrics["unparsed_rate"].value) * 100, 1) == match
+    assert SCRIPT.prompts["k0"] == rows[0]["question"] + "\nPlease directly give the best option:"
+
+
+def test_tempcompass_caption_matching_reading_equals_its_rules_on_every_reply() -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_caption_rating, tempcompass_caption_reading
+
+    for row in CAPTION_PARITY["rows"]:
+        captions = row["question"].split("\n")[1:]
+        read = tempcompass_caption_reading(row["reply"].replace("</s>", "").strip(), captions)
+        assert (read is not None) == row["match_success"], row["reply"]
+        rating = tempcompass_caption_rating(read, row["answer"]) if read is not None else 0
+        assert rating == row["rating"], row["reply"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_tempcompass_caption_matching_reads_any_text_as_a_caption_or_nothing(text: str) -> None:
+    from lmmprobe.parse.tempcompass import tempcompass_caption_reading
+
+    captions = ["Option 1: The man runs.", "Option 2: The man (walks) left"]
+    for reply in (text, text * 2000, f"(1) {text}"):  # long replies: linear work
+        read = tempcompass_caption_reading(reply, captions)
+        assert read is None or read in reply or read in "".join(captions)
+
+
+def test_tempcompass_caption_matching_judge_prompts_equal_its_eval_script() -> None:
+    protocol = JUDGE_PROTOCOLS.get("tempcompass-caption-matching")
+    sent = {}
+    for prompt in CAPTION_PARITY["judge_prompts"]:
+        clip_no = re.search(r"Which caption matches clip (\d+)\?", prompt)
+        assert clip_no is not None
+        sent[int(clip_no.group(1))] = prompt
+    assert sent  # some replies go to the judge
+    for i, row in enumerate(CAPTION_PARITY["rows"]):
+        captions = row["question"].split("\n")[1:]
+        gold = captions.index(row["answer"])
+        sample = Sample(id=f"c{i}", question=row["question"], choices=captions, answer=gold)
+        score = Score(model="m", sample_id=f"c{i}", repeat=0, key="k", stage="unparsed",
+                      gold=gold, gold_text=row["answer"])  # fmt: skip
+        item = JudgeItem(sample, row["reply"], score)
+        reading = protocol.rule(item)
+        if i in sent:  # the script's rules missed it: the judge gets exactly its prompt
+            assert reading is None, row["reply"]
+            assert protocol.prompt(item).user == sent[i]
+            assert protocol.prompt(item).system == "You are an AI assistant for question answering."
+        else:  # its rules rated it, as ours do
+            assert reading is not None and reading.value == row["rating"], row["reply"]
+
+
+def test_tempcompass_caption_matching_with_its_judge_through_the_console(tmp_path: Path) -> None:
+    needs_av()
+    rows = [
+        {"video": "1", "dimension": "action", "question": "Which? #t1\nOption 1: run\nOption 2: "
+         "walk", "answer": "Option 1: run"},
+        {"video": "2", "dimension": "speed", "question": "Which? #t2\nCaption A: slow\nCaption "
+         "B: fast", "answer": "Caption B: fast"},
+    ]  # fmt: skip
+    meta = {"1": {"eval_dim": {"action": {"type": "fine-grained action"}}},
+            "2": {"eval_dim": {"speed": {"type": "absolute speed"}}}}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tc", rows, meta, "caption_matching")
+    # The model: "It runs" (no rule reads it; the judge rates it Correct) and "B." (right).
+    table = [("Model Prediction: It runs", "Correct"), ("#t1", "It runs"), ("#t2", "B.")]
+    with FakeOpenAIServer(reply_table=table) as server:
+        url = server.base_url
+        out = tmp_path / "out"
+        proc = lmmprobe("run", "-d", f"tempcompass-caption-matching,path={copy}", "-m",
+                        f"openai:vlm@{url}", "--judge", f"openai:judge@{url}", "--db",
+                        tmp_path / "db", "--out", out, "-q",
+                        OPENAI_API_KEY="test-key")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    metrics = next(iter(_results(out)["models"].values()))["metrics"]
+    assert metrics["accuracy"]["value"] == 1.0  # the judge's rating decides the unread one
+    assert metrics["accuracy_rules_only"]["value"] == 0.5
+
+
 # --------------------------------------------------------------------------- shapes
 
 
@@ -791,3 +901,28 @@ def test_a_tempcompass_question_missing_its_answer_names_only_the_users_fields(
     assert line is not None, said
     assert "answer: missing (the question has: question, hint)" in line, line
     assert "_video" not in said and "_item" not in said, said
+
+
+def test_a_tempcompass_caption_question_it_cannot_rate_is_named_and_the_rest_load(
+    tmp_path: Path,
+) -> None:
+    # eval_rule raises on a caption line without ": " and rates against any answer: a line that
+    # is not 'Option|Sentence|Caption X: text', or an answer no caption line gives, is refused.
+    needs_av()
+    good = {"video": "1", "dimension": "action", "answer": "Option 1: run",
+            "question": "Which? #t1\nOption 1: run\nOption 2: walk"}  # fmt: skip
+    bad_line = {**good, "question": "Which? #t2\nOption 1 run\nOption 2: walk"}
+    bad_answer = {**good, "question": "Which? #t3\nOption 1: run\nOption 2: walk",
+                  "answer": "Option 3: fly"}  # fmt: skip
+    copy = _tempcompass_copy(tmp_path / "tc", [good, bad_line, bad_answer], {}, "caption_matching")
+    file = copy / "questions" / "caption_matching.json"
+    proc = lmmprobe("run", "-d", f"tempcompass-caption-matching,path={copy}", "-m", "first",
+                    "--dry-run", columns=1000)  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    assert "1 request(s) to send of 1" in proc.stdout, said
+    lines = said.splitlines()
+    line = next((x for x in lines if f"{file}:1/action/1: " in x), None)
+    assert line is not None and "caption line 1 is not" in line, said
+    line = next((x for x in lines if f"{file}:1/action/2: " in x), None)
+    assert line is not None and "'Option 3: fly' is none of the caption lines" in line, said

@@ -17,6 +17,12 @@ accuracy is the mean rating (``accuracy``; ``--by dimension`` its five aspects).
 question and ``answer_prompt['yes_no']``, the options ``yes`` and ``no`` (not shown), rated by
 ``eval_yes_no.py``'s rules (``tempcompass-yes-no`` matcher); a reply they cannot read goes to
 its judge (``--judge SPEC``, protocol ``tempcompass-yes-no``) or, without one, is rated 0.
+
+``tempcompass-caption-matching`` is its caption-matching task (``questions/caption_matching.json``,
+1,503 questions): the question, which holds its caption lines, and
+``answer_prompt['caption_matching']``; the options are the caption lines (not shown again), rated
+by ``eval_caption_matching.py``'s ``eval_rule`` (``tempcompass-caption-matching`` matcher); a
+reply it cannot read goes to its judge (protocol ``tempcompass-caption-matching``) or is rated 0.
 """
 
 from __future__ import annotations
@@ -36,7 +42,15 @@ from lmmprobe.parse.tempcompass import TEMPCOMPASS_COMMIT
 from lmmprobe.schema import Sample
 from lmmprobe.schema.video import FramePolicy
 
-__all__ = ["ANSWER_PROMPT", "POLICY", "TEMPCOMPASS", "TEMPCOMPASS_YES_NO", "YES_NO_PROMPT"]
+__all__ = [
+    "ANSWER_PROMPT",
+    "CAPTION_PROMPT",
+    "POLICY",
+    "TEMPCOMPASS",
+    "TEMPCOMPASS_CAPTION_MATCHING",
+    "TEMPCOMPASS_YES_NO",
+    "YES_NO_PROMPT",
+]
 
 POLICY = FramePolicy.parse("linspace=8")
 """Video-LLaVA's 8 frames, TempCompass's inference example."""
@@ -47,6 +61,11 @@ ANSWER_PROMPT = "\nPlease directly give the best option:"
 YES_NO_PROMPT = "\nPlease answer yes or no:"
 """``answer_prompt['yes_no']``, put after the question."""
 
+CAPTION_PROMPT = "\nPlease directly give the best option:"
+"""``answer_prompt['caption_matching']`` (the same words as multi-choice's), after the question."""
+
+# A caption line: eval_rule reads its name before ": ", and its index once the name's word goes.
+_CAPTION = re.compile(r"(?:Option|Sentence|Caption) [^\s:]+: \S.*")
 _OPTION = re.compile(r"([A-D])\. (.*)")
 _DIMENSIONS = ("action", "direction", "speed", "order", "attribute_change")
 
@@ -57,6 +76,10 @@ def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
 
 def _yes_no_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     return _task_rows(root, "yes_no")
+
+
+def _caption_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    return _task_rows(root, "caption_matching")
 
 
 def _task_rows(root: Path, task: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -118,6 +141,31 @@ def _tempcompass_yes_no(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         question=required_text(item, "question"),
         choices=["yes", "no"],
         answer=0 if answer == "yes" else 1,
+        formulation="single_choice",
+        video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
+        metadata=_metadata(row, video, dim),
+    )
+
+
+def _tempcompass_caption_matching(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = _checked(row)
+    question = required_text(item, "question")
+    captions = question.split("\n")[1:]  # eval_rule's option lines: all after the first
+    if len(captions) < 2:
+        raise RowError("question", "fewer than two caption lines after the question")
+    for i, line in enumerate(captions):
+        if not _CAPTION.fullmatch(line):
+            raise RowError(
+                "question", f"caption line {i + 1} is not 'Option|Sentence|Caption X: ...'"
+            )
+    answer = required_text(item, "answer")
+    if answer not in captions:  # its check_ans: the answer is one of the caption lines
+        raise RowError("answer", f"{answer!r:.80} is none of the caption lines")
+    return Sample(
+        id=f"{video}/{dim}/{row['_k']}",
+        question=question,
+        choices=captions,
+        answer=captions.index(answer),
         formulation="single_choice",
         video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
         metadata=_metadata(row, video, dim),
@@ -191,8 +239,8 @@ TEMPCOMPASS = benchmark(
             "its multi_choice_evaluation_prompt: --judge SPEC does the same (judge protocol "
             "tempcompass-choice), and the judge's rating then decides that answer in "
             "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
-            "The multi-choice task; yes_no is tempcompass-yes-no; caption_matching and "
-            "captioning are not defined.",
+            "The multi-choice task; yes_no is tempcompass-yes-no, caption_matching "
+            "tempcompass-caption-matching; captioning is not defined.",
             "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
             "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
             "Data: the repository at the pinned commit and the processed videos from its "
@@ -245,5 +293,52 @@ TEMPCOMPASS_YES_NO = benchmark(
         schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
         "questions/yes_no.json (video: {dimension: [{question, answer: yes|no}]}), "
         "meta_info.json, eval_yes_no.py",
+    )
+)
+
+
+TEMPCOMPASS_CAPTION_MATCHING = benchmark(
+    Benchmark(
+        name="tempcompass-caption-matching",
+        groups=("video",),
+        title="TempCompass (caption matching)",
+        citation=TEMPCOMPASS.citation,
+        license=TEMPCOMPASS.license,
+        formulation="single_choice",
+        metric="accuracy",
+        prompt=PromptTemplate(
+            template="{question}" + escape_braces(CAPTION_PROMPT),
+            source=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} run_qwen2_vl.py and "
+            "run_video_llava/inference_dataset.py (question['question'], which holds its "
+            "caption lines, + answer_prompt['caption_matching']); the same text as "
+            "lmms-eval @ 75571cf tasks/tempcompass/_default_template_yaml post_prompt"
+            "['caption_matching'] after doc['question']",
+        ),
+        to_sample=_tempcompass_caption_matching,
+        fetch=TEMPCOMPASS.fetch,
+        split="test",
+        splits=("test",),
+        size=1503,
+        layout="files",
+        read_files=_caption_rows,
+        matcher="tempcompass-caption-matching",
+        judge="tempcompass-caption-matching",
+        notes=(
+            "accuracy is eval_caption_matching.py with --disable_llm (its documented mode "
+            "without ChatGPT): a reply its eval_rule reads (a caption line, a caption's text, "
+            "its name 'Option 1' or index '1', dots removed) is rated right or wrong, any "
+            "other reply 0; the mean rating is its 'avg'. --by dimension gives its five "
+            "aspects, --by fine_dimension the finer ones.",
+            "Its default mode sends an unread reply to gpt-3.5-turbo-1106 with its "
+            "caption_matching_evaluation_prompt: --judge SPEC does the same (judge protocol "
+            "tempcompass-caption-matching), the judge's rating then deciding that answer in "
+            "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
+            "The options are the question's caption lines (Option 1/2, Sentence A/B, Caption "
+            "A/B), already in the question, so not shown again. Frames and data as "
+            "tempcompass.",
+        ),
+        schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
+        "questions/caption_matching.json (video: {dimension: [{question with caption lines, "
+        "answer: a caption line}]}), meta_info.json, eval_caption_matching.py",
     )
 )
