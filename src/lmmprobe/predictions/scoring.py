@@ -679,7 +679,7 @@ def recorded_grade(grade: RecordedGrade, origin: Origin | None) -> Judgement:
     }
     if grade.value is None:
         return Judgement(**base, decided_by="unjudged", reason=grade.reason or "no grade recorded")
-    return Judgement(**base, decided_by="judge", value=grade.value)
+    return Judgement(**base, decided_by="judge", value=grade.value, reading=grade.reading)
 
 
 RECORDED_EMPTY = "recorded extraction empty"
