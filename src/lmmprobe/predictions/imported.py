@@ -63,6 +63,9 @@ class RecordedGrade:
     the file names (``eval_model``)."""
     reason: str | None = None
     """Why the file's grade is no grade (a failed request), where `value` is None."""
+    problem: bool = False
+    """Whether `reason` is a fault of the file (a stale record), named as the file's other
+    problems are, rather than the judge's own failure the file records."""
     reading: str | None = None
     """The verdict as the protocol reads it, where it is a label rather than the value
     (``hallusionbench-correct``'s "0" wrong, "1" right, "2" unclear)."""

@@ -610,6 +610,10 @@ def _plan_row(
         )
     else:
         response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
+    grade = pred.tool_grade
+    if grade is not None and grade.problem and len(plan.problems) < MAX_PROBLEMS:
+        # A recorded verdict the file itself spoils (a stale record): the row stays unjudged.
+        plan.problems.append(f"{grade.reason} (left unjudged)")
     plan.rows.append((sample, ask, response, pred))
     plan.joined += 1
 

@@ -51,9 +51,11 @@ def question_key(doc: Mapping[str, Any]) -> Key | None:
 
 
 def find_sidecars(log: Path) -> list[Path]:
-    """The verdict files of a samples log: in ``gpt_response/`` of its parent's parent (the
-    output folder of lmms-eval 0.3 and later, the log being in ``OUTPUT/<model>/``), else of
-    its own folder (an output folder given, or a log moved beside them)."""
+    """The verdict files of a samples log, where lmms-eval's layout puts them.
+
+    In ``gpt_response/`` of its parent's parent (the output folder of lmms-eval 0.3 and later,
+    the log being in ``OUTPUT/<model>/``), else of its own folder (a log moved beside them).
+    """
     for folder in (log.parent.parent / "gpt_response", log.parent / "gpt_response"):
         found = [folder / name for name in SIDECAR_NAMES if (folder / name).is_file()]
         if found:
@@ -111,7 +113,9 @@ class HallusionSidecars:
             return
         verdict = value.get("gpt4v_output_gpt_check")
         if not isinstance(verdict, str) or verdict not in _VERDICTS:
-            self._problem(f"{where}: gpt4v_output_gpt_check: {verdict!r:.60} is not '0', '1' or '2'")
+            self._problem(
+                f"{where}: gpt4v_output_gpt_check: {verdict!r:.60} is not '0', '1' or '2'"
+            )
             return
         prediction = value.get("model_prediction")
         if not isinstance(prediction, str):
@@ -134,13 +138,13 @@ class HallusionSidecars:
         record = self.records.get(key)
         if record is None:
             reason = f"no record of the question {'_'.join(key)} in the lmms-eval verdict files"
-            return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason)
+            return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
         if record.prediction != reply:
             reason = (
                 f"{record.where}: model_prediction {record.prediction!r:.60} is not the log's "
                 f"reply {reply!r:.60} (a stale verdict file): not used"
             )
-            return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason)
+            return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
         value = 1.0 if record.verdict == "1" else 0.0
         return RecordedGrade(
             HALLUSION_PROTOCOL, value, {"verdict_file": record.where}, reading=record.verdict

@@ -51,7 +51,6 @@ from lmmprobe.predictions._stream import (
     open_regular,
     sha256_of,
 )
-from lmmprobe.predictions.readers._hallusion_sidecar import HallusionSidecars, find_sidecars
 from lmmprobe.predictions.imported import (
     READERS,
     ImportedPrediction,
@@ -59,6 +58,7 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
     RecordedGrade,
 )
+from lmmprobe.predictions.readers._hallusion_sidecar import HallusionSidecars, find_sidecars
 
 __all__ = [
     "RESULTS_PROBLEM",
@@ -486,8 +486,11 @@ class LmmsEvalSamples:
 
 
 def _judged_reply(row: Mapping[str, Any], filtered: Any) -> str:
-    """The reply lmms-eval's HallusionBench judge was given: its metric's ``model_prediction``
-    (``hb_process_results``: the filtered reply), else the filtered reply itself."""
+    """The reply lmms-eval's HallusionBench judge was given.
+
+    Its metric's ``model_prediction`` (``hb_process_results``: the filtered reply), else the
+    filtered reply itself.
+    """
     logged = row.get("aAcc")
     if isinstance(logged, dict) and isinstance(logged.get("model_prediction"), str):
         return str(logged["model_prediction"])
