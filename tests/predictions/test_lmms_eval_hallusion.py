@@ -95,6 +95,22 @@ def test_verdict_files_beside_a_log_in_the_output_folder_are_found(tmp_path: Pat
     assert round(100 * metrics["hallusionbench_aacc"], 4) == EXPECTED["aAcc"]
 
 
+@pytest.mark.parametrize("given", ["out", f"out/{VS}"])
+def test_the_output_folder_or_a_verdict_file_stands_for_its_log(tmp_path: Path, given: str) -> None:
+    doc = _score(tmp_path, HERE / given)
+    assert doc["reader"] == "lmms-eval" and doc["origin"]["path"].endswith(LOG)
+    assert round(100 * _metrics(doc)["hallusionbench_qacc"], 4) == EXPECTED["qAcc"]
+
+
+def test_import_of_the_output_folder_stores_the_recorded_verdicts(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    done = lmmprobe("import", HERE / "out", "--benchmark", "hallusionbench", "--db", db,
+                    "-f", "json", **_offline(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert round(100 * _metrics(said)["hallusionbench_facc"], 4) == EXPECTED["fAcc"], said
+
+
 _VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(), st.text(max_size=40),
     st.sampled_from(["0", "1", "2", "VD", "VS"]), st.just("x" * 20_000),

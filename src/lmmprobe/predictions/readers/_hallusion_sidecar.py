@@ -30,6 +30,7 @@ __all__ = [
     "SIDECAR_NAMES",
     "HallusionSidecars",
     "find_sidecars",
+    "log_of",
     "question_key",
 ]
 
@@ -61,6 +62,27 @@ def find_sidecars(log: Path) -> list[Path]:
         if found:
             return found
     return []
+
+
+def log_of(path: Path) -> Path | None:
+    """The HallusionBench samples log an lmms-eval output folder or verdict file stands for.
+
+    None where `path` is neither, or the log cannot be told.
+    The folder holding ``gpt_response/`` with a verdict file (or that file's folder's parent)
+    is the output folder; its log is the one ``*samples_hallusion_bench*.jsonl`` in a model
+    folder under it (lmms-eval 0.3 on) or in it. Several such logs (several models' runs into
+    one folder) cannot be told apart: the log is then to be given itself.
+    """
+    if path.is_file() and path.name in SIDECAR_NAMES and path.parent.name == "gpt_response":
+        folder = path.parent.parent
+    elif path.is_dir() and any((path / "gpt_response" / n).is_file() for n in SIDECAR_NAMES):
+        folder = path
+    else:
+        return None
+    pattern = "*samples_hallusion_bench*.jsonl"
+    logs = sorted(folder.glob(f"*/{pattern}")) + sorted(folder.glob(pattern))
+    logs = [log for log in logs if log.is_file() and not log.is_symlink()]
+    return logs[0] if len(logs) == 1 else None
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,11 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
     RecordedGrade,
 )
-from lmmprobe.predictions.readers._hallusion_sidecar import HallusionSidecars, find_sidecars
+from lmmprobe.predictions.readers._hallusion_sidecar import (
+    HallusionSidecars,
+    find_sidecars,
+    log_of,
+)
 
 __all__ = [
     "RESULTS_PROBLEM",
@@ -369,7 +373,12 @@ class LmmsEvalSamples:
     tool = "lmms-eval"
 
     def sniff(self, path: Path) -> bool:
-        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``."""
+        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``.
+
+        Or an lmms-eval output folder, or one of its HallusionBench verdict files, standing
+        for its one HallusionBench samples log (`log_of`).
+        """
+        path = log_of(path) or path
         if not path.is_file() or path.suffix.lower() != ".jsonl":
             return False
         try:
@@ -387,6 +396,7 @@ class LmmsEvalSamples:
 
     def origin(self, path: Path, options: ReadOptions) -> Origin:
         """Hash, task (from the name) and, from ``DATE_results.json`` beside it, model and version."""
+        path = log_of(path) or path
         detail: dict[str, str] = {"file": path.name}
         m = _NAME.match(path.stem)
         if m:
@@ -399,6 +409,7 @@ class LmmsEvalSamples:
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per logged document."""
+        path = log_of(path) or path
         id_field = options.field_map.get("id")
         layout = _LogLayout(path)
         sidecars: HallusionSidecars | None = None
