@@ -54,7 +54,8 @@ class RecordedGrade:
 
     protocol: str
     """lmmprobe's judge protocol whose verdict it is: ``mmvet-grade`` (a 0-1 grade),
-    ``llava-wild-review`` (the model's 1-10 score, the reference's in `detail`)."""
+    ``llava-wild-review`` (the model's 1-10 score, the reference's in `detail`),
+    ``hallusionbench-correct`` (1.0 right, 0.0 otherwise; the verdict in `reading`)."""
     value: float | None
     """The grade; None where the file records that the judge gave none (`reason`)."""
     detail: Mapping[str, Any] = field(default_factory=dict)
@@ -62,6 +63,12 @@ class RecordedGrade:
     the file names (``eval_model``)."""
     reason: str | None = None
     """Why the file's grade is no grade (a failed request), where `value` is None."""
+    problem: bool = False
+    """Whether `reason` is a fault of the file (a stale record), named as the file's other
+    problems are, rather than the judge's own failure the file records."""
+    reading: str | None = None
+    """The verdict as the protocol reads it, where it is a label rather than the value
+    (``hallusionbench-correct``'s "0" wrong, "1" right, "2" unclear)."""
 
 
 @dataclass(frozen=True)

@@ -610,6 +610,10 @@ def _plan_row(
         )
     else:
         response = Response(key=ask.key, text=pred.prediction, reasoning=reasoning)
+    grade = pred.tool_grade
+    if grade is not None and grade.problem and len(plan.problems) < MAX_PROBLEMS:
+        # A recorded verdict the file itself spoils (a stale record): the row stays unjudged.
+        plan.problems.append(f"{grade.reason} (left unjudged)")
     plan.rows.append((sample, ask, response, pred))
     plan.joined += 1
 
@@ -679,7 +683,7 @@ def recorded_grade(grade: RecordedGrade, origin: Origin | None) -> Judgement:
     }
     if grade.value is None:
         return Judgement(**base, decided_by="unjudged", reason=grade.reason or "no grade recorded")
-    return Judgement(**base, decided_by="judge", value=grade.value)
+    return Judgement(**base, decided_by="judge", value=grade.value, reading=grade.reading)
 
 
 RECORDED_EMPTY = "recorded extraction empty"

@@ -58,6 +58,11 @@ from lmmprobe.predictions.imported import (
     ReadOptions,
     RecordedGrade,
 )
+from lmmprobe.predictions.readers._hallusion_sidecar import (
+    HallusionSidecars,
+    find_sidecars,
+    log_of,
+)
 
 __all__ = [
     "RESULTS_PROBLEM",
@@ -368,7 +373,12 @@ class LmmsEvalSamples:
     tool = "lmms-eval"
 
     def sniff(self, path: Path) -> bool:
-        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``."""
+        """A ``.jsonl`` whose first record has ``doc_id`` and ``resps`` or ``filtered_resps``.
+
+        Or an lmms-eval output folder, or one of its HallusionBench verdict files, standing
+        for its one HallusionBench samples log (`log_of`).
+        """
+        path = log_of(path) or path
         if not path.is_file() or path.suffix.lower() != ".jsonl":
             return False
         try:
@@ -386,6 +396,7 @@ class LmmsEvalSamples:
 
     def origin(self, path: Path, options: ReadOptions) -> Origin:
         """Hash, task (from the name) and, from ``DATE_results.json`` beside it, model and version."""
+        path = log_of(path) or path
         detail: dict[str, str] = {"file": path.name}
         m = _NAME.match(path.stem)
         if m:
@@ -393,12 +404,15 @@ class LmmsEvalSamples:
             results = path.with_name(f"{m['date']}_results.json") if m["date"] else None
             if results is not None and results.is_file():
                 detail.update(_results_detail(results, m["task"]))
+        detail.update(_sidecar_detail(path))
         return Origin(self.tool, str(path), sha256_of(path), detail)
 
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per logged document."""
+        path = log_of(path) or path
         id_field = options.field_map.get("id")
         layout = _LogLayout(path)
+        sidecars: HallusionSidecars | None = None
         for n, row in iter_jsonl(path):
             where = f"{path}:{n}"
             if not isinstance(row, dict):
@@ -420,6 +434,12 @@ class LmmsEvalSamples:
             try:
                 name, verdict, reading = _metric(row, where, layout)
                 grade = _grade(row, where)
+                if grade is None and isinstance(doc, dict) and "aAcc" in row:
+                    # HallusionBench: the verdicts lie in files of their own (sidecars).
+                    if sidecars is None:
+                        sidecars = HallusionSidecars.read(find_sidecars(path))
+                    if sidecars.records:
+                        grade = sidecars.grade(doc, _judged_reply(row, filtered))
             except DataError as exc:
                 # The answer is kept as an error row, named; the other rows are read.
                 name, verdict, reading = None, None, None
@@ -474,6 +494,35 @@ class LmmsEvalSamples:
                 ),
                 refused=refused,
             )
+
+
+def _judged_reply(row: Mapping[str, Any], filtered: Any) -> str:
+    """The reply lmms-eval's HallusionBench judge was given.
+
+    Its metric's ``model_prediction`` (``hb_process_results``: the filtered reply), else the
+    filtered reply itself.
+    """
+    logged = row.get("aAcc")
+    if isinstance(logged, dict) and isinstance(logged.get("model_prediction"), str):
+        return str(logged["model_prediction"])
+    return filtered if isinstance(filtered, str) else ""
+
+
+SIDECAR_PROBLEMS = "judge_files_problems"
+"""The origin's detail naming the records of lmms-eval's verdict files that were left out."""
+
+
+def _sidecar_detail(path: Path) -> dict[str, str]:
+    """The HallusionBench verdict files found for the log, and their bad records (named)."""
+    found = find_sidecars(path)
+    if not found:
+        return {}
+    out = {"judge_files": ", ".join(str(p) for p in found)}
+    read = HallusionSidecars.read(found)
+    if read.problems:
+        more = read.skipped - len(read.problems)
+        out[SIDECAR_PROBLEMS] = "; ".join(read.problems) + (f"; and {more} more" if more else "")
+    return out
 
 
 RESULTS_PROBLEM = "results_file_problem"

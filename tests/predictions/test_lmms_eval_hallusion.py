@@ -1,0 +1,151 @@
+"""lmms-eval's HallusionBench verdict files are recorded judgements that decide aAcc/fAcc/qAcc.
+
+The output folder under ``fixtures/lmms_eval/hallusion/out/`` was written by lmms-eval's own
+HallusionBench code (``hb_process_results``, ``hb_aggregation_result`` and
+``evaluate_by_chatgpt`` @ 75571cf) with a scripted judge; ``expected.json`` holds the figures
+its aggregation returned (see ``generate.py`` there). Scored with no copy of the benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.console import lmmprobe
+from tests.predictions.test_file_items import _offline
+
+from lmmprobe.predictions.readers._hallusion_sidecar import HallusionSidecars
+
+HERE = Path(__file__).parent / "fixtures" / "lmms_eval" / "hallusion"
+EXPECTED: dict[str, float] = json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
+LOG = "fake-vlm/20261130_120000_samples_hallusion_bench_image.jsonl"
+VS = "gpt_response/hallusion_output_vs_model.json"
+
+
+def _score(tmp_path: Path, log: Path) -> dict[str, Any]:
+    done = lmmprobe(
+        "score", log, "--benchmark", "hallusionbench", "--format", "json", **_offline(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    doc: dict[str, Any] = json.loads(done.stdout)
+    return doc
+
+
+def _metrics(doc: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v or {}).get("value") for k, v in doc["metrics"].items()}
+
+
+def _copy(tmp_path: Path) -> Path:
+    out = tmp_path / "out"
+    shutil.copytree(HERE / "out", out)
+    return out
+
+
+def test_official_figures_are_lmms_evals_from_its_verdict_files(tmp_path: Path) -> None:
+    doc = _score(tmp_path, HERE / "out" / LOG)
+    metrics = _metrics(doc)
+    for key in ("aAcc", "fAcc", "qAcc"):
+        assert round(100 * metrics[f"hallusionbench_{key.lower()}"], 4) == EXPECTED[key]
+    assert metrics["judge_coverage"] == 1.0
+    assert doc["judge"]["judges"] == ["lmms-eval (recorded)"], doc["judge"]
+    assert doc["judge"]["decided"] == {"rule": 0, "judge": 12, "unjudged": 0}
+    assert "hallusion_output_vs_model.json" in doc["origin"]["detail"]["judge_files"]
+
+
+def test_without_its_verdict_files_the_log_is_read_by_rule(tmp_path: Path) -> None:
+    out = _copy(tmp_path)
+    shutil.rmtree(out / "gpt_response")
+    doc = _score(tmp_path, out / LOG)
+    assert doc.get("judge") in (None, {}) or not doc["judge"].get("judges"), doc["judge"]
+    assert "judge_files" not in doc["origin"]["detail"]
+
+
+def test_a_stale_record_leaves_its_item_unjudged_and_named(tmp_path: Path) -> None:
+    # evaluate_by_chatgpt resumes by count: a file of an earlier run keeps its verdicts on
+    # another model's replies. Such a record is not used; its item is counted apart.
+    out = _copy(tmp_path)
+    records = json.loads((out / VS).read_text(encoding="utf-8"))
+    records[1]["model_prediction"] = "Yes, much higher."
+    records[2] = "not a record"
+    (out / VS).write_text(json.dumps(records, indent=4), encoding="utf-8")
+    doc = _score(tmp_path, out / LOG)
+    metrics = _metrics(doc)
+    assert metrics["judge_coverage"] == pytest.approx(10 / 12)
+    assert doc["judge"]["decided"] == {"rule": 0, "judge": 10, "unjudged": 2}
+    # One line per item: where its record is, and why it is not used.
+    assert doc["problems"] == [
+        f"{out / VS}:#2: model_prediction 'Yes, much higher.' is not the log's reply "
+        "'No, lower.' (a stale verdict file): not used (left unjudged)",
+        "no record of the question VS_chart_0_2_0 in the lmms-eval verdict files (left unjudged)",
+    ], doc["problems"]
+    problem = doc["origin"]["detail"]["judge_files_problems"]
+    assert problem == f"{out / VS}:#3: (record): expected an object, got str"
+
+
+def test_verdict_files_beside_a_log_in_the_output_folder_are_found(tmp_path: Path) -> None:
+    out = _copy(tmp_path)
+    moved = out / Path(LOG).name
+    (out / LOG).rename(moved)
+    metrics = _metrics(_score(tmp_path, moved))
+    assert round(100 * metrics["hallusionbench_aacc"], 4) == EXPECTED["aAcc"]
+
+
+@pytest.mark.parametrize("given", ["out", f"out/{VS}"])
+def test_the_output_folder_or_a_verdict_file_stands_for_its_log(tmp_path: Path, given: str) -> None:
+    doc = _score(tmp_path, HERE / given)
+    assert doc["reader"] == "lmms-eval" and doc["origin"]["path"].endswith(LOG)
+    assert round(100 * _metrics(doc)["hallusionbench_qacc"], 4) == EXPECTED["qAcc"]
+
+
+def test_import_of_the_output_folder_stores_the_recorded_verdicts(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    done = lmmprobe("import", HERE / "out", "--benchmark", "hallusionbench", "--db", db,
+                    "-f", "json", **_offline(tmp_path))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert round(100 * _metrics(said)["hallusionbench_facc"], 4) == EXPECTED["fAcc"], said
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=40),
+    st.sampled_from(["0", "1", "2", "VD", "VS"]), st.just("x" * 20_000),
+)  # fmt: skip
+_KEYS = st.sampled_from(["category", "subcategory", "set_id", "figure_id", "question_id",
+                         "model_prediction", "gpt4v_output_gpt_check", "gpt_answer"])  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    records=st.lists(st.one_of(st.dictionaries(_KEYS, _VALUES, max_size=8), _VALUES), max_size=30),
+    tail=st.sampled_from(["", "]", "[" * 5000, "{", "\x00"]),
+)
+def test_any_verdict_file_is_read_or_its_records_named(
+    tmp_path_factory: pytest.TempPathFactory, records: list[Any], tail: str
+) -> None:
+    folder = tmp_path_factory.mktemp("side")
+    path = folder / "hallusion_output_vs_model.json"
+    text = json.dumps(records)
+    path.write_text(text[:-1] + tail if tail else text, encoding="utf-8")
+    read = HallusionSidecars.read([path])
+    # Every entry is either a kept verdict or a named problem; nothing raises.
+    assert all(line.startswith(str(path)) for line in read.problems)
+    assert len(read.records) + read.skipped <= len(records) + 1
+    for record in read.records.values():
+        assert record.verdict in ("0", "1", "2")
+        grade = read.grade(
+            {"category": "VS", "subcategory": "s", "set_id": 0, "figure_id": 0, "question_id": 0},
+            record.prediction,
+        )
+        assert grade is not None and grade.protocol == "hallusionbench-correct"
+
+
+def test_a_huge_verdict_file_record_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "hallusion_output_vd_model.json"
+    path.write_text('[{"model_prediction": "' + "y" * (80 << 20) + '"}]', encoding="utf-8")
+    read = HallusionSidecars.read([path])
+    assert read.records == {} and len(read.problems) == 1 and str(path) in read.problems[0]
