@@ -104,7 +104,9 @@ def main() -> int:
         threading.Timer(args.fake_die_after, die).start()
     if args.fake_drip:
         return _drip(args.port)
-    needs = [] if args.fake_open or not key else ["--api-key", key]
+    # One word: a key token_urlsafe made may begin with "-", which argparse would take for an
+    # option after a separate "--api-key" (1 run in 64 failed so).
+    needs = [] if args.fake_open or not key else [f"--api-key={key}"]
     return serve(["--port", str(args.port), "--latency", str(args.fake_latency), *needs])
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from tests.console import as_from_a_shell
 
+from lmmprobe.models.served import SGLANG_LAUNCHER
+
 FAKE = Path(__file__).with_name("fake_served_server.py")
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc for processes")
@@ -415,3 +417,26 @@ def test_a_readiness_probe_that_trickles_ends_at_the_startup_timeout(tmp_path: P
     )  # fmt: skip
     line = _one_line_error(proc)
     assert "did not answer on" in line and "within 3 s" in line, line
+
+
+def test_sglangs_launcher_passes_a_key_that_begins_with_a_dash(tmp_path: Path) -> None:
+    # A run's key is secrets.token_urlsafe(32): once in 64 it begins with "-", and
+    # `--api-key KEY` as two words made SGLang's argparse stop with "expected one argument".
+    package = tmp_path / "sglang"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "launch_server.py").write_text(
+        "import argparse\n"
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--api-key')\n"
+        "p.add_argument('--model-path')\n"
+        "print(repr(p.parse_args().api_key))\n"
+    )
+    key = "-Ab3_" + "x" * 38
+    proc = subprocess.run(
+        [sys.executable, "-c", SGLANG_LAUNCHER, "--model-path", "m"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "LMMPROBE_SERVER_KEY": key, "PYTHONPATH": str(tmp_path)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == repr(key)

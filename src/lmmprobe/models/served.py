@@ -112,11 +112,13 @@ KEY_VARIABLES = ("VLLM_API_KEY", "LMMPROBE_SERVER_KEY")
 SGLang launcher, `SGLANG_LAUNCHER`, and free for a ``command=`` wrapper to pass on)."""
 SGLANG_LAUNCHER = (
     "import os, runpy, sys; "
-    "sys.argv[1:1] = ['--api-key', os.environ.pop('LMMPROBE_SERVER_KEY')]; "
+    "sys.argv[1:1] = ['--api-key=' + os.environ.pop('LMMPROBE_SERVER_KEY')]; "
     "runpy.run_module('sglang.launch_server', run_name='__main__', alter_sys=True)"
 )
 """Run as ``python -c`` in place of ``python -m sglang.launch_server``: SGLang takes its key as
-``--api-key`` only, and a flag set here is not on the process's command line (``ps``)."""
+``--api-key`` only, and a flag set here is not on the process's command line (``ps``). One word
+(``--api-key=KEY``): a key `secrets.token_urlsafe` makes begins with ``-`` once in 64, and
+argparse would take it for an option after a separate ``--api-key``."""
 
 
 @dataclass(frozen=True)
