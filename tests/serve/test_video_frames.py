@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -285,9 +286,14 @@ def test_in_a_browser_frames_open_by_keyboard_and_a_changed_frame_is_named(
             page.goto(f"{base}/runs/{video_run.run_id}/samples/{first}")
             frames = page.locator("figure.frame-strip img.frame-img")
             sync_api.expect(frames).to_have_count(8)
-            page.wait_for_function(
-                "[...document.querySelectorAll('img.frame-img')].every(i => i.naturalWidth > 0)"
-            )
+            # Polled from here: wait_for_function's own polling compiles its predicate inside
+            # the page, which the page's CSP (script-src 'self') refuses when the first check
+            # comes too early (a loaded machine).
+            loaded = "() => [...document.querySelectorAll('img.frame-img')].every(i => i.naturalWidth > 0)"
+            deadline = time.monotonic() + 60
+            while not page.evaluate(loaded):
+                assert time.monotonic() < deadline, "the frames did not load in 60 s"
+                page.wait_for_timeout(100)
             _shots(page, "serve-video-sample")
             page.locator("a.zoom.frame").nth(4).focus()
             page.keyboard.press("Enter")
