@@ -117,3 +117,31 @@ def test_a_store_another_connection_holds_open_is_not_sealed(tmp_path: Path) -> 
     finally:
         other.close()
     assert _checks_before_write(db, tmp_path / "o") == 1
+
+
+def test_a_fifo_where_the_seal_goes_is_no_seal_and_hangs_nothing(tmp_path: Path) -> None:
+    # A FIFO named like the seal (no writer on it): opening it blocking would hang every
+    # write command on the store. It is no seal: the store is checked and written.
+    db = tmp_path / "f.db"
+    with Store(db) as store:
+        store.create_run("r0", {}, str(tmp_path / "o"))
+    seal_path = db.with_name(db.name + SEAL_SUFFIX)
+    seal_path.unlink()
+    os.mkfifo(seal_path)
+    code = textwrap.dedent(
+        f"""
+        import uuid
+        from pathlib import Path
+        from lmmprobe.store import Store
+        statements = []
+        with Store(Path({str(db)!r})) as store:
+            store.conn.set_trace_callback(statements.append)
+            store.create_run(uuid.uuid4().hex, {{}}, {str(tmp_path / "o")!r})
+        print(sum("quick_check" in s for s in statements))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"  # checked, since no seal could be read

@@ -23,6 +23,8 @@ import os
 import threading
 from pathlib import Path
 
+from lmmprobe._file_kind import open_regular_file
+
 log = logging.getLogger(__name__)
 
 SEAL_SUFFIX = "-checked"
@@ -58,7 +60,9 @@ def is_sealed(file: Path) -> bool:
     try:
         if not _closed_cleanly(file):
             return False
-        with _companion(file, SEAL_SUFFIX).open("rb") as fh:
+        # Opened non-blocking and checked: a FIFO put where the seal goes must not hang
+        # every write command (it raises NotRegularFile, an OSError: no seal).
+        with open_regular_file(_companion(file, SEAL_SUFFIX), "a store's seal") as fh:
             seal = fh.read(_SEAL_MAX_BYTES + 1)
         return len(seal) <= _SEAL_MAX_BYTES and seal.decode("ascii", "replace") == _identity(file)
     except OSError:
