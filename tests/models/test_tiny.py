@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -248,11 +249,7 @@ def test_plain_variant_has_no_chat_template_and_the_same_weights(tiny_cache: Pat
 @pytest.mark.parametrize("arch", ["qwen2_vl", "llava_onevision"])
 def test_a_video_model_without_torchvision_says_what_it_needs(arch: str, tmp_path: Path) -> None:
     # Where torchvision is installed the build runs instead (tests/models/test_hf_video.py).
-    try:
-        import torchvision  # noqa: F401
-    except ImportError:
-        pass
-    else:
+    if importlib.util.find_spec("torchvision") is not None:
         pytest.skip("torchvision is installed: the video models build here")
     with pytest.raises(ImportError, match=rf"the tiny {arch} model needs torchvision"):
         tiny_model_path(arch, cache_dir=tmp_path)
