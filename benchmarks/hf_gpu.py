@@ -34,13 +34,26 @@ Prints a table, then one line of ``name=value`` figures. ``--device cuda`` witho
 device prints ``skipped: ...`` and exits 0 (so ``make bench`` passes on a CPU machine).
 
 Measured on one H200 (2026-11-30, torch 2.11 + CUDA 13.0, transformers 5.24) at ``--shape 7b
---samples 32``: about 2 minutes in all (build 9 s, warm-up 15 s; generation 36 s at batch 1,
-4 s at 8, 2 s at 32; likelihood 13 s shared, 7 s naive); peak GPU memory 25.5 GiB. That
-likelihood figure timed the shared ranking through the runner (the chat-template renderer's
-start, planning and the store included) against bare forward passes; both are now timed as
-calls on one warmed backend, not yet measured on a GPU (on the tiny model on CPU the shared
-ranking went from 1.1x to 2.4x the naive rate). Run it with ``timeout 300`` where device time
-is short. ``--shape tiny --device cpu --samples 4`` takes seconds.
+--samples 32``, both timings as calls on one warmed backend: 100-125 s in all (build 7-8 s,
+warm-up 14-16 s). Two runs on two fresh machines:
+
+==================  ===========  ===========
+measurement         run 1        run 2
+==================  ===========  ===========
+generate batch 1    0.92 req/s   1.10 req/s   (29.4 / 35.1 tokens/s)
+generate batch 8    8.11 req/s   9.55 req/s   (259 / 306 tokens/s)
+generate batch 32   23.2 req/s   23.6 req/s   (743 / 756 tokens/s)
+rank, shared        27.7 req/s   25.9 req/s   (1.15 / 1.24 s for 32)
+rank, naive         8.24 req/s   8.51 req/s   (3.89 / 3.76 s for 32)
+lik_speedup         3.37x        3.04x
+==================  ===========  ===========
+
+Rankings agree on 32/32 with max |shared - naive| 0 nats; peak GPU memory 25.5 GiB. An
+earlier version of this script timed the shared ranking through the runner (the chat-template
+renderer's start, planning and the store included) against bare forward passes and printed
+``lik_speedup=0.50`` (2.47 vs 4.90 req/s) on the same GPU; that figure measured the runner's
+set-up, not the ranking. Run it with ``timeout 300`` where device time is short. ``--shape tiny
+--device cpu --samples 4`` takes seconds.
 
 Usage: python benchmarks/hf_gpu.py [--shape 7b|tiny] [--device cuda] [--dtype bfloat16]
     [--samples 64] [--max-new-tokens 32] [--batches 1,8,32] [--weights device|disk]
