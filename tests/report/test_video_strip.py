@@ -208,3 +208,45 @@ def test_a_report_decodes_at_most_its_frame_budget_and_names_the_rest(
     assert any("14 video frame(s) are not shown: a report decodes at most 10" in w
                for w in data.warnings)  # fmt: skip
     assert not any("cannot be shown" in w for w in data.warnings)
+
+
+def _payloads(run: VideoRun, **options: Any) -> list[str]:
+    """The browser's data and the report's notes, frames decoded alone and decoded ahead."""
+    from lmmprobe.report import load_report_data
+    from lmmprobe.report._browser import browser_payload
+
+    pages = []
+    for workers in (0, 1, 3):
+        data = load_report_data([run.run_id], db=run.db)
+        blob = browser_payload(data, frame_workers=workers, **options)
+        pages.append(json.dumps([blob, data.warnings], sort_keys=True))
+    return pages
+
+
+def test_frames_decoded_ahead_give_the_page_that_decoding_each_alone_gives(
+    video_run: VideoRun, tmp_path: Path
+) -> None:
+    # Every frame, a frame budget, a budget of large pictures that runs out part way.
+    for options in ({}, {"frame_budget": 10}, {"full_budget": 3_000}):
+        alone, one, three = _payloads(video_run, **options)
+        assert one == alone and three == alone
+    # Moved, changed and unreadable videos: a failure at a strip's first frame leaves budget
+    # to frames the plan did not decode ahead, which the page then decodes itself.
+    recorded = video_run.videos()
+    moved, changed, broken = sorted(recorded)
+    files = {sid: video_run.video_file(sid) for sid in recorded}
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    for sid, path in files.items():
+        shutil.copy2(path, saved / sid)
+    try:
+        files[moved].unlink()
+        shutil.copyfile(saved / broken, files[changed])  # another clip in its place
+        files[broken].write_bytes(b"\x00not a video" * 64)
+        for options in ({}, {"frame_budget": 10}):
+            alone, one, three = _payloads(video_run, **options)
+            assert one == alone and three == alone
+            assert "cannot be shown" in alone
+    finally:
+        for sid, path in files.items():
+            shutil.copyfile(saved / sid, path)

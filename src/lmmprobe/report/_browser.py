@@ -18,6 +18,11 @@ model saw, is named in the strip instead of a picture (`lmmprobe.schema.video.fr
 Decoding is bounded: a strip shows at most `STRIP_FRAMES` of its frames, evenly spaced (the
 first and the last among them; the caption gives both counts), and a report decodes at most
 `FRAME_BUDGET` frames in all; frames past it are named as not decoded, in sample order.
+The frames are decoded ahead of the page by `FRAME_WORKERS` threads, one video at a time each,
+opening it once and decoding its frames in one pass in time order (`_FramesAhead`,
+`lmmprobe.schema.image.load_video_frames`); a frame that pass does not give with its recorded
+hash is loaded alone, as without them, so the page is byte for byte the same either way
+(``benchmarks/report_frames.py`` measures both).
 
 Free-form answers (``question_type: free_form``) are never right or wrong; each gets its
 lmmprobe free-form score (embedding similarity × 100, `lmmprobe.metrics.embedding`) when the
@@ -29,7 +34,10 @@ from __future__ import annotations
 import base64
 import io
 import logging
-from collections.abc import Iterable
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +48,7 @@ from lmmprobe.metrics.outcome import row_outcome
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.report._collect import Entry, RawAnswer, ReportData
 from lmmprobe.schema import ImageRef, Sample, Score, VideoRef
-from lmmprobe.schema.image import FrameChanged
+from lmmprobe.schema.image import FrameChanged, load_video_frames
 from lmmprobe.schema.video import (
     changed_frames_text,
     frame_problem,
@@ -64,6 +72,8 @@ STRIP_FRAMES = 16
 """The most frames one strip shows (decodes): more are thinned to this many, evenly spaced."""
 FRAME_BUDGET = 2000
 """The most video frames one report decodes; later strips name their frames as not decoded."""
+FRAME_WORKERS = min(4, os.cpu_count() or 1)
+"""Threads decoding videos' frames for the strips ahead of the page (each opens one video)."""
 
 _META_TEXT = 300
 
@@ -179,6 +189,123 @@ def full_uri(ref: ImageRef, max_px: int = FULL_PX) -> str:
     return thumbnail_uri(_load_small(ref, max_px), max_px, quality=80)
 
 
+_NOT_ENCODED = object()
+"""A frame's large picture was not encoded ahead (the page had spent its budget by then)."""
+
+
+@dataclass
+class _Decoded:
+    """One frame decoded ahead: its thumbnail and large picture, or why either failed."""
+
+    thumb: str | None = None
+    full: object = _NOT_ENCODED  # str, None (its encoding failed) or _NOT_ENCODED
+    failed: OSError | ValueError | None = None
+    """`ImageRef.load`'s error (raised where the page would have loaded the frame)."""
+    thumb_failed: OSError | ValueError | None = None
+
+
+_FrameKey = tuple[str, float, str]
+"""(video, time, recorded pixel hash): one frame of the strips."""
+
+
+class _FramesAhead:
+    """The strips' frames decoded ahead of the page by a few threads, one task per video.
+
+    The page's frames are planned in sample order as if every one decodes (each new pixel
+    hash once, up to the frame budget); the videos are decoded in that order, at most
+    `window` videos ahead of the page, each opened once (`load_video_frames`). The page still
+    walks its samples in order and takes each frame from here (`take`), so what it shows,
+    its budget and its notes are the same as when it decoded each frame itself; a frame not
+    planned (a strip that failed earlier left budget for later ones) it decodes itself.
+    """
+
+    def __init__(
+        self,
+        plan: dict[str, list[ImageRef]],
+        *,
+        max_px: int,
+        full_left: Callable[[], int],
+        workers: int = FRAME_WORKERS,
+    ) -> None:
+        """Decode `plan` (video → its frames, in first-needed order) on `workers` threads.
+
+        Args:
+            plan: The frames to decode ahead, by video, videos in the order the page needs them.
+            max_px: The thumbnails' longest side.
+            full_left: Bytes of large pictures the page may still embed (read by the threads:
+                a frame is given no large picture once the page and the frames decoded ahead
+                of it have spent them; the page encodes one itself if it turns out to want it).
+            workers: Threads; the window is twice as many videos.
+
+        """
+        self._videos = list(plan.items())
+        self._where = {video: k for k, (video, _) in enumerate(self._videos)}
+        self._max_px = max_px
+        self._full_left = full_left
+        self._pending_full = 0  # bytes of large pictures encoded ahead and not yet taken
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lmmprobe-frames")
+        self._window = 2 * workers
+        self._futures: dict[int, Future[dict[_FrameKey, _Decoded]]] = {}
+        self._submitted = 0
+
+    def close(self) -> None:
+        """Stop the threads; videos not started are not decoded."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def take(self, ref: ImageRef) -> _Decoded | None:
+        """`ref`'s frame as decoded ahead, or None when it was not planned."""
+        at = self._where.get(ref.video or "")
+        if at is None:
+            return None
+        self._submit_through(at + self._window)
+        future = self._futures.get(at)
+        if future is None:  # every frame decoded ahead of this video was taken already
+            return None
+        done = future.result()
+        got = done.pop((ref.video or "", ref.video_time or 0.0, ref.content_hash()), None)
+        if not done:
+            del self._futures[at]  # what was decoded ahead is not kept once taken
+        if got is not None and isinstance(got.full, str):
+            with self._lock:
+                self._pending_full -= len(got.full)
+        return got
+
+    def _submit_through(self, last: int) -> None:
+        while self._submitted <= min(last, len(self._videos) - 1):
+            k = self._submitted
+            self._futures[k] = self._pool.submit(self._decode, *self._videos[k])
+            self._submitted += 1
+
+    def _wants_full(self) -> bool:
+        with self._lock:
+            return self._pending_full < self._full_left()
+
+    def _decode(self, video: str, refs: list[ImageRef]) -> dict[_FrameKey, _Decoded]:
+        out: dict[_FrameKey, _Decoded] = {}
+        for ref, got in zip(refs, load_video_frames(video, refs), strict=True):
+            key = (video, ref.video_time or 0.0, ref.content_hash())
+            if not isinstance(got, Image.Image):
+                out[key] = _Decoded(failed=got)
+                continue
+            done = out[key] = _Decoded()
+            try:
+                done.thumb = thumbnail_uri(got, self._max_px)
+            except (OSError, ValueError) as exc:
+                done.thumb_failed = exc
+                continue
+            if self._wants_full():
+                try:
+                    done.full = thumbnail_uri(got, FULL_PX, quality=80)
+                except (OSError, ValueError) as exc:
+                    log.debug("large picture skipped: %s", exc)
+                    done.full = None
+                else:
+                    with self._lock:
+                        self._pending_full += len(done.full)
+        return out
+
+
 @dataclass
 class _Thumbs:
     max_px: int
@@ -194,13 +321,23 @@ class _Thumbs:
     frame_budget: int = FRAME_BUDGET
     decoded_frames: int = 0
     undecoded_frames: int = 0
+    ahead: _FramesAhead | None = None
 
-    def _full(self, ref: ImageRef, image: Image.Image | None = None) -> str | None:
+    def _full(
+        self, ref: ImageRef, image: Image.Image | None = None, encoded: object = _NOT_ENCODED
+    ) -> str | None:
         if self.spent >= self.budget:
             return None
+        if encoded is None:  # encoding it ahead failed
+            return None
         try:
-            # A frame already decoded is encoded from its pixels (decoding it is the cost).
-            uri = full_uri(ref) if image is None else thumbnail_uri(image, FULL_PX, quality=80)
+            if isinstance(encoded, str):
+                uri = encoded
+            else:
+                if image is None and ref.video is not None:
+                    image = ref.load()  # a frame decoded ahead without its large picture
+                # A frame already decoded is encoded from its pixels (decoding it is the cost).
+                uri = full_uri(ref) if image is None else thumbnail_uri(image, FULL_PX, quality=80)
         except (OSError, ValueError) as exc:  # the thumbnail is still shown
             log.debug("large picture skipped: %s", exc)
             return None
@@ -221,12 +358,44 @@ class _Thumbs:
         digest = ref.content_hash()  # the recorded pixel hash: nothing is decoded for it
         if digest not in self.index:
             self.decoded_frames += 1  # a failed decode is spent too
-            image = ref.load()  # checked against the recorded hash
-            self.index[digest] = len(self.uris)
-            self.uris.append(thumbnail_uri(image, self.max_px))
-            self.full.append(self._full(ref, image))
+            ready = self.ahead.take(ref) if self.ahead is not None else None
+            if ready is None:
+                image = ref.load()  # checked against the recorded hash
+                self.index[digest] = len(self.uris)
+                self.uris.append(thumbnail_uri(image, self.max_px))
+                self.full.append(self._full(ref, image))
+            else:  # the same steps, from the frame decoded ahead (`_FramesAhead`)
+                if ready.failed is not None:
+                    raise ready.failed
+                self.index[digest] = len(self.uris)
+                if ready.thumb_failed is not None or ready.thumb is None:
+                    raise ready.thumb_failed or ValueError("no thumbnail")
+                self.uris.append(ready.thumb)
+                self.full.append(self._full(ref, encoded=ready.full))
             self.names.append(name)
         return self.index[digest]
+
+    def plan_frames(self, videos: Iterable[VideoRef]) -> dict[str, list[ImageRef]]:
+        """The frames `add_video` would decode for `videos` (in order) if every one decodes.
+
+        Each new pixel hash once, up to `frame_budget`, by video in the order first needed;
+        a video that is not where the run read it is left out (nothing of it is decoded).
+        """
+        plan: dict[str, list[ImageRef]] = {}
+        seen: set[str] = set()
+        for video in videos:
+            if missing_video(video.source) is not None:
+                continue
+            for strip in video.strips():
+                ordered = sorted(strip.frames, key=lambda f: f.time)
+                for frame in _spread(ordered, self.strip_frames):
+                    if len(seen) >= self.frame_budget:
+                        return plan
+                    if frame.sha256 not in seen:
+                        seen.add(frame.sha256)
+                        ref = ImageRef.from_video_frame(video.source, frame.time, frame.sha256)
+                        plan.setdefault(video.source, []).append(ref)
+        return plan
 
     def add_video(self, video: VideoRef) -> list[dict[str, Any]]:
         """One strip per frame policy the run sampled `video` with, frames in time order.
@@ -395,6 +564,56 @@ def _answers(
     return out
 
 
+def _items(
+    data: ReportData,
+    order: list[tuple[int, str, list[tuple[int, Entry, dict[str, list[Score]]]], str]],
+    thumbs: _Thumbs,
+    freeform: dict[tuple[int, str, int], float],
+) -> list[dict[str, Any]]:
+    """The browser's items, one per (data index, data spec, its entries, sample id) of `order`."""
+    items: list[dict[str, Any]] = []
+    for d_index, spec, group, sid in order:
+        sample = data.samples.get(spec, {}).get(sid)
+        question: str | None
+        first = next(s for _, _, b in group for s in b.get(sid, ())[:1])
+        if sample is not None:
+            question, ctx = sample.question, sample.context
+            opts, gold = sample.choices, sample.gold_text
+            goldi = sample.answer if isinstance(sample.answer, int) else None
+            img = thumbs.add(sample)
+        else:
+            # The source is gone: the stored prompt (question with options) stands in.
+            raw = next(
+                (
+                    r
+                    for _, e, _ in group
+                    for r in [e.raw.get((sid, first.repeat))]
+                    if r is not None and r.prompt
+                ),
+                None,
+            )
+            question = raw.prompt if raw else sid
+            ctx, opts, gold, goldi, img = None, None, first.gold_text, None, []
+        recorded = data.videos.get(spec, {}).get(sid, [])
+        strips = [strip for video in recorded for strip in thumbs.add_video(video)]
+        items.append(
+            {
+                "id": sid,
+                "data": d_index,
+                "img": img,
+                "video": strips or None,
+                "q": _cut(question),
+                "ctx": _cut(ctx),
+                "opts": [_cut(o, 300) for o in opts] if opts else None,
+                "gold": _cut(gold, 300),
+                "goldi": goldi,
+                "meta": _meta_line(first.metadata),
+                "ans": _answers(group, sid, freeform),
+            }
+        )
+    return items
+
+
 def browser_payload(
     data: ReportData,
     *,
@@ -403,6 +622,7 @@ def browser_payload(
     data_names: dict[str, str] | None = None,
     full_budget: int = FULL_BUDGET,
     frame_budget: int = FRAME_BUDGET,
+    frame_workers: int = FRAME_WORKERS,
 ) -> dict[str, Any]:
     """The sample browser's JSON: entry names, thumbnails, large pictures, one item per sample.
 
@@ -413,6 +633,9 @@ def browser_payload(
         data_names: Data spec → the name the page shows (default: the spec).
         full_budget: Bytes of large pictures to embed at most (`FULL_BUDGET`).
         frame_budget: Video frames to decode for the strips at most (`FRAME_BUDGET`).
+        frame_workers: Threads decoding the strips' videos ahead of the page
+            (`FRAME_WORKERS`); 0 decodes each frame alone where the page shows it (one open
+            and one seek per frame: the page is the same either way).
 
     Returns:
         ``{"entries": [name...], "data": [data spec...], "thumbs": [data URI...],
@@ -431,7 +654,6 @@ def browser_payload(
     labels = [names.get(e.label, e.label) for e in data.entries]
     thumbs = _Thumbs(max_px, budget=full_budget, frame_budget=frame_budget)
     freeform = _freeform_values(data.entries, data.warnings)
-    items: list[dict[str, Any]] = []
     specs: dict[str, list[tuple[int, Entry, dict[str, list[Score]]]]] = {}
     for i, e in enumerate(data.entries):
         if not e.scores:
@@ -440,47 +662,26 @@ def browser_payload(
         for s in e.scores:
             by_sample.setdefault(s.sample_id, []).append(s)
         specs.setdefault(e.run.data, []).append((i, e, by_sample))
-    for d_index, (spec, group) in enumerate(specs.items()):
-        known = data.samples.get(spec, {})
-        for sid in _sample_order(data, spec, [e for _, e, _ in group]):
-            sample = known.get(sid)
-            question: str | None
-            first = next(s for _, _, b in group for s in b.get(sid, ())[:1])
-            if sample is not None:
-                question, ctx = sample.question, sample.context
-                opts, gold = sample.choices, sample.gold_text
-                goldi = sample.answer if isinstance(sample.answer, int) else None
-                img = thumbs.add(sample)
-            else:
-                # The source is gone: the stored prompt (question with options) stands in.
-                raw = next(
-                    (
-                        r
-                        for _, e, _ in group
-                        for r in [e.raw.get((sid, first.repeat))]
-                        if r is not None and r.prompt
-                    ),
-                    None,
-                )
-                question = raw.prompt if raw else sid
-                ctx, opts, gold, goldi, img = None, None, first.gold_text, None, []
-            recorded = data.videos.get(spec, {}).get(sid, [])
-            strips = [strip for video in recorded for strip in thumbs.add_video(video)]
-            items.append(
-                {
-                    "id": sid,
-                    "data": d_index,
-                    "img": img,
-                    "video": strips or None,
-                    "q": _cut(question),
-                    "ctx": _cut(ctx),
-                    "opts": [_cut(o, 300) for o in opts] if opts else None,
-                    "gold": _cut(gold, 300),
-                    "goldi": goldi,
-                    "meta": _meta_line(first.metadata),
-                    "ans": _answers(group, sid, freeform),
-                }
-            )
+    order = [
+        (d_index, spec, group, sid)
+        for d_index, (spec, group) in enumerate(specs.items())
+        for sid in _sample_order(data, spec, [e for _, e, _ in group])
+    ]
+    plan = thumbs.plan_frames(
+        video for _, spec, _, sid in order for video in data.videos.get(spec, {}).get(sid, [])
+    )
+    if plan and frame_workers > 0:
+        thumbs.ahead = _FramesAhead(
+            plan,
+            max_px=max_px,
+            full_left=lambda: thumbs.budget - thumbs.spent,
+            workers=frame_workers,
+        )
+    try:
+        items = _items(data, order, thumbs, freeform)
+    finally:
+        if thumbs.ahead is not None:
+            thumbs.ahead.close()
     if thumbs.failed:
         data.warnings.append(f"{thumbs.failed} sample image(s) could not be read for thumbnails")
     if thumbs.failed_frames:

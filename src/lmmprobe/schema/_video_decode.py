@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from time import monotonic
@@ -120,6 +120,33 @@ class OpenVideo:
         except (av.FFmpegError, ValueError, EOFError) as exc:
             raise VideoError(f"video {self.source}: cannot be decoded ({_reason(exc)})") from None
 
+    def frames_in_order(self, times: Sequence[float]) -> Iterator[tuple[float, Image.Image]]:
+        """(presentation time, RGB picture) of the frame shown at each of `times`, ascending.
+
+        One pass over the stream: a time close after the previous one is reached by decoding
+        on from there; a farther one (more frames away than twice what the last seek decoded,
+        about a keyframe gap) by a seek, as `frame_at` reaches every time. The frame chosen
+        is the one `frame_at` chooses when decoding from a keyframe gives the same pixels
+        however far before it started (closed groups of pictures, intra-only and lossless
+        codecs); a caller that must have exactly `frame_at`'s frame checks it (the report
+        compares each with the hash sampling recorded).
+
+        Raises:
+            VideoError: A frame cannot be decoded (a truncated file), naming the video.
+            ValueError: `times` are not in ascending order.
+
+        """
+        av = _av()
+        try:
+            yield from _frames_in_order(self.source, self._container, self._stream, times)
+        except av.ExitError:  # PyAV's timeout cut the read (FFmpeg: "Immediate exit requested")
+            raise VideoError(
+                f"video {self.source}: the server did not send what was needed within "
+                f"{READ_TIMEOUT_S:g} s (a slow or endless stream)"
+            ) from None
+        except (av.FFmpegError, EOFError) as exc:
+            raise VideoError(f"video {self.source}: cannot be decoded ({_reason(exc)})") from None
+
 
 @contextmanager
 def open_video(source: str, max_pixels: int) -> Iterator[OpenVideo]:
@@ -211,6 +238,68 @@ def _frame_at(source: str, container: Any, stream: Any, time: float) -> tuple[fl
             "(a truncated file?)"
         )
     return (shown if math.isfinite(shown) else time), chosen.to_image()
+
+
+def _frames_in_order(
+    source: str, container: Any, stream: Any, times: Sequence[float]
+) -> Iterator[tuple[float, Image.Image]]:
+    """`OpenVideo.frames_in_order`: `_frame_at`'s choice for each time, decoding on where near."""
+    base: Fraction = stream.time_base
+    origin = stream.start_time or 0
+    rate = stream.average_rate or stream.guessed_rate
+    per_frame = float(1 / (Fraction(rate) * base)) if rate else 0.0  # ticks from frame to frame
+    decoded: Iterator[Any] | None = None  # the decoder's frames since the last seek
+    last: Any = None  # the frame chosen for the previous time
+    ahead: Any = None  # the frame decoded past the previous time, not yet looked at
+    reach = 1  # frames the last seek decoded to reach its time: about half a keyframe gap
+    previous = -math.inf
+    for time in times:
+        if time < previous:
+            raise ValueError("frames_in_order takes its times in ascending order")
+        previous = time
+        target = origin + round(Fraction(time) / base)
+        near = decoded is not None and last is not None and last.pts <= target
+        if not (near and target - last.pts <= 2 * reach * per_frame):
+            container.seek(target, stream=stream, backward=True, any_frame=False)
+            decoded, last, ahead = iter(container.decode(stream)), None, None
+            seeked = True
+        else:
+            seeked = False
+        assert decoded is not None
+        chosen = last
+        ended = True
+        count = 0
+        while (frame := ahead if ahead is not None else next(decoded, None)) is not None:
+            ahead = None
+            count += 1
+            if count > MAX_DECODED_PER_FRAME:
+                raise VideoError(
+                    f"video {source}: more than {MAX_DECODED_PER_FRAME:,} frames decoded to "
+                    f"reach {time:g} s (keyframes too far apart)"
+                )
+            if frame.pts is None:
+                continue
+            if frame.pts > target:
+                if chosen is None:  # the seek landed after the time (its first frame, say)
+                    chosen = frame
+                ahead = frame
+                ended = False
+                break
+            chosen = frame
+        if seeked:
+            reach = max(1, count)
+        if chosen is None:
+            raise VideoError(f"video {source}: no frame decodes at {time:g} s (a truncated file?)")
+        shown = float((chosen.pts - origin) * base)
+        if ended and time - shown > _frame_gap(stream):
+            raise VideoError(
+                f"video {source}: no frame decodes at {time:g} s, the last one is at {shown:g} s "
+                "(a truncated file?)"
+            )
+        if ended or chosen.pts > target:
+            decoded = None  # the next time seeks, as `_frame_at` would from here
+        last = chosen
+        yield (shown if math.isfinite(shown) else time), chosen.to_image()
 
 
 def _frame_gap(stream: Any) -> float:

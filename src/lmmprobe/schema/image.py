@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from copy import deepcopy
 from pathlib import Path
@@ -365,6 +365,51 @@ def pixel_hash(image: Image.Image) -> str:
     h = hashlib.sha256(f"pixels:{image.mode}:{image.size}:".encode())
     h.update(image.tobytes())
     return h.hexdigest()
+
+
+def load_video_frames(
+    video: str, refs: Sequence[ImageRef]
+) -> list[Image.Image | OSError | ValueError]:
+    """Each of `refs` (frames of `video`) as `ImageRef.load` gives it, or what it raises.
+
+    The video is opened once and its frames decoded in one pass in time order
+    (`OpenVideo.frames_in_order`), where loading each frame alone opens the video and seeks
+    again. A frame the pass gives is kept only when its pixels hash to the one its reference
+    recorded; any other (no recorded hash, another picture, or the pass failed at or before
+    it) is loaded alone by `ImageRef.load`, so the result is the picture or the error loading
+    it alone would give.
+
+    Args:
+        video: The video file or URL every one of `refs` is a frame of.
+        refs: Frames of `video` (`ImageRef.from_video_frame`), in any order.
+
+    Raises:
+        ImportError: PyAV is not installed (with the command that installs it).
+
+    """
+    from lmmprobe.schema import _video_decode
+
+    out: list[Image.Image | OSError | ValueError | None] = [None] * len(refs)
+    order = sorted(
+        (k for k, ref in enumerate(refs) if ref.video == video and ref.video_time is not None),
+        key=lambda k: refs[k].video_time or 0.0,
+    )
+    try:
+        with _video_decode.open_video(video, max_image_pixels()) as opened:
+            times = [refs[k].video_time or 0.0 for k in order]
+            for k, (_, image) in zip(order, opened.frames_in_order(times), strict=False):
+                known = refs[k].__dict__.get("_content_hash")
+                if known is not None and pixel_hash(image) == known:
+                    out[k] = image
+    except (OSError, ValueError):
+        pass  # the frames not given yet are loaded alone below, which says why they fail
+    for k, ref in enumerate(refs):
+        if out[k] is None:
+            try:
+                out[k] = ref.load()
+            except (OSError, ValueError) as exc:
+                out[k] = exc
+    return [got for got in out if got is not None]
 
 
 def register_renderer(name: str, version: str, fn: Renderer) -> None:
