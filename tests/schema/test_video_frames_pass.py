@@ -90,14 +90,14 @@ def test_frames_loaded_together_are_the_ones_loaded_alone_in_any_order(tmp_path:
 def test_a_changed_a_moved_and_a_cut_video_fail_as_each_frame_alone_fails(tmp_path: Path) -> None:
     clip = write_video(tmp_path / "clip.mp4", frames=40, gop=12, faststart=True)
     refs = _sampled(clip)
+    original = clip.read_bytes()
     # Changed: re-encoded with other keyframes, so its pixels differ from the recorded ones.
     write_video(clip, frames=40, gop=5, faststart=True)
     changed = [_outcome(g) for g in load_video_frames(str(clip), refs)]
     assert changed == _alone(refs)
     assert "FrameChanged" in {kind for kind, _ in changed}
     # Cut short: the first frames decode, the later ones fail with the error each gives alone.
-    write_video(clip, frames=40, gop=12, faststart=True)
-    clip.write_bytes(clip.read_bytes()[: clip.stat().st_size * 8 // 10])
+    clip.write_bytes(original[: len(original) * 8 // 10])
     cut = [_outcome(g) for g in load_video_frames(str(clip), refs)]
     assert cut == _alone(refs)
     assert cut[0][0] == "image" and cut[-1][0] != "image"
