@@ -32,6 +32,7 @@ embedding model can be loaded.
 from __future__ import annotations
 
 import base64
+import contextvars
 import io
 import logging
 import os
@@ -274,7 +275,10 @@ class _FramesAhead:
     def _submit_through(self, last: int) -> None:
         while self._submitted <= min(last, len(self._videos) - 1):
             k = self._submitted
-            self._futures[k] = self._pool.submit(self._decode, *self._videos[k])
+            # In a copy of the page's context: settings read once for it hold in the threads.
+            context = contextvars.copy_context()
+            video, refs = self._videos[k]
+            self._futures[k] = self._pool.submit(context.run, self._decode, video, refs)
             self._submitted += 1
 
     def _wants_full(self) -> bool:
