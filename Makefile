@@ -58,6 +58,7 @@ bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serv
 	$(PY) benchmarks/synth.py
 	$(PY) benchmarks/synth_video.py
 	$(PY) benchmarks/report.py
+	$(PY) benchmarks/report_frames.py
 	$(PY) benchmarks/apex.py
 	$(PY) benchmarks/distributed.py
 	$(PY) benchmarks/serve_pages.py
