@@ -72,7 +72,11 @@ def test_each_answer_scores_what_eval_py_gives_it() -> None:
     for raw in _items():
         score, ignored = score_item(_item(raw), raw["predict"])
         want = expected[raw["id"]]
-        assert score == pytest.approx(want["score"], abs=1e-12), (raw["id"], raw["type"], raw["predict"])
+        assert score == pytest.approx(want["score"], abs=1e-12), (
+            raw["id"],
+            raw["type"],
+            raw["predict"],
+        )
         assert ignored == (want["ignore"] == "True"), raw["id"]
 
 
@@ -94,7 +98,9 @@ def test_the_summary_prints_what_get_score_py_prints() -> None:
     # Each group's figure in full, not only to three places.
     got = dict(re.findall(r"^(\w+): ([0-9.]+) \(Count", printed, re.M))
     assert len(got) == 8  # the names repeat across languages: the Chinese ones overwrite
-    assert summary.cn["element_parsing"][0] == pytest.approx(float(got["element_parsing"]), abs=5e-4)
+    assert summary.cn["element_parsing"][0] == pytest.approx(
+        float(got["element_parsing"]), abs=5e-4
+    )
 
 
 def test_a_missing_wordnet_refuses_naming_the_download(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -126,9 +126,12 @@ def _box(parts: Sequence[Any]) -> list[Any] | None:
 
 
 def extract_bounding_boxes_robust(predict: str) -> list[list[Any]] | None:
-    """``extract_bounding_boxes_robust``: the answer's boxes, read as a Python list literal
-    (its items of at least five elements), else each bracketed ``x1, y1, x2, y2, text``;
-    boxes outside 0..1000 or met before are dropped; None when none is left."""
+    """``extract_bounding_boxes_robust``.
+
+    The answer's boxes, read as a Python list literal (its items of at least five elements),
+    else each bracketed ``x1, y1, x2, y2, text``; boxes outside 0..1000 or met before are
+    dropped; None when none is left.
+    """
     try:
         data: Any = ast.literal_eval(predict)
     except Exception:  # the script's broad except: any failure falls to the pattern
@@ -155,7 +158,7 @@ def extract_bounding_boxes_robust(predict: str) -> list[list[Any]] | None:
     return results or None
 
 
-_SPECIAL = '!?.:,*"()·[]/\''
+_SPECIAL = "!?.:,*\"()·[]/'"
 # x1,y1,...,x4,y4,transcription (rrc_evaluation_funcs_1_1.get_tl_line_values, LTRB off).
 _LINE = re.compile(r"^\s*" + r"\s*,\s*".join([r"(-?[0-9]+)"] * 8) + r"\s*,(.*)$")
 _QUOTED = re.compile(r'^\s*"(.*)"\s*$')
@@ -168,8 +171,10 @@ def _transcription(text: str) -> str:
 
 
 def _lines(boxes: Sequence[tuple[int, int, int, int, str]]) -> list[tuple[tuple[int, ...], str]]:
-    """The boxes through the script's text file: lines split on newlines, ``\\r`` dropped."""
-    text = "\n".join(f"{x1},{y1},{x2},{y1},{x2},{y2},{x1},{y2},{rec}" for x1, y1, x2, y2, rec in boxes)
+    r"""The boxes through the script's text file: lines split on newlines, ``\r`` dropped."""
+    text = "\n".join(
+        f"{x1},{y1},{x2},{y1},{x2},{y2},{x1},{y2},{rec}" for x1, y1, x2, y2, rec in boxes
+    )
     out = []
     for line in text.split("\n"):
         line = line.replace("\r", "")

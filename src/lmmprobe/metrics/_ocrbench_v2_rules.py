@@ -83,14 +83,19 @@ def _lower(text: str) -> str:
 
 
 def vqa_evaluation(predict: str, answers: Any) -> float:
-    """``vqa_metric.vqa_evaluation``: lowercased containment for answers under 5 words, else
-    ANLS (kept from 0.5)."""
+    """``vqa_metric.vqa_evaluation``.
+
+    Lowercased containment for answers under 5 words, else ANLS (kept from 0.5).
+    """
     return _contain_or_anls(predict, answers, _lower, lambda a: len(a.split()) < 5, False)
 
 
 def cn_vqa_evaluation(predict: str, answers: Any) -> float:
-    """``cn_vqa_evaluation``: as `vqa_evaluation` with every space removed; short means fewer
-    than 4 comma-separated parts."""
+    """``cn_vqa_evaluation``.
+
+    As `vqa_evaluation` with every space removed; short means fewer than 4 comma-separated
+    parts.
+    """
     return _contain_or_anls(
         predict,
         answers,
@@ -138,8 +143,11 @@ def _regression(number: int | None, answer: str) -> float:
 
 
 def counting_evaluation(predict: str, answers: Any, eval_method: str | None) -> float:
-    """``counting_evaluation``: ``exact match`` (containment; a list's answers are looked for
-    in the answer as given, case and all) or ``regression`` (the first number's credit)."""
+    """``counting_evaluation``.
+
+    ``exact match`` (containment; a list's answers are looked for in the answer as given, case
+    and all) or ``regression`` (the first number's credit).
+    """
     processed = _lower(predict)
     if isinstance(answers, list):
         best, score = 0.0, 0.0
@@ -175,8 +183,10 @@ _TEXT_TAG = re.compile(r"\\text\{([^{}]*)\}")
 
 
 def cn_math_expression_evaluation(predict: str, answers: Sequence[str]) -> float:
-    """``cn_math_expression_evaluation``: `math_expression_evaluation` after ``\\text{x}``
-    becomes ``x`` in both (one answer)."""
+    r"""``cn_math_expression_evaluation``.
+
+    `math_expression_evaluation` after ``\text{x}`` becomes ``x`` in both (one answer).
+    """
     if len(answers) != 1:
         raise ValueError(f"formula recognition cn expects one answer, got {len(answers)}")
     return math_expression_evaluation(
@@ -195,12 +205,16 @@ def handwritten_choice(predict: str, answer: str) -> float:
 
 
 def calculate_iou(box1: Any, box2: Any) -> float:
-    """``IoUscore_metric.calculate_iou``: two ``[x1, y1, x2, y2]`` boxes (``int()`` of each
-    coordinate; any that fails scores 0)."""
+    """``IoUscore_metric.calculate_iou``.
+
+    Two ``[x1, y1, x2, y2]`` boxes (``int()`` of each coordinate; any that fails scores 0).
+    """
     try:
         a = [int(c) for c in box1]
         b = [int(c) for c in box2]
-        inter = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(0, min(a[3], b[3]) - max(a[1], b[1]))
+        inter = max(0, min(a[2], b[2]) - max(a[0], b[0])) * max(
+            0, min(a[3], b[3]) - max(a[1], b[1])
+        )
         union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
     except (TypeError, ValueError, IndexError, OverflowError):
         return 0
@@ -211,8 +225,11 @@ _BOX = re.compile(r"[\(\[]\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*[\)\]]"
 
 
 def extract_coordinates(text: str) -> list[int] | None:
-    """``extract_coordinates``: the last ``(x1, y1, x2, y2)`` / ``[...]`` with every
-    coordinate in 0..1000 (a box met again moves to the end)."""
+    """``extract_coordinates``.
+
+    The last ``(x1, y1, x2, y2)`` / ``[...]`` with every coordinate in 0..1000 (a box met again
+    moves to the end).
+    """
     boxes: list[tuple[int, ...]] = []
     for match in _BOX.finditer(text):
         box = tuple(int(g) for g in match.groups())
@@ -223,8 +240,11 @@ def extract_coordinates(text: str) -> list[int] | None:
 
 
 def vqa_with_position_evaluation(predict: Mapping[str, str], answers: Any, bbox: Any) -> float:
-    """``vqa_with_position_evaluation``: half `vqa_evaluation` of the ``answer`` key, half IoU of
-    the ``bbox`` key (read as a Python literal; unreadable scores 0)."""
+    """``vqa_with_position_evaluation``.
+
+    Half `vqa_evaluation` of the ``answer`` key, half IoU of the ``bbox`` key (read as a Python
+    literal; unreadable scores 0).
+    """
     content = vqa_evaluation(predict["answer"], answers) if "answer" in predict else 0.0
     box = 0.0
     if "bbox" in predict:

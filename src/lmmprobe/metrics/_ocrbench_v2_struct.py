@@ -128,7 +128,8 @@ def convert_markdown_table_to_html(markdown: str) -> str:
 
     The script strips the characters of ``'```markdown'`` (not the word) from both ends.
     """
-    lines = markdown.strip("```markdown").strip("```").strip().split("\n")
+    # The script's str.strip of a character set, kept as it is.
+    lines = markdown.strip("```markdown").strip("```").strip().split("\n")  # noqa: B005
     rows = []
     for line in [lines[0], *lines[2:]]:
         rows.append([c.strip() if set(c) != {" "} else " " for c in line.strip().split("|")[1:-1]])
@@ -162,8 +163,10 @@ def wrap_html_table(table: str) -> str:
 
 
 def html_table_body(predict: str) -> str | None:
-    """eval.py's cut of an HTML table answer: from ``<body`` (else ``<table``) on, newlines
-    removed; None when neither is there."""
+    """eval.py's cut of an HTML table answer.
+
+    From ``<body`` (else ``<table``) on, newlines removed; None when neither is there.
+    """
     flat = predict.replace("\n", "")
     for tag in ("<body", "<table"):
         at = flat.find(tag)
@@ -219,9 +222,12 @@ _COMMENT = re.compile(r"#.*")
 
 
 def convert_str_to_multi_dict(predict: str) -> dict[Any, Any]:
-    """``convert_str_to_multi_dict``: the longest fenced block (else the answer), less a leading
-    ``name =``, less every ``#`` to its line's end, cut after the last ``}``, read as a Python
-    dict literal; {} for anything else."""
+    """``convert_str_to_multi_dict``.
+
+    The longest fenced block (else the answer), less a leading ``name =``, less every ``#`` to
+    its line's end, cut after the last ``}``, read as a Python dict literal; {} for anything
+    else.
+    """
     blocks = _FENCE.findall(predict)
     content = max(blocks, key=len) if blocks else predict.strip()
     content = _COMMENT.sub("", _ASSIGNMENT.sub("", content.strip(), count=1))
@@ -269,8 +275,11 @@ def _kie_norm(value: Any) -> Any:
 
 
 def compute_f1_score(preds: Mapping[str, Any], gts: Mapping[Any, Any]) -> float:
-    """``compute_f1_score``: the mean over the keys of either dict of 1 for equal values (lower
-    case, spaces removed), else 0; 0 when no key counts."""
+    """``compute_f1_score``.
+
+    The mean over the keys of either dict of 1 for equal values (lower case, spaces removed),
+    else 0; 0 when no key counts.
+    """
     scores = []
     for key in set(preds) | set(gts):
         pred, gt = _kie_norm(preds.get(key)), _kie_norm(gts.get(key))
@@ -301,8 +310,11 @@ def _pre_clean(line: str) -> str:
 
 
 def _doc_tree(text: str) -> Any:
-    """``get_tree``: ROOT over TITLE (the lines before any heading) and the headings, each
-    heading over its lines (a heading met again takes the lines of the first one so named)."""
+    """``get_tree``.
+
+    ROOT over TITLE (the lines before any heading) and the headings, each heading over its
+    lines (a heading met again takes the lines of the first one so named).
+    """
     from zss import Node
 
     root = Node("ROOT").addkid(Node("TITLE"))
@@ -338,4 +350,4 @@ def doc_parsing_evaluation(pred: Any, gt: str) -> float:
     pred_tree, gt_tree = _doc_tree(pred), _doc_tree(gt)
     distance = simple_distance(pred_tree, gt_tree, label_dist=_label_distance)
     nodes = max(len(list(pred_tree.iter())), len(list(gt_tree.iter())))
-    return 1 - distance / nodes
+    return float(1 - distance / nodes)

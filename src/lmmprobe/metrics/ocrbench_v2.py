@@ -1,4 +1,4 @@
-"""OCRBench v2's scoring, as its released evaluation code does it.
+r"""OCRBench v2's scoring, as its released evaluation code does it.
 
 OCRBench v2 (Fu et al. 2024, arXiv:2501.00321) asks 10,000 questions of 30 task types (21
 English, 9 Chinese). Its evaluation (Yuliang-Liu/MultimodalOCR @ `OCRBENCH_V2_COMMIT`,
@@ -18,7 +18,7 @@ VQA-like English types               containment under 5 words, else ANLS >= 0.5
                                      (``eval``: ``multiple choice`` letters, ``case sensitive``)
 cognition / reasoning VQA cn         the same without spaces (``cn_vqa_evaluation``)
 text counting en                     containment or the first number's regression credit
-formula recognition en / cn          containment with spaces removed (cn: ``\\text{}`` dropped)
+formula recognition en / cn          containment with spaces removed (cn: ``\text{}`` dropped)
 table parsing en / cn                TEDS of the HTML (or markdown) table (``apted``, ``lxml``)
 chart parsing en                     TEDS of the dict answers drawn as tables
 document parsing en / cn             STEDS of headings and lines (``zss``)
@@ -192,8 +192,11 @@ def _vqa(item: OcrbenchV2Item, predict: str, cn: bool) -> float:
 
 
 def _table(item: OcrbenchV2Item, predict: str, markdown_allowed: bool) -> float:
-    """Table parsing: TEDS of the HTML answer (its ``<body``/``<table`` on), or of the
-    markdown tables where the (English) question asks for markdown."""
+    """Table parsing.
+
+    TEDS of the HTML answer (its ``<body``/``<table`` on), or of the markdown tables where the
+    (English) question asks for markdown.
+    """
     gold = item.answers[0]
     if not markdown_allowed or "html" in item.question.lower():
         body = html_table_body(predict)
@@ -255,13 +258,17 @@ def score_item(item: OcrbenchV2Item, predict: str) -> tuple[float, bool]:
             raise ValueError(f"a handwritten answer has {len(item.answers)} answers, not 1")
         return handwritten_choice(predict, item.answers[0]), False
     if kind == "formula recognition cn":
-        return (0 if _is_nan(predict) else cn_math_expression_evaluation(predict, item.answers)), False
+        return (
+            0 if _is_nan(predict) else cn_math_expression_evaluation(predict, item.answers)
+        ), False
     if kind == "text counting en":
         return counting_evaluation(predict, item.answers, item.eval), False
     if kind == "formula recognition en":
         return math_expression_evaluation(predict, item.answers), False
     if kind in ("table parsing en", "table parsing cn"):
-        if kind == "table parsing en" and not (isinstance(item.answers, list) and len(item.answers) == 1):
+        if kind == "table parsing en" and not (
+            isinstance(item.answers, list) and len(item.answers) == 1
+        ):
             raise ValueError("a table question has more than one answer")
         return _table(item, predict, markdown_allowed=kind.endswith("en")), False
     if kind == "chart parsing en":
@@ -274,7 +281,9 @@ def score_item(item: OcrbenchV2Item, predict: str) -> tuple[float, bool]:
     if kind == "key information extraction cn":
         return _kie(item, predict, cn=True), False
     if kind == "VQA with position en":
-        return vqa_with_position_evaluation(convert_str_to_dict(predict), item.answers, item.bbox), False
+        return vqa_with_position_evaluation(
+            convert_str_to_dict(predict), item.answers, item.bbox
+        ), False
     if kind == "text translation cn":
         if not predict:
             return 0, False

@@ -31,7 +31,6 @@ OCRBENCH_V2 = "ocrbench_v2"
 OCRBENCH_V2_CN = "ocrbench_v2_cn"
 
 
-
 def item_of(s: Score) -> OcrbenchV2Item:
     """The question's fields eval.py reads, from the row's metadata (``ocrbench_v2`` JSON)."""
     raw: Any = s.metadata.get("ocrbench_v2")
@@ -80,7 +79,9 @@ def _overall(ctx: MetricContext, lang: str) -> MetricValue | None:
     if missing is not None:
         log.warning("OCRBench v2 %s overall score refused: %s", lang.upper(), missing)
         return None
-    return _mean_of_means(ctx, [(sample, ("all", group), score) for sample, _, group, score, _ in rows])
+    return _mean_of_means(
+        ctx, [(sample, ("all", group), score) for sample, _, group, score, _ in rows]
+    )
 
 
 @run_metric(
