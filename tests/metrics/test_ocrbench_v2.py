@@ -22,10 +22,16 @@ nltk = pytest.importorskip("nltk", reason="OCRBench v2's page OCR needs the ocrb
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from lmmprobe.metrics._ocrbench_v2_ocr import extract_bounding_boxes_robust  # noqa: E402
+from lmmprobe.metrics._ocrbench_v2_ocr import (  # noqa: E402
+    ITEM,
+    bracketed_items,
+    extract_bounding_boxes_robust,
+)
 from lmmprobe.metrics._ocrbench_v2_struct import (  # noqa: E402
+    KEY_VALUE,
     convert_str_to_dict,
     convert_str_to_multi_dict,
+    key_values,
 )
 from lmmprobe.metrics.ocrbench_v2 import (  # noqa: E402
     TASK_TYPES,
@@ -130,9 +136,33 @@ def test_the_answer_readers_take_any_text(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["[" * 5000 + "]" * 5000, "{" * 3000, "a: " * 20000, "x " * 30000 + ":", "```python\n" * 2000],
+    [
+        "[" * 5000 + "]" * 5000,
+        "{" * 3000,
+        "a: " * 20000,
+        "x " * 30000 + ":",
+        "x " * 30000 + "' :",
+        "(" + " " * 30000 + "x",
+        "```python\n" * 2000,
+    ],
 )
 def test_long_adversarial_answers_are_read_without_failing(text: str) -> None:
     convert_str_to_dict(text)
     convert_str_to_multi_dict(text)
     extract_bounding_boxes_robust(text)
+
+
+# The characters the two patterns turn on, with word and space characters of several kinds.
+_PATTERN_TEXT = st.text(alphabet=list("ab_1中 \t\n\u3000\"':=,{}[]()x"), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATTERN_TEXT)
+def test_the_linear_key_value_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
+    assert key_values(text) == re.findall(KEY_VALUE, text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATTERN_TEXT)
+def test_the_linear_bracket_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
+    assert bracketed_items(text) == re.findall(ITEM, text)

@@ -25,6 +25,8 @@ from rapidfuzz.distance import Levenshtein
 from lmmprobe.metrics.text import MetricUnavailable
 
 __all__ = [
+    "KEY_VALUE",
+    "key_values",
     "compute_f1_score",
     "convert_markdown_table_to_html",
     "convert_str_to_dict",
@@ -176,7 +178,56 @@ def html_table_body(predict: str) -> str | None:
 
 
 _FENCE = re.compile(r"```(?:python|json)?\n(.*?)\n```", re.DOTALL | re.IGNORECASE)
-_KEY_VALUE = re.compile(r"[\"']?([\w\s]+)[\"']?\s*[:=]\s*[\"']?([^\n,\"'{}]+)[\"']?")
+KEY_VALUE = r"[\"']?([\w\s]+)[\"']?\s*[:=]\s*[\"']?([^\n,\"'{}]+)[\"']?"
+"""``convert_str_to_dict``'s last resort, the pairs `key_values` finds as ``re.findall`` would."""
+_RUN = re.compile(r"[\w\s]+")
+_SPACES = re.compile(r"\s*")
+_VALUE = re.compile(r"\s*[\"']?([^\n,\"'{}]+)[\"']?")
+
+
+def _colon(text: str, end: int) -> int:
+    """Where the ``[:=]`` after a key ending at `end` is (an optional quote and spaces first)."""
+    if end < len(text) and text[end] in ":=":
+        return end
+    if end < len(text) and text[end] in "\"'":
+        at = _SPACES.match(text, end + 1)
+        if at is not None and at.end() < len(text) and text[at.end()] in ":=":
+            return at.end()
+    return -1
+
+
+def key_values(text: str) -> list[tuple[str, str]]:
+    """``re.findall(KEY_VALUE, text)`` in time linear in the text.
+
+    The pattern's key is a greedy run of word and space characters that also matches the space
+    before the colon, so the regular expression engine rescans the rest of a long run from each
+    of its characters (cubic in a long run of words without a colon). The same matches come from
+    each run's end computed once: an attempt at a position succeeds exactly when the run starting
+    there (after an optional quote) is followed by the colon and a value, with the whole run as
+    the key; the value part is the pattern's own, matched once per colon.
+    """
+    ends = list(range(len(text)))
+    for run in _RUN.finditer(text):
+        ends[run.start() : run.end()] = [run.end()] * (run.end() - run.start())
+    colons: dict[int, int] = {}
+    values: dict[int, tuple[str, int] | None] = {}
+    found, at = [], 0
+    while at < len(text):
+        start = at + 1 if text[at] in "\"'" else at
+        if start < len(text) and ends[start] > start:
+            end = ends[start]
+            colon = colons.setdefault(end, _colon(text, end))
+            if colon >= 0:
+                if colon not in values:
+                    m = _VALUE.match(text, colon + 1)
+                    values[colon] = (m.group(1), m.end()) if m else None
+                value = values[colon]
+                if value is not None:
+                    found.append((text[start:end], value[0]))
+                    at = value[1]
+                    continue
+        at += 1
+    return found
 
 
 _FAILED = object()
@@ -201,9 +252,8 @@ def convert_str_to_dict(predict: str) -> dict[str, str]:
         data = _literal(content)
         if data is _FAILED:
             data = {}
-            if ":" in content or "=" in content:  # the pattern needs one; skip its scan if none
-                for key, value in _KEY_VALUE.findall(content):
-                    data[key.strip()] = value.strip()
+            for key, value in key_values(content):
+                data[key.strip()] = value.strip()
         elif not isinstance(data, dict):
             # Another literal: the script's pattern then writes into it and fails, or finds
             # nothing and fails on .items(): {} either way.
