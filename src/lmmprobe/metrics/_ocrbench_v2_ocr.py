@@ -117,12 +117,12 @@ _BRACKET = re.compile(r"[\[\]\(\)]")
 
 
 def bracketed_items(text: str) -> list[str]:
-    """``re.findall(ITEM, text)`` in time linear in the text.
+    r"""``re.findall(ITEM, text)`` in time linear in the text.
 
     The pattern's lazy group and the spaces after it overlap, so the engine rescans a long run
     of spaces from each of its characters. Its matches are each opening bracket whose next
     bracket closes, the text between them stripped of surrounding whitespace (the pattern's
-    ``\\s`` is what ``str.strip`` strips).
+    ``\s`` is what ``str.strip`` strips).
     """
     marks = [(m.start(), m.group()) for m in _BRACKET.finditer(text)]
     found, k = [], 0

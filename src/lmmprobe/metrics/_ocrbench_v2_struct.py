@@ -26,7 +26,6 @@ from lmmprobe.metrics.text import MetricUnavailable
 
 __all__ = [
     "KEY_VALUE",
-    "key_values",
     "compute_f1_score",
     "convert_markdown_table_to_html",
     "convert_str_to_dict",
@@ -35,6 +34,7 @@ __all__ = [
     "doc_parsing_evaluation",
     "generate_combinations",
     "html_table_body",
+    "key_values",
     "teds",
     "wrap_html_table",
 ]
