@@ -5,9 +5,9 @@ Models on Visual Text Localization and Reasoning, arXiv:2501.00321. 10,000 quest
 types (21 English, 9 Chinese) released on Google Drive as ``OCRBench_v2/OCRBench_v2.json`` with
 the images under ``EN_part/`` and ``CN_part/`` (Yuliang-Liu/MultimodalOCR ``OCRBench_v2/README.md``
 @ `OCRBENCH_V2_COMMIT`); scoring ``OCRBench_v2/eval_scripts/eval.py`` and ``get_score.py``
-(`lmmprobe.metrics.ocrbench_v2`). The release ships no inference code: the README asks for the
-model's answer to each item's ``question`` (its sample predictions were made by VLMEvalKit,
-which asks the question as it is), so the question is the whole prompt.
+(`lmmprobe.metrics.ocrbench_v2`). The release ships no inference code and no prompt: the README
+asks for the model's answer to each item's ``question`` (its sample predictions were made with
+VLMEvalKit, whose prompt was not checked here), so the question is the whole prompt.
 """
 
 from __future__ import annotations
