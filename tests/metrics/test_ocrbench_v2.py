@@ -1,0 +1,168 @@
+"""OCRBench v2's scoring against its own eval.py and get_score.py, run on generated answers.
+
+The fixtures (tests/data/benchmarks/ocrbench_v2_parity/, see its README) hold 226 generated
+items over all 30 task types, each with an answer, and the score the released scripts gave each
+one, with what get_score.py printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("apted", reason="OCRBench v2's TEDS needs the ocrbench extra")
+pytest.importorskip("lxml", reason="OCRBench v2's TEDS needs the ocrbench extra")
+pytest.importorskip("zss", reason="OCRBench v2's STEDS needs the ocrbench extra")
+pytest.importorskip("jieba", reason="OCRBench v2's page OCR needs the ocrbench extra")
+nltk = pytest.importorskip("nltk", reason="OCRBench v2's page OCR needs the ocrbench extra")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lmmprobe.metrics._ocrbench_v2_ocr import (  # noqa: E402
+    ITEM,
+    bracketed_items,
+    extract_bounding_boxes_robust,
+)
+from lmmprobe.metrics._ocrbench_v2_struct import (  # noqa: E402
+    KEY_VALUE,
+    convert_str_to_dict,
+    convert_str_to_multi_dict,
+    key_values,
+)
+from lmmprobe.metrics.ocrbench_v2 import (  # noqa: E402
+    TASK_TYPES,
+    OcrbenchV2Item,
+    ocrbench_v2_summary,
+    score_item,
+)
+from lmmprobe.metrics.text import MetricUnavailable  # noqa: E402
+
+HERE = Path(__file__).parents[1] / "data" / "benchmarks" / "ocrbench_v2_parity"
+
+
+def _wordnet() -> bool:
+    try:
+        nltk.data.find("corpora/wordnet")
+    except LookupError:
+        return False
+    return True
+
+
+needs_wordnet = pytest.mark.skipif(not _wordnet(), reason="NLTK's WordNet corpus is not installed")
+
+
+def _items() -> list[dict]:
+    return json.loads((HERE / "items.json").read_text(encoding="utf-8"))
+
+
+def _expected() -> dict:
+    return json.loads((HERE / "expected.json").read_text(encoding="utf-8"))
+
+
+def _item(raw: dict) -> OcrbenchV2Item:
+    return OcrbenchV2Item(raw["type"], raw["question"], raw["answers"], raw.get("eval"),
+                          raw.get("bbox"), raw.get("content"))  # fmt: skip
+
+
+def test_the_fixtures_cover_every_task_type() -> None:
+    assert {raw["type"] for raw in _items()} == set(TASK_TYPES)
+
+
+@needs_wordnet
+def test_each_answer_scores_what_eval_py_gives_it() -> None:
+    expected = {s["id"]: s for s in _expected()["scores"]}
+    for raw in _items():
+        score, ignored = score_item(_item(raw), raw["predict"])
+        want = expected[raw["id"]]
+        assert score == pytest.approx(want["score"], abs=1e-12), (
+            raw["id"],
+            raw["type"],
+            raw["predict"],
+        )
+        assert ignored == (want["ignore"] == "True"), raw["id"]
+
+
+@needs_wordnet
+def test_the_summary_prints_what_get_score_py_prints() -> None:
+    scored = []
+    for raw in _items():
+        score, ignored = score_item(_item(raw), raw["predict"])
+        if not ignored:
+            scored.append((raw["type"], score))
+    summary = ocrbench_v2_summary(scored)
+    printed = _expected()["get_score"]
+    lines = [f"{k}: {v:.3f} (Count: {n})" for k, (v, n) in summary.en.items()]
+    lines += [f"{k}: {v:.3f} (Count: {n})" for k, (v, n) in summary.cn.items()]
+    for line in lines:
+        assert line in printed
+    assert f"English Overall Score: {summary.en_overall:.3f}" in printed
+    assert f"Chinese Overall Score: {summary.cn_overall:.3f}" in printed
+    # Each group's figure in full, not only to three places.
+    got = dict(re.findall(r"^(\w+): ([0-9.]+) \(Count", printed, re.M))
+    assert len(got) == 8  # the names repeat across languages: the Chinese ones overwrite
+    assert summary.cn["element_parsing"][0] == pytest.approx(
+        float(got["element_parsing"]), abs=5e-4
+    )
+
+
+def test_a_missing_wordnet_refuses_naming_the_download(monkeypatch: pytest.MonkeyPatch) -> None:
+    def find(resource: str, *args: object, **kwargs: object) -> None:
+        raise LookupError(resource)
+
+    monkeypatch.setattr(nltk.data, "find", find)
+    with pytest.raises(MetricUnavailable, match=r"nltk\.downloader wordnet"):
+        score_item(OcrbenchV2Item("full-page OCR en", "q", ["a b"]), "a b")
+    # The rules that need no WordNet still score.
+    assert score_item(OcrbenchV2Item("text recognition en", "q", ["a b"]), "a b") == (1, False)
+
+
+def test_an_unknown_task_type_is_refused() -> None:
+    with pytest.raises(ValueError, match="not an OCRBench v2 task type"):
+        score_item(OcrbenchV2Item("poetry en", "q", ["x"]), "x")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(max_size=400))
+def test_the_answer_readers_take_any_text(text: str) -> None:
+    assert isinstance(convert_str_to_dict(text), dict)
+    assert isinstance(convert_str_to_multi_dict(text), dict)
+    boxes = extract_bounding_boxes_robust(text)
+    assert boxes is None or all(len(b) == 5 for b in boxes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 5000 + "]" * 5000,
+        "{" * 3000,
+        "a: " * 20000,
+        "x " * 30000 + ":",
+        "x " * 30000 + "' :",
+        "(" + " " * 30000 + "x",
+        "```python\n" * 2000,
+    ],
+)
+def test_long_adversarial_answers_are_read_without_failing(text: str) -> None:
+    convert_str_to_dict(text)
+    convert_str_to_multi_dict(text)
+    extract_bounding_boxes_robust(text)
+
+
+# The characters the two patterns turn on, with word and space characters of several kinds.
+_PATTERN_TEXT = st.text(alphabet=list("ab_1中 \t\n\u3000\"':=,{}[]()x"), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATTERN_TEXT)
+def test_the_linear_key_value_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
+    assert key_values(text) == re.findall(KEY_VALUE, text)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PATTERN_TEXT)
+def test_the_linear_bracket_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
+    assert bracketed_items(text) == re.findall(ITEM, text)
