@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # machines pip finds the CPU build on local disk. Elsewhere, on a machine without a GPU, set
 # TORCH_INDEX=https://download.pytorch.org/whl/cpu to avoid a multi-GB CUDA download.
 LOCK := requirements.lock
-EXTRAS := dev,api,hf,metrics,datasets,predictions,embed,synth,report,diffusion,holistic,ray,serve,ocr,mathvision,video
+EXTRAS := dev,api,hf,metrics,datasets,predictions,embed,synth,report,diffusion,holistic,ray,serve,ocr,mathvision,video,ocrbench
 TORCH ?= torch==2.13.0
 TORCH_INDEX ?=
 

@@ -120,8 +120,8 @@ def test_the_console_run_gives_get_scores_figures(tmp_path: Path) -> None:
 
 
 def test_a_missing_library_refuses_the_figure_naming_it(tmp_path: Path) -> None:
-    # Page OCR needs NLTK's WordNet: an empty NLTK_DATA (or no nltk at all) leaves the English
-    # figure refused with the line saying what to install; no figure over fewer types.
+    # Page OCR needs NLTK's WordNet: an empty NLTK_DATA and a home without ~/nltk_data (or no
+    # nltk at all) leave the English figure refused with the line saying what to install; no figure over fewer types.
     items = [i for i in ITEMS if i["type"] in ("full-page OCR en", "text recognition en")]
     items = [i for i in items if i["predict"]]
     folder = _copy(tmp_path / "ocrbench-v2", items)
@@ -134,6 +134,7 @@ def test_a_missing_library_refuses_the_figure_naming_it(tmp_path: Path) -> None:
             "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
             f"ocrbench-v2,path={folder}", "--db", tmp_path / "db", "--out", out,
             "--bootstrap", "0", OPENAI_API_KEY="test-key", NLTK_DATA=str(empty),
+            HOME=str(tmp_path),
         )  # fmt: skip
         assert proc.returncode == 0, proc.stderr
     assert "OCRBench v2 EN overall score refused" in proc.stderr
