@@ -165,6 +165,4 @@ class TempCompassCaptioning:
         return first_rating_right(judgements)
 
 
-TEMPCOMPASS_CAPTIONING = JUDGE_PROTOCOLS.register("tempcompass-captioning")(
-    TempCompassCaptioning()
-)
+TEMPCOMPASS_CAPTIONING = JUDGE_PROTOCOLS.register("tempcompass-captioning")(TempCompassCaptioning())

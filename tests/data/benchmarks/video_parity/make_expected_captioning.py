@@ -194,7 +194,9 @@ def main() -> None:
     for k, (kind, answer) in enumerate(FAILURES):
         vid = f"7{k:03d}"
         f_meta[vid] = {"eval_dim": {"action": {"type": "fine-grained action"}}}
-        f_mc[vid] = {"action": [{"question": f"What in {vid}?\nA. run\nB. walk", "answer": "A. run"}]}
+        f_mc[vid] = {
+            "action": [{"question": f"What in {vid}?\nA. run\nB. walk", "answer": "A. run"}]
+        }
         caption = f"failure {kind}"
         f_pred[vid] = {"action": [{"question": f"Describe {vid}.", "answer": "A. run",
                                    "prediction": caption}]}  # fmt: skip

@@ -248,7 +248,7 @@ TEMPCOMPASS = benchmark(
             "tempcompass-choice), and the judge's rating then decides that answer in "
             "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
             "The multi-choice task; yes_no is tempcompass-yes-no, caption_matching "
-            "tempcompass-caption-matching; captioning is not defined.",
+            "tempcompass-caption-matching, captioning tempcompass-captioning.",
             "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
             "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
             "Data: the repository at the pinned commit and the processed videos from its "
