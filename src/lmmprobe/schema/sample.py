@@ -53,9 +53,10 @@ _MEDIA = frozenset({"images", "video"})
 """Fields naming media files, whose undecodable bytes name a real file: left as given."""
 
 
-PROMPT_ONLY_METADATA = frozenset({"reform_wordings"})
+PROMPT_ONLY_METADATA = frozenset({"reform_wordings", "frame_texts"})
 """Sample metadata that words requests and is not copied into every scored row: ReForm-Eval's
-per-duplicate wording lists (`lmmprobe.formulate.duplicates`), recorded once with the sample."""
+per-duplicate wording lists (`lmmprobe.formulate.duplicates`) and the timed texts shown between
+a video's frames (`lmmprobe.formulate.frame_texts`), recorded once with the sample."""
 
 
 class Turn(BaseModel):

@@ -605,6 +605,7 @@ def test_tempcompass_with_its_judge_through_the_console(tmp_path: Path) -> None:
 
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     names = {"videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench",
+             "longvideobench-subtitles",
              "tempcompass", "tempcompass-yes-no", "tempcompass-caption-matching",
              "tempcompass-captioning"}  # fmt: skip
     listed = {r["name"]: r for r in json.loads(lmmprobe("data", "list", "--json").stdout)}
