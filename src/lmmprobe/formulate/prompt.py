@@ -6,7 +6,7 @@ import random
 
 from lmmprobe.formulate.ask import Ask, Turn
 from lmmprobe.formulate.duplicates import duplicate, duplicate_order, duplicates
-from lmmprobe.formulate.frame_texts import FRAME_TEXTS, frame_texts, place
+from lmmprobe.formulate.frame_texts import place
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
@@ -18,6 +18,7 @@ from lmmprobe.formulate.pools import (
 from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt, PromptStyle
 from lmmprobe.formulate.styles.benchmark import whole_prompt
 from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
+from lmmprobe.schema.frame_texts import FRAME_TEXTS, frame_texts
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS
 
 CHOICE_INSTRUCTION = CHOICE_POOL[0]

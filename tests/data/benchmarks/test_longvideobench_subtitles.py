@@ -22,9 +22,10 @@ from tests.videos import needs_av, write_video
 from lmmprobe.data.base import load_source
 from lmmprobe.data.benchmarks.standard.longvideobench import _seconds, subtitle_texts
 from lmmprobe.data.rows import RowError
-from lmmprobe.formulate.frame_texts import FrameText, frame_texts, place
+from lmmprobe.formulate.frame_texts import place
 from lmmprobe.formulate.prompt import formulate
 from lmmprobe.models import load_model
+from lmmprobe.schema.frame_texts import FrameText, frame_texts
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 EXPECTED = json.loads(
@@ -274,3 +275,32 @@ def test_frame_texts_of_another_shape_are_refused_in_words(value: Any) -> None:
     # the key, never an OverflowError or a wrong placement.
     with pytest.raises(ValueError, match="frame_texts"):
         frame_texts({"frame_texts": value})
+
+
+def test_a_users_sample_with_bad_frame_texts_is_its_rows_one_line(tmp_path: Path) -> None:
+    # Any video sample may carry frame_texts (the formulator places them): a bad value is found
+    # at load, named by file and line, and the other samples run.
+    needs_av()
+    write_video(tmp_path / "v.mp4", frames=20, fps=10)
+    good = {"text": "hello #g", "start": 0.1, "end": 0.9}
+    rows = [
+        {"id": "a", "question": "Q? #a", "choices": ["x", "y"], "answer": 0, "video": "v.mp4",
+         "metadata": {"frame_texts": [{"text": "t", "start": "soon", "end": 1}]}},
+        {"id": "b", "question": "Q? #b", "choices": ["x", "y"], "answer": 0, "video": "v.mp4",
+         "metadata": {"frame_texts": [good]}},
+    ]  # fmt: skip
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with FakeOpenAIServer() as server:
+        proc = lmmprobe("run", "-d", data, "-m", f"openai:vlm@{server.base_url}", "--db",
+                        tmp_path / "db", "--out", tmp_path / "out", "--frames", "4",
+                        OPENAI_API_KEY="test-key", columns=1000)  # fmt: skip
+        layouts = server.received_layouts
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 0, said
+    line = next((x for x in said.splitlines() if f"{data}:1" in x), None)
+    assert line is not None and "frame_texts[0]: start and end must be finite numbers" in line
+    # Frames at 0.25, 0.75, 1.25, 1.75 s: "hello" (0.1-0.9 s) after the first, held by both.
+    (layout,) = layouts
+    assert layout[:5] == ["image", "hello #g", "image", "image", "image"], layout
+    assert layout[5].startswith("Q? #b\n"), layout

@@ -33,8 +33,8 @@ from lmmprobe.data.benchmarks.standard._video import MAX_CUES, MAX_SUBTITLE_BYTE
 from lmmprobe.data.files import read_regular
 from lmmprobe.data.jsonl import json_document
 from lmmprobe.data.rows import outside_folder
-from lmmprobe.formulate.frame_texts import FRAME_TEXTS
 from lmmprobe.schema import Sample
+from lmmprobe.schema.frame_texts import FRAME_TEXTS
 from lmmprobe.schema.video import FramePolicy
 
 __all__ = [
@@ -181,7 +181,7 @@ def _seconds_of(value: Any) -> float | None:
 
 
 def subtitle_texts(subtitles: Any, offset: float, duration: float) -> list[dict[str, Any]]:
-    """A subtitle file's lines as timed texts (`lmmprobe.formulate.frame_texts`), in file order.
+    """A subtitle file's lines as timed texts (`lmmprobe.schema.frame_texts`), in file order.
 
     As ``insert_subtitles_into_frames`` reads them: a ``{"timestamp": [start, end], "text"}``
     line whose ``end`` is not a float (an integer, or null) ends at the video's `duration`; a
