@@ -36,6 +36,7 @@ from lmmprobe.judge.protocols.mmbench_choice import MMBenchChoice
 from lmmprobe.judge.protocols.mmiu_choice import MMIUChoice
 from lmmprobe.judge.protocols.mmvet_grade import MMVetGrade
 from lmmprobe.judge.protocols.tempcompass_caption_matching import TempCompassCaptionMatching
+from lmmprobe.judge.protocols.tempcompass_captioning import TempCompassCaptioning
 from lmmprobe.judge.protocols.tempcompass_choice import TempCompassChoice
 from lmmprobe.judge.protocols.tempcompass_yes_no import TempCompassYesNo
 from lmmprobe.metrics.benchmark_choice import mathvista_extract
@@ -60,6 +61,14 @@ def _caption_item(answer: str = "Option 1") -> JudgeItem:
     score = Score(model="m", sample_id="c", repeat=0, key="k", stage="unparsed", gold=0,
                   gold_text=captions[0])  # fmt: skip
     return JudgeItem(sample, answer, score)
+
+
+def _captioning_item() -> JudgeItem:
+    sample = Sample(id="t", question="Describe the video.", choices=["cat", "dog"], answer=0,
+                    metadata={"mc_question": "Which animal?\nA. cat\nB. dog"})  # fmt: skip
+    score = Score(model="m", sample_id="t", repeat=0, key="k", stage="unparsed", gold=0,
+                  gold_text="cat")  # fmt: skip
+    return JudgeItem(sample, "A cat sits.", score)
 
 
 def _open_item(answer: str = "Paris") -> JudgeItem:
@@ -128,6 +137,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "tempcompass-caption-matching rule": lambda r: TempCompassCaptionMatching().rule(
         _caption_item(r)
     ),
+    "tempcompass-captioning": lambda r: TempCompassCaptioning().read(r, _captioning_item()),
     "reply_answer (thinking split)": lambda r: reply_answer("judge", _response(r)),
     "delimit (every prompt of ours)": lambda r: delimit(r, "model_answer"),
 }

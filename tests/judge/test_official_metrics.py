@@ -93,6 +93,8 @@ def test_every_benchmark_judge_is_a_registered_protocol() -> None:
         "mmiu": "mmiu-choice",
         "tempcompass-yes-no": "tempcompass-yes-no",
         "tempcompass-caption-matching": "tempcompass-caption-matching",
+        # No rules: the judge answers a multi-choice question from every caption.
+        "tempcompass-captioning": "tempcompass-captioning",
     }  # fmt: skip
     for name in judges.values():
         protocol = JUDGE_PROTOCOLS.get(name)

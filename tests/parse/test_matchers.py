@@ -98,7 +98,7 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
             RegistryError,
             match="unknown matcher 'foo'; known: dysca, lmmprobe, longvideobench, "
             "mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, "
-            "tempcompass-yes-no, videomme, vlmevalkit",
+            "tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit",
         ):
             execute_run(spec, store=store)
         assert store.list_runs() == []

@@ -42,16 +42,35 @@ class Ask:
     """Cache key of `to_request()`'s request, set by the runner."""
     video: VideoRef | None = None
     """The sample's resolved video, whose frames are the first images (None: no video)."""
+    between: tuple[tuple[int, str], ...] = ()
+    """Texts shown among the video's frames (`lmmprobe.formulate.frame_texts.place`): each
+    with how many frames come before it, in order."""
 
     def layout(self) -> list[tuple[str, list[Part]]]:
         """The chat turns the request sends, each as (role, parts): the one place they are laid out.
 
         The preamble's text turns, then the user turn: its images (by index), then the prompt.
-        `to_request` builds the request's messages from it and `lmmprobe.run.keys.ask_key`
-        keys it, so what is keyed is what is sent.
+        Texts placed among the video's frames (`between`) stand before the frame they precede,
+        those at one place one text part (one a line); the texts after the last frame begin
+        the prompt's part, one a line. `to_request` builds the request's messages from it and
+        `lmmprobe.run.keys.ask_key` keys it, so what is keyed is what is sent.
         """
         turns: list[tuple[str, list[Part]]] = [(role, [text]) for role, text in self.preamble]
-        turns.append(("user", [*range(len(self.images)), self.prompt]))
+        if not self.between:
+            turns.append(("user", [*range(len(self.images)), self.prompt]))
+            return turns
+        frames = 0 if self.video is None or self.video.frames is None else len(self.video.frames)
+        at: dict[int, list[str]] = {}
+        for place, text in self.between:
+            at.setdefault(min(place, frames), []).append(text)
+        user: list[Part] = []
+        for i in range(len(self.images)):
+            if i in at:
+                user.append("\n".join(at[i]))
+            user.append(i)
+        last = at.get(len(self.images)) if frames == len(self.images) else None
+        user.append(self.prompt if last is None else "\n".join([*last, self.prompt]))
+        turns.append(("user", user))
         return turns
 
     def to_request(self) -> Request:

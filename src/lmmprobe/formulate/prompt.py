@@ -6,6 +6,7 @@ import random
 
 from lmmprobe.formulate.ask import Ask, Turn
 from lmmprobe.formulate.duplicates import duplicate, duplicate_order, duplicates
+from lmmprobe.formulate.frame_texts import place
 from lmmprobe.formulate.options import option_marks, render_options
 from lmmprobe.formulate.pools import (
     CHOICE_POOL,
@@ -17,6 +18,7 @@ from lmmprobe.formulate.pools import (
 from lmmprobe.formulate.styles import PROMPT_STYLES, ChoicePrompt, PromptStyle
 from lmmprobe.formulate.styles.benchmark import whole_prompt
 from lmmprobe.schema import FormulateConfig, GenerationParams, MarkStyle, Method, Request, Sample
+from lmmprobe.schema.frame_texts import FRAME_TEXTS, frame_texts
 from lmmprobe.schema.sample import CHOICE_FORMULATIONS
 
 CHOICE_INSTRUCTION = CHOICE_POOL[0]
@@ -268,7 +270,20 @@ class Formulator:
             self._fixed_gen if self._fixed_gen is not None else self._gen_for(repeat),
             preamble,
             video=None if self._blind else sample.video,
+            between=() if self._blind else _between(sample),
         )
+
+
+def _between(sample: Sample) -> tuple[tuple[int, str], ...]:
+    """The sample's timed texts placed among the frames it was sampled with (none without)."""
+    video = sample.video
+    if video is None or not video.frames or FRAME_TEXTS not in sample.metadata:
+        return ()
+    try:
+        texts = frame_texts(sample.metadata)
+    except ValueError as exc:
+        raise ValueError(f"sample {sample.id}: {exc}") from None
+    return tuple(place(texts, [f.time for f in video.frames]))
 
 
 def formulate(

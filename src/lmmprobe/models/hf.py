@@ -480,14 +480,24 @@ class HFModel:
             **dict(self.opts.chat_template_kwargs or {}),
         }
 
+    def _video_frames(self, request: Request) -> int:
+        """How many of the request's first images go to the processor as one video (0: none).
+
+        Its video's frames where the model takes a video, unless texts stand between them
+        (`Request.frames_interleaved`): those frames go as images, each in its place.
+        """
+        if not self._video or request.frames_interleaved:
+            return 0
+        return request.video_frames
+
     def conversation(self, request: Request) -> list[dict[str, Any]]:
         """A request's messages as the chat template takes them: typed parts, images in place.
 
-        A video's frames (where the model takes a video) are one ``video`` part where its first
-        frame stands.
+        A video's frames (where the model takes a video and no text stands between them) are
+        one ``video`` part where its first frame stands.
         """
         conversation = []
-        frames = request.video_frames if self._video else 0
+        frames = self._video_frames(request)
         for m in request.messages:
             parts: list[dict[str, Any]] = []
             for p in m.content:
@@ -556,7 +566,7 @@ class HFModel:
             if key not in decoded:
                 decoded[key] = ref.load().convert("RGB")
         out = _Decoded(decoded[image_key(ref)] for ref in request.images)
-        out.video = request.video_frames if self._video else 0
+        out.video = self._video_frames(request)
         return out
 
     def _encode(self, texts: list[str], images: list[list[Image.Image]], **extra: Any) -> Any:
@@ -587,7 +597,7 @@ class HFModel:
         """
         groups: dict[Any, list[int]] = {}
         for i, r in enumerate(requests):
-            groups.setdefault((r.gen, r.video_frames if self._video else 0), []).append(i)
+            groups.setdefault((r.gen, self._video_frames(r)), []).append(i)
         out: list[Response | None] = [None] * len(requests)
         for idx in groups.values():
             for i, resp in zip(

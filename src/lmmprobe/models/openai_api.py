@@ -700,6 +700,17 @@ class OpenAIChatModel:
 
     # -- one request ----------------------------------------------------------------------
 
+    def _video_frames(self, request: Request) -> int:
+        """How many of the request's first images are sent as one ``video_url`` (0: none).
+
+        Its video's frames with ``video=url``, unless texts stand between them
+        (`Request.frames_interleaved`): a server samples a ``video_url`` itself, so frames
+        placed among texts are sent as images, each in its place.
+        """
+        if self.opts.video != "url" or request.frames_interleaved:
+            return 0
+        return request.video_frames
+
     def _messages(self, request: Request) -> list[dict[str, Any]]:
         # The images' count and pixels were checked from their headers (`_one`).
         urls = self._image_urls(request)
@@ -720,7 +731,7 @@ class OpenAIChatModel:
                 (re-test 7 #7: one 15 MB picture listed 100 times built a 2 GB request).
 
         """
-        frames = request.video_frames if self.opts.video == "url" else 0  # sent as the video
+        frames = self._video_frames(request)  # sent as the video
         listed = [
             request.images[p.image]
             for m in request.messages
@@ -744,7 +755,7 @@ class OpenAIChatModel:
         if all(p.type == "text" for p in m.content):
             return m.text
         parts: list[dict[str, Any]] = []
-        frames = request.video_frames if self.opts.video == "url" else 0
+        frames = self._video_frames(request)
         for p in m.content:
             if p.type == "text":
                 parts.append({"type": "text", "text": p.text or ""})

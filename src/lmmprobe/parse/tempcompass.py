@@ -17,6 +17,10 @@ a caption's text (or, when it holds ``") "``, its part after the first ``") "``)
 name (``Option 1``) or bare index (``1``, ``A``), also with its dots removed. A later rule's match
 overrides an earlier one's. The reading is right when it is the answer line, its name, its text
 or its index; anything no rule reads goes to ChatGPT (rated 0 with ``--disable_llm``).
+
+Its captioning task (``eval_captioning.py``) reads no caption by rule: every caption goes to
+ChatGPT, which answers a multi-choice question from it (judge protocol
+``tempcompass-captioning``); the ``tempcompass-captioning`` matcher reads nothing.
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
 from lmmprobe.schema import FormulateConfig
 
 __all__ = [
+    "CAPTIONING_MC_QUESTION",
     "TEMPCOMPASS_COMMIT",
     "tempcompass_caption_matcher",
     "tempcompass_caption_rating",
     "tempcompass_caption_reading",
+    "tempcompass_captioning_matcher",
     "tempcompass_letter",
     "tempcompass_matcher",
     "tempcompass_yes_no",
@@ -39,6 +45,10 @@ __all__ = [
 
 TEMPCOMPASS_COMMIT = "e1b463166400633e6061962d890a9ae85db29f70"
 """The llyx97/TempCompass commit whose evaluation is reproduced."""
+
+CAPTIONING_MC_QUESTION = "mc_question"
+"""The metadata key of a captioning sample holding the multi-choice question (as released) its
+judge answers from the caption (``tempcompass-captioning``)."""
 
 _LETTERS = ("A", "B", "C", "D")
 
@@ -173,4 +183,16 @@ def tempcompass_caption_matcher(
     for index, line in enumerate(lines):
         if tempcompass_caption_rating(read, line):
             return Extraction(index, "text", "caption")
+    return unparsed("no_match")
+
+
+@MATCHERS.register(
+    "tempcompass-captioning",
+    summary="TempCompass's captioning task (eval_captioning.py) has no rules: every caption "
+    "is unparsed, for its judge (tempcompass-captioning) to rate",
+)
+def tempcompass_captioning_matcher(
+    output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
+) -> Extraction:
+    """Nothing read: a caption is rated only by its judge (a letter in it is no answer)."""
     return unparsed("no_match")

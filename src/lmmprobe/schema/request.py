@@ -95,3 +95,24 @@ class Request(BaseModel):
         if self.video is None or self.video.frames is None:
             return 0
         return len(self.video.frames)
+
+    @property
+    def frames_interleaved(self) -> bool:
+        """Whether a text part stands between two of the video's frames (subtitles among them).
+
+        The backends then give those frames as images in place, never as one video.
+        """
+        frames = self.video_frames
+        if frames < 2:
+            return False
+        for m in self.messages:
+            seen = 0
+            text_after_frame = False
+            for p in m.content:
+                if p.type == "image" and p.image is not None and p.image < frames:
+                    if text_after_frame:
+                        return True
+                    seen += 1
+                elif p.type == "text" and seen:
+                    text_after_frame = True
+        return False

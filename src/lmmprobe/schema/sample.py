@@ -17,6 +17,7 @@ from lmmprobe.schema.benchmark import (
     tag_problem,
     template_uses,
 )
+from lmmprobe.schema.frame_texts import FRAME_TEXTS, frame_texts
 from lmmprobe.schema.image import ImageRef
 from lmmprobe.schema.text import lone_surrogate, safe_data
 from lmmprobe.schema.video import VideoRef
@@ -53,9 +54,10 @@ _MEDIA = frozenset({"images", "video"})
 """Fields naming media files, whose undecodable bytes name a real file: left as given."""
 
 
-PROMPT_ONLY_METADATA = frozenset({"reform_wordings"})
+PROMPT_ONLY_METADATA = frozenset({"reform_wordings", FRAME_TEXTS})
 """Sample metadata that words requests and is not copied into every scored row: ReForm-Eval's
-per-duplicate wording lists (`lmmprobe.formulate.duplicates`), recorded once with the sample."""
+per-duplicate wording lists (`lmmprobe.formulate.duplicates`) and the timed texts shown between
+a video's frames (`lmmprobe.schema.frame_texts`), recorded once with the sample."""
 
 
 class Turn(BaseModel):
@@ -188,6 +190,8 @@ class Sample(BaseModel):
                 raise ValueError(
                     f"answer: a {self.formulation} sample needs at least one reference text"
                 )
+        if FRAME_TEXTS in self.metadata:
+            frame_texts(self.metadata)  # a bad value is the row's one line (metadata.frame_texts)
         if self.benchmark is not None:
             problem = tag_problem(dict(self.benchmark), self.answer, self.formulation)
             if problem is not None:

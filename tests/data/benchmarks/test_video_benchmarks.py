@@ -605,7 +605,9 @@ def test_tempcompass_with_its_judge_through_the_console(tmp_path: Path) -> None:
 
 def test_the_video_benchmarks_are_listed_in_the_video_group() -> None:
     names = {"videomme", "videomme-subtitles", "mvbench", "egoschema", "longvideobench",
-             "tempcompass", "tempcompass-yes-no", "tempcompass-caption-matching"}  # fmt: skip
+             "longvideobench-subtitles",
+             "tempcompass", "tempcompass-yes-no", "tempcompass-caption-matching",
+             "tempcompass-captioning"}  # fmt: skip
     listed = {r["name"]: r for r in json.loads(lmmprobe("data", "list", "--json").stdout)}
     assert {n for n, r in listed.items() if "video" in r["groups"]} == names
     for name in names:  # a facet beside their family

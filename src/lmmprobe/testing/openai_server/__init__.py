@@ -176,6 +176,8 @@ class _Chat:
     top_logprobs: int
     params: dict[str, Any] = field(default_factory=dict)
     videos: list[str] = field(default_factory=list)  # every video_url part's URL, in order
+    # The last user turn's parts in order: "image", "video", or a text part's text.
+    last_user_layout: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- request parsing
@@ -239,7 +241,7 @@ def _video_part(part: object, param: str) -> str | None:
 
 
 def _parse_message(
-    message: object, param: str, videos: list[str] | None = None
+    message: object, param: str, videos: list[str] | None = None, layout: list[str] | None = None
 ) -> tuple[str, list[str], list[tuple[bytes, Image.Image]]]:
     if not isinstance(message, dict):
         raise _bad("each message must be an object", param)
@@ -262,12 +264,16 @@ def _parse_message(
         if url is not None:
             assert videos is not None
             videos.append(url)
+            if layout is not None:
+                layout.append("video")
             continue
         text, image = _parse_part(part, f"{param}.content[{j}]")
         if text is not None:
             texts.append(text)
         if image is not None:
             images.append(image)
+        if layout is not None:
+            layout.append("image" if text is None else text)
     return role, texts, images
 
 
@@ -335,12 +341,15 @@ def _parse_chat(body: object, *, video: bool = False) -> _Chat:
     images: list[bytes] = []
     last_text, last_images = "", []
     videos: list[str] | None = [] if video else None
+    last_layout: list[str] = []
     for i, message in enumerate(messages):
-        role, texts, parsed = _parse_message(message, f"messages[{i}]", videos)
+        layout: list[str] = []
+        role, texts, parsed = _parse_message(message, f"messages[{i}]", videos, layout)
         words += sum(len(t.split()) for t in texts)
         images.extend(raw for raw, _ in parsed)
         if role == "user":
             last_text, last_images = "\n".join(texts), [im for _, im in parsed]
+            last_layout = layout
     return _Chat(
         model=model,
         text_words=words,
@@ -352,6 +361,7 @@ def _parse_chat(body: object, *, video: bool = False) -> _Chat:
         top_logprobs=5 if top is None else top,
         params={k: v for k, v in body.items() if k != "messages"},
         videos=videos or [],
+        last_user_layout=last_layout,
     )
 
 
@@ -639,6 +649,7 @@ class _Stats:
         self.images: list[bytes] = []
         self.videos: list[str] = []
         self.params: list[dict[str, Any]] = []
+        self.layouts: list[list[str]] = []
         self.authorization: list[str] = []
         self.last_headers: dict[str, str] = {}
 
@@ -1109,6 +1120,15 @@ class FakeOpenAIServer:
             return [dict(p) for p in self._stats.params]
 
     @property
+    def received_layouts(self) -> list[list[str]]:
+        """Each accepted request's last user turn as sent, part by part, in arrival order.
+
+        An image part is ``"image"``, a ``video_url`` part ``"video"``, a text part its text.
+        """
+        with self._stats.lock:
+            return [list(x) for x in self._stats.layouts]
+
+    @property
     def seen_authorization(self) -> list[str]:
         """The Authorization header of every chat-completion attempt that carried one."""
         with self._stats.lock:
@@ -1169,6 +1189,7 @@ class FakeOpenAIServer:
             self._stats.images.extend(chat.images)
             self._stats.videos.extend(chat.videos)
             self._stats.params.append(chat.params)
+            self._stats.layouts.append(chat.last_user_layout)
 
     def _complete(self) -> None:
         with self._stats.lock:

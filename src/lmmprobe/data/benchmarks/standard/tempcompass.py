@@ -23,6 +23,13 @@ its judge (``--judge SPEC``, protocol ``tempcompass-yes-no``) or, without one, i
 ``answer_prompt['caption_matching']``; the options are the caption lines (not shown again), rated
 by ``eval_caption_matching.py``'s ``eval_rule`` (``tempcompass-caption-matching`` matcher); a
 reply it cannot read goes to its judge (protocol ``tempcompass-caption-matching``) or is rated 0.
+
+``tempcompass-captioning`` is its captioning task (``questions/captioning.json``, 2,004
+questions): the question alone (``answer_prompt['captioning']`` is empty: the question ends
+``Generated Caption:``). ``eval_captioning.py`` has no rules: its judge (protocol
+``tempcompass-captioning``) answers the video's first multi-choice question of the same aspect
+(``questions/multi-choice.json``) from the caption, rated against that question's answer; the
+sample's options and gold are that question's. Without a judge every caption is rated 0.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from lmmprobe.data.benchmarks._lmms import required_text
 from lmmprobe.data.benchmarks.hemm_common import read_json
 from lmmprobe.data.benchmarks.standard._choice import escape_braces
 from lmmprobe.data.benchmarks.standard._video import clip
-from lmmprobe.parse.tempcompass import TEMPCOMPASS_COMMIT
+from lmmprobe.parse.tempcompass import CAPTIONING_MC_QUESTION, TEMPCOMPASS_COMMIT
 from lmmprobe.schema import Sample
 from lmmprobe.schema.video import FramePolicy
 
@@ -47,6 +54,7 @@ __all__ = [
     "CAPTION_PROMPT",
     "POLICY",
     "TEMPCOMPASS",
+    "TEMPCOMPASS_CAPTIONING",
     "TEMPCOMPASS_CAPTION_MATCHING",
     "TEMPCOMPASS_YES_NO",
     "YES_NO_PROMPT",
@@ -240,7 +248,7 @@ TEMPCOMPASS = benchmark(
             "tempcompass-choice), and the judge's rating then decides that answer in "
             "accuracy; without a judge such a reply is rated 0 (--disable_llm).",
             "The multi-choice task; yes_no is tempcompass-yes-no, caption_matching "
-            "tempcompass-caption-matching; captioning is not defined.",
+            "tempcompass-caption-matching, captioning tempcompass-captioning.",
             "Frames: linspace=8 (Video-LLaVA's decord reader, TempCompass's inference "
             "example); its Qwen2-VL script samples fps=1 instead. --frames samples others.",
             "Data: the repository at the pinned commit and the processed videos from its "
@@ -340,5 +348,107 @@ TEMPCOMPASS_CAPTION_MATCHING = benchmark(
         schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
         "questions/caption_matching.json (video: {dimension: [{question with caption lines, "
         "answer: a caption line}]}), meta_info.json, eval_caption_matching.py",
+    )
+)
+
+
+def _captioning_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    # eval_captioning.py asks its judge the first multi-choice question of the same video and
+    # aspect: each captioning row carries it (None where the file has none).
+    mc = read_json(root, "questions/multi-choice.json")
+    if not isinstance(mc, dict):
+        raise DataError(f"{root}: questions/multi-choice.json holds an object")
+    for where, row in _task_rows(root, "captioning"):
+        dims = mc.get(str(row["_video"]))
+        first = None
+        if isinstance(dims, dict) and isinstance(dims.get(row["_dim"]), list):
+            first = next(iter(dims[row["_dim"]]), None)
+        yield where, {**row, "_mc": first}
+
+
+def _mc_lines(mc: Any) -> tuple[str, list[str], int]:
+    """(the question as released, its options' texts, the gold's index) of a multi-choice item."""
+    field = "multi-choice question"
+    if not isinstance(mc, dict):
+        raise RowError(field, "questions/multi-choice.json has none for this video and aspect")
+    question, answer = mc.get("question"), mc.get("answer")
+    if not isinstance(question, str) or not isinstance(answer, str):
+        raise RowError(field, "expected an object {question, answer} of text")
+    lines = question.split("\n")
+    first = next((i for i, line in enumerate(lines) if _OPTION.fullmatch(line)), None)
+    if not first:  # None, or option lines from the first line on: no question before them
+        raise RowError(field, "no 'A. ...' option lines after the question")
+    options = []
+    for i, line in enumerate(lines[first:]):
+        m = _OPTION.fullmatch(line)
+        if m is None or m.group(1) != "ABCD"[i]:
+            raise RowError(field, f"option line {i + 1} is not '{'ABCD'[i]}. ...'")
+        options.append(m.group(2))
+    gold = "ABCD".find(answer[:1])
+    if gold < 0 or gold >= len(options) or answer != f"{answer[:1]}. {options[gold]}":
+        raise RowError(field, f"its answer {answer!r:.80} is none of its option lines")
+    return question, options, gold
+
+
+def _tempcompass_captioning(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = _checked(row)
+    question, options, gold = _mc_lines(row.get("_mc"))
+    meta = _metadata(row, video, dim)
+    meta[CAPTIONING_MC_QUESTION] = question
+    return Sample(
+        id=f"{video}/{dim}/{row['_k']}",
+        question=required_text(item, "question"),
+        choices=options,
+        answer=gold,
+        formulation="single_choice",
+        video=clip(ctx, f"videos/{video}.mp4", POLICY, "video"),
+        metadata=meta,
+    )
+
+
+TEMPCOMPASS_CAPTIONING = benchmark(
+    Benchmark(
+        name="tempcompass-captioning",
+        groups=("video",),
+        title="TempCompass (captioning)",
+        citation=TEMPCOMPASS.citation,
+        license=TEMPCOMPASS.license,
+        formulation="single_choice",
+        metric="accuracy",
+        prompt=PromptTemplate(
+            template="{question}",
+            source=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} run_qwen2_vl.py and "
+            "run_video_llava/inference_dataset.py (question['question'], which ends "
+            "'Generated Caption:', + answer_prompt['captioning'], which is empty)",
+        ),
+        to_sample=_tempcompass_captioning,
+        fetch=TEMPCOMPASS.fetch,
+        split="test",
+        splits=("test",),
+        size=2004,
+        layout="files",
+        read_files=_captioning_rows,
+        matcher="tempcompass-captioning",
+        judge="tempcompass-captioning",
+        notes=(
+            "Scored by a judge only: run with --judge SPEC. eval_captioning.py has no rules: "
+            "the judge (protocol tempcompass-captioning, its caption_evaluation_prompt to "
+            "gpt-3.5-turbo-1106) answers the video's first multi-choice question of the same "
+            "aspect from the caption, and the caption is rated right when the judge's answer "
+            "gives that question's gold letter and names one option; accuracy is the mean "
+            "rating, its 'avg'. Without a judge every caption is unparsed and rated 0.",
+            "The sample's options and gold are that multi-choice question's (the model is "
+            "shown the captioning question only: its 'Information A: ...' lines and "
+            "'Generated Caption:'). The captioning question's own answer (an 'Information' "
+            "letter, in 148 of the 2,004 another letter than the judged question's gold) is "
+            "not read, as there.",
+            "A failed or empty judge reply is rated -1 by the reference (subtracted in its "
+            "sums); here it is unjudged and rated 0. --by dimension gives its five aspects, "
+            "--by fine_dimension the finer ones. Frames and data as tempcompass.",
+        ),
+        schema_confirmed=f"llyx97/TempCompass @ {TEMPCOMPASS_COMMIT[:7]} "
+        "questions/captioning.json (video: {dimension: [{question ending 'Generated "
+        "Caption:', answer}]}), questions/multi-choice.json, meta_info.json, "
+        "eval_captioning.py",
     )
 )
