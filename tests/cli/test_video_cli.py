@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from tests.console import lmmprobe
 from tests.videos import needs_av, write_video
@@ -84,3 +87,23 @@ def test_a_sweep_of_more_policies_than_the_cap_is_refused_at_once(tmp_path: Path
     at_cap = ";".join(f"fps={k}" for k in range(1, MAX_POLICIES + 1))
     ok = lmmprobe("run", "-d", "demo,n=2", "-m", "first", "--dry-run", "--frames", at_cap)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+def test_a_video_model_whose_torchvision_is_missing_is_one_line_naming_it(
+    dry_run: bool, tmp_path: Path
+) -> None:
+    # Re-test 15 #1: the tiny video models' ImportError ended the run in a 200-line traceback.
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed: the video models build here")
+    proc = lmmprobe("run", "-d", "demo,n=2", "-m", "hf:tiny-qwen2-vl", "-m", "random",
+                    "--db", tmp_path / "s.db", "-q", *(["--dry-run"] if dry_run else []),
+                    LMMPROBE_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: -m hf:tiny-qwen2-vl: the tiny qwen2_vl model needs torchvision (No module "
+        "named 'torchvision'): transformers' video processors use it; install the torchvision "
+        "release made for your torch (see pytorch.org)"
+    ]
