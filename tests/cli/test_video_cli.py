@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from tests.console import lmmprobe
 from tests.videos import needs_av, write_video
 
