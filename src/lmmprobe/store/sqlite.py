@@ -90,7 +90,7 @@ from lmmprobe.store.layout import (
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
-from lmmprobe.store.seal import is_sealed, seal
+from lmmprobe.store.seal import Watch, is_sealed, seal
 
 log = logging.getLogger(__name__)
 
@@ -361,6 +361,7 @@ class Store:
         self.read_only = read_only
         self._tidy_on_close = False  # a read-only open made SQLite's -wal/-shm files
         self._checked = False  # integrity checked (before the first write)
+        self._watch = Watch(self.path)  # (its file resolved below, for a writing store)
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
         # Each spec as recorded (`recorded_spec`): worked out once per spec, not per row.
@@ -392,6 +393,11 @@ class Store:
         # integrity check before its first write (`store.seal`); asked before the connection
         # makes the write-ahead log.
         self._checked = is_sealed(self._file)
+        # Its identity from here, and after each of this store's own writes: a change between
+        # them is someone else's, and such a file is not sealed on close (re-test 15 #2).
+        self._watch = Watch(self._file)
+        if self._checked:
+            self._watch.vouch()
         with self._faults("opening it"):
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
@@ -556,6 +562,8 @@ class Store:
                 "may save its rows) and pass another --db file."
             )
         self._checked = True
+        if not self.read_only:
+            self._watch.vouch()
 
     def _open_schema(self) -> None:
         """Create the tables in a new database; check (and migrate) an existing one's version.
@@ -705,11 +713,16 @@ class Store:
                 self._owned.clear()
             except (StoreError, sqlite3.Error) as exc:
                 log.debug("runs in %s keep their owner: %s", self.path, exc)
-        self.conn.close()
+        if self._tidy_on_close or self.read_only:
+            self.conn.close()
+        else:
+            with self._watch.own():  # the close moves the log into the file
+                self.conn.close()
         if self._tidy_on_close:
             _tidy(self._file)
         elif not self.read_only and self._checked:
-            seal(self._file)  # checked (or found sealed) and written by SQLite only since
+            # Checked (or found sealed) and, since, written by this store's SQLite only.
+            seal(self._file, self._watch.vouched)
 
     def __enter__(self) -> Store:
         return self
@@ -737,11 +750,12 @@ class Store:
                 log.debug("background checkpoint of %s skipped: %s", self.path, exc)
 
         worker = threading.Thread(target=checkpoint, name="lmmprobe-checkpoint", daemon=True)
-        worker.start()
-        try:
-            yield
-        finally:
-            worker.join()
+        with self._watch.own_in_background():
+            worker.start()
+            try:
+                yield
+            finally:
+                worker.join()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -783,21 +797,22 @@ class Store:
             )
         if not self._checked:
             self.check_integrity()
-        with self._faults(doing):
-            self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-            self.conn.execute("COMMIT")
-        except BaseException as exc:
-            # SQLite may have rolled back already (a full disk does that).
-            if self.conn.in_transaction:
-                try:
-                    self.conn.execute("ROLLBACK")
-                except sqlite3.Error as rollback_exc:
-                    log.debug("rollback on %s failed: %s", self.path, rollback_exc)
-            if isinstance(exc, sqlite3.Error) and is_fault(exc):
-                raise fault(exc, self.path, doing, self.timeout) from exc
-            raise
+        with self._watch.own():  # a commit may move the log into the file
+            with self._faults(doing):
+                self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except BaseException as exc:
+                # SQLite may have rolled back already (a full disk does that).
+                if self.conn.in_transaction:
+                    try:
+                        self.conn.execute("ROLLBACK")
+                    except sqlite3.Error as rollback_exc:
+                        log.debug("rollback on %s failed: %s", self.path, rollback_exc)
+                if isinstance(exc, sqlite3.Error) and is_fault(exc):
+                    raise fault(exc, self.path, doing, self.timeout) from exc
+                raise
 
     # -- runs -----------------------------------------------------------------------------
 
