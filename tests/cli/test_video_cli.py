@@ -106,3 +106,30 @@ def test_a_video_model_whose_torchvision_is_missing_is_one_line_naming_it(
         "named 'torchvision'): transformers' video processors use it; install the torchvision "
         "release made for your torch (see pytorch.org)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("frames", "said", "not_said"),
+    [
+        ("frames=0", "frame policy 'frames=0': ", "--frames=0"),
+        ("frames=8,max_frames=2", "expected frames=N, fps=F,", "--frames=N"),
+        ("fps=nan", "'fps=nan': fps= takes a finite number", "less than or equal to 1000"),
+        (
+            "fps=1,max_frames=1e9",
+            "max_frames=1e9': max_frames= takes a whole number",
+            "invalid literal",
+        ),  # fmt: skip
+    ],
+    ids=["count", "form", "nan", "not-whole"],
+)
+def test_a_refused_frame_policy_is_quoted_as_written_in_lmmprobes_words(
+    frames: str, said: str, not_said: str, tmp_path: Path
+) -> None:
+    # Re-test 15 #4 and #5: the option's name was written into the user's own text ("frame
+    # policy '--frames=0'", "expected --frames=N"); NaN was "more than 1000"; "1e9" was int()'s
+    # "invalid literal for int() with base 10".
+    proc = lmmprobe("run", "-d", "demo,n=2", "-m", "random", "--frames", frames,
+                    "--db", tmp_path / "s.db", "-q")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and said in line and not_said not in line, line
