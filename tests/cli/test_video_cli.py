@@ -118,7 +118,7 @@ def test_a_video_model_whose_torchvision_is_missing_is_one_line_naming_it(
             "fps=1,max_frames=1e9",
             "max_frames=1e9': max_frames= takes a whole number",
             "invalid literal",
-        ),  # fmt: skip
+        ),
     ],
     ids=["count", "form", "nan", "not-whole"],
 )
