@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
-from lmmprobe._file_kind import kernel_file
+from lmmprobe._file_kind import file_kind, kernel_file
 from lmmprobe._secrets import redact_record, redact_spec
 from lmmprobe.schema import (
     ErrorInfo,
@@ -320,6 +320,20 @@ def check_out_dir(out_dir: Path) -> None:
         problem = f"{probe} is a file, not a folder. Pass another --out folder"
     elif not os.access(probe, os.W_OK | os.X_OK):
         problem = f"{probe} is read-only. Make it writable or pass another --out folder"
+    elif probe == out_dir:
+        # A FIFO there would hold the run's end forever (nothing reads it), a link to a
+        # device would swallow the results (re-test 15 #9): refused before anything runs.
+        for name in ("results.json", "results.md"):
+            try:
+                info = os.stat(out_dir / name)
+            except OSError:  # not there (or a broken link): written as a new file
+                continue
+            if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+                problem = (
+                    f"{out_dir / name} is {file_kind(info.st_mode, info)}, not a regular file. "
+                    "Remove it or pass another --out folder"
+                )
+                break
     if problem:
         raise StoreAccessError(
             f"cannot write the run's results to {out_dir}: {problem} (nothing was run).",
