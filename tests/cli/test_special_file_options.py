@@ -161,3 +161,16 @@ def test_a_special_file_where_the_run_writes_its_results_is_refused_before_it_ru
     assert proc.returncode == 2 and "Traceback" not in said, said
     assert f"{path} is {kind}, not a regular file" in said and "(nothing was run)" in said, said
 
+
+@pytest.mark.parametrize("make", [_fifo, _zero])
+def test_a_run_folder_whose_results_json_is_no_regular_file_says_so_to_report(
+    tmp_path: Path, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    # Re-test 15 #7: report said the folder "holds neither results.json ..." though it held one.
+    folder = tmp_path / "run"
+    folder.mkdir()
+    path, kind = make(folder / "results.json")
+    proc = lmmprobe("report", folder, "-o", tmp_path / "r.html", "--db", tmp_path / "db")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said
+    assert f"{path}: {kind}, not a regular file" in said and "holds neither" not in said, said
