@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -14,6 +13,7 @@ from typing import Any
 from lmmprobe._file_kind import file_kind
 from lmmprobe._secrets import redact_spec
 from lmmprobe.data import chunks_of
+from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
@@ -128,8 +128,11 @@ def _claim(out: Path) -> Iterator[None]:
 
 def _previous_run(out_dir: Path) -> str | None:
     """The run id of the results.json already in `out_dir`, if there is a readable one."""
+    # The bounded reader of a file lmmprobe may not have written: a regular file only (a FIFO
+    # there hung the run's end, a link to /dev/zero read until memory ran out), size-capped.
     with contextlib.suppress(OSError, ValueError, AttributeError):
-        run_id = json.loads((out_dir / "results.json").read_text(encoding="utf-8")).get("run_id")
+        doc = read_json_file(out_dir / "results.json", what="a run's results.json")
+        run_id = doc.get("run_id")
         return run_id if isinstance(run_id, str) else None
     return None
 

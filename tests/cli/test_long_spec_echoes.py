@@ -106,3 +106,15 @@ def test_a_refused_frames_value_is_echoed_shortened(value: str, tmp_path: Path) 
     assert len(line.splitlines()) == 1 and len(line) < 400, line[:800]
     assert f"{value[:40]}... ({len(value):,} characters)" in line, line
     assert line.count(value[:40]) == 1, line
+
+
+def test_a_refused_hf_video_option_is_echoed_shortened(tmp_path: Path) -> None:
+    # Re-test 15 #6: hf's video= value was echoed whole (5,000 characters for 5,000).
+    pytest.importorskip("transformers")
+    value = "A" * 5000
+    proc = lmmprobe("run", "-m", f"hf:tiny-llava,video={value}", "-d", "demo,n=2",
+                    "--db", tmp_path / "db", "--dry-run", HF_HUB_OFFLINE="1")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 400, line[:800]
+    assert "must be auto or frames" in line and "(5,000 characters)" in line, line

@@ -137,3 +137,40 @@ def test_an_out_folder_that_is_a_special_file_says_what_it_is(
     assert proc.returncode != 0 and "Traceback" not in out, out
     assert f"cannot write to output folder {path}: it is {kind}, not a folder" in out, out
     assert "File exists" not in out, out
+
+
+def _null(path: Path) -> tuple[Path, str]:
+    path.symlink_to("/dev/null")
+    return path, "a character device"
+
+
+@pytest.mark.parametrize("make", [_fifo, _null])
+@pytest.mark.parametrize("name", ["results.json", "results.md"])
+def test_a_special_file_where_the_run_writes_its_results_is_refused_before_it_runs(
+    tmp_path: Path, name: str, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    # Re-test 15 #9: a FIFO named results.json in the --out folder hung the run's end for ever
+    # (read, then written, with nothing at the other end); a link to /dev/null took the
+    # results and the run said it wrote them (a link to /dev/zero: read until memory ran out).
+    out = tmp_path / "out"
+    out.mkdir()
+    path, kind = make(out / name)
+    proc = lmmprobe("run", "-m", "first", "--data", "demo,n=2", "--out", out,
+                    "--db", tmp_path / "db", timeout=120)  # fmt: skip
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said
+    assert f"{path} is {kind}, not a regular file" in said and "(nothing was run)" in said, said
+
+
+@pytest.mark.parametrize("make", [_fifo, _zero])
+def test_a_run_folder_whose_results_json_is_no_regular_file_says_so_to_report(
+    tmp_path: Path, make: Callable[[Path], tuple[Path, str]]
+) -> None:
+    # Re-test 15 #7: report said the folder "holds neither results.json ..." though it held one.
+    folder = tmp_path / "run"
+    folder.mkdir()
+    path, kind = make(folder / "results.json")
+    proc = lmmprobe("report", folder, "-o", tmp_path / "r.html", "--db", tmp_path / "db")
+    said = proc.stdout + proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in said, said
+    assert f"{path}: {kind}, not a regular file" in said and "holds neither" not in said, said

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.console import lmmprobe
 from tests.videos import needs_av, write_video
 
@@ -84,3 +86,50 @@ def test_a_sweep_of_more_policies_than_the_cap_is_refused_at_once(tmp_path: Path
     at_cap = ";".join(f"fps={k}" for k in range(1, MAX_POLICIES + 1))
     ok = lmmprobe("run", "-d", "demo,n=2", "-m", "first", "--dry-run", "--frames", at_cap)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+def test_a_video_model_whose_torchvision_is_missing_is_one_line_naming_it(
+    dry_run: bool, tmp_path: Path
+) -> None:
+    # Re-test 15 #1: the tiny video models' ImportError ended the run in a 200-line traceback.
+    pytest.importorskip("transformers")
+    if importlib.util.find_spec("torchvision") is not None:
+        pytest.skip("torchvision is installed: the video models build here")
+    proc = lmmprobe("run", "-d", "demo,n=2", "-m", "hf:tiny-qwen2-vl", "-m", "random",
+                    "--db", tmp_path / "s.db", "-q", *(["--dry-run"] if dry_run else []),
+                    LMMPROBE_CACHE=str(tmp_path / "cache"), HF_HUB_OFFLINE="1")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: -m hf:tiny-qwen2-vl: the tiny qwen2_vl model needs torchvision (No module "
+        "named 'torchvision'): transformers' video processors use it; install the torchvision "
+        "release made for your torch (see pytorch.org)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("frames", "said", "not_said"),
+    [
+        ("frames=0", "frame policy 'frames=0': ", "--frames=0"),
+        ("frames=8,max_frames=2", "expected frames=N, fps=F,", "--frames=N"),
+        ("fps=nan", "'fps=nan': fps= takes a finite number", "less than or equal to 1000"),
+        (
+            "fps=1,max_frames=1e9",
+            "max_frames=1e9': max_frames= takes a whole number",
+            "invalid literal",
+        ),
+    ],
+    ids=["count", "form", "nan", "not-whole"],
+)
+def test_a_refused_frame_policy_is_quoted_as_written_in_lmmprobes_words(
+    frames: str, said: str, not_said: str, tmp_path: Path
+) -> None:
+    # Re-test 15 #4 and #5: the option's name was written into the user's own text ("frame
+    # policy '--frames=0'", "expected --frames=N"); NaN was "more than 1000"; "1e9" was int()'s
+    # "invalid literal for int() with base 10".
+    proc = lmmprobe("run", "-d", "demo,n=2", "-m", "random", "--frames", frames,
+                    "--db", tmp_path / "s.db", "-q")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("error: ") and said in line and not_said not in line, line

@@ -118,3 +118,13 @@ def test_any_video_value_is_a_video_or_a_row_error(folder: Path, value: Any) -> 
         assert "\n" not in exc.reason
     else:
         assert ref.frames
+
+
+@pytest.mark.parametrize("name", ["\n", "a\nb.mp4", "a\r.mp4"])
+def test_a_video_path_holding_a_line_break_is_named_on_one_line(folder: Path, name: str) -> None:
+    # Re-test 15 #10 (found by the property test above): the row's problem quoted the file's
+    # name with its line break, a message of two lines.
+    with pytest.raises(RowError) as caught:
+        check_video(folder, name)
+    assert "\n" not in caught.value.reason and "\r" not in caught.value.reason
+    assert "cannot be read (No such file or directory)" in caught.value.reason

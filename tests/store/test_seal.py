@@ -145,3 +145,41 @@ def test_a_fifo_where_the_seal_goes_is_no_seal_and_hangs_nothing(tmp_path: Path)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"  # checked, since no seal could be read
+
+
+def _damage(db: Path) -> None:
+    """A page of responses in the middle of `db` overwritten outside SQLite."""
+    with db.open("r+b") as fh:
+        fh.seek((db.stat().st_size // 4096 // 2) * 4096 + 100)
+        fh.write(bytes(range(200)) * 4)
+
+
+@pytest.mark.parametrize("when", ["between-writes", "before-close"])
+def test_a_store_damaged_while_a_writer_has_it_open_is_not_sealed_and_is_checked_next(
+    when: str, sealed: Path, tmp_path: Path
+) -> None:
+    # Re-test 15 #2: the writer sealed the file it closed, damage and all, and every later
+    # write command skipped the check and wrote into it (exit 0).
+    with Store(sealed) as store:
+        store.create_run("r1", {}, str(tmp_path / "o"))  # sealed: no check before it
+        _damage(sealed)  # someone else's write, while the store is open
+        if when == "between-writes":
+            store.create_run("r2", {}, str(tmp_path / "o"))
+    done = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=3", "--db", sealed)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "integrity check" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_seal_that_cannot_be_put_in_place_leaves_nothing_beside_the_store(
+    tmp_path: Path,
+) -> None:
+    # Re-test 15 #3: a folder where the seal goes made each close leave its part file
+    # (s.db-checked.PID.THREAD) beside the store, one more a command.
+    db = tmp_path / "s.db"
+    (tmp_path / f"s.db{SEAL_SUFFIX}").mkdir()
+    for seed in ("1", "2"):
+        done = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=3", "--seed", seed,
+                        "--db", db)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    beside = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("s.db"))
+    assert beside == ["s.db", f"s.db{SEAL_SUFFIX}"]

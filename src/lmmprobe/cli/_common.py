@@ -443,14 +443,16 @@ def error_text(exc: BaseException) -> str:
     for field, param in _FIELD_ALIASES.items():
         if param in opts:
             named[field] = opts[param]
-    # Whole names only: "replicas" in "--replicas" or "max_replicas" stays as it is.
+    # Whole names only: "replicas" in "--replicas" or "max_replicas" stays as it is; not a
+    # name written as a setting ("frames=8": the syntax of a value, not the option), nor one
+    # inside a quoted value (the user's own text, quoted as written: "'frames=0'").
     alts = "|".join(map(re.escape, sorted(named, key=len, reverse=True)))
-    words = re.compile(rf"(?<![\w-])({alts})(?![\w-])")
+    words = re.compile(rf"('[^'\n]*')|(?<![\w-])({alts})(?![\w=-])")
     parts = []
     for err in exc.errors():
         msg = _MSG_PREFIX_RE.sub("", str(err["msg"]))
         if named:
-            msg = words.sub(lambda m: named[m.group()], msg)
+            msg = words.sub(lambda m: m.group(1) or named[m.group(2)], msg)
         field = next((str(x) for x in reversed(err["loc"]) if isinstance(x, str)), "")
         param = _FIELD_ALIASES.get(field, field)
         # Outside a command's context (it has closed), options follow typer's naming rule.

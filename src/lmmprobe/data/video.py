@@ -117,7 +117,8 @@ def sample_video(ref: VideoRef, field: str = "video") -> VideoRef:
             sampled = sampled.model_copy(update={"alternates": others})
         return sampled
     except OSError as exc:  # VideoError: unreadable, empty, truncated, no video stream
-        raise RowError(field, str(exc)) from None
+        # One line: the message names the file, whose name may hold a line break.
+        raise RowError(field, str(exc).replace("\r", "\\r").replace("\n", "\\n")) from None
     except ImportError as exc:
         raise DataError(str(exc)) from None
 

@@ -73,7 +73,7 @@ from lmmprobe.models._hub import cache_only, check_device
 from lmmprobe.models._images import image_key, images_problem
 from lmmprobe.models.base import Capabilities, ModelIdentity, UnsupportedInputError
 from lmmprobe.schema import ErrorInfo, Message, Request, Response, Usage
-from lmmprobe.schema.text import lone_surrogate
+from lmmprobe.schema.text import lone_surrogate, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> HFOptions:
         raise ValueError("hf backend: batch_size and max_images must be at least 1")
     video = options.get("video", "auto")
     if video not in ("auto", "frames"):
-        raise ValueError(f"hf backend: video={video}: must be auto or frames")
+        raise ValueError(f"hf backend: video={shown_value(video)}: must be auto or frames")
     template_kwargs = None
     if "chat_template_kwargs" in options:
         try:

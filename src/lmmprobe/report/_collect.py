@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data import FINGERPRINT_VERSION, data_fingerprint, load_source
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.registry import RegistryError
@@ -263,6 +264,10 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
     path = Path(ref)
     if path.is_dir():
         res_file = path / "results.json"
+        # A FIFO or a link to a device there is named as what it is, not called missing.
+        special = not_regular_file(res_file, "results")
+        if special is not None:
+            raise ReportError(special)
         if not res_file.is_file():
             raise ReportError(
                 f"{ref}: folder holds neither results.json (a run) nor report.json with "

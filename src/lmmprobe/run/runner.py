@@ -271,7 +271,8 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
     Raises:
         RegistryError: The one wrong input is an unknown (or not installed) backend or source.
         DataError: The one wrong input is the data, which cannot be read or has no valid row.
-        ValueError: The one wrong input is a model option, or the data has no sample.
+        ValueError: The one wrong input is a model option, a module one model needs is
+            missing (torchvision for a video checkpoint), or the data has no sample.
         InputErrors: Several inputs are wrong.
 
     """
@@ -287,6 +288,11 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
                 missing_keys[s] = missing
         except (RegistryError, ValueError) as exc:
             problems.append(exc)
+        except ImportError as exc:
+            # A module the backend needs for this one model, past the registry's own check
+            # (torchvision for a video checkpoint, a checkpoint's remote code's): one line
+            # naming the model, not a traceback.
+            problems.append(ValueError(f"-m {shown_spec(s)}: {exc}"))
     problems += _recorded_alike(spec.models)
     load: LoadResult | StreamedLoad | None = None
     try:

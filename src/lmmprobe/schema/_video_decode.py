@@ -14,14 +14,16 @@ hashes the frames, `lmmprobe.schema.image` loads one frame again.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
 from time import monotonic
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from lmmprobe._file_kind import NotRegularFile, open_regular_file
 from lmmprobe._optional import require
 
 if TYPE_CHECKING:
@@ -164,17 +166,40 @@ def open_video(source: str, max_pixels: int) -> Iterator[OpenVideo]:
     """
     av = _av()
     is_url = source.startswith(("http://", "https://"))
-    if not is_url:
-        try:
-            size = os.path.getsize(source)
-        except OSError as exc:
-            raise VideoError(f"video {source}: cannot be read ({exc.strerror or exc})") from None
-        if size == 0:
-            raise VideoError(f"video {source}: the file is empty (0 bytes)")
+    with contextlib.ExitStack() as stack:
+        file: IO[bytes] | None = None
+        if not is_url:
+            # Opened non-blocking and checked once open, then given to FFmpeg as it is: a FIFO
+            # (or a device, a folder) is named as what it is, never "empty", and a file swapped
+            # for a FIFO after a check cannot hold the open forever (re-test 15 #8).
+            try:
+                file = stack.enter_context(
+                    open_regular_file(source, "videos", shown=f"video {source}")
+                )
+            except NotRegularFile as exc:
+                raise VideoError(str(exc)) from None
+            except OSError as exc:
+                raise VideoError(
+                    f"video {source}: cannot be read ({exc.strerror or exc})"
+                ) from None
+            if os.fstat(file.fileno()).st_size == 0:
+                raise VideoError(f"video {source}: the file is empty (0 bytes)")
+        with _opened(av, source, file, is_url, max_pixels) as video:
+            yield video
+
+
+@contextmanager
+def _opened(
+    av: Any, source: str, file: IO[bytes] | None, is_url: bool, max_pixels: int
+) -> Iterator[OpenVideo]:
+    """`open_video` once a local file is open (`file`) or for a URL (`file` None)."""
     slow = f"video {source}: the server did not send enough to open it within {OPEN_TIMEOUT_S:g} s"
     opened = monotonic()
     try:
-        container = av.open(source, timeout=(OPEN_TIMEOUT_S, READ_TIMEOUT_S) if is_url else None)
+        container = av.open(
+            source if file is None else file,
+            timeout=(OPEN_TIMEOUT_S, READ_TIMEOUT_S) if is_url else None,
+        )
     except av.ExitError:  # PyAV's timeout cut the open (FFmpeg: "Immediate exit requested")
         raise VideoError(slow) from None
     except (av.FFmpegError, OSError, ValueError, UnicodeDecodeError) as exc:

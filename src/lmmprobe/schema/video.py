@@ -118,19 +118,19 @@ class FramePolicy(BaseModel):
         try:
             for kind in ("frames", *INDEX_KINDS):
                 if set(values) == {kind}:
-                    return cls(kind=kind, frames=int(values[kind]))
+                    return cls(kind=kind, frames=_whole(kind, values[kind]))
             if "fps" in values and set(values) <= {"fps", "max_frames"}:
                 return cls(
                     kind="fps",
-                    fps=float(values["fps"]),
-                    max_frames=int(values.get("max_frames", 32)),
+                    fps=_rate(values["fps"]),
+                    max_frames=_whole("max_frames", values.get("max_frames", "32")),
                 )
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
             raise ValueError(f"frame policy {shown_value(text)!r}: {where}: {err['msg']}") from None
-        except ValueError as exc:  # int() or float() of a value that is not a number
-            raise ValueError(f"frame policy {shown_value(text)!r}: {_first_line(exc)}") from None
+        except ValueError as exc:  # `_whole` or `_rate` refused a value
+            raise ValueError(f"frame policy {shown_value(text)!r}: {exc}") from None
         raise ValueError(
             f"frame policy {shown_value(text)!r}: expected frames=N, fps=F, fps=F,max_frames=M, linspace=N, "
             "mvbench=N or longvideobench=N"
@@ -274,6 +274,28 @@ def mvbench_indices(
             f"the clip ({low:g} s to {high:g} s) holds no frame of the {max_frame} there are"
         )
     return picked
+
+
+def _whole(name: str, value: str) -> int:
+    """A policy's count, in its own words when it is none (not ``int()``'s "invalid literal").
+
+    The message does not repeat `value`: the policy it is part of is quoted before it.
+    """
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name}= takes a whole number") from None
+
+
+def _rate(value: str) -> float:
+    """A policy's ``fps``: a finite number (NaN was refused as "more than 1000")."""
+    try:
+        fps = float(value)
+    except ValueError:
+        fps = math.nan
+    if not math.isfinite(fps):
+        raise ValueError("fps= takes a finite number")
+    return fps
 
 
 MAX_POLICIES = 16

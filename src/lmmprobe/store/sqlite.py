@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import quote
 
-from lmmprobe._file_kind import kernel_file
+from lmmprobe._file_kind import file_kind, kernel_file
 from lmmprobe._secrets import redact_record, redact_spec
 from lmmprobe.schema import (
     ErrorInfo,
@@ -90,7 +90,7 @@ from lmmprobe.store.layout import (
 )
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
-from lmmprobe.store.seal import is_sealed, seal
+from lmmprobe.store.seal import Watch, is_sealed, seal
 
 log = logging.getLogger(__name__)
 
@@ -320,6 +320,20 @@ def check_out_dir(out_dir: Path) -> None:
         problem = f"{probe} is a file, not a folder. Pass another --out folder"
     elif not os.access(probe, os.W_OK | os.X_OK):
         problem = f"{probe} is read-only. Make it writable or pass another --out folder"
+    elif probe == out_dir:
+        # A FIFO there would hold the run's end forever (nothing reads it), a link to a
+        # device would swallow the results (re-test 15 #9): refused before anything runs.
+        for name in ("results.json", "results.md"):
+            try:
+                info = os.stat(out_dir / name)
+            except OSError:  # not there (or a broken link): written as a new file
+                continue
+            if not stat.S_ISREG(info.st_mode) or kernel_file(info):
+                problem = (
+                    f"{out_dir / name} is {file_kind(info.st_mode, info)}, not a regular file. "
+                    "Remove it or pass another --out folder"
+                )
+                break
     if problem:
         raise StoreAccessError(
             f"cannot write the run's results to {out_dir}: {problem} (nothing was run).",
@@ -361,6 +375,7 @@ class Store:
         self.read_only = read_only
         self._tidy_on_close = False  # a read-only open made SQLite's -wal/-shm files
         self._checked = False  # integrity checked (before the first write)
+        self._watch = Watch(self.path)  # (its file resolved below, for a writing store)
         self._owned: set[str] = set()  # runs this store created, released on close
         self._owner = _owner_tag()
         # Each spec as recorded (`recorded_spec`): worked out once per spec, not per row.
@@ -392,6 +407,11 @@ class Store:
         # integrity check before its first write (`store.seal`); asked before the connection
         # makes the write-ahead log.
         self._checked = is_sealed(self._file)
+        # Its identity from here, and after each of this store's own writes: a change between
+        # them is someone else's, and such a file is not sealed on close (re-test 15 #2).
+        self._watch = Watch(self._file)
+        if self._checked:
+            self._watch.vouch()
         with self._faults("opening it"):
             self.conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
@@ -556,6 +576,8 @@ class Store:
                 "may save its rows) and pass another --db file."
             )
         self._checked = True
+        if not self.read_only:
+            self._watch.vouch()
 
     def _open_schema(self) -> None:
         """Create the tables in a new database; check (and migrate) an existing one's version.
@@ -705,11 +727,16 @@ class Store:
                 self._owned.clear()
             except (StoreError, sqlite3.Error) as exc:
                 log.debug("runs in %s keep their owner: %s", self.path, exc)
-        self.conn.close()
+        if self._tidy_on_close or self.read_only:
+            self.conn.close()
+        else:
+            with self._watch.own():  # the close moves the log into the file
+                self.conn.close()
         if self._tidy_on_close:
             _tidy(self._file)
         elif not self.read_only and self._checked:
-            seal(self._file)  # checked (or found sealed) and written by SQLite only since
+            # Checked (or found sealed) and, since, written by this store's SQLite only.
+            seal(self._file, self._watch.vouched)
 
     def __enter__(self) -> Store:
         return self
@@ -737,11 +764,12 @@ class Store:
                 log.debug("background checkpoint of %s skipped: %s", self.path, exc)
 
         worker = threading.Thread(target=checkpoint, name="lmmprobe-checkpoint", daemon=True)
-        worker.start()
-        try:
-            yield
-        finally:
-            worker.join()
+        with self._watch.own_in_background():
+            worker.start()
+            try:
+                yield
+            finally:
+                worker.join()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -783,21 +811,22 @@ class Store:
             )
         if not self._checked:
             self.check_integrity()
-        with self._faults(doing):
-            self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.conn
-            self.conn.execute("COMMIT")
-        except BaseException as exc:
-            # SQLite may have rolled back already (a full disk does that).
-            if self.conn.in_transaction:
-                try:
-                    self.conn.execute("ROLLBACK")
-                except sqlite3.Error as rollback_exc:
-                    log.debug("rollback on %s failed: %s", self.path, rollback_exc)
-            if isinstance(exc, sqlite3.Error) and is_fault(exc):
-                raise fault(exc, self.path, doing, self.timeout) from exc
-            raise
+        with self._watch.own():  # a commit may move the log into the file
+            with self._faults(doing):
+                self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+                self.conn.execute("COMMIT")
+            except BaseException as exc:
+                # SQLite may have rolled back already (a full disk does that).
+                if self.conn.in_transaction:
+                    try:
+                        self.conn.execute("ROLLBACK")
+                    except sqlite3.Error as rollback_exc:
+                        log.debug("rollback on %s failed: %s", self.path, rollback_exc)
+                if isinstance(exc, sqlite3.Error) and is_fault(exc):
+                    raise fault(exc, self.path, doing, self.timeout) from exc
+                raise
 
     # -- runs -----------------------------------------------------------------------------
 

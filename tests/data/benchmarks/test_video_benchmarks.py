@@ -928,3 +928,23 @@ def test_a_tempcompass_caption_question_it_cannot_rate_is_named_and_the_rest_loa
     assert line is not None and "caption line 1 is not" in line, said
     line = next((x for x in lines if f"{file}:1/action/2: " in x), None)
     assert line is not None and "'Option 3: fly' is none of the caption lines" in line, said
+
+
+def test_a_video_id_holding_a_line_break_is_named_on_one_line(tmp_path: Path) -> None:
+    # Re-test 15 #11: EgoSchema's q_uid "a\nb" (the video's file name) split the row's
+    # "video file not found" over two lines.
+    copy = tmp_path / "egoschema"
+    (copy / "videos").mkdir(parents=True)
+    questions = [{"q_uid": uid, "question": "What is c doing?",
+                  **{f"option {i}": f"c does thing {i}" for i in range(5)}}
+                 for uid in ("a\nb", "c\rd")]  # fmt: skip
+    (copy / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
+    answers = {"a\nb": 0, "c\rd": 1}
+    (copy / "subset_answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    proc = lmmprobe("run", "-d", f"egoschema,path={copy}", "-m", "first", "--db",
+                    tmp_path / "db", "-q")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 3, lines
+    assert lines[1].endswith(f"q_uid: video file not found: videos/a\\nb.mp4 (looked in {copy})")
+    assert lines[2].endswith(f"q_uid: video file not found: videos/c\\rd.mp4 (looked in {copy})")

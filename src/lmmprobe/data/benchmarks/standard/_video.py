@@ -65,7 +65,9 @@ def clip(
         raise RowError(field, escapes.replace("image path", "video path"))
     path = ctx.root / relative
     if not path.is_file():
-        raise RowError(field, f"video file not found: {relative} (looked in {ctx.root})")
+        # One line: a release's id (and so the file's name) may hold a line break.
+        shown = relative.replace("\r", "\\r").replace("\n", "\\n")
+        raise RowError(field, f"video file not found: {shown} (looked in {ctx.root})")
     try:
         ref = VideoRef(path=str(path.resolve()), start=start, end=end, policy=policy)
     except ValueError as exc:
