@@ -41,6 +41,7 @@ OTHER_TOOLS = frozenset(
         # Benchmark scripts under benchmarks/ (README's table of measurements).
         *("--setup", "--shape", "--device", "--store", "--old-src", "--extra", "--sizes"),
         *("--old-sizes", "--fake-api", "--images", "--parallel", "--profile", "--no-lmms-eval"),
+        *("--samples", "--clips", "--h264-gop"),
         "--subject",  # MMMU's main_parse_and_eval.py (docs/audit.md)
         "--mode",  # MMMU-Pro's infer_transformers.py, CharXiv's evaluate.py (docs/benchmarks.md)
     }
