@@ -923,9 +923,9 @@ def _fewer_collections() -> None:
     A run makes several objects a row (its sample, ask, response, score) that live until
     their chunk is done: with Python's thresholds the collector ran hundreds of times over
     them, a tenth to a sixth of the CPU time of a 10,000-row run with images. Objects that
-    cycles hold are still freed, in fewer, larger passes. The modules imported so far (most
-    of those a command uses) are moved out of the collector's sight: they live as long as
-    the process.
+    cycles hold are still freed, in fewer, larger passes. The modules imported so far (the
+    CLI's; a command imports the rest of what it uses as it starts) are moved out of the
+    collector's sight: they live as long as the process.
     """
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
