@@ -8,6 +8,9 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import typer
 
 
 def as_from_a_shell() -> None:
@@ -53,3 +56,16 @@ def lmmprobe_with_key(*args: str | Path, **env: str) -> subprocess.CompletedProc
     The fake server takes any key; this one is long enough to be scrubbed from answers.
     """
     return lmmprobe(*args, OPENAI_API_KEY="test-key", **env)
+
+
+def subcommands(command: Any) -> dict[str, Any]:
+    """The commands of a click group by name, those `lmmprobe` builds on first use included.
+
+    `lmmprobe.cli.main`'s group builds the commands of their own modules when asked for them
+    (``get_command``), so a group's ``commands`` holds only those built so far. A command
+    that is no group has none.
+    """
+    if not hasattr(command, "list_commands"):
+        return {}
+    ctx = typer.Context(command)
+    return {name: command.get_command(ctx, name) for name in command.list_commands(ctx)}

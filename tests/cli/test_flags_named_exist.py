@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import typer.main
-from tests.console import lmmprobe
+from tests.console import lmmprobe, subcommands
 
 from lmmprobe.cli.main import app
 from lmmprobe.data.benchmarks import BENCHMARKS
@@ -51,7 +51,7 @@ OTHER_TOOLS = frozenset(
 def _options(command: Any) -> Iterator[str]:
     for param in getattr(command, "params", []):
         yield from (*param.opts, *param.secondary_opts)
-    for sub in getattr(command, "commands", {}).values():
+    for sub in subcommands(command).values():
         yield from _options(sub)
 
 

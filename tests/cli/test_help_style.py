@@ -19,7 +19,7 @@ from typing import Any
 import click
 import pytest
 import typer.main
-from tests.console import lmmprobe
+from tests.console import lmmprobe, subcommands
 
 from lmmprobe.cli.main import app
 
@@ -28,7 +28,7 @@ CLI = Path(__file__).parents[2] / "src" / "lmmprobe" / "cli"
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     yield path
-    for name, sub in sorted(getattr(command, "commands", {}).items()):
+    for name, sub in sorted(subcommands(command).items()):
         if not getattr(sub, "hidden", False):
             yield from _commands(sub, (*path, name))
 
@@ -124,7 +124,7 @@ def _records(command: Any, ctx: click.Context) -> Iterator[tuple[str, str, str]]
         record = param.get_help_record(ctx)
         if record is not None:
             yield ctx.command_path, *record
-    for name, sub in sorted(getattr(command, "commands", {}).items()):
+    for name, sub in sorted(subcommands(command).items()):
         yield from _records(sub, click.Context(sub, info_name=name, parent=ctx))
 
 

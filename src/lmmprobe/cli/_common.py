@@ -22,9 +22,10 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any, Final, NoReturn, TextIO
+from typing import IO, Annotated, Any, ClassVar, Final, NoReturn, TextIO
 
 import typer
+import typer.main
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
@@ -751,20 +752,70 @@ def style_help(command: Any) -> None:
     for param in [*command.params, *([help_option] if help_option is not None else [])]:
         _style_param(param)
     for sub in getattr(command, "commands", {}).values():
-        if not sub.short_help and sub.help:
-            # The list of commands shows each one's first paragraph whole, wrapped; click
-            # would cut what it derives itself at the terminal's width ("the...").
-            sub.short_help = " ".join(sub.help.split("\n\n", 1)[0].split())
-        style_help(sub)
+        _style_subcommand(sub)
+
+
+def _style_subcommand(sub: Any) -> None:
+    """`style_help` for `sub`, a command in a group's list, with its summary kept whole."""
+    if not sub.short_help and sub.help:
+        # The list of commands shows each one's first paragraph whole, wrapped; click
+        # would cut what it derives itself at the terminal's width ("the...").
+        sub.short_help = " ".join(sub.help.split("\n\n", 1)[0].split())
+    style_help(sub)
 
 
 class HelpStyleGroup(TyperGroup):
-    """The ``lmmprobe`` group: once typer has built every command under it, `style_help`."""
+    """The ``lmmprobe`` group: once typer has built every command under it, `style_help`.
+
+    The commands that live in modules of their own are named in `lazy` (in the order the
+    group lists them, after its own) and built on first use: ``lmmprobe run`` imports and
+    builds ``run`` alone, not the modules of ``score``, ``serve`` or ``synth`` (about a tenth
+    of a second of CPU a call). Listing the commands (``lmmprobe --help``) or a name that is
+    none of them (to suggest the nearest) builds them all.
+    """
+
+    lazy: ClassVar[Mapping[str, str]] = {}
+    """Command name to ``module:attribute``: a function (a command) or a `typer.Typer` (a
+    group of commands)."""
 
     def __init__(self, **attrs: Any) -> None:
         """Build the group as typer does, then style the help of every command in it."""
         super().__init__(**attrs)
         style_help(self)
+
+    def _load(self, name: str) -> None:
+        """Import and build lazy command `name` as typer builds the group's own, styled."""
+        module, _, attribute = self.lazy[name].partition(":")
+        target = getattr(importlib.import_module(module), attribute)
+        # The settings of the app that holds this group (`lmmprobe.cli.main`).
+        holder = typer.Typer(rich_markup_mode=None, add_completion=False)
+        if isinstance(target, typer.Typer):
+            holder.add_typer(target, name=name)
+        else:
+            holder.command(name)(target)
+        built = typer.main.get_group(holder).commands[name]
+        _style_subcommand(built)
+        self.add_command(built, name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """The group's own commands in the order they were made, then the lazy ones."""
+        return [*(n for n in self.commands if n not in self.lazy), *self.lazy]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """Command `cmd_name`, built now if it is a lazy one not built yet."""
+        if cmd_name in self.lazy and cmd_name not in self.commands:
+            self._load(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Resolve as typer does; a name that is no command builds every lazy one first.
+
+        Typer suggests the nearest names from the commands built (``Did you mean 'score'?``).
+        """
+        if args and args[0] not in self.lazy and args[0] not in self.commands:
+            for name in self.lazy:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
 
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         """Refuse arguments or variables that are not UTF-8, then run as click does.

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lmmprobe._secrets import shown_spec
-from lmmprobe.report.model import JudgeResults, ModelResults
-from lmmprobe.report.results import judged_headline_text
 from lmmprobe.schema import JudgeConfig
+
+if TYPE_CHECKING:
+    from lmmprobe.report.model import JudgeResults, ModelResults
 
 __all__ = [
     "JudgeOption",
@@ -222,6 +223,8 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
 
 def judged_headline_lines(results: ModelResults) -> list[str]:
     """The line saying a model's headline rates are judged (`judged_headline_text`), if so."""
+    from lmmprobe.report.results import judged_headline_text
+
     headline = results.judged_headline
     if headline is None:
         return []

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich import box
 from rich.markup import escape
-from rich.table import Table
 
 from lmmprobe._inert import inert
 from lmmprobe._secrets import shown_spec
@@ -35,16 +33,6 @@ from lmmprobe.cli._common import (
     write_out_file,
 )
 from lmmprobe.cli._common import fail as _fail
-from lmmprobe.cli._view import (
-    all_failed,
-    budget_limits,
-    cost_lines,
-    error_lines,
-    failures,
-    missing_by_keys,
-    print_results,
-    truncated_tokens,
-)
 from lmmprobe.cli.judge import (
     JudgeOption,
     JudgePromptOption,
@@ -53,43 +41,52 @@ from lmmprobe.cli.judge import (
     JudgeSeesImageOption,
     JudgeWhenOption,
     judge_config,
-    judge_lines,
-    judged_headline_lines,
 )
 from lmmprobe.cli.registries import choices, names, one_of, registered
-from lmmprobe.data import DataError
-from lmmprobe.data.benchmarks._describe import official_matcher
 from lmmprobe.formulate import PROMPT_STYLES
-from lmmprobe.models import list_models
-from lmmprobe.models.base import split_model_specs
 from lmmprobe.parse import MATCHERS
-from lmmprobe.parse.thinking import thinking_columns
 from lmmprobe.registry import RegistryError
-from lmmprobe.report import ResultsFormatError, results_from_dict
-from lmmprobe.report.results import row_counts
-from lmmprobe.report.settings import origin_setting
-from lmmprobe.schema import (
-    FormulateConfig,
-    GenerationParams,
-    InferenceMethod,
-    JudgeConfig,
-    MarkChoice,
-    RunSpec,
-)
-from lmmprobe.schema.spec import MAX_BOOTSTRAP, check_executor
-from lmmprobe.store import export_run
+from lmmprobe.schema.spec import MAX_BOOTSTRAP, InferenceMethod, MarkChoice, check_executor
 
+# What only a command's body uses is imported there, not here: `lmmprobe --help`, `lmmprobe
+# data list` and every other command start without the runner, the report, the store's export
+# or the data loaders (tests/cli/test_startup_imports.py).
 if TYPE_CHECKING:
     from lmmprobe.api import Evaluation
     from lmmprobe.judge.dry_run import PlannedJudge
     from lmmprobe.report import Results
     from lmmprobe.run import ProgressSink
+    from lmmprobe.schema import JudgeConfig, RunSpec
+
+
+class _Lmmprobe(HelpStyleGroup):
+    """The ``lmmprobe`` group: the commands of this module, then those of their own modules."""
+
+    # Sub-commands that live in their own modules (one owner each), imported and built only
+    # when used, so that `lmmprobe run` does not pay for modules it never uses; in the order
+    # `lmmprobe --help` lists them.
+    lazy = {
+        "report": "lmmprobe.cli.report:report",
+        "apex": "lmmprobe.cli.apex:apex",
+        "elo": "lmmprobe.cli.holistic:elo",
+        "score": "lmmprobe.cli.score:score",
+        "import": "lmmprobe.cli.imports:import_predictions",
+        "list": "lmmprobe.cli.registries:list_entries",
+        "compare": "lmmprobe.cli.runs:compare",
+        "serve": "lmmprobe.cli.serve:serve",
+        "synth": "lmmprobe.cli.synth:app",
+        "runs": "lmmprobe.cli.runs:app",
+        "data": "lmmprobe.cli.data:app",
+        "arena": "lmmprobe.cli.arena:app",
+    }
+
 
 app = typer.Typer(
     # One help style for every command (`lmmprobe.cli._common.style_help`): click's plain
     # layout, which wraps under a long option name where rich's panels cropped at 80 columns.
+    # `_load` in `HelpStyleGroup` builds the lazy commands with the same settings.
     rich_markup_mode=None,
-    cls=HelpStyleGroup,
+    cls=_Lmmprobe,
     add_completion=False,
     no_args_is_help=True,
     help="Measure what large multimodal models can and cannot do.",
@@ -259,6 +256,10 @@ def run(
     dry_run: DryRunOption = False,
 ) -> None:
     """Evaluate models on a data source; with no options, the baselines on the demo data."""
+    from lmmprobe.data.benchmarks._describe import official_matcher
+    from lmmprobe.models.base import split_model_specs
+    from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
+
     try:
         spec = RunSpec(
             models=split_model_specs(model or []) or ["random", "first"],
@@ -380,6 +381,7 @@ def _judge_dry_run(
     run_id: str, config: JudgeConfig, db: Path, prices: dict[str, Any], budget: float | None
 ) -> None:
     """Print what judging stored run `run_id` would send, and send nothing."""
+    from lmmprobe.data import DataError
     from lmmprobe.judge.dry_run import plan_stored_judges
 
     try:
@@ -425,6 +427,19 @@ def _evaluate_and_show(
     """
     # Imported here: the runner and the report load only for the commands that use them.
     from lmmprobe.api import evaluate
+    from lmmprobe.cli._view import (
+        all_failed,
+        budget_limits,
+        cost_lines,
+        error_lines,
+        failures,
+        missing_by_keys,
+        print_results,
+        truncated_tokens,
+    )
+    from lmmprobe.cli.judge import judge_lines, judged_headline_lines
+    from lmmprobe.data import DataError
+    from lmmprobe.report.results import row_counts
     from lmmprobe.run import InputErrors, RichProgress, RunAborted
 
     progress = None if quiet or not sys.stderr.isatty() else RichProgress(err_console)
@@ -683,6 +698,7 @@ def _judge_prompts_note(judges: list[PlannedJudge], completions: float) -> str:
 
 def _dry_run(spec: RunSpec) -> None:
     """Print what `spec` would send per model, and exit without sending anything."""
+    from lmmprobe.data import DataError
     from lmmprobe.judge.dry_run import plan_judges
     from lmmprobe.run import InputErrors
     from lmmprobe.run.dry_run import plan_run
@@ -751,6 +767,11 @@ def _dry_run(spec: RunSpec) -> None:
 @app.command()
 def models() -> None:
     """List model backends and whether they are ready to use."""
+    from rich import box
+    from rich.table import Table
+
+    from lmmprobe.models import list_models
+
     table = Table(title="model backends", box=box.SIMPLE_HEAD)
     table.add_column("name", style="bold")
     table.add_column("status")
@@ -768,6 +789,10 @@ def show(
     db: DbOption = None,
 ) -> None:
     """Show a stored run's metrics: headline table, --by breakdowns, error types."""
+    from lmmprobe.cli._view import error_lines, failures, print_results, truncated_tokens
+    from lmmprobe.report import ResultsFormatError, results_from_dict
+    from lmmprobe.report.settings import origin_setting
+
     with open_store(db) as store:
         try:
             run_id = store.resolve_run(run_ref)
@@ -837,6 +862,9 @@ def export(
     Each row has the raw output (``text``) and, read from it as scoring reads it, the thinking
     (``reasoning``), the ``answer`` and whether it was ``truncated``, with the ``finish_reason``.
     """
+    from lmmprobe.parse.thinking import thinking_columns
+    from lmmprobe.store import export_run
+
     if fmt not in ("jsonl", "csv"):
         _fail(f"--format must be jsonl or csv, not {fmt!r}")
     with open_store(db) as store:
@@ -854,38 +882,6 @@ def export(
             db=db,
         )
     err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
-
-
-# Sub-commands that live in their own modules (one owner each): register them here.
-def _register_subcommands() -> None:
-    # Imported here so `lmmprobe run` does not pay for modules it never uses.
-    from lmmprobe.cli import apex as apex_cli
-    from lmmprobe.cli import arena as arena_cli
-    from lmmprobe.cli import data as data_cli
-    from lmmprobe.cli import holistic as holistic_cli
-    from lmmprobe.cli import imports as imports_cli
-    from lmmprobe.cli import registries as registries_cli
-    from lmmprobe.cli import report as report_cli
-    from lmmprobe.cli import runs as runs_cli
-    from lmmprobe.cli import score as score_cli
-    from lmmprobe.cli import serve as serve_cli
-    from lmmprobe.cli import synth as synth_cli
-
-    app.add_typer(synth_cli.app, name="synth")
-    app.command("report")(report_cli.report)
-    app.command("apex")(apex_cli.apex)
-    app.command("elo")(holistic_cli.elo)
-    app.command("score")(score_cli.score)
-    app.command("import")(imports_cli.import_predictions)
-    app.command("list")(registries_cli.list_entries)
-    app.add_typer(runs_cli.app, name="runs")
-    app.command("compare")(runs_cli.compare)
-    app.add_typer(data_cli.app, name="data")
-    app.command("serve")(serve_cli.serve)
-    app.add_typer(arena_cli.app, name="arena")
-
-
-_register_subcommands()
 
 
 _CLICK_EXCEPTION: Any = next(
@@ -927,9 +923,9 @@ def _fewer_collections() -> None:
     A run makes several objects a row (its sample, ask, response, score) that live until
     their chunk is done: with Python's thresholds the collector ran hundreds of times over
     them, a tenth to a sixth of the CPU time of a 10,000-row run with images. Objects that
-    cycles hold are still freed, in fewer, larger passes. The modules imported so far (most
-    of those a command uses) are moved out of the collector's sight: they live as long as
-    the process.
+    cycles hold are still freed, in fewer, larger passes. The modules imported so far (the
+    CLI's; a command imports the rest of what it uses as it starts) are moved out of the
+    collector's sight: they live as long as the process.
     """
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)

@@ -23,7 +23,6 @@ import stat
 from pathlib import PurePath
 from typing import Literal, NamedTuple
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from lmmprobe.schema.image import (
@@ -214,6 +213,10 @@ class FramePolicy(BaseModel):
             raise ValueError(f"the clip holds no frame (frames {first} to {stop - 1})")
         taken = min(count, self.frames)
         # numpy's linspace and its cast to int, as the reference computes them, then unique.
+        # Imported here: every command loads this schema, few pick frames (`lmmprobe --help`
+        # starts without numpy, tests/cli/test_startup_imports.py).
+        import numpy as np
+
         uniform = np.linspace(0, count - 1, taken, dtype=int)
         return [first + int(i) for i in np.unique(uniform)]
 
@@ -268,6 +271,8 @@ def mvbench_indices(
     first = max(first_idx, round(low * rate))
     last = min(round(high * rate), max_frame)
     size = float(last - first) / segments
+    import numpy as np  # as in `FramePolicy.indices`: only where frames are picked
+
     picked = [int(first + (size / 2) + np.round(size * k)) for k in range(segments)]
     if any(not first_idx <= i <= max_frame for i in picked):
         raise ValueError(
