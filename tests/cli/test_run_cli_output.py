@@ -103,7 +103,7 @@ def test_model_listings_name_the_tiny_aliases() -> None:
         (
             "--matcher",
             "foo",
-            "dysca, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, "
+            "dysca, hallusionbench, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, "
             "tempcompass-caption-matching, tempcompass-yes-no, videomme, vlmevalkit",
         ),
     ],

@@ -102,6 +102,33 @@ def test_the_output_folder_or_a_verdict_file_stands_for_its_log(tmp_path: Path, 
     assert round(100 * _metrics(doc)["hallusionbench_qacc"], 4) == EXPECTED["qAcc"]
 
 
+def test_the_headline_accuracy_takes_the_recorded_verdict_where_the_rule_reads_no_yes_or_no(
+    tmp_path: Path,
+) -> None:
+    # accuracy read every answer against "yes"/"no" as an exact open answer: 0.0 while
+    # aAcc was 58.33. The rule now reads each answer's yes or no (9 of 12); the 3 it cannot
+    # read ("I cannot tell.", "Not sure without a chart.", "Paris is the capital.") take
+    # lmms-eval's recorded verdict, here all "2" or "0": wrong.
+    doc = _score(tmp_path, HERE / "out" / LOG)
+    metrics = _metrics(doc)
+    assert metrics["accuracy"] == pytest.approx(6 / 12)
+    assert metrics["unparsed_rate"] == pytest.approx(3 / 12)
+    assert doc["judged_headline"] == {"judges": ["lmms-eval (recorded)"], "answers": 3,
+                                      "correct": 0, "metrics": ["accuracy", "balanced_accuracy"]}  # fmt: skip
+    # Where the recorded judge said "correct" of an answer the rule cannot read, it counts.
+    out = _copy(tmp_path)
+    records = json.loads((out / VS).read_text(encoding="utf-8"))
+    paris = next(r for r in records if r["model_prediction"] == "Paris is the capital.")
+    paris["gpt4v_output_gpt_check"] = "1"
+    (out / VS).write_text(json.dumps(records, indent=4), encoding="utf-8")
+    done = lmmprobe("score", out / LOG, "--benchmark", "hallusionbench", **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "accuracy 0.583" in text and "accuracy (rules only) 0.500" in text, done.stdout
+    assert ("accuracy, balanced_accuracy judged: 3 answer(s) the rules could not read count as "
+            "lmms-eval (recorded) read them (1 right)") in text  # fmt: skip
+
+
 def test_import_of_the_output_folder_stores_the_recorded_verdicts(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     done = lmmprobe("import", HERE / "out", "--benchmark", "hallusionbench", "--db", db,
