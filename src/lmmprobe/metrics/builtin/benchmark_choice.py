@@ -16,8 +16,8 @@ HallusionBench's over question sets (its figures and question pairs lie within o
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import replace
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
