@@ -329,21 +329,20 @@ def _score_export(
             "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
         )
     try:
-        result = {"format": "lmmprobe-export", "matcher": matcher} | {
-            "models": score_export(rows, matcher=matcher)
-        }
+        models = score_export(rows, matcher=matcher)
     except (DataError, OSError, MetricUnavailable) as exc:
         fail(exc)
     if fmt == "json":
+        result = {"format": "lmmprobe-export", "matcher": matcher, "models": models}
         write_document(
             json.dumps(json_ready(result), ensure_ascii=False, indent=2) + "\n", json_text=True
         )
         return
-    plain = f"{file} ({result['format']})"
-    if result.get("matcher"):
-        plain += f", answers re-read with the {result['matcher']} matcher"
-    labels = model_labels(list(result["models"]))
-    for i, table in enumerate(_export_tables(plain, result["models"], labels)):
+    plain = f"{file} (lmmprobe-export)"
+    if matcher:
+        plain += f", answers re-read with the {matcher} matcher"
+    labels = model_labels(list(models))
+    for i, table in enumerate(_export_tables(plain, models, labels)):
         if i:  # an export's continuation table, apart as `run` sets it
             console.print()
         console.print(table)
