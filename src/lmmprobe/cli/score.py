@@ -2,11 +2,12 @@
 
 With ``--benchmark NAME`` (or ``--reader``), FILE is another tool's predictions (lmms-eval logs,
 VLMEvalKit tables, MMMU and MathVista outputs, a mapped JSON/JSONL/CSV: `lmmprobe.cli.imports`),
-scored with that benchmark's official metric and breakdowns. Otherwise three layouts: a
-ReForm-Eval prediction file (scored as ReForm-Eval's ``run_loader_eval``), a
-Dysca model-output file with ``--ground-truth Dysca.json`` (scored as Dysca's
-``Dysca_compute.py``), and rows of ``lmmprobe export`` (the run metrics per model, optionally
-re-read with another matcher). ``--format json`` prints the figures as one JSON object.
+scored with that benchmark's official metric and breakdowns. Without them, rows of
+``lmmprobe export`` are scored with the run metrics per model (optionally re-read with another
+matcher); any other file takes the same reader path, with the tool's own figures beside
+lmmprobe's as ``--as-published`` gives them: a ReForm-Eval prediction file (its
+``run_loader_eval``), a Dysca model-output file with ``--ground-truth Dysca.json`` (its
+``Dysca_compute.py``). ``--format json`` prints the figures as one JSON object.
 """
 
 from __future__ import annotations
