@@ -3,8 +3,8 @@
 Writes a ReForm-Eval single-choice file (a JSON list; 500 samples, every third prediction a
 ``--pad``-character text naming no option) and a Dysca ground truth with its model output (a
 JSON list each, multiple-choice questions only: captions would time the embedder) of N
-entries, then scores each with `lmmprobe.predictions.score_prediction_file` /
-`score_dysca_files` in a fresh process: wall time, CPU time and peak RSS (``ru_maxrss``), and a
+entries, then scores each with ReForm-Eval's hook (`reform_published`, or the older
+`score_prediction_file`) / `score_dysca_files` in a fresh process: wall time, CPU time and peak RSS (``ru_maxrss``), and a
 digest of the figures. ``--old-src`` scores the same files with the code at that ``src`` (the
 whole-file readers of 8b1e5ec: ``git archive 8b1e5ec src | tar -x -C OLD``) in the same run: at
 each size the digests must be equal, and the new readers' RSS should not grow with the file.
@@ -57,12 +57,22 @@ def _write(folder: Path, n: int, pad: int) -> dict[str, Path]:
 
 
 def _child(kind: str, files: dict[str, str]) -> None:
-    from lmmprobe.predictions import score_prediction_file
     from lmmprobe.predictions.dysca import score_dysca_files
+
+    try:  # ReForm-Eval's figures: its reader's --as-published hook (one engine, issue 36)
+        from lmmprobe.predictions.as_published.reform import reform_published
+
+        def reform_metrics(path: str) -> Any:
+            return reform_published(Path(path)).extra["metrics"]
+    except ImportError:  # --old-src before it: the plain dispatcher of that code
+        from lmmprobe.predictions import score_prediction_file
+
+        def reform_metrics(path: str) -> Any:
+            return score_prediction_file(path)["metrics"]
 
     start, cpu = time.perf_counter(), time.process_time()
     if kind == "reform":
-        got: Any = score_prediction_file(files["reform"])["metrics"]
+        got: Any = reform_metrics(files["reform"])
     else:
         got = score_dysca_files(files["out"], files["gt"])
         got = {k: got[k] for k in ("overall", "by_question_majority", "averages")}

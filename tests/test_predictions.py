@@ -1,4 +1,9 @@
-"""Scoring prediction files: ReForm-Eval's layout with their definitions, and our own export."""
+"""Scoring prediction files: ReForm-Eval's layout with its definitions, and our own export.
+
+ReForm-Eval's own figures (``metric_eval``) are its reader's ``--as-published`` hook
+(`reform_published`); plain ``lmmprobe score FILE`` reads the file with the ``reform`` reader
+and prints lmmprobe's figures with ReForm-Eval's beside them.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from lmmprobe.cli.main import app
 from lmmprobe.data import DataError
 from lmmprobe.parse import reform_match
 from lmmprobe.predictions import score_prediction_file
+from lmmprobe.predictions.as_published.reform import reform_published
 from lmmprobe.store import Store, export_run_to_file
 
 OPTS = ["red", "blue", "green", "yellow"]
@@ -38,6 +44,14 @@ def test_reform_matcher_rules():
     assert reform_match("(A) no wait (B)", OPTS) == 0  # the first mark wins
 
 
+def _reform(path, formulation="single_choice", infer_method=None):
+    """ReForm-Eval's figures for a file, as ``score FILE`` gives them beside lmmprobe's."""
+    detail = {"formulation": formulation}
+    if infer_method is not None:
+        detail["infer_method"] = infer_method
+    return reform_published(path, detail).extra
+
+
 def test_single_choice_file_matches_hand_computation(tmp_path):
     path = tmp_path / "pred.json"
     records = [
@@ -45,7 +59,7 @@ def test_single_choice_file_matches_hand_computation(tmp_path):
         entry("2", "(A)", 0, ["yes", "no"]), entry("2", "(A)", 0, ["yes", "no"]),
     ]  # fmt: skip
     path.write_text(json.dumps(records))
-    m = score_prediction_file(path)["metrics"]
+    m = _reform(path)["metrics"]
     # As ReForm-Eval's own evaluation: only "(X)" marks are read from a file ("blue" alone is
     # unmatched there), and the raw "blue" shares its category with the option text "blue".
     assert m["accuracy"] == pytest.approx(3 / 6)
@@ -57,7 +71,7 @@ def test_single_choice_file_matches_hand_computation(tmp_path):
 def test_out_of_range_mark_is_a_hit_but_wrong(tmp_path):
     path = tmp_path / "pred.json"
     path.write_text(json.dumps([entry("1", "(E)"), entry("1", "(B)")]))
-    m = score_prediction_file(path)["metrics"]
+    m = _reform(path)["metrics"]
     assert m["format_hit_rate"] == 1.0 and m["accuracy"] == 0.5
     assert m["instability"] == pytest.approx(math.log(2))  # "(E)" counts as its raw text
 
@@ -65,17 +79,17 @@ def test_out_of_range_mark_is_a_hit_but_wrong(tmp_path):
 def test_likelihood_file_and_bad_entries(tmp_path):
     path = tmp_path / "pred.jsonl"
     path.write_text("\n".join(json.dumps(entry("1", p)) for p in (1, 1, 0)))
-    m = score_prediction_file(path, infer_method="likelihood")["metrics"]
+    m = _reform(path, infer_method="likelihood")["metrics"]
     assert m["accuracy"] == pytest.approx(2 / 3) and m["format_hit_rate"] == 1.0
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([entry("1", 1), {"sample_id": "2", "answer": 0}]))
     # The bad entry is named and left out; the other is scored.
-    got = score_prediction_file(bad, infer_method="likelihood")
+    got = _reform(bad, infer_method="likelihood")
     assert got["problems"] == [f"{bad}:#2: answer_options: missing required field"]
     assert got["metrics"]["n"] == 1 and got["metrics"]["accuracy"] == 1.0
     bad.write_text(json.dumps([{"sample_id": "2", "answer": 0}]))
     with pytest.raises(DataError, match=r"#1: answer_options.*no entry of the file"):
-        score_prediction_file(bad, infer_method="likelihood")
+        _reform(bad, infer_method="likelihood")
 
 
 def test_ocr_and_kie_files(tmp_path):
@@ -85,14 +99,14 @@ def test_ocr_and_kie_files(tmp_path):
         {"sample_id": "1", "answer": "stop", "prediction": "The sign says STOP."},
         {"sample_id": "2", "answer": "exit", "prediction": "no idea"},
     ]))  # fmt: skip
-    assert score_prediction_file(path, "ocr")["metrics"]["accuracy"] == 0.5
+    assert _reform(path, "ocr")["metrics"]["accuracy"] == 0.5
     kie = tmp_path / "kie.json"
     kie.write_text(
         json.dumps(
             [{"sample_id": "1", "answer": "two dollars", "prediction": "It costs 2 dollars"}]
         )
     )
-    assert score_prediction_file(kie, "kie")["metrics"]["accuracy"] == 1.0
+    assert _reform(kie, "kie")["metrics"]["accuracy"] == 1.0
 
 
 def test_own_export_scores_like_the_run(tmp_path):
@@ -115,7 +129,9 @@ def test_score_command(tmp_path):
     path = tmp_path / "pred.json"
     path.write_text(json.dumps([entry("1", "(B)"), entry("1", "(A)")]))
     res = CliRunner().invoke(app, ["score", str(path)])
-    assert res.exit_code == 0 and "accuracy" in res.output and "0.5000" in res.output
+    # lmmprobe's accuracy, then ReForm-Eval's as published (its own n and samples).
+    assert res.exit_code == 0 and "accuracy" in res.output and "0.500" in res.output
+    assert "as published: ReForm-Eval" in " ".join(res.output.split())
     res = CliRunner().invoke(app, ["score", str(path), "--formulation", "nope"])
     assert res.exit_code == 2
 
@@ -127,7 +143,7 @@ def test_score_reads_a_utf16_file_and_names_a_latin1_one(tmp_path):
     path.write_text(json.dumps([entry("1", "(B)"), entry("1", "(A)")]), encoding="utf-16")
     done = _lmmprobe("score", str(path))
     assert done.returncode == 0, done.stderr
-    assert "0.5000" in done.stdout
+    assert "0.500" in done.stdout and "as published" in done.stdout
     bad = tmp_path / "bad.json"
     bad.write_bytes(json.dumps([entry("1", "caf\u00e9 (B)")], ensure_ascii=False).encode("latin-1"))
     done = _lmmprobe("score", str(bad))
@@ -142,11 +158,11 @@ def test_caption_file_scores_and_anls(tmp_path):
         {"sample_id": "1", "prediction": "a red star on a gray background", "references": ["a red star on a gray background"]},
         {"sample_id": "2", "prediction": "two blue squares", "references": ["two blue squares side by side"]},
     ]))  # fmt: skip
-    m = score_prediction_file(path, "generation")["metrics"]
+    m = _reform(path, "generation")["metrics"]
     assert m["n"] == 2 and 0 < m["BLEU-1"] <= 1 and "CIDEr" in m and "ROUGE-L" in m
     ocr = tmp_path / "ocr.json"
     ocr.write_text(json.dumps([{"sample_id": "1", "answer": "stop", "prediction": "stop"}]))
-    assert score_prediction_file(ocr, "ocr")["metrics"]["anls_docvqa"] == 1.0
+    assert _reform(ocr, "ocr")["metrics"]["anls_docvqa"] == 1.0
 
 
 # --- the console script ---------------------------------------------------------------------
@@ -169,12 +185,17 @@ def test_score_format_json_prints_one_object_with_notes(tmp_path):
     proc = _lmmprobe("score", str(path), "--formulation", "kie", "--format", "json")
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
-    assert got["format"] == "reform-eval" and got["formulation"] == "kie"
-    assert got["metrics"]["accuracy"] == pytest.approx(2 / 3)
+    # One engine: the reform reader's document, ReForm-Eval's figures as published in it.
+    assert got["reader"] == "reform" and got["origin"]["detail"]["formulation"] == "kie"
+    published = got["as_published"]
+    assert published["format"] == "reform-eval" and published["formulation"] == "kie"
+    assert published["metrics"]["accuracy"] == pytest.approx(2 / 3)
     # The "- " reference normalizes to empty: ReForm-Eval counts any answer with a word correct.
-    assert any("normalizes to empty" in note for note in got["notes"])
+    assert any("normalizes to empty" in note for note in published["notes"])
+    # lmmprobe's own KIE rule: "- " matches nothing, so only the second answer is right.
+    assert got["metrics"]["accuracy"]["value"] == pytest.approx(1 / 3)
     table = _lmmprobe("score", str(path), "--formulation", "kie")
-    assert "accuracy" in table.stdout and "note: 1 of 3 KIE answers" in table.stdout
+    assert "accuracy" in table.stdout and "1 of 3 KIE answers" in table.stdout
 
 
 def test_score_export_reread_with_another_matcher(tmp_path):
@@ -198,7 +219,7 @@ def test_score_export_reread_with_another_matcher(tmp_path):
     ("args", "message"),
     [
         (["--matcher", "nosuch"], "unknown matcher 'nosuch'"),
-        (["--matcher", "reform"], "re-reads the raw outputs of an lmmprobe export"),
+        (["--matcher", "reform"], "re-reads an lmmprobe export's answers"),
         (["--tokenizer", "ptb"], "--tokenizer applies to captions only"),
         (["--tokenizer", "simple", "--formulation", "generation"], "known: none, ptb"),
         (["--format", "yaml"], "known: table, json"),
@@ -237,8 +258,9 @@ def test_score_dysca_outputs_against_our_synth_export(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
-    assert got["format"] == "dysca"
-    overall = got["overall"]
+    # The dysca reader's document: lmmprobe's figures, Dysca's own as published beside them.
+    assert got["reader"] == "dysca" and got["metrics"]["accuracy"]["value"] == 1.0
+    overall = got["as_published"]["overall"]
     assert overall["vqa_num"] == len(truth)
     kinds = {r["question_type"] for r in truth}
     for kind, key in [
@@ -257,6 +279,7 @@ def test_score_dysca_outputs_against_our_synth_export(tmp_path):
     )
     assert table.returncode == 0, table.stderr
     assert "multi_choice_accuracy" in table.stdout and "dysca" in table.stdout
+    assert "as published: Dysca's Dysca_compute.py" in table.stdout
 
 
 def test_score_dysca_files_of_different_lengths_is_a_clear_error(tmp_path):
@@ -326,7 +349,12 @@ def test_options_that_cannot_apply_are_refused_not_ignored(tmp_path):
         "score", str(tmp_path / "out.json"), "--ground-truth", str(tmp_path / "gt.json"),
         "--matcher", "reform",
     )  # fmt: skip
-    assert dysca.returncode == 2 and "do not apply to Dysca files" in dysca.stderr
+    assert dysca.returncode == 2 and "does not apply here" in dysca.stderr
+    kie = _lmmprobe(
+        "score", str(tmp_path / "out.json"), "--ground-truth", str(tmp_path / "gt.json"),
+        "--formulation", "kie",
+    )  # fmt: skip
+    assert kie.returncode == 2 and "apply to ReForm-Eval files" in kie.stderr
     export = tmp_path / "run.jsonl"
     export.write_text(json.dumps({"model": "m", "stage": "mark"}) + "\n")
     proc = _lmmprobe("score", str(export), "--formulation", "kie")

@@ -103,9 +103,9 @@ def test_model_listings_name_the_tiny_aliases() -> None:
         (
             "--matcher",
             "foo",
-            "dysca, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, "
-            "tempcompass-caption-matching, tempcompass-captioning, tempcompass-yes-no, videomme, "
-            "vlmevalkit",
+            "dysca, hallusionbench, lmmprobe, longvideobench, mme-realworld, mvbench, reform, "
+            "tempcompass, tempcompass-caption-matching, tempcompass-captioning, tempcompass-yes-no, "
+            "videomme, vlmevalkit",
         ),
     ],
 )

@@ -182,6 +182,10 @@ def test_hallusionbench_correct_judges_every_answer(tmp_path: Path) -> None:
     assert _metric(model, "hallusionbench_aacc") == pytest.approx(3 / 4)
     assert _metric(model, "hallusionbench_facc") == pytest.approx(1 / 2)
     assert _metric(model, "hallusionbench_qacc") == pytest.approx(1 / 2)
+    # The headline reads each answer's yes or no by rule (a, b right; c wrong): d says
+    # neither, so the judge's "unclear" decides it (wrong), named as judged.
+    assert _metric(model, "accuracy") == pytest.approx(2 / 4)
+    assert model["judged_headline"]["answers"] == 1 and model["judged_headline"]["correct"] == 0
 
 
 # --------------------------------------------------------------------------- MM-Vet

@@ -222,6 +222,7 @@ def test_hallusionbench_reads_the_judges_correctness() -> None:
     assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
     assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
     assert "hallusionbench_aacc_judged_only" not in metrics
+    assert "hallusionbench_aacc_strict" not in metrics  # nothing unjudged: the figures agree
 
 
 def test_hallusionbench_unjudged_reads_the_references_default() -> None:
@@ -242,6 +243,11 @@ def test_hallusionbench_unjudged_reads_the_references_default() -> None:
     assert metrics["hallusionbench_aacc"].n == 3
     only = metrics["hallusionbench_aacc_judged_only"]
     assert only.value == 1.0 and only.n == 1
+    # lmmprobe's strict figure: an unjudged answer is wrong, on the figure-less question too.
+    strict = metrics["hallusionbench_aacc_strict"]
+    assert strict.value == pytest.approx(1 / 3) and strict.n == 3
+    assert metrics["hallusionbench_qacc_strict"].value == 0.0
+    assert metrics["hallusionbench_qacc"].value == pytest.approx(1 / 2)
 
 
 def test_mmvet_capability_scores_are_over_the_questions_needing_each() -> None:

@@ -96,7 +96,7 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
     with Store(tmp_path / "db.sqlite") as store:
         with pytest.raises(
             RegistryError,
-            match="unknown matcher 'foo'; known: dysca, lmmprobe, longvideobench, "
+            match="unknown matcher 'foo'; known: dysca, hallusionbench, lmmprobe, longvideobench, "
             "mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, "
             "tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit",
         ):

@@ -104,3 +104,24 @@ def test_lists_of_two_lengths_are_named(tmp_path: Path) -> None:
     done = lmmprobe("score", out, "--reader", "dysca", "--ground-truth", gt)
     assert done.returncode != 0
     assert "differ in length" in done.stderr
+
+
+def test_plain_score_with_its_ground_truth_leaves_a_bad_pair_out_and_scores_the_rest(
+    tmp_path: Path,
+) -> None:
+    # `score OUT --ground-truth GT` takes the reader path (one engine): lmmprobe's figures,
+    # Dysca's own as published, a bad pair left out in one line on both.
+    truth = [*TRUTH, {"question_type": "multi choice", "answer": "x"}]
+    out, gt = _files(tmp_path, truth, [*OUTPUT, {"answer": "(A)"}])
+    done = lmmprobe("score", out, "--ground-truth", gt, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reader"] == "dysca" and doc["rows"] == 3 and doc["skipped"] == 1
+    assert doc["problems"] == [f"{gt}:#4: instruction: missing required field (left out)"]
+    assert doc["metrics"]["accuracy"]["value"] == pytest.approx(2 / 3)
+    published = doc["as_published"]
+    assert published["skipped"] == 1 and published["overall"]["vqa_num"] == 3
+    table = lmmprobe("score", out, "--ground-truth", gt)
+    assert table.returncode == 0, table.stderr
+    said = " ".join(table.stdout.split())
+    assert "as published: Dysca's Dysca_compute.py" in said and "skipped 1 entry" in said

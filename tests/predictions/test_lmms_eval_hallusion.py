@@ -51,10 +51,39 @@ def test_official_figures_are_lmms_evals_from_its_verdict_files(tmp_path: Path) 
     metrics = _metrics(doc)
     for key in ("aAcc", "fAcc", "qAcc"):
         assert round(100 * metrics[f"hallusionbench_{key.lower()}"], 4) == EXPECTED[key]
-    assert metrics["judge_coverage"] == 1.0
+    # "hmm maybe" is no verdict: lmms-eval read it "2", which the official figures keep.
+    assert metrics["judge_coverage"] == pytest.approx(11 / 12)
     assert doc["judge"]["judges"] == ["lmms-eval (recorded)"], doc["judge"]
-    assert doc["judge"]["decided"] == {"rule": 0, "judge": 12, "unjudged": 0}
+    assert doc["judge"]["decided"] == {"rule": 0, "judge": 11, "unjudged": 1}
+    # Its question has a figure, where "2" is wrong anyway: the strict figures agree.
+    for key in ("aacc", "facc", "qacc"):
+        assert metrics[f"hallusionbench_{key}_strict"] == metrics[f"hallusionbench_{key}"]
     assert "hallusion_output_vs_model.json" in doc["origin"]["detail"]["judge_files"]
+
+
+def test_a_recorded_reply_holding_no_verdict_is_unjudged_read_2_officially_and_wrong_strictly(
+    tmp_path: Path,
+) -> None:
+    # lmms-eval writes "2" for a judge reply holding none of incorrect/correct/unclear; on a
+    # visual-supplement question asked without its figure its figures count that "2" right.
+    # lmmprobe leaves the question unjudged: the official figures keep lmms-eval's reading
+    # (its published numbers), the strict ones count it wrong.
+    out = _copy(tmp_path)
+    records = json.loads((out / VS).read_text(encoding="utf-8"))
+    paris = next(r for r in records if r["model_prediction"] == "Paris is the capital.")
+    assert paris["figure_id"] == "0" and paris["gpt_answer"].endswith("\nOutput:unclear")
+    paris["gpt_answer"] = paris["gpt_answer"].removesuffix("unclear") + "I would say so"
+    (out / VS).write_text(json.dumps(records, indent=4), encoding="utf-8")
+    doc = _score(tmp_path, out / LOG)
+    metrics = _metrics(doc)
+    for key in ("aAcc", "fAcc", "qAcc"):
+        assert round(100 * metrics[f"hallusionbench_{key.lower()}"], 4) == EXPECTED[key]
+    assert doc["judge"]["decided"] == {"rule": 0, "judge": 10, "unjudged": 2}
+    assert metrics["hallusionbench_aacc_strict"] == pytest.approx(6 / 12)  # 7 of 12 officially
+    # Its pair was wrong already (figure 1 "incorrect"); it has no figure for fAcc.
+    for key in ("qacc", "facc"):
+        assert metrics[f"hallusionbench_{key}_strict"] == metrics[f"hallusionbench_{key}"]
+    assert doc["problems"] == []  # the judge's own failure, not the file's
 
 
 def test_without_its_verdict_files_the_log_is_read_by_rule(tmp_path: Path) -> None:
@@ -100,6 +129,33 @@ def test_the_output_folder_or_a_verdict_file_stands_for_its_log(tmp_path: Path, 
     doc = _score(tmp_path, HERE / given)
     assert doc["reader"] == "lmms-eval" and doc["origin"]["path"].endswith(LOG)
     assert round(100 * _metrics(doc)["hallusionbench_qacc"], 4) == EXPECTED["qAcc"]
+
+
+def test_the_headline_accuracy_takes_the_recorded_verdict_where_the_rule_reads_no_yes_or_no(
+    tmp_path: Path,
+) -> None:
+    # accuracy read every answer against "yes"/"no" as an exact open answer: 0.0 while
+    # aAcc was 58.33. The rule now reads each answer's yes or no (9 of 12); the 3 it cannot
+    # read ("I cannot tell.", "Not sure without a chart.", "Paris is the capital.") take
+    # lmms-eval's recorded verdict, here all "2" or "0": wrong.
+    doc = _score(tmp_path, HERE / "out" / LOG)
+    metrics = _metrics(doc)
+    assert metrics["accuracy"] == pytest.approx(6 / 12)
+    assert metrics["unparsed_rate"] == pytest.approx(3 / 12)
+    assert doc["judged_headline"] == {"judges": ["lmms-eval (recorded)"], "answers": 3,
+                                      "correct": 0, "metrics": ["accuracy", "balanced_accuracy"]}  # fmt: skip
+    # Where the recorded judge said "correct" of an answer the rule cannot read, it counts.
+    out = _copy(tmp_path)
+    records = json.loads((out / VS).read_text(encoding="utf-8"))
+    paris = next(r for r in records if r["model_prediction"] == "Paris is the capital.")
+    paris["gpt4v_output_gpt_check"] = "1"
+    (out / VS).write_text(json.dumps(records, indent=4), encoding="utf-8")
+    done = lmmprobe("score", out / LOG, "--benchmark", "hallusionbench", **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert "accuracy 0.583" in text and "accuracy (rules only) 0.500" in text, done.stdout
+    assert ("accuracy, balanced_accuracy judged: 3 answer(s) the rules could not read count as "
+            "lmms-eval (recorded) read them (1 right)") in text  # fmt: skip
 
 
 def test_import_of_the_output_folder_stores_the_recorded_verdicts(tmp_path: Path) -> None:

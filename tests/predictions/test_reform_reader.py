@@ -132,8 +132,55 @@ def test_a_bad_entry_is_named_by_file_entry_and_field(tmp_path: Path) -> None:
                           "prediction": "(A)"}]  # fmt: skip
     path = _write(tmp_path / "pred.json", bad, "json")
     done = lmmprobe("score", path, "--reader", "reform")
-    assert done.returncode != 0
-    assert f"{path}:#3: answer: 7 is not an index of the 2 options" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert f"{path}:#3: answer: 7 is not an index of the 2 options (left out)" in done.stdout
+
+
+def test_plain_score_leaves_bad_entries_out_names_the_first_20_and_scores_the_rest(
+    tmp_path: Path,
+) -> None:
+    # One engine (issue 36, item 6): plain `score FILE` reads the file with the reform reader,
+    # as every other tool's; 25 bad entries of five kinds are each left out in one line (the
+    # first 20 named, all counted) and the 4 good ones scored, by lmmprobe and as published.
+    kinds = [
+        "not an entry",
+        {"answer": 0, "answer_options": ["a", "b"], "prediction": "(A)"},
+        {"sample_id": 9, "answer": 0, "answer_options": ["a", "b"]},
+        {"sample_id": 9, "answer": "x", "answer_options": ["a", "b"], "prediction": "(A)"},
+        {"sample_id": 9, "answer": 0, "answer_options": ["a"], "prediction": "(A)"},
+    ]
+    entries = [*ENTRIES[:2], *(kinds[i % 5] for i in range(25)), *ENTRIES[2:]]
+    path = _write(tmp_path / "pred.json", entries, "json")
+    done = lmmprobe("score", path, "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reader"] == "reform" and doc["rows"] == 4 and doc["skipped"] == 25
+    assert len(doc["problems"]) == 20
+    assert doc["problems"][:5] == [
+        f"{path}:#3: (entry): expected an object, got str (left out)",
+        f"{path}:#4: sample_id: missing required field (left out)",
+        f"{path}:#5: prediction: missing required field (left out)",
+        f"{path}:#6: answer: expected an option index, got 'x' (left out)",
+        f"{path}:#7: answer_options: expected a list of at least two option texts (left out)",
+    ]
+    assert doc["metrics"]["accuracy"]["value"] == 0.75  # as on the four good entries alone
+    # ReForm-Eval's own figures leave out what its code cannot read: a one-option entry it
+    # reads (lmmprobe makes no item of it), so 20 left out and 9 entries, 5 of them those.
+    published = doc["as_published"]
+    assert published["skipped"] == 20 and published["metrics"]["n"] == 9
+    table = lmmprobe("score", path)
+    assert table.returncode == 0, table.stderr
+    said = " ".join(table.stdout.split())
+    assert "skipped 25 entries for bad input (the others scored); the first 20 named below" in said
+    assert (
+        f"note: {path}:#27: answer_options: expected a list of at least two option texts"
+        not in said
+    )
+    # Every entry bad (the first still ReForm-Eval's layout): one line, naming the first.
+    only_bad = _write(tmp_path / "bad.json", [kinds[3], kinds[4], *kinds[:3]], "json")
+    done = lmmprobe("score", only_bad)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "no entry of the file could be read (5 left out; the first:" in done.stderr
 
 
 def _long_entries(path: Path, n: int) -> Path:

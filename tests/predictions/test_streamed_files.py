@@ -26,7 +26,7 @@ from tests.bounded import bounded_each
 from tests.console import lmmprobe
 
 from lmmprobe.data.base import DataError
-from lmmprobe.predictions import score_prediction_file
+from lmmprobe.predictions.as_published.reform import reform_published
 from lmmprobe.predictions.dysca import score_dysca_files
 
 HERE = Path(__file__).parent
@@ -54,6 +54,17 @@ def _write(path: Path, entries: list[Any], layout: str) -> Path:
     return path
 
 
+def score_reform_file(
+    path: Path, formulation: str = "single_choice", infer_method: str = "generation"
+) -> dict[str, Any]:
+    """ReForm-Eval's figures for a file (its reader's ``--as-published`` hook), as the
+    whole-file reader's result held them: format, formulation, metrics, notes, and the
+    entries left out."""
+    published = reform_published(path, {"formulation": formulation, "infer_method": infer_method})
+    extra = {k: v for k, v in published.extra.items() if k != "infer_method"}
+    return extra | {"notes": list(published.notes)}
+
+
 def _figures(result: dict[str, Any]) -> Any:
     """A result as JSON holds it, without what the whole-file readers did not give."""
     kept = {k: v for k, v in result.items() if k not in ("skipped", "problems")}
@@ -67,7 +78,7 @@ def test_reform_files_give_what_the_whole_file_reader_gave(tmp_path: Path) -> No
     for want in recorded:
         (case,) = [c["input"] for c in cases if c["input"]["name"] == want["name"]]
         path = _write(tmp_path / f"pred.{want['layout']}", case["entries"], want["layout"])
-        got = score_prediction_file(path, FORMULATIONS[case["formulation"]], case["infer_method"])
+        got = score_reform_file(path, FORMULATIONS[case["formulation"]], case["infer_method"])
         assert got["skipped"] == 0 and got["problems"] == []
         assert _figures(got) == want["result"], (want["name"], want["layout"])
 
@@ -121,12 +132,12 @@ def test_a_reform_file_is_scored_in_memory_that_does_not_grow_with_it(tmp_path: 
     """
     small = _reform_file(tmp_path / "small.json", 3_000, 2_000)
     large = _reform_file(tmp_path / "large.json", 30_000, 2_000)
-    score_prediction_file(small)  # what the first read imports is not what the file costs
-    peaks = [_peak(lambda p=p: score_prediction_file(p)) for p in (small, large)]
+    score_reform_file(small)  # what the first read imports is not what the file costs
+    peaks = [_peak(lambda p=p: score_reform_file(p)) for p in (small, large)]
     size = large.stat().st_size
     assert peaks[1] < size / 3, (peaks, size)
     assert peaks[1] < 2 * peaks[0] + (2 << 20), peaks  # ten times the file, not ten times the heap
-    got = score_prediction_file(large)["metrics"]
+    got = score_reform_file(large)["metrics"]
     assert got["n"] == 30_000 and got["samples"] == 500
 
 
@@ -176,28 +187,39 @@ def test_a_bad_reform_entry_is_one_line_and_the_others_are_scored(tmp_path: Path
     done = lmmprobe("score", path, "--format", "json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
-    assert doc["metrics"]["n"] == 2 and doc["metrics"]["accuracy"] == 0.5
-    assert doc["skipped"] == 3
+    # The reform reader and ReForm-Eval's own figures (its hook) leave out the same three.
+    assert doc["reader"] == "reform" and doc["rows"] == 2 and doc["skipped"] == 3
+    assert doc["metrics"]["accuracy"]["value"] == 0.5
     assert doc["problems"] == [
+        f"{path}:#2: answer: missing required field (left out)",
+        f"{path}:#3: prediction: generation-based evaluation needs the generated text, got 7 "
+        "(option indices: --infer-method likelihood) (left out)",
+        f"{path}:#4: (entry): expected an object, got list (left out)",
+    ]
+    published = doc["as_published"]
+    assert published["metrics"]["n"] == 2 and published["metrics"]["accuracy"] == 0.5
+    assert published["skipped"] == 3
+    assert published["problems"] == [
         f"{path}:#2: answer: missing required field",
         f"{path}:#3: prediction: generation-based evaluation needs the generated text, got 7 "
         "(option indices: --infer-method likelihood)",
         f"{path}:#4: expected an object, got list",
     ]
-    assert any("3 entries left out" in note for note in doc["notes"])
+    assert any("3 entries left out" in note for note in published["notes"])
     # JSON Lines name the line; the table output names each left out on a line of its own.
     lines = _write(tmp_path / "pred.jsonl", entries, "jsonl")
     done = lmmprobe("score", lines)
     assert done.returncode == 0, done.stderr
-    assert f"{lines}:2: answer: missing required field" in done.stderr
-    assert "0.5000" in done.stdout
+    assert f"note: {lines}:2: answer: missing required field (left out)" in done.stdout
+    assert "skipped 3 entries for bad input" in done.stdout and "0.500" in done.stdout
 
 
 def test_a_file_none_of_whose_entries_reads_is_one_line_naming_the_first(tmp_path: Path) -> None:
     path = _write(tmp_path / "pred.json", [{"sample_id": 1}, {"sample_id": 2}], "json")
-    done = lmmprobe("score", path)
+    # Nothing in it says ReForm-Eval (no prediction, no options): named by --reader.
+    done = lmmprobe("score", path, "--reader", "reform")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert f"{path}:#1: answer: missing required field" in done.stderr
+    assert f"{path}:#1: prediction: missing required field" in done.stderr
     assert "2 left out" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
@@ -237,7 +259,7 @@ def _score(data: bytes, suffix: str, kind: str) -> None:
                 truth.write_bytes(data)
                 score_dysca_files(path, truth)
             else:
-                score_prediction_file(path, kind)  # type: ignore[arg-type]
+                score_reform_file(path, kind)
         except DataError as exc:
             # Either file is named (a Dysca output's ground truth is beside it).
             _one_line(exc, Path(folder))
@@ -333,7 +355,7 @@ def test_long_adversarial_entries_are_read_in_bounded_time(tmp_path: Path) -> No
 
 def _safe(path: Path) -> Any:
     try:
-        return score_prediction_file(path)
+        return score_reform_file(path)
     except DataError as exc:
         _one_line(exc, path)
         return str(exc)

@@ -169,6 +169,14 @@ def print_imported(
     console.print(escape(line), highlight=False, soft_wrap=True)
     for judged in judge_lines(results.judge) + judged_headline_lines(results):
         console.print(escape(judged.strip()), highlight=False, soft_wrap=True)
+    if plan.skipped:
+        entries = "1 entry" if plan.skipped == 1 else f"{plan.skipped} entries"
+        named = min(plan.skipped, sum(p.endswith("(left out)") for p in plan.problems))
+        console.print(
+            f"skipped {entries} for bad input (the others scored); the first {named} named below",
+            highlight=False,
+            soft_wrap=True,
+        )
     for problem in plan.problems:
         console.print(f"note: {escape(problem)}", highlight=False, soft_wrap=True)
     if run.run_id is not None:

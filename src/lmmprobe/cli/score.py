@@ -2,17 +2,17 @@
 
 With ``--benchmark NAME`` (or ``--reader``), FILE is another tool's predictions (lmms-eval logs,
 VLMEvalKit tables, MMMU and MathVista outputs, a mapped JSON/JSONL/CSV: `lmmprobe.cli.imports`),
-scored with that benchmark's official metric and breakdowns. Otherwise three layouts: a
-ReForm-Eval prediction file (scored as ReForm-Eval's ``run_loader_eval``), a
-Dysca model-output file with ``--ground-truth Dysca.json`` (scored as Dysca's
-``Dysca_compute.py``), and rows of ``lmmprobe export`` (the run metrics per model, optionally
-re-read with another matcher). ``--format json`` prints the figures as one JSON object.
+scored with that benchmark's official metric and breakdowns. Without them, rows of
+``lmmprobe export`` are scored with the run metrics per model (optionally re-read with another
+matcher); any other file takes the same reader path, with the tool's own figures beside
+lmmprobe's as ``--as-published`` gives them: a ReForm-Eval prediction file (its
+``run_loader_eval``), a Dysca model-output file with ``--ground-truth Dysca.json`` (its
+``Dysca_compute.py``). ``--format json`` prints the figures as one JSON object.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,7 +22,7 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from lmmprobe.cli._common import console, err_console, fail, write_document
+from lmmprobe.cli._common import console, fail, write_document
 from lmmprobe.cli._view import Column, fit_tables, legend, model_labels
 from lmmprobe.cli.imports import FieldOption, score_with_benchmark
 from lmmprobe.cli.registries import choices, one_of, registered
@@ -32,29 +32,11 @@ from lmmprobe.metrics.builtin.leaderboard import leaderboard_of
 from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS
 from lmmprobe.metrics.text import CaptionTokenizer, MetricUnavailable
 from lmmprobe.parse import MATCHERS
-from lmmprobe.predictions import FileFormulation, InferMethod, score_prediction_file
+from lmmprobe.predictions import FileFormulation, InferMethod, export_rows, score_export
 from lmmprobe.report import format_metric, json_ready
 
 ScoreFormat = Literal["table", "json"]
 _EXPORT_COLUMNS = ("accuracy", "format_hit_rate", "instability")
-
-
-def _cell(value: Any, *, as_given: bool = False) -> str:
-    """A figure for a table: 4 decimals, or exactly as given (Dysca's already rounded ones)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, float) and not as_given:
-        return f"{value:.4f}"
-    return escape(str(value))
-
-
-def _metrics_table(title: str, metrics: Mapping[str, Any], *, as_given: bool = False) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD)
-    table.add_column("metric", style="bold")
-    table.add_column("value", justify="right")
-    for name, value in metrics.items():
-        table.add_row(escape(name), _cell(value, as_given=as_given))
-    return table
 
 
 def _export_tables(
@@ -77,35 +59,6 @@ def _export_tables(
         if any(name in m for m in models.values())
     ]
     return fit_tables(console, title, first, columns)
-
-
-def _dysca_tables(title: str, result: Mapping[str, Any]) -> list[Table]:
-    # Dysca's figures are percentages its own code rounds to 2 decimals: shown as it gives them.
-    tables = [_metrics_table(f"{title}: all questions", result["overall"], as_given=True)]
-    by_majority: Mapping[str, Mapping[str, Any]] = result.get("by_question_majority", {})
-    if by_majority:
-        table = Table(title="per question_majority", box=box.SIMPLE_HEAD)
-        table.add_column("question_majority", style="bold")
-        for column in ("multi_choice_accuracy", "true_or_false_accuracy", "caption_score"):
-            table.add_column(column, justify="right")
-        for majority, values in by_majority.items():
-            table.add_row(
-                escape(majority),
-                *(
-                    _cell(values.get(f"{majority}_{column}"), as_given=True)
-                    for column in (
-                        "multi_choice_accuracy",
-                        "true_or_false_accuracy",
-                        "caption_score",
-                    )
-                ),
-            )
-        tables.append(table)
-    if result.get("averages"):
-        tables.append(
-            _metrics_table("mean over question majorities", result["averages"], as_given=True)
-        )
-    return tables
 
 
 def score_leaderboard(folder: Path, spec: str, fmt: str) -> None:
@@ -289,108 +242,110 @@ def score(
 ) -> None:
     """Score predictions made elsewhere, with the definitions of the benchmark that made them.
 
-    ReForm-Eval files are scored as ReForm-Eval's run_loader_eval; Dysca outputs as Dysca's
-    Dysca_compute.py; lmmprobe exports with the run metrics. With --benchmark (or --reader,
-    --field), FILE is another tool's predictions, scored as a lmmprobe run of the benchmark.
+    Another tool's file is read by its reader and scored as a lmmprobe run; a ReForm-Eval
+    file (or Dysca outputs with --ground-truth) also gets the tool's own figures, as
+    ReForm-Eval's run_loader_eval or Dysca's Dysca_compute.py give them. lmmprobe exports are
+    scored with the run metrics. With --benchmark (or --reader, --field), FILE is scored as a
+    run of that benchmark.
     """
-    # --as-published alone reads the file with the reader that recognises it.
-    if benchmark is not None or reader is not None or field or as_published:
-        # ReForm-Eval's own options, given: what its reader records and its hook reads.
-        settings = {
-            name: value
-            for name, value, default in (
-                ("formulation", formulation, "single_choice"),
-                ("infer_method", infer_method, "generation"),
-                ("tokenizer", tokenizer, "none"),
-            )
-            if value != default
-        }
-        if settings and (reader not in (None, "reform") or ground_truth is not None):
-            fail("--formulation, --infer-method and --tokenizer apply to ReForm-Eval files")
-        if matcher is not None:
-            fail("--matcher re-reads an lmmprobe export's answers; it does not apply here")
-        if ground_truth is not None:
-            # Dysca's outputs: its reader reads them in step with the ground truth.
-            if reader not in (None, "dysca") or benchmark is not None:
-                fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
-            reader = "dysca"
-            settings["ground_truth"] = str(ground_truth)
-        if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
-            if reader is not None or field or by or audit or as_published or tool_version:
-                fail(
-                    "a folder scored as a leaderboard set takes --benchmark and --format only "
-                    "(each member's file is read by its own reader, with the rule version told "
-                    "from its own verdicts)"
-                )
-            score_leaderboard(file, benchmark, fmt)
+    plain = benchmark is None and reader is None and not field and not as_published
+    if plain:
+        if tokenizer != "none" and formulation != "generation":
+            fail("--tokenizer applies to captions only (--formulation generation)")
+        try:
+            rows = export_rows(file) if ground_truth is None else None
+        except OSError as exc:
+            fail(exc)
+        if rows is not None:
+            _score_export(file, rows, fmt, formulation, infer_method, tokenizer, matcher, by,
+                          tool_version, audit)  # fmt: skip
             return
-        score_with_benchmark(
-            file, benchmark, reader, field, by, fmt,
-            audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
-            settings=settings,
-        )  # fmt: skip
+        # Another tool's file, read by the reader that recognises it (Dysca's outputs with
+        # --ground-truth): lmmprobe's figures, and the tool's own where its reader has a hook
+        # (ReForm-Eval's metric_eval, Dysca's Dysca_compute.py), as --as-published gives them.
+        as_published = True
+    # Another tool's file (--as-published alone: read by the reader that recognises it).
+    # ReForm-Eval's own options, given: what its reader records and its hook reads.
+    settings = {
+        name: value
+        for name, value, default in (
+            ("formulation", formulation, "single_choice"),
+            ("infer_method", infer_method, "generation"),
+            ("tokenizer", tokenizer, "none"),
+        )
+        if value != default
+    }
+    if settings and (reader not in (None, "reform") or ground_truth is not None):
+        fail("--formulation, --infer-method and --tokenizer apply to ReForm-Eval files")
+    if settings:
+        # ReForm-Eval's options name its layout: an OCR / KIE file ({sample_id, answer,
+        # prediction}) is any mapped file's shape, so no reader claims it by sniffing.
+        reader = "reform"
+    if matcher is not None:
+        fail("--matcher re-reads an lmmprobe export's answers; it does not apply here")
+    if ground_truth is not None:
+        # Dysca's outputs: its reader reads them in step with the ground truth.
+        if reader not in (None, "dysca") or benchmark is not None:
+            fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
+        reader = "dysca"
+        settings["ground_truth"] = str(ground_truth)
+    if benchmark is not None and file.is_dir() and leaderboard_of(benchmark) is not None:
+        if reader is not None or field or by or audit or as_published or tool_version:
+            fail(
+                "a folder scored as a leaderboard set takes --benchmark and --format only "
+                "(each member's file is read by its own reader, with the rule version told "
+                "from its own verdicts)"
+            )
+        score_leaderboard(file, benchmark, fmt)
         return
+    score_with_benchmark(
+        file, benchmark, reader, field, by, fmt,
+        audit=audit, as_published=as_published, limit=limit, tool_version=tool_version,
+        settings=settings,
+    )  # fmt: skip
+
+
+def _score_export(
+    file: Path,
+    rows: Any,
+    fmt: str,
+    formulation: str,
+    infer_method: str,
+    tokenizer: str,
+    matcher: str | None,
+    by: list[str] | None,
+    tool_version: str | None,
+    audit: bool,
+) -> None:
+    """``lmmprobe score EXPORT``: an lmmprobe export's figures per model, as a run's."""
     if by:
         fail("--by applies with --benchmark")
     if tool_version is not None:
         fail("--tool-version applies to another tool's file (with --benchmark or --as-published)")
     if audit:
         fail("--audit and --as-published apply with --benchmark")
-    if ground_truth is not None:
-        # Dysca's files say everything themselves; an option that cannot apply is refused, not
-        # silently ignored.
-        if formulation != "single_choice":
-            fail(
-                "--formulation does not apply to Dysca files: each entry carries its question_type"
-            )
-        if infer_method != "generation" or matcher is not None or tokenizer != "none":
-            fail(
-                "--infer-method, --matcher and --tokenizer do not apply to Dysca files: they are "
-                "read exactly as Dysca_compute.py reads them"
-            )
-    if tokenizer != "none" and formulation != "generation":
-        fail("--tokenizer applies to captions only (--formulation generation)")
-    try:
-        result = score_prediction_file(
-            file,
-            formulation,  # type: ignore[arg-type]
-            infer_method,  # type: ignore[arg-type]
-            matcher=matcher,
-            tokenizer=tokenizer,  # type: ignore[arg-type]
-            ground_truth=ground_truth,
+    if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
+        fail(
+            f"{file} is an lmmprobe export: each row carries its own formulation and method; "
+            "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
         )
+    try:
+        models = score_export(rows, matcher=matcher)
     except (DataError, OSError, MetricUnavailable) as exc:
         fail(exc)
     if fmt == "json":
+        result = {"format": "lmmprobe-export", "matcher": matcher, "models": models}
         write_document(
             json.dumps(json_ready(result), ensure_ascii=False, indent=2) + "\n", json_text=True
         )
         return
-    title = f"{escape(str(file))} ({result['format']})"
-    labels: dict[str, str] = {}
-    if result["format"] == "lmmprobe-export":
-        plain = f"{file} ({result['format']})"
-        if result.get("matcher"):
-            plain += f", answers re-read with the {result['matcher']} matcher"
-        labels = model_labels(list(result["models"]))
-        tables = _export_tables(plain, result["models"], labels)
-    elif result["format"] == "dysca":
-        tables = _dysca_tables(title, result)
-    else:
-        tables = [_metrics_table(title, result["metrics"])]
-    for i, table in enumerate(tables):
-        if i and labels:  # an export's continuation table, apart as `run` sets it
+    plain = f"{file} (lmmprobe-export)"
+    if matcher:
+        plain += f", answers re-read with the {matcher} matcher"
+    labels = model_labels(list(models))
+    for i, table in enumerate(_export_tables(plain, models, labels)):
+        if i:  # an export's continuation table, apart as `run` sets it
             console.print()
         console.print(table)
     for line in legend(labels):
         console.print(line, highlight=False, markup=False, soft_wrap=True, no_wrap=True)
-    for note in result.get("notes", []):
-        console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
-    if result.get("skipped"):
-        # As `run` reports invalid rows: each on a line of its own, on stderr.
-        shown = len(result["problems"])
-        err_console.print(
-            f"[yellow]skipped {result['skipped']} entry(ies) for bad input; first {shown}:[/]"
-        )
-        for problem in result["problems"]:
-            err_console.print(f"  {problem}", highlight=False, markup=False, soft_wrap=True)

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
+from lmmprobe.parse.hallusionbench import hallusion_yes_no
+
 __all__ = [
     "MME_COGNITION",
     "MME_PERCEPTION",
@@ -203,37 +205,20 @@ def pope_scores(rows: Sequence[tuple[str, str]]) -> PopeCounts:
 # --------------------------------------------------------------------------- HallusionBench
 
 
-# Phrases by which an answer says it cannot tell. HallusionBench's judge (GPT-4, asked for
-# "correct", "incorrect" or "unclear") gives "unclear" only to an answer that is unclear about
-# the answer; an answer the rules cannot read is not thereby uncertain.
-_UNSURE = re.compile(
-    r"\b(?:can ?not|can[’']t|unable to|impossible to|not possible to|no way to)\s+"
-    r"(?:be\s+)?(?:tell|say|determine|determined|know|answer|answered|confirm|confirmed|"
-    r"judge|decide|verify|verified)\b"
-    r"|\b(?:not sure|unsure|uncertain|unclear|hard to (?:say|tell)|difficult to (?:say|tell)"
-    r"|(?:do not|don[’']t) know|not (?:enough|sufficient) information|insufficient information"
-    r"|not clear)\b",
-    re.IGNORECASE,
-)
-
-
 def hallusion_correctness(answer: str, gold: str) -> str:
     """Rule-based stand-in for HallusionBench's GPT-4 check: "1" right, "0" wrong, "2" unclear.
 
-    "2" only for an answer stating uncertainty ("I cannot tell", "not sure", "hard to say"...),
-    as the judge's "unclear" is for an answer unclear about the answer. Otherwise the first
-    sentence is read as yes/no by its explicit words: "yes" when it has the word yes, "no"
-    when it has no/not; an answer with both or neither cannot be read and is wrong ("0").
-    ``gold`` is the dataset's ``gt_answer`` ("1" yes, "0" no).
+    The answer is read by `lmmprobe.parse.hallusionbench.hallusion_yes_no`: "2" for an answer
+    stating uncertainty ("I cannot tell", "not sure", "hard to say"...), as the judge's
+    "unclear" is for an answer unclear about the answer; an answer read as neither yes nor no
+    is wrong ("0"). ``gold`` is the dataset's ``gt_answer`` ("1" yes, "0" no).
     """
-    if _UNSURE.search(answer):
+    said = hallusion_yes_no(answer)
+    if said == "unclear":
         return "2"
-    first = answer.split(".")[0] if "." in answer else answer
-    words = {w.strip(",;:!?\"'()").lower() for w in first.split()}
-    says_yes, says_no = "yes" in words, bool(words & {"no", "not"})
-    if says_yes == says_no:
+    if said is None:
         return "0"
-    return "1" if ("1" if says_yes else "0") == str(gold).strip() else "0"
+    return "1" if ("1" if said == "yes" else "0") == str(gold).strip() else "0"
 
 
 @dataclass(frozen=True)

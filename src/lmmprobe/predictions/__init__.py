@@ -1,12 +1,15 @@
 """Scoring predictions made elsewhere, with the definitions of the benchmark that made them.
 
-- ReForm-Eval: the JSON written by its ``run_loader_eval`` (`lmmprobe.predictions.reform`).
-- Dysca: a model-output JSON aligned with Dysca's ground-truth JSON, scored as Dysca's
-  ``Dysca_compute.py`` (`lmmprobe.predictions.dysca`).
-- Rows of ``lmmprobe export`` (`lmmprobe.predictions.export`), per model, as a run would,
-  optionally re-reading the raw outputs with another matcher.
+Other tools' files (lmms-eval logs, VLMEvalKit tables, MMMU and MathVista outputs, ReForm-Eval's
+prediction JSON, Dysca's outputs with their ground truth) are read by the registered readers
+(`lmmprobe.predictions.readers`) and scored on one path (`lmmprobe.predictions.importing`); the
+tools' own figures are their readers' ``--as-published`` hooks
+(`lmmprobe.predictions.as_published`: ReForm-Eval's ``metric_eval`` by
+`lmmprobe.predictions.reform`, Dysca's ``Dysca_compute.py`` by `lmmprobe.predictions.dysca`).
 
-`score_prediction_file` tells the formats apart and dispatches.
+Rows of ``lmmprobe export`` (`lmmprobe.predictions.export`) are scored per model, as a run
+would, optionally re-reading the raw outputs with another matcher: `export_rows` tells an
+export apart, `score_prediction_file` scores one.
 """
 
 from __future__ import annotations
@@ -17,104 +20,72 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.metrics.text import CaptionTokenizer
-from lmmprobe.predictions._stream import first_json_char, iter_jsonl
+from lmmprobe.predictions._stream import first_json_char, iter_entries, iter_jsonl
 from lmmprobe.predictions.dysca import score_dysca_files
 from lmmprobe.predictions.export import score_export
-from lmmprobe.predictions.reform import (
-    FileFormulation,
-    InferMethod,
-    read_records,
-    score_open_ended_file,
-    score_single_choice_file,
-)
+from lmmprobe.predictions.reform import FileFormulation, InferMethod
 
 __all__ = [
     "FileFormulation",
     "InferMethod",
-    "read_records",
+    "export_rows",
     "score_dysca_files",
     "score_export",
     "score_prediction_file",
 ]
 
 
-def score_prediction_file(
-    path: str | Path,
-    formulation: FileFormulation = "single_choice",
-    infer_method: InferMethod = "generation",
-    *,
-    matcher: str | None = None,
-    tokenizer: CaptionTokenizer = "none",
-    ground_truth: str | Path | None = None,
-) -> dict[str, Any]:
-    """Score a prediction file: a Dysca output file, an ``lmmprobe export`` or a ReForm-Eval file.
+def export_rows(path: str | Path) -> Iterator[dict[str, Any]] | None:
+    """The rows of the ``lmmprobe export`` at `path`, an entry at a time; None if it is not one.
+
+    Told by its first entry (an object with ``stage`` and ``model``): JSON lines (what
+    ``lmmprobe export`` writes) or a JSON list. Any other file, or one that cannot be read as
+    JSON, is None: it is another tool's, whose reader says what is wrong with it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        streamed = _export_lines(path)
+        if streamed is not None:
+            return streamed
+        if first_json_char(path) != "[":
+            return None
+        entries = iter_entries(path)
+        first = next(entries, None)
+    except DataError:
+        return None
+    if first is None or not _is_export_row(first[1]):
+        return None
+    return _objects(itertools.chain([first], entries))
+
+
+def score_prediction_file(path: str | Path, *, matcher: str | None = None) -> dict[str, Any]:
+    """Score the rows of an ``lmmprobe export`` per model, as a run scores them.
 
     Args:
-        path: The predictions.
-        formulation: Formulation of a ReForm-Eval file.
-        infer_method: ``generation`` (text predictions) or ``likelihood`` (option indices), for
-            ReForm-Eval single-choice files.
-        matcher: Re-read an export's raw outputs with this registered matcher.
-        tokenizer: Caption tokenization for ReForm-Eval caption files (``none`` or ``ptb``).
-        ground_truth: Dysca's ground-truth JSON; `path` is then Dysca model output.
+        path: The export (JSON lines, or a JSON list of rows).
+        matcher: Re-read the raw outputs with this registered matcher.
 
     Returns:
-        A JSON-serializable dict with ``format`` (``dysca``, ``lmmprobe-export`` or
-        ``reform-eval``), the figures, ``notes`` where a quirk of the reference decided
-        an outcome, and for ReForm-Eval and Dysca files ``skipped`` and ``problems``: the
-        entries left out for bad input, each named in one line (the first 20).
+        A JSON-serializable dict: ``format`` (``lmmprobe-export``), ``matcher`` and ``models``
+        (each model's figures).
 
     Raises:
-        DataError: Unreadable or malformed file (with the position), no entry readable, or a
-            `matcher` given for a file that is not an export.
+        DataError: The file is not an export (another tool's file is read by its reader:
+            ``lmmprobe score FILE``), or a row is malformed (with its position).
 
     """
-    if ground_truth is not None:
-        return score_dysca_files(path, ground_truth)
-    streamed = _export_lines(Path(path))
-    if streamed is not None:
-        # An export in JSON lines (what `lmmprobe export` writes) is read a line at a time
-        # and reduced as it comes: a million rows never sit in memory as dicts and Scores.
-        if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
-            raise DataError(
-                f"{path} is an lmmprobe export: each row carries its own formulation and method; "
-                "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
-            )
-        result = {"format": "lmmprobe-export", "matcher": matcher}
-        return result | {"models": score_export(streamed, matcher=matcher)}
-    entries = read_records(path)
-    first = next(entries, None)
-    if first is not None:
-        entries = itertools.chain([first], entries)
-    if first is not None and _is_export_row(first[1]):
-        if formulation != "single_choice" or infer_method != "generation" or tokenizer != "none":
-            raise DataError(
-                f"{path} is an lmmprobe export: each row carries its own formulation and method; "
-                "--formulation, --infer-method and --tokenizer apply to ReForm-Eval files only"
-            )
-        result = {"format": "lmmprobe-export", "matcher": matcher}
-        return result | {"models": score_export(_objects(entries), matcher=matcher)}
-    if matcher is not None:
+    rows = export_rows(path)
+    if rows is None:
         raise DataError(
-            f"{path}: --matcher re-reads the raw outputs of an lmmprobe export; a ReForm-Eval "
-            "file is read with ReForm-Eval's own rule"
+            f"{path}: not an lmmprobe export (no row with stage and model); another tool's "
+            "file is read by its registered reader (lmmprobe score FILE, "
+            "lmmprobe.predictions.importing.score_file)"
         )
-    if formulation == "single_choice":
-        metrics, notes, problems = score_single_choice_file(
-            None, infer_method, path, entries=entries
-        )
-    else:
-        metrics, notes, problems = score_open_ended_file(
-            None, formulation, path, tokenizer=tokenizer, entries=entries
-        )
-    return {
-        "format": "reform-eval",
-        "formulation": formulation,
-        "metrics": metrics,
-        "notes": notes,
-        "skipped": problems.count,
-        "problems": problems.lines,
+    # Reduced as read: a million rows never sit in memory as dicts and Scores.
+    return {"format": "lmmprobe-export", "matcher": matcher} | {
+        "models": score_export(rows, matcher=matcher)
     }
 
 
@@ -134,11 +105,11 @@ def _export_lines(path: Path) -> Iterator[dict[str, Any]] | None:
     """The rows of an ``lmmprobe export`` in JSON lines, one at a time; None if not one.
 
     Told by its first line (an object with ``stage`` and ``model``, a line of its own);
-    another file (a JSON document, ReForm-Eval's list) is left to `read_records`, which
-    streams it too.
+    another file (a JSON document, ReForm-Eval's list) is left to `export_rows`' other
+    check.
 
     Raises:
-        DataError: The file cannot be read as text (named as `read_records` names it).
+        DataError: The file cannot be read as text.
 
     """
     if first_json_char(path) != "{":
@@ -147,7 +118,7 @@ def _export_lines(path: Path) -> Iterator[dict[str, Any]] | None:
     try:
         first = next(lines, None)
     except DataError:
-        return None  # not JSON lines: `read_records` reads (or refuses) it, an entry at a time
+        return None  # not JSON lines: read (or refused) as a JSON document
     if first is None or not _is_export_row(first[1]):
         return None
     return _each_row(path, first, lines)

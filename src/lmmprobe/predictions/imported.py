@@ -120,6 +120,12 @@ class ImportedPrediction:
     `lmmprobe.predictions._rows.MAX_PREDICTION`), `prediction` then empty; None when read. The
     row is imported as an error with this message: counted in the error rate, never scored."""
 
+    skipped: str | None = None
+    """Where the reader left a bad entry out: the one line naming it (``FILE:#N: FIELD: why``).
+    Such a row is no prediction: it is counted and named (the first few) by the import, never
+    joined or scored, and the file's other entries are scored (ReForm-Eval's and Dysca's
+    readers, as their tools' own code would stop on such an entry). None for a read row."""
+
     lone_id: str | None = None
     """Where the file's id holds a lone surrogate (``U+D800 at character 2``: set from
     `sample_id` as read, before it is repaired), None when it holds none. No sample id holds

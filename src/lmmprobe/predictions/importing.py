@@ -220,11 +220,13 @@ def _official(benchmark: str | None) -> str | None:
 
 
 def _spec(spec: RunSpec, benchmark: str | None, by: Sequence[str] | None, **more: Any) -> RunSpec:
-    keys = (
-        list(by)
-        if by is not None
-        else list(DEFAULT_BREAKDOWNS.get(_benchmark_name(benchmark) or "", ()))
-    )
+    name = _benchmark_name(benchmark)
+    keys = list(by) if by is not None else list(DEFAULT_BREAKDOWNS.get(name or "", ()))
+    matcher = BENCHMARKS.get(name).matcher if name is not None else None
+    if matcher is not None:
+        # The answers are read as a run of the benchmark reads them: by its official
+        # matcher (HallusionBench's yes/no, VLMEvalKit's can_infer), not lmmprobe's default.
+        more["formulate"] = spec.formulate.model_copy(update={"matcher": matcher})
     return spec.model_copy(update={"by": keys, **more})
 
 
@@ -337,7 +339,9 @@ def _stream_into(
         # Stored as joined, a chunk at a time, and dropped: the results read the stored
         # rows. The imported text is stored as the response to the request a run would
         # have sent: scoring can be redone from the store like any run's.
-        chunk = score_rows(rows, model, origin=origin, judge_protocol=protocol)
+        chunk = score_rows(
+            rows, model, origin=origin, formulate=spec.formulate, judge_protocol=protocol
+        )
         store.put_samples(run_id, [sample for sample, _, _, _ in rows])
         store.put_responses(
             model, [ask.to_request() for _, ask, _, _ in rows], [r for _, _, r, _ in rows]

@@ -151,6 +151,9 @@ class ImportPlan:
     items_from_file: bool = False
     """The benchmark had no local copy and the items were read from the file
     (`lmmprobe.predictions.file_items`): the benchmark gave their definition only."""
+    skipped: int = 0
+    """Bad entries the reader left out (`ImportedPrediction.skipped`), each named in `problems`
+    while there is room there."""
 
     def counts(self) -> dict[str, Any]:
         """The plan's counts for a record or a document: the join's only with a benchmark.
@@ -160,16 +163,18 @@ class ImportPlan:
         ``file`` (the golds the file gives: nothing was joined, so those counts would mean
         nothing and are left out).
         """
+        skipped = {"skipped": self.skipped} if self.skipped else {}
         if self.load is None:
             if self.items_from_file:
-                return {"golds": "file", "items": "file", "rows": self.joined}
-            return {"golds": "file", "rows": self.joined}
+                return {"golds": "file", "items": "file", "rows": self.joined, **skipped}
+            return {"golds": "file", "rows": self.joined, **skipped}
         return {
             "golds": "benchmark",
             "rows": self.joined,
             "benchmark_samples": self.total,
             "missing": self.missing,
             "unjoined": self.unjoined,
+            **skipped,
         }
 
 
@@ -447,6 +452,12 @@ def _join_rows(
     """`plan_import`'s loop: each prediction joined (`join`), asked and answered, in file order."""
     plan = ImportPlan(rows=[], samples=[], source=source)
     for pred in predictions:
+        if pred.skipped is not None:
+            # A bad entry the reader left out: counted, named while there is room, not joined.
+            plan.skipped += 1
+            if len(plan.problems) < MAX_PROBLEMS:
+                plan.problems.append(f"{pred.skipped} (left out)")
+            continue
         if pred.lone_id is not None:
             # Refused, not joined: repaired, two ids differing only there would be one.
             plan.unjoined += 1
@@ -490,6 +501,11 @@ def _join_rows(
     if on_chunk is not None and plan.rows:
         on_chunk(plan.rows)
         plan.rows = []
+    if not plan.joined and plan.skipped:
+        raise DataError(
+            f"{where}: no entry of the file could be read ({plan.skipped} left out; the first: "
+            f"{plan.problems[0]})"
+        )
     if not plan.joined:
         raise DataError(
             f"{where}: no prediction joined to {source}"

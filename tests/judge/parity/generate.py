@@ -15,7 +15,9 @@ scores the reference computes.
   per question (CircularEval).
 - ``hallusionbench.json``: tianyi-lab/HallusionBench ``utils.py`` ``evaluate_by_chatgpt`` (the
   scripted reply returned by ``openai.ChatCompletion.create``), then ``assign_correctness``,
-  ``get_eval_all``, ``get_eval_fig``, ``get_eval_pair_all``.
+  ``get_eval_all``, ``get_eval_fig``, ``get_eval_pair_all``; ``strict``: the same aggregation
+  with each verdict it only defaulted to "2" (a reply holding none of its answers) read "0",
+  lmmprobe's strict figures.
 - ``mmvet.json``: yuweihao/MM-Vet ``mm-vet_evaluator.py`` ``load_metadata``, ``runs`` (a
   scripted ``client``), ``export_result``: the grades and the capability scores it writes.
 - ``llava_wild.json``: haotian-liu/LLaVA ``llava/eval/eval_gpt_review_bench.py`` run as a script
@@ -390,11 +392,27 @@ def hallusion(root: Path, rng: random.Random) -> None:
             except ZeroDivisionError:
                 fig = None
             q = ns["get_eval_pair_all"](judged, entry)
+            # lmmprobe's strict figures: the same aggregation with every verdict the reference
+            # only defaulted to "2" (a reply holding none of its answers) read "0" instead.
+            strict = [dict(r) for r in judged]
+            for r, reply in zip(strict, script, strict=True):
+                if not any(t in reply.lower() for t in ("correct", "unclear")):
+                    r[entry] = "0"
+            ns["assign_correctness"](strict, correctness_entry=entry)
+            sa = ns["get_eval_all"](strict, entry)
+            try:
+                sf = ns["get_eval_fig"](strict)
+                sfig = [int(sf["correct"]), int(sf["total"])]
+            except ZeroDivisionError:
+                sfig = None
+            sq = ns["get_eval_pair_all"](strict, entry)
             cases.append({
                 "rows": data, "replies": list(script), "prompts": list(sent),
                 "verdicts": [r[entry] for r in judged],
                 "aAcc": [int(a["correct"]), int(a["total"])], "fAcc": fig,
                 "qAcc": [int(q["correct"]), int(q["total"])],
+                "strict": {"aAcc": [int(sa["correct"]), int(sa["total"])], "fAcc": sfig,
+                           "qAcc": [int(sq["correct"]), int(sq["total"])]},
             })  # fmt: skip
     write("hallusionbench", "HallusionBench", "utils.py", cases)
 

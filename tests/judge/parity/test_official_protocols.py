@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, Reading
 from lmmprobe.judge.protocols.mathvista_extract import MathVistaExtract
@@ -34,7 +35,8 @@ from lmmprobe.metrics.benchmark_judged import (
     mmbench_letter_correct,
     mmvet_capability_scores,
 )
-from lmmprobe.schema import PromptTemplate, Sample, Score
+from lmmprobe.metrics.run_metric import compute_metrics
+from lmmprobe.schema import Judgement, PromptTemplate, RunSpec, Sample, Score
 
 HERE = Path(__file__).parent
 
@@ -212,6 +214,52 @@ def test_hallusionbench_prompt_verdicts_and_scores_match_utils_py() -> None:
             assert list(scores["fAcc"]) == case["fAcc"], c
     # 17 of the 153 replies (in 13 of the 30 cases) are empty or "I cannot say": defaulted.
     assert defaulted == 17
+
+
+def test_hallusionbench_figures_with_unjudged_answers_are_the_references_and_strict_ones() -> None:
+    """Through the metric a run computes: an answer the judge left unjudged (a reply holding
+    none of the reference's answers) reads the reference's default "2" in the official
+    figures, which equal utils.py's own on all 30 cases; the ``_strict`` figures count it
+    wrong, equal to utils.py's aggregation with those defaults read "0" (``strict``)."""
+    protocol = JUDGE_PROTOCOLS.get("hallusionbench-correct")
+    keys = ("category", "subcategory", "set_id", "figure_id", "question_id")
+    differ = 0
+    for c, case in enumerate(load("hallusionbench")):
+        scores = []
+        for r, (row, reply) in enumerate(zip(case["rows"], case["replies"], strict=True)):
+            sample = Sample(id=str(r), question=row["question"], answer=["yes"],
+                            formulation="open_ended")  # fmt: skip
+            reading = protocol.read(reply, item(sample, row["model_prediction"]))
+            verdict = Judgement(
+                judge="openai:j@http://x", protocol=protocol.name, version=protocol.version,
+                decided_by="unjudged" if reading is None else "judge", key=f"j{r}",
+                value=None if reading is None else reading.value,
+                reading=None if reading is None else reading.reading,
+            )  # fmt: skip
+            scores.append(Score(
+                model="m", sample_id="_".join(row[k] for k in keys), repeat=0, key=f"k{r}",
+                stage="match", prediction_text=row["model_prediction"], correct=False,
+                gold=["yes"], gold_text="yes", judgements=[verdict],
+                metadata={"benchmark": "hallusionbench", "metric": "hallusionbench_qacc",
+                          **{k: row[k] for k in keys}, "gt_answer": row["gt_answer"]},
+            ))  # fmt: skip
+        metrics = compute_metrics(scores, RunSpec(bootstrap=0))
+        unjudged = any(not any(t in x.lower() for t in ("correct", "unclear"))
+                       for x in case["replies"])  # fmt: skip
+        for name in ("aAcc", "fAcc", "qAcc"):
+            metric = f"hallusionbench_{name.lower()}"
+            for figure, want in ((metric, case[name]), (f"{metric}_strict", case["strict"][name])):
+                got = metrics.get(figure)
+                if figure.endswith("_strict") and not unjudged:
+                    assert got is None, (c, figure)  # shown only where some answer is unjudged
+                    got = metrics[metric]
+                if want is None:  # no question with a figure: the reference divides by zero
+                    assert got is None or got.value is None, (c, figure)
+                    continue
+                assert got is not None and got.n == want[1], (c, figure)
+                assert got.value == pytest.approx(want[0] / want[1]), (c, figure)
+        differ += case["strict"] != {k: case[k] for k in ("aAcc", "fAcc", "qAcc")}
+    assert differ == 3  # a figure-less visual-supplement question's default "2" was right
 
 
 # --------------------------------------------------------------------------- MM-Vet

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -261,9 +262,11 @@ _HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
 def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool] | None:
     """(repeat, the row as HallusionBench scores it, unjudged) of an answered row.
 
-    A row the official judge left unjudged reads "2", what ``evaluate_by_chatgpt`` writes for
-    a reply holding none of its answers (so a figure-less visual-supplement question counts
-    it right, as the reference's `assign_correctness` does).
+    A row the official judge left unjudged reads "2" in the official figures: what
+    ``evaluate_by_chatgpt`` writes for a reply holding none of its answers (tianyi-lab's and
+    lmms-eval's alike) and lmms-eval's for a request that failed, so a figure-less
+    visual-supplement question counts it right, as their `assign_correctness` does. The strict
+    figures (``_strict``) count it wrong (`_hallusion`).
     """
     if not is_answer(s, HALLUSION):
         return None
@@ -286,14 +289,27 @@ def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool] | 
     return s.repeat, row, judged == []
 
 
-def _hallusion(ctx: MetricContext, key: str, judged_only: bool = False) -> MetricValue | None:
+def _hallusion(ctx: MetricContext, key: str, mode: str = "official") -> MetricValue | None:
+    """aAcc, fAcc or qAcc (`key`) of the rows, an unjudged row counted as `mode` says.
+
+    ``official``: it reads "2", as the reference scores the verdict its judge could not give;
+    ``judged_only``: it is left out; ``strict`` (lmmprobe's own): it is wrong, on a
+    figure-less visual-supplement question too. The last two are None where no row is
+    unjudged (all three are then equal).
+    """
     if HALLUSION not in ctx.summary.tags:
         return None
     records = ctx.records(HALLUSION)
-    if judged_only:
+    if mode != "official":
         if not any(unjudged for _, _, unjudged in records):
             return None
-        records = [r for r in records if not r[2]]
+        if mode == "judged_only":
+            records = [r for r in records if not r[2]]
+        else:
+            records = [
+                (repeat, replace(row, correctness="0") if unjudged else row, unjudged)
+                for repeat, row, unjudged in records
+            ]
 
     def compute() -> dict[tuple[str, ...], list[int]]:
         # HallusionBench scores one answer per question: each repeat is scored as its own run
@@ -312,7 +328,7 @@ def _hallusion(ctx: MetricContext, key: str, judged_only: bool = False) -> Metri
                 counts[2 * i + 1] += scores[name][1]
         return dict(per_set)
 
-    per_set = ctx.shared(f"hallusion_sets{'_judged_only' * judged_only}", compute)
+    per_set = ctx.shared(f"hallusion_sets_{mode}", compute)
     i = _HALLUSION_KEYS.index(key)
     right = sum(c[2 * i] for c in per_set.values())
     total = sum(c[2 * i + 1] for c in per_set.values())
@@ -370,7 +386,12 @@ def hallusion_aacc(ctx: MetricContext) -> MetricValue | None:
 
 def _hallusion_judged_only(key: str) -> Callable[[MetricContext], MetricValue | None]:
     """`_hallusion` of `key` over the judged answers alone."""
-    return lambda ctx: _hallusion(ctx, key, judged_only=True)
+    return lambda ctx: _hallusion(ctx, key, "judged_only")
+
+
+def _hallusion_strict(key: str) -> Callable[[MetricContext], MetricValue | None]:
+    """`_hallusion` of `key` with every unjudged answer counted wrong."""
+    return lambda ctx: _hallusion(ctx, key, "strict")
 
 
 for _order, (_name, _key, _label) in enumerate(
@@ -380,6 +401,17 @@ for _order, (_name, _key, _label) in enumerate(
     judged_only_metric(
         _name, _label, _hallusion_judged_only(_key), family=FAMILY, order=23 + _order
     )
+    run_metric(
+        f"{_name}_strict",
+        summary=f"HallusionBench {_key} (lmmprobe's own) with every answer its judge left "
+        "unjudged counted wrong, where the official figure reads it unclear ('2'), which counts "
+        "a visual-supplement question asked without its figure right (shown where some answer "
+        "was left unjudged).",
+        label=f"{_label} (strict)",
+        family=FAMILY,
+        order=26 + _order,
+        headline=False,
+    )(_hallusion_strict(_key))
 
 
 # --------------------------------------------------------------------------- MMBench

@@ -9,6 +9,13 @@ list of the docs (less ``image``) with ``model_prediction`` (the reply judged),
 ``gpt4v_output_gpt_check`` ("0" wrong, "1" right, "2" unclear, also what an unreadable judge
 reply becomes) and ``gpt_answer`` (the prompt and the judge's reply).
 
+A "2" whose recorded judge reply (``gpt_answer`` less the prompt) holds none of ``incorrect``,
+``correct`` and ``unclear`` is the default lmms-eval gives a reply it cannot read, not a
+verdict: the question is left unjudged, as lmmprobe's own ``hallusionbench-correct`` leaves such
+a reply, and the official figures still read it "2" (lmms-eval's figure), while the strict ones
+count it wrong. A request that failed is indistinguishable from a judge that said "unclear"
+(lmms-eval records the word ``unclear`` as the reply): it stays "2".
+
 ``evaluate_by_chatgpt(load_json=True)`` resumes by count (``data[len(output):]``): a file left by
 an earlier run, of another model or another answer, is reused as it stands. A record therefore
 counts only where its ``model_prediction`` is the log's reply for the same question.
@@ -22,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
+from lmmprobe.judge.protocols.hallusionbench_correct import hallusion_prompt, hallusion_reading
 from lmmprobe.predictions._stream import UnreadableFile, first_json_char, iter_json
 from lmmprobe.predictions.imported import RecordedGrade
 
@@ -90,6 +98,23 @@ class _Record:
     where: str
     prediction: str
     verdict: str
+    defaulted: bool = False
+    """A "2" lmms-eval gave a judge reply holding none of its answers (`_defaulted`)."""
+
+
+def _defaulted(value: Mapping[str, Any], prediction: str) -> bool:
+    """Whether a record's "2" is the default of a judge reply holding no verdict.
+
+    The reply is what ``gpt_answer`` holds after the prompt ``evaluate_by_chatgpt`` built from
+    the record's question, reference and prediction; a record without them says nothing.
+    """
+    answer, question = value.get("gpt_answer"), value.get("question")
+    reference = value.get("gt_answer_details")
+    if not all(isinstance(v, str) for v in (answer, question, reference)):
+        return False
+    prompt = hallusion_prompt(str(question), str(reference), prediction)
+    text = str(answer)
+    return text.startswith(prompt) and hallusion_reading(text[len(prompt) :]) is None
 
 
 @dataclass
@@ -146,7 +171,8 @@ class HallusionSidecars:
         if key in self.records:
             self._problem(f"{where}: the question {'_'.join(key)} is judged twice; the first kept")
             return
-        self.records[key] = _Record(where, prediction, verdict)
+        defaulted = verdict == "2" and _defaulted(value, prediction)
+        self.records[key] = _Record(where, prediction, verdict, defaulted)
 
     def grade(self, doc: Mapping[str, Any], reply: str) -> RecordedGrade | None:
         """The recorded verdict on the question of `doc` answered `reply`, as a grade.
@@ -167,6 +193,12 @@ class HallusionSidecars:
                 f"reply {reply!r:.60} (a stale verdict file): not used"
             )
             return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
+        if record.defaulted:
+            reason = (
+                f"{record.where}: the judge's reply holds none of incorrect, correct, unclear "
+                "(lmms-eval read it '2')"
+            )
+            return RecordedGrade(HALLUSION_PROTOCOL, None, {"verdict_file": record.where}, reason)
         value = 1.0 if record.verdict == "1" else 0.0
         return RecordedGrade(
             HALLUSION_PROTOCOL, value, {"verdict_file": record.where}, reading=record.verdict

@@ -81,9 +81,13 @@ class DyscaOutputs:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One row per entry pair, in step; the two lists must have one length.
 
+        An entry pair Dysca's code would stop on (an entry that is not an object, a field
+        missing or of no use) is left out, named in one line (``FILE:#N: FIELD: why``,
+        `ImportedPrediction.skipped`), and the other pairs are read, as the ``--as-published``
+        figures count them.
+
         Raises:
-            DataError: A list is not a JSON list, an entry lacks a field Dysca reads (named
-                ``FILE:#N: FIELD: why``), or the lists differ in length.
+            DataError: A list is not a JSON list, or the lists differ in length.
 
         """
         truth_path = ground_truth_of(path, options)
@@ -96,7 +100,10 @@ class DyscaOutputs:
                     f"{path} and {truth_path} differ in length (one ends at entry {n - 1}): "
                     "Dysca scores output entry i against ground-truth entry i"
                 )
-            yield _row(n, truth, output)
+            try:
+                yield _row(n, truth, output)
+            except DataError as exc:
+                yield ImportedPrediction(row=n, sample_id=None, prediction="", skipped=str(exc))
 
     def item(self, where: str, pred: ImportedPrediction) -> Sample:
         """The ground truth's item: a single choice among its ``(X)`` lines, or an open answer."""

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lmmprobe.data.base import DataError
 from lmmprobe.parse import reform_choice
 from lmmprobe.parse.open_ended import reform_kie_correct, reform_ocr_correct
 from lmmprobe.predictions._rows import as_text, json_safe, need, prediction_text, row_error
@@ -95,23 +96,29 @@ class ReformEvalFile:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One row per entry, numbered per sample (``ID#K``); ReForm-Eval's verdict beside it.
 
+        An entry that is not an object, lacks a field ReForm-Eval reads or holds a value it
+        cannot use is left out, named in one line (``FILE:#N: FIELD: why``,
+        `ImportedPrediction.skipped`), and the other entries are read: ReForm-Eval's own
+        ``metric_eval`` would stop there (the ``--as-published`` figures leave it out alike).
+
         Raises:
-            DataError: An entry that is not an object, lacks a field ReForm-Eval reads, or holds
-                a value it cannot use (named ``FILE:#N: FIELD: why``).
+            DataError: The file itself cannot be read (not JSON, an entry cut off).
 
         """
         formulation = options.settings.get("formulation")
+        # The inference method given, else told by the first entry (an integer prediction:
+        # likelihood), as the ``--as-published`` hook tells it (`reform_settings`): an entry
+        # of the other kind is left out by both.
+        method = options.settings.get("infer_method")
         seen: Counter[str] = Counter()
         for n, (where, value) in enumerate(iter_entries(path), start=1):
-            if not isinstance(value, dict):
-                raise row_error(where, "(entry)", f"expected an object, got {type(value).__name__}")
-            sid = as_text(where, "sample_id", need(where, value, "sample_id"))
-            seen[sid] += 1
-            pred = need(where, value, "prediction")
-            if "answer_options" in value:
-                yield _choice_row(where, n, f"{sid}#{seen[sid]}", value, pred)
-            else:
-                yield _open_row(where, n, f"{sid}#{seen[sid]}", value, pred, formulation)
+            if method is None:
+                entry = value if isinstance(value, dict) else {}
+                method = "likelihood" if type(entry.get("prediction")) is int else "generation"
+            try:
+                yield _entry_row(where, n, value, seen, formulation, method)
+            except DataError as exc:
+                yield ImportedPrediction(row=n, sample_id=None, prediction="", skipped=str(exc))
 
     def item(self, where: str, pred: ImportedPrediction) -> Sample:
         """The item an entry holds: its options and gold index, or its reference answers.
@@ -140,13 +147,51 @@ class ReformEvalFile:
         refs = gold if isinstance(gold, list) else [str(gold)]
         if not refs:
             raise row_error(f"{where}: row {pred.row}", "answer", "an empty list of answers")
+        # lmmprobe's own rule for the formulation the file was read as (`_open_row`): OCR's
+        # and KIE's containment, captions scored as a corpus; else an exact open answer.
+        kind = fields.get("formulation")
+        formulation = (
+            "caption" if "references" in fields else kind if kind in ("ocr", "kie") else None
+        )
         return Sample(
             id=str(pred.sample_id),
             question=question,
             answer=refs,
-            formulation="open_ended",
+            formulation=formulation or "open_ended",
             metadata={"reform_sample": sample},
         )
+
+
+def _entry_row(
+    where: str, n: int, value: Any, seen: Counter[str], formulation: str | None, method: str
+) -> ImportedPrediction:
+    """Entry `n`'s row, its id numbered among its sample's entries so far (`seen`).
+
+    Raises:
+        DataError: The entry does not make a row (named ``FILE:#N: FIELD: why``); its sample
+            is then not counted.
+
+    """
+    if not isinstance(value, dict):
+        raise row_error(where, "(entry)", f"expected an object, got {type(value).__name__}")
+    sid = as_text(where, "sample_id", need(where, value, "sample_id"))
+    pred = need(where, value, "prediction")
+    number = f"{sid}#{seen[sid] + 1}"
+    if "answer_options" in value:
+        if method == "likelihood" and type(pred) is not int:  # ReForm-Eval fails on the rest
+            raise row_error(where, "prediction", f"expected an option index, got {pred!r}"[:200])
+        if method == "generation" and not isinstance(pred, str):
+            raise row_error(
+                where,
+                "prediction",
+                f"generation-based evaluation needs the generated text, got {pred!r}"[:200]
+                + " (option indices: --infer-method likelihood)",
+            )
+        row = _choice_row(where, n, number, value, pred)
+    else:
+        row = _open_row(where, n, number, value, pred, formulation)
+    seen[sid] += 1
+    return row
 
 
 def _choice_row(
@@ -225,7 +270,10 @@ def _open_row(
         gold=gold,
         tool_verdict=verdict,
         refused=refused,
-        fields=json_safe({k: record[k] for k in _KEPT if k in record}),
+        fields=json_safe(
+            {k: record[k] for k in _KEPT if k in record}
+            | ({"formulation": formulation} if formulation in ("ocr", "kie") else {})
+        ),
     )
 
 

@@ -36,12 +36,15 @@ def _hallusion(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         gt_answer_details=plain(row.get("gt_answer_details")),
     )
     image = row.get("image")
+    # A choice between yes and no that is never shown (the prompt is the question alone):
+    # the ``hallusionbench`` matcher reads the answer's yes or no for the answer rates.
     return Sample(
         id="_".join(meta[k] for k in keys),
         images=[image_ref(image, ctx)] if image is not None else [],
         question=required_text(row, "question"),
-        answer=["yes" if gold == "1" else "no"],
-        formulation="open_ended",
+        choices=["yes", "no"],
+        answer=0 if gold == "1" else 1,
+        formulation="single_choice",
         metadata=meta,
     )
 
@@ -54,7 +57,7 @@ HALLUSIONBENCH = benchmark(
         "Language Hallucination and Visual Illusion in Large Vision-Language Models, CVPR 2024, "
         "arXiv:2310.14566",
         license="bsd-3-clause (tianyi-lab/HallusionBench repository); card: unknown",
-        formulation="open_ended",
+        formulation="single_choice",
         metric="hallusionbench_qacc",
         prompt=PromptTemplate(
             template="{question}",
@@ -69,6 +72,7 @@ HALLUSIONBENCH = benchmark(
         hub_id="lmms-lab/HallusionBench",
         revision="ea5fd49f1b711d12cc8b0ec75be0c0593e17befe",
         size=951,
+        matcher="hallusionbench",
         judge="hallusionbench-correct",
         notes=(
             "hallusionbench_qacc, _facc and _aacc are HallusionBench's question-pair, figure "
@@ -79,6 +83,10 @@ HALLUSIONBENCH = benchmark(
             "'hard to say'...) is 'unclear' (the judge's verdict for an answer unclear about "
             "the answer; right for a visual-supplement question asked without its figure); "
             "an answer with both yes and no, or neither, is unread and wrong.",
+            "accuracy reads each answer's yes or no by the same rule (matcher hallusionbench; "
+            "the options yes and no are never shown): an answer stating uncertainty, or with "
+            "both or neither, is unparsed, and where a judge read it (--judge, or lmms-eval's "
+            "recorded verdicts) the judge's verdict decides it (the judged headline).",
             "With --repeats each repeat is scored as its own run and the accuracies are "
             "averaged over repeats.",
             "split=non_image holds the 178 visual-supplement questions asked without a figure.",
