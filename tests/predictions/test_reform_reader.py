@@ -195,3 +195,15 @@ def test_audit_names_the_entry_where_the_two_readings_part(tmp_path: Path) -> No
     )  # fmt: skip
     # The second entry of sample 1 ("cat"): lmmprobe reads option A, ReForm-Eval reads nothing.
     assert [it["sample_id"] for it in audit["items"]] == ["1#2"]
+
+
+def test_an_entry_whose_item_lmmprobe_cannot_ask_is_named_by_file_and_row(tmp_path: Path) -> None:
+    # Before: "error: choices: 300 options, more than the 256 ..." naming no file, no entry
+    # (the item's Sample refused it and nothing caught that).
+    many = {"sample_id": 3, "answer": 0, "answer_options": [f"o{i}" for i in range(300)],
+            "prediction": "(A)"}  # fmt: skip
+    path = _write(tmp_path / "pred.json", [*ENTRIES[:2], many], "json")
+    done = lmmprobe("score", path, "--reader", "reform")
+    assert done.returncode == 2, done.stderr
+    assert f"{path}: row 3: choices: 300 options, more than the 256" in done.stderr
+    assert "Traceback" not in done.stderr

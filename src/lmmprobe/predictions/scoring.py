@@ -212,8 +212,27 @@ def _samples_from_gold(where: str, pred: ImportedPrediction) -> Sample:
             metadata={},
         )
     except ValidationError as exc:
-        why = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        raise DataError(f"{where}: row {pred.row}: {why}") from None
+        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
+
+
+def _invalid(exc: ValidationError) -> str:
+    """Why pydantic refused a sample, in its checks' own words (each names its field)."""
+    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+
+
+def _items_of(
+    make: Callable[[str, ImportedPrediction], list[Sample]], where: str, pred: ImportedPrediction
+) -> list[Sample]:
+    """The items a row makes (a reader's or the file's), a sample's checks failing named.
+
+    An item the row's fields describe but `Sample` refuses (ReForm-Eval's 300 options, more
+    than lmmprobe asks about) is the row's problem: named by file and row, not a message
+    naming neither.
+    """
+    try:
+        return make(where, pred)
+    except ValidationError as exc:
+        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
 
 
 def plan_import(
@@ -465,7 +484,11 @@ def _join_rows(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = make(where, pred) if make is not None else [_samples_from_gold(where, pred)]
+            samples = (
+                _items_of(make, where, pred)
+                if make is not None
+                else [_samples_from_gold(where, pred)]
+            )
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(
