@@ -24,6 +24,7 @@ from typing import Any
 from lmmprobe.data.base import DataError
 from lmmprobe.predictions._stream import UnreadableFile, first_json_char, iter_json
 from lmmprobe.predictions.imported import RecordedGrade
+from lmmprobe.schema.text import shown_value
 
 __all__ = [
     "HALLUSION_PROTOCOL",
@@ -49,6 +50,11 @@ def question_key(doc: Mapping[str, Any]) -> Key | None:
     if not all(k in doc for k in _KEY_FIELDS):
         return None
     return tuple(str(doc[k]) for k in _KEY_FIELDS)
+
+
+def _named(key: Key) -> str:
+    """A question's key as messages name it, cut where a field of it is long."""
+    return shown_value("_".join(key), 120)
 
 
 def find_sidecars(log: Path) -> list[Path]:
@@ -144,7 +150,7 @@ class HallusionSidecars:
             self._problem(f"{where}: model_prediction: {prediction!r:.60} is not text")
             return
         if key in self.records:
-            self._problem(f"{where}: the question {'_'.join(key)} is judged twice; the first kept")
+            self._problem(f"{where}: the question {_named(key)} is judged twice; the first kept")
             return
         self.records[key] = _Record(where, prediction, verdict)
 
@@ -159,7 +165,7 @@ class HallusionSidecars:
             return None
         record = self.records.get(key)
         if record is None:
-            reason = f"no record of the question {'_'.join(key)} in the lmms-eval verdict files"
+            reason = f"no record of the question {_named(key)} in the lmms-eval verdict files"
             return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
         if record.prediction != reply:
             reason = (
