@@ -205,6 +205,24 @@ def test_score_as_published_gives_cmmmus_table_with_its_draws(tmp_path: Path) ->
     assert "CMMMU'sowncodewouldanswer2answersatrandom" in said
 
 
+def test_one_drawn_answer_is_said_in_the_singular(tmp_path: Path) -> None:
+    # Before: "would answer 1 answers at random", "1 answers drawn at random ... of them".
+    folder = _folder(tmp_path)
+    rows = [{"id": 101, "type": "选择", "response": "(C)"},
+            {"id": 104, "type": "选择", "response": "我不知道"}]  # fmt: skip
+    responses = tmp_path / "Yi-VL-34B-response.jsonl"
+    responses.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    done = lmmprobe(
+        "score", responses, "--benchmark", f"cmmmu,path={folder}", "--field",
+        "prediction=response", "--as-published",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "CMMMU's own code would answer 1 answer at random" in said, said
+    assert "lmmprobe counts it wrong" in said
+    assert "1 answer drawn at random (seed 42, in CMMMU's discipline order); 0 of 1 right" in said
+
+
 def test_a_huge_bad_value_is_one_short_line_and_the_other_rows_run(tmp_path: Path) -> None:
     # Before: each refused value was quoted whole: three rows of a few MB printed 8 MB.
     rows: dict[str, list[Any]] = {
