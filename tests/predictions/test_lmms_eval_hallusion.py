@@ -171,3 +171,21 @@ def test_a_huge_verdict_file_record_is_bounded(tmp_path: Path) -> None:
     path.write_text('[{"model_prediction": "' + "y" * (80 << 20) + '"}]', encoding="utf-8")
     read = HallusionSidecars.read([path])
     assert read.records == {} and len(read.problems) == 1 and str(path) in read.problems[0]
+
+
+@pytest.mark.parametrize("given", ["out", f"out/{VS}"])
+def test_an_output_folder_of_two_models_logs_says_to_give_the_log(
+    tmp_path: Path, given: str
+) -> None:
+    # Before: "no reader recognises this layout" for the folder, and the verdict file was
+    # taken for another layout that asked for a copy of the benchmark.
+    out = _copy(tmp_path)
+    (out / "other-vlm").mkdir()
+    (out / "other-vlm" / Path(LOG).name).write_bytes((out / LOG).read_bytes())
+    done = lmmprobe(
+        "score", tmp_path / given, "--benchmark", "hallusionbench", **_offline(tmp_path)
+    )
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert "and 2 samples logs (" in said and "give the log to score itself" in said, said
+    assert str(out / LOG) in said and "no reader recognises" not in said

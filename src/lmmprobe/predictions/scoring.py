@@ -51,6 +51,7 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.file_items import item_maker
+from lmmprobe.predictions.readers._hallusion_sidecar import hallusion_logs
 from lmmprobe.predictions.id_schemes import (
     IdScheme,
     MissingField,
@@ -104,6 +105,25 @@ def detect_reader(path: Path, name: str | None = None) -> tuple[str, PredictionR
         open_regular(path).close()
     if name is not None:
         return name, READERS.get(name)
+    logs = hallusion_logs(path)
+    if logs is not None and len(logs) != 1:
+        # An lmms-eval output folder (or its verdict file) stands for its one HallusionBench
+        # log; with none or several, which log is meant is said, not "no reader".
+        found = ", ".join(str(log) for log in logs[:3]) + (" ..." if len(logs) > 3 else "")
+        what = (
+            "an lmms-eval output folder with HallusionBench verdict files"
+            if path.is_dir()
+            else "a HallusionBench verdict file of an lmms-eval output folder"
+        )
+        raise DataError(
+            f"{path}: {what} "
+            + (
+                f"and {len(logs)} samples logs ({found}): give the log to score itself"
+                if logs
+                else "and no samples log (*samples_hallusion_bench*.jsonl) in it or in a "
+                "model folder under it"
+            )
+        )
     names = [n for n in READERS.names() if n != "mapped"] + ["mapped"]
     for candidate in names:
         reader = READERS.get(candidate)

@@ -31,6 +31,7 @@ __all__ = [
     "SIDECAR_NAMES",
     "HallusionSidecars",
     "find_sidecars",
+    "hallusion_logs",
     "log_of",
     "question_key",
 ]
@@ -70,14 +71,13 @@ def find_sidecars(log: Path) -> list[Path]:
     return []
 
 
-def log_of(path: Path) -> Path | None:
-    """The HallusionBench samples log an lmms-eval output folder or verdict file stands for.
+def hallusion_logs(path: Path) -> list[Path] | None:
+    """The HallusionBench samples logs an lmms-eval output folder or verdict file stands for.
 
-    None where `path` is neither, or the log cannot be told.
-    The folder holding ``gpt_response/`` with a verdict file (or that file's folder's parent)
-    is the output folder; its log is the one ``*samples_hallusion_bench*.jsonl`` in a model
-    folder under it (lmms-eval 0.3 on) or in it. Several such logs (several models' runs into
-    one folder) cannot be told apart: the log is then to be given itself.
+    None where `path` is neither (no ``gpt_response/`` verdict file). The folder holding
+    ``gpt_response/`` with a verdict file (or that file's folder's parent) is the output
+    folder; its logs are the ``*samples_hallusion_bench*.jsonl`` in a model folder under it
+    (lmms-eval 0.3 on) or in it: one, or several models' runs into one folder, or none.
     """
     if path.is_file() and path.name in SIDECAR_NAMES and path.parent.name == "gpt_response":
         folder = path.parent.parent
@@ -87,8 +87,17 @@ def log_of(path: Path) -> Path | None:
         return None
     pattern = "*samples_hallusion_bench*.jsonl"
     logs = sorted(folder.glob(f"*/{pattern}")) + sorted(folder.glob(pattern))
-    logs = [log for log in logs if log.is_file() and not log.is_symlink()]
-    return logs[0] if len(logs) == 1 else None
+    return [log for log in logs if log.is_file() and not log.is_symlink()]
+
+
+def log_of(path: Path) -> Path | None:
+    """The HallusionBench samples log an lmms-eval output folder or verdict file stands for.
+
+    None where `path` is neither, or the log cannot be told (`hallusion_logs`: none, or
+    several, which cannot be told apart: the log is then to be given itself).
+    """
+    logs = hallusion_logs(path)
+    return logs[0] if logs is not None and len(logs) == 1 else None
 
 
 @dataclass(frozen=True)
