@@ -164,4 +164,3 @@ def cut_length(text: str) -> int | None:
     """
     found = _CUT.search(text)
     return None if found is None else int(found.group(1).replace(",", ""))
-

@@ -51,7 +51,6 @@ from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
 from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.file_items import item_maker
-from lmmprobe.predictions.readers._hallusion_sidecar import hallusion_logs
 from lmmprobe.predictions.id_schemes import (
     IdScheme,
     MissingField,
@@ -66,6 +65,7 @@ from lmmprobe.predictions.imported import (
     PredictionReader,
     RecordedGrade,
 )
+from lmmprobe.predictions.readers._hallusion_sidecar import hallusion_logs
 from lmmprobe.run.keys import ask_key, sample_key
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import ErrorInfo, FormulateConfig, Response, RunSpec, Sample, Score
