@@ -647,6 +647,23 @@ def test_charxiv_descriptive_groups_whose_calls_failed_are_asked_again_exactly(
     assert _metric(result, "charxiv_descriptive_accuracy") == pytest.approx(15 / 28)
 
 
+def test_a_charxiv_template_out_of_range_says_the_whole_range(tmp_path: Path) -> None:
+    # Before: "qid: expected one of [1, 2, 3, 4, 5, 6, 7, 8], got '20'": the first eight of the
+    # 19 templates, read as the whole list (15, a valid template, looked refused too).
+    root = _charxiv_descriptive_folder(tmp_path)
+    doc = json.loads((root / "data" / "descriptive_val.json").read_text(encoding="utf-8"))
+    doc["2"]["qids"], doc["2"]["answers"] = [15, 20], ["1", "2"]
+    (root / "data" / "descriptive_val.json").write_text(json.dumps(doc), encoding="utf-8")
+    proc = lmmprobe(
+        "run", "-m", "first", "--data", f"charxiv-descriptive,path={root}", "-q",
+        "--db", tmp_path / "db", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert "descriptive_val.json:2[1]: qid: expected a number from 1 to 19, got '20'" in said
+    assert "2[0]" not in said
+
+
 def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_fails_nothing(
     tmp_path: Path,
 ) -> None:

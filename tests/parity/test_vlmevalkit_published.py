@@ -120,6 +120,18 @@ def test_a_tool_version_is_refused_where_the_figure_has_one() -> None:
     )
     assert done.returncode != 0
     assert done.stderr.strip().count("\n") == 0
-    assert (
-        "--tool-version '2024-06-01'" in done.stderr and "one version stands for all" in done.stderr
-    )
+    assert "--tool-version '2024-06-01'" in done.stderr
+    assert "has one version only (it takes no --tool-version)" in done.stderr
+
+
+@pytest.mark.parametrize("as_published", [True, False])
+def test_a_long_tool_version_is_echoed_cut(as_published: bool) -> None:
+    # Before: a 100,000-character value was echoed whole in the one-line error.
+    long = "2024-" + "x" * 100_000
+    done = lmmprobe(
+        "score", HERE / "Model_POPE_auxmatch.tsv", "--benchmark", "pope",
+        *(["--as-published"] if as_published else []), "--tool-version", long,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert len(done.stderr) < 600, len(done.stderr)
+    assert "(100,005 characters)" in done.stderr

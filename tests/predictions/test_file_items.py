@@ -202,6 +202,41 @@ def test_a_pope_row_without_its_split_is_named(tmp_path: Path) -> None:
         assert f"{one}: row 3: {why}" in said, said
 
 
+def test_a_pope_row_listing_what_is_no_split_of_pope_is_named_not_exploded(
+    tmp_path: Path,
+) -> None:
+    # Before: a category of 300,000 names (2.2 MB) made 144,963 items of one row in 98 s,
+    # scored 1.000: the cell cut at 1 MiB and each name taken for a split.
+    table = tmp_path / "Model_POPE.tsv"
+    listed = ",".join(f"s{i}" for i in range(300_000))
+    table.write_text(
+        "index\tquestion\tanswer\tcategory\tprediction\n"
+        "0\tIs there a dog?\tYes\tadversarial,random\tYes\n"
+        f"1\tIs there a cat?\tYes\tpopular,{listed}\tYes\n"
+    )
+    done = _score(tmp_path, table, "pope")
+    assert done.returncode == 2, done.stdout[:500]
+    said = " ".join(done.stderr.split())
+    assert f"{table}: row 3: category: 's0' is not one of POPE's splits" in said, said[:500]
+    assert len(done.stderr) < 1_000
+
+
+def test_an_item_is_never_made_from_a_field_cut_at_the_reader_bound(tmp_path: Path) -> None:
+    # A field past MAX_PREDICTION is kept cut in the record; before, the item was made from
+    # the cut text (its question, or a POPE category cut between two splits) without a word.
+    table = tmp_path / "Model_POPE.tsv"
+    long = "Is there a cat" + "?" * 1_100_000
+    table.write_text(
+        "index\tquestion\tanswer\tcategory\tprediction\n"
+        "0\tIs there a dog?\tYes\tadversarial\tYes\n"
+        f"1\t{long}\tYes\tpopular\tYes\n"
+    )
+    done = _score(tmp_path, table, "pope")
+    assert done.returncode == 2, done.stdout[:500]
+    said = " ".join(done.stderr.split())
+    assert f"{table}: row 3: question: read from a field of {len(long):,} characters" in said
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     category=st.one_of(st.none(), st.text(max_size=300), st.just("random," * 2000)),

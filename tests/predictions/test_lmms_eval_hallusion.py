@@ -116,6 +116,28 @@ def test_a_stale_record_leaves_its_item_unjudged_and_named(tmp_path: Path) -> No
     assert problem == f"{out / VS}:#3: (record): expected an object, got str"
 
 
+def test_a_long_question_key_is_named_cut(tmp_path: Path) -> None:
+    # Before: a 500 KB question_id in the log printed a 500 KB note; one in a verdict file
+    # judged twice put as much into the origin's judge_files_problems.
+    out = _copy(tmp_path)
+    log = out / LOG
+    rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    for metric in ("aAcc", "fAcc", "qAcc"):
+        rows[0][metric]["question_id"] = "Q" * 500_000
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    records = json.loads((out / VS).read_text(encoding="utf-8"))
+    records[0]["question_id"] = "R" * 500_000
+    records.append(dict(records[0]))
+    (out / VS).write_text(json.dumps(records), encoding="utf-8")
+    done = lmmprobe("score", log, "--benchmark", "hallusionbench", **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr[:2000]
+    assert len(done.stdout) + len(done.stderr) < 20_000
+    assert "no record of the question VD_illusion_0_0_QQQ" in " ".join(done.stdout.split())
+    doc = _score(tmp_path, log)
+    problem = doc["origin"]["detail"]["judge_files_problems"]
+    assert "is judged twice" in problem and len(problem) < 1_000, len(problem)
+
+
 def test_verdict_files_beside_a_log_in_the_output_folder_are_found(tmp_path: Path) -> None:
     out = _copy(tmp_path)
     moved = out / Path(LOG).name
@@ -205,3 +227,21 @@ def test_a_huge_verdict_file_record_is_bounded(tmp_path: Path) -> None:
     path.write_text('[{"model_prediction": "' + "y" * (80 << 20) + '"}]', encoding="utf-8")
     read = HallusionSidecars.read([path])
     assert read.records == {} and len(read.problems) == 1 and str(path) in read.problems[0]
+
+
+@pytest.mark.parametrize("given", ["out", f"out/{VS}"])
+def test_an_output_folder_of_two_models_logs_says_to_give_the_log(
+    tmp_path: Path, given: str
+) -> None:
+    # Before: "no reader recognises this layout" for the folder, and the verdict file was
+    # taken for another layout that asked for a copy of the benchmark.
+    out = _copy(tmp_path)
+    (out / "other-vlm").mkdir()
+    (out / "other-vlm" / Path(LOG).name).write_bytes((out / LOG).read_bytes())
+    done = lmmprobe(
+        "score", tmp_path / given, "--benchmark", "hallusionbench", **_offline(tmp_path)
+    )
+    assert done.returncode == 2
+    said = " ".join(done.stderr.split())
+    assert "and 2 samples logs (" in said and "give the log to score itself" in said, said
+    assert str(out / LOG) in said and "no reader recognises" not in said

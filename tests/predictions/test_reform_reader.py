@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.console import lmmprobe
 
 from lmmprobe.predictions.as_published.reform import reform_published
@@ -242,3 +243,59 @@ def test_audit_names_the_entry_where_the_two_readings_part(tmp_path: Path) -> No
     )  # fmt: skip
     # The second entry of sample 1 ("cat"): lmmprobe reads option A, ReForm-Eval reads nothing.
     assert [it["sample_id"] for it in audit["items"]] == ["1#2"]
+
+
+def test_an_entry_whose_item_lmmprobe_cannot_ask_is_named_by_file_and_row(tmp_path: Path) -> None:
+    # Before: "error: choices: 300 options, more than the 256 ..." naming no file, no entry
+    # (the item's Sample refused it and nothing caught that).
+    many = {"sample_id": 3, "answer": 0, "answer_options": [f"o{i}" for i in range(300)],
+            "prediction": "(A)"}  # fmt: skip
+    path = _write(tmp_path / "pred.json", [*ENTRIES[:2], many], "json")
+    done = lmmprobe("score", path, "--reader", "reform")
+    assert done.returncode == 2, done.stderr
+    assert f"{path}: row 3: choices: 300 options, more than the 256" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def _object_file(path: Path, members: int, size: int, data: bool) -> Path:
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("{")
+        for i in range(members):
+            fh.write(f'"m{i}": "{"x" * size}", ')
+        fh.write('"data": ' + json.dumps(ENTRIES[:1]) if data else '"last": 1')
+        fh.write("}")
+    return path
+
+
+def test_a_file_of_one_object_holds_one_member_at_a_time_not_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: every member of the object was kept to pick `data` at the end: a 720 MB file of
+    # twelve 60 MB members peaked at 919 MB. The bound, shrunk here, is one element's.
+    import tracemalloc
+
+    from lmmprobe.predictions import _stream
+
+    monkeypatch.setattr(_stream, "MAX_ELEMENT", 3_000_000)
+    path = _object_file(tmp_path / "pred.json", members=40, size=1_000_000, data=True)
+    tracemalloc.start()
+    try:
+        got = list(_stream.iter_entries(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [v for _, v in got] == ENTRIES[:1]
+    # The file is 40 MB; the reader's own buffers take about 17 MB whatever the file.
+    assert peak < 30_000_000, peak
+
+
+def test_an_object_past_one_entrys_bound_with_no_data_list_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lmmprobe.data import DataError
+    from lmmprobe.predictions import _stream
+
+    monkeypatch.setattr(_stream, "MAX_ELEMENT", 3_000_000)
+    path = _object_file(tmp_path / "pred.json", members=5, size=1_000_000, data=False)
+    with pytest.raises(DataError, match="an object of more than 2 MiB with no data list"):
+        list(_stream.iter_entries(path))

@@ -445,3 +445,22 @@ def test_import_never_prints_a_key_given_in_its_model_name(
         assert done.returncode == 0, done.stderr
         assert secret not in done.stdout + done.stderr
         assert "[redacted]" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("command", ["score", "import"])
+def test_a_ground_truth_with_a_benchmark_is_refused_by_score_and_import(
+    tmp_path: Path, command: str
+) -> None:
+    # Before: `import` took both and joined Dysca's rows to the benchmark ("id '1' is not a
+    # sample of demo", or silently where ids matched); `score` refused it.
+    gt, out = tmp_path / "gt.json", tmp_path / "out.json"
+    gt.write_text(json.dumps([{"instruction": "Question: Is it?\nChoices:\n(A) True\n(B) False\n",
+                               "question_type": "true or false", "question_majority": "x",
+                               "answer": "True"}]))  # fmt: skip
+    out.write_text(json.dumps([{"answer": "(A)"}]))
+    more = ("--db", str(tmp_path / "db")) if command == "import" else ()
+    done = lmmprobe(command, out, "--ground-truth", gt, "--benchmark", "demo", *more)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark" in (
+        " ".join(done.stderr.split())
+    )

@@ -18,6 +18,7 @@ from rich.table import Table
 from lmmprobe.cli._common import InertConsole
 from lmmprobe.data.base import DataError
 from lmmprobe.registry import RegistryError
+from lmmprobe.schema.text import shown_value
 
 # The predictions layer is imported where it is used: every command loads this module (through
 # `runs` and `imports`), and most never print an audit or explain a file.
@@ -313,7 +314,7 @@ def explain_imported(
     read_with = detail.get("rule_version_from")
     if tool_version is not None and read_with is None and not as_published:
         raise DataError(
-            f"--tool-version {tool_version!r}: {run.origin.path} holds nothing read by a "
+            f"--tool-version {shown_value(tool_version)!r}: {run.origin.path} holds nothing read by a "
             "tool's versioned rules (a VLMEvalKit result table's log; with --as-published, "
             "MathVista's score file)"
         )

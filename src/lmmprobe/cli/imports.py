@@ -290,8 +290,10 @@ def import_predictions(
 
     settings: dict[str, str] = {}
     if ground_truth is not None:
-        if reader not in (None, "dysca"):
-            fail("--ground-truth applies to Dysca's outputs (--reader dysca)")
+        # As `score` refuses it: Dysca's rows take their items from the ground truth, so a
+        # benchmark would join them to items they are not.
+        if reader not in (None, "dysca") or benchmark is not None:
+            fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
         reader = "dysca"
         settings["ground_truth"] = str(ground_truth)
     try:

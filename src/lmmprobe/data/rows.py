@@ -37,7 +37,7 @@ from lmmprobe.schema.image import (
     unreadable_reason,
 )
 from lmmprobe.schema.text import MAX_NESTING as MAX_NESTING  # read from here by the readers
-from lmmprobe.schema.text import deeper_than
+from lmmprobe.schema.text import deeper_than, shown_message
 
 R = TypeVar("R")
 
@@ -52,7 +52,12 @@ class RowError(Exception):
     """
 
     def __init__(self, field: str | None, reason: str) -> None:
-        """Describe the problem with `field` (None: the row as a whole)."""
+        """Describe the problem with `field` (None: the row as a whole).
+
+        A reason quoting a long value from the file is cut in the middle (`shown_message`):
+        every definition's message stays one readable line, whatever the row holds.
+        """
+        reason = shown_message(reason)
         super().__init__(reason)
         self.field = field
         self.reason = reason

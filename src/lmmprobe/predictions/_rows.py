@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +15,7 @@ __all__ = [
     "MAX_PREDICTION",
     "as_text",
     "as_verdict",
+    "cut_length",
     "dig",
     "json_safe",
     "need",
@@ -148,3 +150,17 @@ def json_safe(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
+
+
+_CUT = re.compile(r" \[cut here: ([\d,]+) characters in the file\]")
+
+
+def cut_length(text: str) -> int | None:
+    """The length in the file of a text `json_safe` cut (its marker names it), else None.
+
+    A record's field past `MAX_PREDICTION` is kept cut, for the record's sake; an item made
+    from it would be made from a text the file does not hold (`lmmprobe.predictions.file_items`
+    refuses such an item).
+    """
+    found = _CUT.search(text)
+    return None if found is None else int(found.group(1).replace(",", ""))

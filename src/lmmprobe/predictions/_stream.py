@@ -126,6 +126,42 @@ def _first_line_object(path: Path, within: Path | None) -> tuple[bool, bool]:
         return is_object, False
 
 
+def _object_entries(path: Path, within: Path | None) -> list[Any]:
+    """The entries of a file that is one JSON object: its ``data`` list, else the object.
+
+    Members are read one at a time; only ``data`` is kept once seen. Without it, the object is
+    one entry, so the members held until the end are at most `MAX_ELEMENT` in all (their JSON
+    lengths): an object of many large members is refused, never held whole.
+
+    Raises:
+        DataError: ``data`` is not a list, or an object without one is past `MAX_ELEMENT`.
+
+    """
+    members: dict[str | None, Any] = {}
+    held = 0
+    for _, key, value in iter_json(path, within):
+        if key == "data":
+            members = {"data": value}
+            held = -1  # found: nothing else is kept
+        elif held >= 0:
+            held += len(json.dumps(value))
+            if held > MAX_ELEMENT:
+                members, held = {}, -2  # too big to be one entry: kept only if data comes
+            else:
+                members[key] = value
+    if "data" in members:
+        records = members["data"]
+        if not isinstance(records, list):
+            raise DataError(f"{path}: data: expected a list of predictions")
+        return records
+    if held == -2:
+        raise DataError(
+            f"{path}: an object of more than {MAX_ELEMENT >> 20} MiB with no data list: neither "
+            "a list of predictions nor one entry"
+        )
+    return [members]
+
+
 def iter_entries(path: Path, within: Path | None = None) -> Iterator[tuple[str, Any]]:
     """``(where, value)`` for each entry of a list of records, read an entry at a time.
 
@@ -148,11 +184,7 @@ def iter_entries(path: Path, within: Path | None = None) -> Iterator[tuple[str, 
         for n, _, value in iter_json(path, within):
             yield f"{path}:#{n}", value
     elif first == "{" and not (lines and more):
-        members = {key: value for _, key, value in iter_json(path, within)}
-        records = members.get("data", [members])
-        if not isinstance(records, list):
-            raise DataError(f"{path}: data: expected a list of predictions")
-        for n, value in enumerate(records, start=1):
+        for n, value in enumerate(_object_entries(path, within), start=1):
             yield f"{path}:#{n}", value
     else:
         for n, value in iter_jsonl(path, within):

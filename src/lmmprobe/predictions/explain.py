@@ -91,14 +91,15 @@ class FileExplanation:
             )
         if self.benchmark == "mmmu":
             out.append(
-                f"MMMU's own code would pick a random letter for {len(self.guessed)} answers it "
-                "cannot read; lmmprobe counts them wrong"
+                f"MMMU's own code would pick a random letter for {_answers(len(self.guessed))} "
+                f"it cannot read; lmmprobe counts {_them(len(self.guessed))} wrong"
                 + ("" if self.published else " (--as-published gives MMMU's figure)")
             )
         if self.benchmark == "cmmmu":
             out.append(
-                f"CMMMU's own code would answer {len(self.guessed)} answers at random (a letter "
-                "where it finds none, 对 or 错 where it reads a tie); lmmprobe counts them wrong"
+                f"CMMMU's own code would answer {_answers(len(self.guessed))} at random (a "
+                "letter where it finds none, 对 or 错 where it reads a tie); lmmprobe counts "
+                f"{_them(len(self.guessed))} wrong"
                 + ("" if self.published else " (--as-published gives CMMMU's figure)")
             )
         return out
@@ -329,3 +330,13 @@ def explain_facts(
             preds = _with_published(preds, published)
         out.audit = audit_imported(facts.scores, preds, label=label, n_boot=n_boot, seed=seed)
     return out
+
+
+def _answers(n: int) -> str:
+    """``1 answer``, ``2 answers``."""
+    return f"{n} answer" if n == 1 else f"{n} answers"
+
+
+def _them(n: int) -> str:
+    """``it`` for one answer, ``them`` for several."""
+    return "it" if n == 1 else "them"

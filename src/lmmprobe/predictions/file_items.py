@@ -40,10 +40,11 @@ from lmmprobe.data.benchmarks.load import (
     hub_cache_snapshot,
     local_copy,
 )
+from lmmprobe.predictions._rows import MAX_PREDICTION, cut_length
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
 
-__all__ = ["FILE_ITEMS", "item_maker"]
+__all__ = ["FILE_ITEMS", "POPE_SPLITS", "item_maker"]
 
 LOGGED_DOCS = (
     "ai2d", "chartqa", "docvqa", "gqa", "hallusionbench", "llava-wild", "mathvista", "mmbench",
@@ -94,6 +95,9 @@ field holds the annotators' answers: the item of the row's id with those answers
 ``question`` where the row has one, read by the benchmark's row reader: scored by the
 benchmark's VQA accuracy over them)."""
 
+POPE_SPLITS = ("adversarial", "popular", "random")
+"""POPE's three splits (its ``category``; lmms-lab/POPE, VLMEvalKit's POPE table)."""
+
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _GROUP = 1_000_000
 """MMBench's circular copies: ``index`` = group + k * 1e6 (its published dev split's)."""
@@ -132,7 +136,49 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
     if b.members or _copy_present(b, options):
         return None
     split = options.get("split") or b.split
-    how = FILE_ITEMS[tool][name]
+    made = _maker(b, split, FILE_ITEMS[tool][name])
+
+    def make(where: str, pred: ImportedPrediction) -> list[Sample]:
+        items = made(where, pred)
+        for item in items:
+            _refuse_cut(item, where, pred)
+        return items
+
+    return make
+
+
+def _refuse_cut(item: Sample, where: str, pred: ImportedPrediction) -> None:
+    """Refuse an item made from a field the reader cut (`json_safe`: past `MAX_PREDICTION`).
+
+    The cut text is not what the file holds: a POPE ``category`` of 300,000 splits cut at
+    1 MiB made 144,963 items, none said. Whatever field the definition read it from, the cut
+    shows in what it made (question, context, options, gold, metadata).
+
+    Raises:
+        DataError: The item holds a cut text (named by file, row and the item's field).
+
+    """
+    parts: dict[str, Any] = {
+        "question": item.question,
+        "context": item.context,
+        "choices": item.choices,
+        "answer": item.answer,
+        **{f"metadata.{k}": v for k, v in item.metadata.items()},
+    }
+    for name, value in parts.items():
+        texts = value if isinstance(value, list) else [value]
+        for text in texts:
+            n = cut_length(text) if isinstance(text, str) else None
+            if n is not None:
+                raise DataError(
+                    f"{where}: row {pred.row}: {name}: read from a field of {n:,} characters, "
+                    f"more than the {MAX_PREDICTION:,} lmmprobe reads of one; its item is not "
+                    "made from a cut text (score against a copy of the benchmark)"
+                )
+
+
+def _maker(b: Benchmark, split: str, how: str) -> ItemMaker:
+    """The item maker `FILE_ITEMS` names for `b` (`how`)."""
     if how == "logged_doc":
         return lambda where, pred: [_doc_item(b, split, where, pred)]
     if how == "vqa_answers":
@@ -148,11 +194,7 @@ def item_maker(benchmark: str, tool: str | None) -> ItemMaker | None:
     if how != "choice":
         return lambda where, pred: [_definition_item(b, split, how, where, pred)]
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
-
-    def make(where: str, pred: ImportedPrediction) -> list[Sample]:
-        return [_choice_item(b, tag, where, pred)]
-
-    return make
+    return lambda where, pred: [_choice_item(b, tag, where, pred)]
 
 
 @cache
@@ -346,6 +388,12 @@ def _pope_items(b: Benchmark, split: str, where: str, pred: ImportedPrediction) 
     if not splits:
         raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
                         "each item's split from the file")  # fmt: skip
+    unknown = next((s for s in splits if s not in POPE_SPLITS), None)
+    if unknown is not None:
+        # A row answers an item of a split POPE has: a category of 300,000 names made as many
+        # items from one row.
+        raise DataError(f"{at}: category: {unknown[:40]!r} is not one of POPE's splits "
+                        f"({', '.join(POPE_SPLITS)})")  # fmt: skip
     if len(set(splits)) < len(splits):
         raise DataError(f"{at}: category: {(listed or '')[:80]!r} lists a split twice (POPE_rating "
                         "would count the answer twice in it)")  # fmt: skip

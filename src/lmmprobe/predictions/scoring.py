@@ -65,6 +65,7 @@ from lmmprobe.predictions.imported import (
     PredictionReader,
     RecordedGrade,
 )
+from lmmprobe.predictions.readers._hallusion_sidecar import hallusion_logs
 from lmmprobe.run.keys import ask_key, sample_key
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import ErrorInfo, FormulateConfig, Response, RunSpec, Sample, Score
@@ -104,6 +105,25 @@ def detect_reader(path: Path, name: str | None = None) -> tuple[str, PredictionR
         open_regular(path).close()
     if name is not None:
         return name, READERS.get(name)
+    logs = hallusion_logs(path)
+    if logs is not None and len(logs) != 1:
+        # An lmms-eval output folder (or its verdict file) stands for its one HallusionBench
+        # log; with none or several, which log is meant is said, not "no reader".
+        found = ", ".join(str(log) for log in logs[:3]) + (" ..." if len(logs) > 3 else "")
+        what = (
+            "an lmms-eval output folder with HallusionBench verdict files"
+            if path.is_dir()
+            else "a HallusionBench verdict file of an lmms-eval output folder"
+        )
+        raise DataError(
+            f"{path}: {what} "
+            + (
+                f"and {len(logs)} samples logs ({found}): give the log to score itself"
+                if logs
+                else "and no samples log (*samples_hallusion_bench*.jsonl) in it or in a "
+                "model folder under it"
+            )
+        )
     names = [n for n in READERS.names() if n != "mapped"] + ["mapped"]
     for candidate in names:
         reader = READERS.get(candidate)
@@ -217,8 +237,27 @@ def _samples_from_gold(where: str, pred: ImportedPrediction) -> Sample:
             metadata={},
         )
     except ValidationError as exc:
-        why = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
-        raise DataError(f"{where}: row {pred.row}: {why}") from None
+        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
+
+
+def _invalid(exc: ValidationError) -> str:
+    """Why pydantic refused a sample, in its checks' own words (each names its field)."""
+    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+
+
+def _items_of(
+    make: Callable[[str, ImportedPrediction], list[Sample]], where: str, pred: ImportedPrediction
+) -> list[Sample]:
+    """The items a row makes (a reader's or the file's), a sample's checks failing named.
+
+    An item the row's fields describe but `Sample` refuses (ReForm-Eval's 300 options, more
+    than lmmprobe asks about) is the row's problem: named by file and row, not a message
+    naming neither.
+    """
+    try:
+        return make(where, pred)
+    except ValidationError as exc:
+        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
 
 
 def plan_import(
@@ -476,7 +515,11 @@ def _join_rows(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = make(where, pred) if make is not None else [_samples_from_gold(where, pred)]
+            samples = (
+                _items_of(make, where, pred)
+                if make is not None
+                else [_samples_from_gold(where, pred)]
+            )
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(

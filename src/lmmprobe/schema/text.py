@@ -30,6 +30,7 @@ __all__ = [
     "repeated_column",
     "safe_data",
     "safe_text",
+    "shown_message",
     "shown_path",
     "shown_value",
     "stored_json",
@@ -189,6 +190,23 @@ def shown_value(text: str, limit: int = SHOWN_CHARS) -> str:
     says how long the value was.
     """
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+MESSAGE_CHARS: Final = 1_000
+"""How long a message about one row may be: past it, the part quoting the file is cut."""
+
+
+def shown_message(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """A message about bad input, bounded: whole up to `limit` characters, else cut in the middle.
+
+    The middle is where a quoted value stands (``expected X, got '...': not read``); the start
+    (the field, what was expected) and the end (what is done about it) are kept, with the
+    length of what was left out said in place.
+    """
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 3 // 4], text[-(limit // 5) :]
+    return f"{head}... ({len(text) - len(head) - len(tail):,} characters cut) ...{tail}"
 
 
 def json_escaped(text: str) -> str:

@@ -203,3 +203,57 @@ def test_score_as_published_gives_cmmmus_table_with_its_draws(tmp_path: Path) ->
     assert plain.returncode == 0, plain.stdout + plain.stderr
     said = "".join(plain.stdout.split())  # the console wraps long lines, even inside words
     assert "CMMMU'sowncodewouldanswer2answersatrandom" in said
+
+
+def test_one_drawn_answer_is_said_in_the_singular(tmp_path: Path) -> None:
+    # Before: "would answer 1 answers at random", "1 answers drawn at random ... of them".
+    folder = _folder(tmp_path)
+    rows = [{"id": 101, "type": "选择", "response": "(C)"},
+            {"id": 104, "type": "选择", "response": "我不知道"}]  # fmt: skip
+    responses = tmp_path / "Yi-VL-34B-response.jsonl"
+    responses.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    done = lmmprobe(
+        "score", responses, "--benchmark", f"cmmmu,path={folder}", "--field",
+        "prediction=response", "--as-published",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "CMMMU's own code would answer 1 answer at random" in said, said
+    assert "lmmprobe counts it wrong" in said
+    assert "1 answer drawn at random (seed 42, in CMMMU's discipline order); 0 of 1 right" in said
+
+
+def test_a_huge_bad_value_is_one_short_line_and_the_other_rows_run(tmp_path: Path) -> None:
+    # Before: each refused value was quoted whole: three rows of a few MB printed 8 MB.
+    rows: dict[str, list[Any]] = {
+        "id": ["1", "2", "3"], "type": ["选择", "判断", "判断"],
+        "question": ["q #a", "q #b", "q #c"],
+        "option1": ["x", None, None], "option2": ["y", None, None],
+        "option3": ["z", None, None], "option4": ["w", None, None],
+        "answer": ["E" * 2_000_000, "是" * 1_000_000, "对"],
+        **{f"image_{k}": [None] * 3 for k in range(1, 6)},
+        **{f"image_{k}_filename": [None] * 3 for k in range(1, 6)},
+        "subcategory": ["艺术"] * 3, "category": ["艺术与设计"] * 3,
+    }  # fmt: skip
+    feats = Features(
+        {
+            k: (Image() if k.startswith("image_") and "filename" not in k else Value("string"))
+            for k in rows
+        }
+    )
+    folder = write_hub_snapshot(tmp_path / "bad", {"val": Dataset.from_dict(rows, features=feats)})
+    done = lmmprobe(
+        "run", "-m", "first", "--data", f"cmmmu,path={folder}", "-q", "--db", tmp_path / "db",
+        "--out", tmp_path / "out", HF_DATASETS_CACHE=str(tmp_path / "hf-cache"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[:2000]
+    lines = [line for line in done.stderr.splitlines() if "answer:" in line]
+    assert len(lines) == 2, done.stderr[:2000]
+    for line in lines:
+        assert len(line) < 1_200, len(line)
+    # The start (field, what was expected) and how much was left out are kept.
+    assert "answer: expected option letters A-D, got 'EEEE" in lines[0]
+    assert "characters cut" in lines[0]
+    assert "expected 对 or 错, got '是是" in lines[1]
+    (model,) = json.loads((tmp_path / "out" / "results.json").read_text())["models"].values()
+    assert model["metrics"]["cmmmu_accuracy"]["n"] == 1

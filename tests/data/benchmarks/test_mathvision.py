@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from datasets import Dataset, Features, Image, Value
 from datasets import Sequence as Seq
+from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import scripted_model, tiny_png, write_hub_snapshot
 
 from lmmprobe.api import evaluate
@@ -132,3 +133,23 @@ def test_the_direct_prompt_asks_for_a_word_or_phrase(tmp_path: Path) -> None:
     assert SCRIPT.prompts["d"] == (
         f"Which shape comes next?\n<image1> #d\n(A) 1\n(B) 2\n(C) 3\n(D) 4\n(E) 5\n\n{direct}"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "copy"),
+    [("mathvision-direct", "mathvision"), ("mmmu-pro-vision-cot", "mmmu-pro-vision")],
+)
+def test_a_missing_shared_copy_is_named_by_the_folder_read(
+    tmp_path: Path, name: str, copy: str
+) -> None:
+    # Before: "no local copy at $LMMPROBE_DATA_DIR/mathvision-direct (DIR/mathvision)": the
+    # variable form named a folder nothing reads.
+    (tmp_path / "data").mkdir()
+    done = lmmprobe(
+        "run", "-m", "first", "--data", name, "-q", "--db", tmp_path / "db",
+        LMMPROBE_DATA_DIR=str(tmp_path / "data"), HF_HUB_OFFLINE="1",
+        HF_HOME=str(tmp_path / "hf"), HF_HUB_CACHE=str(tmp_path / "hf" / "hub"),
+    )  # fmt: skip
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert f"no local copy at $LMMPROBE_DATA_DIR/{copy} ({tmp_path / 'data' / copy})" in said

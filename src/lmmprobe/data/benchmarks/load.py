@@ -179,7 +179,11 @@ def locate(b: Benchmark, path: str | None) -> _Location:
     local = local_copy(b)
     if local is not None and local.is_dir():
         return _Location(str(local), local)
-    where = f"${DATA_DIR_ENV}/{b.name}" + (f" ({local})" if local is not None else " (unset)")
+    # A definition sharing another's copy (mathvision-direct, the -cot names) is read from
+    # that copy's folder: named as such, not by its own name.
+    where = f"${DATA_DIR_ENV}/{b.copy or b.name}" + (
+        f" ({local})" if local is not None else " (unset)"
+    )
     if b.hub_id is None:
         raise DataError(
             f"benchmark {b.name}: no local copy at {where}, and its data is not on the "

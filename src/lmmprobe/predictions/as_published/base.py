@@ -19,6 +19,7 @@ from lmmprobe.data.base import DataError
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.registry import Registry
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import shown_value
 
 __all__ = [
     "ANY_READER",
@@ -217,9 +218,13 @@ def published_figure(hook: PublishedFigure, source: PublishedSource) -> Publishe
     """
     version = source.tool_version
     if version is not None and version not in hook.versions:
-        known = " or ".join(hook.versions) if hook.versions else "none: one version stands for all"
+        known = (
+            f"versions {' or '.join(hook.versions)}"
+            if hook.versions
+            else "one version only (it takes no --tool-version)"
+        )
         raise DataError(
-            f"--tool-version {version!r}: the {hook.benchmark} figure of {hook.files} has "
-            f"versions {known}"
+            f"--tool-version {shown_value(version)!r}: the {hook.benchmark} figure of "
+            f"{hook.files} has {known}"
         )
     return hook.figure(source)

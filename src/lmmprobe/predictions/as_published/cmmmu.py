@@ -83,8 +83,9 @@ def cmmmu_published_figure(result: CmmmuResult) -> Published:
             ),
         ),
         notes=(
-            f"{drawn} answers drawn at random (seed {CMMMU_SEED}, in CMMMU's discipline order); "
-            f"{sum(result.correct[i] for i in result.guessed)} of them right",
+            f"{drawn} answer{'' if drawn == 1 else 's'} drawn at random (seed {CMMMU_SEED}, in "
+            f"CMMMU's discipline order); {sum(result.correct[i] for i in result.guessed)} of "
+            f"{drawn} right",
         ),
         extra={
             "guessed": dict(result.guessed),

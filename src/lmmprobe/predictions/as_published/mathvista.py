@@ -40,6 +40,7 @@ from lmmprobe.predictions.as_published.base import (
     PublishedSource,
     PublishedTable,
 )
+from lmmprobe.schema.text import shown_value
 
 __all__ = [
     "MATHVISTA_KEYS",
@@ -128,7 +129,7 @@ def mathvista_published(path: Path, version: str | None = None) -> Published:
     version = version or _DEFAULT
     if version not in MATHVISTA_VERSIONS:
         raise DataError(
-            f"--tool-version {version!r}: MathVista's calculate_score.py is known as "
+            f"--tool-version {shown_value(version)!r}: MathVista's calculate_score.py is known as "
             + " or ".join(MATHVISTA_VERSIONS)
         )
     problems = _problems(path)

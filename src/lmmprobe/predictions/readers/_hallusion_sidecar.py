@@ -32,12 +32,14 @@ from lmmprobe.data.base import DataError
 from lmmprobe.judge.protocols.hallusionbench_correct import hallusion_prompt, hallusion_reading
 from lmmprobe.predictions._stream import UnreadableFile, first_json_char, iter_json
 from lmmprobe.predictions.imported import RecordedGrade
+from lmmprobe.schema.text import shown_value
 
 __all__ = [
     "HALLUSION_PROTOCOL",
     "SIDECAR_NAMES",
     "HallusionSidecars",
     "find_sidecars",
+    "hallusion_logs",
     "log_of",
     "question_key",
 ]
@@ -59,6 +61,11 @@ def question_key(doc: Mapping[str, Any]) -> Key | None:
     return tuple(str(doc[k]) for k in _KEY_FIELDS)
 
 
+def _named(key: Key) -> str:
+    """A question's key as messages name it, cut where a field of it is long."""
+    return shown_value("_".join(key), 120)
+
+
 def find_sidecars(log: Path) -> list[Path]:
     """The verdict files of a samples log, where lmms-eval's layout puts them.
 
@@ -72,14 +79,13 @@ def find_sidecars(log: Path) -> list[Path]:
     return []
 
 
-def log_of(path: Path) -> Path | None:
-    """The HallusionBench samples log an lmms-eval output folder or verdict file stands for.
+def hallusion_logs(path: Path) -> list[Path] | None:
+    """The HallusionBench samples logs an lmms-eval output folder or verdict file stands for.
 
-    None where `path` is neither, or the log cannot be told.
-    The folder holding ``gpt_response/`` with a verdict file (or that file's folder's parent)
-    is the output folder; its log is the one ``*samples_hallusion_bench*.jsonl`` in a model
-    folder under it (lmms-eval 0.3 on) or in it. Several such logs (several models' runs into
-    one folder) cannot be told apart: the log is then to be given itself.
+    None where `path` is neither (no ``gpt_response/`` verdict file). The folder holding
+    ``gpt_response/`` with a verdict file (or that file's folder's parent) is the output
+    folder; its logs are the ``*samples_hallusion_bench*.jsonl`` in a model folder under it
+    (lmms-eval 0.3 on) or in it: one, or several models' runs into one folder, or none.
     """
     if path.is_file() and path.name in SIDECAR_NAMES and path.parent.name == "gpt_response":
         folder = path.parent.parent
@@ -89,8 +95,17 @@ def log_of(path: Path) -> Path | None:
         return None
     pattern = "*samples_hallusion_bench*.jsonl"
     logs = sorted(folder.glob(f"*/{pattern}")) + sorted(folder.glob(pattern))
-    logs = [log for log in logs if log.is_file() and not log.is_symlink()]
-    return logs[0] if len(logs) == 1 else None
+    return [log for log in logs if log.is_file() and not log.is_symlink()]
+
+
+def log_of(path: Path) -> Path | None:
+    """The HallusionBench samples log an lmms-eval output folder or verdict file stands for.
+
+    None where `path` is neither, or the log cannot be told (`hallusion_logs`: none, or
+    several, which cannot be told apart: the log is then to be given itself).
+    """
+    logs = hallusion_logs(path)
+    return logs[0] if logs is not None and len(logs) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -169,7 +184,7 @@ class HallusionSidecars:
             self._problem(f"{where}: model_prediction: {prediction!r:.60} is not text")
             return
         if key in self.records:
-            self._problem(f"{where}: the question {'_'.join(key)} is judged twice; the first kept")
+            self._problem(f"{where}: the question {_named(key)} is judged twice; the first kept")
             return
         defaulted = verdict == "2" and _defaulted(value, prediction)
         self.records[key] = _Record(where, prediction, verdict, defaulted)
@@ -185,7 +200,7 @@ class HallusionSidecars:
             return None
         record = self.records.get(key)
         if record is None:
-            reason = f"no record of the question {'_'.join(key)} in the lmms-eval verdict files"
+            reason = f"no record of the question {_named(key)} in the lmms-eval verdict files"
             return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
         if record.prediction != reply:
             reason = (

@@ -70,6 +70,7 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
     vanilla_reading,
 )
 from lmmprobe.schema import safe_text
+from lmmprobe.schema.text import shown_value
 
 __all__ = ["VLMEvalKitTable"]
 
@@ -418,7 +419,7 @@ def _check_version(given: str | None) -> None:
     """
     if given is not None and given not in RULE_VERSIONS:
         raise DataError(
-            f"--tool-version {given!r}: VLMEvalKit's answer-reading rules (can_infer) have "
+            f"--tool-version {shown_value(given)!r}: VLMEvalKit's answer-reading rules (can_infer) have "
             f"versions {known_versions()}"
         )
 

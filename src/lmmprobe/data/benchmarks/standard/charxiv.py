@@ -158,8 +158,19 @@ def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
 def _int(row: Mapping[str, Any], field: str, allowed: Mapping[int, str] | range) -> int:
     value = row.get(field)
     if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
-        raise RowError(field, f"expected one of {sorted(allowed)[:8]}, got {str(value)[:80]!r}")
+        raise RowError(field, f"expected {_allowed(allowed)}, got {str(value)[:80]!r}")
     return value
+
+
+def _allowed(allowed: Mapping[int, str] | range) -> str:
+    """The values a field takes, as a message says them: ``1 to 19``, never a cut list.
+
+    The templates 1 to 19 were shown ``[1, ..., 8]``, which read as the whole list.
+    """
+    keys = sorted(allowed)
+    if keys == list(range(keys[0], keys[-1] + 1)):
+        return f"a number from {keys[0]} to {keys[-1]}"
+    return f"one of {', '.join(map(str, keys[:8]))}" + (", ..." if len(keys) > 8 else "")
 
 
 def _text(row: Mapping[str, Any], field: str) -> str:
