@@ -208,9 +208,7 @@ def _evaluate(
     reuse: bool = True,
 ) -> Evaluation:
     with claim, Store(spec.db) as store:
-        outcome = execute_run(
-            spec, store=store, progress=progress, executor=executor, reuse=reuse
-        )
+        outcome = execute_run(spec, store=store, progress=progress, executor=executor, reuse=reuse)
         return _judge_and_write(outcome, store, progress, executor)
 
 

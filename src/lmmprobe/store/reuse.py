@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lmmprobe.store.runs import decode_column
@@ -69,7 +69,6 @@ class AnswerTotals:
     completion_tokens: int = 0
     latency_s_total: float = 0.0
     redacted: int = 0
-    keys: set[str] = field(default_factory=set, repr=False)
 
 
 IGNORED_MANIFEST_FIELDS = frozenset({"judge"})
@@ -141,6 +140,7 @@ def _answer_totals(
     out: dict[str, AnswerTotals] = {}
     for model in models:
         totals = out[model] = AnswerTotals()
+        seen: set[str] = set()
         rows = c.execute(
             "SELECT s.key, s.error_type, r.key, r.error_type, r.created_at, r.latency_s, "
             "r.prompt_tokens, r.completion_tokens, r.redacted FROM scores s "
@@ -152,16 +152,14 @@ def _answer_totals(
             if row_error is not None or found is None or error is not None or created > until:
                 return None
             totals.rows += 1
-            if key in totals.keys:
+            if key in seen:
                 continue  # asked once: a re-run counts each request key once
-            totals.keys.add(key)
+            seen.add(key)
             totals.requests += 1
             totals.latency_s_total += latency
             totals.prompt_tokens += pt or 0
             totals.completion_tokens += ct or 0
             totals.redacted += bool(redacted)
-    for totals in out.values():
-        totals.keys = set()  # not kept past the check
     return out
 
 
