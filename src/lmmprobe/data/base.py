@@ -368,8 +368,13 @@ def _places(sample: Sample) -> bytes:
     the same fingerprint, but a run records where its files were. An identical earlier run's
     rows are reused only where both match (`lmmprobe.store.reuse`).
     """
-    paths = [os.path.abspath(str(im.path)) if im.kind == "path" else "" for im in sample.images]
-    blob = "\0".join(paths).encode("utf-8", "surrogateescape")
+    # A store records `os.path.abspath(path)`: an absolute path as it is, a relative one
+    # joined to the working folder, which is hashed with it (the same two give the same).
+    paths = [
+        (p if os.path.isabs(p) else f"{os.getcwd()}\0{p}") if (p := im.path) is not None else ""
+        for im in sample.images
+    ]
+    blob = "\0\0".join(paths).encode("utf-8", "surrogateescape")
     return b"%d:%b" % (len(blob), blob)
 
 
