@@ -142,6 +142,7 @@ def evaluate(
     *,
     progress: ProgressSink | None = None,
     executor: Executor | str | None = None,
+    reuse: bool = True,
     **overrides: Any,
 ) -> Evaluation:
     """Run an evaluation and write results.json and results.md.
@@ -155,6 +156,9 @@ def evaluate(
             object's own settings (``RayExecutor(replicas=2)``) are recorded with the run as
             the spec's ``executor`` and replica fields, since they are what ran; a replica
             setting given here as well must agree with the object's.
+        reuse: Copy the rows of an identical earlier run in the store where there is one
+            (`lmmprobe.store.reuse`); False: plan, answer and score every row here, the path
+            the copy is held to.
         **overrides: Fields of `RunSpec` to set, e.g. ``models=["random"], limit=50``.
 
     Returns:
@@ -195,7 +199,7 @@ def evaluate(
     with contextlib.ExitStack() as stack:
         if own_executor is not None:
             stack.callback(own_executor.close)
-        return _evaluate(spec, claim, progress, executor)
+        return _evaluate(spec, claim, progress, executor, reuse=reuse)
 
 
 def _evaluate(
@@ -203,9 +207,11 @@ def _evaluate(
     claim: contextlib.AbstractContextManager[None],
     progress: ProgressSink | None,
     executor: Executor | None,
+    *,
+    reuse: bool = True,
 ) -> Evaluation:
     with claim, Store(spec.db) as store:
-        outcome = execute_run(spec, store=store, progress=progress, executor=executor)
+        outcome = execute_run(spec, store=store, progress=progress, executor=executor, reuse=reuse)
         return _judge_and_write(outcome, store, progress, executor)
 
 

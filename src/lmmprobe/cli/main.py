@@ -507,6 +507,14 @@ def _evaluate_and_show(
             console.print(line, highlight=False, markup=False, soft_wrap=True)
         for line in error_lines(failed.get(m, [])):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if ev.outcome.reused_from is not None:
+        err_console.print(
+            f"note: rows copied from run {ev.outcome.reused_from}, identical (same data, spec, "
+            "models and scorer; its answers unchanged): nothing was planned or scored again",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     unsent = sum(etype == "budget" for rows in failed.values() for etype, _ in rows)
     for line in cost_lines(res, ev.outcome.spent, spec.max_cost, unsent):
         console.print(line, highlight=False, markup=False, soft_wrap=True)

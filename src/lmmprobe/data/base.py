@@ -16,6 +16,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,6 +361,31 @@ def sample_fingerprint(sample: Sample) -> str:
     return hashlib.sha256(_canonical(sample)).hexdigest()
 
 
+def _places(sample: Sample) -> bytes:
+    """Where a sample's image files are, as a store records them (absolute paths), framed.
+
+    The fingerprint hashes a file's content, not its path: the same pictures elsewhere give
+    the same fingerprint, but a run records where its files were. An identical earlier run's
+    rows are reused only where both match (`lmmprobe.store.reuse`).
+    """
+    # A store records `os.path.abspath(path)`: an absolute path as it is, a relative one
+    # joined to the working folder, which is hashed with it (the same two give the same).
+    paths = [
+        (p if os.path.isabs(p) else f"{os.getcwd()}\0{p}") if (p := im.path) is not None else ""
+        for im in sample.images
+    ]
+    blob = "\0\0".join(paths).encode("utf-8", "surrogateescape")
+    return b"%d:%b" % (len(blob), blob)
+
+
+def image_places(samples: Iterable[Sample]) -> str:
+    """Order-sensitive hash of where every sample's image files are (`_places`)."""
+    h = hashlib.sha256()
+    for s in samples:
+        h.update(_places(s))
+    return h.hexdigest()
+
+
 def _framed(sample: Sample) -> bytes:
     """What `data_fingerprint` hashes of one sample, in its place in the list."""
     blob = _canonical(sample)
@@ -438,6 +464,8 @@ class StreamedLoad:
     something by kind alone (judging: a sample's protocol) checks before reading them again."""
     videos: int = 0
     """How many samples have a video: the runner checks its models take video or images."""
+    places: str = ""
+    """`image_places` of every sample, in order."""
 
     def chunks(self) -> Iterator[list[Sample]]:
         """The samples again, `size` at a time, each chunk checked against the first read.
@@ -524,6 +552,7 @@ def load_in_chunks(
     if len(first) <= size:  # the stream is exhausted: its problems are complete
         return LoadResult(first, stream.source, stream.invalid, stream.problems)
     whole = hashlib.sha256()
+    places = hashlib.sha256()
     fingerprints: list[str] = []
     count = 0
     dialogues = False
@@ -539,6 +568,7 @@ def load_in_chunks(
         framed = _framed(sample)
         whole.update(framed)
         h.update(framed)
+        places.update(_places(sample))
         dialogues = dialogues or "dialogue_id" in sample.metadata
         kinds[sample_kind(sample)] = None
         videos += sample.video is not None
@@ -554,4 +584,5 @@ def load_in_chunks(
         spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
         fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
         invalid=stream.invalid, problems=stream.problems, kinds=kinds, videos=videos,
+        places=places.hexdigest(),
     )  # fmt: skip

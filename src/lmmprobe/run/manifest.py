@@ -92,10 +92,13 @@ def build_manifest(
     n_samples: int,
     *,
     commit: Future[str | None] | None = None,
+    places: str | None = None,
 ) -> dict[str, Any]:
     """Everything needed to repeat a run: same manifest + same seed gives the same requests.
 
     `commit` is a `git_commit_later` started earlier; without it the commit is looked up here.
+    `places` is the data's `lmmprobe.data.image_places` (where its image files are), recorded
+    under ``data`` when given.
     """
     return {
         "lmmprobe": __version__,
@@ -110,6 +113,7 @@ def build_manifest(
             "fingerprint": data_fingerprint,
             "fingerprint_version": FINGERPRINT_VERSION,
             "samples": n_samples,
+            **({"image_places": places} if places is not None else {}),
         },
         "prompts": {
             "formulate": spec.formulate.model_dump(),

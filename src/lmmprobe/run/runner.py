@@ -28,6 +28,7 @@ from lmmprobe.data import (
     LoadResult,
     StreamedLoad,
     data_fingerprint,
+    image_places,
     load_in_chunks,
     load_source,
     no_valid_samples,
@@ -61,12 +62,13 @@ from lmmprobe.run.keys import ask_key
 from lmmprobe.run.manifest import build_manifest, git_commit_later
 from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
-from lmmprobe.run.scoring import check_names, score_response, with_usage
+from lmmprobe.run.scoring import SCORER_VERSION, check_names, score_response, with_usage
 from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.schema.record import ModelRecord, RunRecord
 from lmmprobe.schema.spec import FRAME_POLICY_KEY
 from lmmprobe.schema.text import shown_path
 from lmmprobe.store import Store, StoreError
+from lmmprobe.store.reuse import AnswerTotals
 
 if TYPE_CHECKING:
     from lmmprobe.run.ray_executor import RayExecutor
@@ -167,6 +169,9 @@ class RunOutcome:
     meter: CostMeter | None = field(default=None, repr=False)
     """The invocation's spending meter, shared with the judging step so that judge calls
     count against the same ``max_cost``."""
+    reused_from: str | None = None
+    """The identical earlier run whose rows this run copied (`lmmprobe.store.reuse`); None:
+    its rows were planned, answered and scored here."""
     unusable_images: dict[str, str] = field(default_factory=dict, repr=False)
     """Sample id → why its images are not the pictures the model saw (a recorded file changed
     since the run, or unreadable: `lmmprobe.store.sqlite.RecordedSamples`): a judge that sees
@@ -927,14 +932,19 @@ def execute_run(
     progress: ProgressSink | None = None,
     executor: Executor | None = None,
     run_id: str | None = None,
+    reuse: bool = True,
 ) -> RunOutcome:
     """Run a spec end to end (`_execute_run`), its videos sampled with its frame policy.
 
     The policy holds for every read of the data, the first and each chunk read again, so
-    both sample the same frames.
+    both sample the same frames. With `reuse` (the default), a run identical to an earlier
+    complete run of the store copies its rows (`lmmprobe.store.reuse`); False plans, answers
+    and scores every row, the path the copy is held to.
     """
     with frame_policy(spec.frame_policies()):
-        return _execute_run(spec, store=store, progress=progress, executor=executor, run_id=run_id)
+        return _execute_run(
+            spec, store=store, progress=progress, executor=executor, run_id=run_id, reuse=reuse
+        )
 
 
 def _execute_run(
@@ -944,6 +954,7 @@ def _execute_run(
     progress: ProgressSink | None = None,
     executor: Executor | None = None,
     run_id: str | None = None,
+    reuse: bool = True,
 ) -> RunOutcome:
     """Run a spec end to end: load data, resolve models, answer, score, record in the store.
 
@@ -998,13 +1009,32 @@ def _execute_run(
         fingerprint = (
             load.fingerprint if isinstance(load, StreamedLoad) else data_fingerprint(load.samples)
         )
-        manifest = build_manifest(spec, identities, fingerprint, load.count, commit=commit)
-        store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
-        if not isinstance(load, StreamedLoad):
+        places = load.places if isinstance(load, StreamedLoad) else image_places(load.samples)
+        manifest = build_manifest(
+            spec, identities, fingerprint, load.count, commit=commit, places=places
+        )
+        manifest["scorer_version"] = SCORER_VERSION
+        recorded_spec = spec.model_dump(mode="json")
+        store.create_run(run_id, recorded_spec, str(out_dir))
+        # An identical earlier run (same data, spec, manifest, scorer; its answers untouched
+        # since: `lmmprobe.store.reuse`) gives its rows, copied in SQL, instead of this run
+        # planning, scoring and writing the same rows one by one.
+        reused = (
+            None
+            if spec.no_cache or not reuse
+            else store.reuse_identical_run(run_id, recorded_spec, manifest, spec.models)
+        )
+        if reused is None and not isinstance(load, StreamedLoad):
             store.put_samples(run_id, load.samples)
         store.update_run(run_id, manifest=manifest)
         meter = CostMeter(spec.max_cost, spec.prices)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest, meter=meter)
+        if reused is not None:
+            outcome.reused_from, totals = reused
+            outcome.models = [_reused_outcome(s, m.identity, totals[s]) for s, m in models]
+            outcome.status = answers_status(outcome)
+            store.update_run(run_id, status=outcome.status)
+            return outcome
         # Data read again chunk by chunk reuses the image checks of its first read.
         reading = remembered_images(store) if streamed else contextlib.nullcontext()
         try:
@@ -1059,6 +1089,25 @@ def _execute_run(
             own_executor.close()  # shuts down a Ray instance it started
         if own_store:
             store.close()
+
+
+def _reused_outcome(model_spec: str, identity: ModelIdentity, totals: AnswerTotals) -> ModelOutcome:
+    """A model's counts where its rows were copied: those of a re-run answered from the store.
+
+    Every request was answered from the store (the earlier run was complete and its answers
+    are still stored), none sent; tokens, latency and redactions are its answers' totals.
+    """
+    return ModelOutcome(
+        spec=model_spec,
+        identity=identity,
+        requests=totals.requests,
+        cached=totals.requests,
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        latency_s_total=totals.latency_s_total,
+        redacted=totals.redacted,
+        rows=totals.rows,
+    )
 
 
 def _check_results_folder(folder: Path) -> None:

@@ -26,6 +26,14 @@ from lmmprobe.parse.open_ended import (
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.schema import FORMAT_HIT_STAGES, FormulateConfig, Request, Response, Sample, Score
 
+SCORER_VERSION = 1
+"""Version of how a response becomes a score row: bump it with ANY change to what this module,
+the matchers (`lmmprobe.parse`), the prompt styles' readers or `Score`'s fields make of an
+answer. Recorded in each run's manifest (``scorer_version``); a run copies an identical
+earlier run's rows instead of scoring again only when this version is the same
+(`lmmprobe.store.reuse`, docs/architecture.md), so a change that does not bump it would
+leave re-runs showing the old scoring."""
+
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
     {
         "unknown",

@@ -271,7 +271,10 @@ def safe_data(value: Any) -> Any:
 
     """
     if isinstance(value, str):
-        return safe_text(value)
+        # ASCII holds no surrogate: returned without encoding (most text of most data).
+        return value if value.isascii() else safe_text(value)
+    if type(value) is list and all(type(v) is str and v.isascii() for v in value):
+        return value  # a list of plain strings (options, image paths): nothing to repair
     if isinstance(value, dict):
         items = [(safe_data(k), safe_data(v)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)):

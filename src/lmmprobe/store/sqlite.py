@@ -88,6 +88,7 @@ from lmmprobe.store.layout import (
     past_cap,
     within_cap,
 )
+from lmmprobe.store.reuse import AnswerTotals, copy_run_rows, find_identical_run, recorded_form
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
 from lmmprobe.store.seal import Watch, is_sealed, seal
@@ -875,6 +876,44 @@ class Store:
             # A finished or failed run asks nothing more: its samples never asked are not
             # recorded, and are not kept for a later write under this run's id.
             self._forget_samples(None, run_id)
+
+    def reuse_identical_run(
+        self,
+        run_id: str,
+        spec: dict[str, Any],
+        manifest: dict[str, Any],
+        models: Sequence[str],
+    ) -> tuple[str, dict[str, AnswerTotals]] | None:
+        """Give run `run_id` the sample and score rows of an identical earlier run, if one is here.
+
+        The rule of what must match is `lmmprobe.store.reuse`'s; the search, its checks and
+        the copy are one transaction. Nothing is written when no run fits.
+
+        Args:
+            run_id: The new run, recorded (`create_run`) with nothing stored under it yet.
+            spec: Its spec (``RunSpec.model_dump(mode="json")``).
+            manifest: Its manifest, as `update_run` will record it.
+            models: Its model specs, in order.
+
+        Returns:
+            The earlier run's id and, per model spec as given, its answers' totals (what a
+            re-run counts); None when no earlier run fits (then nothing was copied).
+
+        """
+        labels = {self.recorded_spec(m): m for m in models}
+        with self.transaction(doing=f"reusing an identical run's rows for run {run_id}") as c:
+            found = find_identical_run(
+                c,
+                run_id,
+                recorded_form(redact_record(spec)),
+                recorded_form(redact_record(manifest)),
+                list(labels),
+            )
+            if found is None:
+                return None
+            earlier, totals = found
+            copy_run_rows(c, earlier, run_id)
+        return earlier, {labels[label]: t for label, t in totals.items()}
 
     @_reading
     def resolve_run(self, ref: str) -> str:

@@ -1,0 +1,183 @@
+"""Reusing an identical earlier run's rows: the rule, and the copy in SQL.
+
+A run whose inputs are those of an earlier complete run in the same store would ask the same
+requests, read the same stored answers and score them the same way: its sample and score rows
+would be the earlier run's, byte for byte. Such a run copies them (``INSERT … SELECT``)
+instead of planning, scoring and writing them row by row. What must match, all of it:
+
+- **the data**: the fingerprint of every sample as read now (questions, options, answers,
+  metadata, each image file's content: `lmmprobe.data.data_fingerprint`) and where the image
+  files are (`lmmprobe.data.image_places`: a run records their absolute paths). The data is
+  still read and checked in full first; a changed file or image changes the fingerprint.
+- **the run's spec**, every field but where results are written (``out``) and the store's
+  path (``db``): models, data spec, limit, repeats, seed, prompts, matcher, generation
+  settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
+- **the manifest**: lmmprobe's version and git commit, Python, the platform, the key
+  libraries' versions, every model's identity, the data fingerprint's version, the prompts'
+  default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
+  scoring code must bump.
+- **the answers**: the earlier run ended ``complete`` (no error row, nothing stopped), and
+  every answer its rows were scored from is still stored, a success, written no later than
+  the earlier run's last update (no answer was replaced since, by a ``--no-cache`` run say).
+
+Anything else, or any doubt (a damaged record, an older run without these fields), and the
+run takes the ordinary path. The copy and the checks are one transaction, so no other writer
+replaces an answer between them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lmmprobe.store.runs import decode_column
+
+__all__ = [
+    "IGNORED_MANIFEST_FIELDS",
+    "IGNORED_SPEC_FIELDS",
+    "AnswerTotals",
+    "copy_run_rows",
+    "find_identical_run",
+    "recorded_form",
+]
+
+IGNORED_SPEC_FIELDS = frozenset({"out", "db"})
+"""Spec fields that cannot change a run's rows: where its results go and the store's path."""
+
+_SAMPLE_COLUMNS = "sample_id, question, sample, row_metadata"
+_SCORE_COLUMNS = (
+    "model, sample_id, repeat, key, stage, prediction, prediction_text, correct, format_hit, "
+    "gold, gold_text, abstain_offered, abstained, error_type, metadata, formulation, options, "
+    "marks, option_order"
+)
+
+
+@dataclass
+class AnswerTotals:
+    """What a cached re-run adds up over one model's distinct answers (`ModelOutcome`'s counts).
+
+    Summed in the order the runner meets each request key first (the score rows' order), so
+    the floating-point total of latencies is the one a re-run computes.
+    """
+
+    requests: int = 0
+    rows: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s_total: float = 0.0
+    redacted: int = 0
+
+
+IGNORED_MANIFEST_FIELDS = frozenset({"judge"})
+"""Manifest fields written after a run's rows: the judging step's record of its judges (the
+judges themselves are in the spec, and a run that copies rows judges them again)."""
+
+
+def _comparable_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in spec.items() if k not in IGNORED_SPEC_FIELDS}
+
+
+def _comparable_manifest(manifest: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if manifest is None:
+        return None
+    return {k: v for k, v in manifest.items() if k not in IGNORED_MANIFEST_FIELDS}
+
+
+def find_identical_run(
+    c: sqlite3.Connection,
+    run_id: str,
+    spec: Mapping[str, Any],
+    manifest: Mapping[str, Any],
+    models: list[str],
+) -> tuple[str, dict[str, AnswerTotals]] | None:
+    """The newest earlier run whose rows `run_id` may copy (the rule above), and its totals.
+
+    Args:
+        c: The store's connection, inside the transaction that will copy the rows.
+        run_id: The new run (never its own source).
+        spec: The new run's spec as recorded (secrets redacted, JSON values).
+        manifest: The new run's manifest as it will be recorded (the same form).
+        models: The new run's models as the store records them, in the run's order.
+
+    Returns:
+        The earlier run's id and, per recorded model, its answers' totals; None if none fits.
+
+    """
+    data = manifest.get("data")
+    fingerprint = data.get("fingerprint") if isinstance(data, dict) else None
+    if not isinstance(fingerprint, str) or "scorer_version" not in manifest:
+        return None
+    wanted_spec = _comparable_spec(spec)
+    candidates = c.execute(
+        "SELECT id, spec, manifest, updated_at FROM runs WHERE status = 'complete' AND id != ? "
+        "AND instr(manifest, ?) > 0 ORDER BY created_at DESC, id DESC",
+        (run_id, fingerprint),
+    ).fetchall()
+    for earlier, spec_text, manifest_text, updated_at in candidates:
+        their_spec = decode_column(spec_text)
+        if their_spec is None or _comparable_spec(their_spec) != wanted_spec:
+            continue
+        if _comparable_manifest(decode_column(manifest_text)) != _comparable_manifest(manifest):
+            continue
+        totals = _answer_totals(c, earlier, float(updated_at), models)
+        if totals is not None:
+            return earlier, totals
+    return None
+
+
+def _answer_totals(
+    c: sqlite3.Connection, earlier: str, until: float, models: list[str]
+) -> dict[str, AnswerTotals] | None:
+    """Per model, the totals over the answers of `earlier`'s rows; None where one fails the rule."""
+    stored = [
+        m for (m,) in c.execute("SELECT DISTINCT model FROM scores WHERE run_id = ?", (earlier,))
+    ]
+    if sorted(stored) != sorted(models):
+        return None
+    out: dict[str, AnswerTotals] = {}
+    for model in models:
+        totals = out[model] = AnswerTotals()
+        seen: set[str] = set()
+        rows = c.execute(
+            "SELECT s.key, s.error_type, r.key, r.error_type, r.created_at, r.latency_s, "
+            "r.prompt_tokens, r.completion_tokens, r.redacted FROM scores s "
+            "LEFT JOIN responses r ON r.key = s.key "
+            "WHERE s.run_id = ? AND s.model = ? ORDER BY s.rowid",
+            (earlier, model),
+        )
+        for key, row_error, found, error, created, latency, pt, ct, redacted in rows:
+            if row_error is not None or found is None or error is not None or created > until:
+                return None
+            totals.rows += 1
+            if key in seen:
+                continue  # asked once: a re-run counts each request key once
+            seen.add(key)
+            totals.requests += 1
+            totals.latency_s_total += latency
+            totals.prompt_tokens += pt or 0
+            totals.completion_tokens += ct or 0
+            totals.redacted += bool(redacted)
+    return out
+
+
+def copy_run_rows(c: sqlite3.Connection, earlier: str, run_id: str) -> None:
+    """Copy `earlier`'s sample and score rows to `run_id`, in their order (inside `c`'s transaction)."""
+    c.execute(
+        f"INSERT INTO samples (run_id, {_SAMPLE_COLUMNS}) SELECT ?, {_SAMPLE_COLUMNS} "
+        "FROM samples WHERE run_id = ? ORDER BY rowid",
+        (run_id, earlier),
+    )
+    c.execute(
+        f"INSERT INTO scores (run_id, {_SCORE_COLUMNS}) SELECT ?, {_SCORE_COLUMNS} "
+        "FROM scores WHERE run_id = ? ORDER BY rowid",
+        (run_id, earlier),
+    )
+
+
+def recorded_form(value: Mapping[str, Any]) -> dict[str, Any]:
+    """`value` as a JSON column gives it back (tuples as lists, keys as strings)."""
+    out: dict[str, Any] = json.loads(json.dumps(value))
+    return out

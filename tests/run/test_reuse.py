@@ -1,0 +1,246 @@
+"""A run identical to an earlier complete run copies its rows: the same results as scoring them.
+
+A re-run of the same data, spec, models and scorer, whose answers are all stored and unchanged,
+copies the earlier run's sample and score rows in SQL (`lmmprobe.store.reuse`) instead of
+planning, scoring and writing them. Each shape here (repeats with breakdowns, CircularEval, a
+judged run with two judges, a run read in chunks) is run three times: first, re-run on the
+plain path (``reuse=False``), re-run with reuse; the copy's results.json, results.md and stored
+rows are the plain re-run's, and its figures are the first run's. Then each thing the rule
+names, changed, sends the run back to the plain path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from tests.choice_rows import CHOICE_ASK
+from tests.console import lmmprobe
+
+import lmmprobe.judge.step as judge_step
+import lmmprobe.run.runner as runner
+from lmmprobe import evaluate
+from lmmprobe.api import Evaluation
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+N = 24
+
+
+def _rows(folder: Path) -> Path:
+    """N two-option questions, each with its own small picture, three subtasks."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "img").mkdir(exist_ok=True)
+    lines = []
+    for i in range(N):
+        name = f"img/q{i:02d}.png"
+        Image.new("RGB", (8, 8), (i * 9, 40, 200 - i)).save(folder / name)
+        row = {"id": f"q{i:02d}", "images": [name], "question": f"Which animal is item{i}?",
+               "choices": ["cat", "dog", "cow"], "answer": i % 3,
+               "metadata": {"subtask": f"s{i % 3}"}}  # fmt: skip
+        lines.append(json.dumps(row) + "\n")
+    path = folder / "rows.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _normalized(out: Path) -> tuple[dict[str, Any], str]:
+    """results.json and results.md without what names the run (its id, folder, time)."""
+    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    run_id = res.pop("run_id")
+    for key in ("finished_at", "store"):
+        res.pop(key)
+    for key in ("out", "db"):
+        res["spec"].pop(key)
+    md = (out / "results.md").read_text(encoding="utf-8").replace(run_id, "RUN")
+    md = "\n".join(
+        line for line in md.splitlines() if str(out) not in line and "20" not in line[:4]
+    )
+    return res, md
+
+
+def _figures(res: dict[str, Any]) -> dict[str, Any]:
+    """The figures alone: metrics, breakdowns and counts, not how answers were fetched."""
+    out = {}
+    for spec, model in res["models"].items():
+        out[spec] = {k: v for k, v in model.items() if k != "stats"}
+        for calls in ((model.get("judge") or {}).get("calls") or {}).values():
+            calls.pop("called")
+            calls.pop("cached")
+    return out
+
+
+def _stored(db: Path, run_id: str) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A run's score rows and sample rows, every column but the run's id, in a fixed order."""
+    with sqlite3.connect(db) as c:
+        scores = c.execute(
+            "SELECT model, sample_id, repeat, key, stage, prediction, prediction_text, correct, "
+            "format_hit, gold, gold_text, abstain_offered, abstained, error_type, metadata, "
+            "formulation, options, marks, option_order FROM scores WHERE run_id = ? "
+            "ORDER BY model, sample_id, repeat",
+            (run_id,),
+        ).fetchall()
+        samples = c.execute(
+            "SELECT sample_id, question, sample, row_metadata FROM samples WHERE run_id = ? "
+            "ORDER BY sample_id",
+            (run_id,),
+        ).fetchall()
+    return scores, samples
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAIServer]:
+    """A fake OpenAI server: the model answers (B) to some questions and no option to others."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    table = [(f"@judge-b {CHOICE_ASK}", "B"), (CHOICE_ASK, "A")]
+    table += [
+        (f"Which animal is item{i}?", f"unsure about item{i}" if i % 4 == 0 else "(B)")
+        for i in range(N)
+    ]
+    with FakeOpenAIServer(reply_table=table) as fake:
+        yield fake
+
+
+def _shape(name: str, url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    vlm = f"openai:fake-vlm@{url}"
+    if name == "repeats":
+        return {"models": ["first", "random", vlm], "repeats": 3, "by": ["subtask"],
+                "formulate": {"shuffle_repeats": True}}  # fmt: skip
+    if name == "circular":
+        return {"models": ["first", vlm], "formulate": {"circular": True}}
+    if name == "judged":
+        judges = [f"openai:judge-a@{url}", f"openai:judge-b@{url}"]
+        return {"models": [vlm], "repeats": 2, "judge": {"judges": judges}}
+    assert name == "chunked"
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", 5)
+    monkeypatch.setattr(judge_step, "CHUNK_SAMPLES", 5)
+    return {"models": ["first", vlm], "repeats": 2, "by": ["subtask"]}
+
+
+@pytest.mark.parametrize("shape", ["repeats", "circular", "judged", "chunked"])
+def test_a_copied_rerun_gives_the_plain_reruns_results_byte_for_byte(
+    tmp_path: Path, server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    data = _rows(tmp_path / "data")
+    spec = {**_shape(shape, server.base_url, monkeypatch), "data": str(data)}
+    db = tmp_path / "s.db"
+    first = evaluate(**spec, db=str(db), out=str(tmp_path / "first"))
+    assert first.outcome.reused_from is None
+    plain = evaluate(**spec, db=str(db), out=str(tmp_path / "plain"), reuse=False)
+    assert plain.outcome.reused_from is None
+    sent = server.requests_total
+    copied = evaluate(**spec, db=str(db), out=str(tmp_path / "copied"))
+    assert copied.outcome.reused_from == plain.outcome.run_id
+    assert copied.results.status == plain.results.status == "complete"
+    # results.json and results.md: the plain re-run's, byte for byte but the run's names.
+    assert _normalized(tmp_path / "copied") == _normalized(tmp_path / "plain")
+    # The figures are the first run's (which asked the model: its counts say so).
+    assert _figures(_normalized(tmp_path / "copied")[0]) == _figures(
+        _normalized(tmp_path / "first")[0]
+    )
+    # The stored rows are the plain re-run's, so a report rebuilt later reads the same.
+    assert _stored(db, copied.outcome.run_id) == _stored(db, plain.outcome.run_id)
+    assert server.requests_total == sent  # judges' verdicts came from the store too
+    assert copied.outcome.manifest["scorer_version"] == runner.SCORER_VERSION
+
+
+def _run(data: Path, db: Path, out: Path, **extra: Any) -> Evaluation:
+    return evaluate(models=["first"], data=str(data), db=str(db), out=str(out), **extra)
+
+
+def test_a_changed_image_is_read_again_and_nothing_is_copied(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    _run(data, db, tmp_path / "a")
+    picture = data.parent / "img" / "q03.png"
+    Image.new("RGB", (8, 8), (1, 2, 3)).save(picture)
+    st = picture.stat()
+    os.utime(picture, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    again = _run(data, db, tmp_path / "b")
+    assert again.outcome.reused_from is None
+    assert again.outcome.manifest["data"]["fingerprint"] != _manifest(db)[0]["data"]["fingerprint"]
+
+
+def _manifest(db: Path) -> list[dict[str, Any]]:
+    with sqlite3.connect(db) as c:
+        return [json.loads(m) for (m,) in c.execute("SELECT manifest FROM runs ORDER BY rowid")]
+
+
+def test_the_same_pictures_elsewhere_are_not_the_same_run(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    first = _run(data, db, tmp_path / "a")
+    moved = tmp_path / "moved"
+    shutil.copytree(data.parent, moved)
+    again = _run(moved / "rows.jsonl", db, tmp_path / "b")
+    # Same content, same fingerprint; but a run records where its files are.
+    assert (
+        again.outcome.manifest["data"]["fingerprint"]
+        == first.outcome.manifest["data"]["fingerprint"]
+    )
+    assert again.outcome.reused_from is None
+
+
+def test_another_scorer_version_scores_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    _run(data, db, tmp_path / "a")
+    monkeypatch.setattr(runner, "SCORER_VERSION", runner.SCORER_VERSION + 1)
+    assert _run(data, db, tmp_path / "b").outcome.reused_from is None
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is not None
+
+
+def test_other_settings_or_no_cache_do_not_copy(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    first = _run(data, db, tmp_path / "a")
+    # The results folder is not an input: the same run written elsewhere copies.
+    assert _run(data, db, tmp_path / "b").outcome.reused_from == first.run_id
+    assert _run(data, db, tmp_path / "c", seed=7).outcome.reused_from is None
+    assert _run(data, db, tmp_path / "d", repeats=2).outcome.reused_from is None
+    assert _run(data, db, tmp_path / "e", limit=N - 1).outcome.reused_from is None
+    assert _run(data, db, tmp_path / "f", no_cache=True).outcome.reused_from is None
+    # That run asked again and replaced every answer: no earlier run's rows are theirs now.
+    assert _run(data, db, tmp_path / "g").outcome.reused_from is None
+
+
+def test_an_answer_replaced_since_is_scored_again(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    spec = {"models": [f"openai:fake-vlm@{server.base_url}"], "data": str(data), "db": str(db)}
+    first = evaluate(**spec, out=str(tmp_path / "a"))
+    # A --no-cache run asks again and replaces the stored answers (its spec differs, so it
+    # is no source itself); the first run's rows may no longer be what its answers score.
+    evaluate(**spec, out=str(tmp_path / "b"), no_cache=True)
+    again = evaluate(**spec, out=str(tmp_path / "c"))
+    assert again.outcome.reused_from is None
+    assert first.outcome.run_id != again.outcome.run_id
+    # That plain re-run is complete and its answers untouched since: the next one copies it.
+    assert evaluate(**spec, out=str(tmp_path / "d")).outcome.reused_from == again.run_id
+
+
+def test_a_run_with_errors_is_never_copied(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    (data.parent / "img" / "q05.png").write_bytes(b"")  # unreadable: that row is refused
+    spec = {"models": ["first"], "data": str(data), "db": str(db)}
+    first = evaluate(**spec, out=str(tmp_path / "a"))
+    assert first.results.data.invalid == 1
+    assert evaluate(**spec, out=str(tmp_path / "b")).outcome.reused_from == first.run_id
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE runs SET status = 'complete_with_errors'")
+    assert evaluate(**spec, out=str(tmp_path / "c")).outcome.reused_from is None
+
+
+def test_the_console_says_the_rows_were_copied(tmp_path: Path) -> None:
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    args = ["run", "-m", "first", "-d", str(data), "--db", str(db)]
+    first = lmmprobe(*args, "--out", str(tmp_path / "a"))
+    assert first.returncode == 0, first.stderr
+    assert "rows copied" not in first.stderr
+    again = lmmprobe(*args, "--out", str(tmp_path / "b"))
+    assert again.returncode == 0, again.stderr
+    assert "note: rows copied from run " in again.stderr
+    assert f"first: {N} requests, {N} from the store, 0 sent, 0 errors" in again.stdout
