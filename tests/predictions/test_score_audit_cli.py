@@ -132,7 +132,14 @@ def test_audit_explains_the_gap_to_mmmu_script(tmp_path: Path) -> None:
     assert "validation_Art_3 (row 3)" in out
 
 
-def test_audit_needs_a_benchmark(tmp_path: Path) -> None:
-    proc = lmmprobe("score", tmp_path / "preds.json", "--audit")
+def test_audit_of_an_lmmprobe_export_needs_a_benchmark(tmp_path: Path) -> None:
+    # An export holds lmmprobe's own verdicts: there is no other tool's figure to audit against.
+    # (Another tool's file takes --audit without --benchmark where its reader names the
+    # benchmark; a missing file is named first.)
+    export = tmp_path / "export.jsonl"
+    row = {"model": "m", "sample_id": "s1", "repeat": 0, "key": "s1", "stage": "match",
+           "correct": True, "gold": ["A"], "gold_text": "A"}  # fmt: skip
+    export.write_text(json.dumps(row) + "\n")
+    proc = lmmprobe("score", export, "--audit")
     assert proc.returncode != 0
     assert "--audit and --as-published apply with --benchmark" in proc.stderr + proc.stdout
