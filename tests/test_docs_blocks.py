@@ -93,6 +93,8 @@ NOT_RUN = {
     "lmmprobe run --data mmbench -m openai:gpt-4o-mini@https://api.openai.com/v1": "the Hub and a hosted API",
     "lmmprobe run --data textvqa,split=validation,limit=200 -m hf:llava-hf/llava-1.5-7b-hf": "the Hub",
     "lmmprobe run --data hemm -m ...": "placeholder model",
+    "lmmprobe run --data ocrbench-v2 -m MODEL --by group": "a local copy from Google Drive and a placeholder model (tests/data/benchmarks/test_ocrbench_v2.py runs it on the release layout)",
+    "lmmprobe run --data ocrbench-v2 -m MODEL --by type": "the same copy and placeholder model (tests/data/benchmarks/test_ocrbench_v2.py)",
     "lmmprobe run --data cmmmu -m MODEL --by category": "the Hub and a placeholder model (tests/data/benchmarks/test_cmmmu.py runs it on a local copy)",
     "lmmprobe score Yi-VL-34B-response.jsonl --benchmark cmmmu --field prediction=response --as-published": "CMMMU's val copy from the Hub (tests/data/benchmarks/test_cmmmu.py runs it on a local copy)",
     "lmmprobe run --data mathvista -m openai:gpt-4o-mini@https://api.openai.com/v1 --judge openai:gpt-4o@https://api.openai.com/v1": "the Hub and a hosted API (model and judge)",
