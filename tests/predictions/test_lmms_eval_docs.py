@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -550,3 +551,39 @@ def _read_rows(tmp_path: Path, rows: list[dict[str, Any]]) -> list[ImportedPredi
     path = tmp_path / "20260101_samples_mathvista_testmini.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return list(LmmsEvalSamples().read(path, ReadOptions()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    query=st.one_of(
+        _VALUES,
+        st.builds(
+            lambda a, b: f"{a}\nQuestion: {b}\nChoices:\n(A) x",
+            st.text(max_size=40),
+            st.text(max_size=40),
+        ),
+        st.just("Hint: h\nQuestion: " + "\nChoices:\n" * 20_000),
+    ),
+    choices=_VALUES,
+    metadata=st.one_of(_VALUES, st.dictionaries(st.sampled_from(["skills", "task"]), _VALUES)),
+    kinds=st.tuples(_VALUES, _VALUES, _VALUES),
+)
+def test_any_logged_mathvista_entry_makes_its_item_or_one_named_error(
+    query: Any, choices: Any, metadata: Any, kinds: tuple[Any, Any, Any]
+) -> None:
+    make = item_maker("mathvista", "lmms-eval")
+    if make is None:
+        return  # a copy lies where a run would read it
+    row = json.loads(MATHVISTA_LOG.read_text("utf-8").splitlines()[0])
+    entry = row["llm_as_judge_eval"] | {"query": query, "choices": choices, "metadata": metadata}
+    entry |= dict(zip(("question_type", "answer_type", "answer"), kinds, strict=True))
+    row |= {"llm_as_judge_eval": entry, "submission": entry}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            (pred,) = _read_rows(Path(tmp), [row])
+            (item,) = make("l.jsonl", pred)
+        except DataError as exc:
+            assert str(exc).count("\n") <= 1 and ": " in str(exc)
+            return
+    assert item.benchmark is not None and item.benchmark.name == "mathvista"
+    assert isinstance(item.question, str) and len(item.question) <= len(str(query))
