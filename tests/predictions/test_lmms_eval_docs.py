@@ -518,6 +518,12 @@ def test_a_mathvista_log_without_its_docs_scores_with_no_copy_as_lmms_eval_score
     # Pid 3: the judge's call failed, its extraction is empty: unjudged, counted not correct.
     assert metrics["judge_coverage"]["value"] == pytest.approx(7 / 8)
     assert doc["judge"]["decided"] == {"rule": 0, "judge": 7, "unjudged": 1}
+    # The audit names that item, and the cause.
+    audited = _score(tmp_path, MATHVISTA_LOG, "mathvista", "--audit", "--format", "table")
+    assert audited.returncode == 0, audited.stderr
+    said = " ".join(audited.stdout.split())
+    assert "lmmprobe 62.50 vs lmms-eval 50.00 on 8 paired items" in said, said
+    assert "normalization (same reading, another verdict): 1 item" in said, said
 
 
 def test_the_question_of_a_mathvista_log_is_derived_from_its_query() -> None:
