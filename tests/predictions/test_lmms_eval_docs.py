@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,8 @@ from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
 
 from lmmprobe.data import DataError
 from lmmprobe.predictions.file_items import LOGGED_DOCS, item_maker
-from lmmprobe.predictions.imported import ImportedPrediction
+from lmmprobe.predictions.imported import ImportedPrediction, ReadOptions
+from lmmprobe.predictions.readers.lmms_eval import LmmsEvalSamples
 
 pytestmark = pytest.mark.usefixtures("own_datasets_cache")
 
@@ -482,3 +484,112 @@ def test_an_mmbench_log_of_any_version_carries_its_docs_in_its_metric(tmp_path: 
     assert copied["unjoined"] == 0
     assert _values(doc["metrics"]) == _values(copied["metrics"])
     assert doc["metrics"]["mmbench_circular"]["value"] is not None
+
+
+MATHVISTA_LOG = DOCS / "20261130_190000_samples_mathvista_testmini_format.jsonl"
+MATHVISTA_EXPECTED = json.loads((DOCS / "mathvista_expected.json").read_text("utf-8"))
+"""A MathVista log lmms-eval's own code wrote (@ 75571cf: ``mathvista_process_results`` on
+eight generated docs and replies, its writer ``save_results_samples``, which drops ``doc``),
+and the figure its ``mathvista_aggregate_results`` gives on it
+(``tests/predictions/generate/lmms_eval_mathvista.py``)."""
+
+
+def test_a_mathvista_log_without_its_docs_scores_with_no_copy_as_lmms_eval_scored_it(
+    tmp_path: Path,
+) -> None:
+    # v0.4 on, the log holds no doc; MathVista's per-sample metric holds all of it a figure
+    # reads (pid, query, choices, answer, types, precision, metadata) and its recorded reading.
+    done = _score(tmp_path, MATHVISTA_LOG, "mathvista", "--as-published")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["items"] == "file" and doc["rows"] == 8, doc
+    (table,) = doc["as_published"]["tables"]
+    assert table["rows"] == [{"key": "average", "accuracy": MATHVISTA_EXPECTED["llm_as_judge_eval"],
+                              "correct": 4, "total": 8}]  # fmt: skip
+    assert MATHVISTA_EXPECTED["llm_as_judge_eval"] == 50.0
+    # lmmprobe's strict figure reads the recorded extractions (the judge's, recorded) with
+    # MathVista's normalization: it parts from lmms-eval's only on pid 5, a float answer
+    # lmms-eval logs false (round(2.5, 1.0) raises in its normalize_extracted_answer).
+    logged = MATHVISTA_EXPECTED["true_false"]
+    assert logged[4] is False
+    metrics = doc["metrics"]
+    assert metrics["mathvista_accuracy"]["value"] == pytest.approx((sum(logged) + 1) / 8)
+    assert metrics["mathvista_accuracy"]["n"] == 8
+    # Pid 3: the judge's call failed, its extraction is empty: unjudged, counted not correct.
+    assert metrics["judge_coverage"]["value"] == pytest.approx(7 / 8)
+    assert doc["judge"]["decided"] == {"rule": 0, "judge": 7, "unjudged": 1}
+    # The audit names that item, and the cause.
+    audited = _score(tmp_path, MATHVISTA_LOG, "mathvista", "--audit", "--format", "table")
+    assert audited.returncode == 0, audited.stderr
+    said = " ".join(audited.stdout.split())
+    assert "lmmprobe 62.50 vs lmms-eval 50.00 on 8 paired items" in said, said
+    assert "normalization (same reading, another verdict): 1 item" in said, said
+
+
+def test_the_question_of_a_mathvista_log_is_derived_from_its_query() -> None:
+    make = item_maker("mathvista", "lmms-eval")
+    if make is None:
+        pytest.skip("a copy of mathvista lies where a run would read it")
+    preds = list(LmmsEvalSamples().read(MATHVISTA_LOG, ReadOptions()))
+    for pred, want in zip(preds, MATHVISTA_EXPECTED["docs"], strict=True):
+        (item,) = make(str(MATHVISTA_LOG), pred)
+        assert item.id == f"mathvista/{want['pid']}"
+        # The unit stays in the question, as the query asks it; the unit field is left empty.
+        unit = f" (Unit: {want['unit']})" if want["unit"] else ""
+        assert item.question == want["question"] + unit
+        assert item.metadata["unit"] == ""
+    assert [p.gold for p in preds] == ["4", "blue", "green", "7", "2.5", "12", "[1, 2]", "1.25"]
+
+
+def test_a_mathvista_query_without_its_question_is_named(tmp_path: Path) -> None:
+    make = item_maker("mathvista", "lmms-eval")
+    if make is None:
+        pytest.skip("a copy of mathvista lies where a run would read it")
+    row = json.loads(MATHVISTA_LOG.read_text("utf-8").splitlines()[0])
+    for name in ("llm_as_judge_eval", "submission"):
+        row[name]["query"] = "What is it?"
+    (pred,) = _read_rows(tmp_path, [row])
+    with pytest.raises(DataError, match=r"^l\.jsonl: row 1: question: "):
+        make("l.jsonl", pred)
+
+
+def _read_rows(tmp_path: Path, rows: list[dict[str, Any]]) -> list[ImportedPrediction]:
+    path = tmp_path / "20260101_samples_mathvista_testmini.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return list(LmmsEvalSamples().read(path, ReadOptions()))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    query=st.one_of(
+        _VALUES,
+        st.builds(
+            lambda a, b: f"{a}\nQuestion: {b}\nChoices:\n(A) x",
+            st.text(max_size=40),
+            st.text(max_size=40),
+        ),
+        st.just("Hint: h\nQuestion: " + "\nChoices:\n" * 20_000),
+    ),
+    choices=_VALUES,
+    metadata=st.one_of(_VALUES, st.dictionaries(st.sampled_from(["skills", "task"]), _VALUES)),
+    kinds=st.tuples(_VALUES, _VALUES, _VALUES),
+)
+def test_any_logged_mathvista_entry_makes_its_item_or_one_named_error(
+    query: Any, choices: Any, metadata: Any, kinds: tuple[Any, Any, Any]
+) -> None:
+    make = item_maker("mathvista", "lmms-eval")
+    if make is None:
+        return  # a copy lies where a run would read it
+    row = json.loads(MATHVISTA_LOG.read_text("utf-8").splitlines()[0])
+    entry = row["llm_as_judge_eval"] | {"query": query, "choices": choices, "metadata": metadata}
+    entry |= dict(zip(("question_type", "answer_type", "answer"), kinds, strict=True))
+    row |= {"llm_as_judge_eval": entry, "submission": entry}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            (pred,) = _read_rows(Path(tmp), [row])
+            (item,) = make("l.jsonl", pred)
+        except DataError as exc:
+            assert str(exc).count("\n") <= 1 and ": " in str(exc)
+            return
+    assert item.benchmark is not None and item.benchmark.name == "mathvista"
+    assert isinstance(item.question, str) and len(item.question) <= len(str(query))

@@ -45,6 +45,7 @@ from lmmprobe.schema.text import shown_value
 __all__ = [
     "MATHVISTA_KEYS",
     "MATHVISTA_VERSIONS",
+    "LmmsEvalMathVista",
     "MathVistaScores",
     "mathvista_published",
 ]
@@ -189,4 +190,75 @@ class MathVistaScores:
 
 PUBLISHED_FIGURES.register("mathvista/mathvista", "MathVista's calculate_score.py")(
     MathVistaScores()
+)
+
+
+_LMMS_EVAL = (
+    "EvolvingLMMs-Lab/lmms-eval @ 75571cf, lmms_eval/tasks/mathvista/utils.py "
+    "mathvista_aggregate_results"
+)
+_LMMS_METRICS = ("llm_as_judge_eval", "submission")
+
+
+class LmmsEvalMathVista:
+    """lmms-eval's MathVista figure of a ``--log_samples`` log: its ``llm_as_judge_eval``.
+
+    ``mathvista_aggregate_results`` (`_LMMS_EVAL`) counts each logged ``true_false`` (the
+    task's own verdict, which is replayed as it is: lmms-eval rounds a float answer to the
+    doc's ``precision``, a float in the dataset, and ``round`` refuses a float as its digits,
+    so each float question is logged false) and returns ``round(correct / total * 100, 2)``;
+    a figure of 0 it returns as None (no figure; shown here as 0.0, with a note).
+    """
+
+    tool = "lmms-eval"
+    benchmark = "mathvista"
+    files = "lmms-eval's MathVista samples logs (llm_as_judge_eval with true_false)"
+    versions: tuple[str, ...] = ()
+
+    def recognises(self, path: Path) -> bool:
+        """A ``samples_mathvista...`` log."""
+        return "_samples_mathvista" in path.name
+
+    def figure(self, source: PublishedSource) -> Published:
+        """The task's figure over the joined rows' logged ``true_false``.
+
+        Raises:
+            DataError: A row without its logged ``true_false``, or with one not true or false
+                (named by file, row and field), or no rows.
+
+        """
+        correct = 0
+        for _, pred in source.rows:
+            where = f"{source.path}:{pred.row}"
+            logged = next((pred.fields[m] for m in _LMMS_METRICS if m in pred.fields), None)
+            if not isinstance(logged, dict) or "true_false" not in logged:
+                raise row_error(where, "llm_as_judge_eval.true_false",
+                                "missing: --as-published replays the verdicts lmms-eval logged")  # fmt: skip
+            verdict = as_verdict(where, "llm_as_judge_eval.true_false", logged["true_false"])
+            if verdict not in (0.0, 1.0):
+                raise row_error(where, "llm_as_judge_eval.true_false",
+                                f"expected true or false, got {logged['true_false']!r}")  # fmt: skip
+            correct += verdict == 1.0
+        total = len(source.rows)
+        if not total:
+            raise DataError(f"{source.path}: no rows (mathvista_aggregate_results divides by zero)")
+        accuracy = round(correct / total * 100, 2)
+        return Published(
+            definition="lmms-eval's mathvista_aggregate_results over the log's true_false",
+            source=_LMMS_EVAL,
+            tables=(
+                PublishedTable(
+                    "llm_as_judge_eval",
+                    ("key", "accuracy", "correct", "total"),
+                    (("average", accuracy, correct, total),),
+                ),
+            ),
+            notes=("lmms-eval returns an accuracy of 0 as None: its results file holds no figure",)
+            if not accuracy
+            else (),
+        )
+
+
+PUBLISHED_FIGURES.register("lmms-eval/mathvista", "lmms-eval's mathvista_aggregate_results")(
+    LmmsEvalMathVista()
 )

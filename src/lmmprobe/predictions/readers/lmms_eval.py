@@ -151,13 +151,61 @@ qAcc); MMBench's ``mmbench_process_results`` (``tasks/mmbench/en_utils.py``, v0.
 ``prediction``)."""
 
 
+_MATHVISTA_METRICS = ("llm_as_judge_eval", "submission")
+_MATHVISTA_KEYS = frozenset(
+    {"question_id", "query", "choices", "answer", "question_type", "answer_type", "precision",
+     "metadata", "true_false"}
+)  # fmt: skip
+"""MathVista's per-sample metrics (``lmms_eval/tasks/mathvista/utils.py``
+``mathvista_process_results`` @ 75571cf): the doc's ``pid`` (as ``question_id``), ``query``,
+``choices``, ``answer``, ``question_type``, ``answer_type``, ``precision`` and ``metadata``,
+plus the reading (``extraction``, ``prediction``, ``true_false``); not its ``question``,
+``unit`` or image."""
+_QUESTION_MARK = "\nQuestion: "
+_CHOICES_MARK = "\nChoices:\n"
+
+
+def _mathvista_doc(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    r"""The MathVista doc its per-sample metric holds, less what it does not log, or None.
+
+    ``question`` is derived from the dataset's ``query`` (MathVista's ``build_query.py``:
+    ``Hint: ...\nQuestion: QUESTION[ (Unit: UNIT)][\nChoices:\n(A) ...]``): the text after
+    the first ``\nQuestion: ``, up to the last ``\nChoices:\n`` where the doc has choices.
+    A unit stays in it (the question as asked, "(Unit: cm)" included): ``unit`` is left
+    empty, since 39 of testmini's 1,000 questions write "(Unit: ...)" in their own text with
+    no unit, and no figure reads it.
+
+    A ``query`` that holds no question leaves ``question`` out of the doc: scored with no
+    copy, its item is refused with the field named (`lmmprobe.predictions.file_items`); with
+    a copy, the copy's item is read as before.
+    """
+    for name in _MATHVISTA_METRICS:
+        logged = row.get(name)
+        if not (isinstance(logged, dict) and logged.keys() >= _MATHVISTA_KEYS):
+            continue
+        doc = {k: logged[k] for k in _MATHVISTA_KEYS - {"question_id", "true_false"}}
+        doc |= {"pid": logged["question_id"], "unit": ""}
+        query = logged["query"]
+        if isinstance(query, str) and _QUESTION_MARK in query:
+            question = query.partition(_QUESTION_MARK)[2]
+            if logged["choices"] and _CHOICES_MARK in question:
+                question = question.rpartition(_CHOICES_MARK)[0]
+            doc["question"] = question
+        return doc
+    return None
+
+
 def _metric_doc(row: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The document a per-sample metric logs whole (HallusionBench's, MMBench's), or None."""
+    """The document a per-sample metric logs, or None.
+
+    HallusionBench's and MMBench's whole; MathVista's less its question (derived) and unit
+    (left empty): `_mathvista_doc`.
+    """
     for name, keys, added in _DOC_METRICS:
         logged = row.get(name)
         if isinstance(logged, dict) and logged.keys() >= keys:
             return {k: v for k, v in logged.items() if k != added}
-    return None
+    return _mathvista_doc(row)
 
 
 def _score(where: str, field: str, value: Any) -> float:
