@@ -1,4 +1,4 @@
-"""`image_ref`: one image value from a benchmark row, checked, as an `ImageRef`; `image_refs`: a list.
+"""`image_ref`: one image value from a benchmark row, checked; `image_refs`: a list of them.
 
 Hub datasets store an ``Image`` column as ``{"bytes": ..., "path": ...}`` (read undecoded),
 VLMEvalKit's TSV files as base64 text, release archives as paths relative to the copy's folder.
