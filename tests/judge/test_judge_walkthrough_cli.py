@@ -186,8 +186,9 @@ def test_the_judge_dry_run_counts_what_is_sent(tmp_path: Path) -> None:
     assert "share(s) another answer's judge prompt (asked once)" in dry
     # The run's own account adds up: requests sent for the verdicts counted.
     assert (
-        f"judge {judge}: {planned} requests for {verdicts} verdicts (answers with the same "
-        f"judge prompt are asked once), 0 from the store, {planned} sent"
+        f"judge {judge}: {planned} requests for {verdicts} verdicts (answers whose judge "
+        f"prompts are identical share one request and its verdict), 0 from the store, "
+        f"{planned} sent"
     ) in out
 
 

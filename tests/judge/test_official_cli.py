@@ -584,6 +584,11 @@ def test_charxiv_descriptive_grades_five_answers_of_a_template_a_prompt(tmp_path
         judged = lmmprobe(*base, "--judge", judge, "--out", tmp_path / "o2", **env)
         assert judged.returncode == 0, judged.stderr
         assert server.requests_total == 8
+        # Why fewer requests than verdicts: the protocol's grouping, not a cache.
+        assert (
+            f"judge {judge}: 8 requests for 28 verdicts (charxiv-descriptive-grade grades up "
+            "to 5 answers in one prompt)"
+        ) in " ".join(judged.stdout.split())
         # Every reply stored: nothing left to ask, and the same command asks nothing.
         assert f"on {model}: 0 call(s)" in dry()
         server.reset_stats()
@@ -681,3 +686,23 @@ def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_fails
     assert "KeyError" not in proc.stdout + proc.stderr
     assert "answers judged (none applied)" in proc.stdout
     assert json.loads((tmp_path / "out" / "results.json").read_text())["status"] == "complete"
+
+
+@pytest.mark.parametrize("data", ["charxiv-reasoning", "charxiv-descriptive"])
+def test_a_charxiv_entry_that_is_not_an_object_is_named_so(tmp_path: Path, data: str) -> None:
+    # Before: "figure_id: expected a chart number, got 'None'" for an entry that is a list.
+    if data == "charxiv-reasoning":
+        root, name = _charxiv_folder(tmp_path), "reasoning_val.json"
+    else:
+        root, name = _charxiv_descriptive_folder(tmp_path), "descriptive_val.json"
+    doc = json.loads((root / "data" / name).read_text(encoding="utf-8"))
+    doc["2"] = [1, 2]
+    (root / "data" / name).write_text(json.dumps(doc), encoding="utf-8")
+    proc = lmmprobe(
+        "run", "-m", "first", "--data", f"{data},path={root}", "-q",
+        "--db", tmp_path / "db", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert f"{name}:2: (entry): expected an object, got list" in said
+    assert "chart number" not in said

@@ -125,3 +125,29 @@ def test_plain_score_with_its_ground_truth_leaves_a_bad_pair_out_and_scores_the_
     assert table.returncode == 0, table.stderr
     said = " ".join(table.stdout.split())
     assert "as published: Dysca's Dysca_compute.py" in said and "skipped 1 entry" in said
+
+
+def test_a_question_past_the_reading_bounds_is_named_and_the_rest_scored(tmp_path: Path) -> None:
+    # Dysca compares an answer with no letter to every choice line by edit distance: 300,000
+    # choice lines, or a 400 KB answer against long lines, ran for minutes. Each such pair is
+    # left out in one line naming file, entry and field, by lmmprobe's reading and Dysca's own.
+    many = "Question: q?\nChoices:\n" + "\n".join(f"({i}) o{i}" for i in range(300_000))
+    long_lines = "Question: q?\nChoices:\n" + "\n".join(f"(A) {'o' * 100}" for _ in range(200))
+    truth = [
+        *TRUTH,
+        {"instruction": many, "question_type": "multi choice",
+         "question_majority": "food", "answer": "o1"},
+        {"instruction": long_lines, "question_type": "multi choice",
+         "question_majority": "food", "answer": "o"},
+    ]  # fmt: skip
+    out, gt = _files(tmp_path, truth, [*OUTPUT, {"answer": "o1"}, {"answer": "x" * 400_000}])
+    done = lmmprobe("score", out, "--ground-truth", gt, "-f", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 3 and doc["skipped"] == 2
+    first, second = doc["problems"]
+    assert first.startswith(f"{gt}:#4: instruction: 300,000 choice lines, more than the 256")
+    assert second.startswith(f"{out}:#5: answer: 400,000 characters to compare by edit")
+    assert all(len(p) < 300 for p in doc["problems"])
+    assert doc["as_published"]["skipped"] == 2
+    assert doc["as_published"]["overall"]["vqa_num"] == 3

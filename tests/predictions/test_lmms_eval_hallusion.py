@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -217,9 +218,39 @@ def test_any_verdict_file_is_read_or_its_records_named(
         assert record.verdict in ("0", "1", "2")
         grade = read.grade(
             {"category": "VS", "subcategory": "s", "set_id": 0, "figure_id": 0, "question_id": 0},
-            record.prediction,
+            "",
         )
         assert grade is not None and grade.protocol == "hallusionbench-correct"
+
+
+def test_verdict_records_hold_no_judged_reply_whole(tmp_path: Path) -> None:
+    # Before: every record's model_prediction was held whole until the log was read: memory
+    # grew with the verdict file (here 24 replies of 2 MB: about 48 MB kept).
+    doc = {"category": "VS", "subcategory": "chart", "set_id": "0", "figure_id": "0"}
+    reply = "y" * (2 << 20)
+    records = [
+        {**doc, "question_id": str(i), "model_prediction": reply + str(i),
+         "gpt4v_output_gpt_check": "1"}
+        for i in range(24)
+    ]  # fmt: skip
+    path = tmp_path / "hallusion_output_vs_model.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    del records
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        read = HallusionSidecars.read([path])
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(read.records) == 24
+    assert kept < 4 << 20, kept
+    # The verdicts still count exactly where the record judged the log's reply.
+    grade = read.grade({**doc, "question_id": "3"}, reply + "3")
+    assert grade is not None and grade.value == 1.0
+    stale = read.grade({**doc, "question_id": "3"}, reply + "4")
+    assert stale is not None and stale.value is None and "a stale verdict file" in stale.reason
+    assert f"model_prediction {(reply + '3')!r:.60} is not the log's reply" in stale.reason
 
 
 def test_a_huge_verdict_file_record_is_bounded(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from PIL import Image
 from tests.video_runs import VideoRun, make_video_run
 from tests.videos import needs_av
 
+from lmmprobe.report import _browser
 from lmmprobe.schema import Sample, VideoFrame, VideoRef
 from lmmprobe.schema.image import pixel_hash
 from lmmprobe.serve import frames
@@ -413,3 +414,30 @@ def test_a_superscript_digit_is_no_image_place_either(video_run: VideoRun) -> No
     sid = sorted(video_run.videos())[0]
     with client(video_run.db) as c:
         assert c.get(f"/images/{video_run.run_id}/{quote(sid, safe='')}/%C2%B2").status_code == 404
+
+
+def test_a_long_strip_shows_the_reports_evenly_spaced_frames_and_says_how_many(
+    tmp_path: Path,
+) -> None:
+    # Before: every frame of a strip (up to 512 a policy) was on the page, each thumbnail a
+    # request; the report shows at most STRIP_FRAMES. The same frames are shown here.
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"not decoded for the page")
+    recorded = [VideoFrame(time=k / 10, sha256=f"{k:064x}") for k in range(512)]
+    video = VideoRef(path=str(clip), frames=recorded, sampled_with="frames=512")
+    sample = Sample(id="l1", question="What moves?", choices=["a", "b"], answer=0, video=video)
+    db = tmp_path / "long.db"
+    with Store(db) as store:
+        write_run(store, "lrun", ["first"], [sample], [Row("first", sample, "(A)", 0, True)])
+    with client(db) as c:
+        strip = _strip(c.get("/runs/lrun/samples/l1").text)
+    assert strip["caption"] == (
+        "Video frames the model was given · frames=512 · 16 of 512 frames shown, evenly "
+        "spaced · clip.mp4"
+    )
+    shown = _browser.spread(list(range(512)), _browser.STRIP_FRAMES)
+    assert len(shown) == 16 and shown[0] == 0 and shown[-1] == 511
+    assert strip["times"] == [f"t={k / 10:g} s" for k in shown]
+    assert [re.search(r"/(\d+)\?p=0", u).group(1) for u in strip["thumbs"]] == [  # type: ignore[union-attr]
+        str(k) for k in shown
+    ]

@@ -153,6 +153,26 @@ def _unjudged_words(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {_UNJUDGED_WORDS.get(why, why)}" for why, n in counts.items())
 
 
+def _why_fewer_requests(protocols: dict[str, str]) -> str:
+    """Why one judge request can give several verdicts, for the protocols applied."""
+    from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, grouped
+
+    reasons: list[str] = []
+    plain = False
+    for name in protocols:
+        # A recorded protocol this install does not have is not grouped, as far as told.
+        many = grouped(JUDGE_PROTOCOLS.get(name)) if name in JUDGE_PROTOCOLS else None
+        if many is not None:
+            reasons.append(f"{name} grades up to {many.batch} answers in one prompt")
+        else:
+            plain = True
+    if plain or not reasons:
+        reasons.append(
+            "answers whose judge prompts are identical share one request and its verdict"
+        )
+    return "; ".join(reasons)
+
+
 def judge_lines(judge: JudgeResults | None) -> list[str]:
     """What the terminal says about one model's judging: paths, calls, agreement.
 
@@ -191,12 +211,12 @@ def judge_lines(judge: JudgeResults | None) -> list[str]:
         lines.append(f"  unjudged verdicts: {_unjudged_words(judge.unjudged)}")
     for spec, c in judge.calls.items():
         cost = f", ${c.cost:.4f} at its price" if c.cost is not None else ""
-        # Answers whose judge prompts are the same are asked once: said, so that the verdicts
-        # counted above and the requests sent add up.
-        # Verdicts left unjudged because the image changed were never requests.
+        # Fewer requests than verdicts: said why, so that the verdicts counted above and the
+        # requests sent add up. Verdicts left unjudged because the image changed were never
+        # requests.
         requested = None if c.verdicts is None else c.verdicts - c.unjudged.get("image changed", 0)
         shared = (
-            f" for {requested} verdicts (answers with the same judge prompt are asked once)"
+            f" for {requested} verdicts ({_why_fewer_requests(judge.protocols)})"
             if requested is not None and requested != c.requests
             else ""
         )

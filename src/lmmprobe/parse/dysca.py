@@ -39,11 +39,15 @@ from rapidfuzz.distance import Levenshtein
 
 from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
 from lmmprobe.schema import FormulateConfig
+from lmmprobe.schema.sample import MAX_OPTIONS
 
 __all__ = [
+    "MAX_CHOICE_LINES",
+    "MAX_EDIT_CELLS",
     "DyscaReading",
     "DyscaStep",
     "dysca_answer",
+    "dysca_bound_problem",
     "dysca_choice_lines",
     "dysca_lines",
     "dysca_match",
@@ -57,6 +61,15 @@ being an option letter (only possible past 26 choice lines), or the Levenshtein 
 
 DyscaSource = Literal["mark", "capital", "text"]
 """Where the string looked up came from: a ``(x)`` mark, the last capital, or the whole text."""
+
+MAX_CHOICE_LINES = MAX_OPTIONS
+"""The most choice lines an instruction read from a file may have (256, the options one
+question may have): Dysca's own have at most tens. Each line costs an edit distance against the
+answer, so an instruction of 300,000 lines is refused, not read for minutes."""
+MAX_EDIT_CELLS = 1 << 32
+"""The most answer x choice-line characters the edit-distance fallback may compare for an answer
+read from a file (about 4.3 billion: well under a second with rapidfuzz's bit-parallel distance;
+Dysca's answers and choice lines together are a few thousand characters)."""
 
 _MARK = re.compile(r"\(([a-zA-Z])\)")
 _CAPITAL = re.compile(r"[A-Z]")
@@ -102,6 +115,35 @@ def dysca_choice_lines(instruction: str) -> list[str]:
     line before the options when ``"Choices:\n"`` is missing, and empty pieces.
     """
     return instruction.split("Choices:\n")[-1].split("\nHint:")[0].split("\n")
+
+
+def dysca_bound_problem(answer: object, choice_lines: Sequence[str]) -> str | None:
+    """Why reading `answer` against `choice_lines` is past this module's bounds, or None.
+
+    Readers of Dysca's files ask this before `dysca_read`, so an answer or instruction from
+    outside is read in bounded time; within the bounds (every real Dysca entry) the reading
+    is exactly Dysca's.
+
+    Returns:
+        One line naming the field (``instruction: ...`` or ``answer: ...``) and the bound.
+
+    """
+    if len(choice_lines) > MAX_CHOICE_LINES:
+        return (
+            f"instruction: {len(choice_lines):,} choice lines, more than the "
+            f"{MAX_CHOICE_LINES} a question may have"
+        )
+    text = answer.strip() if isinstance(answer, str) else str(answer)
+    if _MARK.search(text) or _CAPITAL.search(text):
+        return None  # a letter is looked up; the fallback compares one character at most
+    cells = len(text) * sum(len(line) for line in choice_lines)
+    if cells > MAX_EDIT_CELLS:
+        return (
+            f"answer: {len(text):,} characters to compare by edit distance with "
+            f"{sum(len(line) for line in choice_lines):,} characters of choice lines, past "
+            f"the {MAX_EDIT_CELLS:,} character pairs lmmprobe compares for one answer"
+        )
+    return None
 
 
 def _line_text(line: str) -> str:

@@ -47,7 +47,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.parse.dysca import DyscaReading, dysca_choice_lines, dysca_read
+from lmmprobe.parse.dysca import (
+    DyscaReading,
+    dysca_bound_problem,
+    dysca_choice_lines,
+    dysca_read,
+)
 from lmmprobe.predictions._stream import EntryProblems, first_json_char, iter_json
 
 if TYPE_CHECKING:
@@ -192,7 +197,12 @@ def _add(tallies: _Tallies, gt_at: str, gt: Any, out_at: str, out: Any) -> None:
     if qtype in _CHOICE_TYPES:
         if not isinstance(instruction, str):
             raise DataError(f"{gt_at}: instruction: expected a string")
-        reading = dysca_read(answer, dysca_choice_lines(instruction))
+        lines = dysca_choice_lines(instruction)
+        # Bounded before Dysca's edit distances run against every line (exact within bounds).
+        problem = dysca_bound_problem(answer, lines)
+        if problem:
+            raise DataError(f"{gt_at if problem.startswith('instruction') else out_at}: {problem}")
+        reading = dysca_read(answer, lines)
     elif qtype == IMAGE_CAPTION:
         for where, value in ((out_at, answer), (gt_at, expected)):
             if not isinstance(value, str):

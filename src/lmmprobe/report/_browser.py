@@ -392,7 +392,7 @@ class _Thumbs:
                 continue
             for strip in video.strips():
                 ordered = sorted(strip.frames, key=lambda f: f.time)
-                for frame in _spread(ordered, self.strip_frames):
+                for frame in spread(ordered, self.strip_frames):
                     if len(seen) >= self.frame_budget:
                         return plan
                     if frame.sha256 not in seen:
@@ -421,7 +421,7 @@ class _Thumbs:
             problem = gone
             changed: list[float] = []
             ordered = sorted(strip.frames, key=lambda f: f.time)
-            for frame in _spread(ordered, self.strip_frames):
+            for frame in spread(ordered, self.strip_frames):
                 label = time_text(frame.time)
                 if problem is None and self.decoded_frames >= self.frame_budget:
                     self.undecoded_frames += 1
@@ -472,8 +472,11 @@ class _Thumbs:
         return out
 
 
-def _spread(items: list[Any], most: int) -> list[Any]:
-    """`items` thinned to `most`, evenly spaced, the first and the last kept; or all of them."""
+def spread(items: list[Any], most: int) -> list[Any]:
+    """`items` thinned to `most`, evenly spaced, the first and the last kept; or all of them.
+
+    How a strip's frames are chosen to show, in the report and in ``lmmprobe serve``.
+    """
     n = len(items)
     if n <= most:
         return items

@@ -219,7 +219,8 @@ class JudgeCalls(BaseModel):
 
     requests: int = Field(
         description="Judge requests the answers needed: one per distinct judge prompt (answers "
-        "whose prompts are the same are asked once)."
+        "whose prompts are identical share one request; a grouped protocol's prompt grades "
+        "several answers)."
     )
     verdicts: int | None = Field(
         default=None,

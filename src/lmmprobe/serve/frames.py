@@ -34,6 +34,7 @@ from fastapi.responses import JSONResponse, Response
 from PIL import Image
 from pydantic import ValidationError
 
+from lmmprobe.report._browser import STRIP_FRAMES, spread
 from lmmprobe.schema import ImageRef, VideoRef
 from lmmprobe.schema.image import FrameChanged
 from lmmprobe.schema.video import (
@@ -115,8 +116,10 @@ def strips(sample: dict[str, Any] | None, base: str) -> list[dict[str, Any]]:
     Returns:
         One dict per policy: ``policy`` (``frames=8``, ``fps=1, max 32``), ``name`` (the
         file name; the URL for a URL), ``problem`` (why no frame is shown, known without
-        decoding, else None) and ``frames``: ``{"label": "t=1.25 s", "thumb", "full"}``
-        in time order (no URLs when the strip has a problem).
+        decoding, else None), ``total`` (how many frames the model was given) and
+        ``frames``: ``{"label": "t=1.25 s", "thumb", "full"}`` in time order, all of them or
+        `STRIP_FRAMES` evenly spaced as the report shows them (no URLs when the strip has a
+        problem).
 
     """
     video = recorded_video(sample)
@@ -134,7 +137,9 @@ def strips(sample: dict[str, Any] | None, base: str) -> list[dict[str, Any]]:
     for p, strip in enumerate(video.strips()):
         order = sorted(range(len(strip.frames)), key=lambda k: strip.frames[k].time)
         frames = []
-        for k in order:
+        # At most the report's STRIP_FRAMES, chosen as the report chooses them: a strip of
+        # 512 frames would otherwise ask for 512 thumbnails (most refused as decoders wait).
+        for k in spread(order, STRIP_FRAMES):
             url = f"{base}/{k}?p={p}"
             frames.append(
                 {
@@ -149,6 +154,7 @@ def strips(sample: dict[str, Any] | None, base: str) -> list[dict[str, Any]]:
                 "name": video_name(source),
                 "problem": problem,
                 "frames": frames,
+                "total": len(strip.frames),
             }
         )
     return out

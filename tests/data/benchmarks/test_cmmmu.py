@@ -257,3 +257,18 @@ def test_a_huge_bad_value_is_one_short_line_and_the_other_rows_run(tmp_path: Pat
     assert "expected 对 or 错, got '是是" in lines[1]
     (model,) = json.loads((tmp_path / "out" / "results.json").read_text())["models"].values()
     assert model["metrics"]["cmmmu_accuracy"]["n"] == 1
+
+
+def test_the_as_published_table_is_titled_by_what_it_holds(tmp_path: Path) -> None:
+    # Before: the table's title repeated the heading: "as published: as published".
+    folder = _folder(tmp_path)
+    responses = tmp_path / "Yi-VL-34B-response.jsonl"
+    responses.write_text(json.dumps({"id": 101, "type": "选择", "response": "(C)"}) + "\n")
+    done = lmmprobe(
+        "score", responses, "--benchmark", f"cmmmu,path={folder}", "--field",
+        "prediction=response", "--as-published",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = " ".join(done.stdout.split())
+    assert "as published: by discipline" in said, said
+    assert "as published: as published" not in said

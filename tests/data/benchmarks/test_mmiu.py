@@ -33,6 +33,7 @@ from lmmprobe.judge.protocol import JudgeItem
 from lmmprobe.judge.protocols.mmiu_choice import MMIU_CHOICE
 from lmmprobe.metrics.mmiu import mmiu_correct, mmiu_prediction, mmiu_rule
 from lmmprobe.schema import Score
+from lmmprobe.schema.image import MAX_IMAGES_PER_SAMPLE
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 HERE = Path(__file__).parent / "mmiu_parity"
@@ -239,3 +240,29 @@ def test_the_clean_up_equals_remove_punctuation(text: str) -> None:
 def test_any_answer_reads_in_time_and_never_crashes(raw: str) -> None:
     choice = mmiu_rule(raw)
     assert choice is None or mmiu_correct(choice, "A") in (True, False)
+
+
+def test_a_row_listing_more_images_than_a_sample_may_is_one_line_and_the_rest_run(
+    tmp_path: Path,
+) -> None:
+    # Before: a row of 200,000 image paths was accepted (46 s, 570 MB for one row with
+    # `first`); the bound is the one every sample has (MAX_IMAGES_PER_SAMPLE).
+    path = ROWS[0]["input_image_path"][0]
+    crowded = {**ROWS[0], "input_image_path": [path] * (MAX_IMAGES_PER_SAMPLE + 1)}
+    folder = _copy(tmp_path / "mmiu", [ROWS[0], ROWS[1]])
+    rows = [crowded, ROWS[1]]
+    pq.write_table(pa.Table.from_pylist(rows), folder / "all.parquet")
+    done = lmmprobe(
+        "run", "-m", "first", "--data", f"mmiu,path={folder}", "-q", "--db", tmp_path / "db",
+        "--out", tmp_path / "out", "--bootstrap", "0",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[:2000]
+    said = [line for line in done.stderr.splitlines() if "input_image_path" in line]
+    assert len(said) == 1, done.stderr[:2000]
+    assert (
+        f"input_image_path: {MAX_IMAGES_PER_SAMPLE + 1:,} images; a sample may list at most"
+        in said[0]
+    )
+    assert "all.parquet" in said[0] and len(said[0]) < 400
+    (model,) = json.loads((tmp_path / "out" / "results.json").read_text())["models"].values()
+    assert model["metrics"]["mmiu_accuracy"]["n"] == 1

@@ -6,7 +6,7 @@ list`` shows every one. A definition is one `Benchmark` passed to `benchmark`.
 """
 
 from lmmprobe.data.benchmarks._answers import as_index
-from lmmprobe.data.benchmarks._images import image_ref
+from lmmprobe.data.benchmarks._images import image_ref, image_refs
 from lmmprobe.data.benchmarks.base import (
     BENCHMARKS,
     Benchmark,
@@ -27,4 +27,5 @@ __all__ = [
     "as_index",
     "benchmark",
     "image_ref",
+    "image_refs",
 ]

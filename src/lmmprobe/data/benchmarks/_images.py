@@ -1,4 +1,4 @@
-"""`image_ref`: one image value from a benchmark row, checked, as an `ImageRef`.
+"""`image_ref`: one image value from a benchmark row, checked; `image_refs`: a list of them.
 
 Hub datasets store an ``Image`` column as ``{"bytes": ..., "path": ...}`` (read undecoded),
 VLMEvalKit's TSV files as base64 text, release archives as paths relative to the copy's folder.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from lmmprobe._file_kind import not_regular_file
 from lmmprobe.data.benchmarks.base import RowContext
 from lmmprobe.data.rows import RowError, check_image, outside_folder
 from lmmprobe.schema import ImageRef
-from lmmprobe.schema.image import open_image, unreadable_reason
+from lmmprobe.schema.image import open_image, sample_images_problem, unreadable_reason
 
 HUB_PATH = (
     "an image given as a path in a row from the hub cache: lmmprobe reads a hub dataset's "
@@ -88,3 +89,20 @@ def image_ref(value: Any, ctx: RowContext, field: str = "image") -> ImageRef:
     raise RowError(
         field, f"expected image bytes, a path or base64 text, got {type(value).__name__}"
     )
+
+
+def image_refs(values: Sequence[Any], ctx: RowContext, field: str) -> list[ImageRef]:
+    """A multi-image row's images (`image_ref` each, named ``FIELD[i]``), their number bounded.
+
+    A row listing more images than one sample may (`lmmprobe.schema.image.MAX_IMAGES_PER_SAMPLE`,
+    as `lmmprobe.data.rows.check_images` bounds a data file's rows) is refused before any is
+    checked: 200,000 paths would otherwise each be looked up and held.
+
+    Raises:
+        RowError: Too many images (naming `field`), or one is not a readable image.
+
+    """
+    too_many = sample_images_problem([], len(values))
+    if too_many:
+        raise RowError(field, too_many)
+    return [image_ref(value, ctx, f"{field}[{i}]") for i, value in enumerate(values)]

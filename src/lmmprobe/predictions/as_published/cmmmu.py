@@ -79,7 +79,7 @@ def cmmmu_published_figure(result: CmmmuResult) -> Published:
         "eval/utils/eval_utils.py (evaluate_response)",
         tables=(
             PublishedTable(
-                "as published", ("Subject", "Correct Num", "Entries Num", "Acc"), tuple(rows)
+                "by discipline", ("Subject", "Correct Num", "Entries Num", "Acc"), tuple(rows)
             ),
         ),
         notes=(

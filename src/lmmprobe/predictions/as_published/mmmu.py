@@ -86,7 +86,7 @@ def mmmu_published_figure(p: MmmuPublished) -> Published:
     return Published(
         definition="MMMU's main_parse_and_eval.py, random letters included",
         source="MMMU-Benchmark/MMMU @ bb0b95a, mmmu/main_parse_and_eval.py",
-        tables=(PublishedTable("as published", ("subset", "n", "acc"), tuple(rows)),),
+        tables=(PublishedTable("by discipline", ("subset", "n", "acc"), tuple(rows)),),
         notes=(
             f"{len(p.guessed)} letters drawn at random (seed 42, in MMMU's subject order); "
             f"unrounded overall {p.overall!r}",

@@ -23,6 +23,7 @@ counts only where its ``model_prediction`` is the log's reply for the same quest
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,10 +109,26 @@ def log_of(path: Path) -> Path | None:
     return logs[0] if logs is not None and len(logs) == 1 else None
 
 
+def _digest(text: str) -> bytes:
+    """A reply's SHA-256, to tell whether a record judged the log's reply.
+
+    A lone surrogate (valid JSON) is hashed as written.
+    """
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
 @dataclass(frozen=True)
 class _Record:
+    """One question's recorded verdict: what is needed of it, never the reply it judged whole.
+
+    Records are held for every question until the log is read; replies can be megabytes.
+    """
+
     where: str
-    prediction: str
+    prediction_sha256: bytes
+    """`_digest` of the record's ``model_prediction``: compared with the log's reply's."""
+    prediction_shown: str
+    """The start of its ``model_prediction``'s repr, as a stale record is named."""
     verdict: str
     defaulted: bool = False
     """A "2" lmms-eval gave a judge reply holding none of its answers (`_defaulted`)."""
@@ -187,7 +204,9 @@ class HallusionSidecars:
             self._problem(f"{where}: the question {_named(key)} is judged twice; the first kept")
             return
         defaulted = verdict == "2" and _defaulted(value, prediction)
-        self.records[key] = _Record(where, prediction, verdict, defaulted)
+        self.records[key] = _Record(
+            where, _digest(prediction), f"{prediction!r:.60}", verdict, defaulted
+        )
 
     def grade(self, doc: Mapping[str, Any], reply: str) -> RecordedGrade | None:
         """The recorded verdict on the question of `doc` answered `reply`, as a grade.
@@ -202,9 +221,9 @@ class HallusionSidecars:
         if record is None:
             reason = f"no record of the question {_named(key)} in the lmms-eval verdict files"
             return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)
-        if record.prediction != reply:
+        if record.prediction_sha256 != _digest(reply):
             reason = (
-                f"{record.where}: model_prediction {record.prediction!r:.60} is not the log's "
+                f"{record.where}: model_prediction {record.prediction_shown} is not the log's "
                 f"reply {reply!r:.60} (a stale verdict file): not used"
             )
             return RecordedGrade(HALLUSION_PROTOCOL, None, {}, reason, problem=True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.parse.dysca import dysca_choice_lines, dysca_read
+from lmmprobe.parse.dysca import dysca_bound_problem, dysca_choice_lines, dysca_read
 from lmmprobe.predictions._rows import as_text, json_safe, need, prediction_text, row_error
 from lmmprobe.predictions._stream import sha256_of
 from lmmprobe.predictions.dysca import dysca_entries
@@ -149,7 +149,13 @@ def _row(n: int, truth: tuple[str, Any], output: tuple[str, Any]) -> ImportedPre
     verdict: float | None = None
     if qtype in _CHOICE_TYPES:
         # Dysca's own reading: its letter, mark or nearest line, compared with ==.
-        verdict = float(dysca_read(answer, dysca_choice_lines(instruction)).text == expected)
+        lines = dysca_choice_lines(instruction)
+        # Bounded before Dysca's edit distances run against every line (exact within bounds).
+        problem = dysca_bound_problem(answer, lines)
+        if problem:
+            field, _, why = problem.partition(": ")
+            raise row_error(gt_at if field == "instruction" else out_at, field, why)
+        verdict = float(dysca_read(answer, lines).text == expected)
     return ImportedPrediction(
         row=n,
         sample_id=str(n),

@@ -132,6 +132,17 @@ def _subplots(n: int) -> str:
     return "2-4 Subplots" if 2 <= n <= 4 else "5+ Subplots"
 
 
+_NOT_AN_OBJECT = "\0not an object"
+"""The row key holding an entry that is not a JSON object (no JSON key of CharXiv's is this)."""
+
+
+def _an_object(row: Mapping[str, Any]) -> None:
+    """Refuse a row made from an entry that is not an object, naming what it is instead."""
+    if _NOT_AN_OBJECT in row:
+        kind = type(row[_NOT_AN_OBJECT]).__name__
+        raise RowError("(entry)", f"expected an object, got {kind}")
+
+
 def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Each reasoning question joined with its chart's descriptive entry and metadata."""
     files = {
@@ -148,7 +159,7 @@ def _rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
         where = f"{files['reasoning']}:{key}"
         described = docs["descriptive"].get(key)
         meta = docs["image_metadata"].get(key)
-        row = dict(entry) if isinstance(entry, dict) else {"entry": entry}
+        row = dict(entry) if isinstance(entry, dict) else {_NOT_AN_OBJECT: entry}
         row["num_subplots"] = described.get("num_subplots") if isinstance(described, dict) else None
         row["category"] = meta.get("category") if isinstance(meta, dict) else None
         row["year"] = meta.get("year") if isinstance(meta, dict) else None
@@ -181,6 +192,7 @@ def _text(row: Mapping[str, Any], field: str) -> str:
 
 
 def _charxiv(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    _an_object(row)
     figure = row.get("figure_id")
     if isinstance(figure, bool) or not isinstance(figure, int) or figure < 0:
         raise RowError("figure_id", f"expected a chart number, got {str(figure)[:80]!r}")
@@ -374,7 +386,7 @@ def _descriptive_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
         where = f"{files['descriptive']}:{key}"
         meta = docs["image_metadata"].get(key)
         if not isinstance(entry, dict):
-            yield where, {"entry": entry}
+            yield where, {_NOT_AN_OBJECT: entry}
             continue
         qids, answers = entry.get("qids"), entry.get("answers")
         if not isinstance(qids, list):
@@ -395,6 +407,7 @@ def _descriptive_rows(root: Path, split: str) -> Iterator[tuple[str, Mapping[str
 
 
 def _described(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    _an_object(row)
     figure = row.get("figure_id")
     if isinstance(figure, bool) or not isinstance(figure, int) or figure < 0:
         raise RowError("figure_id", f"expected a chart number, got {str(figure)[:80]!r}")

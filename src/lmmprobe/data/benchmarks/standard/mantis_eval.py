@@ -18,7 +18,7 @@ from lmmprobe.data.benchmarks import (
     RowContext,
     RowError,
     benchmark,
-    image_ref,
+    image_refs,
 )
 from lmmprobe.data.benchmarks._lmms import required_text
 from lmmprobe.data.benchmarks.standard._choice import escape_braces, plain
@@ -73,7 +73,7 @@ def _mantis(row: Mapping[str, Any], ctx: RowContext) -> Sample:
         raise RowError("images", "expected a list of one or more images")
     return Sample(
         id=required_text(row, "id"),
-        images=[image_ref(img, ctx, f"images[{i}]") for i, img in enumerate(images)],
+        images=image_refs(images, ctx, "images"),
         question=question,
         answer=[answer],
         formulation="open_ended",

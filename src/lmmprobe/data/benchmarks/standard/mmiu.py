@@ -30,7 +30,7 @@ from lmmprobe.data.benchmarks import (
     RowContext,
     RowError,
     benchmark,
-    image_ref,
+    image_refs,
 )
 from lmmprobe.data.benchmarks._lmms import required_text
 from lmmprobe.data.benchmarks.standard._choice import escape_braces, plain
@@ -127,7 +127,7 @@ def _mmiu(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     relationship = _relationship(list(paths))
     return Sample(
         id=str(ctx.index),
-        images=[image_ref(p, ctx, f"input_image_path[{i}]") for i, p in enumerate(paths)],
+        images=image_refs(paths, ctx, "input_image_path"),
         question=question,
         answer=[answer],
         formulation="open_ended",

@@ -180,25 +180,45 @@ def _tempcompass_caption_matching(row: Mapping[str, Any], ctx: RowContext) -> Sa
     )
 
 
-def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
-    video, dim, item = _checked(row)
-    lines = required_text(item, "question").split("\n")
+def _option_lines(
+    question: str, answer: str, field: str, answer_field: str | None
+) -> tuple[str, list[str], int]:
+    """A released multi-choice item: (its question before the options, options, gold index).
+
+    The question holds its options as lines ``A. text``, ``B. text``, ... after the question
+    itself; the answer is one of those lines whole.
+
+    Raises:
+        RowError: No option lines after a question, a line out of order (naming `field`), or
+            an answer that is none of the lines (naming `answer_field`; `field` when None).
+
+    """
+    lines = question.split("\n")
     first = next((i for i, line in enumerate(lines) if _OPTION.fullmatch(line)), None)
-    if first is None or first == 0:
-        raise RowError("question", "no 'A. ...' option lines after the question")
+    if not first:  # None, or option lines from the first line on: no question before them
+        raise RowError(field, "no 'A. ...' option lines after the question")
     options = []
     for i, line in enumerate(lines[first:]):
         m = _OPTION.fullmatch(line)
         if m is None or m.group(1) != "ABCD"[i]:
-            raise RowError("question", f"option line {i + 1} is not '{'ABCD'[i]}. ...'")
+            raise RowError(field, f"option line {i + 1} is not '{'ABCD'[i]}. ...'")
         options.append(m.group(2))
-    answer = required_text(item, "answer")
     gold = "ABCD".find(answer[:1])
-    if gold < 0 or gold >= len(options) or answer != f"{answer[0]}. {options[gold]}":
-        raise RowError("answer", f"{answer!r:.80} is none of the option lines")
+    if gold < 0 or gold >= len(options) or answer != f"{answer[:1]}. {options[gold]}":
+        if answer_field is None:
+            raise RowError(field, f"its answer {answer!r:.80} is none of its option lines")
+        raise RowError(answer_field, f"{answer!r:.80} is none of the option lines")
+    return "\n".join(lines[:first]), options, gold
+
+
+def _tempcompass(row: Mapping[str, Any], ctx: RowContext) -> Sample:
+    video, dim, item = _checked(row)
+    question = required_text(item, "question")
+    answer = required_text(item, "answer")
+    stem, options, gold = _option_lines(question, answer, "question", "answer")
     return Sample(
         id=f"{video}/{dim}/{row['_k']}",
-        question="\n".join(lines[:first]),
+        question=stem,
         choices=options,
         answer=gold,
         formulation="single_choice",
@@ -374,19 +394,7 @@ def _mc_lines(mc: Any) -> tuple[str, list[str], int]:
     question, answer = mc.get("question"), mc.get("answer")
     if not isinstance(question, str) or not isinstance(answer, str):
         raise RowError(field, "expected an object {question, answer} of text")
-    lines = question.split("\n")
-    first = next((i for i, line in enumerate(lines) if _OPTION.fullmatch(line)), None)
-    if not first:  # None, or option lines from the first line on: no question before them
-        raise RowError(field, "no 'A. ...' option lines after the question")
-    options = []
-    for i, line in enumerate(lines[first:]):
-        m = _OPTION.fullmatch(line)
-        if m is None or m.group(1) != "ABCD"[i]:
-            raise RowError(field, f"option line {i + 1} is not '{'ABCD'[i]}. ...'")
-        options.append(m.group(2))
-    gold = "ABCD".find(answer[:1])
-    if gold < 0 or gold >= len(options) or answer != f"{answer[:1]}. {options[gold]}":
-        raise RowError(field, f"its answer {answer!r:.80} is none of its option lines")
+    _, options, gold = _option_lines(question, answer, field, None)
     return question, options, gold
 
 
