@@ -122,3 +122,53 @@ def test_pope_sentence_answers_are_read_as_popes_evaluate_reads_them(tmp_path: P
     assert _value(model, "accuracy") == pytest.approx(2 / 3)
     assert _value(model, "pope_accuracy") == pytest.approx(2 / 3)
     assert _value(model, "unparsed_rate") == 0.0
+
+
+def _offline(tmp_path: Path) -> dict[str, str]:
+    """No copy of any benchmark: the items come from the table itself."""
+    (tmp_path / "nodata").mkdir(exist_ok=True)
+    return {
+        "LMMPROBE_DATA_DIR": str(tmp_path / "nodata"),
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_CACHE": str(tmp_path / "hf-home" / "hub"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(tmp_path / "datasets-cache"),
+    }
+
+
+def _score(tmp_path: Path, name: str, header: str, rows: list[str]) -> dict[str, Any]:
+    table = tmp_path / f"Model_{name.upper()}.tsv"
+    table.write_text("".join(f"{line}\n" for line in [header, *rows]), encoding="utf-8")
+    done = lmmprobe("score", table, "--benchmark", name, "--format", "json", **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr
+    metrics: dict[str, Any] = json.loads(done.stdout)["metrics"]
+    return metrics
+
+
+def test_a_vlmevalkit_mme_table_of_sentences_scores_as_mmes_tool_reads_it(
+    tmp_path: Path,
+) -> None:
+    # An imported answer is read by the benchmark's matcher, as a run's is.
+    metrics = _score(
+        tmp_path, "mme", "index\timage_path\tquestion\tanswer\tcategory\tprediction",
+        ["0\t1.jpg\tIs it red? Please answer yes or no.\tYes\tcolor\tYes, it is red.",
+         "1\t1.jpg\tIs it blue? Please answer yes or no.\tNo\tcolor\tNo, it is not.",
+         "2\t2.jpg\tIs it green? Please answer yes or no.\tYes\tcolor\tIt looks green.",
+         "3\t2.jpg\tIs it pink? Please answer yes or no.\tNo\tcolor\tno"],
+    )  # fmt: skip
+    assert metrics["accuracy"]["value"] == pytest.approx(3 / 4)
+    assert metrics["unparsed_rate"]["value"] == pytest.approx(1 / 4)
+    assert metrics["mme_perception"]["value"] == pytest.approx(75.0 + 50.0)
+
+
+def test_a_vlmevalkit_pope_table_of_sentences_scores_as_popes_evaluate_reads_it(
+    tmp_path: Path,
+) -> None:
+    metrics = _score(
+        tmp_path, "pope", "index\tquestion\tanswer\tcategory\timage_path\tprediction",
+        ["0\tIs there a dog in the image?\tYes\trandom\tCOCO_val2014_1.jpg\tYes, there is a dog.",
+         "1\tIs there a cat in the image?\tNo\trandom\tCOCO_val2014_1.jpg\tThere is no cat.",
+         "2\tIs there a car in the image?\tNo\trandom\tCOCO_val2014_1.jpg\tI see a car."],
+    )  # fmt: skip
+    assert metrics["accuracy"]["value"] == pytest.approx(2 / 3)
+    assert metrics["pope_accuracy"]["value"] == pytest.approx(2 / 3)
