@@ -107,7 +107,7 @@ def yes_no_option(word: str, options: Sequence[str]) -> Extraction:
     """The option `word` (a benchmark rule's ``yes`` or ``no``) names, else unparsed.
 
     For the matchers of the yes/no benchmarks whose options ``yes`` and ``no`` are never shown
-    (``mme``, ``pope``): a reading that is neither, or that no option is, is unparsed.
+    (``mme``, ``pope``, ``hallusionbench``, ``tempcompass-yes-no``): a reading that is neither, or that no option is, is unparsed.
     """
     shown = [o.strip().lower() for o in options]
     if word not in ("yes", "no") or word not in shown:
