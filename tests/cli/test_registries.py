@@ -85,7 +85,7 @@ def test_unknown_matcher_lists_the_known_ones() -> None:
     assert proc.returncode == 2
     assert (
         "unknown matcher 'foo'; known: dysca, hallusionbench, lmmprobe, longvideobench, "
-        "mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, "
+        "mme, mme-realworld, mvbench, pope, reform, tempcompass, tempcompass-caption-matching, "
         "tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit" in said(proc.stderr)
     )
 
@@ -114,7 +114,7 @@ def test_fixed_choices_come_from_the_schema(option: str, what: str, literal: obj
 def test_help_lists_registered_names() -> None:
     helped = said(CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output)
     assert (
-        "Answer reading: dysca, hallusionbench, lmmprobe, longvideobench, mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit"
+        "Answer reading: dysca, hallusionbench, lmmprobe, longvideobench, mme, mme-realworld, mvbench, pope, reform, tempcompass, tempcompass-caption-matching, tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit"
         in helped
     )
     assert "choice questions: auto, benchmark, dysca, reform" in helped

@@ -103,7 +103,7 @@ def test_model_listings_name_the_tiny_aliases() -> None:
         (
             "--matcher",
             "foo",
-            "dysca, hallusionbench, lmmprobe, longvideobench, mme-realworld, mvbench, reform, "
+            "dysca, hallusionbench, lmmprobe, longvideobench, mme, mme-realworld, mvbench, pope, reform, "
             "tempcompass, tempcompass-caption-matching, tempcompass-captioning, tempcompass-yes-no, "
             "videomme, vlmevalkit",
         ),

@@ -28,6 +28,7 @@ from lmmprobe.metrics.mathvision import mathvision_extract
 from lmmprobe.parse import extract
 from lmmprobe.parse.dysca import dysca_matcher
 from lmmprobe.parse.extract import extract_choice
+from lmmprobe.parse.mme import mme_matcher
 from lmmprobe.parse.open_ended import (
     kie_correct_strict,
     normalize_vqa_answer,
@@ -35,6 +36,7 @@ from lmmprobe.parse.open_ended import (
     reform_kie_correct,
     reform_ocr_correct,
 )
+from lmmprobe.parse.pope import pope_matcher
 from lmmprobe.parse.reform import reform_matcher
 from lmmprobe.parse.refusal import is_refusal
 from lmmprobe.parse.thinking import parse_think_option, split_answer
@@ -62,6 +64,8 @@ READERS: dict[str, Callable[[str], object]] = {
     "VQA normalization": normalize_vqa_answer,
     "MME": benchmark_choice.mme_read,
     "POPE": benchmark_choice.pope_read,
+    "MME matcher": lambda t: mme_matcher(t, ["yes", "no"], ["A", "B"], CONFIG),
+    "POPE matcher": lambda t: pope_matcher(t, ["yes", "no"], ["A", "B"], CONFIG),
     "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
     "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
     "MMMU open": benchmark_choice.mmmu_parse_open,

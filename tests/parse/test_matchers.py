@@ -97,7 +97,7 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
         with pytest.raises(
             RegistryError,
             match="unknown matcher 'foo'; known: dysca, hallusionbench, lmmprobe, longvideobench, "
-            "mme-realworld, mvbench, reform, tempcompass, tempcompass-caption-matching, "
+            "mme, mme-realworld, mvbench, pope, reform, tempcompass, tempcompass-caption-matching, "
             "tempcompass-captioning, tempcompass-yes-no, videomme, vlmevalkit",
         ):
             execute_run(spec, store=store)

@@ -6,11 +6,12 @@ metrics that apply them to a run's rows live in `lmmprobe.metrics.builtin.benchm
 
 - MME (Fu et al. 2023; ``tools/eval_tool/calculation.py`` of BradyFU/Awesome-Multimodal-Large-
   Language-Models, branch Evaluation): an answer is read as yes/no from its first four
-  characters; per subtask, score = accuracy x 100 + accuracy+ x 100, where accuracy+ is the
-  share of images whose two questions are both right; perception and cognition are sums of
-  their subtasks' scores.
+  characters (`lmmprobe.parse.mme.mme_read`, which the ``mme`` matcher shares); per subtask,
+  score = accuracy x 100 + accuracy+ x 100, where accuracy+ is the share of images whose two
+  questions are both right; perception and cognition are sums of their subtasks' scores.
 - POPE (Li et al. 2023; ``evaluate.py`` of RUCAIBox/POPE): the first sentence is kept and read
-  as "no" when one of its words is ``No``, ``not`` or ``no``, otherwise "yes"; accuracy,
+  as "no" when one of its words is ``No``, ``not`` or ``no``, otherwise "yes"
+  (`lmmprobe.parse.pope.pope_read`, which the ``pope`` matcher shares); accuracy,
   precision, recall and F1 of "yes", and the share of "yes" answers.
 - HallusionBench (Guan et al. 2024; ``utils.py`` of tianyi-lab/HallusionBench): per question
   (aAcc), per figure (fAcc: every question about the figure right) and per question pair (qAcc:
@@ -42,6 +43,8 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Levenshtein
 
 from lmmprobe.parse.hallusionbench import hallusion_yes_no
+from lmmprobe.parse.mme import mme_read
+from lmmprobe.parse.pope import pope_read
 
 __all__ = [
     "MME_COGNITION",
@@ -92,23 +95,6 @@ MME_COGNITION: tuple[str, ...] = (
 # --------------------------------------------------------------------------- MME
 
 
-def mme_read(answer: str) -> str:
-    """MME's reading of a model answer: ``"yes"``, ``"no"`` or ``"other"``.
-
-    The eval tool reads each answer from a results line whose last field ends in a newline
-    (answers must be one line: the tool's readme asks to delete line breaks), lowercases it,
-    and looks for "yes", then "no", in its first four characters.
-    """
-    # The tool's exact-equality test never holds for a line with its newline, so only the
-    # four-character prefix (newline included) decides.
-    head = (answer.replace("\n", "").lower() + "\n")[:4]
-    if "yes" in head:
-        return "yes"
-    if "no" in head:
-        return "no"
-    return "other"
-
-
 def mme_subtask_score(pairs: Sequence[Sequence[tuple[str, str]]]) -> tuple[float, float, float]:
     """One MME subtask's (score, accuracy, accuracy+) from its images' question pairs.
 
@@ -131,15 +117,6 @@ def mme_subtask_score(pairs: Sequence[Sequence[tuple[str, str]]]) -> tuple[float
 
 
 # --------------------------------------------------------------------------- POPE
-
-
-def pope_read(answer: str) -> str:
-    """POPE's reading: the first sentence is "no" when a word is No, not or no, else "yes"."""
-    text = answer
-    if text.find(".") != -1:
-        text = text.split(".")[0]
-    words = text.replace(",", "").split(" ")
-    return "no" if ("No" in words or "not" in words or "no" in words) else "yes"
 
 
 @dataclass(frozen=True)

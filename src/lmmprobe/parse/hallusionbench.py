@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
-from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.parse.matcher import MATCHERS, Extraction, yes_no_option
 from lmmprobe.schema import FormulateConfig
 
 __all__ = ["hallusion_yes_no", "hallusionbench_matcher"]
@@ -61,8 +61,5 @@ def hallusionbench_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
 ) -> Extraction:
     """`hallusion_yes_no` as a matcher over the options ``yes`` and ``no``."""
-    word = hallusion_yes_no(output)
-    shown = [o.strip().lower() for o in options]
-    if word is None or word == "unclear" or word not in shown:
-        return unparsed("no_match")
-    return Extraction(shown.index(word), "text", "yes/no")
+    # None and "unclear" are no option: unparsed.
+    return yes_no_option(hallusion_yes_no(output) or "", options)

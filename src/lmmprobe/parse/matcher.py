@@ -101,3 +101,15 @@ def option_letter(letter: str, options: Sequence[str], letters: str) -> Extracti
     if not 0 <= index < len(options):
         return unparsed("no_match")
     return Extraction(index, "mark", "option letter")
+
+
+def yes_no_option(word: str, options: Sequence[str]) -> Extraction:
+    """The option `word` (a benchmark rule's ``yes`` or ``no``) names, else unparsed.
+
+    For the matchers of the yes/no benchmarks whose options ``yes`` and ``no`` are never shown
+    (``mme``, ``pope``, ``hallusionbench``, ``tempcompass-yes-no``): a reading that is neither, or that no option is, is unparsed.
+    """
+    shown = [o.strip().lower() for o in options]
+    if word not in ("yes", "no") or word not in shown:
+        return unparsed("no_match")
+    return Extraction(shown.index(word), "text", "yes/no")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed
+from lmmprobe.parse.matcher import MATCHERS, Extraction, unparsed, yes_no_option
 from lmmprobe.schema import FormulateConfig
 
 __all__ = [
@@ -112,11 +112,7 @@ def tempcompass_yes_no_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
 ) -> Extraction:
     """`tempcompass_yes_no` as a matcher over the options ``yes`` and ``no``."""
-    word = tempcompass_yes_no(output)
-    shown = [o.strip().lower() for o in options]
-    if not word or word not in shown:
-        return unparsed("no_match")
-    return Extraction(shown.index(word), "text", "yes/no")
+    return yes_no_option(tempcompass_yes_no(output), options)
 
 
 def _after(text: str, sep: str) -> str:

@@ -25,12 +25,15 @@ __all__ = ["MME"]
 def _mme(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     qid = required_text(row, "question_id")
     category = required_text(row, "category")
+    # A choice between yes and no that is never shown (the prompt is the question alone): the
+    # ``mme`` matcher reads the answer as MME's eval tool does, for the answer rates too.
     return Sample(
         id=f"{qid}/{ctx.index}",  # both questions of an image share its question_id
         images=[image_ref(row["image"], ctx)],
         question=required_text(row, "question"),
-        answer=[yes_no(row["answer"], "answer")],
-        formulation="open_ended",
+        choices=["yes", "no"],
+        answer=0 if yes_no(row["answer"], "answer") == "yes" else 1,
+        formulation="single_choice",
         metadata={"question_id": qid, "category": category},
     )
 
@@ -42,7 +45,7 @@ MME = benchmark(
         citation="Fu et al. 2023, MME: A Comprehensive Evaluation Benchmark for Multimodal Large "
         "Language Models, arXiv:2306.13394",
         license="unknown (see card; MME is released for research use)",
-        formulation="open_ended",
+        formulation="single_choice",
         metric="mme_perception",
         prompt=PromptTemplate(
             template="{question}",
@@ -56,6 +59,7 @@ MME = benchmark(
         hub_id="lmms-lab/MME",
         revision="d6c9023f017b564f7b3ccccf5348166bce8fdbcd",
         size=2374,
+        matcher="mme",
         notes=(
             "mme_perception and mme_cognition are MME's scores: per subtask (category) "
             "accuracy x 100 + accuracy+ x 100 (both questions of an image right), summed over "
@@ -63,6 +67,10 @@ MME = benchmark(
             "as MME's eval tool reads them (yes/no in the first four characters). --by category "
             "gives each subtask's score. With --repeats, accuracy+ pairs an image's two "
             "questions within each repeat, so the score is the average over repeats.",
+            "accuracy reads each answer by the same rule (matcher mme; the options yes and no "
+            "are never shown): an answer read neither yes nor no is unparsed, and where a judge "
+            "read it (--judge) the judge's verdict decides it (the judged headline); MME's "
+            "scores count it wrong, as its tool does.",
             "lmms-eval replaces 'Please answer yes or no.' by 'Answer the question using a "
             "single word or phrase.'; lmmprobe asks MME's questions as released.",
         ),
