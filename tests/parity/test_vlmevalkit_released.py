@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from tests.console import lmmprobe
+from tests.predictions.test_file_items import _offline
 
 HERE = Path(__file__).parent / "data" / "vlmevalkit_released"
 
@@ -61,19 +62,21 @@ def _tables(published: dict[str, Any]) -> dict[tuple[str, str], Any]:
     return out
 
 
-def _score(table: str, benchmark: str | None, *extra: str) -> dict[str, Any]:
+def _score(tmp_path: Path, table: str, benchmark: str | None) -> dict[str, Any]:
     args = ["--benchmark", benchmark] if benchmark else []
-    done = lmmprobe("score", HERE / table, *args, "--as-published", "--format", "json", *extra)
+    done = lmmprobe(
+        "score", HERE / table, *args, "--as-published", "--format", "json", **_offline(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     doc: dict[str, Any] = json.loads(done.stdout)
     return doc
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_as_published_is_the_score_file_written_beside_the_table(case: str) -> None:
+def test_as_published_is_the_score_file_written_beside_the_table(case: str, tmp_path: Path) -> None:
     table, benchmark, score_file = CASES[case]
     want, _ = _score_file(score_file)
-    doc = _score(table, benchmark)
+    doc = _score(tmp_path, table, benchmark)
     assert "VLMEvalKit" in doc["as_published"]["definition"]
     got = _tables(doc["as_published"])
     if not set(want) <= set(got):  # a table laid out the other way round
@@ -84,17 +87,19 @@ def test_as_published_is_the_score_file_written_beside_the_table(case: str) -> N
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_the_printed_table_carries_every_digit_of_the_score_file(case: str) -> None:
+def test_the_printed_table_carries_every_digit_of_the_score_file(case: str, tmp_path: Path) -> None:
     table, benchmark, score_file = CASES[case]
     _, texts = _score_file(score_file)
     args = ["--benchmark", benchmark] if benchmark else []
-    done = lmmprobe("score", HERE / table, *args, "--as-published", columns=200)
+    done = lmmprobe(
+        "score", HERE / table, *args, "--as-published", columns=200, **_offline(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     missing = [t for t in texts if t not in done.stdout]
     assert not missing, done.stdout
 
 
-def test_the_strict_figures_stand_on_the_same_items() -> None:
+def test_the_strict_figures_stand_on_the_same_items(tmp_path: Path) -> None:
     """lmmprobe's own reading, with the official definitions, on the file's own items.
 
     MME and POPE: lmmprobe's rules read every answer as VLMEvalKit's recorded ``extracted``
@@ -106,11 +111,11 @@ def test_the_strict_figures_stand_on_the_same_items() -> None:
     wrong) and VS_ocr_1_11_1_1 ("The text in the figure is not made in Canada...": VLMEvalKit
     "Unknown", wrong; lmmprobe "no", right), which completes one more figure.
     """
-    mme = _score(*CASES["mme"][:2])
+    mme = _score(tmp_path, *CASES["mme"][:2])
     assert mme["rows"] == 2374 and mme["golds"] == "file"
     assert mme["metrics"]["mme_perception"]["value"] == pytest.approx(1436.8252300920367, abs=1e-9)
     assert mme["metrics"]["mme_cognition"]["value"] == pytest.approx(288.92857142857144, abs=1e-9)
-    pope = _score(*CASES["pope"][:2])
+    pope = _score(tmp_path, *CASES["pope"][:2])
     # POPE_rating counts a question once per split it belongs to: 5,127 rows, 9,000 items.
     assert pope["rows"] == 9000
     for name, figure in [
@@ -120,7 +125,7 @@ def test_the_strict_figures_stand_on_the_same_items() -> None:
         ("pope_recall", 75.93333333333334),
     ]:
         assert pope["metrics"][name]["value"] * 100 == pytest.approx(figure, abs=1e-9)
-    hb = _score(*CASES["hallusionbench"][:2])
+    hb = _score(tmp_path, *CASES["hallusionbench"][:2])
     metrics = {k: (v["value"], v["n"]) for k, v in hb["metrics"].items()}
     assert metrics["hallusionbench_aacc"] == (pytest.approx(0.580441640378549), 951)
     assert metrics["hallusionbench_qacc"] == (pytest.approx(128 / 455), 455)
@@ -132,9 +137,11 @@ def test_the_strict_figures_stand_on_the_same_items() -> None:
     reason="the audit does not yet pair an _auxmatch table's recorded score column "
     "(it says: no item has a verdict on both sides)",
 )
-def test_the_audit_pairs_the_recorded_yes_no_verdicts() -> None:
+def test_the_audit_pairs_the_recorded_yes_no_verdicts(tmp_path: Path) -> None:
     table, benchmark, _ = CASES["hallusionbench"]
-    done = lmmprobe("score", HERE / table, "--benchmark", benchmark, "--audit")
+    done = lmmprobe(
+        "score", HERE / table, "--benchmark", benchmark, "--audit", **_offline(tmp_path)
+    )
     assert done.returncode == 0, done.stderr
     assert "no item has a verdict on both sides" not in done.stdout
 
@@ -143,9 +150,9 @@ def test_the_audit_pairs_the_recorded_yes_no_verdicts() -> None:
     strict=True,
     reason="with --benchmark ocrbench the table is not read by itself: a local copy is asked for",
 )
-def test_an_ocrbench_table_scores_by_itself_under_its_benchmark() -> None:
+def test_an_ocrbench_table_scores_by_itself_under_its_benchmark(tmp_path: Path) -> None:
     want, _ = _score_file("vila_13b_OCRBench_score.json")
-    got = _tables(_score("vila_13b_OCRBench.xlsx", "ocrbench")["as_published"])
+    got = _tables(_score(tmp_path, "vila_13b_OCRBench.xlsx", "ocrbench")["as_published"])
     assert {k: got.get(k) for k in want} == want
 
 
@@ -162,10 +169,10 @@ def test_an_ocrbench_table_scores_by_itself_under_its_benchmark() -> None:
     ],
 )
 def test_a_table_with_an_option_pandas_read_as_missing_scores(
-    table: str, benchmark: str, score_file: str
+    table: str, benchmark: str, score_file: str, tmp_path: Path
 ) -> None:
     want, _ = _score_file(score_file)
-    got = _tables(_score(table, benchmark)["as_published"])
+    got = _tables(_score(tmp_path, table, benchmark)["as_published"])
     if not set(want) <= set(got):
         got = {(c, r): v for (r, c), v in got.items()}
     assert {k: got.get(k) for k in want} == want
