@@ -3,8 +3,8 @@
 ``data/vlmevalkit_released/`` holds a VILA-13B work folder VLMEvalKit wrote in July 2024 and
 that was committed to open-compass/VLMEvalKit (pull request #320, commit c03bc048; its README
 names every source): whole prediction tables with their recorded verdicts, and beside each the
-score file VLMEvalKit wrote from them. Nothing here was regenerated, so these figures are the
-ones the OpenVLM leaderboard took. Each figure ``--as-published`` gives must be the score
+score file VLMEvalKit wrote from them. Nothing here was regenerated: the figures are the ones
+VLMEvalKit itself wrote for that run. Each figure ``--as-published`` gives must be the score
 file's, the same float bit for bit (its printed digits), read through the console script with
 no local copy of any benchmark.
 """
