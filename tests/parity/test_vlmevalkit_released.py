@@ -31,6 +31,11 @@ CASES = {
         "hallusionbench",
         "vila_13b_HallusionBench_score.csv",
     ),
+    "scienceqa": (
+        "vila_13b_ScienceQA_TEST_openai_result.xlsx",
+        "scienceqa-img",
+        "vila_13b_ScienceQA_TEST_acc.csv",
+    ),
     # With --benchmark ocrbench the table is not yet read by itself (see
     # test_an_ocrbench_table_scores_by_itself_under_its_benchmark): scored as the file it is.
     "ocrbench": ("vila_13b_OCRBench.xlsx", None, "vila_13b_OCRBench_score.json"),
@@ -130,6 +135,17 @@ def test_the_strict_figures_stand_on_the_same_items(tmp_path: Path) -> None:
     assert metrics["hallusionbench_aacc"] == (pytest.approx(0.580441640378549), 951)
     assert metrics["hallusionbench_qacc"] == (pytest.approx(128 / 455), 455)
     assert metrics["hallusionbench_facc"] == (pytest.approx(100 / 346), 346)
+
+
+def test_the_audit_pairs_every_recorded_hit_of_a_choice_table(tmp_path: Path) -> None:
+    """ScienceQA: VLMEvalKit's ``hit`` on all 2,017 rows against lmmprobe's reading: no gap."""
+    table, benchmark, _ = CASES["scienceqa"]
+    done = lmmprobe(
+        "score", HERE / table, "--benchmark", benchmark, "--audit", **_offline(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    out = " ".join(done.stdout.split())
+    assert "lmmprobe 79.08 vs vlmevalkit 79.08 on 2017 paired items: gap +0.00 points" in out
 
 
 @pytest.mark.xfail(
