@@ -244,3 +244,23 @@ def test_score_names_the_december_version_it_told(version: str, tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     notes = json.loads(done.stdout)["notes"]
     assert any(f"can_infer of {version}, told from the file's own verdicts" in n for n in notes)
+
+
+def test_a_random_draw_of_e_beside_four_options_tells_the_first_version() -> None:
+    # Before 2023-12-25 the draw after three unreadable replies took E beside the options
+    # (Z since): with the lone E above, the tie between the December versions is settled.
+    four = {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}
+    tally = RuleTally()
+    log = "Failed in Prefetching Rolling 0: Answer is A, Prediction is E, Pre-fetched is E. "
+    tally.add(log, "E", four, "A", False)
+    drawn = (
+        "Failed in Rolling 0: Answer is B; Prediction is hmm; Pre-fetched is {}; "
+        "Match Log is Failed to predict, thus randomly generate one. .\n"
+    )
+    tally.add(drawn.format("E"), "hmm", four, "B", False)
+    choice = tally.choose()
+    assert (choice.version, choice.contradicted) == ("2023-11-25", 0)
+    assert "2023-12-25" not in choice.alike
+    later = RuleTally()
+    later.add(drawn.format("Z"), "hmm", four, "B", False)
+    assert "2023-11-25" not in (later.choose().version, *later.choose().alike)

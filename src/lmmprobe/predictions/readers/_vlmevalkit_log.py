@@ -194,11 +194,16 @@ def _reads_first(
     tells what the rules read there: an option (a failed pre-fetch names it, a match is the
     gold) or nothing (the judge was asked, or an option drawn). The December 2023 rules read a
     lone letter among ``A`` to ``E`` whatever the options, and a refusal as ``E`` before
-    2023-12-25, so their logs name readings no later version gives.
+    2023-12-25 (its random draw then took ``E``, not ``Z``, beside the options), so their logs
+    name readings no later version gives.
     """
     own = can_infer(prediction, choices, version)
     if first.by == "rule":
         return own == (gold if first.gold else first.letter)
+    if first.by == "random" and first.letter is not None and first.letter not in choices:
+        # The draw's one letter beside the options is the refusal's: E before 2023-12-25,
+        # Z since (the same commit changed both).
+        return not own and first.letter == RULE_VERSIONS[version].refusal
     return not own  # the rules read nothing: the judge was asked (or an option drawn)
 
 
