@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
 
-from lmmprobe.parse.vlmevalkit import LATEST_RULES, can_infer
+from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
 from lmmprobe.predictions.audit import Verdict, cause_of
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
 from lmmprobe.predictions.readers._vlmevalkit_log import RuleTally
@@ -264,3 +266,22 @@ def test_a_random_draw_of_e_beside_four_options_tells_the_first_version() -> Non
     later = RuleTally()
     later.add(drawn.format("Z"), "hmm", four, "B", False)
     assert "2023-11-25" not in (later.choose().version, *later.choose().alike)
+
+
+_PIECES = st.sampled_from([
+    "Failed in Prefetching Rolling ", "Rolling 0 Matched.\n", "Failed in Rolling 0: Answer is ",
+    "Rolling 0: Answer is ", "Succeed During Pre-fetching", "; Match Log is ", "Pre-fetched is ",
+    ", Prediction is ", "Answer is A", "E", "Z", "0", "99999", "²", ": ", ". ", ".\n", " ",
+])  # fmt: skip
+
+
+@given(log=st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join),
+       prediction=st.sampled_from(["E", "Z", "B or E", "A", "nan", ""]))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_a_tally_takes_any_log_without_failing(log: str, prediction: str) -> None:
+    # A log in no format, or one VLMEvalKit cannot have written, tells nothing (the reader
+    # names it where it reads the row); it never stops the tally.
+    tally = RuleTally()
+    tally.add(log, prediction, {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}, "A", False)
+    tally.add(log * 5_000, prediction * 5_000, {"A": "cat", "B": "dog"}, "B", True)
+    assert tally.choose().version in RULE_VERSIONS
