@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.console import lmmprobe
 from tests.data.benchmarks.conftest import own_datasets_cache  # noqa: F401 (a fixture)
 
-from lmmprobe.parse.vlmevalkit import LATEST_RULES, can_infer
+from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
 from lmmprobe.predictions.audit import Verdict, cause_of
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, ReadOptions
 from lmmprobe.predictions.readers._vlmevalkit_log import RuleTally
@@ -196,3 +198,90 @@ def test_an_unknown_tool_version_is_refused_in_one_line(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "--tool-version '2023-12-01'" in done.stderr
     assert "2023-11-25, 2023-12-25, 2024-01-08, 2024-02-04, 2025-08-04, 2026-06-17" in done.stderr
+
+
+DECEMBER = Path(__file__).parent / "fixtures" / "vlmevalkit" / "december_2023"
+"""CircularEval tables written by VLMEvalKit's evaluation of December 2023 (README.md there)."""
+
+
+@pytest.mark.parametrize("version", ["2023-11-25", "2023-12-25"])
+def test_a_december_2023_circular_table_is_told_from_its_own_logs(version: str) -> None:
+    # Its logs name what the rules read from each group's first answer (a lone E among four
+    # options read as E; a refusal as E, then Z): only that version reads them so.
+    detail, rows = _read(DECEMBER / version / "Model_MMBench_DEV_EN_openai_result.xlsx")
+    assert (detail["rule_version"], detail["rule_version_from"]) == (version, "verdicts")
+    assert "it reproduces 4 " in detail["rule_version_note"]
+    assert len(rows) == 5
+
+
+def test_a_december_2023_exact_matching_table_tells_no_version() -> None:
+    # December's exact matching logged every group alike, without reading any answer.
+    detail, _ = _read(DECEMBER / "2023-12-25" / "Model_MMBench_DEV_EN_exact_matching_result.xlsx")
+    assert (detail["rule_version"], detail["rule_version_from"]) == (LATEST_RULES, "latest")
+
+
+def test_a_lone_e_alone_tells_december_but_not_which_of_its_two_versions() -> None:
+    four = {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}
+    tally = RuleTally()
+    log = "Failed in Prefetching Rolling 0: Answer is A, Prediction is E, Pre-fetched is E. "
+    tally.add(log, "E", four, "A", False)
+    choice = tally.choose()
+    assert (choice.version, choice.told, choice.contradicted) == ("2023-12-25", "verdicts", 0)
+    assert "2023-11-25" in choice.alike  # the tie is named, never hidden
+    assert "2023-11-25" in choice.note("t.xlsx")
+    # The judge asked on copy 0 of "B or E": the December rules read nothing there (two of A-E).
+    tally.add("Failed in Rolling 0: Answer is B; Prediction is B or E; Pre-fetched is A; "
+              "Match Log is A.\n", "B or E", four, "B", False)  # fmt: skip
+    assert tally.choose().contradicted == 0
+    assert tally.choose().version == "2023-12-25"
+
+
+@pytest.mark.parametrize("version", ["2023-11-25", "2023-12-25"])
+def test_score_names_the_december_version_it_told(version: str, tmp_path: Path) -> None:
+    table = DECEMBER / version / "Model_MMBench_DEV_EN_openai_result.xlsx"
+    done = lmmprobe(
+        "score", table, "--benchmark", "mmbench", "--as-published", "--format", "json",
+        **_offline(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    notes = json.loads(done.stdout)["notes"]
+    assert any(f"can_infer of {version}, told from the file's own verdicts" in n for n in notes)
+
+
+def test_a_random_draw_of_e_beside_four_options_tells_the_first_version() -> None:
+    # Before 2023-12-25 the draw after three unreadable replies took E beside the options
+    # (Z since): with the lone E above, the tie between the December versions is settled.
+    four = {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}
+    tally = RuleTally()
+    log = "Failed in Prefetching Rolling 0: Answer is A, Prediction is E, Pre-fetched is E. "
+    tally.add(log, "E", four, "A", False)
+    drawn = (
+        "Failed in Rolling 0: Answer is B; Prediction is hmm; Pre-fetched is {}; "
+        "Match Log is Failed to predict, thus randomly generate one. .\n"
+    )
+    tally.add(drawn.format("E"), "hmm", four, "B", False)
+    choice = tally.choose()
+    assert (choice.version, choice.contradicted) == ("2023-11-25", 0)
+    assert "2023-12-25" not in choice.alike
+    later = RuleTally()
+    later.add(drawn.format("Z"), "hmm", four, "B", False)
+    assert "2023-11-25" not in (later.choose().version, *later.choose().alike)
+
+
+_PIECES = st.sampled_from([
+    "Failed in Prefetching Rolling ", "Rolling 0 Matched.\n", "Failed in Rolling 0: Answer is ",
+    "Rolling 0: Answer is ", "Succeed During Pre-fetching", "; Match Log is ", "Pre-fetched is ",
+    ", Prediction is ", "Answer is A", "E", "Z", "0", "99999", "²", ": ", ". ", ".\n", " ",
+])  # fmt: skip
+
+
+@given(log=st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join),
+       prediction=st.sampled_from(["E", "Z", "B or E", "A", "nan", ""]))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_a_tally_takes_any_log_without_failing(log: str, prediction: str) -> None:
+    # A log in no format, or one VLMEvalKit cannot have written, tells nothing (the reader
+    # names it where it reads the row); it never stops the tally.
+    tally = RuleTally()
+    tally.add(log, prediction, {"A": "cat", "B": "dog", "C": "cow", "D": "pig"}, "A", False)
+    tally.add(log * 5_000, prediction * 5_000, {"A": "cat", "B": "dog"}, "B", True)
+    assert tally.choose().version in RULE_VERSIONS

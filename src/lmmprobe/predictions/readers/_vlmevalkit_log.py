@@ -185,6 +185,28 @@ def _reproduces(
     return reply is not None and (reply == gold) == hit
 
 
+def _reads_first(
+    version: str, first: LogReading, prediction: str, choices: Mapping[str, str], gold: str
+) -> bool:
+    """Whether `version`'s rules read a CircularEval group's copy 0 as its log records.
+
+    The result row is copy 0 (its ``prediction`` and options), so its log's entry for copy 0
+    tells what the rules read there: an option (a failed pre-fetch names it, a match is the
+    gold) or nothing (the judge was asked, or an option drawn). The December 2023 rules read a
+    lone letter among ``A`` to ``E`` whatever the options, and a refusal as ``E`` before
+    2023-12-25 (its random draw then took ``E``, not ``Z``, beside the options), so their logs
+    name readings no later version gives.
+    """
+    own = can_infer(prediction, choices, version)
+    if first.by == "rule":
+        return own == (gold if first.gold else first.letter)
+    if first.by == "random" and first.letter is not None and first.letter not in choices:
+        # The draw's one letter beside the options is the refusal's: E before 2023-12-25,
+        # Z since (the same commit changed both).
+        return not own and first.letter == RULE_VERSIONS[version].refusal
+    return not own  # the rules read nothing: the judge was asked (or an option drawn)
+
+
 @dataclass(frozen=True)
 class RuleChoice:
     """The version of ``can_infer`` a table is read with, and how it was told."""
@@ -219,7 +241,11 @@ class RuleChoice:
 
 
 class RuleTally:
-    """Which versions of ``can_infer`` reproduce a table's ``eval_vanilla`` rows, row by row."""
+    """Which versions of ``can_infer`` reproduce a table's recorded readings, row by row.
+
+    An ``eval_vanilla`` row records its reading and hit; a CircularEval row (its group's log)
+    what the rules read from its own answer, copy 0 (`_reads_first`).
+    """
 
     def __init__(self) -> None:
         self._versions = tuple(RULE_VERSIONS)
@@ -229,12 +255,30 @@ class RuleTally:
     def add(
         self, log: str, prediction: str, options: Mapping[str, str], gold: str, hit: bool
     ) -> None:
-        """Count one row with its ``log``, ``prediction``, options, gold letter and ``hit``."""
+        """Count one row with its ``log``, ``prediction``, options, gold letter and ``hit``.
+
+        A log in neither format (or a CircularEval log that says nothing of copy 0) tells
+        nothing and is not counted.
+        """
         text = _vanilla_text(log)
-        if text is None:
-            return
         choices = _choices(options)
-        kept = [v for v in self._versions if _reproduces(v, text, prediction, choices, gold, hit)]
+        if text is not None:
+            kept = [
+                v for v in self._versions if _reproduces(v, text, prediction, choices, gold, hit)
+            ]
+        else:
+            try:
+                group = circular_log(log, [(prediction, gold)])
+            except NotItsLog:
+                return  # the reader names it where it reads the row
+            first = group.reading(0) if group is not None else None
+            if first is None:
+                return
+            kept = [v for v in self._versions if _reads_first(v, first, prediction, choices, gold)]
+        self._count(kept)
+
+    def _count(self, kept: list[str]) -> None:
+        """Count a row the versions in `kept` reproduce, where it tells versions apart."""
         if 0 < len(kept) < len(self._versions) or not kept:
             self.telling += 1
             for v in kept:

@@ -229,7 +229,7 @@ class VLMEvalKitTable:
         """The version of ``can_infer`` that wrote a judged table's log.
 
         `given`, else the one that reproduces the most of its ``eval_vanilla`` rows' readings
-        and hits (`RuleTally`).
+        and hits and of its CircularEval rows' readings of their own answer (`RuleTally`).
 
         Raises:
             DataError: `given` is not a version of ``can_infer``.
