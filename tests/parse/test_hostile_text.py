@@ -26,7 +26,13 @@ from tests.console import lmmprobe
 from lmmprobe.metrics import benchmark_choice
 from lmmprobe.metrics.mathvision import mathvision_extract
 from lmmprobe.parse import extract
-from lmmprobe.parse.dysca import dysca_matcher
+from lmmprobe.parse.dysca import (
+    MAX_EDIT_CELLS,
+    dysca_lines,
+    dysca_match,
+    dysca_matcher,
+    dysca_read,
+)
 from lmmprobe.parse.extract import extract_choice
 from lmmprobe.parse.mme import mme_matcher
 from lmmprobe.parse.open_ended import (
@@ -287,3 +293,76 @@ def test_nested_options_in_answers_are_the_released_choice(pieces: list[str]) ->
         if pattern is not None and (hits := [m.span() for m in pattern.finditer(text)])
     }
     assert extract._unshadowed(spans) == _released_named(spans)
+
+
+# Dysca's matcher compares a letterless answer with every "(A) option" line by edit distance:
+# unbounded, the longest reply a response holds (2^20 characters) against the most option text a
+# sample holds (2^21) is 2^41 character pairs, about two minutes for one answer (issue 34 re-test).
+LETTERLESS = "ab c, "  # no capital, no "(x)" mark: Dysca's rule falls back to edit distance
+
+
+def _letterless(n: int) -> str:
+    return (LETTERLESS * (n // len(LETTERLESS) + 1))[:n]
+
+
+def test_a_dysca_answer_past_the_edit_bound_is_unparsed_not_guessed() -> None:
+    options = [_letterless(78_000) + str(i) for i in range(26)]  # 2 MiB of options
+    got = bounded(dysca_matcher, _letterless(1 << 20), options, list("ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+                  CONFIG)  # fmt: skip
+    assert (got.index, got.stage) == (None, "unparsed")
+    assert "character pairs" in got.reason and "1,048,576 characters" in got.reason
+    index, why = bounded(dysca_match, _letterless(1 << 20), options)
+    assert index is None and why == got.reason
+    # A mark or capital is still read at any length: only the edit-distance fallback is bounded.
+    got = bounded(dysca_matcher, _letterless(1 << 20) + " (C)", options, ["A"] * 26, CONFIG)
+    assert (got.index, got.stage) == (2, "mark")
+
+
+def test_a_dysca_answer_at_the_edit_bound_is_read_exactly() -> None:
+    # Choice lines of 4,096 characters in all: 2^20 answer characters is exactly the bound.
+    options = ["x" * 2044, "y" * 2044]  # "(A) " + 2,044 = 2,048 per line
+    assert sum(len(line) for line in dysca_lines(options)) * (1 << 20) == MAX_EDIT_CELLS
+    answer = "y" * (1 << 20)
+    got = bounded(dysca_matcher, answer, options, ["A", "B"], CONFIG)
+    assert (got.index, got.stage, got.reason) == (1, "fuzzy", "levenshtein")
+    past = bounded(dysca_matcher, answer + "y", options, ["A", "B"], CONFIG)
+    assert (past.index, past.stage) == (None, "unparsed")
+
+
+DYSCA_PIECES = ["a", "b", "ab", " ", "(", ")", "(c)", "(B)", "Z", "I", "\n", "red", "dark"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    answer=st.lists(st.sampled_from(DYSCA_PIECES), max_size=12).map("".join),
+    options=st.lists(st.lists(st.sampled_from(DYSCA_PIECES), max_size=6).map("".join),
+                     min_size=1, max_size=6),
+)  # fmt: skip
+def test_dysca_matcher_within_its_bound_is_dyscas_reading(answer: str, options: list[str]) -> None:
+    # The bound never changes a reading inside it: the matcher is dysca_read on "(A) x" lines.
+    reading = dysca_read(answer, dysca_lines(options))
+    got = dysca_matcher(answer, options, ["1"] * len(options), CONFIG)
+    assert got.index == reading.index
+    assert dysca_match(answer, options) == (reading.index, reading.step)
+
+
+def test_a_dysca_run_on_a_huge_letterless_answer_says_it_was_past_the_bound(
+    tmp_path: Path,
+) -> None:
+    # Through `lmmprobe run --matcher dysca`: about two minutes for this one answer before; now
+    # it is unparsed at once and the run says why. The console's timeout is the bound.
+    options = [_letterless(78_000) + str(i) for i in range(26)]
+    row = {"id": "s0", "images": [], "question": "Which?", "choices": options, "answer": 1}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    with FakeOpenAIServer(replies=[_letterless(1 << 20)]) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:vlm@{server.base_url}", "--data", tmp_path / "rows.jsonl",
+            "--db", tmp_path / "db.sqlite", "--out", tmp_path / "o", "-q", "--matcher", "dysca",
+            "--max-new-tokens", "2000000", timeout=90, OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "dysca matcher left an answer unparsed: answer: 1,048,576 characters" in proc.stderr
+    assert "character pairs lmmprobe compares for one answer" in proc.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    (model,) = results["models"].values()
+    assert model["metrics"]["accuracy"]["value"] == 0.0

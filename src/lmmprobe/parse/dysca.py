@@ -16,7 +16,9 @@ true/false questions it:
    going to the **last** such line. An empty output is at distance ``len(line)`` from each
    line, so it still picks one (the shortest, the last of equals).
 
-Nothing is ever left unread. `dysca_answer` applies the rule to Dysca's own instruction string
+Nothing is ever left unread within lmmprobe's bound on the edit-distance fallback
+(`MAX_EDIT_CELLS`, far past any real answer); past it the answer is unparsed, never guessed.
+`dysca_answer` applies the rule to Dysca's own instruction string
 (for scoring Dysca's files); `dysca_matcher`, the ``dysca`` entry of `MATCHERS`, applies it to a
 displayed question: its choice lines are built as Dysca's instruction writes them, ``(A) text``
 with upper-case letters ``A``, ``B``, ... in display order, whatever marks the run showed (Dysca
@@ -30,6 +32,7 @@ becomes choice ``(A)``, so each letter reads the option before the one it names.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,6 +58,8 @@ __all__ = [
     "dysca_read",
 ]
 
+log = logging.getLogger(__name__)
+
 DyscaStep = Literal["mark", "capital", "letter", "levenshtein"]
 """What decided a reading: an in-range ``(x)`` mark, an in-range last capital, the whole text
 being an option letter (only possible past 26 choice lines), or the Levenshtein fallback."""
@@ -67,9 +72,12 @@ MAX_CHOICE_LINES = MAX_OPTIONS
 question may have): Dysca's own have at most tens. Each line costs an edit distance against the
 answer, so an instruction of 300,000 lines is refused, not read for minutes."""
 MAX_EDIT_CELLS = 1 << 32
-"""The most answer x choice-line characters the edit-distance fallback may compare for an answer
-read from a file (about 4.3 billion: well under a second with rapidfuzz's bit-parallel distance;
-Dysca's answers and choice lines together are a few thousand characters)."""
+"""The most answer x choice-line characters the edit-distance fallback may compare for one answer,
+read from a file or during a run (about 4.3 billion: well under a second with rapidfuzz's
+bit-parallel distance; Dysca's answers and choice lines together are a few thousand characters).
+Unbounded, the largest answer a response holds (`lmmprobe.schema.MAX_REPLY_CHARS`, 2^20) against
+the most option text a sample may hold (`lmmprobe.schema.sample.MAX_PROMPT_CHARS`, 2^21) is 2^41
+pairs: about two minutes for one answer."""
 
 _MARK = re.compile(r"\(([a-zA-Z])\)")
 _CAPITAL = re.compile(r"[A-Z]")
@@ -224,20 +232,25 @@ def dysca_match(output: str, options: Sequence[str]) -> tuple[int | None, str]:
 
     Returns:
         ``(index, step)`` with step ``"mark"``, ``"capital"``, ``"letter"`` or
-        ``"levenshtein"``; ``(None, "no options")`` when there are no options. An empty output
-        is read too (by Levenshtein), as in Dysca.
+        ``"levenshtein"``; ``(None, "no options")`` when there are no options, and ``(None,
+        why)`` for an answer past `dysca_bound_problem`'s bounds. An empty output is read too
+        (by Levenshtein), as in Dysca.
 
     """
     if not options:
         return None, "no options"
-    reading = dysca_read(output, dysca_lines(options))
+    lines = dysca_lines(options)
+    problem = dysca_bound_problem(output, lines)
+    if problem is not None:
+        return None, problem
+    reading = dysca_read(output, lines)
     return reading.index, reading.step
 
 
 @MATCHERS.register(
     "dysca",
     summary="Dysca's rule: last (x) mark, else last capital, else nearest '(X) text' line by "
-    "edits (ties: last); never unparsed",
+    "edits (ties: last); unparsed only past the edit-distance bound",
 )
 def dysca_matcher(
     output: str, options: Sequence[str], marks: Sequence[str], config: FormulateConfig
@@ -247,11 +260,19 @@ def dysca_matcher(
     The run's `marks` are not used: Dysca reads letters ``A``, ``B``, ... in display order.
     A mark, capital or letter is stage ``mark`` (a format hit) with reason ``mark``,
     ``capital`` or ``letter``; the Levenshtein fallback is stage ``fuzzy`` with reason
-    ``levenshtein``. Only a question without options is unparsed.
+    ``levenshtein``. Only a question without options, and an answer past `MAX_EDIT_CELLS`
+    (a long text without any capital or ``(x)`` mark, against long options: its reason is
+    `dysca_bound_problem`'s line, also logged as a warning), are unparsed.
     """
     if not options:
         return unparsed("no options")
-    reading = dysca_read(output, dysca_lines(options))
+    lines = dysca_lines(options)
+    problem = dysca_bound_problem(output, lines)
+    if problem is not None:
+        # Never a guess: past the bound the answer is unread, and the run says why.
+        log.warning("dysca matcher left an answer unparsed: %s", problem)
+        return unparsed(problem)
+    reading = dysca_read(output, lines)
     if reading.step == "levenshtein":
         return Extraction(reading.index, "fuzzy", reading.step)
     return Extraction(reading.index, "mark", reading.step)
