@@ -18,7 +18,7 @@ from lmmprobe.judge.agreement_figures import ratings
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
 from lmmprobe.metrics.builtin._official import verdicts
 from lmmprobe.metrics.run_metric import compute_metrics
-from lmmprobe.schema import JudgeConfig, Judgement, RunSpec, Score
+from lmmprobe.schema import FormulateConfig, JudgeConfig, Judgement, RunSpec, Score
 
 SPEC = RunSpec(bootstrap=0)
 
@@ -218,11 +218,17 @@ def test_hallusionbench_reads_the_judges_correctness() -> None:
 
     # By rule "No." would be wrong; the judge says it is right ("1").
     rows = [q("0", "0", "No.", "1"), q("1", "0", "Yes", "0"), q("0", "1", "Yes", None)]
-    metrics = compute_metrics(rows, SPEC)
+    # The row the judge did not read is read by rule: HallusionBench's (its matcher).
+    own = RunSpec(bootstrap=0, formulate=FormulateConfig(matcher="hallusionbench"))
+    metrics = compute_metrics(rows, own)
     assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
-    assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
+    assert compute_metrics(rows[2:], own)["hallusionbench_aacc"].value == 1.0
     assert "hallusionbench_aacc_judged_only" not in metrics
     assert "hallusionbench_aacc_strict" not in metrics  # nothing unjudged: the figures agree
+    # Read by lmmprobe's matcher, that row is not HallusionBench's reading: no official figure;
+    # judged rows alone keep their verdicts under any matcher.
+    assert "hallusionbench_aacc" not in compute_metrics(rows, SPEC)
+    assert compute_metrics(rows[:2], SPEC)["hallusionbench_aacc"].value == pytest.approx(1 / 2)
 
 
 def test_hallusionbench_unjudged_reads_the_references_default() -> None:
