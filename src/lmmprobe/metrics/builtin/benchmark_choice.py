@@ -425,6 +425,9 @@ for _order, (_name, _key, _label) in enumerate(
 # --------------------------------------------------------------------------- MMBench
 
 
+_MMBENCH_LMMS_EVAL = "mmbench"
+
+
 def _n_options(s: Score) -> int:
     n = s.metadata.get("n_options")
     return n if isinstance(n, int) else len(s.options or ())
@@ -510,7 +513,9 @@ def _mmbench_row(
         question = f"{question}@{s.repeat}"
     copy = s.metadata.get("index", s.sample_id)
     failed = s.error_type is not None or s.stage == "error"
-    by_rule = judged is None and not failed
+    # lmms-eval's MMBench dev copy (``mmbench``) has no rule of its own (``Benchmark.matcher``
+    # None: its official reading is the judge's), so its rows read by rule are not gated.
+    by_rule = judged is None and not failed and s.benchmark_name != _MMBENCH_LMMS_EVAL
     return question, copy, _n_options(s), failed, bool(right), judged == [], by_rule
 
 
