@@ -184,6 +184,19 @@ def evaluate(
                         f"set it on the object (e.g. RayExecutor({key}={given!r}))"
                     )
                 overrides[key] = value
+    # A benchmark whose official figures rest on its own reading of the answers is read that
+    # way unless a matcher is named, as the CLI does (`official_matcher`).
+    formulate = overrides.get("formulate")
+    named = spec is not None or (
+        "matcher" in formulate if isinstance(formulate, dict) else formulate is not None
+    )
+    if not named and isinstance(overrides.get("data"), str):
+        from lmmprobe.data.benchmarks._describe import official_matcher
+
+        matcher = official_matcher(overrides["data"])
+        if matcher is not None:
+            base = formulate if isinstance(formulate, dict) else {}
+            overrides["formulate"] = {**base, "matcher": matcher}
     # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     spec.check_executor_settings()  # before a store or an output folder is made

@@ -18,7 +18,7 @@ from lmmprobe.judge.agreement_figures import ratings
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS
 from lmmprobe.metrics.builtin._official import verdicts
 from lmmprobe.metrics.run_metric import compute_metrics
-from lmmprobe.schema import JudgeConfig, Judgement, RunSpec, Score
+from lmmprobe.schema import FormulateConfig, JudgeConfig, Judgement, RunSpec, Score
 
 SPEC = RunSpec(bootstrap=0)
 
@@ -218,11 +218,17 @@ def test_hallusionbench_reads_the_judges_correctness() -> None:
 
     # By rule "No." would be wrong; the judge says it is right ("1").
     rows = [q("0", "0", "No.", "1"), q("1", "0", "Yes", "0"), q("0", "1", "Yes", None)]
-    metrics = compute_metrics(rows, SPEC)
+    # The row the judge did not read is read by rule: HallusionBench's (its matcher).
+    own = RunSpec(bootstrap=0, formulate=FormulateConfig(matcher="hallusionbench"))
+    metrics = compute_metrics(rows, own)
     assert metrics["hallusionbench_aacc"].value == pytest.approx(2 / 3)
-    assert compute_metrics(rows[2:], SPEC)["hallusionbench_aacc"].value == 1.0
+    assert compute_metrics(rows[2:], own)["hallusionbench_aacc"].value == 1.0
     assert "hallusionbench_aacc_judged_only" not in metrics
     assert "hallusionbench_aacc_strict" not in metrics  # nothing unjudged: the figures agree
+    # Read by lmmprobe's matcher, that row is not HallusionBench's reading: no official figure;
+    # judged rows alone keep their verdicts under any matcher.
+    assert "hallusionbench_aacc" not in compute_metrics(rows, SPEC)
+    assert compute_metrics(rows[:2], SPEC)["hallusionbench_aacc"].value == pytest.approx(1 / 2)
 
 
 def test_hallusionbench_unjudged_reads_the_references_default() -> None:
@@ -304,3 +310,56 @@ def test_hallusionbench_reply_without_its_answers_is_unjudged() -> None:
 def test_judges_readings_are_compared_as_labels_across_repeats() -> None:
     js = [judged("p", reading="B", value=0.0, attempt=1), judged("p", reading="A", value=1.0)]
     assert ratings(js, "openai:j@http://x") == "A"
+
+
+def test_an_official_figure_is_given_only_under_its_benchmarks_reading(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A row read by another matcher stores that reading's option: not the benchmark's figure."""
+    rows = [
+        row("mme", "mme_perception", sid, text=text, gold=[gold], category="existence",
+            question_id="1.png")
+        for sid, text, gold in (("a", "Yes", "Yes"), ("b", "No", "No"))
+    ]  # fmt: skip
+    own = RunSpec(bootstrap=0, formulate=FormulateConfig(matcher="mme"))
+    assert compute_metrics(rows, own)["mme_perception"].value == pytest.approx(200.0)
+    for spec, how in [
+        (SPEC, "answers read with --matcher lmmprobe"),
+        (
+            RunSpec(bootstrap=0, formulate=FormulateConfig(matcher="mme", method="likelihood")),
+            "answers ranked by --method likelihood",
+        ),
+    ]:
+        caplog.clear()
+        with caplog.at_level("INFO", logger="lmmprobe.metrics.builtin._official"):
+            assert "mme_perception" not in compute_metrics(rows, spec)
+        assert f"MME's perception score not given: {how}, not MME's rule (--matcher mme)" in (
+            caplog.text
+        )
+
+
+# Each official metric that rests on its benchmark's rule names that benchmark's matcher itself
+# (metrics cannot import the benchmarks); a benchmark that changed its matcher must change it.
+DECLARED = {
+    "mme_perception": "mme",
+    "pope_f1": "pope",
+    "hallusionbench_qacc": "hallusionbench",
+    "vlmevalkit_accuracy": "vlmevalkit",
+    "mmbench_circular": "vlmevalkit",
+    "mmvp_pair_accuracy": "vlmevalkit",
+    "blink_accuracy": "vlmevalkit",
+    "cvbench_accuracy": "vlmevalkit",
+    "hrbench_accuracy": "vlmevalkit",
+    "videomme_accuracy": "videomme",
+    "mvbench_accuracy": "mvbench",
+}
+
+
+def test_each_benchmark_read_by_its_rule_is_read_by_the_matcher_its_metric_names() -> None:
+    found = {name: BENCHMARKS.get(name) for name in BENCHMARKS.names()}
+    gated = {n: b for n, b in found.items() if b.metric in DECLARED}
+    assert {b.metric for b in gated.values()} == set(DECLARED)
+    for name, benchmark in gated.items():
+        # lmms-eval's MMBench copy has no rule of its own: its rows are not gated.
+        expected = None if name == "mmbench" else DECLARED[benchmark.metric]
+        assert benchmark.matcher == expected, name

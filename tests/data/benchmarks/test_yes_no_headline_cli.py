@@ -82,7 +82,7 @@ def _run(
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((out / "results.json").read_text())
     (model,) = doc["models"].values()
-    return " ".join(proc.stdout.split()), model
+    return " ".join((proc.stdout + proc.stderr).split()), model
 
 
 def _value(model: dict[str, Any], name: str) -> float:
@@ -114,6 +114,25 @@ def test_an_answer_mmes_rule_cannot_read_takes_the_judges_reading_in_the_headlin
     # MME's own score counts the answer its tool reads "other" wrong, judge or not.
     assert _value(model, "mme_perception") == pytest.approx(125.0)
     assert "accuracy, balanced_accuracy judged: 1 answer(s) the rules could not read" in stdout
+
+
+def test_mmes_score_is_not_given_for_answers_read_by_another_matcher(tmp_path: Path) -> None:
+    # lmmprobe's matcher reads "Certainly yes." as yes; MME's rule reads its first four
+    # characters, "cert": other, wrong. Under MME's name the score would be 200.0, not MME's
+    # 125.0, so it is not given (an info line says why: `read_officially`).
+    replies = {**MME_REPLIES, "dog": "Certainly yes.", "car": "Yes, a car."}
+    _, model = _run(tmp_path, "mme", MME_ROWS, replies, "--matcher", "lmmprobe")
+    assert "accuracy" in model["metrics"]
+    assert "mme_perception" not in model["metrics"]
+    # The benchmark's own reading (the default) gives MME's figure for the same answers.
+    _, model = _run(tmp_path / "own", "mme", MME_ROWS, replies)
+    assert _value(model, "mme_perception") == pytest.approx(125.0)
+
+
+def test_popes_figures_are_not_given_for_answers_read_by_another_matcher(tmp_path: Path) -> None:
+    _, model = _run(tmp_path, "pope", POPE_ROWS, POPE_REPLIES, "--matcher", "lmmprobe")
+    assert "accuracy" in model["metrics"]
+    assert not {k for k in model["metrics"] if k.startswith("pope_")}
 
 
 def test_pope_sentence_answers_are_read_as_popes_evaluate_reads_them(tmp_path: Path) -> None:

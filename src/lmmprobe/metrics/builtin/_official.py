@@ -28,10 +28,17 @@ figure as the benchmark's own script counts an answer its judge could not read: 
 stays in the denominator. Beside it, ``METRIC_judged_only`` (`judged_only_metric`) gives the
 figure over the judged answers alone, where some answer was left unjudged, and
 ``judge_coverage`` the share judged.
+
+An official figure whose benchmark reads choice answers with its own rule (MME's, POPE's,
+HallusionBench's matcher: the benchmark's ``matcher``) is given only under that reading
+(`read_officially`): with another ``--matcher``, or answers ranked by likelihood, a row stores
+the option that reading chose, not what the benchmark's rule would read, so the figure would
+not be the benchmark's. It is then not given (None), and one info line says why.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
@@ -50,6 +57,8 @@ from lmmprobe.metrics.run_metric import MetricContext, run_metric
 from lmmprobe.metrics.value import MetricValue
 from lmmprobe.schema import Judgement, RunSpec, Score
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "answer_text",
     "answered",
@@ -62,6 +71,7 @@ __all__ = [
     "mean_value",
     "official_judge",
     "per_row",
+    "read_officially",
     "references",
     "tagged_in",
     "unjudged_attempts",
@@ -173,6 +183,35 @@ def judged_only_metric(
         digits=digits,
         headline=False,
     )(compute)
+
+
+def read_officially(ctx: MetricContext, matcher: str, figure: str, rule: str) -> bool:
+    """Whether the run read its choice answers as the benchmark's own code does.
+
+    A metric cannot look its benchmark up (metrics sit below data in the layers), so it names
+    the benchmark's matcher itself. Where the run used another matcher, or ranked answers by
+    likelihood, one info line says why `figure` is not given.
+
+    Args:
+        ctx: The metric's context (the run's spec).
+        matcher: The benchmark's own matcher (its ``Benchmark.matcher``), e.g. ``mme``.
+        figure: The figure, for the line: "MME's perception score".
+        rule: Whose reading that matcher is, for the line: "MME's rule".
+
+    Returns:
+        True where the answers were generated and read with `matcher`.
+
+    """
+    formulate = ctx.spec.formulate
+    if formulate.method == "generate" and formulate.matcher == matcher:
+        return True
+    reading = (
+        f"read with --matcher {formulate.matcher}"
+        if formulate.method == "generate"
+        else f"ranked by --method {formulate.method}"
+    )
+    log.info("%s not given: answers %s, not %s (--matcher %s)", figure, reading, rule, matcher)
+    return False
 
 
 def answer_text(score: Score) -> str:

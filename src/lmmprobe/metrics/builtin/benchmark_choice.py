@@ -16,7 +16,7 @@ HallusionBench's over question sets (its figures and question pairs lie within o
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,6 +49,7 @@ from lmmprobe.metrics.builtin._official import (
     judged_only_metric,
     mean_of,
     per_row,
+    read_officially,
     tagged_in,
     verdicts,
 )
@@ -112,7 +113,7 @@ def _mme_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, int], str, str] |
     return str(s.metadata.get("category")), image, gold(s), answer_text(s)
 
 
-def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
+def _mme(ctx: MetricContext, subtasks: Sequence[str], figure: str) -> MetricValue | None:
     if MME not in ctx.summary.tags:
         return None
     # acc+ is per image and asking: with --repeats each repeat's pair is its own, so the score
@@ -123,7 +124,7 @@ def _mme(ctx: MetricContext, subtasks: Sequence[str]) -> MetricValue | None:
     for task, image, gold_text, answer in ctx.records(MME):
         by_task[task][image].append((gold_text, answer))
     present = [t for t in subtasks if t in by_task]
-    if not present:
+    if not present or not read_officially(ctx, "mme", f"MME's {figure} score", "MME's rule"):
         return None
     total = sum(mme_subtask_score(list(by_task[t].values()))[0] for t in present)
     n = sum(sum(len(p) for p in by_task[t].values()) for t in present)
@@ -177,7 +178,7 @@ def _mme_interval(
 )
 def mme_perception(ctx: MetricContext) -> MetricValue | None:
     """Perception subtasks present in the rows; a breakdown by category gives each subtask's."""
-    return _mme(ctx, MME_PERCEPTION)
+    return _mme(ctx, MME_PERCEPTION, "perception")
 
 
 @run_metric(
@@ -190,7 +191,7 @@ def mme_perception(ctx: MetricContext) -> MetricValue | None:
 )
 def mme_cognition(ctx: MetricContext) -> MetricValue | None:
     """Cognition subtasks present in the rows."""
-    return _mme(ctx, MME_COGNITION)
+    return _mme(ctx, MME_COGNITION, "cognition")
 
 
 # --------------------------------------------------------------------------- POPE
@@ -204,8 +205,10 @@ def _pope_row(s: Score, spec: RunSpec) -> tuple[str, PopeCounts] | None:
     return s.sample_id, pope_scores([(gold(s).lower(), answer_text(s))])
 
 
-def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float]) -> MetricValue | None:
-    if POPE not in ctx.summary.tags:
+def _pope(ctx: MetricContext, pick: Callable[[PopeCounts], float], what: str) -> MetricValue | None:
+    if POPE not in ctx.summary.tags or not read_officially(
+        ctx, "pope", f"POPE's {what}", "POPE's evaluate.py reading"
+    ):
         return None
     rows = ctx.records(POPE)
     if not rows:
@@ -233,7 +236,7 @@ def _pope_metric(
     name: str, label: str, order: int, what: str, pick: Callable[[PopeCounts], float]
 ) -> None:
     def compute(ctx: MetricContext) -> MetricValue | None:
-        return _pope(ctx, pick)
+        return _pope(ctx, pick, what)
 
     compute.__doc__ = f"POPE's {what}."
     run_metric(
@@ -259,8 +262,8 @@ _HALLUSION_KEYS = ("aAcc", "fAcc", "qAcc")
 
 
 @row_extract(HALLUSION, tagged_in(HALLUSION))
-def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool] | None:
-    """(repeat, the row as HallusionBench scores it, unjudged) of an answered row.
+def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool, bool] | None:
+    """(repeat, the row as HallusionBench scores it, unjudged, read by rule) of an answered row.
 
     A row the official judge left unjudged reads "2" in the official figures: what
     ``evaluate_by_chatgpt`` writes for a reply holding none of its answers (tianyi-lab's and
@@ -286,7 +289,7 @@ def _hallusion_row(s: Score, spec: RunSpec) -> tuple[int, HallusionRow, bool] | 
         str(m.get("question_id")),
         verdict,
     )
-    return s.repeat, row, judged == []
+    return s.repeat, row, judged == [], judged is None
 
 
 def _hallusion(ctx: MetricContext, key: str, mode: str = "official") -> MetricValue | None:
@@ -300,15 +303,20 @@ def _hallusion(ctx: MetricContext, key: str, mode: str = "official") -> MetricVa
     if HALLUSION not in ctx.summary.tags:
         return None
     records = ctx.records(HALLUSION)
+    # A judged row keeps its verdict; a row read by rule must have been read by HallusionBench's.
+    if any(r[3] for r in records) and not read_officially(
+        ctx, "hallusionbench", f"HallusionBench's {key}", "HallusionBench's rule"
+    ):
+        return None
     if mode != "official":
-        if not any(unjudged for _, _, unjudged in records):
+        if not any(r[2] for r in records):
             return None
         if mode == "judged_only":
             records = [r for r in records if not r[2]]
         else:
             records = [
-                (repeat, replace(row, correctness="0") if unjudged else row, unjudged)
-                for repeat, row, unjudged in records
+                (repeat, replace(row, correctness="0") if unjudged else row, unjudged, by_rule)
+                for repeat, row, unjudged, by_rule in records
             ]
 
     def compute() -> dict[tuple[str, ...], list[int]]:
@@ -317,7 +325,7 @@ def _hallusion(ctx: MetricContext, key: str, mode: str = "official") -> MetricVa
         # question pairs lie within a question set, so the counts are kept per set (the unit
         # the interval resamples): (right, total) of aAcc, fAcc and qAcc in a row.
         by_pass: dict[tuple[tuple[str, ...], int], list[HallusionRow]] = defaultdict(list)
-        for repeat, row, _unjudged in records:
+        for repeat, row, _unjudged, _by_rule in records:
             by_pass[(row.category, row.subcategory, row.set_id), repeat].append(row)
         per_set: dict[tuple[str, ...], list[int]] = defaultdict(lambda: [0] * 6)
         for (question_set, _repeat), rows in by_pass.items():
@@ -417,6 +425,9 @@ for _order, (_name, _key, _label) in enumerate(
 # --------------------------------------------------------------------------- MMBench
 
 
+_MMBENCH_LMMS_EVAL = "mmbench"
+
+
 def _n_options(s: Score) -> int:
     n = s.metadata.get("n_options")
     return n if isinstance(n, int) else len(s.options or ())
@@ -449,6 +460,8 @@ def _mmbench(ctx: MetricContext, judged_only: bool = False) -> MetricValue | Non
     if MMBENCH not in ctx.summary.tags:
         return None
     records = ctx.records(MMBENCH)
+    if not _vlmevalkit_read(ctx, (r[6] for r in records), "MMBench's CircularEval score"):
+        return None
     if judged_only:
         if not any(r[5] for r in records):
             return None
@@ -456,7 +469,7 @@ def _mmbench(ctx: MetricContext, judged_only: bool = False) -> MetricValue | Non
     # Per question (and pass): the most options a copy has, the copies present, whether some
     # copy failed and whether every copy is right: what CircularEval reads of its rows.
     groups: dict[str, tuple[int, set[Hashable], bool, bool]] = {}
-    for question, copy, n_options, failed, right, _unjudged in records:
+    for question, copy, n_options, failed, right, _unjudged, _by_rule in records:
         need, copies, was_failed, was_right = groups.get(question, (n_options, set(), False, True))
         copies.add(copy)
         groups[question] = (
@@ -481,8 +494,10 @@ judged_only_metric(
 
 
 @row_extract(MMBENCH, tagged_in(MMBENCH))
-def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, bool, bool] | None:
-    """(question and pass, copy, options, failed, right, unjudged) of a row.
+def _mmbench_row(
+    s: Score, spec: RunSpec
+) -> tuple[str, Hashable, int, bool, bool, bool, bool] | None:
+    """(question and pass, copy, options, failed, right, unjudged, read by rule) of a row.
 
     A row judged by ``mmbench-choice`` is right when the option letter read is the gold option;
     an unjudged one is wrong (VLMEvalKit guesses a random option there: a guess, not a reading).
@@ -498,10 +513,22 @@ def _mmbench_row(s: Score, spec: RunSpec) -> tuple[str, Hashable, int, bool, boo
         question = f"{question}@{s.repeat}"
     copy = s.metadata.get("index", s.sample_id)
     failed = s.error_type is not None or s.stage == "error"
-    return question, copy, _n_options(s), failed, bool(right), judged == []
+    # lmms-eval's MMBench dev copy (``mmbench``) has no rule of its own (``Benchmark.matcher``
+    # None: its official reading is the judge's), so its rows read by rule are not gated.
+    by_rule = judged is None and not failed and s.benchmark_name != _MMBENCH_LMMS_EVAL
+    return question, copy, _n_options(s), failed, bool(right), judged == [], by_rule
 
 
 # --------------------------------------------------------------------------- VLMEvalKit
+
+
+def _vlmevalkit_read(ctx: MetricContext, by_rule: Iterable[bool], figure: str) -> bool:
+    """Whether `figure` is VLMEvalKit's: every row its judge did not read, read by its rule.
+
+    A row judged by the benchmark's protocol keeps its verdict whatever the matcher; a row read
+    by rule stores the option the run's matcher chose, VLMEvalKit's only under ``vlmevalkit``.
+    """
+    return not any(by_rule) or read_officially(ctx, "vlmevalkit", figure, "VLMEvalKit's rule")
 
 
 @run_metric(
@@ -528,11 +555,13 @@ def _vlmevalkit(ctx: MetricContext, judged_only: bool = False) -> MetricValue | 
     if VLMEVALKIT not in ctx.summary.tags:
         return None
     records = ctx.records(VLMEVALKIT)
+    if not _vlmevalkit_read(ctx, (r[3] for r in records), "VLMEvalKit's accuracy"):
+        return None
     if judged_only:
         if not any(r[2] for r in records):
             return None
         records = [r for r in records if not r[2]]
-    return mean_of(ctx, [(sample_id, value) for sample_id, value, _unjudged in records])
+    return mean_of(ctx, [(sample_id, value) for sample_id, value, _unjudged, _rule in records])
 
 
 judged_only_metric(
@@ -544,26 +573,29 @@ judged_only_metric(
 )
 
 
-def _vlmevalkit_right(s: Score, spec: RunSpec, protocol: str = MMBENCH_JUDGE) -> tuple[bool, bool]:
-    """(right, unjudged) of a row as VLMEvalKit reads it.
+def _vlmevalkit_right(
+    s: Score, spec: RunSpec, protocol: str = MMBENCH_JUDGE
+) -> tuple[bool, bool, bool]:
+    """(right, unjudged, read by rule) of a row as VLMEvalKit reads it.
 
     The verdict of `protocol` (``mmbench-choice``; BLINK's ``blink-choice``) where it judged the
-    row, else the benchmark's matcher (``vlmevalkit``); an unjudged row is wrong.
+    row, else the run's matcher (VLMEvalKit's under ``vlmevalkit``: `_vlmevalkit_read`); an
+    unjudged row is wrong.
     """
     judged = verdicts(s, protocol, judge_of(spec))
     right = s.correct and judged != []
     if judged and judged[0].reading is not None:
         right = mmbench_letter_correct(judged[0].reading, s.order, s.gold)
-    return bool(right), judged == []
+    return bool(right), judged == [], judged is None
 
 
 @row_extract(VLMEVALKIT, tagged_in(VLMEVALKIT))
-def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool] | None:
-    """(sample, 1.0 right or 0.0, unjudged) of an answered row."""
+def _vlmevalkit_row(s: Score, spec: RunSpec) -> tuple[str, float, bool, bool] | None:
+    """(sample, 1.0 right or 0.0, unjudged, read by rule) of an answered row."""
     if not is_answer(s, VLMEVALKIT):
         return None
-    right, unjudged = _vlmevalkit_right(s, spec)
-    return s.sample_id, float(right), unjudged
+    right, unjudged, by_rule = _vlmevalkit_right(s, spec)
+    return s.sample_id, float(right), unjudged, by_rule
 
 
 # --------------------------------------------------------------------------- MMT-Bench
@@ -591,18 +623,21 @@ def mmt_meta_task_accuracy(ctx: MetricContext) -> MetricValue | None:
     if VLMEVALKIT not in ctx.summary.tags:
         return None
     records = ctx.records(MMT_META)
-    if not records or len({key[0] for _, key, _ in records}) != 1:
+    if not records or len({key[0] for _, key, _, _ in records}) != 1:
         return None
-    return _mean_of_means(ctx, records)
+    if not _vlmevalkit_read(ctx, (r[3] for r in records), "MMT-Bench's meta-task accuracy"):
+        return None
+    return _mean_of_means(ctx, [r[:3] for r in records])
 
 
 @row_extract(MMT_META, tagged_in(VLMEVALKIT))
-def _mmt_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
-    """(sample, (meta-task, subtask), 1.0 right or 0.0) of an answered MMT-Bench row."""
+def _mmt_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float, bool] | None:
+    """(sample, (meta-task, subtask), 1.0 right or 0.0, read by rule) of an MMT-Bench row."""
     if not is_answer(s, VLMEVALKIT) or s.benchmark_name not in _MMT:
         return None
     key = (str(s.metadata.get("l2_category")), str(s.metadata.get("category")))
-    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+    right, _unjudged, by_rule = _vlmevalkit_right(s, spec)
+    return s.sample_id, key, float(right), by_rule
 
 
 # --------------------------------------------------------------------------- MMVP
@@ -624,19 +659,23 @@ def mmvp_pair_accuracy(ctx: MetricContext) -> MetricValue | None:
     """
     if MMVP not in ctx.summary.tags:
         return None
+    records = ctx.records(MMVP)
+    if not _vlmevalkit_read(ctx, (r[2] for r in records), "MMVP's pair accuracy"):
+        return None
     pairs: dict[str, list[bool]] = defaultdict(list)
-    for pair, right in ctx.records(MMVP):
+    for pair, right, _by_rule in records:
         pairs[pair].append(right)
     complete = [(pair, float(all(v))) for pair, v in pairs.items() if len(v) == 2]
     return mean_of(ctx, complete)
 
 
 @row_extract(MMVP, tagged_in(MMVP))
-def _mmvp_row(s: Score, spec: RunSpec) -> tuple[str, bool] | None:
-    """(pair and repeat, right) of an answered row."""
+def _mmvp_row(s: Score, spec: RunSpec) -> tuple[str, bool, bool] | None:
+    """(pair and repeat, right, read by rule) of an answered row."""
     if not is_answer(s, MMVP):
         return None
-    return f"{s.metadata.get('pair')}@{s.repeat}", _vlmevalkit_right(s, spec)[0]
+    right, _unjudged, by_rule = _vlmevalkit_right(s, spec)
+    return f"{s.metadata.get('pair')}@{s.repeat}", right, by_rule
 
 
 # --------------------------------------------------------------------------- BLINK
@@ -659,8 +698,11 @@ def blink_accuracy(ctx: MetricContext) -> MetricValue | None:
     """
     if BLINK not in ctx.summary.tags:
         return None
+    records = ctx.records(BLINK)
+    if not _vlmevalkit_read(ctx, (r[3] for r in records), "BLINK's accuracy"):
+        return None
     return _mean_of_means(
-        ctx, [(sample, ("all", task), right) for sample, task, right in ctx.records(BLINK)]
+        ctx, [(sample, ("all", task), right) for sample, task, right, _ in records]
     )
 
 
@@ -701,13 +743,22 @@ def _mean_of_means(
     )
 
 
+def _ruled_mean_of_means(
+    ctx: MetricContext, records: Sequence[tuple[str, tuple[str, str], float, bool]], figure: str
+) -> MetricValue | None:
+    """`_mean_of_means` of (sample, key, right, read by rule) records, if VLMEvalKit read them."""
+    if not _vlmevalkit_read(ctx, (r[3] for r in records), figure):
+        return None
+    return _mean_of_means(ctx, [r[:3] for r in records])
+
+
 @row_extract(BLINK, tagged_in(BLINK))
-def _blink_row(s: Score, spec: RunSpec) -> tuple[str, str, float] | None:
-    """(sample, subtask, 1.0 right or 0.0) of an answered row."""
+def _blink_row(s: Score, spec: RunSpec) -> tuple[str, str, float, bool] | None:
+    """(sample, subtask, 1.0 right or 0.0, read by rule) of an answered row."""
     if not is_answer(s, BLINK):
         return None
-    right, _unjudged = _vlmevalkit_right(s, spec, BLINK_JUDGE)
-    return s.sample_id, str(s.metadata.get("category")), float(right)
+    right, _unjudged, by_rule = _vlmevalkit_right(s, spec, BLINK_JUDGE)
+    return s.sample_id, str(s.metadata.get("category")), float(right), by_rule
 
 
 # --------------------------------------------------------------------------- CV-Bench
@@ -729,16 +780,17 @@ def cvbench_accuracy(ctx: MetricContext) -> MetricValue | None:
     """
     if CVBENCH not in ctx.summary.tags:
         return None
-    return _mean_of_means(ctx, ctx.records(CVBENCH))
+    return _ruled_mean_of_means(ctx, ctx.records(CVBENCH), "CV-Bench's accuracy")
 
 
 @row_extract(CVBENCH, tagged_in(CVBENCH))
-def _cvbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
-    """(sample, (2D or 3D, source), 1.0 right or 0.0) of an answered row."""
+def _cvbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float, bool] | None:
+    """(sample, (2D or 3D, source), 1.0 right or 0.0, read by rule) of an answered row."""
     if not is_answer(s, CVBENCH):
         return None
     key = (str(s.metadata.get("type")), str(s.metadata.get("source")))
-    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+    right, _unjudged, by_rule = _vlmevalkit_right(s, spec)
+    return s.sample_id, key, float(right), by_rule
 
 
 # --------------------------------------------------------------------------- HR-Bench
@@ -756,16 +808,17 @@ def hrbench_accuracy(ctx: MetricContext) -> MetricValue | None:
     """The mean over cycles (``metadata["cycle_category"]``) of each cycle's accuracy."""
     if HRBENCH not in ctx.summary.tags:
         return None
-    return _mean_of_means(ctx, ctx.records(HRBENCH))
+    return _ruled_mean_of_means(ctx, ctx.records(HRBENCH), "HR-Bench's accuracy")
 
 
 @row_extract(HRBENCH, tagged_in(HRBENCH))
-def _hrbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float] | None:
-    """(sample, (cycle, "all"), 1.0 right or 0.0) of an answered row."""
+def _hrbench_row(s: Score, spec: RunSpec) -> tuple[str, tuple[str, str], float, bool] | None:
+    """(sample, (cycle, "all"), 1.0 right or 0.0, read by rule) of an answered row."""
     if not is_answer(s, HRBENCH):
         return None
     key = (str(s.metadata.get("cycle_category")), "all")
-    return s.sample_id, key, float(_vlmevalkit_right(s, spec)[0])
+    right, _unjudged, by_rule = _vlmevalkit_right(s, spec)
+    return s.sample_id, key, float(right), by_rule
 
 
 # --------------------------------------------------------------------------- MMMU

@@ -18,6 +18,7 @@ is its official rule (a run of the benchmark uses it unless ``--matcher`` names 
   several options (a bare ``(``) is unparsed there, and is checked here against the gold as
   the notebook checks it. ``--by task_type`` gives each task's.
 
+Under another ``--matcher`` (or ``--method likelihood``) neither is given (`read_officially`).
 Failed requests are not answers and are left out. Shares in [0, 1], each with its 95%
 cluster-bootstrap interval over samples.
 """
@@ -30,6 +31,7 @@ from lmmprobe.metrics.builtin._official import (
     bootstrap_value,
     is_answer,
     mean_of,
+    read_officially,
     tagged_in,
 )
 from lmmprobe.metrics.reduction import row_extract
@@ -66,7 +68,9 @@ def _videomme_row(s: Score, spec: RunSpec) -> tuple[str, float, float] | None:
 )
 def videomme_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Right over answered (the script's ``correct / answered``; 0 where none is answered)."""
-    if VIDEOMME not in ctx.summary.tags:
+    if VIDEOMME not in ctx.summary.tags or not read_officially(
+        ctx, "videomme", "Video-MME's accuracy", "Video-MME's extract_characters_regex"
+    ):
         return None
     records = ctx.records(VIDEOMME)
     answered = sum(a for _, a, _ in records)
@@ -105,6 +109,8 @@ def _mvbench_row(s: Score, spec: RunSpec) -> tuple[str, float] | None:
 )
 def mvbench_accuracy(ctx: MetricContext) -> MetricValue | None:
     """Right answers over all answered rows (MVBench's ``correct / total``)."""
-    if MVBENCH not in ctx.summary.tags:
+    if MVBENCH not in ctx.summary.tags or not read_officially(
+        ctx, "mvbench", "MVBench's accuracy", "MVBench's check_ans"
+    ):
         return None
     return mean_of(ctx, ctx.records(MVBENCH))
