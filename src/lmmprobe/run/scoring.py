@@ -81,8 +81,37 @@ def check_names(config: FormulateConfig) -> None:
             plugin fails to load.
 
     """
-    MATCHERS.get(config.matcher)
+    if config.matcher != BENCHMARK_MATCHER:
+        MATCHERS.get(config.matcher)
     PROMPT_STYLES.get(config.prompt_style)
+
+
+BENCHMARK_MATCHER = "benchmark"
+"""The `FormulateConfig.matcher` that reads each sample with its own benchmark's matcher.
+
+A run of a set of benchmarks (``--data openvlm``) mixes benchmarks whose official figures read
+answers with different rules (MME's, POPE's, VLMEvalKit's ``can_infer``...): each row is read
+by the matcher its benchmark names (`Benchmark.matcher`), lmmprobe's where it names none or the
+sample comes from no benchmark.
+"""
+
+
+@lru_cache(maxsize=1024)
+def _benchmark_matcher(name: str) -> str:
+    """The matcher benchmark `name` names, ``lmmprobe`` where it names none or is unknown."""
+    # Imported here: the benchmark registry loads every benchmark module, which scoring needs
+    # only for a run read per benchmark.
+    from lmmprobe.data.benchmarks import BENCHMARKS
+
+    return (BENCHMARKS.get(name).matcher if name in BENCHMARKS else None) or "lmmprobe"
+
+
+def matcher_for(sample: Sample, matcher: str) -> str:
+    """The matcher reading `sample`'s answers: `matcher`, or its benchmark's under ``benchmark``."""
+    if matcher != BENCHMARK_MATCHER:
+        return matcher
+    tag = sample.benchmark
+    return _benchmark_matcher(tag.name) if tag is not None else "lmmprobe"
 
 
 def unknown_option(sample: Sample) -> int | None:
@@ -211,8 +240,9 @@ def score_response(
             verdict = None if sample.formulation in ("caption", "free_form") else False
             return _score(model, sample, request, offered, "truncated", verdict)
         text = thought.answer
+    matcher = matcher_for(sample, config.matcher)
     if not choice:
-        return _score_open(model, sample, request, text, config.matcher)
+        return _score_open(model, sample, request, text, matcher)
     assert request.options is not None and request.order is not None and request.marks is not None
     if ranked:
         # Mark log-probabilities are single tokens: the reduction does not change their order.
@@ -221,13 +251,13 @@ def score_response(
             return _score(model, sample, request, offered, "unparsed", False)
         stage = "likelihood"
     else:
-        ext = MATCHERS.get(config.matcher)(text, request.options, request.marks, config)
+        ext = MATCHERS.get(matcher)(text, request.options, request.marks, config)
         if ext.index is None:
             return _score(model, sample, request, offered, "unparsed", False, prediction_text=text)
         position, stage = ext.index, ext.stage
         if not 0 <= position < len(request.options):
             raise ValueError(
-                f"matcher {config.matcher!r} returned option index {position} for a request with "
+                f"matcher {matcher!r} returned option index {position} for a request with "
                 f"{len(request.options)} options (valid: 0 to {len(request.options) - 1})"
             )
     predicted = request.order[position]

@@ -81,7 +81,8 @@ class FormulateConfig(BaseModel):
         "option text, refusal, fuzzy), reform: ReForm-Eval's exact rule (first '(X)' mark, else "
         "exact option text; also makes OCR/KIE ReForm-Eval's exact rules), dysca: Dysca's "
         "(last '(x)' mark, else last capital, else the nearest '(X) text' line by edit "
-        "distance, ties to the last).",
+        "distance, ties to the last); benchmark: each sample read by its own benchmark's "
+        "matcher (a set's runs, lmmprobe's for a sample of none).",
     )
     fuzzy_threshold: float = Field(
         default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."

@@ -121,6 +121,23 @@ def test_with_every_column_present_the_average_is_the_leaderboards(
     assert not any("missing" in n for n in results.notes)
 
 
+def test_each_row_of_a_set_is_read_by_its_own_benchmarks_matcher(tmp_path: Path) -> None:
+    # "Certainly yes." is yes to lmmprobe's matcher, but MME's rule reads its first four
+    # characters ("cert") as neither: wrong. A set's run reads each row with its benchmark's
+    # matcher (``benchmark``), so MME's column is MME's reading (175 points), not 250.
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update({**REPLIES, "g": "Certainly yes."})
+    data = f"openvlm-main,path={_copies(tmp_path / 'copies')}"
+    ev = evaluate(models=[MODEL], data=data, db=str(tmp_path / "db"), bootstrap=0,
+                  out=str(tmp_path / "out"))  # fmt: skip
+    assert ev.results.models[MODEL].metrics["openvlm_mme"].value == 175.0
+    assert ev.results.models[MODEL].metrics["openvlm_ai2d"].value == 100.0
+    # Read with lmmprobe's matcher throughout, MME's figure is not MME's: not given.
+    forced = evaluate(models=[MODEL], data=data, db=str(tmp_path / "db2"), bootstrap=0,
+                      out=str(tmp_path / "out2"), formulate={"matcher": "lmmprobe"})  # fmt: skip
+    assert "openvlm_mme" not in forced.results.models[MODEL].metrics
+
+
 def test_the_default_set_names_its_judged_columns_and_other_runs_get_no_columns(
     tmp_path: Path,
 ) -> None:

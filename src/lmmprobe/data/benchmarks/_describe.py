@@ -112,15 +112,23 @@ def find_benchmark(name: str) -> Benchmark:
 def official_matcher(data: str) -> str | None:
     """The matcher of the official reading of the benchmark a data spec names, if it has one.
 
-    ``dysca,path=DIR`` gives ``dysca`` (`Benchmark.matcher`); a spec naming no benchmark (a
-    JSONL file, ``demo``, ``synth:DIR``) or a malformed one gives None, and the run's own
-    checks then report what is wrong with it.
+    ``dysca,path=DIR`` gives ``dysca`` (`Benchmark.matcher`); a set whose members read their
+    answers with a matcher of their own (``openvlm``: MME's, POPE's, VLMEvalKit's) gives
+    ``benchmark``, each row read by its own benchmark's matcher (`run.scoring.matcher_for`); a
+    spec naming no benchmark (a JSONL file, ``demo``, ``synth:DIR``) or a malformed one gives
+    None, and the run's own checks then report what is wrong with it.
     """
     try:
         name = parse_source_spec(data)[0]
     except ValueError:
         return None
-    return BENCHMARKS.get(name).matcher if name in BENCHMARKS else None
+    if name not in BENCHMARKS:
+        return None
+    found = BENCHMARKS.get(name)
+    members = [BENCHMARKS.get(m) for m in found.members if m in BENCHMARKS]
+    if any(m.matcher is not None for m in members):
+        return "benchmark"
+    return found.matcher
 
 
 __all__ = [

@@ -199,11 +199,14 @@ def read_officially(ctx: MetricContext, matcher: str, figure: str, rule: str) ->
         rule: Whose reading that matcher is, for the line: "MME's rule".
 
     Returns:
-        True where the answers were generated and read with `matcher`.
+        True where the answers were generated and read with `matcher` (named, or as the
+        benchmark's own under ``--matcher benchmark``).
 
     """
     formulate = ctx.spec.formulate
-    if formulate.method == "generate" and formulate.matcher == matcher:
+    # ``benchmark`` reads each row with its own benchmark's matcher (`run.scoring.matcher_for`,
+    # a set's runs): this benchmark's rows with `matcher`.
+    if formulate.method == "generate" and formulate.matcher in (matcher, "benchmark"):
         return True
     reading = (
         f"read with --matcher {formulate.matcher}"
