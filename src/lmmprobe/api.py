@@ -191,12 +191,22 @@ def evaluate(
         "matcher" in formulate if isinstance(formulate, dict) else formulate is not None
     )
     if not named and isinstance(overrides.get("data"), str):
-        from lmmprobe.data.benchmarks._describe import official_matcher
+        from lmmprobe.data.benchmarks._describe import benchmark_matchers, official_matcher
 
         matcher = official_matcher(overrides["data"])
         if matcher is not None:
             base = formulate if isinstance(formulate, dict) else {}
             overrides["formulate"] = {**base, "matcher": matcher}
+    formulate = overrides.get("formulate")
+    if (
+        isinstance(formulate, dict)
+        and formulate.get("matcher") == "benchmark"  # each row by its own benchmark's matcher
+        and "matchers" not in formulate
+        and isinstance(overrides.get("data"), str)
+    ):
+        from lmmprobe.data.benchmarks._describe import benchmark_matchers
+
+        overrides["formulate"] = {**formulate, "matchers": benchmark_matchers(overrides["data"])}
     # Validate overrides like any other input (a dict for `formulate` becomes a FormulateConfig).
     spec = RunSpec.model_validate({**(spec or RunSpec()).model_dump(), **overrides})
     spec.check_executor_settings()  # before a store or an output folder is made

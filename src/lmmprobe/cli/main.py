@@ -256,10 +256,13 @@ def run(
     dry_run: DryRunOption = False,
 ) -> None:
     """Evaluate models on a data source; with no options, the baselines on the demo data."""
-    from lmmprobe.data.benchmarks._describe import official_matcher
+    from lmmprobe.data.benchmarks._describe import benchmark_matchers, official_matcher
     from lmmprobe.models.base import split_model_specs
     from lmmprobe.schema import FormulateConfig, GenerationParams, RunSpec
 
+    # A benchmark whose official figures rest on its own reading of the answers (Dysca's) is
+    # read that way unless --matcher says otherwise; a set's rows each by their own benchmark's.
+    reading = matcher or official_matcher(data) or "lmmprobe"
     try:
         spec = RunSpec(
             models=split_model_specs(model or []) or ["random", "first"],
@@ -282,9 +285,8 @@ def run(
                     "in_context_example": in_context_example,
                     "response_prefix": response_prefix,
                     "circular": circular,
-                    # A benchmark whose official figures rest on its own reading of the
-                    # answers (Dysca's) is read that way unless --matcher says otherwise.
-                    "matcher": matcher or official_matcher(data) or "lmmprobe",
+                    "matcher": reading,
+                    "matchers": benchmark_matchers(data) if reading == "benchmark" else {},
                     "blind": blind,
                     "prompt_style": prompt_style,
                 }

@@ -81,8 +81,8 @@ def check_names(config: FormulateConfig) -> None:
             plugin fails to load.
 
     """
-    if config.matcher != BENCHMARK_MATCHER:
-        MATCHERS.get(config.matcher)
+    for name in {config.matcher, *config.matchers.values()} - {BENCHMARK_MATCHER}:
+        MATCHERS.get(name)
     PROMPT_STYLES.get(config.prompt_style)
 
 
@@ -91,27 +91,23 @@ BENCHMARK_MATCHER = "benchmark"
 
 A run of a set of benchmarks (``--data openvlm``) mixes benchmarks whose official figures read
 answers with different rules (MME's, POPE's, VLMEvalKit's ``can_infer``...): each row is read
-by the matcher its benchmark names (`Benchmark.matcher`), lmmprobe's where it names none or the
-sample comes from no benchmark.
+by the matcher its benchmark names (`Benchmark.matcher`, recorded in the run's
+`FormulateConfig.matchers`), lmmprobe's where it names none or the sample comes from no
+benchmark.
 """
 
 
-@lru_cache(maxsize=1024)
-def _benchmark_matcher(name: str) -> str:
-    """The matcher benchmark `name` names, ``lmmprobe`` where it names none or is unknown."""
-    # Imported here: the benchmark registry loads every benchmark module, which scoring needs
-    # only for a run read per benchmark.
-    from lmmprobe.data.benchmarks import BENCHMARKS
+def matcher_for(sample: Sample, config: FormulateConfig) -> str:
+    """The matcher reading `sample`'s answers: the run's, or under ``benchmark`` its benchmark's.
 
-    return (BENCHMARKS.get(name).matcher if name in BENCHMARKS else None) or "lmmprobe"
-
-
-def matcher_for(sample: Sample, matcher: str) -> str:
-    """The matcher reading `sample`'s answers: `matcher`, or its benchmark's under ``benchmark``."""
-    if matcher != BENCHMARK_MATCHER:
-        return matcher
+    Under ``benchmark`` the run's `FormulateConfig.matchers` names each benchmark's matcher
+    (filled from the benchmarks' definitions where the run starts: `benchmark_matchers`); a
+    sample of a benchmark it does not name, or of none, is read by lmmprobe's.
+    """
+    if config.matcher != BENCHMARK_MATCHER:
+        return config.matcher
     tag = sample.benchmark
-    return _benchmark_matcher(tag.name) if tag is not None else "lmmprobe"
+    return config.matchers.get(tag.name, "lmmprobe") if tag is not None else "lmmprobe"
 
 
 def unknown_option(sample: Sample) -> int | None:
@@ -240,7 +236,7 @@ def score_response(
             verdict = None if sample.formulation in ("caption", "free_form") else False
             return _score(model, sample, request, offered, "truncated", verdict)
         text = thought.answer
-    matcher = matcher_for(sample, config.matcher)
+    matcher = matcher_for(sample, config)
     if not choice:
         return _score_open(model, sample, request, text, matcher)
     assert request.options is not None and request.order is not None and request.marks is not None

@@ -84,6 +84,13 @@ class FormulateConfig(BaseModel):
         "distance, ties to the last); benchmark: each sample read by its own benchmark's "
         "matcher (a set's runs, lmmprobe's for a sample of none).",
     )
+    matchers: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=10_000,
+        description="Under matcher ``benchmark``: each benchmark's matcher by benchmark name "
+        "(filled where the run starts from the benchmarks' definitions; a benchmark not named "
+        "here is read by lmmprobe's).",
+    )
     fuzzy_threshold: float = Field(
         default=75.0, ge=0.0, le=100.0, description="Minimum rapidfuzz ratio for the fuzzy stage."
     )

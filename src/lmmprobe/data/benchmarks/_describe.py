@@ -125,15 +125,33 @@ def official_matcher(data: str) -> str | None:
     if name not in BENCHMARKS:
         return None
     found = BENCHMARKS.get(name)
-    members = [BENCHMARKS.get(m) for m in found.members if m in BENCHMARKS]
-    if any(m.matcher is not None for m in members):
+    if found.members and benchmark_matchers(data):
         return "benchmark"
     return found.matcher
+
+
+def benchmark_matchers(data: str) -> dict[str, str]:
+    """Each benchmark of a data spec (a set's members, or the one named) by its own matcher.
+
+    Only benchmarks that name a matcher (`Benchmark.matcher`) are listed; the run's
+    ``FormulateConfig.matchers`` under the matcher ``benchmark``. A spec naming no benchmark
+    gives an empty mapping.
+    """
+    try:
+        name = parse_source_spec(data)[0]
+    except ValueError:
+        return {}
+    if name not in BENCHMARKS:
+        return {}
+    found = BENCHMARKS.get(name)
+    named = [BENCHMARKS.get(m) for m in found.members if m in BENCHMARKS] or [found]
+    return {b.name: b.matcher for b in named if b.matcher is not None}
 
 
 __all__ = [
     "DATA_DIR_ENV",
     "benchmark_groups",
+    "benchmark_matchers",
     "describe",
     "find_benchmark",
     "groups_of",
