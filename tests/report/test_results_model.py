@@ -56,6 +56,9 @@ def test_version_1_files_migrate_without_losing_a_value(path: Path) -> None:
     for added in (*added_since, "max_cost"):
         assert added not in before["spec"]
         assert after["spec"].pop(added) == defaults[added]
+    # ...and the per-benchmark matchers of the matcher ``benchmark`` (a set's runs)
+    assert "matchers" not in before["spec"]["formulate"]
+    assert after["spec"]["formulate"].pop("matchers") == defaults["formulate"]["matchers"] == {}
     for model in after["models"].values():  # counted since: answers a key was taken out of
         assert "redacted" not in before["models"]["random"]["stats"]
         assert model["stats"].pop("redacted") == 0
