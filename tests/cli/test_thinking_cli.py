@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,11 @@ def _store_thinking_answers(db: Path, cut_off: int) -> None:
         text, finish = (
             (thinking, "length") if i < cut_off else (f"{thinking}</think>\n\n({right})", "stop")
         )
+        # Written now, as lmmprobe writes an answer that replaces one (an identical re-run
+        # copies the earlier run's rows only while its answers are the ones it scored).
         conn.execute(
-            "UPDATE responses SET text = ?, finish_reason = ? WHERE key = ?", (text, finish, key)
+            "UPDATE responses SET text = ?, finish_reason = ?, created_at = ? WHERE key = ?",
+            (text, finish, time.time(), key),
         )
     conn.commit()
     conn.close()

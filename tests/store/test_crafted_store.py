@@ -239,9 +239,10 @@ def test_a_verdict_detail_nested_past_the_rule_is_one_line_naming_run_and_column
 def test_a_stored_answer_with_damaged_token_counts_is_one_line_when_reused(
     made: Path, tmp_path: Path
 ) -> None:
-    # The run reads its stored answers back (the cache): json.loads of a crafted column.
+    # The run reads its stored answers back (the cache): json.loads of a crafted column. (Not
+    # the same data as the stored run, whose rows an identical re-run would copy unread.)
     db = _edited(made, tmp_path, f"UPDATE responses SET token_counts = '{_DEEP}'")
-    proc = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=20", "--db", db,
+    proc = lmmprobe("run", "-q", "-m", "random", "-d", "demo,n=19", "--db", db,
                     "--out", tmp_path / "o")  # fmt: skip
     line = _one_line(proc)
     assert f"{db}: the stored response " in line and "'s token_counts column" in line, line

@@ -152,12 +152,14 @@ def test_hub_benchmarks_are_pinned_or_say_why_not() -> None:
     # MM-Vet and LLaVA-Bench (In-the-Wild): lmms-lab's copies, whose commits could not be found
     # offline (their notes say so). HR-Bench: VLMEvalKit reads DreamMr/HR-Bench's main and
     # checks the file's md5, as the fetch command does. MME-RealWorld: lmms-eval reads its main.
-    # MVBench, Video-MME (both settings) and LongVideoBench: no commit id could be read offline.
+    # MVBench, Video-MME (both settings) and LongVideoBench (with and without its subtitles): no
+    # commit id could be read offline.
     assert [n for n in unpinned if not n.startswith("reform-eval")] == [
         "hrbench-4k",
         "hrbench-8k",
         "llava-wild",
         "longvideobench",
+        "longvideobench-subtitles",
         "mme-realworld",
         "mmvet",
         "mvbench",
