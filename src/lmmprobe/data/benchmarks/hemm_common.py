@@ -36,7 +36,7 @@ from lmmprobe.data.rows import (
     outside_folder,
     too_deep,
 )
-from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema import YES_NO_READING, ImageRef, Sample
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -103,6 +103,7 @@ def hemm_sample(
     *,
     multi_ref: bool = False,
     prediction_filter: str | None = None,
+    yes_no: bool = False,
     extra: Mapping[str, Any] | None = None,
 ) -> Sample:
     """One open-ended HEMM sample.
@@ -117,6 +118,9 @@ def hemm_sample(
         references: HEMM's ground truth: one string, or the list it scores against.
         multi_ref: HEMM passes the references as a list (`MULTI_REF`).
         prediction_filter: How HEMM rewrites the output before scoring (`PREDICTION_FILTER`).
+        yes_no: The reference is ``yes`` or ``no`` (IRFL, Winoground, Hateful Memes, NY
+            Cartoon): lmmprobe's ``accuracy`` reads what the answer says (`YES_NO_READING`);
+            HEMM's BARTScore still scores the answer's text against the reference.
         extra: More metadata.
 
     Raises:
@@ -134,6 +138,9 @@ def hemm_sample(
     }
     if prediction_filter is not None:
         metadata[PREDICTION_FILTER] = prediction_filter
+    if yes_no:
+        # HEMM has no accuracy of its own (BARTScore only): the reading is lmmprobe's.
+        metadata[YES_NO_READING] = True
     if extra:
         metadata.update(extra)
     return Sample(

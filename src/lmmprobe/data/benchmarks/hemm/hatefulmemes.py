@@ -36,7 +36,8 @@ def _hateful_sample(row: Row, ctx: RowContext) -> Sample:
     root = need_root(ctx)
     image = file_image(root, f"hateful_memes/data/{row['img']}")
     gold = "yes" if row["label"] else "no"
-    return hemm_sample(ctx, str(row.get("id", ctx.index)), [image], str(row["text"]), HATEFUL, gold)
+    sid = str(row.get("id", ctx.index))
+    return hemm_sample(ctx, sid, [image], str(row["text"]), HATEFUL, gold, yes_no=True)
 
 
 HATEFUL_MEMES = benchmark(

@@ -52,6 +52,7 @@ def _irfl_sample(row: Row, ctx: RowContext) -> list[Sample]:
                 str(row["phrase"]),
                 IRFL,
                 gold,
+                yes_no=True,
             )
         )
     return samples

@@ -67,7 +67,9 @@ def _cartoon_sample(row: Row, ctx: RowContext) -> list[Sample]:
     captions = [table.iloc[0]["caption"]] + [table.iloc[-i]["caption"] for i in range(1, 5)]
     image = file_image(root, f"{_CARTOONS}/{name}")
     return [
-        hemm_sample(ctx, f"{img_id}#{k}", [image], str(c), NY_CARTOON, "yes" if k == 0 else "no")
+        hemm_sample(
+            ctx, f"{img_id}#{k}", [image], str(c), NY_CARTOON, "no" if k else "yes", yes_no=True
+        )
         for k, c in enumerate(captions)
     ]
 

@@ -33,7 +33,7 @@ def _winoground_sample(row: Row, ctx: RowContext) -> list[Sample]:
         caption = str(row[f"caption_{j}"])
         sid = f"{row.get('id', ctx.index)}#i{i}c{j}"
         gold = "yes" if i == j else "no"
-        samples.append(hemm_sample(ctx, sid, [image], caption, WINOGROUND, gold))
+        samples.append(hemm_sample(ctx, sid, [image], caption, WINOGROUND, gold, yes_no=True))
     return samples
 
 
