@@ -21,6 +21,7 @@ from lmmprobe.schema import FormulateConfig
 
 __all__ = ["hallusion_yes_no", "hallusionbench_matcher"]
 
+
 def hallusion_yes_no(answer: str) -> Literal["yes", "no", "unclear"] | None:
     """What an answer says by lmmprobe's yes/no reading (`read_yes_no`): yes, no, unclear or None.
 

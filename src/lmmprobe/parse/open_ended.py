@@ -30,10 +30,10 @@ __all__ = [
     "normalize_vqa_answer",
     "normalize_vqa_answer_uncapped",
     "ocr_correct_words",
+    "read_yes_no",
     "reform_kie_correct",
     "reform_ocr_clean",
     "reform_ocr_correct",
-    "read_yes_no",
 ]
 
 

@@ -49,6 +49,14 @@ CITATION = (
 METRIC = "hemm_bart_score"
 """The run metric of every HEMM text dataset (`lmmprobe.metrics.builtin.hemm_bart`)."""
 
+YES_NO_NOTE = (
+    "accuracy is lmmprobe's (HEMM scores these items by BARTScore only): an answer is right when "
+    'what it says by lmmprobe\'s yes/no reading is the gold ("Yes, it is." says yes; an answer '
+    "saying neither, both or that it cannot tell is wrong); hemm_bart_score scores the answer's "
+    "own text, as HEMM does."
+)
+"""The note of the datasets whose gold is yes or no (`hemm_sample`'s ``yes_no``)."""
+
 IMAGE_GENERATION = "an image-generation backend"
 """`Benchmark.needs` of the two datasets whose answer is an image (LNCOCO, MagicBrush)."""
 

@@ -8,6 +8,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     Rows,
     at,
@@ -55,7 +56,7 @@ HATEFUL_MEMES = benchmark(
         read_files=_hateful_rows,
         hemm="Hateful Memes",
         schema_confirmed=loader_confirmed("hemm/data/hateful_memes_dataset.py"),
-        notes=("Ground truth: yes for label 1, no for 0.",),
+        notes=("Ground truth: yes for label 1, no for 0.", YES_NO_NOTE),
         **release_files(
             "kaggle datasets download -d parthplc/facebook-hateful-meme-dataset -p "
             '"$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && cd "$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && '

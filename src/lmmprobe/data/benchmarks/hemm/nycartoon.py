@@ -9,6 +9,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext,
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     Rows,
     at,
@@ -94,6 +95,7 @@ NY_CARTOON_BENCHMARK = benchmark(
             "lowest-ranked ones (no).",
             "A cartoon without a summary CSV is a problem here; HEMM's loop would silently reuse "
             "the previous cartoon's captions.",
+            YES_NO_NOTE,
         ),
         **release_files(
             "git clone https://github.com/nextml/caption-contest-data "
