@@ -39,6 +39,7 @@ from lmmprobe.parse.open_ended import (
     kie_correct_strict,
     normalize_vqa_answer,
     ocr_correct_words,
+    read_yes_no,
     reform_kie_correct,
     reform_ocr_correct,
 )
@@ -73,6 +74,7 @@ READERS: dict[str, Callable[[str], object]] = {
     "MME matcher": lambda t: mme_matcher(t, ["yes", "no"], ["A", "B"], CONFIG),
     "POPE matcher": lambda t: pope_matcher(t, ["yes", "no"], ["A", "B"], CONFIG),
     "HallusionBench rules": lambda t: benchmark_choice.hallusion_correctness(t, "yes"),
+    "lmmprobe yes/no reading": read_yes_no,
     "MMMU multiple choice": lambda t: benchmark_choice.mmmu_multi_choice(t, {"A": "cat"}),
     "MMMU open": benchmark_choice.mmmu_parse_open,
     "MMMU-Pro multiple choice": lambda t: benchmark_choice.mmmu_pro_multi_choice(

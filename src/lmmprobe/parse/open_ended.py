@@ -12,18 +12,25 @@ Two families, never substituted for one another:
 
 A run uses ReForm-Eval's rules when its matcher is ``reform`` (`lmmprobe.run.scoring`), and
 ReForm-Eval prediction files are always scored with them (`lmmprobe.predictions.reform`).
+
+lmmprobe's yes/no reading (`read_yes_no`, ours) reads what an answer says to a yes/no question
+("Yes, it is." says yes): the HallusionBench figures and matcher read answers with it, and so
+does a run's ``accuracy`` on an open-ended sample whose gold is yes or no and whose metadata
+asks for it (``yes_no_reading``: HEMM's yes/no datasets; `lmmprobe.run.scoring`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Literal
 
 __all__ = [
     "kie_correct_strict",
     "normalize_vqa_answer",
     "normalize_vqa_answer_uncapped",
     "ocr_correct_words",
+    "read_yes_no",
     "reform_kie_correct",
     "reform_ocr_clean",
     "reform_ocr_correct",
@@ -313,3 +320,39 @@ def kie_correct_strict(prediction: str, ground_truth: str) -> bool:
         return False
     pattern = rf"(?<!\w){re.escape(gt)}(?!\w)"
     return re.search(pattern, normalize_vqa_answer_uncapped(prediction)) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# Yes/no answers (ours)
+
+# Phrases by which an answer says it cannot tell. HallusionBench's judge (GPT-4, asked for
+# "correct", "incorrect" or "unclear") gives "unclear" only to an answer that is unclear about
+# the answer; an answer the rules cannot read is not thereby uncertain.
+_UNSURE = re.compile(
+    r"\b(?:can ?not|can[’']t|unable to|impossible to|not possible to|no way to)\s+"
+    r"(?:be\s+)?(?:tell|say|determine|determined|know|answer|answered|confirm|confirmed|"
+    r"judge|decide|verify|verified)\b"
+    r"|\b(?:not sure|unsure|uncertain|unclear|hard to (?:say|tell)|difficult to (?:say|tell)"
+    r"|(?:do not|don[’']t) know|not (?:enough|sufficient) information|insufficient information"
+    r"|not clear)\b",
+    re.IGNORECASE,
+)
+
+
+def read_yes_no(answer: str) -> Literal["yes", "no", "unclear"] | None:
+    """What an answer says by lmmprobe's rule: ``yes``, ``no``, ``unclear`` or None (unread).
+
+    ``unclear`` only for an answer stating uncertainty ("I cannot tell", "not sure", "hard to
+    say"...), as HallusionBench's judge's "unclear" is for an answer unclear about the answer.
+    Otherwise the first sentence is read by its explicit words: ``yes`` when it has the word
+    yes, ``no`` when it has no or not; an answer with both or neither is unread (None). Never
+    a guess: "It is hateful." says neither.
+    """
+    if _UNSURE.search(answer):
+        return "unclear"
+    first = answer.split(".")[0] if "." in answer else answer
+    words = {w.strip(",;:!?\"'()").lower() for w in first.split()}
+    says_yes, says_no = "yes" in words, bool(words & {"no", "not"})
+    if says_yes == says_no:
+        return None
+    return "yes" if says_yes else "no"

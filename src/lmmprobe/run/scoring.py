@@ -20,19 +20,31 @@ from lmmprobe.parse import MATCHERS
 from lmmprobe.parse.open_ended import (
     kie_correct_strict,
     ocr_correct_words,
+    read_yes_no,
     reform_kie_correct,
     reform_ocr_correct,
 )
 from lmmprobe.parse.thinking import split_answer, tags_for_model
-from lmmprobe.schema import FORMAT_HIT_STAGES, FormulateConfig, Request, Response, Sample, Score
+from lmmprobe.schema import (
+    FORMAT_HIT_STAGES,
+    YES_NO_READING,
+    FormulateConfig,
+    Request,
+    Response,
+    Sample,
+    Score,
+)
 
-SCORER_VERSION = 1
+SCORER_VERSION = 2
 """Version of how a response becomes a score row: bump it with ANY change to what this module,
 the matchers (`lmmprobe.parse`), the prompt styles' readers or `Score`'s fields make of an
 answer. Recorded in each run's manifest (``scorer_version``); a run copies an identical
 earlier run's rows instead of scoring again only when this version is the same
 (`lmmprobe.store.reuse`, docs/architecture.md), so a change that does not bump it would
-leave re-runs showing the old scoring."""
+leave re-runs showing the old scoring.
+
+2: an open-ended sample marked `YES_NO_READING` (HEMM's yes/no datasets) is correct when what
+the answer says (`read_yes_no`) is its gold, not only when the whole answer is."""
 
 UNKNOWN_OPTIONS: frozenset[str] = frozenset(
     {
@@ -187,7 +199,14 @@ def _open_correct(formulation: str, text: str, refs: list[str], matcher: str) ->
 def _score_open(
     model: str, sample: Sample, request: Request | Ask, text: str, matcher: str = "lmmprobe"
 ) -> Score:
-    """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus."""
+    """Open-ended answers: exact match, OCR or KIE containment; captions judged as a corpus.
+
+    A sample marked `YES_NO_READING` (a gold of yes or no) is correct when the answer says its
+    gold by lmmprobe's yes/no reading (`read_yes_no`: "Yes, it is." says yes); an answer that
+    says neither, both or that it cannot tell is wrong. The row keeps the answer's text as
+    every open-ended row does (`Score.prediction_text`), so a metric of the text (HEMM's
+    BARTScore) still reads the model's own sentence.
+    """
     refs = sample.answer if isinstance(sample.answer, list) else []
     # Captions are judged as a corpus and free-form descriptions by embedding similarity
     # (metrics.embedding), so neither has a per-answer verdict.
@@ -199,6 +218,9 @@ def _score_open(
         return _score(*row, "match", None, prediction_text=text)
     if sample.formulation in ("ocr", "kie"):
         correct = _open_correct(sample.formulation, text, refs, matcher)
+    elif sample.metadata.get(YES_NO_READING) is True:
+        # Stage "match" as for any other read open answer: only the verdict changes.
+        correct = read_yes_no(text) in {normalize_text(r) for r in refs}
     else:
         correct = normalize_text(text) in {normalize_text(r) for r in refs}
     return _score(*row, "match", correct, prediction_text=text)

@@ -15,7 +15,13 @@ from lmmprobe.schema.response import (
     token_count,
 )
 from lmmprobe.schema.rows import RowChunk, RowSource, ScoreRows
-from lmmprobe.schema.sample import CHOICE_FORMULATIONS, Formulation, Sample, Turn
+from lmmprobe.schema.sample import (
+    CHOICE_FORMULATIONS,
+    YES_NO_READING,
+    Formulation,
+    Sample,
+    Turn,
+)
 from lmmprobe.schema.score import FORMAT_HIT_STAGES, Score, Stage
 from lmmprobe.schema.spec import FormulateConfig, InferenceMethod, MarkChoice, MarkStyle, RunSpec
 from lmmprobe.schema.text import REPLACEMENT_CHARACTER, SafeText, lone_surrogate, safe_text
@@ -28,6 +34,7 @@ __all__ = [
     "MAX_REPLY_CHARS",
     "MAX_TOKEN_COUNT",
     "REPLACEMENT_CHARACTER",
+    "YES_NO_READING",
     "BenchmarkTag",
     "ContentPart",
     "DecidedBy",

@@ -54,6 +54,15 @@ _MEDIA = frozenset({"images", "video"})
 """Fields naming media files, whose undecodable bytes name a real file: left as given."""
 
 
+YES_NO_READING = "yes_no_reading"
+"""Sample metadata key: ``True`` on an open-ended sample whose gold is ``yes`` or ``no`` (HEMM's
+IRFL, Winoground, Hateful Memes, NY Cartoon). Its ``accuracy`` then reads what the answer says
+(lmmprobe's yes/no reading, `lmmprobe.parse.open_ended.read_yes_no`: "Yes, it is." is yes)
+instead of comparing the whole text with the gold (`lmmprobe.run.scoring`); the row keeps the
+answer's text, so a metric of the text (HEMM's BARTScore) reads the model's own sentence. Kept
+in each row's metadata, so an exported row is read again the same way."""
+
+
 PROMPT_ONLY_METADATA = frozenset({"reform_wordings", FRAME_TEXTS})
 """Sample metadata that words requests and is not copied into every scored row: ReForm-Eval's
 per-duplicate wording lists (`lmmprobe.formulate.duplicates`) and the timed texts shown between

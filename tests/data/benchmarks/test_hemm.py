@@ -40,12 +40,14 @@ from lmmprobe.metrics.builtin import hemm_bart
 from lmmprobe.metrics.generation import bart_identity_scores, hemm_bart_scores
 from lmmprobe.metrics.run_metric import compute_metrics
 from lmmprobe.report import build_tables, load_report_data
-from lmmprobe.schema import RunSpec, Score
+from lmmprobe.schema import YES_NO_READING, RunSpec, Score
 from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 TINY_BART = Path(__file__).resolve().parents[2] / "parity" / "data" / "hemm_metrics_tiny_bart"
 IMAGE_GENERATION = ("hemm-lncoco", "hemm-magicbrush")
+# The datasets whose every gold is yes or no: their accuracy reads the answer's yes or no.
+YES_NO = ("hemm-hatefulmemes", "hemm-irfl", "hemm-nycartoon", "hemm-winoground")
 TEXT = sorted(set(BUILDERS) - set(IMAGE_GENERATION))
 HAS_CV2 = importlib.util.find_spec("cv2") is not None
 
@@ -94,6 +96,11 @@ def test_loader_reads_hemm_layout_and_asks_hemms_prompt(name: str, tmp_path: Pat
         assert len(s.images) == 1 and s.formulation == "open_ended"
         assert s.metadata["task"] == b.hemm and s.benchmark is not None
         assert s.benchmark.metric == "hemm_bart_score" and s.benchmark.name == name
+        # Only the yes/no datasets are read for a yes or no, every one of their items.
+        if name in YES_NO:
+            assert s.metadata[YES_NO_READING] is True and s.answer in (["yes"], ["no"])
+        else:
+            assert YES_NO_READING not in s.row_metadata
 
 
 @pytest.mark.parametrize("name", IMAGE_GENERATION)

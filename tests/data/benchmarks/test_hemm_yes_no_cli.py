@@ -1,16 +1,11 @@
-"""HEMM's yes/no datasets: what a user sees for sentence answers (known bug, strict xfail).
+"""HEMM's yes/no datasets: what a user sees for sentence answers.
 
 IRFL, Winoground, Hateful Memes and NY Cartoon are open-ended items whose gold is "yes" or
-"no". HEMM's official figure is BARTScore (``hemm_bart_score``), which must stay HEMM's; but the
-run table's first column, ``accuracy`` (the one with the interval), compares the whole answer
-with "yes" or "no", so "Yes, it is." never counts: 0.0 on items half of which are yes.
-
-Turning the items into a hidden yes/no choice (as MME and POPE were) fixes ``accuracy`` but
-changes BARTScore: a parsed choice row keeps the chosen option's text as
-``Score.prediction_text``, not the answer, and ``hemm_bart_score`` reads ``prediction_text``,
-so it would score "yes" against the reference instead of the model's sentence. Both halves are
-asserted here; the test is a strict xfail until the rows of a choice keep the raw answer for
-the official metrics (or another fix lands), then its marker goes.
+"no". HEMM's official figure is BARTScore (``hemm_bart_score``), which must stay HEMM's: the
+model's own sentence scored against the reference. The run table's first column,
+``accuracy`` (lmmprobe's; HEMM has none for these sets), reads what the answer says (lmmprobe's
+yes/no reading), so "Yes, it is." counts where the gold is yes (it compared the whole answer
+with "yes" or "no" before, and read 0.0 on items half of which are yes).
 """
 
 from __future__ import annotations
@@ -30,11 +25,6 @@ TINY_BART = Path(__file__).resolve().parents[2] / "parity" / "data" / "hemm_metr
 ANSWER = "Yes, it is."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="accuracy reads HEMM's yes/no answers as exact matches (0.0 for 'Yes, it is.'); "
-    "a hidden choice would fix it but make hemm_bart_score read the option text",
-)
 def test_sentence_answers_count_in_accuracy_and_bartscore_stays_hemms(tmp_path: Path) -> None:
     folder = tmp_path / "copy"
     build("hemm-hatefulmemes", folder)  # two memes: gold yes, then no

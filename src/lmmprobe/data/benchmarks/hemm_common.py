@@ -36,7 +36,7 @@ from lmmprobe.data.rows import (
     outside_folder,
     too_deep,
 )
-from lmmprobe.schema import ImageRef, Sample
+from lmmprobe.schema import YES_NO_READING, ImageRef, Sample
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -48,6 +48,14 @@ CITATION = (
 )
 METRIC = "hemm_bart_score"
 """The run metric of every HEMM text dataset (`lmmprobe.metrics.builtin.hemm_bart`)."""
+
+YES_NO_NOTE = (
+    "accuracy is lmmprobe's (HEMM scores these items by BARTScore only): an answer is right when "
+    'what it says by lmmprobe\'s yes/no reading is the gold ("Yes, it is." says yes; an answer '
+    "saying neither, both or that it cannot tell is wrong); hemm_bart_score scores the answer's "
+    "own text, as HEMM does."
+)
+"""The note of the datasets whose gold is yes or no (`hemm_sample`'s ``yes_no``)."""
 
 IMAGE_GENERATION = "an image-generation backend"
 """`Benchmark.needs` of the two datasets whose answer is an image (LNCOCO, MagicBrush)."""
@@ -103,6 +111,7 @@ def hemm_sample(
     *,
     multi_ref: bool = False,
     prediction_filter: str | None = None,
+    yes_no: bool = False,
     extra: Mapping[str, Any] | None = None,
 ) -> Sample:
     """One open-ended HEMM sample.
@@ -117,6 +126,9 @@ def hemm_sample(
         references: HEMM's ground truth: one string, or the list it scores against.
         multi_ref: HEMM passes the references as a list (`MULTI_REF`).
         prediction_filter: How HEMM rewrites the output before scoring (`PREDICTION_FILTER`).
+        yes_no: The reference is ``yes`` or ``no`` (IRFL, Winoground, Hateful Memes, NY
+            Cartoon): lmmprobe's ``accuracy`` reads what the answer says (`YES_NO_READING`);
+            HEMM's BARTScore still scores the answer's text against the reference.
         extra: More metadata.
 
     Raises:
@@ -134,6 +146,9 @@ def hemm_sample(
     }
     if prediction_filter is not None:
         metadata[PREDICTION_FILTER] = prediction_filter
+    if yes_no:
+        # HEMM has no accuracy of its own (BARTScore only): the reading is lmmprobe's.
+        metadata[YES_NO_READING] = True
     if extra:
         metadata.update(extra)
     return Sample(

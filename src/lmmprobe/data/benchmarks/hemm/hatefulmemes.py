@@ -8,6 +8,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     Rows,
     at,
@@ -36,7 +37,8 @@ def _hateful_sample(row: Row, ctx: RowContext) -> Sample:
     root = need_root(ctx)
     image = file_image(root, f"hateful_memes/data/{row['img']}")
     gold = "yes" if row["label"] else "no"
-    return hemm_sample(ctx, str(row.get("id", ctx.index)), [image], str(row["text"]), HATEFUL, gold)
+    sid = str(row.get("id", ctx.index))
+    return hemm_sample(ctx, sid, [image], str(row["text"]), HATEFUL, gold, yes_no=True)
 
 
 HATEFUL_MEMES = benchmark(
@@ -54,7 +56,7 @@ HATEFUL_MEMES = benchmark(
         read_files=_hateful_rows,
         hemm="Hateful Memes",
         schema_confirmed=loader_confirmed("hemm/data/hateful_memes_dataset.py"),
-        notes=("Ground truth: yes for label 1, no for 0.",),
+        notes=("Ground truth: yes for label 1, no for 0.", YES_NO_NOTE),
         **release_files(
             "kaggle datasets download -d parthplc/facebook-hateful-meme-dataset -p "
             '"$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && cd "$LMMPROBE_DATA_DIR"/hemm-hatefulmemes && '

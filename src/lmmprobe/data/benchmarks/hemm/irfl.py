@@ -7,6 +7,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext,
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     at,
     file_image,
@@ -52,6 +53,7 @@ def _irfl_sample(row: Row, ctx: RowContext) -> list[Sample]:
                 str(row["phrase"]),
                 IRFL,
                 gold,
+                yes_no=True,
             )
         )
     return samples
@@ -80,6 +82,7 @@ IRFL_BENCHMARK = benchmark(
             f"Images: IRFL_images.zip extracted into {IRFL_IMAGES}/ of the local copy (HEMM reads "
             "them from the datasets cache); each row asks its 3 distractors (no) and its answer "
             "image (yes).",
+            YES_NO_NOTE,
         ),
     )
 )

@@ -9,6 +9,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext,
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     Rows,
     at,
@@ -67,7 +68,9 @@ def _cartoon_sample(row: Row, ctx: RowContext) -> list[Sample]:
     captions = [table.iloc[0]["caption"]] + [table.iloc[-i]["caption"] for i in range(1, 5)]
     image = file_image(root, f"{_CARTOONS}/{name}")
     return [
-        hemm_sample(ctx, f"{img_id}#{k}", [image], str(c), NY_CARTOON, "yes" if k == 0 else "no")
+        hemm_sample(
+            ctx, f"{img_id}#{k}", [image], str(c), NY_CARTOON, "no" if k else "yes", yes_no=True
+        )
         for k, c in enumerate(captions)
     ]
 
@@ -92,6 +95,7 @@ NY_CARTOON_BENCHMARK = benchmark(
             "lowest-ranked ones (no).",
             "A cartoon without a summary CSV is a problem here; HEMM's loop would silently reuse "
             "the previous cartoon's captions.",
+            YES_NO_NOTE,
         ),
         **release_files(
             "git clone https://github.com/nextml/caption-contest-data "

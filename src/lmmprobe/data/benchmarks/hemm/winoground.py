@@ -6,6 +6,7 @@ from lmmprobe.data.benchmarks.base import Benchmark, PromptTemplate, RowContext
 from lmmprobe.data.benchmarks.hemm_common import (
     CITATION,
     METRIC,
+    YES_NO_NOTE,
     Row,
     at,
     hemm_sample,
@@ -33,7 +34,7 @@ def _winoground_sample(row: Row, ctx: RowContext) -> list[Sample]:
         caption = str(row[f"caption_{j}"])
         sid = f"{row.get('id', ctx.index)}#i{i}c{j}"
         gold = "yes" if i == j else "no"
-        samples.append(hemm_sample(ctx, sid, [image], caption, WINOGROUND, gold))
+        samples.append(hemm_sample(ctx, sid, [image], caption, WINOGROUND, gold, yes_no=True))
     return samples
 
 
@@ -62,6 +63,7 @@ WINOGROUND_BENCHMARK = benchmark(
             "on the hub and log in first.",
             "As HEMM: each image is converted to RGB and saved as JPEG (Pillow's defaults) "
             "before the model sees it.",
+            YES_NO_NOTE,
         ),
     )
 )
