@@ -100,11 +100,11 @@ def main() -> None:
         figures[f"{prefix}start_s"] = statistics.median(starts)
         figures[f"{prefix}start_cpu_s"] = statistics.median(cpu)
         rows.append((kind, figures[f"{prefix}start_s"], figures[f"{prefix}start_cpu_s"]))
-    print(f"{'what':<32} {'in process':>12} {'bounded':>12} {'overhead':>12}")
+    print(f"{'what':<36} {'in process':>12} {'bounded':>12} {'overhead':>12}")
     for kind, start_s, start_cpu_s in rows:
         label = f"start {kind}, wall (s, median of {args.starts})"
-        print(f"{label:<32} {'-':>12} {start_s:>12.2f}")
-        print(f"{'start ' + kind + ', child CPU (s)':<32} {'-':>12} {start_cpu_s:>12.2f}")
+        print(f"{label:<36} {'-':>12} {start_s:>12.2f}")
+        print(f"{'start ' + kind + ', child CPU (s)':<36} {'-':>12} {start_cpu_s:>12.2f}")
     for name, conversation in _conversations().items():
         inline = str(model.processor.apply_chat_template(conversation, tokenize=False, **kwargs))
         bounded = model.renderer.render(conversation, **kwargs)
@@ -117,7 +117,7 @@ def main() -> None:
             lambda c=conversation: model.renderer.render(c, **kwargs), args.renders
         )
         label = f"render {name} ({len(inline):,} chars, ms)"
-        print(f"{label:<32} {here:>12.3f} {there:>12.3f} {there - here:>12.3f}")
+        print(f"{label:<36} {here:>12.3f} {there:>12.3f} {there - here:>12.3f}")
         figures[f"{name}_in_process_ms"] = here
         figures[f"{name}_bounded_ms"] = there
 
@@ -132,8 +132,8 @@ def main() -> None:
     model.generate(requests)
     generate_ms = (time.perf_counter() - started) / len(requests) * 1000
     overhead = figures["short_bounded_ms"] - figures["short_in_process_ms"]
-    print(f"{'generate tiny-llava (ms/request)':<32} {generate_ms:>12.2f}")
-    print(f"{'render overhead / request':<32} {overhead / generate_ms:>12.1%}")
+    print(f"{'generate tiny-llava (ms/request)':<36} {generate_ms:>12.2f}")
+    print(f"{'render overhead / request':<36} {overhead / generate_ms:>12.1%}")
     figures["generate_ms_per_request"] = generate_ms
     figures["overhead_share_tiny"] = overhead / generate_ms
     model.close()
