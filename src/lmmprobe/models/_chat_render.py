@@ -18,7 +18,8 @@ it renders is exactly what the processor renders in process. The bounds:
 - length: a rendering longer than `RenderLimits.max_chars` is not sent back; it fails.
 
 The child starts without PyTorch where it can (``light``): importing torch is most of its
-start (about 5 s of CPU with it, 1.5 s without, and a fifth of the memory), yet a render with
+start (about 4 s of CPU with it, 1 s without, and a fifth of the memory:
+``benchmarks/chat_template_render.py``), yet a render with
 ``tokenize=False`` never touches a tensor; it reads the tokenizer, the template and the
 processor's own class. So when the parent names the classes it loaded (`processor_classes`:
 only for a processor whose code is transformers' own, not a checkpoint's), the child makes
