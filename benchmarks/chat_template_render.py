@@ -7,7 +7,9 @@ measures, side by side in one run, on tiny-llava (built locally, `lmmprobe.model
 - start: seconds from a fresh renderer's first render until its child answers (a new
   interpreter that imports transformers and loads the processor), ``--starts`` times, and the
   child's CPU seconds (which a loaded machine inflates less than the wall time); paid once per
-  model, and again after each render killed past its time bound;
+  model, and again after each render killed past its time bound. Side by side: the child the
+  backend starts (without torch: ``light``, as the processor is transformers' own) and one
+  with torch (what every child was before, and still is for a checkpoint's own processor code);
 - per render: the same conversation rendered by ``processor.apply_chat_template(...,
   tokenize=False)`` in this process and through the bounded child, for a short question with an
   image and for a long conversation (a system prompt and 20 turns, about 12,000 characters);
@@ -33,7 +35,7 @@ from typing import Any
 from lmmprobe.data import load_source
 from lmmprobe.formulate import formulate
 from lmmprobe.models import load_model
-from lmmprobe.models._chat_render import ChatTemplateRenderer
+from lmmprobe.models._chat_render import ChatTemplateRenderer, processor_classes
 from lmmprobe.models.hf import HFModel
 from lmmprobe.models.tiny import tiny_model_path
 from lmmprobe.run import request_key
@@ -81,21 +83,28 @@ def main() -> None:
     assert template
     kwargs = model.template_arguments(template)
 
-    starts, cpu = [], []
-    for _ in range(args.starts):
-        fresh = ChatTemplateRenderer(str(path), {"trust_remote_code": False})
-        before = _children_cpu_s()
-        started = time.perf_counter()
-        fresh.render(_conversations()["short"], **kwargs)
-        starts.append(time.perf_counter() - started)
-        fresh.close()  # waited for: its CPU time is counted now
-        cpu.append(_children_cpu_s() - before)
-    start_s, start_cpu_s = statistics.median(starts), statistics.median(cpu)
-    print(f"{'what':<32} {'in process':>12} {'bounded':>12} {'overhead':>12}")
-    print(f"{'start, wall (s, median of ' + str(args.starts) + ')':<32} {'-':>12} {start_s:>12.2f}")
-    print(f"{'start, child CPU (s)':<32} {'-':>12} {start_cpu_s:>12.2f}")
-
-    figures: dict[str, float] = {"start_s": start_s, "start_cpu_s": start_cpu_s}
+    figures: dict[str, float] = {}
+    rows = []
+    for kind, classes in (("light", processor_classes(model.processor)), ("torch", None)):
+        starts, cpu = [], []
+        for _ in range(args.starts):
+            fresh = ChatTemplateRenderer(str(path), {"trust_remote_code": False}, classes=classes)
+            before = _children_cpu_s()
+            started = time.perf_counter()
+            fresh.render(_conversations()["short"], **kwargs)
+            starts.append(time.perf_counter() - started)
+            assert fresh.light is (kind == "light"), f"the {kind} child did not start as one"
+            fresh.close()  # waited for: its CPU time is counted now
+            cpu.append(_children_cpu_s() - before)
+        prefix = "" if kind == "light" else "torch_"
+        figures[f"{prefix}start_s"] = statistics.median(starts)
+        figures[f"{prefix}start_cpu_s"] = statistics.median(cpu)
+        rows.append((kind, figures[f"{prefix}start_s"], figures[f"{prefix}start_cpu_s"]))
+    print(f"{'what':<36} {'in process':>12} {'bounded':>12} {'overhead':>12}")
+    for kind, start_s, start_cpu_s in rows:
+        label = f"start {kind}, wall (s, median of {args.starts})"
+        print(f"{label:<36} {'-':>12} {start_s:>12.2f}")
+        print(f"{'start ' + kind + ', child CPU (s)':<36} {'-':>12} {start_cpu_s:>12.2f}")
     for name, conversation in _conversations().items():
         inline = str(model.processor.apply_chat_template(conversation, tokenize=False, **kwargs))
         bounded = model.renderer.render(conversation, **kwargs)
@@ -108,7 +117,7 @@ def main() -> None:
             lambda c=conversation: model.renderer.render(c, **kwargs), args.renders
         )
         label = f"render {name} ({len(inline):,} chars, ms)"
-        print(f"{label:<32} {here:>12.3f} {there:>12.3f} {there - here:>12.3f}")
+        print(f"{label:<36} {here:>12.3f} {there:>12.3f} {there - here:>12.3f}")
         figures[f"{name}_in_process_ms"] = here
         figures[f"{name}_bounded_ms"] = there
 
@@ -123,8 +132,8 @@ def main() -> None:
     model.generate(requests)
     generate_ms = (time.perf_counter() - started) / len(requests) * 1000
     overhead = figures["short_bounded_ms"] - figures["short_in_process_ms"]
-    print(f"{'generate tiny-llava (ms/request)':<32} {generate_ms:>12.2f}")
-    print(f"{'render overhead / request':<32} {overhead / generate_ms:>12.1%}")
+    print(f"{'generate tiny-llava (ms/request)':<36} {generate_ms:>12.2f}")
+    print(f"{'render overhead / request':<36} {overhead / generate_ms:>12.1%}")
     figures["generate_ms_per_request"] = generate_ms
     figures["overhead_share_tiny"] = overhead / generate_ms
     model.close()

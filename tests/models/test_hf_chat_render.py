@@ -35,7 +35,12 @@ from jinja2 import TemplateError
 from lmmprobe.data import load_source
 from lmmprobe.formulate import formulate
 from lmmprobe.models import load_model
-from lmmprobe.models._chat_render import TemplateFailed, TemplateRejected
+from lmmprobe.models._chat_render import (
+    ChatTemplateRenderer,
+    TemplateFailed,
+    TemplateRejected,
+    processor_classes,
+)
 from lmmprobe.models.hf import HFModel
 from lmmprobe.models.tiny import TINY_ARCHS, tiny_model_path
 from lmmprobe.schema import FormulateConfig, GenerationParams, Sample, Turn
@@ -406,3 +411,59 @@ def test_the_renderer_ends_when_its_process_is_killed(tiny_cache: Path, tmp_path
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+# -- a child without torch --------------------------------------------------------------------
+
+
+def _maps(pid: int) -> str:
+    """The files mapped into process `pid` (Linux), to tell whether it loaded torch's library."""
+    try:
+        return Path(f"/proc/{pid}/maps").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        pytest.skip("no /proc/<pid>/maps here")
+
+
+def test_the_renderer_of_a_transformers_processor_starts_without_torch(tiny_cache: Path) -> None:
+    path = tiny_model_path("llava", cache_dir=tiny_cache)
+    with load_model(f"hf:{path},device=cpu") as model:
+        assert isinstance(model, HFModel)
+        assert _bounded(model, TEXT) == _in_process(model, TEXT)
+        assert (model.renderer.light, model.renderer.starts) == (True, 1)
+        assert model.renderer.classes == processor_classes(model.processor)
+        assert model.renderer.classes is not None and set(model.renderer.classes) == {
+            "processor", "tokenizer", "image_processor"
+        }  # fmt: skip
+        child = model.renderer._proc
+        assert child is not None
+        assert "libtorch" not in _maps(child.pid)  # seconds less to start, a fifth the memory
+
+
+def test_a_child_without_torch_that_loads_other_classes_gives_way_to_one_with_torch(
+    tiny_cache: Path,
+) -> None:
+    path = tiny_model_path("llava", cache_dir=tiny_cache)
+    with load_model(f"hf:{path},device=cpu") as model:
+        assert isinstance(model, HFModel)
+        arguments = model.template_arguments(str(model.chat_template))
+        wanted = _in_process(model, TEXT)[1]
+    # As the parent would see a processor class that, without torch, loads differently.
+    classes = {"processor": "transformers.SomeOtherProcessor"}
+    renderer = ChatTemplateRenderer(str(path), {"trust_remote_code": False}, classes=classes)
+    try:
+        assert within(300, lambda: renderer.render(TEXT, **arguments)) == wanted
+        assert (renderer.light, renderer.starts) == (False, 1)  # the declined one not counted
+        assert renderer._proc is not None and "libtorch" in _maps(renderer._proc.pid)
+        renderer.close()
+        assert within(300, lambda: renderer.render(TEXT, **arguments)) == wanted
+        assert (renderer.light, renderer.starts) == (False, 2)  # straight to torch, remembered
+    finally:
+        renderer.close()
+
+
+def test_a_processor_from_a_checkpoints_own_code_gets_a_child_with_torch() -> None:
+    class RemoteProcessor:  # defined outside transformers, as trust_remote_code loads one
+        tokenizer = None
+
+    # No classes to match: its renderer starts the child with torch (remote code may import it).
+    assert processor_classes(RemoteProcessor()) is None

@@ -17,6 +17,19 @@ it renders is exactly what the processor renders in process. The bounds:
   `MemoryError` the child reports;
 - length: a rendering longer than `RenderLimits.max_chars` is not sent back; it fails.
 
+The child starts without PyTorch where it can (``light``): importing torch is most of its
+start (about 4 s of CPU with it, 1 s without, and a fifth of the memory:
+``benchmarks/chat_template_render.py``), yet a render with
+``tokenize=False`` never touches a tensor; it reads the tokenizer, the template and the
+processor's own class. So when the parent names the classes it loaded (`processor_classes`:
+only for a processor whose code is transformers' own, not a checkpoint's), the child makes
+torch unimportable before it imports transformers and keeps going only if it loaded a processor
+of the same class with a tokenizer of the same class and the same parts. Otherwise (a class
+differs, the load fails, torch was imported already) it says so and a child with torch takes
+its place, as every child did before; the renderer remembers and starts the torch one from
+then on. Image and video processors may come in another backend (PIL rather than torchvision):
+they are not called when rendering text.
+
 A failed render raises `TemplateFailed` (`TemplateRejected` when the template itself raised a
 Jinja error, e.g. ``raise_exception``); the backend makes it that request's error. The child
 ends with its model (`ChatTemplateRenderer.close`, or when the renderer is collected, or at
@@ -52,6 +65,11 @@ START_TIMEOUT_S = 600.0
 """Seconds the child may take to start and load the processor (as the parent loaded it)."""
 _MESSAGE_CHARS = 500
 """How much of an error's text the child sends back (a template chooses what it raises)."""
+_TORCH_MODULES = ("torch", "torchvision", "torchaudio")
+"""What a light child makes unimportable: transformers then finds no torch (and no library
+built on it) and loads no model code, which rendering text does not need."""
+_PARTS = ("tokenizer", "image_processor", "video_processor", "feature_extractor")
+"""A processor's parts whose presence a light child's processor must share with the parent's."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,26 @@ class TemplateRejected(TemplateFailed):
     """The template raised a Jinja error (it refuses the conversation); the message is Jinja's."""
 
 
+def processor_classes(processor: Any) -> dict[str, str] | None:
+    """What a light child's processor must match: its class, its tokenizer's, its parts.
+
+    None when the processor's class is not transformers' own (remote code, which may import
+    torch itself): its renderer starts with torch.
+    """
+    cls = type(processor)
+    if not cls.__module__.startswith("transformers."):
+        return None
+    classes = {"processor": f"{cls.__module__}.{cls.__qualname__}"}
+    for part in _PARTS:
+        value = getattr(processor, part, None)
+        if value is not None:
+            # The tokenizer's class matters (special tokens, how kwargs are split); of the
+            # others only that they exist (a processor's override may read their settings).
+            kind = type(value)
+            classes[part] = f"{kind.__module__}.{kind.__qualname__}" if part == "tokenizer" else ""
+    return classes
+
+
 class ChatTemplateRenderer:
     """Renders through one checkpoint's processor in a child process, under `RenderLimits`.
 
@@ -79,19 +117,32 @@ class ChatTemplateRenderer:
     """
 
     def __init__(
-        self, path: str, load_kwargs: Mapping[str, Any], limits: RenderLimits | None = None
+        self,
+        path: str,
+        load_kwargs: Mapping[str, Any],
+        limits: RenderLimits | None = None,
+        *,
+        classes: Mapping[str, str] | None = None,
     ) -> None:
-        """Remember how to load the processor: `path` and `load_kwargs` as the parent loaded it."""
+        """Remember how to load the processor: `path` and `load_kwargs` as the parent loaded it.
+
+        `classes` (`processor_classes` of the parent's processor) lets the child start without
+        torch when it loads the same; without it the child imports torch, as transformers does.
+        """
         self.path = path
         self.load_kwargs = dict(load_kwargs)
         self.limits = limits or RenderLimits()
+        self.classes = dict(classes) if classes is not None else None
+        self.light: bool | None = None
+        """Whether the running (or last) child renders without torch; None before the first."""
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._owner = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self.starts = 0
-        """How many children were started (the first, then one after each kill)."""
+        """How many children were started (the first, then one after each kill); a light child
+        that declined counts with the one that took its place."""
         self.start_s: float | None = None
         """Seconds the last child took to start and load its processor."""
 
@@ -161,9 +212,18 @@ class ChatTemplateRenderer:
         return self._conn
 
     def _start(self) -> None:
+        self.starts += 1
         # What the child says on stderr is kept for a failed start's message.
+        light = self.classes is not None and self.light is not False
         with tempfile.TemporaryFile() as log:
-            reply = self._spawn(log)
+            reply = self._spawn(log, light)
+        if reply is not None and reply[0] == "heavy":
+            # It needs torch after all: a child with it, from now on.
+            self._stop(gently=True)
+            light = False
+            with tempfile.TemporaryFile() as log:
+                reply = self._spawn(log, light)
+        self.light = light
         if reply is None:
             self._stop()
             raise RuntimeError(
@@ -177,8 +237,11 @@ class ChatTemplateRenderer:
                 f"{reply[1]}"
             )
 
-    def _spawn(self, log: IO[bytes]) -> tuple[str, Any] | None:
-        """Start a child and wait until it has loaded the processor: its first reply, if any."""
+    def _spawn(self, log: IO[bytes], light: bool) -> tuple[str, Any] | None:
+        """Start a child and wait until it has loaded the processor: its first reply, if any.
+
+        A `light` child loads it without torch and may reply ``("heavy", why)`` instead.
+        """
         ours, theirs = socket.socketpair()
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         started = time.monotonic()
@@ -194,11 +257,18 @@ class ChatTemplateRenderer:
         finally:
             theirs.close()
         conn = Connection(ours.detach())
-        self.starts += 1
         self._proc, self._conn, self._owner = proc, conn, os.getpid()
         self._finalizer = weakref.finalize(self, _shutdown, proc, conn, os.getpid())
         try:
-            conn.send((self.path, self.load_kwargs, self.limits.memory_mib, self.limits.max_chars))
+            conn.send(
+                (
+                    self.path,
+                    self.load_kwargs,
+                    self.limits.memory_mib,
+                    self.limits.max_chars,
+                    self.classes if light else None,
+                )
+            )
             reply: tuple[str, Any] | None = conn.recv() if conn.poll(START_TIMEOUT_S) else None
         except (EOFError, OSError):
             code = self._stop()
@@ -244,20 +314,37 @@ def _shutdown(
 def serve(conn: Connection) -> None:
     """The child's loop: load the processor, cap memory, then render each job until told to stop.
 
-    First message: ``(path, load_kwargs, memory_mib, max_chars)``. Replies: ``("ready", None)``
-    or ``("failed", why)`` once; then per job ``("ok", text)``, ``("rejected", jinja's
-    message)``, ``("memory", None)``, ``("too_long", length)`` or ``("error", "Type: message")``.
+    First message: ``(path, load_kwargs, memory_mib, max_chars, classes)``; with `classes`
+    (`processor_classes`) the processor is loaded without torch. Replies: ``("ready", None)``,
+    ``("failed", why)`` or, without torch, ``("heavy", why)`` once; then per job ``("ok",
+    text)``, ``("rejected", jinja's message)``, ``("memory", None)``, ``("too_long", length)``
+    or ``("error", "Type: message")``.
     """
     parent = os.getppid()
     # Ctrl-C in the terminal reaches the whole process group: the parent decides, and ends this.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    path, load_kwargs, memory_mib, max_chars = conn.recv()
-    try:
-        processor = _load_processor(path, load_kwargs)
-    except Exception as exc:  # told to the parent, which raises it there
-        conn.send(("failed", _short(exc)))
-        return
+    path, load_kwargs, memory_mib, max_chars, classes = conn.recv()
+    if classes is not None:
+        why = _without_torch()
+        if why is None:
+            try:
+                processor = _load_processor(path, load_kwargs)
+            except Exception as exc:  # perhaps for want of torch: a child with it will tell
+                why = f"it did not load without torch ({_short(exc)})"
+            else:
+                loaded = processor_classes(processor)
+                if loaded != classes:
+                    why = f"without torch it loaded {loaded}, not {classes}"
+        if why is not None:
+            conn.send(("heavy", why))
+            return
+    else:
+        try:
+            processor = _load_processor(path, load_kwargs)
+        except Exception as exc:  # told to the parent, which raises it there
+            conn.send(("failed", _short(exc)))
+            return
     from jinja2 import TemplateError
 
     _cap_address_space(memory_mib)
@@ -282,6 +369,21 @@ def serve(conn: Connection) -> None:
             reply = ("ok", text) if len(text) <= max_chars else ("too_long", len(text))
             del text
         conn.send(reply)
+
+
+def _without_torch() -> str | None:
+    """Make torch unimportable here (None), or say why not (it is imported already).
+
+    A None in ``sys.modules`` is Python's own way of saying a module is not there: importing it
+    raises ``ModuleNotFoundError`` and ``importlib.util.find_spec`` (which transformers asks)
+    finds nothing.
+    """
+    present = [name for name in _TORCH_MODULES if name in sys.modules]
+    if present:
+        return f"{', '.join(present)} is imported already"
+    for name in _TORCH_MODULES:
+        sys.modules[name] = None  # type: ignore[assignment]
+    return None
 
 
 def _load_processor(path: str, load_kwargs: dict[str, Any]) -> Any:

@@ -67,6 +67,7 @@ from lmmprobe.models._chat_render import (
     RenderLimits,
     TemplateFailed,
     TemplateRejected,
+    processor_classes,
 )
 from lmmprobe.models._fingerprint import weights_fingerprint as weights_fingerprint
 from lmmprobe.models._hub import cache_only, check_device
@@ -295,7 +296,11 @@ class HFModel:
         self.tokenizer = getattr(self.processor, "tokenizer", self.processor)
         # The chat template renders in a child process of its own, started on the first render
         # (a run answered from the store starts none), loading this processor as above.
-        self.renderer = ChatTemplateRenderer(path, common, opts.render_limits)
+        # Where this processor is transformers' own, the child loads it without torch (seconds
+        # less to start) and checks it loaded the same classes (`_chat_render`).
+        self.renderer = ChatTemplateRenderer(
+            path, common, opts.render_limits, classes=processor_classes(self.processor)
+        )
         max_images = opts.max_images
         if max_images is None and self.model_type in SINGLE_IMAGE_MODEL_TYPES:
             max_images = 1
