@@ -82,8 +82,8 @@ def reading_rules() -> str:
     import PIL
     import pydantic_core
 
-    import lmmprobe
     import lmmprobe.schema
+    from lmmprobe._version import __version__
 
     h = hashlib.sha256()
     for package in (Path(__file__).parent, Path(lmmprobe.schema.__file__).parent):
@@ -91,7 +91,7 @@ def reading_rules() -> str:
             h.update(str(module.relative_to(package.parent)).encode("utf-8", "surrogateescape"))
             h.update(b"\0%d\0" % module.stat().st_size)
             h.update(module.read_bytes())
-    versions = (lmmprobe.__version__, sys.version, pydantic_core.__version__, PIL.__version__)
+    versions = (__version__, sys.version, pydantic_core.__version__, PIL.__version__)
     h.update(json.dumps(versions).encode())
     return h.hexdigest()
 
