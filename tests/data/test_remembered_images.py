@@ -102,7 +102,7 @@ def test_a_store_of_schema_10_gains_the_table_in_place(tmp_path: Path) -> None:
     assert _model(tmp_path / "2")["stats"]["cached"] == 1  # the earlier answers are all there
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "13",
+            "14",
         )
         assert len(c.execute(CHECKS).fetchall()) == 1
 
@@ -151,7 +151,7 @@ def test_a_store_of_schema_11_forgets_its_checks_and_checks_again(tmp_path: Path
     digest = hashlib.sha256(image.read_bytes()).hexdigest()
     with sqlite3.connect(db) as c:
         assert c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "13",
+            "14",
         )
         assert c.execute(CHECKS).fetchall() == [
             (str(image.resolve()), info.st_size, image.stat().st_ctime_ns, 16, 12, digest)

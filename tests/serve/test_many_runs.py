@@ -90,7 +90,7 @@ def test_a_store_of_the_old_layout_gets_the_index_when_opened(tmp_path: Path) ->
     with sqlite3.connect(db) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert "runs_newest" in names and version == ("13",)
+    assert "runs_newest" in names and version == ("14",)
 
 
 def test_memory_running_out_in_a_request_is_a_503_try_again_never_a_500(many: Path) -> None:

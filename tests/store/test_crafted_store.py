@@ -348,12 +348,13 @@ def test_every_text_column_is_held_to_the_cap_or_named_here_as_not_free_text(
         ("judge_votes", "key_first"), ("judge_votes", "key_swapped"), ("judge_votes", "first"),
         ("judge_votes", "swapped"), ("judge_votes", "winner"),
         ("image_checks", "path"), ("image_checks", "content_hash"),
+        ("load_checks", "source"), ("load_checks", "content"),
         # JSON lmmprobe writes, decoded under stored_json's rules (the 100-level rule).
         ("runs", "spec"), ("runs", "manifest"), ("runs", "results"),
         ("responses", "loglikelihoods"), ("responses", "token_counts"),
         ("scores", "gold"), ("scores", "metadata"), ("scores", "options"), ("scores", "marks"),
         ("scores", "option_order"), ("samples", "sample"), ("samples", "row_metadata"),
-        ("judgements", "detail"),
+        ("judgements", "detail"), ("load_checks", "summary"),
         # The dataset's own texts: as long as the data holds them, no cap where written.
         ("responses", "prompt"), ("scores", "gold_text"), ("samples", "question"),
     }  # fmt: skip

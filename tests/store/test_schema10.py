@@ -72,7 +72,7 @@ def test_a_store_schema_9_wrote_exports_byte_for_byte_once_migrated(
         done = lmmprobe("export", run, "--db", db, "-f", fmt, "-o", out)
         assert done.returncode == 0, done.stderr
         assert out.read_bytes() == (FIXTURE / f"{run}.{fmt}").read_bytes(), run
-    assert _version(db) == str(SCHEMA_VERSION) == "13"
+    assert _version(db) == str(SCHEMA_VERSION) == "14"
     # The rows now hold nothing of the metadata their sample's row holds once.
     parts = _sql(db, "SELECT metadata, COUNT(*) FROM scores WHERE run_id = ? GROUP BY 1", RUN)
     assert parts == [("", 48)]

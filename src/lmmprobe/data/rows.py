@@ -153,19 +153,7 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
     checked = _CHECKED.get()
-    quick = None if checked is None else checked.resolved(base, value)
-    info: os.stat_result | None
-    if quick is not None:
-        path, info = quick
-    else:
-        try:
-            path = str((base / value).resolve())
-        except (RuntimeError, ValueError) as exc:  # a loop of links; a NUL in the name
-            raise RowError(field, f"image file not found: {value!r} ({exc})") from exc
-        try:
-            info = os.stat(path)
-        except (OSError, ValueError):
-            info = None
+    path, info = located_image(base, value, field)
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
         raise RowError(field, unreadable or f"image file not found: {value} (looked for {path})")
@@ -180,6 +168,7 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
             too_big = image_file_problem(info.st_size, known[1])  # remembered before this rule
             if too_big:
                 raise RowError(field, f"image {value}: {too_big}")
+            checked.found(base, value, path, info)
             return (*known, info.st_size)
     data: bytes | None = None
     try:
@@ -213,7 +202,32 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
     ref = ImageRef.from_path(path) if data is None else ImageRef.from_read_file(path, data)
     if checked is not None:
         checked.add(path, info, width, height, ref)
+        checked.found(base, value, path, info)
     return ref, width * height, info.st_size
+
+
+def located_image(base: Path, value: str, field: str) -> tuple[str, os.stat_result | None]:
+    """Where an image path a row gives leads (resolved), and that file's ``stat`` (None: none).
+
+    Inside `remembered_images` each folder is resolved once per load (`_CheckedImages.resolved`);
+    otherwise, or for a name the quick way does not take, the path is resolved whole.
+
+    Raises:
+        RowError: The path cannot be resolved (a loop of links; a NUL in the name).
+
+    """
+    checked = _CHECKED.get()
+    quick = None if checked is None else checked.resolved(base, value)
+    if quick is not None:
+        return quick
+    try:
+        path = str((base / value).resolve())
+    except (RuntimeError, ValueError) as exc:  # a loop of links; a NUL in the name
+        raise RowError(field, f"image file not found: {value!r} ({exc})") from exc
+    try:
+        return path, os.stat(path)
+    except (OSError, ValueError):
+        return path, None
 
 
 READ_WHOLE = 1 << 20
@@ -278,6 +292,13 @@ class _CheckedImages:
         self.size = _WINDOW_FIRST
         self.used = 0
         self.folders: dict[tuple[Path, str], str] = {}
+        self.note: Callable[[Path, str, str, os.stat_result], None] | None = None
+        """Told of each image path a row gives that leads to a readable file (`noting_images`)."""
+
+    def found(self, base: Path, value: str, path: str, info: os.stat_result) -> None:
+        """`value` (relative to `base`) led to the readable file `path`: tell `note`, if set."""
+        if self.note is not None:
+            self.note(base, value, path, info)
 
     def resolved(self, base: Path, value: str) -> tuple[str, os.stat_result] | None:
         """`value`'s resolved path and ``stat``, when the quick way finds them, else None.
@@ -392,6 +413,25 @@ def remembered_images(store: ImageCheckStore) -> Iterator[None]:
     finally:
         _CHECKED.reset(token)
     checked.flush()
+
+
+@contextlib.contextmanager
+def noting_images(note: Callable[[Path, str, str, os.stat_result], None]) -> Iterator[bool]:
+    """Within the block, tell `note` of each image path a row gives that leads to a readable file.
+
+    `note` gets the folder the path is relative to, the path as the row gave it, the resolved
+    file and its ``stat`` (what `lmmprobe.data.remembered_loads` keeps of a read). Only inside
+    `remembered_images`; the block yields whether it is (False: `note` is told nothing).
+    """
+    checked = _CHECKED.get()
+    if checked is None:
+        yield False
+        return
+    checked.note = note
+    try:
+        yield True
+    finally:
+        checked.note = None
 
 
 _PATH_PARTS = 3

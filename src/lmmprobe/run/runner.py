@@ -33,6 +33,7 @@ from lmmprobe.data import (
     load_source,
     no_valid_samples,
 )
+from lmmprobe.data.remembered_loads import LoadCheckStore, remembered_load
 from lmmprobe.data.rows import remembered_images
 from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
@@ -259,7 +260,13 @@ def load_unkeyed(model_spec: str) -> tuple[Model | AsyncModel, str | None]:
     return model, missing[0] if missing else None
 
 
-def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -> RunInputs:
+def resolve_inputs(
+    spec: RunSpec,
+    *,
+    keys: bool = True,
+    chunked: bool = False,
+    remember: LoadCheckStore | None = None,
+) -> RunInputs:
     """Resolve every model of `spec` and read its data, reporting every wrong input at once.
 
     Each input is tried even when an earlier one failed, so a user fixing a run sees all of
@@ -272,6 +279,9 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
         chunked: Data of more than `CHUNK_SAMPLES` samples is read once to be checked, and
             comes back as a `StreamedLoad` (a run reads it again chunk by chunk); else the
             samples come back whole.
+        remember: With `chunked`, the store where that first read is remembered and given
+            from when the data is unchanged (`lmmprobe.data.remembered_loads`; call inside
+            `remembered_images` of the same store).
 
     Raises:
         RegistryError: The one wrong input is an unknown (or not installed) backend or source.
@@ -302,9 +312,14 @@ def resolve_inputs(spec: RunSpec, *, keys: bool = True, chunked: bool = False) -
     load: LoadResult | StreamedLoad | None = None
     try:
         if chunked:
-            load = load_in_chunks(
-                spec.data, size=CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
-            )
+            if remember is not None:  # the same read as load_in_chunks, from the store if it can
+                load = remembered_load(
+                    spec.data, remember, size=CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
+                )
+            else:
+                load = load_in_chunks(
+                    spec.data, size=CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
+                )
         else:
             load = load_source(spec.data, strict=spec.strict, limit=spec.limit)
         if isinstance(load, LoadResult):  # (a StreamedLoad has more samples than a chunk)
@@ -986,7 +1001,7 @@ def _execute_run(
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         # Resolve everything that can fail on bad input before any model work starts.
         with remembered_images(store):  # an image file checked by an earlier run is not again
-            inputs = resolve_inputs(spec, chunked=True)
+            inputs = resolve_inputs(spec, chunked=True, remember=store)
         models, load = inputs.models, inputs.load
         check_media(models, load, spec)
         servers = [m for _, m in models if isinstance(m, StartableModel)]

@@ -1,7 +1,7 @@
 """The store's layout: its version, the tables of a new store, and the migrations to it.
 
 `SCHEMA_VERSION` is kept in the ``meta`` table; `lmmprobe.store.sqlite.Store` creates a new
-store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10`, `DDL_12` and `DDL_13` and migrates an older one step by step
+store with `DDL`, `DDL_5`, `DDL_7`, `DDL_9`, `DDL_10`, `DDL_12`, `DDL_13` and `DDL_14` and migrates an older one step by step
 through `MIGRATIONS`, inside one transaction.
 
 A score row's metadata is kept once per sample (schema 10): `metadata_part` is what a row
@@ -25,6 +25,7 @@ __all__ = [
     "DDL_11",
     "DDL_12",
     "DDL_13",
+    "DDL_14",
     "MAX_STORED_TEXT",
     "MIGRATIONS",
     "OUR_TABLES",
@@ -41,7 +42,7 @@ __all__ = [
     "within_cap",
 ]
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """Version of the database layout, kept in the ``meta`` table.
 
 1: the first layout. 2: stored likelihood responses name their method ``likelihood`` (1 wrote
@@ -79,6 +80,11 @@ the checks a store remembered are dropped, and the next run checks its images ag
 13: an index on runs newest first (``runs_newest``: ``created_at``, ``id``), so a page of the
 runs list reads its runs only, not every run of a store holding 100,000 (re-test 11 #19); the
 migration builds it, and the tables are unchanged.
+14: ``load_checks`` remembers the first read of a large data file (`lmmprobe.data.remembered_loads`):
+the figures a read gives (count, fingerprints, kinds), keyed by the file's bytes, the reading
+rules' code and settings, with where each image file was found (path, size, ``ctime_ns``), so a
+run reading the same bytes and unchanged images again does not parse and validate every row to
+learn them; a store migrated to 14 starts with none.
 """
 
 
@@ -424,6 +430,20 @@ DDL_12 = (
 # read from the index a page at a time instead of sorting every run of the store.
 DDL_13 = ("CREATE INDEX IF NOT EXISTS runs_newest ON runs (created_at DESC, id DESC)",)
 
+# Added by schema 14 (new stores and the migration from 13): one remembered first read per data
+# spec and settings (``source``, a hash), holding while ``content`` (a hash of the file's bytes
+# and the reading rules' code) is the same; ``images`` is each image check of that read, JSON
+# compressed with zlib (`lmmprobe.data.remembered_loads`).
+DDL_14 = (
+    """CREATE TABLE IF NOT EXISTS load_checks (
+        source TEXT PRIMARY KEY,
+        content TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        summary TEXT NOT NULL,
+        images BLOB NOT NULL
+    )""",
+)
+
 
 OUR_TABLES = (
     "runs",
@@ -435,6 +455,7 @@ OUR_TABLES = (
     "judgements",
     "judge_votes",
     "image_checks",
+    "load_checks",
 )
 
 
@@ -576,6 +597,13 @@ def _migrate_12_to_13(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _migrate_13_to_14(conn: sqlite3.Connection) -> None:
+    # One self-contained step: a new, empty table (nothing else changes). The next run that
+    # reads a large data file reads it in full, as before, and remembers that read.
+    for statement in DDL_14:
+        conn.execute(statement)
+
+
 # Version n → n + 1, run in order inside one transaction when an older store is opened.
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
@@ -590,4 +618,5 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     10: _migrate_10_to_11,
     11: _migrate_11_to_12,
     12: _migrate_12_to_13,
+    13: _migrate_13_to_14,
 }

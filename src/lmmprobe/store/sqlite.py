@@ -76,6 +76,7 @@ from lmmprobe.store.layout import (
     DDL_10,
     DDL_12,
     DDL_13,
+    DDL_14,
     MAX_STORED_TEXT,
     MIGRATIONS,
     OUR_TABLES,
@@ -596,7 +597,7 @@ class Store:
             found = _stored_version(c, self.path)
             if found is None:
                 # One by one: executescript commits first.
-                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_12, *DDL_13):
+                for statement in (*DDL, *DDL_5, *DDL_7, *DDL_9, *DDL_10, *DDL_12, *DDL_13, *DDL_14):
                     c.execute(statement)
                 c.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
                 return
@@ -1018,6 +1019,36 @@ class Store:
             return
         with self.transaction(doing="remembering the checked images") as c:
             c.executemany("INSERT OR REPLACE INTO image_checks VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def has_load_checks(self) -> bool:
+        """Whether the store remembers any first read of a data file (`put_load_check`)."""
+        return self.conn.execute("SELECT 1 FROM load_checks LIMIT 1").fetchone() is not None
+
+    def load_check(self, source: str, content: str) -> tuple[str, bytes] | None:
+        """The first read remembered for `source` (a hash) when its `content` hash is this one.
+
+        Returns:
+            Its summary (JSON text) and image checks (zlib-compressed JSON), as
+            `put_load_check` wrote them; None when none is remembered for these bytes.
+
+        """
+        row = self.conn.execute(
+            "SELECT summary, images FROM load_checks WHERE source = ? AND content = ?",
+            (source, content),
+        ).fetchone()
+        return None if row is None else (str(row[0]), bytes(row[1]))
+
+    def put_load_check(self, source: str, content: str, summary: str, images: bytes) -> None:
+        """Remember a first read of a data file, replacing the one remembered for `source`.
+
+        One read is kept per source (data spec and settings): a file read again after it
+        changed replaces its earlier read, so the table holds no more rows than sources read.
+        """
+        with self.transaction(doing="remembering the data's first read") as c:
+            c.execute(
+                "INSERT OR REPLACE INTO load_checks VALUES (?, ?, ?, ?, ?)",
+                (source, content, time.time(), summary, images),
+            )
 
     def put_samples(self, run_id: str, samples: Sequence[Sample]) -> None:
         """Record the samples a run asks, as the run sees them.
