@@ -39,6 +39,9 @@ from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
 
+from lmmprobe.predictions._rows import PANDAS_NA_TEXTS, pandas_missing
+from lmmprobe.store import Store
+
 pytestmark = pytest.mark.usefixtures("own_datasets_cache")
 
 
@@ -111,6 +114,66 @@ def test_a_row_whose_gold_is_not_one_of_its_options_is_named(tmp_path: Path) -> 
     assert done.returncode != 0
     said = " ".join(done.stderr.split())
     assert f"{table}: row 3: answer: 'C' is not one of the row's option letters AB" in said, said
+    # A letter whose column the table has is an option VLMEvalKit lost (its text read as
+    # missing); a word that is no option's text is named too.
+    rows["answer"] = ["A", "Purple"]
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "ai2d")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "row 3: answer: 'Purple' is not one of the row's option letters AB (nor the text" in said
+
+
+def test_the_missing_value_texts_are_pandas_own() -> None:
+    # VLMEvalKit's load reads with pandas' default na_values: the texts are pandas' own.
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    assert PANDAS_NA_TEXTS == STR_NA_VALUES
+    assert pandas_missing("None") and pandas_missing(float("nan")) and pandas_missing(None)
+    assert not pandas_missing("none") and not pandas_missing(" NA") and not pandas_missing(0)
+
+
+def test_an_option_cell_pandas_reads_as_missing_is_an_unshown_option(tmp_path: Path) -> None:
+    # VLMEvalKit read its dataset with pandas' defaults, so MMStar's option "None" was NaN:
+    # never shown, never matched, and written empty (row 10); a table holding the text keeps
+    # it (row 11); a gold letter on an empty cell names the option the file lost (row 12);
+    # a gold that is an option's text names that option (row 13: RealWorldQA's "Uphill").
+    rows = pd.DataFrame(
+        {
+            "index": [10, 11, 12, 13],
+            "question": ["How many stumps?", "How many dressers?", "Which light?", "Up or down?"],
+            "A": [None, "None", "Green", "Uphill"],
+            "B": ["Two", "Three", "Yellow", "Downhill"],
+            "C": ["One", "Two", None, None],
+            "D": ["Cannot be determined", None, None, None],
+            "answer": ["A", "A", "C", "Uphill"],
+            "category": ["count"] * 4,
+            "prediction": ["C.", "None", "B. Yellow", "A."],
+        }
+    )
+    table = tmp_path / "Model_MMStar.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = lmmprobe(
+        "import", table, "--benchmark", "mmstar", "--db", tmp_path / "runs.db",
+        **_offline(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(tmp_path / "runs.db") as store:
+        (run,) = store.list_runs()
+        samples = {s.id: s for s in store.get_samples(run["id"])}
+    stumps, dressers, light, road = (samples[f"mmstar/{i}"] for i in (10, 11, 12, 13))
+    assert stumps.choices == [
+        "(option A: its cell is empty in the file)", "Two", "One", "Cannot be determined",
+    ]  # fmt: skip
+    assert (stumps.answer, stumps.metadata["unshown_options"]) == (0, ["A"])
+    assert (dressers.choices, dressers.metadata["unshown_options"]) == (
+        ["None", "Three", "Two"], ["A"],
+    )  # fmt: skip
+    assert light.choices == ["Green", "Yellow", "(option C: its cell is empty in the file)"]
+    assert light.answer == 2
+    assert (road.choices, road.answer, "unshown_options" in road.metadata) == (
+        ["Uphill", "Downhill"], 0, False,
+    )  # fmt: skip
 
 
 def test_a_single_choice_table_scores_accuracy_by_its_category(tmp_path: Path) -> None:

@@ -13,12 +13,14 @@ from lmmprobe.schema import MAX_REPLY_CHARS
 
 __all__ = [
     "MAX_PREDICTION",
+    "PANDAS_NA_TEXTS",
     "as_text",
     "as_verdict",
     "cut_length",
     "dig",
     "json_safe",
     "need",
+    "pandas_missing",
     "prediction_text",
     "row_error",
 ]
@@ -27,6 +29,27 @@ MAX_PREDICTION = MAX_REPLY_CHARS
 """The longest prediction read (characters): 1 MiB, far above a model's longest answer with its
 thinking, the most a backend keeps of a live reply (`lmmprobe.schema.MAX_REPLY_CHARS`). A longer one is not read: its row is kept as an error (`prediction_text`), and a text
 that long among a row's shown fields is cut there with a note saying so (`json_safe`)."""
+
+
+PANDAS_NA_TEXTS = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+})  # fmt: skip
+"""The texts pandas reads as a missing value by default (``read_csv`` / ``read_excel``'s
+``na_values``, pandas 2.x ``STR_NA_VALUES``; "None" since 2.0). VLMEvalKit's ``load`` reads its
+dataset TSVs and its own tables with those defaults, so an option whose text is one of these
+(MMStar's "None") is, to VLMEvalKit, no option: never shown, never matched (`pandas_missing`)."""
+
+
+def pandas_missing(value: Any) -> bool:
+    """Whether pandas' default reading makes `value` a missing value (NaN).
+
+    An empty cell (None, NaN), or a text cell that is exactly one of `PANDAS_NA_TEXTS`: what
+    VLMEvalKit's ``pd.isna`` tests see after its ``load``.
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    return isinstance(value, str) and value in PANDAS_NA_TEXTS
 
 
 def row_error(where: str, field: str, why: str) -> DataError:

@@ -322,6 +322,12 @@ def _letters_as_options(
 
     gold = text(theirs.gold[0])
     if gold == theirs.gold[0]:
+        if names == "letter":
+            # A gold the reader says is a letter but is a text (VLMEvalKit's RealWorldQA row
+            # whose answer is "Uphill"): the tool still read a letter, which names an option.
+            return _replace(
+                theirs, reading=text(theirs.reading), latest_reading=text(theirs.latest_reading)
+            )
         return theirs  # not a letter of the row's options: a gold text already
     return _replace(
         theirs,

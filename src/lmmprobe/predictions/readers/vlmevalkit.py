@@ -46,6 +46,7 @@ from lmmprobe.predictions._rows import (
     as_verdict,
     json_safe,
     need,
+    pandas_missing,
     prediction_text,
     row_error,
 )
@@ -106,11 +107,15 @@ def _int(value: Any) -> int | None:
 
 
 def _options(row: Mapping[str, Any]) -> dict[str, str]:
-    """The row's options (``build_choices``): its letter cells that are not empty."""
+    """The row's options (``build_choices``): its letter cells that pandas reads as present.
+
+    VLMEvalKit reads its tables with pandas' defaults (``load``), so a cell holding "None" or
+    "NA" is NaN to it, as an empty one is (`pandas_missing`): no option of the row.
+    """
     out: dict[str, str] = {}
     for letter in _OPTIONS:
         value = row.get(letter)
-        if value is None or (isinstance(value, float) and value != value) or value == "":
+        if pandas_missing(value):
             continue
         out[letter] = (
             str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
