@@ -36,8 +36,8 @@ CASES = {
         "scienceqa-img",
         "vila_13b_ScienceQA_TEST_acc.csv",
     ),
-    # With --benchmark ocrbench the table is not yet read by itself (see
-    # test_an_ocrbench_table_scores_by_itself_under_its_benchmark): scored as the file it is.
+    # Without --benchmark: the file tells its benchmark (with it:
+    # test_an_ocrbench_table_scores_by_itself_under_its_benchmark).
     "ocrbench": ("vila_13b_OCRBench.xlsx", None, "vila_13b_OCRBench_score.json"),
 }
 
@@ -148,28 +148,46 @@ def test_the_audit_pairs_every_recorded_hit_of_a_choice_table(tmp_path: Path) ->
     assert "lmmprobe 79.08 vs vlmevalkit 79.08 on 2017 paired items: gap +0.00 points" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the audit does not yet pair an _auxmatch table's recorded score column "
-    "(it says: no item has a verdict on both sides)",
-)
-def test_the_audit_pairs_the_recorded_yes_no_verdicts(tmp_path: Path) -> None:
-    table, benchmark, _ = CASES["hallusionbench"]
+@pytest.mark.parametrize(
+    ("case", "line", "parted"),
+    [
+        # The two answers the strict-figure test names, one each way.
+        ("hallusionbench", "lmmprobe 58.04 vs vlmevalkit 58.04 on 951 paired items",
+         ("VS_ocr_1_11_1_1", "VS_ocr_2_3_2_1")),
+        ("mme", "lmmprobe 74.64 vs vlmevalkit 74.64 on 2374 paired items", ()),
+        # A row per question, an item per split it lists: 9,000 pairs.
+        ("pope", "lmmprobe 86.56 vs vlmevalkit 86.56 on 9000 paired items", ()),
+    ],
+)  # fmt: skip
+def test_the_audit_pairs_the_recorded_yes_no_verdicts(
+    case: str, line: str, parted: tuple[str, ...], tmp_path: Path
+) -> None:
+    """Each ``_auxmatch`` row's ``score`` is VLMEvalKit's verdict, paired with lmmprobe's."""
+    table, benchmark, _ = CASES[case]
+    assert benchmark is not None
     done = lmmprobe(
         "score", HERE / table, "--benchmark", benchmark, "--audit", **_offline(tmp_path)
     )
     assert done.returncode == 0, done.stderr
-    assert "no item has a verdict on both sides" not in done.stdout
+    out = " ".join(done.stdout.split())
+    assert "no item has a verdict on both sides" not in out
+    assert f"{line}: gap +0.00 points" in out, out
+    for item in parted:  # each an answer extraction (each side read another answer)
+        assert f"{item} (row" in out
+    assert ("answer extraction (each side read another answer)" in out) == bool(parted)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with --benchmark ocrbench the table is not read by itself: a local copy is asked for",
-)
 def test_an_ocrbench_table_scores_by_itself_under_its_benchmark(tmp_path: Path) -> None:
+    """Its 1,000 rows hold every item (question, category, answers): no copy is asked for.
+
+    lmmprobe's own OCRBench score reads the same answers as ``OCRBench.evaluate``: 458.
+    """
     want, _ = _score_file("vila_13b_OCRBench_score.json")
-    got = _tables(_score(tmp_path, "vila_13b_OCRBench.xlsx", "ocrbench")["as_published"])
+    doc = _score(tmp_path, "vila_13b_OCRBench.xlsx", "ocrbench")
+    assert (doc["rows"], doc["items"]) == (1000, "file")
+    got = _tables(doc["as_published"])
     assert {k: got.get(k) for k in want} == want
+    assert doc["metrics"]["ocrbench_score"]["value"] == want[("Final Score", "score")] == 458
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -19,6 +20,7 @@ __all__ = [
     "cut_length",
     "dig",
     "json_safe",
+    "literal_answers",
     "need",
     "pandas_missing",
     "prediction_text",
@@ -50,6 +52,24 @@ def pandas_missing(value: Any) -> bool:
     if value is None or (isinstance(value, float) and value != value):
         return True
     return isinstance(value, str) and value in PANDAS_NA_TEXTS
+
+
+def literal_answers(where: str, value: Any) -> list[str]:
+    """A cell holding a Python list literal of answer texts (VLMEvalKit's OCRBench ``answer``).
+
+    VLMEvalKit runs ``eval()`` on the cell; only a literal is read here, never code.
+
+    Raises:
+        DataError: The cell is no list (or tuple) literal of texts (named by `where`).
+
+    """
+    try:
+        answers = ast.literal_eval(value) if isinstance(value, str) else value
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise row_error(where, "answer", "expected a list of answers (a Python literal)") from None
+    if not isinstance(answers, list | tuple) or not all(isinstance(a, str) for a in answers):
+        raise row_error(where, "answer", f"expected a list of texts, got {type(answers).__name__}")
+    return list(answers)
 
 
 def row_error(where: str, field: str, why: str) -> DataError:

@@ -40,7 +40,12 @@ from lmmprobe.data.benchmarks.load import (
     hub_cache_snapshot,
     local_copy,
 )
-from lmmprobe.predictions._rows import MAX_PREDICTION, cut_length, pandas_missing
+from lmmprobe.predictions._rows import (
+    MAX_PREDICTION,
+    cut_length,
+    literal_answers,
+    pandas_missing,
+)
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
 
@@ -73,6 +78,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
         },
         "hallusionbench": "hallusion_index",
         "mme": "mme_image",
+        "ocrbench": "ocrbench_answers",
         "pope": "pope_splits",
     },
     "mathvista": {"mathvista": "decoded_image"},
@@ -191,6 +197,8 @@ def _maker(b: Benchmark, split: str, how: str) -> ItemMaker:
         return lambda where, pred: [_hallusion_item(b, split, where, pred)]
     if how == "mme_image":
         return lambda where, pred: [_mme_item(b, split, where, pred)]
+    if how == "ocrbench_answers":
+        return lambda where, pred: [_ocrbench_item(b, split, where, pred)]
     if how != "choice":
         return lambda where, pred: [_definition_item(b, split, how, where, pred)]
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
@@ -305,6 +313,43 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
         "answer": _cell(pred.gold),
     }
     return _definition_item(b, split, "image", where, pred, given)
+
+
+_OCRBENCH_SOURCE = "(not in the VLMEvalKit table)"
+"""OCRBench's ``dataset`` (each item's source dataset, a breakdown key only): VLMEvalKit's
+table does not hold it."""
+
+
+def _ocrbench_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The OCRBench item a VLMEvalKit row holds, read by OCRBench's row reader.
+
+    VLMEvalKit's OCRBench table holds each item's ``question``, its ``category`` (OCRBench's
+    ``question_type``) and its ``answer`` as a Python list literal (``OCRBench.evaluate``
+    ``eval``s it; read here as a literal only); its ``index`` is the item's position in
+    OCRBench's test split, which names lmmprobe's item (``test-N``).
+
+    Raises:
+        DataError: The index is no position, the answer no list literal of texts, or the
+            row lacks its question or category (named by file, row and field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    index = pred.sample_id or ""
+    if not index.isdigit():
+        raise DataError(f"{at}: index: {index[:40]!r} is not the item's position in OCRBench "
+                        "(VLMEvalKit numbers its items from 0)")  # fmt: skip
+    category = _cell(row.get("category"))
+    if category is None:
+        raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
+                        "each item from the file")  # fmt: skip
+    given = {
+        "question": _cell(row.get("question")),
+        "question_type": category,
+        "answer": literal_answers(at, pred.gold),
+        "dataset": _OCRBENCH_SOURCE,
+    }
+    return _definition_item(b, split, "image", where, pred, given, index=int(index))
 
 
 def _doc_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:

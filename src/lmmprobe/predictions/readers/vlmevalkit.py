@@ -37,10 +37,16 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lmmprobe.data.base import DataError
-from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer, known_versions
+from lmmprobe.parse.vlmevalkit import (
+    LATEST_RULES,
+    RULE_VERSIONS,
+    can_infer,
+    known_versions,
+    yorn_extraction,
+)
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
@@ -73,7 +79,13 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
 from lmmprobe.schema import safe_text
 from lmmprobe.schema.text import shown_value
 
-__all__ = ["VLMEvalKitTable"]
+__all__ = ["AUXMATCH", "VLMEvalKitTable"]
+
+AUXMATCH = "_auxmatch"
+"""The stem's end of the table ``ImageYORNDataset.evaluate`` writes beside a yes/no benchmark's
+predictions (MME, POPE, HallusionBench): ``extracted`` (the Yes/No/Unknown it read) and
+``score`` (``answer == extracted``)."""
+_YES_NO = ("Yes", "No")
 
 _RESULT = re.compile(
     r"^(?P<stem>.+?)_(?P<judge>exact_matching|[^_]+)(?:_vanilla_(?:all|circ0))?_result$"
@@ -212,7 +224,9 @@ class VLMEvalKitTable:
         """One prediction per row; ``index`` joins it to the benchmark (module docstring)."""
         before = self._since_hashed(path)
         m = _RESULT.match(path.stem)
-        if m is None:
+        if m is None and path.stem.endswith(AUXMATCH):
+            yield from _yes_no_rows(path)
+        elif m is None:
             # No log to read: a version is the --as-published hook's to take or refuse.
             yield from self._rows(path, judged=False)
         else:
@@ -484,6 +498,54 @@ def _prediction(
         fields=json_safe({k: v for k, v in row.items() if k != "image" and k}) | dict(shared or {}),
         refused=refused,
     )
+
+
+def _yes_no_rows(path: Path) -> Iterator[ImportedPrediction]:
+    """An ``_auxmatch`` table's rows, each with the reading and verdict VLMEvalKit recorded.
+
+    ``score`` is the tool's verdict (``answer == extracted``, as ``evaluate`` recomputes it
+    where the column is missing) and ``extracted`` its reading, made by its rule
+    (``YOrN_Extraction``, `yorn_extraction`) where the rule reads the answer so, else by its
+    judge (``YOrN_auxeval``: asked only where the rule read ``Unknown``); ``Unknown`` is no
+    reading (the rule read none, and no judge did).
+
+    Raises:
+        DataError: An ``extracted`` that is not Yes, No or Unknown, or a ``score`` that is no
+            verdict (named by file, row and field).
+
+    """
+    for n, row in iter_table(path):
+        where = f"{path}:row {n}"
+        index, prediction, gold = _basics(where, row)
+        said = row.get("extracted")
+        extracted = None if said is None else as_text(where, "extracted", said)
+        if extracted not in (*_YES_NO, "Unknown"):
+            raise row_error(where, "extracted", f"{shown_value(extracted)!r} is not Yes, No or "
+                            "Unknown (what VLMEvalKit's yes/no reading gives)")  # fmt: skip
+        verdict = as_verdict(where, "score", row["score"]) if "score" in row else None
+        if verdict is None:
+            verdict = float(gold == extracted)
+        elif verdict not in (0.0, 1.0):
+            raise row_error(where, "score", f"expected true or false, got {row['score']!r}")
+        by: Literal["rule", "judge", "unread"] = "unread"
+        if extracted in _YES_NO:
+            by = "rule" if yorn_extraction(prediction) == extracted else "judge"
+        text, refused = prediction_text(where, "prediction", prediction)
+        yield ImportedPrediction(
+            row=n,
+            sample_id=index,
+            prediction=text,
+            gold=gold,
+            # Yes / No: the answer's text, not an option letter.
+            gold_names="text",
+            # "Unknown" is what it recorded reading: nothing (its judgement stays unjudged).
+            tool_extraction=extracted,
+            tool_judged=by == "judge",
+            tool_decided_by=by,
+            tool_verdict=verdict,
+            fields=json_safe({k: v for k, v in row.items() if k != "image" and k}),
+            refused=refused,
+        )
 
 
 READERS.register("vlmevalkit", "VLMEvalKit's prediction tables (MODEL_DATASET.xlsx/.tsv/.csv)")(
