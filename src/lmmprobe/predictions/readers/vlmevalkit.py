@@ -33,6 +33,7 @@ lines 269-274, ``listinstr``, case-insensitive), and writes ``_JUDGE_result`` fo
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
 from lmmprobe.schema import safe_text
 from lmmprobe.schema.text import shown_value
 
-__all__ = ["AUXMATCH", "VLMEvalKitTable"]
+__all__ = ["AUXMATCH", "VLMEvalKitTable", "judged_beside", "table_for"]
 
 AUXMATCH = "_auxmatch"
 """The stem's end of the table ``ImageYORNDataset.evaluate`` writes beside a yes/no benchmark's
@@ -140,6 +141,73 @@ def _predictions_beside(path: Path, stem: str) -> Path | None:
         other = path.with_name(stem + suffix)
         if other.is_file() and other != path:
             return other
+    return None
+
+
+_SCORE_FILE = re.compile(r"^(?P<stem>.+?)_(?:acc|score|score_fine)$")
+"""A score file ``evaluate`` writes from a table: ``_acc.csv`` (choice), ``_score.csv`` (yes/no,
+MM-Vet), ``_score_fine.csv``, ``_score.json`` (OCRBench)."""
+_SCORE_SUFFIXES = (".csv", ".json")
+_MAX_BESIDE = 10_000
+"""Entries of a folder looked at for a table's sidecars: a work folder holds a few hundred."""
+
+
+def judged_beside(path: Path) -> list[Path]:
+    """The judged tables VLMEvalKit's ``evaluate`` wrote beside the prediction table `path`.
+
+    ``MODEL_DATASET_auxmatch`` (yes/no benchmarks) and ``MODEL_DATASET_JUDGE_result`` (choice
+    benchmarks; ``_vanilla_`` forms, written for ``PRINT_VANILLA`` beside the main one, are left
+    out), in any of the table formats, sorted by name.
+
+    Raises:
+        DataError: The folder holds more than `_MAX_BESIDE` entries named after the table.
+
+    """
+    found: list[Path] = []
+    for n, entry in enumerate(path.parent.glob(f"{glob.escape(path.stem)}_*")):
+        if n >= _MAX_BESIDE:
+            raise DataError(f"{path.parent}: more than {_MAX_BESIDE:,} files named after "
+                            f"{path.name}: not a VLMEvalKit work folder")  # fmt: skip
+        if entry.suffix.lower() not in _TABLES or not entry.is_file():
+            continue
+        m = _RESULT.match(entry.stem)
+        result = m is not None and m["stem"] == path.stem and "_vanilla_" not in entry.stem
+        if result or entry.stem == path.stem + AUXMATCH:
+            found.append(entry)
+    return sorted(found)
+
+
+def table_for(path: Path) -> tuple[Path, str] | None:
+    """The VLMEvalKit table a prediction table or a score file stands for, and how it was found.
+
+    The table ``score`` reads is the one holding the tool's recorded verdicts beside the
+    predictions: for a prediction table ``MODEL_DATASET``, its one judged table
+    (`judged_beside`); for a score file (``MODEL_DATASET_acc.csv``, ``_score.csv``,
+    ``_score.json``), the judged table it was computed from, else its prediction table (what
+    OCRBench's ``evaluate`` reads). None where `path` is read as it is: a judged table, a
+    prediction table with no judged table beside it (or several: which one is meant is the
+    user's to say, by giving it), or no VLMEvalKit file.
+    """
+    if not path.is_file():
+        return None
+    score = _SCORE_FILE.match(path.stem)
+    if score is not None and path.suffix.lower() in _SCORE_SUFFIXES:
+        # A stem may hold dots (Qwen2.5-VL_MME): the suffix is added, never swapped.
+        judged = judged_beside(path.with_name(score["stem"] + ".xlsx"))
+        if len(judged) == 1:
+            return judged[0], f"the table {path.name} was computed from"
+        for suffix in _TABLES:
+            table = path.with_name(score["stem"] + suffix)
+            if not judged and table.is_file():
+                return table, f"the prediction table {path.name} was computed from"
+        return None
+    if path.suffix.lower() not in _TABLES or _RESULT.match(path.stem):
+        return None
+    if path.stem.endswith(AUXMATCH):
+        return None
+    judged = judged_beside(path)
+    if len(judged) == 1:
+        return judged[0], f"the judged table VLMEvalKit wrote beside {path.name}, with its verdicts"
     return None
 
 
