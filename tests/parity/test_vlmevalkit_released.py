@@ -20,6 +20,8 @@ import pytest
 from tests.console import lmmprobe
 from tests.predictions.test_file_items import _offline
 
+from lmmprobe.store import Store
+
 HERE = Path(__file__).parent / "data" / "vlmevalkit_released"
 
 # (table, --benchmark or None, VLMEvalKit's score file beside it)
@@ -231,3 +233,66 @@ def test_a_table_with_an_option_pandas_read_as_missing_scores(
     assert audit["accuracy_b"] == want[("none", "Overall")]
     assert {i["sample_id"]: i["cause"] for i in audit["items"]} == parted
     assert audit["accuracy_a"] == doc["metrics"]["accuracy"]["value"]
+
+
+def test_without_a_benchmark_an_auxmatch_table_tells_its_own(tmp_path: Path) -> None:
+    """POPE's headline is POPE's reading (86.6), not an exact match of each whole answer (3.9)."""
+    done = lmmprobe(
+        "score", HERE / "vila_13b_POPE_auxmatch.xlsx", "--format", "json", **_offline(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 9000 and doc["items"] == "file"
+    assert doc["metrics"]["accuracy"]["value"] * 100 == pytest.approx(86.55555555555556)
+    assert doc["metrics"]["pope_f1"]["value"] * 100 == pytest.approx(84.95773247140727)
+    assert any(n.startswith("benchmark pope: told by the file's name") for n in doc["notes"])
+    assert _tables(doc["as_published"])[("Overall", "Overall")] == 84.95773247140727
+
+
+def test_a_prediction_table_finds_its_judged_table_and_score_file_beside_it(
+    tmp_path: Path,
+) -> None:
+    """``score X_MME.xlsx``, ``score X_MME_score.csv``, ``score FOLDER --benchmark mme``: one table.
+
+    Each reads ``vila_13b_MME_auxmatch.xlsx`` (the predictions with VLMEvalKit's verdicts),
+    tells the benchmark, and gives the score file's figures as published.
+    """
+    want, _ = _score_file("vila_13b_MME_score.csv")
+    for given, more in (
+        ("vila_13b_MME.xlsx", ()),
+        ("vila_13b_MME_score.csv", ()),
+        (".", ("--benchmark", "mme")),
+    ):
+        done = lmmprobe(
+            "score", HERE / given, *more, "--as-published", "--format", "json",
+            **_offline(tmp_path),
+        )  # fmt: skip
+        assert done.returncode == 0, (given, done.stderr)
+        doc = json.loads(done.stdout)
+        assert Path(doc["origin"]["path"]).name == "vila_13b_MME_auxmatch.xlsx", given
+        assert doc["notes"][0].startswith("read vila_13b_MME_auxmatch.xlsx: "), given
+        got = _tables(doc["as_published"])
+        assert {k: got.get(k) for k in want} == want, given
+
+
+def test_a_work_folder_of_several_benchmarks_asks_which(tmp_path: Path) -> None:
+    done = lmmprobe("score", HERE, **_offline(tmp_path))
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert f"{HERE}: a VLMEvalKit work folder with tables of" in said
+    assert "hallusionbench, mme, mmstar, ocrbench, pope, realworldqa" in said
+    assert "say which with --benchmark" in said
+
+
+def test_import_takes_the_prediction_table_and_stores_its_judged_table(tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    done = lmmprobe("import", HERE / "vila_13b_MME.xlsx", "--db", db, **_offline(tmp_path))
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "note: read vila_13b_MME_auxmatch.xlsx" in said
+    assert "note: benchmark mme: told by the file's name" in said
+    with Store(db) as store:
+        (run,) = store.list_runs()
+        manifest = store.get_run(run["id"])["manifest"]
+    assert Path(manifest["origin"]["path"]).name == "vila_13b_MME_auxmatch.xlsx"
+    assert manifest["origin"]["rows"] == 2374
