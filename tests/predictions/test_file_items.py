@@ -665,3 +665,35 @@ def test_any_choice_row_makes_its_item_or_one_named_error(
         return
     assert item.choices is not None and 2 <= len(item.choices) <= len(cells)
     assert isinstance(item.answer, int) and item.answer < len(item.choices)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("extracted", "Perhaps" * 50, "extracted: 'PerhapsPerhaps"),
+        ("score", "maybe", "score: expected a verdict"),
+        ("score", 0.5, "score: expected true or false, got '0.5'"),
+    ],
+)
+def test_an_auxmatch_cell_that_is_no_reading_or_verdict_is_named(
+    column: str, value: object, said: str, tmp_path: Path
+) -> None:
+    rows = pd.DataFrame(
+        {
+            "index": [0, 1],
+            "category": ["existence"] * 2,
+            "image_path": ["a.jpg"] * 2,
+            "question": ["Is there a dog?", "Is there a cat?"],
+            "answer": ["Yes", "No"],
+            "prediction": ["Yes", "No"],
+            "extracted": ["Yes", "No"],
+            "score": [True, True],
+        }
+    ).astype(object)
+    rows.loc[1, column] = value
+    table = tmp_path / "Model_MME_auxmatch.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "mme")
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert f"{table}:row 3: {said}" in message, message

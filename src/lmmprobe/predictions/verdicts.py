@@ -382,6 +382,7 @@ def audit_imported(
     items_of_row = Counter(p.row for p in predictions) if aligned else Counter()
     for i, pred in enumerate(predictions):
         key = _key(pred)
+        score: Score | None
         if aligned:
             score = scores[i]
             if items_of_row[pred.row] > 1:

@@ -588,8 +588,9 @@ def _yes_no_rows(path: Path) -> Iterator[ImportedPrediction]:
         said = row.get("extracted")
         extracted = None if said is None else as_text(where, "extracted", said)
         if extracted not in (*_YES_NO, "Unknown"):
-            raise row_error(where, "extracted", f"{shown_value(extracted)!r} is not Yes, No or "
-                            "Unknown (what VLMEvalKit's yes/no reading gives)")  # fmt: skip
+            shown = shown_value(extracted or "")
+            raise row_error(where, "extracted", f"{shown!r} is not Yes, No or Unknown (what "
+                            "VLMEvalKit's yes/no reading gives)")  # fmt: skip
         verdict = as_verdict(where, "score", row["score"]) if "score" in row else None
         if verdict is None:
             verdict = float(gold == extracted)
