@@ -159,11 +159,7 @@ def print_imported(
             "definition by name, the questions, options and golds the file gives)"
         )
     elif counts["golds"] == "file":
-        line += (
-            f"{counts['rows']} predictions scored against the golds the file gives (no "
-            "benchmark: accuracy is an exact match of the whole answer with its gold; "
-            "--benchmark NAME reads the answers as that benchmark does)"
-        )
+        line += f"{counts['rows']} predictions scored against the golds the file gives"
     else:
         line += (
             f"{counts['rows']} predictions joined of {counts['benchmark_samples']} samples; "
