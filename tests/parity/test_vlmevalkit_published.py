@@ -103,15 +103,19 @@ def test_a_table_without_recorded_verdicts_is_refused_in_one_line(tmp_path: Path
 
 
 def test_a_yes_no_index_vlmevalkit_cannot_split_names_its_row(tmp_path: Path) -> None:
+    # The file's name tells HallusionBench, whose items it holds: the row is named as its
+    # item is made (its index holds no set, figure and question numbers).
     table = tmp_path / "Model_HallusionBench_auxmatch.tsv"
     table.write_text(
-        "index\tcategory\tl2-category\tanswer\tprediction\textracted\tscore\n"
-        "VD_chart_0_0_0_0\tVD\tchart\tYes\tyes\tYes\tTrue\n"
-        "7\tVD\tchart\tNo\tyes\tYes\tFalse\n"
+        "index\tcategory\tl2-category\tquestion\tanswer\tprediction\textracted\tscore\n"
+        "VD_chart_0_0_0_0\tVD\tchart\tIs it?\tYes\tyes\tYes\tTrue\n"
+        "7\tVD\tchart\tIs it?\tNo\tyes\tYes\tFalse\n"
     )
     done = lmmprobe("score", table, "--as-published")
     assert done.returncode != 0
-    assert "Model_HallusionBench_auxmatch.tsv:row 3: index: '7'" in done.stderr
+    said = " ".join(done.stderr.split())
+    assert "Model_HallusionBench_auxmatch.tsv: row 3: index: '7' has not the parts" in said
+    assert "Hallusion_rating reads" in said
 
 
 def test_a_tool_version_is_refused_where_the_figure_has_one() -> None:

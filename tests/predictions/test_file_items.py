@@ -39,6 +39,9 @@ from tests.predictions.test_vlmevalkit_judged import HERE as VLMEVALKIT
 from tests.predictions.test_vlmevalkit_judged import VANILLA
 from tests.predictions.test_vlmevalkit_judged import _bench as _mmbench_copy
 
+from lmmprobe.predictions._rows import PANDAS_NA_TEXTS, pandas_missing
+from lmmprobe.store import Store
+
 pytestmark = pytest.mark.usefixtures("own_datasets_cache")
 
 
@@ -111,6 +114,66 @@ def test_a_row_whose_gold_is_not_one_of_its_options_is_named(tmp_path: Path) -> 
     assert done.returncode != 0
     said = " ".join(done.stderr.split())
     assert f"{table}: row 3: answer: 'C' is not one of the row's option letters AB" in said, said
+    # A letter whose column the table has is an option VLMEvalKit lost (its text read as
+    # missing); a word that is no option's text is named too.
+    rows["answer"] = ["A", "Purple"]
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "ai2d")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "row 3: answer: 'Purple' is not one of the row's option letters AB (nor the text" in said
+
+
+def test_the_missing_value_texts_are_pandas_own() -> None:
+    # VLMEvalKit's load reads with pandas' default na_values: the texts are pandas' own.
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    assert PANDAS_NA_TEXTS == STR_NA_VALUES
+    assert pandas_missing("None") and pandas_missing(float("nan")) and pandas_missing(None)
+    assert not pandas_missing("none") and not pandas_missing(" NA") and not pandas_missing(0)
+
+
+def test_an_option_cell_pandas_reads_as_missing_is_an_unshown_option(tmp_path: Path) -> None:
+    # VLMEvalKit read its dataset with pandas' defaults, so MMStar's option "None" was NaN:
+    # never shown, never matched, and written empty (row 10); a table holding the text keeps
+    # it (row 11); a gold letter on an empty cell names the option the file lost (row 12);
+    # a gold that is an option's text names that option (row 13: RealWorldQA's "Uphill").
+    rows = pd.DataFrame(
+        {
+            "index": [10, 11, 12, 13],
+            "question": ["How many stumps?", "How many dressers?", "Which light?", "Up or down?"],
+            "A": [None, "None", "Green", "Uphill"],
+            "B": ["Two", "Three", "Yellow", "Downhill"],
+            "C": ["One", "Two", None, None],
+            "D": ["Cannot be determined", None, None, None],
+            "answer": ["A", "A", "C", "Uphill"],
+            "category": ["count"] * 4,
+            "prediction": ["C.", "None", "B. Yellow", "A."],
+        }
+    )
+    table = tmp_path / "Model_MMStar.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = lmmprobe(
+        "import", table, "--benchmark", "mmstar", "--db", tmp_path / "runs.db",
+        **_offline(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    with Store(tmp_path / "runs.db") as store:
+        (run,) = store.list_runs()
+        samples = {s.id: s for s in store.get_samples(run["id"])}
+    stumps, dressers, light, road = (samples[f"mmstar/{i}"] for i in (10, 11, 12, 13))
+    assert stumps.choices == [
+        "(option A: its cell is empty in the file)", "Two", "One", "Cannot be determined",
+    ]  # fmt: skip
+    assert (stumps.answer, stumps.metadata["unshown_options"]) == (0, ["A"])
+    assert (dressers.choices, dressers.metadata["unshown_options"]) == (
+        ["None", "Three", "Two"], ["A"],
+    )  # fmt: skip
+    assert light.choices == ["Green", "Yellow", "(option C: its cell is empty in the file)"]
+    assert light.answer == 2
+    assert (road.choices, road.answer, "unshown_options" in road.metadata) == (
+        ["Uphill", "Downhill"], 0, False,
+    )  # fmt: skip
 
 
 def test_a_single_choice_table_scores_accuracy_by_its_category(tmp_path: Path) -> None:
@@ -498,3 +561,139 @@ def test_any_mapped_vqa_row_makes_its_item_or_one_named_error(
         assert str(exc).startswith("a.jsonl: row 4: ")
         return
     assert item.images == [] and item.answer == gold and item.benchmark is not None
+
+
+def test_a_recorded_auxmatch_reading_decides_mme_headline_where_its_rule_reads_none(
+    tmp_path: Path,
+) -> None:
+    # Issue 36, item 3: an _auxmatch table's `extracted` is VLMEvalKit's reading, its `score`
+    # its verdict. MME's rule reads "yes"/"no" in an answer's first four characters: rows 1
+    # and 2 it cannot read, and VLMEvalKit's judge did (its rule, YOrN_Extraction, reads
+    # Unknown there, so `extracted` came from its judge): their verdicts decide the headline,
+    # named as judged, with coverage. Row 3 VLMEvalKit's rule read ("I think no."): a rule's
+    # reading, which decides nothing. MME's own scores stay MME's rule's.
+    rows = pd.DataFrame(
+        {
+            "index": [0, 1, 2, 3],
+            "category": ["existence"] * 4,
+            "image_path": ["a.jpg", "a.jpg", "b.jpg", "b.jpg"],
+            "question": ["Is there a dog?", "Is there a cat?", "Is there a car?", "A bus?"],
+            "answer": ["Yes", "No", "Yes", "No"],
+            "prediction": ["Yes", "Absolutely, one.", "Certainly, a red one.", "I think no."],
+            "extracted": ["Yes", "Yes", "Yes", "No"],
+        }
+    )
+    rows["score"] = rows["answer"] == rows["extracted"]
+    table = tmp_path / "Model_MME_auxmatch.xlsx"
+    rows.to_excel(table, index=False)
+    done = _score(tmp_path, table, "mme", "--audit")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    metrics = doc["metrics"]
+    assert doc["judged_headline"] == {
+        "judges": ["vlmevalkit (recorded)"],
+        "answers": 2,
+        "correct": 1,
+        "metrics": ["accuracy", "balanced_accuracy"],
+    }
+    assert metrics["accuracy"]["value"] == pytest.approx(2 / 4)
+    assert metrics["accuracy_rules_only"]["value"] == pytest.approx(1 / 4)
+    assert metrics["judge_coverage"]["value"] == pytest.approx(1.0)
+    # MME's perception score: its rule's reading alone (acc 1/4 + acc+ 0/2, x 100).
+    assert metrics["mme_perception"]["value"] == pytest.approx(25.0)
+    # The audit pairs VLMEvalKit's score on every row against MME's official reading: it
+    # counted row 2 right by its judge and row 3 by its rule, MME's rule read neither.
+    audit = doc["audit"]
+    assert (audit["n"], audit["accuracy_b"]) == (4, 3 / 4)
+    assert {i["sample_id"]: i["cause"] for i in audit["items"]} == {
+        "2": "judge",
+        "3": "extraction",
+    }
+
+
+_CELL = st.one_of(st.none(), st.text(max_size=30), st.sampled_from(["None", "NA", "", "nan"]))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    index=st.one_of(st.sampled_from(["0", "12", "-1", "x"]), st.text(max_size=8)),
+    answer=st.one_of(
+        st.sampled_from(["['CENTRE']", "['a', 'b']", "[1]", "[]", "__import__('os')", "[[[["]),
+        st.text(max_size=40),
+        st.just("[" * 5000),
+    ),
+    category=_CELL,
+)
+def test_any_ocrbench_row_makes_its_item_or_one_named_error(
+    index: str, answer: str, category: str | None
+) -> None:
+    from lmmprobe.data.base import DataError
+    from lmmprobe.predictions.file_items import item_maker
+    from lmmprobe.predictions.imported import ImportedPrediction
+
+    make = item_maker("ocrbench", "vlmevalkit")
+    if make is None:  # a copy lies where a run would read it: nothing to make
+        return
+    fields = {"question": "what is written?", "category": category}
+    pred = ImportedPrediction(row=2, sample_id=index, prediction="x", gold=answer, fields=fields)
+    try:
+        (item,) = make("t.xlsx", pred)
+    except DataError as exc:
+        assert str(exc).startswith("t.xlsx: row 2: ")
+        return
+    assert item.id == f"ocrbench/test-{int(index)}" and item.answer
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells=st.lists(_CELL, min_size=0, max_size=6), gold=_CELL)
+def test_any_choice_row_makes_its_item_or_one_named_error(
+    cells: list[str | None], gold: str | None
+) -> None:
+    from lmmprobe.data.base import DataError
+    from lmmprobe.predictions.file_items import item_maker
+    from lmmprobe.predictions.imported import ImportedPrediction
+
+    make = item_maker("mmstar", "vlmevalkit")
+    if make is None:
+        return
+    fields: dict[str, Any] = {"question": "Which?"} | dict(zip("ABCDEF", cells, strict=False))
+    pred = ImportedPrediction(row=2, sample_id="5", prediction="A", gold=gold, fields=fields)
+    try:
+        (item,) = make("t.xlsx", pred)
+    except DataError as exc:
+        assert str(exc).startswith("t.xlsx: row 2: ")
+        return
+    assert item.choices is not None and 2 <= len(item.choices) <= len(cells)
+    assert isinstance(item.answer, int) and item.answer < len(item.choices)
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "said"),
+    [
+        ("extracted", "Perhaps" * 50, "extracted: 'PerhapsPerhaps"),
+        ("score", "maybe", "score: expected a verdict"),
+        ("score", 0.5, "score: expected true or false, got '0.5'"),
+    ],
+)
+def test_an_auxmatch_cell_that_is_no_reading_or_verdict_is_named(
+    column: str, value: object, said: str, tmp_path: Path
+) -> None:
+    rows = pd.DataFrame(
+        {
+            "index": [0, 1],
+            "category": ["existence"] * 2,
+            "image_path": ["a.jpg"] * 2,
+            "question": ["Is there a dog?", "Is there a cat?"],
+            "answer": ["Yes", "No"],
+            "prediction": ["Yes", "No"],
+            "extracted": ["Yes", "No"],
+            "score": [True, True],
+        }
+    ).astype(object)
+    rows.loc[1, column] = value
+    table = tmp_path / "Model_MME_auxmatch.tsv"
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "mme")
+    assert done.returncode != 0
+    message = " ".join(done.stderr.split())
+    assert f"{table}:row 3: {said}" in message, message

@@ -211,9 +211,13 @@ def score_with_benchmark(
     own figure to its last printed digit (the file's reader's hook, read with the rules of
     `tool_version` where they changed).
     """
-    from lmmprobe.predictions.importing import score_file
+    from lmmprobe.predictions.importing import file_to_score, score_file
 
     try:
+        # A VLMEvalKit work folder, prediction table or score file stands for the table
+        # holding the predictions and their verdicts; an _auxmatch table tells its benchmark.
+        found = file_to_score(file, benchmark, reader)
+        file, benchmark = found.path, found.benchmark
         # The file streams through a temporary store (`score_file`); what the notes, the
         # audit and the published figure read of its rows is gathered as it passes.
         facts = file_facts(
@@ -232,13 +236,18 @@ def score_with_benchmark(
         )
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
+    extra = explained.document() if fmt == "json" else None
+    if extra is not None:
+        extra["notes"] = [*found.notes, *extra.get("notes", [])]
     print_imported(
         run,
         f"{escape(str(file))} ({run.origin.tool}) on {escape(benchmark or 'its golds')}",
         fmt,
-        extra=explained.document() if fmt == "json" else None,
+        extra=extra,
     )
     if fmt != "json":
+        for note in found.notes:
+            console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
         explained.print(limit=limit)
 
 
@@ -286,7 +295,7 @@ def import_predictions(
     lmmprobe run; the manifest records the tool, the file and its SHA-256, so report, compare,
     serve and elo show the run beside lmmprobe's own.
     """
-    from lmmprobe.predictions.importing import import_file
+    from lmmprobe.predictions.importing import file_to_score, import_file
 
     settings: dict[str, str] = {}
     if ground_truth is not None:
@@ -297,6 +306,8 @@ def import_predictions(
         reader = "dysca"
         settings["ground_truth"] = str(ground_truth)
     try:
+        found = file_to_score(file, benchmark, reader)
+        file, benchmark = found.path, found.benchmark
         run = import_file(
             file,
             benchmark,
@@ -311,4 +322,12 @@ def import_predictions(
     except (DataError, OSError, RegistryError, StoreError) as exc:
         fail(exc)
     shown = shown_spec(model)
-    print_imported(run, f"{escape(Path(file).name)} imported as {escape(shown)}", fmt)
+    print_imported(
+        run,
+        f"{escape(Path(file).name)} imported as {escape(shown)}",
+        fmt,
+        extra={"notes": list(found.notes)} if found.notes else None,
+    )
+    if fmt != "json":
+        for note in found.notes:
+            console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)

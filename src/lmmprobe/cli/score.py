@@ -140,7 +140,9 @@ def score(
         typer.Argument(
             help="Predictions: a ReForm-Eval file, Dysca model outputs (with --ground-truth), "
             "rows of `lmmprobe export`; with --benchmark another tool's file, or a folder of "
-            "them for a leaderboard set (--benchmark openvlm: one file per member)."
+            "them for a leaderboard set (--benchmark openvlm: one file per member). A "
+            "VLMEvalKit prediction table, score file or work folder reads the judged table "
+            "beside it (_auxmatch, _JUDGE_result)."
         ),
     ],
     ground_truth: Annotated[

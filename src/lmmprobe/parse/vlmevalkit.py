@@ -27,6 +27,7 @@ __all__ = [
     "can_infer",
     "known_versions",
     "vlmevalkit_matcher",
+    "yorn_extraction",
 ]
 
 _API_FAILED = "Failed to obtain answer via API"
@@ -214,3 +215,50 @@ def vlmevalkit_matcher(
         if letter is not None:
             return Extraction(list(marks).index(letter), "text", "option text")
     return unparsed("refusal" if letter == "Z" else "no_match")
+
+
+_YORN_PUNCT = (
+    ";", "/", "[", "]", '"', "{", "}", "(", ")", "=", "+", "\\", "_", "-", ">", "<", "@", "`",
+    ",", "?", "!",
+)  # fmt: skip
+_COMMA_STRIP = re.compile(r"(\d)(,)(\d)")
+# As written until 928a95b (2025-05-13): "(?!<=" is a lookahead (a lookbehind was meant), so
+# a period after a digit goes too; since then "(?<!\d)" keeps it. Whether a period stays or
+# goes only joins or parts the characters of one word that holds a digit, never a "yes" or
+# "no": the two read every answer alike (the released VILA tables of July 2024 and the
+# generated ones of e8e78f0 are both reproduced, tests/parse/test_vlmevalkit_yorn.py).
+_PERIOD_STRIP = re.compile(r"(?!<=\d)(\.)(?!\d)")
+_PERIODS_STRIPPED = int(re.UNICODE)
+"""``periodStrip.sub('', outText, re.UNICODE)`` passes the flag as ``count``: 32 periods."""
+
+
+def _process_punctuation(text: str) -> str:
+    """VLMEvalKit's ``process_punctuation`` (``vlmeval/smp/misc.py``), its quirks kept."""
+    out = text
+    # Whether a digit-comma-digit stands anywhere in the text decides for every mark.
+    comma = _COMMA_STRIP.search(text) is not None
+    for p in _YORN_PUNCT:
+        if (p + " " in text or " " + p in text) or comma:
+            out = out.replace(p, "")
+        else:
+            out = out.replace(p, " ")
+    return _PERIOD_STRIP.sub("", out, count=_PERIODS_STRIPPED)
+
+
+def yorn_extraction(output: str) -> str:
+    """VLMEvalKit's ``YOrN_Extraction``: ``Yes``, ``No`` or ``Unknown``.
+
+    open-compass/VLMEvalKit ``vlmeval/dataset/utils/yorn.py`` (unchanged in what it reads from
+    595eb5f, July 2024, to e8e78f0): the answer lower-cased, its punctuation handled as
+    ``process_punctuation`` does, split at white space; ``Yes`` where the word "yes" stands and
+    "no" does not, ``No`` the other way round, else ``Unknown`` (where its judge, if any, was
+    asked: ``YOrN_auxeval``). What an ``_auxmatch`` table's ``extracted`` holds wherever the
+    rule read the answer.
+    """
+    words = _process_punctuation(str(output).lower()).split()
+    yes, no = "yes" in words, "no" in words
+    if yes and not no:
+        return "Yes"
+    if no and not yes:
+        return "No"
+    return "Unknown"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import math
 import re
@@ -13,12 +14,15 @@ from lmmprobe.schema import MAX_REPLY_CHARS
 
 __all__ = [
     "MAX_PREDICTION",
+    "PANDAS_NA_TEXTS",
     "as_text",
     "as_verdict",
     "cut_length",
     "dig",
     "json_safe",
+    "literal_answers",
     "need",
+    "pandas_missing",
     "prediction_text",
     "row_error",
 ]
@@ -27,6 +31,45 @@ MAX_PREDICTION = MAX_REPLY_CHARS
 """The longest prediction read (characters): 1 MiB, far above a model's longest answer with its
 thinking, the most a backend keeps of a live reply (`lmmprobe.schema.MAX_REPLY_CHARS`). A longer one is not read: its row is kept as an error (`prediction_text`), and a text
 that long among a row's shown fields is cut there with a note saying so (`json_safe`)."""
+
+
+PANDAS_NA_TEXTS = frozenset({
+    "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+    "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+})  # fmt: skip
+"""The texts pandas reads as a missing value by default (``read_csv`` / ``read_excel``'s
+``na_values``, pandas 2.x ``STR_NA_VALUES``; "None" since 2.0). VLMEvalKit's ``load`` reads its
+dataset TSVs and its own tables with those defaults, so an option whose text is one of these
+(MMStar's "None") is, to VLMEvalKit, no option: never shown, never matched (`pandas_missing`)."""
+
+
+def pandas_missing(value: Any) -> bool:
+    """Whether pandas' default reading makes `value` a missing value (NaN).
+
+    An empty cell (None, NaN), or a text cell that is exactly one of `PANDAS_NA_TEXTS`: what
+    VLMEvalKit's ``pd.isna`` tests see after its ``load``.
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return True
+    return isinstance(value, str) and value in PANDAS_NA_TEXTS
+
+
+def literal_answers(where: str, value: Any) -> list[str]:
+    """A cell holding a Python list literal of answer texts (VLMEvalKit's OCRBench ``answer``).
+
+    VLMEvalKit runs ``eval()`` on the cell; only a literal is read here, never code.
+
+    Raises:
+        DataError: The cell is no list (or tuple) literal of texts (named by `where`).
+
+    """
+    try:
+        answers = ast.literal_eval(value) if isinstance(value, str) else value
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise row_error(where, "answer", "expected a list of answers (a Python literal)") from None
+    if not isinstance(answers, list | tuple) or not all(isinstance(a, str) for a in answers):
+        raise row_error(where, "answer", f"expected a list of texts, got {type(answers).__name__}")
+    return list(answers)
 
 
 def row_error(where: str, field: str, why: str) -> DataError:

@@ -328,7 +328,11 @@ def explain_facts(
     if audit:
         if published is not None and tool == "mmmu":
             preds = _with_published(preds, published)
-        out.audit = audit_imported(facts.scores, preds, label=label, n_boot=n_boot, seed=seed)
+        # The rows kept are the joined rows with their scores, one for one (`FileFacts`).
+        out.audit = audit_imported(
+            facts.scores, preds, label=label, n_boot=n_boot, seed=seed,
+            aligned=len(facts.scores) == len(preds),
+        )  # fmt: skip
     return out
 
 

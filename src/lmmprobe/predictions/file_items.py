@@ -40,7 +40,12 @@ from lmmprobe.data.benchmarks.load import (
     hub_cache_snapshot,
     local_copy,
 )
-from lmmprobe.predictions._rows import MAX_PREDICTION, cut_length
+from lmmprobe.predictions._rows import (
+    MAX_PREDICTION,
+    cut_length,
+    literal_answers,
+    pandas_missing,
+)
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
 
@@ -73,6 +78,7 @@ FILE_ITEMS: dict[str, dict[str, str]] = {
         },
         "hallusionbench": "hallusion_index",
         "mme": "mme_image",
+        "ocrbench": "ocrbench_answers",
         "pope": "pope_splits",
     },
     "mathvista": {"mathvista": "decoded_image"},
@@ -191,6 +197,8 @@ def _maker(b: Benchmark, split: str, how: str) -> ItemMaker:
         return lambda where, pred: [_hallusion_item(b, split, where, pred)]
     if how == "mme_image":
         return lambda where, pred: [_mme_item(b, split, where, pred)]
+    if how == "ocrbench_answers":
+        return lambda where, pred: [_ocrbench_item(b, split, where, pred)]
     if how != "choice":
         return lambda where, pred: [_definition_item(b, split, how, where, pred)]
     tag = BenchmarkTag(name=b.name, split=split, metric=b.metric)
@@ -305,6 +313,43 @@ def _mme_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) ->
         "answer": _cell(pred.gold),
     }
     return _definition_item(b, split, "image", where, pred, given)
+
+
+_OCRBENCH_SOURCE = "(not in the VLMEvalKit table)"
+"""OCRBench's ``dataset`` (each item's source dataset, a breakdown key only): VLMEvalKit's
+table does not hold it."""
+
+
+def _ocrbench_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
+    """The OCRBench item a VLMEvalKit row holds, read by OCRBench's row reader.
+
+    VLMEvalKit's OCRBench table holds each item's ``question``, its ``category`` (OCRBench's
+    ``question_type``) and its ``answer`` as a Python list literal (``OCRBench.evaluate``
+    ``eval``s it; read here as a literal only); its ``index`` is the item's position in
+    OCRBench's test split, which names lmmprobe's item (``test-N``).
+
+    Raises:
+        DataError: The index is no position, the answer no list literal of texts, or the
+            row lacks its question or category (named by file, row and field).
+
+    """
+    row = pred.fields
+    at = f"{where}: row {pred.row}"
+    index = pred.sample_id or ""
+    if not index.isdigit():
+        raise DataError(f"{at}: index: {index[:40]!r} is not the item's position in OCRBench "
+                        "(VLMEvalKit numbers its items from 0)")  # fmt: skip
+    category = _cell(row.get("category"))
+    if category is None:
+        raise DataError(f"{at}: category: missing; scoring without a copy of {b.name} reads "
+                        "each item from the file")  # fmt: skip
+    given = {
+        "question": _cell(row.get("question")),
+        "question_type": category,
+        "answer": literal_answers(at, pred.gold),
+        "dataset": _OCRBENCH_SOURCE,
+    }
+    return _definition_item(b, split, "image", where, pred, given, index=int(index))
 
 
 def _doc_item(b: Benchmark, split: str, where: str, pred: ImportedPrediction) -> Sample:
@@ -466,12 +511,30 @@ def _cell(value: Any) -> str | None:
     return text if text.strip() and text.strip() != "nan" else None
 
 
+def _stand_in_option(letter: str) -> str:
+    """The option text of a letter whose cell is empty, though the item has that option."""
+    return f"(option {letter}: its cell is empty in the file)"
+
+
 def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPrediction) -> Sample:
     """The single-choice item a VLMEvalKit row holds (its question, option cells, gold letter).
 
+    VLMEvalKit builds a row's options from its filled cells only (``build_choices`` and
+    ``build_prompt``: ``not pd.isna(line[cand])``), after reading its dataset TSV with pandas'
+    defaults, which make an option text such as "None" or "NA" a missing value: such an option
+    was never shown nor matched, and its table holds the cell empty (`pandas_missing`). The
+    item keeps every letter up to the last option a cell or the gold letter names (a column of
+    the table's header), each in its place (the letters the model saw are the table's): an
+    empty cell among them stands in for an option the file lost (`_stand_in_option`), one
+    holding a missing-value text keeps that text, and both are listed in
+    ``metadata["unshown_options"]``. A gold that is no letter but the text of
+    one of the row's options (RealWorldQA's "Uphill") names that option (VLMEvalKit compares it
+    with a letter and never counts it right; ``--as-published`` replays that).
+
     Raises:
-        DataError: The row lacks its question, has fewer than two options, options that skip
-            a letter, or a gold that is not one of its letters (named by file, row, field).
+        DataError: The row lacks its question, has fewer than two options, or a gold that is
+            neither the letter of one of the table's option columns nor the text of one of its
+            options (named by file, row, field).
 
     """
     row = pred.fields
@@ -480,17 +543,31 @@ def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPred
     if question is None:
         raise DataError(f"{at}: question: missing; scoring without a copy of {b.name} reads "
                         "each item from the file")  # fmt: skip
-    cells = [_cell(row.get(letter)) for letter in _LETTERS]
-    count = next((i for i, c in enumerate(cells) if c is None), len(cells))
-    choices = [c for c in cells[:count] if c is not None]
-    if count < 2 or any(c is not None for c in cells[count:]):
-        raise DataError(f"{at}: options: expected the cells A, B, ... without a gap, got "
-                        f"{[_LETTERS[i] for i, c in enumerate(cells) if c is not None]}")  # fmt: skip
-    gold = _cell(pred.gold)
-    if gold is None or gold.strip() not in _LETTERS[:count]:
+    # The table's option columns (A, B, ... as its header has them), filled or not.
+    letters = next((i for i, letter in enumerate(_LETTERS) if letter not in row), len(_LETTERS))
+    raw = [row.get(letter) for letter in _LETTERS[:letters]]
+    cells = [_cell(value) for value in raw]
+    filled = [i for i, c in enumerate(cells) if c is not None]
+    gold = (_cell(pred.gold) or "").strip()
+    named = [i for i in filled if cells[i] == gold and not pandas_missing(raw[i])]
+    if len(gold) == 1 and gold in _LETTERS[:letters]:
+        answer = _LETTERS.index(gold)
+    elif len(gold) != 1 and len(named) == 1:
+        answer = named[0]
+    else:
         raise DataError(f"{at}: answer: {pred.gold!r} is not one of the row's option letters "
-                        f"{_LETTERS[:count]}")  # fmt: skip
+                        f"{_LETTERS[:letters]} (nor the text of one option)")  # fmt: skip
+    count = max([*filled, answer]) + 1 if filled else 0
+    if count < 2:
+        raise DataError(f"{at}: options: expected at least the cells A and B, got "
+                        f"{[_LETTERS[i] for i in filled]}")  # fmt: skip
+    choices = [
+        cells[i] if cells[i] is not None else _stand_in_option(_LETTERS[i]) for i in range(count)
+    ]
     metadata: dict[str, Any] = {k: _cell(row.get(k)) for k in _META if _cell(row.get(k))}
+    unshown = [_LETTERS[i] for i in range(count) if pandas_missing(raw[i])]
+    if unshown:
+        metadata["unshown_options"] = unshown
     # The model saw the table's letters: they are kept as published, never shuffled.
     metadata["fixed_options"] = True
     index = pred.sample_id or f"row-{pred.row}"
@@ -502,7 +579,7 @@ def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPred
         id=f"{b.name}/{index}",
         question=question,
         choices=choices,
-        answer=_LETTERS.index(gold.strip()),
+        answer=answer,
         formulation="single_choice",
         context=_cell(row.get("hint")),
         metadata=metadata,

@@ -21,13 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data import data_fingerprint
+from lmmprobe.data.base import DataError
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.data.rows import remembered_images
 from lmmprobe.judge.step import JudgeModelStats
 from lmmprobe.metrics import compute_metrics
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.predictions._join import FileOrderRows
+from lmmprobe.predictions.as_published import PUBLISHED_FIGURES, find_published
 from lmmprobe.predictions.imported import Origin, ReadOptions
+from lmmprobe.predictions.readers.vlmevalkit import AUXMATCH, table_for
 from lmmprobe.predictions.scoring import (
     ImportPlan,
     PlannedRow,
@@ -47,9 +50,11 @@ from lmmprobe.store.answer_scores import AnswerScores
 
 __all__ = [
     "DEFAULT_BREAKDOWNS",
+    "FileToScore",
     "ImportedRun",
     "RecordedJudging",
     "RowsSeen",
+    "file_to_score",
     "import_file",
     "imported_results",
     "score_file",
@@ -398,6 +403,104 @@ def _reader(
         settings=dict(settings or {}),
     )
     return name, found, options, found.origin(path, options)
+
+
+_VLMEVALKIT = "vlmevalkit"
+_MAX_ENTRIES = 10_000
+"""Entries of a folder looked at for VLMEvalKit's tables: a work folder holds a few hundred."""
+
+
+@dataclass(frozen=True)
+class FileToScore:
+    """What ``score`` and ``import`` read for the path they were given, and how it was found."""
+
+    path: Path
+    """The file read: the one given, or the table it stands for (`file_to_score`)."""
+    benchmark: str | None
+    """The benchmark given, or told by the file's name; None where neither says one."""
+    notes: tuple[str, ...] = ()
+    """How the file and the benchmark were found, one line each, where not as given."""
+
+
+def file_to_score(path: Path, benchmark: str | None, reader: str | None = None) -> FileToScore:
+    """The file to read for `path`, and its benchmark where the file's name tells it.
+
+    VLMEvalKit writes a dataset's prediction table, the judged table holding its recorded
+    verdicts beside it (``_auxmatch``, ``_JUDGE_result``) and score files from that (``_acc.csv``,
+    ``_score.csv``, ``_score.json``), all in one work folder. Given any of them, or the folder
+    (with ``--benchmark`` where it holds several benchmarks' tables), the table that holds the
+    predictions with their verdicts is read (`table_for`, the reader's own sidecar finding). An
+    ``_auxmatch`` table read without a benchmark tells it by its name, as VLMEvalKit's own
+    rating does (the ``--as-published`` hook that recognises it): its answers are then read by
+    that benchmark's own matcher, not as an exact match of the whole answer.
+
+    Raises:
+        DataError: A VLMEvalKit work folder holding tables of several benchmarks and no
+            ``--benchmark``, or several tables of the benchmark (each named).
+
+    """
+    notes: list[str] = []
+    if reader not in (None, _VLMEVALKIT):
+        return FileToScore(path, benchmark)
+    if path.is_dir():
+        chosen = _work_folder_table(path, benchmark)
+        if chosen is not None:
+            notes.append(f"read {chosen.name}: the VLMEvalKit table in {path} that holds "
+                         "the predictions and their recorded verdicts")  # fmt: skip
+            path = chosen
+    found = table_for(path)
+    if found is not None:
+        path, why = found
+        notes.append(f"read {path.name}: {why}")
+    if benchmark is None and path.is_file() and path.stem.endswith(AUXMATCH):
+        try:
+            hook = find_published(_VLMEVALKIT, None, path)
+        except DataError:
+            notes.append(f"{path.name} names no benchmark lmmprobe knows: its answers are read "
+                         "as an exact match of the whole answer with the file's gold "
+                         "(--benchmark NAME reads them as the benchmark does)")  # fmt: skip
+        else:
+            benchmark = hook.benchmark
+            notes.append(f"benchmark {benchmark}: told by the file's name ({hook.files}); "
+                         "--benchmark says otherwise")  # fmt: skip
+    return FileToScore(path, benchmark, tuple(notes))
+
+
+def _work_folder_table(folder: Path, benchmark: str | None) -> Path | None:
+    """The one VLMEvalKit judged table of `benchmark` (or of the one benchmark) in `folder`.
+
+    The tables are those a VLMEvalKit ``--as-published`` hook recognises by name; None where
+    the folder holds none (another tool's folder: its reader reads it).
+
+    Raises:
+        DataError: Several benchmarks' tables and no `benchmark`, or several of one (named).
+
+    """
+    name = _benchmark_name(benchmark)
+    if benchmark is not None and name is None:
+        return None
+    hooks = [PUBLISHED_FIGURES.get(n) for n in PUBLISHED_FIGURES.names()]
+    hooks = [h for h in hooks if h.tool == _VLMEVALKIT and name in (None, h.benchmark)]
+    tables: dict[Path, str] = {}
+    for n, entry in enumerate(folder.iterdir()):
+        if n >= _MAX_ENTRIES:
+            raise DataError(f"{folder}: more than {_MAX_ENTRIES:,} entries: not a work folder")
+        fits = {h.benchmark for h in hooks if h.recognises(entry)} if entry.is_file() else set()
+        if len(fits) == 1:
+            tables[entry] = fits.pop()
+    if not tables:
+        return None
+    benchmarks = sorted(set(tables.values()))
+    if len(benchmarks) > 1:
+        raise DataError(f"{folder}: a VLMEvalKit work folder with tables of {len(benchmarks)} "
+                        f"benchmarks ({', '.join(benchmarks)}): say which with --benchmark")  # fmt: skip
+    # The main judged table, not the _vanilla_ ones PRINT_VANILLA writes beside it.
+    found = sorted(t for t in tables if "_vanilla_" not in t.stem) or sorted(tables)
+    if len(found) > 1:
+        names = ", ".join(t.name for t in found[:5]) + (" ..." if len(found) > 5 else "")
+        raise DataError(f"{folder}: {len(found)} VLMEvalKit tables of {benchmarks[0]} ({names}): "
+                        "give the one to score")  # fmt: skip
+    return found[0]
 
 
 def score_file(

@@ -797,12 +797,16 @@ def logged_judgement(
     """How the tool decided one answer (`ImportedPrediction.tool_decided_by`), as a verdict.
 
     A reading its rules made is ``decided_by="rule"``, one its judge made ``"judge"``, each
-    with the letter as ``reading`` and its correctness (1.0/0.0, `mmbench_letter_correct` on
+    with the letter (or, where the reader names options by text, the option's text: a yes/no
+    benchmark's Yes / No) as ``reading`` and its correctness (1.0/0.0, `mmbench_letter_correct` on
     the row as asked) as ``value``, as a live ``mmbench-choice`` judgement has them. A random
     option or no reading at all is ``unjudged`` with its reason: counted apart, never scored.
     """
+    # A reading that names options by their text (VLMEvalKit's yes/no Yes / No) is the tool's
+    # own reading, not the benchmark's judge protocol (HallusionBench's correctness judge).
+    by_text = pred.gold_names == "text"
     base = {
-        "protocol": recorded_protocol(origin, judge_protocol),
+        "protocol": recorded_protocol(origin, None if by_text else judge_protocol),
         "version": "recorded",
         "detail": {"recorded_by": origin.tool if origin is not None else "file"},
     }
@@ -813,7 +817,10 @@ def logged_judgement(
         if by in ("rule", "judge"):
             reason = RECORDED_EMPTY
         return Judgement(**base, judge=recorded_judge(origin), decided_by="unjudged", reason=reason)
-    if isinstance(score.gold, int):
+    if isinstance(score.gold, int) and by_text:
+        # The tool's reading names the option by its text (VLMEvalKit's yes/no Yes / No).
+        right = letter.strip().casefold() == score.gold_text.strip().casefold()
+    elif isinstance(score.gold, int):
         # The tool's letter names the option in the benchmark's order; a reading names it as
         # shown (what `mmbench_letter_correct` and the official metric map back by `order`).
         letter = _shown_letter(letter, score.order)

@@ -15,6 +15,7 @@ pairs and explains them.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -322,6 +323,12 @@ def _letters_as_options(
 
     gold = text(theirs.gold[0])
     if gold == theirs.gold[0]:
+        if names == "letter":
+            # A gold the reader says is a letter but is a text (VLMEvalKit's RealWorldQA row
+            # whose answer is "Uphill"): the tool still read a letter, which names an option.
+            return _replace(
+                theirs, reading=text(theirs.reading), latest_reading=text(theirs.latest_reading)
+            )
         return theirs  # not a letter of the row's options: a gold text already
     return _replace(
         theirs,
@@ -343,6 +350,7 @@ def audit_imported(
     label: str = "official",
     n_boot: int = 1000,
     seed: int = 0,
+    aligned: bool = False,
 ) -> Audit:
     """The verdicts lmmprobe gives an imported file's rows, against the tool's own, item by item.
 
@@ -354,6 +362,11 @@ def audit_imported(
         label: How the summary names the other tool.
         n_boot: Bootstrap resamples of the difference's interval.
         seed: Seed of the bootstrap.
+        aligned: ``scores[i]`` is the score of ``predictions[i]`` (the joined rows as
+            ``score`` keeps them), so each pairs by position: a row whose item lmmprobe names
+            otherwise (MME's ``CATEGORY/FILE``, HallusionBench's set and figure, a POPE row's
+            item in each split it lists) pairs its own item, named by the row's id, or by the
+            item's where the row answers several.
 
     Returns:
         The audit: side A lmmprobe, side B the tool.
@@ -366,8 +379,16 @@ def audit_imported(
         by_id.setdefault(plain_id(s.sample_id, s.benchmark_name), s)
     ours: list[Verdict] = []
     theirs: list[Verdict] = []
+    items_of_row = Counter(p.row for p in predictions) if aligned else Counter()
     for i, pred in enumerate(predictions):
-        if pred.sample_id is not None:
+        key = _key(pred)
+        score: Score | None
+        if aligned:
+            score = scores[i]
+            if items_of_row[pred.row] > 1:
+                # A row answering several items (POPE's, once per split): each by its own id.
+                key = plain_id(score.sample_id, score.benchmark_name)
+        elif pred.sample_id is not None:
             score = by_id.get(pred.sample_id)
         else:
             score = scores[i] if i < len(scores) else None
@@ -383,9 +404,9 @@ def audit_imported(
         if mine is not None:
             # lmmprobe's verdict never rests on a guess; where the official code guesses, the
             # tool's side carries it (above).
-            ours.append(_replace(mine, sample_id=_key(pred), row=pred.row, guessed=False))
+            ours.append(_replace(mine, sample_id=key, row=pred.row, guessed=False))
         if other is not None:
-            theirs.append(_replace(other, sample_id=_key(pred)))
+            theirs.append(_replace(other, sample_id=key))
     return audit(ours, theirs, label_a="lmmprobe", label_b=label, n_boot=n_boot, seed=seed)
 
 

@@ -33,7 +33,6 @@ as ``run.py`` prints it, turned when it has fewer rows than columns.
 
 from __future__ import annotations
 
-import ast
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from lmmprobe.data.base import DataError
-from lmmprobe.predictions._rows import as_text, as_verdict, need, row_error
+from lmmprobe.predictions._rows import as_text, as_verdict, literal_answers, need, row_error
 from lmmprobe.predictions._stream import iter_table
 from lmmprobe.predictions.as_published.base import (
     PUBLISHED_FIGURES,
@@ -357,18 +356,6 @@ OCRBENCH_CATEGORIES = (
 _HME = "Handwritten Mathematical Expression Recognition"
 
 
-def _answers(where: str, value: Any) -> list[str]:
-    """OCRBench's ``answer`` cell: a Python list literal (VLMEvalKit ``eval``s it)."""
-    # VLMEvalKit runs eval() on the cell; only a literal is read here, never code.
-    try:
-        answers = ast.literal_eval(value) if isinstance(value, str) else value
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise row_error(where, "answer", "expected a list of answers (a Python literal)") from None
-    if not isinstance(answers, list | tuple) or not all(isinstance(a, str) for a in answers):
-        raise row_error(where, "answer", f"expected a list of texts, got {type(answers).__name__}")
-    return list(answers)
-
-
 def ocrbench_score(path: Path) -> PublishedTable:
     """OCRBench's ``_score.json``: the answers found in each prediction, summed by category.
 
@@ -387,7 +374,7 @@ def ocrbench_score(path: Path) -> PublishedTable:
         said = r.cells["prediction"]
         # str(line['prediction']) of an empty cell (NaN after pandas' load) is "nan".
         predict = "nan" if said is None or said == "" else as_text(r.where, "prediction", said)
-        answers = _answers(r.where, r.cells["answer"])
+        answers = literal_answers(r.where, r.cells["answer"])
         category = r.cells["category"]
         for answer in answers:
             if category == _HME:

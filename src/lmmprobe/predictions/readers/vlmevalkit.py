@@ -33,19 +33,27 @@ lines 269-274, ``listinstr``, case-insensitive), and writes ``_JUDGE_result`` fo
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from lmmprobe.data.base import DataError
-from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer, known_versions
+from lmmprobe.parse.vlmevalkit import (
+    LATEST_RULES,
+    RULE_VERSIONS,
+    can_infer,
+    known_versions,
+    yorn_extraction,
+)
 from lmmprobe.predictions._rows import (
     as_text,
     as_verdict,
     json_safe,
     need,
+    pandas_missing,
     prediction_text,
     row_error,
 )
@@ -72,7 +80,13 @@ from lmmprobe.predictions.readers._vlmevalkit_log import (
 from lmmprobe.schema import safe_text
 from lmmprobe.schema.text import shown_value
 
-__all__ = ["VLMEvalKitTable"]
+__all__ = ["AUXMATCH", "VLMEvalKitTable", "judged_beside", "table_for"]
+
+AUXMATCH = "_auxmatch"
+"""The stem's end of the table ``ImageYORNDataset.evaluate`` writes beside a yes/no benchmark's
+predictions (MME, POPE, HallusionBench): ``extracted`` (the Yes/No/Unknown it read) and
+``score`` (``answer == extracted``)."""
+_YES_NO = ("Yes", "No")
 
 _RESULT = re.compile(
     r"^(?P<stem>.+?)_(?P<judge>exact_matching|[^_]+)(?:_vanilla_(?:all|circ0))?_result$"
@@ -106,11 +120,15 @@ def _int(value: Any) -> int | None:
 
 
 def _options(row: Mapping[str, Any]) -> dict[str, str]:
-    """The row's options (``build_choices``): its letter cells that are not empty."""
+    """The row's options (``build_choices``): its letter cells that pandas reads as present.
+
+    VLMEvalKit reads its tables with pandas' defaults (``load``), so a cell holding "None" or
+    "NA" is NaN to it, as an empty one is (`pandas_missing`): no option of the row.
+    """
     out: dict[str, str] = {}
     for letter in _OPTIONS:
         value = row.get(letter)
-        if value is None or (isinstance(value, float) and value != value) or value == "":
+        if pandas_missing(value):
             continue
         out[letter] = (
             str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
@@ -123,6 +141,73 @@ def _predictions_beside(path: Path, stem: str) -> Path | None:
         other = path.with_name(stem + suffix)
         if other.is_file() and other != path:
             return other
+    return None
+
+
+_SCORE_FILE = re.compile(r"^(?P<stem>.+?)_(?:acc|score|score_fine)$")
+"""A score file ``evaluate`` writes from a table: ``_acc.csv`` (choice), ``_score.csv`` (yes/no,
+MM-Vet), ``_score_fine.csv``, ``_score.json`` (OCRBench)."""
+_SCORE_SUFFIXES = (".csv", ".json")
+_MAX_BESIDE = 10_000
+"""Entries of a folder looked at for a table's sidecars: a work folder holds a few hundred."""
+
+
+def judged_beside(path: Path) -> list[Path]:
+    """The judged tables VLMEvalKit's ``evaluate`` wrote beside the prediction table `path`.
+
+    ``MODEL_DATASET_auxmatch`` (yes/no benchmarks) and ``MODEL_DATASET_JUDGE_result`` (choice
+    benchmarks; ``_vanilla_`` forms, written for ``PRINT_VANILLA`` beside the main one, are left
+    out), in any of the table formats, sorted by name.
+
+    Raises:
+        DataError: The folder holds more than `_MAX_BESIDE` entries named after the table.
+
+    """
+    found: list[Path] = []
+    for n, entry in enumerate(path.parent.glob(f"{glob.escape(path.stem)}_*")):
+        if n >= _MAX_BESIDE:
+            raise DataError(f"{path.parent}: more than {_MAX_BESIDE:,} files named after "
+                            f"{path.name}: not a VLMEvalKit work folder")  # fmt: skip
+        if entry.suffix.lower() not in _TABLES or not entry.is_file():
+            continue
+        m = _RESULT.match(entry.stem)
+        result = m is not None and m["stem"] == path.stem and "_vanilla_" not in entry.stem
+        if result or entry.stem == path.stem + AUXMATCH:
+            found.append(entry)
+    return sorted(found)
+
+
+def table_for(path: Path) -> tuple[Path, str] | None:
+    """The VLMEvalKit table a prediction table or a score file stands for, and how it was found.
+
+    The table ``score`` reads is the one holding the tool's recorded verdicts beside the
+    predictions: for a prediction table ``MODEL_DATASET``, its one judged table
+    (`judged_beside`); for a score file (``MODEL_DATASET_acc.csv``, ``_score.csv``,
+    ``_score.json``), the judged table it was computed from, else its prediction table (what
+    OCRBench's ``evaluate`` reads). None where `path` is read as it is: a judged table, a
+    prediction table with no judged table beside it (or several: which one is meant is the
+    user's to say, by giving it), or no VLMEvalKit file.
+    """
+    if not path.is_file():
+        return None
+    score = _SCORE_FILE.match(path.stem)
+    if score is not None and path.suffix.lower() in _SCORE_SUFFIXES:
+        # A stem may hold dots (Qwen2.5-VL_MME): the suffix is added, never swapped.
+        judged = judged_beside(path.with_name(score["stem"] + ".xlsx"))
+        if len(judged) == 1:
+            return judged[0], f"the table {path.name} was computed from"
+        for suffix in _TABLES:
+            table = path.with_name(score["stem"] + suffix)
+            if not judged and table.is_file():
+                return table, f"the prediction table {path.name} was computed from"
+        return None
+    if path.suffix.lower() not in _TABLES or _RESULT.match(path.stem):
+        return None
+    if path.stem.endswith(AUXMATCH):
+        return None
+    judged = judged_beside(path)
+    if len(judged) == 1:
+        return judged[0], f"the judged table VLMEvalKit wrote beside {path.name}, with its verdicts"
     return None
 
 
@@ -207,7 +292,9 @@ class VLMEvalKitTable:
         """One prediction per row; ``index`` joins it to the benchmark (module docstring)."""
         before = self._since_hashed(path)
         m = _RESULT.match(path.stem)
-        if m is None:
+        if m is None and path.stem.endswith(AUXMATCH):
+            yield from _yes_no_rows(path)
+        elif m is None:
             # No log to read: a version is the --as-published hook's to take or refuse.
             yield from self._rows(path, judged=False)
         else:
@@ -479,6 +566,55 @@ def _prediction(
         fields=json_safe({k: v for k, v in row.items() if k != "image" and k}) | dict(shared or {}),
         refused=refused,
     )
+
+
+def _yes_no_rows(path: Path) -> Iterator[ImportedPrediction]:
+    """An ``_auxmatch`` table's rows, each with the reading and verdict VLMEvalKit recorded.
+
+    ``score`` is the tool's verdict (``answer == extracted``, as ``evaluate`` recomputes it
+    where the column is missing) and ``extracted`` its reading, made by its rule
+    (``YOrN_Extraction``, `yorn_extraction`) where the rule reads the answer so, else by its
+    judge (``YOrN_auxeval``: asked only where the rule read ``Unknown``); ``Unknown`` is no
+    reading (the rule read none, and no judge did).
+
+    Raises:
+        DataError: An ``extracted`` that is not Yes, No or Unknown, or a ``score`` that is no
+            verdict (named by file, row and field).
+
+    """
+    for n, row in iter_table(path):
+        where = f"{path}:row {n}"
+        index, prediction, gold = _basics(where, row)
+        said = row.get("extracted")
+        extracted = None if said is None else as_text(where, "extracted", said)
+        if extracted not in (*_YES_NO, "Unknown"):
+            shown = shown_value(extracted or "")
+            raise row_error(where, "extracted", f"{shown!r} is not Yes, No or Unknown (what "
+                            "VLMEvalKit's yes/no reading gives)")  # fmt: skip
+        verdict = as_verdict(where, "score", row["score"]) if "score" in row else None
+        if verdict is None:
+            verdict = float(gold == extracted)
+        elif verdict not in (0.0, 1.0):
+            raise row_error(where, "score", f"expected true or false, got {row['score']!r}")
+        by: Literal["rule", "judge", "unread"] = "unread"
+        if extracted in _YES_NO:
+            by = "rule" if yorn_extraction(prediction) == extracted else "judge"
+        text, refused = prediction_text(where, "prediction", prediction)
+        yield ImportedPrediction(
+            row=n,
+            sample_id=index,
+            prediction=text,
+            gold=gold,
+            # Yes / No: the answer's text, not an option letter.
+            gold_names="text",
+            # "Unknown" is what it recorded reading: nothing (its judgement stays unjudged).
+            tool_extraction=extracted,
+            tool_judged=by == "judge",
+            tool_decided_by=by,
+            tool_verdict=verdict,
+            fields=json_safe({k: v for k, v in row.items() if k != "image" and k}),
+            refused=refused,
+        )
 
 
 READERS.register("vlmevalkit", "VLMEvalKit's prediction tables (MODEL_DATASET.xlsx/.tsv/.csv)")(
