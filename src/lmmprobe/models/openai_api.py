@@ -245,7 +245,7 @@ _RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
     "timeout": (math.ulp(0.0), MAX_SECONDS, "a number of seconds above 0"),
     "backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
     "max_backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
-    # Each 4 in flight get a client of their own (`OpenAIChatModel._client`).
+    # On httpx, each 4 in flight get a client of their own (`OpenAIChatModel._client`).
     "max_concurrency": (1, 10_000, "a whole number, at least 1"),
     # The upper bounds are far past any real use (re-test 9: max_attempts=1e20 and
     # top_logprobs=1000000 passed the parse): a value past one is a typo, found at once.
