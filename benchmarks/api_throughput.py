@@ -36,12 +36,14 @@ four interleaved rounds (medians): httpx 2.15 ms, aiohttp 1.57, aiohttp with the
 machine's share, not the client: at 1.2 ms a request one core serves ~830 requests a second,
 more than the 640 that 64 in flight at 100 ms ask for.
 
-Where the client's CPU goes at 64 in flight (py-spy, aiohttp transport): the openai client's
-``post`` about 45% (building the request: its options model, headers and URL as httpx objects,
-~19%; httpx's send and aiohttp ~15%), the demo's picture drawn and encoded as PNG ~16%, the
-runner and the store ~12%, the rest of the backend (reading and checking the reply) ~8%, the
-event loop the rest. On the httpx transport, httpcore's pool and h11 cost 35% alone (its pool
-scanned on each request, the headers and the body sent in two writes).
+Where the client's CPU goes at 64 in flight (py-spy, aiohttp transport, 3,000 requests): the
+openai client's ``post`` 44% (building the request, its options model, headers and URL as httpx
+objects, 16%; httpx's send and aiohttp 15%; the options model's defaults deep-copied 6%), the
+demo's picture drawn and encoded as PNG 20% (a PNG or JPEG file within the pixel budget is sent
+as it is), the runner and the store 11%, the kernel's loopback send 7%, the rest of the backend
+(reading and checking the reply, the images' bounds) 6%. On the httpx transport, httpcore's pool
+and h11 cost 35% alone (the pool scanned on each request, the headers and the body sent in two
+writes); with the default GC threshold, collections over the run's objects cost another ~20%.
 """
 
 from __future__ import annotations
