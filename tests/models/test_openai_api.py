@@ -20,6 +20,7 @@ from lmmprobe.data import load_source
 from lmmprobe.models import load_model
 from lmmprobe.models.openai_api import (
     AdaptiveLimit,
+    aiohttp_installed,
     mark_scores,
     parse_options,
     parse_target,
@@ -320,3 +321,38 @@ def test_baselines_refuse_mark_logprob_up_front(tmp_path):
             db=str(tmp_path / "db"),
             formulate={"method": "mark_logprob"},
         )
+
+
+def test_transport_option_is_checked():
+    with pytest.raises(ValueError, match="transport must be auto, aiohttp, httpx"):
+        parse_options("m", {"transport": "curl"})
+    assert parse_options("m", {"transport": "httpx"}).transport == "httpx"
+    if aiohttp_installed():
+        assert parse_options("m", {"transport": "aiohttp"}).transport == "aiohttp"
+    else:  # asked for by name without the package: one line saying what to install
+        with pytest.raises(ValueError, match=r"pip install 'openai\[aiohttp\]'"):
+            parse_options("m", {"transport": "aiohttp"})
+
+
+def test_both_transports_send_the_same_requests_and_store_the_same_answers(tmp_path):
+    pytest.importorskip("aiohttp")
+    samples = load_source("demo,n=12").samples
+    answers, sent, identities = {}, {}, {}
+    port = 0  # the second server at the first's URL: the same model identity if it is the same
+    plan = FaultPlan(rate=0.3, kinds=("rate_limit", "server_error", "malformed"), seed=5)
+    for transport in ("httpx", "aiohttp"):
+        with FakeOpenAIServer(faults=plan, port=port) as server:
+            port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+            spec = spec_for(server, f"max_concurrency=4,transport={transport}")
+            model = load_model(spec)
+            with Store(tmp_path / f"{transport}.db") as store:
+                out = run_model(spec, model, samples, RunSpec(models=[spec]), store)
+            answers[transport] = sorted(
+                (s.sample_id, s.prediction, s.correct, s.error_type) for s in out.scores
+            )
+            sent[transport] = sorted(json.dumps(p, sort_keys=True) for p in server.received_params)
+            identities[transport] = model.identity
+    assert answers["httpx"] == answers["aiohttp"]
+    assert sent["httpx"] == sent["aiohttp"]
+    # Not part of the identity: answers stored through one transport are reused through the other.
+    assert identities["httpx"] == identities["aiohttp"]

@@ -22,7 +22,11 @@ frames themselves by their own settings; a clip (start/end) is sent as frames on
 any call unless ``video=url``), ``send_seed`` (true), ``max_tokens_param``
 (max_tokens | max_completion_tokens), ``top_logprobs`` (20), ``max_requests`` and
 ``max_tokens_total`` (a budget; when spent, the remaining requests are returned as ``budget``
-errors so the run stops cleanly and resumes later), ``unreachable_after`` (20: after that many
+errors so the run stops cleanly and resumes later), ``transport`` (auto | aiohttp | httpx: the
+openai client's HTTP transport; auto takes the client's own aiohttp transport when aiohttp is
+installed, ``pip install 'openai[aiohttp]'``, which costs about a third less CPU a request at
+high concurrency, else its default httpx one; not part of the model's identity: the requests
+sent are the same), ``unreachable_after`` (20: after that many
 connection attempts in a row fail with no answer in between, the server counts as down and the
 remaining requests come back at once as ``unreachable`` errors, on which the runner stops the
 run; 0 never gives up). A value that cannot work (a NaN, negative or 0 timeout, a cap below
@@ -97,6 +101,8 @@ import base64
 import codecs
 import contextlib
 import email.utils
+import functools
+import importlib.util
 import json
 import logging
 import math
@@ -148,6 +154,10 @@ from lmmprobe.spec import OptionScalar, parse_option_map
 log = logging.getLogger(__name__)
 
 CONNECTIONS_PER_CLIENT = 4
+"""Connections per httpx client: its pool scans every pooled connection on each request."""
+
+TRANSPORTS: Final = ("auto", "aiohttp", "httpx")
+"""Values of the ``transport`` option (`chat_client`)."""
 
 REASONING_EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh")
 """Values of ``reasoning_effort`` (the Chat Completions parameter's, as openai 2.x knows them)."""
@@ -196,6 +206,7 @@ class OpenAIOptions:
     chat_template_kwargs: Mapping[str, OptionScalar] | None = None
     video: str = "frames"
     images: bool = True
+    transport: str = "auto"
 
 
 _CONVERT: dict[str, Any] = {
@@ -219,6 +230,7 @@ _CONVERT: dict[str, Any] = {
     "chat_template_kwargs": lambda v: parse_option_map(v, "chat_template_kwargs"),
     "video": str,
     "images": lambda v: v.lower() in ("1", "true", "yes"),
+    "transport": str,
 }
 
 
@@ -233,7 +245,7 @@ _RANGES: Final[dict[str, tuple[float, float | None, str]]] = {
     "timeout": (math.ulp(0.0), MAX_SECONDS, "a number of seconds above 0"),
     "backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
     "max_backoff": (0.0, MAX_SECONDS, "a number of seconds, 0 or more"),
-    # Each 4 in flight get a client of their own (`OpenAIChatModel._client`).
+    # On httpx, each 4 in flight get a client of their own (`OpenAIChatModel._client`).
     "max_concurrency": (1, 10_000, "a whole number, at least 1"),
     # The upper bounds are far past any real use (re-test 9: max_attempts=1e20 and
     # top_logprobs=1000000 passed the parse): a value past one is a typo, found at once.
@@ -318,6 +330,13 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
         raise ValueError("openai backend: image_format must be png or jpeg")
     if opts.video not in ("frames", "url"):
         raise ValueError("openai backend: video must be frames or url")
+    if opts.transport not in TRANSPORTS:
+        raise ValueError(f"openai backend: transport must be {', '.join(TRANSPORTS)}")
+    if opts.transport == "aiohttp" and not aiohttp_installed():
+        raise ValueError(
+            "openai backend: transport=aiohttp needs aiohttp: pip install 'openai[aiohttp]' "
+            "(or leave transport unset: the default httpx transport is used without it)"
+        )
     if opts.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
         raise ValueError(
             "openai backend: max_tokens_param must be max_tokens or max_completion_tokens"
@@ -498,8 +517,33 @@ class _Reachability:
         return 0 < self.limit <= self.failures
 
 
+@functools.cache
+def aiohttp_installed() -> bool:
+    """Whether the openai client's aiohttp transport can be had (``openai[aiohttp]``)."""
+    if importlib.util.find_spec("aiohttp") is None:  # looked up without importing it
+        return False
+    try:
+        # The client raises this at construction when its transport cannot be imported (an
+        # aiohttp older than it takes). verify=False: no CA bundle loaded for the probe.
+        openai.DefaultAioHttpClient(verify=False)
+    except RuntimeError:
+        return False
+    return True
+
+
+def uses_aiohttp(transport: str) -> bool:
+    """Whether `chat_client` builds its client on aiohttp for this ``transport`` option."""
+    return transport == "aiohttp" or (transport == "auto" and aiohttp_installed())
+
+
 def chat_client(
-    key: str, base_url: str | None, timeout: float, *, verify: ssl.SSLContext | None = None
+    key: str,
+    base_url: str | None,
+    timeout: float,
+    *,
+    verify: ssl.SSLContext | None = None,
+    transport: str = "auto",
+    connections: int = CONNECTIONS_PER_CLIENT,
 ) -> openai.AsyncOpenAI:
     """A client for `post_chat`: no retries of its own, no redirect followed, errors capped.
 
@@ -508,20 +552,33 @@ def chat_client(
         base_url: The server's base URL (None: the OpenAI API).
         timeout: Seconds for each connect and read (`post_chat` bounds the whole exchange).
         verify: The TLS context (None: a fresh one from the CA bundle, ~35 ms to load).
+        transport: ``aiohttp`` (the openai client's own aiohttp transport), ``httpx`` (its
+            default), or ``auto``: aiohttp when installed (`uses_aiohttp`), else httpx.
+        connections: The most connections kept open (aiohttp: the most open at once).
 
     """
+    # One HTTP client, whichever transport: the openai client builds each request and raises
+    # its status errors itself, and `_cap_error_body` caps an error's body, in the same code.
+    # aiohttp's pool and C parser replace httpcore's per-request pool scan, h11 events and
+    # separate writes of the headers and the body (benchmarks/api_throughput.py).
+    kind = (
+        openai.DefaultAioHttpClient if uses_aiohttp(transport) else openai.DefaultAsyncHttpxClient
+    )
     return openai.AsyncOpenAI(
         api_key=key,
         base_url=base_url,
         max_retries=0,  # retries are the caller's: typed, bounded, Retry-After aware
         timeout=timeout,
-        http_client=openai.DefaultAsyncHttpxClient(
+        http_client=kind(
             verify=httpx2.create_ssl_context() if verify is None else verify,
             # An API does not redirect a POST; following one would send the prompt and
             # images to wherever a server points (`_classify`).
             follow_redirects=False,
+            # aiohttp reads max_connections (None there would be its default of 100) and
+            # keeps every idle one; httpx opens without bound and keeps max_keepalive.
             limits=httpx2.Limits(
-                max_connections=None, max_keepalive_connections=CONNECTIONS_PER_CLIENT
+                max_connections=connections if kind is openai.DefaultAioHttpClient else None,
+                max_keepalive_connections=connections,
             ),
             event_hooks={"response": [_cap_error_body]},
         ),
@@ -567,11 +624,28 @@ async def post_chat(
         # openai.APIStatusError subclasses. Streamed, so the body is read here, a chunk at a
         # time and only so far (`_read_body`): a server's reply is outside text of any length.
         raw = await client.post(
-            "/chat/completions", body=body, cast_to=httpx2.Response, stream=True
+            _chat_url(client.base_url), body=body, cast_to=httpx2.Response, stream=True
         )
         if answered is not None:
             answered()
         return await _read_body(raw, limit)
+
+
+def _chat_url(base_url: httpx2.URL) -> str:
+    """The chat-completions URL under `base_url`, as the client would join it for each request.
+
+    Given whole, the client parses it once rather than twice (a relative path, then the joined
+    URL), per request. A base URL with a query is left to the client's own joining.
+    """
+    return "/chat/completions" if base_url.query else _joined_chat_url(str(base_url))
+
+
+@functools.lru_cache(maxsize=64)
+def _joined_chat_url(base_url: str) -> str:
+    # The client's own join (`_prepare_url`): the base's path, which it keeps ending in "/",
+    # with the relative path appended; nothing resolved or re-encoded.
+    base = httpx2.URL(base_url)
+    return str(base.copy_with(raw_path=base.raw_path + b"chat/completions"))
 
 
 def reply_json(body: bytes, cut: bool) -> Any:
@@ -644,18 +718,31 @@ class OpenAIChatModel:
 
     def _client(self) -> openai.AsyncOpenAI:
         # One set of clients per event loop: the runner uses a fresh loop per model run, and an
-        # httpx client cannot move between loops. Requests are spread over several clients
-        # because httpx scans every pooled connection on each request; pools of at most
+        # HTTP client cannot move between loops. On httpx, requests are spread over several
+        # clients because httpx scans every pooled connection on each request; pools of at most
         # CONNECTIONS_PER_CLIENT keep that scan from dominating CPU at high concurrency.
+        # aiohttp's pool takes an idle connection without a scan: one client holds them all.
         loop_id = id(asyncio.get_running_loop())
         clients = self._clients.get(loop_id)
         if clients is None:
-            n = max(1, math.ceil(self.opts.max_concurrency / CONNECTIONS_PER_CLIENT))
+            opts = self.opts
+            if uses_aiohttp(opts.transport):
+                n, per_client = 1, opts.max_concurrency
+            else:
+                n = max(1, math.ceil(opts.max_concurrency / CONNECTIONS_PER_CLIENT))
+                per_client = CONNECTIONS_PER_CLIENT
             if self._ssl is None:
                 # Loading the CA bundle costs ~35 ms; do it once, not once per client.
                 self._ssl = httpx2.create_ssl_context()
             clients = [
-                chat_client(self._key, self.opts.base_url, self.opts.timeout, verify=self._ssl)
+                chat_client(
+                    self._key,
+                    opts.base_url,
+                    opts.timeout,
+                    verify=self._ssl,
+                    transport=opts.transport,
+                    connections=per_client,
+                )
                 for _ in range(n)
             ]
             self._clients[loop_id] = clients
@@ -686,7 +773,7 @@ class OpenAIChatModel:
 
     async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
         """Generate an answer for each request."""
-        return list(await asyncio.gather(*(self._one(r, logprobs=False) for r in requests)))
+        return await self._each(requests, logprobs=False)
 
     async def aloglikelihood(self, requests: Sequence[Request]) -> list[Response]:
         """Chat APIs do not score arbitrary continuations."""
@@ -696,7 +783,14 @@ class OpenAIChatModel:
 
     async def amark_logprobs(self, requests: Sequence[Request]) -> list[Response]:
         """Log-probability of each option mark as the first answer token."""
-        return list(await asyncio.gather(*(self._one(r, logprobs=True) for r in requests)))
+        return await self._each(requests, logprobs=True)
+
+    async def _each(self, requests: Sequence[Request], *, logprobs: bool) -> list[Response]:
+        if len(requests) == 1:
+            # The runner's batches are of one request (max_batch_size=1): awaited in the
+            # caller's task, not wrapped in a task and a gather of its own.
+            return [await self._one(requests[0], logprobs=logprobs)]
+        return list(await asyncio.gather(*(self._one(r, logprobs=logprobs) for r in requests)))
 
     # -- one request ----------------------------------------------------------------------
 
