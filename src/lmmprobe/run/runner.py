@@ -392,16 +392,36 @@ def plan_requests(
     formulator = Formulator(spec.formulate, spec.gen, spec.seed, spec.repeats)
     ident = identity.cache_id()
     rows = []
-    circular = spec.formulate.circular
     sweep = [p.label for p in spec.frame_policies()] if len(spec.frame_policies()) > 1 else []
     for sample in samples:
         if sweep:
             rows += _swept(formulator, sample, sweep, spec.repeats, ident)
             continue
-        times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
-        for repeat in range(times):
+        for repeat in range(_times_asked(sample, spec)):
             rows.append((sample, _keyed(formulator, sample, repeat, ident)))
     return rows
+
+
+def _times_asked(sample: Sample, spec: RunSpec) -> int:
+    """How many rows `plan_requests` gives `sample` outside a frame sweep (CircularEval or repeats)."""
+    return len(sample.choices or ()) if spec.formulate.circular and sample.is_choice else spec.repeats
+
+
+def planned_rows(load: LoadResult | StreamedLoad, spec: RunSpec) -> int | None:
+    """How many score rows each model of a run of `spec` on `load` has (`plan_requests`' count).
+
+    Counted without formulating anything, so an identical earlier run's rows can be checked
+    whole before they are copied (`lmmprobe.store.reuse`). None where the count needs every
+    sample and `load` is read in chunks (CircularEval over a streamed load).
+    """
+    policies = len(spec.frame_policies())
+    if policies > 1:
+        return load.count * policies * spec.repeats
+    if not spec.formulate.circular:
+        return load.count * spec.repeats
+    if isinstance(load, StreamedLoad):
+        return None
+    return sum(_times_asked(s, spec) for s in load.samples)
 
 
 def _swept(
@@ -1022,7 +1042,9 @@ def _execute_run(
         reused = (
             None
             if spec.no_cache or not reuse
-            else store.reuse_identical_run(run_id, recorded_spec, manifest, spec.models)
+            else store.reuse_identical_run(
+                run_id, recorded_spec, manifest, spec.models, rows=planned_rows(load, spec)
+            )
         )
         if reused is None and not isinstance(load, StreamedLoad):
             store.put_samples(run_id, load.samples)
