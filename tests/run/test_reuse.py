@@ -262,7 +262,9 @@ def test_a_judged_copy_of_a_run_is_never_a_source(tmp_path: Path, server: FakeOp
     assert replaced.returncode == 0, replaced.stderr
     with sqlite3.connect(db) as c:
         (first_id,) = c.execute("SELECT id FROM runs ORDER BY created_at LIMIT 1").fetchone()
-    judged = lmmprobe_with_key("judge", first_id, "--judge", judge, "--db", db, "--out", tmp_path / "j")
+    judged = lmmprobe_with_key(
+        "judge", first_id, "--judge", judge, "--db", db, "--out", tmp_path / "j"
+    )
     assert judged.returncode == 0, judged.stderr
     again = lmmprobe_with_key("run", *args, "--judge", judge, "--out", tmp_path / "c")
     assert again.returncode == 0, again.stderr

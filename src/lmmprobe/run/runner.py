@@ -404,7 +404,9 @@ def plan_requests(
 
 def _times_asked(sample: Sample, spec: RunSpec) -> int:
     """How many rows `plan_requests` gives `sample` outside a frame sweep (CircularEval or repeats)."""
-    return len(sample.choices or ()) if spec.formulate.circular and sample.is_choice else spec.repeats
+    return (
+        len(sample.choices or ()) if spec.formulate.circular and sample.is_choice else spec.repeats
+    )
 
 
 def planned_rows(load: LoadResult | StreamedLoad, spec: RunSpec) -> int | None:
