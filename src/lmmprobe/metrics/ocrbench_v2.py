@@ -59,6 +59,7 @@ from lmmprobe.metrics._ocrbench_v2_rules import (
     vqa_with_position_evaluation,
 )
 from lmmprobe.metrics._ocrbench_v2_struct import (
+    TreeTooLarge,
     compute_f1_score,
     convert_markdown_table_to_html,
     convert_str_to_dict,
@@ -204,6 +205,8 @@ def _table(item: OcrbenchV2Item, predict: str, markdown_allowed: bool) -> float:
             return 0
         try:
             return teds(wrap_html_table(body), wrap_html_table(gold))
+        except TreeTooLarge:
+            raise  # not a failure of TEDS: ours, past its bound (scored 0 with a warning)
         except Exception:  # eval.py: any failure of TEDS on an HTML table scores 0
             return 0
     if "markdown" in item.question.lower():
