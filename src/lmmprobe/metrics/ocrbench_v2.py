@@ -81,6 +81,7 @@ __all__ = [
     "OcrbenchV2Summary",
     "group_of",
     "ocrbench_v2_summary",
+    "reference_dict",
     "score_item",
 ]
 
@@ -220,11 +221,28 @@ def _kie(item: OcrbenchV2Item, predict: str, cn: bool) -> float:
         raise ValueError(f"a key information question has {len(item.answers)} answers, not 1")
     gold: Any = item.answers[0]
     if cn:
-        parsed = ast.literal_eval(gold)
+        parsed = reference_dict(gold)
         gold = {k: v if isinstance(v, list) else [v] for k, v in parsed.items()}
     combos = generate_combinations(gold)
     pred = convert_str_to_dict(predict)
     return max((compute_f1_score(pred, c) for c in combos), default=0)
+
+
+def reference_dict(gold: Any) -> dict[Any, Any]:
+    """A Chinese key information reference read as eval.py reads it (``ast.literal_eval``).
+
+    Raises:
+        ValueError: It is not a Python dict literal (eval.py stops there: a ``SyntaxError``
+            or an ``AttributeError``), named with its start.
+
+    """
+    try:
+        parsed = ast.literal_eval(gold)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"the reference is not a Python dict literal: {str(gold)[:80]!r}")
+    return parsed
 
 
 def _ocr(predict: str, gold: str) -> float:

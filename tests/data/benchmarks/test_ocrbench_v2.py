@@ -176,3 +176,26 @@ def test_runaway_answers_are_scored_in_bounded_time_with_a_warning(tmp_path: Pat
     assert "combine into more than 4,096 dicts" in err
     (model,) = json.loads((out / "results.json").read_text())["models"].values()
     assert model["metrics"]["ocrbench_v2"]["value"] == 0.0
+
+
+def test_a_chinese_key_information_reference_that_is_no_dict_is_its_rows_line(
+    tmp_path: Path,
+) -> None:
+    # eval.py reads such a reference with ast.literal_eval: a damaged one (a brace missing)
+    # raised SyntaxError in scoring, past the rule-failure lines, and the run failed after
+    # every answer was paid for. It is now that row's one line at load; the rest are scored.
+    good = next(i for i in ITEMS if i["type"] == "key information extraction cn" and i["predict"])
+    broken = {**good, "id": 9002, "answers": ["{'公司': '旧城'"]}
+    folder = _copy(tmp_path / "ocrbench-v2", [good, broken])
+    out = tmp_path / "out"
+    table = [(f"#q{i['id']}.", good["predict"]) for i in (good, broken)]
+    with FakeOpenAIServer(reply_table=table) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+            f"ocrbench-v2,path={folder}", "-q", "--db", tmp_path / "db", "--out", out,
+            "--bootstrap", "0", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "answers: the reference is not a Python dict literal: \"{'公司': '旧城'\"" in proc.stderr
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    assert model["metrics"]["ocrbench_v2_cn"]["value"] == EXPECTED[good["id"]]["score"]
