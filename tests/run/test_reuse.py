@@ -15,7 +15,9 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ import lmmprobe.judge.step as judge_step
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.api import Evaluation
+from lmmprobe.run.manifest import source_changes
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 N = 24
@@ -294,3 +297,52 @@ def test_a_run_whose_rows_were_lost_is_not_copied(tmp_path: Path, lost: str) -> 
     assert len(_stored(db, again.run_id)[0]) == N
     # That complete, whole re-run is a source again.
     assert _run(data, db, tmp_path / "d").outcome.reused_from == plain.run_id
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
+
+
+def test_a_checkout_edited_since_is_not_the_same_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout with uncommitted changes records "COMMIT+dirty" whatever the changes are: a
+    # matcher edited between two runs left the manifests equal and the second run copied
+    # rows the edited code would score otherwise. The changes' hash tells them apart.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    monkeypatch.setattr(runner, "git_commit_later", lambda: _done("0" * 40 + "+dirty"))
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("edit-1"))
+    first = _run(data, db, tmp_path / "a")
+    assert first.outcome.manifest["source_changes"] == "edit-1"
+    assert _run(data, db, tmp_path / "b").outcome.reused_from == first.run_id
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("edit-2"))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "pkg" / "m.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("*.pyc\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    pkg = repo / "pkg"
+    assert source_changes(pkg) is None  # clean
+    (pkg / "m.py").write_text("x = 2\n")
+    one = source_changes(pkg)
+    (pkg / "m.py").write_text("x = 3\n")
+    two = source_changes(pkg)
+    assert one is not None and two is not None and one != two
+    (pkg / "new.py").write_text("y = 1\n")  # a new module, not yet added
+    three = source_changes(pkg)
+    assert three not in (None, two)
+    (pkg / "new.pyc").write_bytes(b"ignored")
+    assert source_changes(pkg) == three
+    assert source_changes(tmp_path / "nowhere") is None  # not a checkout

@@ -59,7 +59,7 @@ from lmmprobe.run.executor import (
     model_session,
 )
 from lmmprobe.run.keys import ask_key
-from lmmprobe.run.manifest import build_manifest, git_commit_later
+from lmmprobe.run.manifest import build_manifest, git_commit_later, source_changes_later
 from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import SCORER_VERSION, check_names, score_response, with_usage
@@ -1006,6 +1006,7 @@ def _execute_run(
     servers: list[StartableModel] = []  # models that run a server of their own: stopped below
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
+        changes = source_changes_later()
         # Resolve everything that can fail on bad input before any model work starts.
         with remembered_images(store):  # an image file checked by an earlier run is not again
             inputs = resolve_inputs(spec, chunked=True)
@@ -1036,6 +1037,10 @@ def _execute_run(
             spec, identities, fingerprint, load.count, commit=commit, places=places
         )
         manifest["scorer_version"] = SCORER_VERSION
+        if str(manifest.get("git_commit") or "").endswith("+dirty"):
+            # The uncommitted code itself: a checkout edited since an identical run is not
+            # that run's code (`lmmprobe.store.reuse` compares the manifests).
+            manifest["source_changes"] = changes.result()
         recorded_spec = spec.model_dump(mode="json")
         store.create_run(run_id, recorded_spec, str(out_dir))
         # An identical earlier run (same data, spec, manifest, scorer; its answers untouched

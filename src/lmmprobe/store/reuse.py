@@ -12,7 +12,8 @@ instead of planning, scoring and writing them row by row. What must match, all o
 - **the run's spec**, every field but where results are written (``out``) and the store's
   path (``db``): models, data spec, limit, repeats, seed, prompts, matcher, generation
   settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
-- **the manifest**: lmmprobe's version and git commit, Python, the platform, the key
+- **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
+  changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
   libraries' versions, every model's identity, the data fingerprint's version, the prompts'
   default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
   scoring code must bump.
