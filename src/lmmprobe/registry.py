@@ -46,6 +46,9 @@ from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
+_SHOWN = 40
+"""How much of an unknown name an error quotes (as `lmmprobe.schema.text.SHOWN_CHARS`)."""
+
 
 class RegistryError(LookupError):
     """An unknown name, a missing optional dependency, or a plugin that fails to load."""
@@ -341,9 +344,18 @@ class Registry(Generic[T]):
         return rows
 
     def unknown(self, name: str) -> RegistryError:
-        """The error for a name that is not registered, listing the known ones."""
+        """The error for a name that is not registered, listing the known ones.
+
+        A long name is quoted cut (its length said), as every echo of a value is: a pasted
+        100,000-character ``--matcher`` made a 100 KB error line.
+        """
         known = ", ".join(self.names()) or "(none)"
-        return RegistryError(f"unknown {self.kind} {name!r}; known: {known}")
+        shown = (
+            repr(name)
+            if len(name) <= _SHOWN
+            else f"{name[:_SHOWN]!r}... ({len(name):,} characters)"
+        )
+        return RegistryError(f"unknown {self.kind} {shown}; known: {known}")
 
     def get(self, name: str) -> T:
         """Return the entry, importing a lazy one.

@@ -90,6 +90,16 @@ def test_unknown_matcher_lists_the_known_ones() -> None:
     )
 
 
+def test_a_long_unknown_name_is_quoted_cut() -> None:
+    # A pasted 100,000-character --matcher was echoed whole: a 100 KB error line.
+    proc = lmmprobe("run", "--matcher", "x" * 100_000)
+    assert proc.returncode == 2
+    assert f"unknown matcher {'x' * 40!r}... (100,000 characters); known: dysca," in said(
+        proc.stderr
+    )
+    assert len(proc.stderr) < 2_000
+
+
 def test_unknown_prompt_style_lists_the_known_ones() -> None:
     proc = lmmprobe("run", "--prompt-style", "fancy")
     assert proc.returncode == 2

@@ -166,3 +166,67 @@ def test_the_linear_key_value_scan_finds_what_the_scripts_pattern_finds(text: st
 @given(_PATTERN_TEXT)
 def test_the_linear_bracket_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
     assert bracketed_items(text) == re.findall(ITEM, text)
+
+
+_LEAF = st.one_of(
+    st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.floats(), st.text(max_size=12)
+)
+_JSON = st.recursive(
+    _LEAF,
+    lambda c: st.one_of(
+        st.lists(c, max_size=4), st.dictionaries(st.text(max_size=4), c, max_size=4)
+    ),
+    max_leaves=10,
+)
+_RULE_FAILURES = (ValueError, ZeroDivisionError, TypeError, KeyError, IndexError, AttributeError)
+"""What `metrics.builtin.ocrbench_v2` turns into a 0 with a warning (eval.py stopping)."""
+
+
+@needs_wordnet
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from(TASK_TYPES),
+    answers=st.one_of(
+        st.lists(
+            st.one_of(st.text(max_size=30), st.sampled_from(["{'a': 1", "x y", "{'k': ['a']}"])),
+            min_size=1,
+            max_size=3,
+        ),
+        _JSON,
+    ),
+    fields=st.tuples(_JSON, _JSON, _JSON),
+    predict=st.one_of(
+        st.text(max_size=60),
+        st.sampled_from(
+            [
+                "{'a': [",
+                "[" * 3000,
+                "(" * 300 + ")" * 300,
+                "[[nan, 1, 2, 3]]",
+                "[1e400, 2, 3, 4]",
+                '{"answer": "x", "bbox": [1, "a", null, 4]}',
+            ]
+        ),
+    ),
+)
+def test_any_item_and_answer_scores_or_fails_as_a_rule_failure(
+    kind: str, answers: object, fields: tuple[object, object, object], predict: str
+) -> None:
+    # Items from a data file (any JSON in the rule's fields) and answers from a model: a score,
+    # or one of the failures the metric turns into a 0 with a line; never another exception.
+    ev, bbox, content = fields
+    item = OcrbenchV2Item(kind, "html markdown", answers, ev, bbox, content)
+    try:
+        score, ignored = score_item(item, predict)
+    except _RULE_FAILURES:
+        return
+    assert isinstance(score, int | float) and isinstance(ignored, bool)
+
+
+@pytest.mark.parametrize("gold", ["{'a': 1", "x y", "[1, 2]", "(" * 300 + ")" * 300])
+def test_a_chinese_key_information_reference_no_dict_is_a_rule_failure(gold: str) -> None:
+    # eval.py's ast.literal_eval stops on it (SyntaxError, or .items() of a list): a named
+    # ValueError here, which the metric turns into a 0 with a line (an import's rows).
+    item = OcrbenchV2Item("key information extraction cn", "", [gold], None, None, None)
+    with pytest.raises(ValueError, match="the reference is not a Python dict literal"):
+        score_item(item, "{}")

@@ -104,6 +104,21 @@ def test_unknown_matcher_fails_before_the_run_starts(tmp_path) -> None:
         assert store.list_runs() == []
 
 
+def test_benchmark_named_as_a_benchmarks_matcher_fails_before_the_run_starts(tmp_path) -> None:
+    # `benchmark` is the run's choice of each benchmark's own matcher, not a matcher: given as
+    # one benchmark's (a crafted spec), a run would stop at that benchmark's first answer.
+    spec = RunSpec.model_validate(
+        {
+            "models": ["first"],
+            "formulate": {"matcher": "benchmark", "matchers": {"mme": "benchmark"}},
+        }
+    )
+    with Store(tmp_path / "db.sqlite") as store:
+        with pytest.raises(RegistryError, match="unknown matcher 'benchmark'; known: "):
+            execute_run(spec, store=store)
+        assert store.list_runs() == []
+
+
 @pytest.mark.parametrize("index", [-1, 99])
 def test_matcher_index_outside_the_options_is_an_error_not_an_answer(tmp_path, index: int) -> None:
     @MATCHERS.register("out-of-range")

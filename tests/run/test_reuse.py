@@ -15,19 +15,22 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 from PIL import Image
 from tests.choice_rows import CHOICE_ASK
-from tests.console import lmmprobe
+from tests.console import lmmprobe, lmmprobe_with_key
 
 import lmmprobe.judge.step as judge_step
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.api import Evaluation
+from lmmprobe.run.manifest import source_changes
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 N = 24
@@ -244,3 +247,102 @@ def test_the_console_says_the_rows_were_copied(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     assert "note: rows copied from run " in again.stderr
     assert f"first: {N} requests, {N} from the store, 0 sent, 0 errors" in again.stdout
+
+
+def test_a_judged_copy_of_a_run_is_never_a_source(tmp_path: Path, server: FakeOpenAIServer) -> None:
+    # `lmmprobe judge A` records A's spec plus the judges, A's manifest and A's rows as A
+    # scored them. A --no-cache run since replaced A's answers; a run with the same judges
+    # must score what is stored now, as its plain re-run does, not copy the judged run's rows.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    vlm, judge = f"openai:fake-vlm@{server.base_url}", f"openai:judge-b@{server.base_url}"
+    args = ["-m", vlm, "-d", str(data), "--db", str(db)]
+    first = lmmprobe_with_key("run", *args, "--out", tmp_path / "a")
+    assert first.returncode == 0, first.stderr
+    server.reply_table = [(f"@judge-b {CHOICE_ASK}", "B"), (CHOICE_ASK, "A")] + [
+        (f"Which animal is item{i}?", "(C)") for i in range(N)
+    ]
+    replaced = lmmprobe_with_key("run", *args, "--no-cache", "--out", tmp_path / "b")
+    assert replaced.returncode == 0, replaced.stderr
+    with sqlite3.connect(db) as c:
+        (first_id,) = c.execute("SELECT id FROM runs ORDER BY created_at LIMIT 1").fetchone()
+    judged = lmmprobe_with_key(
+        "judge", first_id, "--judge", judge, "--db", db, "--out", tmp_path / "j"
+    )
+    assert judged.returncode == 0, judged.stderr
+    again = lmmprobe_with_key("run", *args, "--judge", judge, "--out", tmp_path / "c")
+    assert again.returncode == 0, again.stderr
+    assert "rows copied" not in again.stderr
+    plain = evaluate(models=[vlm], data=str(data), db=str(db), out=str(tmp_path / "p"),
+                     judge={"judges": [judge]}, reuse=False)  # fmt: skip
+    with sqlite3.connect(db) as c:
+        (again_id,) = c.execute(
+            "SELECT id FROM runs WHERE out_dir = ?", (str(tmp_path / "c"),)
+        ).fetchone()
+    assert _stored(db, again_id) == _stored(db, plain.run_id)
+    assert _normalized(tmp_path / "c") == _normalized(tmp_path / "p")
+
+
+@pytest.mark.parametrize("lost", ["scores", "samples"])
+def test_a_run_whose_rows_were_lost_is_not_copied(tmp_path: Path, lost: str) -> None:
+    # A damaged store (a row of the earlier run gone): a copy would hold fewer rows than the
+    # plain re-run (or refer to a sample it does not hold); the run scores again instead.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    first = _run(data, db, tmp_path / "a")
+    with sqlite3.connect(db) as c:
+        c.execute(f"DELETE FROM {lost} WHERE run_id = ? AND sample_id = 'q05'", (first.run_id,))
+    again = _run(data, db, tmp_path / "b")
+    assert again.outcome.reused_from is None
+    plain = _run(data, db, tmp_path / "c", reuse=False)
+    assert _stored(db, again.run_id) == _stored(db, plain.run_id)
+    assert len(_stored(db, again.run_id)[0]) == N
+    # That complete, whole re-run is a source again.
+    assert _run(data, db, tmp_path / "d").outcome.reused_from == plain.run_id
+
+
+def _done(value: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+    future.set_result(value)
+    return future
+
+
+def test_a_checkout_edited_since_is_not_the_same_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A checkout with uncommitted changes records "COMMIT+dirty" whatever the changes are: a
+    # matcher edited between two runs left the manifests equal and the second run copied
+    # rows the edited code would score otherwise. The changes' hash tells them apart.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    monkeypatch.setattr(runner, "git_commit_later", lambda: _done("0" * 40 + "+dirty"))
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("edit-1"))
+    first = _run(data, db, tmp_path / "a")
+    assert first.outcome.manifest["source_changes"] == "edit-1"
+    assert _run(data, db, tmp_path / "b").outcome.reused_from == first.run_id
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("edit-2"))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "pkg" / "m.py").write_text("x = 1\n")
+    (repo / ".gitignore").write_text("*.pyc\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    pkg = repo / "pkg"
+    assert source_changes(pkg) is None  # clean
+    (pkg / "m.py").write_text("x = 2\n")
+    one = source_changes(pkg)
+    (pkg / "m.py").write_text("x = 3\n")
+    two = source_changes(pkg)
+    assert one is not None and two is not None and one != two
+    (pkg / "new.py").write_text("y = 1\n")  # a new module, not yet added
+    three = source_changes(pkg)
+    assert three not in (None, two)
+    (pkg / "new.pyc").write_bytes(b"ignored")
+    assert source_changes(pkg) == three
+    assert source_changes(tmp_path / "nowhere") is None  # not a checkout

@@ -26,6 +26,7 @@ from lmmprobe.run import CostMeter, ModelOutcome, RunOutcome, new_run_id
 from lmmprobe.run.runner import EarlierKeys, answers_status, priced
 from lmmprobe.schema import JudgeConfig, RunSpec, Sample
 from lmmprobe.store import Store
+from lmmprobe.store.reuse import JUDGED_FROM
 
 __all__ = ["StoredLoad", "judged_spec", "score_chunks", "stored_outcome"]
 
@@ -134,7 +135,9 @@ def stored_outcome(
         store.path,
         out_dir,
         load,
-        dict(manifest),
+        # Its rows are `source`'s as recorded, not scored here: never an identical run's
+        # source (`lmmprobe.store.reuse`).
+        {**manifest, JUDGED_FROM: source},
         models=models,
         meter=CostMeter(spec.max_cost, spec.prices),
         unusable_images=unusable,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -26,6 +26,10 @@ from lmmprobe.metrics.text import MetricUnavailable
 
 __all__ = [
     "KEY_VALUE",
+    "MAX_COMBINATIONS",
+    "MAX_TREE_NODES",
+    "MAX_TREE_PAIRS",
+    "TreeTooLarge",
     "compute_f1_score",
     "convert_markdown_table_to_html",
     "convert_str_to_dict",
@@ -40,6 +44,45 @@ __all__ = [
 ]
 
 _EXTRA = "pip install 'lmmprobe[ocrbench]'"
+
+MAX_TREE_PAIRS = 250_000
+"""The most node pairs (answer's tree x reference's) a tree edit distance is computed over.
+
+APTED (TEDS) and Zhang-Shasha (STEDS), in pure Python, take about 50 and 100 microseconds a
+node pair: a 200-line document against a 200-line reference about 4 s, but a runaway answer
+of 800 lines several minutes, and one of thousands of table rows hours. OCRBench v2's
+references are a page (tens to a few hundred nodes), so every answer of a comparable size is
+scored exactly; past the bound the scripts' score is not computed (`TreeTooLarge`: the answer
+scores 0 with a warning, as where the scripts stop). Where the answer's tree has R times the
+reference's nodes, the scripts' score lies within 1/R of 0 (the distance is at least the
+difference of the node counts, at most their sum)."""
+
+MAX_TREE_NODES = 4_000
+"""The most nodes either tree may have: APTED's and the document tree's building take time
+quadratic in one tree's nodes alone (a 6,000-node table against a one-row reference: 6 s)."""
+
+MAX_COMBINATIONS = 4_096
+"""The most combinations of a key information reference's listed values that are tried."""
+
+
+class TreeTooLarge(ValueError):
+    """An answer (or reference) past `MAX_TREE_NODES` or `MAX_TREE_PAIRS` for its tree distance."""
+
+
+def _check_pairs(what: str, answer_nodes: int, reference_nodes: int) -> None:
+    pairs = answer_nodes * reference_nodes
+    if max(answer_nodes, reference_nodes) > MAX_TREE_NODES:
+        raise TreeTooLarge(
+            f"{what} of {answer_nodes:,} nodes against a reference of {reference_nodes:,}: "
+            f"past the bound of {MAX_TREE_NODES:,} nodes a tree (minutes of tree edit "
+            "distance); not computed"
+        )
+    if pairs > MAX_TREE_PAIRS:
+        raise TreeTooLarge(
+            f"{what} of {answer_nodes:,} nodes against a reference of {reference_nodes:,}: "
+            f"{pairs:,} node pairs, past the bound of {MAX_TREE_PAIRS:,} "
+            "(minutes of tree edit distance); not computed"
+        )
 
 
 @dataclass
@@ -109,7 +152,9 @@ def teds(pred: str, true: str) -> float:
     if not pred_tables or not true_tables:
         return 0.0
     p, t = pred_tables[0], true_tables[0]
-    n_nodes = max(len(p.xpath(".//*")), len(t.xpath(".//*")))
+    p_nodes, t_nodes = len(p.xpath(".//*")), len(t.xpath(".//*"))
+    _check_pairs("a table", p_nodes + 1, t_nodes + 1)
+    n_nodes = max(p_nodes, t_nodes)
 
     class _Config(Config):  # type: ignore[misc]
         def rename(self, a: _Node, b: _Node) -> float:
@@ -301,6 +346,7 @@ def generate_combinations(answer: Any) -> list[dict[Any, Any]]:
     """
     if isinstance(answer, dict):
         keys = list(answer)
+        _check_combinations(answer.values())
         return [dict(zip(keys, combo, strict=True)) for combo in product(*answer.values())]
     text = str(answer).strip('"')
     try:
@@ -317,7 +363,23 @@ def generate_combinations(answer: Any) -> list[dict[Any, Any]]:
         raise ValueError(f"the answer is not a dict: {text[:80]!r}")
     keys = list(parsed)
     values = [v if isinstance(v, list) else [v] for v in parsed.values()]
+    _check_combinations(values)
     return [dict(zip(keys, combo, strict=True)) for combo in product(*values)]
+
+
+def _check_combinations(values: Iterable[Any]) -> None:
+    """Refuse a reference whose listed values combine past `MAX_COMBINATIONS`.
+
+    The scripts' product of 40 keys of two values each is 2**40 dicts: it never ends.
+    """
+    total = 1
+    for v in values:
+        total *= len(v) if isinstance(v, list | tuple) else 1
+        if total > MAX_COMBINATIONS:
+            raise ValueError(
+                f"the reference's listed values combine into more than {MAX_COMBINATIONS:,} "
+                "dicts; not scored"
+            )
 
 
 def _kie_norm(value: Any) -> Any:
@@ -397,6 +459,9 @@ def doc_parsing_evaluation(pred: Any, gt: str) -> float:
         raise MetricUnavailable(f"OCRBench v2's document parsing needs zss: {_EXTRA}") from exc
     if not isinstance(pred, str):
         return 0
+    # A tree has ROOT, TITLE and a node per line: counted before it is built (each line's
+    # place is found by a search of the tree so far, itself quadratic in the lines).
+    _check_pairs("a document", pred.count("\n") + 3, gt.count("\n") + 3)
     pred_tree, gt_tree = _doc_tree(pred), _doc_tree(gt)
     distance = simple_distance(pred_tree, gt_tree, label_dist=_label_distance)
     nodes = max(len(list(pred_tree.iter())), len(list(gt_tree.iter())))

@@ -59,6 +59,7 @@ from lmmprobe.metrics._ocrbench_v2_rules import (
     vqa_with_position_evaluation,
 )
 from lmmprobe.metrics._ocrbench_v2_struct import (
+    TreeTooLarge,
     compute_f1_score,
     convert_markdown_table_to_html,
     convert_str_to_dict,
@@ -80,6 +81,7 @@ __all__ = [
     "OcrbenchV2Summary",
     "group_of",
     "ocrbench_v2_summary",
+    "reference_dict",
     "score_item",
 ]
 
@@ -204,6 +206,8 @@ def _table(item: OcrbenchV2Item, predict: str, markdown_allowed: bool) -> float:
             return 0
         try:
             return teds(wrap_html_table(body), wrap_html_table(gold))
+        except TreeTooLarge:
+            raise  # not a failure of TEDS: ours, past its bound (scored 0 with a warning)
         except Exception:  # eval.py: any failure of TEDS on an HTML table scores 0
             return 0
     if "markdown" in item.question.lower():
@@ -217,11 +221,28 @@ def _kie(item: OcrbenchV2Item, predict: str, cn: bool) -> float:
         raise ValueError(f"a key information question has {len(item.answers)} answers, not 1")
     gold: Any = item.answers[0]
     if cn:
-        parsed = ast.literal_eval(gold)
+        parsed = reference_dict(gold)
         gold = {k: v if isinstance(v, list) else [v] for k, v in parsed.items()}
     combos = generate_combinations(gold)
     pred = convert_str_to_dict(predict)
     return max((compute_f1_score(pred, c) for c in combos), default=0)
+
+
+def reference_dict(gold: Any) -> dict[Any, Any]:
+    """A Chinese key information reference read as eval.py reads it (``ast.literal_eval``).
+
+    Raises:
+        ValueError: It is not a Python dict literal (eval.py stops there: a ``SyntaxError``
+            or an ``AttributeError``), named with its start.
+
+    """
+    try:
+        parsed = ast.literal_eval(gold)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"the reference is not a Python dict literal: {str(gold)[:80]!r}")
+    return parsed
 
 
 def _ocr(predict: str, gold: str) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import platform
 import subprocess
 import sys
@@ -74,6 +75,53 @@ def git_commit(path: Path | None = None) -> str | None:
     if head.returncode != 0:
         return None
     return out.strip() + ("+dirty" if dirty.strip() else "")
+
+
+_MAX_UNTRACKED = 1_000
+"""Untracked files of the package hashed by `source_changes` (past it: each name, not bytes)."""
+
+
+def source_changes(path: Path | None = None) -> str | None:
+    """SHA-256 of lmmprobe's uncommitted source (None in a clean checkout or outside one).
+
+    `git_commit`'s ``+dirty`` says the code is not the commit's, not which code it is: two
+    runs of a checkout edited between them record the same commit. This hashes the package's
+    changes against ``HEAD`` (``git diff HEAD``) and its untracked, not ignored files (a new
+    module), so a run recorded with it (`lmmprobe.store.reuse` compares it) tells them apart.
+    """
+    where = path or Path(__file__).resolve().parents[1]
+    try:
+        diff = subprocess.run(
+            ["git", "diff", "HEAD", "--no-ext-diff", "--no-color", "--binary", "--", "."],
+            cwd=where, capture_output=True, timeout=10, check=False,
+        )  # fmt: skip
+        others = subprocess.run(
+            ["git", "ls-files", "--others", "--exclude-standard", "-z", "--", "."],
+            cwd=where, capture_output=True, timeout=10, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if diff.returncode != 0 or others.returncode != 0:
+        return None
+    names = sorted(n for n in others.stdout.split(b"\0") if n)
+    if not diff.stdout and not names:
+        return None
+    h = hashlib.sha256(diff.stdout)
+    for n, name in enumerate(names):
+        h.update(b"\0" + name + b"\0")
+        if n < _MAX_UNTRACKED:
+            with contextlib.suppress(OSError):
+                h.update((where / name.decode("utf-8", "surrogateescape")).read_bytes())
+    return h.hexdigest()
+
+
+def source_changes_later(path: Path | None = None) -> Future[str | None]:
+    """`source_changes` started in a background thread, as `git_commit_later` is."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-git")
+    try:
+        return pool.submit(source_changes, path)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def git_commit_later(path: Path | None = None) -> Future[str | None]:

@@ -60,7 +60,7 @@ from lmmprobe.run.executor import (
     model_session,
 )
 from lmmprobe.run.keys import ask_key
-from lmmprobe.run.manifest import build_manifest, git_commit_later
+from lmmprobe.run.manifest import build_manifest, git_commit_later, source_changes_later
 from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import SCORER_VERSION, check_names, score_response, with_usage
@@ -407,16 +407,38 @@ def plan_requests(
     formulator = Formulator(spec.formulate, spec.gen, spec.seed, spec.repeats)
     ident = identity.cache_id()
     rows = []
-    circular = spec.formulate.circular
     sweep = [p.label for p in spec.frame_policies()] if len(spec.frame_policies()) > 1 else []
     for sample in samples:
         if sweep:
             rows += _swept(formulator, sample, sweep, spec.repeats, ident)
             continue
-        times = len(sample.choices or ()) if circular and sample.is_choice else spec.repeats
-        for repeat in range(times):
+        for repeat in range(_times_asked(sample, spec)):
             rows.append((sample, _keyed(formulator, sample, repeat, ident)))
     return rows
+
+
+def _times_asked(sample: Sample, spec: RunSpec) -> int:
+    """How many rows `plan_requests` gives `sample` outside a frame sweep (CircularEval or repeats)."""
+    return (
+        len(sample.choices or ()) if spec.formulate.circular and sample.is_choice else spec.repeats
+    )
+
+
+def planned_rows(load: LoadResult | StreamedLoad, spec: RunSpec) -> int | None:
+    """How many score rows each model of a run of `spec` on `load` has (`plan_requests`' count).
+
+    Counted without formulating anything, so an identical earlier run's rows can be checked
+    whole before they are copied (`lmmprobe.store.reuse`). None where the count needs every
+    sample and `load` is read in chunks (CircularEval over a streamed load).
+    """
+    policies = len(spec.frame_policies())
+    if policies > 1:
+        return load.count * policies * spec.repeats
+    if not spec.formulate.circular:
+        return load.count * spec.repeats
+    if isinstance(load, StreamedLoad):
+        return None
+    return sum(_times_asked(s, spec) for s in load.samples)
 
 
 def _swept(
@@ -999,6 +1021,7 @@ def _execute_run(
     servers: list[StartableModel] = []  # models that run a server of their own: stopped below
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
+        changes = source_changes_later()
         # Resolve everything that can fail on bad input before any model work starts.
         with remembered_images(store):  # an image file checked by an earlier run is not again
             inputs = resolve_inputs(spec, chunked=True, remember=store)
@@ -1029,6 +1052,10 @@ def _execute_run(
             spec, identities, fingerprint, load.count, commit=commit, places=places
         )
         manifest["scorer_version"] = SCORER_VERSION
+        if str(manifest.get("git_commit") or "").endswith("+dirty"):
+            # The uncommitted code itself: a checkout edited since an identical run is not
+            # that run's code (`lmmprobe.store.reuse` compares the manifests).
+            manifest["source_changes"] = changes.result()
         recorded_spec = spec.model_dump(mode="json")
         store.create_run(run_id, recorded_spec, str(out_dir))
         # An identical earlier run (same data, spec, manifest, scorer; its answers untouched
@@ -1037,7 +1064,9 @@ def _execute_run(
         reused = (
             None
             if spec.no_cache or not reuse
-            else store.reuse_identical_run(run_id, recorded_spec, manifest, spec.models)
+            else store.reuse_identical_run(
+                run_id, recorded_spec, manifest, spec.models, rows=planned_rows(load, spec)
+            )
         )
         if reused is None and not isinstance(load, StreamedLoad):
             store.put_samples(run_id, load.samples)

@@ -93,7 +93,9 @@ def check_names(config: FormulateConfig) -> None:
             plugin fails to load.
 
     """
-    for name in {config.matcher, *config.matchers.values()} - {BENCHMARK_MATCHER}:
+    # `benchmark` is the run's choice of each benchmark's own matcher, never a benchmark's:
+    # named in `matchers` it is checked (and refused) here, not met while scoring.
+    for name in ({config.matcher} - {BENCHMARK_MATCHER}) | set(config.matchers.values()):
         MATCHERS.get(name)
     PROMPT_STYLES.get(config.prompt_style)
 

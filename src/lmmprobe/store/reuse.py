@@ -12,10 +12,18 @@ instead of planning, scoring and writing them row by row. What must match, all o
 - **the run's spec**, every field but where results are written (``out``) and the store's
   path (``db``): models, data spec, limit, repeats, seed, prompts, matcher, generation
   settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
-- **the manifest**: lmmprobe's version and git commit, Python, the platform, the key
+- **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
+  changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
   libraries' versions, every model's identity, the data fingerprint's version, the prompts'
   default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
   scoring code must bump.
+- **the rows**: the earlier run holds a sample row for each of the data's samples and, for
+  each model, as many score rows as this run would write (`lmmprobe.run.runner.planned_rows`),
+  each of them a stored sample's: a damaged store (a row lost or edited away) is not copied.
+- **the run's own scoring**: the earlier run scored its rows itself. A run made by ``lmmprobe
+  judge`` holds another run's rows as that run recorded them (its manifest names the run,
+  ``judged_from``), so it is never a source: its answers may have been replaced before it
+  was made, which its own times cannot tell.
 - **the answers**: the earlier run ended ``complete`` (no error row, nothing stopped), and
   every answer its rows were scored from is still stored, a success, written no later than
   the earlier run's last update (no answer was replaced since, by a ``--no-cache`` run say).
@@ -38,6 +46,7 @@ from lmmprobe.store.runs import decode_column
 __all__ = [
     "IGNORED_MANIFEST_FIELDS",
     "IGNORED_SPEC_FIELDS",
+    "JUDGED_FROM",
     "AnswerTotals",
     "copy_run_rows",
     "find_identical_run",
@@ -71,6 +80,9 @@ class AnswerTotals:
     redacted: int = 0
 
 
+JUDGED_FROM = "judged_from"
+"""Manifest field of a run ``lmmprobe judge`` made: the stored run whose rows it holds."""
+
 IGNORED_MANIFEST_FIELDS = frozenset({"judge"})
 """Manifest fields written after a run's rows: the judging step's record of its judges (the
 judges themselves are in the spec, and a run that copies rows judges them again)."""
@@ -92,6 +104,7 @@ def find_identical_run(
     spec: Mapping[str, Any],
     manifest: Mapping[str, Any],
     models: list[str],
+    rows: int,
 ) -> tuple[str, dict[str, AnswerTotals]] | None:
     """The newest earlier run whose rows `run_id` may copy (the rule above), and its totals.
 
@@ -101,6 +114,7 @@ def find_identical_run(
         spec: The new run's spec as recorded (secrets redacted, JSON values).
         manifest: The new run's manifest as it will be recorded (the same form).
         models: The new run's models as the store records them, in the run's order.
+        rows: The score rows each of its models has (`lmmprobe.run.runner.planned_rows`).
 
     Returns:
         The earlier run's id and, per recorded model, its answers' totals; None if none fits.
@@ -108,7 +122,10 @@ def find_identical_run(
     """
     data = manifest.get("data")
     fingerprint = data.get("fingerprint") if isinstance(data, dict) else None
+    samples = data.get("samples") if isinstance(data, dict) else None
     if not isinstance(fingerprint, str) or "scorer_version" not in manifest:
+        return None
+    if JUDGED_FROM in manifest or not isinstance(samples, int):
         return None
     wanted_spec = _comparable_spec(spec)
     candidates = c.execute(
@@ -120,16 +137,24 @@ def find_identical_run(
         their_spec = decode_column(spec_text)
         if their_spec is None or _comparable_spec(their_spec) != wanted_spec:
             continue
-        if _comparable_manifest(decode_column(manifest_text)) != _comparable_manifest(manifest):
+        their_manifest = decode_column(manifest_text)
+        if their_manifest is None or JUDGED_FROM in their_manifest:
+            continue  # not scored by that run: another run's rows, as recorded (the rule)
+        if _comparable_manifest(their_manifest) != _comparable_manifest(manifest):
             continue
-        totals = _answer_totals(c, earlier, float(updated_at), models)
+        (stored_samples,) = c.execute(
+            "SELECT count(*) FROM samples WHERE run_id = ?", (earlier,)
+        ).fetchone()
+        if stored_samples != samples:
+            continue
+        totals = _answer_totals(c, earlier, float(updated_at), models, rows)
         if totals is not None:
             return earlier, totals
     return None
 
 
 def _answer_totals(
-    c: sqlite3.Connection, earlier: str, until: float, models: list[str]
+    c: sqlite3.Connection, earlier: str, until: float, models: list[str], expected: int
 ) -> dict[str, AnswerTotals] | None:
     """Per model, the totals over the answers of `earlier`'s rows; None where one fails the rule."""
     stored = [
@@ -143,14 +168,17 @@ def _answer_totals(
         seen: set[str] = set()
         rows = c.execute(
             "SELECT s.key, s.error_type, r.key, r.error_type, r.created_at, r.latency_s, "
-            "r.prompt_tokens, r.completion_tokens, r.redacted FROM scores s "
+            "r.prompt_tokens, r.completion_tokens, r.redacted, p.sample_id FROM scores s "
             "LEFT JOIN responses r ON r.key = s.key "
+            "LEFT JOIN samples p ON p.run_id = s.run_id AND p.sample_id = s.sample_id "
             "WHERE s.run_id = ? AND s.model = ? ORDER BY s.rowid",
             (earlier, model),
         )
-        for key, row_error, found, error, created, latency, pt, ct, redacted in rows:
+        for key, row_error, found, error, created, latency, pt, ct, redacted, sample in rows:
             if row_error is not None or found is None or error is not None or created > until:
                 return None
+            if sample is None:
+                return None  # a row of a sample the run does not hold: damaged
             totals.rows += 1
             if key in seen:
                 continue  # asked once: a re-run counts each request key once
@@ -160,6 +188,8 @@ def _answer_totals(
             totals.prompt_tokens += pt or 0
             totals.completion_tokens += ct or 0
             totals.redacted += bool(redacted)
+        if totals.rows != expected:
+            return None  # rows lost (or added) since the run wrote them: damaged
     return out
 
 

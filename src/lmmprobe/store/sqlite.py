@@ -884,6 +884,8 @@ class Store:
         spec: dict[str, Any],
         manifest: dict[str, Any],
         models: Sequence[str],
+        *,
+        rows: int | None,
     ) -> tuple[str, dict[str, AnswerTotals]] | None:
         """Give run `run_id` the sample and score rows of an identical earlier run, if one is here.
 
@@ -895,6 +897,9 @@ class Store:
             spec: Its spec (``RunSpec.model_dump(mode="json")``).
             manifest: Its manifest, as `update_run` will record it.
             models: Its model specs, in order.
+            rows: The score rows each model of it has (`lmmprobe.run.runner.planned_rows`):
+                an earlier run holding other counts (a damaged store) is not copied; None
+                (not known without reading the data again) copies nothing.
 
         Returns:
             The earlier run's id and, per model spec as given, its answers' totals (what a
@@ -902,6 +907,8 @@ class Store:
 
         """
         labels = {self.recorded_spec(m): m for m in models}
+        if rows is None:
+            return None
         with self.transaction(doing=f"reusing an identical run's rows for run {run_id}") as c:
             found = find_identical_run(
                 c,
@@ -909,6 +916,7 @@ class Store:
                 recorded_form(redact_record(spec)),
                 recorded_form(redact_record(manifest)),
                 list(labels),
+                rows,
             )
             if found is None:
                 return None

@@ -334,3 +334,18 @@ def test_a_tool_version_for_a_leaderboard_folder_is_refused_not_ignored(tmp_path
     assert "a folder scored as a leaderboard set takes --benchmark and --format only" in (
         " ".join(proc.stderr.split())
     )
+
+
+def test_a_sets_official_figures_need_their_benchmarks_matcher_in_the_run(tmp_path: Path) -> None:
+    # Under --matcher benchmark each row is read by the matcher `formulate.matchers` names for
+    # its benchmark. A spec naming none for MME (an empty map, or another matcher) read MME's
+    # rows with lmmprobe's matcher, yet MME's figure was given as MME's reading (250 where
+    # MME's rule gives 175): not given now, as under --matcher lmmprobe.
+    SCRIPT.replies.clear()
+    SCRIPT.replies.update({**REPLIES, "g": "Certainly yes."})
+    data = f"openvlm-main,path={_copies(tmp_path / 'copies')}"
+    for n, matchers in enumerate(({}, {"mme": "lmmprobe"})):
+        ev = evaluate(models=[MODEL], data=data, db=str(tmp_path / f"db{n}"), bootstrap=0,
+                      out=str(tmp_path / f"out{n}"),
+                      formulate={"matcher": "benchmark", "matchers": matchers})  # fmt: skip
+        assert "openvlm_mme" not in ev.results.models[MODEL].metrics, matchers

@@ -141,3 +141,61 @@ def test_a_missing_library_refuses_the_figure_naming_it(tmp_path: Path) -> None:
     assert "lmmprobe[ocrbench]" in proc.stderr or "nltk.downloader wordnet" in proc.stderr
     (model,) = json.loads((out / "results.json").read_text())["models"].values()
     assert model["metrics"].get("ocrbench_v2", {}).get("value") is None
+
+
+def test_runaway_answers_are_scored_in_bounded_time_with_a_warning(tmp_path: Path) -> None:
+    # A model that repeats itself until its tokens run out: a 6,000-line document and a
+    # 3,000-row HTML table. OCRBench v2's tree edit distances (Zhang-Shasha, APTED) would take
+    # hours on them; past MAX_TREE_NODES / MAX_TREE_PAIRS each scores 0 with a line naming the
+    # sample and the bound, and the run ends with its figures. A reference whose listed
+    # values combine into 2**40 dicts (a hostile data file) is named the same way.
+    for extra in ("apted", "lxml", "zss"):
+        pytest.importorskip(extra, reason="OCRBench v2's rules need the ocrbench extra")
+    doc = next(i for i in ITEMS if i["type"] == "document parsing en" and i["predict"])
+    table = next(i for i in ITEMS if i["type"] == "table parsing en" and i["predict"])
+    kie = {**next(i for i in ITEMS if i["type"] == "key information extraction en"), "id": 9001}
+    kie["answers"] = [{f"k{n}": ["a", "b"] for n in range(40)}]
+    row = "<tr><td>tea</td><td>3.50</td></tr>"
+    replies = [
+        (f"#q{doc['id']}.", "\n".join(f"line {n} of the page" for n in range(6_000))),
+        (f"#q{table['id']}.", "<table>" + row * 3_000 + "</table>"),
+        (f"#q{kie['id']}.", '{"k0": "a"}'),
+    ]
+    folder = _copy(tmp_path / "ocrbench-v2", [doc, table, kie])
+    out = tmp_path / "out"
+    with FakeOpenAIServer(reply_table=replies) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+            f"ocrbench-v2,path={folder}", "-q", "--db", tmp_path / "db", "--out", out,
+            "--bootstrap", "0", OPENAI_API_KEY="test-key", timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "a document of 6,002 nodes against a reference of 7: past the bound of 4,000" in err
+    assert "a table of 9,001 nodes against a reference of 7: past the bound of 4,000" in err
+    assert "combine into more than 4,096 dicts" in err
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    assert model["metrics"]["ocrbench_v2"]["value"] == 0.0
+
+
+def test_a_chinese_key_information_reference_that_is_no_dict_is_its_rows_line(
+    tmp_path: Path,
+) -> None:
+    # eval.py reads such a reference with ast.literal_eval: a damaged one (a brace missing)
+    # raised SyntaxError in scoring, past the rule-failure lines, and the run failed after
+    # every answer was paid for. It is now that row's one line at load; the rest are scored.
+    good = next(i for i in ITEMS if i["type"] == "key information extraction cn" and i["predict"])
+    broken = {**good, "id": 9002, "answers": ["{'公司': '旧城'"]}
+    folder = _copy(tmp_path / "ocrbench-v2", [good, broken])
+    out = tmp_path / "out"
+    table = [(f"#q{i['id']}.", good["predict"]) for i in (good, broken)]
+    with FakeOpenAIServer(reply_table=table) as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url}", "--data",
+            f"ocrbench-v2,path={folder}", "-q", "--db", tmp_path / "db", "--out", out,
+            "--bootstrap", "0", OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "answers: the reference is not a Python dict literal: \"{'公司': '旧城'\"" in proc.stderr
+    (model,) = json.loads((out / "results.json").read_text())["models"].values()
+    assert model["metrics"]["ocrbench_v2_cn"]["value"] == EXPECTED[good["id"]]["score"]

@@ -204,15 +204,19 @@ def read_officially(ctx: MetricContext, matcher: str, figure: str, rule: str) ->
 
     """
     formulate = ctx.spec.formulate
-    # ``benchmark`` reads each row with its own benchmark's matcher (`run.scoring.matcher_for`,
-    # a set's runs): this benchmark's rows with `matcher`.
-    if formulate.method == "generate" and formulate.matcher in (matcher, "benchmark"):
+    # ``benchmark`` reads each row with the matcher `FormulateConfig.matchers` names for its
+    # benchmark (`run.scoring.matcher_for`, a set's runs), lmmprobe's where it names none: this
+    # benchmark's rows were read with `matcher` only where the map names it (a spec whose map
+    # is empty or names another read them otherwise).
+    by_benchmark = formulate.matcher == "benchmark" and matcher in formulate.matchers.values()
+    if formulate.method == "generate" and (formulate.matcher == matcher or by_benchmark):
         return True
-    reading = (
-        f"read with --matcher {formulate.matcher}"
-        if formulate.method == "generate"
-        else f"ranked by --method {formulate.method}"
-    )
+    if formulate.method != "generate":
+        reading = f"ranked by --method {formulate.method}"
+    elif formulate.matcher == "benchmark":
+        reading = "read with --matcher benchmark, whose map of matchers names no such reading"
+    else:
+        reading = f"read with --matcher {formulate.matcher}"
     log.info("%s not given: answers %s, not %s (--matcher %s)", figure, reading, rule, matcher)
     return False
 

@@ -28,7 +28,12 @@ from lmmprobe.data.benchmarks import (
 )
 from lmmprobe.data.benchmarks.standard._choice import escape_braces
 from lmmprobe.data.jsonl import read_json_file
-from lmmprobe.metrics.ocrbench_v2 import OCRBENCH_V2_COMMIT, TASK_TYPES, group_of
+from lmmprobe.metrics.ocrbench_v2 import (
+    OCRBENCH_V2_COMMIT,
+    TASK_TYPES,
+    group_of,
+    reference_dict,
+)
 from lmmprobe.schema import Sample
 
 __all__ = ["OCRBENCH_V2", "OCRBENCH_V2_DRIVE_ID"]
@@ -69,6 +74,11 @@ def _ocrbench_v2(row: Mapping[str, Any], ctx: RowContext) -> Sample:
     method = row.get("eval")
     if "eval" in row and method not in _EVAL_METHODS:
         raise RowError("eval", f"not an evaluation method eval.py knows: {str(method)[:80]!r}")
+    if kind == "key information extraction cn":
+        try:
+            reference_dict(answers[0])  # eval.py reads it so, and stops where it cannot
+        except ValueError as exc:
+            raise RowError("answers", str(exc)) from None
     if kind == "chart parsing en" and not isinstance(answers[0], dict):
         raise RowError("answers", "chart parsing expects its answer as a dict")
     if kind == "text spotting en" and not (
