@@ -247,14 +247,20 @@ def test_audit_names_the_entry_where_the_two_readings_part(tmp_path: Path) -> No
 
 def test_an_entry_whose_item_lmmprobe_cannot_ask_is_named_by_file_and_row(tmp_path: Path) -> None:
     # Before: "error: choices: 300 options, more than the 256 ..." naming no file, no entry
-    # (the item's Sample refused it and nothing caught that).
+    # (the item's Sample refused it and nothing caught that). Now named by file and row, and
+    # left out as any bad entry is (re-test 16 #13); with every entry so, the file is refused.
     many = {"sample_id": 3, "answer": 0, "answer_options": [f"o{i}" for i in range(300)],
             "prediction": "(A)"}  # fmt: skip
     path = _write(tmp_path / "pred.json", [*ENTRIES[:2], many], "json")
     done = lmmprobe("score", path, "--reader", "reform")
-    assert done.returncode == 2, done.stderr
-    assert f"{path}: row 3: choices: 300 options, more than the 256" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert f"{path}: row 3: choices: 300 options, more than the 256" in said
+    assert "(left out)" in said and "Traceback" not in done.stderr
+    alone = _write(tmp_path / "alone.json", [many], "json")
+    done = lmmprobe("score", alone, "--reader", "reform")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{alone}: row 1: choices: 300 options" in " ".join(done.stderr.split())
 
 
 def _object_file(path: Path, members: int, size: int, data: bool) -> Path:
@@ -299,3 +305,23 @@ def test_an_object_past_one_entrys_bound_with_no_data_list_is_refused(
     path = _object_file(tmp_path / "pred.json", members=5, size=1_000_000, data=False)
     with pytest.raises(DataError, match="an object of more than 2 MiB with no data list"):
         list(_stream.iter_entries(path))
+
+
+def test_an_entry_whose_item_lmmprobe_refuses_is_left_out_and_the_rest_scored(
+    tmp_path: Path,
+) -> None:
+    # Re-test 16 #13: an entry of 100,000 options (more than a sample may offer) stopped the
+    # whole file, where any other bad entry is left out in one line and the rest scored. And
+    # #14: an answer of 1e308 is named as the file wrote it, not as a 309-digit integer.
+    huge = {"sample_id": 9, "answer": 0, "answer_options": ["o"] * 100_000, "prediction": "(A)"}
+    far = {"sample_id": 10, "answer": 1e308, "answer_options": ["a", "b"], "prediction": "(A)"}
+    path = _write(tmp_path / "pred.json", [*ENTRIES[:2], huge, far, *ENTRIES[2:]], "json")
+    done = lmmprobe("score", path, "--reader", "reform", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["rows"] == 4 and doc["skipped"] == 2
+    assert doc["metrics"]["accuracy"]["value"] == 0.75  # as on the four good entries alone
+    refused, named = doc["problems"]
+    assert refused.startswith(f"{path}: row 3: ") and refused.endswith("(left out)")
+    assert len(refused) < 1_000
+    assert named == f"{path}:#4: answer: 1e+308 is not an index of the 2 options (left out)"

@@ -257,7 +257,11 @@ def _items_of(
     try:
         return make(where, pred)
     except ValidationError as exc:
-        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
+        raise RowRefused(f"{where}: row {pred.row}: {_invalid(exc)}") from None
+
+
+class RowRefused(DataError):
+    """A row whose item `Sample` refuses: that row is left out (named), the others go on."""
 
 
 def plan_import(
@@ -515,11 +519,20 @@ def _join_rows(
                     f"{where}: row {pred.row}: gold: missing; without --benchmark every row "
                     "must carry its gold answer (map it with --field gold=...)"
                 )
-            samples = (
-                _items_of(make, where, pred)
-                if make is not None
-                else [_samples_from_gold(where, pred)]
-            )
+            try:
+                samples = (
+                    _items_of(make, where, pred)
+                    if make is not None
+                    else [_samples_from_gold(where, pred)]
+                )
+            except RowRefused as exc:
+                # As a bad entry the reader left out: one row, not the whole file.
+                if strict:
+                    raise
+                plan.skipped += 1
+                if len(plan.problems) < MAX_PROBLEMS:
+                    plan.problems.append(f"{exc} (left out)")
+                continue
         else:
             if pred.sample_id is None and scheme is None:
                 raise DataError(

@@ -38,6 +38,7 @@ from lmmprobe.predictions._stream import (
 )
 from lmmprobe.predictions.imported import READERS, ImportedPrediction, Origin, ReadOptions
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import shown_value
 
 __all__ = ["REFORM_SETTINGS", "ReformEvalFile"]
 
@@ -211,7 +212,9 @@ def _choice_row(
     except (TypeError, ValueError, OverflowError):
         raise row_error(where, "answer", f"expected an option index, got {raw!r}"[:200]) from None
     if not 0 <= answer < len(options):
-        raise row_error(where, "answer", f"{answer} is not an index of the {len(options)} options")
+        # The value as the file gave it (1e308 is int() to a 309-digit number), cut if long.
+        shown = shown_value(str(raw) if isinstance(raw, int | float) else repr(raw), 40)
+        raise row_error(where, "answer", f"{shown} is not an index of the {len(options)} options")
     if type(pred) is int:
         # Likelihood inference: the index of the option the model scored highest; its text is
         # what the model chose (an index past the options is no choice lmmprobe can read).
