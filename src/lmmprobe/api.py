@@ -26,7 +26,7 @@ from lmmprobe.run import (
     connect_ray_executor,
     execute_run,
 )
-from lmmprobe.schema import JudgeConfig, RowSource, RunSpec
+from lmmprobe.schema import FormulateConfig, JudgeConfig, RowSource, RunSpec
 from lmmprobe.store import Store
 from lmmprobe.store.answer_scores import AnswerScores
 from lmmprobe.store.runs import read_run
@@ -198,6 +198,10 @@ def evaluate(
             base = formulate if isinstance(formulate, dict) else {}
             overrides["formulate"] = {**base, "matcher": matcher}
     formulate = overrides.get("formulate")
+    if isinstance(formulate, FormulateConfig):
+        # The object and its dict form mean the same run (re-test 16 #15: the object's empty
+        # map read every row of a set with lmmprobe's matcher).
+        formulate = overrides["formulate"] = formulate.model_dump(exclude_unset=True)
     if (
         isinstance(formulate, dict)
         and formulate.get("matcher") == "benchmark"  # each row by its own benchmark's matcher

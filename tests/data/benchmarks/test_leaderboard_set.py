@@ -26,6 +26,7 @@ from lmmprobe.api import evaluate
 from lmmprobe.data.benchmarks import BENCHMARKS
 from lmmprobe.metrics.builtin import leaderboard as builtin
 from lmmprobe.metrics.leaderboard import OPENVLM_COLUMNS, OPENVLM_DEFAULT, OPENVLM_MAIN
+from lmmprobe.schema import FormulateConfig
 
 SCRIPT = scripted_model("openvlm-scripted")
 MODEL = SCRIPT.name
@@ -132,6 +133,12 @@ def test_each_row_of_a_set_is_read_by_its_own_benchmarks_matcher(tmp_path: Path)
                   out=str(tmp_path / "out"))  # fmt: skip
     assert ev.results.models[MODEL].metrics["openvlm_mme"].value == 175.0
     assert ev.results.models[MODEL].metrics["openvlm_ai2d"].value == 100.0
+    # A FormulateConfig object naming `benchmark` is its dict form (re-test 16 #15: its
+    # empty map read every row with lmmprobe's matcher, so MME's column was not given).
+    as_object = evaluate(models=[MODEL], data=data, db=str(tmp_path / "db3"), bootstrap=0,
+                         out=str(tmp_path / "out3"),
+                         formulate=FormulateConfig(matcher="benchmark"))  # fmt: skip
+    assert as_object.results.models[MODEL].metrics["openvlm_mme"].value == 175.0
     # Read with lmmprobe's matcher throughout, MME's figure is not MME's: not given.
     forced = evaluate(models=[MODEL], data=data, db=str(tmp_path / "db2"), bootstrap=0,
                       out=str(tmp_path / "out2"), formulate={"matcher": "lmmprobe"})  # fmt: skip
