@@ -416,15 +416,24 @@ def test_score_of_separator_like_answers_counts_them_as_vlmevalkit_did(tmp_path:
 
 
 def test_a_table_scored_without_a_benchmark_names_the_tools_reading(tmp_path: Path) -> None:
-    # No benchmark, so no judge protocol of its own: the recorded readings are VLMEvalKit's,
-    # and the terminal says so once (it said "recorded recorded").
+    # No benchmark (the file's name tells none), so no judge protocol of its own: the recorded
+    # readings are VLMEvalKit's, and the terminal says so once (it said "recorded recorded").
+    unnamed = tmp_path / "Model_Custom_openai_result.tsv"
+    unnamed.write_bytes((HERE / "Model_MMBench_DEV_EN_openai_result.tsv").read_bytes())
+    done = lmmprobe("score", unnamed, "--reader", "vlmevalkit", HF_HUB_OFFLINE="1")
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    # (Under no benchmark the reader gives other rows than under MMBench: other counts.)
+    assert "answers judged (vlmevalkit-reading recorded): 8 by rule, 3 by judge, 1 unjudged" in (
+        said
+    ), said
+    assert "recorded recorded" not in said and "told by the file's name" not in said
+    # Its name telling MMBench, the table is read as MMBench is: the judge protocol's name.
     done = lmmprobe(
         "score", HERE / "Model_MMBench_DEV_EN_openai_result.tsv", "--reader", "vlmevalkit",
         HF_HUB_OFFLINE="1",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     said = " ".join(done.stdout.split())
-    assert "answers judged (vlmevalkit-reading recorded): 16 by rule, 5 by judge, 3 unjudged" in (
-        said
-    ), said
-    assert "recorded recorded" not in said
+    assert "answers judged (mmbench-choice recorded): 16 by rule, 5 by judge, 3 unjudged" in said
+    assert "note: benchmark mmbench: told by the file's name" in said

@@ -422,6 +422,10 @@ class FileToScore:
     """How the file and the benchmark were found, one line each, where not as given."""
 
 
+_TOLD_BY_NAME = (AUXMATCH, "_openai_result")
+"""The VLMEvalKit judged tables whose name tells their benchmark when none is given."""
+
+
 def file_to_score(path: Path, benchmark: str | None, reader: str | None = None) -> FileToScore:
     """The file to read for `path`, and its benchmark where the file's name tells it.
 
@@ -430,9 +434,10 @@ def file_to_score(path: Path, benchmark: str | None, reader: str | None = None) 
     ``_score.csv``, ``_score.json``), all in one work folder. Given any of them, or the folder
     (with ``--benchmark`` where it holds several benchmarks' tables), the table that holds the
     predictions with their verdicts is read (`table_for`, the reader's own sidecar finding). An
-    ``_auxmatch`` table read without a benchmark tells it by its name, as VLMEvalKit's own
-    rating does (the ``--as-published`` hook that recognises it): its answers are then read by
-    that benchmark's own matcher, not as an exact match of the whole answer.
+    ``_auxmatch`` or ``_openai_result`` table read without a benchmark tells it by its name, as
+    VLMEvalKit's own rating does (the ``--as-published`` hook that recognises it): its answers
+    are then read by that benchmark's own matcher (an ``_auxmatch`` table's not as an exact
+    match of the whole answer, an ``_openai_result`` table's by VLMEvalKit's reading).
 
     Raises:
         DataError: A VLMEvalKit work folder holding tables of several benchmarks and no
@@ -452,10 +457,13 @@ def file_to_score(path: Path, benchmark: str | None, reader: str | None = None) 
     if found is not None:
         path, why = found
         notes.append(f"read {path.name}: {why}")
-    if benchmark is None and path.is_file() and path.stem.endswith(AUXMATCH):
+    if benchmark is None and path.is_file() and path.stem.endswith(_TOLD_BY_NAME):
         try:
             hook = find_published(_VLMEVALKIT, None, path)
         except DataError:
+            if not path.stem.endswith(AUXMATCH):
+                # A choice table of no known benchmark: its items are choices, read as such.
+                return FileToScore(path, benchmark, tuple(notes))
             notes.append(f"{path.name} names no benchmark lmmprobe knows: its answers are read "
                          "as an exact match of the whole answer with the file's gold "
                          "(--benchmark NAME reads them as the benchmark does)")  # fmt: skip
