@@ -25,6 +25,7 @@ from lmmprobe.models.openai_api import (
     parse_options,
     parse_target,
     retry_after_seconds,
+    uses_aiohttp,
 )
 from lmmprobe.report import Results
 from lmmprobe.run import run_model
@@ -332,6 +333,19 @@ def test_transport_option_is_checked():
     else:  # asked for by name without the package: one line saying what to install
         with pytest.raises(ValueError, match=r"pip install 'openai\[aiohttp\]'"):
             parse_options("m", {"transport": "aiohttp"})
+
+
+def test_a_server_url_with_credentials_is_asked_through_httpx():
+    # aiohttp refuses a user or password in the URL beside the client's Authorization header
+    # ("Cannot combine AUTHORIZATION header with ... credentials encoded in URL"): every
+    # request failed. httpx sends them as Basic authentication, so auto takes httpx there.
+    url = "m@http://user:pw@127.0.0.1:9/v1"
+    assert not uses_aiohttp(parse_options(url, {}).transport, parse_options(url, {}).base_url)
+    assert uses_aiohttp("auto", "http://127.0.0.1:9/v1") == aiohttp_installed()
+    if aiohttp_installed():  # asked for by name: one line, no secret in it
+        with pytest.raises(ValueError, match="transport=aiohttp cannot send a user") as err:
+            parse_options(url, {"transport": "aiohttp"})
+        assert "pw" not in str(err.value)
 
 
 def test_both_transports_send_the_same_requests_and_store_the_same_answers(tmp_path):

@@ -111,6 +111,7 @@ import os
 import random
 import ssl
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -337,6 +338,11 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
             "openai backend: transport=aiohttp needs aiohttp: pip install 'openai[aiohttp]' "
             "(or leave transport unset: the default httpx transport is used without it)"
         )
+    if opts.transport == "aiohttp" and url_credentials(opts.base_url):
+        raise ValueError(
+            "openai backend: transport=aiohttp cannot send a user or password in the server's "
+            "URL beside the API key (aiohttp refuses both): use transport=httpx, or leave it unset"
+        )
     if opts.max_tokens_param not in ("max_tokens", "max_completion_tokens"):
         raise ValueError(
             "openai backend: max_tokens_param must be max_tokens or max_completion_tokens"
@@ -531,9 +537,27 @@ def aiohttp_installed() -> bool:
     return True
 
 
-def uses_aiohttp(transport: str) -> bool:
-    """Whether `chat_client` builds its client on aiohttp for this ``transport`` option."""
-    return transport == "aiohttp" or (transport == "auto" and aiohttp_installed())
+def url_credentials(base_url: str | None) -> bool:
+    """Whether `base_url` carries a user or password (``http://user:pw@host/v1``)."""
+    if not base_url:
+        return False
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+    except ValueError:
+        return False  # not a URL the client could send to anyway: its own error says so
+    return parts.username is not None or parts.password is not None
+
+
+def uses_aiohttp(transport: str, base_url: str | None = None) -> bool:
+    """Whether `chat_client` builds its client on aiohttp for this ``transport`` option.
+
+    Not for a URL with credentials under ``auto``: httpx sends them as Basic authentication,
+    while aiohttp refuses them beside the client's ``Authorization`` header (``Cannot combine
+    AUTHORIZATION header with ... credentials encoded in URL``) and every request would fail.
+    """
+    if transport == "auto":
+        return aiohttp_installed() and not url_credentials(base_url)
+    return transport == "aiohttp"
 
 
 def chat_client(
@@ -562,7 +586,9 @@ def chat_client(
     # aiohttp's pool and C parser replace httpcore's per-request pool scan, h11 events and
     # separate writes of the headers and the body (benchmarks/api_throughput.py).
     kind = (
-        openai.DefaultAioHttpClient if uses_aiohttp(transport) else openai.DefaultAsyncHttpxClient
+        openai.DefaultAioHttpClient
+        if uses_aiohttp(transport, base_url)
+        else openai.DefaultAsyncHttpxClient
     )
     return openai.AsyncOpenAI(
         api_key=key,
@@ -726,7 +752,7 @@ class OpenAIChatModel:
         clients = self._clients.get(loop_id)
         if clients is None:
             opts = self.opts
-            if uses_aiohttp(opts.transport):
+            if uses_aiohttp(opts.transport, opts.base_url):
                 n, per_client = 1, opts.max_concurrency
             else:
                 n = max(1, math.ceil(opts.max_concurrency / CONNECTIONS_PER_CLIENT))
