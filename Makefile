@@ -43,7 +43,7 @@ demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in b
 
 test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast offline test suite
 	@echo "make test: ruff, mypy, the import contracts, then the offline suite (tests marked slow left out: pytest -m slow);"
-	@echo "about 22 minutes on a quiet 2-core machine (a fresh clone's suite took 22 on 2026-11-30; most of it thousands of lmmprobe console calls), several times that on a loaded one"
+	@echo "about 19 minutes on a quiet 2-core machine (the whole suite took 19 on 2026-11-30, 6,023 tests; most of it thousands of lmmprobe console calls), several times that on a loaded one"
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
