@@ -7,6 +7,7 @@ import hashlib
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -115,22 +116,23 @@ def source_changes(path: Path | None = None) -> str | None:
     return h.hexdigest()
 
 
-def source_changes_later(path: Path | None = None) -> Future[str | None]:
-    """`source_changes` started in a background thread, as `git_commit_later` is."""
+def _later(ask: Callable[[Path | None], str | None], path: Path | None) -> Future[str | None]:
+    """`ask(path)` (a git subprocess) started in a background thread: the caller's work overlaps it."""
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-git")
     try:
-        return pool.submit(source_changes, path)
+        return pool.submit(ask, path)
     finally:
-        pool.shutdown(wait=False)
+        pool.shutdown(wait=False)  # the thread ends with its one task
+
+
+def source_changes_later(path: Path | None = None) -> Future[str | None]:
+    """`source_changes` started in a background thread, as `git_commit_later` is."""
+    return _later(source_changes, path)
 
 
 def git_commit_later(path: Path | None = None) -> Future[str | None]:
     """`git_commit` started in a background thread, so the caller's work overlaps it."""
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmmprobe-git")
-    try:
-        return pool.submit(git_commit, path)
-    finally:
-        pool.shutdown(wait=False)  # the thread ends with its one task
+    return _later(git_commit, path)
 
 
 def build_manifest(
