@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lock clean
+.PHONY: demo test test-slow bench lock clean
 
 # Installs are reproducible: every package, transitive ones included, is pinned by LOCK (pip
 # constraints), so a fresh clone resolves the versions `make test` passed with, whatever was
@@ -42,13 +42,17 @@ demo: $(STAMP)  ## generate a small synthetic benchmark, evaluate the built-in b
 	$(VENV)/bin/lmmprobe run --data synth:lmmprobe-runs/synth-demo --by subtask --by scenario
 
 test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast offline test suite
-	@echo "make test: ruff, mypy, the import contracts, then the offline suite (tests marked slow left out: pytest -m slow);"
-	@echo "about 19 minutes on a quiet 2-core machine (the whole suite took 19 on 2026-11-30, 6,023 tests; most of it thousands of lmmprobe console calls), several times that on a loaded one"
+	@echo "make test: ruff, mypy, the import contracts, then the fast offline suite;"
+	@echo "about 10 minutes on a quiet 2-core machine, several times that on a loaded one."
+	@echo "The slowest tests (tests/slow_tests.txt, by measured CPU) are left out: make test-slow, or pytest -m slow"
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports  # import-linter: the layers of docs/architecture.md (pyproject)
 	$(PY) -m pytest
+
+test-slow: $(STAMP)  ## the tests `make test` leaves out as slow (pytest -m slow): about 12 minutes
+	$(PY) -m pytest -m slow
 
 bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serve, arena and GPU benchmarks (each ends with name=value figures)
 	$(PY) benchmarks/overhead.py

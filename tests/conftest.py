@@ -71,6 +71,75 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault(variable, "1")
 
 
+SLOW_LIST = Path(__file__).with_name("slow_tests.txt")
+"""The tests `make test` leaves out as slow, by measured CPU (`benchmarks/suite_cpu.py`)."""
+
+
+def listed_slow(path: Path = SLOW_LIST) -> set[str]:
+    """The test ids `path` lists: one a line; lines starting with ``#`` and blank ones skipped.
+
+    An id without ``[...]`` names every parametrized case of its test. (A comment is a whole
+    line: a parameter's id may hold a ``#``.)
+    """
+    if not path.exists():
+        return set()
+    lines = (line.strip() for line in path.read_text("utf-8").splitlines())
+    return {line for line in lines if line and not line.startswith("#")}
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m expression deselects by mark
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests `slow_tests.txt` lists as slow (`make test` runs ``-m 'not slow'``).
+
+    The list is measured, not guessed: `benchmarks/suite_cpu.py --write-slow` runs the suite,
+    records each test's CPU (its own and its console scripts') and lists the costliest, keeping
+    at least one test of every file in the fast suite. A mark in the code (``@pytest.mark.slow``)
+    works as well; the list is for tests that are slow only by what they start.
+
+    A file named on the command line (``pytest tests/x.py``, or one of its tests) runs whole:
+    whoever names a file means its tests, listed or not.
+    """
+    slow = listed_slow()
+    here = config.invocation_params.dir
+    named = {(here / arg.split("::", 1)[0]).resolve() for arg in config.args}
+    for item in items:
+        if item.path.resolve() in named:
+            continue
+        if item.nodeid in slow or item.nodeid.split("[", 1)[0] in slow:
+            item.add_marker(pytest.mark.slow)
+            item.stash[_LISTED] = True
+
+
+_LISTED = pytest.StashKey[bool]()
+"""Set on a test marked slow by the list (not by its code)."""
+
+_CPU_LOG = os.environ.get("LMMPROBE_TEST_CPU_LOG")
+"""Where `benchmarks/suite_cpu.py` has each test's wall and CPU seconds written (unset: nowhere)."""
+
+
+if _CPU_LOG:
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """Record the test's wall time and CPU: this process's and its finished children's."""
+        import resource
+        import time
+
+        def cpu() -> tuple[float, float]:
+            own = resource.getrusage(resource.RUSAGE_SELF)
+            kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+        wall, (own, kids) = time.perf_counter(), cpu()
+        yield
+        wall, (own2, kids2) = time.perf_counter() - wall, cpu()
+        coded = item.get_closest_marker("slow") is not None and not item.stash.get(_LISTED, False)
+        with open(_CPU_LOG, "a", encoding="utf-8") as log:  # one short append per test
+            log.write(
+                f"{item.nodeid}\t{wall:.3f}\t{own2 - own:.3f}\t{kids2 - kids:.3f}\t{int(coded)}\n"
+            )
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Remove the session's cache folder."""
     if _session_cache is not None:
