@@ -25,6 +25,7 @@ import pytest
 from PIL import Image
 from tests.choice_rows import CHOICE_ASK
 from tests.console import lmmprobe, lmmprobe_with_key
+from tests.plugin_dist import install_plugin, plugin_path
 
 import lmmprobe.judge.step as judge_step
 import lmmprobe.run.runner as runner
@@ -346,3 +347,50 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     (pkg / "new.pyc").write_bytes(b"ignored")
     assert source_changes(pkg) == three
     assert source_changes(tmp_path / "nowhere") is None  # not a checkout
+
+
+_PICK = '''
+from lmmprobe.parse import Extraction
+
+
+def pick(output, options, marks, config):
+    """Reads every answer as option {index}."""
+    return Extraction({index}, "mark", "pick")
+'''
+
+
+def _install_pick(root: Path, version: str, index: int) -> Path:
+    return install_plugin(
+        root, "lmmprobe-pick-xyz", version, _PICK.format(index=index),
+        {"lmmprobe.matchers": {"pick": "lmmprobe_pick_xyz:pick"}},
+    )  # fmt: skip
+
+
+def test_an_upgraded_plugin_matcher_scores_again(tmp_path: Path) -> None:
+    # A matcher from an installed plugin package, upgraded between two identical runs (its
+    # new version reads answers otherwise): the manifests were equal (only KEY_LIBRARIES'
+    # versions were recorded) and the second run copied rows the new matcher would score
+    # otherwise. The plugin's version is in the manifest now.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    plugins = _install_pick(tmp_path / "plugins", "1.0", 0)
+    args = ["run", "-m", "first", "-d", data, "--matcher", "pick", "--db", db, "-q"]
+
+    def run(out: str) -> tuple[str, list[int], dict[str, Any]]:
+        proc = lmmprobe(*args, "--out", tmp_path / out, **plugin_path(plugins))
+        assert proc.returncode == 0, proc.stderr
+        res = json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))
+        with sqlite3.connect(db) as c:
+            picked = [p for (p,) in c.execute(
+                "SELECT prediction FROM scores WHERE run_id = ?", (res["run_id"],)
+            )]  # fmt: skip
+        return proc.stderr, sorted(set(picked)), res["manifest"]
+
+    said, picked, _ = run("a")
+    assert "rows copied" not in said and picked == [0]
+    said, picked, _ = run("b")  # the same version: its rows are copied, as without plugins
+    assert "note: rows copied from run " in said and picked == [0]
+    _install_pick(plugins, "1.1", 1)  # upgraded: it reads every answer as option 1
+    said, picked, manifest = run("c")
+    assert "rows copied" not in said
+    assert picked == [1]
+    assert manifest["plugins"] == {"lmmprobe-pick-xyz": "1.1"}

@@ -14,7 +14,8 @@ instead of planning, scoring and writing them row by row. What must match, all o
   settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
 - **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
   changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
-  libraries' versions, every model's identity, the data fingerprint's version, the prompts'
+  libraries' versions, the installed plugin packages' versions (a matcher or prompt style an
+  upgraded plugin registers may read answers otherwise), every model's identity, the data fingerprint's version, the prompts'
   default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
   scoring code must bump.
 - **the rows**: the earlier run holds a sample row for each of the data's samples and, for
