@@ -32,6 +32,7 @@ import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.api import Evaluation
 from lmmprobe.run.manifest import source_changes
+from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 N = 24
@@ -60,6 +61,7 @@ def _normalized(out: Path) -> tuple[dict[str, Any], str]:
     run_id = res.pop("run_id")
     for key in ("finished_at", "store"):
         res.pop(key)
+    res["manifest"].pop("rows_scored_at")  # the time the rows were scored: a moment
     for key in ("out", "db"):
         res["spec"].pop(key)
     md = (out / "results.md").read_text(encoding="utf-8").replace(run_id, "RUN")
@@ -224,6 +226,47 @@ def test_an_answer_replaced_since_is_scored_again(tmp_path: Path, server: FakeOp
     assert first.outcome.run_id != again.outcome.run_id
     # That plain re-run is complete and its answers untouched since: the next one copies it.
     assert evaluate(**spec, out=str(tmp_path / "d")).outcome.reused_from == again.run_id
+
+
+def test_an_answer_replaced_after_the_rows_were_scored_is_scored_again(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    # A run is complete from the runner's end; its judging and results are written after.
+    # A --no-cache run replacing an answer in that window wrote it before the run's last
+    # update, which the answers were checked against: a later identical run copied rows
+    # scored from the old answers (re-test 16 #11). The window is made here in the order it
+    # happens: the first run's rows scored, the answers replaced, then its results written.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    spec = {"models": [f"openai:fake-vlm@{server.base_url}"], "data": str(data), "db": str(db)}
+    first = evaluate(**spec, out=str(tmp_path / "a"))
+    server.reply_table = [(f"Which animal is item{i}?", "(C)") for i in range(N)]
+    evaluate(**spec, out=str(tmp_path / "b"), no_cache=True)  # replaces every answer
+    with Store(db) as store:  # the first run's last step, its results, written after that
+        store.update_run(first.run_id, results=store.get_run(first.run_id)["results"])
+    again = evaluate(**spec, out=str(tmp_path / "c"))
+    assert again.outcome.reused_from is None
+    plain = evaluate(**spec, out=str(tmp_path / "p"), reuse=False)
+    assert _stored(db, again.run_id) == _stored(db, plain.run_id)
+    assert {row[5] for row in _stored(db, again.run_id)[0]} == {2}  # (C): the answers now
+
+
+def test_a_copy_is_a_source_as_of_its_sources_rows(tmp_path: Path) -> None:
+    # A run that copied its rows holds rows scored when its source's were: it records that
+    # time, so an answer replaced after the source's rows were scored is not passed on.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    first = _run(data, db, tmp_path / "a")
+    copied = _run(data, db, tmp_path / "b")
+    assert copied.outcome.reused_from == first.run_id
+    scored = [m["rows_scored_at"] for m in _manifest(db)]
+    assert scored[0] == scored[1] == first.outcome.manifest["rows_scored_at"]
+    with sqlite3.connect(db) as c:  # as recorded before the mark: never a source
+        for (run_id,) in c.execute("SELECT id FROM runs").fetchall():
+            manifest = json.loads(c.execute(
+                "SELECT manifest FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()[0])  # fmt: skip
+            manifest.pop("rows_scored_at")
+            c.execute("UPDATE runs SET manifest = ? WHERE id = ?", (json.dumps(manifest), run_id))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None
 
 
 def test_a_run_with_errors_is_never_copied(tmp_path: Path) -> None:
