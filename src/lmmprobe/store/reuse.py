@@ -15,9 +15,9 @@ instead of planning, scoring and writing them row by row. What must match, all o
 - **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
   changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
   libraries' versions, the installed plugin packages' versions (a matcher or prompt style an
-  upgraded plugin registers may read answers otherwise), every model's identity, the data fingerprint's version, the prompts'
-  default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
-  scoring code must bump.
+  upgraded plugin registers may read answers otherwise), every model's identity, the data
+  fingerprint's version, the prompts' default instructions, and
+  `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the scoring code must bump.
 - **the rows**: the earlier run holds a sample row for each of the data's samples and, for
   each model, as many score rows as this run would write (`lmmprobe.run.runner.planned_rows`),
   each of them a stored sample's: a damaged store (a row lost or edited away) is not copied.
@@ -126,7 +126,7 @@ class Reused:
     rows_scored_at: float
 
 
-def scored_time(manifest: Mapping[str, Any]) -> float | None:
+def _scored_time(manifest: Mapping[str, Any]) -> float | None:
     """A manifest's `ROWS_SCORED_AT` as a number, or None (absent or not a finite number)."""
     value = manifest.get(ROWS_SCORED_AT)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
@@ -186,7 +186,7 @@ def find_identical_run(
         their_manifest = decode_column(manifest_text)
         if their_manifest is None or JUDGED_FROM in their_manifest:
             continue  # not scored by that run: another run's rows, as recorded (the rule)
-        scored_at = scored_time(their_manifest)
+        scored_at = _scored_time(their_manifest)
         if scored_at is None:
             continue  # recorded before the mark (or damaged): when its rows were scored is unknown
         if _comparable_manifest(their_manifest) != _comparable_manifest(manifest):
