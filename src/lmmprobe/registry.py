@@ -94,6 +94,26 @@ def _entry_points(path: tuple[str, ...]) -> dict[str, tuple[EntryPoint, ...]]:
     return {group: tuple(found.select(group=group)) for group in found.groups}
 
 
+def installed_plugins() -> dict[str, str | None]:
+    """Every installed plugin package and its version, by its name, sorted.
+
+    A plugin package is a distribution other than lmmprobe that declares an entry point in one
+    of lmmprobe's groups (``lmmprobe.matchers``, ``lmmprobe.sources``...); names are PEP 503
+    normalised, as registry origins compare them. Found in the scan the registries discover
+    their plugins from, so it is the installation whose entries they resolve. The version is
+    None where the package's metadata gives none.
+    """
+    found: dict[str, str | None] = {}
+    for group, eps in _entry_points(tuple(sys.path)).items():
+        if not group.startswith(f"{_OWN_DISTRIBUTION}."):
+            continue
+        for ep in eps:
+            if ep.dist is None or _canonical(ep.dist.name) == _OWN_DISTRIBUTION:
+                continue
+            found[_canonical(ep.dist.name)] = ep.dist.version
+    return dict(sorted(found.items()))
+
+
 def discover_modules(package: str) -> list[str]:
     """The importable modules of `package`, by full name, sorted; ``_private`` ones left out.
 

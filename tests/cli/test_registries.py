@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import get_args
 
 import pytest
+from tests.plugin_dist import install_plugin
 from typer.testing import CliRunner
 
 from lmmprobe.cli.main import app
@@ -65,19 +66,11 @@ def said(text: str) -> str:
 def plugins(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A plugin package installed on a path of its own (what pip writes for a pyproject with
     ``[project.entry-points."lmmprobe.matchers"]`` and ``."lmmprobe.sources"`` tables)."""
-    root = tmp_path_factory.mktemp("plugins")
-    (root / "lmmprobe_colors_xyz.py").write_text(PLUGIN, encoding="utf-8")
-    info = root / "lmmprobe_colors_xyz-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: lmmprobe-colors-xyz\nVersion: 0.1\n"
-    )
-    (info / "entry_points.txt").write_text(
-        "[lmmprobe.matchers]\nlast = lmmprobe_colors_xyz:last\n\n"
-        "[lmmprobe.sources]\ncolors = lmmprobe_colors_xyz:colors\n",
-        encoding="utf-8",
-    )
-    return root
+    return install_plugin(
+        tmp_path_factory.mktemp("plugins"), "lmmprobe-colors-xyz", "0.1", PLUGIN,
+        {"lmmprobe.matchers": {"last": "lmmprobe_colors_xyz:last"},
+         "lmmprobe.sources": {"colors": "lmmprobe_colors_xyz:colors"}},
+    )  # fmt: skip
 
 
 def test_unknown_matcher_lists_the_known_ones() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,9 +23,11 @@ nltk = pytest.importorskip("nltk", reason="OCRBench v2's page OCR needs the ocrb
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+import lmmprobe.metrics._ocrbench_v2_ocr as ocr  # noqa: E402
 from lmmprobe.metrics._ocrbench_v2_ocr import (  # noqa: E402
     ITEM,
     bracketed_items,
+    cal_per_metrics,
     extract_bounding_boxes_robust,
 )
 from lmmprobe.metrics._ocrbench_v2_struct import (  # noqa: E402
@@ -230,3 +233,59 @@ def test_a_chinese_key_information_reference_no_dict_is_a_rule_failure(gold: str
     item = OcrbenchV2Item("key information extraction cn", "", [gold], None, None, None)
     with pytest.raises(ValueError, match="the reference is not a Python dict literal"):
         score_item(item, "{}")
+
+
+# Words WordNet links (car/automobile, run/running/ran, house/houses) and some it does not.
+_METEOR_WORDS = ["car", "automobile", "auto", "running", "ran", "run", "houses", "house", "home",
+                 "the", "of", "Big", "large", "x1", "quickly", "fast", "Fast"]  # fmt: skip
+
+
+@needs_wordnet
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from(_METEOR_WORDS), max_size=40),
+    st.lists(st.sampled_from(_METEOR_WORDS), min_size=1, max_size=40),
+)
+def test_meteor_is_nltks_with_its_own_stemmer_and_wordnet(
+    answer: list[str], reference: list[str]
+) -> None:
+    # The page OCR score's METEOR remembers each word's stem and synonyms; its figure is the
+    # one NLTK gives with its defaults (a fresh stemmer, the WordNet reader itself).
+    from nltk.translate.meteor_score import meteor_score
+
+    got = cal_per_metrics(" ".join(answer), " ".join(reference))["meteor"]
+    assert got == meteor_score([reference], answer)
+
+
+@needs_wordnet
+def test_a_runaway_page_looks_each_word_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A model repeating a page until its tokens ran out: a million characters, 150,000 words.
+    # METEOR stemmed and looked up in WordNet every word again (re-test 16 #7: about 30 s an
+    # answer); each distinct word is now looked up once, and the figures are NLTK's.
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+    from nltk.stem.porter import PorterStemmer
+
+    asked = {"stem": 0, "synsets": 0}
+
+    def counted(name: str, method: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            asked[name] += 1
+            return method(self, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(PorterStemmer, "stem", counted("stem", PorterStemmer.stem))
+    monkeypatch.setattr(
+        WordNetCorpusReader, "synsets", counted("synsets", WordNetCorpusReader.synsets)
+    )
+    ocr._meteor_helpers.cache_clear()  # built again with the counted methods
+    try:
+        page = " ".join(f"{w} cars running houses" for w in ("alpha", "beta", "gamma", "delta"))
+        answer = " ".join([page] * 10_000)
+        score = score_item(OcrbenchV2Item("full-page OCR en", "q", ["the car runs home"]), answer)
+    finally:
+        ocr._meteor_helpers.cache_clear()
+    distinct = len(set(answer.split()) | {"the", "car", "runs", "home"})
+    assert asked["stem"] <= distinct
+    assert asked["synsets"] <= distinct
+    assert 0 < score[0] < 0.5

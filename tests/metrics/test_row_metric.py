@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.console import lmmprobe
+from tests.plugin_dist import install_plugin
 from tests.report.test_stored_results_parity import VARIED, _store_run
 
 from lmmprobe.metrics import (
@@ -61,15 +62,10 @@ def row_accuracy() -> Iterator[str]:
 
 def _install(root: Path) -> Path:
     """The plugin as pip installs a package with a ``lmmprobe.metrics`` entry point."""
-    root.mkdir()
-    (root / "row_acc_xyz.py").write_text(PLUGIN, encoding="utf-8")
-    info = root / "row_acc_xyz-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: row-acc-xyz\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[lmmprobe.metrics]\nrow_accuracy = row_acc_xyz:row_accuracy\n", encoding="utf-8"
-    )
-    return root
+    return install_plugin(
+        root, "row-acc-xyz", "0.1", PLUGIN,
+        {"lmmprobe.metrics": {"row_accuracy": "row_acc_xyz:row_accuracy"}},
+    )  # fmt: skip
 
 
 def test_an_installed_row_metric_equals_accuracy_with_its_interval(tmp_path: Path) -> None:

@@ -25,12 +25,14 @@ import pytest
 from PIL import Image
 from tests.choice_rows import CHOICE_ASK
 from tests.console import lmmprobe, lmmprobe_with_key
+from tests.plugin_dist import install_plugin, plugin_path
 
 import lmmprobe.judge.step as judge_step
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.api import Evaluation
 from lmmprobe.run.manifest import source_changes
+from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 N = 24
@@ -59,6 +61,7 @@ def _normalized(out: Path) -> tuple[dict[str, Any], str]:
     run_id = res.pop("run_id")
     for key in ("finished_at", "store"):
         res.pop(key)
+    res["manifest"].pop("rows_scored_at")  # the time the rows were scored: a moment
     for key in ("out", "db"):
         res["spec"].pop(key)
     md = (out / "results.md").read_text(encoding="utf-8").replace(run_id, "RUN")
@@ -225,6 +228,47 @@ def test_an_answer_replaced_since_is_scored_again(tmp_path: Path, server: FakeOp
     assert evaluate(**spec, out=str(tmp_path / "d")).outcome.reused_from == again.run_id
 
 
+def test_an_answer_replaced_after_the_rows_were_scored_is_scored_again(
+    tmp_path: Path, server: FakeOpenAIServer
+) -> None:
+    # A run is complete from the runner's end; its judging and results are written after.
+    # A --no-cache run replacing an answer in that window wrote it before the run's last
+    # update, which the answers were checked against: a later identical run copied rows
+    # scored from the old answers (re-test 16 #11). The window is made here in the order it
+    # happens: the first run's rows scored, the answers replaced, then its results written.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    spec = {"models": [f"openai:fake-vlm@{server.base_url}"], "data": str(data), "db": str(db)}
+    first = evaluate(**spec, out=str(tmp_path / "a"))
+    server.reply_table = [(f"Which animal is item{i}?", "(C)") for i in range(N)]
+    evaluate(**spec, out=str(tmp_path / "b"), no_cache=True)  # replaces every answer
+    with Store(db) as store:  # the first run's last step, its results, written after that
+        store.update_run(first.run_id, results=store.get_run(first.run_id)["results"])
+    again = evaluate(**spec, out=str(tmp_path / "c"))
+    assert again.outcome.reused_from is None
+    plain = evaluate(**spec, out=str(tmp_path / "p"), reuse=False)
+    assert _stored(db, again.run_id) == _stored(db, plain.run_id)
+    assert {row[5] for row in _stored(db, again.run_id)[0]} == {2}  # (C): the answers now
+
+
+def test_a_copy_is_a_source_as_of_its_sources_rows(tmp_path: Path) -> None:
+    # A run that copied its rows holds rows scored when its source's were: it records that
+    # time, so an answer replaced after the source's rows were scored is not passed on.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    first = _run(data, db, tmp_path / "a")
+    copied = _run(data, db, tmp_path / "b")
+    assert copied.outcome.reused_from == first.run_id
+    scored = [m["rows_scored_at"] for m in _manifest(db)]
+    assert scored[0] == scored[1] == first.outcome.manifest["rows_scored_at"]
+    with sqlite3.connect(db) as c:  # as recorded before the mark: never a source
+        for (run_id,) in c.execute("SELECT id FROM runs").fetchall():
+            manifest = json.loads(c.execute(
+                "SELECT manifest FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()[0])  # fmt: skip
+            manifest.pop("rows_scored_at")
+            c.execute("UPDATE runs SET manifest = ? WHERE id = ?", (json.dumps(manifest), run_id))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None
+
+
 def test_a_run_with_errors_is_never_copied(tmp_path: Path) -> None:
     data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
     (data.parent / "img" / "q05.png").write_bytes(b"")  # unreadable: that row is refused
@@ -346,3 +390,50 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     (pkg / "new.pyc").write_bytes(b"ignored")
     assert source_changes(pkg) == three
     assert source_changes(tmp_path / "nowhere") is None  # not a checkout
+
+
+_PICK = '''
+from lmmprobe.parse import Extraction
+
+
+def pick(output, options, marks, config):
+    """Reads every answer as option {index}."""
+    return Extraction({index}, "mark", "pick")
+'''
+
+
+def _install_pick(root: Path, version: str, index: int) -> Path:
+    return install_plugin(
+        root, "lmmprobe-pick-xyz", version, _PICK.format(index=index),
+        {"lmmprobe.matchers": {"pick": "lmmprobe_pick_xyz:pick"}},
+    )  # fmt: skip
+
+
+def test_an_upgraded_plugin_matcher_scores_again(tmp_path: Path) -> None:
+    # A matcher from an installed plugin package, upgraded between two identical runs (its
+    # new version reads answers otherwise): the manifests were equal (only KEY_LIBRARIES'
+    # versions were recorded) and the second run copied rows the new matcher would score
+    # otherwise. The plugin's version is in the manifest now.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    plugins = _install_pick(tmp_path / "plugins", "1.0", 0)
+    args = ["run", "-m", "first", "-d", data, "--matcher", "pick", "--db", db, "-q"]
+
+    def run(out: str) -> tuple[str, list[int], dict[str, Any]]:
+        proc = lmmprobe(*args, "--out", tmp_path / out, **plugin_path(plugins))
+        assert proc.returncode == 0, proc.stderr
+        res = json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))
+        with sqlite3.connect(db) as c:
+            picked = [p for (p,) in c.execute(
+                "SELECT prediction FROM scores WHERE run_id = ?", (res["run_id"],)
+            )]  # fmt: skip
+        return proc.stderr, sorted(set(picked)), res["manifest"]
+
+    said, picked, _ = run("a")
+    assert "rows copied" not in said and picked == [0]
+    said, picked, _ = run("b")  # the same version: its rows are copied, as without plugins
+    assert "note: rows copied from run " in said and picked == [0]
+    _install_pick(plugins, "1.1", 1)  # upgraded: it reads every answer as option 1
+    said, picked, manifest = run("c")
+    assert "rows copied" not in said
+    assert picked == [1]
+    assert manifest["plugins"] == {"lmmprobe-pick-xyz": "1.1"}

@@ -129,6 +129,7 @@ def _results(out: Path) -> dict[str, Any]:
     for key in ("run_id", "finished_at", "store"):
         res.pop(key)
     res["manifest"].pop("created_at", None)
+    res["manifest"].pop("rows_scored_at")  # a moment, not a figure
     for key in ("out", "db"):
         res["spec"].pop(key)
     for model in res["models"].values():

@@ -17,6 +17,7 @@ from lmmprobe._version import __version__
 from lmmprobe.data import FINGERPRINT_VERSION
 from lmmprobe.formulate import CHOICE_INSTRUCTION, OPEN_INSTRUCTION
 from lmmprobe.models.base import ModelIdentity
+from lmmprobe.registry import installed_plugins
 from lmmprobe.schema import RunSpec
 
 KEY_LIBRARIES = (
@@ -174,7 +175,22 @@ def build_manifest(
         "seed": spec.seed,
         "repeats": spec.repeats,
         **_video_entry(spec),
+        **_plugins_entry(),
     }
+
+
+def _plugins_entry() -> dict[str, Any]:
+    """The installed plugin packages and their versions (`installed_plugins`), where there are any.
+
+    All of them, not only those whose entries the spec names: a run also finds entries while
+    it runs (the ``auto`` prompt style picks one per model, ``--matcher benchmark`` each
+    benchmark's matcher), and a package installed since can add a name such a lookup finds.
+    A plugin upgraded between two identical runs is then a difference in their manifests,
+    which `lmmprobe.store.reuse` compares: its new code scores again. None installed: nothing
+    recorded, the manifest of a run without plugins as before.
+    """
+    plugins = installed_plugins()
+    return {"plugins": plugins} if plugins else {}
 
 
 def _video_entry(spec: RunSpec) -> dict[str, Any]:

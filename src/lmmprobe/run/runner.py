@@ -1074,10 +1074,12 @@ def _execute_run(
         meter = CostMeter(spec.max_cost, spec.prices)
         outcome = RunOutcome(run_id, spec, store.path, out_dir, load, manifest, meter=meter)
         if reused is not None:
-            outcome.reused_from, totals = reused
-            outcome.models = [_reused_outcome(s, m.identity, totals[s]) for s, m in models]
+            outcome.reused_from = reused.source
+            outcome.models = [_reused_outcome(s, m.identity, reused.totals[s]) for s, m in models]
             outcome.status = answers_status(outcome)
-            store.update_run(run_id, status=outcome.status)
+            # Its rows are the source's, scored from the answers as they were at its mark
+            # (checked unchanged since, in the copy's transaction): that is their time.
+            store.mark_rows_scored(run_id, outcome.status, manifest, at=reused.rows_scored_at)
             return outcome
         # Data read again chunk by chunk reuses the image checks of its first read.
         reading = remembered_images(store) if streamed else contextlib.nullcontext()
@@ -1124,7 +1126,10 @@ def _execute_run(
                 raise exc from None
             raise
         outcome.status = answers_status(outcome)
-        store.update_run(run_id, status=outcome.status)
+        # Every row is stored: the run is complete from here, its judging and results still to
+        # come. The mark's time is what a later identical run checks its answers against
+        # (`lmmprobe.store.reuse`), not the run's last update, which those steps move on.
+        store.mark_rows_scored(run_id, outcome.status, manifest)
         return outcome
     finally:
         for server in servers:

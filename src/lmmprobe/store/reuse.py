@@ -14,9 +14,10 @@ instead of planning, scoring and writing them row by row. What must match, all o
   settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
 - **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
   changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
-  libraries' versions, every model's identity, the data fingerprint's version, the prompts'
-  default instructions, and `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the
-  scoring code must bump.
+  libraries' versions, the installed plugin packages' versions (a matcher or prompt style an
+  upgraded plugin registers may read answers otherwise), every model's identity, the data
+  fingerprint's version, the prompts' default instructions, and
+  `lmmprobe.run.scoring.SCORER_VERSION`, which a change to the scoring code must bump.
 - **the rows**: the earlier run holds a sample row for each of the data's samples and, for
   each model, as many score rows as this run would write (`lmmprobe.run.runner.planned_rows`),
   each of them a stored sample's: a damaged store (a row lost or edited away) is not copied.
@@ -26,7 +27,18 @@ instead of planning, scoring and writing them row by row. What must match, all o
   was made, which its own times cannot tell.
 - **the answers**: the earlier run ended ``complete`` (no error row, nothing stopped), and
   every answer its rows were scored from is still stored, a success, written no later than
-  the earlier run's last update (no answer was replaced since, by a ``--no-cache`` run say).
+  the moment its rows were all scored (the manifest's ``rows_scored_at``, `ROWS_SCORED_AT`:
+  no answer was replaced since, by a ``--no-cache`` run say). Not its last update: a run is
+  ``complete`` from the runner's end, and its judging and results are written after, so an
+  answer replaced meanwhile was written before that update yet after its rows were scored
+  (re-test 16 #11). Both times are taken inside the store's write lock (`Store.put_responses`,
+  `Store.mark_rows_scored`), so an answer committed after the mark has a later time. A run
+  that copied its rows holds rows scored at its source's mark, and records that time.
+
+The answers are told unchanged by their write times: an answer another writer replaces while
+the earlier run is itself still scoring (between its reading the answer and its mark) has a
+time before the mark and is not noticed; telling it would take each row's answer time, which
+the score rows do not record.
 
 Anything else, or any doubt (a damaged record, an older run without these fields), and the
 run takes the ordinary path. The copy and the checks are one transaction, so no other writer
@@ -36,6 +48,7 @@ replaces an answer between them.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,7 +60,9 @@ __all__ = [
     "IGNORED_MANIFEST_FIELDS",
     "IGNORED_SPEC_FIELDS",
     "JUDGED_FROM",
+    "ROWS_SCORED_AT",
     "AnswerTotals",
+    "Reused",
     "copy_run_rows",
     "find_identical_run",
     "recorded_form",
@@ -83,9 +98,40 @@ class AnswerTotals:
 JUDGED_FROM = "judged_from"
 """Manifest field of a run ``lmmprobe judge`` made: the stored run whose rows it holds."""
 
-IGNORED_MANIFEST_FIELDS = frozenset({"judge"})
+ROWS_SCORED_AT = "rows_scored_at"
+"""Manifest field: when the run's rows were all scored and stored (seconds since the epoch, taken
+inside the write lock that marks it so; `Store.mark_rows_scored`). An answer written later is
+not one its rows were scored from. A run without it (recorded before) is never a source."""
+
+IGNORED_MANIFEST_FIELDS = frozenset({"judge", ROWS_SCORED_AT})
 """Manifest fields written after a run's rows: the judging step's record of its judges (the
-judges themselves are in the spec, and a run that copies rows judges them again)."""
+judges themselves are in the spec, and a run that copies rows judges them again), and when
+its rows were scored (a moment, not an input)."""
+
+
+@dataclass
+class Reused:
+    """The identical earlier run whose rows a run copied.
+
+    Attributes:
+        source: Its id.
+        totals: Per model, its answers' totals (what a re-run counts).
+        rows_scored_at: When its rows were scored (its `ROWS_SCORED_AT`): the copy's rows are
+            those, so the copy records this time as its own.
+
+    """
+
+    source: str
+    totals: dict[str, AnswerTotals]
+    rows_scored_at: float
+
+
+def _scored_time(manifest: Mapping[str, Any]) -> float | None:
+    """A manifest's `ROWS_SCORED_AT` as a number, or None (absent or not a finite number)."""
+    value = manifest.get(ROWS_SCORED_AT)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _comparable_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -105,7 +151,7 @@ def find_identical_run(
     manifest: Mapping[str, Any],
     models: list[str],
     rows: int,
-) -> tuple[str, dict[str, AnswerTotals]] | None:
+) -> Reused | None:
     """The newest earlier run whose rows `run_id` may copy (the rule above), and its totals.
 
     Args:
@@ -117,7 +163,7 @@ def find_identical_run(
         rows: The score rows each of its models has (`lmmprobe.run.runner.planned_rows`).
 
     Returns:
-        The earlier run's id and, per recorded model, its answers' totals; None if none fits.
+        The earlier run (its totals per recorded model); None if none fits.
 
     """
     data = manifest.get("data")
@@ -129,17 +175,20 @@ def find_identical_run(
         return None
     wanted_spec = _comparable_spec(spec)
     candidates = c.execute(
-        "SELECT id, spec, manifest, updated_at FROM runs WHERE status = 'complete' AND id != ? "
+        "SELECT id, spec, manifest FROM runs WHERE status = 'complete' AND id != ? "
         "AND instr(manifest, ?) > 0 ORDER BY created_at DESC, id DESC",
         (run_id, fingerprint),
     ).fetchall()
-    for earlier, spec_text, manifest_text, updated_at in candidates:
+    for earlier, spec_text, manifest_text in candidates:
         their_spec = decode_column(spec_text)
         if their_spec is None or _comparable_spec(their_spec) != wanted_spec:
             continue
         their_manifest = decode_column(manifest_text)
         if their_manifest is None or JUDGED_FROM in their_manifest:
             continue  # not scored by that run: another run's rows, as recorded (the rule)
+        scored_at = _scored_time(their_manifest)
+        if scored_at is None:
+            continue  # recorded before the mark (or damaged): when its rows were scored is unknown
         if _comparable_manifest(their_manifest) != _comparable_manifest(manifest):
             continue
         (stored_samples,) = c.execute(
@@ -147,9 +196,9 @@ def find_identical_run(
         ).fetchone()
         if stored_samples != samples:
             continue
-        totals = _answer_totals(c, earlier, float(updated_at), models, rows)
+        totals = _answer_totals(c, earlier, scored_at, models, rows)
         if totals is not None:
-            return earlier, totals
+            return Reused(earlier, totals, scored_at)
     return None
 
 

@@ -89,7 +89,13 @@ from lmmprobe.store.layout import (
     past_cap,
     within_cap,
 )
-from lmmprobe.store.reuse import AnswerTotals, copy_run_rows, find_identical_run, recorded_form
+from lmmprobe.store.reuse import (
+    ROWS_SCORED_AT,
+    Reused,
+    copy_run_rows,
+    find_identical_run,
+    recorded_form,
+)
 from lmmprobe.store.rows import StoredRows, read_chunks
 from lmmprobe.store.runs import read_run, read_runs
 from lmmprobe.store.seal import Watch, is_sealed, seal
@@ -886,7 +892,7 @@ class Store:
         models: Sequence[str],
         *,
         rows: int | None,
-    ) -> tuple[str, dict[str, AnswerTotals]] | None:
+    ) -> Reused | None:
         """Give run `run_id` the sample and score rows of an identical earlier run, if one is here.
 
         The rule of what must match is `lmmprobe.store.reuse`'s; the search, its checks and
@@ -902,8 +908,8 @@ class Store:
                 (not known without reading the data again) copies nothing.
 
         Returns:
-            The earlier run's id and, per model spec as given, its answers' totals (what a
-            re-run counts); None when no earlier run fits (then nothing was copied).
+            The earlier run, its answers' totals (what a re-run counts) per model spec as
+            given; None when no earlier run fits (then nothing was copied).
 
         """
         labels = {self.recorded_spec(m): m for m in models}
@@ -920,9 +926,35 @@ class Store:
             )
             if found is None:
                 return None
-            earlier, totals = found
-            copy_run_rows(c, earlier, run_id)
-        return earlier, {labels[label]: t for label, t in totals.items()}
+            copy_run_rows(c, found.source, run_id)
+        found.totals = {labels[label]: t for label, t in found.totals.items()}
+        return found
+
+    def mark_rows_scored(
+        self, run_id: str, status: str, manifest: dict[str, Any], *, at: float | None = None
+    ) -> float:
+        """Record that run `run_id`'s rows are all scored and stored: its status and manifest.
+
+        The manifest gains `lmmprobe.store.reuse.ROWS_SCORED_AT`, the time taken inside this
+        transaction's write lock (or `at`: a copy's source's time), so that an answer any writer
+        commits after it has a later write time (`put_responses` takes its time inside the lock
+        too). `manifest` is the caller's dict, updated in place, so later writes of it (the
+        judging step's) keep the time.
+
+        Returns:
+            The time recorded.
+
+        """
+        with self.transaction(doing=f"updating run {run_id}") as c:
+            now = time.time()
+            manifest[ROWS_SCORED_AT] = now if at is None else at
+            c.execute(
+                "UPDATE runs SET updated_at = ?, status = ?, manifest = ? WHERE id = ?",
+                (now, status, json.dumps(redact_record(manifest)), run_id),
+            )
+        if status != "running":
+            self._forget_samples(None, run_id)  # as `update_run` does for a finished run
+        return float(manifest[ROWS_SCORED_AT])
 
     @_reading
     def resolve_run(self, ref: str) -> str:
@@ -1129,10 +1161,12 @@ class Store:
         """Store one batch of responses in one transaction (error rows included).
 
         A success replaces any stored row for its key; an error never replaces a success.
+        Their write time is taken inside the transaction's write lock: a batch committed after
+        a run marked its rows scored (`mark_rows_scored`) has a later time than that mark,
+        whichever process took its time first (`lmmprobe.store.reuse`).
         """
-        now = time.time()
         label = self.recorded_spec(model)
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for req, resp in zip(requests, responses, strict=True):
             err = resp.error
             # The schemas validate usage and repair text where it enters; a response built
@@ -1148,12 +1182,14 @@ class Store:
                     _dumps(resp.loglikelihoods), _dumps(resp.token_counts), resp.latency_s,
                     usage.prompt_tokens, usage.completion_tokens,
                     err.type if err else None, _reply(err.message) if err else None,
-                    (int(err.retryable) if err else None), now, int(resp.redacted),
+                    (int(err.retryable) if err else None), None, int(resp.redacted),
                     reasoning, _text(finish), usage.reasoning_tokens,
                 )
             )  # fmt: skip
         asked = [req.sample_id for req in requests]
         with self.transaction(doing=f"storing responses of {model}") as c:
+            now = time.time()
+            rows = [(*row[:13], now, *row[14:]) for row in rows]
             self._write_samples(c, asked)
             c.executemany(
                 f"""INSERT INTO responses ({_RESPONSE_WRITE}) VALUES ({_RESPONSE_MARKS})
