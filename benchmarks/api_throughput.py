@@ -15,6 +15,20 @@ both ran, httpx's with an ``httpx_`` prefix; ``cpu_ms_per_request`` is the mean 
 Usage: python benchmarks/api_throughput.py [--requests 1000] [--latency 0.1] [--levels 1,16,64]
 [--transports httpx,aiohttp]
 
+On a quiet machine (load average under 1 at the start, 2026-12-01; the same versions, from the
+lock), ``PYTHONPATH=src python benchmarks/api_throughput.py``:
+
+    transport concurrency    req/s  speedup cpu ms/req server ms  seconds
+        httpx           1      9.6      1.0       3.07      1.41    104.2
+        httpx          16    149.5     15.6       1.91      0.73      6.7
+        httpx          64    446.7     46.6       1.79      0.60      2.2
+      aiohttp           1      9.6      1.0       2.58      1.32    103.7
+      aiohttp          16    148.7     15.4       1.39      0.63      6.7
+      aiohttp          64    517.3     53.7       1.32      0.59      1.9
+    transport=aiohttp speedup_at_16=15.4 speedup_at_64=53.7 cpu_ms_per_request=1.76
+    cpu_ms_at_64=1.32 httpx_speedup_at_16=15.6 httpx_speedup_at_64=46.6
+    httpx_cpu_ms_per_request=2.26 httpx_cpu_ms_at_64=1.79
+
 Figures (2-core machine shared with other work, load average 9-10, 2026-11-30; openai 3.57.0,
 aiohttp 3.14.5 in a scratch venv), ``python benchmarks/api_throughput.py``:
 
