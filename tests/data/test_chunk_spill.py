@@ -102,7 +102,9 @@ _json = st.recursive(
 
 @st.composite
 def _images(draw: st.DrawFn) -> ImageRef:
-    kind = draw(st.sampled_from(["path", "b64", "recipe", "frame"]))
+    kind = draw(st.sampled_from(["path", "b64", "recipe", "frame", "picture"]))
+    if kind == "picture":  # an in-memory picture (a plugin source's), kept with its pixels
+        return ImageRef.from_pil(Image.new("RGB", (3, 2), (draw(st.integers(0, 255)), 5, 6)))
     if kind == "path":  # with the hash the loader found, kept on the reference
         return ImageRef.from_path(draw(_text), content_hash="ab" * 32)
     if kind == "b64":

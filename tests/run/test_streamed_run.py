@@ -1,7 +1,8 @@
 """A run of more than one chunk holds one chunk of samples, not the run's (issue 35).
 
-Its data is read once to be counted, checked and fingerprinted, then again a chunk at a time
-for each model (`lmmprobe.data.StreamedLoad`). Here the chunk is made small (the module
+Its data is read once to be counted, checked and fingerprinted, each chunk kept as it is read,
+then given again a chunk at a time for each model and the judges (`lmmprobe.data.StreamedLoad`;
+read from the source again where the chunks cannot be kept). Here the chunk is made small (the module
 constant, as a million-row run meets it) and the run is compared with the same run held whole:
 the same requests and keys (a store written by a whole run answers it all), the same stored
 samples and rows, the same rejected rows, and a strict run's error before anything is asked.
