@@ -196,6 +196,37 @@ full, then a chunk at a time: memory stays flat), opens, verifies and hashes eve
 with Pillow, and commits each batch of answers before scoring it; 3x needs that per-row cost
 roughly halved, which this change does not touch (the first run pays about 0.4 s more at 100k
 for noting each image path and writing the record).
+
+Then (2026-12-01) a run of more than one chunk reads its data once: each chunk of the first
+read is kept as it is read (``lmmprobe.data.spill``: pickled, zlib level 1, into an anonymous
+temporary file, ~55 bytes a question here) and given again from there for each model and the
+judges, each chunk still checked against its fingerprint, instead of parsing, validating and
+checking every row a second time. Under cProfile (``--profile 30000 --images``) ``stream_rows``
+is called 30,001 times, not 60,002, and giving the chunks again takes 0.66 s of an 18.8 s first
+run (3.2 s of 19.7 s before). cProfile overstated that second read (it charges per-call Python
+most): timed in one process on 30k rows with one PNG each (a fresh store, the CLI's collector
+thresholds, CPU seconds), the first read went from 3.5-3.8 to 4.0 s (pickling and compressing
+each 10k chunk, ~0.1 s) and each later pass over the chunks from 1.17 to 0.40 s (unpickling
+~0.1 s and checking the fingerprint 0.05 s a 10k chunk): about 0.4 s saved per 30k rows on a
+one-model run, 0.8 s more per further model or judging pass. Whole CLI, CPU seconds (OLD:
+``git archive d141158``):
+
+- ``--sizes 30000 100000 --images --rounds 1 --old-src OLD/src`` (load average 2-6), twice: at
+  30k first run old 9.0 / new 8.4 s, then 8.1 / 8.1 s; at 100k 27.5 / 28.5 s, then 26.2 /
+  26.9 s; lmms-eval 22.2 and 19.7 s at 30k, 45.3 and 43.4 s at 100k (1.59-1.61x new's first
+  run at 100k, 1.65-1.66x old's). One round is within the machine's noise.
+- ``--sizes 100000 --images --rounds 3 --no-lmms-eval --old-src OLD/src`` (load average 3-5),
+  medians: first run old 28.2 / new 26.7 s (282 / 267 us a question, 5% less), cached re-run
+  3.6 / 3.5 s (the copy path: unchanged); peak RSS of the first run 230 -> 220 MiB.
+
+Storing a model's answers in fewer transactions was measured and left alone: 30k responses
+stored 64 a transaction took 0.26 s of CPU, 640 a transaction 0.23 s, all in one 0.25 s (the
+cost is per row; what the profile charges ``put_responses`` is building the rows and writing
+each chunk's samples), and storing each batch as it returns is what keeps an answer delivered
+before a crash (issue 34, item 4). The 3x target against lmms-eval at 100k is still not met
+(1.6x on CPU): the first read (half of a first run under cProfile: each row's JSON, its
+checks, each new image opened, verified and hashed with Pillow) is now the one read, and the
+rest is per-row work spread over planning, answering, scoring and storing.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any
 
 from lmmprobe._file_kind import file_kind
 from lmmprobe._secrets import redact_spec
-from lmmprobe.data import chunks_of
+from lmmprobe.data import chunks_of, close_load
 from lmmprobe.data.jsonl import read_json_file
 from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
 from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
@@ -239,7 +239,12 @@ def _evaluate(
 ) -> Evaluation:
     with claim, Store(spec.db) as store:
         outcome = execute_run(spec, store=store, progress=progress, executor=executor, reuse=reuse)
-        return _judge_and_write(outcome, store, progress, executor)
+        try:
+            return _judge_and_write(outcome, store, progress, executor)
+        finally:
+            # The run's data kept from its first read (a run of many chunks) is not wanted
+            # past its judging and results: its spill goes (a later `chunks` reads the source).
+            close_load(outcome.load)
 
 
 def _failure(exc: BaseException) -> str:

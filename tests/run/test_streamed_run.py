@@ -1,7 +1,8 @@
 """A run of more than one chunk holds one chunk of samples, not the run's (issue 35).
 
-Its data is read once to be counted, checked and fingerprinted, then again a chunk at a time
-for each model (`lmmprobe.data.StreamedLoad`). Here the chunk is made small (the module
+Its data is read once to be counted, checked and fingerprinted, each chunk kept as it is read,
+then given again a chunk at a time for each model and the judges (`lmmprobe.data.StreamedLoad`;
+read from the source again where the chunks cannot be kept). Here the chunk is made small (the module
 constant, as a million-row run meets it) and the run is compared with the same run held whole:
 the same requests and keys (a store written by a whole run answers it all), the same stored
 samples and rows, the same rejected rows, and a strict run's error before anything is asked.
@@ -9,9 +10,12 @@ samples and rows, the same rejected rows, and a strict run's error before anythi
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,18 +141,23 @@ def _results(out: Path) -> dict[str, Any]:
     return res
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "no-spill"])
 def test_a_run_of_many_chunks_holds_a_chunk_of_samples_and_stores_what_a_whole_run_does(
     tmp_path: Path,
     write_png: PngWriter,
     counting: type[_Counting],
     monkeypatch: pytest.MonkeyPatch,
+    kept: bool,
 ) -> None:
+    """Its first read's chunks kept, or read again where they cannot be (no temporary folder)."""
     data = _rows(tmp_path, write_png)
     spec = dict(models=["countsamples:a", "countsamples:b"], data=str(data), repeats=2,
                 by=["subtask"])  # fmt: skip
     whole = evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
     held_whole = counting.most
     monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    if not kept:
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
     counting.reset()
     chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
     # Every sample alive while the run held its data whole; a chunk's (and no more) now.
@@ -219,14 +228,26 @@ def _mutable(
     return SampleStream("mutable", rows)
 
 
-def test_data_changed_while_a_run_reads_it_again_is_refused_naming_the_samples(
-    tmp_path: Path, counting: type[_Counting], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "no-spill"])
+def test_data_changed_while_a_run_goes_on_is_asked_as_first_read_or_refused_naming_the_samples(
+    tmp_path: Path, counting: type[_Counting], monkeypatch: pytest.MonkeyPatch, kept: bool
 ) -> None:
+    """The run asks the samples its manifest fingerprinted, or refuses.
+
+    The first read's chunks are kept (`lmmprobe.data.spill`): a change to the data after it
+    is not seen, every model is asked the samples first read. Where they cannot be kept (no
+    temporary folder, a full disk), the data is read again for each model, and a chunk that
+    changed is refused, as every run did before the chunks were kept.
+    """
     SOURCES.register("mutable")(streaming(_mutable))
     monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    if not kept:
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
     _QUESTIONS[:] = [f"Which animal is item{i}?" for i in range(N)]
 
     db = tmp_path / "s.db"
+    spec = dict(models=["countsamples:a", "countsamples:b"], data="mutable", db=str(db),
+                out=str(tmp_path / "o"))  # fmt: skip
     try:
         original = counting.generate
 
@@ -236,13 +257,23 @@ def test_data_changed_while_a_run_reads_it_again_is_refused_naming_the_samples(
             return original(self, requests)
 
         monkeypatch.setattr(_Counting, "generate", changing)
-        with pytest.raises(DataError) as err:
-            evaluate(
-                models=["countsamples:a", "countsamples:b"], data="mutable", db=str(db),
-                out=str(tmp_path / "o"),
-            )  # fmt: skip
+        if kept:
+            done = evaluate(**spec)
+        else:
+            with pytest.raises(DataError) as err:
+                evaluate(**spec)
     finally:
         SOURCES.unregister("mutable")
+    if kept:
+        assert done.outcome.status == "complete"
+        assert _table(db, "SELECT model, COUNT(*) FROM scores GROUP BY model") == [
+            ("countsamples:a", N),
+            ("countsamples:b", N),
+        ]
+        assert _table(db, "SELECT question FROM samples WHERE sample_id = 'm24'") == [
+            ("Which animal is item24?",)
+        ]
+        return
     # The first model read its chunks before the change went past them: the second model's
     # third chunk is the first read again that differs.
     assert str(err.value) == (
@@ -255,6 +286,61 @@ def test_data_changed_while_a_run_reads_it_again_is_refused_naming_the_samples(
         ("countsamples:a", N),
         ("countsamples:b", 2 * CHUNK),
     ]
+
+
+def _open_spills() -> int:
+    """Removed files in the temporary folder this process holds open: kept chunks among them.
+
+    `lmmprobe.data.spill` keeps a run's chunks in an anonymous file (`tempfile.TemporaryFile`:
+    on Linux made without a name, shown as ``/tmp/#123 (deleted)``).
+    """
+    folder = os.path.realpath(tempfile.gettempdir())
+    count = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):  # closed since it was listed
+            link = os.readlink(fd)
+            count += link.startswith(folder + os.sep) and link.endswith(" (deleted)")
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="lists open files by /proc")
+def test_a_judged_run_of_many_chunks_reads_its_data_once_and_closes_what_it_kept(
+    tmp_path: Path,
+    write_png: PngWriter,
+    counting: type[_Counting],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two models and a judge: the data file is read once, gone after that changes nothing."""
+    data = _rows(tmp_path, write_png)
+    spec = dict(
+        models=["countsamples:a", "countsamples:b"], data=str(data), repeats=2,
+        judge=JudgeConfig(judges=["countsamples:j"], when="always"),
+    )  # fmt: skip
+    evaluate(**spec, db=str(tmp_path / "whole.db"), out=str(tmp_path / "whole"))
+    monkeypatch.setattr(runner, "CHUNK_SAMPLES", CHUNK)
+    original = counting.generate
+    kept_while_asked: list[int] = []
+
+    def removing(self: _Counting, requests: Sequence[Request]) -> list[Response]:
+        # Once the run has asked its first batch, the data file is gone: it is never read again.
+        data.unlink(missing_ok=True)
+        kept_while_asked.append(_open_spills())
+        return original(self, requests)
+
+    monkeypatch.setattr(_Counting, "generate", removing)
+    before = _open_spills()
+    chunked = evaluate(**spec, db=str(tmp_path / "chunked.db"), out=str(tmp_path / "chunked"))
+    assert not data.exists()
+    assert _results(tmp_path / "chunked") == _results(tmp_path / "whole")
+    assert chunked.judging is not None
+    assert chunked.judging.results()["countsamples:a"]["decided"]["judge"] == 2 * (N - len(BAD))
+    # The chunks were kept on disk while the run asked them, and let go when it was done.
+    assert min(kept_while_asked) > before
+    assert _open_spills() == before
+    # The outcome's load stays usable: it reads its data again (gone now: said in one line).
+    assert isinstance(chunked.outcome.load, StreamedLoad)
+    with pytest.raises(DataError, match="not found"):
+        list(chunked.outcome.load.chunks())
 
 
 def test_a_dialogue_run_of_many_chunks_is_held_whole_and_gives_the_one_chunk_results(

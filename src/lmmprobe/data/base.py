@@ -16,16 +16,21 @@ import difflib
 import hashlib
 import itertools
 import json
+import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from types import TracebackType
+from typing import Any, Protocol
 
 from lmmprobe._secrets import redact_values, spec_secret_values
+from lmmprobe.data.spill import SPILL_ERRORS, ChunkSpill
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import Sample
 from lmmprobe.spec import parse_spec
+
+log = logging.getLogger(__name__)
 
 MAX_PROBLEMS_SHOWN = 10
 
@@ -442,9 +447,18 @@ class StreamedLoad:
 
     `load_in_chunks` reads the stream once, holding a chunk at a time: it counts the samples,
     records the rejected rows (`invalid`, `problems`: as `load_source` would) and takes the
-    data's fingerprint and each chunk's. `chunks` reads the source again, a chunk at a time,
-    and refuses a chunk whose samples are not those of the first read (the file changed
-    meanwhile), so that what is asked is what the run's manifest fingerprinted.
+    data's fingerprint and each chunk's. It keeps each chunk it read in a `spill` (an
+    anonymous temporary file), and `chunks` gives the chunks from there: the samples a run
+    asks ARE those of the first read, the ones its manifest fingerprinted, whatever happens
+    to the source meanwhile, and nothing is parsed, validated or checked twice.
+
+    Without a spill (a read remembered in the store, `lmmprobe.data.remembered_loads`; a
+    spill that could not be written; a load closed or copied) `chunks` reads the source
+    again, a chunk at a time, and refuses a chunk whose samples are not those of the first
+    read (the file changed meanwhile), so that what is asked is still what was fingerprinted.
+
+    Close it (`close`, or ``with``) when its samples are no longer wanted: the spill goes, and
+    a later `chunks` reads the source again.
     """
 
     spec: str
@@ -466,33 +480,94 @@ class StreamedLoad:
     """How many samples have a video: the runner checks its models take video or images."""
     places: str = ""
     """`image_places` of every sample, in order."""
+    spill: ChunkSpill[Sample] | None = field(default=None, compare=False, repr=False)
+    """The first read's chunks, every one of them (`load_in_chunks`); None: `chunks` reads
+    the source again. Not a figure of the load: two loads compare equal without it."""
 
     def chunks(self) -> Iterator[list[Sample]]:
         """The samples again, `size` at a time, each chunk checked against the first read.
 
+        From the spill where there is one (the first read's own chunks, checked all the same:
+        what is asked is what was fingerprinted), else read from the source again. A spill
+        that fails to give a chunk (a read error, closed meanwhile) is dropped with a debug
+        line, and the source is read from that chunk on. Each call starts at the first chunk
+        (a run calls it once per model, then for its judges).
+
         Raises:
-            DataError: The source no longer gives the samples it gave (one line naming it).
+            DataError: The source, read again, no longer gives the samples it gave (one line
+                naming it).
 
         """
+        given = 0
+        spill = self.spill
+        while spill is not None and given < len(self.chunk_fingerprints):
+            chunk = self._kept(spill, given)
+            if chunk is None:  # the spill failed (and is dropped): the source from here on
+                break
+            yield chunk
+            given += 1
+            del chunk  # not held while the next chunk is read
+        if given < len(self.chunk_fingerprints):
+            yield from self._read_again(skip=given)
+
+    def _kept(self, spill: ChunkSpill[Sample], index: int) -> list[Sample] | None:
+        """Chunk `index` from the spill, checked; None (the spill dropped) if it cannot be."""
+        try:
+            chunk = spill.get(index)
+        except SPILL_ERRORS as exc:
+            self._drop(spill, f"could not be read back ({type(exc).__name__}: {exc})")
+            return None
+        if _chunk_hash(chunk) != self.chunk_fingerprints[index]:
+            self._drop(spill, f"gave a chunk {index + 1} unlike the one first read")
+            return None
+        return chunk
+
+    def _read_again(self, skip: int) -> Iterator[list[Sample]]:
+        """The source read again, chunk by chunk, each checked; the first `skip` not given."""
         start = 0
         done = 0
         stream = iter_source(self.spec, strict=self.strict, limit=self.limit)
         # Counted by hand: `enumerate` keeps the last (index, chunk) pair it gave for reuse,
         # which held the previous chunk while the next one was read.
         for chunk in _chunked(stream, self.size):
-            h = hashlib.sha256()
-            for framed in map(_framed, chunk):
-                h.update(framed)
             if done >= len(self.chunk_fingerprints) or (
-                h.hexdigest() != self.chunk_fingerprints[done]
+                _chunk_hash(chunk) != self.chunk_fingerprints[done]
             ):
                 raise self._changed(start, len(chunk))
-            yield chunk
+            if done >= skip:
+                yield chunk
             start += len(chunk)
             done += 1
             del chunk  # not held while the next chunk is read
         if done != len(self.chunk_fingerprints):
             raise self._changed(start, self.count - start)
+
+    def _drop(self, spill: ChunkSpill[Sample], why: str) -> None:
+        log.debug("the kept chunks of %s %s: reading the source again", self.source, why)
+        spill.close()
+        if self.spill is spill:
+            self.spill = None
+
+    def close(self) -> None:
+        """Let the spill go (its file closed and removed); `chunks` then reads the source."""
+        spill, self.spill = self.spill, None
+        if spill is not None:
+            spill.close()
+
+    def __enter__(self) -> StreamedLoad:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # An open file does not travel (pickled, copied): a copy reads the source again.
+        return {**self.__dict__, "spill": None}
 
     def _changed(self, start: int, size: int) -> DataError:
         return DataError(
@@ -500,6 +575,20 @@ class StreamedLoad:
             f"{start + max(size, 1):,} are not those it read first (of {self.count:,}); "
             "run it again once the data stays as it is"
         )
+
+
+def close_load(load: object) -> None:
+    """Close `load` where it is a `StreamedLoad` (its spill goes); anything else holds nothing."""
+    if isinstance(load, StreamedLoad):
+        load.close()
+
+
+def _chunk_hash(chunk: list[Sample]) -> str:
+    """The hash `load_in_chunks` takes of a chunk (its samples framed, in order)."""
+    h = hashlib.sha256()
+    for framed in map(_framed, chunk):
+        h.update(framed)
+    return h.hexdigest()
 
 
 class ChunkedLoad(Protocol):
@@ -535,9 +624,11 @@ def load_in_chunks(
 
     Up to `size` samples come back as `load_source` gives them (the same samples and
     problems: one read of the same stream). More than that, from a source that yields its
-    samples (`streaming`), are read once, a chunk held at a time, into a `StreamedLoad`; a
-    source that loaded its list whole anyway, or data with multi-round dialogues (a round
-    needs the earlier rounds' samples), comes back whole.
+    samples (`streaming`), are read once, a chunk held at a time, into a `StreamedLoad`, each
+    chunk kept in its spill as it is read (`ChunkSpill`: where that fails, the spill is
+    dropped with a debug line, and the load reads the source again when asked); a source
+    that loaded its list whole anyway, or data with multi-round dialogues (a round needs the
+    earlier rounds' samples), comes back whole.
 
     Raises:
         RegistryError: Unknown source name.
@@ -551,38 +642,95 @@ def load_in_chunks(
     first = list(itertools.islice(rows, size + 1))
     if len(first) <= size:  # the stream is exhausted: its problems are complete
         return LoadResult(first, stream.source, stream.invalid, stream.problems)
+    spill = _new_spill(stream.source)
+    try:
+        read = _first_read(first, rows, size, spill)
+    except BaseException:
+        if spill is not None:
+            spill.close()
+        raise
+    if read.dialogues:
+        if read.spill is not None:
+            read.spill.close()
+        return iter_source(spec, strict=strict, limit=limit).result()
+    return StreamedLoad(
+        spec=spec, strict=strict, limit=limit, source=stream.source, size=size,
+        count=read.count, fingerprint=read.whole, chunk_fingerprints=read.fingerprints,
+        invalid=stream.invalid, problems=stream.problems, kinds=read.kinds,
+        videos=read.videos, places=read.places, spill=read.spill,
+    )  # fmt: skip
+
+
+def _new_spill(source: str) -> ChunkSpill[Sample] | None:
+    """A spill for the first read of `source`'s chunks, or None where none can be made."""
+    try:
+        return ChunkSpill()
+    except OSError as exc:
+        log.debug("no spill for the chunks of %s (%s): they will be read again", source, exc)
+        return None
+
+
+@dataclass
+class _FirstRead:
+    """What `load_in_chunks` takes from its first read of a stream of more than one chunk."""
+
+    count: int = 0
+    whole: str = ""
+    places: str = ""
+    fingerprints: list[str] = field(default_factory=list)
+    kinds: dict[SampleKind, None] = field(default_factory=dict)
+    videos: int = 0
+    dialogues: bool = False
+    spill: ChunkSpill[Sample] | None = None
+    """Every chunk read, kept; None where there was none or a chunk could not be written
+    (then closed)."""
+
+
+def _first_read(
+    first: list[Sample], rows: Iterator[Sample], size: int, spill: ChunkSpill[Sample] | None
+) -> _FirstRead:
+    """Read `first` then `rows`, hashing each sample, each chunk kept in `spill` as it ends."""
     whole = hashlib.sha256()
     places = hashlib.sha256()
-    fingerprints: list[str] = []
-    count = 0
-    dialogues = False
-    kinds: dict[SampleKind, None] = {}
-    videos = 0
+    read = _FirstRead(spill=spill)
     # The first read's samples are let go as they are read again, not kept through the rest.
     first.reverse()
     again = itertools.chain(_drained(first), rows)
     del first
-    # Hashed a sample at a time (no chunk is held): each chunk's hash as `chunks` takes it.
+    # Hashed a sample at a time; only the chunk being read is held (for the spill).
     h = hashlib.sha256()
+    chunk: list[Sample] = []
     for sample in again:
         framed = _framed(sample)
         whole.update(framed)
         h.update(framed)
         places.update(_places(sample))
-        dialogues = dialogues or "dialogue_id" in sample.metadata
-        kinds[sample_kind(sample)] = None
-        videos += sample.video is not None
-        count += 1
-        if count % size == 0:
-            fingerprints.append(h.hexdigest())
+        read.dialogues = read.dialogues or "dialogue_id" in sample.metadata
+        read.kinds[sample_kind(sample)] = None
+        read.videos += sample.video is not None
+        read.count += 1
+        if read.spill is not None:
+            chunk.append(sample)
+        if read.count % size == 0:
+            read.fingerprints.append(h.hexdigest())
             h = hashlib.sha256()
-    if count % size:
-        fingerprints.append(h.hexdigest())
-    if dialogues:
-        return iter_source(spec, strict=strict, limit=limit).result()
-    return StreamedLoad(
-        spec=spec, strict=strict, limit=limit, source=stream.source, size=size, count=count,
-        fingerprint=whole.hexdigest(), chunk_fingerprints=fingerprints,
-        invalid=stream.invalid, problems=stream.problems, kinds=kinds, videos=videos,
-        places=places.hexdigest(),
-    )  # fmt: skip
+            _spill_chunk(read, chunk)
+            chunk = []
+    if read.count % size:
+        read.fingerprints.append(h.hexdigest())
+        _spill_chunk(read, chunk)
+    read.whole, read.places = whole.hexdigest(), places.hexdigest()
+    return read
+
+
+def _spill_chunk(read: _FirstRead, chunk: list[Sample]) -> None:
+    """Keep `chunk` in `read`'s spill; where it cannot be written, drop the spill."""
+    if read.spill is None:
+        return
+    try:
+        read.spill.add(chunk)
+    except SPILL_ERRORS as exc:
+        log.debug("could not keep a chunk (%s: %s): the chunks will be read again",
+                  type(exc).__name__, exc)  # fmt: skip
+        read.spill.close()
+        read.spill = None

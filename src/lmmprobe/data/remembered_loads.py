@@ -18,9 +18,10 @@ Anything else (another file, a changed byte or image, a file that changed while 
 other rules or settings, a damaged record) and the file is read in full, as before. Only a
 read that ended as a `StreamedLoad` with no rejected row and no video is remembered (a rejected
 row's reason or a video's frames depend on more than these); a read of one chunk holds its
-samples, which a run uses, so it is read as always. A run that does not copy an earlier
-run's rows reads its samples again chunk by chunk (`StreamedLoad.chunks`), each chunk checked
-against the fingerprints taken here: what is asked is what was fingerprinted.
+samples, which a run uses, so it is read as always. A load given from the store has no
+spill (the chunks a full read keeps, `lmmprobe.data.spill`): a run that does not copy an
+earlier run's rows reads its samples again chunk by chunk (`StreamedLoad.chunks`), each chunk
+checked against the fingerprints taken here: what is asked is what was fingerprinted.
 
 The image log is compressed as it is written and read back a piece at a time, so remembering
 or replaying a read of a million rows holds no list of them.

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, load_in_chunks
+from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, close_load, load_in_chunks
 from lmmprobe.formulate.ask import Ask
 from lmmprobe.judge.protocol import JudgeProtocol, grouped, stages_of
 from lmmprobe.judge.step import (
@@ -146,12 +146,13 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
     load = load_in_chunks(
         spec.data, size=runner.CHUNK_SAMPLES, strict=spec.strict, limit=spec.limit
     )
-    protocols = _checked_protocols(config, load)
-    judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
-    path = Path(spec.db) if spec.db else DEFAULT_DB
-    # An absent store holds nothing: it is not created just to be looked at.
-    store = Store(path, read_only=True) if path.exists() and not spec.no_cache else None
+    store: Store | None = None
     try:
+        protocols = _checked_protocols(config, load)
+        judges = {j: load_unkeyed(j) for j in dict.fromkeys(config.judges)}
+        path = Path(spec.db) if spec.db else DEFAULT_DB
+        # An absent store holds nothing: it is not created just to be looked at.
+        store = Store(path, read_only=True) if path.exists() and not spec.no_cache else None
         return [
             planned
             for model_spec in spec.models
@@ -160,6 +161,7 @@ def plan_judges(spec: RunSpec) -> list[PlannedJudge]:
             )
         ]
     finally:
+        close_load(load)  # its spill, kept for the models' plans, goes
         if store is not None:
             store.close()
 

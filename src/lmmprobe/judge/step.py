@@ -493,7 +493,8 @@ class RunSamples:
     A run of up to one chunk (a `LoadResult`) is judged as ever: its samples held, its rows
     read `CHUNK_SAMPLES` at a time. A run of more (a `ChunkedLoad`: a run's `StreamedLoad`, a
     stored run's recorded samples) is read again a chunk of samples at a time (a run's data
-    each chunk checked against the run's first read: the samples the run asked), with that
+    from the chunks its first read kept, or read again with each chunk checked against that
+    first read: the samples the run asked either way), with that
     chunk's rows of the model: at most one chunk of samples is held. Either way every
     protocol is checked before any call (`Protocols.check`).
     """

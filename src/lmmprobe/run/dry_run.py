@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmmprobe.data import LoadResult, StreamedLoad, chunks_of
+from lmmprobe.data import LoadResult, StreamedLoad, chunks_of, close_load
 from lmmprobe.data.rows import remembered_images
 from lmmprobe.data.video import frame_policy
 from lmmprobe.formulate.ask import Ask
@@ -137,14 +137,17 @@ def plan_run(spec: RunSpec) -> list[PlannedModel]:
             # Builds clients and loads no weights; a missing API key is noted, not an error.
             # Data of more than a chunk is planned a chunk at a time, as a run asks it.
             inputs = resolve_inputs(spec, keys=False, chunked=True)
-            check_media(inputs.models, inputs.load, spec)
-            return [
-                _plan_model(
-                    model_spec, model, inputs.load, spec, store,
-                    inputs.missing_keys.get(model_spec),
-                )
-                for model_spec, model in inputs.models
-            ]  # fmt: skip
+            try:
+                check_media(inputs.models, inputs.load, spec)
+                return [
+                    _plan_model(
+                        model_spec, model, inputs.load, spec, store,
+                        inputs.missing_keys.get(model_spec),
+                    )
+                    for model_spec, model in inputs.models
+                ]  # fmt: skip
+            finally:
+                close_load(inputs.load)  # its spill, kept for the models' plans, goes
     finally:
         if store is not None:
             store.close()

@@ -27,6 +27,7 @@ from lmmprobe.data import (
     DataError,
     LoadResult,
     StreamedLoad,
+    close_load,
     data_fingerprint,
     image_places,
     load_in_chunks,
@@ -82,7 +83,8 @@ CHUNK_SAMPLES = 10_000
 A run of up to this many samples is one chunk: it sends the same batches, in the same order,
 as a run held whole. A larger run keeps one chunk's samples, asks, responses and Scores at a
 time, so its memory does not grow with its rows: its data is read once to be checked and
-fingerprinted, then again a chunk at a time for each model (`StreamedLoad`)."""
+fingerprinted, each chunk kept on disk as it is read, then given again a chunk at a time for
+each model (`StreamedLoad`: from what it kept, else read from the source again)."""
 
 ScoreSink = Callable[[list[Score]], None]
 """Takes one chunk's Scores as they are made (`execute_run` stores them), in row order."""
@@ -161,7 +163,9 @@ class RunOutcome:
     out_dir: Path
     load: LoadResult | ChunkedLoad
     """The run's data: its samples, or, for a run of more than a chunk, their count and how
-    to read them again a chunk at a time (`StreamedLoad`; a stored run's recorded samples)."""
+    to read them again a chunk at a time (`StreamedLoad`; a stored run's recorded samples).
+    A `StreamedLoad` keeps its first read's chunks until it is closed (`close_load`, which
+    `lmmprobe.api.evaluate` calls once the run is judged and its results written)."""
     manifest: dict[str, Any]
     models: list[ModelOutcome] = field(default_factory=list)
     status: str = "running"
@@ -277,8 +281,8 @@ def resolve_inputs(
         keys: Whether the models' API keys must be set; False for a dry run, which sends
             nothing (a missing key is then noted in `RunInputs.missing_keys`).
         chunked: Data of more than `CHUNK_SAMPLES` samples is read once to be checked, and
-            comes back as a `StreamedLoad` (a run reads it again chunk by chunk); else the
-            samples come back whole.
+            comes back as a `StreamedLoad` (a run gets it again chunk by chunk; close it,
+            `close_load`, when done); else the samples come back whole.
         remember: With `chunked`, the store where that first read is remembered and given
             from when the data is unchanged (`lmmprobe.data.remembered_loads`; call inside
             `remembered_images` of the same store).
@@ -504,8 +508,8 @@ def run_model(
     to `sink` and dropped. A request whose key an earlier chunk asked is read back from the
     store, not asked or counted again, so the counts and calls are those of one chunk.
     Multi-round dialogues are one chunk (a round needs the answers of the earlier rounds).
-    A `StreamedLoad` is read again chunk by chunk (`StreamedLoad.chunks`), each chunk first
-    handed to `on_chunk` (`execute_run` records the samples of its first model's chunks).
+    A `StreamedLoad` is given again chunk by chunk (`StreamedLoad.chunks`: the chunks its
+    first read kept, else the source read again), each chunk first handed to `on_chunk` (`execute_run` records the samples of its first model's chunks).
 
     Each chunk's Scores go to `sink` (`execute_run` stores them); without one they are kept
     on the outcome's `ModelOutcome.scores`. With a `meter` whose limit is reached (before or
@@ -1019,6 +1023,7 @@ def _execute_run(
     store = store or Store(spec.db)
     own_executor: RayExecutor | None = None
     servers: list[StartableModel] = []  # models that run a server of their own: stopped below
+    load: LoadResult | StreamedLoad | None = None
     try:
         commit = git_commit_later()  # a subprocess: it runs while the data loads
         changes = source_changes_later()
@@ -1131,6 +1136,9 @@ def _execute_run(
         # (`lmmprobe.store.reuse`), not the run's last update, which those steps move on.
         store.mark_rows_scored(run_id, outcome.status, manifest)
         return outcome
+    except BaseException:
+        close_load(load)  # a run that failed hands back no load: the spill of its data goes
+        raise
     finally:
         for server in servers:
             server.stop()  # on success, error and Ctrl-C alike (a reaper covers a SIGKILL)
