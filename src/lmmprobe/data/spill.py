@@ -3,7 +3,9 @@
 A run of more than one chunk reads its data once to count, check and fingerprint it
 (`lmmprobe.data.base.load_in_chunks`), then needs the same samples again a chunk at a time,
 for each model and the judging step. Reading the source again means parsing and validating
-every row and checking every image again: about a quarter of a first run's time. A
+every row and looking up every image's check again: about 1.2 s of CPU per 30,000 rows with
+images, each time (measured 2026-12-01: a one-model first run about 4% faster, each further
+model or judging pass saving as much again; `benchmarks/vs_lmms_eval.py`). A
 `ChunkSpill` keeps each chunk of the first read instead, pickled and compressed, in an
 anonymous temporary file, and gives it back a chunk at a time: memory holds one chunk, the
 disk ~70 bytes a sample.
