@@ -280,3 +280,39 @@ def test_a_log_probability_above_zero_or_nan_is_a_malformed_reply(
     assert kind == "transient", message
     assert message.startswith("malformed response: ValueError: the log-probability of"), message
     assert "which no probability has" in message
+
+
+# ------------------------------------------------------------------ re-test 17: no HTTP at all
+
+
+def _sends(raw: bytes) -> Answer:
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(raw)
+
+    return answer
+
+
+_NOT_HTTP = {
+    "status line": b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n",
+    "no http": b"\x00\x01\x02 SSH-2.0-OpenSSH\r\n\r\n",
+    "chunk size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+    "header line": b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 200_000 + b"\r\nContent-Length: 2\r\n\r\n{}",
+    "headers": b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 100_000 + b"Content-Length: 2\r\n\r\n{}",
+    "lengths": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 2\r\n\r\n{}",
+}
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("reply", list(_NOT_HTTP))
+def test_a_reply_that_is_no_http_is_a_connection_failure_on_either_transport(
+    tmp_path: Path, reply: str, transport: str
+) -> None:
+    """On aiohttp (the default where installed) its parser's error escaped the client: each
+    request an ``internal`` error (lmmprobe's fault, "ClientResponseError: 400, ..."), not
+    retried nor counted towards the server being down, where httpx gives a connection failure."""
+    if transport == "aiohttp":
+        pytest.importorskip("aiohttp")
+    kind, message = _run(tmp_path, _sends(_NOT_HTTP[reply]), f",transport={transport}")
+    assert kind == "connection", message
+    assert message.startswith("connection failed: "), message
+    assert "400," not in message and len(message) < 400, message
