@@ -296,7 +296,9 @@ _NOT_HTTP = {
     "status line": b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n",
     "no http": b"\x00\x01\x02 SSH-2.0-OpenSSH\r\n\r\n",
     "chunk size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
-    "header line": b"HTTP/1.1 200 OK\r\nX-A: " + b"a" * 200_000 + b"\r\nContent-Length: 2\r\n\r\n{}",
+    "header line": b"HTTP/1.1 200 OK\r\nX-A: "
+    + b"a" * 200_000
+    + b"\r\nContent-Length: 2\r\n\r\n{}",
     "headers": b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 100_000 + b"Content-Length: 2\r\n\r\n{}",
     "lengths": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 2\r\n\r\n{}",
 }

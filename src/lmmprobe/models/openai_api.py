@@ -661,7 +661,7 @@ async def post_chat(
 
 @contextlib.contextmanager
 def _aiohttp_errors_as_transport_failures(url: httpx2.URL) -> Iterator[None]:
-    """aiohttp's errors its transport leaves unmapped, raised as the client's transport failure.
+    """The errors aiohttp's transport leaves unmapped, raised as the client's transport failure.
 
     The aiohttp transport maps its connection, timeout and payload errors to httpx's, but not
     `aiohttp.ClientResponseError`, which its parser raises for a reply that is no HTTP (a bad
