@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sized
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -374,7 +374,10 @@ def _check_combinations(values: Iterable[Any]) -> None:
     """
     total = 1
     for v in values:
-        total *= len(v) if isinstance(v, list | tuple) else 1
+        # What `product` iterates: a list's items, and as well a text's characters or a
+        # dict's keys (a reference dict with a text value: 12 keys of 10 characters were 10**12
+        # dicts, re-test 17); a value it cannot iterate fails there, as in the scripts.
+        total *= len(v) if isinstance(v, Sized) else 1
         if total > MAX_COMBINATIONS:
             raise ValueError(
                 f"the reference's listed values combine into more than {MAX_COMBINATIONS:,} "
