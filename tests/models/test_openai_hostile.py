@@ -318,3 +318,34 @@ def test_a_reply_that_is_no_http_is_a_connection_failure_on_either_transport(
     assert kind == "connection", message
     assert message.startswith("connection failed: "), message
     assert "400," not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("sk-goodkey-1234567890\r", "a line end (character 22 of 22)"),
+        ("sk-goodkey-1234567890\n", "a line end (character 22 of 22)"),
+        ("sk-goodkey-12345678\x1b90", "a control character (character 20 of 22)"),
+        ("sk-goodkey-1234567é90", "a non-ASCII character (character 19 of 21)"),
+    ],
+)
+def test_a_key_no_http_header_carries_is_refused_before_any_request(
+    tmp_path: Path, key: str, said: str
+) -> None:
+    """Re-test 17: a key read with its line end was sent with every request: each failed (httpx:
+    a connection failure, aiohttp: "malformed response: ... header injection"), was retried six
+    times, and the run stopped as if the server were down. One line naming the variable now."""
+    exe = Path(sys.executable).parent / "lmmprobe"
+    with _server(_json_answer(_reply())) as (url, heads):
+        done = subprocess.run(
+            [exe, "run", "-m", f"openai:vlm@{url}", "--data", _rows(tmp_path),
+             "--db", tmp_path / "db"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "OPENAI_API_KEY": key, "COLUMNS": "160"},
+        )  # fmt: skip
+    assert heads == []
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"error: the API key in OPENAI_API_KEY holds {said}, which no HTTP header carries: "
+        "every request would fail; set the variable to the key alone"
+    )
