@@ -118,3 +118,13 @@ def test_a_refused_hf_video_option_is_echoed_shortened(tmp_path: Path) -> None:
     line = proc.stderr.strip()
     assert len(line.splitlines()) == 1 and len(line) < 400, line[:800]
     assert "must be auto or frames" in line and "(5,000 characters)" in line, line
+
+
+@pytest.mark.parametrize("data", ["z" * 100_000, "z" * 100_000 + ":x"])
+def test_a_data_path_past_any_real_one_is_echoed_shortened(data: str, tmp_path: Path) -> None:
+    # Re-test 17: the system's "File name too long" named the whole path, a 100 KB line.
+    proc = lmmprobe("run", "-m", "first", "--data", data, "--db", tmp_path / "db")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: {'z' * 300}... ({len(data):,} characters): File name too long"
+    )

@@ -207,3 +207,21 @@ def test_a_store_of_schema_13_gains_the_table_in_place(tmp_path: Path) -> None:
             "14",
         )
     assert len(_records(db)) == 1
+
+
+@pytest.mark.parametrize("column", ["summary", "images"])
+def test_a_record_nested_past_the_recursion_limit_is_read_in_full(
+    tmp_path: Path, column: str
+) -> None:
+    """Re-test 17: a summary or image-log line of JSON nested 60,000 deep raised RecursionError
+    out of the run (a traceback, on every run of that data) instead of reading the file."""
+    import zlib
+
+    data, db = _rows(tmp_path), tmp_path / "s.db"
+    first = _read(data, db)
+    deep = "[" * 60_000
+    value: str | bytes = deep if column == "summary" else zlib.compress(deep.encode() + b"\n")
+    with sqlite3.connect(db) as c:
+        c.execute(f"UPDATE load_checks SET {column} = ?", (value,))
+    assert _read(data, db) == first
+    assert _records(db)[0][2] != deep  # and the record is replaced by the full read's

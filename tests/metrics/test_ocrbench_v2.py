@@ -31,9 +31,11 @@ from lmmprobe.metrics._ocrbench_v2_ocr import (  # noqa: E402
     extract_bounding_boxes_robust,
 )
 from lmmprobe.metrics._ocrbench_v2_struct import (  # noqa: E402
+    _FENCE,
     KEY_VALUE,
     convert_str_to_dict,
     convert_str_to_multi_dict,
+    fenced_blocks,
     key_values,
 )
 from lmmprobe.metrics.ocrbench_v2 import (  # noqa: E402
@@ -163,6 +165,30 @@ _PATTERN_TEXT = st.text(alphabet=list("ab_1中 \t\n\u3000\"':=,{}[]()x"), max_si
 @given(_PATTERN_TEXT)
 def test_the_linear_key_value_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
     assert key_values(text) == re.findall(KEY_VALUE, text)
+
+
+# Backticks, newlines and the tags' letters (the long s and the Kelvin sign fold to s and k).
+_FENCE_TEXT = st.text(alphabet=list("`\n\n\npythonjsPYTHONJSſKx "), max_size=60)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_FENCE_TEXT)
+def test_the_linear_fence_scan_finds_what_the_scripts_pattern_finds(text: str) -> None:
+    expected = re.findall(_FENCE, text, re.DOTALL | re.IGNORECASE)
+    assert list(fenced_blocks(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["```\nx" * 200_000, "```json\n" * 100_000, "```\n" + "```python\n`" * 80_000 + "\n```"],
+)
+def test_an_answer_of_fences_that_never_close_is_read_in_linear_time(text: str) -> None:
+    # Re-test 17: the scripts' pattern scanned the rest of the text from each opening: a
+    # capped answer of ```\nx repeated took about half an hour, twice for one KIE answer.
+    from tests.bounded import bounded
+
+    assert bounded(convert_str_to_dict, text) == convert_str_to_dict(text)
+    bounded(convert_str_to_multi_dict, text)
 
 
 @settings(max_examples=400, deadline=None)

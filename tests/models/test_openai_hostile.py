@@ -280,3 +280,72 @@ def test_a_log_probability_above_zero_or_nan_is_a_malformed_reply(
     assert kind == "transient", message
     assert message.startswith("malformed response: ValueError: the log-probability of"), message
     assert "which no probability has" in message
+
+
+# ------------------------------------------------------------------ re-test 17: no HTTP at all
+
+
+def _sends(raw: bytes) -> Answer:
+    def answer(conn: socket.socket) -> None:
+        conn.sendall(raw)
+
+    return answer
+
+
+_NOT_HTTP = {
+    "status line": b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n",
+    "no http": b"\x00\x01\x02 SSH-2.0-OpenSSH\r\n\r\n",
+    "chunk size": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n",
+    "header line": b"HTTP/1.1 200 OK\r\nX-A: "
+    + b"a" * 200_000
+    + b"\r\nContent-Length: 2\r\n\r\n{}",
+    "headers": b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 100_000 + b"Content-Length: 2\r\n\r\n{}",
+    "lengths": b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 2\r\n\r\n{}",
+}
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("reply", list(_NOT_HTTP))
+def test_a_reply_that_is_no_http_is_a_connection_failure_on_either_transport(
+    tmp_path: Path, reply: str, transport: str
+) -> None:
+    """On aiohttp (the default where installed) its parser's error escaped the client: each
+    request an ``internal`` error (lmmprobe's fault, "ClientResponseError: 400, ..."), not
+    retried nor counted towards the server being down, where httpx gives a connection failure."""
+    if transport == "aiohttp":
+        pytest.importorskip("aiohttp")
+    kind, message = _run(tmp_path, _sends(_NOT_HTTP[reply]), f",transport={transport}")
+    assert kind == "connection", message
+    assert message.startswith("connection failed: "), message
+    assert "400," not in message and len(message) < 400, message
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [
+        ("sk-goodkey-1234567890\r", "a line end (character 22 of 22)"),
+        ("sk-goodkey-1234567890\n", "a line end (character 22 of 22)"),
+        ("sk-goodkey-12345678\x1b90", "a control character (character 20 of 22)"),
+        ("sk-goodkey-1234567é90", "a non-ASCII character (character 19 of 21)"),
+    ],
+)
+def test_a_key_no_http_header_carries_is_refused_before_any_request(
+    tmp_path: Path, key: str, said: str
+) -> None:
+    """Re-test 17: a key read with its line end was sent with every request: each failed (httpx:
+    a connection failure, aiohttp: "malformed response: ... header injection"), was retried six
+    times, and the run stopped as if the server were down. One line naming the variable now."""
+    exe = Path(sys.executable).parent / "lmmprobe"
+    with _server(_json_answer(_reply())) as (url, heads):
+        done = subprocess.run(
+            [exe, "run", "-m", f"openai:vlm@{url}", "--data", _rows(tmp_path),
+             "--db", tmp_path / "db"],
+            capture_output=True, text=True, timeout=60, check=False,
+            env={**os.environ, "OPENAI_API_KEY": key, "COLUMNS": "160"},
+        )  # fmt: skip
+    assert heads == []
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        f"error: the API key in OPENAI_API_KEY holds {said}, which no HTTP header carries: "
+        "every request would fail; set the variable to the key alone"
+    )

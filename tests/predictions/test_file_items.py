@@ -122,6 +122,15 @@ def test_a_row_whose_gold_is_not_one_of_its_options_is_named(tmp_path: Path) -> 
     assert done.returncode != 0
     said = " ".join(done.stderr.split())
     assert "row 3: answer: 'Purple' is not one of the row's option letters AB (nor the text" in said
+    # Cut when long: a cell of a megabyte was echoed whole, a 1 MB error line (re-test 17).
+    rows["answer"] = ["A", "Purple" * 200_000]
+    rows.to_csv(table, sep="\t", index=False)
+    done = _score(tmp_path, table, "ai2d")
+    assert done.returncode != 0
+    said = " ".join(done.stderr.split())
+    assert "row 3: answer: 'PurplePurple" in said
+    assert "(1,200,002 characters) is not one of the row's option letters AB (nor the text" in said
+    assert len(done.stderr) < 2_000
 
 
 def test_the_missing_value_texts_are_pandas_own() -> None:

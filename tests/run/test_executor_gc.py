@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator, Sequence
 
 import pytest
@@ -68,3 +69,38 @@ def test_a_collector_switched_off_stays_off(thresholds):
     model = _ThresholdModel()
     LocalExecutor().execute(model, _requests(2), lambda _b, _rs: None)
     assert set(model.seen) == {(0, 10, 10)} and gc.get_threshold() == (0, 10, 10)
+
+
+class _WaitingModel(_ThresholdModel):
+    """Answers once `go` is set, after setting `started`."""
+
+    def __init__(self, started: threading.Event, go: threading.Event) -> None:
+        super().__init__()
+        self.started, self.go = started, go
+
+    async def agenerate(self, requests: Sequence[Request]) -> list[Response]:
+        self.started.set()
+        assert self.go.wait(30)
+        return await super().agenerate(requests)
+
+
+def test_runs_in_threads_that_end_in_any_order_put_the_thresholds_back(thresholds):
+    # Re-test 17: the thresholds are the process's. Run A started, then B (which found A's
+    # raised ones), A ended (putting 700 back), B ended putting A's 50,000 back for good.
+    a_started, b_started, a_done, never = (threading.Event() for _ in range(4))
+    a, b = _WaitingModel(a_started, b_started), _WaitingModel(b_started, a_done)
+
+    def run(model: _ThresholdModel, done: threading.Event | None) -> None:
+        LocalExecutor().execute(model, _requests(1), lambda _b, _rs: None)
+        if done is not None:
+            done.set()
+
+    first = threading.Thread(target=run, args=(a, a_done))
+    first.start()
+    assert a_started.wait(30)
+    second = threading.Thread(target=run, args=(b, never))
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert a.seen and b.seen and not first.is_alive() and not second.is_alive()
+    assert gc.get_threshold() == thresholds

@@ -365,6 +365,38 @@ def test_a_checkout_edited_since_is_not_the_same_code(
     assert _run(data, db, tmp_path / "c").outcome.reused_from is None
 
 
+def test_a_module_added_untracked_and_edited_since_is_not_the_same_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 17: a matcher module added to lmmprobe/parse (discovered, so imported) and not
+    # yet `git add`-ed leaves the tracked files clean: no "+dirty", and `source_changes` was
+    # recorded only with it. Edited between two runs, the second copied the first's rows
+    # (accuracy 1.000 where the edited matcher gives 0.000). Its hash is recorded anyway.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    monkeypatch.setattr(runner, "git_commit_later", lambda: _done("0" * 40))
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("untracked-1"))
+    first = _run(data, db, tmp_path / "a")
+    assert first.outcome.manifest["source_changes"] == "untracked-1"
+    assert _run(data, db, tmp_path / "b").outcome.reused_from == first.run_id
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("untracked-2"))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None
+    # A clean checkout records nothing more than before.
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done(None))
+    assert "source_changes" not in _run(data, db, tmp_path / "d").outcome.manifest
+
+
+def test_a_dirty_checkout_whose_changes_git_did_not_hash_never_reuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `source_changes` is None when git fails or times out (10 s): two runs of an edited
+    # checkout then recorded "+dirty" and None alike, and the second copied the first.
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    monkeypatch.setattr(runner, "git_commit_later", lambda: _done("0" * 40 + "+dirty"))
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done(None))
+    _run(data, db, tmp_path / "a")
+    assert _run(data, db, tmp_path / "b").outcome.reused_from is None
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
@@ -389,6 +421,15 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     assert three not in (None, two)
     (pkg / "new.pyc").write_bytes(b"ignored")
     assert source_changes(pkg) == three
+    (pkg / "m.py").write_text("x = 1\n")  # tracked files clean again: the new module counts
+    four = source_changes(pkg)
+    assert four not in (None, three)
+    # Re-test 17: an untracked link to /dev/zero was read whole (MemoryError out of the run);
+    # a FIFO (git lists none) and a link to one must not wait for a writer either.
+    os.mkfifo(pkg / "fifo")
+    (pkg / "zero").symlink_to("/dev/zero")
+    (pkg / "to-fifo").symlink_to(pkg / "fifo")
+    assert source_changes(pkg) not in (None, four)
     assert source_changes(tmp_path / "nowhere") is None  # not a checkout
 
 

@@ -417,6 +417,10 @@ def options_given() -> set[str]:
     return _options()[1]
 
 
+_SHOWN_PATH = 300
+"""The most of a refused file's path an error repeats (real paths are shorter: kept whole)."""
+
+
 def error_text(exc: BaseException) -> str:
     """The one line a user sees for `exc`: option errors name the option and what is allowed.
 
@@ -434,8 +438,9 @@ def error_text(exc: BaseException) -> str:
 
     """
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
-        # "[Errno 2] No such file or directory: 'x'" -> "x: No such file or directory"
-        return f"{exc.filename}: {exc.strerror}"
+        # "[Errno 2] No such file or directory: 'x'" -> "x: No such file or directory". A path
+        # far past any real one (--data of 100,000 characters: "File name too long") is cut.
+        return f"{shown_value(str(exc.filename), _SHOWN_PATH)}: {exc.strerror}"
     if not isinstance(exc, ValidationError):
         return str(exc)
     opts, given = _options()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass, field
 from itertools import product
 from typing import Any
@@ -222,7 +222,30 @@ def html_table_body(predict: str) -> str | None:
     return None
 
 
-_FENCE = re.compile(r"```(?:python|json)?\n(.*?)\n```", re.DOTALL | re.IGNORECASE)
+_FENCE = r"```(?:python|json)?\n(.*?)\n```"
+"""The scripts' fenced block (``re.DOTALL | re.IGNORECASE``), found by `fenced_blocks`."""
+_OPENING = re.compile(r"```(?:python|json)?\n", re.IGNORECASE)
+
+
+def fenced_blocks(text: str) -> Iterator[str]:
+    """What ``re.finditer(_FENCE, text, re.DOTALL | re.IGNORECASE)`` gives, in linear time.
+
+    The engine tries each opening (three backticks, a tag, a newline) in turn and scans the
+    rest of the text for a closing (a newline, three backticks): an answer of an opening and
+    an ``x`` repeated, which never closes, took time quadratic in its length (100,000
+    characters 16 s, a capped answer of 1 MB about half an hour, twice for a key information
+    answer; re-test 17). An opening is found without that scan (there is at most one at a
+    place), and a match is the first opening that ends before the text's last closing, up to
+    the first closing after it; an opening further on ends further on.
+    """
+    last = text.rfind("\n```")
+    at = 0
+    while (opening := _OPENING.search(text, at)) is not None and opening.end() <= last:
+        close = text.find("\n```", opening.end())
+        yield text[opening.end() : close]
+        at = close + 4
+
+
 KEY_VALUE = r"[\"']?([\w\s]+)[\"']?\s*[:=]\s*[\"']?([^\n,\"'{}]+)[\"']?"
 """``convert_str_to_dict``'s last resort, the pairs `key_values` finds as ``re.findall`` would."""
 _RUN = re.compile(r"[\w\s]+")
@@ -288,8 +311,8 @@ def _literal(text: Any) -> Any:
 
 def convert_str_to_dict(predict: str) -> dict[str, str]:
     """``convert_str_to_dict``: the answer's dict, every key and value as stripped text."""
-    match = _FENCE.search(predict)
-    content = match.group(1) if match else predict.strip()
+    match = next(fenced_blocks(predict), None)
+    content = match if match is not None else predict.strip()
     data: Any = None
     try:
         data = json.loads(content)
@@ -323,7 +346,7 @@ def convert_str_to_multi_dict(predict: str) -> dict[Any, Any]:
     its line's end, cut after the last ``}``, read as a Python dict literal; {} for anything
     else.
     """
-    blocks = _FENCE.findall(predict)
+    blocks = list(fenced_blocks(predict))
     content = max(blocks, key=len) if blocks else predict.strip()
     content = _COMMENT.sub("", _ASSIGNMENT.sub("", content.strip(), count=1))
     end = content.rfind("}")
@@ -374,7 +397,10 @@ def _check_combinations(values: Iterable[Any]) -> None:
     """
     total = 1
     for v in values:
-        total *= len(v) if isinstance(v, list | tuple) else 1
+        # What `product` iterates: a list's items, and as well a text's characters or a
+        # dict's keys (a reference dict with a text value: 12 keys of 10 characters were 10**12
+        # dicts, re-test 17); a value it cannot iterate fails there, as in the scripts.
+        total *= len(v) if isinstance(v, Sized) else 1
         if total > MAX_COMBINATIONS:
             raise ValueError(
                 f"the reference's listed values combine into more than {MAX_COMBINATIONS:,} "

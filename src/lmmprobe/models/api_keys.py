@@ -226,6 +226,13 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
     if key is None and not plain_variable_name(key_env):
         raise ValueError(unset_key_env(what))
     if key:
+        unsendable = _unsendable(key)
+        if unsendable is not None:
+            whose = f" for {what}" if what else ""
+            raise ValueError(
+                f"the API key{whose} in {key_env} holds {unsendable}, which no HTTP header "
+                "carries: every request would fail; set the variable to the key alone"
+            )
         if remember_secret(key) and len(key) < MIN_ANSWER_SECRET_LENGTH:
             log.warning(
                 "the API key in %s is %d character(s) long: too short to tell from ordinary "
@@ -247,6 +254,23 @@ def resolve_api_key(key_env: str, base_url: str | None, *, what: str = "") -> st
         f"no API key{whose}: set the environment variable {key_env} "
         "(or name another with key_env=VAR)"
     )
+
+
+def _unsendable(key: str) -> str | None:
+    """What in `key` an ``Authorization`` header cannot carry, in words (never the key); None.
+
+    A key read with its line end (a carriage return from a file written on Windows, a newline
+    from an ``.env`` file) or a character past ASCII was sent with every request: httpx refused
+    each as a connection failure, aiohttp as a malformed response, each retried, and the run
+    stopped as if the server were down or unhealthy (re-test 17).
+    """
+    for at, char in enumerate(key):
+        if not " " <= char <= "~":
+            kind = "a line end" if char in "\r\n" else (
+                "a control character" if char < " " or char == "\x7f" else "a non-ASCII character"
+            )  # fmt: skip
+            return f"{kind} (character {at + 1} of {len(key)})"
+    return None
 
 
 def redact_options(options: Mapping[str, Any]) -> dict[str, Any]:

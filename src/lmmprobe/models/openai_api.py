@@ -110,9 +110,10 @@ import mimetypes
 import os
 import random
 import ssl
+import sys
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -649,12 +650,37 @@ async def post_chat(
         # the client-side CPU per request. Status errors are still raised by the client as
         # openai.APIStatusError subclasses. Streamed, so the body is read here, a chunk at a
         # time and only so far (`_read_body`): a server's reply is outside text of any length.
-        raw = await client.post(
-            _chat_url(client.base_url), body=body, cast_to=httpx2.Response, stream=True
-        )
-        if answered is not None:
-            answered()
-        return await _read_body(raw, limit)
+        with _aiohttp_errors_as_transport_failures(client.base_url):
+            raw = await client.post(
+                _chat_url(client.base_url), body=body, cast_to=httpx2.Response, stream=True
+            )
+            if answered is not None:
+                answered()
+            return await _read_body(raw, limit)
+
+
+@contextlib.contextmanager
+def _aiohttp_errors_as_transport_failures(url: httpx2.URL) -> Iterator[None]:
+    """The errors aiohttp's transport leaves unmapped, raised as the client's transport failure.
+
+    The aiohttp transport maps its connection, timeout and payload errors to httpx's, but not
+    `aiohttp.ClientResponseError`, which its parser raises for a reply that is no HTTP (a bad
+    status line or chunk size, a header line past 8,190 bytes, too many headers, Content-Length
+    twice): that escaped the client as an "internal" error (lmmprobe's fault), neither retried
+    nor counted towards the server's being down, where httpx's own parser gives a connection
+    failure (re-test 17). Its message is kept, without aiohttp's "400," that no server sent.
+    """
+    try:
+        yield
+    except Exception as exc:
+        aiohttp = sys.modules.get("aiohttp")  # none raised where it was never imported
+        if aiohttp is None or not isinstance(exc, aiohttp.ClientError):
+            raise
+        request = httpx2.Request("POST", url)
+        said = getattr(exc, "message", None)
+        cause = httpx2.RemoteProtocolError(said if isinstance(said, str) else str(exc))
+        cause.__cause__ = exc
+        raise openai.APIConnectionError(request=request) from cause
 
 
 def _chat_url(base_url: httpx2.URL) -> str:

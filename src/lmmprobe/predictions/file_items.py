@@ -48,6 +48,7 @@ from lmmprobe.predictions._rows import (
 )
 from lmmprobe.predictions.imported import ImportedPrediction
 from lmmprobe.schema import BenchmarkTag, Sample
+from lmmprobe.schema.text import shown_value
 
 __all__ = ["FILE_ITEMS", "POPE_SPLITS", "item_maker"]
 
@@ -273,7 +274,7 @@ def _hallusion_item(b: Benchmark, split: str, where: str, pred: ImportedPredicti
             raise DataError(f"{at}: {field}: missing; scoring without a copy of {b.name} reads "
                             "each item from the file")  # fmt: skip
     if gold not in ("yes", "no"):
-        raise DataError(f"{at}: answer: {pred.gold!r} is not Yes or No")
+        raise DataError(f"{at}: answer: {shown_value(repr(pred.gold), 60)} is not Yes or No")
     assert category is not None and sub is not None
     given = {
         "category": category,
@@ -555,7 +556,8 @@ def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPred
     elif len(gold) != 1 and len(named) == 1:
         answer = named[0]
     else:
-        raise DataError(f"{at}: answer: {pred.gold!r} is not one of the row's option letters "
+        # Cut: a cell of a megabyte was echoed whole (a 1 MB error line; re-test 17).
+        raise DataError(f"{at}: answer: {shown_value(repr(pred.gold), 60)} is not one of the row's option letters "
                         f"{_LETTERS[:letters]} (nor the text of one option)")  # fmt: skip
     count = max([*filled, answer]) + 1 if filled else 0
     if count < 2:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 import traceback
 from collections import deque
@@ -413,6 +414,21 @@ GC_YOUNG_THRESHOLD = 50_000
 """Allocations between two young-generation collections during an async model's run."""
 
 
+class _Collections:
+    """The collector's thresholds as the first of the open `_few_collections` blocks found them.
+
+    The thresholds belong to the process: runs in threads of one process (the Python API, a
+    server) open blocks that may close in any order. Each putting back what it found left them
+    raised for good when two interleaved (A opens, B opens and finds A's, A closes, B puts
+    A's back; re-test 17). They are raised when the first block opens and put back when the
+    last closes.
+    """
+
+    lock = threading.Lock()
+    open = 0
+    found: tuple[int, ...] = ()
+
+
 @contextlib.contextmanager
 def _few_collections() -> Iterator[None]:
     """Within the block, the cyclic garbage collector runs rarely: an API model's run.
@@ -423,17 +439,24 @@ def _few_collections() -> Iterator[None]:
     samples, requests and answers): a fifth of the client's CPU per request at 64 in flight
     (benchmarks/api_throughput.py; measured side by side, gc.freeze() of the run's objects
     saved half as much). Memory is still freed by reference counting as before; only cycles
-    wait longer. The thresholds are put back after, whatever happened.
+    wait longer. The thresholds are put back after, whatever happened, when the last block
+    open in the process closes (`_Collections`).
     """
     import gc
 
-    before = gc.get_threshold()
-    if before[0] > 0:  # 0: collection switched off by the caller's own setting; left so
-        gc.set_threshold(max(before[0], GC_YOUNG_THRESHOLD), *before[1:])
+    with _Collections.lock:
+        if _Collections.open == 0:
+            _Collections.found = before = gc.get_threshold()
+            if before[0] > 0:  # 0: collection switched off by the caller's own setting; left so
+                gc.set_threshold(max(before[0], GC_YOUNG_THRESHOLD), *before[1:])
+        _Collections.open += 1
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        with _Collections.lock:
+            _Collections.open -= 1
+            if _Collections.open == 0:
+                gc.set_threshold(*_Collections.found)
 
 
 class LocalExecutor:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import platform
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from lmmprobe._file_kind import open_regular_file
 from lmmprobe._version import __version__
 from lmmprobe.data import FINGERPRINT_VERSION
 from lmmprobe.formulate import CHOICE_INSTRUCTION, OPEN_INSTRUCTION
@@ -113,8 +115,32 @@ def source_changes(path: Path | None = None) -> str | None:
         h.update(b"\0" + name + b"\0")
         if n < _MAX_UNTRACKED:
             with contextlib.suppress(OSError):
-                h.update((where / name.decode("utf-8", "surrogateescape")).read_bytes())
+                _hash_file(h, where / name.decode("utf-8", "surrogateescape"))
     return h.hexdigest()
+
+
+_MOST_HASHED = 1 << 24
+"""Bytes of one untracked file that `source_changes` hashes (past it: its size and mtime)."""
+
+
+def _hash_file(h: Any, path: Path) -> None:
+    """Add an untracked file's bytes to `h`, read a piece at a time.
+
+    Regular files only, the largest by their size and modification time: an untracked link to
+    ``/dev/zero`` (or a FIFO) in the package was read whole, a ``MemoryError`` (or a wait
+    forever) out of every run, and a large data file held in memory (re-test 17).
+
+    Raises:
+        OSError: It cannot be opened, or is no regular file (`open_regular_file`).
+
+    """
+    with open_regular_file(path, "source") as f:
+        info = os.fstat(f.fileno())
+        if info.st_size > _MOST_HASHED:
+            h.update(b"%d:%d" % (info.st_size, info.st_mtime_ns))
+            return
+        while piece := f.read(1 << 20):
+            h.update(piece)
 
 
 def _later(ask: Callable[[Path | None], str | None], path: Path | None) -> Future[str | None]:

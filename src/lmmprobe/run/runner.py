@@ -1057,10 +1057,13 @@ def _execute_run(
             spec, identities, fingerprint, load.count, commit=commit, places=places
         )
         manifest["scorer_version"] = SCORER_VERSION
-        if str(manifest.get("git_commit") or "").endswith("+dirty"):
+        changed = changes.result()
+        if changed is not None or str(manifest.get("git_commit") or "").endswith("+dirty"):
             # The uncommitted code itself: a checkout edited since an identical run is not
-            # that run's code (`lmmprobe.store.reuse` compares the manifests).
-            manifest["source_changes"] = changes.result()
+            # that run's code (`lmmprobe.store.reuse` compares the manifests). Untracked
+            # modules count with no tracked file changed (no "+dirty"): a matcher or benchmark
+            # module added to a discovered package is imported all the same (re-test 17).
+            manifest["source_changes"] = changed
         recorded_spec = spec.model_dump(mode="json")
         store.create_run(run_id, recorded_spec, str(out_dir))
         # An identical earlier run (same data, spec, manifest, scorer; its answers untouched

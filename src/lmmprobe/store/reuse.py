@@ -13,7 +13,8 @@ instead of planning, scoring and writing them row by row. What must match, all o
   path (``db``): models, data spec, limit, repeats, seed, prompts, matcher, generation
   settings, frames, judges, breakdowns, ``no_cache`` (a run with ``no_cache`` never reuses).
 - **the manifest**: lmmprobe's version and git commit (and in a checkout with uncommitted
-  changes, their hash: `lmmprobe.run.manifest.source_changes`), Python, the platform, the key
+  changes or untracked modules, their hash: `lmmprobe.run.manifest.source_changes`; a
+  checkout with changes whose hash git did not give never reuses), Python, the platform, the key
   libraries' versions, the installed plugin packages' versions (a matcher or prompt style an
   upgraded plugin registers may read answers otherwise), every model's identity, the data
   fingerprint's version, the prompts' default instructions, and
@@ -173,6 +174,10 @@ def find_identical_run(
         return None
     if JUDGED_FROM in manifest or not isinstance(samples, int):
         return None
+    if str(manifest.get("git_commit") or "").endswith("+dirty") and not manifest.get(
+        "source_changes"
+    ):
+        return None  # uncommitted code whose hash git did not give: not known to be the same
     wanted_spec = _comparable_spec(spec)
     candidates = c.execute(
         "SELECT id, spec, manifest FROM runs WHERE status = 'complete' AND id != ? "
