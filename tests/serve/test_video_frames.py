@@ -192,6 +192,13 @@ def test_frame_requests_waiting_for_a_decoder_never_keep_pages_waiting(
     try:
         with ThreadPoolExecutor(50) as pool:
             asked = [pool.submit(httpx.get, url, timeout=180) for _ in range(50)]
+            # The refusals come at once; on a loaded machine the 50 requests may still be
+            # arriving, so the page is asked only once the waiters past MAX_WAITING were turned
+            # away (else slots freed after the page would serve the late ones, not refuse them).
+            deadline = time.monotonic() + 60
+            while sum(f.done() for f in asked) < 50 - frames.MAX_WAITING:
+                assert time.monotonic() < deadline, [f.done() for f in asked]
+                time.sleep(0.02)
             try:
                 page = httpx.get(f"{base}/runs/{video_run.run_id}/samples/{sid}", timeout=30)
             finally:
