@@ -40,6 +40,7 @@ OTHER_TOOLS = frozenset(
         *("--repo-type", "--include", "--local-dir", "--index-url", "--head", "--address"),
         # Benchmark scripts under benchmarks/ (README's table of measurements).
         *("--setup", "--shape", "--device", "--store", "--old-src", "--extra", "--sizes"),
+        *("--write-slow", "--fast-share"),  # benchmarks/suite_cpu.py
         *("--old-sizes", "--fake-api", "--images", "--parallel", "--profile", "--no-lmms-eval"),
         *("--samples", "--clips", "--h264-gop"),
         "--subject",  # MMMU's main_parse_and_eval.py (docs/audit.md)
