@@ -327,6 +327,7 @@ def test_a_reply_that_is_no_http_is_a_connection_failure_on_either_transport(
         ("sk-goodkey-1234567890\n", "a line end (character 22 of 22)"),
         ("sk-goodkey-12345678\x1b90", "a control character (character 20 of 22)"),
         ("sk-goodkey-1234567é90", "a non-ASCII character (character 19 of 21)"),
+        ("sk-goodkey-1234567890 ", "a space at its end (character 22 of 22)"),
     ],
 )
 def test_a_key_no_http_header_carries_is_refused_before_any_request(

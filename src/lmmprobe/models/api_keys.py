@@ -262,7 +262,8 @@ def _unsendable(key: str) -> str | None:
     A key read with its line end (a carriage return from a file written on Windows, a newline
     from an ``.env`` file) or a character past ASCII was sent with every request: httpx refused
     each as a connection failure, aiohttp as a malformed response, each retried, and the run
-    stopped as if the server were down or unhealthy (re-test 17).
+    stopped as if the server were down or unhealthy (re-test 17). A trailing space too: httpx
+    refuses a header value that ends in one.
     """
     for at, char in enumerate(key):
         if not " " <= char <= "~":
@@ -270,6 +271,10 @@ def _unsendable(key: str) -> str | None:
                 "a control character" if char < " " or char == "\x7f" else "a non-ASCII character"
             )  # fmt: skip
             return f"{kind} (character {at + 1} of {len(key)})"
+    if key.endswith(" "):
+        # h11 (httpx) refuses a header value ending in a space: a key pasted with its trailing
+        # blank failed each request as a connection failure, six attempts (re-test 18).
+        return f"a space at its end (character {len(key)} of {len(key)})"
     return None
 
 
