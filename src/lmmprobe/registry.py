@@ -62,6 +62,19 @@ def _canonical(dist: str) -> str:
     return re.sub(r"[-_.]+", "-", dist).lower()
 
 
+_UNKNOWN_DISTRIBUTION = "unknown distribution"
+
+
+def _dist_name(ep: EntryPoint) -> str:
+    """The name of the distribution declaring `ep`, or "unknown distribution".
+
+    A ``.dist-info`` folder whose METADATA gives no ``Name`` (an empty file an interrupted
+    install left) has ``dist.name`` None: that stopped every command with a traceback (re-test 18).
+    """
+    name = ep.dist.name if ep.dist is not None else None
+    return name if isinstance(name, str) else _UNKNOWN_DISTRIBUTION
+
+
 def _docstring_summary(target: str) -> str:
     """First docstring line of ``module:attribute``, read from the source without importing it.
 
@@ -108,9 +121,10 @@ def installed_plugins() -> dict[str, str | None]:
         if not group.startswith(f"{_OWN_DISTRIBUTION}."):
             continue
         for ep in eps:
-            if ep.dist is None or _canonical(ep.dist.name) == _OWN_DISTRIBUTION:
+            name = _canonical(_dist_name(ep))
+            if ep.dist is None or name == _OWN_DISTRIBUTION:
                 continue
-            found[_canonical(ep.dist.name)] = ep.dist.version
+            found[name] = ep.dist.version
     return dict(sorted(found.items()))
 
 
@@ -290,7 +304,7 @@ class Registry(Generic[T]):
         for ep in _entry_points(tuple(sys.path)).get(group, ()):
             if ep.name in self._eager or ep.name in self._lazy:
                 continue  # a built-in (or an earlier plugin) keeps its name
-            dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+            dist = _dist_name(ep)
             if _canonical(dist) == _OWN_DISTRIBUTION:
                 # lmmprobe's own entry (declared in its pyproject.toml): a built-in, documented
                 # by its docstring, which `summary` reads when first asked.

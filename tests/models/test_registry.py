@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -13,7 +15,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.console import lmmprobe
 from tests.fresh_python import run_fresh
+from tests.plugin_dist import plugin_path
 
 from lmmprobe.models import Model, list_models, load_model, parse_model_spec
 from lmmprobe.registry import Registry, RegistryError
@@ -490,3 +494,29 @@ def test_discovering_a_module_or_a_missing_package_says_which(
         Registry("widget", discover=("lmmprobe.registry",)).names()
     with pytest.raises(RegistryError, match="the package lmmprobe_no_such_pkg failed to import"):
         Registry("widget", discover=("lmmprobe_no_such_pkg",)).names()
+
+
+def test_a_plugin_whose_metadata_gives_no_name_breaks_no_command(tmp_path: Path) -> None:
+    """Re-test 18: a ``.dist-info`` whose METADATA is empty (an interrupted install) declaring an
+    entry point had ``dist.name`` None: every ``lmmprobe run`` and ``list`` ended in a
+    TypeError traceback. Its entries are listed as an unknown distribution's, and runs record it."""
+    site = tmp_path / "site"
+    info = site / "zzplug-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[lmmprobe.matchers]\nzz-nameless = zzplug_nameless_mod:match\n", encoding="utf-8"
+    )
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(
+        '{"id": "q0", "images": [], "question": "Pick?", "choices": ["x", "y"], "answer": 0}\n'
+    )
+    env = plugin_path(site)
+    listed = lmmprobe("list", "matchers", **env)
+    assert listed.returncode == 0, listed.stderr
+    assert "zz-nameless" in listed.stdout and "unknown distribution" in listed.stdout
+    done = lmmprobe("run", "-m", "random", "--data", rows, "--db", tmp_path / "db", **env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    (manifest,) = sqlite3.connect(tmp_path / "db").execute("SELECT manifest FROM runs").fetchone()
+    assert json.loads(manifest)["plugins"] == {"unknown distribution": None}
