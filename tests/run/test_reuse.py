@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from tests.bounded import bounded
 from tests.choice_rows import CHOICE_ASK
 from tests.console import lmmprobe, lmmprobe_with_key
 from tests.plugin_dist import install_plugin, plugin_path
@@ -431,6 +432,25 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     (pkg / "to-fifo").symlink_to(pkg / "fifo")
     assert source_changes(pkg) not in (None, four)
     assert source_changes(tmp_path / "nowhere") is None  # not a checkout
+
+
+def test_many_large_untracked_files_are_not_all_read_on_every_run(tmp_path: Path) -> None:
+    """Re-test 18: each untracked file up to 16 MiB was read, a thousand of them: 16 GiB read
+    and hashed by every run from such a checkout (1 GiB added 0.7 s to a one-row run)."""
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "pkg" / "m.py").write_text("x = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
+    data = repo / "pkg" / "data"
+    data.mkdir()
+    for n in range(1_000):
+        with (data / f"{n:04}.bin").open("wb") as f:
+            f.truncate(1 << 24)  # sparse: 16 MiB of zeros that take no disk
+    before = bounded(source_changes, repo / "pkg", seconds=5.0)
+    (repo / "pkg" / "new.py").write_text("y = 1\n")  # a module after them all is still seen
+    assert bounded(source_changes, repo / "pkg", seconds=5.0) not in (None, before)
 
 
 _PICK = '''
