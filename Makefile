@@ -51,7 +51,7 @@ test: $(STAMP)  ## lint, type-check, check the layer contracts, run the fast off
 	$(VENV)/bin/lint-imports  # import-linter: the layers of docs/architecture.md (pyproject)
 	$(PY) -m pytest
 
-test-slow: $(STAMP)  ## the tests `make test` leaves out as slow (pytest -m slow): about 15 minutes on a quiet machine
+test-slow: $(STAMP)  ## the tests `make test` leaves out as slow (pytest -m slow): 664 tests, 19 minutes on 2026-12-01 (load 2-3)
 	$(PY) -m pytest -m slow
 
 bench: $(STAMP)  ## runner, API, ranking, synth, report, APEx, distributed, serve, arena and GPU benchmarks (each ends with name=value figures)
