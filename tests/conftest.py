@@ -97,11 +97,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     works as well; the list is for tests that are slow only by what they start.
 
     A file named on the command line (``pytest tests/x.py``, or one of its tests) runs whole:
-    whoever names a file means its tests, listed or not.
+    whoever names a file means its tests, listed or not. With ``-m`` given on the command line
+    the marks stand (``pytest -m slow tests/x.py`` runs that file's slow tests).
     """
     slow = listed_slow()
     here = config.invocation_params.dir
-    named = {(here / arg.split("::", 1)[0]).resolve() for arg in config.args}
+    chosen_by_mark = any(
+        arg == "-m" or (arg.startswith("-m") and not arg.startswith("--"))
+        for arg in config.invocation_params.args
+    )
+    named = (
+        set()
+        if chosen_by_mark
+        else {(here / arg.split("::", 1)[0]).resolve() for arg in config.args}
+    )
     for item in items:
         if item.path.resolve() in named:
             continue

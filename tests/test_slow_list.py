@@ -62,4 +62,6 @@ def test_a_listed_test_is_left_out_of_the_suite_but_runs_when_its_file_is_named(
 
     assert nodeid not in collected(folder)  # a folder: the default `-m 'not slow'` leaves it out
     assert nodeid in collected(file)  # its file named: it runs
+    assert nodeid in collected("-m", "slow", file)  # the file's slow tests, asked for by mark
+    assert nodeid not in collected("-m", "not slow", file)  # a mark given: the marks stand
     assert SLOW_LIST.exists()
