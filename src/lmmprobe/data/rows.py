@@ -12,34 +12,46 @@ problems (or raise in strict mode) and drop repeated ids (`FirstSeen`: bounded m
 from __future__ import annotations
 
 import contextlib
-import io
+import logging
 import os
 import sqlite3
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
 
-from lmmprobe._file_kind import NotRegularFile, kernel_file, not_regular_file, open_regular_file
+from lmmprobe._file_kind import kernel_file, not_regular_file
 from lmmprobe.data.base import LoadResult, SampleProblem, SampleStream
+from lmmprobe.data.image_pool import (
+    READ_WHOLE,
+    ImagePool,
+    ImageUnreadable,
+    Inspected,
+    Task,
+    inspect_image_file,
+    results_of,
+    workers_wanted,
+)
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import (
     IMAGE_FILE_SLACK,
     image_file_problem,
     max_image_pixels,
-    open_image,
     pixel_cap_read_once,
     sample_bytes_problem,
     sample_images_problem,
-    unreadable_reason,
 )
 from lmmprobe.schema.text import MAX_NESTING as MAX_NESTING  # read from here by the readers
 from lmmprobe.schema.text import deeper_than, shown_message
 
 R = TypeVar("R")
+
+log = logging.getLogger(__name__)
 
 
 class RowError(Exception):
@@ -89,6 +101,9 @@ def check_image(base: Path, value: Any, field: str) -> ImageRef:
         RowError: `value` is not a path, the file is missing, or it is not a readable image.
 
     """
+    checked = _CHECKED.get()
+    if checked is not None and checked.row is not None:
+        return checked.defer(base, [value], field, single=True)[0]
     return _checked_image(base, value, field)[0]
 
 
@@ -127,6 +142,9 @@ def check_images(base: Path, values: list[Any], field: str = "images") -> list[I
             over a bound (naming `field`).
 
     """
+    checked = _CHECKED.get()
+    if checked is not None and checked.row is not None:
+        return checked.defer(base, values, field)
     seen: dict[Any, tuple[ImageRef, int, int]] = {}
     refs: list[ImageRef] = []
     pixels: list[int] = []
@@ -150,9 +168,26 @@ def check_images(base: Path, values: list[Any], field: str = "images") -> list[I
 
 def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, int]:
     """`check_image`'s reference, the image's pixels (width x height) and the file's size."""
+    checked = _CHECKED.get()
+    path, info = _image_file(base, value, field)
+    if checked is not None:
+        known = _remembered_check(checked, value, field, path, info)
+        if known is not None:
+            checked.found(base, value, path, info)
+            return (*known, info.st_size)
+    return _settled(checked, base, value, field, path, info, None, None)
+
+
+def _image_file(base: Path, value: Any, field: str) -> tuple[str, os.stat_result]:
+    """The regular file an image path leads to, and its ``stat``, from the name alone (no read).
+
+    Raises:
+        RowError: `value` is no path, leads to no regular file, or to one larger than any
+            picture within the decoding cap.
+
+    """
     if not isinstance(value, str) or not value:
         raise RowError(field, f"expected a file path, got {value!r}")
-    checked = _CHECKED.get()
     path, info = located_image(base, value, field)
     if info is None or not stat.S_ISREG(info.st_mode) or kernel_file(info):
         unreadable = not_regular_file(base / value, "images", shown=value)
@@ -162,48 +197,69 @@ def _checked_image(base: Path, value: Any, field: str) -> tuple[ImageRef, int, i
     too_big = image_file_problem(info.st_size)
     if too_big:
         raise RowError(field, f"image {value}: {too_big}")
+    return path, info
+
+
+def _remembered_check(
+    checked: _CheckedImages, value: str, field: str, path: str, info: os.stat_result
+) -> tuple[ImageRef, int] | None:
+    """The store's remembered check of an unchanged file (reference, pixels), else None.
+
+    Raises:
+        RowError: The remembered picture is larger than its file may be under today's rules.
+
+    """
+    known = checked.known(path, info)
+    if known is not None:
+        too_big = image_file_problem(info.st_size, known[1])  # remembered before this rule
+        if too_big:
+            raise RowError(field, f"image {value}: {too_big}")
+    return known
+
+
+def _settled(
+    checked: _CheckedImages | None,
+    base: Path,
+    value: str,
+    field: str,
+    path: str,
+    info: os.stat_result,
+    found: Inspected | str | None,
+    ref: ImageRef | None,
+) -> tuple[ImageRef, int, int]:
+    """A new file's check (`found`: made elsewhere; None: made now), remembered and noted.
+
+    Args:
+        checked: The load's remembered checks, told of this one (None: outside them).
+        base: The folder `value` is relative to.
+        value: The path as the row gave it.
+        field: The row's field, for messages (``images[2]``).
+        path: The file it leads to (resolved).
+        info: That file's ``stat``.
+        found: The check made elsewhere (`image_pool`), or None to make it now.
+        ref: The reference a deferred row already holds (given its hash here), else None.
+
+    Raises:
+        RowError: The check found the file unreadable, or larger than its picture may be.
+
+    """
+    if found is None:
+        try:
+            found = inspect_image_file(path, value, info.st_size)
+        except ImageUnreadable as exc:
+            raise RowError(field, exc.reason) from exc.__cause__
+    if isinstance(found, str):
+        raise RowError(field, found)
+    if found.too_big:
+        raise RowError(field, f"image {value}: {found.too_big}")
+    if ref is None:
+        ref = ImageRef.from_path(path, content_hash=found.digest)
+    elif found.digest is not None:
+        ref.remember_hash(found.digest)
     if checked is not None:
-        known = checked.known(path, info)
-        if known is not None:
-            too_big = image_file_problem(info.st_size, known[1])  # remembered before this rule
-            if too_big:
-                raise RowError(field, f"image {value}: {too_big}")
-            checked.found(base, value, path, info)
-            return (*known, info.st_size)
-    data: bytes | None = None
-    try:
-        # Opened as a regular file and checked again once open: a file swapped for a FIFO
-        # since its stat above would otherwise block this open (and the load) forever.
-        with open_regular_file(path, "images", shown=value) as f:
-            if info.st_size <= READ_WHOLE:
-                # Read once, then hashed (a request's key needs it) and checked from memory:
-                # Pillow reading a small file from disk costs more than the read. So small a
-                # file cannot carry other data past the bound below (`IMAGE_FILE_SLACK`).
-                data = f.read(info.st_size + 1)
-                if len(data) != info.st_size:  # changed since its stat: read as a large one
-                    data = None
-                    f.seek(0)
-            # open_image refuses, from the header, an image over the decoding cap (with the
-            # fix), so such a row is rejected here with its file:line, not when a request is built.
-            with open_image(f if data is None else io.BytesIO(data), value) as im:
-                width, height = im.size
-                # A small picture in a much larger file carries other data, which would be
-                # read here whole and sent to the model as it is: refused from the header's size.
-                too_big = image_file_problem(info.st_size, width * height)
-                if not too_big:
-                    im.verify()  # reads the whole file; catches truncated and non-image files
-    except NotRegularFile as exc:
-        raise RowError(field, str(exc)) from None
-    except Exception as exc:
-        reason = unreadable_reason(exc) or type(exc).__name__
-        raise RowError(field, f"unreadable image {value}: {reason}") from exc
-    if too_big:
-        raise RowError(field, f"image {value}: {too_big}")
-    ref = ImageRef.from_path(path) if data is None else ImageRef.from_read_file(path, data)
-    if checked is not None:
-        checked.add(path, info, width, height, ref)
+        checked.add(path, info, found.width, found.height, ref)
         checked.found(base, value, path, info)
-    return ref, width * height, info.st_size
+    return ref, found.width * found.height, info.st_size
 
 
 def located_image(base: Path, value: str, field: str) -> tuple[str, os.stat_result | None]:
@@ -230,9 +286,6 @@ def located_image(base: Path, value: str, field: str) -> tuple[str, os.stat_resu
         return path, None
 
 
-READ_WHOLE = 1 << 20
-"""An image file of at most this many bytes (1 MiB) is read whole once when it is checked (and
-hashed from that read); a larger one is judged from its header, then verified from the file."""
 assert READ_WHOLE <= IMAGE_FILE_SLACK  # such a file is never refused for its size alone
 
 
@@ -272,6 +325,53 @@ _FOLDERS_KEPT = 4_096
 """Resolved folders kept while loading (a dataset's images sit in a few folders)."""
 
 
+_POOL_AFTER = 2_048
+"""New image files a load checks itself before a worker checks the rest (`image_pool`): a small
+load never starts one."""
+_WINDOW_ROWS = 512
+"""Rows parsed while the worker checks their new image files; then settled, in order."""
+
+
+@dataclass(slots=True, eq=False)
+class _Listed:
+    """An image file a deferred row lists: where it leads, and its pixels once known."""
+
+    value: str
+    field: str
+    path: str
+    info: os.stat_result
+    ref: ImageRef
+    pixels: int | None  # None: a new file, its check awaited
+    noted: bool = False  # its check settled, remembered and noted (a file listed again once)
+
+
+@dataclass(slots=True)
+class _DeferredCall:
+    """One `check_images` (or `check_image`) call of a row parsed while its checks are away."""
+
+    base: Path
+    field: str
+    listed: int
+    single: bool
+    files: list[_Listed]
+    stopped: RowError | None = None  # an entry refused from its name alone: the call ends there
+    cut: str | None = None  # a bound already met, pictures not yet known counted as empty
+
+
+_Parsed = tuple[int, object, list[_DeferredCall]]
+"""A deferred row: its position, what parsing it gave (a sample, a `RowError`, or an
+exception to raise in its turn) and its image calls."""
+
+
+class _Raise:
+    """An exception parsing a row raised that is not a `RowError`: raised when its row settles."""
+
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+
 class _CheckedImages:
     """The store's remembered image checks, and those made now (written as they add up).
 
@@ -294,6 +394,12 @@ class _CheckedImages:
         self.folders: dict[tuple[Path, str], str] = {}
         self.note: Callable[[Path, str, str, os.stat_result], None] | None = None
         """Told of each image path a row gives that leads to a readable file (`noting_images`)."""
+        self.added = 0  # new files checked in this load
+        self.pool: ImagePool | None = None
+        self.pool_failed = False
+        self.row: list[_DeferredCall] | None = None
+        """While a row is parsed with its new files' checks deferred: its image calls."""
+        self.tasks: dict[Task, None] = {}  # the window's new files, for the worker
 
     def found(self, base: Path, value: str, path: str, info: os.stat_result) -> None:
         """`value` (relative to `base`) led to the readable file `path`: tell `note`, if set."""
@@ -365,6 +471,7 @@ class _CheckedImages:
 
     def add(self, path: str, info: os.stat_result, width: int, height: int, ref: ImageRef) -> None:
         """Remember a file found readable (hashing it now: a request's key needs it anyway)."""
+        self.added += 1
         key = _key(path)
         if key is None:
             return
@@ -377,6 +484,196 @@ class _CheckedImages:
         self.store.put_image_checks(self.new)
         self.new = []
         self.low = ""  # read again: the store may now hold what was just written
+
+    def close(self) -> None:
+        """Stop the image worker, if one was started."""
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    # -- rows parsed while their new files are checked in a worker (`image_pool`) ----------
+
+    def parse_rows(
+        self, rows: Iterable[tuple[int, R]], parse: Callable[[int, R], Sample]
+    ) -> Generator[tuple[int, Sample | RowError], None, None]:
+        """`(position, sample or RowError)` for each row, as parsing them one by one gives.
+
+        Once this load has checked `_POOL_AFTER` new files itself, a worker process checks
+        the rest: a window of rows is parsed with each new file's check deferred (its reference
+        made, its check sent), and the window is settled, row by row in order, when its checks
+        come back, while the next window is parsed. Settling replays each row's image list as
+        `check_images` reads it, so every row gets the verdict, the message and the bounds it
+        would have got, and the store and `noting_images` hear of its files in the same order.
+        A row whose parsing raised after its images is refused for an image problem first,
+        as it would have been.
+        """
+        window: list[_Parsed] = []
+        waiting: tuple[list[_Parsed], list[Task], Future[list[Inspected | str]] | None] | None
+        waiting = None
+        for position, raw in rows:
+            if self.row is None and not self._deferring():
+                try:
+                    yield position, parse(position, raw)
+                except RowError as exc:
+                    yield position, exc
+                continue
+            self.row = []
+            outcome: object
+            try:
+                outcome = parse(position, raw)
+            except RowError as exc:
+                outcome = exc
+            except Exception as exc:
+                outcome = _Raise(exc)
+            window.append((position, outcome, self.row))
+            self.row = []
+            if len(window) >= _WINDOW_ROWS or isinstance(outcome, _Raise):
+                sent = self._send(window)
+                window = []
+                if waiting is not None:
+                    yield from self._settle(*waiting)
+                waiting = sent
+                if isinstance(outcome, _Raise):
+                    break  # nothing past it is parsed, as nothing would have been
+        self.row = None
+        if waiting is not None:
+            yield from self._settle(*waiting)
+        if window:
+            yield from self._settle(*self._send(window))
+
+    def _deferring(self) -> bool:
+        """Whether to defer new files' checks from here (starting the worker the first time)."""
+        if self.pool is None and not self.pool_failed and self.added >= _POOL_AFTER:
+            self.pool_failed = True  # one try per load
+            if workers_wanted():
+                try:
+                    self.pool = ImagePool()
+                except (OSError, RuntimeError, ImportError) as exc:
+                    log.debug("no image worker (%s): images are checked here", exc)
+        return self.pool is not None
+
+    def _send(
+        self, window: list[_Parsed]
+    ) -> tuple[list[_Parsed], list[Task], Future[list[Inspected | str]] | None]:
+        """Send the window's new files to the worker (None: it cannot take them)."""
+        tasks = list(self.tasks)
+        self.tasks = {}
+        future = None
+        if tasks and self.pool is not None:
+            try:
+                future = self.pool.submit(tasks, _fixed_cap())
+            except (OSError, RuntimeError) as exc:  # shut down, or its process gone
+                log.debug("the image worker takes no more files (%s): checked here", exc)
+                self.close()
+        return window, tasks, future
+
+    def _settle(
+        self,
+        window: list[_Parsed],
+        tasks: list[Task],
+        future: Future[list[Inspected | str]] | None,
+    ) -> Iterator[tuple[int, Sample | RowError]]:
+        """Each row of `window`, in order, once its files' checks are back."""
+        results = dict(zip(tasks, results_of(future, tasks, _fixed_cap()), strict=True))
+        for position, outcome, calls in window:
+            try:
+                for call in calls:
+                    self._replay(call, results)
+            except RowError as exc:
+                yield position, exc
+                continue
+            if isinstance(outcome, _Raise):
+                raise outcome.exc
+            yield position, cast("Sample | RowError", outcome)
+
+    def defer(
+        self, base: Path, values: list[Any], field: str, *, single: bool = False
+    ) -> list[ImageRef]:
+        """`check_images` (`single`: `check_image`) for a row whose new files are checked later.
+
+        Each file is found from its name now (a missing one, a remembered check); a new one's
+        check is queued for the worker, its reference returned without its hash yet. Nothing
+        is refused here: `_replay` says what the row's list gives, in order.
+        """
+        call = _DeferredCall(base, field, len(values), single, [])
+        assert self.row is not None
+        self.row.append(call)
+        firsts: dict[str, _Listed] = {}
+        pixels: list[int] = []
+        sizes: list[int] = []
+        for i, value in enumerate(values):
+            listed = firsts.get(value) if isinstance(value, str) else None
+            if listed is None:
+                name = field if single else f"{field}[{i}]"
+                try:
+                    path, info = _image_file(base, value, name)
+                    known = _remembered_check(self, value, name, path, info)
+                except RowError as exc:
+                    call.stopped = exc
+                    break
+                if known is None:
+                    listed = _Listed(value, name, path, info, ImageRef.from_path(path), None)
+                    if info.st_size <= READ_WHOLE:  # a larger one is checked here, on settling
+                        self.tasks[(path, value, info.st_size)] = None
+                else:
+                    listed = _Listed(value, name, path, info, known[0], known[1])
+                firsts[value] = listed
+                sizes.append(info.st_size)
+            call.files.append(listed)
+            pixels.append(listed.pixels or 0)
+            if not single:
+                # A long list stops at a bound here too (pictures not known yet counted as
+                # empty): the replay, knowing them, stops at this file or before.
+                call.cut = sample_images_problem(pixels, len(values)) or sample_bytes_problem(
+                    sizes, len(values)
+                )
+                if call.cut:
+                    break
+        return [listed.ref for listed in call.files]
+
+    def _replay(self, call: _DeferredCall, results: Mapping[Task, Inspected | str]) -> None:
+        """Settle one deferred call as `check_images` would have read its list.
+
+        Raises:
+            RowError: What reading the list would have raised first.
+
+        """
+        pixels: list[int] = []
+        sizes: list[int] = []
+        for listed in call.files:
+            if not listed.noted:
+                listed.noted = True
+                if listed.pixels is None:
+                    key = (listed.path, listed.value, listed.info.st_size)
+                    listed.pixels = _settled(
+                        self, call.base, listed.value, listed.field, listed.path, listed.info,
+                        results.get(key), listed.ref,
+                    )[1]  # fmt: skip
+                else:
+                    self.found(call.base, listed.value, listed.path, listed.info)
+                sizes.append(listed.info.st_size)
+            pixels.append(listed.pixels or 0)
+            if not call.single:
+                problem = sample_images_problem(pixels, call.listed) or sample_bytes_problem(
+                    sizes, call.listed
+                )
+                if problem:
+                    raise RowError(call.field, problem)
+        if call.stopped is not None:
+            raise call.stopped
+        if call.cut is not None:  # not reached: the known pictures only add to the count
+            raise RowError(call.field, call.cut)
+
+
+def _fixed_cap() -> int | None:
+    """The decoding cap this load judges by.
+
+    None: a setting that cannot be read, which each check then reports as it would here.
+    """
+    try:
+        return max_image_pixels()
+    except ValueError:
+        return None
 
 
 def _key(path: str) -> str | None:
@@ -412,6 +709,7 @@ def remembered_images(store: ImageCheckStore) -> Iterator[None]:
             yield
     finally:
         _CHECKED.reset(token)
+        checked.close()
     checked.flush()
 
 
@@ -642,15 +940,19 @@ def stream_rows(
 
     """
     given = 0
-    with FirstSeen() as first:
-        for position, raw in rows:
-            if limit is not None and given >= limit:
+    checked = _CHECKED.get()
+    parsed = _parsed(rows, parse) if checked is None else checked.parse_rows(rows, parse)
+    with FirstSeen() as first, contextlib.closing(parsed):
+        # Asked one at a time, so that no row past the limit is parsed (deferred checks
+        # parse a window ahead, but settle only the rows asked for).
+        while limit is None or given < limit:
+            item = next(parsed, None)
+            if item is None:
                 break
-            try:
-                sample = parse(position, raw)
-            except RowError as exc:
+            position, sample = item
+            if isinstance(sample, RowError):
                 report.add_problem(
-                    SampleProblem(report.source, position, exc.field, exc.reason), strict
+                    SampleProblem(report.source, position, sample.field, sample.reason), strict
                 )
                 continue
             seen = first.first(sample.id, position)
@@ -660,6 +962,17 @@ def stream_rows(
                 continue
             given += 1
             yield sample
+
+
+def _parsed(
+    rows: Iterable[tuple[int, R]], parse: Callable[[int, R], Sample]
+) -> Generator[tuple[int, Sample | RowError], None, None]:
+    """`(position, sample or RowError)` for each row, parsed one at a time."""
+    for position, raw in rows:
+        try:
+            yield position, parse(position, raw)
+        except RowError as exc:
+            yield position, exc
 
 
 def collect_rows(

@@ -119,6 +119,20 @@ def pixel_cap_read_once() -> Iterator[None]:
         _FIXED_CAP.reset(token)
 
 
+@contextlib.contextmanager
+def pixel_cap_fixed(cap: int | None) -> Iterator[None]:
+    """Within the block, `max_image_pixels` is `cap` (None: read from the setting as outside).
+
+    For a process checking images for another (`lmmprobe.data.image_pool`): it judges by the
+    cap the other read for its load (`pixel_cap_read_once`), not by its own reading of it.
+    """
+    token = _FIXED_CAP.set(cap)
+    try:
+        yield
+    finally:
+        _FIXED_CAP.reset(token)
+
+
 @functools.lru_cache(maxsize=8)
 def _pixels_cap(given: str) -> int:
     """`max_image_pixels` for ``$LMMPROBE_MAX_IMAGE_PIXELS`` set to `given` (a bad one raises)."""
@@ -514,8 +528,17 @@ class ImageRef(BaseModel):
         """
         ref = cls(path=str(path))
         if content_hash is not None:
-            ref.__dict__["_content_hash"] = content_hash  # where `content_hash` remembers it
+            ref.remember_hash(content_hash)
         return ref
+
+    def remember_hash(self, content_hash: str) -> None:
+        """Give this file reference its `content_hash`, found by whoever read the file's bytes.
+
+        For the data loader, which hashes a file it checks (perhaps in another process,
+        `lmmprobe.data.image_pool`) after the reference is made: the file is then not read
+        again to hash it.
+        """
+        self.__dict__["_content_hash"] = content_hash  # where `content_hash` remembers it
 
     @classmethod
     def from_read_file(cls, path: str | Path, data: bytes) -> ImageRef:

@@ -1,0 +1,264 @@
+"""A large load checks its new image files in a worker process, with the plain check's results.
+
+Past `_POOL_AFTER` new files, `lmmprobe.data.rows` parses a window of rows while one worker
+(`lmmprobe.data.image_pool`) opens, verifies and hashes their new files, then settles the rows
+in order. Every row must come out as checking its files one by one gives: the same samples and
+content hashes, the same refusal (field and words) for each bad row, the same bounds, the
+same order of what the store and a remembered load are told. These tests lower the thresholds
+so a small file crosses them, and compare against ``$LMMPROBE_IMAGE_WORKERS=0`` (no worker).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from lmmprobe.data import base as base_module
+from lmmprobe.data import rows as rows_module
+from lmmprobe.data.base import DataError, iter_source
+from lmmprobe.data.image_pool import READ_WHOLE, WORKERS_ENV, inspect_files, workers_wanted
+from lmmprobe.data.rows import noting_images, remembered_images
+from lmmprobe.store import Store
+
+pytestmark = pytest.mark.skipif(not workers_wanted(), reason="one core: no image worker starts")
+
+
+def _picture(path: Path, size: tuple[int, int], seed: int) -> None:
+    Image.new("RGB", size, (seed % 256, seed // 256 % 256, 7)).save(path)
+
+
+def _hostile_set(root: Path) -> Path:
+    """A JSONL whose rows cover every way a row's images can settle, good rows between them."""
+    img = root / "img"
+    img.mkdir(parents=True)
+    good = []
+    for i in range(60):
+        _picture(img / f"g{i:03d}.png", (4, 3), i)
+        good.append(f"img/g{i:03d}.png")
+    _picture(img / "wide.png", (10, 10), 1)  # 100 pixels: over the cap the tests set (64)
+    whole = (img / "g000.png").read_bytes()
+    (img / "trunc.png").write_bytes(whole[: len(whole) // 2])
+    (img / "not.png").write_bytes(b"not a picture at all")
+    (img / "dir.png").mkdir()
+    os.mkfifo(img / "fifo.png")
+    big = Image.frombytes("RGB", (6, 6), os.urandom(108))
+    big.save(img / "big.png")
+    with (img / "big.png").open("ab") as f:  # a small picture carrying more than a MiB
+        f.write(os.urandom(READ_WHOLE + 10))
+    rows: list[dict[str, Any]] = []
+
+    def row(images: list[Any], **extra: Any) -> None:
+        rows.append(
+            {"id": f"q{len(rows)}", "images": images, "question": "Which?",
+             "choices": ["a", "b"], "answer": 0, **extra}
+        )  # fmt: skip
+
+    for name in good[:12]:  # past the (lowered) threshold: the worker starts
+        row([name])
+    row([good[12], "img/trunc.png"])  # a new good file, then a truncated one
+    row(["img/trunc.png", "img/missing.png"])  # the awaited check's refusal comes first
+    row(["img/missing.png", "img/trunc.png"])  # refused from its name: first
+    row([good[13], good[13], good[14]])  # a file listed again: one check, counted twice
+    row(["img/trunc.png"], colour="red")  # an unknown field is refused before the images
+    row(["img/not.png"], choices="ab")  # the image's refusal comes before the choices'
+    row([good[15]], choices="ab")  # a good image: the choices' refusal
+    row(["img/wide.png"])  # over the decoding cap, judged in the worker by the loader's cap
+    row([good[16]] * 60)  # 60 x 12 pixels: over a sample's 640 (10 x the cap)
+    row([good[17], "img/dir.png"])
+    row(["img/fifo.png", good[18]])
+    row(["img/big.png"])  # over a MiB: checked in the loading process, in its turn (kept)
+    row([good[19], 7])  # not a path
+    row([good[20]])
+    rows.append(dict(rows[-1]))  # a repeated id, after its first
+    for name in good[21:]:
+        row([name, good[0]])  # new files beside one remembered from the first rows
+    data = root / "q.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return data
+
+
+@contextmanager
+def _workers(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[None]:
+    with monkeypatch.context() as m:
+        m.setenv(WORKERS_ENV, "1" if on else "0")
+        m.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "64")
+        m.setattr(rows_module, "_POOL_AFTER", 4)  # the 66-row file crosses it
+        m.setattr(rows_module, "_WINDOW_ROWS", 3)
+        m.setattr(base_module, "MAX_PROBLEMS_SHOWN", 1_000)  # every refusal compared
+        yield
+
+
+def _load(data: Path, db: Path, **options: Any) -> dict[str, Any]:
+    """Everything a load gives and tells, with the largest number of worker processes seen."""
+    notes: list[tuple[str, str, str]] = []
+    children = [0]
+
+    def note(base: Path, value: str, file: str, info: os.stat_result) -> None:
+        notes.append((str(base), value, file))
+        children[0] = max(children[0], len(multiprocessing.active_children()))
+
+    with Store(db) as store:
+        with remembered_images(store), noting_images(note):
+            stream = iter_source(str(data), **options)
+            samples = [
+                (s.id, s.model_dump(mode="json"), [r.content_hash() for r in s.images])
+                for s in stream
+            ]
+        problems = [(p.line, p.field, p.reason) for p in stream.problems]
+    left = len(multiprocessing.active_children())
+    with sqlite3.connect(db) as conn:
+        checks = sorted(conn.execute("SELECT * FROM image_checks").fetchall())
+    return {"samples": samples, "problems": problems, "notes": notes, "checks": checks,
+            "workers": children[0], "left": left}  # fmt: skip
+
+
+def test_rows_settled_after_the_worker_checked_their_files_are_those_checked_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _hostile_set(tmp_path)
+    with _workers(monkeypatch, on=False):
+        plain = _load(data, tmp_path / "plain.db")
+    with _workers(monkeypatch, on=True):
+        pooled = _load(data, tmp_path / "pooled.db")
+    assert plain["workers"] == 0
+    assert pooled["workers"] == 1 and pooled["left"] == 0  # it ran, and it is gone
+    for what in ("samples", "problems", "notes", "checks"):
+        assert pooled[what] == plain[what], what
+    problems = dict((line, (field, reason)) for line, field, reason in plain["problems"])
+    assert problems[13][0] == "images[1]" and "unreadable image img/trunc.png" in problems[13][1]
+    assert problems[14][0] == "images[0]" and "trunc.png" in problems[14][1]
+    assert problems[15][0] == "images[0]" and "not found" in problems[15][1]
+    assert problems[17][0] == "colour"
+    assert problems[18][0] == "images[0]" and "not an image Pillow can read" in problems[18][1]
+    assert problems[19][0] == "choices"
+    assert "decoding limit" in problems[20][1]
+    assert problems[21][0] == "images" and "MP" in problems[21][1]
+    assert problems[22][0] == "images[1]" and "a folder" in problems[22][1]
+    assert problems[23][0] == "images[0]" and "a FIFO" in problems[23][1]
+    assert problems[25][0] == "images[1]" and "expected a file path" in problems[25][1]
+    assert problems[27][0] == "id"
+    kept = {sample_id: hashes for sample_id, _, hashes in plain["samples"]}
+    big = (tmp_path / "img" / "big.png").read_bytes()  # over a MiB: checked in this process
+    assert kept["q23"] == [hashlib.sha256(big).hexdigest()]
+    assert kept["q15"] == [kept["q15"][0]] * 2 + [kept["q15"][2]]
+    assert len(kept) == len(data.read_text().splitlines()) - len(problems)
+
+
+def test_a_limit_or_strict_load_stops_where_the_plain_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _hostile_set(tmp_path)
+    for i, options in enumerate([{"limit": 14}, {"limit": 40}]):
+        with _workers(monkeypatch, on=False):
+            plain = _load(data, tmp_path / f"p{i}.db", **options)
+        with _workers(monkeypatch, on=True):
+            pooled = _load(data, tmp_path / f"w{i}.db", **options)
+        for what in ("samples", "problems", "notes", "checks"):
+            assert pooled[what] == plain[what], (options, what)
+    errors = []
+    for on in (False, True):
+        with _workers(monkeypatch, on=on), pytest.raises(DataError) as raised:
+            _load(data, tmp_path / f"strict{on}.db", strict=True)
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1] and "trunc.png" in errors[0]
+
+
+def test_a_worker_killed_mid_load_leaves_its_files_to_the_loading_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _hostile_set(tmp_path)
+    with _workers(monkeypatch, on=False):
+        plain = _load(data, tmp_path / "plain.db")
+    killed: list[int] = []
+    original = rows_module._CheckedImages.found
+
+    def kill_the_worker_once(self: Any, *args: Any) -> None:
+        for child in multiprocessing.active_children():
+            if not killed:
+                os.kill(child.pid or 0, signal.SIGKILL)
+                killed.append(child.pid or 0)
+        original(self, *args)
+
+    with _workers(monkeypatch, on=True):
+        monkeypatch.setattr(rows_module._CheckedImages, "found", kill_the_worker_once)
+        pooled = _load(data, tmp_path / "pooled.db")
+    assert killed
+    for what in ("samples", "problems", "notes", "checks"):
+        assert pooled[what] == plain[what], what
+
+
+def test_the_worker_judges_a_file_as_the_loading_process_does(tmp_path: Path) -> None:
+    _picture(tmp_path / "a.png", (10, 10), 3)
+    (tmp_path / "b.png").write_bytes(b"GIF89a-broken")
+    tasks = [(str(tmp_path / "a.png"), "a.png", (tmp_path / "a.png").stat().st_size),
+             (str(tmp_path / "b.png"), "b.png", 13)]  # fmt: skip
+    here = inspect_files(tasks, 1_000)
+    assert inspect_files(tasks, 50)[0] != here[0]  # the cap given, not the setting, judges
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(inspect_files, (tasks, 1_000)) == here
+        assert pool.apply(inspect_files, (tasks, 50)) == inspect_files(tasks, 50)
+
+
+def test_a_run_over_thousands_of_new_images_gives_the_figures_of_one_without_the_worker(
+    tmp_path: Path,
+) -> None:
+    img = tmp_path / "img"
+    img.mkdir()
+    rows = []
+    for i in range(2_600):  # past the real threshold (2,048 new files)
+        _picture(img / f"p{i}.png", (4, 3), i)
+        rows.append({"id": f"q{i}", "images": [f"img/p{i}.png"], "question": "Which?",
+                     "choices": ["a", "b", "c"], "answer": i % 3})  # fmt: skip
+    (img / "p7.png").write_bytes(b"broken")
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    results = []
+    for on in ("0", "1"):
+        out = tmp_path / f"out{on}"
+        command = [
+            str(Path(sys.executable).with_name("lmmprobe")), "run", "-m", "first", "-d",
+            str(data), "--db", str(tmp_path / f"{on}.db"), "--out", str(out),
+        ]  # fmt: skip
+        env = {**os.environ, WORKERS_ENV: on, "COLUMNS": "160"}
+        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as run:
+            spawned = _children_seen(run)
+            stderr = run.stderr.read() if run.stderr else ""
+        assert run.returncode == 0, stderr
+        assert spawned == (on == "1")  # the worker is a child of the run's process
+        assert "q.jsonl:8: images[0]: unreadable image img/p7.png: not an image" in stderr
+        figures = json.loads((out / "results.json").read_text())
+        models = figures["models"]  # each model's figures (its latency is the clock's)
+        results.append(({m: models[m]["metrics"] for m in models}, figures.get("data")))
+    assert results[0] == results[1]
+
+
+def _children_seen(run: subprocess.Popen[str]) -> bool:
+    """Whether `run` had a spawned worker process while it ran (from /proc, until it ends)."""
+    seen = False
+    children = Path(f"/proc/{run.pid}/task/{run.pid}/children")
+    deadline = time.monotonic() + 300
+    while run.poll() is None and time.monotonic() < deadline:
+        with suppress(OSError):
+            for child in children.read_text().split():
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
+                seen = seen or b"multiprocessing.spawn" in command
+        time.sleep(0.01)
+    if run.poll() is None:
+        run.kill()
+        pytest.fail("the run did not end in 300 s")
+    return seen
