@@ -98,6 +98,7 @@ def _workers(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[None]:
         m.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "64")
         m.setattr(rows_module, "_POOL_AFTER", 4)  # the 66-row file crosses it
         m.setattr(rows_module, "_WINDOW_ROWS", 3)
+        m.setattr(rows_module, "_WAIT_FOR_START", True)  # every file past the threshold
         m.setattr(base_module, "MAX_PROBLEMS_SHOWN", 1_000)  # every refusal compared
         yield
 
@@ -185,10 +186,12 @@ def test_a_worker_killed_mid_load_leaves_its_files_to_the_loading_process(
         plain = _load(data, tmp_path / "plain.db")
     killed: list[int] = []
     original = rows_module._CheckedImages.found
+    noted = [0]
 
     def kill_the_worker_once(self: Any, *args: Any) -> None:
-        for child in multiprocessing.active_children():
-            if not killed:
+        noted[0] += 1
+        if noted[0] == 20:  # rows past the threshold are deferred by now, windows in flight
+            for child in multiprocessing.active_children():
                 os.kill(child.pid or 0, signal.SIGKILL)
                 killed.append(child.pid or 0)
         original(self, *args)
@@ -220,7 +223,7 @@ def test_a_run_over_thousands_of_new_images_gives_the_figures_of_one_without_the
     img = tmp_path / "img"
     img.mkdir()
     rows = []
-    for i in range(2_600):  # past the real threshold (2,048 new files)
+    for i in range(3_000):  # past the real threshold (1,024 new files) by far
         _picture(img / f"p{i}.png", (4, 3), i)
         rows.append({"id": f"q{i}", "images": [f"img/p{i}.png"], "question": "Which?",
                      "choices": ["a", "b", "c"], "answer": i % 3})  # fmt: skip

@@ -15,6 +15,7 @@ to be checked in the loading process, as without it.
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import io
 import logging
@@ -159,6 +160,19 @@ class ImagePool:
         self._pool = ProcessPoolExecutor(
             max_workers=1, mp_context=multiprocessing.get_context("spawn")
         )
+        # The worker takes a while to start (a fresh interpreter importing Pillow): until this
+        # first, empty task is back, the caller goes on checking files itself.
+        self._started = self._pool.submit(inspect_files, [], None)
+
+    def ready(self) -> bool | None:
+        """True once the worker has started, False while it starts, None if it could not."""
+        if not self._started.done():
+            return False
+        return self._started.exception() is None
+
+    def wait(self) -> None:
+        """Wait until the worker has started (or failed to)."""
+        concurrent.futures.wait([self._started])
 
     def submit(self, tasks: Sequence[Task], cap: int | None) -> Future[list[Inspected | str]]:
         """Check `tasks` in the worker; the future gives one result per task, in order."""

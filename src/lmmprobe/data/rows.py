@@ -325,11 +325,14 @@ _FOLDERS_KEPT = 4_096
 """Resolved folders kept while loading (a dataset's images sit in a few folders)."""
 
 
-_POOL_AFTER = 2_048
-"""New image files a load checks itself before a worker checks the rest (`image_pool`): a small
-load never starts one."""
+_POOL_AFTER = 1_024
+"""New image files a load checks itself before it starts a worker for the rest (`image_pool`):
+a small load never starts one."""
 _WINDOW_ROWS = 512
 """Rows parsed while the worker checks their new image files; then settled, in order."""
+_WAIT_FOR_START = False
+"""Wait for the worker to start instead of checking files here meanwhile (for tests, whose
+small files would be read before it starts)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -511,7 +514,14 @@ class _CheckedImages:
         waiting: tuple[list[_Parsed], list[Task], Future[list[Inspected | str]] | None] | None
         waiting = None
         for position, raw in rows:
-            if self.row is None and not self._deferring():
+            if not self._deferring():
+                # Rows deferred before (the worker gone since) are settled first, in order.
+                if waiting is not None:
+                    yield from self._settle(*waiting)
+                    waiting = None
+                if window:
+                    yield from self._settle(*self._send(window))
+                    window = []
                 try:
                     yield position, parse(position, raw)
                 except RowError as exc:
@@ -525,8 +535,9 @@ class _CheckedImages:
                 outcome = exc
             except Exception as exc:
                 outcome = _Raise(exc)
-            window.append((position, outcome, self.row))
-            self.row = []
+            finally:
+                calls, self.row = self.row, None
+            window.append((position, outcome, calls))
             if len(window) >= _WINDOW_ROWS or isinstance(outcome, _Raise):
                 sent = self._send(window)
                 window = []
@@ -535,22 +546,34 @@ class _CheckedImages:
                 waiting = sent
                 if isinstance(outcome, _Raise):
                     break  # nothing past it is parsed, as nothing would have been
-        self.row = None
         if waiting is not None:
             yield from self._settle(*waiting)
         if window:
             yield from self._settle(*self._send(window))
 
     def _deferring(self) -> bool:
-        """Whether to defer new files' checks from here (starting the worker the first time)."""
-        if self.pool is None and not self.pool_failed and self.added >= _POOL_AFTER:
-            self.pool_failed = True  # one try per load
-            if workers_wanted():
-                try:
-                    self.pool = ImagePool()
-                except (OSError, RuntimeError, ImportError) as exc:
-                    log.debug("no image worker (%s): images are checked here", exc)
-        return self.pool is not None
+        """Whether to defer new files' checks from here: the worker has started.
+
+        It is started once this load has checked `_POOL_AFTER` new files itself, and files
+        are checked here until it is ready, so its start costs this process nothing.
+        """
+        if self.pool is None:
+            if not self.pool_failed and self.added >= _POOL_AFTER:
+                self.pool_failed = True  # one try per load
+                if workers_wanted():
+                    try:
+                        self.pool = ImagePool()
+                    except (OSError, RuntimeError, ImportError) as exc:
+                        log.debug("no image worker (%s): images are checked here", exc)
+            return False
+        ready = self.pool.ready()
+        if _WAIT_FOR_START and ready is False:
+            self.pool.wait()
+            ready = self.pool.ready()
+        if ready is None:
+            log.debug("the image worker did not start: images are checked here")
+            self.close()
+        return bool(ready)
 
     def _send(
         self, window: list[_Parsed]
