@@ -98,6 +98,7 @@ def _workers(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[None]:
         m.setenv("LMMPROBE_MAX_IMAGE_PIXELS", "64")
         m.setattr(rows_module, "_POOL_AFTER", 4)  # the 66-row file crosses it
         m.setattr(rows_module, "_WINDOW_ROWS", 3)
+        m.setattr(rows_module, "_WINDOW_FILES", 2)  # and windows ended by their files
         m.setattr(rows_module, "_WAIT_FOR_START", True)  # every file past the threshold
         m.setattr(base_module, "MAX_PROBLEMS_SHOWN", 1_000)  # every refusal compared
         yield

@@ -328,8 +328,11 @@ _FOLDERS_KEPT = 4_096
 _POOL_AFTER = 1_024
 """New image files a load checks itself before it starts a worker for the rest (`image_pool`):
 a small load never starts one."""
-_WINDOW_ROWS = 512
-"""Rows parsed while the worker checks their new image files; then settled, in order."""
+_WINDOW_ROWS = 2_048
+"""Rows parsed while the worker checks their new image files; then settled, in order (fewer,
+larger windows: each one sent wakes the executor's threads, which take turns with this one)."""
+_WINDOW_FILES = 2_048
+"""New files that end a window early (a row may list a thousand images)."""
 _WAIT_FOR_START = False
 """Wait for the worker to start instead of checking files here meanwhile (for tests, whose
 small files would be read before it starts)."""
@@ -538,7 +541,8 @@ class _CheckedImages:
             finally:
                 calls, self.row = self.row, None
             window.append((position, outcome, calls))
-            if len(window) >= _WINDOW_ROWS or isinstance(outcome, _Raise):
+            full = len(window) >= _WINDOW_ROWS or len(self.tasks) >= _WINDOW_FILES
+            if full or isinstance(outcome, _Raise):
                 sent = self._send(window)
                 window = []
                 if waiting is not None:
