@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import signal
 import sqlite3
@@ -30,7 +29,13 @@ from PIL import Image
 from lmmprobe.data import base as base_module
 from lmmprobe.data import rows as rows_module
 from lmmprobe.data.base import DataError, iter_source
-from lmmprobe.data.image_pool import READ_WHOLE, WORKERS_ENV, inspect_files, workers_wanted
+from lmmprobe.data.image_pool import (
+    READ_WHOLE,
+    WORKERS_ENV,
+    ImagePool,
+    inspect_files,
+    workers_wanted,
+)
 from lmmprobe.data.rows import noting_images, remembered_images
 from lmmprobe.store import Store
 
@@ -111,7 +116,7 @@ def _load(data: Path, db: Path, **options: Any) -> dict[str, Any]:
 
     def note(base: Path, value: str, file: str, info: os.stat_result) -> None:
         notes.append((str(base), value, file))
-        children[0] = max(children[0], len(multiprocessing.active_children()))
+        children[0] = max(children[0], len(_workers_of(os.getpid())))
 
     with Store(db) as store:
         with remembered_images(store), noting_images(note):
@@ -121,7 +126,7 @@ def _load(data: Path, db: Path, **options: Any) -> dict[str, Any]:
                 for s in stream
             ]
         problems = [(p.line, p.field, p.reason) for p in stream.problems]
-    left = len(multiprocessing.active_children())
+    left = len(_workers_of(os.getpid()))
     with sqlite3.connect(db) as conn:
         checks = sorted(conn.execute("SELECT * FROM image_checks").fetchall())
     return {"samples": samples, "problems": problems, "notes": notes, "checks": checks,
@@ -192,9 +197,9 @@ def test_a_worker_killed_mid_load_leaves_its_files_to_the_loading_process(
     def kill_the_worker_once(self: Any, *args: Any) -> None:
         noted[0] += 1
         if noted[0] == 20:  # rows past the threshold are deferred by now, windows in flight
-            for child in multiprocessing.active_children():
-                os.kill(child.pid or 0, signal.SIGKILL)
-                killed.append(child.pid or 0)
+            for pid in _workers_of(os.getpid()):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
         original(self, *args)
 
     with _workers(monkeypatch, on=True):
@@ -212,10 +217,28 @@ def test_the_worker_judges_a_file_as_the_loading_process_does(tmp_path: Path) ->
              (str(tmp_path / "b.png"), "b.png", 13)]  # fmt: skip
     here = inspect_files(tasks, 1_000)
     assert inspect_files(tasks, 50)[0] != here[0]  # the cap given, not the setting, judges
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        assert pool.apply(inspect_files, (tasks, 1_000)) == here
-        assert pool.apply(inspect_files, (tasks, 50)) == inspect_files(tasks, 50)
+    pool = ImagePool()
+    try:
+        pool.wait()
+        assert pool.ready() is True
+        pool.send(tasks, 1_000)
+        assert pool.receive() == here
+        pool.send(tasks, 50)
+        assert pool.receive() == inspect_files(tasks, 50)
+    finally:
+        pool.close()
+    assert not _workers_of(os.getpid())
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The image workers among `pid`'s child processes (from /proc)."""
+    found = []
+    with suppress(OSError):
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            with suppress(OSError):
+                if b"lmmprobe.data.image_pool" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.append(int(child))
+    return found
 
 
 def test_a_run_over_thousands_of_new_images_gives_the_figures_of_one_without_the_worker(
@@ -252,15 +275,11 @@ def test_a_run_over_thousands_of_new_images_gives_the_figures_of_one_without_the
 
 
 def _children_seen(run: subprocess.Popen[str]) -> bool:
-    """Whether `run` had a spawned worker process while it ran (from /proc, until it ends)."""
+    """Whether `run` had an image worker while it ran (from /proc, until it ends)."""
     seen = False
-    children = Path(f"/proc/{run.pid}/task/{run.pid}/children")
     deadline = time.monotonic() + 300
     while run.poll() is None and time.monotonic() < deadline:
-        with suppress(OSError):
-            for child in children.read_text().split():
-                command = Path(f"/proc/{child}/cmdline").read_bytes()
-                seen = seen or b"multiprocessing.spawn" in command
+        seen = seen or bool(_workers_of(run.pid))
         time.sleep(0.01)
     if run.poll() is None:
         run.kill()

@@ -15,16 +15,18 @@ to be checked in the loading process, as without it.
 
 from __future__ import annotations
 
-import concurrent.futures
 import hashlib
 import io
 import logging
-import multiprocessing
 import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import contextmanager
+import signal
+import socket
+import subprocess
+import sys
+import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 
 from lmmprobe._file_kind import NotRegularFile, open_regular_file
 from lmmprobe.schema.image import (
@@ -152,63 +154,116 @@ def workers_wanted() -> bool:
 class ImagePool:
     """One worker process checking image files (`inspect_files`) while the caller goes on.
 
-    Started with ``spawn``: a fresh interpreter, so no lock another thread of the loading
-    process held is inherited. Close it (or use it as a context manager) when the load ends.
+    The worker is a fresh interpreter, ``python -m lmmprobe.data.image_pool`` (not
+    multiprocessing's spawn, which would run the caller's own ``__main__`` script again in the
+    child, and which a daemonic process may not use), talking over a socket pair: the caller
+    `send`s a batch of files, then `receive`s its results, one batch at a time, in order. A
+    batch is sent only when the worker has nothing left to send back, so neither side can
+    block the other on a full pipe. Close it (or let it be collected) when the load ends; the
+    worker also ends when its pipe closes.
     """
 
     def __init__(self) -> None:
-        self._pool = ProcessPoolExecutor(
-            max_workers=1, mp_context=multiprocessing.get_context("spawn")
-        )
-        # The worker takes a while to start (a fresh interpreter importing Pillow): until this
-        # first, empty task is back, the caller goes on checking files itself.
-        self._started = self._pool.submit(inspect_files, [], None)
+        ours, theirs = socket.socketpair()
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+        self._started: bool | None = False
+        self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._conn, os.getpid())
 
     def ready(self) -> bool | None:
         """True once the worker has started, False while it starts, None if it could not."""
-        if not self._started.done():
-            return False
-        return self._started.exception() is None
+        if self._started is False:
+            self._started = self._first_word(0)
+        return self._started
 
-    def wait(self) -> None:
-        """Wait until the worker has started (or failed to)."""
-        concurrent.futures.wait([self._started])
+    def wait(self, timeout: float = 60.0) -> None:
+        """Wait (at most `timeout` seconds) until the worker has started or failed to."""
+        if self._started is False:
+            self._started = self._first_word(timeout)
 
-    def submit(self, tasks: Sequence[Task], cap: int | None) -> Future[list[Inspected | str]]:
-        """Check `tasks` in the worker; the future gives one result per task, in order."""
-        return self._pool.submit(inspect_files, list(tasks), cap)
+    def _first_word(self, timeout: float) -> bool | None:
+        try:
+            if not self._conn.poll(timeout):
+                return False
+            return self._conn.recv() == "ready" or None
+        except (EOFError, OSError):
+            return None
+
+    def send(self, tasks: Sequence[Task], cap: int | None) -> None:
+        """Have the worker check `tasks` under the decoding cap `cap` (`receive` the results).
+
+        Raises:
+            OSError: The worker is gone.
+
+        """
+        self._conn.send((list(tasks), cap))
+
+    def receive(self) -> list[Inspected | str]:
+        """The results of the batch sent first among those not yet received, one per task.
+
+        Raises:
+            EOFError: The worker ended before answering.
+            OSError: Its pipe failed.
+
+        """
+        found = self._conn.recv()
+        if not isinstance(found, list):
+            raise EOFError(f"the image worker answered {type(found).__name__}")
+        return found
 
     def close(self) -> None:
-        """Stop the worker; checks not yet started are dropped."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Stop the worker (asked, then killed if it does not end within a second)."""
+        self._finalizer()
 
 
-def results_of(
-    future: Future[list[Inspected | str]] | None, tasks: Sequence[Task], cap: int | None
-) -> list[Inspected | str]:
-    """The worker's results for `tasks`, or the same checks made here when it failed.
+def _shutdown(proc: subprocess.Popen[bytes], conn: Connection, owner: int) -> None:
+    """End a worker: asked to stop, killed if it does not within a second."""
+    if owner != os.getpid():
+        return  # a forked copy: the worker is the parent's
+    try:
+        conn.send(None)
+        proc.wait(1.0)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    conn.close()
 
-    A worker that died (killed, out of memory) or could not start is not a verdict on any
-    file: its files are checked in this process, with the same function.
-    """
-    if future is not None:
+
+def serve(conn: Connection) -> None:
+    """The worker's loop: say it is ready, then check each batch sent until told to stop."""
+    # Ctrl-C in the terminal reaches the whole process group: the loading process decides.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    conn.send("ready")
+    while True:
         try:
-            return future.result()
-        except Exception as exc:  # the same checks made here give any verdict of its again
-            log.debug("the image worker failed (%s): its files are checked here", exc)
-    return inspect_files(tasks, cap)
+            job = conn.recv()
+        except (EOFError, OSError):
+            return  # the loading process is gone
+        if job is None:
+            return
+        tasks, cap = job
+        conn.send(inspect_files(tasks, cap))
 
 
-@contextmanager
-def image_pool() -> Iterator[ImagePool | None]:
-    """An `ImagePool` closed on exit, or None where one cannot start (checks are then local)."""
-    try:
-        pool: ImagePool | None = ImagePool()
-    except (OSError, RuntimeError, ImportError) as exc:
-        log.debug("no image worker (%s): images are checked in this process", exc)
-        pool = None
-    try:
-        yield pool
-    finally:
-        if pool is not None:
-            pool.close()
+if __name__ == "__main__":
+    # Through the module's own name, so that the results it sends are pickled as
+    # ``lmmprobe.data.image_pool.Inspected``, which the loading process knows (not __main__'s).
+    from lmmprobe.data import image_pool
+
+    image_pool.serve(Connection(int(sys.argv[1])))

@@ -17,7 +17,6 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +32,8 @@ from lmmprobe.data.image_pool import (
     ImageUnreadable,
     Inspected,
     Task,
+    inspect_files,
     inspect_image_file,
-    results_of,
     workers_wanted,
 )
 from lmmprobe.schema import ImageRef, Sample
@@ -369,6 +368,15 @@ _Parsed = tuple[int, object, list[_DeferredCall]]
 exception to raise in its turn) and its image calls."""
 
 
+@dataclass(slots=True)
+class _Sent:
+    """A window of deferred rows and its new files, sent to the worker (`sent`) or not."""
+
+    window: list[_Parsed]
+    tasks: list[Task]
+    sent: bool
+
+
 class _Raise:
     """An exception parsing a row raised that is not a `RowError`: raised when its row settles."""
 
@@ -514,16 +522,16 @@ class _CheckedImages:
         as it would have been.
         """
         window: list[_Parsed] = []
-        waiting: tuple[list[_Parsed], list[Task], Future[list[Inspected | str]] | None] | None
-        waiting = None
+        waiting: _Sent | None = None  # the window the worker is checking
         for position, raw in rows:
             if not self._deferring():
                 # Rows deferred before (the worker gone since) are settled first, in order.
                 if waiting is not None:
-                    yield from self._settle(*waiting)
+                    yield from self._settle(waiting, self._results(waiting))
                     waiting = None
                 if window:
-                    yield from self._settle(*self._send(window))
+                    sent = self._send(window)
+                    yield from self._settle(sent, self._results(sent))
                     window = []
                 try:
                     yield position, parse(position, raw)
@@ -543,17 +551,21 @@ class _CheckedImages:
             window.append((position, outcome, calls))
             full = len(window) >= _WINDOW_ROWS or len(self.tasks) >= _WINDOW_FILES
             if full or isinstance(outcome, _Raise):
-                sent = self._send(window)
+                # The worker's results for the last window are taken before this one is sent
+                # (so it never waits to send while this process waits to send), and that window
+                # is settled while the worker checks this one.
+                done = None if waiting is None else (waiting, self._results(waiting))
+                waiting = self._send(window)
                 window = []
-                if waiting is not None:
-                    yield from self._settle(*waiting)
-                waiting = sent
+                if done is not None:
+                    yield from self._settle(*done)
                 if isinstance(outcome, _Raise):
                     break  # nothing past it is parsed, as nothing would have been
         if waiting is not None:
-            yield from self._settle(*waiting)
+            yield from self._settle(waiting, self._results(waiting))
         if window:
-            yield from self._settle(*self._send(window))
+            sent = self._send(window)
+            yield from self._settle(sent, self._results(sent))
 
     def _deferring(self) -> bool:
         """Whether to defer new files' checks from here: the worker has started.
@@ -567,42 +579,59 @@ class _CheckedImages:
                 if workers_wanted():
                     try:
                         self.pool = ImagePool()
-                    except (OSError, RuntimeError, ImportError) as exc:
+                    except OSError as exc:
                         log.debug("no image worker (%s): images are checked here", exc)
             return False
-        ready = self.pool.ready()
-        if _WAIT_FOR_START and ready is False:
+        if _WAIT_FOR_START:
             self.pool.wait()
-            ready = self.pool.ready()
+        ready = self.pool.ready()
         if ready is None:
             log.debug("the image worker did not start: images are checked here")
             self.close()
         return bool(ready)
 
-    def _send(
-        self, window: list[_Parsed]
-    ) -> tuple[list[_Parsed], list[Task], Future[list[Inspected | str]] | None]:
-        """Send the window's new files to the worker (None: it cannot take them)."""
+    def _send(self, window: list[_Parsed]) -> _Sent:
+        """Send the window's new files to the worker, if it is there to take them."""
         tasks = list(self.tasks)
         self.tasks = {}
-        future = None
+        sent = False
         if tasks and self.pool is not None:
             try:
-                future = self.pool.submit(tasks, _fixed_cap())
-            except (OSError, RuntimeError) as exc:  # shut down, or its process gone
+                self.pool.send(tasks, _fixed_cap())
+                sent = True
+            except OSError as exc:  # its process gone
                 log.debug("the image worker takes no more files (%s): checked here", exc)
                 self.close()
-        return window, tasks, future
+        return _Sent(window, tasks, sent)
+
+    def _results(self, sent: _Sent) -> dict[Task, Inspected | str]:
+        """The checks of a sent window's new files: the worker's, else made here.
+
+        A worker that died (killed, out of memory) is no verdict on any file: its files are
+        checked in this process with the same function, and so are the rest of the load's.
+        """
+        found: list[Inspected | str] | None = None
+        if sent.sent and self.pool is not None:
+            try:
+                found = self.pool.receive()
+            except (EOFError, OSError) as exc:
+                log.debug("the image worker failed (%s): its files are checked here", exc)
+            if found is not None and len(found) != len(sent.tasks):
+                log.debug(
+                    "the image worker gave %d results for %d files", len(found), len(sent.tasks)
+                )
+                found = None
+            if found is None:
+                self.close()
+        if found is None:
+            found = inspect_files(sent.tasks, _fixed_cap())
+        return dict(zip(sent.tasks, found, strict=True))
 
     def _settle(
-        self,
-        window: list[_Parsed],
-        tasks: list[Task],
-        future: Future[list[Inspected | str]] | None,
+        self, sent: _Sent, results: Mapping[Task, Inspected | str]
     ) -> Iterator[tuple[int, Sample | RowError]]:
-        """Each row of `window`, in order, once its files' checks are back."""
-        results = dict(zip(tasks, results_of(future, tasks, _fixed_cap()), strict=True))
-        for position, outcome, calls in window:
+        """Each row of a window, in order, with its new files' checks."""
+        for position, outcome, calls in sent.window:
             try:
                 for call in calls:
                     self._replay(call, results)
