@@ -15,6 +15,7 @@ to be checked in the loading process, as without it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
@@ -231,18 +232,21 @@ class ImagePool:
 
 
 def _shutdown(proc: subprocess.Popen[bytes], conn: Connection, owner: int) -> None:
-    """End a worker: asked to stop, killed if it does not within a second."""
+    """End a worker: told to stop, its pipe closed, killed if it has not ended within a second.
+
+    Closing the pipe at once also ends a worker still sending results nobody will read (a
+    load stopped at its limit), which would otherwise wait on a full pipe.
+    """
     if owner != os.getpid():
         return  # a forked copy: the worker is the parent's
-    try:
+    with contextlib.suppress(OSError):
         conn.send(None)
+    conn.close()
+    try:
         proc.wait(1.0)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-    if proc.poll() is None:
+    except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    conn.close()
 
 
 def serve(conn: Connection) -> None:
