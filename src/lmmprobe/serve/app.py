@@ -44,7 +44,8 @@ def _load_before_serving() -> None:
     """Import what the compare page and the recipe images load lazily, before any request.
 
     Importing scipy initialises its own OpenBLAS, whose start-up retries a failed allocation
-    forever, inside ``dlopen`` and so with the GIL held: when memory runs short during that
+    forever (OpenMathLib/OpenBLAS#5289; seen with scipy 1.17's OpenBLAS 0.3.30), inside
+    ``dlopen`` and so with the GIL held: when memory runs short during that
     import (an address-space limit, a full machine), every thread of the server stops, and a
     request in flight is never answered (issue 34: a client waited 60 s, and the server
     answered only once the limit was lifted). Done in a background thread after start-up,
