@@ -39,9 +39,9 @@ from lmmprobe.data import (
     load_in_chunks,
     load_source,
     sample_fingerprint,
+    spill,
     streaming,
 )
-from lmmprobe.data import spill
 from lmmprobe.data.spill import ChunkSpill, SpillFull
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
