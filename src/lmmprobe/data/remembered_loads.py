@@ -45,7 +45,7 @@ from lmmprobe.data.base import LoadResult, StreamedLoad, load_in_chunks, parse_s
 from lmmprobe.data.rows import RowError, located_image, noting_images
 from lmmprobe.schema.image import max_image_pixels
 
-__all__ = ["LoadCheckStore", "reading_rules", "remembered_load"]
+__all__ = ["LoadCheckStore", "reading_modules", "reading_rules", "remembered_load"]
 
 _KEY_VERSION = 1
 """Version of what the keys and the summary hold; a change makes earlier records unused."""
