@@ -10,6 +10,7 @@ import os
 import random
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,40 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.nodeid in slow or item.nodeid.split("[", 1)[0] in slow:
             item.add_marker(pytest.mark.slow)
             item.stash[_LISTED] = True
+    stale = stale_listed(slow, items, config)
+    workerinput = getattr(config, "workerinput", None)
+    if stale and (workerinput is None or workerinput.get("workerid") == "gw0"):
+        # One worker says it (each collects the same tests); pytest's warnings summary shows it.
+        shown = ", ".join(stale[:10]) + (f" and {len(stale) - 10} more" if len(stale) > 10 else "")
+        warnings.warn(
+            StaleSlowListWarning(
+                f"{SLOW_LIST.name}: {len(stale)} listed test(s) match no test collected from "
+                f"their file, so they mark nothing (renamed or removed: write the list again "
+                f"with benchmarks/suite_cpu.py --write-slow, or edit it): {shown}"
+            ),
+            stacklevel=1,
+        )
+
+
+class StaleSlowListWarning(pytest.PytestWarning):
+    """A line of `slow_tests.txt` names a test its file, collected whole, no longer has."""
+
+
+def stale_listed(slow: set[str], items: Sequence[pytest.Item], config: pytest.Config) -> list[str]:
+    """The listed ids that match none of `items` though their file was collected whole, sorted.
+
+    A case renamed (``test_x[old]`` now ``test_x[new]``) or a test removed leaves a line that
+    marks nothing, and the case it meant goes back into the fast suite unnoticed. Only a file
+    collected whole can tell: one given by node id (``tests/x.py::test_y``) is not, nor is a
+    file not collected at all. ``-k`` and ``-m`` deselect after this hook, so they do not
+    narrow what it sees.
+    """
+    here = config.invocation_params.dir
+    narrowed = {(here / arg.split("::", 1)[0]).resolve() for arg in config.args if "::" in arg}
+    ids = {item.nodeid for item in items}
+    ids |= {nodeid.split("[", 1)[0] for nodeid in ids}
+    whole = {item.nodeid.split("::", 1)[0] for item in items if item.path.resolve() not in narrowed}
+    return sorted(n for n in slow if n not in ids and n.split("::", 1)[0] in whole)
 
 
 _LISTED = pytest.StashKey[bool]()

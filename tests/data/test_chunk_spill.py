@@ -17,6 +17,8 @@ import io
 import json
 import math
 import pickle
+import random
+import shutil
 import tempfile
 import tracemalloc
 from collections.abc import Iterator
@@ -37,9 +39,10 @@ from lmmprobe.data import (
     load_in_chunks,
     load_source,
     sample_fingerprint,
+    spill,
     streaming,
 )
-from lmmprobe.data.spill import ChunkSpill
+from lmmprobe.data.spill import ChunkSpill, SpillFull
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag, PromptTemplate
 from lmmprobe.schema.image import ImageRef
@@ -365,3 +368,72 @@ def test_a_load_of_many_chunks_holds_a_chunk_not_the_data(tmp_path: Path) -> Non
     # Held whole, 6,000 samples of ~1 KiB; read and given again by chunk, 100 at a time.
     assert held > 6 * 2**20
     assert chunked < held / 5
+
+
+def _pictures(
+    target: str | None, options: dict[str, str], *, strict: bool, limit: int | None
+) -> SampleStream:
+    """The rows with a picture each made in memory (as a plugin or synth source gives them):
+    64x64 noise, which no compression shrinks, the same for a row every time it is read."""
+    inner = iter_source(str(target), strict=strict, limit=limit)
+
+    def rows(stream: SampleStream) -> Iterator[Sample]:
+        for i, sample in enumerate(inner):
+            _READ[0] += 1
+            noise = random.Random(i).randbytes(64 * 64 * 3)
+            picture = ImageRef.from_pil(Image.frombytes("RGB", (64, 64), noise))
+            yield sample.model_copy(update={"images": [picture]})
+        stream.invalid, stream.problems = inner.invalid, inner.problems
+
+    return SampleStream(str(target), rows)
+
+
+@pytest.mark.parametrize("budget", [150_000, 1 << 30])
+def test_a_spill_past_its_budget_is_dropped_and_the_source_read_again(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: int,
+) -> None:
+    """Re-test 18: in-memory pictures were pickled into the spill with their pixels (a quarter
+    of their raw size), so a large source of them filled the shared temporary folder. A chunk
+    that would pass the budget (12 KB a sample here, 85 KB a chunk) drops the spill."""
+    path = _rows(tmp_path)
+    monkeypatch.setattr(spill, "MAX_SPILL_BYTES", budget)
+    SOURCES.register("pictures")(streaming(_pictures))
+    _READ[0] = 0
+    try:
+        with caplog.at_level("DEBUG", logger="lmmprobe.data.base"):
+            load = load_in_chunks(f"pictures:{path}", size=SIZE)
+        assert isinstance(load, StreamedLoad)
+        kept = load.spill is not None
+        chunks = list(load.chunks())
+        load.close()
+    finally:
+        SOURCES.unregister("pictures")
+    if budget < 1 << 20:
+        assert not kept
+        assert "could not keep a chunk (SpillFull: chunk 2 (" in caplog.text
+        assert f"past its budget of {budget:,} bytes" in caplog.text
+        assert _READ[0] == 2 * N  # read again, as before there was a spill
+    else:  # within the budget: kept, and the source read once
+        assert kept and "SpillFull" not in caplog.text and _READ[0] == N
+    assert [[s.id for s in c] for c in chunks] == [[s.id for s in c] for c in _plain_chunks(path)]
+    pixels = chunks[1][0].images[0].load().tobytes()
+    assert pixels == random.Random(SIZE).randbytes(64 * 64 * 3)
+
+
+def test_a_spill_writes_nothing_past_its_budget_nor_a_tenth_of_the_free_space() -> None:
+    kept = ChunkSpill[bytes](budget=3_000)
+    kept.add([b"a" * 10])
+    with pytest.raises(SpillFull, match=r"chunk 2 \(\d[\d,]* bytes\) would take the spill past"):
+        kept.add([random.Random(0).randbytes(4_000)])
+    assert len(kept) == 1 and kept.get(0) == [b"a" * 10]
+    kept.add([b"b"])  # a smaller chunk still fits
+    assert kept.get(1) == [b"b"]
+    kept.close()
+    before = shutil.disk_usage(tempfile.gettempdir()).free
+    whole = ChunkSpill[bytes]()
+    after = shutil.disk_usage(tempfile.gettempdir()).free  # others write meanwhile: either
+    assert whole.budget <= min(spill.MAX_SPILL_BYTES, max(before, after) // 10 + (1 << 20))
+    whole.close()

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import grimp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+import lmmprobe
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.data import StreamedLoad, load_in_chunks
-from lmmprobe.data.remembered_loads import remembered_load
+from lmmprobe.data.remembered_loads import reading_modules, remembered_load
 from lmmprobe.data.rows import remembered_images
 from lmmprobe.store import Store
 
@@ -225,3 +230,52 @@ def test_a_record_nested_past_the_recursion_limit_is_read_in_full(
         c.execute(f"UPDATE load_checks SET {column} = ?", (value,))
     assert _read(data, db) == first
     assert _records(db)[0][2] != deep  # and the record is replaced by the full read's
+
+
+def _rules_of(src: Path) -> str:
+    """`reading_rules()` as a fresh process importing lmmprobe from `src` computes it."""
+    done = subprocess.run(
+        [sys.executable, "-c",
+         "from lmmprobe.data.remembered_loads import reading_rules; print(reading_rules())"],
+        capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "PYTHONPATH": str(src)}, cwd=src,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_an_edit_to_a_module_the_readers_import_changes_the_reading_rules(
+    tmp_path: Path,
+) -> None:
+    """Re-test 17: only `lmmprobe.data` and `lmmprobe.schema` were hashed, so an edit to
+    `lmmprobe.spec` (`parse_spec`), `lmmprobe._file_kind` or `lmmprobe._secrets`, which the
+    readers use, kept a remembered read in a checkout without a version bump."""
+    src = tmp_path / "src"
+    package = Path(lmmprobe.__file__).parent
+    shutil.copytree(package, src / "lmmprobe", ignore=shutil.ignore_patterns("__pycache__"))
+    before = _rules_of(src)
+    # A module no reader imports leaves the rules as they were: the hash is not of everything.
+    with (src / "lmmprobe" / "report" / "__init__.py").open("a") as f:
+        f.write("\n# edited\n")
+    assert _rules_of(src) == before
+    for module in ("spec.py", "_file_kind.py", "_secrets.py"):
+        with (src / "lmmprobe" / module).open("a") as f:
+            f.write("\n# edited\n")
+        after = _rules_of(src)
+        assert after != before, module
+        before = after
+
+
+def test_every_module_the_readers_import_is_hashed_in_the_reading_rules() -> None:
+    """The modules hashed are found from the readers' imports; grimp (import-linter's graph,
+    imports inside functions included) finds the same ones or fewer, so none can drift out."""
+    graph = grimp.build_graph("lmmprobe", cache_dir=None)
+    hashed = {_module_name(path) for path in reading_modules()}
+    for reader in ("lmmprobe.data.jsonl", "lmmprobe.data.remembered_loads"):
+        imported = graph.find_upstream_modules(reader) | {reader}
+        assert imported - {"lmmprobe"} <= hashed, sorted(imported - hashed)
+    assert {"lmmprobe.spec", "lmmprobe._file_kind", "lmmprobe._secrets"} <= hashed
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(Path(lmmprobe.__file__).parent.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

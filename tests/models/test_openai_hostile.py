@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from tests.console import lmmprobe
 
 pytest.importorskip("openai")
 
@@ -350,3 +351,42 @@ def test_a_key_no_http_header_carries_is_refused_before_any_request(
         f"error: the API key in OPENAI_API_KEY holds {said}, which no HTTP header carries: "
         "every request would fail; set the variable to the key alone"
     )
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://127.0.0.1:99999/v1", "has port 99999, out of range: a port is 1-65535"),
+        ("http://127.0.0.1:0/v1", "has port 0, which no server listens on: a port is 1-65535"),
+        ("http://127.0.0.1:8o80/v1", "has port '8o80', not a number: a port is 1-65535"),
+        ("http://:{port}/v1", "names no host (expected http://HOST[:PORT]/...)"),
+        ("http:///v1", "names no host (expected http://HOST[:PORT]/...)"),
+        ("127.0.0.1:{port}/v1", "must start with http:// or https://"),
+    ],
+    ids=["port 99999", "port 0", "port 8o80", "no host", "nothing", "no scheme"],
+)
+@pytest.mark.parametrize("role", ["model", "judge"])
+def test_a_server_url_no_request_can_go_to_is_refused_when_the_spec_is_read(
+    tmp_path: Path, url: str, said: str, transport: str, role: str
+) -> None:
+    """Re-test 18: ``openai:vlm@http://127.0.0.1:99999/v1`` was sent to: aiohttp failed every
+    attempt as "connection failed", httpx logged ``backend raised ExceptionGroup`` and stored
+    an error row. A port out of 1-65535, no host or no scheme is one line naming the spec."""
+    if transport == "aiohttp":
+        pytest.importorskip("aiohttp")
+    with _server(_json_answer(_reply())) as (good, heads):
+        url = url.format(port=good.rsplit(":", 1)[1].split("/")[0])
+        spec = f"openai:vlm@{url},transport={transport}"
+        judged = ["-m", "random", "--judge", spec, "--judge-when", "always"]
+        done = lmmprobe(
+            "run", *(["-m", spec] if role == "model" else judged), "--data", _rows(tmp_path),
+            "--db", tmp_path / "db", timeout=60, OPENAI_API_KEY="test-key",
+        )  # fmt: skip
+    assert heads == []
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    # The judge's line names the --judge spec first (redacted as `shown_spec` shows it).
+    assert line.startswith("error: --judge openai:" if role == "judge" else "error: openai spec")
+    assert "\n" not in line and "ExceptionGroup" not in line
+    assert line.endswith(f"openai spec 'vlm@{url}': the server URL {said}")

@@ -437,3 +437,39 @@ def test_a_table_scored_without_a_benchmark_names_the_tools_reading(tmp_path: Pa
     said = " ".join(done.stdout.split())
     assert "answers judged (mmbench-choice recorded): 16 by rule, 5 by judge, 3 unjudged" in said
     assert "note: benchmark mmbench: told by the file's name" in said
+
+
+def _as_pandas_writes(cell: str, tmp_path: Path) -> str:
+    """``str()`` of `cell` as VLMEvalKit's ``load`` gives it: pandas' ``read_csv`` of a tsv
+    and its ``read_excel`` of an xlsx (which agree), so what its log wrote for that answer."""
+    tsv = tmp_path / "t.tsv"
+    tsv.write_text(f"index\tprediction\n0\t{cell}\n", encoding="utf-8")
+    xlsx = tmp_path / "t.xlsx"
+    pd.DataFrame({"index": [0], "prediction": [cell]}).to_excel(xlsx, index=False)
+    read = {str(pd.read_csv(tsv, sep="\t")["prediction"][0]),
+            str(pd.read_excel(xlsx)["prediction"][0])}  # fmt: skip
+    (said,) = read
+    return said
+
+
+@pytest.mark.parametrize("cell", ["NA", " NA", "NA ", " N/A ", "nan", " nan", "None", " None", " "])
+def test_an_answer_near_a_missing_value_text_is_matched_as_pandas_gave_it_to_vlmevalkit(
+    tmp_path: Path, cell: str
+) -> None:
+    """Re-test 17: the log reader kept its own copy of pandas' missing-value texts and tested
+    the answer stripped, where pandas does not strip (" NA" stays " NA"): a log writing
+    ``nan`` for the answer " NA", which VLMEvalKit cannot have written, was read."""
+    said = _as_pandas_writes(cell, tmp_path)
+
+    def log(prediction: str) -> str:
+        return f"Failed in Prefetching Rolling 0: Answer is A, Prediction is {prediction}, Pre-fetched is B. "
+
+    group = circular_log(log(said), [(cell, "A")])
+    assert group is not None and group.reading(0) is not None
+    assert group.reading(0).letter == "B"  # type: ignore[union-attr]
+    if said == cell != "nan":
+        # pandas kept the text: VLMEvalKit never wrote "nan" for it. (An answer pandas does
+        # read as missing may be logged either way: the model's own text where the
+        # evaluation had it in memory.)
+        group = circular_log(log("nan"), [(cell, "A")])
+        assert group is not None and group.reading(0) is None

@@ -7,8 +7,8 @@ are, the samples' kinds). The same bytes read by the same rules give the same fi
 store remembers them (``load_checks``, schema 14), as it remembers each image file's check:
 
 - **keyed by the file's bytes and the rules**: a hash of the data file's bytes and of the code
-  that reads rows (every module of `lmmprobe.data` and `lmmprobe.schema`, with the versions
-  of lmmprobe, Python, pydantic-core and Pillow), for one data spec, ``strict``, ``limit``,
+  that reads rows (every module of `lmmprobe.data` and `lmmprobe.schema` and every lmmprobe
+  module the readers import, with the versions of lmmprobe, Python, pydantic-core and Pillow), for one data spec, ``strict``, ``limit``,
   chunk size, the file's resolved path and the pixel cap;
 - **with every image the read found**: each image path a row gave, with the file it led to
   (resolved path, size and ``st_ctime_ns``, as ``image_checks`` tells a file unchanged). A read
@@ -29,6 +29,7 @@ or replaying a read of a million rows holds no list of them.
 
 from __future__ import annotations
 
+import ast
 import functools
 import hashlib
 import json
@@ -44,7 +45,7 @@ from lmmprobe.data.base import LoadResult, StreamedLoad, load_in_chunks, parse_s
 from lmmprobe.data.rows import RowError, located_image, noting_images
 from lmmprobe.schema.image import max_image_pixels
 
-__all__ = ["LoadCheckStore", "reading_rules", "remembered_load"]
+__all__ = ["LoadCheckStore", "reading_modules", "reading_rules", "remembered_load"]
 
 _KEY_VERSION = 1
 """Version of what the keys and the summary hold; a change makes earlier records unused."""
@@ -72,29 +73,104 @@ class LoadCheckStore(Protocol):
         ...
 
 
+_READERS = ("lmmprobe.data.jsonl", "lmmprobe.data.remembered_loads")
+"""The modules that turn a remembered file's rows into samples: the ``jsonl`` source, and this
+module's read in chunks (`load_in_chunks`); what they import is found from them."""
+
+
 @functools.cache
 def reading_rules() -> str:
     """A hash of the code that turns rows into samples, and of the libraries it leans on.
 
-    Every module of `lmmprobe.data` and `lmmprobe.schema` (their bytes, by name), and the
-    versions of lmmprobe, Python, pydantic-core and Pillow: an edit to any reader or to the
-    sample's validation, installed or not, makes every remembered read unused.
+    Every module of `lmmprobe.data` and `lmmprobe.schema`, and every lmmprobe module the readers
+    import, directly or through others (`reading_modules`: `lmmprobe.spec`, `lmmprobe._secrets`,
+    `lmmprobe._file_kind`...), their bytes by name; and the versions of lmmprobe, Python,
+    pydantic-core and Pillow: an edit to any of that code, installed or not, makes every
+    remembered read unused.
     """
     import PIL
     import pydantic_core
 
-    import lmmprobe.schema
     from lmmprobe._version import __version__
 
     h = hashlib.sha256()
-    for package in (Path(__file__).parent, Path(lmmprobe.schema.__file__).parent):
-        for module in sorted(package.rglob("*.py")):
-            h.update(str(module.relative_to(package.parent)).encode("utf-8", "surrogateescape"))
-            h.update(b"\0%d\0" % module.stat().st_size)
-            h.update(module.read_bytes())
+    src = _source_root()
+    for module in reading_modules():
+        h.update(str(module.relative_to(src)).encode("utf-8", "surrogateescape"))
+        h.update(b"\0%d\0" % module.stat().st_size)
+        h.update(module.read_bytes())
     versions = (__version__, sys.version, pydantic_core.__version__, PIL.__version__)
     h.update(json.dumps(versions).encode())
     return h.hexdigest()
+
+
+def _source_root() -> Path:
+    """The folder holding the ``lmmprobe`` package (``src`` in a checkout)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def reading_modules() -> list[Path]:
+    """The module files `reading_rules` hashes, sorted: see there.
+
+    Found from the import statements of the `_READERS` (those inside functions included), and
+    of each lmmprobe module they import, rather than listed by hand, so a module a reader
+    starts to use is covered without anyone remembering to add it. The ``lmmprobe`` package's
+    own ``__init__`` is left out: it only re-exports the API, and would bring in every module.
+    """
+    src = _source_root()
+    found = {
+        m for package in ("data", "schema") for m in (src / "lmmprobe" / package).rglob("*.py")
+    }
+    seen: set[str] = set()
+    todo = list(_READERS)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        path = _module_file(src, name)
+        if path is None:
+            continue
+        found.add(path)
+        todo.extend(_lmmprobe_imports(path, name))
+    return sorted(found)
+
+
+def _module_file(src: Path, name: str) -> Path | None:
+    """The file of module `name` under `src` (a package's ``__init__.py``), or None."""
+    base = src.joinpath(*name.split("."))
+    for path in (base / "__init__.py", base.with_suffix(".py")):
+        if path.is_file():
+            return path
+    return None
+
+
+def _lmmprobe_imports(path: Path, name: str) -> set[str]:
+    """The lmmprobe modules and packages (the top one aside) that module `name` imports.
+
+    ``from lmmprobe.x import y`` gives both ``lmmprobe.x`` and ``lmmprobe.x.y`` (which
+    `_module_file` then finds to be a module or not); every package above a module is given
+    too, as importing the module runs its ``__init__``.
+    """
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            named.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the package, one level up per dot past the first
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*parts, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            named.add(module)
+            named.update(f"{module}.{alias.name}" for alias in node.names)
+    out: set[str] = set()
+    for module in named:
+        parts = module.split(".")
+        if parts[0] == "lmmprobe":
+            out.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    return out
 
 
 def _jsonl_file(spec: str) -> Path | None:

@@ -15,10 +15,18 @@ so no other process can find it by name, swap it or read it, and it goes when it
 or the process ends. It holds only what this process wrote (never outside data), so reading
 it back with `pickle` trusts nothing new; the caller checks every chunk read back against the
 first read's fingerprint anyway.
+
+A spill has a budget (`MAX_SPILL_BYTES`, and at most a tenth of the space free where the file
+is): a chunk that would take it past raises `SpillFull`, and the caller drops the spill and
+reads the source again, as it did before there was one. A sample's picture made in memory (a
+plugin or synth source) or given as base64 is pickled with its bytes, about a quarter of its
+raw pixels: a large source of those would otherwise fill the temporary folder that other
+processes share.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 import threading
@@ -26,7 +34,7 @@ import weakref
 import zlib
 from typing import Generic, TypeVar
 
-__all__ = ["SPILL_ERRORS", "ChunkSpill"]
+__all__ = ["MAX_SPILL_BYTES", "SPILL_ERRORS", "ChunkSpill", "SpillFull"]
 
 T = TypeVar("T")
 
@@ -34,7 +42,20 @@ _LEVEL = 1
 """zlib level: 10k samples compress in ~16 ms to a quarter of their pickle (higher levels
 cost several times that for a few percent)."""
 
+MAX_SPILL_BYTES = 1 << 30
+"""The most a spill writes (compressed), 1 GiB: ~15 million samples of text and file paths, or
+a few thousand pictures held in memory (lowered to a tenth of the free space where it is)."""
+
+_FREE_SHARE = 10
+"""A spill takes at most 1/this of the space free on its file system when it is made."""
+
+
+class SpillFull(Exception):
+    """A chunk would take the spill past its budget: drop it, and read the source again."""
+
+
 SPILL_ERRORS: tuple[type[BaseException], ...] = (
+    SpillFull,
     OSError,  # the file cannot be made, written or read (a full disk, no temporary folder)
     ValueError,  # the file was closed (`ChunkSpill.close`) while a chunk was still wanted
     zlib.error,
@@ -56,8 +77,12 @@ class ChunkSpill(Generic[T]):
     open behind a dropped load).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, budget: int | None = None) -> None:
         """Make the file.
+
+        Args:
+            budget: The most bytes it writes (`MAX_SPILL_BYTES` when None); at most a tenth
+                of the space free on the temporary folder's file system now, whichever is less.
 
         Raises:
             OSError: It cannot be made (no writable temporary folder).
@@ -66,6 +91,14 @@ class ChunkSpill(Generic[T]):
         # Held open for the spill's life, closed by `close` or the finalizer below.
         self._file = tempfile.TemporaryFile(prefix="lmmprobe-chunks-")  # noqa: SIM115
         self._close = weakref.finalize(self, self._file.close)
+        most = MAX_SPILL_BYTES if budget is None else budget
+        try:
+            fs = os.fstatvfs(self._file.fileno())
+            most = min(most, fs.f_bavail * fs.f_frsize // _FREE_SHARE)
+        except (OSError, AttributeError):  # no statvfs (Windows): the fixed budget alone
+            pass
+        self.budget = most
+        """The most bytes this spill writes."""
         self._places: list[tuple[int, int]] = []
         self._end = 0
         self._lock = threading.Lock()
@@ -74,6 +107,7 @@ class ChunkSpill(Generic[T]):
         """Write `chunk` after the others.
 
         Raises:
+            SpillFull: The chunk would take it past its `budget` (nothing written).
             OSError: The write failed (a full disk); the spill should be dropped.
             pickle.PickleError, TypeError, AttributeError, RecursionError: A value in
                 `chunk` cannot be pickled.
@@ -82,6 +116,11 @@ class ChunkSpill(Generic[T]):
         """
         blob = zlib.compress(pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL), _LEVEL)
         with self._lock:
+            if self._end + len(blob) > self.budget:
+                raise SpillFull(
+                    f"chunk {len(self._places) + 1} ({len(blob):,} bytes) would take the spill "
+                    f"past its budget of {self.budget:,} bytes (it holds {self._end:,})"
+                )
             self._file.seek(self._end)
             self._file.write(blob)
             self._places.append((self._end, len(blob)))

@@ -121,6 +121,7 @@ import httpx2
 import jiter
 import openai
 
+from lmmprobe._secrets import shown_spec
 from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
 from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
 from lmmprobe.models.base import (
@@ -151,6 +152,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
+from lmmprobe.schema.text import shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -304,7 +306,41 @@ def parse_target(target: str | None) -> tuple[str, str | None]:
     model, url = target[:at], target[at + 1 :]
     if not model or not url:
         raise ValueError(f"openai spec {target!r}: expected MODEL@BASE_URL")
+    problem = url_problem(url)
+    if problem is not None:
+        # Refused here, before any request: the transports would each fail it their own way
+        # (aiohttp after every retry as "connection failed"; httpx as an ExceptionGroup).
+        raise ValueError(f"openai spec {shown_spec(target)!r}: the server URL {problem}")
     return model, url.rstrip("/")
+
+
+def url_problem(url: str) -> str | None:
+    """What makes `url` no server's address (a port out of 1-65535, no host), or None.
+
+    The spec's URL is the one place a user writes where requests go: a typo there
+    (``:99999``, ``:80a``, ``http:///v1``) can never reach a server, so it is named at once
+    rather than found by the first request.
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # "Invalid IPv6 URL": an unclosed "[" in the host
+        return f"is not one a request can go to ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "must start with http:// or https://"
+    # The port as written: after the host (and after a bracketed IPv6 host's "]").
+    host_port = parts.netloc.rpartition("@")[2]
+    port_text = host_port.rpartition("]")[2].partition(":")[2]
+    try:
+        port = parts.port  # ASCII digits only: a sign, a space or other digits raise
+    except ValueError:
+        if port_text.isascii() and port_text.isdigit():
+            return f"has port {shown_value(port_text, 40)}, out of range: a port is 1-65535"
+        return f"has port {shown_value(port_text, 40)!r}, not a number: a port is 1-65535"
+    if not parts.hostname:
+        return "names no host (expected http://HOST[:PORT]/...)"
+    if port == 0:
+        return "has port 0, which no server listens on: a port is 1-65535"
+    return None
 
 
 def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:

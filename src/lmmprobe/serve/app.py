@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib
 import logging
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -41,22 +40,31 @@ STATIC = Path(__file__).with_name("static")
 """The app's own CSS and scripts, served at ``/static`` (the page loads nothing from elsewhere)."""
 
 
-def _warm_up() -> None:
-    """Import what the first compare page and the first recipe image need, off the clock.
+def _load_before_serving() -> None:
+    """Import what the compare page and the recipe images load lazily, before any request.
 
-    Only an optimisation: a module that cannot be imported is reported by the page that
-    needs it, so a failure here is left for that page.
+    Importing scipy initialises its own OpenBLAS, whose start-up retries a failed allocation
+    forever (OpenMathLib/OpenBLAS#5289; seen with scipy 1.17's OpenBLAS 0.3.30), inside
+    ``dlopen`` and so with the GIL held: when memory runs short during that
+    import (an address-space limit, a full machine), every thread of the server stops, and a
+    request in flight is never answered (issue 34: a client waited 60 s, and the server
+    answered only once the limit was lifted). Done in a background thread after start-up,
+    as it once was, that import raced the first requests; here it is finished before the
+    server accepts a connection, and a request never waits on it.
+
+    Only an optimisation otherwise: a module that cannot be imported (or that memory does
+    not allow now) is reported by the page that needs it, so a failure here is left for it.
     """
     try:
         importlib.import_module("scipy.stats")
         images.register_renderers()
-    except ImportError:
+    except (ImportError, MemoryError):
         pass
 
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    threading.Thread(target=_warm_up, name="lmmprobe-serve-warm-up", daemon=True).start()
+    _load_before_serving()  # uvicorn accepts connections once this startup is done
     # The text search's index of finished runs, built beside the store (never in it) while
     # the app serves; until a run's is ready, its searches read its rows.
     app.state.search_indexer = SearchIndexer(app.state.db_path)

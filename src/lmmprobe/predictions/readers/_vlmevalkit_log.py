@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from lmmprobe.parse.vlmevalkit import LATEST_RULES, RULE_VERSIONS, can_infer
+from lmmprobe.predictions._rows import pandas_missing
 
 __all__ = [
     "CIRCULAR_GROUP_FIELD",
@@ -309,20 +310,15 @@ def is_circular_log(log: str) -> bool:
     )
 
 
-_PANDAS_NA = frozenset(
-    {"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
-)  # fmt: skip
-"""The cells pandas' ``read_csv`` loads as NaN by default (its ``na_values``, pandas 2.x)."""
-
-
 def _said(prediction: str) -> tuple[str, ...]:
     """How VLMEvalKit may have written a prediction: ``str(x)`` of the cell it loaded.
 
-    Its ``load`` reads a tsv/csv with pandas, which loads an empty cell or ``N/A`` (its
-    default ``na_values``) as NaN, written ``nan``; only the exact text of an entry decides.
+    Its ``load`` reads a tsv/csv/xlsx with pandas, which loads an empty cell or ``N/A`` (its
+    default ``na_values``, `pandas_missing`) as NaN, written ``nan``. pandas compares the cell
+    as it is, unstripped (``" NA"`` stays ``" NA"``), so this does too; only the exact text of
+    an entry decides.
     """
-    return (prediction, "nan") if prediction.strip() in _PANDAS_NA else (prediction,)
+    return (prediction, "nan") if pandas_missing(prediction) else (prediction,)
 
 
 def _entry(log: str, pos: int, i: int, copy: Copy) -> tuple[int, LogReading] | None:
