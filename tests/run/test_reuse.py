@@ -32,7 +32,7 @@ import lmmprobe.judge.step as judge_step
 import lmmprobe.run.runner as runner
 from lmmprobe import evaluate
 from lmmprobe.api import Evaluation
-from lmmprobe.run.manifest import source_changes
+from lmmprobe.run.manifest import NO_SOURCE_CHANGES, git_commit, source_changes
 from lmmprobe.store import Store
 from lmmprobe.testing.openai_server import FakeOpenAIServer
 
@@ -398,6 +398,21 @@ def test_a_dirty_checkout_whose_changes_git_did_not_hash_never_reuses(
     assert _run(data, db, tmp_path / "b").outcome.reused_from is None
 
 
+def test_a_checkout_dirty_only_outside_the_package_reuses_its_identical_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An edited README or test makes the checkout "+dirty" while the package is the commit's:
+    # its runs recorded no hash and never reused (re-test 19, Low).
+    data, db = _rows(tmp_path / "data"), tmp_path / "s.db"
+    monkeypatch.setattr(runner, "git_commit_later", lambda: _done("0" * 40 + "+dirty"))
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done(NO_SOURCE_CHANGES))
+    first = _run(data, db, tmp_path / "a")
+    assert first.outcome.manifest["source_changes"] == NO_SOURCE_CHANGES
+    assert _run(data, db, tmp_path / "b").outcome.reused_from == first.outcome.run_id
+    monkeypatch.setattr(runner, "source_changes_later", lambda: _done("edit-1"))
+    assert _run(data, db, tmp_path / "c").outcome.reused_from is None  # the package edited
+
+
 def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
@@ -408,10 +423,14 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     _git(repo, "init", "-q")
     (repo / "pkg" / "m.py").write_text("x = 1\n")
     (repo / ".gitignore").write_text("*.pyc\n")
+    (repo / "README").write_text("read me")
     _git(repo, "add", ".")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c")
     pkg = repo / "pkg"
-    assert source_changes(pkg) is None  # clean
+    assert source_changes(pkg) == NO_SOURCE_CHANGES  # clean
+    (repo / "README").write_text("edited")  # a change outside the package: none of its own
+    assert git_commit(pkg).endswith("+dirty")  # type: ignore[union-attr]
+    assert source_changes(pkg) == NO_SOURCE_CHANGES
     (pkg / "m.py").write_text("x = 2\n")
     one = source_changes(pkg)
     (pkg / "m.py").write_text("x = 3\n")
@@ -424,7 +443,7 @@ def test_source_changes_hash_the_uncommitted_code(tmp_path: Path) -> None:
     assert source_changes(pkg) == three
     (pkg / "m.py").write_text("x = 1\n")  # tracked files clean again: the new module counts
     four = source_changes(pkg)
-    assert four not in (None, three)
+    assert four not in (None, NO_SOURCE_CHANGES, three)
     # Re-test 17: an untracked link to /dev/zero was read whole (MemoryError out of the run);
     # a FIFO (git lists none) and a link to one must not wait for a writer either.
     os.mkfifo(pkg / "fifo")

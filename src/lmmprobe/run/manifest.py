@@ -85,8 +85,15 @@ _MAX_UNTRACKED = 1_000
 """Untracked files of the package hashed by `source_changes` (past it: each name, not bytes)."""
 
 
+NO_SOURCE_CHANGES = hashlib.sha256(b"").hexdigest()
+"""`source_changes` of a package with no change of its own: its code is the commit's (a
+checkout may still be ``+dirty`` from an edited README or test)."""
+
+
 def source_changes(path: Path | None = None) -> str | None:
-    """SHA-256 of lmmprobe's uncommitted source (None in a clean checkout or outside one).
+    """SHA-256 of lmmprobe's uncommitted source (`NO_SOURCE_CHANGES`: none; None: not known).
+
+    None outside a checkout, or when git fails or takes too long.
 
     `git_commit`'s ``+dirty`` says the code is not the commit's, not which code it is: two
     runs of a checkout edited between them record the same commit. This hashes the package's
@@ -109,7 +116,7 @@ def source_changes(path: Path | None = None) -> str | None:
         return None
     names = sorted(n for n in others.stdout.split(b"\0") if n)
     if not diff.stdout and not names:
-        return None
+        return NO_SOURCE_CHANGES
     h = hashlib.sha256(diff.stdout)
     budget = [_MOST_READ]
     for n, name in enumerate(names):

@@ -61,7 +61,12 @@ from lmmprobe.run.executor import (
     model_session,
 )
 from lmmprobe.run.keys import ask_key
-from lmmprobe.run.manifest import build_manifest, git_commit_later, source_changes_later
+from lmmprobe.run.manifest import (
+    NO_SOURCE_CHANGES,
+    build_manifest,
+    git_commit_later,
+    source_changes_later,
+)
 from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import SCORER_VERSION, check_names, score_response, with_usage
@@ -1058,11 +1063,13 @@ def _execute_run(
         )
         manifest["scorer_version"] = SCORER_VERSION
         changed = changes.result()
-        if changed is not None or str(manifest.get("git_commit") or "").endswith("+dirty"):
+        dirty = str(manifest.get("git_commit") or "").endswith("+dirty")
+        if dirty or changed not in (None, NO_SOURCE_CHANGES):
             # The uncommitted code itself: a checkout edited since an identical run is not
             # that run's code (`lmmprobe.store.reuse` compares the manifests). Untracked
             # modules count with no tracked file changed (no "+dirty"): a matcher or benchmark
-            # module added to a discovered package is imported all the same (re-test 17).
+            # module added to a discovered package is imported all the same (re-test 17). A
+            # checkout dirty only outside the package records that its code is the commit's.
             manifest["source_changes"] = changed
         recorded_spec = spec.model_dump(mode="json")
         store.create_run(run_id, recorded_spec, str(out_dir))
