@@ -1,0 +1,255 @@
+"""Hostile re-test of the image worker (`lmmprobe.data.image_pool`, deferred rows in `rows`).
+
+Each test here found a way the pooled path differs from ``$LMMPROBE_IMAGE_WORKERS=0`` (or
+hangs, or leaks): it compares both where the promise is "the same", and says what a user sees.
+The thresholds are lowered as in ``test_image_pool.py`` so small files reach the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import struct
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image, ImageFile
+from tests.data.test_image_pool import _load, _picture, _workers
+
+from lmmprobe.data import base as base_module
+from lmmprobe.data import rows as rows_module
+from lmmprobe.data.base import iter_source
+from lmmprobe.data.image_pool import WORKERS_ENV, ImagePool, workers_wanted
+from lmmprobe.data.rows import remembered_images
+from lmmprobe.store import Store
+
+pytestmark = pytest.mark.skipif(not workers_wanted(), reason="one core: no image worker starts")
+
+
+def _row(i: int, images: list[Any], **extra: Any) -> dict[str, Any]:
+    return {"id": f"q{i}", "images": images, "question": "Which?", "choices": ["a", "b"],
+            "answer": 0, **extra}  # fmt: skip
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _all_workers() -> list[int]:
+    """The image workers among this process's children, whichever thread started them."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        with suppress(OSError):
+            for child in (task / "children").read_text().split():
+                with suppress(OSError):
+                    if b"lmmprobe.data.image_pool" in Path(f"/proc/{child}/cmdline").read_bytes():
+                        found.append(int(child))
+    return found
+
+
+# -- 1. a row refused for its image, whose parse then raised: the load ends there, silently ---
+
+
+def test_a_row_refused_for_its_image_does_not_end_the_load_when_its_parse_raised_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain: the row's image is refused first (check_images raises inside the parse), the
+    load goes on. Pooled: the image check is deferred, the parse goes on to a non-RowError
+    (here check_video's DataError for a missing PyAV), `parse_rows` stops parsing at it, then
+    the replay turns the row into an image problem and the generator ends: every later row
+    is dropped, with no error and no problem recorded."""
+    img = tmp_path / "img"
+    img.mkdir()
+    rows = []
+    for i in range(30):
+        _picture(img / f"g{i}.png", (4, 3), i)
+    (img / "broken.png").write_bytes(b"not a picture")
+    (tmp_path / "clip.mp4").write_bytes(b"\0" * 64)  # never opened: PyAV is missing first
+    for i in range(12):  # past the (lowered) threshold: the worker starts
+        rows.append(_row(i, [f"img/g{i}.png"]))
+    rows.append(_row(12, ["img/broken.png"], video="clip.mp4"))
+    for i in range(13, 30):
+        rows.append(_row(i, [f"img/g{i}.png"]))
+    data = _write(tmp_path / "q.jsonl", rows)
+    monkeypatch.setitem(sys.modules, "av", None)  # PyAV not installed
+    with _workers(monkeypatch, on=False):
+        plain = _load(data, tmp_path / "plain.db")
+    with _workers(monkeypatch, on=True):
+        pooled = _load(data, tmp_path / "pooled.db")
+    assert len(plain["samples"]) == 29  # only the broken row is refused
+    assert pooled["workers"] == 1
+    assert [s[0] for s in pooled["samples"]] == [s[0] for s in plain["samples"]]
+    assert pooled["problems"] == plain["problems"]
+
+
+# -- 2. a load stopped early leaves a window in flight: the next load gets its results -------
+
+
+@contextmanager
+def _small_windows(monkeypatch: pytest.MonkeyPatch, on: bool) -> Iterator[None]:
+    with monkeypatch.context() as m:
+        m.setenv(WORKERS_ENV, "1" if on else "0")
+        m.setattr(rows_module, "_POOL_AFTER", 1)
+        m.setattr(rows_module, "_WINDOW_ROWS", 2)
+        m.setattr(rows_module, "_WINDOW_FILES", 100)
+        m.setattr(rows_module, "_WAIT_FOR_START", True)
+        m.setattr(base_module, "MAX_PROBLEMS_SHOWN", 1_000)
+        yield
+
+
+def _two_reads(first: Path, second: Path, db: Path, limit: int) -> dict[str, Any]:
+    """Two reads inside one `remembered_images` block, as the runner reads a streamed load
+    once per model (and the dry run its first read and each chunk read again)."""
+    with Store(db) as store, remembered_images(store):
+        for _ in iter_source(str(first), limit=limit):
+            pass
+        stream = iter_source(str(second))
+        samples = [(s.id, [r.content_hash() for r in s.images]) for s in stream]
+        problems = [(p.line, p.field, p.reason) for p in stream.problems]
+    return {"samples": samples, "problems": problems}
+
+
+def test_a_read_stopped_at_its_limit_leaves_no_results_for_the_next_read_to_take(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first read stops at its limit (stream_rows closes parse_rows) while a window is
+    with the worker; its results stay in the pipe, and the next read in the same block takes
+    them for its own first window (same number of files): its files get other files'
+    hashes, and a broken file is accepted. Every later window is one behind."""
+    img = tmp_path / "img"
+    img.mkdir()
+    for i in range(8):
+        _picture(img / f"a{i}.png", (4, 3), i)
+        _picture(img / f"b{i}.png", (5, 2), 100 + i)
+    (img / "b1.png").write_bytes(b"broken")  # in the second read's first window
+    first = _write(tmp_path / "a.jsonl", [_row(i, [f"img/a{i}.png"]) for i in range(8)])
+    second = _write(tmp_path / "b.jsonl", [_row(i, [f"img/b{i}.png"]) for i in range(8)])
+    with _small_windows(monkeypatch, on=False):
+        plain = _two_reads(first, second, tmp_path / "plain.db", limit=4)
+    with _small_windows(monkeypatch, on=True):
+        pooled = _two_reads(first, second, tmp_path / "pooled.db", limit=4)
+    assert [line for line, _, _ in plain["problems"]] == [2]
+    assert pooled == plain
+
+
+# -- 3. a stopped (not dead) worker: the load waits for it forever ----------------------------
+
+
+def test_a_stopped_worker_does_not_hang_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGSTOP (a debugger, a job-control slip, a cgroup freezer, the OOM-killer's stall) on
+    the worker mid-load: `_results` waits in a plain ``recv`` with no deadline, so the load
+    never ends. Run in a thread here; the worker is killed after 60 s so the test ends."""
+    img = tmp_path / "img"
+    img.mkdir()
+    for i in range(40):
+        _picture(img / f"g{i}.png", (4, 3), i)
+    data = _write(tmp_path / "q.jsonl", [_row(i, [f"img/g{i}.png"]) for i in range(40)])
+    with _workers(monkeypatch, on=False):
+        plain = _load(data, tmp_path / "plain.db")
+    stopped: list[int] = []
+    original = rows_module._CheckedImages.found
+    noted = [0]
+
+    def stop_the_worker_once(self: Any, *args: Any) -> None:
+        noted[0] += 1
+        if noted[0] == 15:  # deferred rows by now, a window with the worker
+            for pid in _all_workers():
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        original(self, *args)
+
+    got: dict[str, Any] = {}
+    with _workers(monkeypatch, on=True):
+        # The deadline a fix gives the worker's answer, lowered here (absent today).
+        monkeypatch.setattr(rows_module, "_WORKER_SILENCE", 2.0, raising=False)
+        monkeypatch.setattr(rows_module._CheckedImages, "found", stop_the_worker_once)
+        loading = threading.Thread(target=lambda: got.update(_load(data, tmp_path / "w.db")))
+        loading.start()
+        loading.join(60)
+        hung = loading.is_alive()
+        for pid in stopped:  # let the test end either way
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        loading.join(30)
+    assert stopped
+    assert not hung, "the load waited on a stopped worker for 60 s"
+    for what in ("samples", "problems", "notes", "checks"):
+        assert got[what] == plain[what], what
+
+
+# -- 4. the worker imports modules from the loading process's working folder first -----------
+
+
+def test_the_worker_runs_no_module_from_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python -m`` puts the working folder first on the worker's sys.path (the console
+    script's process does not have it at all): a ``hashlib.py`` (``socket.py``, ``PIL/``...)
+    in the folder a user runs ``lmmprobe`` from is executed by the worker, or shadows the
+    module the check uses."""
+    marker = tmp_path / "ran"
+    (tmp_path / "hashlib.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise ImportError('not the real hashlib')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    pool = ImagePool()
+    try:
+        pool.wait(30)
+    finally:
+        pool.close()
+    assert not marker.exists(), "the worker ran hashlib.py from the working folder"
+
+
+# -- 5. Pillow's state in the loading process (a plugin's registered opener) is not the worker's
+
+
+class _Toy(ImageFile.ImageFile):
+    """A made-up format, as a plugin registers one (pillow-heif's ``register_heif_opener``)."""
+
+    format = "LMMTOY"
+    format_description = "test format"
+
+    def _open(self) -> None:
+        head = self.fp.read(8)
+        if head[:4] != b"LMMT":
+            raise SyntaxError("not a toy image")
+        width, height = struct.unpack(">HH", head[4:])
+        self._mode = "L"
+        self._size = (width, height)
+        self.tile = [ImageFile._Tile("raw", (0, 0, width, height), 8, ("L", 0, 1))]
+
+
+def test_an_image_format_a_plugin_registered_is_read_by_the_worker_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin (a source or model module of `lmmprobe.sources`/`lmmprobe.models`, loaded in
+    the run's process before its data) registers an opener, as ``pillow_heif`` does for
+    HEIC photos. The plain check reads those files; the worker, a fresh interpreter, refuses
+    them as "not an image Pillow can read": the same rows are refused or kept depending on
+    whether the worker ran."""
+    monkeypatch.setattr(Image, "OPEN", dict(Image.OPEN))
+    monkeypatch.setattr(Image, "ID", list(Image.ID))
+    Image.register_open(_Toy.format, _Toy, lambda prefix: prefix[:4] == b"LMMT")
+    img = tmp_path / "img"
+    img.mkdir()
+    rows = []
+    for i in range(30):
+        (img / f"t{i}.toy").write_bytes(b"LMMT" + struct.pack(">HH", 4, 3) + bytes([i] * 12))
+        rows.append(_row(i, [f"img/t{i}.toy"]))
+    data = _write(tmp_path / "q.jsonl", rows)
+    with _workers(monkeypatch, on=False):
+        plain = _load(data, tmp_path / "plain.db")
+    with _workers(monkeypatch, on=True):
+        pooled = _load(data, tmp_path / "pooled.db")
+    assert len(plain["samples"]) == 30 and not plain["problems"]
+    assert pooled["problems"] == plain["problems"]
+    assert pooled["samples"] == plain["samples"]
