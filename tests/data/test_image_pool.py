@@ -222,9 +222,9 @@ def test_the_worker_judges_a_file_as_the_loading_process_does(tmp_path: Path) ->
         pool.wait()
         assert pool.ready() is True
         pool.send(tasks, 1_000)
-        assert pool.receive() == here
+        assert pool.receive(60) == here
         pool.send(tasks, 50)
-        assert pool.receive() == inspect_files(tasks, 50)
+        assert pool.receive(60) == inspect_files(tasks, 50)
     finally:
         pool.close()
     assert not _workers_of(os.getpid())

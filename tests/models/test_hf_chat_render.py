@@ -467,3 +467,22 @@ def test_a_processor_from_a_checkpoints_own_code_gets_a_child_with_torch() -> No
 
     # No classes to match: its renderer starts the child with torch (remote code may import it).
     assert processor_classes(RemoteProcessor()) is None
+
+
+def test_the_renderer_runs_no_module_from_the_working_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `python -m` put the working folder first on the child's path: a hashlib.py where a user
+    # runs lmmprobe was executed by the child (re-test of the image worker, which starts alike).
+    marker = tmp_path / "ran"
+    (tmp_path / "hashlib.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise ImportError('not the real hashlib')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    renderer = ChatTemplateRenderer(str(tmp_path / "no-such-checkpoint"), {})
+    try:
+        with pytest.raises(RuntimeError, match="could not load its processor"):
+            renderer.render([{"role": "user", "content": "hi"}])
+    finally:
+        renderer.close()
+    assert not marker.exists(), "the renderer's child ran hashlib.py from the working folder"

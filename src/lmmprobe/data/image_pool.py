@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from PIL import Image, ImageFile
+
 from lmmprobe._file_kind import NotRegularFile, open_regular_file
 from lmmprobe.schema.image import (
     image_file_problem,
@@ -152,6 +154,30 @@ def workers_wanted() -> bool:
     return cores >= 2
 
 
+def pillow_state() -> tuple[object, ...]:
+    """What decides how Pillow reads a file in this process: its openers, decoders and settings.
+
+    Every format Pillow ships is loaded (``Image.init``) so that two processes compare alike
+    however many images each has opened; a plugin's own format (``pillow-heif``'s opener, say)
+    or a changed setting (``ImageFile.LOAD_TRUNCATED_IMAGES``) makes the state differ.
+    """
+    Image.init()
+    return (
+        tuple(sorted((name, _qualified(f), _qualified(a)) for name, (f, a) in Image.OPEN.items())),
+        tuple(sorted((name, _qualified(d)) for name, d in Image.DECODERS.items())),
+        bool(ImageFile.LOAD_TRUNCATED_IMAGES),
+        Image.MAX_IMAGE_PIXELS,
+    )
+
+
+def _qualified(thing: object) -> str:
+    if thing is None:
+        return ""
+    module = getattr(thing, "__module__", type(thing).__module__)
+    name = getattr(thing, "__qualname__", type(thing).__qualname__)
+    return f"{module}.{name}"
+
+
 class ImagePool:
     """One worker process checking image files (`inspect_files`) while the caller goes on.
 
@@ -169,7 +195,9 @@ class ImagePool:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                # -P: the working folder is not put first on the worker's path, so a
+                # hashlib.py (or PIL/) where lmmprobe is run from is neither run nor used.
+                [sys.executable, "-P", "-m", __name__, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -200,9 +228,17 @@ class ImagePool:
         try:
             if not self._conn.poll(timeout):
                 return False
-            return self._conn.recv() == "ready" or None
+            word = self._conn.recv()
         except (EOFError, OSError):
             return None
+        if not (isinstance(word, tuple) and len(word) == 2 and word[0] == "ready"):
+            return None
+        if word[1] != pillow_state():
+            # A plugin registered an image format (or changed a reader's setting) in this
+            # process: the worker, a fresh interpreter, would judge such files otherwise.
+            log.debug("this process reads images the worker would not: they are checked here")
+            return None
+        return True
 
     def send(self, tasks: Sequence[Task], cap: int | None) -> None:
         """Have the worker check `tasks` under the decoding cap `cap` (`receive` the results).
@@ -213,14 +249,20 @@ class ImagePool:
         """
         self._conn.send((list(tasks), cap))
 
-    def receive(self) -> list[Inspected | str]:
+    def receive(self, timeout: float) -> list[Inspected | str]:
         """The results of the batch sent first among those not yet received, one per task.
+
+        Args:
+            timeout: Seconds to wait for them (a worker stopped, not ended, never answers).
 
         Raises:
             EOFError: The worker ended before answering.
+            TimeoutError: It said nothing within `timeout`.
             OSError: Its pipe failed.
 
         """
+        if not self._conn.poll(timeout):
+            raise TimeoutError(f"the image worker said nothing for {timeout:g} s")
         found = self._conn.recv()
         if not isinstance(found, list):
             raise EOFError(f"the image worker answered {type(found).__name__}")
@@ -253,7 +295,7 @@ def serve(conn: Connection) -> None:
     """The worker's loop: say it is ready, then check each batch sent until told to stop."""
     # Ctrl-C in the terminal reaches the whole process group: the loading process decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    conn.send("ready")
+    conn.send(("ready", pillow_state()))
     while True:
         try:
             job = conn.recv()

@@ -332,6 +332,9 @@ _WINDOW_ROWS = 2_048
 larger windows: each one sent wakes the executor's threads, which take turns with this one)."""
 _WINDOW_FILES = 2_048
 """New files that end a window early (a row may list a thousand images)."""
+_WORKER_SILENCE = 120.0
+"""Seconds the worker may take over a window before its files are checked here instead (it
+was stopped, not ended; a window of 2,048 files of a MiB takes a few seconds)."""
 _WAIT_FOR_START = False
 """Wait for the worker to start instead of checking files here meanwhile (for tests, whose
 small files would be read before it starts)."""
@@ -523,49 +526,61 @@ class _CheckedImages:
         """
         window: list[_Parsed] = []
         waiting: _Sent | None = None  # the window the worker is checking
-        for position, raw in rows:
-            if not self._deferring():
-                # Rows deferred before (the worker gone since) are settled first, in order.
-                if waiting is not None:
-                    yield from self._settle(waiting, self._results(waiting))
-                    waiting = None
-                if window:
-                    sent = self._send(window)
-                    yield from self._settle(sent, self._results(sent))
-                    window = []
+        try:
+            for position, raw in rows:
+                if not self._deferring():
+                    # Rows deferred before (the worker gone since) are settled first, in order.
+                    if waiting is not None:
+                        done, waiting = waiting, None
+                        yield from self._settle(done, self._results(done))
+                    if window:
+                        sent, window = self._send(window), []
+                        yield from self._settle(sent, self._results(sent))
+                    try:
+                        yield position, parse(position, raw)
+                    except RowError as exc:
+                        yield position, exc
+                    continue
+                self.row = []
+                outcome: object
                 try:
-                    yield position, parse(position, raw)
+                    outcome = parse(position, raw)
                 except RowError as exc:
-                    yield position, exc
-                continue
-            self.row = []
-            outcome: object
-            try:
-                outcome = parse(position, raw)
-            except RowError as exc:
-                outcome = exc
-            except Exception as exc:
-                outcome = _Raise(exc)
-            finally:
-                calls, self.row = self.row, None
-            window.append((position, outcome, calls))
-            full = len(window) >= _WINDOW_ROWS or len(self.tasks) >= _WINDOW_FILES
-            if full or isinstance(outcome, _Raise):
-                # The worker's results for the last window are taken before this one is sent
-                # (so it never waits to send while this process waits to send), and that window
-                # is settled while the worker checks this one.
-                done = None if waiting is None else (waiting, self._results(waiting))
-                waiting = self._send(window)
-                window = []
-                if done is not None:
-                    yield from self._settle(*done)
-                if isinstance(outcome, _Raise):
-                    break  # nothing past it is parsed, as nothing would have been
-        if waiting is not None:
-            yield from self._settle(waiting, self._results(waiting))
-        if window:
-            sent = self._send(window)
-            yield from self._settle(sent, self._results(sent))
+                    outcome = exc
+                except Exception as exc:
+                    outcome = _Raise(exc)
+                finally:
+                    calls, self.row = self.row, None
+                window.append((position, outcome, calls))
+                raised = isinstance(outcome, _Raise)
+                if raised or len(window) >= _WINDOW_ROWS or len(self.tasks) >= _WINDOW_FILES:
+                    # The worker's results for the last window are taken before this one is
+                    # sent (so it never waits to send while this process waits to send), and
+                    # that window is settled while the worker checks this one.
+                    last = None if waiting is None else (waiting, self._results(waiting))
+                    waiting, window = self._send(window), []
+                    if last is not None:
+                        yield from self._settle(*last)
+                    if raised:
+                        # Settled at once: its exception is raised now, as parsing it one by
+                        # one would, unless an image of its row is refused first; then the
+                        # load goes on with the next row.
+                        done_now, waiting = (waiting, self._results(waiting)), None
+                        yield from self._settle(*done_now)
+            if waiting is not None:
+                done, waiting = waiting, None
+                yield from self._settle(done, self._results(done))
+            if window:
+                sent, window = self._send(window), []
+                yield from self._settle(sent, self._results(sent))
+        finally:
+            if waiting is not None and waiting.sent and self.pool is not None:
+                # Stopped early (at a limit, or by an error): the worker's answer for the
+                # window it has is taken and dropped, so the next read does not take it.
+                try:
+                    self.pool.receive(_WORKER_SILENCE)
+                except (EOFError, OSError):
+                    self.close()
 
     def _deferring(self) -> bool:
         """Whether to defer new files' checks from here: the worker has started.
@@ -613,8 +628,8 @@ class _CheckedImages:
         found: list[Inspected | str] | None = None
         if sent.sent and self.pool is not None:
             try:
-                found = self.pool.receive()
-            except (EOFError, OSError) as exc:
+                found = self.pool.receive(_WORKER_SILENCE)
+            except (EOFError, OSError) as exc:  # TimeoutError is an OSError
                 log.debug("the image worker failed (%s): its files are checked here", exc)
             if found is not None and len(found) != len(sent.tasks):
                 log.debug(

@@ -247,7 +247,7 @@ class ChatTemplateRenderer:
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                [sys.executable, "-P", "-m", __name__, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
