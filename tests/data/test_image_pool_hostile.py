@@ -176,12 +176,14 @@ def test_a_stopped_worker_does_not_hang_the_load(
         loading.start()
         loading.join(60)
         hung = loading.is_alive()
+        left = [pid for pid in stopped if pid in _all_workers()]  # the load ended it
         for pid in stopped:  # let the test end either way
             with suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         loading.join(30)
     assert stopped
     assert not hung, "the load waited on a stopped worker for 60 s"
+    assert not left
     for what in ("samples", "problems", "notes", "checks"):
         assert got[what] == plain[what], what
 
