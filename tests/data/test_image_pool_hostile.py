@@ -13,6 +13,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -24,9 +25,10 @@ from tests.data.test_image_pool import _load, _picture, _workers
 
 from lmmprobe.data import base as base_module
 from lmmprobe.data import rows as rows_module
-from lmmprobe.data.base import iter_source
+from lmmprobe.data.base import LoadResult, iter_source
 from lmmprobe.data.image_pool import WORKERS_ENV, ImagePool, workers_wanted
-from lmmprobe.data.rows import remembered_images
+from lmmprobe.data.jsonl import parse_row
+from lmmprobe.data.rows import remembered_images, stream_rows
 from lmmprobe.store import Store
 
 pytestmark = pytest.mark.skipif(not workers_wanted(), reason="one core: no image worker starts")
@@ -255,3 +257,115 @@ def test_an_image_format_a_plugin_registered_is_read_by_the_worker_too(
     assert len(plain["samples"]) == 30 and not plain["problems"]
     assert pooled["problems"] == plain["problems"]
     assert pooled["samples"] == plain["samples"]
+
+
+# -- 6. a worker stopped halfway through sending its answer: poll says "ready", recv hangs ----
+
+
+def test_a_worker_stopped_halfway_through_its_answer_does_not_hang_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer larger than the socket's buffer (a window of refusals naming long paths) is
+    sent in pieces. A worker stopped after the first piece has made ``poll`` true, so a
+    deadline checked with ``poll`` before ``recv`` is passed, and ``recv`` then waits for
+    the rest for ever. The deadline must hold for every read of the answer."""
+    img = tmp_path / "img"
+    deep = img.joinpath(*["d" * 200] * 14)  # a value of about 2,900 characters
+    deep.mkdir(parents=True)
+    rows = []
+    for i in range(12):  # past the (lowered) threshold: the worker starts
+        _picture(img / f"g{i}.png", (4, 3), i)
+        rows.append(_row(i, [f"img/g{i}.png"]))
+    for i in range(12, 612):
+        if i % 2:  # a refusal naming its long path: 150 of them make a window's answer ~450 KB
+            (deep / f"n{i}.png").write_bytes(b"not a picture")
+            rows.append(_row(i, [str((deep / f"n{i}.png").relative_to(tmp_path))]))
+        else:
+            _picture(img / f"g{i}.png", (4, 3), i)
+            rows.append(_row(i, [f"img/g{i}.png"]))
+    data = _write(tmp_path / "q.jsonl", rows)
+    stopped: list[int] = []
+    original = rows_module._CheckedImages.found
+    noted = [0]
+
+    def stop_the_worker_while_it_sends(self: Any, *args: Any) -> None:
+        noted[0] += 1
+        if noted[0] == 40:  # settling a window while the worker sends the next one's answer
+            time.sleep(1.0)  # it has checked its files, filled the pipe and waits to send more
+            for pid in _all_workers():
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        original(self, *args)
+
+    def load(on: bool, into: dict[str, Any], db: str) -> None:
+        into.update(_load(data, tmp_path / db))
+
+    with _workers(monkeypatch, on=False):
+        monkeypatch.setattr(rows_module, "_WINDOW_ROWS", 300)
+        monkeypatch.setattr(rows_module, "_WINDOW_FILES", 300)
+        plain: dict[str, Any] = {}
+        load(False, plain, "plain.db")
+    got: dict[str, Any] = {}
+    with _workers(monkeypatch, on=True):
+        monkeypatch.setattr(rows_module, "_WINDOW_ROWS", 300)
+        monkeypatch.setattr(rows_module, "_WINDOW_FILES", 300)
+        monkeypatch.setattr(rows_module, "_WORKER_SILENCE", 2.0, raising=False)
+        monkeypatch.setattr(rows_module._CheckedImages, "found", stop_the_worker_while_it_sends)
+        loading = threading.Thread(target=load, args=(True, got, "w.db"))
+        loading.start()
+        loading.join(60)
+        hung = loading.is_alive()
+        for pid in stopped:  # let the test end either way
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        loading.join(30)
+    assert stopped
+    assert not hung, "the load waited for the rest of a stopped worker's answer for 60 s"
+    for what in ("samples", "problems", "notes", "checks"):
+        assert got[what] == plain[what], what
+
+
+# -- 7. an opener a plugin reader registers when it meets its first such file, mid-load -------
+
+
+def test_an_opener_a_reader_registers_mid_load_is_honoured_for_the_rows_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin source (its own `stream_rows` parse, as lmmprobe's readers write theirs)
+    registers its Pillow opener when it first meets such a file, as ``pillow_heif`` is often
+    imported lazily. The worker started (its Pillow compared to this process's) before that:
+    comparing once, when the worker says it is ready, misses the change, and the rows after
+    are refused by the worker though this process reads their files."""
+    monkeypatch.setattr(Image, "OPEN", dict(Image.OPEN))
+    monkeypatch.setattr(Image, "ID", list(Image.ID))
+    img = tmp_path / "img"
+    img.mkdir()
+    rows = []
+    for i in range(12):  # plain pictures: past the threshold, the worker starts and is ready
+        _picture(img / f"g{i}.png", (4, 3), i)
+        rows.append(_row(i, [f"img/g{i}.png"]))
+    for i in range(12, 30):
+        (img / f"t{i}.toy").write_bytes(b"LMMT" + struct.pack(">HH", 4, 3) + bytes([i] * 12))
+        rows.append(_row(i, [f"img/t{i}.toy"]))
+
+    def parse(_: int, row: dict[str, Any]) -> Any:
+        if any(str(v).endswith(".toy") for v in row["images"]) and "LMMTOY" not in Image.OPEN:
+            Image.register_open(_Toy.format, _Toy, lambda prefix: prefix[:4] == b"LMMT")
+        return parse_row(row, tmp_path)
+
+    def load(db: str) -> tuple[list[Any], list[Any]]:
+        Image.OPEN.pop("LMMTOY", None)  # each load starts without the plugin's opener
+        with suppress(ValueError):
+            Image.ID.remove("LMMTOY")
+        result = LoadResult([], "plugin.jsonl")
+        with Store(tmp_path / db) as store, remembered_images(store):
+            got = list(stream_rows(result, enumerate(rows, 1), parse, strict=False, limit=None))
+        samples = [(s.id, [r.content_hash() for r in s.images]) for s in got]
+        return samples, [(p.line, p.field, p.reason) for p in result.problems]
+
+    with _workers(monkeypatch, on=False):
+        plain = load("plain.db")
+    with _workers(monkeypatch, on=True):
+        pooled = load("pooled.db")
+    assert len(plain[0]) == 30 and not plain[1]
+    assert pooled == plain
