@@ -369,3 +369,61 @@ def test_an_opener_a_reader_registers_mid_load_is_honoured_for_the_rows_after(
         pooled = load("pooled.db")
     assert len(plain[0]) == 30 and not plain[1]
     assert pooled == plain
+
+
+# -- 8. a stopped worker that takes no more: sending it a large window waits for ever --------
+
+
+def test_a_window_sent_to_a_stopped_worker_does_not_hang_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker answered its window, then was stopped. The next window (files named by long
+    paths: far more than the socket's buffer) is written to a worker that reads nothing, so
+    ``send`` waits for ever; a deadline on ``receive`` alone is never reached."""
+    img = tmp_path / "img"
+    deep = img.joinpath(*["d" * 200] * 14)  # a value of about 2,900 characters
+    deep.mkdir(parents=True)
+    rows = []
+    for i in range(12):  # past the (lowered) threshold: the worker starts
+        _picture(img / f"g{i}.png", (4, 3), i)
+        rows.append(_row(i, [f"img/g{i}.png"]))
+    for i in range(12, 1200):
+        _picture(deep / f"p{i}.png", (4, 3), i)
+        rows.append(_row(i, [str((deep / f"p{i}.png").relative_to(tmp_path))]))
+    data = _write(tmp_path / "q.jsonl", rows)
+    stopped: list[int] = []
+    original = rows_module._CheckedImages.found
+    noted = [0]
+
+    def stop_the_worker_once_it_answered(self: Any, *args: Any) -> None:
+        noted[0] += 1
+        if noted[0] == 40:  # settling a window while the worker checks (and answers) the next
+            time.sleep(1.0)  # its answer, a few KB, is all in the pipe by now
+            for pid in _all_workers():
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+        original(self, *args)
+
+    got: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
+    with _workers(monkeypatch, on=False):
+        monkeypatch.setattr(rows_module, "_WINDOW_ROWS", 300)
+        monkeypatch.setattr(rows_module, "_WINDOW_FILES", 300)
+        plain.update(_load(data, tmp_path / "plain.db"))
+    with _workers(monkeypatch, on=True):
+        monkeypatch.setattr(rows_module, "_WINDOW_ROWS", 300)
+        monkeypatch.setattr(rows_module, "_WINDOW_FILES", 300)
+        monkeypatch.setattr(rows_module, "_WORKER_SILENCE", 2.0, raising=False)
+        monkeypatch.setattr(rows_module._CheckedImages, "found", stop_the_worker_once_it_answered)
+        loading = threading.Thread(target=lambda: got.update(_load(data, tmp_path / "w.db")))
+        loading.start()
+        loading.join(60)
+        hung = loading.is_alive()
+        for pid in stopped:  # let the test end either way
+            with suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        loading.join(30)
+    assert stopped
+    assert not hung, "the load waited for 60 s to send a window to a stopped worker"
+    for what in ("samples", "problems", "notes", "checks"):
+        assert got[what] == plain[what], what
