@@ -22,6 +22,7 @@ import logging
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import weakref
@@ -190,8 +191,18 @@ class ImagePool:
     worker also ends when its pipe closes.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, silence: float = 120.0) -> None:
+        """Start the worker; `silence`: the longest one read or write on its pipe may wait.
+
+        A worker stopped (SIGSTOP, a debugger, a frozen cgroup) halfway through sending an
+        answer larger than the pipe's buffer has made `receive`'s ``poll`` true, and one
+        that takes nothing more blocks `send`: the kernel's own timeouts bound every read
+        and write, which then raise an `OSError`.
+        """
         ours, theirs = socket.socketpair()
+        wait = struct.pack("ll", int(silence), int(silence % 1 * 1e6))
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, wait)
+        ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, wait)
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._proc = subprocess.Popen(
@@ -244,7 +255,7 @@ class ImagePool:
         """Have the worker check `tasks` under the decoding cap `cap` (`receive` the results).
 
         Raises:
-            OSError: The worker is gone.
+            OSError: The worker is gone, or took nothing for `silence` seconds.
 
         """
         self._conn.send((list(tasks), cap))
@@ -258,7 +269,7 @@ class ImagePool:
         Raises:
             EOFError: The worker ended before answering.
             TimeoutError: It said nothing within `timeout`.
-            OSError: Its pipe failed.
+            OSError: Its pipe failed, or the rest of its answer did not come within `silence`.
 
         """
         if not self._conn.poll(timeout):

@@ -593,7 +593,7 @@ class _CheckedImages:
                 self.pool_failed = True  # one try per load
                 if workers_wanted():
                     try:
-                        self.pool = ImagePool()
+                        self.pool = ImagePool(silence=_WORKER_SILENCE)
                     except OSError as exc:
                         log.debug("no image worker (%s): images are checked here", exc)
             return False
