@@ -222,6 +222,7 @@ class ImagePool:
             theirs.close()
         self._conn = Connection(ours.detach())
         self._started: bool | None = False
+        self._state: object = None  # the worker's `pillow_state`, sent with its "ready"
         self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._conn, os.getpid())
 
     def ready(self) -> bool | None:
@@ -244,12 +245,21 @@ class ImagePool:
             return None
         if not (isinstance(word, tuple) and len(word) == 2 and word[0] == "ready"):
             return None
+        self._state = word[1]
         if word[1] != pillow_state():
             # A plugin registered an image format (or changed a reader's setting) in this
             # process: the worker, a fresh interpreter, would judge such files otherwise.
             log.debug("this process reads images the worker would not: they are checked here")
             return None
         return True
+
+    def agrees(self) -> bool:
+        """Whether the worker still reads images as this process does (`pillow_state`).
+
+        Asked before each batch: a plugin may register its opener in this process only when
+        it first meets such a file, after the worker started.
+        """
+        return self._state == pillow_state()
 
     def send(self, tasks: Sequence[Task], cap: int | None) -> None:
         """Have the worker check `tasks` under the decoding cap `cap` (`receive` the results).

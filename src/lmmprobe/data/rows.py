@@ -610,6 +610,11 @@ class _CheckedImages:
         tasks = list(self.tasks)
         self.tasks = {}
         sent = False
+        if tasks and self.pool is not None and not self.pool.agrees():
+            # Pillow here changed since the worker started (a plugin's opener registered
+            # when a reader met its first such file): the worker would judge these otherwise.
+            log.debug("this process reads images the worker would not: they are checked here")
+            self.close()
         if tasks and self.pool is not None:
             try:
                 self.pool.send(tasks, _fixed_cap())
