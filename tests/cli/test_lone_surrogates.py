@@ -8,12 +8,14 @@ run; an import showed a traceback. Now it is replaced by U+FFFD where the text e
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from PIL import Image
 from pydantic import ValidationError
 from tests.choice_rows import CHOICE_ASK, choice_rows
 from tests.console import lmmprobe, lmmprobe_with_key
@@ -191,3 +193,26 @@ def test_every_string_of_a_row_is_made_safe_the_same_way() -> None:
         ValidationError, match=r"id: holds a lone surrogate \(U\+D800 at character 2\)"
     ):
         Sample(id="a\ud800", question="q", choices=["c", "d"], answer=0)
+
+
+def test_an_image_file_whose_name_is_not_utf8_is_run_stored_and_exported(tmp_path: Path) -> None:
+    # A file name holding a byte that is not UTF-8 (0xE9) is "\udce9" in Python and in the
+    # JSON that lists it: the run stopped at the store ("'utf-8' codec can't encode
+    # character '\udce9'") with every answer of the batch lost. The name is a real file's.
+    (tmp_path / "img").mkdir()
+    name = os.fsdecode(b"img/caf\xe9.png")
+    Image.new("RGB", (4, 3), (9, 9, 9)).save(tmp_path / name)
+    row = {"id": "q1", "images": [name], "question": "Which?", "choices": ["a", "b"], "answer": 0}
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    for out in ("a", "b"):  # the second run reads what the first recorded
+        done = lmmprobe("run", "-m", "first", "-d", data, "--db", db, "--out", tmp_path / out)
+        assert done.returncode == 0, done.stderr
+        assert "codec" not in done.stderr
+    with sqlite3.connect(db) as conn:
+        (sample,) = conn.execute("SELECT sample FROM samples LIMIT 1").fetchone()
+    (image,) = json.loads(sample)["images"]
+    assert image["path"] == str(tmp_path / name)  # the same name, escaped in the JSON
+    exported = lmmprobe("export", "latest", "--db", db, "-f", "csv", "-o", tmp_path / "x.csv")
+    assert exported.returncode == 0, exported.stderr

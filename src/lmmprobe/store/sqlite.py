@@ -1729,7 +1729,9 @@ def _recorded_image(ref: ImageRef, c: sqlite3.Connection) -> str:
         # before it was asked has none (its answer records why).
         with contextlib.suppress(OSError):
             recorded["sha256"] = ref.content_hash()
-        return _text_json(recorded)
+        # A file name that is not UTF-8 (a byte such as 0xE9 read as "\udce9") names a real
+        # file: written with JSON's escapes, which give the same name back, not refused.
+        return _text_json(recorded) if recorded["path"].isascii() else json.dumps(recorded)
     if ref.kind not in ("base64", "memory"):
         return ref.model_dump_json(exclude_none=True)
     digest = ref.content_hash()
