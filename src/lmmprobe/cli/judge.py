@@ -248,4 +248,7 @@ def judged_headline_lines(results: ModelResults) -> list[str]:
     headline = results.judged_headline
     if headline is None:
         return []
-    return [f"  {judged_headline_text(headline, results.metrics)}"]
+    # The judges are named by their specs as given on the command line: shown as every other
+    # line shows a spec (a password in a judge's URL is hidden; results.md's copy is redacted).
+    shown = headline.model_copy(update={"judges": [shown_spec(j) for j in headline.judges]})
+    return [f"  {judged_headline_text(shown, results.metrics)}"]
