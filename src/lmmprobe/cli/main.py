@@ -573,6 +573,14 @@ def _evaluate_and_show(
             "another model)",
             code=1,
         )
+    if ev.judging is not None and ev.judging.not_applied:
+        _fail(
+            f"{ev.judging.not_applied}, so no judge was asked (run {ev.run_id} is "
+            f"{res.status}); name a protocol that fits the data (lmmprobe list "
+            "judge-protocols), or leave --judge-protocol out: each benchmark's own, else "
+            "lmmprobe-choice and lmmprobe-open",
+            code=1,
+        )
     # A model whose requests a spent budget left unsent has only budget errors: the stop above
     # says so and how to continue; "every request failed" would send its reader the wrong way.
     dead = [] if res.status == "stopped_budget" else all_failed(res)
