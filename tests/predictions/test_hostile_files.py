@@ -824,3 +824,20 @@ def test_a_huge_id_is_named_cut_in_a_rows_error(
     assert "kkkkkkkkkk... (2,000,000 characters)" in proc.stderr, proc.stderr[:2000]
     assert len(proc.stderr) < 2_000, proc.stderr[:2000]
     assert "Traceback" not in proc.stderr
+
+
+def test_an_exported_row_whose_gold_is_no_option_is_one_line(tmp_path: Path) -> None:
+    # Re-test 19: an `lmmprobe export` row edited so that its gold is no option's index, read
+    # again with --matcher, gave pydantic's three-line error with its web link.
+    made = lmmprobe("run", "-m", "first", "--data", "demo,n=2", "-q", "--db", tmp_path / "db")
+    assert made.returncode == 0, made.stderr
+    exported = tmp_path / "run.jsonl"
+    assert lmmprobe("export", "latest", "--db", tmp_path / "db", "-o", exported).returncode == 0
+    rows = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    rows[0]["gold"] = 99
+    exported.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    proc = lmmprobe("score", exported, "--matcher", "reform")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "not a scorable row: answer: index 99 is out of range for 4 choices" in proc.stderr
+    assert "pydantic" not in proc.stderr
