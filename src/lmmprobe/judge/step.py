@@ -150,7 +150,7 @@ class JudgeModelStats:
     """Judge spec → its verdicts asked for (one per answer and protocol repeat); more than
     its requests where answers share a judge prompt (such a prompt is asked once)."""
     answered: int = 0
-    """Rows of the model whose request returned an answer (no error): what a named
+    """Rows of the model whose request returned an answer, not cut off: what a named
     ``--judge-protocol`` that applied to none of them could have judged."""
 
     def count_decided(self, judgements: Sequence[Judgement]) -> None:
@@ -948,8 +948,8 @@ def _plan_asks(
         protocol = protocols.get(score.sample_id)
         if sample is None or protocol is None:
             continue
-        if score.error_type is None and score.stage != "error":
-            stats.answered += 1
+        if score.error_type is None and score.stage not in ("error", "truncated"):
+            stats.answered += 1  # an answer a protocol may read (not failed, not cut off)
         item = JudgeItem(sample, _answer_of(model_spec, answers.get(score.key)), score)
         if not _applies(protocol, item):
             continue
