@@ -243,7 +243,9 @@ def load_model_cards(path: str | Path) -> dict[str, ModelCard]:
             cards[spec] = ModelCard(**body)
         except ValidationError as exc:
             at = where(p, lines, spec, first_field(exc))  # the field's own line
-            raise TaxonomyError(f"{at}: model {shown_spec(spec)!r}: {describe_validation(exc)}") from exc
+            raise TaxonomyError(
+                f"{at}: model {shown_spec(spec)!r}: {describe_validation(exc)}"
+            ) from exc
         except ValueError as exc:  # pragma: no cover - validators raise inside ValidationError
             raise TaxonomyError(f"{at}: model {shown_spec(spec)!r}: {exc}") from exc
     return cards
