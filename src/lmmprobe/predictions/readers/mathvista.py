@@ -71,7 +71,7 @@ class MathVistaOutputs:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per pid; ``response`` is the answer text, ``answer`` the gold."""
         for n, key, value in iter_json(path):
-            where = f"{path}:#{n} (pid {shown_value(key)})"
+            where = f"{path}:#{n} (pid {shown_value(str(key))})"
             if not isinstance(value, dict):
                 raise row_error(
                     where, "(record)", f"expected an object, got {type(value).__name__}"
@@ -81,7 +81,9 @@ class MathVistaOutputs:
             pid = as_text(where, "pid", record.get("pid", key))
             if pid != key:
                 raise row_error(
-                    where, "pid", f"{shown_value(pid)!r} differs from its key {shown_value(key)!r}"
+                    where,
+                    "pid",
+                    f"{shown_value(pid)!r} differs from its key {shown_value(str(key))!r}",
                 )
             extraction = record.get("extraction")
             if extraction is not None:

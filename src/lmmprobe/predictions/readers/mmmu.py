@@ -94,7 +94,7 @@ class MMMUOutputs:
             if first_json_char(file, within) == "{":
                 for n, key, value in iter_json(file, within):
                     row += 1
-                    where = f"{shown_path(file)}:#{n} (id {shown_value(key)})"
+                    where = f"{shown_path(file)}:#{n} (id {shown_value(str(key))})"
                     if isinstance(value, list):  # MMMU's multi-answer open questions
                         value = ", ".join(as_text(where, "answer", v) for v in value)
                     text, refused = prediction_text(where, "answer", value)
