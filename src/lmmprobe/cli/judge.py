@@ -127,10 +127,12 @@ def _check_judge(spec: str) -> None:
         ValueError: ``--judge SPEC: what is wrong`` (the spec shown without its secrets).
 
     """
+    from lmmprobe.parse.thinking import tags_for_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run.runner import load_unkeyed
 
     try:
+        tags_for_model(spec)  # a think= value that cannot be read: here, as a model's is
         load_unkeyed(spec)
     except (RegistryError, ValueError, ImportError) as exc:
         raise ValueError(f"--judge {shown_spec(spec)}: {exc}") from None
