@@ -299,7 +299,13 @@ def run(
             prices=_price_table(prices),
             max_cost=parse_max_cost(max_cost),
             judge=judge_config(
-                judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+                judge,
+                judge_protocol,
+                judge_when,
+                judge_sees_image,
+                judge_prompt,
+                judge_scale,
+                keys=not dry_run,
             ),
         )
     except ValueError as exc:  # a pydantic ValidationError among them: one line per option
@@ -344,7 +350,13 @@ def judge_command(
         where = store.path
     try:
         config = judge_config(
-            judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+            judge,
+            judge_protocol,
+            judge_when,
+            judge_sees_image,
+            judge_prompt,
+            judge_scale,
+            keys=not dry_run,
         )
         assert config is not None  # --judge is required above
         # A --max-cost given here replaces the run's budget ('none' switches it off); it
