@@ -51,3 +51,17 @@ def test_a_named_protocol_that_fits_none_of_the_answers_fails_run_and_judge(
             none.stderr
         )
         assert _status(tmp_path / "none") == "judging_failed"
+
+
+def test_a_judge_scale_no_row_is_graded_on_is_refused_as_a_template_is(tmp_path: Path) -> None:
+    # Re-test 19: `--judge-scale 1-10` with only single-choice rows (lmmprobe-choice's 0/1
+    # verdicts) was ignored without a word, where `--judge-prompt` is refused.
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        judge = ("--judge", f"openai:judge@{server.base_url}", "--judge-scale", "1-10")
+        dry = lmmprobe_with_key("run", "-m", "first", "--data", "demo,n=2", *judge, "--dry-run")
+        assert dry.returncode == 2, dry.stdout + dry.stderr
+        assert dry.stderr.strip() == (
+            "error: --judge-scale 1-10: a scale is used by lmmprobe-open only, and no row here "
+            "is judged by it (protocols: lmmprobe-choice)"
+        ), dry.stderr
+        assert server.requests_total == 0

@@ -457,19 +457,27 @@ class Protocols:
         return self._by_kind[kind]
 
     def check_prompt(self) -> None:
-        """Refuse a ``--judge-prompt`` that no protocol met so far uses.
+        """Refuse a ``--judge-prompt`` (or ``--judge-scale``) that no protocol met so far uses.
 
         Raises:
-            ValueError: No sample met is judged by ``lmmprobe-open``, the template's user.
+            ValueError: No sample met is judged by ``lmmprobe-open``, the template's (and the
+                scale's) only user.
 
         """
         used = self._configured
-        if self.config.prompt is not None and not any(
-            isinstance(p, OpenProtocol) for p in used.values()
-        ):
+        if any(isinstance(p, OpenProtocol) for p in used.values()):
+            return
+        protocols = ", ".join(sorted(used))
+        if self.config.prompt is not None:
             raise ValueError(
                 f"--judge-prompt {self.config.prompt}: a template is used by lmmprobe-open "
-                f"only, and no row here is judged by it (protocols: {', '.join(sorted(used))})"
+                f"only, and no row here is judged by it (protocols: {protocols})"
+            )
+        if self.config.scale != "binary":
+            # Else the figures are the protocol's own 0/1 verdicts, the scale asked for unsaid.
+            raise ValueError(
+                f"--judge-scale {self.config.scale}: a scale is used by lmmprobe-open only, and "
+                f"no row here is judged by it (protocols: {protocols})"
             )
 
     def check(self, kinds: Iterable[SampleKind]) -> None:
