@@ -65,3 +65,26 @@ def test_a_judge_scale_no_row_is_graded_on_is_refused_as_a_template_is(tmp_path:
             "is judged by it (protocols: lmmprobe-choice)"
         ), dry.stderr
         assert server.requests_total == 0
+
+
+def test_a_template_no_row_is_judged_with_is_refused_before_a_real_run_asks_a_model(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19: the dry run refused it at once, a real run asked (and paid) every model,
+    # then ended `judging_failed` with "judging failed: ValueError: --judge-prompt ...".
+    template = tmp_path / "t.txt"
+    template.write_text("{question}\n{answer}\n", encoding="utf-8")
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        for option in (("--judge-prompt", str(template)), ("--judge-scale", "1-5")):
+            proc = lmmprobe_with_key("run", "-m", f"openai:fake-vlm@{server.base_url}",
+                                     "--data", "demo,n=2", "--judge",
+                                     f"openai:judge@{server.base_url}", *option, "-q",
+                                     "--db", db)  # fmt: skip
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert proc.stderr.startswith(f"error: {option[0]} {option[1]}: "), proc.stderr
+            assert "is used by lmmprobe-open only" in proc.stderr
+            assert "judging failed" not in proc.stderr
+            assert server.requests_total == 0
+    runs = lmmprobe_with_key("runs", "--db", db, "-f", "json")
+    assert not db.exists() or json.loads(runs.stdout) == []
