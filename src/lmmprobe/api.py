@@ -12,9 +12,15 @@ from typing import Any
 
 from lmmprobe._file_kind import file_kind
 from lmmprobe._secrets import redact_spec
-from lmmprobe.data import chunks_of, close_load
+from lmmprobe.data import LoadResult, StreamedLoad, chunks_of, close_load
 from lmmprobe.data.jsonl import read_json_file
-from lmmprobe.judge.step import JudgeRunOutcome, JudgingFailed, check_config, judge_run
+from lmmprobe.judge.step import (
+    JudgeRunOutcome,
+    JudgingFailed,
+    RunSamples,
+    check_config,
+    judge_run,
+)
 from lmmprobe.judge.stored import judged_spec, score_chunks, stored_outcome
 from lmmprobe.metrics.answer_cache import scoring_scope
 from lmmprobe.report import Results, build_results, write_results
@@ -237,8 +243,24 @@ def _evaluate(
     *,
     reuse: bool = True,
 ) -> Evaluation:
+    judging = spec.judge
+
+    def check_judging(load: LoadResult | StreamedLoad) -> None:
+        # What the judging step checks of the data (a --judge-prompt or --judge-scale no row
+        # is judged with, a mode a row's official protocol refuses) is checked before any
+        # model is asked, as the dry run does: found after the answers, it cost them all.
+        if judging is not None:
+            RunSamples(load, judging)
+
     with claim, Store(spec.db) as store:
-        outcome = execute_run(spec, store=store, progress=progress, executor=executor, reuse=reuse)
+        outcome = execute_run(
+            spec,
+            store=store,
+            progress=progress,
+            executor=executor,
+            reuse=reuse,
+            check_load=check_judging,
+        )
         try:
             return _judge_and_write(outcome, store, progress, executor)
         finally:

@@ -128,3 +128,14 @@ def test_a_data_path_past_any_real_one_is_echoed_shortened(data: str, tmp_path: 
     assert proc.stderr.strip() == (
         f"error: {'z' * 300}... ({len(data):,} characters): File name too long"
     )
+
+
+def test_a_refused_think_value_is_echoed_shortened(tmp_path: Path) -> None:
+    # Re-test 19: a think= value that is no tag pair was echoed whole (5,000 characters).
+    value = "x" * 5000
+    proc = lmmprobe("run", "-m", f"random,think={value}", "-d", "demo,n=2",
+                    "--db", tmp_path / "db", "--dry-run")  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    line = proc.stderr.strip()
+    assert len(line.splitlines()) == 1 and len(line) < 400, line[:800]
+    assert f"think='{value[:40]}... (5,000 characters)': expected off, on" in line, line

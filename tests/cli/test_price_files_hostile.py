@@ -118,3 +118,32 @@ def test_a_bad_field_is_named_on_its_own_line(
     table = tmp_path / name
     table.write_text(text)
     assert _refused(tmp_path, table).startswith(f"error: {table}:{line}: {said}")
+
+
+PASSWORD = "hunter2-s3cr3t-pw"
+KEYED = f"openai:m@http://user:{PASSWORD}@127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        f'"{KEYED}": {{input: -1, output: 2}}\n',  # a bad price
+        f'"{KEYED}": 5\n',  # no mapping
+        f'"{KEYED}": {{input: 1, output: 2}}\n"{KEYED}": {{input: 1, output: 2}}\n',  # twice
+    ],
+    ids=["bad-price", "not-a-mapping", "twice"],
+)
+def test_an_entry_keyed_by_a_spec_with_a_password_is_named_without_it(
+    tmp_path: Path, entries: str
+) -> None:
+    # Re-test 19: a price table (or model cards) keyed by spec, as docs/judges.md says a
+    # judge's price is found, quoted the spec whole in its error: a password in its server's
+    # URL was printed, where every other line shows a spec redacted.
+    table = tmp_path / "prices.yaml"
+    table.write_text(entries, encoding="utf-8")
+    priced = lmmprobe("run", "-m", "random", "--prices", table, "--dry-run")
+    cards = lmmprobe("report", "--cards", table, "--db", tmp_path / "db", "-o", tmp_path / "r")
+    for proc in (priced, cards):
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert "http://user:[redacted]@127.0.0.1:9/v1" in proc.stderr, proc.stderr
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.stderr

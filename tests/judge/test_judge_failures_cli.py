@@ -364,3 +364,66 @@ def test_a_judge_spec_that_cannot_work_is_refused_before_any_model_is_asked(
         assert again.returncode == 2, again.stderr
         assert "error: --judge openai:j@" in again.stderr
         assert list(_status(db)) == [run_id]
+
+
+def test_a_judges_think_option_that_cannot_be_read_is_refused_before_any_call(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19: a judge's `think=` value was read only when its first reply was: `run` asked
+    # (and paid) every model, then ended `judging_failed` with "judging failed: ValueError:
+    # think='bogus' ..."; `lmmprobe judge` recorded such a run; `compare --judge` and `arena
+    # judge` sent their judge calls, then failed. A model's think= is refused at the start.
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        judge = f"openai:judge@{server.base_url},think=bogus"
+        base = ("--db", db, "-q")
+        made = lmmprobe_with_key("run", "-m", "random", "-m", "first", "--data", "demo,n=3", *base)
+        assert made.returncode == 0, made.stderr
+        run_id = _run_id(made.stdout + made.stderr)
+        commands = [
+            ("run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=3", *base),
+            ("judge", run_id, *base),
+            ("compare", run_id, "-m", "random", "-m", "first", "--db", db),
+            ("arena", "judge", "--db", db),
+        ]
+        for command in commands:
+            proc = lmmprobe_with_key(*command, "--judge", judge)
+            assert proc.returncode == 2, (command, proc.stdout + proc.stderr)
+            errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+            assert len(errors) == 1, (command, proc.stderr)
+            assert errors[0].startswith(f"error: --judge {judge}: think='bogus': expected off"), (
+                command,
+                errors,
+            )
+            assert server.requests_total == 0, command
+    assert list(_status(db)) == [run_id]  # nothing recorded but the first run
+
+
+def test_a_judge_whose_api_key_is_not_set_is_refused_before_any_model_is_asked(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19: a model's missing key is refused at the start, a judge's was found when the
+    # judging step built it: every model asked (and paid) first, then "judging failed:
+    # ValueError: no API key ...". The dry run, which sends nothing, still plans it.
+    db = tmp_path / "db"
+    judge = "openai:gpt-4o@https://api.example.invalid/v1,key_env=LMMPROBE_RETEST19_NO_KEY"
+    with FakeOpenAIServer() as server:
+        model = f"openai:fake-vlm@{server.base_url}"
+        base = ("--data", "demo,n=2", "--db", db, "-q", "--judge", judge)
+        refused = lmmprobe_with_key("run", "-m", model, *base)
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert server.requests_total == 0
+        assert refused.stderr.strip() == (
+            f"error: --judge {judge}: no API key: set the environment variable "
+            "LMMPROBE_RETEST19_NO_KEY (or name another with key_env=VAR)"
+        ), refused.stderr
+        assert not db.exists() or _status(db) == {}
+        planned = lmmprobe_with_key("run", "-m", model, *base, "--dry-run")
+        assert planned.returncode == 0, planned.stderr
+        made = lmmprobe_with_key("run", "-m", model, "--data", "demo,n=2", "--db", db, "-q")
+        assert made.returncode == 0, made.stderr
+        run_id = _run_id(made.stdout + made.stderr)
+        again = lmmprobe_with_key("judge", run_id, "--db", db, "-q", "--judge", judge)
+        assert again.returncode == 2, again.stderr
+        assert "no API key: set the environment variable LMMPROBE_RETEST19_NO_KEY" in again.stderr
+        assert list(_status(db)) == [run_id]

@@ -669,12 +669,14 @@ def test_a_charxiv_template_out_of_range_says_the_whole_range(tmp_path: Path) ->
     assert "2[0]" not in said
 
 
-def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_fails_nothing(
+def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_says_so(
     tmp_path: Path,
 ) -> None:
     # Before: the grader built its prompt from fields only CharXiv's rows have, and the
     # judging step failed with `KeyError: 'inst_category'`. Now it applies to no answer of
-    # other data, as CharXiv's descriptive grader already did: no judge call, the run complete.
+    # other data, as CharXiv's descriptive grader already did: no judge call. A protocol named
+    # for data it fits nowhere judged nothing, so the run is not complete (re-test 19, as a
+    # judge that fails every call): one line saying what the protocol judges, exit status 1.
     with FakeOpenAIServer(reply_table=[("x", "y")]) as server:
         proc = lmmprobe(
             "run", "-m", "first", "--data", "demo,n=4", "-q", "--db", tmp_path / "db",
@@ -682,10 +684,14 @@ def test_charxivs_reasoning_grader_named_for_other_data_grades_nothing_and_fails
             "--judge-protocol", "charxiv-reasoning-grade", OPENAI_API_KEY="test-key",
         )  # fmt: skip
         assert server.requests_total == 0
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     assert "KeyError" not in proc.stdout + proc.stderr
     assert "answers judged (none applied)" in proc.stdout
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["status"] == "complete"
+    assert "--judge-protocol charxiv-reasoning-grade applies to none of the run's 4 answer(s)" in (
+        proc.stderr
+    )
+    status = json.loads((tmp_path / "out" / "results.json").read_text())["status"]
+    assert status == "judging_failed"
 
 
 @pytest.mark.parametrize("data", ["charxiv-reasoning", "charxiv-descriptive"])

@@ -274,3 +274,24 @@ def test_option_mappings_are_redacted_by_the_rule_of_the_spec() -> None:
     assert redact_options({"chat_template_kwargs": {"enable_thinking": True, "n": 2}}) == {
         "chat_template_kwargs": {"enable_thinking": True, "n": 2}
     }
+
+
+def test_the_judged_headline_line_shows_a_judges_spec_redacted(tmp_path: Path) -> None:
+    # Re-test 19: the terminal's "accuracy, balanced_accuracy judged: ... count as JUDGE read
+    # them" line named the judge by its spec as typed, a password in its URL included (the
+    # judge's own line and results.md hid it), under `run` and under `lmmprobe judge`.
+    db = tmp_path / "db"
+    # The model's answer names no option (the rules cannot read it), the judge names one.
+    with FakeOpenAIServer(reply_table=[("@judge ", "A"), ("", "no idea")]) as server:
+        url = server.base_url.replace("://", f"://user:{PASSWORD}@", 1)
+        judge = f"openai:judge@{url}"
+        common = ("--judge", judge, "--judge-when", "always", "--db", db)
+        ran = lmmprobe("run", "-m", f"openai:fake-vlm@{server.base_url}", "-d", "demo,n=2",
+                       *common, "--out", tmp_path / "o", OPENAI_API_KEY="k")  # fmt: skip
+        judged = lmmprobe("judge", "latest", *common, "--out", tmp_path / "j", OPENAI_API_KEY="k")
+    for proc in (ran, judged):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "judged: 2 answer(s) the rules could not read count as" in proc.stdout
+        assert f"openai:judge@{url.replace(PASSWORD, REDACTED)} read them" in proc.stdout
+        assert PASSWORD not in proc.stdout + proc.stderr, proc.args
+    _nothing_recorded(tmp_path)

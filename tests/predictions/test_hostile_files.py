@@ -790,3 +790,54 @@ except FileTooLarge as exc:
         "10",
         f"{small}: larger than 9 bytes, the most lmmprobe reads for an image",
     ]
+
+
+LONG_KEY = "k" * 2_000_000
+
+
+@pytest.mark.parametrize(
+    ("reader", "layout"),
+    [
+        ("mathvista", {LONG_KEY: "not an object"}),
+        ("mathvista", {"1": {"pid": LONG_KEY, "response": "5", "answer": "5"}}),
+        ("mmmu", {LONG_KEY: [{"x": 1}]}),
+        ("mmmu", [{"id": LONG_KEY, "response": {"x": 1}}]),
+    ],
+    ids=["mathvista-key", "mathvista-pid", "mmmu-key", "mmmu-id"],
+)
+@pytest.mark.parametrize("command", ["score", "import"])
+def test_a_huge_id_is_named_cut_in_a_rows_error(
+    tmp_path: Path, reader: str, layout: object, command: str
+) -> None:
+    # Re-test 19: MathVista's pid (key or field) and MMMU's id were put whole into the line
+    # naming a bad row: a 2 MB id was a 2 MB error line.
+    if reader == "mmmu":
+        (tmp_path / "M" / "Art").mkdir(parents=True)
+        path = tmp_path / "M" / "Art" / "output.json"
+        given = tmp_path / "M"
+    else:
+        path = given = tmp_path / "output_bard.json"
+    path.write_text(json.dumps(layout), encoding="utf-8")
+    more = ("--db", tmp_path / "db") if command == "import" else ()
+    proc = lmmprobe(command, given, "--reader", reader, *more)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "kkkkkkkkkk... (2,000,000 characters)" in proc.stderr, proc.stderr[:2000]
+    assert len(proc.stderr) < 2_000, proc.stderr[:2000]
+    assert "Traceback" not in proc.stderr
+
+
+def test_an_exported_row_whose_gold_is_no_option_is_one_line(tmp_path: Path) -> None:
+    # Re-test 19: an `lmmprobe export` row edited so that its gold is no option's index, read
+    # again with --matcher, gave pydantic's three-line error with its web link.
+    made = lmmprobe("run", "-m", "first", "--data", "demo,n=2", "-q", "--db", tmp_path / "db")
+    assert made.returncode == 0, made.stderr
+    exported = tmp_path / "run.jsonl"
+    assert lmmprobe("export", "latest", "--db", tmp_path / "db", "-o", exported).returncode == 0
+    rows = [json.loads(line) for line in exported.read_text(encoding="utf-8").splitlines()]
+    rows[0]["gold"] = 99
+    exported.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    proc = lmmprobe("score", exported, "--matcher", "reform")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip().count("\n") == 0, proc.stderr
+    assert "not a scorable row: answer: index 99 is out of range for 4 choices" in proc.stderr
+    assert "pydantic" not in proc.stderr

@@ -148,6 +148,7 @@ def judge(
     from lmmprobe.judge.step import PAIRS_AGAIN
     from lmmprobe.metrics.elo import EloTooLargeError
     from lmmprobe.models.base import load_model
+    from lmmprobe.parse.thinking import tags_for_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run import RunAborted
     from lmmprobe.store import Store
@@ -159,6 +160,7 @@ def judge(
             fail(f"--out {out}: give a file in an existing folder")
         refuse_store_out(out, db)  # before the judge is paid, not after
     try:
+        tags_for_model(judge_spec)  # a think= value that cannot be read: before any call
         model = load_model(judge_spec)
     except (RegistryError, ValueError, ImportError) as exc:
         fail(f"--judge {shown_spec(judge_spec)}: {exc}")

@@ -75,12 +75,18 @@ def judge_config(
     sees_image: bool,
     prompt: Path | None,
     scale: str,
+    *,
+    keys: bool = False,
 ) -> JudgeConfig | None:
     """The run's `JudgeConfig` from the options; None without a ``--judge``.
 
+    With `keys` (a run that sends; not a dry run) each judge's API key must be set, as the
+    run's models' keys must be before any of them is asked.
+
     Raises:
         ValueError: A judge option is given without ``--judge``, a value is not allowed, or a
-            judge spec cannot be built (its backend or options): before any model is asked.
+            judge spec cannot be built (its backend or options, or with `keys` its API key):
+            before any model is asked.
 
     """
     if not judges:
@@ -103,7 +109,7 @@ def judge_config(
     if scale not in ("binary", "1-5", "1-10"):
         raise ValueError(f"--judge-scale {scale}: must be binary, 1-5 or 1-10")
     for spec in dict.fromkeys(judges):
-        _check_judge(spec)
+        _check_judge(spec, keys=keys)
     return JudgeConfig.model_validate(
         {
             "judges": judges,
@@ -116,7 +122,7 @@ def judge_config(
     )
 
 
-def _check_judge(spec: str) -> None:
+def _check_judge(spec: str, *, keys: bool = False) -> None:
     """Build the judge of `spec` (no call, no key needed), as a run's models are before it starts.
 
     A judge whose options cannot work was found only after every model had been asked (and
@@ -127,13 +133,21 @@ def _check_judge(spec: str) -> None:
         ValueError: ``--judge SPEC: what is wrong`` (the spec shown without its secrets).
 
     """
+    from lmmprobe.parse.thinking import tags_for_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run.runner import load_unkeyed
 
     try:
-        load_unkeyed(spec)
+        tags_for_model(spec)  # a think= value that cannot be read: here, as a model's is
+        _, missing = load_unkeyed(spec)
     except (RegistryError, ValueError, ImportError) as exc:
         raise ValueError(f"--judge {shown_spec(spec)}: {exc}") from None
+    if keys and missing is not None:
+        # Found only when the judging step built the judge, after every model was asked.
+        raise ValueError(
+            f"--judge {shown_spec(spec)}: no API key: set the environment variable {missing} "
+            "(or name another with key_env=VAR)"
+        )
 
 
 # What each reason for an unjudged verdict means for the next run (docs/judges.md, "Unjudged").
@@ -248,4 +262,7 @@ def judged_headline_lines(results: ModelResults) -> list[str]:
     headline = results.judged_headline
     if headline is None:
         return []
-    return [f"  {judged_headline_text(headline, results.metrics)}"]
+    # The judges are named by their specs as given on the command line: shown as every other
+    # line shows a spec (a password in a judge's URL is hidden; results.md's copy is redacted).
+    shown = headline.model_copy(update={"judges": [shown_spec(j) for j in headline.judges]})
+    return [f"  {judged_headline_text(shown, results.metrics)}"]

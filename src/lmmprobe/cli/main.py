@@ -299,7 +299,13 @@ def run(
             prices=_price_table(prices),
             max_cost=parse_max_cost(max_cost),
             judge=judge_config(
-                judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+                judge,
+                judge_protocol,
+                judge_when,
+                judge_sees_image,
+                judge_prompt,
+                judge_scale,
+                keys=not dry_run,
             ),
         )
     except ValueError as exc:  # a pydantic ValidationError among them: one line per option
@@ -344,7 +350,13 @@ def judge_command(
         where = store.path
     try:
         config = judge_config(
-            judge, judge_protocol, judge_when, judge_sees_image, judge_prompt, judge_scale
+            judge,
+            judge_protocol,
+            judge_when,
+            judge_sees_image,
+            judge_prompt,
+            judge_scale,
+            keys=not dry_run,
         )
         assert config is not None  # --judge is required above
         # A --max-cost given here replaces the run's budget ('none' switches it off); it
@@ -571,6 +583,14 @@ def _evaluate_and_show(
             "again: stored answers are not asked again, nor are a judge's stored replies (an "
             "unreadable one is read again: a judge that cannot follow the protocol needs "
             "another model)",
+            code=1,
+        )
+    if ev.judging is not None and ev.judging.not_applied:
+        _fail(
+            f"{ev.judging.not_applied}, so no judge was asked (run {ev.run_id} is "
+            f"{res.status}); name a protocol that fits the data (lmmprobe list "
+            "judge-protocols), or leave --judge-protocol out: each benchmark's own, else "
+            "lmmprobe-choice and lmmprobe-open",
             code=1,
         )
     # A model whose requests a spent budget left unsent has only budget errors: the stop above

@@ -353,9 +353,14 @@ def _judge_pairs(
     from lmmprobe.judge.compare import judge_pairs
     from lmmprobe.judge.step import PAIRS_AGAIN
     from lmmprobe.models.base import load_model
+    from lmmprobe.parse.thinking import tags_for_model
     from lmmprobe.registry import RegistryError
     from lmmprobe.run import RunAborted
 
+    try:
+        tags_for_model(spec)  # a think= value that cannot be read: before any call
+    except ValueError as exc:
+        fail(f"--judge {shown_spec(spec)}: {exc}")
     try:
         judge_model = load_model(spec)
         with Store(db) as store:

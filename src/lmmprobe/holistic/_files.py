@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from lmmprobe import _mapping_file
 from lmmprobe._mapping_file import KeyLines, MappingFileError, where
+from lmmprobe._secrets import redact_urls
 
 __all__ = [
     "KeyLines",
@@ -43,7 +44,8 @@ def read_mapping(path: Path) -> tuple[dict[str, Any], KeyLines]:
     try:
         return _mapping_file.read_mapping(path)
     except MappingFileError as exc:
-        raise TaxonomyError(str(exc)) from None
+        # A card keyed by a spec with its server's URL: the password is not shown.
+        raise TaxonomyError(redact_urls(str(exc))) from None
 
 
 def describe_validation(exc: ValidationError) -> str:

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from lmmprobe._secrets import shown_spec
 from lmmprobe.holistic._files import (
     TaxonomyError,
     describe_validation,
@@ -235,16 +236,18 @@ def load_model_cards(path: str | Path) -> dict[str, ModelCard]:
             body = {}
         if not isinstance(body, dict):
             raise TaxonomyError(
-                f"{at}: model {spec!r}: expected a mapping of card fields, got "
+                f"{at}: model {shown_spec(spec)!r}: expected a mapping of card fields, got "
                 f"{type(body).__name__}"
             )
         try:
             cards[spec] = ModelCard(**body)
         except ValidationError as exc:
             at = where(p, lines, spec, first_field(exc))  # the field's own line
-            raise TaxonomyError(f"{at}: model {spec!r}: {describe_validation(exc)}") from exc
+            raise TaxonomyError(
+                f"{at}: model {shown_spec(spec)!r}: {describe_validation(exc)}"
+            ) from exc
         except ValueError as exc:  # pragma: no cover - validators raise inside ValidationError
-            raise TaxonomyError(f"{at}: model {spec!r}: {exc}") from exc
+            raise TaxonomyError(f"{at}: model {shown_spec(spec)!r}: {exc}") from exc
     return cards
 
 

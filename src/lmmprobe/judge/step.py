@@ -149,6 +149,9 @@ class JudgeModelStats:
     asked: Counter[str] = field(default_factory=Counter)
     """Judge spec → its verdicts asked for (one per answer and protocol repeat); more than
     its requests where answers share a judge prompt (such a prompt is asked once)."""
+    answered: int = 0
+    """Rows of the model whose request returned an answer, not cut off: what a named
+    ``--judge-protocol`` that applied to none of them could have judged."""
 
     def count_decided(self, judgements: Sequence[Judgement]) -> None:
         """Count one answer under the path that decided it: a rule, else a judge, else none.
@@ -201,6 +204,10 @@ class JudgeRunOutcome:
     (every call failed: a misspelt model, a refused key; or every reply was unreadable or cut
     off: a model that cannot follow the protocol); the run is then ``judging_failed``, never
     ``complete``."""
+    not_applied: str | None = None
+    """Why nothing was judged although the run has answers: the ``--judge-protocol`` named
+    applies to none of them (CharXiv's grader on other data, ``lmmprobe-choice`` on open
+    rows); the run is then ``judging_failed`` too. None otherwise."""
 
     def results(self) -> dict[str, dict[str, Any]]:
         """Model spec → how its answers were judged, as results.json records it (``judge``)."""
@@ -450,19 +457,27 @@ class Protocols:
         return self._by_kind[kind]
 
     def check_prompt(self) -> None:
-        """Refuse a ``--judge-prompt`` that no protocol met so far uses.
+        """Refuse a ``--judge-prompt`` (or ``--judge-scale``) that no protocol met so far uses.
 
         Raises:
-            ValueError: No sample met is judged by ``lmmprobe-open``, the template's user.
+            ValueError: No sample met is judged by ``lmmprobe-open``, the template's (and the
+                scale's) only user.
 
         """
         used = self._configured
-        if self.config.prompt is not None and not any(
-            isinstance(p, OpenProtocol) for p in used.values()
-        ):
+        if any(isinstance(p, OpenProtocol) for p in used.values()):
+            return
+        protocols = ", ".join(sorted(used))
+        if self.config.prompt is not None:
             raise ValueError(
                 f"--judge-prompt {self.config.prompt}: a template is used by lmmprobe-open "
-                f"only, and no row here is judged by it (protocols: {', '.join(sorted(used))})"
+                f"only, and no row here is judged by it (protocols: {protocols})"
+            )
+        if self.config.scale != "binary":
+            # Else the figures are the protocol's own 0/1 verdicts, the scale asked for unsaid.
+            raise ValueError(
+                f"--judge-scale {self.config.scale}: a scale is used by lmmprobe-open only, and "
+                f"no row here is judged by it (protocols: {protocols})"
             )
 
     def check(self, kinds: Iterable[SampleKind]) -> None:
@@ -758,14 +773,16 @@ def judge_run(
         if meter is not None:
             outcome.spent = meter.spent
     result.failed = _failed_judges(result, list(judges))
+    result.not_applied = _not_applied(result, config)
     if any(stats.budget for stats in result.models.values()):
         # The money ran out while judging: the run stops as when it runs out on the answers,
         # and the same command asks the unsent judge requests (stored as budget errors).
         outcome.status = "stopped_budget"
         store.update_run(outcome.run_id, status=outcome.status)
-    elif result.failed:
+    elif result.failed or result.not_applied:
         # A judge that read nothing (every call refused: a misspelt model, a wrong key; every
         # reply unreadable) judged nothing: the run is not complete, whatever its answers.
+        # Nor is one whose named protocol fits none of its answers: no judge was even asked.
         outcome.status = JUDGING_FAILED
         store.update_run(outcome.run_id, status=outcome.status)
     used = {p.name: p for p in samples.protocols.used()}
@@ -819,6 +836,25 @@ def _failed_judges(result: JudgeRunOutcome, judges: Sequence[str]) -> dict[str, 
             next((s.first_unreadable[judge] for s in models if judge in s.first_unreadable), None),
         )
     return failed
+
+
+def _not_applied(result: JudgeRunOutcome, config: JudgeConfig) -> str | None:
+    """Why the ``--judge-protocol`` named judged nothing, when it applied to no answer; else None.
+
+    A protocol named for every row applies only to the rows it can judge (CharXiv's grader
+    to CharXiv's questions, ``lmmprobe-choice`` to single-choice rows): named for data it does
+    not fit, no judge is asked and every figure is the rules' alone, which exit status 0 would
+    pass off as a judged run.
+    """
+    name = config.protocol
+    models = list(result.models.values())
+    answered = sum(s.answered for s in models)
+    if name is None or not answered or any(name in s.protocols for s in models):
+        return None
+    check = getattr(JUDGE_PROTOCOLS.get(name), "applies", None)
+    doc = (getattr(check, "__doc__", None) or "").strip().splitlines()
+    judges = f" (it judges: {doc[0].rstrip('.')})" if doc else ""
+    return f"--judge-protocol {name} applies to none of the run's {answered} answer(s){judges}"
 
 
 def nothing_read_why(made: int, errors: int, first_error: str, first_unreadable: str | None) -> str:
@@ -920,6 +956,8 @@ def _plan_asks(
         protocol = protocols.get(score.sample_id)
         if sample is None or protocol is None:
             continue
+        if score.error_type is None and score.stage not in ("error", "truncated"):
+            stats.answered += 1  # an answer a protocol may read (not failed, not cut off)
         item = JudgeItem(sample, _answer_of(model_spec, answers.get(score.key)), score)
         if not _applies(protocol, item):
             continue

@@ -103,6 +103,13 @@ def stored_outcome(
     assert spec.judge is not None  # judged_spec sets it
     present = set(store.run_models(source))
     missing = [m for m in spec.models if m not in present]
+    if missing and status == "running":
+        # Another process is running it (a run whose process died is no longer "running"
+        # once the store is opened): its answers are scored as each chunk ends.
+        raise ValueError(
+            f"run {source} is running (in another process) and holds no scored answers of "
+            f"{', '.join(map(repr, missing))} yet: judge it once it has finished"
+        )
     if missing:
         raise ValueError(
             f"run {source} ({status}) holds no answers of {', '.join(map(repr, missing))}: it "

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from lmmprobe.schema.text import shown_value
 from lmmprobe.spec import THINK_OPTION, SpecError, parse_spec
 
 __all__ = [
@@ -107,12 +108,12 @@ def parse_think_option(value: str) -> tuple[TagPair, ...]:
     open_tag, close_tag = open_tag.strip(), close_tag.strip()
     if not bar or not close_tag:
         raise ValueError(
-            f"think={value!r}: expected off, on, opened, or OPEN|CLOSE (the opening and "
+            f"think={shown_value(value)!r}: expected off, on, opened, or OPEN|CLOSE (the opening and "
             "closing thinking tags, e.g. think=<reasoning>|</reasoning>; |CLOSE when the "
             "template opens the block)"
         )
     if open_tag == close_tag:
-        raise ValueError(f"think={value!r}: the opening and closing tags must differ")
+        raise ValueError(f"think={shown_value(value)!r}: the opening and closing tags must differ")
     return ((open_tag, close_tag),)
 
 

@@ -9,6 +9,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import ValidationError
+
 from lmmprobe.data.base import DataError
 from lmmprobe.schema import MAX_REPLY_CHARS
 
@@ -25,6 +27,7 @@ __all__ = [
     "pandas_missing",
     "prediction_text",
     "row_error",
+    "sample_refusal",
 ]
 
 MAX_PREDICTION = MAX_REPLY_CHARS
@@ -207,3 +210,8 @@ def cut_length(text: str) -> int | None:
     """
     found = _CUT.search(text)
     return None if found is None else int(found.group(1).replace(",", ""))
+
+
+def sample_refusal(exc: ValidationError) -> str:
+    """Why pydantic refused a sample, in its checks' own words (each names its field), one line."""
+    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())

@@ -16,10 +16,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import ValidationError
+
 from lmmprobe.data.base import DataError
 from lmmprobe.metrics.choice import AnswerSums
 from lmmprobe.metrics.stability import category_key, instability_of
 from lmmprobe.parse import MATCHERS
+from lmmprobe.predictions._rows import sample_refusal
 from lmmprobe.run.scoring import score_response
 from lmmprobe.schema import FormulateConfig, Request, Response, Sample, Score
 from lmmprobe.schema.rows import CHUNK_ROWS, chunk_of_scores
@@ -75,6 +78,8 @@ def _asked(i: int, r: dict[str, Any]) -> tuple[Sample, Request]:
                 "metadata": r.get("metadata") or {},
             }
         )
+    except ValidationError as exc:  # pydantic's own text is several lines, with a web link
+        raise DataError(f"{_row_name(i, r)}: not a scorable row: {sample_refusal(exc)}") from None
     except ValueError as exc:
         raise DataError(f"{_row_name(i, r)}: not a scorable row: {exc}") from None
     request = Request(

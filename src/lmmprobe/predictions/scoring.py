@@ -49,6 +49,7 @@ from lmmprobe.formulate.prompt import Formulator
 from lmmprobe.metrics.benchmark_judged import mmbench_letter_correct
 from lmmprobe.models.base import ModelIdentity
 from lmmprobe.predictions._join import SampleIndex
+from lmmprobe.predictions._rows import sample_refusal
 from lmmprobe.predictions._stream import open_regular
 from lmmprobe.predictions.file_items import item_maker
 from lmmprobe.predictions.id_schemes import (
@@ -237,12 +238,7 @@ def _samples_from_gold(where: str, pred: ImportedPrediction) -> Sample:
             metadata={},
         )
     except ValidationError as exc:
-        raise DataError(f"{where}: row {pred.row}: {_invalid(exc)}") from None
-
-
-def _invalid(exc: ValidationError) -> str:
-    """Why pydantic refused a sample, in its checks' own words (each names its field)."""
-    return "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+        raise DataError(f"{where}: row {pred.row}: {sample_refusal(exc)}") from None
 
 
 def _items_of(
@@ -257,7 +253,7 @@ def _items_of(
     try:
         return make(where, pred)
     except ValidationError as exc:
-        raise RowRefused(f"{where}: row {pred.row}: {_invalid(exc)}") from None
+        raise RowRefused(f"{where}: row {pred.row}: {sample_refusal(exc)}") from None
 
 
 class RowRefused(DataError):

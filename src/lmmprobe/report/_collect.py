@@ -281,12 +281,27 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
         store_path = db or (Path(results.store) if results.store else None)
         candidates = [p for p in (store_path, path.parent / DEFAULT_DB.name) if p is not None]
         for cand in candidates:
-            if cand.is_file():
+            try:
+                found = cand.is_file()
+            except OSError:  # a name the system refuses (too long): no store there
+                found = False
+            if not found:
+                continue
+            try:
                 store = open_store(cand)
-                try:
-                    return _run_from_row(store.get_run(run_id), cand), store
-                except KeyError:
-                    continue
+            except ReportError as exc:
+                if db is not None:
+                    raise  # the store the user named with --db
+                # The store results.json names is a path as the run's working folder saw it
+                # (lmmprobe-runs/lmmprobe.db), so from another folder it can name another
+                # store: a newer lmmprobe's, or a file that is none. Not this run's: looked
+                # for beside the folder next, else the report is made from results.json.
+                log.warning("run %s: not the store its results.json names: %s", run_id, exc)
+                continue
+            try:
+                return _run_from_row(store.get_run(run_id), cand), store
+            except KeyError:
+                continue
         log.warning("run %s: no store holds it; reporting from results.json only", run_id)
         info = RunInfo(
             run_id=run_id,

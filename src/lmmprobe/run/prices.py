@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe._mapping_file import KeyLines, read_mapping, where
-from lmmprobe._secrets import shown_spec
+from lmmprobe._mapping_file import KeyLines, MappingFileError, read_mapping, where
+from lmmprobe._secrets import redact_urls, shown_spec
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
 from lmmprobe.schema.price import MAX_PRICE
@@ -113,7 +113,13 @@ def load_price_table(path: str | Path) -> dict[str, Price]:
     """
     p = Path(path)
     # A price written 1e3 is a number (YAML 1.2); a quoted "1e3" stays text, refused.
-    data, lines = read_mapping(p, what="prices ({input: DOLLARS, output: DOLLARS})", exponents=True)
+    try:
+        data, lines = read_mapping(
+            p, what="prices ({input: DOLLARS, output: DOLLARS})", exponents=True
+        )
+    except MappingFileError as exc:
+        # A model named twice is quoted: a spec keyed with its server's URL shows no password.
+        raise MappingFileError(redact_urls(str(exc))) from None
     return {name: _entry(p, lines, name, entry) for name, entry in data.items()}
 
 
@@ -122,14 +128,14 @@ def _entry(path: Path, lines: KeyLines, name: str, entry: Any) -> Price:
     at = where(path, lines, name)
     if not isinstance(entry, dict):
         raise ValueError(
-            f"{at}: model {name!r}: expected {{input: DOLLARS, output: DOLLARS}} (per million "
+            f"{at}: model {shown_spec(name)!r}: expected {{input: DOLLARS, output: DOLLARS}} (per million "
             f"tokens), got {_short(entry)}"
         )
     unknown = sorted(_short(k) for k in entry if k not in ("input", "output"))
     if unknown:
         at = where(path, lines, name, next(str(k) for k in entry if k not in ("input", "output")))
         raise ValueError(
-            f"{at}: model {name!r}: unknown field(s) {', '.join(unknown)}; give input and output"
+            f"{at}: model {shown_spec(name)!r}: unknown field(s) {', '.join(unknown)}; give input and output"
         )
     try:
         return Price.model_validate(entry)
@@ -143,7 +149,7 @@ def _entry(path: Path, lines: KeyLines, name: str, entry: Any) -> Price:
         field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
         at = where(path, lines, name, field)
         raise ValueError(
-            f"{at}: model {name!r}: {problem} (dollars per million tokens, from 0 to {MAX_PRICE:,.0f})"
+            f"{at}: model {shown_spec(name)!r}: {problem} (dollars per million tokens, from 0 to {MAX_PRICE:,.0f})"
         ) from None
 
 

@@ -979,17 +979,26 @@ def execute_run(
     executor: Executor | None = None,
     run_id: str | None = None,
     reuse: bool = True,
+    check_load: Callable[[LoadResult | StreamedLoad], None] | None = None,
 ) -> RunOutcome:
     """Run a spec end to end (`_execute_run`), its videos sampled with its frame policy.
 
     The policy holds for every read of the data, the first and each chunk read again, so
     both sample the same frames. With `reuse` (the default), a run identical to an earlier
     complete run of the store copies its rows (`lmmprobe.store.reuse`); False plans, answers
-    and scores every row, the path the copy is held to.
+    and scores every row, the path the copy is held to. `check_load` is called with the data
+    once it is read, before the run is recorded or any model asked: what it raises fails the
+    run there (a layer above checks its judging of that data: `lmmprobe.api.evaluate`).
     """
     with frame_policy(spec.frame_policies()):
         return _execute_run(
-            spec, store=store, progress=progress, executor=executor, run_id=run_id, reuse=reuse
+            spec,
+            store=store,
+            progress=progress,
+            executor=executor,
+            run_id=run_id,
+            reuse=reuse,
+            check_load=check_load,
         )
 
 
@@ -1001,6 +1010,7 @@ def _execute_run(
     executor: Executor | None = None,
     run_id: str | None = None,
     reuse: bool = True,
+    check_load: Callable[[LoadResult | StreamedLoad], None] | None = None,
 ) -> RunOutcome:
     """Run a spec end to end: load data, resolve models, answer, score, record in the store.
 
@@ -1037,6 +1047,8 @@ def _execute_run(
             inputs = resolve_inputs(spec, chunked=True, remember=store)
         models, load = inputs.models, inputs.load
         check_media(models, load, spec)
+        if check_load is not None:
+            check_load(load)
         servers = [m for _, m in models if isinstance(m, StartableModel)]
         if servers and spec.executor != "local":
             raise ValueError(

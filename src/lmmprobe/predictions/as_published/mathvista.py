@@ -76,7 +76,7 @@ def _problems(path: Path) -> list[_Problem]:
     """Each record's recorded ``true_false`` and target keys, in file order."""
     out: list[_Problem] = []
     for n, pid, record in iter_json(path):
-        where = f"{path}:#{n} (pid {pid!r})"
+        where = f"{path}:#{n} (pid {shown_value(str(pid))!r})"
         if not isinstance(record, dict):
             raise row_error(where, "(record)", f"expected an object, got {type(record).__name__}")
         if "true_false" not in record:

@@ -29,6 +29,7 @@ from lmmprobe.predictions.imported import (
     Origin,
     ReadOptions,
 )
+from lmmprobe.schema.text import shown_value
 
 __all__ = ["MathVistaOutputs"]
 
@@ -70,7 +71,7 @@ class MathVistaOutputs:
     def read(self, path: Path, options: ReadOptions) -> Iterator[ImportedPrediction]:
         """One prediction per pid; ``response`` is the answer text, ``answer`` the gold."""
         for n, key, value in iter_json(path):
-            where = f"{path}:#{n} (pid {key})"
+            where = f"{path}:#{n} (pid {shown_value(str(key))})"
             if not isinstance(value, dict):
                 raise row_error(
                     where, "(record)", f"expected an object, got {type(value).__name__}"
@@ -79,7 +80,11 @@ class MathVistaOutputs:
             response, refused = prediction_text(where, "response", need(where, record, "response"))
             pid = as_text(where, "pid", record.get("pid", key))
             if pid != key:
-                raise row_error(where, "pid", f"{pid!r} differs from its key {key!r}")
+                raise row_error(
+                    where,
+                    "pid",
+                    f"{shown_value(pid)!r} differs from its key {shown_value(str(key))!r}",
+                )
             extraction = record.get("extraction")
             if extraction is not None:
                 extraction = as_text(where, "extraction", extraction)

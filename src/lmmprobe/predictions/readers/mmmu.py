@@ -22,7 +22,7 @@ from lmmprobe.predictions.imported import (
     Origin,
     ReadOptions,
 )
-from lmmprobe.schema.text import shown_path
+from lmmprobe.schema.text import shown_path, shown_value
 
 __all__ = ["MMMUOutputs"]
 
@@ -94,7 +94,7 @@ class MMMUOutputs:
             if first_json_char(file, within) == "{":
                 for n, key, value in iter_json(file, within):
                     row += 1
-                    where = f"{shown_path(file)}:#{n} (id {key})"
+                    where = f"{shown_path(file)}:#{n} (id {shown_value(str(key))})"
                     if isinstance(value, list):  # MMMU's multi-answer open questions
                         value = ", ".join(as_text(where, "answer", v) for v in value)
                     text, refused = prediction_text(where, "answer", value)
@@ -116,7 +116,7 @@ class MMMUOutputs:
                     )
                 record: dict[str, Any] = value
                 sid = as_text(where, "id", need(where, record, "id"), allow_number=False)
-                where = f"{shown_path(file)}:#{n} (id {sid})"
+                where = f"{shown_path(file)}:#{n} (id {shown_value(sid)})"
                 response, refused = prediction_text(
                     where, "response", need(where, record, "response")
                 )

@@ -1,0 +1,90 @@
+"""A ``--judge-protocol`` named for data it does not fit fails the run (re-test 19).
+
+A protocol named for every row applies only to the rows it can judge: CharXiv's grader to
+CharXiv's questions, ``lmmprobe-choice`` to single-choice rows. Named for other data it applied
+to no answer, so no judge was asked, every figure was the rules' own, and the run ended
+``complete`` with exit status 0: a CI check of a judged run passed with nothing judged (issue
+34 item 5's rule for a judge that fails every call). Now the run is ``judging_failed`` and the
+command fails in one line saying what the protocol judges.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.console import lmmprobe_with_key
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
+
+
+def _status(folder: Path) -> str:
+    return str(json.loads((folder / "results.json").read_text(encoding="utf-8"))["status"])
+
+
+def test_a_named_protocol_that_fits_none_of_the_answers_fails_run_and_judge(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        judge = ("--judge", f"openai:judge@{server.base_url}")
+        charxiv = ("--judge-protocol", "charxiv-descriptive-grade")
+        ran = lmmprobe_with_key("run", "-m", "first", "--data", "demo,n=3", *judge, *charxiv,
+                                "-q", "--db", db, "--out", tmp_path / "run")  # fmt: skip
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert "--judge-protocol charxiv-descriptive-grade applies to none of the run's 3 " in (
+            ran.stderr
+        )
+        assert "CharXiv's templates" in ran.stderr and "Traceback" not in ran.stderr
+        assert _status(tmp_path / "run") == "judging_failed"
+        # `lmmprobe judge` of that run with lmmprobe-choice: demo's rows are single-choice,
+        # so it fits and judges; lmmprobe-open fits none of them.
+        fits = lmmprobe_with_key("judge", "latest", *judge, "--judge-protocol",
+                                 "lmmprobe-choice", "--judge-when", "always", "-q", "--db", db,
+                                 "--out", tmp_path / "fits")  # fmt: skip
+        assert fits.returncode == 0, fits.stdout + fits.stderr
+        assert _status(tmp_path / "fits") == "complete"
+        none = lmmprobe_with_key("judge", "latest", *judge, "--judge-protocol", "lmmprobe-open",
+                                 "-q", "--db", db, "--out", tmp_path / "none")  # fmt: skip
+        assert none.returncode == 1, none.stdout + none.stderr
+        assert "--judge-protocol lmmprobe-open applies to none of the run's 3 answer(s)" in (
+            none.stderr
+        )
+        assert _status(tmp_path / "none") == "judging_failed"
+
+
+def test_a_judge_scale_no_row_is_graded_on_is_refused_as_a_template_is(tmp_path: Path) -> None:
+    # Re-test 19: `--judge-scale 1-10` with only single-choice rows (lmmprobe-choice's 0/1
+    # verdicts) was ignored without a word, where `--judge-prompt` is refused.
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        judge = ("--judge", f"openai:judge@{server.base_url}", "--judge-scale", "1-10")
+        dry = lmmprobe_with_key("run", "-m", "first", "--data", "demo,n=2", *judge, "--dry-run")
+        assert dry.returncode == 2, dry.stdout + dry.stderr
+        assert dry.stderr.strip() == (
+            "error: --judge-scale 1-10: a scale is used by lmmprobe-open only, and no row here "
+            "is judged by it (protocols: lmmprobe-choice)"
+        ), dry.stderr
+        assert server.requests_total == 0
+
+
+def test_a_template_no_row_is_judged_with_is_refused_before_a_real_run_asks_a_model(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19: the dry run refused it at once, a real run asked (and paid) every model,
+    # then ended `judging_failed` with "judging failed: ValueError: --judge-prompt ...".
+    template = tmp_path / "t.txt"
+    template.write_text("{question}\n{answer}\n", encoding="utf-8")
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        for option in (("--judge-prompt", str(template)), ("--judge-scale", "1-5")):
+            proc = lmmprobe_with_key("run", "-m", f"openai:fake-vlm@{server.base_url}",
+                                     "--data", "demo,n=2", "--judge",
+                                     f"openai:judge@{server.base_url}", *option, "-q",
+                                     "--db", db)  # fmt: skip
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert proc.stderr.startswith(f"error: {option[0]} {option[1]}: "), proc.stderr
+            assert "is used by lmmprobe-open only" in proc.stderr
+            assert "judging failed" not in proc.stderr
+            assert server.requests_total == 0
+    runs = lmmprobe_with_key("runs", "--db", db, "-f", "json")
+    assert not db.exists() or json.loads(runs.stdout) == []
