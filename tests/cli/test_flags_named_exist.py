@@ -42,6 +42,7 @@ OTHER_TOOLS = frozenset(
         *("--setup", "--shape", "--device", "--store", "--old-src", "--extra", "--sizes"),
         *("--write-slow", "--fast-share"),  # benchmarks/suite_cpu.py
         *("--old-sizes", "--fake-api", "--images", "--parallel", "--profile", "--no-lmms-eval"),
+        "--rounds",  # benchmarks/vs_lmms_eval.py
         *("--samples", "--clips", "--h264-gop"),
         "--subject",  # MMMU's main_parse_and_eval.py (docs/audit.md)
         "--mode",  # MMMU-Pro's infer_transformers.py, CharXiv's evaluate.py (docs/benchmarks.md)
