@@ -530,12 +530,9 @@ class _CheckedImages:
             for position, raw in rows:
                 if not self._deferring():
                     # Rows deferred before (the worker gone since) are settled first, in order.
-                    if waiting is not None:
-                        done, waiting = waiting, None
-                        yield from self._settle(done, self._results(done))
-                    if window:
-                        sent, window = self._send(window), []
-                        yield from self._settle(sent, self._results(sent))
+                    if waiting is not None or window:
+                        rest, waiting, window = (waiting, window), None, []
+                        yield from self._settle_rest(*rest)
                     try:
                         yield position, parse(position, raw)
                     except RowError as exc:
@@ -567,12 +564,8 @@ class _CheckedImages:
                         # load goes on with the next row.
                         done_now, waiting = (waiting, self._results(waiting)), None
                         yield from self._settle(*done_now)
-            if waiting is not None:
-                done, waiting = waiting, None
-                yield from self._settle(done, self._results(done))
-            if window:
-                sent, window = self._send(window), []
-                yield from self._settle(sent, self._results(sent))
+            rest, waiting, window = (waiting, window), None, []
+            yield from self._settle_rest(*rest)
         finally:
             if waiting is not None and waiting.sent and self.pool is not None:
                 # Stopped early (at a limit, or by an error): the worker's answer for the
@@ -581,6 +574,16 @@ class _CheckedImages:
                     self.pool.receive(_WORKER_SILENCE)
                 except (EOFError, OSError):
                     self.close()
+
+    def _settle_rest(
+        self, waiting: _Sent | None, window: list[_Parsed]
+    ) -> Iterator[tuple[int, Sample | RowError]]:
+        """The window with the worker, then the rows deferred since (sent now), in order."""
+        if waiting is not None:
+            yield from self._settle(waiting, self._results(waiting))
+        if window:
+            sent = self._send(window)
+            yield from self._settle(sent, self._results(sent))
 
     def _deferring(self) -> bool:
         """Whether to defer new files' checks from here: the worker has started.
