@@ -26,6 +26,7 @@ processes share.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import tempfile
@@ -92,11 +93,10 @@ class ChunkSpill(Generic[T]):
         self._file = tempfile.TemporaryFile(prefix="lmmprobe-chunks-")  # noqa: SIM115
         self._close = weakref.finalize(self, self._file.close)
         most = MAX_SPILL_BYTES if budget is None else budget
-        try:
+        # Without statvfs (Windows) or where it fails, the fixed budget alone.
+        with contextlib.suppress(OSError, AttributeError):
             fs = os.fstatvfs(self._file.fileno())
             most = min(most, fs.f_bavail * fs.f_frsize // _FREE_SHARE)
-        except (OSError, AttributeError):  # no statvfs (Windows): the fixed budget alone
-            pass
         self.budget = most
         """The most bytes this spill writes."""
         self._places: list[tuple[int, int]] = []
