@@ -417,6 +417,13 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
     also as the value of an option (``note=--api-key``, ``--extra=--token=X``: one level).
     """
     found = _piece_secret_alone(piece)
+    if found is None and _glued_short_flag(piece):
+        # curl's ``-HAuthorization:Bearer X`` (or ``-H'x-api-key: X'``): a header glued to its
+        # short flag is judged as the header alone
+        inner = _piece_secret_alone(piece[2:])
+        if inner is not None:
+            name, value_at = inner
+            return name, (None if value_at is None else 2 + value_at)
     eq = piece.find("=")
     value = piece[eq + 1 :] if eq > 0 else ""
     # ``--extra=--token=X``, and a header given as a flag's value (``--header=Authorization:X``)
@@ -426,6 +433,16 @@ def _piece_secret(piece: str) -> tuple[str, int | None] | None:
             name, value_at = inner
             return name, (None if value_at is None else eq + 1 + value_at)
     return found
+
+
+def _glued_short_flag(piece: str) -> bool:
+    """Whether `piece` is a one-letter flag with its value glued on (``-HName:value``)."""
+    return (
+        len(piece) > 2
+        and piece[0] in _DASH_CHARS
+        and piece[0] not in _LONG_DASHES
+        and piece[1] not in _DASH_CHARS
+    )
 
 
 def _piece_secret_alone(piece: str) -> tuple[str, int | None] | None:
@@ -601,7 +618,8 @@ def secret_argument(arg: str) -> str | None:
     ``--apikey``, ``--auth``, ``--passwd``, ``--api-key-1``, ``--secretkey``), an
     abbreviation argparse would expand to one (``--api``, ``--hf-tok``), ``-k``/``-K``, a
     ``NAME=value`` or ``NAME: value`` with any word of NAME saying secret (``HF_TOKEN``,
-    ``API_KEY_FOR_LOG``, ``PGPASSWORD``, ``Authorization:``), ``Bearer``, and a password in a
+    ``API_KEY_FOR_LOG``, ``PGPASSWORD``, ``Authorization:``; also glued to a one-letter flag,
+    curl's ``-HAuthorization:Bearer X``), ``Bearer``, and a password in a
     URL (``https://user:pass@host``). The word is also read as a shell snippet (``bash -c
     '... --api-key X'``): each of its pieces between whitespace and shell punctuation is
     judged alike. ``--tokenizer``, ``--ssl-keyfile``, ``--max-num-batched-tokens`` or

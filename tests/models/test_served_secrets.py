@@ -97,7 +97,7 @@ def test_an_unclosed_quote_does_not_echo_a_secret(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args",
     ["--tokenizer org/tok", "--max-num-batched-tokens 8192", "--ssl-keyfile key.pem",
-     "--return-tokens-as-token-ids", "--kv-cache-dtype fp8"],
+     "--return-tokens-as-token-ids", "--kv-cache-dtype fp8", "-HContent-Type:text/plain"],
 )  # fmt: skip
 def test_flags_that_only_mention_tokens_or_keys_pass(args: str) -> None:
     opts = parse_options(SERVERS["vllm"], "some/model", {"command": "true", "args": args})
@@ -174,6 +174,10 @@ HOSTILE = [
     (f"--jwt {SECRET}", "--jwt"),
     (f"--hmac={SECRET}", "--hmac"),
     (f'--credentials-json \'{{"private_key":"{SECRET}"}}\'', "private_key"),
+    # Re-test 19 of issue 34 (#20): curl's header glued to its short flag.
+    (f"-HAuthorization:Bearer {SECRET}", "Authorization"),
+    (f"-H'Authorization: {SECRET}'", "Authorization"),
+    (f"-Hx-api-key:{SECRET}", "x-api-key"),
 ]
 # Keys recognised by their shape alone (re-test 3, item 4): refused and redacted anywhere.
 KEYS = [
