@@ -97,6 +97,38 @@ def test_a_rater_name_no_page_can_show_is_refused_and_the_session_kept(
     assert "Traceback" not in log[0] and "Internal Server Error" not in log[0], log[0]
 
 
+# Re-test 19 of issue 34 (#16): the vote page's form sent a name whose bytes are no UTF-8; the
+# form decoder read them as U+FFFD and the rater was named "\ufffd\ufffd\ufffd".
+_BAD_FORM_NAMES = [
+    (b"%ED%A0%80", "a lone surrogate (U+D800 at character 1)"),  # CESU: an encoded surrogate
+    (b"ana%FF", "a lone surrogate (U+DCFF at character 4)"),
+    (b"ana\xff", "a lone surrogate (U+DCFF at character 4)"),  # the byte itself, unencoded
+]
+
+
+def test_a_forms_name_that_is_no_utf8_is_refused_as_the_json_endpoint_refuses_it(
+    demo_db: tuple[Path, str],
+) -> None:
+    log: list[str] = []
+    with serving("--db", str(demo_db[0]), log=log) as url, httpx.Client(base_url=url) as c:
+        token = c.get("/arena/api/session").json()["csrf_token"]
+        kind = {"Content-Type": "application/x-www-form-urlencoded"}
+        for name, why in _BAD_FORM_NAMES:
+            body = b"csrf_token=" + token.encode() + b"&name=" + name
+            r = c.post("/arena/rater", content=body, headers=kind)
+            _page(r, 400, "Bad request", f"a rater name cannot hold {why}: ")
+            assert c.get("/arena/api/session").json()["rater"] is None
+        # UTF-8 as a browser sends it stays the name typed (a multipart form too).
+        body = b"csrf_token=" + token.encode() + b"&name=Zo%C3%AB+%E2%9C%93"
+        assert c.post("/arena/rater", content=body, headers=kind).status_code == 303
+        assert c.get("/arena/api/session").json()["rater"] == "Zo\u00eb \u2713"
+        parts = {"name": (None, "Ng\u00e9".encode())}
+        multipart = c.post("/arena/rater", files=parts, headers={"X-CSRF-Token": token})
+        assert multipart.status_code == 303
+        assert c.get("/arena/api/session").json()["rater"] == "Ng\u00e9"
+    assert "Traceback" not in log[0] and "Internal Server Error" not in log[0], log[0]
+
+
 @pytest.mark.parametrize(
     ("status", "heading"),
     [(400, "Bad request"), (404, "Not found"), (409, "Not possible now"),

@@ -41,7 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import APIRouter, Body, FastAPI, Form, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
@@ -614,10 +614,35 @@ def arena_runs(
 
 
 @router.post("/arena/rater", include_in_schema=False)
-def arena_rater(request: Request, name: Annotated[str, Form()] = "") -> Response:
+async def arena_rater(request: Request) -> Response:
     """Set (or change) the session's rater name, then go to the vote page."""
-    _set_rater(request, name)
+    _set_rater(request, await _form_text(request, "name"))
     return RedirectResponse("/arena", status_code=303)
+
+
+async def _form_text(request: Request, field: str) -> str:
+    r"""The form field `field` of `request` as sent ("" if absent), its bad UTF-8 kept visible.
+
+    A form decoder reads bytes that are no UTF-8 (``name=%ED%A0%80``, an encoded lone
+    surrogate) as U+FFFD, so a name would be stored as marks the rater never typed. Here an
+    encoded surrogate is read as the surrogate it encodes and any other bad byte as a lone
+    surrogate too (``surrogateescape``), which `store_battles.rater_name` refuses in the words
+    the JSON endpoint uses for ``"\ud800"``. A multipart form is read as the app reads it.
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        value = (await request.form()).get(field, "")
+        return value if isinstance(value, str) else ""
+    # Latin-1 maps each byte to one character, so the field's bytes come back exactly.
+    body = (await request.body()).decode("latin-1")
+    for key, value in parse_qsl(body, keep_blank_values=True, encoding="latin-1"):
+        if key == field:
+            raw = value.encode("latin-1")
+            try:
+                return raw.decode("utf-8", "surrogatepass")
+            except UnicodeDecodeError:
+                return raw.decode("utf-8", "surrogateescape")
+    return ""
 
 
 @router.post("/arena/leave", include_in_schema=False)
