@@ -32,7 +32,14 @@ from typing import Any
 
 from lmmprobe._file_kind import not_regular_file
 
-__all__ = ["KeyLines", "MappingFileError", "read_mapping", "read_mapping_text", "where"]
+__all__ = [
+    "KeyLines",
+    "MappingFileError",
+    "decimal_number",
+    "read_mapping",
+    "read_mapping_text",
+    "where",
+]
 
 YAML_HINT = "pip install 'lmmprobe[holistic]'"
 """The extra that installs pyyaml."""
@@ -296,10 +303,25 @@ _SCALAR_TAGS = frozenset(
 _DECIMAL_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 """An integer as YAML 1.2's core schema reads it in base 10 (no leading 0: 1.1 makes it octal)."""
 
-_DECIMAL_FLOAT = re.compile(
-    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
-)
+_PLAIN_DECIMAL = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+"""A number in plain decimal digits: ``5``, ``-0.5``, ``.5``, ``2e-3``."""
+
+_DECIMAL_FLOAT = re.compile(rf"{_PLAIN_DECIMAL}|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
 """A float as YAML 1.2's core schema reads it (no ``_``, no base-60 ``1:30.5``)."""
+
+_PLAIN_DECIMAL_RE = re.compile(_PLAIN_DECIMAL)
+
+
+def decimal_number(text: str) -> float | None:
+    """`text` read as a number in plain ASCII decimal (``5``, ``0.5``, ``2e-3``), else None.
+
+    For numbers a user types in an option. Python's ``float()`` also reads ``1_0`` (as 10),
+    other scripts' digits (``"٥"`` is 5), ``nan`` and ``infinity``, none of which anyone means
+    as an amount; they are no number here, as in a YAML file (`_DECIMAL_FLOAT`). Spaces around
+    the number are allowed; an exponent may still overflow to infinity (``1e400``).
+    """
+    stripped = text.strip()
+    return float(stripped) if _PLAIN_DECIMAL_RE.fullmatch(stripped) else None
 
 
 def _yaml(path: Path, text: str, exponents: bool = False) -> tuple[Any, KeyLines]:

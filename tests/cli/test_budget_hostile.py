@@ -194,8 +194,9 @@ def test_missing_usage_with_free_prompts_counts_max_new_tokens(tmp_path: Path) -
     assert _spent(proc.stdout) == pytest.approx(12.0)
 
 
-# "٥" (Arabic-Indic 5) and "５" (fullwidth): float() reads them, a budget must not.
-@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "\u0665", "\uff15"])
+# "٥" (Arabic-Indic 5) and "５" (fullwidth): float() reads them, a budget must not; nor "1_0",
+# which it read as 10 (re-test 19 of issue 34, #17).
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", "\u0665", "\uff15", "1_0"])
 def test_max_cost_values_and_how_to_switch_it_off(tmp_path: Path, value: str) -> None:
     proc = _run("run", "-m", "random,price=1:1", "--limit", "2", "-q", "--db", tmp_path / "db",
                 "--max-cost", value)  # fmt: skip

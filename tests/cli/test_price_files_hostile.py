@@ -78,6 +78,31 @@ def test_a_price_is_a_number_not_a_string_or_a_boolean(
 
 
 @pytest.mark.parametrize(
+    ("entry", "field", "why"),
+    [("{input: .nan, output: 2}", "input", "is not a number (got nan)"),
+     ("{input: 1, output: .inf}", "output", "must be a finite number of dollars (got inf)"),
+     ("{input: 1, output: -.INF}", "output", "must be a finite number of dollars (got -inf)")],
+)  # fmt: skip
+def test_a_price_that_is_nan_or_infinite_is_called_so(
+    tmp_path: Path, entry: str, field: str, why: str
+) -> None:
+    # Re-test 19 of issue 34 (#17): NaN got pydantic's bound ("should be less than or equal
+    # to 1000000000"), as it fails every comparison.
+    table = tmp_path / "prices.yaml"
+    table.write_text(f"gpt-4o: {{input: 2.5, output: 10}}\nmine: {entry}\n")
+    line = _refused(tmp_path, table)
+    assert f"{table}:2: model 'mine': {field}: {why} (dollars per million tokens" in line, line
+
+
+def test_a_price_option_is_written_in_plain_digits(tmp_path: Path) -> None:
+    # float() read price=1_0:1 as 10 (as --max-cost 1_0, re-test 19 of issue 34, #17).
+    proc = lmmprobe("run", "-m", "random,price=1_0:1", "--limit", "2", "-q", "--db",
+                    tmp_path / "db", timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "price='1_0:1' is not a price" in proc.stderr
+
+
+@pytest.mark.parametrize(
     ("name", "text", "line", "first"),
     [
         ("prices.yaml", "gpt-4o: {input: 2.5, output: 10}\nm: {input: 1, output: 10, output: 0}\n",

@@ -119,8 +119,10 @@ def test_a_video_model_whose_torchvision_is_missing_is_one_line_naming_it(
             "max_frames=1e9': max_frames= takes a whole number",
             "invalid literal",
         ),
+        # float() read 1_0 as 10 (re-test 15 noticed it; re-test 19 of issue 34, #17)
+        ("fps=1_0", "'fps=1_0': fps= takes a finite number", "fps=10"),
     ],
-    ids=["count", "form", "nan", "not-whole"],
+    ids=["count", "form", "nan", "not-whole", "underscore"],
 )
 def test_a_refused_frame_policy_is_quoted_as_written_in_lmmprobes_words(
     frames: str, said: str, not_said: str, tmp_path: Path

@@ -35,6 +35,7 @@ from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from lmmprobe._command import command_name as program_name
 from lmmprobe._inert import inert, inert_json
+from lmmprobe._mapping_file import decimal_number
 from lmmprobe.schema.text import shown_path, shown_value
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
 
@@ -359,12 +360,10 @@ def parse_max_cost(text: str | None) -> float | None:
     """
     if text is None or text.strip().lower() in NO_LIMIT:
         return None
-    try:
-        # ASCII only: float() also reads other scripts' digits ("٥" is 5), which no one
-        # means to type as a budget.
-        dollars = float(text) if text.isascii() else math.nan
-    except ValueError:
-        dollars = math.nan
+    # Plain decimal only: float() also reads "1_0" as 10 and other scripts' digits ("٥" is
+    # 5), which no one means to type as a budget.
+    number = decimal_number(text)
+    dollars = math.nan if number is None else number
     shown = shown_value(text)
     if dollars > MAX_BUDGET:  # also 1e400, which float() reads as infinity
         raise ValueError(

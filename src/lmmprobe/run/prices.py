@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lmmprobe._mapping_file import KeyLines, MappingFileError, read_mapping, where
+from lmmprobe._mapping_file import KeyLines, MappingFileError, decimal_number, read_mapping, where
 from lmmprobe._secrets import redact_urls, shown_spec
 from lmmprobe.models.base import parse_model_spec
 from lmmprobe.schema import Price
@@ -51,9 +51,11 @@ def parse_price(text: str, model: str) -> Price:
     try:
         if not colon:
             raise ValueError("no ':'")
-        if not text.isascii():  # float() reads other scripts' digits too ("١" is 1)
-            raise ValueError("not ASCII")
-        return Price(input=float(head), output=float(tail))
+        # Plain decimal: float() reads other scripts' digits too ("١" is 1), and "1_0" as 10.
+        numbers = decimal_number(head), decimal_number(tail)
+        if numbers[0] is None or numbers[1] is None:
+            raise ValueError("not plain decimal numbers")
+        return Price(input=numbers[0], output=numbers[1])
     except ValueError:  # a ValidationError among them: negative, inf, nan
         raise ValueError(
             f"model spec {shown_spec(model)!r}: price={text!r} is not a price; expected {_FORMAT} "
@@ -142,7 +144,8 @@ def _entry(path: Path, lines: KeyLines, name: str, entry: Any) -> Price:
     except ValidationError as exc:
         # A quoted number or a boolean is refused, not read as a price (Price is strict).
         problem = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg']} (got {_short(e['input'])})"
+            f"{'.'.join(map(str, e['loc'])) or 'entry'}: {e['msg'].removeprefix('Value error, ')} "
+            f"(got {_short(e['input'])})"
             for e in exc.errors()
         )
         errors = exc.errors()

@@ -31,10 +31,14 @@ class Price(BaseModel):
         ge=0, le=MAX_PRICE, strict=True, description="Dollars per million completion tokens."
     )
 
-    @field_validator("input", "output")
+    # Before the bounds: NaN fails every comparison, so the bound's "should be less than or
+    # equal to 1000000000" was given for it, which says nothing of what is wrong.
+    @field_validator("input", "output", mode="before")
     @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
+    def _finite(cls, value: object) -> object:
+        if isinstance(value, float) and math.isnan(value):
+            raise ValueError("is not a number")
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("must be a finite number of dollars")
         return value
 

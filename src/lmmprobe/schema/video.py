@@ -25,6 +25,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from lmmprobe._mapping_file import decimal_number
 from lmmprobe.schema.image import (
     MAX_IMAGES_PER_SAMPLE,
     FrameChanged,
@@ -293,12 +294,12 @@ def _whole(name: str, value: str) -> int:
 
 
 def _rate(value: str) -> float:
-    """A policy's ``fps``: a finite number (NaN was refused as "more than 1000")."""
-    try:
-        fps = float(value)
-    except ValueError:
-        fps = math.nan
-    if not math.isfinite(fps):
+    """A policy's ``fps``: a finite number (NaN was refused as "more than 1000").
+
+    Plain decimal (`decimal_number`): ``float()`` read ``fps=1_0`` as 10.
+    """
+    fps = decimal_number(value)
+    if fps is None or not math.isfinite(fps):
         raise ValueError("fps= takes a finite number")
     return fps
 
