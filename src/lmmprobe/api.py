@@ -381,8 +381,10 @@ def judge_stored(
     Raises:
         KeyError: The store holds no such run.
         ValueError: A judge option does not fit (see `check_config`), ``max_cost`` is set
-            and a judge has no price, or a model of the run has no stored answers (the run
-            stopped before it was asked: resume it first).
+            and a judge has no price, a model of the run has no stored answers (the run
+            stopped before it was asked: resume it first), or ``--judge-prompt`` /
+            ``--judge-scale`` is given and no row is judged by ``lmmprobe-open``; each before
+            a run is recorded.
         RegistryError: A judge or protocol is unknown.
         JudgingFailed: The judging step raised (the new run is ``judging_failed``).
 
@@ -397,6 +399,10 @@ def judge_stored(
             stored.spec, config, db=store.path, out=out, prices=prices, max_cost=max_cost
         )
         outcome = stored_outcome(store, source, stored.status, stored.manifest, spec)
+        # What the judging step checks of the samples (a --judge-prompt or --judge-scale no
+        # row is judged with) is checked before the run is recorded, as `run` and the dry run
+        # check it: found in the step, it left a `judging_failed` run behind.
+        RunSamples(outcome.load, config)
         claim = _claim(outcome.out_dir) if out else contextlib.nullcontext()
         with claim:
             store.create_run(outcome.run_id, spec.model_dump(mode="json"), str(outcome.out_dir))

@@ -88,3 +88,29 @@ def test_a_template_no_row_is_judged_with_is_refused_before_a_real_run_asks_a_mo
             assert server.requests_total == 0
     runs = lmmprobe_with_key("runs", "--db", db, "-f", "json")
     assert not db.exists() or json.loads(runs.stdout) == []
+
+
+def test_judging_a_stored_run_with_a_template_no_row_uses_records_nothing(tmp_path: Path) -> None:
+    # Re-test 19 of issue 34 (#21): `lmmprobe judge` of such a run asked no judge but recorded
+    # a `judging_failed` run ("judging failed: ValueError: --judge-prompt ..."), exit 1, where
+    # `run` and the dry run refuse at once and record nothing.
+    template = tmp_path / "t.txt"
+    template.write_text("{question}\n{answer}\n", encoding="utf-8")
+    db = tmp_path / "db"
+    ran = lmmprobe_with_key("run", "-m", "first", "--data", "demo,n=2", "-q", "--db", db)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        for option in (("--judge-prompt", str(template)), ("--judge-scale", "1-5")):
+            proc = lmmprobe_with_key("judge", "latest", "--judge",
+                                     f"openai:judge@{server.base_url}", *option, "-q",
+                                     "--db", db, "--out", tmp_path / "judged")  # fmt: skip
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert proc.stderr.strip() == (
+                f"error: {option[0]} {option[1]}: a {'template' if 'prompt' in option[0] else 'scale'} "
+                "is used by lmmprobe-open only, and no row here is judged by it (protocols: "
+                "lmmprobe-choice)"
+            ), proc.stderr
+            assert server.requests_total == 0
+            assert not (tmp_path / "judged").exists()
+    runs = lmmprobe_with_key("runs", "--db", db, "-f", "json")
+    assert len(json.loads(runs.stdout)) == 1  # the run judged, and no other
