@@ -96,19 +96,27 @@ def stored_outcome(
         spec: The new run's spec (`judged_spec`).
 
     Raises:
-        ValueError: A model of the run has no stored answers (the run stopped before it
-            answered): the run resumes first, with the command that started it.
+        ValueError: The run is still running in another process (it holds part of its
+            answers at most), or a model of the run has no stored answers (the run stopped
+            before it answered): the run resumes first, with the command that started it.
 
     """
     assert spec.judge is not None  # judged_spec sets it
     present = set(store.run_models(source))
     missing = [m for m in spec.models if m not in present]
-    if missing and status == "running":
+    if status == "running":
         # Another process is running it (a run whose process died is no longer "running"
-        # once the store is opened): its answers are scored as each chunk ends.
+        # once the store is opened): its answers are scored as each chunk ends, so what it
+        # holds is at most the chunks done so far, and judging them would record a judged run
+        # of part of it.
+        held = (
+            f"holds no scored answers of {', '.join(map(repr, missing))} yet"
+            if missing
+            else "holds the scored answers of only the part it has done so far"
+        )
         raise ValueError(
-            f"run {source} is running (in another process) and holds no scored answers of "
-            f"{', '.join(map(repr, missing))} yet: judge it once it has finished"
+            f"run {source} is running (in another process) and {held}: judge it once it has "
+            "finished"
         )
     if missing:
         raise ValueError(
