@@ -252,11 +252,11 @@ def _add_videos(store: Store, run: RunInfo, videos: dict[str, dict[str, list[Vid
 def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunInfo, Store | None]:
     """A run named by id/prefix/latest (in `db`) or by its output folder."""
 
-    def open_store(path: Path) -> Store:
+    def open_store(path: Path, *, may_write: bool = True) -> Store:
         key = path.resolve()
         if key not in stores:
             try:
-                stores[key] = Store(path, read_only=True)
+                stores[key] = Store(path, read_only=True, may_write=may_write)
             except StoreVersionError as exc:
                 raise ReportError(str(exc)) from exc
         return stores[key]
@@ -279,7 +279,8 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
             raise ReportError(f"not a readable lmmprobe results.json: {exc}") from exc
         run_id = results.run_id
         store_path = db or (Path(results.store) if results.store else None)
-        candidates = [p for p in (store_path, path.parent / DEFAULT_DB.name) if p is not None]
+        beside = path.parent / DEFAULT_DB.name
+        candidates = [p for p in (store_path, beside) if p is not None]
         for cand in candidates:
             try:
                 found = cand.is_file()
@@ -288,7 +289,12 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
             if not found:
                 continue
             try:
-                store = open_store(cand)
+                # Opening an older store migrates it, a write. Only a store the user named
+                # (--db) or the one beside the run folder (where a run's folder goes by
+                # default) is taken to be the run's; one named only by results.json's path,
+                # relative to whatever folder the run was started in, may be another run's,
+                # and is refused instead, saying which command migrates it.
+                store = open_store(cand, may_write=db is not None or _same_file(cand, beside))
             except ReportError as exc:
                 if db is not None:
                     raise  # the store the user named with --db
@@ -325,6 +331,14 @@ def _resolve(ref: str, db: Path | None, stores: dict[Path, Store]) -> tuple[RunI
     except KeyError as exc:
         raise ReportError(str(exc.args[0])) from exc
     return _run_from_row(store.get_run(run_id), store_path), store
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether `a` and `b` name the same file (False when either cannot be looked at)."""
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def _label_entries(entries: list[Entry]) -> None:

@@ -361,6 +361,10 @@ class Store:
             store on read-only media or in a read-only folder can be read, and nothing is
             created or changed (see `_open_read_only` for the two exceptions an older
             layout and dead runs make, where the file can be written).
+        may_write: With `read_only`, whether those two exceptions may write the file. False
+            for a store the user did not name (one a run folder's results.json names, which
+            may be another run's): an older layout is refused with the command that migrates
+            it, and runs of dead processes are shown as stored.
 
     Raises:
         StoreVersionError: The store was written by another lmmprobe version, or not by
@@ -377,8 +381,10 @@ class Store:
         *,
         timeout: float | None = None,
         read_only: bool = False,
+        may_write: bool = True,
     ) -> None:
         self.path = Path(path) if path is not None else DEFAULT_DB
+        self._may_write = may_write
         self.timeout = timeout_from_env() if timeout is None else timeout
         self.read_only = read_only
         self._tidy_on_close = False  # a read-only open made SQLite's -wal/-shm files
@@ -482,9 +488,16 @@ class Store:
                     )
                 self._refuse_version(found)
                 self._refuse_foreign_objects(self.conn)
+                if found < SCHEMA_VERSION and not self._may_write:
+                    raise StoreVersionError(
+                        f"{self.path} is an lmmprobe store of schema version {found}, which this "
+                        f"lmmprobe reads once it has migrated it to version {SCHEMA_VERSION}; it "
+                        "is not migrated unasked, as it may be another run's store: "
+                        f"{command_for('runs', self.path)} migrates it"
+                    )
                 if found < SCHEMA_VERSION:
                     self._migrate_with_a_writer(found)
-                if self._abandoned_runs():
+                if self._may_write and self._abandoned_runs():
                     try:
                         Store(self.path, timeout=self.timeout).close()
                     except StoreError as exc:  # read-only, busy or damaged: shown as stored
