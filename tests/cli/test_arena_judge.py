@@ -100,7 +100,13 @@ def test_arena_judge_reports_agreement_consistency_and_rank_correlation(
     assert [v.winner for v in kept] == [*JUDGE, None]
     assert kept[3].first == "A" and kept[3].swapped == "B" and not kept[3].sees_image
     assert kept[5].reason == "unreadable reply (no Verdict: A, B or tie)"
-    assert got["judge_calls"] == {"requests": 12, "cached": 0, "called": 12, "errors": 0}
+    assert got["judge_calls"] == {
+        "requests": 12,
+        "cached": 0,
+        "called": 12,
+        "errors": 0,
+        "unsent": 0,
+    }
     assert got["percent_agreement"] == pytest.approx(3 / 5)
     assert got["cohen_kappa"] == pytest.approx(cohen_kappa_score(HUMAN, JUDGE))
     assert (got["decided_battles"], got["decided_agreement"]) == (2, 1.0)
@@ -388,3 +394,36 @@ def test_a_spec_ending_in_an_emoji_code_is_printed_as_written(tmp_path: Path) ->
     assert done.returncode == 2, done.stderr
     assert "error: --judge nosuch:x: unknown model backend 'nosuch'" in done.stderr
     assert "\u274c" not in done.stderr
+
+
+def test_arena_judge_under_max_cost_stops_paid_judge_calls_and_resumes(
+    voted: Path, tmp_path: Path
+) -> None:
+    # Re-test 19 of issue 34 (#15): `arena judge` had no --max-cost or --prices, so its paid
+    # judge calls were unbounded. They read as `run` and `judge` read them.
+    db = tmp_path / "arena.db"
+    db.write_bytes(voted.read_bytes())
+    with FakeOpenAIServer(replies=_replies()) as server:
+        # $1 a completion token (price=), one call at a time: stopped past $3.
+        spec = f"openai:judge@{server.base_url},max_concurrency=1,price=0:1000000"
+        bad = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--max-cost", "1_0")
+        assert bad.returncode == 2 and bad.stderr.startswith("error: --max-cost '1_0': ")
+        unpriced = lmmprobe("arena", "judge", "--judge", f"openai:judge@{server.base_url}",
+                            "--db", db, "--max-cost", "3")  # fmt: skip
+        assert unpriced.returncode == 2
+        assert unpriced.stderr.startswith("error: --max-cost needs a price for every judge; ")
+        assert server.requests_total == 0
+        stopped = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--max-cost", "3")
+        assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+        sent = server.requests_total
+        assert 1 <= sent < 12
+        said = " ".join(stopped.stdout.split())
+        assert f"{12 - sent} left unsent by --max-cost." in said, said
+        assert "spent by this command: $" in said and " of --max-cost $3, on the " in said
+        assert " ".join(stopped.stderr.split()).startswith("judging stopped: a budget ran out")
+        rest = lmmprobe("arena", "judge", "--judge", spec, "--db", db, "--max-cost", "none",
+                        "-f", "json")  # fmt: skip
+        assert rest.returncode == 0, rest.stdout + rest.stderr
+        assert server.requests_total == 12  # the rest asked once, the first ones not again
+    got = json.loads(rest.stdout)
+    assert got["judge_calls"]["unsent"] == 0 and got["judged"] == 5 and got["spent"] > 0

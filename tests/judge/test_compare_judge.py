@@ -82,7 +82,7 @@ def test_a_judge_compares_two_runs_in_both_orders(tmp_path: Path) -> None:
     # Over the three pairs with both replies readable, one flipped with the order.
     assert summary["flips"] == 1
     assert abs(summary["position_consistency"] - 2 / 3) < 1e-9
-    assert summary["calls"] == {"requests": 8, "cached": 0, "called": 8, "errors": 0}
+    assert summary["calls"] == {"requests": 8, "cached": 0, "called": 8, "errors": 0, "unsent": 0}
     text = " ".join(again.stdout.split())
     assert f"A openai:vlm-a@{url} (run {runs[0]}): 1 wins, 1 losses, 1 ties" in text
     assert "position consistency: 0.667 (1 flipped with the order)" in text
@@ -170,3 +170,64 @@ def test_compare_judge_never_shows_a_secret_in_the_judge_url(tmp_path: Path) -> 
                 assert "[redacted]" in said, (judge_url, said)
             if doc.returncode == 0:  # the judge answered: its spec is the document's, redacted
                 assert "[redacted]" in json.loads(doc.stdout)["judge"]["judge"]
+
+
+def test_compare_judge_under_max_cost_stops_paid_judge_calls_and_resumes(tmp_path: Path) -> None:
+    # Re-test 19 of issue 34 (#15): `compare --judge` had no --max-cost or --prices, so its
+    # paid judge calls were unbounded. They read as `run` and `judge` read them.
+    rows = [
+        {"id": f"r{i}", "images": [], "question": f"Which animal is item{i}?",
+         "choices": ["cat", "dog"], "answer": 0}
+        for i in range(N)
+    ]  # fmt: skip
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[*JUDGE, *MODELS]) as server:
+        url = server.base_url
+        models = [f"openai:{name}@{url}" for name in ("vlm-a", "vlm-b")]
+        done = _run("run", "-m", models[0], "-m", models[1], "--data", data, "-q", "--db", db,
+                    "--out", tmp_path / "o")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        sides = ("latest", "--db", db, "-m", models[0], "-m", models[1])
+        # $1 a completion token, one call at a time: the budget stops the calls past $3.
+        judge = ("--judge", f"openai:judge@{url},max_concurrency=1")
+        prices = tmp_path / "prices.yaml"
+        prices.write_text("judge: {input: 0, output: 1000000}\n")
+        # Each refusal as `run` words it, before any call.
+        server.reset_stats()
+        for bad, said in [
+            (("--max-cost", "1_0"), "error: --max-cost '1_0': give dollars above 0"),
+            (("--max-cost", "5"), "error: --max-cost needs a price for every judge; "),
+            (
+                ("--prices", tmp_path / "none.yaml"),
+                f"error: {tmp_path / 'none.yaml'}: file does not",
+            ),
+        ]:
+            proc = _run("compare", *sides, *judge, *bad)
+            assert proc.returncode == 2, proc.stdout + proc.stderr
+            assert proc.stderr.startswith(said) and len(proc.stderr.splitlines()) == 1, said
+        without = _run("compare", *sides, "--max-cost", "5")
+        assert without.returncode == 2 and "give --judge SPEC" in without.stderr
+        assert server.requests_total == 0
+
+        stopped = _run("compare", *sides, *judge, "--prices", prices, "--max-cost", "3")
+        assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+        sent = server.requests_total
+        assert 1 <= sent < 2 * N
+        said = " ".join(stopped.stdout.split())
+        assert "spent by this command: $" in said and " of --max-cost $3, on the " in said
+        assert f"{2 * N - sent} left unsent by the budget" in said
+        assert "call(s) left unsent by --max-cost: asked again by the same command" in said
+        stop = " ".join(stopped.stderr.split())
+        assert stop.startswith("judging stopped: a budget ran out ($"), stop
+        assert "run the same command again to continue" in stop
+        # The same command with no limit asks only the calls the budget left.
+        server.reset_stats()
+        rest = _run("compare", *sides, *judge, "--prices", prices, "--max-cost", "none",
+                    "--format", "json")  # fmt: skip
+        assert rest.returncode == 0, rest.stdout + rest.stderr
+        assert server.requests_total == 2 * N - sent
+    summary = json.loads(rest.stdout)["judge"]
+    assert summary["calls"]["unsent"] == 0 and summary["unjudged"] == 1  # the unreadable one
+    assert summary["spent"] > 0

@@ -315,7 +315,8 @@ PricesOption = Annotated[
         "per million tokens (a model's own price=IN:OUT option wins). Gives the cost metrics.",
     ),
 ]
-"""``--prices``: the price table of ``lmmprobe run`` and ``lmmprobe judge`` (judges included)."""
+"""``--prices``: the price table of ``run`` and ``judge`` (judges included), and of the judge of
+``compare --judge`` and ``arena judge``."""
 
 DryRunOption = Annotated[
     bool,
@@ -334,13 +335,14 @@ MaxCostOption = Annotated[
     typer.Option(
         "--max-cost",
         metavar="DOLLARS",
-        help="Stop sending once this run has spent this many dollars (every model and judge "
-        "needs a price); answers already sent are still stored and counted, the run ends as "
-        "stopped_budget (exit status 3) and the same command resumes it. 'none' (or 'off'): "
-        "no limit.",
+        help="Stop sending once this command has spent this many dollars (every model and "
+        "judge it asks needs a price); answers already sent are still stored and counted, a "
+        "run ends as stopped_budget, the command exits 3 and the same command resumes it. "
+        "'none' (or 'off'): no limit.",
     ),
 ]
-"""``--max-cost DOLLARS``: a spending limit, read by `parse_max_cost` (``none`` switches it off)."""
+"""``--max-cost DOLLARS``: a spending limit, read by `parse_max_cost` (``none`` switches it off);
+``run``, ``judge``, ``compare --judge`` and ``arena judge`` take it."""
 
 NO_LIMIT: Final = ("none", "off")
 """Values of ``--max-cost`` that mean no limit (a script that always passes the option can
@@ -376,6 +378,82 @@ def parse_max_cost(text: str | None) -> float | None:
             "--max-cost none for no limit"
         )
     return dollars
+
+
+EXIT_STOPPED_BUDGET: Final = 3
+"""Exit status of a command a budget (``--max-cost``, ``max_requests``...) stopped: ``run``,
+``judge``, ``compare --judge`` and ``arena judge``; what it answered is kept, the rest stored
+as ``budget`` errors that the same command asks again (1: a step failed, 2: bad input)."""
+
+
+def price_table(path: Path | None) -> dict[str, Any]:
+    """The entries of a ``--prices`` file (none without one).
+
+    Raises:
+        ValueError: The file cannot be read as a price table (one line naming file, line and
+            field; `lmmprobe.run.prices.load_price_table`).
+
+    """
+    if path is None:
+        return {}
+    from lmmprobe.run.prices import load_price_table
+
+    return dict(load_price_table(path))
+
+
+def judge_meter(judge: str, prices: Path | None, max_cost: str | None) -> Any:
+    """The `lmmprobe.run.CostMeter` of a command that pays for its judge's calls alone.
+
+    ``compare --judge`` and ``arena judge`` read ``--prices`` and ``--max-cost`` as ``run`` and
+    ``judge`` do (`price_table`, `parse_max_cost`): the judge's price is its ``price=``
+    option or its table entry, and a budget needs one.
+
+    Raises:
+        ValueError: As `price_table` and `parse_max_cost`, or the budget's judge has no price.
+
+    """
+    from lmmprobe.run import CostMeter
+    from lmmprobe.run.runner import checked_prices
+
+    budget = parse_max_cost(max_cost)
+    return CostMeter(budget, checked_prices([], [judge], price_table(prices), budget))
+
+
+def judge_budget_lines(meter: Any, sent: int, unsent: int) -> tuple[list[str], str | None]:
+    """What a command that judged under `meter` says of its spending, and its stop line.
+
+    Args:
+        meter: The judge's `lmmprobe.run.CostMeter` (`judge_meter`).
+        sent: Judge calls sent by this command.
+        unsent: Judge calls the budget left unsent (stored as ``budget`` errors).
+
+    Returns:
+        The spending line (none when nothing is priced and no budget was set), and the line
+        saying the budget stopped the calls, worded as ``run``'s (None when it did not).
+
+    """
+    lines = []
+    if meter.prices or meter.max_cost is not None:
+        limit = f" of --max-cost ${meter.max_cost:g}" if meter.max_cost is not None else ""
+        left = f"; {unsent} left unsent by the budget (no reply, no cost)" if unsent else ""
+        lines.append(
+            f"spent by this command: ${meter.spent:.4f}{limit}, on the {sent} judge call(s) it "
+            f"sent{left}"
+        )
+    if not unsent:
+        return lines, None
+    if meter.unmetered is not None:
+        return lines, (
+            f"judging stopped: --max-cost cannot be kept: {meter.unmetered} (${meter.spent:.4f} "
+            "counted); the judge calls it left are stored as budget errors: run again with "
+            "--max-cost none to continue without a limit"
+        )
+    return lines, (
+        f"judging stopped: a budget ran out (${meter.spent:.4f} spent by this command); the "
+        f"{unsent} judge call(s) it left are stored as budget errors: run the same command "
+        "again to continue (stored judge replies are not asked again), with a higher "
+        "--max-cost to go further at once"
+    )
 
 
 _MSG_PREFIX_RE = re.compile(r"^(Value error|Assertion failed), ")

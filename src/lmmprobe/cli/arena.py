@@ -21,9 +21,15 @@ import typer
 
 from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
+    EXIT_STOPPED_BUDGET,
     DbOption,
+    MaxCostOption,
+    PricesOption,
     console,
+    err_console,
     fail,
+    judge_budget_lines,
+    judge_meter,
     open_store,
     refuse_store_out,
     store_faults_exit,
@@ -134,6 +140,8 @@ def judge(
     cpus_per_replica: Annotated[
         float | None, typer.Option(min=0, help="Ray: CPUs per replica [default: 1].")
     ] = None,
+    prices: PricesOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """A judge votes on the arena's battles (both orders); agreement with the human votes.
 
@@ -141,6 +149,7 @@ def judge(
     are ties, as HEMM counts them), the judge's position consistency, and Spearman's and
     Kendall's rank correlation of the models' judge Elo and human Elo (HEMM's Elo settings).
     Judge replies are stored in the store, so running it again asks only what is missing.
+    --prices and --max-cost price and bound the judge's calls as in `lmmprobe judge`.
     """
     import json
 
@@ -164,6 +173,10 @@ def judge(
         model = load_model(judge_spec)
     except (RegistryError, ValueError, ImportError) as exc:
         fail(f"--judge {shown_spec(judge_spec)}: {exc}")
+    try:  # read as `run` and `judge` read them, before any call
+        meter = judge_meter(judge_spec, prices, max_cost)
+    except ValueError as exc:
+        fail(exc)
     from lmmprobe.run.executor import Executor
     from lmmprobe.schema.spec import check_executor, ray_address
 
@@ -203,6 +216,7 @@ def judge(
                     runs=runs,
                     seed=seed,
                     executor=runner,
+                    meter=meter,
                 )
             except RunAborted as exc:
                 # What was answered is stored: the next `arena judge` asks only the rest.
@@ -231,10 +245,20 @@ def judge(
 
         write_out_file(out, verdicts, db=store.path)
     summary = result.summary()
+    spending, stop = judge_budget_lines(meter, result.called, result.unsent)
+    if spending:  # dollars this command spent on the judge (priced, or under a budget)
+        summary["spent"] = meter.spent
     if fmt == "json":
         write_document(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", json_text=True)
-        return
-    _print_judge_table(result, summary)
+    else:
+        _print_judge_table(result, summary)
+        for line in spending:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if stop is not None:
+        # Not a success: some battles were left unjudged for the budget; the same command
+        # asks their calls (stored as budget errors), as `run` and `judge` exit.
+        err_console.print(stop, highlight=False, markup=False, soft_wrap=True)
+        raise typer.Exit(EXIT_STOPPED_BUDGET)
 
 
 def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
@@ -247,7 +271,8 @@ def _print_judge_table(result: Any, summary: dict[str, Any]) -> None:
         f"{', with images' if result.sees_image else ''}): {len(result.judged)} of "
         f"{len(result.battles)} battles judged, {result.unjudged} unjudged; "
         f"{calls['called']} judge call(s), {calls['cached']} from the store, "
-        f"{calls['errors']} failed.",
+        f"{calls['errors'] - calls['unsent']} failed"
+        + (f", {calls['unsent']} left unsent by --max-cost." if calls["unsent"] else "."),
         highlight=False,
         markup=False,  # the spec's "[redacted]" is text, not a style
         soft_wrap=True,

@@ -16,6 +16,7 @@ from rich.markup import escape
 from lmmprobe._inert import inert
 from lmmprobe._secrets import shown_spec
 from lmmprobe.cli._common import (
+    EXIT_STOPPED_BUDGET,
     DbOption,
     DryRunOption,
     HelpStyleGroup,
@@ -29,6 +30,7 @@ from lmmprobe.cli._common import (
     fail_each,
     open_store,
     parse_max_cost,
+    price_table,
     store_faults_exit,
     write_out_file,
 )
@@ -296,7 +298,7 @@ def run(
             replicas=replicas,
             gpus_per_replica=gpus_per_replica,
             cpus_per_replica=cpus_per_replica,
-            prices=_price_table(prices),
+            prices=price_table(prices),
             max_cost=parse_max_cost(max_cost),
             judge=judge_config(
                 judge,
@@ -362,7 +364,7 @@ def judge_command(
         # A --max-cost given here replaces the run's budget ('none' switches it off); it
         # bounds the judges' calls alone, as the stored answers cost nothing now.
         budget = stored["spec"].get("max_cost") if max_cost is None else parse_max_cost(max_cost)
-        table = _price_table(prices)
+        table = price_table(prices)
         # The run is judged from the store as it was recorded (`judge_stored`): its samples and
         # answers, never its data file again (rewritten or moved since, it changes nothing).
         from lmmprobe.judge.stored import judged_spec
@@ -608,12 +610,6 @@ def _evaluate_and_show(
         raise typer.Exit(EXIT_STOPPED_BUDGET)
 
 
-EXIT_STOPPED_BUDGET = 3
-"""Exit status of ``run`` and ``judge`` when a budget (``--max-cost``, ``max_requests``...) ran
-out: the results are written, the rest stored as ``budget`` errors (1: a step failed, 2: bad
-input)."""
-
-
 def _row_metadata(res: Results) -> Iterator[Mapping[str, Any]]:
     """Each stored row's metadata of `res`'s run, read from the store as it goes."""
     with open_store(Path(res.store)) as store:
@@ -644,15 +640,6 @@ def _judged_short_of_budget(source: str, unsent: int, res: Results) -> str:
         f"answer, resume run {source} with the command that started it (a higher --max-cost "
         f"or max_requests; stored answers are not asked again), then judge its new run"
     )
-
-
-def _price_table(path: Path | None) -> dict[str, Any]:
-    """The entries of a ``--prices`` file (none without one)."""
-    if path is None:
-        return {}
-    from lmmprobe.run.prices import load_price_table
-
-    return dict(load_price_table(path))
 
 
 def _key_note(variable: str | None) -> str:

@@ -31,7 +31,18 @@ from rich.table import Table
 
 from lmmprobe._secrets import redact_spec, shown_spec
 from lmmprobe.cli._audit import audit_document, print_audit
-from lmmprobe.cli._common import DbOption, InertConsole, fail, open_store
+from lmmprobe.cli._common import (
+    EXIT_STOPPED_BUDGET,
+    DbOption,
+    InertConsole,
+    MaxCostOption,
+    PricesOption,
+    err_console,
+    fail,
+    judge_budget_lines,
+    judge_meter,
+    open_store,
+)
 from lmmprobe.cli._view import legend, model_labels
 from lmmprobe.cli.registries import one_of
 from lmmprobe.cli.validity import validity
@@ -343,12 +354,20 @@ def _fmt(x: float | None, spec: str = ".3f") -> str:
 
 
 def _judge_pairs(
-    db: Any, side_a: tuple[str, str], side_b: tuple[str, str], spec: str, *, quiet: bool
+    db: Any,
+    side_a: tuple[str, str],
+    side_b: tuple[str, str],
+    spec: str,
+    meter: Any,
+    *,
+    quiet: bool,
 ) -> dict[str, Any]:
     """A judge compares the two sides' answers (`lmmprobe.judge.compare`); its summary.
 
     The store is opened for writing here (the judge's replies are stored like answers);
-    unless `quiet`, the summary is printed.
+    unless `quiet`, the summary is printed. `meter` (`judge_meter`) counts what the calls
+    cost and stops them at ``--max-cost``; a stop is said on stderr, and the command exits
+    `EXIT_STOPPED_BUDGET` once its report is printed (`_stopped_by_budget`).
     """
     from lmmprobe.judge.compare import judge_pairs
     from lmmprobe.judge.step import PAIRS_AGAIN
@@ -364,14 +383,21 @@ def _judge_pairs(
     try:
         judge_model = load_model(spec)
         with Store(db) as store:
-            summary = judge_pairs(store, side_a, side_b, spec, judge_model).summary()
+            found = judge_pairs(store, side_a, side_b, spec, judge_model, meter=meter)
+            summary = found.summary()
     except RunAborted as exc:
         fail(f"{exc}; the same command asks again (stored judge replies are reused)", code=1)
     except (RegistryError, ValueError) as exc:
         fail(exc)
+    calls = summary["calls"] or {}
+    spending, stop = judge_budget_lines(meter, calls.get("called", 0), found.unsent)
+    if spending:  # dollars this command spent on the judge (priced, or under a budget)
+        summary["spent"] = meter.spent
     if not quiet:
-        for line in pairwise_lines(summary):
+        for line in pairwise_lines(summary) + spending:
             _console.print(line, markup=False, soft_wrap=True)
+    if stop is not None:
+        err_console.print(stop, markup=False, soft_wrap=True)
     if summary.get("nothing_read"):
         # A judge that read nothing (a misspelt model, a model that cannot follow the
         # protocol) judged no pair: exit 0 would pass a check that compared nothing.
@@ -387,7 +413,9 @@ def _unjudged_why(reasons: dict[str, int]) -> str:
     """
     kinds: dict[str, int] = {}
     for reason, n in reasons.items():
-        if "judge error" in reason or "no reply" in reason:
+        if "judge error budget" in reason:
+            kind = "call(s) left unsent by --max-cost: asked again by the same command"
+        elif "judge error" in reason or "no reply" in reason:
             kind = "failed call(s): asked again by the same command"
         elif "truncated" in reason:
             kind = "reply(ies) cut off before the verdict: stored, not asked again"
@@ -599,14 +627,25 @@ def compare(
         ),
     ] = None,
     db: DbOption = None,
+    prices: PricesOption = None,
+    max_cost: MaxCostOption = None,
 ) -> None:
     """Compare two runs (or two models of one run) on the samples both scored.
 
     Prints the accuracy difference with a paired bootstrap 95% CI, McNemar's exact test,
     agreement, and the answers where one side is right and the other wrong. With --audit, the
     items whose verdicts differ, grouped by cause, adding up to the gap. With --judge, a
-    judge model compares the answers pairwise first.
+    judge model compares the answers pairwise first; --prices and --max-cost price and bound
+    its calls as in `lmmprobe judge`.
     """
+    meter = None
+    if judge is None and (prices is not None or max_cost is not None):
+        fail("--prices and --max-cost price the judge's calls: give --judge SPEC")
+    if judge is not None:
+        try:  # before anything is read or asked, as `run` and `judge` read them
+            meter = judge_meter(judge, prices, max_cost)
+        except ValueError as exc:
+            fail(exc)
     if not (db or DEFAULT_DB).exists():
         fail(f"no store at {db or DEFAULT_DB}: pass the --db that `lmmprobe run` used")
     with open_store(db) as store:
@@ -637,7 +676,7 @@ def compare(
         run_spec_b.spec if run_spec_b else None,
     )
     judged = (
-        _judge_pairs(db, (a, model_a), (b, model_b), judge, quiet=fmt == "json")
+        _judge_pairs(db, (a, model_a), (b, model_b), judge, meter, quiet=fmt == "json")
         if judge is not None
         else None
     )
@@ -645,6 +684,7 @@ def compare(
         # Open-ended answers have no right/wrong verdict to compare: the judge's is the report.
         if fmt == "json":
             print(json.dumps({"judge": judged}, indent=2))
+        _stopped_by_budget(judged)
         return
     if result.n == 0:
         why = ", ".join(f"{v} {k}" for k, v in result.left_out.items()) or "no scores"
@@ -658,8 +698,19 @@ def compare(
         if judged is not None:
             doc["judge"] = judged
         print(json.dumps(doc, indent=2))
-        return
-    _print_comparison(result, apart)
+    else:
+        _print_comparison(result, apart)
+    _stopped_by_budget(judged)
+
+
+def _stopped_by_budget(judged: dict[str, Any] | None) -> None:
+    """Exit `EXIT_STOPPED_BUDGET` when ``--max-cost`` left judge calls unsent, as `run` does.
+
+    A CI job that asked for every pair judged must see that some were not; the same command
+    asks them again.
+    """
+    if judged is not None and (judged["calls"] or {}).get("unsent"):
+        raise typer.Exit(EXIT_STOPPED_BUDGET)
 
 
 app = typer.Typer(

@@ -48,6 +48,7 @@ from lmmprobe.metrics.agreement import cohen_kappa, percent_agreement, position_
 from lmmprobe.metrics.elo import Battle, check_elo_size, elo_ratings
 from lmmprobe.metrics.ranking import rank_correlation
 from lmmprobe.models.base import AsyncModel, Model
+from lmmprobe.run.cost import CostMeter
 from lmmprobe.run.executor import Executor, LocalExecutor
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.runner import ModelOutcome, answer_requests
@@ -144,6 +145,8 @@ class ArenaJudgeResult:
     cached: int = 0
     called: int = 0
     errors: int = 0
+    unsent: int = 0
+    """Judge requests a budget left unsent (``budget`` errors, in `errors` too)."""
     percent_agreement: float | None = None
     cohen_kappa: float | None = None
     decided: int = 0
@@ -183,6 +186,7 @@ class ArenaJudgeResult:
                 "cached": self.cached,
                 "called": self.called,
                 "errors": self.errors,
+                "unsent": self.unsent,
             },
             "ties": "HEMM: tie and both_bad are ties",
             "percent_agreement": self.percent_agreement,
@@ -239,6 +243,7 @@ def judge_battles(
     progress: ProgressSink | None = None,
     shuffles: int = 1000,
     seed: int = 0,
+    meter: CostMeter | None = None,
 ) -> ArenaJudgeResult:
     """Have `judge` vote on every human battle in `store`, in both orders, and compare.
 
@@ -252,6 +257,8 @@ def judge_battles(
         progress: Progress sink (none by default).
         shuffles: Elo shuffles (HEMM: 1,000).
         seed: Seed of the Elo shuffles.
+        meter: What the judge's calls cost, and their budget (``--max-cost``): once it is
+            spent the rest are stored as ``budget`` errors, unsent (`answer_requests`).
 
     Returns:
         Per-battle verdicts and the agreement figures.
@@ -306,6 +313,7 @@ def judge_battles(
         executor=executor or LocalExecutor(),
         progress=progress or NullProgress(),
         outcome=outcome,
+        meter=meter,
     )
     for battle in battles:
         if battle.keys is None:
@@ -343,6 +351,7 @@ def judge_battles(
         cached=outcome.cached,
         called=outcome.called,
         errors=outcome.errors,
+        unsent=sum(1 for r in responses.values() if r.error and r.error.type == "budget"),
         nothing_read=pairs_nothing_read(
             judge_spec, [b.judgement for b in battles], responses.values()
         ),

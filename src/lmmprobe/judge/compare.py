@@ -31,6 +31,7 @@ from lmmprobe.metrics.agreement import position_consistency
 from lmmprobe.models.base import AsyncModel, Model
 from lmmprobe.parse.thinking import split_answer, tags_for_model
 from lmmprobe.run import (
+    CostMeter,
     Executor,
     LocalExecutor,
     ModelOutcome,
@@ -73,6 +74,8 @@ class PairwiseComparison:
         pairs: Every pair asked, in sample order.
         left_out: Pairs not asked, by why (an answer missing, failed, or without text).
         calls: The judge's requests (cached, called, errors).
+        unsent: Judge requests a budget left unsent (stored as ``budget`` errors, counted in
+            ``calls.errors`` too): the same command asks them again.
         nothing_read: Why the judge gave no reply that could be read, when it was asked and
             gave none (every call failed, or every reply was unreadable or cut off); None
             when it gave some. The command then fails: no pair was judged.
@@ -85,6 +88,7 @@ class PairwiseComparison:
     pairs: list[JudgedPair] = field(default_factory=list)
     left_out: Counter[str] = field(default_factory=Counter)
     calls: ModelOutcome | None = None
+    unsent: int = 0
     nothing_read: str | None = None
 
     def summary(self) -> dict[str, Any]:
@@ -119,6 +123,7 @@ class PairwiseComparison:
                     "cached": calls.cached,
                     "called": calls.called,
                     "errors": calls.errors,
+                    "unsent": self.unsent,
                 }
                 if calls is not None
                 else None
@@ -158,6 +163,7 @@ def judge_pairs(
     *,
     executor: Executor | None = None,
     progress: ProgressSink | None = None,
+    meter: CostMeter | None = None,
 ) -> PairwiseComparison:
     """Have `judge` compare side A's and side B's answers to every sample both answered.
 
@@ -169,6 +175,8 @@ def judge_pairs(
         judge: The loaded judge model.
         executor: Where judge requests run (the local executor by default).
         progress: Progress sink (none by default).
+        meter: What the judge's calls cost, and their budget (``--max-cost``): once it is
+            spent the rest are stored as ``budget`` errors, unsent (`answer_requests`).
 
     Returns:
         Per-pair verdicts and the totals (`PairwiseComparison.summary`).
@@ -205,8 +213,10 @@ def judge_pairs(
         executor=executor or LocalExecutor(),
         progress=progress or NullProgress(),
         outcome=calls,
+        meter=meter,
     )
     result.calls = calls
+    result.unsent = sum(1 for r in responses.values() if r.error and r.error.type == "budget")
     for (sample_id, repeat), k_first, k_swapped in asked:
         judgement, reason = read_pair(judge_spec, responses.get(k_first), responses.get(k_swapped))
         result.pairs.append(JudgedPair(sample_id, repeat, judgement, reason))

@@ -70,7 +70,7 @@ from lmmprobe.run.manifest import (
 from lmmprobe.run.prices import resolve_prices
 from lmmprobe.run.progress import NullProgress, ProgressSink
 from lmmprobe.run.scoring import SCORER_VERSION, check_names, score_response, with_usage
-from lmmprobe.schema import Request, Response, RunSpec, Sample, Score, Turn
+from lmmprobe.schema import Price, Request, Response, RunSpec, Sample, Score, Turn
 from lmmprobe.schema.record import ModelRecord, RunRecord
 from lmmprobe.schema.spec import FRAME_POLICY_KEY
 from lmmprobe.schema.text import shown_path
@@ -927,16 +927,39 @@ def priced(spec: RunSpec) -> RunSpec:
             judge has no price.
 
     """
-    table = dict(spec.prices)
     judges = list(spec.judge.judges) if spec.judge is not None else []
-    prices = resolve_prices(dict.fromkeys([*spec.models, *judges]), table)
-    if spec.max_cost is not None:
-        unpriced = [m for m in dict.fromkeys([*spec.models, *judges]) if m not in prices]
+    prices = checked_prices(spec.models, judges, spec.prices, spec.max_cost)
+    return spec.model_copy(update={"prices": prices})
+
+
+def checked_prices(
+    models: Sequence[str],
+    judges: Sequence[str],
+    table: Mapping[str, Price],
+    max_cost: float | None,
+) -> dict[str, Price]:
+    """The price of each model and judge that has one, every one of them priced under a budget.
+
+    What `priced` checks of a run, for any command that pays for calls (``compare --judge``
+    and ``arena judge`` price their judge alone).
+
+    Args:
+        models: The model specs (none where only judges are paid for).
+        judges: The judge specs.
+        table: A price table (`load_price_table`); a spec's ``price=`` option wins.
+        max_cost: The budget (``--max-cost``), or None.
+
+    Raises:
+        ValueError: A ``price=`` option is invalid, or ``max_cost`` is set and a model or a
+            judge has no price.
+
+    """
+    prices = resolve_prices(dict.fromkeys([*models, *judges]), dict(table))
+    if max_cost is not None:
+        unpriced = [m for m in dict.fromkeys([*models, *judges]) if m not in prices]
         if unpriced:
             # A spec without models is a stored run's judging: only its judges are paid for.
-            what = " and ".join(
-                w for w, some in (("model", spec.models), ("judge", judges)) if some
-            )
+            what = " and ".join(w for w, some in (("model", models), ("judge", judges)) if some)
             one = len(unpriced) == 1
             raise ValueError(
                 f"--max-cost needs a price for every {what}; "
@@ -945,7 +968,7 @@ def priced(spec: RunSpec) -> RunSpec:
                 f"{'its spec' if one else 'their specs'} (dollars per million prompt and "
                 "completion tokens) or an entry in a --prices file"
             )
-    return spec.model_copy(update={"prices": prices})
+    return prices
 
 
 def _listed(names: Sequence[str]) -> str:
