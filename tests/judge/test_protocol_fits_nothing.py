@@ -114,3 +114,55 @@ def test_judging_a_stored_run_with_a_template_no_row_uses_records_nothing(tmp_pa
             assert not (tmp_path / "judged").exists()
     runs = lmmprobe_with_key("runs", "--db", db, "-f", "json")
     assert len(json.loads(runs.stdout)) == 1  # the run judged, and no other
+
+
+def test_the_dry_run_says_a_named_protocol_fits_no_sample_instead_of_counting_its_calls(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19 of issue 34 (#14): the dry run said "at most 3 call(s)" for CharXiv's grader
+    # on the demo, which the real run then failed on (judging_failed, exit 1) once it had
+    # asked and paid for every model. Whether it fits is told from the samples.
+    db = tmp_path / "db"
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        judge = ("--judge", f"openai:judge@{server.base_url}")
+        model = ("-m", f"openai:fake-vlm@{server.base_url}")
+        dry = lmmprobe_with_key("run", *model, "--data", "demo,n=3", *judge, "--judge-protocol",
+                                "charxiv-descriptive-grade", "--dry-run", "--db", db)  # fmt: skip
+        assert dry.returncode == 1, dry.stdout + dry.stderr
+        out = " ".join(dry.stdout.split())
+        assert (
+            "on openai:fake-vlm@" in out
+            and ": no call: --judge-protocol charxiv-descriptive-grade applies to none of the "
+            "run's 3 sample(s) (it judges: An answer (not failed, not cut off) to a question of "
+            "one of CharXiv's templates)"
+            in out
+        ), out
+        assert "judge call(s)" in out and "at most 3" not in out
+        said = " ".join(dry.stderr.split())
+        assert "error: --judge-protocol charxiv-descriptive-grade applies to none" in said
+        assert "so a real run would ask the models, then no judge, and fail" in said
+        # A protocol that fits them is counted as before.
+        fits = lmmprobe_with_key("run", *model, "--data", "demo,n=3", *judge, "--judge-protocol",
+                                 "lmmprobe-choice", "--judge-when", "always", "--dry-run",
+                                 "--db", db)  # fmt: skip
+        assert fits.returncode == 0, fits.stdout + fits.stderr
+        assert "at most 3 call(s)" in fits.stdout and "no call" not in fits.stdout
+        assert server.requests_total == 0
+    assert not db.exists()
+
+
+def test_a_protocol_whose_applies_reads_the_answer_is_undecided_from_the_sample() -> None:
+    # A plugin's protocol with `applies` but no `fits`: only the answer tells, so a dry run
+    # counts its calls and says so; lmmprobe's own protocols tell from the sample.
+    from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, sample_fits
+    from lmmprobe.schema import Sample
+
+    class ReadsTheAnswer:
+        def applies(self, item: object) -> bool:
+            return True
+
+    choice = Sample(id="s", question="q?", choices=["a", "b"], answer=0)
+    assert sample_fits(ReadsTheAnswer(), choice) is None  # type: ignore[arg-type]
+    assert sample_fits(JUDGE_PROTOCOLS.get("lmmprobe-choice"), choice) is True
+    assert sample_fits(JUDGE_PROTOCOLS.get("charxiv-descriptive-grade"), choice) is False
+    assert sample_fits(JUDGE_PROTOCOLS.get("mmbench-choice"), choice) is True  # no applies

@@ -653,6 +653,11 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
     """Print a line per judge and model of a dry run; the calls in all, and "at most " or ""."""
     for j in judges:
         line = f"judge {shown_spec(j.judge)} on {shown_spec(j.model)}: "
+        if j.fits_none is not None:
+            # Told from the samples: no answer could be judged, so no call is counted.
+            line += f"no call: {j.fits_none}"
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+            continue
         line += f"{j.calls} call(s)" if j.exact else f"at most {j.calls} call(s)"
         if j.read:
             line += (
@@ -668,6 +673,13 @@ def _print_judge_plan(judges: list[PlannedJudge]) -> tuple[int, str]:
             line += "cannot read will be sent; how many is known once they are answered)"
         elif j.unread:
             line += f"; {j.unread} not answered yet (counted in full)"
+        if j.unfit:
+            line += f" ({j.unfit} of them to samples their protocol does not judge: not counted)"
+        if j.undecided:
+            line += (
+                f"; whether their protocol judges {j.undecided} of them only their answers "
+                "will tell (counted)"
+            )
         bound = j.completion_cost_bound
         if bound is not None:
             line += f"; its completions cost at most ${bound:.4f}"
@@ -779,6 +791,17 @@ def _dry_run(spec: RunSpec) -> None:
         markup=False,
         soft_wrap=True,
     )
+    none = next((j.fits_none for j in judges if j.fits_none is not None), None)
+    if none is not None:
+        # What the real run would end in (exit 1, judging_failed) once it had asked and paid
+        # for every model: said now, as the run would say it.
+        _fail(
+            f"{none}, so a real run would ask the models, then no judge, and fail "
+            "(judging_failed); name a protocol that fits the data (lmmprobe list "
+            "judge-protocols), or leave --judge-protocol out: each benchmark's own, else "
+            "lmmprobe-choice and lmmprobe-open",
+            code=1,
+        )
 
 
 @app.command()

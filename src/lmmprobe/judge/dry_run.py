@@ -25,7 +25,7 @@ from typing import Any
 
 from lmmprobe.data import ChunkedLoad, LoadResult, chunks_of, close_load, load_in_chunks
 from lmmprobe.formulate.ask import Ask
-from lmmprobe.judge.protocol import JudgeProtocol, grouped, stages_of
+from lmmprobe.judge.protocol import JudgeProtocol, grouped, sample_fits, stages_of
 from lmmprobe.judge.step import (
     JudgeModelStats,
     Protocols,
@@ -38,6 +38,7 @@ from lmmprobe.judge.step import (
     _Unit,
     _verdict,
     check_config,
+    fits_none,
     group_asks,
     split_grouped,
 )
@@ -85,6 +86,12 @@ class PlannedJudge:
         prompts_unknown: Calls whose prompt is not known before the model answers (it quotes
             the answer): not in `prompt_tokens`.
         images: Images the calls of `prompt_tokens` send: not in the estimate.
+        unfit: Of `unread`, answers to samples their protocol judges no answer of, told from
+            the sample (`sample_fits`): not counted.
+        undecided: Of `unread`, answers whose protocol only their answer tells whether it
+            judges them (a plugin's ``applies``): counted.
+        fits_none: Why no call is made: the ``--judge-protocol`` named fits none of the
+            samples (`fits_none`, a real run's words); `calls` is then 0.
 
     """
 
@@ -103,11 +110,15 @@ class PlannedJudge:
     prompt_tokens: int = 0
     prompts_unknown: int = 0
     images: int = 0
+    unfit: int = 0
+    undecided: int = 0
+    fits_none: str | None = None
 
     @property
     def exact(self) -> bool:
-        """Whether `calls` is exact: every answer was read from the store, its replies too."""
-        return self.unread == 0 and not self.store_unchecked
+        """Whether `calls` is exact: every answer was read from the store, its replies too (or
+        the protocol fits no sample: no call)."""
+        return self.fits_none is not None or (self.unread == 0 and not self.store_unchecked)
 
     @property
     def completion_cost_bound(self) -> float | None:
@@ -192,8 +203,8 @@ def _plan_model(
 ) -> list[PlannedJudge]:
     config = spec.judge
     assert config is not None  # plan_judges returns early without one
-    bound = bound_tokens = read = samples_seen = 0
-    rules_first = False
+    bound = bound_tokens = read = samples_seen = unfit = undecided = 0
+    rules_first = fits_any = False
     counts = {judge_spec: _Count() for judge_spec in judges}
     # A judge request an earlier chunk counted is asked once by the step: counted once.
     earlier = {judge_spec: EarlierKeys() for judge_spec in judges}
@@ -215,10 +226,19 @@ def _plan_model(
             by_sample.setdefault(row_sample.id, []).append((row_sample, row_ask))
         for sample in samples:
             protocol = of[sample.id]
+            # Whether the protocol judges this sample's answers, told from the sample: one
+            # it cannot judge asks no judge, whatever the answer (a named protocol that fits
+            # no sample judges nothing, which the run fails on once the models answered).
+            fits = sample_fits(protocol, sample)
+            fits_any = fits_any or fits is not False
             asks = by_sample.get(sample.id) or [(sample, None)] * spec.repeats
             for _, ask in asks:
                 response = stored.get(ask.key) if ask is not None else None
+                if (ask is None or response is None) and fits is False:
+                    unfit += 1
+                    continue
                 if ask is None or response is None:
+                    undecided += fits is None
                     grouped_unread = grouped_unread or grouped(protocol) is not None
                     calls = protocol.repeats * stages_of(protocol)
                     bound += calls
@@ -246,6 +266,11 @@ def _plan_model(
             counts[judge_spec] += _count(
                 judge, groups, config, looked, spec.no_cache, earlier[judge_spec], judge_spec
             )
+    none = (
+        fits_none(config.protocol, f"{samples_seen} sample(s)")
+        if config.protocol is not None and samples_seen and not fits_any
+        else None
+    )
     out = []
     for judge_spec, (_, missing_key) in judges.items():
         count = counts[judge_spec]
@@ -266,6 +291,9 @@ def _plan_model(
                 prompt_tokens=count.prompt_tokens,
                 prompts_unknown=bound,
                 images=count.images,
+                unfit=unfit,
+                undecided=undecided,
+                fits_none=none,
             )
         )
     return out

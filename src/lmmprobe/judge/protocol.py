@@ -47,6 +47,7 @@ __all__ = [
     "grouped",
     "read_within_limit",
     "reply_answer",
+    "sample_fits",
     "stages_of",
     "within_limit",
 ]
@@ -238,6 +239,9 @@ class JudgeProtocol(Protocol):
     # the readings of stages 0..k; `rule`, `prompt` and `read` see `JudgeItem.stage`.
     # Optional members of a protocol that grades several answers in one prompt (read with
     # `grouped`): ``batch``, ``group``, ``prompt_group`` and ``read_group`` (`GroupedProtocol`).
+    # Optional members saying which answers it judges (read with `sample_fits`): ``applies``
+    # (item -> bool; without it, every answer that did not fail and was not cut off) and
+    # ``fits`` (sample -> bool: the part of ``applies`` the sample alone decides).
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """What the protocol's rules read from the answer; None where they cannot.
@@ -295,6 +299,21 @@ class GroupedProtocol(JudgeProtocol, Protocol):
         ``unjudged``); every one None for a reply the reference refuses whole.
         """
         ...
+
+
+def sample_fits(protocol: JudgeProtocol, sample: Sample) -> bool | None:
+    """Whether `protocol` judges the answers to `sample`, told before they exist; None: unknown.
+
+    Decided from the sample alone, for an answer that will not fail nor be cut off (such an
+    answer is judged by no protocol): a protocol's ``fits`` member says it; one without
+    ``applies`` judges every such answer (True); one with ``applies`` but no ``fits`` (a
+    plugin's) may look at the answer, so only the answer can tell (None). What a dry run counts
+    for answers not given yet (`lmmprobe.judge.dry_run`).
+    """
+    fits = getattr(protocol, "fits", None)
+    if callable(fits):
+        return bool(fits(sample))
+    return None if callable(getattr(protocol, "applies", None)) else True
 
 
 def grouped(protocol: JudgeProtocol) -> GroupedProtocol | None:

@@ -851,10 +851,20 @@ def _not_applied(result: JudgeRunOutcome, config: JudgeConfig) -> str | None:
     answered = sum(s.answered for s in models)
     if name is None or not answered or any(name in s.protocols for s in models):
         return None
+    return fits_none(name, f"{answered} answer(s)")
+
+
+def fits_none(name: str, what: str) -> str:
+    """``--judge-protocol NAME applies to none of the run's WHAT (it judges: ...)``.
+
+    The words of a run whose named protocol judged nothing (`_not_applied`) and of a dry run
+    that finds no sample it could judge (`lmmprobe.judge.dry_run`); what the protocol judges
+    is the first line of its ``applies`` docstring.
+    """
     check = getattr(JUDGE_PROTOCOLS.get(name), "applies", None)
     doc = (getattr(check, "__doc__", None) or "").strip().splitlines()
     judges = f" (it judges: {doc[0].rstrip('.')})" if doc else ""
-    return f"--judge-protocol {name} applies to none of the run's {answered} answer(s){judges}"
+    return f"--judge-protocol {name} applies to none of the run's {what}{judges}"
 
 
 def nothing_read_why(made: int, errors: int, first_error: str, first_unreadable: str | None) -> str:

@@ -50,7 +50,7 @@ from lmmprobe.judge.protocol import (
     first_verdict,
     within_limit,
 )
-from lmmprobe.schema import GenerationParams, Judgement
+from lmmprobe.schema import GenerationParams, Judgement, Sample
 
 __all__ = [
     "GRADING_ICL",
@@ -394,14 +394,16 @@ class CharXivDescriptiveGrade:
 
     def applies(self, item: JudgeItem) -> bool:
         """An answer (not failed, not cut off) to a question of one of CharXiv's templates."""
-        qid = item.sample.metadata.get("qid")
         return (
             item.score.error_type is None
             and item.score.stage not in ("error", "truncated")
-            and isinstance(qid, int)
-            and not isinstance(qid, bool)
-            and qid in GRADING_QUESTIONS
+            and self.fits(item.sample)
         )
+
+    def fits(self, sample: Sample) -> bool:
+        """`applies` of an answer to `sample`, the sample's part: a CharXiv template's qid."""
+        qid = sample.metadata.get("qid")
+        return isinstance(qid, int) and not isinstance(qid, bool) and qid in GRADING_QUESTIONS
 
     def group(self, item: JudgeItem) -> str:
         """The question's template: answers of one template share prompts."""

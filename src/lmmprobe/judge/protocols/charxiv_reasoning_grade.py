@@ -36,7 +36,7 @@ from lmmprobe.judge.protocol import (
     first_verdict,
     within_limit,
 )
-from lmmprobe.schema import GenerationParams, Judgement
+from lmmprobe.schema import GenerationParams, Judgement, Sample
 
 __all__ = [
     "GRADING_INST",
@@ -249,12 +249,18 @@ class CharXivReasoningGrade:
         The grading prompt is built from the question's ``inst_category`` and ``raw_question``;
         an answer to other data has neither, so it is not this protocol's to grade.
         """
-        m = item.sample.metadata
-        category = m.get("inst_category")
         return (
             item.score.error_type is None
             and item.score.stage not in ("error", "truncated")
-            and isinstance(category, int)
+            and self.fits(item.sample)
+        )
+
+    def fits(self, sample: Sample) -> bool:
+        """`applies` of an answer to `sample`, the sample's part: its category and question."""
+        m = sample.metadata
+        category = m.get("inst_category")
+        return (
+            isinstance(category, int)
             and not isinstance(category, bool)
             and category in GRADING_INST
             and isinstance(m.get("raw_question"), str)

@@ -30,7 +30,7 @@ from lmmprobe.judge.protocol import (
     first_verdict,
     read_within_limit,
 )
-from lmmprobe.schema import GenerationParams, Judgement
+from lmmprobe.schema import GenerationParams, Judgement, Sample
 
 __all__ = ["CHOICE_TEMPLATE", "ChoiceProtocol"]
 
@@ -99,11 +99,14 @@ class ChoiceProtocol:
     def applies(self, item: JudgeItem) -> bool:
         """Single-choice rows whose request returned an answer that was not cut off."""
         return (
-            item.sample.is_choice
-            and isinstance(item.sample.answer, int)
+            self.fits(item.sample)
             and item.score.stage not in _NEVER_READ
             and item.score.error_type is None
         )
+
+    def fits(self, sample: Sample) -> bool:
+        """`applies` of an answer to `sample`, the sample's part: single-choice, one gold."""
+        return sample.is_choice and isinstance(sample.answer, int)
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """The answer pipeline's reading, where it read an option."""

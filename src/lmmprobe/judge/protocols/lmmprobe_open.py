@@ -36,7 +36,7 @@ from lmmprobe.judge.protocol import (
     read_within_limit,
 )
 from lmmprobe.judge.template import JudgeTemplate
-from lmmprobe.schema import GenerationParams, Judgement
+from lmmprobe.schema import GenerationParams, Judgement, Sample
 
 __all__ = ["INSTRUCTIONS", "OPEN_TEMPLATE", "SCALES", "JudgeScale", "OpenProtocol"]
 
@@ -80,13 +80,13 @@ _GRADE = re.compile(
 )
 
 
-def _references(item: JudgeItem) -> list[str]:
-    answer = item.sample.answer
+def _references(sample: Sample) -> list[str]:
+    answer = sample.answer
     return [a for a in answer if a.strip()] if isinstance(answer, list) else []
 
 
-def _rubric(item: JudgeItem) -> str | None:
-    rubric = item.sample.metadata.get("rubric")
+def _rubric(sample: Sample) -> str | None:
+    rubric = sample.metadata.get("rubric")
     return str(rubric) if rubric not in (None, "") else None
 
 
@@ -114,11 +114,14 @@ class OpenProtocol:
     def applies(self, item: JudgeItem) -> bool:
         """Open-ended rows with a reference or a rubric, answered and not cut off."""
         return (
-            not item.sample.is_choice
-            and (bool(_references(item)) or _rubric(item) is not None)
+            self.fits(item.sample)
             and item.score.stage not in ("error", "truncated")
             and item.score.error_type is None
         )
+
+    def fits(self, sample: Sample) -> bool:
+        """`applies` of an answer to `sample`, the sample's part: open, with a reference or rubric."""
+        return not sample.is_choice and (bool(_references(sample)) or _rubric(sample) is not None)
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """No rules: every answer goes to the judge."""
@@ -131,8 +134,8 @@ class OpenProtocol:
             text.format(
                 question=item.sample.question,
                 answer=delimit(item.answer, "model_answer"),
-                reference="; ".join(_references(item)) or _NONE,
-                rubric=_rubric(item) or _NONE,
+                reference="; ".join(_references(item.sample)) or _NONE,
+                rubric=_rubric(item.sample) or _NONE,
                 instruction=INSTRUCTIONS[self.scale],
             )
         )

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from lmmprobe.judge.protocol import JUDGE_PROTOCOLS, JudgeItem, JudgePrompt, JudgeWhen, Reading
 from lmmprobe.judge.protocols.tempcompass_choice import SYSTEM, first_rating_right
 from lmmprobe.parse.tempcompass import CAPTIONING_MC_QUESTION, TEMPCOMPASS_COMMIT
-from lmmprobe.schema import GenerationParams, Judgement
+from lmmprobe.schema import GenerationParams, Judgement, Sample
 
 __all__ = [
     "TempCompassCaptioning",
@@ -102,10 +102,10 @@ def captioning_rating(answer: str, gold: str) -> int:
     return 1 if count == 1 and answer.partition(". ")[0] == gold.partition(". ")[0] else 0
 
 
-def _gold(item: JudgeItem) -> str:
+def _gold(sample: Sample) -> str:
     """The multi-choice ground truth as the release writes it: ``B. text``."""
-    choices = item.sample.choices or []
-    gold = item.sample.answer
+    choices = sample.choices or []
+    gold = sample.answer
     if not isinstance(gold, int) or not 0 <= gold < min(len(choices), 4):
         return ""
     return f"{'ABCD'[gold]}. {choices[gold]}"
@@ -126,14 +126,16 @@ class TempCompassCaptioning:
 
     def applies(self, item: JudgeItem) -> bool:
         """A caption (not failed, not cut off) for a sample carrying its judged question."""
-        question = item.sample.metadata.get(CAPTIONING_MC_QUESTION)
         return (
             item.score.error_type is None
             and item.score.stage not in ("error", "truncated")
-            and isinstance(question, str)
-            and bool(question)
-            and bool(_gold(item))
+            and self.fits(item.sample)
         )
+
+    def fits(self, sample: Sample) -> bool:
+        """`applies` of an answer to `sample`, the sample's part: its question and gold."""
+        question = sample.metadata.get(CAPTIONING_MC_QUESTION)
+        return isinstance(question, str) and bool(question) and bool(_gold(sample))
 
     def rule(self, item: JudgeItem) -> Reading | None:
         """None: ``eval_captioning.py`` reads no caption by rule; the judge rates every one."""
@@ -154,7 +156,7 @@ class TempCompassCaptioning:
         if not text or text == "invalid_request_error":
             return None  # rated -1 there: unjudged here
         answer, reasoning = captioning_answer(text)
-        rating = captioning_rating(answer, _gold(item))
+        rating = captioning_rating(answer, _gold(item.sample))
         detail: dict[str, float | str] = {"answer": answer[:_KEPT]}
         if reasoning is not None:
             detail["reasoning"] = reasoning[:_KEPT]
