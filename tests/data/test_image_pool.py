@@ -285,3 +285,31 @@ def _children_seen(run: subprocess.Popen[str]) -> bool:
         run.kill()
         pytest.fail("the run did not end in 300 s")
     return seen
+
+
+def test_a_path_entry_holding_the_separator_does_not_keep_the_worker_from_starting(
+    tmp_path: Path,
+) -> None:
+    # Re-test 19 of issue 34: the worker's $PYTHONPATH was this process's sys.path joined with
+    # ":", so an entry holding ":" (where lmmprobe was found) became two that do not exist,
+    # and the worker could not start. Here lmmprobe is found only there: Python without its
+    # site (no editable install), Pillow and the rest from the virtual environment's folder.
+    import PIL
+
+    import lmmprobe
+
+    lib = tmp_path / "lib:dir"
+    lib.mkdir()
+    (lib / "lmmprobe").symlink_to(Path(lmmprobe.__file__).parent)
+    site = Path(PIL.__file__).parent.parent
+    code = (
+        "import sys; sys.path[:0] = sys.argv[1:3]; import lmmprobe; "
+        "from lmmprobe.data.image_pool import ImagePool; pool = ImagePool(); pool.wait(60); "
+        "print(lmmprobe.__file__, pool.ready()); pool.close()"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    base = os.path.realpath(sys.executable)  # not the environment's: its site is not read
+    done = subprocess.run([base, "-S", "-c", code, str(lib), str(site)], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(lib / "lmmprobe" / "__init__.py"), "True"]

@@ -182,9 +182,10 @@ def _qualified(thing: object) -> str:
 class ImagePool:
     """One worker process checking image files (`inspect_files`) while the caller goes on.
 
-    The worker is a fresh interpreter, ``python -m lmmprobe.data.image_pool`` (not
-    multiprocessing's spawn, which would run the caller's own ``__main__`` script again in the
-    child, and which a daemonic process may not use), talking over a socket pair: the caller
+    The worker is a fresh interpreter started on this module (`_START`, given this process's
+    ``sys.path`` in its first message; not multiprocessing's spawn, which would run the
+    caller's own ``__main__`` script again in the child, and which a daemonic process may not
+    use), talking over a socket pair: the caller
     `send`s a batch of files, then `receive`s its results, one batch at a time, in order. A
     batch is sent only when the worker has nothing left to send back, so neither side can
     block the other on a full pipe. Close it (or let it be collected) when the load ends; the
@@ -203,17 +204,15 @@ class ImagePool:
         wait = struct.pack("ll", int(silence), int(silence % 1 * 1e6))
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, wait)
         ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, wait)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         try:
             self._proc = subprocess.Popen(
                 # -P: the working folder is not put first on the worker's path, so a
                 # hashlib.py (or PIL/) where lmmprobe is run from is neither run nor used.
-                [sys.executable, "-P", "-m", __name__, str(theirs.fileno())],
+                [sys.executable, "-P", "-c", _START, __name__, str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=env,
             )
         except BaseException:
             ours.close()
@@ -221,6 +220,11 @@ class ImagePool:
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
+        # The worker finds lmmprobe (and Pillow's plugins) where this process does: its path
+        # sent whole, not joined into $PYTHONPATH, which a folder whose name holds the
+        # separator (":") would split into two that do not exist.
+        with contextlib.suppress(OSError):  # a worker that died at once: `ready` says None
+            self._conn.send([p for p in sys.path if p])
         self._started: bool | None = False
         self._state: object = None  # the worker's `pillow_state`, sent with its "ready"
         self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._conn, os.getpid())
@@ -328,9 +332,13 @@ def serve(conn: Connection) -> None:
         conn.send(inspect_files(tasks, cap))
 
 
-if __name__ == "__main__":
-    # Through the module's own name, so that the results it sends are pickled as
-    # ``lmmprobe.data.image_pool.Inspected``, which the loading process knows (not __main__'s).
-    from lmmprobe.data import image_pool
-
-    image_pool.serve(Connection(int(sys.argv[1])))
+_START = """\
+import importlib, sys
+from multiprocessing.connection import Connection
+conn = Connection(int(sys.argv[2]))
+sys.path[:0] = conn.recv()
+importlib.import_module(sys.argv[1]).serve(conn)
+"""
+"""The worker's start (``python -P -c _START MODULE FD``): the path the loading process sends
+first, then `serve` through the module's own name, so that the results it sends are pickled as
+``lmmprobe.data.image_pool.Inspected``, which the loading process knows."""
