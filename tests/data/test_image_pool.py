@@ -15,9 +15,11 @@ import json
 import os
 import signal
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -285,6 +287,78 @@ def _children_seen(run: subprocess.Popen[str]) -> bool:
         run.kill()
         pytest.fail("the run did not end in 300 s")
     return seen
+
+
+def _warning_tiff(path: Path) -> None:
+    """A TIFF Pillow opens and verifies, warning twice: its Software tag points past the end."""
+    from PIL import TiffImagePlugin
+
+    tags = TiffImagePlugin.ImageFileDirectory_v2()
+    tags[305] = "x" * 40  # stored out of line: its offset is moved past the file's end
+    Image.new("RGB", (4, 3), (1, 2, 3)).save(path, "TIFF", tiffinfo=tags)
+    data = bytearray(path.read_bytes())
+    (ifd,) = struct.unpack("<I", data[4:8])
+    (count,) = struct.unpack("<H", data[ifd : ifd + 2])
+    for i in range(count):
+        at = ifd + 2 + 12 * i
+        if struct.unpack("<H", data[at : at + 2])[0] == 305:
+            data[at + 8 : at + 12] = struct.pack("<I", len(data) + 1000)
+    path.write_bytes(bytes(data))
+
+
+def _shown(caught: list[warnings.WarningMessage]) -> list[tuple[type[Warning], str, str, int]]:
+    return [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+
+def test_the_workers_warnings_are_raised_again_where_the_file_is_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Re-test 19 of issue 34: Pillow's warnings in the worker went to its stderr, which goes
+    # nowhere; checked in the loading process, the same file showed them.
+    _warning_tiff(tmp_path / "w.tif")
+    _picture(tmp_path / "a.png", (10, 10), 3)
+    tasks = [(str(tmp_path / name), name, (tmp_path / name).stat().st_size)
+             for name in ("a.png", "w.tif")]  # fmt: skip
+    with warnings.catch_warnings(record=True) as here_caught:
+        warnings.simplefilter("always")
+        here = inspect_files(tasks, 1_000)
+    assert here_caught and all(w.category is UserWarning for w in here_caught)
+    pool = ImagePool()
+    try:
+        pool.wait()
+        assert pool.ready() is True
+        pool.send(tasks, 1_000)
+        with warnings.catch_warnings(record=True) as pooled_caught:
+            warnings.simplefilter("always")
+            assert pool.receive(60) == here
+        assert _shown(pooled_caught) == _shown(here_caught)  # the same, from the same line
+        # A filter making them errors makes the file unreadable, here as there.
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            strict = inspect_files(tasks, 1_000)
+            pool.send(tasks, 1_000)
+            assert pool.receive(60) == strict
+        assert isinstance(strict[1], str) and strict[1].startswith("unreadable image w.tif: ")
+    finally:
+        pool.close()
+    # Through a load: the rows past the threshold are settled with the worker's checks.
+    rows = [{"id": f"q{i}", "images": [f"img/g{i}.png"], "question": "Which?",
+             "choices": ["a", "b"], "answer": 0} for i in range(12)]  # fmt: skip
+    (tmp_path / "img").mkdir()
+    for i in range(12):
+        _picture(tmp_path / "img" / f"g{i}.png", (4, 3), i)
+    _warning_tiff(tmp_path / "img" / "w.tif")
+    rows.append({**rows[0], "id": "warned", "images": ["img/w.tif"]})
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    shown = []
+    for on in (False, True):
+        with _workers(monkeypatch, on=on), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loaded = _load(data, tmp_path / f"{on}.db")
+        assert loaded["workers"] == (1 if on else 0)
+        shown.append([w for w in _shown(caught) if w[0] is UserWarning])
+    assert shown[0] and shown[1] == shown[0]
 
 
 def test_a_path_entry_holding_the_separator_does_not_keep_the_worker_from_starting(

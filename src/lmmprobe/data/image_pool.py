@@ -25,10 +25,13 @@ import socket
 import struct
 import subprocess
 import sys
+import warnings
 import weakref
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from types import ModuleType
 
 from PIL import Image, ImageFile
 
@@ -118,30 +121,103 @@ def inspect_image_file(path: str, value: str, size: int) -> Inspected:
     except NotRegularFile as exc:
         raise ImageUnreadable(str(exc)) from None
     except Exception as exc:
-        reason = unreadable_reason(exc) or type(exc).__name__
-        raise ImageUnreadable(f"unreadable image {value}: {reason}") from exc
+        raise ImageUnreadable(_unreadable(value, exc)) from exc
     digest = None if data is None else hashlib.sha256(data).hexdigest()
     return Inspected(width, height, too_big, digest)
+
+
+def _unreadable(value: str, exc: BaseException) -> str:
+    """The row's message for the image file `value` whose check raised `exc`."""
+    return f"unreadable image {value}: {unreadable_reason(exc) or type(exc).__name__}"
 
 
 Task = tuple[str, str, int]
 """A file to check: (resolved path, the path as the row gave it, its size)."""
 
 
-def inspect_files(tasks: Sequence[Task], cap: int | None) -> list[Inspected | str]:
+@dataclass(frozen=True, slots=True)
+class Warned:
+    """A warning a file's check raised in the worker (Pillow's about a damaged TIFF tag, say).
+
+    Sent back with the check's result and raised again in the loading process
+    (`ImagePool.receive`), where the check made there would have raised it: the same warning,
+    from the same place, under that process's filters.
+    """
+
+    category: type[Warning]
+    message: str
+    filename: str
+    lineno: int
+
+
+def inspect_files(
+    tasks: Sequence[Task], cap: int | None, warned: list[tuple[Warned, ...]] | None = None
+) -> list[Inspected | str]:
     """`inspect_image_file` for each task under the decoding cap `cap`: its result or its reason.
 
     The worker's entry point. `cap` is the loading process's cap, read once for its load
     (`lmmprobe.schema.image.pixel_cap_read_once`), so both processes judge by the same one.
+    With `warned` (the worker's), the warnings each check raises are kept there, one tuple per
+    task, instead of shown (a worker's stderr goes nowhere), to be raised again by the process
+    the results go to.
     """
     found: list[Inspected | str] = []
     with pixel_cap_fixed(cap):
         for path, value, size in tasks:
-            try:
-                found.append(inspect_image_file(path, value, size))
-            except ImageUnreadable as exc:
-                found.append(exc.reason)
+            with _recorded(warned):
+                try:
+                    found.append(inspect_image_file(path, value, size))
+                except ImageUnreadable as exc:
+                    found.append(exc.reason)
     return found
+
+
+@contextlib.contextmanager
+def _recorded(warned: list[tuple[Warned, ...]] | None) -> Iterator[None]:
+    """Every warning raised inside appended to `warned` as one tuple (None: left alone)."""
+    if warned is None:
+        yield
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        # Every one is sent: the loading process's own filters decide what is shown.
+        warnings.simplefilter("always")
+        yield
+    warned.append(tuple(Warned(w.category, str(w.message), w.filename, w.lineno) for w in caught))
+
+
+def _raised_again(
+    task: Task, found: Inspected | str, warned: tuple[Warned, ...]
+) -> Inspected | str:
+    """`found`, once the worker's warnings about the file are raised here as the check raises them.
+
+    Each is raised from where it was raised in the worker (file, line, module), through that
+    module's registry of warnings shown, so this process's filters (``-W``, ``once``,
+    ``ignore``) treat it as a warning of a check made here. A filter that makes it an error
+    makes the file unreadable, as it does to a check made here.
+    """
+    for w in warned:
+        module = _module_of(w.filename)
+        registry = None if module is None else vars(module).setdefault("__warningregistry__", {})
+        try:
+            warnings.warn_explicit(
+                w.message,
+                w.category,
+                w.filename,
+                w.lineno,
+                module=None if module is None else module.__name__,
+                registry=registry,
+            )
+        except Warning as exc:
+            return _unreadable(task[1], exc)
+    return found
+
+
+def _module_of(filename: str) -> ModuleType | None:
+    """The loaded module whose source is `filename` (Pillow's plugin that warned), if any."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            return module
+    return None
 
 
 def workers_wanted() -> bool:
@@ -225,6 +301,7 @@ class ImagePool:
         # separator (":") would split into two that do not exist.
         with contextlib.suppress(OSError):  # a worker that died at once: `ready` says None
             self._conn.send([p for p in sys.path if p])
+        self._sent: deque[list[Task]] = deque()  # each batch sent and not yet received
         self._started: bool | None = False
         self._state: object = None  # the worker's `pillow_state`, sent with its "ready"
         self._finalizer = weakref.finalize(self, _shutdown, self._proc, self._conn, os.getpid())
@@ -273,6 +350,7 @@ class ImagePool:
 
         """
         self._conn.send((list(tasks), cap))
+        self._sent.append(list(tasks))
 
     def receive(self, timeout: float) -> list[Inspected | str]:
         """The results of the batch sent first among those not yet received, one per task.
@@ -288,10 +366,18 @@ class ImagePool:
         """
         if not self._conn.poll(timeout):
             raise TimeoutError(f"the image worker said nothing for {timeout:g} s")
-        found = self._conn.recv()
-        if not isinstance(found, list):
-            raise EOFError(f"the image worker answered {type(found).__name__}")
-        return found
+        answer = self._conn.recv()
+        tasks = self._sent.popleft() if self._sent else []
+        if not (isinstance(answer, tuple) and len(answer) == 2):
+            raise EOFError(f"the image worker answered {type(answer).__name__}")
+        found, warned = answer
+        if not (isinstance(found, list) and isinstance(warned, list)):
+            raise EOFError("the image worker answered no list of results")
+        if len(found) != len(tasks) or len(warned) != len(tasks):
+            return found  # the caller refuses a count that does not match its files
+        # The warnings its checks raised, raised here (`_raised_again`), as the checks made
+        # here raise them: a file's, when its result is taken.
+        return [_raised_again(*each) for each in zip(tasks, found, warned, strict=True)]
 
     def close(self) -> None:
         """Stop the worker (asked, then killed if it does not end within a second)."""
@@ -329,7 +415,9 @@ def serve(conn: Connection) -> None:
         if job is None:
             return
         tasks, cap = job
-        conn.send(inspect_files(tasks, cap))
+        warned: list[tuple[Warned, ...]] = []
+        found = inspect_files(tasks, cap, warned)
+        conn.send((found, warned))
 
 
 _START = """\
