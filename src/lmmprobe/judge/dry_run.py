@@ -116,8 +116,10 @@ class PlannedJudge:
 
     @property
     def exact(self) -> bool:
-        """Whether `calls` is exact: every answer was read from the store, its replies too (or
-        the protocol fits no sample: no call)."""
+        """Whether `calls` is exact: every answer and reply read from the store, or no call.
+
+        No call: the ``--judge-protocol`` named fits no sample (`fits_none`).
+        """
         return self.fits_none is not None or (self.unread == 0 and not self.store_unchecked)
 
     @property
