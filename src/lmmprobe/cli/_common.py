@@ -22,7 +22,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Annotated, Any, ClassVar, Final, NoReturn, TextIO
+from typing import IO, TYPE_CHECKING, Annotated, Any, ClassVar, Final, NoReturn, TextIO
 
 import typer
 import typer.main
@@ -38,6 +38,9 @@ from lmmprobe._inert import inert, inert_json
 from lmmprobe._mapping_file import decimal_number
 from lmmprobe.schema.text import shown_path, shown_value
 from lmmprobe.store import DEFAULT_DB, Store, StoreError, as_store_error
+
+if TYPE_CHECKING:
+    from lmmprobe.run import CostMeter
 
 
 @functools.cache
@@ -401,7 +404,7 @@ def price_table(path: Path | None) -> dict[str, Any]:
     return dict(load_price_table(path))
 
 
-def judge_meter(judge: str, prices: Path | None, max_cost: str | None) -> Any:
+def judge_meter(judge: str, prices: Path | None, max_cost: str | None) -> CostMeter:
     """The `lmmprobe.run.CostMeter` of a command that pays for its judge's calls alone.
 
     ``compare --judge`` and ``arena judge`` read ``--prices`` and ``--max-cost`` as ``run`` and
@@ -419,7 +422,7 @@ def judge_meter(judge: str, prices: Path | None, max_cost: str | None) -> Any:
     return CostMeter(budget, checked_prices([], [judge], price_table(prices), budget))
 
 
-def judge_budget_lines(meter: Any, sent: int, unsent: int) -> tuple[list[str], str | None]:
+def judge_budget_lines(meter: CostMeter, sent: int, unsent: int) -> tuple[list[str], str | None]:
     """What a command that judged under `meter` says of its spending, and its stop line.
 
     Args:

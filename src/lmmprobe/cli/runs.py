@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -59,6 +59,9 @@ from lmmprobe.schema.spec import MAX_BOOTSTRAP
 from lmmprobe.store import DEFAULT_DB, Store, command_for
 from lmmprobe.store.queries import run_models
 from lmmprobe.store.runs import StoredRun, count_runs, read_run, read_runs
+
+if TYPE_CHECKING:
+    from lmmprobe.run import CostMeter
 
 RunsFormat = Literal["table", "json"]
 
@@ -358,7 +361,7 @@ def _judge_pairs(
     side_a: tuple[str, str],
     side_b: tuple[str, str],
     spec: str,
-    meter: Any,
+    meter: CostMeter,
     *,
     quiet: bool,
 ) -> dict[str, Any]:
@@ -677,7 +680,7 @@ def compare(
     )
     judged = (
         _judge_pairs(db, (a, model_a), (b, model_b), judge, meter, quiet=fmt == "json")
-        if judge is not None
+        if judge is not None and meter is not None
         else None
     )
     if judged is not None and result.n == 0:
