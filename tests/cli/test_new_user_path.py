@@ -36,3 +36,25 @@ def test_a_folder_given_as_data_says_how_to_read_it(tmp_path: Path) -> None:
     shown = lmmprobe("run", "--data", "mmbnech", "--dry-run", timeout=120)
     assert shown.returncode == 2
     assert "unknown data source 'mmbnech'; did you mean mmbench" in shown.stderr
+
+
+def test_a_misspelt_registry_name_is_named_with_the_one_meant(tmp_path: Path) -> None:
+    # `-m randm` listed the backends without the one meant, while `--data mmbnech` said
+    # "did you mean mmbench?": every registry's typo now gets the close names.
+    cases = [
+        (["run", "-m", "randm"], "unknown model backend 'randm'; did you mean random? known:"),
+        (["run", "--matcher", "refrom"], "unknown matcher 'refrom'; did you mean reform? known:"),
+        (["run", "--prompt-style", "Dysca"], "'Dysca'; did you mean dysca? known:"),
+        (["list", "matcher"], "unknown registry 'matcher'; did you mean matchers? known:"),
+    ]
+    for args, expected in cases:
+        shown = (
+            lmmprobe(*args, "--db", tmp_path / "s.db", timeout=120)
+            if args[0] == "run"
+            else lmmprobe(*args, timeout=120)
+        )
+        assert shown.returncode == 2, args
+        assert expected in shown.stderr, (args, shown.stderr)
+    # A name close to nothing gets no guess.
+    shown = lmmprobe("run", "-m", "zzqx", "--db", tmp_path / "s.db", timeout=120)
+    assert "unknown model backend 'zzqx'; known:" in shown.stderr
