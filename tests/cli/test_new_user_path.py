@@ -5,9 +5,18 @@ Each test is one reproduction from the re-test, run through the real console scr
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from tests.console import lmmprobe
+from tests.console import as_from_a_shell, lmmprobe, lmmprobe_with_key
+
+from lmmprobe.testing.openai_server import FakeOpenAIServer
 
 
 def test_a_folder_given_as_data_says_how_to_read_it(tmp_path: Path) -> None:
@@ -58,3 +67,42 @@ def test_a_misspelt_registry_name_is_named_with_the_one_meant(tmp_path: Path) ->
     # A name close to nothing gets no guess.
     shown = lmmprobe("run", "-m", "zzqx", "--db", tmp_path / "s.db", timeout=120)
     assert "unknown model backend 'zzqx'; known:" in shown.stderr
+
+
+def test_ctrl_c_mid_run_says_what_was_kept_and_the_rerun_resumes(tmp_path: Path) -> None:
+    # Ctrl-C during a run ended it with status 130 and not a word (typer's silent Exit), so a
+    # new user could not tell whether the answers paid for were lost.
+    db = tmp_path / "s.db"
+    exe = shutil.which("lmmprobe", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    with FakeOpenAIServer(latency=1.0) as server:
+        args = ["run", "-m", f"openai:fake-vlm@{server.base_url}", "--data", "demo,n=200"]
+        args += ["--db", str(db), "-q"]
+        proc = subprocess.Popen(
+            [exe, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=as_from_a_shell,
+            env={**os.environ, "OPENAI_API_KEY": "test-key", "COLUMNS": "160"},
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while server.completed < 20 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert server.completed >= 20, "no answer arrived"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 130, err
+        found = re.search(r"interrupted: run (\d{8}-\d{6}-[0-9a-f]{6}) is marked interrupted", err)
+        assert found, err
+        assert "the same command resumes" in err
+        assert "Traceback" not in err
+        again = lmmprobe_with_key(*args, timeout=240)
+    assert again.returncode == 0, again.stderr
+    kept = re.search(r"fake-vlm: 200 requests, (\d+) from the store", again.stdout)
+    assert kept and int(kept.group(1)) > 0, again.stdout

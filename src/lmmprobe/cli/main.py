@@ -466,6 +466,18 @@ def _evaluate_and_show(
         # failing again and again). Everything answered is stored; say how to go on.
         where = f" (run {exc.run_id}, status {exc.status})" if exc.run_id else ""
         _fail(f"{exc}{where}; the same command resumes it", code=1)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: typer would end with status 130 and not a word, leaving a user to wonder
+        # whether the answers paid for are lost. They are stored; say so and how to go on.
+        run_id = getattr(exc, "run_id", None)
+        where = f"run {run_id} is marked interrupted; " if run_id else ""
+        err_console.print(
+            f"interrupted: {escape(where)}every answer received is stored, and the same "
+            "command resumes (stored answers are not asked again)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except (RegistryError, DataError, ValueError) as exc:
         _fail(exc)
     res = ev.results
