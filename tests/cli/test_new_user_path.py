@@ -5,6 +5,7 @@ Each test is one reproduction from the re-test, run through the real console scr
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.console import as_from_a_shell, lmmprobe, lmmprobe_with_key
 
@@ -106,3 +108,50 @@ def test_ctrl_c_mid_run_says_what_was_kept_and_the_rerun_resumes(tmp_path: Path)
     assert again.returncode == 0, again.stderr
     kept = re.search(r"fake-vlm: 200 requests, (\d+) from the store", again.stdout)
     assert kept and int(kept.group(1)) > 0, again.stdout
+
+
+def _page_data(page: str) -> dict[str, Any]:
+    found = re.search(
+        r'<script type="application/json" id="lmmprobe-data">(.*?)</script>', page, re.S
+    )
+    assert found
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+def test_a_models_bars_wear_its_swatch_colour_whichever_run_is_given_first(
+    tmp_path: Path,
+) -> None:
+    # README: run with images, run --blind, then `report RUN_A RUN_B`. Given the blind run
+    # first (`runs` lists newest first), the dimension bars of "M1 random blind" wore M1's
+    # swatch colour and "M1 random" (with images) another: read against the model table, the
+    # blind bars passed for the model's own.
+    db = tmp_path / "s.db"
+    common = ["-m", "random", "-m", "first", "--data", "demo,n=24", "-q", "--db", db]
+    with_images = lmmprobe("run", *common, "--out", tmp_path / "img", timeout=240)
+    assert with_images.returncode == 0, with_images.stderr
+    blind = lmmprobe("run", *common, "--blind", "--out", tmp_path / "blind", timeout=240)
+    assert blind.returncode == 0, blind.stderr
+    runs = [
+        json.loads((tmp_path / f / "results.json").read_text())["run_id"] for f in ("blind", "img")
+    ]
+    page_file = tmp_path / "r.html"
+    shown = lmmprobe("report", *runs, "--db", db, "-o", page_file, timeout=300)
+    assert shown.returncode == 0, shown.stderr
+    page = page_file.read_text(encoding="utf-8")
+    swatch = {
+        name: colour
+        for colour, name in re.findall(
+            r'<span class="swatch" style="background:(#[0-9a-f]{6})"></span>(M\d [^<]+)<', page
+        )
+    }
+    assert set(swatch) == {"M1 random", "M2 first"}, swatch
+    bars: dict[str, str] = {}
+    for fig_id, fig in _page_data(page)["figures"].items():
+        if fig_id.startswith("fig-dim"):
+            for trace in fig["data"]:
+                bars[trace["name"]] = trace["marker"]["color"]
+    assert bars, "no dimension chart"
+    for name, colour in swatch.items():
+        assert bars[name] == colour, (name, bars)
+        assert bars[f"{name} blind"] != colour, (name, bars)
