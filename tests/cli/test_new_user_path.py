@@ -155,3 +155,15 @@ def test_a_models_bars_wear_its_swatch_colour_whichever_run_is_given_first(
     for name, colour in swatch.items():
         assert bars[name] == colour, (name, bars)
         assert bars[f"{name} blind"] != colour, (name, bars)
+
+
+def test_the_dysca_recipe_without_a_renderer_names_the_offline_way_to_try_it(
+    tmp_path: Path,
+) -> None:
+    # `synth generate --recipe dysca` alone said to pass --diffusion-model PATH_OR_ID (SDXL,
+    # about 7 GB), not the tiny pipeline the README offers to try the recipe offline.
+    shown = lmmprobe("synth", "generate", "--recipe", "dysca", "--n", "1", "--out", tmp_path / "d")
+    assert shown.returncode == 2
+    assert "--renderer diffusion --diffusion-model PATH_OR_ID" in shown.stderr
+    assert "--diffusion-model tiny" in shown.stderr
+    assert not (tmp_path / "d").exists()
