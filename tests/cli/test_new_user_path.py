@@ -167,3 +167,23 @@ def test_the_dysca_recipe_without_a_renderer_names_the_offline_way_to_try_it(
     assert "--renderer diffusion --diffusion-model PATH_OR_ID" in shown.stderr
     assert "--diffusion-model tiny" in shown.stderr
     assert not (tmp_path / "d").exists()
+
+
+def test_an_import_refused_before_any_row_joins_records_no_run(tmp_path: Path) -> None:
+    # `import FILE --benchmark mathvsta` (a typo) and `import empty.jsonl` are bad input, one
+    # line and exit 2, yet each left a `failed` run with no rows: `latest` then named it, so
+    # `export latest` printed nothing and `judge latest` judged an empty run.
+    db = tmp_path / "s.db"
+    answers = tmp_path / "a.jsonl"
+    answers.write_text(json.dumps({"pid": "1", "response": "A"}) + "\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    typo = lmmprobe("import", answers, "--benchmark", "mathvsta", "--db", db, timeout=120)
+    assert typo.returncode == 2
+    assert "unknown data source 'mathvsta'; did you mean mathvista" in typo.stderr
+    nothing = lmmprobe("import", empty, "--db", db, timeout=120)
+    assert nothing.returncode == 2
+    assert "the file is empty" in nothing.stderr
+    listed = lmmprobe("runs", "--db", db, "--format", "json", timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == []
