@@ -187,3 +187,33 @@ def test_an_import_refused_before_any_row_joins_records_no_run(tmp_path: Path) -
     listed = lmmprobe("runs", "--db", db, "--format", "json", timeout=120)
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout) == []
+
+
+def test_the_results_path_a_run_prints_names_that_run(tmp_path: Path) -> None:
+    # A run ends "results: lmmprobe-runs/RUN_ID/results.json"; given that path (or the folder,
+    # or an --out folder), show, export, compare and judge said "no run '...'".
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=10", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    printed = re.search(r"results: (\S+results\.json)", done.stdout)
+    assert printed, done.stdout
+    run_id = Path(printed.group(1)).parent.name
+    other = lmmprobe(
+        "run", "--data", "demo,n=12", "-q", "--db", db, "--out", tmp_path / "mine", timeout=240
+    )
+    assert other.returncode == 0, other.stderr
+    for ref in (printed.group(1), str(Path(printed.group(1)).parent)):
+        shown = lmmprobe("show", ref, "--db", db, timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        assert f"run {run_id} (complete)" in shown.stdout
+    exported = lmmprobe("export", tmp_path / "mine", "--db", db, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    assert len(exported.stdout.splitlines()) == 24  # two models x 12 samples: the --out run
+    compared = lmmprobe(
+        "compare", f"{printed.group(1)}", "-m", "random", "-m", "first", "--db", db, timeout=120
+    )
+    assert compared.returncode == 0, compared.stderr
+    # A path naming no run is still "no run".
+    missing = lmmprobe("show", tmp_path / "nowhere", "--db", db, timeout=120)
+    assert missing.returncode == 2
+    assert "no run" in missing.stderr
