@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.console import as_from_a_shell, lmmprobe, lmmprobe_with_key
 
 from lmmprobe.testing.openai_server import FakeOpenAIServer
@@ -217,3 +218,23 @@ def test_the_results_path_a_run_prints_names_that_run(tmp_path: Path) -> None:
     missing = lmmprobe("show", tmp_path / "nowhere", "--db", db, timeout=120)
     assert missing.returncode == 2
     assert "no run" in missing.stderr
+
+
+def test_a_fetch_command_names_the_hf_installed_beside_lmmprobe(tmp_path: Path) -> None:
+    # Before the virtual environment is activated (`.venv/bin/lmmprobe data show mmbench`),
+    # the printed fetch command `hf download ...` failed with "hf: command not found": `make`
+    # installs `hf` (and `gdown`) into .venv/bin, which is not on $PATH yet. lmmprobe's own
+    # hints already named the path it was started by.
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "hf").is_file() or not (bin_dir / "gdown").is_file():
+        pytest.skip("hf and gdown are not installed beside this Python")
+    bare = "/usr/bin:/bin"  # lmmprobe, hf and gdown not on it: a shell before activation
+    for name, tool in (("mmbench", "hf"), ("dysca", "gdown")):
+        shown = lmmprobe("data", "show", name, PATH=bare, timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        fetch = shown.stdout.split("fetch:", 1)[1]
+        assert f"{bin_dir / tool} " in fetch, fetch
+        assert f" {tool} " not in fetch.replace(f"{bin_dir / tool} ", ""), fetch
+    # The same hint in an error, once the environment is activated, is the bare tool name.
+    shown = lmmprobe("data", "show", "mmbench", PATH=f"{bin_dir}:{bare}", timeout=120)
+    assert "\n  hf download lmms-lab/MMBench" in shown.stdout, shown.stdout
