@@ -318,7 +318,12 @@ def run(
 
 @app.command("judge")
 def judge_command(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN_ID", help="The stored run to judge.")],
+    run_ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN", help="The run to judge: run id, unique prefix, 'latest', or its folder."
+        ),
+    ],
     judge: JudgeOption = None,
     judge_protocol: JudgeProtocolOption = None,
     judge_when: JudgeWhenOption = None,
@@ -826,7 +831,8 @@ def models() -> None:
 @app.command()
 def show(
     run_ref: Annotated[
-        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(metavar="RUN", help="Run id, unique prefix, 'latest', or the run's folder."),
     ] = "latest",
     db: DbOption = None,
 ) -> None:
@@ -891,7 +897,8 @@ def show(
 @app.command()
 def export(
     run_ref: Annotated[
-        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(metavar="RUN", help="Run id, unique prefix, 'latest', or the run's folder."),
     ],
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
     out: Annotated[
@@ -901,8 +908,8 @@ def export(
 ) -> None:
     """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error.
 
-    Each row has the raw output (``text``) and, read from it as scoring reads it, the thinking
-    (``reasoning``), the ``answer`` and whether it was ``truncated``, with the ``finish_reason``.
+    Each row has the raw output (`text`) and, read from it as scoring reads it, the thinking
+    (`reasoning`), the `answer` and whether it was `truncated`, with the `finish_reason`.
     """
     from lmmprobe.parse.thinking import thinking_columns
     from lmmprobe.store import export_run

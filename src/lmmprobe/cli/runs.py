@@ -549,7 +549,10 @@ def _audit(
 
 def compare(
     run_a: Annotated[
-        str, typer.Argument(metavar="RUN_A", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(
+            metavar="RUN_A", help="Run id, unique prefix, 'latest', or the run's folder."
+        ),
     ],
     run_b: Annotated[
         str | None,
