@@ -238,3 +238,24 @@ def test_a_fetch_command_names_the_hf_installed_beside_lmmprobe(tmp_path: Path) 
     # The same hint in an error, once the environment is activated, is the bare tool name.
     shown = lmmprobe("data", "show", "mmbench", PATH=f"{bin_dir}:{bare}", timeout=120)
     assert "\n  hf download lmms-lab/MMBench" in shown.stdout, shown.stdout
+
+
+def test_an_empty_free_form_answer_is_empty_on_serves_sample_page(tmp_path: Path) -> None:
+    # The run page counts the baselines' empty descriptions as "empty" (the README: "counted
+    # `empty`, not unparsed"), the report's browser says "empty", but serve's sample page gave
+    # their stage as "unparsed".
+    from tests.serve.conftest import client
+
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "synth,n=2,tasks=color", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)[0]["id"]
+    with client(db) as c:
+        listing = c.get(f"/runs/{run_id}/samples", params={"text": "-ff@"})
+        assert listing.status_code == 200
+        found = re.search(rf'href="/runs/{run_id}/samples/([^"]*-ff[^"]*)"', listing.text)
+        assert found, listing.text[-2000:]
+        page = c.get(f"/runs/{run_id}/samples/{found.group(1)}")
+    assert page.status_code == 200
+    stages = re.findall(r"<dt>Stage</dt><dd>([^<]*?)</dd>", page.text)
+    assert stages and set(stages) == {"empty"}, stages
