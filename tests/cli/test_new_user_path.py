@@ -259,3 +259,22 @@ def test_an_empty_free_form_answer_is_empty_on_serves_sample_page(tmp_path: Path
     assert page.status_code == 200
     stages = re.findall(r"<dt>Stage</dt><dd>([^<]*?)</dd>", page.text)
     assert stages and set(stages) == {"empty"}, stages
+
+
+def test_a_frame_sweep_breaks_down_in_the_order_of_its_frame_counts(tmp_path: Path) -> None:
+    # README: `synth generate --video`, then `run --data synth:DIR --frames 8,16`. The table
+    # "accuracy by frame_policy" listed frames=16 before frames=8 (text order): with
+    # `--frames 8,16,32` the curve read 16, 32, 8.
+    folder = tmp_path / "v"
+    made = lmmprobe(
+        "synth", "generate", "--video", "--n", "2", "--size", "64", "--out", folder, timeout=300
+    )
+    assert made.returncode == 0, made.stderr
+    done = lmmprobe(
+        "run", "-m", "first", "--data", f"synth:{folder}", "--frames", "8,16,32", "-q",
+        "--db", tmp_path / "s.db", timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("accuracy by frame_policy", 1)[1]
+    shown = re.findall(r"^\s*(frames=\d+)\s", table, re.M)
+    assert shown == ["frames=8", "frames=16", "frames=32"], table
