@@ -278,3 +278,20 @@ def test_a_frame_sweep_breaks_down_in_the_order_of_its_frame_counts(tmp_path: Pa
     table = done.stdout.split("accuracy by frame_policy", 1)[1]
     shown = re.findall(r"^\s*(frames=\d+)\s", table, re.M)
     assert shown == ["frames=8", "frames=16", "frames=32"], table
+
+
+def test_a_dry_run_says_when_its_max_cost_is_less_than_the_completions_may_cost(
+    tmp_path: Path,
+) -> None:
+    # README: `--dry-run` and `--max-cost` are the two safeguards for paid runs. Given both,
+    # the dry run printed what the completions may cost ($0.0160) and not that the budget
+    # ($0.001) is less: the real run then stopped part-way with exit 3, unforeseen.
+    spec = "openai:m@http://127.0.0.1:9/v1,price=2.5:10"  # never asked: a dry run sends nothing
+    args = ["run", "-m", spec, "--data", "demo,n=50", "--dry-run", "--db", tmp_path / "s.db"]
+    low = lmmprobe(*args, "--max-cost", "0.001", timeout=120)
+    assert low.returncode == 0, low.stderr
+    assert "--max-cost $0.001 is less than these completions may cost" in low.stdout
+    assert "exit 3" in low.stdout
+    enough = lmmprobe(*args, "--max-cost", "5", timeout=120)
+    assert enough.returncode == 0, enough.stderr
+    assert "--max-cost" not in enough.stdout

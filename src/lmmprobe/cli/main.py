@@ -809,6 +809,17 @@ def _dry_run(spec: RunSpec) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if spec.max_cost is not None and priced and sum(priced) > spec.max_cost:
+        # The preview of a paid run said what it may cost and not that its own budget is
+        # less: the run would then stop part-way with exit 3, unforeseen.
+        console.print(
+            f"--max-cost ${spec.max_cost:g} is less than these completions may cost: a real "
+            f"run stops sending once it has spent ${spec.max_cost:g} (status stopped_budget, "
+            "exit 3), and the same command resumes it",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 @app.command()
