@@ -295,3 +295,21 @@ def test_a_dry_run_says_when_its_max_cost_is_less_than_the_completions_may_cost(
     enough = lmmprobe(*args, "--max-cost", "5", timeout=120)
     assert enough.returncode == 0, enough.stderr
     assert "--max-cost" not in enough.stdout
+
+
+def test_synth_show_names_the_pipeline_that_drew_the_images(tmp_path: Path) -> None:
+    # README: "--diffusion-model tiny ... its images are noise". `synth show` of that set said
+    # "recipe dysca, renderer diffusion", as it does for a set SDXL drew: nothing told a
+    # reader that its pictures are noise. Nor did it name the set's scenarios.
+    folder = tmp_path / "dysca-try"
+    made = lmmprobe(
+        "synth", "generate", "--recipe", "dysca", "--renderer", "diffusion",
+        "--diffusion-model", "tiny", "--n", "1", "--tasks", "animal", "--out", folder,
+        timeout=600,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    shown = lmmprobe("synth", "show", folder, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    first = " ".join(shown.stdout.split("by subtask", 1)[0].split())
+    assert "renderer diffusion (tiny: random weights, noise images)" in first, first
+    assert "scenarios clean" in first, first
