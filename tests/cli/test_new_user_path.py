@@ -313,3 +313,6 @@ def test_synth_show_names_the_pipeline_that_drew_the_images(tmp_path: Path) -> N
     first = " ".join(shown.stdout.split("by subtask", 1)[0].split())
     assert "renderer diffusion (tiny: random weights, noise images)" in first, first
     assert "scenarios clean" in first, first
+    # Its filters as words, not a Python dict's repr.
+    assert "filter dysca_postprocess: reference Benchmark-Dysca/Dysca@" in shown.stdout
+    assert "{'" not in shown.stdout, shown.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 import time
@@ -392,7 +393,16 @@ def show(
             table.add_row(escape(value), str(count))
         console.print(table)
     for f in manifest.get("filters", []):
-        console.print(f"filter: {escape(str(f))}")
+        # One line per filter, its fields as words (a Python dict's repr before).
+        if not isinstance(f, dict):
+            console.print(f"filter: {escape(str(f))}")
+            continue
+        fields = "; ".join(
+            f"{k.replace('_', ' ')} {v if isinstance(v, str | int | float) else json.dumps(v)}"
+            for k, v in f.items()
+            if k != "name"
+        )
+        console.print(f"filter {escape(str(f.get('name', '?')))}: {escape(fields)}")
 
 
 @app.command("filter")
