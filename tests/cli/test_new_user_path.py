@@ -316,3 +316,25 @@ def test_synth_show_names_the_pipeline_that_drew_the_images(tmp_path: Path) -> N
     # Its filters as words, not a Python dict's repr.
     assert "filter dysca_postprocess: reference Benchmark-Dysca/Dysca@" in shown.stdout
     assert "{'" not in shown.stdout, shown.stdout
+
+
+def test_importing_an_lmmprobe_export_is_refused_not_scored_as_another_tools_file(
+    tmp_path: Path,
+) -> None:
+    # `export RUN -o run.jsonl` then `import run.jsonl --model mine`: sniffed as the mapped
+    # reader, the option indices were read as answer texts, both models' rows merged under
+    # "mine" with ids row-1..., and a meaningless accuracy stored as a complete run.
+    db = tmp_path / "s.db"
+    done = lmmprobe("run", "--data", "demo,n=6", "-q", "--db", db, timeout=240)
+    assert done.returncode == 0, done.stderr
+    rows = tmp_path / "run.jsonl"
+    exported = lmmprobe("export", "latest", "--db", db, "-o", rows, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    imported = lmmprobe("import", rows, "--model", "mine", "--db", db, timeout=120)
+    assert imported.returncode == 2
+    assert "holds rows of `" in imported.stderr and "score FILE" in imported.stderr
+    listed = json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)
+    assert [r["models"] for r in listed] == [["random", "first"]], listed
+    scored = lmmprobe("score", rows, timeout=120)  # what the refusal points to works
+    assert scored.returncode == 0, scored.stderr
+    assert "lmmprobe-export" in scored.stdout
