@@ -338,3 +338,17 @@ def test_importing_an_lmmprobe_export_is_refused_not_scored_as_another_tools_fil
     scored = lmmprobe("score", rows, timeout=120)  # what the refusal points to works
     assert scored.returncode == 0, scored.stderr
     assert "lmmprobe-export" in scored.stdout
+
+
+def test_comparing_runs_of_other_data_says_why_in_words(tmp_path: Path) -> None:
+    # `compare RUN_A RUN_B -m random` on runs of different data: "share no answer scored right
+    # or wrong (6 only_a, 8 only_b)", the counts' code names, where the table says "only in A".
+    db = tmp_path / "s.db"
+    for n in ("6", "8"):
+        done = lmmprobe("run", "-m", "random", "--data", f"demo,n={n},seed={n}", "-q", "--db", db)
+        assert done.returncode == 0, done.stderr
+    ids = [r["id"] for r in json.loads(lmmprobe("runs", "--db", db, "-f", "json").stdout)]
+    shown = lmmprobe("compare", *ids, "-m", "random", "--db", db, timeout=120)
+    assert shown.returncode == 2
+    assert "only_a" not in shown.stderr and "only_b" not in shown.stderr
+    assert re.search(r"\d+ only in A, \d+ only in B", shown.stderr), shown.stderr
