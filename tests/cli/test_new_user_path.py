@@ -352,3 +352,18 @@ def test_comparing_runs_of_other_data_says_why_in_words(tmp_path: Path) -> None:
     assert shown.returncode == 2
     assert "only_a" not in shown.stderr and "only_b" not in shown.stderr
     assert re.search(r"\d+ only in A, \d+ only in B", shown.stderr), shown.stderr
+
+
+def test_a_csv_given_as_data_names_the_source_that_reads_it(tmp_path: Path) -> None:
+    # `--data my.csv` (or .json, .parquet) is read as JSON Lines, as any existing file is:
+    # every row was "invalid JSON", with no word that `hf:my.csv` reads a CSV file.
+    table = tmp_path / "my.csv"
+    table.write_text("id,question,answer\nq1,What is it?,a cat\n")
+    shown = lmmprobe("run", "--data", table, "--dry-run", "--db", tmp_path / "s.db")
+    assert shown.returncode == 2
+    assert "invalid JSON" in shown.stderr
+    assert f"a CSV file is read with --data hf:{table}" in shown.stderr
+    rows = tmp_path / "rows.json"
+    rows.write_text(json.dumps([{"id": "q1", "question": "What?", "answer": ["x"]}]))
+    shown = lmmprobe("run", "--data", rows, "--dry-run", "--db", tmp_path / "s.db")
+    assert f"--data hf:{rows} (or reform:{rows}" in shown.stderr

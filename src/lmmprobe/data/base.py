@@ -361,7 +361,32 @@ def no_valid_samples(result: LoadResult) -> str:
         + (f"; the first {len(shown)}:" if result.invalid > len(shown) else ":")
     ]
     lines += [f"  {p}" for p in shown]
+    hint = _other_format_hint(result.source)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
+
+
+_OTHER_FORMATS = {
+    ".csv": "hf", ".tsv": "hf", ".parquet": "hf", ".arrow": "hf", ".json": "hf",
+}  # fmt: skip
+"""Suffixes of data files the ``hf:`` source reads that the path shortcut reads as JSON Lines."""
+
+
+def _other_format_hint(source: str) -> str | None:
+    """How to read `source` when its name says a format the path shortcut does not read.
+
+    ``--data my.csv`` is read as JSON Lines (any existing file is), so every row of a CSV,
+    Parquet or JSON file was "invalid JSON" with no word of the source that reads it.
+    """
+    suffix = Path(source).suffix.lower()
+    if suffix not in _OTHER_FORMATS:
+        return None
+    more = f" (or reform:{source}, ReForm-Eval's released JSON)" if suffix == ".json" else ""
+    return (
+        f"{source} was read as JSON Lines (one object per line, the README's format); a "
+        f"{suffix[1:].upper()} file is read with --data hf:{source}{more}"
+    )
 
 
 FINGERPRINT_VERSION = 2
