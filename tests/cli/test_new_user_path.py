@@ -367,3 +367,24 @@ def test_a_csv_given_as_data_names_the_source_that_reads_it(tmp_path: Path) -> N
     rows.write_text(json.dumps([{"id": "q1", "question": "What?", "answer": ["x"]}]))
     shown = lmmprobe("run", "--data", rows, "--dry-run", "--db", tmp_path / "s.db")
     assert f"--data hf:{rows} (or reform:{rows}" in shown.stderr
+
+
+def test_a_second_campaign_in_the_same_out_keeps_the_first_ones_report(tmp_path: Path) -> None:
+    # README: `apex "Can models identify rotated images?" -m hf:tiny-llava -m random --out
+    # apex-rot/`, whose report.json a replay reads. The same command with other models and the
+    # same --out replaced report.json and report.md without a word: the first campaign's
+    # record was gone.
+    out = tmp_path / "apex-rot"
+    small = ["--max-experiments", "1", "--images-per-answer", "2", "--bootstrap", "10", "-q"]
+    question = "Can models identify rotated images?"
+    first = lmmprobe("apex", question, "-m", "first", "--out", out, *small, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert "note:" not in first.stdout
+    second = lmmprobe("apex", question, "-m", "random", "--out", out, *small, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert "held an earlier campaign's report; it is kept as report.previous.json" in " ".join(
+        second.stdout.split()
+    )
+    assert json.loads((out / "report.previous.json").read_text())["models"] == ["first"]
+    assert json.loads((out / "report.json").read_text())["models"] == ["random"]
+    assert "first" in (out / "report.previous.md").read_text()
