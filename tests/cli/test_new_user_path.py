@@ -105,6 +105,12 @@ def test_ctrl_c_mid_run_says_what_was_kept_and_the_rerun_resumes(tmp_path: Path)
         assert found, err
         assert "the same command resumes" in err
         assert "Traceback" not in err
+        # Its export was empty and, to stdout, said nothing: it says why now.
+        exported = lmmprobe("export", found.group(1), "--db", db, timeout=120)
+        assert exported.returncode == 0, exported.stderr
+        assert exported.stdout == ""
+        assert f"run {found.group(1)} (interrupted) holds no scored rows" in exported.stderr
+        assert "run its command again" in exported.stderr
         again = lmmprobe_with_key(*args, timeout=240)
     assert again.returncode == 0, again.stderr
     kept = re.search(r"fake-vlm: 200 requests, (\d+) from the store", again.stdout)

@@ -934,14 +934,33 @@ def export(
             _fail(str(exc.args[0]))
         if out is None:
             stdout = StdoutDocument(json_text=fmt == "jsonl")
-            export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
-            return
-        n = write_out_file(
-            out,
-            lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
-            db=db,
+            n = export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
+        else:
+            n = write_out_file(
+                out,
+                lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
+                db=db,
+            )
+        status = store.get_run(run_id)["status"] if not n else None
+    if out is not None:
+        err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
+    if not n:
+        # An interrupted run's answers are scored when it finishes: its export was empty, and
+        # to stdout said nothing at all.
+        unfinished = status in ("running", "interrupted", "failed") or str(status).startswith(
+            "stopped"
         )
-    err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
+        err_console.print(
+            f"note: run {run_id} ({status}) holds no scored rows to export"
+            + (
+                ": a run scores its answers as it finishes (each 10,000 samples); run its "
+                "command again to finish it (stored answers are not asked again)"
+                if unfinished
+                else ""
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 _CLICK_EXCEPTION: Any = next(
