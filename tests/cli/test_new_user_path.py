@@ -394,3 +394,16 @@ def test_a_second_campaign_in_the_same_out_keeps_the_first_ones_report(tmp_path:
     assert json.loads((out / "report.previous.json").read_text())["models"] == ["first"]
     assert json.loads((out / "report.json").read_text())["models"] == ["random"]
     assert "first" in (out / "report.previous.md").read_text()
+
+
+def test_a_misspelt_field_of_a_data_row_is_named_before_the_field_it_misses(
+    tmp_path: Path,
+) -> None:
+    # `"image": "cat.png"` (the README's field is `images`, a list) said only "images: missing
+    # required field"; `formulaton` beside `images` was named, `image` was not.
+    data = tmp_path / "my.jsonl"
+    row = {"id": "q1", "image": "cat.png", "question": "What?", "choices": ["a", "b"], "answer": 1}
+    data.write_text(json.dumps(row) + "\n")
+    shown = lmmprobe("run", "--data", data, "--dry-run", "--db", tmp_path / "s.db")
+    assert shown.returncode == 2
+    assert "my.jsonl:1: image: unknown field (did you mean 'images'? known:" in shown.stderr
