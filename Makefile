@@ -4,7 +4,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench lock clean
+.PHONY: help demo test test-slow bench lock clean
+
+# `make` alone lists the targets: before, it only built the environment (a fresh clone) or
+# said "'.venv/.installed' is up to date", which told a new user nothing.
+.DEFAULT_GOAL := help
+help:  ## list these targets (make alone)
+	@echo "make TARGET (each target first creates .venv with what it needs; see README.md):"
+	@sed -n -E 's/^([a-z-]+):[^#]*## (.*)/  make \1\t\2/p' $(firstword $(MAKEFILE_LIST))
 
 # Installs are reproducible: every package, transitive ones included, is pinned by LOCK (pip
 # constraints), so a fresh clone resolves the versions `make test` passed with, whatever was

@@ -34,3 +34,19 @@ def test_make_test_first_says_how_long_it_takes_and_how_to_run_the_slow_tests() 
     said = " ".join(lines[:first_check])
     assert re.search(r"about \d+ minutes on a quiet 2-core machine", said), said
     assert "-m slow" in said, said
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_alone_lists_the_targets_and_installs_nothing() -> None:
+    # `make` alone built the environment on a fresh clone and then said nothing, or said
+    # "'.venv/.installed' is up to date": a new user typing it learnt nothing (re-test 20b).
+    planned = subprocess.run(
+        ["make", "-n"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "pip install" not in planned.stdout
+    done = subprocess.run(
+        ["make", "-s"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    listed = done.stdout
+    for target in ("demo", "test", "test-slow", "bench", "lock"):
+        assert re.search(rf"^  make {re.escape(target)}\t\S", listed, re.M), listed

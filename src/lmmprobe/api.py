@@ -300,8 +300,9 @@ def _judge_and_write(
             exc.run_id = outcome.run_id
             store.update_run(outcome.run_id, status=exc.status)
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             store.update_run(outcome.run_id, status="interrupted")
+            exc.run_id = outcome.run_id  # type: ignore[attr-defined]  # for the command's line
             raise
         except Exception as exc:
             # Any other failure of the judging step (a judge server that would not start,

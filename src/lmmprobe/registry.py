@@ -31,6 +31,7 @@ can tell kinds of entry apart without importing the code that registered them.
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import importlib.util
 import pkgutil
@@ -177,6 +178,19 @@ class EntryInfo:
     summary: str
     status: str
     origin: str
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """``did you mean X? `` for a misspelt `name` close to one of `known`, else nothing.
+
+    A typo (``-m randm``, ``--matcher refrom``) is named with the entry meant, as a misspelt
+    benchmark already was; a long name is not compared (difflib's cost grows with it).
+    """
+    if len(name) > _SHOWN:
+        return ""
+    by_folded = {entry.casefold(): entry for entry in known}
+    close = difflib.get_close_matches(name.casefold(), list(by_folded), n=3, cutoff=0.6)
+    return f"did you mean {', '.join(by_folded[c] for c in close)}? " if close else ""
 
 
 @dataclass
@@ -389,7 +403,9 @@ class Registry(Generic[T]):
             if len(name) <= _SHOWN
             else f"{name[:_SHOWN]!r}... ({len(name):,} characters)"
         )
-        return RegistryError(f"unknown {self.kind} {shown}; known: {known}")
+        return RegistryError(
+            f"unknown {self.kind} {shown}; {did_you_mean(name, self.names())}known: {known}"
+        )
 
     def get(self, name: str) -> T:
         """Return the entry, importing a lazy one.

@@ -58,6 +58,8 @@ def test_help_has_one_style(path: tuple[str, ...], columns: int) -> None:
     assert "Usage:" in text, where
     assert not TYPE_LABEL.search(text), f"{where}: {TYPE_LABEL.search(text)}"
     lines = text.splitlines()
+    # A docstring's reST ``literal`` shows its doubled backticks in the help (re-test 20b).
+    assert "``" not in text, f"{where}: doubled backticks"
     for line in lines:
         assert not STRAY_DOT.search(line), f"{where}: stray ' .': {line!r}"
         assert "…" not in line, f"{where}: cropped: {line!r}"

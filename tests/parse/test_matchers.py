@@ -114,7 +114,9 @@ def test_benchmark_named_as_a_benchmarks_matcher_fails_before_the_run_starts(tmp
         }
     )
     with Store(tmp_path / "db.sqlite") as store:
-        with pytest.raises(RegistryError, match="unknown matcher 'benchmark'; known: "):
+        with pytest.raises(
+            RegistryError, match=r"unknown matcher 'benchmark'; (did you mean [^?]*\? )?known: "
+        ):
             execute_run(spec, store=store)
         assert store.list_runs() == []
 

@@ -94,6 +94,26 @@ def test_renders_without_errors_and_draws_charts(opened: tuple[Any, list[str], l
     assert "<b>bold</b><img src=x onerror=window.__xss=1>" in ticks
 
 
+def test_a_chart_of_a_set_height_leaves_no_blank_below_it(
+    opened: tuple[Any, list[str], list[str]],
+) -> None:
+    # A leaderboard of two models is a 154 px figure in a box of min-height 300 px: ~150 px
+    # of blank page under each leaderboard chart (re-test 20b's screenshots at 1400 and 960).
+    page, problems, _ = opened
+    boxes = page.eval_on_selector_all(
+        ".chart",
+        "els => els.map(e => [e.id, e.getBoundingClientRect().height, "
+        "(e.querySelector('svg.main-svg') || {getBoundingClientRect: () => ({height: 0})})"
+        ".getBoundingClientRect().height])",
+    )
+    board = [b for b in boxes if b[0].startswith("fig-board")]
+    assert board, boxes
+    for chart_id, box_height, drawn in boxes:
+        assert drawn > 0, chart_id
+        assert box_height <= drawn + 2, (chart_id, box_height, drawn)
+    assert problems == []
+
+
 def test_sample_browser_paginates(opened: tuple[Any, list[str], list[str]]) -> None:
     page, problems, _ = opened
     page.select_option("#b-size", "10")

@@ -16,6 +16,8 @@ import math
 import os
 import re
 import secrets
+import shlex
+import shutil
 import sqlite3
 import sys
 import textwrap
@@ -58,18 +60,55 @@ def command_name() -> str:
 _HINT_RE = re.compile(r"`lmmprobe(?=[ `])")
 
 
+_TOOL_RE = re.compile(r"(?<![\w./:-])(?:hf(?= download )|gdown(?= (?:--|https?:)))")
+"""The fetch commands' tools installed beside lmmprobe (``hf download ...``, ``gdown URL``)."""
+
+
+@functools.cache
+def _tools_beside() -> dict[str, str]:
+    """Tool name → the path that runs it, for the tools beside lmmprobe not on ``$PATH``.
+
+    `make` installs ``hf`` and ``gdown`` into ``.venv/bin`` with lmmprobe; until the virtual
+    environment is activated a printed ``hf download ...`` does not run ("command not found").
+    The path is absolute: a fetch command ``cd``s into the data folder before it runs the tool.
+    Empty where lmmprobe itself is on ``$PATH`` (an activated environment, an install).
+    """
+    if command_name() == "lmmprobe":
+        return {}
+    found: dict[str, str] = {}
+    for tool in ("hf", "gdown"):
+        beside = Path(sys.executable).parent / tool  # not resolved: a venv's bin holds links
+        on_path = shutil.which(tool)
+        try:
+            if not beside.is_file() or (on_path is not None and os.path.samefile(on_path, beside)):
+                continue
+        except OSError:
+            continue
+        path = str(beside.absolute())
+        if "[" not in path:  # "[": read as markup by rich
+            found[tool] = shlex.quote(path)
+    return found
+
+
 def runnable(text: str) -> str:
     """`text` with each quoted command hint (`` `lmmprobe run` ``) as the user can run it.
 
     The one place hints are made runnable: every console of the CLI applies it to what it
     prints, so the hints of lower layers (``no store at X: run an evaluation first (`lmmprobe
     run`)``) read ``.venv/bin/lmmprobe run`` where ``lmmprobe`` is not on ``$PATH``
-    (`command_name`).
+    (`command_name`), and a fetch command's ``hf download`` or ``gdown`` names the one
+    installed beside lmmprobe (`_tools_beside`).
     """
     name = command_name()
-    if name == "lmmprobe" or "`lmmprobe" not in text:
+    if name == "lmmprobe":
         return text
-    return _HINT_RE.sub(lambda _: "`" + name, text)
+    if "`lmmprobe" in text:
+        text = _HINT_RE.sub(lambda _: "`" + name, text)
+    if "hf download " in text or "gdown " in text:
+        tools = _tools_beside()
+        if tools:
+            text = _TOOL_RE.sub(lambda m: tools.get(m.group(0), m.group(0)), text)
+    return text
 
 
 def _laid_out(stream: IO[str]) -> bool:

@@ -9,6 +9,7 @@ written, says why).
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -137,6 +138,10 @@ def apex(
             renderer = DiffusionRenderer(diffusion_model)
         except (ImportError, OSError, ValueError) as exc:
             fail(exc)
+    # A campaign's report is the only record of its experiments (a replay reads it): one
+    # written to the same --out by an earlier campaign was replaced without a word, with
+    # other models, say. It is kept beside the new one, as report.previous.json / .md.
+    kept = _keep_earlier_report(out_dir)
     try:
         campaign = run_campaign(
             query,
@@ -186,9 +191,38 @@ def apex(
     console.print(
         f"report: {escape(str(campaign.report_md))}", highlight=False, soft_wrap=True, no_wrap=True
     )
+    if kept:
+        console.print(
+            f"note: {escape(str(out_dir))} held an earlier campaign's report; it is kept as "
+            f"{escape(', '.join(kept))} (until the next campaign there)",
+            highlight=False,
+            soft_wrap=True,
+        )
     if not report.experiments:
         # The report is written all the same (it says why); the exit status says nothing ran.
         fail(f"no experiment ran: {_why_none(report)}; see {campaign.report_md}", code=1)
+
+
+def _keep_earlier_report(out_dir: Path) -> list[str]:
+    """Copy an earlier campaign's report.json / report.md in `out_dir` to report.previous.*.
+
+    Copied, not moved: a replay of that very report (``--orchestrator replay:OUT/report.json``
+    with the same ``--out``) still reads it. Returns the names of the copies made.
+    """
+    kept = []
+    for name in ("report.json", "report.md"):
+        earlier = out_dir / name
+        try:
+            if not earlier.is_file() or earlier.is_symlink():
+                continue
+            copy = out_dir / name.replace("report.", "report.previous.")
+            shutil.copyfile(earlier, copy)
+        except OSError as exc:
+            fail(
+                f"{earlier}: an earlier campaign's report could not be kept ({exc}); choose another --out"
+            )
+        kept.append(copy.name)
+    return kept
 
 
 def _why_none(report: Report) -> str:

@@ -251,6 +251,16 @@ def score_with_benchmark(
         explained.print(limit=limit)
 
 
+def _is_export(file: Path) -> bool:
+    """Whether `file` is an ``lmmprobe export`` (told by its first entry; never raises)."""
+    from lmmprobe.predictions import export_rows
+
+    try:
+        return export_rows(file) is not None
+    except (DataError, OSError):
+        return False
+
+
 def import_predictions(
     file: Annotated[Path, typer.Argument(help="Predictions written by another tool.")],
     benchmark: Annotated[
@@ -305,6 +315,15 @@ def import_predictions(
             fail("--ground-truth applies to Dysca's outputs (--reader dysca), not --benchmark")
         reader = "dysca"
         settings["ground_truth"] = str(ground_truth)
+    if reader is None and ground_truth is None and field is None and _is_export(file):
+        # An `lmmprobe export` was sniffed as the generic mapped reader: its option indices
+        # read as answer texts, every model's rows merged under one label, ids made up
+        # (row-1...): a wrong figure, stored as a complete run (re-test 20b).
+        fail(
+            f"{file} holds rows of `lmmprobe export` (a run's answers, still in the store it "
+            "came from): `lmmprobe score FILE` gives their figures per model (--matcher to "
+            "re-read them); import stores another tool's predictions"
+        )
     try:
         found = file_to_score(file, benchmark, reader)
         file, benchmark = found.path, found.benchmark

@@ -320,7 +320,12 @@ def run(
 
 @app.command("judge")
 def judge_command(
-    run_ref: Annotated[str, typer.Argument(metavar="RUN_ID", help="The stored run to judge.")],
+    run_ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN", help="The run to judge: run id, unique prefix, 'latest', or its folder."
+        ),
+    ],
     judge: JudgeOption = None,
     judge_protocol: JudgeProtocolOption = None,
     judge_when: JudgeWhenOption = None,
@@ -468,6 +473,18 @@ def _evaluate_and_show(
         # failing again and again). Everything answered is stored; say how to go on.
         where = f" (run {exc.run_id}, status {exc.status})" if exc.run_id else ""
         _fail(f"{exc}{where}; the same command resumes it", code=1)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C: typer would end with status 130 and not a word, leaving a user to wonder
+        # whether the answers paid for are lost. They are stored; say so and how to go on.
+        run_id = getattr(exc, "run_id", None)
+        where = f"run {run_id} is marked interrupted; " if run_id else ""
+        err_console.print(
+            f"interrupted: {escape(where)}every answer received is stored, and the same "
+            "command resumes (stored answers are not asked again)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
     except (RegistryError, DataError, ValueError) as exc:
         _fail(exc)
     res = ev.results
@@ -791,6 +808,17 @@ def _dry_run(spec: RunSpec) -> None:
         markup=False,
         soft_wrap=True,
     )
+    if spec.max_cost is not None and priced and sum(priced) > spec.max_cost:
+        # The preview of a paid run said what it may cost and not that its own budget is
+        # less: the run would then stop part-way with exit 3, unforeseen.
+        console.print(
+            f"--max-cost ${spec.max_cost:g} is less than these completions may cost: a real "
+            f"run stops sending once it has spent ${spec.max_cost:g} (status stopped_budget, "
+            "exit 3), and the same command resumes it",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     none = next((j.fits_none for j in judges if j.fits_none is not None), None)
     if none is not None:
         # What the real run would end in (exit 1, judging_failed) once it had asked and paid
@@ -824,7 +852,8 @@ def models() -> None:
 @app.command()
 def show(
     run_ref: Annotated[
-        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(metavar="RUN", help="Run id, unique prefix, 'latest', or the run's folder."),
     ] = "latest",
     db: DbOption = None,
 ) -> None:
@@ -889,7 +918,8 @@ def show(
 @app.command()
 def export(
     run_ref: Annotated[
-        str, typer.Argument(metavar="RUN", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(metavar="RUN", help="Run id, unique prefix, 'latest', or the run's folder."),
     ],
     fmt: Annotated[str, typer.Option("--format", "-f", help="jsonl or csv.")] = "jsonl",
     out: Annotated[
@@ -899,8 +929,8 @@ def export(
 ) -> None:
     """Export one row per model × sample × repeat: prompt, raw output, prediction, score, error.
 
-    Each row has the raw output (``text``) and, read from it as scoring reads it, the thinking
-    (``reasoning``), the ``answer`` and whether it was ``truncated``, with the ``finish_reason``.
+    Each row has the raw output (`text`) and, read from it as scoring reads it, the thinking
+    (`reasoning`), the `answer` and whether it was `truncated`, with the `finish_reason`.
     """
     from lmmprobe.parse.thinking import thinking_columns
     from lmmprobe.store import export_run
@@ -914,14 +944,33 @@ def export(
             _fail(str(exc.args[0]))
         if out is None:
             stdout = StdoutDocument(json_text=fmt == "jsonl")
-            export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
-            return
-        n = write_out_file(
-            out,
-            lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
-            db=db,
+            n = export_run(store, run_id, fmt, stdout, thinking_columns)  # type: ignore[arg-type]
+        else:
+            n = write_out_file(
+                out,
+                lambda f: export_run(store, run_id, fmt, f, thinking_columns),  # type: ignore[arg-type]
+                db=db,
+            )
+        status = store.get_run(run_id)["status"] if not n else None
+    if out is not None:
+        err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
+    if not n:
+        # An interrupted run's answers are scored when it finishes: its export was empty, and
+        # to stdout said nothing at all.
+        unfinished = status in ("running", "interrupted", "failed") or str(status).startswith(
+            "stopped"
         )
-    err_console.print(f"wrote {n} row{'' if n == 1 else 's'} to {out}", highlight=False)
+        err_console.print(
+            f"note: run {run_id} ({status}) holds no scored rows to export"
+            + (
+                ": a run scores its answers as it finishes (each 10,000 samples); run its "
+                "command again to finish it (stored answers are not asked again)"
+                if unfinished
+                else ""
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 _CLICK_EXCEPTION: Any = next(

@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lmmprobe.cli._common import console
-from lmmprobe.registry import Registry, RegistryError
+from lmmprobe.registry import Registry, RegistryError, did_you_mean
 
 
 def _attribute(module: str, name: str) -> Callable[[], Registry[Any]]:
@@ -65,7 +65,8 @@ def registry_table(kind: str) -> Table:
 
 def _listable(kind: str) -> str:
     if kind not in LISTINGS:
-        raise typer.BadParameter(f"unknown registry {kind!r}; known: {', '.join(LISTINGS)}")
+        hint = did_you_mean(kind, list(LISTINGS))
+        raise typer.BadParameter(f"unknown registry {kind!r}; {hint}known: {', '.join(LISTINGS)}")
     return kind
 
 

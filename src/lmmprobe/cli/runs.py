@@ -497,16 +497,7 @@ def _print_comparison(c: Comparison, apart: tuple[list[str], list[str]]) -> None
         f"{_fmt(c.agreement)} same verdict, {_fmt(c.same_answer)} same answer",
     )
     if c.left_out:
-        reasons = {
-            "error": "with an error",
-            "no_verdict": "without a right/wrong verdict",
-            "gold_differs": "with a different gold answer",
-            "only_a": "only in A",
-            "only_b": "only in B",
-        }
-        head.add_row(
-            "left out", ", ".join(f"{v} {reasons.get(k, k)}" for k, v in c.left_out.items())
-        )
+        head.add_row("left out", _left_out_words(c.left_out))
     if c.same_data is False:
         head.add_row("note", "the runs used different data (fingerprints differ)")
     _console.print(head)
@@ -578,9 +569,27 @@ def _audit(
     print_audit(result, limit=limit, legend=legend(short))
 
 
+_LEFT_OUT = {
+    "error": "with an error",
+    "no_verdict": "without a right/wrong verdict",
+    "gold_differs": "with a different gold answer",
+    "only_a": "only in A",
+    "only_b": "only in B",
+}
+"""Why answers were left out of a comparison, in words (the counts' keys are code's)."""
+
+
+def _left_out_words(left_out: Mapping[str, int]) -> str:
+    """``456 only in A, 360 only in B``: the left-out counts as the table and errors say them."""
+    return ", ".join(f"{v} {_LEFT_OUT.get(k, k)}" for k, v in left_out.items())
+
+
 def compare(
     run_a: Annotated[
-        str, typer.Argument(metavar="RUN_A", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(
+            metavar="RUN_A", help="Run id, unique prefix, 'latest', or the run's folder."
+        ),
     ],
     run_b: Annotated[
         str | None,
@@ -690,7 +699,7 @@ def compare(
         _stopped_by_budget(judged)
         return
     if result.n == 0:
-        why = ", ".join(f"{v} {k}" for k, v in result.left_out.items()) or "no scores"
+        why = _left_out_words(result.left_out) or "no scores"
         fail(
             f"{model_a} (run {a}) and {model_b} (run {b}) share no answer scored right or wrong "
             f"({why}); compare runs on the same data"

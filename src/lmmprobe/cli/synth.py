@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 import time
@@ -365,10 +366,24 @@ def show(
     cfg = manifest["config"]
     # A video set (`synth generate --video`) has rules, not a recipe.
     recipe = "video clips" if manifest.get("kind") == "video" else cfg.get("recipe", "procedural")
+    renderer = manifest["renderer"]
+    drawn_by = str(renderer.get("name"))
+    if renderer.get("model"):
+        # Which pipeline drew the images: a set drawn by `--diffusion-model tiny` (random
+        # weights, noise images) read the same as one drawn by SDXL.
+        drawn_by += f" ({renderer['model']}" + (
+            ": random weights, noise images)" if renderer["model"] == "tiny" else ")"
+        )
+    scenarios = cfg.get("scenarios")
+    shown_scenarios = (
+        f", scenarios {', '.join(map(str, scenarios))}" if isinstance(scenarios, list) else ""
+    )
+    if isinstance(scenarios, list) and "corruption" in scenarios and "severity" in cfg:
+        shown_scenarios += f" (severity {cfg['severity']})"
     console.print(
         f"[bold]{escape(str(folder))}[/]: {sum(counts['subtask'].values())} samples, seed "
         f"{cfg['seed']}, {cfg['size']}px, recipe {escape(str(recipe))}, "
-        f"renderer {escape(str(manifest['renderer'].get('name')))}"
+        f"renderer {escape(drawn_by)}{escape(shown_scenarios)}"
     )
     for key in ("subtask", "scenario", "style", "question_type"):
         table = Table(title=f"by {key}", box=box.SIMPLE_HEAD)
@@ -378,7 +393,16 @@ def show(
             table.add_row(escape(value), str(count))
         console.print(table)
     for f in manifest.get("filters", []):
-        console.print(f"filter: {escape(str(f))}")
+        # One line per filter, its fields as words (a Python dict's repr before).
+        if not isinstance(f, dict):
+            console.print(f"filter: {escape(str(f))}")
+            continue
+        fields = "; ".join(
+            f"{k.replace('_', ' ')} {v if isinstance(v, str | int | float) else json.dumps(v)}"
+            for k, v in f.items()
+            if k != "name"
+        )
+        console.print(f"filter {escape(str(f.get('name', '?')))}: {escape(fields)}")
 
 
 @app.command("filter")

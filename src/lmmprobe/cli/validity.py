@@ -112,7 +112,10 @@ def _print(v: Validity) -> None:
 
 def validity(
     run_a: Annotated[
-        str, typer.Argument(metavar="RUN_A", help="Run id, unique prefix, or 'latest'.")
+        str,
+        typer.Argument(
+            metavar="RUN_A", help="Run id, unique prefix, 'latest', or the run's folder."
+        ),
     ],
     run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="The run to rank against.")],
     by: Annotated[

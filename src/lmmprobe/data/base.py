@@ -310,9 +310,35 @@ BENCHMARK_TAG = "benchmark"
 """The tag of the `SOURCES` entries that are benchmarks (each registered benchmark is a source)."""
 
 
+def _folder_hint(name: str) -> str | None:
+    """What to write for a ``--data`` naming an existing folder, which no source reads bare.
+
+    A folder is read by the source that says how (``synth:`` for `synth generate`'s output,
+    ``imagefolder:`` for class folders, ``hf:`` for a datasets folder): naming the folder alone
+    used to be called an unknown source, as if the path were wrong.
+    """
+    try:
+        folder = Path(name)
+        if not folder.is_dir():
+            return None
+        synthetic = (folder / "samples.jsonl").is_file() and (folder / "manifest.json").is_file()
+    except (OSError, ValueError):  # a name no file system takes (too long, a NUL)
+        return None
+    if synthetic:
+        return f"{name} is a synthetic dataset folder: read it with --data synth:{name}"
+    return (
+        f"{name} is a folder: say how to read it: synth:{name} (made by `lmmprobe synth "
+        f"generate`), imagefolder:{name} (one folder of images per class), hf:{name} (a "
+        f"datasets folder), or name a .jsonl file in it"
+    )
+
+
 def _unknown_source(name: str) -> RegistryError:
     # Dozens of benchmarks are sources too: name the close ones and the plain sources, and
     # leave the full list of benchmarks to `lmmprobe data list`.
+    folder = _folder_hint(name)
+    if folder is not None:
+        return RegistryError(folder)
     benchmarks = set(SOURCES.tagged(BENCHMARK_TAG))
     close = difflib.get_close_matches(name.lower(), SOURCES.names(), n=3, cutoff=0.6)
     plain = ", ".join(n for n in SOURCES.names() if n not in benchmarks)
@@ -335,7 +361,32 @@ def no_valid_samples(result: LoadResult) -> str:
         + (f"; the first {len(shown)}:" if result.invalid > len(shown) else ":")
     ]
     lines += [f"  {p}" for p in shown]
+    hint = _other_format_hint(result.source)
+    if hint:
+        lines.append(hint)
     return "\n".join(lines)
+
+
+_OTHER_FORMATS = {
+    ".csv": "hf", ".tsv": "hf", ".parquet": "hf", ".arrow": "hf", ".json": "hf",
+}  # fmt: skip
+"""Suffixes of data files the ``hf:`` source reads that the path shortcut reads as JSON Lines."""
+
+
+def _other_format_hint(source: str) -> str | None:
+    """How to read `source` when its name says a format the path shortcut does not read.
+
+    ``--data my.csv`` is read as JSON Lines (any existing file is), so every row of a CSV,
+    Parquet or JSON file was "invalid JSON" with no word of the source that reads it.
+    """
+    suffix = Path(source).suffix.lower()
+    if suffix not in _OTHER_FORMATS:
+        return None
+    more = f" (or reform:{source}, ReForm-Eval's released JSON)" if suffix == ".json" else ""
+    return (
+        f"{source} was read as JSON Lines (one object per line, the README's format); a "
+        f"{suffix[1:].upper()} file is read with --data hf:{source}{more}"
+    )
 
 
 FINGERPRINT_VERSION = 2

@@ -18,6 +18,7 @@ changes while it is read (truncated, rewritten, replaced) is refused (`_Identity
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -70,10 +71,20 @@ def parse_row(row: Any, base: Path) -> Sample:
     """
     if isinstance(row, dict) and "video" in row:
         row = {"images": [], **row}  # a video's question may show no image besides
+    if isinstance(row, dict):
+        # Named before a missing field: `"image": "x.png"` was "images: missing required
+        # field", the misspelt field itself unnamed.
+        unknown = sorted(k for k in row if k not in KNOWN)
+        if unknown:
+            name = str(unknown[0])
+            close = (
+                difflib.get_close_matches(name, sorted(KNOWN), n=1, cutoff=0.75)
+                if len(name) <= 40
+                else []
+            )
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise RowError(unknown[0], f"unknown field ({hint}known: {', '.join(sorted(KNOWN))})")
     row = require_object(row, REQUIRED)
-    unknown = sorted(set(row) - KNOWN)
-    if unknown:
-        raise RowError(unknown[0], f"unknown field (known: {', '.join(sorted(KNOWN))})")
     if not isinstance(row["images"], list):
         raise RowError("images", "expected a list of file paths")
     data = dict(row)

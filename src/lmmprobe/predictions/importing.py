@@ -327,6 +327,7 @@ def _stream_into(
     shown_store: str,
     on_rows: RowsSeen | None = None,
     on_sample: Callable[[Sample], None] | None = None,
+    before_rows: Callable[[], None] | None = None,
 ) -> tuple[ImportPlan, Results]:
     """Read, join, score and store a file a chunk at a time; its results from the stored rows.
 
@@ -334,8 +335,11 @@ def _stream_into(
     file's; the figures are reductions over the stored rows (`Store.rows`), read back in the
     file's order (`FileOrderRows`). `read` is the reader's name, the reader, its options and
     the file's origin; `shown_run` and `shown_store` are what the results name.
+    `before_rows` is called once, before the first chunk's rows are stored (where the caller
+    records the run, so that a file refused before any row joins leaves none).
     """
     name, found, options, origin = read
+    started: list[bool] = []
     model = spec.models[0]
     protocol = _protocol(benchmark)
     judging = RecordedJudging(origin)
@@ -347,6 +351,9 @@ def _stream_into(
         chunk = score_rows(
             rows, model, origin=origin, formulate=spec.formulate, judge_protocol=protocol
         )
+        if before_rows is not None and not started:
+            before_rows()
+            started.append(True)
         store.put_samples(run_id, [sample for sample, _, _, _ in rows])
         store.put_responses(
             model, [ask.to_request() for _, ask, _, _ in rows], [r for _, _, r, _ in rows]
@@ -369,6 +376,8 @@ def _stream_into(
             on_chunk=store_chunk, on_sample=on_sample,
             items=getattr(found, "item", None) if benchmark is None else None,
         )  # fmt: skip
+    if before_rows is not None and not started:  # no chunk came, yet nothing was refused
+        before_rows()
     manifest = _manifest(spec, model, origin, name, plan)
     recorded = judging.manifest()
     if recorded is not None:
@@ -597,15 +606,25 @@ def import_file(
     with Store(spec.db) as store:
         run_id = new_run_id()
         out_dir = Path(spec.out) if spec.out else store.path.parent / run_id
-        store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
+        created: list[bool] = []
+
+        def create() -> None:
+            # Recorded with its first rows: a file refused before any row joins (an unknown
+            # benchmark, an empty file, nothing joined) is bad input and records no run, as
+            # `run` records none; before, it left a failed run that `latest` then named.
+            store.create_run(run_id, spec.model_dump(mode="json"), str(out_dir))
+            created.append(True)
+
         try:
             plan, results = _stream_into(
                 store, run_id, path, benchmark, spec, read, shown_run=run_id,
-                shown_store=str(store.path),
+                shown_store=str(store.path), before_rows=create,
             )  # fmt: skip
         except BaseException:
-            # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run.
-            store.update_run(run_id, status="failed")
+            # A file that breaks off half-way (a duplicate id, a bad row) leaves no half run:
+            # the rows it stored are in a run marked failed.
+            if created:
+                store.update_run(run_id, status="failed")
             raise
         store.update_run(run_id, results=results.model_dump(mode="json"))
         try:

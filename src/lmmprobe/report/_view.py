@@ -117,13 +117,20 @@ def _board_rows(
 
 
 def variant_colors(
-    labels: Labels, entry_model: dict[str, str], model_colors: dict[str, str]
+    labels: Labels,
+    entry_model: dict[str, str],
+    model_colors: dict[str, str],
+    blind: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """Entry label → colour, one per variant (a model with its run's settings).
 
-    A model's first variant keeps the model's colour; each other one (its blind run, a
-    likelihood run...) takes the next colour after every model's, so no two look alike.
+    A model's first variant keeps the model's colour (the swatch of the page's model table);
+    each other one (its blind run, a likelihood run...) takes the next colour after every
+    model's, so no two look alike. Entries of runs with images come first, whatever order the
+    runs were given in: a model's colour is its run with images, never its blind run (given
+    blind run first, the blind bars wore the model's colour and the bars with images another).
     """
+    entry_model = dict(sorted(entry_model.items(), key=lambda kv: kv[0] in blind))
     colors: dict[str, str] = {}
     by_variant: dict[str, str] = {}
     seen_models: set[str] = set()
@@ -158,11 +165,11 @@ def build_view(data: ReportData, tables: ReportTables) -> View:
     labels = build_labels(data)
     model_colors = palette(list(labels.models))
     entry_model = {e.label: e.model for e in data.entries}
-    entry_colors = variant_colors(labels, entry_model, model_colors)
+    blind_labels = frozenset(e.label for e in data.entries if e.run.blind)
+    entry_colors = variant_colors(labels, entry_model, model_colors, blind_labels)
     data_of = {r.run_id: r.data for r in tables.runs}
     gaps = {(g.normal, g.blind): g.gap for g in tables.blind_gaps}
     order = [r.label for r in tables.leaderboard]
-    blind_labels = frozenset(e.label for e in data.entries if e.run.blind)
     figures: dict[str, Any] = {}
     boards: list[Board] = []
     for spec, key in labels.datasets.items():

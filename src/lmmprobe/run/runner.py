@@ -1156,8 +1156,9 @@ def _execute_run(
                     )
                     outcome.models.append(mo)
                     outcome.spent = meter.spent
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             store.update_run(run_id, status="interrupted")
+            exc.run_id = run_id  # type: ignore[attr-defined]  # for the command's last line
             raise
         except RunAborted as exc:
             # stopped_unreachable / stopped_auth / stopped_unhealthy: everything answered is

@@ -973,6 +973,10 @@ class Store:
     def resolve_run(self, ref: str) -> str:
         """Turn ``latest``, a full run id or a unique id prefix into a run id.
 
+        A run's folder (or its ``results.json``/``results.md``), as `lmmprobe run` prints it
+        (``results: lmmprobe-runs/RUN_ID/results.json``), names that run too: by the folder's
+        name when it is a run id, else by the folder a run of this store wrote (``--out``).
+
         Raises:
             KeyError: No run matches, or a prefix matches several.
 
@@ -997,10 +1001,40 @@ class Store:
         if len(ids) == 1:
             return str(ids[0])
         if not ids:
+            by_folder = self._run_of_folder(ref)
+            if by_folder is not None:
+                return by_folder
             raise KeyError(
                 f"no run {ref!r} in {self.path} ({command_for('runs', self.path)} lists them)"
             )
         raise KeyError(f"run prefix {ref!r} is ambiguous: {', '.join(ids[:5])}")
+
+    def _run_of_folder(self, ref: str) -> str | None:
+        """The run whose folder (or results file) `ref` names, or None.
+
+        A new user copies the path a run printed; it was "no run 'lmmprobe-runs/RUN_ID'".
+        Only a ref holding a path separator is looked at (a run id holds none), and only as
+        text: no file is read.
+        """
+        if "/" not in ref and os.sep not in ref:
+            return None
+        folder = Path(ref)
+        if folder.name in ("results.json", "results.md"):
+            folder = folder.parent
+        row = self.conn.execute("SELECT id FROM runs WHERE id = ?", (folder.name,)).fetchone()
+        if row is not None:
+            return str(row[0])
+        try:
+            wanted = os.path.abspath(folder)
+            # The newest run that wrote there: what the folder holds (a later run replaces it).
+            for run_id, out_dir in self.conn.execute(
+                "SELECT id, out_dir FROM runs WHERE out_dir IS NOT NULL ORDER BY created_at DESC"
+            ):
+                if isinstance(out_dir, str) and os.path.abspath(out_dir) == wanted:
+                    return str(run_id)
+        except (OSError, ValueError):  # a path the system cannot take (a NUL, too long)
+            return None
+        return None
 
     @_reading
     def get_run(self, run_id: str) -> dict[str, Any]:

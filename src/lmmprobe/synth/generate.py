@@ -135,7 +135,9 @@ class SynthConfig:
             if self.renderer != "diffusion":
                 problems.append(
                     "the dysca recipe draws Dysca's prompts with a diffusion pipeline: pass "
-                    "--renderer diffusion --diffusion-model PATH_OR_ID"
+                    "--renderer diffusion --diffusion-model PATH_OR_ID (or --diffusion-model "
+                    "tiny: a tiny random SDXL built offline in seconds, noise images, to try "
+                    "the recipe)"
                 )
         elif self.recipe not in RECIPES:
             problems.append(f"unknown recipe {self.recipe!r} (known: {', '.join(RECIPES)})")

@@ -10,6 +10,9 @@
     var el = document.getElementById(id);
     if (!el || typeof Plotly === "undefined") { return; }
     var fig = DATA.figures[id];
+    // The box reserves room before plotly draws (.chart's min-height); a figure of a set
+    // height (a leaderboard of two models: 154 px) left the rest of it blank below the chart.
+    if (fig.layout && typeof fig.layout.height === "number") { el.style.minHeight = fig.layout.height + "px"; }
     Plotly.newPlot(el, fig.data, fig.layout, config);
   });
 
