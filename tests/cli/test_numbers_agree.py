@@ -192,3 +192,25 @@ def test_a_budget_stop_counts_answers_and_the_requests_left_unsent(tmp_path: Pat
         f"by the budget (no answer, no cost); answers' cost $ above: all {answers} answers, $"
     ) in out, out
     assert "all 60 answers" not in out
+
+
+def test_a_budget_stop_counts_requests_left_unsent_not_rows(tmp_path: Path) -> None:
+    # Re-test 20 #2: with --repeats (rows sharing a prompt share its request) the line said
+    # "16 request(s) it sent; 43 request(s) left unsent" of 55 requests: 43 was the rows.
+    with FakeOpenAIServer() as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url},price=2.5:10,max_concurrency=1",
+            "--data", "demo,n=30,seed=9", "--repeats", "2", "--max-cost", "0.005",
+            "--db", tmp_path / "db", "--out", tmp_path / "o", OPENAI_API_KEY="k-test",
+        )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    (model,) = _results(tmp_path / "o")["models"].values()
+    stats = model["stats"]
+    assert stats["requests"] < 60, stats  # some rows share a request
+    unsent = stats["requests"] - stats["called"]
+    assert 0 < unsent, stats
+    out = " ".join(proc.stdout.split())
+    assert (
+        f"on the {stats['called']} request(s) it sent; {unsent} request(s) left unsent "
+        "by the budget (no answer, no cost)"
+    ) in out, out
