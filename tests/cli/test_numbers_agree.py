@@ -208,7 +208,7 @@ def test_a_budget_stop_counts_requests_left_unsent_not_rows(tmp_path: Path) -> N
     stats = model["stats"]
     assert stats["requests"] < 60, stats  # some rows share a request
     unsent = stats["requests"] - stats["called"]
-    assert 0 < unsent, stats
+    assert unsent > 0, stats
     out = " ".join(proc.stdout.split())
     assert (
         f"on the {stats['called']} request(s) it sent; {unsent} request(s) left unsent "
