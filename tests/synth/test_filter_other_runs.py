@@ -43,3 +43,14 @@ def test_a_run_of_the_folder_still_filters(tmp_path: Path) -> None:
     proc = lmmprobe("synth", "filter", folder, "--run", _run_id(tmp_path / "o"), "--db", db)
     assert proc.returncode == 0, proc.stderr
     assert "kept " in proc.stdout and "that every reference model missed" in proc.stdout
+
+
+def test_an_unknown_run_is_named_in_a_plain_line(tmp_path: Path) -> None:
+    folder, db = tmp_path / "set", tmp_path / "s.db"
+    assert lmmprobe("synth", "generate", "--n", "2", "--out", folder).returncode == 0
+    assert lmmprobe("run", "-m", "random", "--data", "demo", "--limit", "1", "--db", db,
+                    "--out", tmp_path / "o").returncode == 0  # fmt: skip
+    proc = lmmprobe("synth", "filter", folder, "--run", "nonexistent", "--db", db)
+    assert proc.returncode == 2
+    # It was the KeyError's repr: error: "no run 'nonexistent' in ..."
+    assert proc.stderr.startswith("error: no run 'nonexistent' in "), proc.stderr
