@@ -279,6 +279,20 @@ def failures(store: Store, results: Results) -> dict[str, list[tuple[str, str]]]
     return out
 
 
+def budget_requests(store: Store, results: Results) -> int:
+    """Requests of the run stored as ``budget`` errors: a budget left them unsent.
+
+    Counted by request, not by row: rows whose prompts are the same (repeats, duplicate
+    samples) share one request, as the requests the run sent are counted.
+    """
+    keys = {
+        (row["model"], row["key"])
+        for row in store.iter_score_rows(results.run_id)
+        if row["error_type"] == "budget"
+    }
+    return len(keys)
+
+
 def error_lines(failed: Sequence[tuple[str, str]]) -> list[str]:
     """The most common error types of one model's failed rows, each with a count and one message."""
     if not failed:

@@ -444,6 +444,7 @@ def _evaluate_and_show(
     from lmmprobe.cli._view import (
         all_failed,
         budget_limits,
+        budget_requests,
         cost_lines,
         error_lines,
         failures,
@@ -530,13 +531,11 @@ def _evaluate_and_show(
             soft_wrap=True,
         )
     # Requests, not rows: rows whose prompts are the same (repeats, duplicates) share one
-    # request, and the line beside it counts the requests sent. A budget's unsent requests are
-    # those neither read from the store, sent, nor refused for what they hold.
-    unsent = sum(
-        max(0, s.requests - s.cached - s.called - s.not_sent)
-        for m, s in ((m, r.stats) for m, r in res.models.items())
-        if any(etype == "budget" for etype, _ in failed.get(m, []))
-    )
+    # request, and the line beside it counts the requests sent.
+    unsent = 0
+    if any(etype == "budget" for rows in failed.values() for etype, _ in rows):
+        with open_store(Path(res.store)) as store:
+            unsent = budget_requests(store, res)
     for line in cost_lines(res, ev.outcome.spent, spec.max_cost, unsent):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:
