@@ -513,7 +513,10 @@ def cost_lines(
         line += f"; {unsent} request(s) left unsent by the budget (no answer, no cost)"
     if priced:
         total = sum(r.metrics["cost"].value or 0.0 for r in priced)
-        stored = sum(r.stats.cached for r in priced)
+        # Answers read from the store: a run asks every stored error again, so what it reads
+        # back is answers; a run judged from the store reads its errors back too, and those
+        # are no answers.
+        stored = sum(min(r.stats.cached, r.stats.requests - r.stats.errors) for r in priced)
         answers = sum(r.stats.requests - r.stats.errors for r in priced)
         line += f"; answers' cost $ above: all {answers} answers, ${total:.4f}"
         if stored:
