@@ -369,6 +369,12 @@ def judge_command(
 
         spec = judged_spec(stored["spec"], config, db=where, out=out, prices=table, max_cost=budget)
     except (RegistryError, ValueError) as exc:  # a protocol, a template, a price
+        if max_cost is None and budget is not None and "--max-cost" in str(exc):
+            # The budget is the run's own, not typed here: say where it comes from.
+            _fail(
+                f"{exc} (this --max-cost, ${budget:g}, is run {run_id}'s, which judging it "
+                "keeps unless given one: --max-cost none switches it off)"
+            )
         _fail(exc)
     if dry_run:
         _judge_dry_run(run_id, config, where, table, budget)
