@@ -429,8 +429,14 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
         when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
+    except (TypeError, ValueError, OverflowError, IndexError):
+        # Neither seconds nor an HTTP date (empty, "0x10"): as if none was given. It raised
+        # out of the error's reading, and the request was stored as lmmprobe's own fault.
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class AdaptiveLimit:
