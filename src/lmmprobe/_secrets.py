@@ -665,6 +665,7 @@ _SCHEME_RE = re.compile(_SCHEME)
 _AUTHORITY_END = re.compile(r"[/?#]")
 _AUTHORITY_OR_SPACE_END = re.compile(r"[/?#\s]")
 _HOST_AFTER = re.compile(r"[\w.\-]+(?::\d*)?(?=[/?#\s]|$)")
+_HOST_ENDING = re.compile(r"[\w.\-]+(?::\d*)?[/?#]|[\w.\-]+:\d+$")
 _SPACE = re.compile(r"\s")
 _USERINFO_REACH = 256
 """How far past a URL's host part an "@" is looked for (`_url_userinfo`): no password is longer,
@@ -706,6 +707,10 @@ def _url_userinfo(text: str, *, spaces: bool = False) -> list[_Found]:
         if not _HOST_AFTER.match(text, end + 1):
             continue
         userinfo = text[start:end]
+        if _SPACE.search(userinfo) and not _HOST_ENDING.match(text, end + 1):
+            # A space in it only where a path or a port ends the host (``u:a b@h/v1``,
+            # ``u:a b@h:8000``), not in prose (``see http://h:8000 or mail me@x.org``).
+            continue
         user, colon, _ = userinfo.partition(":")
         if colon:
             found.append(_Found("a password in a URL", start + len(user) + 1, end))

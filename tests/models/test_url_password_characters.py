@@ -102,10 +102,11 @@ def test_every_redaction_hides_the_whole_password(glue: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["openai:m@http://h:8000/v1", "openai:m@http://h/v1/x@y", "see http://h:8000 or me@x.org",
+     "see http://h:8000 and mail me@x.org now",
      "openai:m@https://api.example/v1,price=1:2", "http://h/a?b=c@d"],
 )  # fmt: skip
 def test_urls_without_credentials_are_kept(text: str) -> None:
-    for shown in (redact_urls(text), redact_text(text)):
+    for shown in (redact_urls(text), redact_text(text), redact_spec(text)):
         assert shown == text
 
 
