@@ -369,10 +369,11 @@ def judge_command(
 
         spec = judged_spec(stored["spec"], config, db=where, out=out, prices=table, max_cost=budget)
     except (RegistryError, ValueError) as exc:  # a protocol, a template, a price
-        if max_cost is None and budget is not None and "--max-cost" in str(exc):
+        kept = stored["spec"].get("max_cost")
+        if max_cost is None and kept is not None and "--max-cost" in str(exc):
             # The budget is the run's own, not typed here: say where it comes from.
             _fail(
-                f"{exc} (this --max-cost, ${budget:g}, is run {run_id}'s, which judging it "
+                f"{exc} (this --max-cost, ${kept:g}, is run {run_id}'s, which judging it "
                 "keeps unless given one: --max-cost none switches it off)"
             )
         _fail(exc)
