@@ -46,3 +46,14 @@ def test_an_mmbench_index_that_is_no_number_is_scored_as_its_own_item(
                   ["0" + row, index + row], "mmbench")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_cut_marker_naming_thousands_of_digits_is_the_files_own_text(tmp_path: Path) -> None:
+    # lmmprobe marks a field it cut with " [cut here: N characters in the file]" and refuses to
+    # make an item from it; a table whose question holds that text with 5,000 digits made
+    # int() raise reading N: a traceback.
+    question = "q [cut here: " + "9" * 5_000 + " characters in the file]"
+    proc = _score(tmp_path, "OCRBench_m.tsv", "index\tquestion\tanswer\tcategory\tprediction",
+                  [f'0\t{question}\t["abc"]\tText Recognition\tabc'], "ocrbench")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -208,7 +208,9 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-_CUT = re.compile(r" \[cut here: ([\d,]+) characters in the file\]")
+# The marker `json_safe` writes: a length in ASCII digits and commas, never longer than this
+# (a text naming 5,000 digits is the file's own, and int() refuses past 4,300 digits).
+_CUT = re.compile(r" \[cut here: ([0-9,]{1,30}) characters in the file\]")
 
 
 def cut_length(text: str) -> int | None:
