@@ -193,11 +193,11 @@ def shown_value(text: str, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
-_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,18}")
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
 
 
 def ascii_integer(text: str) -> int | None:
-    """`text` as a whole number written in ASCII digits (a sign allowed, at most 18 digits).
+    """`text` as a whole number written in ASCII digits (a sign allowed, at most 4,000 digits).
 
     None for anything else. `int` alone also reads other scripts' digits (``"٣"`` is 3),
     underscores and surrounding spaces, and raises past 4,300 digits with advice to change an
