@@ -507,7 +507,7 @@ def _scan(text: str, *, word: bool) -> list[_Found]:
         return found[:1]  # ``--auth=''``: the quotes are its value, not the next word
     # A URL's parameters read whole as well: the pieces split a name at shell punctuation
     # (``?key[]=X``).
-    found += _url_secrets(text)
+    found += _url_secrets(text) + _url_userinfo(text)
     return sorted(found, key=lambda item: item.start)
 
 
@@ -676,7 +676,65 @@ def _url_found(text: str) -> list[_Found]:
     for url in _URL_CREDENTIALS.finditer(text):
         name, group = _url_secret(url)
         found.append(_Found(name, url.start(group), url.end(group)))
-    return found + _url_secrets(text)
+    return found + _url_secrets(text) + _url_userinfo(text)
+
+
+_SCHEME_RE = re.compile(_SCHEME)
+_AUTHORITY_END = re.compile(r"[/?#]")
+_AUTHORITY_OR_SPACE_END = re.compile(r"[/?#\s]")
+_HOST_AFTER = re.compile(r"[\w.\-]+(?::\d*)?(?=[/?#\s]|$)")
+_HOST_ENDING = re.compile(r"[\w.\-]+(?::\d*)?[/?#]|[\w.\-]+:\d+$")
+_SPACE = re.compile(r"\s")
+_USERINFO_REACH = 256
+"""How far past a URL's host part an "@" is looked for (`_url_userinfo`): no password is longer,
+and a bound keeps a text of many URLs linear."""
+
+
+def _url_userinfo(text: str, *, spaces: bool = False) -> list[_Found]:
+    """The user and password of each URL in `text` as a client reads them, whatever they hold.
+
+    `_URL_CREDENTIALS` (and `_scan`'s pieces, split at shell punctuation) end a password at a
+    character a password may well hold: ``u:pa;ss@h``, ``u:p&w(x@h``, ``u:p{q|r<s@h``, ``u:p]q@h``
+    are sent (or refused) by httpx and urllib, which read the userinfo as all of the authority
+    (``scheme://`` up to the first ``/``, ``?`` or ``#``) before its last ``@``. A password
+    holding one of those three ends the authority early (``u:pa/ss@h``: host ``u``, port
+    ``pa``); the ``@`` after it, with a host after that, still marks what the user meant as
+    credentials. `spaces`: a space or tab may stand in the password too (a spec, where it is
+    part of the URL, ``openai:m@http://u:a b@h/v1``, which httpx sends); in other text (a
+    message, a command line) a space ends the URL.
+    """
+    found: list[_Found] = []
+    ends = _AUTHORITY_END if spaces else _AUTHORITY_OR_SPACE_END
+    for scheme in _SCHEME_RE.finditer(text):
+        start = scheme.end()
+        end_match = ends.search(text, start)
+        stop = end_match.start() if end_match else len(text)
+        authority = text[start:stop]
+        at = authority.rfind("@")
+        if at >= 0:
+            end = start + at
+        else:
+            # ``u:pa/ss@h``: only where a ":" is followed by no port.
+            user, colon, port = authority.partition(":")
+            if not colon or (port.isascii() and port.isdigit()):
+                continue
+            at = text.find("@", stop, stop + _USERINFO_REACH)
+            if at < 0 or (not spaces and _SPACE.search(text, stop, at)):
+                continue
+            end = at
+        if not _HOST_AFTER.match(text, end + 1):
+            continue
+        userinfo = text[start:end]
+        if _SPACE.search(userinfo) and not _HOST_ENDING.match(text, end + 1):
+            # A space in it only where a path or a port ends the host (``u:a b@h/v1``,
+            # ``u:a b@h:8000``), not in prose (``see http://h:8000 or mail me@x.org``).
+            continue
+        user, colon, _ = userinfo.partition(":")
+        if colon:
+            found.append(_Found("a password in a URL", start + len(user) + 1, end))
+        else:
+            found.append(_Found("a token in a URL", start, end))
+    return found
 
 
 def redact_command(argv: Sequence[str]) -> list[str]:
@@ -779,6 +837,7 @@ def _redact_part(part: str) -> str:
 
 def _redact_spec_text(text: str) -> str:
     found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
+    found += _url_userinfo(text, spaces=True)  # a space in a spec's URL is the URL's
     return KEY_SHAPE.sub(REDACTED, _blank(text, found))
 
 
@@ -802,6 +861,7 @@ def spec_secret_values(spec: str) -> list[str]:
         _, sep, value = part.partition("=")
         for text in (part, value) if sep and value else (part,):
             found = [f for f in _scan(text, word=False) if not _names_a_variable(text, f)]
+            found += _url_userinfo(text, spaces=True)
             values.update(text[f.start : f.end] for f in found if f.end > f.start)
             values.update(shape.group() for shape in KEY_SHAPE.finditer(text))
     values -= {REDACTED, ""}

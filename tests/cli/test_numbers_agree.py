@@ -192,3 +192,54 @@ def test_a_budget_stop_counts_answers_and_the_requests_left_unsent(tmp_path: Pat
         f"by the budget (no answer, no cost); answers' cost $ above: all {answers} answers, $"
     ) in out, out
     assert "all 60 answers" not in out
+
+
+def test_a_budget_stop_counts_requests_left_unsent_not_rows(tmp_path: Path) -> None:
+    # Re-test 20 #2: with --repeats (rows sharing a prompt share its request) the line said
+    # "16 request(s) it sent; 43 request(s) left unsent" of 55 requests: 43 was the rows.
+    with FakeOpenAIServer() as server:
+        proc = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url},price=2.5:10,max_concurrency=1",
+            "--data", "demo,n=30,seed=9", "--repeats", "2", "--max-cost", "0.005",
+            "--db", tmp_path / "db", "--out", tmp_path / "o", OPENAI_API_KEY="k-test",
+        )  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    (model,) = _results(tmp_path / "o")["models"].values()
+    stats = model["stats"]
+    assert stats["requests"] < 60, stats  # some rows share a request
+    unsent = stats["requests"] - stats["called"]
+    assert unsent > 0, stats
+    out = " ".join(proc.stdout.split())
+    assert (
+        f"on the {stats['called']} request(s) it sent; {unsent} request(s) left unsent "
+        "by the budget (no answer, no cost)"
+    ) in out, out
+
+
+def test_judging_a_budget_stopped_run_counts_its_stored_answers_not_its_errors(
+    tmp_path: Path,
+) -> None:
+    # Re-test 20 #6: "answers' cost $ above: all 16 answers, $1.8120, 30 of them read from the
+    # store": a run judged from the store reads its budget errors back too, and they were
+    # counted as answers read from the store. (And the stop line still names the judged run.)
+    # Every request (the model's and the judge's) is answered "A", which lmmprobe-choice reads.
+    with FakeOpenAIServer(reply_table=[("", "A")]) as server:
+        first = lmmprobe(
+            "run", "-m", f"openai:fake-vlm@{server.base_url},price=2.5:10,max_concurrency=1",
+            "--data", "demo,n=30,seed=9", "--max-cost", "0.005",
+            "--db", tmp_path / "db", "--out", tmp_path / "o", OPENAI_API_KEY="k-test",
+        )  # fmt: skip
+        assert first.returncode == 3, first.stderr
+        source = _results(tmp_path / "o")
+        judged = lmmprobe("judge", source["run_id"], "--db", tmp_path / "db",
+                          "--judge", f"openai:judge@{server.base_url}",
+                          "--judge-when", "always", "--max-cost", "none", "--out", tmp_path / "j",
+                          OPENAI_API_KEY="k-test")  # fmt: skip
+    assert judged.returncode == 3, judged.stderr
+    (model,) = _results(tmp_path / "j")["models"].values()
+    stats = model["stats"]
+    answers = stats["requests"] - stats["errors"]
+    assert 0 < answers < stats["cached"] == stats["requests"], stats
+    out = " ".join(judged.stdout.split())
+    assert f"all {answers} answers, $" in out and f"{answers} of them read from the store" in out
+    assert f"{stats['errors']} of its requests were never answered" in out, out

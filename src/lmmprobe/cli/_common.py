@@ -547,7 +547,7 @@ def error_text(exc: BaseException) -> str:
     ``--OPTION: what is wrong (got VALUE)`` per error, joined by ``; ``, with field names in the
     message written as the options that set them; pydantic's multi-line dump (input dict, error
     type, documentation URL) is left out. A file the system refused (`OSError` with a file name)
-    is ``PATH: reason``. Anything else is ``str(exc)``.
+    is ``PATH: reason``; a `KeyError` its message, not quoted. Anything else is ``str(exc)``.
 
     Args:
         exc: The exception that stopped a command.
@@ -560,6 +560,9 @@ def error_text(exc: BaseException) -> str:
         # "[Errno 2] No such file or directory: 'x'" -> "x: No such file or directory". A path
         # far past any real one (--data of 100,000 characters: "File name too long") is cut.
         return f"{shown_value(str(exc.filename), _SHOWN_PATH)}: {exc.strerror}"
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        # str(KeyError) is the repr of its message: a line in quotes ("'no run ...'").
+        return exc.args[0]
     if not isinstance(exc, ValidationError):
         return str(exc)
     opts, given = _options()

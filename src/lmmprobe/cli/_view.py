@@ -279,6 +279,20 @@ def failures(store: Store, results: Results) -> dict[str, list[tuple[str, str]]]
     return out
 
 
+def budget_requests(store: Store, results: Results) -> int:
+    """Requests of the run stored as ``budget`` errors: a budget left them unsent.
+
+    Counted by request, not by row: rows whose prompts are the same (repeats, duplicate
+    samples) share one request, as the requests the run sent are counted.
+    """
+    keys = {
+        (row["model"], row["key"])
+        for row in store.iter_score_rows(results.run_id)
+        if row["error_type"] == "budget"
+    }
+    return len(keys)
+
+
 def error_lines(failed: Sequence[tuple[str, str]]) -> list[str]:
     """The most common error types of one model's failed rows, each with a count and one message."""
     if not failed:
@@ -499,7 +513,10 @@ def cost_lines(
         line += f"; {unsent} request(s) left unsent by the budget (no answer, no cost)"
     if priced:
         total = sum(r.metrics["cost"].value or 0.0 for r in priced)
-        stored = sum(r.stats.cached for r in priced)
+        # Answers read from the store: a run asks every stored error again, so what it reads
+        # back is answers; a run judged from the store reads its errors back too, and those
+        # are no answers.
+        stored = sum(min(r.stats.cached, r.stats.requests - r.stats.errors) for r in priced)
         answers = sum(r.stats.requests - r.stats.errors for r in priced)
         line += f"; answers' cost $ above: all {answers} answers, ${total:.4f}"
         if stored:

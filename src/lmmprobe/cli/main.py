@@ -376,6 +376,13 @@ def judge_command(
 
         spec = judged_spec(stored["spec"], config, db=where, out=out, prices=table, max_cost=budget)
     except (RegistryError, ValueError) as exc:  # a protocol, a template, a price
+        kept = stored["spec"].get("max_cost")
+        if max_cost is None and kept is not None and "--max-cost" in str(exc):
+            # The budget is the run's own, not typed here: say where it comes from.
+            _fail(
+                f"{exc} (this --max-cost, ${kept:g}, is run {run_id}'s, which judging it "
+                "keeps unless given one: --max-cost none switches it off)"
+            )
         _fail(exc)
     if dry_run:
         _judge_dry_run(run_id, config, where, table, budget)
@@ -451,6 +458,7 @@ def _evaluate_and_show(
     from lmmprobe.cli._view import (
         all_failed,
         budget_limits,
+        budget_requests,
         cost_lines,
         error_lines,
         failures,
@@ -548,7 +556,12 @@ def _evaluate_and_show(
             markup=False,
             soft_wrap=True,
         )
-    unsent = sum(etype == "budget" for rows in failed.values() for etype, _ in rows)
+    # Requests, not rows: rows whose prompts are the same (repeats, duplicates) share one
+    # request, and the line beside it counts the requests sent.
+    unsent = 0
+    if any(etype == "budget" for rows in failed.values() for etype, _ in rows):
+        with open_store(Path(res.store)) as store:
+            unsent = budget_requests(store, res)
     for line in cost_lines(res, ev.outcome.spent, spec.max_cost, unsent):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if ev.replaced_run is not None:

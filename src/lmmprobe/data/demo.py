@@ -24,6 +24,7 @@ from lmmprobe.imaging.scenario import RECIPE_SCENARIOS, draw_scenario
 from lmmprobe.imaging.shapes import RENDERER, SHAPES
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import canonical_recipe
+from lmmprobe.schema.text import ascii_integer, shown_value
 
 COUNTS: tuple[str, ...] = ("1", "2", "3", "4")
 SUBTASKS: tuple[str, ...] = ("color", "shape", "count", "color_tf")
@@ -232,10 +233,13 @@ def make_samples(n: int, seed: int, size: int) -> list[Sample]:
 
 
 def _int_opt(options: dict[str, str], name: str, default: int) -> int:
-    try:
-        return int(options.get(name, default))
-    except ValueError as exc:
-        raise DataError(f"demo source: option {name}={options[name]!r} is not an integer") from exc
+    if name not in options:
+        return default
+    value = ascii_integer(options[name])
+    if value is None:
+        shown = shown_value(options[name])
+        raise DataError(f"demo source: option {name}={shown!r} is not an integer")
+    return value
 
 
 @SOURCES.register(

@@ -30,7 +30,7 @@ from pathlib import Path
 from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
 from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import Sample
-from lmmprobe.schema.text import shown_path
+from lmmprobe.schema.text import ascii_integer, shown_path, shown_value
 
 EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
 OPTIONS = frozenset({"choices", "seed", "question"})
@@ -127,10 +127,13 @@ def _unnamed(file: Path, what: str) -> SampleProblem:
 
 
 def _int_opt(options: dict[str, str], name: str, default: int) -> int:
-    try:
-        return int(options.get(name, default))
-    except ValueError as exc:
-        raise DataError(f"imagefolder: option {name}={options[name]!r} is not an integer") from exc
+    if name not in options:
+        return default
+    value = ascii_integer(options[name])
+    if value is None:
+        shown = shown_value(options[name])
+        raise DataError(f"imagefolder: option {name}={shown!r} is not an integer")
+    return value
 
 
 def _settings(target: str | None, options: dict[str, str]) -> tuple[Path, _Settings]:

@@ -9,6 +9,7 @@ app's compare page) and the audits of ``compare --audit`` / ``score --audit`` co
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +30,19 @@ def natural_key(sample_id: str) -> list[Any]:
 
     Pairs are listed, and their samples numbered for the resampling, in this order.
     """
-    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", sample_id)]
+    # The split alternates text and runs of decimal digits (any script's, which int() reads);
+    # only the runs are numbers. Text can hold characters str.isdigit takes but int() refuses
+    # ("1²" leaves "²"), so it is never converted (a number there also met text in another
+    # id's key, which does not compare). A run past int()'s digit limit sorts after every
+    # number.
+    return [_run_value(p) if i % 2 else p for i, p in enumerate(re.split(r"(\d+)", sample_id))]
+
+
+def _run_value(digits: str) -> int | float:
+    try:
+        return int(digits)
+    except ValueError:  # past sys.get_int_max_str_digits() (4,300 digits)
+        return math.inf
 
 
 def mcnemar(only_a: int, only_b: int) -> float:

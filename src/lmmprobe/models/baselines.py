@@ -6,6 +6,7 @@ generation and likelihood ranking, so every code path of the runner runs without
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from abc import ABC, abstractmethod
@@ -19,6 +20,7 @@ from lmmprobe.models.base import (
     parse_model_spec,
 )
 from lmmprobe.schema import Request, Response
+from lmmprobe.schema.text import shown_value
 
 BASELINES = frozenset({"random", "first"})
 """The baselines' backend names. They have no model: their likelihood scores are made up
@@ -54,7 +56,36 @@ def _float_opt(options: dict[str, str], name: str, default: float) -> float:
     try:
         return float(options.get(name, default))
     except ValueError as exc:
-        raise ValueError(f"option {name}={options[name]!r} is not a number") from exc
+        raise ValueError(
+            f"option {name}={shown_value(options[name], 40)!r} is not a number"
+        ) from exc
+
+
+_LIMITS = {"seed": (-(2**63), 2**63 - 1), "batch": (1, 1_000_000), "delay": (0.0, 3600.0)}
+"""Each option's range: a seed a 64-bit generator takes, a batch, seconds of delay per request."""
+
+
+def _option(
+    backend: str, options: dict[str, str], name: str, default: float, *, whole: bool
+) -> float:
+    """Option `name` read as a number within `_LIMITS` (a whole one where `whole`).
+
+    ``seed=1e400`` or ``batch=inf`` raised OverflowError out of ``int()`` (a traceback),
+    ``seed=nan`` gave int()'s own message, ``seed=1.5`` was read as 1 (sharing seed 1's stored
+    answers) and ``delay=nan`` or ``-1`` was taken.
+    """
+    value = _float_opt(options, name, default)
+    least, most = _LIMITS[name]
+    if not (math.isfinite(value) and least <= value <= most) or (whole and value != int(value)):
+        kind = "a whole number" if whole else "a number"
+        raise ValueError(
+            f"the {backend!r} baseline: option {name}={shown_value(options[name], 40)!r} must "
+            f"be {kind} from {least:,g} to {most:,g}"
+            if isinstance(least, float)
+            else f"the {backend!r} baseline: option {name}={shown_value(options[name], 40)!r} "
+            f"must be {kind} from {least:,} to {most:,}"
+        )
+    return value
 
 
 class _Baseline(ABC):
@@ -69,9 +100,9 @@ class _Baseline(ABC):
         unknown = set(options) - {"delay", "batch", *(("seed",) if self.uses_seed else ())}
         if unknown:
             raise ValueError(f"the {self.backend!r} baseline has no option(s) {sorted(unknown)}")
-        self.delay = _float_opt(options, "delay", 0.0)
-        self.seed = int(_float_opt(options, "seed", 0))
-        batch = int(_float_opt(options, "batch", 64))
+        self.delay = _option(self.backend, options, "delay", 0.0, whole=False)
+        self.seed = int(_option(self.backend, options, "seed", 0, whole=True))
+        batch = int(_option(self.backend, options, "batch", 64, whole=True))
         # delay only slows a run down; it does not change outputs, so it is not in the identity.
         ident_opts: dict[str, object] = {"seed": self.seed} if self.uses_seed else {}
         self.identity = ModelIdentity(backend=self.backend, name=self.backend, options=ident_opts)

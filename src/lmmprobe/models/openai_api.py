@@ -305,7 +305,7 @@ def parse_target(target: str | None) -> tuple[str, str | None]:
         return target, None
     model, url = target[:at], target[at + 1 :]
     if not model or not url:
-        raise ValueError(f"openai spec {target!r}: expected MODEL@BASE_URL")
+        raise ValueError(f"openai spec {shown_spec(target)!r}: expected MODEL@BASE_URL")
     problem = url_problem(url)
     if problem is not None:
         # Refused here, before any request: the transports would each fail it their own way
@@ -333,6 +333,13 @@ def url_problem(url: str) -> str | None:
     try:
         port = parts.port  # ASCII digits only: a sign, a space or other digits raise
     except ValueError:
+        if "@" not in parts.netloc and "@" in url[len(parts.scheme) + 3 + len(parts.netloc) :]:
+            # ``u:pa/ss@h``: the "/" ended the host part, so the password's first part reads
+            # as the port. Not quoted: it is the password's.
+            return (
+                "holds a user or password with a '/', '?' or '#', which ends a URL's host part: "
+                "write it percent-encoded (%2F, %3F, %23)"
+            )
         if port_text.isascii() and port_text.isdigit():
             return f"has port {shown_value(port_text, 40)}, out of range: a port is 1-65535"
         return f"has port {shown_value(port_text, 40)!r}, not a number: a port is 1-65535"
@@ -422,8 +429,14 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
         when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
+    except (TypeError, ValueError, OverflowError, IndexError):
+        # Neither seconds nor an HTTP date (empty, "0x10"): as if none was given. It raised
+        # out of the error's reading, and the request was stored as lmmprobe's own fault.
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 class AdaptiveLimit:

@@ -77,6 +77,7 @@ from lmmprobe.models._local_server import LOOPBACK, LocalServer, free_port
 from lmmprobe.models.api_keys import redact_text, remember_secret, secret_argument
 from lmmprobe.models.base import ModelIdentity, SpendGuard
 from lmmprobe.schema import ErrorInfo, Request, Response
+from lmmprobe.schema.text import shown_value
 
 log = logging.getLogger(__name__)
 
@@ -252,9 +253,14 @@ def parse_options(kind: ServerKind, target: str | None, options: dict[str, str])
             if value.lower() in ("true", "1", "yes"):
                 args.append(flags[kind.flag_column])
             continue
-        if name in _INTEGER and not (value.isdigit() and int(value) >= 1):
+        # ASCII digits only: int() raises on "²" (which isdigit accepts) and on 4,300 digits
+        # or more, and reads "٣" as 3, which the server's own parser would refuse.
+        if name in _INTEGER and not (
+            value.isascii() and value.isdigit() and len(value) <= 18 and int(value) >= 1
+        ):
             raise ValueError(
-                f"{kind.name} backend: option {name}={value!r} must be a whole number, at least 1"
+                f"{kind.name} backend: option {name}={shown_value(value, 40)!r} must be a whole "
+                "number, at least 1"
             )
         if name == "gpu_memory_utilization":
             _fraction(kind, name, value)

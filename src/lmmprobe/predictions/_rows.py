@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from lmmprobe.data.base import DataError
 from lmmprobe.schema import MAX_REPLY_CHARS
+from lmmprobe.schema.text import shown_value
 
 __all__ = [
     "MAX_PREDICTION",
@@ -76,8 +77,17 @@ def literal_answers(where: str, value: Any) -> list[str]:
 
 
 def row_error(where: str, field: str, why: str) -> DataError:
-    """The error for one row's field: ``FILE:ROW: FIELD: why``."""
-    return DataError(f"{where}: {field}: {why}")
+    """The error for one row's field: ``FILE:ROW: FIELD: why`` (a long field name cut)."""
+    return DataError(f"{where}: {shown_value(field)}: {why}")
+
+
+def _index(step: str) -> int:
+    """`step` as a list index, or -1 (none) when it is not one.
+
+    ASCII digits only: ``int`` reads ``"٣"`` as 3 and raises on ``"²"``, which `str.isdigit`
+    accepts, and on 4,300 digits or more.
+    """
+    return int(step) if step.isascii() and step.isdigit() and len(step) <= 18 else -1
 
 
 def dig(row: Mapping[str, Any], path: str) -> Any:
@@ -86,8 +96,8 @@ def dig(row: Mapping[str, Any], path: str) -> Any:
     for step in path.split("."):
         if isinstance(value, Mapping) and step in value:
             value = value[step]
-        elif isinstance(value, list) and step.isdigit() and int(step) < len(value):
-            value = value[int(step)]
+        elif isinstance(value, list) and 0 <= _index(step) < len(value):
+            value = value[_index(step)]
         else:
             raise KeyError(step)
     return value
@@ -198,7 +208,9 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-_CUT = re.compile(r" \[cut here: ([\d,]+) characters in the file\]")
+# The marker `json_safe` writes: a length in ASCII digits and commas, never longer than this
+# (a text naming 5,000 digits is the file's own, and int() refuses past 4,300 digits).
+_CUT = re.compile(r" \[cut here: ([0-9,]{1,30}) characters in the file\]")
 
 
 def cut_length(text: str) -> int | None:

@@ -115,6 +115,15 @@ ItemMaker = Callable[[str, ImportedPrediction], list[Sample]]
 """A row's items (most rows answer one; a POPE row one per split it lists)."""
 
 
+def _position(index: str) -> bool:
+    """Whether a table's ``index`` is a position: ASCII digits, at most 18 of them.
+
+    `int` refuses ``"²"`` (which `str.isdigit` accepts) and 4,300 digits or more, and reads
+    ``"٣"`` as 3.
+    """
+    return index.isascii() and index.isdigit() and len(index) <= 18
+
+
 def _copy_present(b: Benchmark, options: dict[str, str]) -> bool:
     """Whether the data spec names a copy, or one lies where a run would read it."""
     if "path" in options:
@@ -337,7 +346,7 @@ def _ocrbench_item(b: Benchmark, split: str, where: str, pred: ImportedPredictio
     row = pred.fields
     at = f"{where}: row {pred.row}"
     index = pred.sample_id or ""
-    if not index.isdigit():
+    if not _position(index):
         raise DataError(f"{at}: index: {index[:40]!r} is not the item's position in OCRBench "
                         "(VLMEvalKit numbers its items from 0)")  # fmt: skip
     category = _cell(row.get("category"))
@@ -573,7 +582,7 @@ def _choice_item(b: Benchmark, tag: BenchmarkTag, where: str, pred: ImportedPred
     # The model saw the table's letters: they are kept as published, never shuffled.
     metadata["fixed_options"] = True
     index = pred.sample_id or f"row-{pred.row}"
-    if b.circular and index.isdigit():
+    if b.circular and _position(index):
         metadata.update(
             index=int(index), circular_index=int(index) % _GROUP, n_options=len(choices)
         )

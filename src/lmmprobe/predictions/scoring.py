@@ -613,7 +613,11 @@ def _targets(
             else:
                 samples.append(found)
         elif scheme.kind == "position":
-            position = int(value) if value.isdigit() else -1
+            # ASCII digits only: int() refuses "²" (which isdigit accepts) and 4,300+ digits,
+            # and reads "٣" as 3.
+            position = (
+                int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else -1
+            )
             found = join.find_position(position)
             if found is None:
                 problems.append(

@@ -46,7 +46,10 @@ class GenerationParams(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     max_new_tokens: int = Field(default=32, ge=1, description="Upper bound on generated tokens.")
-    temperature: float = Field(default=0.0, ge=0.0, description="0 means greedy decoding.")
+    # Finite: inf passed the dry run, then a real run failed on it when the spec was recorded.
+    temperature: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False, description="0 means greedy decoding."
+    )
     top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
     seed: int | None = Field(
         default=None, description="Sampling seed, set per repeat only when temperature > 0."

@@ -24,6 +24,7 @@ __all__ = [
     "MAX_NESTING",
     "REPLACEMENT_CHARACTER",
     "SafeText",
+    "ascii_integer",
     "deeper_than",
     "json_escaped",
     "lone_surrogate",
@@ -190,6 +191,19 @@ def shown_value(text: str, limit: int = SHOWN_CHARS) -> str:
     says how long the value was.
     """
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+_ASCII_INTEGER = re.compile(r"[+-]?[0-9]{1,4000}")
+
+
+def ascii_integer(text: str) -> int | None:
+    """`text` as a whole number written in ASCII digits (a sign allowed, at most 4,000 digits).
+
+    None for anything else. `int` alone also reads other scripts' digits (``"٣"`` is 3),
+    underscores and surrounding spaces, and raises past 4,300 digits with advice to change an
+    interpreter limit: an option a user typed is read as it looks.
+    """
+    return int(text) if _ASCII_INTEGER.fullmatch(text) else None
 
 
 MESSAGE_CHARS: Final = 1_000

@@ -135,7 +135,7 @@ def apply_consensus_filter(
         FileNotFoundError: Not a dataset folder.
         DataError: A file of the folder cannot be read, has another shape, or is a link
             leading out of it; one line naming the file (and line) and the field.
-        ValueError: The runs hold no scores.
+        ValueError: The runs hold no scores, or none of this folder's samples.
 
     """
     root = Path(folder)
@@ -154,6 +154,14 @@ def apply_consensus_filter(
         store.close()
     if not scores:
         raise ValueError(f"runs {list(run_ids)} hold no scores")
+    # A run of other data (a run id mistyped for another) scores none of these samples: the
+    # filter would drop nothing and the manifest would record it as applied.
+    scored = {s.sample_id for rows in scores.values() for s in rows}
+    if not any(row["id"] in scored for _, _, row in samples):
+        raise ValueError(
+            f"runs {list(run_ids)} answered none of the {len(samples):,} samples of {root}: "
+            f"they are runs of other data; give runs of `lmmprobe run --data synth:{root}`"
+        )
     rule = ConsensusFilter(sorted(scores))
     drop = rule.failures(scores)
     kept = [(line, row) for _, line, row in samples if row["id"] not in drop]

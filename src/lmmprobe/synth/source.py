@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lmmprobe.data.base import DataError, LoadResult
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.synth.generate import SAMPLES_FILE, SynthConfig, iter_samples
 from lmmprobe.synth.metadata import SUBTASKS
 
@@ -29,10 +30,13 @@ held in memory while the run goes; a larger set is written to a folder in chunks
 
 
 def _int(options: dict[str, str], name: str, default: int) -> int:
-    try:
-        return int(options.get(name, default))
-    except ValueError as exc:
-        raise DataError(f"synth source: option {name}={options[name]!r} is not an integer") from exc
+    if name not in options:
+        return default
+    value = ascii_integer(options[name])
+    if value is None:
+        shown = shown_value(options[name])
+        raise DataError(f"synth source: option {name}={shown!r} is not an integer")
+    return value
 
 
 def _list(options: dict[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:

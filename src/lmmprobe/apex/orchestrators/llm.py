@@ -54,7 +54,7 @@ from lmmprobe.apex.protocol import (
     Role,
     latest_record,
 )
-from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
+from lmmprobe.models.api_keys import key_env_name, redact_spec, resolve_api_key, scrub_secrets
 from lmmprobe.parse.thinking import split_answer
 from lmmprobe.spec import parse_spec as parse_grammar
 
@@ -262,7 +262,11 @@ class LLMOrchestrator:
 
     def __init__(self, options: LLMOptions) -> None:
         self.options = options
-        self.name = f"openai:{options.model}" + (f"@{options.base_url}" if options.base_url else "")
+        # The name is what every message, the terminal and the report show: a password or key
+        # in the base URL is never part of it (the base URL itself stays in `options`).
+        self.name = redact_spec(
+            f"openai:{options.model}" + (f"@{options.base_url}" if options.base_url else "")
+        )
         self._key = resolve_api_key(options.key_env, options.base_url, what="the orchestrator")
 
     def __repr__(self) -> str:  # never show the key

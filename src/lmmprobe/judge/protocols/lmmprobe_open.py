@@ -80,6 +80,10 @@ _GRADE = re.compile(
 )
 
 
+_GRADE_DIGITS = 9
+"""The most digits a grade is read from: far more than 1-10 needs, far fewer than int() reads."""
+
+
 def _references(sample: Sample) -> list[str]:
     answer = sample.answer
     return [a for a in answer if a.strip()] if isinstance(answer, list) else []
@@ -152,7 +156,9 @@ class OpenProtocol:
                 return Reading(value=1.0 if word == "correct" else 0.0, reading=word)
             return None
         match = _GRADE.match(text.splitlines()[0] if text else "")
-        if match is None:
+        # A run of digits longer than any grade is no grade (and past 4,300 digits int()
+        # raises, which failed the whole judging step).
+        if match is None or len(match.group(1)) > _GRADE_DIGITS:
             return None
         grade = int(match.group(1))
         top = 5 if self.scale == "1-5" else 10
