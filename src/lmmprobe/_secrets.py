@@ -767,7 +767,31 @@ def redact_spec(spec: str) -> str:
     pasted there) is hidden like a secret, whether or not such a variable is set: what is
     recorded does not depend on the environment.
     """
-    return ",".join(_redact_part(part) for part in _comma_values(spec.split(",")))
+    return ",".join(_redact_part(part) for part in _comma_values(_password_parts(spec)))
+
+
+_OPEN_AUTHORITY = re.compile(r"://[^/?#@\s]*\Z")
+"""Text ending inside a URL's authority, before any "@" (``...@http://u:pa``)."""
+
+
+def splits_a_password(before: str, piece: str) -> bool:
+    """Whether a "," between `before` and `piece` falls inside a URL's user or password.
+
+    ``openai:m@http://u:pa,ss@host/v1``: split there, neither half reads as a URL holding a
+    password (``pa`` looks like a port, ``ss@host`` like a spec of its own).
+    """
+    return bool(_OPEN_AUTHORITY.search(before)) and "@" in re.split(r"[/?#]", piece, maxsplit=1)[0]
+
+
+def _password_parts(spec: str) -> list[str]:
+    """`spec` split at its commas, but not at one inside a URL's user or password."""
+    parts: list[str] = []
+    for piece in spec.split(","):
+        if parts and splits_a_password(parts[-1], piece):
+            parts[-1] += "," + piece
+        else:
+            parts.append(piece)
+    return parts
 
 
 def _comma_values(parts: list[str]) -> list[str]:

@@ -32,7 +32,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from lmmprobe._secrets import redact_spec, redact_values, spec_secret_values
+from lmmprobe._secrets import redact_spec, redact_values, spec_secret_values, splits_a_password
 
 __all__ = [
     "KEY",
@@ -106,10 +106,17 @@ def parse_spec(spec: str, kind: str = "the") -> Spec:
 
     Raises:
         SpecError: The spec has no name, or an option is not ``key=value`` (no ``=``, an empty
-            key or one that is not a name), or gives a key twice.
+            key or one that is not a name), or gives a key twice, or a "," falls inside its
+            server URL's user or password.
 
     """
     head, *pieces = spec.split(",")
+    if any(splits_a_password(a, b) for a, b in zip([head, *pieces], pieces, strict=False)):
+        # Split there, the password's second half would be quoted as an option.
+        raise SpecError(
+            kind, spec, "holds a ',' in its server URL's user or password, which ends a part of "
+            "a spec: write it percent-encoded (%2C)",
+        )  # fmt: skip
     name, colon, target = head.partition(":")
     name = name.strip()
     if not name:

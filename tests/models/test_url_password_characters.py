@@ -126,3 +126,19 @@ def test_many_urls_are_read_in_linear_time() -> None:
             for fn in (redact_spec, redact_text, redact_urls, scrub_secrets)
         }
     )
+
+
+@pytest.mark.parametrize("flag", ["-m", "--judge"])
+def test_a_comma_in_a_url_password_is_refused_without_quoting_either_half(
+    tmp_path: Path, flag: str
+) -> None:
+    # Re-test 20 #15: split at the ",", "pa" was named as the port and "ssSECRETVALUE@..." as
+    # a spec of its own (with --judge, the whole spec was echoed).
+    spec = "openai:m@http://u:paCOMMAHEAD,ssSECRETVALUE@127.0.0.1:9/v1"
+    args = ["-m", spec] if flag == "-m" else ["-m", "random", "--judge", spec]
+    proc = lmmprobe("run", *args, "--data", "demo", "--limit", "1", "--db", tmp_path / "db",
+                    "--dry-run")  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    assert "COMMAHEAD" not in out and "SECRETVALUE" not in out, out
+    assert "%2C" in out, out

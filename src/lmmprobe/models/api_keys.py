@@ -46,6 +46,7 @@ from lmmprobe._secrets import (
     redact_text,
     redact_urls,
     secret_argument,
+    splits_a_password,
     url_secret_values,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "scrub_answer",
     "scrub_secrets",
     "secret_argument",
+    "splits_a_password",
     "unset_key_env",
     "url_secret_values",
 ]

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from lmmprobe.models.api_keys import continues_a_secret, redact_options
+from lmmprobe.models.api_keys import continues_a_secret, redact_options, splits_a_password
 from lmmprobe.registry import Registry
 from lmmprobe.schema import ErrorInfo, Request, Response, Usage
 from lmmprobe.spec import KEY, THINK_OPTION, parse_spec
@@ -349,6 +349,10 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
     ``hf:./ckpt,dtype=float32,first`` a spec with an option followed by another spec. A piece
     that is the value of a secret the URL before it names (``...@http://h/v1/key,X``) stays
     with it. Empty pieces are dropped.
+
+    Raises:
+        ValueError: A "," falls inside a server URL's user or password (not quoted).
+
     """
     specs: list[str] = []
     for value in values:
@@ -357,6 +361,12 @@ def split_model_specs(values: Sequence[str]) -> list[str]:
             piece = piece.strip()
             if not piece:
                 continue
+            if current and splits_a_password(current[-1], piece):
+                # Not quoted: both halves are the password's.
+                raise ValueError(
+                    "a model spec's server URL holds a ',' in its user or password, which "
+                    "ends a spec: write it percent-encoded (%2C)"
+                )
             # ``openai:m@http://h/v1/key,X``: X is the URL's secret, not another spec.
             if current and (_OPTION.match(piece) or continues_a_secret(current[-1], piece)):
                 current.append(piece)

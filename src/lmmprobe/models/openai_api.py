@@ -121,6 +121,7 @@ import httpx2
 import jiter
 import openai
 
+from lmmprobe._mapping_file import decimal_number
 from lmmprobe._secrets import shown_spec
 from lmmprobe.models._images import PayloadTooLargeError, data_urls, image_key, images_problem
 from lmmprobe.models.api_keys import key_env_name, resolve_api_key, scrub_secrets
@@ -152,7 +153,7 @@ from lmmprobe.schema import (
     Usage,
     token_count,
 )
-from lmmprobe.schema.text import shown_value
+from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.spec import OptionScalar, parse_option_map
 
 log = logging.getLogger(__name__)
@@ -213,24 +214,42 @@ class OpenAIOptions:
     transport: str = "auto"
 
 
+def _whole(text: str) -> int:
+    """An option's whole number, in ASCII digits: ``int()`` also reads ``٣`` (3) and ``1_0``."""
+    value = ascii_integer(text.strip())
+    if value is None:
+        raise ValueError(f"not a whole number in digits: {text!r}")
+    return value
+
+
+def _decimal(text: str) -> float:
+    """An option's number in plain decimal (`decimal_number`): ``float()`` reads ``1_0`` as 10."""
+    value = decimal_number(text)
+    if value is None and text.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        value = float(text)  # a number, refused by the option's range in its own words
+    if value is None:
+        raise ValueError(f"not a number in decimal digits: {text!r}")
+    return value
+
+
 _CONVERT: dict[str, Any] = {
     "key_env": key_env_name,
-    "max_concurrency": int,
-    "timeout": float,
-    "max_attempts": int,
-    "backoff": float,
-    "max_backoff": float,
-    "max_image_pixels": int,
+    "max_concurrency": _whole,
+    "timeout": _decimal,
+    "max_attempts": _whole,
+    "backoff": _decimal,
+    "max_backoff": _decimal,
+    "max_image_pixels": _whole,
     "image_format": str,
-    "max_request_image_bytes": int,
+    "max_request_image_bytes": _whole,
     "send_seed": lambda v: v.lower() in ("1", "true", "yes"),
     "max_tokens_param": str,
-    "top_logprobs": int,
-    "max_requests": int,
-    "max_tokens_total": int,
-    "unreachable_after": int,
+    "top_logprobs": _whole,
+    "max_requests": _whole,
+    "max_tokens_total": _whole,
+    "unreachable_after": _whole,
     "reasoning_effort": str,
-    "thinking_budget": int,
+    "thinking_budget": _whole,
     "chat_template_kwargs": lambda v: parse_option_map(v, "chat_template_kwargs"),
     "video": str,
     "images": lambda v: v.lower() in ("1", "true", "yes"),
@@ -369,7 +388,7 @@ def parse_options(target: str | None, options: dict[str, str]) -> OpenAIOptions:
             # Their own messages say which pair is wrong; key_env's never shows its value.
             if k in ("chat_template_kwargs", "key_env"):
                 raise ValueError(f"openai backend: {exc}") from exc
-            raise ValueError(f"openai backend: option {k}={v!r} is invalid") from exc
+            raise ValueError(f"openai backend: option {k}={shown_value(v)!r} is invalid") from exc
     opts = OpenAIOptions(model=model, base_url=base_url, **values)
     if opts.image_format.lower() not in ("png", "jpeg"):
         raise ValueError("openai backend: image_format must be png or jpeg")
