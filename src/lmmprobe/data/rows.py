@@ -999,11 +999,10 @@ def release_rows(rows: Iterable[Any]) -> Iterator[None]:
 
     A load that stops early (its limit, a strict error, a reader's failure) otherwise leaves
     the reader suspended: its open file, or its Arrow reader over a dataset, stays alive for
-    as long as anything holds the generator. The exception's traceback holds the frame that
-    holds it, in a reference cycle, so that was often the interpreter's final teardown, where
-    an Arrow reader freed as Arrow's thread pools are torn down can abort the process
-    ("terminate called without an active exception"). An iterator without ``close`` (a list's)
-    is left alone.
+    as long as anything holds the generator. A strict error's traceback holds the frame that
+    holds it, in a reference cycle, so that was the interpreter's final teardown (suspected in
+    a rare abort at exit, "terminate called without an active exception", issue 34). An
+    iterator without ``close`` (a list's) is left alone.
     """
     try:
         yield
