@@ -97,4 +97,3 @@ def test_the_cli_exits_2_after_a_hub_rows_strict_error(wino: Path) -> None:
         f"error: {wino}[test]:0: image_0: {wino}/pipe.png: a FIFO, not a regular file; "
         "lmmprobe reads an image from regular files only (copy the data into one)"
     ], out
-
