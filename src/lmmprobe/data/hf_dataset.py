@@ -909,13 +909,19 @@ def _parse_row(
     return to_sample(data, columns)
 
 
-def _rows(ds: Any, m: _Mapping) -> Iterator[dict[str, Any]]:
+def _rows(ds: Any, m: _Mapping) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(index, row)`` for each row; a generator `stream_rows` closes when it stops."""
     wanted = [c for c in (m.id, m.image, m.question, m.options, m.answer, *m.extra) if c]
     # Arrow batches hand over an Image column's stored bytes without decoding every picture,
-    # and only the columns we use are read.
+    # and only the columns we use are read. Closed when the load stops early: `datasets`'
+    # batch generator, and the Arrow reader it holds, go then (`release_rows`).
     table = ds.select_columns(list(dict.fromkeys(wanted))).with_format("arrow")
-    for batch in table.iter(batch_size=_BATCH):
-        yield from batch.to_pylist()
+    index = 0
+    with contextlib.closing(table.iter(batch_size=_BATCH)) as batches:
+        for batch in batches:
+            for row in batch.to_pylist():
+                yield index, row
+                index += 1
 
 
 def _check_options(target: str | None, options: dict[str, str]) -> Path:
@@ -949,7 +955,7 @@ def stream_hf(
         source,
         lambda report: stream_rows(
             report,
-            enumerate(_rows(ds, mapping)),
+            _rows(ds, mapping),
             lambda index, row: _parse_row(row, index, mapping, base, split),
             strict=strict,
             limit=limit,

@@ -993,6 +993,25 @@ IDS_IN_MEMORY = 100_000
 """Sample ids `FirstSeen` keeps in a dict before moving them to SQLite (about 10 MiB)."""
 
 
+@contextlib.contextmanager
+def release_rows(rows: Iterable[Any]) -> Iterator[None]:
+    """Close `rows` (a generator reading a file) when the block ends, however it ends.
+
+    A load that stops early (its limit, a strict error, a reader's failure) otherwise leaves
+    the reader suspended: its open file, or its Arrow reader over a dataset, stays alive for
+    as long as anything holds the generator. A strict error's traceback holds the frame that
+    holds it, in a reference cycle, so that was the interpreter's final teardown (suspected in
+    a rare abort at exit, "terminate called without an active exception", issue 34). An
+    iterator without ``close`` (a list's) is left alone.
+    """
+    try:
+        yield
+    finally:
+        close = getattr(rows, "close", None)
+        if callable(close):
+            close()
+
+
 def stream_rows(
     report: LoadResult | SampleStream,
     rows: Iterable[tuple[int, R]],
@@ -1007,7 +1026,8 @@ def stream_rows(
 
     Args:
         report: Where problems go (its ``source`` names the file in problems).
-        rows: ``(position, raw row)`` pairs; the position is what problems report.
+        rows: ``(position, raw row)`` pairs; the position is what problems report. A
+            generator is closed when the stream stops, early or not (`release_rows`).
         parse: ``(position, raw row)`` to sample; raises `RowError` for an invalid row.
         strict: Raise `DataError` on the first problem instead of recording it.
         limit: Stop after this many valid samples.
@@ -1021,7 +1041,7 @@ def stream_rows(
     given = 0
     checked = _CHECKED.get()
     parsed = _parsed(rows, parse) if checked is None else checked.parse_rows(rows, parse)
-    with FirstSeen() as first, contextlib.closing(parsed):
+    with FirstSeen() as first, release_rows(rows), contextlib.closing(parsed):
         # Asked one at a time, so that no row past the limit is parsed (deferred checks
         # parse a window ahead, but settle only the rows asked for).
         while limit is None or given < limit:

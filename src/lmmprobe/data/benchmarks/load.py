@@ -36,10 +36,11 @@ fetches it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ from lmmprobe.data.hf_dataset import (
     open_dataset,
     quiet_progress,
 )
-from lmmprobe.data.rows import FirstSeen, RowError
+from lmmprobe.data.rows import FirstSeen, RowError, release_rows
 from lmmprobe.schema import Sample
 from lmmprobe.schema.benchmark import BenchmarkTag
 
@@ -329,9 +330,13 @@ def _file_rows(
     folder, given, retry = where.folder, 0, where.cached
     while True:
         try:
-            for item in b.read_files(folder, split):
-                given += 1
-                yield item
+            # Closed when the load stops early, so a reader's open files and Arrow readers go
+            # then (`release_rows`).
+            items = b.read_files(folder, split)
+            with release_rows(items):
+                for item in items:
+                    given += 1
+                    yield item
             return
         except (OSError, DataError) as exc:  # a partial copy: a release file is missing
             # The hub cache may hold only what an earlier download took (another config):
@@ -346,10 +351,13 @@ def _file_rows(
             ) from exc
 
 
-def _arrow_rows(ds: Any) -> Iterator[dict[str, Any]]:
+def _arrow_rows(ds: Any) -> Generator[dict[str, Any], None, None]:
     # Arrow batches hand over an Image column's stored {"bytes", "path"} without decoding it.
-    for batch in ds.with_format("arrow").iter(batch_size=_BATCH):
-        yield from batch.to_pylist()
+    # Closed when the load stops early: `datasets`' batch generator, and the Arrow reader it
+    # holds, go then, not in the interpreter's teardown (`release_rows`).
+    with contextlib.closing(ds.with_format("arrow").iter(batch_size=_BATCH)) as batches:
+        for batch in batches:
+            yield from batch.to_pylist()
 
 
 def _rows(
@@ -373,8 +381,9 @@ def _rows(
             label = f"hub:{b.hub_id}[{split}]"
     else:
         ds = _open_local(b, where.folder, split, config)
-    for index, row in enumerate(_arrow_rows(ds)):
-        yield f"{label}:{index}", row
+    with contextlib.closing(_arrow_rows(ds)) as rows:
+        for index, row in enumerate(rows):
+            yield f"{label}:{index}", row
 
 
 # --- rows to samples -----------------------------------------------------------------------
@@ -495,7 +504,8 @@ def stream_benchmark_rows(
 
     Args:
         b: The definition.
-        rows: ``(where, row)``; ``where`` is ``PATH[split]:N``.
+        rows: ``(where, row)``; ``where`` is ``PATH[split]:N``. A generator is closed when
+            the stream stops, early or not (`release_rows`).
         split: The split read.
         root: The local copy's folder (None for rows from the Hub).
         source: Names the data in the result.
@@ -506,7 +516,7 @@ def stream_benchmark_rows(
 
     def samples(report: SampleStream) -> Iterator[Sample]:
         given = 0
-        with FirstSeen() as first:
+        with FirstSeen() as first, release_rows(rows):
             for index, (where, row) in enumerate(rows):
                 if limit is not None and given >= limit:
                     break
