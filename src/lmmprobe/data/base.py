@@ -28,6 +28,7 @@ from lmmprobe._secrets import redact_values, spec_secret_values
 from lmmprobe.data.spill import SPILL_ERRORS, ChunkSpill
 from lmmprobe.registry import Registry, RegistryError
 from lmmprobe.schema import Sample
+from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.spec import parse_spec
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,25 @@ class DataError(ValueError):
     def __init__(self, problem: SampleProblem | str) -> None:
         super().__init__(str(problem))
         self.problem = problem
+
+
+def int_option(options: dict[str, str], name: str, default: int, source: str) -> int:
+    """A source's option `name` as a whole number in ASCII digits; `default` when not given.
+
+    ``int()`` would also read other scripts' digits (``٣`` is 3), underscores and more than
+    4,300 digits (with advice to change an interpreter limit): an option is read as it looks.
+
+    Raises:
+        DataError: The value is no whole number, named with `source` and cut when long.
+
+    """
+    if name not in options:
+        return default
+    value = ascii_integer(options[name])
+    if value is None:
+        shown = shown_value(options[name])
+        raise DataError(f"{source}: option {name}={shown!r} is not an integer")
+    return value
 
 
 class _Rejected:

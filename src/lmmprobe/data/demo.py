@@ -18,13 +18,12 @@ import random
 
 import numpy as np
 
-from lmmprobe.data.base import SOURCES, DataError, LoadResult
+from lmmprobe.data.base import SOURCES, DataError, LoadResult, int_option
 from lmmprobe.imaging.colors import COLOR_NAMES
 from lmmprobe.imaging.scenario import RECIPE_SCENARIOS, draw_scenario
 from lmmprobe.imaging.shapes import RENDERER, SHAPES
 from lmmprobe.schema import ImageRef, Sample
 from lmmprobe.schema.image import canonical_recipe
-from lmmprobe.schema.text import ascii_integer, shown_value
 
 COUNTS: tuple[str, ...] = ("1", "2", "3", "4")
 SUBTASKS: tuple[str, ...] = ("color", "shape", "count", "color_tf")
@@ -232,16 +231,6 @@ def make_samples(n: int, seed: int, size: int) -> list[Sample]:
     return samples
 
 
-def _int_opt(options: dict[str, str], name: str, default: int) -> int:
-    if name not in options:
-        return default
-    value = ascii_integer(options[name])
-    if value is None:
-        shown = shown_value(options[name])
-        raise DataError(f"demo source: option {name}={shown!r} is not an integer")
-    return value
-
-
 @SOURCES.register(
     "demo",
     summary="demo[,n=120,seed=0,size=128,scenario=clean+corruption+print_attack,severity=3]  "
@@ -257,17 +246,17 @@ def load_demo(
             "the demo source takes options n, seed, size, scenario, severity "
             f"(got {target or sorted(unknown)})"
         )
-    n = _int_opt(options, "n", 120)
+    n = int_option(options, "n", 120, "demo source")
     if limit is not None:
         n = min(n, limit)
-    seed = _int_opt(options, "seed", 0)
-    size = _int_opt(options, "size", 128)
+    seed = int_option(options, "seed", 0, "demo source")
+    size = int_option(options, "size", 128, "demo source")
     samples = make_samples(n, seed, size)
     scenarios = [s for s in options.get("scenario", "").split("+") if s]
     if scenarios:
         # Every base sample is shown once per scenario, so scenarios compare on the same
         # questions; a separate stream keeps the clean set identical with or without them.
         srng = random.Random(f"{seed}:scenario")
-        severity = _int_opt(options, "severity", 3)
+        severity = int_option(options, "severity", 3, "demo source")
         samples = [with_scenario(s, sc, srng, severity) for s in samples for sc in scenarios]
     return LoadResult(samples=samples, source="demo")

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from pathlib import Path
 
-from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem
+from lmmprobe.data.base import SOURCES, DataError, LoadResult, SampleProblem, int_option
 from lmmprobe.data.rows import RowError, check_image
 from lmmprobe.schema import Sample
-from lmmprobe.schema.text import ascii_integer, shown_path, shown_value
+from lmmprobe.schema.text import shown_path
 
 EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".tif", ".tiff"})
 OPTIONS = frozenset({"choices", "seed", "question"})
@@ -126,16 +126,6 @@ def _unnamed(file: Path, what: str) -> SampleProblem:
     )
 
 
-def _int_opt(options: dict[str, str], name: str, default: int) -> int:
-    if name not in options:
-        return default
-    value = ascii_integer(options[name])
-    if value is None:
-        shown = shown_value(options[name])
-        raise DataError(f"imagefolder: option {name}={shown!r} is not an integer")
-    return value
-
-
 def _settings(target: str | None, options: dict[str, str]) -> tuple[Path, _Settings]:
     if not target:
         raise DataError("the imagefolder source needs a folder: imagefolder:ROOT[,choices=4]")
@@ -146,8 +136,8 @@ def _settings(target: str | None, options: dict[str, str]) -> tuple[Path, _Setti
     if not root.is_dir():
         raise DataError(f"image folder not found: {root}")
     cfg = _Settings(
-        choices=_int_opt(options, "choices", 4),
-        seed=_int_opt(options, "seed", 0),
+        choices=int_option(options, "choices", 4, "imagefolder"),
+        seed=int_option(options, "seed", 0, "imagefolder"),
         question=options.get("question", DEFAULT_QUESTION) or DEFAULT_QUESTION,
     )
     if cfg.choices < 2:

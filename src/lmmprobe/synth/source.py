@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmmprobe.data.base import DataError, LoadResult
+from lmmprobe.data.base import DataError, LoadResult, int_option
 from lmmprobe.schema import Sample
-from lmmprobe.schema.text import ascii_integer, shown_value
 from lmmprobe.synth.generate import SAMPLES_FILE, SynthConfig, iter_samples
 from lmmprobe.synth.metadata import SUBTASKS
 
@@ -27,16 +26,6 @@ MAX_ON_THE_FLY = 10_000
 """The most items ``synth,n=`` makes on the fly (30,000 questions under each scenario): they are
 held in memory while the run goes; a larger set is written to a folder in chunks
 (``lmmprobe synth generate``) and read back as ``synth:DIR``."""
-
-
-def _int(options: dict[str, str], name: str, default: int) -> int:
-    if name not in options:
-        return default
-    value = ascii_integer(options[name])
-    if value is None:
-        shown = shown_value(options[name])
-        raise DataError(f"synth source: option {name}={shown!r} is not an integer")
-    return value
 
 
 def _list(options: dict[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -80,7 +69,7 @@ def load_synth(
         )
     if recipe != "procedural":
         raise DataError(f"synth source: unknown recipe {recipe!r} (known: procedural, dysca)")
-    n = _int(options, "n", 4 * len(SUBTASKS))
+    n = int_option(options, "n", 4 * len(SUBTASKS), "synth source")
     if n > MAX_ON_THE_FLY:
         raise DataError(
             f"synth source: n={n:,} is more than the {MAX_ON_THE_FLY:,} items made on the fly "
@@ -90,11 +79,11 @@ def load_synth(
     try:
         config = SynthConfig(
             n=n,
-            seed=_int(options, "seed", 0),
-            size=_int(options, "size", 256),
+            seed=int_option(options, "seed", 0, "synth source"),
+            size=int_option(options, "size", 256, "synth source"),
             subtasks=_list(options, "tasks", SUBTASKS),
             scenarios=_list(options, "scenario", ("clean",)),
-            severity=_int(options, "severity", 3),
+            severity=int_option(options, "severity", 3, "synth source"),
         )
         samples: list[Sample] = []
         for sample in iter_samples(config):
