@@ -445,10 +445,8 @@ def retry_after_seconds(exc: BaseException) -> float | None:
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
+    with contextlib.suppress(ValueError):  # not seconds: perhaps an HTTP date
         return max(0.0, float(value))
-    except ValueError:
-        pass
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, OverflowError, IndexError):
